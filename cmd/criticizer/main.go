@@ -1,0 +1,264 @@
+// Command criticizer is the operator's tool: triage and replay dead letters,
+// restart a failed job from the beginning, and inspect a job's state and
+// history. It finds queues and tables from the deployed stack's outputs.
+//
+//	criticizer [--stack NAME] [--json] dlq list   [--stage fetch|llm|notify|all] [--max N]
+//	criticizer [--stack NAME] [--json] dlq replay --stage S (--id MSG | --job ID | --error-class C | --all) [--max N]
+//	criticizer [--stack NAME] [--json] restart JOB_ID [--note TEXT]
+//	criticizer [--stack NAME] [--json] job JOB_ID
+//
+// AWS credentials, region and AWS_ENDPOINT_URL come from the usual SDK
+// sources, so the same commands work against AWS and the local emulator.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/user"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/criticizer/criticizer/shared/config"
+	"github.com/criticizer/criticizer/shared/dlq"
+	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/envelope"
+	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/store"
+)
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "criticizer:", err)
+		os.Exit(1)
+	}
+}
+
+type app struct {
+	out   io.Writer
+	json  bool
+	dlq   *dlq.Client
+	jobs  *store.Store
+	stack map[string]string
+}
+
+func run(ctx context.Context, args []string, out io.Writer) error {
+	global := flag.NewFlagSet("criticizer", flag.ContinueOnError)
+	stack := global.String("stack", envOr("CRITICIZER_STACK", "Criticizer-"+envOr("CRITICIZER_ENV", "local")), "CloudFormation stack to operate on")
+	asJSON := global.Bool("json", false, "print JSON instead of tables")
+	if err := global.Parse(args); err != nil {
+		return err
+	}
+	rest := global.Args()
+	if len(rest) == 0 {
+		return errors.New("usage: criticizer [--stack NAME] [--json] dlq list|replay, restart JOB_ID, job JOB_ID")
+	}
+	cfg, err := config.AWS(ctx)
+	if err != nil {
+		return err
+	}
+	outputs, err := stackOutputs(ctx, cloudformation.NewFromConfig(cfg), *stack)
+	if err != nil {
+		return err
+	}
+	queues := map[domain.Stage]dlq.Queues{}
+	for _, s := range domain.Stages {
+		name := map[domain.Stage]string{domain.StageFetch: "Fetch", domain.StageLLM: "Llm", domain.StageNotify: "Notify"}[s]
+		queues[s] = dlq.Queues{Source: outputs[name+"QueueUrl"], DLQ: outputs[name+"DlqUrl"]}
+	}
+	a := &app{out: out, json: *asJSON, stack: outputs,
+		dlq:  &dlq.Client{API: sqs.NewFromConfig(cfg), Queues: queues, Hold: 30 * time.Second},
+		jobs: store.New(dynamodb.NewFromConfig(cfg), outputs["JobsTableName"])}
+	switch rest[0] {
+	case "dlq":
+		if len(rest) < 2 {
+			return errors.New("usage: criticizer dlq list|replay ...")
+		}
+		switch rest[1] {
+		case "list":
+			return a.dlqList(ctx, rest[2:])
+		case "replay":
+			return a.dlqReplay(ctx, rest[2:])
+		}
+		return fmt.Errorf("unknown dlq command %q", rest[1])
+	case "restart":
+		return a.restart(ctx, rest[1:])
+	case "job":
+		return a.job(ctx, rest[1:])
+	}
+	return fmt.Errorf("unknown command %q", rest[0])
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+func stackOutputs(ctx context.Context, cf *cloudformation.Client, name string) (map[string]string, error) {
+	out, err := cf.DescribeStacks(ctx, &cloudformation.DescribeStacksInput{StackName: &name})
+	if err != nil {
+		return nil, fmt.Errorf("read stack %s: %w", name, err)
+	}
+	if len(out.Stacks) == 0 {
+		return nil, fmt.Errorf("stack %s not found", name)
+	}
+	m := map[string]string{}
+	for _, o := range out.Stacks[0].Outputs {
+		m[aws.ToString(o.OutputKey)] = aws.ToString(o.OutputValue)
+	}
+	return m, nil
+}
+
+func stages(v string) ([]domain.Stage, error) {
+	if v == "all" || v == "" {
+		return domain.Stages, nil
+	}
+	s, err := domain.ParseStage(v)
+	return []domain.Stage{s}, err
+}
+
+func (a *app) dlqList(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("dlq list", flag.ContinueOnError)
+	stage := fs.String("stage", "all", "fetch, llm, notify or all")
+	max := fs.Int("max", 100, "most items per stage")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	ss, err := stages(*stage)
+	if err != nil {
+		return err
+	}
+	var all []dlq.Item
+	for _, s := range ss {
+		items, err := a.dlq.List(ctx, s, *max)
+		if err != nil {
+			return err
+		}
+		a.dlq.Release(ctx, items)
+		all = append(all, items...)
+	}
+	if a.json {
+		return json.NewEncoder(a.out).Encode(all)
+	}
+	tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "STAGE\tMESSAGE\tJOB\tERROR_CLASS\tATTEMPTS\tFIRST_FAILURE\tLAST_FAILURE\tESCALATED\tREASON")
+	for _, it := range all {
+		attempts, first, last, esc, reason := "-", it.Attributes["first_failure_at"], it.Attributes["last_failure_at"], "", it.Attributes["reason"]
+		if it.Envelope != nil && it.Envelope.DeadLetter != nil {
+			dl := it.Envelope.DeadLetter
+			attempts, first, last, reason = fmt.Sprint(dl.Attempts), dl.FirstFailureAt, dl.LastFailureAt, dl.Reason
+			if dl.Escalated {
+				esc = "yes"
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", it.Stage, it.MessageID, it.JobID(), it.ErrorClass(), attempts, first, last, esc, truncate(reason, 80))
+	}
+	return tw.Flush()
+}
+
+func truncate(s string, n int) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len(s) > n {
+		return s[:n-1] + "…"
+	}
+	return s
+}
+
+func (a *app) dlqReplay(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("dlq replay", flag.ContinueOnError)
+	stage := fs.String("stage", "", "fetch, llm or notify (required)")
+	id := fs.String("id", "", "replay one message id")
+	job := fs.String("job", "", "replay the items of one job")
+	class := fs.String("error-class", "", "replay items of this error class")
+	all := fs.Bool("all", false, "replay every item of the stage")
+	max := fs.Int("max", 100, "most items to move")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	s, err := domain.ParseStage(*stage)
+	if err != nil {
+		return err
+	}
+	f := dlq.Filter{MessageID: *id, JobID: *job, ErrorClass: failure.Class(*class)}
+	if f == (dlq.Filter{}) && !*all {
+		return errors.New("say what to replay: --id, --job, --error-class or --all")
+	}
+	moved, err := a.dlq.Replay(ctx, s, f, *max)
+	for _, it := range moved {
+		if a.json {
+			_ = json.NewEncoder(a.out).Encode(map[string]any{"replayed": it.MessageID, "job_id": it.JobID(), "stage": s, "error_class": it.ErrorClass()})
+		} else {
+			fmt.Fprintf(a.out, "replayed %s (job %s, %s) to the %s queue\n", it.MessageID, it.JobID(), it.ErrorClass(), s)
+		}
+	}
+	if !a.json {
+		fmt.Fprintf(a.out, "%d item(s) replayed\n", len(moved))
+	}
+	return err
+}
+
+func (a *app) restart(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("restart", flag.ContinueOnError)
+	note := fs.String("note", "", "why (kept in the job history)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return errors.New("usage: criticizer restart JOB_ID [--note TEXT]")
+	}
+	j, err := a.jobs.Get(ctx, fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	if j.State != store.Failed {
+		return fmt.Errorf("job %s is %s: only failed jobs can be restarted (a succeeded version is never re-sent; send a higher review_version)", j.ID, j.State)
+	}
+	actor := "operator"
+	if u, err := user.Current(); err == nil {
+		actor = u.Username
+	}
+	env := envelope.Envelope{V: envelope.Version, JobID: j.ID, Changelist: j.Changelist, ReviewVersion: j.ReviewVersion, TraceID: j.TraceID}
+	if err := a.dlq.Restart(ctx, env, actor, *note); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.out, "full restart of job %s requested\n", j.ID)
+	return nil
+}
+
+func (a *app) job(ctx context.Context, args []string) error {
+	if len(args) != 1 {
+		return errors.New("usage: criticizer job JOB_ID")
+	}
+	j, err := a.jobs.Get(ctx, args[0])
+	if err != nil {
+		return err
+	}
+	if a.json {
+		return json.NewEncoder(a.out).Encode(j)
+	}
+	fmt.Fprintf(a.out, "job %s  changelist %d  version %d  state %s  stage %s\ncreated %s  updated %s  findings %d  recipients %s\n\n",
+		j.ID, j.Changelist, j.ReviewVersion, j.State, j.Stage, j.CreatedAt, j.UpdatedAt, j.FindingCount, strings.Join(j.Recipients, ", "))
+	tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "STAGE\tSTATUS\tATTEMPTS\tLAST_ERROR_CLASS\tREPLAYS")
+	for _, s := range domain.Stages {
+		r := j.StageRecord(s)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\n", s, r.Status, r.Attempts, r.LastErrorClass, r.Replays)
+	}
+	fmt.Fprintln(tw, "\nAT\tEVENT\tSTAGE\tFROM→TO\tDETAIL")
+	for _, e := range j.History {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s→%s\t%s\n", e.At, e.Type, e.Stage, e.From, e.To, truncate(e.Detail, 80))
+	}
+	return tw.Flush()
+}

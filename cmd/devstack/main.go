@@ -1,0 +1,203 @@
+// Command devstack runs the Criticizer stack on the local AWS emulator.
+//
+//	devstack up      [-port 4566] [-env local] [-overrides JSON] [-asset-root DIR]   start MiniStack (detached) and deploy
+//	devstack deploy  [-endpoint URL] [-env local] [-overrides JSON] [-asset-root DIR] synth + deploy to a running emulator
+//	devstack outputs [-endpoint URL] [-env local] [-format json|env]                 print the stack outputs
+//	devstack down    [-port 4566]                                                    stop the emulator started by up/start.sh
+//
+// The endpoint defaults to $AWS_ENDPOINT_URL, else http://127.0.0.1:4566.
+// Outputs are printed as JSON (or KEY=VALUE lines) with an extra LocalApiUrl,
+// the emulator URL of the API stage.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/criticizer/criticizer/internal/devstack"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var err error
+	switch cmd, args := os.Args[1], os.Args[2:]; cmd {
+	case "up":
+		err = up(ctx, args)
+	case "deploy":
+		err = deploy(ctx, args)
+	case "outputs":
+		err = outputs(ctx, args)
+	case "down":
+		err = down(args)
+	default:
+		usage()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "devstack:", err)
+		os.Exit(1)
+	}
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: devstack up|deploy|outputs|down [flags]  (devstack <cmd> -h for flags)")
+	os.Exit(2)
+}
+
+func defaultEndpoint() string {
+	if v := os.Getenv("AWS_ENDPOINT_URL"); v != "" {
+		return v
+	}
+	return "http://127.0.0.1:4566"
+}
+
+type synthFlags struct {
+	env, overrides, assetRoot, format string
+}
+
+func (s *synthFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&s.env, "env", "local", "environment (cdk.json context environments.<env>)")
+	fs.StringVar(&s.overrides, "overrides", os.Getenv("CRITICIZER_OVERRIDES"), `JSON object laid over the environment, e.g. {"llmEndpoint":"http://127.0.0.1:5001"} (default $CRITICIZER_OVERRIDES)`)
+	fs.StringVar(&s.assetRoot, "asset-root", "", "directory with <function>/bootstrap (default build/lambda)")
+	fs.StringVar(&s.format, "format", "json", "output format: json or env")
+}
+
+func (s *synthFlags) options() (devstack.SynthOptions, error) {
+	o := devstack.SynthOptions{Env: s.env, AssetRoot: s.assetRoot}
+	if s.overrides != "" {
+		if err := json.Unmarshal([]byte(s.overrides), &o.Overrides); err != nil {
+			return o, fmt.Errorf("-overrides: %w", err)
+		}
+	}
+	root, err := devstack.RepoRoot()
+	if err != nil {
+		return o, err
+	}
+	o.RepoRoot = root
+	run, err := devstack.RunDir(root)
+	if err != nil {
+		return o, err
+	}
+	o.OutDir = filepath.Join(run, "cdk.out-"+s.env)
+	return o, nil
+}
+
+func up(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("up", flag.ExitOnError)
+	port := fs.Int("port", 4566, "emulator port on 127.0.0.1")
+	var sf synthFlags
+	sf.register(fs)
+	_ = fs.Parse(args)
+	so, err := sf.options()
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	if endpoint := fmt.Sprintf("http://127.0.0.1:%d", *port); devstack.Healthy(endpoint) {
+		fmt.Fprintf(os.Stderr, "devstack: an emulator already answers on %s; deploying to it\n", endpoint)
+		return synthAndDeploy(ctx, so, endpoint, sf.format)
+	}
+	d, err := devstack.Up(ctx, devstack.UpOptions{
+		Emulator: devstack.EmulatorOptions{RepoRoot: so.RepoRoot, Port: *port, Detach: true},
+		Synth:    so,
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "devstack: %s deployed on %s in %s; stop with `devstack down -port %d`\n",
+		d.StackName, d.Emulator.Endpoint, time.Since(start).Round(100*time.Millisecond), *port)
+	return printOutputs(d.Outputs, d.Emulator.Endpoint, sf.format)
+}
+
+func deploy(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("deploy", flag.ExitOnError)
+	endpoint := fs.String("endpoint", defaultEndpoint(), "emulator endpoint")
+	var sf synthFlags
+	sf.register(fs)
+	_ = fs.Parse(args)
+	so, err := sf.options()
+	if err != nil {
+		return err
+	}
+	if !devstack.Healthy(*endpoint) {
+		return fmt.Errorf("no emulator answering on %s (start one with localstack/start.sh or devstack up)", *endpoint)
+	}
+	return synthAndDeploy(ctx, so, *endpoint, sf.format)
+}
+
+func synthAndDeploy(ctx context.Context, so devstack.SynthOptions, endpoint, format string) error {
+	dir, err := devstack.Synth(ctx, so)
+	if err != nil {
+		return err
+	}
+	out, err := devstack.Deploy(ctx, devstack.EmulatorConfig(endpoint), dir, devstack.StackName(so.Env))
+	if err != nil {
+		return err
+	}
+	return printOutputs(out, endpoint, format)
+}
+
+func outputs(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("outputs", flag.ExitOnError)
+	endpoint := fs.String("endpoint", defaultEndpoint(), "emulator endpoint")
+	env := fs.String("env", "local", "environment")
+	format := fs.String("format", "json", "json or env")
+	_ = fs.Parse(args)
+	out, err := devstack.StackOutputs(ctx, devstack.EmulatorConfig(*endpoint), devstack.StackName(*env))
+	if err != nil {
+		return err
+	}
+	return printOutputs(out, *endpoint, *format)
+}
+
+func down(args []string) error {
+	fs := flag.NewFlagSet("down", flag.ExitOnError)
+	port := fs.Int("port", 4566, "emulator port")
+	_ = fs.Parse(args)
+	root, err := devstack.RepoRoot()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command("bash", filepath.Join(root, "localstack", "stop.sh"))
+	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(*port))
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	return cmd.Run()
+}
+
+func printOutputs(o devstack.Outputs, endpoint, format string) error {
+	m := map[string]string{}
+	for k, v := range o {
+		m[k] = v
+	}
+	m["LocalApiUrl"] = o.LocalAPIURL(endpoint)
+	switch format {
+	case "env":
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fmt.Printf("%s=%s\n", k, m[k])
+		}
+		return nil
+	case "json":
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(m)
+	}
+	return fmt.Errorf("unknown format %q", format)
+}

@@ -1,0 +1,75 @@
+// Package events holds the sample events; this test keeps them decodable
+// into the types the functions receive, so a sample never drifts from the code.
+package events
+
+import (
+	"encoding/json"
+	"os"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/envelope"
+	"github.com/criticizer/criticizer/shared/webhook"
+)
+
+func decode(t *testing.T, file string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+}
+
+func TestWebhookSamples(t *testing.T) {
+	var post events.APIGatewayProxyRequest
+	decode(t, "webhook-post.json", &post)
+	if _, err := webhook.Parse([]byte(post.Body)); err != nil {
+		t.Fatalf("webhook-post.json body: %v", err)
+	}
+	var get events.APIGatewayProxyRequest
+	decode(t, "webhook-get.json", &get)
+	if get.HTTPMethod != "GET" || get.PathParameters["id"] == "" {
+		t.Fatal("webhook-get.json is not a status request")
+	}
+}
+
+func TestStageSamples(t *testing.T) {
+	for file, stage := range map[string]domain.Stage{"sqs-fetch.json": domain.StageFetch, "sqs-llm.json": domain.StageLLM, "sqs-notify.json": domain.StageNotify} {
+		var ev events.SQSEvent
+		decode(t, file, &ev)
+		if len(ev.Records) != 1 {
+			t.Fatalf("%s: want one record", file)
+		}
+		env, err := envelope.Decode(ev.Records[0].Body)
+		if err != nil || env.Stage != stage {
+			t.Fatalf("%s: envelope %+v, err %v", file, env, err)
+		}
+	}
+}
+
+func TestDLQSampleIsAValidStageInput(t *testing.T) {
+	b, err := os.ReadFile("dlq-llm.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := envelope.Decode(string(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if env.DeadLetter == nil || env.DeadLetter.ErrorClass == "" || env.DeadLetter.FirstFailureAt == "" || env.DeadLetter.Stage != env.Stage {
+		t.Fatalf("dead_letter block incomplete: %+v", env.DeadLetter)
+	}
+}
+
+func TestSweeperSample(t *testing.T) {
+	var ev events.CloudWatchEvent
+	decode(t, "sweeper.json", &ev)
+	if ev.DetailType != "Scheduled Event" {
+		t.Fatal("not a scheduled event")
+	}
+}

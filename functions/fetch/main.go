@@ -1,0 +1,54 @@
+// Command fetch is the fetch stage: it reads the changelist with p4 inside
+// the depot allow-list and stores the raw and redacted changeset. See
+// shared/pipeline and shared/p4.
+package main
+
+import (
+	"context"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/criticizer/criticizer/shared/coldstart"
+	"github.com/criticizer/criticizer/shared/depot"
+	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/p4"
+	"github.com/criticizer/criticizer/shared/pipeline"
+	"github.com/criticizer/criticizer/shared/redact"
+)
+
+func main() {
+	ctx := context.Background()
+	env := coldstart.Must(coldstart.Load(ctx, "fetch"))
+	v := env.Vars
+	cfg := p4.Config{Path: v.String("P4_BIN"), Port: v.String("P4PORT"), User: v.String("P4USER"),
+		Client: v.Optional("P4CLIENT", ""), Timeout: v.Seconds("P4_TIMEOUT_SECONDS", 30, 1, 900)}
+	allow := v.String("DEPOT_ALLOWLIST")
+	policy := redact.Policy{RedactEmails: v.Optional("REDACT_EMAILS", "false") == "true",
+		ConfidentialDomains: v.List("CONFIDENTIAL_DOMAINS"), ConfidentialCIDRs: v.List("CONFIDENTIAL_CIDRS")}
+	coldstart.Must(env, v.Err())
+
+	// The allow-list is validated at start-up: a bad entry fails the deploy's
+	// first invocation instead of widening access.
+	allowList, err := depot.ParseAllowList(allow, env.Log)
+	coldstart.Must(env, err)
+	runner, err := p4.NewRunner(cfg, env.Log)
+	coldstart.Must(env, err)
+	fetcher, err := p4.NewFetcher(runner, allowList, env.Log)
+	coldstart.Must(env, err)
+	red, err := redact.New(policy)
+	coldstart.Must(env, err)
+
+	proc := &pipeline.Fetch{P4: fetcher, Redactor: red, Raw: env.Raw(), Redacted: env.Redacted(), Log: env.Log}
+	lambda.Start(env.Runtime(domain.StageFetch, proc, sanitizer(red)).Handle)
+}
+
+// sanitizer redacts secrets from error text bound for the job record and DLQ.
+func sanitizer(r *redact.Redactor) func(string) string {
+	return func(s string) string {
+		out, _, err := r.Redact(s)
+		if err != nil {
+			return "[error text withheld: redaction failed]"
+		}
+		return out
+	}
+}

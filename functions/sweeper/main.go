@@ -1,0 +1,27 @@
+// Command sweeper runs on a schedule and re-enqueues jobs that would
+// otherwise be lost: stored but never enqueued, or stuck behind an expired
+// lease with no message in flight. See shared/sweep.
+package main
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/criticizer/criticizer/shared/coldstart"
+	"github.com/criticizer/criticizer/shared/sweep"
+)
+
+func main() {
+	env := coldstart.Must(coldstart.Load(context.Background(), "sweeper"))
+	s := &sweep.Sweeper{Jobs: env.Jobs, Queue: env.Queues, Lease: env.Config.Lease, Limit: 200, Log: env.Log, Metrics: env.Metrics}
+	// The event (EventBridge schedule or a manual invoke) carries nothing we need.
+	lambda.Start(func(ctx context.Context, _ json.RawMessage) (sweep.Report, error) {
+		rep, err := s.Run(ctx)
+		if err == nil {
+			env.Log.InfoContext(ctx, "sweep finished", "due", rep.Due, "enqueued", rep.Enqueued, "postponed", rep.Postponed, "conflicted", rep.Conflicted)
+		}
+		return rep, err
+	})
+}

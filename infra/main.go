@@ -1,0 +1,63 @@
+// Command infra is the Criticizer CDK app. `cdk synth|deploy -c env=<local|dev|staging|prod>`
+// runs it through cdk.json; internal/devstack runs it directly with CDK_OUTDIR and
+// CDK_CONTEXT_JSON to deploy the same template to the emulator.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// featureFlags are CDK feature flags this app is written against. They are
+// the lowest-priority context, so cdk.json / -c / CDK_CONTEXT_JSON can still
+// override them.
+var featureFlags = map[string]any{
+	// S3 server access logs delivered via a bucket policy, not ACLs (our buckets enforce bucket-owner).
+	"@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy": true,
+	// Merge IAM statements produced by the grants into few, minimal statements.
+	"@aws-cdk/aws-iam:minimizePolicies": true,
+	// No account-wide API Gateway CloudWatch role (RestApi sets cloudWatchRole=false explicitly too).
+	"@aws-cdk/aws-apigateway:disableCloudWatchRole": true,
+	"@aws-cdk/core:target-partitions":               []any{"aws", "aws-cn"},
+}
+
+// newApp builds the app and the environment's stack. extraContext is laid over
+// the feature flags (tests use it; the CLI path uses CDK_CONTEXT_JSON).
+func newApp(extraContext map[string]any) (awscdk.App, awscdk.Stack, error) {
+	ctx := map[string]any{}
+	for k, v := range featureFlags {
+		ctx[k] = v
+	}
+	for k, v := range extraContext {
+		ctx[k] = v
+	}
+	app := awscdk.NewApp(&awscdk.AppProps{Context: &ctx})
+	envName, cfg, err := LoadConfig(app.Node())
+	if err != nil {
+		return nil, nil, err
+	}
+	assetRoot := defaultAssetRoot
+	if v, ok := app.Node().TryGetContext(jsii.String(ctxAssetRoot)).(string); ok && v != "" {
+		assetRoot = v
+	}
+	for _, fn := range []string{"webhook", "fetch", "review", "notify", "sweeper"} {
+		if _, err := os.Stat(assetRoot + "/" + fn + "/bootstrap"); err != nil {
+			return nil, nil, fmt.Errorf("function asset missing (run `make build` first, or set context %s): %w", ctxAssetRoot, err)
+		}
+	}
+	stack := NewCriticizerStack(app, &StackProps{EnvName: envName, Config: cfg, AssetRoot: assetRoot})
+	return app, stack, nil
+}
+
+func main() {
+	defer jsii.Close()
+	app, _, err := newApp(nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "infra:", err)
+		os.Exit(1)
+	}
+	app.Synth(nil)
+}

@@ -1,0 +1,432 @@
+package main
+
+import (
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// StackProps configures NewCriticizerStack.
+type StackProps struct {
+	awscdk.StackProps
+	EnvName   string    // local, dev, staging, prod
+	Config    EnvConfig // resolved environment settings
+	AssetRoot string    // directory with <function>/bootstrap
+}
+
+// StackName is the CloudFormation stack name of an environment.
+func StackName(env string) string { return "Criticizer-" + env }
+
+// stage is one pipeline stage: its queue, its DLQ and the function consuming it.
+type stage struct {
+	name        string // spec stage name: fetch, llm, notify
+	id          string // logical id prefix: Fetch, Llm, Notify
+	queue       awssqs.Queue
+	dlq         awssqs.Queue
+	consumer    awslambda.Function
+	concurrency int
+}
+
+// NewCriticizerStack defines the whole Criticizer deployment of one environment.
+// Logical ids of the main resources are pinned (overrideLogicalId) so that tests,
+// operators and the devstack harness can rely on them.
+func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.Stack {
+	cfg, env := props.Config, props.EnvName
+	local := isLocal(env)
+	sp := props.StackProps
+	if cfg.Account != "" || cfg.Region != "" {
+		sp.Env = &awscdk.Environment{}
+		if cfg.Account != "" {
+			sp.Env.Account = jsii.String(cfg.Account)
+		}
+		if cfg.Region != "" {
+			sp.Env.Region = jsii.String(cfg.Region)
+		}
+	}
+	if sp.Description == nil {
+		sp.Description = jsii.String("Criticizer: AI review of Perforce changelists (" + env + ")")
+	}
+	stack := awscdk.NewStack(scope, jsii.String(StackName(env)), &sp)
+	awscdk.Tags_Of(stack).Add(jsii.String("Project"), jsii.String("Criticizer"), nil)
+	awscdk.Tags_Of(stack).Add(jsii.String("Environment"), jsii.String(env), nil)
+
+	removal := awscdk.RemovalPolicy_RETAIN
+	if local {
+		removal = awscdk.RemovalPolicy_DESTROY
+	}
+
+	// ---- state: jobs table -------------------------------------------------
+	table := awsdynamodb.NewTable(stack, jsii.String("JobsTable"), &awsdynamodb.TableProps{
+		PartitionKey:        &awsdynamodb.Attribute{Name: jsii.String("pk"), Type: awsdynamodb.AttributeType_STRING},
+		SortKey:             &awsdynamodb.Attribute{Name: jsii.String("sk"), Type: awsdynamodb.AttributeType_STRING},
+		BillingMode:         awsdynamodb.BillingMode_PAY_PER_REQUEST,
+		TimeToLiveAttribute: jsii.String("expires_at"),
+		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
+			PointInTimeRecoveryEnabled: jsii.Bool(!local),
+		},
+		RemovalPolicy: removal,
+	})
+	table.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
+		IndexName:      jsii.String("sweep"),
+		PartitionKey:   &awsdynamodb.Attribute{Name: jsii.String("sweep_shard"), Type: awsdynamodb.AttributeType_STRING},
+		SortKey:        &awsdynamodb.Attribute{Name: jsii.String("sweep_at"), Type: awsdynamodb.AttributeType_STRING},
+		ProjectionType: awsdynamodb.ProjectionType_ALL,
+	})
+	pinID(table, "JobsTable")
+
+	// ---- artifacts ---------------------------------------------------------
+	var accessLogs awss3.Bucket
+	if !local {
+		// S3 server access logs: the audit trail of every artifact read.
+		accessLogs = awss3.NewBucket(stack, jsii.String("AccessLogs"), &awss3.BucketProps{
+			Encryption:        awss3.BucketEncryption_S3_MANAGED, // log delivery supports SSE-S3 only
+			BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(),
+			EnforceSSL:        jsii.Bool(true),
+			Versioned:         jsii.Bool(false),
+			ObjectOwnership:   awss3.ObjectOwnership_BUCKET_OWNER_ENFORCED,
+			LifecycleRules: &[]*awss3.LifecycleRule{{
+				Id:         jsii.String("expire-access-logs"),
+				Expiration: awscdk.Duration_Days(jsii.Number(cfg.AccessLogRetentionDays)),
+			}},
+			RemovalPolicy: removal,
+		})
+		pinID(accessLogs, "AccessLogs")
+	}
+	artifactBucket := func(id string, days int, logPrefix string) awss3.Bucket {
+		bp := &awss3.BucketProps{
+			Encryption:        awss3.BucketEncryption_S3_MANAGED,
+			BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(),
+			EnforceSSL:        jsii.Bool(true),
+			Versioned:         jsii.Bool(false),
+			ObjectOwnership:   awss3.ObjectOwnership_BUCKET_OWNER_ENFORCED,
+			LifecycleRules: &[]*awss3.LifecycleRule{{
+				Id:                                  jsii.String("expire-artifacts"),
+				Expiration:                          awscdk.Duration_Days(jsii.Number(days)),
+				AbortIncompleteMultipartUploadAfter: awscdk.Duration_Days(jsii.Number(1)),
+			}},
+			// Never AutoDeleteObjects: it adds a Node.js custom resource.
+			RemovalPolicy: removal,
+		}
+		if accessLogs != nil {
+			bp.ServerAccessLogsBucket = accessLogs
+			bp.ServerAccessLogsPrefix = jsii.String(logPrefix)
+		}
+		b := awss3.NewBucket(stack, jsii.String(id), bp)
+		pinID(b, id)
+		return b
+	}
+	raw := artifactBucket("RawArtifacts", 7, "raw/")
+	redacted := artifactBucket("RedactedArtifacts", 30, "redacted/")
+
+	// ---- secrets -----------------------------------------------------------
+	secret := func(id, desc string, gen *awssecretsmanager.SecretStringGenerator) awssecretsmanager.Secret {
+		s := awssecretsmanager.NewSecret(stack, jsii.String(id), &awssecretsmanager.SecretProps{
+			Description:          jsii.String(desc),
+			GenerateSecretString: gen,
+			RemovalPolicy:        removal,
+		})
+		pinID(s, id)
+		return s
+	}
+	webhookSecret := secret("WebhookSecret", "HMAC key shared with the Perforce trigger / Swarm",
+		&awssecretsmanager.SecretStringGenerator{PasswordLength: jsii.Number(48), ExcludePunctuation: jsii.Bool(true)})
+	llmSecret := secret("LlmSecret", "LLM provider credentials: {\"api_key\": ...}",
+		&awssecretsmanager.SecretStringGenerator{SecretStringTemplate: jsii.String("{}"), GenerateStringKey: jsii.String("api_key"), ExcludePunctuation: jsii.Bool(true)})
+	smtpSecret := secret("SmtpSecret", "SMTP relay credentials: {\"username\": ..., \"password\": ...}",
+		&awssecretsmanager.SecretStringGenerator{SecretStringTemplate: jsii.String(`{"username":"criticizer"}`), GenerateStringKey: jsii.String("password"), ExcludePunctuation: jsii.Bool(true)})
+
+	// ---- queues ------------------------------------------------------------
+	lease := awscdk.Duration_Seconds(jsii.Number(cfg.LeaseSeconds))
+	newStage := func(name, id string) *stage {
+		dlq := awssqs.NewQueue(stack, jsii.String(id+"DLQ"), &awssqs.QueueProps{
+			Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
+			EnforceSSL:        jsii.Bool(true),
+			RetentionPeriod:   awscdk.Duration_Days(jsii.Number(14)),
+			VisibilityTimeout: lease,
+			RemovalPolicy:     removal,
+		})
+		pinID(dlq, id+"DLQ")
+		q := awssqs.NewQueue(stack, jsii.String(id+"Queue"), &awssqs.QueueProps{
+			Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
+			EnforceSSL:        jsii.Bool(true),
+			VisibilityTimeout: lease,
+			RetentionPeriod:   awscdk.Duration_Days(jsii.Number(4)),
+			DeadLetterQueue: &awssqs.DeadLetterQueue{
+				Queue:           dlq,
+				MaxReceiveCount: jsii.Number(cfg.MaxAttempts + 3),
+			},
+			RemovalPolicy: removal,
+		})
+		pinID(q, id+"Queue")
+		return &stage{name: name, id: id, queue: q, dlq: dlq}
+	}
+	fetchStage := newStage("fetch", "Fetch")
+	llmStage := newStage("llm", "Llm")
+	notifyStage := newStage("notify", "Notify")
+	stages := []*stage{fetchStage, llmStage, notifyStage}
+
+	// ---- functions ---------------------------------------------------------
+	common := map[string]*string{
+		"CRITICIZER_ENV":   jsii.String(env),
+		"JOBS_TABLE":       table.TableName(),
+		"FETCH_QUEUE_URL":  fetchStage.queue.QueueUrl(),
+		"LLM_QUEUE_URL":    llmStage.queue.QueueUrl(),
+		"NOTIFY_QUEUE_URL": notifyStage.queue.QueueUrl(),
+		"FETCH_DLQ_URL":    fetchStage.dlq.QueueUrl(),
+		"LLM_DLQ_URL":      llmStage.dlq.QueueUrl(),
+		"NOTIFY_DLQ_URL":   notifyStage.dlq.QueueUrl(),
+		"RAW_BUCKET":       raw.BucketName(),
+		"REDACTED_BUCKET":  redacted.BucketName(),
+		"LEASE_SECONDS":    itoa(cfg.LeaseSeconds),
+		"MAX_ATTEMPTS":     itoa(cfg.MaxAttempts),
+		"LOG_LEVEL":        jsii.String(cfg.LogLevel),
+	}
+	arch := awslambda.Architecture_ARM_64()
+	if cfg.Architecture == "x86_64" {
+		arch = awslambda.Architecture_X86_64()
+	}
+	var p4Layer awslambda.LayerVersion
+	if cfg.P4LayerPath != "" {
+		p4Layer = awslambda.NewLayerVersion(stack, jsii.String("P4Layer"), &awslambda.LayerVersionProps{
+			Code:                    awslambda.Code_FromAsset(jsii.String(cfg.P4LayerPath), nil),
+			CompatibleRuntimes:      &[]awslambda.Runtime{awslambda.Runtime_PROVIDED_AL2023()},
+			CompatibleArchitectures: &[]awslambda.Architecture{arch},
+			Description:             jsii.String("Perforce p4 command-line client at /opt/bin/p4"),
+			RemovalPolicy:           removal,
+		})
+		pinID(p4Layer, "P4Layer")
+	}
+
+	type fnSpec struct {
+		id, asset string
+		memory    int
+		timeout   int
+		env       map[string]*string
+		layers    []awslambda.ILayerVersion
+	}
+	newFn := func(s fnSpec) awslambda.Function {
+		vars := map[string]*string{}
+		for k, v := range common {
+			vars[k] = v
+		}
+		for k, v := range s.env {
+			vars[k] = v
+		}
+		logs := awslogs.NewLogGroup(stack, jsii.String(s.id+"Logs"), &awslogs.LogGroupProps{
+			Retention:     retentionDays[cfg.LogRetentionDays],
+			RemovalPolicy: removal,
+		})
+		pinID(logs, s.id+"Logs")
+		fp := &awslambda.FunctionProps{
+			Runtime:               awslambda.Runtime_PROVIDED_AL2023(),
+			Handler:               jsii.String("bootstrap"),
+			Code:                  awslambda.Code_FromAsset(jsii.String(filepath.Join(props.AssetRoot, s.asset)), nil),
+			Architecture:          arch,
+			MemorySize:            jsii.Number(s.memory),
+			Timeout:               awscdk.Duration_Seconds(jsii.Number(s.timeout)),
+			Environment:           &vars,
+			LogGroup:              logs,
+			LoggingFormat:         awslambda.LoggingFormat_JSON,
+			ApplicationLogLevelV2: appLogLevel(cfg.LogLevel),
+			SystemLogLevelV2:      awslambda.SystemLogLevel_INFO,
+			Description:           jsii.String("Criticizer " + s.asset + " (" + env + ")"),
+		}
+		if len(s.layers) > 0 {
+			fp.Layers = &s.layers
+		}
+		fn := awslambda.NewFunction(stack, jsii.String(s.id), fp)
+		pinID(fn, s.id)
+		return fn
+	}
+
+	webhookFn := newFn(fnSpec{id: "WebhookFunction", asset: "webhook", memory: 256, timeout: 15, env: map[string]*string{
+		"WEBHOOK_SECRET_ID":     webhookSecret.SecretArn(),
+		"REPLAY_WINDOW_SECONDS": itoa(cfg.ReplayWindowSeconds),
+	}})
+	var fetchLayers []awslambda.ILayerVersion
+	if p4Layer != nil {
+		fetchLayers = append(fetchLayers, p4Layer)
+	}
+	fetchFn := newFn(fnSpec{id: "FetchFunction", asset: "fetch", memory: 256, timeout: cfg.LeaseSeconds, layers: fetchLayers, env: map[string]*string{
+		"P4_BIN":             jsii.String(cfg.P4Bin),
+		"P4PORT":             jsii.String(cfg.P4Port),
+		"P4USER":             jsii.String(cfg.P4User),
+		"DEPOT_ALLOWLIST":    jsii.String(strings.Join(cfg.DepotAllowList, ",")),
+		"P4_TIMEOUT_SECONDS": itoa(cfg.P4TimeoutSeconds),
+	}})
+	reviewFn := newFn(fnSpec{id: "ReviewFunction", asset: "review", memory: 512, timeout: cfg.LeaseSeconds, env: map[string]*string{
+		"LLM_ENDPOINT":        jsii.String(cfg.LLMEndpoint),
+		"LLM_MODEL":           jsii.String(cfg.LLMModel),
+		"LLM_SECRET_ID":       llmSecret.SecretArn(),
+		"LLM_TIMEOUT_SECONDS": itoa(cfg.LLMTimeoutSeconds),
+	}})
+	notifyFn := newFn(fnSpec{id: "NotifyFunction", asset: "notify", memory: 256, timeout: cfg.LeaseSeconds, env: map[string]*string{
+		"SMTP_HOST":      jsii.String(cfg.SMTPHost),
+		"SMTP_PORT":      itoa(cfg.SMTPPort),
+		"SMTP_FROM":      jsii.String(cfg.SMTPFrom),
+		"SMTP_TLS":       jsii.String(cfg.SMTPTLS),
+		"SMTP_SECRET_ID": smtpSecret.SecretArn(),
+	}})
+	if cfg.SMTPLookupURL != "" {
+		notifyFn.AddEnvironment(jsii.String("SMTP_LOOKUP_URL"), jsii.String(cfg.SMTPLookupURL), nil)
+	}
+	sweeperFn := newFn(fnSpec{id: "SweeperFunction", asset: "sweeper", memory: 256, timeout: 60, env: nil})
+
+	// ---- least-privilege grants ---------------------------------------------
+	for _, fn := range []awslambda.Function{webhookFn, fetchFn, reviewFn, notifyFn, sweeperFn} {
+		table.GrantReadWriteData(fn)
+	}
+	fetchStage.queue.GrantSendMessages(webhookFn)
+	webhookSecret.GrantRead(webhookFn, nil)
+
+	llmStage.queue.GrantSendMessages(fetchFn)
+	fetchStage.dlq.GrantSendMessages(fetchFn)
+	raw.GrantPut(fetchFn, nil)
+	redacted.GrantPut(fetchFn, nil)
+
+	notifyStage.queue.GrantSendMessages(reviewFn)
+	llmStage.dlq.GrantSendMessages(reviewFn)
+	redacted.GrantRead(reviewFn, nil)
+	redacted.GrantPut(reviewFn, nil)
+	llmSecret.GrantRead(reviewFn, nil)
+
+	notifyStage.dlq.GrantSendMessages(notifyFn)
+	redacted.GrantRead(notifyFn, nil)
+	smtpSecret.GrantRead(notifyFn, nil)
+
+	for _, s := range stages {
+		s.queue.GrantSendMessages(sweeperFn)
+	}
+
+	// ---- event source mappings (consume grant comes with them) --------------
+	fetchStage.consumer, fetchStage.concurrency = fetchFn, cfg.MaxConcurrency.Fetch
+	llmStage.consumer, llmStage.concurrency = reviewFn, cfg.MaxConcurrency.LLM
+	notifyStage.consumer, notifyStage.concurrency = notifyFn, cfg.MaxConcurrency.Notify
+	for _, s := range stages {
+		s.consumer.AddEventSource(awslambdaeventsources.NewSqsEventSource(s.queue, &awslambdaeventsources.SqsEventSourceProps{
+			BatchSize:               jsii.Number(cfg.BatchSize),
+			ReportBatchItemFailures: jsii.Bool(true),
+			MaxConcurrency:          jsii.Number(s.concurrency),
+		}))
+	}
+
+	// ---- API ---------------------------------------------------------------
+	api := awsapigateway.NewRestApi(stack, jsii.String("Api"), &awsapigateway.RestApiProps{
+		RestApiName:    jsii.String(StackName(env) + "-api"),
+		Description:    jsii.String("Criticizer webhook intake and job status (HMAC-authenticated by the app)"),
+		EndpointTypes:  &[]awsapigateway.EndpointType{awsapigateway.EndpointType_REGIONAL},
+		CloudWatchRole: jsii.Bool(false),
+		DeployOptions: &awsapigateway.StageOptions{
+			StageName:      jsii.String(env),
+			MetricsEnabled: jsii.Bool(true),
+		},
+	})
+	pinID(api, "Api")
+	api.Node().TryRemoveChild(jsii.String("Endpoint")) // RestApi's own URL output; ApiUrl below replaces it
+	integration := awsapigateway.NewLambdaIntegration(webhookFn, &awsapigateway.LambdaIntegrationOptions{Proxy: jsii.Bool(true)})
+	noKey := &awsapigateway.MethodOptions{ApiKeyRequired: jsii.Bool(false), AuthorizationType: awsapigateway.AuthorizationType_NONE}
+	api.Root().AddResource(jsii.String("webhooks"), nil).AddResource(jsii.String("changelist"), nil).
+		AddMethod(jsii.String("POST"), integration, noKey)
+	api.Root().AddResource(jsii.String("jobs"), nil).AddResource(jsii.String("{id}"), nil).
+		AddMethod(jsii.String("GET"), integration, noKey)
+
+	// ---- sweeper schedule ----------------------------------------------------
+	rule := awsevents.NewRule(stack, jsii.String("SweepSchedule"), &awsevents.RuleProps{
+		Description: jsii.String("Re-enqueue jobs whose stage lease expired with no message in flight"),
+		Schedule:    awsevents.Schedule_Expression(jsii.String(cfg.SweepSchedule)),
+		Targets:     &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(sweeperFn, nil)},
+	})
+	pinID(rule, "SweepSchedule")
+
+	// ---- alarms -------------------------------------------------------------
+	var alarmAction awscloudwatch.IAlarmAction
+	if cfg.AlarmTopicArn != "" {
+		alarmAction = awscloudwatchactions.NewSnsAction(awssns.Topic_FromTopicArn(stack, jsii.String("AlarmTopic"), jsii.String(cfg.AlarmTopicArn)))
+	}
+	minute := awscdk.Duration_Seconds(jsii.Number(60))
+	addAlarm := func(id, desc string, metric awscloudwatch.IMetric) {
+		a := awscloudwatch.NewAlarm(stack, jsii.String(id), &awscloudwatch.AlarmProps{
+			AlarmDescription:   jsii.String(desc),
+			Metric:             metric,
+			Threshold:          jsii.Number(0),
+			EvaluationPeriods:  jsii.Number(1),
+			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
+			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+		})
+		pinID(a, id)
+		if alarmAction != nil {
+			a.AddAlarmAction(alarmAction)
+		}
+	}
+	for _, s := range stages {
+		addAlarm(s.id+"DlqAlarm", "Messages in the "+s.name+" DLQ: triage and replay",
+			s.dlq.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String("Maximum")}))
+	}
+	for _, f := range []struct {
+		id string
+		fn awslambda.Function
+	}{{"Webhook", webhookFn}, {"Fetch", fetchFn}, {"Review", reviewFn}, {"Notify", notifyFn}, {"Sweeper", sweeperFn}} {
+		addAlarm(f.id+"ErrorsAlarm", f.id+" function errors",
+			f.fn.MetricErrors(&awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String("Sum")}))
+	}
+
+	// ---- outputs (no exports: nothing else imports them) ---------------------
+	out := func(id string, v *string) {
+		awscdk.NewCfnOutput(stack, jsii.String(id), &awscdk.CfnOutputProps{Value: v})
+	}
+	out("ApiId", api.RestApiId())
+	out("ApiStage", api.DeploymentStage().StageName())
+	out("ApiUrl", api.Url())
+	out("JobsTableName", table.TableName())
+	for _, s := range stages {
+		out(s.id+"QueueUrl", s.queue.QueueUrl())
+		out(s.id+"DlqUrl", s.dlq.QueueUrl())
+	}
+	out("RawBucketName", raw.BucketName())
+	out("RedactedBucketName", redacted.BucketName())
+	out("WebhookSecretArn", webhookSecret.SecretArn())
+	out("LlmSecretArn", llmSecret.SecretArn())
+	out("SmtpSecretArn", smtpSecret.SecretArn())
+	out("WebhookFunctionName", webhookFn.FunctionName())
+	out("FetchFunctionName", fetchFn.FunctionName())
+	out("ReviewFunctionName", reviewFn.FunctionName())
+	out("NotifyFunctionName", notifyFn.FunctionName())
+	out("SweeperFunctionName", sweeperFn.FunctionName())
+	return stack
+}
+
+// pinID gives an L2 construct's CloudFormation resource a fixed logical id.
+func pinID(c constructs.IConstruct, id string) {
+	c.Node().DefaultChild().(awscdk.CfnResource).OverrideLogicalId(jsii.String(id))
+}
+
+func appLogLevel(l string) awslambda.ApplicationLogLevel {
+	switch l {
+	case "debug":
+		return awslambda.ApplicationLogLevel_DEBUG
+	case "warn":
+		return awslambda.ApplicationLogLevel_WARN
+	case "error":
+		return awslambda.ApplicationLogLevel_ERROR
+	}
+	return awslambda.ApplicationLogLevel_INFO
+}
+
+func itoa(n int) *string { return jsii.String(strconv.Itoa(n)) }

@@ -1,0 +1,588 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/jsii-runtime-go"
+)
+
+var functionIDs = []string{"WebhookFunction", "FetchFunction", "ReviewFunction", "NotifyFunction", "SweeperFunction"}
+
+// dummyAssets writes <dir>/<fn>/bootstrap for every function.
+func dummyAssets(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, fn := range []string{"webhook", "fetch", "review", "notify", "sweeper"} {
+		if err := os.MkdirAll(filepath.Join(dir, fn), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, fn, "bootstrap"), []byte("#!/bin/sh\necho "+fn+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// synth builds the app with the given context and returns its template.
+func synth(t *testing.T, ctx map[string]any) (assertions.Template, map[string]any) {
+	t.Helper()
+	if _, ok := ctx[ctxAssetRoot]; !ok {
+		ctx[ctxAssetRoot] = dummyAssets(t)
+	}
+	_, stack, err := newApp(ctx)
+	if err != nil {
+		t.Fatalf("newApp: %v", err)
+	}
+	tmpl := assertions.Template_FromStack(stack, nil)
+	raw := *tmpl.ToJSON()
+	// Normalize through encoding/json so nested values are plain maps/slices.
+	b, _ := json.Marshal(raw)
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	return tmpl, m
+}
+
+// check turns a failed jsii assertion (a panic) into a test error.
+func check(t *testing.T, what string, f func()) {
+	t.Helper()
+	defer func() {
+		if r := recover(); r != nil {
+			t.Errorf("%s: %v", what, r)
+		}
+	}()
+	f()
+}
+
+func resources(m map[string]any) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	for id, r := range m["Resources"].(map[string]any) {
+		out[id] = r.(map[string]any)
+	}
+	return out
+}
+
+func props(m map[string]any, id string) map[string]any {
+	r := resources(m)[id]
+	if r == nil {
+		return nil
+	}
+	p, _ := r["Properties"].(map[string]any)
+	return p
+}
+
+// grants returns "action on <json of resource>" strings for every Allow
+// statement of the policies attached to the function's role.
+func grants(t *testing.T, m map[string]any, fnID string) []string {
+	t.Helper()
+	role := props(m, fnID)["Role"].(map[string]any)["Fn::GetAtt"].([]any)[0].(string)
+	var out []string
+	for _, r := range resources(m) {
+		if r["Type"] != "AWS::IAM::Policy" {
+			continue
+		}
+		p := r["Properties"].(map[string]any)
+		attached := false
+		for _, ref := range p["Roles"].([]any) {
+			if ref.(map[string]any)["Ref"] == role {
+				attached = true
+			}
+		}
+		if !attached {
+			continue
+		}
+		for _, s := range p["PolicyDocument"].(map[string]any)["Statement"].([]any) {
+			st := s.(map[string]any)
+			if st["Effect"] != "Allow" {
+				continue
+			}
+			res, _ := json.Marshal(st["Resource"])
+			for _, a := range asList(st["Action"]) {
+				out = append(out, a+" on "+string(res))
+			}
+		}
+	}
+	return out
+}
+
+func asList(v any) []string {
+	switch x := v.(type) {
+	case string:
+		return []string{x}
+	case []any:
+		var s []string
+		for _, e := range x {
+			s = append(s, e.(string))
+		}
+		return s
+	}
+	return nil
+}
+
+// allowed reports whether some grant allows action (exact, or a prefix
+// ending in *) on a resource whose JSON mentions logical id target.
+func allowed(g []string, action, target string) bool {
+	for _, s := range g {
+		a, res, _ := strings.Cut(s, " on ")
+		match := a == action || (strings.HasSuffix(a, "*") && strings.HasPrefix(action, strings.TrimSuffix(a, "*")))
+		if match && strings.Contains(res, `"`+target+`"`) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestLocalStack(t *testing.T) {
+	tmpl, m := synth(t, map[string]any{
+		ctxEnv: "local",
+		ctxOverrides: map[string]any{
+			"p4Bin": "/abs/standin/p4", "p4Port": "/tmp/fixtures/depot", "llmEndpoint": "http://127.0.0.1:5001", "smtpPort": 2526,
+		},
+	})
+
+	counts := map[string]int{
+		"AWS::DynamoDB::Table": 1, "AWS::S3::Bucket": 2, "AWS::SecretsManager::Secret": 3, "AWS::SQS::Queue": 6,
+		"AWS::Lambda::Function": 5, "AWS::Lambda::EventSourceMapping": 3, "AWS::ApiGateway::RestApi": 1,
+		"AWS::ApiGateway::Method": 2, "AWS::Events::Rule": 1, "AWS::CloudWatch::Alarm": 8, "AWS::Logs::LogGroup": 5,
+		"AWS::Lambda::LayerVersion": 0,
+	}
+	for typ, n := range counts {
+		check(t, "count "+typ, func() { tmpl.ResourceCountIs(jsii.String(typ), jsii.Number(n)) })
+	}
+	// Nothing the emulator cannot run: no custom resources, no Node.js functions.
+	for id, r := range resources(m) {
+		typ := r["Type"].(string)
+		if strings.HasPrefix(typ, "Custom::") || typ == "AWS::CloudFormation::CustomResource" {
+			t.Errorf("local stack has custom resource %s (%s)", id, typ)
+		}
+		if typ == "AWS::Lambda::Function" && r["Properties"].(map[string]any)["Runtime"] != "provided.al2023" {
+			t.Errorf("function %s is not provided.al2023", id)
+		}
+	}
+
+	// Pinned logical ids.
+	for _, id := range append([]string{"JobsTable", "RawArtifacts", "RedactedArtifacts", "WebhookSecret", "LlmSecret", "SmtpSecret",
+		"FetchQueue", "LlmQueue", "NotifyQueue", "FetchDLQ", "LlmDLQ", "NotifyDLQ", "Api", "SweepSchedule"}, functionIDs...) {
+		if resources(m)[id] == nil {
+			t.Errorf("logical id %s missing", id)
+		}
+	}
+
+	// Jobs table.
+	check(t, "jobs table", func() {
+		tmpl.HasResource(jsii.String("AWS::DynamoDB::Table"), map[string]any{
+			"DeletionPolicy": "Delete",
+			"Properties": map[string]any{
+				"KeySchema": []any{
+					map[string]any{"AttributeName": "pk", "KeyType": "HASH"},
+					map[string]any{"AttributeName": "sk", "KeyType": "RANGE"},
+				},
+				"BillingMode":                      "PAY_PER_REQUEST",
+				"TimeToLiveSpecification":          map[string]any{"AttributeName": "expires_at", "Enabled": true},
+				"PointInTimeRecoverySpecification": map[string]any{"PointInTimeRecoveryEnabled": false},
+				"GlobalSecondaryIndexes": []any{map[string]any{
+					"IndexName": "sweep",
+					"KeySchema": []any{
+						map[string]any{"AttributeName": "sweep_shard", "KeyType": "HASH"},
+						map[string]any{"AttributeName": "sweep_at", "KeyType": "RANGE"},
+					},
+					"Projection": map[string]any{"ProjectionType": "ALL"},
+				}},
+			},
+		})
+	})
+
+	// Buckets: lifecycle, encryption, no public access, no logging in local.
+	for id, days := range map[string]float64{"RawArtifacts": 7, "RedactedArtifacts": 30} {
+		p := props(m, id)
+		rules := p["LifecycleConfiguration"].(map[string]any)["Rules"].([]any)
+		if got := rules[0].(map[string]any)["ExpirationInDays"]; got != days {
+			t.Errorf("%s expiration = %v, want %v", id, got, days)
+		}
+		enc, _ := json.Marshal(p["BucketEncryption"])
+		if !strings.Contains(string(enc), `"SSEAlgorithm":"AES256"`) {
+			t.Errorf("%s encryption = %s", id, enc)
+		}
+		pab := p["PublicAccessBlockConfiguration"].(map[string]any)
+		for _, k := range []string{"BlockPublicAcls", "BlockPublicPolicy", "IgnorePublicAcls", "RestrictPublicBuckets"} {
+			if pab[k] != true {
+				t.Errorf("%s %s = %v", id, k, pab[k])
+			}
+		}
+		if p["LoggingConfiguration"] != nil || p["VersioningConfiguration"] != nil {
+			t.Errorf("%s: local bucket must have neither access logging nor versioning", id)
+		}
+		if resources(m)[id]["DeletionPolicy"] != "Delete" {
+			t.Errorf("%s DeletionPolicy = %v", id, resources(m)[id]["DeletionPolicy"])
+		}
+	}
+	// enforceSSL: a deny on aws:SecureTransport=false for each bucket.
+	check(t, "bucket TLS policy", func() {
+		tmpl.ResourcePropertiesCountIs(jsii.String("AWS::S3::BucketPolicy"), map[string]any{
+			"PolicyDocument": map[string]any{"Statement": assertions.Match_ArrayWith(&[]any{assertions.Match_ObjectLike(&map[string]any{
+				"Effect": "Deny", "Condition": map[string]any{"Bool": map[string]any{"aws:SecureTransport": "false"}},
+			})})},
+		}, jsii.Number(2))
+	})
+
+	// Secrets.
+	check(t, "webhook secret", func() {
+		tmpl.HasResourceProperties(jsii.String("AWS::SecretsManager::Secret"), map[string]any{
+			"GenerateSecretString": map[string]any{"PasswordLength": 48, "ExcludePunctuation": true},
+		})
+	})
+	check(t, "llm secret", func() {
+		tmpl.HasResourceProperties(jsii.String("AWS::SecretsManager::Secret"), map[string]any{
+			"GenerateSecretString": assertions.Match_ObjectLike(&map[string]any{"GenerateStringKey": "api_key"}),
+		})
+	})
+	check(t, "smtp secret", func() {
+		tmpl.HasResourceProperties(jsii.String("AWS::SecretsManager::Secret"), map[string]any{
+			"GenerateSecretString": assertions.Match_ObjectLike(&map[string]any{
+				"GenerateStringKey": "password", "SecretStringTemplate": `{"username":"criticizer"}`,
+			}),
+		})
+	})
+
+	// Queues: lease = visibility timeout, SSE, redrive maxAttempts+3, DLQ 14 days.
+	for _, s := range []string{"Fetch", "Llm", "Notify"} {
+		q := props(m, s+"Queue")
+		if q["VisibilityTimeout"] != float64(10) || q["SqsManagedSseEnabled"] != true {
+			t.Errorf("%sQueue visibility/SSE = %v/%v", s, q["VisibilityTimeout"], q["SqsManagedSseEnabled"])
+		}
+		rp := q["RedrivePolicy"].(map[string]any)
+		if rp["maxReceiveCount"] != float64(8) {
+			t.Errorf("%sQueue maxReceiveCount = %v, want 8", s, rp["maxReceiveCount"])
+		}
+		if tgt, _ := json.Marshal(rp["deadLetterTargetArn"]); !strings.Contains(string(tgt), `"`+s+`DLQ"`) {
+			t.Errorf("%sQueue redrives to %s", s, tgt)
+		}
+		if d := props(m, s+"DLQ"); d["MessageRetentionPeriod"] != float64(14*24*3600) {
+			t.Errorf("%sDLQ retention = %v", s, d["MessageRetentionPeriod"])
+		}
+	}
+
+	// Event source mappings.
+	for fn, q := range map[string]string{"FetchFunction": "FetchQueue", "ReviewFunction": "LlmQueue", "NotifyFunction": "NotifyQueue"} {
+		check(t, "ESM "+fn, func() {
+			tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
+				"FunctionName":          map[string]any{"Ref": fn},
+				"EventSourceArn":        map[string]any{"Fn::GetAtt": []any{q, "Arn"}},
+				"BatchSize":             5,
+				"FunctionResponseTypes": []any{"ReportBatchItemFailures"},
+				"ScalingConfig":         map[string]any{"MaximumConcurrency": 2},
+			})
+		})
+		if got := props(m, fn)["Timeout"]; got != float64(10) {
+			t.Errorf("%s timeout = %v, want leaseSeconds 10", fn, got)
+		}
+	}
+
+	// Functions: runtime, arch, memory, env.
+	common := []string{"CRITICIZER_ENV", "JOBS_TABLE", "FETCH_QUEUE_URL", "LLM_QUEUE_URL", "NOTIFY_QUEUE_URL",
+		"FETCH_DLQ_URL", "LLM_DLQ_URL", "NOTIFY_DLQ_URL", "RAW_BUCKET", "REDACTED_BUCKET", "LEASE_SECONDS", "MAX_ATTEMPTS", "LOG_LEVEL"}
+	extra := map[string][]string{
+		"WebhookFunction": {"WEBHOOK_SECRET_ID", "REPLAY_WINDOW_SECONDS"},
+		"FetchFunction":   {"P4_BIN", "P4PORT", "P4USER", "DEPOT_ALLOWLIST", "P4_TIMEOUT_SECONDS"},
+		"ReviewFunction":  {"LLM_ENDPOINT", "LLM_MODEL", "LLM_SECRET_ID", "LLM_TIMEOUT_SECONDS"},
+		"NotifyFunction":  {"SMTP_HOST", "SMTP_PORT", "SMTP_FROM", "SMTP_TLS", "SMTP_SECRET_ID"},
+	}
+	envOf := func(fn string) map[string]any {
+		return props(m, fn)["Environment"].(map[string]any)["Variables"].(map[string]any)
+	}
+	for _, fn := range functionIDs {
+		p := props(m, fn)
+		if p["Handler"] != "bootstrap" || p["Architectures"].([]any)[0] != "x86_64" {
+			t.Errorf("%s handler/arch = %v/%v", fn, p["Handler"], p["Architectures"])
+		}
+		wantMem := float64(256)
+		if fn == "ReviewFunction" {
+			wantMem = 512
+		}
+		if p["MemorySize"] != wantMem {
+			t.Errorf("%s memory = %v", fn, p["MemorySize"])
+		}
+		if p["LoggingConfig"] == nil {
+			t.Errorf("%s has no LoggingConfig", fn)
+		}
+		env := envOf(fn)
+		for _, k := range append(append([]string{}, common...), extra[fn]...) {
+			if _, ok := env[k]; !ok {
+				t.Errorf("%s lacks env %s", fn, k)
+			}
+		}
+	}
+	// Overrides reached the functions.
+	if e := envOf("FetchFunction"); e["P4_BIN"] != "/abs/standin/p4" || e["P4PORT"] != "/tmp/fixtures/depot" ||
+		e["DEPOT_ALLOWLIST"] != "//depot/projectA/...,//depot/libs/..." {
+		t.Errorf("fetch env = %v", e)
+	}
+	if e := envOf("ReviewFunction"); e["LLM_ENDPOINT"] != "http://127.0.0.1:5001" {
+		t.Errorf("LLM_ENDPOINT = %v", e["LLM_ENDPOINT"])
+	}
+	if e := envOf("NotifyFunction"); e["SMTP_PORT"] != "2526" || e["SMTP_TLS"] != "none" {
+		t.Errorf("notify env = %v", e)
+	}
+	if e := envOf("WebhookFunction"); e["REPLAY_WINDOW_SECONDS"] != "300" || e["CRITICIZER_ENV"] != "local" {
+		t.Errorf("webhook env = %v", e)
+	}
+
+	// API: stage named after the env, the two routes, no API keys.
+	check(t, "stage", func() {
+		tmpl.HasResourceProperties(jsii.String("AWS::ApiGateway::Stage"), map[string]any{"StageName": "local"})
+	})
+	for _, method := range []string{"POST", "GET"} {
+		check(t, "method "+method, func() {
+			tmpl.HasResourceProperties(jsii.String("AWS::ApiGateway::Method"), map[string]any{
+				"HttpMethod": method, "AuthorizationType": "NONE", "ApiKeyRequired": false,
+				"Integration": assertions.Match_ObjectLike(&map[string]any{"Type": "AWS_PROXY"}),
+			})
+		})
+	}
+	for id, part := range map[string]string{"webhooks": "", "changelist": "", "jobs": "", "{id}": ""} {
+		_ = part
+		check(t, "resource "+id, func() {
+			tmpl.HasResourceProperties(jsii.String("AWS::ApiGateway::Resource"), map[string]any{"PathPart": id})
+		})
+	}
+
+	check(t, "sweep schedule", func() {
+		tmpl.HasResourceProperties(jsii.String("AWS::Events::Rule"), map[string]any{
+			"ScheduleExpression": "rate(1 minute)",
+			"Targets":            assertions.Match_ArrayWith(&[]any{assertions.Match_ObjectLike(&map[string]any{"Arn": map[string]any{"Fn::GetAtt": []any{"SweeperFunction", "Arn"}}})}),
+		})
+	})
+	check(t, "DLQ alarms", func() {
+		tmpl.ResourcePropertiesCountIs(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{
+			"MetricName": "ApproximateNumberOfMessagesVisible", "Period": 60, "EvaluationPeriods": 1, "Threshold": 0,
+			"ComparisonOperator": "GreaterThanThreshold",
+		}, jsii.Number(3))
+	})
+	check(t, "error alarms", func() {
+		tmpl.ResourcePropertiesCountIs(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{
+			"MetricName": "Errors", "Namespace": "AWS/Lambda", "Threshold": 0,
+		}, jsii.Number(5))
+	})
+
+	outputs := []string{"ApiId", "ApiStage", "ApiUrl", "JobsTableName", "FetchQueueUrl", "LlmQueueUrl", "NotifyQueueUrl",
+		"FetchDlqUrl", "LlmDlqUrl", "NotifyDlqUrl", "RawBucketName", "RedactedBucketName", "WebhookSecretArn", "LlmSecretArn",
+		"SmtpSecretArn", "WebhookFunctionName", "FetchFunctionName", "ReviewFunctionName", "NotifyFunctionName", "SweeperFunctionName"}
+	got := m["Outputs"].(map[string]any)
+	for _, o := range outputs {
+		if got[o] == nil {
+			t.Errorf("output %s missing", o)
+		} else if got[o].(map[string]any)["Export"] != nil {
+			t.Errorf("output %s is exported", o)
+		}
+	}
+	if len(got) != len(outputs) {
+		t.Errorf("outputs = %d, want %d", len(got), len(outputs))
+	}
+
+	// Least privilege spot checks.
+	g := map[string][]string{}
+	for _, fn := range functionIDs {
+		g[fn] = grants(t, m, fn)
+	}
+	want := []struct {
+		fn, action, target string
+		ok                 bool
+	}{
+		{"WebhookFunction", "dynamodb:PutItem", "JobsTable", true},
+		{"WebhookFunction", "sqs:SendMessage", "FetchQueue", true},
+		{"WebhookFunction", "secretsmanager:GetSecretValue", "WebhookSecret", true},
+		{"WebhookFunction", "sqs:SendMessage", "LlmQueue", false},
+		{"WebhookFunction", "s3:GetObject", "RawArtifacts", false},
+		{"WebhookFunction", "secretsmanager:GetSecretValue", "LlmSecret", false},
+		{"FetchFunction", "sqs:ReceiveMessage", "FetchQueue", true},
+		{"FetchFunction", "sqs:ChangeMessageVisibility", "FetchQueue", true},
+		{"FetchFunction", "sqs:SendMessage", "LlmQueue", true},
+		{"FetchFunction", "sqs:SendMessage", "FetchDLQ", true},
+		{"FetchFunction", "s3:PutObject", "RawArtifacts", true},
+		{"FetchFunction", "s3:PutObject", "RedactedArtifacts", true},
+		{"FetchFunction", "sqs:SendMessage", "NotifyQueue", false},
+		{"FetchFunction", "secretsmanager:GetSecretValue", "LlmSecret", false},
+		{"ReviewFunction", "sqs:ReceiveMessage", "LlmQueue", true},
+		{"ReviewFunction", "sqs:SendMessage", "NotifyQueue", true},
+		{"ReviewFunction", "sqs:SendMessage", "LlmDLQ", true},
+		{"ReviewFunction", "s3:GetObject", "RedactedArtifacts", true},
+		{"ReviewFunction", "s3:PutObject", "RedactedArtifacts", true},
+		{"ReviewFunction", "secretsmanager:GetSecretValue", "LlmSecret", true},
+		{"ReviewFunction", "s3:GetObject", "RawArtifacts", false}, // un-redacted text never reaches the LLM stage
+		{"ReviewFunction", "secretsmanager:GetSecretValue", "SmtpSecret", false},
+		{"NotifyFunction", "sqs:ReceiveMessage", "NotifyQueue", true},
+		{"NotifyFunction", "sqs:SendMessage", "NotifyDLQ", true},
+		{"NotifyFunction", "s3:GetObject", "RedactedArtifacts", true},
+		{"NotifyFunction", "secretsmanager:GetSecretValue", "SmtpSecret", true},
+		{"NotifyFunction", "s3:PutObject", "RedactedArtifacts", false},
+		{"NotifyFunction", "s3:GetObject", "RawArtifacts", false},
+		{"SweeperFunction", "sqs:SendMessage", "FetchQueue", true},
+		{"SweeperFunction", "sqs:SendMessage", "LlmQueue", true},
+		{"SweeperFunction", "sqs:SendMessage", "NotifyQueue", true},
+		{"SweeperFunction", "dynamodb:Query", "JobsTable", true},
+		{"SweeperFunction", "sqs:SendMessage", "FetchDLQ", false},
+		{"SweeperFunction", "s3:GetObject", "RawArtifacts", false},
+	}
+	for _, w := range want {
+		if allowed(g[w.fn], w.action, w.target) != w.ok {
+			t.Errorf("%s %s on %s: allowed=%v, want %v", w.fn, w.action, w.target, !w.ok, w.ok)
+		}
+	}
+	for _, fn := range functionIDs {
+		for _, s := range g[fn] {
+			if strings.HasPrefix(s, "s3:DeleteObject") || strings.HasPrefix(s, "sqs:* ") || strings.HasPrefix(s, "dynamodb:* ") {
+				t.Errorf("%s has broad grant %s", fn, s)
+			}
+		}
+	}
+}
+
+func TestProdStack(t *testing.T) {
+	layer := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(layer, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(layer, "bin", "p4"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tmpl, m := synth(t, map[string]any{
+		ctxEnv: "prod",
+		ctxEnvironments: map[string]any{"prod": map[string]any{
+			"account": "123456789012", "region": "eu-west-1",
+			"maxConcurrency": map[string]any{"fetch": 4},
+			"batchSize":      3,
+		}},
+		// As `cdk -c overrides='{...}'` passes it: a JSON string.
+		ctxOverrides: `{"p4LayerPath":"` + layer + `","alarmTopicArn":"arn:aws:sns:eu-west-1:123456789012:ops"}`,
+	})
+
+	check(t, "access log bucket", func() { tmpl.ResourceCountIs(jsii.String("AWS::S3::Bucket"), jsii.Number(3)) })
+	for id, prefix := range map[string]string{"RawArtifacts": "raw/", "RedactedArtifacts": "redacted/"} {
+		lc, _ := props(m, id)["LoggingConfiguration"].(map[string]any)
+		if lc == nil || lc["LogFilePrefix"] != prefix || lc["DestinationBucketName"].(map[string]any)["Ref"] != "AccessLogs" {
+			t.Errorf("%s logging = %v", id, lc)
+		}
+		if resources(m)[id]["DeletionPolicy"] != "Retain" {
+			t.Errorf("%s DeletionPolicy = %v", id, resources(m)[id]["DeletionPolicy"])
+		}
+	}
+	check(t, "PITR", func() {
+		tmpl.HasResource(jsii.String("AWS::DynamoDB::Table"), map[string]any{
+			"DeletionPolicy": "Retain",
+			"Properties": assertions.Match_ObjectLike(&map[string]any{
+				"PointInTimeRecoverySpecification": map[string]any{"PointInTimeRecoveryEnabled": true},
+			}),
+		})
+	})
+	check(t, "layer", func() { tmpl.ResourceCountIs(jsii.String("AWS::Lambda::LayerVersion"), jsii.Number(1)) })
+	if l, _ := json.Marshal(props(m, "FetchFunction")["Layers"]); !strings.Contains(string(l), `"P4Layer"`) {
+		t.Errorf("fetch layers = %s", l)
+	}
+	if props(m, "ReviewFunction")["Layers"] != nil {
+		t.Error("review function must not get the p4 layer")
+	}
+	for _, fn := range functionIDs {
+		if a := props(m, fn)["Architectures"].([]any)[0]; a != "arm64" {
+			t.Errorf("%s arch = %v", fn, a)
+		}
+	}
+	check(t, "fetch ESM concurrency", func() {
+		tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
+			"FunctionName": map[string]any{"Ref": "FetchFunction"}, "BatchSize": 3,
+			"ScalingConfig": map[string]any{"MaximumConcurrency": 4},
+		})
+	})
+	check(t, "llm ESM concurrency default", func() {
+		tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
+			"FunctionName": map[string]any{"Ref": "ReviewFunction"}, "ScalingConfig": map[string]any{"MaximumConcurrency": 2},
+		})
+	})
+	for _, s := range []string{"Fetch", "Llm", "Notify"} {
+		if v := props(m, s+"Queue")["VisibilityTimeout"]; v != float64(60) {
+			t.Errorf("%sQueue visibility = %v", s, v)
+		}
+	}
+	check(t, "alarm actions", func() {
+		tmpl.ResourcePropertiesCountIs(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{
+			"AlarmActions": []any{"arn:aws:sns:eu-west-1:123456789012:ops"},
+		}, jsii.Number(8))
+	})
+	check(t, "stage prod", func() {
+		tmpl.HasResourceProperties(jsii.String("AWS::ApiGateway::Stage"), map[string]any{"StageName": "prod"})
+	})
+}
+
+func TestConfig(t *testing.T) {
+	// cdk.json's environments must decode strictly and validate.
+	b, err := os.ReadFile("../cdk.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		App     string         `json:"app"`
+		Context map[string]any `json:"context"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	if f.App != "go run ./infra" {
+		t.Errorf("cdk.json app = %q", f.App)
+	}
+	for _, env := range knownEnvs {
+		ctx := map[string]any{}
+		for k, v := range f.Context {
+			ctx[k] = v
+		}
+		ctx[ctxEnv] = env
+		app := awscdk.NewApp(&awscdk.AppProps{Context: &ctx})
+		name, cfg, err := LoadConfig(app.Node())
+		if err != nil || name != env {
+			t.Errorf("cdk.json env %s: %v", env, err)
+			continue
+		}
+		wantArch, wantLease := "arm64", 60
+		if env == "local" {
+			wantArch, wantLease = "x86_64", 10
+		}
+		if cfg.Architecture != wantArch || cfg.LeaseSeconds != wantLease || cfg.MaxAttempts != 5 || cfg.ReplayWindowSeconds != 300 {
+			t.Errorf("env %s: arch %s lease %d attempts %d replay %d", env, cfg.Architecture, cfg.LeaseSeconds, cfg.MaxAttempts, cfg.ReplayWindowSeconds)
+		}
+	}
+
+	for s, ok := range map[string]bool{"rate(1 minute)": true, "rate(5 minutes)": true, "rate(2 hour)": false,
+		"cron(0/5 * * * ? *)": true, "cron(* * *)": false, "rate(0 minutes)": false} {
+		if validSchedule(s) != ok {
+			t.Errorf("validSchedule(%q) = %v", s, !ok)
+		}
+	}
+
+	// Default env and rejection of bad input.
+	app := awscdk.NewApp(&awscdk.AppProps{Context: &map[string]any{}})
+	if name, _, err := LoadConfig(app.Node()); err != nil || name != "dev" {
+		t.Errorf("default env = %q, %v", name, err)
+	}
+	bad := []map[string]any{
+		{ctxEnv: "qa"},
+		{ctxEnv: "local", ctxOverrides: map[string]any{"smptPort": 25}},                                // typo
+		{ctxEnv: "local", ctxOverrides: map[string]any{"maxConcurrency": map[string]any{"llm": 1}}},    // below ESM minimum
+		{ctxEnv: "local", ctxOverrides: map[string]any{"p4TimeoutSeconds": 10}},                        // not below the lease
+		{ctxEnv: "dev", ctxOverrides: map[string]any{"smtpTLS": "ssl"}},                                // unknown mode
+		{ctxEnv: "dev", ctxOverrides: map[string]any{"depotAllowList": []any{"depot/x/..."}}},          // not a depot path
+		{ctxEnv: "dev", ctxOverrides: map[string]any{"logRetentionDays": 10}},                          // not a CloudWatch value
+		{ctxEnv: "dev", ctxEnvironments: map[string]any{"dev": map[string]any{"architecture": "x86"}}}, // bad arch
+		{ctxEnv: "dev", ctxEnvironments: map[string]any{"qa": map[string]any{}}},
+		{ctxEnv: "dev", ctxOverrides: map[string]any{"sweepSchedule": "rate(banana)"}},
+		{ctxEnv: "dev", ctxOverrides: map[string]any{"sweepSchedule": "rate(1 minutes)"}}, // unknown env
+	}
+	for _, c := range bad {
+		a := awscdk.NewApp(&awscdk.AppProps{Context: &c})
+		if _, _, err := LoadConfig(a.Node()); err == nil {
+			t.Errorf("context %v: accepted", c)
+		}
+	}
+}

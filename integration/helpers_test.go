@@ -1,0 +1,199 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	smtpstandin "github.com/criticizer/criticizer/internal/standin/smtp"
+	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/envelope"
+	"github.com/criticizer/criticizer/shared/store"
+	"github.com/criticizer/criticizer/shared/webhook"
+)
+
+var changeSeq atomic.Int64
+
+func init() { changeSeq.Store(time.Now().Unix()%1_000_000*100 + 200_000_000) }
+
+// newChange copies fixture changelist template to a fresh changelist number
+// in the test depot, so each test owns its changelist's versions and e-mails.
+func newChange(t *testing.T, template int64) int64 {
+	t.Helper()
+	n := changeSeq.Add(1)
+	b, err := os.ReadFile(filepath.Join(env.depot, "changes", fmt.Sprintf("%d.json", template)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fx map[string]any
+	if err := json.Unmarshal(b, &fx); err != nil {
+		t.Fatal(err)
+	}
+	fx["change"] = n
+	out, _ := json.Marshal(fx)
+	if err := os.WriteFile(filepath.Join(env.depot, "changes", fmt.Sprintf("%d.json", n)), out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+type apiResponse struct {
+	Status  int
+	Header  http.Header
+	Body    []byte
+	Decoded map[string]any
+}
+
+// call sends a signed request through API Gateway on the emulator.
+func call(t *testing.T, method, path string, body []byte, mutate func(*http.Request)) apiResponse {
+	t.Helper()
+	req, err := http.NewRequest(method, env.apiURL+path, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := time.Now().Unix()
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(webhook.HeaderTimestamp, strconv.FormatInt(ts, 10))
+	req.Header.Set(webhook.HeaderSignature, webhook.Sign(env.webhookKey, ts, method, path, body))
+	if mutate != nil {
+		mutate(req)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	r := apiResponse{Status: resp.StatusCode, Header: resp.Header, Body: b}
+	_ = json.Unmarshal(b, &r.Decoded)
+	return r
+}
+
+func postWebhook(t *testing.T, payload map[string]any) apiResponse {
+	t.Helper()
+	b, _ := json.Marshal(payload)
+	return call(t, http.MethodPost, "/webhooks/changelist", b, nil)
+}
+
+func uniqueKey(t *testing.T) string {
+	return fmt.Sprintf("it-%s-%d", strings.ReplaceAll(t.Name(), "/", "-"), time.Now().UnixNano())
+}
+
+// waitJob polls the job until pred holds or the timeout passes.
+func waitJob(t *testing.T, id string, timeout time.Duration, what string, pred func(*store.Job) bool) *store.Job {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var j *store.Job
+	for time.Now().Before(deadline) {
+		var err error
+		j, err = env.jobs.Get(context.Background(), id)
+		if err == nil && pred(j) {
+			return j
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	if j != nil {
+		hist, _ := json.MarshalIndent(j.History, "", "  ")
+		t.Fatalf("job %s: not %s after %s; state %s stage %s\nhistory %s", id, what, timeout, j.State, j.Stage, hist)
+	}
+	t.Fatalf("job %s: not found after %s", id, timeout)
+	return nil
+}
+
+func succeeded(j *store.Job) bool { return j.State == store.Succeeded }
+func failed(j *store.Job) bool    { return j.State == store.Failed }
+
+// mailsFor lists the accepted messages for one changelist version.
+func mailsFor(cl int64, version int) []smtpstandin.Message {
+	var out []smtpstandin.Message
+	for _, m := range env.smtp.Messages() {
+		if strings.Contains(m.Subject, fmt.Sprintf("CL %d v%d", cl, version)) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// dlqItem is a message found on a DLQ.
+type dlqItem struct {
+	Body  string
+	Env   *envelope.Envelope
+	Attrs map[string]string
+}
+
+// awaitDLQ waits for a message about jobID (or with the given body hash) on a
+// stage's DLQ, deletes it and returns it.
+func awaitDLQ(t *testing.T, stage domain.Stage, match func(dlqItem) bool, timeout time.Duration) dlqItem {
+	t.Helper()
+	url := stageURLs("DlqUrl")[stage]
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		out, err := env.sqs.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: &url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1,
+			VisibilityTimeout: 2, MessageAttributeNames: []string{"All"}, MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{"All"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range out.Messages {
+			it := dlqItem{Body: aws.ToString(m.Body), Attrs: map[string]string{}}
+			for k, v := range m.MessageAttributes {
+				it.Attrs[k] = aws.ToString(v.StringValue)
+			}
+			if e, err := envelope.Decode(it.Body); err == nil {
+				it.Env = &e
+			}
+			if match(it) {
+				_, _ = env.sqs.DeleteMessage(context.Background(), &sqs.DeleteMessageInput{QueueUrl: &url, ReceiptHandle: m.ReceiptHandle})
+				return it
+			}
+		}
+	}
+	t.Fatalf("no matching message on the %s DLQ after %s", stage, timeout)
+	return dlqItem{}
+}
+
+func forJob(id string) func(dlqItem) bool {
+	return func(it dlqItem) bool { return it.Env != nil && it.Env.JobID == id }
+}
+
+// invoke runs a deployed function once, synchronously.
+func invoke(t *testing.T, outputName string, payload []byte) []byte {
+	t.Helper()
+	out, err := env.lambda.Invoke(context.Background(), &lambda.InvokeInput{FunctionName: aws.String(env.out[outputName]), Payload: payload})
+	if err != nil {
+		t.Fatalf("invoke %s: %v", outputName, err)
+	}
+	if out.FunctionError != nil {
+		t.Fatalf("invoke %s: function error %s: %s", outputName, aws.ToString(out.FunctionError), out.Payload)
+	}
+	return out.Payload
+}
+
+// assertNoSecrets fails when any planted or generated secret appears in s.
+func assertNoSecrets(t *testing.T, what, s string) {
+	t.Helper()
+	for name, v := range env.secrets {
+		if v != "" && strings.Contains(s, v) {
+			t.Errorf("%s contains the %s", what, name)
+		}
+	}
+	for _, planted := range plantedSecrets {
+		if strings.Contains(s, planted) {
+			t.Errorf("%s contains the planted secret %q", what, planted[:6]+"…")
+		}
+	}
+}

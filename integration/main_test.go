@@ -1,0 +1,98 @@
+// Package integration holds the tests that run against real parts: the CDK
+// stack deployed to the AWS emulator (DynamoDB, SQS, S3, Secrets Manager,
+// API Gateway, Lambda event source mappings running the real bootstrap
+// binaries), the p4 stand-in over a fixture depot, the LLM stand-in speaking
+// the provider's wire format and a real SMTP server, all on 127.0.0.1.
+//
+// One TestMain starts everything once (devstack.StartLocal, the same
+// environment `make demo` uses) and stops it at the end; tests share the
+// stack and isolate themselves with fresh changelist numbers and keys.
+package integration
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/criticizer/criticizer/internal/devstack"
+	llmstandin "github.com/criticizer/criticizer/internal/standin/llm"
+	smtpstandin "github.com/criticizer/criticizer/internal/standin/smtp"
+	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/outbox"
+	"github.com/criticizer/criticizer/shared/queue"
+	"github.com/criticizer/criticizer/shared/store"
+)
+
+// env is what the tests share.
+var env struct {
+	local      *devstack.Local
+	out        devstack.Outputs
+	apiURL     string
+	depot      string
+	llm        *llmstandin.Server
+	smtp       *smtpstandin.Server
+	webhookKey []byte
+	secrets    map[string]string
+
+	ddb    *dynamodb.Client
+	sqs    *sqs.Client
+	s3     *s3.Client
+	lambda *lambda.Client
+	sm     *secretsmanager.Client
+	jobs   *store.Store
+	outbox *outbox.Outbox
+	queues *queue.Queues
+	lease  time.Duration
+	quiet  *slog.Logger
+}
+
+func TestMain(m *testing.M) {
+	code, err := run(m)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "integration harness:", err)
+		os.Exit(1)
+	}
+	os.Exit(code)
+}
+
+func run(m *testing.M) (int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	start := time.Now()
+	l, err := devstack.StartLocal(ctx, devstack.LocalOptions{})
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	fmt.Fprintf(os.Stderr, "integration harness: stack %s up on %s in %s\n", l.StackName, l.Emulator.Endpoint, time.Since(start).Round(time.Second))
+
+	env.local, env.out, env.apiURL, env.depot = l, l.Outputs, l.APIURL, l.Depot
+	env.llm, env.smtp, env.webhookKey, env.secrets = l.LLM, l.SMTP, l.WebhookKey, l.Secrets
+	cfg := l.AWS
+	env.ddb, env.sqs, env.lambda, env.sm = dynamodb.NewFromConfig(cfg), sqs.NewFromConfig(cfg), lambda.NewFromConfig(cfg), secretsmanager.NewFromConfig(cfg)
+	env.s3 = devstack.NewS3Client(cfg)
+	env.jobs = store.New(env.ddb, env.out["JobsTableName"])
+	env.outbox = outbox.New(env.ddb, env.out["JobsTableName"])
+	env.queues = queue.New(env.sqs, stageURLs("QueueUrl"), stageURLs("DlqUrl"))
+	env.lease = 10 * time.Second
+	env.quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+	return m.Run(), nil
+}
+
+func stageURLs(suffix string) map[domain.Stage]string {
+	return map[domain.Stage]string{
+		domain.StageFetch:  env.out["Fetch"+suffix],
+		domain.StageLLM:    env.out["Llm"+suffix],
+		domain.StageNotify: env.out["Notify"+suffix],
+	}
+}

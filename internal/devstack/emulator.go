@@ -1,0 +1,327 @@
+// Package devstack runs the Criticizer stack locally: it starts the AWS
+// emulator (MiniStack, installed by localstack/start.sh), synthesizes the CDK app
+// in ./infra and deploys the resulting cloud assembly through the emulator's
+// CloudFormation API, the way `cdk deploy` would against AWS. The CDK app is the
+// only definition of the resources; nothing here creates application resources.
+package devstack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Logf reports progress. Tests may replace it (e.g. with a testing.TB's Logf).
+var Logf = func(format string, args ...any) { log.Printf("devstack: "+format, args...) }
+
+// DefaultRegion is the emulator's region and the region of EmulatorConfig.
+const DefaultRegion = "us-east-1"
+
+// EmulatorOptions configures StartEmulator. Zero values are sensible defaults.
+type EmulatorOptions struct {
+	// RepoRoot is the repository root (holding localstack/start.sh). Default:
+	// found by walking up from the working directory.
+	RepoRoot string
+	// Port to listen on (127.0.0.1 only). 0 picks a free port.
+	Port int
+	// Region of the emulator (MINISTACK_REGION). Default us-east-1.
+	Region string
+	// LogFile receives the emulator's (and its Lambda processes') output.
+	// Default: <repo>/.run/ministack-<port>.log when detached, else
+	// <repo>/.run/logs/ministack-<port>.log (logs older than a day are pruned).
+	LogFile string
+	// Env holds extra KEY=VALUE entries for the emulator; the Lambda processes it
+	// spawns inherit them.
+	Env []string
+	// Detach leaves the emulator running after this process exits; it writes
+	// <repo>/.run/ministack-<port>.pid like localstack/start.sh, so
+	// localstack/stop.sh (or `devstack down`) stops it.
+	Detach bool
+	// StartTimeout bounds install + start + health. Default 3 minutes.
+	StartTimeout time.Duration
+}
+
+// Emulator is a running MiniStack process (and its process group).
+type Emulator struct {
+	Endpoint string // http://127.0.0.1:<port>
+	Port     int
+	Region   string
+	PID      int
+	LogFile  string
+
+	cmd     *exec.Cmd
+	done    chan struct{}
+	tmpDir  string
+	pidFile string
+}
+
+// StartEmulator installs the pinned MiniStack into <repo>/.venv (through
+// `localstack/start.sh --install-only`, the one install path), starts it on
+// 127.0.0.1 in its own process group with AWS_ENDPOINT_URL pointing at itself
+// (so the Lambda processes it spawns call back to it) and waits for
+// /_ministack/health.
+func StartEmulator(ctx context.Context, opts EmulatorOptions) (*Emulator, error) {
+	root, err := repoRoot(opts.RepoRoot)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Region == "" {
+		opts.Region = DefaultRegion
+	}
+	if opts.StartTimeout == 0 {
+		opts.StartTimeout = 3 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(ctx, opts.StartTimeout)
+	defer cancel()
+
+	install := exec.CommandContext(ctx, "bash", filepath.Join(root, "localstack", "start.sh"), "--install-only")
+	install.Dir = root
+	if out, err := install.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("install emulator: %w\n%s", err, out)
+	}
+	bin := filepath.Join(root, ".venv", "bin", "ministack")
+
+	// A free port can be taken between probing and binding: retry a few times.
+	for attempt := 0; ; attempt++ {
+		port := opts.Port
+		if port == 0 {
+			if port, err = freePort(); err != nil {
+				return nil, err
+			}
+		}
+		e, err := startOnce(ctx, root, bin, port, opts)
+		if err == nil {
+			return e, nil
+		}
+		if opts.Port != 0 || attempt == 2 || !errors.Is(err, errPortInUse) {
+			return nil, err
+		}
+	}
+}
+
+var errPortInUse = errors.New("port already in use")
+
+func startOnce(ctx context.Context, root, bin string, port int, opts EmulatorOptions) (*Emulator, error) {
+	endpoint := "http://127.0.0.1:" + strconv.Itoa(port)
+	if probe(endpoint) {
+		return nil, fmt.Errorf("%s: %w by another process", endpoint, errPortInUse)
+	}
+	runDir, err := RunDir(root)
+	if err != nil {
+		return nil, err
+	}
+	e := &Emulator{Endpoint: endpoint, Port: port, Region: opts.Region, LogFile: opts.LogFile, done: make(chan struct{})}
+	switch {
+	case e.LogFile != "":
+	case opts.Detach:
+		e.LogFile = filepath.Join(runDir, fmt.Sprintf("ministack-%d.log", port))
+	default:
+		logDir := filepath.Join(runDir, "logs")
+		if err := os.MkdirAll(logDir, 0o755); err != nil {
+			return nil, err
+		}
+		pruneOld(logDir, 24*time.Hour)
+		e.LogFile = filepath.Join(logDir, fmt.Sprintf("ministack-%d.log", port))
+	}
+	// The emulator's temp dir holds extracted Lambda code; keep it per instance.
+	if opts.Detach {
+		e.tmpDir = filepath.Join(runDir, fmt.Sprintf("tmp-%d", port))
+		err = os.MkdirAll(e.tmpDir, 0o755)
+	} else {
+		e.tmpDir, err = os.MkdirTemp("", fmt.Sprintf("ministack-%d-", port))
+	}
+	if err != nil {
+		return nil, err
+	}
+	logf, err := os.Create(e.LogFile)
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
+
+	cmd := exec.Command(bin)
+	cmd.Dir = root
+	cmd.Env = append(emulatorEnv(os.Environ()),
+		"GATEWAY_PORT="+strconv.Itoa(port),
+		"BIND_HOST=127.0.0.1",
+		"MINISTACK_REGION="+opts.Region,
+		"AWS_ENDPOINT_URL="+endpoint,
+		"AWS_ACCESS_KEY_ID=test",
+		"AWS_SECRET_ACCESS_KEY=test",
+		"AWS_DEFAULT_REGION="+opts.Region,
+		"TMPDIR="+e.tmpDir,
+	)
+	cmd.Env = append(cmd.Env, opts.Env...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", bin, err)
+	}
+	e.cmd, e.PID = cmd, cmd.Process.Pid
+	go func() { _ = cmd.Wait(); close(e.done) }()
+	if opts.Detach {
+		e.pidFile = filepath.Join(runDir, fmt.Sprintf("ministack-%d.pid", port))
+		if err := os.WriteFile(e.pidFile, []byte(strconv.Itoa(e.PID)+"\n"), 0o644); err != nil {
+			_ = e.Stop()
+			return nil, err
+		}
+	}
+
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if probe(endpoint) {
+			Logf("MiniStack ready on %s (pid %d, log %s)", endpoint, e.PID, e.LogFile)
+			return e, nil
+		}
+		select {
+		case <-e.done:
+			tail := logTail(e.LogFile, 20)
+			_ = e.Stop()
+			if strings.Contains(tail, "already in use") {
+				return nil, fmt.Errorf("%s: %w", endpoint, errPortInUse)
+			}
+			return nil, fmt.Errorf("emulator exited during startup; log %s:\n%s", e.LogFile, tail)
+		case <-ctx.Done():
+			_ = e.Stop()
+			return nil, fmt.Errorf("emulator not healthy on %s: %w (log %s)", endpoint, ctx.Err(), e.LogFile)
+		case <-tick.C:
+		}
+	}
+}
+
+// Stop sends SIGTERM to the emulator's process group (the emulator and every
+// Lambda process it spawned), waits up to 10 s, then SIGKILLs the group.
+func (e *Emulator) Stop() error {
+	if e == nil || e.cmd == nil {
+		return nil
+	}
+	pgid := e.PID
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	var err error
+	select {
+	case <-e.done:
+	case <-time.After(10 * time.Second):
+		err = fmt.Errorf("emulator pid %d ignored SIGTERM; killed", e.PID)
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		<-e.done
+	}
+	// Reap stragglers left in the group (Lambda workers).
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	if e.pidFile != "" {
+		_ = os.Remove(e.pidFile)
+	}
+	if e.tmpDir != "" {
+		_ = os.RemoveAll(e.tmpDir)
+	}
+	e.cmd = nil
+	return err
+}
+
+// Healthy reports whether an emulator answers its health endpoint.
+func Healthy(endpoint string) bool { return probe(endpoint) }
+
+func probe(endpoint string) bool {
+	c := http.Client{Timeout: 2 * time.Second}
+	resp, err := c.Get(strings.TrimRight(endpoint, "/") + "/_ministack/health")
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// emulatorEnv drops the caller's AWS settings: Lambda processes inherit the
+// emulator's environment and must never see real credentials or profiles.
+func emulatorEnv(env []string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "AWS_") || k == "GATEWAY_PORT" || k == "EDGE_PORT" || k == "TMPDIR" {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// RunDir returns <root>/.run, the untracked directory for pid files, logs and
+// cloud assemblies, creating it with a .gitignore that ignores everything.
+func RunDir(root string) (string, error) {
+	dir := filepath.Join(root, ".run")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	gi := filepath.Join(dir, ".gitignore")
+	if _, err := os.Stat(gi); errors.Is(err, os.ErrNotExist) {
+		if err := os.WriteFile(gi, []byte("*\n"), 0o644); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
+}
+
+func pruneOld(dir string, age time.Duration) {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if fi, err := e.Info(); err == nil && !fi.IsDir() && time.Since(fi.ModTime()) > age {
+			_ = os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+func logTail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// repoRoot returns dir if set, else the nearest ancestor of the working
+// directory holding go.mod and localstack/start.sh.
+func repoRoot(dir string) (string, error) {
+	if dir != "" {
+		return filepath.Abs(dir)
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if fileExists(filepath.Join(d, "go.mod")) && fileExists(filepath.Join(d, "localstack", "start.sh")) {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("repository root not found above %s (no go.mod + localstack/start.sh)", wd)
+		}
+	}
+}
+
+// RepoRoot is repoRoot for callers: the repository root above the working directory.
+func RepoRoot() (string, error) { return repoRoot("") }
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }

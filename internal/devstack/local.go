@@ -1,0 +1,157 @@
+package devstack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+
+	llmstandin "github.com/criticizer/criticizer/internal/standin/llm"
+	smtpstandin "github.com/criticizer/criticizer/internal/standin/smtp"
+	"github.com/criticizer/criticizer/shared/secrets"
+)
+
+// LocalOptions configures StartLocal.
+type LocalOptions struct {
+	RepoRoot string // default: found from the working directory
+	Port     int    // emulator port; 0 picks a free one
+	WorkDir  string // where the p4 stand-in and its depot copy go; default a temp dir (removed on Close)
+	// SynthOutput receives the CDK app's output; default io.Discard.
+	SynthOutput io.Writer
+	Logger      *slog.Logger // stand-ins' diagnostics; default discards
+}
+
+// Local is the whole local environment: the emulator with the stack
+// deployed, and the stand-ins for the systems outside AWS (Perforce, the LLM
+// provider, the SMTP relay) on 127.0.0.1, wired into the stack's
+// configuration.
+type Local struct {
+	*Deployment
+	Depot      string             // the p4 stand-in's fixture depot (a private, writable copy)
+	P4Bin      string             // the p4 stand-in binary
+	LLM        *llmstandin.Server // the LLM provider stand-in
+	SMTP       *smtpstandin.Server
+	WebhookKey []byte            // signs webhooks
+	Secrets    map[string]string // every generated credential, by name: scan outputs for leaks with these
+	workDir    string
+	ownWorkDir bool
+}
+
+// StartLocal builds the functions and the p4 stand-in, starts the emulator,
+// deploys the stack with the stand-ins' addresses, then starts the LLM and
+// SMTP stand-ins with the credentials the stack generated. Close stops all.
+func StartLocal(ctx context.Context, opts LocalOptions) (l *Local, err error) {
+	root := opts.RepoRoot
+	if root == "" {
+		if root, err = RepoRoot(); err != nil {
+			return nil, err
+		}
+	}
+	l = &Local{workDir: opts.WorkDir}
+	if l.workDir == "" {
+		if l.workDir, err = os.MkdirTemp("", "criticizer-local-"); err != nil {
+			return nil, err
+		}
+		l.ownWorkDir = true
+	}
+	defer func() {
+		if err != nil {
+			l.Close()
+		}
+	}()
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+
+	l.P4Bin = filepath.Join(l.workDir, "bin", "p4")
+	build := exec.CommandContext(ctx, "go", "build", "-o", l.P4Bin, "./internal/standin/p4")
+	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return nil, fmt.Errorf("build the p4 stand-in: %w", err)
+	}
+	l.Depot = filepath.Join(l.workDir, "depot")
+	_ = os.RemoveAll(l.Depot)
+	if err := os.CopyFS(l.Depot, os.DirFS(filepath.Join(root, "internal", "standin", "p4", "depot"))); err != nil {
+		return nil, fmt.Errorf("copy the fixture depot: %w", err)
+	}
+	if _, err := BuildFunctions(ctx, BuildOptions{RepoRoot: root}); err != nil {
+		return nil, err
+	}
+
+	// The stand-ins' ports are part of the functions' configuration, so they
+	// are chosen before synth; the servers start once the credentials the
+	// stack generated can be read.
+	var ports [3]int
+	for i := range ports {
+		if ports[i], err = freePort(); err != nil {
+			return nil, fmt.Errorf("no free loopback port: %w", err)
+		}
+	}
+	llmPort, smtpPort, ctlPort := ports[0], ports[1], ports[2]
+	out := opts.SynthOutput
+	if out == nil {
+		out = io.Discard
+	}
+	l.Deployment, err = Up(ctx, UpOptions{
+		Emulator: EmulatorOptions{RepoRoot: root, Port: opts.Port},
+		Synth: SynthOptions{RepoRoot: root, Env: "local", Output: out, Overrides: map[string]any{
+			"p4Bin": l.P4Bin, "p4Port": l.Depot,
+			"llmEndpoint": fmt.Sprintf("http://127.0.0.1:%d", llmPort),
+			"smtpHost":    "127.0.0.1", "smtpPort": smtpPort, "smtpTLS": "none",
+			"smtpLookupUrl": fmt.Sprintf("http://127.0.0.1:%d/messages", ctlPort),
+		}},
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	sm := secrets.New(secretsmanager.NewFromConfig(l.AWS), time.Minute)
+	hook, _, err := sm.Get(ctx, l.Outputs["WebhookSecretArn"], secrets.Current)
+	if err != nil {
+		return nil, err
+	}
+	var creds [3]string
+	for i, f := range [][2]string{{"SmtpSecretArn", "username"}, {"SmtpSecretArn", "password"}, {"LlmSecretArn", "api_key"}} {
+		if creds[i], err = sm.Field(ctx, l.Outputs[f[0]], f[1]); err != nil {
+			return nil, err
+		}
+	}
+	l.WebhookKey = []byte(hook)
+	l.Secrets = map[string]string{"webhook HMAC key": hook, "SMTP password": creds[1], "LLM API key": creds[2]}
+
+	l.SMTP = smtpstandin.NewServer(smtpstandin.Options{Port: smtpPort, Username: creds[0], Password: creds[1], Control: true, ControlPort: ctlPort, Logger: logger})
+	if _, err := l.SMTP.Start(); err != nil {
+		return nil, fmt.Errorf("start the SMTP stand-in: %w", err)
+	}
+	l.LLM = llmstandin.NewServer(llmstandin.Options{APIKey: creds[2], Logger: logger})
+	if _, err := l.LLM.Start(fmt.Sprintf("127.0.0.1:%d", llmPort)); err != nil {
+		return nil, fmt.Errorf("start the LLM stand-in: %w", err)
+	}
+	return l, nil
+}
+
+// Close stops the stand-ins and the emulator and removes the work dir.
+func (l *Local) Close() error {
+	var errs []error
+	if l.LLM != nil {
+		errs = append(errs, l.LLM.Close())
+	}
+	if l.SMTP != nil {
+		l.SMTP.Close()
+	}
+	if l.Deployment != nil {
+		errs = append(errs, l.Deployment.Close())
+	}
+	if l.ownWorkDir {
+		errs = append(errs, os.RemoveAll(l.workDir))
+	}
+	return errors.Join(errs...)
+}

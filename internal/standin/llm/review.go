@@ -1,0 +1,218 @@
+package llm
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// The prompt's documented markers, as a model would read them.
+const (
+	changedFilesMarker = "CHANGED_FILES_JSON:"
+	diffsMarker        = "DIFFS:"
+	fileHeaderPrefix   = "FILE: "
+)
+
+// Fallback versions echoed when a prompt names none.
+const (
+	defaultPromptVersion = "1.0.0"
+	defaultSchemaVersion = "1.0"
+)
+
+// ReviewResult is the stand-in's answer, in the spec's field order.
+type ReviewResult struct {
+	SchemaVersion string         `json:"schema_version"`
+	PromptVersion string         `json:"prompt_version"`
+	Summary       string         `json:"summary"`
+	Findings      []Finding      `json:"findings"`
+	Meta          map[string]any `json:"meta,omitempty"`
+}
+
+// Finding is one stand-in finding.
+type Finding struct {
+	ID         string `json:"id"`
+	Severity   string `json:"severity"`
+	Category   string `json:"category"`
+	Title      string `json:"title"`
+	File       string `json:"file"`
+	Line       int    `json:"line"`
+	Message    string `json:"message"`
+	Suggestion string `json:"suggestion,omitempty"`
+	Confidence string `json:"confidence"`
+	RuleID     string `json:"rule_id"`
+}
+
+// rule is one deterministic "insight": a substring on an added line.
+type rule struct {
+	needle, id, severity, category, title, message, suggestion string
+}
+
+var rules = []rule{
+	{"strcpy(", "standin.strcpy", "high", "security", "Unbounded strcpy",
+		"strcpy copies without a bound and can overflow the destination buffer.",
+		"Use a bounded copy (strlcpy or snprintf) with the destination size."},
+	{"TODO", "standin.todo", "low", "maintainability", "TODO left in code",
+		"A TODO marker was added; track the work in an issue or finish it before submitting.", ""},
+	{"[REDACTED:", "standin.redacted-secret", "info", "security", "Secret redacted before review",
+		"A secret was redacted from this line before review; make sure no credential is committed to the depot.",
+		"Move the credential to the secret store and rotate it."},
+}
+
+// Review answers a review prompt's user message: it reads the changed files
+// and the diffs by their markers and reports one finding per rule match on
+// each added line, numbered in the new revision. promptVersion and
+// schemaVersion, when non-empty, override the versions read from the prompt.
+func Review(user, promptVersion, schemaVersion string) ReviewResult {
+	p := readPrompt(user)
+	res := ReviewResult{
+		SchemaVersion: firstNonEmpty(schemaVersion, p.schemaVersion, defaultSchemaVersion),
+		PromptVersion: firstNonEmpty(promptVersion, p.promptVersion, defaultPromptVersion),
+		Findings:      []Finding{},
+		Meta:          map[string]any{"reviewer": "llm-standin", "changed_files": len(p.changed)},
+	}
+	files := map[string]bool{}
+	for _, fd := range p.files {
+		for _, l := range addedLines(fd.diff) {
+			for _, r := range rules {
+				if !strings.Contains(l.text, r.needle) {
+					continue
+				}
+				res.Findings = append(res.Findings, Finding{
+					ID:         fmt.Sprintf("SI-%03d", len(res.Findings)+1),
+					Severity:   r.severity,
+					Category:   r.category,
+					Title:      r.title,
+					File:       fd.path,
+					Line:       l.n,
+					Message:    r.message,
+					Suggestion: r.suggestion,
+					Confidence: "high",
+					RuleID:     r.id,
+				})
+				files[fd.path] = true
+			}
+		}
+	}
+	if n := len(res.Findings); n == 0 {
+		res.Summary = "No issues found in the changed lines."
+	} else {
+		res.Summary = fmt.Sprintf("%d finding(s) in %d file(s).", n, len(files))
+	}
+	return res
+}
+
+type promptData struct {
+	promptVersion, schemaVersion string
+	changed                      []string
+	files                        []fileDiff
+}
+
+type fileDiff struct{ path, diff string }
+
+// readPrompt extracts what the stand-in needs. Everything before the
+// changed-files marker is the prompt's own header; everything after DIFFS:
+// is file blocks, each a FILE: header line with its JSON, then exactly
+// diff_bytes bytes of diff, so diff text cannot forge a header.
+func readPrompt(user string) promptData {
+	var p promptData
+	rest := user
+	for rest != "" {
+		var line string
+		line, rest, _ = strings.Cut(rest, "\n")
+		switch {
+		case p.promptVersion == "" && strings.HasPrefix(line, "prompt_version: "):
+			p.promptVersion = strings.TrimSpace(strings.TrimPrefix(line, "prompt_version: "))
+		case p.schemaVersion == "" && strings.HasPrefix(line, "schema_version: "):
+			p.schemaVersion = strings.TrimSpace(strings.TrimPrefix(line, "schema_version: "))
+		case line == changedFilesMarker && p.changed == nil:
+			var list string
+			list, rest, _ = strings.Cut(rest, "\n")
+			if json.Unmarshal([]byte(list), &p.changed) != nil {
+				p.changed = []string{}
+			}
+		case line == diffsMarker && p.changed != nil:
+			p.files = readFiles(rest)
+			return p
+		}
+	}
+	return p
+}
+
+func readFiles(s string) []fileDiff {
+	var out []fileDiff
+	for s != "" {
+		var line string
+		line, s, _ = strings.Cut(s, "\n")
+		if !strings.HasPrefix(line, fileHeaderPrefix) {
+			continue // NOTE: lines and blank lines
+		}
+		var h struct {
+			Path      string `json:"path"`
+			DiffBytes int    `json:"diff_bytes"`
+		}
+		if json.Unmarshal([]byte(strings.TrimPrefix(line, fileHeaderPrefix)), &h) != nil || h.DiffBytes < 0 {
+			continue
+		}
+		n := min(h.DiffBytes, len(s))
+		out = append(out, fileDiff{path: h.Path, diff: s[:n]})
+		s = s[n:]
+	}
+	return out
+}
+
+type numberedLine struct {
+	n    int
+	text string
+}
+
+var hunkRE = regexp.MustCompile(`^@@ -[0-9]+(?:,[0-9]+)? \+([0-9]+)(?:,[0-9]+)? @@`)
+
+// addedLines returns the lines a unified diff adds, numbered in the new
+// revision. A diff without hunks is taken as the full text of an added file.
+func addedLines(diff string) []numberedLine {
+	lines := strings.Split(strings.TrimSuffix(diff, "\n"), "\n")
+	if diff == "" {
+		return nil
+	}
+	var out []numberedLine
+	if !strings.Contains(diff, "\n@@ ") && !strings.HasPrefix(diff, "@@ ") {
+		for i, l := range lines {
+			out = append(out, numberedLine{i + 1, l})
+		}
+		return out
+	}
+	next, inHunk := 0, false
+	for _, l := range lines {
+		if m := hunkRE.FindStringSubmatch(l); m != nil {
+			next, _ = strconv.Atoi(m[1])
+			inHunk = true
+			continue
+		}
+		if !inHunk || l == "" {
+			continue
+		}
+		switch l[0] {
+		case '+':
+			out = append(out, numberedLine{next, l[1:]})
+			next++
+		case ' ':
+			next++
+		case '-', '\\':
+			// removed line, or "\ No newline at end of file"
+		default:
+			inHunk = false // a new file header (==== or ---) ends the hunk
+		}
+	}
+	return out
+}
+
+func firstNonEmpty(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,0 +1,488 @@
+// Package llm is the LLM provider's stand-in for tests and local runs: an
+// HTTP server on the loopback interface that speaks the OpenAI-compatible
+// Chat Completions wire format, answers review prompts with deterministic,
+// schema-valid ReviewResult JSON derived from the diffs, and lets tests inject
+// provider faults (429 with Retry-After, 5xx, malformed output, delays) and
+// inspect exactly what reached "the LLM".
+//
+// It reads the prompt the way a model would read text, by the markers the
+// prompt documents (CHANGED_FILES_JSON:, DIFFS:, FILE: headers), and does not
+// import the prompt builder, so a drift in the prompt format fails the
+// end-to-end tests instead of being followed silently.
+package llm
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// maxRequestBytes bounds a request body; real providers refuse far less.
+const maxRequestBytes = 16 << 20
+
+// Options configure a Server.
+type Options struct {
+	// APIKey, when set, is the only bearer key accepted; otherwise any
+	// non-empty key is. Either way a missing key answers 401.
+	APIKey string
+	// Model is reported in responses when the request names none.
+	Model string
+	// PromptVersion and SchemaVersion, when set, are echoed instead of the
+	// literals found in the prompt (to test version rejection).
+	PromptVersion string
+	SchemaVersion string
+	// Logger receives one record per request (sizes and status only);
+	// nil discards.
+	Logger *slog.Logger
+}
+
+// Fault is a scripted answer served to the next Count completion requests
+// (default 1) instead of, or before, the normal review. Faults queue in order.
+//
+//	{"status":429,"retry_after":"2","count":2}   429 with Retry-After: 2, twice
+//	{"status":500,"body":{"error":{...}}}        500 with that body
+//	{"malformed":true}                           200 whose content is prose-wrapped, truncated JSON
+//	{"content":"{...}"}                          200 whose content is exactly this string
+//	{"delay_ms":3000}                            wait, then answer normally (or as the other fields say)
+type Fault struct {
+	Status     int             `json:"status,omitempty"`
+	RetryAfter string          `json:"retry_after,omitempty"`
+	Count      int             `json:"count,omitempty"`
+	Body       json.RawMessage `json:"body,omitempty"`
+	Malformed  bool            `json:"malformed,omitempty"`
+	Content    *string         `json:"content,omitempty"`
+	DelayMS    int             `json:"delay_ms,omitempty"`
+}
+
+func (f Fault) String() string {
+	var parts []string
+	if f.Status != 0 {
+		parts = append(parts, "status="+strconv.Itoa(f.Status))
+	}
+	if f.Body != nil {
+		parts = append(parts, "body")
+	}
+	if f.Malformed {
+		parts = append(parts, "malformed")
+	}
+	if f.Content != nil {
+		parts = append(parts, "content")
+	}
+	if f.DelayMS > 0 {
+		parts = append(parts, "delay_ms="+strconv.Itoa(f.DelayMS))
+	}
+	return strings.Join(parts, ",")
+}
+
+// Message is one chat message as received.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// Request is one recorded request to the completions endpoint. The
+// Authorization header's value is never kept: Authorization says "absent" or
+// "present sha256:<prefix>" of the key, so tests can tell keys apart.
+type Request struct {
+	Time           time.Time   `json:"time"`
+	Method         string      `json:"method"`
+	Path           string      `json:"path"`
+	Header         http.Header `json:"header"`
+	Authorization  string      `json:"authorization"`
+	Model          string      `json:"model,omitempty"`
+	Temperature    *float64    `json:"temperature,omitempty"`
+	ResponseFormat string      `json:"response_format,omitempty"`
+	Messages       []Message   `json:"messages"`
+	BodyBytes      int         `json:"body_bytes"`
+	Status         int         `json:"status"`
+	Fault          string      `json:"fault,omitempty"`
+}
+
+// Server is the stand-in. The zero value is not usable; call NewServer.
+type Server struct {
+	opts Options
+	log  *slog.Logger
+
+	mu       sync.Mutex
+	faults   []Fault
+	requests []Request
+	seq      int
+
+	srv *http.Server
+	url string
+}
+
+// NewServer returns a stopped Server; Start or Handler puts it to work.
+func NewServer(opts Options) *Server {
+	if opts.Model == "" {
+		opts.Model = "standin-reviewer-1"
+	}
+	lg := opts.Logger
+	if lg == nil {
+		lg = slog.New(slog.DiscardHandler)
+	}
+	return &Server{opts: opts, log: lg}
+}
+
+// Start listens on addr, which must be a loopback address ("127.0.0.1:0"
+// when empty, port 0 picks a free port), and serves until Close. It returns
+// the base URL, e.g. "http://127.0.0.1:39211".
+func (s *Server) Start(addr string) (string, error) {
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", fmt.Errorf("llm standin: address %q: %w", addr, err)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return "", fmt.Errorf("llm standin: address %q is not a loopback address", addr)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", fmt.Errorf("llm standin: listen: %w", err)
+	}
+	s.mu.Lock()
+	if s.srv != nil {
+		s.mu.Unlock()
+		ln.Close()
+		return "", errors.New("llm standin: already started")
+	}
+	s.srv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	s.url = "http://" + ln.Addr().String()
+	srv := s.srv
+	s.mu.Unlock()
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("llm standin stopped", slog.String("error", err.Error()))
+		}
+	}()
+	return s.url, nil
+}
+
+// URL is the base URL Start returned, or "" before Start.
+func (s *Server) URL() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.url
+}
+
+// Close stops the server, ending requests in flight.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	srv := s.srv
+	s.mu.Unlock()
+	if srv == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		return srv.Close()
+	}
+	return nil
+}
+
+// QueueFault appends f to the fault queue.
+func (s *Server) QueueFault(f Fault) {
+	if f.Count <= 0 {
+		f.Count = 1
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults = append(s.faults, f)
+}
+
+// Requests returns a copy of the recorded completion requests, oldest first.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Request, len(s.requests))
+	copy(out, s.requests)
+	return out
+}
+
+// Reset clears queued faults and recorded requests.
+func (s *Server) Reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults, s.requests = nil, nil
+}
+
+// Handler serves the provider API and the control API:
+//
+//	POST /v1/chat/completions  the provider endpoint
+//	POST /_standin/faults      queue a Fault (object) or Faults (array)
+//	GET  /_standin/requests    recorded requests as JSON
+//	POST /_standin/reset       clear faults and requests
+//	GET  /_standin/health      200 "ok"
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", http.MethodPost)
+			writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", "invalid_request_error", "use POST")
+			return
+		}
+		s.complete(w, r)
+	})
+	mux.HandleFunc("POST /_standin/faults", s.queueFaults)
+	mux.HandleFunc("GET /_standin/requests", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, s.Requests())
+	})
+	mux.HandleFunc("POST /_standin/reset", func(w http.ResponseWriter, r *http.Request) {
+		s.Reset()
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("GET /_standin/health", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "ok\n")
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "not_found", "invalid_request_error", "unknown path")
+	})
+	return mux
+}
+
+func (s *Server) queueFaults(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "bad_fault", "invalid_request_error", "unreadable body")
+		return
+	}
+	var faults []Fault
+	if trimmed := strings.TrimSpace(string(body)); strings.HasPrefix(trimmed, "[") {
+		err = json.Unmarshal(body, &faults)
+	} else {
+		var f Fault
+		err = json.Unmarshal(body, &f)
+		faults = []Fault{f}
+	}
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "bad_fault", "invalid_request_error", "fault is not valid JSON: "+err.Error())
+		return
+	}
+	for _, f := range faults {
+		s.QueueFault(f)
+	}
+	writeJSON(w, http.StatusOK, map[string]int{"queued": len(faults)})
+}
+
+// nextFault pops one use of the first queued fault.
+func (s *Server) nextFault() (Fault, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.faults) == 0 {
+		return Fault{}, false
+	}
+	f := s.faults[0]
+	s.faults[0].Count--
+	if s.faults[0].Count <= 0 {
+		s.faults = s.faults[1:]
+	}
+	return f, true
+}
+
+type chatRequest struct {
+	Model          string    `json:"model"`
+	Messages       []Message `json:"messages"`
+	Temperature    *float64  `json:"temperature"`
+	ResponseFormat *struct {
+		Type string `json:"type"`
+	} `json:"response_format"`
+}
+
+func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBytes+1))
+	rec := Request{
+		Time: time.Now().UTC(), Method: r.Method, Path: r.URL.Path,
+		Header: r.Header.Clone(), BodyBytes: len(body),
+	}
+	rec.Header.Del("Authorization")
+	key, hasKey := bearer(r.Header.Get("Authorization"))
+	rec.Authorization = "absent"
+	if hasKey {
+		sum := sha256.Sum256([]byte(key))
+		rec.Authorization = "present sha256:" + hex.EncodeToString(sum[:6])
+	}
+	var req chatRequest
+	jsonErr := json.Unmarshal(body, &req)
+	if jsonErr == nil {
+		rec.Model, rec.Messages, rec.Temperature = req.Model, req.Messages, req.Temperature
+		if req.ResponseFormat != nil {
+			rec.ResponseFormat = req.ResponseFormat.Type
+		}
+	}
+	status := s.serve(w, r, rec, req, err, jsonErr, key, hasKey)
+	s.log.Info("llm standin request", slog.Int("status", status), slog.Int("body_bytes", len(body)),
+		slog.String("authorization", rec.Authorization))
+}
+
+// serve answers one completion request and records it with its outcome.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, rec Request, req chatRequest,
+	readErr, jsonErr error, key string, hasKey bool) int {
+	record := func(status int, fault string) int {
+		rec.Status, rec.Fault = status, fault
+		s.mu.Lock()
+		s.requests = append(s.requests, rec)
+		s.mu.Unlock()
+		return status
+	}
+	switch {
+	case !hasKey:
+		writeError(w, http.StatusUnauthorized, "invalid_api_key", "invalid_request_error", "missing bearer API key")
+		return record(http.StatusUnauthorized, "")
+	case s.opts.APIKey != "" && subtle.ConstantTimeCompare([]byte(key), []byte(s.opts.APIKey)) != 1:
+		writeError(w, http.StatusUnauthorized, "invalid_api_key", "invalid_request_error", "incorrect API key provided")
+		return record(http.StatusUnauthorized, "")
+	case readErr != nil || rec.BodyBytes > maxRequestBytes:
+		writeError(w, http.StatusRequestEntityTooLarge, "request_too_large", "invalid_request_error", "request body too large")
+		return record(http.StatusRequestEntityTooLarge, "")
+	case jsonErr != nil:
+		writeError(w, http.StatusBadRequest, "invalid_json", "invalid_request_error", "request body is not JSON")
+		return record(http.StatusBadRequest, "")
+	case userMessage(req.Messages) == "":
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_request_error", "a user message is required")
+		return record(http.StatusBadRequest, "")
+	}
+
+	fault, faulted := s.nextFault()
+	s.mu.Lock()
+	s.seq++
+	seq := s.seq
+	s.mu.Unlock()
+	reqID := fmt.Sprintf("req_standin_%d", seq)
+	w.Header().Set("X-Request-Id", reqID)
+
+	if fault.DelayMS > 0 {
+		t := time.NewTimer(time.Duration(fault.DelayMS) * time.Millisecond)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			return record(499, fault.String()) // client gave up; nginx's convention
+		}
+	}
+	if fault.RetryAfter != "" {
+		w.Header().Set("Retry-After", fault.RetryAfter)
+	}
+	model := req.Model
+	if model == "" {
+		model = s.opts.Model
+	}
+	switch {
+	case fault.Body != nil || (fault.Status != 0 && fault.Status != http.StatusOK):
+		st := fault.Status
+		if st == 0 {
+			st = http.StatusOK
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(st)
+		if fault.Body != nil {
+			w.Write(fault.Body)
+		} else {
+			w.Write(defaultErrorBody(st))
+		}
+		return record(st, fault.String())
+	case fault.Malformed:
+		content := "Sure! Here is my review of the changelist:\n```json\n{\"schema_version\": \"1.0\", \"findings\": [{\"id\": \"F1\", "
+		writeCompletion(w, seq, model, content, req.Messages)
+		return record(http.StatusOK, fault.String())
+	case fault.Content != nil:
+		writeCompletion(w, seq, model, *fault.Content, req.Messages)
+		return record(http.StatusOK, fault.String())
+	}
+	res := Review(userMessage(req.Messages), s.opts.PromptVersion, s.opts.SchemaVersion)
+	content, _ := json.Marshal(res) // plain structs always marshal
+	writeCompletion(w, seq, model, string(content), req.Messages)
+	if faulted {
+		return record(http.StatusOK, fault.String())
+	}
+	return record(http.StatusOK, "")
+}
+
+func bearer(h string) (string, bool) {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(h), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	return token, token != ""
+}
+
+func userMessage(msgs []Message) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == "user" {
+			return msgs[i].Content
+		}
+	}
+	return ""
+}
+
+func writeCompletion(w http.ResponseWriter, seq int, model, content string, msgs []Message) {
+	promptBytes := 0
+	for _, m := range msgs {
+		promptBytes += len(m.Content)
+	}
+	// Tokens are approximated at four bytes each; tests only need plausible usage.
+	pt, ct := (promptBytes+3)/4, (len(content)+3)/4
+	writeJSON(w, http.StatusOK, map[string]any{
+		"id":      fmt.Sprintf("chatcmpl-standin-%d", seq),
+		"object":  "chat.completion",
+		"created": time.Now().Unix(),
+		"model":   model,
+		"choices": []any{map[string]any{
+			"index":         0,
+			"message":       map[string]any{"role": "assistant", "content": content},
+			"finish_reason": "stop",
+		}},
+		"usage": map[string]int{"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct},
+	})
+}
+
+// defaultErrorBody is what the provider sends for status when a fault names
+// no body: the error code is the one the client classifies on.
+func defaultErrorBody(status int) []byte {
+	code, typ := "invalid_request_error", "invalid_request_error"
+	switch {
+	case status == http.StatusTooManyRequests:
+		code, typ = "rate_limit_exceeded", "requests"
+	case status == http.StatusUnauthorized:
+		code = "invalid_api_key"
+	case status == http.StatusForbidden:
+		code = "permission_denied"
+	case status == http.StatusInternalServerError:
+		code, typ = "internal_error", "server_error"
+	case status >= 500:
+		code, typ = "service_unavailable", "server_error"
+	}
+	b, _ := json.Marshal(errorEnvelope(code, typ, http.StatusText(status)))
+	return b
+}
+
+func errorEnvelope(code, typ, msg string) map[string]any {
+	return map[string]any{"error": map[string]any{"message": msg, "type": typ, "code": code, "param": nil}}
+}
+
+func writeError(w http.ResponseWriter, status int, code, typ, msg string) {
+	writeJSON(w, status, errorEnvelope(code, typ, msg))
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}

@@ -1,0 +1,514 @@
+// Package smtp owns the SMTP stand-in: a real SMTP server on the loopback
+// interface, built on github.com/emersion/go-smtp, that accepts mail like a
+// provider would, keeps every accepted message in memory (and optionally on
+// disk) and injects faults on demand. Tests use it in-process; the demo and
+// out-of-process tests run cmd/smtp-sink and use its HTTP control API.
+package smtp
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net"
+	"net/http"
+	"net/mail"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/emersion/go-sasl"
+	gosmtp "github.com/emersion/go-smtp"
+)
+
+// Options configures a Server. The zero value is a usable open relay on a
+// random loopback port without the HTTP API.
+type Options struct {
+	// Port is the SMTP port on 127.0.0.1; 0 picks a free one.
+	Port int
+	// Domain is the name in the greeting; default "smtp.standin.local".
+	Domain string
+	// Username and Password, when Username is set, make AUTH PLAIN
+	// mandatory before MAIL and the only accepted credentials. Pass them in
+	// from the test or the environment, never from source.
+	Username string
+	Password string
+	// EMLDir, when set, receives every accepted message as <seq>.eml.
+	EMLDir string
+	// MboxPath, when set, gets every accepted message appended in mbox form.
+	MboxPath string
+	// Control enables the HTTP control API on 127.0.0.1:ControlPort
+	// (0 picks a free port); see Server.ControlAddr.
+	Control     bool
+	ControlPort int
+	// TLSConfig, when set, enables STARTTLS.
+	TLSConfig *tls.Config
+	// Logger receives connection-level diagnostics; default slog.Default().
+	Logger *slog.Logger
+}
+
+// Message is one accepted message.
+type Message struct {
+	Seq        int         `json:"seq"`
+	From       string      `json:"from"` // envelope MAIL FROM
+	To         []string    `json:"to"`   // envelope RCPT TO
+	Username   string      `json:"username,omitempty"`
+	MessageID  string      `json:"message_id"`
+	Subject    string      `json:"subject"`
+	Header     mail.Header `json:"header"`
+	Raw        []byte      `json:"-"`
+	ReceivedAt time.Time   `json:"received_at"`
+}
+
+// Stage is the point of the SMTP conversation a Fault applies to.
+type Stage string
+
+const (
+	StageAuth Stage = "auth"
+	StageMail Stage = "mail"
+	StageRcpt Stage = "rcpt"
+	// StageData is the reply to the end of the message body, the reply
+	// that decides whether the message was accepted.
+	StageData Stage = "data"
+)
+
+func (s Stage) valid() bool {
+	switch s {
+	case StageAuth, StageMail, StageRcpt, StageData:
+		return true
+	}
+	return false
+}
+
+// Fault is an injected failure, consumed in queue order by the next Count
+// commands of its Stage.
+type Fault struct {
+	Stage Stage `json:"stage"`
+	// Code is the SMTP reply, e.g. 451, 550; 0 answers normally (after
+	// Delay), which with Delay alone simulates a slow provider.
+	Code int `json:"code,omitempty"`
+	// Enhanced is the RFC 3463 status, e.g. "5.1.1"; default "<class>.0.0".
+	Enhanced string `json:"enhanced,omitempty"`
+	Message  string `json:"message,omitempty"`
+	// Count is how many commands the fault hits: 0 means 1, negative means
+	// until Reset.
+	Count int `json:"count,omitempty"`
+	// Delay is waited before answering: longer than the client's timeout
+	// simulates a hung provider.
+	Delay time.Duration `json:"delay,omitempty"`
+	// Drop closes the connection instead of replying. At StageData the
+	// message is stored first: the provider accepted it but the client sees
+	// a broken connection — the "send may have happened" case.
+	Drop bool `json:"drop,omitempty"`
+}
+
+// Server is the stand-in. It is safe for concurrent use.
+type Server struct {
+	opts Options
+	log  *slog.Logger
+	smtp *gosmtp.Server
+	http *http.Server
+
+	addr, controlAddr string
+	done              chan struct{}
+
+	mu       sync.Mutex
+	msgs     []Message
+	seq      int
+	faults   []Fault
+	arrived  chan struct{} // closed and replaced whenever a message is stored
+	diskLock sync.Mutex
+}
+
+// NewServer returns a server configured by opts; Start runs it.
+func NewServer(opts Options) *Server {
+	if opts.Domain == "" {
+		opts.Domain = "smtp.standin.local"
+	}
+	lg := opts.Logger
+	if lg == nil {
+		lg = slog.Default()
+	}
+	return &Server{opts: opts, log: lg.With("component", "smtp-standin"), arrived: make(chan struct{}), done: make(chan struct{})}
+}
+
+// Start listens on 127.0.0.1 and serves in the background. It returns the
+// SMTP address ("127.0.0.1:port").
+func (s *Server) Start() (addr string, err error) {
+	if s.opts.EMLDir != "" {
+		if err := os.MkdirAll(s.opts.EMLDir, 0o755); err != nil {
+			return "", fmt.Errorf("smtp standin: eml dir: %w", err)
+		}
+	}
+	// Loopback only: AllowInsecureAuth below is acceptable because the
+	// credentials never leave the machine.
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(s.opts.Port)))
+	if err != nil {
+		return "", fmt.Errorf("smtp standin: listen: %w", err)
+	}
+	srv := gosmtp.NewServer(gosmtp.BackendFunc(s.newSession))
+	srv.Domain = s.opts.Domain
+	srv.AllowInsecureAuth = true
+	srv.TLSConfig = s.opts.TLSConfig
+	srv.MaxMessageBytes = 10 << 20
+	srv.MaxRecipients = 100
+	srv.ReadTimeout = time.Minute
+	srv.WriteTimeout = time.Minute
+	srv.ErrorLog = errorLog{s.log}
+	s.smtp = srv
+	s.addr = ln.Addr().String()
+
+	if s.opts.Control {
+		cl, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(s.opts.ControlPort)))
+		if err != nil {
+			ln.Close()
+			return "", fmt.Errorf("smtp standin: control listen: %w", err)
+		}
+		s.controlAddr = cl.Addr().String()
+		s.http = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+		go func() {
+			if err := s.http.Serve(cl); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				s.log.Error("control api stopped", "err", err)
+			}
+		}()
+	}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, gosmtp.ErrServerClosed) {
+			s.log.Error("smtp server stopped", "err", err)
+		}
+	}()
+	s.log.Info("smtp standin listening", "smtp", s.addr, "control", s.controlAddr, "auth", s.opts.Username != "")
+	return s.addr, nil
+}
+
+// Addr is the SMTP address, empty before Start.
+func (s *Server) Addr() string { return s.addr }
+
+// ControlAddr is the HTTP control API address, empty when it is disabled.
+func (s *Server) ControlAddr() string { return s.controlAddr }
+
+// Close stops both listeners and drops open connections; faults waiting on a
+// Delay return at once.
+func (s *Server) Close() {
+	select {
+	case <-s.done:
+		return
+	default:
+		close(s.done)
+	}
+	if s.smtp != nil {
+		s.smtp.Close()
+	}
+	if s.http != nil {
+		s.http.Close()
+	}
+}
+
+// Messages returns a copy of the accepted messages, oldest first.
+func (s *Server) Messages() []Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Message(nil), s.msgs...)
+}
+
+// WaitFor blocks until at least n messages have been accepted since the last
+// Reset, or ctx ends.
+func (s *Server) WaitFor(ctx context.Context, n int) error {
+	for {
+		s.mu.Lock()
+		got, ch := len(s.msgs), s.arrived
+		s.mu.Unlock()
+		if got >= n {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("smtp standin: %d of %d messages: %w", got, n, ctx.Err())
+		}
+	}
+}
+
+// Reset forgets every message and pending fault.
+func (s *Server) Reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.msgs, s.faults = nil, nil
+	close(s.arrived)
+	s.arrived = make(chan struct{})
+}
+
+// QueueFault appends f to the fault queue.
+func (s *Server) QueueFault(f Fault) error {
+	if err := validateFault(f); err != nil {
+		return err
+	}
+	if f.Count == 0 {
+		f.Count = 1
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults = append(s.faults, f)
+	return nil
+}
+
+func validateFault(f Fault) error {
+	if !f.Stage.valid() {
+		return fmt.Errorf("smtp standin: unknown fault stage %q (want auth, mail, rcpt or data)", f.Stage)
+	}
+	if f.Code != 0 && (f.Code < 400 || f.Code > 599) {
+		return fmt.Errorf("smtp standin: fault code %d is not a 4xx or 5xx reply", f.Code)
+	}
+	if f.Delay < 0 {
+		return fmt.Errorf("smtp standin: negative fault delay %v", f.Delay)
+	}
+	return nil
+}
+
+// Faults returns the pending faults.
+func (s *Server) Faults() []Fault {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Fault(nil), s.faults...)
+}
+
+// takeFault consumes one hit of the first fault queued for stage.
+func (s *Server) takeFault(stage Stage) (Fault, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, f := range s.faults {
+		if f.Stage != stage {
+			continue
+		}
+		if f.Count > 0 {
+			s.faults[i].Count--
+			if s.faults[i].Count == 0 {
+				s.faults = append(s.faults[:i], s.faults[i+1:]...)
+			}
+		}
+		return f, true
+	}
+	return Fault{}, false
+}
+
+// apply waits out the fault's delay and turns it into a reply error. drop
+// reports that the caller must close the connection instead of replying.
+func (s *Server) apply(f Fault) (drop bool, err error) {
+	if f.Delay > 0 {
+		t := time.NewTimer(f.Delay)
+		select {
+		case <-t.C:
+		case <-s.done:
+			t.Stop()
+		}
+	}
+	if f.Drop {
+		return true, nil
+	}
+	if f.Code == 0 {
+		return false, nil
+	}
+	return false, f.smtpError()
+}
+
+func (f Fault) smtpError() *gosmtp.SMTPError {
+	ec := gosmtp.EnhancedCode{f.Code / 100, 0, 0}
+	if f.Enhanced != "" {
+		var a, b, c int
+		if n, _ := fmt.Sscanf(f.Enhanced, "%d.%d.%d", &a, &b, &c); n == 3 {
+			ec = gosmtp.EnhancedCode{a, b, c}
+		}
+	}
+	msg := f.Message
+	if msg == "" {
+		msg = "injected fault"
+	}
+	return &gosmtp.SMTPError{Code: f.Code, EnhancedCode: ec, Message: msg}
+}
+
+func (s *Server) store(from string, to []string, user string, raw []byte) Message {
+	m := Message{From: from, To: to, Username: user, Raw: raw, ReceivedAt: time.Now().UTC()}
+	if parsed, err := mail.ReadMessage(bytes.NewReader(raw)); err == nil {
+		m.Header = parsed.Header
+		m.MessageID = parsed.Header.Get("Message-Id")
+		m.Subject = parsed.Header.Get("Subject")
+		if dec, err := new(mime.WordDecoder).DecodeHeader(m.Subject); err == nil {
+			m.Subject = dec
+		}
+	}
+	s.mu.Lock()
+	s.seq++
+	m.Seq = s.seq
+	s.msgs = append(s.msgs, m)
+	close(s.arrived)
+	s.arrived = make(chan struct{})
+	s.mu.Unlock()
+	// Logged without the body: it is the review, and tests may put secrets
+	// in it on purpose to prove they do not leak elsewhere.
+	s.log.Info("message accepted", "seq", m.Seq, "message_id", m.MessageID, "rcpt_count", len(to), "bytes", len(raw))
+	if err := s.persist(m); err != nil {
+		s.log.Error("persist message", "seq", m.Seq, "err", err)
+	}
+	return m
+}
+
+func (s *Server) persist(m Message) error {
+	s.diskLock.Lock()
+	defer s.diskLock.Unlock()
+	if s.opts.EMLDir != "" {
+		name := filepath.Join(s.opts.EMLDir, fmt.Sprintf("%06d.eml", m.Seq))
+		if err := os.WriteFile(name, m.Raw, 0o644); err != nil {
+			return fmt.Errorf("write eml: %w", err)
+		}
+	}
+	if s.opts.MboxPath != "" {
+		f, err := os.OpenFile(s.opts.MboxPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			return fmt.Errorf("open mbox: %w", err)
+		}
+		defer f.Close()
+		if _, err := f.Write(mboxEntry(m)); err != nil {
+			return fmt.Errorf("append mbox: %w", err)
+		}
+	}
+	return nil
+}
+
+// mboxEntry renders m in mboxrd form: a "From " separator line, LF line
+// endings, and ">"-quoting of body lines that start with (">"*)"From ".
+func mboxEntry(m Message) []byte {
+	from := m.From
+	if from == "" {
+		from = "MAILER-DAEMON"
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "From %s %s\n", from, m.ReceivedAt.Format(time.ANSIC))
+	body := strings.ReplaceAll(string(m.Raw), "\r\n", "\n")
+	for _, line := range strings.SplitAfter(body, "\n") {
+		if strings.HasPrefix(strings.TrimLeft(line, ">"), "From ") {
+			b.WriteByte('>')
+		}
+		b.WriteString(line)
+	}
+	if !strings.HasSuffix(body, "\n") {
+		b.WriteByte('\n')
+	}
+	b.WriteByte('\n')
+	return b.Bytes()
+}
+
+func (s *Server) newSession(c *gosmtp.Conn) (gosmtp.Session, error) {
+	return &session{srv: s, conn: c}, nil
+}
+
+// session is one SMTP connection's transaction state.
+type session struct {
+	srv  *Server
+	conn *gosmtp.Conn
+	user string
+	auth bool
+	from string
+	to   []string
+}
+
+var _ gosmtp.AuthSession = (*session)(nil)
+
+func (ss *session) AuthMechanisms() []string { return []string{sasl.Plain} }
+
+func (ss *session) Auth(mech string) (sasl.Server, error) {
+	if mech != sasl.Plain {
+		return nil, gosmtp.ErrAuthUnknownMechanism
+	}
+	return sasl.NewPlainServer(func(identity, username, password string) error {
+		if f, ok := ss.srv.takeFault(StageAuth); ok {
+			if drop, err := ss.srv.apply(f); drop {
+				ss.drop()
+				return errors.New("connection dropped")
+			} else if err != nil {
+				return err
+			}
+		}
+		if identity != "" && identity != username {
+			return gosmtp.ErrAuthFailed
+		}
+		o := ss.srv.opts
+		if o.Username != "" && (username != o.Username || password != o.Password) {
+			return gosmtp.ErrAuthFailed
+		}
+		ss.user, ss.auth = username, true
+		return nil
+	}), nil
+}
+
+func (ss *session) Mail(from string, _ *gosmtp.MailOptions) error {
+	if ss.srv.opts.Username != "" && !ss.auth {
+		return &gosmtp.SMTPError{Code: 530, EnhancedCode: gosmtp.EnhancedCode{5, 7, 0}, Message: "Authentication required"}
+	}
+	if err := ss.fault(StageMail); err != nil {
+		return err
+	}
+	ss.from = from
+	return nil
+}
+
+func (ss *session) Rcpt(to string, _ *gosmtp.RcptOptions) error {
+	if err := ss.fault(StageRcpt); err != nil {
+		return err
+	}
+	ss.to = append(ss.to, to)
+	return nil
+}
+
+func (ss *session) Data(r io.Reader) error {
+	raw, err := io.ReadAll(r)
+	if err != nil {
+		return err
+	}
+	if f, ok := ss.srv.takeFault(StageData); ok {
+		drop, ferr := ss.srv.apply(f)
+		if drop {
+			ss.srv.store(ss.from, append([]string(nil), ss.to...), ss.user, raw)
+			ss.drop()
+			return nil
+		}
+		if ferr != nil {
+			return ferr
+		}
+	}
+	ss.srv.store(ss.from, append([]string(nil), ss.to...), ss.user, raw)
+	return nil
+}
+
+// fault applies the next fault of stage, closing the connection for a drop.
+func (ss *session) fault(stage Stage) error {
+	f, ok := ss.srv.takeFault(stage)
+	if !ok {
+		return nil
+	}
+	drop, err := ss.srv.apply(f)
+	if drop {
+		ss.drop()
+		return errors.New("connection dropped")
+	}
+	return err
+}
+
+// drop closes the socket under go-smtp, so the pending reply is never
+// written; go-smtp then sees the closed connection and ends the session.
+func (ss *session) drop() { _ = ss.conn.Conn().Close() }
+
+func (ss *session) Reset()        { ss.from, ss.to = "", nil }
+func (ss *session) Logout() error { return nil }
+
+// errorLog routes go-smtp's diagnostics into slog.
+type errorLog struct{ l *slog.Logger }
+
+func (e errorLog) Printf(format string, v ...any) { e.l.Warn(fmt.Sprintf(format, v...)) }
+func (e errorLog) Println(v ...any)               { e.l.Warn(strings.TrimSpace(fmt.Sprintln(v...))) }

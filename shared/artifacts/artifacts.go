@@ -1,0 +1,93 @@
+// Package artifacts owns review artifacts in S3: raw changesets in the raw
+// bucket (short TTL, restricted), and everything derived from redacted input
+// (redacted changesets, model responses, review results) in the redacted
+// bucket. Keys are deterministic per job so a retried stage overwrites rather
+// than duplicates.
+package artifacts
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/criticizer/criticizer/shared/failure"
+)
+
+// API is the part of the S3 client the package uses.
+type API interface {
+	PutObject(context.Context, *s3.PutObjectInput, ...func(*s3.Options)) (*s3.PutObjectOutput, error)
+	GetObject(context.Context, *s3.GetObjectInput, ...func(*s3.Options)) (*s3.GetObjectOutput, error)
+}
+
+// Store writes and reads JSON artifacts in one bucket.
+type Store struct {
+	api    API
+	bucket string
+}
+
+// New returns a Store for bucket.
+func New(api API, bucket string) *Store { return &Store{api: api, bucket: bucket} }
+
+// Bucket names the bucket this store writes to.
+func (s *Store) Bucket() string { return s.bucket }
+
+// Key builds the artifact key for a job.
+func Key(jobID, name string) string { return "jobs/" + jobID + "/" + name }
+
+// PutJSON stores v as JSON at key, encrypted at rest.
+func (s *Store) PutJSON(ctx context.Context, key string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return failure.Wrap(failure.InternalBug, fmt.Errorf("encode artifact %s: %w", key, err))
+	}
+	_, err = s.api.PutObject(ctx, &s3.PutObjectInput{
+		Bucket: &s.bucket, Key: &key, Body: bytes.NewReader(b), ContentType: aws.String("application/json"),
+		ServerSideEncryption: types.ServerSideEncryptionAes256,
+	})
+	if err != nil {
+		return classify(fmt.Errorf("put s3://%s/%s: %w", s.bucket, key, err))
+	}
+	return nil
+}
+
+// GetJSON reads the JSON artifact at key into v.
+func (s *Store) GetJSON(ctx context.Context, key string, v any) error {
+	out, err := s.api.GetObject(ctx, &s3.GetObjectInput{Bucket: &s.bucket, Key: &key})
+	if err != nil {
+		return classify(fmt.Errorf("get s3://%s/%s: %w", s.bucket, key, err))
+	}
+	defer out.Body.Close()
+	b, err := io.ReadAll(out.Body)
+	if err != nil {
+		return classify(fmt.Errorf("read s3://%s/%s: %w", s.bucket, key, err))
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return failure.Wrap(failure.SchemaInvalid, fmt.Errorf("decode artifact %s: %w", key, err))
+	}
+	return nil
+}
+
+func classify(err error) error {
+	var nsk *types.NoSuchKey
+	var nb *types.NoSuchBucket
+	switch {
+	case errors.As(err, &nsk):
+		return failure.Wrap(failure.NotFound, err)
+	case errors.As(err, &nb):
+		return failure.Wrap(failure.InternalBug, err)
+	case failure.Classify(err) == failure.NetworkTimeout:
+		return err
+	}
+	var ae interface{ ErrorCode() string }
+	if errors.As(err, &ae) && (ae.ErrorCode() == "AccessDenied" || ae.ErrorCode() == "Forbidden") {
+		return failure.Wrap(failure.AuthDenied, err)
+	}
+	return failure.Wrap(failure.Upstream5xx, err)
+}

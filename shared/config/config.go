@@ -1,0 +1,139 @@
+// Package config owns the functions' runtime configuration: every setting is
+// an environment variable set by the CDK stack, read once at cold start and
+// validated, so that a bad deploy fails at start-up with a clear message
+// instead of halfway through a job.
+package config
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+
+	"github.com/criticizer/criticizer/shared/domain"
+)
+
+// Common is what every function needs.
+type Common struct {
+	Env         string
+	LogLevel    string
+	JobsTable   string
+	QueueURLs   map[domain.Stage]string
+	DLQURLs     map[domain.Stage]string
+	RawBucket   string
+	RedactedBkt string
+	Lease       time.Duration
+	MaxAttempts int
+}
+
+// Reader collects missing or malformed variables so that one start-up error
+// lists all of them.
+type Reader struct {
+	lookup func(string) (string, bool)
+	errs   []error
+}
+
+// NewReader reads from the process environment.
+func NewReader() *Reader { return &Reader{lookup: os.LookupEnv} }
+
+// NewReaderFrom reads from a map (tests, tools).
+func NewReaderFrom(env map[string]string) *Reader {
+	return &Reader{lookup: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}
+}
+
+// String returns a required variable.
+func (r *Reader) String(key string) string {
+	v, ok := r.lookup(key)
+	if !ok || strings.TrimSpace(v) == "" {
+		r.errs = append(r.errs, fmt.Errorf("%s is required", key))
+		return ""
+	}
+	return strings.TrimSpace(v)
+}
+
+// Optional returns a variable or def when unset.
+func (r *Reader) Optional(key, def string) string {
+	if v, ok := r.lookup(key); ok && strings.TrimSpace(v) != "" {
+		return strings.TrimSpace(v)
+	}
+	return def
+}
+
+// Int returns an integer variable within [min, max], or def when unset.
+func (r *Reader) Int(key string, def, min, max int) int {
+	v, ok := r.lookup(key)
+	if !ok || strings.TrimSpace(v) == "" {
+		return def
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < min || n > max {
+		r.errs = append(r.errs, fmt.Errorf("%s=%q must be an integer in [%d, %d]", key, v, min, max))
+		return def
+	}
+	return n
+}
+
+// Seconds returns a duration given in whole seconds.
+func (r *Reader) Seconds(key string, def, min, max int) time.Duration {
+	return time.Duration(r.Int(key, def, min, max)) * time.Second
+}
+
+// List returns a comma-separated list with empty items removed.
+func (r *Reader) List(key string) []string {
+	var out []string
+	for _, item := range strings.Split(r.Optional(key, ""), ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
+}
+
+// Err reports every problem found so far.
+func (r *Reader) Err() error {
+	if len(r.errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("configuration: %w", errors.Join(r.errs...))
+}
+
+// LoadCommon reads the settings shared by every function.
+func LoadCommon(r *Reader) Common {
+	c := Common{
+		Env:         r.Optional("CRITICIZER_ENV", "dev"),
+		LogLevel:    r.Optional("LOG_LEVEL", "info"),
+		JobsTable:   r.String("JOBS_TABLE"),
+		RawBucket:   r.Optional("RAW_BUCKET", ""),
+		RedactedBkt: r.Optional("REDACTED_BUCKET", ""),
+		Lease:       r.Seconds("LEASE_SECONDS", 60, 5, 43200),
+		MaxAttempts: r.Int("MAX_ATTEMPTS", 5, 1, 20),
+		QueueURLs:   map[domain.Stage]string{},
+		DLQURLs:     map[domain.Stage]string{},
+	}
+	for _, s := range domain.Stages {
+		prefix := strings.ToUpper(string(s))
+		c.QueueURLs[s] = r.Optional(prefix+"_QUEUE_URL", "")
+		c.DLQURLs[s] = r.Optional(prefix+"_DLQ_URL", "")
+	}
+	return c
+}
+
+// AWS loads the SDK configuration. AWS_ENDPOINT_URL (the SDK's own variable)
+// points every client at an emulator; path-style S3 addressing is then used
+// because emulators are reached by IP address.
+func AWS(ctx context.Context) (aws.Config, error) {
+	cfg, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		return aws.Config{}, fmt.Errorf("load AWS config: %w", err)
+	}
+	return cfg, nil
+}
+
+// UsePathStyleS3 reports whether S3 clients must use path-style addressing.
+func UsePathStyleS3() bool { return os.Getenv("AWS_ENDPOINT_URL") != "" }

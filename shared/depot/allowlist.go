@@ -1,0 +1,305 @@
+// Package depot owns the depot path allow-list: which Perforce depot paths
+// Criticizer may read at all. The list is parsed and validated once, at
+// startup, from configuration; every candidate path is normalized and checked
+// against it before any p4 command names it, and a denial fails closed with a
+// failure.PolicyRejected error and a structured security event.
+//
+// Entry syntax (validated by NewAllowList):
+//
+//	//depot/projectA/...     every file under //depot/projectA/
+//	//depot/tools/build.sh   exactly that file
+//
+// An entry starts with "//", names at least a depot, and has no empty, "." or
+// ".." segments. The only wildcard is a trailing "/..."; "*", "...", "@",
+// "#" and "%" anywhere else are rejected because each would either broaden the
+// approved scope or smuggle a revision specifier or an escape into a prefix.
+//
+// Candidate paths are compared case-sensitively after decoding Perforce's
+// escapes for the reserved characters (%40 @, %23 #, %25 %, %2A *). Raw
+// wildcards, revision specifiers, doubled slashes and "."/".." segments in a
+// candidate are denied rather than cleaned up: a path that needs repair did
+// not come from Perforce and is not worth the risk of guessing what it meant.
+package depot
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/criticizer/criticizer/shared/failure"
+)
+
+// ErrDenied is wrapped by every error Check returns, so callers can tell an
+// allow-list denial from other policy rejections with errors.Is.
+var ErrDenied = errors.New("depot path not allowed")
+
+// maxPathLen bounds what is checked and logged; real depot paths are far
+// shorter, and an unbounded attacker-supplied string has no business in a log.
+const maxPathLen = 1024
+
+// entry is one validated allow-list entry.
+type entry struct {
+	raw    string // as configured, e.g. //depot/projectA/...
+	prefix string // "//depot/projectA/" for a subtree entry, "" for a file entry
+	file   string // "//depot/tools/build.sh" for a file entry, "" for a subtree
+}
+
+// AllowList is the validated set of depot paths the service may read. It is
+// immutable after construction and safe for concurrent use.
+type AllowList struct {
+	entries []entry
+	digest  string
+	log     *slog.Logger
+}
+
+// ParseAllowList parses an allow-list as it appears in configuration (an
+// environment variable or a config file): entries separated by commas or
+// newlines, surrounding blanks ignored, lines starting with '#' skipped.
+func ParseAllowList(spec string, log *slog.Logger) (*AllowList, error) {
+	var entries []string
+	for _, line := range strings.Split(spec, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "#") {
+			continue
+		}
+		for _, e := range strings.Split(line, ",") {
+			if e = strings.TrimSpace(e); e != "" {
+				entries = append(entries, e)
+			}
+		}
+	}
+	return NewAllowList(entries, log)
+}
+
+// NewAllowList validates entries and builds the allow-list. Any invalid entry
+// fails the whole list: a half-loaded policy is worse than none, because the
+// service must refuse to start rather than run with a scope nobody approved.
+// It logs the loaded entries and their digest (event=depot_allowlist_loaded)
+// so that every change of the list is visible in the audit trail.
+func NewAllowList(entries []string, log *slog.Logger) (*AllowList, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if len(entries) == 0 {
+		return nil, failure.Errorf(failure.InternalBug, "depot allow-list is empty")
+	}
+	seen := make(map[string]bool, len(entries))
+	al := &AllowList{log: log}
+	for i, raw := range entries {
+		e, err := parseEntry(raw)
+		if err != nil {
+			return nil, failure.Errorf(failure.InternalBug, "depot allow-list entry %d %q: %w", i, truncate(raw), err)
+		}
+		if seen[e.raw] {
+			continue
+		}
+		seen[e.raw] = true
+		al.entries = append(al.entries, e)
+	}
+	// Sorted so that the digest identifies the policy, not the order it was typed in.
+	slices.SortFunc(al.entries, func(a, b entry) int { return strings.Compare(a.raw, b.raw) })
+	h := sha256.New()
+	for _, e := range al.entries {
+		h.Write([]byte(e.raw))
+		h.Write([]byte{'\n'})
+	}
+	al.digest = hex.EncodeToString(h.Sum(nil))
+	log.Info("depot allow-list loaded",
+		"event", "depot_allowlist_loaded",
+		"entries", al.Entries(),
+		"digest", al.digest)
+	return al, nil
+}
+
+func parseEntry(raw string) (entry, error) {
+	if raw == "" || strings.TrimSpace(raw) == "" {
+		return entry{}, errors.New("empty entry")
+	}
+	if raw != strings.TrimSpace(raw) {
+		return entry{}, errors.New("surrounding whitespace")
+	}
+	if len(raw) > maxPathLen {
+		return entry{}, errors.New("entry too long")
+	}
+	if reason := badChars(raw); reason != "" {
+		return entry{}, errors.New(reason)
+	}
+	if !strings.HasPrefix(raw, "//") {
+		return entry{}, errors.New("not a depot path: must begin with //")
+	}
+	for _, c := range []string{"*", "@", "#", "%"} {
+		if strings.Contains(raw, c) {
+			return entry{}, fmt.Errorf("contains %q: only a trailing /... wildcard is allowed and revision specifiers or escapes are not", c)
+		}
+	}
+	body, subtree := strings.CutSuffix(raw[2:], "/...")
+	if strings.Contains(body, "...") {
+		return entry{}, errors.New(`"..." is only allowed as the trailing "/..." wildcard`)
+	}
+	if body == "" {
+		return entry{}, errors.New("names no depot")
+	}
+	if reason := badSegments(body); reason != "" {
+		return entry{}, errors.New(reason)
+	}
+	if subtree {
+		return entry{raw: raw, prefix: "//" + body + "/"}, nil
+	}
+	return entry{raw: raw, file: raw}, nil
+}
+
+// Entries returns the configured entries in canonical (sorted) order.
+func (a *AllowList) Entries() []string {
+	out := make([]string, len(a.entries))
+	for i, e := range a.entries {
+		out[i] = e.raw
+	}
+	return out
+}
+
+// Digest is a SHA-256 over the canonical entries: two processes with the same
+// digest enforce the same policy. It is logged at load time for auditing.
+func (a *AllowList) Digest() string { return a.digest }
+
+// Check reports whether path may be read. It returns nil when the normalized
+// path is inside an entry, otherwise a failure.PolicyRejected error wrapping
+// ErrDenied, after logging a security event (event=depot_access_denied) with
+// the path and the reason.
+func (a *AllowList) Check(path string) error {
+	norm, reason := Normalize(path)
+	if reason == "" {
+		if a.allows(norm) {
+			return nil
+		}
+		reason = "outside the allow-list"
+	}
+	a.log.Warn("depot access denied",
+		"event", "depot_access_denied",
+		"path", truncate(path),
+		"reason", reason,
+		"allowlist_digest", a.digest)
+	return failure.Wrap(failure.PolicyRejected, fmt.Errorf("%w: %q: %s", ErrDenied, truncate(path), reason))
+}
+
+func (a *AllowList) allows(norm string) bool {
+	for _, e := range a.entries {
+		if e.file != "" && norm == e.file {
+			return true
+		}
+		if e.prefix != "" && strings.HasPrefix(norm, e.prefix) && len(norm) > len(e.prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// Normalize validates a candidate depot file path and returns its canonical
+// form with Perforce's %40 %23 %25 %2A escapes decoded. When the path cannot
+// be trusted it returns a non-empty reason instead; it never repairs a path.
+func Normalize(path string) (norm, reason string) {
+	switch {
+	case path == "":
+		return "", "empty path"
+	case len(path) > maxPathLen:
+		return "", "path too long"
+	case !strings.HasPrefix(path, "//"):
+		return "", "not a depot path: must begin with //"
+	}
+	if r := badChars(path); r != "" {
+		return "", r
+	}
+	body := path[2:]
+	if strings.Contains(body, "...") || strings.Contains(body, "*") {
+		return "", "wildcard in path"
+	}
+	if strings.ContainsAny(body, "@#") {
+		return "", "revision specifier in path"
+	}
+	if r := badSegments(body); r != "" {
+		return "", r
+	}
+	decoded, ok := unescape(body)
+	if !ok {
+		return "", "invalid % escape"
+	}
+	return "//" + decoded, ""
+}
+
+// ValidSyntax reports whether path is a well-formed depot file path, without
+// consulting any allow-list. It is for deciding what may be logged, not what
+// may be read.
+func ValidSyntax(path string) bool {
+	_, reason := Normalize(path)
+	return reason == ""
+}
+
+// badSegments checks the part of a path after the leading "//".
+func badSegments(body string) string {
+	for _, seg := range strings.Split(body, "/") {
+		switch seg {
+		case "":
+			return "empty path segment (doubled or trailing slash)"
+		case ".", "..":
+			return `"." or ".." path segment`
+		}
+	}
+	return ""
+}
+
+func badChars(s string) string {
+	if !utf8.ValidString(s) {
+		return "invalid UTF-8"
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) || r == '\\' {
+			return "control character or backslash in path"
+		}
+	}
+	return ""
+}
+
+// unescape decodes the four escapes Perforce uses for reserved characters in
+// depot syntax. Any other % sequence is refused: Perforce never produces one,
+// so it can only be an attempt to sneak something past the comparison.
+func unescape(s string) (string, bool) {
+	if !strings.Contains(s, "%") {
+		return s, true
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '%' {
+			b.WriteByte(s[i])
+			continue
+		}
+		if i+2 >= len(s) {
+			return "", false
+		}
+		switch strings.ToUpper(s[i+1 : i+3]) {
+		case "40":
+			b.WriteByte('@')
+		case "23":
+			b.WriteByte('#')
+		case "25":
+			b.WriteByte('%')
+		case "2A":
+			b.WriteByte('*')
+		default:
+			return "", false
+		}
+		i += 2
+	}
+	return b.String(), true
+}
+
+// truncate keeps untrusted paths bounded in errors and logs.
+func truncate(s string) string {
+	if len(s) <= maxPathLen {
+		return s
+	}
+	return s[:maxPathLen] + "…"
+}

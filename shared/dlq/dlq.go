@@ -1,0 +1,198 @@
+// Package dlq owns operator work on the dead-letter queues: listing items
+// with their diagnostics, replaying them (moving the body unchanged to the
+// stage's source queue, so the stage resumes with a fresh budget) and
+// requesting a full restart. Moving is receive → send → delete, which works
+// on every SQS implementation; on AWS, `aws sqs start-message-move-task`
+// (or the console's redrive) does the same thing and is equally valid, since
+// a DLQ message is always a valid input of its stage.
+package dlq
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/envelope"
+	"github.com/criticizer/criticizer/shared/failure"
+)
+
+// API is the part of the SQS client the package uses.
+type API interface {
+	ReceiveMessage(context.Context, *sqs.ReceiveMessageInput, ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error)
+	SendMessage(context.Context, *sqs.SendMessageInput, ...func(*sqs.Options)) (*sqs.SendMessageOutput, error)
+	DeleteMessage(context.Context, *sqs.DeleteMessageInput, ...func(*sqs.Options)) (*sqs.DeleteMessageOutput, error)
+	ChangeMessageVisibility(context.Context, *sqs.ChangeMessageVisibilityInput, ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error)
+}
+
+// Queues names a stage's source queue and DLQ.
+type Queues struct {
+	Source string
+	DLQ    string
+}
+
+// Item is one dead-lettered message.
+type Item struct {
+	MessageID  string             `json:"message_id"`
+	Stage      domain.Stage       `json:"stage"`
+	Envelope   *envelope.Envelope `json:"envelope,omitempty"` // nil when the body was not an envelope
+	Body       string             `json:"-"`
+	Attributes map[string]string  `json:"attributes,omitempty"`
+	receipt    string
+}
+
+// ErrorClass is the item's class, from its dead_letter block or, for a
+// malformed message, its attributes.
+func (i Item) ErrorClass() failure.Class {
+	if i.Envelope != nil && i.Envelope.DeadLetter != nil {
+		return i.Envelope.DeadLetter.ErrorClass
+	}
+	return failure.Class(i.Attributes["error_class"])
+}
+
+// JobID is the item's job, when known.
+func (i Item) JobID() string {
+	if i.Envelope != nil {
+		return i.Envelope.JobID
+	}
+	return i.Attributes["job_id"]
+}
+
+// Client works on the DLQs of every stage.
+type Client struct {
+	API    API
+	Queues map[domain.Stage]Queues
+	// Hold is how long listed messages stay invisible to other consumers
+	// while a command works on them.
+	Hold time.Duration
+}
+
+// List returns up to max items of a stage's DLQ. Listing receives the
+// messages and lets them become visible again after Hold, so it is safe to
+// run next to other operators (who see fewer items meanwhile).
+func (c *Client) List(ctx context.Context, stage domain.Stage, max int) ([]Item, error) {
+	q, ok := c.Queues[stage]
+	if !ok || q.DLQ == "" {
+		return nil, fmt.Errorf("no DLQ configured for stage %q", stage)
+	}
+	hold := int32(c.Hold / time.Second)
+	if hold < 1 {
+		hold = 30
+	}
+	seen := map[string]bool{}
+	var items []Item
+	for empty := 0; len(items) < max && empty < 2; {
+		out, err := c.API.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+			QueueUrl: &q.DLQ, MaxNumberOfMessages: int32(min(10, max-len(items))), VisibilityTimeout: hold, WaitTimeSeconds: 1,
+			MessageAttributeNames: []string{"All"}, MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
+		})
+		if err != nil {
+			return nil, fmt.Errorf("receive from %s DLQ: %w", stage, err)
+		}
+		if len(out.Messages) == 0 {
+			empty++
+			continue
+		}
+		for _, m := range out.Messages {
+			id := aws.ToString(m.MessageId)
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			it := Item{MessageID: id, Stage: stage, Body: aws.ToString(m.Body), receipt: aws.ToString(m.ReceiptHandle), Attributes: map[string]string{}}
+			for k, v := range m.MessageAttributes {
+				it.Attributes[k] = aws.ToString(v.StringValue)
+			}
+			if env, err := envelope.Decode(it.Body); err == nil {
+				it.Envelope = &env
+			}
+			items = append(items, it)
+		}
+	}
+	return items, nil
+}
+
+// Filter selects items for a replay.
+type Filter struct {
+	MessageID  string
+	JobID      string
+	ErrorClass failure.Class
+}
+
+func (f Filter) match(i Item) bool {
+	return (f.MessageID == "" || f.MessageID == i.MessageID) &&
+		(f.JobID == "" || f.JobID == i.JobID()) &&
+		(f.ErrorClass == "" || f.ErrorClass == i.ErrorClass())
+}
+
+// Replay moves the matching items of a stage's DLQ back to the stage queue,
+// unchanged, and returns them. Items that are not envelopes are skipped: a
+// malformed message would only dead-letter again.
+func (c *Client) Replay(ctx context.Context, stage domain.Stage, f Filter, max int) ([]Item, error) {
+	items, err := c.List(ctx, stage, max)
+	if err != nil {
+		return nil, err
+	}
+	q := c.Queues[stage]
+	var moved []Item
+	for _, it := range items {
+		if !f.match(it) || it.Envelope == nil {
+			_, _ = c.API.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &q.DLQ, ReceiptHandle: &it.receipt, VisibilityTimeout: 0})
+			continue
+		}
+		if _, err := c.API.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &q.Source, MessageBody: &it.Body}); err != nil {
+			return moved, fmt.Errorf("replay %s: send to %s queue: %w", it.MessageID, stage, err)
+		}
+		// Sent before deleted: a crash here leaves a duplicate, which the
+		// stage's replay guard (dead-letter id) absorbs; never a loss.
+		if _, err := c.API.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &q.DLQ, ReceiptHandle: &it.receipt}); err != nil {
+			return moved, fmt.Errorf("replay %s: delete from DLQ: %w", it.MessageID, err)
+		}
+		moved = append(moved, it)
+	}
+	return moved, nil
+}
+
+// Restart asks for a full restart of a dead-lettered job from fetch, and
+// removes the job's items from every DLQ so they cannot be replayed on top.
+func (c *Client) Restart(ctx context.Context, job envelope.Envelope, actor, note string) error {
+	job.Stage, job.DeadLetter, job.Attempt = domain.StageFetch, nil, 0
+	job.SentAt = domain.FormatTime(domain.Now())
+	job.Replay = &envelope.Replay{Mode: envelope.ReplayFullRestart, RequestedBy: actor, RequestedAt: job.SentAt, Note: note}
+	body, err := job.Encode()
+	if err != nil {
+		return err
+	}
+	src := c.Queues[domain.StageFetch].Source
+	if _, err := c.API.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &src, MessageBody: &body}); err != nil {
+		return fmt.Errorf("send restart: %w", err)
+	}
+	for stage := range c.Queues {
+		items, err := c.List(ctx, stage, 100)
+		if err != nil {
+			return err
+		}
+		q := c.Queues[stage]
+		for _, it := range items {
+			vis := int32(0)
+			if it.JobID() == job.JobID {
+				_, _ = c.API.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &q.DLQ, ReceiptHandle: &it.receipt})
+				continue
+			}
+			_, _ = c.API.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &q.DLQ, ReceiptHandle: &it.receipt, VisibilityTimeout: vis})
+		}
+	}
+	return nil
+}
+
+// Release makes listed items visible again at once (after a read-only list).
+func (c *Client) Release(ctx context.Context, items []Item) {
+	for _, it := range items {
+		q := c.Queues[it.Stage]
+		_, _ = c.API.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &q.DLQ, ReceiptHandle: &it.receipt, VisibilityTimeout: 0})
+	}
+}

@@ -1,0 +1,117 @@
+// Package domain owns Criticizer's core vocabulary: jobs and their states, the
+// pipeline stages, the changeset a stage fetches and the review it produces.
+// It has no I/O; every other package speaks in these types.
+package domain
+
+import (
+	"fmt"
+	"time"
+)
+
+// Stage is one step of the pipeline. The names are the spec's stage names and
+// appear in queue names, metrics, dead-letter payloads and the job record.
+type Stage string
+
+const (
+	StageFetch  Stage = "fetch"
+	StageLLM    Stage = "llm"
+	StageNotify Stage = "notify"
+)
+
+// Stages lists the pipeline in order.
+var Stages = []Stage{StageFetch, StageLLM, StageNotify}
+
+// Next returns the stage after s, or false when s is the last one.
+func (s Stage) Next() (Stage, bool) {
+	for i, st := range Stages {
+		if st == s && i+1 < len(Stages) {
+			return Stages[i+1], true
+		}
+	}
+	return "", false
+}
+
+// Valid reports whether s names a pipeline stage.
+func (s Stage) Valid() bool {
+	for _, st := range Stages {
+		if st == s {
+			return true
+		}
+	}
+	return false
+}
+
+// ParseStage converts a string into a Stage, rejecting unknown names.
+func ParseStage(v string) (Stage, error) {
+	s := Stage(v)
+	if !s.Valid() {
+		return "", fmt.Errorf("unknown stage %q (want fetch, llm or notify)", v)
+	}
+	return s, nil
+}
+
+// FileChange is one file of a changelist as fetched from Perforce.
+type FileChange struct {
+	DepotPath string `json:"depot_path"`
+	Action    string `json:"action"` // add, edit, delete, integrate, move/add, ...
+	Type      string `json:"type"`   // Perforce file type, e.g. text, binary+l
+	Rev       int    `json:"rev"`
+	Diff      string `json:"diff"` // unified diff against the previous revision; empty for binaries
+}
+
+// Changeset is a changelist with its diffs: the fetch stage's output and the
+// review stage's input (after redaction).
+type Changeset struct {
+	Changelist  int64        `json:"changelist"`
+	User        string       `json:"user"`
+	UserEmail   string       `json:"user_email,omitempty"`
+	Client      string       `json:"client"`
+	Status      string       `json:"status"` // submitted, shelved, pending
+	Description string       `json:"description"`
+	Files       []FileChange `json:"files"`
+}
+
+// ChangedFiles returns the depot paths of the changeset's files, the list
+// review findings are reconciled against.
+func (c Changeset) ChangedFiles() []string {
+	out := make([]string, 0, len(c.Files))
+	for _, f := range c.Files {
+		out = append(out, f.DepotPath)
+	}
+	return out
+}
+
+// Finding is one review finding, as the spec's ReviewResult schema defines it.
+type Finding struct {
+	ID         string `json:"id"`
+	Severity   string `json:"severity"`
+	Category   string `json:"category"`
+	Title      string `json:"title"`
+	File       string `json:"file"`
+	Line       int    `json:"line"`
+	EndLine    int    `json:"end_line,omitempty"`
+	Message    string `json:"message"`
+	Suggestion string `json:"suggestion,omitempty"`
+	Confidence string `json:"confidence,omitempty"`
+	RuleID     string `json:"rule_id,omitempty"`
+}
+
+// ReviewResult is the canonical, validated output of the review stage.
+type ReviewResult struct {
+	SchemaVersion string         `json:"schema_version"`
+	PromptVersion string         `json:"prompt_version"`
+	Summary       string         `json:"summary,omitempty"`
+	Findings      []Finding      `json:"findings"`
+	Meta          map[string]any `json:"meta,omitempty"`
+}
+
+// Now is the single time source for persisted timestamps: always UTC,
+// truncated to milliseconds so that values round-trip through strings.
+func Now() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
+
+// TimeFormat is how every persisted timestamp is written: RFC 3339 in UTC with
+// fixed millisecond precision, so lexical order equals time order.
+const TimeFormat = "2006-01-02T15:04:05.000Z"
+
+// FormatTime renders t in TimeFormat.
+func FormatTime(t time.Time) string { return t.UTC().Format(TimeFormat) }

@@ -1,0 +1,151 @@
+// Package failure owns error classification: the spec's failure table as stable
+// error classes, whether each is retryable, and the Retry-After an upstream asked
+// for. Packages that talk to the outside world wrap their errors with a class
+// (failure.Wrap); the stage runtime classifies once, at its edge, with Classify.
+package failure
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"syscall"
+	"time"
+)
+
+// Class is a stable, machine-readable error class. It appears in dead-letter
+// payloads, logs and metrics; never rename one.
+type Class string
+
+const (
+	NetworkTimeout Class = "NETWORK_TIMEOUT" // DNS/socket timeout, TCP reset, 502/503/504
+	RateLimited    Class = "RATE_LIMITED"    // 429, provider rate_limit_exceeded, quota windows
+	Upstream5xx    Class = "UPSTREAM_5XX"    // LLM internal_error, provider 500
+	Conflict       Class = "CONFLICT"        // duplicate write race, optimistic-lock conflict
+	SchemaInvalid  Class = "SCHEMA_INVALID"  // malformed payload, schema mismatch, missing fields
+	AuthDenied     Class = "AUTH_DENIED"     // invalid key, expired token, 401/403
+	NotFound       Class = "NOT_FOUND"       // 404 for an immutable input, deleted destination
+	PolicyRejected Class = "POLICY_REJECTED" // moderation block, allow-list deny, business rule
+	InternalBug    Class = "INTERNAL_BUG"    // nil dereference, invariant violation, bad config
+	LeaseLost      Class = "LEASE_LOST"      // another worker owns the stage now; stop quietly
+	// DeliveryUnconfirmed: an e-mail send may have happened and the provider
+	// offers no lookup to tell. Resending could e-mail twice, so an operator
+	// decides (at-most-once wins over at-least-once for e-mail).
+	DeliveryUnconfirmed Class = "DELIVERY_UNCONFIRMED"
+)
+
+// Retryable reports whether the spec allows automatic retries for c.
+func (c Class) Retryable() bool {
+	switch c {
+	case NetworkTimeout, RateLimited, Upstream5xx, Conflict:
+		return true
+	}
+	return false
+}
+
+// Error is an error with a class and, optionally, the delay an upstream asked
+// for (Retry-After) and the upstream's status code for diagnostics.
+type Error struct {
+	Class        Class
+	RetryAfter   time.Duration
+	UpstreamCode int
+	Err          error
+}
+
+func (e *Error) Error() string {
+	if e.Err == nil {
+		return string(e.Class)
+	}
+	return fmt.Sprintf("%s: %v", e.Class, e.Err)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Wrap attaches class c to err. A nil err yields nil.
+func Wrap(c Class, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &Error{Class: c, Err: err}
+}
+
+// Errorf formats a new error of class c; %w verbs wrap as with fmt.Errorf.
+func Errorf(c Class, format string, args ...any) error {
+	return &Error{Class: c, Err: fmt.Errorf(format, args...)}
+}
+
+// Upstream builds the error for an upstream HTTP-style answer: status code
+// decides the class (429 rate limited, 401/403 auth, 404 not found, 408/502/
+// 503/504 network, other 5xx upstream, other 4xx schema) and retryAfter is kept.
+func Upstream(status int, retryAfter time.Duration, err error) error {
+	var c Class
+	switch {
+	case status == 429:
+		c = RateLimited
+	case status == 401 || status == 403:
+		c = AuthDenied
+	case status == 404 || status == 410:
+		c = NotFound
+	case status == 408 || status == 502 || status == 503 || status == 504:
+		c = NetworkTimeout
+	case status >= 500:
+		c = Upstream5xx
+	case status == 409:
+		c = Conflict
+	default:
+		c = SchemaInvalid
+	}
+	return &Error{Class: c, RetryAfter: retryAfter, UpstreamCode: status, Err: err}
+}
+
+// Classify returns the class of err: the class of the outermost *Error in its
+// chain, else a class derived from well-known transport errors, else
+// InternalBug (an unclassified error is a bug in the classification).
+func Classify(err error) Class {
+	if err == nil {
+		return ""
+	}
+	var fe *Error
+	if errors.As(err, &fe) {
+		return fe.Class
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) {
+		return NetworkTimeout
+	}
+	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ETIMEDOUT) {
+		return NetworkTimeout
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return NetworkTimeout
+	}
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) {
+		return NetworkTimeout
+	}
+	var opErr *net.OpError
+	if errors.As(err, &opErr) {
+		return NetworkTimeout
+	}
+	return InternalBug
+}
+
+// RetryAfter returns the upstream-requested delay carried by err, if any.
+func RetryAfter(err error) time.Duration {
+	var fe *Error
+	if errors.As(err, &fe) {
+		return fe.RetryAfter
+	}
+	return 0
+}
+
+// UpstreamCode returns the upstream status code carried by err, if any.
+func UpstreamCode(err error) int {
+	var fe *Error
+	if errors.As(err, &fe) {
+		return fe.UpstreamCode
+	}
+	return 0
+}

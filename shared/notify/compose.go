@@ -1,0 +1,438 @@
+// Package notify owns the review e-mail: the outbox identity Key and what is
+// derived from it (idempotency token, Message-ID), composing a deterministic
+// message from a domain.ReviewResult, and sending it over SMTP with errors
+// classified for the retry policy. It keeps no delivery state; the outbox row
+// that says whether a Key was already notified belongs to the caller.
+package notify
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"html/template"
+	"io"
+	"net/mail"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	gomail "github.com/wneessen/go-mail"
+
+	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/failure"
+)
+
+// Header names Criticizer adds to every review e-mail.
+const (
+	HeaderKey        = "X-Criticizer-Key" // Key.IdempotencyToken
+	HeaderJob        = "X-Criticizer-Job" // the job id, for support
+	userAgent        = "Criticizer"
+	maxSubjectSuffix = 60 // runes of the description kept in the subject
+)
+
+// severities lists the finding severities of the spec's schema, most severe
+// first: the order in which the e-mail groups findings.
+var severities = []string{"critical", "high", "medium", "low", "info"}
+
+// Content is what a review e-mail says. The changelist and review version are
+// not repeated here: they come from the Key, so the e-mail can never describe
+// a different version than the outbox row it is sent for.
+type Content struct {
+	Author string
+	// Description is the changelist description; only its first line is
+	// used. Pass the redacted description: the e-mail leaves the system.
+	Description string
+	JobID       string
+	Review      domain.ReviewResult
+	// From is the RFC 5322 From, e.g. "Criticizer <criticizer@example.com>".
+	// Its domain is the right-hand side of the Message-ID.
+	From string
+	// HTML adds a text/html alternative to the text/plain body.
+	HTML bool
+	// Date is the Date header. Zero means domain.Now(). It is the only
+	// input not derived from the review, so tests fix it to compare bytes.
+	Date time.Time
+}
+
+// Message is a composed review e-mail. Rendering it (WriteTo, Bytes) is
+// deterministic: the same Message always yields the same bytes, because the
+// Message-ID and MIME boundary come from the Key and nothing is randomised.
+type Message struct {
+	Key       Key
+	From      string // RFC 5322 From header value
+	To        string // the Key's recipient
+	Subject   string
+	MessageID string // with angle brackets; see Key.MessageID
+	JobID     string
+	Date      time.Time
+	Text      string // text/plain body
+	HTML      string // text/html alternative; empty for none
+}
+
+// Compose builds the review e-mail for k from in. A malformed key or
+// recipient is SCHEMA_INVALID (the data needs correcting); a malformed From is
+// INTERNAL_BUG (it comes from configuration).
+func Compose(k Key, in Content) (*Message, error) {
+	if err := k.Validate(); err != nil {
+		return nil, failure.Wrap(failure.SchemaInvalid, err)
+	}
+	from, err := mail.ParseAddress(in.From)
+	if err != nil {
+		return nil, failure.Errorf(failure.InternalBug, "notify: from address %q: %w", in.From, err)
+	}
+	date := in.Date
+	if date.IsZero() {
+		date = domain.Now()
+	}
+	groups := groupFindings(in.Review.Findings)
+	v := view{
+		Key:         k,
+		Author:      oneLine(in.Author),
+		Description: firstLine(in.Description),
+		JobID:       oneLine(in.JobID),
+		Summary:     strings.TrimSpace(in.Review.Summary),
+		Total:       len(in.Review.Findings),
+		Counts:      countLine(groups),
+		Groups:      groups,
+		Schema:      oneLine(in.Review.SchemaVersion),
+		Prompt:      oneLine(in.Review.PromptVersion),
+		Token:       k.IdempotencyToken(),
+	}
+	m := &Message{
+		Key:       k,
+		From:      from.String(),
+		To:        strings.TrimSpace(k.Recipient),
+		Subject:   subject(k, groups, len(in.Review.Findings), v.Description),
+		MessageID: k.MessageID(from.Address[strings.LastIndexByte(from.Address, '@')+1:]),
+		JobID:     v.JobID,
+		Date:      date,
+		Text:      renderText(v),
+	}
+	if in.HTML {
+		var b strings.Builder
+		if err := htmlBody.Execute(&b, v); err != nil {
+			return nil, failure.Errorf(failure.InternalBug, "notify: render html: %w", err)
+		}
+		m.HTML = b.String()
+	}
+	return m, nil
+}
+
+// WriteTo writes m as an RFC 5322 message (CRLF line endings, MIME,
+// quoted-printable UTF-8 parts).
+func (m *Message) WriteTo(w io.Writer) (int64, error) {
+	g, err := m.mailMsg("")
+	if err != nil {
+		return 0, err
+	}
+	return g.WriteTo(w)
+}
+
+// Bytes returns the rendered message.
+func (m *Message) Bytes() ([]byte, error) {
+	var b bytes.Buffer
+	if _, err := m.WriteTo(&b); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// mailMsg converts m into a fresh go-mail message. A fresh one per send keeps
+// go-mail's per-message delivery state from leaking between attempts.
+// envelopeFrom, when set, is the SMTP MAIL FROM (bounce address).
+func (m *Message) mailMsg(envelopeFrom string) (*gomail.Msg, error) {
+	g := gomail.NewMsg(gomail.WithBoundary(boundary(m.Key)), gomail.WithNoDefaultUserAgent())
+	if err := g.From(m.From); err != nil {
+		return nil, failure.Errorf(failure.InternalBug, "notify: from %q: %w", m.From, err)
+	}
+	if err := g.To(m.To); err != nil {
+		return nil, failure.Errorf(failure.SchemaInvalid, "notify: recipient %q: %w", m.To, err)
+	}
+	if envelopeFrom != "" {
+		if err := g.EnvelopeFrom(envelopeFrom); err != nil {
+			return nil, failure.Errorf(failure.InternalBug, "notify: envelope from %q: %w", envelopeFrom, err)
+		}
+	}
+	g.Subject(m.Subject)
+	g.SetGenHeader(gomail.HeaderMessageID, m.MessageID)
+	g.SetDateWithValue(m.Date)
+	g.SetUserAgent(userAgent) // fixed, not versioned: a release must not change the bytes of a retry
+	// RFC 3834: keeps vacation responders from answering a robot.
+	g.SetGenHeader(gomail.Header("Auto-Submitted"), "auto-generated")
+	g.SetGenHeader(gomail.Header(HeaderKey), m.Key.IdempotencyToken())
+	if m.JobID != "" {
+		g.SetGenHeader(gomail.Header(HeaderJob), m.JobID)
+	}
+	g.SetBodyString(gomail.TypeTextPlain, m.Text)
+	if m.HTML != "" {
+		g.AddAlternativeString(gomail.TypeTextHTML, m.HTML)
+	}
+	return g, nil
+}
+
+// boundary is derived from the key (go-mail's default is random) so that the
+// rendered bytes are reproducible. It hashes a different input than the
+// token, which the body quotes, so the boundary cannot occur in the body.
+func boundary(k Key) string {
+	sum := sha256.Sum256([]byte(keyScheme + "\x00boundary\x00" + k.String()))
+	return "criticizer-" + hex.EncodeToString(sum[:16])
+}
+
+// group is the findings of one severity, in a stable order.
+type group struct {
+	Severity string
+	Label    string // upper-case heading
+	Findings []numbered
+}
+
+type numbered struct {
+	N int
+	domain.Finding
+}
+
+// Location is "file:line" or "file:line-end_line".
+func (f numbered) Location() string {
+	loc := f.File + ":" + strconv.Itoa(f.Line)
+	if f.EndLine > f.Line {
+		loc += "-" + strconv.Itoa(f.EndLine)
+	}
+	return loc
+}
+
+// Tags is the bracketed detail line: category, confidence, rule.
+func (f numbered) Tags() string {
+	var parts []string
+	if f.Category != "" {
+		parts = append(parts, f.Category)
+	}
+	if f.Confidence != "" {
+		parts = append(parts, "confidence: "+f.Confidence)
+	}
+	if f.RuleID != "" {
+		parts = append(parts, "rule: "+f.RuleID)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// groupFindings groups by severity, most severe first, and sorts each group
+// by file, line and id so that the order of the model's output does not
+// change the e-mail. An unknown severity (validation should have dropped it)
+// is still shown, under "other": a finding is never silently hidden.
+func groupFindings(fs []domain.Finding) []group {
+	by := map[string][]domain.Finding{}
+	for _, f := range fs {
+		s := strings.ToLower(strings.TrimSpace(f.Severity))
+		if !known(s) {
+			s = "other"
+		}
+		by[s] = append(by[s], f)
+	}
+	var out []group
+	n := 0
+	for _, s := range append(append([]string{}, severities...), "other") {
+		list := by[s]
+		if len(list) == 0 {
+			continue
+		}
+		sort.SliceStable(list, func(i, j int) bool {
+			a, b := list[i], list[j]
+			if a.File != b.File {
+				return a.File < b.File
+			}
+			if a.Line != b.Line {
+				return a.Line < b.Line
+			}
+			return a.ID < b.ID
+		})
+		g := group{Severity: s, Label: strings.ToUpper(s)}
+		for _, f := range list {
+			n++
+			g.Findings = append(g.Findings, numbered{N: n, Finding: f})
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+func known(s string) bool {
+	for _, v := range severities {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// countLine is "1 high, 2 low".
+func countLine(gs []group) string {
+	parts := make([]string, 0, len(gs))
+	for _, g := range gs {
+		parts = append(parts, fmt.Sprintf("%d %s", len(g.Findings), g.Severity))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// subject is e.g. "[Criticizer] CL 12345 v1: 3 findings (1 high) - Fix login".
+// Only critical and high are counted in the subject: they are what decides
+// whether the reader opens the mail now.
+func subject(k Key, gs []group, total int, desc string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "[Criticizer] CL %d v%d: ", k.Changelist, k.ReviewVersion)
+	switch total {
+	case 0:
+		b.WriteString("no findings")
+	case 1:
+		b.WriteString("1 finding")
+	default:
+		fmt.Fprintf(&b, "%d findings", total)
+	}
+	var urgent []string
+	for _, g := range gs {
+		if g.Severity == "critical" || g.Severity == "high" {
+			urgent = append(urgent, fmt.Sprintf("%d %s", len(g.Findings), g.Severity))
+		}
+	}
+	if len(urgent) > 0 {
+		b.WriteString(" (" + strings.Join(urgent, ", ") + ")")
+	}
+	if desc != "" {
+		if utf8.RuneCountInString(desc) > maxSubjectSuffix {
+			desc = strings.TrimSpace(string([]rune(desc)[:maxSubjectSuffix-3])) + "..."
+		}
+		b.WriteString(" - " + desc)
+	}
+	return b.String()
+}
+
+// view is the data both bodies render.
+type view struct {
+	Key         Key
+	Author      string
+	Description string
+	JobID       string
+	Summary     string
+	Total       int
+	Counts      string
+	Groups      []group
+	Schema      string
+	Prompt      string
+	Token       string
+}
+
+func renderText(v view) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Criticizer reviewed changelist %d (review version %d).\n\n", v.Key.Changelist, v.Key.ReviewVersion)
+	field := func(name, val string) {
+		if val != "" {
+			fmt.Fprintf(&b, "%-13s%s\n", name+":", val)
+		}
+	}
+	field("Author", v.Author)
+	field("Description", v.Description)
+	field("Job", v.JobID)
+	b.WriteString("\n")
+	if v.Summary != "" {
+		b.WriteString("Summary:\n" + indent(v.Summary, "  ") + "\n\n")
+	}
+	if v.Total == 0 {
+		b.WriteString("No findings.\n")
+	} else {
+		fmt.Fprintf(&b, "%d %s: %s.\n", v.Total, plural(v.Total, "finding"), v.Counts)
+	}
+	for _, g := range v.Groups {
+		head := fmt.Sprintf("%s (%d)", g.Label, len(g.Findings))
+		b.WriteString("\n" + head + "\n" + strings.Repeat("-", len(head)) + "\n")
+		for _, f := range g.Findings {
+			fmt.Fprintf(&b, "\n%d. %s  %s\n", f.N, f.Location(), oneLine(f.Title))
+			if t := f.Tags(); t != "" {
+				b.WriteString("   [" + t + "]\n")
+			}
+			b.WriteString(indent(strings.TrimSpace(f.Message), "   ") + "\n")
+			if s := strings.TrimSpace(f.Suggestion); s != "" {
+				b.WriteString(indent("Suggestion: "+s, "   ") + "\n")
+			}
+		}
+	}
+	// "-- " with the trailing space is the RFC 3676 signature separator.
+	b.WriteString("\n-- \nCriticizer")
+	if v.Schema != "" || v.Prompt != "" {
+		fmt.Fprintf(&b, " (schema %s, prompt %s)", v.Schema, v.Prompt)
+	}
+	b.WriteString("\nReference: " + v.Token + "\n")
+	return b.String()
+}
+
+var htmlBody = template.Must(template.New("body").Parse(`<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>Criticizer review</title></head>
+<body style="font-family:sans-serif">
+<p>Criticizer reviewed changelist <b>{{.Key.Changelist}}</b> (review version {{.Key.ReviewVersion}}).</p>
+<table>
+{{- if .Author}}<tr><td>Author</td><td>{{.Author}}</td></tr>{{end}}
+{{- if .Description}}<tr><td>Description</td><td>{{.Description}}</td></tr>{{end}}
+{{- if .JobID}}<tr><td>Job</td><td>{{.JobID}}</td></tr>{{end}}
+</table>
+{{- if .Summary}}
+<p style="white-space:pre-wrap">{{.Summary}}</p>
+{{- end}}
+{{- if eq .Total 0}}
+<p>No findings.</p>
+{{- else}}
+<p>{{.Total}} finding(s): {{.Counts}}.</p>
+{{- end}}
+{{- range .Groups}}
+<h3>{{.Label}} ({{len .Findings}})</h3>
+<ol>
+{{- range .Findings}}
+<li value="{{.N}}"><code>{{.Location}}</code> <b>{{.Title}}</b>{{with .Tags}} <small>[{{.}}]</small>{{end}}
+<div style="white-space:pre-wrap">{{.Message}}</div>
+{{- with .Suggestion}}
+<div style="white-space:pre-wrap"><i>Suggestion:</i> {{.}}</div>
+{{- end}}
+</li>
+{{- end}}
+</ol>
+{{- end}}
+<hr><p><small>Criticizer{{if or .Schema .Prompt}} (schema {{.Schema}}, prompt {{.Prompt}}){{end}} &middot; Reference: {{.Token}}</small></p>
+</body></html>
+`))
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
+
+// firstLine returns the first non-blank line of s, cleaned for a header.
+func firstLine(s string) string {
+	for _, line := range strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n") {
+		if l := oneLine(line); l != "" {
+			return l
+		}
+	}
+	return ""
+}
+
+// oneLine replaces control characters (CR and LF included: header injection)
+// with spaces and collapses runs of white space.
+func oneLine(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
+	return strings.Join(strings.Fields(s), " ")
+}
+
+func indent(s, prefix string) string {
+	lines := strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = prefix + strings.TrimRight(l, " \t")
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,315 @@
+package notify
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/textproto"
+	"regexp"
+	"strings"
+	"time"
+
+	gomail "github.com/wneessen/go-mail"
+	gomailsmtp "github.com/wneessen/go-mail/smtp"
+
+	"github.com/criticizer/criticizer/shared/failure"
+)
+
+// TLSMode is how the SMTP connection is secured.
+type TLSMode string
+
+const (
+	TLSStartTLS TLSMode = "starttls" // plain connect, mandatory STARTTLS (port 587)
+	TLSImplicit TLSMode = "tls"      // TLS from the first byte (port 465)
+	// TLSNone sends in clear text (port 25). AUTH is then refused by the
+	// client unless the server is on the loopback interface, so credentials
+	// never cross a network unencrypted.
+	TLSNone TLSMode = "none"
+)
+
+// DefaultSMTPTimeout bounds dialling and each step of the SMTP conversation
+// when SMTPConfig.Timeout is zero.
+const DefaultSMTPTimeout = 30 * time.Second
+
+// SMTPConfig configures an SMTPSender. Password comes from the secret
+// source (Secrets Manager or an injected environment variable), never from a
+// default or a file; String, GoString and LogValue mask it, so the config can
+// be logged or printed with %v/%+v/%#v safely.
+type SMTPConfig struct {
+	Host string
+	// Port defaults by TLS mode: 587 starttls, 465 tls, 25 none.
+	Port int
+	// From is the envelope sender (MAIL FROM, where bounces go). Empty
+	// means the message's From.
+	From     string
+	TLS      TLSMode // default starttls
+	Username string  // empty: no AUTH
+	Password string
+	Timeout  time.Duration // default DefaultSMTPTimeout
+	HELO     string        // EHLO name; default the host name
+	// TLSConfig overrides certificate verification, e.g. for a private CA.
+	// Its ServerName defaults to Host.
+	TLSConfig *tls.Config
+}
+
+const redacted = "[REDACTED]"
+
+func (c SMTPConfig) masked() SMTPConfig {
+	if c.Password != "" {
+		c.Password = redacted
+	}
+	return c
+}
+
+// String formats c with the password masked.
+func (c SMTPConfig) String() string {
+	m := c.masked()
+	return fmt.Sprintf("{Host:%s Port:%d From:%s TLS:%s Username:%s Password:%s Timeout:%s HELO:%s}",
+		m.Host, m.Port, m.From, m.TLS, m.Username, m.Password, m.Timeout, m.HELO)
+}
+
+// GoString formats c for %#v with the password masked.
+func (c SMTPConfig) GoString() string { return "notify.SMTPConfig" + c.String() }
+
+// LogValue renders c for slog with the password masked.
+func (c SMTPConfig) LogValue() slog.Value {
+	m := c.masked()
+	return slog.GroupValue(
+		slog.String("host", m.Host), slog.Int("port", m.Port), slog.String("tls", string(m.TLS)),
+		slog.String("username", m.Username), slog.String("password", m.Password),
+		slog.Duration("timeout", m.Timeout), slog.String("helo", m.HELO),
+	)
+}
+
+// SMTPSender delivers composed messages over SMTP with go-mail, one
+// connection per message: the notify stage sends few messages per
+// invocation, and a fresh connection cannot inherit a poisoned session.
+type SMTPSender struct {
+	cfg SMTPConfig
+	log *slog.Logger
+}
+
+// NewSMTPSender validates cfg and applies its defaults. A bad config is
+// INTERNAL_BUG: it needs a deploy, not a retry. A nil logger means
+// slog.Default().
+func NewSMTPSender(cfg SMTPConfig, log *slog.Logger) (*SMTPSender, error) {
+	if strings.TrimSpace(cfg.Host) == "" {
+		return nil, failure.Errorf(failure.InternalBug, "notify: smtp host is empty")
+	}
+	if cfg.TLS == "" {
+		cfg.TLS = TLSStartTLS
+	}
+	if cfg.Port == 0 {
+		switch cfg.TLS {
+		case TLSStartTLS:
+			cfg.Port = 587
+		case TLSImplicit:
+			cfg.Port = 465
+		case TLSNone:
+			cfg.Port = 25
+		}
+	}
+	switch cfg.TLS {
+	case TLSStartTLS, TLSImplicit, TLSNone:
+	default:
+		return nil, failure.Errorf(failure.InternalBug, "notify: smtp tls mode %q (want starttls, tls or none)", cfg.TLS)
+	}
+	if cfg.Port < 1 || cfg.Port > 65535 {
+		return nil, failure.Errorf(failure.InternalBug, "notify: smtp port %d out of range", cfg.Port)
+	}
+	if cfg.Username != "" && cfg.Password == "" {
+		return nil, failure.Errorf(failure.InternalBug, "notify: smtp username set without a password")
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultSMTPTimeout
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	return &SMTPSender{cfg: cfg, log: log.With("component", "notify.smtp")}, nil
+}
+
+// ErrOutcomeUnknown is in the chain of a Send error when the connection
+// failed after the whole message had been transmitted but before the
+// server's reply: the provider may have accepted it. The caller must treat
+// the outbox row as "send may have happened" and reconcile before resending.
+var ErrOutcomeUnknown = errors.New("delivery outcome unknown: the server may have accepted the message")
+
+// Send delivers m, which must have been composed for k, and returns its
+// notification id.
+//
+// The notification id is the message's deterministic Message-ID. SMTP has no
+// provider-side message lookup, so the only identifier that a reconciliation
+// can search for — in the recipient's mailbox, a provider's logs, or the test
+// stand-in — is the one Criticizer chose itself. A queue id from the 250
+// reply would be provider-specific and unrecoverable after a lost reply.
+//
+// Errors carry a failure class and the SMTP reply code (failure.UpstreamCode);
+// see classifyReply for the table.
+func (s *SMTPSender) Send(ctx context.Context, k Key, m *Message) (string, error) {
+	if m == nil || m.Key.String() != k.String() {
+		return "", failure.Errorf(failure.InternalBug, "notify: message was composed for another key than %s", k)
+	}
+	if err := ctx.Err(); err != nil {
+		return "", fmt.Errorf("notify: send %s: %w", k, err)
+	}
+	gm, err := m.mailMsg(s.cfg.From)
+	if err != nil {
+		return "", err
+	}
+	client, err := s.client(ctx)
+	if err != nil {
+		return "", err
+	}
+	log := s.log.With("changelist", k.Changelist, "review_version", k.ReviewVersion,
+		"recipient", m.To, "message_id", m.MessageID, "key", k.IdempotencyToken())
+
+	start := time.Now()
+	err = client.DialAndSendWithContext(ctx, gm)
+	if err != nil && gm.IsDelivered() {
+		// The server answered 250 to the message; what failed is the
+		// RSET/QUIT afterwards. Reporting failure would cause a resend.
+		log.Warn("smtp: delivered, error after acceptance ignored", "err", err)
+		err = nil
+	}
+	if err != nil {
+		ferr := classify(k, err)
+		log.Warn("smtp: send failed", "class", failure.Classify(ferr), "smtp_code", failure.UpstreamCode(ferr),
+			"outcome_unknown", errors.Is(ferr, ErrOutcomeUnknown), "err", err, "duration", time.Since(start))
+		return "", ferr
+	}
+	log.Info("smtp: sent", "duration", time.Since(start))
+	return m.MessageID, nil
+}
+
+// client builds a go-mail client for one send. The timeout is cut to the
+// context's deadline, because go-mail honours the context only while dialling;
+// afterwards the connection deadline is what stops a hung server.
+func (s *SMTPSender) client(ctx context.Context) (*gomail.Client, error) {
+	timeout := s.cfg.Timeout
+	if dl, ok := ctx.Deadline(); ok {
+		if left := time.Until(dl); left < timeout {
+			timeout = left
+		}
+	}
+	if timeout <= 0 {
+		return nil, fmt.Errorf("notify: smtp send: %w", context.DeadlineExceeded)
+	}
+	tc := &tls.Config{ServerName: s.cfg.Host, MinVersion: tls.VersionTLS12}
+	if s.cfg.TLSConfig != nil {
+		tc = s.cfg.TLSConfig.Clone()
+		if tc.ServerName == "" {
+			tc.ServerName = s.cfg.Host
+		}
+	}
+	opts := []gomail.Option{
+		gomail.WithPort(s.cfg.Port),
+		gomail.WithTimeout(timeout),
+		gomail.WithTLSConfig(tc),
+	}
+	switch s.cfg.TLS {
+	case TLSStartTLS:
+		opts = append(opts, gomail.WithTLSPolicy(gomail.TLSMandatory))
+	case TLSImplicit:
+		opts = append(opts, gomail.WithSSL())
+	case TLSNone:
+		opts = append(opts, gomail.WithTLSPolicy(gomail.NoTLS))
+	}
+	if s.cfg.HELO != "" {
+		opts = append(opts, gomail.WithHELO(s.cfg.HELO))
+	}
+	if s.cfg.Username != "" {
+		// Over TLS let go-mail pick the strongest mechanism offered. In
+		// clear text only PLAIN, which go-mail allows to loopback only.
+		auth := gomail.SMTPAuthAutoDiscover
+		if s.cfg.TLS == TLSNone {
+			auth = gomail.SMTPAuthPlain
+		}
+		opts = append(opts, gomail.WithSMTPAuth(auth), gomail.WithUsername(s.cfg.Username), gomail.WithPassword(s.cfg.Password))
+	}
+	c, err := gomail.NewClient(s.cfg.Host, opts...)
+	if err != nil {
+		return nil, failure.Errorf(failure.InternalBug, "notify: smtp client: %w", err)
+	}
+	return c, nil
+}
+
+// classify wraps a go-mail error with its failure class and SMTP code.
+func classify(k Key, err error) error {
+	wrapped := fmt.Errorf("notify: smtp send %s: %w", k, err)
+	var se *gomail.SendError
+	if errors.As(err, &se) {
+		if code := se.ErrorCode(); code != 0 {
+			return &failure.Error{Class: classifyReply(code, se.EnhancedStatusCode()), UpstreamCode: code, Err: wrapped}
+		}
+		switch se.Reason {
+		case gomail.ErrGetSender, gomail.ErrGetRcpts, gomail.ErrNoUnencoded:
+			return failure.Wrap(failure.InternalBug, wrapped)
+		case gomail.ErrSMTPDataClose:
+			// The body and its final "." were written; only the reply was
+			// lost. go-mail flattens the cause into text, so this is
+			// the one place the stage of the failure tells us more than
+			// the error chain does.
+			return failure.Wrap(failure.NetworkTimeout, fmt.Errorf("%w: %w", ErrOutcomeUnknown, wrapped))
+		}
+		// No reply code and no local cause: the connection broke mid
+		// conversation (go-mail does not keep the net error in the chain).
+		return failure.Wrap(failure.NetworkTimeout, wrapped)
+	}
+	var te *textproto.Error
+	if errors.As(err, &te) {
+		return &failure.Error{Class: classifyReply(te.Code, enhancedCode(te.Msg)), UpstreamCode: te.Code, Err: wrapped}
+	}
+	for _, authErr := range []error{
+		gomail.ErrPlainAuthNotSupported, gomail.ErrLoginAuthNotSupported, gomail.ErrNoSupportedAuthDiscovered,
+		gomail.ErrCramMD5AuthNotSupported, gomail.ErrSCRAMSHA256AuthNotSupported, gomail.ErrSCRAMSHA1AuthNotSupported,
+		gomailsmtp.ErrUnencrypted, gomailsmtp.ErrWrongHostname,
+	} {
+		if errors.Is(err, authErr) {
+			return failure.Wrap(failure.AuthDenied, wrapped)
+		}
+	}
+	// Dial and socket errors (refused, reset, timeout, DNS) are classified
+	// by the shared rules; anything else, such as a certificate that does
+	// not verify, is configuration and lands in INTERNAL_BUG.
+	return failure.Wrap(failure.Classify(err), wrapped)
+}
+
+// classifyReply maps an SMTP reply code (and RFC 3463 enhanced code, when the
+// server sent one) onto the failure classes:
+//
+//	4xx (421, 450, 451, 452, 454, ...)  UPSTREAM_5XX    transient by SMTP's own definition;
+//	                                                    the closest retryable class is "the
+//	                                                    upstream failed internally"
+//	530, 534, 535, 538; 523              AUTH_DENIED     credentials or auth policy
+//	550, 551, 553 with 5.7.x            POLICY_REJECTED relay denied, spam, sender policy
+//	550, 551, 553 otherwise             NOT_FOUND       mailbox/recipient rejected, permanent
+//	552                                 POLICY_REJECTED message size / storage limit
+//	554 and other 5xx                   POLICY_REJECTED transaction refused
+//	500-504, 555                        SCHEMA_INVALID  the server refused our command syntax
+//	anything else                       INTERNAL_BUG    not an error reply: protocol confusion
+func classifyReply(code int, enhanced string) failure.Class {
+	switch {
+	case code >= 400 && code < 500:
+		return failure.Upstream5xx
+	case code == 523 || code == 530 || code == 534 || code == 535 || code == 538:
+		return failure.AuthDenied
+	case code == 550 || code == 551 || code == 553:
+		if strings.HasPrefix(enhanced, "5.7.") {
+			return failure.PolicyRejected
+		}
+		return failure.NotFound
+	case code >= 500 && code <= 504 || code == 555:
+		return failure.SchemaInvalid
+	case code >= 500 && code < 600:
+		return failure.PolicyRejected
+	}
+	return failure.InternalBug
+}
+
+var enhancedRe = regexp.MustCompile(`^[245]\.\d{1,3}\.\d{1,3}\b`)
+
+// enhancedCode extracts the RFC 3463 code that starts a reply text.
+func enhancedCode(msg string) string { return enhancedRe.FindString(strings.TrimSpace(msg)) }

@@ -1,0 +1,159 @@
+// Package obs owns what the functions tell operators: structured JSON logs
+// (log/slog) carrying correlation ids and masking every secret, and CloudWatch
+// Embedded Metric Format lines for metrics.
+package obs
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Masker replaces known secret values and secret-looking attributes in log
+// records. Secrets are registered when they are loaded from Secrets Manager,
+// so even a value that slips into an error message is masked.
+type Masker struct {
+	mu     sync.RWMutex
+	values []string
+}
+
+// Add registers secret values to mask. Values shorter than 6 characters are
+// ignored: masking them would shred ordinary text.
+func (m *Masker) Add(values ...string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, v := range values {
+		if len(v) >= 6 {
+			m.values = append(m.values, v)
+		}
+	}
+}
+
+// sensitiveKey matches attribute names whose values are never logged.
+var sensitiveKey = regexp.MustCompile(`(?i)(pass(word|wd)?|secret|token|api[_-]?key|authorization|signature|credential|cookie)`)
+
+// Mask is the redaction marker; it never carries any part of the secret.
+const Mask = "[MASKED]"
+
+// String masks every registered secret in s.
+func (m *Masker) String(s string) string {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	for _, v := range m.values {
+		if strings.Contains(s, v) {
+			s = strings.ReplaceAll(s, v, Mask)
+		}
+	}
+	return s
+}
+
+func (m *Masker) replaceAttr(_ []string, a slog.Attr) slog.Attr {
+	if sensitiveKey.MatchString(a.Key) && a.Value.Kind() != slog.KindGroup {
+		return slog.String(a.Key, Mask)
+	}
+	switch a.Value.Kind() {
+	case slog.KindString:
+		return slog.String(a.Key, m.String(a.Value.String()))
+	case slog.KindAny:
+		if err, ok := a.Value.Any().(error); ok {
+			return slog.String(a.Key, m.String(err.Error()))
+		}
+	}
+	return a
+}
+
+// DefaultMasker is shared by every logger of the process.
+var DefaultMasker = &Masker{}
+
+type ctxKey struct{}
+
+// WithAttrs returns a context whose logs carry the given correlation attrs
+// (job_id, trace_id, request_id, message_id, stage).
+func WithAttrs(ctx context.Context, attrs ...slog.Attr) context.Context {
+	prev, _ := ctx.Value(ctxKey{}).([]slog.Attr)
+	merged := append(append([]slog.Attr{}, prev...), attrs...)
+	return context.WithValue(ctx, ctxKey{}, merged)
+}
+
+type ctxHandler struct{ slog.Handler }
+
+func (h ctxHandler) Handle(ctx context.Context, r slog.Record) error {
+	if attrs, ok := ctx.Value(ctxKey{}).([]slog.Attr); ok {
+		r.AddAttrs(attrs...)
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h ctxHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return ctxHandler{h.Handler.WithAttrs(attrs)}
+}
+
+func (h ctxHandler) WithGroup(name string) slog.Handler { return ctxHandler{h.Handler.WithGroup(name)} }
+
+// NewLogger returns a JSON logger writing to w at the given level ("debug",
+// "info", "warn", "error"), tagged with the function name, that masks secrets.
+func NewLogger(w io.Writer, level, function string) *slog.Logger {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		lv = slog.LevelInfo
+	}
+	h := slog.NewJSONHandler(w, &slog.HandlerOptions{Level: lv, ReplaceAttr: DefaultMasker.replaceAttr})
+	return slog.New(ctxHandler{h}).With("function", function)
+}
+
+// Metrics writes CloudWatch Embedded Metric Format records. Lambda ships
+// stdout to CloudWatch Logs, which turns these lines into metrics.
+type Metrics struct {
+	mu        sync.Mutex
+	w         io.Writer
+	namespace string
+	env       string
+}
+
+// NewMetrics returns a Metrics writing to w under the Criticizer namespace.
+func NewMetrics(w io.Writer, env string) *Metrics {
+	if w == nil {
+		w = os.Stdout
+	}
+	return &Metrics{w: w, namespace: "Criticizer", env: env}
+}
+
+// Unit names used by the EMF records.
+const (
+	Count        = "Count"
+	Milliseconds = "Milliseconds"
+)
+
+// Put emits one metric value with the given dimensions (plus Environment).
+func (m *Metrics) Put(name string, value float64, unit string, dims map[string]string) {
+	if m == nil {
+		return
+	}
+	keys := []string{"Environment"}
+	rec := map[string]any{"Environment": m.env, name: value}
+	for k, v := range dims {
+		keys = append(keys, k)
+		rec[k] = v
+	}
+	rec["_aws"] = map[string]any{
+		"Timestamp": time.Now().UnixMilli(),
+		"CloudWatchMetrics": []any{map[string]any{
+			"Namespace":  m.namespace,
+			"Dimensions": [][]string{keys},
+			"Metrics":    []any{map[string]string{"Name": name, "Unit": unit}},
+		}},
+	}
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, _ = m.w.Write(append(b, '\n'))
+}

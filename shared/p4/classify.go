@@ -1,0 +1,142 @@
+package p4
+
+import (
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/criticizer/criticizer/shared/failure"
+)
+
+// p4's generic error codes (EV_*), from the client API. They back up the
+// text patterns when a marshalled error record carries one.
+const (
+	evUnknown = 0x02 // using an unknown entity
+	evIllegal = 0x04 // no permission
+	evProtect = 0x06 // protections prevented the operation
+	evEmpty   = 0x11 // no results
+	evFault   = 0x21 // inexplicable program fault
+	evAdmin   = 0x23 // server administrative action required
+	evComm    = 0x26 // communications error
+)
+
+// Patterns are matched against the lower-cased message. Authentication is
+// checked before network trouble because an expired session can also mention
+// the connection, and a retry would not fix it.
+var (
+	authPatterns = []string{
+		"password (p4passwd) invalid or unset",
+		"perforce password",
+		"session has expired",
+		"you don't have permission",
+		"access for user",
+		"password invalid",
+		"please login again",
+	}
+	networkPatterns = []string{
+		"tcp connect",
+		"connection refused",
+		"connect to server failed",
+		"connection reset",
+		"tcp receive failed",
+		"tcp send failed",
+		"partner exited unexpectedly",
+		"timed out",
+		"timeout",
+		"no route to host",
+		"network is unreachable",
+		"name or service not known",
+		"temporary failure in name resolution",
+	}
+	notFoundPatterns = []string{
+		"no such changelist",
+		"no such file(s)",
+		"file(s) not on client",
+		"file(s) not in client view",
+		"no file(s) at that changelist number",
+	}
+	notFoundRe = regexp.MustCompile(`change \d+ unknown`)
+	noUserRe   = regexp.MustCompile(`user \S+ doesn't exist`)
+)
+
+// classify maps a failed command to an error class from what p4 said, its
+// exit status (-1 when killed by a signal) and the generic code, if any.
+func classify(msg string, exitCode, generic int) failure.Class {
+	m := strings.ToLower(msg)
+	switch {
+	case containsAny(m, authPatterns) || noUserRe.MatchString(m):
+		return failure.AuthDenied
+	case containsAny(m, networkPatterns):
+		return failure.NetworkTimeout
+	case containsAny(m, notFoundPatterns) || notFoundRe.MatchString(m):
+		return failure.NotFound
+	}
+	switch generic {
+	case evIllegal, evProtect:
+		return failure.AuthDenied
+	case evComm:
+		return failure.NetworkTimeout
+	case evUnknown, evEmpty:
+		return failure.NotFound
+	case evFault, evAdmin:
+		return failure.Upstream5xx
+	}
+	// p4 exits 1 for any failed command; a crash, a signal or an exit status
+	// it never uses points at the server or the client install, not at our
+	// arguments. So does an error the client explicitly attributes to the server.
+	if exitCode < 0 || exitCode > 1 || strings.Contains(m, "perforce server error") {
+		return failure.Upstream5xx
+	}
+	return failure.InternalBug
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// maxMessage bounds the p4 text carried in an error: enough to diagnose,
+// not enough to smuggle a file's content into a dead-letter payload.
+const maxMessage = 512
+
+var (
+	// p4 tickets are 32 upper-case hex digits; a client may echo one.
+	ticketRe = regexp.MustCompile(`\b[0-9A-F]{32}\b`)
+	// Anything that looks like "password=..." or "ticket: ..." in a message.
+	credentialRe = regexp.MustCompile(`(?i)\b(passw(?:or)?d|p4passwd|ticket|token)(\s*[=:]\s*)\S+`)
+)
+
+// sanitize makes p4's stderr (or error records) fit for an error message and
+// a log: the configured password and ticket-like strings masked, control
+// characters other than newline and tab replaced, whitespace runs folded, and
+// the result truncated.
+func sanitize(text, password string) string {
+	if password != "" {
+		text = strings.ReplaceAll(text, password, "[REDACTED]")
+	}
+	text = ticketRe.ReplaceAllString(text, "[REDACTED]")
+	text = credentialRe.ReplaceAllString(text, "${1}${2}[REDACTED]")
+	text = strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\t' {
+			return ' '
+		}
+		if unicode.IsControl(r) || r == utf8.RuneError {
+			return '?'
+		}
+		return r
+	}, text)
+	text = strings.Join(strings.Fields(text), " ")
+	if len(text) > maxMessage {
+		cut := maxMessage
+		for cut > 0 && !utf8.RuneStart(text[cut]) {
+			cut--
+		}
+		text = text[:cut] + "…(truncated)"
+	}
+	return text
+}

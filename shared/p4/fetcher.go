@@ -1,0 +1,346 @@
+package p4
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/criticizer/criticizer/shared/depot"
+	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/failure"
+)
+
+// CommandRunner runs one p4 command; *Runner is the production one.
+type CommandRunner interface {
+	Run(ctx context.Context, command string, args ...string) ([]Record, error)
+}
+
+// Fetcher is the spec's ChangeFetcher: the single enforcement point of the
+// depot allow-list for changelist retrieval and file expansion.
+type Fetcher struct {
+	p4    CommandRunner
+	allow *depot.AllowList
+	log   *slog.Logger
+}
+
+// NewFetcher returns a Fetcher that runs commands with p4 and admits only
+// files inside allow.
+func NewFetcher(p4 CommandRunner, allow *depot.AllowList, log *slog.Logger) (*Fetcher, error) {
+	if p4 == nil || allow == nil {
+		return nil, failure.Errorf(failure.InternalBug, "p4.NewFetcher needs a runner and an allow-list")
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Fetcher{p4: p4, allow: allow, log: log}, nil
+}
+
+// Fetch retrieves a changelist and the diff of each of its files:
+//
+//  1. p4 -ztag -Mj describe -s [-S] <cl>
+//  2. allow-list check of every file; one denied file rejects the whole
+//     changelist before any other command runs
+//  3. per file, the allow-list again, then
+//     edit/integrate:  diff2 -du <path>#<rev-1> <path>#<rev>
+//     add/branch:      print <path>#<rev>            (rendered as an all-"+" diff)
+//     delete:          nothing (empty diff); binary types: nothing
+//     For shelved changes the new side is <path>@=<cl> and the old side the
+//     shelved file's base revision <path>#<rev>.
+//  4. p4 -ztag -Mj user -o <user> for the author's Email
+//
+// Any failure returns no changeset at all: a partial fetch is never handed on.
+func (f *Fetcher) Fetch(ctx context.Context, changelist int64, shelved bool) (domain.Changeset, error) {
+	start := time.Now()
+	if changelist <= 0 {
+		return domain.Changeset{}, failure.Errorf(failure.SchemaInvalid, "changelist must be positive, got %d", changelist)
+	}
+	cs, err := f.describe(ctx, changelist, shelved)
+	if err != nil {
+		return domain.Changeset{}, err
+	}
+
+	// Every file is checked before any of them is fetched: a changelist that
+	// touches a denied path is rejected whole.
+	denied := 0
+	var firstErr error
+	for _, fc := range cs.Files {
+		if err := f.allow.Check(fc.DepotPath); err != nil {
+			denied++
+			if firstErr == nil {
+				firstErr = err
+			}
+		}
+	}
+	if firstErr != nil {
+		f.log.Warn("changelist rejected by depot allow-list",
+			"event", "changelist_rejected",
+			"changelist", changelist,
+			"shelved", shelved,
+			"files", len(cs.Files),
+			"denied_files", denied)
+		return domain.Changeset{}, firstErr
+	}
+
+	for i := range cs.Files {
+		diff, err := f.fileDiff(ctx, changelist, shelved, cs.Files[i])
+		if err != nil {
+			return domain.Changeset{}, err
+		}
+		cs.Files[i].Diff = diff
+	}
+
+	email, err := f.email(ctx, cs.User)
+	if err != nil {
+		return domain.Changeset{}, err
+	}
+	cs.UserEmail = email
+
+	f.log.Info("changelist fetched",
+		"changelist", changelist,
+		"shelved", shelved,
+		"files", len(cs.Files),
+		"duration_ms", time.Since(start).Milliseconds())
+	return cs, nil
+}
+
+func (f *Fetcher) describe(ctx context.Context, changelist int64, shelved bool) (domain.Changeset, error) {
+	args := []string{"-s"}
+	if shelved {
+		args = append(args, "-S")
+	}
+	args = append(args, strconv.FormatInt(changelist, 10))
+	recs, err := f.p4.Run(ctx, "describe", args...)
+	if err != nil {
+		return domain.Changeset{}, err
+	}
+	var rec Record
+	for _, r := range recs {
+		if _, ok := r["change"]; ok {
+			rec = r
+			break
+		}
+	}
+	if rec == nil {
+		return domain.Changeset{}, failure.Errorf(failure.SchemaInvalid, "p4 describe %d: no change record in output", changelist)
+	}
+	if got, err := rec.Int("change"); err != nil || got != changelist {
+		return domain.Changeset{}, failure.Errorf(failure.SchemaInvalid, "p4 describe %d: answered for change %q", changelist, rec["change"])
+	}
+	cs := domain.Changeset{
+		Changelist:  changelist,
+		User:        rec["user"],
+		Client:      rec["client"],
+		Status:      rec["status"],
+		Description: rec["desc"],
+	}
+	if cs.User == "" {
+		return domain.Changeset{}, failure.Errorf(failure.SchemaInvalid, "p4 describe %d: no user", changelist)
+	}
+	switch {
+	case shelved && cs.Status == "submitted":
+		return domain.Changeset{}, failure.Errorf(failure.NotFound, "changelist %d is submitted and has no shelved files", changelist)
+	case !shelved && cs.Status != "submitted":
+		// A pending change's content lives in a workspace, not on the server.
+		return domain.Changeset{}, failure.Errorf(failure.NotFound, "changelist %d is %s, not submitted; only its shelved files can be reviewed", changelist, cs.Status)
+	case shelved:
+		cs.Status = "shelved"
+	}
+
+	files, err := describeFiles(rec)
+	if err != nil {
+		return domain.Changeset{}, failure.Wrap(failure.SchemaInvalid, fmt.Errorf("p4 describe %d: %w", changelist, err))
+	}
+	cs.Files = files
+	return cs, nil
+}
+
+// describeFiles reads the indexed file fields of a describe record.
+func describeFiles(rec Record) ([]domain.FileChange, error) {
+	var files []domain.FileChange
+	for i := 0; ; i++ {
+		idx := strconv.Itoa(i)
+		path, ok := rec["depotFile"+idx]
+		if !ok {
+			break
+		}
+		fc := domain.FileChange{
+			DepotPath: path,
+			Action:    rec["action"+idx],
+			Type:      rec["type"+idx],
+		}
+		if fc.Action == "" || fc.Type == "" {
+			return nil, fmt.Errorf("file %d: missing action or type", i)
+		}
+		switch rev := rec["rev"+idx]; rev {
+		case "", "none":
+			// An opened add has no revision yet.
+		default:
+			n, err := strconv.Atoi(rev)
+			if err != nil || n < 0 {
+				return nil, fmt.Errorf("file %d: bad revision %q", i, rev)
+			}
+			fc.Rev = n
+		}
+		files = append(files, fc)
+	}
+	// A gap in the indexes would leave a file unlisted and so unchecked.
+	n := 0
+	for k := range rec {
+		if rest, ok := strings.CutPrefix(k, "depotFile"); ok && rest != "" {
+			if _, err := strconv.Atoi(rest); err == nil {
+				n++
+			}
+		}
+	}
+	if n != len(files) {
+		return nil, fmt.Errorf("file indexes are not contiguous (%d listed, %d read)", n, len(files))
+	}
+	return files, nil
+}
+
+// fileDiff fetches the diff of one file, after checking the allow-list again
+// (defense in depth: the check next to the command cannot be skipped by a
+// future code path that forgets the first one).
+func (f *Fetcher) fileDiff(ctx context.Context, changelist int64, shelved bool, fc domain.FileChange) (string, error) {
+	if err := f.allow.Check(fc.DepotPath); err != nil {
+		return "", err
+	}
+	if isBinary(fc.Type) || isDelete(fc.Action) {
+		return "", nil
+	}
+	if !shelved && fc.Rev < 1 {
+		return "", failure.Errorf(failure.SchemaInvalid, "p4 describe %d: %s has no revision", changelist, fc.DepotPath)
+	}
+	newSpec := fmt.Sprintf("%s#%d", fc.DepotPath, fc.Rev)
+	oldRev := fc.Rev - 1
+	if shelved {
+		newSpec = fmt.Sprintf("%s@=%d", fc.DepotPath, changelist)
+		oldRev = fc.Rev
+	}
+	if isAdd(fc.Action) || oldRev < 1 {
+		return f.printAsDiff(ctx, fc.DepotPath, newSpec)
+	}
+	oldSpec := fmt.Sprintf("%s#%d", fc.DepotPath, oldRev)
+	recs, err := f.p4.Run(ctx, "diff2", "-du", oldSpec, newSpec)
+	if err != nil {
+		return "", err
+	}
+	header, body := splitContent(recs)
+	if header == nil || header["depotFile2"] != fc.DepotPath {
+		return "", failure.Errorf(failure.SchemaInvalid, "p4 diff2 %s: unexpected header", fc.DepotPath)
+	}
+	if header["status"] == "identical" || body == "" {
+		return "", nil
+	}
+	return "--- " + oldSpec + "\n+++ " + newSpec + "\n" + withFinalNewline(body), nil
+}
+
+// printAsDiff prints a file's content and renders it as the diff of an add.
+func (f *Fetcher) printAsDiff(ctx context.Context, path, spec string) (string, error) {
+	recs, err := f.p4.Run(ctx, "print", spec)
+	if err != nil {
+		return "", err
+	}
+	header, content := splitContent(recs)
+	if header == nil || header["depotFile"] != path {
+		return "", failure.Errorf(failure.SchemaInvalid, "p4 print %s: unexpected header", path)
+	}
+	return addedDiff(spec, content), nil
+}
+
+// addedDiff renders content as a unified diff from nothing: every line
+// prefixed with "+", so that line numbers in review findings match the file.
+func addedDiff(spec, content string) string {
+	if content == "" {
+		return ""
+	}
+	lines := strings.SplitAfter(content, "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	var b strings.Builder
+	b.WriteString("--- /dev/null\n+++ " + spec + "\n")
+	if len(lines) == 1 {
+		b.WriteString("@@ -0,0 +1 @@\n")
+	} else {
+		fmt.Fprintf(&b, "@@ -0,0 +1,%d @@\n", len(lines))
+	}
+	for _, l := range lines {
+		b.WriteByte('+')
+		b.WriteString(l)
+	}
+	if !strings.HasSuffix(content, "\n") {
+		b.WriteString("\n\\ No newline at end of file\n")
+	}
+	return b.String()
+}
+
+func withFinalNewline(s string) string {
+	if strings.HasSuffix(s, "\n") {
+		return s
+	}
+	return s + "\n"
+}
+
+// email looks up the author's e-mail address. An unknown user (the server
+// answers with a default spec that has no Update date) has none.
+func (f *Fetcher) email(ctx context.Context, user string) (string, error) {
+	if !validUser(user) {
+		return "", failure.Errorf(failure.SchemaInvalid, "p4 describe: implausible user name (%d bytes)", len(user))
+	}
+	recs, err := f.p4.Run(ctx, "user", "-o", user)
+	if err != nil {
+		return "", err
+	}
+	for _, r := range recs {
+		if _, ok := r["User"]; !ok {
+			continue
+		}
+		if _, ok := r["Update"]; !ok {
+			f.log.Warn("changelist author has no user spec", "event", "p4_user_unknown")
+			return "", nil
+		}
+		return r["Email"], nil
+	}
+	return "", failure.Errorf(failure.SchemaInvalid, "p4 user -o: no user record in output")
+}
+
+// validUser rejects names that could be read as an option or a file spec;
+// Perforce itself does not allow them in user names.
+func validUser(u string) bool {
+	if u == "" || len(u) > 256 || strings.HasPrefix(u, "-") || strings.Contains(u, "...") {
+		return false
+	}
+	for _, r := range u {
+		if r <= ' ' || r == 0x7f || strings.ContainsRune("@#%*/\\\"'", r) {
+			return false
+		}
+	}
+	return true
+}
+
+// isBinary reports whether a Perforce file type stores binary content, whose
+// bytes are neither reviewable nor safe to hand to a text pipeline.
+func isBinary(fileType string) bool {
+	base, _, _ := strings.Cut(fileType, "+")
+	switch base {
+	case "binary", "ubinary", "xbinary", "cbinary", "apple", "resource", "uresource":
+		return true
+	}
+	return false
+}
+
+func isDelete(action string) bool {
+	return strings.HasSuffix(action, "delete") || action == "purge" || action == "archive"
+}
+
+func isAdd(action string) bool {
+	switch action {
+	case "add", "branch", "move/add", "import":
+		return true
+	}
+	return false
+}

@@ -1,0 +1,268 @@
+package p4
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/criticizer/criticizer/shared/depot"
+	"github.com/criticizer/criticizer/shared/failure"
+)
+
+// Defaults for the zero values of Config.
+const (
+	DefaultTimeout   = 60 * time.Second
+	DefaultMaxOutput = 32 << 20 // bytes of stdout per command
+)
+
+// maxStderr bounds what is kept of stderr; only a sanitized prefix of it is
+// ever reported.
+const maxStderr = 64 << 10
+
+// Config says how to run p4. Only Path, Port and User are required.
+type Config struct {
+	Path     string // absolute path of the p4 executable, e.g. /opt/bin/p4 from the Lambda layer
+	Port     string // P4PORT
+	User     string // P4USER
+	Client   string // P4CLIENT, optional
+	Tickets  string // P4TICKETS: path of the tickets file, optional
+	Password string // P4PASSWD: password or ticket, optional; never logged
+	Home     string // HOME for the child; default os.TempDir()
+	TmpDir   string // TMPDIR for the child; default os.TempDir()
+
+	Timeout   time.Duration // per command; default DefaultTimeout
+	MaxOutput int64         // stdout cap per command; default DefaultMaxOutput
+}
+
+// Runner runs p4 commands. It is safe for concurrent use.
+type Runner struct {
+	path      string
+	env       []string
+	dir       string
+	password  string
+	timeout   time.Duration
+	maxOutput int64
+	log       *slog.Logger
+}
+
+// NewRunner validates cfg and returns a Runner. An invalid configuration is
+// a failure.InternalBug: the deployment is broken, retrying will not help.
+func NewRunner(cfg Config, log *slog.Logger) (*Runner, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Path == "" || !filepath.IsAbs(cfg.Path) || filepath.Clean(cfg.Path) != cfg.Path {
+		// A fixed absolute path is the spec's "trusted resolver": a bare name
+		// would be looked up in PATH, which an attacker may influence.
+		return nil, failure.Errorf(failure.InternalBug, "p4 path %q must be a clean absolute path", cfg.Path)
+	}
+	st, err := os.Stat(cfg.Path)
+	if err != nil {
+		return nil, failure.Errorf(failure.InternalBug, "p4 executable: %w", err)
+	}
+	if !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
+		return nil, failure.Errorf(failure.InternalBug, "p4 executable %s is not an executable file", cfg.Path)
+	}
+	if cfg.Port == "" || cfg.User == "" {
+		return nil, failure.Errorf(failure.InternalBug, "p4 config needs Port and User")
+	}
+	home, tmp := cfg.Home, cfg.TmpDir
+	if home == "" {
+		home = os.TempDir()
+	}
+	if tmp == "" {
+		tmp = os.TempDir()
+	}
+	vars := []struct{ name, value string }{
+		{"P4PORT", cfg.Port},
+		{"P4USER", cfg.User},
+		{"P4CLIENT", cfg.Client},
+		{"P4TICKETS", cfg.Tickets},
+		{"P4PASSWD", cfg.Password},
+		{"HOME", home},
+		{"TMPDIR", tmp},
+	}
+	var env []string
+	for _, v := range vars {
+		if v.value == "" {
+			continue
+		}
+		if strings.ContainsAny(v.value, "\x00\n\r") {
+			return nil, failure.Errorf(failure.InternalBug, "p4 config %s contains a control character", v.name)
+		}
+		env = append(env, v.name+"="+v.value)
+	}
+	r := &Runner{
+		path:      cfg.Path,
+		env:       env,
+		dir:       home,
+		password:  cfg.Password,
+		timeout:   cfg.Timeout,
+		maxOutput: cfg.MaxOutput,
+		log:       log,
+	}
+	if r.timeout <= 0 {
+		r.timeout = DefaultTimeout
+	}
+	if r.maxOutput <= 0 {
+		r.maxOutput = DefaultMaxOutput
+	}
+	return r, nil
+}
+
+var commandRe = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+
+// Run executes "p4 -ztag -Mj <command> <args...>" and returns its records.
+// The caller is responsible for what the arguments mean (Fetcher only passes
+// allow-listed depot paths); Run only refuses arguments that cannot be
+// meaningful tokens.
+func (r *Runner) Run(ctx context.Context, command string, args ...string) ([]Record, error) {
+	if !commandRe.MatchString(command) {
+		return nil, failure.Errorf(failure.InternalBug, "p4: invalid command name %q", command)
+	}
+	for i, a := range args {
+		if a == "" || strings.ContainsAny(a, "\x00\n\r") {
+			return nil, failure.Errorf(failure.InternalBug, "p4 %s: argument %d is empty or contains a control character", command, i)
+		}
+	}
+	argv := append([]string{"-ztag", "-Mj", command}, args...)
+
+	runCtx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+	cmd := exec.CommandContext(runCtx, r.path, argv...)
+	cmd.Env = r.env
+	cmd.Dir = r.dir
+	// After the kill, do not wait forever for a grandchild holding the pipes.
+	cmd.WaitDelay = 2 * time.Second
+	stdout := &capWriter{limit: r.maxOutput, onOverflow: cancel}
+	stderr := &capWriter{limit: maxStderr}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+
+	start := time.Now()
+	runErr := cmd.Run()
+	elapsed := time.Since(start)
+	exitCode := -1
+	if cmd.ProcessState != nil {
+		exitCode = cmd.ProcessState.ExitCode()
+	}
+
+	recs, err := r.outcome(ctx, runCtx, command, runErr, exitCode, stdout, stderr)
+	attrs := []any{
+		"command", command,
+		"arg_count", len(args),
+		"args", loggableArgs(args),
+		"duration_ms", elapsed.Milliseconds(),
+		"exit_code", exitCode,
+		"stdout_bytes", stdout.buf.Len(),
+	}
+	if err != nil {
+		r.log.Warn("p4 command failed", append(attrs, "error_class", string(failure.Classify(err)))...)
+		return nil, err
+	}
+	r.log.Info("p4 command", append(attrs, "records", len(recs))...)
+	return recs, nil
+}
+
+// outcome turns the finished process into records or a classified error.
+func (r *Runner) outcome(ctx, runCtx context.Context, command string, runErr error, exitCode int, stdout, stderr *capWriter) ([]Record, error) {
+	switch {
+	case stdout.overflow:
+		return nil, failure.Errorf(failure.PolicyRejected, "p4 %s: output exceeds %d bytes", command, r.maxOutput)
+	case ctx.Err() != nil:
+		// The caller gave up (deadline or cancellation, e.g. a lost lease).
+		// The error still satisfies errors.Is(err, ctx.Err()).
+		return nil, failure.Wrap(failure.NetworkTimeout, fmt.Errorf("p4 %s: %w", command, ctx.Err()))
+	case errors.Is(runCtx.Err(), context.DeadlineExceeded):
+		return nil, failure.Wrap(failure.NetworkTimeout, fmt.Errorf("p4 %s: timed out after %s: %w", command, r.timeout, context.DeadlineExceeded))
+	}
+	var exitErr *exec.ExitError
+	if runErr != nil && !errors.As(runErr, &exitErr) {
+		// The client could not be started at all: the install is broken.
+		return nil, failure.Errorf(failure.InternalBug, "p4 %s: %w", command, runErr)
+	}
+
+	recs, msgs, parseErr := parseRecords(stdout.buf.Bytes())
+	var texts []string
+	generic := 0
+	for _, m := range msgs {
+		texts = append(texts, m.text)
+		if generic == 0 {
+			generic = m.generic
+		}
+	}
+	if s := strings.TrimSpace(stderr.buf.String()); s != "" {
+		texts = append(texts, s)
+	}
+	if exitCode != 0 || len(texts) > 0 {
+		raw := strings.Join(texts, "\n")
+		class := classify(raw, exitCode, generic)
+		msg := sanitize(raw, r.password)
+		if msg == "" {
+			msg = "no message"
+		}
+		return nil, failure.Errorf(class, "p4 %s: exit status %d: %s", command, exitCode, msg)
+	}
+	if parseErr != nil {
+		return nil, failure.Wrap(failure.SchemaInvalid, fmt.Errorf("p4 %s: %w", command, parseErr))
+	}
+	return recs, nil
+}
+
+// capWriter keeps at most limit bytes. Past the limit it calls onOverflow
+// (which kills the process) and discards the rest, so the child never blocks
+// on a full pipe while the kill is on its way.
+type capWriter struct {
+	buf        bytes.Buffer
+	limit      int64
+	overflow   bool
+	onOverflow func()
+}
+
+func (w *capWriter) Write(p []byte) (int, error) {
+	if w.overflow {
+		return len(p), nil
+	}
+	if room := w.limit - int64(w.buf.Len()); int64(len(p)) > room {
+		w.buf.Write(p[:max(room, 0)])
+		w.overflow = true
+		if w.onOverflow != nil {
+			w.onOverflow()
+		}
+		return len(p), nil
+	}
+	w.buf.Write(p)
+	return len(p), nil
+}
+
+var (
+	flagArgRe  = regexp.MustCompile(`^-[A-Za-z]{1,3}[0-9]*$`)
+	numberRe   = regexp.MustCompile(`^[0-9]{1,19}$`)
+	revisionRe = regexp.MustCompile(`(#[0-9]+|#head|#none|@=[0-9]+|@[0-9]+)$`)
+)
+
+// loggableArgs shows argument values that are flags, numbers or depot file
+// specs in valid depot syntax; anything else (user names, free text) is
+// replaced by a placeholder that only tells its length.
+func loggableArgs(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		path := revisionRe.ReplaceAllString(a, "")
+		switch {
+		case flagArgRe.MatchString(a), numberRe.MatchString(a):
+			out[i] = a
+		case depot.ValidSyntax(path):
+			out[i] = a
+		default:
+			out[i] = fmt.Sprintf("<redacted len=%d>", len(a))
+		}
+	}
+	return out
+}

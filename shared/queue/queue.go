@@ -1,0 +1,128 @@
+// Package queue owns the SQS side of the pipeline: sending stage envelopes to
+// a stage's queue or DLQ, and moving a message's visibility, which is how a
+// lease is extended and how a retry is delayed.
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/envelope"
+	"github.com/criticizer/criticizer/shared/failure"
+)
+
+// API is the part of the SQS client the package uses.
+type API interface {
+	SendMessage(context.Context, *sqs.SendMessageInput, ...func(*sqs.Options)) (*sqs.SendMessageOutput, error)
+	ChangeMessageVisibility(context.Context, *sqs.ChangeMessageVisibilityInput, ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error)
+}
+
+// Queues sends envelopes to the stage queues and DLQs.
+type Queues struct {
+	api  API
+	urls map[domain.Stage]string
+	dlqs map[domain.Stage]string
+}
+
+// New returns Queues over the given stage queue and DLQ URLs.
+func New(api API, urls, dlqs map[domain.Stage]string) *Queues {
+	return &Queues{api: api, urls: urls, dlqs: dlqs}
+}
+
+// Attributes copied onto every message so operators can filter in the console
+// without decoding bodies.
+func attrs(e envelope.Envelope) map[string]types.MessageAttributeValue {
+	str := func(v string) types.MessageAttributeValue {
+		return types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(v)}
+	}
+	m := map[string]types.MessageAttributeValue{"job_id": str(e.JobID), "stage": str(string(e.Stage))}
+	if e.DeadLetter != nil {
+		m["error_class"] = str(string(e.DeadLetter.ErrorClass))
+	}
+	return m
+}
+
+// Send puts e on its stage's queue.
+func (q *Queues) Send(ctx context.Context, e envelope.Envelope) error {
+	return q.send(ctx, q.urls[e.Stage], e, "stage queue")
+}
+
+// SendDeadLetter puts e (with its dead_letter block) on its stage's DLQ.
+func (q *Queues) SendDeadLetter(ctx context.Context, e envelope.Envelope) error {
+	return q.send(ctx, q.dlqs[e.Stage], e, "dead-letter queue")
+}
+
+// SendRaw puts an already-encoded body on a stage's queue or DLQ, with the
+// given message attributes. It serves two cases where the body must travel
+// unchanged: a dead letter whose earlier send was interrupted, and a message
+// too malformed to be an envelope (diagnostics then ride in attributes).
+func (q *Queues) SendRaw(ctx context.Context, stage domain.Stage, dlq bool, body string, attributes map[string]string) error {
+	url := q.urls[stage]
+	if dlq {
+		url = q.dlqs[stage]
+	}
+	if url == "" {
+		return failure.Errorf(failure.InternalBug, "no queue URL configured for stage %s (dlq=%t)", stage, dlq)
+	}
+	in := &sqs.SendMessageInput{QueueUrl: &url, MessageBody: &body, MessageAttributes: map[string]types.MessageAttributeValue{}}
+	for k, v := range attributes {
+		if v != "" {
+			in.MessageAttributes[k] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(v)}
+		}
+	}
+	if _, err := q.api.SendMessage(ctx, in); err != nil {
+		return classify(fmt.Errorf("send to %s queue: %w", stage, err))
+	}
+	return nil
+}
+
+func (q *Queues) send(ctx context.Context, url string, e envelope.Envelope, what string) error {
+	if url == "" {
+		return failure.Errorf(failure.InternalBug, "no %s URL configured for stage %s", what, e.Stage)
+	}
+	body, err := e.Encode()
+	if err != nil {
+		return failure.Wrap(failure.InternalBug, err)
+	}
+	_, err = q.api.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &url, MessageBody: &body, MessageAttributes: attrs(e)})
+	if err != nil {
+		return classify(fmt.Errorf("send to %s %s: %w", e.Stage, what, err))
+	}
+	return nil
+}
+
+// SetVisibility makes a received message invisible for seconds from now.
+func (q *Queues) SetVisibility(ctx context.Context, stage domain.Stage, receipt string, seconds int32) error {
+	url := q.urls[stage]
+	_, err := q.api.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &url, ReceiptHandle: &receipt, VisibilityTimeout: seconds})
+	if err != nil {
+		return classify(fmt.Errorf("change visibility on %s queue: %w", stage, err))
+	}
+	return nil
+}
+
+func classify(err error) error {
+	if failure.Classify(err) == failure.NetworkTimeout {
+		return err
+	}
+	var ae interface{ ErrorCode() string }
+	if errors.As(err, &ae) {
+		switch ae.ErrorCode() {
+		case "ReceiptHandleIsInvalid", "MessageNotInflight", "AWS.SimpleQueueService.MessageNotInflight":
+			return failure.Wrap(failure.LeaseLost, err)
+		case "AccessDenied", "AccessDeniedException", "KMS.AccessDeniedException":
+			return failure.Wrap(failure.AuthDenied, err)
+		case "AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist":
+			return failure.Wrap(failure.InternalBug, err)
+		case "RequestThrottled", "ThrottlingException":
+			return failure.Wrap(failure.RateLimited, err)
+		}
+	}
+	return failure.Wrap(failure.Upstream5xx, err)
+}

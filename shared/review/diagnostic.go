@@ -1,0 +1,149 @@
+package review
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+)
+
+// Diagnostic kinds. The first three are the spec's required parser
+// diagnostics; FieldDropped and Warning extend them.
+const (
+	KindCoercion       = "coercion_applied"
+	KindFindingDropped = "finding_dropped"
+	KindRejected       = "response_rejected"
+	// KindFieldDropped records an unknown key removed from a response that
+	// declares a newer compatible schema minor (additive fields we cannot use).
+	KindFieldDropped = "field_dropped"
+	// KindWarning is a top-level warning that does not fail the review.
+	KindWarning = "warning"
+)
+
+// Reason codes: the spec's recommended set plus the extensions noted.
+const (
+	ReasonInvalidJSON          = "invalid_json"
+	ReasonSchemaMismatch       = "schema_mismatch"
+	ReasonMissingRequiredField = "missing_required_field"
+	ReasonInvalidEnumValue     = "invalid_enum_value"
+	ReasonInvalidLineRange     = "invalid_line_range"
+	ReasonFileNotInChanged     = "file_not_in_changed_files"
+	ReasonIncompatibleVersion  = "incompatible_version"
+	ReasonAllFindingsDropped   = "all_findings_dropped"
+	ReasonResponseTooLarge     = "response_too_large" // extension: raw bytes over Options.MaxBytes
+	ReasonUnknownField         = "unknown_field"      // extension: see KindFieldDropped
+
+	// Coercion reasons say which safe normalization was applied.
+	ReasonTrimmed        = "trimmed_whitespace"
+	ReasonPathSeparator  = "normalized_path_separator"
+	ReasonIntegralString = "integral_string_to_integer"
+	ReasonIntegralNumber = "integral_number_canonicalized" // e.g. 12.0 -> 12
+	ReasonPathReconciled = "path_reconciled"               // finding path rewritten to the changed_files entry
+)
+
+// Diagnostic is one machine-readable parser event. Old and New never hold
+// free text from the model (title, message, suggestion, summary): those are
+// replaced by a length and short hash, so diagnostics are safe to log.
+type Diagnostic struct {
+	Kind      string `json:"kind"`
+	Reason    string `json:"reason"`
+	FindingID string `json:"finding_id,omitempty"`
+	// Index is the finding's position in the response's findings array, -1
+	// for top-level diagnostics; it locates findings that have no usable id.
+	Index  int    `json:"index"`
+	Field  string `json:"field,omitempty"`
+	Old    string `json:"old,omitempty"`
+	New    string `json:"new,omitempty"`
+	File   string `json:"file,omitempty"`
+	Line   int    `json:"line,omitempty"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// Level is the log level the diagnostic is worth.
+func (d Diagnostic) Level() slog.Level {
+	switch d.Kind {
+	case KindRejected:
+		return slog.LevelError
+	case KindFindingDropped, KindWarning:
+		return slog.LevelWarn
+	}
+	return slog.LevelInfo
+}
+
+// LogValue renders d as a group of its non-empty fields.
+func (d Diagnostic) LogValue() slog.Value {
+	attrs := []slog.Attr{slog.String("kind", d.Kind), slog.String("reason", d.Reason)}
+	add := func(k, v string) {
+		if v != "" {
+			attrs = append(attrs, slog.String(k, v))
+		}
+	}
+	add("finding_id", d.FindingID)
+	if d.Index >= 0 {
+		attrs = append(attrs, slog.Int("index", d.Index))
+	}
+	add("field", d.Field)
+	add("old", d.Old)
+	add("new", d.New)
+	add("file", d.File)
+	if d.Line > 0 {
+		attrs = append(attrs, slog.Int("line", d.Line))
+	}
+	add("detail", d.Detail)
+	return slog.GroupValue(attrs...)
+}
+
+func (d Diagnostic) String() string {
+	return fmt.Sprintf("%s/%s index=%d id=%q field=%q file=%q line=%d %s",
+		d.Kind, d.Reason, d.Index, d.FindingID, d.Field, d.File, d.Line, d.Detail)
+}
+
+// Diagnostics is the ordered list Parse produced.
+type Diagnostics []Diagnostic
+
+// Log writes one record per diagnostic to l (slog.Default when nil).
+func (ds Diagnostics) Log(ctx context.Context, l *slog.Logger) {
+	if l == nil {
+		l = slog.Default()
+	}
+	for _, d := range ds {
+		l.LogAttrs(ctx, d.Level(), "review diagnostic", slog.Any("diagnostic", d))
+	}
+}
+
+// Counts tallies diagnostics by "kind/reason", the shape metrics want.
+func (ds Diagnostics) Counts() map[string]int {
+	out := make(map[string]int)
+	for _, d := range ds {
+		out[d.Kind+"/"+d.Reason]++
+	}
+	return out
+}
+
+// Has reports whether a diagnostic of that kind and reason is present.
+func (ds Diagnostics) Has(kind, reason string) bool {
+	for _, d := range ds {
+		if d.Kind == kind && d.Reason == reason {
+			return true
+		}
+	}
+	return false
+}
+
+// RejectError is the cause of a rejected response. Parse returns it wrapped
+// in a failure.SchemaInvalid error; use errors.As to read the reason.
+type RejectError struct {
+	Reason string
+	Field  string
+	Detail string
+}
+
+func (e *RejectError) Error() string {
+	s := "review response rejected: " + e.Reason
+	if e.Field != "" {
+		s += " (field " + e.Field + ")"
+	}
+	if e.Detail != "" {
+		s += ": " + e.Detail
+	}
+	return s
+}

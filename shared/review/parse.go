@@ -1,0 +1,561 @@
+package review
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+)
+
+// DefaultMaxResponseBytes bounds the model output Parse accepts. A ReviewResult
+// far larger than this is a runaway generation, not a review.
+const DefaultMaxResponseBytes = 1 << 20
+
+// maxLine bounds line numbers: far beyond any real file, and it keeps the
+// value in range of int on every platform.
+const maxLine = math.MaxInt32
+
+// Options tune Parse. The zero value is the strict default.
+type Options struct {
+	// PromptVersion is the prompt_version the request was built with; empty
+	// means this build's PromptVersion. A rollout slice on a newer prompt sets it.
+	PromptVersion string
+	// AllowPromptPatchDrift accepts a prompt_version differing from
+	// PromptVersion only in its patch segment (the spec's configured drift).
+	AllowPromptPatchDrift bool
+	// MaxBytes caps len(raw); 0 means DefaultMaxResponseBytes.
+	MaxBytes int
+}
+
+// Parse validates a model response and returns the ReviewResult to use, in the
+// spec's order: (1) parse JSON, (2) validate the top level, including version
+// compatibility, (3) validate each finding, (4) reconcile each finding's file
+// with changedFiles.
+//
+// A response that fails (1) or (2) is rejected: the error is classed
+// failure.SchemaInvalid, wraps a *RejectError, and the diagnostics end with a
+// response_rejected entry. A finding that fails (3) or (4) is dropped on its
+// own with a finding_dropped diagnostic; if findings were dropped and none
+// remain, the result has an empty findings list and an all_findings_dropped
+// warning, and err is nil.
+//
+// Before each check, only the spec's safe coercions are applied, each
+// recorded as coercion_applied: surrounding whitespace is trimmed from string
+// fields, `\` in file becomes `/`, and integral numeric strings (and integral
+// numbers written as 12.0) in line/end_line become integers.
+//
+// Unknown keys: with schema_version equal to SchemaVersion, the schema's
+// additionalProperties:false applies, so an unknown top-level key rejects the
+// response and an unknown key in a finding drops that finding
+// (schema_mismatch). A newer compatible minor may add fields by the spec's
+// compatibility policy, so for such a response unknown keys are removed
+// instead, each recorded as field_dropped/unknown_field.
+//
+// File reconciliation (the spec's "repository-normalization"): a finding's
+// file matches a changed file if equal to it, or if both are equal after
+// removing leading "./" segments and leading slashes, so that "./src/a.c"
+// matches "src/a.c" and "depot/main/a.c" or "/depot/main/a.c" match the depot
+// path "//depot/main/a.c". A normalized match rewrites file to the changed
+// path exactly as given (coercion_applied/path_reconciled). Nothing looser is
+// accepted: a bare suffix such as "a.c" is ambiguous across a changelist and
+// is dropped as file_not_in_changed_files, as is a normalized form shared by
+// two changed paths.
+func Parse(raw []byte, changedFiles []string, opts Options) (domain.ReviewResult, Diagnostics, error) {
+	if opts.PromptVersion == "" {
+		opts.PromptVersion = PromptVersion
+	}
+	if opts.MaxBytes <= 0 {
+		opts.MaxBytes = DefaultMaxResponseBytes
+	}
+	p := &parser{opts: opts}
+	res, err := p.parse(raw, changedFiles)
+	if err != nil {
+		return domain.ReviewResult{}, p.diags, err
+	}
+	return res, p.diags, nil
+}
+
+type parser struct {
+	opts  Options
+	diags Diagnostics
+}
+
+var (
+	schemaVersionRE = regexp.MustCompile(`^[0-9]+\.[0-9]+$`)
+	promptVersionRE = regexp.MustCompile(`^[0-9]+\.[0-9]+(\.[0-9]+)?$`)
+	integralRE      = regexp.MustCompile(`^[+-]?[0-9]+(\.0+)?$`)
+)
+
+func (p *parser) parse(raw []byte, changed []string) (domain.ReviewResult, error) {
+	// 1. Parse JSON.
+	if len(raw) > p.opts.MaxBytes {
+		return domain.ReviewResult{}, p.reject(ReasonResponseTooLarge, "",
+			fmt.Sprintf("%d bytes, limit %d", len(raw), p.opts.MaxBytes))
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return domain.ReviewResult{}, p.reject(ReasonInvalidJSON, "", jsonErrorDetail(err))
+	}
+
+	// 2. Top level.
+	top, ok := doc.(map[string]any)
+	if !ok {
+		return domain.ReviewResult{}, p.reject(ReasonSchemaMismatch, "", "top level is "+jsonType(doc)+", want object")
+	}
+	for _, name := range []string{"schema_version", "prompt_version", "summary"} {
+		p.trim(top, name, -1, "")
+	}
+	newerMinor, rerr := p.checkVersions(top)
+	if rerr != nil {
+		return domain.ReviewResult{}, rerr
+	}
+	if newerMinor {
+		for _, k := range keys(top) {
+			if !slices.Contains(facts.topRequired, k) && !slices.Contains(facts.topOptional, k) {
+				delete(top, k)
+				p.add(Diagnostic{Kind: KindFieldDropped, Reason: ReasonUnknownField, Index: -1, Field: clip(k, 64)})
+			}
+		}
+	}
+	// Findings are validated one by one in step 3; here the top level is
+	// checked with an empty list so one bad finding cannot reject the response.
+	shallow := make(map[string]any, len(top))
+	for k, v := range top {
+		shallow[k] = v
+	}
+	if _, isArr := top["findings"].([]any); isArr {
+		shallow["findings"] = []any{}
+	}
+	if vs := violations(topSchema.Validate(shallow)); len(vs) > 0 {
+		v := vs[0]
+		return domain.ReviewResult{}, p.reject(v.reason, v.field, v.detail)
+	}
+	items := top["findings"].([]any) // the schema guarantees an array
+
+	// 3. Each finding.
+	type candidate struct {
+		index int
+		f     domain.Finding
+	}
+	var valid []candidate
+	for i, item := range items {
+		if f, ok := p.finding(i, item, newerMinor); ok {
+			valid = append(valid, candidate{i, f})
+		}
+	}
+
+	// 4. Repository-aware reconciliation.
+	set := newChangedSet(changed)
+	kept := make([]domain.Finding, 0, len(valid))
+	for _, c := range valid {
+		path, ok := set.match(c.f.File)
+		if !ok {
+			p.drop(c.index, c.f.ID, ReasonFileNotInChanged, "file", c.f.File, c.f.Line, "")
+			continue
+		}
+		if path != c.f.File {
+			p.coerced(c.index, c.f.ID, "file", ReasonPathReconciled, jsonLiteral(c.f.File), jsonLiteral(path))
+			c.f.File = path
+		}
+		kept = append(kept, c.f)
+	}
+	if dropped := len(items) - len(kept); dropped > 0 && len(kept) == 0 {
+		p.add(Diagnostic{Kind: KindWarning, Reason: ReasonAllFindingsDropped, Index: -1,
+			Detail: fmt.Sprintf("%d of %d findings dropped", dropped, len(items))})
+	}
+
+	res := domain.ReviewResult{
+		SchemaVersion: top["schema_version"].(string),
+		PromptVersion: top["prompt_version"].(string),
+		Findings:      kept,
+	}
+	if s, ok := top["summary"].(string); ok {
+		res.Summary = s
+	}
+	if m, ok := top["meta"].(map[string]any); ok && len(m) > 0 {
+		res.Meta = m
+	}
+	return res, nil
+}
+
+// checkVersions runs the compatibility rules on version literals that are
+// well-formed; malformed or missing ones are left to the schema check, which
+// reports them as schema_mismatch or missing_required_field.
+func (p *parser) checkVersions(top map[string]any) (newerMinor bool, err error) {
+	if sv, ok := top["schema_version"].(string); ok && schemaVersionRE.MatchString(sv) {
+		n, verr := checkSchemaVersion(sv)
+		if verr != nil {
+			return false, p.reject(ReasonIncompatibleVersion, "schema_version", verr.Error())
+		}
+		newerMinor = n
+	}
+	if pv, ok := top["prompt_version"].(string); ok && promptVersionRE.MatchString(pv) {
+		if verr := checkPromptVersion(pv, p.opts.PromptVersion, p.opts.AllowPromptPatchDrift); verr != nil {
+			return false, p.reject(ReasonIncompatibleVersion, "prompt_version", verr.Error())
+		}
+	}
+	return newerMinor, nil
+}
+
+// finding coerces and validates one finding. It reports false, after
+// recording why, when the finding must be dropped.
+func (p *parser) finding(i int, item any, newerMinor bool) (domain.Finding, bool) {
+	obj, ok := item.(map[string]any)
+	if !ok {
+		p.drop(i, "", ReasonSchemaMismatch, "", "", 0, "finding is "+jsonType(item)+", want object")
+		return domain.Finding{}, false
+	}
+	id, _ := obj["id"].(string)
+	id = clip(strings.TrimSpace(id), 128)
+
+	for _, name := range fieldOrder {
+		if facts.findingFields[name] {
+			p.trim(obj, name, i, id)
+		}
+	}
+	if file, ok := obj["file"].(string); ok && strings.Contains(file, `\`) {
+		norm := strings.ReplaceAll(file, `\`, "/")
+		obj["file"] = norm
+		p.coerced(i, id, "file", ReasonPathSeparator, jsonLiteral(file), jsonLiteral(norm))
+	}
+	for _, name := range []string{"line", "end_line"} {
+		if !p.coerceLine(obj, name, i, id) {
+			return domain.Finding{}, false
+		}
+	}
+	if newerMinor {
+		for _, k := range keys(obj) {
+			if !facts.findingFields[k] {
+				delete(obj, k)
+				p.add(Diagnostic{Kind: KindFieldDropped, Reason: ReasonUnknownField, Index: i, FindingID: id, Field: clip(k, 64)})
+			}
+		}
+	}
+
+	if vs := violations(findingSchema.Validate(obj)); len(vs) > 0 {
+		v := vs[0]
+		p.drop(i, id, v.reason, v.field, locFile(obj), locLine(obj), v.detail)
+		return domain.Finding{}, false
+	}
+
+	f := domain.Finding{
+		ID:         obj["id"].(string),
+		Severity:   obj["severity"].(string),
+		Category:   obj["category"].(string),
+		Title:      obj["title"].(string),
+		File:       obj["file"].(string),
+		Message:    obj["message"].(string),
+		Suggestion: str(obj, "suggestion"),
+		Confidence: str(obj, "confidence"),
+		RuleID:     str(obj, "rule_id"),
+	}
+	line, ok := toLine(obj["line"])
+	if !ok {
+		p.drop(i, id, ReasonInvalidLineRange, "line", f.File, 0, fmt.Sprintf("line above %d", maxLine))
+		return domain.Finding{}, false
+	}
+	f.Line = line
+	if v, present := obj["end_line"]; present {
+		end, ok := toLine(v)
+		if !ok {
+			p.drop(i, id, ReasonInvalidLineRange, "end_line", f.File, f.Line, fmt.Sprintf("end_line above %d", maxLine))
+			return domain.Finding{}, false
+		}
+		if end < line {
+			p.drop(i, id, ReasonInvalidLineRange, "end_line", f.File, f.Line, fmt.Sprintf("end_line %d < line %d", end, line))
+			return domain.Finding{}, false
+		}
+		f.EndLine = end
+	}
+	return f, true
+}
+
+// coerceLine turns an integral numeric string ("12", " 12 ", "12.0") or an
+// integral number written in another form (12.0, 1.2e1) into a canonical
+// integer. Anything else is left for the schema to judge, except a number
+// that does not fit a float64, which is dropped here (reported false) so the
+// validator never does arbitrary-precision work on it.
+func (p *parser) coerceLine(obj map[string]any, name string, i int, id string) bool {
+	switch v := obj[name].(type) {
+	case string:
+		s := strings.TrimSpace(v) // already trimmed by trim; kept for clarity
+		if !integralRE.MatchString(s) {
+			return true
+		}
+		n, err := strconv.ParseInt(strings.SplitN(strings.TrimPrefix(s, "+"), ".", 2)[0], 10, 64)
+		if err != nil {
+			return true // out of int64: stays a string, the schema rejects its type
+		}
+		obj[name] = json.Number(strconv.FormatInt(n, 10))
+		p.coerced(i, id, name, ReasonIntegralString, jsonLiteral(v), strconv.FormatInt(n, 10))
+	case json.Number:
+		f, err := strconv.ParseFloat(string(v), 64)
+		if err != nil {
+			p.drop(i, id, ReasonInvalidLineRange, name, locFile(obj), 0, "number out of range")
+			return false
+		}
+		if f != math.Trunc(f) || math.Abs(f) > maxLine {
+			return true // the schema or toLine reports it
+		}
+		canon := strconv.FormatInt(int64(f), 10)
+		if canon != string(v) {
+			obj[name] = json.Number(canon)
+			p.coerced(i, id, name, ReasonIntegralNumber, string(v), canon)
+		}
+	}
+	return true
+}
+
+// trim removes surrounding whitespace from obj[name] if it is a string.
+func (p *parser) trim(obj map[string]any, name string, i int, id string) {
+	s, ok := obj[name].(string)
+	if !ok {
+		return
+	}
+	t := strings.TrimSpace(s)
+	if t == s {
+		return
+	}
+	obj[name] = t
+	old, nw := jsonLiteral(s), jsonLiteral(t)
+	if sensitiveFields[name] {
+		old, nw = redacted(s), redacted(t)
+	}
+	p.coerced(i, id, name, ReasonTrimmed, old, nw)
+}
+
+// sensitiveFields hold free text written by the model, which may quote code;
+// their values never appear in diagnostics.
+var sensitiveFields = map[string]bool{"title": true, "message": true, "suggestion": true, "summary": true}
+
+func redacted(s string) string {
+	return fmt.Sprintf("[redacted len=%d sha256:%s]", len(s), digest(s))
+}
+
+func (p *parser) add(d Diagnostic) { p.diags = append(p.diags, d) }
+
+func (p *parser) coerced(i int, id, field, reason, old, nw string) {
+	p.add(Diagnostic{Kind: KindCoercion, Reason: reason, Index: i, FindingID: id, Field: field, Old: old, New: nw})
+}
+
+func (p *parser) drop(i int, id, reason, field, file string, line int, detail string) {
+	p.add(Diagnostic{Kind: KindFindingDropped, Reason: reason, Index: i, FindingID: id, Field: field,
+		File: clip(file, 512), Line: line, Detail: detail})
+}
+
+func (p *parser) reject(reason, field, detail string) error {
+	p.add(Diagnostic{Kind: KindRejected, Reason: reason, Index: -1, Field: field, Detail: detail})
+	return failure.Wrap(failure.SchemaInvalid, &RejectError{Reason: reason, Field: field, Detail: detail})
+}
+
+// violation is one schema failure mapped onto a reason code.
+type violation struct{ reason, field, detail string }
+
+// reasonRank orders violations so the reported reason is deterministic and
+// the most basic problem wins: a missing field before a wrong type, a wrong
+// type before a bad enum value, a bad enum before a bad range.
+var reasonRank = map[string]int{
+	ReasonMissingRequiredField: 0,
+	ReasonSchemaMismatch:       1,
+	ReasonInvalidEnumValue:     2,
+	ReasonInvalidLineRange:     3,
+}
+
+// violations flattens a validation error into its leaf failures, sorted by
+// reasonRank then field order. Details name keywords and types, never values.
+func violations(err error) []violation {
+	if err == nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return []violation{{ReasonSchemaMismatch, "", "validation failed"}}
+	}
+	var out []violation
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) > 0 {
+			for _, c := range e.Causes {
+				walk(c)
+			}
+			return
+		}
+		field := ""
+		if n := len(e.InstanceLocation); n > 0 {
+			field = clip(e.InstanceLocation[0], 64)
+		}
+		switch k := e.ErrorKind.(type) {
+		case *kind.Required:
+			for _, m := range k.Missing {
+				out = append(out, violation{ReasonMissingRequiredField, m, "required field missing"})
+			}
+		case *kind.AdditionalProperties:
+			for _, prop := range k.Properties {
+				out = append(out, violation{ReasonSchemaMismatch, clip(prop, 64), "undocumented key"})
+			}
+		case *kind.Enum:
+			out = append(out, violation{ReasonInvalidEnumValue, field, "value not in enum"})
+		case *kind.MinLength:
+			out = append(out, violation{ReasonMissingRequiredField, field, "empty string"})
+		case *kind.Minimum:
+			out = append(out, violation{ReasonInvalidLineRange, field, "below minimum 1"})
+		case *kind.Type:
+			out = append(out, violation{ReasonSchemaMismatch, field,
+				fmt.Sprintf("got %s, want %s", k.Got, strings.Join(k.Want, " or "))})
+		default:
+			out = append(out, violation{ReasonSchemaMismatch, field,
+				"failed " + strings.Join(e.ErrorKind.KeywordPath(), "/")})
+		}
+	}
+	walk(ve)
+	slices.SortStableFunc(out, func(a, b violation) int {
+		if d := reasonRank[a.reason] - reasonRank[b.reason]; d != 0 {
+			return d
+		}
+		if d := fieldRank(a.field) - fieldRank(b.field); d != 0 {
+			return d
+		}
+		return strings.Compare(a.field, b.field)
+	})
+	return out
+}
+
+// changedSet answers whether a finding's file is one of the changed files.
+type changedSet struct {
+	exact map[string]bool
+	norm  map[string]string // repoKey -> changed path; "" marks an ambiguous key
+}
+
+func newChangedSet(paths []string) changedSet {
+	c := changedSet{exact: make(map[string]bool, len(paths)), norm: make(map[string]string, len(paths))}
+	for _, p := range paths {
+		c.exact[p] = true
+		k := repoKey(p)
+		if k == "" {
+			continue
+		}
+		if prev, seen := c.norm[k]; seen && prev != p {
+			c.norm[k] = ""
+			continue
+		}
+		c.norm[k] = p
+	}
+	return c
+}
+
+// match returns the changed path file names, or false.
+func (c changedSet) match(file string) (string, bool) {
+	if c.exact[file] {
+		return file, true
+	}
+	k := repoKey(file)
+	if k == "" {
+		return "", false
+	}
+	p := c.norm[k]
+	return p, p != ""
+}
+
+// repoKey is the repository-normalized form of a path: separators as "/",
+// leading "./" segments and leading slashes removed. It is never used to
+// resolve ".." or case: Perforce paths are compared as written.
+func repoKey(p string) string {
+	p = strings.ReplaceAll(p, `\`, "/")
+	for {
+		switch {
+		case strings.HasPrefix(p, "./"):
+			p = p[2:]
+		case strings.HasPrefix(p, "/"):
+			p = p[1:]
+		default:
+			return p
+		}
+	}
+}
+
+func toLine(v any) (int, bool) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(string(n), 64)
+	if err != nil || f != math.Trunc(f) || f < 1 || f > maxLine {
+		return 0, false
+	}
+	return int(f), true
+}
+
+func str(obj map[string]any, name string) string {
+	s, _ := obj[name].(string)
+	return s
+}
+
+func locFile(obj map[string]any) string { return str(obj, "file") }
+
+func locLine(obj map[string]any) int {
+	n, _ := toLine(obj["line"])
+	return n
+}
+
+func jsonType(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case json.Number:
+		return "number"
+	case string:
+		return "string"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// jsonLiteral renders a non-sensitive value as JSON text, clipped.
+func jsonLiteral(s string) string {
+	b, _ := json.Marshal(clip(s, 256))
+	return string(b)
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// jsonErrorDetail describes a decode failure by position only: the decoder's
+// own message quotes the offending character, which is model output.
+func jsonErrorDetail(err error) string {
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &se):
+		return fmt.Sprintf("syntax error at byte offset %d", se.Offset)
+	case errors.Is(err, io.EOF):
+		return "empty response"
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "truncated JSON"
+	}
+	return "data after the top-level value"
+}

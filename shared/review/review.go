@@ -1,0 +1,115 @@
+// Package review owns the review contract with the LLM: the versioned prompt
+// that asks for a ReviewResult, and the parser that turns a model's answer
+// into a validated domain.ReviewResult plus machine-readable diagnostics.
+//
+// The contract is the spec's "Output contract" and "Prompting strategy": the
+// canonical JSON schema is embedded verbatim (reviewresult.schema.json) and is
+// the single source of truth for field names, types and enum sets. Both
+// BuildPrompt and Parse pin PromptVersion and SchemaVersion; changing either
+// follows the spec's rollout strategy (parser support first, then the prompt).
+package review
+
+import (
+	"bytes"
+	_ "embed"
+	"fmt"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// Versions pinned by this build. PromptVersion is the instruction text's
+// contract (x.y.z); SchemaVersion is the output schema's (x.y).
+const (
+	PromptVersion = "1.0.0"
+	SchemaVersion = "1.0"
+)
+
+//go:embed reviewresult.schema.json
+var schemaJSON []byte
+
+// SchemaJSON returns a copy of the embedded canonical ReviewResult schema.
+func SchemaJSON() []byte { return bytes.Clone(schemaJSON) }
+
+const schemaURL = "urn:criticizer:reviewresult.schema.json"
+
+// The schema is compiled once: the root validates the top level and the
+// findings item schema validates each finding on its own, which is what lets
+// the parser drop a bad finding instead of failing the whole response.
+var (
+	topSchema     *jsonschema.Schema
+	findingSchema *jsonschema.Schema
+)
+
+func init() {
+	var err error
+	topSchema, findingSchema, err = compileSchemas()
+	if err != nil {
+		// The schema is embedded at build time; failing here is a build defect.
+		panic(fmt.Sprintf("review: embedded schema does not compile: %v", err))
+	}
+}
+
+func compileSchemas() (top, finding *jsonschema.Schema, err error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schemaJSON))
+	if err != nil {
+		return nil, nil, fmt.Errorf("decode schema: %w", err)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	if err := c.AddResource(schemaURL, doc); err != nil {
+		return nil, nil, fmt.Errorf("add schema: %w", err)
+	}
+	if top, err = c.Compile(schemaURL); err != nil {
+		return nil, nil, fmt.Errorf("compile schema: %w", err)
+	}
+	if finding, err = c.Compile(schemaURL + "#/properties/findings/items"); err != nil {
+		return nil, nil, fmt.Errorf("compile finding schema: %w", err)
+	}
+	return top, finding, nil
+}
+
+// schemaFacts are the parts of the schema the prompt restates and the parser
+// needs by name, read from the embedded schema so they cannot drift from it.
+type schemaFacts struct {
+	topRequired, topOptional         []string
+	findingRequired, findingOptional []string
+	findingFields                    map[string]bool
+	enums                            map[string][]string // finding field -> allowed values
+}
+
+var facts = mustFacts()
+
+func mustFacts() schemaFacts {
+	var s struct {
+		Required   []string `json:"required"`
+		Properties map[string]struct {
+			Items struct {
+				Required   []string `json:"required"`
+				Properties map[string]struct {
+					Enum []string `json:"enum"`
+				} `json:"properties"`
+			} `json:"items"`
+		} `json:"properties"`
+	}
+	if err := jsonUnmarshal(schemaJSON, &s); err != nil {
+		panic(fmt.Sprintf("review: embedded schema: %v", err))
+	}
+	f := schemaFacts{
+		topRequired:     s.Required,
+		findingRequired: s.Properties["findings"].Items.Required,
+		findingFields:   map[string]bool{},
+		enums:           map[string][]string{},
+	}
+	f.topOptional = optional(keys(s.Properties), f.topRequired)
+	items := s.Properties["findings"].Items.Properties
+	names := make([]string, 0, len(items))
+	for name, p := range items {
+		names = append(names, name)
+		f.findingFields[name] = true
+		if len(p.Enum) > 0 {
+			f.enums[name] = p.Enum
+		}
+	}
+	f.findingOptional = optional(names, f.findingRequired)
+	return f
+}

@@ -1,0 +1,121 @@
+// Package secrets owns reading credentials from AWS Secrets Manager, the only
+// approved source of SMTP, LLM and webhook secrets. Values are cached briefly,
+// registered with the log masker as soon as they are read, and never printed.
+package secrets
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	smtypes "github.com/aws/aws-sdk-go-v2/service/secretsmanager/types"
+
+	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/obs"
+)
+
+// API is the part of the Secrets Manager client this package uses.
+type API interface {
+	GetSecretValue(ctx context.Context, in *secretsmanager.GetSecretValueInput, opts ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error)
+}
+
+// Stages of a secret version.
+const (
+	Current  = "AWSCURRENT"
+	Previous = "AWSPREVIOUS"
+)
+
+// Store reads secrets with a short cache, so a rotation is picked up within TTL.
+type Store struct {
+	api   API
+	ttl   time.Duration
+	now   func() time.Time
+	mu    sync.Mutex
+	cache map[string]entry
+}
+
+type entry struct {
+	value   string
+	found   bool
+	fetched time.Time
+}
+
+// New returns a Store over api caching values for ttl.
+func New(api API, ttl time.Duration) *Store {
+	return &Store{api: api, ttl: ttl, now: time.Now, cache: map[string]entry{}}
+}
+
+// Get returns the secret string of id at the version stage (Current or
+// Previous). found is false when that stage does not exist (no previous
+// version yet).
+func (s *Store) Get(ctx context.Context, id, stage string) (value string, found bool, err error) {
+	key := id + "\x00" + stage
+	s.mu.Lock()
+	if e, ok := s.cache[key]; ok && s.now().Sub(e.fetched) < s.ttl {
+		s.mu.Unlock()
+		return e.value, e.found, nil
+	}
+	s.mu.Unlock()
+
+	out, err := s.api.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(id), VersionStage: aws.String(stage)})
+	var nf *smtypes.ResourceNotFoundException
+	switch {
+	case err != nil && errors.As(err, &nf) && stage != Current:
+		found = false
+	case err != nil:
+		return "", false, classify(fmt.Errorf("read secret %s (%s): %w", id, stage, err))
+	default:
+		value, found = aws.ToString(out.SecretString), true
+		obs.DefaultMasker.Add(value)
+		// A JSON secret's fields are secrets too.
+		var fields map[string]any
+		if json.Unmarshal([]byte(value), &fields) == nil {
+			for _, v := range fields {
+				if str, ok := v.(string); ok {
+					obs.DefaultMasker.Add(str)
+				}
+			}
+		}
+	}
+	s.mu.Lock()
+	s.cache[key] = entry{value: value, found: found, fetched: s.now()}
+	s.mu.Unlock()
+	return value, found, nil
+}
+
+// Field returns one string field of a JSON secret (current version).
+func (s *Store) Field(ctx context.Context, id, field string) (string, error) {
+	raw, _, err := s.Get(ctx, id, Current)
+	if err != nil {
+		return "", err
+	}
+	var fields map[string]any
+	if err := json.Unmarshal([]byte(raw), &fields); err != nil {
+		return "", failure.Errorf(failure.InternalBug, "secret %s is not a JSON object", id)
+	}
+	v, ok := fields[field].(string)
+	if !ok || v == "" {
+		return "", failure.Errorf(failure.InternalBug, "secret %s has no string field %q", id, field)
+	}
+	return v, nil
+}
+
+func classify(err error) error {
+	var nf *smtypes.ResourceNotFoundException
+	if errors.As(err, &nf) {
+		return failure.Wrap(failure.InternalBug, err) // a missing secret is bad deploy config
+	}
+	var ad interface{ ErrorCode() string }
+	if errors.As(err, &ad) && (ad.ErrorCode() == "AccessDeniedException" || ad.ErrorCode() == "UnrecognizedClientException") {
+		return failure.Wrap(failure.AuthDenied, err)
+	}
+	if failure.Classify(err) == failure.NetworkTimeout {
+		return err
+	}
+	return failure.Wrap(failure.Upstream5xx, err)
+}

@@ -1,0 +1,451 @@
+// Package stage owns the runtime every pipeline stage (fetch, llm, notify)
+// runs inside: it turns an SQS batch into leased, budgeted, classified work.
+//
+// Per message: decode the envelope (malformed → DLQ with diagnostics), apply
+// a replay or full restart if the message asks for one, claim the stage lease
+// in the job record (one conditional write), keep the lease alive with a
+// heartbeat (SQS visibility + owner-guarded renewal; a failed renewal cancels
+// the work), run the stage's Processor, then complete (and enqueue the next
+// stage), schedule a retry with full-jitter backoff through the message's
+// visibility, or dead-letter to the stage's DLQ. Errors are classified once,
+// here. A panic is recovered and classified INTERNAL_BUG; it never fails the
+// batch. Results are reported as a partial batch response.
+package stage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambdacontext"
+	"github.com/google/uuid"
+
+	"github.com/criticizer/criticizer/shared/backoff"
+	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/envelope"
+	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/obs"
+	"github.com/criticizer/criticizer/shared/store"
+)
+
+// Processor does one stage's work for a job. It must be idempotent: after a
+// crash the same job is processed again. It must stop side effects when ctx
+// is cancelled (the lease was lost).
+type Processor interface {
+	Process(ctx context.Context, job *store.Job) (store.Result, error)
+}
+
+// ProcessorFunc adapts a function to Processor.
+type ProcessorFunc func(ctx context.Context, job *store.Job) (store.Result, error)
+
+// Process calls f.
+func (f ProcessorFunc) Process(ctx context.Context, job *store.Job) (store.Result, error) {
+	return f(ctx, job)
+}
+
+// Jobs is the part of the job store the runtime uses.
+type Jobs interface {
+	Claim(ctx context.Context, id string, stage domain.Stage, l store.Lease, maxAttempts int) (*store.Job, error)
+	Renew(ctx context.Context, id string, stage domain.Stage, l store.Lease) error
+	Complete(ctx context.Context, id string, stage domain.Stage, l store.Lease, r store.Result, sweepAfter time.Duration) (*store.Job, error)
+	Retry(ctx context.Context, id string, stage domain.Stage, l store.Lease, f store.FailureInfo, delay time.Duration) (*store.Job, error)
+	DeadLetter(ctx context.Context, id string, stage domain.Stage, l store.Lease, f store.FailureInfo, dlID, body string) (*store.Job, error)
+	MarkDeadLetterSent(ctx context.Context, id string, stage domain.Stage, dlID string, now time.Time) error
+	Replay(ctx context.Context, id string, stage domain.Stage, dlID string, dlClass failure.Class, now time.Time, sweepAfter time.Duration) (*store.Job, error)
+	Restart(ctx context.Context, id, actor string, now time.Time, sweepAfter time.Duration) (*store.Job, error)
+}
+
+// Queues is the part of the SQS wrapper the runtime uses.
+type Queues interface {
+	Send(ctx context.Context, e envelope.Envelope) error
+	SendDeadLetter(ctx context.Context, e envelope.Envelope) error
+	SendRaw(ctx context.Context, stage domain.Stage, dlq bool, body string, attributes map[string]string) error
+	SetVisibility(ctx context.Context, stage domain.Stage, receipt string, seconds int32) error
+}
+
+// Runtime runs one stage.
+type Runtime struct {
+	Stage       domain.Stage
+	Jobs        Jobs
+	Queues      Queues
+	Processor   Processor
+	Lease       time.Duration  // the queue's visibility timeout
+	MaxAttempts int            // per-stage budget, first attempt included
+	Backoff     backoff.Policy // retry delays
+	Log         *slog.Logger
+	Metrics     *obs.Metrics
+	// Sanitize removes secrets from error text before it is stored or
+	// dead-lettered (the redaction rules plus the log masker).
+	Sanitize func(string) string
+	// Now is the single time source for this runtime's writes.
+	Now func() time.Time
+}
+
+func (r *Runtime) now() time.Time {
+	if r.Now != nil {
+		return r.Now().UTC()
+	}
+	return domain.Now()
+}
+
+func (r *Runtime) sanitize(s string) string {
+	s = obs.DefaultMasker.String(s)
+	if r.Sanitize != nil {
+		s = r.Sanitize(s)
+	}
+	const max = 4096
+	if len(s) > max {
+		s = s[:max] + "…[truncated]"
+	}
+	return s
+}
+
+// Handle is the Lambda handler for the stage's SQS event source mapping. The
+// records of a batch are processed concurrently, each under its own lease;
+// failed ones are reported in BatchItemFailures so the others are deleted.
+func (r *Runtime) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	var (
+		mu   sync.Mutex
+		resp events.SQSEventResponse
+		wg   sync.WaitGroup
+	)
+	for _, rec := range ev.Records {
+		wg.Add(1)
+		go func(rec events.SQSMessage) {
+			defer wg.Done()
+			if r.handleRecord(ctx, rec) == redeliver {
+				mu.Lock()
+				resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: rec.MessageId})
+				mu.Unlock()
+			}
+		}(rec)
+	}
+	wg.Wait()
+	return resp, nil
+}
+
+type outcome int
+
+const (
+	ack       outcome = iota // delete the message
+	redeliver                // leave it; it comes back when its visibility ends
+)
+
+func (r *Runtime) handleRecord(ctx context.Context, rec events.SQSMessage) (out outcome) {
+	ctx = obs.WithAttrs(ctx, slog.String("message_id", rec.MessageId), slog.String("stage", string(r.Stage)))
+	defer func() {
+		// A panic here is a runtime bug, not a stage failure: keep the message.
+		if p := recover(); p != nil {
+			r.Log.ErrorContext(ctx, "stage runtime panicked", "panic", fmt.Sprint(p), "stack", r.sanitize(string(debug.Stack())))
+			out = redeliver
+		}
+	}()
+
+	env, err := envelope.Decode(rec.Body)
+	if err == nil && env.Stage != r.Stage {
+		err = failure.Errorf(failure.SchemaInvalid, "envelope for stage %s arrived on the %s queue", env.Stage, r.Stage)
+	}
+	if err != nil {
+		return r.rejectMalformed(ctx, rec, err)
+	}
+	ctx = obs.WithAttrs(ctx, slog.String("job_id", env.JobID), slog.String("trace_id", env.TraceID))
+	owner := rec.MessageId + "#" + rec.Attributes["ApproximateReceiveCount"]
+
+	if err := r.applyReplay(ctx, env); err != nil {
+		r.Log.ErrorContext(ctx, "replay bookkeeping failed; will retry", "err", err)
+		return redeliver
+	}
+
+	lease := store.Lease{Owner: owner, Now: r.now(), TTL: r.Lease}
+	job, err := r.Jobs.Claim(ctx, env.JobID, r.Stage, lease, r.MaxAttempts)
+	var refused *store.ClaimRefused
+	switch {
+	case errors.As(err, &refused):
+		return r.refused(ctx, env, rec, refused)
+	case errors.Is(err, store.ErrNotFound):
+		return r.rejectMalformed(ctx, rec, failure.Errorf(failure.NotFound, "job %s does not exist", env.JobID))
+	case err != nil:
+		r.Log.WarnContext(ctx, "claim failed; message will be redelivered", "err", err, "error_class", failure.Classify(err))
+		return redeliver
+	}
+	attempts := job.StageRecord(r.Stage).Attempts
+	r.Log.InfoContext(ctx, "stage claimed", "attempt", attempts, "max_attempts", r.MaxAttempts, "owner", owner)
+
+	workCtx, stop := r.heartbeat(ctx, env.JobID, rec.ReceiptHandle, owner)
+	result, perr, stack := r.process(workCtx, job)
+	lost := stop()
+	if lost != nil {
+		r.Log.WarnContext(ctx, "lease lost during work; results discarded", "err", lost)
+		r.Metrics.Put("LeaseLost", 1, obs.Count, map[string]string{"Stage": string(r.Stage)})
+		return redeliver
+	}
+
+	lease.Now = r.now()
+	if perr == nil {
+		return r.complete(ctx, env, rec, job, lease, result)
+	}
+	return r.fail(ctx, env, rec, job, lease, perr, stack)
+}
+
+// applyReplay turns a redriven dead letter or a full-restart request into a
+// state the claim accepts. A replay that already happened (the same DLQ
+// message redriven twice) is not an error: the claim then decides.
+func (r *Runtime) applyReplay(ctx context.Context, env envelope.Envelope) error {
+	now := r.now()
+	var err error
+	switch {
+	case env.Replay != nil && env.Replay.Mode == envelope.ReplayFullRestart:
+		_, err = r.Jobs.Restart(ctx, env.JobID, env.Replay.RequestedBy, now, 2*r.Lease)
+		if err == nil {
+			r.Log.InfoContext(ctx, "job restarted from fetch", "requested_by", env.Replay.RequestedBy)
+		}
+	case env.DeadLetter != nil:
+		_, err = r.Jobs.Replay(ctx, env.JobID, r.Stage, env.DeadLetter.ID, env.DeadLetter.ErrorClass, now, 2*r.Lease)
+		if err == nil {
+			r.Log.InfoContext(ctx, "dead letter replayed with a fresh budget", "dead_letter_id", env.DeadLetter.ID, "error_class", env.DeadLetter.ErrorClass)
+			r.Metrics.Put("Replays", 1, obs.Count, map[string]string{"Stage": string(r.Stage)})
+		}
+	default:
+		return nil
+	}
+	if errors.Is(err, store.ErrNotReplayable) || errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+func (r *Runtime) refused(ctx context.Context, env envelope.Envelope, rec events.SQSMessage, refused *store.ClaimRefused) outcome {
+	job := refused.Job
+	srec := job.StageRecord(r.Stage)
+	switch refused.Reason {
+	case "succeeded", "stage_done", "stale_stage":
+		r.Log.InfoContext(ctx, "duplicate or stale message acknowledged", "reason", refused.Reason, "job_state", job.State, "job_stage", job.Stage)
+		return ack
+	case "dead_lettered":
+		if srec.DLQPending && srec.DeadLetter != "" && job.Stage == r.Stage {
+			// The stage was dead-lettered but the DLQ send was interrupted: finish it.
+			if err := r.Queues.SendRaw(ctx, r.Stage, true, srec.DeadLetter, map[string]string{"job_id": job.ID, "stage": string(r.Stage), "error_class": string(srec.LastErrorClass)}); err != nil {
+				r.Log.ErrorContext(ctx, "resending dead letter failed", "err", err)
+				return redeliver
+			}
+			_ = r.Jobs.MarkDeadLetterSent(ctx, job.ID, r.Stage, srec.DeadLetterID, r.now())
+		}
+		return ack
+	case "lease_held":
+		// Another delivery (a sweeper duplicate) is being worked on: look again
+		// when that lease would expire.
+		if exp, err := time.Parse(domain.TimeFormat, srec.LeaseExpiresAt); err == nil {
+			_ = r.Queues.SetVisibility(ctx, r.Stage, rec.ReceiptHandle, backoff.Seconds(time.Until(exp)+time.Second))
+		}
+		return redeliver
+	case "budget_exhausted":
+		// Every attempt ended without a verdict: workers crashed or timed out.
+		class := srec.LastErrorClass
+		if class == "" {
+			class = failure.InternalBug
+		}
+		err := failure.Errorf(class, "attempt budget of %d exhausted: the last attempt's worker crashed or timed out without reporting", r.MaxAttempts)
+		return r.deadLetter(ctx, env, rec, job, store.Lease{Now: r.now(), TTL: r.Lease}, class, err, "")
+	}
+	r.Log.WarnContext(ctx, "claim refused; message will be redelivered", "reason", refused.Reason)
+	return redeliver
+}
+
+// heartbeat renews the lease every third of its duration until stop is
+// called. A failed renewal cancels the returned context. stop returns the
+// cause when the lease was lost.
+func (r *Runtime) heartbeat(ctx context.Context, jobID, receipt, owner string) (context.Context, func() error) {
+	work, cancel := context.WithCancelCause(ctx)
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(r.Lease / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-work.Done():
+				return
+			case <-t.C:
+				if err := r.Queues.SetVisibility(work, r.Stage, receipt, backoff.Seconds(r.Lease)); err != nil {
+					cancel(fmt.Errorf("extend message visibility: %w: %w", store.ErrLeaseLost, err))
+					return
+				}
+				if err := r.Jobs.Renew(work, jobID, r.Stage, store.Lease{Owner: owner, Now: r.now(), TTL: r.Lease}); err != nil {
+					cancel(fmt.Errorf("renew stage lease: %w", err))
+					return
+				}
+			}
+		}
+	}()
+	return work, func() error {
+		close(done)
+		<-finished
+		cause := context.Cause(work)
+		cancel(nil)
+		if cause != nil && !errors.Is(cause, context.Canceled) {
+			return cause
+		}
+		return nil
+	}
+}
+
+// process runs the Processor, turning a panic into an INTERNAL_BUG error.
+func (r *Runtime) process(ctx context.Context, job *store.Job) (res store.Result, err error, stack string) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = failure.Errorf(failure.InternalBug, "panic: %v", p)
+			stack = string(debug.Stack())
+		}
+	}()
+	res, err = r.Processor.Process(ctx, job)
+	return res, err, ""
+}
+
+func (r *Runtime) complete(ctx context.Context, env envelope.Envelope, rec events.SQSMessage, job *store.Job, lease store.Lease, res store.Result) outcome {
+	done, err := r.Jobs.Complete(ctx, job.ID, r.Stage, lease, res, 2*r.Lease)
+	if errors.Is(err, store.ErrLeaseLost) {
+		r.Log.WarnContext(ctx, "stage finished but its lease was taken over; not recording", "err", err)
+		return redeliver
+	}
+	if err != nil {
+		// The work is done but not recorded. Stages are idempotent, so this is
+		// an ordinary failure of the attempt: retried if the cause is transient,
+		// dead-lettered with its class if not.
+		r.Log.ErrorContext(ctx, "recording stage completion failed", "err", err, "error_class", failure.Classify(err))
+		return r.fail(ctx, env, rec, job, lease, err, "")
+	}
+	r.Metrics.Put("StageSucceeded", 1, obs.Count, map[string]string{"Stage": string(r.Stage)})
+	if next, ok := r.Stage.Next(); ok {
+		nextEnv := envelope.Envelope{V: envelope.Version, JobID: job.ID, Changelist: job.Changelist, ReviewVersion: job.ReviewVersion,
+			Stage: next, TraceID: env.TraceID, SentAt: domain.FormatTime(r.now())}
+		if err := r.Queues.Send(ctx, nextEnv); err != nil {
+			// Not fatal: the job is queued at the next stage and the sweeper
+			// re-enqueues it when its sweep deadline passes.
+			r.Log.ErrorContext(ctx, "enqueueing the next stage failed; the sweeper will retry", "next_stage", next, "err", err)
+		}
+		r.Log.InfoContext(ctx, "stage completed", "next_stage", next)
+	} else {
+		r.Log.InfoContext(ctx, "job succeeded", "state", done.State)
+	}
+	return ack
+}
+
+func (r *Runtime) fail(ctx context.Context, env envelope.Envelope, rec events.SQSMessage, job *store.Job, lease store.Lease, perr error, stack string) outcome {
+	class := failure.Classify(perr)
+	if class == failure.LeaseLost {
+		return redeliver
+	}
+	attempts := job.StageRecord(r.Stage).Attempts
+	if class.Retryable() && attempts < r.MaxAttempts {
+		delay := r.Backoff.Delay(attempts, failure.RetryAfter(perr))
+		_, err := r.Jobs.Retry(ctx, job.ID, r.Stage, lease, store.FailureInfo{Class: class, Message: r.sanitize(perr.Error())}, delay)
+		if err != nil {
+			r.Log.WarnContext(ctx, "recording the retry failed", "err", err)
+			return redeliver
+		}
+		if err := r.Queues.SetVisibility(ctx, r.Stage, rec.ReceiptHandle, backoff.Seconds(delay)); err != nil {
+			r.Log.WarnContext(ctx, "delaying the retry failed; it comes back when the lease ends", "err", err)
+		}
+		r.Log.WarnContext(ctx, "stage failed; retry scheduled", "error_class", class, "attempt", attempts, "delay_ms", delay.Milliseconds(), "err", r.sanitize(perr.Error()))
+		r.Metrics.Put("StageRetried", 1, obs.Count, map[string]string{"Stage": string(r.Stage), "ErrorClass": string(class)})
+		return redeliver
+	}
+	return r.deadLetter(ctx, env, rec, job, lease, class, perr, stack)
+}
+
+// deadLetter records the failure in the job, sends the original envelope plus
+// its dead_letter block to the stage DLQ, and acknowledges the source message.
+func (r *Runtime) deadLetter(ctx context.Context, env envelope.Envelope, rec events.SQSMessage, job *store.Job, lease store.Lease, class failure.Class, perr error, stack string) outcome {
+	now := domain.FormatTime(lease.Now)
+	srec := job.StageRecord(r.Stage)
+	first := srec.FirstFailureAt
+	if first == "" {
+		first = now
+	}
+	escalated := !class.Retryable() && srec.ReplayedClass == class
+	dl := envelope.DeadLetter{
+		ID: uuid.NewString(), ErrorClass: class, Retryable: class.Retryable(),
+		Reason:    r.sanitize(perr.Error()),
+		LastStack: r.sanitize(errorChain(perr) + stack),
+		SanitizedContext: map[string]any{
+			"message_id": rec.MessageId, "receive_count": receiveCount(rec), "request_id": requestID(ctx),
+			"trace_id": env.TraceID, "job_id": job.ID, "changelist_id": job.Changelist, "review_version": job.ReviewVersion,
+			"stage": string(r.Stage), "attempts": srec.Attempts, "max_attempts": r.MaxAttempts,
+			"upstream_code": failure.UpstreamCode(perr), "body_sha256": envelope.Hash(rec.Body), "replays": srec.Replays,
+		},
+		Stage: r.Stage, Attempts: srec.Attempts, FirstFailureAt: first, LastFailureAt: now,
+		Escalated: escalated, ReplayCount: srec.Replays,
+	}
+	out := env
+	out.DeadLetter, out.Replay, out.Attempt, out.SentAt = &dl, nil, srec.Attempts, now
+	body, err := out.Encode()
+	if err != nil {
+		r.Log.ErrorContext(ctx, "encoding dead letter failed", "err", err)
+		return redeliver
+	}
+	if _, err := r.Jobs.DeadLetter(ctx, job.ID, r.Stage, lease, store.FailureInfo{Class: class, Message: dl.Reason}, dl.ID, body); err != nil {
+		r.Log.WarnContext(ctx, "recording the dead letter failed", "err", err)
+		return redeliver
+	}
+	if err := r.Queues.SendDeadLetter(ctx, out); err != nil {
+		// The job keeps the body with dlq_pending; the redelivered message resends it.
+		r.Log.ErrorContext(ctx, "sending to the dead-letter queue failed; will resend", "err", err)
+		return redeliver
+	}
+	_ = r.Jobs.MarkDeadLetterSent(ctx, job.ID, r.Stage, dl.ID, r.now())
+	r.Log.ErrorContext(ctx, "stage dead-lettered", "error_class", class, "attempts", srec.Attempts, "escalated", escalated, "dead_letter_id", dl.ID, "reason", dl.Reason)
+	r.Metrics.Put("DeadLettered", 1, obs.Count, map[string]string{"Stage": string(r.Stage), "ErrorClass": string(class)})
+	if escalated {
+		r.Metrics.Put("Escalations", 1, obs.Count, map[string]string{"Stage": string(r.Stage), "ErrorClass": string(class)})
+	}
+	return ack
+}
+
+// rejectMalformed moves a message that is not a usable envelope to the DLQ
+// unchanged, with the diagnostics in message attributes, and acknowledges it.
+func (r *Runtime) rejectMalformed(ctx context.Context, rec events.SQSMessage, err error) outcome {
+	class := failure.Classify(err)
+	now := domain.FormatTime(r.now())
+	attrs := map[string]string{
+		"error_class": string(class), "reason": r.sanitize(err.Error()), "stage": string(r.Stage),
+		"first_failure_at": now, "last_failure_at": now, "source_message_id": rec.MessageId, "body_sha256": envelope.Hash(rec.Body),
+	}
+	if serr := r.Queues.SendRaw(ctx, r.Stage, true, rec.Body, attrs); serr != nil {
+		r.Log.ErrorContext(ctx, "moving a malformed message to the DLQ failed; will retry", "err", serr)
+		return redeliver
+	}
+	r.Log.ErrorContext(ctx, "malformed message dead-lettered", "error_class", class, "reason", attrs["reason"], "body_sha256", attrs["body_sha256"])
+	r.Metrics.Put("DeadLettered", 1, obs.Count, map[string]string{"Stage": string(r.Stage), "ErrorClass": string(class)})
+	return ack
+}
+
+func errorChain(err error) string {
+	var b strings.Builder
+	for i := 0; err != nil; i++ {
+		fmt.Fprintf(&b, "%d: %T: %s\n", i, err, err.Error())
+		err = errors.Unwrap(err)
+	}
+	return b.String()
+}
+
+func receiveCount(rec events.SQSMessage) int {
+	n, _ := strconv.Atoi(rec.Attributes["ApproximateReceiveCount"])
+	return n
+}
+
+func requestID(ctx context.Context) string {
+	if lc, ok := lambdacontext.FromContext(ctx); ok {
+		return lc.AwsRequestID
+	}
+	return ""
+}

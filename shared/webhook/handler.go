@@ -1,0 +1,319 @@
+// Package webhook owns Criticizer's front door: the HTTP contract of
+// POST /webhooks/changelist and GET /jobs/{id} behind API Gateway, request
+// authentication (HMAC with rotation overlap and a replay window), request
+// validation, and idempotent job creation with saved responses.
+//
+// Idempotency semantics (the ones AWS users know from Powertools, with its
+// gap closed): the job, its idempotency record and the saved response are
+// written in one transaction, so there is no "in progress" window. A
+// duplicate key with the same payload (compared by hash on every path,
+// including the optimistic-write path) gets the saved response byte for
+// byte; with a different payload it gets 422. A concurrent duplicate arriving
+// while the first is still running either loses the transaction race and
+// reads the saved response, or retries on a transaction conflict: there is no
+// third outcome.
+package webhook
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/google/uuid"
+
+	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/envelope"
+	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/obs"
+	"github.com/criticizer/criticizer/shared/outbox"
+	"github.com/criticizer/criticizer/shared/store"
+)
+
+// Keys returns the HMAC keys that currently verify: the current secret
+// version first, then the previous one during a rotation.
+type Keys func(ctx context.Context) ([][]byte, error)
+
+// Enqueuer sends a job's first stage message.
+type Enqueuer interface {
+	Send(ctx context.Context, e envelope.Envelope) error
+}
+
+// Jobs is the part of the store the webhook uses.
+type Jobs interface {
+	Create(ctx context.Context, j *store.Job, idem *store.Idempotency) error
+	Get(ctx context.Context, id string) (*store.Job, error)
+}
+
+// Deliveries lists a job's outbox rows for the status endpoint.
+type Deliveries interface {
+	List(ctx context.Context, changelist int64, version int) ([]outbox.Row, error)
+}
+
+// Handler serves the webhook API.
+type Handler struct {
+	Jobs         Jobs
+	Deliveries   Deliveries
+	Queue        Enqueuer
+	Keys         Keys
+	Log          *slog.Logger
+	ReplayWindow time.Duration // accepted clock difference of signed timestamps
+	SweepAfter   time.Duration // when the sweeper enqueues a job whose first message was lost
+	IdemTTL      time.Duration // how long idempotency records (and saved responses) are kept
+	Now          func() time.Time
+}
+
+func (h *Handler) now() time.Time {
+	if h.Now != nil {
+		return h.Now().UTC().Truncate(time.Millisecond)
+	}
+	return domain.Now()
+}
+
+// Handle is the Lambda handler for the API Gateway proxy integration.
+func (h *Handler) Handle(ctx context.Context, req events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
+	ctx = obs.WithAttrs(ctx, slog.String("request_id", req.RequestContext.RequestID))
+	body := []byte(req.Body)
+	if req.IsBase64Encoded {
+		b, err := base64.StdEncoding.DecodeString(req.Body)
+		if err != nil {
+			return errorResponse(http.StatusBadRequest, "malformed_body", "body is not valid base64"), nil
+		}
+		body = b
+	}
+	if len(body) > MaxBody {
+		return errorResponse(http.StatusRequestEntityTooLarge, "payload_too_large", "body exceeds 256 KiB"), nil
+	}
+	path, route, jobID := canonicalPath(req)
+	switch {
+	case route == "webhook" && req.HTTPMethod == http.MethodPost:
+	case route == "job" && req.HTTPMethod == http.MethodGet:
+	case route == "":
+		return errorResponse(http.StatusNotFound, "not_found", "no such endpoint"), nil
+	default:
+		return errorResponse(http.StatusMethodNotAllowed, "method_not_allowed", "method not allowed on this endpoint"), nil
+	}
+
+	if resp, ok := h.authenticate(ctx, req, path, body); !ok {
+		return resp, nil
+	}
+	if route == "job" {
+		return h.status(ctx, jobID), nil
+	}
+	return h.create(ctx, req, body), nil
+}
+
+// canonicalPath is the path the signature covers: the route with its
+// parameters filled in, independent of the API stage prefix.
+func canonicalPath(req events.APIGatewayProxyRequest) (path, route, jobID string) {
+	p := strings.TrimSuffix(req.Path, "/")
+	switch {
+	case req.Resource == "/webhooks/changelist" || strings.HasSuffix(p, "/webhooks/changelist"):
+		return "/webhooks/changelist", "webhook", ""
+	case req.Resource == "/jobs/{id}" || strings.Contains(p, "/jobs/"):
+		id := req.PathParameters["id"]
+		if id == "" {
+			id = p[strings.LastIndex(p, "/")+1:]
+		}
+		return "/jobs/" + id, "job", id
+	}
+	return "", "", ""
+}
+
+func header(req events.APIGatewayProxyRequest, name string) string {
+	for k, v := range req.Headers {
+		if strings.EqualFold(k, name) {
+			return v
+		}
+	}
+	for k, v := range req.MultiValueHeaders {
+		if strings.EqualFold(k, name) && len(v) > 0 {
+			return v[0]
+		}
+	}
+	return ""
+}
+
+func (h *Handler) authenticate(ctx context.Context, req events.APIGatewayProxyRequest, path string, body []byte) (events.APIGatewayProxyResponse, bool) {
+	keys, err := h.Keys(ctx)
+	if err != nil {
+		h.Log.ErrorContext(ctx, "loading webhook keys failed", "err", err, "error_class", failure.Classify(err))
+		return unavailable(), false
+	}
+	err = Verify(keys, header(req, HeaderTimestamp), header(req, HeaderSignature), req.HTTPMethod, path, body, h.now(), h.ReplayWindow)
+	if err != nil {
+		// Neither the signature nor the body is logged: only the reason.
+		h.Log.WarnContext(ctx, "webhook authentication failed", "reason", err.Error(), "source_ip", req.RequestContext.Identity.SourceIP)
+		msg := map[error]string{
+			ErrMissingSignature: "X-Criticizer-Timestamp and X-Criticizer-Signature headers are required",
+			ErrBadTimestamp:     "X-Criticizer-Timestamp must be Unix seconds",
+			ErrStaleTimestamp:   "timestamp outside the replay window",
+			ErrBadSignature:     "signature does not match",
+		}[err]
+		return errorResponse(http.StatusUnauthorized, err.Error(), msg), false
+	}
+	return events.APIGatewayProxyResponse{}, true
+}
+
+// jobView is the public representation of a job on creation.
+type jobView struct {
+	JobID          string `json:"job_id"`
+	State          string `json:"state"`
+	ChangelistID   int64  `json:"changelist_id"`
+	ReviewVersion  int    `json:"review_version"`
+	IdempotencyKey string `json:"idempotency_key"`
+	CreatedAt      string `json:"created_at"`
+	StatusURL      string `json:"status_url"`
+}
+
+func (h *Handler) create(ctx context.Context, req events.APIGatewayProxyRequest, body []byte) events.APIGatewayProxyResponse {
+	if ct := header(req, "Content-Type"); ct != "" && !strings.HasPrefix(strings.ToLower(ct), "application/json") {
+		return errorResponse(http.StatusUnsupportedMediaType, "unsupported_media_type", "Content-Type must be application/json")
+	}
+	r, err := Parse(body)
+	if err != nil {
+		fe, _ := IsFieldError(err)
+		return errorResponse(http.StatusBadRequest, fe.Code, fe.Error())
+	}
+	ctx = obs.WithAttrs(ctx, slog.String("idempotency_key", r.IdempotencyKey), slog.Int64("changelist_id", r.ChangelistID), slog.Int("review_version", r.ReviewVersion))
+
+	now := h.now()
+	id := uuid.NewString()
+	job := store.NewJob(id, r.IdempotencyKey, r.ChangelistID, r.ReviewVersion, now, h.SweepAfter)
+	job.Shelved, job.Source, job.RequestedRecipients, job.TraceID = r.Shelved, r.Source, r.Recipients, uuid.NewString()
+	if job.RequestedRecipients == nil {
+		job.RequestedRecipients = []string{}
+	}
+	if r.RequestedBy != "" {
+		job.History[0].Actor = r.RequestedBy
+	}
+	resp := jsonResponse(http.StatusAccepted, jobView{JobID: id, State: string(store.Queued), ChangelistID: r.ChangelistID,
+		ReviewVersion: r.ReviewVersion, IdempotencyKey: r.IdempotencyKey, CreatedAt: job.CreatedAt, StatusURL: "/jobs/" + id})
+	resp.Headers["Location"] = "/jobs/" + id
+	idem := &store.Idempotency{Key: r.IdempotencyKey, RequestHash: r.Hash(), JobID: id, CreatedAt: job.CreatedAt,
+		Response:  store.SavedResponse{Status: resp.StatusCode, Headers: resp.Headers, Body: resp.Body},
+		ExpiresAt: now.Add(h.IdemTTL).Unix()}
+
+	err = h.Jobs.Create(ctx, job, idem)
+	var dup *store.DuplicateKeyError
+	var stale *store.StaleVersionError
+	switch {
+	case errors.As(err, &dup):
+		if dup.Existing.RequestHash != idem.RequestHash {
+			h.Log.WarnContext(ctx, "idempotency key reused with a different payload", "existing_job", dup.Existing.JobID)
+			return errorResponse(http.StatusUnprocessableEntity, "idempotency_key_reused", "this idempotency_key was used with a different payload (job "+dup.Existing.JobID+")")
+		}
+		h.Log.InfoContext(ctx, "duplicate webhook answered with the saved response", "job_id", dup.Existing.JobID)
+		return savedResponse(dup.Existing.Response)
+	case errors.As(err, &stale):
+		return h.staleVersion(ctx, r, stale.Current)
+	case err != nil:
+		h.Log.ErrorContext(ctx, "creating the job failed", "err", err, "error_class", failure.Classify(err))
+		return unavailable()
+	}
+	ctx = obs.WithAttrs(ctx, slog.String("job_id", id), slog.String("trace_id", job.TraceID))
+	h.Log.InfoContext(ctx, "job created", "source", r.Source, "shelved", r.Shelved)
+
+	env := envelope.Envelope{V: envelope.Version, JobID: id, Changelist: r.ChangelistID, ReviewVersion: r.ReviewVersion,
+		Stage: domain.StageFetch, TraceID: job.TraceID, SentAt: domain.FormatTime(now)}
+	if err := h.Queue.Send(ctx, env); err != nil {
+		// The job is stored; the sweeper enqueues it once its sweep deadline passes.
+		h.Log.ErrorContext(ctx, "enqueueing the job failed; the sweeper will enqueue it", "err", err, "sweep_at", job.SweepAt)
+	}
+	return resp
+}
+
+// staleVersion answers a request whose review_version is not higher than
+// the changelist's latest: the same version is a no-op that returns the
+// existing job; a lower one is a conflict.
+func (h *Handler) staleVersion(ctx context.Context, r Request, cur *store.Changelist) events.APIGatewayProxyResponse {
+	if r.ReviewVersion == cur.LatestVersion {
+		j, err := h.Jobs.Get(ctx, cur.LatestJobID)
+		if err != nil {
+			return unavailable()
+		}
+		return jsonResponse(http.StatusOK, map[string]any{
+			"job_id": j.ID, "state": j.State, "changelist_id": j.Changelist, "review_version": j.ReviewVersion,
+			"status_url": "/jobs/" + j.ID, "rerun": false,
+			"reason": "review_version_already_accepted: this version is already reviewed or in progress; send a higher review_version to rerun",
+		})
+	}
+	return jsonResponse(http.StatusConflict, map[string]any{"error": map[string]any{
+		"code":           "stale_review_version",
+		"message":        "review_version " + strconv.Itoa(r.ReviewVersion) + " is lower than the latest accepted version " + strconv.Itoa(cur.LatestVersion),
+		"latest_version": cur.LatestVersion, "latest_job_id": cur.LatestJobID,
+	}})
+}
+
+type stageView struct {
+	Status         string `json:"status"`
+	Attempts       int    `json:"attempts"`
+	LastErrorClass string `json:"last_error_class,omitempty"`
+	FirstFailureAt string `json:"first_failure_at,omitempty"`
+	LastFailureAt  string `json:"last_failure_at,omitempty"`
+	Replays        int    `json:"replays,omitempty"`
+}
+
+type deliveryView struct {
+	Recipient  string `json:"recipient"`
+	Status     string `json:"status"`
+	NotifiedAt string `json:"notified_at,omitempty"`
+	Attempts   int    `json:"attempts"`
+}
+
+func (h *Handler) status(ctx context.Context, id string) events.APIGatewayProxyResponse {
+	j, err := h.Jobs.Get(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return errorResponse(http.StatusNotFound, "job_not_found", "no job with this id")
+	}
+	if err != nil {
+		h.Log.ErrorContext(ctx, "reading the job failed", "err", err)
+		return unavailable()
+	}
+	stages := map[string]stageView{}
+	for _, s := range domain.Stages {
+		r := j.StageRecord(s)
+		stages[string(s)] = stageView{Status: string(r.Status), Attempts: r.Attempts, LastErrorClass: string(r.LastErrorClass),
+			FirstFailureAt: r.FirstFailureAt, LastFailureAt: r.LastFailureAt, Replays: r.Replays}
+	}
+	deliveries := []deliveryView{}
+	if h.Deliveries != nil {
+		rows, err := h.Deliveries.List(ctx, j.Changelist, j.ReviewVersion)
+		if err != nil {
+			return unavailable()
+		}
+		for _, r := range rows {
+			deliveries = append(deliveries, deliveryView{Recipient: r.Recipient, Status: string(r.Status), NotifiedAt: r.NotifiedAt, Attempts: r.Attempts})
+		}
+	}
+	return jsonResponse(http.StatusOK, map[string]any{
+		"job_id": j.ID, "state": j.State, "stage": j.Stage, "changelist_id": j.Changelist, "review_version": j.ReviewVersion,
+		"created_at": j.CreatedAt, "updated_at": j.UpdatedAt, "stages": stages, "recipients": j.Recipients,
+		"deliveries": deliveries, "finding_count": j.FindingCount, "history": j.History,
+	})
+}
+
+func jsonResponse(status int, v any) events.APIGatewayProxyResponse {
+	b, _ := json.Marshal(v)
+	return events.APIGatewayProxyResponse{StatusCode: status, Headers: map[string]string{"Content-Type": "application/json"}, Body: string(b)}
+}
+
+func savedResponse(s store.SavedResponse) events.APIGatewayProxyResponse {
+	return events.APIGatewayProxyResponse{StatusCode: s.Status, Headers: s.Headers, Body: s.Body}
+}
+
+func errorResponse(status int, code, msg string) events.APIGatewayProxyResponse {
+	return jsonResponse(status, map[string]any{"error": map[string]string{"code": code, "message": msg}})
+}
+
+func unavailable() events.APIGatewayProxyResponse {
+	r := errorResponse(http.StatusServiceUnavailable, "unavailable", "temporarily unavailable; retry with the same idempotency_key")
+	r.Headers["Retry-After"] = "2"
+	return r
+}
