@@ -1,11 +1,24 @@
 // Command devstack runs the Criticizer stack on the local AWS emulator.
 //
+//	devstack demo    [-port 0] [-keep]                                               emulator + stack + stand-ins, send the sample webhook, print the e-mail
+//	devstack run     [-port 4566]                                                    the same environment in the foreground until Ctrl-C (make up)
+//	devstack invoke  -fn webhook|fetch|review|notify|sweeper -event FILE             invoke a function of the environment `run` started
 //	devstack up      [-port 4566] [-env local] [-overrides JSON] [-asset-root DIR]   start MiniStack (detached) and deploy
 //	devstack deploy  [-endpoint URL] [-env local] [-overrides JSON] [-asset-root DIR] synth + deploy to a running emulator
 //	devstack outputs [-endpoint URL] [-env local] [-format json|env]                 print the stack outputs
 //	devstack down    [-port 4566]                                                    stop the emulator started by up/start.sh
 //
-// The endpoint defaults to $AWS_ENDPOINT_URL, else http://127.0.0.1:4566.
+// demo and run start the whole local environment (devstack.StartLocal): the
+// emulator with the stack deployed and the Perforce, LLM and SMTP stand-ins.
+// demo sends events/webhook-post.json through API Gateway, follows the job to
+// its end and prints every e-mail the SMTP stand-in received for it; it exits
+// 0 only if the job succeeded and an e-mail arrived. run writes
+// .run/devstack.json (endpoint, outputs, webhook key; mode 0600) for invoke,
+// which signs API Gateway sample events whose signature headers hold the
+// placeholder SIGNED-AT-INVOKE and invokes the function synchronously.
+//
+// up/deploy/outputs/down manage a detached emulator without the stand-ins.
+// Their endpoint defaults to $AWS_ENDPOINT_URL, else http://127.0.0.1:4566.
 // Outputs are printed as JSON (or KEY=VALUE lines) with an extra LocalApiUrl,
 // the emulator URL of the API stage.
 package main
@@ -35,6 +48,12 @@ func main() {
 	defer stop()
 	var err error
 	switch cmd, args := os.Args[1], os.Args[2:]; cmd {
+	case "demo":
+		err = demo(ctx, args)
+	case "run":
+		err = run(ctx, args)
+	case "invoke":
+		err = invoke(ctx, args)
 	case "up":
 		err = up(ctx, args)
 	case "deploy":
@@ -53,7 +72,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: devstack up|deploy|outputs|down [flags]  (devstack <cmd> -h for flags)")
+	fmt.Fprintln(os.Stderr, "usage: devstack demo|run|invoke|up|deploy|outputs|down [flags]  (devstack <cmd> -h for flags)")
 	os.Exit(2)
 }
 

@@ -39,16 +39,5 @@ func main() {
 	coldstart.Must(env, err)
 
 	proc := &pipeline.Fetch{P4: fetcher, Redactor: red, Raw: env.Raw(), Redacted: env.Redacted(), Log: env.Log}
-	lambda.Start(env.Runtime(domain.StageFetch, proc, sanitizer(red)).Handle)
-}
-
-// sanitizer redacts secrets from error text bound for the job record and DLQ.
-func sanitizer(r *redact.Redactor) func(string) string {
-	return func(s string) string {
-		out, _, err := r.Redact(s)
-		if err != nil {
-			return "[error text withheld: redaction failed]"
-		}
-		return out
-	}
+	lambda.Start(env.Runtime(domain.StageFetch, proc, red.Sanitize).Handle)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/notify"
 	"github.com/criticizer/criticizer/shared/pipeline"
+	"github.com/criticizer/criticizer/shared/redact"
 )
 
 func main() {
@@ -38,5 +39,9 @@ func main() {
 	if lookupURL != "" {
 		n.DeliveryLog = pipeline.HTTPDeliveryLog{URL: lookupURL}
 	}
-	lambda.Start(env.Runtime(domain.StageNotify, n, nil).Handle)
+	// Diagnostics leave the system (job record, DLQ): recipient addresses
+	// are PII, so they are redacted along with secrets.
+	scrub, err := redact.New(redact.Policy{RedactEmails: true})
+	coldstart.Must(env, err)
+	lambda.Start(env.Runtime(domain.StageNotify, n, scrub.Sanitize).Handle)
 }

@@ -34,11 +34,5 @@ func main() {
 
 	proc := &pipeline.Review{Redacted: env.Redacted(), Guard: guard, LLM: client,
 		Parse: review.Options{PromptVersion: review.PromptVersion}, Limits: review.DefaultPromptLimits, Log: env.Log}
-	lambda.Start(env.Runtime(domain.StageLLM, proc, func(s string) string {
-		out, _, err := guard.Redact(s)
-		if err != nil {
-			return "[error text withheld: redaction failed]"
-		}
-		return out
-	}).Handle)
+	lambda.Start(env.Runtime(domain.StageLLM, proc, guard.Sanitize).Handle)
 }

@@ -23,7 +23,10 @@ func main() {
 	h := &webhook.Handler{
 		Jobs: env.Jobs, Deliveries: env.Outbox, Queue: env.Queues, Log: env.Log,
 		ReplayWindow: window, SweepAfter: 2 * env.Config.Lease, IdemTTL: 30 * 24 * time.Hour,
-		Keys: func(ctx context.Context) ([][]byte, error) {
+		Keys: func(ctx context.Context, fresh bool) ([][]byte, error) {
+			if fresh {
+				env.Secrets.Forget(secretID)
+			}
 			cur, _, err := env.Secrets.Get(ctx, secretID, secrets.Current)
 			if err != nil {
 				return nil, err

@@ -193,7 +193,6 @@ func TestRunErrorClassification(t *testing.T) {
 	})
 }
 
-
 func TestRunTimeout(t *testing.T) {
 	r, logs := newTestRunner(t, fixtureDepot(t), func(c *Config) { c.Timeout = 300 * time.Millisecond })
 	start := time.Now()

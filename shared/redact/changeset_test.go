@@ -21,7 +21,6 @@ func addDiff(path, content string) string {
 	return b.String()
 }
 
-
 func TestChangeset(t *testing.T) {
 	deploy, err := os.ReadFile("../../internal/standin/p4/depot/files/12345/deploy.go.after")
 	if err != nil {

@@ -416,3 +416,14 @@ func asciiLower(s string) string {
 	}
 	return string(b)
 }
+
+// Sanitize redacts s for text that leaves the system as diagnostics (error
+// reasons and stacks in the job record and DLQ payloads). If redaction
+// fails, the text is withheld rather than passed through.
+func (r *Redactor) Sanitize(s string) string {
+	out, _, err := r.Redact(s)
+	if err != nil {
+		return "[text withheld: redaction failed]"
+	}
+	return out
+}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -86,6 +87,18 @@ func (s *Store) Get(ctx context.Context, id, stage string) (value string, found 
 	s.cache[key] = entry{value: value, found: found, fetched: s.now()}
 	s.mu.Unlock()
 	return value, found, nil
+}
+
+// Forget drops the cached versions of id, so the next Get reads Secrets
+// Manager. Callers use it when a credential is rejected, in case it rotated.
+func (s *Store) Forget(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k := range s.cache {
+		if strings.HasPrefix(k, id+"\x00") {
+			delete(s.cache, k)
+		}
+	}
 }
 
 // Field returns one string field of a JSON secret (current version).

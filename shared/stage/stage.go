@@ -112,8 +112,10 @@ func (r *Runtime) sanitize(s string) string {
 // failed ones are reported in BatchItemFailures so the others are deleted.
 func (r *Runtime) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 	var (
-		mu   sync.Mutex
-		resp events.SQSEventResponse
+		mu sync.Mutex
+		// An empty list, not null: both mean "all succeeded" to AWS, and
+		// some emulators mishandle null.
+		resp = events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{}}
 		wg   sync.WaitGroup
 	)
 	for _, rec := range ev.Records {

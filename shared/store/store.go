@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"time"
 
@@ -109,11 +110,13 @@ func decodeJob(item map[string]types.AttributeValue) (*Job, error) {
 // update runs an UpdateItem on a job and returns the new image, or the old
 // image with errConditionCheck when the condition failed.
 func (st *Store) update(ctx context.Context, op, id, update, cond string, names map[string]string, values map[string]types.AttributeValue) (*Job, error) {
+	cond = "attribute_exists(pk) AND (" + cond + ")"
+	names, values = used(update+" "+cond, names, values)
 	in := &dynamodb.UpdateItemInput{
 		TableName:                           &st.table,
 		Key:                                 key(jobPK(id), skJob),
 		UpdateExpression:                    &update,
-		ConditionExpression:                 aws.String("attribute_exists(pk) AND (" + cond + ")"),
+		ConditionExpression:                 aws.String(cond),
 		ExpressionAttributeNames:            names,
 		ExpressionAttributeValues:           values,
 		ReturnValues:                        types.ReturnValueAllNew,
@@ -135,6 +138,38 @@ func (st *Store) update(ctx context.Context, op, id, update, cond string, names 
 		return nil, classifyAWS(op, err)
 	}
 	return decodeJob(out.Attributes)
+}
+
+// placeholder matches expression attribute names (#x) and values (:x).
+var placeholder = regexp.MustCompile(`[#:][A-Za-z0-9_]+`)
+
+// used keeps only the names and values the expressions reference: DynamoDB
+// rejects a request that defines one it does not use, and the shared name
+// set below is a superset.
+func used(expr string, names map[string]string, values map[string]types.AttributeValue) (map[string]string, map[string]types.AttributeValue) {
+	refs := map[string]bool{}
+	for _, p := range placeholder.FindAllString(expr, -1) {
+		refs[p] = true
+	}
+	var n map[string]string
+	for k, v := range names {
+		if refs[k] {
+			if n == nil {
+				n = map[string]string{}
+			}
+			n[k] = v
+		}
+	}
+	var vals map[string]types.AttributeValue
+	for k, v := range values {
+		if refs[k] {
+			if vals == nil {
+				vals = map[string]types.AttributeValue{}
+			}
+			vals[k] = v
+		}
+	}
+	return n, vals
 }
 
 // Names used by every job update. #stg is bound to the stage being written.

@@ -37,8 +37,10 @@ import (
 )
 
 // Keys returns the HMAC keys that currently verify: the current secret
-// version first, then the previous one during a rotation.
-type Keys func(ctx context.Context) ([][]byte, error)
+// version first, then the previous one during a rotation. fresh asks for a
+// read that bypasses any cache (after a mismatch, in case a rotation just
+// happened).
+type Keys func(ctx context.Context, fresh bool) ([][]byte, error)
 
 // Enqueuer sends a job's first stage message.
 type Enqueuer interface {
@@ -141,12 +143,21 @@ func header(req events.APIGatewayProxyRequest, name string) string {
 }
 
 func (h *Handler) authenticate(ctx context.Context, req events.APIGatewayProxyRequest, path string, body []byte) (events.APIGatewayProxyResponse, bool) {
-	keys, err := h.Keys(ctx)
-	if err != nil {
+	verify := func(fresh bool) error {
+		keys, err := h.Keys(ctx, fresh)
+		if err != nil {
+			return err
+		}
+		return Verify(keys, header(req, HeaderTimestamp), header(req, HeaderSignature), req.HTTPMethod, path, body, h.now(), h.ReplayWindow)
+	}
+	err := verify(false)
+	if errors.Is(err, ErrBadSignature) {
+		err = verify(true) // the secret may have rotated since it was cached
+	}
+	if err != nil && !errors.Is(err, ErrMissingSignature) && !errors.Is(err, ErrBadTimestamp) && !errors.Is(err, ErrStaleTimestamp) && !errors.Is(err, ErrBadSignature) {
 		h.Log.ErrorContext(ctx, "loading webhook keys failed", "err", err, "error_class", failure.Classify(err))
 		return unavailable(), false
 	}
-	err = Verify(keys, header(req, HeaderTimestamp), header(req, HeaderSignature), req.HTTPMethod, path, body, h.now(), h.ReplayWindow)
 	if err != nil {
 		// Neither the signature nor the body is logged: only the reason.
 		h.Log.WarnContext(ctx, "webhook authentication failed", "reason", err.Error(), "source_ip", req.RequestContext.Identity.SourceIP)

@@ -1,0 +1,267 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/criticizer/criticizer/internal/devstack"
+	smtpstandin "github.com/criticizer/criticizer/internal/standin/smtp"
+	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/store"
+	"github.com/criticizer/criticizer/shared/webhook"
+)
+
+const (
+	demoJobTimeout = 90 * time.Second
+	demoPoll       = 500 * time.Millisecond
+)
+
+// demo starts the local environment, sends the sample webhook through API
+// Gateway, follows the job and prints the e-mails it produced.
+func demo(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("demo", flag.ExitOnError)
+	port := fs.Int("port", 0, "emulator port on 127.0.0.1 (0 picks a free one)")
+	keep := fs.Bool("keep", false, "keep the environment running until Ctrl-C")
+	_ = fs.Parse(args)
+
+	root, err := devstack.RepoRoot()
+	if err != nil {
+		return err
+	}
+	sample := filepath.Join(root, "events", "webhook-post.json")
+	req, ok, err := readProxyRequest(sample)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("%s is not an API Gateway proxy request", sample)
+	}
+	body, err := req.body()
+	if err != nil {
+		return fmt.Errorf("%s: body: %w", sample, err)
+	}
+	hook, err := webhook.Parse(body)
+	if err != nil {
+		return fmt.Errorf("%s: body: %w", sample, err)
+	}
+
+	start := time.Now()
+	l, err := startLocal(ctx, *port)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		progress("stopping the local environment…")
+		if err := l.Close(); err != nil {
+			progress("stopping: %v", err)
+		}
+	}()
+
+	result := runDemo(ctx, l, body, hook)
+	if result == nil {
+		progress("demo done in %s", since(start))
+	}
+	if *keep && ctx.Err() == nil {
+		printEnv(l.Emulator.Endpoint, l.APIURL, l.StackName)
+		progress("running until Ctrl-C")
+		<-ctx.Done()
+	}
+	return result
+}
+
+// api sends signed requests to the stack's API stage.
+type api struct {
+	base string
+	key  []byte
+	http *http.Client
+}
+
+func (a api) do(ctx context.Context, method, path string, body []byte) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, method, a.base+path, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	ts, sig := sign(a.key, method, path, body)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set(webhook.HeaderTimestamp, ts)
+	req.Header.Set(webhook.HeaderSignature, sig)
+	resp, err := a.http.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, err
+}
+
+// jobStatus is the part of GET /jobs/{id} the demo follows.
+type jobStatus struct {
+	State        string `json:"state"`
+	Stage        string `json:"stage"`
+	FindingCount int    `json:"finding_count"`
+	Stages       map[string]struct {
+		Status         string `json:"status"`
+		Attempts       int    `json:"attempts"`
+		LastErrorClass string `json:"last_error_class"`
+	} `json:"stages"`
+}
+
+func (s jobStatus) done() bool {
+	return s.State == string(store.Succeeded) || s.State == string(store.Failed)
+}
+
+// stages is e.g. "fetch succeeded (1 attempt), llm failed (5 attempts, last_error_class llm_timeout), …".
+func (s jobStatus) stages() string {
+	var parts []string
+	for _, name := range domain.Stages {
+		st, ok := s.Stages[string(name)]
+		if !ok {
+			continue
+		}
+		p := fmt.Sprintf("%s %s (%d attempt%s", name, st.Status, st.Attempts, plural(st.Attempts))
+		if st.LastErrorClass != "" {
+			p += ", last_error_class " + st.LastErrorClass
+		}
+		parts = append(parts, p+")")
+	}
+	return strings.Join(parts, ", ")
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func runDemo(ctx context.Context, l *devstack.Local, body []byte, hook webhook.Request) error {
+	a := api{base: l.APIURL, key: l.WebhookKey, http: &http.Client{Timeout: 30 * time.Second}}
+	const post = "/webhooks/changelist"
+	code, answer, err := a.do(ctx, http.MethodPost, post, body)
+	if err != nil {
+		return fmt.Errorf("POST %s: %w", post, err)
+	}
+	fmt.Printf("POST %s (changelist %d v%d): HTTP %d\n", post, hook.ChangelistID, hook.ReviewVersion, code)
+	printJSON(answer)
+	var created struct {
+		JobID string `json:"job_id"`
+	}
+	if code/100 != 2 || json.Unmarshal(answer, &created) != nil || created.JobID == "" {
+		return fmt.Errorf("the webhook was not accepted (HTTP %d)", code)
+	}
+	id := created.JobID
+
+	st, raw, err := followJob(ctx, a, id)
+	if err != nil {
+		return err
+	}
+
+	mails := mailsFor(ctx, l.SMTP, fmt.Sprintf("CL %d v%d", hook.ChangelistID, hook.ReviewVersion), st.State == string(store.Succeeded))
+	for i, m := range mails {
+		fmt.Printf("\n===== e-mail %d of %d: %s -> %s =====\n", i+1, len(mails), m.From, strings.Join(m.To, ", "))
+		os.Stdout.Write(m.Raw)
+		if !bytes.HasSuffix(m.Raw, []byte("\n")) {
+			fmt.Println()
+		}
+	}
+	fmt.Printf("\n===== job %s =====\n", id)
+	printJSON(raw)
+	fmt.Printf("job %s %s: %d finding%s, %d e-mail%s\n", id, st.State, st.FindingCount, plural(st.FindingCount), len(mails), plural(len(mails)))
+
+	switch {
+	case st.State != string(store.Succeeded):
+		return fmt.Errorf("job %s %s: %s", id, st.State, st.stages())
+	case len(mails) == 0:
+		return fmt.Errorf("job %s succeeded but the SMTP stand-in received no e-mail for CL %d v%d: %s", id, hook.ChangelistID, hook.ReviewVersion, st.stages())
+	}
+	return nil
+}
+
+// followJob polls GET /jobs/{id} until the job ends, printing each change of
+// state, stage or attempt once. It returns the last status and its JSON.
+func followJob(ctx context.Context, a api, id string) (jobStatus, []byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, demoJobTimeout)
+	defer cancel()
+	path := "/jobs/" + id
+	start := time.Now()
+	tick := time.NewTicker(demoPoll)
+	defer tick.Stop()
+	var (
+		st      jobStatus
+		raw     []byte
+		last    string
+		lastErr error
+	)
+	for {
+		code, b, err := a.do(ctx, http.MethodGet, path, nil)
+		var cur jobStatus
+		switch {
+		case err != nil:
+			lastErr = err
+		case code != http.StatusOK:
+			lastErr = fmt.Errorf("GET %s: HTTP %d: %s", path, code, bytes.TrimSpace(b))
+		case json.Unmarshal(b, &cur) != nil:
+			lastErr = fmt.Errorf("GET %s: not a job status: %s", path, bytes.TrimSpace(b))
+		default:
+			st, raw, lastErr = cur, b, nil
+			line := fmt.Sprintf("state %s, stage %s", st.State, st.Stage)
+			if s, ok := st.Stages[st.Stage]; ok && !st.done() {
+				line += " (" + s.Status
+				if s.Attempts > 0 {
+					line += fmt.Sprintf(", attempt %d", s.Attempts)
+				}
+				line += ")"
+			}
+			if line != last {
+				fmt.Printf("%6s  %s\n", since(start), line)
+				last = line
+			}
+			if st.done() {
+				return st, raw, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				why := "last state " + st.State + ": " + st.stages()
+				if raw == nil {
+					why = fmt.Sprint("no status: ", lastErr)
+				}
+				return st, raw, fmt.Errorf("job %s not finished after %s (%s)", id, demoJobTimeout, why)
+			}
+			return st, raw, fmt.Errorf("interrupted while job %s was %s", id, st.State)
+		case <-tick.C:
+		}
+	}
+}
+
+// mailsFor returns the messages the SMTP stand-in accepted whose subject
+// names the changelist version. When the job succeeded they were sent before
+// it was marked, but allow a moment for stragglers if none is there yet.
+func mailsFor(ctx context.Context, srv *smtpstandin.Server, subject string, wait bool) []smtpstandin.Message {
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		var out []smtpstandin.Message
+		for _, m := range srv.Messages() {
+			if strings.Contains(m.Subject, subject) {
+				out = append(out, m)
+			}
+		}
+		if len(out) > 0 || !wait || time.Now().After(deadline) || ctx.Err() != nil {
+			return out
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
