@@ -320,7 +320,9 @@ func scratch(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _, _ = env.sqs.DeleteQueue(context.Background(), &sqs.DeleteQueueInput{QueueUrl: out.QueueUrl}) })
+	t.Cleanup(func() {
+		_, _ = env.sqs.DeleteQueue(context.Background(), &sqs.DeleteQueueInput{QueueUrl: out.QueueUrl})
+	})
 	return aws.ToString(out.QueueUrl)
 }
 

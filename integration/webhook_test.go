@@ -107,7 +107,9 @@ func TestWebhookRejections(t *testing.T) {
 		status int
 		code   string
 	}{
-		{"bad signature", good, func(r *http.Request) { r.Header.Set(webhook.HeaderSignature, webhook.Sign([]byte("wrong-key-123456"), time.Now().Unix(), "POST", "/webhooks/changelist", good)) }, 401, "invalid_signature"},
+		{"bad signature", good, func(r *http.Request) {
+			r.Header.Set(webhook.HeaderSignature, webhook.Sign([]byte("wrong-key-123456"), time.Now().Unix(), "POST", "/webhooks/changelist", good))
+		}, 401, "invalid_signature"},
 		{"signature over another body", good, sign(time.Now().Unix(), []byte(`{}`)), 401, "invalid_signature"},
 		{"no signature", good, func(r *http.Request) { r.Header.Del(webhook.HeaderSignature) }, 401, "missing_signature"},
 		{"stale timestamp", good, sign(time.Now().Add(-time.Hour).Unix(), good), 401, "stale_timestamp"},
