@@ -12,6 +12,9 @@ export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION := 1
 
+# The aws-cdk CLI at the version pinned in versions.env (npx fetches it once).
+CDK := npx --yes aws-cdk@$(AWS_CDK_CLI_VERSION)
+
 FUNCTIONS := webhook fetch review notify sweeper
 # Fuzz targets run for FUZZTIME each in `make test` (package:Target).
 FUZZ := ./shared/webhook:FuzzWebhook ./shared/envelope:FuzzDecode ./shared/review:FuzzParse ./shared/redact:FuzzRedact
@@ -21,7 +24,7 @@ FUZZ := ./shared/webhook:FuzzWebhook ./shared/envelope:FuzzDecode ./shared/revie
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
-setup: ## install the pinned tools (MiniStack into .venv, Go modules; npm for cdk)
+setup: ## install the pinned tools (MiniStack into .venv, Go modules)
 	localstack/start.sh --install-only
 	$(GO) mod download
 
@@ -59,14 +62,12 @@ deploy-local: setup build ## deploy the stack to an emulator already running on 
 down: ## stop a detached emulator
 	$(GO) run ./cmd/devstack down
 
-node_modules/.bin/cdk: package.json
-	npm ci --no-audit --no-fund
+synth: build-aws ## cdk synth for ENV (default dev) into cdk.out
+	$(CDK) synth --quiet -c env=$(ENV) > /dev/null
+	@ls -l cdk.out/*.template.json
 
-synth: build-aws node_modules/.bin/cdk ## cdk synth for ENV (default dev) into cdk.out
-	npx cdk synth --quiet -c env=$(ENV) > /dev/null && ls cdk.out/*.template.json
-
-deploy: build-aws node_modules/.bin/cdk ## cdk deploy ENV to the AWS account in your credentials
-	npx cdk deploy -c env=$(ENV) --require-approval broadening
+deploy: build-aws ## cdk deploy ENV to the AWS account in your credentials
+	$(CDK) deploy -c env=$(ENV) --require-approval broadening
 
 bench: ## benchmarks as a table
 	$(GO) test -run='^$$' -bench=. -benchmem ./shared/... | tee .run/bench.txt

@@ -3,6 +3,7 @@
 // history. It finds queues and tables from the deployed stack's outputs.
 //
 //	criticizer [--stack NAME] [--json] dlq list   [--stage fetch|llm|notify|all] [--max N]
+//	criticizer [--stack NAME] [--json] dlq show   MESSAGE_ID [--stage S|all]
 //	criticizer [--stack NAME] [--json] dlq replay --stage S (--id MSG | --job ID | --error-class C | --all) [--max N]
 //	criticizer [--stack NAME] [--json] restart JOB_ID [--note TEXT]
 //	criticizer [--stack NAME] [--json] job JOB_ID
@@ -87,6 +88,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		switch rest[1] {
 		case "list":
 			return a.dlqList(ctx, rest[2:])
+		case "show":
+			return a.dlqShow(ctx, rest[2:])
 		case "replay":
 			return a.dlqReplay(ctx, rest[2:])
 		}
@@ -168,6 +171,66 @@ func (a *app) dlqList(ctx context.Context, args []string) error {
 	return tw.Flush()
 }
 
+func (a *app) dlqShow(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("dlq show", flag.ContinueOnError)
+	stage := fs.String("stage", "all", "fetch, llm, notify or all")
+	if err := fs.Parse(reorder(args)); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return errors.New("usage: criticizer dlq show MESSAGE_ID [--stage S]")
+	}
+	ss, err := stages(*stage)
+	if err != nil {
+		return err
+	}
+	for _, s := range ss {
+		items, err := a.dlq.List(ctx, s, 1000)
+		if err != nil {
+			return err
+		}
+		a.dlq.Release(ctx, items)
+		for _, it := range items {
+			if it.MessageID != fs.Arg(0) {
+				continue
+			}
+			if a.json {
+				return json.NewEncoder(a.out).Encode(it)
+			}
+			fmt.Fprintf(a.out, "message %s on the %s DLQ (job %s, %s)\n", it.MessageID, it.Stage, it.JobID(), it.ErrorClass())
+			for k, v := range it.Attributes {
+				fmt.Fprintf(a.out, "  attribute %s = %s\n", k, v)
+			}
+			if it.Envelope == nil {
+				fmt.Fprintf(a.out, "body (not an envelope; replaying it would fail again):\n%s\n", it.Body)
+				return nil
+			}
+			b, _ := json.MarshalIndent(it.Envelope, "", "  ")
+			fmt.Fprintf(a.out, "%s\n", b)
+			return nil
+		}
+	}
+	return fmt.Errorf("message %s is not on the DLQ of %s", fs.Arg(0), *stage)
+}
+
+// reorder moves flags before positional arguments, so both
+// "show ID --stage llm" and "show --stage llm ID" work.
+func reorder(args []string) []string {
+	var flags, pos []string
+	for i := 0; i < len(args); i++ {
+		if strings.HasPrefix(args[i], "-") {
+			flags = append(flags, args[i])
+			if !strings.Contains(args[i], "=") && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+				flags = append(flags, args[i+1])
+				i++
+			}
+			continue
+		}
+		pos = append(pos, args[i])
+	}
+	return append(flags, pos...)
+}
+
 func truncate(s string, n int) string {
 	s = strings.ReplaceAll(s, "\n", " ")
 	if len(s) > n {
@@ -212,7 +275,7 @@ func (a *app) dlqReplay(ctx context.Context, args []string) error {
 func (a *app) restart(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("restart", flag.ContinueOnError)
 	note := fs.String("note", "", "why (kept in the job history)")
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(reorder(args)); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
