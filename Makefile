@@ -69,8 +69,10 @@ synth: build-aws ## cdk synth for ENV (default dev) into cdk.out
 deploy: build-aws ## cdk deploy ENV to the AWS account in your credentials
 	$(CDK) deploy -c env=$(ENV) --require-approval broadening
 
-bench: ## benchmarks as a table
-	$(GO) test -run='^$$' -bench=. -benchmem ./shared/... | tee .run/bench.txt
+bench: ## benchmarks as a table (ns/op, MB/s, B/op, allocs/op); full output in .run/bench.txt
+	@mkdir -p .run
+	@$(GO) test -run='^$$' -bench=. -benchmem ./shared/... > .run/bench.txt
+	@grep -E '^(pkg:|Benchmark)' .run/bench.txt
 
 clean: ## remove build output
 	rm -rf build cdk.out .run/logs

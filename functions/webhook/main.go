@@ -21,7 +21,7 @@ func main() {
 	coldstart.Must(env, env.Vars.Err())
 
 	h := &webhook.Handler{
-		Jobs: env.Jobs, Deliveries: env.Outbox, Queue: env.Queues, Log: env.Log,
+		Jobs: env.Jobs, Deliveries: env.Outbox, Queue: env.Queues, Log: env.Log, Metrics: env.Metrics,
 		ReplayWindow: window, SweepAfter: 2 * env.Config.Lease, IdemTTL: 30 * 24 * time.Hour,
 		Keys: func(ctx context.Context, fresh bool) ([][]byte, error) {
 			if fresh {

@@ -65,6 +65,7 @@ type Handler struct {
 	Queue        Enqueuer
 	Keys         Keys
 	Log          *slog.Logger
+	Metrics      *obs.Metrics  // WebhookResponses by Route and Status; nil emits none
 	ReplayWindow time.Duration // accepted clock difference of signed timestamps
 	SweepAfter   time.Duration // when the sweeper enqueues a job whose first message was lost
 	IdemTTL      time.Duration // how long idempotency records (and saved responses) are kept
@@ -80,6 +81,14 @@ func (h *Handler) now() time.Time {
 
 // Handle is the Lambda handler for the API Gateway proxy integration.
 func (h *Handler) Handle(ctx context.Context, req events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
+	resp, err := h.handle(ctx, req)
+	// One metric per answer: rejection and 5xx rates are what an operator alarms on.
+	_, route, _ := canonicalPath(req)
+	h.Metrics.Put("WebhookResponses", 1, obs.Count, map[string]string{"Route": route, "Status": strconv.Itoa(resp.StatusCode)})
+	return resp, err
+}
+
+func (h *Handler) handle(ctx context.Context, req events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
 	ctx = obs.WithAttrs(ctx, slog.String("request_id", req.RequestContext.RequestID))
 	body := []byte(req.Body)
 	if req.IsBase64Encoded {
