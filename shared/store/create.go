@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/failure"
 )
 
 // SavedResponse is the HTTP response given to the request that created a job;
@@ -124,7 +125,12 @@ func (st *Store) Create(ctx context.Context, j *Job, idem *Idempotency) error {
 		}
 		return &StaleVersionError{Current: cur}
 	}
-	// TransactionConflict and friends: another transaction touched these items.
+	for _, r := range reasons {
+		if aws.ToString(r.Code) == "TransactionConflict" {
+			// Another transaction on the same items was in flight: retryable.
+			return failure.Wrap(failure.Conflict, fmt.Errorf("create job: %w", err))
+		}
+	}
 	return classifyAWS("create job", err)
 }
 

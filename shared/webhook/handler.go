@@ -28,6 +28,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/google/uuid"
 
+	"github.com/criticizer/criticizer/shared/backoff"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/envelope"
 	"github.com/criticizer/criticizer/shared/failure"
@@ -220,7 +221,7 @@ func (h *Handler) create(ctx context.Context, req events.APIGatewayProxyRequest,
 		Response:  store.SavedResponse{Status: resp.StatusCode, Headers: resp.Headers, Body: resp.Body},
 		ExpiresAt: now.Add(h.IdemTTL).Unix()}
 
-	err = h.Jobs.Create(ctx, job, idem)
+	err = h.createWithRetry(ctx, job, idem)
 	var dup *store.DuplicateKeyError
 	var stale *store.StaleVersionError
 	switch {
@@ -247,6 +248,26 @@ func (h *Handler) create(ctx context.Context, req events.APIGatewayProxyRequest,
 		h.Log.ErrorContext(ctx, "enqueueing the job failed; the sweeper will enqueue it", "err", err, "sweep_at", job.SweepAt)
 	}
 	return resp
+}
+
+// createWithRetry retries a transaction cancelled by a conflict: DynamoDB
+// cancels concurrent transactions on the same items (TransactionConflict)
+// instead of queueing them, so a duplicate racing the original must try
+// again to read the original's outcome rather than answer 503.
+func (h *Handler) createWithRetry(ctx context.Context, job *store.Job, idem *store.Idempotency) error {
+	var err error
+	for attempt := 1; attempt <= 4; attempt++ {
+		err = h.Jobs.Create(ctx, job, idem)
+		if failure.Classify(err) != failure.Conflict {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(backoff.Policy{Initial: 50 * time.Millisecond, Multiplier: 2, Max: 400 * time.Millisecond, Ceiling: time.Second}.Delay(attempt, 0)):
+		}
+	}
+	return err
 }
 
 // staleVersion answers a request whose review_version is not higher than

@@ -1,0 +1,82 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/criticizer/criticizer/shared/envelope"
+	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/store"
+)
+
+// racingJobs answers Create the way DynamoDB answers a duplicate that raced
+// the original: conflicts while the original's transaction is in flight,
+// then the duplicate-key cancellation with the original's record.
+type racingJobs struct {
+	conflicts int
+	existing  *store.Idempotency
+	calls     int
+}
+
+func (r *racingJobs) Create(_ context.Context, j *store.Job, idem *store.Idempotency) error {
+	r.calls++
+	if r.calls <= r.conflicts {
+		return failure.Wrap(failure.Conflict, errors.New("TransactionConflict"))
+	}
+	return &store.DuplicateKeyError{Existing: r.existing}
+}
+
+func (r *racingJobs) Get(context.Context, string) (*store.Job, error) { return nil, store.ErrNotFound }
+
+type nopQueue struct{}
+
+func (nopQueue) Send(context.Context, envelope.Envelope) error { return nil }
+
+func signed(key []byte, body string) events.APIGatewayProxyRequest {
+	ts := time.Now().Unix()
+	return events.APIGatewayProxyRequest{HTTPMethod: "POST", Resource: "/webhooks/changelist", Body: body,
+		Headers: map[string]string{HeaderTimestamp: strconv.FormatInt(ts, 10), HeaderSignature: Sign(key, ts, "POST", "/webhooks/changelist", []byte(body))}}
+}
+
+func TestDuplicateRacingTheOriginal(t *testing.T) {
+	key := []byte("unit-test-key-0123456789")
+	body := `{"changelist_id":7,"review_version":1,"idempotency_key":"k"}`
+	req, _ := Parse([]byte(body))
+	saved := store.SavedResponse{Status: 202, Headers: map[string]string{"Content-Type": "application/json", "Location": "/jobs/orig"}, Body: `{"job_id":"orig"}`}
+	tests := []struct {
+		name       string
+		conflicts  int
+		hash       string
+		wantStatus int
+		wantBody   string
+	}{
+		{"conflicts then the saved response", 2, req.Hash(), 202, saved.Body},
+		{"different payload under the key", 1, "other-hash", http.StatusUnprocessableEntity, ""},
+		{"conflicts that do not clear", 10, req.Hash(), http.StatusServiceUnavailable, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			jobs := &racingJobs{conflicts: tt.conflicts, existing: &store.Idempotency{Key: "k", JobID: "orig", RequestHash: tt.hash, Response: saved}}
+			h := &Handler{Jobs: jobs, Queue: nopQueue{}, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), ReplayWindow: time.Minute,
+				Keys: func(context.Context, bool) ([][]byte, error) { return [][]byte{key}, nil }}
+			resp, err := h.Handle(context.Background(), signed(key, body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.StatusCode != tt.wantStatus || (tt.wantBody != "" && resp.Body != tt.wantBody) {
+				t.Fatalf("got %d %s, want %d %s", resp.StatusCode, resp.Body, tt.wantStatus, tt.wantBody)
+			}
+			if tt.wantStatus == 202 && resp.Headers["Location"] != "/jobs/orig" {
+				t.Fatalf("saved headers not returned: %v", resp.Headers)
+			}
+		})
+	}
+}
