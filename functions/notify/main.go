@@ -4,6 +4,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 
 	"github.com/aws/aws-lambda-go/lambda"
 
@@ -12,6 +14,7 @@ import (
 	"github.com/criticizer/criticizer/shared/notify"
 	"github.com/criticizer/criticizer/shared/pipeline"
 	"github.com/criticizer/criticizer/shared/redact"
+	"github.com/criticizer/criticizer/shared/secrets"
 )
 
 func main() {
@@ -27,15 +30,24 @@ func main() {
 	lookupURL := env.Vars.Optional("SMTP_LOOKUP_URL", "")
 	coldstart.Must(env, env.Vars.Err())
 
-	var err error
-	if cfg.Username, err = env.Secrets.Field(ctx, secretID, "username"); err == nil {
-		cfg.Password, err = env.Secrets.Field(ctx, secretID, "password")
-	}
-	coldstart.Must(env, err)
-	sender, err := notify.NewSMTPSender(cfg, env.Log)
+	// The sender is rebuilt whenever the SMTP secret changes, so an emergency
+	// rotation reaches warm functions: a rejected login re-reads the secret.
+	smtp := secrets.NewRotating(env.Secrets, secretID, func(v string) (*notify.SMTPSender, error) {
+		var creds struct{ Username, Password string }
+		if err := json.Unmarshal([]byte(v), &creds); err != nil || creds.Password == "" {
+			return nil, fmt.Errorf("SMTP secret %s: want JSON with username and password", secretID)
+		}
+		c := cfg
+		c.Username, c.Password = creds.Username, creds.Password
+		return notify.NewSMTPSender(c, env.Log)
+	})
+	_, _, err := smtp.Get(ctx, false) // fail the cold start on a bad secret, not the first job
 	coldstart.Must(env, err)
 
-	n := &pipeline.Notify{Outbox: env.Outbox, Artifacts: env.Redacted(), Sender: sender, From: cfg.From, Log: env.Log}
+	n := &pipeline.Notify{Outbox: env.Outbox, Artifacts: env.Redacted(), From: cfg.From, Log: env.Log,
+		Sender: pipeline.SenderFunc(func(ctx context.Context, k notify.Key, m *notify.Message) (string, error) {
+			return secrets.Do(ctx, smtp, func(s *notify.SMTPSender) (string, error) { return s.Send(ctx, k, m) })
+		})}
 	if lookupURL != "" {
 		n.DeliveryLog = pipeline.HTTPDeliveryLog{URL: lookupURL}
 	}

@@ -5,6 +5,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 
 	"github.com/aws/aws-lambda-go/lambda"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/criticizer/criticizer/shared/pipeline"
 	"github.com/criticizer/criticizer/shared/redact"
 	"github.com/criticizer/criticizer/shared/review"
+	"github.com/criticizer/criticizer/shared/secrets"
 )
 
 func main() {
@@ -25,14 +28,26 @@ func main() {
 	secretID := v.String("LLM_SECRET_ID")
 	coldstart.Must(env, v.Err())
 
-	key, err := env.Secrets.Field(ctx, secretID, "api_key")
-	coldstart.Must(env, err)
-	client, err := llm.New(cfg, key)
+	// The client is rebuilt whenever the key changes, so an emergency
+	// rotation reaches warm functions: a rejected key re-reads the secret.
+	provider := secrets.NewRotating(env.Secrets, secretID, func(v string) (*llm.Client, error) {
+		var s struct {
+			APIKey string `json:"api_key"`
+		}
+		if err := json.Unmarshal([]byte(v), &s); err != nil || s.APIKey == "" {
+			return nil, fmt.Errorf("LLM secret %s: want JSON with api_key", secretID)
+		}
+		return llm.New(cfg, s.APIKey)
+	})
+	_, _, err := provider.Get(ctx, false) // fail the cold start on a bad secret, not the first job
 	coldstart.Must(env, err)
 	guard, err := redact.New(redact.Policy{})
 	coldstart.Must(env, err)
 
-	proc := &pipeline.Review{Redacted: env.Redacted(), Guard: guard, LLM: client,
+	proc := &pipeline.Review{Redacted: env.Redacted(), Guard: guard,
+		LLM: pipeline.CompleterFunc(func(ctx context.Context, p llm.Prompt) (llm.Completion, error) {
+			return secrets.Do(ctx, provider, func(c *llm.Client) (llm.Completion, error) { return c.Complete(ctx, p) })
+		}),
 		Parse: review.Options{PromptVersion: review.PromptVersion}, Limits: review.DefaultPromptLimits, Log: env.Log}
 	lambda.Start(env.Runtime(domain.StageLLM, proc, guard.Sanitize).Handle)
 }

@@ -189,3 +189,11 @@ func (l HTTPDeliveryLog) Delivered(ctx context.Context, messageID string) (bool,
 	}
 	return len(found) > 0, nil
 }
+
+// SenderFunc adapts a function to Sender.
+type SenderFunc func(ctx context.Context, k notify.Key, m *notify.Message) (string, error)
+
+// Send calls f.
+func (f SenderFunc) Send(ctx context.Context, k notify.Key, m *notify.Message) (string, error) {
+	return f(ctx, k, m)
+}

@@ -91,3 +91,11 @@ func (r *Review) Process(ctx context.Context, job *store.Job) (store.Result, err
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// CompleterFunc adapts a function to Completer.
+type CompleterFunc func(ctx context.Context, p llm.Prompt) (llm.Completion, error)
+
+// Complete calls f.
+func (f CompleterFunc) Complete(ctx context.Context, p llm.Prompt) (llm.Completion, error) {
+	return f(ctx, p)
+}
