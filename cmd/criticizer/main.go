@@ -7,6 +7,9 @@
 //	criticizer [--stack NAME] [--json] dlq replay --stage S (--id MSG | --job ID | --error-class C | --all) [--max N]
 //	criticizer [--stack NAME] [--json] restart JOB_ID [--note TEXT]
 //	criticizer [--stack NAME] [--json] job JOB_ID
+//	criticizer [--stack NAME] [--json] outbox JOB_ID                      the job's delivery rows
+//	criticizer [--stack NAME] outbox requeue JOB_ID RECIPIENT             not delivered: send again on the next run
+//	criticizer [--stack NAME] outbox confirm JOB_ID RECIPIENT --evidence TEXT   delivered (checked by hand): never resend
 //
 // AWS credentials, region and AWS_ENDPOINT_URL come from the usual SDK
 // sources, so the same commands work against AWS and the local emulator.
@@ -35,6 +38,7 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/envelope"
 	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/store"
 )
 
@@ -50,6 +54,7 @@ type app struct {
 	json  bool
 	dlq   *dlq.Client
 	jobs  *store.Store
+	rows  *outbox.Outbox
 	stack map[string]string
 }
 
@@ -79,7 +84,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	a := &app{out: out, json: *asJSON, stack: outputs,
 		dlq:  &dlq.Client{API: sqs.NewFromConfig(cfg), Queues: queues, Hold: 30 * time.Second},
-		jobs: store.New(dynamodb.NewFromConfig(cfg), outputs["JobsTableName"])}
+		jobs: store.New(dynamodb.NewFromConfig(cfg), outputs["JobsTableName"]),
+		rows: outbox.New(dynamodb.NewFromConfig(cfg), outputs["JobsTableName"])}
 	switch rest[0] {
 	case "dlq":
 		if len(rest) < 2 {
@@ -98,6 +104,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return a.restart(ctx, rest[1:])
 	case "job":
 		return a.job(ctx, rest[1:])
+	case "outbox":
+		return a.outboxCmd(ctx, rest[1:])
 	}
 	return fmt.Errorf("unknown command %q", rest[0])
 }
@@ -322,6 +330,61 @@ func (a *app) job(ctx context.Context, args []string) error {
 	fmt.Fprintln(tw, "\nAT\tEVENT\tSTAGE\tFROM→TO\tDETAIL")
 	for _, e := range j.History {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s→%s\t%s\n", e.At, e.Type, e.Stage, e.From, e.To, truncate(e.Detail, 80))
+	}
+	return tw.Flush()
+}
+
+// outboxCmd shows a job's delivery rows, or settles one an operator checked:
+// the spec's reconciliation for a send that may have happened, and the
+// intervention a permanent recipient failure requires.
+func (a *app) outboxCmd(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("outbox", flag.ContinueOnError)
+	evidence := fs.String("evidence", "", "what proves the delivery (for confirm), kept on the row")
+	if err := fs.Parse(reorder(args)); err != nil {
+		return err
+	}
+	rest := fs.Args()
+	action := "list"
+	if len(rest) > 0 && (rest[0] == "requeue" || rest[0] == "confirm") {
+		action, rest = rest[0], rest[1:]
+	}
+	if (action == "list" && len(rest) != 1) || (action != "list" && len(rest) != 2) {
+		return errors.New("usage: criticizer outbox JOB_ID | outbox requeue JOB_ID RECIPIENT | outbox confirm JOB_ID RECIPIENT --evidence TEXT")
+	}
+	j, err := a.jobs.Get(ctx, rest[0])
+	if err != nil {
+		return err
+	}
+	switch action {
+	case "requeue":
+		k := outbox.Key{Changelist: j.Changelist, Recipient: rest[1], ReviewVersion: j.ReviewVersion}
+		if err := a.rows.Requeue(ctx, k, domain.Now()); err != nil {
+			return err
+		}
+		fmt.Fprintf(a.out, "%s is pending again; replay the job's notify dead letter to send it\n", rest[1])
+		return nil
+	case "confirm":
+		if *evidence == "" {
+			return errors.New("confirm needs --evidence (e.g. the provider's message id or a ticket)")
+		}
+		k := outbox.Key{Changelist: j.Changelist, Recipient: rest[1], ReviewVersion: j.ReviewVersion}
+		if err := a.rows.Confirm(ctx, k, *evidence, domain.Now()); err != nil {
+			return err
+		}
+		fmt.Fprintf(a.out, "%s marked delivered; it will never be resent\n", rest[1])
+		return nil
+	}
+	rows, err := a.rows.List(ctx, j.Changelist, j.ReviewVersion)
+	if err != nil {
+		return err
+	}
+	if a.json {
+		return json.NewEncoder(a.out).Encode(rows)
+	}
+	tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RECIPIENT\tSTATUS\tATTEMPTS\tNOTIFIED_AT\tLAST_ERROR_CLASS")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", r.Recipient, r.Status, r.Attempts, r.NotifiedAt, r.LastErrorClass)
 	}
 	return tw.Flush()
 }

@@ -239,6 +239,46 @@ func (o *Outbox) Reset(ctx context.Context, k Key, now time.Time) error {
 	return nil
 }
 
+// Requeue makes an unsent row pending again: the operator's "this was not
+// delivered, send it" after checking the provider (an uncertain send) or
+// after fixing the recipient (a permanent failure). A sent row is never
+// requeued: that would e-mail twice.
+func (o *Outbox) Requeue(ctx context.Context, k Key, now time.Time) error {
+	_, err := o.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &o.table, Key: itemKey(k),
+		UpdateExpression:          aws.String("SET #s = :pending, updated_at = :now"),
+		ConditionExpression:       aws.String("attribute_exists(pk) AND attribute_not_exists(notified_at) AND #s IN (:sending, :failed)"),
+		ExpressionAttributeNames:  map[string]string{"#s": "status"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pending": sv(string(Pending)), ":now": sv(domain.FormatTime(now)), ":sending": sv(string(Sending)), ":failed": sv(string(Failed))},
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return fmt.Errorf("requeue %s: the row is sent, pending already, or missing", k)
+	}
+	if err != nil {
+		return classify("requeue outbox row", err)
+	}
+	return nil
+}
+
+// Confirm marks an unsent row sent on an operator's word that the provider
+// delivered it (an uncertain send checked by hand), so it is never resent.
+func (o *Outbox) Confirm(ctx context.Context, k Key, evidence string, now time.Time) error {
+	_, err := o.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &o.table, Key: itemKey(k),
+		UpdateExpression:          aws.String("SET #s = :sent, notification_id = :nid, notified_at = :now, updated_at = :now"),
+		ConditionExpression:       aws.String("attribute_exists(pk) AND attribute_not_exists(notified_at) AND #s = :sending"),
+		ExpressionAttributeNames:  map[string]string{"#s": "status"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":sent": sv(string(Sent)), ":nid": sv("operator-confirmed: " + evidence), ":now": sv(domain.FormatTime(now)), ":sending": sv(string(Sending))},
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return fmt.Errorf("confirm %s: only a row whose send may have happened (status sending) can be confirmed", k)
+	}
+	if err != nil {
+		return classify("confirm outbox row", err)
+	}
+	return nil
+}
+
 func classify(op string, err error) error {
 	if failure.Classify(err) == failure.NetworkTimeout {
 		return fmt.Errorf("%s: %w", op, err)

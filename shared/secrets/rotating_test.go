@@ -67,7 +67,10 @@ func TestDoRetriesOnceWithARotatedCredential(t *testing.T) {
 	}
 	// Rejected again with an unchanged secret: no retry loop.
 	used = nil
-	_, err = Do(ctx, r, func(key string) (string, error) { used = append(used, key); return "", failure.Errorf(failure.AuthDenied, "401") })
+	_, err = Do(ctx, r, func(key string) (string, error) {
+		used = append(used, key)
+		return "", failure.Errorf(failure.AuthDenied, "401")
+	})
 	if failure.Classify(err) != failure.AuthDenied || len(used) != 1 {
 		t.Fatalf("err %v, calls %v", err, used)
 	}
