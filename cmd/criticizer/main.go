@@ -89,7 +89,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	switch rest[0] {
 	case "dlq":
 		if len(rest) < 2 {
-			return errors.New("usage: criticizer dlq list|replay ...")
+			return errors.New("usage: criticizer dlq list|show|replay")
 		}
 		switch rest[1] {
 		case "list":

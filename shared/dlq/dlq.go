@@ -138,18 +138,21 @@ func (c *Client) Replay(ctx context.Context, stage domain.Stage, f Filter, max i
 		return nil, err
 	}
 	q := c.Queues[stage]
-	var moved []Item
-	for _, it := range items {
+	var moved, untouched []Item
+	defer func() { c.Release(ctx, untouched) }() // what was listed but not moved is visible again at once
+	for i, it := range items {
 		if !f.match(it) || it.Envelope == nil {
-			_, _ = c.API.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &q.DLQ, ReceiptHandle: &it.receipt, VisibilityTimeout: 0})
+			untouched = append(untouched, it)
 			continue
 		}
 		if _, err := c.API.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &q.Source, MessageBody: &it.Body}); err != nil {
+			untouched = append(untouched, items[i:]...)
 			return moved, fmt.Errorf("replay %s: send to %s queue: %w", it.MessageID, stage, err)
 		}
 		// Sent before deleted: a crash here leaves a duplicate, which the
 		// stage's replay guard (dead-letter id) absorbs; never a loss.
 		if _, err := c.API.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &q.DLQ, ReceiptHandle: &it.receipt}); err != nil {
+			untouched = append(untouched, items[i+1:]...)
 			return moved, fmt.Errorf("replay %s: delete from DLQ: %w", it.MessageID, err)
 		}
 		moved = append(moved, it)
@@ -176,15 +179,19 @@ func (c *Client) Restart(ctx context.Context, job envelope.Envelope, actor, note
 		if err != nil {
 			return err
 		}
-		q := c.Queues[stage]
+		var others []Item
 		for _, it := range items {
-			vis := int32(0)
-			if it.JobID() == job.JobID {
-				_, _ = c.API.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &q.DLQ, ReceiptHandle: &it.receipt})
+			if it.JobID() != job.JobID {
+				others = append(others, it)
 				continue
 			}
-			_, _ = c.API.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &q.DLQ, ReceiptHandle: &it.receipt, VisibilityTimeout: vis})
+			q := c.Queues[stage]
+			if _, err := c.API.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &q.DLQ, ReceiptHandle: &it.receipt}); err != nil {
+				c.Release(ctx, others)
+				return fmt.Errorf("remove %s's dead letter %s: %w", job.JobID, it.MessageID, err)
+			}
 		}
+		c.Release(ctx, others)
 	}
 	return nil
 }

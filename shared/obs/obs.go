@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -29,7 +30,8 @@ func (m *Masker) Add(values ...string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, v := range values {
-		if len(v) >= 6 {
+		// Secrets are re-registered on every cache refresh: keep each once.
+		if len(v) >= 6 && !slices.Contains(m.values, v) {
 			m.values = append(m.values, v)
 		}
 	}

@@ -44,6 +44,16 @@ func TestMaskerIgnoresShortValues(t *testing.T) {
 	}
 }
 
+func TestMaskerKeepsEachSecretOnce(t *testing.T) {
+	m := &Masker{}
+	for range 1000 { // a warm function refreshing its secrets all day
+		m.Add("refreshed-secret-value")
+	}
+	if len(m.values) != 1 {
+		t.Fatalf("%d copies of one secret registered", len(m.values))
+	}
+}
+
 func TestMetricsEMF(t *testing.T) {
 	var buf bytes.Buffer
 	m := NewMetrics(&buf, "test")

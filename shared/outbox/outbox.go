@@ -152,55 +152,74 @@ func (o *Outbox) List(ctx context.Context, changelist int64, version int) ([]Row
 	return rows, nil
 }
 
-// BeginSend records the intent to send, only if the row is not sent and no
-// other send is in flight. It returns ErrAlreadySent or ErrInFlight otherwise.
-func (o *Outbox) BeginSend(ctx context.Context, k Key, now time.Time) error {
-	at := domain.FormatTime(now)
-	_, err := o.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &o.table, Key: itemKey(k),
-		UpdateExpression:                    aws.String("SET #s = :sending, send_started_at = :now, updated_at = :now, attempts = attempts + :one"),
-		ConditionExpression:                 aws.String("attribute_exists(pk) AND attribute_not_exists(notified_at) AND #s = :pending"),
-		ExpressionAttributeNames:            map[string]string{"#s": "status"},
-		ExpressionAttributeValues:           map[string]types.AttributeValue{":sending": sv(string(Sending)), ":pending": sv(string(Pending)), ":now": sv(at), ":one": &types.AttributeValueMemberN{Value: "1"}},
+// transition applies set to a row that is unsent (no notified_at) and in one
+// of the from states (any state when from is empty), as one conditional
+// write. ok is false when the condition did not hold; old is then the row as
+// it was (nil if missing).
+func (o *Outbox) transition(ctx context.Context, k Key, op, set string, from []Status, values map[string]types.AttributeValue) (old *Row, ok bool, err error) {
+	cond := "attribute_exists(pk) AND attribute_not_exists(notified_at)"
+	if len(from) > 0 {
+		cond += " AND #s IN ("
+		for i, s := range from {
+			ph := fmt.Sprintf(":from%d", i)
+			values[ph] = sv(string(s))
+			if i > 0 {
+				cond += ", "
+			}
+			cond += ph
+		}
+		cond += ")"
+	}
+	_, err = o.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &o.table, Key: itemKey(k),
+		UpdateExpression: aws.String(set), ConditionExpression: aws.String(cond),
+		ExpressionAttributeNames: map[string]string{"#s": "status"}, ExpressionAttributeValues: values,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	var ccf *types.ConditionalCheckFailedException
-	if errors.As(err, &ccf) {
-		var r Row
-		_ = attributevalue.UnmarshalMap(ccf.Item, &r)
-		switch {
-		case r.NotifiedAt != "":
-			return ErrAlreadySent
-		case r.Status == Sending:
-			return ErrInFlight
-		case r.Status == Failed:
-			return failure.Errorf(failure.NotFound, "delivery to this recipient failed permanently: %s", r.LastErrorClass)
+	switch {
+	case errors.As(err, &ccf):
+		if ccf.Item == nil {
+			return nil, false, nil
 		}
-		return failure.Errorf(failure.Conflict, "outbox row in unexpected state %q", r.Status)
+		var r Row
+		if err := attributevalue.UnmarshalMap(ccf.Item, &r); err != nil {
+			return nil, false, failure.Wrap(failure.InternalBug, err)
+		}
+		return &r, false, nil
+	case err != nil:
+		return nil, false, classify(op, err)
 	}
-	if err != nil {
-		return classify("begin send", err)
+	return nil, true, nil
+}
+
+// BeginSend records the intent to send, only if the row is not sent and no
+// other send is in flight. It returns ErrAlreadySent or ErrInFlight otherwise.
+func (o *Outbox) BeginSend(ctx context.Context, k Key, now time.Time) error {
+	old, ok, err := o.transition(ctx, k, "begin send",
+		"SET #s = :sending, send_started_at = :now, updated_at = :now, attempts = attempts + :one", []Status{Pending},
+		map[string]types.AttributeValue{":sending": sv(string(Sending)), ":now": sv(domain.FormatTime(now)), ":one": &types.AttributeValueMemberN{Value: "1"}})
+	switch {
+	case err != nil || ok:
+		return err
+	case old == nil:
+		return failure.Errorf(failure.InternalBug, "outbox row %s missing", k)
+	case old.NotifiedAt != "":
+		return ErrAlreadySent
+	case old.Status == Sending:
+		return ErrInFlight
+	case old.Status == Failed:
+		return failure.Errorf(failure.NotFound, "delivery to this recipient failed permanently: %s", old.LastErrorClass)
 	}
-	return nil
+	return failure.Errorf(failure.Conflict, "outbox row in unexpected state %q", old.Status)
 }
 
 // MarkSent records the provider's acceptance in a single write: notification
-// id, notified_at and status together.
+// id, notified_at and status together. A row already marked stays as it is.
 func (o *Outbox) MarkSent(ctx context.Context, k Key, notificationID string, now time.Time) error {
-	at := domain.FormatTime(now)
-	_, err := o.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &o.table, Key: itemKey(k),
-		UpdateExpression:          aws.String("SET #s = :sent, notification_id = :nid, notified_at = :now, updated_at = :now REMOVE last_error, last_error_class"),
-		ConditionExpression:       aws.String("attribute_exists(pk) AND attribute_not_exists(notified_at)"),
-		ExpressionAttributeNames:  map[string]string{"#s": "status"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":sent": sv(string(Sent)), ":nid": sv(notificationID), ":now": sv(at)},
-	})
-	var ccf *types.ConditionalCheckFailedException
-	if errors.As(err, &ccf) {
-		return nil // already marked by an earlier attempt: same outcome
-	}
-	if err != nil {
-		return classify("mark sent", err)
-	}
-	return nil
+	_, _, err := o.transition(ctx, k, "mark sent",
+		"SET #s = :sent, notification_id = :nid, notified_at = :now, updated_at = :now REMOVE last_error, last_error_class", nil,
+		map[string]types.AttributeValue{":sent": sv(string(Sent)), ":nid": sv(notificationID), ":now": sv(domain.FormatTime(now))})
+	return err
 }
 
 // Release records a send that certainly did not happen (the provider refused
@@ -210,33 +229,17 @@ func (o *Outbox) Release(ctx context.Context, k Key, class failure.Class, msg st
 	if permanent {
 		to = Failed
 	}
-	_, err := o.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &o.table, Key: itemKey(k),
-		UpdateExpression:          aws.String("SET #s = :to, last_error_class = :c, last_error = :m, updated_at = :now"),
-		ConditionExpression:       aws.String("attribute_exists(pk) AND attribute_not_exists(notified_at) AND #s = :sending"),
-		ExpressionAttributeNames:  map[string]string{"#s": "status"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":to": sv(string(to)), ":c": sv(string(class)), ":m": sv(msg), ":now": sv(domain.FormatTime(now)), ":sending": sv(string(Sending))},
-	})
-	var ccf *types.ConditionalCheckFailedException
-	if err != nil && !errors.As(err, &ccf) {
-		return classify("release outbox row", err)
-	}
-	return nil
+	_, _, err := o.transition(ctx, k, "release outbox row",
+		"SET #s = :to, last_error_class = :c, last_error = :m, updated_at = :now", []Status{Sending},
+		map[string]types.AttributeValue{":to": sv(string(to)), ":c": sv(string(class)), ":m": sv(msg), ":now": sv(domain.FormatTime(now))})
+	return err
 }
 
 // Reset returns an in-flight row to pending after reconciliation proved the
 // earlier send did not happen.
 func (o *Outbox) Reset(ctx context.Context, k Key, now time.Time) error {
-	_, err := o.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &o.table, Key: itemKey(k),
-		UpdateExpression:          aws.String("SET #s = :pending, updated_at = :now"),
-		ConditionExpression:       aws.String("attribute_exists(pk) AND attribute_not_exists(notified_at) AND #s = :sending"),
-		ExpressionAttributeNames:  map[string]string{"#s": "status"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":pending": sv(string(Pending)), ":now": sv(domain.FormatTime(now)), ":sending": sv(string(Sending))},
-	})
-	var ccf *types.ConditionalCheckFailedException
-	if err != nil && !errors.As(err, &ccf) {
-		return classify("reset outbox row", err)
-	}
-	return nil
+	_, _, err := o.toPending(ctx, k, "reset outbox row", []Status{Sending}, now)
+	return err
 }
 
 // Requeue makes an unsent row pending again: the operator's "this was not
@@ -244,39 +247,28 @@ func (o *Outbox) Reset(ctx context.Context, k Key, now time.Time) error {
 // after fixing the recipient (a permanent failure). A sent row is never
 // requeued: that would e-mail twice.
 func (o *Outbox) Requeue(ctx context.Context, k Key, now time.Time) error {
-	_, err := o.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &o.table, Key: itemKey(k),
-		UpdateExpression:          aws.String("SET #s = :pending, updated_at = :now"),
-		ConditionExpression:       aws.String("attribute_exists(pk) AND attribute_not_exists(notified_at) AND #s IN (:sending, :failed)"),
-		ExpressionAttributeNames:  map[string]string{"#s": "status"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":pending": sv(string(Pending)), ":now": sv(domain.FormatTime(now)), ":sending": sv(string(Sending)), ":failed": sv(string(Failed))},
-	})
-	var ccf *types.ConditionalCheckFailedException
-	if errors.As(err, &ccf) {
+	_, ok, err := o.toPending(ctx, k, "requeue outbox row", []Status{Sending, Failed}, now)
+	if err == nil && !ok {
 		return fmt.Errorf("requeue %s: the row is sent, pending already, or missing", k)
 	}
-	if err != nil {
-		return classify("requeue outbox row", err)
-	}
-	return nil
+	return err
+}
+
+func (o *Outbox) toPending(ctx context.Context, k Key, op string, from []Status, now time.Time) (*Row, bool, error) {
+	return o.transition(ctx, k, op, "SET #s = :pending, updated_at = :now", from,
+		map[string]types.AttributeValue{":pending": sv(string(Pending)), ":now": sv(domain.FormatTime(now))})
 }
 
 // Confirm marks an unsent row sent on an operator's word that the provider
 // delivered it (an uncertain send checked by hand), so it is never resent.
 func (o *Outbox) Confirm(ctx context.Context, k Key, evidence string, now time.Time) error {
-	_, err := o.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &o.table, Key: itemKey(k),
-		UpdateExpression:          aws.String("SET #s = :sent, notification_id = :nid, notified_at = :now, updated_at = :now"),
-		ConditionExpression:       aws.String("attribute_exists(pk) AND attribute_not_exists(notified_at) AND #s = :sending"),
-		ExpressionAttributeNames:  map[string]string{"#s": "status"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":sent": sv(string(Sent)), ":nid": sv("operator-confirmed: " + evidence), ":now": sv(domain.FormatTime(now)), ":sending": sv(string(Sending))},
-	})
-	var ccf *types.ConditionalCheckFailedException
-	if errors.As(err, &ccf) {
+	_, ok, err := o.transition(ctx, k, "confirm outbox row",
+		"SET #s = :sent, notification_id = :nid, notified_at = :now, updated_at = :now", []Status{Sending},
+		map[string]types.AttributeValue{":sent": sv(string(Sent)), ":nid": sv("operator-confirmed: " + evidence), ":now": sv(domain.FormatTime(now))})
+	if err == nil && !ok {
 		return fmt.Errorf("confirm %s: only a row whose send may have happened (status sending) can be confirmed", k)
 	}
-	if err != nil {
-		return classify("confirm outbox row", err)
-	}
-	return nil
+	return err
 }
 
 func classify(op string, err error) error {

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -66,5 +67,5 @@ func (f *Fetch) Process(ctx context.Context, job *store.Job) (store.Result, erro
 		return store.Result{}, failure.Errorf(failure.NotFound, "no recipients: the author %q has no e-mail address and the webhook named none", cs.User)
 	}
 	return store.Result{Artifacts: store.Artifacts{Raw: rawKey, Redacted: redKey}, Recipients: recipients,
-		Detail: "files " + itoa(len(cs.Files)) + ", redactions " + itoa(rep.Total())}, nil
+		Detail: fmt.Sprintf("files %d, redactions %d", len(cs.Files), rep.Total())}, nil
 }

@@ -73,8 +73,8 @@ func (n *Notify) Process(ctx context.Context, job *store.Job) (store.Result, err
 			if did {
 				sent++
 			}
-		case !failure.Classify(err).Retryable() && failure.Classify(err) != failure.DeliveryUnconfirmed && failure.Classify(err) != failure.InternalBug:
-			// A recipient-level permanent failure: the others still get theirs.
+		case recipientLevel(failure.Classify(err)):
+			// This recipient cannot be e-mailed; the others still get theirs.
 			permanent = append(permanent, fmt.Errorf("%s: %w", rcpt, err))
 		default:
 			return store.Result{}, err
@@ -84,6 +84,13 @@ func (n *Notify) Process(ctx context.Context, job *store.Job) (store.Result, err
 		return store.Result{}, errors.Join(permanent...)
 	}
 	return store.Result{Detail: fmt.Sprintf("%d of %d recipients e-mailed now, the rest earlier", sent, len(recipients))}, nil
+}
+
+// recipientLevel reports whether a failure concerns one recipient only (the
+// mailbox does not exist, policy refuses it) rather than the whole send
+// (credentials, connectivity, a bug), which stops the stage at once.
+func recipientLevel(c failure.Class) bool {
+	return c == failure.NotFound || c == failure.PolicyRejected
 }
 
 // deliver runs the outbox protocol for one recipient: ensure the row, skip

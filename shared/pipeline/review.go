@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strconv"
 
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/domain"
@@ -89,8 +88,6 @@ func (r *Review) Process(ctx context.Context, job *store.Job) (store.Result, err
 	return store.Result{Artifacts: store.Artifacts{Result: key}, FindingCount: &n,
 		Detail: fmt.Sprintf("findings %d, diagnostics %d", n, len(diags))}, nil
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }
 
 // CompleterFunc adapts a function to Completer.
 type CompleterFunc func(ctx context.Context, p llm.Prompt) (llm.Completion, error)

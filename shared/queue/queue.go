@@ -35,33 +35,20 @@ func New(api API, urls, dlqs map[domain.Stage]string) *Queues {
 	return &Queues{api: api, urls: urls, dlqs: dlqs}
 }
 
-// Attributes copied onto every message so operators can filter in the console
-// without decoding bodies.
-func attrs(e envelope.Envelope) map[string]types.MessageAttributeValue {
-	str := func(v string) types.MessageAttributeValue {
-		return types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(v)}
-	}
-	m := map[string]types.MessageAttributeValue{"job_id": str(e.JobID), "stage": str(string(e.Stage))}
-	if e.DeadLetter != nil {
-		m["error_class"] = str(string(e.DeadLetter.ErrorClass))
-	}
-	return m
-}
-
-// Send puts e on its stage's queue.
+// Send puts e on its stage's queue, with job_id and stage as message
+// attributes so operators can filter in the console without decoding bodies.
 func (q *Queues) Send(ctx context.Context, e envelope.Envelope) error {
-	return q.send(ctx, q.urls[e.Stage], e, "stage queue")
-}
-
-// SendDeadLetter puts e (with its dead_letter block) on its stage's DLQ.
-func (q *Queues) SendDeadLetter(ctx context.Context, e envelope.Envelope) error {
-	return q.send(ctx, q.dlqs[e.Stage], e, "dead-letter queue")
+	body, err := e.Encode()
+	if err != nil {
+		return failure.Wrap(failure.InternalBug, err)
+	}
+	return q.SendRaw(ctx, e.Stage, false, body, map[string]string{"job_id": e.JobID, "stage": string(e.Stage)})
 }
 
 // SendRaw puts an already-encoded body on a stage's queue or DLQ, with the
-// given message attributes. It serves two cases where the body must travel
-// unchanged: a dead letter whose earlier send was interrupted, and a message
-// too malformed to be an envelope (diagnostics then ride in attributes).
+// given message attributes. Dead letters travel this way so the body sent is
+// exactly the body the job record keeps for a resend; so do messages too
+// malformed to be envelopes (their diagnostics ride in the attributes).
 func (q *Queues) SendRaw(ctx context.Context, stage domain.Stage, dlq bool, body string, attributes map[string]string) error {
 	url := q.urls[stage]
 	if dlq {
@@ -78,21 +65,6 @@ func (q *Queues) SendRaw(ctx context.Context, stage domain.Stage, dlq bool, body
 	}
 	if _, err := q.api.SendMessage(ctx, in); err != nil {
 		return classify(fmt.Errorf("send to %s queue: %w", stage, err))
-	}
-	return nil
-}
-
-func (q *Queues) send(ctx context.Context, url string, e envelope.Envelope, what string) error {
-	if url == "" {
-		return failure.Errorf(failure.InternalBug, "no %s URL configured for stage %s", what, e.Stage)
-	}
-	body, err := e.Encode()
-	if err != nil {
-		return failure.Wrap(failure.InternalBug, err)
-	}
-	_, err = q.api.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &url, MessageBody: &body, MessageAttributes: attrs(e)})
-	if err != nil {
-		return classify(fmt.Errorf("send to %s %s: %w", e.Stage, what, err))
 	}
 	return nil
 }

@@ -65,7 +65,6 @@ type Jobs interface {
 // Queues is the part of the SQS wrapper the runtime uses.
 type Queues interface {
 	Send(ctx context.Context, e envelope.Envelope) error
-	SendDeadLetter(ctx context.Context, e envelope.Envelope) error
 	SendRaw(ctx context.Context, stage domain.Stage, dlq bool, body string, attributes map[string]string) error
 	SetVisibility(ctx context.Context, stage domain.Stage, receipt string, seconds int32) error
 }
@@ -181,7 +180,7 @@ func (r *Runtime) handleRecord(ctx context.Context, rec events.SQSMessage) (out 
 	r.Log.InfoContext(ctx, "stage claimed", "attempt", attempts, "max_attempts", r.MaxAttempts, "owner", owner)
 
 	workCtx, stop := r.heartbeat(ctx, env.JobID, rec.ReceiptHandle, owner)
-	result, perr, stack := r.process(workCtx, job)
+	result, stack, perr := r.process(workCtx, job)
 	lost := stop()
 	if lost != nil {
 		r.Log.WarnContext(ctx, "lease lost during work; results discarded", "err", lost)
@@ -233,7 +232,7 @@ func (r *Runtime) refused(ctx context.Context, env envelope.Envelope, rec events
 	case "dead_lettered":
 		if srec.DLQPending && srec.DeadLetter != "" && job.Stage == r.Stage {
 			// The stage was dead-lettered but the DLQ send was interrupted: finish it.
-			if err := r.Queues.SendRaw(ctx, r.Stage, true, srec.DeadLetter, map[string]string{"job_id": job.ID, "stage": string(r.Stage), "error_class": string(srec.LastErrorClass)}); err != nil {
+			if err := r.sendDeadLetter(ctx, job.ID, srec.LastErrorClass, srec.DeadLetter); err != nil {
 				r.Log.ErrorContext(ctx, "resending dead letter failed", "err", err)
 				return redeliver
 			}
@@ -302,7 +301,7 @@ func (r *Runtime) heartbeat(ctx context.Context, jobID, receipt, owner string) (
 }
 
 // process runs the Processor, turning a panic into an INTERNAL_BUG error.
-func (r *Runtime) process(ctx context.Context, job *store.Job) (res store.Result, err error, stack string) {
+func (r *Runtime) process(ctx context.Context, job *store.Job) (res store.Result, stack string, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = failure.Errorf(failure.InternalBug, "panic: %v", p)
@@ -310,7 +309,7 @@ func (r *Runtime) process(ctx context.Context, job *store.Job) (res store.Result
 		}
 	}()
 	res, err = r.Processor.Process(ctx, job)
-	return res, err, ""
+	return res, "", err
 }
 
 func (r *Runtime) complete(ctx context.Context, env envelope.Envelope, rec events.SQSMessage, job *store.Job, lease store.Lease, res store.Result) outcome {
@@ -399,7 +398,7 @@ func (r *Runtime) deadLetter(ctx context.Context, env envelope.Envelope, rec eve
 		r.Log.WarnContext(ctx, "recording the dead letter failed", "err", err)
 		return redeliver
 	}
-	if err := r.Queues.SendDeadLetter(ctx, out); err != nil {
+	if err := r.sendDeadLetter(ctx, job.ID, class, body); err != nil {
 		// The job keeps the body with dlq_pending; the redelivered message resends it.
 		r.Log.ErrorContext(ctx, "sending to the dead-letter queue failed; will resend", "err", err)
 		return redeliver
@@ -411,6 +410,13 @@ func (r *Runtime) deadLetter(ctx context.Context, env envelope.Envelope, rec eve
 		r.Metrics.Put("Escalations", 1, obs.Count, map[string]string{"Stage": string(r.Stage), "ErrorClass": string(class)})
 	}
 	return ack
+}
+
+// sendDeadLetter sends the dead-letter body exactly as the job record keeps
+// it, so a resend after an interrupted send is byte-identical; the
+// attributes let operators filter in the console without decoding bodies.
+func (r *Runtime) sendDeadLetter(ctx context.Context, jobID string, class failure.Class, body string) error {
+	return r.Queues.SendRaw(ctx, r.Stage, true, body, map[string]string{"job_id": jobID, "stage": string(r.Stage), "error_class": string(class)})
 }
 
 // rejectMalformed moves a message that is not a usable envelope to the DLQ

@@ -111,17 +111,18 @@ func (st *Store) Create(ctx context.Context, j *Job, idem *Idempotency) error {
 		return classifyAWS("create job", err)
 	}
 	reasons := tce.CancellationReasons
-	if len(reasons) > 0 && aws.ToString(reasons[0].Code) == "ConditionalCheckFailed" {
-		existing, gerr := st.GetIdempotency(ctx, idem.Key) // the image in the reason may be absent on some backends
-		if gerr != nil {
-			return gerr
+	failed := func(i int) bool { return len(reasons) > i && aws.ToString(reasons[i].Code) == "ConditionalCheckFailed" }
+	if failed(0) {
+		existing := &Idempotency{}
+		if err := st.fromReason(ctx, reasons[0], idemPK(idem.Key), skIdem, existing); err != nil {
+			return err
 		}
 		return &DuplicateKeyError{Existing: existing}
 	}
-	if len(reasons) > 2 && aws.ToString(reasons[2].Code) == "ConditionalCheckFailed" {
-		cur, gerr := st.GetChangelist(ctx, j.Changelist)
-		if gerr != nil {
-			return gerr
+	if failed(2) {
+		cur := &Changelist{}
+		if err := st.fromReason(ctx, reasons[2], changelistPK(j.Changelist), skChangelist, cur); err != nil {
+			return err
 		}
 		return &StaleVersionError{Current: cur}
 	}
@@ -132,6 +133,18 @@ func (st *Store) Create(ctx context.Context, j *Job, idem *Idempotency) error {
 		}
 	}
 	return classifyAWS("create job", err)
+}
+
+// fromReason decodes the item a cancelled transaction returned for a failed
+// condition, reading it only when the reason carries no image.
+func (st *Store) fromReason(ctx context.Context, r types.CancellationReason, pk, sk string, into any) error {
+	if r.Item != nil {
+		if err := attributevalue.UnmarshalMap(r.Item, into); err != nil {
+			return failure.Wrap(failure.InternalBug, fmt.Errorf("decode %s: %w", pk, err))
+		}
+		return nil
+	}
+	return st.getItem(ctx, pk, sk, into)
 }
 
 // GetIdempotency reads the record holding an idempotency key.
@@ -190,10 +203,10 @@ func (st *Store) Due(ctx context.Context, now time.Time, limit int32) ([]*Job, e
 
 // Reschedule moves a job's sweep deadline, only if nobody changed the job
 // since it was read (seq unchanged).
-func (st *Store) Reschedule(ctx context.Context, j *Job, next time.Time, note string) error {
-	now := domain.FormatTime(time.Now().UTC())
-	v := map[string]types.AttributeValue{":seq": n(j.Seq), ":sweep": s(domain.FormatTime(next)), ":now": s(now), ":one": n(1),
-		":ev": event(now, "swept", j.Stage, j.State, j.State, note), ":empty": &types.AttributeValueMemberL{}}
+func (st *Store) Reschedule(ctx context.Context, j *Job, now, next time.Time, note string) error {
+	at := domain.FormatTime(now)
+	v := map[string]types.AttributeValue{":seq": n(j.Seq), ":sweep": s(domain.FormatTime(next)), ":now": s(at), ":one": n(1),
+		":ev": event(at, "swept", j.Stage, j.State, j.State, note), ":empty": &types.AttributeValueMemberL{}}
 	_, err := st.update(ctx, "reschedule", j.ID, "SET sweep_at = :sweep, updated_at = :now, seq = seq + :one, history = list_append(if_not_exists(history, :empty), :ev)",
 		"seq = :seq", nil, v)
 	if errors.Is(err, errConditionCheck) {

@@ -22,7 +22,7 @@ import (
 // Jobs is the part of the store the sweeper uses.
 type Jobs interface {
 	Due(ctx context.Context, now time.Time, limit int32) ([]*store.Job, error)
-	Reschedule(ctx context.Context, j *store.Job, next time.Time, note string) error
+	Reschedule(ctx context.Context, j *store.Job, now, next time.Time, note string) error
 }
 
 // Enqueuer sends stage messages.
@@ -74,7 +74,7 @@ func (s *Sweeper) Run(ctx context.Context) (Report, error) {
 		if rec.Status == store.StageRunning && rec.LeaseExpiresAt > domain.FormatTime(now) {
 			// A live lease: look again after it would have expired.
 			exp, _ := time.Parse(domain.TimeFormat, rec.LeaseExpiresAt)
-			if err := s.Jobs.Reschedule(ctx, j, exp.Add(s.Lease), "lease live; postponed"); err != nil && !errors.Is(err, store.ErrConflict) {
+			if err := s.Jobs.Reschedule(ctx, j, now, exp.Add(s.Lease), "lease live; postponed"); err != nil && !errors.Is(err, store.ErrConflict) {
 				s.Log.WarnContext(jctx, "postponing sweep failed", "err", err)
 			}
 			rep.Postponed++
@@ -82,7 +82,7 @@ func (s *Sweeper) Run(ctx context.Context) (Report, error) {
 		}
 		// Reschedule first (guarded by seq): if the job moved meanwhile, it is
 		// not ours to enqueue and the conditional write says so.
-		if err := s.Jobs.Reschedule(ctx, j, now.Add(2*s.Lease), "re-enqueued "+string(j.Stage)); err != nil {
+		if err := s.Jobs.Reschedule(ctx, j, now, now.Add(2*s.Lease), "re-enqueued "+string(j.Stage)); err != nil {
 			if errors.Is(err, store.ErrConflict) {
 				rep.Conflicted++
 				continue

@@ -82,14 +82,14 @@ func (h *Handler) now() time.Time {
 
 // Handle is the Lambda handler for the API Gateway proxy integration.
 func (h *Handler) Handle(ctx context.Context, req events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
-	resp, err := h.handle(ctx, req)
+	path, route, jobID := canonicalPath(req)
+	resp, err := h.handle(ctx, req, path, route, jobID)
 	// One metric per answer: rejection and 5xx rates are what an operator alarms on.
-	_, route, _ := canonicalPath(req)
 	h.Metrics.Put("WebhookResponses", 1, obs.Count, map[string]string{"Route": route, "Status": strconv.Itoa(resp.StatusCode)})
 	return resp, err
 }
 
-func (h *Handler) handle(ctx context.Context, req events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
+func (h *Handler) handle(ctx context.Context, req events.APIGatewayProxyRequest, path, route, jobID string) (events.APIGatewayProxyResponse, error) {
 	ctx = obs.WithAttrs(ctx, slog.String("request_id", req.RequestContext.RequestID))
 	body := []byte(req.Body)
 	if req.IsBase64Encoded {
@@ -102,7 +102,6 @@ func (h *Handler) handle(ctx context.Context, req events.APIGatewayProxyRequest)
 	if len(body) > MaxBody {
 		return errorResponse(http.StatusRequestEntityTooLarge, "payload_too_large", "body exceeds 256 KiB"), nil
 	}
-	path, route, jobID := canonicalPath(req)
 	switch {
 	case route == "webhook" && req.HTTPMethod == http.MethodPost:
 	case route == "job" && req.HTTPMethod == http.MethodGet:
@@ -164,22 +163,24 @@ func (h *Handler) authenticate(ctx context.Context, req events.APIGatewayProxyRe
 	if errors.Is(err, ErrBadSignature) {
 		err = verify(true) // the secret may have rotated since it was cached
 	}
-	if err != nil && !errors.Is(err, ErrMissingSignature) && !errors.Is(err, ErrBadTimestamp) && !errors.Is(err, ErrStaleTimestamp) && !errors.Is(err, ErrBadSignature) {
+	if msg, rejected := authRejections[err]; rejected {
+		// Neither the signature nor the body is logged: only the reason.
+		h.Log.WarnContext(ctx, "webhook authentication failed", "reason", err.Error(), "source_ip", req.RequestContext.Identity.SourceIP)
+		return errorResponse(http.StatusUnauthorized, err.Error(), msg), false
+	}
+	if err != nil { // the keys could not be read: our failure, not the caller's
 		h.Log.ErrorContext(ctx, "loading webhook keys failed", "err", err, "error_class", failure.Classify(err))
 		return unavailable(), false
 	}
-	if err != nil {
-		// Neither the signature nor the body is logged: only the reason.
-		h.Log.WarnContext(ctx, "webhook authentication failed", "reason", err.Error(), "source_ip", req.RequestContext.Identity.SourceIP)
-		msg := map[error]string{
-			ErrMissingSignature: "X-Criticizer-Timestamp and X-Criticizer-Signature headers are required",
-			ErrBadTimestamp:     "X-Criticizer-Timestamp must be Unix seconds",
-			ErrStaleTimestamp:   "timestamp outside the replay window",
-			ErrBadSignature:     "signature does not match",
-		}[err]
-		return errorResponse(http.StatusUnauthorized, err.Error(), msg), false
-	}
 	return events.APIGatewayProxyResponse{}, true
+}
+
+// authRejections are the answers to a request that fails authentication.
+var authRejections = map[error]string{
+	ErrMissingSignature: "X-Criticizer-Timestamp and X-Criticizer-Signature headers are required",
+	ErrBadTimestamp:     "X-Criticizer-Timestamp must be Unix seconds",
+	ErrStaleTimestamp:   "timestamp outside the replay window",
+	ErrBadSignature:     "signature does not match",
 }
 
 // jobView is the public representation of a job on creation.
