@@ -45,12 +45,17 @@ func newChange(t *testing.T, template int64) int64 {
 		t.Fatal(err)
 	}
 	fx["change"] = n
+	// A marker in the description (after its first line, which e-mail
+	// subjects use) finds this changelist's prompt among the LLM's requests.
+	fx["desc"] = fmt.Sprint(fx["desc"]) + "\n" + changeMarker(n) + "\n"
 	out, _ := json.Marshal(fx)
 	if err := os.WriteFile(filepath.Join(env.depot, "changes", fmt.Sprintf("%d.json", n)), out, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return n
 }
+
+func changeMarker(cl int64) string { return fmt.Sprintf("[integration change %d]", cl) }
 
 type apiResponse struct {
 	Status  int

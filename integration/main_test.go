@@ -20,7 +20,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
@@ -46,7 +45,6 @@ var env struct {
 
 	ddb    *dynamodb.Client
 	sqs    *sqs.Client
-	s3     *s3.Client
 	lambda *lambda.Client
 	sm     *secretsmanager.Client
 	jobs   *store.Store
@@ -80,7 +78,6 @@ func run(m *testing.M) (int, error) {
 	env.llm, env.smtp, env.webhookKey, env.secrets = l.LLM, l.SMTP, l.WebhookKey, l.Secrets
 	cfg := l.AWS
 	env.ddb, env.sqs, env.lambda, env.sm = dynamodb.NewFromConfig(cfg), sqs.NewFromConfig(cfg), lambda.NewFromConfig(cfg), secretsmanager.NewFromConfig(cfg)
-	env.s3 = devstack.NewS3Client(cfg)
 	env.jobs = store.New(env.ddb, env.out["JobsTableName"])
 	env.outbox = outbox.New(env.ddb, env.out["JobsTableName"])
 	env.queues = queue.New(env.sqs, stageURLs("QueueUrl"), stageURLs("DlqUrl"))

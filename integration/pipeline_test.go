@@ -75,19 +75,22 @@ func TestWebhookToEmail(t *testing.T) {
 		}
 	}
 
-	// Nothing un-redacted reached the LLM.
-	var prompts int
+	// This changelist's prompt reached the LLM, redacted.
+	var prompt string
 	for _, req := range env.llm.Requests() {
 		for _, m := range req.Messages {
-			if strings.Contains(m.Content, "CL "+itoa64(cl)) || strings.Contains(m.Content, "deploy.go") {
-				prompts++
+			if strings.Contains(m.Content, changeMarker(cl)) {
+				prompt = m.Content
 			}
-			assertNoSecrets(t, "LLM request", m.Content)
 		}
 	}
-	if prompts == 0 {
-		t.Error("no LLM request for this changelist was recorded")
+	if prompt == "" {
+		t.Fatal("no LLM request carried this changelist's prompt")
 	}
+	if !strings.Contains(prompt, "[REDACTED:") {
+		t.Error("the prompt shows no redaction of the planted secrets")
+	}
+	assertNoSecrets(t, "LLM prompt", prompt)
 
 	// The status endpoint reports the same, signed like the webhook.
 	st := call(t, http.MethodGet, "/jobs/"+id, nil, nil)
@@ -120,5 +123,3 @@ func TestDuplicateWebhookOneJobOneEmail(t *testing.T) {
 		t.Fatalf("%d e-mails, want 1", n)
 	}
 }
-
-func itoa64(n int64) string { b, _ := json.Marshal(n); return string(b) }

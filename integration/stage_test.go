@@ -385,7 +385,8 @@ func TestBatchIsPartialAndPanicsAreClassified(t *testing.T) {
 		switch j.ID {
 		case panics.ID:
 			var m map[string]int
-			m["nil map"]++ // a real runtime bug
+			//lint:ignore SA5000 the panic is the point: a real runtime bug inside a processor
+			m["nil map"]++
 		case flaky.ID:
 			return store.Result{}, failure.Errorf(failure.NetworkTimeout, "connection reset")
 		}
@@ -456,7 +457,7 @@ func TestLeaseTakenOverStopsTheWorker(t *testing.T) {
 		r, _ := runtime(url, 3*time.Second, proc, &bytes.Buffer{}).Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec}})
 		resp <- r
 	}()
-	// Let the worker claim, then let the lease run out from under it and a second worker take it.
+	// Let the worker claim, then hand the lease to a second worker (as a requeue after expiry would).
 	waitJob(t, j.ID, 10*time.Second, "claimed", func(j *store.Job) bool { return j.StageRecord(domain.StageNotify).Status == store.StageRunning })
 	_, err := env.ddb.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: aws.String(env.out["JobsTableName"]),
 		Key:                       map[string]ddbtypes.AttributeValue{"pk": &ddbtypes.AttributeValueMemberS{Value: "JOB#" + j.ID}, "sk": &ddbtypes.AttributeValueMemberS{Value: "JOB"}},

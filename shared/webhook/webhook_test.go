@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -118,20 +119,10 @@ func FuzzWebhook(f *testing.F) {
 			_ = r.Hash()
 		}
 		if Verify([][]byte{key}, ts, sig, "POST", "/webhooks/changelist", body, now, 5*time.Minute) == nil {
-			n, _ := time.Parse(time.RFC3339, "2027-01-15T08:00:00Z")
-			_ = n
-			want := Sign(key, mustInt(ts), "POST", "/webhooks/changelist", body)
-			if strings.TrimSpace(sig) != want {
-				t.Fatalf("Verify accepted a signature it did not produce")
+			n, err := strconv.ParseInt(strings.TrimSpace(ts), 10, 64)
+			if err != nil || strings.TrimSpace(sig) != Sign(key, n, "POST", "/webhooks/changelist", body) {
+				t.Fatalf("Verify accepted a signature it did not produce (ts %q)", ts)
 			}
 		}
 	})
-}
-
-func mustInt(s string) int64 {
-	var n int64
-	for _, c := range strings.TrimSpace(s) {
-		n = n*10 + int64(c-'0')
-	}
-	return n
 }
