@@ -111,11 +111,11 @@ func TestChangesetKeepsEmailWithoutPolicy(t *testing.T) {
 
 func TestChangesetBlocksOnDetectorError(t *testing.T) {
 	r := newRedactor(t, plainPolicy)
-	r.rules = append(r.rules, rule{"boom", func(text string) []span {
+	r.own = append(r.own, detector{id: "boom", find: func(text string) ([]span, error) {
 		if strings.Contains(text, "trigger") {
 			panic("detector bug")
 		}
-		return nil
+		return nil, nil
 	}})
 	got, rep, err := r.Changeset(domain.Changeset{Changelist: 2, Description: "ok\n", Files: []domain.FileChange{
 		{DepotPath: "//depot/projectA/a.go", Diff: "+password = \"trigger-Hunter2\"\n"},

@@ -2,103 +2,343 @@ package redact
 
 import (
 	"fmt"
+	"math"
+	"regexp"
 	"strings"
 	"sync"
 
-	"github.com/rs/zerolog"
-	"github.com/zricethezav/gitleaks/v8/detect"
-	"github.com/zricethezav/gitleaks/v8/logging"
+	"github.com/pelletier/go-toml/v2"
+	"github.com/zricethezav/gitleaks/v8/config"
 )
 
-// gitleaks wraps the gitleaks detector with its default rule set.
-type gitleaks struct {
-	d *detect.Detector
+// The gitleaks rule set is read from the TOML the gitleaks module embeds
+// (config.DefaultConfig) and evaluated here, not through gitleaks' detector:
+//
+//   - Nothing is compiled at start-up. Parsing the TOML is cheap; each
+//     rule's regular expression, and each allowlist's, is compiled the first
+//     time a line holding one of the rule's keywords is seen. A function's
+//     cold start pays nothing for ~220 rules, and a typical diff compiles a
+//     few dozen of them once per process.
+//   - The keyword prefilter works per line (gitleaks' works per fragment,
+//     then runs the rule's regexp over the whole fragment), so a rule's
+//     regexp only ever sees the lines that hold one of its keywords.
+//
+// The semantics follow gitleaks' detector for content without a path: the
+// secret is the rule's secretGroup (or the first non-empty group), its
+// Shannon entropy must exceed the rule's minimum, and a finding the global
+// or the rule's allowlists allow (regexes on secret, match or line;
+// stopwords on the secret; AND/OR conditions) is dropped. Path-only rules
+// and path/commit allowlist conditions never apply: there is no file path
+// in what is redacted. The in-band "gitleaks:allow" opt-out is ignored.
+// TestRecallAtLeastGitleaks holds this engine to gitleaks' own findings.
+
+// glRule is one gitleaks rule, compiled on first use.
+type glRule struct {
+	id          string
+	pattern     string
+	secretGroup int
+	entropy     float64
+	keywords    []string
+	multiline   bool // the pattern can span lines: it runs on a window, not a line
+	allow       []*glAllowlist
+
+	once sync.Once
+	re   *regexp.Regexp
+	err  error
+}
+
+type glAllowlist struct {
+	and        bool
+	target     string // "" (the secret), "match" or "line"
+	patterns   []string
+	stopwords  []string // lower-case
+	unsatisfied bool    // an AND list with path or commit conditions never allows content
+	once       sync.Once
+	re         *regexp.Regexp
+	err        error
+}
+
+type tomlAllowlist struct {
+	Condition   string   `toml:"condition"`
+	RegexTarget string   `toml:"regexTarget"`
+	Regexes     []string `toml:"regexes"`
+	StopWords   []string `toml:"stopwords"`
+	Paths       []string `toml:"paths"`
+	Commits     []string `toml:"commits"`
+	TargetRules []string `toml:"targetRules"`
+}
+
+type tomlConfig struct {
+	Allowlist  *tomlAllowlist  `toml:"allowlist"`
+	Allowlists []tomlAllowlist `toml:"allowlists"`
+	Rules      []struct {
+		ID          string          `toml:"id"`
+		Regex       string          `toml:"regex"`
+		Path        string          `toml:"path"`
+		SecretGroup int             `toml:"secretGroup"`
+		Entropy     float64         `toml:"entropy"`
+		Keywords    []string        `toml:"keywords"`
+		Allowlist   *tomlAllowlist  `toml:"allowlist"`
+		Allowlists  []tomlAllowlist `toml:"allowlists"`
+		SkipReport  bool            `toml:"skipReport"`
+	} `toml:"rules"`
+}
+
+// glSet is the parsed gitleaks rule set, shared by every Redactor.
+type glSet struct {
+	rules  []*glRule
+	global []*glAllowlist
 }
 
 var (
-	gitleaksOnce sync.Once
-	gitleaksDet  *gitleaks
-	gitleaksErr  error
+	glOnce sync.Once
+	glRules *glSet
+	glErr   error
 )
 
-// maxDecodeDepth lets gitleaks look inside base64/hex/percent-encoded
-// segments, as its CLI does; a secret found only after decoding makes its
-// whole line redacted, since the encoded text cannot be cut precisely.
-const maxDecodeDepth = 2
-
-// loadGitleaks builds the detector once per process: the default config goes
-// through viper's global state, and compiling 200-odd rules is not free.
-func loadGitleaks() (g *gitleaks, err error) {
-	gitleaksOnce.Do(func() {
-		defer func() {
-			if p := recover(); p != nil {
-				gitleaksErr = fmt.Errorf("gitleaks panicked while loading: %v", p)
-			}
-		}()
-		// gitleaks logs through a global zerolog logger, at levels where
-		// findings (secrets) can appear. Nothing of it may reach our logs.
-		logging.Logger = zerolog.Nop()
-		d, err := detect.NewDetectorDefaultConfig()
-		if err != nil {
-			gitleaksErr = err
-			return
-		}
-		d.IgnoreGitleaksAllow = true
-		d.MaxDecodeDepth = maxDecodeDepth
-		d.Redact = 0 // we need the secret to locate it; it never leaves this package
-		gitleaksDet = &gitleaks{d: d}
-	})
-	return gitleaksDet, gitleaksErr
+// gitleaksRules parses the embedded gitleaks config once per process.
+func gitleaksRules() (*glSet, error) {
+	glOnce.Do(func() { glRules, glErr = parseGitleaks(config.DefaultConfig) })
+	return glRules, glErr
 }
 
-// find runs the detector and turns its findings into spans. gitleaks reports
-// lines (0-based) and the secret, not byte offsets, so the secret is located
-// again within its lines; when it cannot be (a secret found after decoding),
-// the lines themselves are redacted.
-func (g *gitleaks) find(text string) []span {
-	findings := g.d.DetectString(text)
-	if len(findings) == 0 {
-		return nil
+func parseGitleaks(src string) (*glSet, error) {
+	var c tomlConfig
+	if err := toml.Unmarshal([]byte(src), &c); err != nil {
+		return nil, fmt.Errorf("gitleaks config: %w", err)
 	}
-	starts := lineStarts(text)
-	lineEnd := func(l int) int {
-		if l+1 < len(starts) {
-			return starts[l+1] - 1
+	set := &glSet{}
+	targeted := map[string][]*glAllowlist{}
+	globals := c.Allowlists
+	if c.Allowlist != nil {
+		globals = append(globals, *c.Allowlist)
+	}
+	for _, a := range globals {
+		al, err := newAllowlist(a)
+		if err != nil {
+			return nil, err
 		}
-		return len(text)
+		if len(a.TargetRules) == 0 {
+			set.global = append(set.global, al)
+		}
+		for _, id := range a.TargetRules {
+			targeted[id] = append(targeted[id], al)
+		}
 	}
-	clamp := func(l int) int { return max(0, min(l, len(starts)-1)) }
+	for _, r := range c.Rules {
+		if r.Regex == "" || r.Path != "" || r.SkipReport {
+			continue // path rules need a file path; skipReport rules only serve composites
+		}
+		gr := &glRule{id: r.ID, pattern: r.Regex, secretGroup: r.SecretGroup, entropy: r.Entropy,
+			multiline: strings.Contains(r.Regex, `[\s\S`) || strings.Contains(r.Regex, `(?s`)}
+		for _, k := range r.Keywords {
+			gr.keywords = append(gr.keywords, strings.ToLower(k))
+		}
+		als := r.Allowlists
+		if r.Allowlist != nil {
+			als = append(als, *r.Allowlist)
+		}
+		for _, a := range als {
+			al, err := newAllowlist(a)
+			if err != nil {
+				return nil, fmt.Errorf("gitleaks rule %s: %w", r.ID, err)
+			}
+			gr.allow = append(gr.allow, al)
+		}
+		gr.allow = append(gr.allow, targeted[r.ID]...)
+		set.rules = append(set.rules, gr)
+	}
+	if len(set.rules) == 0 {
+		return nil, fmt.Errorf("gitleaks config has no content rules")
+	}
+	return set, nil
+}
 
-	var spans []span
-	for _, f := range findings {
-		first, last := clamp(f.StartLine), clamp(f.EndLine)
-		if last < first {
-			last = first
+func newAllowlist(a tomlAllowlist) (*glAllowlist, error) {
+	al := &glAllowlist{patterns: a.Regexes}
+	switch strings.ToUpper(a.Condition) {
+	case "AND", "&&":
+		al.and = true
+	case "", "OR", "||":
+	default:
+		return nil, fmt.Errorf("allowlist condition %q", a.Condition)
+	}
+	switch a.RegexTarget {
+	case "", "secret":
+	case "match", "line":
+		al.target = a.RegexTarget
+	default:
+		return nil, fmt.Errorf("allowlist regexTarget %q", a.RegexTarget)
+	}
+	for _, w := range a.StopWords {
+		al.stopwords = append(al.stopwords, strings.ToLower(w))
+	}
+	al.unsatisfied = al.and && (len(a.Paths) > 0 || len(a.Commits) > 0)
+	return al, nil
+}
+
+func (r *glRule) compiled() (*regexp.Regexp, error) {
+	r.once.Do(func() {
+		r.re, r.err = regexp.Compile(r.pattern)
+		if r.err != nil {
+			r.err = fmt.Errorf("gitleaks rule %s: %w", r.id, r.err)
 		}
-		lo, hi := starts[first], lineEnd(last)
-		found := false
-		for _, needle := range []string{f.Secret, f.Match} {
-			if needle = strings.Trim(needle, "\n"); needle == "" {
-				continue
-			}
-			for i := lo; i <= hi; {
-				j := strings.Index(text[i:hi], needle)
-				if j < 0 {
-					break
-				}
-				spans = append(spans, span{start: i + j, end: i + j + len(needle), rule: f.RuleID})
-				found = true
-				i += j + len(needle)
-			}
-			if found {
+	})
+	return r.re, r.err
+}
+
+func (a *glAllowlist) compiled() (*regexp.Regexp, error) {
+	a.once.Do(func() {
+		if len(a.patterns) > 0 {
+			a.re, a.err = regexp.Compile("(?:" + strings.Join(a.patterns, ")|(?:") + ")")
+		}
+	})
+	return a.re, a.err
+}
+
+// allows reports whether the allowlist drops a finding.
+func (a *glAllowlist) allows(secret, match, line string) (bool, error) {
+	if a.unsatisfied {
+		return false, nil
+	}
+	re, err := a.compiled()
+	if err != nil {
+		return false, err
+	}
+	target := secret
+	switch a.target {
+	case "match":
+		target = match
+	case "line":
+		target = line
+	}
+	regexOK := re != nil && target != "" && re.MatchString(target)
+	stopOK := false
+	if len(a.stopwords) > 0 && secret != "" {
+		lower := strings.ToLower(secret)
+		for _, w := range a.stopwords {
+			if strings.Contains(lower, w) {
+				stopOK = true
 				break
 			}
 		}
-		if !found {
-			for l := first; l <= last; l++ {
-				spans = append(spans, span{start: starts[l], end: lineEnd(l), rule: f.RuleID})
-			}
+	}
+	if !a.and {
+		return regexOK || stopOK, nil
+	}
+	var checks []bool
+	if len(a.patterns) > 0 {
+		checks = append(checks, regexOK)
+	}
+	if len(a.stopwords) > 0 {
+		checks = append(checks, stopOK)
+	}
+	if len(checks) == 0 {
+		return false, nil
+	}
+	for _, c := range checks {
+		if !c {
+			return false, nil
 		}
 	}
-	return spans
+	return true, nil
+}
+
+// find returns the secrets the rule finds in text (one line, or a window
+// starting at a line for multiline rules). A span covers the secret group,
+// not the whole match, so the context that named the secret stays.
+func (r *glRule) find(set *glSet, text string) ([]span, error) {
+	re, err := r.compiled()
+	if err != nil {
+		return nil, err
+	}
+	var spans []span
+	for _, m := range re.FindAllStringSubmatchIndex(text, -1) {
+		start, end := m[0], m[1]
+		// As gitleaks does: the secret is the chosen group, or the first
+		// non-empty one, or the whole match.
+		if len(m) > 2 {
+			if r.secretGroup > 0 {
+				if 2*r.secretGroup+1 >= len(m) || m[2*r.secretGroup] < 0 {
+					continue
+				}
+				start, end = m[2*r.secretGroup], m[2*r.secretGroup+1]
+			} else {
+				for g := 1; 2*g+1 < len(m); g++ {
+					if m[2*g] >= 0 && m[2*g+1] > m[2*g] {
+						start, end = m[2*g], m[2*g+1]
+						break
+					}
+				}
+			}
+		}
+		secret := text[start:end]
+		if r.entropy != 0 && shannon(secret) <= r.entropy {
+			continue
+		}
+		match := strings.Trim(text[m[0]:m[1]], "\n")
+		ls := strings.LastIndexByte(text[:m[0]], '\n') + 1
+		le := strings.IndexByte(text[m[1]:], '\n')
+		if le < 0 {
+			le = len(text)
+		} else {
+			le += m[1]
+		}
+		line := text[ls:le]
+		allowed := false
+		for _, lists := range [][]*glAllowlist{set.global, r.allow} {
+			for _, a := range lists {
+				ok, err := a.allows(secret, match, line)
+				if err != nil {
+					return nil, fmt.Errorf("gitleaks rule %s allowlist: %w", r.id, err)
+				}
+				if ok {
+					allowed = true
+					break
+				}
+			}
+			if allowed {
+				break
+			}
+		}
+		if !allowed {
+			spans = append(spans, span{start: start, end: end, rule: r.id})
+		}
+	}
+	return spans, nil
+}
+
+// shannon is gitleaks' entropy measure: rune frequencies over the byte
+// length, so thresholds in its rules mean the same here.
+func shannon(s string) float64 {
+	if s == "" {
+		return 0
+	}
+	var ascii [128]int
+	var other map[rune]int
+	for _, c := range s {
+		if c < 128 {
+			ascii[c]++
+			continue
+		}
+		if other == nil {
+			other = map[rune]int{}
+		}
+		other[c]++
+	}
+	inv := 1.0 / float64(len(s))
+	e := 0.0
+	add := func(n int) {
+		if n > 0 {
+			f := float64(n) * inv
+			e -= f * math.Log2(f)
+		}
+	}
+	for _, n := range ascii {
+		add(n)
+	}
+	for _, n := range other {
+		add(n)
+	}
+	return e
 }

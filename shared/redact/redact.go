@@ -34,8 +34,22 @@
 // line's leading diff marker (+, - or space) and indentation. Every
 // occurrence of a detected secret value of eight or more bytes is redacted,
 // not just the one a rule matched, so a key repeated elsewhere in the diff
-// does not survive. Redaction runs to a fixed point: the output is rescanned
-// and must come back clean, so Redact(Redact(x)) == Redact(x).
+// does not survive. Redaction runs to a fixed point: the lines it changed
+// are rescanned and must come back clean, so Redact(Redact(x)) == Redact(x).
+//
+// Speed: every line is read once. One Aho-Corasick pass over the lower-cased
+// text finds the keywords of all rules (gitleaks' and ours); a rule's regular
+// expression runs only on the lines holding one of its keywords (the few
+// rules that can span lines run on a bounded window around such a line).
+// Decoding (base64, hex, percent) is tried only on runs that look encoded,
+// and a hit in the decoded text redacts the encoded run. Large inputs are
+// split at line boundaries over the available cores, and Changeset spreads
+// files over them. Nothing is compiled before it is needed (gitleaks.go).
+//
+// Policy.BareSecrets adds secrets seen without their usual context (a lone
+// AWS secret key, one line of a PEM body, a bare high-entropy token). It is
+// meant for diagnostics (package sanitize), where over-redaction costs
+// nothing, not for diffs, where it would hide hashes and test data.
 //
 // gitleaks' in-band opt-out ("gitleaks:allow" comments) is ignored: whether
 // a secret leaves the building is not the author's call.
@@ -43,10 +57,15 @@ package redact
 
 import (
 	"fmt"
+	"math/bits"
 	"net/netip"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+
+	ahocorasick "github.com/BobuSumisu/aho-corasick"
 
 	"github.com/criticizer/criticizer/shared/failure"
 )
@@ -56,6 +75,9 @@ type Policy struct {
 	RedactEmails        bool     // replace e-mail addresses (de-identification)
 	ConfidentialDomains []string // host names equal to or under these suffixes, e.g. "corp.example.com"
 	ConfidentialCIDRs   []string // IP addresses inside these prefixes, e.g. "10.0.0.0/8", "fd00::/8"
+	// BareSecrets also redacts secret-shaped values without context; for
+	// diagnostics only (see the package comment).
+	BareSecrets bool
 }
 
 // Match records one redaction: which rule fired and on which line (1-based,
@@ -67,14 +89,31 @@ type Match struct {
 
 // Redactor applies a Policy. It is safe for concurrent use.
 type Redactor struct {
-	rules        []rule
+	own          []detector // the policy's own rules; gitleaks' are added on first use
 	redactEmails bool
+
+	once   sync.Once
+	ix     *index
+	ixErr  error
 }
 
-// rule finds the byte ranges of text to replace.
-type rule struct {
-	id   string
-	find func(text string) []span
+// detector is one rule as the scanner sees it.
+type detector struct {
+	id       string
+	keywords []string // lower-case; the rule runs on lines holding one of them
+	// line, for rules without keywords, is a cheap test of the original
+	// line; nil means every line.
+	line      func(line string) bool
+	multiline bool // runs on a window around the line rather than the line
+	find      func(text string) ([]span, error)
+}
+
+// index is what the scanner needs, built on first use.
+type index struct {
+	dets      []detector
+	trie      *ahocorasick.Trie
+	byPattern [][]int // keyword pattern number -> detectors
+	keywordless []int
 }
 
 // span is a byte range [start, end) of text to replace, and the rule that
@@ -84,27 +123,40 @@ type span struct {
 	rule       string
 }
 
-// maxPasses bounds the fixed-point iteration; real input converges after one
-// rescan, and hitting the bound means a rule misbehaves, which must block.
-const maxPasses = 4
+const (
+	// maxPasses bounds the fixed-point iteration; real input converges
+	// after one rescan, and hitting the bound means a rule misbehaves,
+	// which must block.
+	maxPasses = 4
+	// A multiline rule sees this much text around a line holding its
+	// keyword: before it (a YAML Secret's data: may precede its kind:) and
+	// after it (a 4096-bit RSA key in PEM is about 3.3 KB).
+	windowBefore = 1 << 10
+	windowAfter  = 16 << 10
+	// maxDecodeDepth: encoded text inside encoded text is decoded once more.
+	maxDecodeDepth = 2
+	// Inputs above parallelMin bytes are split over the cores.
+	parallelMin = 256 << 10
+)
 
-// New builds a Redactor for p. It fails on an invalid policy entry and when
-// the gitleaks rule set cannot be loaded.
+// New builds a Redactor for p. It fails on an invalid policy entry. The
+// gitleaks rule set is loaded on first use; a failure to load it makes
+// Redact fail, never pass text through.
 func New(p Policy) (*Redactor, error) {
-	gl, err := loadGitleaks()
-	if err != nil {
-		return nil, failure.Wrap(failure.InternalBug, fmt.Errorf("redact: loading gitleaks rules: %w", err))
-	}
-	r := &Redactor{redactEmails: p.RedactEmails, rules: []rule{
-		{"gitleaks", gl.find},
-		{"password-assignment", byLine(anyOf("pass", "pwd", "secret", "identified"), findPasswordAssignments)},
-		{"pem-private-key", findPEMKeys},
-		{"uri-credentials", byLine(allOf("://", "@"), findURICredentials)},
-		{"smtp-auth", byLine(anyOf("auth"), findSMTPAuth)},
-		{"bearer-token", byLine(anyOf("bearer", "basic", "authorization"), findBearerTokens)},
+	r := &Redactor{redactEmails: p.RedactEmails, own: []detector{
+		lineRule("password-assignment", []string{"pass", "pwd", "secret", "identified"}, findPasswordAssignments),
+		{id: "pem-private-key", keywords: []string{"-----begin"}, multiline: true, find: noErr(findPEMKeys)},
+		lineRule("uri-credentials", []string{"://"}, func(l string) []span {
+			if !strings.Contains(l, "@") {
+				return nil
+			}
+			return findURICredentials(l)
+		}),
+		lineRule("smtp-auth", []string{"auth"}, findSMTPAuth),
+		lineRule("bearer-token", []string{"bearer", "basic", "authorization"}, findBearerTokens),
 	}}
 	if p.RedactEmails {
-		r.rules = append(r.rules, rule{"email", byLine(anyOf("@"), findEmails)})
+		r.own = append(r.own, lineRule("email", []string{"@"}, findEmails))
 	}
 	if len(p.ConfidentialDomains) > 0 {
 		f, err := hostFinder(p.ConfidentialDomains)
@@ -115,7 +167,7 @@ func New(p Policy) (*Redactor, error) {
 		for _, d := range p.ConfidentialDomains {
 			suffixes = append(suffixes, strings.Trim(strings.ToLower(strings.TrimSpace(d)), "."))
 		}
-		r.rules = append(r.rules, rule{"internal-host", byLine(anyOf(suffixes...), f)})
+		r.own = append(r.own, lineRule("internal-host", suffixes, f))
 	}
 	if len(p.ConfidentialCIDRs) > 0 {
 		prefixes := make([]netip.Prefix, 0, len(p.ConfidentialCIDRs))
@@ -126,9 +178,60 @@ func New(p Policy) (*Redactor, error) {
 			}
 			prefixes = append(prefixes, pfx.Masked())
 		}
-		r.rules = append(r.rules, rule{"internal-ip", byLine(mayHoldIP, ipFinder(prefixes))})
+		r.own = append(r.own, detector{id: "internal-ip", line: mayHoldIP, find: noErr(ipFinder(prefixes))})
+	}
+	if p.BareSecrets {
+		r.own = append(r.own, detector{id: "bare-secret", find: noErr(findBareSecrets)})
 	}
 	return r, nil
+}
+
+func lineRule(id string, keywords []string, find func(string) []span) detector {
+	return detector{id: id, keywords: keywords, find: noErr(find)}
+}
+
+func noErr(f func(string) []span) func(string) ([]span, error) {
+	return func(s string) ([]span, error) { return f(s), nil }
+}
+
+// index builds the keyword automaton over the gitleaks rules and the
+// policy's own, once.
+func (r *Redactor) index() (*index, error) {
+	r.once.Do(func() {
+		gl, err := gitleaksRules()
+		if err != nil {
+			r.ixErr = fmt.Errorf("loading gitleaks rules: %w", err)
+			return
+		}
+		ix := &index{}
+		for _, g := range gl.rules {
+			g := g
+			ix.dets = append(ix.dets, detector{id: g.id, keywords: g.keywords, multiline: g.multiline,
+				find: func(text string) ([]span, error) { return g.find(gl, text) }})
+		}
+		ix.dets = append(ix.dets, r.own...)
+		patterns := map[string]int{}
+		var words []string
+		for i, d := range ix.dets {
+			if len(d.keywords) == 0 {
+				ix.keywordless = append(ix.keywordless, i)
+				continue
+			}
+			for _, k := range d.keywords {
+				n, ok := patterns[k]
+				if !ok {
+					n = len(words)
+					patterns[k] = n
+					words = append(words, k)
+					ix.byPattern = append(ix.byPattern, nil)
+				}
+				ix.byPattern[n] = append(ix.byPattern[n], i)
+			}
+		}
+		ix.trie = ahocorasick.NewTrieBuilder().AddStrings(words).Build()
+		r.ix = ix
+	})
+	return r.ix, r.ixErr
 }
 
 // Redact returns text with every detected secret replaced by
@@ -138,29 +241,61 @@ func (r *Redactor) Redact(text string) (string, []Match, error) {
 	if text == "" {
 		return "", nil, nil
 	}
-	out := text
+	spans, err := r.scan(text, 0)
+	if err != nil {
+		return "", nil, failure.Wrap(failure.InternalBug, fmt.Errorf("redact: %w", err))
+	}
+	if len(spans) == 0 {
+		return text, nil, nil
+	}
+	starts := lineStarts(text)
 	var matches []Match
-	for pass := 0; pass < maxPasses; pass++ {
-		spans, err := r.scan(out)
-		if err != nil {
-			return "", nil, failure.Wrap(failure.InternalBug, fmt.Errorf("redact: %w", err))
+	out := text
+	for pass := 0; ; pass++ {
+		if pass == maxPasses {
+			return "", nil, failure.Errorf(failure.InternalBug, "redact: output still matches after %d passes", maxPasses)
+		}
+		// Replacements keep every newline, so line numbers of later
+		// passes are still the input's.
+		touched := map[int]bool{}
+		for _, s := range spans {
+			first, last := lineOf(starts, s.start), lineOf(starts, max(s.start, s.end-1))
+			matches = append(matches, Match{Rule: s.rule, Line: first + 1})
+			for l := first; l <= last; l++ {
+				touched[l] = true
+			}
+		}
+		out = apply(out, spans)
+		starts = lineStarts(out)
+		// Only the changed lines can hold something new.
+		spans = nil
+		lines := make([]int, 0, len(touched))
+		for l := range touched {
+			lines = append(lines, l)
+		}
+		slices.Sort(lines)
+		for _, l := range lines {
+			ls, le := starts[l], len(out)
+			if l+1 < len(starts) {
+				le = starts[l+1] - 1
+			}
+			found, err := r.scan(out[ls:le], 0)
+			if err != nil {
+				return "", nil, failure.Wrap(failure.InternalBug, fmt.Errorf("redact: %w", err))
+			}
+			for _, s := range found {
+				spans = append(spans, span{s.start + ls, s.end + ls, s.rule})
+			}
 		}
 		if len(spans) == 0 {
 			return out, dedupe(matches), nil
 		}
-		// Replacements keep every newline, so line numbers of later passes
-		// are still the input's.
-		lines := lineStarts(out)
-		for _, s := range spans {
-			matches = append(matches, Match{Rule: s.rule, Line: lineOf(lines, s.start) + 1})
-		}
-		out = apply(out, spans)
+		spans = merge(spans)
 	}
-	return "", nil, failure.Errorf(failure.InternalBug, "redact: output still matches after %d passes", maxPasses)
 }
 
-// scan runs every rule and returns the spans to replace, merged and sorted.
-func (r *Redactor) scan(text string) (spans []span, err error) {
+// scan returns the spans to replace in text, merged and sorted.
+func (r *Redactor) scan(text string, depth int) (spans []span, err error) {
 	defer func() {
 		// A detector that panics on hostile input must block the
 		// submission, not crash the stage.
@@ -168,27 +303,154 @@ func (r *Redactor) scan(text string) (spans []span, err error) {
 			spans, err = nil, fmt.Errorf("detector panic: %v", p)
 		}
 	}()
-	for _, rl := range r.rules {
-		for _, s := range rl.find(text) {
-			if s.rule == "" {
-				s.rule = rl.id
-			}
-			if s = trim(text, s); s.start < s.end {
-				spans = append(spans, s)
-			}
-		}
+	ix, err := r.index()
+	if err != nil {
+		return nil, err
 	}
+	lower := asciiLower(text)
+	if len(text) < parallelMin || depth > 0 {
+		spans, err = r.scanLines(ix, text, lower, 0, len(text), depth)
+	} else {
+		spans, err = r.scanParallel(ix, text, lower)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for i := range spans {
+		spans[i] = trim(text, spans[i])
+	}
+	spans = slices.DeleteFunc(spans, func(s span) bool { return s.start >= s.end })
 	spans = append(spans, repeats(text, spans)...)
 	return merge(dropInsideTokens(text, spans)), nil
+}
+
+// scanParallel splits text at line boundaries into one piece per core.
+func (r *Redactor) scanParallel(ix *index, text string, lower []byte) ([]span, error) {
+	n := runtime.GOMAXPROCS(0)
+	if n < 2 {
+		return r.scanLines(ix, text, lower, 0, len(text), 0)
+	}
+	bounds := []int{0}
+	for i := 1; i < n; i++ {
+		at := len(text) * i / n
+		if nl := strings.IndexByte(text[at:], '\n'); nl >= 0 && at+nl+1 > bounds[len(bounds)-1] {
+			bounds = append(bounds, at+nl+1)
+		}
+	}
+	bounds = append(bounds, len(text))
+	results := make([][]span, len(bounds)-1)
+	errs := make([]error, len(bounds)-1)
+	var wg sync.WaitGroup
+	for i := 0; i+1 < len(bounds); i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			defer func() {
+				if p := recover(); p != nil {
+					errs[i] = fmt.Errorf("detector panic: %v", p)
+				}
+			}()
+			results[i], errs[i] = r.scanLines(ix, text, lower, bounds[i], bounds[i+1], 0)
+		}(i)
+	}
+	wg.Wait()
+	var spans []span
+	for i := range results {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		spans = append(spans, results[i]...)
+	}
+	return spans, nil
+}
+
+// scanLines runs the rules over the lines in text[from:to], which start and
+// end at line boundaries. Multiline windows may reach outside it.
+func (r *Redactor) scanLines(ix *index, text string, lower []byte, from, to, depth int) ([]span, error) {
+	var spans []span
+	hits := make([]uint64, (len(ix.dets)+63)/64)
+	mark := func(_, _, pattern int64) bool {
+		for _, d := range ix.byPattern[pattern] {
+			hits[d>>6] |= 1 << (d & 63)
+		}
+		return true
+	}
+	run := func(d int, ls, le int) error {
+		det := &ix.dets[d]
+		off, t := ls, text[ls:le]
+		if det.multiline {
+			off = lineStartBefore(text, ls-windowBefore)
+			t = text[off:min(len(text), le+windowAfter)]
+		}
+		found, err := det.find(t)
+		if err != nil {
+			return err
+		}
+		for _, s := range found {
+			if s.rule == "" {
+				s.rule = det.id
+			}
+			spans = append(spans, span{s.start + off, s.end + off, s.rule})
+		}
+		return nil
+	}
+	for ls := from; ls < to; {
+		le := strings.IndexByte(text[ls:to], '\n')
+		if le < 0 {
+			le = to
+		} else {
+			le += ls
+		}
+		if le > ls {
+			clear(hits)
+			ix.trie.Walk(lower[ls:le], mark)
+			line := text[ls:le]
+			for _, d := range ix.keywordless {
+				if f := ix.dets[d].line; f == nil || f(line) {
+					hits[d>>6] |= 1 << (d & 63)
+				}
+			}
+			for w, word := range hits {
+				for word != 0 {
+					b := bits.TrailingZeros64(word)
+					word &= word - 1
+					if err := run(w*64+b, ls, le); err != nil {
+						return nil, err
+					}
+				}
+			}
+			if depth < maxDecodeDepth {
+				found, err := r.decoded(line, depth)
+				if err != nil {
+					return nil, err
+				}
+				for _, s := range found {
+					spans = append(spans, span{s.start + ls, s.end + ls, s.rule})
+				}
+			}
+		}
+		ls = le + 1
+	}
+	return spans, nil
+}
+
+// lineStartBefore returns the start of the line holding offset i (clamped).
+func lineStartBefore(text string, i int) int {
+	if i <= 0 {
+		return 0
+	}
+	return strings.LastIndexByte(text[:i], '\n') + 1
 }
 
 // minRepeat is the shortest secret value searched for elsewhere in the text;
 // shorter values are too likely to be ordinary substrings.
 const minRepeat = 8
 
-// repeats finds further occurrences of single-line secret values.
+// repeats finds further occurrences of single-line secret values, all of
+// them in one pass over the text.
 func repeats(text string, spans []span) []span {
-	var out []span
+	var values []string
+	var rules []string
 	seen := map[string]bool{}
 	for _, s := range spans {
 		switch s.rule {
@@ -200,15 +462,30 @@ func repeats(text string, spans []span) []span {
 			continue
 		}
 		seen[v] = true
+		values = append(values, v)
+		rules = append(rules, s.rule)
+	}
+	if len(values) == 0 {
+		return nil
+	}
+	var out []span
+	if len(values) == 1 {
+		v := values[0]
 		for i := 0; ; {
 			j := strings.Index(text[i:], v)
 			if j < 0 {
 				break
 			}
-			out = append(out, span{i + j, i + j + len(v), s.rule})
+			out = append(out, span{i + j, i + j + len(v), rules[0]})
 			i += j + len(v)
 		}
+		return out
 	}
+	trie := ahocorasick.NewTrieBuilder().AddStrings(values).Build()
+	trie.Walk([]byte(text), func(end, n, pattern int64) bool {
+		out = append(out, span{int(end - n + 1), int(end + 1), rules[pattern]})
+		return true
+	})
 	return out
 }
 
@@ -218,13 +495,14 @@ var tokenRe = regexp.MustCompile(`\[REDACTED:[a-z0-9-]+\]`)
 // dropInsideTokens discards spans that lie entirely within an existing
 // token, so a rescan of redacted text does not redact the redaction.
 func dropInsideTokens(text string, spans []span) []span {
-	if !strings.Contains(text, "[REDACTED:") {
+	if len(spans) == 0 || !strings.Contains(text, "[REDACTED:") {
 		return spans
 	}
 	tokens := tokenRe.FindAllStringIndex(text, -1)
 	return slices.DeleteFunc(spans, func(s span) bool {
-		for _, t := range tokens {
-			if s.start >= t[0] && s.end <= t[1] {
+		i, _ := slices.BinarySearchFunc(tokens, s.start, func(t []int, x int) int { return t[0] - x })
+		for _, k := range []int{i - 1, i} {
+			if k >= 0 && k < len(tokens) && s.start >= tokens[k][0] && s.end <= tokens[k][1] {
 				return true
 			}
 		}
@@ -249,7 +527,7 @@ func trim(text string, s span) span {
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // merge sorts spans and joins overlapping ones. The earliest, then longest,
-// then alphabetically first rule names the merged span, so the result does
+// then non-generic, then alphabetically first rule names the merged span, so the result does
 // not depend on the order rules ran in.
 func merge(spans []span) []span {
 	if len(spans) == 0 {
@@ -261,6 +539,14 @@ func merge(spans []span) []span {
 		}
 		if a.end != b.end {
 			return b.end - a.end
+		}
+		// As in gitleaks' report: a specific rule names the secret rather
+		// than the generic one that also matched it.
+		if ga, gb := strings.HasPrefix(a.rule, "generic-"), strings.HasPrefix(b.rule, "generic-"); ga != gb {
+			if ga {
+				return 1
+			}
+			return -1
 		}
 		return strings.Compare(a.rule, b.rule)
 	})
@@ -325,12 +611,14 @@ func writeToken(b *strings.Builder, secret, rule string, diff bool) {
 
 func lineStarts(text string) []int {
 	starts := []int{0}
-	for i := 0; i < len(text); i++ {
-		if text[i] == '\n' {
-			starts = append(starts, i+1)
+	for i := 0; ; {
+		j := strings.IndexByte(text[i:], '\n')
+		if j < 0 {
+			return starts
 		}
+		i += j + 1
+		starts = append(starts, i)
 	}
-	return starts
 }
 
 // lineOf returns the 0-based line containing byte offset off.
@@ -352,74 +640,26 @@ func dedupe(ms []Match) []Match {
 	return slices.Compact(ms)
 }
 
-// byLine runs a single-line rule on each line that passes a cheap keyword
-// test. Regular expressions scan short lines far faster than a whole diff,
-// and most lines have none of a rule's keywords.
-func byLine(want func(lowerLine string) bool, find func(line string) []span) func(string) []span {
-	return func(text string) []span {
-		lower := asciiLower(text)
-		var spans []span
-		for start := 0; start < len(text); {
-			end := strings.IndexByte(text[start:], '\n')
-			if end < 0 {
-				end = len(text)
-			} else {
-				end += start
-			}
-			if want(lower[start:end]) {
-				for _, s := range find(text[start:end]) {
-					s.start += start
-					s.end += start
-					spans = append(spans, s)
-				}
-			}
-			start = end + 1
-		}
-		return spans
-	}
-}
-
-func anyOf(words ...string) func(string) bool {
-	return func(line string) bool {
-		for _, w := range words {
-			if strings.Contains(line, w) {
-				return true
-			}
-		}
-		return false
-	}
-}
-
-func allOf(words ...string) func(string) bool {
-	return func(line string) bool {
-		for _, w := range words {
-			if !strings.Contains(line, w) {
-				return false
-			}
-		}
-		return true
-	}
-}
-
 func mayHoldIP(line string) bool {
 	return strings.Count(line, ".") >= 3 || strings.Count(line, ":") >= 2
 }
 
 // asciiLower lower-cases ASCII letters only, so that byte offsets stay
 // those of the original text (strings.ToLower may change lengths).
-func asciiLower(s string) string {
+func asciiLower(s string) []byte {
 	b := []byte(s)
 	for i, c := range b {
 		if c >= 'A' && c <= 'Z' {
 			b[i] = c + 'a' - 'A'
 		}
 	}
-	return string(b)
+	return b
 }
 
-// Sanitize redacts s for text that leaves the system as diagnostics (error
-// reasons and stacks in the job record and DLQ payloads). If redaction
-// fails, the text is withheld rather than passed through.
+// Sanitize redacts s for text that leaves the system as diagnostics. If
+// redaction fails, the text is withheld rather than passed through. Package
+// sanitize is the one place diagnostics pass; this applies a function's own
+// policy (confidential hosts, say) on top of it.
 func (r *Redactor) Sanitize(s string) string {
 	out, _, err := r.Redact(s)
 	if err != nil {

@@ -351,7 +351,7 @@ func TestNewRejectsBadPolicy(t *testing.T) {
 
 func TestDetectorPanicBlocks(t *testing.T) {
 	r := newRedactor(t, plainPolicy)
-	r.rules = append(r.rules, rule{"boom", func(string) []span { panic("detector bug") }})
+	r.own = append(r.own, detector{id: "boom", find: func(string) ([]span, error) { panic("detector bug") }})
 	out, ms, err := r.Redact("anything")
 	if err == nil || out != "" || ms != nil {
 		t.Fatalf("Redact = %q, %v, %v; want an error and nothing else", out, ms, err)
@@ -364,12 +364,12 @@ func TestDetectorPanicBlocks(t *testing.T) {
 func TestNonConvergenceBlocks(t *testing.T) {
 	r := newRedactor(t, plainPolicy)
 	// A rule that always finds something, even in its own tokens' output.
-	r.rules = append(r.rules, rule{"always", func(text string) []span {
+	r.own = append(r.own, detector{id: "always", find: func(text string) ([]span, error) {
 		i := strings.Index(text, "REDACTED:always]")
 		if i < 0 {
-			return []span{{start: 0, end: 1}}
+			return []span{{start: 0, end: 1}}, nil
 		}
-		return []span{{start: i - 1, end: i + 17}} // the token plus one byte after it
+		return []span{{start: i - 1, end: i + 17}}, nil // the token plus one byte after it
 	}})
 	if _, _, err := r.Redact("abcdefghijklmnop"); err == nil {
 		t.Fatal("a non-converging rule did not block")

@@ -1,0 +1,86 @@
+package redact
+
+import (
+	"math"
+	"strings"
+)
+
+// bare-secret (Policy.BareSecrets): a secret that reached an error message
+// without the assignment, header or armor that usually gives it away — an
+// AWS secret access key alone, one line of a PEM body, a token echoed back
+// by an upstream. What counts: a run of base64/base64url characters of at
+// least 20 bytes that mixes upper case, lower case and digits and whose
+// entropy is near that of random text of its length. Hex (hashes, request
+// ids, UUIDs), paths, identifiers, words and numbers do not qualify; see
+// TestBareSecrets for both sides.
+
+const minBare = 20
+
+var bareClass = func() (t [256]bool) {
+	for _, c := range "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_-" {
+		t[c] = true
+	}
+	return
+}()
+
+func findBareSecrets(line string) []span {
+	var spans []span
+	for i := 0; i < len(line); {
+		if !bareClass[line[i]] {
+			i++
+			continue
+		}
+		j := i
+		for j < len(line) && bareClass[line[j]] {
+			j++
+		}
+		if j-i >= minBare && bareSecret(line[i:j]) {
+			spans = append(spans, span{start: i, end: j})
+		}
+		i = j
+	}
+	return spans
+}
+
+func bareSecret(run string) bool {
+	core := strings.TrimRight(strings.Trim(run, "-_/"), "=")
+	if len(core) < minBare || strings.Contains(core, "//") || strings.Contains(core, "=") {
+		return false
+	}
+	var upper, lower, digit int
+	for i := 0; i < len(core); i++ {
+		switch c := core[i]; {
+		case c >= 'A' && c <= 'Z':
+			upper++
+		case c >= 'a' && c <= 'z':
+			lower++
+		case c >= '0' && c <= '9':
+			digit++
+		}
+	}
+	if upper == 0 || lower == 0 || digit == 0 {
+		return false
+	}
+	// Path-like runs (a/b/c) are only secrets when no part reads as a word.
+	if strings.Contains(core, "/") && wordish(core) {
+		return false
+	}
+	// Random text of n symbols drawn from 64 has entropy close to
+	// log2(min(n, 64)); identifiers and prose fall well short of it.
+	want := 0.8 * math.Log2(math.Min(float64(len(core)), 64))
+	return shannon(core) >= want
+}
+
+// wordish reports whether a slash-separated run reads as a path: at least
+// half of its segments are lower-case words (src/main/java/Foo2Bar), which
+// random base64 segments almost never are.
+func wordish(s string) bool {
+	segs := strings.Split(s, "/")
+	words := 0
+	for _, seg := range segs {
+		if len(seg) >= 3 && strings.ToLower(seg) == seg && strings.IndexFunc(seg, func(r rune) bool { return r >= 'a' && r <= 'z' }) >= 0 {
+			words++
+		}
+	}
+	return 2*words >= len(segs)
+}

@@ -1,0 +1,173 @@
+package redact
+
+import (
+	"encoding/base64"
+	"encoding/hex"
+	"net/url"
+	"strings"
+)
+
+// Encoded secrets (a Kubernetes Secret's base64 data, a hex-encoded config
+// blob, a percent-encoded query) are found by decoding what looks encoded
+// and scanning the result with every rule; a hit redacts the whole encoded
+// run, whose bytes cannot be cut more precisely. Unlike gitleaks, which
+// tries every run of 16 word characters, a run is only decoded when it
+// looks like an encoding: identifiers and words are not.
+
+// minEncoded is the shortest run worth decoding (12 decoded bytes).
+const minEncoded = 16
+
+var b64Class = func() (t [256]bool) {
+	for _, c := range "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_" {
+		t[c] = true
+	}
+	return
+}()
+
+// decoded scans the encoded runs of one line; spans are line offsets.
+func (r *Redactor) decoded(line string, depth int) ([]span, error) {
+	if len(line) < minEncoded {
+		return nil, nil
+	}
+	var spans []span
+	try := func(start, end int, plain string) error {
+		if plain == "" {
+			return nil
+		}
+		found, err := r.scan(plain, depth+1)
+		if err != nil || len(found) == 0 {
+			return err
+		}
+		spans = append(spans, span{start: start, end: end, rule: found[0].rule})
+		return nil
+	}
+	for i := 0; i < len(line); {
+		if !b64Class[line[i]] {
+			i++
+			continue
+		}
+		j := i
+		for j < len(line) && b64Class[line[j]] {
+			j++
+		}
+		end := j
+		for end < len(line) && end-j < 2 && line[end] == '=' {
+			end++
+		}
+		if j-i >= minEncoded && looksEncoded(line[i:end]) {
+			if err := try(i, end, decodeRun(line[i:end])); err != nil {
+				return nil, err
+			}
+		}
+		i = max(end, i+1)
+	}
+	if strings.IndexByte(line, '%') >= 0 {
+		for _, f := range percentRuns(line) {
+			plain, err := url.QueryUnescape(line[f[0]:f[1]])
+			if err != nil || plain == line[f[0]:f[1]] || !printable(plain) {
+				continue
+			}
+			if err := try(f[0], f[1], plain); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return spans, nil
+}
+
+// looksEncoded: hex of at least 32 digits, or base64 mixing cases with a
+// digit, a '+', '/' or padding. Words and identifiers have none of those.
+func looksEncoded(run string) bool {
+	var upper, lower, digit, sym, hexOnly = false, false, false, false, true
+	for i := 0; i < len(run); i++ {
+		c := run[i]
+		switch {
+		case c >= 'A' && c <= 'Z':
+			upper = true
+			if c > 'F' {
+				hexOnly = false
+			}
+		case c >= 'a' && c <= 'z':
+			lower = true
+			if c > 'f' {
+				hexOnly = false
+			}
+		case c >= '0' && c <= '9':
+			digit = true
+		default:
+			sym = true
+			hexOnly = false
+		}
+	}
+	if hexOnly {
+		return len(run) >= 32 && len(run)%2 == 0
+	}
+	return upper && lower && (digit || sym)
+}
+
+// decodeRun decodes a hex or base64 run; "" unless it yields printable text.
+func decodeRun(run string) string {
+	if len(run) >= 32 && len(run)%2 == 0 {
+		if b, err := hex.DecodeString(run); err == nil {
+			if printable(string(b)) {
+				return string(b)
+			}
+			return ""
+		}
+	}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
+		if b, err := enc.DecodeString(run); err == nil {
+			if printable(string(b)) {
+				return string(b)
+			}
+			return ""
+		}
+	}
+	return ""
+}
+
+// printable: at least 8 bytes, all printable ASCII or whitespace.
+func printable(s string) bool {
+	if len(s) < 8 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c < 0x20 || c > 0x7e) && c != '\n' && c != '\r' && c != '\t' {
+			return false
+		}
+	}
+	return true
+}
+
+// percentRuns returns the whitespace- and quote-delimited runs of a line
+// that hold at least two %XX escapes.
+func percentRuns(line string) [][2]int {
+	var out [][2]int
+	for i := 0; i < len(line); {
+		j := strings.IndexAny(line[i:], " \t\"'`<>")
+		end := len(line)
+		if j >= 0 {
+			end = i + j
+		}
+		if n := countEscapes(line[i:end]); n >= 2 {
+			out = append(out, [2]int{i, end})
+		}
+		i = end + 1
+	}
+	return out
+}
+
+func countEscapes(s string) int {
+	n := 0
+	for i := 0; i+2 < len(s); i++ {
+		if s[i] == '%' && isHex(s[i+1]) && isHex(s[i+2]) {
+			n++
+		}
+	}
+	return n
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
