@@ -145,6 +145,7 @@ const (
 func New(p Policy) (*Redactor, error) {
 	r := &Redactor{redactEmails: p.RedactEmails, own: []detector{
 		lineRule("password-assignment", []string{"pass", "pwd", "secret", "identified"}, findPasswordAssignments),
+		lineRule("credential-assignment", []string{"secret", "token", "key", "credential", "auth"}, findCredentialAssignments),
 		{id: "pem-private-key", keywords: []string{"-----begin"}, multiline: true, find: noErr(findPEMKeys)},
 		lineRule("uri-credentials", []string{"://"}, func(l string) []span {
 			if !strings.Contains(l, "@") {
@@ -320,6 +321,7 @@ func (r *Redactor) scan(text string, depth int) (spans []span, err error) {
 		spans[i] = trim(text, spans[i])
 	}
 	spans = slices.DeleteFunc(spans, func(s span) bool { return s.start >= s.end })
+	spans = dropFallbackOverlaps(spans)
 	spans = append(spans, repeats(text, spans)...)
 	return merge(dropInsideTokens(text, spans)), nil
 }
@@ -489,6 +491,32 @@ func repeats(text string, spans []span) []span {
 	return out
 }
 
+// fallback rules catch what the specific rules miss; where they overlap a
+// specific rule's span, the specific one decides what is cut and its name.
+func fallback(rule string) bool {
+	return strings.HasPrefix(rule, "generic-") || rule == "credential-assignment"
+}
+
+func dropFallbackOverlaps(spans []span) []span {
+	var specific []span
+	for _, s := range spans {
+		if !fallback(s.rule) {
+			specific = append(specific, s)
+		}
+	}
+	if len(specific) == 0 || len(specific) == len(spans) {
+		return spans
+	}
+	covered := merge(specific) // sorted and disjoint
+	return slices.DeleteFunc(spans, func(s span) bool {
+		if s.rule != "credential-assignment" {
+			return false // gitleaks' generic spans keep gitleaks' own behaviour
+		}
+		i, _ := slices.BinarySearchFunc(covered, s.end, func(o span, end int) int { return o.start - end })
+		return i > 0 && covered[i-1].end > s.start
+	})
+}
+
 // tokenRe matches the replacement tokens this package writes.
 var tokenRe = regexp.MustCompile(`\[REDACTED:[a-z0-9-]+\]`)
 
@@ -542,7 +570,7 @@ func merge(spans []span) []span {
 		}
 		// As in gitleaks' report: a specific rule names the secret rather
 		// than the generic one that also matched it.
-		if ga, gb := strings.HasPrefix(a.rule, "generic-"), strings.HasPrefix(b.rule, "generic-"); ga != gb {
+		if ga, gb := fallback(a.rule), fallback(b.rule); ga != gb {
 			if ga {
 				return 1
 			}

@@ -409,3 +409,29 @@ func ipFinder(prefixes []netip.Prefix) func(string) []span {
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// ---- credential-assignment ----
+
+// credentialKeyRe names keys that hold a token or key rather than a
+// password: aws_secret_access_key, client_secret, api_key, auth_token, …
+var credentialKeyRe = regexp.MustCompile(`(?i)(?:secret|token|api[_.\-]?key|access[_.\-]?key|private[_.\-]?key|credential|auth)s?[_.\-]?[0-9]*$`)
+
+// findCredentialAssignments redacts random-looking values assigned to
+// credential-named keys. gitleaks' generic rule covers most of them, but it
+// lets a random value through when it happens to contain one of ~1,400
+// English stopwords ("the", "aws", …); a value that looks random (see
+// bareSecret) is a credential whatever substrings it has.
+func findCredentialAssignments(text string) []span {
+	var spans []span
+	for _, m := range assignRe.FindAllStringSubmatchIndex(text, -1) {
+		if !credentialKeyRe.MatchString(strings.Trim(text[m[2]:m[3]], `"'`)) {
+			continue
+		}
+		for g := 6; g+1 < len(m); g += 2 {
+			if m[g] >= 0 && bareSecret(text[m[g]:m[g+1]]) {
+				spans = append(spans, span{start: m[g], end: m[g+1]})
+			}
+		}
+	}
+	return spans
+}
