@@ -5,7 +5,10 @@ package obs
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -55,16 +58,71 @@ func (m *Masker) String(s string) string {
 	return s
 }
 
-func (m *Masker) replaceAttr(_ []string, a slog.Attr) slog.Attr {
-	if sensitiveKey.MatchString(a.Key) && a.Value.Kind() != slog.KindGroup {
+// addressKey matches attribute names that hold an e-mail address. The
+// address is PII: it is logged as a stable pseudonym, so one recipient's
+// lines can still be followed without naming them.
+var addressKey = regexp.MustCompile(`(?i)^(recipient|rcpt|to|email|address)$`)
+
+// Pseudonym returns a stable, non-reversible stand-in for an address.
+func Pseudonym(addr string) string {
+	sum := sha256.Sum256([]byte(strings.ToLower(strings.TrimSpace(addr))))
+	return "rcpt-" + hex.EncodeToString(sum[:6])
+}
+
+// The full sanitizer (package sanitize) when linked in; see SetSanitizer.
+var (
+	sanitizeMu   sync.RWMutex
+	sanitizeText func(string) string
+	sanitizeErr  func(error) string
+)
+
+// SetSanitizer routes every string and error attribute of every log record
+// through text and errText after the masker. Package sanitize installs
+// itself here, so obs stays free of the redaction rules for binaries that
+// do not need them.
+func SetSanitizer(text func(string) string, errText func(error) string) {
+	sanitizeMu.Lock()
+	defer sanitizeMu.Unlock()
+	sanitizeText, sanitizeErr = text, errText
+}
+
+func (m *Masker) replaceAttr(groups []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindGroup {
+		return a
+	}
+	if sensitiveKey.MatchString(a.Key) {
 		return slog.String(a.Key, Mask)
 	}
+	if len(groups) == 0 && (a.Key == slog.TimeKey || a.Key == slog.LevelKey) {
+		return a
+	}
+	sanitizeMu.RLock()
+	text, errText := sanitizeText, sanitizeErr
+	sanitizeMu.RUnlock()
 	switch a.Value.Kind() {
 	case slog.KindString:
-		return slog.String(a.Key, m.String(a.Value.String()))
+		s := a.Value.String()
+		if addressKey.MatchString(a.Key) && strings.Contains(s, "@") {
+			return slog.String(a.Key, Pseudonym(s))
+		}
+		s = m.String(s)
+		if text != nil {
+			s = text(s)
+		}
+		return slog.String(a.Key, s)
 	case slog.KindAny:
 		if err, ok := a.Value.Any().(error); ok {
+			if errText != nil {
+				return slog.String(a.Key, errText(err))
+			}
 			return slog.String(a.Key, m.String(err.Error()))
+		}
+		if st, ok := a.Value.Any().(fmt.Stringer); ok {
+			s := m.String(st.String())
+			if text != nil {
+				s = text(s)
+			}
+			return slog.String(a.Key, s)
 		}
 	}
 	return a

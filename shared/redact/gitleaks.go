@@ -48,14 +48,14 @@ type glRule struct {
 }
 
 type glAllowlist struct {
-	and        bool
-	target     string // "" (the secret), "match" or "line"
-	patterns   []string
-	stopwords  []string // lower-case
-	unsatisfied bool    // an AND list with path or commit conditions never allows content
-	once       sync.Once
-	re         *regexp.Regexp
-	err        error
+	and         bool
+	target      string // "" (the secret), "match" or "line"
+	patterns    []string
+	stopwords   []string // lower-case
+	unsatisfied bool     // an AND list with path or commit conditions never allows content
+	once        sync.Once
+	re          *regexp.Regexp
+	err         error
 }
 
 type tomlAllowlist struct {
@@ -91,7 +91,7 @@ type glSet struct {
 }
 
 var (
-	glOnce sync.Once
+	glOnce  sync.Once
 	glRules *glSet
 	glErr   error
 )

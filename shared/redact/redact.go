@@ -92,9 +92,9 @@ type Redactor struct {
 	own          []detector // the policy's own rules; gitleaks' are added on first use
 	redactEmails bool
 
-	once   sync.Once
-	ix     *index
-	ixErr  error
+	once  sync.Once
+	ix    *index
+	ixErr error
 }
 
 // detector is one rule as the scanner sees it.
@@ -110,9 +110,9 @@ type detector struct {
 
 // index is what the scanner needs, built on first use.
 type index struct {
-	dets      []detector
-	trie      *ahocorasick.Trie
-	byPattern [][]int // keyword pattern number -> detectors
+	dets        []detector
+	trie        *ahocorasick.Trie
+	byPattern   [][]int // keyword pattern number -> detectors
 	keywordless []int
 }
 

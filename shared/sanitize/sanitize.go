@@ -1,0 +1,135 @@
+// Package sanitize is the one place diagnostic text passes before it leaves
+// a stage: error reasons and stacks in the job record, an outbox row's
+// last_error, dead-letter payloads, and every string or error field of a log
+// record (package obs routes log attributes here once this package is
+// linked into the binary).
+//
+// Three things happen, in this order:
+//
+//  1. Upstream replies are untrusted. The free text of a remote party's
+//     reply (an SMTP server's reply line, which may quote the message; an
+//     HTTP error body) is replaced by its codes: reply code, enhanced status
+//     code. Errors are recognised by type anywhere in the chain (net/textproto
+//     replies, go-mail's SendError), so callers pass the error, not its text.
+//  2. Registered secrets (obs.DefaultMasker: every value read from Secrets
+//     Manager) are masked wherever they appear, whatever their shape.
+//  3. The redaction rules run with e-mail de-identification and bare-secret
+//     detection on (redact.Policy.BareSecrets): a lone AWS secret key, a
+//     line of a PEM body or a random token is caught without the context
+//     that usually gives it away; recipient addresses go too.
+//
+// If redaction itself fails, the text is withheld, never passed through.
+package sanitize
+
+import (
+	"fmt"
+	"net/textproto"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/criticizer/criticizer/shared/obs"
+	"github.com/criticizer/criticizer/shared/redact"
+)
+
+// MaxInput bounds the text that is redacted; diagnostics longer than this
+// are cut first (a stack or reason that long helps nobody).
+const MaxInput = 64 << 10
+
+// Withheld replaces text that could not be vetted.
+const Withheld = "[text withheld: redaction failed]"
+
+var (
+	once sync.Once
+	red  *redact.Redactor
+	err0 error
+)
+
+func init() {
+	// Every log record of a binary that links this package passes it.
+	obs.SetSanitizer(Text, Error)
+}
+
+func redactor() (*redact.Redactor, error) {
+	once.Do(func() { red, err0 = redact.New(redact.Policy{RedactEmails: true, BareSecrets: true}) })
+	return red, err0
+}
+
+// Text returns s fit to store or log.
+func Text(s string) string {
+	if s == "" {
+		return ""
+	}
+	if len(s) > MaxInput {
+		s = s[:MaxInput] + "…[truncated]"
+	}
+	s = obs.DefaultMasker.String(s)
+	r, err := redactor()
+	if err != nil {
+		return Withheld
+	}
+	out, _, err := r.Redact(s)
+	if err != nil {
+		return Withheld
+	}
+	return out
+}
+
+// Error returns err's text fit to store or log: upstream reply text
+// replaced by its codes, then Text.
+func Error(err error) string {
+	if err == nil {
+		return ""
+	}
+	s := err.Error()
+	for _, r := range replies(err, nil) {
+		s = strings.ReplaceAll(s, r[0], r[1])
+	}
+	return Text(s)
+}
+
+// smtpReplier is go-mail's SendError, recognised by its methods so that
+// binaries without go-mail do not link it.
+type smtpReplier interface {
+	error
+	ErrorCode() int
+	EnhancedStatusCode() string
+}
+
+var enhancedRe = regexp.MustCompile(`^[245]\.[0-9]{1,3}\.[0-9]{1,3}\b`)
+
+// replies collects (reply text, summary) pairs from err's tree.
+func replies(err error, out [][2]string) [][2]string {
+	if err == nil {
+		return out
+	}
+	var tp *textproto.Error
+	switch e := err.(type) {
+	case *textproto.Error:
+		tp = e
+	case smtpReplier:
+		if code := e.ErrorCode(); code != 0 {
+			text := e.Error()
+			// go-mail's text starts with a fixed description of the step
+			// that failed ("sending SMTP RCPT TO command"), safe to keep.
+			step, _, _ := strings.Cut(text, ":")
+			return append(out, [2]string{text, strings.TrimSpace(fmt.Sprintf("%s: SMTP %d %s [reply text withheld]", step, code, e.EnhancedStatusCode()))})
+		}
+	}
+	if tp != nil {
+		sum := fmt.Sprintf("SMTP %03d", tp.Code)
+		if enh := enhancedRe.FindString(tp.Msg); enh != "" {
+			sum += " " + enh
+		}
+		return append(out, [2]string{tp.Error(), sum + " [reply text withheld]"})
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		out = replies(u.Unwrap(), out)
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			out = replies(e, out)
+		}
+	}
+	return out
+}
