@@ -82,9 +82,13 @@ func plausibleBareValue(v, key, op, rest string) bool {
 	if isPasswordKey(v) || strings.EqualFold(v, strings.Trim(key, `"'`)) {
 		return false // Password: password, password = db_password
 	}
-	// An expression continues: password = a + b, password = x[0]
-	next := strings.TrimLeft(rest, " \t")
-	if next != "" && strings.ContainsRune("+([.?", rune(next[0])) {
+	// An expression continues: password = a + b, password = x[0],
+	// password = f(x). A parenthesis after a space is prose instead:
+	// "password=hunter2 (rotated)".
+	if rest != "" && strings.ContainsRune("([.", rune(rest[0])) {
+		return false
+	}
+	if next := strings.TrimLeft(rest, " \t"); next != "" && strings.ContainsRune("+?", rune(next[0])) {
 		return false
 	}
 	return true
