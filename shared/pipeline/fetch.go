@@ -23,6 +23,7 @@ type ChangeFetcher interface {
 // but the raw bucket.
 type ChangesetRedactor interface {
 	Changeset(cs domain.Changeset) (domain.Changeset, redact.Report, error)
+	Seal(artifact any) (string, error)
 }
 
 // Fetch is the fetch stage.
@@ -55,6 +56,11 @@ func (f *Fetch) Process(ctx context.Context, job *store.Job) (store.Result, erro
 	if err := f.Redacted.PutJSON(ctx, redKey, red); err != nil {
 		return store.Result{}, err
 	}
+	// The review stage verifies this instead of scanning the diffs again.
+	proof, err := f.Redactor.Seal(red)
+	if err != nil {
+		return store.Result{}, failure.Wrap(failure.InternalBug, err)
+	}
 	f.Log.InfoContext(ctx, "changeset fetched", "files", len(cs.Files), "redactions", rep.Total())
 
 	recipients := slices.Clone(job.RequestedRecipients)
@@ -66,6 +72,6 @@ func (f *Fetch) Process(ctx context.Context, job *store.Job) (store.Result, erro
 	if len(recipients) == 0 {
 		return store.Result{}, failure.Errorf(failure.NotFound, "no recipients: the author %q has no e-mail address and the webhook named none", cs.User)
 	}
-	return store.Result{Artifacts: store.Artifacts{Raw: rawKey, Redacted: redKey}, Recipients: recipients,
+	return store.Result{Artifacts: store.Artifacts{Raw: rawKey, Redacted: redKey, RedactedProof: proof}, Recipients: recipients,
 		Detail: fmt.Sprintf("files %d, redactions %d", len(cs.Files), rep.Total())}, nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/notify"
 	"github.com/criticizer/criticizer/shared/outbox"
+	"github.com/criticizer/criticizer/shared/sanitize"
 	"github.com/criticizer/criticizer/shared/store"
 )
 
@@ -131,7 +132,7 @@ func (n *Notify) deliver(ctx context.Context, jobID string, k notify.Key, msg *n
 			return false, err
 		}
 		class := failure.Classify(err)
-		_ = n.Outbox.Release(context.WithoutCancel(ctx), k, class, err.Error(), !class.Retryable(), domain.Now())
+		_ = n.Outbox.Release(context.WithoutCancel(ctx), k, class, sanitize.Error(err), !class.Retryable(), domain.Now())
 		return false, err
 	}
 	// Marked with a context that survives a lost lease: the send happened.

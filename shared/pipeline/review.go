@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 
@@ -14,10 +15,11 @@ import (
 	"github.com/criticizer/criticizer/shared/store"
 )
 
-// TextRedactor scans text for secrets; the review stage uses it as the
-// pre-submit guard.
+// TextRedactor is the pre-submit guard: it verifies the fetch stage's proof
+// of redaction and scans what the proof does not cover.
 type TextRedactor interface {
-	Redact(text string) (string, []redact.Match, error)
+	Verify(proof string, artifact any) error
+	GuardPrompt(prompt string, proven ...string) ([]redact.Match, error)
 }
 
 // Completer is the LLM provider.
@@ -49,9 +51,22 @@ func (r *Review) Process(ctx context.Context, job *store.Job) (store.Result, err
 		r.Log.WarnContext(ctx, "prompt truncated to fit the budget", "truncated_files", len(info.TruncatedFiles), "omitted_files", len(info.OmittedFiles), "diff_bytes", info.DiffBytes, "original_diff_bytes", info.OriginalDiffBytes)
 	}
 	// Pre-submit guard: the prompt is built from redacted text only, so a
-	// second scan must find nothing. A failure or a match means redaction was
-	// bypassed or broken, and the request is blocked.
-	_, matches, err := r.Guard.Redact(prompt.System + "\n" + prompt.User)
+	// scan must find nothing. The diffs carry fetch's proof of redaction and
+	// are not scanned twice; an artifact that does not match its proof, a
+	// failure or a match means redaction was bypassed or broken, and the
+	// request is blocked.
+	var proven []string
+	switch err := r.Guard.Verify(job.Artifacts.RedactedProof, cs); {
+	case err == nil:
+		for _, f := range cs.Files {
+			proven = append(proven, f.Diff)
+		}
+	case errors.Is(err, redact.ErrNoProof), errors.Is(err, redact.ErrStaleProof):
+		// Fetched before proofs or under other rules: scan it all.
+	default:
+		return store.Result{}, failure.Errorf(failure.PolicyRejected, "pre-submit redaction guard: %w; LLM call blocked", err)
+	}
+	matches, err := r.Guard.GuardPrompt(prompt.System+"\n"+prompt.User, proven...)
 	if err != nil {
 		return store.Result{}, failure.Errorf(failure.PolicyRejected, "pre-submit redaction guard failed; LLM call blocked: %w", err)
 	}

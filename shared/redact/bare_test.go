@@ -11,10 +11,10 @@ import (
 func TestBareSecrets(t *testing.T) {
 	r := newRedactor(t, Policy{BareSecrets: true})
 	secrets := []string{
-		"wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY",                         // AWS secret access key
+		"wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY",                           // AWS secret access key
 		"MIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM9Oi8+e2b2c1CqzrqYmMRN0BOQdZVuTt", // one PEM body line
-		"Zq8WmN3xR7vT2kLp9sYbH4cD",                                          // random token
-		"q7Lx_9Zm4-Rt8Wv1Nb6Kc3Yd0Pf5Gs2h",                                  // base64url token
+		"Zq8WmN3xR7vT2kLp9sYbH4cD",                                            // random token
+		"q7Lx_9Zm4-Rt8Wv1Nb6Kc3Yd0Pf5Gs2h",                                    // base64url token
 	}
 	for _, s := range secrets {
 		for _, in := range []string{s, "error: " + s, "550 5.7.1 rejected line: " + s + " (policy)"} {

@@ -89,6 +89,7 @@ type Match struct {
 
 // Redactor applies a Policy. It is safe for concurrent use.
 type Redactor struct {
+	policy       Policy
 	own          []detector // the policy's own rules; gitleaks' are added on first use
 	redactEmails bool
 
@@ -143,7 +144,7 @@ const (
 // gitleaks rule set is loaded on first use; a failure to load it makes
 // Redact fail, never pass text through.
 func New(p Policy) (*Redactor, error) {
-	r := &Redactor{redactEmails: p.RedactEmails, own: []detector{
+	r := &Redactor{policy: p, redactEmails: p.RedactEmails, own: []detector{
 		lineRule("password-assignment", []string{"pass", "pwd", "secret", "identified"}, findPasswordAssignments),
 		lineRule("credential-assignment", []string{"secret", "token", "key", "credential", "auth"}, findCredentialAssignments),
 		{id: "pem-private-key", keywords: []string{"-----begin"}, multiline: true, find: noErr(findPEMKeys)},

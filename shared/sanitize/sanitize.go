@@ -81,7 +81,13 @@ func Error(err error) string {
 	if err == nil {
 		return ""
 	}
-	s := err.Error()
+	return About(err, err.Error())
+}
+
+// About returns s fit to store or log, where s is text about err (a dump of
+// its chain, a stack): the reply text of err's chain is withheld as in
+// Error, then Text.
+func About(err error, s string) string {
 	for _, r := range replies(err, nil) {
 		s = strings.ReplaceAll(s, r[0], r[1])
 	}

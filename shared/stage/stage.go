@@ -32,6 +32,7 @@ import (
 	"github.com/criticizer/criticizer/shared/envelope"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/obs"
+	"github.com/criticizer/criticizer/shared/sanitize"
 	"github.com/criticizer/criticizer/shared/store"
 )
 
@@ -94,8 +95,13 @@ func (r *Runtime) now() time.Time {
 	return domain.Now()
 }
 
-func (r *Runtime) sanitize(s string) string {
-	s = obs.DefaultMasker.String(s)
+func (r *Runtime) sanitize(s string) string { return r.sanitizeAbout(nil, s) }
+
+// sanitizeAbout passes text about err through the one sanitizer (package
+// sanitize: upstream reply text in err's chain withheld, registered secrets,
+// redaction rules), then the function's own policy.
+func (r *Runtime) sanitizeAbout(err error, s string) string {
+	s = sanitize.About(err, s)
 	if r.Sanitize != nil {
 		s = r.Sanitize(s)
 	}
@@ -349,7 +355,7 @@ func (r *Runtime) fail(ctx context.Context, env envelope.Envelope, rec events.SQ
 	attempts := job.StageRecord(r.Stage).Attempts
 	if class.Retryable() && attempts < r.MaxAttempts {
 		delay := r.Backoff.Delay(attempts, failure.RetryAfter(perr))
-		_, err := r.Jobs.Retry(ctx, job.ID, r.Stage, lease, store.FailureInfo{Class: class, Message: r.sanitize(perr.Error())}, delay)
+		_, err := r.Jobs.Retry(ctx, job.ID, r.Stage, lease, store.FailureInfo{Class: class, Message: r.sanitizeAbout(perr, perr.Error())}, delay)
 		if err != nil {
 			r.Log.WarnContext(ctx, "recording the retry failed", "err", err)
 			return redeliver
@@ -357,7 +363,7 @@ func (r *Runtime) fail(ctx context.Context, env envelope.Envelope, rec events.SQ
 		if err := r.Queues.SetVisibility(ctx, r.Stage, rec.ReceiptHandle, backoff.Seconds(delay)); err != nil {
 			r.Log.WarnContext(ctx, "delaying the retry failed; it comes back when the lease ends", "err", err)
 		}
-		r.Log.WarnContext(ctx, "stage failed; retry scheduled", "error_class", class, "attempt", attempts, "delay_ms", delay.Milliseconds(), "err", r.sanitize(perr.Error()))
+		r.Log.WarnContext(ctx, "stage failed; retry scheduled", "error_class", class, "attempt", attempts, "delay_ms", delay.Milliseconds(), "err", r.sanitizeAbout(perr, perr.Error()))
 		r.Metrics.Put("StageRetried", 1, obs.Count, map[string]string{"Stage": string(r.Stage), "ErrorClass": string(class)})
 		return redeliver
 	}
@@ -376,8 +382,8 @@ func (r *Runtime) deadLetter(ctx context.Context, env envelope.Envelope, rec eve
 	escalated := !class.Retryable() && srec.ReplayedClass == class
 	dl := envelope.DeadLetter{
 		ID: uuid.NewString(), ErrorClass: class, Retryable: class.Retryable(),
-		Reason:    r.sanitize(perr.Error()),
-		LastStack: r.sanitize(errorChain(perr) + stack),
+		Reason:    r.sanitizeAbout(perr, perr.Error()),
+		LastStack: r.sanitizeAbout(perr, errorChain(perr)+stack),
 		SanitizedContext: map[string]any{
 			"message_id": rec.MessageId, "receive_count": receiveCount(rec), "request_id": requestID(ctx),
 			"trace_id": env.TraceID, "job_id": job.ID, "changelist_id": job.Changelist, "review_version": job.ReviewVersion,
@@ -425,7 +431,7 @@ func (r *Runtime) rejectMalformed(ctx context.Context, rec events.SQSMessage, er
 	class := failure.Classify(err)
 	now := domain.FormatTime(r.now())
 	attrs := map[string]string{
-		"error_class": string(class), "reason": r.sanitize(err.Error()), "stage": string(r.Stage),
+		"error_class": string(class), "reason": r.sanitizeAbout(err, err.Error()), "stage": string(r.Stage),
 		"first_failure_at": now, "last_failure_at": now, "source_message_id": rec.MessageId, "body_sha256": envelope.Hash(rec.Body),
 	}
 	if serr := r.Queues.SendRaw(ctx, r.Stage, true, rec.Body, attrs); serr != nil {

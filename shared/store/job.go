@@ -82,7 +82,10 @@ type StageRecord struct {
 type Artifacts struct {
 	Raw      string `dynamodbav:"raw,omitempty" json:"raw,omitempty"`
 	Redacted string `dynamodbav:"redacted,omitempty" json:"redacted,omitempty"`
-	Result   string `dynamodbav:"result,omitempty" json:"result,omitempty"`
+	// RedactedProof is the fetch stage's proof of redaction of Redacted
+	// (redact.Redactor.Seal), verified by the review stage's guard.
+	RedactedProof string `dynamodbav:"redacted_proof,omitempty" json:"redacted_proof,omitempty"`
+	Result        string `dynamodbav:"result,omitempty" json:"result,omitempty"`
 }
 
 // Event is one entry of a job's history.

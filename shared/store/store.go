@@ -297,6 +297,10 @@ func (st *Store) Complete(ctx context.Context, id string, stage domain.Stage, l 
 		upd += ", artifacts.#redacted = :redacted"
 		v[":redacted"] = s(r.Artifacts.Redacted)
 	}
+	if r.Artifacts.RedactedProof != "" {
+		upd += ", artifacts.redacted_proof = :rproof"
+		v[":rproof"] = s(r.Artifacts.RedactedProof)
+	}
 	if r.Artifacts.Result != "" {
 		upd += ", artifacts.#result = :result"
 		v[":result"] = s(r.Artifacts.Result)

@@ -1,0 +1,141 @@
+package redact
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/zricethezav/gitleaks/v8/config"
+)
+
+// Proof of redaction: the fetch stage redacts a changeset once, stores it
+// and records, with the artifact's key in the job record, a proof naming the
+// rule set that redacted it and the SHA-256 of the artifact's JSON. The
+// review stage's pre-submit guard then verifies the proof against what it
+// read instead of re-scanning megabytes of diff (GuardPrompt), and scans
+// only what else enters the prompt. The proof needs no key: its integrity is
+// the job record's (owner-guarded conditional writes by the stage that holds
+// the lease); it proves that what review is about to send is, byte for
+// byte, what fetch redacted, and with which rules.
+//
+// Format: "rv1.<fingerprint of rule set and policy>.<sha256 hex>". A proof
+// made under another policy (say, fetch not de-identifying e-mail while
+// review must) does not vouch for the artifact: it is scanned.
+
+const proofScheme = "rv1"
+
+var (
+	// ErrNoProof: the job carries no proof (fetched before proofs existed);
+	// scan everything.
+	ErrNoProof = errors.New("redact: no proof of redaction")
+	// ErrStaleProof: the artifact was redacted by another rule set (a
+	// deploy between fetch and review); scan everything.
+	ErrStaleProof = errors.New("redact: proof made by another rule set")
+	// ErrProofMismatch: the artifact is not what fetch redacted. Block.
+	ErrProofMismatch = errors.New("redact: artifact does not match its proof of redaction")
+)
+
+// ownRulesVersion changes whenever this package's own rules change in a
+// way that matters for what they redact.
+const ownRulesVersion = "2"
+
+var (
+	fpOnce sync.Once
+	fp     string
+)
+
+// rulesFingerprint names the rule set: gitleaks' default config and this
+// package's own rules.
+func rulesFingerprint() string {
+	fpOnce.Do(func() {
+		sum := sha256.Sum256([]byte(ownRulesVersion + "\x00" + config.DefaultConfig))
+		fp = hex.EncodeToString(sum[:])
+	})
+	return fp
+}
+
+// fingerprint names the rule set and r's policy.
+func (r *Redactor) fingerprint() string {
+	p, _ := json.Marshal(r.policy)
+	sum := sha256.Sum256([]byte(rulesFingerprint() + "\x00" + string(p)))
+	return hex.EncodeToString(sum[:8])
+}
+
+// Seal returns the proof for an artifact v that r redacted, as stored: the
+// digest is of v's JSON encoding, which is what the artifact store writes.
+func (r *Redactor) Seal(v any) (string, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", fmt.Errorf("redact: seal: %w", err)
+	}
+	sum := sha256.Sum256(b)
+	return proofScheme + "." + r.fingerprint() + "." + hex.EncodeToString(sum[:]), nil
+}
+
+// Verify checks proof against the artifact v as read back: nil when it is
+// what was sealed under r's rules and policy; ErrNoProof or ErrStaleProof
+// when the proof cannot vouch for it (scan it); ErrProofMismatch when it
+// differs from what was sealed (block).
+func (r *Redactor) Verify(proof string, v any) error {
+	if proof == "" {
+		return ErrNoProof
+	}
+	parts := strings.Split(proof, ".")
+	if len(parts) != 3 || parts[0] != proofScheme {
+		return fmt.Errorf("%w: malformed proof", ErrProofMismatch)
+	}
+	if parts[1] != r.fingerprint() {
+		return ErrStaleProof
+	}
+	got, err := r.Seal(v)
+	if err != nil {
+		return err
+	}
+	if got != proof {
+		return ErrProofMismatch
+	}
+	return nil
+}
+
+// GuardPrompt is the pre-submit guard: it scans prompt for secrets, except
+// the lines that appear verbatim in proven (the texts of an artifact whose
+// proof verified), which were redacted once already and are not scanned
+// twice. Everything else — instructions, headers, a description re-encoded
+// as JSON, any line not in the artifact — is scanned. Matches carry prompt
+// line numbers. Pass no proven texts to scan all of it.
+func (r *Redactor) GuardPrompt(prompt string, proven ...string) ([]Match, error) {
+	if len(proven) == 0 {
+		_, ms, err := r.Redact(prompt)
+		return ms, err
+	}
+	known := map[string]struct{}{}
+	for _, t := range proven {
+		for line := range strings.SplitSeq(t, "\n") {
+			known[line] = struct{}{}
+		}
+	}
+	var rest strings.Builder
+	var lineNo []int // rest's line i is prompt line lineNo[i]
+	n := 0
+	for line := range strings.SplitSeq(prompt, "\n") {
+		n++
+		if _, ok := known[line]; ok {
+			continue
+		}
+		rest.WriteString(line)
+		rest.WriteByte('\n')
+		lineNo = append(lineNo, n)
+	}
+	_, ms, err := r.Redact(rest.String())
+	if err != nil {
+		return nil, err
+	}
+	for i := range ms {
+		ms[i].Line = lineNo[ms[i].Line-1]
+	}
+	return ms, nil
+}
