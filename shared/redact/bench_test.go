@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"fmt"
 	"os"
 	"runtime"
 	"sort"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/zricethezav/gitleaks/v8/detect"
 	"github.com/zricethezav/gitleaks/v8/logging"
 )
@@ -164,6 +167,29 @@ func BenchmarkRedactCorpus(b *testing.B) {
 	}
 	b.Run("project", func(b *testing.B) { run(b, 0) })
 	b.Run("project-1cpu", func(b *testing.B) { run(b, 1) })
+	// The same corpus as a changelist of ~200-line files, as fetch has it.
+	b.Run("project-changeset", func(b *testing.B) {
+		var cs domain.Changeset
+		lines := strings.SplitAfter(in, "\n")
+		for i := 0; i < len(lines); i += 200 {
+			cs.Files = append(cs.Files, domain.FileChange{DepotPath: fmt.Sprintf("//depot/f%d.go", i), Diff: strings.Join(lines[i:min(i+200, len(lines))], "")})
+		}
+		r := newRedactor(b, corpusPolicy)
+		var got domain.Changeset
+		b.ResetTimer()
+		start := time.Now()
+		for i := 0; i < b.N; i++ {
+			var err error
+			if got, _, err = r.Changeset(cs); err != nil {
+				b.Fatal(err)
+			}
+		}
+		var out strings.Builder
+		for _, f := range got.Files {
+			out.WriteString(f.Diff)
+		}
+		report(b, start, out.String())
+	})
 	b.Run("gitleaks", func(b *testing.B) {
 		g := newGitleaksBaseline(b)
 		var out string

@@ -2,6 +2,9 @@ package redact
 
 import (
 	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
@@ -48,17 +51,31 @@ func (r *Redactor) Changeset(cs domain.Changeset) (domain.Changeset, Report, err
 	}
 	out.Description, rep.Description = desc, ms
 
+	// Files are independent: spread them over the cores, keep their order.
 	out.Files = make([]domain.FileChange, len(cs.Files))
+	fileMatches := make([][]Match, len(cs.Files))
+	errs := make([]error, len(cs.Files))
+	next := atomic.Int64{}
+	var wg sync.WaitGroup
+	for w := min(runtime.GOMAXPROCS(0), len(cs.Files)); w > 0; w-- {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < len(cs.Files); i = int(next.Add(1) - 1) {
+				f := cs.Files[i]
+				f.Diff, fileMatches[i], errs[i] = r.Redact(f.Diff)
+				out.Files[i] = f
+			}
+		}()
+	}
+	wg.Wait()
 	for i, f := range cs.Files {
-		diff, ms, err := r.Redact(f.Diff)
-		if err != nil {
+		if err := errs[i]; err != nil {
 			// The path is not secret; the content that failed is not included.
 			return domain.Changeset{}, Report{}, failure.Wrap(failure.Classify(err), fmt.Errorf("changelist %d file %s: %w", cs.Changelist, f.DepotPath, err))
 		}
-		f.Diff = diff
-		out.Files[i] = f
-		if len(ms) > 0 {
-			rep.Files = append(rep.Files, FileReport{DepotPath: f.DepotPath, Matches: ms})
+		if len(fileMatches[i]) > 0 {
+			rep.Files = append(rep.Files, FileReport{DepotPath: f.DepotPath, Matches: fileMatches[i]})
 		}
 	}
 	if r.redactEmails && out.UserEmail != "" {
