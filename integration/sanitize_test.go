@@ -67,6 +67,7 @@ func TestSMTPReplyEchoingSecretsIsNotStored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("outbox last_error: %s", row.LastError)
 	rec := j.StageRecord(domain.StageNotify)
 	stored := map[string]string{"outbox last_error": row.LastError, "job last_error": rec.LastError, "dead letter": it.Body}
 	for where, text := range stored {
