@@ -171,8 +171,17 @@ func BenchmarkRedactCorpus(b *testing.B) {
 	b.Run("project-changeset", func(b *testing.B) {
 		var cs domain.Changeset
 		lines := strings.SplitAfter(in, "\n")
-		for i := 0; i < len(lines); i += 200 {
-			cs.Files = append(cs.Files, domain.FileChange{DepotPath: fmt.Sprintf("//depot/f%d.go", i), Diff: strings.Join(lines[i:min(i+200, len(lines))], "")})
+		isFiller := map[string]bool{}
+		for _, f := range filler {
+			isFiller[f+"\n"] = true
+		}
+		for i := 0; i < len(lines); {
+			j := min(i+200, len(lines))
+			for j < len(lines) && !isFiller[lines[j-1]] {
+				j++ // never cut a planted block in two: files do not
+			}
+			cs.Files = append(cs.Files, domain.FileChange{DepotPath: fmt.Sprintf("//depot/f%d.go", i), Diff: strings.Join(lines[i:j], "")})
+			i = j
 		}
 		r := newRedactor(b, corpusPolicy)
 		var got domain.Changeset
