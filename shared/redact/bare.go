@@ -44,7 +44,7 @@ func findBareSecrets(line string) []span {
 
 func bareSecret(run string) bool {
 	core := strings.TrimRight(strings.Trim(run, "-_/"), "=")
-	if len(core) < minBare || strings.Contains(core, "//") || strings.Contains(core, "=") {
+	if len(core) < minBare || strings.Contains(core, "=") {
 		return false
 	}
 	var upper, lower, digit int
@@ -61,26 +61,54 @@ func bareSecret(run string) bool {
 	if upper == 0 || lower == 0 || digit == 0 {
 		return false
 	}
-	// Path-like runs (a/b/c) are only secrets when no part reads as a word.
+	// Path-like runs (a/b/c) are only secrets when their parts are not words.
 	if strings.Contains(core, "/") && wordish(core) {
 		return false
 	}
+	// Identifiers (App2ConfigLoader, aws4_request) are mostly words; random
+	// text has few runs of three lower-case letters.
+	if 3*wordChars(core) >= 2*len(core) {
+		return false
+	}
 	// Random text of n symbols drawn from 64 has entropy close to
-	// log2(min(n, 64)); identifiers and prose fall well short of it.
-	want := 0.8 * math.Log2(math.Min(float64(len(core)), 64))
-	return shannon(core) >= want
+	// log2(min(n, 64)); repetitive strings fall short of it.
+	return shannon(core) >= 0.7*math.Log2(math.Min(float64(len(core)), 64))
+}
+
+// wordChars counts the bytes in word-like runs: an optional capital
+// followed by three or more lower-case letters.
+func wordChars(s string) int {
+	n := 0
+	for i := 0; i < len(s); {
+		j := i
+		if s[j] >= 'A' && s[j] <= 'Z' {
+			j++
+		}
+		k := j
+		for k < len(s) && s[k] >= 'a' && s[k] <= 'z' {
+			k++
+		}
+		if k-j >= 3 {
+			n += k - i
+			i = k
+			continue
+		}
+		i++
+	}
+	return n
 }
 
 // wordish reports whether a slash-separated run reads as a path: at least
-// half of its segments are lower-case words (src/main/java/Foo2Bar), which
-// random base64 segments almost never are.
+// two segments, and at least half of them, are lower-case words
+// (src/main/java/Foo2Bar). A random key may hold a slash or two, but its
+// segments are rarely letters only.
 func wordish(s string) bool {
 	segs := strings.Split(s, "/")
 	words := 0
 	for _, seg := range segs {
-		if len(seg) >= 3 && strings.ToLower(seg) == seg && strings.IndexFunc(seg, func(r rune) bool { return r >= 'a' && r <= 'z' }) >= 0 {
+		if len(seg) >= 2 && strings.Trim(seg, "abcdefghijklmnopqrstuvwxyz-_") == "" {
 			words++
 		}
 	}
-	return 2*words >= len(segs)
+	return words >= 2 && 2*words >= len(segs)
 }

@@ -1,0 +1,143 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/criticizer/criticizer/shared/artifacts"
+	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/llm"
+	"github.com/criticizer/criticizer/shared/redact"
+	"github.com/criticizer/criticizer/shared/review"
+	"github.com/criticizer/criticizer/shared/store"
+)
+
+// memS3 is an in-memory bucket.
+type memS3 struct {
+	mu      sync.Mutex
+	objects map[string][]byte
+}
+
+func (m *memS3) PutObject(_ context.Context, in *s3.PutObjectInput, _ ...func(*s3.Options)) (*s3.PutObjectOutput, error) {
+	b, err := io.ReadAll(in.Body)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.objects[*in.Key] = b
+	return &s3.PutObjectOutput{}, nil
+}
+
+func (m *memS3) GetObject(_ context.Context, in *s3.GetObjectInput, _ ...func(*s3.Options)) (*s3.GetObjectOutput, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	b, ok := m.objects[*in.Key]
+	if !ok {
+		return nil, errors.New("no such key")
+	}
+	return &s3.GetObjectOutput{Body: io.NopCloser(bytes.NewReader(b))}, nil
+}
+
+type fetcherFunc func() domain.Changeset
+
+func (f fetcherFunc) Fetch(context.Context, int64, bool) (domain.Changeset, error) { return f(), nil }
+
+// errCalled stops the review right after the LLM call: the guard let it through.
+var errCalled = errors.New("llm called")
+
+// The fetch stage's proof of redaction lets the review stage's guard skip the
+// diffs it proves; a changed artifact blocks the call; without a proof the
+// whole prompt is scanned.
+func TestReviewGuardVerifiesFetchProof(t *testing.T) {
+	const secret = "AKIAQX7N3PLV2KD5RTWE"
+	log := slog.New(slog.DiscardHandler)
+	policy := redact.Policy{RedactEmails: true}
+	red, err := redact.New(policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bucket := &memS3{objects: map[string][]byte{}}
+	store3 := artifacts.New(bucket, "redacted")
+	fetch := &Fetch{Redactor: red, Raw: artifacts.New(&memS3{objects: map[string][]byte{}}, "raw"), Redacted: store3, Log: log,
+		P4: fetcherFunc(func() domain.Changeset {
+			return domain.Changeset{Changelist: 7, User: "bob", UserEmail: "bob@example.com", Description: "add client\n",
+				Files: []domain.FileChange{{DepotPath: "//depot/a.go", Action: "add", Diff: "@@ -0,0 +1,2 @@\n+key := \"" + secret + "\"\n+return nil\n"}}}
+		})}
+	job := &store.Job{ID: "j-1", Changelist: 7}
+	res, err := fetch.Process(context.Background(), job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Artifacts.RedactedProof == "" {
+		t.Fatal("fetch recorded no proof of redaction")
+	}
+	var prompts []string
+	guard, err := redact.New(policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev := &Review{Redacted: store3, Guard: guard, Log: log, Parse: review.Options{PromptVersion: review.PromptVersion}, Limits: review.DefaultPromptLimits,
+		LLM: CompleterFunc(func(_ context.Context, p llm.Prompt) (llm.Completion, error) {
+			prompts = append(prompts, p.User)
+			return llm.Completion{}, errCalled
+		})}
+	run := func(j store.Job) error {
+		_, err := rev.Process(context.Background(), &j)
+		return err
+	}
+	proven := *job
+	proven.Artifacts = res.Artifacts
+	if err := run(proven); !errors.Is(err, errCalled) {
+		t.Fatalf("proven artifact: %v, want the LLM called", err)
+	}
+	if strings.Contains(prompts[0], secret) {
+		t.Fatal("the secret reached the prompt")
+	}
+
+	// The stored artifact changed after fetch sealed it: blocked, even when
+	// the change holds no secret.
+	orig := bucket.objects[res.Artifacts.Redacted]
+	for name, content := range map[string]string{"secret inserted": secret, "harmless edit": "return 1"} {
+		var cs domain.Changeset
+		if err := json.Unmarshal(orig, &cs); err != nil {
+			t.Fatal(err)
+		}
+		cs.Files[0].Diff += "+" + content + "\n"
+		b, _ := json.Marshal(cs)
+		bucket.objects[res.Artifacts.Redacted] = b
+		err := run(proven)
+		if failure.Classify(err) != failure.PolicyRejected || errors.Is(err, errCalled) {
+			t.Errorf("%s: %v, want POLICY_REJECTED before any LLM call", name, err)
+		}
+	}
+
+	// No proof (fetched before proofs existed): the prompt is scanned, and a
+	// secret in it blocks.
+	unproven := proven
+	unproven.Artifacts.RedactedProof = ""
+	bucket.objects[res.Artifacts.Redacted] = func() []byte {
+		var cs domain.Changeset
+		_ = json.Unmarshal(orig, &cs)
+		cs.Files[0].Diff += "+" + secret + "\n"
+		b, _ := json.Marshal(cs)
+		return b
+	}()
+	if err := run(unproven); failure.Classify(err) != failure.PolicyRejected || errors.Is(err, errCalled) {
+		t.Errorf("unproven artifact with a secret: %v, want POLICY_REJECTED", err)
+	}
+	bucket.objects[res.Artifacts.Redacted] = orig
+	if err := run(unproven); !errors.Is(err, errCalled) {
+		t.Errorf("unproven clean artifact: %v, want the LLM called", err)
+	}
+}
