@@ -68,10 +68,10 @@ type Deliveries interface {
 
 // Handler serves the webhook API.
 type Handler struct {
-	Jobs         Jobs
-	Deliveries   Deliveries
-	Queue        Enqueuer
-	Keys         Keys
+	Jobs       Jobs
+	Deliveries Deliveries
+	Queue      Enqueuer
+	Keys       Keys
 	// SwarmTokens returns the bearer tokens Helix Swarm may present (current,
 	// then previous during a rotation); nil turns bearer authentication off.
 	SwarmTokens Keys
