@@ -280,3 +280,44 @@ func TestSwarmTokenRefusals(t *testing.T) {
 	}
 }
 
+
+// Retried stages do not repeat callbacks: fetch fails twice (the Perforce
+// server unreachable) after {update} was made, and the first {pass} meets a
+// Swarm outage. Swarm still hears {update} once and {pass} once, and the
+// author one e-mail.
+func TestSwarmCallbacksSurviveStageRetries(t *testing.T) {
+	cl, run := swarmRun(t)
+	path := filepath.Join(env.depot, "changes", fmt.Sprintf("%d.json", cl))
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fx map[string]any
+	_ = json.Unmarshal(b, &fx)
+	fx["faults"] = []any{map[string]any{"command": "describe", "exit": 1, "times": 2,
+		"stderr": "Perforce client error:\n\tConnect to server failed; check $P4PORT.\n\tTCP connect to perforce:1666 failed.\n\tconnect: 127.0.0.1:1666: Connection refused"}}
+	b, _ = json.Marshal(fx)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env.local.Swarm.FailNext("pass", http.StatusServiceUnavailable)
+
+	resp := swarmPost(t, cl, run, "shelved")
+	if resp.Status != http.StatusAccepted {
+		t.Fatalf("Swarm's request: %d %s", resp.Status, resp.Body)
+	}
+	id := resp.Decoded["job_id"].(string)
+	j := waitJob(t, id, 120*time.Second, "succeeded", succeeded)
+	if a := j.StageRecord(domain.StageFetch).Attempts; a != 3 {
+		t.Fatalf("fetch attempts %d, want 3 (two refused connections)", a)
+	}
+	if a := j.StageRecord(domain.StageNotify).Attempts; a != 2 {
+		t.Fatalf("notify attempts %d, want 2 (the first pass callback met a 503)", a)
+	}
+	if got := callKinds(env.local.Swarm.Calls(run.ID)); !slices.Equal(got, []string{"update", "pass"}) {
+		t.Fatalf("callbacks %v, want update then pass, once each", got)
+	}
+	if n := len(mailsFor(cl, 1)); n != 1 {
+		t.Fatalf("%d e-mails, want 1: a failing callback must not repeat the e-mail", n)
+	}
+}
