@@ -321,3 +321,4 @@ func TestSwarmCallbacksSurviveStageRetries(t *testing.T) {
 		t.Fatalf("%d e-mails, want 1: a failing callback must not repeat the e-mail", n)
 	}
 }
+
