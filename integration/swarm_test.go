@@ -280,7 +280,6 @@ func TestSwarmTokenRefusals(t *testing.T) {
 	}
 }
 
-
 // Retried stages do not repeat callbacks: fetch fails twice (the Perforce
 // server unreachable) after {update} was made, and the first {pass} meets a
 // Swarm outage. Swarm still hears {update} once and {pass} once, and the
@@ -321,4 +320,3 @@ func TestSwarmCallbacksSurviveStageRetries(t *testing.T) {
 		t.Fatalf("%d e-mails, want 1: a failing callback must not repeat the e-mail", n)
 	}
 }
-
