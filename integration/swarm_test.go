@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -22,6 +23,7 @@ import (
 	swarmstandin "github.com/criticizer/criticizer/internal/standin/swarm"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/envelope"
+	"github.com/criticizer/criticizer/shared/store"
 )
 
 // swarmTemplate is the test definition body the README gives users to
@@ -208,6 +210,10 @@ func TestSwarmPreCommitReview(t *testing.T) {
 	j, _ = env.jobs.Get(context.Background(), id)
 	if j.Swarm == nil || j.Swarm.UpdateAt == "" || j.Swarm.PassAt == "" || j.Swarm.FailAt != "" {
 		t.Fatalf("job's callback record %+v", j.Swarm)
+	}
+	// The record is written once: a second recording is refused.
+	if err := env.jobs.RecordCallback(context.Background(), id, store.CallbackPass, time.Now()); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("recording pass again: %v, want ErrConflict", err)
 	}
 }
 

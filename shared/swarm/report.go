@@ -34,11 +34,16 @@ type Reporter struct {
 	Now   func() time.Time
 }
 
+const updateTimeout = 5 * time.Second
+
 // Update tells Swarm the review is running and links the run to the job.
 func (r *Reporter) Update(ctx context.Context, job *store.Job) error {
 	if job.Swarm == nil {
 		return nil
 	}
+	// Short: it runs before the fetch, which must not wait on a slow Swarm.
+	ctx, cancel := context.WithTimeout(ctx, updateTimeout)
+	defer cancel()
 	return r.call(ctx, job, store.CallbackUpdate, Report{Status: "running",
 		Messages: []string{fmt.Sprintf("Criticizer is reviewing change %d (version %d)", job.Changelist, job.ReviewVersion)}, URL: job.Swarm.JobURL})
 }

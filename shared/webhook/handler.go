@@ -17,6 +17,7 @@
 package webhook
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -246,6 +247,7 @@ func (h *Handler) authenticateBearer(ctx context.Context, req events.APIGatewayP
 		}
 		ok := 0
 		for _, t := range tokens {
+			t = bytes.TrimSpace(t) // a secret pasted with its newline still matches
 			want := sha256.Sum256(t)
 			ok |= subtle.ConstantTimeCompare(got[:], want[:]) & boolInt(len(t) > 0)
 		}
