@@ -106,7 +106,9 @@ func callKinds(calls []swarmstandin.Call) []string {
 }
 
 // awaitQueuesIdle waits until no stage queue holds a message, visible,
-// in flight or delayed: every message sent before has been handled.
+// in flight or delayed: every message sent before has been handled. A
+// duplicate that met a held lease comes back one lease later, so callers
+// allow several leases.
 func awaitQueuesIdle(t *testing.T, timeout time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
@@ -200,7 +202,7 @@ func TestSwarmPreCommitReview(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	awaitQueuesIdle(t, 3*env.lease)
+	awaitQueuesIdle(t, 5*env.lease)
 	if got := callKinds(env.local.Swarm.Calls(run.ID)); !slices.Equal(got, []string{"update", "pass"}) {
 		t.Fatalf("after redelivery: callbacks %v, want still update, pass", got)
 	}
@@ -246,7 +248,7 @@ func TestSwarmDeadLetterFailsThenReplayPassesOnce(t *testing.T) {
 		}
 	}
 	j := waitJob(t, id, 90*time.Second, "succeeded after replay", succeeded)
-	awaitQueuesIdle(t, 3*env.lease)
+	awaitQueuesIdle(t, 5*env.lease)
 	if got := callKinds(env.local.Swarm.Calls(run.ID)); !slices.Equal(got, []string{"update", "fail", "pass"}) {
 		t.Fatalf("callbacks %v, want update, fail, pass: once each", got)
 	}
