@@ -85,7 +85,9 @@ func (f *Fetch) Process(ctx context.Context, job *store.Job) (store.Result, erro
 		return store.Result{}, failure.Errorf(failure.InternalBug, "redaction failed: %w", err)
 	}
 	red.UserEmail = "" // the recipient list lives in the job; keep PII out of the shared artifact
-	red.User = author  // the e-mail names the review's author, not Swarm's service user
+	if job.Swarm != nil {
+		red.User = author // the e-mail names the review's author, not Swarm's service user
+	}
 	redKey := artifacts.Key(job.ID, "changeset.json")
 	if err := f.Redacted.PutJSON(ctx, redKey, red); err != nil {
 		return store.Result{}, err
