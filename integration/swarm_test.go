@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -160,6 +161,9 @@ func TestSwarmPreCommitReview(t *testing.T) {
 	mails := mailsFor(cl, 1)
 	if len(mails) != 1 || !slices.Equal(mails[0].To, []string{"bob@example.com"}) {
 		t.Fatalf("e-mails %+v, want one to bob@example.com", mails)
+	}
+	if !regexp.MustCompile(`(?m)^Author: +bob\r?$`).Match(mails[0].Raw) {
+		t.Fatalf("the e-mail does not name the review's author bob:\n%.800s", mails[0].Raw)
 	}
 	for _, m := range env.smtp.Messages() {
 		if slices.Contains(m.To, "swarm-service@example.com") {
