@@ -1,12 +1,10 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -60,25 +58,18 @@ func swarmRun(t *testing.T) (cl int64, run swarmstandin.Run) {
 	return cl, sw.StartRun(review, 1)
 }
 
-// swarmPost sends what Swarm sends for a run: a POST of the substituted
-// JSON body with the test definition's static header, and nothing else.
+// swarmPost runs the README's test definition for run as Swarm does: the
+// substituted JSON body, POSTed with its static Authorization header only.
 func swarmPost(t *testing.T, cl int64, run swarmstandin.Run, status string) apiResponse {
 	t.Helper()
-	body, err := swarmstandin.Substitute(swarmTemplate(t), env.local.Swarm.Values(run, cl, status))
+	def := swarmstandin.TestDefinition{URL: env.apiURL + "/webhooks/changelist", Body: swarmTemplate(t),
+		Headers: map[string]string{"Authorization": "Bearer " + env.local.SwarmToken}}
+	out, err := env.local.Swarm.RunTest(context.Background(), def, run, cl, status)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, _ := http.NewRequest(http.MethodPost, env.apiURL+"/webhooks/changelist", bytes.NewReader([]byte(body)))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+env.local.SwarmToken)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	r := apiResponse{Status: resp.StatusCode, Header: resp.Header, Body: b}
-	_ = json.Unmarshal(b, &r.Decoded)
+	r := apiResponse{Status: out.Status, Body: out.Body}
+	_ = json.Unmarshal(out.Body, &r.Decoded)
 	return r
 }
 

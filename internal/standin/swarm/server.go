@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -267,4 +268,60 @@ func Substitute(template string, values map[string]string) (string, error) {
 		return "", errors.New("swarm: the test definition body is not valid JSON after substitution")
 	}
 	return out, nil
+}
+
+// TestDefinition is a Swarm workflow test definition (json encoding).
+type TestDefinition struct {
+	URL     string            // placeholders URL-encoded when substituted
+	Body    string            // placeholders JSON-escaped; empty: Swarm sends a GET
+	Headers map[string]string // static: sent as stored, no placeholders
+	Timeout time.Duration     // default 10 s
+}
+
+// Outcome is how a run's request ended, as Swarm judges it: a non-2xx
+// answer or no answer fails the run with the status line; a 2xx leaves it
+// running until a callback arrives.
+type Outcome struct {
+	Status     int
+	StatusLine string
+	Body       []byte
+	Failed     bool
+}
+
+// RunTest sends run's request for def the way Swarm does.
+func (s *Server) RunTest(ctx context.Context, def TestDefinition, run Run, change int64, status string) (Outcome, error) {
+	vals := s.Values(run, change, status)
+	u := def.URL
+	for k, v := range vals {
+		u = strings.ReplaceAll(u, "{"+k+"}", url.QueryEscape(v))
+	}
+	method, body := http.MethodGet, io.Reader(nil)
+	if def.Body != "" {
+		b, err := Substitute(def.Body, vals)
+		if err != nil {
+			return Outcome{}, err
+		}
+		method, body = http.MethodPost, strings.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, body)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if def.Body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range def.Headers {
+		req.Header.Set(k, v)
+	}
+	timeout := def.Timeout
+	if timeout == 0 {
+		timeout = 10 * time.Second
+	}
+	resp, err := (&http.Client{Timeout: timeout}).Do(req)
+	if err != nil {
+		return Outcome{Failed: true, StatusLine: err.Error()}, nil
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return Outcome{Status: resp.StatusCode, StatusLine: resp.Status, Body: b, Failed: resp.StatusCode/100 != 2}, nil
 }
