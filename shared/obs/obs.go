@@ -124,6 +124,19 @@ func (m *Masker) replaceAttr(groups []string, a slog.Attr) slog.Attr {
 			}
 			return slog.String(a.Key, s)
 		}
+		// Slices, maps, structs: vetted as the JSON they are logged as.
+		b, err := json.Marshal(a.Value.Any())
+		if err != nil {
+			return slog.String(a.Key, Mask)
+		}
+		s := m.String(string(b))
+		if text != nil {
+			s = text(s)
+		}
+		if json.Valid([]byte(s)) {
+			return slog.Any(a.Key, json.RawMessage(s))
+		}
+		return slog.String(a.Key, s)
 	}
 	return a
 }

@@ -191,7 +191,7 @@ func TestLogFields(t *testing.T) {
 	var logs bytes.Buffer
 	log := obs.NewLogger(&logs, "debug", "notify")
 	log.Info("review e-mailed", "recipient", p.recipient, "detail", "bare "+p.awsSecret, "err", errors.New(p.quote()),
-		"list", fmt.Sprint([]string{p.pemLine}))
+		"list", fmt.Sprint([]string{p.pemLine}), "recipients", []string{p.recipient}, "ctx", map[string]any{"token": p.token, "n": 1})
 	out := logs.String()
 	p.assertAbsent(t, "log", out)
 	if !strings.Contains(out, obs.Pseudonym(p.recipient)) {
