@@ -65,3 +65,36 @@ func TestBareSecretsOffByDefault(t *testing.T) {
 		t.Errorf("changed without BareSecrets: %q", got)
 	}
 }
+
+// A long line (minified code) is scanned in windows around keywords: secrets
+// anywhere on it are still found.
+func TestLongLine(t *testing.T) {
+	r := newRedactor(t, plainPolicy)
+	var b strings.Builder
+	secrets := []string{"AKIAQX7N3PLV2KD5RTWE", "Zq8WmN3xR7vT2kLp9sYbH4cD", "hunter2-Sommer"}
+	for i := 0; i < 600; i++ {
+		switch i {
+		case 0:
+			b.WriteString(`var k="` + secrets[0] + `";`)
+		case 300:
+			b.WriteString(`cfg.api_key="` + secrets[1] + `";`)
+		case 599:
+			b.WriteString(`password="` + secrets[2] + `"`)
+		default:
+			b.WriteString(`if(a.b(c)){return d.e(f,g)};`)
+		}
+	}
+	in := b.String()
+	if len(in) < 4*longLine {
+		t.Fatalf("line of %d bytes is not long", len(in))
+	}
+	got, _, err := r.Redact(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range secrets {
+		if strings.Contains(got, s) {
+			t.Errorf("%s survived on a long line", s)
+		}
+	}
+}

@@ -211,6 +211,42 @@ func BenchmarkRedactCorpus(b *testing.B) {
 	})
 }
 
+// BenchmarkRedactLongLine is the same comparison on one long line (minified
+// code, a serialized blob): no line structure to prefilter by.
+func BenchmarkRedactLongLine(b *testing.B) {
+	in, ps := genCorpus(43, benchMB()<<18, 20)
+	// PEM blocks keep their own lines: they span lines by nature.
+	in = strings.ReplaceAll(in, "\n+", " ;+")
+	in = strings.ReplaceAll(in, "-----BEGIN RSA PRIVATE KEY----- ;+", "-----BEGIN RSA PRIVATE KEY-----\n+")
+	measure := func(b *testing.B, redact func() string) {
+		var out string
+		b.ResetTimer()
+		start := time.Now()
+		for i := 0; i < b.N; i++ {
+			out = redact()
+		}
+		secs := time.Since(start).Seconds() / float64(b.N)
+		b.ReportMetric(float64(len(in))/1e6/secs, "MB/s")
+		rc, _ := recall(out, ps)
+		b.ReportMetric(rc, "recall")
+		b.ReportMetric(0, "ns/op")
+	}
+	b.Run("project", func(b *testing.B) {
+		r := newRedactor(b, corpusPolicy)
+		measure(b, func() string {
+			out, _, err := r.Redact(in)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return out
+		})
+	})
+	b.Run("gitleaks", func(b *testing.B) {
+		g := newGitleaksBaseline(b)
+		measure(b, func() string { return g.redact(in) })
+	})
+}
+
 // BenchmarkFirstUse is what a cold function pays for redaction: building a
 // Redactor and redacting a small diff with nothing loaded yet.
 func BenchmarkFirstUse(b *testing.B) {

@@ -138,6 +138,11 @@ const (
 	maxDecodeDepth = 2
 	// Inputs above parallelMin bytes are split over the cores.
 	parallelMin = 256 << 10
+	// On lines longer than longLine, a rule runs on the keywordReach bytes
+	// either side of its keywords (more than any single-line secret and
+	// the key naming it).
+	longLine     = 2 << 10
+	keywordReach = 512
 )
 
 // New builds a Redactor for p. It fails on an invalid policy entry. The
@@ -382,7 +387,7 @@ func (r *Redactor) scanLines(ix *index, text string, lower []byte, from, to, dep
 		det := &ix.dets[d]
 		off, t := ls, text[ls:le]
 		if det.multiline {
-			off = lineStartBefore(text, ls-windowBefore)
+			off = windowStart(text, ls)
 			t = text[off:min(len(text), le+windowAfter)]
 		}
 		found, err := det.find(t)
@@ -397,6 +402,81 @@ func (r *Redactor) scanLines(ix *index, text string, lower []byte, from, to, dep
 		}
 		return nil
 	}
+	segment := func(ls, le int) error {
+		clear(hits)
+		ix.trie.Walk(lower[ls:le], mark)
+		line := text[ls:le]
+		for _, d := range ix.keywordless {
+			if f := ix.dets[d].line; f == nil || f(line) {
+				hits[d>>6] |= 1 << (d & 63)
+			}
+		}
+		for w, word := range hits {
+			for word != 0 {
+				b := bits.TrailingZeros64(word)
+				word &= word - 1
+				if err := run(w*64+b, ls, le); err != nil {
+					return err
+				}
+			}
+		}
+		if depth < maxDecodeDepth {
+			found, err := r.decoded(line, depth)
+			if err != nil {
+				return err
+			}
+			for _, s := range found {
+				spans = append(spans, span{s.start + ls, s.end + ls, s.rule})
+			}
+		}
+		return nil
+	}
+	// A long line (minified code, a serialized blob) has keywords all
+	// over it: a rule runs only on windows of keywordReach bytes around
+	// each of its keywords, not on the whole line. Rules without keywords
+	// and the decoder still see the whole line.
+	wins := make([][][2]int, len(ix.dets))
+	long := func(ls, le int) error {
+		for d := range wins {
+			wins[d] = wins[d][:0]
+		}
+		ix.trie.Walk(lower[ls:le], func(end, n, pattern int64) bool {
+			ws, we := max(ls, ls+int(end-n+1)-keywordReach), min(le, ls+int(end)+1+keywordReach)
+			for _, d := range ix.byPattern[pattern] {
+				if k := len(wins[d]); k > 0 && wins[d][k-1][1] >= ws {
+					wins[d][k-1][1] = we
+				} else {
+					wins[d] = append(wins[d], [2]int{ws, we})
+				}
+			}
+			return true
+		})
+		for d, ws := range wins {
+			for _, w := range ws {
+				if err := run(d, w[0], w[1]); err != nil {
+					return err
+				}
+			}
+		}
+		line := text[ls:le]
+		for _, d := range ix.keywordless {
+			if f := ix.dets[d].line; f == nil || f(line) {
+				if err := run(d, ls, le); err != nil {
+					return err
+				}
+			}
+		}
+		if depth < maxDecodeDepth {
+			found, err := r.decoded(line, depth)
+			if err != nil {
+				return err
+			}
+			for _, s := range found {
+				spans = append(spans, span{s.start + ls, s.end + ls, s.rule})
+			}
+		}
+		return nil
+	}
 	for ls := from; ls < to; {
 		le := strings.IndexByte(text[ls:to], '\n')
 		if le < 0 {
@@ -404,45 +484,31 @@ func (r *Redactor) scanLines(ix *index, text string, lower []byte, from, to, dep
 		} else {
 			le += ls
 		}
-		if le > ls {
-			clear(hits)
-			ix.trie.Walk(lower[ls:le], mark)
-			line := text[ls:le]
-			for _, d := range ix.keywordless {
-				if f := ix.dets[d].line; f == nil || f(line) {
-					hits[d>>6] |= 1 << (d & 63)
-				}
-			}
-			for w, word := range hits {
-				for word != 0 {
-					b := bits.TrailingZeros64(word)
-					word &= word - 1
-					if err := run(w*64+b, ls, le); err != nil {
-						return nil, err
-					}
-				}
-			}
-			if depth < maxDecodeDepth {
-				found, err := r.decoded(line, depth)
-				if err != nil {
-					return nil, err
-				}
-				for _, s := range found {
-					spans = append(spans, span{s.start + ls, s.end + ls, s.rule})
-				}
-			}
+		var err error
+		if le-ls <= longLine {
+			err = segment(ls, le)
+		} else {
+			err = long(ls, le)
+		}
+		if err != nil {
+			return nil, err
 		}
 		ls = le + 1
 	}
 	return spans, nil
 }
 
-// lineStartBefore returns the start of the line holding offset i (clamped).
-func lineStartBefore(text string, i int) int {
-	if i <= 0 {
+// windowStart is where a multiline rule's window around offset ls begins:
+// windowBefore bytes back, at a line start when one is that near.
+func windowStart(text string, ls int) int {
+	off := max(0, ls-windowBefore)
+	if off == 0 {
 		return 0
 	}
-	return strings.LastIndexByte(text[:i], '\n') + 1
+	if nl := strings.IndexByte(text[off:ls], '\n'); nl >= 0 && off > 0 && text[off-1] != '\n' {
+		return off + nl + 1
+	}
+	return off
 }
 
 // minRepeat is the shortest secret value searched for elsewhere in the text;
