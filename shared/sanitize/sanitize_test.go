@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -231,5 +232,13 @@ func TestOrdinaryTextKept(t *testing.T) {
 		if got := Error(errors.New(s)); got != s {
 			t.Errorf("changed:\n in: %s\nout: %s", s, got)
 		}
+	}
+}
+
+// A stack trace, as dead letters carry it, is diagnostics, not secrets.
+func TestStackTraceKept(t *testing.T) {
+	stack := string(debug.Stack())
+	if got := Text(stack); got != stack {
+		t.Errorf("stack changed:\n%s\n---\n%s", stack, got)
 	}
 }
