@@ -25,8 +25,7 @@ func main() {
 	cfg := p4.Config{Path: v.String("P4_BIN"), Port: v.String("P4PORT"), User: v.String("P4USER"),
 		Client: v.Optional("P4CLIENT", ""), Timeout: v.Seconds("P4_TIMEOUT_SECONDS", 30, 1, 900)}
 	allow := v.String("DEPOT_ALLOWLIST")
-	policy := redact.Policy{RedactEmails: v.Optional("REDACT_EMAILS", "false") == "true",
-		ConfidentialDomains: v.List("CONFIDENTIAL_DOMAINS"), ConfidentialCIDRs: v.List("CONFIDENTIAL_CIDRS")}
+	policy := redact.PolicyFromConfig(v)
 	// Helix Swarm: who wrote a review (optional; a Swarm job fails without it).
 	swarmURL, swarmAPISecret := v.Optional("SWARM_URL", ""), v.Optional("SWARM_API_SECRET_ID", "")
 	coldstart.Must(env, v.Err())

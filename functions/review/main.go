@@ -26,6 +26,8 @@ func main() {
 	cfg := llm.Config{Endpoint: v.String("LLM_ENDPOINT"), Model: v.String("LLM_MODEL"),
 		Timeout: v.Seconds("LLM_TIMEOUT_SECONDS", 45, 1, 900), Logger: env.Log}
 	secretID := v.String("LLM_SECRET_ID")
+	// The same policy as fetch, or its proofs of redaction cannot vouch.
+	policy := redact.PolicyFromConfig(v)
 	coldstart.Must(env, v.Err())
 
 	// The client is rebuilt whenever the key changes, so an emergency
@@ -41,7 +43,7 @@ func main() {
 	})
 	_, _, err := provider.Get(ctx, false) // fail the cold start on a bad secret, not the first job
 	coldstart.Must(env, err)
-	guard, err := redact.New(redact.Policy{})
+	guard, err := redact.New(policy)
 	coldstart.Must(env, err)
 
 	proc := &pipeline.Review{Redacted: env.Redacted(), Guard: guard,

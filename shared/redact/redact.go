@@ -762,3 +762,19 @@ func (r *Redactor) Sanitize(s string) string {
 	}
 	return out
 }
+
+// ConfigReader is the part of a function's configuration reader the policy
+// needs (config.Reader).
+type ConfigReader interface {
+	Optional(name, def string) string
+	List(name string) []string
+}
+
+// PolicyFromConfig reads the redaction policy both the fetch and the review
+// stage use: REDACT_EMAILS (true|false), CONFIDENTIAL_DOMAINS and
+// CONFIDENTIAL_CIDRS (comma-separated). The two must agree: a proof of
+// redaction made under one policy does not vouch for the other.
+func PolicyFromConfig(c ConfigReader) Policy {
+	return Policy{RedactEmails: c.Optional("REDACT_EMAILS", "false") == "true",
+		ConfidentialDomains: c.List("CONFIDENTIAL_DOMAINS"), ConfidentialCIDRs: c.List("CONFIDENTIAL_CIDRS")}
+}
