@@ -538,15 +538,18 @@ func repeats(text string, spans []span) []span {
 		return nil
 	}
 	var out []span
-	if len(values) == 1 {
-		v := values[0]
-		for i := 0; ; {
-			j := strings.Index(text[i:], v)
-			if j < 0 {
-				break
+	if len(values) <= 16 {
+		// A few values: a substring search each beats building an
+		// automaton (one 2 KB table per state).
+		for k, v := range values {
+			for i := 0; ; {
+				j := strings.Index(text[i:], v)
+				if j < 0 {
+					break
+				}
+				out = append(out, span{i + j, i + j + len(v), rules[k]})
+				i += j + len(v)
 			}
-			out = append(out, span{i + j, i + j + len(v), rules[0]})
-			i += j + len(v)
 		}
 		return out
 	}
