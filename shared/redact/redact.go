@@ -56,6 +56,7 @@
 package redact
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/bits"
 	"net/netip"
@@ -515,8 +516,7 @@ func windowStart(text string, ls int) int {
 // shorter values are too likely to be ordinary substrings.
 const minRepeat = 8
 
-// repeats finds further occurrences of single-line secret values, all of
-// them in one pass over the text.
+// repeats finds further occurrences of single-line secret values.
 func repeats(text string, spans []span) []span {
 	var values []string
 	var rules []string
@@ -553,11 +553,28 @@ func repeats(text string, spans []span) []span {
 		}
 		return out
 	}
-	trie := ahocorasick.NewTrieBuilder().AddStrings(values).Build()
-	trie.Walk([]byte(text), func(end, n, pattern int64) bool {
-		out = append(out, span{int(end - n + 1), int(end + 1), rules[pattern]})
-		return true
-	})
+	// Many values (a large input full of secrets): index them by their
+	// first eight bytes, and look at the positions whose first two bytes
+	// start some value.
+	byPrefix := map[uint64][]int{}
+	var first [(1 << 16) / 64]uint64
+	for k, v := range values {
+		key := binary.LittleEndian.Uint64([]byte(v[:8]))
+		byPrefix[key] = append(byPrefix[key], k)
+		b := uint16(v[0]) | uint16(v[1])<<8
+		first[b>>6] |= 1 << (b & 63)
+	}
+	for i := 0; i+minRepeat <= len(text); i++ {
+		b := uint16(text[i]) | uint16(text[i+1])<<8
+		if first[b>>6]&(1<<(b&63)) == 0 {
+			continue
+		}
+		for _, k := range byPrefix[binary.LittleEndian.Uint64([]byte(text[i:i+8]))] {
+			if strings.HasPrefix(text[i:], values[k]) {
+				out = append(out, span{i, i + len(values[k]), rules[k]})
+			}
+		}
+	}
 	return out
 }
 

@@ -426,6 +426,9 @@ var credentialKeyRe = regexp.MustCompile(`(?i)(?:secret|token|api[_.\-]?key|acce
 // English stopwords ("the", "aws", …); a value that looks random (see
 // bareSecret) is a credential whatever substrings it has.
 func findCredentialAssignments(text string) []span {
+	if !hasRun(text, minBare) {
+		return nil // no value long enough to qualify: skip the regexp
+	}
 	var spans []span
 	for _, m := range assignRe.FindAllStringSubmatchIndex(text, -1) {
 		if !credentialKeyRe.MatchString(strings.Trim(text[m[2]:m[3]], `"'`)) {
@@ -438,4 +441,19 @@ func findCredentialAssignments(text string) []span {
 		}
 	}
 	return spans
+}
+
+// hasRun reports whether text holds n consecutive base64/base64url bytes.
+func hasRun(text string, n int) bool {
+	run := 0
+	for i := 0; i < len(text); i++ {
+		if bareClass[text[i]] {
+			if run++; run >= n {
+				return true
+			}
+		} else {
+			run = 0
+		}
+	}
+	return false
 }
