@@ -65,6 +65,11 @@ func TestSMTPReplyEchoingSecretsIsNotStored(t *testing.T) {
 	id := resp.Decoded["job_id"].(string)
 	leaks["recipient"] = "aa" + rcpt
 	j := waitJob(t, id, 60*time.Second, "failed", failed)
+	// On its way the job passed review's guard on the strength of fetch's
+	// proof of redaction, recorded with the artifact.
+	if !strings.HasPrefix(j.Artifacts.RedactedProof, "rv1.") {
+		t.Errorf("no proof of redaction recorded: %+v", j.Artifacts)
+	}
 	it := awaitDLQ(t, domain.StageNotify, forJob(id), 30*time.Second)
 	row, err := env.outbox.Get(context.Background(), outbox.Key{Changelist: cl, Recipient: "aa" + rcpt, ReviewVersion: 1})
 	if err != nil {
