@@ -19,7 +19,7 @@ FUNCTIONS := webhook fetch review notify sweeper
 # Fuzz targets run for FUZZTIME each in `make test` (package:Target).
 FUZZ := ./shared/webhook:FuzzWebhook ./shared/envelope:FuzzDecode ./shared/review:FuzzParse ./shared/redact:FuzzRedact
 
-.PHONY: help setup build build-aws test unit fuzz vet demo up down deploy-local invoke synth deploy bench clean
+.PHONY: help setup build build-aws test unit fuzz vet check vulncheck demo up down deploy-local invoke synth deploy bench clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -39,7 +39,14 @@ build-aws: ## build the Lambda bootstraps for AWS (linux/arm64, as the stack dec
 vet: ## go vet
 	$(GO) vet ./...
 
-test: setup vet ## unit + integration tests (emulator, stand-ins started and stopped by the harness) + fuzzing
+check: ## hygiene: no unreachable code (deadcode -test); the tracked-file check is internal/repocheck's test
+	@dead=$$($(GO) run golang.org/x/tools/cmd/deadcode@$(DEADCODE_VERSION) -test ./...); \
+	  if [ -n "$$dead" ]; then echo "$$dead"; echo "unreachable code: delete it"; exit 1; fi
+
+vulncheck: ## known vulnerabilities reachable from the code (govulncheck; needs network)
+	$(GO) run golang.org/x/vuln/cmd/govulncheck@$(GOVULNCHECK_VERSION) ./...
+
+test: setup vet check ## unit + integration tests (emulator, stand-ins started and stopped by the harness) + fuzzing
 	$(GO) test -count=1 -timeout 40m ./...
 	@for f in $(FUZZ); do pkg=$${f%%:*}; tgt=$${f##*:}; \
 	  echo "fuzz $$tgt ($(FUZZTIME))"; $(GO) test -run='^$$' -fuzz="^$$tgt\$$" -fuzztime=$(FUZZTIME) $$pkg; done
