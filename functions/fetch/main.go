@@ -1,19 +1,24 @@
 // Command fetch is the fetch stage: it reads the changelist with p4 inside
 // the depot allow-list and stores the raw and redacted changeset. See
-// shared/pipeline and shared/p4.
+// shared/fetchstage and shared/p4.
 package main
 
 import (
 	"context"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/coldstart"
 	"github.com/criticizer/criticizer/shared/depot"
 	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/fetchstage"
 	"github.com/criticizer/criticizer/shared/p4"
-	"github.com/criticizer/criticizer/shared/pipeline"
+	"github.com/criticizer/criticizer/shared/queue"
 	"github.com/criticizer/criticizer/shared/redact"
+	"github.com/criticizer/criticizer/shared/store"
 )
 
 func main() {
@@ -38,6 +43,10 @@ func main() {
 	red, err := redact.New(policy)
 	coldstart.Must(env, err)
 
-	proc := &pipeline.Fetch{P4: fetcher, Redactor: red, Raw: env.Raw(), Redacted: env.Redacted(), Log: env.Log}
-	lambda.Start(env.Runtime(domain.StageFetch, proc, red.Sanitize).Handle)
+	s3 := artifacts.NewS3Client(env.AWS)
+	jobs := store.New(dynamodb.NewFromConfig(env.AWS), env.Config.JobsTable)
+	queues := queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs)
+	proc := &fetchstage.Fetch{P4: fetcher, Redactor: red, Log: env.Log,
+		Raw: artifacts.New(s3, env.Config.RawBucket), Redacted: artifacts.New(s3, env.Config.RedactedBkt)}
+	lambda.Start(env.Runtime(domain.StageFetch, jobs, queues, proc, red.Sanitize).Handle)
 }

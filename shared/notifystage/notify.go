@@ -1,4 +1,7 @@
-package pipeline
+// Package notifystage is the notify stage's stage.Processor: ReviewResult →
+// one e-mail per recipient through the outbox, send first then mark, with a
+// provider lookup before any resend of a send that may have happened.
+package notifystage
 
 import (
 	"context"
