@@ -16,6 +16,8 @@ export JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION := 1
 CDK := npx --yes aws-cdk@$(AWS_CDK_CLI_VERSION)
 
 FUNCTIONS := webhook fetch review notify sweeper
+# go build flags of every bootstrap (internal/devstack.LambdaBuildFlags is the same list).
+LAMBDA_BUILD_FLAGS := -tags lambda.norpc -trimpath -ldflags='-s -w'
 # Fuzz targets run for FUZZTIME each in `make test` (package:Target).
 FUZZ := ./shared/webhook:FuzzWebhook ./shared/envelope:FuzzDecode ./shared/review:FuzzParse ./shared/redact:FuzzRedact
 
@@ -30,11 +32,11 @@ setup: ## install the pinned tools (MiniStack into .venv, Go modules)
 
 build: ## build the Lambda bootstraps for the local emulator (host architecture)
 	@for fn in $(FUNCTIONS); do \
-	  CGO_ENABLED=0 GOOS=linux $(GO) build -trimpath -tags lambda.norpc -o build/lambda/$$fn/bootstrap ./functions/$$fn; done
+	  CGO_ENABLED=0 GOOS=linux $(GO) build $(LAMBDA_BUILD_FLAGS) -o build/lambda/$$fn/bootstrap ./functions/$$fn; done
 
 build-aws: ## build the Lambda bootstraps for AWS (linux/arm64, as the stack declares)
 	@for fn in $(FUNCTIONS); do \
-	  CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -trimpath -tags lambda.norpc -o build/lambda/$$fn/bootstrap ./functions/$$fn; done
+	  CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build $(LAMBDA_BUILD_FLAGS) -o build/lambda/$$fn/bootstrap ./functions/$$fn; done
 
 vet: ## go vet
 	$(GO) vet ./...
