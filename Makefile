@@ -78,10 +78,9 @@ synth: build-aws ## cdk synth for ENV (default dev) into cdk.out
 deploy: build-aws ## cdk deploy ENV to the AWS account in your credentials
 	$(CDK) deploy -c env=$(ENV) --require-approval broadening
 
-bench: ## benchmarks as a table (ns/op, MB/s, B/op, allocs/op); full output in .run/bench.txt
+bench: ## every benchmark plus bootstrap size and cold start per function, as one table (raw output in .run/bench.txt)
 	@mkdir -p .run
-	@$(GO) test -run='^$$' -bench=. -benchmem ./shared/... > .run/bench.txt
-	@grep -E '^(pkg:|Benchmark)' .run/bench.txt
+	$(GO) run ./cmd/bench -raw .run/bench.txt | tee .run/bench.md
 
 clean: ## remove build output
 	rm -rf build cdk.out .run/logs
