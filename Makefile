@@ -15,7 +15,7 @@ export JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION := 1
 # The aws-cdk CLI at the version pinned in versions.env (npx fetches it once).
 CDK := npx --yes aws-cdk@$(AWS_CDK_CLI_VERSION)
 
-FUNCTIONS := webhook fetch review notify sweeper
+FUNCTIONS := webhook fetch review notify sweeper sesevents
 # go build flags of every bootstrap (internal/devstack.LambdaBuildFlags is the same list).
 LAMBDA_BUILD_FLAGS := -tags lambda.norpc -trimpath -ldflags='-s -w'
 # Fuzz targets run for FUZZTIME each in `make test` (package:Target).

@@ -4,6 +4,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/coldstart"
+	"github.com/criticizer/criticizer/shared/deliverylog"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/notify"
 	"github.com/criticizer/criticizer/shared/notifystage"
@@ -19,16 +22,47 @@ import (
 	"github.com/criticizer/criticizer/shared/queue"
 	"github.com/criticizer/criticizer/shared/redact"
 	"github.com/criticizer/criticizer/shared/secrets"
+	"github.com/criticizer/criticizer/shared/ses"
 	"github.com/criticizer/criticizer/shared/store"
 )
 
 func main() {
 	ctx := context.Background()
 	env := coldstart.Must(coldstart.Load(ctx, "notify"))
+	provider := env.Vars.Optional("EMAIL_PROVIDER", "smtp")
+	from := env.Vars.String("SMTP_FROM")
+	coldstart.Must(env, env.Vars.Err())
+
+	ddb := dynamodb.NewFromConfig(env.AWS)
+	jobs := store.New(ddb, env.Config.JobsTable)
+	queues := queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs)
+	n := &notifystage.Notify{Outbox: outbox.New(ddb, env.Config.JobsTable), From: from, Log: env.Log,
+		Artifacts: artifacts.New(artifacts.NewS3Client(env.AWS), env.Config.RedactedBkt)}
+	switch provider {
+	case "ses":
+		// IAM credentials, no password; SES's published events are the lookup.
+		sender, err := ses.New(ses.NewClient(env.AWS), env.Vars.String("SES_CONFIGURATION_SET"), env.Log)
+		coldstart.Must(env, errors.Join(env.Vars.Err(), err))
+		n.Sender, n.DeliveryLog = sender, deliverylog.New(ddb, env.Config.JobsTable, 0)
+	case "smtp":
+		n.Sender, n.DeliveryLog = smtpSender(ctx, env, from)
+	default:
+		coldstart.Must(env, fmt.Errorf("EMAIL_PROVIDER=%q: want smtp or ses", provider))
+	}
+	// Diagnostics leave the system (job record, DLQ): recipient addresses
+	// are PII, so they are redacted along with secrets.
+	scrub, err := redact.New(redact.Policy{RedactEmails: true})
+	coldstart.Must(env, err)
+	lambda.Start(env.Runtime(domain.StageNotify, jobs, queues, n, scrub.Sanitize).Handle)
+}
+
+// smtpSender builds the SMTP sender from SMTP_* and its secret, and the
+// relay's delivery-log lookup when SMTP_LOOKUP_URL names one.
+func smtpSender(ctx context.Context, env *coldstart.Env, from string) (notifystage.Sender, notifystage.DeliveryLog) {
 	cfg := notify.SMTPConfig{
 		Host: env.Vars.String("SMTP_HOST"),
 		Port: env.Vars.Int("SMTP_PORT", 587, 1, 65535),
-		From: env.Vars.String("SMTP_FROM"),
+		From: from,
 		TLS:  notify.TLSMode(env.Vars.Optional("SMTP_TLS", "starttls")),
 	}
 	secretID := env.Vars.String("SMTP_SECRET_ID")
@@ -49,21 +83,11 @@ func main() {
 	})
 	_, _, err := smtp.Get(ctx, false) // fail the cold start on a bad secret, not the first job
 	coldstart.Must(env, err)
-
-	ddb := dynamodb.NewFromConfig(env.AWS)
-	jobs := store.New(ddb, env.Config.JobsTable)
-	queues := queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs)
-	n := &notifystage.Notify{Outbox: outbox.New(ddb, env.Config.JobsTable), From: cfg.From, Log: env.Log,
-		Artifacts: artifacts.New(artifacts.NewS3Client(env.AWS), env.Config.RedactedBkt),
-		Sender: notifystage.SenderFunc(func(ctx context.Context, k notify.Key, m *notify.Message) (string, error) {
-			return secrets.Do(ctx, smtp, func(s *notify.SMTPSender) (string, error) { return s.Send(ctx, k, m) })
-		})}
-	if lookupURL != "" {
-		n.DeliveryLog = notifystage.HTTPDeliveryLog{URL: lookupURL}
+	sender := notifystage.SenderFunc(func(ctx context.Context, k notify.Key, m *notify.Message) (string, error) {
+		return secrets.Do(ctx, smtp, func(s *notify.SMTPSender) (string, error) { return s.Send(ctx, k, m) })
+	})
+	if lookupURL == "" {
+		return sender, nil
 	}
-	// Diagnostics leave the system (job record, DLQ): recipient addresses
-	// are PII, so they are redacted along with secrets.
-	scrub, err := redact.New(redact.Policy{RedactEmails: true})
-	coldstart.Must(env, err)
-	lambda.Start(env.Runtime(domain.StageNotify, jobs, queues, n, scrub.Sanitize).Handle)
+	return sender, notifystage.HTTPDeliveryLog{URL: lookupURL}
 }

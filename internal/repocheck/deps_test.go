@@ -19,6 +19,7 @@ func TestFunctionDeps(t *testing.T) {
 	}{
 		{"sweeper", [][]string{smtp, llm, schema}},
 		{"webhook", [][]string{smtp, llm, schema}},
+		{"sesevents", [][]string{smtp, llm, schema}},
 		{"fetch", [][]string{smtp, llm, schema}},
 		{"review", [][]string{smtp}},
 		{"notify", [][]string{llm, schema}},
