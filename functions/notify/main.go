@@ -89,5 +89,5 @@ func smtpSender(ctx context.Context, env *coldstart.Env, from string) (notifysta
 	if lookupURL == "" {
 		return sender, nil
 	}
-	return sender, notifystage.HTTPDeliveryLog{URL: lookupURL}
+	return sender, deliverylog.HTTP{URL: lookupURL}
 }

@@ -184,3 +184,15 @@ func classify(op string, err error) error {
 	}
 	return failure.Wrap(failure.Upstream5xx, fmt.Errorf("%s: %w", op, err))
 }
+
+// DefaultWindow is how long after a send started the provider may still
+// complete it and publish its evidence, per EMAIL_PROVIDER: an SMTP send's
+// outcome is known when its session ends (the relay's log has it at once);
+// SES publishes its events through SNS or EventBridge, usually in seconds,
+// with retries for minutes.
+func DefaultWindow(provider string) time.Duration {
+	if provider == "ses" {
+		return 15 * time.Minute
+	}
+	return 5 * time.Minute
+}
