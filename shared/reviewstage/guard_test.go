@@ -1,4 +1,4 @@
-package pipeline
+package reviewstage
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/fetchstage"
 	"github.com/criticizer/criticizer/shared/llm"
 	"github.com/criticizer/criticizer/shared/redact"
 	"github.com/criticizer/criticizer/shared/review"
@@ -69,7 +70,7 @@ func TestReviewGuardVerifiesFetchProof(t *testing.T) {
 	}
 	bucket := &memS3{objects: map[string][]byte{}}
 	store3 := artifacts.New(bucket, "redacted")
-	fetch := &Fetch{Redactor: red, Raw: artifacts.New(&memS3{objects: map[string][]byte{}}, "raw"), Redacted: store3, Log: log,
+	fetch := &fetchstage.Fetch{Redactor: red, Raw: artifacts.New(&memS3{objects: map[string][]byte{}}, "raw"), Redacted: store3, Log: log,
 		P4: fetcherFunc(func() domain.Changeset {
 			return domain.Changeset{Changelist: 7, User: "bob", UserEmail: "bob@example.com", Description: "add client\n",
 				Files: []domain.FileChange{{DepotPath: "//depot/a.go", Action: "add", Diff: "@@ -0,0 +1,2 @@\n+key := \"" + secret + "\"\n+return nil\n"}}}
