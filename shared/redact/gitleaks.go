@@ -56,7 +56,7 @@ type glRule struct {
 }
 
 // lazyPrefixRe finds the lazy [\w.-]{0,N}? prefix, after an optional (?i).
-var lazyPrefixRe = regexp.MustCompile(`^(\(\?i\))?\[\\w\.-\]\{0,([0-9]+)\}\?`)
+var lazyPrefixRe = lazy(`^(\(\?i\))?\[\\w\.-\]\{0,([0-9]+)\}\?`)
 
 type glAllowlist struct {
 	and         bool

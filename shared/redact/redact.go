@@ -60,7 +60,6 @@ import (
 	"fmt"
 	"math/bits"
 	"net/netip"
-	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -605,7 +604,7 @@ func dropFallbackOverlaps(spans []span) []span {
 }
 
 // tokenRe matches the replacement tokens this package writes.
-var tokenRe = regexp.MustCompile(`\[REDACTED:[a-z0-9-]+\]`)
+var tokenRe = lazy(`\[REDACTED:[a-z0-9-]+\]`)
 
 // dropInsideTokens discards spans that lie entirely within an existing
 // token, so a rescan of redacted text does not redact the redaction.
@@ -697,8 +696,8 @@ func apply(text string, spans []span) string {
 // starts on a diff line, the line's diff marker; neither is secret. Telling
 // the two cases apart matters because a PEM armor line also starts with "-".
 var (
-	indentPrefix   = regexp.MustCompile(`^[ \t]*`)
-	diffLinePrefix = regexp.MustCompile(`^[+\- ]?[ \t]*`)
+	indentPrefix   = lazy(`^[ \t]*`)
+	diffLinePrefix = lazy(`^[+\- ]?[ \t]*`)
 )
 
 func writeToken(b *strings.Builder, secret, rule string, diff bool) {

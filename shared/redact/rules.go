@@ -15,19 +15,19 @@ var (
 	// `password: str = "x"` reach its literal. Values: a double-, single- or
 	// back-quoted literal on one line (its closing quote optional, for a
 	// line cut short), or a bare config value.
-	assignRe = regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_.\-]*)["']?[ \t]*(?::[ \t]*[A-Za-z_][A-Za-z0-9_.\[\]]*[ \t]*)?(:=|==|!=|=>|=|:)[ \t]*(?:"((?:[^"\\\n]|\\.)*)"?|'((?:[^'\\\n]|\\.)*)'?|` + "`([^`\\n]*)`?" + `|([^\s"'` + "`" + `,;&)\]}<>]+))`)
+	assignRe = lazy(`([A-Za-z_][A-Za-z0-9_.\-]*)["']?[ \t]*(?::[ \t]*[A-Za-z_][A-Za-z0-9_.\[\]]*[ \t]*)?(:=|==|!=|=>|=|:)[ \t]*(?:"((?:[^"\\\n]|\\.)*)"?|'((?:[^'\\\n]|\\.)*)'?|` + "`([^`\\n]*)`?" + `|([^\s"'` + "`" + `,;&)\]}<>]+))`)
 	// <password>hunter2</password>
-	xmlRe = regexp.MustCompile(`<([A-Za-z_][A-Za-z0-9_.:\-]*)>([^<\n]{1,256})</`)
+	xmlRe = lazy(`<([A-Za-z_][A-Za-z0-9_.:\-]*)>([^<\n]{1,256})</`)
 	// CREATE USER … IDENTIFIED BY 'x', ALTER ROLE … WITH PASSWORD 'x'
-	sqlRe = regexp.MustCompile(`(?i)\b(?:identified\s+by|with\s+(?:encrypted\s+)?password)\s+'([^'\n]{1,256})'`)
+	sqlRe = lazy(`(?i)\b(?:identified\s+by|with\s+(?:encrypted\s+)?password)\s+'([^'\n]{1,256})'`)
 
 	// The secret-naming word must end the key (apart from a few suffixes
 	// that still hold the secret), so passwordLabel or password_file are
 	// not password assignments.
-	passwordKeyRe = regexp.MustCompile(`(passw(?:or)?d|passwort|passwd|passphrase|passcode|pwd|pass|secret)(?:[_.\-]?(?:hash|value|val|str|string|plain|plaintext|enc|encrypted|b64|base64))?[_.\-]?[0-9]*$`)
+	passwordKeyRe = lazy(`(passw(?:or)?d|passwort|passwd|passphrase|passcode|pwd|pass|secret)(?:[_.\-]?(?:hash|value|val|str|string|plain|plaintext|enc|encrypted|b64|base64))?[_.\-]?[0-9]*$`)
 
-	placeholderRe = regexp.MustCompile(`^(?:\$\{[^}]*\}|\$\([^)]*\)|\$[A-Za-z_][A-Za-z0-9_]*|\{\{.*\}\}|%\(?[A-Za-z_]*\)?[sdv]|%[sdvq]|%\[[0-9]+\][sdvq]|\{[0-9]*\}|<[^>]*>|\*+|%[A-Za-z_][A-Za-z0-9_]*%|@[A-Za-z_]+@)$`)
-	memberRe      = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$`)
+	placeholderRe = lazy(`^(?:\$\{[^}]*\}|\$\([^)]*\)|\$[A-Za-z_][A-Za-z0-9_]*|\{\{.*\}\}|%\(?[A-Za-z_]*\)?[sdv]|%[sdvq]|%\[[0-9]+\][sdvq]|\{[0-9]*\}|<[^>]*>|\*+|%[A-Za-z_][A-Za-z0-9_]*%|@[A-Za-z_]+@)$`)
+	memberRe      = lazy(`^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$`)
 )
 
 // isPasswordKey reports whether an assignment's key names a password-like
@@ -158,12 +158,12 @@ func findPasswordAssignments(text string) []span {
 // ---- pem-private-key ----
 
 var (
-	pemBeginRe = regexp.MustCompile(`(?i)-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----`)
-	pemEndRe   = regexp.MustCompile(`(?i)-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----`)
+	pemBeginRe = lazy(`(?i)-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----`)
+	pemEndRe   = lazy(`(?i)-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----`)
 	// A line of a key body once the diff marker, indentation, quoting and
 	// string concatenation around it are taken off.
-	pemBodyRe   = regexp.MustCompile(`^["']?[A-Za-z0-9+/=]+(?:\\n)*["']?[ \t]*[+,;]?$`)
-	pemHeaderRe = regexp.MustCompile(`^(?:Proc-Type|DEK-Info|Comment|Version|Hash|Charset):`)
+	pemBodyRe   = lazy(`^["']?[A-Za-z0-9+/=]+(?:\\n)*["']?[ \t]*[+,;]?$`)
+	pemHeaderRe = lazy(`^(?:Proc-Type|DEK-Info|Comment|Version|Hash|Charset):`)
 )
 
 // findPEMKeys redacts private key blocks from BEGIN to END. Without a usable
@@ -240,10 +240,10 @@ var (
 	// write them unescaped), so the userinfo runs to the last '@' before the
 	// host. The host is not required: a URI cut right after the '@' still
 	// carries the password.
-	uriCredRe  = regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.\-]{0,30}://([^\s/?#@"'<>` + "`" + `:]*:([^\s/?#"'<>` + "`" + `]+))@`)
-	smtpAuthRe = regexp.MustCompile(`(?i)\bAUTH[ \t]+(?:PLAIN|LOGIN|XOAUTH2|CRAM-MD5)[ \t]+([A-Za-z0-9+/=]{8,})`)
-	authHdrRe  = regexp.MustCompile(`(?i)\b(?:proxy-)?authorization["']?[ \t]*[:=][ \t]*["']?[ \t]*(?:(?:bearer|basic|token|digest|negotiate|apikey|api-key|sso-key)[ \t]+)?([A-Za-z0-9\-._~+/=:%]{8,})`)
-	bearerRe   = regexp.MustCompile(`(?i)\b(?:bearer|basic)[ \t]+([A-Za-z0-9\-._~+/]{8,}=*)`)
+	uriCredRe  = lazy(`(?i)\b[a-z][a-z0-9+.\-]{0,30}://([^\s/?#@"'<>` + "`" + `:]*:([^\s/?#"'<>` + "`" + `]+))@`)
+	smtpAuthRe = lazy(`(?i)\bAUTH[ \t]+(?:PLAIN|LOGIN|XOAUTH2|CRAM-MD5)[ \t]+([A-Za-z0-9+/=]{8,})`)
+	authHdrRe  = lazy(`(?i)\b(?:proxy-)?authorization["']?[ \t]*[:=][ \t]*["']?[ \t]*(?:(?:bearer|basic|token|digest|negotiate|apikey|api-key|sso-key)[ \t]+)?([A-Za-z0-9\-._~+/=:%]{8,})`)
+	bearerRe   = lazy(`(?i)\b(?:bearer|basic)[ \t]+([A-Za-z0-9\-._~+/]{8,}=*)`)
 )
 
 func findURICredentials(text string) []span {
@@ -266,7 +266,7 @@ func findSMTPAuth(text string) []span {
 
 func findBearerTokens(text string) []span {
 	var spans []span
-	for _, re := range []*regexp.Regexp{authHdrRe, bearerRe} {
+	for _, re := range []*lazyRE{authHdrRe, bearerRe} {
 		for _, m := range re.FindAllStringSubmatchIndex(text, -1) {
 			// A sentence may end right after the word: "Basic authentication."
 			v := strings.TrimRight(text[m[2]:m[3]], ".")
@@ -301,7 +301,7 @@ func looksLikeToken(v string) bool {
 
 // ---- email, internal-host, internal-ip ----
 
-var emailRe = regexp.MustCompile(`(?i)\b[a-z0-9._%+\-]+@(?:[a-z0-9](?:[a-z0-9\-]{0,61}[a-z0-9])?\.)+[a-z]{2,24}\b`)
+var emailRe = lazy(`(?i)\b[a-z0-9._%+\-]+@(?:[a-z0-9](?:[a-z0-9\-]{0,61}[a-z0-9])?\.)+[a-z]{2,24}\b`)
 
 func findEmails(text string) []span {
 	var spans []span
@@ -323,7 +323,7 @@ func inURIAuthority(text string, i int) bool {
 	return j >= 0 && !strings.ContainsAny(tok[j+3:], "/?#")
 }
 
-var domainRe = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9\-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9\-]{0,61}[a-z0-9])?)*$`)
+var domainRe = lazy(`^[a-z0-9](?:[a-z0-9\-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9\-]{0,61}[a-z0-9])?)*$`)
 
 // hostFinder matches host names equal to or under the confidential
 // suffixes. A single-label suffix ("internal") only matches with a label in
@@ -365,8 +365,8 @@ func isAlnum(c byte) bool {
 func isHostChar(c byte) bool { return isAlnum(c) || c == '-' || c == '.' || c == '_' }
 
 var (
-	ipv4Re = regexp.MustCompile(`\b(?:[0-9]{1,3}\.){3}[0-9]{1,3}\b`)
-	ipv6Re = regexp.MustCompile(`(?:[0-9A-Fa-f]{1,4}|:):[0-9A-Fa-f:.]*`)
+	ipv4Re = lazy(`\b(?:[0-9]{1,3}\.){3}[0-9]{1,3}\b`)
+	ipv6Re = lazy(`(?:[0-9A-Fa-f]{1,4}|:):[0-9A-Fa-f:.]*`)
 )
 
 // ipFinder matches IPv4 and IPv6 addresses inside the prefixes. A dotted
@@ -418,7 +418,7 @@ func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // credentialKeyRe names keys that hold a token or key rather than a
 // password: aws_secret_access_key, client_secret, api_key, auth_token, …
-var credentialKeyRe = regexp.MustCompile(`(?i)(?:secret|token|api[_.\-]?key|access[_.\-]?key|private[_.\-]?key|credential|auth)s?[_.\-]?[0-9]*$`)
+var credentialKeyRe = lazy(`(?i)(?:secret|token|api[_.\-]?key|access[_.\-]?key|private[_.\-]?key|credential|auth)s?[_.\-]?[0-9]*$`)
 
 // findCredentialAssignments redacts random-looking values assigned to
 // credential-named keys. gitleaks' generic rule covers most of them, but it
