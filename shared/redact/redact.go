@@ -435,8 +435,11 @@ func (r *Redactor) scanLines(ix *index, text string, lower []byte, from, to, dep
 	// over it: a rule runs only on windows of keywordReach bytes around
 	// each of its keywords, not on the whole line. Rules without keywords
 	// and the decoder still see the whole line.
-	wins := make([][][2]int, len(ix.dets))
+	var wins [][][2]int
 	long := func(ls, le int) error {
+		if wins == nil {
+			wins = make([][][2]int, len(ix.dets))
+		}
 		for d := range wins {
 			wins[d] = wins[d][:0]
 		}
