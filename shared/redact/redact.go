@@ -143,6 +143,7 @@ const (
 	// the key naming it).
 	longLine     = 2 << 10
 	keywordReach = 512
+	maxWindow    = 2 << 10
 )
 
 // New builds a Redactor for p. It fails on an invalid policy entry. The
@@ -446,7 +447,9 @@ func (r *Redactor) scanLines(ix *index, text string, lower []byte, from, to, dep
 		ix.trie.Walk(lower[ls:le], func(end, n, pattern int64) bool {
 			ws, we := max(ls, ls+int(end-n+1)-keywordReach), min(le, ls+int(end)+1+keywordReach)
 			for _, d := range ix.byPattern[pattern] {
-				if k := len(wins[d]); k > 0 && wins[d][k-1][1] >= ws {
+				// Windows stay short (the regexp engine is much faster on
+				// short inputs); each keyword's own reach lies whole in one.
+				if k := len(wins[d]); k > 0 && wins[d][k-1][1] >= ws && we-wins[d][k-1][0] <= maxWindow {
 					wins[d][k-1][1] = we
 				} else {
 					wins[d] = append(wins[d], [2]int{ws, we})
