@@ -35,6 +35,8 @@ const (
 type Prompt struct {
 	System string
 	User   string
+	// MaxTokens, when positive, raises the output budget for this request.
+	MaxTokens int
 }
 
 // Digest is a short sha256 of the prompt for logs and artifact ids; the
