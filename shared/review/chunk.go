@@ -123,19 +123,11 @@ const (
 	SkipTooLarge      = "too_large"       // not even one line fits a chunk
 )
 
-// SkippedFile is a changed file that was not reviewed, and why.
-type SkippedFile struct {
-	File   string `json:"file"`
-	Reason string `json:"reason"`
-	Bytes  int    `json:"bytes,omitempty"`
-}
-
-// TruncatedFile is a file reviewed only in part.
-type TruncatedFile struct {
-	File          string `json:"file"`
-	ReviewedBytes int    `json:"reviewed_bytes"`
-	OriginalBytes int    `json:"original_bytes"`
-}
+// SkippedFile and TruncatedFile are the shapes ReviewMeta records.
+type (
+	SkippedFile   = domain.SkippedFile
+	TruncatedFile = domain.TruncatedFile
+)
 
 // Chunk is one request's worth of files.
 type Chunk struct {

@@ -60,6 +60,7 @@ type Options struct {
 //	{"refusal":"I can't help with that."}               200 refusal (OpenAI message.refusal; Anthropic stop_reason refusal)
 //	{"headers":{"x-ratelimit-reset-tokens":"1s"}}       extra response headers
 //	{"delay_ms":3000}                                   wait, then answer normally (or as the other fields say)
+//	{"status":500,"match":"//depot/a.c"}                only for requests whose user message contains match
 type Fault struct {
 	Status       int               `json:"status,omitempty"`
 	RetryAfter   string            `json:"retry_after,omitempty"`
@@ -72,6 +73,9 @@ type Fault struct {
 	Refusal      string            `json:"refusal,omitempty"`
 	Headers      map[string]string `json:"headers,omitempty"`
 	DelayMS      int               `json:"delay_ms,omitempty"`
+	// Match, when set, limits the fault to requests whose user message
+	// contains it (e.g. one file's depot path: one chunk of a changelist).
+	Match string `json:"match,omitempty"`
 }
 
 func (f Fault) String() string {
@@ -303,19 +307,22 @@ func (s *Server) queueFaults(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]int{"queued": len(faults)})
 }
 
-// nextFault pops one use of the first queued fault.
-func (s *Server) nextFault() (Fault, bool) {
+// nextFault pops one use of the first queued fault that applies to a
+// request with this user message.
+func (s *Server) nextFault(user string) (Fault, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.faults) == 0 {
-		return Fault{}, false
+	for i, f := range s.faults {
+		if f.Match != "" && !strings.Contains(user, f.Match) {
+			continue
+		}
+		s.faults[i].Count--
+		if s.faults[i].Count <= 0 {
+			s.faults = append(s.faults[:i:i], s.faults[i+1:]...)
+		}
+		return f, true
 	}
-	f := s.faults[0]
-	s.faults[0].Count--
-	if s.faults[0].Count <= 0 {
-		s.faults = s.faults[1:]
-	}
-	return f, true
+	return Fault{}, false
 }
 
 func bearer(h string) (string, bool) {

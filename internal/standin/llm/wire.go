@@ -155,7 +155,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, format string, re
 		return fail(http.StatusBadRequest, "a user message is required")
 	}
 
-	fault, faulted := s.nextFault()
+	fault, faulted := s.nextFault(userMessage(rec.Messages))
 	s.mu.Lock()
 	s.seq++
 	seq := s.seq
