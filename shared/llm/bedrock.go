@@ -80,7 +80,9 @@ func NewBedrockWithAPI(cfg Config, api ConverseAPI) *BedrockClient {
 }
 
 // String names the client without anything secret (it holds none).
-func (c *BedrockClient) String() string { return fmt.Sprintf("llm.BedrockClient{model=%s}", c.cfg.Model) }
+func (c *BedrockClient) String() string {
+	return fmt.Sprintf("llm.BedrockClient{model=%s}", c.cfg.Model)
+}
 
 // Complete sends p through Converse and returns the model's answer.
 func (c *BedrockClient) Complete(ctx context.Context, p Prompt) (Completion, error) {

@@ -35,7 +35,9 @@ func NewOpenAI(cfg Config, apiKey string) (*Client, error) {
 }
 
 // String keeps the key out of %v and %+v output.
-func (c *Client) String() string { return fmt.Sprintf("llm.Client{provider=openai model=%s}", c.cfg.Model) }
+func (c *Client) String() string {
+	return fmt.Sprintf("llm.Client{provider=openai model=%s}", c.cfg.Model)
+}
 
 // LogValue keeps the key out of logs when a Client is logged.
 func (c *Client) LogValue() slog.Value {
