@@ -35,6 +35,7 @@ import (
 	"github.com/criticizer/criticizer/shared/coldstart"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/llm"
+	"github.com/criticizer/criticizer/shared/llm/bedrock"
 	"github.com/criticizer/criticizer/shared/pipeline"
 	"github.com/criticizer/criticizer/shared/redact"
 	"github.com/criticizer/criticizer/shared/review"
@@ -84,7 +85,7 @@ func main() {
 
 	var complete pipeline.CompleterFunc
 	if provider == llm.Bedrock {
-		c, err := llm.NewBedrock(cfg, env.AWS) // IAM: the function's role, no API key
+		c, err := bedrock.New(cfg, env.AWS) // IAM: the function's role, no API key
 		coldstart.Must(env, err)
 		complete = c.Complete
 	} else {

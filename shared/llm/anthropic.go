@@ -108,11 +108,11 @@ func (c *AnthropicClient) read(a answer) (Completion, error) {
 	}
 	var r anthropicResponse
 	if err := json.Unmarshal(a.body, &r); err != nil {
-		return Completion{RequestID: reqID}, fail(failure.SchemaInvalid, 0, &Error{Provider: Anthropic,
+		return Completion{RequestID: reqID}, Classed(failure.SchemaInvalid, 0, &Error{Provider: Anthropic,
 			Reason: ReasonBadResponse, Status: status, RequestID: reqID, Detail: "not a message: " + errSyntax(err).Error()})
 	}
 	if reqID == "" {
-		reqID = clip(r.ID, 128)
+		reqID = Clip(r.ID, 128)
 	}
 	var text strings.Builder
 	for _, b := range r.Content {
@@ -120,21 +120,21 @@ func (c *AnthropicClient) read(a answer) (Completion, error) {
 			text.WriteString(b.Text)
 		}
 	}
-	e := &Error{Provider: Anthropic, Status: status, RequestID: reqID, Code: clip(r.StopReason, 64)}
+	e := &Error{Provider: Anthropic, Status: status, RequestID: reqID, Code: Clip(r.StopReason, 64)}
 	switch r.StopReason {
 	case "refusal":
 		e.Reason, e.Refusal, e.Detail = ReasonRefusal, sanitizeRefusal(text.String()), "the model refused"
-		return Completion{RequestID: reqID}, fail(failure.PolicyRejected, 0, e)
+		return Completion{RequestID: reqID}, Classed(failure.PolicyRejected, 0, e)
 	case "max_tokens":
 		e.Reason, e.Detail = ReasonTruncated, fmt.Sprintf("output cut at max_tokens (%d output tokens)", r.Usage.OutputTokens)
-		return Completion{RequestID: reqID}, fail(failure.SchemaInvalid, 0, e)
+		return Completion{RequestID: reqID}, Classed(failure.SchemaInvalid, 0, e)
 	case "tool_use":
 		e.Reason, e.Detail = ReasonBadResponse, "the model asked for a tool; none was offered"
-		return Completion{RequestID: reqID}, fail(failure.SchemaInvalid, 0, e)
+		return Completion{RequestID: reqID}, Classed(failure.SchemaInvalid, 0, e)
 	}
 	if text.Len() == 0 {
 		e.Reason, e.Detail = ReasonBadResponse, "no text content block"
-		return Completion{RequestID: reqID}, fail(failure.SchemaInvalid, 0, e)
+		return Completion{RequestID: reqID}, Classed(failure.SchemaInvalid, 0, e)
 	}
 	return Completion{
 		Content: []byte(text.String()), RequestID: reqID, Model: r.Model, FinishReason: r.StopReason,
@@ -155,9 +155,9 @@ func (c *AnthropicClient) read(a answer) (Completion, error) {
 func anthropicStatusError(resp *http.Response, body []byte, reqID string) error {
 	var ae anthropicError
 	_ = json.Unmarshal(body, &ae)
-	typ, status := clip(ae.Error.Type, 64), resp.StatusCode
+	typ, status := Clip(ae.Error.Type, 64), resp.StatusCode
 	if reqID == "" {
-		reqID = clip(ae.RequestID, 128)
+		reqID = Clip(ae.RequestID, 128)
 	}
 	e := &Error{Provider: Anthropic, Status: status, Type: typ, RequestID: reqID}
 	retryAfter := parseRetryAfter(resp.Header, time.Now())
@@ -170,16 +170,16 @@ func anthropicStatusError(resp *http.Response, body []byte, reqID string) error 
 		e.Reason = ReasonUpstream
 	case typ == "timeout_error" || status == http.StatusGatewayTimeout || status == http.StatusBadGateway || status == http.StatusServiceUnavailable:
 		e.Reason = ReasonUpstream
-		return fail(failure.NetworkTimeout, retryAfter, e)
+		return Classed(failure.NetworkTimeout, retryAfter, e)
 	case typ == "authentication_error" || typ == "permission_error" || status == http.StatusUnauthorized || status == http.StatusForbidden:
 		e.Reason = ReasonAuth
 	case typ == "request_too_large" || status == http.StatusRequestEntityTooLarge ||
-		(status == http.StatusBadRequest && mentionsContextLength(ae.Error.Message)):
+		(status == http.StatusBadRequest && MentionsContextLength(ae.Error.Message)):
 		e.Reason = ReasonContextLength
 	case status >= 500:
 		e.Reason = ReasonUpstream
 	default:
 		e.Reason = ReasonBadRequest
 	}
-	return fail(classFor(e.Reason), retryAfter, e)
+	return Classed(ClassFor(e.Reason), retryAfter, e)
 }

@@ -94,14 +94,15 @@ func NeedsSmallerInput(err error) bool {
 	return ok && (e.Reason == ReasonTruncated || e.Reason == ReasonContextLength)
 }
 
-// fail builds the classed error.
-func fail(class failure.Class, retryAfter time.Duration, e *Error) error {
+// Classed wraps e in a *failure.Error of class (the form every provider
+// family returns).
+func Classed(class failure.Class, retryAfter time.Duration, e *Error) error {
 	return &failure.Error{Class: class, RetryAfter: retryAfter, UpstreamCode: e.Status, Err: e}
 }
 
-// classFor is the failure class every provider's reason maps to, unless the
+// ClassFor is the failure class every provider's reason maps to, unless the
 // provider's own code says more (rate limits vs quota, 5xx vs network).
-func classFor(r Reason) failure.Class {
+func ClassFor(r Reason) failure.Class {
 	switch r {
 	case ReasonRefusal, ReasonContentFilter:
 		return failure.PolicyRejected
@@ -163,19 +164,19 @@ func (e openAIError) typ() string {
 func openAIStatusError(provider string, resp *http.Response, body []byte, reqID string) error {
 	var ae openAIError
 	_ = json.Unmarshal(body, &ae) // a non-JSON body leaves code and type empty
-	code, typ := clip(ae.code(), 64), clip(ae.typ(), 64)
+	code, typ := Clip(ae.code(), 64), Clip(ae.typ(), 64)
 	status := resp.StatusCode
 	e := &Error{Provider: provider, Status: status, Code: code, Type: typ, RequestID: reqID}
 	retryAfter := parseRetryAfter(resp.Header, time.Now())
 	switch {
 	case code == "insufficient_quota" || typ == "insufficient_quota":
 		e.Reason, e.Detail = ReasonQuota, "the provider account's quota or billing is exhausted; retrying cannot help until an operator raises it"
-		return fail(failure.AuthDenied, 0, e)
+		return Classed(failure.AuthDenied, 0, e)
 	case status == http.StatusTooManyRequests || code == "rate_limit_exceeded" || typ == "rate_limit_exceeded":
 		e.Reason = ReasonRateLimited
-		return fail(failure.RateLimited, retryAfter, e)
+		return Classed(failure.RateLimited, retryAfter, e)
 	case code == "context_length_exceeded" || code == "string_above_max_length" ||
-		(status >= 400 && status < 500 && mentionsContextLength(ae.Error.Message)):
+		(status >= 400 && status < 500 && MentionsContextLength(ae.Error.Message)):
 		e.Reason = ReasonContextLength
 	case status >= 400 && status < 500 && (code == "content_filter" || code == "content_policy_violation" || typ == "content_policy_violation"):
 		e.Reason = ReasonContentFilter
@@ -187,20 +188,20 @@ func openAIStatusError(provider string, resp *http.Response, body []byte, reqID 
 	case status == http.StatusBadGateway || status == http.StatusServiceUnavailable ||
 		status == http.StatusGatewayTimeout || status == http.StatusRequestTimeout:
 		e.Reason = ReasonUpstream
-		return fail(failure.NetworkTimeout, retryAfter, e)
+		return Classed(failure.NetworkTimeout, retryAfter, e)
 	case status >= 500:
 		e.Reason = ReasonUpstream
 	default:
 		e.Reason = ReasonBadRequest
 	}
-	return fail(classFor(e.Reason), retryAfter, e)
+	return Classed(ClassFor(e.Reason), retryAfter, e)
 }
 
-// mentionsContextLength recognises the wording providers use when the prompt
+// MentionsContextLength recognises the wording providers use when the prompt
 // is too long but the code does not say so (DeepSeek: invalid_request_error,
 // "This model's maximum context length is 65536 tokens ..."; Anthropic:
 // "prompt is too long"; Bedrock: "Input is too long for requested model").
-func mentionsContextLength(msg string) bool {
+func MentionsContextLength(msg string) bool {
 	m := strings.ToLower(msg)
 	for _, s := range []string{"context length", "context_length", "context window", "prompt is too long",
 		"input is too long", "too many tokens", "too many input tokens", "reduce the length"} {
@@ -262,7 +263,7 @@ func clampRetryAfter(secs float64) time.Duration {
 func requestID(h http.Header) string {
 	for _, name := range []string{"X-Request-Id", "Request-Id", "Apim-Request-Id", "X-Ms-Request-Id", "X-Amzn-Requestid"} {
 		if v := h.Get(name); v != "" {
-			return clip(oneLine(v), 128)
+			return Clip(oneLine(v), 128)
 		}
 	}
 	return ""
@@ -270,7 +271,7 @@ func requestID(h http.Header) string {
 
 // sanitizeRefusal keeps a refusal readable in diagnostics: one line, no
 // control characters, at most 500 bytes.
-func sanitizeRefusal(s string) string { return clip(oneLine(s), 500) }
+func sanitizeRefusal(s string) string { return Clip(oneLine(s), 500) }
 
 func oneLine(s string) string {
 	s = strings.Map(func(r rune) rune {
@@ -282,7 +283,8 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-func clip(s string, n int) string {
+// Clip cuts s to at most n bytes at a UTF-8 boundary.
+func Clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

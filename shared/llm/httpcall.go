@@ -36,16 +36,16 @@ func (b *base) post(ctx context.Context, body any, headers map[string]string) (a
 	}
 	resp, err := b.http.Do(req)
 	if err != nil {
-		return answer{}, transportError(ctx, b.cfg.Timeout, err)
+		return answer{}, TransportError(ctx, b.cfg.Timeout, err)
 	}
 	defer resp.Body.Close()
 	a := answer{resp: resp, requestID: requestID(resp.Header)}
 	a.body, err = io.ReadAll(io.LimitReader(resp.Body, b.cfg.MaxResponseBytes+1))
 	if err != nil {
-		return a, transportError(ctx, b.cfg.Timeout, err)
+		return a, TransportError(ctx, b.cfg.Timeout, err)
 	}
 	if int64(len(a.body)) > b.cfg.MaxResponseBytes {
-		return a, fail(failure.SchemaInvalid, 0, &Error{Provider: b.provider, Reason: ReasonBadResponse,
+		return a, Classed(failure.SchemaInvalid, 0, &Error{Provider: b.provider, Reason: ReasonBadResponse,
 			Status: resp.StatusCode, RequestID: a.requestID, Detail: "response body over the size limit"})
 	}
 	return a, nil
@@ -57,7 +57,7 @@ func (b *base) complete(ctx context.Context, p Prompt, do func(ctx context.Conte
 	defer cancel()
 	start := time.Now()
 	comp, status, err := do(ctx)
-	logCall(ctx, b.log, b.provider, b.cfg.Model, p, start, comp, status, err)
+	LogCall(ctx, b.log, b.provider, b.cfg.Model, p, start, comp, status, err)
 	if err != nil {
 		return Completion{}, err
 	}

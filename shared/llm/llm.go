@@ -123,7 +123,7 @@ type Completion struct {
 }
 
 // New returns the client for cfg's provider family. apiKey is read by the
-// caller from Secrets Manager; bedrock uses IAM and takes none (see NewBedrock).
+// caller from Secrets Manager; bedrock uses IAM and takes none (see shared/llm/bedrock).
 func New(provider string, cfg Config, apiKey string) (Provider, error) {
 	switch provider {
 	case OpenAI, "":
@@ -131,7 +131,7 @@ func New(provider string, cfg Config, apiKey string) (Provider, error) {
 	case Anthropic:
 		return NewAnthropic(cfg, apiKey)
 	}
-	return nil, failure.Errorf(failure.InternalBug, "llm: config: provider %q is not openai or anthropic (bedrock: NewBedrock)", provider)
+	return nil, failure.Errorf(failure.InternalBug, "llm: config: provider %q is not openai or anthropic (bedrock: shared/llm/bedrock)", provider)
 }
 
 // base is what the HTTP clients share.
@@ -215,8 +215,8 @@ func (b *base) maxTokens(p Prompt) int {
 	return b.cfg.MaxTokens
 }
 
-// logCall writes the one record per call. Never the prompt, content or key.
-func logCall(ctx context.Context, lg *slog.Logger, provider, model string, p Prompt, start time.Time, comp Completion, status int, err error) {
+// LogCall writes the one record per call. Never the prompt, content or key.
+func LogCall(ctx context.Context, lg *slog.Logger, provider, model string, p Prompt, start time.Time, comp Completion, status int, err error) {
 	attrs := []slog.Attr{
 		slog.String("provider", provider),
 		slog.String("model", model),
@@ -243,10 +243,10 @@ func logCall(ctx context.Context, lg *slog.Logger, provider, model string, p Pro
 			slog.Int("output_tokens", comp.Usage.OutputTokens))...)
 }
 
-// transportError classes a failure to get a full response. A caller's
+// TransportError classes a failure to get a full response. A caller's
 // cancellation is returned as its cause, unclassed; everything else (our
 // timeout, DNS, refused or reset connections) is NETWORK_TIMEOUT.
-func transportError(ctx context.Context, timeout time.Duration, err error) error {
+func TransportError(ctx context.Context, timeout time.Duration, err error) error {
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return fmt.Errorf("llm: request cancelled: %w", context.Cause(ctx))
 	}

@@ -121,7 +121,7 @@ func statusOf(a answer) int {
 func (c *Client) read(a answer) (Completion, error) {
 	reqID := a.requestID
 	bad := func(detail string) error {
-		return fail(failure.SchemaInvalid, 0, &Error{Provider: OpenAI, Reason: ReasonBadResponse,
+		return Classed(failure.SchemaInvalid, 0, &Error{Provider: OpenAI, Reason: ReasonBadResponse,
 			Status: a.resp.StatusCode, RequestID: reqID, Detail: detail})
 	}
 	if a.resp.StatusCode < 200 || a.resp.StatusCode > 299 {
@@ -132,7 +132,7 @@ func (c *Client) read(a answer) (Completion, error) {
 		return Completion{RequestID: reqID}, bad("not a chat completion: " + errSyntax(err).Error())
 	}
 	if reqID == "" {
-		reqID = clip(cr.ID, 128)
+		reqID = Clip(cr.ID, 128)
 	}
 	if len(cr.Choices) == 0 {
 		// Some compatible servers answer 200 with an error envelope.
@@ -143,19 +143,19 @@ func (c *Client) read(a answer) (Completion, error) {
 		return Completion{RequestID: reqID}, bad("no choices")
 	}
 	ch := cr.Choices[0]
-	e := &Error{Provider: OpenAI, Status: a.resp.StatusCode, RequestID: reqID, Code: clip(ch.FinishReason, 64)}
+	e := &Error{Provider: OpenAI, Status: a.resp.StatusCode, RequestID: reqID, Code: Clip(ch.FinishReason, 64)}
 	switch {
 	case ch.Message.Refusal != nil && *ch.Message.Refusal != "":
 		e.Reason, e.Refusal, e.Detail = ReasonRefusal, sanitizeRefusal(*ch.Message.Refusal), "the model refused"
-		return Completion{RequestID: reqID}, fail(failure.PolicyRejected, 0, e)
+		return Completion{RequestID: reqID}, Classed(failure.PolicyRejected, 0, e)
 	case ch.FinishReason == "content_filter":
 		e.Reason, e.Detail = ReasonContentFilter, "completion stopped by the provider's content filter"
-		return Completion{RequestID: reqID}, fail(failure.PolicyRejected, 0, e)
+		return Completion{RequestID: reqID}, Classed(failure.PolicyRejected, 0, e)
 	case ch.FinishReason == "length":
 		e.Reason, e.Detail = ReasonTruncated, fmt.Sprintf("output cut at max_tokens (%d completion tokens)", cr.Usage.CompletionTokens)
-		return Completion{RequestID: reqID}, fail(failure.SchemaInvalid, 0, e)
+		return Completion{RequestID: reqID}, Classed(failure.SchemaInvalid, 0, e)
 	case ch.Message.Content == nil || *ch.Message.Content == "":
-		return Completion{RequestID: reqID}, bad(fmt.Sprintf("no message content (finish_reason %q)", clip(ch.FinishReason, 64)))
+		return Completion{RequestID: reqID}, bad(fmt.Sprintf("no message content (finish_reason %q)", Clip(ch.FinishReason, 64)))
 	}
 	return Completion{
 		Content:      []byte(*ch.Message.Content),

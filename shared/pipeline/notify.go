@@ -63,7 +63,7 @@ func (n *Notify) Process(ctx context.Context, job *store.Job) (store.Result, err
 	sent := 0
 	for _, rcpt := range recipients {
 		k := notify.Key{Changelist: job.Changelist, Recipient: rcpt, ReviewVersion: job.ReviewVersion}
-		msg, err := notify.Compose(k, notify.Content{Author: cs.User, Description: cs.Description, JobID: job.ID, Review: review, From: n.From, HTML: n.HTML})
+		msg, err := notify.Compose(k, notify.Content{Author: cs.User, Description: cs.Description, JobID: job.ID, Review: review, From: n.From, HTML: n.HTML, Changeset: &cs})
 		if err != nil {
 			return store.Result{}, failure.Wrap(failure.InternalBug, err)
 		}

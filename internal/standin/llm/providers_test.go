@@ -15,6 +15,7 @@ import (
 	"github.com/criticizer/criticizer/internal/standin/llm"
 	"github.com/criticizer/criticizer/shared/failure"
 	llmclient "github.com/criticizer/criticizer/shared/llm"
+	"github.com/criticizer/criticizer/shared/llm/bedrock"
 	"github.com/criticizer/criticizer/shared/review"
 )
 
@@ -26,7 +27,7 @@ func providerClient(t *testing.T, format, url string, logs *bytes.Buffer) llmcli
 	switch format {
 	case llm.FormatBedrock:
 		cfg.Model = "anthropic.claude-3-5-sonnet-20240620-v1:0"
-		c, err := llmclient.NewBedrock(cfg, aws.Config{Region: "us-east-1",
+		c, err := bedrock.New(cfg, aws.Config{Region: "us-east-1",
 			Credentials: credentials.NewStaticCredentialsProvider("AKIDSTANDINFIXTURE", "fixture-secret", "")})
 		if err != nil {
 			t.Fatal(err)

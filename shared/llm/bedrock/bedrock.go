@@ -1,4 +1,8 @@
-package llm
+// Package bedrock is the Amazon Bedrock Converse family of llm.Provider: the
+// AWS SDK with the function's IAM role (SigV4, no API key). It is its own
+// package so that binaries which only share shared/llm's types do not link
+// the Bedrock SDK.
+package bedrock
 
 import (
 	"context"
@@ -17,26 +21,27 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/llm"
 )
 
-// ConverseAPI is the part of the Bedrock runtime client BedrockClient uses.
+// ConverseAPI is the part of the Bedrock runtime client Client uses.
 type ConverseAPI interface {
 	Converse(ctx context.Context, in *bedrockruntime.ConverseInput, optFns ...func(*bedrockruntime.Options)) (*bedrockruntime.ConverseOutput, error)
 }
 
-// BedrockClient speaks Amazon Bedrock Converse through the AWS SDK: SigV4
+// Client speaks Amazon Bedrock Converse through the AWS SDK: SigV4
 // with the function's IAM role, no API key. It is safe for concurrent use.
-type BedrockClient struct {
-	cfg Config
+type Client struct {
+	cfg llm.Config
 	api ConverseAPI
 	log *slog.Logger
 }
 
-// NewBedrock returns a Bedrock Converse client using awsCfg's region and
+// New returns a Bedrock Converse client using awsCfg's region and
 // credentials. cfg.Endpoint, when set, replaces the regional endpoint (a VPC
 // endpoint, or the local stand-in). The SDK's own retries are off: the stage's
 // retry policy decides, with the class this client returns.
-func NewBedrock(cfg Config, awsCfg aws.Config) (*BedrockClient, error) {
+func New(cfg llm.Config, awsCfg aws.Config) (*Client, error) {
 	if cfg.Timeout <= 0 {
 		return nil, failure.Errorf(failure.InternalBug, "llm: config: Timeout must be positive")
 	}
@@ -44,12 +49,12 @@ func NewBedrock(cfg Config, awsCfg aws.Config) (*BedrockClient, error) {
 		return nil, failure.Errorf(failure.InternalBug, "llm: config: Model (Bedrock model id) is empty")
 	}
 	if cfg.Endpoint != "" {
-		if _, err := ValidateEndpoint(Bedrock, cfg.Endpoint); err != nil {
+		if _, err := llm.ValidateEndpoint(llm.Bedrock, cfg.Endpoint); err != nil {
 			return nil, err
 		}
 	}
 	if cfg.MaxTokens <= 0 {
-		cfg.MaxTokens = DefaultMaxTokens
+		cfg.MaxTokens = llm.DefaultMaxTokens
 	}
 	lg := cfg.Logger
 	if lg == nil {
@@ -64,28 +69,28 @@ func NewBedrock(cfg Config, awsCfg aws.Config) (*BedrockClient, error) {
 		}
 		o.Retryer = aws.NopRetryer{}
 	})
-	return &BedrockClient{cfg: cfg, api: api, log: lg}, nil
+	return &Client{cfg: cfg, api: api, log: lg}, nil
 }
 
-// NewBedrockWithAPI is NewBedrock over a given Converse implementation (tests).
-func NewBedrockWithAPI(cfg Config, api ConverseAPI) *BedrockClient {
+// NewWithAPI is New over a given Converse implementation (tests).
+func NewWithAPI(cfg llm.Config, api ConverseAPI) *Client {
 	if cfg.MaxTokens <= 0 {
-		cfg.MaxTokens = DefaultMaxTokens
+		cfg.MaxTokens = llm.DefaultMaxTokens
 	}
 	lg := cfg.Logger
 	if lg == nil {
 		lg = slog.Default()
 	}
-	return &BedrockClient{cfg: cfg, api: api, log: lg}
+	return &Client{cfg: cfg, api: api, log: lg}
 }
 
 // String names the client without anything secret (it holds none).
-func (c *BedrockClient) String() string {
-	return fmt.Sprintf("llm.BedrockClient{model=%s}", c.cfg.Model)
+func (c *Client) String() string {
+	return fmt.Sprintf("bedrock.Client{model=%s}", c.cfg.Model)
 }
 
 // Complete sends p through Converse and returns the model's answer.
-func (c *BedrockClient) Complete(ctx context.Context, p Prompt) (Completion, error) {
+func (c *Client) Complete(ctx context.Context, p llm.Prompt) (llm.Completion, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
 	maxTokens := c.cfg.MaxTokens
@@ -101,24 +106,24 @@ func (c *BedrockClient) Complete(ctx context.Context, p Prompt) (Completion, err
 	}
 	start := time.Now()
 	out, err := c.api.Converse(ctx, in)
-	var comp Completion
+	var comp llm.Completion
 	status := http.StatusOK
 	if err != nil {
 		err = c.classify(ctx, err)
-		if e, ok := Details(err); ok {
+		if e, ok := llm.Details(err); ok {
 			status = e.Status
 		}
 	} else {
 		comp, err = c.read(out)
 	}
-	logCall(ctx, c.log, Bedrock, c.cfg.Model, p, start, comp, status, err)
+	llm.LogCall(ctx, c.log, llm.Bedrock, c.cfg.Model, p, start, comp, status, err)
 	if err != nil {
-		return Completion{}, err
+		return llm.Completion{}, err
 	}
 	return comp, nil
 }
 
-func (c *BedrockClient) read(out *bedrockruntime.ConverseOutput) (Completion, error) {
+func (c *Client) read(out *bedrockruntime.ConverseOutput) (llm.Completion, error) {
 	reqID, _ := awsmw.GetRequestIDMetadata(out.ResultMetadata)
 	var text strings.Builder
 	if m, ok := out.Output.(*types.ConverseOutputMemberMessage); ok {
@@ -129,28 +134,28 @@ func (c *BedrockClient) read(out *bedrockruntime.ConverseOutput) (Completion, er
 		}
 	}
 	sr := string(out.StopReason)
-	e := &Error{Provider: Bedrock, Status: http.StatusOK, RequestID: reqID, Code: clip(sr, 64)}
+	e := &llm.Error{Provider: llm.Bedrock, Status: http.StatusOK, RequestID: reqID, Code: llm.Clip(sr, 64)}
 	switch out.StopReason {
 	case types.StopReasonGuardrailIntervened, types.StopReasonContentFiltered:
-		e.Reason, e.Detail = ReasonContentFilter, "stopped by a Bedrock guardrail or content filter ("+sr+")"
-		return Completion{RequestID: reqID}, fail(failure.PolicyRejected, 0, e)
+		e.Reason, e.Detail = llm.ReasonContentFilter, "stopped by a Bedrock guardrail or content filter ("+sr+")"
+		return llm.Completion{RequestID: reqID}, llm.Classed(failure.PolicyRejected, 0, e)
 	case types.StopReasonMaxTokens:
-		e.Reason, e.Detail = ReasonTruncated, "output cut at maxTokens"
-		return Completion{RequestID: reqID}, fail(failure.SchemaInvalid, 0, e)
+		e.Reason, e.Detail = llm.ReasonTruncated, "output cut at maxTokens"
+		return llm.Completion{RequestID: reqID}, llm.Classed(failure.SchemaInvalid, 0, e)
 	case types.StopReasonModelContextWindowExceeded:
-		e.Reason = ReasonContextLength
-		return Completion{RequestID: reqID}, fail(failure.SchemaInvalid, 0, e)
+		e.Reason = llm.ReasonContextLength
+		return llm.Completion{RequestID: reqID}, llm.Classed(failure.SchemaInvalid, 0, e)
 	case types.StopReasonToolUse, types.StopReasonMalformedModelOutput, types.StopReasonMalformedToolUse:
-		e.Reason, e.Detail = ReasonBadResponse, "unexpected stopReason "+sr
-		return Completion{RequestID: reqID}, fail(failure.SchemaInvalid, 0, e)
+		e.Reason, e.Detail = llm.ReasonBadResponse, "unexpected stopReason "+sr
+		return llm.Completion{RequestID: reqID}, llm.Classed(failure.SchemaInvalid, 0, e)
 	}
 	if text.Len() == 0 {
-		e.Reason, e.Detail = ReasonBadResponse, "no text content block"
-		return Completion{RequestID: reqID}, fail(failure.SchemaInvalid, 0, e)
+		e.Reason, e.Detail = llm.ReasonBadResponse, "no text content block"
+		return llm.Completion{RequestID: reqID}, llm.Classed(failure.SchemaInvalid, 0, e)
 	}
-	comp := Completion{Content: []byte(text.String()), RequestID: reqID, Model: c.cfg.Model, FinishReason: sr}
+	comp := llm.Completion{Content: []byte(text.String()), RequestID: reqID, Model: c.cfg.Model, FinishReason: sr}
 	if u := out.Usage; u != nil {
-		comp.Usage = Usage{InputTokens: int(aws.ToInt32(u.InputTokens)), OutputTokens: int(aws.ToInt32(u.OutputTokens))}
+		comp.Usage = llm.Usage{InputTokens: int(aws.ToInt32(u.InputTokens)), OutputTokens: int(aws.ToInt32(u.OutputTokens))}
 	}
 	return comp, nil
 }
@@ -166,21 +171,21 @@ func (c *BedrockClient) read(out *bedrockruntime.ConverseOutput) (Completion, er
 //	other ValidationException, ResourceNotFoundException     SCHEMA_INVALID
 //
 // The exception message is read only to recognise the context-length case.
-func (c *BedrockClient) classify(ctx context.Context, err error) error {
+func (c *Client) classify(ctx context.Context, err error) error {
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return fmt.Errorf("llm: request cancelled: %w", context.Cause(ctx))
 	}
-	e := &Error{Provider: Bedrock}
+	e := &llm.Error{Provider: llm.Bedrock}
 	var re *awshttp.ResponseError
 	if errors.As(err, &re) {
-		e.RequestID = clip(re.ServiceRequestID(), 128)
+		e.RequestID = llm.Clip(re.ServiceRequestID(), 128)
 		e.Status = re.HTTPStatusCode()
 	}
 	var ae smithy.APIError
 	if !errors.As(err, &ae) {
-		return transportError(ctx, c.cfg.Timeout, err)
+		return llm.TransportError(ctx, c.cfg.Timeout, err)
 	}
-	e.Code = clip(ae.ErrorCode(), 64)
+	e.Code = llm.Clip(ae.ErrorCode(), 64)
 	var (
 		throttle *types.ThrottlingException
 		quota    *types.ServiceQuotaExceededException
@@ -194,20 +199,20 @@ func (c *BedrockClient) classify(ctx context.Context, err error) error {
 	)
 	switch {
 	case errors.As(err, &throttle), errors.As(err, &quota):
-		e.Reason = ReasonRateLimited
+		e.Reason = llm.ReasonRateLimited
 	case errors.As(err, &notReady), errors.As(err, &unavail), errors.As(err, &internal), errors.As(err, &modelErr):
-		e.Reason = ReasonUpstream
+		e.Reason = llm.ReasonUpstream
 	case errors.As(err, &timeout):
-		e.Reason = ReasonUpstream
-		return fail(failure.NetworkTimeout, 0, e)
+		e.Reason = llm.ReasonUpstream
+		return llm.Classed(failure.NetworkTimeout, 0, e)
 	case errors.As(err, &denied):
-		e.Reason, e.Detail = ReasonAuth, "the function's IAM role may not invoke this model (or model access is not granted)"
-	case errors.As(err, &invalid) && mentionsContextLength(invalid.ErrorMessage()):
-		e.Reason = ReasonContextLength
+		e.Reason, e.Detail = llm.ReasonAuth, "the function's IAM role may not invoke this model (or model access is not granted)"
+	case errors.As(err, &invalid) && llm.MentionsContextLength(invalid.ErrorMessage()):
+		e.Reason = llm.ReasonContextLength
 	case e.Status >= 500:
-		e.Reason = ReasonUpstream
+		e.Reason = llm.ReasonUpstream
 	default:
-		e.Reason = ReasonBadRequest
+		e.Reason = llm.ReasonBadRequest
 	}
-	return fail(classFor(e.Reason), 0, e)
+	return llm.Classed(llm.ClassFor(e.Reason), 0, e)
 }
