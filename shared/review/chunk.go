@@ -223,7 +223,11 @@ func (b Budget) Plan(cs domain.Changeset, version string) Plan {
 		limit := min(b.MaxFileBytes, room-perFileOverhead(f.DepotPath), b.MaxBytes-total)
 		diff := cutAtLine(f.Diff, limit)
 		if diff == "" {
-			p.Skipped = append(p.Skipped, SkippedFile{File: f.DepotPath, Reason: SkipTooLarge, Bytes: size})
+			reason := SkipTooLarge
+			if b.MaxBytes-total < min(b.MaxFileBytes, room-perFileOverhead(f.DepotPath)) {
+				reason = SkipOverByteLimit // what is left of the changelist's budget is too small
+			}
+			p.Skipped = append(p.Skipped, SkippedFile{File: f.DepotPath, Reason: reason, Bytes: size})
 			continue
 		}
 		bl := block{file: f, diff: diff}
