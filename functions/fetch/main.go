@@ -14,6 +14,8 @@ import (
 	"github.com/criticizer/criticizer/shared/p4"
 	"github.com/criticizer/criticizer/shared/pipeline"
 	"github.com/criticizer/criticizer/shared/redact"
+	"github.com/criticizer/criticizer/shared/secrets"
+	"github.com/criticizer/criticizer/shared/swarm"
 )
 
 func main() {
@@ -25,6 +27,8 @@ func main() {
 	allow := v.String("DEPOT_ALLOWLIST")
 	policy := redact.Policy{RedactEmails: v.Optional("REDACT_EMAILS", "false") == "true",
 		ConfidentialDomains: v.List("CONFIDENTIAL_DOMAINS"), ConfidentialCIDRs: v.List("CONFIDENTIAL_CIDRS")}
+	// Helix Swarm: who wrote a review (optional; a Swarm job fails without it).
+	swarmURL, swarmAPISecret := v.Optional("SWARM_URL", ""), v.Optional("SWARM_API_SECRET_ID", "")
 	coldstart.Must(env, v.Err())
 
 	// The allow-list is validated at start-up: a bad entry fails the deploy's
@@ -38,6 +42,19 @@ func main() {
 	red, err := redact.New(policy)
 	coldstart.Must(env, err)
 
-	proc := &pipeline.Fetch{P4: fetcher, Redactor: red, Raw: env.Raw(), Redacted: env.Redacted(), Log: env.Log}
+	proc := &pipeline.Fetch{P4: fetcher, Redactor: red, Raw: env.Raw(), Redacted: env.Redacted(), Log: env.Log, Swarm: env.SwarmReporter()}
+	if swarmURL != "" && swarmAPISecret != "" {
+		proc.Users = fetcher
+		proc.Reviews = &swarm.Client{BaseURL: swarmURL, Credentials: func(ctx context.Context, fresh bool) (swarm.Credentials, error) {
+			if fresh {
+				env.Secrets.Forget(swarmAPISecret)
+			}
+			v, _, err := env.Secrets.Get(ctx, swarmAPISecret, secrets.Current)
+			if err != nil {
+				return swarm.Credentials{}, err
+			}
+			return swarm.ParseCredentials(v)
+		}}
+	}
 	lambda.Start(env.Runtime(domain.StageFetch, proc, red.Sanitize).Handle)
 }

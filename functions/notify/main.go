@@ -44,7 +44,7 @@ func main() {
 	_, _, err := smtp.Get(ctx, false) // fail the cold start on a bad secret, not the first job
 	coldstart.Must(env, err)
 
-	n := &pipeline.Notify{Outbox: env.Outbox, Artifacts: env.Redacted(), From: cfg.From, Log: env.Log,
+	n := &pipeline.Notify{Outbox: env.Outbox, Artifacts: env.Redacted(), From: cfg.From, Log: env.Log, Swarm: env.SwarmReporter(),
 		Sender: pipeline.SenderFunc(func(ctx context.Context, k notify.Key, m *notify.Message) (string, error) {
 			return secrets.Do(ctx, smtp, func(s *notify.SMTPSender) (string, error) { return s.Send(ctx, k, m) })
 		})}

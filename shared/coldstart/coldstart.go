@@ -21,12 +21,14 @@ import (
 	"github.com/criticizer/criticizer/shared/backoff"
 	"github.com/criticizer/criticizer/shared/config"
 	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/queue"
 	"github.com/criticizer/criticizer/shared/secrets"
 	"github.com/criticizer/criticizer/shared/stage"
 	"github.com/criticizer/criticizer/shared/store"
+	"github.com/criticizer/criticizer/shared/swarm"
 )
 
 // Env is a function's initialised dependencies.
@@ -84,10 +86,23 @@ func Must(env *Env, err error) *Env {
 func (e *Env) Raw() *artifacts.Store      { return artifacts.New(e.S3, e.Config.RawBucket) }
 func (e *Env) Redacted() *artifacts.Store { return artifacts.New(e.S3, e.Config.RedactedBkt) }
 
-// Runtime returns the stage runtime for s around proc.
+// Runtime returns the stage runtime for s around proc. A job from a Helix
+// Swarm test run that is dead-lettered reports {fail} to the run.
 func (e *Env) Runtime(s domain.Stage, proc stage.Processor, sanitize func(string) string) *stage.Runtime {
+	rep := e.SwarmReporter()
 	return &stage.Runtime{
 		Stage: s, Jobs: e.Jobs, Queues: e.Queues, Processor: proc, Lease: e.Config.Lease,
 		MaxAttempts: e.Config.MaxAttempts, Backoff: backoff.Default, Log: e.Log, Metrics: e.Metrics, Sanitize: sanitize,
+		AfterDeadLetter: func(ctx context.Context, job *store.Job, class failure.Class) {
+			if err := rep.Fail(ctx, job, class); err != nil {
+				e.Log.WarnContext(ctx, "swarm fail callback failed", "err", err, "error_class", failure.Classify(err))
+			}
+		},
 	}
+}
+
+// SwarmReporter reports to Helix Swarm test runs through the callback URLs
+// kept with each job (no Swarm login needed: the URLs carry Swarm's token).
+func (e *Env) SwarmReporter() *swarm.Reporter {
+	return &swarm.Reporter{Swarm: &swarm.Client{}, Jobs: e.Jobs, Log: e.Log}
 }
