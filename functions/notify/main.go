@@ -45,6 +45,7 @@ func main() {
 	coldstart.Must(env, err)
 
 	n := &pipeline.Notify{Outbox: env.Outbox, Artifacts: env.Redacted(), From: cfg.From, Log: env.Log, Swarm: env.SwarmReporter(),
+		HTML: true, SwarmURL: env.Vars.Optional("SWARM_URL", ""), // HTML + text alternatives; Swarm review link when known
 		Sender: pipeline.SenderFunc(func(ctx context.Context, k notify.Key, m *notify.Message) (string, error) {
 			return secrets.Do(ctx, smtp, func(s *notify.SMTPSender) (string, error) { return s.Send(ctx, k, m) })
 		})}
