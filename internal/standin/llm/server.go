@@ -1,8 +1,12 @@
 // Package llm is the LLM provider's stand-in for tests and local runs: an
-// HTTP server on the loopback interface that speaks the OpenAI-compatible
-// Chat Completions wire format, answers review prompts with deterministic,
+// HTTP server on the loopback interface that speaks the three wire formats
+// the review stage supports — OpenAI-compatible Chat Completions, Anthropic
+// Messages and Amazon Bedrock Converse (point the AWS SDK's BaseEndpoint at
+// it; it checks the SigV4 scheme, not the signature) — answers review prompts with deterministic,
 // schema-valid ReviewResult JSON derived from the diffs, and lets tests inject
-// provider faults (429 with Retry-After, 5xx, malformed output, delays) and
+// the provider answers of shared/reference/llm-providers.md (429 with
+// Retry-After or x-ratelimit-reset-*, 5xx, refusals, truncation, content
+// filters, Bedrock exceptions, malformed output, delays), and count and
 // inspect exactly what reached "the LLM".
 //
 // It reads the prompt the way a model would read text, by the markers the
