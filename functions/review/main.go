@@ -1,6 +1,6 @@
 // Command review is the llm stage: it reviews the redacted changeset in
 // chunks that fit the configured model and stores the merged, validated
-// ReviewResult. See shared/pipeline, shared/review and shared/llm.
+// ReviewResult. See shared/reviewstage, shared/review and shared/llm.
 //
 // Environment (beyond the common stage variables):
 //
@@ -26,20 +26,26 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/coldstart"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/llm"
 	"github.com/criticizer/criticizer/shared/llm/bedrock"
-	"github.com/criticizer/criticizer/shared/pipeline"
+	"github.com/criticizer/criticizer/shared/queue"
 	"github.com/criticizer/criticizer/shared/redact"
 	"github.com/criticizer/criticizer/shared/review"
+	"github.com/criticizer/criticizer/shared/reviewstage"
 	"github.com/criticizer/criticizer/shared/secrets"
+	"github.com/criticizer/criticizer/shared/store"
+	"github.com/criticizer/criticizer/shared/swarm"
 )
 
 func main() {
@@ -69,7 +75,7 @@ func main() {
 		budget.BytesPerToken = f
 	}
 	rollout := review.Rollout{Candidate: v.Optional("PROMPT_CANDIDATE_VERSION", ""), Percent: v.Int("PROMPT_CANDIDATE_PERCENT", 0, 0, 100)}
-	parallelism := v.Int("LLM_PARALLELISM", pipeline.DefaultParallelism, 1, 64)
+	parallelism := v.Int("LLM_PARALLELISM", reviewstage.DefaultParallelism, 1, 64)
 	var secretID string
 	switch provider {
 	case llm.OpenAI, llm.Anthropic:
@@ -83,7 +89,7 @@ func main() {
 	coldstart.Must(env, v.Err())
 	coldstart.Must(env, rollout.Validate())
 
-	var complete pipeline.CompleterFunc
+	var complete reviewstage.CompleterFunc
 	if provider == llm.Bedrock {
 		c, err := bedrock.New(cfg, env.AWS) // IAM: the function's role, no API key
 		coldstart.Must(env, err)
@@ -91,12 +97,13 @@ func main() {
 	} else {
 		// The client is rebuilt whenever the key changes, so an emergency
 		// rotation reaches warm functions: a rejected key re-reads the secret.
-		rot := secrets.NewRotating(env.Secrets, secretID, func(v string) (llm.Provider, error) {
+		sm := secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL)
+		rot := secrets.NewRotating(sm, secretID, func(v string) (llm.Provider, error) {
 			var s struct {
 				APIKey string `json:"api_key"`
 			}
-			if err := json.Unmarshal([]byte(v), &s); err != nil || s.APIKey == "" {
-				return nil, fmt.Errorf("LLM secret %s: want JSON with api_key", secretID)
+			if err := secrets.Unmarshal(secretID, v, &s, "api_key"); err != nil {
+				return nil, err
 			}
 			return llm.New(provider, cfg, s.APIKey)
 		})
@@ -109,7 +116,11 @@ func main() {
 	guard, err := redact.New(redact.Policy{})
 	coldstart.Must(env, err)
 
-	proc := &pipeline.Review{Redacted: env.Redacted(), Guard: guard, LLM: complete, Model: cfg.Model,
-		Budget: budget, Rollout: rollout, Parallelism: parallelism, Metrics: env.Metrics, Log: env.Log}
-	lambda.Start(env.Runtime(domain.StageLLM, proc, guard.Sanitize).Handle)
+	jobs := store.New(dynamodb.NewFromConfig(env.AWS), env.Config.JobsTable)
+	queues := queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs)
+	proc := &reviewstage.Review{Redacted: artifacts.New(artifacts.NewS3Client(env.AWS), env.Config.RedactedBkt), Guard: guard,
+		LLM: complete, Model: cfg.Model, Budget: budget, Rollout: rollout, Parallelism: parallelism, Metrics: env.Metrics, Log: env.Log}
+	rt := env.Runtime(domain.StageLLM, jobs, queues, proc, guard.Sanitize)
+	rt.AfterDeadLetter = swarm.NewReporter(jobs, env.Log).DeadLettered // a dead-lettered Swarm run hears {fail}
+	lambda.Start(rt.Handle)
 }

@@ -7,9 +7,15 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/criticizer/criticizer/shared/coldstart"
+	"github.com/criticizer/criticizer/shared/outbox"
+	"github.com/criticizer/criticizer/shared/queue"
 	"github.com/criticizer/criticizer/shared/secrets"
+	"github.com/criticizer/criticizer/shared/store"
 	"github.com/criticizer/criticizer/shared/webhook"
 )
 
@@ -23,32 +29,17 @@ func main() {
 	swarmURL := env.Vars.Optional("SWARM_URL", "")
 	coldstart.Must(env, env.Vars.Err())
 
+	ddb := dynamodb.NewFromConfig(env.AWS)
+	sm := secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL)
 	h := &webhook.Handler{
-		Jobs: env.Jobs, Deliveries: env.Outbox, Queue: env.Queues, Log: env.Log, Metrics: env.Metrics,
+		Jobs: store.New(ddb, env.Config.JobsTable), Deliveries: outbox.New(ddb, env.Config.JobsTable),
+		Queue: queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs),
+		Keys:  webhook.SecretKeys(sm, secretID), Log: env.Log, Metrics: env.Metrics,
 		ReplayWindow: window, SweepAfter: 2 * env.Config.Lease, IdemTTL: 30 * 24 * time.Hour,
-		Keys: rotating(env, secretID), SwarmURL: swarmURL,
+		SwarmURL: swarmURL,
 	}
 	if swarmTokenID != "" {
-		h.SwarmTokens = rotating(env, swarmTokenID)
+		h.SwarmTokens = webhook.SecretKeys(sm, swarmTokenID)
 	}
 	lambda.Start(h.Handle)
-}
-
-// rotating returns the secret's current value and, during a rotation, the
-// previous one: both verify, so a rotation needs no downtime.
-func rotating(env *coldstart.Env, secretID string) webhook.Keys {
-	return func(ctx context.Context, fresh bool) ([][]byte, error) {
-		if fresh {
-			env.Secrets.Forget(secretID)
-		}
-		cur, _, err := env.Secrets.Get(ctx, secretID, secrets.Current)
-		if err != nil {
-			return nil, err
-		}
-		keys := [][]byte{[]byte(cur)}
-		if prev, found, err := env.Secrets.Get(ctx, secretID, secrets.Previous); err == nil && found {
-			keys = append(keys, []byte(prev))
-		}
-		return keys, nil
-	}
 }

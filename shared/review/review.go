@@ -31,7 +31,8 @@ const (
 //go:embed reviewresult.schema.json
 var schemaJSON []byte
 
-// SchemaJSON returns a copy of the embedded canonical ReviewResult schema.
+// SchemaJSON returns a copy of the embedded canonical ReviewResult schema
+// (sent as the json_schema response format to providers that support it).
 func SchemaJSON() []byte { return bytes.Clone(schemaJSON) }
 
 const schemaURL = "urn:criticizer:reviewresult.schema.json"

@@ -100,3 +100,18 @@ func (r *Reporter) call(ctx context.Context, job *store.Job, c store.Callback, r
 	}
 	return nil
 }
+
+// NewReporter returns a Reporter that calls back through the URLs kept with
+// each job (they carry Swarm's own per-run token: no Swarm login is needed).
+func NewReporter(jobs Recorder, log *slog.Logger) *Reporter {
+	return &Reporter{Swarm: &Client{}, Jobs: jobs, Log: log}
+}
+
+// DeadLettered is the stage runtime's after-dead-letter hook: it reports
+// {fail} to the job's Swarm run. A failed callback is logged; the dead
+// letter stands either way.
+func (r *Reporter) DeadLettered(ctx context.Context, job *store.Job, class failure.Class) {
+	if err := r.Fail(ctx, job, class); err != nil {
+		r.Log.WarnContext(ctx, "swarm fail callback failed", "err", err, "error_class", failure.Classify(err))
+	}
+}

@@ -20,6 +20,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/criticizer/criticizer/shared/secrets"
+
 	"github.com/criticizer/criticizer/shared/failure"
 )
 
@@ -191,4 +193,25 @@ func retryAfter(resp *http.Response) time.Duration {
 		return time.Duration(s) * time.Second
 	}
 	return 0
+}
+
+// SecretReader is the part of the secrets store the Swarm credentials use.
+type SecretReader interface {
+	Get(ctx context.Context, id, stage string) (value string, found bool, err error)
+	Forget(id string)
+}
+
+// SecretCredentials reads the Swarm API credentials from the secret id's
+// current version; fresh re-reads it (after Swarm refused a cached ticket).
+func SecretCredentials(s SecretReader, id string) func(ctx context.Context, fresh bool) (Credentials, error) {
+	return func(ctx context.Context, fresh bool) (Credentials, error) {
+		if fresh {
+			s.Forget(id)
+		}
+		v, _, err := s.Get(ctx, id, secrets.Current)
+		if err != nil {
+			return Credentials{}, err
+		}
+		return ParseCredentials(v)
+	}
 }

@@ -1,4 +1,8 @@
-package pipeline
+// Package fetchstage is the fetch stage's stage.Processor: it reads the
+// changelist through p4 inside the depot allow-list and stores the raw and
+// redacted changeset artifacts and the recipient list. Leases, retries and
+// dead letters are the stage runtime's business, not its own.
+package fetchstage
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package pipeline_test
+package reviewstage_test
 
 import (
 	"bytes"
@@ -21,7 +21,7 @@ import (
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/llm"
 	"github.com/criticizer/criticizer/shared/obs"
-	"github.com/criticizer/criticizer/shared/pipeline"
+	"github.com/criticizer/criticizer/shared/reviewstage"
 	"github.com/criticizer/criticizer/shared/redact"
 	"github.com/criticizer/criticizer/shared/review"
 	"github.com/criticizer/criticizer/shared/store"
@@ -75,11 +75,11 @@ var guardOnce = sync.OnceValues(func() (*redact.Redactor, error) { return redact
 type harness struct {
 	s3      *memS3
 	standin *llmstandin.Server
-	stage   *pipeline.Review
+	stage   *reviewstage.Review
 	metrics *bytes.Buffer
 }
 
-func newHarness(t testing.TB, mut func(*pipeline.Review)) *harness {
+func newHarness(t testing.TB, mut func(*reviewstage.Review)) *harness {
 	t.Helper()
 	srv := llmstandin.NewServer(llmstandin.Options{APIKey: apiKey})
 	url, err := srv.Start("")
@@ -97,7 +97,7 @@ func newHarness(t testing.TB, mut func(*pipeline.Review)) *harness {
 		t.Fatal(err)
 	}
 	h := &harness{s3: newMemS3(), standin: srv, metrics: &bytes.Buffer{}}
-	h.stage = &pipeline.Review{Redacted: artifacts.New(h.s3, "redacted"), Guard: guard, LLM: client, Model: "gpt-4o",
+	h.stage = &reviewstage.Review{Redacted: artifacts.New(h.s3, "redacted"), Guard: guard, LLM: client, Model: "gpt-4o",
 		Metrics: obs.NewMetrics(h.metrics, "test"), Log: slog.New(slog.DiscardHandler)}
 	if mut != nil {
 		mut(h.stage)
@@ -168,7 +168,7 @@ func reviewedFiles(t testing.TB, reqs []llmstandin.Request) map[string]int {
 }
 
 func TestReviewLargeChangelistInChunks(t *testing.T) {
-	h := newHarness(t, func(r *pipeline.Review) { r.Budget = review.Budget{MaxFiles: 4900} })
+	h := newHarness(t, func(r *reviewstage.Review) { r.Budget = review.Budget{MaxFiles: 4900} })
 	cs := bigChangeset(5000)
 	res, err := h.stage.Process(context.Background(), h.job(t, "job-5000", cs))
 	if err != nil {
@@ -270,7 +270,7 @@ func TestReviewRetriesOnlyTheFailedChunk(t *testing.T) {
 }
 
 func TestReviewReplayCallsModelOnlyForUnfinishedChunks(t *testing.T) {
-	h := newHarness(t, func(r *pipeline.Review) { r.Parallelism = 1 })
+	h := newHarness(t, func(r *reviewstage.Review) { r.Parallelism = 1 })
 	cs := chunked(500) // five chunks, reviewed one at a time
 	third := cs.Files[250].DepotPath
 	h.standin.QueueFault(llmstandin.Fault{Status: 429, Match: third})
@@ -365,7 +365,7 @@ func TestReviewRefusalIsPolicyRejectedWithText(t *testing.T) {
 // prompt version, deterministically by job id, and checks the per-version
 // metrics.
 func TestPromptRollout(t *testing.T) {
-	h := newHarness(t, func(r *pipeline.Review) {
+	h := newHarness(t, func(r *reviewstage.Review) {
 		r.Rollout = review.Rollout{Candidate: review.CandidatePromptVersion, Percent: 30}
 	})
 	cs := chunked(3) // one strcpy finding

@@ -1,4 +1,4 @@
-package pipeline_test
+package reviewstage_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	llmstandin "github.com/criticizer/criticizer/internal/standin/llm"
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/llm"
-	"github.com/criticizer/criticizer/shared/pipeline"
+	"github.com/criticizer/criticizer/shared/reviewstage"
 	"github.com/criticizer/criticizer/shared/store"
 )
 
@@ -27,14 +27,14 @@ func BenchmarkReviewStage(b *testing.B) {
 	for _, n := range []int{10, 100, 1000, 5000} {
 		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
 			var calls atomic.Int64
-			model := pipeline.CompleterFunc(func(_ context.Context, p llm.Prompt) (llm.Completion, error) {
+			model := reviewstage.CompleterFunc(func(_ context.Context, p llm.Prompt) (llm.Completion, error) {
 				calls.Add(1)
 				content, _ := json.Marshal(llmstandin.Review(p.User, "", ""))
 				return llm.Completion{Content: content, Usage: llm.Usage{InputTokens: len(p.User) / 4, OutputTokens: len(content) / 4}}, nil
 			})
 			cs := bigChangeset(n)
 			s3 := newMemS3()
-			stage := &pipeline.Review{Redacted: artifacts.New(s3, "redacted"), Guard: guard, LLM: model, Model: "gpt-4o",
+			stage := &reviewstage.Review{Redacted: artifacts.New(s3, "redacted"), Guard: guard, LLM: model, Model: "gpt-4o",
 				Log: slog.New(slog.DiscardHandler)}
 			key := "jobs/bench/redacted.json"
 			if err := stage.Redacted.PutJSON(context.Background(), key, cs); err != nil {
