@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/domain"
@@ -19,7 +20,6 @@ import (
 	"github.com/criticizer/criticizer/shared/fetchstage"
 	"github.com/criticizer/criticizer/shared/llm"
 	"github.com/criticizer/criticizer/shared/redact"
-	"github.com/criticizer/criticizer/shared/review"
 	"github.com/criticizer/criticizer/shared/store"
 )
 
@@ -45,7 +45,7 @@ func (m *memS3) GetObject(_ context.Context, in *s3.GetObjectInput, _ ...func(*s
 	defer m.mu.Unlock()
 	b, ok := m.objects[*in.Key]
 	if !ok {
-		return nil, errors.New("no such key")
+		return nil, &s3types.NoSuchKey{}
 	}
 	return &s3.GetObjectOutput{Body: io.NopCloser(bytes.NewReader(b))}, nil
 }
@@ -88,7 +88,7 @@ func TestReviewGuardVerifiesFetchProof(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rev := &Review{Redacted: store3, Guard: guard, Log: log, Parse: review.Options{PromptVersion: review.PromptVersion}, Limits: review.DefaultPromptLimits,
+	rev := &Review{Redacted: store3, Guard: guard, Log: log, Model: "gpt-4o",
 		LLM: CompleterFunc(func(_ context.Context, p llm.Prompt) (llm.Completion, error) {
 			prompts = append(prompts, p.User)
 			return llm.Completion{}, errCalled

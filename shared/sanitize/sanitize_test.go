@@ -133,30 +133,35 @@ func TestSMTPReplyEchoingSecrets(t *testing.T) {
 	}
 }
 
-// An LLM provider answering 400 with a body that echoes the request.
+// An LLM provider answering 400 with a body that echoes the request (the
+// shape carries both OpenAI's and Anthropic's error fields).
 func TestLLMErrorBodyEchoingSecrets(t *testing.T) {
 	p := newPlanted(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusBadRequest)
-		fmt.Fprintf(w, `{"error":{"message":%q,"type":%q,"code":%q}}`, "Invalid request: "+p.quote(), p.awsSecret, p.token)
+		fmt.Fprintf(w, `{"type":"error","error":{"message":%q,"type":%q,"code":%q}}`, "Invalid request: "+p.quote(), p.awsSecret, p.token)
 	}))
 	defer srv.Close()
-	var logs bytes.Buffer
-	c, err := llm.New(llm.Config{Endpoint: srv.URL, Model: "m", Timeout: 5 * time.Second, Logger: obs.NewLogger(&logs, "debug", "review")}, "sk-test-"+p.token)
-	if err != nil {
-		t.Fatal(err)
+	for _, provider := range []string{llm.OpenAI, llm.Anthropic} {
+		t.Run(provider, func(t *testing.T) {
+			var logs bytes.Buffer
+			c, err := llm.New(provider, llm.Config{Endpoint: srv.URL, Model: "m", Timeout: 5 * time.Second, ResponseFormat: llm.FormatJSONObject, Logger: obs.NewLogger(&logs, "debug", "review")}, "sk-test-"+p.token)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = c.Complete(context.Background(), llm.Prompt{System: "s", User: "u"})
+			if err == nil {
+				t.Fatal("complete succeeded")
+			}
+			got := Error(err)
+			p.assertAbsent(t, "stored error", got)
+			if !strings.Contains(got, "400") {
+				t.Errorf("status lost: %s", got)
+			}
+			p.assertAbsent(t, "review log", logs.String())
+		})
 	}
-	_, err = c.Complete(context.Background(), llm.Prompt{System: "s", User: "u"})
-	if err == nil {
-		t.Fatal("complete succeeded")
-	}
-	got := Error(err)
-	p.assertAbsent(t, "stored error", got)
-	if !strings.Contains(got, "400") {
-		t.Errorf("status lost: %s", got)
-	}
-	p.assertAbsent(t, "review log", logs.String())
 }
 
 // p4 printing an error that quotes what it was given.
