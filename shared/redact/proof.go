@@ -101,29 +101,45 @@ func (r *Redactor) Verify(proof string, v any) error {
 	return nil
 }
 
+// Proven is the set of lines of texts covered by a verified proof of
+// redaction. Build it once per artifact; it serves every prompt made from it.
+type Proven struct{ lines map[string]struct{} }
+
+// NewProven indexes the lines of texts whose proof verified.
+func NewProven(texts ...string) *Proven {
+	p := &Proven{lines: map[string]struct{}{}}
+	for _, t := range texts {
+		for line := range strings.SplitSeq(t, "\n") {
+			p.lines[line] = struct{}{}
+		}
+	}
+	return p
+}
+
+func (p *Proven) has(line string) bool {
+	if p == nil {
+		return false
+	}
+	_, ok := p.lines[line]
+	return ok
+}
+
 // GuardPrompt is the pre-submit guard: it scans prompt for secrets, except
-// the lines that appear verbatim in proven (the texts of an artifact whose
-// proof verified), which were redacted once already and are not scanned
-// twice. Everything else — instructions, headers, a description re-encoded
-// as JSON, any line not in the artifact — is scanned. Matches carry prompt
-// line numbers. Pass no proven texts to scan all of it.
-func (r *Redactor) GuardPrompt(prompt string, proven ...string) ([]Match, error) {
-	if len(proven) == 0 {
+// the lines that appear verbatim in proven, which were redacted once already
+// and are not scanned twice. Everything else — instructions, headers, a
+// description re-encoded as JSON, any line not in the artifact — is
+// scanned. Matches carry prompt line numbers. A nil proven scans it all.
+func (r *Redactor) GuardPrompt(prompt string, proven *Proven) ([]Match, error) {
+	if proven == nil {
 		_, ms, err := r.Redact(prompt)
 		return ms, err
-	}
-	known := map[string]struct{}{}
-	for _, t := range proven {
-		for line := range strings.SplitSeq(t, "\n") {
-			known[line] = struct{}{}
-		}
 	}
 	var rest strings.Builder
 	var lineNo []int // rest's line i is prompt line lineNo[i]
 	n := 0
 	for line := range strings.SplitSeq(prompt, "\n") {
 		n++
-		if _, ok := known[line]; ok {
+		if proven.has(line) {
 			continue
 		}
 		rest.WriteString(line)

@@ -44,7 +44,7 @@ func TestGuardPromptScansOnlyWhatIsNotProven(t *testing.T) {
 	// skip).
 	provenDiff := "+const k = \"AKIAQX7N3PLV2KD5RTWE\"\n+return nil\n"
 	prompt := "Review changelist 9.\n" + provenDiff + "note: password = \"hunter2-extra\"\n"
-	ms, err := r.GuardPrompt(prompt, provenDiff)
+	ms, err := r.GuardPrompt(prompt, NewProven(provenDiff))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestGuardPromptScansOnlyWhatIsNotProven(t *testing.T) {
 		t.Fatalf("matches = %v, want one password-assignment on line 4", ms)
 	}
 	// Without proven texts, everything is scanned.
-	ms, err = r.GuardPrompt(prompt)
+	ms, err = r.GuardPrompt(prompt, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

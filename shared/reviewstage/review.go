@@ -27,7 +27,7 @@ import (
 // of redaction and scans what the proof does not cover.
 type TextRedactor interface {
 	Verify(proof string, artifact any) error
-	GuardPrompt(prompt string, proven ...string) ([]redact.Match, error)
+	GuardPrompt(prompt string, proven *redact.Proven) ([]redact.Match, error)
 }
 
 // Completer is the LLM provider.
@@ -85,7 +85,7 @@ type run struct {
 	r       *Review
 	job     *store.Job
 	cs      domain.Changeset
-	proven  []string // texts covered by a verified proof of redaction
+	proven  *redact.Proven // lines covered by a verified proof of redaction
 	plan    review.Plan
 	version string
 
@@ -115,12 +115,14 @@ func (r *Review) Process(ctx context.Context, job *store.Job) (store.Result, err
 	// The diffs carry fetch's proof of redaction: verified once here, they
 	// are not scanned again for every prompt. An artifact that does not
 	// match its proof means redaction was bypassed: blocked.
-	var proven []string
+	var proven *redact.Proven
 	switch err := r.Guard.Verify(job.Artifacts.RedactedProof, cs); {
 	case err == nil:
-		for _, f := range cs.Files {
-			proven = append(proven, f.Diff)
+		diffs := make([]string, len(cs.Files))
+		for i, f := range cs.Files {
+			diffs[i] = f.Diff
 		}
+		proven = redact.NewProven(diffs...)
 	case errors.Is(err, redact.ErrNoProof), errors.Is(err, redact.ErrStaleProof):
 		// Fetched before proofs or under other rules: prompts are scanned whole.
 	default:
@@ -352,8 +354,8 @@ func (run *run) emitMetrics(res *domain.ReviewResult) {
 // the description, any line not in the proven diffs) must find nothing. A
 // failure or a match means redaction was bypassed or broken, and the
 // request is blocked.
-func (r *Review) guard(p review.Prompt, proven []string) error {
-	matches, err := r.Guard.GuardPrompt(p.System+"\n"+p.User, proven...)
+func (r *Review) guard(p review.Prompt, proven *redact.Proven) error {
+	matches, err := r.Guard.GuardPrompt(p.System+"\n"+p.User, proven)
 	if err != nil {
 		return failure.Errorf(failure.PolicyRejected, "pre-submit redaction guard failed; LLM call blocked: %w", err)
 	}
