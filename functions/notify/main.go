@@ -24,6 +24,7 @@ import (
 	"github.com/criticizer/criticizer/shared/secrets"
 	"github.com/criticizer/criticizer/shared/ses"
 	"github.com/criticizer/criticizer/shared/store"
+	"github.com/criticizer/criticizer/shared/swarm"
 )
 
 func main() {
@@ -36,7 +37,8 @@ func main() {
 	ddb := dynamodb.NewFromConfig(env.AWS)
 	jobs := store.New(ddb, env.Config.JobsTable)
 	queues := queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs)
-	n := &notifystage.Notify{Outbox: outbox.New(ddb, env.Config.JobsTable), From: from, Log: env.Log,
+	reporter := swarm.NewReporter(jobs, env.Log)
+	n := &notifystage.Notify{Outbox: outbox.New(ddb, env.Config.JobsTable), From: from, Log: env.Log, Swarm: reporter,
 		Artifacts: artifacts.New(artifacts.NewS3Client(env.AWS), env.Config.RedactedBkt)}
 	switch provider {
 	case "ses":
@@ -53,7 +55,9 @@ func main() {
 	// are PII, so they are redacted along with secrets.
 	scrub, err := redact.New(redact.Policy{RedactEmails: true})
 	coldstart.Must(env, err)
-	lambda.Start(env.Runtime(domain.StageNotify, jobs, queues, n, scrub.Sanitize).Handle)
+	rt := env.Runtime(domain.StageNotify, jobs, queues, n, scrub.Sanitize)
+	rt.AfterDeadLetter = reporter.DeadLettered
+	lambda.Start(rt.Handle)
 }
 
 // smtpSender builds the SMTP sender from SMTP_* and its secret, and the

@@ -21,6 +21,7 @@ import (
 	"github.com/criticizer/criticizer/shared/reviewstage"
 	"github.com/criticizer/criticizer/shared/secrets"
 	"github.com/criticizer/criticizer/shared/store"
+	"github.com/criticizer/criticizer/shared/swarm"
 )
 
 func main() {
@@ -56,5 +57,7 @@ func main() {
 			return secrets.Do(ctx, provider, func(c *llm.Client) (llm.Completion, error) { return c.Complete(ctx, p) })
 		}),
 		Parse: review.Options{PromptVersion: review.PromptVersion}, Limits: review.DefaultPromptLimits, Log: env.Log}
-	lambda.Start(env.Runtime(domain.StageLLM, jobs, queues, proc, guard.Sanitize).Handle)
+	rt := env.Runtime(domain.StageLLM, jobs, queues, proc, guard.Sanitize)
+	rt.AfterDeadLetter = swarm.NewReporter(jobs, env.Log).DeadLettered // a dead-lettered Swarm run hears {fail}
+	lambda.Start(rt.Handle)
 }

@@ -24,6 +24,9 @@ func main() {
 	env := coldstart.Must(coldstart.Load(ctx, "webhook"))
 	secretID := env.Vars.String("WEBHOOK_SECRET_ID")
 	window := env.Vars.Seconds("REPLAY_WINDOW_SECONDS", 300, 30, 3600)
+	// Swarm's bearer token: optional; unset turns bearer authentication off.
+	swarmTokenID := env.Vars.Optional("SWARM_TOKEN_SECRET_ID", "")
+	swarmURL := env.Vars.Optional("SWARM_URL", "")
 	coldstart.Must(env, env.Vars.Err())
 
 	ddb := dynamodb.NewFromConfig(env.AWS)
@@ -33,6 +36,10 @@ func main() {
 		Queue: queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs),
 		Keys:  webhook.SecretKeys(sm, secretID), Log: env.Log, Metrics: env.Metrics,
 		ReplayWindow: window, SweepAfter: 2 * env.Config.Lease, IdemTTL: 30 * 24 * time.Hour,
+		SwarmURL: swarmURL,
+	}
+	if swarmTokenID != "" {
+		h.SwarmTokens = webhook.SecretKeys(sm, swarmTokenID)
 	}
 	lambda.Start(h.Handle)
 }

@@ -41,6 +41,14 @@ type Notify struct {
 	From        string
 	HTML        bool
 	Log         *slog.Logger
+	// Swarm reports the outcome to a Helix Swarm test run once every
+	// recipient is e-mailed (swarm.Reporter); nil for none.
+	Swarm SwarmPasser
+}
+
+// SwarmPasser reports a finished review to its Swarm test run.
+type SwarmPasser interface {
+	Pass(ctx context.Context, job *store.Job, findings int) error
 }
 
 // Process sends the review to every recipient that has not been notified.
@@ -81,6 +89,18 @@ func (n *Notify) Process(ctx context.Context, job *store.Job) (store.Result, err
 	}
 	if len(permanent) > 0 {
 		return store.Result{}, errors.Join(permanent...)
+	}
+	if n.Swarm != nil && job.Swarm != nil {
+		// After the e-mails, never before: a failing callback retries this
+		// stage, whose outbox skips the recipients already e-mailed.
+		if err := n.Swarm.Pass(ctx, job, job.FindingCount); err != nil {
+			if failure.Classify(err).Retryable() {
+				return store.Result{}, err
+			}
+			// Swarm refused it for good (the run was deleted, …): the review
+			// was delivered, which is what the job is for.
+			n.Log.WarnContext(ctx, "swarm pass callback refused; not retried", "err", err, "error_class", failure.Classify(err))
+		}
 	}
 	return store.Result{Detail: fmt.Sprintf("%d of %d recipients e-mailed now, the rest earlier", sent, len(recipients))}, nil
 }

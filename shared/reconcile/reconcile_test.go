@@ -56,7 +56,9 @@ func suspect(rcpt string, st outbox.Status) outbox.Suspect {
 }
 
 func TestRun(t *testing.T) {
-	id := func(r string) string { return outbox.Key{Changelist: 7, Recipient: r, ReviewVersion: 1}.MessageID("example.com") }
+	id := func(r string) string {
+		return outbox.Key{Changelist: 7, Recipient: r, ReviewVersion: 1}.MessageID("example.com")
+	}
 	tests := []struct {
 		name     string
 		rows     []outbox.Suspect
