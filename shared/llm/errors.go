@@ -29,7 +29,7 @@ func (e apiError) code() string {
 }
 
 // statusError classes a non-2xx answer. The provider's error code wins over
-// the status where the spec names it (rate_limit_exceeded, internal_error,
+// the status where rule RC-6 names it (rate_limit_exceeded, internal_error,
 // content policy); otherwise the status decides:
 //
 //	429                    RATE_LIMITED (Retry-After kept)
@@ -107,7 +107,7 @@ func parseRetryAfter(h http.Header, now time.Time) time.Duration {
 }
 
 // maxRetryAfter only guards the conversion against overflow; the stage's
-// retry policy applies the spec's 5-minute operational ceiling.
+// retry policy applies rule BO-2's 5-minute ceiling.
 const maxRetryAfter = 24 * time.Hour
 
 func clampRetryAfter(secs float64) time.Duration {

@@ -1,6 +1,6 @@
 // Package llm owns the conversation with the LLM provider: one OpenAI-compatible
 // Chat Completions call per review, with an explicit timeout, a bounded
-// response, and every failure mapped onto the spec's error classes
+// response, and every failure mapped onto the error classes of rule RC-6
 // (shared/failure) so the stage runtime can decide between retry and
 // dead-letter without looking at HTTP details.
 //

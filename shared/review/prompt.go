@@ -242,8 +242,8 @@ func cutUTF8(s string, n int) string {
 	return s[:n]
 }
 
-// systemPrompt states the output contract: the spec's prompt construction
-// rules 1-7, with field lists and enum sets taken from the embedded schema.
+// systemPrompt states the output contract: the prompt construction
+// rules of RC-1, with field lists and enum sets taken from the embedded schema.
 var systemPrompt = buildSystemPrompt()
 
 func buildSystemPrompt() string {
