@@ -11,7 +11,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"html"
 	"io"
 	"net/mail"
 	"sort"
@@ -57,6 +56,11 @@ type Content struct {
 	From string
 	// HTML adds a text/html alternative to the text/plain body.
 	HTML bool
+	// Changeset is the REDACTED changeset the review was made from; when
+	// set, each finding shows the few lines of code it points at.
+	Changeset *domain.Changeset
+	// ReviewURL links the Swarm review, when the job came from one.
+	ReviewURL string
 	// Date is the Date header. Zero means domain.Now(). It is the only
 	// input not derived from the review, so tests fix it to compare bytes.
 	Date time.Time
@@ -98,10 +102,12 @@ func Compose(k Key, in Content) (*Message, error) {
 		Author:      oneLine(in.Author),
 		Description: firstLine(in.Description),
 		JobID:       oneLine(in.JobID),
+		ReviewURL:   safeURL(in.ReviewURL),
 		Summary:     strings.TrimSpace(in.Review.Summary),
 		Total:       len(in.Review.Findings),
 		Counts:      countLine(groups),
-		Groups:      groups,
+		Files:       groupByFile(in.Review.Findings, in.Changeset),
+		Meta:        domain.ReadReviewMeta(in.Review.Meta),
 		Schema:      oneLine(in.Review.SchemaVersion),
 		Prompt:      oneLine(in.Review.PromptVersion),
 		Token:       k.IdempotencyToken(),
@@ -305,110 +311,6 @@ func subject(k Key, gs []group, total int, desc string) string {
 		}
 		b.WriteString(" - " + desc)
 	}
-	return b.String()
-}
-
-// view is the data both bodies render.
-type view struct {
-	Key         Key
-	Author      string
-	Description string
-	JobID       string
-	Summary     string
-	Total       int
-	Counts      string
-	Groups      []group
-	Schema      string
-	Prompt      string
-	Token       string
-}
-
-func renderText(v view) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Criticizer reviewed changelist %d (review version %d).\n\n", v.Key.Changelist, v.Key.ReviewVersion)
-	field := func(name, val string) {
-		if val != "" {
-			fmt.Fprintf(&b, "%-13s%s\n", name+":", val)
-		}
-	}
-	field("Author", v.Author)
-	field("Description", v.Description)
-	field("Job", v.JobID)
-	b.WriteString("\n")
-	if v.Summary != "" {
-		b.WriteString("Summary:\n" + indent(v.Summary, "  ") + "\n\n")
-	}
-	if v.Total == 0 {
-		b.WriteString("No findings.\n")
-	} else {
-		fmt.Fprintf(&b, "%d %s: %s.\n", v.Total, plural(v.Total, "finding"), v.Counts)
-	}
-	for _, g := range v.Groups {
-		head := fmt.Sprintf("%s (%d)", g.Label, len(g.Findings))
-		b.WriteString("\n" + head + "\n" + strings.Repeat("-", len(head)) + "\n")
-		for _, f := range g.Findings {
-			fmt.Fprintf(&b, "\n%d. %s  %s\n", f.N, f.Location(), oneLine(f.Title))
-			if t := f.Tags(); t != "" {
-				b.WriteString("   [" + t + "]\n")
-			}
-			b.WriteString(indent(strings.TrimSpace(f.Message), "   ") + "\n")
-			if s := strings.TrimSpace(f.Suggestion); s != "" {
-				b.WriteString(indent("Suggestion: "+s, "   ") + "\n")
-			}
-		}
-	}
-	// "-- " with the trailing space is the RFC 3676 signature separator.
-	b.WriteString("\n-- \nCriticizer")
-	if v.Schema != "" || v.Prompt != "" {
-		fmt.Fprintf(&b, " (schema %s, prompt %s)", v.Schema, v.Prompt)
-	}
-	b.WriteString("\nReference: " + v.Token + "\n")
-	return b.String()
-}
-
-// renderHTML writes the HTML alternative by hand, every value escaped with
-// html.EscapeString: html/template's reflective method calls would disable
-// the linker's dead-method elimination and add megabytes to the bootstrap
-// (and cold-start time) for one fixed layout.
-func renderHTML(v view) string {
-	e := html.EscapeString
-	var b strings.Builder
-	b.WriteString("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Criticizer review</title></head>\n<body style=\"font-family:sans-serif\">\n")
-	fmt.Fprintf(&b, "<p>Criticizer reviewed changelist <b>%d</b> (review version %d).</p>\n<table>", v.Key.Changelist, v.Key.ReviewVersion)
-	for _, row := range [][2]string{{"Author", v.Author}, {"Description", v.Description}, {"Job", v.JobID}} {
-		if row[1] != "" {
-			b.WriteString("<tr><td>" + row[0] + "</td><td>" + e(row[1]) + "</td></tr>")
-		}
-	}
-	b.WriteString("\n</table>")
-	if v.Summary != "" {
-		b.WriteString("\n<p style=\"white-space:pre-wrap\">" + e(v.Summary) + "</p>")
-	}
-	if v.Total == 0 {
-		b.WriteString("\n<p>No findings.</p>")
-	} else {
-		fmt.Fprintf(&b, "\n<p>%d finding(s): %s.</p>", v.Total, e(v.Counts))
-	}
-	for _, g := range v.Groups {
-		fmt.Fprintf(&b, "\n<h3>%s (%d)</h3>\n<ol>", e(g.Label), len(g.Findings))
-		for _, f := range g.Findings {
-			fmt.Fprintf(&b, "\n<li value=\"%d\"><code>%s</code> <b>%s</b>", f.N, e(f.Location()), e(f.Title))
-			if t := f.Tags(); t != "" {
-				b.WriteString(" <small>[" + e(t) + "]</small>")
-			}
-			b.WriteString("\n<div style=\"white-space:pre-wrap\">" + e(f.Message) + "</div>")
-			if f.Suggestion != "" {
-				b.WriteString("\n<div style=\"white-space:pre-wrap\"><i>Suggestion:</i> " + e(f.Suggestion) + "</div>")
-			}
-			b.WriteString("\n</li>")
-		}
-		b.WriteString("\n</ol>")
-	}
-	b.WriteString("\n<hr><p><small>Criticizer")
-	if v.Schema != "" || v.Prompt != "" {
-		b.WriteString(" (schema " + e(v.Schema) + ", prompt " + e(v.Prompt) + ")")
-	}
-	b.WriteString(" &middot; Reference: " + e(v.Token) + "</small></p>\n</body></html>\n")
 	return b.String()
 }
 
