@@ -41,7 +41,9 @@ build-aws: ## build the Lambda bootstraps for AWS (linux/arm64, as the stack dec
 vet: ## go vet
 	$(GO) vet ./...
 
-check: ## hygiene: no unreachable code (deadcode -test); the tracked-file check is internal/repocheck's test
+check: ## hygiene: gofmt, no unreachable code (deadcode -test); the tracked-file check is internal/repocheck's test
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
+	  if [ -n "$$unformatted" ]; then echo "$$unformatted"; echo "not gofmt-formatted: run gofmt -w"; exit 1; fi
 	@dead=$$($(GO) run golang.org/x/tools/cmd/deadcode@$(DEADCODE_VERSION) -test ./...); \
 	  if [ -n "$$dead" ]; then echo "$$dead"; echo "unreachable code: delete it"; exit 1; fi
 
