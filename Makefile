@@ -24,7 +24,7 @@ FUZZ := ./shared/webhook:FuzzWebhook ./shared/envelope:FuzzDecode ./shared/revie
 .PHONY: help setup build build-aws test unit fuzz vet check vulncheck demo up down deploy-local invoke synth deploy bench clean
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
 setup: ## install the pinned tools (MiniStack into .venv, Go modules)
 	localstack/start.sh --install-only
