@@ -24,7 +24,7 @@ FUZZ := ./shared/webhook:FuzzWebhook ./shared/envelope:FuzzDecode ./shared/revie
 .PHONY: help setup build build-aws test unit fuzz vet check vulncheck demo up down deploy-local invoke synth deploy bench clean
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
 setup: ## install the pinned tools (MiniStack into .venv, Go modules)
 	localstack/start.sh --install-only
@@ -41,7 +41,9 @@ build-aws: ## build the Lambda bootstraps for AWS (linux/arm64, as the stack dec
 vet: ## go vet
 	$(GO) vet ./...
 
-check: ## hygiene: no unreachable code (deadcode -test); the tracked-file check is internal/repocheck's test
+check: ## hygiene: gofmt, no unreachable code (deadcode -test); the tracked-file check is internal/repocheck's test
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
+	  if [ -n "$$unformatted" ]; then echo "$$unformatted"; echo "not gofmt-formatted: run gofmt -w"; exit 1; fi
 	@dead=$$($(GO) run golang.org/x/tools/cmd/deadcode@$(DEADCODE_VERSION) -test ./...); \
 	  if [ -n "$$dead" ]; then echo "$$dead"; echo "unreachable code: delete it"; exit 1; fi
 

@@ -28,7 +28,7 @@ const (
 // knownEnvs are the environments this app defines defaults for.
 var knownEnvs = []string{"local", "dev", "staging", "prod"}
 
-// StageConcurrency is the ESM MaximumConcurrency per pipeline stage (the spec's W).
+// StageConcurrency is the ESM MaximumConcurrency per pipeline stage (W of rule LC-5).
 // AWS rejects values below 2.
 type StageConcurrency struct {
 	Fetch  int `json:"fetch"`

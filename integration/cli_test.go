@@ -26,7 +26,7 @@ func criticizer(t *testing.T, args ...string) string {
 	}
 	cmd := exec.Command(bin, append([]string{"--stack", env.local.StackName}, args...)...)
 	cmd.Env = append(os.Environ(), "AWS_ENDPOINT_URL="+env.local.Emulator.Endpoint, "AWS_ACCESS_KEY_ID=test",
-		"AWS_SECRET_ACCESS_KEY=test", "AWS_REGION=us-east-1")
+		"AWS_SECRET_ACCESS_KEY=test", "AWS_REGION=us-east-1", "CRITICIZER_ACTOR=integration-operator")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -77,11 +77,12 @@ func TestOperatorCLI(t *testing.T) {
 	}
 
 	env.llm.Reset() // the credential is fixed
-	if out := criticizer(t, "dlq", "replay", "--stage", "llm", "--job", id); !strings.Contains(out, "1 item(s) replayed") {
+	if out := criticizer(t, "dlq", "replay", "--stage", "llm", "--job", id, "--note", "OPS-42 key rotated"); !strings.Contains(out, "1 item(s) replayed") {
 		t.Fatalf("dlq replay: %s", out)
 	}
 	waitJob(t, id, 60*time.Second, "succeeded after replay", succeeded)
-	if out := criticizer(t, "job", id); !strings.Contains(out, "succeeded") || !strings.Contains(out, "replayed") {
+	if out := criticizer(t, "job", id); !strings.Contains(out, "succeeded") || !strings.Contains(out, "replayed") ||
+		!strings.Contains(out, "integration-operator") || !strings.Contains(out, "OPS-42 key rotated") {
 		t.Fatalf("job output:\n%s", out)
 	}
 }

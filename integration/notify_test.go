@@ -99,8 +99,8 @@ func TestPermanentRecipientFailureThenOperatorRequeue(t *testing.T) {
 	if err := env.outbox.Requeue(context.Background(), outbox.Key{Changelist: cl, Recipient: "alice@example.com", ReviewVersion: 1}, domain.Now()); err == nil {
 		t.Fatal("a sent row was requeued: that would e-mail twice")
 	}
-	criticizer(t, "outbox", "requeue", id, "aaron@example.com")
-	criticizer(t, "dlq", "replay", "--stage", "notify", "--job", id)
+	criticizer(t, "outbox", "requeue", id, "aaron@example.com", "--note", "OPS-43 mailbox created")
+	criticizer(t, "dlq", "replay", "--stage", "notify", "--job", id, "--note", "OPS-43")
 	waitJob(t, id, 60*time.Second, "succeeded after requeue and replay", succeeded)
 	mails := mailsFor(cl, 1)
 	if len(mails) != 2 {

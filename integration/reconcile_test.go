@@ -26,11 +26,12 @@ func TestSentWithoutEvidenceIsReconciledOnce(t *testing.T) {
 	table := env.out["JobsTableName"]
 	events := deliverylog.New(env.ddb, table, 0)
 	sentAt := domain.Now()
+	job := createJob(t, cl, []string{"erin@example.com", "frank@example.com"}) // queued: its notify stage runs again
 
 	unproven := outbox.Key{Changelist: cl, Recipient: "erin@example.com", ReviewVersion: 1}
 	proven := outbox.Key{Changelist: cl, Recipient: "frank@example.com", ReviewVersion: 1}
 	for _, k := range []outbox.Key{unproven, proven} {
-		if _, err := env.outbox.Ensure(ctx, k, "reconcile-job", sentAt); err != nil {
+		if _, err := env.outbox.Ensure(ctx, k, job.ID, sentAt); err != nil {
 			t.Fatal(err)
 		}
 		if err := env.outbox.BeginSend(ctx, k, sentAt); err != nil {
@@ -51,7 +52,7 @@ func TestSentWithoutEvidenceIsReconciledOnce(t *testing.T) {
 	// The pass runs as if the completion window had passed; only this
 	// changelist's rows are looked at, since the table is shared.
 	rows := onlyChangelist{env.outbox, cl}
-	r := &reconcile.Reconciler{Rows: rows, Log: events, FromDomain: "example.com", Window: 15 * time.Minute, Lookback: time.Hour,
+	r := &reconcile.Reconciler{Rows: rows, Log: events, Jobs: env.jobs, FromDomain: "example.com", Window: 15 * time.Minute, Lookback: time.Hour,
 		Logger: env.quiet, Metrics: obs.NewMetrics(&metrics, "test"), Now: func() time.Time { return sentAt.Add(16 * time.Minute) }}
 
 	// First: both rows found; frank's verified; erin's moved to reconciling

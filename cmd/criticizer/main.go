@@ -4,12 +4,17 @@
 //
 //	criticizer [--stack NAME] [--json] dlq list   [--stage fetch|llm|notify|all] [--max N]
 //	criticizer [--stack NAME] [--json] dlq show   MESSAGE_ID [--stage S|all]
-//	criticizer [--stack NAME] [--json] dlq replay --stage S (--id MSG | --job ID | --error-class C | --all) [--max N]
-//	criticizer [--stack NAME] [--json] restart JOB_ID [--note TEXT]
+//	criticizer [--stack NAME] [--json] dlq replay --stage S (--id MSG | --job ID | --error-class C | --all) --note TEXT [--max N]
+//	criticizer [--stack NAME] [--json] restart JOB_ID --note TEXT
 //	criticizer [--stack NAME] [--json] job JOB_ID
 //	criticizer [--stack NAME] [--json] outbox JOB_ID                      the job's delivery rows
-//	criticizer [--stack NAME] outbox requeue JOB_ID RECIPIENT             not delivered: send again on the next run
+//	criticizer [--stack NAME] outbox requeue JOB_ID RECIPIENT --note TEXT  not delivered: send again on the next run
 //	criticizer [--stack NAME] outbox confirm JOB_ID RECIPIENT --evidence TEXT   delivered (checked by hand): never resend
+//	criticizer [--stack NAME] [--json] outbox reconcile                    rows the reconciler could not settle
+//	criticizer [--stack NAME] outbox reconcile resolve JOB_ID RECIPIENT --delivered|--not-delivered --note TEXT
+//
+// Every command that changes state records the actor (CRITICIZER_ACTOR or
+// the login name) and the note, ticket or evidence in the job's history.
 //
 // AWS credentials, region and AWS_ENDPOINT_URL come from the usual SDK
 // sources, so the same commands work against AWS and the local emulator.
@@ -23,7 +28,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/user"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -255,8 +259,12 @@ func (a *app) dlqReplay(ctx context.Context, args []string) error {
 	class := fs.String("error-class", "", "replay items of this error class")
 	all := fs.Bool("all", false, "replay every item of the stage")
 	max := fs.Int("max", 100, "most items to move")
+	note := fs.String("note", "", "why: evidence or ticket reference (required; kept in each job's history)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *note == "" {
+		return errors.New("dlq replay needs --note (the evidence or ticket that justifies the replay)")
 	}
 	s, err := domain.ParseStage(*stage)
 	if err != nil {
@@ -268,6 +276,9 @@ func (a *app) dlqReplay(ctx context.Context, args []string) error {
 	}
 	moved, err := a.dlq.Replay(ctx, s, f, *max)
 	for _, it := range moved {
+		if rerr := a.record(ctx, it.JobID(), "dlq_replay", fmt.Sprintf("%s; %s message %s (%s)", *note, s, it.MessageID, it.ErrorClass())); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
 		if a.json {
 			_ = json.NewEncoder(a.out).Encode(map[string]any{"replayed": it.MessageID, "job_id": it.JobID(), "stage": s, "error_class": it.ErrorClass()})
 		} else {
@@ -286,8 +297,8 @@ func (a *app) restart(ctx context.Context, args []string) error {
 	if err := fs.Parse(reorder(args)); err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
-		return errors.New("usage: criticizer restart JOB_ID [--note TEXT]")
+	if fs.NArg() != 1 || *note == "" {
+		return errors.New("usage: criticizer restart JOB_ID --note TEXT")
 	}
 	j, err := a.jobs.Get(ctx, fs.Arg(0))
 	if err != nil {
@@ -296,12 +307,12 @@ func (a *app) restart(ctx context.Context, args []string) error {
 	if j.State != store.Failed {
 		return fmt.Errorf("job %s is %s: only failed jobs can be restarted (a succeeded version is never re-sent; send a higher review_version)", j.ID, j.State)
 	}
-	actor := "operator"
-	if u, err := user.Current(); err == nil {
-		actor = u.Username
-	}
+	actor := operatorName()
 	env := envelope.Envelope{V: envelope.Version, JobID: j.ID, Changelist: j.Changelist, ReviewVersion: j.ReviewVersion, TraceID: j.TraceID}
 	if err := a.dlq.Restart(ctx, env, actor, *note); err != nil {
+		return err
+	}
+	if err := a.record(ctx, j.ID, "restart", *note); err != nil {
 		return err
 	}
 	fmt.Fprintf(a.out, "full restart of job %s requested\n", j.ID)
@@ -327,19 +338,23 @@ func (a *app) job(ctx context.Context, args []string) error {
 		r := j.StageRecord(s)
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\n", s, r.Status, r.Attempts, r.LastErrorClass, r.Replays)
 	}
-	fmt.Fprintln(tw, "\nAT\tEVENT\tSTAGE\tFROM→TO\tDETAIL")
+	fmt.Fprintln(tw, "\nAT\tEVENT\tSTAGE\tFROM→TO\tACTOR\tDETAIL")
 	for _, e := range j.History {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s→%s\t%s\n", e.At, e.Type, e.Stage, e.From, e.To, truncate(e.Detail, 80))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s→%s\t%s\t%s\n", e.At, e.Type, e.Stage, e.From, e.To, e.Actor, truncate(e.Detail, 80))
 	}
 	return tw.Flush()
 }
 
 // outboxCmd shows a job's delivery rows, or settles one an operator checked:
-// the spec's reconciliation for a send that may have happened, and the
+// the reconciliation of rule OB-4 for a send that may have happened, and the
 // intervention a permanent recipient failure requires.
 func (a *app) outboxCmd(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("outbox", flag.ContinueOnError)
-	evidence := fs.String("evidence", "", "what proves the delivery (for confirm), kept on the row")
+	if len(args) > 0 && args[0] == "reconcile" {
+		return a.reconcileCmd(ctx, args[1:])
+	}
+	evidence := fs.String("evidence", "", "what proves the delivery (for confirm), kept on the row and in the job history")
+	note := fs.String("note", "", "why (for requeue): evidence or ticket reference, kept in the job history")
 	if err := fs.Parse(reorder(args)); err != nil {
 		return err
 	}
@@ -349,7 +364,7 @@ func (a *app) outboxCmd(ctx context.Context, args []string) error {
 		action, rest = rest[0], rest[1:]
 	}
 	if (action == "list" && len(rest) != 1) || (action != "list" && len(rest) != 2) {
-		return errors.New("usage: criticizer outbox JOB_ID | outbox requeue JOB_ID RECIPIENT | outbox confirm JOB_ID RECIPIENT --evidence TEXT")
+		return errors.New("usage: criticizer outbox JOB_ID | outbox requeue JOB_ID RECIPIENT --note TEXT | outbox confirm JOB_ID RECIPIENT --evidence TEXT | outbox reconcile ...")
 	}
 	j, err := a.jobs.Get(ctx, rest[0])
 	if err != nil {
@@ -357,8 +372,14 @@ func (a *app) outboxCmd(ctx context.Context, args []string) error {
 	}
 	switch action {
 	case "requeue":
+		if *note == "" {
+			return errors.New("requeue needs --note (what shows it was not delivered, or the ticket)")
+		}
 		k := outbox.Key{Changelist: j.Changelist, Recipient: rest[1], ReviewVersion: j.ReviewVersion}
 		if err := a.rows.Requeue(ctx, k, domain.Now()); err != nil {
+			return err
+		}
+		if err := a.record(ctx, j.ID, "outbox_requeue", rest[1]+"; "+*note); err != nil {
 			return err
 		}
 		fmt.Fprintf(a.out, "%s is pending again; replay the job's notify dead letter to send it\n", rest[1])
@@ -369,6 +390,9 @@ func (a *app) outboxCmd(ctx context.Context, args []string) error {
 		}
 		k := outbox.Key{Changelist: j.Changelist, Recipient: rest[1], ReviewVersion: j.ReviewVersion}
 		if err := a.rows.Confirm(ctx, k, *evidence, domain.Now()); err != nil {
+			return err
+		}
+		if err := a.record(ctx, j.ID, "outbox_confirm", rest[1]+"; "+*evidence); err != nil {
 			return err
 		}
 		fmt.Fprintf(a.out, "%s marked delivered; it will never be resent\n", rest[1])

@@ -40,7 +40,7 @@ func main() {
 	reporter := swarm.NewReporter(jobs, env.Log)
 	n := &notifystage.Notify{Outbox: outbox.New(ddb, env.Config.JobsTable), From: from, Log: env.Log, Swarm: reporter,
 		Artifacts: artifacts.New(artifacts.NewS3Client(env.AWS), env.Config.RedactedBkt),
-		HTML: true, SwarmURL: env.Vars.Optional("SWARM_URL", "")} // HTML + text alternatives; Swarm review link when known
+		HTML:      true, SwarmURL: env.Vars.Optional("SWARM_URL", "")} // HTML + text alternatives; Swarm review link when known
 	switch provider {
 	case "ses":
 		// IAM credentials, no password; SES's published events are the lookup.

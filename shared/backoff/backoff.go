@@ -1,4 +1,4 @@
-// Package backoff owns the retry delay policy of the spec: full jitter,
+// Package backoff owns the retry delay policy of rules BO-1 and BO-2: full jitter,
 // initial 1 s, multiplier 2, ceiling 60 s, recomputed on every attempt, and an
 // upstream Retry-After honoured as max(backoff, retry_after) capped at 5 min.
 package backoff
@@ -18,7 +18,7 @@ type Policy struct {
 	Ceiling    time.Duration // operational cap on the effective delay, Retry-After included
 }
 
-// Default is the spec's policy.
+// Default is the policy of rules BO-1 and BO-2.
 var Default = Policy{Initial: time.Second, Multiplier: 2, Max: 60 * time.Second, Ceiling: 5 * time.Minute}
 
 // Cap returns the upper bound of the jittered backoff after the given failed

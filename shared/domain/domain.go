@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Stage is one step of the pipeline. The names are the spec's stage names and
+// Stage is one step of the pipeline. The names are the stages of rule LC-3 and
 // appear in queue names, metrics, dead-letter payloads and the job record.
 type Stage string
 
@@ -81,7 +81,7 @@ func (c Changeset) ChangedFiles() []string {
 	return out
 }
 
-// Finding is one review finding, as the spec's ReviewResult schema defines it.
+// Finding is one review finding, as the ReviewResult schema defines it (rule RC-1).
 type Finding struct {
 	ID         string `json:"id"`
 	Severity   string `json:"severity"`

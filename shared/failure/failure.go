@@ -1,4 +1,4 @@
-// Package failure owns error classification: the spec's failure table as stable
+// Package failure owns error classification: the classification table of rules CL-1..CL-3 (docs/guarantees.md) as stable
 // error classes, whether each is retryable, and the Retry-After an upstream asked
 // for. Packages that talk to the outside world wrap their errors with a class
 // (failure.Wrap); the stage runtime classifies once, at its edge, with Classify.
@@ -35,7 +35,7 @@ const (
 	DeliveryUnconfirmed Class = "DELIVERY_UNCONFIRMED"
 )
 
-// Retryable reports whether the spec allows automatic retries for c.
+// Retryable reports whether rule CL-2 allows automatic retries for c.
 func (c Class) Retryable() bool {
 	switch c {
 	case NetworkTimeout, RateLimited, Upstream5xx, Conflict:

@@ -244,7 +244,7 @@ func parseRetryAfter(h http.Header, now time.Time) time.Duration {
 }
 
 // maxRetryAfter only guards the conversion against overflow; the stage's
-// retry policy applies the spec's 5-minute operational ceiling.
+// retry policy applies rule BO-2's 5-minute ceiling.
 const maxRetryAfter = 24 * time.Hour
 
 func clampRetryAfter(secs float64) time.Duration {

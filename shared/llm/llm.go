@@ -3,7 +3,7 @@
 // behind it — OpenAI-compatible Chat Completions (OpenAI, Azure OpenAI, vLLM,
 // Ollama, DeepSeek gateways), Anthropic Messages, and Amazon Bedrock Converse
 // through the AWS SDK with IAM. Each has an explicit timeout, a bounded
-// response, and every answer mapped onto the spec's error classes
+// response, and every answer mapped onto the error classes of rule RC-6
 // (shared/failure) plus a Reason (truncated, context length, refusal, quota…)
 // so the review stage can re-chunk instead of failing.
 //

@@ -37,7 +37,7 @@ const (
 	maxSubjectSuffix = 60 // runes of the description kept in the subject
 )
 
-// severities lists the finding severities of the spec's schema, most severe
+// severities lists the finding severities of the ReviewResult schema (rule RC-1), most severe
 // first: the order in which the e-mail groups findings.
 var severities = []string{"critical", "high", "medium", "low", "info"}
 

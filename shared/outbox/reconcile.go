@@ -37,8 +37,11 @@ type ScanAPI interface {
 // Suspects returns up to limit rows that need reconciling: "sending" since
 // before stuckBefore, "sent" with notified_at in [sentFrom, sentTo) and not
 // yet verified against the provider (only when verifySent), and rows already
-// "reconciling". It scans the outbox items of the table: outbox rows expire
-// with the jobs (TTL), so the scan is bounded by the retention window.
+// "reconciling". It scans the table with eventually consistent reads (every
+// repair is a conditional write, so a stale row only costs a refused write);
+// the table's items expire (TTL), so a pass reads at most the retention
+// window's items. A sparse index on rows awaiting verification would make a
+// pass proportional to the suspects instead.
 func (o *Outbox) Suspects(ctx context.Context, stuckBefore, sentFrom, sentTo time.Time, verifySent bool, limit int) ([]Suspect, error) {
 	scanner, ok := o.api.(ScanAPI)
 	if !ok {
@@ -53,7 +56,7 @@ func (o *Outbox) Suspects(ctx context.Context, stuckBefore, sentFrom, sentTo tim
 	}
 	filter += ")"
 	in := &dynamodb.ScanInput{TableName: &o.table, FilterExpression: aws.String(filter),
-		ExpressionAttributeNames: map[string]string{"#s": "status"}, ExpressionAttributeValues: values, ConsistentRead: aws.Bool(true)}
+		ExpressionAttributeNames: map[string]string{"#s": "status"}, ExpressionAttributeValues: values}
 	var out []Suspect
 	for {
 		page, err := scanner.Scan(ctx, in)

@@ -1,6 +1,6 @@
 // Package p4 owns every conversation with Perforce: running the p4 client
 // safely (Runner) and turning a changelist into a domain.Changeset (Fetcher,
-// the spec's ChangeFetcher), with the depot allow-list enforced before any
+// the ChangeFetcher of rule AL-2), with the depot allow-list enforced before any
 // command names a file.
 //
 // # Running p4

@@ -18,7 +18,7 @@ type CommandRunner interface {
 	Run(ctx context.Context, command string, args ...string) ([]Record, error)
 }
 
-// Fetcher is the spec's ChangeFetcher: the single enforcement point of the
+// Fetcher is the ChangeFetcher of rule AL-2: the single enforcement point of the
 // depot allow-list for changelist retrieval and file expansion.
 type Fetcher struct {
 	p4    CommandRunner

@@ -60,7 +60,7 @@ func NewRunner(cfg Config, log *slog.Logger) (*Runner, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	if cfg.Path == "" || !filepath.IsAbs(cfg.Path) || filepath.Clean(cfg.Path) != cfg.Path {
-		// A fixed absolute path is the spec's "trusted resolver": a bare name
+		// A fixed absolute path is rule AL-3's trusted resolver: a bare name
 		// would be looked up in PATH, which an attacker may influence.
 		return nil, failure.Errorf(failure.InternalBug, "p4 path %q must be a clean absolute path", cfg.Path)
 	}

@@ -11,12 +11,14 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/outbox"
+	"github.com/criticizer/criticizer/shared/store"
 )
 
 // Rows is the part of the outbox the reconciler uses.
@@ -26,6 +28,11 @@ type Rows interface {
 	Verified(ctx context.Context, k outbox.Key, now time.Time) error
 	Backfill(ctx context.Context, k outbox.Key, evidence string, now time.Time) (bool, error)
 	RequeueReconciled(ctx context.Context, k outbox.Key, now time.Time) (bool, error)
+}
+
+// Jobs reads the job a delivery row belongs to.
+type Jobs interface {
+	Get(ctx context.Context, id string) (*store.Job, error)
 }
 
 // DeliveryLog answers whether the provider accepted the message with this
@@ -46,6 +53,11 @@ type Reconciler struct {
 	// Log is the provider's delivery log; nil when it has none: stuck rows
 	// then wait in reconciling for an operator, and sent rows are not checked.
 	Log DeliveryLog
+	// Jobs tells whether the row's job will run its notify stage again: a
+	// requeued row is only sent by a later notify attempt, so the row of a
+	// finished (or missing) job is left reconciling for an operator. Nil
+	// requeues without asking.
+	Jobs Jobs
 	// FromDomain is the domain of the notify stage's From address, which the
 	// deterministic Message-ID of every message carries.
 	FromDomain string
@@ -123,7 +135,7 @@ func (r *Reconciler) Run(ctx context.Context) (Report, error) {
 			}
 			log.ErrorContext(ctx, "outbox row reconciling: no e-mail for this key until it is settled", "reason", reason, "was", status)
 		}
-		if !r.repair(ctx, log, k, messageID, now, &rep) {
+		if !r.repair(ctx, log, s, messageID, now, &rep) {
 			rep.Reconciling++
 		}
 	}
@@ -135,7 +147,8 @@ func (r *Reconciler) Run(ctx context.Context) (Report, error) {
 
 // repair settles a reconciling row per the failure matrix and reports
 // whether it did.
-func (r *Reconciler) repair(ctx context.Context, log *slog.Logger, k outbox.Key, messageID string, now time.Time, rep *Report) bool {
+func (r *Reconciler) repair(ctx context.Context, log *slog.Logger, s outbox.Suspect, messageID string, now time.Time, rep *Report) bool {
+	k := s.Key()
 	if r.Log == nil {
 		return false // nothing to ask: an operator checks the provider
 	}
@@ -157,6 +170,18 @@ func (r *Reconciler) repair(ctx context.Context, log *slog.Logger, k outbox.Key,
 			rep.Backfilled++
 		}
 		return ok
+	}
+	if r.Jobs != nil {
+		j, err := r.Jobs.Get(ctx, s.JobID)
+		switch {
+		case errors.Is(err, store.ErrNotFound) || (err == nil && j.Terminal()):
+			log.WarnContext(ctx, "reconcile: the provider has no record, and the job will not notify again; an operator settles it")
+			return false
+		case err != nil:
+			log.WarnContext(ctx, "reconcile: reading the job failed", "err", err)
+			rep.Errors++
+			return false
+		}
 	}
 	ok, err := r.Rows.RequeueReconciled(ctx, k, now)
 	if err != nil {

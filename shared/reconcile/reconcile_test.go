@@ -12,6 +12,7 @@ import (
 
 	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/outbox"
+	"github.com/criticizer/criticizer/shared/store"
 )
 
 type fakeRows struct {
@@ -42,6 +43,16 @@ func (f *fakeRows) RequeueReconciled(_ context.Context, k outbox.Key, _ time.Tim
 	return true, nil
 }
 
+type fakeJobs map[string]store.State // job id → state; missing: not found
+
+func (f fakeJobs) Get(_ context.Context, id string) (*store.Job, error) {
+	st, ok := f[id]
+	if !ok {
+		return nil, store.ErrNotFound
+	}
+	return &store.Job{ID: id, State: st}, nil
+}
+
 type fakeLog map[string]bool // Message-ID → delivered; missing: no record
 
 func (l fakeLog) Delivered(_ context.Context, id string) (bool, error) {
@@ -52,7 +63,7 @@ func (l fakeLog) Delivered(_ context.Context, id string) (bool, error) {
 }
 
 func suspect(rcpt string, st outbox.Status) outbox.Suspect {
-	return outbox.Suspect{Row: outbox.Row{Changelist: 7, ReviewVersion: 1, Recipient: rcpt, Status: st}}
+	return outbox.Suspect{Row: outbox.Row{Changelist: 7, ReviewVersion: 1, Recipient: rcpt, Status: st, JobID: "job-running"}}
 }
 
 func TestRun(t *testing.T) {
@@ -65,22 +76,29 @@ func TestRun(t *testing.T) {
 		log      fakeLog
 		nilLog   bool
 		noMove   bool
+		jobs     fakeJobs
 		want     []string
 		wantRep  Report
 		wantPage string
 	}{
-		{"stuck send the provider has: backfilled", []outbox.Suspect{suspect("a@x.org", outbox.Sending)}, fakeLog{id("a@x.org"): true}, false, false,
+		{"stuck send the provider has: backfilled", []outbox.Suspect{suspect("a@x.org", outbox.Sending)}, fakeLog{id("a@x.org"): true}, false, false, nil,
 			[]string{"mark:a@x.org:sending:" + ReasonStuck, "backfill:a@x.org"}, Report{Examined: 1, Backfilled: 1}, `"OutboxReconciling":0`},
-		{"stuck send with no record: requeued", []outbox.Suspect{suspect("a@x.org", outbox.Sending)}, fakeLog{}, false, false,
+		{"stuck send with no record: requeued", []outbox.Suspect{suspect("a@x.org", outbox.Sending)}, fakeLog{}, false, false, nil,
 			[]string{"mark:a@x.org:sending:" + ReasonStuck, "requeue:a@x.org"}, Report{Examined: 1, Requeued: 1}, `"OutboxReconciling":0`},
-		{"sent with evidence: verified only", []outbox.Suspect{suspect("a@x.org", outbox.Sent)}, fakeLog{id("a@x.org"): true}, false, false,
+		{"sent with evidence: verified only", []outbox.Suspect{suspect("a@x.org", outbox.Sent)}, fakeLog{id("a@x.org"): true}, false, false, nil,
 			[]string{"verified:a@x.org"}, Report{Examined: 1, Verified: 1}, `"OutboxReconciling":0`},
-		{"sent without evidence: reconciling, requeued", []outbox.Suspect{suspect("a@x.org", outbox.Sent)}, fakeLog{}, false, false,
+		{"sent without evidence: reconciling, requeued", []outbox.Suspect{suspect("a@x.org", outbox.Sent)}, fakeLog{}, false, false, nil,
 			[]string{"mark:a@x.org:sent:" + ReasonUnproven, "requeue:a@x.org"}, Report{Examined: 1, Requeued: 1}, `"OutboxReconciling":0`},
-		{"no delivery log: stuck row waits for an operator and pages", []outbox.Suspect{suspect("a@x.org", outbox.Sending)}, nil, true, false,
+		{"no delivery log: stuck row waits for an operator and pages", []outbox.Suspect{suspect("a@x.org", outbox.Sending)}, nil, true, false, nil,
 			[]string{"mark:a@x.org:sending:" + ReasonStuck}, Report{Examined: 1, Reconciling: 1}, `"OutboxReconciling":1`},
-		{"row moved on meanwhile: left alone", []outbox.Suspect{suspect("a@x.org", outbox.Sending)}, fakeLog{}, false, true,
+		{"row moved on meanwhile: left alone", []outbox.Suspect{suspect("a@x.org", outbox.Sending)}, fakeLog{}, false, true, nil,
 			[]string{"mark:a@x.org:sending:" + ReasonStuck}, Report{Examined: 1}, `"OutboxReconciling":0`},
+		{"no record, job still running: requeued", []outbox.Suspect{suspect("a@x.org", outbox.Sent)}, fakeLog{}, false, false, fakeJobs{"job-running": store.RetryWait},
+			[]string{"mark:a@x.org:sent:" + ReasonUnproven, "requeue:a@x.org"}, Report{Examined: 1, Requeued: 1}, `"OutboxReconciling":0`},
+		{"no record, job finished: left for an operator", []outbox.Suspect{suspect("a@x.org", outbox.Sent)}, fakeLog{}, false, false, fakeJobs{"job-running": store.Succeeded},
+			[]string{"mark:a@x.org:sent:" + ReasonUnproven}, Report{Examined: 1, Reconciling: 1}, `"OutboxReconciling":1`},
+		{"no record, job gone: left for an operator", []outbox.Suspect{suspect("a@x.org", outbox.Sending)}, fakeLog{}, false, false, fakeJobs{},
+			[]string{"mark:a@x.org:sending:" + ReasonStuck}, Report{Examined: 1, Reconciling: 1}, `"OutboxReconciling":1`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -90,6 +108,9 @@ func TestRun(t *testing.T) {
 				Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: obs.NewMetrics(&metrics, "test")}
 			if !tt.nilLog {
 				r.Log = tt.log
+			}
+			if tt.jobs != nil {
+				r.Jobs = tt.jobs
 			}
 			rep, err := r.Run(context.Background())
 			if err != nil {

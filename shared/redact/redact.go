@@ -5,7 +5,7 @@
 // Detection combines the default rule set of gitleaks
 // (github.com/zricethezav/gitleaks/v8, used as a library: about 220 rules for
 // known token formats and generic high-entropy keys) with the classes the
-// spec requires that gitleaks does not cover, or not reliably:
+// rule RD-1 (docs/guarantees.md) requires that gitleaks does not cover, or not reliably:
 //
 //	password-assignment  password/passphrase/secret assignments in code and
 //	                     config: quoted literals after = : := == => and bare

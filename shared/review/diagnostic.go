@@ -6,8 +6,8 @@ import (
 	"log/slog"
 )
 
-// Diagnostic kinds. The first three are the spec's required parser
-// diagnostics; FieldDropped and Warning extend them.
+// Diagnostic kinds. The first three are the parser diagnostics rule
+// RC-3 requires; FieldDropped and Warning extend them.
 const (
 	KindCoercion       = "coercion_applied"
 	KindFindingDropped = "finding_dropped"
@@ -19,7 +19,7 @@ const (
 	KindWarning = "warning"
 )
 
-// Reason codes: the spec's recommended set plus the extensions noted.
+// Reason codes: the set rule RC-3 names plus the extensions noted.
 const (
 	ReasonInvalidJSON          = "invalid_json"
 	ReasonSchemaMismatch       = "schema_mismatch"

@@ -32,14 +32,14 @@ type Options struct {
 	// means this build's PromptVersion. A rollout slice on a newer prompt sets it.
 	PromptVersion string
 	// AllowPromptPatchDrift accepts a prompt_version differing from
-	// PromptVersion only in its patch segment (the spec's configured drift).
+	// PromptVersion only in its patch segment (rule RC-4's configured drift).
 	AllowPromptPatchDrift bool
 	// MaxBytes caps len(raw); 0 means DefaultMaxResponseBytes.
 	MaxBytes int
 }
 
 // Parse validates a model response and returns the ReviewResult to use, in the
-// spec's order: (1) parse JSON, (2) validate the top level, including version
+// order of rule RC-2: (1) parse JSON, (2) validate the top level, including version
 // compatibility, (3) validate each finding, (4) reconcile each finding's file
 // with changedFiles.
 //
@@ -50,7 +50,7 @@ type Options struct {
 // remain, the result has an empty findings list and an all_findings_dropped
 // warning, and err is nil.
 //
-// Before each check, only the spec's safe coercions are applied, each
+// Before each check, only the safe coercions of rule RC-3 are applied, each
 // recorded as coercion_applied: surrounding whitespace is trimmed from string
 // fields, `\` in file becomes `/`, and integral numeric strings (and integral
 // numbers written as 12.0) in line/end_line become integers.
@@ -58,11 +58,11 @@ type Options struct {
 // Unknown keys: with schema_version equal to SchemaVersion, the schema's
 // additionalProperties:false applies, so an unknown top-level key rejects the
 // response and an unknown key in a finding drops that finding
-// (schema_mismatch). A newer compatible minor may add fields by the spec's
-// compatibility policy, so for such a response unknown keys are removed
+// (schema_mismatch). A newer compatible minor may add fields by the
+// compatibility policy of rule RC-4, so for such a response unknown keys are removed
 // instead, each recorded as field_dropped/unknown_field.
 //
-// File reconciliation (the spec's "repository-normalization"): a finding's
+// File reconciliation (rule RC-5): a finding's
 // file matches a changed file if equal to it, or if both are equal after
 // removing leading "./" segments and leading slashes, so that "./src/a.c"
 // matches "src/a.c" and "depot/main/a.c" or "/depot/main/a.c" match the depot

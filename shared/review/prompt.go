@@ -279,14 +279,14 @@ func KnownPromptVersion(version string) bool {
 
 // systemPrompts are the templates by version, each rendered once on first
 // use. 1.1.0 adds guidance the 1.0.0 parser already tolerates (the parser
-// changes first, then the prompt: the spec's rollout order).
+// changes first, then the prompt: the rollout order of rule RC-1).
 var systemPrompts = map[string]func() string{
 	PromptVersion:          sync.OnceValue(func() string { return buildSystemPrompt(PromptVersion, false) }),
 	CandidatePromptVersion: sync.OnceValue(func() string { return buildSystemPrompt(CandidatePromptVersion, true) }),
 }
 
-// buildSystemPrompt states the output contract: the spec's prompt
-// construction rules 1-7, with field lists and enum sets taken from the
+// buildSystemPrompt states the output contract (rules RC-1..RC-3): the prompt
+// construction rules, with field lists and enum sets taken from the
 // embedded schema.
 func buildSystemPrompt(version string, candidate bool) string {
 	facts := factsOnce()

@@ -2,11 +2,11 @@
 // that asks for a ReviewResult, and the parser that turns a model's answer
 // into a validated domain.ReviewResult plus machine-readable diagnostics.
 //
-// The contract is the spec's "Output contract" and "Prompting strategy": the
+// The contract is rules RC-1..RC-5 (docs/guarantees.md): the
 // canonical JSON schema is embedded verbatim (reviewresult.schema.json) and is
 // the single source of truth for field names, types and enum sets. Both
 // BuildPrompt and Parse pin PromptVersion and SchemaVersion; changing either
-// follows the spec's rollout strategy (parser support first, then the prompt).
+// follows the rollout order (parser support first, then the prompt).
 package review
 
 import (

@@ -6,8 +6,8 @@ import (
 	"fmt"
 )
 
-// Rollout serves a candidate prompt version to a share of jobs (the spec's
-// "Rollout strategy"). The choice is a pure function of the job id, so a
+// Rollout serves a candidate prompt version to a share of jobs (rule RC-7,
+// docs/guarantees.md). The choice is a pure function of the job id, so a
 // retry or replay of a job gets the version it had; rollback is setting
 // Percent to 0 (PROMPT_CANDIDATE_PERCENT), a configuration change.
 type Rollout struct {

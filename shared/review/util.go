@@ -31,7 +31,7 @@ func optional(all, required []string) []string {
 	return out
 }
 
-// fieldOrder is the order the spec lists fields in; prompts restate them in
+// fieldOrder is the order the schema lists fields in (rule RC-1); prompts restate them in
 // this order rather than in map order.
 var fieldOrder = []string{
 	"schema_version", "prompt_version", "summary", "findings", "meta",

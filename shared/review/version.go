@@ -29,7 +29,7 @@ func parseVersion(s string, maxParts int) (version, bool) {
 	return version{n[0], n[1], n[2]}, true
 }
 
-// checkSchemaVersion applies the spec's runtime rule: exact match, or a newer
+// checkSchemaVersion applies rule RC-4: exact match, or a newer
 // minor in the same major (minor updates are additive). It reports whether
 // the response is a newer minor, whose unknown fields the parser must ignore.
 func checkSchemaVersion(got string) (newerMinor bool, err error) {

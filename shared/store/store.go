@@ -208,7 +208,7 @@ type ClaimRefused struct {
 func (e *ClaimRefused) Error() string { return "claim refused: " + e.Reason }
 
 // Claim atomically takes the lease of a job's stage and counts the attempt:
-// the spec's queued → running claim, as one conditional update. It is refused
+// the queued → running claim of rule LS-1, as one conditional update. It is refused
 // when the stage is done, dead-lettered, leased by a live owner, or out of
 // budget; the returned *ClaimRefused says which.
 func (st *Store) Claim(ctx context.Context, id string, stage domain.Stage, l Lease, maxAttempts int) (*Job, error) {

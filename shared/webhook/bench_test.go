@@ -8,7 +8,7 @@ import (
 // The webhook's CPU path per request: signature check and body validation.
 func BenchmarkVerifyAndParse(b *testing.B) {
 	key := []byte("bench-key-0123456789")
-	body := []byte(`{"changelist_id":12345,"review_version":3,"idempotency_key":"swarm-77-3","source":"swarm","recipients":["a@example.com","b@example.com"]}`)
+	body := []byte(`{"changelist_id":12345,"review_version":3,"idempotency_key":"trigger-77-3","source":"p4-trigger","recipients":["a@example.com","b@example.com"]}`)
 	now := time.Unix(1_800_000_000, 0)
 	sig := Sign(key, now.Unix(), "POST", "/webhooks/changelist", body)
 	b.SetBytes(int64(len(body)))

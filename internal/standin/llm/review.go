@@ -21,7 +21,7 @@ const (
 	defaultSchemaVersion = "1.0"
 )
 
-// ReviewResult is the stand-in's answer, in the spec's field order.
+// ReviewResult is the stand-in's answer, in the schema's field order.
 type ReviewResult struct {
 	SchemaVersion string         `json:"schema_version"`
 	PromptVersion string         `json:"prompt_version"`

@@ -64,17 +64,16 @@ type Call struct {
 
 // Server is the stand-in.
 type Server struct {
-	opts    Options
-	log     *slog.Logger
-	srv     *http.Server
-	base    string
-	mu      sync.Mutex
-	revs    map[int64]Review
-	runs    map[int64]*Run
-	calls   []Call
-	fail    map[string][]int // kind → statuses to answer next, in order
-	seq     int64
-	lookups int
+	opts  Options
+	log   *slog.Logger
+	srv   *http.Server
+	base  string
+	mu    sync.Mutex
+	revs  map[int64]Review
+	runs  map[int64]*Run
+	calls []Call
+	fail  map[string][]int // kind → statuses to answer next, in order
+	seq   int64
 }
 
 // NewServer returns a stopped stand-in.
@@ -160,13 +159,6 @@ func (s *Server) Calls(run int64) []Call {
 	return out
 }
 
-// Lookups counts the successful reviews API reads.
-func (s *Server) Lookups() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.lookups
-}
-
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
@@ -188,7 +180,6 @@ func (s *Server) review(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	rev, found := s.revs[id]
 	if found {
-		s.lookups++
 	}
 	s.mu.Unlock()
 	if err != nil || !found {

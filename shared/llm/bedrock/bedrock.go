@@ -72,18 +72,6 @@ func New(cfg llm.Config, awsCfg aws.Config) (*Client, error) {
 	return &Client{cfg: cfg, api: api, log: lg}, nil
 }
 
-// NewWithAPI is New over a given Converse implementation (tests).
-func NewWithAPI(cfg llm.Config, api ConverseAPI) *Client {
-	if cfg.MaxTokens <= 0 {
-		cfg.MaxTokens = llm.DefaultMaxTokens
-	}
-	lg := cfg.Logger
-	if lg == nil {
-		lg = slog.Default()
-	}
-	return &Client{cfg: cfg, api: api, log: lg}
-}
-
 // String names the client without anything secret (it holds none).
 func (c *Client) String() string {
 	return fmt.Sprintf("bedrock.Client{model=%s}", c.cfg.Model)

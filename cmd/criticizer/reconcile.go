@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/user"
+	"text/tabwriter"
+	"time"
+
+	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/outbox"
+)
+
+// operatorName is the actor recorded in a job's history: CRITICIZER_ACTOR
+// when set (a shared bastion account names no one), else the login name.
+func operatorName() string {
+	if a := os.Getenv("CRITICIZER_ACTOR"); a != "" {
+		return a
+	}
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return "operator"
+}
+
+// record appends who did what and why to the job's history.
+func (a *app) record(ctx context.Context, jobID, action, note string) error {
+	if err := a.jobs.RecordOperator(ctx, jobID, action, operatorName(), note, domain.Now()); err != nil {
+		return fmt.Errorf("recording %s in job %s's history: %w", action, jobID, err)
+	}
+	return nil
+}
+
+// reconcileCmd lists the delivery rows the reconciler could not settle, or
+// settles one after the operator checked with the provider:
+//
+//	outbox reconcile                                                    list reconciling rows
+//	outbox reconcile resolve JOB_ID RECIPIENT --delivered|--not-delivered --note TEXT
+func (a *app) reconcileCmd(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("outbox reconcile", flag.ContinueOnError)
+	delivered := fs.Bool("delivered", false, "the provider delivered it: mark sent, never resend")
+	notDelivered := fs.Bool("not-delivered", false, "the provider has no record: pending, sent on the next notify run")
+	note := fs.String("note", "", "evidence or ticket reference (required; kept in the job history)")
+	if err := fs.Parse(reorder(args)); err != nil {
+		return err
+	}
+	rest := fs.Args()
+	if len(rest) == 0 || rest[0] == "list" {
+		rows, err := a.rows.Suspects(ctx, time.Time{}, time.Time{}, time.Time{}, false, 1000)
+		if err != nil {
+			return err
+		}
+		if a.json {
+			return json.NewEncoder(a.out).Encode(rows)
+		}
+		tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "JOB\tCHANGELIST\tVERSION\tRECIPIENT\tSINCE\tREASON\tREQUEUES")
+		for _, r := range rows {
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%d\n", r.JobID, r.Changelist, r.ReviewVersion, r.Recipient, r.Since, r.Reason, r.Requeues)
+		}
+		return tw.Flush()
+	}
+	if rest[0] != "resolve" || len(rest) != 3 || *delivered == *notDelivered || *note == "" {
+		return errors.New("usage: criticizer outbox reconcile [list] | outbox reconcile resolve JOB_ID RECIPIENT --delivered|--not-delivered --note TEXT")
+	}
+	j, err := a.jobs.Get(ctx, rest[1])
+	if err != nil {
+		return err
+	}
+	k := outbox.Key{Changelist: j.Changelist, Recipient: rest[2], ReviewVersion: j.ReviewVersion}
+	if err := a.rows.Resolve(ctx, k, *delivered, *note, domain.Now()); err != nil {
+		return err
+	}
+	outcome := "not delivered: pending for the next notify run"
+	if *delivered {
+		outcome = "delivered: marked sent"
+	}
+	if err := a.record(ctx, j.ID, "outbox_reconcile", rest[2]+" "+outcome+"; "+*note); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.out, "%s %s\n", rest[2], outcome)
+	return nil
+}
