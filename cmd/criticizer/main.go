@@ -38,6 +38,7 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/envelope"
 	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/store"
 )
@@ -251,7 +252,7 @@ func (a *app) dlqReplay(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("dlq replay", flag.ContinueOnError)
 	stage := fs.String("stage", "", "fetch, llm or notify (required)")
 	id := fs.String("id", "", "replay one message id")
-	job := fs.String("job", "", "replay the items of one job")
+	j := fs.String("job", "", "replay the items of one job")
 	class := fs.String("error-class", "", "replay items of this error class")
 	all := fs.Bool("all", false, "replay every item of the stage")
 	max := fs.Int("max", 100, "most items to move")
@@ -262,7 +263,7 @@ func (a *app) dlqReplay(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	f := dlq.Filter{MessageID: *id, JobID: *job, ErrorClass: failure.Class(*class)}
+	f := dlq.Filter{MessageID: *id, JobID: *j, ErrorClass: failure.Class(*class)}
 	if f == (dlq.Filter{}) && !*all {
 		return errors.New("say what to replay: --id, --job, --error-class or --all")
 	}
@@ -293,7 +294,7 @@ func (a *app) restart(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if j.State != store.Failed {
+	if j.State != job.Failed {
 		return fmt.Errorf("job %s is %s: only failed jobs can be restarted (a succeeded version is never re-sent; send a higher review_version)", j.ID, j.State)
 	}
 	actor := "operator"
@@ -358,7 +359,7 @@ func (a *app) outboxCmd(ctx context.Context, args []string) error {
 	switch action {
 	case "requeue":
 		k := outbox.Key{Changelist: j.Changelist, Recipient: rest[1], ReviewVersion: j.ReviewVersion}
-		if err := a.rows.Requeue(ctx, k, domain.Now()); err != nil {
+		if err := a.rows.Requeue(ctx, k, job.Now()); err != nil {
 			return err
 		}
 		fmt.Fprintf(a.out, "%s is pending again; replay the job's notify dead letter to send it\n", rest[1])
@@ -368,7 +369,7 @@ func (a *app) outboxCmd(ctx context.Context, args []string) error {
 			return errors.New("confirm needs --evidence (e.g. the provider's message id or a ticket)")
 		}
 		k := outbox.Key{Changelist: j.Changelist, Recipient: rest[1], ReviewVersion: j.ReviewVersion}
-		if err := a.rows.Confirm(ctx, k, *evidence, domain.Now()); err != nil {
+		if err := a.rows.Confirm(ctx, k, *evidence, job.Now()); err != nil {
 			return err
 		}
 		fmt.Fprintf(a.out, "%s marked delivered; it will never be resent\n", rest[1])

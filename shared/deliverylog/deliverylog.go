@@ -18,8 +18,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/job"
 )
 
 // TagName is the message tag (SES EmailTags) that carries the outbox tag.
@@ -104,7 +104,7 @@ func New(api API, table string, retention time.Duration) *Log {
 	if retention <= 0 {
 		retention = DefaultRetention
 	}
-	return &Log{api: api, table: table, retention: retention, now: domain.Now}
+	return &Log{api: api, table: table, retention: retention, now: job.Now}
 }
 
 func pk(tag string) string { return "DELIVERY#" + tag }
@@ -116,7 +116,7 @@ func (l *Log) Record(ctx context.Context, e Event) error {
 		return failure.Errorf(failure.SchemaInvalid, "delivery event without tag or type")
 	}
 	now := l.now()
-	e.RecordedAt, e.ExpiresAt = domain.FormatTime(now), now.Add(l.retention).Unix()
+	e.RecordedAt, e.ExpiresAt = job.FormatTime(now), now.Add(l.retention).Unix()
 	item, err := attributevalue.MarshalMap(e)
 	if err != nil {
 		return failure.Wrap(failure.InternalBug, err)

@@ -14,7 +14,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/outbox"
 )
@@ -73,7 +73,7 @@ type Report struct {
 // Run makes one pass. Errors on single rows are logged and counted; a row
 // left reconciling is retried by the next pass.
 func (r *Reconciler) Run(ctx context.Context) (Report, error) {
-	now := domain.Now()
+	now := job.Now()
 	if r.Now != nil {
 		now = r.Now().UTC()
 	}

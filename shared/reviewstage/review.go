@@ -11,10 +11,10 @@ import (
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/llm"
 	"github.com/criticizer/criticizer/shared/redact"
 	"github.com/criticizer/criticizer/shared/review"
-	"github.com/criticizer/criticizer/shared/store"
 )
 
 // TextRedactor scans text for secrets; the review stage uses it as the
@@ -39,13 +39,13 @@ type Review struct {
 }
 
 // Process reviews the redacted changeset and stores the validated result.
-func (r *Review) Process(ctx context.Context, job *store.Job) (store.Result, error) {
-	if job.Artifacts.Redacted == "" {
-		return store.Result{}, failure.Errorf(failure.InternalBug, "job reached the llm stage without a redacted changeset")
+func (r *Review) Process(ctx context.Context, j *job.Job) (job.Result, error) {
+	if j.Artifacts.Redacted == "" {
+		return job.Result{}, failure.Errorf(failure.InternalBug, "job reached the llm stage without a redacted changeset")
 	}
 	var cs domain.Changeset
-	if err := r.Redacted.GetJSON(ctx, job.Artifacts.Redacted, &cs); err != nil {
-		return store.Result{}, err
+	if err := r.Redacted.GetJSON(ctx, j.Artifacts.Redacted, &cs); err != nil {
+		return job.Result{}, err
 	}
 	prompt, info := r.Limits.Build(cs)
 	if info.Truncated() {
@@ -56,39 +56,39 @@ func (r *Review) Process(ctx context.Context, job *store.Job) (store.Result, err
 	// bypassed or broken, and the request is blocked.
 	_, matches, err := r.Guard.Redact(prompt.System + "\n" + prompt.User)
 	if err != nil {
-		return store.Result{}, failure.Errorf(failure.PolicyRejected, "pre-submit redaction guard failed; LLM call blocked: %w", err)
+		return job.Result{}, failure.Errorf(failure.PolicyRejected, "pre-submit redaction guard failed; LLM call blocked: %w", err)
 	}
 	if len(matches) > 0 {
 		rules := make([]string, 0, len(matches))
 		for _, m := range matches {
 			rules = append(rules, m.Rule)
 		}
-		return store.Result{}, failure.Errorf(failure.PolicyRejected, "prompt still matches %d secret rule(s) %v after redaction; LLM call blocked", len(matches), rules)
+		return job.Result{}, failure.Errorf(failure.PolicyRejected, "prompt still matches %d secret rule(s) %v after redaction; LLM call blocked", len(matches), rules)
 	}
 
 	c, err := r.LLM.Complete(ctx, llm.Prompt(prompt))
 	if err != nil {
-		return store.Result{}, err
+		return job.Result{}, err
 	}
 	// The model's raw answer is kept (it derives from redacted input only)
 	// for debugging dropped findings.
-	if err := r.Redacted.PutJSON(ctx, artifacts.Key(job.ID, "llm-response.json"), map[string]any{
+	if err := r.Redacted.PutJSON(ctx, artifacts.Key(j.ID, "llm-response.json"), map[string]any{
 		"request_id": c.RequestID, "model": c.Model, "finish_reason": c.FinishReason, "content": string(c.Content),
 		"prompt_version": review.PromptVersion, "schema_version": review.SchemaVersion,
 	}); err != nil {
-		return store.Result{}, err
+		return job.Result{}, err
 	}
 	result, diags, err := review.Parse(c.Content, cs.ChangedFiles(), r.Parse)
 	diags.Log(ctx, r.Log)
 	if err != nil {
-		return store.Result{}, err
+		return job.Result{}, err
 	}
-	key := artifacts.Key(job.ID, "review.json")
+	key := artifacts.Key(j.ID, "review.json")
 	if err := r.Redacted.PutJSON(ctx, key, result); err != nil {
-		return store.Result{}, err
+		return job.Result{}, err
 	}
 	n := len(result.Findings)
-	return store.Result{Artifacts: store.Artifacts{Result: key}, FindingCount: &n,
+	return job.Result{Artifacts: job.Artifacts{Result: key}, FindingCount: &n,
 		Detail: fmt.Sprintf("findings %d, diagnostics %d", n, len(diags))}, nil
 }
 
