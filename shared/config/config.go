@@ -34,7 +34,7 @@ type Common struct {
 	ClockSkew time.Duration
 	// Retention is how long job, idempotency and outbox items live
 	// (RETENTION_DAYS; the table's TTL attribute expires_at).
-	Retention time.Duration
+	Retention   time.Duration
 	MaxAttempts int
 }
 

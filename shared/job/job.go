@@ -40,7 +40,6 @@ const (
 	OpDeadLetter Op = "dead_letter" // stage dead-lettered
 	OpReplay     Op = "replay"      // an operator replays the dead letter
 	OpRestart    Op = "restart"     // an operator restarts the job from fetch
-	OpCreate     Op = "created"     // the webhook stores a new job (its first history event)
 )
 
 // Transition is one operation of the state machine: the states it applies to
@@ -122,15 +121,29 @@ type Artifacts struct {
 	Result   string `json:"result,omitempty"`
 }
 
+// EventType names an entry of a job's history.
+type EventType string
+
+const (
+	EventCreated        EventType = "created"
+	EventClaimed        EventType = "stage_claimed"
+	EventCompleted      EventType = "stage_completed"
+	EventRetryScheduled EventType = "stage_retry_scheduled"
+	EventDeadLettered   EventType = "dead_lettered"
+	EventReplayed       EventType = "replayed"
+	EventRestarted      EventType = "full_restart"
+	EventSwept          EventType = "swept"
+)
+
 // Event is one entry of a job's history.
 type Event struct {
-	At     string `json:"at"`
-	Type   string `json:"type"`
-	Stage  string `json:"stage,omitempty"`
-	From   string `json:"from,omitempty"`
-	To     string `json:"to,omitempty"`
-	Actor  string `json:"actor,omitempty"`
-	Detail string `json:"detail,omitempty"`
+	At     string    `json:"at"`
+	Type   EventType `json:"type"`
+	Stage  string    `json:"stage,omitempty"`
+	From   string    `json:"from,omitempty"`
+	To     string    `json:"to,omitempty"`
+	Actor  string    `json:"actor,omitempty"`
+	Detail string    `json:"detail,omitempty"`
 }
 
 // Job is a review of one changelist at one review_version.
@@ -174,7 +187,7 @@ func New(id, idemKey string, cl int64, version int, now time.Time, sweepAfter ti
 		ID: id, IdempotencyKey: idemKey, Changelist: cl, ReviewVersion: version,
 		State: Queued, Stage: domain.StageFetch, CreatedAt: at, UpdatedAt: at, Seq: 1,
 		Stages: PendingStages(), RequestedRecipients: []string{}, Recipients: []string{},
-		History:    []Event{{At: at, Type: string(OpCreate), To: string(Queued)}},
+		History:    []Event{{At: at, Type: EventCreated, To: string(Queued)}},
 		SweepShard: SweepShard, SweepAt: FormatTime(now.Add(sweepAfter)),
 	}
 	return j

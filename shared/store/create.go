@@ -75,7 +75,7 @@ func (st *Store) Create(ctx context.Context, j *job.Job, idem *Idempotency) erro
 		idem.ExpiresAt = j.ExpiresAt
 	}
 	it := toItem(j)
-	it.LastWrite = string(job.OpCreate)
+	it.LastWrite = string(job.EventCreated)
 	jobItem, err := attributevalue.MarshalMap(it)
 	if err != nil {
 		return fmt.Errorf("marshal job: %w", err)

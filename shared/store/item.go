@@ -38,13 +38,13 @@ type artifactsItem struct {
 }
 
 type eventItem struct {
-	At     string `dynamodbav:"at"`
-	Type   string `dynamodbav:"type"`
-	Stage  string `dynamodbav:"stage,omitempty"`
-	From   string `dynamodbav:"from,omitempty"`
-	To     string `dynamodbav:"to,omitempty"`
-	Actor  string `dynamodbav:"actor,omitempty"`
-	Detail string `dynamodbav:"detail,omitempty"`
+	At     string        `dynamodbav:"at"`
+	Type   job.EventType `dynamodbav:"type"`
+	Stage  string        `dynamodbav:"stage,omitempty"`
+	From   string        `dynamodbav:"from,omitempty"`
+	To     string        `dynamodbav:"to,omitempty"`
+	Actor  string        `dynamodbav:"actor,omitempty"`
+	Detail string        `dynamodbav:"detail,omitempty"`
 }
 
 type swarmItem struct {

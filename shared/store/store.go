@@ -85,8 +85,8 @@ func n(v int64) types.AttributeValue {
 	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
 }
 
-func event(at string, typ job.Op, stage domain.Stage, from, to job.State, detail string) types.AttributeValue {
-	ev := eventItem{At: at, Type: string(typ), Stage: string(stage), From: string(from), To: string(to), Detail: detail}
+func event(at string, typ job.EventType, stage domain.Stage, from, to job.State, detail string) types.AttributeValue {
+	ev := eventItem{At: at, Type: typ, Stage: string(stage), From: string(from), To: string(to), Detail: detail}
 	av, _ := attributevalue.Marshal([]eventItem{ev}) // only strings: cannot fail
 	return av
 }
@@ -295,7 +295,7 @@ func (st *Store) Claim(ctx context.Context, id string, stage domain.Stage, l job
 	v := map[string]types.AttributeValue{
 		":s": s(string(stage)), ":running": s(string(job.Target(job.OpClaim))), ":srunning": s(string(job.StageRunning)),
 		":max": n(int64(maxAttempts)), ":now": s(now), ":expired": s(l.ExpiredBefore()), ":exp": s(l.Expires()), ":owner": s(l.Owner),
-		":one": n(1), ":ev": event(now, "stage_claimed", stage, "", job.Running, "owner "+l.Owner), ":empty": &types.AttributeValueMemberL{},
+		":one": n(1), ":ev": event(now, job.EventClaimed, stage, "", job.Running, "owner "+l.Owner), ":empty": &types.AttributeValueMemberL{},
 		":sweep": s(job.FormatTime(l.Now.Add(2 * l.TTL))),
 	}
 	cond := "#stage = :s AND " + expect(job.OpClaim, v) + " AND " + stageStatuses("claimable", job.Claimable, v) +
@@ -344,7 +344,7 @@ func (st *Store) Complete(ctx context.Context, id string, stage domain.Stage, l 
 	to := job.Target(op)
 	v := map[string]types.AttributeValue{
 		":s": s(string(stage)), ":sdone": s(string(job.StageDone)), ":to": s(string(to)), ":next": s(string(next)), ":now": s(now), ":one": n(1),
-		":by": s(l.Owner), ":ev": event(now, "stage_completed", stage, job.Running, to, r.Detail), ":empty": &types.AttributeValueMemberL{},
+		":by": s(l.Owner), ":ev": event(now, job.EventCompleted, stage, job.Running, to, r.Detail), ":empty": &types.AttributeValueMemberL{},
 	}
 	upd := "SET stages.#stg.#st = :sdone, stages.#stg.completed_at = :now, stages.#stg.completed_by = :by, #state = :to, #stage = :next, updated_at = :now," +
 		" seq = seq + :one, history = list_append(if_not_exists(history, :empty), :ev)"
@@ -394,7 +394,7 @@ func (st *Store) Retry(ctx context.Context, id string, stage domain.Stage, l job
 	v := map[string]types.AttributeValue{
 		":s": s(string(stage)), ":sretry": s(string(job.StageRetryWait)), ":retry": s(string(job.Target(job.OpRetry))), ":now": s(now), ":one": n(1),
 		":class": s(string(f.Class)), ":msg": s(f.Message), ":sweep": s(job.FormatTime(l.Now.Add(delay + 2*l.TTL))),
-		":ev":    event(now, "stage_retry_scheduled", stage, job.Running, job.RetryWait, fmt.Sprintf("%s; retry in %s", f.Class, delay.Round(time.Millisecond))),
+		":ev":    event(now, job.EventRetryScheduled, stage, job.Running, job.RetryWait, fmt.Sprintf("%s; retry in %s", f.Class, delay.Round(time.Millisecond))),
 		":empty": &types.AttributeValueMemberL{},
 	}
 	upd := "SET stages.#stg.#st = :sretry, #state = :retry, stages.#stg.first_failure_at = if_not_exists(stages.#stg.first_failure_at, :now)," +
@@ -419,7 +419,7 @@ func (st *Store) DeadLetter(ctx context.Context, id string, stage domain.Stage, 
 	v := map[string]types.AttributeValue{
 		":s": s(string(stage)), ":sfailed": s(string(job.StageFailed)), ":failed": s(string(job.Target(job.OpDeadLetter))), ":now": s(now), ":one": n(1),
 		":class": s(string(f.Class)), ":msg": s(f.Message), ":dlid": s(dlID), ":body": s(body), ":true": &types.AttributeValueMemberBOOL{Value: true},
-		":srunning": s(string(job.StageRunning)), ":ev": event(now, "dead_lettered", stage, "", job.Failed, fmt.Sprintf("%s (%s)", f.Class, dlID)),
+		":srunning": s(string(job.StageRunning)), ":ev": event(now, job.EventDeadLettered, stage, "", job.Failed, fmt.Sprintf("%s (%s)", f.Class, dlID)),
 		":empty": &types.AttributeValueMemberL{},
 	}
 	var cond string
@@ -466,7 +466,7 @@ func (st *Store) Replay(ctx context.Context, id string, stage domain.Stage, dlID
 		":s": s(string(stage)), ":sfailed": s(string(job.StageFailed)), ":dlid": s(dlID),
 		":queued": s(string(job.Target(job.OpReplay))), ":spending": s(string(job.StagePending)), ":zero": n(0), ":one": n(1), ":now": s(at),
 		":class": s(string(dlClass)), ":shard": s(job.SweepShard), ":sweep": s(job.FormatTime(now.Add(sweepAfter))),
-		":ev": event(at, "replayed", stage, job.Failed, job.Queued, "from dead letter "+dlID), ":empty": &types.AttributeValueMemberL{},
+		":ev": event(at, job.EventReplayed, stage, job.Failed, job.Queued, "from dead letter "+dlID), ":empty": &types.AttributeValueMemberL{},
 	}
 	upd := "SET #state = :queued, stages.#stg.#st = :spending, stages.#stg.attempts = :zero, stages.#stg.replays = stages.#stg.replays + :one," +
 		" stages.#stg.replayed_from = :dlid, stages.#stg.replayed_class = :class, updated_at = :now, seq = seq + :one," +
@@ -488,7 +488,7 @@ func (st *Store) Restart(ctx context.Context, id, actor, requestID string, now t
 	at := job.FormatTime(now)
 	v := map[string]types.AttributeValue{":queued": s(string(job.Target(job.OpRestart))), ":fetch": s(string(domain.StageFetch)),
 		":now": s(at), ":one": n(1), ":shard": s(job.SweepShard), ":sweep": s(job.FormatTime(now.Add(sweepAfter))),
-		":ev": event(at, "full_restart", domain.StageFetch, job.Failed, job.Queued, "by "+actor), ":empty": &types.AttributeValueMemberL{}}
+		":ev": event(at, job.EventRestarted, domain.StageFetch, job.Failed, job.Queued, "by "+actor), ":empty": &types.AttributeValueMemberL{}}
 	v[":stages"], _ = attributevalue.Marshal(stagesItem(job.PendingStages()))
 	j, err := st.update(ctx, id, write{op: "restart",
 		update: "SET #state = :queued, #stage = :fetch, stages = :stages, updated_at = :now, seq = seq + :one, sweep_shard = :shard, sweep_at = :sweep, history = list_append(if_not_exists(history, :empty), :ev)",
@@ -504,7 +504,7 @@ func (st *Store) Restart(ctx context.Context, id, actor, requestID string, now t
 func (st *Store) Reschedule(ctx context.Context, j *job.Job, now, next time.Time, note string) error {
 	at := job.FormatTime(now)
 	v := map[string]types.AttributeValue{":seq": n(j.Seq), ":sweep": s(job.FormatTime(next)), ":now": s(at), ":one": n(1),
-		":ev": event(at, "swept", j.Stage, j.State, j.State, note), ":empty": &types.AttributeValueMemberL{}}
+		":ev": event(at, job.EventSwept, j.Stage, j.State, j.State, note), ":empty": &types.AttributeValueMemberL{}}
 	_, err := st.update(ctx, j.ID, write{op: "reschedule", update: "SET sweep_at = :sweep, updated_at = :now, seq = seq + :one, history = list_append(if_not_exists(history, :empty), :ev)",
 		cond: "seq = :seq", values: v, token: fmt.Sprintf("sweep/%d/%s", j.Seq, at)})
 	if errors.Is(err, errConditionCheck) {

@@ -17,4 +17,3 @@ func TestUsedKeepsOnlyReferencedPlaceholders(t *testing.T) {
 		t.Fatal("an expression without placeholders must send none (DynamoDB rejects empty maps)")
 	}
 }
-

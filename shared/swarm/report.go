@@ -37,6 +37,10 @@ type Reporter struct {
 const updateTimeout = 5 * time.Second
 
 // Update tells Swarm the review is running and links the run to the job.
+// statusRunning is Swarm's test-run status word for "in progress" (its
+// API's vocabulary, not a job state).
+const statusRunning = "running"
+
 func (r *Reporter) Update(ctx context.Context, j *job.Job) error {
 	if j.Swarm == nil {
 		return nil
@@ -44,7 +48,7 @@ func (r *Reporter) Update(ctx context.Context, j *job.Job) error {
 	// Short: it runs before the fetch, which must not wait on a slow Swarm.
 	ctx, cancel := context.WithTimeout(ctx, updateTimeout)
 	defer cancel()
-	return r.call(ctx, j, job.CallbackUpdate, Report{Status: "running",
+	return r.call(ctx, j, job.CallbackUpdate, Report{Status: statusRunning,
 		Messages: []string{fmt.Sprintf("Criticizer is reviewing change %d (version %d)", j.Changelist, j.ReviewVersion)}, URL: j.Swarm.JobURL})
 }
 
