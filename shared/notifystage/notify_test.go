@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/criticizer/criticizer/shared/deliverylog"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/notify"
@@ -108,7 +109,9 @@ var (
 	key = notify.Key{Changelist: 42, Recipient: "Alice@Example.com ", ReviewVersion: 1}
 )
 
-func msg() *notify.Message { return &notify.Message{MessageID: key.MessageID("example.com"), To: "alice@example.com"} }
+func msg() *notify.Message {
+	return &notify.Message{MessageID: key.MessageID("example.com"), To: "alice@example.com"}
+}
 
 // inFlight is a row whose send started at t0 and was never confirmed.
 func inFlight() *fakeRows {
@@ -209,4 +212,18 @@ func TestDelivery(t *testing.T) {
 			t.Fatalf("err %v, sent %v, row %s", err, sender.sent, rows.row(key).Status)
 		}
 	})
+}
+
+// The SMTP completion window must outlast the longest send the client can
+// make (it gives up after MaxSendDuration; the server may still finish the
+// transaction it holds), with margin, and the client must fit in the default
+// notify function timeout (the lease).
+func TestSMTPWindowCoversTheClientTimeouts(t *testing.T) {
+	send := notify.MaxSendDuration(notify.DefaultSMTPTimeout)
+	if w := deliverylog.DefaultWindow("smtp"); w < send+time.Minute {
+		t.Errorf("SMTP completion window %s, want ≥ %s (the longest send) + 1 min margin", w, send)
+	}
+	if lease := 60 * time.Second; send >= lease {
+		t.Errorf("one SMTP send may take %s, not below the default notify timeout %s", send, lease)
+	}
 }
