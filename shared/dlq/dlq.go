@@ -201,6 +201,8 @@ func (c *Client) Restart(ctx context.Context, env envelope.Envelope, actor, note
 func (c *Client) Release(ctx context.Context, items []Item) {
 	for _, it := range items {
 		q := c.Queues[it.Stage]
+		// Best effort: an item whose release fails is visible again when
+		// its visibility timeout ends; nothing is lost.
 		_, _ = c.API.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &q.DLQ, ReceiptHandle: &it.receipt, VisibilityTimeout: 0})
 	}
 }
