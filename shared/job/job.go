@@ -164,6 +164,7 @@ type Job struct {
 	Seq                 int64                         `json:"seq"`
 	Artifacts           Artifacts                     `json:"artifacts"`
 	FindingCount        int                           `json:"finding_count"`
+	Review              *ReviewStats                  `json:"review,omitempty"`
 	Stages              map[domain.Stage]*StageRecord `json:"stages"`
 	History             []Event                       `json:"history"`
 	SweepShard          string                        `json:"-"`
@@ -172,6 +173,18 @@ type Job struct {
 	// Swarm is set for a Helix Swarm test run (source "swarm"). Its callback
 	// URLs carry Swarm's per-run token, so it never leaves the table.
 	Swarm *SwarmRun `json:"-"`
+}
+
+// ReviewStats is what the llm stage records on the job: the prompt version
+// it used (rollout), the tokens it cost, and how much was not reviewed.
+type ReviewStats struct {
+	PromptVersion  string `json:"prompt_version"`
+	InputTokens    int    `json:"input_tokens"`
+	OutputTokens   int    `json:"output_tokens"`
+	ModelCalls     int    `json:"model_calls"`
+	Chunks         int    `json:"chunks"`
+	SkippedFiles   int    `json:"skipped_files"`
+	TruncatedFiles int    `json:"truncated_files"`
 }
 
 // SweepShard is the single partition of the sweep index. One shard is
@@ -266,8 +279,9 @@ func (r *SwarmRun) Called(c Callback) string {
 // Result is what a stage hands on when it completes.
 type Result struct {
 	Artifacts    Artifacts
-	Recipients   []string // set by fetch
-	FindingCount *int     // set by llm
+	Recipients   []string     // set by fetch
+	FindingCount *int         // set by llm
+	Review       *ReviewStats // set by llm
 	Detail       string
 }
 

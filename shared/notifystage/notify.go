@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/criticizer/criticizer/shared/artifacts"
@@ -49,7 +51,10 @@ type Notify struct {
 	DeliveryLog DeliveryLog
 	From        string
 	HTML        bool
-	Log         *slog.Logger
+	// SwarmURL is the Swarm server's base URL; a job from a Swarm review
+	// links it in the e-mail (SWARM_URL/reviews/{id}).
+	SwarmURL string
+	Log      *slog.Logger
 	// Swarm reports the outcome to a Helix Swarm test run once every
 	// recipient is e-mailed (swarm.Reporter); nil for none.
 	Swarm SwarmPasser
@@ -71,6 +76,14 @@ type SwarmPasser interface {
 	Pass(ctx context.Context, j *job.Job, findings int) error
 }
 
+// reviewURL is the Swarm review's page, when the job came from one.
+func (n *Notify) reviewURL(j *job.Job) string {
+	if n.SwarmURL == "" || j.Swarm == nil || j.Swarm.Review <= 0 {
+		return ""
+	}
+	return strings.TrimRight(n.SwarmURL, "/") + "/reviews/" + strconv.FormatInt(j.Swarm.Review, 10)
+}
+
 // Process sends the review to every recipient that has not been notified.
 func (n *Notify) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	if j.Artifacts.Result == "" || j.Artifacts.Redacted == "" {
@@ -90,7 +103,7 @@ func (n *Notify) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	sent := 0
 	for _, rcpt := range recipients {
 		k := notify.Key{Changelist: j.Changelist, Recipient: rcpt, ReviewVersion: j.ReviewVersion}
-		msg, err := notify.Compose(k, notify.Content{Author: cs.User, Description: cs.Description, JobID: j.ID, Review: review, From: n.From, HTML: n.HTML})
+		msg, err := notify.Compose(k, notify.Content{Author: cs.User, Description: cs.Description, JobID: j.ID, Review: review, From: n.From, HTML: n.HTML, Changeset: &cs, ReviewURL: n.reviewURL(j)})
 		if err != nil {
 			return job.Result{}, failure.Wrap(failure.InternalBug, err)
 		}

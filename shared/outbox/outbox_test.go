@@ -113,7 +113,9 @@ func TestReleaseAndResetSettleOnlyTheirOwnSend(t *testing.T) {
 	if err := o.Release(ctx, k, "mine", failure.Upstream5xx, "451", false, t0); err != nil {
 		t.Errorf("a release whose answer was lost: %v, want success", err)
 	}
-	o, _ = ob(func(in *dynamodb.UpdateItemInput) *Row { return &Row{Status: Pending, LastWrite: tokenOf(in, ":wtoken")} })
+	o, _ = ob(func(in *dynamodb.UpdateItemInput) *Row {
+		return &Row{Status: Pending, LastWrite: tokenOf(in, ":wtoken")}
+	})
 	if err := o.Reset(ctx, k, "mine", t0); err != nil {
 		t.Errorf("a reset whose answer was lost: %v, want success", err)
 	}

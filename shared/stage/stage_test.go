@@ -274,4 +274,3 @@ func TestFailureClassification(t *testing.T) {
 		})
 	}
 }
-

@@ -47,6 +47,16 @@ type eventItem struct {
 	Detail string        `dynamodbav:"detail,omitempty"`
 }
 
+type reviewItem struct {
+	PromptVersion  string `dynamodbav:"prompt_version"`
+	InputTokens    int    `dynamodbav:"input_tokens"`
+	OutputTokens   int    `dynamodbav:"output_tokens"`
+	ModelCalls     int    `dynamodbav:"model_calls"`
+	Chunks         int    `dynamodbav:"chunks"`
+	SkippedFiles   int    `dynamodbav:"skipped_files"`
+	TruncatedFiles int    `dynamodbav:"truncated_files"`
+}
+
 type swarmItem struct {
 	Review    int64  `dynamodbav:"review"`
 	JobURL    string `dynamodbav:"job_url,omitempty"`
@@ -75,6 +85,7 @@ type jobItem struct {
 	Seq                 int64                       `dynamodbav:"seq"`
 	Artifacts           artifactsItem               `dynamodbav:"artifacts"`
 	FindingCount        int                         `dynamodbav:"finding_count"`
+	Review              *reviewItem                 `dynamodbav:"review,omitempty"`
 	Stages              map[domain.Stage]*stageItem `dynamodbav:"stages"`
 	History             []eventItem                 `dynamodbav:"history"`
 	SweepShard          string                      `dynamodbav:"sweep_shard,omitempty"`
@@ -97,6 +108,10 @@ func toItem(j *job.Job) *jobItem {
 	}
 	for _, e := range j.History {
 		it.History = append(it.History, eventItem(e))
+	}
+	if j.Review != nil {
+		rv := reviewItem(*j.Review)
+		it.Review = &rv
 	}
 	if j.Swarm != nil {
 		sw := swarmItem(*j.Swarm)
@@ -132,6 +147,10 @@ func (it *jobItem) job() *job.Job {
 	}
 	for _, e := range it.History {
 		j.History = append(j.History, job.Event(e))
+	}
+	if it.Review != nil {
+		rv := job.ReviewStats(*it.Review)
+		j.Review = &rv
 	}
 	if it.Swarm != nil {
 		sw := job.SwarmRun(*it.Swarm)

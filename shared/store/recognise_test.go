@@ -70,7 +70,10 @@ func TestAppliedButUnansweredWritesAreRecognised(t *testing.T) {
 			}, ErrLeaseLost},
 		{"retry", after(job.RetryWait, domain.StageFetch, stageItem{Status: job.StageRetryWait}, lease.Owner+"/retry"),
 			after(job.RetryWait, domain.StageFetch, stageItem{Status: job.StageRetryWait}, "msg-2#1/retry"),
-			func(st *Store) error { _, err := st.Retry(ctx, "j1", domain.StageFetch, lease, fi, time.Second); return err }, ErrLeaseLost},
+			func(st *Store) error {
+				_, err := st.Retry(ctx, "j1", domain.StageFetch, lease, fi, time.Second)
+				return err
+			}, ErrLeaseLost},
 		{"dead letter", after(job.Failed, domain.StageFetch, stageItem{Status: job.StageFailed, DeadLetterID: "dl-1"}, "dead_letter/dl-1"),
 			after(job.Failed, domain.StageFetch, stageItem{Status: job.StageFailed, DeadLetterID: "dl-0"}, "dead_letter/dl-0"),
 			func(st *Store) error {

@@ -369,6 +369,11 @@ func (st *Store) Complete(ctx context.Context, id string, stage domain.Stage, l 
 		upd += ", finding_count = :fc"
 		v[":fc"] = n(int64(*r.FindingCount))
 	}
+	if r.Review != nil {
+		upd += ", #review = :review"
+		v[":review"], _ = attributevalue.Marshal(reviewItem(*r.Review))
+		nm["#review"] = "review"
+	}
 	if hasNext {
 		upd += ", sweep_at = :sweep"
 		v[":sweep"] = s(job.FormatTime(l.Now.Add(sweepAfter)))
