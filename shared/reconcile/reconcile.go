@@ -57,7 +57,7 @@ type Reconciler struct {
 	Limit    int
 	Logger   *slog.Logger
 	Metrics  *obs.Metrics
-	Now      func() time.Time
+	Now      job.Clock // the system clock when nil
 }
 
 // Report says what one pass did.
@@ -73,10 +73,7 @@ type Report struct {
 // Run makes one pass. Errors on single rows are logged and counted; a row
 // left reconciling is retried by the next pass.
 func (r *Reconciler) Run(ctx context.Context) (Report, error) {
-	now := job.Now()
-	if r.Now != nil {
-		now = r.Now().UTC()
-	}
+	now := r.Now.Now()
 	limit := r.Limit
 	if limit <= 0 {
 		limit = 200

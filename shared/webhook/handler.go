@@ -85,15 +85,10 @@ type Handler struct {
 	ReplayWindow time.Duration // accepted clock difference of signed timestamps
 	SweepAfter   time.Duration // when the sweeper enqueues a job whose first message was lost
 	IdemTTL      time.Duration // how long idempotency records (and saved responses) are kept
-	Now          func() time.Time
+	Now          job.Clock // the system clock when nil
 }
 
-func (h *Handler) now() time.Time {
-	if h.Now != nil {
-		return h.Now().UTC().Truncate(time.Millisecond)
-	}
-	return job.Now()
-}
+func (h *Handler) now() time.Time { return h.Now.Now() }
 
 // Handle is the Lambda handler for the API Gateway proxy integration.
 func (h *Handler) Handle(ctx context.Context, req events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
