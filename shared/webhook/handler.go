@@ -85,7 +85,7 @@ type Handler struct {
 	ReplayWindow time.Duration // accepted clock difference of signed timestamps
 	SweepAfter   time.Duration // when the sweeper enqueues a job whose first message was lost
 	IdemTTL      time.Duration // how long idempotency records (and saved responses) are kept
-	Now          job.Clock // the system clock when nil
+	Now          job.Clock     // the system clock when nil
 }
 
 func (h *Handler) now() time.Time { return h.Now.Now() }
