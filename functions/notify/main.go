@@ -59,7 +59,6 @@ func main() {
 	// are PII, so they are redacted along with secrets.
 	scrub, err := redact.New(redact.Policy{RedactEmails: true})
 	coldstart.Must(env, err)
-	n.Sanitize = scrub.Sanitize
 	rt := env.Runtime(domain.StageNotify, jobs, queues, n, scrub.Sanitize)
 	rt.AfterDeadLetter = reporter.DeadLettered
 	lambda.Start(rt.Handle)

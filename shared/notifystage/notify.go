@@ -64,9 +64,6 @@ type Notify struct {
 	// has no record. Zero means the sender's outcome is final when its call
 	// returns (tests with a synchronous fake).
 	Window time.Duration
-	// Sanitize scrubs error text before it is stored on the row (provider
-	// replies may echo the message); nil stores the class only.
-	Sanitize func(string) string
 	// Now is the time source (the system clock when nil).
 	Now job.Clock
 }
@@ -179,7 +176,7 @@ func (n *Notify) deliver(ctx context.Context, jobID string, k notify.Key, msg *n
 			return false, err
 		}
 		class := failure.Classify(err)
-		if rerr := n.Outbox.Release(context.WithoutCancel(ctx), k, send.Token, class, n.scrub(err), !class.Retryable(), n.Now.Now()); rerr != nil {
+		if rerr := n.Outbox.Release(context.WithoutCancel(ctx), k, send.Token, class, rowError(err), !class.Retryable(), n.Now.Now()); rerr != nil {
 			// The row stays "sending": the next attempt reconciles it (the
 			// provider has no record, so after the window it is resent).
 			log.WarnContext(ctx, "releasing a refused send failed; the next attempt reconciles it", "err", rerr)
@@ -195,12 +192,14 @@ func (n *Notify) deliver(ctx context.Context, jobID string, k notify.Key, msg *n
 	return true, nil
 }
 
-// scrub is the text stored on a row for a refused send.
-func (n *Notify) scrub(err error) string {
-	if n.Sanitize == nil {
-		return string(failure.Classify(err))
+// rowError is what a row keeps of a refused send: the class and the
+// provider's reply code. The reply text is untrusted (a relay may quote the
+// message, an address or a credential back), so it is never stored.
+func rowError(err error) string {
+	if code := failure.UpstreamCode(err); code != 0 {
+		return fmt.Sprintf("%s (reply %d)", failure.Classify(err), code)
 	}
-	return n.Sanitize(err.Error())
+	return string(failure.Classify(err))
 }
 
 // reconcile settles a row whose send may have happened, before any resend:
