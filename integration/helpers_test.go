@@ -23,7 +23,7 @@ import (
 	smtpstandin "github.com/criticizer/criticizer/internal/standin/smtp"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/envelope"
-	"github.com/criticizer/criticizer/shared/store"
+	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/webhook"
 )
 
@@ -100,10 +100,10 @@ func uniqueKey(t *testing.T) string {
 }
 
 // waitJob polls the job until pred holds or the timeout passes.
-func waitJob(t *testing.T, id string, timeout time.Duration, what string, pred func(*store.Job) bool) *store.Job {
+func waitJob(t *testing.T, id string, timeout time.Duration, what string, pred func(*job.Job) bool) *job.Job {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
-	var j *store.Job
+	var j *job.Job
 	for time.Now().Before(deadline) {
 		var err error
 		j, err = env.jobs.Get(context.Background(), id)
@@ -120,8 +120,8 @@ func waitJob(t *testing.T, id string, timeout time.Duration, what string, pred f
 	return nil
 }
 
-func succeeded(j *store.Job) bool { return j.State == store.Succeeded }
-func failed(j *store.Job) bool    { return j.State == store.Failed }
+func succeeded(j *job.Job) bool { return j.State == job.Succeeded }
+func failed(j *job.Job) bool    { return j.State == job.Failed }
 
 // mailsFor lists the accepted messages for one changelist version.
 func mailsFor(cl int64, version int) []smtpstandin.Message {

@@ -10,6 +10,7 @@ import (
 
 	smtpstandin "github.com/criticizer/criticizer/internal/standin/smtp"
 	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/outbox"
 )
 
@@ -96,7 +97,7 @@ func TestPermanentRecipientFailureThenOperatorRequeue(t *testing.T) {
 	if !strings.Contains(rowOf("aaron@example.com"), "failed") || !strings.Contains(rowOf("alice@example.com"), "sent") {
 		t.Fatalf("outbox listing:\n%s", listing)
 	}
-	if err := env.outbox.Requeue(context.Background(), outbox.Key{Changelist: cl, Recipient: "alice@example.com", ReviewVersion: 1}, domain.Now()); err == nil {
+	if err := env.outbox.Requeue(context.Background(), outbox.Key{Changelist: cl, Recipient: "alice@example.com", ReviewVersion: 1}, job.Now()); err == nil {
 		t.Fatal("a sent row was requeued: that would e-mail twice")
 	}
 	criticizer(t, "outbox", "requeue", id, "aaron@example.com", "--note", "OPS-43 mailbox created")

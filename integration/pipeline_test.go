@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/outbox"
-	"github.com/criticizer/criticizer/shared/store"
 )
 
 // Secrets planted in fixture changelist 12345 (deploy.go): fake, never valid.
@@ -34,7 +34,7 @@ func TestWebhookToEmail(t *testing.T) {
 
 	j := waitJob(t, id, 90*time.Second, "succeeded", succeeded)
 	for _, s := range domain.Stages {
-		if r := j.StageRecord(s); r.Status != store.StageDone || r.Attempts != 1 {
+		if r := j.StageRecord(s); r.Status != job.StageDone || r.Attempts != 1 {
 			t.Errorf("stage %s: status %s attempts %d, want done after 1", s, r.Status, r.Attempts)
 		}
 	}

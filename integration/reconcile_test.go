@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/criticizer/criticizer/shared/deliverylog"
-	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/reconcile"
@@ -25,13 +25,13 @@ func TestSentWithoutEvidenceIsReconciledOnce(t *testing.T) {
 	cl := changeSeq.Add(1)
 	table := env.out["JobsTableName"]
 	events := deliverylog.New(env.ddb, table, 0)
-	sentAt := domain.Now()
-	job := createJob(t, cl, []string{"erin@example.com", "frank@example.com"}) // queued: its notify stage runs again
+	sentAt := job.Now()
+	j := createJob(t, cl, []string{"erin@example.com", "frank@example.com"}) // queued: its notify stage runs again
 
 	unproven := outbox.Key{Changelist: cl, Recipient: "erin@example.com", ReviewVersion: 1}
 	proven := outbox.Key{Changelist: cl, Recipient: "frank@example.com", ReviewVersion: 1}
 	for _, k := range []outbox.Key{unproven, proven} {
-		if _, err := env.outbox.Ensure(ctx, k, job.ID, sentAt); err != nil {
+		if _, err := env.outbox.Ensure(ctx, k, j.ID, sentAt); err != nil {
 			t.Fatal(err)
 		}
 		if err := env.outbox.BeginSend(ctx, k, sentAt); err != nil {
@@ -43,7 +43,7 @@ func TestSentWithoutEvidenceIsReconciledOnce(t *testing.T) {
 	}
 	provenID := proven.MessageID("example.com")
 	ev, _ := json.Marshal(map[string]any{"eventType": "Delivery", "mail": map[string]any{"messageId": "0100019a-int-0002",
-		"timestamp": domain.FormatTime(sentAt), "tags": map[string][]string{deliverylog.TagName: {deliverylog.Tag(provenID)}}}})
+		"timestamp": job.FormatTime(sentAt), "tags": map[string][]string{deliverylog.TagName: {deliverylog.Tag(provenID)}}}})
 	if _, err := events.HandleSES(ctx, ev, env.quiet, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -95,13 +95,13 @@ func TestSentWithoutEvidenceIsReconciledOnce(t *testing.T) {
 		t.Errorf("OutboxReconciling not 1 while a row waits: %s", metrics.String())
 	}
 	// While reconciling, the notify stage cannot send to erin.
-	if err := env.outbox.BeginSend(ctx, unproven, domain.Now()); err == nil {
+	if err := env.outbox.BeginSend(ctx, unproven, job.Now()); err == nil {
 		t.Fatal("BeginSend succeeded on a reconciling row")
 	}
 
 	// The operator checked with the provider: not delivered. The row is
 	// pending again for the next notify run.
-	if err := env.outbox.Resolve(ctx, unproven, false, "", domain.Now()); err != nil {
+	if err := env.outbox.Resolve(ctx, unproven, false, "", job.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if row, _ := env.outbox.Get(ctx, unproven); row.Status != outbox.Pending {

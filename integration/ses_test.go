@@ -14,10 +14,10 @@ import (
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/deliverylog"
 	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/notify"
 	"github.com/criticizer/criticizer/shared/notifystage"
 	"github.com/criticizer/criticizer/shared/outbox"
-	"github.com/criticizer/criticizer/shared/store"
 )
 
 // recordingSender stands in for SES: it records each send instead of
@@ -54,22 +54,22 @@ func TestSESEventsDecideLookupBeforeResend(t *testing.T) {
 	}
 	arts := artifacts.New(s3c, bucket)
 	jobID := fmt.Sprintf("ses-lookup-%d", cl)
-	job := &store.Job{ID: jobID, Changelist: cl, ReviewVersion: 1, Recipients: []string{"alice@example.com", "bob@example.com"},
-		Artifacts: store.Artifacts{Redacted: artifacts.Key(jobID, "redacted.json"), Result: artifacts.Key(jobID, "result.json")}}
-	if err := arts.PutJSON(ctx, job.Artifacts.Redacted, domain.Changeset{User: "carol", Description: "Fix the parser"}); err != nil {
+	j := &job.Job{ID: jobID, Changelist: cl, ReviewVersion: 1, Recipients: []string{"alice@example.com", "bob@example.com"},
+		Artifacts: job.Artifacts{Redacted: artifacts.Key(jobID, "redacted.json"), Result: artifacts.Key(jobID, "result.json")}}
+	if err := arts.PutJSON(ctx, j.Artifacts.Redacted, domain.Changeset{User: "carol", Description: "Fix the parser"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := arts.PutJSON(ctx, job.Artifacts.Result, domain.ReviewResult{Summary: "Looks fine."}); err != nil {
+	if err := arts.PutJSON(ctx, j.Artifacts.Result, domain.ReviewResult{Summary: "Looks fine."}); err != nil {
 		t.Fatal(err)
 	}
 
 	// Both sends started and were never confirmed.
-	for _, r := range job.Recipients {
+	for _, r := range j.Recipients {
 		k := outbox.Key{Changelist: cl, Recipient: r, ReviewVersion: 1}
-		if _, err := env.outbox.Ensure(ctx, k, jobID, domain.Now()); err != nil {
+		if _, err := env.outbox.Ensure(ctx, k, jobID, job.Now()); err != nil {
 			t.Fatal(err)
 		}
-		if err := env.outbox.BeginSend(ctx, k, domain.Now()); err != nil {
+		if err := env.outbox.BeginSend(ctx, k, job.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -90,7 +90,7 @@ func TestSESEventsDecideLookupBeforeResend(t *testing.T) {
 
 	sender := &recordingSender{}
 	n := &notifystage.Notify{Outbox: env.outbox, Artifacts: arts, Sender: sender, DeliveryLog: events, From: from, Log: env.quiet}
-	if _, err := n.Process(ctx, job); err != nil {
+	if _, err := n.Process(ctx, j); err != nil {
 		t.Fatalf("notify: %v", err)
 	}
 	if strings.Join(sender.sent, ",") != "bob@example.com" {
@@ -103,7 +103,7 @@ func TestSESEventsDecideLookupBeforeResend(t *testing.T) {
 	if row.Status != outbox.Sent || row.NotifiedAt == "" || row.NotificationID != aliceID || row.Attempts != 1 {
 		t.Errorf("alice's row %+v: want sent, backfilled with her Message-ID, one attempt", row)
 	}
-	if _, err := n.Process(ctx, job); err != nil {
+	if _, err := n.Process(ctx, j); err != nil {
 		t.Fatalf("notify again: %v", err)
 	}
 	if len(sender.sent) != 1 {

@@ -25,6 +25,7 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/envelope"
 	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/queue"
 	"github.com/criticizer/criticizer/shared/stage"
@@ -53,7 +54,7 @@ func submit(t *testing.T, template int64) (int64, string) {
 var retryDelay = regexp.MustCompile(`retry in ([0-9.]+m?s|[0-9]+m[0-9.]+s)`)
 
 // retries returns the delays the runtime scheduled for a stage, in order.
-func retries(t *testing.T, j *store.Job, s domain.Stage) []time.Duration {
+func retries(t *testing.T, j *job.Job, s domain.Stage) []time.Duration {
 	t.Helper()
 	var out []time.Duration
 	for _, e := range j.History {
@@ -112,7 +113,7 @@ func TestRetryAfterHonoured(t *testing.T) {
 	}
 	var scheduled, reclaimed time.Time
 	for _, e := range j.History {
-		at, _ := time.Parse(domain.TimeFormat, e.At)
+		at, _ := time.Parse(job.TimeFormat, e.At)
 		if e.Type == "stage_retry_scheduled" {
 			scheduled = at
 		}
@@ -154,7 +155,7 @@ func TestBudgetExhaustionDeadLettersThenReplayResumes(t *testing.T) {
 	assertNoSecrets(t, "DLQ payload", item.Body)
 	j, _ := env.jobs.Get(context.Background(), id)
 	assertNoSecrets(t, "job record", fmt.Sprintf("%+v", j))
-	if j.StageRecord(domain.StageFetch).Attempts != 1 || j.StageRecord(domain.StageFetch).Status != store.StageDone {
+	if j.StageRecord(domain.StageFetch).Attempts != 1 || j.StageRecord(domain.StageFetch).Status != job.StageDone {
 		t.Fatalf("fetch stage touched by llm failures: %+v", j.StageRecord(domain.StageFetch))
 	}
 
@@ -233,7 +234,7 @@ func TestCrashedWorkerMessageRedeliveredAfterLease(t *testing.T) {
 	cl := newChange(t, 12345)
 	j := createJob(t, cl, nil)
 	// The crashed worker's claim: lease held, never completed.
-	if _, err := env.jobs.Claim(context.Background(), j.ID, domain.StageFetch, store.Lease{Owner: "crashed-worker#1", Now: domain.Now(), TTL: env.lease}, 5); err != nil {
+	if _, err := env.jobs.Claim(context.Background(), j.ID, domain.StageFetch, job.Lease{Owner: "crashed-worker#1", Now: job.Now(), TTL: env.lease}, 5); err != nil {
 		t.Fatal(err)
 	}
 	if err := env.queues.Send(context.Background(), envelope.Envelope{V: 1, JobID: j.ID, Changelist: cl, ReviewVersion: 1, Stage: domain.StageFetch, TraceID: "crash"}); err != nil {
@@ -246,7 +247,7 @@ func TestCrashedWorkerMessageRedeliveredAfterLease(t *testing.T) {
 	var claimedAt []time.Time
 	for _, e := range done.History {
 		if e.Type == "stage_claimed" && e.Stage == "fetch" {
-			at, _ := time.Parse(domain.TimeFormat, e.At)
+			at, _ := time.Parse(job.TimeFormat, e.At)
 			claimedAt = append(claimedAt, at)
 		}
 	}
@@ -259,9 +260,9 @@ func TestCrashedWorkerMessageRedeliveredAfterLease(t *testing.T) {
 }
 
 // createJob stores a job directly (no webhook, no enqueue; far sweep deadline).
-func createJob(t *testing.T, cl int64, recipients []string) *store.Job {
+func createJob(t *testing.T, cl int64, recipients []string) *job.Job {
 	t.Helper()
-	j := store.NewJob(uuid.NewString(), uniqueKey(t), cl, 1, domain.Now(), time.Hour)
+	j := job.New(uuid.NewString(), uniqueKey(t), cl, 1, job.Now(), time.Hour)
 	if recipients != nil {
 		j.RequestedRecipients = recipients
 	}
@@ -352,7 +353,7 @@ func delivered(t *testing.T, url string, e envelope.Envelope) events.SQSMessage 
 
 // jobAtNotify stores a job whose fetch and llm stages are done, so an
 // in-process notify runtime can work on it without touching other stages.
-func jobAtNotify(t *testing.T) *store.Job {
+func jobAtNotify(t *testing.T) *job.Job {
 	t.Helper()
 	j := createJob(t, changeSeq.Add(1), nil)
 	_, err := env.ddb.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: aws.String(env.out["JobsTableName"]),
@@ -366,7 +367,7 @@ func jobAtNotify(t *testing.T) *store.Job {
 	return j
 }
 
-func notifyEnvelope(j *store.Job) envelope.Envelope {
+func notifyEnvelope(j *job.Job) envelope.Envelope {
 	return envelope.Envelope{V: 1, JobID: j.ID, Changelist: j.Changelist, ReviewVersion: 1, Stage: domain.StageNotify, TraceID: "in-process"}
 }
 
@@ -381,16 +382,16 @@ func runtime(url string, lease time.Duration, proc stage.Processor, metrics *byt
 func TestBatchIsPartialAndPanicsAreClassified(t *testing.T) {
 	url := scratch(t)
 	panics, flaky, fine := jobAtNotify(t), jobAtNotify(t), jobAtNotify(t)
-	proc := stage.ProcessorFunc(func(ctx context.Context, j *store.Job) (store.Result, error) {
+	proc := stage.ProcessorFunc(func(ctx context.Context, j *job.Job) (job.Result, error) {
 		switch j.ID {
 		case panics.ID:
 			var m map[string]int
 			//lint:ignore SA5000 the panic is the point: a real runtime bug inside a processor
 			m["nil map"]++
 		case flaky.ID:
-			return store.Result{}, failure.Errorf(failure.NetworkTimeout, "connection reset")
+			return job.Result{}, failure.Errorf(failure.NetworkTimeout, "connection reset")
 		}
-		return store.Result{}, nil
+		return job.Result{}, nil
 	})
 	var metrics bytes.Buffer
 	recs := []events.SQSMessage{delivered(t, url, notifyEnvelope(panics)), delivered(t, url, notifyEnvelope(flaky)), delivered(t, url, notifyEnvelope(fine))}
@@ -405,10 +406,10 @@ func TestBatchIsPartialAndPanicsAreClassified(t *testing.T) {
 	if dl := it.Env.DeadLetter; dl.ErrorClass != failure.InternalBug || dl.Attempts != 1 || !strings.Contains(dl.LastStack, "panic") || !strings.Contains(dl.LastStack, "goroutine") {
 		t.Fatalf("panic dead letter: %+v", dl)
 	}
-	if j, _ := env.jobs.Get(context.Background(), fine.ID); j.State != store.Succeeded {
+	if j, _ := env.jobs.Get(context.Background(), fine.ID); j.State != job.Succeeded {
 		t.Fatalf("the healthy record's job is %s", j.State)
 	}
-	if j, _ := env.jobs.Get(context.Background(), flaky.ID); j.State != store.RetryWait || j.StageRecord(domain.StageNotify).LastErrorClass != failure.NetworkTimeout {
+	if j, _ := env.jobs.Get(context.Background(), flaky.ID); j.State != job.RetryWait || j.StageRecord(domain.StageNotify).LastErrorClass != failure.NetworkTimeout {
 		t.Fatalf("the retryable record's job is %s", j.State)
 	}
 }
@@ -417,8 +418,8 @@ func TestBatchIsPartialAndPanicsAreClassified(t *testing.T) {
 func TestRetryAfterIsCappedAtFiveMinutes(t *testing.T) {
 	url := scratch(t)
 	j := jobAtNotify(t)
-	proc := stage.ProcessorFunc(func(context.Context, *store.Job) (store.Result, error) {
-		return store.Result{}, failure.Upstream(429, 3*time.Hour, errors.New("quota window"))
+	proc := stage.ProcessorFunc(func(context.Context, *job.Job) (job.Result, error) {
+		return job.Result{}, failure.Upstream(429, 3*time.Hour, errors.New("quota window"))
 	})
 	rec := delivered(t, url, notifyEnvelope(j))
 	if _, err := runtime(url, 30*time.Second, proc, &bytes.Buffer{}).Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec}}); err != nil {
@@ -441,14 +442,14 @@ func TestLeaseTakenOverStopsTheWorker(t *testing.T) {
 	url := scratch(t)
 	j := jobAtNotify(t)
 	sawCancel := make(chan error, 1)
-	proc := stage.ProcessorFunc(func(ctx context.Context, _ *store.Job) (store.Result, error) {
+	proc := stage.ProcessorFunc(func(ctx context.Context, _ *job.Job) (job.Result, error) {
 		select {
 		case <-ctx.Done():
 			sawCancel <- context.Cause(ctx)
-			return store.Result{}, ctx.Err()
+			return job.Result{}, ctx.Err()
 		case <-time.After(15 * time.Second):
 			sawCancel <- nil
-			return store.Result{}, nil
+			return job.Result{}, nil
 		}
 	})
 	rec := delivered(t, url, notifyEnvelope(j))
@@ -458,7 +459,7 @@ func TestLeaseTakenOverStopsTheWorker(t *testing.T) {
 		resp <- r
 	}()
 	// Let the worker claim, then hand the lease to a second worker (as a requeue after expiry would).
-	waitJob(t, j.ID, 10*time.Second, "claimed", func(j *store.Job) bool { return j.StageRecord(domain.StageNotify).Status == store.StageRunning })
+	waitJob(t, j.ID, 10*time.Second, "claimed", func(j *job.Job) bool { return j.StageRecord(domain.StageNotify).Status == job.StageRunning })
 	_, err := env.ddb.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: aws.String(env.out["JobsTableName"]),
 		Key:                       map[string]ddbtypes.AttributeValue{"pk": &ddbtypes.AttributeValueMemberS{Value: "JOB#" + j.ID}, "sk": &ddbtypes.AttributeValueMemberS{Value: "JOB"}},
 		UpdateExpression:          aws.String("SET stages.#n.#o = :o"),
@@ -477,12 +478,12 @@ func TestLeaseTakenOverStopsTheWorker(t *testing.T) {
 	}
 	after, _ := env.jobs.Get(context.Background(), j.ID)
 	rec2 := after.StageRecord(domain.StageNotify)
-	if after.State != store.Running || rec2.Owner != "second-worker#1" || rec2.Status != store.StageRunning {
+	if after.State != job.Running || rec2.Owner != "second-worker#1" || rec2.Status != job.StageRunning {
 		t.Fatalf("the stale worker wrote to the job: state %s, notify %+v", after.State, rec2)
 	}
 	// And a stale owner's writes are refused by the store itself.
-	stale := store.Lease{Owner: rec.MessageId + "#1", Now: domain.Now(), TTL: time.Minute}
-	if _, err := env.jobs.Complete(context.Background(), j.ID, domain.StageNotify, stale, store.Result{}, time.Minute); !errors.Is(err, store.ErrLeaseLost) {
+	stale := job.Lease{Owner: rec.MessageId + "#1", Now: job.Now(), TTL: time.Minute}
+	if _, err := env.jobs.Complete(context.Background(), j.ID, domain.StageNotify, stale, job.Result{}, time.Minute); !errors.Is(err, store.ErrLeaseLost) {
 		t.Fatalf("stale Complete: %v, want ErrLeaseLost", err)
 	}
 	if err := env.jobs.Renew(context.Background(), j.ID, domain.StageNotify, stale); !errors.Is(err, store.ErrLeaseLost) {

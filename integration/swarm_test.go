@@ -22,6 +22,7 @@ import (
 	swarmstandin "github.com/criticizer/criticizer/internal/standin/swarm"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/envelope"
+	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/store"
 )
 
@@ -209,7 +210,7 @@ func TestSwarmPreCommitReview(t *testing.T) {
 		t.Fatalf("job's callback record %+v", j.Swarm)
 	}
 	// The record is written once: a second recording is refused.
-	if err := env.jobs.RecordCallback(context.Background(), id, store.CallbackPass, time.Now()); !errors.Is(err, store.ErrConflict) {
+	if err := env.jobs.RecordCallback(context.Background(), id, job.CallbackPass, time.Now()); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("recording pass again: %v, want ErrConflict", err)
 	}
 }

@@ -18,7 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/criticizer/criticizer/shared/envelope"
-	"github.com/criticizer/criticizer/shared/store"
+	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/webhook"
 )
 
@@ -198,7 +198,7 @@ func TestJobStoredButNeverEnqueuedStillSucceeds(t *testing.T) {
 		t.Fatalf("the job was not stored before the crash: %v", err)
 	}
 	j, err := env.jobs.Get(context.Background(), cr.LatestJobID)
-	if err != nil || j.State != store.Queued || j.StageRecord("fetch").Attempts != 0 {
+	if err != nil || j.State != job.Queued || j.StageRecord("fetch").Attempts != 0 {
 		t.Fatalf("stored job: %+v, %v", j, err)
 	}
 	time.Sleep(1500 * time.Millisecond) // past its sweep deadline

@@ -42,6 +42,7 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/envelope"
 	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/store"
 )
@@ -255,7 +256,7 @@ func (a *app) dlqReplay(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("dlq replay", flag.ContinueOnError)
 	stage := fs.String("stage", "", "fetch, llm or notify (required)")
 	id := fs.String("id", "", "replay one message id")
-	job := fs.String("job", "", "replay the items of one job")
+	j := fs.String("job", "", "replay the items of one job")
 	class := fs.String("error-class", "", "replay items of this error class")
 	all := fs.Bool("all", false, "replay every item of the stage")
 	max := fs.Int("max", 100, "most items to move")
@@ -270,7 +271,7 @@ func (a *app) dlqReplay(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	f := dlq.Filter{MessageID: *id, JobID: *job, ErrorClass: failure.Class(*class)}
+	f := dlq.Filter{MessageID: *id, JobID: *j, ErrorClass: failure.Class(*class)}
 	if f == (dlq.Filter{}) && !*all {
 		return errors.New("say what to replay: --id, --job, --error-class or --all")
 	}
@@ -304,7 +305,7 @@ func (a *app) restart(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if j.State != store.Failed {
+	if j.State != job.Failed {
 		return fmt.Errorf("job %s is %s: only failed jobs can be restarted (a succeeded version is never re-sent; send a higher review_version)", j.ID, j.State)
 	}
 	actor := operatorName()
@@ -376,7 +377,7 @@ func (a *app) outboxCmd(ctx context.Context, args []string) error {
 			return errors.New("requeue needs --note (what shows it was not delivered, or the ticket)")
 		}
 		k := outbox.Key{Changelist: j.Changelist, Recipient: rest[1], ReviewVersion: j.ReviewVersion}
-		if err := a.rows.Requeue(ctx, k, domain.Now()); err != nil {
+		if err := a.rows.Requeue(ctx, k, job.Now()); err != nil {
 			return err
 		}
 		if err := a.record(ctx, j.ID, "outbox_requeue", rest[1]+"; "+*note); err != nil {
@@ -389,7 +390,7 @@ func (a *app) outboxCmd(ctx context.Context, args []string) error {
 			return errors.New("confirm needs --evidence (e.g. the provider's message id or a ticket)")
 		}
 		k := outbox.Key{Changelist: j.Changelist, Recipient: rest[1], ReviewVersion: j.ReviewVersion}
-		if err := a.rows.Confirm(ctx, k, *evidence, domain.Now()); err != nil {
+		if err := a.rows.Confirm(ctx, k, *evidence, job.Now()); err != nil {
 			return err
 		}
 		if err := a.record(ctx, j.ID, "outbox_confirm", rest[1]+"; "+*evidence); err != nil {

@@ -11,7 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/outbox"
 )
 
@@ -29,7 +29,7 @@ func operatorName() string {
 
 // record appends who did what and why to the job's history.
 func (a *app) record(ctx context.Context, jobID, action, note string) error {
-	if err := a.jobs.RecordOperator(ctx, jobID, action, operatorName(), note, domain.Now()); err != nil {
+	if err := a.jobs.RecordOperator(ctx, jobID, action, operatorName(), note, job.Now()); err != nil {
 		return fmt.Errorf("recording %s in job %s's history: %w", action, jobID, err)
 	}
 	return nil
@@ -72,7 +72,7 @@ func (a *app) reconcileCmd(ctx context.Context, args []string) error {
 		return err
 	}
 	k := outbox.Key{Changelist: j.Changelist, Recipient: rest[2], ReviewVersion: j.ReviewVersion}
-	if err := a.rows.Resolve(ctx, k, *delivered, *note, domain.Now()); err != nil {
+	if err := a.rows.Resolve(ctx, k, *delivered, *note, job.Now()); err != nil {
 		return err
 	}
 	outcome := "not delivered: pending for the next notify run"

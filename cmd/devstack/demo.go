@@ -16,7 +16,7 @@ import (
 	"github.com/criticizer/criticizer/internal/devstack"
 	smtpstandin "github.com/criticizer/criticizer/internal/standin/smtp"
 	"github.com/criticizer/criticizer/shared/domain"
-	"github.com/criticizer/criticizer/shared/store"
+	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/webhook"
 )
 
@@ -118,7 +118,7 @@ type jobStatus struct {
 }
 
 func (s jobStatus) done() bool {
-	return s.State == string(store.Succeeded) || s.State == string(store.Failed)
+	return s.State == string(job.Succeeded) || s.State == string(job.Failed)
 }
 
 // stages is e.g. "fetch succeeded (1 attempt), llm failed (5 attempts, last_error_class llm_timeout), …".
@@ -167,7 +167,7 @@ func runDemo(ctx context.Context, l *devstack.Local, body []byte, hook webhook.R
 		return err
 	}
 
-	mails := mailsFor(ctx, l.SMTP, fmt.Sprintf("CL %d v%d", hook.ChangelistID, hook.ReviewVersion), st.State == string(store.Succeeded))
+	mails := mailsFor(ctx, l.SMTP, fmt.Sprintf("CL %d v%d", hook.ChangelistID, hook.ReviewVersion), st.State == string(job.Succeeded))
 	for i, m := range mails {
 		if err := printMail(id, i, len(mails), m.From, m.To, m.Raw); err != nil {
 			return err
@@ -178,7 +178,7 @@ func runDemo(ctx context.Context, l *devstack.Local, body []byte, hook webhook.R
 	fmt.Printf("job %s %s: %d finding%s, %d e-mail%s\n", id, st.State, st.FindingCount, plural(st.FindingCount), len(mails), plural(len(mails)))
 
 	switch {
-	case st.State != string(store.Succeeded):
+	case st.State != string(job.Succeeded):
 		return fmt.Errorf("job %s %s: %s", id, st.State, st.stages())
 	case len(mails) == 0:
 		return fmt.Errorf("job %s succeeded but the SMTP stand-in received no e-mail for CL %d v%d: %s", id, hook.ChangelistID, hook.ReviewVersion, st.stages())

@@ -32,13 +32,16 @@ func main() {
 	env := coldstart.Must(coldstart.Load(ctx, "notify"))
 	provider := env.Vars.Optional("EMAIL_PROVIDER", "smtp")
 	from := env.Vars.String("SMTP_FROM")
+	// How long after a send started the provider may still complete it; an
+	// uncertain send is resent only after it (see README, "E-mail delivery").
+	window := env.Vars.Seconds("SEND_COMPLETION_WINDOW_SECONDS", int(deliverylog.DefaultWindow(provider).Seconds()), 1, 86400)
 	coldstart.Must(env, env.Vars.Err())
 
 	ddb := dynamodb.NewFromConfig(env.AWS)
 	jobs := store.New(ddb, env.Config.JobsTable)
 	queues := queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs)
 	reporter := swarm.NewReporter(jobs, env.Log)
-	n := &notifystage.Notify{Outbox: outbox.New(ddb, env.Config.JobsTable), From: from, Log: env.Log, Swarm: reporter,
+	n := &notifystage.Notify{Outbox: outbox.New(ddb, env.Config.JobsTable).WithRetention(env.Config.Retention), From: from, Log: env.Log, Swarm: reporter, Window: window,
 		Artifacts: artifacts.New(artifacts.NewS3Client(env.AWS), env.Config.RedactedBkt),
 		HTML:      true, SwarmURL: env.Vars.Optional("SWARM_URL", "")} // HTML + text alternatives; Swarm review link when known
 	switch provider {

@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -32,10 +31,10 @@ func main() {
 	ddb := dynamodb.NewFromConfig(env.AWS)
 	sm := secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL)
 	h := &webhook.Handler{
-		Jobs: store.New(ddb, env.Config.JobsTable), Deliveries: outbox.New(ddb, env.Config.JobsTable),
+		Jobs: store.New(ddb, env.Config.JobsTable).WithRetention(env.Config.Retention), Deliveries: outbox.New(ddb, env.Config.JobsTable),
 		Queue: queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs),
 		Keys:  webhook.SecretKeys(sm, secretID), Log: env.Log, Metrics: env.Metrics,
-		ReplayWindow: window, SweepAfter: 2 * env.Config.Lease, IdemTTL: 30 * 24 * time.Hour,
+		ReplayWindow: window, SweepAfter: 2 * env.Config.Lease, IdemTTL: env.Config.Retention,
 		SwarmURL: swarmURL,
 	}
 	if swarmTokenID != "" {

@@ -62,7 +62,7 @@ func Must(env *Env, err error) *Env {
 // lease, attempt budget and backoff.
 func (e *Env) Runtime(s domain.Stage, jobs stage.Jobs, queues stage.Queues, proc stage.Processor, sanitize func(string) string) *stage.Runtime {
 	return &stage.Runtime{
-		Stage: s, Jobs: jobs, Queues: queues, Processor: proc, Lease: e.Config.Lease,
+		Stage: s, Jobs: jobs, Queues: queues, Processor: proc, Lease: e.Config.Lease, Skew: e.Config.ClockSkew,
 		MaxAttempts: e.Config.MaxAttempts, Backoff: backoff.Default, Log: e.Log, Metrics: e.Metrics, Sanitize: sanitize,
 	}
 }

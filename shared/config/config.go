@@ -29,6 +29,12 @@ type Common struct {
 	RawBucket   string
 	RedactedBkt string
 	Lease       time.Duration
+	// ClockSkew is the clock-skew budget between function hosts
+	// (CLOCK_SKEW_SECONDS): lease comparisons allow for it.
+	ClockSkew time.Duration
+	// Retention is how long job, idempotency and outbox items live
+	// (RETENTION_DAYS; the table's TTL attribute expires_at).
+	Retention   time.Duration
 	MaxAttempts int
 }
 
@@ -113,6 +119,8 @@ func LoadCommon(r *Reader) Common {
 		RedactedBkt: r.Optional("REDACTED_BUCKET", ""),
 		Lease:       r.Seconds("LEASE_SECONDS", 60, 5, 43200),
 		MaxAttempts: r.Int("MAX_ATTEMPTS", 5, 1, 20),
+		ClockSkew:   r.Seconds("CLOCK_SKEW_SECONDS", 2, 0, 60),
+		Retention:   time.Duration(r.Int("RETENTION_DAYS", 30, 1, 3650)) * 24 * time.Hour,
 		QueueURLs:   map[domain.Stage]string{},
 		DLQURLs:     map[domain.Stage]string{},
 	}

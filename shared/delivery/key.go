@@ -34,7 +34,7 @@ const KeyScheme = "criticizer.notify.v1"
 // one intent, and a duplicate e-mail is exactly what the key guards against.
 // The recipient comes last because it is the only part that may contain '/'.
 func (k Key) String() string {
-	return strconv.FormatInt(k.Changelist, 10) + "/v" + strconv.Itoa(k.ReviewVersion) + "/" + canonicalAddr(k.Recipient)
+	return strconv.FormatInt(k.Changelist, 10) + "/v" + strconv.Itoa(k.ReviewVersion) + "/" + Canonical(k.Recipient)
 }
 
 // IdempotencyToken returns the hex SHA-256 of the canonical key. It is stable
@@ -82,4 +82,15 @@ func (k Key) Validate() error {
 	return nil
 }
 
-func canonicalAddr(a string) string { return strings.ToLower(strings.TrimSpace(a)) }
+// Canonical is the one rule that canonicalizes a recipient address: trimmed
+// and lower-cased, so two spellings of one mailbox are one delivery. Every
+// place that compares, stores or keys recipients uses it (the outbox row key,
+// the fetch stage's recipient list, the webhook's request), because a second
+// spelling that slipped past it would be a second e-mail to one mailbox.
+func Canonical(addr string) string { return strings.ToLower(strings.TrimSpace(addr)) }
+
+// Canonical returns k with its recipient canonicalized.
+func (k Key) Canonical() Key {
+	k.Recipient = Canonical(k.Recipient)
+	return k
+}

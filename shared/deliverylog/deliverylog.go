@@ -8,7 +8,6 @@ package deliverylog
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -18,8 +17,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/awserr"
 	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/job"
 )
 
 // TagName is the message tag (SES EmailTags) that carries the outbox tag.
@@ -104,7 +104,7 @@ func New(api API, table string, retention time.Duration) *Log {
 	if retention <= 0 {
 		retention = DefaultRetention
 	}
-	return &Log{api: api, table: table, retention: retention, now: domain.Now}
+	return &Log{api: api, table: table, retention: retention, now: job.Now}
 }
 
 func pk(tag string) string { return "DELIVERY#" + tag }
@@ -116,7 +116,7 @@ func (l *Log) Record(ctx context.Context, e Event) error {
 		return failure.Errorf(failure.SchemaInvalid, "delivery event without tag or type")
 	}
 	now := l.now()
-	e.RecordedAt, e.ExpiresAt = domain.FormatTime(now), now.Add(l.retention).Unix()
+	e.RecordedAt, e.ExpiresAt = job.FormatTime(now), now.Add(l.retention).Unix()
 	item, err := attributevalue.MarshalMap(e)
 	if err != nil {
 		return failure.Wrap(failure.InternalBug, err)
@@ -124,7 +124,7 @@ func (l *Log) Record(ctx context.Context, e Event) error {
 	item["pk"] = &types.AttributeValueMemberS{Value: pk(e.Tag)}
 	item["sk"] = &types.AttributeValueMemberS{Value: fmt.Sprintf("EVENT#%s#%s", e.Type, e.ProviderMessageID)}
 	if _, err := l.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: &l.table, Item: item}); err != nil {
-		return classify("record delivery event", err)
+		return awserr.Wrap("record delivery event", err)
 	}
 	return nil
 }
@@ -138,7 +138,7 @@ func (l *Log) Events(ctx context.Context, messageID string) ([]Event, error) {
 	for {
 		out, err := l.api.Query(ctx, in)
 		if err != nil {
-			return nil, classify("read delivery events", err)
+			return nil, awserr.Wrap("read delivery events", err)
 		}
 		var page []Event
 		if err := attributevalue.UnmarshalListOfMaps(out.Items, &page); err != nil {
@@ -167,22 +167,6 @@ func (l *Log) Delivered(ctx context.Context, messageID string) (bool, error) {
 		}
 	}
 	return false, nil
-}
-
-func classify(op string, err error) error {
-	var ae interface{ ErrorCode() string }
-	if errors.As(err, &ae) {
-		switch ae.ErrorCode() {
-		case "ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded":
-			return failure.Wrap(failure.RateLimited, fmt.Errorf("%s: %w", op, err))
-		case "ResourceNotFoundException", "ValidationException":
-			return failure.Wrap(failure.InternalBug, fmt.Errorf("%s: %w", op, err))
-		}
-	}
-	if failure.Classify(err) == failure.NetworkTimeout {
-		return fmt.Errorf("%s: %w", op, err)
-	}
-	return failure.Wrap(failure.Upstream5xx, fmt.Errorf("%s: %w", op, err))
 }
 
 // DefaultWindow is how long after a send started the provider may still

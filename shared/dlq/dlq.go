@@ -19,6 +19,7 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/envelope"
 	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/job"
 )
 
 // API is the part of the SQS client the package uses.
@@ -162,11 +163,11 @@ func (c *Client) Replay(ctx context.Context, stage domain.Stage, f Filter, max i
 
 // Restart asks for a full restart of a dead-lettered job from fetch, and
 // removes the job's items from every DLQ so they cannot be replayed on top.
-func (c *Client) Restart(ctx context.Context, job envelope.Envelope, actor, note string) error {
-	job.Stage, job.DeadLetter, job.Attempt = domain.StageFetch, nil, 0
-	job.SentAt = domain.FormatTime(domain.Now())
-	job.Replay = &envelope.Replay{Mode: envelope.ReplayFullRestart, RequestedBy: actor, RequestedAt: job.SentAt, Note: note}
-	body, err := job.Encode()
+func (c *Client) Restart(ctx context.Context, env envelope.Envelope, actor, note string) error {
+	env.Stage, env.DeadLetter, env.Attempt = domain.StageFetch, nil, 0
+	env.SentAt = job.FormatTime(job.Now())
+	env.Replay = &envelope.Replay{Mode: envelope.ReplayFullRestart, RequestedBy: actor, RequestedAt: env.SentAt, Note: note}
+	body, err := env.Encode()
 	if err != nil {
 		return err
 	}
@@ -181,14 +182,14 @@ func (c *Client) Restart(ctx context.Context, job envelope.Envelope, actor, note
 		}
 		var others []Item
 		for _, it := range items {
-			if it.JobID() != job.JobID {
+			if it.JobID() != env.JobID {
 				others = append(others, it)
 				continue
 			}
 			q := c.Queues[stage]
 			if _, err := c.API.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &q.DLQ, ReceiptHandle: &it.receipt}); err != nil {
 				c.Release(ctx, others)
-				return fmt.Errorf("remove %s's dead letter %s: %w", job.JobID, it.MessageID, err)
+				return fmt.Errorf("remove %s's dead letter %s: %w", env.JobID, it.MessageID, err)
 			}
 		}
 		c.Release(ctx, others)
@@ -200,6 +201,8 @@ func (c *Client) Restart(ctx context.Context, job envelope.Envelope, actor, note
 func (c *Client) Release(ctx context.Context, items []Item) {
 	for _, it := range items {
 		q := c.Queues[it.Stage]
+		// Best effort: an item whose release fails is visible again when
+		// its visibility timeout ends; nothing is lost.
 		_, _ = c.API.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &q.DLQ, ReceiptHandle: &it.receipt, VisibilityTimeout: 0})
 	}
 }

@@ -1,12 +1,9 @@
-// Package domain owns Criticizer's core vocabulary: jobs and their states, the
-// pipeline stages, the changeset a stage fetches and the review it produces.
-// It has no I/O; every other package speaks in these types.
+// Package domain owns the pipeline's vocabulary: the stages, the changeset
+// the fetch stage produces and the review the llm stage produces. It has no
+// I/O. Jobs, their states and the clock are shared/job's.
 package domain
 
-import (
-	"fmt"
-	"time"
-)
+import "fmt"
 
 // Stage is one step of the pipeline. The names are the stages of rule LC-3 and
 // appear in queue names, metrics, dead-letter payloads and the job record.
@@ -104,14 +101,3 @@ type ReviewResult struct {
 	Findings      []Finding      `json:"findings"`
 	Meta          map[string]any `json:"meta,omitempty"`
 }
-
-// Now is the single time source for persisted timestamps: always UTC,
-// truncated to milliseconds so that values round-trip through strings.
-func Now() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
-
-// TimeFormat is how every persisted timestamp is written: RFC 3339 in UTC with
-// fixed millisecond precision, so lexical order equals time order.
-const TimeFormat = "2006-01-02T15:04:05.000Z"
-
-// FormatTime renders t in TimeFormat.
-func FormatTime(t time.Time) string { return t.UTC().Format(TimeFormat) }

@@ -11,9 +11,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/job"
 )
 
 // Version is the schema version this build writes and reads.
@@ -130,4 +132,11 @@ func (e Envelope) Encode() (string, error) {
 func Hash(body string) string {
 	sum := sha256.Sum256([]byte(body))
 	return hex.EncodeToString(sum[:8])
+}
+
+// ForJob is the one constructor of a stage message: job j's stage s, sent
+// at now, carrying the job's trace id and the stage's attempt count so far.
+func ForJob(j *job.Job, s domain.Stage, now time.Time) Envelope {
+	return Envelope{V: Version, JobID: j.ID, Changelist: j.Changelist, ReviewVersion: j.ReviewVersion,
+		Stage: s, Attempt: j.StageRecord(s).Attempts, TraceID: j.TraceID, SentAt: job.FormatTime(now)}
 }

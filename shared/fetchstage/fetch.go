@@ -9,13 +9,13 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strings"
 
 	"github.com/criticizer/criticizer/shared/artifacts"
+	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/redact"
-	"github.com/criticizer/criticizer/shared/store"
 )
 
 // ChangeFetcher reads a changelist from Perforce inside the depot allow-list.
@@ -42,7 +42,7 @@ type UserEmails interface {
 
 // SwarmUpdater links a Swarm test run to its job (swarm.Reporter).
 type SwarmUpdater interface {
-	Update(ctx context.Context, job *store.Job) error
+	Update(ctx context.Context, j *job.Job) error
 }
 
 // Fetch is the fetch stage.
@@ -61,59 +61,62 @@ type Fetch struct {
 
 // Process fetches the changelist, stores the raw and the redacted changeset
 // and settles the recipient list.
-func (f *Fetch) Process(ctx context.Context, job *store.Job) (store.Result, error) {
-	if job.Swarm != nil && f.Swarm != nil {
+func (f *Fetch) Process(ctx context.Context, j *job.Job) (job.Result, error) {
+	if j.Swarm != nil && f.Swarm != nil {
 		// Best effort: a run not yet linked still gets {pass}/{fail} at the end.
-		if err := f.Swarm.Update(ctx, job); err != nil {
+		if err := f.Swarm.Update(ctx, j); err != nil {
 			f.Log.WarnContext(ctx, "swarm update callback failed; the next attempt or the result callback covers it", "err", err, "error_class", failure.Classify(err))
 		}
 	}
-	cs, err := f.P4.Fetch(ctx, job.Changelist, job.Shelved)
+	cs, err := f.P4.Fetch(ctx, j.Changelist, j.Shelved)
 	if err != nil {
-		return store.Result{}, err
+		return job.Result{}, err
 	}
 	author, authorEmail := cs.User, cs.UserEmail
-	if job.Swarm != nil {
+	if j.Swarm != nil {
 		// Swarm's archive change belongs to its service user: the review's
 		// author comes from Swarm, the address from that author's user spec.
-		if author, authorEmail, err = f.swarmAuthor(ctx, job.Swarm.Review); err != nil {
-			return store.Result{}, err
+		if author, authorEmail, err = f.swarmAuthor(ctx, j.Swarm.Review); err != nil {
+			return job.Result{}, err
 		}
 	}
-	rawKey := artifacts.Key(job.ID, "changeset.raw.json")
+	rawKey := artifacts.Key(j.ID, "changeset.raw.json")
 	if err := f.Raw.PutJSON(ctx, rawKey, cs); err != nil {
-		return store.Result{}, err
+		return job.Result{}, err
 	}
 	red, rep, err := f.Redactor.Changeset(cs)
 	if err != nil {
 		// Fail closed: nothing un-redacted may move on.
-		return store.Result{}, failure.Errorf(failure.InternalBug, "redaction failed: %w", err)
+		return job.Result{}, failure.Errorf(failure.InternalBug, "redaction failed: %w", err)
 	}
 	red.UserEmail = "" // the recipient list lives in the job; keep PII out of the shared artifact
-	if job.Swarm != nil {
+	if j.Swarm != nil {
 		red.User = author // the e-mail names the review's author, not Swarm's service user
 	}
-	redKey := artifacts.Key(job.ID, "changeset.json")
+	redKey := artifacts.Key(j.ID, "changeset.json")
 	if err := f.Redacted.PutJSON(ctx, redKey, red); err != nil {
-		return store.Result{}, err
+		return job.Result{}, err
 	}
 	// The review stage verifies this instead of scanning the diffs again.
 	proof, err := f.Redactor.Seal(red)
 	if err != nil {
-		return store.Result{}, failure.Wrap(failure.InternalBug, err)
+		return job.Result{}, failure.Wrap(failure.InternalBug, err)
 	}
 	f.Log.InfoContext(ctx, "changeset fetched", "files", len(cs.Files), "redactions", rep.Total())
 
-	recipients := slices.Clone(job.RequestedRecipients)
+	recipients := make([]string, 0, len(j.RequestedRecipients)+1)
+	for _, r := range j.RequestedRecipients {
+		recipients = append(recipients, delivery.Canonical(r))
+	}
 	if authorEmail != "" {
-		recipients = append(recipients, strings.ToLower(strings.TrimSpace(authorEmail)))
+		recipients = append(recipients, delivery.Canonical(authorEmail))
 	}
 	slices.Sort(recipients)
 	recipients = slices.Compact(recipients)
 	if len(recipients) == 0 {
-		return store.Result{}, failure.Errorf(failure.NotFound, "no recipients: the author %q has no e-mail address and the webhook named none", author)
+		return job.Result{}, failure.Errorf(failure.NotFound, "no recipients: the author %q has no e-mail address and the webhook named none", author)
 	}
-	return store.Result{Artifacts: store.Artifacts{Raw: rawKey, Redacted: redKey, RedactedProof: proof}, Recipients: recipients,
+	return job.Result{Artifacts: job.Artifacts{Raw: rawKey, Redacted: redKey, RedactedProof: proof}, Recipients: recipients,
 		Detail: fmt.Sprintf("files %d, redactions %d", len(cs.Files), rep.Total())}, nil
 }
 

@@ -6,6 +6,7 @@ package notify
 
 import (
 	"github.com/criticizer/criticizer/shared/delivery"
+	"github.com/criticizer/criticizer/shared/job"
 
 	"bytes"
 	"crypto/sha256"
@@ -61,7 +62,7 @@ type Content struct {
 	Changeset *domain.Changeset
 	// ReviewURL links the Swarm review, when the job came from one.
 	ReviewURL string
-	// Date is the Date header. Zero means domain.Now(). It is the only
+	// Date is the Date header. Zero means job.Now(). It is the only
 	// input not derived from the review, so tests fix it to compare bytes.
 	Date time.Time
 }
@@ -94,7 +95,7 @@ func Compose(k Key, in Content) (*Message, error) {
 	}
 	date := in.Date
 	if date.IsZero() {
-		date = domain.Now()
+		date = job.Now()
 	}
 	groups := groupFindings(in.Review.Findings)
 	v := view{

@@ -29,9 +29,26 @@ const (
 	TLSNone TLSMode = "none"
 )
 
-// DefaultSMTPTimeout bounds dialling and each step of the SMTP conversation
-// when SMTPConfig.Timeout is zero.
-const DefaultSMTPTimeout = 30 * time.Second
+// DefaultSMTPTimeout is SMTPConfig.Timeout when zero. go-mail has one
+// timeout: it bounds dialling, and it is the connection deadline, re-armed
+// after the session is set up and again before the message is sent, so the
+// DATA exchange (body, final dot and the server's reply to it) must finish
+// within one Timeout. RFC 5321 lets a server take 10 minutes to answer the
+// final dot; we do not wait that long — a reply that does not come in time
+// is an uncertain send (ErrOutcomeUnknown), reconciled before any resend.
+//
+// The relations, stated once (README, "E-mail delivery"):
+//
+//	MaxSendDuration(Timeout) = 3 × Timeout          dial; EHLO/STARTTLS/AUTH; MAIL … DATA … reply
+//	MaxSendDuration(Timeout) < notify function timeout (= LEASE_SECONDS, default 60 s): 30 s by default
+//	SEND_COMPLETION_WINDOW_SECONDS > MaxSendDuration + margin (SMTP default 5 min)
+//
+// The client also cuts Timeout to the invocation's deadline, so a send never
+// outlives the function.
+const DefaultSMTPTimeout = 10 * time.Second
+
+// MaxSendDuration is the longest one send can take with the given timeout.
+func MaxSendDuration(timeout time.Duration) time.Duration { return 3 * timeout }
 
 // SMTPConfig configures an SMTPSender. Password comes from the secret
 // source (Secrets Manager or an injected environment variable), never from a

@@ -11,14 +11,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/notify"
 	"github.com/criticizer/criticizer/shared/outbox"
-	"github.com/criticizer/criticizer/shared/sanitize"
-	"github.com/criticizer/criticizer/shared/store"
 )
 
 // Sender delivers one composed e-mail and returns the provider's id for it.
@@ -32,9 +32,17 @@ type DeliveryLog interface {
 	Delivered(ctx context.Context, messageID string) (bool, error)
 }
 
+// Rows is the part of the outbox the notify stage uses.
+type Rows interface {
+	Begin(ctx context.Context, k outbox.Key, jobID string, now time.Time) (*outbox.Send, error)
+	MarkSent(ctx context.Context, k outbox.Key, notificationID string, now time.Time) error
+	Release(ctx context.Context, k outbox.Key, sendToken string, class failure.Class, msg string, permanent bool, now time.Time) error
+	Reset(ctx context.Context, k outbox.Key, sendToken string, now time.Time) error
+}
+
 // Notify is the notify stage.
 type Notify struct {
-	Outbox    *outbox.Outbox
+	Outbox    Rows
 	Artifacts *artifacts.Store // the redacted bucket
 	Sender    Sender
 	// Log of accepted messages to reconcile uncertain sends; nil when the
@@ -50,45 +58,53 @@ type Notify struct {
 	// Swarm reports the outcome to a Helix Swarm test run once every
 	// recipient is e-mailed (swarm.Reporter); nil for none.
 	Swarm SwarmPasser
+	// Window is how long after a send started the provider may still
+	// complete it (SEND_COMPLETION_WINDOW_SECONDS): a send that may have
+	// happened is resent only after it, and only if the delivery log still
+	// has no record. Zero means the sender's outcome is final when its call
+	// returns (tests with a synchronous fake).
+	Window time.Duration
+	// Now is the time source (the system clock when nil).
+	Now job.Clock
 }
 
 // SwarmPasser reports a finished review to its Swarm test run.
 type SwarmPasser interface {
-	Pass(ctx context.Context, job *store.Job, findings int) error
+	Pass(ctx context.Context, j *job.Job, findings int) error
 }
 
 // reviewURL is the Swarm review's page, when the job came from one.
-func (n *Notify) reviewURL(job *store.Job) string {
-	if n.SwarmURL == "" || job.Swarm == nil || job.Swarm.Review <= 0 {
+func (n *Notify) reviewURL(j *job.Job) string {
+	if n.SwarmURL == "" || j.Swarm == nil || j.Swarm.Review <= 0 {
 		return ""
 	}
-	return strings.TrimRight(n.SwarmURL, "/") + "/reviews/" + strconv.FormatInt(job.Swarm.Review, 10)
+	return strings.TrimRight(n.SwarmURL, "/") + "/reviews/" + strconv.FormatInt(j.Swarm.Review, 10)
 }
 
 // Process sends the review to every recipient that has not been notified.
-func (n *Notify) Process(ctx context.Context, job *store.Job) (store.Result, error) {
-	if job.Artifacts.Result == "" || job.Artifacts.Redacted == "" {
-		return store.Result{}, failure.Errorf(failure.InternalBug, "job reached notify without review artifacts")
+func (n *Notify) Process(ctx context.Context, j *job.Job) (job.Result, error) {
+	if j.Artifacts.Result == "" || j.Artifacts.Redacted == "" {
+		return job.Result{}, failure.Errorf(failure.InternalBug, "job reached notify without review artifacts")
 	}
 	var review domain.ReviewResult
-	if err := n.Artifacts.GetJSON(ctx, job.Artifacts.Result, &review); err != nil {
-		return store.Result{}, err
+	if err := n.Artifacts.GetJSON(ctx, j.Artifacts.Result, &review); err != nil {
+		return job.Result{}, err
 	}
 	var cs domain.Changeset
-	if err := n.Artifacts.GetJSON(ctx, job.Artifacts.Redacted, &cs); err != nil {
-		return store.Result{}, err
+	if err := n.Artifacts.GetJSON(ctx, j.Artifacts.Redacted, &cs); err != nil {
+		return job.Result{}, err
 	}
-	recipients := slices.Clone(job.Recipients)
+	recipients := slices.Clone(j.Recipients)
 	slices.Sort(recipients)
 	var permanent []error
 	sent := 0
 	for _, rcpt := range recipients {
-		k := notify.Key{Changelist: job.Changelist, Recipient: rcpt, ReviewVersion: job.ReviewVersion}
-		msg, err := notify.Compose(k, notify.Content{Author: cs.User, Description: cs.Description, JobID: job.ID, Review: review, From: n.From, HTML: n.HTML, Changeset: &cs, ReviewURL: n.reviewURL(job)})
+		k := notify.Key{Changelist: j.Changelist, Recipient: rcpt, ReviewVersion: j.ReviewVersion}
+		msg, err := notify.Compose(k, notify.Content{Author: cs.User, Description: cs.Description, JobID: j.ID, Review: review, From: n.From, HTML: n.HTML, Changeset: &cs, ReviewURL: n.reviewURL(j)})
 		if err != nil {
-			return store.Result{}, failure.Wrap(failure.InternalBug, err)
+			return job.Result{}, failure.Wrap(failure.InternalBug, err)
 		}
-		did, err := n.deliver(ctx, job.ID, k, msg)
+		did, err := n.deliver(ctx, j.ID, k, msg)
 		switch {
 		case err == nil:
 			if did {
@@ -98,25 +114,25 @@ func (n *Notify) Process(ctx context.Context, job *store.Job) (store.Result, err
 			// This recipient cannot be e-mailed; the others still get theirs.
 			permanent = append(permanent, fmt.Errorf("%s: %w", rcpt, err))
 		default:
-			return store.Result{}, err
+			return job.Result{}, err
 		}
 	}
 	if len(permanent) > 0 {
-		return store.Result{}, errors.Join(permanent...)
+		return job.Result{}, errors.Join(permanent...)
 	}
-	if n.Swarm != nil && job.Swarm != nil {
+	if n.Swarm != nil && j.Swarm != nil {
 		// After the e-mails, never before: a failing callback retries this
 		// stage, whose outbox skips the recipients already e-mailed.
-		if err := n.Swarm.Pass(ctx, job, job.FindingCount); err != nil {
+		if err := n.Swarm.Pass(ctx, j, j.FindingCount); err != nil {
 			if failure.Classify(err).Retryable() {
-				return store.Result{}, err
+				return job.Result{}, err
 			}
 			// Swarm refused it for good (the run was deleted, …): the review
 			// was delivered, which is what the job is for.
 			n.Log.WarnContext(ctx, "swarm pass callback refused; not retried", "err", err, "error_class", failure.Classify(err))
 		}
 	}
-	return store.Result{Detail: fmt.Sprintf("%d of %d recipients e-mailed now, the rest earlier", sent, len(recipients))}, nil
+	return job.Result{Detail: fmt.Sprintf("%d of %d recipients e-mailed now, the rest earlier", sent, len(recipients))}, nil
 }
 
 // recipientLevel reports whether a failure concerns one recipient only (the
@@ -126,25 +142,18 @@ func recipientLevel(c failure.Class) bool {
 	return c == failure.NotFound || c == failure.PolicyRejected
 }
 
-// deliver runs the outbox protocol for one recipient: ensure the row, skip
-// it when notified, reconcile an in-flight send, record the intent, send,
-// then mark sent in one write. It reports whether it sent now.
+// deliver runs the outbox protocol for one recipient: create the row and
+// mark it sending in one write (skipping a notified row, reconciling an
+// in-flight send), send, then mark sent in one write. It reports whether it
+// sent now.
 func (n *Notify) deliver(ctx context.Context, jobID string, k notify.Key, msg *notify.Message) (bool, error) {
-	row, err := n.Outbox.Ensure(ctx, k, jobID, domain.Now())
-	if err != nil {
-		return false, err
-	}
-	if row.NotifiedAt != "" {
-		return false, nil
-	}
-	err = n.Outbox.BeginSend(ctx, k, domain.Now())
-	if errors.Is(err, outbox.ErrInFlight) {
-		err = n.reconcile(ctx, k, msg)
-		if errors.Is(err, outbox.ErrAlreadySent) {
-			return false, nil
-		}
+	log := n.Log.With("key", k.IdempotencyToken())
+	send, err := n.Outbox.Begin(ctx, k, jobID, n.Now.Now())
+	var inflight *outbox.InFlightError
+	if errors.As(err, &inflight) {
+		err = n.reconcile(ctx, log, k, msg, inflight.Row)
 		if err == nil {
-			err = n.Outbox.BeginSend(ctx, k, domain.Now())
+			send, err = n.Outbox.Begin(ctx, k, jobID, n.Now.Now())
 		}
 	}
 	if errors.Is(err, outbox.ErrAlreadySent) {
@@ -154,47 +163,82 @@ func (n *Notify) deliver(ctx context.Context, jobID string, k notify.Key, msg *n
 		return false, err
 	}
 	if ctx.Err() != nil { // lease lost between the re-read and the send: no side effect
-		_ = n.Outbox.Reset(context.WithoutCancel(ctx), k, domain.Now())
+		if rerr := n.Outbox.Release(context.WithoutCancel(ctx), k, send.Token, failure.LeaseLost, "lease lost before the send", false, n.Now.Now()); rerr != nil {
+			log.WarnContext(ctx, "releasing an unsent row failed; the next attempt reconciles it", "err", rerr)
+		}
 		return false, failure.Wrap(failure.LeaseLost, context.Cause(ctx))
 	}
 	nid, err := n.Sender.Send(ctx, k, msg)
 	if err != nil {
 		if errors.Is(err, notify.ErrOutcomeUnknown) {
 			// The row stays "sending": the next attempt reconciles before any resend.
+			log.WarnContext(ctx, "send outcome unknown; the row stays sending for reconciliation", "error_class", failure.Classify(err))
 			return false, err
 		}
 		class := failure.Classify(err)
-		_ = n.Outbox.Release(context.WithoutCancel(ctx), k, class, sanitize.Error(err), !class.Retryable(), domain.Now())
+		if rerr := n.Outbox.Release(context.WithoutCancel(ctx), k, send.Token, class, rowError(err), !class.Retryable(), n.Now.Now()); rerr != nil {
+			// The row stays "sending": the next attempt reconciles it (the
+			// provider has no record, so after the window it is resent).
+			log.WarnContext(ctx, "releasing a refused send failed; the next attempt reconciles it", "err", rerr)
+		}
 		return false, err
 	}
 	// Marked with a context that survives a lost lease: the send happened.
-	if err := n.Outbox.MarkSent(context.WithoutCancel(ctx), k, nid, domain.Now()); err != nil {
-		return true, err // row stays "sending"; the retry reconciles and backfills
+	if err := n.Outbox.MarkSent(context.WithoutCancel(ctx), k, nid, n.Now.Now()); err != nil {
+		log.WarnContext(ctx, "marking a sent row failed; the retry reconciles and backfills it", "err", err)
+		return true, err // row stays "sending": the retry reconciles and backfills
 	}
-	n.Log.InfoContext(ctx, "review e-mailed", "recipient", k.Recipient, "notification_id", nid)
+	log.InfoContext(ctx, "review e-mailed", "notification_id", nid)
 	return true, nil
 }
 
-// reconcile settles a row whose send may have happened: backfill it when the
-// provider has the message, reset it for a resend when it provably does not.
-func (n *Notify) reconcile(ctx context.Context, k notify.Key, msg *notify.Message) error {
-	id := msg.MessageID
-	if n.DeliveryLog == nil {
-		return failure.Errorf(failure.DeliveryUnconfirmed, "a send to %s may have happened and no delivery log is configured to check; confirm by hand, then replay", k.Recipient)
+// rowError is what a row keeps of a refused send: the class and the
+// provider's reply code. The reply text is untrusted (a relay may quote the
+// message, an address or a credential back), so it is never stored.
+func rowError(err error) string {
+	if code := failure.UpstreamCode(err); code != 0 {
+		return fmt.Sprintf("%s (reply %d)", failure.Classify(err), code)
 	}
+	return string(failure.Classify(err))
+}
+
+// reconcile settles a row whose send may have happened, before any resend:
+//
+//	no delivery log          → DELIVERY_UNCONFIRMED (an operator decides; never a blind resend)
+//	the log has the message  → backfill the row as sent (ErrAlreadySent)
+//	no record, within window → retry later (the provider may still complete the send)
+//	no record, window over   → reset the row so the caller sends again
+//
+// The window starts at the row's send_started_at: only after it can the
+// provider no longer complete that transaction, so "not found" is proof.
+func (n *Notify) reconcile(ctx context.Context, log *slog.Logger, k notify.Key, msg *notify.Message, row *outbox.Row) error {
+	if n.DeliveryLog == nil {
+		return failure.Errorf(failure.DeliveryUnconfirmed, "a send of %s may have happened and no delivery log is configured to check; confirm by hand, then replay", k.IdempotencyToken())
+	}
+	id := msg.MessageID
 	ok, err := n.DeliveryLog.Delivered(ctx, id)
 	if err != nil {
 		return err
 	}
 	if ok {
-		n.Log.WarnContext(ctx, "reconciled: the provider had accepted the earlier send", "recipient", k.Recipient)
-		if err := n.Outbox.MarkSent(ctx, k, id, domain.Now()); err != nil {
+		log.WarnContext(ctx, "reconciled: the provider had accepted the earlier send")
+		if err := n.Outbox.MarkSent(ctx, k, id, n.Now.Now()); err != nil {
 			return err
 		}
 		return outbox.ErrAlreadySent
 	}
-	n.Log.WarnContext(ctx, "reconciled: the earlier send did not reach the provider; resending", "recipient", k.Recipient)
-	return n.Outbox.Reset(ctx, k, domain.Now())
+	now := n.Now.Now()
+	started, perr := job.ParseTime(row.SendStartedAt)
+	if perr != nil {
+		started = now // unknown start: wait a whole window
+	}
+	if left := started.Add(n.Window).Sub(now); left > 0 {
+		log.WarnContext(ctx, "send may still complete at the provider; retrying after its completion window, not resending", "wait_ms", left.Milliseconds())
+		return &failure.Error{Class: failure.Conflict, RetryAfter: left,
+			Err: fmt.Errorf("a send of %s started at %s may still complete: %w", k.IdempotencyToken(), row.SendStartedAt, outbox.ErrInFlight)}
+	}
+	log.WarnContext(ctx, "reconciled: the earlier send never reached the provider; resending")
+	return n.Outbox.Reset(ctx, k, row.SendToken, now)
 }
 
 // SenderFunc adapts a function to Sender.

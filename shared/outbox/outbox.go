@@ -1,14 +1,17 @@
 // Package outbox owns the delivery log: one row per (changelist_id,
-// recipient, review_version), created conditionally so the tuple is unique,
+// recipient, review_version), keyed by delivery.Key so the tuple is unique,
 // and the send-then-mark protocol around it. A row moves
 //
-//	pending → sending → sent                 (send confirmed, marked in one write)
+//	(none) → sending → sent                  (Begin creates the row and marks it sending in one
+//	                                          write; the send confirmed, marked in one write)
 //	pending → sending → pending              (provider refused before accepting: safe to retry)
 //	pending → sending → (crash/timeout)      (send may have happened: reconcile before any resend)
 //	        → failed                         (permanent: invalid recipient, policy)
 //
 // notified_at is set only after the provider accepted the message, so a row
-// with notified_at is never sent again.
+// with notified_at is never sent again. Every write records a token
+// (last_write); a retried write whose first attempt was applied but
+// unanswered finds its token in the returned old row and succeeds.
 package outbox
 
 import (
@@ -22,10 +25,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/google/uuid"
 
+	"github.com/criticizer/criticizer/shared/awserr"
 	"github.com/criticizer/criticizer/shared/delivery"
-	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/job"
 )
 
 // Status of a delivery row.
@@ -43,8 +48,9 @@ const (
 // e-mail's deterministic Message-ID derive from the same tuple.
 type Key = delivery.Key
 
+// The row's key derives from the delivery key, recipient canonicalized.
 func pk(k Key) string { return fmt.Sprintf("OUTBOX#%d#%d", k.Changelist, k.ReviewVersion) }
-func sk(k Key) string { return "RCPT#" + strings.ToLower(strings.TrimSpace(k.Recipient)) }
+func sk(k Key) string { return "RCPT#" + k.Canonical().Recipient }
 
 // Row is one delivery.
 type Row struct {
@@ -61,6 +67,12 @@ type Row struct {
 	LastError      string `dynamodbav:"last_error,omitempty" json:"last_error,omitempty"`
 	CreatedAt      string `dynamodbav:"created_at" json:"created_at"`
 	UpdatedAt      string `dynamodbav:"updated_at" json:"updated_at"`
+	ExpiresAt      int64  `dynamodbav:"expires_at,omitempty" json:"-"` // retention (DynamoDB TTL), epoch seconds
+	// SendToken identifies the send attempt that marked the row sending; a
+	// release or reset names it, so it never settles a later attempt.
+	SendToken string `dynamodbav:"send_token,omitempty" json:"-"`
+	// LastWrite is the token of the last write applied to the row.
+	LastWrite string `dynamodbav:"last_write,omitempty" json:"-"`
 }
 
 // Key returns the row's identity.
@@ -78,12 +90,27 @@ type API interface {
 
 // Outbox reads and writes delivery rows in the jobs table.
 type Outbox struct {
-	api   API
-	table string
+	api       API
+	table     string
+	retention time.Duration
 }
 
+// DefaultRetention is how long a row is kept (expires_at) when
+// RETENTION_DAYS is unset: as long as its job.
+const DefaultRetention = 30 * 24 * time.Hour
+
 // New returns an Outbox over the table.
-func New(api API, table string) *Outbox { return &Outbox{api: api, table: table} }
+func New(api API, table string) *Outbox {
+	return &Outbox{api: api, table: table, retention: DefaultRetention}
+}
+
+// WithRetention sets how long new rows are kept (RETENTION_DAYS).
+func (o *Outbox) WithRetention(d time.Duration) *Outbox {
+	if d > 0 {
+		o.retention = d
+	}
+	return o
+}
 
 // ErrAlreadySent means the row has notified_at: never send again.
 var ErrAlreadySent = errors.New("already notified")
@@ -91,6 +118,17 @@ var ErrAlreadySent = errors.New("already notified")
 // ErrInFlight means a send was started and not confirmed: it may have
 // happened, so the row must be reconciled before any resend.
 var ErrInFlight = errors.New("send may have happened")
+
+// InFlightError is ErrInFlight with the row as it is: when its send
+// started, and the token a reset must name.
+type InFlightError struct{ Row *Row }
+
+func (e *InFlightError) Error() string {
+	return "outbox row " + e.Row.Key().String() + ": " + ErrInFlight.Error()
+}
+
+// Unwrap makes errors.Is(err, ErrInFlight) hold.
+func (e *InFlightError) Unwrap() error { return ErrInFlight }
 
 func itemKey(k Key) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: pk(k)}, "sk": &types.AttributeValueMemberS{Value: sk(k)}}
@@ -101,8 +139,9 @@ func sv(v string) types.AttributeValue { return &types.AttributeValueMemberS{Val
 // Ensure creates the row for k if it does not exist and returns the row as
 // stored. Creation is conditional, so concurrent workers share one row.
 func (o *Outbox) Ensure(ctx context.Context, k Key, jobID string, now time.Time) (*Row, error) {
-	at := domain.FormatTime(now)
-	row := Row{Changelist: k.Changelist, ReviewVersion: k.ReviewVersion, Recipient: strings.ToLower(strings.TrimSpace(k.Recipient)), JobID: jobID, Status: Pending, CreatedAt: at, UpdatedAt: at}
+	at := job.FormatTime(now)
+	row := Row{Changelist: k.Changelist, ReviewVersion: k.ReviewVersion, Recipient: k.Canonical().Recipient, JobID: jobID, Status: Pending,
+		CreatedAt: at, UpdatedAt: at, ExpiresAt: now.Add(o.retention).Unix()}
 	item, err := attributevalue.MarshalMap(row)
 	if err != nil {
 		return nil, failure.Wrap(failure.InternalBug, err)
@@ -116,7 +155,7 @@ func (o *Outbox) Ensure(ctx context.Context, k Key, jobID string, now time.Time)
 	case errors.As(err, &ccf):
 		return o.Get(ctx, k)
 	default:
-		return nil, classify("create outbox row", err)
+		return nil, awserr.Wrap("create outbox row", err)
 	}
 }
 
@@ -124,7 +163,7 @@ func (o *Outbox) Ensure(ctx context.Context, k Key, jobID string, now time.Time)
 func (o *Outbox) Get(ctx context.Context, k Key) (*Row, error) {
 	out, err := o.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &o.table, Key: itemKey(k), ConsistentRead: aws.Bool(true)})
 	if err != nil {
-		return nil, classify("get outbox row", err)
+		return nil, awserr.Wrap("get outbox row", err)
 	}
 	if out.Item == nil {
 		return nil, failure.Errorf(failure.NotFound, "outbox row %s/%s missing", pk(k), sk(k))
@@ -143,7 +182,7 @@ func (o *Outbox) List(ctx context.Context, changelist int64, version int) ([]Row
 		KeyConditionExpression:    aws.String("pk = :pk"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": sv(pk(k))}})
 	if err != nil {
-		return nil, classify("list outbox rows", err)
+		return nil, awserr.Wrap("list outbox rows", err)
 	}
 	var rows []Row
 	if err := attributevalue.UnmarshalListOfMaps(out.Items, &rows); err != nil {
@@ -154,9 +193,11 @@ func (o *Outbox) List(ctx context.Context, changelist int64, version int) ([]Row
 
 // transition applies set to a row that is unsent (no notified_at) and in one
 // of the from states (any state when from is empty), as one conditional
-// write. ok is false when the condition did not hold; old is then the row as
-// it was (nil if missing).
-func (o *Outbox) transition(ctx context.Context, k Key, op, set string, from []Status, values map[string]types.AttributeValue) (old *Row, ok bool, err error) {
+// write that records tok as last_write. ok is false when the condition did
+// not hold; old is then the row as it was (nil if missing). A row whose
+// last_write is tok was written by an earlier, unanswered attempt of this
+// very write: that is ok.
+func (o *Outbox) transition(ctx context.Context, k Key, op, tok, set string, from []Status, extra string, values map[string]types.AttributeValue) (old *Row, ok bool, err error) {
 	cond := "attribute_exists(pk) AND attribute_not_exists(notified_at)"
 	if len(from) > 0 {
 		cond += " AND #s IN ("
@@ -170,6 +211,11 @@ func (o *Outbox) transition(ctx context.Context, k Key, op, set string, from []S
 		}
 		cond += ")"
 	}
+	if extra != "" {
+		cond += " AND " + extra
+	}
+	set = addSet(set, "last_write = :wtoken")
+	values[":wtoken"] = sv(tok)
 	_, err = o.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &o.table, Key: itemKey(k),
 		UpdateExpression: aws.String(set), ConditionExpression: aws.String(cond),
 		ExpressionAttributeNames: map[string]string{"#s": "status"}, ExpressionAttributeValues: values,
@@ -185,61 +231,155 @@ func (o *Outbox) transition(ctx context.Context, k Key, op, set string, from []S
 		if err := attributevalue.UnmarshalMap(ccf.Item, &r); err != nil {
 			return nil, false, failure.Wrap(failure.InternalBug, err)
 		}
-		return &r, false, nil
+		return &r, r.LastWrite == tok, nil
 	case err != nil:
-		return nil, false, classify(op, err)
+		return nil, false, awserr.Wrap(op, err)
 	}
 	return nil, true, nil
 }
 
-// BeginSend records the intent to send, only if the row is not sent and no
-// other send is in flight. It returns ErrAlreadySent or ErrInFlight otherwise.
+// addSet adds a SET action to an update expression that starts with SET.
+func addSet(update, action string) string {
+	if i := strings.Index(update, " REMOVE "); i >= 0 {
+		return update[:i] + ", " + action + update[i:]
+	}
+	return update + ", " + action
+}
+
+// Send is a send attempt recorded by Begin.
+type Send struct {
+	Token string // names this attempt in Release and Reset
+	Row   *Row   // the row as Begin left it (sending)
+}
+
+// Begin records the intent to send — creating the row if it does not exist
+// and marking it sending, in one conditional write — only if the row is not
+// sent and no other send is in flight. It returns ErrAlreadySent, an
+// *InFlightError, or a NOT_FOUND error for a row that failed for good.
+func (o *Outbox) Begin(ctx context.Context, k Key, jobID string, now time.Time) (*Send, error) {
+	return o.begin(ctx, k, jobID, now, true)
+}
+
+// BeginSend is Begin for a row that must exist already (Ensure).
 func (o *Outbox) BeginSend(ctx context.Context, k Key, now time.Time) error {
-	old, ok, err := o.transition(ctx, k, "begin send",
-		"SET #s = :sending, send_started_at = :now, updated_at = :now, attempts = attempts + :one", []Status{Pending},
-		map[string]types.AttributeValue{":sending": sv(string(Sending)), ":now": sv(domain.FormatTime(now)), ":one": &types.AttributeValueMemberN{Value: "1"}})
+	_, err := o.begin(ctx, k, "", now, false)
+	return err
+}
+
+func (o *Outbox) begin(ctx context.Context, k Key, jobID string, now time.Time, create bool) (*Send, error) {
+	tok := uuid.NewString()
+	values := map[string]types.AttributeValue{":sending": sv(string(Sending)), ":pending": sv(string(Pending)), ":now": sv(job.FormatTime(now)),
+		":one": &types.AttributeValueMemberN{Value: "1"}, ":zero": &types.AttributeValueMemberN{Value: "0"}, ":tok": sv(tok)}
+	set := "SET #s = :sending, send_started_at = :now, updated_at = :now, attempts = if_not_exists(attempts, :zero) + :one," +
+		" send_token = :tok, last_write = :tok"
+	cond := "attribute_exists(pk) AND #s = :pending AND attribute_not_exists(notified_at)"
+	if create {
+		c := k.Canonical()
+		set += ", changelist_id = :cl, review_version = :v, recipient = :rcpt, job_id = if_not_exists(job_id, :job)," +
+			" created_at = if_not_exists(created_at, :now), expires_at = if_not_exists(expires_at, :exp)"
+		values[":cl"] = &types.AttributeValueMemberN{Value: fmt.Sprint(c.Changelist)}
+		values[":v"] = &types.AttributeValueMemberN{Value: fmt.Sprint(c.ReviewVersion)}
+		values[":rcpt"], values[":job"] = sv(c.Recipient), sv(jobID)
+		values[":exp"] = &types.AttributeValueMemberN{Value: fmt.Sprint(now.Add(o.retention).Unix())}
+		cond = "attribute_not_exists(pk) OR (" + cond + ")"
+	}
+	out, err := o.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &o.table, Key: itemKey(k),
+		UpdateExpression: aws.String(set), ConditionExpression: aws.String(cond),
+		ExpressionAttributeNames: map[string]string{"#s": "status"}, ExpressionAttributeValues: values,
+		ReturnValues: types.ReturnValueAllNew, ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	var ccf *types.ConditionalCheckFailedException
+	switch {
+	case err == nil:
+		var r Row
+		if err := attributevalue.UnmarshalMap(out.Attributes, &r); err != nil {
+			return nil, failure.Wrap(failure.InternalBug, err)
+		}
+		return &Send{Token: tok, Row: &r}, nil
+	case !errors.As(err, &ccf):
+		return nil, awserr.Wrap("begin send", err)
+	case ccf.Item == nil:
+		return nil, failure.Errorf(failure.InternalBug, "outbox row %s missing", k)
+	}
+	var old Row
+	if err := attributevalue.UnmarshalMap(ccf.Item, &old); err != nil {
+		return nil, failure.Wrap(failure.InternalBug, err)
+	}
+	switch {
+	case old.LastWrite == tok:
+		// This very write was applied and its answer lost.
+		return &Send{Token: tok, Row: &old}, nil
+	case old.NotifiedAt != "":
+		return nil, ErrAlreadySent
+	case old.Status == Sending:
+		return nil, &InFlightError{Row: &old}
+	case old.Status == Failed:
+		return nil, failure.Errorf(failure.NotFound, "delivery to this recipient failed permanently: %s", old.LastErrorClass)
+	case old.Status == Reconciling:
+		return nil, failure.Errorf(failure.Conflict, "outbox row is being reconciled: no send until it is settled")
+	}
+	return nil, failure.Errorf(failure.Conflict, "outbox row in unexpected state %q", old.Status)
+}
+
+// MarkSent records the provider's acceptance in a single write: notification
+// id, notified_at and status together. A row already marked (by an earlier,
+// unanswered attempt of this write, or by a reconciliation) stays as it is.
+func (o *Outbox) MarkSent(ctx context.Context, k Key, notificationID string, now time.Time) error {
+	old, ok, err := o.transition(ctx, k, "mark sent", "sent/"+notificationID,
+		"SET #s = :sent, notification_id = :nid, notified_at = :now, updated_at = :now REMOVE last_error, last_error_class", nil, "",
+		map[string]types.AttributeValue{":sent": sv(string(Sent)), ":nid": sv(notificationID), ":now": sv(job.FormatTime(now))})
 	switch {
 	case err != nil || ok:
 		return err
 	case old == nil:
-		return failure.Errorf(failure.InternalBug, "outbox row %s missing", k)
-	case old.NotifiedAt != "":
-		return ErrAlreadySent
-	case old.Status == Sending:
-		return ErrInFlight
-	case old.Status == Failed:
-		return failure.Errorf(failure.NotFound, "delivery to this recipient failed permanently: %s", old.LastErrorClass)
+		return failure.Errorf(failure.InternalBug, "mark sent: outbox row %s missing", k)
 	}
-	return failure.Errorf(failure.Conflict, "outbox row in unexpected state %q", old.Status)
+	return nil // notified already: the row says sent, which is the point
 }
 
-// MarkSent records the provider's acceptance in a single write: notification
-// id, notified_at and status together. A row already marked stays as it is.
-func (o *Outbox) MarkSent(ctx context.Context, k Key, notificationID string, now time.Time) error {
-	_, _, err := o.transition(ctx, k, "mark sent",
-		"SET #s = :sent, notification_id = :nid, notified_at = :now, updated_at = :now REMOVE last_error, last_error_class", nil,
-		map[string]types.AttributeValue{":sent": sv(string(Sent)), ":nid": sv(notificationID), ":now": sv(domain.FormatTime(now))})
-	return err
-}
-
-// Release records a send that certainly did not happen (the provider refused
-// it): permanent failures end the row, transient ones make it pending again.
-func (o *Outbox) Release(ctx context.Context, k Key, class failure.Class, msg string, permanent bool, now time.Time) error {
+// Release records that the send attempt named by sendToken certainly did not
+// happen (the provider refused it): permanent failures end the row,
+// transient ones make it pending again. It settles only that attempt.
+func (o *Outbox) Release(ctx context.Context, k Key, sendToken string, class failure.Class, msg string, permanent bool, now time.Time) error {
 	to := Pending
 	if permanent {
 		to = Failed
 	}
-	_, _, err := o.transition(ctx, k, "release outbox row",
-		"SET #s = :to, last_error_class = :c, last_error = :m, updated_at = :now", []Status{Sending},
-		map[string]types.AttributeValue{":to": sv(string(to)), ":c": sv(string(class)), ":m": sv(msg), ":now": sv(domain.FormatTime(now))})
+	old, ok, err := o.transition(ctx, k, "release outbox row", sendToken+"/release",
+		"SET #s = :to, last_error_class = :c, last_error = :m, updated_at = :now", []Status{Sending}, "send_token = :stok",
+		map[string]types.AttributeValue{":to": sv(string(to)), ":c": sv(string(class)), ":m": sv(msg), ":now": sv(job.FormatTime(now)), ":stok": sv(sendToken)})
+	if err == nil && !ok {
+		return fmt.Errorf("release %s: the row moved on (%s): %w", k, statusOf(old), ErrConflict)
+	}
 	return err
 }
 
 // Reset returns an in-flight row to pending after reconciliation proved the
-// earlier send did not happen.
-func (o *Outbox) Reset(ctx context.Context, k Key, now time.Time) error {
-	_, _, err := o.toPending(ctx, k, "reset outbox row", []Status{Sending}, now)
+// earlier send (named by its token) did not happen.
+func (o *Outbox) Reset(ctx context.Context, k Key, sendToken string, now time.Time) error {
+	guard := "send_token = :stok"
+	if sendToken == "" {
+		guard = "attribute_not_exists(send_token)" // a row begun before sends carried tokens
+	}
+	old, ok, err := o.transition(ctx, k, "reset outbox row", sendToken+"/reset", "SET #s = :pending, updated_at = :now", []Status{Sending}, guard,
+		map[string]types.AttributeValue{":pending": sv(string(Pending)), ":now": sv(job.FormatTime(now)), ":stok": sv(sendToken)})
+	if err == nil && !ok {
+		return fmt.Errorf("reset %s: the row moved on (%s): %w", k, statusOf(old), ErrConflict)
+	}
 	return err
+}
+
+// ErrConflict means a row was not in the state a write expected.
+var ErrConflict = errors.New("outbox row moved on")
+
+func statusOf(r *Row) string {
+	if r == nil {
+		return "missing"
+	}
+	if r.NotifiedAt != "" {
+		return "notified"
+	}
+	return string(r.Status)
 }
 
 // Requeue makes an unsent row pending again: the operator's "this was not
@@ -255,25 +395,18 @@ func (o *Outbox) Requeue(ctx context.Context, k Key, now time.Time) error {
 }
 
 func (o *Outbox) toPending(ctx context.Context, k Key, op string, from []Status, now time.Time) (*Row, bool, error) {
-	return o.transition(ctx, k, op, "SET #s = :pending, updated_at = :now", from,
-		map[string]types.AttributeValue{":pending": sv(string(Pending)), ":now": sv(domain.FormatTime(now))})
+	return o.transition(ctx, k, op, "requeue/"+uuid.NewString(), "SET #s = :pending, updated_at = :now", from, "",
+		map[string]types.AttributeValue{":pending": sv(string(Pending)), ":now": sv(job.FormatTime(now))})
 }
 
 // Confirm marks an unsent row sent on an operator's word that the provider
 // delivered it (an uncertain send checked by hand), so it is never resent.
 func (o *Outbox) Confirm(ctx context.Context, k Key, evidence string, now time.Time) error {
-	_, ok, err := o.transition(ctx, k, "confirm outbox row",
-		"SET #s = :sent, notification_id = :nid, notified_at = :now, updated_at = :now", []Status{Sending},
-		map[string]types.AttributeValue{":sent": sv(string(Sent)), ":nid": sv("operator-confirmed: " + evidence), ":now": sv(domain.FormatTime(now))})
+	_, ok, err := o.transition(ctx, k, "confirm outbox row", "confirm/"+uuid.NewString(),
+		"SET #s = :sent, notification_id = :nid, notified_at = :now, updated_at = :now", []Status{Sending}, "",
+		map[string]types.AttributeValue{":sent": sv(string(Sent)), ":nid": sv("operator-confirmed: " + evidence), ":now": sv(job.FormatTime(now))})
 	if err == nil && !ok {
 		return fmt.Errorf("confirm %s: only a row whose send may have happened (status sending) can be confirmed", k)
 	}
 	return err
-}
-
-func classify(op string, err error) error {
-	if failure.Classify(err) == failure.NetworkTimeout {
-		return fmt.Errorf("%s: %w", op, err)
-	}
-	return failure.Wrap(failure.Upstream5xx, fmt.Errorf("%s: %w", op, err))
 }

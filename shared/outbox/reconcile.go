@@ -10,8 +10,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/awserr"
 	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/job"
 )
 
 // Reconciling is a row whose delivery is in doubt: stuck "sending" past the
@@ -49,10 +50,10 @@ func (o *Outbox) Suspects(ctx context.Context, stuckBefore, sentFrom, sentTo tim
 	}
 	filter := "begins_with(pk, :outbox) AND (#s = :reconciling OR (#s = :sending AND send_started_at < :stuck)"
 	values := map[string]types.AttributeValue{":outbox": sv("OUTBOX#"), ":reconciling": sv(string(Reconciling)),
-		":sending": sv(string(Sending)), ":stuck": sv(domain.FormatTime(stuckBefore))}
+		":sending": sv(string(Sending)), ":stuck": sv(job.FormatTime(stuckBefore))}
 	if verifySent {
 		filter += " OR (#s = :sent AND notified_at >= :from AND notified_at < :to AND attribute_not_exists(verified_at))"
-		values[":sent"], values[":from"], values[":to"] = sv(string(Sent)), sv(domain.FormatTime(sentFrom)), sv(domain.FormatTime(sentTo))
+		values[":sent"], values[":from"], values[":to"] = sv(string(Sent)), sv(job.FormatTime(sentFrom)), sv(job.FormatTime(sentTo))
 	}
 	filter += ")"
 	in := &dynamodb.ScanInput{TableName: &o.table, FilterExpression: aws.String(filter),
@@ -61,7 +62,7 @@ func (o *Outbox) Suspects(ctx context.Context, stuckBefore, sentFrom, sentTo tim
 	for {
 		page, err := scanner.Scan(ctx, in)
 		if err != nil {
-			return nil, classify("scan outbox", err)
+			return nil, awserr.Wrap("scan outbox", err)
 		}
 		var rows []Suspect
 		if err := attributevalue.UnmarshalListOfMaps(page.Items, &rows); err != nil {
@@ -90,7 +91,7 @@ func (o *Outbox) update(ctx context.Context, op string, k Key, set, cond string,
 		return false, nil
 	}
 	if err != nil {
-		return false, classify(op, err)
+		return false, awserr.Wrap(op, err)
 	}
 	return true, nil
 }
@@ -101,20 +102,20 @@ func (o *Outbox) MarkReconciling(ctx context.Context, k Key, observed Status, re
 	return o.update(ctx, "mark outbox row reconciling", k,
 		"SET #s = :reconciling, reconcile_reason = :why, reconciling_since = :now, updated_at = :now", "#s = :observed",
 		map[string]types.AttributeValue{":reconciling": sv(string(Reconciling)), ":observed": sv(string(observed)),
-			":why": sv(reason), ":now": sv(domain.FormatTime(now))})
+			":why": sv(reason), ":now": sv(job.FormatTime(now))})
 }
 
 // Verified records that the provider has evidence of a sent row's message.
 func (o *Outbox) Verified(ctx context.Context, k Key, now time.Time) error {
 	_, err := o.update(ctx, "verify outbox row", k, "SET verified_at = :now", "#s = :sent",
-		map[string]types.AttributeValue{":sent": sv(string(Sent)), ":now": sv(domain.FormatTime(now))})
+		map[string]types.AttributeValue{":sent": sv(string(Sent)), ":now": sv(job.FormatTime(now))})
 	return err
 }
 
 // Backfill settles a reconciling row the provider has evidence of: sent,
 // verified, with the evidence as its notification id when it had none.
 func (o *Outbox) Backfill(ctx context.Context, k Key, evidence string, now time.Time) (bool, error) {
-	at := sv(domain.FormatTime(now))
+	at := sv(job.FormatTime(now))
 	return o.update(ctx, "backfill outbox row", k,
 		"SET #s = :sent, verified_at = :now, updated_at = :now, notified_at = if_not_exists(notified_at, :now),"+
 			" notification_id = if_not_exists(notification_id, :nid) REMOVE reconcile_reason, reconciling_since",
@@ -131,7 +132,7 @@ func (o *Outbox) RequeueReconciled(ctx context.Context, k Key, now time.Time) (b
 			" REMOVE notified_at, notification_id, send_started_at, reconcile_reason, reconciling_since",
 		"#s = :reconciling AND (attribute_not_exists(reconcile_requeues) OR reconcile_requeues < :one)",
 		map[string]types.AttributeValue{":pending": sv(string(Pending)), ":reconciling": sv(string(Reconciling)),
-			":now": sv(domain.FormatTime(now)), ":zero": &types.AttributeValueMemberN{Value: "0"}, ":one": &types.AttributeValueMemberN{Value: "1"}})
+			":now": sv(job.FormatTime(now)), ":zero": &types.AttributeValueMemberN{Value: "0"}, ":one": &types.AttributeValueMemberN{Value: "1"}})
 }
 
 // Resolve is the operator's settlement of a reconciling row: delivered
@@ -145,7 +146,7 @@ func (o *Outbox) Resolve(ctx context.Context, k Key, delivered bool, evidence st
 	} else {
 		ok, err = o.update(ctx, "resolve outbox row", k,
 			"SET #s = :pending, updated_at = :now REMOVE notified_at, notification_id, send_started_at, reconcile_reason, reconciling_since",
-			"#s = :reconciling", map[string]types.AttributeValue{":pending": sv(string(Pending)), ":reconciling": sv(string(Reconciling)), ":now": sv(domain.FormatTime(now))})
+			"#s = :reconciling", map[string]types.AttributeValue{":pending": sv(string(Pending)), ":reconciling": sv(string(Reconciling)), ":now": sv(job.FormatTime(now))})
 	}
 	if err == nil && !ok {
 		return failure.Errorf(failure.Conflict, "resolve %s: the row is not reconciling", k)

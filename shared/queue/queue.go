@@ -5,13 +5,13 @@ package queue
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/criticizer/criticizer/shared/awserr"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/envelope"
 	"github.com/criticizer/criticizer/shared/failure"
@@ -79,22 +79,7 @@ func (q *Queues) SetVisibility(ctx context.Context, stage domain.Stage, receipt 
 	return nil
 }
 
-func classify(err error) error {
-	if failure.Classify(err) == failure.NetworkTimeout {
-		return err
-	}
-	var ae interface{ ErrorCode() string }
-	if errors.As(err, &ae) {
-		switch ae.ErrorCode() {
-		case "ReceiptHandleIsInvalid", "MessageNotInflight", "AWS.SimpleQueueService.MessageNotInflight":
-			return failure.Wrap(failure.LeaseLost, err)
-		case "AccessDenied", "AccessDeniedException", "KMS.AccessDeniedException":
-			return failure.Wrap(failure.AuthDenied, err)
-		case "AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist":
-			return failure.Wrap(failure.InternalBug, err)
-		case "RequestThrottled", "ThrottlingException":
-			return failure.Wrap(failure.RateLimited, err)
-		}
-	}
-	return failure.Wrap(failure.Upstream5xx, err)
-}
+// classify maps an SQS error through the one AWS classifier: throttling is
+// RATE_LIMITED, a receipt handle that is no longer valid LEASE_LOST (the
+// message's visibility, our lease on it, is gone), a missing queue INTERNAL_BUG.
+func classify(err error) error { return failure.Wrap(awserr.Class(err), err) }

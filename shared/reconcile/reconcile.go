@@ -15,7 +15,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/store"
@@ -32,7 +32,7 @@ type Rows interface {
 
 // Jobs reads the job a delivery row belongs to.
 type Jobs interface {
-	Get(ctx context.Context, id string) (*store.Job, error)
+	Get(ctx context.Context, id string) (*job.Job, error)
 }
 
 // DeliveryLog answers whether the provider accepted the message with this
@@ -69,7 +69,7 @@ type Reconciler struct {
 	Limit    int
 	Logger   *slog.Logger
 	Metrics  *obs.Metrics
-	Now      func() time.Time
+	Now      job.Clock // the system clock when nil
 }
 
 // Report says what one pass did.
@@ -85,10 +85,7 @@ type Report struct {
 // Run makes one pass. Errors on single rows are logged and counted; a row
 // left reconciling is retried by the next pass.
 func (r *Reconciler) Run(ctx context.Context) (Report, error) {
-	now := domain.Now()
-	if r.Now != nil {
-		now = r.Now().UTC()
-	}
+	now := r.Now.Now()
 	limit := r.Limit
 	if limit <= 0 {
 		limit = 200

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/store"
@@ -43,14 +44,14 @@ func (f *fakeRows) RequeueReconciled(_ context.Context, k outbox.Key, _ time.Tim
 	return true, nil
 }
 
-type fakeJobs map[string]store.State // job id → state; missing: not found
+type fakeJobs map[string]job.State // job id → state; missing: not found
 
-func (f fakeJobs) Get(_ context.Context, id string) (*store.Job, error) {
+func (f fakeJobs) Get(_ context.Context, id string) (*job.Job, error) {
 	st, ok := f[id]
 	if !ok {
 		return nil, store.ErrNotFound
 	}
-	return &store.Job{ID: id, State: st}, nil
+	return &job.Job{ID: id, State: st}, nil
 }
 
 type fakeLog map[string]bool // Message-ID → delivered; missing: no record
@@ -93,9 +94,9 @@ func TestRun(t *testing.T) {
 			[]string{"mark:a@x.org:sending:" + ReasonStuck}, Report{Examined: 1, Reconciling: 1}, `"OutboxReconciling":1`},
 		{"row moved on meanwhile: left alone", []outbox.Suspect{suspect("a@x.org", outbox.Sending)}, fakeLog{}, false, true, nil,
 			[]string{"mark:a@x.org:sending:" + ReasonStuck}, Report{Examined: 1}, `"OutboxReconciling":0`},
-		{"no record, job still running: requeued", []outbox.Suspect{suspect("a@x.org", outbox.Sent)}, fakeLog{}, false, false, fakeJobs{"job-running": store.RetryWait},
+		{"no record, job still running: requeued", []outbox.Suspect{suspect("a@x.org", outbox.Sent)}, fakeLog{}, false, false, fakeJobs{"job-running": job.RetryWait},
 			[]string{"mark:a@x.org:sent:" + ReasonUnproven, "requeue:a@x.org"}, Report{Examined: 1, Requeued: 1}, `"OutboxReconciling":0`},
-		{"no record, job finished: left for an operator", []outbox.Suspect{suspect("a@x.org", outbox.Sent)}, fakeLog{}, false, false, fakeJobs{"job-running": store.Succeeded},
+		{"no record, job finished: left for an operator", []outbox.Suspect{suspect("a@x.org", outbox.Sent)}, fakeLog{}, false, false, fakeJobs{"job-running": job.Succeeded},
 			[]string{"mark:a@x.org:sent:" + ReasonUnproven}, Report{Examined: 1, Reconciling: 1}, `"OutboxReconciling":1`},
 		{"no record, job gone: left for an operator", []outbox.Suspect{suspect("a@x.org", outbox.Sending)}, fakeLog{}, false, false, fakeJobs{},
 			[]string{"mark:a@x.org:sending:" + ReasonStuck}, Report{Examined: 1, Reconciling: 1}, `"OutboxReconciling":1`},

@@ -18,9 +18,9 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/fetchstage"
+	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/llm"
 	"github.com/criticizer/criticizer/shared/redact"
-	"github.com/criticizer/criticizer/shared/store"
 )
 
 // memS3 is an in-memory bucket.
@@ -75,8 +75,8 @@ func TestReviewGuardVerifiesFetchProof(t *testing.T) {
 			return domain.Changeset{Changelist: 7, User: "bob", UserEmail: "bob@example.com", Description: "add client\n",
 				Files: []domain.FileChange{{DepotPath: "//depot/a.go", Action: "add", Diff: "@@ -0,0 +1,2 @@\n+key := \"" + secret + "\"\n+return nil\n"}}}
 		})}
-	job := &store.Job{ID: "j-1", Changelist: 7}
-	res, err := fetch.Process(context.Background(), job)
+	j0 := &job.Job{ID: "j-1", Changelist: 7}
+	res, err := fetch.Process(context.Background(), j0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,11 +93,11 @@ func TestReviewGuardVerifiesFetchProof(t *testing.T) {
 			prompts = append(prompts, p.User)
 			return llm.Completion{}, errCalled
 		})}
-	run := func(j store.Job) error {
+	run := func(j job.Job) error {
 		_, err := rev.Process(context.Background(), &j)
 		return err
 	}
-	proven := *job
+	proven := *j0
 	proven.Artifacts = res.Artifacts
 	if err := run(proven); !errors.Is(err, errCalled) {
 		t.Fatalf("proven artifact: %v, want the LLM called", err)

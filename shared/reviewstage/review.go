@@ -15,12 +15,12 @@ import (
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/llm"
 	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/redact"
 	"github.com/criticizer/criticizer/shared/review"
 	"github.com/criticizer/criticizer/shared/sanitize"
-	"github.com/criticizer/criticizer/shared/store"
 )
 
 // TextRedactor is the pre-submit guard: it verifies the fetch stage's proof
@@ -83,7 +83,7 @@ type chunkArtifact struct {
 // run is one Process call's shared state.
 type run struct {
 	r       *Review
-	job     *store.Job
+	job     *job.Job
 	cs      domain.Changeset
 	proven  *redact.Proven // lines covered by a verified proof of redaction
 	plan    review.Plan
@@ -104,19 +104,19 @@ type leaf struct {
 }
 
 // Process reviews the redacted changeset and stores the validated result.
-func (r *Review) Process(ctx context.Context, job *store.Job) (store.Result, error) {
-	if job.Artifacts.Redacted == "" {
-		return store.Result{}, failure.Errorf(failure.InternalBug, "job reached the llm stage without a redacted changeset")
+func (r *Review) Process(ctx context.Context, j *job.Job) (job.Result, error) {
+	if j.Artifacts.Redacted == "" {
+		return job.Result{}, failure.Errorf(failure.InternalBug, "job reached the llm stage without a redacted changeset")
 	}
 	var cs domain.Changeset
-	if err := r.Redacted.GetJSON(ctx, job.Artifacts.Redacted, &cs); err != nil {
-		return store.Result{}, err
+	if err := r.Redacted.GetJSON(ctx, j.Artifacts.Redacted, &cs); err != nil {
+		return job.Result{}, err
 	}
 	// The diffs carry fetch's proof of redaction: verified once here, they
 	// are not scanned again for every prompt. An artifact that does not
 	// match its proof means redaction was bypassed: blocked.
 	var proven *redact.Proven
-	switch err := r.Guard.Verify(job.Artifacts.RedactedProof, cs); {
+	switch err := r.Guard.Verify(j.Artifacts.RedactedProof, cs); {
 	case err == nil:
 		diffs := make([]string, len(cs.Files))
 		for i, f := range cs.Files {
@@ -126,18 +126,18 @@ func (r *Review) Process(ctx context.Context, job *store.Job) (store.Result, err
 	case errors.Is(err, redact.ErrNoProof), errors.Is(err, redact.ErrStaleProof):
 		// Fetched before proofs or under other rules: prompts are scanned whole.
 	default:
-		return store.Result{}, failure.Errorf(failure.PolicyRejected, "pre-submit redaction guard: %w; LLM call blocked", err)
+		return job.Result{}, failure.Errorf(failure.PolicyRejected, "pre-submit redaction guard: %w; LLM call blocked", err)
 	}
-	version := r.Rollout.Pick(job.ID)
+	version := r.Rollout.Pick(j.ID)
 	budget := r.Budget.For(r.Model)
-	run := &run{r: r, job: job, cs: cs, proven: proven, version: version, plan: budget.Plan(cs, version), diags: map[string]int{}}
+	run := &run{r: r, job: j, cs: cs, proven: proven, version: version, plan: budget.Plan(cs, version), diags: map[string]int{}}
 	if n := len(run.plan.Skipped); n > 0 {
 		r.Log.WarnContext(ctx, "files not reviewed", "skipped_files", n, "prompt_version", version)
 	}
 
 	if err := run.reviewAll(ctx); err != nil {
 		run.emitMetrics(nil)
-		return store.Result{}, err
+		return job.Result{}, err
 	}
 
 	slices := run.results
@@ -159,13 +159,13 @@ func (r *Review) Process(ctx context.Context, job *store.Job) (store.Result, err
 	result.Meta = meta.Map()
 	run.emitMetrics(&result)
 
-	key := artifacts.Key(job.ID, "review.json")
+	key := artifacts.Key(j.ID, "review.json")
 	if err := r.Redacted.PutJSON(ctx, key, result); err != nil {
-		return store.Result{}, err
+		return job.Result{}, err
 	}
 	n := len(result.Findings)
-	return store.Result{Artifacts: store.Artifacts{Result: key}, FindingCount: &n,
-		Review: &store.ReviewStats{PromptVersion: version, InputTokens: run.usage.InputTokens, OutputTokens: run.usage.OutputTokens,
+	return job.Result{Artifacts: job.Artifacts{Result: key}, FindingCount: &n,
+		Review: &job.ReviewStats{PromptVersion: version, InputTokens: run.usage.InputTokens, OutputTokens: run.usage.OutputTokens,
 			ModelCalls: run.calls, Chunks: len(slices), SkippedFiles: len(run.plan.Skipped), TruncatedFiles: len(truncated)},
 		Detail: fmt.Sprintf("findings %d, chunks %d, model calls %d, skipped files %d, prompt %s",
 			n, len(slices), run.calls, len(run.plan.Skipped), version)}, nil

@@ -10,9 +10,9 @@ import (
 
 	llmstandin "github.com/criticizer/criticizer/internal/standin/llm"
 	"github.com/criticizer/criticizer/shared/artifacts"
+	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/llm"
 	"github.com/criticizer/criticizer/shared/reviewstage"
-	"github.com/criticizer/criticizer/shared/store"
 )
 
 // BenchmarkReviewStage is the review stage end to end (plan, guard, model,
@@ -49,8 +49,8 @@ func BenchmarkReviewStage(b *testing.B) {
 			for b.Loop() {
 				i++
 				// A new job id each time: nothing is reused from earlier runs.
-				job := &store.Job{ID: fmt.Sprintf("bench-%d", i), Artifacts: store.Artifacts{Redacted: key, RedactedProof: proof}}
-				if _, err := stage.Process(context.Background(), job); err != nil {
+				j := &job.Job{ID: fmt.Sprintf("bench-%d", i), Artifacts: job.Artifacts{Redacted: key, RedactedProof: proof}}
+				if _, err := stage.Process(context.Background(), j); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -19,12 +19,12 @@ import (
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/llm"
 	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/redact"
 	"github.com/criticizer/criticizer/shared/review"
 	"github.com/criticizer/criticizer/shared/reviewstage"
-	"github.com/criticizer/criticizer/shared/store"
 )
 
 // memS3 is an in-memory bucket with S3's NoSuchKey behaviour.
@@ -106,16 +106,16 @@ func newHarness(t testing.TB, mut func(*reviewstage.Review)) *harness {
 }
 
 // job stores cs as the job's redacted changeset.
-func (h *harness) job(t testing.TB, id string, cs domain.Changeset) *store.Job {
+func (h *harness) job(t testing.TB, id string, cs domain.Changeset) *job.Job {
 	t.Helper()
 	key := artifacts.Key(id, "redacted.json")
 	if err := h.stage.Redacted.PutJSON(context.Background(), key, cs); err != nil {
 		t.Fatal(err)
 	}
-	return &store.Job{ID: id, Changelist: cs.Changelist, Artifacts: store.Artifacts{Redacted: key}}
+	return &job.Job{ID: id, Changelist: cs.Changelist, Artifacts: job.Artifacts{Redacted: key}}
 }
 
-func (h *harness) result(t testing.TB, res store.Result) domain.ReviewResult {
+func (h *harness) result(t testing.TB, res job.Result) domain.ReviewResult {
 	t.Helper()
 	var out domain.ReviewResult
 	if err := h.stage.Redacted.GetJSON(context.Background(), res.Artifacts.Result, &out); err != nil {

@@ -31,6 +31,7 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/envelope"
 	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/sanitize"
 	"github.com/criticizer/criticizer/shared/store"
@@ -40,27 +41,27 @@ import (
 // crash the same job is processed again. It must stop side effects when ctx
 // is cancelled (the lease was lost).
 type Processor interface {
-	Process(ctx context.Context, job *store.Job) (store.Result, error)
+	Process(ctx context.Context, j *job.Job) (job.Result, error)
 }
 
 // ProcessorFunc adapts a function to Processor.
-type ProcessorFunc func(ctx context.Context, job *store.Job) (store.Result, error)
+type ProcessorFunc func(ctx context.Context, j *job.Job) (job.Result, error)
 
 // Process calls f.
-func (f ProcessorFunc) Process(ctx context.Context, job *store.Job) (store.Result, error) {
-	return f(ctx, job)
+func (f ProcessorFunc) Process(ctx context.Context, j *job.Job) (job.Result, error) {
+	return f(ctx, j)
 }
 
 // Jobs is the part of the job store the runtime uses.
 type Jobs interface {
-	Claim(ctx context.Context, id string, stage domain.Stage, l store.Lease, maxAttempts int) (*store.Job, error)
-	Renew(ctx context.Context, id string, stage domain.Stage, l store.Lease) error
-	Complete(ctx context.Context, id string, stage domain.Stage, l store.Lease, r store.Result, sweepAfter time.Duration) (*store.Job, error)
-	Retry(ctx context.Context, id string, stage domain.Stage, l store.Lease, f store.FailureInfo, delay time.Duration) (*store.Job, error)
-	DeadLetter(ctx context.Context, id string, stage domain.Stage, l store.Lease, f store.FailureInfo, dlID, body string) (*store.Job, error)
+	Claim(ctx context.Context, id string, stage domain.Stage, l job.Lease, maxAttempts int) (*job.Job, error)
+	Renew(ctx context.Context, id string, stage domain.Stage, l job.Lease) error
+	Complete(ctx context.Context, id string, stage domain.Stage, l job.Lease, r job.Result, sweepAfter time.Duration) (*job.Job, error)
+	Retry(ctx context.Context, id string, stage domain.Stage, l job.Lease, f job.FailureInfo, delay time.Duration) (*job.Job, error)
+	DeadLetter(ctx context.Context, id string, stage domain.Stage, l job.Lease, f job.FailureInfo, dlID, body string) (*job.Job, error)
 	MarkDeadLetterSent(ctx context.Context, id string, stage domain.Stage, dlID string, now time.Time) error
-	Replay(ctx context.Context, id string, stage domain.Stage, dlID string, dlClass failure.Class, now time.Time, sweepAfter time.Duration) (*store.Job, error)
-	Restart(ctx context.Context, id, actor string, now time.Time, sweepAfter time.Duration) (*store.Job, error)
+	Replay(ctx context.Context, id string, stage domain.Stage, dlID string, dlClass failure.Class, now time.Time, sweepAfter time.Duration) (*job.Job, error)
+	Restart(ctx context.Context, id, actor, requestID string, now time.Time, sweepAfter time.Duration) (*job.Job, error)
 }
 
 // Queues is the part of the SQS wrapper the runtime uses.
@@ -84,19 +85,24 @@ type Runtime struct {
 	// Sanitize removes secrets from error text before it is stored or
 	// dead-lettered (the redaction rules plus the log masker).
 	Sanitize func(string) string
-	// Now is the single time source for this runtime's writes.
-	Now func() time.Time
+	// Now is the single time source for this runtime's writes (the system
+	// clock when nil).
+	Now job.Clock
+	// Skew is the clock-skew budget between function hosts
+	// (CLOCK_SKEW_SECONDS): another owner's lease counts as expired only
+	// once it ended that long ago on this host's clock.
+	Skew time.Duration
 	// AfterDeadLetter, when set, is told about a job once its stage is
 	// dead-lettered (Helix Swarm's {fail} callback). Best effort: the dead
 	// letter is already recorded and sent.
-	AfterDeadLetter func(ctx context.Context, job *store.Job, class failure.Class)
+	AfterDeadLetter func(ctx context.Context, j *job.Job, class failure.Class)
 }
 
-func (r *Runtime) now() time.Time {
-	if r.Now != nil {
-		return r.Now().UTC()
-	}
-	return domain.Now()
+func (r *Runtime) now() time.Time { return r.Now.Now() }
+
+// lease returns owner's lease as of now.
+func (r *Runtime) lease(owner string) job.Lease {
+	return job.Lease{Owner: owner, Now: r.now(), TTL: r.Lease, Skew: r.Skew}
 }
 
 func (r *Runtime) sanitize(s string) string { return r.sanitizeAbout(nil, s) }
@@ -169,14 +175,14 @@ func (r *Runtime) handleRecord(ctx context.Context, rec events.SQSMessage) (out 
 	ctx = obs.WithAttrs(ctx, slog.String("job_id", env.JobID), slog.String("trace_id", env.TraceID))
 	owner := rec.MessageId + "#" + rec.Attributes["ApproximateReceiveCount"]
 
-	if err := r.applyReplay(ctx, env); err != nil {
+	if err := r.applyReplay(ctx, env, rec.MessageId); err != nil {
 		r.Log.ErrorContext(ctx, "replay bookkeeping failed; will retry", "err", err)
 		return redeliver
 	}
 
-	lease := store.Lease{Owner: owner, Now: r.now(), TTL: r.Lease}
-	job, err := r.Jobs.Claim(ctx, env.JobID, r.Stage, lease, r.MaxAttempts)
-	var refused *store.ClaimRefused
+	lease := r.lease(owner)
+	j, err := r.Jobs.Claim(ctx, env.JobID, r.Stage, lease, r.MaxAttempts)
+	var refused *job.ClaimRefused
 	switch {
 	case errors.As(err, &refused):
 		return r.refused(ctx, env, rec, refused)
@@ -186,11 +192,11 @@ func (r *Runtime) handleRecord(ctx context.Context, rec events.SQSMessage) (out 
 		r.Log.WarnContext(ctx, "claim failed; message will be redelivered", "err", err, "error_class", failure.Classify(err))
 		return redeliver
 	}
-	attempts := job.StageRecord(r.Stage).Attempts
+	attempts := j.StageRecord(r.Stage).Attempts
 	r.Log.InfoContext(ctx, "stage claimed", "attempt", attempts, "max_attempts", r.MaxAttempts, "owner", owner)
 
 	workCtx, stop := r.heartbeat(ctx, env.JobID, rec.ReceiptHandle, owner)
-	result, stack, perr := r.process(workCtx, job)
+	result, stack, perr := r.process(workCtx, j)
 	lost := stop()
 	if lost != nil {
 		r.Log.WarnContext(ctx, "lease lost during work; results discarded", "err", lost)
@@ -200,20 +206,20 @@ func (r *Runtime) handleRecord(ctx context.Context, rec events.SQSMessage) (out 
 
 	lease.Now = r.now()
 	if perr == nil {
-		return r.complete(ctx, env, rec, job, lease, result)
+		return r.complete(ctx, env, rec, j, lease, result)
 	}
-	return r.fail(ctx, env, rec, job, lease, perr, stack)
+	return r.fail(ctx, env, rec, j, lease, perr, stack)
 }
 
 // applyReplay turns a redriven dead letter or a full-restart request into a
 // state the claim accepts. A replay that already happened (the same DLQ
 // message redriven twice) is not an error: the claim then decides.
-func (r *Runtime) applyReplay(ctx context.Context, env envelope.Envelope) error {
+func (r *Runtime) applyReplay(ctx context.Context, env envelope.Envelope, messageID string) error {
 	now := r.now()
 	var err error
 	switch {
 	case env.Replay != nil && env.Replay.Mode == envelope.ReplayFullRestart:
-		_, err = r.Jobs.Restart(ctx, env.JobID, env.Replay.RequestedBy, now, 2*r.Lease)
+		_, err = r.Jobs.Restart(ctx, env.JobID, env.Replay.RequestedBy, messageID, now, 2*r.Lease)
 		if err == nil {
 			r.Log.InfoContext(ctx, "job restarted from fetch", "requested_by", env.Replay.RequestedBy)
 		}
@@ -232,41 +238,61 @@ func (r *Runtime) applyReplay(ctx context.Context, env envelope.Envelope) error 
 	return err
 }
 
-func (r *Runtime) refused(ctx context.Context, env envelope.Envelope, rec events.SQSMessage, refused *store.ClaimRefused) outcome {
-	job := refused.Job
-	srec := job.StageRecord(r.Stage)
+func (r *Runtime) refused(ctx context.Context, env envelope.Envelope, rec events.SQSMessage, refused *job.ClaimRefused) outcome {
+	j := refused.Job
+	srec := j.StageRecord(r.Stage)
 	switch refused.Reason {
-	case "succeeded", "stage_done", "stale_stage":
-		r.Log.InfoContext(ctx, "duplicate or stale message acknowledged", "reason", refused.Reason, "job_state", job.State, "job_stage", job.Stage)
+	case job.RefusedStageDone:
+		// A redelivery of a completed stage. If its completion's answer was
+		// lost, the next stage's message may never have been sent: send it
+		// again while the next stage is still unclaimed (its claim makes a
+		// duplicate harmless).
+		if next, ok := r.Stage.Next(); ok && j.Stage == next && j.State == job.Queued {
+			r.sendNext(ctx, env, j, next)
+		}
+		r.Log.InfoContext(ctx, "duplicate message of a completed stage acknowledged", "reason", refused.Reason, "job_state", j.State, "job_stage", j.Stage)
 		return ack
-	case "dead_lettered":
-		if srec.DLQPending && srec.DeadLetter != "" && job.Stage == r.Stage {
+	case job.RefusedSucceeded, job.RefusedStaleStage:
+		r.Log.InfoContext(ctx, "duplicate or stale message acknowledged", "reason", refused.Reason, "job_state", j.State, "job_stage", j.Stage)
+		return ack
+	case job.RefusedDeadLettered:
+		if srec.DLQPending && srec.DeadLetter != "" && j.Stage == r.Stage {
 			// The stage was dead-lettered but the DLQ send was interrupted: finish it.
-			if err := r.sendDeadLetter(ctx, job.ID, srec.LastErrorClass, srec.DeadLetter); err != nil {
+			if err := r.sendDeadLetter(ctx, j.ID, srec.LastErrorClass, srec.DeadLetter); err != nil {
 				r.Log.ErrorContext(ctx, "resending dead letter failed", "err", err)
 				return redeliver
 			}
-			_ = r.Jobs.MarkDeadLetterSent(ctx, job.ID, r.Stage, srec.DeadLetterID, r.now())
+			r.markDeadLetterSent(ctx, j.ID, srec.DeadLetterID)
 		}
 		return ack
-	case "lease_held":
+	case job.RefusedLeaseHeld:
 		// Another delivery (a sweeper duplicate) is being worked on: look again
-		// when that lease would expire.
-		if exp, err := time.Parse(domain.TimeFormat, srec.LeaseExpiresAt); err == nil {
-			_ = r.Queues.SetVisibility(ctx, r.Stage, rec.ReceiptHandle, backoff.Seconds(time.Until(exp)+time.Second))
+		// when that lease would expire, skew budget included.
+		if exp, err := job.ParseTime(srec.LeaseExpiresAt); err == nil {
+			if err := r.Queues.SetVisibility(ctx, r.Stage, rec.ReceiptHandle, backoff.Seconds(exp.Sub(r.now())+r.Skew+time.Second)); err != nil {
+				r.Log.WarnContext(ctx, "delaying a message whose lease is held failed; it comes back at its visibility timeout", "err", err)
+			}
 		}
 		return redeliver
-	case "budget_exhausted":
+	case job.RefusedBudget:
 		// Every attempt ended without a verdict: workers crashed or timed out.
 		class := srec.LastErrorClass
 		if class == "" {
 			class = failure.InternalBug
 		}
 		err := failure.Errorf(class, "attempt budget of %d exhausted: the last attempt's worker crashed or timed out without reporting", r.MaxAttempts)
-		return r.deadLetter(ctx, env, rec, job, store.Lease{Now: r.now(), TTL: r.Lease}, class, err, "")
+		return r.deadLetter(ctx, env, rec, j, r.lease(""), class, err, "")
 	}
 	r.Log.WarnContext(ctx, "claim refused; message will be redelivered", "reason", refused.Reason)
 	return redeliver
+}
+
+// markDeadLetterSent clears the kept DLQ body. A failure only means the body
+// is kept longer (a later claim resends an identical one), so it is logged.
+func (r *Runtime) markDeadLetterSent(ctx context.Context, jobID, dlID string) {
+	if err := r.Jobs.MarkDeadLetterSent(context.WithoutCancel(ctx), jobID, r.Stage, dlID, r.now()); err != nil {
+		r.Log.WarnContext(ctx, "clearing the sent dead letter failed; a redelivery may resend it", "err", err, "dead_letter_id", dlID)
+	}
 }
 
 // heartbeat renews the lease every third of its duration until stop is
@@ -291,7 +317,7 @@ func (r *Runtime) heartbeat(ctx context.Context, jobID, receipt, owner string) (
 					cancel(fmt.Errorf("extend message visibility: %w: %w", store.ErrLeaseLost, err))
 					return
 				}
-				if err := r.Jobs.Renew(work, jobID, r.Stage, store.Lease{Owner: owner, Now: r.now(), TTL: r.Lease}); err != nil {
+				if err := r.Jobs.Renew(work, jobID, r.Stage, job.Lease{Owner: owner, Now: r.now(), TTL: r.Lease}); err != nil {
 					cancel(fmt.Errorf("renew stage lease: %w", err))
 					return
 				}
@@ -311,19 +337,35 @@ func (r *Runtime) heartbeat(ctx context.Context, jobID, receipt, owner string) (
 }
 
 // process runs the Processor, turning a panic into an INTERNAL_BUG error.
-func (r *Runtime) process(ctx context.Context, job *store.Job) (res store.Result, stack string, err error) {
+func (r *Runtime) process(ctx context.Context, j *job.Job) (res job.Result, stack string, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = failure.Errorf(failure.InternalBug, "panic: %v", p)
 			stack = string(debug.Stack())
 		}
 	}()
-	res, err = r.Processor.Process(ctx, job)
+	res, err = r.Processor.Process(ctx, j)
 	return res, "", err
 }
 
-func (r *Runtime) complete(ctx context.Context, env envelope.Envelope, rec events.SQSMessage, job *store.Job, lease store.Lease, res store.Result) outcome {
-	done, err := r.Jobs.Complete(ctx, job.ID, r.Stage, lease, res, 2*r.Lease)
+// completeAttempts is how often the runtime writes a completion whose
+// answer was lost to a transient error before it treats the attempt as
+// failed. Each retry carries the same write token (the lease owner), so one
+// that meets its own applied write succeeds.
+const completeAttempts = 3
+
+func (r *Runtime) complete(ctx context.Context, env envelope.Envelope, rec events.SQSMessage, j *job.Job, lease job.Lease, res job.Result) outcome {
+	var (
+		done *job.Job
+		err  error
+	)
+	for i := 0; i < completeAttempts; i++ {
+		done, err = r.Jobs.Complete(context.WithoutCancel(ctx), j.ID, r.Stage, lease, res, 2*r.Lease)
+		if err == nil || !failure.Classify(err).Retryable() || errors.Is(err, store.ErrLeaseLost) {
+			break
+		}
+		r.Log.WarnContext(ctx, "recording stage completion failed; retrying the same write", "err", err, "error_class", failure.Classify(err))
+	}
 	if errors.Is(err, store.ErrLeaseLost) {
 		r.Log.WarnContext(ctx, "stage finished but its lease was taken over; not recording", "err", err)
 		return redeliver
@@ -333,17 +375,11 @@ func (r *Runtime) complete(ctx context.Context, env envelope.Envelope, rec event
 		// an ordinary failure of the attempt: retried if the cause is transient,
 		// dead-lettered with its class if not.
 		r.Log.ErrorContext(ctx, "recording stage completion failed", "err", err, "error_class", failure.Classify(err))
-		return r.fail(ctx, env, rec, job, lease, err, "")
+		return r.fail(ctx, env, rec, j, lease, err, "")
 	}
 	r.Metrics.Put("StageSucceeded", 1, obs.Count, map[string]string{"Stage": string(r.Stage)})
 	if next, ok := r.Stage.Next(); ok {
-		nextEnv := envelope.Envelope{V: envelope.Version, JobID: job.ID, Changelist: job.Changelist, ReviewVersion: job.ReviewVersion,
-			Stage: next, TraceID: env.TraceID, SentAt: domain.FormatTime(r.now())}
-		if err := r.Queues.Send(ctx, nextEnv); err != nil {
-			// Not fatal: the job is queued at the next stage and the sweeper
-			// re-enqueues it when its sweep deadline passes.
-			r.Log.ErrorContext(ctx, "enqueueing the next stage failed; the sweeper will retry", "next_stage", next, "err", err)
-		}
+		r.sendNext(ctx, env, done, next)
 		r.Log.InfoContext(ctx, "stage completed", "next_stage", next)
 	} else {
 		r.Log.InfoContext(ctx, "job succeeded", "state", done.State)
@@ -351,15 +387,24 @@ func (r *Runtime) complete(ctx context.Context, env envelope.Envelope, rec event
 	return ack
 }
 
-func (r *Runtime) fail(ctx context.Context, env envelope.Envelope, rec events.SQSMessage, job *store.Job, lease store.Lease, perr error, stack string) outcome {
+// sendNext enqueues the next stage of a job whose stage completed.
+func (r *Runtime) sendNext(ctx context.Context, env envelope.Envelope, j *job.Job, next domain.Stage) {
+	if err := r.Queues.Send(context.WithoutCancel(ctx), envelope.ForJob(j, next, r.now())); err != nil {
+		// Not fatal: the job is queued at the next stage and the sweeper
+		// re-enqueues it when its sweep deadline passes.
+		r.Log.ErrorContext(ctx, "enqueueing the next stage failed; the sweeper will retry", "next_stage", next, "err", err)
+	}
+}
+
+func (r *Runtime) fail(ctx context.Context, env envelope.Envelope, rec events.SQSMessage, j *job.Job, lease job.Lease, perr error, stack string) outcome {
 	class := failure.Classify(perr)
 	if class == failure.LeaseLost {
 		return redeliver
 	}
-	attempts := job.StageRecord(r.Stage).Attempts
+	attempts := j.StageRecord(r.Stage).Attempts
 	if class.Retryable() && attempts < r.MaxAttempts {
 		delay := r.Backoff.Delay(attempts, failure.RetryAfter(perr))
-		_, err := r.Jobs.Retry(ctx, job.ID, r.Stage, lease, store.FailureInfo{Class: class, Message: r.sanitizeAbout(perr, perr.Error())}, delay)
+		_, err := r.Jobs.Retry(ctx, j.ID, r.Stage, lease, job.FailureInfo{Class: class, Message: r.sanitizeAbout(perr, perr.Error())}, delay)
 		if err != nil {
 			r.Log.WarnContext(ctx, "recording the retry failed", "err", err)
 			return redeliver
@@ -371,14 +416,14 @@ func (r *Runtime) fail(ctx context.Context, env envelope.Envelope, rec events.SQ
 		r.Metrics.Put("StageRetried", 1, obs.Count, map[string]string{"Stage": string(r.Stage), "ErrorClass": string(class)})
 		return redeliver
 	}
-	return r.deadLetter(ctx, env, rec, job, lease, class, perr, stack)
+	return r.deadLetter(ctx, env, rec, j, lease, class, perr, stack)
 }
 
 // deadLetter records the failure in the job, sends the original envelope plus
 // its dead_letter block to the stage DLQ, and acknowledges the source message.
-func (r *Runtime) deadLetter(ctx context.Context, env envelope.Envelope, rec events.SQSMessage, job *store.Job, lease store.Lease, class failure.Class, perr error, stack string) outcome {
-	now := domain.FormatTime(lease.Now)
-	srec := job.StageRecord(r.Stage)
+func (r *Runtime) deadLetter(ctx context.Context, env envelope.Envelope, rec events.SQSMessage, j *job.Job, lease job.Lease, class failure.Class, perr error, stack string) outcome {
+	now := job.FormatTime(lease.Now)
+	srec := j.StageRecord(r.Stage)
 	first := srec.FirstFailureAt
 	if first == "" {
 		first = now
@@ -390,7 +435,7 @@ func (r *Runtime) deadLetter(ctx context.Context, env envelope.Envelope, rec eve
 		LastStack: r.sanitizeAbout(perr, errorChain(perr)+stack),
 		SanitizedContext: map[string]any{
 			"message_id": rec.MessageId, "receive_count": receiveCount(rec), "request_id": requestID(ctx),
-			"trace_id": env.TraceID, "job_id": job.ID, "changelist_id": job.Changelist, "review_version": job.ReviewVersion,
+			"trace_id": env.TraceID, "job_id": j.ID, "changelist_id": j.Changelist, "review_version": j.ReviewVersion,
 			"stage": string(r.Stage), "attempts": srec.Attempts, "max_attempts": r.MaxAttempts,
 			"upstream_code": failure.UpstreamCode(perr), "body_sha256": envelope.Hash(rec.Body), "replays": srec.Replays,
 		},
@@ -404,17 +449,17 @@ func (r *Runtime) deadLetter(ctx context.Context, env envelope.Envelope, rec eve
 		r.Log.ErrorContext(ctx, "encoding dead letter failed", "err", err)
 		return redeliver
 	}
-	failed, err := r.Jobs.DeadLetter(ctx, job.ID, r.Stage, lease, store.FailureInfo{Class: class, Message: dl.Reason}, dl.ID, body)
+	failed, err := r.Jobs.DeadLetter(ctx, j.ID, r.Stage, lease, job.FailureInfo{Class: class, Message: dl.Reason}, dl.ID, body)
 	if err != nil {
 		r.Log.WarnContext(ctx, "recording the dead letter failed", "err", err)
 		return redeliver
 	}
-	if err := r.sendDeadLetter(ctx, job.ID, class, body); err != nil {
+	if err := r.sendDeadLetter(ctx, j.ID, class, body); err != nil {
 		// The job keeps the body with dlq_pending; the redelivered message resends it.
 		r.Log.ErrorContext(ctx, "sending to the dead-letter queue failed; will resend", "err", err)
 		return redeliver
 	}
-	_ = r.Jobs.MarkDeadLetterSent(ctx, job.ID, r.Stage, dl.ID, r.now())
+	r.markDeadLetterSent(ctx, j.ID, dl.ID)
 	r.Log.ErrorContext(ctx, "stage dead-lettered", "error_class", class, "attempts", srec.Attempts, "escalated", escalated, "dead_letter_id", dl.ID, "reason", dl.Reason)
 	r.Metrics.Put("DeadLettered", 1, obs.Count, map[string]string{"Stage": string(r.Stage), "ErrorClass": string(class)})
 	if escalated {
@@ -437,7 +482,7 @@ func (r *Runtime) sendDeadLetter(ctx context.Context, jobID string, class failur
 // unchanged, with the diagnostics in message attributes, and acknowledges it.
 func (r *Runtime) rejectMalformed(ctx context.Context, rec events.SQSMessage, err error) outcome {
 	class := failure.Classify(err)
-	now := domain.FormatTime(r.now())
+	now := job.FormatTime(r.now())
 	attrs := map[string]string{
 		"error_class": string(class), "reason": r.sanitizeAbout(err, err.Error()), "stage": string(r.Stage),
 		"first_failure_at": now, "last_failure_at": now, "source_message_id": rec.MessageId, "body_sha256": envelope.Hash(rec.Body),

@@ -11,8 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/job"
 )
 
 // SavedResponse is the HTTP response given to the request that created a job;
@@ -58,30 +58,25 @@ func (e *StaleVersionError) Error() string {
 }
 func (e *StaleVersionError) Unwrap() error { return ErrStaleVersion }
 
-// NewJob fills in a job's initial state: queued at fetch, every stage pending,
-// due for the sweeper after sweepAfter unless its first message is consumed.
-func NewJob(id, idemKey string, cl int64, version int, now time.Time, sweepAfter time.Duration) *Job {
-	at := domain.FormatTime(now)
-	j := &Job{
-		ID: id, IdempotencyKey: idemKey, Changelist: cl, ReviewVersion: version,
-		State: Queued, Stage: domain.StageFetch, CreatedAt: at, UpdatedAt: at, Seq: 1,
-		Stages: map[domain.Stage]*StageRecord{}, RequestedRecipients: []string{}, Recipients: []string{},
-		History:    []Event{{At: at, Type: "created", To: string(Queued)}},
-		SweepShard: SweepShard, SweepAt: domain.FormatTime(now.Add(sweepAfter)),
-	}
-	for _, s := range domain.Stages {
-		j.Stages[s] = &StageRecord{Status: StagePending}
-	}
-	return j
-}
-
 // Create stores a new job, its idempotency record and the changelist's new
 // latest version in one transaction: either all three are written or none.
 // It fails with *DuplicateKeyError when the key exists (whatever the payload;
 // the caller compares hashes) and *StaleVersionError when review_version is
 // not higher than the changelist's latest.
-func (st *Store) Create(ctx context.Context, j *Job, idem *Idempotency) error {
-	jobItem, err := attributevalue.MarshalMap(j)
+func (st *Store) Create(ctx context.Context, j *job.Job, idem *Idempotency) error {
+	now, err := job.ParseTime(j.CreatedAt)
+	if err != nil {
+		return failure.Wrap(failure.InternalBug, fmt.Errorf("job created_at: %w", err))
+	}
+	if j.ExpiresAt == 0 {
+		j.ExpiresAt = st.ExpiresAt(now)
+	}
+	if idem.ExpiresAt == 0 {
+		idem.ExpiresAt = j.ExpiresAt
+	}
+	it := toItem(j)
+	it.LastWrite = string(job.EventCreated)
+	jobItem, err := attributevalue.MarshalMap(it)
 	if err != nil {
 		return fmt.Errorf("marshal job: %w", err)
 	}
@@ -97,10 +92,10 @@ func (st *Store) Create(ctx context.Context, j *Job, idem *Idempotency) error {
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}},
 		{Put: &types.Put{TableName: &st.table, Item: jobItem, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
 		{Update: &types.Update{TableName: &st.table, Key: key(changelistPK(j.Changelist), skChangelist),
-			UpdateExpression:    aws.String("SET changelist_id = :cl, latest_version = :v, latest_job_id = :id, updated_at = :now"),
+			UpdateExpression:    aws.String("SET changelist_id = :cl, latest_version = :v, latest_job_id = :id, updated_at = :now, expires_at = :exp"),
 			ConditionExpression: aws.String("attribute_not_exists(latest_version) OR latest_version < :v"),
 			ExpressionAttributeValues: map[string]types.AttributeValue{
-				":cl": n(j.Changelist), ":v": n(int64(j.ReviewVersion)), ":id": s(j.ID), ":now": s(j.CreatedAt)},
+				":cl": n(j.Changelist), ":v": n(int64(j.ReviewVersion)), ":id": s(j.ID), ":now": s(j.CreatedAt), ":exp": n(j.ExpiresAt)},
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}},
 	}})
 	if err == nil {
@@ -117,6 +112,11 @@ func (st *Store) Create(ctx context.Context, j *Job, idem *Idempotency) error {
 		if err := st.fromReason(ctx, reasons[0], idemPK(idem.Key), skIdem, existing); err != nil {
 			return err
 		}
+		if existing.JobID == j.ID {
+			// Our own earlier attempt was applied and its answer lost: the
+			// transaction wrote all three items, so this is success.
+			return nil
+		}
 		return &DuplicateKeyError{Existing: existing}
 	}
 	if failed(2) {
@@ -130,6 +130,9 @@ func (st *Store) Create(ctx context.Context, j *Job, idem *Idempotency) error {
 		if aws.ToString(r.Code) == "TransactionConflict" {
 			// Another transaction on the same items was in flight: retryable.
 			return failure.Wrap(failure.Conflict, fmt.Errorf("create job: %w", err))
+		}
+		if aws.ToString(r.Code) == "ThrottlingError" || aws.ToString(r.Code) == "ProvisionedThroughputExceeded" {
+			return failure.Wrap(failure.RateLimited, fmt.Errorf("create job: %w", err))
 		}
 	}
 	return classifyAWS("create job", err)
@@ -181,57 +184,22 @@ func (st *Store) getItem(ctx context.Context, pk, sk string, into any) error {
 
 // Due lists jobs whose sweep deadline has passed: stored but never enqueued,
 // a stage message lost, or a lease expired with nothing in flight.
-func (st *Store) Due(ctx context.Context, now time.Time, limit int32) ([]*Job, error) {
+func (st *Store) Due(ctx context.Context, now time.Time, limit int32) ([]*job.Job, error) {
 	out, err := st.api.Query(ctx, &dynamodb.QueryInput{
 		TableName: &st.table, IndexName: aws.String("sweep"), Limit: aws.Int32(limit),
 		KeyConditionExpression:    aws.String("sweep_shard = :shard AND sweep_at <= :now"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":shard": s(SweepShard), ":now": s(domain.FormatTime(now))},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":shard": s(job.SweepShard), ":now": s(job.FormatTime(now))},
 	})
 	if err != nil {
 		return nil, classifyAWS("query due jobs", err)
 	}
-	jobs := make([]*Job, 0, len(out.Items))
+	jobs := make([]*job.Job, 0, len(out.Items))
 	for _, item := range out.Items {
-		j, err := decodeJob(item)
+		it, err := decodeItem(item)
 		if err != nil {
 			return nil, err
 		}
-		jobs = append(jobs, j)
+		jobs = append(jobs, it.job())
 	}
 	return jobs, nil
-}
-
-// Reschedule moves a job's sweep deadline, only if nobody changed the job
-// since it was read (seq unchanged).
-func (st *Store) Reschedule(ctx context.Context, j *Job, now, next time.Time, note string) error {
-	at := domain.FormatTime(now)
-	v := map[string]types.AttributeValue{":seq": n(j.Seq), ":sweep": s(domain.FormatTime(next)), ":now": s(at), ":one": n(1),
-		":ev": event(at, "swept", j.Stage, j.State, j.State, note), ":empty": &types.AttributeValueMemberL{}}
-	_, err := st.update(ctx, "reschedule", j.ID, "SET sweep_at = :sweep, updated_at = :now, seq = seq + :one, history = list_append(if_not_exists(history, :empty), :ev)",
-		"seq = :seq", nil, v)
-	if errors.Is(err, errConditionCheck) {
-		return fmt.Errorf("reschedule: %w", ErrConflict)
-	}
-	return err
-}
-
-// Restart sends a dead-lettered job back to fetch with every stage reset: the
-// operator's explicit full restart. Succeeded jobs are never restarted.
-func (st *Store) Restart(ctx context.Context, id, actor string, now time.Time, sweepAfter time.Duration) (*Job, error) {
-	at := domain.FormatTime(now)
-	v := map[string]types.AttributeValue{":failed": s(string(Failed)), ":queued": s(string(Queued)), ":fetch": s(string(domain.StageFetch)),
-		":now": s(at), ":one": n(1), ":shard": s(SweepShard), ":sweep": s(domain.FormatTime(now.Add(sweepAfter))),
-		":ev": event(at, "full_restart", domain.StageFetch, Failed, Queued, "by "+actor), ":empty": &types.AttributeValueMemberL{}}
-	stages := map[domain.Stage]*StageRecord{}
-	for _, sg := range domain.Stages {
-		stages[sg] = &StageRecord{Status: StagePending}
-	}
-	v[":stages"], _ = attributevalue.Marshal(stages)
-	j, err := st.update(ctx, "restart", id,
-		"SET #state = :queued, #stage = :fetch, stages = :stages, updated_at = :now, seq = seq + :one, sweep_shard = :shard, sweep_at = :sweep, history = list_append(if_not_exists(history, :empty), :ev)",
-		"#state = :failed", map[string]string{"#state": "state", "#stage": "stage"}, v)
-	if errors.Is(err, errConditionCheck) {
-		return j, fmt.Errorf("restart: job is %s, only failed jobs restart: %w", j.State, ErrNotReplayable)
-	}
-	return j, err
 }

@@ -8,8 +8,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/job"
 )
 
 // RecordOperator appends an operator action to the job's history: who did
@@ -19,9 +19,12 @@ func (st *Store) RecordOperator(ctx context.Context, id, action, actor, note str
 	if strings.TrimSpace(actor) == "" || strings.TrimSpace(note) == "" {
 		return failure.Errorf(failure.SchemaInvalid, "an operator action needs an actor and a note or ticket reference")
 	}
-	at := domain.FormatTime(now)
-	ev, _ := attributevalue.Marshal([]Event{{At: at, Type: "operator_" + action, Actor: actor, Detail: note}}) // strings only: cannot fail
-	_, err := st.update(ctx, "record operator action", id, "SET history = list_append(if_not_exists(history, :empty), :ev), updated_at = :now",
-		"attribute_exists(pk)", nil, map[string]types.AttributeValue{":ev": ev, ":empty": &types.AttributeValueMemberL{}, ":now": s(at)})
+	at := job.FormatTime(now)
+	ev, _ := attributevalue.Marshal([]eventItem{{At: at, Type: job.EventType("operator_" + action), Actor: actor, Detail: note}}) // strings only: cannot fail
+	// No write token: appending the same note twice after a lost answer is
+	// harmless, and the history is an audit log, not state.
+	_, err := st.update(ctx, id, write{op: "record operator action",
+		update: "SET history = list_append(if_not_exists(history, :empty), :ev), updated_at = :now", cond: "attribute_exists(pk)",
+		values: map[string]types.AttributeValue{":ev": ev, ":empty": &types.AttributeValueMemberL{}, ":now": s(at)}})
 	return err
 }

@@ -1,3 +1,12 @@
+// Package store is the jobs table: it maps shared/job's types onto DynamoDB
+// items (job records with their per-stage leases and event history,
+// idempotency records with saved responses, changelist records that gate
+// versioned reruns) and performs every state change as one conditional write
+// (never read-then-write) whose expected states come from job.Transitions,
+// guarded for stage work by the lease owner. Every change bumps seq, sets
+// updated_at, appends an event and records its write token (last_write), so
+// a retried write whose first attempt was applied but unanswered recognises
+// itself in the returned old item and succeeds.
 package store
 
 import (
@@ -13,8 +22,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/criticizer/criticizer/shared/awserr"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/job"
 )
 
 // API is the part of the DynamoDB client the store uses.
@@ -26,14 +37,32 @@ type API interface {
 	Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
 }
 
+// DefaultRetention is how long job, idempotency and changelist items live
+// (the expires_at TTL attribute) when RETENTION_DAYS is unset.
+const DefaultRetention = 30 * 24 * time.Hour
+
 // Store reads and writes the jobs table.
 type Store struct {
-	api   API
-	table string
+	api       API
+	table     string
+	retention time.Duration
 }
 
-// New returns a Store over the named table.
-func New(api API, table string) *Store { return &Store{api: api, table: table} }
+// New returns a Store over the named table, keeping items DefaultRetention.
+func New(api API, table string) *Store {
+	return &Store{api: api, table: table, retention: DefaultRetention}
+}
+
+// WithRetention sets how long new items are kept (RETENTION_DAYS).
+func (st *Store) WithRetention(d time.Duration) *Store {
+	if d > 0 {
+		st.retention = d
+	}
+	return st
+}
+
+// ExpiresAt is the TTL value (epoch seconds) of an item created at now.
+func (st *Store) ExpiresAt(now time.Time) int64 { return now.Add(st.retention).Unix() }
 
 // Errors callers branch on. Wrapped errors carry details; test with errors.Is
 // or errors.As.
@@ -56,39 +85,23 @@ func n(v int64) types.AttributeValue {
 	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
 }
 
-func event(at, typ string, stage domain.Stage, from, to State, detail string) types.AttributeValue {
-	ev := Event{At: at, Type: typ, Stage: string(stage), From: string(from), To: string(to), Detail: detail}
-	av, _ := attributevalue.Marshal([]Event{ev}) // Event has only strings: cannot fail
+func event(at string, typ job.EventType, stage domain.Stage, from, to job.State, detail string) types.AttributeValue {
+	ev := eventItem{At: at, Type: typ, Stage: string(stage), From: string(from), To: string(to), Detail: detail}
+	av, _ := attributevalue.Marshal([]eventItem{ev}) // only strings: cannot fail
 	return av
 }
 
-// classifyAWS maps a DynamoDB error that is not a condition failure.
+// classifyAWS maps a DynamoDB error: a failed condition is the caller's to
+// interpret, anything else goes through the one AWS classifier.
 func classifyAWS(op string, err error) error {
-	var ccf *types.ConditionalCheckFailedException
-	if errors.As(err, &ccf) {
+	if awserr.ConditionFailed(err) {
 		return fmt.Errorf("%s: %w", op, errConditionCheck)
 	}
-	var thr *types.ProvisionedThroughputExceededException
-	var lim *types.RequestLimitExceeded
-	var tc *types.TransactionConflictException
-	var ae interface{ ErrorCode() string }
-	if errors.As(err, &ae) && ae.ErrorCode() == "ValidationException" {
-		return failure.Wrap(failure.InternalBug, fmt.Errorf("%s: %w", op, err)) // our request is wrong: a bug, not a retry
-	}
-	switch {
-	case errors.As(err, &thr), errors.As(err, &lim):
-		return failure.Wrap(failure.RateLimited, fmt.Errorf("%s: %w", op, err))
-	case errors.As(err, &tc):
-		return failure.Wrap(failure.Conflict, fmt.Errorf("%s: %w", op, err))
-	}
-	if failure.Classify(err) == failure.NetworkTimeout {
-		return fmt.Errorf("%s: %w", op, err)
-	}
-	return failure.Wrap(failure.Upstream5xx, fmt.Errorf("%s: %w", op, err))
+	return awserr.Wrap(op, err)
 }
 
 // Get reads a job with a strongly consistent read.
-func (st *Store) Get(ctx context.Context, id string) (*Job, error) {
+func (st *Store) Get(ctx context.Context, id string) (*job.Job, error) {
 	out, err := st.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &st.table, Key: key(jobPK(id), skJob), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return nil, classifyAWS("get job", err)
@@ -96,26 +109,53 @@ func (st *Store) Get(ctx context.Context, id string) (*Job, error) {
 	if out.Item == nil {
 		return nil, fmt.Errorf("job %s: %w", id, ErrNotFound)
 	}
-	return decodeJob(out.Item)
+	it, err := decodeItem(out.Item)
+	if err != nil {
+		return nil, err
+	}
+	return it.job(), nil
 }
 
-func decodeJob(item map[string]types.AttributeValue) (*Job, error) {
-	var j Job
-	if err := attributevalue.UnmarshalMap(item, &j); err != nil {
+func decodeItem(item map[string]types.AttributeValue) (*jobItem, error) {
+	var it jobItem
+	if err := attributevalue.UnmarshalMap(item, &it); err != nil {
 		return nil, failure.Wrap(failure.InternalBug, fmt.Errorf("decode job: %w", err))
 	}
-	return &j, nil
+	return &it, nil
 }
 
-// update runs an UpdateItem on a job and returns the new image, or the old
-// image with errConditionCheck when the condition failed.
-func (st *Store) update(ctx context.Context, op, id, update, cond string, names map[string]string, values map[string]types.AttributeValue) (*Job, error) {
-	cond = "attribute_exists(pk) AND (" + cond + ")"
-	names, values = used(update+" "+cond, names, values)
+// write is one conditional update of a job item.
+type write struct {
+	op     string // for error messages
+	update string
+	cond   string
+	names  map[string]string
+	values map[string]types.AttributeValue
+	// token identifies this write (the same on every retry of it); it is
+	// stored as last_write.
+	token string
+	// applied recognises, in the item as it was when the condition failed,
+	// that this write had been applied already (its answer was lost). nil
+	// means: last_write equals token.
+	applied func(old *jobItem) bool
+}
+
+// update runs w and returns the new image; when the condition failed it
+// returns the old image with errConditionCheck, unless the old image shows
+// the write was applied already, which is success.
+func (st *Store) update(ctx context.Context, id string, w write) (*job.Job, error) {
+	cond := "attribute_exists(pk) AND (" + w.cond + ")"
+	upd := w.update
+	values := w.values
+	if w.token != "" {
+		upd = addSet(upd, "last_write = :wtoken")
+		values[":wtoken"] = s(w.token)
+	}
+	names, values := used(upd+" "+cond, w.names, values)
 	in := &dynamodb.UpdateItemInput{
 		TableName:                           &st.table,
 		Key:                                 key(jobPK(id), skJob),
-		UpdateExpression:                    &update,
+		UpdateExpression:                    &upd,
 		ConditionExpression:                 aws.String(cond),
 		ExpressionAttributeNames:            names,
 		ExpressionAttributeValues:           values,
@@ -123,21 +163,49 @@ func (st *Store) update(ctx context.Context, op, id, update, cond string, names 
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}
 	out, err := st.api.UpdateItem(ctx, in)
-	if err != nil {
-		var ccf *types.ConditionalCheckFailedException
-		if errors.As(err, &ccf) {
-			if ccf.Item == nil {
-				return nil, fmt.Errorf("%s: job %s: %w", op, id, ErrNotFound)
-			}
-			old, derr := decodeJob(ccf.Item)
-			if derr != nil {
-				return nil, derr
-			}
-			return old, fmt.Errorf("%s: job %s: %w", op, id, errConditionCheck)
+	if err == nil {
+		it, derr := decodeItem(out.Attributes)
+		if derr != nil {
+			return nil, derr
 		}
-		return nil, classifyAWS(op, err)
+		return it.job(), nil
 	}
-	return decodeJob(out.Attributes)
+	var ccf *types.ConditionalCheckFailedException
+	if !errors.As(err, &ccf) {
+		return nil, classifyAWS(w.op, err)
+	}
+	if ccf.Item == nil {
+		return nil, fmt.Errorf("%s: job %s: %w", w.op, id, ErrNotFound)
+	}
+	old, derr := decodeItem(ccf.Item)
+	if derr != nil {
+		return nil, derr
+	}
+	applied := w.applied
+	if applied == nil {
+		applied = func(o *jobItem) bool { return w.token != "" && o.LastWrite == w.token }
+	}
+	if applied(old) {
+		return old.job(), nil
+	}
+	return old.job(), fmt.Errorf("%s: job %s: %w", w.op, id, errConditionCheck)
+}
+
+// addSet adds a SET action to an update expression that has one.
+func addSet(update, action string) string {
+	if i := indexWord(update, " REMOVE "); i >= 0 {
+		return update[:i] + ", " + action + update[i:]
+	}
+	return update + ", " + action
+}
+
+func indexWord(s, w string) int {
+	for i := 0; i+len(w) <= len(s); i++ {
+		if s[i:i+len(w)] == w {
+			return i
+		}
+	}
+	return -1
 }
 
 // placeholder matches expression attribute names (#x) and values (:x).
@@ -151,13 +219,13 @@ func used(expr string, names map[string]string, values map[string]types.Attribut
 	for _, p := range placeholder.FindAllString(expr, -1) {
 		refs[p] = true
 	}
-	var n map[string]string
+	var nm map[string]string
 	for k, v := range names {
 		if refs[k] {
-			if n == nil {
-				n = map[string]string{}
+			if nm == nil {
+				nm = map[string]string{}
 			}
-			n[k] = v
+			nm[k] = v
 		}
 	}
 	var vals map[string]types.AttributeValue
@@ -169,7 +237,7 @@ func used(expr string, names map[string]string, values map[string]types.Attribut
 			vals[k] = v
 		}
 	}
-	return n, vals
+	return nm, vals
 }
 
 // Names used by every job update. #stg is bound to the stage being written.
@@ -177,126 +245,117 @@ func names(stage domain.Stage) map[string]string {
 	return map[string]string{"#state": "state", "#stage": "stage", "#stg": string(stage), "#st": "status", "#owner": "owner"}
 }
 
-func statesList(prefix string, states []State, values map[string]types.AttributeValue) string {
-	out := ""
-	for i, stt := range states {
-		k := fmt.Sprintf(":%s%d", prefix, i)
+// expect renders "#state IN (...)" for the states op applies to, from
+// job.Transitions.
+func expect(op job.Op, values map[string]types.AttributeValue) string {
+	out := "#state IN ("
+	for i, stt := range job.Expect(op) {
+		k := fmt.Sprintf(":from_%s_%d", op, i)
 		values[k] = s(string(stt))
 		if i > 0 {
 			out += ", "
 		}
 		out += k
 	}
-	return out
+	return out + ")"
 }
 
-// Lease describes who claims a stage and until when.
-type Lease struct {
-	Owner string        // unique per delivery: SQS message id + receive count
-	Now   time.Time     // one time source per write
-	TTL   time.Duration // lease duration (the queue's visibility timeout)
+// stageStatuses renders "stages.#stg.#st IN (...)".
+func stageStatuses(prefix string, st []job.StageStatus, values map[string]types.AttributeValue) string {
+	out := "stages.#stg.#st IN ("
+	for i, x := range st {
+		k := fmt.Sprintf(":%s%d", prefix, i)
+		values[k] = s(string(x))
+		if i > 0 {
+			out += ", "
+		}
+		out += k
+	}
+	return out + ")"
 }
 
-func (l Lease) expires() string { return domain.FormatTime(l.Now.Add(l.TTL)) }
+// token is the write token of an owner's write: the owner is unique per
+// delivery, so owner+op names one logical write across its retries.
+func token(owner string, op job.Op) string { return owner + "/" + string(op) }
 
-// ClaimRefused explains why a stage could not be claimed.
-type ClaimRefused struct {
-	Reason string // stage_done, stale_stage, dead_lettered, lease_held, budget_exhausted, succeeded
-	Job    *Job   // the record as it was
+// ownerGuard is the condition of every owner's write: the job is at the
+// stage, in a state op applies to, and the stage is running under owner.
+func ownerGuard(op job.Op, l job.Lease, v map[string]types.AttributeValue) string {
+	v[":owner"], v[":srunning"] = s(l.Owner), s(string(job.StageRunning))
+	return "#stage = :s AND " + expect(op, v) + " AND stages.#stg.#st = :srunning AND stages.#stg.#owner = :owner"
 }
-
-func (e *ClaimRefused) Error() string { return "claim refused: " + e.Reason }
 
 // Claim atomically takes the lease of a job's stage and counts the attempt:
-// the queued → running claim of rule LS-1, as one conditional update. It is refused
-// when the stage is done, dead-lettered, leased by a live owner, or out of
-// budget; the returned *ClaimRefused says which.
-func (st *Store) Claim(ctx context.Context, id string, stage domain.Stage, l Lease, maxAttempts int) (*Job, error) {
-	now := domain.FormatTime(l.Now)
+// the queued → running claim of rule LS-1, as one conditional update. It is refused when the stage
+// is done, dead-lettered, leased by a live owner (live within the clock-skew
+// budget), or out of budget; the returned *job.ClaimRefused says which. A
+// retried claim that finds its own lease recognises it and succeeds.
+func (st *Store) Claim(ctx context.Context, id string, stage domain.Stage, l job.Lease, maxAttempts int) (*job.Job, error) {
+	now := job.FormatTime(l.Now)
 	v := map[string]types.AttributeValue{
-		":s": s(string(stage)), ":running": s(string(Running)), ":srunning": s(string(StageRunning)),
-		":spending": s(string(StagePending)), ":sretry": s(string(StageRetryWait)),
-		":max": n(int64(maxAttempts)), ":now": s(now), ":exp": s(l.expires()), ":owner": s(l.Owner),
-		":one": n(1), ":ev": event(now, "stage_claimed", stage, "", Running, "owner "+l.Owner), ":empty": &types.AttributeValueMemberL{},
-		":sweep": s(domain.FormatTime(l.Now.Add(2 * l.TTL))),
+		":s": s(string(stage)), ":running": s(string(job.Target(job.OpClaim))), ":srunning": s(string(job.StageRunning)),
+		":max": n(int64(maxAttempts)), ":now": s(now), ":expired": s(l.ExpiredBefore()), ":exp": s(l.Expires()), ":owner": s(l.Owner),
+		":one": n(1), ":ev": event(now, job.EventClaimed, stage, "", job.Running, "owner "+l.Owner), ":empty": &types.AttributeValueMemberL{},
+		":sweep": s(job.FormatTime(l.Now.Add(2 * l.TTL))),
 	}
-	cond := "#stage = :s AND #state IN (" + statesList("from", from(Running), v) + ")" +
-		" AND stages.#stg.#st IN (:spending, :sretry, :srunning) AND stages.#stg.attempts < :max" +
-		" AND (stages.#stg.#st <> :srunning OR stages.#stg.lease_expires_at <= :now)"
+	cond := "#stage = :s AND " + expect(job.OpClaim, v) + " AND " + stageStatuses("claimable", job.Claimable, v) +
+		" AND stages.#stg.attempts < :max" +
+		" AND (stages.#stg.#st <> :srunning OR stages.#stg.lease_expires_at <= :expired)"
 	upd := "SET #state = :running, stages.#stg.#st = :srunning, stages.#stg.attempts = stages.#stg.attempts + :one," +
 		" stages.#stg.#owner = :owner, stages.#stg.lease_expires_at = :exp, updated_at = :now, seq = seq + :one," +
 		" sweep_at = :sweep, history = list_append(if_not_exists(history, :empty), :ev)"
-	j, err := st.update(ctx, "claim", id, upd, cond, names(stage), v)
+	tok := token(l.Owner, job.OpClaim)
+	j, err := st.update(ctx, id, write{op: "claim", update: upd, cond: cond, names: names(stage), values: v, token: tok,
+		applied: func(o *jobItem) bool {
+			r := o.Stages[stage]
+			return o.LastWrite == tok || (o.Stage == stage && o.State == job.Running && r != nil && r.Status == job.StageRunning && r.Owner == l.Owner)
+		}})
 	if err == nil || !errors.Is(err, errConditionCheck) {
 		return j, err
 	}
-	return nil, &ClaimRefused{Reason: refusal(j, stage, now, maxAttempts), Job: j}
-}
-
-func refusal(j *Job, stage domain.Stage, now string, maxAttempts int) string {
-	rec := j.StageRecord(stage)
-	switch {
-	case j.State == Succeeded:
-		return "succeeded"
-	case rec.Status == StageDone:
-		return "stage_done"
-	case j.Stage != stage:
-		return "stale_stage"
-	case rec.Status == StageFailed || j.State == Failed:
-		return "dead_lettered"
-	case rec.Status == StageRunning && rec.LeaseExpiresAt > now:
-		return "lease_held"
-	case rec.Attempts >= maxAttempts:
-		return "budget_exhausted"
-	}
-	return "state_" + string(j.State)
+	return nil, &job.ClaimRefused{Reason: job.Refuse(j, stage, l, maxAttempts), Job: j}
 }
 
 // Renew extends the lease; only the current owner of a running stage can.
-func (st *Store) Renew(ctx context.Context, id string, stage domain.Stage, l Lease) error {
-	now := domain.FormatTime(l.Now)
-	v := map[string]types.AttributeValue{":owner": s(l.Owner), ":srunning": s(string(StageRunning)), ":running": s(string(Running)), ":exp": s(l.expires()), ":now": s(now), ":s": s(string(stage))}
-	_, err := st.update(ctx, "renew lease", id, "SET stages.#stg.lease_expires_at = :exp, updated_at = :now",
-		"#stage = :s AND #state = :running AND stages.#stg.#st = :srunning AND stages.#stg.#owner = :owner", names(stage), v)
+// Renewing is idempotent, so a retry of an applied renewal passes the same
+// condition again.
+func (st *Store) Renew(ctx context.Context, id string, stage domain.Stage, l job.Lease) error {
+	v := map[string]types.AttributeValue{":exp": s(l.Expires()), ":now": s(job.FormatTime(l.Now)), ":s": s(string(stage))}
+	_, err := st.update(ctx, id, write{op: "renew lease", update: "SET stages.#stg.lease_expires_at = :exp, updated_at = :now",
+		cond: ownerGuard(job.OpRenew, l, v), names: names(stage), values: v, token: token(l.Owner, job.OpRenew)})
 	if errors.Is(err, errConditionCheck) {
 		return fmt.Errorf("renew: %w", ErrLeaseLost)
 	}
 	return err
 }
 
-// Result is what a stage hands on when it completes.
-type Result struct {
-	Artifacts    Artifacts
-	Recipients   []string     // set by fetch
-	FindingCount *int         // set by llm
-	Review       *ReviewStats // set by llm
-	Detail       string
-}
-
 // Complete marks the owner's stage done and moves the job to the next stage
 // (queued) or, after the last stage, to succeeded. sweepAfter is when the
-// sweeper should re-enqueue the next stage if its message never arrives.
-func (st *Store) Complete(ctx context.Context, id string, stage domain.Stage, l Lease, r Result, sweepAfter time.Duration) (*Job, error) {
-	now := domain.FormatTime(l.Now)
+// sweeper should re-enqueue the next stage if its message never arrives. The
+// stage records who completed it, so a retry whose first attempt was applied
+// but unanswered recognises it (even after later writes) and succeeds.
+func (st *Store) Complete(ctx context.Context, id string, stage domain.Stage, l job.Lease, r job.Result, sweepAfter time.Duration) (*job.Job, error) {
+	now := job.FormatTime(l.Now)
 	next, hasNext := stage.Next()
-	to := Queued
+	op := job.OpComplete
 	if !hasNext {
-		to, next = Succeeded, stage
+		op, next = job.OpFinish, stage
 	}
+	to := job.Target(op)
 	v := map[string]types.AttributeValue{
-		":owner": s(l.Owner), ":srunning": s(string(StageRunning)), ":running": s(string(Running)), ":s": s(string(stage)),
-		":sdone": s(string(StageDone)), ":to": s(string(to)), ":next": s(string(next)), ":now": s(now), ":one": n(1),
-		":ev": event(now, "stage_completed", stage, Running, to, r.Detail), ":empty": &types.AttributeValueMemberL{},
+		":s": s(string(stage)), ":sdone": s(string(job.StageDone)), ":to": s(string(to)), ":next": s(string(next)), ":now": s(now), ":one": n(1),
+		":by": s(l.Owner), ":ev": event(now, job.EventCompleted, stage, job.Running, to, r.Detail), ":empty": &types.AttributeValueMemberL{},
 	}
-	upd := "SET stages.#stg.#st = :sdone, stages.#stg.completed_at = :now, #state = :to, #stage = :next, updated_at = :now," +
+	upd := "SET stages.#stg.#st = :sdone, stages.#stg.completed_at = :now, stages.#stg.completed_by = :by, #state = :to, #stage = :next, updated_at = :now," +
 		" seq = seq + :one, history = list_append(if_not_exists(history, :empty), :ev)"
+	nm := names(stage)
 	if r.Artifacts.Raw != "" {
 		upd += ", artifacts.#raw = :raw"
-		v[":raw"] = s(r.Artifacts.Raw)
+		v[":raw"], nm["#raw"] = s(r.Artifacts.Raw), "raw" // RAW and RESULT are DynamoDB reserved words
 	}
 	if r.Artifacts.Redacted != "" {
 		upd += ", artifacts.#redacted = :redacted"
-		v[":redacted"] = s(r.Artifacts.Redacted)
+		v[":redacted"], nm["#redacted"] = s(r.Artifacts.Redacted), "redacted"
 	}
 	if r.Artifacts.RedactedProof != "" {
 		upd += ", artifacts.redacted_proof = :rproof"
@@ -304,7 +363,7 @@ func (st *Store) Complete(ctx context.Context, id string, stage domain.Stage, l 
 	}
 	if r.Artifacts.Result != "" {
 		upd += ", artifacts.#result = :result"
-		v[":result"] = s(r.Artifacts.Result)
+		v[":result"], nm["#result"] = s(r.Artifacts.Result), "result"
 	}
 	if r.Recipients != nil {
 		upd += ", recipients = :rcpts"
@@ -316,52 +375,43 @@ func (st *Store) Complete(ctx context.Context, id string, stage domain.Stage, l 
 	}
 	if r.Review != nil {
 		upd += ", #review = :review"
-		v[":review"], _ = attributevalue.Marshal(r.Review)
+		v[":review"], _ = attributevalue.Marshal(reviewItem(*r.Review))
+		nm["#review"] = "review"
 	}
 	if hasNext {
 		upd += ", sweep_at = :sweep"
-		v[":sweep"] = s(domain.FormatTime(l.Now.Add(sweepAfter)))
+		v[":sweep"] = s(job.FormatTime(l.Now.Add(sweepAfter)))
 		upd += " REMOVE stages.#stg.#owner, stages.#stg.lease_expires_at"
 	} else {
 		upd += " REMOVE stages.#stg.#owner, stages.#stg.lease_expires_at, sweep_at, sweep_shard"
 	}
-	nm := names(stage)
-	for attr, set := range map[string]bool{"raw": r.Artifacts.Raw != "", "redacted": r.Artifacts.Redacted != "", "result": r.Artifacts.Result != "", "review": r.Review != nil} {
-		if set {
-			nm["#"+attr] = attr // RAW and RESULT are DynamoDB reserved words
-		}
-	}
-	j, err := st.update(ctx, "complete stage", id, upd,
-		"#stage = :s AND #state = :running AND stages.#stg.#st = :srunning AND stages.#stg.#owner = :owner", nm, v)
+	j, err := st.update(ctx, id, write{op: "complete stage", update: upd, cond: ownerGuard(op, l, v), names: nm, values: v,
+		token: token(l.Owner, op), applied: func(o *jobItem) bool {
+			r := o.Stages[stage]
+			return r != nil && r.Status == job.StageDone && r.CompletedBy == l.Owner
+		}})
 	if errors.Is(err, errConditionCheck) {
 		return j, fmt.Errorf("complete: %w", ErrLeaseLost)
 	}
 	return j, err
 }
 
-// FailureInfo is what a failed attempt records in the job.
-type FailureInfo struct {
-	Class   failure.Class
-	Message string // sanitized
-}
-
 // Retry records a retryable failure by the owner and releases the lease; the
 // job waits in retry_wait until the delayed message comes back.
-func (st *Store) Retry(ctx context.Context, id string, stage domain.Stage, l Lease, f FailureInfo, delay time.Duration) (*Job, error) {
-	now := domain.FormatTime(l.Now)
+func (st *Store) Retry(ctx context.Context, id string, stage domain.Stage, l job.Lease, f job.FailureInfo, delay time.Duration) (*job.Job, error) {
+	now := job.FormatTime(l.Now)
 	v := map[string]types.AttributeValue{
-		":owner": s(l.Owner), ":srunning": s(string(StageRunning)), ":running": s(string(Running)), ":s": s(string(stage)),
-		":sretry": s(string(StageRetryWait)), ":retry": s(string(RetryWait)), ":now": s(now), ":one": n(1),
-		":class": s(string(f.Class)), ":msg": s(f.Message), ":sweep": s(domain.FormatTime(l.Now.Add(delay + 2*l.TTL))),
-		":ev":    event(now, "stage_retry_scheduled", stage, Running, RetryWait, fmt.Sprintf("%s; retry in %s", f.Class, delay.Round(time.Millisecond))),
+		":s": s(string(stage)), ":sretry": s(string(job.StageRetryWait)), ":retry": s(string(job.Target(job.OpRetry))), ":now": s(now), ":one": n(1),
+		":class": s(string(f.Class)), ":msg": s(f.Message), ":sweep": s(job.FormatTime(l.Now.Add(delay + 2*l.TTL))),
+		":ev":    event(now, job.EventRetryScheduled, stage, job.Running, job.RetryWait, fmt.Sprintf("%s; retry in %s", f.Class, delay.Round(time.Millisecond))),
 		":empty": &types.AttributeValueMemberL{},
 	}
 	upd := "SET stages.#stg.#st = :sretry, #state = :retry, stages.#stg.first_failure_at = if_not_exists(stages.#stg.first_failure_at, :now)," +
 		" stages.#stg.last_failure_at = :now, stages.#stg.last_error_class = :class, stages.#stg.last_error = :msg," +
 		" updated_at = :now, seq = seq + :one, sweep_at = :sweep, history = list_append(if_not_exists(history, :empty), :ev)" +
 		" REMOVE stages.#stg.#owner, stages.#stg.lease_expires_at"
-	j, err := st.update(ctx, "schedule retry", id, upd,
-		"#stage = :s AND #state = :running AND stages.#stg.#st = :srunning AND stages.#stg.#owner = :owner", names(stage), v)
+	j, err := st.update(ctx, id, write{op: "schedule retry", update: upd, cond: ownerGuard(job.OpRetry, l, v), names: names(stage), values: v,
+		token: token(l.Owner, job.OpRetry)})
 	if errors.Is(err, errConditionCheck) {
 		return j, fmt.Errorf("retry: %w", ErrLeaseLost)
 	}
@@ -372,28 +422,32 @@ func (st *Store) Retry(ctx context.Context, id string, stage domain.Stage, l Lea
 // body until MarkDeadLetterSent confirms the send, so a crash between the two
 // resends rather than loses it. With an owner the write is owner-guarded;
 // without one (budget exhausted by crashed workers) it requires that no live
-// lease exists.
-func (st *Store) DeadLetter(ctx context.Context, id string, stage domain.Stage, l Lease, f FailureInfo, dlID, body string) (*Job, error) {
-	now := domain.FormatTime(l.Now)
+// lease exists. dlID (unique per dead letter) is its write token.
+func (st *Store) DeadLetter(ctx context.Context, id string, stage domain.Stage, l job.Lease, f job.FailureInfo, dlID, body string) (*job.Job, error) {
+	now := job.FormatTime(l.Now)
 	v := map[string]types.AttributeValue{
-		":s": s(string(stage)), ":sfailed": s(string(StageFailed)), ":failed": s(string(Failed)), ":now": s(now), ":one": n(1),
+		":s": s(string(stage)), ":sfailed": s(string(job.StageFailed)), ":failed": s(string(job.Target(job.OpDeadLetter))), ":now": s(now), ":one": n(1),
 		":class": s(string(f.Class)), ":msg": s(f.Message), ":dlid": s(dlID), ":body": s(body), ":true": &types.AttributeValueMemberBOOL{Value: true},
-		":srunning": s(string(StageRunning)), ":ev": event(now, "dead_lettered", stage, "", Failed, fmt.Sprintf("%s (%s)", f.Class, dlID)),
+		":srunning": s(string(job.StageRunning)), ":ev": event(now, job.EventDeadLettered, stage, "", job.Failed, fmt.Sprintf("%s (%s)", f.Class, dlID)),
 		":empty": &types.AttributeValueMemberL{},
 	}
-	cond := "#stage = :s AND #state IN (" + statesList("from", from(Failed), v) + ")"
+	var cond string
 	if l.Owner != "" {
-		v[":owner"] = s(l.Owner)
-		cond += " AND stages.#stg.#st = :srunning AND stages.#stg.#owner = :owner"
+		cond = ownerGuard(job.OpDeadLetter, l, v)
 	} else {
-		cond += " AND (stages.#stg.#st <> :srunning OR stages.#stg.lease_expires_at <= :now)"
+		v[":expired"] = s(l.ExpiredBefore())
+		cond = "#stage = :s AND " + expect(job.OpDeadLetter, v) + " AND (stages.#stg.#st <> :srunning OR stages.#stg.lease_expires_at <= :expired)"
 	}
 	upd := "SET stages.#stg.#st = :sfailed, #state = :failed, stages.#stg.first_failure_at = if_not_exists(stages.#stg.first_failure_at, :now)," +
 		" stages.#stg.last_failure_at = :now, stages.#stg.last_error_class = :class, stages.#stg.last_error = :msg," +
 		" stages.#stg.dead_letter_id = :dlid, stages.#stg.dead_letter = :body, stages.#stg.dlq_pending = :true," +
 		" updated_at = :now, seq = seq + :one, history = list_append(if_not_exists(history, :empty), :ev)" +
 		" REMOVE stages.#stg.#owner, stages.#stg.lease_expires_at, sweep_at, sweep_shard"
-	j, err := st.update(ctx, "dead-letter stage", id, upd, cond, names(stage), v)
+	j, err := st.update(ctx, id, write{op: "dead-letter stage", update: upd, cond: cond, names: names(stage), values: v,
+		token: "dead_letter/" + dlID, applied: func(o *jobItem) bool {
+			r := o.Stages[stage]
+			return r != nil && r.DeadLetterID == dlID && o.State == job.Failed
+		}})
 	if errors.Is(err, errConditionCheck) {
 		return j, fmt.Errorf("dead-letter: %w", ErrLeaseLost)
 	}
@@ -402,9 +456,9 @@ func (st *Store) DeadLetter(ctx context.Context, id string, stage domain.Stage, 
 
 // MarkDeadLetterSent clears the pending DLQ body once the DLQ has it.
 func (st *Store) MarkDeadLetterSent(ctx context.Context, id string, stage domain.Stage, dlID string, now time.Time) error {
-	v := map[string]types.AttributeValue{":dlid": s(dlID), ":false": &types.AttributeValueMemberBOOL{Value: false}, ":now": s(domain.FormatTime(now))}
-	_, err := st.update(ctx, "mark dead letter sent", id, "SET stages.#stg.dlq_pending = :false, updated_at = :now REMOVE stages.#stg.dead_letter",
-		"stages.#stg.dead_letter_id = :dlid", map[string]string{"#stg": string(stage)}, v)
+	v := map[string]types.AttributeValue{":dlid": s(dlID), ":false": &types.AttributeValueMemberBOOL{Value: false}, ":now": s(job.FormatTime(now))}
+	_, err := st.update(ctx, id, write{op: "mark dead letter sent", update: "SET stages.#stg.dlq_pending = :false, updated_at = :now REMOVE stages.#stg.dead_letter",
+		cond: "stages.#stg.dead_letter_id = :dlid", names: map[string]string{"#stg": string(stage)}, values: v, token: "dlq_sent/" + dlID})
 	if errors.Is(err, errConditionCheck) {
 		return nil // a later dead-lettering or replay superseded it: nothing left to clear
 	}
@@ -415,40 +469,72 @@ func (st *Store) MarkDeadLetterSent(ctx context.Context, id string, stage domain
 // keyed by the dead-letter id so that a DLQ message redriven twice replays
 // once; the class it was dead-lettered with is kept to detect a repeat
 // failure (escalation).
-func (st *Store) Replay(ctx context.Context, id string, stage domain.Stage, dlID string, dlClass failure.Class, now time.Time, sweepAfter time.Duration) (*Job, error) {
-	at := domain.FormatTime(now)
+func (st *Store) Replay(ctx context.Context, id string, stage domain.Stage, dlID string, dlClass failure.Class, now time.Time, sweepAfter time.Duration) (*job.Job, error) {
+	at := job.FormatTime(now)
 	v := map[string]types.AttributeValue{
-		":s": s(string(stage)), ":failed": s(string(Failed)), ":sfailed": s(string(StageFailed)), ":dlid": s(dlID),
-		":queued": s(string(Queued)), ":spending": s(string(StagePending)), ":zero": n(0), ":one": n(1), ":now": s(at),
-		":class": s(string(dlClass)), ":shard": s(SweepShard), ":sweep": s(domain.FormatTime(now.Add(sweepAfter))),
-		":ev": event(at, "replayed", stage, Failed, Queued, "from dead letter "+dlID), ":empty": &types.AttributeValueMemberL{},
+		":s": s(string(stage)), ":sfailed": s(string(job.StageFailed)), ":dlid": s(dlID),
+		":queued": s(string(job.Target(job.OpReplay))), ":spending": s(string(job.StagePending)), ":zero": n(0), ":one": n(1), ":now": s(at),
+		":class": s(string(dlClass)), ":shard": s(job.SweepShard), ":sweep": s(job.FormatTime(now.Add(sweepAfter))),
+		":ev": event(at, job.EventReplayed, stage, job.Failed, job.Queued, "from dead letter "+dlID), ":empty": &types.AttributeValueMemberL{},
 	}
 	upd := "SET #state = :queued, stages.#stg.#st = :spending, stages.#stg.attempts = :zero, stages.#stg.replays = stages.#stg.replays + :one," +
 		" stages.#stg.replayed_from = :dlid, stages.#stg.replayed_class = :class, updated_at = :now, seq = seq + :one," +
 		" sweep_shard = :shard, sweep_at = :sweep, history = list_append(if_not_exists(history, :empty), :ev)" +
 		" REMOVE stages.#stg.first_failure_at, stages.#stg.last_failure_at"
-	j, err := st.update(ctx, "replay", id, upd,
-		"#stage = :s AND #state = :failed AND stages.#stg.#st = :sfailed AND stages.#stg.dead_letter_id = :dlid", names(stage), v)
+	j, err := st.update(ctx, id, write{op: "replay", update: upd,
+		cond:  "#stage = :s AND " + expect(job.OpReplay, v) + " AND stages.#stg.#st = :sfailed AND stages.#stg.dead_letter_id = :dlid",
+		names: names(stage), values: v, token: "replay/" + dlID})
 	if errors.Is(err, errConditionCheck) {
 		return nil, fmt.Errorf("replay: %w", ErrNotReplayable)
 	}
 	return j, err
 }
 
+// Restart sends a dead-lettered job back to fetch with every stage reset: the
+// operator's explicit full restart. Succeeded jobs are never restarted.
+// requestID (the restart message's id) is its write token.
+func (st *Store) Restart(ctx context.Context, id, actor, requestID string, now time.Time, sweepAfter time.Duration) (*job.Job, error) {
+	at := job.FormatTime(now)
+	v := map[string]types.AttributeValue{":queued": s(string(job.Target(job.OpRestart))), ":fetch": s(string(domain.StageFetch)),
+		":now": s(at), ":one": n(1), ":shard": s(job.SweepShard), ":sweep": s(job.FormatTime(now.Add(sweepAfter))),
+		":ev": event(at, job.EventRestarted, domain.StageFetch, job.Failed, job.Queued, "by "+actor), ":empty": &types.AttributeValueMemberL{}}
+	v[":stages"], _ = attributevalue.Marshal(stagesItem(job.PendingStages()))
+	j, err := st.update(ctx, id, write{op: "restart",
+		update: "SET #state = :queued, #stage = :fetch, stages = :stages, updated_at = :now, seq = seq + :one, sweep_shard = :shard, sweep_at = :sweep, history = list_append(if_not_exists(history, :empty), :ev)",
+		cond:   expect(job.OpRestart, v), names: map[string]string{"#state": "state", "#stage": "stage"}, values: v, token: "restart/" + requestID})
+	if errors.Is(err, errConditionCheck) {
+		return j, fmt.Errorf("restart: job is %s, only failed jobs restart: %w", j.State, ErrNotReplayable)
+	}
+	return j, err
+}
+
+// Reschedule moves a job's sweep deadline, only if nobody changed the job
+// since it was read (seq unchanged).
+func (st *Store) Reschedule(ctx context.Context, j *job.Job, now, next time.Time, note string) error {
+	at := job.FormatTime(now)
+	v := map[string]types.AttributeValue{":seq": n(j.Seq), ":sweep": s(job.FormatTime(next)), ":now": s(at), ":one": n(1),
+		":ev": event(at, job.EventSwept, j.Stage, j.State, j.State, note), ":empty": &types.AttributeValueMemberL{}}
+	_, err := st.update(ctx, j.ID, write{op: "reschedule", update: "SET sweep_at = :sweep, updated_at = :now, seq = seq + :one, history = list_append(if_not_exists(history, :empty), :ev)",
+		cond: "seq = :seq", values: v, token: fmt.Sprintf("sweep/%d/%s", j.Seq, at)})
+	if errors.Is(err, errConditionCheck) {
+		return fmt.Errorf("reschedule: %w", ErrConflict)
+	}
+	return err
+}
+
 // RecordCallback records that the Swarm callback c of job id was made, once:
 // the write is conditional on it not being recorded yet, and a second
 // recording (or a job without a Swarm run) gets ErrConflict.
-func (st *Store) RecordCallback(ctx context.Context, id string, c Callback, now time.Time) error {
+func (st *Store) RecordCallback(ctx context.Context, id string, c job.Callback, now time.Time) error {
 	switch c {
-	case CallbackUpdate, CallbackPass, CallbackFail:
+	case job.CallbackUpdate, job.CallbackPass, job.CallbackFail:
 	default:
 		return failure.Errorf(failure.InternalBug, "unknown Swarm callback %q", c)
 	}
-	at := domain.FormatTime(now)
-	v := map[string]types.AttributeValue{":now": s(at)}
-	nm := map[string]string{"#cb": string(c) + "_at"}
-	_, err := st.update(ctx, "record swarm callback", id, "SET swarm.#cb = :now, updated_at = :now",
-		"attribute_exists(swarm) AND attribute_not_exists(swarm.#cb)", nm, v)
+	at := job.FormatTime(now)
+	_, err := st.update(ctx, id, write{op: "record swarm callback", update: "SET swarm.#cb = :now, updated_at = :now",
+		cond: "attribute_exists(swarm) AND attribute_not_exists(swarm.#cb)", names: map[string]string{"#cb": string(c) + "_at"},
+		values: map[string]types.AttributeValue{":now": s(at)}, token: "callback/" + string(c)})
 	if errors.Is(err, errConditionCheck) {
 		return fmt.Errorf("swarm %s callback of job %s already recorded: %w", c, id, ErrConflict)
 	}

@@ -17,19 +17,3 @@ func TestUsedKeepsOnlyReferencedPlaceholders(t *testing.T) {
 		t.Fatal("an expression without placeholders must send none (DynamoDB rejects empty maps)")
 	}
 }
-
-func TestTransitions(t *testing.T) {
-	tests := []struct {
-		from, to State
-		ok       bool
-	}{
-		{Queued, Running, true}, {Running, Queued, true}, {Running, RetryWait, true}, {RetryWait, Running, true},
-		{Running, Succeeded, true}, {Running, Failed, true}, {Failed, Queued, true}, {Running, Running, true},
-		{Succeeded, Queued, false}, {Succeeded, Running, false}, {Failed, Running, false}, {Queued, Succeeded, false}, {RetryWait, Queued, false},
-	}
-	for _, tt := range tests {
-		if got := CanTransition(tt.from, tt.to); got != tt.ok {
-			t.Errorf("%s → %s: %v, want %v", tt.from, tt.to, got, tt.ok)
-		}
-	}
-}

@@ -7,14 +7,14 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/store"
 )
 
 // Recorder records a callback in the job, once (store.Store).
 type Recorder interface {
-	RecordCallback(ctx context.Context, id string, c store.Callback, now time.Time) error
+	RecordCallback(ctx context.Context, id string, c job.Callback, now time.Time) error
 }
 
 // Caller makes one callback (Client).
@@ -37,32 +37,36 @@ type Reporter struct {
 const updateTimeout = 5 * time.Second
 
 // Update tells Swarm the review is running and links the run to the job.
-func (r *Reporter) Update(ctx context.Context, job *store.Job) error {
-	if job.Swarm == nil {
+// statusRunning is Swarm's test-run status word for "in progress" (its
+// API's vocabulary, not a job state).
+const statusRunning = "running"
+
+func (r *Reporter) Update(ctx context.Context, j *job.Job) error {
+	if j.Swarm == nil {
 		return nil
 	}
 	// Short: it runs before the fetch, which must not wait on a slow Swarm.
 	ctx, cancel := context.WithTimeout(ctx, updateTimeout)
 	defer cancel()
-	return r.call(ctx, job, store.CallbackUpdate, Report{Status: "running",
-		Messages: []string{fmt.Sprintf("Criticizer is reviewing change %d (version %d)", job.Changelist, job.ReviewVersion)}, URL: job.Swarm.JobURL})
+	return r.call(ctx, j, job.CallbackUpdate, Report{Status: statusRunning,
+		Messages: []string{fmt.Sprintf("Criticizer is reviewing change %d (version %d)", j.Changelist, j.ReviewVersion)}, URL: j.Swarm.JobURL})
 }
 
 // Pass reports a finished review with its finding count.
-func (r *Reporter) Pass(ctx context.Context, job *store.Job, findings int) error {
-	if job.Swarm == nil {
+func (r *Reporter) Pass(ctx context.Context, j *job.Job, findings int) error {
+	if j.Swarm == nil {
 		return nil
 	}
-	return r.call(ctx, job, store.CallbackPass, Report{Messages: []string{findingsMessage(findings)}, URL: job.Swarm.JobURL})
+	return r.call(ctx, j, job.CallbackPass, Report{Messages: []string{findingsMessage(findings)}, URL: j.Swarm.JobURL})
 }
 
 // Fail reports a review that was dead-lettered, with the error class only
 // (never the error text: it may quote upstream replies).
-func (r *Reporter) Fail(ctx context.Context, job *store.Job, class failure.Class) error {
-	if job.Swarm == nil {
+func (r *Reporter) Fail(ctx context.Context, j *job.Job, class failure.Class) error {
+	if j.Swarm == nil {
 		return nil
 	}
-	return r.call(ctx, job, store.CallbackFail, Report{Messages: []string{fmt.Sprintf("Criticizer could not review change %d (%s); an operator can replay it", job.Changelist, class)}, URL: job.Swarm.JobURL})
+	return r.call(ctx, j, job.CallbackFail, Report{Messages: []string{fmt.Sprintf("Criticizer could not review change %d (%s); an operator can replay it", j.Changelist, class)}, URL: j.Swarm.JobURL})
 }
 
 func findingsMessage(n int) string {
@@ -75,20 +79,20 @@ func findingsMessage(n int) string {
 	return fmt.Sprintf("Criticizer review done: %d findings, e-mailed to the author", n)
 }
 
-func (r *Reporter) call(ctx context.Context, job *store.Job, c store.Callback, report Report) error {
-	u := job.Swarm.URL(c)
-	if u == "" || job.Swarm.Called(c) != "" {
+func (r *Reporter) call(ctx context.Context, j *job.Job, c job.Callback, report Report) error {
+	u := j.Swarm.URL(c)
+	if u == "" || j.Swarm.Called(c) != "" {
 		return nil
 	}
 	if err := r.Swarm.Call(ctx, u, report); err != nil {
 		return fmt.Errorf("swarm %s callback: %w", c, err)
 	}
-	now := domain.Now()
+	now := job.Now()
 	if r.Now != nil {
 		now = r.Now().UTC()
 	}
 	// The call happened: record it with a context that outlives a lost lease.
-	err := r.Jobs.RecordCallback(context.WithoutCancel(ctx), job.ID, c, now)
+	err := r.Jobs.RecordCallback(context.WithoutCancel(ctx), j.ID, c, now)
 	switch {
 	case errors.Is(err, store.ErrConflict):
 		r.Log.WarnContext(ctx, "swarm callback was already recorded by another attempt", "callback", c)
@@ -96,7 +100,7 @@ func (r *Reporter) call(ctx context.Context, job *store.Job, c store.Callback, r
 		// Not an error of the stage: the callback was made. A later replay may repeat it.
 		r.Log.WarnContext(ctx, "recording the swarm callback failed", "callback", c, "err", err, "error_class", failure.Classify(err))
 	default:
-		r.Log.InfoContext(ctx, "swarm callback made", "callback", c, "review", job.Swarm.Review)
+		r.Log.InfoContext(ctx, "swarm callback made", "callback", c, "review", j.Swarm.Review)
 	}
 	return nil
 }
@@ -110,8 +114,8 @@ func NewReporter(jobs Recorder, log *slog.Logger) *Reporter {
 // DeadLettered is the stage runtime's after-dead-letter hook: it reports
 // {fail} to the job's Swarm run. A failed callback is logged; the dead
 // letter stands either way.
-func (r *Reporter) DeadLettered(ctx context.Context, job *store.Job, class failure.Class) {
-	if err := r.Fail(ctx, job, class); err != nil {
+func (r *Reporter) DeadLettered(ctx context.Context, j *job.Job, class failure.Class) {
+	if err := r.Fail(ctx, j, class); err != nil {
 		r.Log.WarnContext(ctx, "swarm fail callback failed", "err", err, "error_class", failure.Classify(err))
 	}
 }

@@ -3,7 +3,7 @@
 // service user, not by the author) and the callback URLs of a workflow test
 // run ({update}, {pass}, {fail}), through which Criticizer reports a review's
 // progress and outcome. What Swarm sends us is parsed by shared/webhook; the
-// run is kept with the job (store.SwarmRun).
+// run is kept with the job (job.SwarmRun).
 package swarm
 
 import (

@@ -10,6 +10,7 @@ import (
 
 	swarmstandin "github.com/criticizer/criticizer/internal/standin/swarm"
 	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/store"
 	"github.com/criticizer/criticizer/shared/swarm"
 )
@@ -84,11 +85,11 @@ func TestShelvedAndSameOrigin(t *testing.T) {
 
 // memRecorder is the job record's callback fields, with the store's
 // conditional-write semantics.
-type memRecorder struct{ run *store.SwarmRun }
+type memRecorder struct{ run *job.SwarmRun }
 
-func (m *memRecorder) RecordCallback(_ context.Context, _ string, c store.Callback, now time.Time) error {
+func (m *memRecorder) RecordCallback(_ context.Context, _ string, c job.Callback, now time.Time) error {
 	at := now.Format(time.RFC3339)
-	field := map[store.Callback]*string{store.CallbackUpdate: &m.run.UpdateAt, store.CallbackPass: &m.run.PassAt, store.CallbackFail: &m.run.FailAt}[c]
+	field := map[job.Callback]*string{job.CallbackUpdate: &m.run.UpdateAt, job.CallbackPass: &m.run.PassAt, job.CallbackFail: &m.run.FailAt}[c]
 	if *field != "" {
 		return store.ErrConflict
 	}
@@ -99,30 +100,30 @@ func (m *memRecorder) RecordCallback(_ context.Context, _ string, c store.Callba
 func TestReporterCallsEachCallbackOnce(t *testing.T) {
 	s := startStandin(t)
 	run := s.StartRun(12340, 1)
-	job := &store.Job{ID: "job-1", Changelist: 12348, ReviewVersion: 1, Swarm: &store.SwarmRun{Review: 12340, JobURL: "https://api.example/prod/jobs/job-1",
+	j := &job.Job{ID: "job-1", Changelist: 12348, ReviewVersion: 1, Swarm: &job.SwarmRun{Review: 12340, JobURL: "https://api.example/prod/jobs/job-1",
 		UpdateURL: run.Update, PassURL: run.Pass, FailURL: run.Fail}}
-	rec := &memRecorder{run: job.Swarm}
+	rec := &memRecorder{run: j.Swarm}
 	r := &swarm.Reporter{Swarm: &swarm.Client{}, Jobs: rec, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	ctx := context.Background()
 
 	// Swarm is briefly unavailable: the pass callback fails retryably and is not recorded.
 	s.FailNext("pass", 503)
-	if err := r.Update(ctx, job); err != nil {
+	if err := r.Update(ctx, j); err != nil {
 		t.Fatal(err)
 	}
-	err := r.Pass(ctx, job, 3)
-	if !failure.Classify(err).Retryable() || job.Swarm.PassAt != "" {
-		t.Fatalf("pass during an outage: %v (class %s), recorded %q", err, failure.Classify(err), job.Swarm.PassAt)
+	err := r.Pass(ctx, j, 3)
+	if !failure.Classify(err).Retryable() || j.Swarm.PassAt != "" {
+		t.Fatalf("pass during an outage: %v (class %s), recorded %q", err, failure.Classify(err), j.Swarm.PassAt)
 	}
 	if strings.Contains(err.Error(), run.Pass) {
 		t.Fatal("the error names the callback URL with Swarm's token")
 	}
 	// The stage retries; then a redelivery of the finished job calls nothing.
 	for range 2 {
-		if err := r.Update(ctx, job); err != nil {
+		if err := r.Update(ctx, j); err != nil {
 			t.Fatal(err)
 		}
-		if err := r.Pass(ctx, job, 3); err != nil {
+		if err := r.Pass(ctx, j, 3); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -130,7 +131,7 @@ func TestReporterCallsEachCallbackOnce(t *testing.T) {
 	if len(calls) != 2 || calls[0].Kind != "update" || calls[1].Kind != "pass" {
 		t.Fatalf("calls %+v, want update then pass, once each", calls)
 	}
-	if calls[0].Status != "running" || calls[0].URL != job.Swarm.JobURL || calls[0].ContentType != "application/json" {
+	if calls[0].Status != "running" || calls[0].URL != j.Swarm.JobURL || calls[0].ContentType != "application/json" {
 		t.Fatalf("update %+v: want status running and the job link", calls[0])
 	}
 	if len(calls[1].Messages) != 1 || !strings.Contains(calls[1].Messages[0], "3 findings") {
@@ -140,13 +141,13 @@ func TestReporterCallsEachCallbackOnce(t *testing.T) {
 	// A callback Swarm refuses for good is classified as such.
 	prefix := strings.TrimSuffix(run.Fail, "/fail")
 	wrongToken := prefix[:strings.LastIndex(prefix, "/")] + "/WRONGTOKEN/fail"
-	other := &store.Job{ID: "job-2", Swarm: &store.SwarmRun{Review: 12340, FailURL: wrongToken}}
+	other := &job.Job{ID: "job-2", Swarm: &job.SwarmRun{Review: 12340, FailURL: wrongToken}}
 	rec.run = other.Swarm
 	if err := r.Fail(ctx, other, failure.AuthDenied); failure.Classify(err) != failure.AuthDenied {
 		t.Fatalf("fail with a wrong run token: %v, want AUTH_DENIED (403)", err)
 	}
 	// A job that is not from Swarm calls nothing.
-	if err := r.Pass(ctx, &store.Job{ID: "job-3"}, 0); err != nil {
+	if err := r.Pass(ctx, &job.Job{ID: "job-3"}, 0); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(s.Calls(run.ID)); n != 2 {

@@ -13,16 +13,16 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/envelope"
+	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/store"
 )
 
 // Jobs is the part of the store the sweeper uses.
 type Jobs interface {
-	Due(ctx context.Context, now time.Time, limit int32) ([]*store.Job, error)
-	Reschedule(ctx context.Context, j *store.Job, now, next time.Time, note string) error
+	Due(ctx context.Context, now time.Time, limit int32) ([]*job.Job, error)
+	Reschedule(ctx context.Context, j *job.Job, now, next time.Time, note string) error
 }
 
 // Enqueuer sends stage messages.
@@ -43,7 +43,8 @@ type Sweeper struct {
 	Limit   int32 // due jobs per pass; DefaultLimit when zero
 	Log     *slog.Logger
 	Metrics *obs.Metrics
-	Now     func() time.Time
+	Now     job.Clock
+	Skew    time.Duration // the clock-skew budget between hosts (CLOCK_SKEW_SECONDS)
 }
 
 // Report says what one pass did.
@@ -57,10 +58,7 @@ type Report struct {
 // Run makes one pass. Errors on single jobs are logged and counted, not
 // returned: one bad job must not stop the others from being swept.
 func (s *Sweeper) Run(ctx context.Context) (Report, error) {
-	now := domain.Now()
-	if s.Now != nil {
-		now = s.Now().UTC()
-	}
+	now := s.Now.Now()
 	limit := s.Limit
 	if limit <= 0 {
 		limit = DefaultLimit
@@ -76,10 +74,10 @@ func (s *Sweeper) Run(ctx context.Context) (Report, error) {
 			continue // not indexed once terminal; a stale index entry is harmless
 		}
 		rec := j.StageRecord(j.Stage)
-		if rec.Status == store.StageRunning && rec.LeaseExpiresAt > domain.FormatTime(now) {
-			// A live lease: look again after it would have expired.
-			exp, _ := time.Parse(domain.TimeFormat, rec.LeaseExpiresAt)
-			if err := s.Jobs.Reschedule(ctx, j, now, exp.Add(s.Lease), "lease live; postponed"); err != nil && !errors.Is(err, store.ErrConflict) {
+		if job.Live(rec, now, s.Skew) {
+			// A live lease (within the skew budget): look again after it would have expired.
+			exp, _ := job.ParseTime(rec.LeaseExpiresAt)
+			if err := s.Jobs.Reschedule(ctx, j, now, exp.Add(s.Lease+s.Skew), "lease live; postponed"); err != nil && !errors.Is(err, store.ErrConflict) {
 				s.Log.WarnContext(jctx, "postponing sweep failed", "err", err)
 			}
 			rep.Postponed++
@@ -95,8 +93,7 @@ func (s *Sweeper) Run(ctx context.Context) (Report, error) {
 			s.Log.WarnContext(jctx, "rescheduling failed", "err", err)
 			continue
 		}
-		env := envelope.Envelope{V: envelope.Version, JobID: j.ID, Changelist: j.Changelist, ReviewVersion: j.ReviewVersion,
-			Stage: j.Stage, Attempt: rec.Attempts, TraceID: j.TraceID, SentAt: domain.FormatTime(now)}
+		env := envelope.ForJob(j, j.Stage, now)
 		if err := s.Queue.Send(ctx, env); err != nil {
 			s.Log.ErrorContext(jctx, "re-enqueue failed; next pass retries", "err", err)
 			continue

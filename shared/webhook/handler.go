@@ -39,6 +39,7 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/envelope"
 	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/store"
@@ -58,8 +59,8 @@ type Enqueuer interface {
 
 // Jobs is the part of the store the webhook uses.
 type Jobs interface {
-	Create(ctx context.Context, j *store.Job, idem *store.Idempotency) error
-	Get(ctx context.Context, id string) (*store.Job, error)
+	Create(ctx context.Context, j *job.Job, idem *store.Idempotency) error
+	Get(ctx context.Context, id string) (*job.Job, error)
 }
 
 // Deliveries lists a job's outbox rows for the status endpoint.
@@ -84,15 +85,10 @@ type Handler struct {
 	ReplayWindow time.Duration // accepted clock difference of signed timestamps
 	SweepAfter   time.Duration // when the sweeper enqueues a job whose first message was lost
 	IdemTTL      time.Duration // how long idempotency records (and saved responses) are kept
-	Now          func() time.Time
+	Now          job.Clock     // the system clock when nil
 }
 
-func (h *Handler) now() time.Time {
-	if h.Now != nil {
-		return h.Now().UTC().Truncate(time.Millisecond)
-	}
-	return domain.Now()
-}
+func (h *Handler) now() time.Time { return h.Now.Now() }
 
 // Handle is the Lambda handler for the API Gateway proxy integration.
 func (h *Handler) Handle(ctx context.Context, req events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
@@ -323,26 +319,26 @@ func (h *Handler) create(ctx context.Context, req events.APIGatewayProxyRequest,
 
 	now := h.now()
 	id := uuid.NewString()
-	job := store.NewJob(id, r.IdempotencyKey, r.ChangelistID, r.ReviewVersion, now, h.SweepAfter)
-	job.Shelved, job.Source, job.RequestedRecipients, job.TraceID = r.Shelved, r.Source, r.Recipients, uuid.NewString()
-	if job.RequestedRecipients == nil {
-		job.RequestedRecipients = []string{}
+	j := job.New(id, r.IdempotencyKey, r.ChangelistID, r.ReviewVersion, now, h.SweepAfter)
+	j.Shelved, j.Source, j.RequestedRecipients, j.TraceID = r.Shelved, r.Source, r.Recipients, uuid.NewString()
+	if j.RequestedRecipients == nil {
+		j.RequestedRecipients = []string{}
 	}
 	if r.RequestedBy != "" {
-		job.History[0].Actor = r.RequestedBy
+		j.History[0].Actor = r.RequestedBy
 	}
 	if r.Swarm != nil {
-		job.Swarm = &store.SwarmRun{Review: r.Swarm.Review, JobURL: publicURL(req, "/jobs/"+id),
+		j.Swarm = &job.SwarmRun{Review: r.Swarm.Review, JobURL: publicURL(req, "/jobs/"+id),
 			UpdateURL: r.Swarm.Update, PassURL: r.Swarm.Pass, FailURL: r.Swarm.Fail}
 	}
-	resp := jsonResponse(http.StatusAccepted, jobView{JobID: id, State: string(store.Queued), ChangelistID: r.ChangelistID,
-		ReviewVersion: r.ReviewVersion, IdempotencyKey: r.IdempotencyKey, CreatedAt: job.CreatedAt, StatusURL: "/jobs/" + id})
+	resp := jsonResponse(http.StatusAccepted, jobView{JobID: id, State: string(job.Queued), ChangelistID: r.ChangelistID,
+		ReviewVersion: r.ReviewVersion, IdempotencyKey: r.IdempotencyKey, CreatedAt: j.CreatedAt, StatusURL: "/jobs/" + id})
 	resp.Headers["Location"] = "/jobs/" + id
-	idem := &store.Idempotency{Key: r.IdempotencyKey, RequestHash: r.Hash(), JobID: id, CreatedAt: job.CreatedAt,
+	idem := &store.Idempotency{Key: r.IdempotencyKey, RequestHash: r.Hash(), JobID: id, CreatedAt: j.CreatedAt,
 		Response:  store.SavedResponse{Status: resp.StatusCode, Headers: resp.Headers, Body: resp.Body},
 		ExpiresAt: now.Add(h.IdemTTL).Unix()}
 
-	err = h.createWithRetry(ctx, job, idem)
+	err = h.createWithRetry(ctx, j, idem)
 	var dup *store.DuplicateKeyError
 	var stale *store.StaleVersionError
 	switch {
@@ -359,14 +355,13 @@ func (h *Handler) create(ctx context.Context, req events.APIGatewayProxyRequest,
 		h.Log.ErrorContext(ctx, "creating the job failed", "err", err, "error_class", failure.Classify(err))
 		return unavailable()
 	}
-	ctx = obs.WithAttrs(ctx, slog.String("job_id", id), slog.String("trace_id", job.TraceID))
+	ctx = obs.WithAttrs(ctx, slog.String("job_id", id), slog.String("trace_id", j.TraceID))
 	h.Log.InfoContext(ctx, "job created", "source", r.Source, "shelved", r.Shelved)
 
-	env := envelope.Envelope{V: envelope.Version, JobID: id, Changelist: r.ChangelistID, ReviewVersion: r.ReviewVersion,
-		Stage: domain.StageFetch, TraceID: job.TraceID, SentAt: domain.FormatTime(now)}
+	env := envelope.ForJob(j, domain.StageFetch, now)
 	if err := h.Queue.Send(ctx, env); err != nil {
 		// The job is stored; the sweeper enqueues it once its sweep deadline passes.
-		h.Log.ErrorContext(ctx, "enqueueing the job failed; the sweeper will enqueue it", "err", err, "sweep_at", job.SweepAt)
+		h.Log.ErrorContext(ctx, "enqueueing the job failed; the sweeper will enqueue it", "err", err, "sweep_at", j.SweepAt)
 	}
 	return resp
 }
@@ -375,10 +370,10 @@ func (h *Handler) create(ctx context.Context, req events.APIGatewayProxyRequest,
 // cancels concurrent transactions on the same items (TransactionConflict)
 // instead of queueing them, so a duplicate racing the original must try
 // again to read the original's outcome rather than answer 503.
-func (h *Handler) createWithRetry(ctx context.Context, job *store.Job, idem *store.Idempotency) error {
+func (h *Handler) createWithRetry(ctx context.Context, j *job.Job, idem *store.Idempotency) error {
 	var err error
 	for attempt := 1; attempt <= 4; attempt++ {
-		err = h.Jobs.Create(ctx, job, idem)
+		err = h.Jobs.Create(ctx, j, idem)
 		if failure.Classify(err) != failure.Conflict {
 			return err
 		}

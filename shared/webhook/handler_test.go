@@ -14,6 +14,7 @@ import (
 
 	"github.com/criticizer/criticizer/shared/envelope"
 	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/store"
 )
 
@@ -26,7 +27,7 @@ type racingJobs struct {
 	calls     int
 }
 
-func (r *racingJobs) Create(_ context.Context, j *store.Job, idem *store.Idempotency) error {
+func (r *racingJobs) Create(_ context.Context, j *job.Job, idem *store.Idempotency) error {
 	r.calls++
 	if r.calls <= r.conflicts {
 		return failure.Wrap(failure.Conflict, errors.New("TransactionConflict"))
@@ -34,7 +35,7 @@ func (r *racingJobs) Create(_ context.Context, j *store.Job, idem *store.Idempot
 	return &store.DuplicateKeyError{Existing: r.existing}
 }
 
-func (r *racingJobs) Get(context.Context, string) (*store.Job, error) { return nil, store.ErrNotFound }
+func (r *racingJobs) Get(context.Context, string) (*job.Job, error) { return nil, store.ErrNotFound }
 
 type nopQueue struct{}
 

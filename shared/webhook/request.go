@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/swarm"
 )
 
@@ -129,7 +130,7 @@ func Parse(body []byte) (Request, error) {
 		if err != nil || addr.Name != "" || addr.Address != strings.TrimSpace(a) {
 			return Request{}, &FieldError{Code: "invalid_field", Field: fmt.Sprintf("recipients[%d]", i), Msg: "not a bare e-mail address"}
 		}
-		r.Recipients[i] = strings.ToLower(addr.Address)
+		r.Recipients[i] = delivery.Canonical(addr.Address)
 	}
 	slices.Sort(r.Recipients)
 	r.Recipients = slices.Compact(r.Recipients)

@@ -14,21 +14,22 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/google/uuid"
 
+	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/store"
 )
 
 // recordingJobs stores created jobs and counts reads.
 type recordingJobs struct {
-	created []*store.Job
+	created []*job.Job
 	gets    int
 }
 
-func (r *recordingJobs) Create(_ context.Context, j *store.Job, _ *store.Idempotency) error {
+func (r *recordingJobs) Create(_ context.Context, j *job.Job, _ *store.Idempotency) error {
 	r.created = append(r.created, j)
 	return nil
 }
 
-func (r *recordingJobs) Get(_ context.Context, id string) (*store.Job, error) {
+func (r *recordingJobs) Get(_ context.Context, id string) (*job.Job, error) {
 	r.gets++
 	for _, j := range r.created {
 		if j.ID == id {
@@ -232,7 +233,7 @@ func TestJobIDValidation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			jobs := &recordingJobs{created: []*store.Job{store.NewJob(known, "k", 7, 1, time.Now(), time.Minute)}}
+			jobs := &recordingJobs{created: []*job.Job{job.New(known, "k", 7, 1, time.Now(), time.Minute)}}
 			h := &Handler{Jobs: jobs, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), ReplayWindow: time.Minute,
 				Keys: func(context.Context, bool) ([][]byte, error) { return [][]byte{key}, nil }}
 			ts := time.Now().Unix()

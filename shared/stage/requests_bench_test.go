@@ -1,0 +1,199 @@
+package stage_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/criticizer/criticizer/shared/artifacts"
+	"github.com/criticizer/criticizer/shared/backoff"
+	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/envelope"
+	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/notify"
+	"github.com/criticizer/criticizer/shared/notifystage"
+	"github.com/criticizer/criticizer/shared/outbox"
+	"github.com/criticizer/criticizer/shared/queue"
+	"github.com/criticizer/criticizer/shared/stage"
+)
+
+// counter counts the DynamoDB and SQS requests of one review.
+type counter struct{ n atomic.Int64 }
+
+// memJobs is an in-memory job table: each call is the one conditional
+// UpdateItem the store makes for it, and is counted as such.
+type memJobs struct {
+	c *counter
+	j *job.Job
+}
+
+func (m *memJobs) Claim(_ context.Context, _ string, s domain.Stage, l job.Lease, _ int) (*job.Job, error) {
+	m.c.n.Add(1)
+	rec := m.j.StageRecord(s)
+	rec.Status, rec.Owner, rec.Attempts = job.StageRunning, l.Owner, rec.Attempts+1
+	m.j.Stages[s], m.j.State = rec, job.Running
+	c := *m.j
+	return &c, nil
+}
+func (m *memJobs) Renew(context.Context, string, domain.Stage, job.Lease) error {
+	m.c.n.Add(1)
+	return nil
+}
+func (m *memJobs) Complete(_ context.Context, _ string, s domain.Stage, _ job.Lease, r job.Result, _ time.Duration) (*job.Job, error) {
+	m.c.n.Add(1)
+	m.j.Stages[s].Status = job.StageDone
+	if r.Recipients != nil {
+		m.j.Recipients = r.Recipients
+	}
+	if next, ok := s.Next(); ok {
+		m.j.Stage, m.j.State = next, job.Queued
+	} else {
+		m.j.State = job.Succeeded
+	}
+	c := *m.j
+	return &c, nil
+}
+func (m *memJobs) Retry(context.Context, string, domain.Stage, job.Lease, job.FailureInfo, time.Duration) (*job.Job, error) {
+	m.c.n.Add(1)
+	return nil, fmt.Errorf("unexpected retry")
+}
+func (m *memJobs) DeadLetter(context.Context, string, domain.Stage, job.Lease, job.FailureInfo, string, string) (*job.Job, error) {
+	m.c.n.Add(1)
+	return nil, fmt.Errorf("unexpected dead letter")
+}
+func (m *memJobs) MarkDeadLetterSent(context.Context, string, domain.Stage, string, time.Time) error {
+	m.c.n.Add(1)
+	return nil
+}
+func (m *memJobs) Replay(context.Context, string, domain.Stage, string, failure.Class, time.Time, time.Duration) (*job.Job, error) {
+	return nil, nil
+}
+func (m *memJobs) Restart(context.Context, string, string, string, time.Time, time.Duration) (*job.Job, error) {
+	return nil, nil
+}
+
+// countingDDB answers the outbox's requests as DynamoDB would for rows that
+// are new: Begin's create-and-mark write returns the sending row.
+type countingDDB struct {
+	outbox.API
+	c *counter
+}
+
+func (d countingDDB) UpdateItem(_ context.Context, in *dynamodb.UpdateItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	d.c.n.Add(1)
+	out := &dynamodb.UpdateItemOutput{}
+	if strings.Contains(*in.UpdateExpression, "send_token") {
+		out.Attributes, _ = attributevalue.MarshalMap(outbox.Row{Status: outbox.Sending, SendToken: "t"})
+	}
+	return out, nil
+}
+
+// countingSQS captures the messages sent, for the next stage to receive.
+type countingSQS struct {
+	c    *counter
+	sent *[]string
+}
+
+func (q countingSQS) SendMessage(_ context.Context, in *sqs.SendMessageInput, _ ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
+	q.c.n.Add(1)
+	*q.sent = append(*q.sent, *in.MessageBody)
+	return &sqs.SendMessageOutput{}, nil
+}
+func (q countingSQS) ChangeMessageVisibility(context.Context, *sqs.ChangeMessageVisibilityInput, ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error) {
+	q.c.n.Add(1)
+	return &sqs.ChangeMessageVisibilityOutput{}, nil
+}
+
+// memS3 serves the review artifacts the notify stage reads (S3 is not
+// counted: the budget is DynamoDB and SQS requests).
+type memS3 struct{ artifacts.API }
+
+func (memS3) GetObject(_ context.Context, in *s3.GetObjectInput, _ ...func(*s3.Options)) (*s3.GetObjectOutput, error) {
+	body := `{"changelist":1,"user":"carol","description":"d","files":[]}`
+	if strings.HasSuffix(*in.Key, "result.json") {
+		body = `{"schema_version":"1","prompt_version":"p","findings":[]}`
+	}
+	return &s3.GetObjectOutput{Body: io.NopCloser(bytes.NewReader([]byte(body)))}, nil
+}
+
+// BenchmarkRequestsPerReview runs one review through the three stage
+// runtimes (fetch → llm → notify, real runtime, queue and outbox code over
+// counting fakes) and reports the DynamoDB+SQS requests it took. The budget
+// is 8 + 2R: a claim and a completion per stage, two next-stage messages,
+// and per recipient one write that creates the delivery row and marks it
+// sending plus one that marks it sent.
+func BenchmarkRequestsPerReview(b *testing.B) {
+	for _, r := range []int{1, 2, 5} {
+		b.Run(fmt.Sprintf("recipients=%d", r), func(b *testing.B) {
+			var total int64
+			for i := 0; i < b.N; i++ {
+				total += oneReview(b, r)
+			}
+			perReview := float64(total) / float64(b.N)
+			if budget := float64(8 + 2*r); perReview > budget {
+				b.Fatalf("%.0f requests per review, budget %.0f", perReview, budget)
+			}
+			b.ReportMetric(perReview, "requests")
+		})
+	}
+}
+
+func oneReview(b *testing.B, recipients int) int64 {
+	ctx := context.Background()
+	c := &counter{}
+	var sent []string
+	urls := map[domain.Stage]string{domain.StageFetch: "f", domain.StageLLM: "l", domain.StageNotify: "n"}
+	queues := queue.New(countingSQS{c: c, sent: &sent}, urls, urls)
+	jobs := &memJobs{c: c, j: job.New("j1", "k", 1, 1, time.Now(), time.Minute)}
+	jobs.j.Artifacts = job.Artifacts{Redacted: "jobs/j1/changeset.json", Result: "jobs/j1/result.json"}
+	var rcpts []string
+	for i := 0; i < recipients; i++ {
+		rcpts = append(rcpts, fmt.Sprintf("dev%d@example.com", i))
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	nop := stage.ProcessorFunc(func(context.Context, *job.Job) (job.Result, error) { return job.Result{Recipients: rcpts}, nil })
+	n := &notifystage.Notify{Outbox: outbox.New(countingDDB{c: c}, "jobs"), Artifacts: artifacts.New(memS3{}, "b"), From: "criticizer@example.com", Log: log,
+		Sender: notifystage.SenderFunc(func(_ context.Context, _ notify.Key, m *notify.Message) (string, error) { return m.MessageID, nil })}
+	rt := func(s domain.Stage, p stage.Processor) *stage.Runtime {
+		return &stage.Runtime{Stage: s, Jobs: jobs, Queues: queues, Processor: p, Lease: time.Minute, MaxAttempts: 3, Backoff: backoff.Default, Log: log}
+	}
+	body, err := fetchMessage()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, r := range []*stage.Runtime{rt(domain.StageFetch, nop), rt(domain.StageLLM, nop), rt(domain.StageNotify, n)} {
+		resp, err := r.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{{MessageId: "m", Body: body, Attributes: map[string]string{"ApproximateReceiveCount": "1"}}}})
+		if err != nil || len(resp.BatchItemFailures) != 0 {
+			b.Fatalf("%s: %v %+v", r.Stage, err, resp)
+		}
+		if len(sent) > 0 {
+			body, sent = sent[0], sent[1:]
+		}
+	}
+	if jobs.j.State != job.Succeeded {
+		b.Fatalf("job %s, want succeeded", jobs.j.State)
+	}
+	return c.n.Load()
+}
+
+func fetchMessage() (string, error) {
+	j := job.New("j1", "k", 1, 1, time.Now(), time.Minute)
+	return envelopeFor(j)
+}
+
+func envelopeFor(j *job.Job) (string, error) {
+	return envelope.ForJob(j, domain.StageFetch, time.Now()).Encode()
+}
