@@ -12,12 +12,14 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssnssubscriptions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
@@ -149,6 +151,15 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 		&awssecretsmanager.SecretStringGenerator{PasswordLength: jsii.Number(48), ExcludePunctuation: jsii.Bool(true)})
 	llmSecret := secret("LlmSecret", "LLM provider credentials: {\"api_key\": ...}",
 		&awssecretsmanager.SecretStringGenerator{SecretStringTemplate: jsii.String("{}"), GenerateStringKey: jsii.String("api_key"), ExcludePunctuation: jsii.Bool(true)})
+	p4Secret := secret("P4Secret", "Perforce service user credentials: {\"password\": ...} or {\"ticket\": ...}",
+		&awssecretsmanager.SecretStringGenerator{SecretStringTemplate: jsii.String("{}"), GenerateStringKey: jsii.String("password"), ExcludePunctuation: jsii.Bool(true)})
+	var swarmTokenSecret, swarmAPISecret awssecretsmanager.Secret
+	if cfg.SwarmURL != "" {
+		swarmTokenSecret = secret("SwarmTokenSecret", "Bearer token Swarm sends as a static header (source: swarm)",
+			&awssecretsmanager.SecretStringGenerator{PasswordLength: jsii.Number(48), ExcludePunctuation: jsii.Bool(true)})
+		swarmAPISecret = secret("SwarmApiSecret", "Swarm API credentials: {\"user\": ..., \"ticket\": ...}",
+			&awssecretsmanager.SecretStringGenerator{SecretStringTemplate: jsii.String(`{"user":"criticizer"}`), GenerateStringKey: jsii.String("ticket"), ExcludePunctuation: jsii.Bool(true)})
+	}
 	smtpSecret := secret("SmtpSecret", "SMTP relay credentials: {\"username\": ..., \"password\": ...}",
 		&awssecretsmanager.SecretStringGenerator{SecretStringTemplate: jsii.String(`{"username":"criticizer"}`), GenerateStringKey: jsii.String("password"), ExcludePunctuation: jsii.Bool(true)})
 
@@ -197,6 +208,16 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 		"LEASE_SECONDS":    itoa(cfg.LeaseSeconds),
 		"MAX_ATTEMPTS":     itoa(cfg.MaxAttempts),
 		"LOG_LEVEL":        jsii.String(cfg.LogLevel),
+		// The clock-skew budget between function hosts; lease comparisons respect it.
+		"CLOCK_SKEW_SECONDS": itoa(cfg.ClockSkewSeconds),
+		// TTL of job, idempotency and outbox rows (expires_at).
+		"RETENTION_DAYS": itoa(cfg.RetentionDays),
+	}
+	// The redaction policy: fetch redacts with it, the review-stage guard checks with it.
+	redaction := map[string]*string{
+		"REDACT_EMAILS":        jsii.String(strconv.FormatBool(cfg.RedactEmails)),
+		"CONFIDENTIAL_DOMAINS": jsii.String(strings.Join(cfg.ConfidentialDomains, ",")),
+		"CONFIDENTIAL_CIDRS":   jsii.String(strings.Join(cfg.ConfidentialCIDRs, ",")),
 	}
 	arch := awslambda.Architecture_ARM_64()
 	if cfg.Architecture == "x86_64" {
@@ -219,6 +240,7 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 		memory    int
 		timeout   int
 		env       map[string]*string
+		extra     []map[string]*string
 		layers    []awslambda.ILayerVersion
 	}
 	newFn := func(s fnSpec) awslambda.Function {
@@ -226,8 +248,12 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 		for k, v := range common {
 			vars[k] = v
 		}
-		for k, v := range s.env {
-			vars[k] = v
+		for _, m := range append([]map[string]*string{s.env}, s.extra...) {
+			for k, v := range m {
+				if v != nil && *v != "" { // unset optional settings stay unset
+					vars[k] = v
+				}
+			}
 		}
 		logs := awslogs.NewLogGroup(stack, jsii.String(s.id+"Logs"), &awslogs.LogGroupProps{
 			Retention:     retentionDays[cfg.LogRetentionDays],
@@ -260,29 +286,51 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 		"WEBHOOK_SECRET_ID":     webhookSecret.SecretArn(),
 		"REPLAY_WINDOW_SECONDS": itoa(cfg.ReplayWindowSeconds),
 	}})
+	if cfg.SwarmURL != "" {
+		webhookFn.AddEnvironment(jsii.String("SWARM_URL"), jsii.String(cfg.SwarmURL), nil)
+		webhookFn.AddEnvironment(jsii.String("SWARM_TOKEN_SECRET_ID"), swarmTokenSecret.SecretArn(), nil)
+		webhookFn.AddEnvironment(jsii.String("SWARM_API_SECRET_ID"), swarmAPISecret.SecretArn(), nil)
+		swarmTokenSecret.GrantRead(webhookFn, nil)
+		swarmAPISecret.GrantRead(webhookFn, nil)
+	}
 	var fetchLayers []awslambda.ILayerVersion
 	if p4Layer != nil {
 		fetchLayers = append(fetchLayers, p4Layer)
 	}
-	fetchFn := newFn(fnSpec{id: "FetchFunction", asset: "fetch", memory: 256, timeout: cfg.LeaseSeconds, layers: fetchLayers, env: map[string]*string{
-		"P4_BIN":             jsii.String(cfg.P4Bin),
-		"P4PORT":             jsii.String(cfg.P4Port),
-		"P4USER":             jsii.String(cfg.P4User),
-		"DEPOT_ALLOWLIST":    jsii.String(strings.Join(cfg.DepotAllowList, ",")),
-		"P4_TIMEOUT_SECONDS": itoa(cfg.P4TimeoutSeconds),
+	fetchFn := newFn(fnSpec{id: "FetchFunction", asset: "fetch", memory: 256, timeout: cfg.LeaseSeconds, layers: fetchLayers, extra: []map[string]*string{redaction}, env: map[string]*string{
+		"P4_SECRET_ID":        p4Secret.SecretArn(),
+		"P4TRUST_FINGERPRINT": jsii.String(cfg.P4TrustFingerprint),
+		"P4CHARSET":           jsii.String(cfg.P4Charset),
+		"P4_PARALLELISM":      optItoa(cfg.P4Parallelism),
+		"P4_BIN":              jsii.String(cfg.P4Bin),
+		"P4PORT":              jsii.String(cfg.P4Port),
+		"P4USER":              jsii.String(cfg.P4User),
+		"DEPOT_ALLOWLIST":     jsii.String(strings.Join(cfg.DepotAllowList, ",")),
+		"P4_TIMEOUT_SECONDS":  itoa(cfg.P4TimeoutSeconds),
 	}})
-	reviewFn := newFn(fnSpec{id: "ReviewFunction", asset: "review", memory: 512, timeout: cfg.LeaseSeconds, env: map[string]*string{
-		"LLM_ENDPOINT":        jsii.String(cfg.LLMEndpoint),
-		"LLM_MODEL":           jsii.String(cfg.LLMModel),
-		"LLM_SECRET_ID":       llmSecret.SecretArn(),
-		"LLM_TIMEOUT_SECONDS": itoa(cfg.LLMTimeoutSeconds),
-	}})
+	reviewEnv := map[string]*string{
+		"LLM_PROVIDER":             jsii.String(cfg.LLMProvider),
+		"LLM_ENDPOINT":             jsii.String(cfg.LLMEndpoint),
+		"LLM_MODEL":                jsii.String(cfg.LLMModel),
+		"LLM_TIMEOUT_SECONDS":      itoa(cfg.LLMTimeoutSeconds),
+		"PROMPT_CANDIDATE_VERSION": jsii.String(cfg.PromptCandidateVersion),
+		"PROMPT_CANDIDATE_PERCENT": optItoa(cfg.PromptCandidatePercent),
+	}
+	if cfg.LLMProvider != "bedrock" {
+		reviewEnv["LLM_SECRET_ID"] = llmSecret.SecretArn()
+	}
+	reviewFn := newFn(fnSpec{id: "ReviewFunction", asset: "review", memory: 512, timeout: cfg.LeaseSeconds, env: reviewEnv, extra: []map[string]*string{redaction}})
 	notifyFn := newFn(fnSpec{id: "NotifyFunction", asset: "notify", memory: 256, timeout: cfg.LeaseSeconds, env: map[string]*string{
 		"SMTP_HOST":      jsii.String(cfg.SMTPHost),
 		"SMTP_PORT":      itoa(cfg.SMTPPort),
 		"SMTP_FROM":      jsii.String(cfg.SMTPFrom),
 		"SMTP_TLS":       jsii.String(cfg.SMTPTLS),
 		"SMTP_SECRET_ID": smtpSecret.SecretArn(),
+		// The notify function times out at leaseSeconds, above this (validated).
+		"SMTP_TIMEOUT_SECONDS":           itoa(cfg.SMTPTimeoutSeconds),
+		"EMAIL_PROVIDER":                 jsii.String(cfg.EmailProvider),
+		"SES_CONFIGURATION_SET":          jsii.String(cfg.SESConfigurationSet),
+		"SEND_COMPLETION_WINDOW_SECONDS": optItoa(cfg.SendCompletionWindowSeconds),
 	}})
 	if cfg.SMTPLookupURL != "" {
 		notifyFn.AddEnvironment(jsii.String("SMTP_LOOKUP_URL"), jsii.String(cfg.SMTPLookupURL), nil)
@@ -305,11 +353,26 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 	llmStage.dlq.GrantSendMessages(reviewFn)
 	redacted.GrantRead(reviewFn, nil)
 	redacted.GrantPut(reviewFn, nil)
-	llmSecret.GrantRead(reviewFn, nil)
+	if cfg.LLMProvider == "bedrock" {
+		reviewFn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions:   jsii.Strings("bedrock:InvokeModel"),
+			Resources: jsii.Strings("arn:" + *awscdk.Aws_PARTITION() + ":bedrock:*::foundation-model/" + cfg.LLMModel),
+		}))
+	} else {
+		llmSecret.GrantRead(reviewFn, nil)
+	}
+	p4Secret.GrantRead(fetchFn, nil)
 
 	notifyStage.dlq.GrantSendMessages(notifyFn)
 	redacted.GrantRead(notifyFn, nil)
-	smtpSecret.GrantRead(notifyFn, nil)
+	if cfg.EmailProvider == "ses" {
+		notifyFn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions:   jsii.Strings("ses:SendEmail"),
+			Resources: jsii.Strings("*"), // identities and configuration sets live outside the stack
+		}))
+	} else {
+		smtpSecret.GrantRead(notifyFn, nil)
+	}
 
 	for _, s := range stages {
 		s.queue.GrantSendMessages(sweeperFn)
@@ -323,19 +386,33 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 		s.consumer.AddEventSource(awslambdaeventsources.NewSqsEventSource(s.queue, &awslambdaeventsources.SqsEventSourceProps{
 			BatchSize:               jsii.Number(cfg.BatchSize),
 			ReportBatchItemFailures: jsii.Bool(true),
-			MaxConcurrency:          jsii.Number(s.concurrency),
+			// W = MaximumConcurrency × BatchSize: a batch is worked concurrently.
+			MaxConcurrency: jsii.Number(s.concurrency / cfg.BatchSize),
 		}))
 	}
 
 	// ---- API ---------------------------------------------------------------
+	apiLogs := awslogs.NewLogGroup(stack, jsii.String("ApiAccessLogs"), &awslogs.LogGroupProps{
+		Retention:     retentionDays[cfg.LogRetentionDays],
+		RemovalPolicy: removal,
+	})
+	pinID(apiLogs, "ApiAccessLogs")
 	api := awsapigateway.NewRestApi(stack, jsii.String("Api"), &awsapigateway.RestApiProps{
 		RestApiName:    jsii.String(StackName(env) + "-api"),
 		Description:    jsii.String("Criticizer webhook intake and job status (HMAC-authenticated by the app)"),
 		EndpointTypes:  &[]awsapigateway.EndpointType{awsapigateway.EndpointType_REGIONAL},
 		CloudWatchRole: jsii.Bool(false),
 		DeployOptions: &awsapigateway.StageOptions{
-			StageName:      jsii.String(env),
-			MetricsEnabled: jsii.Bool(true),
+			StageName:            jsii.String(env),
+			MetricsEnabled:       jsii.Bool(true),
+			ThrottlingRateLimit:  jsii.Number(cfg.ApiRateLimit),
+			ThrottlingBurstLimit: jsii.Number(cfg.ApiBurstLimit),
+			AccessLogDestination: awsapigateway.NewLogGroupLogDestination(apiLogs),
+			AccessLogFormat: awsapigateway.AccessLogFormat_JsonWithStandardFields(&awsapigateway.JsonWithStandardFieldProps{
+				Caller: jsii.Bool(false), HttpMethod: jsii.Bool(true), Ip: jsii.Bool(true), Protocol: jsii.Bool(true),
+				RequestTime: jsii.Bool(true), ResourcePath: jsii.Bool(true), ResponseLength: jsii.Bool(true),
+				Status: jsii.Bool(true), User: jsii.Bool(false),
+			}),
 		},
 	})
 	pinID(api, "Api")
@@ -356,10 +433,19 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 	pinID(rule, "SweepSchedule")
 
 	// ---- alarms -------------------------------------------------------------
-	var alarmAction awscloudwatch.IAlarmAction
+	// Every environment pages somewhere: the given topic, or one of its own.
+	var topic awssns.ITopic
 	if cfg.AlarmTopicArn != "" {
-		alarmAction = awscloudwatchactions.NewSnsAction(awssns.Topic_FromTopicArn(stack, jsii.String("AlarmTopic"), jsii.String(cfg.AlarmTopicArn)))
+		topic = awssns.Topic_FromTopicArn(stack, jsii.String("AlarmTopic"), jsii.String(cfg.AlarmTopicArn))
+	} else {
+		t := awssns.NewTopic(stack, jsii.String("AlarmTopic"), &awssns.TopicProps{DisplayName: jsii.String(StackName(env) + " alarms")})
+		pinID(t, "AlarmTopic")
+		topic = t
 	}
+	if cfg.AlarmEmail != "" {
+		topic.AddSubscription(awssnssubscriptions.NewEmailSubscription(jsii.String(cfg.AlarmEmail), nil))
+	}
+	alarmAction := awscloudwatchactions.NewSnsAction(topic)
 	minute := awscdk.Duration_Seconds(jsii.Number(60))
 	addAlarm := func(id, desc string, metric awscloudwatch.IMetric) {
 		a := awscloudwatch.NewAlarm(stack, jsii.String(id), &awscloudwatch.AlarmProps{
@@ -371,9 +457,7 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
 		})
 		pinID(a, id)
-		if alarmAction != nil {
-			a.AddAlarmAction(alarmAction)
-		}
+		a.AddAlarmAction(alarmAction)
 	}
 	for _, s := range stages {
 		addAlarm(s.id+"DlqAlarm", "Messages in the "+s.name+" DLQ: triage and replay",
@@ -385,7 +469,40 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 	}{{"Webhook", webhookFn}, {"Fetch", fetchFn}, {"Review", reviewFn}, {"Notify", notifyFn}, {"Sweeper", sweeperFn}} {
 		addAlarm(f.id+"ErrorsAlarm", f.id+" function errors",
 			f.fn.MetricErrors(&awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String("Sum")}))
+		addAlarm(f.id+"ThrottlesAlarm", f.id+" function throttled",
+			f.fn.MetricThrottles(&awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String("Sum")}))
 	}
+	// Backlog: a stage message waiting longer than a few leases means the stage is stuck.
+	for _, s := range stages {
+		a := awscloudwatch.NewAlarm(stack, jsii.String(s.id+"BacklogAgeAlarm"), &awscloudwatch.AlarmProps{
+			AlarmDescription:   jsii.String("Oldest " + s.name + " message older than 5 leases: the stage is not keeping up"),
+			Metric:             s.queue.MetricApproximateAgeOfOldestMessage(&awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String("Maximum")}),
+			Threshold:          jsii.Number(5 * cfg.LeaseSeconds),
+			EvaluationPeriods:  jsii.Number(5),
+			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
+			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+		})
+		pinID(a, s.id+"BacklogAgeAlarm")
+		a.AddAlarmAction(alarmAction)
+	}
+	// Application metrics (obs.Metrics, EMF, namespace Criticizer), summed over
+	// their other dimensions with a Metrics Insights query.
+	insights := func(metric, where string) awscloudwatch.IMetric {
+		q := "SELECT SUM(" + metric + ") FROM Criticizer WHERE Environment = '" + env + "'"
+		if where != "" {
+			q += " AND " + where
+		}
+		return awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
+			Expression: jsii.String(q), Period: awscdk.Duration_Minutes(jsii.Number(5)),
+			UsingMetrics: &map[string]awscloudwatch.IMetric{},
+			Label:        jsii.String(metric),
+		})
+	}
+	addAlarm("EscalationsAlarm", "A stage escalated a job to an operator", insights("Escalations", ""))
+	addAlarm("DeliveryUnconfirmedAlarm", "A notification could not be confirmed sent or unsent: check the provider, then confirm or requeue",
+		insights("DeadLettered", "ErrorClass = 'DELIVERY_UNCONFIRMED'"))
+	addAlarm("LeaseLostAlarm", "Workers lose their stage lease: leaseSeconds too short or a host clock off",
+		insights("LeaseLost", ""))
 
 	// ---- outputs (no exports: nothing else imports them) ---------------------
 	out := func(id string, v *string) {
@@ -404,6 +521,8 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 	out("WebhookSecretArn", webhookSecret.SecretArn())
 	out("LlmSecretArn", llmSecret.SecretArn())
 	out("SmtpSecretArn", smtpSecret.SecretArn())
+	out("P4SecretArn", p4Secret.SecretArn())
+	out("AlarmTopicArn", topic.TopicArn())
 	out("WebhookFunctionName", webhookFn.FunctionName())
 	out("FetchFunctionName", fetchFn.FunctionName())
 	out("ReviewFunctionName", reviewFn.FunctionName())
@@ -430,3 +549,11 @@ func appLogLevel(l string) awslambda.ApplicationLogLevel {
 }
 
 func itoa(n int) *string { return jsii.String(strconv.Itoa(n)) }
+
+// optItoa leaves a zero (= "use the function's default") setting unset.
+func optItoa(n int) *string {
+	if n == 0 {
+		return nil
+	}
+	return itoa(n)
+}
