@@ -23,6 +23,9 @@ const (
 	ctxEnvironments = "environments" // map env name -> partial EnvConfig (JSON), laid over the Go defaults
 	ctxOverrides    = "overrides"    // partial EnvConfig laid over the chosen environment (object or JSON string)
 	ctxAssetRoot    = "assetRoot"    // directory holding <function>/bootstrap; default "build/lambda"
+	// ctxMetricMathAlarms=false leaves out alarms on Metrics Insights queries
+	// (set by internal/devstack: the emulator rejects them). Default true.
+	ctxMetricMathAlarms = "metricMathAlarms"
 
 	defaultEnv       = "dev"
 	defaultAssetRoot = "build/lambda"

@@ -48,7 +48,12 @@ func newApp(extraContext map[string]any) (awscdk.App, awscdk.Stack, error) {
 			return nil, nil, fmt.Errorf("function asset missing (run `make build` first, or set context %s): %w", ctxAssetRoot, err)
 		}
 	}
-	stack := NewCriticizerStack(app, &StackProps{EnvName: envName, Config: cfg, AssetRoot: assetRoot})
+	// metricMathAlarms=false only from the emulator harness (MiniStack rejects them).
+	mathAlarms := true
+	if v, ok := app.Node().TryGetContext(jsii.String(ctxMetricMathAlarms)).(bool); ok {
+		mathAlarms = v
+	}
+	stack := NewCriticizerStack(app, &StackProps{EnvName: envName, Config: cfg, AssetRoot: assetRoot, MetricMathAlarms: mathAlarms})
 	return app, stack, nil
 }
 

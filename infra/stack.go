@@ -31,6 +31,8 @@ type StackProps struct {
 	EnvName   string    // local, dev, staging, prod
 	Config    EnvConfig // resolved environment settings
 	AssetRoot string    // directory with <function>/bootstrap
+	// MetricMathAlarms: alarms on Metrics Insights queries (true except on the emulator).
+	MetricMathAlarms bool
 }
 
 // StackName is the CloudFormation stack name of an environment.
@@ -498,11 +500,56 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 			Label:        jsii.String(metric),
 		})
 	}
-	addAlarm("EscalationsAlarm", "A stage escalated a job to an operator", insights("Escalations", ""))
+	appMetric := func(name string, dims map[string]*string) awscloudwatch.IMetric {
+		dims["Environment"] = jsii.String(env) // obs.Metrics adds it to every metric
+		return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+			Namespace: jsii.String("Criticizer"), MetricName: jsii.String(name), DimensionsMap: &dims,
+			Period: awscdk.Duration_Minutes(jsii.Number(5)), Statistic: jsii.String("Sum"),
+		})
+	}
 	addAlarm("DeliveryUnconfirmedAlarm", "A notification could not be confirmed sent or unsent: check the provider, then confirm or requeue",
-		insights("DeadLettered", "ErrorClass = 'DELIVERY_UNCONFIRMED'"))
-	addAlarm("LeaseLostAlarm", "Workers lose their stage lease: leaseSeconds too short or a host clock off",
-		insights("LeaseLost", ""))
+		appMetric("DeadLettered", map[string]*string{"Stage": jsii.String("notify"), "ErrorClass": jsii.String("DELIVERY_UNCONFIRMED")}))
+	for _, s := range stages {
+		addAlarm(s.id+"LeaseLostAlarm", "Workers of "+s.name+" lose their lease: leaseSeconds too short or a host clock off",
+			appMetric("LeaseLost", map[string]*string{"Stage": jsii.String(s.name)}))
+	}
+	// Escalations carry an ErrorClass dimension: summed by a Metrics Insights
+	// query. MiniStack rejects metric-math alarms, so the emulator harness sets
+	// context metricMathAlarms=false and this one alarm is left out there.
+	if props.MetricMathAlarms {
+		addAlarm("EscalationsAlarm", "A stage escalated a job to an operator", insights("Escalations", ""))
+	}
+
+	// ---- dashboard: one row per stage -----------------------------------------
+	dash := awscloudwatch.NewDashboard(stack, jsii.String("Dashboard"), &awscloudwatch.DashboardProps{
+		DashboardName: jsii.String(StackName(env) + "-pipeline"),
+	})
+	pinID(dash, "Dashboard")
+	for _, s := range stages {
+		stageWhere := "Stage = '" + s.name + "'"
+		dash.AddWidgets(
+			awscloudwatch.NewGraphWidget(&awscloudwatch.GraphWidgetProps{
+				Title: jsii.String(s.name + ": backlog"), Width: jsii.Number(6),
+				Left: &[]awscloudwatch.IMetric{
+					s.queue.MetricApproximateNumberOfMessagesVisible(nil),
+					s.dlq.MetricApproximateNumberOfMessagesVisible(nil),
+				},
+				Right: &[]awscloudwatch.IMetric{s.queue.MetricApproximateAgeOfOldestMessage(nil)},
+			}),
+			awscloudwatch.NewGraphWidget(&awscloudwatch.GraphWidgetProps{
+				Title: jsii.String(s.name + ": outcomes"), Width: jsii.Number(6),
+				Left: &[]awscloudwatch.IMetric{
+					insights("StageSucceeded", stageWhere), insights("StageRetried", stageWhere),
+					insights("DeadLettered", stageWhere), insights("LeaseLost", stageWhere),
+				},
+			}),
+			awscloudwatch.NewGraphWidget(&awscloudwatch.GraphWidgetProps{
+				Title: jsii.String(s.name + ": function"), Width: jsii.Number(6),
+				Left:  &[]awscloudwatch.IMetric{s.consumer.MetricInvocations(nil), s.consumer.MetricErrors(nil), s.consumer.MetricThrottles(nil)},
+				Right: &[]awscloudwatch.IMetric{s.consumer.MetricDuration(nil)},
+			}),
+		)
+	}
 
 	// ---- outputs (no exports: nothing else imports them) ---------------------
 	out := func(id string, v *string) {

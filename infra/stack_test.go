@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -161,7 +163,7 @@ func TestLocalStack(t *testing.T) {
 	counts := map[string]int{
 		"AWS::DynamoDB::Table": 1, "AWS::S3::Bucket": 2, "AWS::SecretsManager::Secret": 4, "AWS::SQS::Queue": 6,
 		"AWS::Lambda::Function": 5, "AWS::Lambda::EventSourceMapping": 3, "AWS::ApiGateway::RestApi": 1,
-		"AWS::ApiGateway::Method": 2, "AWS::Events::Rule": 1, "AWS::CloudWatch::Alarm": 19, "AWS::Logs::LogGroup": 6,
+		"AWS::ApiGateway::Method": 2, "AWS::Events::Rule": 1, "AWS::CloudWatch::Alarm": 21, "AWS::Logs::LogGroup": 6,
 		"AWS::Lambda::LayerVersion": 0,
 	}
 	for typ, n := range counts {
@@ -521,8 +523,8 @@ func TestProdStack(t *testing.T) {
 	check(t, "alarm actions", func() {
 		tmpl.ResourcePropertiesCountIs(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{
 			"AlarmActions": []any{"arn:aws:sns:eu-west-1:123456789012:ops"},
-		}, jsii.Number(19)) // 3 DLQ + 5 errors + 5 throttles + 3 backlog + escalations, unconfirmed, lease lost
-		tmpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(19))
+		}, jsii.Number(21)) // 3 DLQ + 5 errors + 5 throttles + 3 backlog + 3 lease lost + unconfirmed + escalations
+		tmpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(21))
 	})
 	check(t, "stage prod", func() {
 		tmpl.HasResourceProperties(jsii.String("AWS::ApiGateway::Stage"), map[string]any{"StageName": "prod"})
@@ -732,5 +734,40 @@ func TestEnvironmentsAsCheckedIn(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAlarmMetricsAreEmitted: every application metric an alarm or the
+// dashboard uses is one the code emits (an obs.Metrics Put call).
+func TestAlarmMetricsAreEmitted(t *testing.T) {
+	_, m := synth(t, map[string]any{ctxEnv: "local"})
+	whole, _ := json.Marshal(m)
+	used := map[string]bool{}
+	for _, re := range []string{`SELECT SUM\((\w+)\) FROM Criticizer`, `"MetricName":"(\w+)","Namespace":"Criticizer"`} {
+		for _, mm := range regexp.MustCompile(re).FindAllStringSubmatch(string(whole), -1) {
+			used[mm[1]] = true
+		}
+	}
+	if len(used) < 4 {
+		t.Fatalf("found only %v application metrics in the template", used)
+	}
+	emitted := map[string]bool{}
+	put := regexp.MustCompile(`\.Put\("(\w+)"`)
+	for _, root := range []string{"../shared", "../functions"} {
+		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+				return err
+			}
+			b, _ := os.ReadFile(p)
+			for _, mm := range put.FindAllStringSubmatch(string(b), -1) {
+				emitted[mm[1]] = true
+			}
+			return nil
+		})
+	}
+	for name := range used {
+		if !emitted[name] {
+			t.Errorf("metric %s is alarmed on or graphed but no code emits it", name)
+		}
 	}
 }

@@ -61,9 +61,12 @@ func StartLocal(ctx context.Context, opts LocalOptions) (l *Local, err error) {
 		}
 		l.ownWorkDir = true
 	}
+	started := l // a failed start returns nil: close what was started
 	defer func() {
 		if err != nil {
-			l.Close()
+			if cerr := started.Close(); cerr != nil {
+				err = errors.Join(err, cerr)
+			}
 		}
 	}()
 	logger := opts.Logger

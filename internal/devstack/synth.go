@@ -80,6 +80,10 @@ func Synth(ctx context.Context, opts SynthOptions) (string, error) {
 	}
 	cdkCtx["env"] = opts.Env
 	cdkCtx["assetRoot"] = opts.AssetRoot
+	// Emulator deviation: MiniStack rejects CloudWatch alarms on metric math /
+	// Metrics Insights ("Properties.Metrics is not supported"); the stack leaves
+	// those out (only EscalationsAlarm today).
+	cdkCtx["metricMathAlarms"] = false
 	if len(opts.Overrides) > 0 {
 		cdkCtx["overrides"] = opts.Overrides
 	}
