@@ -159,6 +159,13 @@ type EnvConfig struct {
 	// isLocal is set by LoadConfig for the local environment (not a setting).
 	isLocal bool
 
+	// OperatorRoleArn: the one human/operator role allowed to read the raw
+	// (unredacted) artifacts besides the fetch function that writes them.
+	OperatorRoleArn string `json:"operatorRoleArn,omitempty"`
+	// RawBucketDataEvents: a CloudTrail trail logging S3 data events (every
+	// read and write) of the raw bucket.
+	RawBucketDataEvents bool `json:"rawBucketDataEvents,omitempty"`
+
 	// AlarmEmail: optional e-mail subscription to the alarm topic.
 	AlarmEmail string `json:"alarmEmail,omitempty"`
 }
@@ -384,6 +391,9 @@ func (c EnvConfig) Validate() error {
 	}
 	if c.AlarmTopicArn != "" && !strings.HasPrefix(c.AlarmTopicArn, "arn:") {
 		bad("alarmTopicArn %q: want an SNS topic ARN", c.AlarmTopicArn)
+	}
+	if c.OperatorRoleArn != "" && !strings.HasPrefix(c.OperatorRoleArn, "arn:") {
+		bad("operatorRoleArn %q: want an IAM role ARN", c.OperatorRoleArn)
 	}
 	if c.AlarmEmail != "" && !strings.Contains(c.AlarmEmail, "@") {
 		bad("alarmEmail %q: want an e-mail address", c.AlarmEmail)

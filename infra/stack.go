@@ -7,6 +7,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudtrail"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
@@ -378,6 +379,30 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 
 	for _, s := range stages {
 		s.queue.GrantSendMessages(sweeperFn)
+	}
+
+	// Raw (unredacted) artifacts: only the function that writes them and the
+	// named operator role may touch objects, whatever else IAM grants.
+	allowedRaw := []*string{fetchFn.Role().RoleArn()}
+	if cfg.OperatorRoleArn != "" {
+		allowedRaw = append(allowedRaw, jsii.String(cfg.OperatorRoleArn))
+	}
+	raw.AddToResourcePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:        jsii.String("OnlyFetchAndOperator"),
+		Effect:     awsiam.Effect_DENY,
+		Principals: &[]awsiam.IPrincipal{awsiam.NewAnyPrincipal()},
+		Actions:    jsii.Strings("s3:GetObject*", "s3:PutObject*", "s3:DeleteObject*"),
+		Resources:  &[]*string{raw.ArnForObjects(jsii.String("*"))},
+		Conditions: &map[string]any{"ArnNotEquals": map[string]any{"aws:PrincipalArn": allowedRaw}},
+	}))
+	if cfg.RawBucketDataEvents {
+		trail := awscloudtrail.NewTrail(stack, jsii.String("RawDataEventsTrail"), &awscloudtrail.TrailProps{
+			IsMultiRegionTrail: jsii.Bool(false), IncludeGlobalServiceEvents: jsii.Bool(false),
+			ManagementEvents: awscloudtrail.ReadWriteType_NONE,
+		})
+		trail.AddS3EventSelector(&[]*awscloudtrail.S3EventSelector{{Bucket: raw}}, &awscloudtrail.AddEventSelectorOptions{
+			ReadWriteType: awscloudtrail.ReadWriteType_ALL, IncludeManagementEvents: jsii.Bool(false),
+		})
 	}
 
 	// ---- event source mappings (consume grant comes with them) --------------

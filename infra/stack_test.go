@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -769,5 +770,28 @@ func TestAlarmMetricsAreEmitted(t *testing.T) {
 		if !emitted[name] {
 			t.Errorf("metric %s is alarmed on or graphed but no code emits it", name)
 		}
+	}
+}
+
+// TestRawBucketAccess: the raw bucket denies object access to everyone but the
+// fetch role and the operator role; the trail logs its data events when enabled.
+func TestRawBucketAccess(t *testing.T) {
+	_, m := synth(t, map[string]any{ctxEnv: "local", ctxOverrides: map[string]any{
+		"operatorRoleArn": "arn:aws:iam::123456789012:role/criticizer-operator", "rawBucketDataEvents": true}})
+	var pol map[string]any
+	for _, r := range resources(m) {
+		if r["Type"] == "AWS::S3::BucketPolicy" && strings.Contains(fmt.Sprint(r["Properties"].(map[string]any)["Bucket"]), "RawArtifacts") {
+			pol = r["Properties"].(map[string]any)
+		}
+	}
+	b, _ := json.Marshal(pol)
+	for _, want := range []string{`"Sid":"OnlyFetchAndOperator"`, `"Effect":"Deny"`, `FetchFunctionServiceRole`, `role/criticizer-operator`, `aws:PrincipalArn`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("raw bucket policy lacks %s: %s", want, b)
+		}
+	}
+	tb, _ := json.Marshal(m)
+	if !strings.Contains(string(tb), `"AWS::CloudTrail::Trail"`) || !strings.Contains(string(tb), `"DataResources"`) {
+		t.Error("no CloudTrail data-event trail for the raw bucket")
 	}
 }
