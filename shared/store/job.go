@@ -114,10 +114,76 @@ type Job struct {
 	Seq                 int64                         `dynamodbav:"seq" json:"seq"`
 	Artifacts           Artifacts                     `dynamodbav:"artifacts" json:"artifacts"`
 	FindingCount        int                           `dynamodbav:"finding_count" json:"finding_count"`
+	Review              *ReviewStats                  `dynamodbav:"review,omitempty" json:"review,omitempty"`
 	Stages              map[domain.Stage]*StageRecord `dynamodbav:"stages" json:"stages"`
 	History             []Event                       `dynamodbav:"history" json:"history"`
 	SweepShard          string                        `dynamodbav:"sweep_shard,omitempty" json:"-"`
 	SweepAt             string                        `dynamodbav:"sweep_at,omitempty" json:"sweep_at,omitempty"`
+	// Swarm is set for a Helix Swarm test run (source "swarm"). Its callback
+	// URLs carry Swarm's per-run token, so it never leaves the table.
+	Swarm *SwarmRun `dynamodbav:"swarm,omitempty" json:"-"`
+}
+
+// SwarmRun is the Helix Swarm test run a job reports to: the review whose
+// author gets the e-mail, the callback URLs, and when each callback was made
+// (set once, by RecordCallback, so a redelivered or replayed job does not
+// call back twice).
+type SwarmRun struct {
+	Review    int64  `dynamodbav:"review"`
+	JobURL    string `dynamodbav:"job_url,omitempty"` // the link {update} gives Swarm
+	UpdateURL string `dynamodbav:"update_url,omitempty"`
+	PassURL   string `dynamodbav:"pass_url,omitempty"`
+	FailURL   string `dynamodbav:"fail_url,omitempty"`
+	UpdateAt  string `dynamodbav:"update_at,omitempty"`
+	PassAt    string `dynamodbav:"pass_at,omitempty"`
+	FailAt    string `dynamodbav:"fail_at,omitempty"`
+}
+
+// Callback names one of a Swarm run's callbacks.
+type Callback string
+
+const (
+	CallbackUpdate Callback = "update"
+	CallbackPass   Callback = "pass"
+	CallbackFail   Callback = "fail"
+)
+
+// URL returns the callback's URL ("" when Swarm gave none).
+func (r *SwarmRun) URL(c Callback) string {
+	switch c {
+	case CallbackUpdate:
+		return r.UpdateURL
+	case CallbackPass:
+		return r.PassURL
+	case CallbackFail:
+		return r.FailURL
+	}
+	return ""
+}
+
+// Called returns when the callback was recorded as made ("" if never).
+func (r *SwarmRun) Called(c Callback) string {
+	switch c {
+	case CallbackUpdate:
+		return r.UpdateAt
+	case CallbackPass:
+		return r.PassAt
+	case CallbackFail:
+		return r.FailAt
+	}
+	return ""
+}
+
+// ReviewStats is what the llm stage records on the job: the prompt version
+// it used (rollout), the tokens it cost, and how much was not reviewed.
+type ReviewStats struct {
+	PromptVersion  string `dynamodbav:"prompt_version" json:"prompt_version"`
+	InputTokens    int    `dynamodbav:"input_tokens" json:"input_tokens"`
+	OutputTokens   int    `dynamodbav:"output_tokens" json:"output_tokens"`
+	ModelCalls     int    `dynamodbav:"model_calls" json:"model_calls"`
+	Chunks         int    `dynamodbav:"chunks" json:"chunks"`
+	SkippedFiles   int    `dynamodbav:"skipped_files" json:"skipped_files"`
+	TruncatedFiles int    `dynamodbav:"truncated_files" json:"truncated_files"`
 }
 
 // StageRecord returns the record of stage s (never nil).
