@@ -356,6 +356,9 @@ func (c EnvConfig) Validate() error {
 			bad("smtpHost is empty (emailProvider smtp)")
 		}
 	case "ses":
+		if c.SESConfigurationSet == "" {
+			bad("sesConfigurationSet is empty (emailProvider ses: its events feed delivery lookups)")
+		}
 	default:
 		bad("emailProvider %q: want smtp or ses", c.EmailProvider)
 	}

@@ -43,7 +43,11 @@ func newApp(extraContext map[string]any) (awscdk.App, awscdk.Stack, error) {
 	if v, ok := app.Node().TryGetContext(jsii.String(ctxAssetRoot)).(string); ok && v != "" {
 		assetRoot = v
 	}
-	for _, fn := range []string{"webhook", "fetch", "review", "notify", "sweeper"} {
+	fns := []string{"webhook", "fetch", "review", "notify", "sweeper"}
+	if cfg.EmailProvider == "ses" {
+		fns = append(fns, "sesevents")
+	}
+	for _, fn := range fns {
 		if _, err := os.Stat(assetRoot + "/" + fn + "/bootstrap"); err != nil {
 			return nil, nil, fmt.Errorf("function asset missing (run `make build` first, or set context %s): %w", ctxAssetRoot, err)
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsses"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssnssubscriptions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
@@ -340,6 +341,33 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 	}
 	sweeperFn := newFn(fnSpec{id: "SweeperFunction", asset: "sweeper", memory: 256, timeout: 60, env: nil})
 
+	// SES: the configuration set publishes send/delivery/bounce/complaint/reject
+	// events to EventBridge; sesevents records them where lookup-before-resend
+	// and the outbox reconciler read them.
+	if cfg.EmailProvider == "ses" {
+		sesFn := newFn(fnSpec{id: "SesEventsFunction", asset: "sesevents", memory: 128, timeout: 30})
+		table.GrantReadWriteData(sesFn)
+		cs := awsses.NewCfnConfigurationSet(stack, jsii.String("SesConfigurationSet"), &awsses.CfnConfigurationSetProps{
+			Name: jsii.String(cfg.SESConfigurationSet),
+		})
+		dest := awsses.NewCfnConfigurationSetEventDestination(stack, jsii.String("SesEventDestination"), &awsses.CfnConfigurationSetEventDestinationProps{
+			ConfigurationSetName: jsii.String(cfg.SESConfigurationSet),
+			EventDestination: &awsses.CfnConfigurationSetEventDestination_EventDestinationProperty{
+				Enabled:            jsii.Bool(true),
+				MatchingEventTypes: jsii.Strings("send", "delivery", "bounce", "complaint", "reject"),
+				EventBridgeDestination: &awsses.CfnConfigurationSetEventDestination_EventBridgeDestinationProperty{
+					EventBusArn: awscdk.Fn_Sub(jsii.String("arn:${AWS::Partition}:events:${AWS::Region}:${AWS::AccountId}:event-bus/default"), nil),
+				},
+			},
+		})
+		dest.AddDependency(cs)
+		sesRule := awsevents.NewRule(stack, jsii.String("SesEventsRule"), &awsevents.RuleProps{
+			EventPattern: &awsevents.EventPattern{Source: jsii.Strings("aws.ses")},
+			Targets:      &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(sesFn, nil)},
+		})
+		pinID(sesRule, "SesEventsRule")
+	}
+
 	// ---- least-privilege grants ---------------------------------------------
 	for _, fn := range []awslambda.Function{webhookFn, fetchFn, reviewFn, notifyFn, sweeperFn} {
 		table.GrantReadWriteData(fn)
@@ -538,6 +566,8 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 		addAlarm(s.id+"LeaseLostAlarm", "Workers of "+s.name+" lose their lease: leaseSeconds too short or a host clock off",
 			appMetric("LeaseLost", map[string]*string{"Stage": jsii.String(s.name)}))
 	}
+	addAlarm("OutboxReconcilingAlarm", "Outbox rows sent without provider evidence or stuck sending: sends blocked, see `criticizer outbox`",
+		appMetric("OutboxReconciling", map[string]*string{}))
 	// Escalations carry an ErrorClass dimension: summed by a Metrics Insights
 	// query. MiniStack rejects metric-math alarms, so the emulator harness sets
 	// context metricMathAlarms=false and this one alarm is left out there.

@@ -21,7 +21,7 @@ var functionIDs = []string{"WebhookFunction", "FetchFunction", "ReviewFunction",
 func dummyAssets(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, fn := range []string{"webhook", "fetch", "review", "notify", "sweeper"} {
+	for _, fn := range []string{"webhook", "fetch", "review", "notify", "sweeper", "sesevents"} {
 		if err := os.MkdirAll(filepath.Join(dir, fn), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -164,7 +164,7 @@ func TestLocalStack(t *testing.T) {
 	counts := map[string]int{
 		"AWS::DynamoDB::Table": 1, "AWS::S3::Bucket": 2, "AWS::SecretsManager::Secret": 4, "AWS::SQS::Queue": 6,
 		"AWS::Lambda::Function": 5, "AWS::Lambda::EventSourceMapping": 3, "AWS::ApiGateway::RestApi": 1,
-		"AWS::ApiGateway::Method": 2, "AWS::Events::Rule": 1, "AWS::CloudWatch::Alarm": 21, "AWS::Logs::LogGroup": 6,
+		"AWS::ApiGateway::Method": 2, "AWS::Events::Rule": 1, "AWS::CloudWatch::Alarm": 22, "AWS::Logs::LogGroup": 6,
 		"AWS::Lambda::LayerVersion": 0,
 	}
 	for typ, n := range counts {
@@ -524,8 +524,8 @@ func TestProdStack(t *testing.T) {
 	check(t, "alarm actions", func() {
 		tmpl.ResourcePropertiesCountIs(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{
 			"AlarmActions": []any{"arn:aws:sns:eu-west-1:123456789012:ops"},
-		}, jsii.Number(21)) // 3 DLQ + 5 errors + 5 throttles + 3 backlog + 3 lease lost + unconfirmed + escalations
-		tmpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(21))
+		}, jsii.Number(22)) // 3 DLQ + 5 errors + 5 throttles + 3 backlog + 3 lease lost + unconfirmed + reconciling + escalations
+		tmpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(22))
 	})
 	check(t, "stage prod", func() {
 		tmpl.HasResourceProperties(jsii.String("AWS::ApiGateway::Stage"), map[string]any{"StageName": "prod"})
@@ -793,5 +793,25 @@ func TestRawBucketAccess(t *testing.T) {
 	tb, _ := json.Marshal(m)
 	if !strings.Contains(string(tb), `"AWS::CloudTrail::Trail"`) || !strings.Contains(string(tb), `"DataResources"`) {
 		t.Error("no CloudTrail data-event trail for the raw bucket")
+	}
+}
+
+// TestSESProvider: with emailProvider ses the notify role may send through SES
+// (no SMTP secret), and SES events reach the sesevents function.
+func TestSESProvider(t *testing.T) {
+	_, m := synth(t, map[string]any{ctxEnv: "local", ctxOverrides: map[string]any{"emailProvider": "ses", "sesConfigurationSet": "criticizer-local"}})
+	g := grants(t, m, "NotifyFunction")
+	if !allowed(g, "ses:SendEmail", "*") || allowed(g, "secretsmanager:GetSecretValue", "SmtpSecret") {
+		t.Errorf("notify grants = %v", g)
+	}
+	envOf := props(m, "NotifyFunction")["Environment"].(map[string]any)["Variables"].(map[string]any)
+	if envOf["EMAIL_PROVIDER"] != "ses" || envOf["SES_CONFIGURATION_SET"] != "criticizer-local" {
+		t.Errorf("notify env = %v", envOf)
+	}
+	if props(m, "SesEventsFunction") == nil || props(m, "SesEventsRule") == nil {
+		t.Error("no sesevents function or rule")
+	}
+	if _, _, err := LoadConfig(awscdk.NewApp(&awscdk.AppProps{Context: &map[string]any{ctxEnv: "local", ctxOverrides: map[string]any{"emailProvider": "ses"}}}).Node()); err == nil || !strings.Contains(err.Error(), "sesConfigurationSet") {
+		t.Errorf("ses without a configuration set: %v", err)
 	}
 }
