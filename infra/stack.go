@@ -24,7 +24,9 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssnssubscriptions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
+
 	"github.com/aws/jsii-runtime-go"
+	"github.com/criticizer/criticizer/shared/review"
 )
 
 // StackProps configures NewCriticizerStack.
@@ -568,6 +570,36 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 	}
 	addAlarm("OutboxReconcilingAlarm", "Outbox rows sent without provider evidence or stuck sending: sends blocked, see `criticizer outbox`",
 		appMetric("OutboxReconciling", map[string]*string{}))
+	// The prompt canary: while a candidate prompt version serves a share of jobs,
+	// page when its rejected-response rate per model call stays above twice the
+	// stable version's for 30 minutes (6 × 5 min). Metric math: not on the emulator.
+	if props.MetricMathAlarms && cfg.PromptCandidatePercent > 0 {
+		perVersion := func(name, version string) awscloudwatch.IMetric {
+			return appMetric(name, map[string]*string{"Stage": jsii.String("llm"), "PromptVersion": jsii.String(version)})
+		}
+		canary := awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
+			Expression: jsii.String("IF(sc > 0 AND cc > 0, (cr / cc) - 2 * (sr / sc), 0)"),
+			UsingMetrics: &map[string]awscloudwatch.IMetric{
+				"cr": perVersion("ReviewResponsesRejected", cfg.PromptCandidateVersion),
+				"cc": perVersion("ReviewModelCalls", cfg.PromptCandidateVersion),
+				"sr": perVersion("ReviewResponsesRejected", review.PromptVersion),
+				"sc": perVersion("ReviewModelCalls", review.PromptVersion),
+			},
+			Period: awscdk.Duration_Minutes(jsii.Number(5)),
+			Label:  jsii.String("candidate rejection rate above 2x stable"),
+		})
+		a := awscloudwatch.NewAlarm(stack, jsii.String("PromptCanaryAlarm"), &awscloudwatch.AlarmProps{
+			AlarmDescription:   jsii.String("Prompt " + cfg.PromptCandidateVersion + ": response_rejected above 2x the stable prompt's for 30 min; set promptCandidatePercent to 0"),
+			Metric:             canary,
+			Threshold:          jsii.Number(0),
+			EvaluationPeriods:  jsii.Number(6),
+			DatapointsToAlarm:  jsii.Number(6),
+			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
+			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+		})
+		pinID(a, "PromptCanaryAlarm")
+		a.AddAlarmAction(alarmAction)
+	}
 	// Escalations carry an ErrorClass dimension: summed by a Metrics Insights
 	// query. MiniStack rejects metric-math alarms, so the emulator harness sets
 	// context metricMathAlarms=false and this one alarm is left out there.

@@ -741,7 +741,8 @@ func TestEnvironmentsAsCheckedIn(t *testing.T) {
 // TestAlarmMetricsAreEmitted: every application metric an alarm or the
 // dashboard uses is one the code emits (an obs.Metrics Put call).
 func TestAlarmMetricsAreEmitted(t *testing.T) {
-	_, m := synth(t, map[string]any{ctxEnv: "local"})
+	// Every optional alarm on: the prompt canary too.
+	_, m := synth(t, map[string]any{ctxEnv: "local", ctxOverrides: map[string]any{"promptCandidateVersion": "1.1.0", "promptCandidatePercent": 10}})
 	whole, _ := json.Marshal(m)
 	used := map[string]bool{}
 	for _, re := range []string{`SELECT SUM\((\w+)\) FROM Criticizer`, `"MetricName":"(\w+)","Namespace":"Criticizer"`} {
@@ -749,7 +750,7 @@ func TestAlarmMetricsAreEmitted(t *testing.T) {
 			used[mm[1]] = true
 		}
 	}
-	if len(used) < 4 {
+	if !used["ReviewResponsesRejected"] || len(used) < 6 {
 		t.Fatalf("found only %v application metrics in the template", used)
 	}
 	emitted := map[string]bool{}
@@ -813,5 +814,21 @@ func TestSESProvider(t *testing.T) {
 	}
 	if _, _, err := LoadConfig(awscdk.NewApp(&awscdk.AppProps{Context: &map[string]any{ctxEnv: "local", ctxOverrides: map[string]any{"emailProvider": "ses"}}}).Node()); err == nil || !strings.Contains(err.Error(), "sesConfigurationSet") {
 		t.Errorf("ses without a configuration set: %v", err)
+	}
+}
+
+// TestPromptCanaryAlarm: a candidate prompt in rollout gets the canary alarm,
+// which pages; without a rollout there is none.
+func TestPromptCanaryAlarm(t *testing.T) {
+	_, m := synth(t, map[string]any{ctxEnv: "local", ctxOverrides: map[string]any{"promptCandidateVersion": "1.1.0", "promptCandidatePercent": 10}})
+	b, _ := json.Marshal(props(m, "PromptCanaryAlarm"))
+	for _, want := range []string{`"PromptVersion"`, `"1.1.0"`, `ReviewResponsesRejected`, `ReviewModelCalls`, `"EvaluationPeriods":6`, `"AlarmActions"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("canary alarm lacks %s: %s", want, b)
+		}
+	}
+	_, m = synth(t, map[string]any{ctxEnv: "local"})
+	if props(m, "PromptCanaryAlarm") != nil {
+		t.Error("canary alarm without a rollout")
 	}
 }
