@@ -80,68 +80,7 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 		removal = awscdk.RemovalPolicy_DESTROY
 	}
 
-	// ---- state: jobs table -------------------------------------------------
-	table := awsdynamodb.NewTable(stack, jsii.String("JobsTable"), &awsdynamodb.TableProps{
-		PartitionKey:        &awsdynamodb.Attribute{Name: jsii.String("pk"), Type: awsdynamodb.AttributeType_STRING},
-		SortKey:             &awsdynamodb.Attribute{Name: jsii.String("sk"), Type: awsdynamodb.AttributeType_STRING},
-		BillingMode:         awsdynamodb.BillingMode_PAY_PER_REQUEST,
-		TimeToLiveAttribute: jsii.String("expires_at"),
-		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
-			PointInTimeRecoveryEnabled: jsii.Bool(!local),
-		},
-		RemovalPolicy: removal,
-	})
-	table.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
-		IndexName:      jsii.String("sweep"),
-		PartitionKey:   &awsdynamodb.Attribute{Name: jsii.String("sweep_shard"), Type: awsdynamodb.AttributeType_STRING},
-		SortKey:        &awsdynamodb.Attribute{Name: jsii.String("sweep_at"), Type: awsdynamodb.AttributeType_STRING},
-		ProjectionType: awsdynamodb.ProjectionType_ALL,
-	})
-	pinID(table, "JobsTable")
-
-	// ---- artifacts ---------------------------------------------------------
-	var accessLogs awss3.Bucket
-	if !local {
-		// S3 server access logs: the audit trail of every artifact read.
-		accessLogs = awss3.NewBucket(stack, jsii.String("AccessLogs"), &awss3.BucketProps{
-			Encryption:        awss3.BucketEncryption_S3_MANAGED, // log delivery supports SSE-S3 only
-			BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(),
-			EnforceSSL:        jsii.Bool(true),
-			Versioned:         jsii.Bool(false),
-			ObjectOwnership:   awss3.ObjectOwnership_BUCKET_OWNER_ENFORCED,
-			LifecycleRules: &[]*awss3.LifecycleRule{{
-				Id:         jsii.String("expire-access-logs"),
-				Expiration: awscdk.Duration_Days(jsii.Number(cfg.AccessLogRetentionDays)),
-			}},
-			RemovalPolicy: removal,
-		})
-		pinID(accessLogs, "AccessLogs")
-	}
-	artifactBucket := func(id string, days int, logPrefix string) awss3.Bucket {
-		bp := &awss3.BucketProps{
-			Encryption:        awss3.BucketEncryption_S3_MANAGED,
-			BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(),
-			EnforceSSL:        jsii.Bool(true),
-			Versioned:         jsii.Bool(false),
-			ObjectOwnership:   awss3.ObjectOwnership_BUCKET_OWNER_ENFORCED,
-			LifecycleRules: &[]*awss3.LifecycleRule{{
-				Id:                                  jsii.String("expire-artifacts"),
-				Expiration:                          awscdk.Duration_Days(jsii.Number(days)),
-				AbortIncompleteMultipartUploadAfter: awscdk.Duration_Days(jsii.Number(1)),
-			}},
-			// Never AutoDeleteObjects: it adds a Node.js custom resource.
-			RemovalPolicy: removal,
-		}
-		if accessLogs != nil {
-			bp.ServerAccessLogsBucket = accessLogs
-			bp.ServerAccessLogsPrefix = jsii.String(logPrefix)
-		}
-		b := awss3.NewBucket(stack, jsii.String(id), bp)
-		pinID(b, id)
-		return b
-	}
-	raw := artifactBucket("RawArtifacts", 7, "raw/")
-	redacted := artifactBucket("RedactedArtifacts", 30, "redacted/")
+	table, raw, redacted := newData(stack, cfg, local, removal)
 
 	// ---- secrets -----------------------------------------------------------
 	secret := func(id, desc string, gen *awssecretsmanager.SecretStringGenerator) awssecretsmanager.Secret {
@@ -169,34 +108,7 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 	smtpSecret := secret("SmtpSecret", "SMTP relay credentials: {\"username\": ..., \"password\": ...}",
 		&awssecretsmanager.SecretStringGenerator{SecretStringTemplate: jsii.String(`{"username":"criticizer"}`), GenerateStringKey: jsii.String("password"), ExcludePunctuation: jsii.Bool(true)})
 
-	// ---- queues ------------------------------------------------------------
-	lease := awscdk.Duration_Seconds(jsii.Number(cfg.LeaseSeconds))
-	newStage := func(name, id string) *stage {
-		dlq := awssqs.NewQueue(stack, jsii.String(id+"DLQ"), &awssqs.QueueProps{
-			Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
-			EnforceSSL:        jsii.Bool(true),
-			RetentionPeriod:   awscdk.Duration_Days(jsii.Number(14)),
-			VisibilityTimeout: lease,
-			RemovalPolicy:     removal,
-		})
-		pinID(dlq, id+"DLQ")
-		q := awssqs.NewQueue(stack, jsii.String(id+"Queue"), &awssqs.QueueProps{
-			Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
-			EnforceSSL:        jsii.Bool(true),
-			VisibilityTimeout: lease,
-			RetentionPeriod:   awscdk.Duration_Days(jsii.Number(4)),
-			DeadLetterQueue: &awssqs.DeadLetterQueue{
-				Queue:           dlq,
-				MaxReceiveCount: jsii.Number(cfg.MaxAttempts + 3),
-			},
-			RemovalPolicy: removal,
-		})
-		pinID(q, id+"Queue")
-		return &stage{name: name, id: id, queue: q, dlq: dlq}
-	}
-	fetchStage := newStage("fetch", "Fetch")
-	llmStage := newStage("llm", "Llm")
-	notifyStage := newStage("notify", "Notify")
+	fetchStage, llmStage, notifyStage := newQueues(stack, cfg, removal)
 	stages := []*stage{fetchStage, llmStage, notifyStage}
 
 	// ---- functions ---------------------------------------------------------
@@ -448,38 +360,7 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 		}))
 	}
 
-	// ---- API ---------------------------------------------------------------
-	apiLogs := awslogs.NewLogGroup(stack, jsii.String("ApiAccessLogs"), &awslogs.LogGroupProps{
-		Retention:     retentionDays[cfg.LogRetentionDays],
-		RemovalPolicy: removal,
-	})
-	pinID(apiLogs, "ApiAccessLogs")
-	api := awsapigateway.NewRestApi(stack, jsii.String("Api"), &awsapigateway.RestApiProps{
-		RestApiName:    jsii.String(StackName(env) + "-api"),
-		Description:    jsii.String("Criticizer webhook intake and job status (HMAC-authenticated by the app)"),
-		EndpointTypes:  &[]awsapigateway.EndpointType{awsapigateway.EndpointType_REGIONAL},
-		CloudWatchRole: jsii.Bool(false),
-		DeployOptions: &awsapigateway.StageOptions{
-			StageName:            jsii.String(env),
-			MetricsEnabled:       jsii.Bool(true),
-			ThrottlingRateLimit:  jsii.Number(cfg.ApiRateLimit),
-			ThrottlingBurstLimit: jsii.Number(cfg.ApiBurstLimit),
-			AccessLogDestination: awsapigateway.NewLogGroupLogDestination(apiLogs),
-			AccessLogFormat: awsapigateway.AccessLogFormat_JsonWithStandardFields(&awsapigateway.JsonWithStandardFieldProps{
-				Caller: jsii.Bool(false), HttpMethod: jsii.Bool(true), Ip: jsii.Bool(true), Protocol: jsii.Bool(true),
-				RequestTime: jsii.Bool(true), ResourcePath: jsii.Bool(true), ResponseLength: jsii.Bool(true),
-				Status: jsii.Bool(true), User: jsii.Bool(false),
-			}),
-		},
-	})
-	pinID(api, "Api")
-	api.Node().TryRemoveChild(jsii.String("Endpoint")) // RestApi's own URL output; ApiUrl below replaces it
-	integration := awsapigateway.NewLambdaIntegration(webhookFn, &awsapigateway.LambdaIntegrationOptions{Proxy: jsii.Bool(true)})
-	noKey := &awsapigateway.MethodOptions{ApiKeyRequired: jsii.Bool(false), AuthorizationType: awsapigateway.AuthorizationType_NONE}
-	api.Root().AddResource(jsii.String("webhooks"), nil).AddResource(jsii.String("changelist"), nil).
-		AddMethod(jsii.String("POST"), integration, noKey)
-	api.Root().AddResource(jsii.String("jobs"), nil).AddResource(jsii.String("{id}"), nil).
-		AddMethod(jsii.String("GET"), integration, noKey)
+	api := newAPI(stack, env, cfg, removal, webhookFn)
 
 	// ---- sweeper schedule ----------------------------------------------------
 	rule := awsevents.NewRule(stack, jsii.String("SweepSchedule"), &awsevents.RuleProps{
@@ -489,154 +370,8 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 	})
 	pinID(rule, "SweepSchedule")
 
-	// ---- alarms -------------------------------------------------------------
-	// Every environment pages somewhere: the given topic, or one of its own.
-	var topic awssns.ITopic
-	if cfg.AlarmTopicArn != "" {
-		topic = awssns.Topic_FromTopicArn(stack, jsii.String("AlarmTopic"), jsii.String(cfg.AlarmTopicArn))
-	} else {
-		t := awssns.NewTopic(stack, jsii.String("AlarmTopic"), &awssns.TopicProps{DisplayName: jsii.String(StackName(env) + " alarms")})
-		pinID(t, "AlarmTopic")
-		topic = t
-	}
-	if cfg.AlarmEmail != "" {
-		topic.AddSubscription(awssnssubscriptions.NewEmailSubscription(jsii.String(cfg.AlarmEmail), nil))
-	}
-	alarmAction := awscloudwatchactions.NewSnsAction(topic)
-	minute := awscdk.Duration_Seconds(jsii.Number(60))
-	addAlarm := func(id, desc string, metric awscloudwatch.IMetric) {
-		a := awscloudwatch.NewAlarm(stack, jsii.String(id), &awscloudwatch.AlarmProps{
-			AlarmDescription:   jsii.String(desc),
-			Metric:             metric,
-			Threshold:          jsii.Number(0),
-			EvaluationPeriods:  jsii.Number(1),
-			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
-			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
-		})
-		pinID(a, id)
-		a.AddAlarmAction(alarmAction)
-	}
-	for _, s := range stages {
-		addAlarm(s.id+"DlqAlarm", "Messages in the "+s.name+" DLQ: triage and replay",
-			s.dlq.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String("Maximum")}))
-	}
-	for _, f := range []struct {
-		id string
-		fn awslambda.Function
-	}{{"Webhook", webhookFn}, {"Fetch", fetchFn}, {"Review", reviewFn}, {"Notify", notifyFn}, {"Sweeper", sweeperFn}} {
-		addAlarm(f.id+"ErrorsAlarm", f.id+" function errors",
-			f.fn.MetricErrors(&awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String("Sum")}))
-		addAlarm(f.id+"ThrottlesAlarm", f.id+" function throttled",
-			f.fn.MetricThrottles(&awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String("Sum")}))
-	}
-	// Backlog: a stage message waiting longer than a few leases means the stage is stuck.
-	for _, s := range stages {
-		a := awscloudwatch.NewAlarm(stack, jsii.String(s.id+"BacklogAgeAlarm"), &awscloudwatch.AlarmProps{
-			AlarmDescription:   jsii.String("Oldest " + s.name + " message older than 5 leases: the stage is not keeping up"),
-			Metric:             s.queue.MetricApproximateAgeOfOldestMessage(&awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String("Maximum")}),
-			Threshold:          jsii.Number(5 * cfg.LeaseSeconds),
-			EvaluationPeriods:  jsii.Number(5),
-			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
-			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
-		})
-		pinID(a, s.id+"BacklogAgeAlarm")
-		a.AddAlarmAction(alarmAction)
-	}
-	// Application metrics (obs.Metrics, EMF, namespace Criticizer), summed over
-	// their other dimensions with a Metrics Insights query.
-	insights := func(metric, where string) awscloudwatch.IMetric {
-		q := "SELECT SUM(" + metric + ") FROM Criticizer WHERE Environment = '" + env + "'"
-		if where != "" {
-			q += " AND " + where
-		}
-		return awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
-			Expression: jsii.String(q), Period: awscdk.Duration_Minutes(jsii.Number(5)),
-			UsingMetrics: &map[string]awscloudwatch.IMetric{},
-			Label:        jsii.String(metric),
-		})
-	}
-	appMetric := func(name string, dims map[string]*string) awscloudwatch.IMetric {
-		dims["Environment"] = jsii.String(env) // obs.Metrics adds it to every metric
-		return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
-			Namespace: jsii.String("Criticizer"), MetricName: jsii.String(name), DimensionsMap: &dims,
-			Period: awscdk.Duration_Minutes(jsii.Number(5)), Statistic: jsii.String("Sum"),
-		})
-	}
-	addAlarm("DeliveryUnconfirmedAlarm", "A notification could not be confirmed sent or unsent: check the provider, then confirm or requeue",
-		appMetric("DeadLettered", map[string]*string{"Stage": jsii.String("notify"), "ErrorClass": jsii.String("DELIVERY_UNCONFIRMED")}))
-	for _, s := range stages {
-		addAlarm(s.id+"LeaseLostAlarm", "Workers of "+s.name+" lose their lease: leaseSeconds too short or a host clock off",
-			appMetric("LeaseLost", map[string]*string{"Stage": jsii.String(s.name)}))
-	}
-	addAlarm("OutboxReconcilingAlarm", "Outbox rows sent without provider evidence or stuck sending: sends blocked, see `criticizer outbox`",
-		appMetric("OutboxReconciling", map[string]*string{}))
-	// The prompt canary: while a candidate prompt version serves a share of jobs,
-	// page when its rejected-response rate per model call stays above twice the
-	// stable version's for 30 minutes (6 × 5 min). Metric math: not on the emulator.
-	if props.MetricMathAlarms && cfg.PromptCandidatePercent > 0 {
-		perVersion := func(name, version string) awscloudwatch.IMetric {
-			return appMetric(name, map[string]*string{"Stage": jsii.String("llm"), "PromptVersion": jsii.String(version)})
-		}
-		canary := awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
-			Expression: jsii.String("IF(sc > 0 AND cc > 0, (cr / cc) - 2 * (sr / sc), 0)"),
-			UsingMetrics: &map[string]awscloudwatch.IMetric{
-				"cr": perVersion("ReviewResponsesRejected", cfg.PromptCandidateVersion),
-				"cc": perVersion("ReviewModelCalls", cfg.PromptCandidateVersion),
-				"sr": perVersion("ReviewResponsesRejected", review.PromptVersion),
-				"sc": perVersion("ReviewModelCalls", review.PromptVersion),
-			},
-			Period: awscdk.Duration_Minutes(jsii.Number(5)),
-			Label:  jsii.String("candidate rejection rate above 2x stable"),
-		})
-		a := awscloudwatch.NewAlarm(stack, jsii.String("PromptCanaryAlarm"), &awscloudwatch.AlarmProps{
-			AlarmDescription:   jsii.String("Prompt " + cfg.PromptCandidateVersion + ": response_rejected above 2x the stable prompt's for 30 min; set promptCandidatePercent to 0"),
-			Metric:             canary,
-			Threshold:          jsii.Number(0),
-			EvaluationPeriods:  jsii.Number(6),
-			DatapointsToAlarm:  jsii.Number(6),
-			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
-			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
-		})
-		pinID(a, "PromptCanaryAlarm")
-		a.AddAlarmAction(alarmAction)
-	}
-	// Escalations carry an ErrorClass dimension: summed by a Metrics Insights
-	// query. MiniStack rejects metric-math alarms, so the emulator harness sets
-	// context metricMathAlarms=false and this one alarm is left out there.
-	if props.MetricMathAlarms {
-		addAlarm("EscalationsAlarm", "A stage escalated a job to an operator", insights("Escalations", ""))
-	}
-
-	// ---- dashboard: one row per stage -----------------------------------------
-	dash := awscloudwatch.NewDashboard(stack, jsii.String("Dashboard"), &awscloudwatch.DashboardProps{
-		DashboardName: jsii.String(StackName(env) + "-pipeline"),
-	})
-	pinID(dash, "Dashboard")
-	for _, s := range stages {
-		stageWhere := "Stage = '" + s.name + "'"
-		dash.AddWidgets(
-			awscloudwatch.NewGraphWidget(&awscloudwatch.GraphWidgetProps{
-				Title: jsii.String(s.name + ": backlog"), Width: jsii.Number(6),
-				Left: &[]awscloudwatch.IMetric{
-					s.queue.MetricApproximateNumberOfMessagesVisible(nil),
-					s.dlq.MetricApproximateNumberOfMessagesVisible(nil),
-				},
-				Right: &[]awscloudwatch.IMetric{s.queue.MetricApproximateAgeOfOldestMessage(nil)},
-			}),
-			awscloudwatch.NewGraphWidget(&awscloudwatch.GraphWidgetProps{
-				Title: jsii.String(s.name + ": outcomes"), Width: jsii.Number(6),
-				Left: &[]awscloudwatch.IMetric{
-					insights("StageSucceeded", stageWhere), insights("StageRetried", stageWhere),
-					insights("DeadLettered", stageWhere), insights("LeaseLost", stageWhere),
-				},
-			}),
-			awscloudwatch.NewGraphWidget(&awscloudwatch.GraphWidgetProps{
-				Title: jsii.String(s.name + ": function"), Width: jsii.Number(6),
-				Left:  &[]awscloudwatch.IMetric{s.consumer.MetricInvocations(nil), s.consumer.MetricErrors(nil), s.consumer.MetricThrottles(nil)},
-				Right: &[]awscloudwatch.IMetric{s.consumer.MetricDuration(nil)},
-			}),
-		)
-	}
+	topic := newAlarms(stack, env, cfg, props.MetricMathAlarms, stages, []namedFn{
+		{"Webhook", webhookFn}, {"Fetch", fetchFn}, {"Review", reviewFn}, {"Notify", notifyFn}, {"Sweeper", sweeperFn}})
 
 	// ---- outputs (no exports: nothing else imports them) ---------------------
 	out := func(id string, v *string) {
@@ -690,4 +425,300 @@ func optItoa(n int) *string {
 		return nil
 	}
 	return itoa(n)
+}
+
+// newData is the state section: the jobs table (TTL on expires_at, sweep
+// index) and the raw and redacted artifact buckets (lifecycle expiry, access
+// logs outside local).
+func newData(stack awscdk.Stack, cfg EnvConfig, local bool, removal awscdk.RemovalPolicy) (awsdynamodb.Table, awss3.Bucket, awss3.Bucket) {
+	// ---- state: jobs table -------------------------------------------------
+	table := awsdynamodb.NewTable(stack, jsii.String("JobsTable"), &awsdynamodb.TableProps{
+		PartitionKey:        &awsdynamodb.Attribute{Name: jsii.String("pk"), Type: awsdynamodb.AttributeType_STRING},
+		SortKey:             &awsdynamodb.Attribute{Name: jsii.String("sk"), Type: awsdynamodb.AttributeType_STRING},
+		BillingMode:         awsdynamodb.BillingMode_PAY_PER_REQUEST,
+		TimeToLiveAttribute: jsii.String("expires_at"),
+		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
+			PointInTimeRecoveryEnabled: jsii.Bool(!local),
+		},
+		RemovalPolicy: removal,
+	})
+	table.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
+		IndexName:      jsii.String("sweep"),
+		PartitionKey:   &awsdynamodb.Attribute{Name: jsii.String("sweep_shard"), Type: awsdynamodb.AttributeType_STRING},
+		SortKey:        &awsdynamodb.Attribute{Name: jsii.String("sweep_at"), Type: awsdynamodb.AttributeType_STRING},
+		ProjectionType: awsdynamodb.ProjectionType_ALL,
+	})
+	pinID(table, "JobsTable")
+
+	// ---- artifacts ---------------------------------------------------------
+	var accessLogs awss3.Bucket
+	if !local {
+		// S3 server access logs: the audit trail of every artifact read.
+		accessLogs = awss3.NewBucket(stack, jsii.String("AccessLogs"), &awss3.BucketProps{
+			Encryption:        awss3.BucketEncryption_S3_MANAGED, // log delivery supports SSE-S3 only
+			BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(),
+			EnforceSSL:        jsii.Bool(true),
+			Versioned:         jsii.Bool(false),
+			ObjectOwnership:   awss3.ObjectOwnership_BUCKET_OWNER_ENFORCED,
+			LifecycleRules: &[]*awss3.LifecycleRule{{
+				Id:         jsii.String("expire-access-logs"),
+				Expiration: awscdk.Duration_Days(jsii.Number(cfg.AccessLogRetentionDays)),
+			}},
+			RemovalPolicy: removal,
+		})
+		pinID(accessLogs, "AccessLogs")
+	}
+	artifactBucket := func(id string, days int, logPrefix string) awss3.Bucket {
+		bp := &awss3.BucketProps{
+			Encryption:        awss3.BucketEncryption_S3_MANAGED,
+			BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(),
+			EnforceSSL:        jsii.Bool(true),
+			Versioned:         jsii.Bool(false),
+			ObjectOwnership:   awss3.ObjectOwnership_BUCKET_OWNER_ENFORCED,
+			LifecycleRules: &[]*awss3.LifecycleRule{{
+				Id:                                  jsii.String("expire-artifacts"),
+				Expiration:                          awscdk.Duration_Days(jsii.Number(days)),
+				AbortIncompleteMultipartUploadAfter: awscdk.Duration_Days(jsii.Number(1)),
+			}},
+			// Never AutoDeleteObjects: it adds a Node.js custom resource.
+			RemovalPolicy: removal,
+		}
+		if accessLogs != nil {
+			bp.ServerAccessLogsBucket = accessLogs
+			bp.ServerAccessLogsPrefix = jsii.String(logPrefix)
+		}
+		b := awss3.NewBucket(stack, jsii.String(id), bp)
+		pinID(b, id)
+		return b
+	}
+	raw := artifactBucket("RawArtifacts", 7, "raw/")
+	redacted := artifactBucket("RedactedArtifacts", 30, "redacted/")
+	return table, raw, redacted
+}
+
+// newQueues is the queues section: per stage a queue whose visibility timeout
+// is the lease, and its DLQ (redrive after maxAttempts+3 receives).
+func newQueues(stack awscdk.Stack, cfg EnvConfig, removal awscdk.RemovalPolicy) (fetch, llm, notify *stage) {
+	// ---- queues ------------------------------------------------------------
+	lease := awscdk.Duration_Seconds(jsii.Number(cfg.LeaseSeconds))
+	newStage := func(name, id string) *stage {
+		dlq := awssqs.NewQueue(stack, jsii.String(id+"DLQ"), &awssqs.QueueProps{
+			Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
+			EnforceSSL:        jsii.Bool(true),
+			RetentionPeriod:   awscdk.Duration_Days(jsii.Number(14)),
+			VisibilityTimeout: lease,
+			RemovalPolicy:     removal,
+		})
+		pinID(dlq, id+"DLQ")
+		q := awssqs.NewQueue(stack, jsii.String(id+"Queue"), &awssqs.QueueProps{
+			Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
+			EnforceSSL:        jsii.Bool(true),
+			VisibilityTimeout: lease,
+			RetentionPeriod:   awscdk.Duration_Days(jsii.Number(4)),
+			DeadLetterQueue: &awssqs.DeadLetterQueue{
+				Queue:           dlq,
+				MaxReceiveCount: jsii.Number(cfg.MaxAttempts + 3),
+			},
+			RemovalPolicy: removal,
+		})
+		pinID(q, id+"Queue")
+		return &stage{name: name, id: id, queue: q, dlq: dlq}
+	}
+	return newStage("fetch", "Fetch"), newStage("llm", "Llm"), newStage("notify", "Notify")
+}
+
+// newAPI is the API section: the REST API (throttled, JSON access logs) with
+// the webhook intake and job status routes on the webhook function.
+func newAPI(stack awscdk.Stack, env string, cfg EnvConfig, removal awscdk.RemovalPolicy, webhookFn awslambda.Function) awsapigateway.RestApi {
+	// ---- API ---------------------------------------------------------------
+	apiLogs := awslogs.NewLogGroup(stack, jsii.String("ApiAccessLogs"), &awslogs.LogGroupProps{
+		Retention:     retentionDays[cfg.LogRetentionDays],
+		RemovalPolicy: removal,
+	})
+	pinID(apiLogs, "ApiAccessLogs")
+	api := awsapigateway.NewRestApi(stack, jsii.String("Api"), &awsapigateway.RestApiProps{
+		RestApiName:    jsii.String(StackName(env) + "-api"),
+		Description:    jsii.String("Criticizer webhook intake and job status (HMAC-authenticated by the app)"),
+		EndpointTypes:  &[]awsapigateway.EndpointType{awsapigateway.EndpointType_REGIONAL},
+		CloudWatchRole: jsii.Bool(false),
+		DeployOptions: &awsapigateway.StageOptions{
+			StageName:            jsii.String(env),
+			MetricsEnabled:       jsii.Bool(true),
+			ThrottlingRateLimit:  jsii.Number(cfg.ApiRateLimit),
+			ThrottlingBurstLimit: jsii.Number(cfg.ApiBurstLimit),
+			AccessLogDestination: awsapigateway.NewLogGroupLogDestination(apiLogs),
+			AccessLogFormat: awsapigateway.AccessLogFormat_JsonWithStandardFields(&awsapigateway.JsonWithStandardFieldProps{
+				Caller: jsii.Bool(false), HttpMethod: jsii.Bool(true), Ip: jsii.Bool(true), Protocol: jsii.Bool(true),
+				RequestTime: jsii.Bool(true), ResourcePath: jsii.Bool(true), ResponseLength: jsii.Bool(true),
+				Status: jsii.Bool(true), User: jsii.Bool(false),
+			}),
+		},
+	})
+	pinID(api, "Api")
+	api.Node().TryRemoveChild(jsii.String("Endpoint")) // RestApi's own URL output; ApiUrl below replaces it
+	integration := awsapigateway.NewLambdaIntegration(webhookFn, &awsapigateway.LambdaIntegrationOptions{Proxy: jsii.Bool(true)})
+	noKey := &awsapigateway.MethodOptions{ApiKeyRequired: jsii.Bool(false), AuthorizationType: awsapigateway.AuthorizationType_NONE}
+	api.Root().AddResource(jsii.String("webhooks"), nil).AddResource(jsii.String("changelist"), nil).
+		AddMethod(jsii.String("POST"), integration, noKey)
+	api.Root().AddResource(jsii.String("jobs"), nil).AddResource(jsii.String("{id}"), nil).
+		AddMethod(jsii.String("GET"), integration, noKey)
+	return api
+}
+
+// namedFn is a function and the id prefix of its alarms.
+type namedFn struct {
+	id string
+	fn awslambda.Function
+}
+
+// newAlarms is the alarms section: the environment's alarm topic (given or
+// created, optional e-mail subscription), every alarm paging it, and the
+// pipeline dashboard. It returns the topic.
+func newAlarms(stack awscdk.Stack, env string, cfg EnvConfig, mathAlarms bool, stages []*stage, fns []namedFn) awssns.ITopic {
+	// ---- alarms -------------------------------------------------------------
+	// Every environment pages somewhere: the given topic, or one of its own.
+	var topic awssns.ITopic
+	if cfg.AlarmTopicArn != "" {
+		topic = awssns.Topic_FromTopicArn(stack, jsii.String("AlarmTopic"), jsii.String(cfg.AlarmTopicArn))
+	} else {
+		t := awssns.NewTopic(stack, jsii.String("AlarmTopic"), &awssns.TopicProps{DisplayName: jsii.String(StackName(env) + " alarms")})
+		pinID(t, "AlarmTopic")
+		topic = t
+	}
+	if cfg.AlarmEmail != "" {
+		topic.AddSubscription(awssnssubscriptions.NewEmailSubscription(jsii.String(cfg.AlarmEmail), nil))
+	}
+	alarmAction := awscloudwatchactions.NewSnsAction(topic)
+	minute := awscdk.Duration_Seconds(jsii.Number(60))
+	addAlarm := func(id, desc string, metric awscloudwatch.IMetric) {
+		a := awscloudwatch.NewAlarm(stack, jsii.String(id), &awscloudwatch.AlarmProps{
+			AlarmDescription:   jsii.String(desc),
+			Metric:             metric,
+			Threshold:          jsii.Number(0),
+			EvaluationPeriods:  jsii.Number(1),
+			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
+			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+		})
+		pinID(a, id)
+		a.AddAlarmAction(alarmAction)
+	}
+	for _, s := range stages {
+		addAlarm(s.id+"DlqAlarm", "Messages in the "+s.name+" DLQ: triage and replay",
+			s.dlq.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String("Maximum")}))
+	}
+	for _, f := range fns {
+		addAlarm(f.id+"ErrorsAlarm", f.id+" function errors",
+			f.fn.MetricErrors(&awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String("Sum")}))
+		addAlarm(f.id+"ThrottlesAlarm", f.id+" function throttled",
+			f.fn.MetricThrottles(&awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String("Sum")}))
+	}
+	// Backlog: a stage message waiting longer than a few leases means the stage is stuck.
+	for _, s := range stages {
+		a := awscloudwatch.NewAlarm(stack, jsii.String(s.id+"BacklogAgeAlarm"), &awscloudwatch.AlarmProps{
+			AlarmDescription:   jsii.String("Oldest " + s.name + " message older than 5 leases: the stage is not keeping up"),
+			Metric:             s.queue.MetricApproximateAgeOfOldestMessage(&awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String("Maximum")}),
+			Threshold:          jsii.Number(5 * cfg.LeaseSeconds),
+			EvaluationPeriods:  jsii.Number(5),
+			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
+			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+		})
+		pinID(a, s.id+"BacklogAgeAlarm")
+		a.AddAlarmAction(alarmAction)
+	}
+	// Application metrics (obs.Metrics, EMF, namespace Criticizer), summed over
+	// their other dimensions with a Metrics Insights query.
+	insights := func(metric, where string) awscloudwatch.IMetric {
+		q := "SELECT SUM(" + metric + ") FROM Criticizer WHERE Environment = '" + env + "'"
+		if where != "" {
+			q += " AND " + where
+		}
+		return awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
+			Expression: jsii.String(q), Period: awscdk.Duration_Minutes(jsii.Number(5)),
+			UsingMetrics: &map[string]awscloudwatch.IMetric{},
+			Label:        jsii.String(metric),
+		})
+	}
+	appMetric := func(name string, dims map[string]*string) awscloudwatch.IMetric {
+		dims["Environment"] = jsii.String(env) // obs.Metrics adds it to every metric
+		return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+			Namespace: jsii.String("Criticizer"), MetricName: jsii.String(name), DimensionsMap: &dims,
+			Period: awscdk.Duration_Minutes(jsii.Number(5)), Statistic: jsii.String("Sum"),
+		})
+	}
+	addAlarm("DeliveryUnconfirmedAlarm", "A notification could not be confirmed sent or unsent: check the provider, then confirm or requeue",
+		appMetric("DeadLettered", map[string]*string{"Stage": jsii.String("notify"), "ErrorClass": jsii.String("DELIVERY_UNCONFIRMED")}))
+	for _, s := range stages {
+		addAlarm(s.id+"LeaseLostAlarm", "Workers of "+s.name+" lose their lease: leaseSeconds too short or a host clock off",
+			appMetric("LeaseLost", map[string]*string{"Stage": jsii.String(s.name)}))
+	}
+	addAlarm("OutboxReconcilingAlarm", "Outbox rows sent without provider evidence or stuck sending: sends blocked, see `criticizer outbox`",
+		appMetric("OutboxReconciling", map[string]*string{}))
+	// The prompt canary: while a candidate prompt version serves a share of jobs,
+	// page when its rejected-response rate per model call stays above twice the
+	// stable version's for 30 minutes (6 × 5 min). Metric math: not on the emulator.
+	if mathAlarms && cfg.PromptCandidatePercent > 0 {
+		perVersion := func(name, version string) awscloudwatch.IMetric {
+			return appMetric(name, map[string]*string{"Stage": jsii.String("llm"), "PromptVersion": jsii.String(version)})
+		}
+		canary := awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
+			Expression: jsii.String("IF(sc > 0 AND cc > 0, (cr / cc) - 2 * (sr / sc), 0)"),
+			UsingMetrics: &map[string]awscloudwatch.IMetric{
+				"cr": perVersion("ReviewResponsesRejected", cfg.PromptCandidateVersion),
+				"cc": perVersion("ReviewModelCalls", cfg.PromptCandidateVersion),
+				"sr": perVersion("ReviewResponsesRejected", review.PromptVersion),
+				"sc": perVersion("ReviewModelCalls", review.PromptVersion),
+			},
+			Period: awscdk.Duration_Minutes(jsii.Number(5)),
+			Label:  jsii.String("candidate rejection rate above 2x stable"),
+		})
+		a := awscloudwatch.NewAlarm(stack, jsii.String("PromptCanaryAlarm"), &awscloudwatch.AlarmProps{
+			AlarmDescription:   jsii.String("Prompt " + cfg.PromptCandidateVersion + ": response_rejected above 2x the stable prompt's for 30 min; set promptCandidatePercent to 0"),
+			Metric:             canary,
+			Threshold:          jsii.Number(0),
+			EvaluationPeriods:  jsii.Number(6),
+			DatapointsToAlarm:  jsii.Number(6),
+			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
+			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+		})
+		pinID(a, "PromptCanaryAlarm")
+		a.AddAlarmAction(alarmAction)
+	}
+	// Escalations carry an ErrorClass dimension: summed by a Metrics Insights
+	// query. MiniStack rejects metric-math alarms, so the emulator harness sets
+	// context metricMathAlarms=false and this one alarm is left out there.
+	if mathAlarms {
+		addAlarm("EscalationsAlarm", "A stage escalated a job to an operator", insights("Escalations", ""))
+	}
+
+	// ---- dashboard: one row per stage -----------------------------------------
+	dash := awscloudwatch.NewDashboard(stack, jsii.String("Dashboard"), &awscloudwatch.DashboardProps{
+		DashboardName: jsii.String(StackName(env) + "-pipeline"),
+	})
+	pinID(dash, "Dashboard")
+	for _, s := range stages {
+		stageWhere := "Stage = '" + s.name + "'"
+		dash.AddWidgets(
+			awscloudwatch.NewGraphWidget(&awscloudwatch.GraphWidgetProps{
+				Title: jsii.String(s.name + ": backlog"), Width: jsii.Number(6),
+				Left: &[]awscloudwatch.IMetric{
+					s.queue.MetricApproximateNumberOfMessagesVisible(nil),
+					s.dlq.MetricApproximateNumberOfMessagesVisible(nil),
+				},
+				Right: &[]awscloudwatch.IMetric{s.queue.MetricApproximateAgeOfOldestMessage(nil)},
+			}),
+			awscloudwatch.NewGraphWidget(&awscloudwatch.GraphWidgetProps{
+				Title: jsii.String(s.name + ": outcomes"), Width: jsii.Number(6),
+				Left: &[]awscloudwatch.IMetric{
+					insights("StageSucceeded", stageWhere), insights("StageRetried", stageWhere),
+					insights("DeadLettered", stageWhere), insights("LeaseLost", stageWhere),
+				},
+			}),
+			awscloudwatch.NewGraphWidget(&awscloudwatch.GraphWidgetProps{
+				Title: jsii.String(s.name + ": function"), Width: jsii.Number(6),
+				Left:  &[]awscloudwatch.IMetric{s.consumer.MetricInvocations(nil), s.consumer.MetricErrors(nil), s.consumer.MetricThrottles(nil)},
+				Right: &[]awscloudwatch.IMetric{s.consumer.MetricDuration(nil)},
+			}),
+		)
+	}
+	return topic
 }
