@@ -207,9 +207,7 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 	if cfg.SwarmURL != "" {
 		webhookFn.AddEnvironment(jsii.String("SWARM_URL"), jsii.String(cfg.SwarmURL), nil)
 		webhookFn.AddEnvironment(jsii.String("SWARM_TOKEN_SECRET_ID"), swarmTokenSecret.SecretArn(), nil)
-		webhookFn.AddEnvironment(jsii.String("SWARM_API_SECRET_ID"), swarmAPISecret.SecretArn(), nil)
 		swarmTokenSecret.GrantRead(webhookFn, nil)
-		swarmAPISecret.GrantRead(webhookFn, nil)
 	}
 	var fetchLayers []awslambda.ILayerVersion
 	if p4Layer != nil {
@@ -226,6 +224,12 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 		"DEPOT_ALLOWLIST":     jsii.String(strings.Join(cfg.DepotAllowList, ",")),
 		"P4_TIMEOUT_SECONDS":  itoa(cfg.P4TimeoutSeconds),
 	}})
+	if cfg.SwarmURL != "" {
+		// Fetch asks Swarm for the review's author (as the local harness wires it).
+		fetchFn.AddEnvironment(jsii.String("SWARM_URL"), jsii.String(cfg.SwarmURL), nil)
+		fetchFn.AddEnvironment(jsii.String("SWARM_API_SECRET_ID"), swarmAPISecret.SecretArn(), nil)
+		swarmAPISecret.GrantRead(fetchFn, nil)
+	}
 	reviewEnv := map[string]*string{
 		"LLM_PROVIDER":             jsii.String(cfg.LLMProvider),
 		"LLM_ENDPOINT":             jsii.String(cfg.LLMEndpoint),
