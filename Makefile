@@ -13,7 +13,8 @@ export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION := 1
 
 # The aws-cdk CLI at the version pinned in versions.env (npx fetches it once).
-CDK := npx --yes aws-cdk@$(AWS_CDK_CLI_VERSION)
+# CI=true and no stdin: a clean clone installs and runs it without a prompt.
+CDK := CI=true npx --yes aws-cdk@$(AWS_CDK_CLI_VERSION)
 
 FUNCTIONS := webhook fetch review notify sweeper sesevents
 # go build flags of every bootstrap (internal/devstack.LambdaBuildFlags is the same list).
@@ -21,10 +22,10 @@ LAMBDA_BUILD_FLAGS := -tags lambda.norpc -trimpath -ldflags='-s -w'
 # Fuzz targets run for FUZZTIME each in `make test` (package:Target).
 FUZZ := ./shared/webhook:FuzzWebhook ./shared/envelope:FuzzDecode ./shared/review:FuzzParse ./shared/redact:FuzzRedact
 
-.PHONY: help setup build build-aws test unit fuzz vet check vulncheck demo up down deploy-local invoke synth deploy bench clean
+.PHONY: help setup build build-aws test unit fuzz vet check vulncheck demo up down deploy-local invoke synth diff bootstrap deploy bench clean
 
 help: ## list the targets
-	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
+	@grep -hE '^[a-z0-9-]+:.*## ' $(firstword $(MAKEFILE_LIST)) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
 setup: ## install the pinned tools (MiniStack into .venv, Go modules)
 	localstack/start.sh --install-only
@@ -67,7 +68,7 @@ up: setup ## run the local environment in the foreground (Ctrl-C stops it); then
 invoke: ## invoke a deployed function with a sample event: make invoke FN=fetch EVENT=events/sqs-fetch.json
 	$(GO) run ./cmd/devstack invoke -fn $(FN) -event $(EVENT)
 
-deploy-local: setup build ## deploy the stack to an emulator already running on $$AWS_ENDPOINT_URL
+deploy-local: setup build ## deploy to an emulator already running on $AWS_ENDPOINT_URL (stock cdk bootstrap + deploy)
 	$(GO) run ./cmd/devstack deploy
 
 down: ## stop a detached emulator
@@ -76,6 +77,12 @@ down: ## stop a detached emulator
 synth: build-aws ## cdk synth for ENV (default dev) into cdk.out
 	$(CDK) synth --quiet -c env=$(ENV) > /dev/null
 	@ls -l cdk.out/*.template.json
+
+diff: build-aws ## cdk diff ENV against the deployed stack in your credentials' account
+	$(CDK) diff -c env=$(ENV)
+
+bootstrap: ## cdk bootstrap the account/region of your credentials (once per account and region)
+	$(CDK) bootstrap -c env=$(ENV)
 
 deploy: build-aws ## cdk deploy ENV to the AWS account in your credentials
 	$(CDK) deploy -c env=$(ENV) --require-approval broadening

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -20,6 +23,9 @@ const (
 	ctxEnvironments = "environments" // map env name -> partial EnvConfig (JSON), laid over the Go defaults
 	ctxOverrides    = "overrides"    // partial EnvConfig laid over the chosen environment (object or JSON string)
 	ctxAssetRoot    = "assetRoot"    // directory holding <function>/bootstrap; default "build/lambda"
+	// ctxMetricMathAlarms=false leaves out alarms on Metrics Insights queries
+	// (set by internal/devstack: the emulator rejects them). Default true.
+	ctxMetricMathAlarms = "metricMathAlarms"
 
 	defaultEnv       = "dev"
 	defaultAssetRoot = "build/lambda"
@@ -28,8 +34,11 @@ const (
 // knownEnvs are the environments this app defines defaults for.
 var knownEnvs = []string{"local", "dev", "staging", "prod"}
 
-// StageConcurrency is the ESM MaximumConcurrency per pipeline stage (W of rule LC-5).
-// AWS rejects values below 2.
+// StageConcurrency is W of rule LC-5, per pipeline stage: at most W messages of a
+// stage are worked on at once. A function invocation works its whole batch
+// concurrently, so the stack sets the event source mapping's MaximumConcurrency
+// to W / batchSize (AWS rejects values below 2): W must be a multiple of
+// batchSize and at least 2 × batchSize.
 type StageConcurrency struct {
 	Fetch  int `json:"fetch"`
 	LLM    int `json:"llm"`
@@ -54,9 +63,10 @@ type EnvConfig struct {
 	// MaxAttempts is the per-stage attempt budget (spec: 5). Queue redrive
 	// maxReceiveCount is MaxAttempts+3, a backstop for crashes only.
 	MaxAttempts int `json:"maxAttempts"`
-	// MaxConcurrency per stage for the SQS event source mappings (min 2). Default 2 each.
+	// MaxConcurrency per stage: W, the most messages of a stage in work at once
+	// (ESM MaximumConcurrency × BatchSize = W). Default 2 each.
 	MaxConcurrency StageConcurrency `json:"maxConcurrency"`
-	// BatchSize of each SQS event source mapping (1..10). Default 5.
+	// BatchSize of each SQS event source mapping (1..10). Default 1.
 	BatchSize int `json:"batchSize"`
 
 	// DepotAllowList: depot paths the fetch stage may read, e.g. "//depot/projectA/...".
@@ -69,11 +79,27 @@ type EnvConfig struct {
 	// P4TimeoutSeconds bounds one p4 invocation; must be below LeaseSeconds. Default 30, local 8.
 	P4TimeoutSeconds int `json:"p4TimeoutSeconds"`
 	// P4LayerPath is a directory whose content becomes a Lambda layer (mounted at
-	// /opt) attached to the fetch function. Empty = no layer.
+	// /opt) attached to the fetch function: `make p4-layer P4=…` stages the
+	// binary in build/p4-layer/bin/p4 (→ /opt/bin/p4). Required outside local.
 	P4LayerPath string `json:"p4LayerPath"`
+	// P4TrustFingerprint: the server's SSL fingerprint for ssl: ports (P4TRUST).
+	P4TrustFingerprint string `json:"p4TrustFingerprint,omitempty"`
+	// P4Charset for non-unicode servers (P4CHARSET), e.g. "utf8". Empty = unset.
+	P4Charset string `json:"p4Charset,omitempty"`
+	// P4Parallelism bounds concurrent p4 prints per job. 0 = the fetch default.
+	P4Parallelism int `json:"p4Parallelism,omitempty"`
 
+	// LLMProvider: openai (OpenAI-compatible), anthropic or bedrock.
+	LLMProvider string `json:"llmProvider"`
+	// LLMEndpoint is the provider's BASE URL (scheme://host[:port], no API path):
+	// the client appends /v1/chat/completions (openai) or /v1/messages
+	// (anthropic). Not used by bedrock (the SDK resolves the regional endpoint).
 	LLMEndpoint string `json:"llmEndpoint"`
 	LLMModel    string `json:"llmModel"`
+	// PromptCandidateVersion is a prompt version under canary; PromptCandidatePercent
+	// (0..100) of jobs use it. Empty = no canary.
+	PromptCandidateVersion string `json:"promptCandidateVersion,omitempty"`
+	PromptCandidatePercent int    `json:"promptCandidatePercent,omitempty"`
 	// LLMTimeoutSeconds bounds one LLM call; must be below LeaseSeconds. Default 45, local 8.
 	LLMTimeoutSeconds int `json:"llmTimeoutSeconds"`
 
@@ -87,6 +113,35 @@ type EnvConfig struct {
 	// happened. Without one, such a delivery is dead-lettered as
 	// DELIVERY_UNCONFIRMED for an operator instead of being resent blind.
 	SMTPLookupURL string `json:"smtpLookupUrl,omitempty"`
+	// SMTPTimeoutSeconds bounds dialling and each SMTP step (SMTP_TIMEOUT_SECONDS).
+	// The notify function's timeout is leaseSeconds, which must exceed it.
+	SMTPTimeoutSeconds int `json:"smtpTimeoutSeconds"`
+	// EmailProvider: smtp or ses (SES v2 with IAM, no SMTP password).
+	EmailProvider string `json:"emailProvider"`
+	// SESConfigurationSet: the SES configuration set whose event publishing
+	// feeds delivery lookups (ses only).
+	SESConfigurationSet string `json:"sesConfigurationSet,omitempty"`
+	// SendCompletionWindowSeconds: how long after a send started the provider may
+	// still complete it. 0 = the provider's default.
+	SendCompletionWindowSeconds int `json:"sendCompletionWindowSeconds,omitempty"`
+
+	// SwarmURL is the Helix Swarm base URL; when set, the stack creates the Swarm
+	// bearer-token and API secrets for the webhook. Empty = Swarm auth off.
+	SwarmURL string `json:"swarmUrl,omitempty"`
+
+	// Redaction policy, used by the fetch stage AND the review-stage guard.
+	RedactEmails        bool     `json:"redactEmails"`
+	ConfidentialDomains []string `json:"confidentialDomains,omitempty"`
+	ConfidentialCIDRs   []string `json:"confidentialCidrs,omitempty"`
+
+	// ClockSkewSeconds: the clock-skew budget between function hosts. Default 2.
+	ClockSkewSeconds int `json:"clockSkewSeconds"`
+	// RetentionDays: TTL (expires_at) of job, idempotency and outbox rows. Default 30.
+	RetentionDays int `json:"retentionDays"`
+
+	// ApiRateLimit / ApiBurstLimit: API Gateway stage throttling (requests/s, burst).
+	ApiRateLimit  int `json:"apiRateLimit"`
+	ApiBurstLimit int `json:"apiBurstLimit"`
 
 	// ReplayWindowSeconds is the webhook HMAC timestamp tolerance. Default 300.
 	ReplayWindowSeconds int `json:"replayWindowSeconds"`
@@ -98,8 +153,21 @@ type EnvConfig struct {
 	AccessLogRetentionDays int `json:"accessLogRetentionDays"`
 	// SweepSchedule is the EventBridge schedule expression of the sweeper.
 	SweepSchedule string `json:"sweepSchedule"`
-	// AlarmTopicArn: SNS topic notified by every alarm. Empty = alarms without actions.
+	// AlarmTopicArn: an existing SNS topic notified by every alarm. Empty = the
+	// stack creates one (AlarmTopic).
 	AlarmTopicArn string `json:"alarmTopicArn"`
+	// isLocal is set by LoadConfig for the local environment (not a setting).
+	isLocal bool
+
+	// OperatorRoleArn: the one human/operator role allowed to read the raw
+	// (unredacted) artifacts besides the fetch function that writes them.
+	OperatorRoleArn string `json:"operatorRoleArn,omitempty"`
+	// RawBucketDataEvents: a CloudTrail trail logging S3 data events (every
+	// read and write) of the raw bucket.
+	RawBucketDataEvents bool `json:"rawBucketDataEvents,omitempty"`
+
+	// AlarmEmail: optional e-mail subscription to the alarm topic.
+	AlarmEmail string `json:"alarmEmail,omitempty"`
 }
 
 // isLocal reports whether the environment targets the emulator: resources are
@@ -114,16 +182,24 @@ func DefaultConfig(name string) EnvConfig {
 		LeaseSeconds:           60,
 		MaxAttempts:            5,
 		MaxConcurrency:         StageConcurrency{Fetch: 2, LLM: 2, Notify: 2},
-		BatchSize:              5,
+		BatchSize:              1,
 		DepotAllowList:         []string{},
 		P4Bin:                  "/opt/bin/p4",
 		P4User:                 "criticizer",
 		P4TimeoutSeconds:       30,
+		LLMProvider:            "openai",
 		LLMModel:               "gpt-4o-mini",
 		LLMTimeoutSeconds:      45,
 		SMTPPort:               587,
 		SMTPFrom:               "criticizer@example.com",
 		SMTPTLS:                "starttls",
+		SMTPTimeoutSeconds:     10,
+		EmailProvider:          "smtp",
+		RedactEmails:           true,
+		ClockSkewSeconds:       2,
+		RetentionDays:          30,
+		ApiRateLimit:           50,
+		ApiBurstLimit:          100,
 		ReplayWindowSeconds:    300,
 		LogLevel:               "info",
 		LogRetentionDays:       30,
@@ -136,6 +212,8 @@ func DefaultConfig(name string) EnvConfig {
 		c.LeaseSeconds = 10
 		c.P4TimeoutSeconds = 8
 		c.LLMTimeoutSeconds = 8
+		c.SMTPTimeoutSeconds = 3
+		c.SendCompletionWindowSeconds = 60 // a stalled DATA reply in the tests outlives the client by less
 		c.DepotAllowList = []string{"//depot/projectA/...", "//depot/libs/..."}
 		c.P4Port = "localhost:1666"
 		c.LLMEndpoint = "http://127.0.0.1:8089"
@@ -188,6 +266,7 @@ func LoadConfig(node constructs.Node) (string, EnvConfig, error) {
 			return "", cfg, fmt.Errorf("context %q: %w", ctxOverrides, err)
 		}
 	}
+	cfg.isLocal = isLocal(name)
 	return name, cfg, cfg.Validate()
 }
 
@@ -212,6 +291,12 @@ func (c EnvConfig) Validate() error {
 	}
 	if c.BatchSize < 1 || c.BatchSize > 10 {
 		bad("batchSize %d: want 1..10", c.BatchSize)
+	} else {
+		for stage, n := range map[string]int{"fetch": c.MaxConcurrency.Fetch, "llm": c.MaxConcurrency.LLM, "notify": c.MaxConcurrency.Notify} {
+			if n%c.BatchSize != 0 || n/c.BatchSize < 2 {
+				bad("maxConcurrency.%s %d: want a multiple of batchSize (%d) and at least 2×batchSize (ESM MaximumConcurrency = W / batchSize >= 2)", stage, n, c.BatchSize)
+			}
+		}
 	}
 	for _, p := range c.DepotAllowList {
 		if !strings.HasPrefix(p, "//") {
@@ -230,10 +315,96 @@ func (c EnvConfig) Validate() error {
 	if c.LLMTimeoutSeconds < 1 || c.LLMTimeoutSeconds >= c.LeaseSeconds {
 		bad("llmTimeoutSeconds %d: want 1..leaseSeconds-1 (%d)", c.LLMTimeoutSeconds, c.LeaseSeconds-1)
 	}
-	if c.LLMEndpoint != "" {
+	switch c.LLMProvider {
+	case "openai", "anthropic":
 		if u, err := url.Parse(c.LLMEndpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			bad("llmEndpoint %q: want an http(s) URL", c.LLMEndpoint)
+			bad("llmEndpoint %q: want the provider's http(s) base URL, e.g. https://api.openai.com", c.LLMEndpoint)
+		} else if strings.Trim(u.Path, "/") != "" || u.RawQuery != "" {
+			bad("llmEndpoint %q: want a base URL without a path (the client appends the API path, e.g. /v1/chat/completions)", c.LLMEndpoint)
 		}
+	case "bedrock":
+	default:
+		bad("llmProvider %q: want openai, anthropic or bedrock", c.LLMProvider)
+	}
+	if c.LLMModel == "" {
+		bad("llmModel is empty")
+	}
+	if c.PromptCandidatePercent < 0 || c.PromptCandidatePercent > 100 {
+		bad("promptCandidatePercent %d: want 0..100", c.PromptCandidatePercent)
+	}
+	if c.PromptCandidatePercent > 0 && c.PromptCandidateVersion == "" {
+		bad("promptCandidatePercent %d: promptCandidateVersion is empty", c.PromptCandidatePercent)
+	}
+	if c.P4Port == "" {
+		bad("p4Port is empty")
+	}
+	if c.P4User == "" {
+		bad("p4User is empty")
+	}
+	if c.P4Parallelism < 0 {
+		bad("p4Parallelism %d: want >= 0", c.P4Parallelism)
+	}
+	if !c.isLocal && c.P4LayerPath == "" {
+		bad("p4LayerPath is empty: every non-local environment needs the p4 layer (make p4-layer P4=/path/to/p4, then set p4LayerPath to build/p4-layer)")
+	} else if c.P4LayerPath != "" {
+		if st, err := os.Stat(filepath.Join(c.P4LayerPath, "bin", "p4")); err != nil || st.IsDir() {
+			bad("p4LayerPath %q: no bin/p4 in it (make p4-layer P4=/path/to/p4 stages it)", c.P4LayerPath)
+		}
+	}
+	switch c.EmailProvider {
+	case "smtp":
+		if c.SMTPHost == "" {
+			bad("smtpHost is empty (emailProvider smtp)")
+		}
+	case "ses":
+		if c.SESConfigurationSet == "" {
+			bad("sesConfigurationSet is empty (emailProvider ses: its events feed delivery lookups)")
+		}
+	default:
+		bad("emailProvider %q: want smtp or ses", c.EmailProvider)
+	}
+	// One SMTP send takes at most 3 × smtpTimeoutSeconds (notify.MaxSendDuration):
+	// it must end before the notify function does (leaseSeconds), and the
+	// provider's completion window must outlast it.
+	if c.SMTPTimeoutSeconds < 1 || 3*c.SMTPTimeoutSeconds >= c.LeaseSeconds {
+		bad("smtpTimeoutSeconds %d: want 1..%d: a send takes up to 3 × smtpTimeoutSeconds and must end before the notify function times out at leaseSeconds (%d)",
+			c.SMTPTimeoutSeconds, (c.LeaseSeconds-1)/3, c.LeaseSeconds)
+	}
+	if c.SendCompletionWindowSeconds < 0 || (c.SendCompletionWindowSeconds > 0 && c.SendCompletionWindowSeconds <= 3*c.SMTPTimeoutSeconds) {
+		bad("sendCompletionWindowSeconds %d: want 0 (the provider's default) or more than 3 × smtpTimeoutSeconds (%d)", c.SendCompletionWindowSeconds, 3*c.SMTPTimeoutSeconds)
+	}
+	if c.SwarmURL != "" {
+		if u, err := url.Parse(c.SwarmURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("swarmUrl %q: want an http(s) URL", c.SwarmURL)
+		}
+	}
+	for _, d := range c.ConfidentialDomains {
+		if d == "" || strings.ContainsAny(d, ", @/") {
+			bad("confidentialDomains entry %q: want a bare domain", d)
+		}
+	}
+	for _, n := range c.ConfidentialCIDRs {
+		if _, err := netip.ParsePrefix(n); err != nil {
+			bad("confidentialCidrs entry %q: not a CIDR", n)
+		}
+	}
+	if c.ClockSkewSeconds < 0 || c.ClockSkewSeconds*2 >= c.LeaseSeconds {
+		bad("clockSkewSeconds %d: want 0..(leaseSeconds/2)-1", c.ClockSkewSeconds)
+	}
+	if c.RetentionDays < 1 || c.RetentionDays > 30 {
+		bad("retentionDays %d: want 1..30 (spec retention: at most 30 days)", c.RetentionDays)
+	}
+	if c.ApiRateLimit < 1 || c.ApiBurstLimit < 1 {
+		bad("apiRateLimit %d / apiBurstLimit %d: want >= 1", c.ApiRateLimit, c.ApiBurstLimit)
+	}
+	if c.AlarmTopicArn != "" && !strings.HasPrefix(c.AlarmTopicArn, "arn:") {
+		bad("alarmTopicArn %q: want an SNS topic ARN", c.AlarmTopicArn)
+	}
+	if c.OperatorRoleArn != "" && !strings.HasPrefix(c.OperatorRoleArn, "arn:") {
+		bad("operatorRoleArn %q: want an IAM role ARN", c.OperatorRoleArn)
+	}
+	if c.AlarmEmail != "" && !strings.Contains(c.AlarmEmail, "@") {
+		bad("alarmEmail %q: want an e-mail address", c.AlarmEmail)
 	}
 	if c.SMTPPort < 1 || c.SMTPPort > 65535 {
 		bad("smtpPort %d: out of range", c.SMTPPort)

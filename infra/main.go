@@ -43,12 +43,21 @@ func newApp(extraContext map[string]any) (awscdk.App, awscdk.Stack, error) {
 	if v, ok := app.Node().TryGetContext(jsii.String(ctxAssetRoot)).(string); ok && v != "" {
 		assetRoot = v
 	}
-	for _, fn := range []string{"webhook", "fetch", "review", "notify", "sweeper"} {
+	fns := []string{"webhook", "fetch", "review", "notify", "sweeper"}
+	if cfg.EmailProvider == "ses" {
+		fns = append(fns, "sesevents")
+	}
+	for _, fn := range fns {
 		if _, err := os.Stat(assetRoot + "/" + fn + "/bootstrap"); err != nil {
 			return nil, nil, fmt.Errorf("function asset missing (run `make build` first, or set context %s): %w", ctxAssetRoot, err)
 		}
 	}
-	stack := NewCriticizerStack(app, &StackProps{EnvName: envName, Config: cfg, AssetRoot: assetRoot})
+	// metricMathAlarms=false only from the emulator harness (MiniStack rejects them).
+	mathAlarms := true
+	if v, ok := app.Node().TryGetContext(jsii.String(ctxMetricMathAlarms)).(bool); ok {
+		mathAlarms = v
+	}
+	stack := NewCriticizerStack(app, &StackProps{EnvName: envName, Config: cfg, AssetRoot: assetRoot, MetricMathAlarms: mathAlarms})
 	return app, stack, nil
 }
 

@@ -7,20 +7,26 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudtrail"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsses"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssnssubscriptions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
+
 	"github.com/aws/jsii-runtime-go"
+	"github.com/criticizer/criticizer/shared/review"
 )
 
 // StackProps configures NewCriticizerStack.
@@ -29,6 +35,8 @@ type StackProps struct {
 	EnvName   string    // local, dev, staging, prod
 	Config    EnvConfig // resolved environment settings
 	AssetRoot string    // directory with <function>/bootstrap
+	// MetricMathAlarms: alarms on Metrics Insights queries (true except on the emulator).
+	MetricMathAlarms bool
 }
 
 // StackName is the CloudFormation stack name of an environment.
@@ -72,6 +80,361 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 		removal = awscdk.RemovalPolicy_DESTROY
 	}
 
+	table, raw, redacted := newData(stack, cfg, local, removal)
+
+	// ---- secrets -----------------------------------------------------------
+	secret := func(id, desc string, gen *awssecretsmanager.SecretStringGenerator) awssecretsmanager.Secret {
+		s := awssecretsmanager.NewSecret(stack, jsii.String(id), &awssecretsmanager.SecretProps{
+			Description:          jsii.String(desc),
+			GenerateSecretString: gen,
+			RemovalPolicy:        removal,
+		})
+		pinID(s, id)
+		return s
+	}
+	webhookSecret := secret("WebhookSecret", "HMAC key shared with the Perforce trigger / Swarm",
+		&awssecretsmanager.SecretStringGenerator{PasswordLength: jsii.Number(48), ExcludePunctuation: jsii.Bool(true)})
+	llmSecret := secret("LlmSecret", "LLM provider credentials: {\"api_key\": ...}",
+		&awssecretsmanager.SecretStringGenerator{SecretStringTemplate: jsii.String("{}"), GenerateStringKey: jsii.String("api_key"), ExcludePunctuation: jsii.Bool(true)})
+	p4Secret := secret("P4Secret", "Perforce service user credentials: {\"password\": ...} or {\"ticket\": ...}",
+		&awssecretsmanager.SecretStringGenerator{SecretStringTemplate: jsii.String("{}"), GenerateStringKey: jsii.String("password"), ExcludePunctuation: jsii.Bool(true)})
+	var swarmTokenSecret, swarmAPISecret awssecretsmanager.Secret
+	if cfg.SwarmURL != "" {
+		swarmTokenSecret = secret("SwarmTokenSecret", "Bearer token Swarm sends as a static header (source: swarm)",
+			&awssecretsmanager.SecretStringGenerator{PasswordLength: jsii.Number(48), ExcludePunctuation: jsii.Bool(true)})
+		swarmAPISecret = secret("SwarmApiSecret", "Swarm API credentials: {\"user\": ..., \"ticket\": ...}",
+			&awssecretsmanager.SecretStringGenerator{SecretStringTemplate: jsii.String(`{"user":"criticizer"}`), GenerateStringKey: jsii.String("ticket"), ExcludePunctuation: jsii.Bool(true)})
+	}
+	smtpSecret := secret("SmtpSecret", "SMTP relay credentials: {\"username\": ..., \"password\": ...}",
+		&awssecretsmanager.SecretStringGenerator{SecretStringTemplate: jsii.String(`{"username":"criticizer"}`), GenerateStringKey: jsii.String("password"), ExcludePunctuation: jsii.Bool(true)})
+
+	fetchStage, llmStage, notifyStage := newQueues(stack, cfg, removal)
+	stages := []*stage{fetchStage, llmStage, notifyStage}
+
+	// ---- functions ---------------------------------------------------------
+	common := map[string]*string{
+		"CRITICIZER_ENV":   jsii.String(env),
+		"JOBS_TABLE":       table.TableName(),
+		"FETCH_QUEUE_URL":  fetchStage.queue.QueueUrl(),
+		"LLM_QUEUE_URL":    llmStage.queue.QueueUrl(),
+		"NOTIFY_QUEUE_URL": notifyStage.queue.QueueUrl(),
+		"FETCH_DLQ_URL":    fetchStage.dlq.QueueUrl(),
+		"LLM_DLQ_URL":      llmStage.dlq.QueueUrl(),
+		"NOTIFY_DLQ_URL":   notifyStage.dlq.QueueUrl(),
+		"RAW_BUCKET":       raw.BucketName(),
+		"REDACTED_BUCKET":  redacted.BucketName(),
+		"LEASE_SECONDS":    itoa(cfg.LeaseSeconds),
+		"MAX_ATTEMPTS":     itoa(cfg.MaxAttempts),
+		"LOG_LEVEL":        jsii.String(cfg.LogLevel),
+		// The clock-skew budget between function hosts; lease comparisons respect it.
+		"CLOCK_SKEW_SECONDS": itoa(cfg.ClockSkewSeconds),
+		// TTL of job, idempotency and outbox rows (expires_at).
+		"RETENTION_DAYS": itoa(cfg.RetentionDays),
+	}
+	// The redaction policy: fetch redacts with it, the review-stage guard checks with it.
+	redaction := map[string]*string{
+		"REDACT_EMAILS":        jsii.String(strconv.FormatBool(cfg.RedactEmails)),
+		"CONFIDENTIAL_DOMAINS": jsii.String(strings.Join(cfg.ConfidentialDomains, ",")),
+		"CONFIDENTIAL_CIDRS":   jsii.String(strings.Join(cfg.ConfidentialCIDRs, ",")),
+	}
+	arch := awslambda.Architecture_ARM_64()
+	if cfg.Architecture == "x86_64" {
+		arch = awslambda.Architecture_X86_64()
+	}
+	var p4Layer awslambda.LayerVersion
+	if cfg.P4LayerPath != "" {
+		p4Layer = awslambda.NewLayerVersion(stack, jsii.String("P4Layer"), &awslambda.LayerVersionProps{
+			Code:                    awslambda.Code_FromAsset(jsii.String(cfg.P4LayerPath), nil),
+			CompatibleRuntimes:      &[]awslambda.Runtime{awslambda.Runtime_PROVIDED_AL2023()},
+			CompatibleArchitectures: &[]awslambda.Architecture{arch},
+			Description:             jsii.String("Perforce p4 command-line client at /opt/bin/p4"),
+			RemovalPolicy:           removal,
+		})
+		pinID(p4Layer, "P4Layer")
+	}
+
+	type fnSpec struct {
+		id, asset string
+		memory    int
+		timeout   int
+		env       map[string]*string
+		extra     []map[string]*string
+		layers    []awslambda.ILayerVersion
+	}
+	newFn := func(s fnSpec) awslambda.Function {
+		vars := map[string]*string{}
+		for k, v := range common {
+			vars[k] = v
+		}
+		for _, m := range append([]map[string]*string{s.env}, s.extra...) {
+			for k, v := range m {
+				if v != nil && *v != "" { // unset optional settings stay unset
+					vars[k] = v
+				}
+			}
+		}
+		logs := awslogs.NewLogGroup(stack, jsii.String(s.id+"Logs"), &awslogs.LogGroupProps{
+			Retention:     retentionDays[cfg.LogRetentionDays],
+			RemovalPolicy: removal,
+		})
+		pinID(logs, s.id+"Logs")
+		fp := &awslambda.FunctionProps{
+			Runtime:               awslambda.Runtime_PROVIDED_AL2023(),
+			Handler:               jsii.String("bootstrap"),
+			Code:                  awslambda.Code_FromAsset(jsii.String(filepath.Join(props.AssetRoot, s.asset)), nil),
+			Architecture:          arch,
+			MemorySize:            jsii.Number(s.memory),
+			Timeout:               awscdk.Duration_Seconds(jsii.Number(s.timeout)),
+			Environment:           &vars,
+			LogGroup:              logs,
+			LoggingFormat:         awslambda.LoggingFormat_JSON,
+			ApplicationLogLevelV2: appLogLevel(cfg.LogLevel),
+			SystemLogLevelV2:      awslambda.SystemLogLevel_INFO,
+			Description:           jsii.String("Criticizer " + s.asset + " (" + env + ")"),
+		}
+		if len(s.layers) > 0 {
+			fp.Layers = &s.layers
+		}
+		fn := awslambda.NewFunction(stack, jsii.String(s.id), fp)
+		pinID(fn, s.id)
+		return fn
+	}
+
+	webhookFn := newFn(fnSpec{id: "WebhookFunction", asset: "webhook", memory: 256, timeout: 15, env: map[string]*string{
+		"WEBHOOK_SECRET_ID":     webhookSecret.SecretArn(),
+		"REPLAY_WINDOW_SECONDS": itoa(cfg.ReplayWindowSeconds),
+	}})
+	if cfg.SwarmURL != "" {
+		webhookFn.AddEnvironment(jsii.String("SWARM_URL"), jsii.String(cfg.SwarmURL), nil)
+		webhookFn.AddEnvironment(jsii.String("SWARM_TOKEN_SECRET_ID"), swarmTokenSecret.SecretArn(), nil)
+		swarmTokenSecret.GrantRead(webhookFn, nil)
+	}
+	var fetchLayers []awslambda.ILayerVersion
+	if p4Layer != nil {
+		fetchLayers = append(fetchLayers, p4Layer)
+	}
+	fetchFn := newFn(fnSpec{id: "FetchFunction", asset: "fetch", memory: 256, timeout: cfg.LeaseSeconds, layers: fetchLayers, extra: []map[string]*string{redaction}, env: map[string]*string{
+		"P4_SECRET_ID":        p4Secret.SecretArn(),
+		"P4TRUST_FINGERPRINT": jsii.String(cfg.P4TrustFingerprint),
+		"P4CHARSET":           jsii.String(cfg.P4Charset),
+		"P4_PARALLELISM":      optItoa(cfg.P4Parallelism),
+		"P4_BIN":              jsii.String(cfg.P4Bin),
+		"P4PORT":              jsii.String(cfg.P4Port),
+		"P4USER":              jsii.String(cfg.P4User),
+		"DEPOT_ALLOWLIST":     jsii.String(strings.Join(cfg.DepotAllowList, ",")),
+		"P4_TIMEOUT_SECONDS":  itoa(cfg.P4TimeoutSeconds),
+	}})
+	if cfg.SwarmURL != "" {
+		// Fetch asks Swarm for the review's author (as the local harness wires it).
+		fetchFn.AddEnvironment(jsii.String("SWARM_URL"), jsii.String(cfg.SwarmURL), nil)
+		fetchFn.AddEnvironment(jsii.String("SWARM_API_SECRET_ID"), swarmAPISecret.SecretArn(), nil)
+		swarmAPISecret.GrantRead(fetchFn, nil)
+	}
+	reviewEnv := map[string]*string{
+		"LLM_PROVIDER":             jsii.String(cfg.LLMProvider),
+		"LLM_ENDPOINT":             jsii.String(cfg.LLMEndpoint),
+		"LLM_MODEL":                jsii.String(cfg.LLMModel),
+		"LLM_TIMEOUT_SECONDS":      itoa(cfg.LLMTimeoutSeconds),
+		"PROMPT_CANDIDATE_VERSION": jsii.String(cfg.PromptCandidateVersion),
+		"PROMPT_CANDIDATE_PERCENT": optItoa(cfg.PromptCandidatePercent),
+	}
+	if cfg.LLMProvider != "bedrock" {
+		reviewEnv["LLM_SECRET_ID"] = llmSecret.SecretArn()
+	}
+	reviewFn := newFn(fnSpec{id: "ReviewFunction", asset: "review", memory: 512, timeout: cfg.LeaseSeconds, env: reviewEnv, extra: []map[string]*string{redaction}})
+	notifyFn := newFn(fnSpec{id: "NotifyFunction", asset: "notify", memory: 256, timeout: cfg.LeaseSeconds, env: map[string]*string{
+		"SMTP_HOST":      jsii.String(cfg.SMTPHost),
+		"SMTP_PORT":      itoa(cfg.SMTPPort),
+		"SMTP_FROM":      jsii.String(cfg.SMTPFrom),
+		"SMTP_TLS":       jsii.String(cfg.SMTPTLS),
+		"SMTP_SECRET_ID": smtpSecret.SecretArn(),
+		// The notify function times out at leaseSeconds, above this (validated).
+		"SMTP_TIMEOUT_SECONDS":           itoa(cfg.SMTPTimeoutSeconds),
+		"EMAIL_PROVIDER":                 jsii.String(cfg.EmailProvider),
+		"SES_CONFIGURATION_SET":          jsii.String(cfg.SESConfigurationSet),
+		"SEND_COMPLETION_WINDOW_SECONDS": optItoa(cfg.SendCompletionWindowSeconds),
+	}})
+	if cfg.SMTPLookupURL != "" {
+		notifyFn.AddEnvironment(jsii.String("SMTP_LOOKUP_URL"), jsii.String(cfg.SMTPLookupURL), nil)
+	}
+	sweeperFn := newFn(fnSpec{id: "SweeperFunction", asset: "sweeper", memory: 256, timeout: 60, env: nil})
+
+	// SES: the configuration set publishes send/delivery/bounce/complaint/reject
+	// events to EventBridge; sesevents records them where lookup-before-resend
+	// and the outbox reconciler read them.
+	if cfg.EmailProvider == "ses" {
+		sesFn := newFn(fnSpec{id: "SesEventsFunction", asset: "sesevents", memory: 128, timeout: 30})
+		table.GrantReadWriteData(sesFn)
+		cs := awsses.NewCfnConfigurationSet(stack, jsii.String("SesConfigurationSet"), &awsses.CfnConfigurationSetProps{
+			Name: jsii.String(cfg.SESConfigurationSet),
+		})
+		dest := awsses.NewCfnConfigurationSetEventDestination(stack, jsii.String("SesEventDestination"), &awsses.CfnConfigurationSetEventDestinationProps{
+			ConfigurationSetName: jsii.String(cfg.SESConfigurationSet),
+			EventDestination: &awsses.CfnConfigurationSetEventDestination_EventDestinationProperty{
+				Enabled:            jsii.Bool(true),
+				MatchingEventTypes: jsii.Strings("send", "delivery", "bounce", "complaint", "reject"),
+				EventBridgeDestination: &awsses.CfnConfigurationSetEventDestination_EventBridgeDestinationProperty{
+					EventBusArn: awscdk.Fn_Sub(jsii.String("arn:${AWS::Partition}:events:${AWS::Region}:${AWS::AccountId}:event-bus/default"), nil),
+				},
+			},
+		})
+		dest.AddDependency(cs)
+		sesRule := awsevents.NewRule(stack, jsii.String("SesEventsRule"), &awsevents.RuleProps{
+			EventPattern: &awsevents.EventPattern{Source: jsii.Strings("aws.ses")},
+			Targets:      &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(sesFn, nil)},
+		})
+		pinID(sesRule, "SesEventsRule")
+	}
+
+	// ---- least-privilege grants ---------------------------------------------
+	for _, fn := range []awslambda.Function{webhookFn, fetchFn, reviewFn, notifyFn, sweeperFn} {
+		table.GrantReadWriteData(fn)
+	}
+	fetchStage.queue.GrantSendMessages(webhookFn)
+	webhookSecret.GrantRead(webhookFn, nil)
+
+	llmStage.queue.GrantSendMessages(fetchFn)
+	fetchStage.dlq.GrantSendMessages(fetchFn)
+	raw.GrantPut(fetchFn, nil)
+	redacted.GrantPut(fetchFn, nil)
+
+	notifyStage.queue.GrantSendMessages(reviewFn)
+	llmStage.dlq.GrantSendMessages(reviewFn)
+	redacted.GrantRead(reviewFn, nil)
+	redacted.GrantPut(reviewFn, nil)
+	if cfg.LLMProvider == "bedrock" {
+		reviewFn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions:   jsii.Strings("bedrock:InvokeModel"),
+			Resources: jsii.Strings("arn:" + *awscdk.Aws_PARTITION() + ":bedrock:*::foundation-model/" + cfg.LLMModel),
+		}))
+	} else {
+		llmSecret.GrantRead(reviewFn, nil)
+	}
+	p4Secret.GrantRead(fetchFn, nil)
+
+	notifyStage.dlq.GrantSendMessages(notifyFn)
+	redacted.GrantRead(notifyFn, nil)
+	if cfg.EmailProvider == "ses" {
+		notifyFn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions:   jsii.Strings("ses:SendEmail"),
+			Resources: jsii.Strings("*"), // identities and configuration sets live outside the stack
+		}))
+	} else {
+		smtpSecret.GrantRead(notifyFn, nil)
+	}
+
+	for _, s := range stages {
+		s.queue.GrantSendMessages(sweeperFn)
+	}
+
+	// Raw (unredacted) artifacts: only the function that writes them and the
+	// named operator role may touch objects, whatever else IAM grants.
+	allowedRaw := []*string{fetchFn.Role().RoleArn()}
+	if cfg.OperatorRoleArn != "" {
+		allowedRaw = append(allowedRaw, jsii.String(cfg.OperatorRoleArn))
+	}
+	raw.AddToResourcePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:        jsii.String("OnlyFetchAndOperator"),
+		Effect:     awsiam.Effect_DENY,
+		Principals: &[]awsiam.IPrincipal{awsiam.NewAnyPrincipal()},
+		Actions:    jsii.Strings("s3:GetObject*", "s3:PutObject*", "s3:DeleteObject*"),
+		Resources:  &[]*string{raw.ArnForObjects(jsii.String("*"))},
+		Conditions: &map[string]any{"ArnNotEquals": map[string]any{"aws:PrincipalArn": allowedRaw}},
+	}))
+	if cfg.RawBucketDataEvents {
+		trail := awscloudtrail.NewTrail(stack, jsii.String("RawDataEventsTrail"), &awscloudtrail.TrailProps{
+			IsMultiRegionTrail: jsii.Bool(false), IncludeGlobalServiceEvents: jsii.Bool(false),
+			ManagementEvents: awscloudtrail.ReadWriteType_NONE,
+		})
+		trail.AddS3EventSelector(&[]*awscloudtrail.S3EventSelector{{Bucket: raw}}, &awscloudtrail.AddEventSelectorOptions{
+			ReadWriteType: awscloudtrail.ReadWriteType_ALL, IncludeManagementEvents: jsii.Bool(false),
+		})
+	}
+
+	// ---- event source mappings (consume grant comes with them) --------------
+	fetchStage.consumer, fetchStage.concurrency = fetchFn, cfg.MaxConcurrency.Fetch
+	llmStage.consumer, llmStage.concurrency = reviewFn, cfg.MaxConcurrency.LLM
+	notifyStage.consumer, notifyStage.concurrency = notifyFn, cfg.MaxConcurrency.Notify
+	for _, s := range stages {
+		s.consumer.AddEventSource(awslambdaeventsources.NewSqsEventSource(s.queue, &awslambdaeventsources.SqsEventSourceProps{
+			BatchSize:               jsii.Number(cfg.BatchSize),
+			ReportBatchItemFailures: jsii.Bool(true),
+			// W = MaximumConcurrency × BatchSize: a batch is worked concurrently.
+			MaxConcurrency: jsii.Number(s.concurrency / cfg.BatchSize),
+		}))
+	}
+
+	api := newAPI(stack, env, cfg, removal, webhookFn)
+
+	// ---- sweeper schedule ----------------------------------------------------
+	rule := awsevents.NewRule(stack, jsii.String("SweepSchedule"), &awsevents.RuleProps{
+		Description: jsii.String("Re-enqueue jobs whose stage lease expired with no message in flight"),
+		Schedule:    awsevents.Schedule_Expression(jsii.String(cfg.SweepSchedule)),
+		Targets:     &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(sweeperFn, nil)},
+	})
+	pinID(rule, "SweepSchedule")
+
+	topic := newAlarms(stack, env, cfg, props.MetricMathAlarms, stages, []namedFn{
+		{"Webhook", webhookFn}, {"Fetch", fetchFn}, {"Review", reviewFn}, {"Notify", notifyFn}, {"Sweeper", sweeperFn}})
+
+	// ---- outputs (no exports: nothing else imports them) ---------------------
+	out := func(id string, v *string) {
+		awscdk.NewCfnOutput(stack, jsii.String(id), &awscdk.CfnOutputProps{Value: v})
+	}
+	out("ApiId", api.RestApiId())
+	out("ApiStage", api.DeploymentStage().StageName())
+	out("ApiUrl", api.Url())
+	out("JobsTableName", table.TableName())
+	for _, s := range stages {
+		out(s.id+"QueueUrl", s.queue.QueueUrl())
+		out(s.id+"DlqUrl", s.dlq.QueueUrl())
+	}
+	out("RawBucketName", raw.BucketName())
+	out("RedactedBucketName", redacted.BucketName())
+	out("WebhookSecretArn", webhookSecret.SecretArn())
+	out("LlmSecretArn", llmSecret.SecretArn())
+	out("SmtpSecretArn", smtpSecret.SecretArn())
+	out("P4SecretArn", p4Secret.SecretArn())
+	out("AlarmTopicArn", topic.TopicArn())
+	out("WebhookFunctionName", webhookFn.FunctionName())
+	out("FetchFunctionName", fetchFn.FunctionName())
+	out("ReviewFunctionName", reviewFn.FunctionName())
+	out("NotifyFunctionName", notifyFn.FunctionName())
+	out("SweeperFunctionName", sweeperFn.FunctionName())
+	return stack
+}
+
+// pinID gives an L2 construct's CloudFormation resource a fixed logical id.
+func pinID(c constructs.IConstruct, id string) {
+	c.Node().DefaultChild().(awscdk.CfnResource).OverrideLogicalId(jsii.String(id))
+}
+
+func appLogLevel(l string) awslambda.ApplicationLogLevel {
+	switch l {
+	case "debug":
+		return awslambda.ApplicationLogLevel_DEBUG
+	case "warn":
+		return awslambda.ApplicationLogLevel_WARN
+	case "error":
+		return awslambda.ApplicationLogLevel_ERROR
+	}
+	return awslambda.ApplicationLogLevel_INFO
+}
+
+func itoa(n int) *string { return jsii.String(strconv.Itoa(n)) }
+
+// optItoa leaves a zero (= "use the function's default") setting unset.
+func optItoa(n int) *string {
+	if n == 0 {
+		return nil
+	}
+	return itoa(n)
+}
+
+// newData is the state section: the jobs table (TTL on expires_at, sweep
+// index) and the raw and redacted artifact buckets (lifecycle expiry, access
+// logs outside local).
+func newData(stack awscdk.Stack, cfg EnvConfig, local bool, removal awscdk.RemovalPolicy) (awsdynamodb.Table, awss3.Bucket, awss3.Bucket) {
 	// ---- state: jobs table -------------------------------------------------
 	table := awsdynamodb.NewTable(stack, jsii.String("JobsTable"), &awsdynamodb.TableProps{
 		PartitionKey:        &awsdynamodb.Attribute{Name: jsii.String("pk"), Type: awsdynamodb.AttributeType_STRING},
@@ -134,24 +497,12 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 	}
 	raw := artifactBucket("RawArtifacts", 7, "raw/")
 	redacted := artifactBucket("RedactedArtifacts", 30, "redacted/")
+	return table, raw, redacted
+}
 
-	// ---- secrets -----------------------------------------------------------
-	secret := func(id, desc string, gen *awssecretsmanager.SecretStringGenerator) awssecretsmanager.Secret {
-		s := awssecretsmanager.NewSecret(stack, jsii.String(id), &awssecretsmanager.SecretProps{
-			Description:          jsii.String(desc),
-			GenerateSecretString: gen,
-			RemovalPolicy:        removal,
-		})
-		pinID(s, id)
-		return s
-	}
-	webhookSecret := secret("WebhookSecret", "HMAC key shared with the Perforce trigger / Swarm",
-		&awssecretsmanager.SecretStringGenerator{PasswordLength: jsii.Number(48), ExcludePunctuation: jsii.Bool(true)})
-	llmSecret := secret("LlmSecret", "LLM provider credentials: {\"api_key\": ...}",
-		&awssecretsmanager.SecretStringGenerator{SecretStringTemplate: jsii.String("{}"), GenerateStringKey: jsii.String("api_key"), ExcludePunctuation: jsii.Bool(true)})
-	smtpSecret := secret("SmtpSecret", "SMTP relay credentials: {\"username\": ..., \"password\": ...}",
-		&awssecretsmanager.SecretStringGenerator{SecretStringTemplate: jsii.String(`{"username":"criticizer"}`), GenerateStringKey: jsii.String("password"), ExcludePunctuation: jsii.Bool(true)})
-
+// newQueues is the queues section: per stage a queue whose visibility timeout
+// is the lease, and its DLQ (redrive after maxAttempts+3 receives).
+func newQueues(stack awscdk.Stack, cfg EnvConfig, removal awscdk.RemovalPolicy) (fetch, llm, notify *stage) {
 	// ---- queues ------------------------------------------------------------
 	lease := awscdk.Duration_Seconds(jsii.Number(cfg.LeaseSeconds))
 	newStage := func(name, id string) *stage {
@@ -177,165 +528,34 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 		pinID(q, id+"Queue")
 		return &stage{name: name, id: id, queue: q, dlq: dlq}
 	}
-	fetchStage := newStage("fetch", "Fetch")
-	llmStage := newStage("llm", "Llm")
-	notifyStage := newStage("notify", "Notify")
-	stages := []*stage{fetchStage, llmStage, notifyStage}
+	return newStage("fetch", "Fetch"), newStage("llm", "Llm"), newStage("notify", "Notify")
+}
 
-	// ---- functions ---------------------------------------------------------
-	common := map[string]*string{
-		"CRITICIZER_ENV":   jsii.String(env),
-		"JOBS_TABLE":       table.TableName(),
-		"FETCH_QUEUE_URL":  fetchStage.queue.QueueUrl(),
-		"LLM_QUEUE_URL":    llmStage.queue.QueueUrl(),
-		"NOTIFY_QUEUE_URL": notifyStage.queue.QueueUrl(),
-		"FETCH_DLQ_URL":    fetchStage.dlq.QueueUrl(),
-		"LLM_DLQ_URL":      llmStage.dlq.QueueUrl(),
-		"NOTIFY_DLQ_URL":   notifyStage.dlq.QueueUrl(),
-		"RAW_BUCKET":       raw.BucketName(),
-		"REDACTED_BUCKET":  redacted.BucketName(),
-		"LEASE_SECONDS":    itoa(cfg.LeaseSeconds),
-		"MAX_ATTEMPTS":     itoa(cfg.MaxAttempts),
-		"LOG_LEVEL":        jsii.String(cfg.LogLevel),
-	}
-	arch := awslambda.Architecture_ARM_64()
-	if cfg.Architecture == "x86_64" {
-		arch = awslambda.Architecture_X86_64()
-	}
-	var p4Layer awslambda.LayerVersion
-	if cfg.P4LayerPath != "" {
-		p4Layer = awslambda.NewLayerVersion(stack, jsii.String("P4Layer"), &awslambda.LayerVersionProps{
-			Code:                    awslambda.Code_FromAsset(jsii.String(cfg.P4LayerPath), nil),
-			CompatibleRuntimes:      &[]awslambda.Runtime{awslambda.Runtime_PROVIDED_AL2023()},
-			CompatibleArchitectures: &[]awslambda.Architecture{arch},
-			Description:             jsii.String("Perforce p4 command-line client at /opt/bin/p4"),
-			RemovalPolicy:           removal,
-		})
-		pinID(p4Layer, "P4Layer")
-	}
-
-	type fnSpec struct {
-		id, asset string
-		memory    int
-		timeout   int
-		env       map[string]*string
-		layers    []awslambda.ILayerVersion
-	}
-	newFn := func(s fnSpec) awslambda.Function {
-		vars := map[string]*string{}
-		for k, v := range common {
-			vars[k] = v
-		}
-		for k, v := range s.env {
-			vars[k] = v
-		}
-		logs := awslogs.NewLogGroup(stack, jsii.String(s.id+"Logs"), &awslogs.LogGroupProps{
-			Retention:     retentionDays[cfg.LogRetentionDays],
-			RemovalPolicy: removal,
-		})
-		pinID(logs, s.id+"Logs")
-		fp := &awslambda.FunctionProps{
-			Runtime:               awslambda.Runtime_PROVIDED_AL2023(),
-			Handler:               jsii.String("bootstrap"),
-			Code:                  awslambda.Code_FromAsset(jsii.String(filepath.Join(props.AssetRoot, s.asset)), nil),
-			Architecture:          arch,
-			MemorySize:            jsii.Number(s.memory),
-			Timeout:               awscdk.Duration_Seconds(jsii.Number(s.timeout)),
-			Environment:           &vars,
-			LogGroup:              logs,
-			LoggingFormat:         awslambda.LoggingFormat_JSON,
-			ApplicationLogLevelV2: appLogLevel(cfg.LogLevel),
-			SystemLogLevelV2:      awslambda.SystemLogLevel_INFO,
-			Description:           jsii.String("Criticizer " + s.asset + " (" + env + ")"),
-		}
-		if len(s.layers) > 0 {
-			fp.Layers = &s.layers
-		}
-		fn := awslambda.NewFunction(stack, jsii.String(s.id), fp)
-		pinID(fn, s.id)
-		return fn
-	}
-
-	webhookFn := newFn(fnSpec{id: "WebhookFunction", asset: "webhook", memory: 256, timeout: 15, env: map[string]*string{
-		"WEBHOOK_SECRET_ID":     webhookSecret.SecretArn(),
-		"REPLAY_WINDOW_SECONDS": itoa(cfg.ReplayWindowSeconds),
-	}})
-	var fetchLayers []awslambda.ILayerVersion
-	if p4Layer != nil {
-		fetchLayers = append(fetchLayers, p4Layer)
-	}
-	fetchFn := newFn(fnSpec{id: "FetchFunction", asset: "fetch", memory: 256, timeout: cfg.LeaseSeconds, layers: fetchLayers, env: map[string]*string{
-		"P4_BIN":             jsii.String(cfg.P4Bin),
-		"P4PORT":             jsii.String(cfg.P4Port),
-		"P4USER":             jsii.String(cfg.P4User),
-		"DEPOT_ALLOWLIST":    jsii.String(strings.Join(cfg.DepotAllowList, ",")),
-		"P4_TIMEOUT_SECONDS": itoa(cfg.P4TimeoutSeconds),
-	}})
-	reviewFn := newFn(fnSpec{id: "ReviewFunction", asset: "review", memory: 512, timeout: cfg.LeaseSeconds, env: map[string]*string{
-		"LLM_ENDPOINT":        jsii.String(cfg.LLMEndpoint),
-		"LLM_MODEL":           jsii.String(cfg.LLMModel),
-		"LLM_SECRET_ID":       llmSecret.SecretArn(),
-		"LLM_TIMEOUT_SECONDS": itoa(cfg.LLMTimeoutSeconds),
-	}})
-	notifyFn := newFn(fnSpec{id: "NotifyFunction", asset: "notify", memory: 256, timeout: cfg.LeaseSeconds, env: map[string]*string{
-		"SMTP_HOST":      jsii.String(cfg.SMTPHost),
-		"SMTP_PORT":      itoa(cfg.SMTPPort),
-		"SMTP_FROM":      jsii.String(cfg.SMTPFrom),
-		"SMTP_TLS":       jsii.String(cfg.SMTPTLS),
-		"SMTP_SECRET_ID": smtpSecret.SecretArn(),
-	}})
-	if cfg.SMTPLookupURL != "" {
-		notifyFn.AddEnvironment(jsii.String("SMTP_LOOKUP_URL"), jsii.String(cfg.SMTPLookupURL), nil)
-	}
-	sweeperFn := newFn(fnSpec{id: "SweeperFunction", asset: "sweeper", memory: 256, timeout: 60, env: nil})
-
-	// ---- least-privilege grants ---------------------------------------------
-	for _, fn := range []awslambda.Function{webhookFn, fetchFn, reviewFn, notifyFn, sweeperFn} {
-		table.GrantReadWriteData(fn)
-	}
-	fetchStage.queue.GrantSendMessages(webhookFn)
-	webhookSecret.GrantRead(webhookFn, nil)
-
-	llmStage.queue.GrantSendMessages(fetchFn)
-	fetchStage.dlq.GrantSendMessages(fetchFn)
-	raw.GrantPut(fetchFn, nil)
-	redacted.GrantPut(fetchFn, nil)
-
-	notifyStage.queue.GrantSendMessages(reviewFn)
-	llmStage.dlq.GrantSendMessages(reviewFn)
-	redacted.GrantRead(reviewFn, nil)
-	redacted.GrantPut(reviewFn, nil)
-	llmSecret.GrantRead(reviewFn, nil)
-
-	notifyStage.dlq.GrantSendMessages(notifyFn)
-	redacted.GrantRead(notifyFn, nil)
-	smtpSecret.GrantRead(notifyFn, nil)
-
-	for _, s := range stages {
-		s.queue.GrantSendMessages(sweeperFn)
-	}
-
-	// ---- event source mappings (consume grant comes with them) --------------
-	fetchStage.consumer, fetchStage.concurrency = fetchFn, cfg.MaxConcurrency.Fetch
-	llmStage.consumer, llmStage.concurrency = reviewFn, cfg.MaxConcurrency.LLM
-	notifyStage.consumer, notifyStage.concurrency = notifyFn, cfg.MaxConcurrency.Notify
-	for _, s := range stages {
-		s.consumer.AddEventSource(awslambdaeventsources.NewSqsEventSource(s.queue, &awslambdaeventsources.SqsEventSourceProps{
-			BatchSize:               jsii.Number(cfg.BatchSize),
-			ReportBatchItemFailures: jsii.Bool(true),
-			MaxConcurrency:          jsii.Number(s.concurrency),
-		}))
-	}
-
+// newAPI is the API section: the REST API (throttled, JSON access logs) with
+// the webhook intake and job status routes on the webhook function.
+func newAPI(stack awscdk.Stack, env string, cfg EnvConfig, removal awscdk.RemovalPolicy, webhookFn awslambda.Function) awsapigateway.RestApi {
 	// ---- API ---------------------------------------------------------------
+	apiLogs := awslogs.NewLogGroup(stack, jsii.String("ApiAccessLogs"), &awslogs.LogGroupProps{
+		Retention:     retentionDays[cfg.LogRetentionDays],
+		RemovalPolicy: removal,
+	})
+	pinID(apiLogs, "ApiAccessLogs")
 	api := awsapigateway.NewRestApi(stack, jsii.String("Api"), &awsapigateway.RestApiProps{
 		RestApiName:    jsii.String(StackName(env) + "-api"),
 		Description:    jsii.String("Criticizer webhook intake and job status (HMAC-authenticated by the app)"),
 		EndpointTypes:  &[]awsapigateway.EndpointType{awsapigateway.EndpointType_REGIONAL},
 		CloudWatchRole: jsii.Bool(false),
 		DeployOptions: &awsapigateway.StageOptions{
-			StageName:      jsii.String(env),
-			MetricsEnabled: jsii.Bool(true),
+			StageName:            jsii.String(env),
+			MetricsEnabled:       jsii.Bool(true),
+			ThrottlingRateLimit:  jsii.Number(cfg.ApiRateLimit),
+			ThrottlingBurstLimit: jsii.Number(cfg.ApiBurstLimit),
+			AccessLogDestination: awsapigateway.NewLogGroupLogDestination(apiLogs),
+			AccessLogFormat: awsapigateway.AccessLogFormat_JsonWithStandardFields(&awsapigateway.JsonWithStandardFieldProps{
+				Caller: jsii.Bool(false), HttpMethod: jsii.Bool(true), Ip: jsii.Bool(true), Protocol: jsii.Bool(true),
+				RequestTime: jsii.Bool(true), ResourcePath: jsii.Bool(true), ResponseLength: jsii.Bool(true),
+				Status: jsii.Bool(true), User: jsii.Bool(false),
+			}),
 		},
 	})
 	pinID(api, "Api")
@@ -346,20 +566,33 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 		AddMethod(jsii.String("POST"), integration, noKey)
 	api.Root().AddResource(jsii.String("jobs"), nil).AddResource(jsii.String("{id}"), nil).
 		AddMethod(jsii.String("GET"), integration, noKey)
+	return api
+}
 
-	// ---- sweeper schedule ----------------------------------------------------
-	rule := awsevents.NewRule(stack, jsii.String("SweepSchedule"), &awsevents.RuleProps{
-		Description: jsii.String("Re-enqueue jobs whose stage lease expired with no message in flight"),
-		Schedule:    awsevents.Schedule_Expression(jsii.String(cfg.SweepSchedule)),
-		Targets:     &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(sweeperFn, nil)},
-	})
-	pinID(rule, "SweepSchedule")
+// namedFn is a function and the id prefix of its alarms.
+type namedFn struct {
+	id string
+	fn awslambda.Function
+}
 
+// newAlarms is the alarms section: the environment's alarm topic (given or
+// created, optional e-mail subscription), every alarm paging it, and the
+// pipeline dashboard. It returns the topic.
+func newAlarms(stack awscdk.Stack, env string, cfg EnvConfig, mathAlarms bool, stages []*stage, fns []namedFn) awssns.ITopic {
 	// ---- alarms -------------------------------------------------------------
-	var alarmAction awscloudwatch.IAlarmAction
+	// Every environment pages somewhere: the given topic, or one of its own.
+	var topic awssns.ITopic
 	if cfg.AlarmTopicArn != "" {
-		alarmAction = awscloudwatchactions.NewSnsAction(awssns.Topic_FromTopicArn(stack, jsii.String("AlarmTopic"), jsii.String(cfg.AlarmTopicArn)))
+		topic = awssns.Topic_FromTopicArn(stack, jsii.String("AlarmTopic"), jsii.String(cfg.AlarmTopicArn))
+	} else {
+		t := awssns.NewTopic(stack, jsii.String("AlarmTopic"), &awssns.TopicProps{DisplayName: jsii.String(StackName(env) + " alarms")})
+		pinID(t, "AlarmTopic")
+		topic = t
 	}
+	if cfg.AlarmEmail != "" {
+		topic.AddSubscription(awssnssubscriptions.NewEmailSubscription(jsii.String(cfg.AlarmEmail), nil))
+	}
+	alarmAction := awscloudwatchactions.NewSnsAction(topic)
 	minute := awscdk.Duration_Seconds(jsii.Number(60))
 	addAlarm := func(id, desc string, metric awscloudwatch.IMetric) {
 		a := awscloudwatch.NewAlarm(stack, jsii.String(id), &awscloudwatch.AlarmProps{
@@ -371,62 +604,125 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
 		})
 		pinID(a, id)
-		if alarmAction != nil {
-			a.AddAlarmAction(alarmAction)
-		}
+		a.AddAlarmAction(alarmAction)
 	}
 	for _, s := range stages {
 		addAlarm(s.id+"DlqAlarm", "Messages in the "+s.name+" DLQ: triage and replay",
 			s.dlq.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String("Maximum")}))
 	}
-	for _, f := range []struct {
-		id string
-		fn awslambda.Function
-	}{{"Webhook", webhookFn}, {"Fetch", fetchFn}, {"Review", reviewFn}, {"Notify", notifyFn}, {"Sweeper", sweeperFn}} {
+	for _, f := range fns {
 		addAlarm(f.id+"ErrorsAlarm", f.id+" function errors",
 			f.fn.MetricErrors(&awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String("Sum")}))
+		addAlarm(f.id+"ThrottlesAlarm", f.id+" function throttled",
+			f.fn.MetricThrottles(&awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String("Sum")}))
 	}
-
-	// ---- outputs (no exports: nothing else imports them) ---------------------
-	out := func(id string, v *string) {
-		awscdk.NewCfnOutput(stack, jsii.String(id), &awscdk.CfnOutputProps{Value: v})
-	}
-	out("ApiId", api.RestApiId())
-	out("ApiStage", api.DeploymentStage().StageName())
-	out("ApiUrl", api.Url())
-	out("JobsTableName", table.TableName())
+	// Backlog: a stage message waiting longer than a few leases means the stage is stuck.
 	for _, s := range stages {
-		out(s.id+"QueueUrl", s.queue.QueueUrl())
-		out(s.id+"DlqUrl", s.dlq.QueueUrl())
+		a := awscloudwatch.NewAlarm(stack, jsii.String(s.id+"BacklogAgeAlarm"), &awscloudwatch.AlarmProps{
+			AlarmDescription:   jsii.String("Oldest " + s.name + " message older than 5 leases: the stage is not keeping up"),
+			Metric:             s.queue.MetricApproximateAgeOfOldestMessage(&awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String("Maximum")}),
+			Threshold:          jsii.Number(5 * cfg.LeaseSeconds),
+			EvaluationPeriods:  jsii.Number(5),
+			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
+			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+		})
+		pinID(a, s.id+"BacklogAgeAlarm")
+		a.AddAlarmAction(alarmAction)
 	}
-	out("RawBucketName", raw.BucketName())
-	out("RedactedBucketName", redacted.BucketName())
-	out("WebhookSecretArn", webhookSecret.SecretArn())
-	out("LlmSecretArn", llmSecret.SecretArn())
-	out("SmtpSecretArn", smtpSecret.SecretArn())
-	out("WebhookFunctionName", webhookFn.FunctionName())
-	out("FetchFunctionName", fetchFn.FunctionName())
-	out("ReviewFunctionName", reviewFn.FunctionName())
-	out("NotifyFunctionName", notifyFn.FunctionName())
-	out("SweeperFunctionName", sweeperFn.FunctionName())
-	return stack
-}
-
-// pinID gives an L2 construct's CloudFormation resource a fixed logical id.
-func pinID(c constructs.IConstruct, id string) {
-	c.Node().DefaultChild().(awscdk.CfnResource).OverrideLogicalId(jsii.String(id))
-}
-
-func appLogLevel(l string) awslambda.ApplicationLogLevel {
-	switch l {
-	case "debug":
-		return awslambda.ApplicationLogLevel_DEBUG
-	case "warn":
-		return awslambda.ApplicationLogLevel_WARN
-	case "error":
-		return awslambda.ApplicationLogLevel_ERROR
+	// Application metrics (obs.Metrics, EMF, namespace Criticizer), summed over
+	// their other dimensions with a Metrics Insights query.
+	insights := func(metric, where string) awscloudwatch.IMetric {
+		q := "SELECT SUM(" + metric + ") FROM Criticizer WHERE Environment = '" + env + "'"
+		if where != "" {
+			q += " AND " + where
+		}
+		return awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
+			Expression: jsii.String(q), Period: awscdk.Duration_Minutes(jsii.Number(5)),
+			UsingMetrics: &map[string]awscloudwatch.IMetric{},
+			Label:        jsii.String(metric),
+		})
 	}
-	return awslambda.ApplicationLogLevel_INFO
-}
+	appMetric := func(name string, dims map[string]*string) awscloudwatch.IMetric {
+		dims["Environment"] = jsii.String(env) // obs.Metrics adds it to every metric
+		return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+			Namespace: jsii.String("Criticizer"), MetricName: jsii.String(name), DimensionsMap: &dims,
+			Period: awscdk.Duration_Minutes(jsii.Number(5)), Statistic: jsii.String("Sum"),
+		})
+	}
+	addAlarm("DeliveryUnconfirmedAlarm", "A notification could not be confirmed sent or unsent: check the provider, then confirm or requeue",
+		appMetric("DeadLettered", map[string]*string{"Stage": jsii.String("notify"), "ErrorClass": jsii.String("DELIVERY_UNCONFIRMED")}))
+	for _, s := range stages {
+		addAlarm(s.id+"LeaseLostAlarm", "Workers of "+s.name+" lose their lease: leaseSeconds too short or a host clock off",
+			appMetric("LeaseLost", map[string]*string{"Stage": jsii.String(s.name)}))
+	}
+	addAlarm("OutboxReconcilingAlarm", "Outbox rows sent without provider evidence or stuck sending: sends blocked, see `criticizer outbox`",
+		appMetric("OutboxReconciling", map[string]*string{}))
+	// The prompt canary: while a candidate prompt version serves a share of jobs,
+	// page when its rejected-response rate per model call stays above twice the
+	// stable version's for 30 minutes (6 × 5 min). Metric math: not on the emulator.
+	if mathAlarms && cfg.PromptCandidatePercent > 0 {
+		perVersion := func(name, version string) awscloudwatch.IMetric {
+			return appMetric(name, map[string]*string{"Stage": jsii.String("llm"), "PromptVersion": jsii.String(version)})
+		}
+		canary := awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
+			Expression: jsii.String("IF(sc > 0 AND cc > 0, (cr / cc) - 2 * (sr / sc), 0)"),
+			UsingMetrics: &map[string]awscloudwatch.IMetric{
+				"cr": perVersion("ReviewResponsesRejected", cfg.PromptCandidateVersion),
+				"cc": perVersion("ReviewModelCalls", cfg.PromptCandidateVersion),
+				"sr": perVersion("ReviewResponsesRejected", review.PromptVersion),
+				"sc": perVersion("ReviewModelCalls", review.PromptVersion),
+			},
+			Period: awscdk.Duration_Minutes(jsii.Number(5)),
+			Label:  jsii.String("candidate rejection rate above 2x stable"),
+		})
+		a := awscloudwatch.NewAlarm(stack, jsii.String("PromptCanaryAlarm"), &awscloudwatch.AlarmProps{
+			AlarmDescription:   jsii.String("Prompt " + cfg.PromptCandidateVersion + ": response_rejected above 2x the stable prompt's for 30 min; set promptCandidatePercent to 0"),
+			Metric:             canary,
+			Threshold:          jsii.Number(0),
+			EvaluationPeriods:  jsii.Number(6),
+			DatapointsToAlarm:  jsii.Number(6),
+			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
+			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+		})
+		pinID(a, "PromptCanaryAlarm")
+		a.AddAlarmAction(alarmAction)
+	}
+	// Escalations carry an ErrorClass dimension: summed by a Metrics Insights
+	// query. MiniStack rejects metric-math alarms, so the emulator harness sets
+	// context metricMathAlarms=false and this one alarm is left out there.
+	if mathAlarms {
+		addAlarm("EscalationsAlarm", "A stage escalated a job to an operator", insights("Escalations", ""))
+	}
 
-func itoa(n int) *string { return jsii.String(strconv.Itoa(n)) }
+	// ---- dashboard: one row per stage -----------------------------------------
+	dash := awscloudwatch.NewDashboard(stack, jsii.String("Dashboard"), &awscloudwatch.DashboardProps{
+		DashboardName: jsii.String(StackName(env) + "-pipeline"),
+	})
+	pinID(dash, "Dashboard")
+	for _, s := range stages {
+		stageWhere := "Stage = '" + s.name + "'"
+		dash.AddWidgets(
+			awscloudwatch.NewGraphWidget(&awscloudwatch.GraphWidgetProps{
+				Title: jsii.String(s.name + ": backlog"), Width: jsii.Number(6),
+				Left: &[]awscloudwatch.IMetric{
+					s.queue.MetricApproximateNumberOfMessagesVisible(nil),
+					s.dlq.MetricApproximateNumberOfMessagesVisible(nil),
+				},
+				Right: &[]awscloudwatch.IMetric{s.queue.MetricApproximateAgeOfOldestMessage(nil)},
+			}),
+			awscloudwatch.NewGraphWidget(&awscloudwatch.GraphWidgetProps{
+				Title: jsii.String(s.name + ": outcomes"), Width: jsii.Number(6),
+				Left: &[]awscloudwatch.IMetric{
+					insights("StageSucceeded", stageWhere), insights("StageRetried", stageWhere),
+					insights("DeadLettered", stageWhere), insights("LeaseLost", stageWhere),
+				},
+			}),
+			awscloudwatch.NewGraphWidget(&awscloudwatch.GraphWidgetProps{
+				Title: jsii.String(s.name + ": function"), Width: jsii.Number(6),
+				Left:  &[]awscloudwatch.IMetric{s.consumer.MetricInvocations(nil), s.consumer.MetricErrors(nil), s.consumer.MetricThrottles(nil)},
+				Right: &[]awscloudwatch.IMetric{s.consumer.MetricDuration(nil)},
+			}),
+		)
+	}
+	return topic
+}

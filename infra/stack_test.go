@@ -2,8 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -18,7 +21,7 @@ var functionIDs = []string{"WebhookFunction", "FetchFunction", "ReviewFunction",
 func dummyAssets(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, fn := range []string{"webhook", "fetch", "review", "notify", "sweeper"} {
+	for _, fn := range []string{"webhook", "fetch", "review", "notify", "sweeper", "sesevents"} {
 		if err := os.MkdirAll(filepath.Join(dir, fn), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -27,6 +30,19 @@ func dummyAssets(t *testing.T) string {
 		}
 	}
 	return dir
+}
+
+// fakeLayer is a p4 layer folder as `make p4-layer` stages it (bin/p4).
+func fakeLayer(t *testing.T) string {
+	t.Helper()
+	layer := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(layer, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(layer, "bin", "p4"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return layer
 }
 
 // synth builds the app with the given context and returns its template.
@@ -146,9 +162,9 @@ func TestLocalStack(t *testing.T) {
 	})
 
 	counts := map[string]int{
-		"AWS::DynamoDB::Table": 1, "AWS::S3::Bucket": 2, "AWS::SecretsManager::Secret": 3, "AWS::SQS::Queue": 6,
+		"AWS::DynamoDB::Table": 1, "AWS::S3::Bucket": 2, "AWS::SecretsManager::Secret": 4, "AWS::SQS::Queue": 6,
 		"AWS::Lambda::Function": 5, "AWS::Lambda::EventSourceMapping": 3, "AWS::ApiGateway::RestApi": 1,
-		"AWS::ApiGateway::Method": 2, "AWS::Events::Rule": 1, "AWS::CloudWatch::Alarm": 8, "AWS::Logs::LogGroup": 5,
+		"AWS::ApiGateway::Method": 2, "AWS::Events::Rule": 1, "AWS::CloudWatch::Alarm": 22, "AWS::Logs::LogGroup": 6,
 		"AWS::Lambda::LayerVersion": 0,
 	}
 	for typ, n := range counts {
@@ -273,7 +289,7 @@ func TestLocalStack(t *testing.T) {
 			tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
 				"FunctionName":          map[string]any{"Ref": fn},
 				"EventSourceArn":        map[string]any{"Fn::GetAtt": []any{q, "Arn"}},
-				"BatchSize":             5,
+				"BatchSize":             1,
 				"FunctionResponseTypes": []any{"ReportBatchItemFailures"},
 				"ScalingConfig":         map[string]any{"MaximumConcurrency": 2},
 			})
@@ -285,12 +301,14 @@ func TestLocalStack(t *testing.T) {
 
 	// Functions: runtime, arch, memory, env.
 	common := []string{"CRITICIZER_ENV", "JOBS_TABLE", "FETCH_QUEUE_URL", "LLM_QUEUE_URL", "NOTIFY_QUEUE_URL",
-		"FETCH_DLQ_URL", "LLM_DLQ_URL", "NOTIFY_DLQ_URL", "RAW_BUCKET", "REDACTED_BUCKET", "LEASE_SECONDS", "MAX_ATTEMPTS", "LOG_LEVEL"}
+		"FETCH_DLQ_URL", "LLM_DLQ_URL", "NOTIFY_DLQ_URL", "RAW_BUCKET", "REDACTED_BUCKET", "LEASE_SECONDS", "MAX_ATTEMPTS", "LOG_LEVEL",
+		"CLOCK_SKEW_SECONDS", "RETENTION_DAYS"}
 	extra := map[string][]string{
 		"WebhookFunction": {"WEBHOOK_SECRET_ID", "REPLAY_WINDOW_SECONDS"},
-		"FetchFunction":   {"P4_BIN", "P4PORT", "P4USER", "DEPOT_ALLOWLIST", "P4_TIMEOUT_SECONDS"},
-		"ReviewFunction":  {"LLM_ENDPOINT", "LLM_MODEL", "LLM_SECRET_ID", "LLM_TIMEOUT_SECONDS"},
-		"NotifyFunction":  {"SMTP_HOST", "SMTP_PORT", "SMTP_FROM", "SMTP_TLS", "SMTP_SECRET_ID"},
+		"FetchFunction": {"P4_BIN", "P4PORT", "P4USER", "DEPOT_ALLOWLIST", "P4_TIMEOUT_SECONDS", "P4_SECRET_ID",
+			"REDACT_EMAILS"},
+		"ReviewFunction": {"LLM_PROVIDER", "LLM_ENDPOINT", "LLM_MODEL", "LLM_SECRET_ID", "LLM_TIMEOUT_SECONDS", "REDACT_EMAILS"},
+		"NotifyFunction": {"SMTP_HOST", "SMTP_PORT", "SMTP_FROM", "SMTP_TLS", "SMTP_SECRET_ID", "SMTP_TIMEOUT_SECONDS", "EMAIL_PROVIDER"},
 	}
 	envOf := func(fn string) map[string]any {
 		return props(m, fn)["Environment"].(map[string]any)["Variables"].(map[string]any)
@@ -371,7 +389,7 @@ func TestLocalStack(t *testing.T) {
 
 	outputs := []string{"ApiId", "ApiStage", "ApiUrl", "JobsTableName", "FetchQueueUrl", "LlmQueueUrl", "NotifyQueueUrl",
 		"FetchDlqUrl", "LlmDlqUrl", "NotifyDlqUrl", "RawBucketName", "RedactedBucketName", "WebhookSecretArn", "LlmSecretArn",
-		"SmtpSecretArn", "WebhookFunctionName", "FetchFunctionName", "ReviewFunctionName", "NotifyFunctionName", "SweeperFunctionName"}
+		"SmtpSecretArn", "P4SecretArn", "AlarmTopicArn", "WebhookFunctionName", "FetchFunctionName", "ReviewFunctionName", "NotifyFunctionName", "SweeperFunctionName"}
 	got := m["Outputs"].(map[string]any)
 	for _, o := range outputs {
 		if got[o] == nil {
@@ -443,19 +461,14 @@ func TestLocalStack(t *testing.T) {
 }
 
 func TestProdStack(t *testing.T) {
-	layer := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(layer, "bin"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(layer, "bin", "p4"), []byte("#!/bin/sh\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	layer := fakeLayer(t)
 	tmpl, m := synth(t, map[string]any{
 		ctxEnv: "prod",
 		ctxEnvironments: map[string]any{"prod": map[string]any{
 			"account": "123456789012", "region": "eu-west-1",
-			"maxConcurrency": map[string]any{"fetch": 4},
-			"batchSize":      3,
+			"maxConcurrency": map[string]any{"fetch": 8, "llm": 4, "notify": 4},
+			"batchSize":      2,
+			"llmEndpoint":    "https://api.openai.com", "p4Port": "ssl:p4:1666", "smtpHost": "smtp.example.com",
 		}},
 		// As `cdk -c overrides='{...}'` passes it: a JSON string.
 		ctxOverrides: `{"p4LayerPath":"` + layer + `","alarmTopicArn":"arn:aws:sns:eu-west-1:123456789012:ops"}`,
@@ -493,7 +506,8 @@ func TestProdStack(t *testing.T) {
 	}
 	check(t, "fetch ESM concurrency", func() {
 		tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
-			"FunctionName": map[string]any{"Ref": "FetchFunction"}, "BatchSize": 3,
+			// W = 8 workers = MaximumConcurrency 4 × BatchSize 2.
+			"FunctionName": map[string]any{"Ref": "FetchFunction"}, "BatchSize": 2,
 			"ScalingConfig": map[string]any{"MaximumConcurrency": 4},
 		})
 	})
@@ -510,7 +524,8 @@ func TestProdStack(t *testing.T) {
 	check(t, "alarm actions", func() {
 		tmpl.ResourcePropertiesCountIs(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{
 			"AlarmActions": []any{"arn:aws:sns:eu-west-1:123456789012:ops"},
-		}, jsii.Number(8))
+		}, jsii.Number(22)) // 3 DLQ + 5 errors + 5 throttles + 3 backlog + 3 lease lost + unconfirmed + reconciling + escalations
+		tmpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(22))
 	})
 	check(t, "stage prod", func() {
 		tmpl.HasResourceProperties(jsii.String("AWS::ApiGateway::Stage"), map[string]any{"StageName": "prod"})
@@ -539,6 +554,9 @@ func TestConfig(t *testing.T) {
 			ctx[k] = v
 		}
 		ctx[ctxEnv] = env
+		if env != "local" {
+			ctx[ctxOverrides] = map[string]any{"p4LayerPath": fakeLayer(t)}
+		}
 		app := awscdk.NewApp(&awscdk.AppProps{Context: &ctx})
 		name, cfg, err := LoadConfig(app.Node())
 		if err != nil || name != env {
@@ -563,26 +581,254 @@ func TestConfig(t *testing.T) {
 
 	// Default env and rejection of bad input.
 	app := awscdk.NewApp(&awscdk.AppProps{Context: &map[string]any{}})
-	if name, _, err := LoadConfig(app.Node()); err != nil || name != "dev" {
-		t.Errorf("default env = %q, %v", name, err)
+	if name, _, _ := LoadConfig(app.Node()); name != "dev" {
+		t.Errorf("default env = %q", name)
 	}
-	bad := []map[string]any{
-		{ctxEnv: "qa"},
-		{ctxEnv: "local", ctxOverrides: map[string]any{"smptPort": 25}},                                // typo
-		{ctxEnv: "local", ctxOverrides: map[string]any{"maxConcurrency": map[string]any{"llm": 1}}},    // below ESM minimum
-		{ctxEnv: "local", ctxOverrides: map[string]any{"p4TimeoutSeconds": 10}},                        // not below the lease
-		{ctxEnv: "dev", ctxOverrides: map[string]any{"smtpTLS": "ssl"}},                                // unknown mode
-		{ctxEnv: "dev", ctxOverrides: map[string]any{"depotAllowList": []any{"depot/x/..."}}},          // not a depot path
-		{ctxEnv: "dev", ctxOverrides: map[string]any{"logRetentionDays": 10}},                          // not a CloudWatch value
-		{ctxEnv: "dev", ctxEnvironments: map[string]any{"dev": map[string]any{"architecture": "x86"}}}, // bad arch
-		{ctxEnv: "dev", ctxEnvironments: map[string]any{"qa": map[string]any{}}},
-		{ctxEnv: "dev", ctxOverrides: map[string]any{"sweepSchedule": "rate(banana)"}},
-		{ctxEnv: "dev", ctxOverrides: map[string]any{"sweepSchedule": "rate(1 minutes)"}}, // unknown env
+	// Each bad setting is rejected with an error that names it.
+	base := func(over map[string]any) map[string]any {
+		o := map[string]any{"p4LayerPath": fakeLayer(t), "llmEndpoint": "https://api.openai.com", "p4Port": "ssl:p4:1666", "smtpHost": "smtp.example.com"}
+		for k, v := range over {
+			o[k] = v
+		}
+		return o
+	}
+	bad := []struct {
+		ctx  map[string]any
+		want string
+	}{
+		{map[string]any{ctxEnv: "qa"}, `unknown environment "qa"`},
+		{map[string]any{ctxEnv: "local", ctxOverrides: map[string]any{"smptPort": 25}}, "smptPort"},
+		{map[string]any{ctxEnv: "local", ctxOverrides: map[string]any{"maxConcurrency": map[string]any{"llm": 1}}}, "maxConcurrency.llm"},
+		{map[string]any{ctxEnv: "local", ctxOverrides: map[string]any{"batchSize": 2, "maxConcurrency": map[string]any{"llm": 6, "fetch": 4, "notify": 3}}}, "maxConcurrency.notify 3"},
+		{map[string]any{ctxEnv: "local", ctxOverrides: map[string]any{"p4TimeoutSeconds": 10}}, "p4TimeoutSeconds"},
+		{map[string]any{ctxEnv: "local", ctxOverrides: map[string]any{"smtpTimeoutSeconds": 10}}, "smtpTimeoutSeconds"},
+		{map[string]any{ctxEnv: "dev", ctxOverrides: base(map[string]any{"smtpTLS": "ssl"})}, "smtpTLS"},
+		{map[string]any{ctxEnv: "dev", ctxOverrides: base(map[string]any{"depotAllowList": []any{"depot/x/..."}})}, "depotAllowList"},
+		{map[string]any{ctxEnv: "dev", ctxOverrides: base(map[string]any{"logRetentionDays": 10})}, "logRetentionDays"},
+		{map[string]any{ctxEnv: "dev", ctxOverrides: base(map[string]any{"architecture": "x86"})}, "architecture"},
+		{map[string]any{ctxEnv: "dev", ctxEnvironments: map[string]any{"qa": map[string]any{}}}, `unknown environment "qa"`},
+		{map[string]any{ctxEnv: "dev", ctxOverrides: base(map[string]any{"sweepSchedule": "rate(banana)"})}, "sweepSchedule"},
+		{map[string]any{ctxEnv: "dev", ctxOverrides: base(map[string]any{"sweepSchedule": "rate(1 minutes)"})}, "sweepSchedule"},
+		{map[string]any{ctxEnv: "dev", ctxOverrides: base(map[string]any{"llmEndpoint": "https://api.openai.com/v1/chat/completions"})}, "llmEndpoint"},
+		{map[string]any{ctxEnv: "dev", ctxOverrides: base(map[string]any{"llmProvider": "gemini"})}, "llmProvider"},
+		{map[string]any{ctxEnv: "dev", ctxOverrides: base(map[string]any{"emailProvider": "mailgun"})}, "emailProvider"},
+		{map[string]any{ctxEnv: "dev", ctxOverrides: base(map[string]any{"confidentialCidrs": []any{"10.0.0.0/33"}})}, "confidentialCidrs"},
+		{map[string]any{ctxEnv: "dev", ctxOverrides: base(map[string]any{"retentionDays": 90})}, "retentionDays"},
+		{map[string]any{ctxEnv: "dev", ctxOverrides: base(map[string]any{"promptCandidatePercent": 10})}, "promptCandidateVersion"},
+		{map[string]any{ctxEnv: "staging", ctxOverrides: base(map[string]any{"p4LayerPath": ""})}, "p4LayerPath is empty"},
+		{map[string]any{ctxEnv: "staging", ctxOverrides: base(map[string]any{"p4LayerPath": t.TempDir()})}, "no bin/p4"},
 	}
 	for _, c := range bad {
-		a := awscdk.NewApp(&awscdk.AppProps{Context: &c})
+		a := awscdk.NewApp(&awscdk.AppProps{Context: &c.ctx})
 		if _, _, err := LoadConfig(a.Node()); err == nil {
-			t.Errorf("context %v: accepted", c)
+			t.Errorf("context %v: accepted", c.ctx)
+		} else if !strings.Contains(err.Error(), c.want) {
+			t.Errorf("context %v: error %q does not name %q", c.ctx, err, c.want)
 		}
+	}
+	// The good base is accepted (so the cases above fail for their own reason).
+	good := map[string]any{ctxEnv: "dev", ctxOverrides: base(nil)}
+	if _, _, err := LoadConfig(awscdk.NewApp(&awscdk.AppProps{Context: &good}).Node()); err != nil {
+		t.Errorf("base config rejected: %v", err)
+	}
+}
+
+// TestEnvironmentsAsCheckedIn synthesizes dev, staging and prod from cdk.json
+// (with a staged p4 layer) and checks what a reviewer of each template would.
+func TestEnvironmentsAsCheckedIn(t *testing.T) {
+	b, err := os.ReadFile("../cdk.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		Context map[string]any `json:"context"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	for _, env := range []string{"dev", "staging", "prod"} {
+		t.Run(env, func(t *testing.T) {
+			ctx := map[string]any{}
+			for k, v := range f.Context {
+				ctx[k] = v
+			}
+			ctx[ctxEnv] = env
+			ctx[ctxOverrides] = map[string]any{"p4LayerPath": fakeLayer(t)}
+			delete(ctx, ctxAssetRoot) // dummy bootstraps
+			_, m := synth(t, ctx)
+			envOf := func(fn string) map[string]any {
+				return props(m, fn)["Environment"].(map[string]any)["Variables"].(map[string]any)
+			}
+			// Functions reach their endpoints.
+			rv := envOf("ReviewFunction")
+			if ep, _ := rv["LLM_ENDPOINT"].(string); !strings.HasPrefix(ep, "https://") || strings.Contains(strings.TrimPrefix(ep, "https://"), "/") {
+				t.Errorf("LLM_ENDPOINT = %q: want a base URL", rv["LLM_ENDPOINT"])
+			}
+			if rv["LLM_PROVIDER"] == nil || rv["LLM_SECRET_ID"] == nil {
+				t.Errorf("review env lacks provider/secret: %v", rv)
+			}
+			fe := envOf("FetchFunction")
+			if p, _ := fe["P4PORT"].(string); p == "" {
+				t.Error("fetch has no P4PORT")
+			}
+			if sid, _ := json.Marshal(fe["P4_SECRET_ID"]); !strings.Contains(string(sid), "P4Secret") {
+				t.Errorf("P4_SECRET_ID = %s: want the P4Secret", sid)
+			}
+			if !allowed(grants(t, m, "FetchFunction"), "secretsmanager:GetSecretValue", "P4Secret") {
+				t.Error("fetch cannot read the P4 secret")
+			}
+			if l, _ := json.Marshal(props(m, "FetchFunction")["Layers"]); !strings.Contains(string(l), `"P4Layer"`) {
+				t.Errorf("fetch layers = %s", l)
+			}
+			if fe["P4_BIN"] != "/opt/bin/p4" {
+				t.Errorf("P4_BIN = %v", fe["P4_BIN"])
+			}
+			if h, _ := envOf("NotifyFunction")["SMTP_HOST"].(string); h == "" {
+				t.Error("notify has no SMTP_HOST")
+			}
+			// Redaction policy for fetch and review.
+			for _, fn := range []string{"FetchFunction", "ReviewFunction"} {
+				if envOf(fn)["REDACT_EMAILS"] != "true" {
+					t.Errorf("%s REDACT_EMAILS = %v", fn, envOf(fn)["REDACT_EMAILS"])
+				}
+			}
+			// Every alarm pages.
+			n := 0
+			for id, r := range resources(m) {
+				if r["Type"] != "AWS::CloudWatch::Alarm" {
+					continue
+				}
+				n++
+				if acts, _ := r["Properties"].(map[string]any)["AlarmActions"].([]any); len(acts) == 0 {
+					t.Errorf("alarm %s has no action", id)
+				}
+			}
+			if n == 0 {
+				t.Error("no alarms")
+			}
+			// API throttling and JSON access logs.
+			st := props(m, "ApiDeploymentStage"+env)
+			if st == nil {
+				for id, r := range resources(m) {
+					if r["Type"] == "AWS::ApiGateway::Stage" {
+						st = props(m, id)
+					}
+				}
+			}
+			sj, _ := json.Marshal(st)
+			if !strings.Contains(string(sj), `"ThrottlingRateLimit"`) || !strings.Contains(string(sj), `"AccessLogSetting"`) || !strings.Contains(string(sj), `\"status\"`) {
+				t.Errorf("API stage = %s: want throttling and JSON access logs", sj)
+			}
+			// No secret value in the template: secrets are generated, never literal.
+			for id, r := range resources(m) {
+				if r["Type"] != "AWS::SecretsManager::Secret" {
+					continue
+				}
+				if _, lit := r["Properties"].(map[string]any)["SecretString"]; lit {
+					t.Errorf("secret %s has a literal SecretString", id)
+				}
+			}
+			whole, _ := json.Marshal(m)
+			for _, leak := range []string{"sk-", "BEGIN PRIVATE KEY", "\"password\":\""} {
+				if strings.Contains(string(whole), leak) {
+					t.Errorf("template contains %q", leak)
+				}
+			}
+		})
+	}
+}
+
+// TestAlarmMetricsAreEmitted: every application metric an alarm or the
+// dashboard uses is one the code emits (an obs.Metrics Put call).
+func TestAlarmMetricsAreEmitted(t *testing.T) {
+	// Every optional alarm on: the prompt canary too.
+	_, m := synth(t, map[string]any{ctxEnv: "local", ctxOverrides: map[string]any{"promptCandidateVersion": "1.1.0", "promptCandidatePercent": 10}})
+	whole, _ := json.Marshal(m)
+	used := map[string]bool{}
+	for _, re := range []string{`SELECT SUM\((\w+)\) FROM Criticizer`, `"MetricName":"(\w+)","Namespace":"Criticizer"`} {
+		for _, mm := range regexp.MustCompile(re).FindAllStringSubmatch(string(whole), -1) {
+			used[mm[1]] = true
+		}
+	}
+	if !used["ReviewResponsesRejected"] || len(used) < 6 {
+		t.Fatalf("found only %v application metrics in the template", used)
+	}
+	emitted := map[string]bool{}
+	put := regexp.MustCompile(`\.Put\("(\w+)"`)
+	for _, root := range []string{"../shared", "../functions"} {
+		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+				return err
+			}
+			b, _ := os.ReadFile(p)
+			for _, mm := range put.FindAllStringSubmatch(string(b), -1) {
+				emitted[mm[1]] = true
+			}
+			return nil
+		})
+	}
+	for name := range used {
+		if !emitted[name] {
+			t.Errorf("metric %s is alarmed on or graphed but no code emits it", name)
+		}
+	}
+}
+
+// TestRawBucketAccess: the raw bucket denies object access to everyone but the
+// fetch role and the operator role; the trail logs its data events when enabled.
+func TestRawBucketAccess(t *testing.T) {
+	_, m := synth(t, map[string]any{ctxEnv: "local", ctxOverrides: map[string]any{
+		"operatorRoleArn": "arn:aws:iam::123456789012:role/criticizer-operator", "rawBucketDataEvents": true}})
+	var pol map[string]any
+	for _, r := range resources(m) {
+		if r["Type"] == "AWS::S3::BucketPolicy" && strings.Contains(fmt.Sprint(r["Properties"].(map[string]any)["Bucket"]), "RawArtifacts") {
+			pol = r["Properties"].(map[string]any)
+		}
+	}
+	b, _ := json.Marshal(pol)
+	for _, want := range []string{`"Sid":"OnlyFetchAndOperator"`, `"Effect":"Deny"`, `FetchFunctionServiceRole`, `role/criticizer-operator`, `aws:PrincipalArn`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("raw bucket policy lacks %s: %s", want, b)
+		}
+	}
+	tb, _ := json.Marshal(m)
+	if !strings.Contains(string(tb), `"AWS::CloudTrail::Trail"`) || !strings.Contains(string(tb), `"DataResources"`) {
+		t.Error("no CloudTrail data-event trail for the raw bucket")
+	}
+}
+
+// TestSESProvider: with emailProvider ses the notify role may send through SES
+// (no SMTP secret), and SES events reach the sesevents function.
+func TestSESProvider(t *testing.T) {
+	_, m := synth(t, map[string]any{ctxEnv: "local", ctxOverrides: map[string]any{"emailProvider": "ses", "sesConfigurationSet": "criticizer-local"}})
+	g := grants(t, m, "NotifyFunction")
+	if !allowed(g, "ses:SendEmail", "*") || allowed(g, "secretsmanager:GetSecretValue", "SmtpSecret") {
+		t.Errorf("notify grants = %v", g)
+	}
+	envOf := props(m, "NotifyFunction")["Environment"].(map[string]any)["Variables"].(map[string]any)
+	if envOf["EMAIL_PROVIDER"] != "ses" || envOf["SES_CONFIGURATION_SET"] != "criticizer-local" {
+		t.Errorf("notify env = %v", envOf)
+	}
+	if props(m, "SesEventsFunction") == nil || props(m, "SesEventsRule") == nil {
+		t.Error("no sesevents function or rule")
+	}
+	if _, _, err := LoadConfig(awscdk.NewApp(&awscdk.AppProps{Context: &map[string]any{ctxEnv: "local", ctxOverrides: map[string]any{"emailProvider": "ses"}}}).Node()); err == nil || !strings.Contains(err.Error(), "sesConfigurationSet") {
+		t.Errorf("ses without a configuration set: %v", err)
+	}
+}
+
+// TestPromptCanaryAlarm: a candidate prompt in rollout gets the canary alarm,
+// which pages; without a rollout there is none.
+func TestPromptCanaryAlarm(t *testing.T) {
+	_, m := synth(t, map[string]any{ctxEnv: "local", ctxOverrides: map[string]any{"promptCandidateVersion": "1.1.0", "promptCandidatePercent": 10}})
+	b, _ := json.Marshal(props(m, "PromptCanaryAlarm"))
+	for _, want := range []string{`"PromptVersion"`, `"1.1.0"`, `ReviewResponsesRejected`, `ReviewModelCalls`, `"EvaluationPeriods":6`, `"AlarmActions"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("canary alarm lacks %s: %s", want, b)
+		}
+	}
+	_, m = synth(t, map[string]any{ctxEnv: "local"})
+	if props(m, "PromptCanaryAlarm") != nil {
+		t.Error("canary alarm without a rollout")
 	}
 }

@@ -162,7 +162,7 @@ func synthAndDeploy(ctx context.Context, so devstack.SynthOptions, endpoint, for
 	if err != nil {
 		return err
 	}
-	out, err := devstack.Deploy(ctx, devstack.EmulatorConfig(endpoint), dir, devstack.StackName(so.Env))
+	out, err := devstack.Deploy(ctx, devstack.EmulatorConfig(endpoint), dir, devstack.StackName(so.Env), os.Stderr)
 	if err != nil {
 		return err
 	}

@@ -72,6 +72,8 @@ func smtpSender(ctx context.Context, env *coldstart.Env, from string) (notifysta
 		Port: env.Vars.Int("SMTP_PORT", 587, 1, 65535),
 		From: from,
 		TLS:  notify.TLSMode(env.Vars.Optional("SMTP_TLS", "starttls")),
+		// A send takes up to notify.MaxSendDuration(Timeout): below the function's timeout.
+		Timeout: env.Vars.Seconds("SMTP_TIMEOUT_SECONDS", int(notify.DefaultSMTPTimeout.Seconds()), 1, 300),
 	}
 	secretID := env.Vars.String("SMTP_SECRET_ID")
 	lookupURL := env.Vars.Optional("SMTP_LOOKUP_URL", "")

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -33,6 +34,12 @@ type LocalOptions struct {
 	// SynthOutput receives the CDK app's output; default io.Discard.
 	SynthOutput io.Writer
 	Logger      *slog.Logger // stand-ins' diagnostics; default discards
+	// Shape is the environment whose cdk.json settings are deployed: "local"
+	// (default) or "staging" — the prod-shaped run: staging's lease, timeouts,
+	// base-URL LLM endpoint, p4 layer, created alarm topic and redaction policy,
+	// with only the addresses of the stand-ins and the emulator deviations
+	// (see stagingOverrides) laid over it.
+	Shape string
 }
 
 // Local is the whole local environment: the emulator with the stack
@@ -70,9 +77,12 @@ func StartLocal(ctx context.Context, opts LocalOptions) (l *Local, err error) {
 		}
 		l.ownWorkDir = true
 	}
+	started := l // a failed start returns nil: close what was started
 	defer func() {
 		if err != nil {
-			l.Close()
+			if cerr := started.Close(); cerr != nil {
+				err = errors.Join(err, cerr)
+			}
 		}
 	}()
 	logger := opts.Logger
@@ -80,7 +90,9 @@ func StartLocal(ctx context.Context, opts LocalOptions) (l *Local, err error) {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 
-	l.P4Bin = filepath.Join(l.workDir, "bin", "p4")
+	// The p4 stand-in is staged as `make p4-layer` stages the real client, and
+	// that folder is the staging shape's p4 layer.
+	l.P4Bin = filepath.Join(l.workDir, "p4-layer", "bin", "p4")
 	build := exec.CommandContext(ctx, "go", "build", "-o", l.P4Bin, "./internal/standin/p4")
 	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
@@ -109,14 +121,26 @@ func StartLocal(ctx context.Context, opts LocalOptions) (l *Local, err error) {
 	if out == nil {
 		out = io.Discard
 	}
+	overrides := map[string]any{
+		"p4Bin": l.P4Bin, "p4Port": l.Depot,
+		"llmEndpoint": fmt.Sprintf("http://127.0.0.1:%d", llmPort),
+		"smtpHost":    "127.0.0.1", "smtpPort": smtpPort, "smtpTLS": "none",
+		"smtpLookupUrl": fmt.Sprintf("http://127.0.0.1:%d/messages", ctlPort),
+	}
+	shape := opts.Shape
+	switch shape {
+	case "", "local":
+		shape = "local"
+	case "staging":
+		for k, v := range stagingOverrides(filepath.Dir(filepath.Dir(l.P4Bin))) {
+			overrides[k] = v
+		}
+	default:
+		return nil, fmt.Errorf("shape %q: want local or staging", opts.Shape)
+	}
 	l.Deployment, err = Up(ctx, UpOptions{
 		Emulator: EmulatorOptions{RepoRoot: root, Port: opts.Port},
-		Synth: SynthOptions{RepoRoot: root, Env: "local", Output: out, Overrides: map[string]any{
-			"p4Bin": l.P4Bin, "p4Port": l.Depot,
-			"llmEndpoint": fmt.Sprintf("http://127.0.0.1:%d", llmPort),
-			"smtpHost":    "127.0.0.1", "smtpPort": smtpPort, "smtpTLS": "none",
-			"smtpLookupUrl": fmt.Sprintf("http://127.0.0.1:%d/messages", ctlPort),
-		}},
+		Synth:    SynthOptions{RepoRoot: root, Env: shape, Output: out, Overrides: overrides},
 	})
 	if err != nil {
 		return nil, err
@@ -227,4 +251,21 @@ func (l *Local) Close() error {
 		errs = append(errs, os.RemoveAll(l.workDir))
 	}
 	return errors.Join(errs...)
+}
+
+// stagingOverrides are what the staging shape needs beyond the stand-ins'
+// addresses, each an emulator deviation (printed so a run shows them):
+//   - architecture: the emulator runs bootstrap as a host process, so the
+//     functions are built for and declared with the host's architecture;
+//   - p4Bin: the emulator does not mount layers at /opt, so the fetch function
+//     runs the layer's own staged binary by its host path (the layer is still
+//     synthesized and attached from p4LayerPath);
+//   - smtpTLS none: the SMTP stand-in has no certificate a client would trust.
+func stagingOverrides(layerDir string) map[string]any {
+	arch := "x86_64"
+	if runtime.GOARCH == "arm64" {
+		arch = "arm64"
+	}
+	Logf("staging shape on the emulator: architecture %s (host), p4Bin = the layer's bin/p4 (layers are not mounted), smtpTLS none (stand-in)", arch)
+	return map[string]any{"architecture": arch, "p4LayerPath": layerDir}
 }

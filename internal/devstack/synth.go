@@ -14,7 +14,7 @@ import (
 
 // FunctionNames are the Lambda functions of the stack (functions/<name>,
 // built to <assetRoot>/<name>/bootstrap).
-var FunctionNames = []string{"webhook", "fetch", "review", "notify", "sweeper"}
+var FunctionNames = []string{"webhook", "fetch", "review", "notify", "sweeper", "sesevents"}
 
 // SynthOptions configures Synth.
 type SynthOptions struct {
@@ -80,6 +80,10 @@ func Synth(ctx context.Context, opts SynthOptions) (string, error) {
 	}
 	cdkCtx["env"] = opts.Env
 	cdkCtx["assetRoot"] = opts.AssetRoot
+	// Emulator deviation: MiniStack rejects CloudWatch alarms on metric math /
+	// Metrics Insights ("Properties.Metrics is not supported"); the stack leaves
+	// those out (only EscalationsAlarm today).
+	cdkCtx["metricMathAlarms"] = false
 	if len(opts.Overrides) > 0 {
 		cdkCtx["overrides"] = opts.Overrides
 	}

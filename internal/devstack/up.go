@@ -56,7 +56,7 @@ func Up(ctx context.Context, opts UpOptions) (*Deployment, error) {
 	}
 	cfg := EmulatorConfig(em.Endpoint)
 	name := StackName(opts.Synth.Env)
-	out, err := Deploy(ctx, cfg, dir, name)
+	out, err := Deploy(ctx, cfg, dir, name, opts.Synth.Output)
 	cleanup()
 	if err != nil {
 		return nil, errors.Join(err, em.Stop())

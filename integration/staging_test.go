@@ -1,0 +1,63 @@
+package integration
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/criticizer/criticizer/internal/devstack"
+	"github.com/criticizer/criticizer/shared/store"
+)
+
+// TestStagingShapedReview deploys the staging configuration of cdk.json (its
+// lease and timeouts, a base-URL LLM endpoint, the p4 layer, the alarm topic
+// it creates, the redaction policy) to a second emulator and runs a full
+// review through it, so a setting that only works in `local` fails here.
+// Only the stand-ins' addresses and the emulator deviations listed in
+// devstack.stagingOverrides differ from what `make deploy ENV=staging` ships.
+func TestStagingShapedReview(t *testing.T) {
+	if testing.Short() {
+		t.Skip("deploys a second stack")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	l, err := devstack.StartLocal(ctx, devstack.LocalOptions{Shape: "staging"})
+	if err != nil {
+		t.Fatalf("staging-shaped deploy: %v", err)
+	}
+	defer l.Close()
+	if l.StackName != "Criticizer-staging" || !strings.HasPrefix(l.Outputs["AlarmTopicArn"], "arn:") {
+		t.Fatalf("stack %s, alarm topic %q", l.StackName, l.Outputs["AlarmTopicArn"])
+	}
+
+	// The helpers read the shared env; point it at this stack for the test
+	// (integration tests run sequentially) and restore it after.
+	saved := env
+	defer func() { env = saved }()
+	env.local, env.out, env.apiURL, env.depot = l, l.Outputs, l.APIURL, l.Depot
+	env.llm, env.smtp, env.webhookKey, env.secrets = l.LLM, l.SMTP, l.WebhookKey, l.Secrets
+	env.ddb = dynamodb.NewFromConfig(l.AWS)
+	env.jobs = store.New(env.ddb, l.Outputs["JobsTableName"])
+
+	cl := newChange(t, 12345)
+	resp := postWebhook(t, map[string]any{"changelist_id": cl, "review_version": 1, "idempotency_key": uniqueKey(t),
+		"recipients": []string{"reviewers@example.com"}, "source": "p4-trigger"})
+	if resp.Status != http.StatusAccepted {
+		t.Fatalf("POST status %d, body %s", resp.Status, resp.Body)
+	}
+	j := waitJob(t, resp.Decoded["job_id"].(string), 3*time.Minute, "succeeded", succeeded)
+	if j.FindingCount == 0 {
+		t.Error("the staging-shaped review found nothing")
+	}
+	mails := mailsFor(cl, 1)
+	if len(mails) != 2 {
+		t.Fatalf("%d e-mails, want 2", len(mails))
+	}
+	for _, m := range mails {
+		assertNoSecrets(t, "e-mail", string(m.Raw))
+	}
+}
