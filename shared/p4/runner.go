@@ -190,6 +190,7 @@ func (r *Runner) outcome(ctx, runCtx context.Context, command string, runErr err
 	}
 
 	recs, msgs, parseErr := parseRecords(stdout.buf.Bytes())
+	stderrText := strings.TrimSpace(stderr.buf.String())
 	var texts []string
 	generic := 0
 	for _, m := range msgs {
@@ -198,15 +199,26 @@ func (r *Runner) outcome(ctx, runCtx context.Context, command string, runErr err
 			generic = m.generic
 		}
 	}
-	if s := strings.TrimSpace(stderr.buf.String()); s != "" {
-		texts = append(texts, s)
+	if stderrText != "" {
+		// Client-side failures ("Perforce client error: …") never reach the
+		// JSON layer; they are the only thing on stderr.
+		texts = append(texts, stderrText)
 	}
+	// Success is decided per record, not only by the exit status: a warning
+	// (severity 2: no such file, protected namespace, not in client view)
+	// comes with exit status 0 and means the answer is incomplete.
 	if exitCode != 0 || len(texts) > 0 {
 		raw := strings.Join(texts, "\n")
 		class := classify(raw, exitCode, generic)
 		msg := sanitize(raw, r.password)
 		if msg == "" {
 			msg = "no message"
+		}
+		if class == failure.PolicyRejected {
+			// The server's protections refused a path: a security event, and
+			// the fetch fails closed.
+			r.log.Warn("p4 refused a protected path", "event", "p4_protected_namespace",
+				"command", command, "exit_code", exitCode)
 		}
 		return nil, failure.Errorf(class, "p4 %s: exit status %d: %s", command, exitCode, msg)
 	}
