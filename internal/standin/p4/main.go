@@ -24,6 +24,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/criticizer/criticizer/shared/udiff"
 )
 
 func main() {
@@ -413,7 +415,7 @@ func (s *session) diff2(args []string) {
 		s.msg(4, 0, "Perforce server error:\n\tstandin: broken fixture")
 		return
 	}
-	body := unifiedDiff(lc, rc, ctx)
+	body := udiff.Unified(lc, rc, ctx)
 	if right.file.Diff != nil && left.file == right.file {
 		body = *right.file.Diff
 	}
