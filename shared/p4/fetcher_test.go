@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,11 +17,14 @@ import (
 // recordingRunner records the commands a Fetcher issues.
 type recordingRunner struct {
 	next  CommandRunner
+	mu    sync.Mutex
 	calls []string
 }
 
 func (r *recordingRunner) Run(ctx context.Context, command string, args ...string) ([]Record, error) {
+	r.mu.Lock()
 	r.calls = append(r.calls, strings.Join(append([]string{command}, args...), " "))
+	r.mu.Unlock()
 	return r.next.Run(ctx, command, args...)
 }
 
