@@ -87,6 +87,9 @@ type server struct {
 	Protect []string `json:"protect"`
 	// LatencyMS is slept once per command: a simulated network round trip.
 	LatencyMS int `json:"latency_ms"`
+	// Fingerprint makes the server an ssl: one: the client refuses to talk
+	// to it until the trust file (P4TRUST) holds this fingerprint.
+	Fingerprint string `json:"fingerprint"`
 }
 
 // depot is the fixture "server". Changes are read when first asked for and

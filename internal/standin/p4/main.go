@@ -36,7 +36,7 @@ func main() {
 type session struct {
 	port, user, client string
 	passwd, tickets    string
-	home               string
+	trust, home        string
 	tagged, json       bool
 	stdin              io.Reader
 	stdout, stderr     io.Writer
@@ -66,6 +66,7 @@ func run(args []string, getenv func(string) string, stdin io.Reader, stdout, std
 		client:  getenv("P4CLIENT"),
 		passwd:  getenv("P4PASSWD"),
 		tickets: getenv("P4TICKETS"),
+		trust:   getenv("P4TRUST"),
 		home:    getenv("HOME"),
 		stdin:   stdin,
 		stdout:  stdout,
@@ -122,6 +123,12 @@ func run(args []string, getenv func(string) string, stdin io.Reader, stdout, std
 		return s.clientError("standin: tagged output (-ztag) is required.")
 	}
 	if code := s.connect(); code != 0 {
+		return code
+	}
+	if cmd == "trust" {
+		return s.trustCmd(cmdArgs)
+	}
+	if code := s.checkTrust(); code != 0 {
 		return code
 	}
 	if ms := s.d.server.LatencyMS; ms > 0 {
