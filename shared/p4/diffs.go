@@ -196,6 +196,9 @@ feed:
 	return firstErr
 }
 
+// unknownSize is what a file without a fileSize counts for in a batch.
+const unknownSize = 64 << 10
+
 // batches cuts the plans into print commands of at most BatchFiles specs and
 // about BatchBytes of content.
 func (f *Fetcher) batches(plans []filePlan) [][]filePlan {
@@ -207,7 +210,11 @@ func (f *Fetcher) batches(plans []filePlan) [][]filePlan {
 	)
 	for _, p := range plans {
 		n := len(p.specs())
-		size := max(p.size, 0) * int64(n)
+		size := p.size
+		if size < 0 {
+			size = unknownSize
+		}
+		size *= int64(n)
 		if len(cur) > 0 && (specs+n > f.opt.BatchFiles || bytes+size > f.opt.BatchBytes) {
 			out = append(out, cur)
 			cur, specs, bytes = nil, 0, 0
@@ -256,6 +263,11 @@ func (f *Fetcher) printBatch(ctx context.Context, batch []filePlan) ([]string, e
 	diffs := make([]string, len(batch))
 	k := 0
 	for i, p := range batch {
+		if n := len(p.specs()); len(contents[k+n-1]) > int(f.opt.MaxFileBytes) {
+			// Only now known to be huge (describe gave no size): listed only.
+			k += n
+			continue
+		}
 		if p.oldSpec == "" {
 			diffs[i] = addedDiff(p.newSpec, contents[k])
 			k++
