@@ -168,19 +168,3 @@ func stringify(v any) string {
 	b, _ := json.Marshal(v) // nested values: keep them inspectable as text
 	return string(b)
 }
-
-// splitContent returns the header record of print/diff2 output (the first
-// record that is not pure data) and the concatenated data records.
-func splitContent(recs []Record) (header Record, data string) {
-	var b strings.Builder
-	for _, r := range recs {
-		if r.isData() {
-			b.WriteString(r["data"])
-			continue
-		}
-		if header == nil {
-			header = r
-		}
-	}
-	return header, b.String()
-}

@@ -392,9 +392,8 @@ func TestParseRecords(t *testing.T) {
 		msgs[1].severity != 3 || msgs[1].text != "Change 7 unknown." {
 		t.Errorf("messages = %+v", msgs)
 	}
-	header, data := splitContent(recs[1:5])
-	if header["depotFile"] != "//depot/a.c" || data != "hello world" {
-		t.Errorf("splitContent = %v, %q", header, data)
+	if recs[1]["depotFile"] != "//depot/a.c" || !recs[2].isData() || recs[2]["data"]+recs[3]["data"] != "hello world" || !recs[4].isData() {
+		t.Errorf("content records = %v", recs[1:5])
 	}
 	for _, bad := range []string{"{", "null\n", "[1,2]\n", "nope"} {
 		if _, _, err := parseRecords([]byte(bad)); err == nil {
