@@ -240,8 +240,9 @@ func TestRunOutputCap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, data := splitContent(recs); data != big {
-		t.Errorf("print under the cap returned %d bytes, want %d", len(data), len(big))
+	contents, err := printedFiles(recs, []string{"//depot/projectA/big.txt#1"}, []string{"//depot/projectA/big.txt"})
+	if err != nil || contents[0] != big {
+		t.Errorf("print under the cap returned %v, want %d bytes", err, len(big))
 	}
 }
 
