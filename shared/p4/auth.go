@@ -95,9 +95,13 @@ func (r *Runner) reauthenticate(ctx context.Context, gen int) bool {
 // session: a ticket goes into the child's environment, a password through
 // "p4 login" on stdin into the tickets file.
 func (r *Runner) authenticate(ctx context.Context, fresh bool) error {
-	c, _, err := r.auth.src.Get(ctx, fresh)
+	c, changed, err := r.auth.src.Get(ctx, fresh)
 	if err != nil {
 		return err
+	}
+	if fresh && c.Ticket != "" && !changed {
+		// The same ticket was just rejected; sending it again cannot help.
+		return failure.Errorf(failure.AuthDenied, "p4 ticket from the secret was rejected and has not been rotated")
 	}
 	r.maskMu.Lock()
 	r.password = c.Password + c.Ticket // masked out of messages

@@ -180,3 +180,17 @@ func TestParseCredential(t *testing.T) {
 		}
 	}
 }
+
+func TestUnrotatedTicketIsNotRetried(t *testing.T) {
+	depotDir := passwordDepot(t)
+	src := &credSource{cur: Credential{Ticket: strings.Repeat("CD", 16)}}
+	r, logs := newTestRunner(t, depotDir, nil)
+	r.SetCredentials(src)
+	_, err := r.Run(context.Background(), "describe", "-s", "12345")
+	if failure.Classify(err) != failure.AuthDenied {
+		t.Fatalf("err = %v", err)
+	}
+	if n := strings.Count(logs.String(), `"msg":"p4 command failed"`); n != 1 {
+		t.Errorf("%d commands ran, want 1 (an unchanged ticket is not sent again)", n)
+	}
+}

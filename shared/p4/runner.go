@@ -207,7 +207,7 @@ func (r *Runner) exec(ctx context.Context, extraEnv []string, stdin, command str
 	attrs := []any{
 		"command", command,
 		"arg_count", len(args),
-		"args", loggableArgs(args),
+		"args", loggableArgs(args[:min(len(args), maxLoggedArgs)]),
 		"duration_ms", elapsed.Milliseconds(),
 		"exit_code", exitCode,
 		"stdout_bytes", stdout.buf.Len(),
@@ -305,6 +305,10 @@ func (w *capWriter) Write(p []byte) (int, error) {
 	w.buf.Write(p)
 	return len(p), nil
 }
+
+// maxLoggedArgs bounds the arguments shown in a log line: a batched print
+// names hundreds of files, arg_count tells how many.
+const maxLoggedArgs = 8
 
 var (
 	flagArgRe  = regexp.MustCompile(`^-[A-Za-z]{1,3}[0-9]*$`)

@@ -123,3 +123,31 @@ func TestFetchWarningsFailTheFetch(t *testing.T) {
 		}
 	})
 }
+
+// TestFetchListsHugeFilesAndShelvedMoves: a file over MaxFileBytes is listed
+// without a diff; a shelved move/add is diffed from the move/delete of the
+// same name (its base revision).
+func TestFetchListsHugeFilesAndShelvedMoves(t *testing.T) {
+	fr := &fakeRunner{answers: map[string][]Record{
+		"describe -s -S 31": {{"change": "31", "user": "bob", "status": "pending", "shelved": "",
+			"depotFile0": "//depot/projectA/new/name.c", "action0": "move/add", "type0": "text", "rev0": "1", "fileSize0": "10",
+			"depotFile1": "//depot/projectA/old/name.c", "action1": "move/delete", "type1": "text", "rev1": "6",
+			"depotFile2": "//depot/projectA/huge.sql", "action2": "edit", "type2": "text", "rev2": "2", "fileSize2": "999999"}},
+		"print //depot/projectA/old/name.c#6 //depot/projectA/new/name.c@=31": {
+			{"depotFile": "//depot/projectA/old/name.c"}, {"data": "a\nb\n"}, {"data": ""},
+			{"depotFile": "//depot/projectA/new/name.c"}, {"data": "a\nc\n"}, {"data": ""}},
+		"user -o bob": {{"User": "bob", "Email": "bob@example.com", "Update": "x"}},
+	}}
+	f, _ := NewFetcher(fr, testAllowList(t, nil), nil)
+	f.WithOptions(Options{MaxFileBytes: 1000})
+	cs, err := f.Fetch(context.Background(), 31, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "--- //depot/projectA/old/name.c#6\n+++ //depot/projectA/new/name.c@=31\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n"; cs.Files[0].Diff != want {
+		t.Errorf("shelved move diff = %q", cs.Files[0].Diff)
+	}
+	if cs.Files[2].Diff != "" || len(cs.Files) != 3 {
+		t.Errorf("huge file = %+v", cs.Files[2])
+	}
+}
