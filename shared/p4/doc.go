@@ -3,14 +3,26 @@
 // the spec's ChangeFetcher), with the depot allow-list enforced before any
 // command names a file.
 //
+// Fetcher gets a changelist in a few round trips: one describe, print of
+// many file revisions per command on a bounded pool of p4 processes (diffs
+// are computed here, with shared/udiff), filelog for moves, one user -o.
+//
 // # Running p4
 //
 // Runner executes the client binary at a fixed, configured absolute path with
 // exec.CommandContext — never through a shell — passing each argument as its
 // own token, always behind the global flags "-ztag -Mj". The child gets an
-// explicit environment (P4PORT, P4USER, P4CLIENT, P4TICKETS, P4PASSWD when
-// configured, HOME, TMPDIR) and nothing inherited, a per-command timeout and a
-// stdout size cap. Logs carry the command name, argument count, duration and
+// explicit environment (P4PORT, P4USER, P4CLIENT, P4TICKETS, P4TRUST,
+// P4CHARSET, P4PASSWD when configured, HOME, TMPDIR) and nothing inherited, a
+// per-command timeout and a stdout size cap.
+//
+// Credentials come from a CredentialSource (Secrets Manager, rotatable): a
+// password is given to "p4 login" on stdin and the ticket kept in the
+// P4TICKETS file; a long-lived ticket is passed as P4PASSWD in the child's
+// environment. Neither ever appears in argv or a log. When the server
+// rejects the session mid-run, the runner reads the secret afresh and logs
+// in again, once per cold start; a configured ssl fingerprint is installed
+// with "p4 trust -i" before the first command. Logs carry the command name, argument count, duration and
 // exit code; argument values appear only when they are flags, numbers or
 // syntactically valid depot paths, and never the password or stderr text.
 //
