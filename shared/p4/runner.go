@@ -238,7 +238,11 @@ func (r *Runner) outcome(ctx, runCtx context.Context, command string, runErr err
 		return nil, failure.Errorf(failure.InternalBug, "p4 %s: %w", command, runErr)
 	}
 
-	recs, msgs, parseErr := parseRecords(stdout.buf.Bytes())
+	out := stdout.buf.Bytes()
+	if clientSide[command] {
+		out = jsonLines(out)
+	}
+	recs, msgs, parseErr := parseRecords(out)
 	stderrText := strings.TrimSpace(stderr.buf.String())
 	var texts []string
 	generic := 0
@@ -278,6 +282,22 @@ func (r *Runner) outcome(ctx, runCtx context.Context, command string, runErr err
 		return nil, failure.Wrap(failure.SchemaInvalid, fmt.Errorf("p4 %s: %w", command, parseErr))
 	}
 	return recs, nil
+}
+
+// clientSide commands run (partly) in the client, which may print plain
+// text such as login's "Enter password:" prompt among the JSON lines.
+var clientSide = map[string]bool{"login": true, "trust": true}
+
+// jsonLines keeps only the lines that are JSON objects: every -Mj record is
+// exactly one line starting with "{" (newlines in values are escaped).
+func jsonLines(out []byte) []byte {
+	var keep []byte
+	for line := range bytes.Lines(out) {
+		if bytes.HasPrefix(line, []byte("{")) {
+			keep = append(keep, line...)
+		}
+	}
+	return keep
 }
 
 // capWriter keeps at most limit bytes. Past the limit it calls onOverflow

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -56,6 +57,8 @@ func (s *session) login(args []string) {
 		s.usage("Usage: login [ -a -p -r <remotespec> -s ] [ user ]", "Invalid option: "+opts[0]+".")
 		return
 	}
+	// The real client prompts even when the password comes from a pipe.
+	io.WriteString(s.stdout, "Enter password: \n")
 	line, _ := bufio.NewReader(s.stdin).ReadString('\n')
 	if strings.TrimRight(line, "\r\n") != s.d.server.Password || s.d.server.Password == "" {
 		s.msg(sevError, evContext, "Password invalid.")

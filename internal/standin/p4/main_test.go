@@ -33,7 +33,8 @@ func p4env(t *testing.T, env map[string]string, stdin string, args ...string) (l
 	t.Helper()
 	var out, errb bytes.Buffer
 	exit = run(args, func(k string) string { return env[k] }, strings.NewReader(stdin), &out, &errb)
-	dec := json.NewDecoder(bytes.NewReader(out.Bytes()))
+	// login's prompt is the only plain text the client prints on stdout.
+	dec := json.NewDecoder(strings.NewReader(strings.TrimPrefix(out.String(), "Enter password: \n")))
 	dec.UseNumber()
 	for dec.More() {
 		var r line
