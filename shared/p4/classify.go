@@ -39,6 +39,7 @@ var (
 	}
 	networkPatterns = []string{
 		"perforce client error:",
+		"can't be established", // ssl: server not (yet) in P4TRUST
 		"tcp connect",
 		"connection refused",
 		"connect to server failed",

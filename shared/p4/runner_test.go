@@ -332,6 +332,7 @@ func TestClassify(t *testing.T) {
 		{"Client 'x' unknown - use 'client' command to create it.", 1, 2, failure.InternalBug},
 		{"//depot/x.c - protected namespace - access denied.", 0, 6, failure.PolicyRejected},
 		{"Perforce client error:\n\tSSL receive failed.", 1, 0, failure.NetworkTimeout},
+		{"The authenticity of '10.0.0.1:1666' can't be established,\nthis may be your first attempt to connect to this P4PORT.", 1, 0, failure.NetworkTimeout},
 		{"weird", 1, evComm, failure.NetworkTimeout},
 		{"weird", 1, evProtect, failure.AuthDenied},
 		{"weird", 1, evFault, failure.Upstream5xx},
