@@ -22,7 +22,7 @@ LAMBDA_BUILD_FLAGS := -tags lambda.norpc -trimpath -ldflags='-s -w'
 # Fuzz targets run for FUZZTIME each in `make test` (package:Target).
 FUZZ := ./shared/webhook:FuzzWebhook ./shared/envelope:FuzzDecode ./shared/review:FuzzParse ./shared/redact:FuzzRedact
 
-.PHONY: help setup build build-aws test unit fuzz vet check vulncheck demo up down deploy-local invoke synth diff bootstrap deploy bench clean
+.PHONY: help setup build build-aws test unit fuzz vet check vulncheck demo up down deploy-local invoke synth diff bootstrap deploy bench p4-layer clean
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(firstword $(MAKEFILE_LIST)) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -90,6 +90,11 @@ deploy: build-aws ## cdk deploy ENV to the AWS account in your credentials
 bench: ## every benchmark plus bootstrap size and cold start per function, as one table (raw output in .run/bench.txt)
 	@mkdir -p .run
 	$(GO) run ./cmd/bench -raw .run/bench.txt | tee .run/bench.md
+
+P4   ?=
+ARCH ?= arm64
+p4-layer: ## stage a Perforce client as the p4 Lambda layer: make p4-layer P4=/path/to/p4 [ARCH=arm64] -> build/p4-layer/bin/p4
+	$(GO) run ./cmd/p4layer -p4 "$(P4)" -arch $(ARCH) -out build/p4-layer
 
 clean: ## remove build output
 	rm -rf build cdk.out .run/logs

@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -28,8 +29,13 @@ func main() {
 	ctx := context.Background()
 	env := coldstart.Must(coldstart.Load(ctx, "fetch"))
 	v := env.Vars
+	// Tickets and the trust file live in /tmp, the only writable place.
 	cfg := p4.Config{Path: v.String("P4_BIN"), Port: v.String("P4PORT"), User: v.String("P4USER"),
-		Client: v.Optional("P4CLIENT", ""), Timeout: v.Seconds("P4_TIMEOUT_SECONDS", 30, 1, 900)}
+		Client: v.Optional("P4CLIENT", ""), Timeout: v.Seconds("P4_TIMEOUT_SECONDS", 30, 1, 900),
+		Charset: v.Optional("P4CHARSET", ""), TrustFingerprint: v.Optional("P4TRUST_FINGERPRINT", ""),
+		Tickets: "/tmp/criticizer-p4/tickets", Trust: "/tmp/criticizer-p4/trust", Home: "/tmp/criticizer-p4"}
+	p4Secret := v.Optional("P4_SECRET_ID", "")
+	p4Opts := p4.Options{Parallelism: v.Int("P4_PARALLELISM", p4.DefaultParallelism, 1, 32)}
 	allow := v.String("DEPOT_ALLOWLIST")
 	policy := redact.PolicyFromConfig(v)
 	// Helix Swarm: who wrote a review (optional; a Swarm job fails without it).
@@ -40,10 +46,19 @@ func main() {
 	// first invocation instead of widening access.
 	allowList, err := depot.ParseAllowList(allow, env.Log)
 	coldstart.Must(env, err)
+	coldstart.Must(env, os.MkdirAll(cfg.Home, 0o700))
 	runner, err := p4.NewRunner(cfg, env.Log)
 	coldstart.Must(env, err)
+	sm := secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL)
+	if p4Secret != "" {
+		// Rotatable: a rejected session reads the secret afresh (p4.Runner).
+		runner.SetCredentials(secrets.NewRotating(sm, p4Secret, func(value string) (p4.Credential, error) {
+			return p4.ParseCredential(p4Secret, value)
+		}))
+	}
 	fetcher, err := p4.NewFetcher(runner, allowList, env.Log)
 	coldstart.Must(env, err)
+	fetcher.WithOptions(p4Opts)
 	red, err := redact.New(policy)
 	coldstart.Must(env, err)
 
@@ -54,7 +69,6 @@ func main() {
 	proc := &fetchstage.Fetch{P4: fetcher, Redactor: red, Log: env.Log, Swarm: reporter,
 		Raw: artifacts.New(s3, env.Config.RawBucket), Redacted: artifacts.New(s3, env.Config.RedactedBkt)}
 	if swarmURL != "" && swarmAPISecret != "" {
-		sm := secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL)
 		proc.Users = fetcher
 		proc.Reviews = &swarm.Client{BaseURL: swarmURL, Credentials: swarm.SecretCredentials(sm, swarmAPISecret)}
 	}

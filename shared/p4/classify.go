@@ -12,19 +12,22 @@ import (
 // p4's generic error codes (EV_*), from the client API. They back up the
 // text patterns when a marshalled error record carries one.
 const (
-	evUnknown = 0x02 // using an unknown entity
 	evIllegal = 0x04 // no permission
 	evProtect = 0x06 // protections prevented the operation
-	evEmpty   = 0x11 // no results
 	evFault   = 0x21 // inexplicable program fault
 	evAdmin   = 0x23 // server administrative action required
 	evComm    = 0x26 // communications error
 )
 
-// Patterns are matched against the lower-cased message. Authentication is
-// checked before network trouble because an expired session can also mention
-// the connection, and a retry would not fix it.
+// Patterns are matched against the lower-cased message, in this order: a
+// protections refusal is a policy matter (fail closed, never retried), then
+// credentials, then client-side connection trouble, then our own
+// configuration, then things that do not exist. The rows come from
+// shared/reference/p4-cli.md.
 var (
+	policyPatterns = []string{
+		"protected namespace - access denied",
+	}
 	authPatterns = []string{
 		"password (p4passwd) invalid or unset",
 		"perforce password",
@@ -35,12 +38,16 @@ var (
 		"please login again",
 	}
 	networkPatterns = []string{
+		"perforce client error:",
+		"can't be established", // ssl: server not (yet) in P4TRUST
 		"tcp connect",
 		"connection refused",
 		"connect to server failed",
 		"connection reset",
 		"tcp receive failed",
 		"tcp send failed",
+		"ssl receive failed",
+		"ssl send failed",
 		"partner exited unexpectedly",
 		"timed out",
 		"timeout",
@@ -49,26 +56,37 @@ var (
 		"name or service not known",
 		"temporary failure in name resolution",
 	}
+	// The service's P4CLIENT or its view is wrong: an operator must fix the
+	// deployment, a retry cannot.
+	configPatterns = []string{
+		"use 'client' command to create it",
+		"must refer to client",
+		"file(s) not in client view",
+		"file(s) not on client",
+	}
 	notFoundPatterns = []string{
 		"no such changelist",
 		"no such file(s)",
-		"file(s) not on client",
-		"file(s) not in client view",
 		"no file(s) at that changelist number",
 	}
 	notFoundRe = regexp.MustCompile(`change \d+ unknown`)
 	noUserRe   = regexp.MustCompile(`user \S+ doesn't exist`)
 )
 
-// classify maps a failed command to an error class from what p4 said, its
-// exit status (-1 when killed by a signal) and the generic code, if any.
+// classify maps a failed command to an error class from what p4 said (a
+// server message's text, or the client's stderr), its exit status (-1 when
+// killed by a signal) and the message's generic code, if any.
 func classify(msg string, exitCode, generic int) failure.Class {
 	m := strings.ToLower(msg)
 	switch {
+	case containsAny(m, policyPatterns):
+		return failure.PolicyRejected
 	case containsAny(m, authPatterns) || noUserRe.MatchString(m):
 		return failure.AuthDenied
 	case containsAny(m, networkPatterns):
 		return failure.NetworkTimeout
+	case containsAny(m, configPatterns):
+		return failure.InternalBug
 	case containsAny(m, notFoundPatterns) || notFoundRe.MatchString(m):
 		return failure.NotFound
 	}
@@ -77,8 +95,6 @@ func classify(msg string, exitCode, generic int) failure.Class {
 		return failure.AuthDenied
 	case evComm:
 		return failure.NetworkTimeout
-	case evUnknown, evEmpty:
-		return failure.NotFound
 	case evFault, evAdmin:
 		return failure.Upstream5xx
 	}

@@ -18,12 +18,50 @@ type CommandRunner interface {
 	Run(ctx context.Context, command string, args ...string) ([]Record, error)
 }
 
+// Defaults for the zero values of Options.
+const (
+	DefaultParallelism  = 4
+	DefaultBatchFiles   = 200     // file specs per print command
+	DefaultBatchBytes   = 8 << 20 // content per print command, by describe's fileSize
+	DefaultMaxFileBytes = 2 << 20 // larger files are listed, not diffed
+)
+
+// Options tune how a Fetcher talks to the server. The zero value is usable.
+type Options struct {
+	// Parallelism bounds the p4 processes run at once (P4_PARALLELISM).
+	Parallelism int
+	// BatchFiles and BatchBytes bound one print command: a few large round
+	// trips instead of one per file, each answer small enough to hold.
+	BatchFiles int
+	BatchBytes int64
+	// MaxFileBytes: a file larger than this is listed without a diff, like
+	// a binary one.
+	MaxFileBytes int64
+}
+
+func (o Options) withDefaults() Options {
+	if o.Parallelism <= 0 {
+		o.Parallelism = DefaultParallelism
+	}
+	if o.BatchFiles <= 0 {
+		o.BatchFiles = DefaultBatchFiles
+	}
+	if o.BatchBytes <= 0 {
+		o.BatchBytes = DefaultBatchBytes
+	}
+	if o.MaxFileBytes <= 0 {
+		o.MaxFileBytes = DefaultMaxFileBytes
+	}
+	return o
+}
+
 // Fetcher is the ChangeFetcher of rule AL-2: the single enforcement point of the
 // depot allow-list for changelist retrieval and file expansion.
 type Fetcher struct {
 	p4    CommandRunner
 	allow *depot.AllowList
 	log   *slog.Logger
+	opt   Options
 }
 
 // NewFetcher returns a Fetcher that runs commands with p4 and admits only
@@ -35,21 +73,33 @@ func NewFetcher(p4 CommandRunner, allow *depot.AllowList, log *slog.Logger) (*Fe
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Fetcher{p4: p4, allow: allow, log: log}, nil
+	return &Fetcher{p4: p4, allow: allow, log: log, opt: Options{}.withDefaults()}, nil
 }
 
-// Fetch retrieves a changelist and the diff of each of its files:
+// WithOptions sets how the Fetcher batches and parallelises commands.
+func (f *Fetcher) WithOptions(o Options) *Fetcher {
+	f.opt = o.withDefaults()
+	return f
+}
+
+// Fetch retrieves a changelist and the diff of each of its files in a few
+// round trips:
 //
 //  1. p4 -ztag -Mj describe -s [-S] <cl>
 //  2. allow-list check of every file; one denied file rejects the whole
 //     changelist before any other command runs
-//  3. per file, the allow-list again, then
-//     edit/integrate:  diff2 -du <path>#<rev-1> <path>#<rev>
-//     add/branch:      print <path>#<rev>            (rendered as an all-"+" diff)
-//     delete:          nothing (empty diff); binary types: nothing
+//  3. for a submitted change with moves: filelog -m1 <new>#<rev>… (batched)
+//     for where each move/add came from
+//  4. print <spec>… in batches, at most Options.Parallelism at once, each
+//     batch re-checking the allow-list of every path it names; the diffs are
+//     computed here (shared/udiff) and each batch's content dropped:
+//     edit/integrate:  <path>#<rev-1> → <path>#<rev>
+//     move/add:        <old path>#<old rev> → <path>#<rev>
+//     add/branch:      nothing → <path>#<rev>
+//     delete, move/delete, binary or larger than MaxFileBytes: listed only
 //     For shelved changes the new side is <path>@=<cl> and the old side the
 //     shelved file's base revision <path>#<rev>.
-//  4. p4 -ztag -Mj user -o <user> for the author's Email
+//  5. p4 -ztag -Mj user -o <user> for the author's Email
 //
 // Any failure returns no changeset at all: a partial fetch is never handed on.
 func (f *Fetcher) Fetch(ctx context.Context, changelist int64, shelved bool) (domain.Changeset, error) {
@@ -57,7 +107,7 @@ func (f *Fetcher) Fetch(ctx context.Context, changelist int64, shelved bool) (do
 	if changelist <= 0 {
 		return domain.Changeset{}, failure.Errorf(failure.SchemaInvalid, "changelist must be positive, got %d", changelist)
 	}
-	cs, err := f.describe(ctx, changelist, shelved)
+	cs, sizes, err := f.describe(ctx, changelist, shelved)
 	if err != nil {
 		return domain.Changeset{}, err
 	}
@@ -84,12 +134,12 @@ func (f *Fetcher) Fetch(ctx context.Context, changelist int64, shelved bool) (do
 		return domain.Changeset{}, firstErr
 	}
 
-	for i := range cs.Files {
-		diff, err := f.fileDiff(ctx, changelist, shelved, cs.Files[i])
-		if err != nil {
-			return domain.Changeset{}, err
-		}
-		cs.Files[i].Diff = diff
+	plans, err := f.plan(ctx, changelist, shelved, cs.Files, sizes)
+	if err != nil {
+		return domain.Changeset{}, err
+	}
+	if err := f.fetchDiffs(ctx, plans, cs.Files); err != nil {
+		return domain.Changeset{}, err
 	}
 
 	email, err := f.email(ctx, cs.User)
@@ -102,11 +152,12 @@ func (f *Fetcher) Fetch(ctx context.Context, changelist int64, shelved bool) (do
 		"changelist", changelist,
 		"shelved", shelved,
 		"files", len(cs.Files),
+		"diffed_files", len(plans),
 		"duration_ms", time.Since(start).Milliseconds())
 	return cs, nil
 }
 
-func (f *Fetcher) describe(ctx context.Context, changelist int64, shelved bool) (domain.Changeset, error) {
+func (f *Fetcher) describe(ctx context.Context, changelist int64, shelved bool) (domain.Changeset, []int64, error) {
 	args := []string{"-s"}
 	if shelved {
 		args = append(args, "-S")
@@ -114,7 +165,7 @@ func (f *Fetcher) describe(ctx context.Context, changelist int64, shelved bool) 
 	args = append(args, strconv.FormatInt(changelist, 10))
 	recs, err := f.p4.Run(ctx, "describe", args...)
 	if err != nil {
-		return domain.Changeset{}, err
+		return domain.Changeset{}, nil, err
 	}
 	var rec Record
 	for _, r := range recs {
@@ -124,10 +175,10 @@ func (f *Fetcher) describe(ctx context.Context, changelist int64, shelved bool) 
 		}
 	}
 	if rec == nil {
-		return domain.Changeset{}, failure.Errorf(failure.SchemaInvalid, "p4 describe %d: no change record in output", changelist)
+		return domain.Changeset{}, nil, failure.Errorf(failure.SchemaInvalid, "p4 describe %d: no change record in output", changelist)
 	}
 	if got, err := rec.Int("change"); err != nil || got != changelist {
-		return domain.Changeset{}, failure.Errorf(failure.SchemaInvalid, "p4 describe %d: answered for change %q", changelist, rec["change"])
+		return domain.Changeset{}, nil, failure.Errorf(failure.SchemaInvalid, "p4 describe %d: answered for change %q", changelist, rec["change"])
 	}
 	cs := domain.Changeset{
 		Changelist:  changelist,
@@ -137,29 +188,33 @@ func (f *Fetcher) describe(ctx context.Context, changelist int64, shelved bool) 
 		Description: rec["desc"],
 	}
 	if cs.User == "" {
-		return domain.Changeset{}, failure.Errorf(failure.SchemaInvalid, "p4 describe %d: no user", changelist)
+		return domain.Changeset{}, nil, failure.Errorf(failure.SchemaInvalid, "p4 describe %d: no user", changelist)
 	}
 	switch {
 	case shelved && cs.Status == "submitted":
-		return domain.Changeset{}, failure.Errorf(failure.NotFound, "changelist %d is submitted and has no shelved files", changelist)
+		return domain.Changeset{}, nil, failure.Errorf(failure.NotFound, "changelist %d is submitted and has no shelved files", changelist)
 	case !shelved && cs.Status != "submitted":
 		// A pending change's content lives in a workspace, not on the server.
-		return domain.Changeset{}, failure.Errorf(failure.NotFound, "changelist %d is %s, not submitted; only its shelved files can be reviewed", changelist, cs.Status)
+		return domain.Changeset{}, nil, failure.Errorf(failure.NotFound, "changelist %d is %s, not submitted; only its shelved files can be reviewed", changelist, cs.Status)
 	case shelved:
 		cs.Status = "shelved"
 	}
 
-	files, err := describeFiles(rec)
+	files, sizes, err := describeFiles(rec)
 	if err != nil {
-		return domain.Changeset{}, failure.Wrap(failure.SchemaInvalid, fmt.Errorf("p4 describe %d: %w", changelist, err))
+		return domain.Changeset{}, nil, failure.Wrap(failure.SchemaInvalid, fmt.Errorf("p4 describe %d: %w", changelist, err))
 	}
 	cs.Files = files
-	return cs, nil
+	return cs, sizes, nil
 }
 
 // describeFiles reads the indexed file fields of a describe record.
-func describeFiles(rec Record) ([]domain.FileChange, error) {
-	var files []domain.FileChange
+// sizes holds each file's fileSize, -1 when not given.
+func describeFiles(rec Record) ([]domain.FileChange, []int64, error) {
+	var (
+		files []domain.FileChange
+		sizes []int64
+	)
 	for i := 0; ; i++ {
 		idx := strconv.Itoa(i)
 		path, ok := rec["depotFile"+idx]
@@ -172,15 +227,24 @@ func describeFiles(rec Record) ([]domain.FileChange, error) {
 			Type:      rec["type"+idx],
 		}
 		if fc.Action == "" || fc.Type == "" {
-			return nil, fmt.Errorf("file %d: missing action or type", i)
+			return nil, nil, fmt.Errorf("file %d: missing action or type", i)
 		}
+		size := int64(-1)
+		if v, ok := rec["fileSize"+idx]; ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 0 {
+				return nil, nil, fmt.Errorf("file %d: bad fileSize %q", i, v)
+			}
+			size = n
+		}
+		sizes = append(sizes, size)
 		switch rev := rec["rev"+idx]; rev {
 		case "", "none":
 			// An opened add has no revision yet.
 		default:
 			n, err := strconv.Atoi(rev)
 			if err != nil || n < 0 {
-				return nil, fmt.Errorf("file %d: bad revision %q", i, rev)
+				return nil, nil, fmt.Errorf("file %d: bad revision %q", i, rev)
 			}
 			fc.Rev = n
 		}
@@ -196,59 +260,9 @@ func describeFiles(rec Record) ([]domain.FileChange, error) {
 		}
 	}
 	if n != len(files) {
-		return nil, fmt.Errorf("file indexes are not contiguous (%d listed, %d read)", n, len(files))
+		return nil, nil, fmt.Errorf("file indexes are not contiguous (%d listed, %d read)", n, len(files))
 	}
-	return files, nil
-}
-
-// fileDiff fetches the diff of one file, after checking the allow-list again
-// (defense in depth: the check next to the command cannot be skipped by a
-// future code path that forgets the first one).
-func (f *Fetcher) fileDiff(ctx context.Context, changelist int64, shelved bool, fc domain.FileChange) (string, error) {
-	if err := f.allow.Check(fc.DepotPath); err != nil {
-		return "", err
-	}
-	if isBinary(fc.Type) || isDelete(fc.Action) {
-		return "", nil
-	}
-	if !shelved && fc.Rev < 1 {
-		return "", failure.Errorf(failure.SchemaInvalid, "p4 describe %d: %s has no revision", changelist, fc.DepotPath)
-	}
-	newSpec := fmt.Sprintf("%s#%d", fc.DepotPath, fc.Rev)
-	oldRev := fc.Rev - 1
-	if shelved {
-		newSpec = fmt.Sprintf("%s@=%d", fc.DepotPath, changelist)
-		oldRev = fc.Rev
-	}
-	if isAdd(fc.Action) || oldRev < 1 {
-		return f.printAsDiff(ctx, fc.DepotPath, newSpec)
-	}
-	oldSpec := fmt.Sprintf("%s#%d", fc.DepotPath, oldRev)
-	recs, err := f.p4.Run(ctx, "diff2", "-du", oldSpec, newSpec)
-	if err != nil {
-		return "", err
-	}
-	header, body := splitContent(recs)
-	if header == nil || header["depotFile2"] != fc.DepotPath {
-		return "", failure.Errorf(failure.SchemaInvalid, "p4 diff2 %s: unexpected header", fc.DepotPath)
-	}
-	if header["status"] == "identical" || body == "" {
-		return "", nil
-	}
-	return "--- " + oldSpec + "\n+++ " + newSpec + "\n" + withFinalNewline(body), nil
-}
-
-// printAsDiff prints a file's content and renders it as the diff of an add.
-func (f *Fetcher) printAsDiff(ctx context.Context, path, spec string) (string, error) {
-	recs, err := f.p4.Run(ctx, "print", spec)
-	if err != nil {
-		return "", err
-	}
-	header, content := splitContent(recs)
-	if header == nil || header["depotFile"] != path {
-		return "", failure.Errorf(failure.SchemaInvalid, "p4 print %s: unexpected header", path)
-	}
-	return addedDiff(spec, content), nil
+	return files, sizes, nil
 }
 
 // addedDiff renders content as a unified diff from nothing: every line
@@ -276,13 +290,6 @@ func addedDiff(spec, content string) string {
 		b.WriteString("\n\\ No newline at end of file\n")
 	}
 	return b.String()
-}
-
-func withFinalNewline(s string) string {
-	if strings.HasSuffix(s, "\n") {
-		return s
-	}
-	return s + "\n"
 }
 
 // email looks up the author's e-mail address. An unknown user (the server

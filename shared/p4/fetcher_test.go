@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,11 +17,14 @@ import (
 // recordingRunner records the commands a Fetcher issues.
 type recordingRunner struct {
 	next  CommandRunner
+	mu    sync.Mutex
 	calls []string
 }
 
 func (r *recordingRunner) Run(ctx context.Context, command string, args ...string) ([]Record, error) {
+	r.mu.Lock()
 	r.calls = append(r.calls, strings.Join(append([]string{command}, args...), " "))
+	r.mu.Unlock()
 	return r.next.Run(ctx, command, args...)
 }
 
@@ -55,8 +59,7 @@ func TestFetchSubmitted(t *testing.T) {
 	}
 	wantCalls := []string{
 		"describe -s 12345",
-		"diff2 -du //depot/projectA/src/net/buffer.c#3 //depot/projectA/src/net/buffer.c#4",
-		"print //depot/projectA/tools/deploy/deploy.go#1",
+		"print //depot/projectA/src/net/buffer.c#3 //depot/projectA/src/net/buffer.c#4 //depot/projectA/tools/deploy/deploy.go#1",
 		"user -o alice",
 	}
 	if strings.Join(rec.calls, "\n") != strings.Join(wantCalls, "\n") {
@@ -97,8 +100,7 @@ func TestFetchShelved(t *testing.T) {
 	}
 	wantCalls := []string{
 		"describe -s -S 12347",
-		"diff2 -du //depot/projectA/src/net/buffer.c#4 //depot/projectA/src/net/buffer.c@=12347",
-		"print //depot/projectA/src/net/retry.go@=12347",
+		"print //depot/projectA/src/net/buffer.c#4 //depot/projectA/src/net/buffer.c@=12347 //depot/projectA/src/net/retry.go@=12347",
 		"user -o bob",
 	}
 	if strings.Join(rec.calls, "\n") != strings.Join(wantCalls, "\n") {
@@ -287,21 +289,14 @@ func TestFetchDiffShapes(t *testing.T) {
 	}}
 	fr := &fakeRunner{answers: map[string][]Record{
 		"describe -s 88": describe,
-		"diff2 -du //depot/projectA/int.c#4 //depot/projectA/int.c#5": {
-			{"status": "content", "depotFile": "//depot/projectA/int.c", "depotFile2": "//depot/projectA/int.c"},
-			{"data": "@@ -1 +1 @@\n-a\n"}, {"data": "+b"},
-		},
-		"print //depot/projectA/br.c#1": {
-			{"depotFile": "//depot/projectA/br.c", "rev": "1"}, {"data": "one\ntwo"},
-		},
-		"print //depot/projectA/first.c#1": {
-			{"depotFile": "//depot/projectA/first.c", "rev": "1"}, {"data": "x\n"},
-		},
-		"diff2 -du //depot/projectA/same.c#1 //depot/projectA/same.c#2": {
-			{"status": "identical", "depotFile": "//depot/projectA/same.c", "depotFile2": "//depot/projectA/same.c"},
-		},
-		"print //depot/projectA/empty.txt#1": {
-			{"depotFile": "//depot/projectA/empty.txt", "rev": "1"},
+		"print //depot/projectA/int.c#4 //depot/projectA/int.c#5 //depot/projectA/br.c#1 //depot/projectA/first.c#1 //depot/projectA/same.c#1 //depot/projectA/same.c#2 //depot/projectA/empty.txt#1": {
+			{"depotFile": "//depot/projectA/int.c", "rev": "4"}, {"data": "a\n"}, {"data": ""},
+			{"depotFile": "//depot/projectA/int.c", "rev": "5"}, {"data": "b"}, {"data": "\n"}, {"data": ""},
+			{"depotFile": "//depot/projectA/br.c", "rev": "1"}, {"data": "one\ntwo"}, {"data": ""},
+			{"depotFile": "//depot/projectA/first.c", "rev": "1"}, {"data": "x\n"}, {"data": ""},
+			{"depotFile": "//depot/projectA/same.c", "rev": "1"}, {"data": "s\n"}, {"data": ""},
+			{"depotFile": "//depot/projectA/same.c", "rev": "2"}, {"data": "s\n"}, {"data": ""},
+			{"depotFile": "//depot/projectA/empty.txt", "rev": "1"}, {"data": ""},
 		},
 		"user -o bob": {{"User": "bob", "Email": "bob@example.com", "Update": "x"}},
 	}}
@@ -334,10 +329,17 @@ func TestFetchRejectsMismatchedContentHeader(t *testing.T) {
 		"describe -s 5": {{"change": "5", "user": "bob", "status": "submitted",
 			"depotFile0": "//depot/projectA/a.c", "action0": "add", "type0": "text", "rev0": "1"}},
 		"print //depot/projectA/a.c#1": {{"depotFile": "//depot/secret/a.c"}, {"data": "x"}},
+		"describe -s 6": {{"change": "6", "user": "bob", "status": "submitted",
+			"depotFile0": "//depot/projectA/a.c", "action0": "add", "type0": "text", "rev0": "1",
+			"depotFile1": "//depot/projectA/b.c", "action1": "add", "type1": "text", "rev1": "1"}},
+		// One file answered for two asked: not trusted.
+		"print //depot/projectA/a.c#1 //depot/projectA/b.c#1": {{"depotFile": "//depot/projectA/a.c"}, {"data": "x"}},
 	}}
 	f, _ := NewFetcher(fr, testAllowList(t, nil), nil)
-	if _, err := f.Fetch(context.Background(), 5, false); failure.Classify(err) != failure.SchemaInvalid {
-		t.Errorf("err = %v", err)
+	for _, cl := range []int64{5, 6} {
+		if _, err := f.Fetch(context.Background(), cl, false); failure.Classify(err) != failure.SchemaInvalid {
+			t.Errorf("change %d: err = %v", cl, err)
+		}
 	}
 }
 

@@ -7,11 +7,12 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/criticizer/criticizer/internal/standin/p4depot"
 )
 
 // envDumpName is the name under which the test binary pretends to be p4 and
@@ -46,21 +47,9 @@ func TestMain(m *testing.M) {
 }
 
 func setup(dir string) error {
-	// A prebuilt stand-in (e.g. build/standin/p4 from the Makefile) saves a
-	// build; otherwise build it from source, which CI always has.
-	if p := os.Getenv("P4_STANDIN"); p != "" {
-		standinPath = p
-	} else {
-		standinPath = filepath.Join(dir, "p4")
-		gobin := filepath.Join(os.Getenv("GOROOT"), "bin", "go")
-		if _, err := os.Stat(gobin); err != nil {
-			gobin = "go"
-		}
-		cmd := exec.Command(gobin, "build", "-o", standinPath, "github.com/criticizer/criticizer/internal/standin/p4")
-		cmd.Stderr = os.Stderr
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("building the p4 stand-in: %w", err)
-		}
+	var err error
+	if standinPath, err = p4depot.BuildStandin(dir); err != nil {
+		return err
 	}
 	self, err := os.Executable()
 	if err != nil {

@@ -33,14 +33,31 @@ func (r Record) isData() bool {
 	return ok && len(r) == 1
 }
 
-// message is a failure the client reported inside its output.
+// p4's message severities (E_*), as -Mj prints them in "severity".
+const (
+	sevInfo    = 1
+	sevWarn    = 2
+	sevFailed  = 3
+	sevFatal   = 4
+	sevUnknown = -1 // a -G style record with a code but no severity
+)
+
+// message is a server message the client printed among the records:
+// {"data": text, "generic": n, "severity": n}.
 type message struct {
-	text    string
-	generic int // p4's EV_* generic code, 0 when not given
+	text     string
+	severity int
+	generic  int // p4's EV_* generic code, 0 when not given
 }
 
-// parseRecords decodes JSON-lines output. It separates the records the
-// caller wants from error and warning records, whose text it returns.
+// parseRecords decodes -ztag -Mj output. Every line is one of three shapes:
+//   - a server message {"data","generic","severity"} (numbers, no "code"):
+//     severity 2 is a warning, 3 and 4 errors, 0 and 1 informational;
+//   - an info line {"data","level"}: informational, dropped;
+//   - anything else is a data record (a tagged record or a {"data"} chunk).
+//
+// Messages are returned apart from the data, so that a warning printed with
+// exit status 0 is inspected by the caller instead of read as content.
 func parseRecords(out []byte) ([]Record, []message, error) {
 	var (
 		recs []Record
@@ -60,20 +77,81 @@ func parseRecords(out []byte) ([]Record, []message, error) {
 		if raw == nil {
 			return nil, nil, errors.New("p4 output holds a null record")
 		}
+		if m, ok := asMessage(raw); ok {
+			if m.severity >= sevWarn || m.severity == sevUnknown {
+				msgs = append(msgs, m)
+			}
+			continue
+		}
+		if isInfoLine(raw) {
+			continue
+		}
 		rec := make(Record, len(raw))
 		for k, v := range raw {
 			rec[k] = stringify(v)
 		}
-		switch code := rec["code"]; code {
-		case "error", "warning":
-			generic, _ := strconv.Atoi(rec["generic"])
-			msgs = append(msgs, message{text: strings.TrimSpace(rec["data"]), generic: generic})
-			continue
-		case "stat", "text", "binary", "info":
-			delete(rec, "code")
-		}
 		recs = append(recs, rec)
 	}
+}
+
+// asMessage recognises a server message by its shape: "data" and a numeric
+// "severity" (and usually "generic") and nothing else. A "code" key of
+// "error"/"warning" is the -G (marshal) spelling, accepted in case a wrapper
+// translates it.
+func asMessage(raw map[string]any) (message, bool) {
+	text, ok := raw["data"].(string)
+	if !ok {
+		return message{}, false
+	}
+	sev, hasSev := number(raw["severity"])
+	gen, hasGen := number(raw["generic"])
+	code, _ := raw["code"].(string)
+	switch {
+	case code == "error" || code == "warning":
+		if !hasSev {
+			sev = sevUnknown
+			if code == "warning" {
+				sev = sevWarn
+			}
+		}
+	case code != "":
+		return message{}, false
+	case !hasSev:
+		return message{}, false
+	}
+	allowed := 2 // data, severity
+	if hasGen {
+		allowed++
+	}
+	if code != "" {
+		allowed++
+	}
+	if len(raw) != allowed {
+		return message{}, false
+	}
+	return message{text: strings.TrimSpace(text), severity: sev, generic: gen}, true
+}
+
+// isInfoLine recognises {"data": …, "level": n}.
+func isInfoLine(raw map[string]any) bool {
+	_, isText := raw["data"].(string)
+	_, hasLevel := number(raw["level"])
+	return isText && hasLevel && len(raw) == 2
+}
+
+// number reads an integer sent as a JSON number (or, leniently, as digits).
+func number(v any) (int, bool) {
+	var s string
+	switch v := v.(type) {
+	case json.Number:
+		s = v.String()
+	case string:
+		s = v
+	default:
+		return 0, false
+	}
+	n, err := strconv.Atoi(s)
+	return n, err == nil
 }
 
 func stringify(v any) string {
@@ -89,20 +167,4 @@ func stringify(v any) string {
 	}
 	b, _ := json.Marshal(v) // nested values: keep them inspectable as text
 	return string(b)
-}
-
-// splitContent returns the header record of print/diff2 output (the first
-// record that is not pure data) and the concatenated data records.
-func splitContent(recs []Record) (header Record, data string) {
-	var b strings.Builder
-	for _, r := range recs {
-		if r.isData() {
-			b.WriteString(r["data"])
-			continue
-		}
-		if header == nil {
-			header = r
-		}
-	}
-	return header, b.String()
 }

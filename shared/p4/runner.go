@@ -10,7 +10,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/criticizer/criticizer/shared/depot"
@@ -34,9 +36,15 @@ type Config struct {
 	User     string // P4USER
 	Client   string // P4CLIENT, optional
 	Tickets  string // P4TICKETS: path of the tickets file, optional
-	Password string // P4PASSWD: password or ticket, optional; never logged
+	Password string // P4PASSWD: password or ticket, optional; never logged (prefer SetCredentials)
 	Home     string // HOME for the child; default os.TempDir()
 	TmpDir   string // TMPDIR for the child; default os.TempDir()
+	Charset  string // P4CHARSET, for a unicode-mode server or faithful non-UTF-8 text; optional
+	// Trust is the path of the P4TRUST file; TrustFingerprint, when set, is
+	// installed into it ("p4 trust -i") before the first command, for an
+	// ssl: P4PORT.
+	Trust            string
+	TrustFingerprint string
 
 	Timeout   time.Duration // per command; default DefaultTimeout
 	MaxOutput int64         // stdout cap per command; default DefaultMaxOutput
@@ -44,13 +52,25 @@ type Config struct {
 
 // Runner runs p4 commands. It is safe for concurrent use.
 type Runner struct {
-	path      string
-	env       []string
-	dir       string
-	password  string
-	timeout   time.Duration
-	maxOutput int64
-	log       *slog.Logger
+	path             string
+	env              []string
+	dir              string
+	timeout          time.Duration
+	maxOutput        int64
+	trustFingerprint string
+	log              *slog.Logger
+
+	auth struct {
+		mu      sync.Mutex
+		src     CredentialSource
+		env     []string // P4PASSWD=<ticket> for a ticket credential
+		ready   bool     // a session is established
+		gen     int      // incremented by each login
+		renewed bool     // the once-per-cold-start re-login was used
+		trusted bool     // the fingerprint is installed
+	}
+	maskMu   sync.Mutex
+	password string // masked out of every message
 }
 
 // NewRunner validates cfg and returns a Runner. An invalid configuration is
@@ -87,6 +107,8 @@ func NewRunner(cfg Config, log *slog.Logger) (*Runner, error) {
 		{"P4CLIENT", cfg.Client},
 		{"P4TICKETS", cfg.Tickets},
 		{"P4PASSWD", cfg.Password},
+		{"P4CHARSET", cfg.Charset},
+		{"P4TRUST", cfg.Trust},
 		{"HOME", home},
 		{"TMPDIR", tmp},
 	}
@@ -100,14 +122,18 @@ func NewRunner(cfg Config, log *slog.Logger) (*Runner, error) {
 		}
 		env = append(env, v.name+"="+v.value)
 	}
+	if cfg.TrustFingerprint != "" && !fingerprintRe.MatchString(cfg.TrustFingerprint) {
+		return nil, failure.Errorf(failure.InternalBug, "p4 trust fingerprint must be colon-separated hex bytes")
+	}
 	r := &Runner{
-		path:      cfg.Path,
-		env:       env,
-		dir:       home,
-		password:  cfg.Password,
-		timeout:   cfg.Timeout,
-		maxOutput: cfg.MaxOutput,
-		log:       log,
+		path:             cfg.Path,
+		env:              env,
+		dir:              home,
+		password:         cfg.Password,
+		timeout:          cfg.Timeout,
+		maxOutput:        cfg.MaxOutput,
+		trustFingerprint: cfg.TrustFingerprint,
+		log:              log,
 	}
 	if r.timeout <= 0 {
 		r.timeout = DefaultTimeout
@@ -118,7 +144,10 @@ func NewRunner(cfg Config, log *slog.Logger) (*Runner, error) {
 	return r, nil
 }
 
-var commandRe = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+var (
+	commandRe     = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+	fingerprintRe = regexp.MustCompile(`^[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){15,63}$`)
+)
 
 // Run executes "p4 -ztag -Mj <command> <args...>" and returns its records.
 // The caller is responsible for what the arguments mean (Fetcher only passes
@@ -133,12 +162,32 @@ func (r *Runner) Run(ctx context.Context, command string, args ...string) ([]Rec
 			return nil, failure.Errorf(failure.InternalBug, "p4 %s: argument %d is empty or contains a control character", command, i)
 		}
 	}
+	env, gen, err := r.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := r.exec(ctx, env, "", command, args...)
+	if failure.Classify(err) == failure.AuthDenied && r.reauthenticate(ctx, gen) {
+		if env, _, err = r.session(ctx); err != nil {
+			return nil, err
+		}
+		recs, err = r.exec(ctx, env, "", command, args...)
+	}
+	return recs, err
+}
+
+// exec runs one p4 process: extraEnv is added to the configured environment
+// and stdin, when not empty, is its standard input (the password for login).
+func (r *Runner) exec(ctx context.Context, extraEnv []string, stdin, command string, args ...string) ([]Record, error) {
 	argv := append([]string{"-ztag", "-Mj", command}, args...)
 
 	runCtx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 	cmd := exec.CommandContext(runCtx, r.path, argv...)
-	cmd.Env = r.env
+	cmd.Env = append(slices.Clip(r.env), extraEnv...)
+	if stdin != "" {
+		cmd.Stdin = strings.NewReader(stdin)
+	}
 	cmd.Dir = r.dir
 	// After the kill, do not wait forever for a grandchild holding the pipes.
 	cmd.WaitDelay = 2 * time.Second
@@ -158,7 +207,7 @@ func (r *Runner) Run(ctx context.Context, command string, args ...string) ([]Rec
 	attrs := []any{
 		"command", command,
 		"arg_count", len(args),
-		"args", loggableArgs(args),
+		"args", loggableArgs(args[:min(len(args), maxLoggedArgs)]),
 		"duration_ms", elapsed.Milliseconds(),
 		"exit_code", exitCode,
 		"stdout_bytes", stdout.buf.Len(),
@@ -189,7 +238,12 @@ func (r *Runner) outcome(ctx, runCtx context.Context, command string, runErr err
 		return nil, failure.Errorf(failure.InternalBug, "p4 %s: %w", command, runErr)
 	}
 
-	recs, msgs, parseErr := parseRecords(stdout.buf.Bytes())
+	out := stdout.buf.Bytes()
+	if clientSide[command] {
+		out = jsonLines(out)
+	}
+	recs, msgs, parseErr := parseRecords(out)
+	stderrText := strings.TrimSpace(stderr.buf.String())
 	var texts []string
 	generic := 0
 	for _, m := range msgs {
@@ -198,15 +252,29 @@ func (r *Runner) outcome(ctx, runCtx context.Context, command string, runErr err
 			generic = m.generic
 		}
 	}
-	if s := strings.TrimSpace(stderr.buf.String()); s != "" {
-		texts = append(texts, s)
+	if stderrText != "" {
+		// Client-side failures ("Perforce client error: …") never reach the
+		// JSON layer; they are the only thing on stderr.
+		texts = append(texts, stderrText)
 	}
+	// Success is decided per record, not only by the exit status: a warning
+	// (severity 2: no such file, protected namespace, not in client view)
+	// comes with exit status 0 and means the answer is incomplete.
 	if exitCode != 0 || len(texts) > 0 {
 		raw := strings.Join(texts, "\n")
 		class := classify(raw, exitCode, generic)
-		msg := sanitize(raw, r.password)
+		r.maskMu.Lock()
+		password := r.password
+		r.maskMu.Unlock()
+		msg := sanitize(raw, password)
 		if msg == "" {
 			msg = "no message"
+		}
+		if class == failure.PolicyRejected {
+			// The server's protections refused a path: a security event, and
+			// the fetch fails closed.
+			r.log.Warn("p4 refused a protected path", "event", "p4_protected_namespace",
+				"command", command, "exit_code", exitCode)
 		}
 		return nil, failure.Errorf(class, "p4 %s: exit status %d: %s", command, exitCode, msg)
 	}
@@ -214,6 +282,22 @@ func (r *Runner) outcome(ctx, runCtx context.Context, command string, runErr err
 		return nil, failure.Wrap(failure.SchemaInvalid, fmt.Errorf("p4 %s: %w", command, parseErr))
 	}
 	return recs, nil
+}
+
+// clientSide commands run (partly) in the client, which may print plain
+// text such as login's "Enter password:" prompt among the JSON lines.
+var clientSide = map[string]bool{"login": true, "trust": true}
+
+// jsonLines keeps only the lines that are JSON objects: every -Mj record is
+// exactly one line starting with "{" (newlines in values are escaped).
+func jsonLines(out []byte) []byte {
+	var keep []byte
+	for line := range bytes.Lines(out) {
+		if bytes.HasPrefix(line, []byte("{")) {
+			keep = append(keep, line...)
+		}
+	}
+	return keep
 }
 
 // capWriter keeps at most limit bytes. Past the limit it calls onOverflow
@@ -241,6 +325,10 @@ func (w *capWriter) Write(p []byte) (int, error) {
 	w.buf.Write(p)
 	return len(p), nil
 }
+
+// maxLoggedArgs bounds the arguments shown in a log line: a batched print
+// names hundreds of files, arg_count tells how many.
+const maxLoggedArgs = 8
 
 var (
 	flagArgRe  = regexp.MustCompile(`^-[A-Za-z]{1,3}[0-9]*$`)

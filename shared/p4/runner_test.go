@@ -147,13 +147,14 @@ func TestRunErrorClassification(t *testing.T) {
 		{"expired session", map[string]any{"stderr": "Your session has expired, please login again.", "exit": 1}, failure.AuthDenied},
 		{"no permission", map[string]any{"stderr": "You don't have permission for this operation.", "exit": 1}, failure.AuthDenied},
 		{"no such changelist", map[string]any{"stderr": "no such changelist.", "exit": 1}, failure.NotFound},
-		{"not on client", map[string]any{"stderr": "//depot/x.c - file(s) not on client.", "exit": 1}, failure.NotFound},
+		{"not on client", map[string]any{"message": "//depot/x.c - file(s) not on client.", "severity": 3, "generic": 2}, failure.InternalBug},
 		{"server error", map[string]any{"stderr": "Perforce server error:\n\tDatabase open error on db.rev!", "exit": 1}, failure.Upstream5xx},
 		{"odd exit status", map[string]any{"stderr": "something broke", "exit": 3}, failure.Upstream5xx},
 		{"usage error", map[string]any{"stderr": "Usage: describe [ -d<flags> -m -s -S -f -O -I ] changelist# ...\nInvalid option: -y.", "exit": 1}, failure.InternalBug},
-		{"warning with exit 0", map[string]any{"stderr": "//depot/x.c#9 - no such file(s).", "exit": 0}, failure.NotFound},
-		{"error record on stdout", map[string]any{"stdout": `{"code":"error","data":"Change 4242 unknown.\n","severity":"3","generic":"2"}` + "\n", "exit": 1}, failure.NotFound},
-		{"error record generic only", map[string]any{"stdout": `{"code":"error","data":"Protections prevented it.","severity":3,"generic":6}` + "\n", "exit": 0}, failure.AuthDenied},
+		{"warning with exit 0 among data", map[string]any{"stdout": `{"change":"1"}` + "\n" + `{"data":"//depot/x.c#9 - no such file(s).\n","generic":17,"severity":2}` + "\n", "exit": 0}, failure.NotFound},
+		{"-G style error record", map[string]any{"stdout": `{"code":"error","data":"Change 4242 unknown.\n","severity":"3","generic":"2"}` + "\n", "exit": 1}, failure.NotFound},
+		{"error message generic only", map[string]any{"stdout": `{"data":"Protections prevented it.\n","generic":6,"severity":3}` + "\n", "exit": 1}, failure.AuthDenied},
+		{"exit 1 without any message", map[string]any{"stdout": `{"change":"1"}` + "\n", "exit": 1}, failure.InternalBug},
 		{"garbage output", map[string]any{"stdout": "this is not json\n", "exit": 0}, failure.SchemaInvalid},
 	}
 	r, _ := newTestRunner(t, depotDir, nil)
@@ -239,8 +240,9 @@ func TestRunOutputCap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, data := splitContent(recs); data != big {
-		t.Errorf("print under the cap returned %d bytes, want %d", len(data), len(big))
+	contents, err := printedFiles(recs, []string{"//depot/projectA/big.txt#1"}, []string{"//depot/projectA/big.txt"})
+	if err != nil || contents[0] != big {
+		t.Errorf("print under the cap returned %v, want %d bytes", err, len(big))
 	}
 }
 
@@ -325,10 +327,14 @@ func TestClassify(t *testing.T) {
 		{"Change 999 unknown.", 1, 0, failure.NotFound},
 		{"no such changelist.", 1, 0, failure.NotFound},
 		{"//depot/x.c - no such file(s).", 0, 0, failure.NotFound},
-		{"//depot/x.c - file(s) not on client.", 0, 0, failure.NotFound},
+		{"//depot/x.c - file(s) not on client.", 0, 0, failure.InternalBug},
+		{"//depot/x.c - file(s) not in client view.", 0, 0, failure.InternalBug},
+		{"Client 'x' unknown - use 'client' command to create it.", 1, 2, failure.InternalBug},
+		{"//depot/x.c - protected namespace - access denied.", 0, 6, failure.PolicyRejected},
+		{"Perforce client error:\n\tSSL receive failed.", 1, 0, failure.NetworkTimeout},
+		{"The authenticity of '10.0.0.1:1666' can't be established,\nthis may be your first attempt to connect to this P4PORT.", 1, 0, failure.NetworkTimeout},
 		{"weird", 1, evComm, failure.NetworkTimeout},
 		{"weird", 1, evProtect, failure.AuthDenied},
-		{"weird", 1, evUnknown, failure.NotFound},
 		{"weird", 1, evFault, failure.Upstream5xx},
 		{"weird", -1, 0, failure.Upstream5xx},
 		{"weird", 2, 0, failure.Upstream5xx},
@@ -366,25 +372,30 @@ func TestSanitize(t *testing.T) {
 }
 
 func TestParseRecords(t *testing.T) {
-	out := `{"code":"stat","change":"12","n":42,"ok":true}
+	out := `{"change":"12","n":42,"ok":true}
 {"depotFile":"//depot/a.c","rev":"3"}
 {"data":"hello "}
-{"code":"text","data":"world"}
-{"code":"warning","data":"//depot/b.c - no such file(s).\n","generic":17}
+{"data":"world"}
+{"data":""}
+{"data":"//depot/b.c - no such file(s).\n","generic":17,"severity":2}
+{"data":"Change 7 unknown.\n","generic":2,"severity":3}
+{"data":"Some info.\n","generic":0,"severity":1}
+{"data":"an info line\n","level":0}
+{"data":"x","severity":2,"generic":17,"extra":"field"}
 `
 	recs, msgs, err := parseRecords([]byte(out))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(recs) != 4 || recs[0]["n"] != "42" || recs[0]["ok"] != "true" || recs[0]["code"] != "" {
+	if len(recs) != 6 || recs[0]["n"] != "42" || recs[0]["ok"] != "true" {
 		t.Errorf("records = %v", recs)
 	}
-	if len(msgs) != 1 || msgs[0].generic != 17 || msgs[0].text != "//depot/b.c - no such file(s)." {
-		t.Errorf("messages = %v", msgs)
+	if len(msgs) != 2 || msgs[0].generic != 17 || msgs[0].severity != 2 || msgs[0].text != "//depot/b.c - no such file(s)." ||
+		msgs[1].severity != 3 || msgs[1].text != "Change 7 unknown." {
+		t.Errorf("messages = %+v", msgs)
 	}
-	header, data := splitContent(recs[1:])
-	if header["depotFile"] != "//depot/a.c" || data != "hello world" {
-		t.Errorf("splitContent = %v, %q", header, data)
+	if recs[1]["depotFile"] != "//depot/a.c" || !recs[2].isData() || recs[2]["data"]+recs[3]["data"] != "hello world" || !recs[4].isData() {
+		t.Errorf("content records = %v", recs[1:5])
 	}
 	for _, bad := range []string{"{", "null\n", "[1,2]\n", "nope"} {
 		if _, _, err := parseRecords([]byte(bad)); err == nil {

@@ -43,10 +43,10 @@ type file struct {
 	AfterBase64  string  `json:"after_base64"`
 	BeforeBase64 string  `json:"before_base64"`
 	Diff         *string `json:"diff"` // printed verbatim by diff2 instead of a computed diff
-
-	before, after string // resolved content
-	hasBefore     bool
-	hasAfter      bool
+	// A move/add names the file it was moved from and that file's last
+	// revision; filelog reports them as "moved from".
+	MovedFrom    string `json:"moved_from"`
+	MovedFromRev int    `json:"moved_from_rev"`
 }
 
 // user is one users/<name>.json fixture.
@@ -63,31 +63,101 @@ type fault struct {
 	Command string `json:"command"`
 	Stderr  string `json:"stderr"`
 	Stdout  string `json:"stdout"`
-	Exit    int    `json:"exit"`
-	Times   int    `json:"times"` // 0: every time
-	SleepMS int    `json:"sleep_ms"`
+	// Message, when set, is sent as a server message record on stdout with
+	// this severity and generic code (the real shape of server errors).
+	Message  string `json:"message"`
+	Severity int    `json:"severity"`
+	Generic  int    `json:"generic"`
+	Exit     int    `json:"exit"`
+	Times    int    `json:"times"` // 0: every time
+	SleepMS  int    `json:"sleep_ms"`
 }
 
-// depot is the loaded fixture "server".
+// server is the optional server.json at the depot's root: how the "server"
+// behaves beyond its changes.
+type server struct {
+	// Password, when set, makes every command but info and login need
+	// credentials: P4PASSWD holding the password or a ticket, or a ticket
+	// from "p4 login" in the tickets file.
+	Password    string `json:"password"`
+	TicketTTLMS int64  `json:"ticket_ttl_ms"` // default 12 h
+	// Protect lists depot paths (a trailing "..." matches everything below)
+	// the user may not read: print, diff2 and filelog answer "protected
+	// namespace", describe omits the files.
+	Protect []string `json:"protect"`
+	// LatencyMS is slept once per command: a simulated network round trip.
+	LatencyMS int `json:"latency_ms"`
+	// Fingerprint makes the server an ssl: one: the client refuses to talk
+	// to it until the trust file (P4TRUST) holds this fingerprint.
+	Fingerprint string `json:"fingerprint"`
+}
+
+// depot is the fixture "server". Changes are read when first asked for and
+// content when printed, so a command costs what it asks, not the depot's size.
 type depot struct {
 	root    string
-	changes map[int64]*change
+	server  server
+	changes map[int64]*change // loaded so far; nil entries are known absent
+	paths   map[string][]*revision
+	all     bool
 }
 
 // revision is a file revision the server can serve.
 type revision struct {
-	change  *change
-	file    *file
-	content string
-	rev     int // as shown in output
+	change *change
+	file   *file
+	before bool // the content is the file's "before" (the previous or base revision)
+	rev    int  // as shown in output
+}
+
+func (r *revision) read(d *depot) (string, error) {
+	if r.before {
+		return d.content(r.file.Before, r.file.BeforeFile, r.file.BeforeBase64)
+	}
+	return d.content(r.file.After, r.file.AfterFile, r.file.AfterBase64)
 }
 
 func loadDepot(root string) (*depot, error) {
 	d := &depot{root: root, changes: map[int64]*change{}}
-	entries, err := os.ReadDir(filepath.Join(root, "changes"))
+	err := readJSON(filepath.Join(root, "server.json"), &d.server)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
+	return d, nil
+}
+
+// change returns changelist cl, nil when there is none.
+func (d *depot) change(cl int64) (*change, error) {
+	if c, ok := d.changes[cl]; ok {
+		return c, nil
+	}
+	var c change
+	err := readJSON(filepath.Join(d.root, "changes", strconv.FormatInt(cl, 10)+".json"), &c)
+	if errors.Is(err, fs.ErrNotExist) {
+		d.changes[cl] = nil
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if c.Change != cl {
+		return nil, fmt.Errorf("fixture %d.json: change field is %d", cl, c.Change)
+	}
+	d.changes[cl] = &c
+	return &c, nil
+}
+
+// index loads every change once and maps each depot path to the revisions
+// the fixtures define for it (content stays on disk).
+func (d *depot) index() error {
+	if d.paths != nil {
+		return nil
+	}
+	entries, err := os.ReadDir(filepath.Join(d.root, "changes"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	var cls []int64
 	for _, e := range entries {
 		name, ok := strings.CutSuffix(e.Name(), ".json")
 		if !ok || e.IsDir() {
@@ -95,50 +165,82 @@ func loadDepot(root string) (*depot, error) {
 		}
 		cl, err := strconv.ParseInt(name, 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("fixture %s: name is not a changelist number", e.Name())
+			return fmt.Errorf("fixture %s: name is not a changelist number", e.Name())
 		}
-		var c change
-		if err := readJSON(filepath.Join(root, "changes", e.Name()), &c); err != nil {
-			return nil, err
-		}
-		if c.Change != cl {
-			return nil, fmt.Errorf("fixture %s: change field is %d", e.Name(), c.Change)
+		cls = append(cls, cl)
+	}
+	sort.Slice(cls, func(i, j int) bool { return cls[i] < cls[j] })
+	d.paths = map[string][]*revision{}
+	for _, cl := range cls {
+		c, err := d.change(cl)
+		if err != nil {
+			return err
 		}
 		for i := range c.Files {
-			if err := d.resolve(&c.Files[i]); err != nil {
-				return nil, fmt.Errorf("fixture %s file %d: %w", e.Name(), i, err)
-			}
+			f := &c.Files[i]
+			d.paths[f.Path] = append(d.paths[f.Path], &revision{change: c, file: f})
 		}
-		d.changes[cl] = &c
 	}
-	return d, nil
+	return nil
 }
 
-func (d *depot) resolve(f *file) error {
-	var err error
-	if f.before, f.hasBefore, err = d.content(f.Before, f.BeforeFile, f.BeforeBase64); err != nil {
-		return err
+// size is the length of a file's content without reading it when it is a
+// file on disk.
+func (d *depot) size(f *file, after bool) (int64, bool) {
+	inline, name, b64 := f.After, f.AfterFile, f.AfterBase64
+	if !after {
+		inline, name, b64 = f.Before, f.BeforeFile, f.BeforeBase64
 	}
-	f.after, f.hasAfter, err = d.content(f.After, f.AfterFile, f.AfterBase64)
-	return err
-}
-
-func (d *depot) content(inline *string, name, b64 string) (string, bool, error) {
 	switch {
 	case inline != nil:
-		return *inline, true, nil
+		return int64(len(*inline)), true
+	case b64 != "":
+		return int64(base64.StdEncoding.DecodedLen(len(b64))), true
+	case name != "":
+		st, err := os.Stat(filepath.Join(d.root, filepath.FromSlash(name)))
+		if err != nil {
+			return 0, false
+		}
+		return st.Size(), true
+	}
+	return 0, false
+}
+
+func has(inline *string, name, b64 string) bool { return inline != nil || name != "" || b64 != "" }
+
+func (f *file) hasBefore() bool { return has(f.Before, f.BeforeFile, f.BeforeBase64) }
+func (f *file) hasAfter() bool  { return has(f.After, f.AfterFile, f.AfterBase64) }
+
+// protected reports whether server.json's protections hide path.
+func (d *depot) protected(path string) bool {
+	for _, p := range d.server.Protect {
+		if prefix, ok := strings.CutSuffix(p, "..."); ok {
+			if strings.HasPrefix(path, prefix) {
+				return true
+			}
+		} else if path == p {
+			return true
+		}
+	}
+	return false
+}
+
+func (d *depot) content(inline *string, name, b64 string) (string, error) {
+	switch {
+	case inline != nil:
+		return *inline, nil
 	case b64 != "":
 		b, err := base64.StdEncoding.DecodeString(b64)
-		return string(b), true, err
+		return string(b), err
 	case name != "":
 		p := filepath.Join(d.root, filepath.FromSlash(name))
 		if rel, err := filepath.Rel(d.root, p); err != nil || strings.HasPrefix(rel, "..") {
-			return "", false, fmt.Errorf("content file %q is outside the depot directory", name)
+			return "", fmt.Errorf("content file %q is outside the depot directory", name)
 		}
 		b, err := os.ReadFile(p)
-		return string(b), true, err
+		return string(b), err
 	}
-	return "", false, nil
+	return "", nil
 }
 
 func readJSON(path string, v any) error {
@@ -171,14 +273,14 @@ func (d *depot) lookup(spec string) (*revision, error) {
 		if err != nil {
 			return nil, errBadSpec
 		}
-		c := d.changes[n]
-		if c == nil || !c.Shelved {
-			return nil, nil
+		c, err := d.change(n)
+		if err != nil || c == nil || !c.Shelved {
+			return nil, err
 		}
 		for i := range c.Files {
 			f := &c.Files[i]
-			if f.Path == path && f.hasAfter {
-				return &revision{change: c, file: f, content: f.after, rev: f.Rev + 1}, nil
+			if f.Path == path && f.hasAfter() {
+				return &revision{change: c, file: f, rev: f.Rev + 1}, nil
 			}
 		}
 		return nil, nil
@@ -195,39 +297,34 @@ func (d *depot) lookup(spec string) (*revision, error) {
 		}
 		want = n
 	}
+	if err := d.index(); err != nil {
+		return nil, err
+	}
 	// Submitted changes in changelist order: a change that created rev N also
 	// tells us rev N-1 (its "before"), which is how edits get their base.
 	var best *revision
-	for _, c := range d.sortedChanges() {
+	for _, r := range d.paths[path] {
+		c, f := r.change, r.file
 		if c.Status != "submitted" {
 			continue
 		}
-		for i := range c.Files {
-			f := &c.Files[i]
-			if f.Path != path {
-				continue
+		deleted := isDelete(f.Action)
+		switch {
+		case want == -1:
+			if !deleted && f.hasAfter() && (best == nil || f.Rev > best.rev) {
+				best = &revision{change: c, file: f, rev: f.Rev}
 			}
-			deleted := isDelete(f.Action)
-			switch {
-			case want == -1:
-				if !deleted && f.hasAfter && (best == nil || f.Rev > best.rev) {
-					best = &revision{change: c, file: f, content: f.after, rev: f.Rev}
-				}
-			case f.Rev == want && !deleted && f.hasAfter:
-				return &revision{change: c, file: f, content: f.after, rev: f.Rev}, nil
-			case f.Rev-1 == want && want > 0 && f.hasBefore:
-				best = &revision{change: c, file: f, content: f.before, rev: want}
-			}
+		case f.Rev == want && !deleted && f.hasAfter():
+			return &revision{change: c, file: f, rev: f.Rev}, nil
+		case f.Rev-1 == want && want > 0 && f.hasBefore():
+			best = &revision{change: c, file: f, before: true, rev: want}
 		}
 	}
 	// A shelved change's base revision is also known from its "before".
 	if best == nil && want > 0 {
-		for _, c := range d.sortedChanges() {
-			for i := range c.Files {
-				f := &c.Files[i]
-				if c.Shelved && f.Path == path && f.Rev == want && f.hasBefore {
-					return &revision{change: c, file: f, content: f.before, rev: want}, nil
-				}
+		for _, r := range d.paths[path] {
+			if r.change.Shelved && r.file.Rev == want && r.file.hasBefore() {
+				return &revision{change: r.change, file: r.file, before: true, rev: want}, nil
 			}
 		}
 	}
@@ -235,15 +332,6 @@ func (d *depot) lookup(spec string) (*revision, error) {
 }
 
 var errBadSpec = errors.New("bad file spec")
-
-func (d *depot) sortedChanges() []*change {
-	out := make([]*change, 0, len(d.changes))
-	for _, c := range d.changes {
-		out = append(out, c)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Change < out[j].Change })
-	return out
-}
 
 // isDelete reports whether action leaves no content at the new revision.
 func isDelete(action string) bool {

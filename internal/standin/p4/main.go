@@ -1,14 +1,16 @@
 // Command p4 is a stand-in for the Perforce command-line client, for tests.
-// It answers the commands Criticizer issues (describe, diff2, print, user,
-// info) the way the real client does with -ztag -Mj: one JSON object per line
-// on stdout, text content in records with a "data" field after the tagged
-// header record, and errors as plain text on stderr with the real client's
-// wording and exit codes.
+// It answers the commands Criticizer issues (describe, print, diff2, filelog,
+// user, login, info) the way the real client does with -ztag -Mj, as
+// shared/reference/p4-cli.md describes it: one JSON object per line on
+// stdout with sorted keys, for data records and server messages alike;
+// server messages are {"data","generic","severity"} with numbers, a warning
+// (severity 2) leaves the exit status 0, an error (3, 4) makes it 1; only
+// client-side failures (cannot connect) are plain text on stderr.
 //
 // The "server" is a fixture depot directory named by P4PORT (or -p), which
 // must be an absolute path; anything else fails like an unreachable server.
-// The fixture format, including fault injection, is documented in
-// depot/README.md beside this file.
+// The fixture format, including fault injection, authentication, protections
+// and simulated latency, is documented in depot/README.md beside this file.
 package main
 
 import (
@@ -22,37 +24,60 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/criticizer/criticizer/shared/udiff"
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+	os.Exit(run(os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr))
 }
 
 // session is one invocation: its global options and output streams.
 type session struct {
 	port, user, client string
+	passwd, tickets    string
+	trust, home        string
 	tagged, json       bool
+	stdin              io.Reader
 	stdout, stderr     io.Writer
 	d                  *depot
+	exit               int // 1 once a message of severity >= 3 was sent
 }
 
 // globalValueFlags are the real client's global options that take a value.
 const globalValueFlags = "bcCdHLMpPQruvxz"
 
-func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+// Severities and generic codes of the messages the stand-in sends.
+const (
+	sevWarn  = 2
+	sevError = 3
+
+	evUsage   = 1
+	evUnknown = 2
+	evProtect = 6
+	evEmpty   = 17
+	evContext = 36 // login required
+)
+
+func run(args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
 	s := &session{
-		port:   getenv("P4PORT"),
-		user:   getenv("P4USER"),
-		client: getenv("P4CLIENT"),
-		stdout: stdout,
-		stderr: stderr,
+		port:    getenv("P4PORT"),
+		user:    getenv("P4USER"),
+		client:  getenv("P4CLIENT"),
+		passwd:  getenv("P4PASSWD"),
+		tickets: getenv("P4TICKETS"),
+		trust:   getenv("P4TRUST"),
+		home:    getenv("HOME"),
+		stdin:   stdin,
+		stdout:  stdout,
+		stderr:  stderr,
 	}
 	i := 0
 	for ; i < len(args) && strings.HasPrefix(args[i], "-") && len(args[i]) > 1; i++ {
 		flag, val := args[i][1], args[i][2:]
 		if strings.IndexByte(globalValueFlags, flag) >= 0 && val == "" {
 			if i+1 >= len(args) {
-				return s.usageError("Missing argument for -" + string(flag) + " flag.")
+				return s.clientError("Missing argument for -" + string(flag) + " flag.")
 			}
 			i++
 			val = args[i]
@@ -64,57 +89,82 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 			s.user = val
 		case 'c':
 			s.client = val
+		case 'P':
+			s.passwd = val
 		case 'z':
 			if val != "tag" && !strings.HasPrefix(val, "prog=") && !strings.HasPrefix(val, "version=") {
-				return s.usageError("Invalid -z option: " + val + ".")
+				return s.clientError("Invalid -z option: " + val + ".")
 			}
 			s.tagged = s.tagged || val == "tag"
 		case 'M':
 			if val != "j" {
-				return s.fail(1, "standin: only -Mj output is supported (got -M%s).", val)
+				return s.clientError("standin: only -Mj output is supported (got -M" + val + ").")
 			}
 			s.json = true
 		case 'x':
-			return s.fail(1, "standin: -x (arguments from a file) is not supported.")
+			return s.clientError("standin: -x (arguments from a file) is not supported.")
 		case 'G':
-			return s.fail(1, "standin: -G output is not supported; use -Mj.")
+			return s.clientError("standin: -G output is not supported; use -Mj.")
 		case 'V':
 			fmt.Fprintln(stdout, "Perforce - The Fast Software Configuration Management System.\nRev. P4/STANDIN/2024.2/0000000 (criticizer stand-in).")
 			return 0
-		case 'P', 'H', 'C', 'd', 'L', 'Q', 'r', 'v', 'b', 'q', 's', 'I':
+		case 'H', 'C', 'd', 'L', 'Q', 'r', 'v', 'b', 'q', 's', 'I':
 			// Accepted and ignored: they change nothing the fixtures model.
 		default:
-			return s.usageError("Invalid option: " + args[i] + ".")
+			return s.clientError("Invalid option: " + args[i] + ".")
 		}
 	}
 	if i == len(args) {
-		return s.usageError("")
+		return s.clientError("")
 	}
 	cmd, cmdArgs := args[i], args[i+1:]
 
 	if !s.tagged {
-		return s.fail(1, "standin: tagged output (-ztag) is required.")
+		return s.clientError("standin: tagged output (-ztag) is required.")
 	}
 	if code := s.connect(); code != 0 {
 		return code
 	}
+	if cmd == "trust" {
+		return s.trustCmd(cmdArgs)
+	}
+	if code := s.checkTrust(); code != 0 {
+		return code
+	}
+	if ms := s.d.server.LatencyMS; ms > 0 {
+		// One simulated network round trip per command (benchmarks).
+		time.Sleep(time.Duration(ms) * time.Millisecond)
+	}
+	switch cmd {
+	case "info":
+		s.info()
+		return s.exit
+	case "login":
+		s.login(cmdArgs)
+		return s.exit
+	}
+	if !s.authenticated() {
+		return s.exit
+	}
 	switch cmd {
 	case "describe":
-		return s.describe(cmdArgs)
+		s.describe(cmdArgs)
 	case "diff2":
-		return s.diff2(cmdArgs)
+		s.diff2(cmdArgs)
 	case "print":
-		return s.print(cmdArgs)
+		s.print(cmdArgs)
+	case "filelog":
+		s.filelog(cmdArgs)
 	case "user":
-		return s.userSpec(cmdArgs)
-	case "info":
-		return s.info()
+		s.userSpec(cmdArgs)
+	default:
+		s.msg(sevError, evUsage, "Unknown command.  Try 'p4 help' for info.")
 	}
-	return s.fail(1, "Unknown command.  Try 'p4 help' for info.")
+	return s.exit
 }
 
 // connect opens the fixture depot, failing the way the real client fails
-// when no server answers at P4PORT.
+// when no server answers at P4PORT: plain text on stderr, exit 1.
 func (s *session) connect() int {
 	port := s.port
 	if port == "" {
@@ -122,11 +172,12 @@ func (s *session) connect() int {
 	}
 	st, err := os.Stat(port)
 	if !filepath.IsAbs(port) || err != nil || !st.IsDir() {
-		return s.fail(1, "Perforce client error:\n\tConnect to server failed; check $P4PORT.\n\tTCP connect to %s failed.\n\tconnect: %s: Connection refused", port, port)
+		return s.clientFailure(fmt.Sprintf("Perforce client error:\n\tConnect to server failed; check $P4PORT.\n\tTCP connect to %s failed.\n\tconnect: %s: Connection refused", port, port))
 	}
 	d, err := loadDepot(port)
 	if err != nil {
-		return s.fail(1, "Perforce server error:\n\tstandin: broken fixture depot: %v", err)
+		s.msg(4, 0, "Perforce server error:\n\tstandin: broken fixture depot: %v", err)
+		return s.exit
 	}
 	s.d = d
 	return 0
@@ -146,74 +197,134 @@ func flags(args []string) (opts []string, operands []string) {
 	return opts, args[i:]
 }
 
-func (s *session) describe(args []string) int {
+func (s *session) usage(usage, detail string) {
+	s.msg(sevError, evUsage, "%s\n%s", usage, detail)
+}
+
+func (s *session) describe(args []string) {
 	const usage = "Usage: describe [ -d<flags> -m -s -S -f -O -I ] changelist# ..."
 	opts, operands := flags(args)
 	shelved := false
 	for _, o := range opts {
 		switch {
-		case o == "-s", o == "-f", o == "-O", o == "-I", strings.HasPrefix(o, "-d"), strings.HasPrefix(o, "-m"):
+		case o == "-s", o == "-f", o == "-O", o == "-I", strings.HasPrefix(o, "-m"):
 		case o == "-S":
 			shelved = true
 		default:
-			return s.fail(1, "%s\nInvalid option: %s.", usage, o)
+			s.usage(usage, "Invalid option: "+o+".")
+			return
 		}
 	}
 	if len(operands) == 0 {
-		return s.fail(1, "%s\nMissing/wrong number of arguments.", usage)
+		s.usage(usage, "Missing/wrong number of arguments.")
+		return
 	}
-	exit := 0
 	for _, arg := range operands {
 		cl, err := strconv.ParseInt(arg, 10, 64)
 		if err != nil || cl <= 0 {
-			return s.fail(1, "Invalid changelist number '%s'.", arg)
+			s.msg(sevError, evUsage, "Invalid changelist number '%s'.", arg)
+			return
 		}
-		c := s.d.changes[cl]
+		c, err := s.d.change(cl)
+		if err != nil {
+			s.msg(4, 0, "Perforce server error:\n\tstandin: broken fixture: %v", err)
+			return
+		}
 		if c == nil {
-			s.errorf("Change %d unknown.", cl)
-			exit = 1
+			s.msg(sevError, evUnknown, "Change %d unknown.", cl)
 			continue
 		}
-		if code, done := s.serveFaults(fmt.Sprintf("change-%d", cl), "describe", c.Faults, c.SleepMS); done {
-			return code
+		if done := s.serveFaults(fmt.Sprintf("change-%d", cl), "describe", c.Faults, c.SleepMS); done {
+			return
 		}
-		rec := record{
-			{"change", strconv.FormatInt(c.Change, 10)},
-			{"user", c.User},
-			{"client", c.Client},
-			{"time", strconv.FormatInt(c.Time, 10)},
-			{"desc", c.Desc},
-			{"status", c.Status},
-			{"changeType", "public"},
+		rec := map[string]any{
+			"change":     strconv.FormatInt(c.Change, 10),
+			"user":       c.User,
+			"client":     c.Client,
+			"time":       strconv.FormatInt(c.Time, 10),
+			"desc":       c.Desc,
+			"status":     c.Status,
+			"changeType": "public",
 		}
 		showFiles := !shelved || c.Shelved
 		if shelved && c.Shelved {
-			rec = append(rec, kv{"shelved", ""})
+			rec["shelved"] = ""
 		}
 		if showFiles && len(c.Files) > 0 {
-			rec = append(rec, kv{"path", commonDir(c.Files) + "..."})
-			for n, f := range c.Files {
+			rec["path"] = commonDir(c.Files) + "..."
+			n := 0
+			for _, f := range c.Files {
+				if s.d.protected(f.Path) {
+					continue // the server omits files the user cannot see
+				}
 				idx := strconv.Itoa(n)
+				n++
 				rev := f.Rev
 				if c.Shelved && rev == 0 {
 					rev = 1 // an opened add shows as #1
 				}
-				rec = append(rec,
-					kv{"depotFile" + idx, f.Path},
-					kv{"action" + idx, f.Action},
-					kv{"type" + idx, f.Type},
-					kv{"rev" + idx, strconv.Itoa(rev)})
+				rec["depotFile"+idx] = f.Path
+				rec["action"+idx] = f.Action
+				rec["type"+idx] = f.Type
+				rec["rev"+idx] = strconv.Itoa(rev)
 				if !isDelete(f.Action) {
-					rec = append(rec, kv{"fileSize" + idx, strconv.Itoa(len(f.after))})
+					if size, ok := s.d.size(&f, true); ok {
+						rec["fileSize"+idx] = strconv.FormatInt(size, 10)
+					}
 				}
 			}
 		}
 		s.emit(rec)
 	}
-	return exit
 }
 
-func (s *session) print(args []string) int {
+// resolved is one operand of a file command, looked up before any output so
+// that an injected fault replaces the whole answer.
+type resolved struct {
+	spec string
+	rev  *revision
+	deny bool
+}
+
+func (s *session) resolveAll(command string, specs []string) ([]resolved, bool) {
+	out := make([]resolved, len(specs))
+	seen := map[*change]bool{}
+	for i, spec := range specs {
+		out[i].spec = spec
+		if s.d.protected(specPath(spec)) {
+			out[i].deny = true
+			continue
+		}
+		r, err := s.d.lookup(spec)
+		if err != nil {
+			s.msg(sevError, evUsage, "Invalid revision number '%s'.", spec)
+			return nil, false
+		}
+		out[i].rev = r
+		if r != nil && !seen[r.change] {
+			seen[r.change] = true
+			if s.serveFaults(fmt.Sprintf("change-%d", r.change.Change), command, r.change.Faults, r.change.SleepMS) {
+				return nil, false
+			}
+		}
+	}
+	return out, true
+}
+
+// fileWarning sends the per-file warnings of print, diff2 and filelog.
+func (s *session) fileWarning(r resolved) bool {
+	switch {
+	case r.deny:
+		s.msg(sevWarn, evProtect, "%s - protected namespace - access denied.", r.spec)
+	case r.rev == nil:
+		s.msg(sevWarn, evEmpty, "%s - no such file(s).", r.spec)
+	default:
+		return false
+	}
+	return true
+}
+
+func (s *session) print(args []string) {
 	const usage = "Usage: print [-a -A -k -o localFile -q -m max -U] files..."
 	opts, operands := flags(args)
 	quiet := false
@@ -223,45 +334,47 @@ func (s *session) print(args []string) int {
 			quiet = true
 		case "-k", "-a":
 		default:
-			return s.fail(1, "%s\nInvalid option: %s.", usage, o)
+			s.usage(usage, "Invalid option: "+o+".")
+			return
 		}
 	}
 	if len(operands) == 0 {
-		return s.fail(1, "%s\nMissing/wrong number of arguments.", usage)
+		s.usage(usage, "Missing/wrong number of arguments.")
+		return
 	}
-	for _, spec := range operands {
-		r, err := s.d.lookup(spec)
-		if err != nil {
-			return s.fail(1, "Invalid revision number '%s'.", spec)
-		}
-		if r == nil {
-			// A warning, as with the real client: the command itself ran, so
-			// the exit status stays 0 and only stderr tells.
-			s.errorf("%s - no such file(s).", spec)
+	files, ok := s.resolveAll("print", operands)
+	if !ok {
+		return
+	}
+	for _, f := range files {
+		if s.fileWarning(f) {
 			continue
 		}
-		if code, done := s.serveFaults(fmt.Sprintf("change-%d", r.change.Change), "print", r.change.Faults, r.change.SleepMS); done {
-			return code
+		r := f.rev
+		content, err := r.read(s.d)
+		if err != nil {
+			s.msg(4, 0, "Perforce server error:\n\tstandin: broken fixture: %v", err)
+			return
 		}
 		if !quiet {
-			s.emit(record{
-				{"depotFile", r.file.Path},
-				{"rev", strconv.Itoa(r.rev)},
-				{"change", strconv.FormatInt(r.change.Change, 10)},
-				{"action", r.file.Action},
-				{"type", r.file.Type},
-				{"time", strconv.FormatInt(r.change.Time, 10)},
-				{"fileSize", strconv.Itoa(len(r.content))},
+			s.emit(map[string]any{
+				"depotFile": r.file.Path,
+				"rev":       strconv.Itoa(r.rev),
+				"change":    strconv.FormatInt(r.change.Change, 10),
+				"action":    r.file.Action,
+				"type":      r.file.Type,
+				"time":      strconv.FormatInt(r.change.Time, 10),
+				"fileSize":  strconv.Itoa(len(content)),
 			})
 		}
-		for _, chunk := range chunks(r.content, 4096) {
-			s.emit(record{{"data", chunk}})
+		for _, chunk := range chunks(content, 4096) {
+			s.emit(map[string]any{"data": chunk})
 		}
+		s.emit(map[string]any{"data": ""}) // the real client ends each file so
 	}
-	return 0
 }
 
-func (s *session) diff2(args []string) int {
+func (s *session) diff2(args []string) {
 	const usage = "Usage: diff2 [ -d<flags> -Od -q -t -u ] [ -b branch ] [ -S stream ] [ -P parent ] file file2"
 	opts, operands := flags(args)
 	ctx := -1
@@ -272,40 +385,44 @@ func (s *session) diff2(args []string) int {
 			if v := o[3:]; v != "" {
 				var err error
 				if n, err = strconv.Atoi(v); err != nil || n < 0 {
-					return s.fail(1, "%s\nInvalid option: %s.", usage, o)
+					s.usage(usage, "Invalid option: "+o+".")
+					return
 				}
 			}
 			ctx = n
 		case o == "-q", o == "-t":
 		default:
-			return s.fail(1, "%s\nInvalid option: %s.", usage, o)
+			s.usage(usage, "Invalid option: "+o+".")
+			return
 		}
 	}
 	if len(operands) != 2 {
-		return s.fail(1, "%s\nMissing/wrong number of arguments.", usage)
+		s.usage(usage, "Missing/wrong number of arguments.")
+		return
 	}
 	if ctx < 0 {
-		return s.fail(1, "standin: diff2 supports only unified output (-du[n]).")
+		s.msg(sevError, evUsage, "standin: diff2 supports only unified output (-du[n]).")
+		return
 	}
-	left, errL := s.d.lookup(operands[0])
-	right, errR := s.d.lookup(operands[1])
-	if errL != nil || errR != nil {
-		return s.fail(1, "Invalid revision number.")
+	files, ok := s.resolveAll("diff2", operands)
+	if !ok {
+		return
 	}
 	missing := false
-	for i, r := range []*revision{left, right} {
-		if r == nil {
-			s.errorf("%s - no such file(s).", operands[i])
-			missing = true
-		}
+	for _, f := range files {
+		missing = s.fileWarning(f) || missing
 	}
 	if missing {
-		return 0
+		return
 	}
-	if code, done := s.serveFaults(fmt.Sprintf("change-%d", right.change.Change), "diff2", right.change.Faults, right.change.SleepMS); done {
-		return code
+	left, right := files[0].rev, files[1].rev
+	lc, err1 := left.read(s.d)
+	rc, err2 := right.read(s.d)
+	if err1 != nil || err2 != nil {
+		s.msg(4, 0, "Perforce server error:\n\tstandin: broken fixture")
+		return
 	}
-	body := unifiedDiff(left.content, right.content, ctx)
+	body := udiff.Unified(lc, rc, ctx)
 	if right.file.Diff != nil && left.file == right.file {
 		body = *right.file.Diff
 	}
@@ -313,91 +430,141 @@ func (s *session) diff2(args []string) int {
 	if body == "" {
 		status = "identical"
 	}
-	s.emit(record{
-		{"status", status},
-		{"depotFile", left.file.Path},
-		{"rev", strconv.Itoa(left.rev)},
-		{"type", left.file.Type},
-		{"depotFile2", right.file.Path},
-		{"rev2", strconv.Itoa(right.rev)},
-		{"type2", right.file.Type},
+	s.emit(map[string]any{
+		"status":     status,
+		"depotFile":  left.file.Path,
+		"rev":        strconv.Itoa(left.rev),
+		"type":       left.file.Type,
+		"depotFile2": right.file.Path,
+		"rev2":       strconv.Itoa(right.rev),
+		"type2":      right.file.Type,
 	})
 	for _, chunk := range chunks(body, 4096) {
-		s.emit(record{{"data", chunk}})
+		s.emit(map[string]any{"data": chunk})
 	}
-	return 0
 }
 
-func (s *session) userSpec(args []string) int {
+// filelog [-m1] answers, per file revision, the revision's record and its
+// integration ("how") records; a move/add says where it was moved from.
+func (s *session) filelog(args []string) {
+	const usage = "Usage: filelog [ -c changelist# -h -i -l -L -t -m maxRevs -p -s ] files..."
+	opts, operands := flags(args)
+	for _, o := range opts {
+		if o != "-m1" && o != "-s" && o != "-l" && o != "-L" && o != "-t" {
+			s.usage(usage, "Invalid option: "+o+".")
+			return
+		}
+	}
+	if len(operands) == 0 {
+		s.usage(usage, "Missing/wrong number of arguments.")
+		return
+	}
+	files, ok := s.resolveAll("filelog", operands)
+	if !ok {
+		return
+	}
+	for _, f := range files {
+		if s.fileWarning(f) {
+			continue
+		}
+		r := f.rev
+		rec := map[string]any{
+			"depotFile": r.file.Path,
+			"rev0":      strconv.Itoa(r.rev),
+			"change0":   strconv.FormatInt(r.change.Change, 10),
+			"action0":   r.file.Action,
+			"type0":     r.file.Type,
+			"user0":     r.change.User,
+			"client0":   r.change.Client,
+			"time0":     strconv.FormatInt(r.change.Time, 10),
+			"desc0":     r.change.Desc,
+		}
+		if r.file.MovedFrom != "" {
+			rec["how0,0"] = "moved from"
+			rec["file0,0"] = r.file.MovedFrom
+			rec["srev0,0"] = "#" + strconv.Itoa(r.file.MovedFromRev-1)
+			rec["erev0,0"] = "#" + strconv.Itoa(r.file.MovedFromRev)
+			if r.file.MovedFromRev <= 1 {
+				rec["srev0,0"] = "#none"
+			}
+		}
+		s.emit(rec)
+	}
+}
+
+func (s *session) userSpec(args []string) {
 	const usage = "Usage: user [ -f -F -i -o ] [ username ]"
 	opts, operands := flags(args)
 	if len(opts) != 1 || opts[0] != "-o" {
-		return s.fail(1, "%s\nstandin: only 'user -o' is supported.", usage)
+		s.usage(usage, "standin: only 'user -o' is supported.")
+		return
 	}
 	name := s.user
 	if len(operands) == 1 {
 		name = operands[0]
 	} else if len(operands) > 1 {
-		return s.fail(1, "%s\nMissing/wrong number of arguments.", usage)
+		s.usage(usage, "Missing/wrong number of arguments.")
+		return
 	}
 	if name == "" || strings.ContainsAny(name, "/\\ \t\n@#*%") || strings.HasPrefix(name, ".") {
-		return s.fail(1, "Error in user specification.\nInvalid user name '%s'.", name)
+		s.msg(sevError, evUsage, "Error in user specification.\nInvalid user name '%s'.", name)
+		return
 	}
 	u, err := s.d.user(name)
 	if err != nil {
-		return s.fail(1, "Perforce server error:\n\tstandin: broken user fixture: %v", err)
+		s.msg(4, 0, "Perforce server error:\n\tstandin: broken user fixture: %v", err)
+		return
 	}
 	if u == nil {
 		// The real server answers with a default spec for an unknown user:
 		// no Update or Access dates, and an Email made up from the names.
-		s.emit(record{
-			{"User", name},
-			{"Email", name + "@" + s.client},
-			{"FullName", name},
-			{"Type", "standard"},
-			{"AuthMethod", "perforce"},
+		s.emit(map[string]any{
+			"User":       name,
+			"Email":      name + "@" + s.client,
+			"FullName":   name,
+			"Type":       "standard",
+			"AuthMethod": "perforce",
 		})
-		return 0
+		return
 	}
-	if code, done := s.serveFaults("user-"+name, "user", u.Faults, u.SleepMS); done {
-		return code
+	if s.serveFaults("user-"+name, "user", u.Faults, u.SleepMS) {
+		return
 	}
-	s.emit(record{
-		{"User", u.User},
-		{"Email", u.Email},
-		{"Update", "2024/01/15 09:30:00"},
-		{"Access", "2024/06/01 12:00:00"},
-		{"FullName", u.FullName},
-		{"Type", "standard"},
-		{"AuthMethod", "perforce"},
+	s.emit(map[string]any{
+		"User":       u.User,
+		"Email":      u.Email,
+		"Update":     "2024/01/15 09:30:00",
+		"Access":     "2024/06/01 12:00:00",
+		"FullName":   u.FullName,
+		"Type":       "standard",
+		"AuthMethod": "perforce",
 	})
-	return 0
 }
 
-func (s *session) info() int {
-	s.emit(record{
-		{"userName", s.user},
-		{"clientName", s.client},
-		{"serverAddress", s.port},
-		{"serverVersion", "P4D/STANDIN/2024.2/0000000"},
-		{"serverLicense", "none"},
-		{"caseHandling", "sensitive"},
+func (s *session) info() {
+	s.emit(map[string]any{
+		"userName":      s.user,
+		"clientName":    s.client,
+		"serverAddress": s.port,
+		"serverVersion": "P4D/STANDIN/2024.2/0000000",
+		"serverLicense": "none",
+		"caseHandling":  "sensitive",
 	})
-	return 0
 }
 
 // serveFaults applies the fixture's delay and the first pending fault for
-// command. done reports that the fault replaced the command's normal output.
-func (s *session) serveFaults(owner, command string, faults []fault, sleepMS int) (code int, done bool) {
+// command. It reports whether the fault replaced the command's normal output.
+func (s *session) serveFaults(owner, command string, faults []fault, sleepMS int) (done bool) {
 	if sleepMS > 0 {
 		time.Sleep(time.Duration(sleepMS) * time.Millisecond)
 	}
 	f, err := s.d.takeFault(owner, command, faults)
 	if err != nil {
-		return s.fail(1, "Perforce server error:\n\tstandin: fault state: %v", err), true
+		s.msg(4, 0, "Perforce server error:\n\tstandin: fault state: %v", err)
+		return true
 	}
 	if f == nil {
-		return 0, false
+		return false
 	}
 	if f.SleepMS > 0 {
 		time.Sleep(time.Duration(f.SleepMS) * time.Millisecond)
@@ -405,61 +572,72 @@ func (s *session) serveFaults(owner, command string, faults []fault, sleepMS int
 	if f.Stdout != "" {
 		io.WriteString(s.stdout, f.Stdout)
 	}
+	if f.Message != "" {
+		s.msg(f.Severity, f.Generic, "%s", f.Message)
+	}
 	if f.Stderr != "" {
-		s.errorf("%s", strings.TrimSuffix(f.Stderr, "\n"))
+		fmt.Fprintln(s.stderr, strings.TrimSuffix(f.Stderr, "\n"))
 	}
-	if f.Exit == 0 && f.Stderr == "" && f.Stdout == "" {
-		return 0, false // a pure delay: carry on normally
+	if f.Exit == 0 && f.Stderr == "" && f.Stdout == "" && f.Message == "" {
+		return false // a pure delay: carry on normally
 	}
-	return f.Exit, true
+	if f.Exit != 0 {
+		s.exit = f.Exit
+	}
+	return true
 }
 
-func (s *session) usageError(detail string) int {
+// clientError is a usage error the client itself reports: plain text on
+// stderr, exit 1.
+func (s *session) clientError(detail string) int {
 	msg := "Usage: p4 [ options ] command [ arg ... ]\n    Try 'p4 help' for info."
 	if detail != "" {
 		msg += "\n" + detail
 	}
-	return s.fail(1, "%s", msg)
+	return s.clientFailure(msg)
 }
 
-func (s *session) errorf(format string, args ...any) {
-	fmt.Fprintf(s.stderr, format+"\n", args...)
+func (s *session) clientFailure(text string) int {
+	fmt.Fprintln(s.stderr, text)
+	return 1
 }
 
-func (s *session) fail(code int, format string, args ...any) int {
-	s.errorf(format, args...)
-	return code
-}
-
-// kv and record keep fields in the order the real server sends them; a map
-// would scramble it.
-type kv struct{ k, v string }
-type record []kv
-
-func (s *session) emit(r record) {
+// msg sends a server message: {"data","generic","severity"} on stdout, the
+// text ending in a newline; severity 3 and above make the exit status 1.
+func (s *session) msg(severity, generic int, format string, args ...any) {
+	text := fmt.Sprintf(format, args...) + "\n"
+	if severity >= sevError {
+		s.exit = 1
+	}
 	if !s.json {
-		for _, f := range r {
-			if f.k == "data" {
-				io.WriteString(s.stdout, f.v)
+		fmt.Fprint(s.stderr, text) // tagged text mode prints messages on stderr
+		return
+	}
+	s.emit(map[string]any{"data": text, "generic": generic, "severity": severity})
+}
+
+// emit writes one record. encoding/json sorts map keys, as -Mj does, and
+// replaces invalid UTF-8 with U+FFFD, as -Mj does.
+func (s *session) emit(r map[string]any) {
+	if !s.json {
+		keys := make([]string, 0, len(r))
+		for k := range r {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if k == "data" {
+				fmt.Fprint(s.stdout, r[k])
 				continue
 			}
-			fmt.Fprintf(s.stdout, "... %s %s\n", f.k, f.v)
+			fmt.Fprintf(s.stdout, "... %s %v\n", k, r[k])
 		}
 		fmt.Fprintln(s.stdout)
 		return
 	}
-	var b strings.Builder
-	b.WriteByte('{')
-	for i, f := range r {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(jsonString(f.k))
-		b.WriteByte(':')
-		b.WriteString(jsonString(f.v))
-	}
-	b.WriteString("}\n")
-	io.WriteString(s.stdout, b.String())
+	enc := json.NewEncoder(s.stdout)
+	enc.SetEscapeHTML(false) // the real client writes "<" and "&" as they are
+	_ = enc.Encode(r)
 }
 
 // chunks splits s into pieces of at most n bytes on rune boundaries, as the
@@ -502,12 +680,10 @@ func commonDir(files []file) string {
 	return "//"
 }
 
-// jsonString encodes s as a JSON string without HTML escaping: the real
-// client writes "<" and "&" as they are.
-func jsonString(s string) string {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s) // encoding a string cannot fail
-	return strings.TrimSuffix(b.String(), "\n")
+// specPath is the depot path of a file spec, without its revision.
+func specPath(spec string) string {
+	if i := strings.IndexAny(spec, "#@"); i >= 0 {
+		return spec[:i]
+	}
+	return spec
 }

@@ -20,20 +20,48 @@ func copyDepot(t *testing.T) string {
 	return dst
 }
 
-func p4(t *testing.T, port string, args ...string) (records []map[string]string, stderr string, exit int) {
+// line is one JSON line of stdout, with values as decoded (messages carry
+// numbers).
+type line map[string]any
+
+func (l line) s(k string) string { v, _ := l[k].(string); return v }
+
+// isMessage reports a server message record: data, generic, severity.
+func (l line) isMessage() bool { _, ok := l["severity"]; return ok }
+
+func p4env(t *testing.T, env map[string]string, stdin string, args ...string) (lines []line, raw, stderr string, exit int) {
 	t.Helper()
-	env := map[string]string{"P4PORT": port, "P4USER": "alice", "P4CLIENT": "ci-ws"}
 	var out, errb bytes.Buffer
-	exit = run(args, func(k string) string { return env[k] }, &out, &errb)
-	dec := json.NewDecoder(&out)
+	exit = run(args, func(k string) string { return env[k] }, strings.NewReader(stdin), &out, &errb)
+	// login's prompt is the only plain text the client prints on stdout.
+	dec := json.NewDecoder(strings.NewReader(strings.TrimPrefix(out.String(), "Enter password: \n")))
+	dec.UseNumber()
 	for dec.More() {
-		var r map[string]string
+		var r line
 		if err := dec.Decode(&r); err != nil {
 			t.Fatalf("p4 %v: stdout is not JSON lines: %v\n%s", args, err, out.String())
 		}
-		records = append(records, r)
+		lines = append(lines, r)
 	}
-	return records, errb.String(), exit
+	return lines, out.String(), errb.String(), exit
+}
+
+func p4(t *testing.T, port string, args ...string) ([]line, string, int) {
+	t.Helper()
+	lines, _, stderr, exit := p4env(t, map[string]string{"P4PORT": port, "P4USER": "alice", "P4CLIENT": "ci-ws"}, "", args...)
+	return lines, stderr, exit
+}
+
+// messages returns the text of the message records and the data records.
+func split(lines []line) (msgs []string, recs []line) {
+	for _, l := range lines {
+		if l.isMessage() {
+			msgs = append(msgs, l.s("data"))
+		} else {
+			recs = append(recs, l)
+		}
+	}
+	return msgs, recs
 }
 
 func TestCommands(t *testing.T) {
@@ -42,50 +70,57 @@ func TestCommands(t *testing.T) {
 		name       string
 		args       []string
 		exit       int
-		stderr     string // substring
-		records    int
-		field, val string // a field of the first record
+		msg        string // substring of a message record's data
+		stderr     string // substring of stderr (client-side failures only)
+		records    int    // data records
+		field, val string // a field of the first data record
 	}{
-		{"describe", []string{"-ztag", "-Mj", "describe", "-s", "12345"}, 0, "", 1, "depotFile2", "//depot/projectA/assets/logo.png"},
-		{"describe separate flags", []string{"-z", "tag", "-M", "j", "-p", port, "describe", "-s", "12345"}, 0, "", 1, "user", "alice"},
-		{"describe shelved", []string{"-ztag", "-Mj", "describe", "-s", "-S", "12347"}, 0, "", 1, "rev1", "1"},
-		{"describe -S of submitted", []string{"-ztag", "-Mj", "describe", "-s", "-S", "12345"}, 0, "", 1, "depotFile0", ""},
-		{"describe unknown", []string{"-ztag", "-Mj", "describe", "-s", "999"}, 1, "Change 999 unknown.", 0, "", ""},
-		{"describe bad number", []string{"-ztag", "-Mj", "describe", "-s", "12x"}, 1, "Invalid changelist number '12x'.", 0, "", ""},
-		{"describe bad flag", []string{"-ztag", "-Mj", "describe", "-y", "1"}, 1, "Invalid option: -y.", 0, "", ""},
-		{"describe no args", []string{"-ztag", "-Mj", "describe", "-s"}, 1, "Missing/wrong number of arguments.", 0, "", ""},
-		{"diff2", []string{"-ztag", "-Mj", "diff2", "-du", "//depot/projectA/src/net/buffer.c#3", "//depot/projectA/src/net/buffer.c#4"}, 0, "", 2, "status", "content"},
-		{"diff2 identical", []string{"-ztag", "-Mj", "diff2", "-du", "//depot/projectA/src/net/buffer.c#4", "//depot/projectA/src/net/buffer.c#4"}, 0, "", 1, "status", "identical"},
-		{"diff2 shelved", []string{"-ztag", "-Mj", "diff2", "-du", "//depot/projectA/src/net/buffer.c#4", "//depot/projectA/src/net/buffer.c@=12347"}, 0, "", 2, "status", "content"},
-		{"diff2 missing rev", []string{"-ztag", "-Mj", "diff2", "-du", "//depot/projectA/src/net/buffer.c#8", "//depot/projectA/src/net/buffer.c#9"}, 0, "#9 - no such file(s).", 0, "", ""},
-		{"diff2 normal format", []string{"-ztag", "-Mj", "diff2", "//a#1", "//a#2"}, 1, "only unified", 0, "", ""},
-		{"print", []string{"-ztag", "-Mj", "print", "//depot/projectA/tools/deploy/deploy.go#1"}, 0, "", 2, "action", "add"},
-		{"print head", []string{"-ztag", "-Mj", "print", "//depot/projectA/src/net/buffer.c"}, 0, "", 2, "rev", "4"},
-		{"print quiet", []string{"-ztag", "-Mj", "print", "-q", "//depot/projectA/docs/README.md#1"}, 0, "", 1, "data", "# projectA\n\nBuild with make.\n"},
-		{"print missing", []string{"-ztag", "-Mj", "print", "//depot/nope.c#1"}, 0, "//depot/nope.c#1 - no such file(s).", 0, "", ""},
-		{"user", []string{"-ztag", "-Mj", "user", "-o", "bob"}, 0, "", 1, "Email", "bob@example.com"},
-		{"unknown user", []string{"-ztag", "-Mj", "user", "-o", "carol"}, 0, "", 1, "Update", ""},
-		{"unknown command", []string{"-ztag", "-Mj", "obliterate", "//..."}, 1, "Unknown command.", 0, "", ""},
-		{"no command", []string{"-ztag", "-Mj"}, 1, "Usage: p4", 0, "", ""},
-		{"untagged", []string{"describe", "-s", "12345"}, 1, "-ztag", 0, "", ""},
-		{"unknown global flag", []string{"-ztag", "-Mj", "-k", "describe", "1"}, 1, "Invalid option: -k.", 0, "", ""},
-		{"unreachable server", []string{"-ztag", "-Mj", "-p", "perforce:1666", "describe", "-s", "12345"}, 1, "Connection refused", 0, "", ""},
-		{"auth fault", []string{"-ztag", "-Mj", "describe", "-s", "9003"}, 1, "Perforce password (P4PASSWD) invalid or unset.", 0, "", ""},
+		{"describe", []string{"-ztag", "-Mj", "describe", "-s", "12345"}, 0, "", "", 1, "depotFile2", "//depot/projectA/assets/logo.png"},
+		{"describe separate flags", []string{"-z", "tag", "-M", "j", "-p", port, "describe", "-s", "12345"}, 0, "", "", 1, "user", "alice"},
+		{"describe shelved", []string{"-ztag", "-Mj", "describe", "-s", "-S", "12347"}, 0, "", "", 1, "rev0", "4"},
+		{"describe shelved add", []string{"-ztag", "-Mj", "describe", "-s", "-S", "12347"}, 0, "", "", 1, "rev1", "1"},
+		{"describe -S of submitted", []string{"-ztag", "-Mj", "describe", "-s", "-S", "12345"}, 0, "", "", 1, "depotFile0", ""},
+		{"describe unknown", []string{"-ztag", "-Mj", "describe", "-s", "999"}, 1, "Change 999 unknown.", "", 0, "", ""},
+		{"describe bad number", []string{"-ztag", "-Mj", "describe", "-s", "12x"}, 1, "Invalid changelist number '12x'.", "", 0, "", ""},
+		{"describe bad flag", []string{"-ztag", "-Mj", "describe", "-y", "1"}, 1, "Invalid option: -y.", "", 0, "", ""},
+		{"describe no args", []string{"-ztag", "-Mj", "describe", "-s"}, 1, "Missing/wrong number of arguments.", "", 0, "", ""},
+		{"diff2", []string{"-ztag", "-Mj", "diff2", "-du", "//depot/projectA/src/net/buffer.c#3", "//depot/projectA/src/net/buffer.c#4"}, 0, "", "", 2, "status", "content"},
+		{"diff2 identical", []string{"-ztag", "-Mj", "diff2", "-du", "//depot/projectA/src/net/buffer.c#4", "//depot/projectA/src/net/buffer.c#4"}, 0, "", "", 1, "status", "identical"},
+		{"diff2 shelved", []string{"-ztag", "-Mj", "diff2", "-du", "//depot/projectA/src/net/buffer.c#4", "//depot/projectA/src/net/buffer.c@=12347"}, 0, "", "", 2, "status", "content"},
+		{"diff2 missing rev", []string{"-ztag", "-Mj", "diff2", "-du", "//depot/projectA/src/net/buffer.c#8", "//depot/projectA/src/net/buffer.c#9"}, 0, "#9 - no such file(s).", "", 0, "", ""},
+		{"diff2 normal format", []string{"-ztag", "-Mj", "diff2", "//a#1", "//a#2"}, 1, "only unified", "", 0, "", ""},
+		{"print", []string{"-ztag", "-Mj", "print", "//depot/projectA/tools/deploy/deploy.go#1"}, 0, "", "", 3, "action", "add"},
+		{"print head", []string{"-ztag", "-Mj", "print", "//depot/projectA/src/net/buffer.c"}, 0, "", "", 3, "rev", "4"},
+		{"print quiet", []string{"-ztag", "-Mj", "print", "-q", "//depot/projectA/docs/README.md#1"}, 0, "", "", 2, "data", "# projectA\n\nBuild with make.\n"},
+		{"print missing", []string{"-ztag", "-Mj", "print", "//depot/nope.c#1"}, 0, "//depot/nope.c#1 - no such file(s).", "", 0, "", ""},
+		{"print many", []string{"-ztag", "-Mj", "print", "//depot/projectA/docs/README.md#1", "//depot/nope.c#1", "//depot/projectA/docs/README.md#2"}, 0, "//depot/nope.c#1 - no such file(s).", "", 6, "rev", "1"},
+		{"user", []string{"-ztag", "-Mj", "user", "-o", "bob"}, 0, "", "", 1, "Email", "bob@example.com"},
+		{"unknown user", []string{"-ztag", "-Mj", "user", "-o", "carol"}, 0, "", "", 1, "Update", ""},
+		{"unknown command", []string{"-ztag", "-Mj", "obliterate", "//..."}, 1, "Unknown command.", "", 0, "", ""},
+		{"no command", []string{"-ztag", "-Mj"}, 1, "", "Usage: p4", 0, "", ""},
+		{"untagged", []string{"describe", "-s", "12345"}, 1, "", "-ztag", 0, "", ""},
+		{"unknown global flag", []string{"-ztag", "-Mj", "-k", "describe", "1"}, 1, "", "Invalid option: -k.", 0, "", ""},
+		{"unreachable server", []string{"-ztag", "-Mj", "-p", "perforce:1666", "describe", "-s", "12345"}, 1, "", "Connection refused", 0, "", ""},
+		{"auth fault", []string{"-ztag", "-Mj", "describe", "-s", "9003"}, 1, "Perforce password (P4PASSWD) invalid or unset.", "", 0, "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			recs, stderr, exit := p4(t, port, tt.args...)
+			lines, stderr, exit := p4(t, port, tt.args...)
+			msgs, recs := split(lines)
 			if exit != tt.exit {
-				t.Errorf("exit = %d, want %d (stderr %q)", exit, tt.exit, stderr)
+				t.Errorf("exit = %d, want %d (stderr %q, messages %q)", exit, tt.exit, stderr, msgs)
 			}
 			if !strings.Contains(stderr, tt.stderr) || (tt.stderr == "" && stderr != "") {
 				t.Errorf("stderr = %q, want it to contain %q", stderr, tt.stderr)
 			}
-			if len(recs) != tt.records {
-				t.Fatalf("got %d records, want %d: %v", len(recs), tt.records, recs)
+			if joined := strings.Join(msgs, ""); !strings.Contains(joined, tt.msg) || (tt.msg == "" && joined != "") {
+				t.Errorf("messages = %q, want one containing %q", msgs, tt.msg)
 			}
-			if tt.field != "" && recs[0][tt.field] != tt.val {
-				t.Errorf("%s = %q, want %q", tt.field, recs[0][tt.field], tt.val)
+			if len(recs) != tt.records {
+				t.Fatalf("got %d data records, want %d: %v", len(recs), tt.records, recs)
+			}
+			if tt.field != "" && recs[0].s(tt.field) != tt.val {
+				t.Errorf("%s = %q, want %q", tt.field, recs[0].s(tt.field), tt.val)
 			}
 		})
 	}
@@ -94,15 +129,15 @@ func TestCommands(t *testing.T) {
 func TestTransientFaultPersistsAcrossProcesses(t *testing.T) {
 	port := copyDepot(t)
 	for i, wantExit := range []int{1, 1, 0, 0} {
-		recs, stderr, exit := p4(t, port, "-ztag", "-Mj", "describe", "-s", "9001")
+		lines, stderr, exit := p4(t, port, "-ztag", "-Mj", "describe", "-s", "9001")
 		if exit != wantExit {
 			t.Fatalf("attempt %d: exit %d, want %d (stderr %q)", i+1, exit, wantExit, stderr)
 		}
-		if wantExit == 1 && !strings.Contains(stderr, "Connection refused") {
+		if wantExit == 1 && !strings.HasPrefix(stderr, "Perforce client error:") {
 			t.Errorf("attempt %d: stderr %q", i+1, stderr)
 		}
-		if wantExit == 0 && (len(recs) != 1 || recs[0]["change"] != "9001") {
-			t.Errorf("attempt %d: records %v", i+1, recs)
+		if wantExit == 0 && (len(lines) != 1 || lines[0].s("change") != "9001") {
+			t.Errorf("attempt %d: records %v", i+1, lines)
 		}
 	}
 }
@@ -115,26 +150,29 @@ func TestLargeContentIsChunked(t *testing.T) {
 	b, _ := json.Marshal(c)
 	os.WriteFile(filepath.Join(port, "changes", "5.json"), b, 0o644)
 
-	recs, stderr, exit := p4(t, port, "-ztag", "-Mj", "print", "//depot/a/big.txt#1")
+	lines, stderr, exit := p4(t, port, "-ztag", "-Mj", "print", "//depot/a/big.txt#1")
 	if exit != 0 || stderr != "" {
 		t.Fatalf("exit %d, stderr %q", exit, stderr)
 	}
 	var got strings.Builder
-	for _, r := range recs[1:] {
-		if len(r["data"]) > 4096 {
-			t.Errorf("chunk of %d bytes", len(r["data"]))
+	for _, r := range lines[1:] {
+		if len(r.s("data")) > 4096 {
+			t.Errorf("chunk of %d bytes", len(r.s("data")))
 		}
-		got.WriteString(r["data"])
+		got.WriteString(r.s("data"))
 	}
-	if len(recs) < 3 || got.String() != big {
-		t.Errorf("content did not survive chunking (%d records)", len(recs))
+	if len(lines) < 4 || got.String() != big {
+		t.Errorf("content did not survive chunking (%d records)", len(lines))
+	}
+	if last := lines[len(lines)-1]; len(last) != 1 || last.s("data") != "" {
+		t.Errorf("print does not end with an empty data record: %v", last)
 	}
 }
 
 func TestTaggedText(t *testing.T) {
 	var out, errb bytes.Buffer
 	env := map[string]string{"P4PORT": copyDepot(t)}
-	if exit := run([]string{"-ztag", "user", "-o", "alice"}, func(k string) string { return env[k] }, &out, &errb); exit != 0 {
+	if exit := run([]string{"-ztag", "user", "-o", "alice"}, func(k string) string { return env[k] }, strings.NewReader(""), &out, &errb); exit != 0 {
 		t.Fatalf("exit %d: %s", exit, errb.String())
 	}
 	if !strings.Contains(out.String(), "... Email alice@example.com\n") {

@@ -1,15 +1,18 @@
-package main
+// Package udiff renders unified diffs of text: the hunks that `p4 diff2 -du`
+// prints. The fetch stage diffs revisions it printed in batches (fewer p4
+// round trips than one diff2 per file); the p4 stand-in serves diff2 with it.
+package udiff
 
 import (
 	"fmt"
 	"strings"
 )
 
-// unifiedDiff renders the hunks of a unified diff from a to b with ctx lines
+// Unified renders the hunks of a unified diff from a to b with ctx lines
 // of context, the way `p4 diff2 -du` prints them: hunk headers and lines, no
 // file header (p4 puts the file names in the tagged header record instead).
 // It returns "" when the contents are identical.
-func unifiedDiff(a, b string, ctx int) string {
+func Unified(a, b string, ctx int) string {
 	al, bl := splitLines(a), splitLines(b)
 	ops := editScript(al, bl)
 	var out strings.Builder

@@ -1,4 +1,4 @@
-package main
+package udiff
 
 import (
 	"fmt"
@@ -23,7 +23,7 @@ func TestUnifiedDiff(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := unifiedDiff(tt.a, tt.b, 3)
+			got := Unified(tt.a, tt.b, 3)
 			if got != tt.want {
 				t.Errorf("diff:\n%s\nwant:\n%s", got, tt.want)
 			}
@@ -54,7 +54,7 @@ func TestUnifiedDiffRoundTrip(t *testing.T) {
 			}
 		}
 		as, bs := strings.Join(a, "\n")+"\n", strings.Join(b, "\n")+"\n"
-		d := unifiedDiff(as, bs, seed%4)
+		d := Unified(as, bs, seed%4)
 		if got, err := applyDiff(as, d); err != nil || got != bs {
 			t.Fatalf("seed %d: round trip failed (%v):\n%s", seed, err, d)
 		}

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// trustFile is P4TRUST, or ~/.p4trust as with the real client.
+func (s *session) trustFile() string {
+	if s.trust != "" {
+		return s.trust
+	}
+	if s.home != "" {
+		return filepath.Join(s.home, ".p4trust")
+	}
+	return ""
+}
+
+// trustCmd is "p4 trust -i <fingerprint>": install a fingerprint for P4PORT
+// (client-side, no JSON). Only -i is modelled; "-y" is refused so that no
+// test can come to rely on accepting any key.
+func (s *session) trustCmd(args []string) int {
+	if len(args) != 2 || args[0] != "-i" {
+		return s.clientFailure("standin: only 'trust -i <fingerprint>' is supported.")
+	}
+	name := s.trustFile()
+	if name == "" {
+		return s.clientFailure("Perforce client error:\n\tNo trust file (set P4TRUST or HOME).")
+	}
+	line := s.port + "=" + args[1] + "\n"
+	if err := os.WriteFile(name, []byte(line), 0o600); err != nil {
+		return s.clientFailure("Perforce client error:\n\t" + err.Error())
+	}
+	s.emit(map[string]any{"data": "Added trust for P4PORT '" + s.port + "' (" + args[1] + ")\n", "level": 0})
+	return 0
+}
+
+// checkTrust fails like the real client talking to an ssl: server whose
+// fingerprint is not in the trust file: plain text on stderr, exit 1.
+func (s *session) checkTrust() int {
+	fp := s.d.server.Fingerprint
+	if fp == "" {
+		return 0
+	}
+	if name := s.trustFile(); name != "" {
+		if b, err := os.ReadFile(name); err == nil {
+			for _, l := range strings.Split(string(b), "\n") {
+				if l == s.port+"="+fp {
+					return 0
+				}
+			}
+		}
+	}
+	return s.clientFailure("Perforce client error:\n\tThe authenticity of '" + s.port + "' can't be established,\n\tthis may be your first attempt to connect to this P4PORT.\n\tThe fingerprint for the key sent to your client is\n\t" + fp + "\n\tTo allow connection use the 'p4 trust' command.")
+}

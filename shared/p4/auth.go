@@ -1,0 +1,118 @@
+package p4
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/criticizer/criticizer/shared/failure"
+)
+
+// Credential is the service user's secret, from Secrets Manager (P4_SECRET_ID):
+// a password, with which the runner logs in (p4 login, password on stdin,
+// ticket kept in the P4TICKETS file under /tmp), or a long-lived ticket,
+// passed to the client as P4PASSWD in its environment. Never in argv.
+type Credential struct {
+	Password string `json:"password"`
+	Ticket   string `json:"ticket"`
+}
+
+// ParseCredential reads a secret value {"password": …} or {"ticket": …}.
+// The error names the secret, never the value.
+func ParseCredential(id, value string) (Credential, error) {
+	var c Credential
+	if err := json.Unmarshal([]byte(value), &c); err != nil || (c.Password == "") == (c.Ticket == "") {
+		return Credential{}, failure.Errorf(failure.InternalBug, "secret %s: want a JSON object with exactly one of \"password\" or \"ticket\"", id)
+	}
+	if strings.ContainsAny(c.Password+c.Ticket, "\x00\n\r") {
+		return Credential{}, failure.Errorf(failure.InternalBug, "secret %s: contains a control character", id)
+	}
+	return c, nil
+}
+
+// CredentialSource yields the current credential; fresh bypasses any cache
+// (after a rejection), changed reports a rotation. secrets.Rotating[Credential]
+// is one.
+type CredentialSource interface {
+	Get(ctx context.Context, fresh bool) (c Credential, changed bool, err error)
+}
+
+// SetCredentials makes the runner authenticate with src before its first
+// command, and once per cold start again when the server rejects the
+// session (an expired ticket): read the secret afresh, log in again, retry
+// the command once. A second rejection is AUTH_DENIED.
+func (r *Runner) SetCredentials(src CredentialSource) {
+	r.auth.mu.Lock()
+	defer r.auth.mu.Unlock()
+	r.auth.src = src
+}
+
+// session returns the environment additions for a command (P4PASSWD for a
+// ticket credential) and the login generation it was made under, logging in
+// first when nothing has been established yet.
+func (r *Runner) session(ctx context.Context) ([]string, int, error) {
+	r.auth.mu.Lock()
+	defer r.auth.mu.Unlock()
+	if !r.auth.trusted && r.trustFingerprint != "" {
+		// Trust the configured fingerprint before anything talks to an ssl:
+		// server; never "trust -y" (that would accept any key).
+		if _, err := r.exec(ctx, nil, "", "trust", "-i", r.trustFingerprint); err != nil {
+			return nil, 0, err
+		}
+		r.auth.trusted = true
+	}
+	if r.auth.src == nil {
+		return nil, 0, nil
+	}
+	if !r.auth.ready {
+		if err := r.authenticate(ctx, false); err != nil {
+			return nil, 0, err
+		}
+	}
+	return r.auth.env, r.auth.gen, nil
+}
+
+// reauthenticate handles a rejected session (made under generation gen):
+// only the first rejection of a cold start logs in again.
+func (r *Runner) reauthenticate(ctx context.Context, gen int) bool {
+	r.auth.mu.Lock()
+	defer r.auth.mu.Unlock()
+	if r.auth.src == nil {
+		return false
+	}
+	if r.auth.gen != gen {
+		return true // another command already renewed the session
+	}
+	if r.auth.renewed {
+		return false
+	}
+	r.auth.renewed = true
+	r.log.Warn("p4 session rejected; reading the credential afresh and logging in again", "event", "p4_relogin")
+	return r.authenticate(ctx, true) == nil
+}
+
+// authenticate (with r.auth.mu held) reads the credential and establishes a
+// session: a ticket goes into the child's environment, a password through
+// "p4 login" on stdin into the tickets file.
+func (r *Runner) authenticate(ctx context.Context, fresh bool) error {
+	c, changed, err := r.auth.src.Get(ctx, fresh)
+	if err != nil {
+		return err
+	}
+	if fresh && c.Ticket != "" && !changed {
+		// The same ticket was just rejected; sending it again cannot help.
+		return failure.Errorf(failure.AuthDenied, "p4 ticket from the secret was rejected and has not been rotated")
+	}
+	r.maskMu.Lock()
+	r.password = c.Password + c.Ticket // masked out of messages
+	r.maskMu.Unlock()
+	r.auth.env = nil
+	if c.Ticket != "" {
+		r.auth.env = []string{"P4PASSWD=" + c.Ticket}
+	} else if _, err := r.exec(ctx, nil, c.Password+"\n", "login"); err != nil {
+		return err
+	}
+	r.auth.ready = true
+	r.auth.gen++
+	return nil
+}

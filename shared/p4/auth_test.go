@@ -1,0 +1,196 @@
+package p4
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/criticizer/criticizer/shared/failure"
+)
+
+// credSource is a CredentialSource whose current value a test rotates.
+type credSource struct {
+	mu    sync.Mutex
+	cur   Credential
+	next  *Credential // what a fresh read returns (a rotation)
+	reads int
+}
+
+func (c *credSource) Get(_ context.Context, fresh bool) (Credential, bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.reads++
+	if fresh && c.next != nil {
+		c.cur, c.next = *c.next, nil
+		return c.cur, true, nil
+	}
+	return c.cur, false, nil
+}
+
+func passwordDepot(t *testing.T) string {
+	t.Helper()
+	d := fixtureDepot(t)
+	if err := os.WriteFile(filepath.Join(d, "server.json"), []byte(`{"password":"service-pw-1"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func issuedTickets(t *testing.T, depotDir string) []string {
+	t.Helper()
+	entries, _ := os.ReadDir(filepath.Join(depotDir, ".state", "tickets"))
+	var out []string
+	for _, e := range entries {
+		out = append(out, e.Name())
+	}
+	return out
+}
+
+func TestPasswordLoginOncePerColdStart(t *testing.T) {
+	depotDir := passwordDepot(t)
+	tickets := filepath.Join(t.TempDir(), "tickets")
+	r, logs := newTestRunner(t, depotDir, func(c *Config) { c.Tickets = tickets })
+	r.SetCredentials(&credSource{cur: Credential{Password: "service-pw-1"}})
+	ctx := context.Background()
+
+	for range 3 {
+		if _, err := r.Run(ctx, "describe", "-s", "12345"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(issuedTickets(t, depotDir)); n != 1 {
+		t.Errorf("%d logins for three commands, want 1", n)
+	}
+	if b, _ := os.ReadFile(tickets); !strings.Contains(string(b), "=criticizer:") {
+		t.Errorf("tickets file %q holds no ticket", b)
+	}
+	if strings.Contains(logs.String(), "service-pw-1") {
+		t.Error("the password reached a log line")
+	}
+
+	// The ticket expires mid-run: one re-login, the command succeeds.
+	os.RemoveAll(filepath.Join(depotDir, ".state", "tickets"))
+	if _, err := r.Run(ctx, "describe", "-s", "12345"); err != nil {
+		t.Fatalf("after expiry: %v", err)
+	}
+	if !strings.Contains(logs.String(), `"event":"p4_relogin"`) {
+		t.Error("no re-login logged")
+	}
+	// Once per cold start: a second expiry is AUTH_DENIED.
+	os.RemoveAll(filepath.Join(depotDir, ".state", "tickets"))
+	_, err := r.Run(ctx, "describe", "-s", "12345")
+	if failure.Classify(err) != failure.AuthDenied || !strings.Contains(err.Error(), "Perforce password (P4PASSWD) invalid or unset.") {
+		t.Errorf("second expiry: %v", err)
+	}
+}
+
+func TestWrongPasswordIsAuthDenied(t *testing.T) {
+	r, _ := newTestRunner(t, passwordDepot(t), nil)
+	r.SetCredentials(&credSource{cur: Credential{Password: "wrong-pw"}})
+	_, err := r.Run(context.Background(), "describe", "-s", "12345")
+	if failure.Classify(err) != failure.AuthDenied || strings.Contains(err.Error(), "wrong-pw") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestTicketCredentialAndRotation(t *testing.T) {
+	depotDir := passwordDepot(t)
+	// A long-lived ticket the server knows (as "p4 login -a -p" would give).
+	good := strings.Repeat("AB", 16)
+	os.MkdirAll(filepath.Join(depotDir, ".state", "tickets"), 0o755)
+	os.WriteFile(filepath.Join(depotDir, ".state", "tickets", good), []byte("99999999999999"), 0o644)
+
+	src := &credSource{cur: Credential{Ticket: strings.Repeat("CD", 16)}, next: &Credential{Ticket: good}}
+	r, _ := newTestRunner(t, depotDir, nil)
+	r.SetCredentials(src)
+	// The cached ticket is stale; the rejection reads the secret afresh
+	// (rotated) and the command succeeds.
+	if _, err := r.Run(context.Background(), "describe", "-s", "12345"); err != nil {
+		t.Fatal(err)
+	}
+	if src.reads != 2 {
+		t.Errorf("%d secret reads, want 2", src.reads)
+	}
+	if n := len(issuedTickets(t, depotDir)); n != 1 {
+		t.Errorf("a ticket credential logged in (%d tickets)", n)
+	}
+}
+
+// TestCredentialsNeverInArgv shows what the child receives: the ticket in
+// the environment, the password only on stdin of "login", never in argv.
+func TestCredentialsNeverInArgv(t *testing.T) {
+	ticket := strings.Repeat("EF", 16)
+	r, err := NewRunner(Config{Path: envDumpPath, Port: "ssl:perforce:1666", User: "svc", Charset: "utf8",
+		Trust: "/tmp/x/trust", TrustFingerprint: strings.TrimSuffix(strings.Repeat("AB:", 20), ":")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.SetCredentials(&credSource{cur: Credential{Ticket: ticket}})
+	recs, err := r.Run(context.Background(), "describe", "-s", "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := recs[0]
+	if got["env.P4PASSWD"] != ticket || strings.Contains(got["args"], ticket) {
+		t.Errorf("ticket: env %q, args %q", got["env.P4PASSWD"], got["args"])
+	}
+	if got["env.P4CHARSET"] != "utf8" || got["env.P4TRUST"] != "/tmp/x/trust" {
+		t.Errorf("env = %v", got)
+	}
+}
+
+func TestTrustFingerprint(t *testing.T) {
+	depotDir := fixtureDepot(t)
+	fp := strings.TrimSuffix(strings.Repeat("1F:", 20), ":")
+	os.WriteFile(filepath.Join(depotDir, "server.json"), []byte(`{"fingerprint":"`+fp+`"}`), 0o644)
+	trust := filepath.Join(t.TempDir(), "trust")
+
+	r, _ := newTestRunner(t, depotDir, func(c *Config) { c.Trust = trust })
+	if _, err := r.Run(context.Background(), "describe", "-s", "12345"); failure.Classify(err) != failure.NetworkTimeout {
+		t.Errorf("untrusted server: %v", err)
+	}
+	r, _ = newTestRunner(t, depotDir, func(c *Config) { c.Trust = trust; c.TrustFingerprint = fp })
+	if _, err := r.Run(context.Background(), "describe", "-s", "12345"); err != nil {
+		t.Errorf("trusted server: %v", err)
+	}
+}
+
+func TestParseCredential(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want Credential
+		ok   bool
+	}{
+		{`{"password":"pw"}`, Credential{Password: "pw"}, true},
+		{`{"ticket":"T"}`, Credential{Ticket: "T"}, true},
+		{`{"password":"pw","ticket":"T"}`, Credential{}, false},
+		{`{}`, Credential{}, false},
+		{`pw`, Credential{}, false},
+		{`{"password":"a\nb"}`, Credential{}, false},
+	} {
+		c, err := ParseCredential("p4/svc", tt.in)
+		if (err == nil) != tt.ok || c != tt.want {
+			t.Errorf("ParseCredential(%s) = %+v, %v", tt.in, c, err)
+		}
+		if err != nil && strings.Contains(err.Error(), "pw") {
+			t.Errorf("error carries the value: %v", err)
+		}
+	}
+}
+
+func TestUnrotatedTicketIsNotRetried(t *testing.T) {
+	depotDir := passwordDepot(t)
+	src := &credSource{cur: Credential{Ticket: strings.Repeat("CD", 16)}}
+	r, logs := newTestRunner(t, depotDir, nil)
+	r.SetCredentials(src)
+	_, err := r.Run(context.Background(), "describe", "-s", "12345")
+	if failure.Classify(err) != failure.AuthDenied {
+		t.Fatalf("err = %v", err)
+	}
+	if n := strings.Count(logs.String(), `"msg":"p4 command failed"`); n != 1 {
+		t.Errorf("%d commands ran, want 1 (an unchanged ticket is not sent again)", n)
+	}
+}

@@ -1,0 +1,325 @@
+package p4
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/udiff"
+)
+
+// filePlan says how to get one file's diff: print newSpec (and oldSpec, when
+// there is an old side) and diff them.
+type filePlan struct {
+	index            int // into Changeset.Files
+	oldPath, oldSpec string
+	path, newSpec    string
+	size             int64 // describe's fileSize, -1 when unknown
+}
+
+// specs lists the file specs the plan prints, old side first.
+func (p filePlan) specs() []string {
+	if p.oldSpec == "" {
+		return []string{p.newSpec}
+	}
+	return []string{p.oldSpec, p.newSpec}
+}
+
+// plan decides, per file, what to print. Files without a reviewable diff
+// (deletes, binaries, huge files) get no plan and keep an empty Diff.
+func (f *Fetcher) plan(ctx context.Context, changelist int64, shelved bool, files []domain.FileChange, sizes []int64) ([]filePlan, error) {
+	moves, err := f.moveOrigins(ctx, shelved, files)
+	if err != nil {
+		return nil, err
+	}
+	var plans []filePlan
+	for i, fc := range files {
+		if isBinary(fc.Type) || isDelete(fc.Action) {
+			continue
+		}
+		if sizes[i] > f.opt.MaxFileBytes {
+			f.log.Info("file too large to diff; listed only", "event", "p4_file_not_diffed", "bytes", sizes[i])
+			continue
+		}
+		if !shelved && fc.Rev < 1 {
+			return nil, failure.Errorf(failure.SchemaInvalid, "p4 describe %d: %s has no revision", changelist, fc.DepotPath)
+		}
+		p := filePlan{index: i, path: fc.DepotPath, size: sizes[i], newSpec: fmt.Sprintf("%s#%d", fc.DepotPath, fc.Rev)}
+		oldRev := fc.Rev - 1
+		if shelved {
+			p.newSpec = fmt.Sprintf("%s@=%d", fc.DepotPath, changelist)
+			oldRev = fc.Rev
+		}
+		switch {
+		case fc.Action == "move/add":
+			if o, ok := moves[fc.DepotPath]; ok {
+				p.oldPath, p.oldSpec = o.path, fmt.Sprintf("%s#%d", o.path, o.rev)
+			}
+		case isAdd(fc.Action) || oldRev < 1:
+		default:
+			p.oldPath, p.oldSpec = fc.DepotPath, fmt.Sprintf("%s#%d", fc.DepotPath, oldRev)
+		}
+		plans = append(plans, p)
+	}
+	return plans, nil
+}
+
+type origin struct {
+	path string
+	rev  int
+}
+
+// moveOrigins finds where each move/add came from, so that a rename is
+// reviewed as the diff from the old path#rev, not as a new file. For a
+// submitted change, filelog -m1 says so exactly ("moved from"); a shelved
+// move/add is paired with the change's move/delete of the same base name
+// (or the only one), whose rev is its base revision. An origin outside the
+// allow-list is not read: the file is then reviewed as added.
+func (f *Fetcher) moveOrigins(ctx context.Context, shelved bool, files []domain.FileChange) (map[string]origin, error) {
+	var adds []domain.FileChange
+	var dels []domain.FileChange
+	for _, fc := range files {
+		switch fc.Action {
+		case "move/add":
+			adds = append(adds, fc)
+		case "move/delete":
+			dels = append(dels, fc)
+		}
+	}
+	out := map[string]origin{}
+	if len(adds) == 0 {
+		return out, nil
+	}
+	if shelved {
+		for _, a := range adds {
+			var match []domain.FileChange
+			for _, d := range dels {
+				if path.Base(d.DepotPath) == path.Base(a.DepotPath) {
+					match = append(match, d)
+				}
+			}
+			if len(match) == 0 && len(adds) == 1 && len(dels) == 1 {
+				match = dels
+			}
+			if len(match) == 1 && match[0].Rev > 0 {
+				out[a.DepotPath] = origin{match[0].DepotPath, match[0].Rev}
+			}
+		}
+	} else {
+		for start := 0; start < len(adds); start += f.opt.BatchFiles {
+			batch := adds[start:min(start+f.opt.BatchFiles, len(adds))]
+			args := []string{"-m1"}
+			for _, a := range batch {
+				if err := f.allow.Check(a.DepotPath); err != nil {
+					return nil, err
+				}
+				args = append(args, fmt.Sprintf("%s#%d", a.DepotPath, a.Rev))
+			}
+			recs, err := f.p4.Run(ctx, "filelog", args...)
+			if err != nil {
+				return nil, err
+			}
+			for _, r := range recs {
+				if r["how0,0"] != "moved from" {
+					continue
+				}
+				rev, err := strconv.Atoi(strings.TrimPrefix(r["erev0,0"], "#"))
+				if err != nil || rev < 1 {
+					return nil, failure.Errorf(failure.SchemaInvalid, "p4 filelog %s: bad erev %q", r["depotFile"], r["erev0,0"])
+				}
+				out[r["depotFile"]] = origin{r["file0,0"], rev}
+			}
+		}
+	}
+	for p, o := range out {
+		if err := f.allow.Check(o.path); err != nil {
+			f.log.Warn("moved from outside the allow-list; reviewed as added", "event", "p4_move_origin_denied")
+			delete(out, p)
+		}
+	}
+	return out, nil
+}
+
+// fetchDiffs prints the planned files in batches on a bounded pool of p4
+// processes and fills in each file's Diff. The first failure cancels the rest.
+func (f *Fetcher) fetchDiffs(ctx context.Context, plans []filePlan, files []domain.FileChange) error {
+	batches := f.batches(plans)
+	if len(batches) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	work := make(chan []filePlan)
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+	)
+	for range min(f.opt.Parallelism, len(batches)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := range work {
+				diffs, err := f.printBatch(ctx, b)
+				mu.Lock()
+				if err != nil && firstErr == nil {
+					firstErr = err
+					cancel()
+				}
+				for i, p := range b {
+					if err == nil {
+						files[p.index].Diff = diffs[i] // distinct index per plan
+					}
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+feed:
+	for _, b := range batches {
+		select {
+		case work <- b:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(work)
+	wg.Wait()
+	if firstErr == nil && ctx.Err() != nil {
+		firstErr = failure.Wrap(failure.NetworkTimeout, fmt.Errorf("p4 print: %w", ctx.Err()))
+	}
+	return firstErr
+}
+
+// unknownSize is what a file without a fileSize counts for in a batch.
+const unknownSize = 64 << 10
+
+// batches cuts the plans into print commands of at most BatchFiles specs and
+// about BatchBytes of content.
+func (f *Fetcher) batches(plans []filePlan) [][]filePlan {
+	var (
+		out   [][]filePlan
+		cur   []filePlan
+		specs int
+		bytes int64
+	)
+	for _, p := range plans {
+		n := len(p.specs())
+		size := p.size
+		if size < 0 {
+			size = unknownSize
+		}
+		size *= int64(n)
+		if len(cur) > 0 && (specs+n > f.opt.BatchFiles || bytes+size > f.opt.BatchBytes) {
+			out = append(out, cur)
+			cur, specs, bytes = nil, 0, 0
+		}
+		cur = append(cur, p)
+		specs += n
+		bytes += size
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
+}
+
+// printBatch prints every spec of the batch in one command and returns each
+// plan's diff. The allow-list is checked again next to the command, for every
+// path it names (defense in depth: no code path reaches print unchecked).
+func (f *Fetcher) printBatch(ctx context.Context, batch []filePlan) ([]string, error) {
+	var args []string
+	var paths []string
+	for _, p := range batch {
+		for _, pth := range []string{p.oldPath, p.path} {
+			if pth == "" {
+				continue
+			}
+			if err := f.allow.Check(pth); err != nil {
+				return nil, err
+			}
+		}
+		for _, s := range p.specs() {
+			args = append(args, s)
+		}
+		if p.oldSpec != "" {
+			paths = append(paths, p.oldPath)
+		}
+		paths = append(paths, p.path)
+	}
+	recs, err := f.p4.Run(ctx, "print", args...)
+	if err != nil {
+		return nil, err
+	}
+	contents, err := printedFiles(recs, args, paths)
+	if err != nil {
+		return nil, err
+	}
+	diffs := make([]string, len(batch))
+	k := 0
+	for i, p := range batch {
+		if n := len(p.specs()); len(contents[k+n-1]) > int(f.opt.MaxFileBytes) {
+			// Only now known to be huge (describe gave no size): listed only.
+			k += n
+			continue
+		}
+		if p.oldSpec == "" {
+			diffs[i] = addedDiff(p.newSpec, contents[k])
+			k++
+			continue
+		}
+		diffs[i] = editDiff(p.oldSpec, p.newSpec, contents[k], contents[k+1])
+		k += 2
+	}
+	return diffs, nil
+}
+
+// printedFiles splits print output into one content per spec: each file is a
+// header record followed by {"data"} records. The answer must name the files
+// asked for, in order; anything else is not trusted.
+func printedFiles(recs []Record, specs, paths []string) ([]string, error) {
+	var (
+		out []string
+		b   strings.Builder
+		n   = -1
+	)
+	for _, r := range recs {
+		if r.isData() {
+			if n < 0 {
+				return nil, failure.Errorf(failure.SchemaInvalid, "p4 print: content before any header")
+			}
+			b.WriteString(r["data"])
+			continue
+		}
+		if n >= 0 {
+			out = append(out, b.String())
+			b.Reset()
+		}
+		n++
+		if n >= len(paths) || r["depotFile"] != paths[n] {
+			return nil, failure.Errorf(failure.SchemaInvalid, "p4 print %s: unexpected header", specs[min(n, len(specs)-1)])
+		}
+	}
+	if n >= 0 {
+		out = append(out, b.String())
+	}
+	if len(out) != len(specs) {
+		return nil, failure.Errorf(failure.SchemaInvalid, "p4 print: %d files answered for %d asked", len(out), len(specs))
+	}
+	return out, nil
+}
+
+// editDiff renders the change from old to new content as a unified diff
+// with file headers naming both revisions.
+func editDiff(oldSpec, newSpec, old, new string) string {
+	body := udiff.Unified(old, new, 3)
+	if body == "" {
+		return ""
+	}
+	return "--- " + oldSpec + "\n+++ " + newSpec + "\n" + body
+}

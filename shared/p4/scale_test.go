@@ -1,0 +1,153 @@
+package p4
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/criticizer/criticizer/internal/standin/p4depot"
+	"github.com/criticizer/criticizer/shared/failure"
+)
+
+// TestFetchLargeChangeFewInvocations fetches generated 5,000-file submitted
+// and 1,000-file shelved changes: tens of p4 commands, not thousands, and
+// every reviewable file has its diff.
+func TestFetchLargeChangeFewInvocations(t *testing.T) {
+	for _, tt := range []struct {
+		files   int
+		shelved bool
+	}{{5000, false}, {1000, true}} {
+		depotDir := t.TempDir()
+		if err := p4depot.Generate(depotDir, p4depot.Spec{Change: 777, Files: tt.files, Shelved: tt.shelved}); err != nil {
+			t.Fatal(err)
+		}
+		r, _ := newTestRunner(t, depotDir, nil)
+		rec := &recordingRunner{next: r}
+		f, err := NewFetcher(rec, testAllowList(t, nil), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs, err := f.Fetch(context.Background(), 777, tt.shelved)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(cs.Files) != tt.files {
+			t.Fatalf("%d files, want %d", len(cs.Files), tt.files)
+		}
+		// 1 describe + 1 user + ceil(specs/200) prints; specs ≈ 1.85 per file.
+		if n := len(rec.calls); n > 2+tt.files*2/DefaultBatchFiles+1 || n < 3 {
+			t.Errorf("%d p4 commands for %d files", n, tt.files)
+		}
+		for i, fc := range cs.Files {
+			switch {
+			case fc.Action == "delete" && fc.Diff != "":
+				t.Errorf("file %d: a delete has a diff", i)
+			case fc.Action == "edit" && !strings.Contains(fc.Diff, "+\tfmt.Println(14)\n"):
+				t.Fatalf("file %d: edit diff %q", i, fc.Diff)
+			case fc.Action == "add" && !strings.HasPrefix(fc.Diff, "--- /dev/null\n"):
+				t.Fatalf("file %d: add diff %q", i, fc.Diff)
+			}
+		}
+	}
+}
+
+// TestFetchMove reviews a rename as the diff from the old path#rev.
+func TestFetchMove(t *testing.T) {
+	f, rec, _ := newStandinFetcher(t, nil)
+	cs, err := f.Fetch(context.Background(), 12349, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"describe -s 12349",
+		"filelog -m1 //depot/projectA/src/net/buffer_pool.c#1",
+		"print //depot/projectA/src/net/buf.c#2 //depot/projectA/src/net/buffer_pool.c#1",
+		"user -o alice",
+	}
+	if strings.Join(rec.calls, "\n") != strings.Join(want, "\n") {
+		t.Errorf("commands:\n%s\nwant:\n%s", strings.Join(rec.calls, "\n"), strings.Join(want, "\n"))
+	}
+	d := cs.Files[0].Diff
+	if !strings.HasPrefix(d, "--- //depot/projectA/src/net/buf.c#2\n+++ //depot/projectA/src/net/buffer_pool.c#1\n") ||
+		!strings.Contains(d, "+#define POOL_MAX 64\n") || strings.Contains(d, "+#include <stddef.h>") {
+		t.Errorf("move diff:\n%s", d)
+	}
+	if cs.Files[1].Action != "move/delete" || cs.Files[1].Diff != "" {
+		t.Errorf("move/delete = %+v", cs.Files[1])
+	}
+}
+
+// TestFetchWarningsFailTheFetch: a warning among print's records (exit 0)
+// fails the fetch with the warning's class; a protected path is a policy
+// rejection logged as a security event.
+func TestFetchWarningsFailTheFetch(t *testing.T) {
+	t.Run("no such file", func(t *testing.T) {
+		depotDir := fixtureDepot(t)
+		// buffer.c#3 is known only as 12345's "before": drop it.
+		b, _ := os.ReadFile(filepath.Join(depotDir, "changes", "12345.json"))
+		var c map[string]any
+		json.Unmarshal(b, &c)
+		delete(c["files"].([]any)[0].(map[string]any), "before_file")
+		writeChange(t, depotDir, c)
+		r, _ := newTestRunner(t, depotDir, nil)
+		f, _ := NewFetcher(r, testAllowList(t, nil), nil)
+		_, err := f.Fetch(context.Background(), 12345, false)
+		if failure.Classify(err) != failure.NotFound || !strings.Contains(err.Error(), "buffer.c#3 - no such file(s).") {
+			t.Errorf("err = %v", err)
+		}
+	})
+	t.Run("protected namespace", func(t *testing.T) {
+		depotDir := fixtureDepot(t)
+		os.WriteFile(filepath.Join(depotDir, "server.json"), []byte(`{"protect":["//depot/projectA/tools/..."]}`), 0o644)
+		var logs bytes.Buffer
+		log := slog.New(slog.NewJSONHandler(&logs, nil))
+		r, _ := newTestRunner(t, depotDir, nil)
+		r.log = log
+		f, _ := NewFetcher(r, testAllowList(t, nil), log)
+		// The server hides deploy.go from describe, so the shelf of 12345
+		// minus that file is fetched; print of it directly is refused.
+		if _, err := r.Run(context.Background(), "print", "//depot/projectA/tools/deploy/deploy.go#1"); failure.Classify(err) != failure.PolicyRejected {
+			t.Errorf("print of a protected file: %v", err)
+		}
+		if !strings.Contains(logs.String(), `"event":"p4_protected_namespace"`) {
+			t.Errorf("no security event: %s", logs.String())
+		}
+		cs, err := f.Fetch(context.Background(), 12345, false)
+		if err != nil || len(cs.Files) != 2 {
+			t.Errorf("fetch with a protected file hidden: %v, %d files", err, len(cs.Files))
+		}
+	})
+}
+
+// TestFetchListsHugeFilesAndShelvedMoves: a file over MaxFileBytes is listed
+// without a diff; a shelved move/add is diffed from the move/delete of the
+// same name (its base revision).
+func TestFetchListsHugeFilesAndShelvedMoves(t *testing.T) {
+	fr := &fakeRunner{answers: map[string][]Record{
+		"describe -s -S 31": {{"change": "31", "user": "bob", "status": "pending", "shelved": "",
+			"depotFile0": "//depot/projectA/new/name.c", "action0": "move/add", "type0": "text", "rev0": "1", "fileSize0": "10",
+			"depotFile1": "//depot/projectA/old/name.c", "action1": "move/delete", "type1": "text", "rev1": "6",
+			"depotFile2": "//depot/projectA/huge.sql", "action2": "edit", "type2": "text", "rev2": "2", "fileSize2": "999999"}},
+		"print //depot/projectA/old/name.c#6 //depot/projectA/new/name.c@=31": {
+			{"depotFile": "//depot/projectA/old/name.c"}, {"data": "a\nb\n"}, {"data": ""},
+			{"depotFile": "//depot/projectA/new/name.c"}, {"data": "a\nc\n"}, {"data": ""}},
+		"user -o bob": {{"User": "bob", "Email": "bob@example.com", "Update": "x"}},
+	}}
+	f, _ := NewFetcher(fr, testAllowList(t, nil), nil)
+	f.WithOptions(Options{MaxFileBytes: 1000})
+	cs, err := f.Fetch(context.Background(), 31, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "--- //depot/projectA/old/name.c#6\n+++ //depot/projectA/new/name.c@=31\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n"; cs.Files[0].Diff != want {
+		t.Errorf("shelved move diff = %q", cs.Files[0].Diff)
+	}
+	if cs.Files[2].Diff != "" || len(cs.Files) != 3 {
+		t.Errorf("huge file = %+v", cs.Files[2])
+	}
+}
