@@ -26,6 +26,8 @@ type LocalOptions struct {
 	// SynthOutput receives the CDK app's output; default io.Discard.
 	SynthOutput io.Writer
 	Logger      *slog.Logger // stand-ins' diagnostics; default discards
+	// FunctionEndpoint: see EmulatorOptions.FunctionEndpoint.
+	FunctionEndpoint func(emulator string) string
 }
 
 // Local is the whole local environment: the emulator with the stack
@@ -101,7 +103,7 @@ func StartLocal(ctx context.Context, opts LocalOptions) (l *Local, err error) {
 		out = io.Discard
 	}
 	l.Deployment, err = Up(ctx, UpOptions{
-		Emulator: EmulatorOptions{RepoRoot: root, Port: opts.Port},
+		Emulator: EmulatorOptions{RepoRoot: root, Port: opts.Port, FunctionEndpoint: opts.FunctionEndpoint},
 		Synth: SynthOptions{RepoRoot: root, Env: "local", Output: out, Overrides: map[string]any{
 			"p4Bin": l.P4Bin, "p4Port": l.Depot,
 			"llmEndpoint": fmt.Sprintf("http://127.0.0.1:%d", llmPort),
