@@ -35,6 +35,13 @@ func init() { changeSeq.Store(time.Now().Unix()%1_000_000*100 + 200_000_000) }
 // in the test depot, so each test owns its changelist's versions and e-mails.
 func newChange(t *testing.T, template int64) int64 {
 	t.Helper()
+	return newChangeWith(t, template, nil)
+}
+
+// newChangeWith is newChange with the fixture edited by mutate (e.g. to add
+// p4 faults) before it is written.
+func newChangeWith(t *testing.T, template int64, mutate func(fixture map[string]any)) int64 {
+	t.Helper()
 	n := changeSeq.Add(1)
 	b, err := os.ReadFile(filepath.Join(env.depot, "changes", fmt.Sprintf("%d.json", template)))
 	if err != nil {
@@ -48,6 +55,9 @@ func newChange(t *testing.T, template int64) int64 {
 	// A marker in the description (after its first line, which e-mail
 	// subjects use) finds this changelist's prompt among the LLM's requests.
 	fx["desc"] = fmt.Sprint(fx["desc"]) + "\n" + changeMarker(n) + "\n"
+	if mutate != nil {
+		mutate(fx)
+	}
 	out, _ := json.Marshal(fx)
 	if err := os.WriteFile(filepath.Join(env.depot, "changes", fmt.Sprintf("%d.json", n)), out, 0o644); err != nil {
 		t.Fatal(err)

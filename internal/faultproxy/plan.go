@@ -17,9 +17,9 @@ type Rule struct {
 	// Contains, when set, further requires the body to contain it (e.g. the
 	// "stage_completed" history event only a stage's Complete writes).
 	Contains string
-	// Nth, when > 0, fires on exactly the n-th matching request of the job
-	// (counted per Op); otherwise each matching request fires with
-	// probability Rate.
+	// Nth, when > 0, fires on exactly the n-th request of the job that
+	// matches this rule (Op and Contains); otherwise each matching request
+	// fires with probability Rate.
 	Nth  int
 	Rate float64
 	// Kinds the fault is chosen from (by the seed).
@@ -43,6 +43,7 @@ type Plan struct {
 
 	mu       sync.Mutex
 	injected map[int]int
+	matched  map[string]int // "<job>|<rule>" → matching requests seen
 }
 
 // Decide implements Decider.
@@ -50,19 +51,21 @@ func (p *Plan) Decide(job int, op Op, n int, body []byte) (Fault, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.injected == nil {
-		p.injected = map[int]int{}
-	}
-	if p.MaxPerJob > 0 && p.injected[job] >= p.MaxPerJob {
-		return Fault{}, false
+		p.injected, p.matched = map[int]int{}, map[string]int{}
 	}
 	rules := append(append([]Rule(nil), p.Jobs[job]...), p.Rules...)
 	for i, r := range rules {
 		if !strings.HasPrefix(string(op), r.Op) || (r.Contains != "" && !bytes.Contains(body, []byte(r.Contains))) || len(r.Kinds) == 0 {
 			continue
 		}
+		key := fmt.Sprintf("%d|%d", job, i)
+		p.matched[key]++
+		if i >= len(p.Jobs[job]) && p.MaxPerJob > 0 && p.injected[job] >= p.MaxPerJob {
+			continue // the cap limits chance, not a job's own rules
+		}
 		h := p.hash(job, op, n, i)
 		if r.Nth > 0 {
-			if n != r.Nth {
+			if p.matched[key] != r.Nth {
 				continue
 			}
 		} else if float64(h%1_000_000)/1_000_000 >= r.Rate {

@@ -193,9 +193,11 @@ func TestPlanNthAndContains(t *testing.T) {
 		body string
 		want bool
 	}{
-		{3, 1, `"stage_completed"`, false},
-		{3, 2, `"stage_claimed"`, false},
-		{3, 2, `"stage_completed"`, true},
+		{3, 1, `"stage_claimed"`, false},
+		{3, 2, `"stage_completed"`, false}, // the first matching request
+		{3, 3, `"stage_claimed"`, false},
+		{3, 4, `"stage_completed"`, true}, // the second
+		{3, 5, `"stage_completed"`, false},
 		{4, 2, `"stage_completed"`, false},
 	} {
 		if _, ok := p.Decide(tc.job, "dynamodb.UpdateItem", tc.n, []byte(tc.body)); ok != tc.want {
