@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -126,6 +127,7 @@ type chaosReport struct {
 	smtpFaults                                 map[smtpstandin.Stage]int
 	emails, duplicates, lost, leaks, strangers int
 	jobsWithoutFault                           int
+	smtpKills                                  int
 	replayed                                   int
 	problems                                   []string
 }
@@ -139,8 +141,8 @@ func (r *chaosReport) String() string {
 	for _, s := range []smtpstandin.Stage{smtpstandin.StageMail, smtpstandin.StageRcpt, smtpstandin.StageData} {
 		smtp = append(smtp, fmt.Sprintf("%s=%d", s, r.smtpFaults[s]))
 	}
-	return fmt.Sprintf("chaos: jobs=%d succeeded=%d failed(dead-lettered)=%d emails=%d | faults: aws[%s] p4=%d llm=%d smtp[%s] | jobs-without-fault=%d dead-letters-replayed-twice=%d | duplicates=%d lost=%d leaks=%d strangers-emailed=%d",
-		r.jobs, r.succeeded, r.failed, r.emails, faultproxy.Format(r.proxyFaults), r.p4Faults, r.llmFaults, strings.Join(smtp, " "),
+	return fmt.Sprintf("chaos: jobs=%d succeeded=%d failed(dead-lettered)=%d emails=%d | faults: aws[%s] p4=%d llm=%d smtp[%s] smtp-worker-killed=%d | jobs-without-fault=%d dead-letters-replayed-twice=%d | duplicates=%d lost=%d leaks=%d strangers-emailed=%d",
+		r.jobs, r.succeeded, r.failed, r.emails, faultproxy.Format(r.proxyFaults), r.p4Faults, r.llmFaults, strings.Join(smtp, " "), r.smtpKills,
 		r.jobsWithoutFault, r.replayed, r.duplicates, r.lost, r.leaks, r.strangers)
 }
 
@@ -169,6 +171,7 @@ func TestChaos(t *testing.T) {
 		total.strangers += r.strangers
 		total.jobsWithoutFault += r.jobsWithoutFault
 		total.replayed += r.replayed
+		total.smtpKills += r.smtpKills
 		for k, v := range r.proxyFaults {
 			total.proxyFaults[k] += v
 		}
@@ -232,7 +235,7 @@ func runChaosSeed(t *testing.T, seed int64, n int) *chaosReport {
 		var f smtpstandin.Fault
 		switch rng.IntN(4) {
 		case 0: // the stalled reply to the final dot: held past the notify function's timeout, then accepted
-			f = smtpstandin.Fault{Stage: smtpstandin.StageData, Delay: env.lease + 3*time.Second}
+			f = smtpstandin.Fault{Stage: smtpstandin.StageData, Delay: 2 * env.lease}
 		case 1:
 			f = smtpstandin.Fault{Stage: smtpstandin.StageData, Drop: true}
 		case 2:
@@ -244,6 +247,35 @@ func runChaosSeed(t *testing.T, seed int64, n int) *chaosReport {
 			t.Fatal(err)
 		}
 	}
+
+	// The case behind issue 8's duplicate e-mails: while the SMTP server
+	// holds a message after the final dot, its worker dies.
+	stopKiller := make(chan struct{})
+	killerDone := make(chan int)
+	go func() {
+		kills, lastHold := 0, -1
+		tick := time.NewTicker(150 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stopKiller:
+				killerDone <- kills
+				return
+			case <-tick.C:
+			}
+			if env.smtp.Held() == 0 {
+				continue
+			}
+			if n := env.smtp.Served()[smtpstandin.StageData]; n != lastHold {
+				lastHold = n
+				_, port, _ := net.SplitHostPort(env.smtp.Addr())
+				p, _ := strconv.Atoi(port)
+				if pids, err := faultproxy.KillBootstrapsConnectedTo(p); err == nil {
+					kills += len(pids)
+				}
+			}
+		}
+	}()
 
 	// Submit the batch; each job is registered with the proxy the moment
 	// its id is known.
@@ -260,6 +292,8 @@ func runChaosSeed(t *testing.T, seed int64, n int) *chaosReport {
 	// it may still accept.
 	waitSettled(t, jobs, settleTime(n))
 	env.proxy.SetDecider(nil)
+	close(stopKiller)
+	r.smtpKills = <-killerDone
 	waitHeld(t)
 
 	r.judge(t, jobs, seed)

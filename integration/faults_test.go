@@ -5,6 +5,8 @@ package integration
 
 import (
 	"context"
+	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -23,17 +25,19 @@ func useProxyPlan(t *testing.T, p *faultproxy.Plan) {
 	t.Cleanup(func() { env.proxy.SetDecider(nil) })
 }
 
-// The SMTP server holds the message after the final dot past the notify
-// function's timeout (= the lease), then accepts it. The worker is gone by
-// then; the retry's lookup finds nothing yet. Resending then would deliver
-// the message twice once the held transaction completes.
+// The SMTP server holds the message after the final dot, and the notify
+// worker dies meanwhile (SIGKILL, as a Lambda timeout or crash would end
+// it). The held transaction completes later; the retry, a lease after the
+// death, looks the Message-ID up while the server still holds it and finds
+// nothing. Resending then delivers the message twice.
 func TestStalledDataReplyIsNotSentTwice(t *testing.T) {
-	stall := env.lease + 5*time.Second
+	stall := 3 * env.lease
 	if err := env.smtp.QueueFault(smtpstandin.Fault{Stage: smtpstandin.StageData, Delay: stall}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(env.smtp.Reset)
 	cl, id := submit(t, 12345)
+	killSMTPClientWhileHeld(t, 2*env.lease+sweepEvery)
 	// The stalled send, its worker's death after a lease, a retry that
 	// must wait for the provider's completion window or the lookup to
 	// find the message, and a sweep at worst.
@@ -54,6 +58,26 @@ func TestStalledDataReplyIsNotSentTwice(t *testing.T) {
 	if row.Status != outbox.Sent || row.NotificationID != mails[0].MessageID {
 		t.Fatalf("outbox row %+v: want sent, with the accepted Message-ID %s", row, mails[0].MessageID)
 	}
+}
+
+// killSMTPClientWhileHeld waits until the SMTP stand-in holds a DATA
+// transaction, then SIGKILLs the function process on the other end.
+func killSMTPClientWhileHeld(t *testing.T, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for env.smtp.Held() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no DATA transaction held after %s", within)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	_, port, _ := net.SplitHostPort(env.smtp.Addr())
+	p, _ := strconv.Atoi(port)
+	pids, err := faultproxy.KillBootstrapsConnectedTo(p)
+	if err != nil {
+		t.Fatalf("kill the notify worker: %v", err)
+	}
+	t.Logf("killed notify worker(s) %v while the server held the message", pids)
 }
 
 // The answer to a stage's Complete write is lost after DynamoDB applied it.

@@ -113,3 +113,58 @@ func socketInode(table string, port int) (string, error) {
 	}
 	return "", sc.Err()
 }
+
+// KillBootstrapsConnectedTo SIGKILLs every function process (program
+// "bootstrap") holding an established TCP connection to 127.0.0.1:port — a
+// worker in the middle of talking to a stand-in (an SMTP relay, the LLM) —
+// and returns their pids.
+func KillBootstrapsConnectedTo(port int) ([]int, error) {
+	inodes := map[string]bool{}
+	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		f, err := os.Open(table)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		sc := bufio.NewScanner(f)
+		sc.Scan()
+		hexPort := fmt.Sprintf(":%04X", port)
+		for sc.Scan() {
+			fields := strings.Fields(sc.Text())
+			// rem_address is the peer; state 01 is ESTABLISHED.
+			if len(fields) >= 10 && strings.HasSuffix(fields[2], hexPort) && fields[3] == "01" && fields[9] != "0" {
+				inodes["socket:["+fields[9]+"]"] = true
+			}
+		}
+		f.Close()
+	}
+	if len(inodes) == 0 {
+		return nil, fmt.Errorf("no connection to port %d", port)
+	}
+	procs, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	var killed []int
+	for _, p := range procs {
+		pid, err := strconv.Atoi(p.Name())
+		if err != nil || ProgramName(pid) != "bootstrap" {
+			continue
+		}
+		fds, _ := os.ReadDir(filepath.Join("/proc", p.Name(), "fd"))
+		for _, fd := range fds {
+			if l, err := os.Readlink(filepath.Join("/proc", p.Name(), "fd", fd.Name())); err == nil && inodes[l] {
+				if err := syscall.Kill(pid, syscall.SIGKILL); err == nil {
+					killed = append(killed, pid)
+				}
+				break
+			}
+		}
+	}
+	if len(killed) == 0 {
+		return nil, fmt.Errorf("no function process holds a connection to port %d", port)
+	}
+	return killed, nil
+}
