@@ -19,7 +19,12 @@ FUNCTIONS := webhook fetch review notify sweeper
 # Fuzz targets run for FUZZTIME each in `make test` (package:Target).
 FUZZ := ./shared/webhook:FuzzWebhook ./shared/envelope:FuzzDecode ./shared/review:FuzzParse ./shared/redact:FuzzRedact
 
-.PHONY: help setup build build-aws test unit fuzz vet demo up down deploy-local invoke synth deploy bench clean
+.PHONY: help setup build build-aws test unit fuzz vet demo up down deploy-local invoke synth deploy bench clean chaos
+
+# The fault-injection suite (integration/chaos_test.go) writes its counts here.
+CHAOS_REPORT := $(CURDIR)/.run/chaos-report.txt
+SEEDS ?=
+JOBS  ?=
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -39,10 +44,18 @@ build-aws: ## build the Lambda bootstraps for AWS (linux/arm64, as the stack dec
 vet: ## go vet
 	$(GO) vet ./...
 
-test: setup vet ## unit + integration tests (emulator, stand-ins started and stopped by the harness) + fuzzing
-	$(GO) test -count=1 -timeout 40m ./...
+test: setup vet ## unit + integration tests (emulator, stand-ins started and stopped by the harness; the fault-injection suite on fixed seeds) + fuzzing
+	@mkdir -p .run && rm -f $(CHAOS_REPORT)
+	CHAOS_REPORT=$(CHAOS_REPORT) $(GO) test -count=1 -timeout 40m ./...
+	@cat $(CHAOS_REPORT)
 	@for f in $(FUZZ); do pkg=$${f%%:*}; tgt=$${f##*:}; \
 	  echo "fuzz $$tgt ($(FUZZTIME))"; $(GO) test -run='^$$' -fuzz="^$$tgt\$$" -fuzztime=$(FUZZTIME) $$pkg; done
+
+chaos: setup ## the fault-injection suite alone, any size: make chaos SEEDS=1,2,3 JOBS=40
+	@mkdir -p .run && rm -f $(CHAOS_REPORT)
+	CHAOS_SEEDS='$(SEEDS)' CHAOS_JOBS='$(JOBS)' CHAOS_REPORT=$(CHAOS_REPORT) \
+	  $(GO) test -count=1 -timeout 180m -run '^TestChaos$$' -v ./integration
+	@cat $(CHAOS_REPORT)
 
 unit: ## unit tests only (no emulator)
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v -e /integration -e /internal/devstack)
