@@ -615,7 +615,7 @@ func waitQueuesDrained(t *testing.T) {
 
 // p4Served counts the fixture faults the p4 stand-in served for a changelist.
 func p4Served(cl int64) int {
-	matches, _ := filepath.Glob(filepath.Join(env.depot, ".state", fmt.Sprintf("%d.*.served", cl)))
+	matches, _ := filepath.Glob(filepath.Join(env.depot, ".state", fmt.Sprintf("change-%d.*.served", cl)))
 	total := 0
 	for _, m := range matches {
 		b, _ := os.ReadFile(m)
