@@ -396,6 +396,29 @@ func deadLetters(t *testing.T) map[string][]dlq.Item {
 	return out
 }
 
+// waitDeadLetter waits until a dead letter of job id is on the stage's DLQ
+// (it is left there, visible again at once).
+func waitDeadLetter(t *testing.T, stage domain.Stage, id string) {
+	t.Helper()
+	deadline := time.Now().Add(untilDeadLettered())
+	op := operator()
+	for {
+		items, err := op.List(context.Background(), stage, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		op.Release(context.Background(), items)
+		for _, it := range items {
+			if it.JobID() == id {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no dead letter of job %s on the %s DLQ after %s", id, stage, untilDeadLettered())
+		}
+	}
+}
+
 // mailsByRecipient groups the accepted messages of a changelist's version 1
 // by envelope recipient.
 func mailsByRecipient(cl int64) map[string][]smtpstandin.Message {

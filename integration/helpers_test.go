@@ -109,6 +109,18 @@ func uniqueKey(t *testing.T) string {
 	return fmt.Sprintf("it-%s-%d", strings.ReplaceAll(t.Name(), "/", "-"), time.Now().UnixNano())
 }
 
+// untilSettled bounds how long one job may take to reach a state under the
+// faults a test injects: each of its stages may lose a worker (the message
+// returns after a lease) and a job whose next message was lost is
+// re-enqueued by a sweep (two leases after its deadline, on the schedule).
+// It is a deadline for a failing test, not a pace: waits end on the condition.
+func untilSettled() time.Duration { return 4*env.lease + 2*sweepEvery }
+
+// untilDeadLettered bounds how long a dead letter may take to appear once its
+// job is failed (the send follows the job write in the same invocation; a
+// crash in between leaves it to a redelivery after the lease, or a sweep).
+func untilDeadLettered() time.Duration { return 2*env.lease + sweepEvery }
+
 // waitJob polls the job until pred holds or the timeout passes.
 func waitJob(t *testing.T, id string, timeout time.Duration, what string, pred func(*store.Job) bool) *store.Job {
 	t.Helper()
