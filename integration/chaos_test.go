@@ -224,7 +224,10 @@ func runChaosSeed(t *testing.T, seed int64, n int) *chaosReport {
 	for i := 0; i < n/6+1; i++ {
 		switch rng.IntN(3) {
 		case 0:
-			env.llm.QueueFault(llmstandin.Fault{Status: 500, Body: json.RawMessage(`{"error":{"type":"server_error","code":"internal_error","message":"boom"}}`)})
+			// The provider's error text echoes secrets: none may be stored or logged.
+			body, _ := json.Marshal(map[string]any{"error": map[string]any{"type": "server_error", "code": "internal_error",
+				"message": "upstream failed for key " + env.secrets["LLM API key"] + " while reading " + plantedSecrets[1]}})
+			env.llm.QueueFault(llmstandin.Fault{Status: 500, Body: body})
 		case 1:
 			env.llm.QueueFault(llmstandin.Fault{Status: 429, RetryAfter: "1", Body: json.RawMessage(`{"error":{"type":"rate_limit_error","code":"rate_limit_exceeded","message":"slow down"}}`)})
 		case 2:
@@ -243,7 +246,8 @@ func runChaosSeed(t *testing.T, seed int64, n int) *chaosReport {
 		case 1:
 			f = smtpstandin.Fault{Stage: smtpstandin.StageData, Drop: true}
 		case 2:
-			f = smtpstandin.Fault{Stage: smtpstandin.StageRcpt, Code: 451, Enhanced: "4.3.0", Message: "try again later"}
+			// A relay that quotes what it was given: the reply text is untrusted.
+			f = smtpstandin.Fault{Stage: smtpstandin.StageRcpt, Code: 451, Enhanced: "4.3.0", Message: "try again later; relay auth " + plantedSecrets[2] + " for alice@example.com"}
 		case 3:
 			f = smtpstandin.Fault{Stage: smtpstandin.StageMail, Code: 421, Enhanced: "4.7.0", Message: "too many connections"}
 		}
