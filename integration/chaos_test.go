@@ -207,11 +207,19 @@ func runChaosSeed(t *testing.T, seed int64, n int) *chaosReport {
 	jobs := make([]*chaosJob, n)
 	for i := range jobs {
 		j := &chaosJob{n: i, forced: forcedRules[rng.IntN(len(forcedRules))], requested: []string{"reviewers@example.com"}}
-		if rng.IntN(3) == 0 {
+		switch {
+		case i == 0:
+			// One job per seed is dead-lettered for good (a p4 credential
+			// problem), so the replay judgement always has work.
+			j.p4Fault = "describe (permanent)"
+			j.cl = newChangeWith(t, 12345, func(fx map[string]any) {
+				fx["faults"] = []any{map[string]any{"command": "describe", "stderr": "Perforce password (P4PASSWD) invalid or unset.", "exit": 1, "times": 0}}
+			})
+		case rng.IntN(3) == 0:
 			f := p4Faults[rng.IntN(len(p4Faults))]
 			j.p4Fault = fmt.Sprint(f["command"])
 			j.cl = newChangeWith(t, 12345, func(fx map[string]any) { fx["faults"] = []any{f} })
-		} else {
+		default:
 			j.cl = newChange(t, 12345)
 		}
 		plan.Jobs[i] = []faultproxy.Rule{j.forced}
@@ -219,8 +227,10 @@ func runChaosSeed(t *testing.T, seed int64, n int) *chaosReport {
 	}
 	env.proxy.SetDecider(plan)
 
-	// Stand-in faults, consumed by whichever job gets there first.
+	// Stand-in faults, consumed by whichever job gets there first. One
+	// credential rejection dead-letters a job at llm (a replay then resumes it).
 	env.llm.Reset()
+	env.llm.QueueFault(llmstandin.Fault{Status: 401, Body: json.RawMessage(`{"error":{"type":"invalid_request_error","code":"invalid_api_key","message":"Incorrect API key provided"}}`)})
 	for i := 0; i < n/6+1; i++ {
 		switch rng.IntN(3) {
 		case 0:
