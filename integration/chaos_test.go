@@ -230,7 +230,7 @@ func runChaosSeed(t *testing.T, seed int64, n int) *chaosReport {
 	// Stand-in faults, consumed by whichever job gets there first. One
 	// credential rejection dead-letters a job at llm (a replay then resumes it).
 	env.llm.Reset()
-	env.llm.QueueFault(llmstandin.Fault{Status: 401, Body: json.RawMessage(`{"error":{"type":"invalid_request_error","code":"invalid_api_key","message":"Incorrect API key provided"}}`)})
+	env.llm.QueueFault(llmstandin.Fault{Status: 401, Count: 2, Body: json.RawMessage(`{"error":{"type":"invalid_request_error","code":"invalid_api_key","message":"Incorrect API key provided"}}`)})
 	for i := 0; i < n/6+1; i++ {
 		switch rng.IntN(3) {
 		case 0:
