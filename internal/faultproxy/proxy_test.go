@@ -7,10 +7,13 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -236,3 +239,46 @@ func TestPeerPIDAndKillRefusal(t *testing.T) {
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
+
+// A process named bootstrap (as the emulator runs a function) connected to
+// a port is found by that connection and killed.
+func TestKillBootstrapsConnectedTo(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	b, err := os.ReadFile(bash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bootstrap := filepath.Join(t.TempDir(), "bootstrap")
+	if err := os.WriteFile(bootstrap, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	if _, err := KillBootstrapsConnectedTo(port); err == nil {
+		t.Fatal("killed something before anything connected")
+	}
+	cmd := exec.Command(bootstrap, "-c", "exec 3<>/dev/tcp/127.0.0.1/"+itoa(port)+"; read -t 30 <&3")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	pids, err := KillBootstrapsConnectedTo(port)
+	if err != nil || len(pids) != 1 || pids[0] != cmd.Process.Pid {
+		t.Fatalf("killed %v, %v; want [%d]", pids, err, cmd.Process.Pid)
+	}
+	err = cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("the bootstrap ended with %v, want SIGKILL", err)
+	}
+}
