@@ -15,11 +15,13 @@ export JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION := 1
 # The aws-cdk CLI at the version pinned in versions.env (npx fetches it once).
 CDK := npx --yes aws-cdk@$(AWS_CDK_CLI_VERSION)
 
-FUNCTIONS := webhook fetch review notify sweeper
+FUNCTIONS := webhook fetch review notify sweeper sesevents
+# go build flags of every bootstrap (internal/devstack.LambdaBuildFlags is the same list).
+LAMBDA_BUILD_FLAGS := -tags lambda.norpc -trimpath -ldflags='-s -w'
 # Fuzz targets run for FUZZTIME each in `make test` (package:Target).
 FUZZ := ./shared/webhook:FuzzWebhook ./shared/envelope:FuzzDecode ./shared/review:FuzzParse ./shared/redact:FuzzRedact
 
-.PHONY: help setup build build-aws test unit fuzz vet demo up down deploy-local invoke synth deploy bench clean chaos
+.PHONY: help setup build build-aws test unit fuzz vet check vulncheck demo up down deploy-local invoke synth deploy bench clean chaos
 
 # The fault-injection suite (integration/chaos_test.go) writes its counts here.
 CHAOS_REPORT := $(CURDIR)/.run/chaos-report.txt
@@ -35,16 +37,23 @@ setup: ## install the pinned tools (MiniStack into .venv, Go modules)
 
 build: ## build the Lambda bootstraps for the local emulator (host architecture)
 	@for fn in $(FUNCTIONS); do \
-	  CGO_ENABLED=0 GOOS=linux $(GO) build -trimpath -tags lambda.norpc -o build/lambda/$$fn/bootstrap ./functions/$$fn; done
+	  CGO_ENABLED=0 GOOS=linux $(GO) build $(LAMBDA_BUILD_FLAGS) -o build/lambda/$$fn/bootstrap ./functions/$$fn; done
 
 build-aws: ## build the Lambda bootstraps for AWS (linux/arm64, as the stack declares)
 	@for fn in $(FUNCTIONS); do \
-	  CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -trimpath -tags lambda.norpc -o build/lambda/$$fn/bootstrap ./functions/$$fn; done
+	  CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build $(LAMBDA_BUILD_FLAGS) -o build/lambda/$$fn/bootstrap ./functions/$$fn; done
 
 vet: ## go vet
 	$(GO) vet ./...
 
-test: setup vet ## unit + integration tests (emulator, stand-ins started and stopped by the harness; the fault-injection suite on fixed seeds) + fuzzing
+check: ## hygiene: no unreachable code (deadcode -test); the tracked-file check is internal/repocheck's test
+	@dead=$$($(GO) run golang.org/x/tools/cmd/deadcode@$(DEADCODE_VERSION) -test ./...); \
+	  if [ -n "$$dead" ]; then echo "$$dead"; echo "unreachable code: delete it"; exit 1; fi
+
+vulncheck: ## known vulnerabilities reachable from the code (govulncheck; needs network)
+	$(GO) run golang.org/x/vuln/cmd/govulncheck@$(GOVULNCHECK_VERSION) ./...
+
+test: setup vet check ## unit + integration tests (emulator, stand-ins started and stopped by the harness; the fault-injection suite on fixed seeds) + fuzzing
 	@mkdir -p .run && rm -f $(CHAOS_REPORT)
 	CHAOS_REPORT=$(CHAOS_REPORT) $(GO) test -count=1 -timeout 40m ./...
 	@cat $(CHAOS_REPORT)
@@ -82,10 +91,9 @@ synth: build-aws ## cdk synth for ENV (default dev) into cdk.out
 deploy: build-aws ## cdk deploy ENV to the AWS account in your credentials
 	$(CDK) deploy -c env=$(ENV) --require-approval broadening
 
-bench: ## benchmarks as a table (ns/op, MB/s, B/op, allocs/op); full output in .run/bench.txt
+bench: ## every benchmark plus bootstrap size and cold start per function, as one table (raw output in .run/bench.txt)
 	@mkdir -p .run
-	@$(GO) test -run='^$$' -bench=. -benchmem ./shared/... > .run/bench.txt
-	@grep -E '^(pkg:|Benchmark)' .run/bench.txt
+	$(GO) run ./cmd/bench -raw .run/bench.txt | tee .run/bench.md
 
 clean: ## remove build output
 	rm -rf build cdk.out .run/logs

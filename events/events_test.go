@@ -31,6 +31,11 @@ func TestWebhookSamples(t *testing.T) {
 	if _, err := webhook.Parse([]byte(post.Body)); err != nil {
 		t.Fatalf("webhook-post.json body: %v", err)
 	}
+	var sw events.APIGatewayProxyRequest
+	decode(t, "webhook-swarm.json", &sw)
+	if r, err := webhook.Parse([]byte(sw.Body)); err != nil || r.Swarm == nil || !r.Shelved {
+		t.Fatalf("webhook-swarm.json body: %+v, %v; want a shelved Swarm run", r, err)
+	}
 	var get events.APIGatewayProxyRequest
 	decode(t, "webhook-get.json", &get)
 	if get.HTTPMethod != "GET" || get.PathParameters["id"] == "" {

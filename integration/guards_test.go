@@ -24,7 +24,7 @@ import (
 	"github.com/criticizer/criticizer/shared/envelope"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/notify"
-	"github.com/criticizer/criticizer/shared/pipeline"
+	"github.com/criticizer/criticizer/shared/notifystage"
 	"github.com/criticizer/criticizer/shared/secrets"
 	"github.com/criticizer/criticizer/shared/store"
 )
@@ -129,7 +129,7 @@ func TestUncertainSendWithoutDeliveryLogIsNotResent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := &pipeline.Notify{Outbox: env.outbox, Artifacts: redactedStore(), Sender: sender, From: "criticizer@localhost", Log: env.quiet} // no DeliveryLog
+	n := &notifystage.Notify{Outbox: env.outbox, Artifacts: redactedStore(), Sender: sender, From: "criticizer@localhost", Log: env.quiet} // no DeliveryLog
 
 	if err := env.smtp.QueueFault(smtpstandin.Fault{Stage: smtpstandin.StageData, Drop: true}); err != nil {
 		t.Fatal(err)

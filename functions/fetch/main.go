@@ -1,19 +1,27 @@
 // Command fetch is the fetch stage: it reads the changelist with p4 inside
 // the depot allow-list and stores the raw and redacted changeset. See
-// shared/pipeline and shared/p4.
+// shared/fetchstage and shared/p4.
 package main
 
 import (
 	"context"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/coldstart"
 	"github.com/criticizer/criticizer/shared/depot"
 	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/fetchstage"
 	"github.com/criticizer/criticizer/shared/p4"
-	"github.com/criticizer/criticizer/shared/pipeline"
+	"github.com/criticizer/criticizer/shared/queue"
 	"github.com/criticizer/criticizer/shared/redact"
+	"github.com/criticizer/criticizer/shared/secrets"
+	"github.com/criticizer/criticizer/shared/store"
+	"github.com/criticizer/criticizer/shared/swarm"
 )
 
 func main() {
@@ -25,6 +33,8 @@ func main() {
 	allow := v.String("DEPOT_ALLOWLIST")
 	policy := redact.Policy{RedactEmails: v.Optional("REDACT_EMAILS", "false") == "true",
 		ConfidentialDomains: v.List("CONFIDENTIAL_DOMAINS"), ConfidentialCIDRs: v.List("CONFIDENTIAL_CIDRS")}
+	// Helix Swarm: who wrote a review (optional; a Swarm job fails without it).
+	swarmURL, swarmAPISecret := v.Optional("SWARM_URL", ""), v.Optional("SWARM_API_SECRET_ID", "")
 	coldstart.Must(env, v.Err())
 
 	// The allow-list is validated at start-up: a bad entry fails the deploy's
@@ -38,6 +48,18 @@ func main() {
 	red, err := redact.New(policy)
 	coldstart.Must(env, err)
 
-	proc := &pipeline.Fetch{P4: fetcher, Redactor: red, Raw: env.Raw(), Redacted: env.Redacted(), Log: env.Log}
-	lambda.Start(env.Runtime(domain.StageFetch, proc, red.Sanitize).Handle)
+	s3 := artifacts.NewS3Client(env.AWS)
+	jobs := store.New(dynamodb.NewFromConfig(env.AWS), env.Config.JobsTable)
+	queues := queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs)
+	reporter := swarm.NewReporter(jobs, env.Log)
+	proc := &fetchstage.Fetch{P4: fetcher, Redactor: red, Log: env.Log, Swarm: reporter,
+		Raw: artifacts.New(s3, env.Config.RawBucket), Redacted: artifacts.New(s3, env.Config.RedactedBkt)}
+	if swarmURL != "" && swarmAPISecret != "" {
+		sm := secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL)
+		proc.Users = fetcher
+		proc.Reviews = &swarm.Client{BaseURL: swarmURL, Credentials: swarm.SecretCredentials(sm, swarmAPISecret)}
+	}
+	rt := env.Runtime(domain.StageFetch, jobs, queues, proc, red.Sanitize)
+	rt.AfterDeadLetter = reporter.DeadLettered
+	lambda.Start(rt.Handle)
 }

@@ -1,29 +1,72 @@
 // Command notify is the notify stage: it e-mails each recipient the review
-// exactly once through the outbox. See shared/pipeline and shared/notify.
+// exactly once through the outbox. See shared/notifystage and shared/notify.
 package main
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/coldstart"
+	"github.com/criticizer/criticizer/shared/deliverylog"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/notify"
-	"github.com/criticizer/criticizer/shared/pipeline"
+	"github.com/criticizer/criticizer/shared/notifystage"
+	"github.com/criticizer/criticizer/shared/outbox"
+	"github.com/criticizer/criticizer/shared/queue"
 	"github.com/criticizer/criticizer/shared/redact"
 	"github.com/criticizer/criticizer/shared/secrets"
+	"github.com/criticizer/criticizer/shared/ses"
+	"github.com/criticizer/criticizer/shared/store"
+	"github.com/criticizer/criticizer/shared/swarm"
 )
 
 func main() {
 	ctx := context.Background()
 	env := coldstart.Must(coldstart.Load(ctx, "notify"))
+	provider := env.Vars.Optional("EMAIL_PROVIDER", "smtp")
+	from := env.Vars.String("SMTP_FROM")
+	coldstart.Must(env, env.Vars.Err())
+
+	ddb := dynamodb.NewFromConfig(env.AWS)
+	jobs := store.New(ddb, env.Config.JobsTable)
+	queues := queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs)
+	reporter := swarm.NewReporter(jobs, env.Log)
+	n := &notifystage.Notify{Outbox: outbox.New(ddb, env.Config.JobsTable), From: from, Log: env.Log, Swarm: reporter,
+		Artifacts: artifacts.New(artifacts.NewS3Client(env.AWS), env.Config.RedactedBkt)}
+	switch provider {
+	case "ses":
+		// IAM credentials, no password; SES's published events are the lookup.
+		sender, err := ses.New(ses.NewClient(env.AWS), env.Vars.String("SES_CONFIGURATION_SET"), env.Log)
+		coldstart.Must(env, errors.Join(env.Vars.Err(), err))
+		n.Sender, n.DeliveryLog = sender, deliverylog.New(ddb, env.Config.JobsTable, 0)
+	case "smtp":
+		n.Sender, n.DeliveryLog = smtpSender(ctx, env, from)
+	default:
+		coldstart.Must(env, fmt.Errorf("EMAIL_PROVIDER=%q: want smtp or ses", provider))
+	}
+	// Diagnostics leave the system (job record, DLQ): recipient addresses
+	// are PII, so they are redacted along with secrets.
+	scrub, err := redact.New(redact.Policy{RedactEmails: true})
+	coldstart.Must(env, err)
+	rt := env.Runtime(domain.StageNotify, jobs, queues, n, scrub.Sanitize)
+	rt.AfterDeadLetter = reporter.DeadLettered
+	lambda.Start(rt.Handle)
+}
+
+// smtpSender builds the SMTP sender from SMTP_* and its secret, and the
+// relay's delivery-log lookup when SMTP_LOOKUP_URL names one.
+func smtpSender(ctx context.Context, env *coldstart.Env, from string) (notifystage.Sender, notifystage.DeliveryLog) {
 	cfg := notify.SMTPConfig{
 		Host: env.Vars.String("SMTP_HOST"),
 		Port: env.Vars.Int("SMTP_PORT", 587, 1, 65535),
-		From: env.Vars.String("SMTP_FROM"),
+		From: from,
 		TLS:  notify.TLSMode(env.Vars.Optional("SMTP_TLS", "starttls")),
 	}
 	secretID := env.Vars.String("SMTP_SECRET_ID")
@@ -32,10 +75,11 @@ func main() {
 
 	// The sender is rebuilt whenever the SMTP secret changes, so an emergency
 	// rotation reaches warm functions: a rejected login re-reads the secret.
-	smtp := secrets.NewRotating(env.Secrets, secretID, func(v string) (*notify.SMTPSender, error) {
+	sm := secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL)
+	smtp := secrets.NewRotating(sm, secretID, func(v string) (*notify.SMTPSender, error) {
 		var creds struct{ Username, Password string }
-		if err := json.Unmarshal([]byte(v), &creds); err != nil || creds.Password == "" {
-			return nil, fmt.Errorf("SMTP secret %s: want JSON with username and password", secretID)
+		if err := secrets.Unmarshal(secretID, v, &creds, "password"); err != nil {
+			return nil, err
 		}
 		c := cfg
 		c.Username, c.Password = creds.Username, creds.Password
@@ -43,17 +87,11 @@ func main() {
 	})
 	_, _, err := smtp.Get(ctx, false) // fail the cold start on a bad secret, not the first job
 	coldstart.Must(env, err)
-
-	n := &pipeline.Notify{Outbox: env.Outbox, Artifacts: env.Redacted(), From: cfg.From, Log: env.Log,
-		Sender: pipeline.SenderFunc(func(ctx context.Context, k notify.Key, m *notify.Message) (string, error) {
-			return secrets.Do(ctx, smtp, func(s *notify.SMTPSender) (string, error) { return s.Send(ctx, k, m) })
-		})}
-	if lookupURL != "" {
-		n.DeliveryLog = pipeline.HTTPDeliveryLog{URL: lookupURL}
+	sender := notifystage.SenderFunc(func(ctx context.Context, k notify.Key, m *notify.Message) (string, error) {
+		return secrets.Do(ctx, smtp, func(s *notify.SMTPSender) (string, error) { return s.Send(ctx, k, m) })
+	})
+	if lookupURL == "" {
+		return sender, nil
 	}
-	// Diagnostics leave the system (job record, DLQ): recipient addresses
-	// are PII, so they are redacted along with secrets.
-	scrub, err := redact.New(redact.Policy{RedactEmails: true})
-	coldstart.Must(env, err)
-	lambda.Start(env.Runtime(domain.StageNotify, n, scrub.Sanitize).Handle)
+	return sender, deliverylog.HTTP{URL: lookupURL}
 }

@@ -7,9 +7,15 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/criticizer/criticizer/shared/coldstart"
+	"github.com/criticizer/criticizer/shared/outbox"
+	"github.com/criticizer/criticizer/shared/queue"
 	"github.com/criticizer/criticizer/shared/secrets"
+	"github.com/criticizer/criticizer/shared/store"
 	"github.com/criticizer/criticizer/shared/webhook"
 )
 
@@ -18,26 +24,22 @@ func main() {
 	env := coldstart.Must(coldstart.Load(ctx, "webhook"))
 	secretID := env.Vars.String("WEBHOOK_SECRET_ID")
 	window := env.Vars.Seconds("REPLAY_WINDOW_SECONDS", 300, 30, 3600)
+	// Swarm's bearer token: optional; unset turns bearer authentication off.
+	swarmTokenID := env.Vars.Optional("SWARM_TOKEN_SECRET_ID", "")
+	swarmURL := env.Vars.Optional("SWARM_URL", "")
 	coldstart.Must(env, env.Vars.Err())
 
+	ddb := dynamodb.NewFromConfig(env.AWS)
+	sm := secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL)
 	h := &webhook.Handler{
-		Jobs: env.Jobs, Deliveries: env.Outbox, Queue: env.Queues, Log: env.Log, Metrics: env.Metrics,
+		Jobs: store.New(ddb, env.Config.JobsTable), Deliveries: outbox.New(ddb, env.Config.JobsTable),
+		Queue: queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs),
+		Keys:  webhook.SecretKeys(sm, secretID), Log: env.Log, Metrics: env.Metrics,
 		ReplayWindow: window, SweepAfter: 2 * env.Config.Lease, IdemTTL: 30 * 24 * time.Hour,
-		Keys: func(ctx context.Context, fresh bool) ([][]byte, error) {
-			if fresh {
-				env.Secrets.Forget(secretID)
-			}
-			cur, _, err := env.Secrets.Get(ctx, secretID, secrets.Current)
-			if err != nil {
-				return nil, err
-			}
-			keys := [][]byte{[]byte(cur)}
-			// During a rotation the previous version still verifies.
-			if prev, found, err := env.Secrets.Get(ctx, secretID, secrets.Previous); err == nil && found {
-				keys = append(keys, []byte(prev))
-			}
-			return keys, nil
-		},
+		SwarmURL: swarmURL,
+	}
+	if swarmTokenID != "" {
+		h.SwarmTokens = webhook.SecretKeys(sm, swarmTokenID)
 	}
 	lambda.Start(h.Handle)
 }

@@ -180,11 +180,6 @@ func StackOutputs(ctx context.Context, cfg aws.Config, stackName string) (Output
 	return fixSecretArns(ctx, cfg, outputsOf(st))
 }
 
-// DeleteStack deletes a stack and waits for DELETE_COMPLETE (absent is success).
-func DeleteStack(ctx context.Context, cfg aws.Config, stackName string) error {
-	return deleteStack(ctx, cloudformation.NewFromConfig(cfg), stackName)
-}
-
 // ---- assembly ---------------------------------------------------------------
 
 type assetLocation struct{ bucket, key string }

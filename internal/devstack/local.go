@@ -2,19 +2,26 @@ package devstack
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	llmstandin "github.com/criticizer/criticizer/internal/standin/llm"
 	smtpstandin "github.com/criticizer/criticizer/internal/standin/smtp"
+	swarmstandin "github.com/criticizer/criticizer/internal/standin/swarm"
 	"github.com/criticizer/criticizer/shared/secrets"
 )
 
@@ -40,8 +47,10 @@ type Local struct {
 	P4Bin      string             // the p4 stand-in binary
 	LLM        *llmstandin.Server // the LLM provider stand-in
 	SMTP       *smtpstandin.Server
-	WebhookKey []byte            // signs webhooks
-	Secrets    map[string]string // every generated credential, by name: scan outputs for leaks with these
+	Swarm      *swarmstandin.Server // the Helix Swarm stand-in (reviews API, callback recorder)
+	SwarmToken string               // the bearer token Swarm's test definition sends
+	WebhookKey []byte               // signs webhooks
+	Secrets    map[string]string    // every generated credential, by name: scan outputs for leaks with these
 	workDir    string
 	ownWorkDir bool
 }
@@ -137,7 +146,68 @@ func StartLocal(ctx context.Context, opts LocalOptions) (l *Local, err error) {
 	if _, err := l.LLM.Start(fmt.Sprintf("127.0.0.1:%d", llmPort)); err != nil {
 		return nil, fmt.Errorf("start the LLM stand-in: %w", err)
 	}
+	if err := l.startSwarm(ctx, logger); err != nil {
+		return nil, fmt.Errorf("start the Swarm stand-in: %w", err)
+	}
 	return l, nil
+}
+
+// startSwarm starts the Swarm stand-in, stores its bearer token and API
+// login in Secrets Manager and points the webhook and fetch functions at
+// them. The stack's own Swarm wiring (infra) is configured per environment;
+// here the harness adds it to the deployed functions.
+func (l *Local) startSwarm(ctx context.Context, logger *slog.Logger) error {
+	token, ticket := randomHex(24), randomHex(16)
+	l.Swarm = swarmstandin.NewServer(swarmstandin.Options{User: "criticizer", Ticket: ticket, Logger: logger})
+	base, err := l.Swarm.Start("127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	sm := secretsmanager.NewFromConfig(l.AWS)
+	put := func(name, value string) (string, error) {
+		out, err := sm.CreateSecret(ctx, &secretsmanager.CreateSecretInput{Name: aws.String(l.StackName + "-" + name), SecretString: aws.String(value)})
+		if err != nil {
+			return "", err
+		}
+		return aws.ToString(out.ARN), nil
+	}
+	tokenArn, err := put("swarm-token", token)
+	if err != nil {
+		return err
+	}
+	apiArn, err := put("swarm-api", fmt.Sprintf(`{"user":"criticizer","ticket":%q}`, ticket))
+	if err != nil {
+		return err
+	}
+	lc := lambda.NewFromConfig(l.AWS)
+	for fn, vars := range map[string]map[string]string{
+		"WebhookFunctionName": {"SWARM_TOKEN_SECRET_ID": tokenArn, "SWARM_URL": base},
+		"FetchFunctionName":   {"SWARM_URL": base, "SWARM_API_SECRET_ID": apiArn},
+	} {
+		name := aws.String(l.Outputs[fn])
+		cur, err := lc.GetFunctionConfiguration(ctx, &lambda.GetFunctionConfigurationInput{FunctionName: name})
+		if err != nil {
+			return err
+		}
+		merged := map[string]string{}
+		if cur.Environment != nil {
+			maps.Copy(merged, cur.Environment.Variables)
+		}
+		maps.Copy(merged, vars)
+		if _, err := lc.UpdateFunctionConfiguration(ctx, &lambda.UpdateFunctionConfigurationInput{FunctionName: name,
+			Environment: &lambdatypes.Environment{Variables: merged}}); err != nil {
+			return err
+		}
+	}
+	l.SwarmToken = token
+	l.Secrets["Swarm bearer token"], l.Secrets["Swarm API ticket"] = token, ticket
+	return nil
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 // Close stops the stand-ins and the emulator and removes the work dir.
@@ -148,6 +218,9 @@ func (l *Local) Close() error {
 	}
 	if l.SMTP != nil {
 		l.SMTP.Close()
+	}
+	if l.Swarm != nil {
+		errs = append(errs, l.Swarm.Close())
 	}
 	if l.Deployment != nil {
 		errs = append(errs, l.Deployment.Close())

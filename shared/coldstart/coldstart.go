@@ -1,7 +1,8 @@
 // Package coldstart owns what every function does once per execution
-// environment: read and validate configuration, build the JSON logger and
-// metrics, and create the AWS clients and the stores on top of them. The
-// functions' main packages stay a few lines of wiring.
+// environment: read and validate the common configuration, build the JSON
+// logger and metrics, and load the AWS SDK configuration. It builds no
+// clients: each function's main package builds the stores it uses, so a
+// binary links only what it calls and starts no faster than it must.
 package coldstart
 
 import (
@@ -9,24 +10,14 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/backoff"
 	"github.com/criticizer/criticizer/shared/config"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/obs"
-	"github.com/criticizer/criticizer/shared/outbox"
-	"github.com/criticizer/criticizer/shared/queue"
-	"github.com/criticizer/criticizer/shared/secrets"
 	"github.com/criticizer/criticizer/shared/stage"
-	"github.com/criticizer/criticizer/shared/store"
 )
 
 // Env is a function's initialised dependencies.
@@ -36,11 +27,6 @@ type Env struct {
 	Log     *slog.Logger
 	Metrics *obs.Metrics
 	AWS     aws.Config
-	S3      *s3.Client
-	Secrets *secrets.Store
-	Jobs    *store.Store
-	Outbox  *outbox.Outbox
-	Queues  *queue.Queues
 }
 
 // Load builds the Env for the named function from its environment.
@@ -55,15 +41,7 @@ func Load(ctx context.Context, function string) (*Env, error) {
 	if err != nil {
 		return &Env{Log: log}, err
 	}
-	ddb := dynamodb.NewFromConfig(cfg)
-	return &Env{
-		Config: common, Vars: vars, Log: log, Metrics: obs.NewMetrics(os.Stdout, common.Env), AWS: cfg,
-		S3:      s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = config.UsePathStyleS3() }),
-		Secrets: secrets.New(secretsmanager.NewFromConfig(cfg), 5*time.Minute),
-		Jobs:    store.New(ddb, common.JobsTable),
-		Outbox:  outbox.New(ddb, common.JobsTable),
-		Queues:  queue.New(sqs.NewFromConfig(cfg), common.QueueURLs, common.DLQURLs),
-	}, nil
+	return &Env{Config: common, Vars: vars, Log: log, Metrics: obs.NewMetrics(os.Stdout, common.Env), AWS: cfg}, nil
 }
 
 // Must returns env or, on a start-up error, logs it and exits: a function
@@ -80,14 +58,11 @@ func Must(env *Env, err error) *Env {
 	return env
 }
 
-// Raw and Redacted return the artifact stores of the two buckets.
-func (e *Env) Raw() *artifacts.Store      { return artifacts.New(e.S3, e.Config.RawBucket) }
-func (e *Env) Redacted() *artifacts.Store { return artifacts.New(e.S3, e.Config.RedactedBkt) }
-
-// Runtime returns the stage runtime for s around proc.
-func (e *Env) Runtime(s domain.Stage, proc stage.Processor, sanitize func(string) string) *stage.Runtime {
+// Runtime returns the stage runtime for s around proc, with the common
+// lease, attempt budget and backoff.
+func (e *Env) Runtime(s domain.Stage, jobs stage.Jobs, queues stage.Queues, proc stage.Processor, sanitize func(string) string) *stage.Runtime {
 	return &stage.Runtime{
-		Stage: s, Jobs: e.Jobs, Queues: e.Queues, Processor: proc, Lease: e.Config.Lease,
+		Stage: s, Jobs: jobs, Queues: queues, Processor: proc, Lease: e.Config.Lease,
 		MaxAttempts: e.Config.MaxAttempts, Backoff: backoff.Default, Log: e.Log, Metrics: e.Metrics, Sanitize: sanitize,
 	}
 }

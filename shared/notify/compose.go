@@ -1,11 +1,12 @@
-// Package notify owns the review e-mail: the outbox identity Key and what is
-// derived from it (idempotency token, Message-ID), composing a deterministic
+// Package notify owns the review e-mail: composing a deterministic
 // message from a domain.ReviewResult, and sending it over SMTP with errors
 // classified for the retry policy. It keeps no delivery state; the outbox row
 // that says whether a Key was already notified belongs to the caller.
 package notify
 
 import (
+	"github.com/criticizer/criticizer/shared/delivery"
+
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -25,6 +26,9 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 )
+
+// Key is the delivery identity every e-mail derives from (see shared/delivery).
+type Key = delivery.Key
 
 // Header names Criticizer adds to every review e-mail.
 const (
@@ -178,7 +182,7 @@ func (m *Message) mailMsg(envelopeFrom string) (*gomail.Msg, error) {
 // rendered bytes are reproducible. It hashes a different input than the
 // token, which the body quotes, so the boundary cannot occur in the body.
 func boundary(k Key) string {
-	sum := sha256.Sum256([]byte(keyScheme + "\x00boundary\x00" + k.String()))
+	sum := sha256.Sum256([]byte(delivery.KeyScheme + "\x00boundary\x00" + k.String()))
 	return "criticizer-" + hex.EncodeToString(sum[:16])
 }
 

@@ -313,8 +313,8 @@ func TestComposeErrors(t *testing.T) {
 		from  string
 		class failure.Class
 	}{
-		{"bad recipient", Key{1, "not-an-address", 1}, "c@example.com", failure.SchemaInvalid},
-		{"zero version", Key{1, "a@example.com", 0}, "c@example.com", failure.SchemaInvalid},
+		{"bad recipient", Key{Changelist: 1, Recipient: "not-an-address", ReviewVersion: 1}, "c@example.com", failure.SchemaInvalid},
+		{"zero version", Key{Changelist: 1, Recipient: "a@example.com", ReviewVersion: 0}, "c@example.com", failure.SchemaInvalid},
 		{"bad from", testKey, "nobody", failure.InternalBug},
 	}
 	for _, tt := range tests {

@@ -206,7 +206,7 @@ func TestSMTPSenderGuards(t *testing.T) {
 	h := newHarness(t, "", "")
 	s := h.sender(t)
 	m := composeTest(t)
-	other := Key{testKey.Changelist, testKey.Recipient, testKey.ReviewVersion + 1}
+	other := Key{Changelist: testKey.Changelist, Recipient: testKey.Recipient, ReviewVersion: testKey.ReviewVersion + 1}
 	if _, err := s.Send(context.Background(), other, m); failure.Classify(err) != failure.InternalBug {
 		t.Errorf("key mismatch: err = %v, want INTERNAL_BUG", err)
 	}

@@ -23,9 +23,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
-	"github.com/criticizer/criticizer/shared/notify"
 )
 
 // Status of a delivery row.
@@ -39,9 +39,9 @@ const (
 )
 
 // Key is the outbox identity: the unique intent "recipient has been notified
-// for this changelist version". It is the notify package's key, so the row
-// and the e-mail's deterministic Message-ID derive from the same tuple.
-type Key = notify.Key
+// for this changelist version". It is the delivery key, so the row and the
+// e-mail's deterministic Message-ID derive from the same tuple.
+type Key = delivery.Key
 
 func pk(k Key) string { return fmt.Sprintf("OUTBOX#%d#%d", k.Changelist, k.ReviewVersion) }
 func sk(k Key) string { return "RCPT#" + strings.ToLower(strings.TrimSpace(k.Recipient)) }

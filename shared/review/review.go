@@ -27,9 +27,6 @@ const (
 //go:embed reviewresult.schema.json
 var schemaJSON []byte
 
-// SchemaJSON returns a copy of the embedded canonical ReviewResult schema.
-func SchemaJSON() []byte { return bytes.Clone(schemaJSON) }
-
 const schemaURL = "urn:criticizer:reviewresult.schema.json"
 
 // The schema is compiled once: the root validates the top level and the

@@ -31,6 +31,11 @@ const (
 	Previous = "AWSPREVIOUS"
 )
 
+// CacheTTL is how long the functions cache a secret value: a rotation
+// reaches every warm function within it, and a rejected credential forces a
+// fresh read at once (see Rotating).
+const CacheTTL = 5 * time.Minute
+
 // Store reads secrets with a short cache, so a rotation is picked up within TTL.
 type Store struct {
 	api   API

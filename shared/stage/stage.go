@@ -85,6 +85,10 @@ type Runtime struct {
 	Sanitize func(string) string
 	// Now is the single time source for this runtime's writes.
 	Now func() time.Time
+	// AfterDeadLetter, when set, is told about a job once its stage is
+	// dead-lettered (Helix Swarm's {fail} callback). Best effort: the dead
+	// letter is already recorded and sent.
+	AfterDeadLetter func(ctx context.Context, job *store.Job, class failure.Class)
 }
 
 func (r *Runtime) now() time.Time {
@@ -394,7 +398,8 @@ func (r *Runtime) deadLetter(ctx context.Context, env envelope.Envelope, rec eve
 		r.Log.ErrorContext(ctx, "encoding dead letter failed", "err", err)
 		return redeliver
 	}
-	if _, err := r.Jobs.DeadLetter(ctx, job.ID, r.Stage, lease, store.FailureInfo{Class: class, Message: dl.Reason}, dl.ID, body); err != nil {
+	failed, err := r.Jobs.DeadLetter(ctx, job.ID, r.Stage, lease, store.FailureInfo{Class: class, Message: dl.Reason}, dl.ID, body)
+	if err != nil {
 		r.Log.WarnContext(ctx, "recording the dead letter failed", "err", err)
 		return redeliver
 	}
@@ -408,6 +413,9 @@ func (r *Runtime) deadLetter(ctx context.Context, env envelope.Envelope, rec eve
 	r.Metrics.Put("DeadLettered", 1, obs.Count, map[string]string{"Stage": string(r.Stage), "ErrorClass": string(class)})
 	if escalated {
 		r.Metrics.Put("Escalations", 1, obs.Count, map[string]string{"Stage": string(r.Stage), "ErrorClass": string(class)})
+	}
+	if r.AfterDeadLetter != nil && failed != nil {
+		r.AfterDeadLetter(ctx, failed, class)
 	}
 	return ack
 }

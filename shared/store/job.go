@@ -118,6 +118,59 @@ type Job struct {
 	History             []Event                       `dynamodbav:"history" json:"history"`
 	SweepShard          string                        `dynamodbav:"sweep_shard,omitempty" json:"-"`
 	SweepAt             string                        `dynamodbav:"sweep_at,omitempty" json:"sweep_at,omitempty"`
+	// Swarm is set for a Helix Swarm test run (source "swarm"). Its callback
+	// URLs carry Swarm's per-run token, so it never leaves the table.
+	Swarm *SwarmRun `dynamodbav:"swarm,omitempty" json:"-"`
+}
+
+// SwarmRun is the Helix Swarm test run a job reports to: the review whose
+// author gets the e-mail, the callback URLs, and when each callback was made
+// (set once, by RecordCallback, so a redelivered or replayed job does not
+// call back twice).
+type SwarmRun struct {
+	Review    int64  `dynamodbav:"review"`
+	JobURL    string `dynamodbav:"job_url,omitempty"` // the link {update} gives Swarm
+	UpdateURL string `dynamodbav:"update_url,omitempty"`
+	PassURL   string `dynamodbav:"pass_url,omitempty"`
+	FailURL   string `dynamodbav:"fail_url,omitempty"`
+	UpdateAt  string `dynamodbav:"update_at,omitempty"`
+	PassAt    string `dynamodbav:"pass_at,omitempty"`
+	FailAt    string `dynamodbav:"fail_at,omitempty"`
+}
+
+// Callback names one of a Swarm run's callbacks.
+type Callback string
+
+const (
+	CallbackUpdate Callback = "update"
+	CallbackPass   Callback = "pass"
+	CallbackFail   Callback = "fail"
+)
+
+// URL returns the callback's URL ("" when Swarm gave none).
+func (r *SwarmRun) URL(c Callback) string {
+	switch c {
+	case CallbackUpdate:
+		return r.UpdateURL
+	case CallbackPass:
+		return r.PassURL
+	case CallbackFail:
+		return r.FailURL
+	}
+	return ""
+}
+
+// Called returns when the callback was recorded as made ("" if never).
+func (r *SwarmRun) Called(c Callback) string {
+	switch c {
+	case CallbackUpdate:
+		return r.UpdateAt
+	case CallbackPass:
+		return r.PassAt
+	case CallbackFail:
+		return r.FailAt
+	}
+	return ""
 }
 
 // StageRecord returns the record of stage s (never nil).

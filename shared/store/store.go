@@ -425,3 +425,23 @@ func (st *Store) Replay(ctx context.Context, id string, stage domain.Stage, dlID
 	}
 	return j, err
 }
+
+// RecordCallback records that the Swarm callback c of job id was made, once:
+// the write is conditional on it not being recorded yet, and a second
+// recording (or a job without a Swarm run) gets ErrConflict.
+func (st *Store) RecordCallback(ctx context.Context, id string, c Callback, now time.Time) error {
+	switch c {
+	case CallbackUpdate, CallbackPass, CallbackFail:
+	default:
+		return failure.Errorf(failure.InternalBug, "unknown Swarm callback %q", c)
+	}
+	at := domain.FormatTime(now)
+	v := map[string]types.AttributeValue{":now": s(at)}
+	nm := map[string]string{"#cb": string(c) + "_at"}
+	_, err := st.update(ctx, "record swarm callback", id, "SET swarm.#cb = :now, updated_at = :now",
+		"attribute_exists(swarm) AND attribute_not_exists(swarm.#cb)", nm, v)
+	if errors.Is(err, errConditionCheck) {
+		return fmt.Errorf("swarm %s callback of job %s already recorded: %w", c, id, ErrConflict)
+	}
+	return err
+}

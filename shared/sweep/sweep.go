@@ -30,12 +30,17 @@ type Enqueuer interface {
 	Send(ctx context.Context, e envelope.Envelope) error
 }
 
+// DefaultLimit is how many due jobs one pass takes. A pass runs every few
+// minutes and handles each job with two requests, so 200 finishes well
+// inside the function's timeout while draining a backlog after an outage.
+const DefaultLimit = 200
+
 // Sweeper re-enqueues due jobs.
 type Sweeper struct {
 	Jobs    Jobs
 	Queue   Enqueuer
 	Lease   time.Duration
-	Limit   int32
+	Limit   int32 // due jobs per pass; DefaultLimit when zero
 	Log     *slog.Logger
 	Metrics *obs.Metrics
 	Now     func() time.Time
@@ -58,7 +63,7 @@ func (s *Sweeper) Run(ctx context.Context) (Report, error) {
 	}
 	limit := s.Limit
 	if limit <= 0 {
-		limit = 100
+		limit = DefaultLimit
 	}
 	jobs, err := s.Jobs.Due(ctx, now, limit)
 	if err != nil {

@@ -1,7 +1,9 @@
 // Package webhook owns Criticizer's front door: the HTTP contract of
 // POST /webhooks/changelist and GET /jobs/{id} behind API Gateway, request
-// authentication (HMAC with rotation overlap and a replay window), request
-// validation, and idempotent job creation with saved responses.
+// authentication (HMAC with rotation overlap and a replay window for triggers
+// and API callers; a bearer token, with the same overlap, for Helix Swarm,
+// which can send only static headers), request validation, and idempotent
+// job creation with saved responses.
 //
 // Idempotency semantics (the ones AWS users know from Powertools, with its
 // gap closed): the job, its idempotency record and the saved response are
@@ -15,12 +17,17 @@
 package webhook
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"mime"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -35,6 +42,7 @@ import (
 	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/store"
+	"github.com/criticizer/criticizer/shared/swarm"
 )
 
 // Keys returns the HMAC keys that currently verify: the current secret
@@ -61,10 +69,16 @@ type Deliveries interface {
 
 // Handler serves the webhook API.
 type Handler struct {
-	Jobs         Jobs
-	Deliveries   Deliveries
-	Queue        Enqueuer
-	Keys         Keys
+	Jobs       Jobs
+	Deliveries Deliveries
+	Queue      Enqueuer
+	Keys       Keys
+	// SwarmTokens returns the bearer tokens Helix Swarm may present (current,
+	// then previous during a rotation); nil turns bearer authentication off.
+	SwarmTokens Keys
+	// SwarmURL is the Swarm server's base URL: a test run's callback URLs
+	// must be on its origin.
+	SwarmURL     string
 	Log          *slog.Logger
 	Metrics      *obs.Metrics  // WebhookResponses by Route and Status; nil emits none
 	ReplayWindow time.Duration // accepted clock difference of signed timestamps
@@ -111,14 +125,32 @@ func (h *Handler) handle(ctx context.Context, req events.APIGatewayProxyRequest,
 		return errorResponse(http.StatusMethodNotAllowed, "method_not_allowed", "method not allowed on this endpoint"), nil
 	}
 
-	if resp, ok := h.authenticate(ctx, req, path, body); !ok {
+	mode, resp, ok := h.authenticate(ctx, req, route, path, body)
+	if !ok {
 		return resp, nil
 	}
 	if route == "job" {
+		if !jobIDPattern.MatchString(jobID) {
+			// Anything but a job id cannot name a job: answered without a read
+			// (DynamoDB would reject an over-long key, which is not "retry").
+			return errorResponse(http.StatusNotFound, "job_not_found", "no job with this id"), nil
+		}
 		return h.status(ctx, jobID), nil
 	}
-	return h.create(ctx, req, body), nil
+	return h.create(ctx, req, body, mode), nil
 }
+
+// jobIDPattern is the form of the job ids this service creates (a UUID, as
+// uuid.NewString writes it).
+var jobIDPattern = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+
+// authMode is how a request was authenticated.
+type authMode int
+
+const (
+	authHMAC   authMode = iota // signed: triggers and API callers
+	authBearer                 // Swarm's static bearer token: source "swarm" only
+)
 
 // canonicalPath is the path the signature covers: the route with its
 // parameters filled in, independent of the API stage prefix.
@@ -151,7 +183,11 @@ func header(req events.APIGatewayProxyRequest, name string) string {
 	return ""
 }
 
-func (h *Handler) authenticate(ctx context.Context, req events.APIGatewayProxyRequest, path string, body []byte) (events.APIGatewayProxyResponse, bool) {
+func (h *Handler) authenticate(ctx context.Context, req events.APIGatewayProxyRequest, route, path string, body []byte) (authMode, events.APIGatewayProxyResponse, bool) {
+	if token, ok := bearer(header(req, "Authorization")); ok {
+		resp, ok := h.authenticateBearer(ctx, req, route, token)
+		return authBearer, resp, ok
+	}
 	verify := func(fresh bool) error {
 		keys, err := h.Keys(ctx, fresh)
 		if err != nil {
@@ -166,13 +202,76 @@ func (h *Handler) authenticate(ctx context.Context, req events.APIGatewayProxyRe
 	if msg, rejected := authRejections[err]; rejected {
 		// Neither the signature nor the body is logged: only the reason.
 		h.Log.WarnContext(ctx, "webhook authentication failed", "reason", err.Error(), "source_ip", req.RequestContext.Identity.SourceIP)
-		return errorResponse(http.StatusUnauthorized, err.Error(), msg), false
+		return authHMAC, errorResponse(http.StatusUnauthorized, err.Error(), msg), false
 	}
 	if err != nil { // the keys could not be read: our failure, not the caller's
 		h.Log.ErrorContext(ctx, "loading webhook keys failed", "err", err, "error_class", failure.Classify(err))
+		return authHMAC, unavailable(), false
+	}
+	return authHMAC, events.APIGatewayProxyResponse{}, true
+}
+
+// bearer returns the token of an "Authorization: Bearer <token>" header (the
+// scheme is case-insensitive, RFC 9110 §11.1).
+func bearer(v string) (string, bool) {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(v), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	return token, token != ""
+}
+
+// authenticateBearer checks Swarm's token against the current and previous
+// secret versions, re-reading the secret once on a mismatch (it may have
+// just rotated). Tokens are compared as SHA-256 digests in constant time, so
+// neither their content nor their length leaks through timing.
+func (h *Handler) authenticateBearer(ctx context.Context, req events.APIGatewayProxyRequest, route, token string) (events.APIGatewayProxyResponse, bool) {
+	reject := func(code, msg string) (events.APIGatewayProxyResponse, bool) {
+		h.Log.WarnContext(ctx, "webhook authentication failed", "reason", code, "source_ip", req.RequestContext.Identity.SourceIP)
+		r := errorResponse(http.StatusUnauthorized, code, msg)
+		r.Headers["WWW-Authenticate"] = `Bearer realm="criticizer"`
+		return r, false
+	}
+	if h.SwarmTokens == nil {
+		return reject("bearer_not_enabled", "bearer tokens are not enabled here; sign the request (X-Criticizer-Signature)")
+	}
+	if route != "webhook" {
+		return reject("bearer_not_accepted", "the Swarm token is accepted only on POST /webhooks/changelist")
+	}
+	got := sha256.Sum256([]byte(token))
+	match := func(fresh bool) (bool, error) {
+		tokens, err := h.SwarmTokens(ctx, fresh)
+		if err != nil {
+			return false, err
+		}
+		ok := 0
+		for _, t := range tokens {
+			t = bytes.TrimSpace(t) // a secret pasted with its newline still matches
+			want := sha256.Sum256(t)
+			ok |= subtle.ConstantTimeCompare(got[:], want[:]) & boolInt(len(t) > 0)
+		}
+		return ok == 1, nil
+	}
+	ok, err := match(false)
+	if err == nil && !ok {
+		ok, err = match(true)
+	}
+	if err != nil {
+		h.Log.ErrorContext(ctx, "loading the Swarm token failed", "err", err, "error_class", failure.Classify(err))
 		return unavailable(), false
 	}
+	if !ok {
+		return reject("invalid_token", "bearer token does not match")
+	}
 	return events.APIGatewayProxyResponse{}, true
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // authRejections are the answers to a request that fails authentication.
@@ -194,14 +293,31 @@ type jobView struct {
 	StatusURL      string `json:"status_url"`
 }
 
-func (h *Handler) create(ctx context.Context, req events.APIGatewayProxyRequest, body []byte) events.APIGatewayProxyResponse {
-	if ct := header(req, "Content-Type"); ct != "" && !strings.HasPrefix(strings.ToLower(ct), "application/json") {
+// jsonContent reports whether a Content-Type is application/json, with
+// parameters (charset) or none; other subtypes (application/jsonp, …) are not.
+func jsonContent(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "application/json"
+}
+
+func (h *Handler) create(ctx context.Context, req events.APIGatewayProxyRequest, body []byte, mode authMode) events.APIGatewayProxyResponse {
+	if ct := header(req, "Content-Type"); ct != "" && !jsonContent(ct) {
 		return errorResponse(http.StatusUnsupportedMediaType, "unsupported_media_type", "Content-Type must be application/json")
 	}
 	r, err := Parse(body)
 	if err != nil {
 		fe, _ := IsFieldError(err)
 		return errorResponse(http.StatusBadRequest, fe.Code, fe.Error())
+	}
+	if mode == authBearer && r.Source != "swarm" {
+		return errorResponse(http.StatusForbidden, "source_not_allowed", "the Swarm token authenticates only source swarm; sign other requests")
+	}
+	if r.Swarm != nil {
+		for _, cb := range []struct{ field, url string }{{"update", r.Swarm.Update}, {"pass", r.Swarm.Pass}, {"fail", r.Swarm.Fail}} {
+			if cb.url != "" && !swarm.SameOrigin(h.SwarmURL, cb.url) {
+				return errorResponse(http.StatusBadRequest, "invalid_field", "swarm."+cb.field+": must be on the configured Swarm server (SWARM_URL)")
+			}
+		}
 	}
 	ctx = obs.WithAttrs(ctx, slog.String("idempotency_key", r.IdempotencyKey), slog.Int64("changelist_id", r.ChangelistID), slog.Int("review_version", r.ReviewVersion))
 
@@ -214,6 +330,10 @@ func (h *Handler) create(ctx context.Context, req events.APIGatewayProxyRequest,
 	}
 	if r.RequestedBy != "" {
 		job.History[0].Actor = r.RequestedBy
+	}
+	if r.Swarm != nil {
+		job.Swarm = &store.SwarmRun{Review: r.Swarm.Review, JobURL: publicURL(req, "/jobs/"+id),
+			UpdateURL: r.Swarm.Update, PassURL: r.Swarm.Pass, FailURL: r.Swarm.Fail}
 	}
 	resp := jsonResponse(http.StatusAccepted, jobView{JobID: id, State: string(store.Queued), ChangelistID: r.ChangelistID,
 		ReviewVersion: r.ReviewVersion, IdempotencyKey: r.IdempotencyKey, CreatedAt: job.CreatedAt, StatusURL: "/jobs/" + id})
@@ -269,6 +389,30 @@ func (h *Handler) createWithRetry(ctx context.Context, job *store.Job, idem *sto
 		}
 	}
 	return err
+}
+
+// publicURL is the address of path on this API as the caller reached it:
+// the API Gateway domain and stage prefix (or a custom domain's base path)
+// come from the request, so the link Swarm shows works without configuring
+// the API's own URL.
+func publicURL(req events.APIGatewayProxyRequest, path string) string {
+	host := req.RequestContext.DomainName
+	if host == "" {
+		host = header(req, "Host")
+	}
+	scheme := strings.ToLower(header(req, "X-Forwarded-Proto"))
+	if scheme != "http" {
+		scheme = "https"
+	}
+	full := req.RequestContext.Path
+	if full == "" {
+		full = req.Path
+	}
+	prefix, _, _ := strings.Cut(full, "/webhooks/changelist")
+	if host == "" {
+		return prefix + path
+	}
+	return scheme + "://" + host + prefix + path
 }
 
 // staleVersion answers a request whose review_version is not higher than

@@ -8,10 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"net/mail"
+	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/criticizer/criticizer/shared/swarm"
 )
 
 // MaxBody is the largest webhook body accepted (256 KiB).
@@ -28,17 +31,32 @@ const MaxBody = 256 << 10
 //	recipients       []string, optional, ≤ 50 e-mail addresses, added to the author
 //	source           string, optional: "p4-trigger", "swarm" or "api" (default "api")
 //	requested_by     string, optional, ≤ 128 chars, for the audit history
+//	swarm            object, required for source "swarm", only there: the test run
+//	  review         number or numeric string ("{review}"), required
+//	  status         "shelved" or "submitted" ("{status}"), required; sets shelved
+//	  update, pass, fail  callback URLs ("{update}" …), optional, on SWARM_URL's origin
 //
-// Helix Swarm (test definitions) and p4 triggers send this same shape; see
-// README "Webhook contract" for the templates.
+// Every value Swarm substitutes is a string ("{version}" becomes "3"), so
+// the numeric fields take numeric strings too. p4 triggers and API callers
+// send the same shape without "swarm"; see README "Webhook contract".
 type Request struct {
-	ChangelistID   int64    `json:"changelist_id"`
-	ReviewVersion  int      `json:"review_version"`
-	IdempotencyKey string   `json:"idempotency_key"`
-	Shelved        bool     `json:"shelved"`
-	Recipients     []string `json:"recipients"`
-	Source         string   `json:"source"`
-	RequestedBy    string   `json:"requested_by,omitempty"`
+	ChangelistID   int64         `json:"changelist_id"`
+	ReviewVersion  int           `json:"review_version"`
+	IdempotencyKey string        `json:"idempotency_key"`
+	Shelved        bool          `json:"shelved"`
+	Recipients     []string      `json:"recipients"`
+	Source         string        `json:"source"`
+	RequestedBy    string        `json:"requested_by,omitempty"`
+	Swarm          *SwarmRequest `json:"swarm,omitempty"`
+}
+
+// SwarmRequest is the Helix Swarm test run a request comes from.
+type SwarmRequest struct {
+	Review int64  `json:"review"`
+	Status string `json:"status"` // normalised: shelved or submitted
+	Update string `json:"update,omitempty"`
+	Pass   string `json:"pass,omitempty"`
+	Fail   string `json:"fail,omitempty"`
 }
 
 // FieldError names the field a request was rejected for.
@@ -72,7 +90,7 @@ func Parse(body []byte) (Request, error) {
 		return Request{}, &FieldError{Code: "malformed_json", Msg: "trailing data after the JSON object"}
 	}
 	var r Request
-	known := []string{"changelist_id", "review_version", "idempotency_key", "shelved", "recipients", "source", "requested_by"}
+	known := []string{"changelist_id", "review_version", "idempotency_key", "shelved", "recipients", "source", "requested_by", "swarm"}
 	for k := range raw {
 		if !slices.Contains(known, k) {
 			return Request{}, &FieldError{Code: "unknown_field", Field: k, Msg: "unknown field"}
@@ -120,6 +138,9 @@ func Parse(body []byte) (Request, error) {
 	}
 	if r.Source == "" {
 		r.Source = "api"
+		if _, ok := raw["swarm"]; ok {
+			r.Source = "swarm"
+		}
 	}
 	if !slices.Contains(sources, r.Source) {
 		return Request{}, &FieldError{Code: "invalid_field", Field: "source", Msg: "must be p4-trigger, swarm or api"}
@@ -130,7 +151,77 @@ func Parse(body []byte) (Request, error) {
 	if len(r.RequestedBy) > 128 {
 		return Request{}, &FieldError{Code: "invalid_field", Field: "requested_by", Msg: "at most 128 characters"}
 	}
+	if err := parseSwarm(raw, &r); err != nil {
+		return Request{}, err
+	}
 	return r, nil
+}
+
+// parseSwarm reads the "swarm" object: present exactly when source is
+// "swarm". Its {status} decides the describe mode; an explicit "shelved"
+// that contradicts it is rejected rather than guessed between.
+func parseSwarm(raw map[string]json.RawMessage, r *Request) error {
+	b, ok := raw["swarm"]
+	if !ok || string(b) == "null" {
+		if r.Source == "swarm" {
+			return &FieldError{Code: "missing_field", Field: "swarm", Msg: "is required for source swarm (the review, {status} and the callback URLs)"}
+		}
+		return nil
+	}
+	if r.Source != "swarm" {
+		return &FieldError{Code: "invalid_field", Field: "swarm", Msg: "only for source swarm"}
+	}
+	var sw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &sw); err != nil {
+		return &FieldError{Code: "invalid_field", Field: "swarm", Msg: "must be an object"}
+	}
+	for k := range sw {
+		if !slices.Contains([]string{"review", "status", "update", "pass", "fail"}, k) {
+			return &FieldError{Code: "unknown_field", Field: "swarm." + k, Msg: "unknown field"}
+		}
+	}
+	out := &SwarmRequest{}
+	review, err := positiveInt(sw, "review", 1<<53)
+	if err != nil {
+		fe, _ := IsFieldError(err)
+		fe.Field = "swarm.review"
+		return fe
+	}
+	out.Review = review
+	var status string
+	if err := str(sw, "status", true, &status); err != nil {
+		fe, _ := IsFieldError(err)
+		fe.Field = "swarm.status"
+		return fe
+	}
+	shelved, ok := swarm.Shelved(status)
+	if !ok {
+		return &FieldError{Code: "invalid_field", Field: "swarm.status", Msg: "must be shelved or submitted"}
+	}
+	if _, given := raw["shelved"]; given && r.Shelved != shelved {
+		return &FieldError{Code: "invalid_field", Field: "shelved", Msg: "contradicts swarm.status"}
+	}
+	r.Shelved = shelved
+	out.Status = swarm.StatusSubmitted
+	if shelved {
+		out.Status = swarm.StatusShelved
+	}
+	for _, f := range []struct {
+		name string
+		into *string
+	}{{"update", &out.Update}, {"pass", &out.Pass}, {"fail", &out.Fail}} {
+		if err := str(sw, f.name, false, f.into); err != nil {
+			fe, _ := IsFieldError(err)
+			fe.Field = "swarm." + f.name
+			return fe
+		}
+		if u, err := url.Parse(*f.into); *f.into != "" && (err != nil || !u.IsAbs() || u.Host == "" || len(*f.into) > 2048) {
+			// An unsubstituted "{pass}" lands here too.
+			return &FieldError{Code: "invalid_field", Field: "swarm." + f.name, Msg: "must be an absolute URL"}
+		}
+	}
+	r.Swarm = out
+	return nil
 }
 
 func positiveInt(raw map[string]json.RawMessage, field string, max int64) (int64, error) {

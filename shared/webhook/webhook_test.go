@@ -54,7 +54,7 @@ func TestParse(t *testing.T) {
 		name, body, code, field string
 	}{
 		{"minimal", `{"changelist_id":12345,"review_version":1,"idempotency_key":"k1"}`, "", ""},
-		{"numeric strings (Swarm templates)", `{"changelist_id":"12345","review_version":"2","idempotency_key":"swarm-7-2","source":"swarm"}`, "", ""},
+		{"numeric strings (Swarm templates)", `{"changelist_id":"12345","review_version":"2","idempotency_key":"swarm-7-2","source":"swarm","swarm":{"review":"7","status":"shelved"}}`, "", ""},
 		{"all fields", `{"changelist_id":1,"review_version":1,"idempotency_key":"k","shelved":true,"recipients":["Bob@Example.com"],"source":"p4-trigger","requested_by":"alice"}`, "", ""},
 		{"not json", `{"changelist_id":`, "malformed_json", ""},
 		{"array", `[1,2]`, "malformed_json", ""},

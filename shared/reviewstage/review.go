@@ -1,4 +1,7 @@
-package pipeline
+// Package reviewstage is the llm stage's stage.Processor: redacted changeset
+// → prompt → LLM → validated ReviewResult artifact. Leases, retries and dead
+// letters are the stage runtime's business, not its own.
+package reviewstage
 
 import (
 	"context"

@@ -1,15 +1,14 @@
-package pipeline
+// Package notifystage is the notify stage's stage.Processor: ReviewResult →
+// one e-mail per recipient through the outbox, send first then mark, with a
+// provider lookup before any resend of a send that may have happened.
+package notifystage
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
-	"net/url"
 	"slices"
-	"time"
 
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/domain"
@@ -42,6 +41,14 @@ type Notify struct {
 	From        string
 	HTML        bool
 	Log         *slog.Logger
+	// Swarm reports the outcome to a Helix Swarm test run once every
+	// recipient is e-mailed (swarm.Reporter); nil for none.
+	Swarm SwarmPasser
+}
+
+// SwarmPasser reports a finished review to its Swarm test run.
+type SwarmPasser interface {
+	Pass(ctx context.Context, job *store.Job, findings int) error
 }
 
 // Process sends the review to every recipient that has not been notified.
@@ -82,6 +89,18 @@ func (n *Notify) Process(ctx context.Context, job *store.Job) (store.Result, err
 	}
 	if len(permanent) > 0 {
 		return store.Result{}, errors.Join(permanent...)
+	}
+	if n.Swarm != nil && job.Swarm != nil {
+		// After the e-mails, never before: a failing callback retries this
+		// stage, whose outbox skips the recipients already e-mailed.
+		if err := n.Swarm.Pass(ctx, job, job.FindingCount); err != nil {
+			if failure.Classify(err).Retryable() {
+				return store.Result{}, err
+			}
+			// Swarm refused it for good (the run was deleted, …): the review
+			// was delivered, which is what the job is for.
+			n.Log.WarnContext(ctx, "swarm pass callback refused; not retried", "err", err, "error_class", failure.Classify(err))
+		}
 	}
 	return store.Result{Detail: fmt.Sprintf("%d of %d recipients e-mailed now, the rest earlier", sent, len(recipients))}, nil
 }
@@ -162,39 +181,6 @@ func (n *Notify) reconcile(ctx context.Context, k notify.Key, msg *notify.Messag
 	}
 	n.Log.WarnContext(ctx, "reconciled: the earlier send did not reach the provider; resending", "recipient", k.Recipient)
 	return n.Outbox.Reset(ctx, k, domain.Now())
-}
-
-// HTTPDeliveryLog asks an HTTP endpoint for accepted messages:
-// GET <URL>?message_id=<id> answering a JSON array (empty when unknown). The
-// local SMTP stand-in serves it; a relay's message-tracking API can too.
-type HTTPDeliveryLog struct {
-	URL    string
-	Client *http.Client
-}
-
-// Delivered reports whether the endpoint knows the Message-ID.
-func (l HTTPDeliveryLog) Delivered(ctx context.Context, messageID string) (bool, error) {
-	c := l.Client
-	if c == nil {
-		c = &http.Client{Timeout: 10 * time.Second}
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, l.URL+"?message_id="+url.QueryEscape(messageID), nil)
-	if err != nil {
-		return false, failure.Wrap(failure.InternalBug, err)
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return false, fmt.Errorf("delivery log lookup: %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return false, failure.Upstream(resp.StatusCode, 0, fmt.Errorf("delivery log lookup: HTTP %d", resp.StatusCode))
-	}
-	var found []json.RawMessage
-	if err := json.NewDecoder(resp.Body).Decode(&found); err != nil {
-		return false, failure.Errorf(failure.Upstream5xx, "delivery log lookup: %w", err)
-	}
-	return len(found) > 0, nil
 }
 
 // SenderFunc adapts a function to Sender.

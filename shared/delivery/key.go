@@ -1,4 +1,9 @@
-package notify
+// Package delivery owns the identity of one e-mail delivery: the Key tuple
+// (changelist, recipient, review version) and what is derived from it — the
+// idempotency token and the deterministic Message-ID. The outbox row, the
+// composed message and the provider's delivery records all carry it, and it
+// has no dependencies, so storing a row never links a mail library.
+package delivery
 
 import (
 	"crypto/sha256"
@@ -20,9 +25,9 @@ type Key struct {
 	ReviewVersion int
 }
 
-// keyScheme versions the hash input. Changing how a token is derived would
+// KeyScheme versions the hash input. Changing how a token is derived would
 // make in-flight retries look like new intents, so a change must bump this.
-const keyScheme = "criticizer.notify.v1"
+const KeyScheme = "criticizer.notify.v1"
 
 // String returns the canonical form "<changelist>/v<review_version>/<recipient>".
 // The recipient is trimmed and lower-cased: two spellings of one mailbox are
@@ -33,10 +38,10 @@ func (k Key) String() string {
 }
 
 // IdempotencyToken returns the hex SHA-256 of the canonical key. It is stable
-// across processes and releases (see keyScheme) and reveals nothing of the
+// across processes and releases (see KeyScheme) and reveals nothing of the
 // recipient, so it may appear in headers and logs.
 func (k Key) IdempotencyToken() string {
-	sum := sha256.Sum256([]byte(keyScheme + "\x00" + k.String()))
+	sum := sha256.Sum256([]byte(KeyScheme + "\x00" + k.String()))
 	return hex.EncodeToString(sum[:])
 }
 

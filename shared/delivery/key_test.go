@@ -1,4 +1,4 @@
-package notify
+package delivery
 
 import (
 	"regexp"
@@ -28,7 +28,7 @@ func TestKeyString(t *testing.T) {
 func TestIdempotencyToken(t *testing.T) {
 	base := Key{12345, "alice@example.com", 1}
 	// Pinned: a change here means every in-flight retry would be treated as
-	// a new delivery intent. Bump keyScheme deliberately if it must change.
+	// a new delivery intent. Bump KeyScheme deliberately if it must change.
 	const golden = "4ea48d6f8f14dd6e90f3aa121d31210967a29fd0c546fed398ef3ad8d480e901"
 	tok := base.IdempotencyToken()
 	if !regexp.MustCompile(`^[0-9a-f]{64}$`).MatchString(tok) {

@@ -1,0 +1,187 @@
+// Command bench runs the project's benchmarks and prints them as one table:
+// every `go test -bench` result with its standard and custom units
+// (b.ReportMetric: p4-invocations, peak-MiB, recall, requests, …), plus a
+// row per function with its bootstrap size and cold-start time, measured by
+// running the bootstrap against a fake Lambda runtime API. `make bench` runs
+// it; the README shows its latest output.
+//
+//	bench [-bench REGEXP] [-benchtime D] [-pkgs "./..."] [-runs N] [-raw FILE] [-no-functions] [-no-go-test]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/criticizer/criticizer/internal/devstack"
+)
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	benchRe := fs.String("bench", ".", "benchmarks to run (go test -bench)")
+	benchtime := fs.String("benchtime", "", "go test -benchtime (default go test's)")
+	pkgs := fs.String("pkgs", "./...", "packages to benchmark, space-separated")
+	runs := fs.Int("runs", 5, "cold starts per function; the table shows the median")
+	raw := fs.String("raw", ".run/bench.txt", "where to keep the raw go test output")
+	noFunctions := fs.Bool("no-functions", false, "skip the bootstrap size and cold-start rows")
+	noGoTest := fs.Bool("no-go-test", false, "skip go test -bench")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var results []Result
+	var parsed Run
+	if !*noGoTest {
+		var err error
+		parsed, err = goBench(ctx, *benchRe, *benchtime, strings.Fields(*pkgs), *raw)
+		if err != nil {
+			return err
+		}
+		results = append(results, parsed.Results...)
+	}
+	var fnErrs []string
+	if !*noFunctions {
+		rows, errs := functionRows(ctx, *runs)
+		results = append(results, rows...)
+		fnErrs = errs
+	}
+	cpu := parsed.CPU
+	if cpu == "" {
+		cpu = cpuModel()
+	}
+	fmt.Fprintf(out, "Machine: %s, %d cores, %s/%s, %s, %s\n\n", cpu, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH,
+		runtime.Version(), time.Now().UTC().Format("2006-01-02 15:04 MST"))
+	if err := Render(out, results); err != nil {
+		return err
+	}
+	for _, s := range parsed.Skips {
+		fmt.Fprintln(out, "\nskipped:", s)
+	}
+	problems := append(slices.Clone(parsed.Failures), fnErrs...)
+	if len(problems) > 0 {
+		return fmt.Errorf("%d failures:\n  %s", len(problems), strings.Join(problems, "\n  "))
+	}
+	return nil
+}
+
+// goBench runs go test -bench over pkgs, keeping the raw output in rawPath.
+func goBench(ctx context.Context, benchRe, benchtime string, pkgs []string, rawPath string) (Run, error) {
+	args := []string{"test", "-run", "^$", "-bench", benchRe, "-benchmem"}
+	if benchtime != "" {
+		args = append(args, "-benchtime", benchtime)
+	}
+	args = append(args, pkgs...)
+	if err := os.MkdirAll(filepath.Dir(rawPath), 0o755); err != nil {
+		return Run{}, err
+	}
+	f, err := os.Create(rawPath)
+	if err != nil {
+		return Run{}, err
+	}
+	defer f.Close()
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Stdout, cmd.Stderr = f, os.Stderr
+	fmt.Fprintln(os.Stderr, "bench: go", strings.Join(args, " "), ">", rawPath)
+	runErr := cmd.Run() // a failing package still prints the others' results
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return Run{}, err
+	}
+	parsed, err := Parse(f, runtime.GOMAXPROCS(0))
+	if err != nil {
+		return Run{}, err
+	}
+	if runErr != nil && len(parsed.Failures) == 0 {
+		parsed.Failures = append(parsed.Failures, "go test: "+runErr.Error())
+	}
+	return parsed, nil
+}
+
+// functionRows builds every functions/<name> bootstrap with the deploy's
+// flags and reports its size and median cold start.
+func functionRows(ctx context.Context, runs int) ([]Result, []string) {
+	names, err := functionNames()
+	if err != nil {
+		return nil, []string{err.Error()}
+	}
+	dir, err := os.MkdirTemp("", "bench-bootstrap-")
+	if err != nil {
+		return nil, []string{err.Error()}
+	}
+	defer os.RemoveAll(dir)
+	var rows []Result
+	var errs []string
+	for _, name := range names {
+		bin := filepath.Join(dir, name, "bootstrap")
+		args := append(append([]string{"build"}, devstack.LambdaBuildFlags...), "-o", bin, "./functions/"+name)
+		cmd := exec.CommandContext(ctx, "go", args...)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			errs = append(errs, fmt.Sprintf("build functions/%s: %v: %s", name, err, b))
+			continue
+		}
+		fi, err := os.Stat(bin)
+		if err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		row := Result{Pkg: "functions/" + name, Name: "ColdStart", N: int64(runs),
+			Metrics: []Metric{{Value: float64(fi.Size()) / 1e6, Unit: "bootstrap-MB"}}}
+		var times []time.Duration
+		for range runs {
+			d, err := MeasureInit(ctx, bin, FunctionEnv[name])
+			if err != nil {
+				errs = append(errs, fmt.Sprintf("cold start of functions/%s: %v", name, err))
+				break
+			}
+			times = append(times, d)
+		}
+		if len(times) == runs && runs > 0 {
+			sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
+			row.Metrics = append(row.Metrics, Metric{Value: float64(times[len(times)/2].Microseconds()) / 1000, Unit: "init-ms"})
+		}
+		rows = append(rows, row)
+	}
+	return rows, errs
+}
+
+// functionNames lists functions/<name> directories with a main.go.
+func functionNames() ([]string, error) {
+	matches, err := filepath.Glob("functions/*/main.go")
+	if err != nil || len(matches) == 0 {
+		return nil, fmt.Errorf("no functions/*/main.go here: run bench from the repository root")
+	}
+	var names []string
+	for _, m := range matches {
+		names = append(names, filepath.Base(filepath.Dir(m)))
+	}
+	return names, nil
+}
+
+// cpuModel reads the CPU's name when go test did not print it.
+func cpuModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return "unknown CPU"
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown CPU"
+}

@@ -1,0 +1,25 @@
+// Command sesevents records SES delivery events (send, delivery, bounce,
+// complaint, reject), delivered by SNS or EventBridge from the notify
+// stage's configuration set, in the jobs table keyed by each message's
+// outbox tag: the evidence the notify stage's lookup-before-resend and the
+// outbox reconciler read. See shared/deliverylog.
+package main
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/criticizer/criticizer/shared/coldstart"
+	"github.com/criticizer/criticizer/shared/deliverylog"
+)
+
+func main() {
+	env := coldstart.Must(coldstart.Load(context.Background(), "sesevents"))
+	events := deliverylog.New(dynamodb.NewFromConfig(env.AWS), env.Config.JobsTable, 0)
+	lambda.Start(func(ctx context.Context, payload json.RawMessage) (deliverylog.Report, error) {
+		return events.HandleSES(ctx, payload, env.Log, env.Metrics)
+	})
+}

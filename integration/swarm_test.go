@@ -1,0 +1,325 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/criticizer/criticizer/internal/devstack"
+	llmstandin "github.com/criticizer/criticizer/internal/standin/llm"
+	swarmstandin "github.com/criticizer/criticizer/internal/standin/swarm"
+	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/envelope"
+	"github.com/criticizer/criticizer/shared/store"
+)
+
+// swarmTemplate is the test definition body the README gives users to
+// copy: the suite sends exactly that, so the documented setup is the tested one.
+func swarmTemplate(t *testing.T) string {
+	t.Helper()
+	root, err := devstack.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, `{"changelist_id":"{change}"`) && strings.Contains(line, `"{update}"`) {
+			return line
+		}
+	}
+	t.Fatal("README has no Swarm test definition body")
+	return ""
+}
+
+// swarmRun sets up a Swarm review of a fresh copy of the pending change 12348
+// (shelved files, owned by Swarm's service user), authored by bob, and starts
+// a test run of its version 1 as Swarm would.
+func swarmRun(t *testing.T) (cl int64, run swarmstandin.Run) {
+	t.Helper()
+	sw := env.local.Swarm
+	cl = newChange(t, 12348)
+	review := cl + 1 // Swarm's review id is a change number of its own
+	sw.AddReview(swarmstandin.Review{ID: review, Author: "bob", Change: cl, Version: 1})
+	return cl, sw.StartRun(review, 1)
+}
+
+// swarmPost runs the README's test definition for run as Swarm does: the
+// substituted JSON body, POSTed with its static Authorization header only.
+func swarmPost(t *testing.T, cl int64, run swarmstandin.Run, status string) apiResponse {
+	t.Helper()
+	def := swarmstandin.TestDefinition{URL: env.apiURL + "/webhooks/changelist", Body: swarmTemplate(t),
+		Headers: map[string]string{"Authorization": "Bearer " + env.local.SwarmToken}}
+	out, err := env.local.Swarm.RunTest(context.Background(), def, run, cl, status)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := apiResponse{Status: out.Status, Body: out.Body}
+	_ = json.Unmarshal(out.Body, &r.Decoded)
+	return r
+}
+
+// awaitCalls waits until run has received a callback of kind.
+func awaitCalls(t *testing.T, run swarmstandin.Run, kind string, timeout time.Duration) []swarmstandin.Call {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		calls := env.local.Swarm.Calls(run.ID)
+		if slices.ContainsFunc(calls, func(c swarmstandin.Call) bool { return c.Kind == kind }) {
+			return calls
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s callback after %s; calls %+v", kind, timeout, calls)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func callKinds(calls []swarmstandin.Call) []string {
+	var out []string
+	for _, c := range calls {
+		out = append(out, c.Kind)
+	}
+	return out
+}
+
+// awaitQueuesIdle waits until no stage queue holds a message, visible,
+// in flight or delayed: every message sent before has been handled. A
+// duplicate that met a held lease comes back one lease later, so callers
+// allow several leases.
+func awaitQueuesIdle(t *testing.T, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		busy := 0
+		for _, u := range stageURLs("QueueUrl") {
+			out, err := env.sqs.GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{QueueUrl: &u, AttributeNames: []sqstypes.QueueAttributeName{
+				sqstypes.QueueAttributeNameApproximateNumberOfMessages, sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible,
+				sqstypes.QueueAttributeNameApproximateNumberOfMessagesDelayed}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range out.Attributes {
+				if v != "0" {
+					busy++
+				}
+			}
+		}
+		if busy == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("stage queues still busy after %s", timeout)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// A Swarm pre-commit review end to end: bearer token, string placeholders,
+// {status} shelved. The shelved files are reviewed, the review's author (not
+// Swarm's service user who owns the change) is e-mailed, and Swarm hears
+// {update} then {pass}, once each, also after the job's messages are
+// delivered again.
+func TestSwarmPreCommitReview(t *testing.T) {
+	cl, run := swarmRun(t)
+	resp := swarmPost(t, cl, run, "shelved")
+	if resp.Status != http.StatusAccepted {
+		t.Fatalf("Swarm's request: %d %s", resp.Status, resp.Body)
+	}
+	id := resp.Decoded["job_id"].(string)
+	j := waitJob(t, id, 90*time.Second, "succeeded", succeeded)
+
+	if !j.Shelved || j.Source != "swarm" || j.ReviewVersion != 1 {
+		t.Fatalf("job shelved=%v source=%q version=%d; want a shelved swarm review of version 1", j.Shelved, j.Source, j.ReviewVersion)
+	}
+	if !slices.Equal(j.Recipients, []string{"bob@example.com"}) {
+		t.Fatalf("recipients %v, want only the review's author bob@example.com", j.Recipients)
+	}
+	mails := mailsFor(cl, 1)
+	if len(mails) != 1 || !slices.Equal(mails[0].To, []string{"bob@example.com"}) {
+		t.Fatalf("e-mails %+v, want one to bob@example.com", mails)
+	}
+	if !regexp.MustCompile(`(?m)^Author: +bob\r?$`).Match(mails[0].Raw) {
+		t.Fatalf("the e-mail does not name the review's author bob:\n%.800s", mails[0].Raw)
+	}
+	for _, m := range env.smtp.Messages() {
+		if slices.Contains(m.To, "swarm-service@example.com") {
+			t.Fatalf("Swarm's service user was e-mailed: %q", m.Subject)
+		}
+	}
+	// The shelved files were fetched: the added file exists only on the shelf.
+	var prompt string
+	for _, req := range env.llm.Requests() {
+		for _, m := range req.Messages {
+			if strings.Contains(m.Content, changeMarker(cl)) {
+				prompt = m.Content
+			}
+		}
+	}
+	if !strings.Contains(prompt, "//depot/projectA/src/net/retry.go") {
+		t.Fatalf("the prompt does not review the shelved files:\n%.600s", prompt)
+	}
+
+	calls := awaitCalls(t, run, "pass", 30*time.Second)
+	if got := callKinds(calls); !slices.Equal(got, []string{"update", "pass"}) {
+		t.Fatalf("callbacks %v, want update then pass", got)
+	}
+	if u := calls[0]; u.Status != "running" || !strings.HasSuffix(u.URL, "/jobs/"+id) {
+		t.Fatalf("update %+v: want status running and a link to the job", u)
+	}
+	want := fmt.Sprintf("%d findings", j.FindingCount)
+	if j.FindingCount == 1 {
+		want = "1 finding"
+	} else if j.FindingCount == 0 {
+		want = "no findings"
+	}
+	if p := calls[1]; len(p.Messages) != 1 || !strings.Contains(p.Messages[0], want) {
+		t.Fatalf("pass messages %q, want the finding count (%s)", p.Messages, want)
+	}
+
+	// Every stage's message delivered again: acknowledged, nothing called or sent twice.
+	for _, s := range domain.Stages {
+		if err := env.queues.Send(context.Background(), envelope.Envelope{V: envelope.Version, JobID: id, Changelist: cl, ReviewVersion: 1, Stage: s, TraceID: j.TraceID}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	awaitQueuesIdle(t, 5*env.lease)
+	if got := callKinds(env.local.Swarm.Calls(run.ID)); !slices.Equal(got, []string{"update", "pass"}) {
+		t.Fatalf("after redelivery: callbacks %v, want still update, pass", got)
+	}
+	if n := len(mailsFor(cl, 1)); n != 1 {
+		t.Fatalf("after redelivery: %d e-mails, want 1", n)
+	}
+	j, _ = env.jobs.Get(context.Background(), id)
+	if j.Swarm == nil || j.Swarm.UpdateAt == "" || j.Swarm.PassAt == "" || j.Swarm.FailAt != "" {
+		t.Fatalf("job's callback record %+v", j.Swarm)
+	}
+	// The record is written once: a second recording is refused.
+	if err := env.jobs.RecordCallback(context.Background(), id, store.CallbackPass, time.Now()); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("recording pass again: %v, want ErrConflict", err)
+	}
+}
+
+// A Swarm review that is dead-lettered tells Swarm {fail}; replayed (the
+// dead letter redriven twice) it succeeds and tells Swarm {pass}: each
+// callback once, one e-mail.
+func TestSwarmDeadLetterFailsThenReplayPassesOnce(t *testing.T) {
+	fault(t, llmstandin.Fault{Status: 403, Count: 1, Body: json.RawMessage(`{"error":{"code":"permission_denied","message":"no"}}`)})
+	cl, run := swarmRun(t)
+	resp := swarmPost(t, cl, run, "shelved")
+	if resp.Status != http.StatusAccepted {
+		t.Fatalf("Swarm's request: %d %s", resp.Status, resp.Body)
+	}
+	id := resp.Decoded["job_id"].(string)
+	waitJob(t, id, 60*time.Second, "failed", failed)
+	calls := awaitCalls(t, run, "fail", 30*time.Second)
+	if got := callKinds(calls); !slices.Equal(got, []string{"update", "fail"}) {
+		t.Fatalf("callbacks %v, want update then fail", got)
+	}
+	if m := calls[1].Messages; len(m) != 1 || !strings.Contains(m[0], "AUTH_DENIED") {
+		t.Fatalf("fail messages %q, want the error class", m)
+	}
+	env.llm.Reset()
+
+	item := awaitDLQ(t, domain.StageLLM, forJob(id), 30*time.Second)
+	u := stageURLs("QueueUrl")[domain.StageLLM]
+	for range 2 { // redriven twice: replays once
+		if _, err := env.sqs.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: &u, MessageBody: &item.Body}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j := waitJob(t, id, 90*time.Second, "succeeded after replay", succeeded)
+	awaitQueuesIdle(t, 5*env.lease)
+	if got := callKinds(env.local.Swarm.Calls(run.ID)); !slices.Equal(got, []string{"update", "fail", "pass"}) {
+		t.Fatalf("callbacks %v, want update, fail, pass: once each", got)
+	}
+	if n := len(mailsFor(cl, 1)); n != 1 {
+		t.Fatalf("%d e-mails, want 1", n)
+	}
+	if j.StageRecord(domain.StageLLM).Replays != 1 {
+		t.Fatalf("llm replays %d, want 1", j.StageRecord(domain.StageLLM).Replays)
+	}
+}
+
+// The webhook's Swarm door on the deployed stack: a wrong token and a token
+// for another source are refused, and nothing is created.
+func TestSwarmTokenRefusals(t *testing.T) {
+	cl, run := swarmRun(t)
+	good := env.local.SwarmToken
+	env.local.SwarmToken = "not-the-token"
+	r := swarmPost(t, cl, run, "shelved")
+	env.local.SwarmToken = good
+	if r.Status != http.StatusUnauthorized {
+		t.Fatalf("wrong token: %d %s", r.Status, r.Body)
+	}
+	req, _ := http.NewRequest(http.MethodPost, env.apiURL+"/webhooks/changelist",
+		strings.NewReader(fmt.Sprintf(`{"changelist_id":%d,"review_version":1,"idempotency_key":"%s"}`, cl, uniqueKey(t))))
+	req.Header.Set("content-type", "application/json; charset=utf-8")
+	req.Header.Set("authorization", "Bearer "+good)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("the Swarm token for source api: %d, want 403", resp.StatusCode)
+	}
+	if calls := env.local.Swarm.Calls(run.ID); len(calls) != 0 {
+		t.Fatalf("refused requests called back: %+v", calls)
+	}
+}
+
+// Retried stages do not repeat callbacks: fetch fails twice (the Perforce
+// server unreachable) after {update} was made, and the first {pass} meets a
+// Swarm outage. Swarm still hears {update} once and {pass} once, and the
+// author one e-mail.
+func TestSwarmCallbacksSurviveStageRetries(t *testing.T) {
+	cl, run := swarmRun(t)
+	path := filepath.Join(env.depot, "changes", fmt.Sprintf("%d.json", cl))
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fx map[string]any
+	_ = json.Unmarshal(b, &fx)
+	fx["faults"] = []any{map[string]any{"command": "describe", "exit": 1, "times": 2,
+		"stderr": "Perforce client error:\n\tConnect to server failed; check $P4PORT.\n\tTCP connect to perforce:1666 failed.\n\tconnect: 127.0.0.1:1666: Connection refused"}}
+	b, _ = json.Marshal(fx)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env.local.Swarm.FailNext("pass", http.StatusServiceUnavailable)
+
+	resp := swarmPost(t, cl, run, "shelved")
+	if resp.Status != http.StatusAccepted {
+		t.Fatalf("Swarm's request: %d %s", resp.Status, resp.Body)
+	}
+	id := resp.Decoded["job_id"].(string)
+	j := waitJob(t, id, 120*time.Second, "succeeded", succeeded)
+	if a := j.StageRecord(domain.StageFetch).Attempts; a != 3 {
+		t.Fatalf("fetch attempts %d, want 3 (two refused connections)", a)
+	}
+	if a := j.StageRecord(domain.StageNotify).Attempts; a != 2 {
+		t.Fatalf("notify attempts %d, want 2 (the first pass callback met a 503)", a)
+	}
+	if got := callKinds(env.local.Swarm.Calls(run.ID)); !slices.Equal(got, []string{"update", "pass"}) {
+		t.Fatalf("callbacks %v, want update then pass, once each", got)
+	}
+	if n := len(mailsFor(cl, 1)); n != 1 {
+		t.Fatalf("%d e-mails, want 1: a failing callback must not repeat the e-mail", n)
+	}
+}

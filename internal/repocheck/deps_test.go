@@ -1,0 +1,48 @@
+package repocheck
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestFunctionDeps keeps each function binary to what it uses: a package a
+// function links but never calls still costs bootstrap size and, for
+// packages with init work, cold-start time.
+func TestFunctionDeps(t *testing.T) {
+	smtp := []string{"github.com/wneessen/go-mail", "github.com/emersion/go-smtp", "github.com/criticizer/criticizer/shared/notify"}
+	llm := []string{"github.com/criticizer/criticizer/shared/llm", "github.com/criticizer/criticizer/shared/reviewstage"}
+	schema := []string{"github.com/santhosh-tekuri/jsonschema", "github.com/criticizer/criticizer/shared/review"}
+	tests := []struct {
+		function  string
+		forbidden [][]string
+	}{
+		{"sweeper", [][]string{smtp, llm, schema}},
+		{"webhook", [][]string{smtp, llm, schema}},
+		{"sesevents", [][]string{smtp, llm, schema}},
+		{"fetch", [][]string{smtp, llm, schema}},
+		{"review", [][]string{smtp}},
+		{"notify", [][]string{llm, schema}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.function, func(t *testing.T) {
+			out, err := exec.Command("go", "list", "-deps", "github.com/criticizer/criticizer/functions/"+tt.function).CombinedOutput()
+			if err != nil {
+				t.Fatalf("go list: %v\n%s", err, out)
+			}
+			deps := strings.Fields(string(out))
+			if len(deps) < 50 {
+				t.Fatalf("go list -deps printed %d packages; the check would prove nothing", len(deps))
+			}
+			for _, group := range tt.forbidden {
+				for _, prefix := range group {
+					for _, d := range deps {
+						if d == prefix || strings.HasPrefix(d, prefix+"/") {
+							t.Errorf("functions/%s links %s", tt.function, d)
+						}
+					}
+				}
+			}
+		})
+	}
+}

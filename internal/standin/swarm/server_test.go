@@ -1,0 +1,119 @@
+package swarm
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// The stand-in's side of shared/reference/swarm.md: how a test run's request
+// is sent and judged, and what the reviews API and callbacks accept.
+func TestRunTestFollowsTheReference(t *testing.T) {
+	type seen struct{ method, path, query, ctype, auth, body string }
+	var got seen
+	status := http.StatusOK
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got = seen{r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Get("Content-Type"), r.Header.Get("Authorization"), string(b)}
+		w.WriteHeader(status)
+	}))
+	defer target.Close()
+	s := NewServer(Options{User: "u", Ticket: "t"})
+	if _, err := s.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	run := s.StartRun(40, 3)
+
+	tests := []struct {
+		name       string
+		def        TestDefinition
+		answer     int
+		want       seen
+		wantFailed bool
+	}{
+		{"json body: POST, strings, static header",
+			TestDefinition{URL: target.URL + "/hook", Body: `{"v":"{version}","s":"{status}"}`, Headers: map[string]string{"Authorization": "Bearer x"}},
+			200, seen{"POST", "/hook", "", "application/json", "Bearer x", `{"v":"3","s":"shelved"}`}, false},
+		{"no body: GET, URL placeholders encoded",
+			TestDefinition{URL: target.URL + "/hook?pass={pass}"},
+			200, seen{method: "GET", path: "/hook", query: "pass=" + strings.ReplaceAll(strings.ReplaceAll(strings.ReplaceAll(run.Pass, ":", "%3A"), "/", "%2F"), "?", "%3F")}, false},
+		{"non-2xx fails the run", TestDefinition{URL: target.URL + "/hook", Body: `{}`}, 401, seen{"POST", "/hook", "", "application/json", "", `{}`}, true},
+		{"headers carry no placeholders", TestDefinition{URL: target.URL + "/h", Body: `{}`, Headers: map[string]string{"Authorization": "{review}"}},
+			202, seen{"POST", "/h", "", "application/json", "{review}", `{}`}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status = tt.answer
+			out, err := s.RunTest(context.Background(), tt.def, run, 12348, "shelved")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want || out.Failed != tt.wantFailed {
+				t.Fatalf("sent %+v (failed %v), want %+v (failed %v)", got, out.Failed, tt.want, tt.wantFailed)
+			}
+		})
+	}
+	if _, err := s.RunTest(context.Background(), TestDefinition{URL: target.URL, Body: `{"shelved":{status}}`}, run, 1, "shelved"); err == nil {
+		t.Fatal("a body that is not JSON after substitution must be refused")
+	}
+}
+
+func TestReviewsAPIAndCallbacks(t *testing.T) {
+	s := NewServer(Options{User: "u", Ticket: "t"})
+	base, err := s.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.AddReview(Review{ID: 40, Author: "bob", Change: 41, Version: 1})
+	run := s.StartRun(40, 1)
+	do := func(method, u, user, body string) (int, map[string]any) {
+		req, _ := http.NewRequest(method, u, strings.NewReader(body))
+		if user != "" {
+			req.SetBasicAuth(user, "t")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var doc map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&doc)
+		return resp.StatusCode, doc
+	}
+	tests := []struct {
+		name, method, url, user, body string
+		want                          int
+	}{
+		{"review with a login", "GET", base + "/api/v11/reviews/40", "u", "", 200},
+		{"review without a login", "GET", base + "/api/v11/reviews/40", "", "", 401},
+		{"review with a wrong login", "GET", base + "/api/v11/reviews/40", "x", "", 401},
+		{"unknown review", "GET", base + "/api/v11/reviews/99", "u", "", 404},
+		{"update", "POST", run.Update, "", `{"status":"running","messages":["m"],"url":"https://x/jobs/1"}`, 200},
+		{"update with an unknown status", "POST", run.Update, "", `{"status":"done"}`, 400},
+		{"pass with another run's token", "POST", strings.Replace(run.Pass, "/testruns/", "/testruns/9", 1), "", `{}`, 403},
+		{"pass", "POST", run.Pass, "", `{"messages":["ok"]}`, 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, doc := do(tt.method, tt.url, tt.user, tt.body)
+			if code != tt.want {
+				t.Fatalf("%s %s: %d %v, want %d", tt.method, tt.url, code, doc, tt.want)
+			}
+			if tt.name == "review with a login" {
+				revs := doc["data"].(map[string]any)["reviews"].([]any)
+				if revs[0].(map[string]any)["author"] != "bob" {
+					t.Fatalf("v11 answer %v: want data.reviews[0].author bob", doc)
+				}
+			}
+		})
+	}
+	if calls := s.Calls(run.ID); len(calls) != 2 || calls[0].Kind != "update" || calls[1].Kind != "pass" {
+		t.Fatalf("recorded %+v, want the accepted update and pass only", calls)
+	}
+}

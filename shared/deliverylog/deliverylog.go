@@ -1,0 +1,198 @@
+// Package deliverylog owns the provider's evidence of a send: the delivery
+// events an e-mail provider publishes (for SES: send, delivery, bounce,
+// complaint, reject), recorded in the jobs table under the outbox tag every
+// message carries, and the lookup the notify stage makes before it resends a
+// send that may have happened. The tag is derived from the message's
+// deterministic Message-ID, so the lookup needs nothing the outbox row lacks.
+package deliverylog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/failure"
+)
+
+// TagName is the message tag (SES EmailTags) that carries the outbox tag.
+const TagName = "criticizer-outbox"
+
+// EventType is a provider delivery event, named as SES names them.
+type EventType string
+
+const (
+	Send             EventType = "Send"             // the provider accepted the message
+	Delivery         EventType = "Delivery"         // the recipient's server accepted it
+	DeliveryDelay    EventType = "DeliveryDelay"    // accepted, delivery still being attempted
+	Bounce           EventType = "Bounce"           // accepted, then the recipient's server refused it
+	Complaint        EventType = "Complaint"        // delivered, and marked as spam
+	Reject           EventType = "Reject"           // refused by the provider (e.g. a virus): never sent
+	RenderingFailure EventType = "RenderingFailure" // a template failed: never sent
+)
+
+// Accepted reports whether the event proves the provider took the message
+// for delivery: after such an event a resend would be a second e-mail (a
+// bounce would only bounce again).
+func (t EventType) Accepted() bool {
+	switch t {
+	case Send, Delivery, DeliveryDelay, Bounce, Complaint:
+		return true
+	}
+	return false
+}
+
+// Event is one delivery event for one message.
+type Event struct {
+	Tag               string    `dynamodbav:"tag"`
+	Type              EventType `dynamodbav:"event_type"`
+	ProviderMessageID string    `dynamodbav:"provider_message_id"`
+	At                string    `dynamodbav:"occurred_at"`
+	BounceType        string    `dynamodbav:"bounce_type,omitempty"` // Permanent, Transient, Undetermined
+	RecordedAt        string    `dynamodbav:"recorded_at"`
+	ExpiresAt         int64     `dynamodbav:"expires_at"` // DynamoDB TTL, epoch seconds
+}
+
+// Tag returns the outbox tag of a message from its Message-ID header value
+// ("<cl12.v1.3f2a…@example.com>" → "cl12_v1_3f2a…"): its local part with
+// every character SES does not allow in a tag value (letters, digits, _ and
+// - only) replaced by '_'. The local part is unique per outbox key.
+func Tag(messageID string) string {
+	id := strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(messageID), "<"), ">")
+	if at := strings.LastIndexByte(id, '@'); at >= 0 {
+		id = id[:at]
+	}
+	b := []byte(id)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	if len(b) > 256 {
+		b = b[:256]
+	}
+	return string(b)
+}
+
+// API is the part of the DynamoDB client the log uses.
+type API interface {
+	PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+}
+
+// DefaultRetention keeps delivery events as long as the outbox rows they
+// prove (30 days).
+const DefaultRetention = 30 * 24 * time.Hour
+
+// Log reads and writes delivery events in the jobs table.
+type Log struct {
+	api       API
+	table     string
+	retention time.Duration
+	now       func() time.Time
+}
+
+// New returns a Log over the table keeping events for retention (DefaultRetention when zero).
+func New(api API, table string, retention time.Duration) *Log {
+	if retention <= 0 {
+		retention = DefaultRetention
+	}
+	return &Log{api: api, table: table, retention: retention, now: domain.Now}
+}
+
+func pk(tag string) string { return "DELIVERY#" + tag }
+
+// Record stores e. Providers deliver events at least once; the item key is
+// (tag, type, provider id), so a redelivered event overwrites itself.
+func (l *Log) Record(ctx context.Context, e Event) error {
+	if e.Tag == "" || e.Type == "" {
+		return failure.Errorf(failure.SchemaInvalid, "delivery event without tag or type")
+	}
+	now := l.now()
+	e.RecordedAt, e.ExpiresAt = domain.FormatTime(now), now.Add(l.retention).Unix()
+	item, err := attributevalue.MarshalMap(e)
+	if err != nil {
+		return failure.Wrap(failure.InternalBug, err)
+	}
+	item["pk"] = &types.AttributeValueMemberS{Value: pk(e.Tag)}
+	item["sk"] = &types.AttributeValueMemberS{Value: fmt.Sprintf("EVENT#%s#%s", e.Type, e.ProviderMessageID)}
+	if _, err := l.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: &l.table, Item: item}); err != nil {
+		return classify("record delivery event", err)
+	}
+	return nil
+}
+
+// Events returns every recorded event of the message with this Message-ID.
+func (l *Log) Events(ctx context.Context, messageID string) ([]Event, error) {
+	in := &dynamodb.QueryInput{TableName: &l.table, ConsistentRead: aws.Bool(true),
+		KeyConditionExpression:    aws.String("pk = :pk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: pk(Tag(messageID))}}}
+	var events []Event
+	for {
+		out, err := l.api.Query(ctx, in)
+		if err != nil {
+			return nil, classify("read delivery events", err)
+		}
+		var page []Event
+		if err := attributevalue.UnmarshalListOfMaps(out.Items, &page); err != nil {
+			return nil, failure.Wrap(failure.InternalBug, err)
+		}
+		events = append(events, page...)
+		if len(out.LastEvaluatedKey) == 0 {
+			return events, nil
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+}
+
+// Delivered reports whether the provider accepted the message with this
+// Message-ID: the notify stage's lookup before a resend. It is only as
+// complete as the events that have arrived: the caller must wait out the
+// provider's send-completion window before it trusts a "no".
+func (l *Log) Delivered(ctx context.Context, messageID string) (bool, error) {
+	events, err := l.Events(ctx, messageID)
+	if err != nil {
+		return false, err
+	}
+	for _, e := range events {
+		if e.Type.Accepted() {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+func classify(op string, err error) error {
+	var ae interface{ ErrorCode() string }
+	if errors.As(err, &ae) {
+		switch ae.ErrorCode() {
+		case "ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded":
+			return failure.Wrap(failure.RateLimited, fmt.Errorf("%s: %w", op, err))
+		case "ResourceNotFoundException", "ValidationException":
+			return failure.Wrap(failure.InternalBug, fmt.Errorf("%s: %w", op, err))
+		}
+	}
+	if failure.Classify(err) == failure.NetworkTimeout {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	return failure.Wrap(failure.Upstream5xx, fmt.Errorf("%s: %w", op, err))
+}
+
+// DefaultWindow is how long after a send started the provider may still
+// complete it and publish its evidence, per EMAIL_PROVIDER: an SMTP send's
+// outcome is known when its session ends (the relay's log has it at once);
+// SES publishes its events through SNS or EventBridge, usually in seconds,
+// with retries for minutes.
+func DefaultWindow(provider string) time.Duration {
+	if provider == "ses" {
+		return 15 * time.Minute
+	}
+	return 5 * time.Minute
+}

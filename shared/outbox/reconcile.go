@@ -1,0 +1,151 @@
+package outbox
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/failure"
+)
+
+// Reconciling is a row whose delivery is in doubt: stuck "sending" past the
+// provider's completion window, or marked sent with no provider evidence
+// (the ordering contract broken). BeginSend refuses it, so nothing is sent
+// for the key until the reconciler or an operator settles it.
+const Reconciling Status = "reconciling"
+
+// Suspect is a row the reconciler looks at, with its reconciliation state.
+type Suspect struct {
+	Row
+	Reason     string `dynamodbav:"reconcile_reason,omitempty" json:"reconcile_reason,omitempty"`
+	Since      string `dynamodbav:"reconciling_since,omitempty" json:"reconciling_since,omitempty"`
+	Requeues   int    `dynamodbav:"reconcile_requeues,omitempty" json:"reconcile_requeues,omitempty"`
+	VerifiedAt string `dynamodbav:"verified_at,omitempty" json:"verified_at,omitempty"`
+}
+
+// ScanAPI is the DynamoDB call the reconciler's pass needs besides API.
+type ScanAPI interface {
+	Scan(context.Context, *dynamodb.ScanInput, ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
+}
+
+// Suspects returns up to limit rows that need reconciling: "sending" since
+// before stuckBefore, "sent" with notified_at in [sentFrom, sentTo) and not
+// yet verified against the provider (only when verifySent), and rows already
+// "reconciling". It scans the outbox items of the table: outbox rows expire
+// with the jobs (TTL), so the scan is bounded by the retention window.
+func (o *Outbox) Suspects(ctx context.Context, stuckBefore, sentFrom, sentTo time.Time, verifySent bool, limit int) ([]Suspect, error) {
+	scanner, ok := o.api.(ScanAPI)
+	if !ok {
+		return nil, failure.Errorf(failure.InternalBug, "outbox: the DynamoDB client cannot scan")
+	}
+	filter := "begins_with(pk, :outbox) AND (#s = :reconciling OR (#s = :sending AND send_started_at < :stuck)"
+	values := map[string]types.AttributeValue{":outbox": sv("OUTBOX#"), ":reconciling": sv(string(Reconciling)),
+		":sending": sv(string(Sending)), ":stuck": sv(domain.FormatTime(stuckBefore))}
+	if verifySent {
+		filter += " OR (#s = :sent AND notified_at >= :from AND notified_at < :to AND attribute_not_exists(verified_at))"
+		values[":sent"], values[":from"], values[":to"] = sv(string(Sent)), sv(domain.FormatTime(sentFrom)), sv(domain.FormatTime(sentTo))
+	}
+	filter += ")"
+	in := &dynamodb.ScanInput{TableName: &o.table, FilterExpression: aws.String(filter),
+		ExpressionAttributeNames: map[string]string{"#s": "status"}, ExpressionAttributeValues: values, ConsistentRead: aws.Bool(true)}
+	var out []Suspect
+	for {
+		page, err := scanner.Scan(ctx, in)
+		if err != nil {
+			return nil, classify("scan outbox", err)
+		}
+		var rows []Suspect
+		if err := attributevalue.UnmarshalListOfMaps(page.Items, &rows); err != nil {
+			return nil, failure.Wrap(failure.InternalBug, err)
+		}
+		for _, r := range rows {
+			if len(out) == limit {
+				return out, nil
+			}
+			out = append(out, r)
+		}
+		if len(page.LastEvaluatedKey) == 0 {
+			return out, nil
+		}
+		in.ExclusiveStartKey = page.LastEvaluatedKey
+	}
+}
+
+// update applies set under cond; ok is false when cond did not hold.
+func (o *Outbox) update(ctx context.Context, op string, k Key, set, cond string, values map[string]types.AttributeValue) (bool, error) {
+	_, err := o.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &o.table, Key: itemKey(k),
+		UpdateExpression: aws.String(set), ConditionExpression: aws.String("attribute_exists(pk) AND " + cond),
+		ExpressionAttributeNames: map[string]string{"#s": "status"}, ExpressionAttributeValues: values})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return false, nil
+	}
+	if err != nil {
+		return false, classify(op, err)
+	}
+	return true, nil
+}
+
+// MarkReconciling moves a row from the observed status to Reconciling,
+// blocking further sends for its key. ok is false when the row moved on.
+func (o *Outbox) MarkReconciling(ctx context.Context, k Key, observed Status, reason string, now time.Time) (bool, error) {
+	return o.update(ctx, "mark outbox row reconciling", k,
+		"SET #s = :reconciling, reconcile_reason = :why, reconciling_since = :now, updated_at = :now", "#s = :observed",
+		map[string]types.AttributeValue{":reconciling": sv(string(Reconciling)), ":observed": sv(string(observed)),
+			":why": sv(reason), ":now": sv(domain.FormatTime(now))})
+}
+
+// Verified records that the provider has evidence of a sent row's message.
+func (o *Outbox) Verified(ctx context.Context, k Key, now time.Time) error {
+	_, err := o.update(ctx, "verify outbox row", k, "SET verified_at = :now", "#s = :sent",
+		map[string]types.AttributeValue{":sent": sv(string(Sent)), ":now": sv(domain.FormatTime(now))})
+	return err
+}
+
+// Backfill settles a reconciling row the provider has evidence of: sent,
+// verified, with the evidence as its notification id when it had none.
+func (o *Outbox) Backfill(ctx context.Context, k Key, evidence string, now time.Time) (bool, error) {
+	at := sv(domain.FormatTime(now))
+	return o.update(ctx, "backfill outbox row", k,
+		"SET #s = :sent, verified_at = :now, updated_at = :now, notified_at = if_not_exists(notified_at, :now),"+
+			" notification_id = if_not_exists(notification_id, :nid) REMOVE reconcile_reason, reconciling_since",
+		"#s = :reconciling", map[string]types.AttributeValue{":sent": sv(string(Sent)), ":reconciling": sv(string(Reconciling)),
+			":now": at, ":nid": sv(evidence)})
+}
+
+// RequeueReconciled settles a reconciling row the provider has no record of:
+// the sent markers are cleared and the row is pending again, once. ok is
+// false when it was requeued before (or moved on): an operator decides then.
+func (o *Outbox) RequeueReconciled(ctx context.Context, k Key, now time.Time) (bool, error) {
+	return o.update(ctx, "requeue reconciled outbox row", k,
+		"SET #s = :pending, updated_at = :now, reconcile_requeues = if_not_exists(reconcile_requeues, :zero) + :one"+
+			" REMOVE notified_at, notification_id, send_started_at, reconcile_reason, reconciling_since",
+		"#s = :reconciling AND (attribute_not_exists(reconcile_requeues) OR reconcile_requeues < :one)",
+		map[string]types.AttributeValue{":pending": sv(string(Pending)), ":reconciling": sv(string(Reconciling)),
+			":now": sv(domain.FormatTime(now)), ":zero": &types.AttributeValueMemberN{Value: "0"}, ":one": &types.AttributeValueMemberN{Value: "1"}})
+}
+
+// Resolve is the operator's settlement of a reconciling row: delivered
+// (checked with the provider; evidence says how) marks it sent and never
+// resends; not delivered makes it pending for the next notify run.
+func (o *Outbox) Resolve(ctx context.Context, k Key, delivered bool, evidence string, now time.Time) error {
+	var ok bool
+	var err error
+	if delivered {
+		ok, err = o.Backfill(ctx, k, "operator-confirmed: "+evidence, now)
+	} else {
+		ok, err = o.update(ctx, "resolve outbox row", k,
+			"SET #s = :pending, updated_at = :now REMOVE notified_at, notification_id, send_started_at, reconcile_reason, reconciling_since",
+			"#s = :reconciling", map[string]types.AttributeValue{":pending": sv(string(Pending)), ":reconciling": sv(string(Reconciling)), ":now": sv(domain.FormatTime(now))})
+	}
+	if err == nil && !ok {
+		return failure.Errorf(failure.Conflict, "resolve %s: the row is not reconciling", k)
+	}
+	return err
+}

@@ -1,0 +1,172 @@
+// Package reconcile enforces the outbox ordering contract after the fact: a
+// periodic pass (run by the sweeper function) finds delivery rows whose
+// outcome is in doubt — stuck "sending" past the provider's completion
+// window, or marked sent while the provider has no record of the message —
+// moves them to "reconciling" (which blocks any send for the key), emits the
+// paging OutboxReconciling metric, and repairs them: the provider has the
+// message → backfill the row as sent; the provider has no record → clear
+// the sent markers and make the row pending, once. A row requeued before
+// stays reconciling for an operator (criticizer outbox reconcile).
+package reconcile
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/obs"
+	"github.com/criticizer/criticizer/shared/outbox"
+)
+
+// Rows is the part of the outbox the reconciler uses.
+type Rows interface {
+	Suspects(ctx context.Context, stuckBefore, sentFrom, sentTo time.Time, verifySent bool, limit int) ([]outbox.Suspect, error)
+	MarkReconciling(ctx context.Context, k outbox.Key, observed outbox.Status, reason string, now time.Time) (bool, error)
+	Verified(ctx context.Context, k outbox.Key, now time.Time) error
+	Backfill(ctx context.Context, k outbox.Key, evidence string, now time.Time) (bool, error)
+	RequeueReconciled(ctx context.Context, k outbox.Key, now time.Time) (bool, error)
+}
+
+// DeliveryLog answers whether the provider accepted the message with this
+// Message-ID (the notify stage's lookup: SES events, an SMTP relay's log).
+type DeliveryLog interface {
+	Delivered(ctx context.Context, messageID string) (bool, error)
+}
+
+// Reasons a row is reconciling.
+const (
+	ReasonStuck    = "sending past the provider's completion window"
+	ReasonUnproven = "marked sent without provider evidence"
+)
+
+// Reconciler makes reconciliation passes.
+type Reconciler struct {
+	Rows Rows
+	// Log is the provider's delivery log; nil when it has none: stuck rows
+	// then wait in reconciling for an operator, and sent rows are not checked.
+	Log DeliveryLog
+	// FromDomain is the domain of the notify stage's From address, which the
+	// deterministic Message-ID of every message carries.
+	FromDomain string
+	// Window is how long after a send started the provider may still
+	// complete it (and publish its events).
+	Window time.Duration
+	// Lookback bounds how far back sent rows are verified.
+	Lookback time.Duration
+	Limit    int
+	Logger   *slog.Logger
+	Metrics  *obs.Metrics
+	Now      func() time.Time
+}
+
+// Report says what one pass did.
+type Report struct {
+	Examined    int `json:"examined"`
+	Verified    int `json:"verified"`
+	Reconciling int `json:"reconciling"` // rows left for an operator
+	Backfilled  int `json:"backfilled"`
+	Requeued    int `json:"requeued"`
+	Errors      int `json:"errors"`
+}
+
+// Run makes one pass. Errors on single rows are logged and counted; a row
+// left reconciling is retried by the next pass.
+func (r *Reconciler) Run(ctx context.Context) (Report, error) {
+	now := domain.Now()
+	if r.Now != nil {
+		now = r.Now().UTC()
+	}
+	limit := r.Limit
+	if limit <= 0 {
+		limit = 200
+	}
+	settled := now.Add(-r.Window)
+	suspects, err := r.Rows.Suspects(ctx, settled, settled.Add(-r.Lookback), settled, r.Log != nil, limit)
+	if err != nil {
+		return Report{}, err
+	}
+	rep := Report{Examined: len(suspects)}
+	for _, s := range suspects {
+		k := s.Key()
+		log := r.Logger.With("changelist", k.Changelist, "review_version", k.ReviewVersion, "job_id", s.JobID)
+		messageID := k.MessageID(r.FromDomain)
+		status := s.Status
+		if status == outbox.Sent {
+			ok, err := r.Log.Delivered(ctx, messageID)
+			if err != nil {
+				log.WarnContext(ctx, "reconcile: delivery lookup failed", "err", err)
+				rep.Errors++
+				continue
+			}
+			if ok {
+				if err := r.Rows.Verified(ctx, k, now); err != nil {
+					log.WarnContext(ctx, "reconcile: recording verification failed", "err", err)
+					rep.Errors++
+				}
+				rep.Verified++
+				continue
+			}
+		}
+		if status != outbox.Reconciling {
+			reason := ReasonStuck
+			if status == outbox.Sent {
+				reason = ReasonUnproven
+			}
+			moved, err := r.Rows.MarkReconciling(ctx, k, status, reason, now)
+			if err != nil || !moved {
+				if err != nil {
+					log.WarnContext(ctx, "reconcile: marking reconciling failed", "err", err)
+					rep.Errors++
+				}
+				continue // moved on meanwhile (a send completed): not ours
+			}
+			log.ErrorContext(ctx, "outbox row reconciling: no e-mail for this key until it is settled", "reason", reason, "was", status)
+		}
+		if !r.repair(ctx, log, k, messageID, now, &rep) {
+			rep.Reconciling++
+		}
+	}
+	// Emitted every pass, zero included, so the alarm sees the row count
+	// fall back when rows are settled.
+	r.Metrics.Put("OutboxReconciling", float64(rep.Reconciling), obs.Count, nil)
+	return rep, nil
+}
+
+// repair settles a reconciling row per the failure matrix and reports
+// whether it did.
+func (r *Reconciler) repair(ctx context.Context, log *slog.Logger, k outbox.Key, messageID string, now time.Time, rep *Report) bool {
+	if r.Log == nil {
+		return false // nothing to ask: an operator checks the provider
+	}
+	delivered, err := r.Log.Delivered(ctx, messageID)
+	if err != nil {
+		log.WarnContext(ctx, "reconcile: delivery lookup failed", "err", err)
+		rep.Errors++
+		return false
+	}
+	if delivered {
+		ok, err := r.Rows.Backfill(ctx, k, messageID, now)
+		if err != nil {
+			log.WarnContext(ctx, "reconcile: backfill failed", "err", err)
+			rep.Errors++
+			return false
+		}
+		if ok {
+			log.WarnContext(ctx, "reconciled: the provider has the message; row backfilled as sent")
+			rep.Backfilled++
+		}
+		return ok
+	}
+	ok, err := r.Rows.RequeueReconciled(ctx, k, now)
+	if err != nil {
+		log.WarnContext(ctx, "reconcile: requeue failed", "err", err)
+		rep.Errors++
+		return false
+	}
+	if ok {
+		log.WarnContext(ctx, "reconciled: the provider has no record; markers cleared, row pending again (once)")
+		rep.Requeued++
+	}
+	return ok
+}

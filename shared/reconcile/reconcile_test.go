@@ -1,0 +1,112 @@
+package reconcile
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/criticizer/criticizer/shared/obs"
+	"github.com/criticizer/criticizer/shared/outbox"
+)
+
+type fakeRows struct {
+	suspects  []outbox.Suspect
+	verifyArg bool
+	noMove    bool // MarkReconciling finds the row moved on
+	calls     []string
+}
+
+func (f *fakeRows) Suspects(_ context.Context, _, _, _ time.Time, verifySent bool, _ int) ([]outbox.Suspect, error) {
+	f.verifyArg = verifySent
+	return f.suspects, nil
+}
+func (f *fakeRows) MarkReconciling(_ context.Context, k outbox.Key, observed outbox.Status, reason string, _ time.Time) (bool, error) {
+	f.calls = append(f.calls, "mark:"+k.Recipient+":"+string(observed)+":"+reason)
+	return !f.noMove, nil
+}
+func (f *fakeRows) Verified(_ context.Context, k outbox.Key, _ time.Time) error {
+	f.calls = append(f.calls, "verified:"+k.Recipient)
+	return nil
+}
+func (f *fakeRows) Backfill(_ context.Context, k outbox.Key, evidence string, _ time.Time) (bool, error) {
+	f.calls = append(f.calls, "backfill:"+k.Recipient)
+	return true, nil
+}
+func (f *fakeRows) RequeueReconciled(_ context.Context, k outbox.Key, _ time.Time) (bool, error) {
+	f.calls = append(f.calls, "requeue:"+k.Recipient)
+	return true, nil
+}
+
+type fakeLog map[string]bool // Message-ID → delivered; missing: no record
+
+func (l fakeLog) Delivered(_ context.Context, id string) (bool, error) {
+	if id == "error" {
+		return false, errors.New("lookup down")
+	}
+	return l[id], nil
+}
+
+func suspect(rcpt string, st outbox.Status) outbox.Suspect {
+	return outbox.Suspect{Row: outbox.Row{Changelist: 7, ReviewVersion: 1, Recipient: rcpt, Status: st}}
+}
+
+func TestRun(t *testing.T) {
+	id := func(r string) string {
+		return outbox.Key{Changelist: 7, Recipient: r, ReviewVersion: 1}.MessageID("example.com")
+	}
+	tests := []struct {
+		name     string
+		rows     []outbox.Suspect
+		log      fakeLog
+		nilLog   bool
+		noMove   bool
+		want     []string
+		wantRep  Report
+		wantPage string
+	}{
+		{"stuck send the provider has: backfilled", []outbox.Suspect{suspect("a@x.org", outbox.Sending)}, fakeLog{id("a@x.org"): true}, false, false,
+			[]string{"mark:a@x.org:sending:" + ReasonStuck, "backfill:a@x.org"}, Report{Examined: 1, Backfilled: 1}, `"OutboxReconciling":0`},
+		{"stuck send with no record: requeued", []outbox.Suspect{suspect("a@x.org", outbox.Sending)}, fakeLog{}, false, false,
+			[]string{"mark:a@x.org:sending:" + ReasonStuck, "requeue:a@x.org"}, Report{Examined: 1, Requeued: 1}, `"OutboxReconciling":0`},
+		{"sent with evidence: verified only", []outbox.Suspect{suspect("a@x.org", outbox.Sent)}, fakeLog{id("a@x.org"): true}, false, false,
+			[]string{"verified:a@x.org"}, Report{Examined: 1, Verified: 1}, `"OutboxReconciling":0`},
+		{"sent without evidence: reconciling, requeued", []outbox.Suspect{suspect("a@x.org", outbox.Sent)}, fakeLog{}, false, false,
+			[]string{"mark:a@x.org:sent:" + ReasonUnproven, "requeue:a@x.org"}, Report{Examined: 1, Requeued: 1}, `"OutboxReconciling":0`},
+		{"no delivery log: stuck row waits for an operator and pages", []outbox.Suspect{suspect("a@x.org", outbox.Sending)}, nil, true, false,
+			[]string{"mark:a@x.org:sending:" + ReasonStuck}, Report{Examined: 1, Reconciling: 1}, `"OutboxReconciling":1`},
+		{"row moved on meanwhile: left alone", []outbox.Suspect{suspect("a@x.org", outbox.Sending)}, fakeLog{}, false, true,
+			[]string{"mark:a@x.org:sending:" + ReasonStuck}, Report{Examined: 1}, `"OutboxReconciling":0`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rows := &fakeRows{suspects: tt.rows, noMove: tt.noMove}
+			var metrics bytes.Buffer
+			r := &Reconciler{Rows: rows, FromDomain: "example.com", Window: time.Minute, Lookback: time.Hour,
+				Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: obs.NewMetrics(&metrics, "test")}
+			if !tt.nilLog {
+				r.Log = tt.log
+			}
+			rep, err := r.Run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep != tt.wantRep {
+				t.Errorf("report %+v, want %+v", rep, tt.wantRep)
+			}
+			if strings.Join(rows.calls, "|") != strings.Join(tt.want, "|") {
+				t.Errorf("calls %q, want %q", rows.calls, tt.want)
+			}
+			if rows.verifyArg == tt.nilLog {
+				t.Errorf("verifySent = %v with a delivery log %v", rows.verifyArg, !tt.nilLog)
+			}
+			if !strings.Contains(metrics.String(), tt.wantPage) {
+				t.Errorf("metrics %s, want %s", metrics.String(), tt.wantPage)
+			}
+		})
+	}
+}

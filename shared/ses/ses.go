@@ -1,0 +1,118 @@
+// Package ses sends the review e-mail through Amazon SES v2 with IAM
+// credentials (no SMTP password). Every message carries its outbox tag as a
+// message tag, so the delivery events SES publishes for it (see
+// shared/deliverylog) can be found from the outbox row, and it keeps the
+// deterministic Message-ID of the composed message.
+package ses
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sesv2"
+	"github.com/aws/aws-sdk-go-v2/service/sesv2/types"
+	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"github.com/criticizer/criticizer/shared/deliverylog"
+	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/notify"
+)
+
+// API is the part of the SES v2 client the sender uses.
+type API interface {
+	SendEmail(ctx context.Context, in *sesv2.SendEmailInput, opts ...func(*sesv2.Options)) (*sesv2.SendEmailOutput, error)
+}
+
+// NewClient returns an SES v2 client that never retries on its own:
+// SendEmail is not idempotent, so a retry after a lost reply could send
+// twice. The stage retries instead, after looking the message up.
+func NewClient(cfg aws.Config) *sesv2.Client {
+	return sesv2.NewFromConfig(cfg, func(o *sesv2.Options) { o.Retryer = aws.NopRetryer{} })
+}
+
+// Sender sends composed messages through SES.
+type Sender struct {
+	api       API
+	configSet string
+	log       *slog.Logger
+}
+
+// New returns a Sender using configurationSet, whose event destination
+// publishes the delivery events the outbox lookup reads: without one a send
+// leaves no evidence, so it is required.
+func New(api API, configurationSet string, log *slog.Logger) (*Sender, error) {
+	if configurationSet == "" {
+		return nil, failure.Errorf(failure.InternalBug, "ses: SES_CONFIGURATION_SET is required (its events are the delivery evidence)")
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Sender{api: api, configSet: configurationSet, log: log}, nil
+}
+
+// Send delivers m, composed for k, as a raw message and returns SES's
+// message id.
+func (s *Sender) Send(ctx context.Context, k notify.Key, m *notify.Message) (string, error) {
+	if m.Key != k {
+		return "", failure.Errorf(failure.InternalBug, "ses: message composed for another key")
+	}
+	raw, err := m.Bytes()
+	if err != nil {
+		return "", failure.Wrap(failure.InternalBug, err)
+	}
+	start := time.Now()
+	out, err := s.api.SendEmail(ctx, &sesv2.SendEmailInput{
+		Destination:          &types.Destination{ToAddresses: []string{m.To}},
+		Content:              &types.EmailContent{Raw: &types.RawMessage{Data: raw}},
+		ConfigurationSetName: aws.String(s.configSet),
+		EmailTags:            []types.MessageTag{{Name: aws.String(deliverylog.TagName), Value: aws.String(deliverylog.Tag(m.MessageID))}},
+	})
+	if err != nil {
+		ferr := Classify(err)
+		s.log.WarnContext(ctx, "ses: send failed", "class", failure.Classify(ferr), "outcome_unknown", errors.Is(ferr, notify.ErrOutcomeUnknown),
+			"err", err, "duration", time.Since(start))
+		return "", ferr
+	}
+	s.log.InfoContext(ctx, "ses: sent", "provider_message_id", aws.ToString(out.MessageId), "duration", time.Since(start))
+	return aws.ToString(out.MessageId), nil
+}
+
+// Classify maps an SES v2 error to the failure taxonomy. A request that got
+// no reply, or a server error, may have been accepted: it carries
+// notify.ErrOutcomeUnknown so the outbox row is reconciled, not resent.
+func Classify(err error) error {
+	var api smithy.APIError
+	if errors.As(err, &api) {
+		switch api.ErrorCode() {
+		case "MessageRejected":
+			// This message or recipient is refused (sandbox, suppression).
+			return failure.Wrap(failure.PolicyRejected, err)
+		case "TooManyRequestsException", "LimitExceededException", "ThrottlingException":
+			return failure.Wrap(failure.RateLimited, err)
+		case "AccessDeniedException", "UnrecognizedClientException", "InvalidClientTokenId", "ExpiredTokenException":
+			return failure.Wrap(failure.AuthDenied, err)
+		case "NotFoundException", "MailFromDomainNotVerifiedException", "BadRequestException":
+			return failure.Wrap(failure.InternalBug, err) // configuration: set, identity or request
+		case "AccountSuspendedException", "SendingPausedException":
+			// Every send fails until an operator acts; not the recipient's fault.
+			return failure.Wrap(failure.Upstream5xx, err)
+		}
+		var resp *smithyhttp.ResponseError
+		if errors.As(err, &resp) && resp.HTTPStatusCode() >= 500 {
+			return failure.Wrap(failure.Upstream5xx, fmt.Errorf("%w: %w", notify.ErrOutcomeUnknown, err))
+		}
+		return failure.Wrap(failure.Upstream5xx, err)
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return failure.Wrap(failure.NetworkTimeout, err) // never connected: nothing was sent
+	}
+	// No reply: the request may have reached SES.
+	return failure.Wrap(failure.NetworkTimeout, fmt.Errorf("%w: %w", notify.ErrOutcomeUnknown, err))
+}
