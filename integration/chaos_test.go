@@ -27,7 +27,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/criticizer/criticizer/internal/faultproxy"
 	llmstandin "github.com/criticizer/criticizer/internal/standin/llm"
@@ -601,7 +600,7 @@ func (r *chaosReport) replayTwice(t *testing.T, jobs []*chaosJob) {
 		j.final = nil
 	}
 	waitSettled(t, jobs, settleTime(len(jobs)))
-	waitQueuesDrained(t)
+	awaitQueuesIdle(t, untilSettled())
 	waitHeld(t)
 	for _, j := range jobs {
 		b, ok := before[j.id]
@@ -624,35 +623,6 @@ func (r *chaosReport) replayTwice(t *testing.T, jobs []*chaosJob) {
 			r.lost++
 			r.problem("after replay, job %d (%s) did not settle: %s at %s", j.n, j.id, j.final.State, j.final.Stage)
 		}
-	}
-}
-
-// waitQueuesDrained waits until the stage queues hold no message, visible
-// or in flight: the replayed copies have all been handled.
-func waitQueuesDrained(t *testing.T) {
-	t.Helper()
-	deadline := time.Now().Add(settleTime(1))
-	for {
-		busy := 0
-		for _, url := range stageURLs("QueueUrl") {
-			out, err := env.sqs.GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{QueueUrl: &url,
-				AttributeNames: []sqstypes.QueueAttributeName{"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible", "ApproximateNumberOfMessagesDelayed"}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, v := range out.Attributes {
-				n, _ := strconv.Atoi(v)
-				busy += n
-			}
-		}
-		if busy == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Logf("stage queues still hold %d messages after %s", busy, settleTime(1))
-			return
-		}
-		time.Sleep(time.Second)
 	}
 }
 

@@ -117,7 +117,7 @@ func TestDuplicateWebhookOneJobOneEmail(t *testing.T) {
 	if string(third.Body) != string(first.Body) || third.Status != first.Status {
 		t.Fatalf("duplicate after success got %d %s", third.Status, third.Body)
 	}
-	waitQueuesDrained(t) // any stray duplicate work has run by then
+	awaitQueuesIdle(t, untilSettled()) // any stray duplicate work has run by then
 	waitHeld(t)
 	if n := len(mailsFor(cl, 1)); n != 1 {
 		t.Fatalf("%d e-mails, want 1", n)
