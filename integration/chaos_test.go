@@ -596,12 +596,14 @@ func (r *chaosReport) replayTwice(t *testing.T, jobs []*chaosJob) {
 	}
 	// A replayed job runs again; wait until each is terminal once more and
 	// until its replays have been consumed (the message count stops moving).
+	// The replays are handled once the stage queues are idle; then every
+	// job is read again (a job read earlier may not have seen its replay).
+	awaitQueuesIdle(t, settleTime(len(jobs)))
+	waitHeld(t)
 	for _, j := range jobs {
 		j.final = nil
 	}
 	waitSettled(t, jobs, settleTime(len(jobs)))
-	awaitQueuesIdle(t, untilSettled())
-	waitHeld(t)
 	for _, j := range jobs {
 		b, ok := before[j.id]
 		if !ok || j.final == nil {
