@@ -127,6 +127,7 @@ type chaosReport struct {
 	emails, duplicates, lost, leaks, strangers int
 	jobsWithoutFault                           int
 	smtpKills                                  int
+	killsMissed                                int
 	replayed                                   int
 	problems                                   []string
 }
@@ -140,8 +141,8 @@ func (r *chaosReport) String() string {
 	for _, s := range []smtpstandin.Stage{smtpstandin.StageMail, smtpstandin.StageRcpt, smtpstandin.StageData} {
 		smtp = append(smtp, fmt.Sprintf("%s=%d", s, r.smtpFaults[s]))
 	}
-	return fmt.Sprintf("chaos: jobs=%d succeeded=%d failed(dead-lettered)=%d emails=%d | faults: aws[%s] p4=%d llm=%d smtp[%s] smtp-worker-killed=%d | jobs-without-fault=%d dead-letters-replayed-twice=%d | duplicates=%d lost=%d leaks=%d strangers-emailed=%d",
-		r.jobs, r.succeeded, r.failed, r.emails, faultproxy.Format(r.proxyFaults), r.p4Faults, r.llmFaults, strings.Join(smtp, " "), r.smtpKills,
+	return fmt.Sprintf("chaos: jobs=%d succeeded=%d failed(dead-lettered)=%d emails=%d | faults: aws[%s] (kills that found no bootstrap: %d) p4=%d llm=%d smtp[%s] smtp-worker-killed=%d | jobs-without-fault=%d dead-letters-replayed-twice=%d | duplicates=%d lost=%d leaks=%d strangers-emailed=%d",
+		r.jobs, r.succeeded, r.failed, r.emails, faultproxy.Format(r.proxyFaults), r.killsMissed, r.p4Faults, r.llmFaults, strings.Join(smtp, " "), r.smtpKills,
 		r.jobsWithoutFault, r.replayed, r.duplicates, r.lost, r.leaks, r.strangers)
 }
 
@@ -171,6 +172,7 @@ func TestChaos(t *testing.T) {
 		total.jobsWithoutFault += r.jobsWithoutFault
 		total.replayed += r.replayed
 		total.smtpKills += r.smtpKills
+		total.killsMissed += r.killsMissed
 		for k, v := range r.proxyFaults {
 			total.proxyFaults[k] += v
 		}
@@ -320,6 +322,11 @@ func runChaosSeed(t *testing.T, seed int64, n int) *chaosReport {
 	events := env.proxy.Events()[eventsBefore:]
 	byKind, byJob := faultproxy.Counts(events)
 	r.proxyFaults = byKind
+	for _, e := range events {
+		if e.Kind == faultproxy.Kill && !strings.HasPrefix(e.Note, "killed") {
+			r.killsMissed++ // the request came from a process that is not a function's bootstrap
+		}
+	}
 	llmByCL := map[int64]int{}
 	for _, req := range env.llm.Requests() {
 		if req.Fault == "" {
