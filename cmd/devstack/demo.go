@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -170,10 +169,8 @@ func runDemo(ctx context.Context, l *devstack.Local, body []byte, hook webhook.R
 
 	mails := mailsFor(ctx, l.SMTP, fmt.Sprintf("CL %d v%d", hook.ChangelistID, hook.ReviewVersion), st.State == string(store.Succeeded))
 	for i, m := range mails {
-		fmt.Printf("\n===== e-mail %d of %d: %s -> %s =====\n", i+1, len(mails), m.From, strings.Join(m.To, ", "))
-		os.Stdout.Write(m.Raw)
-		if !bytes.HasSuffix(m.Raw, []byte("\n")) {
-			fmt.Println()
+		if err := printMail(id, i, len(mails), m.From, m.To, m.Raw); err != nil {
+			return err
 		}
 	}
 	fmt.Printf("\n===== job %s =====\n", id)

@@ -39,7 +39,8 @@ func main() {
 	queues := queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs)
 	reporter := swarm.NewReporter(jobs, env.Log)
 	n := &notifystage.Notify{Outbox: outbox.New(ddb, env.Config.JobsTable), From: from, Log: env.Log, Swarm: reporter,
-		Artifacts: artifacts.New(artifacts.NewS3Client(env.AWS), env.Config.RedactedBkt)}
+		Artifacts: artifacts.New(artifacts.NewS3Client(env.AWS), env.Config.RedactedBkt),
+		HTML: true, SwarmURL: env.Vars.Optional("SWARM_URL", "")} // HTML + text alternatives; Swarm review link when known
 	switch provider {
 	case "ses":
 		// IAM credentials, no password; SES's published events are the lookup.

@@ -2,90 +2,221 @@ package llm
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/criticizer/criticizer/shared/failure"
 )
 
-// apiError is the provider's error envelope: {"error":{"code","type","message"}}.
-// code is a string for OpenAI and some compatibles, a number for others.
-type apiError struct {
+// Reason says what a provider answer meant, beyond its failure class. The
+// review stage acts on it: Truncated and ContextLength are answered by a
+// smaller chunk, not by a blind retry.
+type Reason string
+
+const (
+	ReasonTruncated     Reason = "truncated"               // output token limit reached mid-answer
+	ReasonContextLength Reason = "context_length_exceeded" // the prompt does not fit the model
+	ReasonRefusal       Reason = "refusal"                 // the model declined to answer
+	ReasonContentFilter Reason = "content_filter"          // the provider's filter or guardrail stopped it
+	ReasonQuota         Reason = "insufficient_quota"      // billing/quota exhausted: an operator must act
+	ReasonRateLimited   Reason = "rate_limited"
+	ReasonAuth          Reason = "auth"
+	ReasonUpstream      Reason = "upstream"
+	ReasonBadRequest    Reason = "bad_request"  // the provider says our request is wrong
+	ReasonBadResponse   Reason = "bad_response" // the answer is not the provider's documented shape
+)
+
+// Error is what a failed call tells: the provider's own code and type
+// (clipped), its request id, and for a refusal the model's sanitized text.
+// It never holds the provider's error message: a 401 message quotes part of
+// the API key. It is always wrapped in a *failure.Error that carries the class.
+type Error struct {
+	Provider  string
+	Reason    Reason
+	Status    int
+	Code      string
+	Type      string
+	RequestID string
+	// Refusal is the model's refusal text, one line, clipped (diagnostics).
+	Refusal string
+	// Detail is our own wording, never upstream text.
+	Detail string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "llm %s: %s", e.Provider, e.Reason)
+	if e.Detail != "" {
+		b.WriteString(": " + e.Detail)
+	}
+	if e.Status != 0 {
+		fmt.Fprintf(&b, " (status %d", e.Status)
+	} else {
+		b.WriteString(" (")
+	}
+	if e.Code != "" {
+		fmt.Fprintf(&b, ", code %q", e.Code)
+	}
+	if e.Type != "" {
+		fmt.Fprintf(&b, ", type %q", e.Type)
+	}
+	fmt.Fprintf(&b, ", request %s)", orDash(e.RequestID))
+	if e.Refusal != "" {
+		fmt.Fprintf(&b, " refusal: %q", e.Refusal)
+	}
+	return b.String()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// Details returns the *Error in err's chain, if any.
+func Details(err error) (*Error, bool) {
+	var e *Error
+	ok := errors.As(err, &e)
+	return e, ok
+}
+
+// NeedsSmallerInput reports whether err says the request or its answer did
+// not fit the model: truncated output or an over-long prompt. A smaller chunk
+// (or, for truncation, a higher max_tokens) may succeed where a retry cannot.
+func NeedsSmallerInput(err error) bool {
+	e, ok := Details(err)
+	return ok && (e.Reason == ReasonTruncated || e.Reason == ReasonContextLength)
+}
+
+// Classed wraps e in a *failure.Error of class (the form every provider
+// family returns).
+func Classed(class failure.Class, retryAfter time.Duration, e *Error) error {
+	return &failure.Error{Class: class, RetryAfter: retryAfter, UpstreamCode: e.Status, Err: e}
+}
+
+// ClassFor is the failure class every provider's reason maps to, unless the
+// provider's own code says more (rate limits vs quota, 5xx vs network).
+func ClassFor(r Reason) failure.Class {
+	switch r {
+	case ReasonRefusal, ReasonContentFilter:
+		return failure.PolicyRejected
+	case ReasonQuota, ReasonAuth:
+		return failure.AuthDenied
+	case ReasonRateLimited:
+		return failure.RateLimited
+	case ReasonUpstream:
+		return failure.Upstream5xx
+	}
+	// Truncated, ContextLength, BadRequest, BadResponse: retrying the same
+	// request cannot help; the review stage re-chunks the first two.
+	return failure.SchemaInvalid
+}
+
+// openAIError is the OpenAI-compatible error envelope:
+// {"error":{"code","type","message","param"}}. code is a string for OpenAI, a
+// number for some compatibles, null for rate limits; type is null on Azure.
+type openAIError struct {
 	Error struct {
-		Code json.RawMessage `json:"code"`
-		Type string          `json:"type"`
+		Code    json.RawMessage `json:"code"`
+		Type    *string         `json:"type"`
+		Message string          `json:"message"`
 	} `json:"error"`
 }
 
-func (e apiError) code() string {
+func (e openAIError) code() string {
 	var s string
 	if json.Unmarshal(e.Error.Code, &s) == nil {
 		return s
 	}
+	if string(e.Error.Code) == "null" {
+		return ""
+	}
 	return strings.Trim(string(e.Error.Code), `"`)
 }
 
-// statusError classes a non-2xx answer. The provider's error code wins over
-// the status where the spec names it (rate_limit_exceeded, internal_error,
-// content policy); otherwise the status decides:
-//
-//	429                    RATE_LIMITED (Retry-After kept)
-//	500, other 5xx         UPSTREAM_5XX
-//	502, 503, 504, 408     NETWORK_TIMEOUT
-//	401, 403               AUTH_DENIED
-//	400 content policy     POLICY_REJECTED
-//	other 4xx              SCHEMA_INVALID (our request is wrong; retrying cannot help)
-//
-// The provider's message is never included: for 401 it quotes part of the key.
-func statusError(resp *http.Response, body []byte, reqID string) error {
-	var ae apiError
-	_ = json.Unmarshal(body, &ae) // a non-JSON error body leaves code and type empty
-	code, typ := clip(ae.code(), 64), clip(ae.Error.Type, 64)
-	status := resp.StatusCode
-	retryAfter := parseRetryAfter(resp.Header, time.Now())
-
-	var class failure.Class
-	switch {
-	case status == http.StatusTooManyRequests || code == "rate_limit_exceeded" || typ == "rate_limit_exceeded":
-		class = failure.RateLimited
-	case code == "internal_error" || typ == "internal_error":
-		class = failure.Upstream5xx
-	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		class = failure.AuthDenied
-	case status >= 400 && status < 500 && isPolicy(code, typ):
-		class = failure.PolicyRejected
-	case status == http.StatusBadGateway || status == http.StatusServiceUnavailable ||
-		status == http.StatusGatewayTimeout || status == http.StatusRequestTimeout:
-		class = failure.NetworkTimeout
-	case status >= 500:
-		class = failure.Upstream5xx
-	default:
-		class = failure.SchemaInvalid
+func (e openAIError) typ() string {
+	if e.Error.Type == nil {
+		return ""
 	}
-	return &failure.Error{
-		Class:        class,
-		RetryAfter:   retryAfter,
-		UpstreamCode: status,
-		Err:          fmt.Errorf("llm: provider answered %d (code %q, type %q, request %s)", status, code, typ, reqID),
-	}
+	return *e.Error.Type
 }
 
-func isPolicy(code, typ string) bool {
-	for _, s := range []string{code, typ} {
-		switch s {
-		case "content_policy_violation", "content_filter":
+// openAIStatusError classes a non-2xx OpenAI-compatible answer:
+//
+//	429 insufficient_quota                         quota: AUTH_DENIED, operator needed
+//	429 / rate_limit_exceeded                      RATE_LIMITED (Retry-After or x-ratelimit-reset-*)
+//	context_length_exceeded, or a 400 whose        context length: re-chunk smaller
+//	  message names the context length (DeepSeek)
+//	content_filter / content_policy_violation      POLICY_REJECTED (Azure prompt filter)
+//	401, 403                                       AUTH_DENIED
+//	internal_error / server_error, other 5xx       UPSTREAM_5XX
+//	502, 503, 504, 408                             NETWORK_TIMEOUT
+//	other 4xx                                      SCHEMA_INVALID
+//
+// The message is read only to recognise a context-length look-alike; it is
+// never kept (for 401 it quotes part of the key).
+func openAIStatusError(provider string, resp *http.Response, body []byte, reqID string) error {
+	var ae openAIError
+	_ = json.Unmarshal(body, &ae) // a non-JSON body leaves code and type empty
+	code, typ := Clip(ae.code(), 64), Clip(ae.typ(), 64)
+	status := resp.StatusCode
+	e := &Error{Provider: provider, Status: status, Code: code, Type: typ, RequestID: reqID}
+	retryAfter := parseRetryAfter(resp.Header, time.Now())
+	switch {
+	case code == "insufficient_quota" || typ == "insufficient_quota":
+		e.Reason, e.Detail = ReasonQuota, "the provider account's quota or billing is exhausted; retrying cannot help until an operator raises it"
+		return Classed(failure.AuthDenied, 0, e)
+	case status == http.StatusTooManyRequests || code == "rate_limit_exceeded" || typ == "rate_limit_exceeded":
+		e.Reason = ReasonRateLimited
+		return Classed(failure.RateLimited, retryAfter, e)
+	case code == "context_length_exceeded" || code == "string_above_max_length" ||
+		(status >= 400 && status < 500 && MentionsContextLength(ae.Error.Message)):
+		e.Reason = ReasonContextLength
+	case status >= 400 && status < 500 && (code == "content_filter" || code == "content_policy_violation" || typ == "content_policy_violation"):
+		e.Reason = ReasonContentFilter
+		e.Detail = "the provider's content filter rejected the prompt"
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		e.Reason = ReasonAuth
+	case code == "internal_error" || typ == "internal_error":
+		e.Reason = ReasonUpstream
+	case status == http.StatusBadGateway || status == http.StatusServiceUnavailable ||
+		status == http.StatusGatewayTimeout || status == http.StatusRequestTimeout:
+		e.Reason = ReasonUpstream
+		return Classed(failure.NetworkTimeout, retryAfter, e)
+	case status >= 500:
+		e.Reason = ReasonUpstream
+	default:
+		e.Reason = ReasonBadRequest
+	}
+	return Classed(ClassFor(e.Reason), retryAfter, e)
+}
+
+// MentionsContextLength recognises the wording providers use when the prompt
+// is too long but the code does not say so (DeepSeek: invalid_request_error,
+// "This model's maximum context length is 65536 tokens ..."; Anthropic:
+// "prompt is too long"; Bedrock: "Input is too long for requested model").
+func MentionsContextLength(msg string) bool {
+	m := strings.ToLower(msg)
+	for _, s := range []string{"context length", "context_length", "context window", "prompt is too long",
+		"input is too long", "too many tokens", "too many input tokens", "reduce the length"} {
+		if strings.Contains(m, s) {
 			return true
 		}
 	}
 	return false
 }
 
-// parseRetryAfter reads Retry-After as delay-seconds or an HTTP date, falling
-// back to the retry-after-ms header some providers send. Unparseable or past
-// values give 0, which leaves the delay to the backoff policy.
+// parseRetryAfter reads how long the provider asks us to wait: Retry-After
+// (delay-seconds or HTTP date), retry-after-ms, then OpenAI's
+// x-ratelimit-reset-requests / x-ratelimit-reset-tokens, which are Go-style
+// durations ("12ms", "1s", "6m0s"); with both, the longer wins, since either
+// limit blocks the request. Unparseable or past values give 0 (backoff decides).
 func parseRetryAfter(h http.Header, now time.Time) time.Duration {
 	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
 		if secs, err := strconv.ParseFloat(v, 64); err == nil {
@@ -103,7 +234,13 @@ func parseRetryAfter(h http.Header, now time.Time) time.Duration {
 			return clampRetryAfter(ms / 1000)
 		}
 	}
-	return 0
+	var longest time.Duration
+	for _, name := range []string{"X-Ratelimit-Reset-Requests", "X-Ratelimit-Reset-Tokens"} {
+		if d, err := time.ParseDuration(strings.TrimSpace(h.Get(name))); err == nil && d > longest {
+			longest = d
+		}
+	}
+	return min(longest, maxRetryAfter)
 }
 
 // maxRetryAfter only guards the conversion against overflow; the stage's
@@ -120,9 +257,39 @@ func clampRetryAfter(secs float64) time.Duration {
 	return time.Duration(secs * float64(time.Second))
 }
 
-func clip(s string, n int) string {
-	if len(s) > n {
-		return s[:n]
+// requestID is the first request-id header the provider sets: OpenAI
+// x-request-id, Anthropic request-id, Azure apim-request-id / x-ms-request-id,
+// AWS x-amzn-requestid.
+func requestID(h http.Header) string {
+	for _, name := range []string{"X-Request-Id", "Request-Id", "Apim-Request-Id", "X-Ms-Request-Id", "X-Amzn-Requestid"} {
+		if v := h.Get(name); v != "" {
+			return Clip(oneLine(v), 128)
+		}
 	}
-	return s
+	return ""
+}
+
+// sanitizeRefusal keeps a refusal readable in diagnostics: one line, no
+// control characters, at most 500 bytes.
+func sanitizeRefusal(s string) string { return Clip(oneLine(s), 500) }
+
+func oneLine(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// Clip cuts s to at most n bytes at a UTF-8 boundary.
+func Clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
 }

@@ -1,23 +1,25 @@
-// Package llm owns the conversation with the LLM provider: one OpenAI-compatible
-// Chat Completions call per review, with an explicit timeout, a bounded
-// response, and every failure mapped onto the spec's error classes
-// (shared/failure) so the stage runtime can decide between retry and
-// dead-letter without looking at HTTP details.
+// Package llm owns the conversation with the LLM provider: one call per
+// review chunk through one small interface (Provider) with three families
+// behind it — OpenAI-compatible Chat Completions (OpenAI, Azure OpenAI, vLLM,
+// Ollama, DeepSeek gateways), Anthropic Messages, and Amazon Bedrock Converse
+// through the AWS SDK with IAM. Each has an explicit timeout, a bounded
+// response, and every answer mapped onto the spec's error classes
+// (shared/failure) plus a Reason (truncated, context length, refusal, quota…)
+// so the review stage can re-chunk instead of failing.
 //
 // The package knows nothing about reviews: it sends a Prompt and returns the
-// model's content bytes. It never logs or returns the prompt, the content or
-// the API key; logs carry sizes, hashes, status codes and request ids.
+// model's content bytes. It never logs or returns the prompt, the content,
+// the API key or the provider's error message; logs carry sizes, hashes,
+// status codes and request ids.
 package llm
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -30,18 +32,54 @@ import (
 // DefaultMaxResponseBytes bounds the HTTP response body read from the provider.
 const DefaultMaxResponseBytes = 4 << 20
 
-// Config is the non-secret configuration of a Client.
+// DefaultMaxTokens is the output budget sent when Config.MaxTokens is unset.
+// Anthropic and Bedrock require one; a ReviewResult for one chunk fits well
+// inside it.
+const DefaultMaxTokens = 4096
+
+// Provider family names (LLM_PROVIDER).
+const (
+	OpenAI    = "openai"
+	Anthropic = "anthropic"
+	Bedrock   = "bedrock"
+)
+
+// Response formats for OpenAI-compatible endpoints (LLM_RESPONSE_FORMAT).
+const (
+	// FormatJSONSchema sends response_format json_schema with the ReviewResult
+	// schema (OpenAI, Azure OpenAI, vLLM, Ollama).
+	FormatJSONSchema = "json_schema"
+	// FormatJSONObject sends response_format json_object (DeepSeek and older
+	// servers): valid JSON is enforced, the shape only by the prompt.
+	FormatJSONObject = "json_object"
+)
+
+// Provider is what the review stage needs from a model: one completion.
+type Provider interface {
+	Complete(ctx context.Context, p Prompt) (Completion, error)
+}
+
+// Config is the non-secret configuration of a provider client.
 type Config struct {
-	// Endpoint is the provider's base URL; requests go to
-	// Endpoint + "/v1/chat/completions".
+	// Endpoint is the provider's BASE URL (scheme and host, optionally a
+	// path prefix such as an Azure deployment or a gateway prefix); the
+	// client appends the API path: /v1/chat/completions (openai),
+	// /v1/messages (anthropic). For bedrock it overrides the SDK's regional
+	// endpoint and is usually empty.
 	Endpoint string
-	// Model is sent as the request's model.
+	// Model is the model (or Bedrock model id / inference profile).
 	Model string
 	// Timeout bounds one Complete call, connection to last byte. Required:
 	// a review stage must never wait on the provider longer than its lease.
 	Timeout time.Duration
-	// MaxTokens, when positive, is sent as max_tokens.
+	// MaxTokens is the output budget; 0 means DefaultMaxTokens.
 	MaxTokens int
+	// ResponseFormat is FormatJSONSchema (default) or FormatJSONObject; openai only.
+	ResponseFormat string
+	// Schema is the JSON schema sent with FormatJSONSchema.
+	Schema json.RawMessage
+	// AnthropicVersion is the anthropic-version header; empty means 2023-06-01.
+	AnthropicVersion string
 	// MaxResponseBytes bounds the response body; 0 means DefaultMaxResponseBytes.
 	MaxResponseBytes int64
 	// HTTPClient sends the requests; nil means a client with no timeout of
@@ -56,56 +94,75 @@ type Config struct {
 type Prompt struct {
 	System string
 	User   string
+	// MaxTokens, when positive, overrides Config.MaxTokens for this call (the
+	// review stage raises it after a truncated answer).
+	MaxTokens int
 }
 
 // Usage is the provider's token accounting for one call.
 type Usage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
-	TotalTokens      int `json:"total_tokens"`
+	InputTokens  int `json:"input_tokens"`
+	OutputTokens int `json:"output_tokens"`
+}
+
+// Add returns the sum of u and v.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{InputTokens: u.InputTokens + v.InputTokens, OutputTokens: u.OutputTokens + v.OutputTokens}
 }
 
 // Completion is a successful answer.
 type Completion struct {
-	// Content is choices[0].message.content, unparsed.
+	// Content is the model's text answer, unparsed.
 	Content []byte
-	// RequestID is the provider's request id (x-request-id header, else the
-	// response id), for support tickets and dead-letter context.
+	// RequestID is the provider's request id, for support tickets and
+	// dead-letter context.
 	RequestID    string
 	Model        string
 	FinishReason string
 	Usage        Usage
 }
 
-// Client calls the provider. It is safe for concurrent use.
-type Client struct {
-	cfg    Config
-	url    string
-	apiKey string
-	http   *http.Client
-	log    *slog.Logger
+// New returns the client for cfg's provider family. apiKey is read by the
+// caller from Secrets Manager; bedrock uses IAM and takes none (see shared/llm/bedrock).
+func New(provider string, cfg Config, apiKey string) (Provider, error) {
+	switch provider {
+	case OpenAI, "":
+		return NewOpenAI(cfg, apiKey)
+	case Anthropic:
+		return NewAnthropic(cfg, apiKey)
+	}
+	return nil, failure.Errorf(failure.InternalBug, "llm: config: provider %q is not openai or anthropic (bedrock: shared/llm/bedrock)", provider)
 }
 
-// New returns a Client for cfg authenticating with apiKey. The caller reads
-// the key from its secret source (Secrets Manager) and passes it here; the
-// Client keeps it only to set the Authorization header.
-func New(cfg Config, apiKey string) (*Client, error) {
+// base is what the HTTP clients share.
+type base struct {
+	cfg      Config
+	provider string
+	url      string
+	apiKey   string
+	http     *http.Client
+	log      *slog.Logger
+}
+
+func newBase(provider string, cfg Config, apiKey, path string) (base, error) {
 	if cfg.Timeout <= 0 {
-		return nil, failure.Errorf(failure.InternalBug, "llm: config: Timeout must be positive")
+		return base{}, failure.Errorf(failure.InternalBug, "llm: config: Timeout must be positive")
 	}
 	if cfg.Model == "" {
-		return nil, failure.Errorf(failure.InternalBug, "llm: config: Model is empty")
+		return base{}, failure.Errorf(failure.InternalBug, "llm: config: Model is empty")
 	}
 	if apiKey == "" {
-		return nil, failure.Errorf(failure.AuthDenied, "llm: API key is empty")
+		return base{}, failure.Errorf(failure.AuthDenied, "llm: API key is empty")
 	}
-	u, err := url.Parse(cfg.Endpoint)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil {
-		// Never echo the endpoint: a URL with embedded credentials is a secret.
-		return nil, failure.Errorf(failure.InternalBug, "llm: config: Endpoint must be an http(s) URL without credentials")
+	u, err := ValidateEndpoint(provider, cfg.Endpoint)
+	if err != nil {
+		return base{}, err
 	}
 	if cfg.MaxResponseBytes <= 0 {
 		cfg.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if cfg.MaxTokens <= 0 {
+		cfg.MaxTokens = DefaultMaxTokens
 	}
 	hc := cfg.HTTPClient
 	if hc == nil {
@@ -115,169 +172,81 @@ func New(cfg Config, apiKey string) (*Client, error) {
 	if lg == nil {
 		lg = slog.Default()
 	}
-	return &Client{
-		cfg:    cfg,
-		url:    strings.TrimRight(cfg.Endpoint, "/") + "/v1/chat/completions",
-		apiKey: apiKey,
-		http:   hc,
-		log:    lg,
-	}, nil
+	return base{cfg: cfg, provider: provider, url: strings.TrimRight(u.String(), "/") + path,
+		apiKey: apiKey, http: hc, log: lg}, nil
 }
 
-// String keeps the key out of %v and %+v output.
-func (c *Client) String() string { return fmt.Sprintf("llm.Client{model=%s}", c.cfg.Model) }
+// apiPaths are what each family appends to the base URL.
+var apiPaths = map[string]string{OpenAI: "/v1/chat/completions", Anthropic: "/v1/messages"}
 
-// LogValue keeps the key out of logs when a Client is logged.
-func (c *Client) LogValue() slog.Value {
-	return slog.GroupValue(slog.String("model", c.cfg.Model), slog.String("endpoint_host", c.host()))
+// ValidateEndpoint checks that endpoint is a base URL for provider: http(s),
+// no credentials, no query, and not already ending in the API path the
+// client appends (an endpoint of ".../v1/chat/completions" would be doubled).
+// Errors never echo the endpoint: a URL with credentials is a secret.
+func ValidateEndpoint(provider, endpoint string) (*url.URL, error) {
+	u, err := url.Parse(endpoint)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil || u.RawQuery != "" {
+		return nil, failure.Errorf(failure.InternalBug, "llm: config: LLM_ENDPOINT must be an http(s) base URL without credentials or query")
+	}
+	p := strings.TrimRight(u.Path, "/")
+	for _, suffix := range []string{"/chat/completions", "/messages", "/converse"} {
+		if strings.HasSuffix(p, suffix) {
+			return nil, failure.Errorf(failure.InternalBug,
+				"llm: config: LLM_ENDPOINT is a base URL; drop the API path %q (the %s client appends %s)", suffix, provider, apiPaths[provider])
+		}
+	}
+	if provider == OpenAI && strings.HasSuffix(p, "/v1") {
+		return nil, failure.Errorf(failure.InternalBug, "llm: config: LLM_ENDPOINT is a base URL; drop the trailing /v1 (the client appends /v1/chat/completions)")
+	}
+	return u, nil
 }
 
-func (c *Client) host() string {
-	if u, err := url.Parse(c.url); err == nil {
+func (b *base) host() string {
+	if u, err := url.Parse(b.url); err == nil {
 		return u.Host
 	}
 	return ""
 }
 
-type message struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
-}
-
-type chatRequest struct {
-	Model          string         `json:"model"`
-	Messages       []message      `json:"messages"`
-	Temperature    float64        `json:"temperature"` // always sent: 0 is the point
-	MaxTokens      int            `json:"max_tokens,omitempty"`
-	ResponseFormat responseFormat `json:"response_format"`
-}
-
-type responseFormat struct {
-	Type string `json:"type"`
-}
-
-type chatResponse struct {
-	ID      string `json:"id"`
-	Model   string `json:"model"`
-	Choices []struct {
-		Message struct {
-			Content *string `json:"content"`
-		} `json:"message"`
-		FinishReason string `json:"finish_reason"`
-	} `json:"choices"`
-	Usage Usage `json:"usage"`
-}
-
-// Complete sends p and returns the model's answer. Errors are classed with
-// shared/failure (see classify); a cancelled ctx returns its cause unclassed,
-// so a lost lease stays a lost lease.
-func (c *Client) Complete(ctx context.Context, p Prompt) (Completion, error) {
-	body, err := json.Marshal(chatRequest{
-		Model:          c.cfg.Model,
-		Messages:       []message{{Role: "system", Content: p.System}, {Role: "user", Content: p.User}},
-		Temperature:    0,
-		MaxTokens:      c.cfg.MaxTokens,
-		ResponseFormat: responseFormat{Type: "json_object"},
-	})
-	if err != nil {
-		return Completion{}, failure.Errorf(failure.InternalBug, "llm: encode request: %w", err)
+func (b *base) maxTokens(p Prompt) int {
+	if p.MaxTokens > 0 {
+		return p.MaxTokens
 	}
+	return b.cfg.MaxTokens
+}
 
-	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
-	if err != nil {
-		return Completion{}, failure.Errorf(failure.InternalBug, "llm: build request: %w", err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("Authorization", "Bearer "+c.apiKey)
-
-	start := time.Now()
+// LogCall writes the one record per call. Never the prompt, content or key.
+func LogCall(ctx context.Context, lg *slog.Logger, provider, model string, p Prompt, start time.Time, comp Completion, status int, err error) {
 	attrs := []slog.Attr{
-		slog.String("model", c.cfg.Model),
+		slog.String("provider", provider),
+		slog.String("model", model),
 		slog.Int("prompt_bytes", len(p.System)+len(p.User)),
 		slog.String("prompt_sha256", shortHash([]byte(p.System+"\x00"+p.User))),
-	}
-	comp, status, err := c.do(ctx, req)
-	attrs = append(attrs,
 		slog.Int("status", status),
 		slog.Duration("duration", time.Since(start)),
-		slog.String("request_id", comp.RequestID))
-	if err != nil {
-		c.log.LogAttrs(ctx, slog.LevelWarn, "llm completion failed",
-			append(attrs, slog.String("error_class", string(failure.Classify(err))), slog.String("error", err.Error()))...)
-		return Completion{}, err
+		slog.String("request_id", comp.RequestID),
 	}
-	c.log.LogAttrs(ctx, slog.LevelInfo, "llm completion",
+	if err != nil {
+		if e, ok := Details(err); ok {
+			attrs = append(attrs, slog.String("request_id_error", e.RequestID), slog.String("reason", string(e.Reason)))
+		}
+		lg.LogAttrs(ctx, slog.LevelWarn, "llm completion failed",
+			append(attrs, slog.String("error_class", string(failure.Classify(err))), slog.String("error", err.Error()))...)
+		return
+	}
+	lg.LogAttrs(ctx, slog.LevelInfo, "llm completion",
 		append(attrs,
 			slog.Int("content_bytes", len(comp.Content)),
 			slog.String("content_sha256", shortHash(comp.Content)),
 			slog.String("finish_reason", comp.FinishReason),
-			slog.Int("prompt_tokens", comp.Usage.PromptTokens),
-			slog.Int("completion_tokens", comp.Usage.CompletionTokens))...)
-	return comp, nil
+			slog.Int("input_tokens", comp.Usage.InputTokens),
+			slog.Int("output_tokens", comp.Usage.OutputTokens))...)
 }
 
-func (c *Client) do(ctx context.Context, req *http.Request) (Completion, int, error) {
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return Completion{}, 0, c.transportError(ctx, err)
-	}
-	defer resp.Body.Close()
-	reqID := resp.Header.Get("X-Request-Id")
-
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, c.cfg.MaxResponseBytes+1))
-	if err != nil {
-		return Completion{RequestID: reqID}, resp.StatusCode, c.transportError(ctx, err)
-	}
-	if int64(len(raw)) > c.cfg.MaxResponseBytes {
-		return Completion{RequestID: reqID}, resp.StatusCode, failure.Errorf(failure.SchemaInvalid,
-			"llm: response body over %d bytes (status %d, request %s)", c.cfg.MaxResponseBytes, resp.StatusCode, reqID)
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return Completion{RequestID: reqID}, resp.StatusCode, statusError(resp, raw, reqID)
-	}
-
-	var cr chatResponse
-	if err := json.Unmarshal(raw, &cr); err != nil {
-		return Completion{RequestID: reqID}, resp.StatusCode, failure.Errorf(failure.SchemaInvalid,
-			"llm: response is not a chat completion (request %s): %w", reqID, errSyntax(err))
-	}
-	if reqID == "" {
-		reqID = cr.ID
-	}
-	if len(cr.Choices) == 0 {
-		// Some compatible servers answer 200 with an error envelope.
-		var ae apiError
-		if json.Unmarshal(raw, &ae) == nil && (ae.code() != "" || ae.Error.Type != "") {
-			return Completion{RequestID: reqID}, resp.StatusCode, statusError(resp, raw, reqID)
-		}
-		return Completion{RequestID: reqID}, resp.StatusCode, failure.Errorf(failure.SchemaInvalid,
-			"llm: response has no choices (request %s)", reqID)
-	}
-	ch := cr.Choices[0]
-	if ch.FinishReason == "content_filter" {
-		return Completion{RequestID: reqID}, resp.StatusCode, failure.Errorf(failure.PolicyRejected,
-			"llm: completion stopped by the provider's content filter (request %s)", reqID)
-	}
-	if ch.Message.Content == nil || *ch.Message.Content == "" {
-		return Completion{RequestID: reqID}, resp.StatusCode, failure.Errorf(failure.SchemaInvalid,
-			"llm: response has no message content (finish_reason %q, request %s)", ch.FinishReason, reqID)
-	}
-	return Completion{
-		Content:      []byte(*ch.Message.Content),
-		RequestID:    reqID,
-		Model:        cr.Model,
-		FinishReason: ch.FinishReason,
-		Usage:        cr.Usage,
-	}, resp.StatusCode, nil
-}
-
-// transportError classes a failure to get a full response. A caller's
+// TransportError classes a failure to get a full response. A caller's
 // cancellation is returned as its cause, unclassed; everything else (our
 // timeout, DNS, refused or reset connections) is NETWORK_TIMEOUT.
-func (c *Client) transportError(ctx context.Context, err error) error {
+func TransportError(ctx context.Context, timeout time.Duration, err error) error {
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return fmt.Errorf("llm: request cancelled: %w", context.Cause(ctx))
 	}
@@ -288,7 +257,7 @@ func (c *Client) transportError(ctx context.Context, err error) error {
 		err = ue.Err
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return failure.Errorf(failure.NetworkTimeout, "llm: no complete response within %s: %w", c.cfg.Timeout, err)
+		return failure.Errorf(failure.NetworkTimeout, "llm: no complete response within %s: %w", timeout, err)
 	}
 	return failure.Errorf(failure.NetworkTimeout, "llm: transport: %w", err)
 }

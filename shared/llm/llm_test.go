@@ -24,12 +24,12 @@ var testPrompt = Prompt{System: "system rules", User: "SECRET-PROMPT-BODY"}
 
 func newClient(t *testing.T, url string, logs *bytes.Buffer, mut ...func(*Config)) *Client {
 	t.Helper()
-	cfg := Config{Endpoint: url, Model: "gpt-test", Timeout: 2 * time.Second,
+	cfg := Config{Endpoint: url, Model: "gpt-test", Timeout: 2 * time.Second, ResponseFormat: FormatJSONObject,
 		Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
 	for _, m := range mut {
 		m(&cfg)
 	}
-	c, err := New(cfg, testKey)
+	c, err := NewOpenAI(cfg, testKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestCompleteRequestAndResponse(t *testing.T) {
 		t.Errorf("body\n got %s\nwant %s", b, wantBody)
 	}
 	if string(comp.Content) != `{"findings":[]}` || comp.RequestID != "req_abc" || comp.Model != "gpt-test-2026" ||
-		comp.Usage.TotalTokens != 15 || comp.FinishReason != "stop" {
+		comp.Usage.InputTokens != 10 || comp.Usage.OutputTokens != 5 || comp.FinishReason != "stop" {
 		t.Errorf("completion = %+v", comp)
 	}
 	for _, leak := range []string{testKey, "SECRET-PROMPT-BODY", "findings"} {
@@ -238,16 +238,20 @@ func TestNew(t *testing.T) {
 		key   string
 		class failure.Class
 	}{
-		{"ok", Config{Endpoint: "https://llm.example", Model: "m", Timeout: time.Second}, "k", ""},
+		{"ok", Config{Endpoint: "https://llm.example", Model: "m", Timeout: time.Second, ResponseFormat: FormatJSONObject}, "k", ""},
+		{"base url with prefix", Config{Endpoint: "https://gw.example/openai", Model: "m", Timeout: time.Second, ResponseFormat: FormatJSONObject}, "k", ""},
+		{"api path in endpoint", Config{Endpoint: "https://llm.example/v1/chat/completions", Model: "m", Timeout: time.Second, ResponseFormat: FormatJSONObject}, "k", failure.InternalBug},
+		{"trailing v1", Config{Endpoint: "https://llm.example/v1/", Model: "m", Timeout: time.Second, ResponseFormat: FormatJSONObject}, "k", failure.InternalBug},
+		{"json_schema without schema", Config{Endpoint: "https://llm.example", Model: "m", Timeout: time.Second}, "k", failure.InternalBug},
 		{"no timeout", Config{Endpoint: "https://llm.example", Model: "m"}, "k", failure.InternalBug},
 		{"no model", Config{Endpoint: "https://llm.example", Timeout: time.Second}, "k", failure.InternalBug},
-		{"no key", Config{Endpoint: "https://llm.example", Model: "m", Timeout: time.Second}, "", failure.AuthDenied},
+		{"no key", Config{Endpoint: "https://llm.example", Model: "m", Timeout: time.Second, ResponseFormat: FormatJSONObject}, "", failure.AuthDenied},
 		{"bad scheme", Config{Endpoint: "ftp://llm.example", Model: "m", Timeout: time.Second}, "k", failure.InternalBug},
 		{"credentials in url", Config{Endpoint: "https://user:pw@llm.example", Model: "m", Timeout: time.Second}, "k", failure.InternalBug},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := New(tt.cfg, tt.key)
+			c, err := New(OpenAI, tt.cfg, tt.key)
 			if got := failure.Classify(err); got != tt.class {
 				t.Fatalf("class = %q, want %q (%v)", got, tt.class, err)
 			}
@@ -278,6 +282,10 @@ func TestParseRetryAfter(t *testing.T) {
 		{map[string]string{"Retry-After": "soon"}, 0},
 		{map[string]string{"Retry-After": "1e300"}, maxRetryAfter},
 		{map[string]string{"Retry-After-Ms": "250"}, 250 * time.Millisecond},
+		{map[string]string{"X-Ratelimit-Reset-Requests": "12ms"}, 12 * time.Millisecond},
+		{map[string]string{"X-Ratelimit-Reset-Tokens": "6m0s", "X-Ratelimit-Reset-Requests": "1s"}, 6 * time.Minute},
+		{map[string]string{"X-Ratelimit-Reset-Tokens": "soon"}, 0},
+		{map[string]string{"Retry-After": "3", "X-Ratelimit-Reset-Tokens": "6m0s"}, 3 * time.Second},
 		{nil, 0},
 	}
 	for _, tt := range tests {

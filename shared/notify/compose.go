@@ -11,7 +11,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"html/template"
 	"io"
 	"net/mail"
 	"sort"
@@ -57,6 +56,11 @@ type Content struct {
 	From string
 	// HTML adds a text/html alternative to the text/plain body.
 	HTML bool
+	// Changeset is the REDACTED changeset the review was made from; when
+	// set, each finding shows the few lines of code it points at.
+	Changeset *domain.Changeset
+	// ReviewURL links the Swarm review, when the job came from one.
+	ReviewURL string
 	// Date is the Date header. Zero means domain.Now(). It is the only
 	// input not derived from the review, so tests fix it to compare bytes.
 	Date time.Time
@@ -98,10 +102,12 @@ func Compose(k Key, in Content) (*Message, error) {
 		Author:      oneLine(in.Author),
 		Description: firstLine(in.Description),
 		JobID:       oneLine(in.JobID),
+		ReviewURL:   safeURL(in.ReviewURL),
 		Summary:     strings.TrimSpace(in.Review.Summary),
 		Total:       len(in.Review.Findings),
 		Counts:      countLine(groups),
-		Groups:      groups,
+		Files:       groupByFile(in.Review.Findings, in.Changeset),
+		Meta:        domain.ReadReviewMeta(in.Review.Meta),
 		Schema:      oneLine(in.Review.SchemaVersion),
 		Prompt:      oneLine(in.Review.PromptVersion),
 		Token:       k.IdempotencyToken(),
@@ -117,11 +123,7 @@ func Compose(k Key, in Content) (*Message, error) {
 		Text:      renderText(v),
 	}
 	if in.HTML {
-		var b strings.Builder
-		if err := htmlBody.Execute(&b, v); err != nil {
-			return nil, failure.Errorf(failure.InternalBug, "notify: render html: %w", err)
-		}
-		m.HTML = b.String()
+		m.HTML = renderHTML(v)
 	}
 	return m, nil
 }
@@ -311,98 +313,6 @@ func subject(k Key, gs []group, total int, desc string) string {
 	}
 	return b.String()
 }
-
-// view is the data both bodies render.
-type view struct {
-	Key         Key
-	Author      string
-	Description string
-	JobID       string
-	Summary     string
-	Total       int
-	Counts      string
-	Groups      []group
-	Schema      string
-	Prompt      string
-	Token       string
-}
-
-func renderText(v view) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Criticizer reviewed changelist %d (review version %d).\n\n", v.Key.Changelist, v.Key.ReviewVersion)
-	field := func(name, val string) {
-		if val != "" {
-			fmt.Fprintf(&b, "%-13s%s\n", name+":", val)
-		}
-	}
-	field("Author", v.Author)
-	field("Description", v.Description)
-	field("Job", v.JobID)
-	b.WriteString("\n")
-	if v.Summary != "" {
-		b.WriteString("Summary:\n" + indent(v.Summary, "  ") + "\n\n")
-	}
-	if v.Total == 0 {
-		b.WriteString("No findings.\n")
-	} else {
-		fmt.Fprintf(&b, "%d %s: %s.\n", v.Total, plural(v.Total, "finding"), v.Counts)
-	}
-	for _, g := range v.Groups {
-		head := fmt.Sprintf("%s (%d)", g.Label, len(g.Findings))
-		b.WriteString("\n" + head + "\n" + strings.Repeat("-", len(head)) + "\n")
-		for _, f := range g.Findings {
-			fmt.Fprintf(&b, "\n%d. %s  %s\n", f.N, f.Location(), oneLine(f.Title))
-			if t := f.Tags(); t != "" {
-				b.WriteString("   [" + t + "]\n")
-			}
-			b.WriteString(indent(strings.TrimSpace(f.Message), "   ") + "\n")
-			if s := strings.TrimSpace(f.Suggestion); s != "" {
-				b.WriteString(indent("Suggestion: "+s, "   ") + "\n")
-			}
-		}
-	}
-	// "-- " with the trailing space is the RFC 3676 signature separator.
-	b.WriteString("\n-- \nCriticizer")
-	if v.Schema != "" || v.Prompt != "" {
-		fmt.Fprintf(&b, " (schema %s, prompt %s)", v.Schema, v.Prompt)
-	}
-	b.WriteString("\nReference: " + v.Token + "\n")
-	return b.String()
-}
-
-var htmlBody = template.Must(template.New("body").Parse(`<!DOCTYPE html>
-<html><head><meta charset="utf-8"><title>Criticizer review</title></head>
-<body style="font-family:sans-serif">
-<p>Criticizer reviewed changelist <b>{{.Key.Changelist}}</b> (review version {{.Key.ReviewVersion}}).</p>
-<table>
-{{- if .Author}}<tr><td>Author</td><td>{{.Author}}</td></tr>{{end}}
-{{- if .Description}}<tr><td>Description</td><td>{{.Description}}</td></tr>{{end}}
-{{- if .JobID}}<tr><td>Job</td><td>{{.JobID}}</td></tr>{{end}}
-</table>
-{{- if .Summary}}
-<p style="white-space:pre-wrap">{{.Summary}}</p>
-{{- end}}
-{{- if eq .Total 0}}
-<p>No findings.</p>
-{{- else}}
-<p>{{.Total}} finding(s): {{.Counts}}.</p>
-{{- end}}
-{{- range .Groups}}
-<h3>{{.Label}} ({{len .Findings}})</h3>
-<ol>
-{{- range .Findings}}
-<li value="{{.N}}"><code>{{.Location}}</code> <b>{{.Title}}</b>{{with .Tags}} <small>[{{.}}]</small>{{end}}
-<div style="white-space:pre-wrap">{{.Message}}</div>
-{{- with .Suggestion}}
-<div style="white-space:pre-wrap"><i>Suggestion:</i> {{.}}</div>
-{{- end}}
-</li>
-{{- end}}
-</ol>
-{{- end}}
-<hr><p><small>Criticizer{{if or .Schema .Prompt}} (schema {{.Schema}}, prompt {{.Prompt}}){{end}} &middot; Reference: {{.Token}}</small></p>
-</body></html>
-`))
 
 func plural(n int, word string) string {
 	if n == 1 {

@@ -204,17 +204,18 @@ func TestComposeBodyGrouping(t *testing.T) {
 	raw, _ := render(t, testKey, c)
 	p := parse(t, raw)
 
-	// Headings in severity order, findings numbered across groups, sorted
-	// by file then line within a group.
+	// Files in order of their most severe finding, findings numbered across
+	// files, most severe first within a file.
 	order := []string{
 		"5 findings: 1 critical, 1 high, 2 low, 1 other.",
-		"CRITICAL (1)", "1. //depot/app/z.go:1  title F9",
-		"HIGH (1)", "2. //depot/app/a.go:42-45  SQL built from input",
+		"//depot/app/z.go (1)", "1. [CRITICAL] //depot/app/z.go:1  title F9",
+		"//depot/app/a.go (2)", "2. [HIGH] //depot/app/a.go:42-45  SQL built from input",
 		"   [security, confidence: high, rule: SEC-1]",
 		"   The query concatenates user input.\r\n   Second line.",
 		"   Suggestion: Use a parameterised query.",
-		"LOW (2)", "3. //depot/app/a.go:7  Missing test", "4. //depot/app/b.go:3  Naming",
-		"OTHER (1)", "5. //depot/app/y.go:9  title F8",
+		"3. [LOW] //depot/app/a.go:7  Missing test",
+		"//depot/app/b.go (1)", "4. [LOW] //depot/app/b.go:3  Naming",
+		"//depot/app/y.go (1)", "5. [BOGUS] //depot/app/y.go:9  title F8",
 		"Reference: " + testKey.IdempotencyToken(),
 	}
 	pos := 0
@@ -230,7 +231,7 @@ func TestComposeBodyGrouping(t *testing.T) {
 			t.Errorf("text body lacks %q", want)
 		}
 	}
-	for _, want := range []string{"<h3>CRITICAL (1)</h3>", "<code>//depot/app/a.go:42-45</code>", "Use a parameterised query."} {
+	for _, want := range []string{"<h3><code>//depot/app/z.go</code> (1)</h3>", "<code>//depot/app/a.go:42-45</code>", "Use a parameterised query."} {
 		if !strings.Contains(p.html, want) {
 			t.Errorf("html body lacks %q", want)
 		}

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/domain"
@@ -40,7 +42,10 @@ type Notify struct {
 	DeliveryLog DeliveryLog
 	From        string
 	HTML        bool
-	Log         *slog.Logger
+	// SwarmURL is the Swarm server's base URL; a job from a Swarm review
+	// links it in the e-mail (SWARM_URL/reviews/{id}).
+	SwarmURL string
+	Log      *slog.Logger
 	// Swarm reports the outcome to a Helix Swarm test run once every
 	// recipient is e-mailed (swarm.Reporter); nil for none.
 	Swarm SwarmPasser
@@ -49,6 +54,14 @@ type Notify struct {
 // SwarmPasser reports a finished review to its Swarm test run.
 type SwarmPasser interface {
 	Pass(ctx context.Context, job *store.Job, findings int) error
+}
+
+// reviewURL is the Swarm review's page, when the job came from one.
+func (n *Notify) reviewURL(job *store.Job) string {
+	if n.SwarmURL == "" || job.Swarm == nil || job.Swarm.Review <= 0 {
+		return ""
+	}
+	return strings.TrimRight(n.SwarmURL, "/") + "/reviews/" + strconv.FormatInt(job.Swarm.Review, 10)
 }
 
 // Process sends the review to every recipient that has not been notified.
@@ -70,7 +83,7 @@ func (n *Notify) Process(ctx context.Context, job *store.Job) (store.Result, err
 	sent := 0
 	for _, rcpt := range recipients {
 		k := notify.Key{Changelist: job.Changelist, Recipient: rcpt, ReviewVersion: job.ReviewVersion}
-		msg, err := notify.Compose(k, notify.Content{Author: cs.User, Description: cs.Description, JobID: job.ID, Review: review, From: n.From, HTML: n.HTML})
+		msg, err := notify.Compose(k, notify.Content{Author: cs.User, Description: cs.Description, JobID: job.ID, Review: review, From: n.From, HTML: n.HTML, Changeset: &cs, ReviewURL: n.reviewURL(job)})
 		if err != nil {
 			return store.Result{}, failure.Wrap(failure.InternalBug, err)
 		}

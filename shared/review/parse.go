@@ -67,10 +67,12 @@ type Options struct {
 // removing leading "./" segments and leading slashes, so that "./src/a.c"
 // matches "src/a.c" and "depot/main/a.c" or "/depot/main/a.c" match the depot
 // path "//depot/main/a.c". A normalized match rewrites file to the changed
-// path exactly as given (coercion_applied/path_reconciled). Nothing looser is
-// accepted: a bare suffix such as "a.c" is ambiguous across a changelist and
-// is dropped as file_not_in_changed_files, as is a normalized form shared by
-// two changed paths.
+// path exactly as given (coercion_applied/path_reconciled). Models also write
+// paths relative to some root ("src/net/buffer.c" for
+// "//depot/projectA/src/net/buffer.c"): a file that is a whole-segment suffix
+// of exactly one changed path is reconciled to it the same way. A suffix
+// shared by two changed paths, or a normalized form shared by two, is
+// ambiguous and dropped as file_not_in_changed_files.
 func Parse(raw []byte, changedFiles []string, opts Options) (domain.ReviewResult, Diagnostics, error) {
 	if opts.PromptVersion == "" {
 		opts.PromptVersion = PromptVersion
@@ -85,6 +87,9 @@ func Parse(raw []byte, changedFiles []string, opts Options) (domain.ReviewResult
 	}
 	return res, p.diags, nil
 }
+
+func topSchemaV() *jsonschema.Schema     { t, _ := schemas(); return t }
+func findingSchemaV() *jsonschema.Schema { _, f := schemas(); return f }
 
 type parser struct {
 	opts  Options
@@ -122,7 +127,7 @@ func (p *parser) parse(raw []byte, changed []string) (domain.ReviewResult, error
 	}
 	if newerMinor {
 		for _, k := range keys(top) {
-			if !slices.Contains(facts.topRequired, k) && !slices.Contains(facts.topOptional, k) {
+			if !slices.Contains(factsOnce().topRequired, k) && !slices.Contains(factsOnce().topOptional, k) {
 				delete(top, k)
 				p.add(Diagnostic{Kind: KindFieldDropped, Reason: ReasonUnknownField, Index: -1, Field: clip(k, 64)})
 			}
@@ -137,7 +142,7 @@ func (p *parser) parse(raw []byte, changed []string) (domain.ReviewResult, error
 	if _, isArr := top["findings"].([]any); isArr {
 		shallow["findings"] = []any{}
 	}
-	if vs := violations(topSchema.Validate(shallow)); len(vs) > 0 {
+	if vs := violations(topSchemaV().Validate(shallow)); len(vs) > 0 {
 		v := vs[0]
 		return domain.ReviewResult{}, p.reject(v.reason, v.field, v.detail)
 	}
@@ -220,7 +225,7 @@ func (p *parser) finding(i int, item any, newerMinor bool) (domain.Finding, bool
 	id = clip(strings.TrimSpace(id), 128)
 
 	for _, name := range fieldOrder {
-		if facts.findingFields[name] {
+		if factsOnce().findingFields[name] {
 			p.trim(obj, name, i, id)
 		}
 	}
@@ -236,14 +241,14 @@ func (p *parser) finding(i int, item any, newerMinor bool) (domain.Finding, bool
 	}
 	if newerMinor {
 		for _, k := range keys(obj) {
-			if !facts.findingFields[k] {
+			if !factsOnce().findingFields[k] {
 				delete(obj, k)
 				p.add(Diagnostic{Kind: KindFieldDropped, Reason: ReasonUnknownField, Index: i, FindingID: id, Field: clip(k, 64)})
 			}
 		}
 	}
 
-	if vs := violations(findingSchema.Validate(obj)); len(vs) > 0 {
+	if vs := violations(findingSchemaV().Validate(obj)); len(vs) > 0 {
 		v := vs[0]
 		p.drop(i, id, v.reason, v.field, locFile(obj), locLine(obj), v.detail)
 		return domain.Finding{}, false
@@ -433,12 +438,13 @@ func violations(err error) []violation {
 
 // changedSet answers whether a finding's file is one of the changed files.
 type changedSet struct {
+	paths []string
 	exact map[string]bool
 	norm  map[string]string // repoKey -> changed path; "" marks an ambiguous key
 }
 
 func newChangedSet(paths []string) changedSet {
-	c := changedSet{exact: make(map[string]bool, len(paths)), norm: make(map[string]string, len(paths))}
+	c := changedSet{paths: paths, exact: make(map[string]bool, len(paths)), norm: make(map[string]string, len(paths))}
 	for _, p := range paths {
 		c.exact[p] = true
 		k := repoKey(p)
@@ -463,8 +469,20 @@ func (c changedSet) match(file string) (string, bool) {
 	if k == "" {
 		return "", false
 	}
-	p := c.norm[k]
-	return p, p != ""
+	if p, seen := c.norm[k]; seen {
+		return p, p != "" // "" marks a normalized form two changed paths share
+	}
+	// A whole-segment suffix of exactly one changed path.
+	hit := ""
+	for _, p := range c.paths {
+		if strings.HasSuffix(p, "/"+k) {
+			if hit != "" && hit != p {
+				return "", false
+			}
+			hit = p
+		}
+	}
+	return hit, hit != ""
 }
 
 // repoKey is the repository-normalized form of a path: separators as "/",

@@ -165,7 +165,7 @@ func TestParseDropsFindings(t *testing.T) {
 		{"suggestion not string", finding(map[string]any{"suggestion": 3}), ReasonSchemaMismatch, "suggestion", "//depot/main/src/a.c", 10},
 		{"undocumented key", finding(map[string]any{"fix": "x"}), ReasonSchemaMismatch, "fix", "//depot/main/src/a.c", 10},
 		{"file not changed", finding(map[string]any{"file": "//depot/main/src/other.c"}), ReasonFileNotInChanged, "file", "//depot/main/src/other.c", 10},
-		{"bare suffix is not a match", finding(map[string]any{"file": "a.c"}), ReasonFileNotInChanged, "file", "a.c", 10},
+		{"part of a segment is not a suffix", finding(map[string]any{"file": "rc/a.c"}), ReasonFileNotInChanged, "file", "rc/a.c", 10},
 		{"dot dot is not resolved", finding(map[string]any{"file": "//depot/main/x/../src/a.c"}), ReasonFileNotInChanged, "file", "//depot/main/x/../src/a.c", 10},
 		{"case differs", finding(map[string]any{"file": "//depot/main/src/A.c"}), ReasonFileNotInChanged, "file", "//depot/main/src/A.c", 10},
 	}
@@ -393,4 +393,39 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("re-parse of accepted result failed: %v %v\n%s", err, d2, b)
 		}
 	})
+}
+
+// TestParsePathSuffix: a path as models write it, relative to some root, is
+// reconciled when it is a whole-segment suffix of exactly one changed path.
+func TestParsePathSuffix(t *testing.T) {
+	changed := []string{"//depot/projectA/src/net/buffer.c", "//depot/projectA/src/io/buffer.c", "//depot/projectA/src/net/socket.c"}
+	tests := []struct {
+		file, want string // want "" = dropped
+	}{
+		{"src/net/buffer.c", "//depot/projectA/src/net/buffer.c"},
+		{"net/buffer.c", "//depot/projectA/src/net/buffer.c"},
+		{"socket.c", "//depot/projectA/src/net/socket.c"},
+		{"./projectA/src/net/socket.c", "//depot/projectA/src/net/socket.c"},
+		{"buffer.c", ""},     // ambiguous: net/ and io/
+		{"src/buffer.c", ""}, // not a suffix of either
+		{"et/socket.c", ""},  // not whole segments
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			f := finding(map[string]any{"file": tt.file})
+			res, diags, err := Parse(response(nil, f), changed, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.want == "" {
+				if len(res.Findings) != 0 || !diags.Has(KindFindingDropped, ReasonFileNotInChanged) {
+					t.Errorf("findings %+v diags %v, want dropped as file_not_in_changed_files", res.Findings, diags)
+				}
+				return
+			}
+			if len(res.Findings) != 1 || res.Findings[0].File != tt.want || !diags.Has(KindCoercion, ReasonPathReconciled) {
+				t.Errorf("findings %+v diags %v, want reconciled to %s", res.Findings, diags, tt.want)
+			}
+		})
+	}
 }

@@ -13,38 +13,43 @@ import (
 	"bytes"
 	_ "embed"
 	"fmt"
+	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// Versions pinned by this build. PromptVersion is the instruction text's
-// contract (x.y.z); SchemaVersion is the output schema's (x.y).
+// Versions pinned by this build. PromptVersion is the stable instruction
+// text's contract (x.y.z); CandidatePromptVersion is the next one, served to
+// a configured share of jobs (see Rollout); SchemaVersion is the output
+// schema's (x.y). The parser accepts answers for either prompt version.
 const (
-	PromptVersion = "1.0.0"
-	SchemaVersion = "1.0"
+	PromptVersion          = "1.0.0"
+	CandidatePromptVersion = "1.1.0"
+	SchemaVersion          = "1.0"
 )
 
 //go:embed reviewresult.schema.json
 var schemaJSON []byte
 
+// SchemaJSON returns a copy of the embedded canonical ReviewResult schema
+// (sent as the json_schema response format to providers that support it).
+func SchemaJSON() []byte { return bytes.Clone(schemaJSON) }
+
 const schemaURL = "urn:criticizer:reviewresult.schema.json"
 
-// The schema is compiled once: the root validates the top level and the
-// findings item schema validates each finding on its own, which is what lets
-// the parser drop a bad finding instead of failing the whole response.
-var (
-	topSchema     *jsonschema.Schema
-	findingSchema *jsonschema.Schema
-)
-
-func init() {
-	var err error
-	topSchema, findingSchema, err = compileSchemas()
+// The schema is compiled once, on first use rather than at package init, so
+// a cold start that never parses (or parses later) does not pay for it: the
+// root validates the top level and the findings item schema validates each
+// finding on its own, which is what lets the parser drop a bad finding
+// instead of failing the whole response.
+var schemas = sync.OnceValues(func() (*jsonschema.Schema, *jsonschema.Schema) {
+	top, finding, err := compileSchemas()
 	if err != nil {
 		// The schema is embedded at build time; failing here is a build defect.
 		panic(fmt.Sprintf("review: embedded schema does not compile: %v", err))
 	}
-}
+	return top, finding
+})
 
 func compileSchemas() (top, finding *jsonschema.Schema, err error) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schemaJSON))
@@ -74,7 +79,7 @@ type schemaFacts struct {
 	enums                            map[string][]string // finding field -> allowed values
 }
 
-var facts = mustFacts()
+var factsOnce = sync.OnceValue(mustFacts)
 
 func mustFacts() schemaFacts {
 	var s struct {

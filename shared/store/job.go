@@ -114,6 +114,7 @@ type Job struct {
 	Seq                 int64                         `dynamodbav:"seq" json:"seq"`
 	Artifacts           Artifacts                     `dynamodbav:"artifacts" json:"artifacts"`
 	FindingCount        int                           `dynamodbav:"finding_count" json:"finding_count"`
+	Review              *ReviewStats                  `dynamodbav:"review,omitempty" json:"review,omitempty"`
 	Stages              map[domain.Stage]*StageRecord `dynamodbav:"stages" json:"stages"`
 	History             []Event                       `dynamodbav:"history" json:"history"`
 	SweepShard          string                        `dynamodbav:"sweep_shard,omitempty" json:"-"`
@@ -171,6 +172,18 @@ func (r *SwarmRun) Called(c Callback) string {
 		return r.FailAt
 	}
 	return ""
+}
+
+// ReviewStats is what the llm stage records on the job: the prompt version
+// it used (rollout), the tokens it cost, and how much was not reviewed.
+type ReviewStats struct {
+	PromptVersion  string `dynamodbav:"prompt_version" json:"prompt_version"`
+	InputTokens    int    `dynamodbav:"input_tokens" json:"input_tokens"`
+	OutputTokens   int    `dynamodbav:"output_tokens" json:"output_tokens"`
+	ModelCalls     int    `dynamodbav:"model_calls" json:"model_calls"`
+	Chunks         int    `dynamodbav:"chunks" json:"chunks"`
+	SkippedFiles   int    `dynamodbav:"skipped_files" json:"skipped_files"`
+	TruncatedFiles int    `dynamodbav:"truncated_files" json:"truncated_files"`
 }
 
 // StageRecord returns the record of stage s (never nil).

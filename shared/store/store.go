@@ -267,8 +267,9 @@ func (st *Store) Renew(ctx context.Context, id string, stage domain.Stage, l Lea
 // Result is what a stage hands on when it completes.
 type Result struct {
 	Artifacts    Artifacts
-	Recipients   []string // set by fetch
-	FindingCount *int     // set by llm
+	Recipients   []string     // set by fetch
+	FindingCount *int         // set by llm
+	Review       *ReviewStats // set by llm
 	Detail       string
 }
 
@@ -309,6 +310,10 @@ func (st *Store) Complete(ctx context.Context, id string, stage domain.Stage, l 
 		upd += ", finding_count = :fc"
 		v[":fc"] = n(int64(*r.FindingCount))
 	}
+	if r.Review != nil {
+		upd += ", #review = :review"
+		v[":review"], _ = attributevalue.Marshal(r.Review)
+	}
 	if hasNext {
 		upd += ", sweep_at = :sweep"
 		v[":sweep"] = s(domain.FormatTime(l.Now.Add(sweepAfter)))
@@ -317,7 +322,7 @@ func (st *Store) Complete(ctx context.Context, id string, stage domain.Stage, l 
 		upd += " REMOVE stages.#stg.#owner, stages.#stg.lease_expires_at, sweep_at, sweep_shard"
 	}
 	nm := names(stage)
-	for attr, set := range map[string]bool{"raw": r.Artifacts.Raw != "", "redacted": r.Artifacts.Redacted != "", "result": r.Artifacts.Result != ""} {
+	for attr, set := range map[string]bool{"raw": r.Artifacts.Raw != "", "redacted": r.Artifacts.Redacted != "", "result": r.Artifacts.Result != "", "review": r.Review != nil} {
 		if set {
 			nm["#"+attr] = attr // RAW and RESULT are DynamoDB reserved words
 		}

@@ -482,6 +482,7 @@ func (h *Handler) status(ctx context.Context, id string) events.APIGatewayProxyR
 		"job_id": j.ID, "state": j.State, "stage": j.Stage, "changelist_id": j.Changelist, "review_version": j.ReviewVersion,
 		"created_at": j.CreatedAt, "updated_at": j.UpdatedAt, "stages": stages, "recipients": j.Recipients,
 		"deliveries": deliveries, "finding_count": j.FindingCount, "history": j.History,
+		"review": j.Review, // prompt version, token usage, chunks, skipped files (llm stage)
 	})
 }
 

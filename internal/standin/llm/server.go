@@ -1,8 +1,12 @@
 // Package llm is the LLM provider's stand-in for tests and local runs: an
-// HTTP server on the loopback interface that speaks the OpenAI-compatible
-// Chat Completions wire format, answers review prompts with deterministic,
+// HTTP server on the loopback interface that speaks the three wire formats
+// the review stage supports — OpenAI-compatible Chat Completions, Anthropic
+// Messages and Amazon Bedrock Converse (point the AWS SDK's BaseEndpoint at
+// it; it checks the SigV4 scheme, not the signature) — answers review prompts with deterministic,
 // schema-valid ReviewResult JSON derived from the diffs, and lets tests inject
-// provider faults (429 with Retry-After, 5xx, malformed output, delays) and
+// the provider answers of shared/reference/llm-providers.md (429 with
+// Retry-After or x-ratelimit-reset-*, 5xx, refusals, truncation, content
+// filters, Bedrock exceptions, malformed output, delays), and count and
 // inspect exactly what reached "the LLM".
 //
 // It reads the prompt the way a model would read text, by the markers the
@@ -13,9 +17,6 @@ package llm
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -49,21 +50,36 @@ type Options struct {
 }
 
 // Fault is a scripted answer served to the next Count completion requests
-// (default 1) instead of, or before, the normal review. Faults queue in order.
+// (default 1) instead of, or before, the normal review. Faults queue in order
+// and apply to whichever wire format the request uses; fields a format does
+// not have are ignored by it.
 //
-//	{"status":429,"retry_after":"2","count":2}   429 with Retry-After: 2, twice
-//	{"status":500,"body":{"error":{...}}}        500 with that body
-//	{"malformed":true}                           200 whose content is prose-wrapped, truncated JSON
-//	{"content":"{...}"}                          200 whose content is exactly this string
-//	{"delay_ms":3000}                            wait, then answer normally (or as the other fields say)
+//	{"status":429,"retry_after":"2","count":2}          429 with Retry-After: 2, twice
+//	{"status":500,"body":{"error":{...}}}               500 with that body
+//	{"status":429,"error_type":"ModelNotReadyException"} Bedrock: that exception; Anthropic: error.type
+//	{"malformed":true}                                  200 whose content is prose-wrapped, truncated JSON
+//	{"content":"{...}"}                                 200 whose content is exactly this string
+//	{"finish_reason":"length"}                          200 with this finish/stop reason; a truncation
+//	                                                    reason (length, max_tokens) also cuts the content mid-JSON
+//	{"refusal":"I can't help with that."}               200 refusal (OpenAI message.refusal; Anthropic stop_reason refusal)
+//	{"headers":{"x-ratelimit-reset-tokens":"1s"}}       extra response headers
+//	{"delay_ms":3000}                                   wait, then answer normally (or as the other fields say)
+//	{"status":500,"match":"//depot/a.c"}                only for requests whose user message contains match
 type Fault struct {
-	Status     int             `json:"status,omitempty"`
-	RetryAfter string          `json:"retry_after,omitempty"`
-	Count      int             `json:"count,omitempty"`
-	Body       json.RawMessage `json:"body,omitempty"`
-	Malformed  bool            `json:"malformed,omitempty"`
-	Content    *string         `json:"content,omitempty"`
-	DelayMS    int             `json:"delay_ms,omitempty"`
+	Status       int               `json:"status,omitempty"`
+	RetryAfter   string            `json:"retry_after,omitempty"`
+	Count        int               `json:"count,omitempty"`
+	Body         json.RawMessage   `json:"body,omitempty"`
+	ErrorType    string            `json:"error_type,omitempty"`
+	Malformed    bool              `json:"malformed,omitempty"`
+	Content      *string           `json:"content,omitempty"`
+	FinishReason string            `json:"finish_reason,omitempty"`
+	Refusal      string            `json:"refusal,omitempty"`
+	Headers      map[string]string `json:"headers,omitempty"`
+	DelayMS      int               `json:"delay_ms,omitempty"`
+	// Match, when set, limits the fault to requests whose user message
+	// contains it (e.g. one file's depot path: one chunk of a changelist).
+	Match string `json:"match,omitempty"`
 }
 
 func (f Fault) String() string {
@@ -83,6 +99,15 @@ func (f Fault) String() string {
 	if f.DelayMS > 0 {
 		parts = append(parts, "delay_ms="+strconv.Itoa(f.DelayMS))
 	}
+	if f.ErrorType != "" {
+		parts = append(parts, "error_type="+f.ErrorType)
+	}
+	if f.FinishReason != "" {
+		parts = append(parts, "finish_reason="+f.FinishReason)
+	}
+	if f.Refusal != "" {
+		parts = append(parts, "refusal")
+	}
 	return strings.Join(parts, ",")
 }
 
@@ -92,11 +117,14 @@ type Message struct {
 	Content string `json:"content"`
 }
 
-// Request is one recorded request to the completions endpoint. The
-// Authorization header's value is never kept: Authorization says "absent" or
-// "present sha256:<prefix>" of the key, so tests can tell keys apart.
+// Request is one recorded request to a provider endpoint. No credential is
+// kept: Authorization says "absent", "present sha256:<prefix>" of the API key
+// (bearer or x-api-key), so tests can tell keys apart, or "sigv4 <access key
+// id>" for Bedrock.
 type Request struct {
 	Time           time.Time   `json:"time"`
+	Format         string      `json:"format"`
+	MaxTokens      int         `json:"max_tokens,omitempty"`
 	Method         string      `json:"method"`
 	Path           string      `json:"path"`
 	Header         http.Header `json:"header"`
@@ -223,7 +251,9 @@ func (s *Server) Reset() {
 
 // Handler serves the provider API and the control API:
 //
-//	POST /v1/chat/completions  the provider endpoint
+//	POST /v1/chat/completions       OpenAI-compatible Chat Completions
+//	POST /v1/messages               Anthropic Messages
+//	POST /model/{model}/converse    Amazon Bedrock Converse (point the SDK's BaseEndpoint here)
 //	POST /_standin/faults      queue a Fault (object) or Faults (array)
 //	GET  /_standin/requests    recorded requests as JSON
 //	POST /_standin/reset       clear faults and requests
@@ -236,8 +266,10 @@ func (s *Server) Handler() http.Handler {
 			writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", "invalid_request_error", "use POST")
 			return
 		}
-		s.complete(w, r)
+		s.complete(w, r, FormatOpenAI)
 	})
+	mux.HandleFunc("POST /v1/messages", func(w http.ResponseWriter, r *http.Request) { s.complete(w, r, FormatAnthropic) })
+	mux.HandleFunc("POST /model/{model}/converse", func(w http.ResponseWriter, r *http.Request) { s.complete(w, r, FormatBedrock) })
 	mux.HandleFunc("POST /_standin/faults", s.queueFaults)
 	mux.HandleFunc("GET /_standin/requests", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, s.Requests())
@@ -279,137 +311,22 @@ func (s *Server) queueFaults(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]int{"queued": len(faults)})
 }
 
-// nextFault pops one use of the first queued fault.
-func (s *Server) nextFault() (Fault, bool) {
+// nextFault pops one use of the first queued fault that applies to a
+// request with this user message.
+func (s *Server) nextFault(user string) (Fault, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.faults) == 0 {
-		return Fault{}, false
-	}
-	f := s.faults[0]
-	s.faults[0].Count--
-	if s.faults[0].Count <= 0 {
-		s.faults = s.faults[1:]
-	}
-	return f, true
-}
-
-type chatRequest struct {
-	Model          string    `json:"model"`
-	Messages       []Message `json:"messages"`
-	Temperature    *float64  `json:"temperature"`
-	ResponseFormat *struct {
-		Type string `json:"type"`
-	} `json:"response_format"`
-}
-
-func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBytes+1))
-	rec := Request{
-		Time: time.Now().UTC(), Method: r.Method, Path: r.URL.Path,
-		Header: r.Header.Clone(), BodyBytes: len(body),
-	}
-	rec.Header.Del("Authorization")
-	key, hasKey := bearer(r.Header.Get("Authorization"))
-	rec.Authorization = "absent"
-	if hasKey {
-		sum := sha256.Sum256([]byte(key))
-		rec.Authorization = "present sha256:" + hex.EncodeToString(sum[:6])
-	}
-	var req chatRequest
-	jsonErr := json.Unmarshal(body, &req)
-	if jsonErr == nil {
-		rec.Model, rec.Messages, rec.Temperature = req.Model, req.Messages, req.Temperature
-		if req.ResponseFormat != nil {
-			rec.ResponseFormat = req.ResponseFormat.Type
+	for i, f := range s.faults {
+		if f.Match != "" && !strings.Contains(user, f.Match) {
+			continue
 		}
-	}
-	status := s.serve(w, r, rec, req, err, jsonErr, key, hasKey)
-	s.log.Info("llm standin request", slog.Int("status", status), slog.Int("body_bytes", len(body)),
-		slog.String("authorization", rec.Authorization))
-}
-
-// serve answers one completion request and records it with its outcome.
-func (s *Server) serve(w http.ResponseWriter, r *http.Request, rec Request, req chatRequest,
-	readErr, jsonErr error, key string, hasKey bool) int {
-	record := func(status int, fault string) int {
-		rec.Status, rec.Fault = status, fault
-		s.mu.Lock()
-		s.requests = append(s.requests, rec)
-		s.mu.Unlock()
-		return status
-	}
-	switch {
-	case !hasKey:
-		writeError(w, http.StatusUnauthorized, "invalid_api_key", "invalid_request_error", "missing bearer API key")
-		return record(http.StatusUnauthorized, "")
-	case s.opts.APIKey != "" && subtle.ConstantTimeCompare([]byte(key), []byte(s.opts.APIKey)) != 1:
-		writeError(w, http.StatusUnauthorized, "invalid_api_key", "invalid_request_error", "incorrect API key provided")
-		return record(http.StatusUnauthorized, "")
-	case readErr != nil || rec.BodyBytes > maxRequestBytes:
-		writeError(w, http.StatusRequestEntityTooLarge, "request_too_large", "invalid_request_error", "request body too large")
-		return record(http.StatusRequestEntityTooLarge, "")
-	case jsonErr != nil:
-		writeError(w, http.StatusBadRequest, "invalid_json", "invalid_request_error", "request body is not JSON")
-		return record(http.StatusBadRequest, "")
-	case userMessage(req.Messages) == "":
-		writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_request_error", "a user message is required")
-		return record(http.StatusBadRequest, "")
-	}
-
-	fault, faulted := s.nextFault()
-	s.mu.Lock()
-	s.seq++
-	seq := s.seq
-	s.mu.Unlock()
-	reqID := fmt.Sprintf("req_standin_%d", seq)
-	w.Header().Set("X-Request-Id", reqID)
-
-	if fault.DelayMS > 0 {
-		t := time.NewTimer(time.Duration(fault.DelayMS) * time.Millisecond)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-r.Context().Done():
-			return record(499, fault.String()) // client gave up; nginx's convention
+		s.faults[i].Count--
+		if s.faults[i].Count <= 0 {
+			s.faults = append(s.faults[:i:i], s.faults[i+1:]...)
 		}
+		return f, true
 	}
-	if fault.RetryAfter != "" {
-		w.Header().Set("Retry-After", fault.RetryAfter)
-	}
-	model := req.Model
-	if model == "" {
-		model = s.opts.Model
-	}
-	switch {
-	case fault.Body != nil || (fault.Status != 0 && fault.Status != http.StatusOK):
-		st := fault.Status
-		if st == 0 {
-			st = http.StatusOK
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(st)
-		if fault.Body != nil {
-			w.Write(fault.Body)
-		} else {
-			w.Write(defaultErrorBody(st))
-		}
-		return record(st, fault.String())
-	case fault.Malformed:
-		content := "Sure! Here is my review of the changelist:\n```json\n{\"schema_version\": \"1.0\", \"findings\": [{\"id\": \"F1\", "
-		writeCompletion(w, seq, model, content, req.Messages)
-		return record(http.StatusOK, fault.String())
-	case fault.Content != nil:
-		writeCompletion(w, seq, model, *fault.Content, req.Messages)
-		return record(http.StatusOK, fault.String())
-	}
-	res := Review(userMessage(req.Messages), s.opts.PromptVersion, s.opts.SchemaVersion)
-	content, _ := json.Marshal(res) // plain structs always marshal
-	writeCompletion(w, seq, model, string(content), req.Messages)
-	if faulted {
-		return record(http.StatusOK, fault.String())
-	}
-	return record(http.StatusOK, "")
+	return Fault{}, false
 }
 
 func bearer(h string) (string, bool) {
@@ -428,27 +345,6 @@ func userMessage(msgs []Message) string {
 		}
 	}
 	return ""
-}
-
-func writeCompletion(w http.ResponseWriter, seq int, model, content string, msgs []Message) {
-	promptBytes := 0
-	for _, m := range msgs {
-		promptBytes += len(m.Content)
-	}
-	// Tokens are approximated at four bytes each; tests only need plausible usage.
-	pt, ct := (promptBytes+3)/4, (len(content)+3)/4
-	writeJSON(w, http.StatusOK, map[string]any{
-		"id":      fmt.Sprintf("chatcmpl-standin-%d", seq),
-		"object":  "chat.completion",
-		"created": time.Now().Unix(),
-		"model":   model,
-		"choices": []any{map[string]any{
-			"index":         0,
-			"message":       map[string]any{"role": "assistant", "content": content},
-			"finish_reason": "stop",
-		}},
-		"usage": map[string]int{"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct},
-	})
 }
 
 // defaultErrorBody is what the provider sends for status when a fault names

@@ -57,7 +57,7 @@ func start(t *testing.T, opts llm.Options) (*llm.Server, string) {
 
 func client(t *testing.T, url string, timeout time.Duration) *llmclient.Client {
 	t.Helper()
-	c, err := llmclient.New(llmclient.Config{Endpoint: url, Model: "gpt-review", Timeout: timeout}, key)
+	c, err := llmclient.NewOpenAI(llmclient.Config{Endpoint: url, Model: "gpt-review", Timeout: timeout, Schema: review.SchemaJSON()}, key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestEndToEndReview(t *testing.T) {
 	if res.PromptVersion != review.PromptVersion || res.SchemaVersion != review.SchemaVersion || res.Summary == "" {
 		t.Errorf("res = %+v", res)
 	}
-	if comp.RequestID != "req_standin_1" || comp.Usage.TotalTokens == 0 {
+	if comp.RequestID != "req_standin_1" || comp.Usage.InputTokens == 0 {
 		t.Errorf("completion = %+v", comp)
 	}
 
@@ -110,7 +110,7 @@ func TestEndToEndReview(t *testing.T) {
 		t.Fatalf("requests = %d", len(reqs))
 	}
 	r := reqs[0]
-	if r.Messages[0].Role != "system" || r.Messages[1].Content != p.User || r.ResponseFormat != "json_object" ||
+	if r.Messages[0].Role != "system" || r.Messages[1].Content != p.User || r.ResponseFormat != "json_schema" ||
 		r.Temperature == nil || *r.Temperature != 0 || r.Model != "gpt-review" || r.Status != 200 {
 		t.Errorf("recorded request = %+v", r)
 	}
@@ -158,7 +158,7 @@ func TestAuth(t *testing.T) {
 		})
 	}
 	_, url := start(t, llm.Options{APIKey: key})
-	c, _ := llmclient.New(llmclient.Config{Endpoint: url, Model: "m", Timeout: time.Second}, "sk-wrong")
+	c, _ := llmclient.New(llmclient.OpenAI, llmclient.Config{Endpoint: url, Model: "m", Timeout: time.Second, ResponseFormat: llmclient.FormatJSONObject}, "sk-wrong")
 	if _, err := c.Complete(context.Background(), llmclient.Prompt{User: "x"}); failure.Classify(err) != failure.AuthDenied {
 		t.Errorf("wrong key: %v", err)
 	}

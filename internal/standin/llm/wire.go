@@ -1,0 +1,333 @@
+package llm
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Wire formats the stand-in speaks.
+const (
+	FormatOpenAI    = "openai"
+	FormatAnthropic = "anthropic"
+	FormatBedrock   = "bedrock"
+)
+
+// wireRequest is the union of the three request shapes, as far as the
+// stand-in reads them.
+type wireRequest struct {
+	Model          string          `json:"model"`
+	Messages       []wireMessage   `json:"messages"`
+	System         json.RawMessage `json:"system"` // anthropic: string; bedrock: [{"text":…}]
+	Temperature    *float64        `json:"temperature"`
+	MaxTokens      int             `json:"max_tokens"`
+	ResponseFormat *struct {
+		Type string `json:"type"`
+	} `json:"response_format"`
+	InferenceConfig *struct {
+		MaxTokens   int      `json:"maxTokens"`
+		Temperature *float64 `json:"temperature"`
+	} `json:"inferenceConfig"`
+}
+
+// wireMessage's content is a string (openai) or a list of blocks
+// (anthropic {"type":"text","text"}, bedrock {"text"}).
+type wireMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+func blocksText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var blocks []struct {
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(raw, &blocks)
+	var b strings.Builder
+	for _, bl := range blocks {
+		b.WriteString(bl.Text)
+	}
+	return b.String()
+}
+
+// normalize turns any format's request into the recorded system/user messages.
+func (req wireRequest) normalize(rec *Request) {
+	rec.Model, rec.Temperature, rec.MaxTokens = req.Model, req.Temperature, req.MaxTokens
+	if req.ResponseFormat != nil {
+		rec.ResponseFormat = req.ResponseFormat.Type
+	}
+	if ic := req.InferenceConfig; ic != nil {
+		rec.MaxTokens, rec.Temperature = ic.MaxTokens, ic.Temperature
+	}
+	if sys := blocksText(req.System); sys != "" {
+		rec.Messages = append(rec.Messages, Message{Role: "system", Content: sys})
+	}
+	for _, m := range req.Messages {
+		rec.Messages = append(rec.Messages, Message{Role: m.Role, Content: blocksText(m.Content)})
+	}
+}
+
+func keyDigest(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return "present sha256:" + hex.EncodeToString(sum[:6])
+}
+
+func (s *Server) complete(w http.ResponseWriter, r *http.Request, format string) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBytes+1))
+	rec := Request{
+		Time: time.Now().UTC(), Format: format, Method: r.Method, Path: r.URL.Path,
+		Header: r.Header.Clone(), BodyBytes: len(body), Authorization: "absent",
+	}
+	rec.Header.Del("Authorization")
+	rec.Header.Del("X-Api-Key")
+	var key string
+	var hasKey bool
+	switch format {
+	case FormatOpenAI:
+		key, hasKey = bearer(r.Header.Get("Authorization"))
+	case FormatAnthropic:
+		key = strings.TrimSpace(r.Header.Get("X-Api-Key"))
+		hasKey = key != ""
+	case FormatBedrock:
+		// SigV4: the stand-in checks the scheme and credential scope, not
+		// the signature (it has no secret key to check against).
+		if a := r.Header.Get("Authorization"); strings.HasPrefix(a, "AWS4-HMAC-SHA256 Credential=") {
+			cred, _, _ := strings.Cut(strings.TrimPrefix(a, "AWS4-HMAC-SHA256 Credential="), "/")
+			rec.Authorization, hasKey = "sigv4 "+cred, true
+		}
+	}
+	if hasKey && format != FormatBedrock {
+		rec.Authorization = keyDigest(key)
+	}
+	var req wireRequest
+	jsonErr := json.Unmarshal(body, &req)
+	if jsonErr == nil {
+		req.normalize(&rec)
+		if format == FormatBedrock {
+			rec.Model = r.PathValue("model")
+		}
+	}
+	status := s.serve(w, r, format, rec, req, err, jsonErr, key, hasKey)
+	s.log.Info("llm standin request", slog.String("format", format), slog.Int("status", status),
+		slog.Int("body_bytes", len(body)), slog.String("authorization", rec.Authorization))
+}
+
+// serve answers one completion request and records it with its outcome.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, format string, rec Request, req wireRequest,
+	readErr, jsonErr error, key string, hasKey bool) int {
+	record := func(status int, fault string) int {
+		rec.Status, rec.Fault = status, fault
+		s.mu.Lock()
+		s.requests = append(s.requests, rec)
+		s.mu.Unlock()
+		return status
+	}
+	fail := func(status int, msg string) int {
+		writeFormatError(w, format, status, "", msg, "")
+		return record(status, "")
+	}
+	switch {
+	case !hasKey:
+		return fail(http.StatusUnauthorized, "missing credentials")
+	case format != FormatBedrock && s.opts.APIKey != "" && subtle.ConstantTimeCompare([]byte(key), []byte(s.opts.APIKey)) != 1:
+		// Real providers quote part of the key here; so does the stand-in,
+		// so tests prove the client never repeats the message.
+		return fail(http.StatusUnauthorized, "Incorrect API key provided: "+quoteKey(key))
+	case format == FormatAnthropic && r.Header.Get("Anthropic-Version") == "":
+		return fail(http.StatusBadRequest, "anthropic-version header is required")
+	case readErr != nil || rec.BodyBytes > maxRequestBytes:
+		return fail(http.StatusRequestEntityTooLarge, "request body too large")
+	case jsonErr != nil:
+		return fail(http.StatusBadRequest, "request body is not JSON")
+	case format == FormatAnthropic && req.MaxTokens <= 0:
+		return fail(http.StatusBadRequest, "max_tokens: field required")
+	case userMessage(rec.Messages) == "":
+		return fail(http.StatusBadRequest, "a user message is required")
+	}
+
+	fault, faulted := s.nextFault(userMessage(rec.Messages))
+	s.mu.Lock()
+	s.seq++
+	seq := s.seq
+	s.mu.Unlock()
+	reqID := fmt.Sprintf("req_standin_%d", seq)
+	switch format {
+	case FormatOpenAI:
+		w.Header().Set("X-Request-Id", reqID)
+	case FormatAnthropic:
+		w.Header().Set("Request-Id", reqID)
+	case FormatBedrock:
+		w.Header().Set("X-Amzn-Requestid", reqID)
+	}
+	for k, v := range fault.Headers {
+		w.Header().Set(k, v)
+	}
+
+	if fault.DelayMS > 0 {
+		t := time.NewTimer(time.Duration(fault.DelayMS) * time.Millisecond)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			return record(499, fault.String()) // client gave up; nginx's convention
+		}
+	}
+	if fault.RetryAfter != "" {
+		w.Header().Set("Retry-After", fault.RetryAfter)
+	}
+	model := rec.Model
+	if model == "" {
+		model = s.opts.Model
+	}
+	a := reply{seq: seq, reqID: reqID, model: model, finish: fault.FinishReason, promptBytes: promptBytes(rec.Messages)}
+	switch {
+	case fault.Body != nil || (fault.Status != 0 && fault.Status != http.StatusOK):
+		st := fault.Status
+		if st == 0 {
+			st = http.StatusOK
+		}
+		if fault.Body != nil {
+			if format == FormatBedrock && fault.ErrorType != "" {
+				w.Header().Set("X-Amzn-Errortype", fault.ErrorType)
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(st)
+			w.Write(fault.Body)
+		} else {
+			writeFormatError(w, format, st, fault.ErrorType, http.StatusText(st), reqID)
+		}
+		return record(st, fault.String())
+	case fault.Refusal != "":
+		a.refusal = fault.Refusal
+	case fault.Malformed:
+		a.content = "Sure! Here is my review of the changelist:\n```json\n{\"schema_version\": \"1.0\", \"findings\": [{\"id\": \"F1\", "
+	case fault.Content != nil:
+		a.content = *fault.Content
+	default:
+		res := Review(userMessage(rec.Messages), s.opts.PromptVersion, s.opts.SchemaVersion)
+		content, _ := json.Marshal(res) // plain structs always marshal
+		a.content = string(content)
+	}
+	if truncating(a.finish) {
+		a.content = a.content[:len(a.content)/2] // cut mid-JSON, as a real token limit does
+	}
+	a.write(w, format)
+	if faulted {
+		return record(http.StatusOK, fault.String())
+	}
+	return record(http.StatusOK, "")
+}
+
+func truncating(reason string) bool { return reason == "length" || reason == "max_tokens" }
+
+// quoteKey is how providers quote a rejected key: a prefix and the last four.
+func quoteKey(k string) string {
+	if len(k) <= 8 {
+		return "****"
+	}
+	return k[:3] + "****" + k[len(k)-4:]
+}
+
+func promptBytes(msgs []Message) int {
+	n := 0
+	for _, m := range msgs {
+		n += len(m.Content)
+	}
+	return n
+}
+
+// reply is one 200 answer before it is put in a wire format.
+type reply struct {
+	seq                   int
+	reqID, model, content string
+	finish, refusal       string
+	promptBytes           int
+}
+
+func (a reply) write(w http.ResponseWriter, format string) {
+	// Tokens are approximated at four bytes each; tests only need plausible usage.
+	pt, ct := (a.promptBytes+3)/4, (len(a.content)+len(a.refusal)+3)/4
+	switch format {
+	case FormatOpenAI:
+		finish := firstNonEmpty(a.finish, "stop")
+		msg := map[string]any{"role": "assistant", "content": a.content, "refusal": nil}
+		if a.refusal != "" {
+			msg["content"], msg["refusal"] = nil, a.refusal
+		}
+		writeJSON(w, http.StatusOK, map[string]any{
+			"id": fmt.Sprintf("chatcmpl-standin-%d", a.seq), "object": "chat.completion",
+			"created": time.Now().Unix(), "model": a.model,
+			"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
+			"usage":   map[string]int{"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct},
+		})
+	case FormatAnthropic:
+		stop, text := firstNonEmpty(a.finish, "end_turn"), a.content
+		if a.refusal != "" {
+			stop, text = "refusal", a.refusal
+		}
+		writeJSON(w, http.StatusOK, map[string]any{
+			"id": fmt.Sprintf("msg_standin_%d", a.seq), "type": "message", "role": "assistant", "model": a.model,
+			"content":     []any{map[string]any{"type": "text", "text": text}},
+			"stop_reason": stop, "stop_sequence": nil,
+			"usage": map[string]int{"input_tokens": pt, "output_tokens": ct},
+		})
+	case FormatBedrock:
+		text := a.content
+		if a.refusal != "" {
+			text = a.refusal
+		}
+		writeJSON(w, http.StatusOK, map[string]any{
+			"output":     map[string]any{"message": map[string]any{"role": "assistant", "content": []any{map[string]any{"text": text}}}},
+			"stopReason": firstNonEmpty(a.finish, "end_turn"),
+			"usage":      map[string]int{"inputTokens": pt, "outputTokens": ct, "totalTokens": pt + ct},
+			"metrics":    map[string]int{"latencyMs": 1},
+		})
+	}
+}
+
+// writeFormatError writes status in format's error shape. errType, when set,
+// names the Anthropic error.type or the Bedrock exception; otherwise the
+// status picks the one the provider uses for it.
+func writeFormatError(w http.ResponseWriter, format string, status int, errType, msg, reqID string) {
+	switch format {
+	case FormatOpenAI:
+		if status == http.StatusUnauthorized {
+			writeError(w, status, "invalid_api_key", "invalid_request_error", msg)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		w.Write(defaultErrorBody(status))
+	case FormatAnthropic:
+		if errType == "" {
+			errType = map[int]string{400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
+				404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error", 500: "api_error", 529: "overloaded_error"}[status]
+			if errType == "" {
+				errType = "api_error"
+			}
+		}
+		writeJSON(w, status, map[string]any{"type": "error",
+			"error": map[string]any{"type": errType, "message": msg}, "request_id": reqID})
+	case FormatBedrock:
+		if errType == "" {
+			errType = map[int]string{400: "ValidationException", 401: "UnrecognizedClientException", 403: "AccessDeniedException",
+				404: "ResourceNotFoundException", 424: "ModelErrorException", 429: "ThrottlingException",
+				500: "InternalServerException", 503: "ServiceUnavailableException"}[status]
+			if errType == "" {
+				errType = "InternalServerException"
+			}
+		}
+		w.Header().Set("X-Amzn-Errortype", errType)
+		writeJSON(w, status, map[string]any{"message": msg})
+	}
+}

@@ -1,0 +1,185 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/criticizer/criticizer/shared/failure"
+)
+
+// DefaultAnthropicVersion is the anthropic-version header sent by default.
+const DefaultAnthropicVersion = "2023-06-01"
+
+// AnthropicClient speaks the Anthropic Messages API (POST
+// {Endpoint}/v1/messages, x-api-key, anthropic-version). Anthropic has no
+// response_format: JSON output is asked for by the prompt and validated by the
+// parser. It is safe for concurrent use.
+type AnthropicClient struct{ base }
+
+// NewAnthropic returns an Anthropic Messages client authenticating with apiKey.
+func NewAnthropic(cfg Config, apiKey string) (*AnthropicClient, error) {
+	if cfg.AnthropicVersion == "" {
+		cfg.AnthropicVersion = DefaultAnthropicVersion
+	}
+	b, err := newBase(Anthropic, cfg, apiKey, apiPaths[Anthropic])
+	if err != nil {
+		return nil, err
+	}
+	return &AnthropicClient{b}, nil
+}
+
+// String keeps the key out of %v and %+v output.
+func (c *AnthropicClient) String() string {
+	return fmt.Sprintf("llm.AnthropicClient{model=%s}", c.cfg.Model)
+}
+
+// LogValue keeps the key out of logs when a client is logged.
+func (c *AnthropicClient) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("provider", Anthropic), slog.String("model", c.cfg.Model), slog.String("endpoint_host", c.host()))
+}
+
+type anthropicRequest struct {
+	Model       string             `json:"model"`
+	MaxTokens   int                `json:"max_tokens"`
+	System      string             `json:"system,omitempty"`
+	Messages    []anthropicMessage `json:"messages"`
+	Temperature float64            `json:"temperature"`
+}
+
+type anthropicMessage struct {
+	Role    string           `json:"role"`
+	Content []anthropicBlock `json:"content"`
+}
+
+type anthropicBlock struct {
+	Type string `json:"type"`
+	Text string `json:"text,omitempty"`
+}
+
+type anthropicResponse struct {
+	ID         string           `json:"id"`
+	Type       string           `json:"type"`
+	Model      string           `json:"model"`
+	Content    []anthropicBlock `json:"content"`
+	StopReason string           `json:"stop_reason"`
+	Usage      struct {
+		InputTokens  int `json:"input_tokens"`
+		OutputTokens int `json:"output_tokens"`
+	} `json:"usage"`
+}
+
+// anthropicError is {"type":"error","error":{"type","message"},"request_id"}.
+type anthropicError struct {
+	Type  string `json:"type"`
+	Error struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	} `json:"error"`
+	RequestID string `json:"request_id"`
+}
+
+// Complete sends p and returns the model's answer (see Client.Complete).
+func (c *AnthropicClient) Complete(ctx context.Context, p Prompt) (Completion, error) {
+	req := anthropicRequest{
+		Model:     c.cfg.Model,
+		MaxTokens: c.maxTokens(p),
+		System:    p.System,
+		Messages:  []anthropicMessage{{Role: "user", Content: []anthropicBlock{{Type: "text", Text: p.User}}}},
+	}
+	return c.complete(ctx, p, func(ctx context.Context) (Completion, int, error) {
+		a, err := c.post(ctx, req, map[string]string{"X-Api-Key": c.apiKey, "Anthropic-Version": c.cfg.AnthropicVersion})
+		if err != nil {
+			return Completion{RequestID: a.requestID}, statusOf(a), err
+		}
+		comp, err := c.read(a)
+		return comp, a.resp.StatusCode, err
+	})
+}
+
+func (c *AnthropicClient) read(a answer) (Completion, error) {
+	reqID, status := a.requestID, a.resp.StatusCode
+	if status < 200 || status > 299 {
+		return Completion{RequestID: reqID}, anthropicStatusError(a.resp, a.body, reqID)
+	}
+	var r anthropicResponse
+	if err := json.Unmarshal(a.body, &r); err != nil {
+		return Completion{RequestID: reqID}, Classed(failure.SchemaInvalid, 0, &Error{Provider: Anthropic,
+			Reason: ReasonBadResponse, Status: status, RequestID: reqID, Detail: "not a message: " + errSyntax(err).Error()})
+	}
+	if reqID == "" {
+		reqID = Clip(r.ID, 128)
+	}
+	var text strings.Builder
+	for _, b := range r.Content {
+		if b.Type == "text" {
+			text.WriteString(b.Text)
+		}
+	}
+	e := &Error{Provider: Anthropic, Status: status, RequestID: reqID, Code: Clip(r.StopReason, 64)}
+	switch r.StopReason {
+	case "refusal":
+		e.Reason, e.Refusal, e.Detail = ReasonRefusal, sanitizeRefusal(text.String()), "the model refused"
+		return Completion{RequestID: reqID}, Classed(failure.PolicyRejected, 0, e)
+	case "max_tokens":
+		e.Reason, e.Detail = ReasonTruncated, fmt.Sprintf("output cut at max_tokens (%d output tokens)", r.Usage.OutputTokens)
+		return Completion{RequestID: reqID}, Classed(failure.SchemaInvalid, 0, e)
+	case "tool_use":
+		e.Reason, e.Detail = ReasonBadResponse, "the model asked for a tool; none was offered"
+		return Completion{RequestID: reqID}, Classed(failure.SchemaInvalid, 0, e)
+	}
+	if text.Len() == 0 {
+		e.Reason, e.Detail = ReasonBadResponse, "no text content block"
+		return Completion{RequestID: reqID}, Classed(failure.SchemaInvalid, 0, e)
+	}
+	return Completion{
+		Content: []byte(text.String()), RequestID: reqID, Model: r.Model, FinishReason: r.StopReason,
+		Usage: Usage{InputTokens: r.Usage.InputTokens, OutputTokens: r.Usage.OutputTokens},
+	}, nil
+}
+
+// anthropicStatusError classes an Anthropic error answer by error.type:
+//
+//	rate_limit_error (429)                   RATE_LIMITED, Retry-After kept
+//	overloaded_error (529), api_error (500)  UPSTREAM_5XX (transient)
+//	timeout_error (504)                      NETWORK_TIMEOUT
+//	authentication_error, permission_error   AUTH_DENIED
+//	billing_error                            quota: AUTH_DENIED, operator needed
+//	request_too_large (413), or a 400 whose  context length: re-chunk smaller
+//	  message says the prompt is too long
+//	other                                    SCHEMA_INVALID
+func anthropicStatusError(resp *http.Response, body []byte, reqID string) error {
+	var ae anthropicError
+	_ = json.Unmarshal(body, &ae)
+	typ, status := Clip(ae.Error.Type, 64), resp.StatusCode
+	if reqID == "" {
+		reqID = Clip(ae.RequestID, 128)
+	}
+	e := &Error{Provider: Anthropic, Status: status, Type: typ, RequestID: reqID}
+	retryAfter := parseRetryAfter(resp.Header, time.Now())
+	switch {
+	case typ == "billing_error":
+		e.Reason, e.Detail = ReasonQuota, "the Anthropic account's credit or billing is exhausted; retrying cannot help until an operator acts"
+	case typ == "rate_limit_error" || status == http.StatusTooManyRequests:
+		e.Reason = ReasonRateLimited
+	case typ == "overloaded_error" || typ == "api_error" || status == 529 || status == http.StatusInternalServerError:
+		e.Reason = ReasonUpstream
+	case typ == "timeout_error" || status == http.StatusGatewayTimeout || status == http.StatusBadGateway || status == http.StatusServiceUnavailable:
+		e.Reason = ReasonUpstream
+		return Classed(failure.NetworkTimeout, retryAfter, e)
+	case typ == "authentication_error" || typ == "permission_error" || status == http.StatusUnauthorized || status == http.StatusForbidden:
+		e.Reason = ReasonAuth
+	case typ == "request_too_large" || status == http.StatusRequestEntityTooLarge ||
+		(status == http.StatusBadRequest && MentionsContextLength(ae.Error.Message)):
+		e.Reason = ReasonContextLength
+	case status >= 500:
+		e.Reason = ReasonUpstream
+	default:
+		e.Reason = ReasonBadRequest
+	}
+	return Classed(ClassFor(e.Reason), retryAfter, e)
+}

@@ -1,0 +1,218 @@
+// Package bedrock is the Amazon Bedrock Converse family of llm.Provider: the
+// AWS SDK with the function's IAM role (SigV4, no API key). It is its own
+// package so that binaries which only share shared/llm's types do not link
+// the Bedrock SDK.
+package bedrock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmw "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/llm"
+)
+
+// ConverseAPI is the part of the Bedrock runtime client Client uses.
+type ConverseAPI interface {
+	Converse(ctx context.Context, in *bedrockruntime.ConverseInput, optFns ...func(*bedrockruntime.Options)) (*bedrockruntime.ConverseOutput, error)
+}
+
+// Client speaks Amazon Bedrock Converse through the AWS SDK: SigV4
+// with the function's IAM role, no API key. It is safe for concurrent use.
+type Client struct {
+	cfg llm.Config
+	api ConverseAPI
+	log *slog.Logger
+}
+
+// New returns a Bedrock Converse client using awsCfg's region and
+// credentials. cfg.Endpoint, when set, replaces the regional endpoint (a VPC
+// endpoint, or the local stand-in). The SDK's own retries are off: the stage's
+// retry policy decides, with the class this client returns.
+func New(cfg llm.Config, awsCfg aws.Config) (*Client, error) {
+	if cfg.Timeout <= 0 {
+		return nil, failure.Errorf(failure.InternalBug, "llm: config: Timeout must be positive")
+	}
+	if cfg.Model == "" {
+		return nil, failure.Errorf(failure.InternalBug, "llm: config: Model (Bedrock model id) is empty")
+	}
+	if cfg.Endpoint != "" {
+		if _, err := llm.ValidateEndpoint(llm.Bedrock, cfg.Endpoint); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.MaxTokens <= 0 {
+		cfg.MaxTokens = llm.DefaultMaxTokens
+	}
+	lg := cfg.Logger
+	if lg == nil {
+		lg = slog.Default()
+	}
+	api := bedrockruntime.NewFromConfig(awsCfg, func(o *bedrockruntime.Options) {
+		if cfg.Endpoint != "" {
+			o.BaseEndpoint = aws.String(strings.TrimRight(cfg.Endpoint, "/"))
+		}
+		if cfg.HTTPClient != nil {
+			o.HTTPClient = cfg.HTTPClient
+		}
+		o.Retryer = aws.NopRetryer{}
+	})
+	return &Client{cfg: cfg, api: api, log: lg}, nil
+}
+
+// NewWithAPI is New over a given Converse implementation (tests).
+func NewWithAPI(cfg llm.Config, api ConverseAPI) *Client {
+	if cfg.MaxTokens <= 0 {
+		cfg.MaxTokens = llm.DefaultMaxTokens
+	}
+	lg := cfg.Logger
+	if lg == nil {
+		lg = slog.Default()
+	}
+	return &Client{cfg: cfg, api: api, log: lg}
+}
+
+// String names the client without anything secret (it holds none).
+func (c *Client) String() string {
+	return fmt.Sprintf("bedrock.Client{model=%s}", c.cfg.Model)
+}
+
+// Complete sends p through Converse and returns the model's answer.
+func (c *Client) Complete(ctx context.Context, p llm.Prompt) (llm.Completion, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	maxTokens := c.cfg.MaxTokens
+	if p.MaxTokens > 0 {
+		maxTokens = p.MaxTokens
+	}
+	in := &bedrockruntime.ConverseInput{
+		ModelId: aws.String(c.cfg.Model),
+		System:  []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: p.System}},
+		Messages: []types.Message{{Role: types.ConversationRoleUser,
+			Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: p.User}}}},
+		InferenceConfig: &types.InferenceConfiguration{MaxTokens: aws.Int32(int32(min(maxTokens, 1<<30))), Temperature: aws.Float32(0)},
+	}
+	start := time.Now()
+	out, err := c.api.Converse(ctx, in)
+	var comp llm.Completion
+	status := http.StatusOK
+	if err != nil {
+		err = c.classify(ctx, err)
+		if e, ok := llm.Details(err); ok {
+			status = e.Status
+		}
+	} else {
+		comp, err = c.read(out)
+	}
+	llm.LogCall(ctx, c.log, llm.Bedrock, c.cfg.Model, p, start, comp, status, err)
+	if err != nil {
+		return llm.Completion{}, err
+	}
+	return comp, nil
+}
+
+func (c *Client) read(out *bedrockruntime.ConverseOutput) (llm.Completion, error) {
+	reqID, _ := awsmw.GetRequestIDMetadata(out.ResultMetadata)
+	var text strings.Builder
+	if m, ok := out.Output.(*types.ConverseOutputMemberMessage); ok {
+		for _, b := range m.Value.Content {
+			if t, ok := b.(*types.ContentBlockMemberText); ok {
+				text.WriteString(t.Value)
+			}
+		}
+	}
+	sr := string(out.StopReason)
+	e := &llm.Error{Provider: llm.Bedrock, Status: http.StatusOK, RequestID: reqID, Code: llm.Clip(sr, 64)}
+	switch out.StopReason {
+	case types.StopReasonGuardrailIntervened, types.StopReasonContentFiltered:
+		e.Reason, e.Detail = llm.ReasonContentFilter, "stopped by a Bedrock guardrail or content filter ("+sr+")"
+		return llm.Completion{RequestID: reqID}, llm.Classed(failure.PolicyRejected, 0, e)
+	case types.StopReasonMaxTokens:
+		e.Reason, e.Detail = llm.ReasonTruncated, "output cut at maxTokens"
+		return llm.Completion{RequestID: reqID}, llm.Classed(failure.SchemaInvalid, 0, e)
+	case types.StopReasonModelContextWindowExceeded:
+		e.Reason = llm.ReasonContextLength
+		return llm.Completion{RequestID: reqID}, llm.Classed(failure.SchemaInvalid, 0, e)
+	case types.StopReasonToolUse, types.StopReasonMalformedModelOutput, types.StopReasonMalformedToolUse:
+		e.Reason, e.Detail = llm.ReasonBadResponse, "unexpected stopReason "+sr
+		return llm.Completion{RequestID: reqID}, llm.Classed(failure.SchemaInvalid, 0, e)
+	}
+	if text.Len() == 0 {
+		e.Reason, e.Detail = llm.ReasonBadResponse, "no text content block"
+		return llm.Completion{RequestID: reqID}, llm.Classed(failure.SchemaInvalid, 0, e)
+	}
+	comp := llm.Completion{Content: []byte(text.String()), RequestID: reqID, Model: c.cfg.Model, FinishReason: sr}
+	if u := out.Usage; u != nil {
+		comp.Usage = llm.Usage{InputTokens: int(aws.ToInt32(u.InputTokens)), OutputTokens: int(aws.ToInt32(u.OutputTokens))}
+	}
+	return comp, nil
+}
+
+// classify maps a Converse error by its modelled type:
+//
+//	ThrottlingException, ServiceQuotaExceededException       RATE_LIMITED
+//	ModelNotReadyException, ServiceUnavailableException,
+//	  InternalServerException, ModelErrorException           UPSTREAM_5XX (transient)
+//	ModelTimeoutException                                    NETWORK_TIMEOUT
+//	AccessDeniedException                                    AUTH_DENIED (operator: IAM or model access)
+//	ValidationException naming the input length              context length: re-chunk smaller
+//	other ValidationException, ResourceNotFoundException     SCHEMA_INVALID
+//
+// The exception message is read only to recognise the context-length case.
+func (c *Client) classify(ctx context.Context, err error) error {
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return fmt.Errorf("llm: request cancelled: %w", context.Cause(ctx))
+	}
+	e := &llm.Error{Provider: llm.Bedrock}
+	var re *awshttp.ResponseError
+	if errors.As(err, &re) {
+		e.RequestID = llm.Clip(re.ServiceRequestID(), 128)
+		e.Status = re.HTTPStatusCode()
+	}
+	var ae smithy.APIError
+	if !errors.As(err, &ae) {
+		return llm.TransportError(ctx, c.cfg.Timeout, err)
+	}
+	e.Code = llm.Clip(ae.ErrorCode(), 64)
+	var (
+		throttle *types.ThrottlingException
+		quota    *types.ServiceQuotaExceededException
+		notReady *types.ModelNotReadyException
+		unavail  *types.ServiceUnavailableException
+		internal *types.InternalServerException
+		modelErr *types.ModelErrorException
+		timeout  *types.ModelTimeoutException
+		denied   *types.AccessDeniedException
+		invalid  *types.ValidationException
+	)
+	switch {
+	case errors.As(err, &throttle), errors.As(err, &quota):
+		e.Reason = llm.ReasonRateLimited
+	case errors.As(err, &notReady), errors.As(err, &unavail), errors.As(err, &internal), errors.As(err, &modelErr):
+		e.Reason = llm.ReasonUpstream
+	case errors.As(err, &timeout):
+		e.Reason = llm.ReasonUpstream
+		return llm.Classed(failure.NetworkTimeout, 0, e)
+	case errors.As(err, &denied):
+		e.Reason, e.Detail = llm.ReasonAuth, "the function's IAM role may not invoke this model (or model access is not granted)"
+	case errors.As(err, &invalid) && llm.MentionsContextLength(invalid.ErrorMessage()):
+		e.Reason = llm.ReasonContextLength
+	case e.Status >= 500:
+		e.Reason = llm.ReasonUpstream
+	default:
+		e.Reason = llm.ReasonBadRequest
+	}
+	return llm.Classed(llm.ClassFor(e.Reason), 0, e)
+}

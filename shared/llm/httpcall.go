@@ -1,0 +1,65 @@
+package llm
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/criticizer/criticizer/shared/failure"
+)
+
+// answer is one HTTP exchange's outcome, before the family reads it.
+type answer struct {
+	resp      *http.Response
+	body      []byte
+	requestID string
+}
+
+// post sends body as JSON with headers and reads a bounded answer. A
+// transport failure or an over-long body is returned classed.
+func (b *base) post(ctx context.Context, body any, headers map[string]string) (answer, error) {
+	raw, err := json.Marshal(body)
+	if err != nil {
+		return answer{}, failure.Errorf(failure.InternalBug, "llm: encode request: %w", err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.url, bytes.NewReader(raw))
+	if err != nil {
+		return answer{}, failure.Errorf(failure.InternalBug, "llm: build request: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := b.http.Do(req)
+	if err != nil {
+		return answer{}, TransportError(ctx, b.cfg.Timeout, err)
+	}
+	defer resp.Body.Close()
+	a := answer{resp: resp, requestID: requestID(resp.Header)}
+	a.body, err = io.ReadAll(io.LimitReader(resp.Body, b.cfg.MaxResponseBytes+1))
+	if err != nil {
+		return a, TransportError(ctx, b.cfg.Timeout, err)
+	}
+	if int64(len(a.body)) > b.cfg.MaxResponseBytes {
+		return a, Classed(failure.SchemaInvalid, 0, &Error{Provider: b.provider, Reason: ReasonBadResponse,
+			Status: resp.StatusCode, RequestID: a.requestID, Detail: "response body over the size limit"})
+	}
+	return a, nil
+}
+
+// complete runs one call with the timeout and the log record around do.
+func (b *base) complete(ctx context.Context, p Prompt, do func(ctx context.Context) (Completion, int, error)) (Completion, error) {
+	ctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
+	defer cancel()
+	start := time.Now()
+	comp, status, err := do(ctx)
+	LogCall(ctx, b.log, b.provider, b.cfg.Model, p, start, comp, status, err)
+	if err != nil {
+		return Completion{}, err
+	}
+	return comp, nil
+}

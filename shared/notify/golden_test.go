@@ -1,0 +1,93 @@
+package notify
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/criticizer/criticizer/shared/domain"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// goldenContent is a review as the pipeline hands it over: findings from
+// several files, the redacted changeset they point into, what was skipped or
+// cut, token usage, and a Swarm review link.
+func goldenContent() Content {
+	c := testContent()
+	c.ReviewURL = "https://swarm.example.com/reviews/4711"
+	c.Changeset = &domain.Changeset{Changelist: 12345, Files: []domain.FileChange{
+		{DepotPath: "//depot/app/a.go", Diff: "@@ -40,6 +40,8 @@ func login() {\n" +
+			" \tuser := r.FormValue(\"user\")\n" +
+			" \t// look the user up\n" +
+			"+\tq := \"SELECT * FROM users WHERE name = '\" + user + \"'\"\n" +
+			"+\trows, err := db.Query(q)\n" +
+			" \tif err != nil {\n" +
+			" \t\treturn err\n" +
+			"-\t}\n" +
+			"+\t} // <b>not bold</b> & \"quoted\"\n" +
+			" \tdefer rows.Close()\n"},
+		{DepotPath: "//depot/app/b.go", Diff: "@@ -1,2 +1,3 @@\n package app\n+var x_y_z = 1\n+var token = \"[REDACTED:generic-api-key]\"\n"},
+	}}
+	c.Review.Meta = domain.ReviewMeta{
+		PromptVersion: "1.2.0", Chunks: 2, ModelCalls: 3, FilesReviewed: 2, DroppedFindings: 2,
+		InputTokens: 12345, OutputTokens: 678,
+		SkippedFiles:   []domain.SkippedFile{{File: "//depot/app/logo.png", Reason: "no_textual_diff"}, {File: "//depot/gen/huge.pb.go", Reason: "over_byte_limit", Bytes: 9000000}},
+		TruncatedFiles: []domain.TruncatedFile{{File: "//depot/app/big.go", ReviewedBytes: 65536, OriginalBytes: 200000}},
+	}.Map()
+	return c
+}
+
+// TestComposeGolden pins both parts of the e-mail byte for byte. Run with
+// -update after an intended change and review the diff.
+func TestComposeGolden(t *testing.T) {
+	m, err := Compose(testKey, goldenContent())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, part := range []struct{ name, got string }{{"email.txt", m.Text}, {"email.html", m.HTML}} {
+		path := filepath.Join("testdata", part.name+".golden")
+		if *update {
+			if err := os.MkdirAll("testdata", 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, []byte(part.got), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (run go test ./shared/notify -run TestComposeGolden -update)", err)
+		}
+		if part.got != string(want) {
+			t.Errorf("%s differs from %s:\n%s", part.name, path, part.got)
+		}
+	}
+	// What the goldens must show, so an -update cannot pin a regression.
+	for _, want := range []string{
+		"Review:      https://swarm.example.com/reviews/4711",
+		"   >    42 | \tq := \"SELECT * FROM users WHERE name = '\" + user + \"'\"",
+		"Not reviewed: 2 files", "//depot/app/logo.png (no textual diff: binary, deleted or empty)",
+		"Reviewed in part: 1 file", "Dropped findings: 2", "tokens 12345 in, 678 out, 3 model calls",
+		"[REDACTED:generic-api-key]",
+	} {
+		want = strings.ReplaceAll(want, "\t", "    ")
+		if !strings.Contains(m.Text, want) {
+			t.Errorf("text part lacks %q", want)
+		}
+	}
+	for _, want := range []string{
+		`<a href="https://swarm.example.com/reviews/4711">`, "&lt;b&gt;not bold&lt;/b&gt; &amp; &#34;quoted&#34;",
+		"<b>   42 | ", "Dropped findings: 2",
+	} {
+		if !strings.Contains(m.HTML, want) {
+			t.Errorf("html part lacks %q", want)
+		}
+	}
+	if strings.Contains(m.HTML, "<b>not bold</b>") {
+		t.Error("html part does not escape code")
+	}
+}

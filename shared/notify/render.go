@@ -1,0 +1,408 @@
+package notify
+
+import (
+	"fmt"
+	"html"
+	"net/url"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/criticizer/criticizer/shared/domain"
+)
+
+// The bodies are rendered by hand, not with html/template: reflection-based
+// templates disable the linker's dead-method elimination and swell the notify
+// binary (issue 9's size budget). Every value from the review, the changeset
+// or the description goes through html.EscapeString in the HTML part.
+
+// view is the data both bodies render.
+type view struct {
+	Key         Key
+	Author      string
+	Description string
+	JobID       string
+	ReviewURL   string
+	Summary     string
+	Total       int
+	Counts      string
+	Files       []fileGroup
+	Meta        domain.ReviewMeta
+	Schema      string
+	Prompt      string
+	Token       string
+}
+
+// fileGroup is one file's findings, most severe first.
+type fileGroup struct {
+	File     string
+	Findings []shown
+}
+
+// shown is a finding as the e-mail shows it: numbered, with its code.
+type shown struct {
+	numbered
+	Code []codeLine
+}
+
+// codeLine is one line of the new revision; Hit marks the lines the finding
+// names.
+type codeLine struct {
+	N    int
+	Text string
+	Hit  bool
+}
+
+func sevRank(s string) int {
+	for i, v := range severities {
+		if v == s {
+			return i
+		}
+	}
+	return len(severities)
+}
+
+// groupByFile groups findings by file. Files come in order of their most
+// severe finding (then path); within a file, by severity, line and id. The
+// model's output order never changes the e-mail.
+func groupByFile(fs []domain.Finding, cs *domain.Changeset) []fileGroup {
+	by := map[string][]domain.Finding{}
+	for _, f := range fs {
+		by[f.File] = append(by[f.File], f)
+	}
+	files := make([]string, 0, len(by))
+	worst := map[string]int{}
+	for file, list := range by {
+		files = append(files, file)
+		w := len(severities)
+		for _, f := range list {
+			w = min(w, sevRank(strings.ToLower(strings.TrimSpace(f.Severity))))
+		}
+		worst[file] = w
+		sort.SliceStable(list, func(i, j int) bool {
+			a, b := list[i], list[j]
+			ra, rb := sevRank(strings.ToLower(a.Severity)), sevRank(strings.ToLower(b.Severity))
+			if ra != rb {
+				return ra < rb
+			}
+			if a.Line != b.Line {
+				return a.Line < b.Line
+			}
+			return a.ID < b.ID
+		})
+	}
+	sort.Slice(files, func(i, j int) bool {
+		if worst[files[i]] != worst[files[j]] {
+			return worst[files[i]] < worst[files[j]]
+		}
+		return files[i] < files[j]
+	})
+	diffs := map[string]string{}
+	if cs != nil {
+		for _, f := range cs.Files {
+			diffs[f.DepotPath] = f.Diff
+		}
+	}
+	var out []fileGroup
+	n := 0
+	for _, file := range files {
+		g := fileGroup{File: file}
+		lines := newLines(diffs[file])
+		for _, f := range by[file] {
+			n++
+			g.Findings = append(g.Findings, shown{numbered: numbered{N: n, Finding: f}, Code: snippet(lines, f.Line, f.EndLine)})
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+var hunkRE = regexp.MustCompile(`^@@ -[0-9]+(?:,[0-9]+)? \+([0-9]+)(?:,[0-9]+)? @@`)
+
+// newLines maps new-revision line numbers to their text, as far as the
+// (redacted) diff shows them: context and added lines of each hunk, or the
+// whole text of an added file shown without hunks.
+func newLines(diff string) map[int]string {
+	if diff == "" {
+		return nil
+	}
+	out := map[int]string{}
+	lines := strings.Split(strings.TrimSuffix(diff, "\n"), "\n")
+	if !strings.HasPrefix(diff, "@@ ") && !strings.Contains(diff, "\n@@ ") {
+		for i, l := range lines {
+			out[i+1] = l
+		}
+		return out
+	}
+	next, in := 0, false
+	for _, l := range lines {
+		if m := hunkRE.FindStringSubmatch(l); m != nil {
+			next, _ = strconv.Atoi(m[1])
+			in = true
+			continue
+		}
+		if !in || l == "" {
+			continue
+		}
+		switch l[0] {
+		case '+', ' ':
+			out[next] = l[1:]
+			next++
+		case '-', '\\':
+		default:
+			in = false
+		}
+	}
+	return out
+}
+
+// Snippet bounds: lines of context around the finding, and at most maxCode
+// lines in all, so a finding over a long range stays readable.
+const (
+	codeContext = 2
+	maxCode     = 8
+	maxCodeLine = 160 // runes per line
+)
+
+func snippet(lines map[int]string, line, end int) []codeLine {
+	if len(lines) == 0 || line <= 0 {
+		return nil
+	}
+	if end < line {
+		end = line
+	}
+	from, to := line-codeContext, min(end+codeContext, line+maxCode-1-codeContext)
+	var out []codeLine
+	for n := max(from, 1); n <= to; n++ {
+		text, ok := lines[n]
+		if !ok {
+			continue
+		}
+		text = strings.TrimRight(strings.ReplaceAll(text, "\t", "    "), " \r")
+		if r := []rune(text); len(r) > maxCodeLine {
+			text = string(r[:maxCodeLine-1]) + "…"
+		}
+		out = append(out, codeLine{N: n, Text: stripControl(text), Hit: n >= line && n <= end})
+	}
+	for _, c := range out {
+		if c.Hit {
+			return out
+		}
+	}
+	return nil // the diff does not show the line itself: show nothing rather than unrelated code
+}
+
+func stripControl(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// safeURL keeps only an absolute http(s) URL for the review link.
+func safeURL(s string) string {
+	u, err := url.Parse(strings.TrimSpace(s))
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil {
+		return ""
+	}
+	return u.String()
+}
+
+// maxNamed bounds how many skipped or truncated files the e-mail lists by
+// name; the result's meta and the job name them all.
+const maxNamed = 50
+
+var skipReasons = map[string]string{
+	"no_textual_diff": "no textual diff: binary, deleted or empty",
+	"over_file_limit": "over the per-changelist file limit",
+	"over_byte_limit": "over the per-changelist size limit",
+	"too_large":       "too large to review",
+}
+
+func skipReason(r string) string {
+	if s, ok := skipReasons[r]; ok {
+		return s
+	}
+	return oneLine(r)
+}
+
+// footer is the signature line's details.
+func (v view) footer() string {
+	var parts []string
+	if v.Schema != "" || v.Prompt != "" {
+		parts = append(parts, fmt.Sprintf("schema %s, prompt %s", v.Schema, v.Prompt))
+	}
+	if m := v.Meta; m.InputTokens > 0 || m.OutputTokens > 0 {
+		parts = append(parts, fmt.Sprintf("tokens %d in, %d out, %d model %s", m.InputTokens, m.OutputTokens, m.ModelCalls, plural(m.ModelCalls, "call")))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, "; ") + ")"
+}
+
+func renderText(v view) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Criticizer reviewed changelist %d (review version %d).\n\n", v.Key.Changelist, v.Key.ReviewVersion)
+	field := func(name, val string) {
+		if val != "" {
+			fmt.Fprintf(&b, "%-13s%s\n", name+":", val)
+		}
+	}
+	field("Author", v.Author)
+	field("Description", v.Description)
+	field("Job", v.JobID)
+	field("Review", v.ReviewURL)
+	b.WriteString("\n")
+	if v.Summary != "" {
+		b.WriteString("Summary:\n" + indent(v.Summary, "  ") + "\n\n")
+	}
+	if v.Total == 0 {
+		b.WriteString("No findings.\n")
+	} else {
+		fmt.Fprintf(&b, "%d %s: %s.\n", v.Total, plural(v.Total, "finding"), v.Counts)
+	}
+	for _, g := range v.Files {
+		head := fmt.Sprintf("%s (%d)", oneLine(g.File), len(g.Findings))
+		b.WriteString("\n" + head + "\n" + strings.Repeat("=", min(len(head), 78)) + "\n")
+		for _, f := range g.Findings {
+			fmt.Fprintf(&b, "\n%d. [%s] %s  %s\n", f.N, strings.ToUpper(oneLine(f.Severity)), f.Location(), oneLine(f.Title))
+			if t := f.Tags(); t != "" {
+				b.WriteString("   [" + t + "]\n")
+			}
+			b.WriteString(indent(strings.TrimSpace(f.Message), "   ") + "\n")
+			for _, c := range f.Code {
+				mark := " "
+				if c.Hit {
+					mark = ">"
+				}
+				fmt.Fprintf(&b, "   %s %5d | %s\n", mark, c.N, c.Text)
+			}
+			if s := strings.TrimSpace(f.Suggestion); s != "" {
+				b.WriteString(indent("Suggestion: "+s, "   ") + "\n")
+			}
+		}
+	}
+	m := v.Meta
+	if len(m.SkippedFiles) > 0 {
+		fmt.Fprintf(&b, "\nNot reviewed: %d %s\n", len(m.SkippedFiles), plural(len(m.SkippedFiles), "file"))
+		for i, s := range m.SkippedFiles {
+			if i == maxNamed {
+				fmt.Fprintf(&b, "  ... and %d more (listed in the job's review result)\n", len(m.SkippedFiles)-maxNamed)
+				break
+			}
+			fmt.Fprintf(&b, "  %s (%s)\n", oneLine(s.File), skipReason(s.Reason))
+		}
+	}
+	if len(m.TruncatedFiles) > 0 {
+		fmt.Fprintf(&b, "\nReviewed in part: %d %s\n", len(m.TruncatedFiles), plural(len(m.TruncatedFiles), "file"))
+		for i, t := range m.TruncatedFiles {
+			if i == maxNamed {
+				fmt.Fprintf(&b, "  ... and %d more\n", len(m.TruncatedFiles)-maxNamed)
+				break
+			}
+			fmt.Fprintf(&b, "  %s (first %d of %d bytes)\n", oneLine(t.File), t.ReviewedBytes, t.OriginalBytes)
+		}
+	}
+	if m.DroppedFindings > 0 {
+		fmt.Fprintf(&b, "\nDropped findings: %d (the model's answer did not pass validation).\n", m.DroppedFindings)
+	}
+	// "-- " with the trailing space is the RFC 3676 signature separator.
+	b.WriteString("\n-- \nCriticizer" + v.footer())
+	b.WriteString("\nReference: " + v.Token + "\n")
+	return b.String()
+}
+
+var sevColor = map[string]string{"critical": "#8b0000", "high": "#c0392b", "medium": "#d35400", "low": "#2c3e50", "info": "#7f8c8d"}
+
+func renderHTML(v view) string {
+	e := html.EscapeString
+	var b strings.Builder
+	b.WriteString("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Criticizer review</title></head>\n")
+	b.WriteString("<body style=\"font-family:sans-serif;max-width:60em\">\n")
+	fmt.Fprintf(&b, "<p>Criticizer reviewed changelist <b>%d</b> (review version %d).</p>\n", v.Key.Changelist, v.Key.ReviewVersion)
+	b.WriteString("<table>\n")
+	row := func(name, val string) {
+		if val != "" {
+			fmt.Fprintf(&b, "<tr><td>%s</td><td>%s</td></tr>\n", name, val)
+		}
+	}
+	row("Author", e(v.Author))
+	row("Description", e(v.Description))
+	row("Job", e(v.JobID))
+	if v.ReviewURL != "" {
+		row("Review", fmt.Sprintf("<a href=\"%s\">%s</a>", e(v.ReviewURL), e(v.ReviewURL)))
+	}
+	b.WriteString("</table>\n")
+	if v.Summary != "" {
+		fmt.Fprintf(&b, "<p style=\"white-space:pre-wrap\">%s</p>\n", e(v.Summary))
+	}
+	if v.Total == 0 {
+		b.WriteString("<p>No findings.</p>\n")
+	} else {
+		fmt.Fprintf(&b, "<p>%d %s: %s.</p>\n", v.Total, plural(v.Total, "finding"), e(v.Counts))
+	}
+	for _, g := range v.Files {
+		fmt.Fprintf(&b, "<h3><code>%s</code> (%d)</h3>\n<ol>\n", e(g.File), len(g.Findings))
+		for _, f := range g.Findings {
+			sev := strings.ToLower(oneLine(f.Severity))
+			color := sevColor[sev]
+			if color == "" {
+				color = "#000"
+			}
+			fmt.Fprintf(&b, "<li value=\"%d\"><b style=\"color:%s\">%s</b> <code>%s</code> <b>%s</b>",
+				f.N, color, e(strings.ToUpper(sev)), e(f.Location()), e(oneLine(f.Title)))
+			if t := f.Tags(); t != "" {
+				fmt.Fprintf(&b, " <small>[%s]</small>", e(t))
+			}
+			fmt.Fprintf(&b, "\n<div style=\"white-space:pre-wrap\">%s</div>\n", e(strings.TrimSpace(f.Message)))
+			if len(f.Code) > 0 {
+				b.WriteString("<pre style=\"background:#f6f8fa;padding:4px\">")
+				for _, c := range f.Code {
+					line := fmt.Sprintf("%5d | %s", c.N, e(c.Text))
+					if c.Hit {
+						line = "<b>" + line + "</b>"
+					}
+					b.WriteString(line + "\n")
+				}
+				b.WriteString("</pre>\n")
+			}
+			if s := strings.TrimSpace(f.Suggestion); s != "" {
+				fmt.Fprintf(&b, "<div style=\"white-space:pre-wrap\"><i>Suggestion:</i> %s</div>\n", e(s))
+			}
+			b.WriteString("</li>\n")
+		}
+		b.WriteString("</ol>\n")
+	}
+	m := v.Meta
+	if len(m.SkippedFiles) > 0 {
+		fmt.Fprintf(&b, "<h3>Not reviewed: %d %s</h3>\n<ul>\n", len(m.SkippedFiles), plural(len(m.SkippedFiles), "file"))
+		for i, s := range m.SkippedFiles {
+			if i == maxNamed {
+				fmt.Fprintf(&b, "<li>&hellip; and %d more (listed in the job's review result)</li>\n", len(m.SkippedFiles)-maxNamed)
+				break
+			}
+			fmt.Fprintf(&b, "<li><code>%s</code> (%s)</li>\n", e(s.File), e(skipReason(s.Reason)))
+		}
+		b.WriteString("</ul>\n")
+	}
+	if len(m.TruncatedFiles) > 0 {
+		fmt.Fprintf(&b, "<h3>Reviewed in part: %d %s</h3>\n<ul>\n", len(m.TruncatedFiles), plural(len(m.TruncatedFiles), "file"))
+		for i, t := range m.TruncatedFiles {
+			if i == maxNamed {
+				fmt.Fprintf(&b, "<li>&hellip; and %d more</li>\n", len(m.TruncatedFiles)-maxNamed)
+				break
+			}
+			fmt.Fprintf(&b, "<li><code>%s</code> (first %d of %d bytes)</li>\n", e(t.File), t.ReviewedBytes, t.OriginalBytes)
+		}
+		b.WriteString("</ul>\n")
+	}
+	if m.DroppedFindings > 0 {
+		fmt.Fprintf(&b, "<p>Dropped findings: %d (the model's answer did not pass validation).</p>\n", m.DroppedFindings)
+	}
+	fmt.Fprintf(&b, "<hr><p><small>Criticizer%s &middot; Reference: %s</small></p>\n</body></html>\n", e(v.footer()), e(v.Token))
+	return b.String()
+}

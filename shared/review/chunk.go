@@ -1,0 +1,258 @@
+package review
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/criticizer/criticizer/shared/domain"
+)
+
+// Budget sizes the chunks a changelist is reviewed in, and states the
+// per-changelist limits. Zero fields take the model family's defaults
+// (BudgetFor); every field is configurable (see functions/review).
+type Budget struct {
+	// ContextTokens is the model's context window.
+	ContextTokens int
+	// OutputTokens is reserved for the answer (the request's max_tokens).
+	OutputTokens int
+	// BytesPerToken estimates how many prompt bytes make one token for the
+	// model family's tokenizer; lower is more conservative.
+	BytesPerToken float64
+	// MaxChunkFiles bounds the files in one chunk, so one answer's findings
+	// stay well inside OutputTokens.
+	MaxChunkFiles int
+	// MaxFiles and MaxBytes bound what one changelist gets reviewed at all;
+	// files beyond them are named as skipped, never dropped silently.
+	MaxFiles int
+	MaxBytes int
+	// MaxFileBytes bounds one file's diff; longer diffs are cut at a line
+	// boundary and named as truncated.
+	MaxFileBytes int
+	// MaxDescriptionBytes bounds the description repeated in every chunk.
+	MaxDescriptionBytes int
+}
+
+// family is a model family's context window and tokenizer density.
+type family struct {
+	prefixes      []string
+	contextTokens int
+	bytesPerToken float64
+}
+
+// families are matched by model-name prefix, after any Bedrock region or
+// vendor prefix ("us.", "anthropic."). The numbers are the published context
+// windows; bytes per token is a conservative estimate for code and diffs.
+var families = []family{
+	{[]string{"gpt-4o", "gpt-4.1", "gpt-5", "o1", "o3", "o4"}, 128000, 3.6},
+	{[]string{"gpt-4-turbo"}, 128000, 3.6},
+	{[]string{"gpt-3.5"}, 16000, 3.6},
+	{[]string{"claude"}, 200000, 3.2},
+	{[]string{"deepseek"}, 64000, 3.2},
+	{[]string{"llama3", "llama-3", "llama4", "meta.llama"}, 128000, 3.2},
+	{[]string{"mistral", "mixtral", "qwen"}, 32000, 3.2},
+	{[]string{"amazon.nova", "nova"}, 300000, 3.2},
+}
+
+// defaultFamily is for an unknown model: a small window, a dense tokenizer.
+var defaultFamily = family{contextTokens: 32000, bytesPerToken: 3.0}
+
+// DefaultBudget holds the limits that do not depend on the model.
+var DefaultBudget = Budget{
+	OutputTokens:        4096,
+	MaxChunkFiles:       100,
+	MaxFiles:            5000,
+	MaxBytes:            64 << 20,
+	MaxFileBytes:        256 << 10,
+	MaxDescriptionBytes: 8 << 10,
+}
+
+// For returns the budget for model with every zero field of b filled
+// from the model's family and DefaultBudget.
+func (b Budget) For(model string) Budget {
+	f := defaultFamily
+	m := strings.ToLower(model)
+	for _, p := range []string{"us.", "eu.", "apac.", "global.", "anthropic.", "meta.", "amazon.", "mistral."} {
+		if strings.HasPrefix(m, p) && !strings.HasPrefix(m, "meta.llama") && !strings.HasPrefix(m, "amazon.nova") {
+			m = strings.TrimPrefix(m, p)
+		}
+	}
+	for _, fam := range families {
+		for _, p := range fam.prefixes {
+			if strings.HasPrefix(m, p) {
+				f = fam
+			}
+		}
+	}
+	def := DefaultBudget
+	set := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	set(&b.ContextTokens, f.contextTokens)
+	if b.BytesPerToken <= 0 {
+		b.BytesPerToken = f.bytesPerToken
+	}
+	set(&b.OutputTokens, def.OutputTokens)
+	set(&b.MaxChunkFiles, def.MaxChunkFiles)
+	set(&b.MaxFiles, def.MaxFiles)
+	set(&b.MaxBytes, def.MaxBytes)
+	set(&b.MaxFileBytes, def.MaxFileBytes)
+	set(&b.MaxDescriptionBytes, def.MaxDescriptionBytes)
+	return b
+}
+
+// safetyMargin keeps 10% of the window free: the byte-per-token estimate is
+// an estimate.
+const safetyMargin = 0.9
+
+// perFileOverhead is what a file costs beyond its diff: its header line, its
+// entry in the changed-files list and a possible NOTE line.
+func perFileOverhead(path string) int { return 2*len(path) + 200 }
+
+// inputBytes is how many prompt bytes one chunk may hold.
+func (b Budget) inputBytes() int {
+	return int(float64(b.ContextTokens-b.OutputTokens) * safetyMargin * b.BytesPerToken)
+}
+
+// Skipped reasons, as named in the result's meta, the job and the e-mail.
+const (
+	SkipNoTextualDiff = "no_textual_diff" // binary, deleted or empty: nothing to review
+	SkipOverFileLimit = "over_file_limit" // beyond Budget.MaxFiles
+	SkipOverByteLimit = "over_byte_limit" // beyond Budget.MaxBytes
+	SkipTooLarge      = "too_large"       // not even one line fits a chunk
+)
+
+// SkippedFile and TruncatedFile are the shapes ReviewMeta records.
+type (
+	SkippedFile   = domain.SkippedFile
+	TruncatedFile = domain.TruncatedFile
+)
+
+// Chunk is one request's worth of files.
+type Chunk struct {
+	blocks []block
+}
+
+// Files returns the chunk's depot paths, in order.
+func (c Chunk) Files() []string {
+	out := make([]string, len(c.blocks))
+	for i, b := range c.blocks {
+		out[i] = b.file.DepotPath
+	}
+	return out
+}
+
+// Bytes is the chunk's diff size.
+func (c Chunk) Bytes() int {
+	n := 0
+	for _, b := range c.blocks {
+		n += len(b.diff)
+	}
+	return n
+}
+
+// Split halves the chunk: by files when it has several, else by cutting the
+// one file's diff in half at a line boundary (reported as truncation). ok is
+// false when nothing smaller is possible.
+func (c Chunk) Split() (parts []Chunk, truncated *TruncatedFile, ok bool) {
+	if len(c.blocks) > 1 {
+		h := len(c.blocks) / 2
+		return []Chunk{{blocks: c.blocks[:h:h]}, {blocks: c.blocks[h:]}}, nil, true
+	}
+	if len(c.blocks) == 0 {
+		return nil, nil, false
+	}
+	b := c.blocks[0]
+	cut := cutAtLine(b.diff, len(b.diff)/2)
+	if cut == "" || len(cut) == len(b.diff) {
+		return nil, nil, false
+	}
+	orig := b.original
+	if orig == 0 {
+		orig = len(b.file.Diff)
+	}
+	nb := block{file: b.file, diff: cut, original: orig}
+	return []Chunk{{blocks: []block{nb}}}, &TruncatedFile{File: b.file.DepotPath, ReviewedBytes: len(cut), OriginalBytes: orig}, true
+}
+
+// Plan is how a changelist is reviewed: its chunks, and every changed file
+// that is not reviewed (Skipped) or reviewed in part (Truncated).
+type Plan struct {
+	Chunks               []Chunk
+	Skipped              []SkippedFile
+	Truncated            []TruncatedFile
+	DescriptionTruncated bool
+	description          string
+}
+
+// Plan splits cs into chunks that fit b (call b.For(model) first) for the
+// prompt version's system prompt. Files keep the changeset's order; each
+// chunk is filled greedily up to the input budget and MaxChunkFiles.
+func (b Budget) Plan(cs domain.Changeset, version string) Plan {
+	var p Plan
+	p.description = cs.Description
+	if len(p.description) > b.MaxDescriptionBytes {
+		p.description = cutUTF8(p.description, b.MaxDescriptionBytes)
+		p.DescriptionTruncated = true
+	}
+	// Room for the diffs: the input budget minus the system prompt and the
+	// user message's fixed parts (header, description, notes).
+	room := b.inputBytes() - len(SystemPrompt(version)) - len(marshalLine(p.description)) - 1024
+	var cur Chunk
+	curBytes, total, files := 0, 0, 0
+	flush := func() {
+		if len(cur.blocks) > 0 {
+			p.Chunks = append(p.Chunks, cur)
+		}
+		cur, curBytes = Chunk{}, 0
+	}
+	for _, f := range cs.Files {
+		size := len(f.Diff)
+		switch {
+		case size == 0:
+			p.Skipped = append(p.Skipped, SkippedFile{File: f.DepotPath, Reason: SkipNoTextualDiff})
+			continue
+		case files >= b.MaxFiles:
+			p.Skipped = append(p.Skipped, SkippedFile{File: f.DepotPath, Reason: SkipOverFileLimit, Bytes: size})
+			continue
+		case total >= b.MaxBytes:
+			p.Skipped = append(p.Skipped, SkippedFile{File: f.DepotPath, Reason: SkipOverByteLimit, Bytes: size})
+			continue
+		}
+		limit := min(b.MaxFileBytes, room-perFileOverhead(f.DepotPath), b.MaxBytes-total)
+		diff := cutAtLine(f.Diff, limit)
+		if diff == "" {
+			reason := SkipTooLarge
+			if b.MaxBytes-total < min(b.MaxFileBytes, room-perFileOverhead(f.DepotPath)) {
+				reason = SkipOverByteLimit // what is left of the changelist's budget is too small
+			}
+			p.Skipped = append(p.Skipped, SkippedFile{File: f.DepotPath, Reason: reason, Bytes: size})
+			continue
+		}
+		bl := block{file: f, diff: diff}
+		if len(diff) < size {
+			bl.original = size
+			p.Truncated = append(p.Truncated, TruncatedFile{File: f.DepotPath, ReviewedBytes: len(diff), OriginalBytes: size})
+		}
+		cost := len(diff) + perFileOverhead(f.DepotPath)
+		if len(cur.blocks) > 0 && (curBytes+cost > room || len(cur.blocks) >= b.MaxChunkFiles) {
+			flush()
+		}
+		cur.blocks = append(cur.blocks, bl)
+		curBytes += cost
+		total += len(diff)
+		files++
+	}
+	flush()
+	return p
+}
+
+// Prompt renders chunk c of the plan for version.
+func (p Plan) Prompt(cs domain.Changeset, c Chunk, version string) Prompt {
+	part := ""
+	if len(p.Chunks) > 1 {
+		part = fmt.Sprintf("this request holds %d of the changelist's %d changed files; the others are reviewed separately.", len(c.blocks), len(cs.Files))
+	}
+	return Prompt{System: SystemPrompt(version), User: renderUser(cs, version, p.description, c.blocks, c.Files(), part)}
+}

@@ -1,0 +1,55 @@
+package reviewstage_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"testing"
+
+	llmstandin "github.com/criticizer/criticizer/internal/standin/llm"
+	"github.com/criticizer/criticizer/shared/artifacts"
+	"github.com/criticizer/criticizer/shared/llm"
+	"github.com/criticizer/criticizer/shared/reviewstage"
+	"github.com/criticizer/criticizer/shared/store"
+)
+
+// BenchmarkReviewStage is the review stage end to end (plan, guard, model,
+// parse, store each chunk, merge) for changelists of 10 to 5,000 files with
+// a zero-latency model: what the stage itself costs, and how many model calls
+// a changelist of that size takes.
+func BenchmarkReviewStage(b *testing.B) {
+	guard, err := guardOnce()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range []int{10, 100, 1000, 5000} {
+		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
+			var calls atomic.Int64
+			model := reviewstage.CompleterFunc(func(_ context.Context, p llm.Prompt) (llm.Completion, error) {
+				calls.Add(1)
+				content, _ := json.Marshal(llmstandin.Review(p.User, "", ""))
+				return llm.Completion{Content: content, Usage: llm.Usage{InputTokens: len(p.User) / 4, OutputTokens: len(content) / 4}}, nil
+			})
+			cs := bigChangeset(n)
+			s3 := newMemS3()
+			stage := &reviewstage.Review{Redacted: artifacts.New(s3, "redacted"), Guard: guard, LLM: model, Model: "gpt-4o",
+				Log: slog.New(slog.DiscardHandler)}
+			key := "jobs/bench/redacted.json"
+			if err := stage.Redacted.PutJSON(context.Background(), key, cs); err != nil {
+				b.Fatal(err)
+			}
+			i := 0
+			for b.Loop() {
+				i++
+				// A new job id each time: nothing is reused from earlier runs.
+				job := &store.Job{ID: fmt.Sprintf("bench-%d", i), Artifacts: store.Artifacts{Redacted: key}}
+				if _, err := stage.Process(context.Background(), job); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(calls.Load())/float64(i), "model-calls")
+		})
+	}
+}

@@ -1,0 +1,433 @@
+package reviewstage_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	llmstandin "github.com/criticizer/criticizer/internal/standin/llm"
+	"github.com/criticizer/criticizer/shared/artifacts"
+	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/llm"
+	"github.com/criticizer/criticizer/shared/obs"
+	"github.com/criticizer/criticizer/shared/reviewstage"
+	"github.com/criticizer/criticizer/shared/redact"
+	"github.com/criticizer/criticizer/shared/review"
+	"github.com/criticizer/criticizer/shared/store"
+)
+
+// memS3 is an in-memory bucket with S3's NoSuchKey behaviour.
+type memS3 struct {
+	mu   sync.Mutex
+	objs map[string][]byte
+}
+
+func newMemS3() *memS3 { return &memS3{objs: map[string][]byte{}} }
+
+func (m *memS3) PutObject(_ context.Context, in *s3.PutObjectInput, _ ...func(*s3.Options)) (*s3.PutObjectOutput, error) {
+	b, err := io.ReadAll(in.Body)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.objs[*in.Key] = b
+	return &s3.PutObjectOutput{}, nil
+}
+
+func (m *memS3) GetObject(_ context.Context, in *s3.GetObjectInput, _ ...func(*s3.Options)) (*s3.GetObjectOutput, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	b, ok := m.objs[*in.Key]
+	if !ok {
+		return nil, &s3types.NoSuchKey{}
+	}
+	return &s3.GetObjectOutput{Body: io.NopCloser(bytes.NewReader(b))}, nil
+}
+
+func (m *memS3) keys(substr string) []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for k := range m.objs {
+		if strings.Contains(k, substr) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+const apiKey = "sk-pipeline-fixture" // a fixture, not a credential
+
+var guardOnce = sync.OnceValues(func() (*redact.Redactor, error) { return redact.New(redact.Policy{}) })
+
+type harness struct {
+	s3      *memS3
+	standin *llmstandin.Server
+	stage   *reviewstage.Review
+	metrics *bytes.Buffer
+}
+
+func newHarness(t testing.TB, mut func(*reviewstage.Review)) *harness {
+	t.Helper()
+	srv := llmstandin.NewServer(llmstandin.Options{APIKey: apiKey})
+	url, err := srv.Start("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	client, err := llm.NewOpenAI(llm.Config{Endpoint: url, Model: "gpt-4o", Timeout: 10 * time.Second,
+		Schema: review.SchemaJSON(), Logger: slog.New(slog.DiscardHandler)}, apiKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	guard, err := guardOnce()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{s3: newMemS3(), standin: srv, metrics: &bytes.Buffer{}}
+	h.stage = &reviewstage.Review{Redacted: artifacts.New(h.s3, "redacted"), Guard: guard, LLM: client, Model: "gpt-4o",
+		Metrics: obs.NewMetrics(h.metrics, "test"), Log: slog.New(slog.DiscardHandler)}
+	if mut != nil {
+		mut(h.stage)
+	}
+	return h
+}
+
+// job stores cs as the job's redacted changeset.
+func (h *harness) job(t testing.TB, id string, cs domain.Changeset) *store.Job {
+	t.Helper()
+	key := artifacts.Key(id, "redacted.json")
+	if err := h.stage.Redacted.PutJSON(context.Background(), key, cs); err != nil {
+		t.Fatal(err)
+	}
+	return &store.Job{ID: id, Changelist: cs.Changelist, Artifacts: store.Artifacts{Redacted: key}}
+}
+
+func (h *harness) result(t testing.TB, res store.Result) domain.ReviewResult {
+	t.Helper()
+	var out domain.ReviewResult
+	if err := h.stage.Redacted.GetJSON(context.Background(), res.Artifacts.Result, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// bigChangeset has n files; every 50th adds a strcpy (one stand-in finding),
+// every 97th is binary (no diff).
+func bigChangeset(n int) domain.Changeset {
+	cs := domain.Changeset{Changelist: 5000, Status: "submitted", Description: "Large refactor", User: "alice"}
+	for i := 0; i < n; i++ {
+		path := fmt.Sprintf("//depot/main/mod%03d/file%04d.c", i/100, i)
+		f := domain.FileChange{DepotPath: path, Action: "edit", Type: "text", Rev: 2}
+		switch {
+		case i%97 == 96:
+			f.Type, f.Action = "binary", "add"
+		case i%50 == 0:
+			f.Diff = fmt.Sprintf("@@ -1,2 +1,3 @@\n int f%d(char *d, const char *s) {\n+    strcpy(d, s);\n }\n", i)
+		default:
+			f.Diff = fmt.Sprintf("@@ -1,2 +1,3 @@\n int f%d(void) {\n+    return %d;\n }\n", i, i)
+		}
+		cs.Files = append(cs.Files, f)
+	}
+	return cs
+}
+
+// reviewedFiles are the files each model request was asked to review,
+// read from the prompt's changed-files list as the stand-in saw it.
+func reviewedFiles(t testing.TB, reqs []llmstandin.Request) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for _, r := range reqs {
+		user := r.Messages[len(r.Messages)-1].Content
+		_, rest, ok := strings.Cut(user, review.ChangedFilesMarker+"\n")
+		if !ok {
+			t.Fatalf("request without changed files")
+		}
+		line, _, _ := strings.Cut(rest, "\n")
+		var files []string
+		if err := json.Unmarshal([]byte(line), &files); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			out[f]++
+		}
+	}
+	return out
+}
+
+func TestReviewLargeChangelistInChunks(t *testing.T) {
+	h := newHarness(t, func(r *reviewstage.Review) { r.Budget = review.Budget{MaxFiles: 4900} })
+	cs := bigChangeset(5000)
+	res, err := h.stage.Process(context.Background(), h.job(t, "job-5000", cs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := h.standin.Requests()
+	if len(reqs) < 10 {
+		t.Fatalf("model calls = %d, want the changelist split into many chunks", len(reqs))
+	}
+	out := h.result(t, res)
+	meta := domain.ReadReviewMeta(out.Meta)
+	if meta.ModelCalls != len(reqs) || meta.Chunks != len(reqs) || res.Review == nil || res.Review.ModelCalls != len(reqs) {
+		t.Errorf("meta %+v / job stats %+v, want %d calls", meta, res.Review, len(reqs))
+	}
+	// Every file is reviewed exactly once or named as skipped with a reason.
+	seen := reviewedFiles(t, reqs)
+	skipped := map[string]string{}
+	for _, s := range meta.SkippedFiles {
+		skipped[s.File] = s.Reason
+	}
+	for i, f := range cs.Files {
+		n, why := seen[f.DepotPath], skipped[f.DepotPath]
+		switch {
+		case f.Diff == "" && why != review.SkipNoTextualDiff:
+			t.Errorf("binary %s: skipped %q", f.DepotPath, why)
+		case f.Diff != "" && i >= 4900+countEmpty(cs.Files[:i]) && why != review.SkipOverFileLimit:
+			t.Errorf("%s beyond the file limit: reviewed %d, skipped %q", f.DepotPath, n, why)
+		case why == "" && n != 1:
+			t.Errorf("%s reviewed %d times and not named as skipped", f.DepotPath, n)
+		case why != "" && n != 0:
+			t.Errorf("%s both reviewed and skipped (%s)", f.DepotPath, why)
+		}
+	}
+	if meta.FilesReviewed+len(meta.SkippedFiles) != len(cs.Files) {
+		t.Errorf("reviewed %d + skipped %d != %d files", meta.FilesReviewed, len(meta.SkippedFiles), len(cs.Files))
+	}
+	// One strcpy finding per 50 files, within the file limit, with stable ids.
+	want := 0
+	for i, f := range cs.Files {
+		if strings.Contains(f.Diff, "strcpy") && skipped[cs.Files[i].DepotPath] == "" {
+			want++
+		}
+	}
+	if len(out.Findings) != want || *res.FindingCount != want {
+		t.Errorf("findings = %d, want %d", len(out.Findings), want)
+	}
+	ids := map[string]bool{}
+	for _, f := range out.Findings {
+		if !strings.HasPrefix(f.ID, "F-") || ids[f.ID] {
+			t.Errorf("finding id %q not stable or not unique", f.ID)
+		}
+		ids[f.ID] = true
+	}
+	if res.Review.InputTokens == 0 || res.Review.OutputTokens == 0 || res.Review.PromptVersion != review.PromptVersion {
+		t.Errorf("job stats = %+v", res.Review)
+	}
+}
+
+func countEmpty(fs []domain.FileChange) int {
+	n := 0
+	for _, f := range fs {
+		if f.Diff == "" {
+			n++
+		}
+	}
+	return n
+}
+
+// chunked is a changelist of n files that the stage reviews 100 per chunk.
+func chunked(n int) domain.Changeset { return bigChangeset(n) }
+
+func TestReviewRetriesOnlyTheFailedChunk(t *testing.T) {
+	h := newHarness(t, nil)
+	cs := chunked(300) // three chunks of 100 files (binaries skipped)
+	last := cs.Files[len(cs.Files)-1].DepotPath
+	h.standin.QueueFault(llmstandin.Fault{Status: 500, Match: last,
+		Body: json.RawMessage(`{"error":{"code":"internal_error","type":"server_error","message":"boom"}}`)})
+	job := h.job(t, "job-retry", cs)
+	_, err := h.stage.Process(context.Background(), job)
+	if failure.Classify(err) != failure.Upstream5xx {
+		t.Fatalf("first attempt: %v, want UPSTREAM_5XX", err)
+	}
+	first := len(h.standin.Requests())
+	if first != 3 {
+		t.Fatalf("first attempt made %d calls, want 3", first)
+	}
+	res, err := h.stage.Process(context.Background(), job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := h.standin.Requests()[first:]
+	if len(reqs) != 1 || !strings.Contains(reqs[0].Messages[1].Content, last) {
+		t.Fatalf("retry made %d calls, want only the failed chunk", len(reqs))
+	}
+	meta := domain.ReadReviewMeta(h.result(t, res).Meta)
+	if meta.Chunks != 3 || meta.ReusedChunks != 2 || meta.ModelCalls != 1 {
+		t.Errorf("meta = %+v", meta)
+	}
+}
+
+func TestReviewReplayCallsModelOnlyForUnfinishedChunks(t *testing.T) {
+	h := newHarness(t, func(r *reviewstage.Review) { r.Parallelism = 1 })
+	cs := chunked(500) // five chunks, reviewed one at a time
+	third := cs.Files[250].DepotPath
+	h.standin.QueueFault(llmstandin.Fault{Status: 429, Match: third})
+	job := h.job(t, "job-replay", cs)
+	if _, err := h.stage.Process(context.Background(), job); failure.Classify(err) != failure.RateLimited {
+		t.Fatalf("first run: %v", err)
+	}
+	if n := len(h.standin.Requests()); n != 3 {
+		t.Fatalf("first run made %d calls, want 3 (two done, the third rate limited, none started after)", n)
+	}
+	res, err := h.stage.Process(context.Background(), job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(h.standin.Requests()); n != 6 {
+		t.Fatalf("after replay %d calls, want 6: only chunks 3-5 again", n)
+	}
+	want := h.result(t, res)
+	// A replay of a finished job asks the model nothing and gives the same result.
+	res2, err := h.stage.Process(context.Background(), job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(h.standin.Requests()); n != 6 {
+		t.Errorf("replay of a finished job made %d new calls", n-6)
+	}
+	got := h.result(t, res2)
+	if fmt.Sprint(got.Findings) != fmt.Sprint(want.Findings) || got.Summary != want.Summary {
+		t.Errorf("replay changed the result")
+	}
+}
+
+func TestReviewTruncatedAnswerSplitsTheChunk(t *testing.T) {
+	h := newHarness(t, nil)
+	cs := chunked(40) // one chunk
+	h.standin.QueueFault(llmstandin.Fault{FinishReason: "length"})
+	job := h.job(t, "job-trunc", cs)
+	res, err := h.stage.Process(context.Background(), job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(h.standin.Requests()); n != 3 {
+		t.Fatalf("calls = %d, want 3 (truncated, then two halves)", n)
+	}
+	out := h.result(t, res)
+	meta := domain.ReadReviewMeta(out.Meta)
+	if meta.Chunks != 2 || len(out.Findings) != 1 {
+		t.Errorf("meta %+v findings %d", meta, len(out.Findings))
+	}
+	if _, err := h.stage.Process(context.Background(), job); err != nil || len(h.standin.Requests()) != 3 {
+		t.Errorf("replay after a split asked the model again (%d calls, %v)", len(h.standin.Requests()), err)
+	}
+}
+
+func TestReviewSingleFileTruncationIsReported(t *testing.T) {
+	h := newHarness(t, nil)
+	var diff strings.Builder
+	diff.WriteString("@@ -1,1 +1,400 @@\n")
+	for i := 0; i < 400; i++ {
+		fmt.Fprintf(&diff, "+int v%d = %d;\n", i, i)
+	}
+	cs := domain.Changeset{Changelist: 7, Files: []domain.FileChange{{DepotPath: "//depot/big.c", Action: "add", Type: "text", Diff: diff.String()}}}
+	h.standin.QueueFault(llmstandin.Fault{FinishReason: "length"})
+	res, err := h.stage.Process(context.Background(), h.job(t, "job-one", cs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := domain.ReadReviewMeta(h.result(t, res).Meta)
+	if len(meta.TruncatedFiles) != 1 || meta.TruncatedFiles[0].File != "//depot/big.c" ||
+		meta.TruncatedFiles[0].ReviewedBytes >= meta.TruncatedFiles[0].OriginalBytes {
+		t.Errorf("truncated = %+v", meta.TruncatedFiles)
+	}
+}
+
+func TestReviewRefusalIsPolicyRejectedWithText(t *testing.T) {
+	h := newHarness(t, nil)
+	h.standin.QueueFault(llmstandin.Fault{Refusal: "I cannot review this changelist."})
+	_, err := h.stage.Process(context.Background(), h.job(t, "job-refuse", chunked(3)))
+	if failure.Classify(err) != failure.PolicyRejected || !strings.Contains(err.Error(), "I cannot review this changelist.") {
+		t.Fatalf("err = %v", err)
+	}
+	keys := h.s3.keys(".error.json")
+	if len(keys) != 1 {
+		t.Fatalf("error diagnostics = %v", keys)
+	}
+	if b := string(h.s3.objs[keys[0]]); !strings.Contains(b, `"refusal":"I cannot review this changelist."`) || !strings.Contains(b, "req_standin_1") {
+		t.Errorf("diagnostics = %s", b)
+	}
+}
+
+// TestPromptRollout routes a configured share of jobs to the candidate
+// prompt version, deterministically by job id, and checks the per-version
+// metrics.
+func TestPromptRollout(t *testing.T) {
+	h := newHarness(t, func(r *reviewstage.Review) {
+		r.Rollout = review.Rollout{Candidate: review.CandidatePromptVersion, Percent: 30}
+	})
+	cs := chunked(3) // one strcpy finding
+	versions := map[string]int{}
+	for i := 0; i < 60; i++ {
+		id := fmt.Sprintf("job-%02d", i)
+		res, err := h.stage.Process(context.Background(), h.job(t, id, cs))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := review.PromptVersion
+		if review.Bucket(id) < 30 {
+			want = review.CandidatePromptVersion
+		}
+		out := h.result(t, res)
+		if res.Review.PromptVersion != want || out.PromptVersion != want {
+			t.Fatalf("%s: version %s/%s, want %s", id, res.Review.PromptVersion, out.PromptVersion, want)
+		}
+		versions[want]++
+	}
+	if versions[review.CandidatePromptVersion] == 0 || versions[review.PromptVersion] == 0 {
+		t.Fatalf("versions = %v, want both served", versions)
+	}
+	// Every request said the version it was built with.
+	for _, r := range h.standin.Requests() {
+		if !strings.Contains(r.Messages[1].Content, "prompt_version: ") {
+			t.Fatal("request without prompt_version")
+		}
+	}
+	// ReviewValidFindings: one record per job, per version.
+	jobs, findings := map[string]int{}, map[string]float64{}
+	for _, line := range strings.Split(strings.TrimSpace(h.metrics.String()), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatal(err)
+		}
+		if v, ok := rec["ReviewValidFindings"].(float64); ok {
+			pv := rec["PromptVersion"].(string)
+			jobs[pv]++
+			findings[pv] += v
+		}
+	}
+	for v, n := range versions {
+		if jobs[v] != n || findings[v] != float64(n) {
+			t.Errorf("version %s: %d jobs, metrics show %d jobs with %v findings", v, n, jobs[v], findings[v])
+		}
+	}
+	// Rollback is configuration: percent 0 serves only the stable version.
+	if v := (review.Rollout{Candidate: review.CandidatePromptVersion}).Pick("job-00"); v != review.PromptVersion {
+		t.Errorf("rolled back rollout picked %s", v)
+	}
+}
+
+func TestReviewRejectionMetric(t *testing.T) {
+	h := newHarness(t, nil)
+	bad := `{"schema_version":"1.0","prompt_version":"1.0.0"}`
+	h.standin.QueueFault(llmstandin.Fault{Content: &bad})
+	_, err := h.stage.Process(context.Background(), h.job(t, "job-bad", chunked(3)))
+	if failure.Classify(err) != failure.SchemaInvalid {
+		t.Fatalf("err = %v", err)
+	}
+	if !strings.Contains(h.metrics.String(), `"ReviewResponsesRejected":1`) {
+		t.Errorf("metrics = %s", h.metrics.String())
+	}
+}
