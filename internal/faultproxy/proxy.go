@@ -19,7 +19,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -119,7 +118,6 @@ type Proxy struct {
 	tokens   map[string]int // token → job ordinal
 	counts   map[string]int // "<job>|<op>" → requests seen
 	events   []Event
-	passed   int
 }
 
 // New returns a stopped proxy that forwards everything (no Decider).
@@ -248,9 +246,6 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			n = p.counts[key]
 			f, inject = d.Decide(job, op, n, body)
 		}
-	}
-	if !inject {
-		p.passed++
 	}
 	p.mu.Unlock()
 	if up == nil {
@@ -403,18 +398,4 @@ func writeAWSError(w http.ResponseWriter, contentType string, status int, typ, m
 	}
 	w.WriteHeader(status)
 	fmt.Fprintf(w, `{"__type":%q,"message":%q}`, typ, msg)
-}
-
-// SortedOps lists the ops seen in events, for reports.
-func SortedOps(events []Event) []string {
-	seen := map[string]bool{}
-	for _, e := range events {
-		seen[string(e.Op)] = true
-	}
-	out := make([]string, 0, len(seen))
-	for o := range seen {
-		out = append(out, o)
-	}
-	sort.Strings(out)
-	return out
 }

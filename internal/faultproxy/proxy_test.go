@@ -97,8 +97,12 @@ func TestFaultsAsTheSDKSeesThem(t *testing.T) {
 		check   func(error) bool
 	}{
 		{Delay, true, func(err error) bool { return err == nil }},
-		{ResetBefore, false, func(err error) bool { return err != nil && strings.Contains(err.Error(), "reset") || errors.Is(err, io.EOF) }},
-		{LostAnswer, true, func(err error) bool { return err != nil && strings.Contains(err.Error(), "reset") || errors.Is(err, io.EOF) }},
+		{ResetBefore, false, func(err error) bool {
+			return err != nil && strings.Contains(err.Error(), "reset") || errors.Is(err, io.EOF)
+		}},
+		{LostAnswer, true, func(err error) bool {
+			return err != nil && strings.Contains(err.Error(), "reset") || errors.Is(err, io.EOF)
+		}},
 		{LostAnswer5xx, true, func(err error) bool {
 			var ae smithy.APIError
 			return errors.As(err, &ae) && ae.ErrorCode() == "InternalServerError"
@@ -238,7 +242,6 @@ func TestPeerPIDAndKillRefusal(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
-
 
 // A process named bootstrap (as the emulator runs a function) connected to
 // a port is found by that connection and killed.
