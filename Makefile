@@ -22,7 +22,12 @@ LAMBDA_BUILD_FLAGS := -tags lambda.norpc -trimpath -ldflags='-s -w'
 # Fuzz targets run for FUZZTIME each in `make test` (package:Target).
 FUZZ := ./shared/webhook:FuzzWebhook ./shared/envelope:FuzzDecode ./shared/review:FuzzParse ./shared/redact:FuzzRedact
 
-.PHONY: help setup build build-aws test unit fuzz vet check vulncheck demo up down deploy-local invoke synth diff bootstrap deploy bench p4-layer clean
+.PHONY: help setup build build-aws test unit fuzz vet check vulncheck demo up down deploy-local invoke synth diff bootstrap deploy bench p4-layer clean chaos
+
+# The fault-injection suite (integration/chaos_test.go) writes its counts here.
+CHAOS_REPORT := $(CURDIR)/.run/chaos-report.txt
+SEEDS ?=
+JOBS  ?=
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(firstword $(MAKEFILE_LIST)) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -51,10 +56,18 @@ check: ## hygiene: gofmt, no unreachable code (deadcode -test); the tracked-file
 vulncheck: ## known vulnerabilities reachable from the code (govulncheck; needs network)
 	$(GO) run golang.org/x/vuln/cmd/govulncheck@$(GOVULNCHECK_VERSION) ./...
 
-test: setup vet check ## unit + integration tests (emulator, stand-ins started and stopped by the harness) + fuzzing
-	$(GO) test -count=1 -timeout 40m ./...
+test: setup vet check ## unit + integration tests (emulator, stand-ins started and stopped by the harness; the fault-injection suite on fixed seeds) + fuzzing
+	@mkdir -p .run && rm -f $(CHAOS_REPORT)
+	CHAOS_REPORT=$(CHAOS_REPORT) $(GO) test -count=1 -timeout 40m ./...
+	@cat $(CHAOS_REPORT)
 	@for f in $(FUZZ); do pkg=$${f%%:*}; tgt=$${f##*:}; \
 	  echo "fuzz $$tgt ($(FUZZTIME))"; $(GO) test -run='^$$' -fuzz="^$$tgt\$$" -fuzztime=$(FUZZTIME) $$pkg; done
+
+chaos: setup ## the fault-injection suite alone, any size: make chaos SEEDS=1,2,3 JOBS=40
+	@mkdir -p .run && rm -f $(CHAOS_REPORT)
+	CHAOS_SEEDS='$(SEEDS)' CHAOS_JOBS='$(JOBS)' CHAOS_REPORT=$(CHAOS_REPORT) \
+	  $(GO) test -count=1 -timeout 180m -run '^TestChaos$$' -v ./integration
+	@cat $(CHAOS_REPORT)
 
 unit: ## unit tests only (no emulator)
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v -e /integration -e /internal/devstack)

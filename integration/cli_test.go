@@ -9,11 +9,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 
 	llmstandin "github.com/criticizer/criticizer/internal/standin/llm"
+	"github.com/criticizer/criticizer/shared/domain"
 )
 
 // criticizer runs the operator CLI binary against the emulator, as an
@@ -39,8 +39,8 @@ func criticizer(t *testing.T, args ...string) string {
 func TestOperatorCLI(t *testing.T) {
 	fault(t, llmstandin.Fault{Status: 403, Count: 1, Body: json.RawMessage(`{"error":{"code":"permission_denied","message":"no"}}`)})
 	_, id := submit(t, 12345)
-	waitJob(t, id, 60*time.Second, "failed", failed)
-	time.Sleep(time.Second) // the DLQ send follows the job write
+	waitJob(t, id, untilSettled(), "failed", failed)
+	waitDeadLetter(t, domain.StageLLM, id) // the DLQ send follows the job write
 
 	var items []struct {
 		MessageID string `json:"message_id"`
@@ -80,7 +80,7 @@ func TestOperatorCLI(t *testing.T) {
 	if out := criticizer(t, "dlq", "replay", "--stage", "llm", "--job", id, "--note", "OPS-42 key rotated"); !strings.Contains(out, "1 item(s) replayed") {
 		t.Fatalf("dlq replay: %s", out)
 	}
-	waitJob(t, id, 60*time.Second, "succeeded after replay", succeeded)
+	waitJob(t, id, untilSettled(), "succeeded after replay", succeeded)
 	if out := criticizer(t, "job", id); !strings.Contains(out, "succeeded") || !strings.Contains(out, "replayed") ||
 		!strings.Contains(out, "integration-operator") || !strings.Contains(out, "OPS-42 key rotated") {
 		t.Fatalf("job output:\n%s", out)

@@ -35,6 +35,13 @@ func init() { changeSeq.Store(time.Now().Unix()%1_000_000*100 + 200_000_000) }
 // in the test depot, so each test owns its changelist's versions and e-mails.
 func newChange(t *testing.T, template int64) int64 {
 	t.Helper()
+	return newChangeWith(t, template, nil)
+}
+
+// newChangeWith is newChange with the fixture edited by mutate (e.g. to add
+// p4 faults) before it is written.
+func newChangeWith(t *testing.T, template int64, mutate func(fixture map[string]any)) int64 {
+	t.Helper()
 	n := changeSeq.Add(1)
 	b, err := os.ReadFile(filepath.Join(env.depot, "changes", fmt.Sprintf("%d.json", template)))
 	if err != nil {
@@ -48,6 +55,9 @@ func newChange(t *testing.T, template int64) int64 {
 	// A marker in the description (after its first line, which e-mail
 	// subjects use) finds this changelist's prompt among the LLM's requests.
 	fx["desc"] = fmt.Sprint(fx["desc"]) + "\n" + changeMarker(n) + "\n"
+	if mutate != nil {
+		mutate(fx)
+	}
 	out, _ := json.Marshal(fx)
 	if err := os.WriteFile(filepath.Join(env.depot, "changes", fmt.Sprintf("%d.json", n)), out, 0o644); err != nil {
 		t.Fatal(err)
@@ -98,6 +108,18 @@ func postWebhook(t *testing.T, payload map[string]any) apiResponse {
 func uniqueKey(t *testing.T) string {
 	return fmt.Sprintf("it-%s-%d", strings.ReplaceAll(t.Name(), "/", "-"), time.Now().UnixNano())
 }
+
+// untilSettled bounds how long one job may take to reach a state under the
+// faults a test injects: each of its stages may lose a worker (the message
+// returns after a lease) and a job whose next message was lost is
+// re-enqueued by a sweep (two leases after its deadline, on the schedule).
+// It is a deadline for a failing test, not a pace: waits end on the condition.
+func untilSettled() time.Duration { return 4*env.lease + 2*sweepEvery }
+
+// untilDeadLettered bounds how long a dead letter may take to appear once its
+// job is failed (the send follows the job write in the same invocation; a
+// crash in between leaves it to a redelivery after the lease, or a sweep).
+func untilDeadLettered() time.Duration { return 2*env.lease + sweepEvery }
 
 // waitJob polls the job until pred holds or the timeout passes.
 func waitJob(t *testing.T, id string, timeout time.Duration, what string, pred func(*job.Job) bool) *job.Job {

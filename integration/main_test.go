@@ -24,6 +24,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/criticizer/criticizer/internal/devstack"
+	"github.com/criticizer/criticizer/internal/faultproxy"
 	llmstandin "github.com/criticizer/criticizer/internal/standin/llm"
 	smtpstandin "github.com/criticizer/criticizer/internal/standin/smtp"
 	"github.com/criticizer/criticizer/shared/domain"
@@ -52,6 +53,9 @@ var env struct {
 	queues *queue.Queues
 	lease  time.Duration
 	quiet  *slog.Logger
+	// proxy sits between every function and the emulator's AWS APIs; it
+	// forwards unchanged unless a test installs a fault plan.
+	proxy *faultproxy.Proxy
 }
 
 func TestMain(m *testing.M) {
@@ -67,7 +71,15 @@ func run(m *testing.M) (int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	start := time.Now()
-	l, err := devstack.StartLocal(ctx, devstack.LocalOptions{})
+	env.proxy = faultproxy.New()
+	if err := env.proxy.Start(); err != nil {
+		return 0, err
+	}
+	defer env.proxy.Close()
+	l, err := devstack.StartLocal(ctx, devstack.LocalOptions{FunctionEndpoint: func(emulator string) string {
+		_ = env.proxy.SetUpstream(emulator) // a URL the emulator itself built: always valid
+		return env.proxy.URL()
+	}})
 	if err != nil {
 		return 0, err
 	}

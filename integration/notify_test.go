@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
@@ -23,7 +22,7 @@ func TestSendThatMayHaveHappenedIsReconciledNotResent(t *testing.T) {
 	}
 	t.Cleanup(env.smtp.Reset)
 	cl, id := submit(t, 12345)
-	j := waitJob(t, id, 90*time.Second, "succeeded", succeeded)
+	j := waitJob(t, id, untilSettled(), "succeeded", succeeded)
 	if a := j.StageRecord(domain.StageNotify).Attempts; a != 2 {
 		t.Fatalf("notify attempts %d, want 2 (the uncertain send, then the reconciling retry)", a)
 	}
@@ -47,7 +46,7 @@ func TestRefusedSendIsRetriedOnce(t *testing.T) {
 	}
 	t.Cleanup(env.smtp.Reset)
 	cl, id := submit(t, 12345)
-	j := waitJob(t, id, 90*time.Second, "succeeded", succeeded)
+	j := waitJob(t, id, untilSettled(), "succeeded", succeeded)
 	if r := j.StageRecord(domain.StageNotify); r.Attempts != 2 || r.LastErrorClass == "" {
 		t.Fatalf("notify stage %+v, want a recorded failure then success", r)
 	}
@@ -72,8 +71,8 @@ func TestPermanentRecipientFailureThenOperatorRequeue(t *testing.T) {
 	// "aaron" sorts before the author "alice", so the rejected RCPT is his.
 	r := postWebhook(t, map[string]any{"changelist_id": cl, "review_version": 1, "idempotency_key": uniqueKey(t), "recipients": []string{"aaron@example.com"}})
 	id := r.Decoded["job_id"].(string)
-	waitJob(t, id, 60*time.Second, "failed", failed)
-	it := awaitDLQ(t, domain.StageNotify, forJob(id), 30*time.Second)
+	waitJob(t, id, untilSettled(), "failed", failed)
+	it := awaitDLQ(t, domain.StageNotify, forJob(id), untilDeadLettered())
 	if dl := it.Env.DeadLetter; dl.ErrorClass != "NOT_FOUND" || dl.Attempts != 1 || strings.Contains(it.Body, "aaron@example.com") {
 		t.Fatalf("dead letter %+v (recipient addresses are PII and must be redacted)", dl)
 	}
@@ -102,7 +101,7 @@ func TestPermanentRecipientFailureThenOperatorRequeue(t *testing.T) {
 	}
 	criticizer(t, "outbox", "requeue", id, "aaron@example.com", "--note", "OPS-43 mailbox created")
 	criticizer(t, "dlq", "replay", "--stage", "notify", "--job", id, "--note", "OPS-43")
-	waitJob(t, id, 60*time.Second, "succeeded after requeue and replay", succeeded)
+	waitJob(t, id, untilSettled(), "succeeded after requeue and replay", succeeded)
 	mails := mailsFor(cl, 1)
 	if len(mails) != 2 {
 		t.Fatalf("%d e-mails, want 2: alice once, aaron once", len(mails))

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/job"
@@ -32,7 +31,7 @@ func TestWebhookToEmail(t *testing.T) {
 	}
 	id := resp.Decoded["job_id"].(string)
 
-	j := waitJob(t, id, 90*time.Second, "succeeded", succeeded)
+	j := waitJob(t, id, untilSettled(), "succeeded", succeeded)
 	for _, s := range domain.Stages {
 		if r := j.StageRecord(s); r.Status != job.StageDone || r.Attempts != 1 {
 			t.Errorf("stage %s: status %s attempts %d, want done after 1", s, r.Status, r.Attempts)
@@ -113,12 +112,13 @@ func TestDuplicateWebhookOneJobOneEmail(t *testing.T) {
 		t.Fatalf("responses differ: %d %s / %d %s", first.Status, first.Body, second.Status, second.Body)
 	}
 	id := first.Decoded["job_id"].(string)
-	waitJob(t, id, 90*time.Second, "succeeded", succeeded)
+	waitJob(t, id, untilSettled(), "succeeded", succeeded)
 	third := postWebhook(t, payload) // after success: still the saved response, no rerun
 	if string(third.Body) != string(first.Body) || third.Status != first.Status {
 		t.Fatalf("duplicate after success got %d %s", third.Status, third.Body)
 	}
-	time.Sleep(2 * time.Second) // let any stray duplicate work surface
+	awaitQueuesIdle(t, untilSettled()) // any stray duplicate work has run by then
+	waitHeld(t)
 	if n := len(mailsFor(cl, 1)); n != 1 {
 		t.Fatalf("%d e-mails, want 1", n)
 	}

@@ -19,7 +19,7 @@ import (
 // new one from Secrets Manager within the same attempt, without a redeploy.
 func TestLLMKeyEmergencyRotation(t *testing.T) {
 	_, warm := submit(t, 12345) // make sure the review function is warm with the old key
-	waitJob(t, warm, 90*time.Second, "succeeded", succeeded)
+	waitJob(t, warm, untilSettled(), "succeeded", succeeded)
 
 	newKey := "sk-rotated-" + strings.ReplaceAll(uniqueKey(t), "-", "")[:24]
 	if _, err := env.sm.PutSecretValue(context.Background(), &secretsmanager.PutSecretValueInput{
@@ -45,7 +45,7 @@ func TestLLMKeyEmergencyRotation(t *testing.T) {
 	env.llm, env.local.LLM = rotated, rotated
 
 	_, id := submit(t, 12345)
-	j := waitJob(t, id, 90*time.Second, "succeeded", succeeded)
+	j := waitJob(t, id, untilSettled(), "succeeded", succeeded)
 	if a := j.StageRecord(domain.StageLLM).Attempts; a != 1 {
 		t.Fatalf("llm attempts %d: the rotation should be absorbed inside one attempt", a)
 	}

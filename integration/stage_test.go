@@ -78,7 +78,7 @@ func retries(t *testing.T, j *job.Job, s domain.Stage) []time.Duration {
 func TestRetryableFailureRetriedThenSucceeds(t *testing.T) {
 	fault(t, llmstandin.Fault{Status: 500, Count: 2, Body: json.RawMessage(`{"error":{"type":"server_error","code":"internal_error","message":"boom"}}`)})
 	cl, id := submit(t, 12345)
-	j := waitJob(t, id, 90*time.Second, "succeeded", succeeded)
+	j := waitJob(t, id, untilSettled(), "succeeded", succeeded)
 	if a := j.StageRecord(domain.StageLLM).Attempts; a != 3 {
 		t.Fatalf("llm attempts %d, want 3", a)
 	}
@@ -106,7 +106,7 @@ func TestRetryableFailureRetriedThenSucceeds(t *testing.T) {
 func TestRetryAfterHonoured(t *testing.T) {
 	fault(t, llmstandin.Fault{Status: 429, RetryAfter: "3", Count: 1})
 	_, id := submit(t, 12345)
-	j := waitJob(t, id, 90*time.Second, "succeeded", succeeded)
+	j := waitJob(t, id, untilSettled(), "succeeded", succeeded)
 	delays := retries(t, j, domain.StageLLM)
 	if len(delays) != 1 || delays[0] < 3*time.Second {
 		t.Fatalf("retry delays %v, want one of at least 3s (Retry-After)", delays)
@@ -134,8 +134,8 @@ func TestBudgetExhaustionDeadLettersThenReplayResumes(t *testing.T) {
 	leak := fmt.Sprintf(`{"error":{"code":"internal_error","message":"upstream failed for key %s while reading %s"}}`, env.secrets["LLM API key"], plantedSecrets[0])
 	fault(t, llmstandin.Fault{Status: 500, Count: 5, Body: json.RawMessage(leak)})
 	cl, id := submit(t, 12345)
-	waitJob(t, id, 120*time.Second, "failed", failed)
-	item := awaitDLQ(t, domain.StageLLM, forJob(id), 30*time.Second)
+	waitJob(t, id, untilSettled(), "failed", failed)
+	item := awaitDLQ(t, domain.StageLLM, forJob(id), untilDeadLettered())
 
 	dl := item.Env.DeadLetter
 	if dl == nil {
@@ -165,7 +165,7 @@ func TestBudgetExhaustionDeadLettersThenReplayResumes(t *testing.T) {
 	if _, err := env.sqs.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: &url, MessageBody: &body}); err != nil {
 		t.Fatal(err)
 	}
-	j = waitJob(t, id, 90*time.Second, "succeeded after replay", succeeded)
+	j = waitJob(t, id, untilSettled(), "succeeded after replay", succeeded)
 	llm, fetch := j.StageRecord(domain.StageLLM), j.StageRecord(domain.StageFetch)
 	if llm.Replays != 1 || llm.Attempts != 1 || fetch.Attempts != 1 {
 		t.Fatalf("after replay: llm %+v fetch %+v; want one replay, a fresh llm budget and fetch not redone", llm, fetch)
@@ -180,8 +180,8 @@ func TestBudgetExhaustionDeadLettersThenReplayResumes(t *testing.T) {
 func TestNonRetryableDeadLettersAtOnceAndRepeatEscalates(t *testing.T) {
 	fault(t, llmstandin.Fault{Status: 401, Count: 1, Body: json.RawMessage(`{"error":{"code":"invalid_api_key","message":"bad key"}}`)})
 	_, id := submit(t, 12345)
-	waitJob(t, id, 60*time.Second, "failed", failed)
-	first := awaitDLQ(t, domain.StageLLM, forJob(id), 30*time.Second)
+	waitJob(t, id, untilSettled(), "failed", failed)
+	first := awaitDLQ(t, domain.StageLLM, forJob(id), untilDeadLettered())
 	if dl := first.Env.DeadLetter; dl.ErrorClass != failure.AuthDenied || dl.Attempts != 1 || dl.Escalated || dl.Retryable {
 		t.Fatalf("first dead letter: %+v", dl)
 	}
@@ -199,7 +199,7 @@ func TestNonRetryableDeadLettersAtOnceAndRepeatEscalates(t *testing.T) {
 	}
 	second := awaitDLQ(t, domain.StageLLM, func(it dlqItem) bool {
 		return forJob(id)(it) && it.Env.DeadLetter != nil && it.Env.DeadLetter.ID != first.Env.DeadLetter.ID
-	}, 60*time.Second)
+	}, untilDeadLettered())
 	if dl := second.Env.DeadLetter; dl.ErrorClass != failure.AuthDenied || !dl.Escalated || dl.ReplayCount != 1 {
 		t.Fatalf("second dead letter not escalated: %+v", dl)
 	}
@@ -216,16 +216,21 @@ func operator() *dlq.Client {
 	return &dlq.Client{API: env.sqs, Queues: qs, Hold: 5 * time.Second}
 }
 
+// emulatorLogHas waits for s to appear in the functions' log (written by
+// the invocation that dead-lettered, flushed within its lease).
 func emulatorLogHas(t *testing.T, s string) bool {
 	t.Helper()
-	for i := 0; i < 20; i++ {
+	deadline := time.Now().Add(env.lease)
+	for {
 		b, err := os.ReadFile(env.local.Emulator.LogFile)
 		if err == nil && bytes.Contains(b, []byte(s)) {
 			return true
 		}
+		if time.Now().After(deadline) {
+			return false
+		}
 		time.Sleep(250 * time.Millisecond)
 	}
-	return false
 }
 
 // A worker that claimed the stage and died: its message comes back after the
@@ -240,7 +245,7 @@ func TestCrashedWorkerMessageRedeliveredAfterLease(t *testing.T) {
 	if err := env.queues.Send(context.Background(), envelope.Envelope{V: 1, JobID: j.ID, Changelist: cl, ReviewVersion: 1, Stage: domain.StageFetch, TraceID: "crash"}); err != nil {
 		t.Fatal(err)
 	}
-	done := waitJob(t, j.ID, 90*time.Second, "succeeded", succeeded)
+	done := waitJob(t, j.ID, untilSettled(), "succeeded", succeeded)
 	if a := done.StageRecord(domain.StageFetch).Attempts; a != 2 {
 		t.Fatalf("fetch attempts %d, want 2 (the crashed one and the redelivery)", a)
 	}
@@ -279,7 +284,7 @@ func TestMalformedMessageGoesToDLQWithDiagnostics(t *testing.T) {
 	if _, err := env.sqs.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: &url, MessageBody: &body}); err != nil {
 		t.Fatal(err)
 	}
-	it := awaitDLQ(t, domain.StageFetch, func(it dlqItem) bool { return it.Body == body }, 30*time.Second)
+	it := awaitDLQ(t, domain.StageFetch, func(it dlqItem) bool { return it.Body == body }, untilDeadLettered())
 	if it.Attrs["error_class"] != string(failure.SchemaInvalid) || it.Attrs["reason"] == "" || it.Attrs["first_failure_at"] == "" || it.Attrs["stage"] != "fetch" {
 		t.Fatalf("diagnostics missing: %v", it.Attrs)
 	}
@@ -288,8 +293,8 @@ func TestMalformedMessageGoesToDLQWithDiagnostics(t *testing.T) {
 func TestMissingChangelistIsNotFoundOnFirstAttempt(t *testing.T) {
 	r := postWebhook(t, map[string]any{"changelist_id": changeSeq.Add(1), "review_version": 1, "idempotency_key": uniqueKey(t)})
 	id := r.Decoded["job_id"].(string)
-	waitJob(t, id, 60*time.Second, "failed", failed)
-	it := awaitDLQ(t, domain.StageFetch, forJob(id), 30*time.Second)
+	waitJob(t, id, untilSettled(), "failed", failed)
+	it := awaitDLQ(t, domain.StageFetch, forJob(id), untilDeadLettered())
 	if dl := it.Env.DeadLetter; dl.ErrorClass != failure.NotFound || dl.Attempts != 1 {
 		t.Fatalf("dead letter %+v", dl)
 	}
@@ -297,8 +302,8 @@ func TestMissingChangelistIsNotFoundOnFirstAttempt(t *testing.T) {
 
 func TestChangelistOutsideAllowListIsRejected(t *testing.T) {
 	_, id := submit(t, 12346)
-	waitJob(t, id, 60*time.Second, "failed", failed)
-	it := awaitDLQ(t, domain.StageFetch, forJob(id), 30*time.Second)
+	waitJob(t, id, untilSettled(), "failed", failed)
+	it := awaitDLQ(t, domain.StageFetch, forJob(id), untilDeadLettered())
 	if dl := it.Env.DeadLetter; dl.ErrorClass != failure.PolicyRejected || dl.Attempts != 1 {
 		t.Fatalf("dead letter %+v", dl)
 	}
@@ -402,7 +407,7 @@ func TestBatchIsPartialAndPanicsAreClassified(t *testing.T) {
 	if len(resp.BatchItemFailures) != 1 || resp.BatchItemFailures[0].ItemIdentifier != recs[1].MessageId {
 		t.Fatalf("batchItemFailures %+v, want only the retryable record %s", resp.BatchItemFailures, recs[1].MessageId)
 	}
-	it := awaitDLQ(t, domain.StageNotify, forJob(panics.ID), 30*time.Second)
+	it := awaitDLQ(t, domain.StageNotify, forJob(panics.ID), untilDeadLettered())
 	if dl := it.Env.DeadLetter; dl.ErrorClass != failure.InternalBug || dl.Attempts != 1 || !strings.Contains(dl.LastStack, "panic") || !strings.Contains(dl.LastStack, "goroutine") {
 		t.Fatalf("panic dead letter: %+v", dl)
 	}
@@ -459,7 +464,7 @@ func TestLeaseTakenOverStopsTheWorker(t *testing.T) {
 		resp <- r
 	}()
 	// Let the worker claim, then hand the lease to a second worker (as a requeue after expiry would).
-	waitJob(t, j.ID, 10*time.Second, "claimed", func(j *job.Job) bool { return j.StageRecord(domain.StageNotify).Status == job.StageRunning })
+	waitJob(t, j.ID, untilSettled(), "claimed", func(j *job.Job) bool { return j.StageRecord(domain.StageNotify).Status == job.StageRunning })
 	_, err := env.ddb.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: aws.String(env.out["JobsTableName"]),
 		Key:                       map[string]ddbtypes.AttributeValue{"pk": &ddbtypes.AttributeValueMemberS{Value: "JOB#" + j.ID}, "sk": &ddbtypes.AttributeValueMemberS{Value: "JOB"}},
 		UpdateExpression:          aws.String("SET stages.#n.#o = :o"),
@@ -496,13 +501,13 @@ func TestLeaseTakenOverStopsTheWorker(t *testing.T) {
 func TestFullRestartFromFetch(t *testing.T) {
 	fault(t, llmstandin.Fault{Status: 403, Count: 1, Body: json.RawMessage(`{"error":{"code":"permission_denied","message":"no"}}`)})
 	cl, id := submit(t, 12345)
-	j := waitJob(t, id, 60*time.Second, "failed", failed)
+	j := waitJob(t, id, untilSettled(), "failed", failed)
 	env.llm.Reset()
 	e := envelope.Envelope{V: 1, JobID: id, Changelist: cl, ReviewVersion: 1, TraceID: j.TraceID}
 	if err := operator().Restart(context.Background(), e, "integration-test", "credentials fixed"); err != nil {
 		t.Fatal(err)
 	}
-	j = waitJob(t, id, 90*time.Second, "succeeded after restart", succeeded)
+	j = waitJob(t, id, untilSettled(), "succeeded after restart", succeeded)
 	restarted := false
 	fetchClaims := 0
 	for _, ev := range j.History {

@@ -142,7 +142,7 @@ func TestSwarmPreCommitReview(t *testing.T) {
 		t.Fatalf("Swarm's request: %d %s", resp.Status, resp.Body)
 	}
 	id := resp.Decoded["job_id"].(string)
-	j := waitJob(t, id, 90*time.Second, "succeeded", succeeded)
+	j := waitJob(t, id, untilSettled(), "succeeded", succeeded)
 
 	if !j.Shelved || j.Source != "swarm" || j.ReviewVersion != 1 {
 		t.Fatalf("job shelved=%v source=%q version=%d; want a shelved swarm review of version 1", j.Shelved, j.Source, j.ReviewVersion)
@@ -175,7 +175,7 @@ func TestSwarmPreCommitReview(t *testing.T) {
 		t.Fatalf("the prompt does not review the shelved files:\n%.600s", prompt)
 	}
 
-	calls := awaitCalls(t, run, "pass", 30*time.Second)
+	calls := awaitCalls(t, run, "pass", untilDeadLettered())
 	if got := callKinds(calls); !slices.Equal(got, []string{"update", "pass"}) {
 		t.Fatalf("callbacks %v, want update then pass", got)
 	}
@@ -226,8 +226,8 @@ func TestSwarmDeadLetterFailsThenReplayPassesOnce(t *testing.T) {
 		t.Fatalf("Swarm's request: %d %s", resp.Status, resp.Body)
 	}
 	id := resp.Decoded["job_id"].(string)
-	waitJob(t, id, 60*time.Second, "failed", failed)
-	calls := awaitCalls(t, run, "fail", 30*time.Second)
+	waitJob(t, id, untilSettled(), "failed", failed)
+	calls := awaitCalls(t, run, "fail", untilDeadLettered())
 	if got := callKinds(calls); !slices.Equal(got, []string{"update", "fail"}) {
 		t.Fatalf("callbacks %v, want update then fail", got)
 	}
@@ -236,14 +236,14 @@ func TestSwarmDeadLetterFailsThenReplayPassesOnce(t *testing.T) {
 	}
 	env.llm.Reset()
 
-	item := awaitDLQ(t, domain.StageLLM, forJob(id), 30*time.Second)
+	item := awaitDLQ(t, domain.StageLLM, forJob(id), untilDeadLettered())
 	u := stageURLs("QueueUrl")[domain.StageLLM]
 	for range 2 { // redriven twice: replays once
 		if _, err := env.sqs.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: &u, MessageBody: &item.Body}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	j := waitJob(t, id, 90*time.Second, "succeeded after replay", succeeded)
+	j := waitJob(t, id, untilSettled(), "succeeded after replay", succeeded)
 	awaitQueuesIdle(t, 5*env.lease)
 	if got := callKinds(env.local.Swarm.Calls(run.ID)); !slices.Equal(got, []string{"update", "fail", "pass"}) {
 		t.Fatalf("callbacks %v, want update, fail, pass: once each", got)
@@ -310,7 +310,7 @@ func TestSwarmCallbacksSurviveStageRetries(t *testing.T) {
 		t.Fatalf("Swarm's request: %d %s", resp.Status, resp.Body)
 	}
 	id := resp.Decoded["job_id"].(string)
-	j := waitJob(t, id, 120*time.Second, "succeeded", succeeded)
+	j := waitJob(t, id, untilSettled(), "succeeded", succeeded)
 	if a := j.StageRecord(domain.StageFetch).Attempts; a != 3 {
 		t.Fatalf("fetch attempts %d, want 3 (two refused connections)", a)
 	}

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 )
 
 // Through API Gateway on the emulator: a path that cannot be a job id is a
@@ -31,7 +30,7 @@ func TestWebhookInputValidationOnTheStack(t *testing.T) {
 			t.Errorf("Content-Type %q: %d %s, want %d", tt.ct, r.Status, r.Body, tt.want)
 		}
 		if r.Status == http.StatusAccepted {
-			waitJob(t, r.Decoded["job_id"].(string), 90*time.Second, "succeeded", succeeded)
+			waitJob(t, r.Decoded["job_id"].(string), untilSettled(), "succeeded", succeeded)
 		}
 	}
 }

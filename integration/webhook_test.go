@@ -51,7 +51,7 @@ func TestConcurrentIdenticalWebhooks(t *testing.T) {
 	if got := countJobs(t, key); got != 1 {
 		t.Fatalf("%d jobs for idempotency key %s, want 1", got, key)
 	}
-	waitJob(t, first.Decoded["job_id"].(string), 90*time.Second, "succeeded", succeeded)
+	waitJob(t, first.Decoded["job_id"].(string), untilSettled(), "succeeded", succeeded)
 	if m := len(mailsFor(cl, 1)); m != 1 {
 		t.Fatalf("%d e-mails, want 1", m)
 	}
@@ -147,7 +147,7 @@ func TestRerunRules(t *testing.T) {
 		t.Fatalf("v2: %d %s", v2.Status, v2.Body)
 	}
 	v2id := v2.Decoded["job_id"].(string)
-	waitJob(t, v2id, 90*time.Second, "succeeded", succeeded)
+	waitJob(t, v2id, untilSettled(), "succeeded", succeeded)
 
 	lower := postWebhook(t, map[string]any{"changelist_id": cl, "review_version": 1, "idempotency_key": uniqueKey(t) + "-low"})
 	if lower.Status != http.StatusConflict || errCode(lower) != "stale_review_version" {
@@ -161,7 +161,7 @@ func TestRerunRules(t *testing.T) {
 	if higher.Status != http.StatusAccepted || higher.Decoded["job_id"] == v2id {
 		t.Fatalf("higher version: %d %s", higher.Status, higher.Body)
 	}
-	waitJob(t, higher.Decoded["job_id"].(string), 90*time.Second, "succeeded", succeeded)
+	waitJob(t, higher.Decoded["job_id"].(string), untilSettled(), "succeeded", succeeded)
 	if len(mailsFor(cl, 2)) != 1 || len(mailsFor(cl, 3)) != 1 || len(mailsFor(cl, 1)) != 0 {
 		t.Fatalf("e-mails per version: v1 %d, v2 %d, v3 %d; want 0, 1, 1", len(mailsFor(cl, 1)), len(mailsFor(cl, 2)), len(mailsFor(cl, 3)))
 	}
@@ -201,11 +201,16 @@ func TestJobStoredButNeverEnqueuedStillSucceeds(t *testing.T) {
 	if err != nil || j.State != job.Queued || j.StageRecord("fetch").Attempts != 0 {
 		t.Fatalf("stored job: %+v, %v", j, err)
 	}
-	time.Sleep(1500 * time.Millisecond) // past its sweep deadline
+	// Wait for the clock to pass the job's own sweep deadline.
+	due, err := time.Parse(job.TimeFormat, j.SweepAt)
+	if err != nil {
+		t.Fatalf("stored job has no sweep deadline: %q", j.SweepAt)
+	}
+	time.Sleep(time.Until(due.Add(10 * time.Millisecond)))
 	// Run the sweeper now rather than wait for its schedule. The scheduled
 	// run may get there first; either way one sweep must re-enqueue the job.
 	invoke(t, "SweeperFunctionName", []byte(`{}`))
-	done := waitJob(t, j.ID, 90*time.Second, "succeeded", succeeded)
+	done := waitJob(t, j.ID, untilSettled(), "succeeded", succeeded)
 	swept := false
 	for _, e := range done.History {
 		swept = swept || (e.Type == "swept" && strings.HasPrefix(e.Detail, "re-enqueued fetch"))

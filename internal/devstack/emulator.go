@@ -49,6 +49,11 @@ type EmulatorOptions struct {
 	Detach bool
 	// StartTimeout bounds install + start + health. Default 3 minutes.
 	StartTimeout time.Duration
+	// FunctionEndpoint, when set, is given the emulator's own endpoint and
+	// returns the AWS_ENDPOINT_URL the emulator hands to every function
+	// process (e.g. a fault-injecting proxy in front of it). Default: the
+	// emulator itself.
+	FunctionEndpoint func(emulator string) string
 }
 
 // Emulator is a running MiniStack process (and its process group).
@@ -149,13 +154,17 @@ func startOnce(ctx context.Context, root, bin string, port int, opts EmulatorOpt
 	}
 	defer logf.Close()
 
+	functionEndpoint := endpoint
+	if opts.FunctionEndpoint != nil {
+		functionEndpoint = opts.FunctionEndpoint(endpoint)
+	}
 	cmd := exec.Command(bin)
 	cmd.Dir = root
 	cmd.Env = append(emulatorEnv(os.Environ()),
 		"GATEWAY_PORT="+strconv.Itoa(port),
 		"BIND_HOST=127.0.0.1",
 		"MINISTACK_REGION="+opts.Region,
-		"AWS_ENDPOINT_URL="+endpoint,
+		"AWS_ENDPOINT_URL="+functionEndpoint,
 		"AWS_ACCESS_KEY_ID=test",
 		"AWS_SECRET_ACCESS_KEY=test",
 		"AWS_DEFAULT_REGION="+opts.Region,

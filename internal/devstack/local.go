@@ -40,6 +40,8 @@ type LocalOptions struct {
 	// with only the addresses of the stand-ins and the emulator deviations
 	// (see stagingOverrides) laid over it.
 	Shape string
+	// FunctionEndpoint: see EmulatorOptions.FunctionEndpoint.
+	FunctionEndpoint func(emulator string) string
 }
 
 // Local is the whole local environment: the emulator with the stack
@@ -139,7 +141,7 @@ func StartLocal(ctx context.Context, opts LocalOptions) (l *Local, err error) {
 		return nil, fmt.Errorf("shape %q: want local or staging", opts.Shape)
 	}
 	l.Deployment, err = Up(ctx, UpOptions{
-		Emulator: EmulatorOptions{RepoRoot: root, Port: opts.Port},
+		Emulator: EmulatorOptions{RepoRoot: root, Port: opts.Port, FunctionEndpoint: opts.FunctionEndpoint},
 		Synth:    SynthOptions{RepoRoot: root, Env: shape, Output: out, Overrides: overrides},
 	})
 	if err != nil {

@@ -101,7 +101,11 @@ type Fault struct {
 	// until Reset.
 	Count int `json:"count,omitempty"`
 	// Delay is waited before answering: longer than the client's timeout
-	// simulates a hung provider.
+	// simulates a hung provider. At StageData with Code 0 it is the stalled
+	// reply to the final dot: the server holds the message for Delay and
+	// then accepts it, also when the client gave up meanwhile (RFC 5321
+	// §4.5.3.2.6 gives a server 10 minutes there) — until then a lookup by
+	// Message-ID finds nothing. Held reports such transactions.
 	Delay time.Duration `json:"delay,omitempty"`
 	// Drop closes the connection instead of replying. At StageData the
 	// message is stored first: the provider accepted it but the client sees
@@ -124,6 +128,8 @@ type Server struct {
 	seq      int
 	faults   []Fault
 	arrived  chan struct{} // closed and replaced whenever a message is stored
+	held     int           // DATA transactions held by a fault's delay
+	served   map[Stage]int // fault hits served, per stage
 	diskLock sync.Mutex
 }
 
@@ -272,6 +278,32 @@ func validateFault(f Fault) error {
 	return nil
 }
 
+// Held is the number of DATA transactions the server is holding under a
+// fault's delay: messages that may still be accepted.
+func (s *Server) Held() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.held
+}
+
+// Served returns how many fault hits each stage has served since the server
+// started (Reset does not clear it): the faults a test actually injected.
+func (s *Server) Served() map[Stage]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[Stage]int{}
+	for k, v := range s.served {
+		out[k] = v
+	}
+	return out
+}
+
+func (s *Server) hold(d int) {
+	s.mu.Lock()
+	s.held += d
+	s.mu.Unlock()
+}
+
 // Faults returns the pending faults.
 func (s *Server) Faults() []Fault {
 	s.mu.Lock()
@@ -287,6 +319,10 @@ func (s *Server) takeFault(stage Stage) (Fault, bool) {
 		if f.Stage != stage {
 			continue
 		}
+		if s.served == nil {
+			s.served = map[Stage]int{}
+		}
+		s.served[stage]++
 		if f.Count > 0 {
 			s.faults[i].Count--
 			if s.faults[i].Count == 0 {
@@ -472,7 +508,9 @@ func (ss *session) Data(r io.Reader) error {
 		return err
 	}
 	if f, ok := ss.srv.takeFault(StageData); ok {
+		ss.srv.hold(1)
 		drop, ferr := ss.srv.apply(f)
+		ss.srv.hold(-1)
 		if drop {
 			ss.srv.store(ss.from, append([]string(nil), ss.to...), ss.user, raw)
 			ss.drop()

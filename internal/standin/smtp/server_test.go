@@ -186,6 +186,50 @@ func TestDropAfterData(t *testing.T) {
 	}
 }
 
+// A stalled reply to the final dot: the client gives up, the server still
+// holds the message and accepts it when the stall ends. Until then the
+// message is invisible, which is why one "not found" proves nothing.
+func TestStalledDataReplyAcceptsAfterClientGaveUp(t *testing.T) {
+	s := start(t, Options{})
+	_ = s.QueueFault(Fault{Stage: StageData, Delay: 700 * time.Millisecond})
+	c, err := netsmtp.Dial(s.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Mail("a@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Rcpt("b@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	w, err := c.Data()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = w.Write(rawMessage("<stalled@x>", "hi"))
+	done := make(chan error, 1)
+	go func() { done <- w.Close() }() // sends the dot, waits for the reply
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for s.Held() != 1 {
+		if ctx.Err() != nil {
+			t.Fatal("the DATA transaction was never held")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := len(s.Messages()); n != 0 {
+		t.Fatalf("%d messages visible during the stall, want 0", n)
+	}
+	c.Close() // the client gives up (a timeout, or its process died)
+	if err := s.WaitFor(ctx, 1); err != nil {
+		t.Fatalf("the held message was not accepted after the stall: %v", err)
+	}
+	if m := s.Messages(); m[0].MessageID != "<stalled@x>" || s.Held() != 0 || s.Served()[StageData] != 1 {
+		t.Fatalf("messages %+v held %d served %v", m, s.Held(), s.Served())
+	}
+	<-done
+}
+
 func TestWaitForAndReset(t *testing.T) {
 	s := start(t, Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)

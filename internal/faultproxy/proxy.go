@@ -1,0 +1,401 @@
+// Package faultproxy is a fault-injecting HTTP proxy for the AWS APIs the
+// functions call. The local emulator hands its AWS_ENDPOINT_URL to every
+// function process it starts, so pointing that variable at this proxy puts
+// every DynamoDB, SQS, S3 and Secrets Manager call of every function through
+// it. The proxy forwards requests unchanged, except where a Plan says to
+// inject a fault: a lost answer (the write is applied, the answer never
+// arrives), a connection reset before forwarding, a throttling error shaped
+// exactly as AWS sends it, a delay, or the death of the calling process.
+//
+// Decisions depend only on the seed, the job a request belongs to (found by
+// the tokens registered for it) and the request's kind and ordinal, so a plan
+// is reproducible as far as the functions' request sequence is.
+package faultproxy
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Kind is a kind of injected fault.
+type Kind string
+
+const (
+	// Delay holds the request for a while, then forwards it.
+	Delay Kind = "delay"
+	// ResetBefore resets the connection without forwarding: nothing applied.
+	ResetBefore Kind = "reset-before"
+	// LostAnswer forwards the request (so a write is applied), then resets
+	// the connection instead of answering.
+	LostAnswer Kind = "lost-answer"
+	// LostAnswer5xx forwards the request, then answers 500 InternalFailure
+	// (or SQS InternalError): applied, but reported as failed.
+	LostAnswer5xx Kind = "lost-answer-5xx"
+	// Throttle answers 400 ProvisionedThroughputExceededException (DynamoDB)
+	// or ThrottlingException (SQS, Secrets Manager) without forwarding.
+	Throttle Kind = "throttle"
+	// Kill SIGKILLs the function process that sent the request (found by its
+	// socket) and then forwards the request: the write may apply, its worker
+	// is gone.
+	Kill Kind = "kill"
+)
+
+// Kinds lists every fault kind, in report order.
+var Kinds = []Kind{Delay, ResetBefore, LostAnswer, LostAnswer5xx, Throttle, Kill}
+
+// Op is the kind of an AWS request: service and action, e.g.
+// "dynamodb.UpdateItem", "sqs.SendMessage", "s3.PUT".
+type Op string
+
+// Classify names a request's operation from its X-Amz-Target header (the
+// JSON protocols: DynamoDB, SQS, Secrets Manager) or, for S3's REST
+// protocol, from its method.
+func Classify(r *http.Request) Op {
+	if t := r.Header.Get("X-Amz-Target"); t != "" {
+		prefix, action, ok := strings.Cut(t, ".")
+		if !ok {
+			return Op("unknown." + t)
+		}
+		svc := strings.ToLower(prefix)
+		switch {
+		case strings.HasPrefix(prefix, "DynamoDB_"):
+			svc = "dynamodb"
+		case prefix == "AmazonSQS":
+			svc = "sqs"
+		}
+		return Op(svc + "." + action)
+	}
+	if r.URL.Query().Has("Action") || strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
+		return Op("query." + r.URL.Query().Get("Action"))
+	}
+	return Op("s3." + r.Method)
+}
+
+// Service is the service part of an Op.
+func (o Op) Service() string { s, _, _ := strings.Cut(string(o), "."); return s }
+
+// Fault is one decision: what to do to a request.
+type Fault struct {
+	Kind  Kind
+	Delay time.Duration // for Delay (and the hold before the other kinds, if set)
+}
+
+// Decider decides the fault for the n-th request (1-based) of op that
+// belongs to the registered job with the given ordinal. ok=false forwards
+// the request unchanged.
+type Decider interface {
+	Decide(job int, op Op, n int, body []byte) (Fault, bool)
+}
+
+// Event records one injected fault.
+type Event struct {
+	At   time.Time
+	Job  int // the registered job's ordinal; -1 for none
+	Op   Op
+	N    int
+	Kind Kind
+	Note string // e.g. the killed pid, or why a kill found no process
+}
+
+// Proxy is the fault proxy. Create it with New, start it with Start, set
+// the upstream once the emulator is up. It is safe for concurrent use.
+type Proxy struct {
+	srv      *http.Server
+	ln       net.Listener
+	client   *http.Client
+	killPeer func(remote string) (string, error)
+
+	mu       sync.Mutex
+	upstream *url.URL
+	decider  Decider
+	tokens   map[string]int // token → job ordinal
+	counts   map[string]int // "<job>|<op>" → requests seen
+	events   []Event
+}
+
+// New returns a stopped proxy that forwards everything (no Decider).
+func New() *Proxy {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 64
+	tr.Proxy = nil
+	return &Proxy{
+		client:   &http.Client{Transport: tr, Timeout: 5 * time.Minute},
+		tokens:   map[string]int{},
+		counts:   map[string]int{},
+		killPeer: KillBootstrapPeer,
+	}
+}
+
+// Start listens on a free loopback port and serves in the background.
+func (p *Proxy) Start() error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("faultproxy: listen: %w", err)
+	}
+	p.ln = ln
+	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second}
+	go func() { _ = p.srv.Serve(ln) }()
+	return nil
+}
+
+// URL is the proxy's endpoint (http://127.0.0.1:<port>).
+func (p *Proxy) URL() string { return "http://" + p.ln.Addr().String() }
+
+// Close stops the proxy.
+func (p *Proxy) Close() error {
+	if p.srv == nil {
+		return nil
+	}
+	return p.srv.Close()
+}
+
+// SetUpstream names the endpoint requests are forwarded to.
+func (p *Proxy) SetUpstream(endpoint string) error {
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return fmt.Errorf("faultproxy: upstream: %w", err)
+	}
+	p.mu.Lock()
+	p.upstream = u
+	p.mu.Unlock()
+	return nil
+}
+
+// SetDecider installs d (nil: forward everything) and forgets the registered
+// jobs and request counts, not the recorded events.
+func (p *Proxy) SetDecider(d Decider) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.decider = d
+	p.tokens, p.counts = map[string]int{}, map[string]int{}
+}
+
+// Register ties requests whose body or path contain any of tokens (a job id,
+// an outbox key prefix) to the job with ordinal job.
+func (p *Proxy) Register(job int, tokens ...string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, t := range tokens {
+		if t != "" {
+			p.tokens[t] = job
+		}
+	}
+}
+
+// Events returns the faults injected so far.
+func (p *Proxy) Events() []Event {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]Event(nil), p.events...)
+}
+
+// Counts returns the number of injected faults per kind (and per job, by
+// ordinal) among events.
+func Counts(events []Event) (byKind map[Kind]int, byJob map[int]int) {
+	byKind, byJob = map[Kind]int{}, map[int]int{}
+	for _, e := range events {
+		byKind[e.Kind]++
+		byJob[e.Job]++
+	}
+	return byKind, byJob
+}
+
+// Format renders per-kind counts in Kinds order, e.g. "delay=3 throttle=1".
+func Format(byKind map[Kind]int) string {
+	var parts []string
+	for _, k := range Kinds {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, byKind[k]))
+	}
+	return strings.Join(parts, " ")
+}
+
+// match finds the job a request belongs to: the longest registered token
+// found in its path or body wins (tokens are unique per job in practice).
+func (p *Proxy) match(path string, body []byte) int {
+	job, best := -1, 0
+	for t, j := range p.tokens {
+		if len(t) > best && (strings.Contains(path, t) || bytes.Contains(body, []byte(t))) {
+			job, best = j, len(t)
+		}
+	}
+	return job
+}
+
+// ServeHTTP forwards one request, applying the decided fault.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, "faultproxy: read body: "+err.Error(), http.StatusBadGateway)
+		return
+	}
+	op := Classify(r)
+	p.mu.Lock()
+	up, d := p.upstream, p.decider
+	f, inject, job, n := Fault{}, false, -1, 0
+	if d != nil {
+		if job = p.match(r.URL.EscapedPath(), body); job >= 0 {
+			key := fmt.Sprintf("%d|%s", job, op)
+			p.counts[key]++
+			n = p.counts[key]
+			f, inject = d.Decide(job, op, n, body)
+		}
+	}
+	p.mu.Unlock()
+	if up == nil {
+		http.Error(w, "faultproxy: no upstream yet", http.StatusBadGateway)
+		return
+	}
+	if !inject {
+		p.forward(w, r, up, body)
+		return
+	}
+	ev := Event{At: time.Now(), Job: job, Op: op, N: n, Kind: f.Kind}
+	if f.Delay > 0 {
+		time.Sleep(f.Delay)
+	}
+	switch f.Kind {
+	case Delay:
+		p.record(ev)
+		p.forward(w, r, up, body)
+	case ResetBefore:
+		p.record(ev)
+		reset(w)
+	case Throttle:
+		p.record(ev)
+		writeThrottle(w, op)
+	case LostAnswer, LostAnswer5xx:
+		resp, err := p.send(r, up, body)
+		if err != nil {
+			http.Error(w, "faultproxy: upstream: "+err.Error(), http.StatusBadGateway)
+			return
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		ev.Note = fmt.Sprintf("upstream answered %d", resp.StatusCode)
+		p.record(ev)
+		if f.Kind == LostAnswer {
+			reset(w)
+		} else {
+			writeInternalError(w, op)
+		}
+	case Kill:
+		pid, err := p.killPeer(r.RemoteAddr)
+		if err != nil {
+			ev.Note = "no process killed: " + err.Error()
+		} else {
+			ev.Note = "killed pid " + pid
+		}
+		p.record(ev)
+		// The request is forwarded anyway: a write sent before the process
+		// died may still be applied.
+		p.forward(w, r, up, body)
+	default:
+		p.forward(w, r, up, body)
+	}
+}
+
+func (p *Proxy) record(ev Event) {
+	p.mu.Lock()
+	p.events = append(p.events, ev)
+	p.mu.Unlock()
+}
+
+func (p *Proxy) send(r *http.Request, up *url.URL, body []byte) (*http.Response, error) {
+	u := *up
+	u.Path, u.RawPath, u.RawQuery = r.URL.Path, r.URL.RawPath, r.URL.RawQuery
+	out, err := http.NewRequestWithContext(r.Context(), r.Method, u.String(), bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	out.Header = r.Header.Clone()
+	out.Host = r.Host // the signature covers the host the function signed for
+	out.ContentLength = int64(len(body))
+	return p.client.Do(out)
+}
+
+func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, up *url.URL, body []byte) {
+	resp, err := p.send(r, up, body)
+	if err != nil {
+		http.Error(w, "faultproxy: upstream: "+err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	for k, v := range resp.Header {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(resp.StatusCode)
+	_, _ = io.Copy(w, resp.Body)
+}
+
+// reset closes the client's connection with an RST (linger 0), the way a
+// dropped load-balancer connection looks: "connection reset by peer".
+func reset(w http.ResponseWriter) {
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		panic(http.ErrAbortHandler)
+	}
+	conn, _, err := hj.Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler)
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0)
+	}
+	_ = conn.Close()
+}
+
+// writeThrottle answers the way the service does when it throttles a JSON
+// protocol request: HTTP 400, the error type in __type (and, for SQS, the
+// query-compatible x-amzn-query-error header the SDK reads).
+func writeThrottle(w http.ResponseWriter, op Op) {
+	switch op.Service() {
+	case "dynamodb":
+		writeAWSError(w, "application/x-amz-json-1.0", http.StatusBadRequest,
+			"com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException",
+			"The level of configured provisioned throughput for the table was exceeded. Consider increasing your provisioning level with the UpdateTable API.", "")
+	case "sqs":
+		writeAWSError(w, "application/x-amz-json-1.0", http.StatusBadRequest,
+			"com.amazonaws.sqs#ThrottlingException", "Rate exceeded", "ThrottlingException;Sender")
+	case "s3":
+		w.Header().Set("Content-Type", "application/xml")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`)
+	default:
+		writeAWSError(w, "application/x-amz-json-1.1", http.StatusBadRequest, "ThrottlingException", "Rate exceeded", "")
+	}
+}
+
+// writeInternalError is the service's 500 for a request it may have applied.
+func writeInternalError(w http.ResponseWriter, op Op) {
+	switch op.Service() {
+	case "dynamodb":
+		writeAWSError(w, "application/x-amz-json-1.0", http.StatusInternalServerError,
+			"com.amazonaws.dynamodb.v20120810#InternalServerError", "Internal server error", "")
+	case "sqs":
+		writeAWSError(w, "application/x-amz-json-1.0", http.StatusInternalServerError,
+			"com.amazonaws.sqs#InternalError", "We encountered an internal error. Please try again.", "InternalError;Receiver")
+	case "s3":
+		w.Header().Set("Content-Type", "application/xml")
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>InternalError</Code><Message>We encountered an internal error. Please try again.</Message></Error>`)
+	default:
+		writeAWSError(w, "application/x-amz-json-1.1", http.StatusInternalServerError, "InternalFailure", "An internal error occurred.", "")
+	}
+}
+
+func writeAWSError(w http.ResponseWriter, contentType string, status int, typ, msg, queryError string) {
+	w.Header().Set("Content-Type", contentType)
+	w.Header().Set("X-Amzn-Requestid", fmt.Sprintf("FAULTPROXY%018d", time.Now().UnixNano()%1e18))
+	if queryError != "" {
+		w.Header().Set("X-Amzn-Query-Error", queryError)
+	}
+	w.WriteHeader(status)
+	fmt.Fprintf(w, `{"__type":%q,"message":%q}`, typ, msg)
+}
