@@ -82,7 +82,57 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 
 	table, raw, redacted := newData(stack, cfg, local, removal)
 
-	// ---- secrets -----------------------------------------------------------
+	sec := newSecrets(stack, cfg, removal)
+	fetchStage, llmStage, notifyStage := newQueues(stack, cfg, removal)
+	stages := []*stage{fetchStage, llmStage, notifyStage}
+	fns := newFunctions(stack, functionsProps{env: env, cfg: cfg, assetRoot: props.AssetRoot, removal: removal,
+		table: table, raw: raw, redacted: redacted, fetch: fetchStage, llm: llmStage, notify: notifyStage, secrets: sec})
+	api := newAPI(stack, env, cfg, removal, fns.webhook)
+	topic := newAlarms(stack, env, cfg, props.MetricMathAlarms, stages, []namedFn{
+		{"Webhook", fns.webhook}, {"Fetch", fns.fetch}, {"Review", fns.review}, {"Notify", fns.notify}, {"Sweeper", fns.sweeper}})
+	newOutputs(stack, api, table, raw, redacted, stages, sec, fns, topic)
+	return stack
+}
+
+// newOutputs lists what operators and the devstack harness read from the
+// stack (no exports: nothing else imports them).
+func newOutputs(stack awscdk.Stack, api awsapigateway.RestApi, table awsdynamodb.Table, raw, redacted awss3.Bucket,
+	stages []*stage, sec stackSecrets, fns stackFunctions, topic awssns.ITopic) {
+
+	out := func(id string, v *string) {
+		awscdk.NewCfnOutput(stack, jsii.String(id), &awscdk.CfnOutputProps{Value: v})
+	}
+	out("ApiId", api.RestApiId())
+	out("ApiStage", api.DeploymentStage().StageName())
+	out("ApiUrl", api.Url())
+	out("JobsTableName", table.TableName())
+	for _, s := range stages {
+		out(s.id+"QueueUrl", s.queue.QueueUrl())
+		out(s.id+"DlqUrl", s.dlq.QueueUrl())
+	}
+	out("RawBucketName", raw.BucketName())
+	out("RedactedBucketName", redacted.BucketName())
+	out("WebhookSecretArn", sec.webhook.SecretArn())
+	out("LlmSecretArn", sec.llm.SecretArn())
+	out("SmtpSecretArn", sec.smtp.SecretArn())
+	out("P4SecretArn", sec.p4.SecretArn())
+	out("AlarmTopicArn", topic.TopicArn())
+	out("WebhookFunctionName", fns.webhook.FunctionName())
+	out("FetchFunctionName", fns.fetch.FunctionName())
+	out("ReviewFunctionName", fns.review.FunctionName())
+	out("NotifyFunctionName", fns.notify.FunctionName())
+	out("SweeperFunctionName", fns.sweeper.FunctionName())
+}
+
+// stackSecrets are the credentials the functions read (values generated at
+// deploy, replaced by the operator; none is in the template).
+type stackSecrets struct {
+	webhook, llm, p4, smtp awssecretsmanager.Secret
+	swarmToken, swarmAPI   awssecretsmanager.Secret // nil unless swarmUrl is set
+}
+
+// newSecrets defines the Secrets Manager secrets.
+func newSecrets(stack awscdk.Stack, cfg EnvConfig, removal awscdk.RemovalPolicy) stackSecrets {
 	secret := func(id, desc string, gen *awssecretsmanager.SecretStringGenerator) awssecretsmanager.Secret {
 		s := awssecretsmanager.NewSecret(stack, jsii.String(id), &awssecretsmanager.SecretProps{
 			Description:          jsii.String(desc),
@@ -108,8 +158,34 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 	smtpSecret := secret("SmtpSecret", "SMTP relay credentials: {\"username\": ..., \"password\": ...}",
 		&awssecretsmanager.SecretStringGenerator{SecretStringTemplate: jsii.String(`{"username":"criticizer"}`), GenerateStringKey: jsii.String("password"), ExcludePunctuation: jsii.Bool(true)})
 
-	fetchStage, llmStage, notifyStage := newQueues(stack, cfg, removal)
+	return stackSecrets{webhook: webhookSecret, llm: llmSecret, p4: p4Secret, smtp: smtpSecret, swarmToken: swarmTokenSecret, swarmAPI: swarmAPISecret}
+}
+
+// functionsProps is what the functions section is wired to.
+type functionsProps struct {
+	env, assetRoot     string
+	cfg                EnvConfig
+	removal            awscdk.RemovalPolicy
+	table              awsdynamodb.Table
+	raw, redacted      awss3.Bucket
+	fetch, llm, notify *stage
+	secrets            stackSecrets
+}
+
+// stackFunctions are the pipeline's Lambda functions.
+type stackFunctions struct {
+	webhook, fetch, review, notify, sweeper awslambda.Function
+}
+
+// newFunctions defines the functions with their configuration, the p4 layer,
+// the SES event path, least-privilege grants, the raw bucket's access policy,
+// the stages' event source mappings and the sweeper's schedule.
+func newFunctions(stack awscdk.Stack, p functionsProps) stackFunctions {
+	env, cfg, removal, table, raw, redacted := p.env, p.cfg, p.removal, p.table, p.raw, p.redacted
+	fetchStage, llmStage, notifyStage := p.fetch, p.llm, p.notify
 	stages := []*stage{fetchStage, llmStage, notifyStage}
+	webhookSecret, llmSecret, p4Secret, smtpSecret := p.secrets.webhook, p.secrets.llm, p.secrets.p4, p.secrets.smtp
+	swarmTokenSecret, swarmAPISecret := p.secrets.swarmToken, p.secrets.swarmAPI
 
 	// ---- functions ---------------------------------------------------------
 	common := map[string]*string{
@@ -181,7 +257,7 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 		fp := &awslambda.FunctionProps{
 			Runtime:               awslambda.Runtime_PROVIDED_AL2023(),
 			Handler:               jsii.String("bootstrap"),
-			Code:                  awslambda.Code_FromAsset(jsii.String(filepath.Join(props.AssetRoot, s.asset)), nil),
+			Code:                  awslambda.Code_FromAsset(jsii.String(filepath.Join(p.assetRoot, s.asset)), nil),
 			Architecture:          arch,
 			MemorySize:            jsii.Number(s.memory),
 			Timeout:               awscdk.Duration_Seconds(jsii.Number(s.timeout)),
@@ -257,7 +333,14 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 	if cfg.SMTPLookupURL != "" {
 		notifyFn.AddEnvironment(jsii.String("SMTP_LOOKUP_URL"), jsii.String(cfg.SMTPLookupURL), nil)
 	}
-	sweeperFn := newFn(fnSpec{id: "SweeperFunction", asset: "sweeper", memory: 256, timeout: 60, env: nil})
+	// The sweeper also runs the outbox reconciler: it asks the same provider
+	// evidence as the notify stage, over the same completion window.
+	sweeperFn := newFn(fnSpec{id: "SweeperFunction", asset: "sweeper", memory: 256, timeout: 60, env: map[string]*string{
+		"EMAIL_PROVIDER":                 jsii.String(cfg.EmailProvider),
+		"SMTP_FROM":                      jsii.String(cfg.SMTPFrom),
+		"SMTP_LOOKUP_URL":                jsii.String(cfg.SMTPLookupURL),
+		"SEND_COMPLETION_WINDOW_SECONDS": optItoa(cfg.SendCompletionWindowSeconds),
+	}})
 
 	// SES: the configuration set publishes send/delivery/bounce/complaint/reject
 	// events to EventBridge; sesevents records them where lookup-before-resend
@@ -363,9 +446,6 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 			MaxConcurrency: jsii.Number(s.concurrency / cfg.BatchSize),
 		}))
 	}
-
-	api := newAPI(stack, env, cfg, removal, webhookFn)
-
 	// ---- sweeper schedule ----------------------------------------------------
 	rule := awsevents.NewRule(stack, jsii.String("SweepSchedule"), &awsevents.RuleProps{
 		Description: jsii.String("Re-enqueue jobs whose stage lease expired with no message in flight"),
@@ -374,34 +454,7 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 	})
 	pinID(rule, "SweepSchedule")
 
-	topic := newAlarms(stack, env, cfg, props.MetricMathAlarms, stages, []namedFn{
-		{"Webhook", webhookFn}, {"Fetch", fetchFn}, {"Review", reviewFn}, {"Notify", notifyFn}, {"Sweeper", sweeperFn}})
-
-	// ---- outputs (no exports: nothing else imports them) ---------------------
-	out := func(id string, v *string) {
-		awscdk.NewCfnOutput(stack, jsii.String(id), &awscdk.CfnOutputProps{Value: v})
-	}
-	out("ApiId", api.RestApiId())
-	out("ApiStage", api.DeploymentStage().StageName())
-	out("ApiUrl", api.Url())
-	out("JobsTableName", table.TableName())
-	for _, s := range stages {
-		out(s.id+"QueueUrl", s.queue.QueueUrl())
-		out(s.id+"DlqUrl", s.dlq.QueueUrl())
-	}
-	out("RawBucketName", raw.BucketName())
-	out("RedactedBucketName", redacted.BucketName())
-	out("WebhookSecretArn", webhookSecret.SecretArn())
-	out("LlmSecretArn", llmSecret.SecretArn())
-	out("SmtpSecretArn", smtpSecret.SecretArn())
-	out("P4SecretArn", p4Secret.SecretArn())
-	out("AlarmTopicArn", topic.TopicArn())
-	out("WebhookFunctionName", webhookFn.FunctionName())
-	out("FetchFunctionName", fetchFn.FunctionName())
-	out("ReviewFunctionName", reviewFn.FunctionName())
-	out("NotifyFunctionName", notifyFn.FunctionName())
-	out("SweeperFunctionName", sweeperFn.FunctionName())
-	return stack
+	return stackFunctions{webhook: webhookFn, fetch: fetchFn, review: reviewFn, notify: notifyFn, sweeper: sweeperFn}
 }
 
 // pinID gives an L2 construct's CloudFormation resource a fixed logical id.

@@ -686,6 +686,11 @@ func TestEnvironmentsAsCheckedIn(t *testing.T) {
 			if h, _ := envOf("NotifyFunction")["SMTP_HOST"].(string); h == "" {
 				t.Error("notify has no SMTP_HOST")
 			}
+			// The sweeper's reconciler looks up provider evidence like notify.
+			sw := envOf("SweeperFunction")
+			if sw["EMAIL_PROVIDER"] == nil || !strings.Contains(fmt.Sprint(sw["SMTP_FROM"]), "@") {
+				t.Errorf("sweeper env %v: want EMAIL_PROVIDER and SMTP_FROM for the reconciler", sw)
+			}
 			// Redaction policy for fetch and review.
 			for _, fn := range []string{"FetchFunction", "ReviewFunction"} {
 				if envOf(fn)["REDACT_EMAILS"] != "true" {
@@ -831,4 +836,52 @@ func TestPromptCanaryAlarm(t *testing.T) {
 	if props(m, "PromptCanaryAlarm") != nil {
 		t.Error("canary alarm without a rollout")
 	}
+}
+
+// The sections of the stack synthesize on their own and hold what their
+// constructor promises.
+func TestSecretsSection(t *testing.T) {
+	for _, tc := range []struct {
+		swarm   string
+		secrets int
+	}{{"", 4}, {"https://swarm.example.com", 6}} {
+		cfg := DefaultConfig("dev")
+		cfg.SwarmURL = tc.swarm
+		stack := awscdk.NewStack(awscdk.NewApp(nil), jsii.String("Secrets"), nil)
+		sec := newSecrets(stack, cfg, awscdk.RemovalPolicy_RETAIN)
+		if (sec.swarmToken != nil) != (tc.swarm != "") || (sec.swarmAPI != nil) != (tc.swarm != "") {
+			t.Errorf("swarmUrl %q: Swarm secrets %v %v", tc.swarm, sec.swarmToken, sec.swarmAPI)
+		}
+		tmpl := assertions.Template_FromStack(stack, nil)
+		check(t, "secret count", func() { tmpl.ResourceCountIs(jsii.String("AWS::SecretsManager::Secret"), jsii.Number(tc.secrets)) })
+		check(t, "generated, never literal", func() {
+			tmpl.AllResourcesProperties(jsii.String("AWS::SecretsManager::Secret"), &map[string]any{
+				"GenerateSecretString": assertions.Match_ObjectLike(&map[string]any{}),
+				"SecretString":         assertions.Match_Absent(),
+			})
+		})
+	}
+}
+
+func TestFunctionsSection(t *testing.T) {
+	// The data section of a bare app: local's (no access-log bucket, whose
+	// ownership settings come from the app's feature flags in cdk.json).
+	cfg := DefaultConfig("local")
+	cfg.P4LayerPath = fakeLayer(t)
+	stack := awscdk.NewStack(awscdk.NewApp(nil), jsii.String("Functions"), nil)
+	table, raw, redacted := newData(stack, cfg, true, awscdk.RemovalPolicy_RETAIN)
+	fetch, llm, notify := newQueues(stack, cfg, awscdk.RemovalPolicy_RETAIN)
+	newFunctions(stack, functionsProps{env: "local", cfg: cfg, assetRoot: dummyAssets(t), removal: awscdk.RemovalPolicy_RETAIN,
+		table: table, raw: raw, redacted: redacted, fetch: fetch, llm: llm, notify: notify,
+		secrets: newSecrets(stack, cfg, awscdk.RemovalPolicy_RETAIN)})
+	tmpl := assertions.Template_FromStack(stack, nil)
+	check(t, "five functions", func() { tmpl.ResourceCountIs(jsii.String("AWS::Lambda::Function"), jsii.Number(5)) })
+	check(t, "three stage consumers, partial batch responses", func() {
+		tmpl.ResourceCountIs(jsii.String("AWS::Lambda::EventSourceMapping"), jsii.Number(3))
+		tmpl.AllResourcesProperties(jsii.String("AWS::Lambda::EventSourceMapping"), &map[string]any{
+			"FunctionResponseTypes": []any{"ReportBatchItemFailures"},
+		})
+	})
+	check(t, "the sweep schedule", func() { tmpl.ResourceCountIs(jsii.String("AWS::Events::Rule"), jsii.Number(1)) })
+	check(t, "the p4 layer", func() { tmpl.ResourceCountIs(jsii.String("AWS::Lambda::LayerVersion"), jsii.Number(1)) })
 }
