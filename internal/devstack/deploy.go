@@ -16,7 +16,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 )
 
@@ -32,7 +31,7 @@ func (o Outputs) LocalAPIURL(endpoint string) string {
 
 // EmulatorConfig is an aws.Config for the emulator at endpoint: static
 // credentials test/test, region us-east-1, BaseEndpoint = endpoint. Use
-// NewS3Client for S3 (path-style addressing).
+// artifacts.NewS3Client for S3 (path-style addressing).
 func EmulatorConfig(endpoint string) aws.Config {
 	return aws.Config{
 		Region:           DefaultRegion,
@@ -40,12 +39,6 @@ func EmulatorConfig(endpoint string) aws.Config {
 		BaseEndpoint:     aws.String(endpoint),
 		RetryMaxAttempts: 5,
 	}
-}
-
-// NewS3Client returns an S3 client using path-style addressing (required by
-// emulators on 127.0.0.1; harmless on AWS).
-func NewS3Client(cfg aws.Config) *s3.Client {
-	return s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = true })
 }
 
 // CDKCommand is the stock aws-cdk CLI at the version pinned in versions.env,
