@@ -1,21 +1,15 @@
 package fetchstage
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"runtime"
 	"runtime/metrics"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/criticizer/criticizer/internal/standin/p4depot"
 	"github.com/criticizer/criticizer/shared/artifacts"
@@ -24,33 +18,6 @@ import (
 	"github.com/criticizer/criticizer/shared/p4"
 	"github.com/criticizer/criticizer/shared/redact"
 )
-
-// memS3 is an in-memory bucket.
-type memS3 struct {
-	mu   sync.Mutex
-	objs map[string][]byte
-}
-
-func (m *memS3) PutObject(_ context.Context, in *s3.PutObjectInput, _ ...func(*s3.Options)) (*s3.PutObjectOutput, error) {
-	b, err := io.ReadAll(in.Body)
-	if err != nil {
-		return nil, err
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.objs[*in.Key] = b
-	return &s3.PutObjectOutput{}, nil
-}
-
-func (m *memS3) GetObject(_ context.Context, in *s3.GetObjectInput, _ ...func(*s3.Options)) (*s3.GetObjectOutput, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	b, ok := m.objs[*in.Key]
-	if !ok {
-		return nil, &s3types.NoSuchKey{}
-	}
-	return &s3.GetObjectOutput{Body: io.NopCloser(bytes.NewReader(b))}, nil
-}
 
 // countingRunner counts p4 invocations.
 type countingRunner struct {
@@ -125,7 +92,7 @@ func BenchmarkFetchRedactStore(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			mem := &memS3{objs: map[string][]byte{}}
+			mem := artifacts.NewMemoryBucket()
 			stage := &Fetch{P4: fetcher, Redactor: red, Raw: artifacts.New(mem, "raw"), Redacted: artifacts.New(mem, "redacted"),
 				Log: slog.New(slog.DiscardHandler)}
 			runtime.GC()

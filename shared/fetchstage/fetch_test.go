@@ -39,7 +39,7 @@ func TestProcessCarriesTheServersMessage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mem := &memS3{objs: map[string][]byte{}}
+	mem := artifacts.NewMemoryBucket()
 	stage := &Fetch{P4: fetcher, Redactor: red, Raw: artifacts.New(mem, "raw"), Redacted: artifacts.New(mem, "red"), Log: slog.New(slog.DiscardHandler)}
 	for _, tt := range []struct {
 		cl     int64
@@ -55,14 +55,14 @@ func TestProcessCarriesTheServersMessage(t *testing.T) {
 			t.Errorf("change %d: %v, want %s with %q", tt.cl, err, tt.class, tt.reason)
 		}
 	}
-	if len(mem.objs) != 0 {
-		t.Errorf("artifacts stored for failed fetches: %d", len(mem.objs))
+	if len(mem.Keys("")) != 0 {
+		t.Errorf("artifacts stored for failed fetches: %d", len(mem.Keys("")))
 	}
 	// A good one stores the raw and redacted changesets.
 	if _, err := stage.Process(context.Background(), &job.Job{ID: "ok", Changelist: 12349}); err != nil {
 		t.Fatal(err)
 	}
-	if len(mem.objs) != 2 {
-		t.Errorf("%d artifacts, want 2", len(mem.objs))
+	if len(mem.Keys("")) != 2 {
+		t.Errorf("%d artifacts, want 2", len(mem.Keys("")))
 	}
 }

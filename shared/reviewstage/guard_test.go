@@ -1,18 +1,12 @@
 package reviewstage
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
-
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/domain"
@@ -22,33 +16,6 @@ import (
 	"github.com/criticizer/criticizer/shared/llm"
 	"github.com/criticizer/criticizer/shared/redact"
 )
-
-// memS3 is an in-memory bucket.
-type memS3 struct {
-	mu      sync.Mutex
-	objects map[string][]byte
-}
-
-func (m *memS3) PutObject(_ context.Context, in *s3.PutObjectInput, _ ...func(*s3.Options)) (*s3.PutObjectOutput, error) {
-	b, err := io.ReadAll(in.Body)
-	if err != nil {
-		return nil, err
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.objects[*in.Key] = b
-	return &s3.PutObjectOutput{}, nil
-}
-
-func (m *memS3) GetObject(_ context.Context, in *s3.GetObjectInput, _ ...func(*s3.Options)) (*s3.GetObjectOutput, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	b, ok := m.objects[*in.Key]
-	if !ok {
-		return nil, &s3types.NoSuchKey{}
-	}
-	return &s3.GetObjectOutput{Body: io.NopCloser(bytes.NewReader(b))}, nil
-}
 
 type fetcherFunc func() domain.Changeset
 
@@ -68,9 +35,9 @@ func TestReviewGuardVerifiesFetchProof(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bucket := &memS3{objects: map[string][]byte{}}
+	bucket := artifacts.NewMemoryBucket()
 	store3 := artifacts.New(bucket, "redacted")
-	fetch := &fetchstage.Fetch{Redactor: red, Raw: artifacts.New(&memS3{objects: map[string][]byte{}}, "raw"), Redacted: store3, Log: log,
+	fetch := &fetchstage.Fetch{Redactor: red, Raw: artifacts.New(artifacts.NewMemoryBucket(), "raw"), Redacted: store3, Log: log,
 		P4: fetcherFunc(func() domain.Changeset {
 			return domain.Changeset{Changelist: 7, User: "bob", UserEmail: "bob@example.com", Description: "add client\n",
 				Files: []domain.FileChange{{DepotPath: "//depot/a.go", Action: "add", Diff: "@@ -0,0 +1,2 @@\n+key := \"" + secret + "\"\n+return nil\n"}}}
@@ -108,7 +75,7 @@ func TestReviewGuardVerifiesFetchProof(t *testing.T) {
 
 	// The stored artifact changed after fetch sealed it: blocked, even when
 	// the change holds no secret.
-	orig := bucket.objects[res.Artifacts.Redacted]
+	orig, _ := bucket.Get(res.Artifacts.Redacted)
 	for name, content := range map[string]string{"secret inserted": secret, "harmless edit": "return 1"} {
 		var cs domain.Changeset
 		if err := json.Unmarshal(orig, &cs); err != nil {
@@ -116,7 +83,7 @@ func TestReviewGuardVerifiesFetchProof(t *testing.T) {
 		}
 		cs.Files[0].Diff += "+" + content + "\n"
 		b, _ := json.Marshal(cs)
-		bucket.objects[res.Artifacts.Redacted] = b
+		bucket.Put(res.Artifacts.Redacted, b)
 		err := run(proven)
 		if failure.Classify(err) != failure.PolicyRejected || errors.Is(err, errCalled) {
 			t.Errorf("%s: %v, want POLICY_REJECTED before any LLM call", name, err)
@@ -127,17 +94,17 @@ func TestReviewGuardVerifiesFetchProof(t *testing.T) {
 	// secret in it blocks.
 	unproven := proven
 	unproven.Artifacts.RedactedProof = ""
-	bucket.objects[res.Artifacts.Redacted] = func() []byte {
+	bucket.Put(res.Artifacts.Redacted, func() []byte {
 		var cs domain.Changeset
 		_ = json.Unmarshal(orig, &cs)
 		cs.Files[0].Diff += "+" + secret + "\n"
 		b, _ := json.Marshal(cs)
 		return b
-	}()
+	}())
 	if err := run(unproven); failure.Classify(err) != failure.PolicyRejected || errors.Is(err, errCalled) {
 		t.Errorf("unproven artifact with a secret: %v, want POLICY_REJECTED", err)
 	}
-	bucket.objects[res.Artifacts.Redacted] = orig
+	bucket.Put(res.Artifacts.Redacted, orig)
 	if err := run(unproven); !errors.Is(err, errCalled) {
 		t.Errorf("unproven clean artifact: %v, want the LLM called", err)
 	}

@@ -33,7 +33,7 @@ func BenchmarkReviewStage(b *testing.B) {
 				return llm.Completion{Content: content, Usage: llm.Usage{InputTokens: len(p.User) / 4, OutputTokens: len(content) / 4}}, nil
 			})
 			cs := bigChangeset(n)
-			s3 := newMemS3()
+			s3 := artifacts.NewMemoryBucket()
 			stage := &reviewstage.Review{Redacted: artifacts.New(s3, "redacted"), Guard: guard, LLM: model, Model: "gpt-4o",
 				Log: slog.New(slog.DiscardHandler)}
 			key := "jobs/bench/redacted.json"

@@ -5,15 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	llmstandin "github.com/criticizer/criticizer/internal/standin/llm"
 	"github.com/criticizer/criticizer/shared/artifacts"
@@ -27,53 +23,12 @@ import (
 	"github.com/criticizer/criticizer/shared/reviewstage"
 )
 
-// memS3 is an in-memory bucket with S3's NoSuchKey behaviour.
-type memS3 struct {
-	mu   sync.Mutex
-	objs map[string][]byte
-}
-
-func newMemS3() *memS3 { return &memS3{objs: map[string][]byte{}} }
-
-func (m *memS3) PutObject(_ context.Context, in *s3.PutObjectInput, _ ...func(*s3.Options)) (*s3.PutObjectOutput, error) {
-	b, err := io.ReadAll(in.Body)
-	if err != nil {
-		return nil, err
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.objs[*in.Key] = b
-	return &s3.PutObjectOutput{}, nil
-}
-
-func (m *memS3) GetObject(_ context.Context, in *s3.GetObjectInput, _ ...func(*s3.Options)) (*s3.GetObjectOutput, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	b, ok := m.objs[*in.Key]
-	if !ok {
-		return nil, &s3types.NoSuchKey{}
-	}
-	return &s3.GetObjectOutput{Body: io.NopCloser(bytes.NewReader(b))}, nil
-}
-
-func (m *memS3) keys(substr string) []string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var out []string
-	for k := range m.objs {
-		if strings.Contains(k, substr) {
-			out = append(out, k)
-		}
-	}
-	return out
-}
-
 const apiKey = "sk-pipeline-fixture" // a fixture, not a credential
 
 var guardOnce = sync.OnceValues(func() (*redact.Redactor, error) { return redact.New(redact.Policy{}) })
 
 type harness struct {
-	s3      *memS3
+	s3      *artifacts.MemoryBucket
 	standin *llmstandin.Server
 	stage   *reviewstage.Review
 	metrics *bytes.Buffer
@@ -96,7 +51,7 @@ func newHarness(t testing.TB, mut func(*reviewstage.Review)) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{s3: newMemS3(), standin: srv, metrics: &bytes.Buffer{}}
+	h := &harness{s3: artifacts.NewMemoryBucket(), standin: srv, metrics: &bytes.Buffer{}}
 	h.stage = &reviewstage.Review{Redacted: artifacts.New(h.s3, "redacted"), Guard: guard, LLM: client, Model: "gpt-4o",
 		Metrics: obs.NewMetrics(h.metrics, "test"), Log: slog.New(slog.DiscardHandler)}
 	if mut != nil {
@@ -352,11 +307,11 @@ func TestReviewRefusalIsPolicyRejectedWithText(t *testing.T) {
 	if failure.Classify(err) != failure.PolicyRejected || !strings.Contains(err.Error(), "I cannot review this changelist.") {
 		t.Fatalf("err = %v", err)
 	}
-	keys := h.s3.keys(".error.json")
+	keys := h.s3.Keys(".error.json")
 	if len(keys) != 1 {
 		t.Fatalf("error diagnostics = %v", keys)
 	}
-	if b := string(h.s3.objs[keys[0]]); !strings.Contains(b, `"refusal":"I cannot review this changelist."`) || !strings.Contains(b, "req_standin_1") {
+	if b, _ := h.s3.Get(keys[0]); !strings.Contains(string(b), `"refusal":"I cannot review this changelist."`) || !strings.Contains(string(b), "req_standin_1") {
 		t.Errorf("diagnostics = %s", b)
 	}
 }
