@@ -329,6 +329,9 @@ func newFunctions(stack awscdk.Stack, p functionsProps) stackFunctions {
 		"EMAIL_PROVIDER":                 jsii.String(cfg.EmailProvider),
 		"SES_CONFIGURATION_SET":          jsii.String(cfg.SESConfigurationSet),
 		"SEND_COMPLETION_WINDOW_SECONDS": optItoa(cfg.SendCompletionWindowSeconds),
+		// The daily retention check (rule RT-3) compares artifacts with these.
+		"RAW_ARTIFACT_TTL_DAYS":      itoa(rawArtifactDays),
+		"REDACTED_ARTIFACT_TTL_DAYS": itoa(redactedArtifactDays),
 	}})
 	if cfg.SMTPLookupURL != "" {
 		notifyFn.AddEnvironment(jsii.String("SMTP_LOOKUP_URL"), jsii.String(cfg.SMTPLookupURL), nil)
@@ -409,6 +412,11 @@ func newFunctions(stack awscdk.Stack, p functionsProps) stackFunctions {
 	for _, s := range stages {
 		s.queue.GrantSendMessages(sweeperFn)
 	}
+	// The retention check lists keys and dates; it reads no object.
+	sweeperFn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings("s3:ListBucket"),
+		Resources: &[]*string{raw.BucketArn(), redacted.BucketArn()},
+	}))
 
 	// Raw (unredacted) artifacts: only the function that writes them and the
 	// named operator role may touch objects, whatever else IAM grants.
@@ -453,6 +461,14 @@ func newFunctions(stack awscdk.Stack, p functionsProps) stackFunctions {
 		Targets:     &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(sweeperFn, nil)},
 	})
 	pinID(rule, "SweepSchedule")
+	check := awsevents.NewRule(stack, jsii.String("RetentionCheck"), &awsevents.RuleProps{
+		Description: jsii.String("Verify that no row or artifact outlived its TTL (rule RT-3)"),
+		Schedule:    awsevents.Schedule_Rate(awscdk.Duration_Days(jsii.Number(1))),
+		Targets: &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(sweeperFn, &awseventstargets.LambdaFunctionProps{
+			Event: awsevents.RuleTargetInput_FromObject(map[string]any{"check": "retention"}),
+		})},
+	})
+	pinID(check, "RetentionCheck")
 
 	return stackFunctions{webhook: webhookFn, fetch: fetchFn, review: reviewFn, notify: notifyFn, sweeper: sweeperFn}
 }
@@ -483,6 +499,13 @@ func optItoa(n int) *string {
 	}
 	return itoa(n)
 }
+
+// Artifact expiry (rule RT-1): raw content at most 7 days, redacted 30. The
+// sweeper's retention check is told the same numbers.
+const (
+	rawArtifactDays      = 7
+	redactedArtifactDays = 30
+)
 
 // newData is the state section: the jobs table (TTL on expires_at, sweep
 // index) and the raw and redacted artifact buckets (lifecycle expiry, access
@@ -548,8 +571,8 @@ func newData(stack awscdk.Stack, cfg EnvConfig, local bool, removal awscdk.Remov
 		pinID(b, id)
 		return b
 	}
-	raw := artifactBucket("RawArtifacts", 7, "raw/")
-	redacted := artifactBucket("RedactedArtifacts", 30, "redacted/")
+	raw := artifactBucket("RawArtifacts", rawArtifactDays, "raw/")
+	redacted := artifactBucket("RedactedArtifacts", redactedArtifactDays, "redacted/")
 	return table, raw, redacted
 }
 
@@ -707,6 +730,10 @@ func newAlarms(stack awscdk.Stack, env string, cfg EnvConfig, mathAlarms bool, s
 	for _, s := range stages {
 		addAlarm(s.id+"LeaseLostAlarm", "Workers of "+s.name+" lose their lease: leaseSeconds too short or a host clock off",
 			appMetric("LeaseLost", map[string]*string{"Stage": jsii.String(s.name)}))
+	}
+	for _, m := range []string{"RetentionRowsOverdue", "RetentionRowsWithoutTTL", "RetentionObjectsOverdue"} {
+		addAlarm(m+"Alarm", "The daily retention check found data past its TTL ("+m+"): see the sweeper's retention_violation log lines",
+			appMetric(m, map[string]*string{}))
 	}
 	addAlarm("OutboxReconcilingAlarm", "Outbox rows sent without provider evidence or stuck sending: sends blocked, see `criticizer outbox`",
 		appMetric("OutboxReconciling", map[string]*string{}))

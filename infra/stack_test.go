@@ -164,7 +164,7 @@ func TestLocalStack(t *testing.T) {
 	counts := map[string]int{
 		"AWS::DynamoDB::Table": 1, "AWS::S3::Bucket": 2, "AWS::SecretsManager::Secret": 4, "AWS::SQS::Queue": 6,
 		"AWS::Lambda::Function": 5, "AWS::Lambda::EventSourceMapping": 3, "AWS::ApiGateway::RestApi": 1,
-		"AWS::ApiGateway::Method": 2, "AWS::Events::Rule": 1, "AWS::CloudWatch::Alarm": 22, "AWS::Logs::LogGroup": 6,
+		"AWS::ApiGateway::Method": 2, "AWS::Events::Rule": 2, "AWS::CloudWatch::Alarm": 25, "AWS::Logs::LogGroup": 6,
 		"AWS::Lambda::LayerVersion": 0,
 	}
 	for typ, n := range counts {
@@ -375,6 +375,16 @@ func TestLocalStack(t *testing.T) {
 			"Targets":            assertions.Match_ArrayWith(&[]any{assertions.Match_ObjectLike(&map[string]any{"Arn": map[string]any{"Fn::GetAtt": []any{"SweeperFunction", "Arn"}}})}),
 		})
 	})
+	check(t, "daily retention check (rule RT-3), paging", func() {
+		tmpl.HasResourceProperties(jsii.String("AWS::Events::Rule"), map[string]any{
+			"ScheduleExpression": "rate(1 day)",
+			"Targets": assertions.Match_ArrayWith(&[]any{assertions.Match_ObjectLike(&map[string]any{
+				"Arn": map[string]any{"Fn::GetAtt": []any{"SweeperFunction", "Arn"}}, "Input": `{"check":"retention"}`})}),
+		})
+		for _, m := range []string{"RetentionRowsOverdue", "RetentionRowsWithoutTTL", "RetentionObjectsOverdue"} {
+			tmpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{"MetricName": m, "Threshold": 0})
+		}
+	})
 	check(t, "DLQ alarms", func() {
 		tmpl.ResourcePropertiesCountIs(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{
 			"MetricName": "ApproximateNumberOfMessagesVisible", "Period": 60, "EvaluationPeriods": 1, "Threshold": 0,
@@ -524,8 +534,8 @@ func TestProdStack(t *testing.T) {
 	check(t, "alarm actions", func() {
 		tmpl.ResourcePropertiesCountIs(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{
 			"AlarmActions": []any{"arn:aws:sns:eu-west-1:123456789012:ops"},
-		}, jsii.Number(22)) // 3 DLQ + 5 errors + 5 throttles + 3 backlog + 3 lease lost + unconfirmed + reconciling + escalations
-		tmpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(22))
+		}, jsii.Number(25)) // 3 DLQ + 5 errors + 5 throttles + 3 backlog + 3 lease lost + unconfirmed + reconciling + escalations + 3 retention
+		tmpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(25))
 	})
 	check(t, "stage prod", func() {
 		tmpl.HasResourceProperties(jsii.String("AWS::ApiGateway::Stage"), map[string]any{"StageName": "prod"})
@@ -882,6 +892,6 @@ func TestFunctionsSection(t *testing.T) {
 			"FunctionResponseTypes": []any{"ReportBatchItemFailures"},
 		})
 	})
-	check(t, "the sweep schedule", func() { tmpl.ResourceCountIs(jsii.String("AWS::Events::Rule"), jsii.Number(1)) })
+	check(t, "the sweep and retention schedules", func() { tmpl.ResourceCountIs(jsii.String("AWS::Events::Rule"), jsii.Number(2)) })
 	check(t, "the p4 layer", func() { tmpl.ResourceCountIs(jsii.String("AWS::Lambda::LayerVersion"), jsii.Number(1)) })
 }

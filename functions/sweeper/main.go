@@ -1,7 +1,9 @@
 // Command sweeper runs on a schedule. It re-enqueues jobs that would
 // otherwise be lost (stored but never enqueued, or stuck behind an expired
 // lease with no message in flight; see shared/sweep), then reconciles
-// delivery rows whose outcome is in doubt (see shared/reconcile).
+// delivery rows whose outcome is in doubt (see shared/reconcile). Once a day
+// the event {"check":"retention"} runs the retention check instead (see
+// shared/retention).
 package main
 
 import (
@@ -9,24 +11,28 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/coldstart"
 	"github.com/criticizer/criticizer/shared/deliverylog"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/queue"
 	"github.com/criticizer/criticizer/shared/reconcile"
+	"github.com/criticizer/criticizer/shared/retention"
 	"github.com/criticizer/criticizer/shared/store"
 	"github.com/criticizer/criticizer/shared/sweep"
 )
 
 // result is what one scheduled run did.
 type result struct {
-	Sweep     sweep.Report     `json:"sweep"`
-	Reconcile reconcile.Report `json:"reconcile"`
+	Sweep     sweep.Report      `json:"sweep"`
+	Reconcile reconcile.Report  `json:"reconcile"`
+	Retention *retention.Report `json:"retention,omitempty"`
 }
 
 func main() {
@@ -36,6 +42,8 @@ func main() {
 	from := v.Optional("SMTP_FROM", "")
 	lookupURL := v.Optional("SMTP_LOOKUP_URL", "")
 	window := v.Seconds("SEND_COMPLETION_WINDOW_SECONDS", int(deliverylog.DefaultWindow(provider).Seconds()), 1, 86400)
+	rawTTL := 24 * v.Seconds("RAW_ARTIFACT_TTL_DAYS", 7, 1, 3650)
+	redactedTTL := 24 * v.Seconds("REDACTED_ARTIFACT_TTL_DAYS", 30, 1, 3650)
 	coldstart.Must(env, v.Err())
 
 	ddb := dynamodb.NewFromConfig(env.AWS)
@@ -54,9 +62,23 @@ func main() {
 		// The lookup is by the deterministic Message-ID, which carries the From domain.
 		coldstart.Must(env, errors.New("SMTP_FROM is required to reconcile against the provider's delivery log"))
 	}
-	// The event (EventBridge schedule or a manual invoke) carries nothing we need.
-	lambda.Start(func(ctx context.Context, _ json.RawMessage) (result, error) {
+	check := &retention.Checker{Table: ddb, TableName: env.Config.JobsTable, S3: artifacts.NewS3Client(env.AWS),
+		Buckets: []retention.Bucket{{Name: env.Config.RawBucket, TTL: rawTTL * time.Hour}, {Name: env.Config.RedactedBkt, TTL: redactedTTL * time.Hour}},
+		Log:     env.Log, Metrics: env.Metrics}
+	// The event is the EventBridge schedule's (or a manual invoke's): empty
+	// for the sweep, {"check":"retention"} for the daily retention check.
+	lambda.Start(func(ctx context.Context, ev json.RawMessage) (result, error) {
 		var res result
+		var in struct {
+			Check string `json:"check"`
+		}
+		_ = json.Unmarshal(ev, &in) // anything else is a sweep
+		if in.Check == "retention" {
+			rep, err := check.Run(ctx)
+			res.Retention = &rep
+			env.Log.InfoContext(ctx, "retention check finished", "report", rep)
+			return res, err
+		}
 		var errSweep, errRec error
 		res.Sweep, errSweep = s.Run(ctx)
 		res.Reconcile, errRec = rec.Run(ctx)

@@ -1,0 +1,138 @@
+package retention
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/criticizer/criticizer/shared/obs"
+)
+
+var now = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+
+// fakeTable evaluates the check's filter the way DynamoDB would, over items
+// keyed pk → expires_at (-1: no attribute), two items per page.
+type fakeTable struct {
+	items map[string]int64
+	pages int
+}
+
+func (f *fakeTable) Scan(_ context.Context, in *dynamodb.ScanInput, _ ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
+	f.pages++
+	cutoff, _ := strconv.ParseInt(in.ExpressionAttributeValues[":cutoff"].(*types.AttributeValueMemberN).Value, 10, 64)
+	var keys []string
+	for k := range f.items {
+		keys = append(keys, k)
+	}
+	// Deterministic pages: sorted keys, resuming after ExclusiveStartKey.
+	slices.Sort(keys)
+	start := 0
+	if in.ExclusiveStartKey != nil {
+		last := in.ExclusiveStartKey["pk"].(*types.AttributeValueMemberS).Value
+		for start < len(keys) && keys[start] <= last {
+			start++
+		}
+	}
+	end := min(start+2, len(keys))
+	out := &dynamodb.ScanOutput{}
+	for _, k := range keys[start:end] {
+		exp := f.items[k]
+		item := map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: k}, "sk": &types.AttributeValueMemberS{Value: "RCPT#someone@example.com"}}
+		if exp >= 0 {
+			if exp >= cutoff {
+				continue
+			}
+			item[Attribute] = &types.AttributeValueMemberN{Value: strconv.FormatInt(exp, 10)}
+		}
+		out.Items = append(out.Items, item)
+	}
+	if end < len(keys) {
+		out.LastEvaluatedKey = map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: keys[end-1]}}
+	}
+	return out, nil
+}
+
+type fakeBuckets map[string][]time.Time // bucket → objects' LastModified
+
+func (f fakeBuckets) ListObjectsV2(_ context.Context, in *s3.ListObjectsV2Input, _ ...func(*s3.Options)) (*s3.ListObjectsV2Output, error) {
+	out := &s3.ListObjectsV2Output{}
+	for i, t := range f[aws.ToString(in.Bucket)] {
+		out.Contents = append(out.Contents, s3types.Object{Key: aws.String("jobs/" + strconv.Itoa(i)), LastModified: aws.Time(t)})
+	}
+	return out, nil
+}
+
+func TestRun(t *testing.T) {
+	day := 24 * time.Hour
+	for _, tt := range []struct {
+		name    string
+		rows    map[string]int64
+		objects fakeBuckets
+		want    Report
+	}{
+		{"all within their TTL", map[string]int64{"JOB#a": now.Add(day).Unix(), "JOB#b": now.Add(-time.Hour).Unix()},
+			fakeBuckets{"raw": {now.Add(-6 * day)}, "redacted": {now.Add(-29 * day)}}, Report{}},
+		{"expired but within DynamoDB's deletion lag", map[string]int64{"JOB#a": now.Add(-2 * day).Unix()}, nil, Report{}},
+		{"expired past the lag", map[string]int64{"JOB#a": now.Add(-4 * day).Unix(), "JOB#b": now.Add(-10 * day).Unix(), "JOB#c": now.Unix()},
+			nil, Report{RowsOverdue: 2}},
+		{"a row without TTL lives forever", map[string]int64{"OUTBOX#1#1": -1, "JOB#a": now.Unix(), "CL#1": -1}, nil, Report{RowsWithoutTTL: 2}},
+		{"a raw artifact past 7 days plus the lifecycle lag", nil,
+			fakeBuckets{"raw": {now.Add(-8 * day), now.Add(-10 * day)}, "redacted": {now.Add(-10 * day)}}, Report{ObjectsOverdue: 1}},
+		{"a redacted artifact past 30 days plus the lag", nil, fakeBuckets{"redacted": {now.Add(-33 * day)}}, Report{ObjectsOverdue: 1}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var metrics, logs bytes.Buffer
+			c := &Checker{Table: &fakeTable{items: tt.rows}, TableName: "jobs", S3: tt.objects,
+				Buckets: []Bucket{{"raw", 7 * day}, {"redacted", 30 * day}},
+				Now:     func() time.Time { return now }, Metrics: obs.NewMetrics(&metrics, "test"),
+				Log: slog.New(slog.NewJSONHandler(&logs, nil))}
+			got, err := c.Run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Errorf("report %+v, want %+v", got, tt.want)
+			}
+			if got.Clean() != (tt.want == Report{}) {
+				t.Errorf("Clean() = %v", got.Clean())
+			}
+			for _, m := range []string{"RetentionRowsOverdue", "RetentionRowsWithoutTTL", "RetentionObjectsOverdue"} {
+				if !strings.Contains(metrics.String(), m) {
+					t.Errorf("metric %s not emitted: %s", m, metrics.String())
+				}
+			}
+			if strings.Contains(logs.String(), "someone@example.com") {
+				t.Errorf("a recipient address reached the log: %s", logs.String())
+			}
+		})
+	}
+}
+
+// Every page of the scan is read: an overdue row on the last page counts.
+func TestRunReadsEveryPage(t *testing.T) {
+	rows := map[string]int64{}
+	for i := range 7 {
+		rows["JOB#"+strconv.Itoa(i)] = now.Unix()
+	}
+	rows["JOB#9"] = now.Add(-30 * 24 * time.Hour).Unix()
+	table := &fakeTable{items: rows}
+	c := &Checker{Table: table, TableName: "jobs", S3: fakeBuckets{}, Now: func() time.Time { return now }}
+	got, err := c.Run(context.Background())
+	if err != nil || got.RowsOverdue != 1 {
+		t.Fatalf("report %+v, %v; want 1 overdue row", got, err)
+	}
+	if table.pages < 4 {
+		t.Errorf("%d pages read, want all 4", table.pages)
+	}
+}
