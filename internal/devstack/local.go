@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -160,7 +161,21 @@ func StartLocal(ctx context.Context, opts LocalOptions) (l *Local, err error) {
 		}
 	}
 	l.WebhookKey = []byte(hook)
-	l.Secrets = map[string]string{"webhook HMAC key": hook, "SMTP password": creds[1], "LLM API key": creds[2]}
+	// The fixture server's service user gets the password the stack
+	// generated, so the fetch stage logs in ("p4 login", password on stdin)
+	// as it must against a real server.
+	p4Password, err := sm.Field(ctx, l.Outputs["P4SecretArn"], "password")
+	if err != nil {
+		return nil, err
+	}
+	serverJSON, err := json.Marshal(map[string]string{"password": p4Password})
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(l.Depot, "server.json"), serverJSON, 0o600); err != nil {
+		return nil, fmt.Errorf("configure the p4 stand-in's password: %w", err)
+	}
+	l.Secrets = map[string]string{"webhook HMAC key": hook, "SMTP password": creds[1], "LLM API key": creds[2], "p4 password": p4Password}
 
 	l.SMTP = smtpstandin.NewServer(smtpstandin.Options{Port: smtpPort, Username: creds[0], Password: creds[1], Control: true, ControlPort: ctlPort, Logger: logger})
 	if _, err := l.SMTP.Start(); err != nil {
