@@ -33,14 +33,14 @@ func init() { changeSeq.Store(time.Now().Unix()%1_000_000*100 + 200_000_000) }
 
 // newChange copies fixture changelist template to a fresh changelist number
 // in the test depot, so each test owns its changelist's versions and e-mails.
-func newChange(t *testing.T, template int64) int64 {
+func newChange(t testing.TB, template int64) int64 {
 	t.Helper()
 	return newChangeWith(t, template, nil)
 }
 
 // newChangeWith is newChange with the fixture edited by mutate (e.g. to add
 // p4 faults) before it is written.
-func newChangeWith(t *testing.T, template int64, mutate func(fixture map[string]any)) int64 {
+func newChangeWith(t testing.TB, template int64, mutate func(fixture map[string]any)) int64 {
 	t.Helper()
 	n := changeSeq.Add(1)
 	b, err := os.ReadFile(filepath.Join(env.depot, "changes", fmt.Sprintf("%d.json", template)))
@@ -75,7 +75,7 @@ type apiResponse struct {
 }
 
 // call sends a signed request through API Gateway on the emulator.
-func call(t *testing.T, method, path string, body []byte, mutate func(*http.Request)) apiResponse {
+func call(t testing.TB, method, path string, body []byte, mutate func(*http.Request)) apiResponse {
 	t.Helper()
 	req, err := http.NewRequest(method, env.apiURL+path, bytes.NewReader(body))
 	if err != nil {
@@ -99,13 +99,13 @@ func call(t *testing.T, method, path string, body []byte, mutate func(*http.Requ
 	return r
 }
 
-func postWebhook(t *testing.T, payload map[string]any) apiResponse {
+func postWebhook(t testing.TB, payload map[string]any) apiResponse {
 	t.Helper()
 	b, _ := json.Marshal(payload)
 	return call(t, http.MethodPost, "/webhooks/changelist", b, nil)
 }
 
-func uniqueKey(t *testing.T) string {
+func uniqueKey(t testing.TB) string {
 	return fmt.Sprintf("it-%s-%d", strings.ReplaceAll(t.Name(), "/", "-"), time.Now().UnixNano())
 }
 
@@ -122,7 +122,7 @@ func untilSettled() time.Duration { return 4*env.lease + 2*sweepEvery }
 func untilDeadLettered() time.Duration { return 2*env.lease + sweepEvery }
 
 // waitJob polls the job until pred holds or the timeout passes.
-func waitJob(t *testing.T, id string, timeout time.Duration, what string, pred func(*job.Job) bool) *job.Job {
+func waitJob(t testing.TB, id string, timeout time.Duration, what string, pred func(*job.Job) bool) *job.Job {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	var j *job.Job

@@ -46,11 +46,14 @@ func (c Class) Retryable() bool {
 
 // Error is an error with a class and, optionally, the delay an upstream asked
 // for (Retry-After) and the upstream's status code for diagnostics.
+// UpstreamStatus is a structured status beside the code (SMTP's RFC 3463
+// enhanced code, "5.7.1"): machine-made, so safe to store, unlike reply text.
 type Error struct {
-	Class        Class
-	RetryAfter   time.Duration
-	UpstreamCode int
-	Err          error
+	Class          Class
+	RetryAfter     time.Duration
+	UpstreamCode   int
+	UpstreamStatus string
+	Err            error
 }
 
 func (e *Error) Error() string {
@@ -139,6 +142,15 @@ func RetryAfter(err error) time.Duration {
 		return fe.RetryAfter
 	}
 	return 0
+}
+
+// UpstreamStatus returns the structured upstream status carried by err, if any.
+func UpstreamStatus(err error) string {
+	var fe *Error
+	if errors.As(err, &fe) {
+		return fe.UpstreamStatus
+	}
+	return ""
 }
 
 // UpstreamCode returns the upstream status code carried by err, if any.

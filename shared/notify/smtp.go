@@ -259,7 +259,8 @@ func classify(k Key, err error) error {
 	var se *gomail.SendError
 	if errors.As(err, &se) {
 		if code := se.ErrorCode(); code != 0 {
-			return &failure.Error{Class: classifyReply(code, se.EnhancedStatusCode()), UpstreamCode: code, Err: wrapped}
+			enh := enhancedCode(se.EnhancedStatusCode())
+			return &failure.Error{Class: classifyReply(code, enh), UpstreamCode: code, UpstreamStatus: enh, Err: wrapped}
 		}
 		switch se.Reason {
 		case gomail.ErrGetSender, gomail.ErrGetRcpts, gomail.ErrNoUnencoded:
@@ -277,7 +278,8 @@ func classify(k Key, err error) error {
 	}
 	var te *textproto.Error
 	if errors.As(err, &te) {
-		return &failure.Error{Class: classifyReply(te.Code, enhancedCode(te.Msg)), UpstreamCode: te.Code, Err: wrapped}
+		enh := enhancedCode(te.Msg)
+		return &failure.Error{Class: classifyReply(te.Code, enh), UpstreamCode: te.Code, UpstreamStatus: enh, Err: wrapped}
 	}
 	for _, authErr := range []error{
 		gomail.ErrPlainAuthNotSupported, gomail.ErrLoginAuthNotSupported, gomail.ErrNoSupportedAuthDiscovered,
@@ -328,5 +330,6 @@ func classifyReply(code int, enhanced string) failure.Class {
 
 var enhancedRe = regexp.MustCompile(`^[245]\.\d{1,3}\.\d{1,3}\b`)
 
-// enhancedCode extracts the RFC 3463 code that starts a reply text.
+// enhancedCode extracts the RFC 3463 code that starts a reply text; nothing
+// else of the text survives (it is untrusted and may echo what it was sent).
 func enhancedCode(msg string) string { return enhancedRe.FindString(strings.TrimSpace(msg)) }

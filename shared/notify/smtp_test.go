@@ -170,6 +170,11 @@ func TestSMTPSenderErrors(t *testing.T) {
 			if got := failure.UpstreamCode(err); got != tt.code {
 				t.Errorf("upstream code = %d, want %d", got, tt.code)
 			}
+			if tt.fault != nil && tt.fault.Enhanced != "" {
+				if got := failure.UpstreamStatus(err); got != tt.fault.Enhanced {
+					t.Errorf("upstream status = %q, want the enhanced code %q", got, tt.fault.Enhanced)
+				}
+			}
 			if got := errors.Is(err, ErrOutcomeUnknown); got != tt.unknown {
 				t.Errorf("outcome unknown = %v, want %v", got, tt.unknown)
 			}

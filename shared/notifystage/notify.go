@@ -193,10 +193,14 @@ func (n *Notify) deliver(ctx context.Context, jobID string, k notify.Key, msg *n
 }
 
 // rowError is what a row keeps of a refused send: the class and the
-// provider's reply code. The reply text is untrusted (a relay may quote the
-// message, an address or a credential back), so it is never stored.
+// provider's reply codes ("reply 550 5.7.1"). The reply text is untrusted (a
+// relay may quote the message, an address or a credential back), so it is
+// never stored.
 func rowError(err error) string {
 	if code := failure.UpstreamCode(err); code != 0 {
+		if st := failure.UpstreamStatus(err); st != "" {
+			return fmt.Sprintf("%s (reply %d %s)", failure.Classify(err), code, st)
+		}
 		return fmt.Sprintf("%s (reply %d)", failure.Classify(err), code)
 	}
 	return string(failure.Classify(err))

@@ -188,10 +188,10 @@ func TestDelivery(t *testing.T) {
 	})
 	t.Run("refused send: released with its class and reply code, never the reply text", func(t *testing.T) {
 		rows := &fakeRows{rows: map[string]*outbox.Row{}}
-		sender := &fakeSender{err: &failure.Error{Class: failure.Upstream5xx, UpstreamCode: 451, Err: errors.New("451 try later: password hunter2")}}
+		sender := &fakeSender{err: &failure.Error{Class: failure.Upstream5xx, UpstreamCode: 451, UpstreamStatus: "4.3.0", Err: errors.New("451 4.3.0 try later: password hunter2")}}
 		_, err := stage(rows, sender, &fakeLog{}, t0).deliver(context.Background(), "j1", key, msg())
 		r := rows.row(key)
-		if failure.Classify(err) != failure.Upstream5xx || r.Status != outbox.Pending || r.LastError != "UPSTREAM_5XX (reply 451)" {
+		if failure.Classify(err) != failure.Upstream5xx || r.Status != outbox.Pending || r.LastError != "UPSTREAM_5XX (reply 451 4.3.0)" {
 			t.Fatalf("err %v, row %+v: want pending again, the reply scrubbed", err, r)
 		}
 	})
