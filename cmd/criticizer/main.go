@@ -33,11 +33,11 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/criticizer/criticizer/shared/config"
 	"github.com/criticizer/criticizer/shared/dlq"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/envelope"
@@ -74,9 +74,10 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if len(rest) == 0 {
 		return errors.New("usage: criticizer [--stack NAME] [--json] dlq list|replay, restart JOB_ID, job JOB_ID")
 	}
-	cfg, err := config.AWS(ctx)
+	// The SDK's default chain: profiles, SSO, environment, instance roles.
+	cfg, err := awsconfig.LoadDefaultConfig(ctx)
 	if err != nil {
-		return err
+		return fmt.Errorf("load AWS config: %w", err)
 	}
 	outputs, err := stackOutputs(ctx, cloudformation.NewFromConfig(cfg), *stack)
 	if err != nil {

@@ -13,16 +13,19 @@ func TestFunctionDeps(t *testing.T) {
 	smtp := []string{"github.com/wneessen/go-mail", "github.com/emersion/go-smtp", "github.com/criticizer/criticizer/shared/notify"}
 	llm := []string{"github.com/criticizer/criticizer/shared/llm", "github.com/criticizer/criticizer/shared/reviewstage"}
 	schema := []string{"github.com/santhosh-tekuri/jsonschema", "github.com/criticizer/criticizer/shared/review"}
+	// The SDK's default credential chain (shared config, SSO, STS, IMDS): a
+	// function takes its role's credentials from the environment (config.AWS).
+	chain := []string{"github.com/aws/aws-sdk-go-v2/config", "github.com/aws/aws-sdk-go-v2/service/sso", "github.com/aws/aws-sdk-go-v2/service/sts", "github.com/aws/aws-sdk-go-v2/feature/ec2/imds"}
 	tests := []struct {
 		function  string
 		forbidden [][]string
 	}{
-		{"sweeper", [][]string{smtp, llm, schema}},
-		{"webhook", [][]string{smtp, llm, schema}},
-		{"sesevents", [][]string{smtp, llm, schema}},
-		{"fetch", [][]string{smtp, llm, schema}},
-		{"review", [][]string{smtp}},
-		{"notify", [][]string{llm, schema}},
+		{"sweeper", [][]string{smtp, llm, schema, chain}},
+		{"webhook", [][]string{smtp, llm, schema, chain}},
+		{"sesevents", [][]string{smtp, llm, schema, chain}},
+		{"fetch", [][]string{smtp, llm, schema, chain}},
+		{"review", [][]string{smtp, chain}},
+		{"notify", [][]string{llm, schema, chain}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.function, func(t *testing.T) {

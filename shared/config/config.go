@@ -9,12 +9,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/criticizer/criticizer/shared/domain"
 )
@@ -132,13 +133,37 @@ func LoadCommon(r *Reader) Common {
 	return c
 }
 
-// AWS loads the SDK configuration. AWS_ENDPOINT_URL (the SDK's own variable)
-// points every client at an emulator; path-style S3 addressing is then used
-// because emulators are reached by IP address.
-func AWS(ctx context.Context) (aws.Config, error) {
-	cfg, err := awsconfig.LoadDefaultConfig(ctx)
-	if err != nil {
-		return aws.Config{}, fmt.Errorf("load AWS config: %w", err)
+// AWS builds the SDK configuration from what the Lambda runtime gives every
+// function: the region (AWS_REGION) and the execution role's temporary
+// credentials (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN)
+// in the environment, and AWS_ENDPOINT_URL (the SDK's own variable) where an
+// emulator runs the function; path-style S3 addressing is then used because
+// emulators are reached by IP address. It deliberately skips the SDK's
+// default chain (shared config files, SSO, STS web identity, IMDS), which a
+// function never uses: linking it costs every bootstrap about a megabyte.
+// The operator CLI, which runs on people's machines, uses the default chain.
+func AWS(context.Context) (aws.Config, error) {
+	region := os.Getenv("AWS_REGION")
+	if region == "" {
+		region = os.Getenv("AWS_DEFAULT_REGION")
+	}
+	id, secret := os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY")
+	var missing []string
+	for name, v := range map[string]string{"AWS_REGION": region, "AWS_ACCESS_KEY_ID": id, "AWS_SECRET_ACCESS_KEY": secret} {
+		if v == "" {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		return aws.Config{}, fmt.Errorf("load AWS config: %s not set (the Lambda runtime sets them)", strings.Join(missing, ", "))
+	}
+	cfg := aws.Config{
+		Region:      region,
+		Credentials: aws.NewCredentialsCache(credentials.NewStaticCredentialsProvider(id, secret, os.Getenv("AWS_SESSION_TOKEN"))),
+	}
+	if ep := os.Getenv("AWS_ENDPOINT_URL"); ep != "" {
+		cfg.BaseEndpoint = aws.String(ep)
 	}
 	return cfg, nil
 }

@@ -1,9 +1,12 @@
 package config
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
 )
 
 func TestLoadCommon(t *testing.T) {
@@ -38,5 +41,54 @@ func TestList(t *testing.T) {
 	got := r.List("L")
 	if len(got) != 2 || got[0] != "//a/..." || got[1] != "//b/..." {
 		t.Fatalf("List = %q", got)
+	}
+}
+
+func TestAWSFromTheLambdaEnvironment(t *testing.T) {
+	tests := []struct {
+		name     string
+		env      map[string]string
+		wantErr  string // substring; "" for success
+		endpoint string
+	}{
+		{name: "role credentials", env: map[string]string{"AWS_REGION": "eu-west-1", "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "x", "AWS_SESSION_TOKEN": "tok"}},
+		{name: "emulator endpoint", env: map[string]string{"AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_ENDPOINT_URL": "http://127.0.0.1:4566"}, endpoint: "http://127.0.0.1:4566"},
+		{name: "default region", env: map[string]string{"AWS_DEFAULT_REGION": "us-west-2", "AWS_ACCESS_KEY_ID": "a", "AWS_SECRET_ACCESS_KEY": "b"}},
+		{name: "no credentials", env: map[string]string{"AWS_REGION": "us-east-1"}, wantErr: "AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY not set"},
+		{name: "no region", env: map[string]string{"AWS_ACCESS_KEY_ID": "a", "AWS_SECRET_ACCESS_KEY": "b"}, wantErr: "AWS_REGION not set"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, k := range []string{"AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL"} {
+				t.Setenv(k, tt.env[k])
+			}
+			cfg, err := AWS(context.Background())
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err %v, want one naming %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantRegion := tt.env["AWS_REGION"]
+			if wantRegion == "" {
+				wantRegion = tt.env["AWS_DEFAULT_REGION"]
+			}
+			if cfg.Region != wantRegion {
+				t.Errorf("region %q, want %q", cfg.Region, wantRegion)
+			}
+			if got := aws.ToString(cfg.BaseEndpoint); got != tt.endpoint {
+				t.Errorf("endpoint %q, want %q", got, tt.endpoint)
+			}
+			creds, err := cfg.Credentials.Retrieve(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if creds.AccessKeyID != tt.env["AWS_ACCESS_KEY_ID"] || creds.SecretAccessKey != tt.env["AWS_SECRET_ACCESS_KEY"] || creds.SessionToken != tt.env["AWS_SESSION_TOKEN"] {
+				t.Errorf("credentials %+v do not come from the environment", creds)
+			}
+		})
 	}
 }
