@@ -693,8 +693,29 @@ func TestEnvironmentsAsCheckedIn(t *testing.T) {
 			if fe["P4_BIN"] != "/opt/bin/p4" {
 				t.Errorf("P4_BIN = %v", fe["P4_BIN"])
 			}
-			if h, _ := envOf("NotifyFunction")["SMTP_HOST"].(string); h == "" {
-				t.Error("notify has no SMTP_HOST")
+			// Notify reaches its provider, and the provider has a delivery
+			// lookup (lookup-before-resend): SES's published events, or an
+			// SMTP relay's log.
+			switch nf := envOf("NotifyFunction"); nf["EMAIL_PROVIDER"] {
+			case "ses":
+				if cs, _ := nf["SES_CONFIGURATION_SET"].(string); cs == "" || props(m, "SesConfigurationSet")["Name"] != cs {
+					t.Errorf("SES_CONFIGURATION_SET = %v: want the stack's configuration set", nf["SES_CONFIGURATION_SET"])
+				}
+				if !allowed(grants(t, m, "NotifyFunction"), "ses:SendEmail", "*") {
+					t.Error("notify may not send through SES")
+				}
+				if props(m, "SesEventDestination") == nil || props(m, "SesEventsRule") == nil || props(m, "SesEventsFunction") == nil {
+					t.Error("SES events do not reach the delivery log: no lookup before resend")
+				}
+			case "smtp":
+				if h, _ := nf["SMTP_HOST"].(string); h == "" {
+					t.Error("notify has no SMTP_HOST")
+				}
+				if u, _ := nf["SMTP_LOOKUP_URL"].(string); u == "" {
+					t.Error("SMTP without SMTP_LOOKUP_URL: every uncertain send becomes DELIVERY_UNCONFIRMED")
+				}
+			default:
+				t.Errorf("EMAIL_PROVIDER = %v", nf["EMAIL_PROVIDER"])
 			}
 			// The sweeper's reconciler looks up provider evidence like notify.
 			sw := envOf("SweeperFunction")

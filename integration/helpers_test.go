@@ -156,6 +156,23 @@ func mailsFor(cl int64, version int) []smtpstandin.Message {
 	return out
 }
 
+// waitMails waits until want messages for one changelist version arrived
+// (a relay may deliver after the send returned) and fails on more or fewer.
+func waitMails(t *testing.T, cl int64, version, want int, timeout time.Duration) []smtpstandin.Message {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		got := mailsFor(cl, version)
+		if len(got) >= want || time.Now().After(deadline) {
+			if len(got) != want {
+				t.Fatalf("%d e-mails for CL %d v%d after %s, want %d", len(got), cl, version, timeout, want)
+			}
+			return got
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // dlqItem is a message found on a DLQ.
 type dlqItem struct {
 	Body  string

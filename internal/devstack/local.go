@@ -14,12 +14,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 
 	llmstandin "github.com/criticizer/criticizer/internal/standin/llm"
 	smtpstandin "github.com/criticizer/criticizer/internal/standin/smtp"
@@ -130,6 +132,7 @@ func StartLocal(ctx context.Context, opts LocalOptions) (l *Local, err error) {
 		"smtpHost":    "127.0.0.1", "smtpPort": smtpPort, "smtpTLS": "none",
 		"smtpLookupUrl": fmt.Sprintf("http://127.0.0.1:%d/messages", ctlPort),
 	}
+	var emulatorEnv []string
 	shape := opts.Shape
 	switch shape {
 	case "", "local":
@@ -138,11 +141,15 @@ func StartLocal(ctx context.Context, opts LocalOptions) (l *Local, err error) {
 		for k, v := range stagingOverrides(filepath.Dir(filepath.Dir(l.P4Bin))) {
 			overrides[k] = v
 		}
+		// Staging sends through SES; the emulator's SES relays what it
+		// accepts to SMTP_HOST, where the SMTP stand-in plays the
+		// recipients' mail server.
+		emulatorEnv = append(emulatorEnv, fmt.Sprintf("SMTP_HOST=127.0.0.1:%d", smtpPort))
 	default:
 		return nil, fmt.Errorf("shape %q: want local or staging", opts.Shape)
 	}
 	l.Deployment, err = Up(ctx, UpOptions{
-		Emulator: EmulatorOptions{RepoRoot: root, Port: opts.Port, FunctionEndpoint: opts.FunctionEndpoint},
+		Emulator: EmulatorOptions{RepoRoot: root, Port: opts.Port, FunctionEndpoint: opts.FunctionEndpoint, Env: emulatorEnv},
 		Synth:    SynthOptions{RepoRoot: root, Env: shape, Output: out, Overrides: overrides},
 	})
 	if err != nil {
@@ -177,7 +184,17 @@ func StartLocal(ctx context.Context, opts LocalOptions) (l *Local, err error) {
 	}
 	l.Secrets = map[string]string{"webhook HMAC key": hook, "SMTP password": creds[1], "LLM API key": creds[2], "p4 password": p4Password}
 
-	l.SMTP = smtpstandin.NewServer(smtpstandin.Options{Port: smtpPort, Username: creds[0], Password: creds[1], Control: true, ControlPort: ctlPort, Logger: logger})
+	smtpOpts := smtpstandin.Options{Port: smtpPort, Username: creds[0], Password: creds[1], Control: true, ControlPort: ctlPort, Logger: logger}
+	ses, err := l.prepareSES(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if ses {
+		// The notify function sends through SES with its role; the stand-in
+		// receives SES's relay, which does not log in.
+		smtpOpts.Username, smtpOpts.Password = "", ""
+	}
+	l.SMTP = smtpstandin.NewServer(smtpOpts)
 	if _, err := l.SMTP.Start(); err != nil {
 		return nil, fmt.Errorf("start the SMTP stand-in: %w", err)
 	}
@@ -189,6 +206,32 @@ func StartLocal(ctx context.Context, opts LocalOptions) (l *Local, err error) {
 		return nil, fmt.Errorf("start the Swarm stand-in: %w", err)
 	}
 	return l, nil
+}
+
+// prepareSES reports whether the deployed notify function sends through SES
+// and, if so, verifies its sender's domain with SES, as an operator does
+// once per account before the first send (SES refuses unverified senders).
+func (l *Local) prepareSES(ctx context.Context) (bool, error) {
+	cfg, err := lambda.NewFromConfig(l.AWS).GetFunctionConfiguration(ctx, &lambda.GetFunctionConfigurationInput{FunctionName: aws.String(l.Outputs["NotifyFunctionName"])})
+	if err != nil {
+		return false, fmt.Errorf("read the notify function's settings: %w", err)
+	}
+	var vars map[string]string
+	if cfg.Environment != nil {
+		vars = cfg.Environment.Variables
+	}
+	if vars["EMAIL_PROVIDER"] != "ses" {
+		return false, nil
+	}
+	_, domain, ok := strings.Cut(vars["SMTP_FROM"], "@")
+	if !ok || domain == "" {
+		return false, fmt.Errorf("notify's SMTP_FROM %q has no domain to verify with SES", vars["SMTP_FROM"])
+	}
+	if _, err := sesv2.NewFromConfig(l.AWS).CreateEmailIdentity(ctx, &sesv2.CreateEmailIdentityInput{EmailIdentity: aws.String(domain)}); err != nil {
+		return false, fmt.Errorf("verify the SES sender domain %s: %w", domain, err)
+	}
+	Logf("SES sender domain %s verified on the emulator; SES relays to the SMTP stand-in", domain)
+	return true, nil
 }
 
 // startSwarm starts the Swarm stand-in, stores its bearer token and API
@@ -283,6 +326,6 @@ func stagingOverrides(layerDir string) map[string]any {
 	if runtime.GOARCH == "arm64" {
 		arch = "arm64"
 	}
-	Logf("staging shape on the emulator: architecture %s (host), p4Bin = the layer's bin/p4 (layers are not mounted), smtpTLS none (stand-in)", arch)
+	Logf("staging shape on the emulator: architecture %s (host), p4Bin = the layer's bin/p4 (layers are not mounted), email through SES relayed to the SMTP stand-in", arch)
 	return map[string]any{"architecture": arch, "p4LayerPath": layerDir}
 }

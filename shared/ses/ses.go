@@ -68,6 +68,9 @@ func (s *Sender) Send(ctx context.Context, k notify.Key, m *notify.Message) (str
 	}
 	start := time.Now()
 	out, err := s.api.SendEmail(ctx, &sesv2.SendEmailInput{
+		// Explicit, though the raw message carries it too: SES checks this
+		// identity (verified, sending authorization) before it accepts.
+		FromEmailAddress:     aws.String(m.From),
 		Destination:          &types.Destination{ToAddresses: []string{m.To}},
 		Content:              &types.EmailContent{Raw: &types.RawMessage{Data: raw}},
 		ConfigurationSetName: aws.String(s.configSet),

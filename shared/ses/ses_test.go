@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -60,6 +61,9 @@ func TestSendTagsTheMessageWithItsOutboxTag(t *testing.T) {
 	}
 	if len(in.EmailTags) != 1 || aws.ToString(in.EmailTags[0].Name) != deliverylog.TagName || aws.ToString(in.EmailTags[0].Value) != deliverylog.Tag(m.MessageID) {
 		t.Errorf("tags %+v, want %s=%s", in.EmailTags, deliverylog.TagName, deliverylog.Tag(m.MessageID))
+	}
+	if got := aws.ToString(in.FromEmailAddress); got != m.From || !strings.Contains(got, "<criticizer@example.com>") {
+		t.Errorf("from %q: want the composed From (SES checks that identity)", aws.ToString(in.FromEmailAddress))
 	}
 	if len(in.Destination.ToAddresses) != 1 || in.Destination.ToAddresses[0] != "alice@example.com" {
 		t.Errorf("destination %+v", in.Destination)
