@@ -403,6 +403,21 @@ func (r *Redactor) scanLines(ix *index, text string, lower []byte, from, to, dep
 		}
 		return nil
 	}
+	// decodeLine runs the rules on what text[ls:le] hides encoded (base64,
+	// hex, percent-encoding), down to maxDecodeDepth.
+	decodeLine := func(ls, le int) error {
+		if depth >= maxDecodeDepth {
+			return nil
+		}
+		found, err := r.decoded(text[ls:le], depth)
+		if err != nil {
+			return err
+		}
+		for _, s := range found {
+			spans = append(spans, span{s.start + ls, s.end + ls, s.rule})
+		}
+		return nil
+	}
 	segment := func(ls, le int) error {
 		clear(hits)
 		ix.trie.Walk(lower[ls:le], mark)
@@ -421,16 +436,7 @@ func (r *Redactor) scanLines(ix *index, text string, lower []byte, from, to, dep
 				}
 			}
 		}
-		if depth < maxDecodeDepth {
-			found, err := r.decoded(line, depth)
-			if err != nil {
-				return err
-			}
-			for _, s := range found {
-				spans = append(spans, span{s.start + ls, s.end + ls, s.rule})
-			}
-		}
-		return nil
+		return decodeLine(ls, le)
 	}
 	// A long line (minified code, a serialized blob) has keywords all
 	// over it: a rule runs only on windows of keywordReach bytes around
@@ -472,16 +478,7 @@ func (r *Redactor) scanLines(ix *index, text string, lower []byte, from, to, dep
 				}
 			}
 		}
-		if depth < maxDecodeDepth {
-			found, err := r.decoded(line, depth)
-			if err != nil {
-				return err
-			}
-			for _, s := range found {
-				spans = append(spans, span{s.start + ls, s.end + ls, s.rule})
-			}
-		}
-		return nil
+		return decodeLine(ls, le)
 	}
 	for ls := from; ls < to; {
 		le := strings.IndexByte(text[ls:to], '\n')
