@@ -265,7 +265,7 @@ func TestCrashedWorkerMessageRedeliveredAfterLease(t *testing.T) {
 }
 
 // createJob stores a job directly (no webhook, no enqueue; far sweep deadline).
-func createJob(t *testing.T, cl int64, recipients []string) *job.Job {
+func createJob(t testing.TB, cl int64, recipients []string) *job.Job {
 	t.Helper()
 	j := job.New(uuid.NewString(), uniqueKey(t), cl, 1, job.Now(), time.Hour)
 	if recipients != nil {
@@ -320,7 +320,7 @@ func TestChangelistOutsideAllowListIsRejected(t *testing.T) {
 
 // scratch returns a test-only queue: real receipt handles for in-process
 // runs, consumed by no event source mapping.
-func scratch(t *testing.T) string {
+func scratch(t testing.TB) string {
 	t.Helper()
 	out, err := env.sqs.CreateQueue(context.Background(), &sqs.CreateQueueInput{QueueName: aws.String("it-scratch-" + uuid.NewString()[:8])})
 	if err != nil {
