@@ -232,6 +232,7 @@ func newFunctions(stack awscdk.Stack, p functionsProps) stackFunctions {
 	type fnSpec struct {
 		id, asset string
 		memory    int
+		tmpMiB    int // /tmp size; 0 for Lambda's default 512 MiB
 		timeout   int
 		env       map[string]*string
 		extra     []map[string]*string
@@ -271,6 +272,9 @@ func newFunctions(stack awscdk.Stack, p functionsProps) stackFunctions {
 		if len(s.layers) > 0 {
 			fp.Layers = &s.layers
 		}
+		if s.tmpMiB > 0 {
+			fp.EphemeralStorageSize = awscdk.Size_Mebibytes(jsii.Number(s.tmpMiB))
+		}
 		fn := awslambda.NewFunction(stack, jsii.String(s.id), fp)
 		pinID(fn, s.id)
 		return fn
@@ -289,7 +293,9 @@ func newFunctions(stack awscdk.Stack, p functionsProps) stackFunctions {
 	if p4Layer != nil {
 		fetchLayers = append(fetchLayers, p4Layer)
 	}
-	fetchFn := newFn(fnSpec{id: "FetchFunction", asset: "fetch", memory: 256, timeout: cfg.LeaseSeconds, layers: fetchLayers, extra: []map[string]*string{redaction}, env: map[string]*string{
+	// fetch spools the raw and the redacted changeset to /tmp as it arrives
+	// (about three times the changelist's diffs at the peak, see fetchstage).
+	fetchFn := newFn(fnSpec{id: "FetchFunction", asset: "fetch", memory: 256, tmpMiB: 2048, timeout: cfg.LeaseSeconds, layers: fetchLayers, extra: []map[string]*string{redaction}, env: map[string]*string{
 		"P4_SECRET_ID":        p4Secret.SecretArn(),
 		"P4TRUST_FINGERPRINT": jsii.String(cfg.P4TrustFingerprint),
 		"P4CHARSET":           jsii.String(cfg.P4Charset),

@@ -325,6 +325,13 @@ func TestLocalStack(t *testing.T) {
 		if p["MemorySize"] != wantMem {
 			t.Errorf("%s memory = %v", fn, p["MemorySize"])
 		}
+		// fetch spools changesets to /tmp; the others keep the default.
+		tmp, _ := p["EphemeralStorage"].(map[string]any)
+		if fn == "FetchFunction" && (tmp == nil || tmp["Size"] != float64(2048)) {
+			t.Errorf("fetch ephemeral storage = %v, want 2048 MiB", tmp)
+		} else if fn != "FetchFunction" && tmp != nil {
+			t.Errorf("%s ephemeral storage = %v, want the default", fn, tmp)
+		}
 		if p["LoggingConfig"] == nil {
 			t.Errorf("%s has no LoggingConfig", fn)
 		}

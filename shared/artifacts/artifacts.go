@@ -47,8 +47,22 @@ func (s *Store) PutJSON(ctx context.Context, key string, v any) error {
 	if err != nil {
 		return failure.Wrap(failure.InternalBug, fmt.Errorf("encode artifact %s: %w", key, err))
 	}
+	return s.PutReader(ctx, key, bytes.NewReader(b))
+}
+
+// PutReader stores body, a JSON document written elsewhere (a file spooled
+// to local disk), at key, encrypted at rest. body is read from its start;
+// it must be seekable so that the request can be signed and retried.
+func (s *Store) PutReader(ctx context.Context, key string, body io.ReadSeeker) error {
+	size, err := body.Seek(0, io.SeekEnd)
+	if err == nil {
+		_, err = body.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		return failure.Wrap(failure.InternalBug, fmt.Errorf("artifact %s: %w", key, err))
+	}
 	_, err = s.api.PutObject(ctx, &s3.PutObjectInput{
-		Bucket: &s.bucket, Key: &key, Body: bytes.NewReader(b), ContentType: aws.String("application/json"),
+		Bucket: &s.bucket, Key: &key, Body: body, ContentLength: aws.Int64(size), ContentType: aws.String("application/json"),
 		ServerSideEncryption: types.ServerSideEncryptionAes256,
 	})
 	if err != nil {

@@ -1,14 +1,21 @@
 // Package fetchstage is the fetch stage's stage.Processor: it reads the
 // changelist through p4 inside the depot allow-list and stores the raw and
-// redacted changeset artifacts and the recipient list. Leases, retries and
-// dead letters are the stage runtime's business, not its own.
+// redacted changeset artifacts and the recipient list. A changeset streams
+// through it file by file (spool), so its size costs disk, not memory.
+// Leases, retries and dead letters are the stage runtime's business, not its
+// own.
 package fetchstage
 
 import (
+	"bufio"
 	"context"
+	"crypto/sha256"
 	"fmt"
+	"io"
 	"log/slog"
+	"os"
 	"slices"
+	"sync/atomic"
 
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/delivery"
@@ -18,16 +25,17 @@ import (
 	"github.com/criticizer/criticizer/shared/redact"
 )
 
-// ChangeFetcher reads a changelist from Perforce inside the depot allow-list.
+// ChangeFetcher reads a changelist from Perforce inside the depot allow-list,
+// handing each file's diff to sink as it arrives (p4.Fetcher.FetchEach).
 type ChangeFetcher interface {
-	Fetch(ctx context.Context, changelist int64, shelved bool) (domain.Changeset, error)
+	FetchEach(ctx context.Context, changelist int64, shelved bool, sink func(index int, file domain.FileChange) error) (domain.Changeset, error)
 }
 
-// ChangesetRedactor removes secrets from a changeset before it goes anywhere
-// but the raw bucket.
-type ChangesetRedactor interface {
-	Changeset(cs domain.Changeset) (domain.Changeset, redact.Report, error)
-	Seal(artifact any) (string, error)
+// Redactor removes secrets from text before it goes anywhere but the raw
+// bucket, and seals what it redacted (redact.Redactor).
+type Redactor interface {
+	Redact(text string) (string, []redact.Match, error)
+	SealDigest(sum [sha256.Size]byte) string
 }
 
 // ReviewAuthors answers who wrote a Helix Swarm review (swarm.Client).
@@ -48,10 +56,13 @@ type SwarmUpdater interface {
 // Fetch is the fetch stage.
 type Fetch struct {
 	P4       ChangeFetcher
-	Redactor ChangesetRedactor
+	Redactor Redactor
 	Raw      *artifacts.Store // raw namespace: short TTL, restricted
 	Redacted *artifacts.Store // everything downstream reads from here only
 	Log      *slog.Logger
+	// SpoolDir holds the changeset on local disk while it is fetched (see
+	// spool); empty means os.TempDir(), Lambda's /tmp.
+	SpoolDir string
 	// For Helix Swarm jobs; nil when SWARM_URL is not configured, and then
 	// a Swarm job fails rather than e-mail Swarm's service user.
 	Reviews ReviewAuthors
@@ -68,7 +79,33 @@ func (f *Fetch) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 			f.Log.WarnContext(ctx, "swarm update callback failed; the next attempt or the result callback covers it", "err", err, "error_class", failure.Classify(err))
 		}
 	}
-	cs, err := f.P4.Fetch(ctx, j.Changelist, j.Shelved)
+	// Each file is spooled raw and redacted as its diff arrives, so a
+	// changelist of any size is fetched in bounded memory.
+	raw, err := newSpool(f.SpoolDir)
+	if err != nil {
+		return job.Result{}, failure.Wrap(failure.InternalBug, err)
+	}
+	defer raw.close()
+	red, err := newSpool(f.SpoolDir)
+	if err != nil {
+		return job.Result{}, failure.Wrap(failure.InternalBug, err)
+	}
+	defer red.close()
+	var redactions atomic.Int64
+	cs, err := f.P4.FetchEach(ctx, j.Changelist, j.Shelved, func(i int, fc domain.FileChange) error {
+		if err := raw.add(i, fc); err != nil {
+			return failure.Wrap(failure.InternalBug, err)
+		}
+		text, ms, err := f.Redactor.Redact(fc.Diff)
+		if err != nil {
+			// Fail closed: nothing un-redacted may move on. The path is
+			// not secret; the content is not included.
+			return failure.Errorf(failure.InternalBug, "redaction of %s failed: %w", fc.DepotPath, err)
+		}
+		redactions.Add(int64(len(ms)))
+		fc.Diff = text
+		return red.add(i, fc)
+	})
 	if err != nil {
 		return job.Result{}, err
 	}
@@ -81,28 +118,28 @@ func (f *Fetch) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 		}
 	}
 	rawKey := artifacts.Key(j.ID, "changeset.raw.json")
-	if err := f.Raw.PutJSON(ctx, rawKey, cs); err != nil {
+	if _, err := f.store(ctx, f.Raw, rawKey, raw, cs); err != nil {
 		return job.Result{}, err
 	}
-	red, rep, err := f.Redactor.Changeset(cs)
+	redCS := cs
+	desc, ms, err := f.Redactor.Redact(cs.Description)
 	if err != nil {
-		// Fail closed: nothing un-redacted may move on.
-		return job.Result{}, failure.Errorf(failure.InternalBug, "redaction failed: %w", err)
+		return job.Result{}, failure.Errorf(failure.InternalBug, "redaction of the description failed: %w", err)
 	}
-	red.UserEmail = "" // the recipient list lives in the job; keep PII out of the shared artifact
+	redactions.Add(int64(len(ms)))
+	redCS.Description = desc
+	redCS.UserEmail = "" // the recipient list lives in the job; keep PII out of the shared artifact
 	if j.Swarm != nil {
-		red.User = author // the e-mail names the review's author, not Swarm's service user
+		redCS.User = author // the e-mail names the review's author, not Swarm's service user
 	}
 	redKey := artifacts.Key(j.ID, "changeset.json")
-	if err := f.Redacted.PutJSON(ctx, redKey, red); err != nil {
+	sum, err := f.store(ctx, f.Redacted, redKey, red, redCS)
+	if err != nil {
 		return job.Result{}, err
 	}
 	// The review stage verifies this instead of scanning the diffs again.
-	proof, err := f.Redactor.Seal(red)
-	if err != nil {
-		return job.Result{}, failure.Wrap(failure.InternalBug, err)
-	}
-	f.Log.InfoContext(ctx, "changeset fetched", "files", len(cs.Files), "redactions", rep.Total())
+	proof := f.Redactor.SealDigest(sum)
+	f.Log.InfoContext(ctx, "changeset fetched", "files", len(cs.Files), "redactions", redactions.Load())
 
 	recipients := make([]string, 0, len(j.RequestedRecipients)+1)
 	for _, r := range j.RequestedRecipients {
@@ -117,7 +154,33 @@ func (f *Fetch) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 		return job.Result{}, failure.Errorf(failure.NotFound, "no recipients: the author %q has no e-mail address and the webhook named none", author)
 	}
 	return job.Result{Artifacts: job.Artifacts{Raw: rawKey, Redacted: redKey, RedactedProof: proof}, Recipients: recipients,
-		Detail: fmt.Sprintf("files %d, redactions %d", len(cs.Files), rep.Total())}, nil
+		Detail: fmt.Sprintf("files %d, redactions %d", len(cs.Files), redactions.Load())}, nil
+}
+
+// store writes the changeset artifact from sp at key, through a file on
+// local disk (S3 wants a length and a body it can re-read on a retry), and
+// returns the SHA-256 of the bytes stored.
+func (f *Fetch) store(ctx context.Context, dst *artifacts.Store, key string, sp *spool, cs domain.Changeset) ([sha256.Size]byte, error) {
+	var sum [sha256.Size]byte
+	tmp, err := os.CreateTemp(f.SpoolDir, "criticizer-artifact-*")
+	if err != nil {
+		return sum, failure.Wrap(failure.InternalBug, fmt.Errorf("artifact %s: %w", key, err))
+	}
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	h := sha256.New()
+	buf := bufio.NewWriterSize(io.MultiWriter(tmp, h), 256<<10)
+	if err := sp.writeArtifact(buf, cs); err != nil {
+		return sum, failure.Wrap(failure.InternalBug, fmt.Errorf("artifact %s: %w", key, err))
+	}
+	if err := buf.Flush(); err != nil {
+		return sum, failure.Wrap(failure.InternalBug, fmt.Errorf("artifact %s: %w", key, err))
+	}
+	if err := dst.PutReader(ctx, key, tmp); err != nil {
+		return sum, err
+	}
+	h.Sum(sum[:0])
+	return sum, nil
 }
 
 // swarmAuthor resolves a Swarm review's author and e-mail address.

@@ -146,8 +146,9 @@ func (f *Fetcher) moveOrigins(ctx context.Context, shelved bool, files []domain.
 }
 
 // fetchDiffs prints the planned files in batches on a bounded pool of p4
-// processes and fills in each file's Diff. The first failure cancels the rest.
-func (f *Fetcher) fetchDiffs(ctx context.Context, plans []filePlan, files []domain.FileChange) error {
+// processes and hands each file with its Diff to sink. The first failure,
+// the p4 server's or the sink's, cancels the rest.
+func (f *Fetcher) fetchDiffs(ctx context.Context, plans []filePlan, files []domain.FileChange, sink func(int, domain.FileChange) error) error {
 	batches := f.batches(plans)
 	if len(batches) == 0 {
 		return nil
@@ -166,17 +167,22 @@ func (f *Fetcher) fetchDiffs(ctx context.Context, plans []filePlan, files []doma
 			defer wg.Done()
 			for b := range work {
 				diffs, err := f.printBatch(ctx, b)
-				mu.Lock()
-				if err != nil && firstErr == nil {
-					firstErr = err
-					cancel()
-				}
 				for i, p := range b {
-					if err == nil {
-						files[p.index].Diff = diffs[i] // distinct index per plan
+					if err != nil {
+						break
 					}
+					fc := files[p.index] // a copy: files is only read here
+					fc.Diff = diffs[i]
+					err = sink(p.index, fc)
 				}
-				mu.Unlock()
+				if err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = err
+						cancel()
+					}
+					mu.Unlock()
+				}
 			}
 		}()
 	}

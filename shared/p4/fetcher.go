@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/criticizer/criticizer/shared/depot"
@@ -103,6 +104,33 @@ func (f *Fetcher) WithOptions(o Options) *Fetcher {
 //
 // Any failure returns no changeset at all: a partial fetch is never handed on.
 func (f *Fetcher) Fetch(ctx context.Context, changelist int64, shelved bool) (domain.Changeset, error) {
+	var (
+		mu    sync.Mutex
+		diffs = map[int]string{}
+	)
+	cs, err := f.FetchEach(ctx, changelist, shelved, func(i int, fc domain.FileChange) error {
+		mu.Lock()
+		defer mu.Unlock()
+		diffs[i] = fc.Diff
+		return nil
+	})
+	if err != nil {
+		return domain.Changeset{}, err
+	}
+	for i, d := range diffs {
+		cs.Files[i].Diff = d
+	}
+	return cs, nil
+}
+
+// FetchEach is Fetch for changelists too large to hold: each diff goes to
+// sink as its print batch arrives and is not kept, so memory holds the
+// batches in flight, not the changelist. sink receives a file by its index
+// in Files, with its Diff; it is called from several goroutines at once,
+// once per diffed file, in no particular order, and its error stops the
+// fetch. The returned changeset lists every file with an empty Diff. An
+// error, as Fetch's, means that whatever sink received must be discarded.
+func (f *Fetcher) FetchEach(ctx context.Context, changelist int64, shelved bool, sink func(index int, file domain.FileChange) error) (domain.Changeset, error) {
 	start := time.Now()
 	if changelist <= 0 {
 		return domain.Changeset{}, failure.Errorf(failure.SchemaInvalid, "changelist must be positive, got %d", changelist)
@@ -138,7 +166,7 @@ func (f *Fetcher) Fetch(ctx context.Context, changelist int64, shelved bool) (do
 	if err != nil {
 		return domain.Changeset{}, err
 	}
-	if err := f.fetchDiffs(ctx, plans, cs.Files); err != nil {
+	if err := f.fetchDiffs(ctx, plans, cs.Files, sink); err != nil {
 		return domain.Changeset{}, err
 	}
 

@@ -72,8 +72,14 @@ func (r *Redactor) Seal(v any) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("redact: seal: %w", err)
 	}
-	sum := sha256.Sum256(b)
-	return proofScheme + "." + r.fingerprint() + "." + hex.EncodeToString(sum[:]), nil
+	return r.SealDigest(sha256.Sum256(b)), nil
+}
+
+// SealDigest is Seal for an artifact written as a stream: sum is the
+// SHA-256 of exactly the bytes stored, which must be v's JSON encoding for
+// Verify to accept it.
+func (r *Redactor) SealDigest(sum [sha256.Size]byte) string {
+	return proofScheme + "." + r.fingerprint() + "." + hex.EncodeToString(sum[:])
 }
 
 // Verify checks proof against the artifact v as read back: nil when it is

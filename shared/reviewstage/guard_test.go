@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 
@@ -19,7 +20,17 @@ import (
 
 type fetcherFunc func() domain.Changeset
 
-func (f fetcherFunc) Fetch(context.Context, int64, bool) (domain.Changeset, error) { return f(), nil }
+func (f fetcherFunc) FetchEach(_ context.Context, _ int64, _ bool, sink func(int, domain.FileChange) error) (domain.Changeset, error) {
+	cs := f()
+	cs.Files = slices.Clone(cs.Files)
+	for i, fc := range cs.Files {
+		if err := sink(i, fc); err != nil {
+			return domain.Changeset{}, err
+		}
+		cs.Files[i].Diff = ""
+	}
+	return cs, nil
+}
 
 // errCalled stops the review right after the LLM call: the guard let it through.
 var errCalled = errors.New("llm called")
