@@ -47,11 +47,12 @@ build-aws: ## build the Lambda bootstraps for AWS (linux/arm64, as the stack dec
 vet: ## go vet
 	$(GO) vet ./...
 
-check: ## hygiene: gofmt, no unreachable code (deadcode -test); the tracked-file check is internal/repocheck's test
+check: ## hygiene: gofmt, no unreachable code (deadcode -test), staticcheck; the tracked-file check is internal/repocheck's test
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "$$unformatted"; echo "not gofmt-formatted: run gofmt -w"; exit 1; fi
 	@dead=$$($(GO) run golang.org/x/tools/cmd/deadcode@$(DEADCODE_VERSION) -test ./...); \
 	  if [ -n "$$dead" ]; then echo "$$dead"; echo "unreachable code: delete it"; exit 1; fi
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) -checks all,-ST1000,-ST1003 ./...
 
 vulncheck: ## known vulnerabilities reachable from the code (govulncheck; needs network)
 	$(GO) run golang.org/x/vuln/cmd/govulncheck@$(GOVULNCHECK_VERSION) ./...

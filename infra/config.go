@@ -139,9 +139,9 @@ type EnvConfig struct {
 	// RetentionDays: TTL (expires_at) of job, idempotency and outbox rows. Default 30.
 	RetentionDays int `json:"retentionDays"`
 
-	// ApiRateLimit / ApiBurstLimit: API Gateway stage throttling (requests/s, burst).
-	ApiRateLimit  int `json:"apiRateLimit"`
-	ApiBurstLimit int `json:"apiBurstLimit"`
+	// APIRateLimit / APIBurstLimit: API Gateway stage throttling (requests/s, burst).
+	APIRateLimit  int `json:"apiRateLimit"`
+	APIBurstLimit int `json:"apiBurstLimit"`
 
 	// ReplayWindowSeconds is the webhook HMAC timestamp tolerance. Default 300.
 	ReplayWindowSeconds int `json:"replayWindowSeconds"`
@@ -198,8 +198,8 @@ func DefaultConfig(name string) EnvConfig {
 		RedactEmails:           true,
 		ClockSkewSeconds:       2,
 		RetentionDays:          30,
-		ApiRateLimit:           50,
-		ApiBurstLimit:          100,
+		APIRateLimit:           50,
+		APIBurstLimit:          100,
 		ReplayWindowSeconds:    300,
 		LogLevel:               "info",
 		LogRetentionDays:       30,
@@ -394,8 +394,8 @@ func (c EnvConfig) Validate() error {
 	if c.RetentionDays < 1 || c.RetentionDays > 30 {
 		bad("retentionDays %d: want 1..30 (spec retention: at most 30 days)", c.RetentionDays)
 	}
-	if c.ApiRateLimit < 1 || c.ApiBurstLimit < 1 {
-		bad("apiRateLimit %d / apiBurstLimit %d: want >= 1", c.ApiRateLimit, c.ApiBurstLimit)
+	if c.APIRateLimit < 1 || c.APIBurstLimit < 1 {
+		bad("apiRateLimit %d / apiBurstLimit %d: want >= 1", c.APIRateLimit, c.APIBurstLimit)
 	}
 	if c.AlarmTopicArn != "" && !strings.HasPrefix(c.AlarmTopicArn, "arn:") {
 		bad("alarmTopicArn %q: want an SNS topic ARN", c.AlarmTopicArn)

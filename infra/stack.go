@@ -630,8 +630,8 @@ func newAPI(stack awscdk.Stack, env string, cfg EnvConfig, removal awscdk.Remova
 		DeployOptions: &awsapigateway.StageOptions{
 			StageName:            jsii.String(env),
 			MetricsEnabled:       jsii.Bool(true),
-			ThrottlingRateLimit:  jsii.Number(cfg.ApiRateLimit),
-			ThrottlingBurstLimit: jsii.Number(cfg.ApiBurstLimit),
+			ThrottlingRateLimit:  jsii.Number(cfg.APIRateLimit),
+			ThrottlingBurstLimit: jsii.Number(cfg.APIBurstLimit),
 			AccessLogDestination: awsapigateway.NewLogGroupLogDestination(apiLogs),
 			AccessLogFormat: awsapigateway.AccessLogFormat_JsonWithStandardFields(&awsapigateway.JsonWithStandardFieldProps{
 				Caller: jsii.Bool(false), HttpMethod: jsii.Bool(true), Ip: jsii.Bool(true), Protocol: jsii.Bool(true),

@@ -74,7 +74,10 @@ func (f *fakeLambda) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.note("init error: " + string(body))
 		w.WriteHeader(http.StatusAccepted)
 	case r.Header.Get("X-Amz-Target") == "secretsmanager.GetSecretValue":
-		var in struct{ SecretId, VersionStage string }
+		var in struct {
+			SecretID     string `json:"SecretId"`
+			VersionStage string
+		}
 		_ = json.NewDecoder(r.Body).Decode(&in)
 		w.Header().Set("Content-Type", "application/x-amz-json-1.1")
 		if in.VersionStage != "" && in.VersionStage != "AWSCURRENT" {
@@ -82,8 +85,8 @@ func (f *fakeLambda) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			_, _ = io.WriteString(w, `{"__type":"ResourceNotFoundException","message":"no such version"}`)
 			return
 		}
-		_ = json.NewEncoder(w).Encode(map[string]any{"ARN": "arn:aws:secretsmanager:us-east-1:000000000000:secret:" + in.SecretId,
-			"Name": in.SecretId, "SecretString": benchSecret, "VersionId": "v1", "VersionStages": []string{"AWSCURRENT"}})
+		_ = json.NewEncoder(w).Encode(map[string]any{"ARN": "arn:aws:secretsmanager:us-east-1:000000000000:secret:" + in.SecretID,
+			"Name": in.SecretID, "SecretString": benchSecret, "VersionId": "v1", "VersionStages": []string{"AWSCURRENT"}})
 	default:
 		f.note(fmt.Sprintf("unexpected request %s %s (target %q)", r.Method, r.URL.Path, r.Header.Get("X-Amz-Target")))
 		http.Error(w, "not served by the bench", http.StatusNotImplemented)

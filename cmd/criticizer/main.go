@@ -366,7 +366,7 @@ func (a *app) outboxCmd(ctx context.Context, args []string) error {
 		action, rest = rest[0], rest[1:]
 	}
 	if (action == "list" && len(rest) != 1) || (action != "list" && len(rest) != 2) {
-		return errors.New("usage: criticizer outbox JOB_ID | outbox requeue JOB_ID RECIPIENT --note TEXT | outbox confirm JOB_ID RECIPIENT --evidence TEXT | outbox reconcile ...")
+		return errors.New("usage: criticizer outbox JOB_ID | outbox requeue JOB_ID RECIPIENT --note TEXT | outbox confirm JOB_ID RECIPIENT --evidence TEXT | outbox reconcile [flags]")
 	}
 	j, err := a.jobs.Get(ctx, rest[0])
 	if err != nil {

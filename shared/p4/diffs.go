@@ -250,9 +250,7 @@ func (f *Fetcher) printBatch(ctx context.Context, batch []filePlan) ([]string, e
 				return nil, err
 			}
 		}
-		for _, s := range p.specs() {
-			args = append(args, s)
-		}
+		args = append(args, p.specs()...)
 		if p.oldSpec != "" {
 			paths = append(paths, p.oldPath)
 		}

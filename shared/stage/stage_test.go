@@ -20,13 +20,12 @@ import (
 
 // fakeJobs is an in-memory stage.Jobs whose answers each test scripts.
 type fakeJobs struct {
-	mu        sync.Mutex
-	claim     func(l job.Lease) (*job.Job, error)
-	complete  []error // per call; nil (or exhausted) is success
-	calls     map[string]int
-	completed *job.Job
-	deadLet   string
-	marked    string
+	mu       sync.Mutex
+	claim    func(l job.Lease) (*job.Job, error)
+	complete []error // per call; nil (or exhausted) is success
+	calls    map[string]int
+	deadLet  string
+	marked   string
 }
 
 func (f *fakeJobs) count(op string) {

@@ -99,7 +99,6 @@ type depot struct {
 	server  server
 	changes map[int64]*change // loaded so far; nil entries are known absent
 	paths   map[string][]*revision
-	all     bool
 }
 
 // revision is a file revision the server can serve.

@@ -179,8 +179,6 @@ func (s *Server) review(w http.ResponseWriter, r *http.Request) {
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	s.mu.Lock()
 	rev, found := s.revs[id]
-	if found {
-	}
 	s.mu.Unlock()
 	if err != nil || !found {
 		apiError(w, http.StatusNotFound, "Cannot fetch entry. Id does not exist.")
