@@ -16,6 +16,7 @@ func buildFor(t *testing.T, goarch string) string {
 	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module fake\n\ngo 1.22\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644)
 	out := filepath.Join(dir, "p4")
+	// go test puts its own GOROOT/bin first on PATH, so "go" is the toolchain running this test.
 	cmd := exec.Command("go", "build", "-o", out, ".")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+goarch, "CGO_ENABLED=0", "GOFLAGS=")
