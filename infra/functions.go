@@ -1,0 +1,405 @@
+package main
+
+import (
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudtrail"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsses"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// functionsProps is what the functions section is wired to.
+type functionsProps struct {
+	env, assetRoot     string
+	cfg                EnvConfig
+	removal            awscdk.RemovalPolicy
+	table              awsdynamodb.Table
+	raw, redacted      awss3.Bucket
+	fetch, llm, notify *stage
+	secrets            stackSecrets
+}
+
+// stackFunctions are the pipeline's Lambda functions.
+type stackFunctions struct {
+	webhook, fetch, review, notify, sweeper awslambda.Function
+}
+
+// newFunctions defines the functions, each with its configuration and its
+// least-privilege grants, then the raw bucket's access policy, the stages'
+// event source mappings and the sweeper's schedules.
+func newFunctions(stack awscdk.Stack, p functionsProps) stackFunctions {
+	f := newFunctionFactory(stack, p)
+	fns := stackFunctions{
+		webhook: newWebhookFunction(f, p),
+		fetch:   newFetchFunction(f, p, newP4Layer(stack, p.cfg, f.arch, p.removal)),
+		review:  newReviewFunction(f, p),
+		notify:  newNotifyFunction(f, p),
+		sweeper: newSweeperFunction(f, p),
+	}
+	if p.cfg.EmailProvider == "ses" {
+		newSESEvents(f, p)
+	}
+	restrictRawBucket(stack, p.cfg, p.raw, fns.fetch)
+	p.fetch.consumer, p.fetch.concurrency = fns.fetch, p.cfg.MaxConcurrency.Fetch
+	p.llm.consumer, p.llm.concurrency = fns.review, p.cfg.MaxConcurrency.LLM
+	p.notify.consumer, p.notify.concurrency = fns.notify, p.cfg.MaxConcurrency.Notify
+	consumeStages(p.cfg, []*stage{p.fetch, p.llm, p.notify})
+	newSchedules(stack, p.cfg, fns.sweeper)
+	return fns
+}
+
+// functionFactory builds functions with what they all share: runtime,
+// architecture, log group, log level and the common environment.
+type functionFactory struct {
+	stack          awscdk.Stack
+	env, assetRoot string
+	cfg            EnvConfig
+	removal        awscdk.RemovalPolicy
+	arch           awslambda.Architecture
+	common         map[string]*string
+	// redaction is the redaction policy: fetch redacts with it, the
+	// review-stage guard checks with it.
+	redaction map[string]*string
+}
+
+func newFunctionFactory(stack awscdk.Stack, p functionsProps) *functionFactory {
+	cfg := p.cfg
+	arch := awslambda.Architecture_ARM_64()
+	if cfg.Architecture == "x86_64" {
+		arch = awslambda.Architecture_X86_64()
+	}
+	return &functionFactory{stack: stack, env: p.env, assetRoot: p.assetRoot, cfg: cfg, removal: p.removal, arch: arch,
+		common: map[string]*string{
+			"CRITICIZER_ENV":   jsii.String(p.env),
+			"JOBS_TABLE":       p.table.TableName(),
+			"FETCH_QUEUE_URL":  p.fetch.queue.QueueUrl(),
+			"LLM_QUEUE_URL":    p.llm.queue.QueueUrl(),
+			"NOTIFY_QUEUE_URL": p.notify.queue.QueueUrl(),
+			"FETCH_DLQ_URL":    p.fetch.dlq.QueueUrl(),
+			"LLM_DLQ_URL":      p.llm.dlq.QueueUrl(),
+			"NOTIFY_DLQ_URL":   p.notify.dlq.QueueUrl(),
+			"RAW_BUCKET":       p.raw.BucketName(),
+			"REDACTED_BUCKET":  p.redacted.BucketName(),
+			"LEASE_SECONDS":    itoa(cfg.LeaseSeconds),
+			"MAX_ATTEMPTS":     itoa(cfg.MaxAttempts),
+			"LOG_LEVEL":        jsii.String(cfg.LogLevel),
+			// The clock-skew budget between function hosts; lease comparisons respect it.
+			"CLOCK_SKEW_SECONDS": itoa(cfg.ClockSkewSeconds),
+			// TTL of job, idempotency and outbox rows (expires_at).
+			"RETENTION_DAYS": itoa(cfg.RetentionDays),
+		},
+		redaction: map[string]*string{
+			"REDACT_EMAILS":        jsii.String(strconv.FormatBool(cfg.RedactEmails)),
+			"CONFIDENTIAL_DOMAINS": jsii.String(strings.Join(cfg.ConfidentialDomains, ",")),
+			"CONFIDENTIAL_CIDRS":   jsii.String(strings.Join(cfg.ConfidentialCIDRs, ",")),
+		},
+	}
+}
+
+// fnSpec is one function's own shape and settings.
+type fnSpec struct {
+	id, asset string
+	memory    int
+	tmpMiB    int // /tmp size; 0 for Lambda's default 512 MiB
+	timeout   int
+	env       map[string]*string
+	extra     []map[string]*string
+	layers    []awslambda.ILayerVersion
+}
+
+func (f *functionFactory) newFn(s fnSpec) awslambda.Function {
+	vars := map[string]*string{}
+	for k, v := range f.common {
+		vars[k] = v
+	}
+	for _, m := range append([]map[string]*string{s.env}, s.extra...) {
+		for k, v := range m {
+			if v != nil && *v != "" { // unset optional settings stay unset
+				vars[k] = v
+			}
+		}
+	}
+	logs := awslogs.NewLogGroup(f.stack, jsii.String(s.id+"Logs"), &awslogs.LogGroupProps{
+		Retention:     retentionDays[f.cfg.LogRetentionDays],
+		RemovalPolicy: f.removal,
+	})
+	pinID(logs, s.id+"Logs")
+	fp := &awslambda.FunctionProps{
+		Runtime:               awslambda.Runtime_PROVIDED_AL2023(),
+		Handler:               jsii.String("bootstrap"),
+		Code:                  awslambda.Code_FromAsset(jsii.String(filepath.Join(f.assetRoot, s.asset)), nil),
+		Architecture:          f.arch,
+		MemorySize:            jsii.Number(s.memory),
+		Timeout:               awscdk.Duration_Seconds(jsii.Number(s.timeout)),
+		Environment:           &vars,
+		LogGroup:              logs,
+		LoggingFormat:         awslambda.LoggingFormat_JSON,
+		ApplicationLogLevelV2: appLogLevel(f.cfg.LogLevel),
+		SystemLogLevelV2:      awslambda.SystemLogLevel_INFO,
+		Description:           jsii.String("Criticizer " + s.asset + " (" + f.env + ")"),
+	}
+	if len(s.layers) > 0 {
+		fp.Layers = &s.layers
+	}
+	if s.tmpMiB > 0 {
+		fp.EphemeralStorageSize = awscdk.Size_Mebibytes(jsii.Number(s.tmpMiB))
+	}
+	fn := awslambda.NewFunction(f.stack, jsii.String(s.id), fp)
+	pinID(fn, s.id)
+	return fn
+}
+
+// newP4Layer is the p4 client layer from p4LayerPath (nil when unset: local).
+func newP4Layer(stack awscdk.Stack, cfg EnvConfig, arch awslambda.Architecture, removal awscdk.RemovalPolicy) awslambda.LayerVersion {
+	if cfg.P4LayerPath == "" {
+		return nil
+	}
+	l := awslambda.NewLayerVersion(stack, jsii.String("P4Layer"), &awslambda.LayerVersionProps{
+		Code:                    awslambda.Code_FromAsset(jsii.String(cfg.P4LayerPath), nil),
+		CompatibleRuntimes:      &[]awslambda.Runtime{awslambda.Runtime_PROVIDED_AL2023()},
+		CompatibleArchitectures: &[]awslambda.Architecture{arch},
+		Description:             jsii.String("Perforce p4 command-line client at /opt/bin/p4"),
+		RemovalPolicy:           removal,
+	})
+	pinID(l, "P4Layer")
+	return l
+}
+
+// newWebhookFunction: the internet-facing intake and status endpoint.
+func newWebhookFunction(f *functionFactory, p functionsProps) awslambda.Function {
+	cfg, sec := f.cfg, p.secrets
+	fn := f.newFn(fnSpec{id: "WebhookFunction", asset: "webhook", memory: 256, timeout: 15, env: map[string]*string{
+		"WEBHOOK_SECRET_ID":     sec.webhook.SecretArn(),
+		"REPLAY_WINDOW_SECONDS": itoa(cfg.ReplayWindowSeconds),
+	}})
+	if cfg.SwarmURL != "" {
+		fn.AddEnvironment(jsii.String("SWARM_URL"), jsii.String(cfg.SwarmURL), nil)
+		fn.AddEnvironment(jsii.String("SWARM_TOKEN_SECRET_ID"), sec.swarmToken.SecretArn(), nil)
+		sec.swarmToken.GrantRead(fn, nil)
+	}
+	p.table.GrantReadWriteData(fn)
+	p.fetch.queue.GrantSendMessages(fn)
+	sec.webhook.GrantRead(fn, nil)
+	return fn
+}
+
+// newFetchFunction: the fetch stage, with the p4 layer.
+func newFetchFunction(f *functionFactory, p functionsProps, p4Layer awslambda.LayerVersion) awslambda.Function {
+	cfg, sec := f.cfg, p.secrets
+	var layers []awslambda.ILayerVersion
+	if p4Layer != nil {
+		layers = append(layers, p4Layer)
+	}
+	// fetch spools the raw and the redacted changeset to /tmp as it arrives
+	// (about three times the changelist's diffs at the peak, see fetchstage).
+	fn := f.newFn(fnSpec{id: "FetchFunction", asset: "fetch", memory: 256, tmpMiB: 2048, timeout: cfg.LeaseSeconds, layers: layers, extra: []map[string]*string{f.redaction}, env: map[string]*string{
+		"P4_SECRET_ID":        sec.p4.SecretArn(),
+		"P4TRUST_FINGERPRINT": jsii.String(cfg.P4TrustFingerprint),
+		"P4CHARSET":           jsii.String(cfg.P4Charset),
+		"P4_PARALLELISM":      optItoa(cfg.P4Parallelism),
+		"P4_BIN":              jsii.String(cfg.P4Bin),
+		"P4PORT":              jsii.String(cfg.P4Port),
+		"P4USER":              jsii.String(cfg.P4User),
+		"DEPOT_ALLOWLIST":     jsii.String(strings.Join(cfg.DepotAllowList, ",")),
+		"P4_TIMEOUT_SECONDS":  itoa(cfg.P4TimeoutSeconds),
+	}})
+	if cfg.SwarmURL != "" {
+		// Fetch asks Swarm for the review's author (as the local harness wires it).
+		fn.AddEnvironment(jsii.String("SWARM_URL"), jsii.String(cfg.SwarmURL), nil)
+		fn.AddEnvironment(jsii.String("SWARM_API_SECRET_ID"), sec.swarmAPI.SecretArn(), nil)
+		sec.swarmAPI.GrantRead(fn, nil)
+	}
+	p.table.GrantReadWriteData(fn)
+	p.llm.queue.GrantSendMessages(fn)
+	p.fetch.dlq.GrantSendMessages(fn)
+	p.raw.GrantPut(fn, nil)
+	p.redacted.GrantPut(fn, nil)
+	sec.p4.GrantRead(fn, nil)
+	return fn
+}
+
+// newReviewFunction: the llm stage (the spec's "llm", the function "review").
+func newReviewFunction(f *functionFactory, p functionsProps) awslambda.Function {
+	cfg := f.cfg
+	env := map[string]*string{
+		"LLM_PROVIDER":             jsii.String(cfg.LLMProvider),
+		"LLM_ENDPOINT":             jsii.String(cfg.LLMEndpoint),
+		"LLM_MODEL":                jsii.String(cfg.LLMModel),
+		"LLM_TIMEOUT_SECONDS":      itoa(cfg.LLMTimeoutSeconds),
+		"PROMPT_CANDIDATE_VERSION": jsii.String(cfg.PromptCandidateVersion),
+		"PROMPT_CANDIDATE_PERCENT": optItoa(cfg.PromptCandidatePercent),
+	}
+	if cfg.LLMProvider != "bedrock" {
+		env["LLM_SECRET_ID"] = p.secrets.llm.SecretArn()
+	}
+	fn := f.newFn(fnSpec{id: "ReviewFunction", asset: "review", memory: 512, timeout: cfg.LeaseSeconds, env: env, extra: []map[string]*string{f.redaction}})
+	p.table.GrantReadWriteData(fn)
+	p.notify.queue.GrantSendMessages(fn)
+	p.llm.dlq.GrantSendMessages(fn)
+	p.redacted.GrantRead(fn, nil)
+	p.redacted.GrantPut(fn, nil)
+	if cfg.LLMProvider == "bedrock" {
+		fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions:   jsii.Strings("bedrock:InvokeModel"),
+			Resources: jsii.Strings("arn:" + *awscdk.Aws_PARTITION() + ":bedrock:*::foundation-model/" + cfg.LLMModel),
+		}))
+	} else {
+		p.secrets.llm.GrantRead(fn, nil)
+	}
+	return fn
+}
+
+// newNotifyFunction: the notify stage, sending through SMTP or SES.
+func newNotifyFunction(f *functionFactory, p functionsProps) awslambda.Function {
+	cfg := f.cfg
+	fn := f.newFn(fnSpec{id: "NotifyFunction", asset: "notify", memory: 256, timeout: cfg.LeaseSeconds, env: map[string]*string{
+		"SMTP_HOST":      jsii.String(cfg.SMTPHost),
+		"SMTP_PORT":      itoa(cfg.SMTPPort),
+		"SMTP_FROM":      jsii.String(cfg.SMTPFrom),
+		"SMTP_TLS":       jsii.String(cfg.SMTPTLS),
+		"SMTP_SECRET_ID": p.secrets.smtp.SecretArn(),
+		// The notify function times out at leaseSeconds, above this (validated).
+		"SMTP_TIMEOUT_SECONDS":           itoa(cfg.SMTPTimeoutSeconds),
+		"EMAIL_PROVIDER":                 jsii.String(cfg.EmailProvider),
+		"SES_CONFIGURATION_SET":          jsii.String(cfg.SESConfigurationSet),
+		"SEND_COMPLETION_WINDOW_SECONDS": optItoa(cfg.SendCompletionWindowSeconds),
+		"SMTP_LOOKUP_URL":                jsii.String(cfg.SMTPLookupURL),
+		// The daily retention check (rule RT-3) compares artifacts with these.
+		"RAW_ARTIFACT_TTL_DAYS":      itoa(rawArtifactDays),
+		"REDACTED_ARTIFACT_TTL_DAYS": itoa(redactedArtifactDays),
+	}})
+	p.table.GrantReadWriteData(fn)
+	p.notify.dlq.GrantSendMessages(fn)
+	p.redacted.GrantRead(fn, nil)
+	if cfg.EmailProvider == "ses" {
+		fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions:   jsii.Strings("ses:SendEmail"),
+			Resources: jsii.Strings("*"), // identities and configuration sets live outside the stack
+		}))
+	} else {
+		p.secrets.smtp.GrantRead(fn, nil)
+	}
+	return fn
+}
+
+// newSweeperFunction: the sweeper, which also runs the outbox reconciler (it
+// asks the same provider evidence as the notify stage, over the same
+// completion window) and the daily retention check.
+func newSweeperFunction(f *functionFactory, p functionsProps) awslambda.Function {
+	cfg := f.cfg
+	fn := f.newFn(fnSpec{id: "SweeperFunction", asset: "sweeper", memory: 256, timeout: 60, env: map[string]*string{
+		"EMAIL_PROVIDER":                 jsii.String(cfg.EmailProvider),
+		"SMTP_FROM":                      jsii.String(cfg.SMTPFrom),
+		"SMTP_LOOKUP_URL":                jsii.String(cfg.SMTPLookupURL),
+		"SEND_COMPLETION_WINDOW_SECONDS": optItoa(cfg.SendCompletionWindowSeconds),
+	}})
+	p.table.GrantReadWriteData(fn)
+	for _, s := range []*stage{p.fetch, p.llm, p.notify} {
+		s.queue.GrantSendMessages(fn)
+	}
+	// The retention check lists keys and dates; it reads no object.
+	fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings("s3:ListBucket"),
+		Resources: &[]*string{p.raw.BucketArn(), p.redacted.BucketArn()},
+	}))
+	return fn
+}
+
+// newSESEvents: the configuration set publishes send/delivery/bounce/
+// complaint/reject events to EventBridge; sesevents records them where
+// lookup-before-resend and the outbox reconciler read them.
+func newSESEvents(f *functionFactory, p functionsProps) awslambda.Function {
+	cfg, stack := f.cfg, f.stack
+	fn := f.newFn(fnSpec{id: "SesEventsFunction", asset: "sesevents", memory: 128, timeout: 30})
+	p.table.GrantReadWriteData(fn)
+	cs := awsses.NewCfnConfigurationSet(stack, jsii.String("SesConfigurationSet"), &awsses.CfnConfigurationSetProps{
+		Name: jsii.String(cfg.SESConfigurationSet),
+	})
+	dest := awsses.NewCfnConfigurationSetEventDestination(stack, jsii.String("SesEventDestination"), &awsses.CfnConfigurationSetEventDestinationProps{
+		ConfigurationSetName: jsii.String(cfg.SESConfigurationSet),
+		EventDestination: &awsses.CfnConfigurationSetEventDestination_EventDestinationProperty{
+			Enabled:            jsii.Bool(true),
+			MatchingEventTypes: jsii.Strings("send", "delivery", "bounce", "complaint", "reject"),
+			EventBridgeDestination: &awsses.CfnConfigurationSetEventDestination_EventBridgeDestinationProperty{
+				EventBusArn: awscdk.Fn_Sub(jsii.String("arn:${AWS::Partition}:events:${AWS::Region}:${AWS::AccountId}:event-bus/default"), nil),
+			},
+		},
+	})
+	dest.AddDependency(cs)
+	rule := awsevents.NewRule(stack, jsii.String("SesEventsRule"), &awsevents.RuleProps{
+		EventPattern: &awsevents.EventPattern{Source: jsii.Strings("aws.ses")},
+		Targets:      &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(fn, nil)},
+	})
+	pinID(rule, "SesEventsRule")
+	return fn
+}
+
+// restrictRawBucket: only the function that writes raw (unredacted) artifacts
+// and the named operator role may touch its objects, whatever else IAM
+// grants; optionally a trail logs every read and write.
+func restrictRawBucket(stack awscdk.Stack, cfg EnvConfig, raw awss3.Bucket, fetchFn awslambda.Function) {
+	allowedRaw := []*string{fetchFn.Role().RoleArn()}
+	if cfg.OperatorRoleArn != "" {
+		allowedRaw = append(allowedRaw, jsii.String(cfg.OperatorRoleArn))
+	}
+	raw.AddToResourcePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:        jsii.String("OnlyFetchAndOperator"),
+		Effect:     awsiam.Effect_DENY,
+		Principals: &[]awsiam.IPrincipal{awsiam.NewAnyPrincipal()},
+		Actions:    jsii.Strings("s3:GetObject*", "s3:PutObject*", "s3:DeleteObject*"),
+		Resources:  &[]*string{raw.ArnForObjects(jsii.String("*"))},
+		Conditions: &map[string]any{"ArnNotEquals": map[string]any{"aws:PrincipalArn": allowedRaw}},
+	}))
+	if !cfg.RawBucketDataEvents {
+		return
+	}
+	trail := awscloudtrail.NewTrail(stack, jsii.String("RawDataEventsTrail"), &awscloudtrail.TrailProps{
+		IsMultiRegionTrail: jsii.Bool(false), IncludeGlobalServiceEvents: jsii.Bool(false),
+		ManagementEvents: awscloudtrail.ReadWriteType_NONE,
+	})
+	trail.AddS3EventSelector(&[]*awscloudtrail.S3EventSelector{{Bucket: raw}}, &awscloudtrail.AddEventSelectorOptions{
+		ReadWriteType: awscloudtrail.ReadWriteType_ALL, IncludeManagementEvents: jsii.Bool(false),
+	})
+}
+
+// consumeStages: each stage's consumer reads its queue (the consume grant
+// comes with the event source mapping).
+func consumeStages(cfg EnvConfig, stages []*stage) {
+	for _, s := range stages {
+		s.consumer.AddEventSource(awslambdaeventsources.NewSqsEventSource(s.queue, &awslambdaeventsources.SqsEventSourceProps{
+			BatchSize:               jsii.Number(cfg.BatchSize),
+			ReportBatchItemFailures: jsii.Bool(true),
+			// W = MaximumConcurrency × BatchSize: a batch is worked concurrently.
+			MaxConcurrency: jsii.Number(s.concurrency / cfg.BatchSize),
+		}))
+	}
+}
+
+// newSchedules: the sweeper's sweep schedule and the daily retention check.
+func newSchedules(stack awscdk.Stack, cfg EnvConfig, sweeperFn awslambda.Function) {
+	rule := awsevents.NewRule(stack, jsii.String("SweepSchedule"), &awsevents.RuleProps{
+		Description: jsii.String("Re-enqueue jobs whose stage lease expired with no message in flight"),
+		Schedule:    awsevents.Schedule_Expression(jsii.String(cfg.SweepSchedule)),
+		Targets:     &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(sweeperFn, nil)},
+	})
+	pinID(rule, "SweepSchedule")
+	check := awsevents.NewRule(stack, jsii.String("RetentionCheck"), &awsevents.RuleProps{
+		Description: jsii.String("Verify that no row or artifact outlived its TTL (rule RT-3)"),
+		Schedule:    awsevents.Schedule_Rate(awscdk.Duration_Days(jsii.Number(1))),
+		Targets: &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(sweeperFn, &awseventstargets.LambdaFunctionProps{
+			Event: awsevents.RuleTargetInput_FromObject(map[string]any{"check": "retention"}),
+		})},
+	})
+	pinID(check, "RetentionCheck")
+}
