@@ -164,6 +164,42 @@ type EnvConfig struct {
 
 	// AlarmEmail: optional e-mail subscription to the alarm topic.
 	AlarmEmail string `json:"alarmEmail,omitempty"`
+
+	// VPC places functions in an existing VPC (a private path to Perforce);
+	// nil = no VPC. See VPCConfig and docs/deploy.md.
+	VPC *VPCConfig `json:"vpc,omitempty"`
+	// APIGatewayCloudWatchRole is API Gateway's account-level CloudWatch role,
+	// which access logging needs: "create" (the stack creates the role and
+	// sets the account to it), "existing" (the account is already set; the
+	// stack leaves it alone) or an IAM role ARN the stack sets the account to.
+	// Default create; local existing (the emulator needs none).
+	APIGatewayCloudWatchRole string `json:"apiGatewayCloudWatchRole"`
+	// KMSKey: a customer-managed key for tables, queues, buckets, secrets,
+	// logs, the alarm topic and function environments: "" (AWS-managed
+	// encryption), "create" (the stack creates one, rotated yearly) or a key ARN.
+	KMSKey string `json:"kmsKey,omitempty"`
+	// SESIdentity is the SES identity notify sends as (a domain or address);
+	// its sending is limited to it and the configuration set. Default: the
+	// domain of smtpFrom.
+	SESIdentity string `json:"sesIdentity,omitempty"`
+}
+
+// VPCConfig is where functions run inside a studio's network. IDs only:
+// nothing is looked up at synth, so no account is needed to synthesize.
+type VPCConfig struct {
+	VpcID            string   `json:"vpcId"`
+	SubnetIDs        []string `json:"subnetIds"`        // private subnets (2+ AZs recommended)
+	SecurityGroupIDs []string `json:"securityGroupIds"` // the functions' security groups (egress to Perforce, Swarm, the endpoints)
+	// AllFunctions places every function in the VPC; false = fetch only
+	// (the one that talks to Perforce).
+	AllFunctions bool `json:"allFunctions,omitempty"`
+	// CreateEndpoints: the stack creates the VPC endpoints the placed
+	// functions need (gateway: DynamoDB, S3; interface: SQS, Secrets Manager,
+	// KMS with a key, Bedrock runtime for review), so no AWS call needs a NAT.
+	// False when the VPC already has them (private DNS names would clash).
+	CreateEndpoints bool `json:"createEndpoints,omitempty"`
+	// RouteTableIDs of the subnets, for the gateway endpoints (createEndpoints).
+	RouteTableIDs []string `json:"routeTableIds,omitempty"`
 }
 
 // isLocal reports whether the environment targets the emulator: resources are
@@ -201,6 +237,8 @@ func DefaultConfig(name string) EnvConfig {
 		LogRetentionDays:       30,
 		AccessLogRetentionDays: 365,
 		SweepSchedule:          "rate(1 minute)",
+
+		APIGatewayCloudWatchRole: "create",
 	}
 	switch name {
 	case "local":
@@ -220,6 +258,7 @@ func DefaultConfig(name string) EnvConfig {
 		c.SMTPTLS = "none"
 		c.LogLevel = "debug"
 		c.LogRetentionDays = 1
+		c.APIGatewayCloudWatchRole = "existing"
 	case "dev":
 		c.LogLevel = "debug"
 		c.LogRetentionDays = 14

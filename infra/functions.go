@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsses"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
 )
 
@@ -33,6 +34,10 @@ type functionsProps struct {
 // stackFunctions are the pipeline's Lambda functions.
 type stackFunctions struct {
 	webhook, fetch, review, notify, sweeper awslambda.Function
+	// sesEvents records SES events (emailProvider ses, else nil); sesEventsDLQ
+	// keeps the events it could not record.
+	sesEvents    awslambda.Function
+	sesEventsDLQ awssqs.Queue
 }
 
 // newFunctions defines the functions, each with its configuration and its
@@ -48,7 +53,7 @@ func newFunctions(stack awscdk.Stack, p functionsProps) stackFunctions {
 		sweeper: newSweeperFunction(f, p),
 	}
 	if p.cfg.EmailProvider == "ses" {
-		newSESEvents(f, p)
+		fns.sesEvents, fns.sesEventsDLQ = newSESEvents(f, p)
 	}
 	restrictRawBucket(stack, p.cfg, p.raw, fns.fetch)
 	p.fetch.consumer, p.fetch.concurrency = fns.fetch, p.cfg.MaxConcurrency.Fetch
@@ -68,6 +73,7 @@ type functionFactory struct {
 	removal        awscdk.RemovalPolicy
 	arch           awslambda.Architecture
 	common         map[string]*string
+	vpc            *vpcPlacement // nil: no VPC
 	// redaction is the redaction policy: fetch redacts with it, the
 	// review-stage guard checks with it.
 	redaction map[string]*string
@@ -80,6 +86,7 @@ func newFunctionFactory(stack awscdk.Stack, p functionsProps) *functionFactory {
 		arch = awslambda.Architecture_X86_64()
 	}
 	return &functionFactory{stack: stack, env: p.env, assetRoot: p.assetRoot, cfg: cfg, removal: p.removal, arch: arch,
+		vpc: newVPCPlacement(stack, cfg),
 		common: map[string]*string{
 			"CRITICIZER_ENV":   jsii.String(p.env),
 			"JOBS_TABLE":       p.table.TableName(),
@@ -116,6 +123,13 @@ type fnSpec struct {
 	env       map[string]*string
 	extra     []map[string]*string
 	layers    []awslambda.ILayerVersion
+	// privateNetwork: the function talks to the studio's network (Perforce),
+	// so it runs in the VPC whenever one is configured; the others only with
+	// vpc.allFunctions.
+	privateNetwork bool
+	// asyncDLQ receives events of an asynchronously invoked function that
+	// failed every retry.
+	asyncDLQ awssqs.IQueue
 }
 
 func (f *functionFactory) newFn(s fnSpec) awslambda.Function {
@@ -133,6 +147,7 @@ func (f *functionFactory) newFn(s fnSpec) awslambda.Function {
 	logs := awslogs.NewLogGroup(f.stack, jsii.String(s.id+"Logs"), &awslogs.LogGroupProps{
 		Retention:     retentionDays[f.cfg.LogRetentionDays],
 		RemovalPolicy: f.removal,
+		EncryptionKey: dataKey(f.stack, f.cfg),
 	})
 	pinID(logs, s.id+"Logs")
 	fp := &awslambda.FunctionProps{
@@ -154,6 +169,15 @@ func (f *functionFactory) newFn(s fnSpec) awslambda.Function {
 	}
 	if s.tmpMiB > 0 {
 		fp.EphemeralStorageSize = awscdk.Size_Mebibytes(jsii.Number(s.tmpMiB))
+	}
+	if key := dataKey(f.stack, f.cfg); key != nil {
+		fp.EnvironmentEncryption = key
+	}
+	if f.vpc != nil && (s.privateNetwork || f.vpc.all) {
+		fp.Vpc, fp.VpcSubnets, fp.SecurityGroups = f.vpc.vpc, f.vpc.subnets, &f.vpc.groups
+	}
+	if s.asyncDLQ != nil {
+		fp.DeadLetterQueue = s.asyncDLQ
 	}
 	fn := awslambda.NewFunction(f.stack, jsii.String(s.id), fp)
 	pinID(fn, s.id)
@@ -188,7 +212,14 @@ func newWebhookFunction(f *functionFactory, p functionsProps) awslambda.Function
 		fn.AddEnvironment(jsii.String("SWARM_TOKEN_SECRET_ID"), sec.swarmToken.SecretArn(), nil)
 		sec.swarmToken.GrantRead(fn, nil)
 	}
-	p.table.GrantReadWriteData(fn)
+	// Internet-facing: it creates a job (the job, its idempotency record, the
+	// changelist's version gate) and reads what the status endpoint shows
+	// (the job and its delivery rows); nothing else of the table.
+	g := f.items(fn, p)
+	g.grant(jsii.Strings("dynamodb:PutItem"), itemJob, itemIdempotency)
+	g.grant(jsii.Strings("dynamodb:UpdateItem"), itemChangelist)
+	g.grant(jsii.Strings("dynamodb:GetItem"), itemJob, itemIdempotency, itemChangelist)
+	g.grant(jsii.Strings("dynamodb:Query"), itemOutbox)
 	p.fetch.queue.GrantSendMessages(fn)
 	sec.webhook.GrantRead(fn, nil)
 	return fn
@@ -203,7 +234,7 @@ func newFetchFunction(f *functionFactory, p functionsProps, p4Layer awslambda.La
 	}
 	// fetch spools the raw and the redacted changeset to /tmp as it arrives
 	// (about three times the changelist's diffs at the peak, see fetchstage).
-	fn := f.newFn(fnSpec{id: "FetchFunction", asset: "fetch", memory: 256, tmpMiB: 2048, timeout: cfg.LeaseSeconds, layers: layers, extra: []map[string]*string{f.redaction}, env: map[string]*string{
+	fn := f.newFn(fnSpec{id: "FetchFunction", asset: "fetch", memory: 256, tmpMiB: 2048, timeout: cfg.LeaseSeconds, layers: layers, privateNetwork: true, extra: []map[string]*string{f.redaction}, env: map[string]*string{
 		"P4_SECRET_ID":        sec.p4.SecretArn(),
 		"P4TRUST_FINGERPRINT": jsii.String(cfg.P4TrustFingerprint),
 		"P4CHARSET":           jsii.String(cfg.P4Charset),
@@ -220,7 +251,7 @@ func newFetchFunction(f *functionFactory, p functionsProps, p4Layer awslambda.La
 		fn.AddEnvironment(jsii.String("SWARM_API_SECRET_ID"), sec.swarmAPI.SecretArn(), nil)
 		sec.swarmAPI.GrantRead(fn, nil)
 	}
-	p.table.GrantReadWriteData(fn)
+	f.items(fn, p).grant(jsii.Strings("dynamodb:GetItem", "dynamodb:UpdateItem"), itemJob)
 	p.llm.queue.GrantSendMessages(fn)
 	p.fetch.dlq.GrantSendMessages(fn)
 	p.raw.GrantPut(fn, nil)
@@ -244,15 +275,17 @@ func newReviewFunction(f *functionFactory, p functionsProps) awslambda.Function 
 		env["LLM_SECRET_ID"] = p.secrets.llm.SecretArn()
 	}
 	fn := f.newFn(fnSpec{id: "ReviewFunction", asset: "review", memory: 512, timeout: cfg.LeaseSeconds, env: env, extra: []map[string]*string{f.redaction}})
-	p.table.GrantReadWriteData(fn)
+	f.items(fn, p).grant(jsii.Strings("dynamodb:GetItem", "dynamodb:UpdateItem"), itemJob)
 	p.notify.queue.GrantSendMessages(fn)
 	p.llm.dlq.GrantSendMessages(fn)
 	p.redacted.GrantRead(fn, nil)
 	p.redacted.GrantPut(fn, nil)
 	if cfg.LLMProvider == "bedrock" {
+		// The one configured model (Converse is authorized as InvokeModel);
+		// a cross-region inference profile ("eu.…") also needs its profile.
 		fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 			Actions:   jsii.Strings("bedrock:InvokeModel"),
-			Resources: jsii.Strings("arn:" + *awscdk.Aws_PARTITION() + ":bedrock:*::foundation-model/" + cfg.LLMModel),
+			Resources: bedrockResources(cfg.LLMModel),
 		}))
 	} else {
 		p.secrets.llm.GrantRead(fn, nil)
@@ -279,13 +312,24 @@ func newNotifyFunction(f *functionFactory, p functionsProps) awslambda.Function 
 		"RAW_ARTIFACT_TTL_DAYS":      itoa(rawArtifactDays),
 		"REDACTED_ARTIFACT_TTL_DAYS": itoa(redactedArtifactDays),
 	}})
-	p.table.GrantReadWriteData(fn)
+	// The job, its outbox rows; the SES events recorded for lookup-before-resend.
+	g := f.items(fn, p)
+	g.grant(jsii.Strings("dynamodb:GetItem", "dynamodb:UpdateItem"), itemJob, itemOutbox)
+	g.grant(jsii.Strings("dynamodb:PutItem"), itemOutbox)
+	g.grant(jsii.Strings("dynamodb:Query"), itemOutbox, itemDelivery)
 	p.notify.dlq.GrantSendMessages(fn)
 	p.redacted.GrantRead(fn, nil)
 	if cfg.EmailProvider == "ses" {
+		// Only as the configured identity, only through the configuration
+		// set whose events feed the delivery log (SES authorizes SendEmail on
+		// both resources).
+		arn := func(kind, name string) *string {
+			return awscdk.Fn_Sub(jsii.String("arn:${AWS::Partition}:ses:${AWS::Region}:${AWS::AccountId}:"+kind+"/"+name), nil)
+		}
 		fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-			Actions:   jsii.Strings("ses:SendEmail"),
-			Resources: jsii.Strings("*"), // identities and configuration sets live outside the stack
+			Actions:    jsii.Strings("ses:SendEmail"),
+			Resources:  &[]*string{arn("identity", sesIdentity(cfg)), arn("configuration-set", cfg.SESConfigurationSet)},
+			Conditions: &map[string]any{"StringEquals": map[string]any{"ses:FromAddress": cfg.SMTPFrom}},
 		}))
 	} else {
 		p.secrets.smtp.GrantRead(fn, nil)
@@ -304,7 +348,14 @@ func newSweeperFunction(f *functionFactory, p functionsProps) awslambda.Function
 		"SMTP_LOOKUP_URL":                jsii.String(cfg.SMTPLookupURL),
 		"SEND_COMPLETION_WINDOW_SECONDS": optItoa(cfg.SendCompletionWindowSeconds),
 	}})
-	p.table.GrantReadWriteData(fn)
+	g := f.items(fn, p)
+	// Sweep: due jobs from the sweep index, then the job rows themselves.
+	g.grantIndex(jsii.Strings("dynamodb:Query"), "sweep")
+	g.grant(jsii.Strings("dynamodb:GetItem", "dynamodb:UpdateItem"), itemJob, itemOutbox)
+	g.grant(jsii.Strings("dynamodb:Query"), itemDelivery)
+	// The outbox reconciler finds rows stuck sending, and the retention check
+	// reads every row's TTL: both scan, which no key condition can narrow.
+	g.grantTable(jsii.Strings("dynamodb:Scan"))
 	for _, s := range []*stage{p.fetch, p.llm, p.notify} {
 		s.queue.GrantSendMessages(fn)
 	}
@@ -319,10 +370,13 @@ func newSweeperFunction(f *functionFactory, p functionsProps) awslambda.Function
 // newSESEvents: the configuration set publishes send/delivery/bounce/
 // complaint/reject events to EventBridge; sesevents records them where
 // lookup-before-resend and the outbox reconciler read them.
-func newSESEvents(f *functionFactory, p functionsProps) awslambda.Function {
+func newSESEvents(f *functionFactory, p functionsProps) (awslambda.Function, awssqs.Queue) {
 	cfg, stack := f.cfg, f.stack
-	fn := f.newFn(fnSpec{id: "SesEventsFunction", asset: "sesevents", memory: 128, timeout: 30})
-	p.table.GrantReadWriteData(fn)
+	// Lost delivery evidence is not silent: events that fail every retry
+	// (EventBridge's delivery or the function's own) land here and page.
+	dlq := newDLQ(stack, cfg, "SesEventsDLQ", awscdk.Duration_Seconds(jsii.Number(30)), f.removal)
+	fn := f.newFn(fnSpec{id: "SesEventsFunction", asset: "sesevents", memory: 128, timeout: 30, asyncDLQ: dlq})
+	f.items(fn, p).grant(jsii.Strings("dynamodb:PutItem"), itemDelivery)
 	cs := awsses.NewCfnConfigurationSet(stack, jsii.String("SesConfigurationSet"), &awsses.CfnConfigurationSetProps{
 		Name: jsii.String(cfg.SESConfigurationSet),
 	})
@@ -337,12 +391,27 @@ func newSESEvents(f *functionFactory, p functionsProps) awslambda.Function {
 		},
 	})
 	dest.AddDependency(cs)
+	// Only this configuration set's events: SES tags each with its name.
 	rule := awsevents.NewRule(stack, jsii.String("SesEventsRule"), &awsevents.RuleProps{
-		EventPattern: &awsevents.EventPattern{Source: jsii.Strings("aws.ses")},
-		Targets:      &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(fn, nil)},
+		EventPattern: &awsevents.EventPattern{
+			Source: jsii.Strings("aws.ses"),
+			Detail: &map[string]any{"mail": map[string]any{"tags": map[string]any{"ses:configuration-set": []string{cfg.SESConfigurationSet}}}},
+		},
+		Targets: &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(fn, &awseventstargets.LambdaFunctionProps{
+			DeadLetterQueue: dlq, RetryAttempts: jsii.Number(185), MaxEventAge: awscdk.Duration_Hours(jsii.Number(24)),
+		})},
 	})
 	pinID(rule, "SesEventsRule")
-	return fn
+	return fn, dlq
+}
+
+// sesIdentity is the SES identity notify sends as: sesIdentity, or the
+// domain of smtpFrom.
+func sesIdentity(cfg EnvConfig) string {
+	if cfg.SESIdentity != "" {
+		return cfg.SESIdentity
+	}
+	return cfg.SMTPFrom[strings.LastIndexByte(cfg.SMTPFrom, '@')+1:]
 }
 
 // restrictRawBucket: only the function that writes raw (unredacted) artifacts
@@ -364,9 +433,24 @@ func restrictRawBucket(stack awscdk.Stack, cfg EnvConfig, raw awss3.Bucket, fetc
 	if !cfg.RawBucketDataEvents {
 		return
 	}
+	// The trail's own bucket, as locked down as the artifacts' (CloudTrail
+	// delivers with SSE-S3 or the data key).
+	tb := &awss3.BucketProps{
+		Encryption:        awss3.BucketEncryption_S3_MANAGED,
+		BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(),
+		EnforceSSL:        jsii.Bool(true),
+		ObjectOwnership:   awss3.ObjectOwnership_BUCKET_OWNER_ENFORCED,
+		RemovalPolicy:     awscdk.RemovalPolicy_RETAIN,
+	}
+	if logs := stack.Node().TryFindChild(jsii.String("AccessLogs")); logs != nil {
+		tb.ServerAccessLogsBucket, tb.ServerAccessLogsPrefix = logs.(awss3.IBucket), jsii.String("trail/")
+	}
+	trailBucket := awss3.NewBucket(stack, jsii.String("RawDataEventsTrailBucket"), tb)
+	pinID(trailBucket, "RawDataEventsTrailBucket")
 	trail := awscloudtrail.NewTrail(stack, jsii.String("RawDataEventsTrail"), &awscloudtrail.TrailProps{
 		IsMultiRegionTrail: jsii.Bool(false), IncludeGlobalServiceEvents: jsii.Bool(false),
-		ManagementEvents: awscloudtrail.ReadWriteType_NONE,
+		ManagementEvents: awscloudtrail.ReadWriteType_NONE, Bucket: trailBucket,
+		EncryptionKey: dataKey(stack, cfg), EnableFileValidation: jsii.Bool(true),
 	})
 	trail.AddS3EventSelector(&[]*awscloudtrail.S3EventSelector{{Bucket: raw}}, &awscloudtrail.AddEventSelectorOptions{
 		ReadWriteType: awscloudtrail.ReadWriteType_ALL, IncludeManagementEvents: jsii.Bool(false),
@@ -402,4 +486,71 @@ func newSchedules(stack awscdk.Stack, cfg EnvConfig, sweeperFn awslambda.Functio
 		})},
 	})
 	pinID(check, "RetentionCheck")
+}
+
+// Item types of the jobs table, by partition-key prefix. Their homes are the
+// packages that write them (TestItemPrefixesMatchTheStore checks they agree).
+const (
+	itemJob         = "JOB#"      // shared/store: the job
+	itemIdempotency = "IDEM#"     // shared/store: idempotency record
+	itemChangelist  = "CL#"       // shared/store: a changelist's version gate
+	itemOutbox      = "OUTBOX#"   // shared/outbox: one delivery per recipient
+	itemDelivery    = "DELIVERY#" // shared/deliverylog: SES events
+)
+
+// itemGrants grants one function access to the jobs table, item type by
+// item type: IAM's dynamodb:LeadingKeys condition limits each action to the
+// items whose partition key has one of the given prefixes.
+type itemGrants struct {
+	fn    awslambda.Function
+	table awsdynamodb.Table
+}
+
+func (f *functionFactory) items(fn awslambda.Function, p functionsProps) itemGrants {
+	if key := dataKey(f.stack, f.cfg); key != nil {
+		key.GrantEncryptDecrypt(fn)
+	}
+	return itemGrants{fn: fn, table: p.table}
+}
+
+func (g itemGrants) grant(actions *[]*string, prefixes ...string) {
+	var like []string
+	for _, pre := range prefixes {
+		like = append(like, pre+"*")
+	}
+	g.fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:    actions,
+		Resources:  &[]*string{g.table.TableArn()},
+		Conditions: &map[string]any{"ForAllValues:StringLike": map[string]any{"dynamodb:LeadingKeys": like}},
+	}))
+}
+
+// grantIndex: actions on one index (its own keys; no item-type condition).
+func (g itemGrants) grantIndex(actions *[]*string, index string) {
+	g.fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   actions,
+		Resources: &[]*string{awscdk.Fn_Join(jsii.String(""), &[]*string{g.table.TableArn(), jsii.String("/index/" + index)})},
+	}))
+}
+
+// grantTable: actions on the whole table, for the scans that cannot be keyed.
+func (g itemGrants) grantTable(actions *[]*string) {
+	g.fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{Actions: actions, Resources: &[]*string{g.table.TableArn()}}))
+}
+
+// bedrockResources are the ARNs invoking model needs: the foundation model
+// (in any region, for inference profiles that route across regions) and,
+// for a geographic inference profile id, the profile itself.
+func bedrockResources(model string) *[]*string {
+	base, profile := model, false
+	for _, geo := range []string{"us.", "eu.", "apac.", "us-gov.", "global."} {
+		if rest, ok := strings.CutPrefix(model, geo); ok {
+			base, profile = rest, true
+		}
+	}
+	out := []*string{awscdk.Fn_Sub(jsii.String("arn:${AWS::Partition}:bedrock:*::foundation-model/"+base), nil)}
+	if profile {
+		out = append(out, awscdk.Fn_Sub(jsii.String("arn:${AWS::Partition}:bedrock:${AWS::Region}:${AWS::AccountId}:inference-profile/"+model), nil))
+	}
+	return &out
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
@@ -80,8 +82,14 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 	fns := newFunctions(stack, functionsProps{env: env, cfg: cfg, assetRoot: props.AssetRoot, removal: removal,
 		table: table, raw: raw, redacted: redacted, fetch: fetchStage, llm: llmStage, notify: notifyStage, secrets: sec})
 	api := newAPI(stack, env, cfg, removal, fns.webhook)
-	topic := newAlarms(stack, env, cfg, props.MetricMathAlarms, stages, []namedFn{
-		{"Webhook", fns.webhook}, {"Fetch", fns.fetch}, {"Review", fns.review}, {"Notify", fns.notify}, {"Sweeper", fns.sweeper}})
+	alarmed := []namedFn{{"Webhook", fns.webhook}, {"Fetch", fns.fetch}, {"Review", fns.review}, {"Notify", fns.notify}, {"Sweeper", fns.sweeper}}
+	if fns.sesEvents != nil {
+		alarmed = append(alarmed, namedFn{"SesEvents", fns.sesEvents})
+	}
+	topic := newAlarms(stack, env, cfg, props.MetricMathAlarms, stages, alarmed)
+	if fns.sesEventsDLQ != nil {
+		alarmOnDLQ(stack, topic, "SesEventsDlqAlarm", "SES events not recorded: delivery evidence is missing, uncertain sends may be resent; replay the SesEvents DLQ", fns.sesEventsDLQ)
+	}
 	newOutputs(stack, api, table, raw, redacted, stages, sec, fns, topic)
 	return stack
 }
@@ -130,6 +138,7 @@ func newSecrets(stack awscdk.Stack, cfg EnvConfig, removal awscdk.RemovalPolicy)
 			Description:          jsii.String(desc),
 			GenerateSecretString: gen,
 			RemovalPolicy:        removal,
+			EncryptionKey:        dataKey(stack, cfg), // nil: the AWS-managed key
 		})
 		pinID(s, id)
 		return s
@@ -192,7 +201,7 @@ const (
 // logs outside local).
 func newData(stack awscdk.Stack, cfg EnvConfig, local bool, removal awscdk.RemovalPolicy) (awsdynamodb.Table, awss3.Bucket, awss3.Bucket) {
 	// ---- state: jobs table -------------------------------------------------
-	table := awsdynamodb.NewTable(stack, jsii.String("JobsTable"), &awsdynamodb.TableProps{
+	tp := &awsdynamodb.TableProps{
 		PartitionKey:        &awsdynamodb.Attribute{Name: jsii.String("pk"), Type: awsdynamodb.AttributeType_STRING},
 		SortKey:             &awsdynamodb.Attribute{Name: jsii.String("sk"), Type: awsdynamodb.AttributeType_STRING},
 		BillingMode:         awsdynamodb.BillingMode_PAY_PER_REQUEST,
@@ -201,7 +210,11 @@ func newData(stack awscdk.Stack, cfg EnvConfig, local bool, removal awscdk.Remov
 			PointInTimeRecoveryEnabled: jsii.Bool(!local),
 		},
 		RemovalPolicy: removal,
-	})
+	}
+	if key := dataKey(stack, cfg); key != nil {
+		tp.Encryption, tp.EncryptionKey = awsdynamodb.TableEncryption_CUSTOMER_MANAGED, key
+	}
+	table := awsdynamodb.NewTable(stack, jsii.String("JobsTable"), tp)
 	table.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
 		IndexName:      jsii.String("sweep"),
 		PartitionKey:   &awsdynamodb.Attribute{Name: jsii.String("sweep_shard"), Type: awsdynamodb.AttributeType_STRING},
@@ -243,6 +256,9 @@ func newData(stack awscdk.Stack, cfg EnvConfig, local bool, removal awscdk.Remov
 			// Never AutoDeleteObjects: it adds a Node.js custom resource.
 			RemovalPolicy: removal,
 		}
+		if key := dataKey(stack, cfg); key != nil {
+			bp.Encryption, bp.EncryptionKey, bp.BucketKeyEnabled = awss3.BucketEncryption_KMS, key, jsii.Bool(true)
+		}
 		if accessLogs != nil {
 			bp.ServerAccessLogsBucket = accessLogs
 			bp.ServerAccessLogsPrefix = jsii.String(logPrefix)
@@ -262,19 +278,14 @@ func newQueues(stack awscdk.Stack, cfg EnvConfig, removal awscdk.RemovalPolicy) 
 	// ---- queues ------------------------------------------------------------
 	lease := awscdk.Duration_Seconds(jsii.Number(cfg.LeaseSeconds))
 	newStage := func(name, id string) *stage {
-		dlq := awssqs.NewQueue(stack, jsii.String(id+"DLQ"), &awssqs.QueueProps{
-			Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
-			EnforceSSL:        jsii.Bool(true),
-			RetentionPeriod:   awscdk.Duration_Days(jsii.Number(14)),
-			VisibilityTimeout: lease,
-			RemovalPolicy:     removal,
-		})
-		pinID(dlq, id+"DLQ")
+		dlq := newDLQ(stack, cfg, id+"DLQ", lease, removal)
+		enc, key := queueEncryption(stack, cfg)
 		q := awssqs.NewQueue(stack, jsii.String(id+"Queue"), &awssqs.QueueProps{
-			Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
-			EnforceSSL:        jsii.Bool(true),
-			VisibilityTimeout: lease,
-			RetentionPeriod:   awscdk.Duration_Days(jsii.Number(4)),
+			Encryption:          enc,
+			EncryptionMasterKey: key,
+			EnforceSSL:          jsii.Bool(true),
+			VisibilityTimeout:   lease,
+			RetentionPeriod:     awscdk.Duration_Days(jsii.Number(4)),
 			DeadLetterQueue: &awssqs.DeadLetterQueue{
 				Queue:           dlq,
 				MaxReceiveCount: jsii.Number(cfg.MaxAttempts + 3),
@@ -287,6 +298,29 @@ func newQueues(stack awscdk.Stack, cfg EnvConfig, removal awscdk.RemovalPolicy) 
 	return newStage("fetch", "Fetch"), newStage("llm", "Llm"), newStage("notify", "Notify")
 }
 
+// queueEncryption: the customer-managed key when configured, else SQS-managed SSE.
+func queueEncryption(stack awscdk.Stack, cfg EnvConfig) (awssqs.QueueEncryption, awskms.IKey) {
+	if key := dataKey(stack, cfg); key != nil {
+		return awssqs.QueueEncryption_KMS, key
+	}
+	return awssqs.QueueEncryption_SQS_MANAGED, nil
+}
+
+// newDLQ is a dead-letter queue: 14 days' retention, encrypted, TLS only.
+func newDLQ(stack awscdk.Stack, cfg EnvConfig, id string, visibility awscdk.Duration, removal awscdk.RemovalPolicy) awssqs.Queue {
+	enc, key := queueEncryption(stack, cfg)
+	dlq := awssqs.NewQueue(stack, jsii.String(id), &awssqs.QueueProps{
+		Encryption:          enc,
+		EncryptionMasterKey: key,
+		EnforceSSL:          jsii.Bool(true),
+		RetentionPeriod:     awscdk.Duration_Days(jsii.Number(14)),
+		VisibilityTimeout:   visibility,
+		RemovalPolicy:       removal,
+	})
+	pinID(dlq, id)
+	return dlq
+}
+
 // newAPI is the API section: the REST API (throttled, JSON access logs) with
 // the webhook intake and job status routes on the webhook function.
 func newAPI(stack awscdk.Stack, env string, cfg EnvConfig, removal awscdk.RemovalPolicy, webhookFn awslambda.Function) awsapigateway.RestApi {
@@ -294,6 +328,7 @@ func newAPI(stack awscdk.Stack, env string, cfg EnvConfig, removal awscdk.Remova
 	apiLogs := awslogs.NewLogGroup(stack, jsii.String("ApiAccessLogs"), &awslogs.LogGroupProps{
 		Retention:     retentionDays[cfg.LogRetentionDays],
 		RemovalPolicy: removal,
+		EncryptionKey: dataKey(stack, cfg),
 	})
 	pinID(apiLogs, "ApiAccessLogs")
 	api := awsapigateway.NewRestApi(stack, jsii.String("Api"), &awsapigateway.RestApiProps{
@@ -304,6 +339,7 @@ func newAPI(stack awscdk.Stack, env string, cfg EnvConfig, removal awscdk.Remova
 		DeployOptions: &awsapigateway.StageOptions{
 			StageName:            jsii.String(env),
 			MetricsEnabled:       jsii.Bool(true),
+			TracingEnabled:       jsii.Bool(true), // X-Ray: where a slow or failed intake spent its time
 			ThrottlingRateLimit:  jsii.Number(cfg.APIRateLimit),
 			ThrottlingBurstLimit: jsii.Number(cfg.APIBurstLimit),
 			AccessLogDestination: awsapigateway.NewLogGroupLogDestination(apiLogs),
@@ -316,6 +352,10 @@ func newAPI(stack awscdk.Stack, env string, cfg EnvConfig, removal awscdk.Remova
 	})
 	pinID(api, "Api")
 	api.Node().TryRemoveChild(jsii.String("Endpoint")) // RestApi's own URL output; ApiUrl below replaces it
+	if account := apiGatewayAccount(stack, cfg); account != nil {
+		// Access logging fails to deploy until the account has the role.
+		api.DeploymentStage().Node().AddDependency(account)
+	}
 	integration := awsapigateway.NewLambdaIntegration(webhookFn, &awsapigateway.LambdaIntegrationOptions{Proxy: jsii.Bool(true)})
 	noKey := &awsapigateway.MethodOptions{ApiKeyRequired: jsii.Bool(false), AuthorizationType: awsapigateway.AuthorizationType_NONE}
 	api.Root().AddResource(jsii.String("webhooks"), nil).AddResource(jsii.String("changelist"), nil).
@@ -323,6 +363,21 @@ func newAPI(stack awscdk.Stack, env string, cfg EnvConfig, removal awscdk.Remova
 	api.Root().AddResource(jsii.String("jobs"), nil).AddResource(jsii.String("{id}"), nil).
 		AddMethod(jsii.String("GET"), integration, noKey)
 	return api
+}
+
+// alarmOnDLQ pages when a dead-letter queue holds a message.
+func alarmOnDLQ(stack awscdk.Stack, topic awssns.ITopic, id, desc string, dlq awssqs.Queue) {
+	a := awscloudwatch.NewAlarm(stack, jsii.String(id), &awscloudwatch.AlarmProps{
+		AlarmDescription: jsii.String(desc),
+		Metric: dlq.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{
+			Period: awscdk.Duration_Seconds(jsii.Number(60)), Statistic: jsii.String("Maximum")}),
+		Threshold:          jsii.Number(0),
+		EvaluationPeriods:  jsii.Number(1),
+		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
+		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+	})
+	pinID(a, id)
+	a.AddAlarmAction(awscloudwatchactions.NewSnsAction(topic))
 }
 
 // namedFn is a function and the id prefix of its alarms.
@@ -341,7 +396,8 @@ func newAlarms(stack awscdk.Stack, env string, cfg EnvConfig, mathAlarms bool, s
 	if cfg.AlarmTopicArn != "" {
 		topic = awssns.Topic_FromTopicArn(stack, jsii.String("AlarmTopic"), jsii.String(cfg.AlarmTopicArn))
 	} else {
-		t := awssns.NewTopic(stack, jsii.String("AlarmTopic"), &awssns.TopicProps{DisplayName: jsii.String(StackName(env) + " alarms")})
+		t := awssns.NewTopic(stack, jsii.String("AlarmTopic"), &awssns.TopicProps{DisplayName: jsii.String(StackName(env) + " alarms"),
+			MasterKey: dataKey(stack, cfg), EnforceSSL: jsii.Bool(true)})
 		pinID(t, "AlarmTopic")
 		topic = t
 	}
@@ -485,4 +541,33 @@ func newAlarms(stack awscdk.Stack, env string, cfg EnvConfig, mathAlarms bool, s
 		)
 	}
 	return topic
+}
+
+// apiGatewayAccount sets API Gateway's account-level CloudWatch role, which
+// stage access logging needs (a fresh account has none): with "create" the
+// stack creates the role, with a role ARN it uses that one, with "existing"
+// it leaves the account as it is (and returns nil). The setting is per
+// account and region: one stack per account should create it, the others
+// say "existing" (docs/deploy.md).
+func apiGatewayAccount(stack awscdk.Stack, cfg EnvConfig) awsapigateway.CfnAccount {
+	var arn *string
+	switch cfg.APIGatewayCloudWatchRole {
+	case "existing":
+		return nil
+	case "create":
+		role := awsiam.NewRole(stack, jsii.String("ApiGatewayCloudWatchRole"), &awsiam.RoleProps{
+			AssumedBy: awsiam.NewServicePrincipal(jsii.String("apigateway.amazonaws.com"), nil),
+			ManagedPolicies: &[]awsiam.IManagedPolicy{awsiam.ManagedPolicy_FromAwsManagedPolicyName(
+				jsii.String("service-role/AmazonAPIGatewayPushToCloudWatchLogs"))},
+		})
+		pinID(role, "ApiGatewayCloudWatchRole")
+		role.ApplyRemovalPolicy(awscdk.RemovalPolicy_RETAIN) // other stages in the account may rely on it
+		arn = role.RoleArn()
+	default:
+		arn = jsii.String(cfg.APIGatewayCloudWatchRole)
+	}
+	account := awsapigateway.NewCfnAccount(stack, jsii.String("ApiGatewayAccount"), &awsapigateway.CfnAccountProps{CloudWatchRoleArn: arn})
+	account.OverrideLogicalId(jsii.String("ApiGatewayAccount"))
+	account.ApplyRemovalPolicy(awscdk.RemovalPolicy_RETAIN, nil)
+	return account
 }

@@ -6,8 +6,13 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/criticizer/criticizer/shared/depot"
+	"github.com/criticizer/criticizer/shared/llm"
+	"github.com/criticizer/criticizer/shared/p4"
 )
 
 // problems collects every invalid setting of an environment, so one synth
@@ -30,6 +35,8 @@ var validators = []func(EnvConfig, *problems){
 	validateAPI,
 	validateAlarms,
 	validateLogs,
+	validateNetwork,
+	validateEncryption,
 }
 
 // Validate rejects settings AWS would reject at deploy time, or that would make
@@ -91,13 +98,17 @@ func validateQueues(c EnvConfig, p *problems) {
 
 // validateP4: the Perforce connection, the p4 layer and the depot allow-list.
 func validateP4(c EnvConfig, p *problems) {
+	// The fetch function gets the list joined by commas (DEPOT_ALLOWLIST) and
+	// parses it with depot.ParseAllowList at start: synth runs that same
+	// parser on that same string, so a list synth accepts is one the function
+	// starts with, and one it would refuse fails here instead.
 	for _, e := range c.DepotAllowList {
-		if !strings.HasPrefix(e, "//") {
-			p.add("depotAllowList entry %q: want a depot path starting with //", e)
+		if strings.ContainsAny(e, ",\n") {
+			p.add("depotAllowList entry %q: must not contain a comma or newline (DEPOT_ALLOWLIST is comma-separated)", e)
 		}
-		if strings.Contains(e, ",") {
-			p.add("depotAllowList entry %q: must not contain a comma", e)
-		}
+	}
+	if _, err := depot.ParseAllowList(strings.Join(c.DepotAllowList, ","), nil); err != nil {
+		p.add("depotAllowList: %v", err)
 	}
 	if c.P4Bin == "" {
 		p.add("p4Bin is empty")
@@ -107,6 +118,16 @@ func validateP4(c EnvConfig, p *problems) {
 	}
 	if c.P4User == "" {
 		p.add("p4User is empty")
+	}
+	// An ssl: server is refused by p4 until its fingerprint is trusted; the
+	// fetch function installs P4TRUST_FINGERPRINT with "p4 trust -i".
+	if sslPortRe.MatchString(c.P4Port) && c.P4TrustFingerprint == "" {
+		p.add("p4TrustFingerprint is empty: p4Port %q is an ssl: port and p4 refuses it until the server's fingerprint is trusted (ask the Perforce admin for `p4d -Gf`, or run `p4 -p %s trust` once and copy the fingerprint)", c.P4Port, c.P4Port)
+	}
+	if c.P4TrustFingerprint != "" {
+		if err := p4.CheckTrustFingerprint(c.P4TrustFingerprint); err != nil {
+			p.add("p4TrustFingerprint: %v", err)
+		}
 	}
 	if c.P4TimeoutSeconds < 1 || c.P4TimeoutSeconds >= c.LeaseSeconds {
 		p.add("p4TimeoutSeconds %d: want 1..leaseSeconds-1 (%d)", c.P4TimeoutSeconds, c.LeaseSeconds-1)
@@ -131,14 +152,19 @@ func validateLLM(c EnvConfig, p *problems) {
 	}
 	switch c.LLMProvider {
 	case "openai", "anthropic":
-		if u, err := url.Parse(c.LLMEndpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			p.add("llmEndpoint %q: want the provider's http(s) base URL, e.g. https://api.openai.com", c.LLMEndpoint)
-		} else if strings.Trim(u.Path, "/") != "" || u.RawQuery != "" {
-			p.add("llmEndpoint %q: want a base URL without a path (the client appends the API path, e.g. /v1/chat/completions)", c.LLMEndpoint)
+		if c.LLMEndpoint == "" {
+			p.add("llmEndpoint is empty: llmProvider %s needs the provider's base URL, e.g. https://api.openai.com", c.LLMProvider)
 		}
-	case "bedrock":
+	case "bedrock": // the SDK resolves the regional endpoint; llmEndpoint optionally overrides it
 	default:
 		p.add("llmProvider %q: want openai, anthropic or bedrock", c.LLMProvider)
+	}
+	if c.LLMEndpoint != "" {
+		// The review function checks LLM_ENDPOINT with this same function.
+		if _, err := llm.ValidateEndpoint(c.LLMProvider, c.LLMEndpoint); err != nil {
+			p.add("llmEndpoint %q: %v", c.LLMEndpoint, err)
+		}
+		checkPlainHTTP(c, p, "llmEndpoint", c.LLMEndpoint)
 	}
 	if c.LLMModel == "" {
 		p.add("llmModel is empty")
@@ -164,6 +190,23 @@ func validateEmail(c EnvConfig, p *problems) {
 		}
 	default:
 		p.add("emailProvider %q: want smtp or ses", c.EmailProvider)
+	}
+	if c.SESIdentity != "" && (strings.ContainsAny(c.SESIdentity, " ,/*") || !strings.Contains(c.SESIdentity, ".")) {
+		p.add("sesIdentity %q: want a domain or an e-mail address", c.SESIdentity)
+	}
+	if c.EmailProvider == "ses" && c.SESIdentity == "" && !strings.Contains(c.SMTPFrom, "@") {
+		p.add("smtpFrom %q: want an address whose domain is the SES identity (or set sesIdentity)", c.SMTPFrom)
+	}
+	if c.SMTPLookupURL != "" {
+		if u, err := url.Parse(c.SMTPLookupURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			p.add("smtpLookupUrl %q: want an http(s) URL", c.SMTPLookupURL)
+		} else {
+			checkPlainHTTP(c, p, "smtpLookupUrl", c.SMTPLookupURL)
+		}
+	}
+	// A relay over plain SMTP outside local carries the review in clear text.
+	if c.EmailProvider == "smtp" && c.SMTPTLS == "none" && !c.isLocal && !isLoopback(c.SMTPHost) {
+		p.add("smtpTLS none: outside local only a loopback smtpHost may be used without TLS (smtpHost %q)", c.SMTPHost)
 	}
 	if c.SMTPPort < 1 || c.SMTPPort > 65535 {
 		p.add("smtpPort %d: out of range", c.SMTPPort)
@@ -192,8 +235,34 @@ func validateSwarm(c EnvConfig, p *problems) {
 	}
 	if u, err := url.Parse(c.SwarmURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		p.add("swarmUrl %q: want an http(s) URL", c.SwarmURL)
+		return
 	}
+	checkPlainHTTP(c, p, "swarmUrl", c.SwarmURL)
 }
+
+// checkPlainHTTP refuses an http:// endpoint outside local unless its host is
+// a loopback address (the staging-shaped run on the emulator): credentials
+// and code would cross the network in clear text.
+func checkPlainHTTP(c EnvConfig, p *problems, setting, raw string) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "http" || c.isLocal || isLoopback(u.Hostname()) {
+		return
+	}
+	p.add("%s %q: http:// outside local is allowed only to a loopback address; use https://", setting, raw)
+}
+
+// isLoopback: "localhost" or a loopback IP literal (no DNS at synth).
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	a, err := netip.ParseAddr(strings.Trim(host, "[]"))
+	return err == nil && a.IsLoopback()
+}
+
+// sslPortRe matches the P4PORT transports that use SSL (ssl:, ssl4:, ssl6:,
+// ssl46:, ssl64:).
+var sslPortRe = regexp.MustCompile(`^ssl(4|6|46|64)?:`)
 
 // validateRedaction: the redaction policy's confidential domains and networks.
 func validateRedaction(c EnvConfig, p *problems) {
@@ -217,7 +286,15 @@ func validateAPI(c EnvConfig, p *problems) {
 	if c.ReplayWindowSeconds < 1 {
 		p.add("replayWindowSeconds %d: want >= 1", c.ReplayWindowSeconds)
 	}
+	switch r := c.APIGatewayCloudWatchRole; {
+	case r == "create" || r == "existing":
+	case iamRoleArnRe.MatchString(r):
+	default:
+		p.add("apiGatewayCloudWatchRole %q: want create, existing or an IAM role ARN", r)
+	}
 }
+
+var iamRoleArnRe = regexp.MustCompile(`^arn:aws[a-z-]*:iam::[0-9]{12}:role/[\w+=,.@/-]+$`)
 
 // validateAlarms: where alarms page, and the operator role of the raw bucket.
 func validateAlarms(c EnvConfig, p *problems) {
@@ -244,5 +321,48 @@ func validateLogs(c EnvConfig, p *problems) {
 	}
 	if c.AccessLogRetentionDays < 1 {
 		p.add("accessLogRetentionDays %d: want >= 1", c.AccessLogRetentionDays)
+	}
+}
+
+var (
+	vpcIDRe    = regexp.MustCompile(`^vpc-[0-9a-f]{8}([0-9a-f]{9})?$`)
+	subnetIDRe = regexp.MustCompile(`^subnet-[0-9a-f]{8}([0-9a-f]{9})?$`)
+	sgIDRe     = regexp.MustCompile(`^sg-[0-9a-f]{8}([0-9a-f]{9})?$`)
+	rtbIDRe    = regexp.MustCompile(`^rtb-[0-9a-f]{8}([0-9a-f]{9})?$`)
+	kmsKeyRe   = regexp.MustCompile(`^arn:aws[a-z-]*:kms:[a-z0-9-]+:[0-9]{12}:key/[0-9a-f-]{36}$`)
+)
+
+// validateNetwork: the optional VPC placement, by ID only (no lookups).
+func validateNetwork(c EnvConfig, p *problems) {
+	v := c.VPC
+	if v == nil {
+		return
+	}
+	if c.isLocal {
+		p.add("vpc: not supported in local (the emulator runs functions as host processes)")
+		return
+	}
+	if !vpcIDRe.MatchString(v.VpcID) {
+		p.add("vpc.vpcId %q: want vpc-<8 or 17 hex digits>", v.VpcID)
+	}
+	ids := func(name string, list []string, re *regexp.Regexp, required bool) {
+		if required && len(list) == 0 {
+			p.add("vpc.%s is empty", name)
+		}
+		for _, id := range list {
+			if !re.MatchString(id) {
+				p.add("vpc.%s entry %q: not an ID of that kind", name, id)
+			}
+		}
+	}
+	ids("subnetIds", v.SubnetIDs, subnetIDRe, true)
+	ids("securityGroupIds", v.SecurityGroupIDs, sgIDRe, true)
+	ids("routeTableIds", v.RouteTableIDs, rtbIDRe, v.CreateEndpoints)
+}
+
+// validateEncryption: the optional customer-managed KMS key.
+func validateEncryption(c EnvConfig, p *problems) {
+	if c.KMSKey != "" && c.KMSKey != "create" && !kmsKeyRe.MatchString(c.KMSKey) {
+		p.add("kmsKey %q: want create or a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>)", c.KMSKey)
 	}
 }
