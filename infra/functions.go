@@ -440,7 +440,9 @@ func restrictRawBucket(stack awscdk.Stack, cfg EnvConfig, raw awss3.Bucket, fetc
 		BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(),
 		EnforceSSL:        jsii.Bool(true),
 		ObjectOwnership:   awss3.ObjectOwnership_BUCKET_OWNER_ENFORCED,
-		RemovalPolicy:     awscdk.RemovalPolicy_RETAIN,
+		// Audit evidence: an overwritten or deleted log file stays recoverable.
+		Versioned:     jsii.Bool(true),
+		RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
 	}
 	if logs := stack.Node().TryFindChild(jsii.String("AccessLogs")); logs != nil {
 		tb.ServerAccessLogsBucket, tb.ServerAccessLogsPrefix = logs.(awss3.IBucket), jsii.String("trail/")
