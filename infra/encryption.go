@@ -51,9 +51,11 @@ func dataKey(stack awscdk.Stack, cfg EnvConfig) awskms.IKey {
 			awsiam.NewServicePrincipal(jsii.String("cloudwatch.amazonaws.com"), nil),
 			awsiam.NewServicePrincipal(jsii.String("events.amazonaws.com"), nil),
 		},
-		Actions:    jsii.Strings("kms:Decrypt", "kms:GenerateDataKey*"),
-		Resources:  jsii.Strings("*"),
-		Conditions: &map[string]any{"StringEquals": map[string]any{"aws:SourceAccount": account}},
+		// As AWS documents it for encrypted topics and queues: these services
+		// do not all pass aws:SourceAccount to KMS, and a denied publish would
+		// lose alarms silently.
+		Actions:   jsii.Strings("kms:Decrypt", "kms:GenerateDataKey*"),
+		Resources: jsii.Strings("*"),
 	}), jsii.Bool(false))
 	key.AddToResourcePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Sid:        jsii.String("CloudTrail"),

@@ -51,7 +51,7 @@ type Report struct {
 	Accepted int
 }
 
-// OK: nothing new, nothing invalid, nothing stale.
+// OK reports whether nothing is new, nothing invalid and nothing stale.
 func (r Report) OK() bool { return len(r.New) == 0 && len(r.Invalid) == 0 && len(r.Stale) == 0 }
 
 func (r Report) String() string {

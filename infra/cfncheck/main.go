@@ -9,6 +9,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -100,15 +101,16 @@ func placeholders(dir string) (assets, layer string, err error) {
 // synthesize builds env's template the way `cdk synth` does (cdk.json's
 // context, every alarm) and returns its path.
 func synthesize(ctx context.Context, env, assets, layer, out string) (string, error) {
+	var log bytes.Buffer // jsii's banners; shown only when synth fails
 	dir, err := devstack.Synth(ctx, devstack.SynthOptions{
 		Env: env, AssetRoot: assets, OutDir: out,
 		Overrides: map[string]any{"p4LayerPath": layer},
 		// devstack leaves metric-math alarms out for the emulator; AWS gets them.
 		Context: map[string]any{"metricMathAlarms": true},
-		Output:  os.Stderr,
+		Output:  &log,
 	})
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("%w\n%s", err, log.String())
 	}
 	return filepath.Join(dir, "Criticizer-"+env+".template.json"), nil
 }

@@ -24,7 +24,7 @@ func (f Finding) String() string {
 	return fmt.Sprintf("%s %s %s %s: %s", f.Env, f.Tool, f.Check, f.Resource, f.Message)
 }
 
-// IsError: cfn-lint errors (E…) are never acceptable.
+// IsError reports a cfn-lint error (E…), which is never acceptable.
 func (f Finding) IsError() bool { return f.Tool == "cfn-lint" && strings.HasPrefix(f.Check, "E") }
 
 // runCfnLint runs cfn-lint on one template (exit status 0, 2, 4, 6, 8 mean
