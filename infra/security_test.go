@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/jsii-runtime-go"
 )
 
 // grantedOn reports whether some Allow grant has action exactly on a
@@ -376,5 +378,22 @@ func TestSynthRefuses(t *testing.T) {
 	ok := checkedInContext(t, "staging", map[string]any{"llmEndpoint": "http://127.0.0.1:8089", "smtpLookupUrl": "http://127.0.0.1:9/messages"})
 	if _, _, err := LoadConfig(awscdk.NewApp(&awscdk.AppProps{Context: &ok}).Node()); err != nil {
 		t.Errorf("loopback endpoints refused: %v", err)
+	}
+}
+
+// TestCheckedInSynthHasNoWarnings: dev, staging and prod synthesize without
+// a CDK warning (an unacknowledged one usually means a lookup or a setting
+// the stack does not mean to rely on).
+func TestCheckedInSynthHasNoWarnings(t *testing.T) {
+	for _, env := range []string{"dev", "staging", "prod"} {
+		ctx := checkedInContext(t, env, nil)
+		ctx[ctxAssetRoot] = dummyAssets(t)
+		_, stack, err := newApp(ctx)
+		if err != nil {
+			t.Fatalf("%s: %v", env, err)
+		}
+		check(t, env+" warnings", func() {
+			assertions.Annotations_FromStack(stack).HasNoWarning(jsii.String("*"), assertions.Match_AnyValue())
+		})
 	}
 }
