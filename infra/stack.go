@@ -88,7 +88,7 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 	}
 	topic := newAlarms(stack, env, cfg, props.MetricMathAlarms, stages, alarmed)
 	if fns.sesEventsDLQ != nil {
-		alarmOnDLQ(stack, topic, "SesEventsDlqAlarm", "SES events not recorded: delivery evidence is missing, uncertain sends may be resent; replay the SesEvents DLQ", fns.sesEventsDLQ)
+		alarmOnDLQ(stack, topic, "SesEventsDlqAlarm", "SES events not recorded: delivery evidence is missing and uncertain sends may be resent; re-invoke SesEventsFunctionName with each SesEventsDlqUrl message body (docs/network-and-iam.md)", fns.sesEventsDLQ)
 	}
 	newOutputs(stack, api, table, raw, redacted, stages, sec, fns, topic)
 	return stack
@@ -122,6 +122,10 @@ func newOutputs(stack awscdk.Stack, api awsapigateway.RestApi, table awsdynamodb
 	out("ReviewFunctionName", fns.review.FunctionName())
 	out("NotifyFunctionName", fns.notify.FunctionName())
 	out("SweeperFunctionName", fns.sweeper.FunctionName())
+	if fns.sesEvents != nil {
+		out("SesEventsFunctionName", fns.sesEvents.FunctionName())
+		out("SesEventsDlqUrl", fns.sesEventsDLQ.QueueUrl())
+	}
 }
 
 // stackSecrets are the credentials the functions read (values generated at
