@@ -254,8 +254,9 @@ func newFetchFunction(f *functionFactory, p functionsProps, p4Layer awslambda.La
 	f.items(fn, p).grant(jsii.Strings("dynamodb:GetItem", "dynamodb:UpdateItem"), itemJob)
 	p.llm.queue.GrantSendMessages(fn)
 	p.fetch.dlq.GrantSendMessages(fn)
-	p.raw.GrantPut(fn, nil)
-	p.redacted.GrantPut(fn, nil)
+	// Only the changeset artifacts it writes (shared/fetchstage).
+	p.raw.GrantPut(fn, jsii.String(artifactRawChangeset))
+	p.redacted.GrantPut(fn, jsii.String(artifactChangeset))
 	sec.p4.GrantRead(fn, nil)
 	return fn
 }
@@ -279,7 +280,9 @@ func newReviewFunction(f *functionFactory, p functionsProps) awslambda.Function 
 	p.notify.queue.GrantSendMessages(fn)
 	p.llm.dlq.GrantSendMessages(fn)
 	p.redacted.GrantRead(fn, nil)
-	p.redacted.GrantPut(fn, nil)
+	// Only the review and its per-chunk cache (shared/reviewstage).
+	p.redacted.GrantPut(fn, jsii.String(artifactReview))
+	p.redacted.GrantPut(fn, jsii.String(artifactChunks))
 	if cfg.LLMProvider == "bedrock" {
 		// The one configured model (Converse is authorized as InvokeModel);
 		// a cross-region inference profile ("eu.…") also needs its profile.
@@ -556,3 +559,13 @@ func bedrockResources(model string) *[]*string {
 	}
 	return &out
 }
+
+// Artifact key patterns each stage writes (shared/artifacts.Key: jobs/<job id>/<name>),
+// so a stage's role can write only its own artifacts
+// (TestArtifactPatternsMatchTheStages checks the names against the stages).
+const (
+	artifactRawChangeset = "jobs/*/changeset.raw.json" // fetch, raw bucket
+	artifactChangeset    = "jobs/*/changeset.json"     // fetch, redacted bucket
+	artifactReview       = "jobs/*/review.json"        // review
+	artifactChunks       = "jobs/*/chunks/*"           // review's per-chunk results and errors
+)

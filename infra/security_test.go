@@ -397,3 +397,46 @@ func TestCheckedInSynthHasNoWarnings(t *testing.T) {
 		})
 	}
 }
+
+// TestArtifactWrites: each stage may write only the artifacts it produces,
+// and those names are the ones the stages use.
+func TestArtifactWrites(t *testing.T) {
+	_, m := synth(t, checkedInContext(t, "local", nil))
+	for _, c := range []struct {
+		fn, bucket, pattern string
+		ok                  bool
+	}{
+		{"FetchFunction", "RawArtifacts", "/jobs/*/changeset.raw.json", true},
+		{"FetchFunction", "RedactedArtifacts", "/jobs/*/changeset.json", true},
+		{"FetchFunction", "RedactedArtifacts", `"Arn"]},"/*"]`, false}, // the whole bucket
+		{"ReviewFunction", "RedactedArtifacts", "/jobs/*/review.json", true},
+		{"ReviewFunction", "RedactedArtifacts", "/jobs/*/chunks/*", true},
+		{"ReviewFunction", "RedactedArtifacts", "/jobs/*/changeset.json", false},
+		{"ReviewFunction", "RedactedArtifacts", `"Arn"]},"/*"]`, false}, // the whole bucket
+	} {
+		found := false
+		for _, g := range grants(t, m, c.fn) {
+			if strings.HasPrefix(g, "s3:PutObject on ") && strings.Contains(g, c.bucket) && strings.Contains(g, c.pattern) {
+				found = true
+			}
+		}
+		if found != c.ok {
+			t.Errorf("%s s3:PutObject on %s%s: %v, want %v", c.fn, c.bucket, c.pattern, found, c.ok)
+		}
+	}
+	for file, names := range map[string][]string{
+		"../shared/fetchstage/fetch.go":    {`"changeset.raw.json"`, `"changeset.json"`},
+		"../shared/reviewstage/review.go":  {`"review.json"`, `"chunks/"`},
+		"../shared/artifacts/artifacts.go": {`"jobs/" + jobID + "/"`},
+	} {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range names {
+			if !strings.Contains(string(b), n) {
+				t.Errorf("%s no longer names %s: the artifact grants would deny its writes", file, n)
+			}
+		}
+	}
+}
