@@ -214,7 +214,7 @@ func (c *Client) Create(ctx context.Context, n NewComment) (Comment, error) {
 		Comment *wireComment `json:"comment"`
 	}
 	what := fmt.Sprintf("swarm create comment on review %d", n.Review)
-	_, err := c.comments(ctx, http.MethodPost, "/api/v9/comments", nil, f, &out, what, true)
+	_, err := c.api(ctx, http.MethodPost, "/api/v9/comments", nil, f, &out, what, true)
 	if err == nil && (out.Comment == nil || out.Comment.ID <= 0) {
 		// Swarm answered 2xx: the comment is most likely there.
 		err = failure.Errorf(failure.SchemaInvalid, "%s: the answer has no comment id: %w", what, ErrMaybeCreated)
@@ -238,7 +238,7 @@ func (c *Client) SetTaskState(ctx context.Context, id int64, state string) (Comm
 		Comment *wireComment `json:"comment"`
 	}
 	what := fmt.Sprintf("swarm set task state of comment %d", id)
-	if _, err := c.comments(ctx, http.MethodPatch, "/api/v9/comments/"+strconv.FormatInt(id, 10), nil, url.Values{"taskState": {state}}, &out, what, false); err != nil {
+	if _, err := c.api(ctx, http.MethodPatch, "/api/v9/comments/"+strconv.FormatInt(id, 10), nil, url.Values{"taskState": {state}}, &out, what, false); err != nil {
 		return Comment{}, err
 	}
 	if out.Comment == nil || out.Comment.ID != id {
@@ -274,7 +274,7 @@ func (c *Client) list(ctx context.Context, review int64) ([]Comment, string, err
 			} `json:"data"`
 		}
 		what := fmt.Sprintf("swarm list comments of review %d", review)
-		u, err := c.comments(ctx, http.MethodGet, "/api/v11/comments/reviews/"+strconv.FormatInt(review, 10), q, nil, &page, what, false)
+		u, err := c.api(ctx, http.MethodGet, "/api/v11/comments/reviews/"+strconv.FormatInt(review, 10), q, nil, &page, what, false)
 		if err != nil {
 			return nil, "", err
 		}
@@ -353,21 +353,21 @@ func (c *Client) FindByMarker(ctx context.Context, review int64, m Marker) (cm C
 	return cm, found, nil
 }
 
-// comments makes one comments API call, decoding a 2xx answer into out,
+// api makes one Swarm API call, decoding a 2xx answer into out,
 // and returns the login it was made as. A refused login is retried once
 // with fresh credentials (the ticket may have been rotated); Swarm did
 // nothing with the refused request. create marks failures that may have
 // been carried out with ErrMaybeCreated. No reply text is kept: only
 // statuses reach the error.
-func (c *Client) comments(ctx context.Context, method, path string, q, form url.Values, out any, what string, create bool) (string, error) {
-	user, err := c.commentsOnce(ctx, method, path, q, form, out, what, create, false)
+func (c *Client) api(ctx context.Context, method, path string, q, form url.Values, out any, what string, create bool) (string, error) {
+	user, err := c.apiOnce(ctx, method, path, q, form, out, what, create, false)
 	if failure.Classify(err) == failure.AuthDenied && !MaybeCreated(err) {
-		user, err = c.commentsOnce(ctx, method, path, q, form, out, what, create, true)
+		user, err = c.apiOnce(ctx, method, path, q, form, out, what, create, true)
 	}
 	return user, err
 }
 
-func (c *Client) commentsOnce(ctx context.Context, method, path string, q, form url.Values, out any, what string, create, fresh bool) (string, error) {
+func (c *Client) apiOnce(ctx context.Context, method, path string, q, form url.Values, out any, what string, create, fresh bool) (string, error) {
 	creds, err := c.Credentials(ctx, fresh)
 	if err != nil {
 		return "", err
