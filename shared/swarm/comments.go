@@ -11,6 +11,7 @@ package swarm
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -297,7 +298,7 @@ func (c *Client) list(ctx context.Context, review int64) ([]Comment, string, err
 		}
 		last := int64(page.Data.LastSeen)
 		if last <= 0 {
-			slices.SortFunc(out, func(a, b Comment) int { return compareInt(a.ID, b.ID) })
+			slices.SortFunc(out, func(a, b Comment) int { return cmp.Compare(a.ID, b.ID) })
 			return out, user, nil
 		}
 		if last == after {
@@ -306,16 +307,6 @@ func (c *Client) list(ctx context.Context, review int64) ([]Comment, string, err
 		after = last
 	}
 	return nil, "", failure.Errorf(failure.SchemaInvalid, "swarm list comments of review %d: more than %d pages", review, maxPages)
-}
-
-func compareInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Marked lists a review's comments (all pages) and returns those the
