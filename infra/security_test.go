@@ -440,3 +440,32 @@ func TestArtifactWrites(t *testing.T) {
 		}
 	}
 }
+
+func TestPlainHTTPAndSSLPorts(t *testing.T) {
+	for host, want := range map[string]bool{"localhost": true, "127.0.0.1": true, "127.9.9.9": true, "::1": true, "[::1]": true,
+		"10.0.0.1": false, "llm.internal": false, "localhost.example.com": false, "": false} {
+		if isLoopback(host) != want {
+			t.Errorf("isLoopback(%q) = %v", host, !want)
+		}
+	}
+	for port, ssl := range map[string]bool{"ssl:p4:1666": true, "ssl4:p4:1666": true, "ssl6:[::1]:1666": true, "ssl46:p4:1666": true,
+		"ssl64:p4:1666": true, "tcp:p4:1666": false, "p4:1666": false, "1666": false, "/tmp/depot": false, "sslx:p4:1666": false} {
+		if sslPortRe.MatchString(port) != ssl {
+			t.Errorf("ssl port %q = %v", port, !ssl)
+		}
+	}
+	for _, c := range []struct {
+		local bool
+		url   string
+		bad   bool
+	}{
+		{false, "http://llm.example.com", true}, {false, "http://127.0.0.1:8089", false}, {false, "http://[::1]:8089", false},
+		{false, "https://llm.example.com", false}, {true, "http://llm.example.com", false},
+	} {
+		var p problems
+		checkPlainHTTP(EnvConfig{isLocal: c.local}, &p, "llmEndpoint", c.url)
+		if (len(p) > 0) != c.bad {
+			t.Errorf("local=%v %s: problems %v", c.local, c.url, p)
+		}
+	}
+}
