@@ -29,16 +29,17 @@ func main() {
 	coldstart.Must(env, env.Vars.Err())
 
 	ddb := dynamodb.NewFromConfig(env.AWS)
-	sm := secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL)
+	// A short cache: a revoked previous credential is refused within KeyCacheTTL.
+	sm := secrets.New(secretsmanager.NewFromConfig(env.AWS), webhook.KeyCacheTTL)
 	h := &webhook.Handler{
 		Jobs: store.New(ddb, env.Config.JobsTable).WithRetention(env.Config.Retention), Deliveries: outbox.New(ddb, env.Config.JobsTable),
 		Queue: queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs),
-		Keys:  webhook.SecretKeys(sm, secretID), Log: env.Log, Metrics: env.Metrics,
+		Keys:  webhook.SecretKeys(sm, secretID, nil), Log: env.Log, Metrics: env.Metrics,
 		ReplayWindow: window, SweepAfter: 2 * env.Config.Lease, IdemTTL: env.Config.Retention,
 		SwarmURL: swarmURL,
 	}
 	if swarmTokenID != "" {
-		h.SwarmTokens = webhook.SecretKeys(sm, swarmTokenID)
+		h.SwarmTokens = webhook.SecretKeys(sm, swarmTokenID, nil)
 	}
 	lambda.Start(h.Handle)
 }
