@@ -603,7 +603,7 @@ func TestConfig(t *testing.T) {
 	}
 	// Each bad setting is rejected with an error that names it.
 	base := func(over map[string]any) map[string]any {
-		o := map[string]any{"p4LayerPath": fakeLayer(t), "llmEndpoint": "https://api.openai.com", "p4Port": "ssl:p4:1666", "smtpHost": "smtp.example.com"}
+		o := map[string]any{"p4LayerPath": fakeLayer(t), "llmEndpoint": "https://api.openai.com", "p4Port": "ssl:p4:1666", "smtpHost": "smtp.example.com", "recipientDomains": []any{"example.com"}}
 		for k, v := range over {
 			o[k] = v
 		}
