@@ -115,6 +115,7 @@ func newInProcess(b *testing.B) *inProcess {
 	if err != nil {
 		b.Fatal(err)
 	}
+	fetcher.CheckProtections()
 	red, err := redact.New(redact.PolicyFromConfig(config.NewReaderFrom(fv)))
 	if err != nil {
 		b.Fatal(err)

@@ -61,7 +61,9 @@ func main() {
 	}
 	fetcher, err := p4.NewFetcher(runner, allowList, env.Log)
 	coldstart.Must(env, err)
-	fetcher.WithOptions(p4Opts)
+	// The service user's protections are checked on the first fetch, not
+	// here: init has no lease and no job to fail closed.
+	fetcher.WithOptions(p4Opts).CheckProtections()
 	red, err := redact.New(policy)
 	coldstart.Must(env, err)
 
