@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	llmstandin "github.com/criticizer/criticizer/internal/standin/llm"
 	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/webhook"
 )
 
 // Emergency rotation of the LLM key: the provider stops accepting the old key
@@ -52,5 +54,69 @@ func TestLLMKeyEmergencyRotation(t *testing.T) {
 	reqs := rotated.Requests()
 	if len(reqs) < 2 || reqs[0].Status != 401 || reqs[len(reqs)-1].Status != 200 {
 		t.Fatalf("want a rejected call with the old key, then success with the new one; got %d requests", len(reqs))
+	}
+}
+
+// Revocation of the webhook credential, end to end as the README's runbook
+// does it: rotate with the operator tool (the previous key keeps verifying
+// during the recorded overlap), revoke the previous key, and it is refused
+// within the documented cache bound (webhook.KeyCacheTTL); an emergency
+// rotation (--overlap 0) refuses the replaced key without a revocation.
+func TestWebhookCredentialRevocation(t *testing.T) {
+	original := env.webhookKey
+	defer func() { env.webhookKey = original }()
+	rotate := func(overlap string) []byte {
+		out := strings.TrimSpace(criticizer(t, "secret", "rotate", "webhook", "--overlap", overlap))
+		lines := strings.Split(out, "\n")
+		key := lines[len(lines)-1]
+		if len(lines) != 2 || len(key) < 40 || !strings.Contains(lines[0], "verifies until") {
+			t.Fatalf("secret rotate printed %q", out)
+		}
+		env.secrets["webhook key rotated with the CLI, overlap "+overlap] = key
+		return []byte(key)
+	}
+	// A signed status request answers 404 for an unknown job when the key
+	// verifies and 401 when it does not; it stores nothing either way.
+	status := func(key []byte) int {
+		env.webhookKey = key
+		return call(t, http.MethodGet, "/jobs/00000000-0000-4000-8000-000000000000", nil, nil).Status
+	}
+	old := original
+	rotated := rotate("1h")
+	if s := status(rotated); s != http.StatusNotFound {
+		t.Fatalf("the new key: %d", s)
+	}
+	if s := status(old); s != http.StatusNotFound {
+		t.Fatalf("the previous key during its overlap: %d", s)
+	}
+
+	if out := criticizer(t, "secret", "revoke-previous", "webhook"); !strings.Contains(out, "revoked") {
+		t.Fatalf("revoke-previous: %q", out)
+	}
+	refusedWithin(t, webhook.KeyCacheTTL+30*time.Second, func() bool { return status(old) == http.StatusUnauthorized })
+	if s := status(rotated); s != http.StatusNotFound {
+		t.Fatalf("the current key after the revocation: %d", s)
+	}
+
+	// Emergency rotation: the replaced key stops at once.
+	emergency := rotate("0s")
+	refusedWithin(t, webhook.KeyCacheTTL+30*time.Second, func() bool { return status(rotated) == http.StatusUnauthorized })
+	if s := status(emergency); s != http.StatusNotFound {
+		t.Fatalf("the emergency key: %d", s)
+	}
+	original = emergency // later tests sign with the current key
+	env.secrets["webhook hmac key"] = string(emergency)
+}
+
+// refusedWithin waits for refused to hold, failing after bound (a deadline
+// for a failing test, not a pace: it ends on the condition).
+func refusedWithin(t *testing.T, bound time.Duration, refused func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(bound)
+	for !refused() {
+		if time.Now().After(deadline) {
+			t.Fatalf("the revoked credential still verifies after %s", bound)
+		}
+		time.Sleep(time.Second)
 	}
 }
