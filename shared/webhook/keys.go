@@ -22,7 +22,7 @@ const KeyCacheTTL = time.Minute
 // per interval per function instance, so unauthenticated requests cannot
 // each cost a Secrets Manager call. A sender that switched to a just-rotated
 // key is refused for at most this long after the last read.
-const RefreshEvery = 15 * time.Second
+const RefreshEvery = 10 * time.Second
 
 // SecretKeys is the rotation and revocation policy of a caller credential
 // (the HMAC key, Swarm's token; see secrets.CallerCredential): the current
