@@ -76,7 +76,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	rest := global.Args()
 	if len(rest) == 0 {
-		return errors.New("usage: criticizer [--stack NAME] [--json] dlq list|replay, restart JOB_ID, job JOB_ID")
+		return errors.New("usage: criticizer [--stack NAME] [--json] dlq list|replay, restart JOB_ID, job JOB_ID, outbox …, secret rotate|revoke-previous webhook|swarm")
 	}
 	// The SDK's default chain: profiles, SSO, environment, instance roles.
 	cfg, err := awsconfig.LoadDefaultConfig(ctx)
