@@ -108,9 +108,7 @@ func TestFetchWarningsFailTheFetch(t *testing.T) {
 		log := slog.New(slog.NewJSONHandler(&logs, nil))
 		r, _ := newTestRunner(t, depotDir, nil)
 		r.log = log
-		f, _ := NewFetcher(r, testAllowList(t, nil), log)
-		// The server hides deploy.go from describe, so the shelf of 12345
-		// minus that file is fetched; print of it directly is refused.
+		// print of a hidden file directly is refused.
 		if _, err := r.Run(context.Background(), "print", "//depot/projectA/tools/deploy/deploy.go#1"); failure.Classify(err) != failure.PolicyRejected {
 			t.Errorf("print of a protected file: %v", err)
 		}
@@ -122,7 +120,7 @@ func TestFetchWarningsFailTheFetch(t *testing.T) {
 		// refuses the fetch before describe, never a partial review.
 		logs.Reset()
 		rec := &recordingRunner{next: r}
-		f, _ = NewFetcher(rec, testAllowList(t, nil), log)
+		f, _ := NewFetcher(rec, testAllowList(t, nil), log)
 		cs, err := f.CheckProtections().Fetch(context.Background(), 12345, false)
 		if failure.Classify(err) != failure.PolicyRejected || cs.Files != nil {
 			t.Errorf("fetch with a protected file hidden: %v, %d files; want POLICY_REJECTED and nothing", err, len(cs.Files))
