@@ -20,6 +20,7 @@ import (
 	"github.com/criticizer/criticizer/shared/notifystage"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/queue"
+	"github.com/criticizer/criticizer/shared/recipients"
 	"github.com/criticizer/criticizer/shared/redact"
 	"github.com/criticizer/criticizer/shared/secrets"
 	"github.com/criticizer/criticizer/shared/ses"
@@ -35,7 +36,9 @@ func main() {
 	// How long after a send started the provider may still complete it; an
 	// uncertain send is resent only after it (see README, "E-mail delivery").
 	window := env.Vars.Seconds("SEND_COMPLETION_WINDOW_SECONDS", int(deliverylog.DefaultWindow(provider).Seconds()), 1, 86400)
+	rcptPolicy, policyErr := recipients.Load(env.Vars) // RECIPIENT_DOMAINS, MAX_RECIPIENTS
 	coldstart.Must(env, env.Vars.Err())
+	coldstart.Must(env, policyErr)
 
 	ddb := dynamodb.NewFromConfig(env.AWS)
 	jobs := store.New(ddb, env.Config.JobsTable)
@@ -43,7 +46,8 @@ func main() {
 	reporter := swarm.NewReporter(jobs, env.Log)
 	n := &notifystage.Notify{Outbox: outbox.New(ddb, env.Config.JobsTable).WithRetention(env.Config.Retention), From: from, Log: env.Log, Swarm: reporter, Window: window,
 		Artifacts: artifacts.New(artifacts.NewS3Client(env.AWS), env.Config.RedactedBkt),
-		HTML:      true, SwarmURL: env.Vars.Optional("SWARM_URL", "")} // HTML + text alternatives; Swarm review link when known
+		HTML:      true, SwarmURL: env.Vars.Optional("SWARM_URL", ""), // HTML + text alternatives; Swarm review link when known
+		Recipients: rcptPolicy, Metrics: env.Metrics}
 	switch provider {
 	case "ses":
 		// IAM credentials, no password; SES's published events are the lookup.
