@@ -168,6 +168,12 @@ type EnvConfig struct {
 
 	// AlarmEmail: optional e-mail subscription to the alarm topic.
 	AlarmEmail string `json:"alarmEmail,omitempty"`
+
+	// JobPage turns on the read-only job page (GET /view/{id}/{token}) and
+	// its links in Swarm and the e-mail; PublicBaseURL is the API's public
+	// base URL for those links (default: the API's own URL). See infra/jobpage.go.
+	JobPage       bool   `json:"jobPage,omitempty"`
+	PublicBaseURL string `json:"publicBaseUrl,omitempty"`
 }
 
 // isLocal reports whether the environment targets the emulator: resources are
@@ -431,6 +437,7 @@ func (c EnvConfig) Validate() error {
 	if !validSchedule(c.SweepSchedule) {
 		bad("sweepSchedule %q: want rate(<n> minute[s]|hour[s]|day[s]) or cron(<6 fields>)", c.SweepSchedule)
 	}
+	errs = append(errs, c.validateJobPage()...)
 	if len(errs) > 0 {
 		sort.Strings(errs)
 		return fmt.Errorf("invalid environment config: %s", strings.Join(errs, "; "))

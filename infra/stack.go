@@ -88,6 +88,7 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 	fns := newFunctions(stack, functionsProps{env: env, cfg: cfg, assetRoot: props.AssetRoot, removal: removal,
 		table: table, raw: raw, redacted: redacted, fetch: fetchStage, llm: llmStage, notify: notifyStage, secrets: sec})
 	api := newAPI(stack, env, cfg, removal, fns.webhook)
+	newJobPage(stack, jobPageProps{env: env, cfg: cfg, assetRoot: props.AssetRoot, removal: removal, table: table, redacted: redacted, api: api, webhook: fns.webhook, notify: fns.notify})
 	topic := newAlarms(stack, env, cfg, props.MetricMathAlarms, stages, []namedFn{
 		{"Webhook", fns.webhook}, {"Fetch", fns.fetch}, {"Review", fns.review}, {"Notify", fns.notify}, {"Sweeper", fns.sweeper}})
 	newOutputs(stack, api, table, raw, redacted, stages, sec, fns, topic)
