@@ -21,7 +21,7 @@ var functionIDs = []string{"WebhookFunction", "FetchFunction", "ReviewFunction",
 func dummyAssets(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, fn := range []string{"webhook", "fetch", "review", "notify", "sweeper", "sesevents"} {
+	for _, fn := range []string{"webhook", "fetch", "review", "notify", "sweeper", "sesevents", "jobpage"} {
 		if err := os.MkdirAll(filepath.Join(dir, fn), 0o755); err != nil {
 			t.Fatal(err)
 		}
