@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	swarmstandin "github.com/criticizer/criticizer/internal/standin/swarm"
 	"github.com/criticizer/criticizer/shared/jobpage"
 )
 
@@ -66,8 +67,11 @@ func getPage(t *testing.T, path string) (*http.Response, string) {
 // through API Gateway without a signature and shows the findings the e-mail
 // shows; a tampered link or another job's id answers 404.
 func TestJobPageOpensFromSwarmAndEmail(t *testing.T) {
-	cl, run := swarmRun(t)
-	resp := swarmPost(t, cl, run, "shelved")
+	// A submitted change with findings (12345: a strcpy into a fixed buffer), reviewed for a Swarm review by bob.
+	cl := newChange(t, 12345)
+	env.local.Swarm.AddReview(swarmstandin.Review{ID: cl + 1, Author: "bob", Change: cl, Version: 1})
+	run := env.local.Swarm.StartRun(cl+1, 1)
+	resp := swarmPost(t, cl, run, "submitted")
 	if resp.Status != http.StatusAccepted {
 		t.Fatalf("Swarm's request: %d %s", resp.Status, resp.Body)
 	}
@@ -80,7 +84,7 @@ func TestJobPageOpensFromSwarmAndEmail(t *testing.T) {
 	}
 	mails := waitMails(t, cl, 1, 1, untilDeadLettered())
 	text := textPart(t, mails[0].Raw)
-	m := regexp.MustCompile(`(?m)^View this review: (\S+)$`).FindStringSubmatch(text)
+	m := regexp.MustCompile(`(?m)^View this review: (\S+)\r?$`).FindStringSubmatch(text)
 	if m == nil {
 		t.Fatalf("the e-mail has no job page link:\n%.1200s", text)
 	}
@@ -105,7 +109,7 @@ func TestJobPageOpensFromSwarmAndEmail(t *testing.T) {
 		t.Errorf("the page does not show the finished job:\n%.1500s", body)
 	}
 	// Every finding the e-mail lists ("1. [HIGH] file:line  Title") is on the page.
-	titles := regexp.MustCompile(`(?m)^\d+\. \[[A-Z]+\] (\S+)  (.+)$`).FindAllStringSubmatch(text, -1)
+	titles := regexp.MustCompile(`(?m)^\d+\. \[[A-Z]+\] (\S+)  (.+?)\r?$`).FindAllStringSubmatch(text, -1)
 	if len(titles) != j.FindingCount || len(titles) == 0 {
 		t.Fatalf("%d findings in the e-mail, %d on the job: the fixture must produce findings", len(titles), j.FindingCount)
 	}
