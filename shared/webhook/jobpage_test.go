@@ -23,7 +23,9 @@ func TestSwarmRunLinksTheJobPage(t *testing.T) {
 		{"page off", nil, func(id string) string { return api + "/jobs/" + id }},
 		{"page path on the caller's address", func(_ context.Context, id string) (string, error) { return "/view/" + id + "/tok", nil },
 			func(id string) string { return api + "/view/" + id + "/tok" }},
-		{"page on a configured base", func(_ context.Context, id string) (string, error) { return "https://reviews.example.com/view/" + id + "/tok", nil },
+		{"page on a configured base", func(_ context.Context, id string) (string, error) {
+			return "https://reviews.example.com/view/" + id + "/tok", nil
+		},
 			func(id string) string { return "https://reviews.example.com/view/" + id + "/tok" }},
 		{"page key unreadable", func(context.Context, string) (string, error) { return "", errors.New("secrets manager down") },
 			func(id string) string { return api + "/jobs/" + id }},

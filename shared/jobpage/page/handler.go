@@ -119,7 +119,7 @@ func (h *Handler) handle(ctx context.Context, req events.APIGatewayProxyRequest)
 	if j.ExpiresAt > 0 && h.Now.Now().Unix() >= j.ExpiresAt {
 		return h.denied(ctx, req, "job_expired", id)
 	}
-	page := Page{Job: j, Now: h.Now.Now()}
+	page := Page{Job: j}
 	if j.Artifacts.Result != "" {
 		var r domain.ReviewResult
 		switch err := h.Results.GetJSON(ctx, j.Artifacts.Result, &r); {

@@ -52,7 +52,6 @@ type Page struct {
 	Job        *job.Job
 	Result     *domain.ReviewResult
 	Deliveries []outbox.Row
-	Now        time.Time
 }
 
 // severities is the ReviewResult schema's severity order, most severe first
