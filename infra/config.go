@@ -189,6 +189,12 @@ type EnvConfig struct {
 	// its sending is limited to it and the configuration set. Default: the
 	// domain of smtpFrom.
 	SESIdentity string `json:"sesIdentity,omitempty"`
+
+	// JobPage turns on the read-only job page (GET /view/{id}/{token}) and
+	// its links in Swarm and the e-mail; PublicBaseURL is the API's public
+	// base URL for those links (default: the API's own URL). See infra/jobpage.go.
+	JobPage       bool   `json:"jobPage,omitempty"`
+	PublicBaseURL string `json:"publicBaseUrl,omitempty"`
 }
 
 // VPCConfig is where functions run inside a studio's network. IDs only:

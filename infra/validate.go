@@ -38,6 +38,7 @@ var validators = []func(EnvConfig, *problems){
 	validateNetwork,
 	validateEncryption,
 	validateRecipients,
+	validateJobPageSettings,
 }
 
 // Validate rejects settings AWS would reject at deploy time, or that would make

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/criticizer/criticizer/shared/coldstart"
+	"github.com/criticizer/criticizer/shared/jobpage"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/queue"
 	"github.com/criticizer/criticizer/shared/recipients"
@@ -28,6 +29,9 @@ func main() {
 	swarmTokenID := env.Vars.Optional("SWARM_TOKEN_SECRET_ID", "")
 	swarmURL := env.Vars.Optional("SWARM_URL", "")
 	policy, policyErr := recipients.Load(env.Vars) // RECIPIENT_DOMAINS, MAX_RECIPIENTS
+	// The job page (optional): its key mints the link a Swarm run shows.
+	pageKeyID := env.Vars.Optional("JOB_PAGE_SECRET_ID", "")
+	pageBase := env.Vars.Optional("JOB_PAGE_BASE_URL", "")
 	coldstart.Must(env, env.Vars.Err())
 	coldstart.Must(env, policyErr)
 
@@ -43,6 +47,13 @@ func main() {
 	}
 	if swarmTokenID != "" {
 		h.SwarmTokens = webhook.SecretKeys(sm, swarmTokenID, nil)
+	}
+	if pageKeyID != "" {
+		links := &jobpage.Links{Key: &jobpage.Key{Secrets: sm, SecretID: pageKeyID}, Base: pageBase}
+		h.JobPage = links.Path
+		if pageBase != "" {
+			h.JobPage = links.URL
+		}
 	}
 	lambda.Start(h.Handle)
 }

@@ -53,6 +53,9 @@ type Notify struct {
 	DeliveryLog DeliveryLog
 	From        string
 	HTML        bool
+	// JobPage mints the job page link the e-mail carries (jobpage.Links);
+	// nil when the environment has no job page.
+	JobPage JobPageLinks
 	// SwarmURL is the Swarm server's base URL; a job from a Swarm review
 	// links it in the e-mail (SWARM_URL/reviews/{id}).
 	SwarmURL string
@@ -74,6 +77,11 @@ type Notify struct {
 	// it). Metrics counts its refusals.
 	Recipients *recipients.Policy
 	Metrics    *obs.Metrics
+}
+
+// JobPageLinks mints a job's page URL.
+type JobPageLinks interface {
+	URL(ctx context.Context, jobID string) (string, error)
 }
 
 // SwarmPasser reports a finished review to its Swarm test run.
@@ -102,6 +110,15 @@ func (n *Notify) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	if err := n.Artifacts.GetJSON(ctx, j.Artifacts.Redacted, &cs); err != nil {
 		return job.Result{}, err
 	}
+	pageURL := ""
+	if n.JobPage != nil {
+		// Unreadable key: retried like any dependency, so the e-mail never
+		// goes out without the link the environment promises.
+		var err error
+		if pageURL, err = n.JobPage.URL(ctx, j.ID); err != nil {
+			return job.Result{}, fmt.Errorf("job page link: %w", err)
+		}
+	}
 	rcpts := slices.Clone(j.Recipients)
 	slices.Sort(rcpts)
 	var refused []recipients.Refusal
@@ -117,7 +134,7 @@ func (n *Notify) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	sent := 0
 	for _, rcpt := range rcpts {
 		k := notify.Key{Changelist: j.Changelist, Recipient: rcpt, ReviewVersion: j.ReviewVersion}
-		msg, err := notify.Compose(k, notify.Content{Author: cs.User, Description: cs.Description, JobID: j.ID, Review: review, From: n.From, HTML: n.HTML, Changeset: &cs, ReviewURL: n.reviewURL(j)})
+		msg, err := notify.Compose(k, notify.Content{Author: cs.User, Description: cs.Description, JobID: j.ID, Review: review, From: n.From, HTML: n.HTML, Changeset: &cs, ReviewURL: n.reviewURL(j), JobPageURL: pageURL})
 		if err != nil {
 			return job.Result{}, failure.Wrap(failure.InternalBug, err)
 		}

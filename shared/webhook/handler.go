@@ -86,6 +86,10 @@ type Handler struct {
 	// and nothing is stored. nil checks nothing (unit tests only; the
 	// function always sets it).
 	Recipients   *recipients.Policy
+	// JobPage returns a job's page link (jobpage.Links): a full URL, or a
+	// path (/view/…) placed on the API address the caller used. nil (the
+	// page is off) links a Swarm run to GET /jobs/{id}.
+	JobPage      func(ctx context.Context, jobID string) (string, error)
 	Log          *slog.Logger
 	Metrics      *obs.Metrics  // WebhookResponses by Route and Status; nil emits none
 	ReplayWindow time.Duration // accepted clock difference of signed timestamps
@@ -337,7 +341,7 @@ func (h *Handler) create(ctx context.Context, req events.APIGatewayProxyRequest,
 		j.History[0].Actor = r.RequestedBy
 	}
 	if r.Swarm != nil {
-		j.Swarm = &job.SwarmRun{Review: r.Swarm.Review, JobURL: publicURL(req, "/jobs/"+id),
+		j.Swarm = &job.SwarmRun{Review: r.Swarm.Review, JobURL: h.runLink(ctx, req, id),
 			UpdateURL: r.Swarm.Update, PassURL: r.Swarm.Pass, FailURL: r.Swarm.Fail}
 	}
 	resp := jsonResponse(http.StatusAccepted, jobView{JobID: id, State: string(job.Queued), ChangelistID: r.ChangelistID,
@@ -415,6 +419,24 @@ func (h *Handler) createWithRetry(ctx context.Context, j *job.Job, idem *store.I
 		}
 	}
 	return err
+}
+
+// runLink is the link a Swarm run shows: the job page when it is on (a
+// reviewer can open it without signing), else GET /jobs/{id}. A page key
+// that cannot be read costs the run its page link, not the job.
+func (h *Handler) runLink(ctx context.Context, req events.APIGatewayProxyRequest, id string) string {
+	if h.JobPage != nil {
+		link, err := h.JobPage(ctx, id)
+		switch {
+		case err != nil:
+			h.Log.WarnContext(ctx, "minting the job page link failed; the run links the signed status instead", "err", err, "error_class", failure.Classify(err))
+		case strings.HasPrefix(link, "/"):
+			return publicURL(req, link)
+		default:
+			return link
+		}
+	}
+	return publicURL(req, "/jobs/"+id)
 }
 
 // publicURL is the address of path on this API as the caller reached it:
