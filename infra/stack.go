@@ -83,10 +83,13 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 		table: table, raw: raw, redacted: redacted, fetch: fetchStage, llm: llmStage, notify: notifyStage, secrets: sec})
 	wireRecipientPolicy(cfg, fns.webhook, fns.fetch, fns.notify)
 	api := newAPI(stack, env, cfg, removal, fns.webhook)
-	newJobPage(stack, jobPageProps{env: env, cfg: cfg, assetRoot: props.AssetRoot, removal: removal, table: table, redacted: redacted, api: api, webhook: fns.webhook, notify: fns.notify})
+	jobPageFn := newJobPage(stack, jobPageProps{env: env, cfg: cfg, assetRoot: props.AssetRoot, removal: removal, table: table, redacted: redacted, api: api, webhook: fns.webhook, notify: fns.notify})
 	alarmed := []namedFn{{"Webhook", fns.webhook}, {"Fetch", fns.fetch}, {"Review", fns.review}, {"Notify", fns.notify}, {"Sweeper", fns.sweeper}}
 	if fns.sesEvents != nil {
 		alarmed = append(alarmed, namedFn{"SesEvents", fns.sesEvents})
+	}
+	if jobPageFn != nil {
+		alarmed = append(alarmed, namedFn{"JobPage", jobPageFn})
 	}
 	topic := newAlarms(stack, env, cfg, props.MetricMathAlarms, stages, alarmed)
 	if fns.sesEventsDLQ != nil {
