@@ -7,10 +7,10 @@ import "encoding/json"
 // models cost. The e-mail and the job record read it; it lives here so the
 // writer (shared/review) and the readers agree on one shape.
 type ReviewMeta struct {
-	PromptVersion   string          `json:"prompt_version,omitempty"`
-	Chunks          int             `json:"chunks"`
-	ModelCalls      int             `json:"model_calls"`
-	ReusedChunks    int             `json:"reused_chunks"`
+	PromptVersion string `json:"prompt_version,omitempty"`
+	Chunks        int    `json:"chunks"`
+	ModelCalls    int    `json:"model_calls"`
+	ReusedChunks  int    `json:"reused_chunks"`
 	// FilesTotal is every file of the changelist; each is in exactly one
 	// of: reviewed in full (FilesReviewed), reviewed in part
 	// (TruncatedFiles) or not reviewed (SkippedFiles). See Coverage.
