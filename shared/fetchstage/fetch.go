@@ -22,7 +22,9 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/p4"
 	"github.com/criticizer/criticizer/shared/redact"
+	"github.com/criticizer/criticizer/shared/review"
 )
 
 // ChangeFetcher reads a changelist from Perforce inside the depot allow-list,
@@ -53,6 +55,13 @@ type SwarmUpdater interface {
 	Update(ctx context.Context, j *job.Job) error
 }
 
+// RulesReader reads the review rules files (review.RulesFileName) at the
+// allow-listed roots above the change's files, as the submitted depot held
+// them before the change (p4.Fetcher).
+type RulesReader interface {
+	RulesFiles(ctx context.Context, changelist int64, shelved bool, files []string, name string) ([]p4.RulesFile, error)
+}
+
 // Fetch is the fetch stage.
 type Fetch struct {
 	P4       ChangeFetcher
@@ -68,6 +77,9 @@ type Fetch struct {
 	Reviews ReviewAuthors
 	Users   UserEmails
 	Swarm   SwarmUpdater
+	// Rules, when set, reads the teams' review rules files; the resolved
+	// rules are stored beside the changeset (review.RulesArtifact).
+	Rules RulesReader
 }
 
 // Process fetches the changelist, stores the raw and the redacted changeset
@@ -139,6 +151,9 @@ func (f *Fetch) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	}
 	// The review stage verifies this instead of scanning the diffs again.
 	proof := f.Redactor.SealDigest(sum)
+	if err := f.storeRules(ctx, j, cs); err != nil {
+		return job.Result{}, err
+	}
 	f.Log.InfoContext(ctx, "changeset fetched", "files", len(cs.Files), "redactions", redactions.Load())
 
 	recipients := make([]string, 0, len(j.RequestedRecipients)+1)
@@ -181,6 +196,53 @@ func (f *Fetch) store(ctx context.Context, dst *artifacts.Store, key string, sp 
 	}
 	h.Sum(sum[:0])
 	return sum, nil
+}
+
+// storeRules reads and resolves the review rules that apply to cs and
+// stores them, redacted like everything else downstream reads: their text
+// enters the prompt. An invalid rules file is stored with why it was
+// rejected (the defaults apply); only a failure to read is an error.
+func (f *Fetch) storeRules(ctx context.Context, j *job.Job, cs domain.Changeset) error {
+	if f.Rules == nil {
+		return nil
+	}
+	files, err := f.Rules.RulesFiles(ctx, j.Changelist, j.Shelved, cs.ChangedFiles(), review.RulesFileName)
+	if err != nil {
+		return fmt.Errorf("review rules: %w", err)
+	}
+	if len(files) == 0 {
+		return nil
+	}
+	in := make([]review.RulesFile, len(files))
+	for i, rf := range files {
+		in[i] = review.RulesFile{Root: rf.Root, Spec: rf.Spec, Content: rf.Content, Unreadable: rf.Unreadable}
+	}
+	rs := review.ResolveRules(in)
+	red := func(s *string) error {
+		t, _, err := f.Redactor.Redact(*s)
+		if err != nil {
+			return failure.Errorf(failure.InternalBug, "redaction of the review rules failed: %w", err)
+		}
+		*s = t
+		return nil
+	}
+	for i := range rs.Roots {
+		r := &rs.Roots[i]
+		for k := range r.Rules.Instructions {
+			if err := red(&r.Rules.Instructions[k].Text); err != nil {
+				return err
+			}
+		}
+		for k := range r.Rejected {
+			if err := red(&r.Rejected[k]); err != nil {
+				return err
+			}
+		}
+		if len(r.Rejected) > 0 {
+			f.Log.WarnContext(ctx, "review rules file rejected; defaults apply", "rules_file", r.Source, "reasons", len(r.Rejected))
+		}
+	}
+	return f.Redacted.PutJSON(ctx, artifacts.Key(j.ID, review.RulesArtifact), rs)
 }
 
 // swarmAuthor resolves a Swarm review's author and e-mail address.

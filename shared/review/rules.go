@@ -12,6 +12,8 @@ import (
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 	"gopkg.in/yaml.v3"
 
 	"github.com/criticizer/criticizer/shared/domain"
@@ -164,6 +166,8 @@ func allPatterns(r Rules) []string {
 	return out
 }
 
+var englishPrinter = message.NewPrinter(language.English)
+
 // rulesViolations names each rejected rule by its location in the file.
 func rulesViolations(err error) []string {
 	ve, ok := err.(*jsonschema.ValidationError)
@@ -175,7 +179,7 @@ func rulesViolations(err error) []string {
 	walk = func(e *jsonschema.ValidationError) {
 		if len(e.Causes) == 0 {
 			loc := "/" + strings.Join(e.InstanceLocation, "/")
-			out = append(out, fmt.Sprintf("%s: %s", loc, oneLineErr(e.ErrorKind.LocalizedString(nil))))
+			out = append(out, fmt.Sprintf("%s: %s", loc, oneLineErr(e.ErrorKind.LocalizedString(englishPrinter))))
 			return
 		}
 		for _, c := range e.Causes {
@@ -312,4 +316,31 @@ func (s RuleSet) Filter(fs []domain.Finding) (kept []domain.Finding, filtered, h
 		kept = kept[:limit]
 	}
 	return kept, filtered, hidden
+}
+
+// RulesArtifact is the name, under the job's artifact prefix, of the
+// RuleSet the fetch stage resolved from the depot (without defaults: those
+// are the review function's configuration).
+const RulesArtifact = "rules.json"
+
+// RulesFile is one rules file as read from the depot (shared/p4).
+type RulesFile struct {
+	Root, Spec, Content, Unreadable string
+}
+
+// ResolveRules parses each rules file into the RuleSet's roots; a file that
+// is unreadable or invalid is kept with the reasons it was rejected, so the
+// e-mail can say so while the defaults apply.
+func ResolveRules(files []RulesFile) RuleSet {
+	var rs RuleSet
+	for _, f := range files {
+		rr := RootRules{Root: f.Root, Source: f.Spec}
+		if f.Unreadable != "" {
+			rr.Rejected = []string{f.Unreadable}
+		} else {
+			rr.Rules, rr.Rejected = ParseRules([]byte(f.Content))
+		}
+		rs.Roots = append(rs.Roots, rr)
+	}
+	return rs
 }

@@ -83,7 +83,7 @@ type DailyCounter interface {
 // RulesArtifact is the name, under the job's prefix, of the review rules
 // the fetch stage resolved (a review.RuleSet without defaults); absent when
 // no allow-listed root holds a rules file.
-const RulesArtifact = "rules.json"
+const RulesArtifact = review.RulesArtifact
 
 // chunkArtifact is a finished chunk as stored, keyed by job and prompt digest.
 type chunkArtifact struct {
