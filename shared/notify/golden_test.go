@@ -35,7 +35,7 @@ func goldenContent() Content {
 		PromptVersion: "1.2.0", Chunks: 2, ModelCalls: 3, FilesTotal: 5, FilesReviewed: 2, DroppedFindings: 2, OutOfView: 1,
 		HiddenByCap: 3, Rules: []string{"//depot/app/.criticizer.yaml@12344"},
 		RulesRejected: []string{"//depot/gen/.criticizer.yaml@12344: /max_findings: must be >= 1 but found 0 (defaults applied)"},
-		InputTokens: 12345, OutputTokens: 678,
+		InputTokens:   12345, OutputTokens: 678,
 		SkippedFiles:   []domain.SkippedFile{{File: "//depot/app/logo.png", Reason: "no_textual_diff"}, {File: "//depot/gen/huge.pb.go", Reason: "over_byte_limit", Bytes: 9000000}},
 		TruncatedFiles: []domain.TruncatedFile{{File: "//depot/app/big.go", ReviewedBytes: 65536, OriginalBytes: 200000}},
 	}.Map()
