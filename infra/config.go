@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/netip"
 	"net/url"
@@ -168,6 +169,9 @@ type EnvConfig struct {
 
 	// AlarmEmail: optional e-mail subscription to the alarm topic.
 	AlarmEmail string `json:"alarmEmail,omitempty"`
+
+	// ReviewSettings: per-review limits, daily budget, default review rules (review_settings.go).
+	ReviewSettings
 }
 
 // isLocal reports whether the environment targets the emulator: resources are
@@ -267,7 +271,7 @@ func LoadConfig(node constructs.Node) (string, EnvConfig, error) {
 		}
 	}
 	cfg.isLocal = isLocal(name)
-	return name, cfg, cfg.Validate()
+	return name, cfg, errors.Join(cfg.Validate(), cfg.validateReview())
 }
 
 // Validate rejects settings AWS would reject at deploy time, or that would make

@@ -90,6 +90,7 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 	api := newAPI(stack, env, cfg, removal, fns.webhook)
 	topic := newAlarms(stack, env, cfg, props.MetricMathAlarms, stages, []namedFn{
 		{"Webhook", fns.webhook}, {"Fetch", fns.fetch}, {"Review", fns.review}, {"Notify", fns.notify}, {"Sweeper", fns.sweeper}})
+	addDailyBudgetAlarm(stack, env, cfg, topic) // review_settings.go
 	newOutputs(stack, api, table, raw, redacted, stages, sec, fns, topic)
 	return stack
 }
@@ -322,6 +323,9 @@ func newFunctions(stack awscdk.Stack, p functionsProps) stackFunctions {
 	}
 	if cfg.LLMProvider != "bedrock" {
 		reviewEnv["LLM_SECRET_ID"] = llmSecret.SecretArn()
+	}
+	for k, v := range cfg.reviewEnv() { // review_settings.go
+		reviewEnv[k] = v
 	}
 	reviewFn := newFn(fnSpec{id: "ReviewFunction", asset: "review", memory: 512, timeout: cfg.LeaseSeconds, env: reviewEnv, extra: []map[string]*string{redaction}})
 	notifyFn := newFn(fnSpec{id: "NotifyFunction", asset: "notify", memory: 256, timeout: cfg.LeaseSeconds, env: map[string]*string{

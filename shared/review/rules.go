@@ -68,9 +68,11 @@ type Instruction struct {
 }
 
 // Path patterns are matched against a file's depot path relative to the
-// root its rules file sits in: "*" and "?" match within one path segment,
-// "**" and Perforce's "..." across segments, and a pattern without "/"
-// matches the file name at any depth ("*.generated.cs").
+// root its rules file sits in (for the environment's defaults, the depot
+// path without its leading "//"): "*" and "?" match within one path
+// segment, "**" and Perforce's "..." across segments ("**/" also matches no
+// segment at all), and a pattern without "/" matches the file name at any
+// depth ("*.generated.cs").
 func matchPattern(pattern, rel string) bool {
 	re, err := patternRE(pattern)
 	if err != nil {
@@ -93,6 +95,9 @@ func patternRE(p string) (*regexp.Regexp, error) {
 	s := strings.TrimPrefix(p, "/")
 	for i := 0; i < len(s); i++ {
 		switch {
+		case strings.HasPrefix(s[i:], "**/"):
+			b.WriteString("(?:.*/)?") // zero or more whole segments
+			i += 2
 		case strings.HasPrefix(s[i:], "**"):
 			b.WriteString(".*")
 			i++
@@ -238,6 +243,9 @@ func (s RuleSet) For(file string) (Rules, string) {
 		root := ""
 		if best >= 0 {
 			root = s.Roots[best].Root
+		}
+		if root == "" {
+			return s.Defaults, strings.TrimPrefix(file, "//")
 		}
 		return s.Defaults, strings.TrimPrefix(file, root)
 	}

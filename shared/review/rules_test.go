@@ -65,6 +65,9 @@ func TestRulePatterns(t *testing.T) {
 		{"shaders/*.hlsl", "shaders/lit.glsl", false},
 		{"build?.py", "build1.py", true},
 		{"a.c", "src/a.c", true},
+		{"**/third_party/**", "third_party/zlib/a.c", true},
+		{"**/third_party/**", "depot/game/third_party/zlib/a.c", true},
+		{"**/third_party/**", "depot/game/my_third_party/a.c", false},
 	} {
 		if got := matchPattern(tc.pattern, tc.rel); got != tc.want {
 			t.Errorf("%q ~ %q = %v, want %v", tc.pattern, tc.rel, got, tc.want)
