@@ -22,7 +22,7 @@ LAMBDA_BUILD_FLAGS := -tags lambda.norpc -trimpath -ldflags='-s -w'
 # Fuzz targets run for FUZZTIME each in `make test` (package:Target).
 FUZZ := ./shared/webhook:FuzzWebhook ./shared/envelope:FuzzDecode ./shared/review:FuzzParse ./shared/redact:FuzzRedact
 
-.PHONY: help setup build build-aws test unit fuzz vet check vulncheck demo up down deploy-local invoke synth diff bootstrap deploy bench p4-layer clean chaos
+.PHONY: help setup build build-aws test unit fuzz vet check vulncheck demo up down deploy-local invoke synth diff bootstrap deploy bench p4-layer clean chaos eval
 
 # The fault-injection suite (integration/chaos_test.go) writes its counts here.
 CHAOS_REPORT := $(CURDIR)/.run/chaos-report.txt
@@ -57,7 +57,7 @@ check: ## hygiene: gofmt, no unreachable code (deadcode -test), staticcheck; the
 vulncheck: ## known vulnerabilities reachable from the code (govulncheck; needs network)
 	$(GO) run golang.org/x/vuln/cmd/govulncheck@$(GOVULNCHECK_VERSION) ./...
 
-test: setup vet check ## unit + integration tests (emulator, stand-ins started and stopped by the harness; the fault-injection suite on fixed seeds) + fuzzing
+test: setup vet check eval ## unit + integration tests (emulator, stand-ins started and stopped by the harness; the fault-injection suite on fixed seeds) + fuzzing
 	@mkdir -p .run && rm -f $(CHAOS_REPORT)
 	CHAOS_REPORT=$(CHAOS_REPORT) $(GO) test -count=1 -timeout 40m ./...
 	@cat $(CHAOS_REPORT)
@@ -69,6 +69,10 @@ chaos: setup ## the fault-injection suite alone, any size: make chaos SEEDS=1,2,
 	CHAOS_SEEDS='$(SEEDS)' CHAOS_JOBS='$(JOBS)' CHAOS_REPORT=$(CHAOS_REPORT) \
 	  $(GO) test -count=1 -timeout 180m -run '^TestChaos$$' -v ./integration
 	@cat $(CHAOS_REPORT)
+
+EVAL_ARGS ?=
+eval: ## review quality over the labelled corpus (eval/corpus); default: the LLM stand-in. Real provider: make eval EVAL_ARGS='-provider openai -endpoint … -model …'
+	$(GO) run ./cmd/eval $(EVAL_ARGS)
 
 unit: ## unit tests only (no emulator)
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v -e /integration -e /internal/devstack)

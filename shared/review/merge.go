@@ -2,6 +2,7 @@ package review
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/criticizer/criticizer/shared/domain"
@@ -45,14 +46,21 @@ func Merge(parts []ChunkResult, version string, code CodeOf, pipeline ...domain.
 		byKey[k] = f
 	}
 	var summaries []string
+	// A security finding of the model on a line where the pipeline already
+	// states a committed secret says the same thing less surely: one entry.
+	secretAt := map[string]bool{}
 	for _, f := range pipeline {
 		add(f)
+		secretAt[f.File+"\x00"+strconv.Itoa(f.Line)] = true
 	}
 	for _, p := range parts {
 		if s := strings.TrimSpace(p.Summary); s != "" && !slices.Contains(summaries, s) {
 			summaries = append(summaries, s)
 		}
 		for _, f := range p.Findings {
+			if f.Category == "security" && secretAt[f.File+"\x00"+strconv.Itoa(f.Line)] {
+				continue
+			}
 			add(f)
 		}
 	}
