@@ -19,8 +19,8 @@ import (
 // positive.
 type Case struct {
 	Name        string
-	Description string `yaml:"description"`
-	Language    string `yaml:"language"`
+	Description string   `yaml:"description"`
+	Language    string   `yaml:"language"`
 	Files       []File   `yaml:"files"`
 	Defects     []Defect `yaml:"defects"`
 }
