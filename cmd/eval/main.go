@@ -102,7 +102,7 @@ func run(ctx context.Context, o options, w io.Writer) error {
 		for i, c := range cases {
 			res, usage, err := reviewCase(ctx, stage, red, c, int64(1000+i), version)
 			if err != nil {
-				s.Failed++
+				s.Errors++
 				fmt.Fprintf(os.Stderr, "eval: %s (prompt %s): %v\n", c.Name, version, err)
 				continue
 			}
@@ -116,8 +116,8 @@ func run(ctx context.Context, o options, w io.Writer) error {
 	fmt.Fprintf(w, "Review quality over %d changelists (%d clean) in %s:\n\n", len(cases), countClean(cases), o.corpus)
 	printTable(w, scores)
 	for _, s := range scores {
-		if s.Failed > 0 {
-			return fmt.Errorf("%d review(s) failed under prompt %s (see above)", s.Failed, s.PromptVersion)
+		if s.Errors > 0 {
+			return fmt.Errorf("%d review(s) failed under prompt %s (see above)", s.Errors, s.PromptVersion)
 		}
 	}
 	return nil

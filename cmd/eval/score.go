@@ -25,7 +25,7 @@ type Score struct {
 	Defects, DefectsFound          int
 	CleanFindings                  int // findings on clean changes
 	InputTokens, OutputTokens      int
-	Failed                         int // reviews that ended in an error
+	Errors                         int // reviews that ended in an error
 	PriceIn, PriceOut              float64
 }
 
@@ -95,11 +95,11 @@ func (s Score) row() []string {
 	return []string{s.Provider, s.Model, s.PromptVersion, fmt.Sprint(s.Reviews),
 		ratio(s.TruePositives, s.Findings), ratio(s.DefectsFound, s.Defects), ratio(s.ExactLine, s.TruePositives),
 		ratio(s.RightCategory, s.TruePositives), ratio(s.CleanFindings, s.CleanReviews),
-		perReview(s.InputTokens), perReview(s.OutputTokens), cost, fmt.Sprint(s.Failed)}
+		perReview(s.InputTokens), perReview(s.OutputTokens), cost, fmt.Sprint(s.Errors)}
 }
 
 var header = []string{"provider", "model", "prompt", "reviews", "precision", "recall", "line accuracy",
-	"category accuracy", "findings per clean change", "input tokens per review", "output tokens per review", "cost per review", "failed"}
+	"category accuracy", "findings per clean change", "input tokens per review", "output tokens per review", "cost per review", "errors"}
 
 // printTable writes the scores as a Markdown table.
 func printTable(w io.Writer, scores []Score) {

@@ -22,9 +22,7 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
-	"github.com/criticizer/criticizer/shared/p4"
 	"github.com/criticizer/criticizer/shared/redact"
-	"github.com/criticizer/criticizer/shared/review"
 )
 
 // ChangeFetcher reads a changelist from Perforce inside the depot allow-list,
@@ -55,11 +53,11 @@ type SwarmUpdater interface {
 	Update(ctx context.Context, j *job.Job) error
 }
 
-// RulesReader reads the review rules files (review.RulesFileName) at the
+// RulesReader reads the review rules files (domain.RulesFileName) at the
 // allow-listed roots above the change's files, as the submitted depot held
 // them before the change (p4.Fetcher).
 type RulesReader interface {
-	RulesFiles(ctx context.Context, changelist int64, shelved bool, files []string, name string) ([]p4.RulesFile, error)
+	RulesFiles(ctx context.Context, changelist int64, shelved bool, files []string, name string) ([]domain.RulesFile, error)
 }
 
 // Fetch is the fetch stage.
@@ -77,8 +75,9 @@ type Fetch struct {
 	Reviews ReviewAuthors
 	Users   UserEmails
 	Swarm   SwarmUpdater
-	// Rules, when set, reads the teams' review rules files; the resolved
-	// rules are stored beside the changeset (review.RulesArtifact).
+	// Rules, when set, reads the teams' review rules files; they are stored
+	// beside the changeset (domain.RulesArtifact) for the review stage,
+	// which parses them (the fetch binary links no schema validator).
 	Rules RulesReader
 }
 
@@ -198,51 +197,30 @@ func (f *Fetch) store(ctx context.Context, dst *artifacts.Store, key string, sp 
 	return sum, nil
 }
 
-// storeRules reads and resolves the review rules that apply to cs and
-// stores them, redacted like everything else downstream reads: their text
-// enters the prompt. An invalid rules file is stored with why it was
-// rejected (the defaults apply); only a failure to read is an error.
+// storeRules reads the review rules files that apply to cs and stores
+// them redacted, like everything else downstream reads: their text enters
+// the prompt, and a rejection message may quote it. Only a failure to read
+// is an error; what the files say is the review stage's business.
 func (f *Fetch) storeRules(ctx context.Context, j *job.Job, cs domain.Changeset) error {
 	if f.Rules == nil {
 		return nil
 	}
-	files, err := f.Rules.RulesFiles(ctx, j.Changelist, j.Shelved, cs.ChangedFiles(), review.RulesFileName)
+	files, err := f.Rules.RulesFiles(ctx, j.Changelist, j.Shelved, cs.ChangedFiles(), domain.RulesFileName)
 	if err != nil {
 		return fmt.Errorf("review rules: %w", err)
 	}
 	if len(files) == 0 {
 		return nil
 	}
-	in := make([]review.RulesFile, len(files))
-	for i, rf := range files {
-		in[i] = review.RulesFile{Root: rf.Root, Spec: rf.Spec, Content: rf.Content, Unreadable: rf.Unreadable}
-	}
-	rs := review.ResolveRules(in)
-	red := func(s *string) error {
-		t, _, err := f.Redactor.Redact(*s)
+	for i := range files {
+		text, _, err := f.Redactor.Redact(files[i].Content)
 		if err != nil {
-			return failure.Errorf(failure.InternalBug, "redaction of the review rules failed: %w", err)
+			return failure.Errorf(failure.InternalBug, "redaction of the review rules %s failed: %w", files[i].Source, err)
 		}
-		*s = t
-		return nil
+		files[i].Content = text
 	}
-	for i := range rs.Roots {
-		r := &rs.Roots[i]
-		for k := range r.Rules.Instructions {
-			if err := red(&r.Rules.Instructions[k].Text); err != nil {
-				return err
-			}
-		}
-		for k := range r.Rejected {
-			if err := red(&r.Rejected[k]); err != nil {
-				return err
-			}
-		}
-		if len(r.Rejected) > 0 {
-			f.Log.WarnContext(ctx, "review rules file rejected; defaults apply", "rules_file", r.Source, "reasons", len(r.Rejected))
-		}
-	}
-	return f.Redacted.PutJSON(ctx, artifacts.Key(j.ID, review.RulesArtifact), rs)
+	f.Log.InfoContext(ctx, "review rules read", "rules_files", len(files))
+	return f.Redacted.PutJSON(ctx, artifacts.Key(j.ID, domain.RulesArtifact), files)
 }
 
 // swarmAuthor resolves a Swarm review's author and e-mail address.

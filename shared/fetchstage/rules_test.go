@@ -12,6 +12,7 @@ import (
 	"github.com/criticizer/criticizer/internal/standin/p4depot"
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/depot"
+	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/p4"
 	"github.com/criticizer/criticizer/shared/redact"
@@ -67,10 +68,11 @@ func TestRulesAreReadAsBeforeTheChange(t *testing.T) {
 		if _, err := stage.Process(context.Background(), &job.Job{ID: id, Changelist: tc.cl, Shelved: tc.shelved}); err != nil {
 			t.Fatalf("change %d: %v", tc.cl, err)
 		}
-		var rs review.RuleSet
-		if err := stage.Redacted.GetJSON(context.Background(), artifacts.Key(id, review.RulesArtifact), &rs); err != nil {
+		var files []domain.RulesFile
+		if err := stage.Redacted.GetJSON(context.Background(), artifacts.Key(id, domain.RulesArtifact), &files); err != nil {
 			t.Fatalf("change %d: rules artifact: %v", tc.cl, err)
 		}
+		rs := review.ResolveRules(files) // as the review stage does
 		if len(rs.Roots) != 1 || rs.Roots[0].Source != tc.source || rs.Roots[0].Root != "//depot/libs/" {
 			t.Fatalf("change %d: roots = %+v", tc.cl, rs.Roots)
 		}
@@ -91,7 +93,7 @@ func TestRulesAreReadAsBeforeTheChange(t *testing.T) {
 	if _, err := stage.Process(context.Background(), &job.Job{ID: "no-rules", Changelist: 12349}); err != nil {
 		t.Fatal(err)
 	}
-	if keys := mem.Keys("no-rules/" + review.RulesArtifact); len(keys) != 0 {
+	if keys := mem.Keys("no-rules/" + domain.RulesArtifact); len(keys) != 0 {
 		t.Errorf("rules stored for a change without rules: %v", keys)
 	}
 }

@@ -6,19 +6,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 )
-
-// RulesFile is a review rules file as the submitted depot held it before a
-// changelist.
-type RulesFile struct {
-	Root    string // the allow-listed root it sits at, e.g. "//depot/game/"
-	Spec    string // what was printed, e.g. "//depot/game/.criticizer.yaml@41"
-	Content string
-	// Unreadable says why the file could not be read (the server's
-	// protections refused it); the defaults then apply, and say so.
-	Unreadable string
-}
 
 // RulesFiles reads the file name at the root of every allow-listed subtree
 // that holds one of files, as the submitted depot was before the change, so
@@ -27,7 +17,7 @@ type RulesFile struct {
 // review, which is one) the submitted head, never the shelved copy. A root
 // without the file is left out. Each path passes the allow-list check
 // before it is printed.
-func (f *Fetcher) RulesFiles(ctx context.Context, changelist int64, shelved bool, files []string, name string) ([]RulesFile, error) {
+func (f *Fetcher) RulesFiles(ctx context.Context, changelist int64, shelved bool, files []string, name string) ([]domain.RulesFile, error) {
 	rev := "#head"
 	if !shelved {
 		if changelist <= 1 {
@@ -48,7 +38,7 @@ func (f *Fetcher) RulesFiles(ctx context.Context, changelist int64, shelved bool
 			}
 		}
 	}
-	var out []RulesFile
+	var out []domain.RulesFile
 	for _, root := range roots {
 		path := root + name
 		if err := f.allow.Check(path); err != nil {
@@ -60,7 +50,7 @@ func (f *Fetcher) RulesFiles(ctx context.Context, changelist int64, shelved bool
 		case failure.NotFound:
 			continue // no rules file at this root (then)
 		case failure.PolicyRejected:
-			out = append(out, RulesFile{Root: root, Spec: spec, Unreadable: "the service user may not read it (protected namespace)"})
+			out = append(out, domain.RulesFile{Root: root, Source: spec, Unreadable: "the service user may not read it (protected namespace)"})
 			continue
 		}
 		if err != nil {
@@ -70,7 +60,7 @@ func (f *Fetcher) RulesFiles(ctx context.Context, changelist int64, shelved bool
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, RulesFile{Root: root, Spec: spec, Content: contents[0]})
+		out = append(out, domain.RulesFile{Root: root, Source: spec, Content: contents[0]})
 	}
 	return out, nil
 }

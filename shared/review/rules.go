@@ -19,12 +19,6 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 )
 
-// RulesFileName is the review rules file a team keeps at the root of an
-// allow-listed depot path. It is read from the submitted depot as it was
-// before the changelist (shared/p4), so a change cannot rewrite its own
-// rules.
-const RulesFileName = ".criticizer.yaml"
-
 // MaxRulesFileBytes bounds a rules file; a larger one is rejected.
 const MaxRulesFileBytes = 64 << 10
 
@@ -208,10 +202,10 @@ func oneLineErr(v any) string {
 	return s
 }
 
-// RuleSet is the rules that apply to one changelist: the rules file of each
-// allow-listed root (as of before the change), and the defaults for files
-// under no root with a valid rules file. The fetch stage resolves it and
-// stores it as an artifact; the review stage applies it.
+// RuleSet is the rules that apply to one changelist: the rules file
+// (domain.RulesFileName) of each allow-listed root, as the submitted depot
+// held it before the change (read by the fetch stage, shared/p4), and the
+// environment's defaults for files under no root with a valid rules file.
 type RuleSet struct {
 	Defaults Rules       `json:"defaults"`
 	Roots    []RootRules `json:"roots,omitempty"`
@@ -326,23 +320,13 @@ func (s RuleSet) Filter(fs []domain.Finding) (kept []domain.Finding, filtered, h
 	return kept, filtered, hidden
 }
 
-// RulesArtifact is the name, under the job's artifact prefix, of the
-// RuleSet the fetch stage resolved from the depot (without defaults: those
-// are the review function's configuration).
-const RulesArtifact = "rules.json"
-
-// RulesFile is one rules file as read from the depot (shared/p4).
-type RulesFile struct {
-	Root, Spec, Content, Unreadable string
-}
-
 // ResolveRules parses each rules file into the RuleSet's roots; a file that
 // is unreadable or invalid is kept with the reasons it was rejected, so the
 // e-mail can say so while the defaults apply.
-func ResolveRules(files []RulesFile) RuleSet {
+func ResolveRules(files []domain.RulesFile) RuleSet {
 	var rs RuleSet
 	for _, f := range files {
-		rr := RootRules{Root: f.Root, Source: f.Spec}
+		rr := RootRules{Root: f.Root, Source: f.Source}
 		if f.Unreadable != "" {
 			rr.Rejected = []string{f.Unreadable}
 		} else {

@@ -64,8 +64,8 @@ type Review struct {
 	Metrics     *obs.Metrics
 	Log         *slog.Logger
 	// Rules are the environment's default review rules (REVIEW_RULES);
-	// the rules files the fetch stage read (RulesArtifact) override them
-	// for the files under their roots.
+	// the rules files the fetch stage read (domain.RulesArtifact) override
+	// them for the files under their roots.
 	Rules review.Rules
 	// Daily counts the environment's model tokens per UTC day; with
 	// DailyTokenBudget > 0, a review that starts with the day's budget
@@ -80,10 +80,7 @@ type DailyCounter interface {
 	Add(ctx context.Context, day time.Time, tokens int64) (int64, error)
 }
 
-// RulesArtifact is the name, under the job's prefix, of the review rules
-// the fetch stage resolved (a review.RuleSet without defaults); absent when
-// no allow-listed root holds a rules file.
-const RulesArtifact = review.RulesArtifact
+
 
 // chunkArtifact is a finished chunk as stored, keyed by job and prompt digest.
 type chunkArtifact struct {
@@ -229,13 +226,14 @@ const outOfViewKey = review.KindFindingDropped + "/" + review.ReasonLineNotShown
 // ruleSet is the environment's defaults, overridden per root by the rules
 // files fetch read from the depot (as of before the change).
 func (r *Review) ruleSet(ctx context.Context, j *job.Job) (review.RuleSet, error) {
-	var rs review.RuleSet
-	switch err := r.Redacted.GetJSON(ctx, artifacts.Key(j.ID, RulesArtifact), &rs); {
+	var files []domain.RulesFile
+	switch err := r.Redacted.GetJSON(ctx, artifacts.Key(j.ID, domain.RulesArtifact), &files); {
 	case err == nil:
 	case failure.Classify(err) == failure.NotFound:
 	default:
 		return review.RuleSet{}, err
 	}
+	rs := review.ResolveRules(files)
 	rs.Defaults = r.Rules
 	return rs, nil
 }

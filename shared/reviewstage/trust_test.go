@@ -215,11 +215,11 @@ func TestRulesApplyPerRoot(t *testing.T) {
 		{DepotPath: "//depot/tools/c.cpp", Action: "edit", Type: "text", Diff: strcpy},
 	}}
 	j := h.job(t, "job-rules", cs)
-	rs := review.RuleSet{Roots: []review.RootRules{
-		{Root: "//depot/game/", Source: "//depot/game/.criticizer.yaml@4", Rules: review.Rules{Ignore: []string{"*.generated.cpp"}, MaxFindings: 1}},
-		{Root: "//depot/tools/", Source: "//depot/tools/.criticizer.yaml@4", Rejected: []string{"/max_findings: must be >= 1 but found 0"}},
-	}}
-	if err := h.stage.Redacted.PutJSON(context.Background(), artifacts.Key(j.ID, reviewstage.RulesArtifact), rs); err != nil {
+	files := []domain.RulesFile{
+		{Root: "//depot/game/", Source: "//depot/game/.criticizer.yaml@4", Content: "version: 1\nignore: ['*.generated.cpp']\nmax_findings: 1\n"},
+		{Root: "//depot/tools/", Source: "//depot/tools/.criticizer.yaml@4", Content: "max_findings: 0\n"},
+	}
+	if err := h.stage.Redacted.PutJSON(context.Background(), artifacts.Key(j.ID, domain.RulesArtifact), files); err != nil {
 		t.Fatal(err)
 	}
 	res, err := h.stage.Process(context.Background(), j)
