@@ -80,8 +80,6 @@ type DailyCounter interface {
 	Add(ctx context.Context, day time.Time, tokens int64) (int64, error)
 }
 
-
-
 // chunkArtifact is a finished chunk as stored, keyed by job and prompt digest.
 type chunkArtifact struct {
 	review.ChunkResult
