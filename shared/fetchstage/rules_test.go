@@ -97,3 +97,45 @@ func TestRulesAreReadAsBeforeTheChange(t *testing.T) {
 		t.Errorf("rules stored for a change without rules: %v", keys)
 	}
 }
+
+type fakeRules []domain.RulesFile
+
+func (f fakeRules) RulesFiles(context.Context, int64, bool, []string, string) ([]domain.RulesFile, error) {
+	return append([]domain.RulesFile(nil), f...), nil
+}
+
+type fakeChange struct{ cs domain.Changeset }
+
+func (f fakeChange) FetchEach(_ context.Context, _ int64, _ bool, sink func(int, domain.FileChange) error) (domain.Changeset, error) {
+	for i, fc := range f.cs.Files {
+		if err := sink(i, fc); err != nil {
+			return domain.Changeset{}, err
+		}
+	}
+	return f.cs, nil
+}
+
+// TestRulesFilesAreStoredRedacted: a rules file's text enters the prompt
+// and may be quoted by a rejection, so it is stored redacted like the diffs.
+func TestRulesFilesAreStoredRedacted(t *testing.T) {
+	red, err := redact.New(redact.Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := artifacts.NewMemoryBucket()
+	cs := domain.Changeset{Changelist: 7, User: "alice", UserEmail: "alice@example.com",
+		Files: []domain.FileChange{{DepotPath: "//depot/game/a.cpp", Action: "edit", Type: "text", Diff: "@@ -1 +1 @@\n-a\n+b\n"}}}
+	stage := &Fetch{P4: fakeChange{cs}, Redactor: red, Raw: artifacts.New(mem, "raw"), Redacted: artifacts.New(mem, "red"), Log: slog.New(slog.DiscardHandler),
+		Rules: fakeRules{{Root: "//depot/game/", Source: "//depot/game/.criticizer.yaml@6",
+			Content: "instructions:\n  - paths: ['**']\n    text: 'use key AKIAQX7N3PLV2KD5RTWE for the test bucket'\n"}}}
+	if _, err := stage.Process(context.Background(), &job.Job{ID: "red-rules", Changelist: 7}); err != nil {
+		t.Fatal(err)
+	}
+	var files []domain.RulesFile
+	if err := stage.Redacted.GetJSON(context.Background(), artifacts.Key("red-rules", domain.RulesArtifact), &files); err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 1 || strings.Contains(files[0].Content, "AKIAQX7N3PLV2KD5RTWE") || !strings.Contains(files[0].Content, "[REDACTED:aws-access-token]") {
+		t.Errorf("stored rules = %+v", files)
+	}
+}
