@@ -24,8 +24,12 @@ type DailyTokens struct {
 // DailyTokens returns the counter over st's table.
 func (st *Store) DailyTokens() *DailyTokens { return &DailyTokens{st: st} }
 
+// budgetPK is the counter's partition key; its prefix is the item type
+// the review function's IAM grant names (infra: itemBudget).
+const budgetPK = "BUDGET#tokens"
+
 func budgetKey(day time.Time) map[string]types.AttributeValue {
-	return key("budget#tokens", day.UTC().Format("2006-01-02"))
+	return key(budgetPK, day.UTC().Format("2006-01-02"))
 }
 
 // Spent returns the tokens counted on day (UTC) so far.
