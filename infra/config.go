@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"sort"
@@ -172,6 +173,9 @@ type EnvConfig struct {
 	// AlarmEmail: optional e-mail subscription to the alarm topic.
 	AlarmEmail string `json:"alarmEmail,omitempty"`
 
+	// ReviewSettings: per-review limits, daily budget, default review rules (review_settings.go).
+	ReviewSettings
+
 	// VPC places functions in an existing VPC (a private path to Perforce);
 	// nil = no VPC. See VPCConfig and docs/deploy.md.
 	VPC *VPCConfig `json:"vpc,omitempty"`
@@ -316,7 +320,7 @@ func LoadConfig(node constructs.Node) (string, EnvConfig, error) {
 		}
 	}
 	cfg.isLocal = isLocal(name)
-	return name, cfg, cfg.Validate()
+	return name, cfg, errors.Join(cfg.Validate(), cfg.validateReview())
 }
 
 var retentionDays = map[int]awslogs.RetentionDays{

@@ -20,6 +20,13 @@
 //	REVIEW_MAX_BYTES          diff bytes reviewed per changelist (default 64 MiB)
 //	REVIEW_MAX_FILE_BYTES     diff bytes reviewed per file (default 256 KiB)
 //	REVIEW_MAX_CHUNK_FILES    files per model call (default 100)
+//	REVIEW_MAX_TOKENS         token budget of one review; files past it are skipped
+//	                          "over budget" (default 0: unbounded)
+//	REVIEW_DAILY_TOKEN_BUDGET model tokens per environment per UTC day, counted in the
+//	                          jobs table; above it reviews run without the model
+//	                          (default 0: unbounded)
+//	REVIEW_RULES              the environment's default review rules, JSON in the schema
+//	                          of the depot's .criticizer.yaml (default: none)
 //	PROMPT_CANDIDATE_VERSION  prompt version on trial (e.g. 1.1.0); empty for none
 //	PROMPT_CANDIDATE_PERCENT  share of jobs, 0-100, that get it (0 = rolled back)
 package main
@@ -60,12 +67,21 @@ func main() {
 		Schema:         review.SchemaJSON(),
 		Logger:         env.Log}
 	budget := review.Budget{
-		ContextTokens: v.Int("LLM_CONTEXT_TOKENS", 0, 0, 10_000_000),
-		OutputTokens:  cfg.MaxTokens,
-		MaxFiles:      v.Int("REVIEW_MAX_FILES", 0, 0, 1_000_000),
-		MaxBytes:      v.Int("REVIEW_MAX_BYTES", 0, 0, 1<<30),
-		MaxFileBytes:  v.Int("REVIEW_MAX_FILE_BYTES", 0, 0, 1<<30),
-		MaxChunkFiles: v.Int("REVIEW_MAX_CHUNK_FILES", 0, 0, 10_000),
+		ContextTokens:   v.Int("LLM_CONTEXT_TOKENS", 0, 0, 10_000_000),
+		OutputTokens:    cfg.MaxTokens,
+		MaxFiles:        v.Int("REVIEW_MAX_FILES", 0, 0, 1_000_000),
+		MaxBytes:        v.Int("REVIEW_MAX_BYTES", 0, 0, 1<<30),
+		MaxFileBytes:    v.Int("REVIEW_MAX_FILE_BYTES", 0, 0, 1<<30),
+		MaxChunkFiles:   v.Int("REVIEW_MAX_CHUNK_FILES", 0, 0, 10_000),
+		MaxReviewTokens: v.Int("REVIEW_MAX_TOKENS", 0, 0, 100_000_000),
+	}
+	dailyBudget := int64(v.Int("REVIEW_DAILY_TOKEN_BUDGET", 0, 0, 1_000_000_000_000))
+	var rules review.Rules
+	if s := v.Optional("REVIEW_RULES", ""); s != "" {
+		var rejected []string
+		if rules, rejected = review.ParseRules([]byte(s)); len(rejected) > 0 {
+			coldstart.Must(env, fmt.Errorf("REVIEW_RULES rejected: %v", rejected))
+		}
 	}
 	if s := v.Optional("LLM_BYTES_PER_TOKEN", ""); s != "" {
 		f, err := strconv.ParseFloat(s, 64)
@@ -121,7 +137,11 @@ func main() {
 	jobs := store.New(dynamodb.NewFromConfig(env.AWS), env.Config.JobsTable)
 	queues := queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs)
 	proc := &reviewstage.Review{Redacted: artifacts.New(artifacts.NewS3Client(env.AWS), env.Config.RedactedBkt), Guard: guard,
-		LLM: complete, Model: cfg.Model, Budget: budget, Rollout: rollout, Parallelism: parallelism, Metrics: env.Metrics, Log: env.Log}
+		LLM: complete, Model: cfg.Model, Budget: budget, Rollout: rollout, Parallelism: parallelism, Metrics: env.Metrics, Log: env.Log,
+		Rules: rules, DailyTokenBudget: dailyBudget}
+	if dailyBudget > 0 {
+		proc.Daily = jobs.DailyTokens()
+	}
 	rt := env.Runtime(domain.StageLLM, jobs, queues, proc, guard.Sanitize)
 	rt.AfterDeadLetter = swarm.NewReporter(jobs, env.Log).DeadLettered // a dead-lettered Swarm run hears {fail}
 	lambda.Start(rt.Handle)
