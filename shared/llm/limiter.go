@@ -369,6 +369,12 @@ func (l *Limiter) release(m *modelLimits, p Prompt, comp Completion, err error, 
 	// told what is left, what the buckets need for this call (a reset header
 	// is when a limit is full again, longer than needed); else the reset
 	// hint; else backoff.
+	if !rl.HasTokens && !rl.HasRequests {
+		// No headers (Bedrock): as far as the provider is concerned the
+		// buckets are empty; a configured limit then paces the retry.
+		m.tokens.level = math.Min(m.tokens.level, 0)
+		m.requests.level = math.Min(m.requests.level, 0)
+	}
 	var hint time.Duration
 	paced := max(m.tokens.wait(l.cost(m, p)), m.requests.wait(1))
 	switch {
