@@ -17,6 +17,9 @@ type ReviewMeta struct {
 	DroppedFindings int             `json:"dropped_findings"`
 	InputTokens     int             `json:"input_tokens"`
 	OutputTokens    int             `json:"output_tokens"`
+	// Of InputTokens, read from the provider's prompt cache and written to it.
+	CachedInputTokens     int `json:"cached_input_tokens,omitempty"`
+	CacheWriteInputTokens int `json:"cache_write_input_tokens,omitempty"`
 }
 
 // SkippedFile is a changed file that was not reviewed, and why

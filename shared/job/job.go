@@ -188,6 +188,10 @@ type ReviewStats struct {
 	Chunks         int    `json:"chunks"`
 	SkippedFiles   int    `json:"skipped_files"`
 	TruncatedFiles int    `json:"truncated_files"`
+	// Of InputTokens, those the provider billed as read from its prompt
+	// cache (at a fraction of the price) and as written to it.
+	CachedInputTokens     int `json:"cached_input_tokens"`
+	CacheWriteInputTokens int `json:"cache_write_input_tokens"`
 }
 
 // SweepShard is the single partition of the sweep index. One shard is

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/domain"
@@ -38,6 +39,9 @@ type Completer interface {
 // DefaultParallelism bounds the chunks reviewed at once.
 const DefaultParallelism = 4
 
+// DefaultFinishReserve is the time kept before the deadline to finish an attempt.
+const DefaultFinishReserve = 10 * time.Second
+
 // maxSplitDepth bounds how often one chunk is halved after a truncated or
 // over-long answer: 2^8 pieces is far past any real model's limit.
 const maxSplitDepth = 8
@@ -59,8 +63,15 @@ type Review struct {
 	Rollout review.Rollout
 	// Parallelism bounds concurrent model calls; 0 means DefaultParallelism.
 	Parallelism int
-	Metrics     *obs.Metrics
-	Log         *slog.Logger
+	// TokensPerMinute, when set, is the provider's token limit: no chunk is
+	// planned larger than it, or the provider could never admit it.
+	TokensPerMinute int
+	// FinishReserve is the time kept, before the invocation's deadline, to
+	// store the result and record the attempt; chunks still in flight then
+	// are stopped. 0 means DefaultFinishReserve.
+	FinishReserve time.Duration
+	Metrics       *obs.Metrics
+	Log           *slog.Logger
 }
 
 // chunkArtifact is a finished chunk as stored, keyed by job and prompt digest.
@@ -94,7 +105,8 @@ type run struct {
 	truncated []review.TruncatedFile
 	calls     int
 	reused    int
-	usage     llm.Usage
+	usage     llm.Usage // of every chunk in the result, reused ones included
+	billed    llm.Usage // of this attempt's model calls
 	diags     map[string]int
 }
 
@@ -130,12 +142,28 @@ func (r *Review) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	}
 	version := r.Rollout.Pick(j.ID)
 	budget := r.Budget.For(r.Model)
+	if r.TokensPerMinute > 0 && budget.ContextTokens > r.TokensPerMinute {
+		budget.ContextTokens = max(r.TokensPerMinute, budget.OutputTokens+1024)
+	}
 	run := &run{r: r, job: j, cs: cs, proven: proven, version: version, plan: budget.Plan(cs, version), diags: map[string]int{}}
 	if n := len(run.plan.Skipped); n > 0 {
 		r.Log.WarnContext(ctx, "files not reviewed", "skipped_files", n, "prompt_version", version)
 	}
 
-	if err := run.reviewAll(ctx); err != nil {
+	// Model calls (and their rate-limit waits) stop FinishReserve before
+	// the invocation ends, so a stopped attempt still stores what finished
+	// and records itself.
+	work := ctx
+	if dl, ok := ctx.Deadline(); ok {
+		reserve := r.FinishReserve
+		if reserve <= 0 {
+			reserve = DefaultFinishReserve
+		}
+		var cancel context.CancelFunc
+		work, cancel = context.WithDeadline(ctx, dl.Add(-reserve))
+		defer cancel()
+	}
+	if err := run.reviewAll(work); err != nil {
 		run.emitMetrics(nil)
 		return job.Result{}, err
 	}
@@ -155,6 +183,7 @@ func (r *Review) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 		FilesReviewed: reviewed, SkippedFiles: run.plan.Skipped, TruncatedFiles: truncated,
 		DroppedFindings: run.diags[review.KindFindingDropped],
 		InputTokens:     run.usage.InputTokens, OutputTokens: run.usage.OutputTokens,
+		CachedInputTokens: run.usage.CachedInputTokens, CacheWriteInputTokens: run.usage.CacheWriteInputTokens,
 	}
 	result.Meta = meta.Map()
 	run.emitMetrics(&result)
@@ -166,7 +195,8 @@ func (r *Review) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	n := len(result.Findings)
 	return job.Result{Artifacts: job.Artifacts{Result: key}, FindingCount: &n,
 		Review: &job.ReviewStats{PromptVersion: version, InputTokens: run.usage.InputTokens, OutputTokens: run.usage.OutputTokens,
-			ModelCalls: run.calls, Chunks: len(slices), SkippedFiles: len(run.plan.Skipped), TruncatedFiles: len(truncated)},
+			ModelCalls: run.calls, Chunks: len(slices), SkippedFiles: len(run.plan.Skipped), TruncatedFiles: len(truncated),
+			CachedInputTokens: run.usage.CachedInputTokens, CacheWriteInputTokens: run.usage.CacheWriteInputTokens},
 		Detail: fmt.Sprintf("findings %d, chunks %d, model calls %d, skipped files %d, prompt %s",
 			n, len(slices), run.calls, len(run.plan.Skipped), version)}, nil
 }
@@ -308,6 +338,9 @@ func (run *run) finish(order []int, a chunkArtifact, fresh bool) {
 	defer run.mu.Unlock()
 	run.results = append(run.results, leaf{order: order, res: a.ChunkResult})
 	run.usage = run.usage.Add(a.Usage)
+	if fresh {
+		run.billed = run.billed.Add(a.Usage)
+	}
 	if !fresh {
 		run.reused++
 		for k, v := range a.Diagnostics {
@@ -344,6 +377,11 @@ func (run *run) emitMetrics(res *domain.ReviewResult) {
 	m.Put("ReviewFindingsDropped", float64(run.diags[review.KindFindingDropped]), obs.Count, dims)
 	m.Put("ReviewResponsesRejected", float64(run.diags[review.KindRejected]), obs.Count, dims)
 	m.Put("ReviewModelCalls", float64(run.calls), obs.Count, dims)
+	// Tokens billed by this attempt's model calls (reused chunks cost nothing
+	// now): uncached input at the base price, cached input at a fraction.
+	m.Put("ReviewInputTokens", float64(run.billed.UncachedInputTokens()), obs.Count, dims)
+	m.Put("ReviewCachedInputTokens", float64(run.billed.CachedInputTokens), obs.Count, dims)
+	m.Put("ReviewOutputTokens", float64(run.billed.OutputTokens), obs.Count, dims)
 	if res != nil {
 		m.Put("ReviewValidFindings", float64(len(res.Findings)), obs.Count, dims)
 	}

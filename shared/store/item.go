@@ -56,6 +56,9 @@ type reviewItem struct {
 	Chunks         int    `dynamodbav:"chunks"`
 	SkippedFiles   int    `dynamodbav:"skipped_files"`
 	TruncatedFiles int    `dynamodbav:"truncated_files"`
+	// Prompt-cache reads and writes among input_tokens.
+	CachedInputTokens     int `dynamodbav:"cached_input_tokens"`
+	CacheWriteInputTokens int `dynamodbav:"cache_write_input_tokens"`
 }
 
 type swarmItem struct {
