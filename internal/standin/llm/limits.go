@@ -39,13 +39,18 @@ type wireBlock struct {
 	CachePoint   json.RawMessage `json:"cachePoint"`
 }
 
-// promptText is a request's text in the order a provider reads it (system,
-// then the messages), and the length of the prefix its last cache marker
-// ends (-1: none). Anthropic's cache_control ends the prefix after its
-// block; Bedrock's cachePoint block ends it where it stands.
+// promptText is a request's text in the order a provider reads it (an
+// OpenAI structured-output schema, the system prompt, then the messages),
+// and the length of the prefix its last cache marker ends (-1: none).
+// Anthropic's cache_control ends the prefix after its block; Bedrock's
+// cachePoint block ends it where it stands. The schema counts as prompt
+// tokens and is cached with the prefix, as OpenAI does.
 func promptText(req wireRequest) (string, int) {
 	var b strings.Builder
 	marker := -1
+	if rf := req.ResponseFormat; rf != nil && len(rf.JSONSchema) > 0 {
+		b.Write(rf.JSONSchema)
+	}
 	add := func(raw json.RawMessage) {
 		var s string
 		if json.Unmarshal(raw, &s) == nil {
@@ -83,10 +88,14 @@ func (s *Server) cache(format, model, text string, marker int, now time.Time) ca
 	if strings.Contains(strings.ToLower(model), "haiku") {
 		minTokens = minCacheTokensHaiku
 	}
+	// One running hash over the text: a prefix's key is its state at the
+	// prefix's end (the steps of a long prompt cost one pass, not one each).
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s\x00%s\x00", format, model)
+	hashed := 0
 	key := func(n int) uint64 {
-		h := fnv.New64a()
-		fmt.Fprintf(h, "%s\x00%s\x00", format, model)
-		h.Write([]byte(text[:n]))
+		h.Write([]byte(text[hashed:n]))
+		hashed = n
 		return h.Sum64()
 	}
 	hit := func(k uint64) bool {

@@ -29,7 +29,8 @@ type wireRequest struct {
 	Temperature    *float64        `json:"temperature"`
 	MaxTokens      int             `json:"max_tokens"`
 	ResponseFormat *struct {
-		Type string `json:"type"`
+		Type       string          `json:"type"`
+		JSONSchema json.RawMessage `json:"json_schema"`
 	} `json:"response_format"`
 	InferenceConfig *struct {
 		MaxTokens   int      `json:"maxTokens"`
