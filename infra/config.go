@@ -102,6 +102,22 @@ type EnvConfig struct {
 	PromptCandidatePercent int    `json:"promptCandidatePercent,omitempty"`
 	// LLMTimeoutSeconds bounds one LLM call; must be below LeaseSeconds. Default 45, local 8.
 	LLMTimeoutSeconds int `json:"llmTimeoutSeconds"`
+	// ReviewTimeoutSeconds is the review function's timeout and so its
+	// queue's visibility timeout (AWS requires it to be at least the
+	// function's): a long review waits out the provider's rate limits inside
+	// one attempt (docs/guarantees.md rule BO-4). The stage sets each claimed
+	// message's visibility to leaseSeconds at once and heartbeats it, so a
+	// crashed worker's message still returns within the lease. Default 900
+	// (Lambda's maximum), local 30.
+	ReviewTimeoutSeconds int `json:"reviewTimeoutSeconds"`
+	// LLMRequestsPerMinute and LLMTokensPerMinute are the provider's limits
+	// for llmModel (LLM_REQUESTS_PER_MINUTE, LLM_TOKENS_PER_MINUTE): the
+	// review function paces its calls to them from the first call. 0 (the
+	// default) learns them from the provider's rate-limit headers; set them
+	// for bedrock, which sends none (Service Quotas shows them). A chunk is
+	// never planned larger than the token limit.
+	LLMRequestsPerMinute int `json:"llmRequestsPerMinute,omitempty"`
+	LLMTokensPerMinute   int `json:"llmTokensPerMinute,omitempty"`
 
 	SMTPHost string `json:"smtpHost"`
 	SMTPPort int    `json:"smtpPort"`
@@ -190,6 +206,7 @@ func DefaultConfig(name string) EnvConfig {
 		LLMProvider:            "openai",
 		LLMModel:               "gpt-4o-mini",
 		LLMTimeoutSeconds:      45,
+		ReviewTimeoutSeconds:   900,
 		SMTPPort:               587,
 		SMTPFrom:               "criticizer@example.com",
 		SMTPTLS:                "starttls",
@@ -212,6 +229,7 @@ func DefaultConfig(name string) EnvConfig {
 		c.LeaseSeconds = 10
 		c.P4TimeoutSeconds = 8
 		c.LLMTimeoutSeconds = 8
+		c.ReviewTimeoutSeconds = 30
 		c.SMTPTimeoutSeconds = 3
 		c.SendCompletionWindowSeconds = 60 // a stalled DATA reply in the tests outlives the client by less
 		c.DepotAllowList = []string{"//depot/projectA/...", "//depot/libs/..."}
@@ -315,6 +333,7 @@ func (c EnvConfig) Validate() error {
 	if c.LLMTimeoutSeconds < 1 || c.LLMTimeoutSeconds >= c.LeaseSeconds {
 		bad("llmTimeoutSeconds %d: want 1..leaseSeconds-1 (%d)", c.LLMTimeoutSeconds, c.LeaseSeconds-1)
 	}
+	errs = append(errs, c.rateLimitErrors()...)
 	switch c.LLMProvider {
 	case "openai", "anthropic":
 		if u, err := url.Parse(c.LLMEndpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -503,3 +522,22 @@ func contains(xs []string, x string) bool {
 }
 
 func strPtr(s string) *string { return &s }
+
+// rateLimitErrors checks the review function's sizing for waiting out
+// rate limits inside an attempt, and the provider limits it paces to.
+func (c EnvConfig) rateLimitErrors() []string {
+	var errs []string
+	if c.ReviewTimeoutSeconds < c.LeaseSeconds || c.ReviewTimeoutSeconds > 900 {
+		errs = append(errs, fmt.Sprintf("reviewTimeoutSeconds %d: want leaseSeconds (%d)..900 (the review function's timeout and its queue's visibility timeout)",
+			c.ReviewTimeoutSeconds, c.LeaseSeconds))
+	}
+	if c.LLMRequestsPerMinute < 0 {
+		errs = append(errs, fmt.Sprintf("llmRequestsPerMinute %d: want 0 (learnt from the provider's headers) or a positive limit", c.LLMRequestsPerMinute))
+	}
+	// A call reserves its output budget against the token limit; a limit
+	// below a few thousand tokens could not admit one chunk.
+	if c.LLMTokensPerMinute < 0 || (c.LLMTokensPerMinute > 0 && c.LLMTokensPerMinute < 10000) {
+		errs = append(errs, fmt.Sprintf("llmTokensPerMinute %d: want 0 (learnt from the provider's headers) or at least 10000", c.LLMTokensPerMinute))
+	}
+	return errs
+}

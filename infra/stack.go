@@ -319,11 +319,17 @@ func newFunctions(stack awscdk.Stack, p functionsProps) stackFunctions {
 		"LLM_TIMEOUT_SECONDS":      itoa(cfg.LLMTimeoutSeconds),
 		"PROMPT_CANDIDATE_VERSION": jsii.String(cfg.PromptCandidateVersion),
 		"PROMPT_CANDIDATE_PERCENT": optItoa(cfg.PromptCandidatePercent),
+		// Rate limits are waited out inside an attempt: the function runs up
+		// to reviewTimeoutSeconds, its queue's visibility timeout, and sets a
+		// claimed message's visibility to the lease.
+		"QUEUE_VISIBILITY_SECONDS": itoa(cfg.ReviewTimeoutSeconds),
+		"LLM_REQUESTS_PER_MINUTE":  optItoa(cfg.LLMRequestsPerMinute),
+		"LLM_TOKENS_PER_MINUTE":    optItoa(cfg.LLMTokensPerMinute),
 	}
 	if cfg.LLMProvider != "bedrock" {
 		reviewEnv["LLM_SECRET_ID"] = llmSecret.SecretArn()
 	}
-	reviewFn := newFn(fnSpec{id: "ReviewFunction", asset: "review", memory: 512, timeout: cfg.LeaseSeconds, env: reviewEnv, extra: []map[string]*string{redaction}})
+	reviewFn := newFn(fnSpec{id: "ReviewFunction", asset: "review", memory: 512, timeout: cfg.ReviewTimeoutSeconds, env: reviewEnv, extra: []map[string]*string{redaction}})
 	notifyFn := newFn(fnSpec{id: "NotifyFunction", asset: "notify", memory: 256, timeout: cfg.LeaseSeconds, env: map[string]*string{
 		"SMTP_HOST":      jsii.String(cfg.SMTPHost),
 		"SMTP_PORT":      itoa(cfg.SMTPPort),
@@ -588,6 +594,12 @@ func newQueues(stack awscdk.Stack, cfg EnvConfig, removal awscdk.RemovalPolicy) 
 	// ---- queues ------------------------------------------------------------
 	lease := awscdk.Duration_Seconds(jsii.Number(cfg.LeaseSeconds))
 	newStage := func(name, id string) *stage {
+		visibility := lease
+		if name == "llm" {
+			// At least the review function's timeout (AWS requires it); the
+			// stage shortens each claimed message's visibility to the lease.
+			visibility = awscdk.Duration_Seconds(jsii.Number(cfg.ReviewTimeoutSeconds))
+		}
 		dlq := awssqs.NewQueue(stack, jsii.String(id+"DLQ"), &awssqs.QueueProps{
 			Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
 			EnforceSSL:        jsii.Bool(true),
@@ -599,7 +611,7 @@ func newQueues(stack awscdk.Stack, cfg EnvConfig, removal awscdk.RemovalPolicy) 
 		q := awssqs.NewQueue(stack, jsii.String(id+"Queue"), &awssqs.QueueProps{
 			Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
 			EnforceSSL:        jsii.Bool(true),
-			VisibilityTimeout: lease,
+			VisibilityTimeout: visibility,
 			RetentionPeriod:   awscdk.Duration_Days(jsii.Number(4)),
 			DeadLetterQueue: &awssqs.DeadLetterQueue{
 				Queue:           dlq,
@@ -698,12 +710,17 @@ func newAlarms(stack awscdk.Stack, env string, cfg EnvConfig, mathAlarms bool, s
 		addAlarm(f.id+"ThrottlesAlarm", f.id+" function throttled",
 			f.fn.MetricThrottles(&awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String("Sum")}))
 	}
-	// Backlog: a stage message waiting longer than a few leases means the stage is stuck.
+	// Backlog: a stage message waiting longer than a few leases means the stage
+	// is stuck (for llm, beyond the time a long review may run).
 	for _, s := range stages {
+		threshold := 5 * cfg.LeaseSeconds
+		if s.name == "llm" {
+			threshold += cfg.ReviewTimeoutSeconds
+		}
 		a := awscloudwatch.NewAlarm(stack, jsii.String(s.id+"BacklogAgeAlarm"), &awscloudwatch.AlarmProps{
 			AlarmDescription:   jsii.String("Oldest " + s.name + " message older than 5 leases: the stage is not keeping up"),
 			Metric:             s.queue.MetricApproximateAgeOfOldestMessage(&awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String("Maximum")}),
-			Threshold:          jsii.Number(5 * cfg.LeaseSeconds),
+			Threshold:          jsii.Number(threshold),
 			EvaluationPeriods:  jsii.Number(5),
 			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
 			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
