@@ -283,6 +283,7 @@ func KnownPromptVersion(version string) bool {
 var systemPrompts = map[string]func() string{
 	PromptVersion:          sync.OnceValue(func() string { return buildSystemPrompt(PromptVersion, false) }),
 	CandidatePromptVersion: sync.OnceValue(func() string { return buildSystemPrompt(CandidatePromptVersion, true) }),
+	CacheablePromptVersion: sync.OnceValue(func() string { return buildSystemPrompt(CacheablePromptVersion, true) + schemaSection() }),
 }
 
 // buildSystemPrompt states the output contract (rules RC-1..RC-3): the prompt

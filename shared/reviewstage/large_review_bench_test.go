@@ -31,14 +31,25 @@ const benchTimeScale = 60
 // function instance) that learns the limit from the headers, with the
 // function's timeout (15 min), attempts repeated until one finishes.
 //
-// It reports wall time against that floor (wall/floor; target ≤ 1.3),
+// It runs the stable prompt and CacheablePromptVersion (the candidate whose
+// static part is long enough for providers to cache), and reports wall time against that floor (wall/floor; target ≤ 1.3),
 // attempts used (target 1), 429s met, and the input tokens billed per
 // reviewed changed line, uncached and cached (the prompt's static prefix
 // read from the provider's cache).
 func BenchmarkLargeReview(b *testing.B) {
+	for _, version := range []string{review.PromptVersion, review.CacheablePromptVersion} {
+		b.Run("prompt="+version, func(b *testing.B) { benchLargeReview(b, version) })
+	}
+}
+
+func benchLargeReview(b *testing.B, version string) {
 	guard, err := guardOnce()
 	if err != nil {
 		b.Fatal(err)
+	}
+	rollout := review.Rollout{}
+	if version != review.PromptVersion {
+		rollout = review.Rollout{Candidate: version, Percent: 100}
 	}
 	cs := largeChangeset(1000)
 	changedLines := 0
@@ -52,10 +63,10 @@ func BenchmarkLargeReview(b *testing.B) {
 	// The limit: what the review's calls will be charged (prompt plus the
 	// output reservation), spread over about 4 s.
 	budget := review.Budget{}.For("gpt-4o")
-	plan := budget.Plan(cs, review.PromptVersion)
+	plan := budget.Plan(cs, version)
 	estimate := 0
 	for _, c := range plan.Chunks {
-		estimate += plan.Prompt(cs, c, review.PromptVersion).Size()/4 + budget.OutputTokens + 500
+		estimate += plan.Prompt(cs, c, version).Size()/4 + budget.OutputTokens + 500
 	}
 	const floorTarget = 4 * time.Second
 	tpm := int(float64(estimate) / floorTarget.Minutes())
@@ -81,7 +92,7 @@ func BenchmarkLargeReview(b *testing.B) {
 		lim := llm.NewLimiter(llm.LimiterConfig{MaxConcurrency: reviewstage.DefaultParallelism, Reserve: llmTimeout})
 		s3 := artifacts.NewMemoryBucket()
 		stage := &reviewstage.Review{Redacted: artifacts.New(s3, "redacted"), Guard: guard, LLM: lim.Wrap("gpt-4o", client),
-			Model: "gpt-4o", FinishReserve: 10 * time.Second / benchTimeScale, Log: slog.New(slog.DiscardHandler)}
+			Model: "gpt-4o", Rollout: rollout, FinishReserve: 10 * time.Second / benchTimeScale, Log: slog.New(slog.DiscardHandler)}
 		key := "jobs/large/redacted.json"
 		if err := stage.Redacted.PutJSON(context.Background(), key, cs); err != nil {
 			b.Fatal(err)
