@@ -73,11 +73,11 @@ type Queues interface {
 
 // Runtime runs one stage.
 type Runtime struct {
-	Stage       domain.Stage
-	Jobs        Jobs
-	Queues      Queues
-	Processor   Processor
-	Lease       time.Duration  // the queue's visibility timeout, or the lease the runtime sets (QueueVisibility)
+	Stage     domain.Stage
+	Jobs      Jobs
+	Queues    Queues
+	Processor Processor
+	Lease     time.Duration // the queue's visibility timeout, or the lease the runtime sets (QueueVisibility)
 	// QueueVisibility is the queue's visibility timeout when it is longer
 	// than Lease: AWS requires it to be at least the consuming function's
 	// timeout, and the review function may run far longer than a lease
@@ -85,10 +85,10 @@ type Runtime struct {
 	// a claimed message's visibility to Lease at once, and the heartbeat
 	// extends it, so a crashed worker's message returns within the lease.
 	QueueVisibility time.Duration
-	MaxAttempts int            // per-stage budget, first attempt included
-	Backoff     backoff.Policy // retry delays
-	Log         *slog.Logger
-	Metrics     *obs.Metrics
+	MaxAttempts     int            // per-stage budget, first attempt included
+	Backoff         backoff.Policy // retry delays
+	Log             *slog.Logger
+	Metrics         *obs.Metrics
 	// Sanitize removes secrets from error text before it is stored or
 	// dead-lettered (the redaction rules plus the log masker).
 	Sanitize func(string) string
