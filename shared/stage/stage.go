@@ -73,22 +73,15 @@ type Queues interface {
 
 // Runtime runs one stage.
 type Runtime struct {
-	Stage     domain.Stage
-	Jobs      Jobs
-	Queues    Queues
-	Processor Processor
-	Lease     time.Duration // the queue's visibility timeout, or the lease the runtime sets (QueueVisibility)
-	// QueueVisibility is the queue's visibility timeout when it is longer
-	// than Lease: AWS requires it to be at least the consuming function's
-	// timeout, and the review function may run far longer than a lease
-	// (rate limits are waited out inside an attempt). The runtime then sets
-	// a claimed message's visibility to Lease at once, and the heartbeat
-	// extends it, so a crashed worker's message returns within the lease.
-	QueueVisibility time.Duration
-	MaxAttempts     int            // per-stage budget, first attempt included
-	Backoff         backoff.Policy // retry delays
-	Log             *slog.Logger
-	Metrics         *obs.Metrics
+	Stage       domain.Stage
+	Jobs        Jobs
+	Queues      Queues
+	Processor   Processor
+	Lease       time.Duration  // the queue's visibility timeout
+	MaxAttempts int            // per-stage budget, first attempt included
+	Backoff     backoff.Policy // retry delays
+	Log         *slog.Logger
+	Metrics     *obs.Metrics
 	// Sanitize removes secrets from error text before it is stored or
 	// dead-lettered (the redaction rules plus the log masker).
 	Sanitize func(string) string
@@ -103,6 +96,14 @@ type Runtime struct {
 	// dead-lettered (Helix Swarm's {fail} callback). Best effort: the dead
 	// letter is already recorded and sent.
 	AfterDeadLetter func(ctx context.Context, j *job.Job, class failure.Class)
+	// QueueVisibility is the queue's visibility timeout when it is longer
+	// than Lease (which is then the lease alone): AWS requires it to be at
+	// least the consuming function's timeout, and the review function may
+	// run far longer than a lease (rate limits are waited out inside an
+	// attempt). The runtime then sets a claimed message's visibility to
+	// Lease at once, and the heartbeat extends it, so a crashed worker's
+	// message returns within the lease.
+	QueueVisibility time.Duration
 }
 
 func (r *Runtime) now() time.Time { return r.Now.Now() }
