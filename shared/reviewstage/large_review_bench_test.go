@@ -23,7 +23,7 @@ import (
 const benchTimeScale = 60
 
 // BenchmarkLargeReview reviews a 1,000-file changelist against the LLM
-// stand-in with a realistic time per call (20 s of generation) and a
+// stand-in with a realistic time per call (20 s of generation) over 24 chunks and a
 // tokens-per-minute limit enforced with 429s, sized so that the limit, not
 // the calls, bounds the review: the floor the limit imposes (the tokens the
 // limit counted ÷ the limit) is about 4 s at the 60:1 time scale. The
