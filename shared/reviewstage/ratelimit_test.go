@@ -11,6 +11,7 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/llm"
+	"github.com/criticizer/criticizer/shared/review"
 	"github.com/criticizer/criticizer/shared/reviewstage"
 )
 
@@ -132,33 +133,51 @@ func countResults(keys []string) int {
 }
 
 // TestTokensBilledAreRecorded: the job record and the result's meta carry
-// what the provider billed, cached and uncached, and the static prompt is
-// cached across chunks.
+// what the provider billed, cached and uncached. The static prefix is cached
+// across chunks once it reaches the providers' 1,024-token minimum, which
+// prompt 1.2.0's does and 1.0.0's does not.
 func TestTokensBilledAreRecorded(t *testing.T) {
-	// One chunk at a time: calls sent together all miss the cache, as they
-	// do at a real provider.
-	h := newHarness(t, func(r *reviewstage.Review) { r.Parallelism = 1 })
-	res, err := h.stage.Process(context.Background(), h.job(t, "job-billed", chunked(300)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var in, cached int
-	for _, r := range h.standin.Requests() {
-		in += r.InputTokens
-		cached += r.CachedTokens
-	}
-	if cached == 0 {
-		t.Errorf("no input was cached: the static prefix (schema, instructions) is not byte-identical across chunks")
-	}
-	st := res.Review
-	if st.InputTokens != in || st.CachedInputTokens != cached {
-		t.Errorf("job stats %+v, the provider billed %d input of which %d cached", st, in, cached)
-	}
-	meta := domain.ReadReviewMeta(h.result(t, res).Meta)
-	if meta.InputTokens != in || meta.CachedInputTokens != cached {
-		t.Errorf("meta %+v", meta)
-	}
-	if !strings.Contains(h.metrics.String(), `"ReviewCachedInputTokens":`) || !strings.Contains(h.metrics.String(), `"ReviewInputTokens":`) {
-		t.Errorf("metrics = %s", h.metrics.String())
+	for _, tt := range []struct {
+		version string
+		cached  bool
+	}{
+		{review.PromptVersion, false},
+		{review.CacheablePromptVersion, true},
+	} {
+		t.Run(tt.version, func(t *testing.T) {
+			// One chunk at a time: calls sent together all miss the cache, as
+			// they do at a real provider.
+			h := newHarness(t, func(r *reviewstage.Review) {
+				r.Parallelism = 1
+				if tt.version != review.PromptVersion {
+					r.Rollout = review.Rollout{Candidate: tt.version, Percent: 100}
+				}
+			})
+			res, err := h.stage.Process(context.Background(), h.job(t, "job-billed", chunked(300)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var in, cached int
+			for _, r := range h.standin.Requests() {
+				in += r.InputTokens
+				cached += r.CachedTokens
+			}
+			if (cached > 0) != tt.cached {
+				t.Errorf("prompt %s: %d of %d input tokens cached, want cached: %v", tt.version, cached, in, tt.cached)
+			}
+			st := res.Review
+			if st.PromptVersion != tt.version || st.InputTokens != in || st.CachedInputTokens != cached {
+				t.Errorf("job stats %+v, the provider billed %d input of which %d cached", st, in, cached)
+			}
+			meta := domain.ReadReviewMeta(h.result(t, res).Meta)
+			if meta.InputTokens != in || meta.CachedInputTokens != cached {
+				t.Errorf("meta %+v", meta)
+			}
+			for _, m := range []string{`"ReviewInputTokens":`, `"ReviewCachedInputTokens":`, `"ReviewOutputTokens":`} {
+				if !strings.Contains(h.metrics.String(), m) {
+					t.Errorf("metrics lack %s: %s", m, h.metrics.String())
+				}
+			}
+		})
 	}
 }
