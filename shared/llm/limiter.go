@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"math/rand/v2"
 	"sync"
 	"time"
 
+	"github.com/criticizer/criticizer/shared/backoff"
 	"github.com/criticizer/criticizer/shared/failure"
 )
 
@@ -386,9 +386,9 @@ func (l *Limiter) release(m *modelLimits, p Prompt, comp Completion, err error, 
 		hint = failure.RetryAfter(err)
 	}
 	if hint <= 0 && paced <= 0 {
-		// No hint (Bedrock's ThrottlingException): full-jitter backoff.
-		ceiling := time.Duration(math.Min(float64(60*time.Second), float64(time.Second)*math.Pow(2, float64(m.consecutive-1))))
-		hint = time.Duration(rand.Int64N(int64(ceiling) + 1))
+		// No hint (Bedrock's ThrottlingException): the retry policy's
+		// full-jitter backoff, per consecutive 429 (rule BO-1).
+		hint = backoff.Default.Delay(m.consecutive, 0)
 	}
 	m.pausedUntil = maxTime(m.pausedUntil, now.Add(hint))
 	// Multiplicative decrease, once per pause: the 429s of calls that were
