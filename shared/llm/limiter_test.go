@@ -288,3 +288,23 @@ func TestParseRateLimit(t *testing.T) {
 		})
 	}
 }
+
+// TestLimiterPacesA429ByItsHeadersNotByTheReset: OpenAI's 429 has no
+// Retry-After, only its headers; x-ratelimit-reset-tokens says when the limit
+// is full again (here 6 minutes, past the 5-minute ceiling), but the call
+// needs only its own tokens back: the limiter waits for those.
+func TestLimiterPacesA429ByItsHeadersNotByTheReset(t *testing.T) {
+	clock := newVirtualClock()
+	start := clock.Now()
+	rl := RateLimit{TokensLimit: 6000, TokensRemaining: 0, HasTokens: true, TokensReset: 6 * time.Minute}
+	p := &scripted{errs: []error{Classed(failure.RateLimited, 6*time.Minute, &Error{Provider: OpenAI, Reason: ReasonRateLimited,
+		Status: 429, Type: "tokens", RateLimit: rl})}, ok: Completion{Content: []byte("{}")}}
+	l := NewLimiter(LimiterConfig{Clock: clock})
+	if _, err := l.Wrap("m", p).Complete(context.Background(), prompt); err != nil {
+		t.Fatalf("%v: want the call repeated once its 200 tokens are back", err)
+	}
+	// 200 tokens at 100 a second.
+	if d := clock.Now().Sub(start); d < 1900*time.Millisecond || d > 2100*time.Millisecond {
+		t.Errorf("waited %v, want ~2s", d)
+	}
+}
