@@ -252,23 +252,34 @@ func (l *Limiter) cost(m *modelLimits, p Prompt) float64 {
 // complete sends p through next, waiting as the limits require.
 func (l *Limiter) complete(ctx context.Context, m *modelLimits, next Provider, p Prompt) (Completion, error) {
 	cost := l.cost(m, p)
+	var limited int
+	var waited time.Duration
 	for {
 		mark, err := l.acquire(ctx, m, cost)
+		waited += mark.waited
 		if err != nil {
 			return Completion{}, err
 		}
 		comp, err := next.Complete(ctx, p)
 		l.release(m, p, comp, err, mark)
 		if failure.Classify(err) != failure.RateLimited {
+			if err == nil {
+				comp.RateLimited, comp.Waited = limited, waited
+			}
 			return comp, err
 		}
+		limited++
 		// The provider asked us to slow down: the pause is set (release);
 		// the loop waits it out, or ends the attempt if it cannot.
 	}
 }
 
-// spentMark is where the reservation counters stood right after a call's own.
-type spentMark struct{ tokens, calls float64 }
+// spentMark is where the reservation counters stood right after a call's
+// own, and how long the call waited for it.
+type spentMark struct {
+	tokens, calls float64
+	waited        time.Duration
+}
 
 // acquire waits until m allows a call of cost, and reserves it.
 func (l *Limiter) acquire(ctx context.Context, m *modelLimits, cost float64) (spentMark, error) {
@@ -288,7 +299,7 @@ func (l *Limiter) acquire(ctx context.Context, m *modelLimits, cost float64) (sp
 			m.requests.take(1)
 			m.spentTokens += cost
 			m.spentCalls++
-			mark := spentMark{m.spentTokens, m.spentCalls}
+			mark := spentMark{tokens: m.spentTokens, calls: m.spentCalls, waited: now.Sub(start)}
 			m.inFlight++
 			m.stats.Calls++
 			m.stats.Waited += now.Sub(start)

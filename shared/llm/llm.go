@@ -138,6 +138,10 @@ type Completion struct {
 	Usage        Usage
 	// RateLimit is what the answer's headers said about the limits.
 	RateLimit RateLimit
+	// RateLimited and Waited are what a Limiter met on the way to this
+	// answer: the provider's 429s it waited out, and the time it waited.
+	RateLimited int
+	Waited      time.Duration
 }
 
 // New returns the client for cfg's provider family. apiKey is read by the

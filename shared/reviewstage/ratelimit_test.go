@@ -83,6 +83,13 @@ func TestRateLimitsAreWaitedOutInOneAttempt(t *testing.T) {
 	if meta.Chunks != 10 || meta.ReusedChunks != 0 {
 		t.Errorf("meta = %+v", meta)
 	}
+	// The job record says what was waited out.
+	if res.Review.RateLimitedCalls != 12 || res.Review.RateLimitWaitMS < 1000 {
+		t.Errorf("job stats %+v, want 12 rate-limited calls and the wait", res.Review)
+	}
+	if !strings.Contains(h.metrics.String(), `"ReviewRateLimited":12`) {
+		t.Errorf("metrics = %s", h.metrics.String())
+	}
 }
 
 // TestRateLimitWaitBeyondTheInvocationEndsTheAttempt: a wait that cannot

@@ -63,6 +63,9 @@ type Review struct {
 	Rollout review.Rollout
 	// Parallelism bounds concurrent model calls; 0 means DefaultParallelism.
 	Parallelism int
+	Metrics     *obs.Metrics
+	Log         *slog.Logger
+
 	// TokensPerMinute, when set, is the provider's token limit: no chunk is
 	// planned larger than it, or the provider could never admit it.
 	TokensPerMinute int
@@ -70,8 +73,6 @@ type Review struct {
 	// store the result and record the attempt; chunks still in flight then
 	// are stopped. 0 means DefaultFinishReserve.
 	FinishReserve time.Duration
-	Metrics       *obs.Metrics
-	Log           *slog.Logger
 }
 
 // chunkArtifact is a finished chunk as stored, keyed by job and prompt digest.
@@ -105,9 +106,14 @@ type run struct {
 	truncated []review.TruncatedFile
 	calls     int
 	reused    int
-	usage     llm.Usage // of every chunk in the result, reused ones included
-	billed    llm.Usage // of this attempt's model calls
+	usage     llm.Usage
 	diags     map[string]int
+
+	// usage above is of every chunk in the result, reused ones included;
+	// these are of this attempt's model calls only.
+	billed  llm.Usage
+	limited int           // 429s waited out
+	waited  time.Duration // time waited for rate limits
 }
 
 type leaf struct {
@@ -196,7 +202,8 @@ func (r *Review) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	return job.Result{Artifacts: job.Artifacts{Result: key}, FindingCount: &n,
 		Review: &job.ReviewStats{PromptVersion: version, InputTokens: run.usage.InputTokens, OutputTokens: run.usage.OutputTokens,
 			ModelCalls: run.calls, Chunks: len(slices), SkippedFiles: len(run.plan.Skipped), TruncatedFiles: len(truncated),
-			CachedInputTokens: run.usage.CachedInputTokens, CacheWriteInputTokens: run.usage.CacheWriteInputTokens},
+			CachedInputTokens: run.usage.CachedInputTokens, CacheWriteInputTokens: run.usage.CacheWriteInputTokens,
+			RateLimitedCalls: run.limited, RateLimitWaitMS: run.waited.Milliseconds()},
 		Detail: fmt.Sprintf("findings %d, chunks %d, model calls %d, skipped files %d, prompt %s",
 			n, len(slices), run.calls, len(run.plan.Skipped), version)}, nil
 }
@@ -278,6 +285,8 @@ func (run *run) reviewChunk(ctx context.Context, c review.Chunk, order []int, de
 	comp, err := r.LLM.Complete(ctx, llm.Prompt(prompt))
 	run.mu.Lock()
 	run.calls++
+	run.limited += comp.RateLimited
+	run.waited += comp.Waited
 	run.mu.Unlock()
 	if err != nil {
 		if llm.NeedsSmallerInput(err) && depth < maxSplitDepth {
@@ -382,6 +391,9 @@ func (run *run) emitMetrics(res *domain.ReviewResult) {
 	m.Put("ReviewInputTokens", float64(run.billed.UncachedInputTokens()), obs.Count, dims)
 	m.Put("ReviewCachedInputTokens", float64(run.billed.CachedInputTokens), obs.Count, dims)
 	m.Put("ReviewOutputTokens", float64(run.billed.OutputTokens), obs.Count, dims)
+	// Rate limits waited out inside the attempt instead of failing it.
+	m.Put("ReviewRateLimited", float64(run.limited), obs.Count, dims)
+	m.Put("ReviewRateLimitWait", float64(run.waited.Milliseconds()), obs.Milliseconds, dims)
 	if res != nil {
 		m.Put("ReviewValidFindings", float64(len(res.Findings)), obs.Count, dims)
 	}
