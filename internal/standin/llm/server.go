@@ -7,7 +7,10 @@
 // the provider answers of shared/reference/llm-providers.md (429 with
 // Retry-After or x-ratelimit-reset-*, 5xx, refusals, truncation, content
 // filters, Bedrock exceptions, malformed output, delays), and count and
-// inspect exactly what reached "the LLM".
+// inspect exactly what reached "the LLM". Options add a provider's economics
+// (limits.go): a time per call, requests- and tokens-per-minute limits
+// enforced with 429s and each provider's rate-limit headers, and prompt
+// caching with each provider's markers and usage fields.
 //
 // It reads the prompt the way a model would read text, by the markers the
 // prompt documents (CHANGED_FILES_JSON:, DIFFS:, FILE: headers), and does not
