@@ -180,11 +180,13 @@ func openAIStatusError(provider string, resp *http.Response, body []byte, reqID 
 		return Classed(failure.AuthDenied, 0, e)
 	case status == http.StatusTooManyRequests || code == "rate_limit_exceeded" || typ == "rate_limit_exceeded":
 		e.Reason = ReasonRateLimited
-		e.RetryAfterHeader, _ = explicitRetryAfter(resp.Header, time.Now())
-		// type names the limit that was hit; its reset is the wait (the other
-		// limit's reset is when it is full again, which may be much later).
-		if resp.Header.Get("Retry-After") == "" && resp.Header.Get("Retry-After-Ms") == "" {
-			if d, err := time.ParseDuration(strings.TrimSpace(resp.Header.Get("X-Ratelimit-Reset-" + typ))); err == nil && (typ == "tokens" || typ == "requests") {
+		var explicit bool
+		e.RetryAfterHeader, explicit = explicitRetryAfter(resp.Header, time.Now())
+		// Without Retry-After, type names the limit that was hit: its reset is
+		// the hint (the other limit's reset is when that one is full again,
+		// which may be much later).
+		if !explicit && (typ == "tokens" || typ == "requests") {
+			if d, err := time.ParseDuration(strings.TrimSpace(resp.Header.Get("X-Ratelimit-Reset-" + typ))); err == nil {
 				retryAfter = min(max(d, 0), maxRetryAfter)
 			}
 		}
