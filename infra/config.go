@@ -99,6 +99,22 @@ type EnvConfig struct {
 	PromptCandidatePercent int    `json:"promptCandidatePercent,omitempty"`
 	// LLMTimeoutSeconds bounds one LLM call; must be below LeaseSeconds. Default 45, local 8.
 	LLMTimeoutSeconds int `json:"llmTimeoutSeconds"`
+	// ReviewTimeoutSeconds is the review function's timeout and so its
+	// queue's visibility timeout (AWS requires it to be at least the
+	// function's): a long review waits out the provider's rate limits inside
+	// one attempt (docs/guarantees.md rule BO-4). The stage sets each claimed
+	// message's visibility to leaseSeconds at once and heartbeats it, so a
+	// crashed worker's message still returns within the lease. Default 900
+	// (Lambda's maximum), local 30.
+	ReviewTimeoutSeconds int `json:"reviewTimeoutSeconds"`
+	// LLMRequestsPerMinute and LLMTokensPerMinute are the provider's limits
+	// for llmModel (LLM_REQUESTS_PER_MINUTE, LLM_TOKENS_PER_MINUTE): the
+	// review function paces its calls to them from the first call. 0 (the
+	// default) learns them from the provider's rate-limit headers; set them
+	// for bedrock, which sends none (Service Quotas shows them). A chunk is
+	// never planned larger than the token limit.
+	LLMRequestsPerMinute int `json:"llmRequestsPerMinute,omitempty"`
+	LLMTokensPerMinute   int `json:"llmTokensPerMinute,omitempty"`
 
 	SMTPHost string `json:"smtpHost"`
 	SMTPPort int    `json:"smtpPort"`
@@ -239,6 +255,7 @@ func DefaultConfig(name string) EnvConfig {
 		LLMProvider:            "openai",
 		LLMModel:               "gpt-4o-mini",
 		LLMTimeoutSeconds:      45,
+		ReviewTimeoutSeconds:   900,
 		SMTPPort:               587,
 		SMTPFrom:               "criticizer@example.com",
 		SMTPTLS:                "starttls",
@@ -263,6 +280,7 @@ func DefaultConfig(name string) EnvConfig {
 		c.LeaseSeconds = 10
 		c.P4TimeoutSeconds = 8
 		c.LLMTimeoutSeconds = 8
+		c.ReviewTimeoutSeconds = 30
 		c.SMTPTimeoutSeconds = 3
 		c.SendCompletionWindowSeconds = 60 // a stalled DATA reply in the tests outlives the client by less
 		c.DepotAllowList = []string{"//depot/projectA/...", "//depot/libs/..."}

@@ -272,6 +272,12 @@ func newReviewFunction(f *functionFactory, p functionsProps) awslambda.Function 
 		"LLM_TIMEOUT_SECONDS":      itoa(cfg.LLMTimeoutSeconds),
 		"PROMPT_CANDIDATE_VERSION": jsii.String(cfg.PromptCandidateVersion),
 		"PROMPT_CANDIDATE_PERCENT": optItoa(cfg.PromptCandidatePercent),
+		// Rate limits are waited out inside an attempt: the function runs up
+		// to reviewTimeoutSeconds, its queue's visibility timeout, and sets a
+		// claimed message's visibility to the lease.
+		"QUEUE_VISIBILITY_SECONDS": itoa(cfg.ReviewTimeoutSeconds),
+		"LLM_REQUESTS_PER_MINUTE":  optItoa(cfg.LLMRequestsPerMinute),
+		"LLM_TOKENS_PER_MINUTE":    optItoa(cfg.LLMTokensPerMinute),
 	}
 	if cfg.LLMProvider != "bedrock" {
 		env["LLM_SECRET_ID"] = p.secrets.llm.SecretArn()
@@ -279,7 +285,7 @@ func newReviewFunction(f *functionFactory, p functionsProps) awslambda.Function 
 	for k, v := range cfg.reviewEnv() { // review_settings.go
 		env[k] = v
 	}
-	fn := f.newFn(fnSpec{id: "ReviewFunction", asset: "review", memory: 512, timeout: cfg.LeaseSeconds, env: env, extra: []map[string]*string{f.redaction}})
+	fn := f.newFn(fnSpec{id: "ReviewFunction", asset: "review", memory: 512, timeout: cfg.ReviewTimeoutSeconds, env: env, extra: []map[string]*string{f.redaction}})
 	f.items(fn, p).grant(jsii.Strings("dynamodb:GetItem", "dynamodb:UpdateItem"), itemJob, itemBudget)
 	p.notify.queue.GrantSendMessages(fn)
 	p.llm.dlq.GrantSendMessages(fn)

@@ -291,13 +291,19 @@ func newQueues(stack awscdk.Stack, cfg EnvConfig, removal awscdk.RemovalPolicy) 
 	// ---- queues ------------------------------------------------------------
 	lease := awscdk.Duration_Seconds(jsii.Number(cfg.LeaseSeconds))
 	newStage := func(name, id string) *stage {
+		visibility := lease
+		if name == "llm" {
+			// At least the review function's timeout (AWS requires it); the
+			// stage shortens each claimed message's visibility to the lease.
+			visibility = awscdk.Duration_Seconds(jsii.Number(cfg.ReviewTimeoutSeconds))
+		}
 		dlq := newDLQ(stack, cfg, id+"DLQ", lease, removal)
 		enc, key := queueEncryption(stack, cfg)
 		q := awssqs.NewQueue(stack, jsii.String(id+"Queue"), &awssqs.QueueProps{
 			Encryption:          enc,
 			EncryptionMasterKey: key,
 			EnforceSSL:          jsii.Bool(true),
-			VisibilityTimeout:   lease,
+			VisibilityTimeout:   visibility,
 			RetentionPeriod:     awscdk.Duration_Days(jsii.Number(4)),
 			DeadLetterQueue: &awssqs.DeadLetterQueue{
 				Queue:           dlq,
@@ -441,12 +447,17 @@ func newAlarms(stack awscdk.Stack, env string, cfg EnvConfig, mathAlarms bool, s
 		addAlarm(f.id+"ThrottlesAlarm", f.id+" function throttled",
 			f.fn.MetricThrottles(&awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String("Sum")}))
 	}
-	// Backlog: a stage message waiting longer than a few leases means the stage is stuck.
+	// Backlog: a stage message waiting longer than a few leases means the stage
+	// is stuck (for llm, beyond the time a long review may run).
 	for _, s := range stages {
+		threshold := 5 * cfg.LeaseSeconds
+		if s.name == "llm" {
+			threshold += cfg.ReviewTimeoutSeconds
+		}
 		a := awscloudwatch.NewAlarm(stack, jsii.String(s.id+"BacklogAgeAlarm"), &awscloudwatch.AlarmProps{
 			AlarmDescription:   jsii.String("Oldest " + s.name + " message older than 5 leases: the stage is not keeping up"),
 			Metric:             s.queue.MetricApproximateAgeOfOldestMessage(&awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String("Maximum")}),
-			Threshold:          jsii.Number(5 * cfg.LeaseSeconds),
+			Threshold:          jsii.Number(threshold),
 			EvaluationPeriods:  jsii.Number(5),
 			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
 			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,

@@ -268,10 +268,15 @@ func TestLocalStack(t *testing.T) {
 		})
 	})
 
-	// Queues: lease = visibility timeout, SSE, redrive maxAttempts+3, DLQ 14 days.
+	// Queues: lease = visibility timeout (llm: the review function's timeout,
+	// TestReviewSizedToWaitOutRateLimits), SSE, redrive maxAttempts+3, DLQ 14 days.
 	for _, s := range []string{"Fetch", "Llm", "Notify"} {
 		q := props(m, s+"Queue")
-		if q["VisibilityTimeout"] != float64(10) || q["SqsManagedSseEnabled"] != true {
+		wantVisibility := float64(10)
+		if s == "Llm" {
+			wantVisibility = 30
+		}
+		if q["VisibilityTimeout"] != wantVisibility || q["SqsManagedSseEnabled"] != true {
 			t.Errorf("%sQueue visibility/SSE = %v/%v", s, q["VisibilityTimeout"], q["SqsManagedSseEnabled"])
 		}
 		rp := q["RedrivePolicy"].(map[string]any)
@@ -297,7 +302,7 @@ func TestLocalStack(t *testing.T) {
 				"ScalingConfig":         map[string]any{"MaximumConcurrency": 2},
 			})
 		})
-		if got := props(m, fn)["Timeout"]; got != float64(10) {
+		if got := props(m, fn)["Timeout"]; got != float64(10) && fn != "ReviewFunction" {
 			t.Errorf("%s timeout = %v, want leaseSeconds 10", fn, got)
 		}
 	}
@@ -538,7 +543,11 @@ func TestProdStack(t *testing.T) {
 		})
 	})
 	for _, s := range []string{"Fetch", "Llm", "Notify"} {
-		if v := props(m, s+"Queue")["VisibilityTimeout"]; v != float64(60) {
+		want := float64(60)
+		if s == "Llm" {
+			want = 900 // reviewTimeoutSeconds (TestReviewSizedToWaitOutRateLimits)
+		}
+		if v := props(m, s+"Queue")["VisibilityTimeout"]; v != want {
 			t.Errorf("%sQueue visibility = %v", s, v)
 		}
 	}

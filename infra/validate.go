@@ -39,6 +39,7 @@ var validators = []func(EnvConfig, *problems){
 	validateEncryption,
 	validateRecipients,
 	validateJobPageSettings,
+	validateRateLimits,
 }
 
 // Validate rejects settings AWS would reject at deploy time, or that would make

@@ -66,7 +66,13 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "Machine: %s, %d cores, %s/%s, %s, %s\n\n", cpu, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH,
 		runtime.Version(), time.Now().UTC().Format("2006-01-02 15:04 MST"))
-	if err := Render(out, results); err != nil {
+	results, large := splitLargeReview(results)
+	if len(results) > 0 {
+		if err := Render(out, results); err != nil {
+			return err
+		}
+	}
+	if err := renderLargeReview(out, large); err != nil {
 		return err
 	}
 	for _, s := range parsed.Skips {

@@ -16,6 +16,11 @@
 //	LLM_CONTEXT_TOKENS        context window (default: by model family)
 //	LLM_BYTES_PER_TOKEN       token estimate, e.g. 3.5 (default: by model family)
 //	LLM_PARALLELISM           chunks reviewed at once (default 4)
+//	LLM_REQUESTS_PER_MINUTE   the provider's request limit for the model (default 0: learnt from
+//	                          its rate-limit headers; set it for Bedrock, which sends none)
+//	LLM_TOKENS_PER_MINUTE     the provider's token limit, likewise; also caps a chunk's size
+//	QUEUE_VISIBILITY_SECONDS  the llm queue's visibility timeout (the function's timeout) when
+//	                          longer than LEASE_SECONDS: a claimed message is set to the lease
 //	REVIEW_MAX_FILES          files reviewed per changelist (default 5000)
 //	REVIEW_MAX_BYTES          diff bytes reviewed per changelist (default 64 MiB)
 //	REVIEW_MAX_FILE_BYTES     diff bytes reviewed per file (default 256 KiB)
@@ -92,6 +97,9 @@ func main() {
 	}
 	rollout := review.Rollout{Candidate: v.Optional("PROMPT_CANDIDATE_VERSION", ""), Percent: v.Int("PROMPT_CANDIDATE_PERCENT", 0, 0, 100)}
 	parallelism := v.Int("LLM_PARALLELISM", reviewstage.DefaultParallelism, 1, 64)
+	rpm := v.Int("LLM_REQUESTS_PER_MINUTE", 0, 0, 100_000_000)
+	tpm := v.Int("LLM_TOKENS_PER_MINUTE", 0, 0, 1_000_000_000)
+	queueVisibility := v.Seconds("QUEUE_VISIBILITY_SECONDS", 0, 0, 43200)
 	// The same policy as fetch, or its proofs of redaction cannot vouch.
 	policy := redact.PolicyFromConfig(v)
 	var secretID string
@@ -131,18 +139,25 @@ func main() {
 			return secrets.Do(ctx, rot, func(c llm.Provider) (llm.Completion, error) { return c.Complete(ctx, p) })
 		}
 	}
+	// One Limiter per function instance, outside the rotating client: the
+	// limits it learnt survive a key rotation. 429s are waited out inside
+	// the attempt while the invocation has time for the call after the wait.
+	limiter := llm.NewLimiter(llm.LimiterConfig{RequestsPerMinute: rpm, TokensPerMinute: tpm, MaxConcurrency: parallelism,
+		OutputTokens: cfg.MaxTokens, BytesPerToken: budget.For(cfg.Model).BytesPerToken, Reserve: cfg.Timeout, Logger: env.Log})
+	limited := limiter.Wrap(cfg.Model, llm.ProviderFunc(complete))
 	guard, err := redact.New(policy)
 	coldstart.Must(env, err)
 
 	jobs := store.New(dynamodb.NewFromConfig(env.AWS), env.Config.JobsTable)
 	queues := queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs)
 	proc := &reviewstage.Review{Redacted: artifacts.New(artifacts.NewS3Client(env.AWS), env.Config.RedactedBkt), Guard: guard,
-		LLM: complete, Model: cfg.Model, Budget: budget, Rollout: rollout, Parallelism: parallelism, Metrics: env.Metrics, Log: env.Log,
-		Rules: rules, DailyTokenBudget: dailyBudget}
+		LLM: limited, Model: cfg.Model, Budget: budget, Rollout: rollout, Parallelism: parallelism, TokensPerMinute: tpm,
+		Metrics: env.Metrics, Log: env.Log, Rules: rules, DailyTokenBudget: dailyBudget}
 	if dailyBudget > 0 {
 		proc.Daily = jobs.DailyTokens()
 	}
 	rt := env.Runtime(domain.StageLLM, jobs, queues, proc, guard.Sanitize)
+	rt.QueueVisibility = queueVisibility
 	rt.AfterDeadLetter = swarm.NewReporter(jobs, env.Log).DeadLettered // a dead-lettered Swarm run hears {fail}
 	lambda.Start(rt.Handle)
 }

@@ -96,6 +96,14 @@ type Runtime struct {
 	// dead-lettered (Helix Swarm's {fail} callback). Best effort: the dead
 	// letter is already recorded and sent.
 	AfterDeadLetter func(ctx context.Context, j *job.Job, class failure.Class)
+	// QueueVisibility is the queue's visibility timeout when it is longer
+	// than Lease (which is then the lease alone): AWS requires it to be at
+	// least the consuming function's timeout, and the review function may
+	// run far longer than a lease (rate limits are waited out inside an
+	// attempt). The runtime then sets a claimed message's visibility to
+	// Lease at once, and the heartbeat extends it, so a crashed worker's
+	// message returns within the lease.
+	QueueVisibility time.Duration
 }
 
 func (r *Runtime) now() time.Time { return r.Now.Now() }
@@ -195,6 +203,13 @@ func (r *Runtime) handleRecord(ctx context.Context, rec events.SQSMessage) (out 
 	attempts := j.StageRecord(r.Stage).Attempts
 	r.Log.InfoContext(ctx, "stage claimed", "attempt", attempts, "max_attempts", r.MaxAttempts, "owner", owner)
 
+	if r.QueueVisibility > r.Lease {
+		if err := r.Queues.SetVisibility(ctx, r.Stage, rec.ReceiptHandle, backoff.Seconds(r.Lease)); err != nil {
+			// Not fatal: the message then comes back only after the queue's
+			// visibility timeout if this worker crashes; the heartbeat retries.
+			r.Log.WarnContext(ctx, "shortening the message's visibility to the lease failed", "err", err)
+		}
+	}
 	workCtx, stop := r.heartbeat(ctx, env.JobID, rec.ReceiptHandle, owner)
 	result, stack, perr := r.process(workCtx, j)
 	lost := stop()

@@ -273,3 +273,41 @@ func TestFailureClassification(t *testing.T) {
 		})
 	}
 }
+
+// TestVisibilitySetToTheLeaseAtClaim: on a queue whose visibility timeout is
+// longer than the lease (the review queue, sized to its function's
+// timeout), a claimed message's visibility is set to the lease before any
+// work, so a crashed worker's message returns within the lease; a queue
+// whose timeout is the lease costs no extra request.
+func TestVisibilitySetToTheLeaseAtClaim(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		queue time.Duration
+		want  []int32
+	}{
+		{"queue timeout above the lease", 15 * time.Minute, []int32{60}},
+		{"queue timeout is the lease", 0, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			jobs := &fakeJobs{claim: func(job.Lease) (*job.Job, error) {
+				return stageJob(job.Running, domain.StageFetch, job.StageRecord{Status: job.StageRunning, Attempts: 1}), nil
+			}}
+			q := &fakeQueues{}
+			rt := runtimeFor(jobs, q, ProcessorFunc(func(context.Context, *job.Job) (job.Result, error) {
+				q.mu.Lock()
+				defer q.mu.Unlock()
+				if len(q.visibility) != len(tt.want) {
+					t.Errorf("visibility when the work starts = %v, want %v", q.visibility, tt.want)
+				}
+				return job.Result{}, nil
+			}))
+			rt.QueueVisibility = tt.queue
+			if got := rt.handleRecord(context.Background(), message(t)); got != ack {
+				t.Fatalf("outcome %v", got)
+			}
+			if len(q.visibility) != len(tt.want) || (len(tt.want) > 0 && q.visibility[0] != tt.want[0]) {
+				t.Errorf("visibility changes %v, want %v", q.visibility, tt.want)
+			}
+		})
+	}
+}
