@@ -1,3 +1,5 @@
+//go:build integration
+
 package integration
 
 // The fault-injection suite (issue 8): jobs run through seeded fault plans —
