@@ -865,7 +865,10 @@ func TestSESProvider(t *testing.T) {
 func TestPromptCanaryAlarm(t *testing.T) {
 	_, m := synth(t, map[string]any{ctxEnv: "local", ctxOverrides: map[string]any{"promptCandidateVersion": "1.1.0", "promptCandidatePercent": 10}})
 	b, _ := json.Marshal(props(m, "PromptCanaryAlarm"))
-	for _, want := range []string{`"PromptVersion"`, `"1.1.0"`, `ReviewResponsesRejected`, `ReviewModelCalls`, `"EvaluationPeriods":6`, `"AlarmActions"`} {
+	for _, want := range []string{`"PromptVersion"`, `"1.1.0"`, `ReviewResponsesRejected`, `ReviewModelCalls`, `"EvaluationPeriods":6`, `"AlarmActions"`,
+		// The spec's trigger: the candidate's rejection rate above twice the
+		// stable version's (alarm when the difference is above 0).
+		`"Expression":"IF(sc \u003e 0 AND cc \u003e 0, (cr / cc) - 2 * (sr / sc), 0)"`, `"Threshold":0`, `"ComparisonOperator":"GreaterThanThreshold"`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("canary alarm lacks %s: %s", want, b)
 		}

@@ -22,7 +22,9 @@ import (
 var now = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 
 // fakeTable evaluates the check's filter the way DynamoDB would, over items
-// keyed pk → expires_at (-1: no attribute), two items per page.
+// keyed pk → expires_at (-1: no attribute), two items per page. It knows the
+// filter's two clauses, each honoured only when the filter names it, so a
+// check that stops asking for rows without a TTL finds none.
 type fakeTable struct {
 	items map[string]int64
 	pages int
@@ -31,6 +33,11 @@ type fakeTable struct {
 func (f *fakeTable) Scan(_ context.Context, in *dynamodb.ScanInput, _ ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
 	f.pages++
 	cutoff, _ := strconv.ParseInt(in.ExpressionAttributeValues[":cutoff"].(*types.AttributeValueMemberN).Value, 10, 64)
+	filter := aws.ToString(in.FilterExpression)
+	if in.ExpressionAttributeNames["#ttl"] != Attribute {
+		filter = ""
+	}
+	withoutTTL, overdue := strings.Contains(filter, "attribute_not_exists(#ttl)"), strings.Contains(filter, "#ttl < :cutoff")
 	var keys []string
 	for k := range f.items {
 		keys = append(keys, k)
@@ -49,8 +56,11 @@ func (f *fakeTable) Scan(_ context.Context, in *dynamodb.ScanInput, _ ...func(*d
 	for _, k := range keys[start:end] {
 		exp := f.items[k]
 		item := map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: k}, "sk": &types.AttributeValueMemberS{Value: "RCPT#someone@example.com"}}
+		if exp < 0 && !withoutTTL {
+			continue
+		}
 		if exp >= 0 {
-			if exp >= cutoff {
+			if exp >= cutoff || !overdue {
 				continue
 			}
 			item[Attribute] = &types.AttributeValueMemberN{Value: strconv.FormatInt(exp, 10)}
