@@ -29,10 +29,10 @@ func (m mapConfig) List(name string) []string {
 func TestPolicyFromConfig(t *testing.T) {
 	const text = "mail alice@example.org about build.corp.example.com at 10.1.2.3"
 	tests := []struct {
-		name     string
-		env      mapConfig
-		gone     []string
-		kept     []string
+		name string
+		env  mapConfig
+		gone []string
+		kept []string
 	}{
 		{name: "de-identification on", env: mapConfig{"REDACT_EMAILS": "true", "CONFIDENTIAL_DOMAINS": "corp.example.com", "CONFIDENTIAL_CIDRS": "10.0.0.0/8"},
 			gone: []string{"alice@example.org", "build.corp.example.com", "10.1.2.3"}},

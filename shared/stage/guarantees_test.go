@@ -102,4 +102,3 @@ func TestOneStageNeverSpendsAnothersBudget(t *testing.T) {
 		t.Error("dead-lettered on another stage's budget")
 	}
 }
-
