@@ -61,6 +61,7 @@ func main() {
 	coldstart.Must(env, err)
 	rt := env.Runtime(domain.StageNotify, jobs, queues, n, scrub.Sanitize)
 	rt.AfterDeadLetter = reporter.DeadLettered
+	rt.Redeliver = n // a succeeded job's repaired delivery (rule OB-5)
 	lambda.Start(rt.Handle)
 }
 

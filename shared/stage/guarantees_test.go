@@ -102,3 +102,69 @@ func TestOneStageNeverSpendsAnothersBudget(t *testing.T) {
 		t.Error("dead-lettered on another stage's budget")
 	}
 }
+
+// Rule OB-5: a redelivery asked for a succeeded job (by the reconciler or an
+// operator) runs the stage's Redeliver without reopening the job, and its
+// outcome, actor and note go into the job's history; a plain duplicate of a
+// succeeded job runs nothing.
+func TestRedeliveryOfASucceededJob(t *testing.T) {
+	succeeded := func() *job.Job {
+		return &job.Job{ID: "j1", Changelist: 7, ReviewVersion: 1, State: job.Succeeded, Stage: domain.StageNotify, TraceID: "t", Seq: 9,
+			Stages: map[domain.Stage]*job.StageRecord{domain.StageNotify: {Status: job.StageDone, Attempts: 1}}}
+	}
+	tests := []struct {
+		name    string
+		replay  *envelope.Replay
+		err     error
+		want    outcome
+		runs    int
+		history string // the last history entry's type, "" for none added
+	}{
+		{name: "redelivery: delivered, recorded", replay: &envelope.Replay{Mode: envelope.ReplayRedeliver, RequestedBy: "reconciler", Note: "marked sent without provider evidence"},
+			want: ack, runs: 1, history: "operator_redelivered"},
+		{name: "plain duplicate of a succeeded job: nothing runs", want: ack},
+		{name: "redelivery failing retryably comes back", replay: &envelope.Replay{Mode: envelope.ReplayRedeliver, RequestedBy: "ops", Note: "INC-1"},
+			err: failure.Errorf(failure.NetworkTimeout, "relay down"), want: redeliver, runs: 1},
+		{name: "redelivery failing for good is recorded", replay: &envelope.Replay{Mode: envelope.ReplayRedeliver, RequestedBy: "ops", Note: "INC-1"},
+			err: failure.Errorf(failure.NotFound, "no such mailbox"), want: ack, runs: 1, history: "operator_redelivery_failed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			jobs, q := table(succeeded()), &fakeQueues{}
+			rt := runtimeFor(jobs, q, ProcessorFunc(ok))
+			rt.Stage = domain.StageNotify
+			runs := 0
+			rt.Redeliver = ProcessorFunc(func(_ context.Context, j *job.Job) (job.Result, error) {
+				runs++
+				if j.State != job.Succeeded {
+					t.Errorf("redelivery saw the job %s: it must not be reopened", j.State)
+				}
+				return job.Result{Detail: "1 of 1 recipients e-mailed now"}, tt.err
+			})
+			e := envelope.Envelope{V: envelope.Version, JobID: "j1", Changelist: 7, ReviewVersion: 1, Stage: domain.StageNotify, TraceID: "t", Replay: tt.replay}
+			body, err := e.Encode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			msg := message(t)
+			msg.Body = body
+			if got := rt.handleRecord(context.Background(), msg); got != tt.want || runs != tt.runs {
+				t.Fatalf("outcome %v after %d runs, want %v after %d", got, runs, tt.want, tt.runs)
+			}
+			after := get(t, jobs)
+			if after.State != job.Succeeded || after.Seq != 9 && tt.history == "" {
+				t.Errorf("job %s seq %d: a redelivery never reopens the job", after.State, after.Seq)
+			}
+			added := len(after.History) > 0
+			if (tt.history != "") != added {
+				t.Fatalf("history %+v, want entry %q", after.History, tt.history)
+			}
+			if added {
+				ev := after.History[len(after.History)-1]
+				if string(ev.Type) != tt.history || ev.Actor != tt.replay.RequestedBy || !strings.Contains(ev.Detail, tt.replay.Note) {
+					t.Errorf("history entry %+v: want %s by %s with the note", ev, tt.history, tt.replay.RequestedBy)
+				}
+			}
+		})
+	}
+}

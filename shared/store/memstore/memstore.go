@@ -13,6 +13,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -75,6 +76,18 @@ func (m *Jobs) Calls(op string) int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.calls[op]
+}
+
+// Writes reports how many writes were asked of the table (each is one
+// DynamoDB request in the store).
+func (m *Jobs) Writes() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, c := range m.calls {
+		n += c
+	}
+	return n
 }
 
 // Claim takes the stage's lease and counts the attempt (rule LS-1).
@@ -263,6 +276,21 @@ func (m *Jobs) Restart(_ context.Context, id, actor, requestID string, now time.
 		j.SweepShard, j.SweepAt = job.SweepShard, job.FormatTime(now.Add(sweepAfter))
 		return true, nil
 	})
+}
+
+// RecordOperator appends an operator action to the job's history; the
+// job's state is not touched (store.RecordOperator).
+func (m *Jobs) RecordOperator(_ context.Context, id, action, actor, note string, now time.Time) error {
+	if strings.TrimSpace(actor) == "" || strings.TrimSpace(note) == "" {
+		return failure.Errorf(failure.SchemaInvalid, "an operator action needs an actor and a note or ticket reference")
+	}
+	_, err := m.write("record_operator", id, func(j *job.Job) (bool, error) {
+		at := job.FormatTime(now)
+		j.History = append(j.History, job.Event{At: at, Type: job.EventType("operator_" + action), Actor: actor, Detail: note})
+		j.UpdatedAt = at
+		return true, nil
+	})
+	return err
 }
 
 // write applies change to job id under the table's lock, with the faults
