@@ -206,6 +206,8 @@ func newFunctions(stack awscdk.Stack, p functionsProps) stackFunctions {
 		"CLOCK_SKEW_SECONDS": itoa(cfg.ClockSkewSeconds),
 		// TTL of job, idempotency and outbox rows (expires_at).
 		"RETENTION_DAYS": itoa(cfg.RetentionDays),
+		// TTL of the uniqueness records (idempotency, changelist gate, outbox rows); 0 = forever.
+		"UNIQUENESS_RETENTION_DAYS": itoa(cfg.UniquenessRetentionDays),
 	}
 	// The redaction policy: fetch redacts with it, the review-stage guard checks with it.
 	redaction := map[string]*string{
@@ -319,6 +321,7 @@ func newFunctions(stack awscdk.Stack, p functionsProps) stackFunctions {
 		"LLM_TIMEOUT_SECONDS":      itoa(cfg.LLMTimeoutSeconds),
 		"PROMPT_CANDIDATE_VERSION": jsii.String(cfg.PromptCandidateVersion),
 		"PROMPT_CANDIDATE_PERCENT": optItoa(cfg.PromptCandidatePercent),
+		"PROMPT_PATCH_DRIFT":       jsii.String(strconv.FormatBool(cfg.PromptPatchDrift)),
 	}
 	if cfg.LLMProvider != "bedrock" {
 		reviewEnv["LLM_SECRET_ID"] = llmSecret.SecretArn()
@@ -780,6 +783,7 @@ func newAlarms(stack awscdk.Stack, env string, cfg EnvConfig, mathAlarms bool, s
 		pinID(a, "PromptCanaryAlarm")
 		a.AddAlarmAction(alarmAction)
 	}
+	addValidFindingsAlarms(stack, env, cfg, alarmAction)
 	// Escalations carry an ErrorClass dimension: summed by a Metrics Insights
 	// query. MiniStack rejects metric-math alarms, so the emulator harness sets
 	// context metricMathAlarms=false and this one alarm is left out there.

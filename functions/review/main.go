@@ -76,6 +76,12 @@ func main() {
 	}
 	rollout := review.Rollout{Candidate: v.Optional("PROMPT_CANDIDATE_VERSION", ""), Percent: v.Int("PROMPT_CANDIDATE_PERCENT", 0, 0, 100)}
 	parallelism := v.Int("LLM_PARALLELISM", reviewstage.DefaultParallelism, 1, 64)
+	// Rule RC-4: a model answering with another patch of the prompt version
+	// is accepted only where the environment allows it (promptPatchDrift).
+	patchDrift := v.Optional("PROMPT_PATCH_DRIFT", "false")
+	if patchDrift != "true" && patchDrift != "false" {
+		coldstart.Must(env, fmt.Errorf("PROMPT_PATCH_DRIFT=%q must be true or false", patchDrift))
+	}
 	// The same policy as fetch, or its proofs of redaction cannot vouch.
 	policy := redact.PolicyFromConfig(v)
 	var secretID string
@@ -121,7 +127,7 @@ func main() {
 	jobs := store.New(dynamodb.NewFromConfig(env.AWS), env.Config.JobsTable)
 	queues := queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs)
 	proc := &reviewstage.Review{Redacted: artifacts.New(artifacts.NewS3Client(env.AWS), env.Config.RedactedBkt), Guard: guard,
-		LLM: complete, Model: cfg.Model, Budget: budget, Rollout: rollout, Parallelism: parallelism, Metrics: env.Metrics, Log: env.Log}
+		LLM: complete, Model: cfg.Model, Budget: budget, Rollout: rollout, AllowPromptPatchDrift: patchDrift == "true", Parallelism: parallelism, Metrics: env.Metrics, Log: env.Log}
 	rt := env.Runtime(domain.StageLLM, jobs, queues, proc, guard.Sanitize)
 	rt.AfterDeadLetter = swarm.NewReporter(jobs, env.Log).DeadLettered // a dead-lettered Swarm run hears {fail}
 	lambda.Start(rt.Handle)

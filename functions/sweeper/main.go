@@ -63,8 +63,8 @@ func main() {
 		coldstart.Must(env, errors.New("SMTP_FROM is required to reconcile against the provider's delivery log"))
 	}
 	check := &retention.Checker{Table: ddb, TableName: env.Config.JobsTable, S3: artifacts.NewS3Client(env.AWS),
-		Buckets: []retention.Bucket{{Name: env.Config.RawBucket, TTL: rawTTL * time.Hour}, {Name: env.Config.RedactedBkt, TTL: redactedTTL * time.Hour}},
-		Log:     env.Log, Metrics: env.Metrics}
+		Buckets:           []retention.Bucket{{Name: env.Config.RawBucket, TTL: rawTTL * time.Hour}, {Name: env.Config.RedactedBkt, TTL: redactedTTL * time.Hour}},
+		UniquenessForever: env.Config.UniquenessRetention == 0, Log: env.Log, Metrics: env.Metrics}
 	// The event is the EventBridge schedule's (or a manual invoke's): empty
 	// for the sweep, {"check":"retention"} for the daily retention check.
 	lambda.Start(func(ctx context.Context, ev json.RawMessage) (result, error) {

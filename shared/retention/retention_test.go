@@ -90,20 +90,24 @@ func TestRun(t *testing.T) {
 		rows    map[string]int64
 		objects fakeBuckets
 		want    Report
+		forever bool // UNIQUENESS_RETENTION_DAYS=0
 	}{
 		{"all within their TTL", map[string]int64{"JOB#a": now.Add(day).Unix(), "JOB#b": now.Add(-time.Hour).Unix()},
-			fakeBuckets{"raw": {now.Add(-6 * day)}, "redacted": {now.Add(-29 * day)}}, Report{}},
-		{"expired but within DynamoDB's deletion lag", map[string]int64{"JOB#a": now.Add(-2 * day).Unix()}, nil, Report{}},
+			fakeBuckets{"raw": {now.Add(-6 * day)}, "redacted": {now.Add(-29 * day)}}, Report{}, false},
+		{"expired but within DynamoDB's deletion lag", map[string]int64{"JOB#a": now.Add(-2 * day).Unix()}, nil, Report{}, false},
 		{"expired past the lag", map[string]int64{"JOB#a": now.Add(-4 * day).Unix(), "JOB#b": now.Add(-10 * day).Unix(), "JOB#c": now.Unix()},
-			nil, Report{RowsOverdue: 2}},
-		{"a row without TTL lives forever", map[string]int64{"OUTBOX#1#1": -1, "JOB#a": now.Unix(), "CL#1": -1}, nil, Report{RowsWithoutTTL: 2}},
+			nil, Report{RowsOverdue: 2}, false},
+		{"a row without TTL lives forever", map[string]int64{"OUTBOX#1#1": -1, "JOB#a": now.Unix(), "CL#1": -1}, nil, Report{RowsWithoutTTL: 2}, false},
+		// Uniqueness kept forever: its records carry no TTL by design, but
+		// a job (data) without one is still a violation.
+		{"uniqueness kept forever: only data rows need a TTL", map[string]int64{"OUTBOX#1#1": -1, "IDEM#k": -1, "CL#1": -1, "JOB#a": -1}, nil, Report{RowsWithoutTTL: 1}, true},
 		{"a raw artifact past 7 days plus the lifecycle lag", nil,
-			fakeBuckets{"raw": {now.Add(-8 * day), now.Add(-10 * day)}, "redacted": {now.Add(-10 * day)}}, Report{ObjectsOverdue: 1}},
-		{"a redacted artifact past 30 days plus the lag", nil, fakeBuckets{"redacted": {now.Add(-33 * day)}}, Report{ObjectsOverdue: 1}},
+			fakeBuckets{"raw": {now.Add(-8 * day), now.Add(-10 * day)}, "redacted": {now.Add(-10 * day)}}, Report{ObjectsOverdue: 1}, false},
+		{"a redacted artifact past 30 days plus the lag", nil, fakeBuckets{"redacted": {now.Add(-33 * day)}}, Report{ObjectsOverdue: 1}, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var metrics, logs bytes.Buffer
-			c := &Checker{Table: &fakeTable{items: tt.rows}, TableName: "jobs", S3: tt.objects,
+			c := &Checker{Table: &fakeTable{items: tt.rows}, TableName: "jobs", S3: tt.objects, UniquenessForever: tt.forever,
 				Buckets: []Bucket{{"raw", 7 * day}, {"redacted", 30 * day}},
 				Now:     func() time.Time { return now }, Metrics: obs.NewMetrics(&metrics, "test"),
 				Log: slog.New(slog.NewJSONHandler(&logs, nil))}

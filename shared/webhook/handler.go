@@ -84,7 +84,6 @@ type Handler struct {
 	Metrics      *obs.Metrics  // WebhookResponses by Route and Status; nil emits none
 	ReplayWindow time.Duration // accepted clock difference of signed timestamps
 	SweepAfter   time.Duration // when the sweeper enqueues a job whose first message was lost
-	IdemTTL      time.Duration // how long idempotency records (and saved responses) are kept
 	Now          job.Clock     // the system clock when nil
 }
 
@@ -335,8 +334,9 @@ func (h *Handler) create(ctx context.Context, req events.APIGatewayProxyRequest,
 		ReviewVersion: r.ReviewVersion, IdempotencyKey: r.IdempotencyKey, CreatedAt: j.CreatedAt, StatusURL: "/jobs/" + id})
 	resp.Headers["Location"] = "/jobs/" + id
 	idem := &store.Idempotency{Key: r.IdempotencyKey, RequestHash: r.Hash(), JobID: id, CreatedAt: j.CreatedAt,
-		Response:  store.SavedResponse{Status: resp.StatusCode, Headers: resp.Headers, Body: resp.Body},
-		ExpiresAt: now.Add(h.IdemTTL).Unix()}
+		// No ExpiresAt: the store keeps uniqueness records for the
+		// uniqueness retention, not the data's (rule ID-3).
+		Response: store.SavedResponse{Status: resp.StatusCode, Headers: resp.Headers, Body: resp.Body}}
 
 	err = h.createWithRetry(ctx, j, idem)
 	var dup *store.DuplicateKeyError
@@ -416,6 +416,14 @@ func publicURL(req events.APIGatewayProxyRequest, path string) string {
 func (h *Handler) staleVersion(ctx context.Context, r Request, cur *store.Changelist) events.APIGatewayProxyResponse {
 	if r.ReviewVersion == cur.LatestVersion {
 		j, err := h.Jobs.Get(ctx, cur.LatestJobID)
+		if errors.Is(err, store.ErrNotFound) {
+			// The job's data expired (RETENTION_DAYS); its version gate
+			// outlives it (UNIQUENESS_RETENTION_DAYS): still no rerun.
+			return jsonResponse(http.StatusOK, map[string]any{
+				"job_id": cur.LatestJobID, "state": "expired", "changelist_id": cur.Changelist, "review_version": cur.LatestVersion, "rerun": false,
+				"reason": "review_version_already_accepted: this version was reviewed and its job has expired; send a higher review_version to rerun",
+			})
+		}
 		if err != nil {
 			return unavailable()
 		}
