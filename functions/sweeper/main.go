@@ -50,7 +50,7 @@ func main() {
 	jobs := store.New(ddb, env.Config.JobsTable)
 	queues := queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs)
 	s := &sweep.Sweeper{Jobs: jobs, Queue: queues, Lease: env.Config.Lease, Skew: env.Config.ClockSkew, Log: env.Log, Metrics: env.Metrics}
-	rec := &reconcile.Reconciler{Rows: outbox.New(ddb, env.Config.JobsTable), Jobs: jobs, Redeliver: queues, FromDomain: from[strings.LastIndexByte(from, '@')+1:],
+	rec := &reconcile.Reconciler{Rows: outbox.New(ddb, env.Config.JobsTable).WithActor("reconciler"), Jobs: jobs, Redeliver: queues, FromDomain: from[strings.LastIndexByte(from, '@')+1:],
 		Window: window, Lookback: deliverylog.DefaultRetention, Logger: env.Log, Metrics: env.Metrics}
 	switch {
 	case provider == "ses":

@@ -73,6 +73,8 @@ type Row struct {
 	SendToken string `dynamodbav:"send_token,omitempty" json:"-"`
 	// LastWrite is the token of the last write applied to the row.
 	LastWrite string `dynamodbav:"last_write,omitempty" json:"-"`
+	// Events is the row's history: every write that changed it (OB-8).
+	Events []RowEvent `dynamodbav:"events,omitempty" json:"events,omitempty"`
 }
 
 // Key returns the row's identity.
@@ -93,6 +95,7 @@ type Outbox struct {
 	api       API
 	table     string
 	retention time.Duration
+	actor     string // who writes, for the rows' event history
 }
 
 // DefaultRetention is how long a row is kept (expires_at) when
@@ -153,7 +156,7 @@ func sv(v string) types.AttributeValue { return &types.AttributeValueMemberS{Val
 func (o *Outbox) Ensure(ctx context.Context, k Key, jobID string, now time.Time) (*Row, error) {
 	at := job.FormatTime(now)
 	row := Row{Changelist: k.Changelist, ReviewVersion: k.ReviewVersion, Recipient: k.Canonical().Recipient, JobID: jobID, Status: Pending,
-		CreatedAt: at, UpdatedAt: at, ExpiresAt: o.expiresAt(now)}
+		CreatedAt: at, UpdatedAt: at, ExpiresAt: o.expiresAt(now), Events: createdEvent(o.who(), now)}
 	item, err := attributevalue.MarshalMap(row)
 	if err != nil {
 		return nil, failure.Wrap(failure.InternalBug, err)
@@ -228,6 +231,11 @@ func (o *Outbox) transition(ctx context.Context, k Key, op, tok, set string, fro
 	}
 	set = addSet(set, "last_write = :wtoken")
 	values[":wtoken"] = sv(tok)
+	fromNames := statusNames(from)
+	if len(fromNames) == 0 {
+		fromNames = []string{"unsent"}
+	}
+	set = o.withEvent(set, values, op, fromNames)
 	_, err = o.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &o.table, Key: itemKey(k),
 		UpdateExpression: aws.String(set), ConditionExpression: aws.String(cond),
 		ExpressionAttributeNames: map[string]string{"#s": "status"}, ExpressionAttributeValues: values,
@@ -298,6 +306,11 @@ func (o *Outbox) begin(ctx context.Context, k Key, jobID string, now time.Time, 
 		}
 		cond = "attribute_not_exists(pk) OR (" + cond + ")"
 	}
+	from := []string{string(Pending)}
+	if create {
+		from = []string{"new", string(Pending)}
+	}
+	set = o.withEvent(set, values, "begin send", from)
 	out, err := o.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &o.table, Key: itemKey(k),
 		UpdateExpression: aws.String(set), ConditionExpression: aws.String(cond),
 		ExpressionAttributeNames: map[string]string{"#s": "status"}, ExpressionAttributeValues: values,

@@ -326,6 +326,12 @@ func (h *Handler) create(ctx context.Context, req events.APIGatewayProxyRequest,
 	if r.RequestedBy != "" {
 		j.History[0].Actor = r.RequestedBy
 	}
+	// Rule RC-3 for the intake: every coercion and de-duplication of the
+	// request is a diagnostic in the job's history (and the log).
+	for _, d := range r.Diagnostics {
+		j.History = append(j.History, job.Event{At: j.CreatedAt, Type: job.EventWebhookDiagnostic, Detail: d.String()})
+		h.Log.InfoContext(ctx, "webhook input adjusted", "diagnostic", d.Kind, "field", d.Field, "count", d.Count)
+	}
 	if r.Swarm != nil {
 		j.Swarm = &job.SwarmRun{Review: r.Swarm.Review, JobURL: publicURL(req, "/jobs/"+id),
 			UpdateURL: r.Swarm.Update, PassURL: r.Swarm.Pass, FailURL: r.Swarm.Fail}
