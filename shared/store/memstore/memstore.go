@@ -71,6 +71,12 @@ func (m *Jobs) Inject(op string, faults ...Fault) {
 	m.faults[op] = append(m.faults[op], faults...)
 }
 
+// InjectFor queues faults for the next calls of op on job id only; they
+// are taken before the faults Inject queued for every job.
+func (m *Jobs) InjectFor(op, id string, faults ...Fault) {
+	m.Inject(op+"/"+id, faults...)
+}
+
 // Calls reports how often op was called.
 func (m *Jobs) Calls(op string) int {
 	m.mu.Lock()
@@ -293,6 +299,41 @@ func (m *Jobs) RecordOperator(_ context.Context, id, action, actor, note string,
 	return err
 }
 
+// Due lists the jobs on the sweep index whose sweep deadline passed, oldest
+// first (store.Due; the index is the jobs with a sweep shard).
+func (m *Jobs) Due(_ context.Context, now time.Time, limit int32) ([]*job.Job, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.calls["due"]++
+	cutoff := job.FormatTime(now)
+	var out []*job.Job
+	for _, j := range m.jobs {
+		if j.SweepShard != "" && j.SweepAt != "" && j.SweepAt <= cutoff {
+			out = append(out, clone(j))
+		}
+	}
+	slices.SortFunc(out, func(a, b *job.Job) int { return strings.Compare(a.SweepAt+a.ID, b.SweepAt+b.ID) })
+	if limit > 0 && len(out) > int(limit) {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// Reschedule moves a job's sweep deadline only if nobody changed the job
+// since it was read (seq unchanged), as store.Reschedule.
+func (m *Jobs) Reschedule(_ context.Context, j *job.Job, now, next time.Time, note string) error {
+	_, err := m.write("reschedule", j.ID, func(cur *job.Job) (bool, error) {
+		if cur.Seq != j.Seq {
+			return false, fmt.Errorf("reschedule: %w", store.ErrConflict)
+		}
+		at := job.FormatTime(now)
+		cur.SweepAt, cur.UpdatedAt, cur.Seq = job.FormatTime(next), at, cur.Seq+1
+		cur.History = append(cur.History, job.Event{At: at, Type: job.EventSwept, Stage: string(cur.Stage), From: string(cur.State), To: string(cur.State), Detail: note})
+		return true, nil
+	})
+	return err
+}
+
 // write applies change to job id under the table's lock, with the faults
 // injected for op. change reports whether it changed the job; an error
 // leaves the job untouched.
@@ -301,7 +342,9 @@ func (m *Jobs) write(op, id string, change func(j *job.Job) (bool, error)) (*job
 	defer m.mu.Unlock()
 	m.calls[op]++
 	var fault Fault
-	if q := m.faults[op]; len(q) > 0 {
+	if q := m.faults[op+"/"+id]; len(q) > 0 {
+		fault, m.faults[op+"/"+id] = q[0], q[1:]
+	} else if q := m.faults[op]; len(q) > 0 {
 		fault, m.faults[op] = q[0], q[1:]
 	}
 	if fault.Err != nil && !fault.Applied {
