@@ -33,15 +33,27 @@ func TestOperationsFollowTransitions(t *testing.T) {
 		job.OpRenew: {domain.StageFetch, job.StageRecord{Status: job.StageRunning, Owner: "o1"},
 			func(m *Jobs) error { return m.Renew(ctx, "j", domain.StageFetch, l) }},
 		job.OpComplete: {domain.StageFetch, job.StageRecord{Status: job.StageRunning, Owner: "o1"},
-			func(m *Jobs) error { _, err := m.Complete(ctx, "j", domain.StageFetch, l, job.Result{}, time.Minute); return err }},
+			func(m *Jobs) error {
+				_, err := m.Complete(ctx, "j", domain.StageFetch, l, job.Result{}, time.Minute)
+				return err
+			}},
 		job.OpFinish: {domain.StageNotify, job.StageRecord{Status: job.StageRunning, Owner: "o1"},
-			func(m *Jobs) error { _, err := m.Complete(ctx, "j", domain.StageNotify, l, job.Result{}, time.Minute); return err }},
+			func(m *Jobs) error {
+				_, err := m.Complete(ctx, "j", domain.StageNotify, l, job.Result{}, time.Minute)
+				return err
+			}},
 		job.OpRetry: {domain.StageFetch, job.StageRecord{Status: job.StageRunning, Owner: "o1"},
 			func(m *Jobs) error { _, err := m.Retry(ctx, "j", domain.StageFetch, l, fi, time.Second); return err }},
 		job.OpDeadLetter: {domain.StageFetch, job.StageRecord{Status: job.StageRunning, Owner: "o1"},
-			func(m *Jobs) error { _, err := m.DeadLetter(ctx, "j", domain.StageFetch, l, fi, "dl", "{}"); return err }},
+			func(m *Jobs) error {
+				_, err := m.DeadLetter(ctx, "j", domain.StageFetch, l, fi, "dl", "{}")
+				return err
+			}},
 		job.OpReplay: {domain.StageFetch, job.StageRecord{Status: job.StageFailed, DeadLetterID: "dl"},
-			func(m *Jobs) error { _, err := m.Replay(ctx, "j", domain.StageFetch, "dl", fi.Class, t0, time.Minute); return err }},
+			func(m *Jobs) error {
+				_, err := m.Replay(ctx, "j", domain.StageFetch, "dl", fi.Class, t0, time.Minute)
+				return err
+			}},
 		job.OpRestart: {domain.StageFetch, job.StageRecord{Status: job.StageFailed},
 			func(m *Jobs) error { _, err := m.Restart(ctx, "j", "ops", "r1", t0, time.Minute); return err }},
 	}
