@@ -22,7 +22,7 @@ LAMBDA_BUILD_FLAGS := -tags lambda.norpc -trimpath -ldflags='-s -w'
 # Fuzz targets run for FUZZTIME each in `make test` (package:Target).
 FUZZ := ./shared/webhook:FuzzWebhook ./shared/envelope:FuzzDecode ./shared/review:FuzzParse ./shared/redact:FuzzRedact
 
-.PHONY: help setup build build-aws test unit integration mutate fuzz vet check vulncheck demo up down deploy-local invoke synth diff bootstrap deploy bench p4-layer clean chaos
+.PHONY: help setup build build-aws test unit integration mutate fuzz vet check validate vulncheck demo up down deploy-local invoke synth diff bootstrap deploy bench p4-layer clean chaos
 
 # The fault-injection suite (integration/chaos_test.go) writes its counts here.
 CHAOS_REPORT := $(CURDIR)/.run/chaos-report.txt
@@ -58,7 +58,11 @@ check: ## hygiene: gofmt, no unreachable code (deadcode -test), staticcheck; the
 vulncheck: ## known vulnerabilities reachable from the code (govulncheck; needs network)
 	$(GO) run golang.org/x/vuln/cmd/govulncheck@$(GOVULNCHECK_VERSION) ./...
 
-test: setup vet check unit integration mutate ## unit tests, the emulator suite (fault injection on fixed seeds included), the mutation check, fuzzing
+validate: ## cfn-lint and checkov (pinned, installed into .venv/validators) on the synthesized dev, staging and prod templates, against infra/cfncheck/baseline.json
+	localstack/start.sh --install-validators
+	$(GO) run ./infra/cfncheck -venv .venv/validators -baseline infra/cfncheck/baseline.json
+
+test: setup vet check validate unit integration mutate ## unit tests, template validators, the emulator suite (fault injection on fixed seeds included), the mutation check, fuzzing
 	@for f in $(FUZZ); do pkg=$${f%%:*}; tgt=$${f##*:}; \
 	  echo "fuzz $$tgt ($(FUZZTIME))"; $(GO) test -run='^$$' -fuzz="^$$tgt\$$" -fuzztime=$(FUZZTIME) $$pkg; done
 
