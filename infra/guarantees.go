@@ -24,21 +24,18 @@ var promptVersionRe = regexp.MustCompile(`^\d+\.\d+\.\d+$`)
 // validateGuarantees checks the settings of the newer guarantees: how long
 // uniqueness lasts (at least a year and never shorter than the data it
 // protects, or 0 for forever) and the rollback SLO per prompt version.
-func (c EnvConfig) validateGuarantees() []string {
-	var errs []string
+func validateGuarantees(c EnvConfig, p *problems) {
 	if u := c.UniquenessRetentionDays; u != 0 && (u < c.RetentionDays || u < 365 || u > maxUniquenessRetentionDays) {
-		errs = append(errs, fmt.Sprintf("uniquenessRetentionDays %d: want 0 (forever) or 365..%d and not below retentionDays (%d)",
-			u, maxUniquenessRetentionDays, c.RetentionDays))
+		p.add("uniquenessRetentionDays %d: want 0 (forever) or 365..%d and not below retentionDays (%d)", u, maxUniquenessRetentionDays, c.RetentionDays)
 	}
 	for v, slo := range c.ValidFindingsSLO {
 		if !promptVersionRe.MatchString(v) {
-			errs = append(errs, fmt.Sprintf("validFindingsSlo key %q: want a prompt version MAJOR.MINOR.PATCH", v))
+			p.add("validFindingsSlo key %q: want a prompt version MAJOR.MINOR.PATCH", v)
 		}
 		if slo <= 0 || slo > 1000 {
-			errs = append(errs, fmt.Sprintf("validFindingsSlo[%s] %v: want a positive average of valid findings per job", v, slo))
+			p.add("validFindingsSlo[%s] %v: want a positive average of valid findings per job", v, slo)
 		}
 	}
-	return errs
 }
 
 // addValidFindingsAlarms adds, per prompt version with an SLO, the rollback

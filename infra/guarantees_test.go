@@ -14,11 +14,12 @@ import (
 func TestGuaranteeSettings(t *testing.T) {
 	layer := fakeLayer(t)
 	over := func(kv map[string]any) map[string]any {
-		o := map[string]any{"p4LayerPath": layer, "llmEndpoint": "https://api.openai.com", "p4Port": "ssl:p4:1666", "smtpHost": "smtp.example.com"}
+		o := map[string]any{"p4LayerPath": layer, "llmEndpoint": "https://api.openai.com", "p4Port": "ssl:p4:1666", "smtpHost": "smtp.example.com",
+			"p4TrustFingerprint": testFingerprint, "depotAllowList": []any{"//depot/projectA/..."}}
 		for k, v := range kv {
 			o[k] = v
 		}
-		return map[string]any{ctxEnv: "prod", ctxOverrides: o}
+		return map[string]any{ctxEnv: "dev", ctxOverrides: o}
 	}
 	for _, tt := range []struct {
 		set  map[string]any

@@ -37,6 +37,7 @@ var validators = []func(EnvConfig, *problems){
 	validateLogs,
 	validateNetwork,
 	validateEncryption,
+	validateGuarantees,
 }
 
 // Validate rejects settings AWS would reject at deploy time, or that would make
