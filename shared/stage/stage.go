@@ -396,15 +396,16 @@ func (r *Runtime) heartbeat(ctx context.Context, jobID, receipt, owner string) (
 	}
 }
 
-// process runs the Processor, turning a panic into an INTERNAL_BUG error.
-func (r *Runtime) process(ctx context.Context, p Processor, j *job.Job) (res job.Result, stack string, err error) {
+// process runs proc (the Processor, or Redeliver), turning a panic into an
+// INTERNAL_BUG error.
+func (r *Runtime) process(ctx context.Context, proc Processor, j *job.Job) (res job.Result, stack string, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = failure.Errorf(failure.InternalBug, "panic: %v", p)
 			stack = string(debug.Stack())
 		}
 	}()
-	res, err = p.Process(ctx, j)
+	res, err = proc.Process(ctx, j)
 	return res, "", err
 }
 
