@@ -12,14 +12,20 @@ import (
 // The settings of the newer guarantees are validated at synth, each bad
 // value rejected with an error that names it.
 func TestGuaranteeSettings(t *testing.T) {
+	checkedIn := cdkContext(t)
 	layer := fakeLayer(t)
+	// The checked-in dev environment with one setting changed.
 	over := func(kv map[string]any) map[string]any {
-		o := map[string]any{"p4LayerPath": layer, "llmEndpoint": "https://api.openai.com", "p4Port": "ssl:p4:1666", "smtpHost": "smtp.example.com",
-			"p4TrustFingerprint": testFingerprint, "depotAllowList": []any{"//depot/projectA/..."}}
+		ctx := map[string]any{}
+		for k, v := range checkedIn {
+			ctx[k] = v
+		}
+		o := map[string]any{"p4LayerPath": layer}
 		for k, v := range kv {
 			o[k] = v
 		}
-		return map[string]any{ctxEnv: "dev", ctxOverrides: o}
+		ctx[ctxEnv], ctx[ctxOverrides] = "dev", o
+		return ctx
 	}
 	for _, tt := range []struct {
 		set  map[string]any
@@ -52,19 +58,10 @@ func TestGuaranteeSettings(t *testing.T) {
 // forever), and the settings reach the functions that read them; the
 // rollback alarm on valid findings per job pages per configured version.
 func TestGuaranteeSettingsReachTheFunctions(t *testing.T) {
-	b, err := os.ReadFile("../cdk.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f struct {
-		Context map[string]any `json:"context"`
-	}
-	if err := json.Unmarshal(b, &f); err != nil {
-		t.Fatal(err)
-	}
+	checkedIn := cdkContext(t)
 	for _, env := range knownEnvs {
 		ctx := map[string]any{}
-		for k, v := range f.Context {
+		for k, v := range checkedIn {
 			ctx[k] = v
 		}
 		ctx[ctxEnv] = env
@@ -105,4 +102,20 @@ func TestGuaranteeSettingsReachTheFunctions(t *testing.T) {
 	if envOf := props(m, "WebhookFunction")["Environment"].(map[string]any)["Variables"].(map[string]any); envOf["UNIQUENESS_RETENTION_DAYS"] != "365" {
 		t.Errorf("default UNIQUENESS_RETENTION_DAYS = %v, want 365", envOf["UNIQUENESS_RETENTION_DAYS"])
 	}
+}
+
+// cdkContext is cdk.json's context as checked in.
+func cdkContext(t *testing.T) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile("../cdk.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		Context map[string]any `json:"context"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	return f.Context
 }

@@ -37,6 +37,8 @@ var validators = []func(EnvConfig, *problems){
 	validateLogs,
 	validateNetwork,
 	validateEncryption,
+	validateRecipients,
+	validateJobPageSettings,
 	validateGuarantees,
 }
 

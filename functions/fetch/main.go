@@ -19,6 +19,7 @@ import (
 	"github.com/criticizer/criticizer/shared/fetchstage"
 	"github.com/criticizer/criticizer/shared/p4"
 	"github.com/criticizer/criticizer/shared/queue"
+	"github.com/criticizer/criticizer/shared/recipients"
 	"github.com/criticizer/criticizer/shared/redact"
 	"github.com/criticizer/criticizer/shared/secrets"
 	"github.com/criticizer/criticizer/shared/store"
@@ -40,7 +41,9 @@ func main() {
 	policy := redact.PolicyFromConfig(v)
 	// Helix Swarm: who wrote a review (optional; a Swarm job fails without it).
 	swarmURL, swarmAPISecret := v.Optional("SWARM_URL", ""), v.Optional("SWARM_API_SECRET_ID", "")
+	rcptPolicy, policyErr := recipients.Load(v) // RECIPIENT_DOMAINS, MAX_RECIPIENTS
 	coldstart.Must(env, v.Err())
+	coldstart.Must(env, policyErr)
 
 	// The allow-list is validated at start-up: a bad entry fails the deploy's
 	// first invocation instead of widening access.
@@ -58,7 +61,9 @@ func main() {
 	}
 	fetcher, err := p4.NewFetcher(runner, allowList, env.Log)
 	coldstart.Must(env, err)
-	fetcher.WithOptions(p4Opts)
+	// The service user's protections are checked on the first fetch, not
+	// here: init has no lease and no job to fail closed.
+	fetcher.WithOptions(p4Opts).CheckProtections()
 	red, err := redact.New(policy)
 	coldstart.Must(env, err)
 
@@ -66,7 +71,7 @@ func main() {
 	jobs := store.New(dynamodb.NewFromConfig(env.AWS), env.Config.JobsTable)
 	queues := queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs)
 	reporter := swarm.NewReporter(jobs, env.Log)
-	proc := &fetchstage.Fetch{P4: fetcher, Redactor: red, Log: env.Log, Swarm: reporter,
+	proc := &fetchstage.Fetch{P4: fetcher, Redactor: red, Log: env.Log, Swarm: reporter, Recipients: rcptPolicy, Metrics: env.Metrics,
 		Raw: artifacts.New(s3, env.Config.RawBucket), Redacted: artifacts.New(s3, env.Config.RedactedBkt)}
 	if swarmURL != "" && swarmAPISecret != "" {
 		proc.Users = fetcher

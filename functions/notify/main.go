@@ -16,10 +16,12 @@ import (
 	"github.com/criticizer/criticizer/shared/coldstart"
 	"github.com/criticizer/criticizer/shared/deliverylog"
 	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/jobpage"
 	"github.com/criticizer/criticizer/shared/notify"
 	"github.com/criticizer/criticizer/shared/notifystage"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/queue"
+	"github.com/criticizer/criticizer/shared/recipients"
 	"github.com/criticizer/criticizer/shared/redact"
 	"github.com/criticizer/criticizer/shared/secrets"
 	"github.com/criticizer/criticizer/shared/ses"
@@ -35,7 +37,15 @@ func main() {
 	// How long after a send started the provider may still complete it; an
 	// uncertain send is resent only after it (see README, "E-mail delivery").
 	window := env.Vars.Seconds("SEND_COMPLETION_WINDOW_SECONDS", int(deliverylog.DefaultWindow(provider).Seconds()), 1, 86400)
+	rcptPolicy, policyErr := recipients.Load(env.Vars) // RECIPIENT_DOMAINS, MAX_RECIPIENTS
+	// The job page (optional): the e-mail links it.
+	pageKeyID := env.Vars.Optional("JOB_PAGE_SECRET_ID", "")
+	pageBase := ""
+	if pageKeyID != "" {
+		pageBase = env.Vars.String("JOB_PAGE_BASE_URL")
+	}
 	coldstart.Must(env, env.Vars.Err())
+	coldstart.Must(env, policyErr)
 
 	ddb := dynamodb.NewFromConfig(env.AWS)
 	jobs := store.New(ddb, env.Config.JobsTable)
@@ -43,7 +53,11 @@ func main() {
 	reporter := swarm.NewReporter(jobs, env.Log)
 	n := &notifystage.Notify{Outbox: outbox.New(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention).WithActor("notify"), From: from, Log: env.Log, Swarm: reporter, Window: window,
 		Artifacts: artifacts.New(artifacts.NewS3Client(env.AWS), env.Config.RedactedBkt),
-		HTML:      true, SwarmURL: env.Vars.Optional("SWARM_URL", "")} // HTML + text alternatives; Swarm review link when known
+		HTML:      true, SwarmURL: env.Vars.Optional("SWARM_URL", ""), // HTML + text alternatives; Swarm review link when known
+		Recipients: rcptPolicy, Metrics: env.Metrics}
+	if pageKeyID != "" {
+		n.JobPage = &jobpage.Links{Key: &jobpage.Key{Secrets: secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL), SecretID: pageKeyID}, Base: pageBase}
+	}
 	switch provider {
 	case "ses":
 		// IAM credentials, no password; SES's published events are the lookup.
