@@ -158,6 +158,15 @@ type EnvConfig struct {
 	ClockSkewSeconds int `json:"clockSkewSeconds"`
 	// RetentionDays: TTL (expires_at) of job, idempotency and outbox rows. Default 30.
 	RetentionDays int `json:"retentionDays"`
+	// The settings of docs/guarantees.md's newer rules (validated in
+	// guarantees.go): UniquenessRetentionDays is the TTL of idempotency
+	// records, changelist gates and outbox rows (default 365, 0 = forever);
+	// PromptPatchDrift accepts a model's prompt_version differing in its
+	// patch segment; ValidFindingsSLO maps a prompt version to the minimum
+	// average of valid findings per job below which its rollback alarm pages.
+	UniquenessRetentionDays int                `json:"uniquenessRetentionDays"`
+	PromptPatchDrift        bool               `json:"promptPatchDrift,omitempty"`
+	ValidFindingsSLO        map[string]float64 `json:"validFindingsSlo,omitempty"`
 
 	// APIRateLimit / APIBurstLimit: API Gateway stage throttling (requests/s, burst).
 	APIRateLimit  int `json:"apiRateLimit"`
@@ -243,34 +252,35 @@ func isLocal(name string) bool { return name == "local" }
 // overrides are applied.
 func DefaultConfig(name string) EnvConfig {
 	c := EnvConfig{
-		Architecture:           "arm64",
-		LeaseSeconds:           60,
-		MaxAttempts:            5,
-		MaxConcurrency:         StageConcurrency{Fetch: 2, LLM: 2, Notify: 2},
-		BatchSize:              1,
-		DepotAllowList:         []string{},
-		P4Bin:                  "/opt/bin/p4",
-		P4User:                 "criticizer",
-		P4TimeoutSeconds:       30,
-		LLMProvider:            "openai",
-		LLMModel:               "gpt-4o-mini",
-		LLMTimeoutSeconds:      45,
-		ReviewTimeoutSeconds:   900,
-		SMTPPort:               587,
-		SMTPFrom:               "criticizer@example.com",
-		SMTPTLS:                "starttls",
-		SMTPTimeoutSeconds:     10,
-		EmailProvider:          "smtp",
-		RedactEmails:           true,
-		ClockSkewSeconds:       2,
-		RetentionDays:          30,
-		APIRateLimit:           50,
-		APIBurstLimit:          100,
-		ReplayWindowSeconds:    300,
-		LogLevel:               "info",
-		LogRetentionDays:       30,
-		AccessLogRetentionDays: 365,
-		SweepSchedule:          "rate(1 minute)",
+		Architecture:            "arm64",
+		LeaseSeconds:            60,
+		MaxAttempts:             5,
+		MaxConcurrency:          StageConcurrency{Fetch: 2, LLM: 2, Notify: 2},
+		BatchSize:               1,
+		DepotAllowList:          []string{},
+		P4Bin:                   "/opt/bin/p4",
+		P4User:                  "criticizer",
+		P4TimeoutSeconds:        30,
+		LLMProvider:             "openai",
+		LLMModel:                "gpt-4o-mini",
+		LLMTimeoutSeconds:       45,
+		ReviewTimeoutSeconds:    900,
+		SMTPPort:                587,
+		SMTPFrom:                "criticizer@example.com",
+		SMTPTLS:                 "starttls",
+		SMTPTimeoutSeconds:      10,
+		EmailProvider:           "smtp",
+		RedactEmails:            true,
+		ClockSkewSeconds:        2,
+		RetentionDays:           30,
+		UniquenessRetentionDays: DefaultUniquenessRetentionDays,
+		APIRateLimit:            50,
+		APIBurstLimit:           100,
+		ReplayWindowSeconds:     300,
+		LogLevel:                "info",
+		LogRetentionDays:        30,
+		AccessLogRetentionDays:  365,
+		SweepSchedule:           "rate(1 minute)",
 
 		APIGatewayCloudWatchRole: "create",
 	}

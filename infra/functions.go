@@ -103,8 +103,10 @@ func newFunctionFactory(stack awscdk.Stack, p functionsProps) *functionFactory {
 			"LOG_LEVEL":        jsii.String(cfg.LogLevel),
 			// The clock-skew budget between function hosts; lease comparisons respect it.
 			"CLOCK_SKEW_SECONDS": itoa(cfg.ClockSkewSeconds),
-			// TTL of job, idempotency and outbox rows (expires_at).
+			// TTL of job rows: the data (expires_at).
 			"RETENTION_DAYS": itoa(cfg.RetentionDays),
+			// TTL of the uniqueness records (idempotency, changelist gate, outbox rows); 0 = forever.
+			"UNIQUENESS_RETENTION_DAYS": itoa(cfg.UniquenessRetentionDays),
 		},
 		redaction: map[string]*string{
 			"REDACT_EMAILS":        jsii.String(strconv.FormatBool(cfg.RedactEmails)),
@@ -278,6 +280,7 @@ func newReviewFunction(f *functionFactory, p functionsProps) awslambda.Function 
 		"QUEUE_VISIBILITY_SECONDS": itoa(cfg.ReviewTimeoutSeconds),
 		"LLM_REQUESTS_PER_MINUTE":  optItoa(cfg.LLMRequestsPerMinute),
 		"LLM_TOKENS_PER_MINUTE":    optItoa(cfg.LLMTokensPerMinute),
+		"PROMPT_PATCH_DRIFT":       jsii.String(strconv.FormatBool(cfg.PromptPatchDrift)),
 	}
 	if cfg.LLMProvider != "bedrock" {
 		env["LLM_SECRET_ID"] = p.secrets.llm.SecretArn()

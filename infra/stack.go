@@ -497,6 +497,13 @@ func newAlarms(stack awscdk.Stack, env string, cfg EnvConfig, mathAlarms bool, s
 	}
 	addAlarm("OutboxReconcilingAlarm", "Outbox rows sent without provider evidence or stuck sending: sends blocked, see `criticizer outbox`",
 		appMetric("OutboxReconciling", map[string]*string{}))
+	// Rule OB-5: every ordering-contract violation the reconciler detects
+	// pages, also the ones it repairs itself; a redelivery that failed for
+	// good pages too.
+	addAlarm("OutboxViolationsAlarm", "The outbox ordering contract was violated (row stuck sending or marked sent without provider evidence); repaired or not, see the sweeper's log and `criticizer outbox reconcile`",
+		appMetric("OutboxViolations", map[string]*string{}))
+	addAlarm("RedeliveryFailedAlarm", "A repaired delivery of a succeeded job failed for good: see the job's history, fix the recipient, `criticizer outbox reconcile resolve`",
+		appMetric("RedeliveryFailed", map[string]*string{"Stage": jsii.String("notify")}))
 	// The prompt canary: while a candidate prompt version serves a share of jobs,
 	// page when its rejected-response rate per model call stays above twice the
 	// stable version's for 30 minutes (6 × 5 min). Metric math: not on the emulator.
@@ -527,6 +534,7 @@ func newAlarms(stack awscdk.Stack, env string, cfg EnvConfig, mathAlarms bool, s
 		pinID(a, "PromptCanaryAlarm")
 		a.AddAlarmAction(alarmAction)
 	}
+	addValidFindingsAlarms(stack, env, cfg, alarmAction)
 	// Escalations carry an ErrorClass dimension: summed by a Metrics Insights
 	// query. MiniStack rejects metric-math alarms, so the emulator harness sets
 	// context metricMathAlarms=false and this one alarm is left out there.

@@ -40,6 +40,7 @@ var validators = []func(EnvConfig, *problems){
 	validateRecipients,
 	validateJobPageSettings,
 	validateRateLimits,
+	validateGuarantees,
 }
 
 // Validate rejects settings AWS would reject at deploy time, or that would make

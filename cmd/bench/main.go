@@ -87,7 +87,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 
 // goBench runs go test -bench over pkgs, keeping the raw output in rawPath.
 func goBench(ctx context.Context, benchRe, benchtime string, pkgs []string, rawPath string) (Run, error) {
-	args := []string{"test", "-run", "^$", "-bench", benchRe, "-benchmem"}
+	// -tags integration: the emulator benchmarks (integration/) are behind the build tag.
+	args := []string{"test", "-tags", "integration", "-run", "^$", "-bench", benchRe, "-benchmem"}
 	if benchtime != "" {
 		args = append(args, "-benchtime", benchtime)
 	}

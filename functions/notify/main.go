@@ -51,7 +51,7 @@ func main() {
 	jobs := store.New(ddb, env.Config.JobsTable)
 	queues := queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs)
 	reporter := swarm.NewReporter(jobs, env.Log)
-	n := &notifystage.Notify{Outbox: outbox.New(ddb, env.Config.JobsTable).WithRetention(env.Config.Retention), From: from, Log: env.Log, Swarm: reporter, Window: window,
+	n := &notifystage.Notify{Outbox: outbox.New(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention).WithActor("notify"), From: from, Log: env.Log, Swarm: reporter, Window: window,
 		Artifacts: artifacts.New(artifacts.NewS3Client(env.AWS), env.Config.RedactedBkt),
 		HTML:      true, SwarmURL: env.Vars.Optional("SWARM_URL", ""), // HTML + text alternatives; Swarm review link when known
 		Recipients: rcptPolicy, Metrics: env.Metrics}
@@ -75,6 +75,7 @@ func main() {
 	coldstart.Must(env, err)
 	rt := env.Runtime(domain.StageNotify, jobs, queues, n, scrub.Sanitize)
 	rt.AfterDeadLetter = reporter.DeadLettered
+	rt.Redeliver = n // a succeeded job's repaired delivery (rule OB-5)
 	lambda.Start(rt.Handle)
 }
 

@@ -100,6 +100,12 @@ func main() {
 	rpm := v.Int("LLM_REQUESTS_PER_MINUTE", 0, 0, 100_000_000)
 	tpm := v.Int("LLM_TOKENS_PER_MINUTE", 0, 0, 1_000_000_000)
 	queueVisibility := v.Seconds("QUEUE_VISIBILITY_SECONDS", 0, 0, 43200)
+	// Rule RC-4: a model answering with another patch of the prompt version
+	// is accepted only where the environment allows it (promptPatchDrift).
+	patchDrift := v.Optional("PROMPT_PATCH_DRIFT", "false")
+	if patchDrift != "true" && patchDrift != "false" {
+		coldstart.Must(env, fmt.Errorf("PROMPT_PATCH_DRIFT=%q must be true or false", patchDrift))
+	}
 	// The same policy as fetch, or its proofs of redaction cannot vouch.
 	policy := redact.PolicyFromConfig(v)
 	var secretID string
@@ -151,7 +157,7 @@ func main() {
 	jobs := store.New(dynamodb.NewFromConfig(env.AWS), env.Config.JobsTable)
 	queues := queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs)
 	proc := &reviewstage.Review{Redacted: artifacts.New(artifacts.NewS3Client(env.AWS), env.Config.RedactedBkt), Guard: guard,
-		LLM: limited, Model: cfg.Model, Budget: budget, Rollout: rollout, Parallelism: parallelism, TokensPerMinute: tpm,
+		LLM: limited, Model: cfg.Model, Budget: budget, Rollout: rollout, Parallelism: parallelism, TokensPerMinute: tpm, AllowPromptPatchDrift: patchDrift == "true",
 		Metrics: env.Metrics, Log: env.Log, Rules: rules, DailyTokenBudget: dailyBudget}
 	if dailyBudget > 0 {
 		proc.Daily = jobs.DailyTokens()

@@ -136,6 +136,9 @@ const (
 	EventReplayed       EventType = "replayed"
 	EventRestarted      EventType = "full_restart"
 	EventSwept          EventType = "swept"
+	// EventWebhookDiagnostic records a coercion or de-duplication the
+	// webhook applied to the request that created the job.
+	EventWebhookDiagnostic EventType = "webhook_diagnostic"
 )
 
 // Event is one entry of a job's history.

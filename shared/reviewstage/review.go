@@ -62,6 +62,10 @@ type Review struct {
 	// model family's defaults.
 	Budget  review.Budget
 	Rollout review.Rollout
+	// AllowPromptPatchDrift accepts an answer whose prompt_version differs
+	// from the one sent only in its patch segment (rule RC-4's configured
+	// drift; PROMPT_PATCH_DRIFT per environment).
+	AllowPromptPatchDrift bool
 	// Parallelism bounds concurrent model calls; 0 means DefaultParallelism.
 	Parallelism int
 	Metrics     *obs.Metrics
@@ -492,7 +496,7 @@ func (run *run) reviewChunk(ctx context.Context, c review.Chunk, order []int, de
 		}
 		return err
 	}
-	res, diags, err := review.Parse(comp.Content, c.Files(), review.Options{PromptVersion: run.version})
+	res, diags, err := review.Parse(comp.Content, c.Files(), review.Options{PromptVersion: run.version, AllowPromptPatchDrift: r.AllowPromptPatchDrift})
 	if err == nil {
 		// Only lines the model was shown: anything else it cannot have seen.
 		var more review.Diagnostics
