@@ -77,6 +77,9 @@ type Notify struct {
 	// it). Metrics counts its refusals.
 	Recipients *recipients.Policy
 	Metrics    *obs.Metrics
+	// Comments posts the findings on the job's Swarm review, after the
+	// e-mails (NOTIFY_CHANNELS has swarm-comments); nil: e-mail only.
+	Comments *SwarmComments
 }
 
 // JobPageLinks mints a job's page URL.
@@ -151,6 +154,16 @@ func (n *Notify) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 			return job.Result{}, err
 		}
 	}
+	commented := ""
+	if n.Comments != nil && j.Swarm != nil && j.Swarm.Review > 0 {
+		// After the e-mails: a Swarm failure retries the stage, whose outbox
+		// skips the recipients already e-mailed.
+		out, err := n.postComments(ctx, j, review, &cs, pageURL)
+		if err != nil {
+			return job.Result{}, err
+		}
+		commented = "; " + out.detail()
+	}
 	if len(permanent) > 0 {
 		return job.Result{}, errors.Join(permanent...)
 	}
@@ -170,6 +183,7 @@ func (n *Notify) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	if len(refused) > 0 {
 		detail += "; not e-mailed, outside the recipient policy: " + recipients.Describe(refused)
 	}
+	detail += commented
 	return job.Result{Detail: detail}, nil
 }
 

@@ -1,0 +1,286 @@
+package notifystage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/failure"
+	findingfp "github.com/criticizer/criticizer/shared/finding"
+	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/outbox"
+	"github.com/criticizer/criticizer/shared/swarm"
+	"github.com/criticizer/criticizer/shared/udiff"
+)
+
+// Swarm review comments are the notify stage's second channel
+// (docs/swarm-comments.md): one inline comment per finding, keyed (review,
+// finding fingerprint), and one summary per review version, keyed (review,
+// version), each an outbox row with the e-mail rows' protocol. Swarm's create
+// has no idempotency key, so a create whose answer may have been lost is
+// settled by listing the review's comments (all pages) and matching the
+// marker each comment carries; it is never posted again blind.
+
+// CommentRows is the part of the outbox the comments channel uses: the
+// e-mail rows' protocol, for rows identified by an outbox.Item.
+type CommentRows interface {
+	BeginItem(ctx context.Context, it outbox.Item, jobID string, now time.Time) (*outbox.Send, error)
+	MarkItemSent(ctx context.Context, it outbox.Item, evidence string, now time.Time) error
+	ReleaseItem(ctx context.Context, it outbox.Item, sendToken string, class failure.Class, msg string, permanent bool, now time.Time) error
+	ResetItem(ctx context.Context, it outbox.Item, sendToken string, now time.Time) error
+}
+
+// CommentAPI is what the channel supplies: send (Create, whose errors carry
+// the failure class and swarm.MaybeCreated) and lookup (Marked: the
+// service's marked comments on a review, every page read).
+type CommentAPI interface {
+	Create(ctx context.Context, n swarm.NewComment) (swarm.Comment, error)
+	Marked(ctx context.Context, review int64) (map[swarm.Marker]swarm.Comment, error)
+}
+
+// SwarmComments configures the comments channel; nil on Notify turns it off.
+type SwarmComments struct {
+	Rows CommentRows
+	API  CommentAPI
+	// Window is how long after a create started Swarm may still be storing
+	// it (SWARM_COMMENT_WINDOW_SECONDS): before it, a listing without the
+	// marker proves nothing, so the row waits; after it, it is posted again.
+	Window time.Duration
+}
+
+// DefaultCommentWindow is Window when the environment sets none: Swarm's
+// request timeout (PHP max_execution_time) plus a proxy's, with margin.
+const DefaultCommentWindow = 120 * time.Second
+
+// commentOutcome is what the channel did in one attempt, for the job record.
+type commentOutcome struct {
+	posted, earlier int
+	refused         []string // "<item>: <class>" of rows failed for good
+}
+
+func (o commentOutcome) detail() string {
+	s := fmt.Sprintf("Swarm comments: %d posted now, %d earlier", o.posted, o.earlier)
+	if len(o.refused) > 0 {
+		s += fmt.Sprintf("; %d refused for good (not retried): %s", len(o.refused), strings.Join(o.refused, ", "))
+	}
+	return s
+}
+
+// commentDelivery is one comment to post, with its row and marker.
+type commentDelivery struct {
+	item    outbox.Item
+	comment swarm.NewComment
+}
+
+// postComments posts the job's findings and summary on its Swarm review. A
+// retryable failure is returned (the stage's backoff retries it, and the
+// e-mails already sent are skipped by their rows); a permanent refusal is
+// recorded on the comment's row and in the outcome, and never fails the job.
+func (n *Notify) postComments(ctx context.Context, j *job.Job, review domain.ReviewResult, cs *domain.Changeset, pageURL string) (commentOutcome, error) {
+	var out commentOutcome
+	ds := commentDeliveries(j, review, cs, pageURL)
+	var marked map[swarm.Marker]swarm.Comment // one listing per attempt settles every in-flight row
+	for _, d := range ds {
+		did, err := n.postComment(ctx, j.ID, d, &marked)
+		switch {
+		case err == nil && did:
+			out.posted++
+		case err == nil:
+			out.earlier++
+		case errors.Is(err, errRefused):
+			out.refused = append(out.refused, d.item.ID+": "+string(failure.Classify(err)))
+		default:
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// errRefused marks a comment Swarm refused for good (now or earlier).
+var errRefused = errors.New("refused for good")
+
+// postComment runs the outbox protocol for one comment: begin (skipping a
+// sent row), settle an in-flight row by lookup, send, then mark sent.
+func (n *Notify) postComment(ctx context.Context, jobID string, d commentDelivery, marked *map[swarm.Marker]swarm.Comment) (bool, error) {
+	ch := n.Comments
+	log := n.Log.With("comment", d.item.String())
+	send, err := ch.Rows.BeginItem(ctx, d.item, jobID, n.Now.Now())
+	var inflight *outbox.InFlightError
+	if errors.As(err, &inflight) {
+		err = n.settleComment(ctx, log, d, inflight.Row, marked)
+		if err == nil {
+			send, err = ch.Rows.BeginItem(ctx, d.item, jobID, n.Now.Now())
+		}
+	}
+	switch {
+	case errors.Is(err, outbox.ErrAlreadySent):
+		return false, nil
+	case err != nil && failure.Classify(err) == failure.NotFound:
+		return false, fmt.Errorf("%w: %w", errRefused, err) // failed for good earlier: on the row already
+	case err != nil:
+		return false, err
+	}
+	if ctx.Err() != nil { // lease lost before the post: no side effect
+		if rerr := ch.Rows.ReleaseItem(context.WithoutCancel(ctx), d.item, send.Token, failure.LeaseLost, "lease lost before the post", false, n.Now.Now()); rerr != nil {
+			log.WarnContext(ctx, "releasing an unposted comment row failed; the next attempt settles it", "err", rerr)
+		}
+		return false, failure.Wrap(failure.LeaseLost, context.Cause(ctx))
+	}
+	c, err := ch.API.Create(ctx, d.comment)
+	if err != nil {
+		class := failure.Classify(err)
+		if swarm.MaybeCreated(err) {
+			// The row stays "sending": the next attempt looks the marker up.
+			log.WarnContext(ctx, "comment may have been created; the row stays sending for lookup", "error_class", class)
+			return false, err
+		}
+		permanent := !class.Retryable()
+		if rerr := ch.Rows.ReleaseItem(context.WithoutCancel(ctx), d.item, send.Token, class, rowError(err), permanent, n.Now.Now()); rerr != nil {
+			log.WarnContext(ctx, "releasing a refused comment failed; the next attempt settles it", "err", rerr)
+		}
+		if permanent {
+			log.WarnContext(ctx, "Swarm refused the comment for good; recorded, not retried", "error_class", class)
+			return false, fmt.Errorf("%w: %w", errRefused, err)
+		}
+		return false, err
+	}
+	if err := ch.Rows.MarkItemSent(context.WithoutCancel(ctx), d.item, strconv.FormatInt(c.ID, 10), n.Now.Now()); err != nil {
+		log.WarnContext(ctx, "marking a posted comment failed; the retry finds it by its marker", "err", err)
+		return true, err
+	}
+	log.InfoContext(ctx, "review comment posted", "comment_id", c.ID)
+	return true, nil
+}
+
+// settleComment settles a row whose create may have happened, before any
+// resend, by the review's marked comments (every page):
+//
+//	marker found             → mark the row sent with the comment's id (ErrAlreadySent)
+//	not found, within window → retry later (Swarm may still be storing it)
+//	not found, window over   → reset the row so the caller posts it
+func (n *Notify) settleComment(ctx context.Context, log *slog.Logger, d commentDelivery, row *outbox.Row, marked *map[swarm.Marker]swarm.Comment) error {
+	if *marked == nil {
+		m, err := n.Comments.API.Marked(ctx, d.comment.Review)
+		if err != nil {
+			return err
+		}
+		*marked = m
+	}
+	if c, ok := (*marked)[d.comment.Marker]; ok {
+		log.WarnContext(ctx, "settled by lookup: Swarm had stored the earlier create", "comment_id", c.ID)
+		if err := n.Comments.Rows.MarkItemSent(ctx, d.item, strconv.FormatInt(c.ID, 10), n.Now.Now()); err != nil {
+			return err
+		}
+		return outbox.ErrAlreadySent
+	}
+	now := n.Now.Now()
+	started, perr := job.ParseTime(row.SendStartedAt)
+	if perr != nil {
+		started = now // unknown start: wait a whole window
+	}
+	if left := started.Add(n.Comments.Window).Sub(now); left > 0 {
+		log.WarnContext(ctx, "comment may still be stored by Swarm; retrying after its window, not posting", "wait_ms", left.Milliseconds())
+		return &failure.Error{Class: failure.Conflict, RetryAfter: left,
+			Err: fmt.Errorf("a post of %s started at %s may still complete: %w", d.item, row.SendStartedAt, outbox.ErrInFlight)}
+	}
+	log.WarnContext(ctx, "settled by lookup: the earlier create never landed; posting")
+	return n.Comments.Rows.ResetItem(ctx, d.item, row.SendToken, now)
+}
+
+// commentDeliveries are the comments a job's review gets: one per distinct
+// finding (by the one fingerprint), in the review's order, then the
+// version's summary.
+func commentDeliveries(j *job.Job, review domain.ReviewResult, cs *domain.Changeset, pageURL string) []commentDelivery {
+	rv := j.Swarm.Review
+	version := max(j.ReviewVersion, 1)
+	diffs := map[string]string{}
+	if cs != nil {
+		for _, f := range cs.Files {
+			diffs[f.DepotPath] = f.Diff
+		}
+	}
+	lines := map[string]map[int]string{}
+	seen := map[string]bool{}
+	var out []commentDelivery
+	counts := map[string]int{}
+	for _, f := range review.Findings {
+		m, ok := lines[f.File]
+		if !ok {
+			m = udiff.LineMap(diffs[f.File])
+			lines[f.File] = m
+		}
+		fp := findingfp.Fingerprint(f, m)
+		if seen[fp] {
+			continue
+		}
+		seen[fp] = true
+		counts[strings.ToLower(f.Severity)]++
+		k := swarm.FindingKey(rv, fp)
+		out = append(out, commentDelivery{
+			item: outbox.Item{Channel: outbox.ChannelSwarmComments, Thread: rv, ID: k.Kind + "/" + k.ID},
+			comment: swarm.NewComment{Review: rv, Body: findingBody(f), Marker: k.Marker(), Silent: true, Task: taskSeverity(f.Severity),
+				Context: &swarm.CommentContext{File: f.File, RightLine: f.Line, Version: version}},
+		})
+	}
+	k := swarm.SummaryKey(rv, version)
+	out = append(out, commentDelivery{
+		item:    outbox.Item{Channel: outbox.ChannelSwarmComments, Thread: rv, ID: k.Kind + "/" + k.ID},
+		comment: swarm.NewComment{Review: rv, Body: summaryBody(version, len(seen), counts, domain.ReadReviewMeta(review.Meta), pageURL), Marker: k.Marker()},
+	})
+	return out
+}
+
+// taskSeverity: findings of high severity and above are open tasks.
+func taskSeverity(sev string) bool {
+	s := strings.ToLower(sev)
+	return s == "high" || s == "critical"
+}
+
+var severities = []string{"critical", "high", "medium", "low", "info"}
+
+// findingBody is a finding's comment: severity, category and title, then
+// the message and the suggestion. The marker is appended by the client.
+func findingBody(f domain.Finding) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "**%s** · %s · %s\n\n%s", strings.ToUpper(oneLineText(f.Severity)), oneLineText(f.Category), oneLineText(f.Title), strings.TrimSpace(f.Message))
+	if s := strings.TrimSpace(f.Suggestion); s != "" {
+		fmt.Fprintf(&b, "\n\n**Suggestion:** %s", s)
+	}
+	return b.String()
+}
+
+// summaryBody is a version's summary: counts by severity, coverage, the job
+// page link when the environment has one.
+func summaryBody(version, total int, counts map[string]int, meta domain.ReviewMeta, pageURL string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "**Criticizer review of version %d:** ", version)
+	if total == 0 {
+		b.WriteString("no findings.")
+	} else {
+		var parts []string
+		for _, s := range severities {
+			if counts[s] > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
+			}
+		}
+		noun := "findings"
+		if total == 1 {
+			noun = "finding"
+		}
+		fmt.Fprintf(&b, "%d %s (%s).", total, noun, strings.Join(parts, ", "))
+	}
+	if c := meta.Coverage(); c != "" {
+		fmt.Fprintf(&b, "\n\nCoverage: %s.", c)
+	}
+	if pageURL != "" {
+		fmt.Fprintf(&b, "\n\n[The review's job page](%s)", pageURL)
+	}
+	return b.String()
+}
+
+func oneLineText(s string) string { return strings.Join(strings.Fields(s), " ") }
