@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -44,8 +45,18 @@ func main() {
 	if pageKeyID != "" {
 		pageBase = env.Vars.String("JOB_PAGE_BASE_URL")
 	}
+	// Swarm review comments beside the e-mail (NOTIFY_CHANNELS, docs/swarm-comments.md).
+	comments, chErr := notifystage.SwarmCommentsOn(env.Vars.Optional("NOTIFY_CHANNELS", notifystage.ChannelEmail))
+	var swarmAPIID string
+	var commentWindow time.Duration
+	if comments {
+		swarmAPIID = env.Vars.String("SWARM_API_SECRET_ID")
+		env.Vars.String("SWARM_URL")
+		commentWindow = env.Vars.Seconds("SWARM_COMMENT_WINDOW_SECONDS", int(notifystage.DefaultCommentWindow.Seconds()), 31, 3600)
+	}
 	coldstart.Must(env, env.Vars.Err())
 	coldstart.Must(env, policyErr)
+	coldstart.Must(env, chErr)
 
 	ddb := dynamodb.NewFromConfig(env.AWS)
 	jobs := store.New(ddb, env.Config.JobsTable)
@@ -57,6 +68,11 @@ func main() {
 		Recipients: rcptPolicy, Metrics: env.Metrics}
 	if pageKeyID != "" {
 		n.JobPage = &jobpage.Links{Key: &jobpage.Key{Secrets: secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL), SecretID: pageKeyID}, Base: pageBase}
+	}
+	if comments {
+		sm := secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL)
+		n.Comments = &notifystage.SwarmComments{Rows: n.Outbox.(*outbox.Outbox), Window: commentWindow,
+			API: &swarm.Client{BaseURL: n.SwarmURL, Credentials: swarm.SecretCredentials(sm, swarmAPIID)}}
 	}
 	switch provider {
 	case "ses":

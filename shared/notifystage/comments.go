@@ -284,3 +284,33 @@ func summaryBody(version, total int, counts map[string]int, meta domain.ReviewMe
 }
 
 func oneLineText(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// Channel names NOTIFY_CHANNELS lists.
+const (
+	ChannelEmail         = "email"
+	ChannelSwarmComments = outbox.ChannelSwarmComments
+)
+
+// SwarmCommentsOn parses NOTIFY_CHANNELS ("email" or "email,swarm-comments";
+// empty means "email") and reports whether Swarm comments are on. E-mail is
+// always a channel; anything else is an error naming the setting.
+func SwarmCommentsOn(channels string) (bool, error) {
+	if strings.TrimSpace(channels) == "" {
+		return false, nil
+	}
+	email, comments := false, false
+	for _, ch := range strings.Split(channels, ",") {
+		switch strings.TrimSpace(ch) {
+		case ChannelEmail:
+			email = true
+		case ChannelSwarmComments:
+			comments = true
+		default:
+			return false, fmt.Errorf("NOTIFY_CHANNELS=%q: unknown channel %q (want %s, %s)", channels, ch, ChannelEmail, ChannelSwarmComments)
+		}
+	}
+	if !email {
+		return false, fmt.Errorf("NOTIFY_CHANNELS=%q: %s must be one of the channels", channels, ChannelEmail)
+	}
+	return comments, nil
+}
