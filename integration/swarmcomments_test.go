@@ -1,0 +1,101 @@
+//go:build integration
+
+package integration
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/criticizer/criticizer/shared/artifacts"
+	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/envelope"
+	"github.com/criticizer/criticizer/shared/swarm"
+)
+
+// TestSwarmReviewComments: a Swarm review's version 1 gets, through the
+// deployed notify stage, one inline comment per finding at the finding's
+// file and line in version 1 (an open task for high and critical, posted
+// silently), one summary comment that notifies, and the e-mail; delivering
+// the notify message again posts and sends nothing more.
+func TestSwarmReviewComments(t *testing.T) {
+	cl, run := swarmRun(t)
+	resp := swarmPost(t, cl, run, "shelved")
+	if resp.Status != http.StatusAccepted {
+		t.Fatalf("Swarm's request: %d %s", resp.Status, resp.Body)
+	}
+	id := resp.Decoded["job_id"].(string)
+	j := waitJob(t, id, untilSettled(), "succeeded", succeeded)
+	if n := len(mailsFor(cl, 1)); n != 1 {
+		t.Fatalf("%d e-mails, want 1 to the review's author", n)
+	}
+
+	// The findings the review stage stored, each to be one comment.
+	var result domain.ReviewResult
+	arts := artifacts.New(artifacts.NewS3Client(env.local.AWS), env.out["RedactedBucketName"])
+	if err := arts.GetJSON(context.Background(), j.Artifacts.Result, &result); err != nil {
+		t.Fatal(err)
+	}
+	if len(result.Findings) == 0 {
+		t.Fatal("the review has no findings: the case needs at least one")
+	}
+	type spot struct {
+		file string
+		line int
+	}
+	want := map[spot]domain.Finding{}
+	for _, f := range result.Findings {
+		want[spot{f.File, f.Line}] = f
+	}
+
+	comments := env.local.Swarm.Comments(run.Review)
+	markers := map[swarm.Marker]bool{}
+	summaries := 0
+	for _, c := range comments {
+		m, ok := swarm.MarkerOf(c.Body)
+		if !ok || c.User != "criticizer" {
+			continue
+		}
+		if markers[m] {
+			t.Errorf("duplicate comment (marker %s)", m)
+		}
+		markers[m] = true
+		if c.Context == nil {
+			summaries++
+			if c.Silenced || !strings.Contains(c.Body, "version 1") {
+				t.Errorf("summary %q (silenced %v): want a notifying summary of version 1", c.Body, c.Silenced)
+			}
+			continue
+		}
+		f, ok := want[spot{c.Context.File, c.Context.RightLine}]
+		if !ok {
+			t.Errorf("comment at %s:%d matches no finding", c.Context.File, c.Context.RightLine)
+			continue
+		}
+		delete(want, spot{c.Context.File, c.Context.RightLine})
+		task := swarm.TaskComment
+		if f.Severity == "high" || f.Severity == "critical" {
+			task = swarm.TaskOpen
+		}
+		if c.Context.Version != 1 || !c.Silenced || c.TaskState != task || !strings.Contains(c.Body, f.Title) {
+			t.Errorf("comment on %s:%d: version %d silenced %v task %q body %q; want version 1, silent, task %q, the finding's title",
+				c.Context.File, c.Context.RightLine, c.Context.Version, c.Silenced, c.TaskState, c.Body, task)
+		}
+	}
+	if summaries != 1 || len(want) != 0 {
+		t.Fatalf("%d summaries (want 1); findings without a comment: %v", summaries, want)
+	}
+
+	// The notify message delivered again: nothing more in Swarm or the inbox.
+	if err := env.queues.Send(context.Background(), envelope.Envelope{V: envelope.Version, JobID: id, Changelist: cl, ReviewVersion: 1, Stage: domain.StageNotify, TraceID: j.TraceID}); err != nil {
+		t.Fatal(err)
+	}
+	awaitQueuesIdle(t, 5*env.lease)
+	if got := len(env.local.Swarm.Comments(run.Review)); got != len(comments) {
+		t.Fatalf("after redelivery: %d comments, want still %d", got, len(comments))
+	}
+	if n := len(mailsFor(cl, 1)); n != 1 {
+		t.Fatalf("after redelivery: %d e-mails, want 1", n)
+	}
+}
