@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	swarmstandin "github.com/criticizer/criticizer/internal/standin/swarm"
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/envelope"
@@ -20,7 +21,14 @@ import (
 // silently), one summary comment that notifies, and the e-mail; delivering
 // the notify message again posts and sends nothing more.
 func TestSwarmReviewComments(t *testing.T) {
-	cl, run := swarmRun(t)
+	// The review's buffer.c gets the strcpy of fixture 12345: findings to comment on.
+	cl := newChangeWith(t, 12348, func(fx map[string]any) {
+		f := fx["files"].([]any)[0].(map[string]any)
+		f["before_file"], f["after_file"] = "files/12345/buffer.c.before", "files/12345/buffer.c.after"
+	})
+	review := cl + 1
+	env.local.Swarm.AddReview(swarmstandin.Review{ID: review, Author: "bob", Change: cl, Version: 1})
+	run := env.local.Swarm.StartRun(review, 1)
 	resp := swarmPost(t, cl, run, "shelved")
 	if resp.Status != http.StatusAccepted {
 		t.Fatalf("Swarm's request: %d %s", resp.Status, resp.Body)

@@ -83,7 +83,18 @@ type commentDelivery struct {
 // recorded on the comment's row and in the outcome, and never fails the job.
 func (n *Notify) postComments(ctx context.Context, j *job.Job, review domain.ReviewResult, cs *domain.Changeset, pageURL string) (commentOutcome, error) {
 	var out commentOutcome
-	ds := commentDeliveries(j, review, cs, pageURL)
+	pr, err := n.loadPrior(ctx, j.Swarm.Review, j.ReviewVersion)
+	if err != nil {
+		return out, err
+	}
+	ds, tasks := commentDeliveries(j, review, cs, pageURL, pr)
+	for _, tc := range tasks {
+		if err := n.address(ctx, j.ID, tc); errors.Is(err, errRefused) {
+			out.refused = append(out.refused, tc.item.ID+": "+string(failure.Classify(err)))
+		} else if err != nil {
+			return out, err
+		}
+	}
 	var marked map[swarm.Marker]swarm.Comment // one listing per attempt settles every in-flight row
 	for _, d := range ds {
 		did, err := n.postComment(ctx, j.ID, d, &marked)
@@ -193,9 +204,10 @@ func (n *Notify) settleComment(ctx context.Context, log *slog.Logger, d commentD
 }
 
 // commentDeliveries are the comments a job's review gets: one per distinct
-// finding (by the one fingerprint), in the review's order, then the
-// version's summary.
-func commentDeliveries(j *job.Job, review domain.ReviewResult, cs *domain.Changeset, pageURL string) []commentDelivery {
+// finding (by the one fingerprint) not commented on in an earlier version,
+// in the review's order, the notes on resolved plain comments, then the
+// version's summary; and the resolved tasks to set addressed.
+func commentDeliveries(j *job.Job, review domain.ReviewResult, cs *domain.Changeset, pageURL string, pr *prior) ([]commentDelivery, []taskChange) {
 	rv := j.Swarm.Review
 	version := max(j.ReviewVersion, 1)
 	diffs := map[string]string{}
@@ -208,6 +220,7 @@ func commentDeliveries(j *job.Job, review domain.ReviewResult, cs *domain.Change
 	seen := map[string]bool{}
 	var out []commentDelivery
 	counts := map[string]int{}
+	rc := rerunCounts{on: pr != nil}
 	for _, f := range review.Findings {
 		m, ok := lines[f.File]
 		if !ok {
@@ -220,6 +233,13 @@ func commentDeliveries(j *job.Job, review domain.ReviewResult, cs *domain.Change
 		}
 		seen[fp] = true
 		counts[strings.ToLower(f.Severity)]++
+		if pr != nil {
+			if _, ok := pr.comments[fp]; ok {
+				rc.stillOpen++ // commented on in an earlier version: not again
+				continue
+			}
+			rc.fresh++
+		}
 		k := swarm.FindingKey(rv, fp)
 		out = append(out, commentDelivery{
 			item: outbox.Item{Channel: outbox.ChannelSwarmComments, Thread: rv, ID: k.Kind + "/" + k.ID},
@@ -227,12 +247,19 @@ func commentDeliveries(j *job.Job, review domain.ReviewResult, cs *domain.Change
 				Context: &swarm.CommentContext{File: f.File, RightLine: f.Line, Version: version}},
 		})
 	}
+	meta := domain.ReadReviewMeta(review.Meta)
+	var tasks []taskChange
+	if pr != nil {
+		var notes []commentDelivery
+		notes, tasks = resolvedDeliveries(rv, version, pr, seen, cs, meta, &rc)
+		out = append(out, notes...)
+	}
 	k := swarm.SummaryKey(rv, version)
 	out = append(out, commentDelivery{
 		item:    outbox.Item{Channel: outbox.ChannelSwarmComments, Thread: rv, ID: k.Kind + "/" + k.ID},
-		comment: swarm.NewComment{Review: rv, Body: summaryBody(version, len(seen), counts, domain.ReadReviewMeta(review.Meta), pageURL), Marker: k.Marker()},
+		comment: swarm.NewComment{Review: rv, Body: summaryBody(version, len(seen), counts, meta, pageURL, rc), Marker: k.Marker()},
 	})
-	return out
+	return out, tasks
 }
 
 // taskSeverity: findings of high severity and above are open tasks.
@@ -256,7 +283,7 @@ func findingBody(f domain.Finding) string {
 
 // summaryBody is a version's summary: counts by severity, coverage, the job
 // page link when the environment has one.
-func summaryBody(version, total int, counts map[string]int, meta domain.ReviewMeta, pageURL string) string {
+func summaryBody(version, total int, counts map[string]int, meta domain.ReviewMeta, pageURL string, rc rerunCounts) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "**Criticizer review of version %d:** ", version)
 	if total == 0 {
@@ -273,6 +300,9 @@ func summaryBody(version, total int, counts map[string]int, meta domain.ReviewMe
 			noun = "finding"
 		}
 		fmt.Fprintf(&b, "%d %s (%s).", total, noun, strings.Join(parts, ", "))
+	}
+	if l := rc.line(); l != "" {
+		b.WriteString("\n\n" + l)
 	}
 	if c := meta.Coverage(); c != "" {
 		fmt.Fprintf(&b, "\n\nCoverage: %s.", c)

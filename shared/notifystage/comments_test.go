@@ -403,3 +403,94 @@ func TestSwarmCommentsOn(t *testing.T) {
 		}
 	}
 }
+
+func (f *fakeItemRows) ListThread(_ context.Context, ch string, thread int64) ([]outbox.Row, error) {
+	var out []outbox.Row
+	for _, r := range f.rows {
+		if r.Channel == ch && r.Thread == thread {
+			out = append(out, *r)
+		}
+	}
+	return out, nil
+}
+
+// putVersion stores a version's review artifacts and returns its job.
+func (r *commentRig) putVersion(t *testing.T, version int, fs []domain.Finding, files ...string) *job.Job {
+	t.Helper()
+	ctx := context.Background()
+	res, cs := fmt.Sprintf("jobs/v%d/result.json", version), fmt.Sprintf("jobs/v%d/changeset.json", version)
+	var changes []domain.FileChange
+	for _, f := range files {
+		changes = append(changes, domain.FileChange{DepotPath: f, Action: "edit", Type: "text", Rev: 2, Diff: "@@ -1,1 +1,1 @@\n-a\n+b\n"})
+	}
+	if err := r.n.Artifacts.PutJSON(ctx, res, domain.ReviewResult{SchemaVersion: "1", PromptVersion: "p1", Findings: fs}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.n.Artifacts.PutJSON(ctx, cs, domain.Changeset{Changelist: 42, User: "bob", Status: "pending", Description: "d\n", Files: changes}); err != nil {
+		t.Fatal(err)
+	}
+	return &job.Job{ID: fmt.Sprint("j-v", version), Changelist: 42, ReviewVersion: version, Recipients: []string{"bob@example.com"},
+		Swarm: &job.SwarmRun{Review: swarmReview}, Artifacts: job.Artifacts{Result: res, Redacted: cs}}
+}
+
+// A rerun (version 2) is matched to version 1 by fingerprint: a finding
+// commented on before is not commented again (still open), a new one is,
+// one gone from a file reviewed in full is resolved (its open task set to
+// addressed, a plain comment gets one note), and one whose file was not
+// reviewed again is "not re-checked"; the summary says so.
+func TestSwarmCommentsRerunSaysWhatChanged(t *testing.T) {
+	r := newCommentRig(t)
+	sqlTask := domain.Finding{Severity: "high", Category: "security", Title: "SQL built from input", File: "//depot/app/db.go", Line: 28, Message: "m"}
+	stillOpen := domain.Finding{Severity: "medium", Category: "correctness", Title: "Error ignored", File: "//depot/app/io.go", Line: 7, Message: "m"}
+	plainGone := domain.Finding{Severity: "low", Category: "style", Title: "Shadowed name", File: "//depot/app/db.go", Line: 40, Message: "m"}
+	elsewhere := domain.Finding{Severity: "medium", Category: "correctness", Title: "Leak", File: "//depot/app/gone.go", Line: 3, Message: "m"}
+	fresh := domain.Finding{Severity: "medium", Category: "correctness", Title: "Off by one", File: "//depot/app/io.go", Line: 12, Message: "m"}
+
+	r.job = r.putVersion(t, 1, []domain.Finding{sqlTask, stillOpen, plainGone, elsewhere}, "//depot/app/db.go", "//depot/app/io.go", "//depot/app/gone.go")
+	if _, err := r.process(t); err != nil {
+		t.Fatal(err)
+	}
+	v1 := r.ours(t)
+	if len(v1) != 5 {
+		t.Fatalf("version 1: %d comments, want 4 findings + summary", len(v1))
+	}
+	r.job = r.putVersion(t, 2, []domain.Finding{stillOpen, fresh}, "//depot/app/db.go", "//depot/app/io.go")
+	res, err := r.process(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := r.ours(t) // fails on any duplicate marker
+	if got := len(all) - len(v1); got != 3 {
+		t.Fatalf("version 2 added %d comments, want the new finding, one resolved note and the summary: %+v", got, all[len(v1):])
+	}
+	var summary, note, newOne bool
+	for _, c := range all[len(v1):] {
+		switch {
+		case c.Context != nil && c.Context.RightLine == 12 && c.Context.Version == 2:
+			newOne = true
+		case strings.Contains(c.Body, "Resolved in version 2") && strings.Contains(c.Body, "Shadowed name"):
+			note = true
+		case strings.Contains(c.Body, "version 2:**") && strings.Contains(c.Body, "1 new, 1 still open, 2 resolved, 1 not re-checked"):
+			summary = !c.Silenced
+		}
+	}
+	if !summary || !note || !newOne {
+		t.Errorf("version 2: summary %v, resolved note %v, new finding %v; comments %+v", summary, note, newOne, all[len(v1):])
+	}
+	for _, c := range all {
+		if c.Context != nil && c.Context.RightLine == 28 && c.TaskState != swarm.TaskAddressed {
+			t.Errorf("the resolved task is %q, want addressed", c.TaskState)
+		}
+		if c.Context != nil && c.Context.File == "//depot/app/gone.go" && c.TaskState != swarm.TaskComment {
+			t.Errorf("a not re-checked finding was changed: %q", c.TaskState)
+		}
+	}
+	if !strings.Contains(res.Detail, "Swarm comments: 3 posted now") {
+		t.Errorf("job record %q", res.Detail)
+	}
+	// Version 2 again: nothing more; a reopened task is not set addressed again.
+	before := r.creates()
+	if _, err := r.process(t); err != nil || r.creates() != before {
+		t.Errorf("version 2 again: err %v, %d new comments", err, r.creates()-before)
+	}
+}

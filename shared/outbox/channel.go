@@ -70,7 +70,7 @@ func (it Item) keys() (string, string) {
 func (it Item) created(set string, values map[string]types.AttributeValue) string {
 	values[":ch"], values[":it"] = sv(it.Channel), sv(it.ID)
 	values[":th"] = &types.AttributeValueMemberN{Value: fmt.Sprint(it.Thread)}
-	return set + ", channel = :ch, thread = :th, item = :it"
+	return set + ", delivery_channel = :ch, channel_thread = :th, channel_item = :it"
 }
 
 // identity returns the row's identity.
@@ -103,8 +103,8 @@ func (o *Outbox) ResetItem(ctx context.Context, it Item, sendToken string, now t
 	return o.reset(ctx, it, sendToken, now)
 }
 
-// ListThread returns every row of a channel's thread (all a Swarm review
-// has been told, whatever the version).
+// ListThread returns every row of a channel's thread: all a Swarm review
+// has been told, whatever the version (reruns match findings against it).
 func (o *Outbox) ListThread(ctx context.Context, channel string, thread int64) ([]Row, error) {
 	p, _ := Item{Channel: channel, Thread: thread}.keys()
 	return o.query(ctx, p)

@@ -36,7 +36,7 @@ func TestBeginKeysEachChannelByItsIdentity(t *testing.T) {
 				t.Errorf("sk = %q, want %q", got, tc.sk)
 			}
 			upd := *api.last.UpdateExpression
-			if has := strings.Contains(upd, "channel = :ch"); has != tc.channelAttrs {
+			if has := strings.Contains(upd, "delivery_channel = :ch"); has != tc.channelAttrs {
 				t.Errorf("update %q: channel attributes %v, want %v", upd, has, tc.channelAttrs)
 			}
 			if !strings.Contains(upd, "send_token = :tok") || !strings.Contains(upd, "last_write = :tok") {

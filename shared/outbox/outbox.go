@@ -77,9 +77,9 @@ type Row struct {
 	Events []RowEvent `dynamodbav:"events,omitempty" json:"events,omitempty"`
 	// Channel, Thread and Item identify a row of a channel other than e-mail
 	// (an Item); e-mail rows have none of them.
-	Channel string `dynamodbav:"channel,omitempty" json:"channel,omitempty"`
-	Thread  int64  `dynamodbav:"thread,omitempty" json:"thread,omitempty"`
-	Item    string `dynamodbav:"item,omitempty" json:"item,omitempty"`
+	Channel string `dynamodbav:"delivery_channel,omitempty" json:"channel,omitempty"`
+	Thread  int64  `dynamodbav:"channel_thread,omitempty" json:"thread,omitempty"`
+	Item    string `dynamodbav:"channel_item,omitempty" json:"item,omitempty"`
 }
 
 // Key returns the row's identity.
