@@ -21,10 +21,10 @@ import (
 // silently), one summary comment that notifies, and the e-mail; delivering
 // the notify message again posts and sends nothing more.
 func TestSwarmReviewComments(t *testing.T) {
-	// The review's buffer.c gets the strcpy of fixture 12345: findings to comment on.
+	// The review adds a file with the strcpy of fixture 12345: findings to comment on.
 	cl := newChangeWith(t, 12348, func(fx map[string]any) {
-		f := fx["files"].([]any)[0].(map[string]any)
-		f["before_file"], f["after_file"] = "files/12345/buffer.c.before", "files/12345/buffer.c.after"
+		fx["files"] = append(fx["files"].([]any), map[string]any{"path": "//depot/projectA/src/net/copy.c", "action": "add", "type": "text",
+			"rev": 0, "after_file": "files/12345/buffer.c.after"})
 	})
 	review := cl + 1
 	env.local.Swarm.AddReview(swarmstandin.Review{ID: review, Author: "bob", Change: cl, Version: 1})
