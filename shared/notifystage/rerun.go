@@ -38,7 +38,7 @@ type prior struct {
 
 // rerunCounts is what the summary says about a rerun.
 type rerunCounts struct {
-	on                                     bool
+	on                                      bool
 	fresh, stillOpen, resolved, unrechecked int
 }
 
