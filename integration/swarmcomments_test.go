@@ -107,3 +107,93 @@ func TestSwarmReviewComments(t *testing.T) {
 		t.Fatalf("after redelivery: %d e-mails, want 1", n)
 	}
 }
+
+// ourComments returns the service's comments on a review by marker, and
+// fails the test on a marker seen twice (a duplicate comment).
+func ourComments(t *testing.T, review int64) []swarmstandin.Comment {
+	t.Helper()
+	seen := map[swarm.Marker]bool{}
+	var out []swarmstandin.Comment
+	for _, c := range env.local.Swarm.Comments(review) {
+		m, ok := swarm.MarkerOf(c.Body)
+		if !ok || c.User != "criticizer" {
+			continue
+		}
+		if seen[m] {
+			t.Errorf("duplicate comment (marker %s)", m)
+		}
+		seen[m] = true
+		out = append(out, c)
+	}
+	return out
+}
+
+// TestSwarmReviewRerunComments: version 2 of a review, with the file of
+// version 1's finding fixed and a new finding in another file, gets a
+// comment only for the new finding; the fixed finding's open task is set to
+// addressed; the summary says what changed; both versions are e-mailed.
+func TestSwarmReviewRerunComments(t *testing.T) {
+	withStrcpy := func(file, content string) func(fx map[string]any) {
+		return func(fx map[string]any) {
+			fx["files"] = append(fx["files"].([]any), map[string]any{"path": file, "action": "add", "type": "text", "rev": 0, "after_file": content})
+		}
+	}
+	const copyC, otherC = "//depot/projectA/src/net/copy.c", "//depot/projectA/src/net/other.c"
+	run1Change := newChangeWith(t, 12348, withStrcpy(copyC, "files/12345/buffer.c.after"))
+	review := run1Change + 1
+	env.local.Swarm.AddReview(swarmstandin.Review{ID: review, Author: "bob", Change: run1Change, Version: 1})
+	run := env.local.Swarm.StartRun(review, 1)
+	if resp := swarmPost(t, run1Change, run, "shelved"); resp.Status != http.StatusAccepted {
+		t.Fatalf("version 1: %d %s", resp.Status, resp.Body)
+	} else {
+		waitJob(t, resp.Decoded["job_id"].(string), untilSettled(), "succeeded", succeeded)
+	}
+	v1 := ourComments(t, review)
+	var task *swarmstandin.Comment
+	for i, c := range v1 {
+		if c.Context != nil && c.Context.File == copyC && c.TaskState == swarm.TaskOpen {
+			task = &v1[i]
+		}
+	}
+	if task == nil {
+		t.Fatalf("version 1: no open task on %s among %+v", copyC, v1)
+	}
+
+	// Version 2: copy.c without the strcpy, and a strcpy in other.c.
+	run2Change := newChangeWith(t, 12348, func(fx map[string]any) {
+		withStrcpy(copyC, "files/12345/buffer.c.before")(fx)
+		withStrcpy(otherC, "files/12345/buffer.c.after")(fx)
+	})
+	env.local.Swarm.AddReview(swarmstandin.Review{ID: review, Author: "bob", Change: run2Change, Version: 2})
+	run2 := env.local.Swarm.StartRun(review, 2)
+	if resp := swarmPost(t, run2Change, run2, "shelved"); resp.Status != http.StatusAccepted {
+		t.Fatalf("version 2: %d %s", resp.Status, resp.Body)
+	} else {
+		waitJob(t, resp.Decoded["job_id"].(string), untilSettled(), "succeeded", succeeded)
+	}
+	all := ourComments(t, review)
+	var summary2 bool
+	for _, c := range all[len(v1):] {
+		switch {
+		case c.Context != nil && c.Context.File == copyC:
+			t.Errorf("version 2 commented on the fixed file again: %+v", c)
+		case c.Context == nil && strings.Contains(c.Body, "version 2:**"):
+			summary2 = strings.Contains(c.Body, "still open") && !strings.Contains(c.Body, " 0 resolved")
+		}
+	}
+	newOnOther := false
+	for _, c := range all[len(v1):] {
+		newOnOther = newOnOther || (c.Context != nil && c.Context.File == otherC && c.Context.Version == 2)
+	}
+	if !summary2 || !newOnOther {
+		t.Errorf("version 2: summary saying what was resolved %v, a comment on the new finding %v; got %+v", summary2, newOnOther, all[len(v1):])
+	}
+	for _, c := range env.local.Swarm.Comments(review) {
+		if c.ID == task.ID && c.TaskState != swarm.TaskAddressed {
+			t.Errorf("the fixed finding's task is %q, want addressed", c.TaskState)
+		}
+	}
+	if len(mailsFor(run1Change, 1)) != 1 || len(mailsFor(run2Change, 2)) != 1 {
+		t.Errorf("e-mails: version 1 %d, version 2 %d; want one each", len(mailsFor(run1Change, 1)), len(mailsFor(run2Change, 2)))
+	}
+}
