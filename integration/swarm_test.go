@@ -23,7 +23,6 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/envelope"
 	"github.com/criticizer/criticizer/shared/job"
-	"github.com/criticizer/criticizer/shared/store"
 )
 
 // swarmTemplate is the test definition body the README gives users to
@@ -210,7 +209,7 @@ func TestSwarmPreCommitReview(t *testing.T) {
 		t.Fatalf("job's callback record %+v", j.Swarm)
 	}
 	// The record is written once: a second recording is refused.
-	if err := env.jobs.RecordCallback(context.Background(), id, job.CallbackPass, time.Now()); !errors.Is(err, store.ErrConflict) {
+	if err := env.jobs.RecordCallback(context.Background(), id, job.CallbackPass, time.Now()); !errors.Is(err, job.ErrConflict) {
 		t.Fatalf("recording pass again: %v, want ErrConflict", err)
 	}
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/outbox"
-	"github.com/criticizer/criticizer/shared/store"
 )
 
 // Rows is the part of the outbox the reconciler uses.
@@ -171,7 +170,7 @@ func (r *Reconciler) repair(ctx context.Context, log *slog.Logger, s outbox.Susp
 	if r.Jobs != nil {
 		j, err := r.Jobs.Get(ctx, s.JobID)
 		switch {
-		case errors.Is(err, store.ErrNotFound) || (err == nil && j.Terminal()):
+		case errors.Is(err, job.ErrNotFound) || (err == nil && j.Terminal()):
 			log.WarnContext(ctx, "reconcile: the provider has no record, and the job will not notify again; an operator settles it")
 			return false
 		case err != nil:

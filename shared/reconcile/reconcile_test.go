@@ -13,7 +13,6 @@ import (
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/outbox"
-	"github.com/criticizer/criticizer/shared/store"
 )
 
 type fakeRows struct {
@@ -49,7 +48,7 @@ type fakeJobs map[string]job.State // job id → state; missing: not found
 func (f fakeJobs) Get(_ context.Context, id string) (*job.Job, error) {
 	st, ok := f[id]
 	if !ok {
-		return nil, store.ErrNotFound
+		return nil, job.ErrNotFound
 	}
 	return &job.Job{ID: id, State: st}, nil
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/criticizer/criticizer/shared/envelope"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
-	"github.com/criticizer/criticizer/shared/store"
 )
 
 // fakeJobs is an in-memory stage.Jobs whose answers each test scripts.
@@ -70,11 +69,11 @@ func (f *fakeJobs) MarkDeadLetterSent(_ context.Context, _ string, _ domain.Stag
 }
 func (f *fakeJobs) Replay(context.Context, string, domain.Stage, string, failure.Class, time.Time, time.Duration) (*job.Job, error) {
 	f.count("replay")
-	return nil, store.ErrNotReplayable
+	return nil, job.ErrNotReplayable
 }
 func (f *fakeJobs) Restart(context.Context, string, string, string, time.Time, time.Duration) (*job.Job, error) {
 	f.count("restart")
-	return nil, store.ErrNotReplayable
+	return nil, job.ErrNotReplayable
 }
 
 // fakeQueues records what the runtime sends.
@@ -161,7 +160,7 @@ func TestClaimRefusals(t *testing.T) {
 			claim: refusedWith(job.RefusedBudget, stageJob(job.RetryWait, domain.StageFetch, job.StageRecord{Status: job.StageRetryWait, Attempts: 3, LastErrorClass: failure.NetworkTimeout})),
 			want:  ack, dlqSent: 1, deadLetters: 1},
 		{name: "unexpected state: redeliver", claim: refusedWith(job.RefusedUnexpected, stageJob(job.Queued, domain.StageFetch, job.StageRecord{})), want: redeliver},
-		{name: "job missing: malformed, to the DLQ", claim: func(job.Lease) (*job.Job, error) { return nil, store.ErrNotFound }, want: ack, dlqSent: 1},
+		{name: "job missing: malformed, to the DLQ", claim: func(job.Lease) (*job.Job, error) { return nil, job.ErrNotFound }, want: ack, dlqSent: 1},
 		{name: "claim failed transiently: redeliver", claim: func(job.Lease) (*job.Job, error) { return nil, failure.Errorf(failure.RateLimited, "throttled") }, want: redeliver},
 	}
 	for _, tt := range tests {
@@ -223,7 +222,7 @@ func TestCompletion(t *testing.T) {
 		// on the retry (same token) and answers success: the next stage is
 		// sent at once, not after a sweep.
 		{name: "answer lost, recognised on retry", complete: []error{throttled}, want: ack, nextSent: 1, completes: 2},
-		{name: "lease taken over: results discarded", complete: []error{store.ErrLeaseLost}, want: redeliver, completes: 1},
+		{name: "lease taken over: results discarded", complete: []error{job.ErrLeaseLost}, want: redeliver, completes: 1},
 		{name: "recording keeps failing: an ordinary retryable failure (the message comes back delayed)", complete: []error{throttled, throttled, throttled}, want: redeliver, completes: 3, retries: 1},
 	}
 	for _, tt := range tests {

@@ -10,7 +10,6 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/envelope"
 	"github.com/criticizer/criticizer/shared/job"
-	"github.com/criticizer/criticizer/shared/store"
 )
 
 type fakeJobs struct {
@@ -22,7 +21,7 @@ type fakeJobs struct {
 func (f *fakeJobs) Due(context.Context, time.Time, int32) ([]*job.Job, error) { return f.due, nil }
 func (f *fakeJobs) Reschedule(_ context.Context, j *job.Job, _, next time.Time, _ string) error {
 	if f.conflict[j.ID] {
-		return store.ErrConflict
+		return job.ErrConflict
 	}
 	f.rescheduled[j.ID] = next
 	return nil

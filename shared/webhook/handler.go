@@ -450,7 +450,7 @@ type deliveryView struct {
 
 func (h *Handler) status(ctx context.Context, id string) events.APIGatewayProxyResponse {
 	j, err := h.Jobs.Get(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, job.ErrNotFound) {
 		return errorResponse(http.StatusNotFound, "job_not_found", "no job with this id")
 	}
 	if err != nil {
