@@ -20,6 +20,7 @@ import (
 	"github.com/criticizer/criticizer/shared/p4"
 	"github.com/criticizer/criticizer/shared/queue"
 	"github.com/criticizer/criticizer/shared/redact"
+	"github.com/criticizer/criticizer/shared/sanitize"
 	"github.com/criticizer/criticizer/shared/secrets"
 	"github.com/criticizer/criticizer/shared/store"
 	"github.com/criticizer/criticizer/shared/swarm"
@@ -27,7 +28,7 @@ import (
 
 func main() {
 	ctx := context.Background()
-	env := coldstart.Must(coldstart.Load(ctx, "fetch"))
+	env := coldstart.Must(coldstart.Load(ctx, "fetch", sanitize.Logs))
 	v := env.Vars
 	// Tickets and the trust file live in /tmp, the only writable place.
 	cfg := p4.Config{Path: v.String("P4_BIN"), Port: v.String("P4PORT"), User: v.String("P4USER"),

@@ -21,6 +21,7 @@ import (
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/queue"
 	"github.com/criticizer/criticizer/shared/redact"
+	"github.com/criticizer/criticizer/shared/sanitize"
 	"github.com/criticizer/criticizer/shared/secrets"
 	"github.com/criticizer/criticizer/shared/ses"
 	"github.com/criticizer/criticizer/shared/store"
@@ -29,7 +30,7 @@ import (
 
 func main() {
 	ctx := context.Background()
-	env := coldstart.Must(coldstart.Load(ctx, "notify"))
+	env := coldstart.Must(coldstart.Load(ctx, "notify", sanitize.Logs))
 	provider := env.Vars.Optional("EMAIL_PROVIDER", "smtp")
 	from := env.Vars.String("SMTP_FROM")
 	// How long after a send started the provider may still complete it; an

@@ -43,6 +43,7 @@ import (
 	"github.com/criticizer/criticizer/shared/redact"
 	"github.com/criticizer/criticizer/shared/review"
 	"github.com/criticizer/criticizer/shared/reviewstage"
+	"github.com/criticizer/criticizer/shared/sanitize"
 	"github.com/criticizer/criticizer/shared/secrets"
 	"github.com/criticizer/criticizer/shared/store"
 	"github.com/criticizer/criticizer/shared/swarm"
@@ -50,7 +51,7 @@ import (
 
 func main() {
 	ctx := context.Background()
-	env := coldstart.Must(coldstart.Load(ctx, "review"))
+	env := coldstart.Must(coldstart.Load(ctx, "review", sanitize.Logs))
 	v := env.Vars
 	provider := v.Optional("LLM_PROVIDER", llm.OpenAI)
 	cfg := llm.Config{Model: v.String("LLM_MODEL"),

@@ -14,10 +14,11 @@ import (
 
 	"github.com/criticizer/criticizer/shared/coldstart"
 	"github.com/criticizer/criticizer/shared/deliverylog"
+	"github.com/criticizer/criticizer/shared/sanitize"
 )
 
 func main() {
-	env := coldstart.Must(coldstart.Load(context.Background(), "sesevents"))
+	env := coldstart.Must(coldstart.Load(context.Background(), "sesevents", sanitize.Logs))
 	events := deliverylog.New(dynamodb.NewFromConfig(env.AWS), env.Config.JobsTable, 0)
 	lambda.Start(func(ctx context.Context, payload json.RawMessage) (deliverylog.Report, error) {
 		return events.HandleSES(ctx, payload, env.Log, env.Metrics)

@@ -24,6 +24,7 @@ import (
 	"github.com/criticizer/criticizer/shared/queue"
 	"github.com/criticizer/criticizer/shared/reconcile"
 	"github.com/criticizer/criticizer/shared/retention"
+	"github.com/criticizer/criticizer/shared/sanitize"
 	"github.com/criticizer/criticizer/shared/store"
 	"github.com/criticizer/criticizer/shared/sweep"
 )
@@ -36,7 +37,7 @@ type result struct {
 }
 
 func main() {
-	env := coldstart.Must(coldstart.Load(context.Background(), "sweeper"))
+	env := coldstart.Must(coldstart.Load(context.Background(), "sweeper", sanitize.Logs))
 	v := env.Vars
 	provider := v.Optional("EMAIL_PROVIDER", "smtp")
 	from := v.Optional("SMTP_FROM", "")

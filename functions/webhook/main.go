@@ -13,6 +13,7 @@ import (
 	"github.com/criticizer/criticizer/shared/coldstart"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/queue"
+	"github.com/criticizer/criticizer/shared/sanitize"
 	"github.com/criticizer/criticizer/shared/secrets"
 	"github.com/criticizer/criticizer/shared/store"
 	"github.com/criticizer/criticizer/shared/webhook"
@@ -20,7 +21,7 @@ import (
 
 func main() {
 	ctx := context.Background()
-	env := coldstart.Must(coldstart.Load(ctx, "webhook"))
+	env := coldstart.Must(coldstart.Load(ctx, "webhook", sanitize.Logs))
 	secretID := env.Vars.String("WEBHOOK_SECRET_ID")
 	window := env.Vars.Seconds("REPLAY_WINDOW_SECONDS", 300, 30, 3600)
 	// Swarm's bearer token: optional; unset turns bearer authentication off.
