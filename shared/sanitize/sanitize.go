@@ -51,7 +51,7 @@ var Logs obs.Sanitizer = logs{}
 
 type logs struct{}
 
-func (logs) Text(s string) string  { return Text(s) }
+func (logs) Text(s string) string   { return Text(s) }
 func (logs) Error(err error) string { return Error(err) }
 
 func redactor() (*redact.Redactor, error) {
