@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/deliverylog"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/obs"
@@ -28,13 +29,10 @@ func TestSentWithoutEvidenceIsReconciledOnce(t *testing.T) {
 	sentAt := job.Now()
 	j := createJob(t, cl, []string{"erin@example.com", "frank@example.com"}) // queued: its notify stage runs again
 
-	unproven := outbox.Key{Changelist: cl, Recipient: "erin@example.com", ReviewVersion: 1}
-	proven := outbox.Key{Changelist: cl, Recipient: "frank@example.com", ReviewVersion: 1}
-	for _, k := range []outbox.Key{unproven, proven} {
-		if _, err := env.outbox.Ensure(ctx, k, j.ID, sentAt); err != nil {
-			t.Fatal(err)
-		}
-		if err := env.outbox.BeginSend(ctx, k, sentAt); err != nil {
+	unproven := delivery.Key{Changelist: cl, Recipient: "erin@example.com", ReviewVersion: 1}
+	proven := delivery.Key{Changelist: cl, Recipient: "frank@example.com", ReviewVersion: 1}
+	for _, k := range []delivery.Key{unproven, proven} {
+		if _, err := env.outbox.Begin(ctx, k, j.ID, sentAt); err != nil {
 			t.Fatal(err)
 		}
 		if err := env.outbox.MarkSent(ctx, k, "claimed-"+k.Recipient, sentAt); err != nil {
@@ -77,7 +75,7 @@ func TestSentWithoutEvidenceIsReconciledOnce(t *testing.T) {
 
 	// The requeued row is sent again by notify; if that send too leaves no
 	// evidence, the next pass finds it reconciling and stops: no second requeue.
-	if err := env.outbox.BeginSend(ctx, unproven, sentAt); err != nil {
+	if _, err := env.outbox.Begin(ctx, unproven, j.ID, sentAt); err != nil {
 		t.Fatal(err)
 	}
 	if err := env.outbox.MarkSent(ctx, unproven, "claimed again", sentAt); err != nil {
@@ -95,8 +93,8 @@ func TestSentWithoutEvidenceIsReconciledOnce(t *testing.T) {
 		t.Errorf("OutboxReconciling not 1 while a row waits: %s", metrics.String())
 	}
 	// While reconciling, the notify stage cannot send to erin.
-	if err := env.outbox.BeginSend(ctx, unproven, job.Now()); err == nil {
-		t.Fatal("BeginSend succeeded on a reconciling row")
+	if _, err := env.outbox.Begin(ctx, unproven, j.ID, job.Now()); err == nil {
+		t.Fatal("Begin succeeded on a reconciling row")
 	}
 
 	// The operator checked with the provider: not delivered. The row is

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/criticizer/criticizer/shared/artifacts"
+	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/deliverylog"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/job"
@@ -27,7 +28,7 @@ type recordingSender struct {
 	sent []string
 }
 
-func (r *recordingSender) Send(_ context.Context, k notify.Key, m *notify.Message) (string, error) {
+func (r *recordingSender) Send(_ context.Context, k delivery.Key, m *notify.Message) (string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.sent = append(r.sent, k.Recipient)
@@ -65,17 +66,14 @@ func TestSESEventsDecideLookupBeforeResend(t *testing.T) {
 
 	// Both sends started and were never confirmed.
 	for _, r := range j.Recipients {
-		k := outbox.Key{Changelist: cl, Recipient: r, ReviewVersion: 1}
-		if _, err := env.outbox.Ensure(ctx, k, jobID, job.Now()); err != nil {
-			t.Fatal(err)
-		}
-		if err := env.outbox.BeginSend(ctx, k, job.Now()); err != nil {
+		k := delivery.Key{Changelist: cl, Recipient: r, ReviewVersion: 1}
+		if _, err := env.outbox.Begin(ctx, k, jobID, job.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}
 
 	// SES's Send event for alice's message, as SNS hands it to sesevents.
-	alice := outbox.Key{Changelist: cl, Recipient: "alice@example.com", ReviewVersion: 1}
+	alice := delivery.Key{Changelist: cl, Recipient: "alice@example.com", ReviewVersion: 1}
 	aliceID := alice.MessageID("example.com")
 	sesEvent, _ := json.Marshal(map[string]any{"eventType": "Send", "send": map[string]any{},
 		"mail": map[string]any{"timestamp": "2026-11-22T10:00:00.000Z", "source": from, "messageId": "0100019a-int-0001",

@@ -38,6 +38,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/dlq"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/envelope"
@@ -377,7 +378,7 @@ func (a *app) outboxCmd(ctx context.Context, args []string) error {
 		if *note == "" {
 			return errors.New("requeue needs --note (what shows it was not delivered, or the ticket)")
 		}
-		k := outbox.Key{Changelist: j.Changelist, Recipient: rest[1], ReviewVersion: j.ReviewVersion}
+		k := delivery.Key{Changelist: j.Changelist, Recipient: rest[1], ReviewVersion: j.ReviewVersion}
 		if err := a.rows.Requeue(ctx, k, job.Now()); err != nil {
 			return err
 		}
@@ -390,7 +391,7 @@ func (a *app) outboxCmd(ctx context.Context, args []string) error {
 		if *evidence == "" {
 			return errors.New("confirm needs --evidence (e.g. the provider's message id or a ticket)")
 		}
-		k := outbox.Key{Changelist: j.Changelist, Recipient: rest[1], ReviewVersion: j.ReviewVersion}
+		k := delivery.Key{Changelist: j.Changelist, Recipient: rest[1], ReviewVersion: j.ReviewVersion}
 		if err := a.rows.Confirm(ctx, k, *evidence, job.Now()); err != nil {
 			return err
 		}

@@ -11,8 +11,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/job"
-	"github.com/criticizer/criticizer/shared/outbox"
 )
 
 // operatorName is the actor recorded in a job's history: CRITICIZER_ACTOR
@@ -71,7 +71,7 @@ func (a *app) reconcileCmd(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	k := outbox.Key{Changelist: j.Changelist, Recipient: rest[2], ReviewVersion: j.ReviewVersion}
+	k := delivery.Key{Changelist: j.Changelist, Recipient: rest[2], ReviewVersion: j.ReviewVersion}
 	if err := a.rows.Resolve(ctx, k, *delivered, *note, job.Now()); err != nil {
 		return err
 	}

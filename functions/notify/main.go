@@ -14,6 +14,7 @@ import (
 
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/coldstart"
+	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/deliverylog"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/notify"
@@ -94,7 +95,7 @@ func smtpSender(ctx context.Context, env *coldstart.Env, from string) (notifysta
 	})
 	_, _, err := smtp.Get(ctx, false) // fail the cold start on a bad secret, not the first job
 	coldstart.Must(env, err)
-	sender := notifystage.SenderFunc(func(ctx context.Context, k notify.Key, m *notify.Message) (string, error) {
+	sender := notifystage.SenderFunc(func(ctx context.Context, k delivery.Key, m *notify.Message) (string, error) {
 		return secrets.Do(ctx, smtp, func(s *notify.SMTPSender) (string, error) { return s.Send(ctx, k, m) })
 	})
 	if lookupURL == "" {

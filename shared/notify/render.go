@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/domain"
 )
 
@@ -19,7 +20,7 @@ import (
 
 // view is the data both bodies render.
 type view struct {
-	Key         Key
+	Key         delivery.Key
 	Author      string
 	Description string
 	JobID       string

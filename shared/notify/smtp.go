@@ -14,6 +14,7 @@ import (
 	gomail "github.com/wneessen/go-mail"
 	gomailsmtp "github.com/wneessen/go-mail/smtp"
 
+	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/failure"
 )
 
@@ -165,7 +166,7 @@ var ErrOutcomeUnknown = errors.New("delivery outcome unknown: the server may hav
 //
 // Errors carry a failure class and the SMTP reply code (failure.UpstreamCode);
 // see classifyReply for the table.
-func (s *SMTPSender) Send(ctx context.Context, k Key, m *Message) (string, error) {
+func (s *SMTPSender) Send(ctx context.Context, k delivery.Key, m *Message) (string, error) {
 	if m == nil || m.Key.String() != k.String() {
 		return "", failure.Errorf(failure.InternalBug, "notify: message was composed for another key than %s", k)
 	}
@@ -254,7 +255,7 @@ func (s *SMTPSender) client(ctx context.Context) (*gomail.Client, error) {
 }
 
 // classify wraps a go-mail error with its failure class and SMTP code.
-func classify(k Key, err error) error {
+func classify(k delivery.Key, err error) error {
 	wrapped := fmt.Errorf("notify: smtp send %s: %w", k, err)
 	var se *gomail.SendError
 	if errors.As(err, &se) {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/criticizer/criticizer/shared/artifacts"
+	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
@@ -23,7 +24,7 @@ import (
 
 // Sender delivers one composed e-mail and returns the provider's id for it.
 type Sender interface {
-	Send(ctx context.Context, k notify.Key, m *notify.Message) (string, error)
+	Send(ctx context.Context, k delivery.Key, m *notify.Message) (string, error)
 }
 
 // DeliveryLog answers "did the provider accept the message with this
@@ -34,10 +35,10 @@ type DeliveryLog interface {
 
 // Rows is the part of the outbox the notify stage uses.
 type Rows interface {
-	Begin(ctx context.Context, k outbox.Key, jobID string, now time.Time) (*outbox.Send, error)
-	MarkSent(ctx context.Context, k outbox.Key, notificationID string, now time.Time) error
-	Release(ctx context.Context, k outbox.Key, sendToken string, class failure.Class, msg string, permanent bool, now time.Time) error
-	Reset(ctx context.Context, k outbox.Key, sendToken string, now time.Time) error
+	Begin(ctx context.Context, k delivery.Key, jobID string, now time.Time) (*outbox.Send, error)
+	MarkSent(ctx context.Context, k delivery.Key, notificationID string, now time.Time) error
+	Release(ctx context.Context, k delivery.Key, sendToken string, class failure.Class, msg string, permanent bool, now time.Time) error
+	Reset(ctx context.Context, k delivery.Key, sendToken string, now time.Time) error
 }
 
 // Notify is the notify stage.
@@ -99,7 +100,7 @@ func (n *Notify) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	var permanent []error
 	sent := 0
 	for _, rcpt := range recipients {
-		k := notify.Key{Changelist: j.Changelist, Recipient: rcpt, ReviewVersion: j.ReviewVersion}
+		k := delivery.Key{Changelist: j.Changelist, Recipient: rcpt, ReviewVersion: j.ReviewVersion}
 		msg, err := notify.Compose(k, notify.Content{Author: cs.User, Description: cs.Description, JobID: j.ID, Review: review, From: n.From, HTML: n.HTML, Changeset: &cs, ReviewURL: n.reviewURL(j)})
 		if err != nil {
 			return job.Result{}, failure.Wrap(failure.InternalBug, err)
@@ -146,7 +147,7 @@ func recipientLevel(c failure.Class) bool {
 // mark it sending in one write (skipping a notified row, reconciling an
 // in-flight send), send, then mark sent in one write. It reports whether it
 // sent now.
-func (n *Notify) deliver(ctx context.Context, jobID string, k notify.Key, msg *notify.Message) (bool, error) {
+func (n *Notify) deliver(ctx context.Context, jobID string, k delivery.Key, msg *notify.Message) (bool, error) {
 	log := n.Log.With("key", k.IdempotencyToken())
 	send, err := n.Outbox.Begin(ctx, k, jobID, n.Now.Now())
 	var inflight *outbox.InFlightError
@@ -215,7 +216,7 @@ func rowError(err error) string {
 //
 // The window starts at the row's send_started_at: only after it can the
 // provider no longer complete that transaction, so "not found" is proof.
-func (n *Notify) reconcile(ctx context.Context, log *slog.Logger, k notify.Key, msg *notify.Message, row *outbox.Row) error {
+func (n *Notify) reconcile(ctx context.Context, log *slog.Logger, k delivery.Key, msg *notify.Message, row *outbox.Row) error {
 	if n.DeliveryLog == nil {
 		return failure.Errorf(failure.DeliveryUnconfirmed, "a send of %s may have happened and no delivery log is configured to check; confirm by hand, then replay", k.IdempotencyToken())
 	}
@@ -246,9 +247,9 @@ func (n *Notify) reconcile(ctx context.Context, log *slog.Logger, k notify.Key, 
 }
 
 // SenderFunc adapts a function to Sender.
-type SenderFunc func(ctx context.Context, k notify.Key, m *notify.Message) (string, error)
+type SenderFunc func(ctx context.Context, k delivery.Key, m *notify.Message) (string, error)
 
 // Send calls f.
-func (f SenderFunc) Send(ctx context.Context, k notify.Key, m *notify.Message) (string, error) {
+func (f SenderFunc) Send(ctx context.Context, k delivery.Key, m *notify.Message) (string, error) {
 	return f(ctx, k, m)
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/deliverylog"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
@@ -23,9 +24,9 @@ type fakeRows struct {
 	next  int
 }
 
-func (f *fakeRows) row(k outbox.Key) *outbox.Row { return f.rows[k.Canonical().String()] }
+func (f *fakeRows) row(k delivery.Key) *outbox.Row { return f.rows[k.Canonical().String()] }
 
-func (f *fakeRows) Begin(_ context.Context, k outbox.Key, jobID string, now time.Time) (*outbox.Send, error) {
+func (f *fakeRows) Begin(_ context.Context, k delivery.Key, jobID string, now time.Time) (*outbox.Send, error) {
 	f.calls = append(f.calls, "begin")
 	r := f.row(k)
 	if r == nil {
@@ -48,7 +49,7 @@ func (f *fakeRows) Begin(_ context.Context, k outbox.Key, jobID string, now time
 	return &outbox.Send{Token: r.SendToken, Row: &c}, nil
 }
 
-func (f *fakeRows) MarkSent(_ context.Context, k outbox.Key, nid string, now time.Time) error {
+func (f *fakeRows) MarkSent(_ context.Context, k delivery.Key, nid string, now time.Time) error {
 	f.calls = append(f.calls, "mark_sent")
 	r := f.row(k)
 	if r.NotifiedAt == "" {
@@ -57,7 +58,7 @@ func (f *fakeRows) MarkSent(_ context.Context, k outbox.Key, nid string, now tim
 	return nil
 }
 
-func (f *fakeRows) Release(_ context.Context, k outbox.Key, tok string, c failure.Class, msg string, permanent bool, _ time.Time) error {
+func (f *fakeRows) Release(_ context.Context, k delivery.Key, tok string, c failure.Class, msg string, permanent bool, _ time.Time) error {
 	f.calls = append(f.calls, "release")
 	r := f.row(k)
 	if r.Status != outbox.Sending || r.SendToken != tok {
@@ -70,7 +71,7 @@ func (f *fakeRows) Release(_ context.Context, k outbox.Key, tok string, c failur
 	return nil
 }
 
-func (f *fakeRows) Reset(_ context.Context, k outbox.Key, tok string, _ time.Time) error {
+func (f *fakeRows) Reset(_ context.Context, k delivery.Key, tok string, _ time.Time) error {
 	f.calls = append(f.calls, "reset")
 	r := f.row(k)
 	if r.Status != outbox.Sending || r.SendToken != tok {
@@ -85,7 +86,7 @@ type fakeSender struct {
 	err  error
 }
 
-func (s *fakeSender) Send(_ context.Context, k notify.Key, m *notify.Message) (string, error) {
+func (s *fakeSender) Send(_ context.Context, k delivery.Key, m *notify.Message) (string, error) {
 	if s.err != nil {
 		return "", s.err
 	}
@@ -106,7 +107,7 @@ func (l *fakeLog) Delivered(_ context.Context, id string) (bool, error) {
 
 var (
 	t0  = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
-	key = notify.Key{Changelist: 42, Recipient: "Alice@Example.com ", ReviewVersion: 1}
+	key = delivery.Key{Changelist: 42, Recipient: "Alice@Example.com ", ReviewVersion: 1}
 )
 
 func msg() *notify.Message {

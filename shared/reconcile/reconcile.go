@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/outbox"
@@ -23,10 +24,10 @@ import (
 // Rows is the part of the outbox the reconciler uses.
 type Rows interface {
 	Suspects(ctx context.Context, stuckBefore, sentFrom, sentTo time.Time, verifySent bool, limit int) ([]outbox.Suspect, error)
-	MarkReconciling(ctx context.Context, k outbox.Key, observed outbox.Status, reason string, now time.Time) (bool, error)
-	Verified(ctx context.Context, k outbox.Key, now time.Time) error
-	Backfill(ctx context.Context, k outbox.Key, evidence string, now time.Time) (bool, error)
-	RequeueReconciled(ctx context.Context, k outbox.Key, now time.Time) (bool, error)
+	MarkReconciling(ctx context.Context, k delivery.Key, observed outbox.Status, reason string, now time.Time) (bool, error)
+	Verified(ctx context.Context, k delivery.Key, now time.Time) error
+	Backfill(ctx context.Context, k delivery.Key, evidence string, now time.Time) (bool, error)
+	RequeueReconciled(ctx context.Context, k delivery.Key, now time.Time) (bool, error)
 }
 
 // Jobs reads the job a delivery row belongs to.

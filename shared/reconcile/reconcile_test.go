@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/outbox"
@@ -26,19 +27,19 @@ func (f *fakeRows) Suspects(_ context.Context, _, _, _ time.Time, verifySent boo
 	f.verifyArg = verifySent
 	return f.suspects, nil
 }
-func (f *fakeRows) MarkReconciling(_ context.Context, k outbox.Key, observed outbox.Status, reason string, _ time.Time) (bool, error) {
+func (f *fakeRows) MarkReconciling(_ context.Context, k delivery.Key, observed outbox.Status, reason string, _ time.Time) (bool, error) {
 	f.calls = append(f.calls, "mark:"+k.Recipient+":"+string(observed)+":"+reason)
 	return !f.noMove, nil
 }
-func (f *fakeRows) Verified(_ context.Context, k outbox.Key, _ time.Time) error {
+func (f *fakeRows) Verified(_ context.Context, k delivery.Key, _ time.Time) error {
 	f.calls = append(f.calls, "verified:"+k.Recipient)
 	return nil
 }
-func (f *fakeRows) Backfill(_ context.Context, k outbox.Key, evidence string, _ time.Time) (bool, error) {
+func (f *fakeRows) Backfill(_ context.Context, k delivery.Key, evidence string, _ time.Time) (bool, error) {
 	f.calls = append(f.calls, "backfill:"+k.Recipient)
 	return true, nil
 }
-func (f *fakeRows) RequeueReconciled(_ context.Context, k outbox.Key, _ time.Time) (bool, error) {
+func (f *fakeRows) RequeueReconciled(_ context.Context, k delivery.Key, _ time.Time) (bool, error) {
 	f.calls = append(f.calls, "requeue:"+k.Recipient)
 	return true, nil
 }
@@ -68,7 +69,7 @@ func suspect(rcpt string, st outbox.Status) outbox.Suspect {
 
 func TestRun(t *testing.T) {
 	id := func(r string) string {
-		return outbox.Key{Changelist: 7, Recipient: r, ReviewVersion: 1}.MessageID("example.com")
+		return delivery.Key{Changelist: 7, Recipient: r, ReviewVersion: 1}.MessageID("example.com")
 	}
 	tests := []struct {
 		name     string

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	smtpstandin "github.com/criticizer/criticizer/internal/standin/smtp"
+	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/llm"
 	"github.com/criticizer/criticizer/shared/notify"
@@ -108,7 +109,7 @@ func TestSMTPReplyEchoingSecrets(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			k := notify.Key{Changelist: 7, Recipient: p.recipient, ReviewVersion: 1}
+			k := delivery.Key{Changelist: 7, Recipient: p.recipient, ReviewVersion: 1}
 			m, err := notify.Compose(k, notify.Content{Author: "bob", Description: "fix", JobID: "j-1", From: "Criticizer <c@example.com>"})
 			if err != nil {
 				t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
+	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/deliverylog"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/notify"
@@ -58,7 +59,7 @@ func New(api API, configurationSet string, log *slog.Logger) (*Sender, error) {
 
 // Send delivers m, composed for k, as a raw message and returns SES's
 // message id.
-func (s *Sender) Send(ctx context.Context, k notify.Key, m *notify.Message) (string, error) {
+func (s *Sender) Send(ctx context.Context, k delivery.Key, m *notify.Message) (string, error) {
 	if m.Key != k {
 		return "", failure.Errorf(failure.InternalBug, "ses: message composed for another key")
 	}

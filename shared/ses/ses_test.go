@@ -14,6 +14,7 @@ import (
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
+	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/deliverylog"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
@@ -33,9 +34,9 @@ func (f *fakeSES) SendEmail(_ context.Context, in *sesv2.SendEmailInput, _ ...fu
 	return &sesv2.SendEmailOutput{MessageId: aws.String("0100019a-ses-0001")}, nil
 }
 
-func compose(t *testing.T) (notify.Key, *notify.Message) {
+func compose(t *testing.T) (delivery.Key, *notify.Message) {
 	t.Helper()
-	k := notify.Key{Changelist: 4242, Recipient: "alice@example.com", ReviewVersion: 1}
+	k := delivery.Key{Changelist: 4242, Recipient: "alice@example.com", ReviewVersion: 1}
 	m, err := notify.Compose(k, notify.Content{From: "Criticizer <criticizer@example.com>", JobID: "job-1",
 		Review: domain.ReviewResult{Summary: "fine"}})
 	if err != nil {
