@@ -108,7 +108,7 @@ type EnvConfig struct {
 	SMTPFrom string `json:"smtpFrom"`
 	// SMTPTLS is "starttls", "tls" or "none".
 	SMTPTLS string `json:"smtpTLS"`
-	// SMTPLookupURL is an optional delivery-log endpoint (GET ?message_id=)
+	// SMTPLookupURL is an optional provider-evidence endpoint (the relay message lookup) (GET ?message_id=)
 	// the notify stage asks before resending a message whose send may have
 	// happened. Without one, such a delivery is dead-lettered as
 	// DELIVERY_UNCONFIRMED for an operator instead of being resent blind.

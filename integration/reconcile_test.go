@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/criticizer/criticizer/shared/delivery"
-	"github.com/criticizer/criticizer/shared/deliverylog"
+	"github.com/criticizer/criticizer/shared/evidence"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/outbox"
@@ -25,7 +25,7 @@ func TestSentWithoutEvidenceIsReconciledOnce(t *testing.T) {
 	ctx := context.Background()
 	cl := changeSeq.Add(1)
 	table := env.out["JobsTableName"]
-	events := deliverylog.New(env.ddb, table, 0)
+	events := evidence.New(env.ddb, table, 0)
 	sentAt := job.Now()
 	j := createJob(t, cl, []string{"erin@example.com", "frank@example.com"}) // queued: its notify stage runs again
 
@@ -41,7 +41,7 @@ func TestSentWithoutEvidenceIsReconciledOnce(t *testing.T) {
 	}
 	provenID := proven.MessageID("example.com")
 	ev, _ := json.Marshal(map[string]any{"eventType": "Delivery", "mail": map[string]any{"messageId": "0100019a-int-0002",
-		"timestamp": job.FormatTime(sentAt), "tags": map[string][]string{deliverylog.TagName: {deliverylog.Tag(provenID)}}}})
+		"timestamp": job.FormatTime(sentAt), "tags": map[string][]string{evidence.TagName: {evidence.Tag(provenID)}}}})
 	if _, err := events.HandleSES(ctx, ev, env.quiet, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -50,8 +50,8 @@ func TestSentWithoutEvidenceIsReconciledOnce(t *testing.T) {
 	// The pass runs as if the completion window had passed; only this
 	// changelist's rows are looked at, since the table is shared.
 	rows := onlyChangelist{env.outbox, cl}
-	r := &reconcile.Reconciler{Rows: rows, Log: events, Jobs: env.jobs, FromDomain: "example.com", Window: 15 * time.Minute, Lookback: time.Hour,
-		Logger: env.quiet, Metrics: obs.NewMetrics(&metrics, "test"), Now: func() time.Time { return sentAt.Add(16 * time.Minute) }}
+	r := &reconcile.Reconciler{Rows: rows, Evidence: events, Jobs: env.jobs, FromDomain: "example.com", Window: 15 * time.Minute, Lookback: time.Hour,
+		Log: env.quiet, Metrics: obs.NewMetrics(&metrics, "test"), Now: func() time.Time { return sentAt.Add(16 * time.Minute) }}
 
 	// First: both rows found; frank's verified; erin's moved to reconciling
 	// and, with no record at SES, cleared and made pending once.

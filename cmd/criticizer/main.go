@@ -349,7 +349,7 @@ func (a *app) job(ctx context.Context, args []string) error {
 }
 
 // outboxCmd shows a job's delivery rows, or settles one an operator checked:
-// the reconciliation of rule OB-4 for a send that may have happened, and the
+// the settling of rule OB-4 for a send that may have happened, and the
 // intervention a permanent recipient failure requires.
 func (a *app) outboxCmd(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("outbox", flag.ContinueOnError)

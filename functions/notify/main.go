@@ -15,8 +15,8 @@ import (
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/coldstart"
 	"github.com/criticizer/criticizer/shared/delivery"
-	"github.com/criticizer/criticizer/shared/deliverylog"
 	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/evidence"
 	"github.com/criticizer/criticizer/shared/notify"
 	"github.com/criticizer/criticizer/shared/notifystage"
 	"github.com/criticizer/criticizer/shared/outbox"
@@ -36,7 +36,7 @@ func main() {
 	from := env.Vars.String("SMTP_FROM")
 	// How long after a send started the provider may still complete it; an
 	// uncertain send is resent only after it (see README, "E-mail delivery").
-	window := env.Vars.Seconds("SEND_COMPLETION_WINDOW_SECONDS", int(deliverylog.DefaultWindow(provider).Seconds()), 1, 86400)
+	window := env.Vars.Seconds("SEND_COMPLETION_WINDOW_SECONDS", int(evidence.DefaultWindow(provider).Seconds()), 1, 86400)
 	coldstart.Must(env, env.Vars.Err())
 
 	ddb := dynamodb.NewFromConfig(env.AWS)
@@ -51,9 +51,9 @@ func main() {
 		// IAM credentials, no password; SES's published events are the lookup.
 		sender, err := ses.New(ses.NewClient(env.AWS), env.Vars.String("SES_CONFIGURATION_SET"), env.Log)
 		coldstart.Must(env, errors.Join(env.Vars.Err(), err))
-		n.Sender, n.DeliveryLog = sender, deliverylog.New(ddb, env.Config.JobsTable, 0)
+		n.Sender, n.Evidence = sender, evidence.New(ddb, env.Config.JobsTable, 0)
 	case "smtp":
-		n.Sender, n.DeliveryLog = smtpSender(ctx, env, from)
+		n.Sender, n.Evidence = smtpSender(ctx, env, from)
 	default:
 		coldstart.Must(env, fmt.Errorf("EMAIL_PROVIDER=%q: want smtp or ses", provider))
 	}
@@ -67,8 +67,8 @@ func main() {
 }
 
 // smtpSender builds the SMTP sender from SMTP_* and its secret, and the
-// relay's delivery-log lookup when SMTP_LOOKUP_URL names one.
-func smtpSender(ctx context.Context, env *coldstart.Env, from string) (notifystage.Sender, notifystage.DeliveryLog) {
+// relay's message lookup (provider evidence) when SMTP_LOOKUP_URL names one.
+func smtpSender(ctx context.Context, env *coldstart.Env, from string) (notifystage.Sender, notifystage.Evidence) {
 	cfg := notify.SMTPConfig{
 		Host: env.Vars.String("SMTP_HOST"),
 		Port: env.Vars.Int("SMTP_PORT", 587, 1, 65535),
@@ -101,5 +101,5 @@ func smtpSender(ctx context.Context, env *coldstart.Env, from string) (notifysta
 	if lookupURL == "" {
 		return sender, nil
 	}
-	return sender, deliverylog.HTTP{URL: lookupURL}
+	return sender, evidence.HTTP{URL: lookupURL}
 }

@@ -19,7 +19,7 @@ import (
 
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/coldstart"
-	"github.com/criticizer/criticizer/shared/deliverylog"
+	"github.com/criticizer/criticizer/shared/evidence"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/queue"
 	"github.com/criticizer/criticizer/shared/reconcile"
@@ -42,7 +42,7 @@ func main() {
 	provider := v.Optional("EMAIL_PROVIDER", "smtp")
 	from := v.Optional("SMTP_FROM", "")
 	lookupURL := v.Optional("SMTP_LOOKUP_URL", "")
-	window := v.Seconds("SEND_COMPLETION_WINDOW_SECONDS", int(deliverylog.DefaultWindow(provider).Seconds()), 1, 86400)
+	window := v.Seconds("SEND_COMPLETION_WINDOW_SECONDS", int(evidence.DefaultWindow(provider).Seconds()), 1, 86400)
 	rawTTL := 24 * v.Seconds("RAW_ARTIFACT_TTL_DAYS", 7, 1, 3650)
 	redactedTTL := 24 * v.Seconds("REDACTED_ARTIFACT_TTL_DAYS", 30, 1, 3650)
 	coldstart.Must(env, v.Err())
@@ -52,16 +52,16 @@ func main() {
 	queues := queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs)
 	s := &sweep.Sweeper{Jobs: jobs, Queue: queues, Lease: env.Config.Lease, Skew: env.Config.ClockSkew, Log: env.Log, Metrics: env.Metrics}
 	rec := &reconcile.Reconciler{Rows: outbox.New(ddb, env.Config.JobsTable), Jobs: jobs, FromDomain: from[strings.LastIndexByte(from, '@')+1:],
-		Window: window, Lookback: deliverylog.DefaultRetention, Logger: env.Log, Metrics: env.Metrics}
+		Window: window, Lookback: evidence.DefaultRetention, Log: env.Log, Metrics: env.Metrics}
 	switch {
 	case provider == "ses":
-		rec.Log = deliverylog.New(ddb, env.Config.JobsTable, 0)
+		rec.Evidence = evidence.New(ddb, env.Config.JobsTable, 0)
 	case lookupURL != "":
-		rec.Log = deliverylog.HTTP{URL: lookupURL}
+		rec.Evidence = evidence.HTTP{URL: lookupURL}
 	}
-	if rec.Log != nil && !strings.Contains(from, "@") {
+	if rec.Evidence != nil && !strings.Contains(from, "@") {
 		// The lookup is by the deterministic Message-ID, which carries the From domain.
-		coldstart.Must(env, errors.New("SMTP_FROM is required to reconcile against the provider's delivery log"))
+		coldstart.Must(env, errors.New("SMTP_FROM is required to look up provider evidence"))
 	}
 	check := &retention.Checker{Table: ddb, TableName: env.Config.JobsTable, S3: artifacts.NewS3Client(env.AWS),
 		Buckets: []retention.Bucket{{Name: env.Config.RawBucket, TTL: rawTTL * time.Hour}, {Name: env.Config.RedactedBkt, TTL: redactedTTL * time.Hour}},

@@ -36,7 +36,7 @@ const (
 // DATA exchange (body, final dot and the server's reply to it) must finish
 // within one Timeout. RFC 5321 lets a server take 10 minutes to answer the
 // final dot; we do not wait that long — a reply that does not come in time
-// is an uncertain send (ErrOutcomeUnknown), reconciled before any resend.
+// is an uncertain send (ErrOutcomeUnknown), settled before any resend.
 //
 // The relations, stated once (README, "E-mail delivery"):
 //
@@ -152,14 +152,14 @@ func NewSMTPSender(cfg SMTPConfig, log *slog.Logger) (*SMTPSender, error) {
 // ErrOutcomeUnknown is in the chain of a Send error when the connection
 // failed after the whole message had been transmitted but before the
 // server's reply: the provider may have accepted it. The caller must treat
-// the outbox row as "send may have happened" and reconcile before resending.
+// the outbox row as "send may have happened" and settle it before resending.
 var ErrOutcomeUnknown = errors.New("delivery outcome unknown: the server may have accepted the message")
 
 // Send delivers m, which must have been composed for k, and returns its
 // notification id.
 //
 // The notification id is the message's deterministic Message-ID. SMTP has no
-// provider-side message lookup, so the only identifier that a reconciliation
+// provider-side message lookup, so the only identifier that settling
 // can search for — in the recipient's mailbox, a provider's logs, or the test
 // stand-in — is the one Criticizer chose itself. A queue id from the 250
 // reply would be provider-specific and unrecoverable after a lost reply.

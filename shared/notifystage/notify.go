@@ -27,9 +27,10 @@ type Sender interface {
 	Send(ctx context.Context, k delivery.Key, m *notify.Message) (string, error)
 }
 
-// DeliveryLog answers "did the provider accept the message with this
-// Message-ID?" — the lookup that reconciles a send that may have happened.
-type DeliveryLog interface {
+// Evidence answers "did the provider accept the message with this
+// Message-ID?" — the lookup that settles a send that may have happened
+// (shared/evidence).
+type Evidence interface {
 	Delivered(ctx context.Context, messageID string) (bool, error)
 }
 
@@ -46,12 +47,12 @@ type Notify struct {
 	Outbox    Rows
 	Artifacts *artifacts.Store // the redacted bucket
 	Sender    Sender
-	// Log of accepted messages to reconcile uncertain sends; nil when the
+	// Evidence of accepted messages, to settle uncertain sends; nil when the
 	// provider has none, in which case an uncertain send is never retried
 	// blindly but dead-lettered as DELIVERY_UNCONFIRMED for an operator.
-	DeliveryLog DeliveryLog
-	From        string
-	HTML        bool
+	Evidence Evidence
+	From     string
+	HTML     bool
 	// SwarmURL is the Swarm server's base URL; a job from a Swarm review
 	// links it in the e-mail (SWARM_URL/reviews/{id}).
 	SwarmURL string
@@ -61,7 +62,7 @@ type Notify struct {
 	Swarm SwarmPasser
 	// Window is how long after a send started the provider may still
 	// complete it (SEND_COMPLETION_WINDOW_SECONDS): a send that may have
-	// happened is resent only after it, and only if the delivery log still
+	// happened is resent only after it, and only if the provider evidence still
 	// has no record. Zero means the sender's outcome is final when its call
 	// returns (tests with a synchronous fake).
 	Window time.Duration
@@ -144,7 +145,7 @@ func recipientLevel(c failure.Class) bool {
 }
 
 // deliver runs the outbox protocol for one recipient: create the row and
-// mark it sending in one write (skipping a notified row, reconciling an
+// mark it sending in one write (skipping a notified row, settling an
 // in-flight send), send, then mark sent in one write. It reports whether it
 // sent now.
 func (n *Notify) deliver(ctx context.Context, jobID string, k delivery.Key, msg *notify.Message) (bool, error) {
@@ -152,7 +153,7 @@ func (n *Notify) deliver(ctx context.Context, jobID string, k delivery.Key, msg 
 	send, err := n.Outbox.Begin(ctx, k, jobID, n.Now.Now())
 	var inflight *outbox.InFlightError
 	if errors.As(err, &inflight) {
-		err = n.reconcile(ctx, log, k, msg, inflight.Row)
+		err = n.settle(ctx, log, k, msg, inflight.Row)
 		if err == nil {
 			send, err = n.Outbox.Begin(ctx, k, jobID, n.Now.Now())
 		}
@@ -165,29 +166,29 @@ func (n *Notify) deliver(ctx context.Context, jobID string, k delivery.Key, msg 
 	}
 	if ctx.Err() != nil { // lease lost between the re-read and the send: no side effect
 		if rerr := n.Outbox.Release(context.WithoutCancel(ctx), k, send.Token, failure.LeaseLost, "lease lost before the send", false, n.Now.Now()); rerr != nil {
-			log.WarnContext(ctx, "releasing an unsent row failed; the next attempt reconciles it", "err", rerr)
+			log.WarnContext(ctx, "releasing an unsent row failed; the next attempt settles it", "err", rerr)
 		}
 		return false, failure.Wrap(failure.LeaseLost, context.Cause(ctx))
 	}
 	nid, err := n.Sender.Send(ctx, k, msg)
 	if err != nil {
 		if errors.Is(err, notify.ErrOutcomeUnknown) {
-			// The row stays "sending": the next attempt reconciles before any resend.
-			log.WarnContext(ctx, "send outcome unknown; the row stays sending for reconciliation", "error_class", failure.Classify(err))
+			// The row stays "sending": the next attempt settles it before any resend.
+			log.WarnContext(ctx, "send outcome unknown; the row stays sending until settled", "error_class", failure.Classify(err))
 			return false, err
 		}
 		class := failure.Classify(err)
 		if rerr := n.Outbox.Release(context.WithoutCancel(ctx), k, send.Token, class, rowError(err), !class.Retryable(), n.Now.Now()); rerr != nil {
-			// The row stays "sending": the next attempt reconciles it (the
+			// The row stays "sending": the next attempt settles it (the
 			// provider has no record, so after the window it is resent).
-			log.WarnContext(ctx, "releasing a refused send failed; the next attempt reconciles it", "err", rerr)
+			log.WarnContext(ctx, "releasing a refused send failed; the next attempt settles it", "err", rerr)
 		}
 		return false, err
 	}
 	// Marked with a context that survives a lost lease: the send happened.
 	if err := n.Outbox.MarkSent(context.WithoutCancel(ctx), k, nid, n.Now.Now()); err != nil {
-		log.WarnContext(ctx, "marking a sent row failed; the retry reconciles and backfills it", "err", err)
-		return true, err // row stays "sending": the retry reconciles and backfills
+		log.WarnContext(ctx, "marking a sent row failed; the retry settles and backfills it", "err", err)
+		return true, err // row stays "sending": the retry settles and backfills
 	}
 	log.InfoContext(ctx, "review e-mailed", "notification_id", nid)
 	return true, nil
@@ -207,26 +208,28 @@ func rowError(err error) string {
 	return string(failure.Classify(err))
 }
 
-// reconcile settles a row whose send may have happened, before any resend:
+// settle decides a row whose send may have happened, before any resend
+// (lookup before resend, rule OB-4; the sweeper's reconciler audits rows
+// after the fact, shared/reconcile):
 //
-//	no delivery log          → DELIVERY_UNCONFIRMED (an operator decides; never a blind resend)
-//	the log has the message  → backfill the row as sent (ErrAlreadySent)
+//	no provider evidence     → DELIVERY_UNCONFIRMED (an operator decides; never a blind resend)
+//	the provider has it      → backfill the row as sent (ErrAlreadySent)
 //	no record, within window → retry later (the provider may still complete the send)
 //	no record, window over   → reset the row so the caller sends again
 //
 // The window starts at the row's send_started_at: only after it can the
 // provider no longer complete that transaction, so "not found" is proof.
-func (n *Notify) reconcile(ctx context.Context, log *slog.Logger, k delivery.Key, msg *notify.Message, row *outbox.Row) error {
-	if n.DeliveryLog == nil {
-		return failure.Errorf(failure.DeliveryUnconfirmed, "a send of %s may have happened and no delivery log is configured to check; confirm by hand, then replay", k.IdempotencyToken())
+func (n *Notify) settle(ctx context.Context, log *slog.Logger, k delivery.Key, msg *notify.Message, row *outbox.Row) error {
+	if n.Evidence == nil {
+		return failure.Errorf(failure.DeliveryUnconfirmed, "a send of %s may have happened and no provider evidence is configured to check; confirm by hand, then replay", k.IdempotencyToken())
 	}
 	id := msg.MessageID
-	ok, err := n.DeliveryLog.Delivered(ctx, id)
+	ok, err := n.Evidence.Delivered(ctx, id)
 	if err != nil {
 		return err
 	}
 	if ok {
-		log.WarnContext(ctx, "reconciled: the provider had accepted the earlier send")
+		log.WarnContext(ctx, "settled: the provider had accepted the earlier send")
 		if err := n.Outbox.MarkSent(ctx, k, id, n.Now.Now()); err != nil {
 			return err
 		}
@@ -242,7 +245,7 @@ func (n *Notify) reconcile(ctx context.Context, log *slog.Logger, k delivery.Key
 		return &failure.Error{Class: failure.Conflict, RetryAfter: left,
 			Err: fmt.Errorf("a send of %s started at %s may still complete: %w", k.IdempotencyToken(), row.SendStartedAt, outbox.ErrInFlight)}
 	}
-	log.WarnContext(ctx, "reconciled: the earlier send never reached the provider; resending")
+	log.WarnContext(ctx, "settled: the earlier send never reached the provider; resending")
 	return n.Outbox.Reset(ctx, k, row.SendToken, now)
 }
 

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/criticizer/criticizer/shared/delivery"
-	"github.com/criticizer/criticizer/shared/deliverylog"
+	"github.com/criticizer/criticizer/shared/evidence"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/notify"
@@ -121,15 +121,15 @@ func inFlight() *fakeRows {
 		SendStartedAt: job.FormatTime(t0), SendToken: "old", Attempts: 1}}}
 }
 
-func stage(rows *fakeRows, s *fakeSender, dl DeliveryLog, at time.Time) *Notify {
-	return &Notify{Outbox: rows, Sender: s, DeliveryLog: dl, Window: 5 * time.Minute, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+func stage(rows *fakeRows, s *fakeSender, dl Evidence, at time.Time) *Notify {
+	return &Notify{Outbox: rows, Sender: s, Evidence: dl, Window: 5 * time.Minute, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Now: func() time.Time { return at }}
 }
 
 func TestReconciliation(t *testing.T) {
 	tests := []struct {
 		name      string
-		log       DeliveryLog
+		log       Evidence
 		at        time.Time
 		wantSent  int
 		wantClass failure.Class
@@ -143,14 +143,14 @@ func TestReconciliation(t *testing.T) {
 		{name: "not found after the window: reset and send once", log: &fakeLog{}, at: t0.Add(6 * time.Minute), wantSent: 1, wantRow: outbox.Sent},
 		{name: "found: backfilled, not sent", log: &fakeLog{has: map[string]bool{key.MessageID("example.com"): true}}, at: t0.Add(time.Minute), wantRow: outbox.Sent},
 		// No way to check: an operator decides. A blind resend fails here.
-		{name: "no delivery log: DELIVERY_UNCONFIRMED", log: nil, at: t0.Add(time.Hour), wantClass: failure.DeliveryUnconfirmed, wantRow: outbox.Sending},
+		{name: "no provider evidence: DELIVERY_UNCONFIRMED", log: nil, at: t0.Add(time.Hour), wantClass: failure.DeliveryUnconfirmed, wantRow: outbox.Sending},
 		{name: "lookup failed: retryable, not sent", log: &fakeLog{err: failure.Errorf(failure.NetworkTimeout, "lookup")}, at: t0.Add(time.Hour),
 			wantClass: failure.NetworkTimeout, wantRow: outbox.Sending},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rows, sender := inFlight(), &fakeSender{}
-			var dl DeliveryLog
+			var dl Evidence
 			if tt.log != nil {
 				dl = tt.log
 			}
@@ -221,7 +221,7 @@ func TestDelivery(t *testing.T) {
 // notify function timeout (the lease).
 func TestSMTPWindowCoversTheClientTimeouts(t *testing.T) {
 	send := notify.MaxSendDuration(notify.DefaultSMTPTimeout)
-	if w := deliverylog.DefaultWindow("smtp"); w < send+time.Minute {
+	if w := evidence.DefaultWindow("smtp"); w < send+time.Minute {
 		t.Errorf("SMTP completion window %s, want ≥ %s (the longest send) + 1 min margin", w, send)
 	}
 	if lease := 60 * time.Second; send >= lease {

@@ -1,11 +1,11 @@
-// Package outbox owns the delivery log: one row per (changelist_id,
+// Package outbox owns the delivery rows: one row per (changelist_id,
 // recipient, review_version), keyed by delivery.Key so the tuple is unique,
 // and the send-then-mark protocol around it. A row moves
 //
 //	(none) → sending → sent                  (Begin creates the row and marks it sending in one
 //	                                          write; the send confirmed, marked in one write)
 //	pending → sending → pending              (provider refused before accepting: safe to retry)
-//	pending → sending → (crash/timeout)      (send may have happened: reconcile before any resend)
+//	pending → sending → (crash/timeout)      (send may have happened: settle before any resend)
 //	        → failed                         (permanent: invalid recipient, policy)
 //
 // notified_at is set only after the provider accepted the message, so a row
@@ -111,7 +111,7 @@ func (o *Outbox) WithRetention(d time.Duration) *Outbox {
 var ErrAlreadySent = errors.New("already notified")
 
 // ErrInFlight means a send was started and not confirmed: it may have
-// happened, so the row must be reconciled before any resend.
+// happened, so the row must be settled before any resend.
 var ErrInFlight = errors.New("send may have happened")
 
 // InFlightError is ErrInFlight with the row as it is: when its send
@@ -314,7 +314,7 @@ func (o *Outbox) Release(ctx context.Context, k delivery.Key, sendToken string, 
 	return err
 }
 
-// Reset returns an in-flight row to pending after reconciliation proved the
+// Reset returns an in-flight row to pending after settling proved the
 // earlier send (named by its token) did not happen.
 func (o *Outbox) Reset(ctx context.Context, k delivery.Key, sendToken string, now time.Time) error {
 	guard := "send_token = :stok"

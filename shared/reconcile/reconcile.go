@@ -35,9 +35,9 @@ type Jobs interface {
 	Get(ctx context.Context, id string) (*job.Job, error)
 }
 
-// DeliveryLog answers whether the provider accepted the message with this
+// Evidence answers whether the provider accepted the message with this
 // Message-ID (the notify stage's lookup: SES events, an SMTP relay's log).
-type DeliveryLog interface {
+type Evidence interface {
 	Delivered(ctx context.Context, messageID string) (bool, error)
 }
 
@@ -50,9 +50,10 @@ const (
 // Reconciler makes reconciliation passes.
 type Reconciler struct {
 	Rows Rows
-	// Log is the provider's delivery log; nil when it has none: stuck rows
+	// Evidence is the provider's record of accepted messages (shared/evidence);
+	// nil when it has none: stuck rows
 	// then wait in reconciling for an operator, and sent rows are not checked.
-	Log DeliveryLog
+	Evidence Evidence
 	// Jobs tells whether the row's job will run its notify stage again: a
 	// requeued row is only sent by a later notify attempt, so the row of a
 	// finished (or missing) job is left reconciling for an operator. Nil
@@ -67,7 +68,7 @@ type Reconciler struct {
 	// Lookback bounds how far back sent rows are verified.
 	Lookback time.Duration
 	Limit    int
-	Logger   *slog.Logger
+	Log      *slog.Logger
 	Metrics  *obs.Metrics
 	Now      job.Clock // the system clock when nil
 }
@@ -91,18 +92,18 @@ func (r *Reconciler) Run(ctx context.Context) (Report, error) {
 		limit = 200
 	}
 	settled := now.Add(-r.Window)
-	suspects, err := r.Rows.Suspects(ctx, settled, settled.Add(-r.Lookback), settled, r.Log != nil, limit)
+	suspects, err := r.Rows.Suspects(ctx, settled, settled.Add(-r.Lookback), settled, r.Evidence != nil, limit)
 	if err != nil {
 		return Report{}, err
 	}
 	rep := Report{Examined: len(suspects)}
 	for _, s := range suspects {
 		k := s.Key()
-		log := r.Logger.With("changelist", k.Changelist, "review_version", k.ReviewVersion, "job_id", s.JobID)
+		log := r.Log.With("changelist", k.Changelist, "review_version", k.ReviewVersion, "job_id", s.JobID)
 		messageID := k.MessageID(r.FromDomain)
 		status := s.Status
 		if status == outbox.Sent {
-			ok, err := r.Log.Delivered(ctx, messageID)
+			ok, err := r.Evidence.Delivered(ctx, messageID)
 			if err != nil {
 				log.WarnContext(ctx, "reconcile: delivery lookup failed", "err", err)
 				rep.Errors++
@@ -146,10 +147,10 @@ func (r *Reconciler) Run(ctx context.Context) (Report, error) {
 // whether it did.
 func (r *Reconciler) repair(ctx context.Context, log *slog.Logger, s outbox.Suspect, messageID string, now time.Time, rep *Report) bool {
 	k := s.Key()
-	if r.Log == nil {
+	if r.Evidence == nil {
 		return false // nothing to ask: an operator checks the provider
 	}
-	delivered, err := r.Log.Delivered(ctx, messageID)
+	delivered, err := r.Evidence.Delivered(ctx, messageID)
 	if err != nil {
 		log.WarnContext(ctx, "reconcile: delivery lookup failed", "err", err)
 		rep.Errors++

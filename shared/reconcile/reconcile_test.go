@@ -54,9 +54,9 @@ func (f fakeJobs) Get(_ context.Context, id string) (*job.Job, error) {
 	return &job.Job{ID: id, State: st}, nil
 }
 
-type fakeLog map[string]bool // Message-ID → delivered; missing: no record
+type fakeEvidence map[string]bool // Message-ID → delivered; missing: no record
 
-func (l fakeLog) Delivered(_ context.Context, id string) (bool, error) {
+func (l fakeEvidence) Delivered(_ context.Context, id string) (bool, error) {
 	if id == "error" {
 		return false, errors.New("lookup down")
 	}
@@ -72,33 +72,33 @@ func TestRun(t *testing.T) {
 		return delivery.Key{Changelist: 7, Recipient: r, ReviewVersion: 1}.MessageID("example.com")
 	}
 	tests := []struct {
-		name     string
-		rows     []outbox.Suspect
-		log      fakeLog
-		nilLog   bool
-		noMove   bool
-		jobs     fakeJobs
-		want     []string
-		wantRep  Report
-		wantPage string
+		name       string
+		rows       []outbox.Suspect
+		log        fakeEvidence
+		noEvidence bool
+		noMove     bool
+		jobs       fakeJobs
+		want       []string
+		wantRep    Report
+		wantPage   string
 	}{
-		{"stuck send the provider has: backfilled", []outbox.Suspect{suspect("a@x.org", outbox.Sending)}, fakeLog{id("a@x.org"): true}, false, false, nil,
+		{"stuck send the provider has: backfilled", []outbox.Suspect{suspect("a@x.org", outbox.Sending)}, fakeEvidence{id("a@x.org"): true}, false, false, nil,
 			[]string{"mark:a@x.org:sending:" + ReasonStuck, "backfill:a@x.org"}, Report{Examined: 1, Backfilled: 1}, `"OutboxReconciling":0`},
-		{"stuck send with no record: requeued", []outbox.Suspect{suspect("a@x.org", outbox.Sending)}, fakeLog{}, false, false, nil,
+		{"stuck send with no record: requeued", []outbox.Suspect{suspect("a@x.org", outbox.Sending)}, fakeEvidence{}, false, false, nil,
 			[]string{"mark:a@x.org:sending:" + ReasonStuck, "requeue:a@x.org"}, Report{Examined: 1, Requeued: 1}, `"OutboxReconciling":0`},
-		{"sent with evidence: verified only", []outbox.Suspect{suspect("a@x.org", outbox.Sent)}, fakeLog{id("a@x.org"): true}, false, false, nil,
+		{"sent with evidence: verified only", []outbox.Suspect{suspect("a@x.org", outbox.Sent)}, fakeEvidence{id("a@x.org"): true}, false, false, nil,
 			[]string{"verified:a@x.org"}, Report{Examined: 1, Verified: 1}, `"OutboxReconciling":0`},
-		{"sent without evidence: reconciling, requeued", []outbox.Suspect{suspect("a@x.org", outbox.Sent)}, fakeLog{}, false, false, nil,
+		{"sent without evidence: reconciling, requeued", []outbox.Suspect{suspect("a@x.org", outbox.Sent)}, fakeEvidence{}, false, false, nil,
 			[]string{"mark:a@x.org:sent:" + ReasonUnproven, "requeue:a@x.org"}, Report{Examined: 1, Requeued: 1}, `"OutboxReconciling":0`},
-		{"no delivery log: stuck row waits for an operator and pages", []outbox.Suspect{suspect("a@x.org", outbox.Sending)}, nil, true, false, nil,
+		{"no provider evidence: stuck row waits for an operator and pages", []outbox.Suspect{suspect("a@x.org", outbox.Sending)}, nil, true, false, nil,
 			[]string{"mark:a@x.org:sending:" + ReasonStuck}, Report{Examined: 1, Reconciling: 1}, `"OutboxReconciling":1`},
-		{"row moved on meanwhile: left alone", []outbox.Suspect{suspect("a@x.org", outbox.Sending)}, fakeLog{}, false, true, nil,
+		{"row moved on meanwhile: left alone", []outbox.Suspect{suspect("a@x.org", outbox.Sending)}, fakeEvidence{}, false, true, nil,
 			[]string{"mark:a@x.org:sending:" + ReasonStuck}, Report{Examined: 1}, `"OutboxReconciling":0`},
-		{"no record, job still running: requeued", []outbox.Suspect{suspect("a@x.org", outbox.Sent)}, fakeLog{}, false, false, fakeJobs{"job-running": job.RetryWait},
+		{"no record, job still running: requeued", []outbox.Suspect{suspect("a@x.org", outbox.Sent)}, fakeEvidence{}, false, false, fakeJobs{"job-running": job.RetryWait},
 			[]string{"mark:a@x.org:sent:" + ReasonUnproven, "requeue:a@x.org"}, Report{Examined: 1, Requeued: 1}, `"OutboxReconciling":0`},
-		{"no record, job finished: left for an operator", []outbox.Suspect{suspect("a@x.org", outbox.Sent)}, fakeLog{}, false, false, fakeJobs{"job-running": job.Succeeded},
+		{"no record, job finished: left for an operator", []outbox.Suspect{suspect("a@x.org", outbox.Sent)}, fakeEvidence{}, false, false, fakeJobs{"job-running": job.Succeeded},
 			[]string{"mark:a@x.org:sent:" + ReasonUnproven}, Report{Examined: 1, Reconciling: 1}, `"OutboxReconciling":1`},
-		{"no record, job gone: left for an operator", []outbox.Suspect{suspect("a@x.org", outbox.Sending)}, fakeLog{}, false, false, fakeJobs{},
+		{"no record, job gone: left for an operator", []outbox.Suspect{suspect("a@x.org", outbox.Sending)}, fakeEvidence{}, false, false, fakeJobs{},
 			[]string{"mark:a@x.org:sending:" + ReasonStuck}, Report{Examined: 1, Reconciling: 1}, `"OutboxReconciling":1`},
 	}
 	for _, tt := range tests {
@@ -106,9 +106,9 @@ func TestRun(t *testing.T) {
 			rows := &fakeRows{suspects: tt.rows, noMove: tt.noMove}
 			var metrics bytes.Buffer
 			r := &Reconciler{Rows: rows, FromDomain: "example.com", Window: time.Minute, Lookback: time.Hour,
-				Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: obs.NewMetrics(&metrics, "test")}
-			if !tt.nilLog {
-				r.Log = tt.log
+				Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: obs.NewMetrics(&metrics, "test")}
+			if !tt.noEvidence {
+				r.Evidence = tt.log
 			}
 			if tt.jobs != nil {
 				r.Jobs = tt.jobs
@@ -123,8 +123,8 @@ func TestRun(t *testing.T) {
 			if strings.Join(rows.calls, "|") != strings.Join(tt.want, "|") {
 				t.Errorf("calls %q, want %q", rows.calls, tt.want)
 			}
-			if rows.verifyArg == tt.nilLog {
-				t.Errorf("verifySent = %v with a delivery log %v", rows.verifyArg, !tt.nilLog)
+			if rows.verifyArg == tt.noEvidence {
+				t.Errorf("verifySent = %v with evidence %v", rows.verifyArg, !tt.noEvidence)
 			}
 			if !strings.Contains(metrics.String(), tt.wantPage) {
 				t.Errorf("metrics %s, want %s", metrics.String(), tt.wantPage)

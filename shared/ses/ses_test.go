@@ -15,8 +15,8 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/criticizer/criticizer/shared/delivery"
-	"github.com/criticizer/criticizer/shared/deliverylog"
 	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/evidence"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/notify"
 )
@@ -60,8 +60,8 @@ func TestSendTagsTheMessageWithItsOutboxTag(t *testing.T) {
 	if aws.ToString(in.ConfigurationSetName) != "criticizer-staging" {
 		t.Errorf("configuration set %q", aws.ToString(in.ConfigurationSetName))
 	}
-	if len(in.EmailTags) != 1 || aws.ToString(in.EmailTags[0].Name) != deliverylog.TagName || aws.ToString(in.EmailTags[0].Value) != deliverylog.Tag(m.MessageID) {
-		t.Errorf("tags %+v, want %s=%s", in.EmailTags, deliverylog.TagName, deliverylog.Tag(m.MessageID))
+	if len(in.EmailTags) != 1 || aws.ToString(in.EmailTags[0].Name) != evidence.TagName || aws.ToString(in.EmailTags[0].Value) != evidence.Tag(m.MessageID) {
+		t.Errorf("tags %+v, want %s=%s", in.EmailTags, evidence.TagName, evidence.Tag(m.MessageID))
 	}
 	if got := aws.ToString(in.FromEmailAddress); got != m.From || !strings.Contains(got, "<criticizer@example.com>") {
 		t.Errorf("from %q: want the composed From (SES checks that identity)", aws.ToString(in.FromEmailAddress))
