@@ -4,8 +4,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -32,30 +30,24 @@ import (
 func main() {
 	ctx := context.Background()
 	env := coldstart.Must(coldstart.Load(ctx, "notify", sanitize.Logs))
-	provider := env.Vars.Optional("EMAIL_PROVIDER", "smtp")
-	from := env.Vars.String("SMTP_FROM")
-	// How long after a send started the provider may still complete it; an
-	// uncertain send is resent only after it (see README, "E-mail delivery").
-	window := env.Vars.Seconds("SEND_COMPLETION_WINDOW_SECONDS", int(evidence.DefaultWindow(provider).Seconds()), 1, 86400)
+	set := notifystage.SettingsFromEnv(env.Vars)
 	coldstart.Must(env, env.Vars.Err())
 
 	ddb := dynamodb.NewFromConfig(env.AWS)
 	jobs := store.New(ddb, env.Config.JobsTable)
 	queues := queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs)
 	reporter := swarm.NewReporter(jobs, env.Log)
-	n := &notifystage.Notify{Outbox: outbox.New(ddb, env.Config.JobsTable).WithRetention(env.Config.Retention), From: from, Log: env.Log, Swarm: reporter, Window: window,
+	n := &notifystage.Notify{Outbox: outbox.New(ddb, env.Config.JobsTable).WithRetention(env.Config.Retention), From: set.Evidence.From,
+		Log: env.Log, Swarm: reporter, Window: set.Evidence.Window,
 		Artifacts: artifacts.New(artifacts.NewS3Client(env.AWS), env.Config.RedactedBkt),
-		HTML:      true, SwarmURL: env.Vars.Optional("SWARM_URL", "")} // HTML + text alternatives; Swarm review link when known
-	switch provider {
-	case "ses":
-		// IAM credentials, no password; SES's published events are the lookup.
-		sender, err := ses.New(ses.NewClient(env.AWS), env.Vars.String("SES_CONFIGURATION_SET"), env.Log)
-		coldstart.Must(env, errors.Join(env.Vars.Err(), err))
+		HTML:      true, SwarmLinks: set.SwarmLinks} // HTML + text alternatives; Swarm review link when known
+	if set.Evidence.Provider == "ses" {
+		// IAM credentials, no password; SES's published events are the evidence.
+		sender, err := ses.New(ses.NewClient(env.AWS), set.SESConfigurationSet, env.Log)
+		coldstart.Must(env, err)
 		n.Sender, n.Evidence = sender, evidence.New(ddb, env.Config.JobsTable, 0)
-	case "smtp":
-		n.Sender, n.Evidence = smtpSender(ctx, env, from)
-	default:
-		coldstart.Must(env, fmt.Errorf("EMAIL_PROVIDER=%q: want smtp or ses", provider))
+	} else {
+		n.Sender, n.Evidence = smtpSender(ctx, env, set)
 	}
 	// Diagnostics leave the system (job record, DLQ): recipient addresses
 	// are PII, so they are redacted along with secrets.
@@ -66,21 +58,10 @@ func main() {
 	lambda.Start(rt.Handle)
 }
 
-// smtpSender builds the SMTP sender from SMTP_* and its secret, and the
+// smtpSender builds the SMTP sender from its settings and secret, and the
 // relay's message lookup (provider evidence) when SMTP_LOOKUP_URL names one.
-func smtpSender(ctx context.Context, env *coldstart.Env, from string) (notifystage.Sender, notifystage.Evidence) {
-	cfg := notify.SMTPConfig{
-		Host: env.Vars.String("SMTP_HOST"),
-		Port: env.Vars.Int("SMTP_PORT", 587, 1, 65535),
-		From: from,
-		TLS:  notify.TLSMode(env.Vars.Optional("SMTP_TLS", "starttls")),
-		// A send takes up to notify.MaxSendDuration(Timeout): below the function's timeout.
-		Timeout: env.Vars.Seconds("SMTP_TIMEOUT_SECONDS", int(notify.DefaultSMTPTimeout.Seconds()), 1, 300),
-	}
-	secretID := env.Vars.String("SMTP_SECRET_ID")
-	lookupURL := env.Vars.Optional("SMTP_LOOKUP_URL", "")
-	coldstart.Must(env, env.Vars.Err())
-
+func smtpSender(ctx context.Context, env *coldstart.Env, set notifystage.Settings) (notifystage.Sender, notifystage.Evidence) {
+	cfg, secretID := set.SMTP, set.SMTPSecretID
 	// The sender is rebuilt whenever the SMTP secret changes, so an emergency
 	// rotation reaches warm functions: a rejected login re-reads the secret.
 	sm := secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL)
@@ -98,8 +79,8 @@ func smtpSender(ctx context.Context, env *coldstart.Env, from string) (notifysta
 	sender := notifystage.SenderFunc(func(ctx context.Context, k delivery.Key, m *notify.Message) (string, error) {
 		return secrets.Do(ctx, smtp, func(s *notify.SMTPSender) (string, error) { return s.Send(ctx, k, m) })
 	})
-	if lookupURL == "" {
+	if set.Evidence.LookupURL == "" {
 		return sender, nil
 	}
-	return sender, evidence.HTTP{URL: lookupURL}
+	return sender, evidence.HTTP{URL: set.Evidence.LookupURL}
 }

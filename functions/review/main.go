@@ -1,33 +1,13 @@
-// Command review is the llm stage: it reviews the redacted changeset in
-// chunks that fit the configured model and stores the merged, validated
-// ReviewResult. See shared/reviewstage, shared/review and shared/llm.
-//
-// Environment (beyond the common stage variables):
-//
-//	LLM_PROVIDER              openai (default) | anthropic | bedrock
-//	LLM_ENDPOINT              provider BASE URL, e.g. https://api.openai.com; the client
-//	                          appends /v1/chat/completions or /v1/messages. Optional for
-//	                          bedrock (overrides the regional endpoint).
-//	LLM_MODEL                 model name or Bedrock model id / inference profile
-//	LLM_SECRET_ID             Secrets Manager secret {"api_key":…}; not used for bedrock (IAM)
-//	LLM_TIMEOUT_SECONDS       per call (default 45)
-//	LLM_RESPONSE_FORMAT       openai only: json_schema (default) | json_object
-//	LLM_MAX_OUTPUT_TOKENS     max_tokens per call (default 4096)
-//	LLM_CONTEXT_TOKENS        context window (default: by model family)
-//	LLM_BYTES_PER_TOKEN       token estimate, e.g. 3.5 (default: by model family)
-//	LLM_PARALLELISM           chunks reviewed at once (default 4)
-//	REVIEW_MAX_FILES          files reviewed per changelist (default 5000)
-//	REVIEW_MAX_BYTES          diff bytes reviewed per changelist (default 64 MiB)
-//	REVIEW_MAX_FILE_BYTES     diff bytes reviewed per file (default 256 KiB)
-//	REVIEW_MAX_CHUNK_FILES    files per model call (default 100)
-//	PROMPT_CANDIDATE_VERSION  prompt version on trial (e.g. 1.1.0); empty for none
-//	PROMPT_CANDIDATE_PERCENT  share of jobs, 0-100, that get it (0 = rolled back)
+// Command review runs the spec's llm stage (the function is named for what
+// it does, the stage keeps the spec's name): it reviews the redacted
+// changeset in chunks that fit the configured model and stores the merged,
+// validated ReviewResult. Its settings are reviewstage.SettingsFromEnv's
+// (docs/configuration.md lists them). See shared/reviewstage, shared/review
+// and shared/llm.
 package main
 
 import (
 	"context"
-	"fmt"
-	"strconv"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -52,45 +32,10 @@ import (
 func main() {
 	ctx := context.Background()
 	env := coldstart.Must(coldstart.Load(ctx, "review", sanitize.Logs))
-	v := env.Vars
-	provider := v.Optional("LLM_PROVIDER", llm.OpenAI)
-	cfg := llm.Config{Model: v.String("LLM_MODEL"),
-		Timeout:        v.Seconds("LLM_TIMEOUT_SECONDS", 45, 1, 900),
-		MaxTokens:      v.Int("LLM_MAX_OUTPUT_TOKENS", llm.DefaultMaxTokens, 256, 1<<20),
-		ResponseFormat: v.Optional("LLM_RESPONSE_FORMAT", llm.FormatJSONSchema),
-		Schema:         review.SchemaJSON(),
-		Logger:         env.Log}
-	budget := review.Budget{
-		ContextTokens: v.Int("LLM_CONTEXT_TOKENS", 0, 0, 10_000_000),
-		OutputTokens:  cfg.MaxTokens,
-		MaxFiles:      v.Int("REVIEW_MAX_FILES", 0, 0, 1_000_000),
-		MaxBytes:      v.Int("REVIEW_MAX_BYTES", 0, 0, 1<<30),
-		MaxFileBytes:  v.Int("REVIEW_MAX_FILE_BYTES", 0, 0, 1<<30),
-		MaxChunkFiles: v.Int("REVIEW_MAX_CHUNK_FILES", 0, 0, 10_000),
-	}
-	if s := v.Optional("LLM_BYTES_PER_TOKEN", ""); s != "" {
-		f, err := strconv.ParseFloat(s, 64)
-		if err != nil || f < 1 || f > 16 {
-			coldstart.Must(env, fmt.Errorf("LLM_BYTES_PER_TOKEN=%q must be a number in [1, 16]", s))
-		}
-		budget.BytesPerToken = f
-	}
-	rollout := review.Rollout{Candidate: v.Optional("PROMPT_CANDIDATE_VERSION", ""), Percent: v.Int("PROMPT_CANDIDATE_PERCENT", 0, 0, 100)}
-	parallelism := v.Int("LLM_PARALLELISM", reviewstage.DefaultParallelism, 1, 64)
-	// The same policy as fetch, or its proofs of redaction cannot vouch.
-	policy := redact.PolicyFromConfig(v)
-	var secretID string
-	switch provider {
-	case llm.OpenAI, llm.Anthropic:
-		cfg.Endpoint = v.String("LLM_ENDPOINT")
-		secretID = v.String("LLM_SECRET_ID")
-	case llm.Bedrock:
-		cfg.Endpoint = v.Optional("LLM_ENDPOINT", "")
-	default:
-		coldstart.Must(env, fmt.Errorf("LLM_PROVIDER=%q must be openai, anthropic or bedrock", provider))
-	}
-	coldstart.Must(env, v.Err())
-	coldstart.Must(env, rollout.Validate())
+	set := reviewstage.SettingsFromEnv(env.Vars)
+	coldstart.Must(env, env.Vars.Err())
+	cfg, provider, secretID := set.LLM.Config, set.LLM.Provider, set.LLM.SecretID
+	cfg.Schema, cfg.Logger = review.SchemaJSON(), env.Log
 
 	var complete reviewstage.CompleterFunc
 	if provider == llm.Bedrock {
@@ -116,13 +61,13 @@ func main() {
 			return secrets.Do(ctx, rot, func(c llm.Provider) (llm.Completion, error) { return c.Complete(ctx, p) })
 		}
 	}
-	guard, err := redact.New(policy)
+	guard, err := redact.New(set.Redaction)
 	coldstart.Must(env, err)
 
 	jobs := store.New(dynamodb.NewFromConfig(env.AWS), env.Config.JobsTable)
 	queues := queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs)
 	proc := &reviewstage.Review{Redacted: artifacts.New(artifacts.NewS3Client(env.AWS), env.Config.RedactedBkt), Guard: guard,
-		LLM: complete, Model: cfg.Model, Budget: budget, Rollout: rollout, Parallelism: parallelism, Metrics: env.Metrics, Log: env.Log}
+		LLM: complete, Model: cfg.Model, Budget: set.Budget, Rollout: set.Rollout, Parallelism: set.Parallelism, Metrics: env.Metrics, Log: env.Log}
 	rt := env.Runtime(domain.StageLLM, jobs, queues, proc, guard.Sanitize)
 	rt.AfterDeadLetter = swarm.NewReporter(jobs, env.Log).DeadLettered // a dead-lettered Swarm run hears {fail}
 	lambda.Start(rt.Handle)

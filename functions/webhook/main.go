@@ -22,11 +22,7 @@ import (
 func main() {
 	ctx := context.Background()
 	env := coldstart.Must(coldstart.Load(ctx, "webhook", sanitize.Logs))
-	secretID := env.Vars.String("WEBHOOK_SECRET_ID")
-	window := env.Vars.Seconds("REPLAY_WINDOW_SECONDS", 300, 30, 3600)
-	// Swarm's bearer token: optional; unset turns bearer authentication off.
-	swarmTokenID := env.Vars.Optional("SWARM_TOKEN_SECRET_ID", "")
-	swarmURL := env.Vars.Optional("SWARM_URL", "")
+	set := webhook.SettingsFromEnv(env.Vars)
 	coldstart.Must(env, env.Vars.Err())
 
 	ddb := dynamodb.NewFromConfig(env.AWS)
@@ -34,12 +30,12 @@ func main() {
 	h := &webhook.Handler{
 		Jobs: store.New(ddb, env.Config.JobsTable).WithRetention(env.Config.Retention), Deliveries: outbox.New(ddb, env.Config.JobsTable),
 		Queue: queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs),
-		Keys:  webhook.SecretKeys(sm, secretID), Log: env.Log, Metrics: env.Metrics,
-		ReplayWindow: window, SweepAfter: 2 * env.Config.Lease, IdemTTL: env.Config.Retention,
-		SwarmURL: swarmURL,
+		Keys:  webhook.SecretKeys(sm, set.SecretID), Log: env.Log, Metrics: env.Metrics,
+		ReplayWindow: set.ReplayWindow, SweepAfter: 2 * env.Config.Lease, IdemTTL: env.Config.Retention,
+		SwarmURL: set.Swarm.URL,
 	}
-	if swarmTokenID != "" {
-		h.SwarmTokens = webhook.SecretKeys(sm, swarmTokenID)
+	if set.Swarm.TokenSecretID != "" { // unset: bearer authentication off
+		h.SwarmTokens = webhook.SecretKeys(sm, set.Swarm.TokenSecretID)
 	}
 	lambda.Start(h.Handle)
 }

@@ -9,8 +9,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/criticizer/criticizer/shared/artifacts"
@@ -20,6 +18,7 @@ import (
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/notify"
 	"github.com/criticizer/criticizer/shared/outbox"
+	"github.com/criticizer/criticizer/shared/swarm"
 )
 
 // Sender delivers one composed e-mail and returns the provider's id for it.
@@ -53,10 +52,10 @@ type Notify struct {
 	Evidence Evidence
 	From     string
 	HTML     bool
-	// SwarmURL is the Swarm server's base URL; a job from a Swarm review
-	// links it in the e-mail (SWARM_URL/reviews/{id}).
-	SwarmURL string
-	Log      *slog.Logger
+	// SwarmLinks links a Swarm review in the e-mail of a job that came
+	// from one (SWARM_URL/reviews/{id}); zero for none.
+	SwarmLinks swarm.Settings
+	Log        *slog.Logger
 	// Swarm reports the outcome to a Helix Swarm test run once every
 	// recipient is e-mailed (swarm.Reporter); nil for none.
 	Swarm SwarmPasser
@@ -77,10 +76,10 @@ type SwarmPasser interface {
 
 // reviewURL is the Swarm review's page, when the job came from one.
 func (n *Notify) reviewURL(j *job.Job) string {
-	if n.SwarmURL == "" || j.Swarm == nil || j.Swarm.Review <= 0 {
+	if j.Swarm == nil {
 		return ""
 	}
-	return strings.TrimRight(n.SwarmURL, "/") + "/reviews/" + strconv.FormatInt(j.Swarm.Review, 10)
+	return n.SwarmLinks.ReviewURL(j.Swarm.Review)
 }
 
 // Process sends the review to every recipient that has not been notified.

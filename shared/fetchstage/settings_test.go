@@ -1,0 +1,46 @@
+package fetchstage
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/criticizer/criticizer/shared/config"
+)
+
+func TestSettingsFromEnv(t *testing.T) {
+	base := func(extra map[string]string) map[string]string {
+		m := map[string]string{"P4_BIN": "/opt/bin/p4", "P4PORT": "ssl:perforce:1666", "P4USER": "criticizer", "DEPOT_ALLOWLIST": "//depot/projectA/..."}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return m
+	}
+	tests := []struct {
+		name    string
+		env     map[string]string
+		wantErr string
+	}{
+		{name: "minimal", env: base(nil)},
+		{name: "with Swarm and policy", env: base(map[string]string{"SWARM_URL": "https://swarm.example.com", "SWARM_API_SECRET_ID": "arn:api",
+			"REDACT_EMAILS": "true", "CONFIDENTIAL_DOMAINS": "corp.example", "CONFIDENTIAL_CIDRS": "10.0.0.0/8"})},
+		{name: "no allow-list", env: base(map[string]string{"DEPOT_ALLOWLIST": ""}), wantErr: "DEPOT_ALLOWLIST is required"},
+		{name: "allow-list entry outside depot syntax", env: base(map[string]string{"DEPOT_ALLOWLIST": "/etc/..."}), wantErr: "/etc/..."},
+		{name: "Swarm secret without URL", env: base(map[string]string{"SWARM_API_SECRET_ID": "arn:api"}), wantErr: "SWARM_URL"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := config.NewReaderFrom(tt.env)
+			s := SettingsFromEnv(r, nil)
+			err := r.Err()
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || s.AllowList == nil {
+				t.Fatalf("got %+v, %v", s, err)
+			}
+		})
+	}
+}

@@ -1,0 +1,50 @@
+package reviewstage
+
+import (
+	"github.com/criticizer/criticizer/shared/config"
+	"github.com/criticizer/criticizer/shared/llm"
+	"github.com/criticizer/criticizer/shared/redact"
+	"github.com/criticizer/criticizer/shared/review"
+)
+
+// Settings are what the review function reads beyond the common settings.
+type Settings struct {
+	LLM llm.Settings
+	// Budget sizes the chunks and bounds what one changelist gets
+	// reviewed; zero fields take the model family's defaults
+	// (review.Budget). OutputTokens is the provider's max_tokens.
+	Budget      review.Budget
+	Rollout     review.Rollout
+	Parallelism int // LLM_PARALLELISM: chunks reviewed at once
+	// Redaction must equal the fetch stage's, or its proofs of redaction
+	// cannot vouch for the changeset.
+	Redaction redact.Policy
+}
+
+// SettingsFromEnv reads the review function's settings: llm.SettingsFromEnv,
+// the redaction policy, and
+//
+//	LLM_CONTEXT_TOKENS      context window (default: by model family)
+//	LLM_BYTES_PER_TOKEN     token estimate in [1, 16] (default: by model family)
+//	LLM_PARALLELISM         chunks reviewed at once (default DefaultParallelism)
+//	REVIEW_MAX_FILES        files reviewed per changelist (default: review.Budget's)
+//	REVIEW_MAX_BYTES        diff bytes reviewed per changelist
+//	REVIEW_MAX_FILE_BYTES   diff bytes reviewed per file
+//	REVIEW_MAX_CHUNK_FILES  files per model call
+//	PROMPT_CANDIDATE_VERSION, PROMPT_CANDIDATE_PERCENT  the prompt rollout (rule RC-7)
+func SettingsFromEnv(r *config.Reader) Settings {
+	s := Settings{LLM: llm.SettingsFromEnv(r), Redaction: redact.PolicyFromConfig(r)}
+	s.Budget = review.Budget{
+		ContextTokens: r.Int("LLM_CONTEXT_TOKENS", 0, 0, 10_000_000),
+		OutputTokens:  s.LLM.Config.MaxTokens,
+		BytesPerToken: r.Float("LLM_BYTES_PER_TOKEN", 0, 1, 16),
+		MaxFiles:      r.Int("REVIEW_MAX_FILES", 0, 0, 1_000_000),
+		MaxBytes:      r.Int("REVIEW_MAX_BYTES", 0, 0, 1<<30),
+		MaxFileBytes:  r.Int("REVIEW_MAX_FILE_BYTES", 0, 0, 1<<30),
+		MaxChunkFiles: r.Int("REVIEW_MAX_CHUNK_FILES", 0, 0, 10_000),
+	}
+	s.Rollout = review.Rollout{Candidate: r.Optional("PROMPT_CANDIDATE_VERSION", ""), Percent: r.Int("PROMPT_CANDIDATE_PERCENT", 0, 0, 100)}
+	r.Fail(s.Rollout.Validate())
+	s.Parallelism = r.Int("LLM_PARALLELISM", DefaultParallelism, 1, 64)
+	return s
+}

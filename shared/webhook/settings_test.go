@@ -1,0 +1,42 @@
+package webhook
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/criticizer/criticizer/shared/config"
+)
+
+func TestSettingsFromEnv(t *testing.T) {
+	tests := []struct {
+		name    string
+		env     map[string]string
+		check   func(Settings) bool
+		wantErr string
+	}{
+		{name: "defaults", env: map[string]string{"WEBHOOK_SECRET_ID": "arn:wh"},
+			check: func(s Settings) bool { return s.ReplayWindow == 5*time.Minute && s.Swarm.URL == "" }},
+		{name: "with Swarm", env: map[string]string{"WEBHOOK_SECRET_ID": "arn:wh", "REPLAY_WINDOW_SECONDS": "60", "SWARM_URL": "https://swarm.example.com", "SWARM_TOKEN_SECRET_ID": "arn:tok"},
+			check: func(s Settings) bool { return s.ReplayWindow == time.Minute && s.Swarm.TokenSecretID == "arn:tok" }},
+		{name: "no signing secret", env: map[string]string{}, wantErr: "WEBHOOK_SECRET_ID is required"},
+		{name: "replay window too short", env: map[string]string{"WEBHOOK_SECRET_ID": "arn:wh", "REPLAY_WINDOW_SECONDS": "5"}, wantErr: "REPLAY_WINDOW_SECONDS"},
+		{name: "Swarm token without URL", env: map[string]string{"WEBHOOK_SECRET_ID": "arn:wh", "SWARM_TOKEN_SECRET_ID": "arn:tok"}, wantErr: "SWARM_URL"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := config.NewReaderFrom(tt.env)
+			s := SettingsFromEnv(r)
+			err := r.Err()
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || !tt.check(s) {
+				t.Fatalf("got %+v, %v", s, err)
+			}
+		})
+	}
+}
