@@ -102,6 +102,8 @@ type EnvConfig struct {
 	PromptCandidatePercent int    `json:"promptCandidatePercent,omitempty"`
 	// LLMTimeoutSeconds bounds one LLM call; must be below LeaseSeconds. Default 45, local 8.
 	LLMTimeoutSeconds int `json:"llmTimeoutSeconds"`
+	// Review holds the review function's optional limits (infra/settings.go).
+	Review ReviewSettings `json:"review,omitempty"`
 
 	SMTPHost string `json:"smtpHost"`
 	SMTPPort int    `json:"smtpPort"`
@@ -267,7 +269,10 @@ func LoadConfig(node constructs.Node) (string, EnvConfig, error) {
 		}
 	}
 	cfg.isLocal = isLocal(name)
-	return name, cfg, cfg.Validate()
+	if err := cfg.Validate(); err != nil {
+		return name, cfg, err
+	}
+	return name, cfg, cfg.Review.validate(cfg)
 }
 
 // Validate rejects settings AWS would reject at deploy time, or that would make

@@ -323,7 +323,7 @@ func newFunctions(stack awscdk.Stack, p functionsProps) stackFunctions {
 	if cfg.LLMProvider != "bedrock" {
 		reviewEnv["LLM_SECRET_ID"] = llmSecret.SecretArn()
 	}
-	reviewFn := newFn(fnSpec{id: "ReviewFunction", asset: "review", memory: 512, timeout: cfg.LeaseSeconds, env: reviewEnv, extra: []map[string]*string{redaction}})
+	reviewFn := newFn(fnSpec{id: "ReviewFunction", asset: "review", memory: 512, timeout: cfg.LeaseSeconds, env: reviewEnv, extra: []map[string]*string{redaction, cfg.Review.env()}})
 	notifyFn := newFn(fnSpec{id: "NotifyFunction", asset: "notify", memory: 256, timeout: cfg.LeaseSeconds, env: map[string]*string{
 		"SMTP_HOST":      jsii.String(cfg.SMTPHost),
 		"SMTP_PORT":      itoa(cfg.SMTPPort),
@@ -335,9 +335,8 @@ func newFunctions(stack awscdk.Stack, p functionsProps) stackFunctions {
 		"EMAIL_PROVIDER":                 jsii.String(cfg.EmailProvider),
 		"SES_CONFIGURATION_SET":          jsii.String(cfg.SESConfigurationSet),
 		"SEND_COMPLETION_WINDOW_SECONDS": optItoa(cfg.SendCompletionWindowSeconds),
-		// The daily retention check (rule RT-3) compares artifacts with these.
-		"RAW_ARTIFACT_TTL_DAYS":      itoa(rawArtifactDays),
-		"REDACTED_ARTIFACT_TTL_DAYS": itoa(redactedArtifactDays),
+		// The e-mail links a Swarm review (unset: no link).
+		"SWARM_URL": jsii.String(cfg.SwarmURL),
 	}})
 	if cfg.SMTPLookupURL != "" {
 		notifyFn.AddEnvironment(jsii.String("SMTP_LOOKUP_URL"), jsii.String(cfg.SMTPLookupURL), nil)
@@ -349,6 +348,9 @@ func newFunctions(stack awscdk.Stack, p functionsProps) stackFunctions {
 		"SMTP_FROM":                      jsii.String(cfg.SMTPFrom),
 		"SMTP_LOOKUP_URL":                jsii.String(cfg.SMTPLookupURL),
 		"SEND_COMPLETION_WINDOW_SECONDS": optItoa(cfg.SendCompletionWindowSeconds),
+		// The daily retention check (rule RT-3) compares artifacts with these.
+		"RAW_ARTIFACT_TTL_DAYS":      itoa(rawArtifactDays),
+		"REDACTED_ARTIFACT_TTL_DAYS": itoa(redactedArtifactDays),
 	}})
 
 	// SES: the configuration set publishes send/delivery/bounce/complaint/reject

@@ -1,5 +1,5 @@
 // Package swarm is a stand-in for Helix Swarm, built from
-// shared/reference/swarm.md, for the integration suite: the reviews API
+// docs/reference/swarm.md, for the integration suite: the reviews API
 // (GET /api/v11/reviews/{id}, HTTP Basic login, field author) and the three
 // callback URLs of a workflow test run ({update}, {pass}, {fail}, each
 // carrying the run's own token), whose calls it records. It also does what

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+
+	"github.com/criticizer/criticizer/internal/fnsettings"
+)
+
+// functionDirs maps the stack's function resources to functions/<dir>.
+var functionDirs = map[string]string{"WebhookFunction": "webhook", "FetchFunction": "fetch", "ReviewFunction": "review",
+	"NotifyFunction": "notify", "SweeperFunction": "sweeper", "SesEventsFunction": "sesevents"}
+
+// everything sets every optional setting cdk.json has, for one e-mail and
+// one LLM provider.
+func everything(email, llm string) map[string]any {
+	o := map[string]any{
+		"swarmUrl": "https://swarm.example.com", "p4TrustFingerprint": "AB:CD:EF", "p4Charset": "utf8", "p4Parallelism": 8,
+		"promptCandidateVersion": "1.1.0", "promptCandidatePercent": 10, "sendCompletionWindowSeconds": 600,
+		"confidentialDomains": []string{"corp.example.com"}, "confidentialCidrs": []string{"10.0.0.0/8"},
+		"emailProvider": email, "llmProvider": llm, "llmEndpoint": "https://llm.example.com",
+		"review": map[string]any{"contextTokens": 128000, "bytesPerToken": 3.5, "maxOutputTokens": 8192, "parallelism": 8,
+			"maxFiles": 1000, "maxBytes": 1 << 24, "maxFileBytes": 1 << 18, "maxChunkFiles": 50},
+	}
+	if email == "smtp" {
+		o["smtpHost"], o["smtpLookupUrl"] = "smtp.example.com", "https://relay.example.com/lookup"
+	} else {
+		o["sesConfigurationSet"] = "criticizer-test"
+	}
+	if llm == "openai" {
+		o["review"].(map[string]any)["responseFormat"] = "json_object"
+	}
+	return o
+}
+
+// TestEverySettingCanBeSet fails if a function reads a setting the stack
+// cannot set through cdk.json, or if the stack gives a function a value its
+// own loader refuses at cold start. Each function's loaders (the list its
+// main must call, internal/fnsettings) run over the environment the stack
+// synthesizes for it: for the checked-in environments every value must be
+// accepted; with every optional cdk.json setting given, every variable a
+// loader looks up must also be set.
+func TestEverySettingCanBeSet(t *testing.T) {
+	b, err := os.ReadFile("../cdk.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		Context map[string]any `json:"context"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	layer := fakeLayer(t)
+	cases := []struct {
+		name, env string
+		overrides map[string]any
+		complete  bool // every optional setting given: every variable read must be set
+	}{
+		{name: "dev", env: "dev"},
+		{name: "staging", env: "staging"},
+		{name: "prod", env: "prod"},
+		{name: "everything, smtp and openai", env: "staging", overrides: everything("smtp", "openai"), complete: true},
+		{name: "everything, ses and bedrock", env: "prod", overrides: everything("ses", "bedrock"), complete: true},
+		{name: "everything, smtp and anthropic", env: "dev", overrides: everything("smtp", "anthropic"), complete: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := map[string]any{}
+			for k, v := range f.Context {
+				ctx[k] = v
+			}
+			delete(ctx, ctxAssetRoot)
+			ctx[ctxEnv] = tc.env
+			o := map[string]any{"p4LayerPath": layer}
+			for k, v := range tc.overrides {
+				o[k] = v
+			}
+			ctx[ctxOverrides] = o
+			_, m := synth(t, ctx)
+			seen := 0
+			for id, r := range resources(m) {
+				dir, ok := functionDirs[id]
+				if !ok {
+					if r["Type"] == "AWS::Lambda::Function" && !strings.HasPrefix(id, "CustomResource") && !strings.Contains(id, "Provider") {
+						t.Logf("function %s is not checked (not one of functions/)", id)
+					}
+					continue
+				}
+				seen++
+				env := map[string]string{}
+				if e, ok := props(m, id)["Environment"].(map[string]any); ok {
+					for k, v := range e["Variables"].(map[string]any) {
+						if s, ok := v.(string); ok {
+							env[k] = s
+						} else {
+							env[k] = "resolved-at-deploy" // a Ref or GetAtt: a queue URL, a secret ARN, a table name
+						}
+					}
+				}
+				keys, err := fnsettings.Read(dir, env)
+				if err != nil {
+					t.Errorf("%s refuses the environment the stack gives it: %v", dir, err)
+				}
+				if !tc.complete {
+					continue
+				}
+				var unset []string
+				for _, k := range keys {
+					if _, ok := env[k]; !ok {
+						unset = append(unset, k)
+					}
+				}
+				if len(unset) > 0 {
+					slices.Sort(unset)
+					t.Errorf("%s reads %s, which the stack does not set even with every cdk.json setting given", dir, strings.Join(unset, ", "))
+				}
+			}
+			if seen < 5 {
+				t.Errorf("checked %d functions; want every function of functions/", seen)
+			}
+		})
+	}
+}
+
+// TestReviewSettingsValidatedAtSynth: a review limit the function would
+// refuse at its cold start fails the synth, with the variable named.
+func TestReviewSettingsValidatedAtSynth(t *testing.T) {
+	layer := fakeLayer(t)
+	tests := []struct {
+		name   string
+		review map[string]any
+		llm    string
+		want   string // "" = accepted
+	}{
+		{"all limits", map[string]any{"contextTokens": 200000, "bytesPerToken": 3.5, "maxOutputTokens": 8192, "parallelism": 8,
+			"maxFiles": 100, "maxBytes": 1 << 20, "maxFileBytes": 1 << 16, "maxChunkFiles": 20, "responseFormat": "json_object"}, "openai", ""},
+		{"bytes per token too high", map[string]any{"bytesPerToken": 20}, "openai", "LLM_BYTES_PER_TOKEN"},
+		{"parallelism too high", map[string]any{"parallelism": 1000}, "openai", "LLM_PARALLELISM"},
+		{"output tokens too few", map[string]any{"maxOutputTokens": 10}, "anthropic", "LLM_MAX_OUTPUT_TOKENS"},
+		{"unknown response format", map[string]any{"responseFormat": "text"}, "openai", "LLM_RESPONSE_FORMAT"},
+		{"response format for anthropic", map[string]any{"responseFormat": "json_object"}, "anthropic", "openai only"},
+		{"negative file limit", map[string]any{"maxFiles": -1}, "bedrock", "REVIEW_MAX_FILES"},
+		{"unknown field", map[string]any{"maxFilez": 1}, "openai", "maxFilez"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := map[string]any{ctxEnv: "dev", ctxOverrides: map[string]any{"p4LayerPath": layer, "p4Port": "ssl:p4:1666",
+				"depotAllowList": []any{"//depot/a/..."}, "smtpHost": "smtp.example.com", "llmEndpoint": "https://llm.example.com", "llmProvider": tt.llm, "review": tt.review}}
+			_, cfg, err := LoadConfig(awscdk.NewApp(&awscdk.AppProps{Context: &ctx}).Node())
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("rejected: %v", err)
+			case tt.want == "" && len(cfg.Review.vars()) != len(tt.review):
+				t.Errorf("review variables %v for %v", cfg.Review.vars(), tt.review)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
