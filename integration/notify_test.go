@@ -17,7 +17,7 @@ import (
 // The provider accepts the message but the connection drops before its
 // reply: the send may have happened. The retry must reconcile through the
 // provider evidence and backfill the row, never e-mail twice.
-func TestSendThatMayHaveHappenedIsReconciledNotResent(t *testing.T) {
+func TestSendThatMayHaveHappenedIsSettledNotResent(t *testing.T) {
 	if err := env.smtp.QueueFault(smtpstandin.Fault{Stage: smtpstandin.StageData, Drop: true, Count: 1}); err != nil {
 		t.Fatal(err)
 	}

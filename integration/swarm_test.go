@@ -25,15 +25,16 @@ import (
 	"github.com/criticizer/criticizer/shared/job"
 )
 
-// swarmTemplate is the test definition body the README gives users to
-// copy: the suite sends exactly that, so the documented setup is the tested one.
+// swarmTemplate is the test definition body docs/perforce-and-swarm.md gives
+// users to copy: the suite sends exactly that, so the documented setup is the
+// tested one.
 func swarmTemplate(t *testing.T) string {
 	t.Helper()
 	root, err := devstack.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(root, "README.md"))
+	b, err := os.ReadFile(filepath.Join(root, "docs", "perforce-and-swarm.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +43,7 @@ func swarmTemplate(t *testing.T) string {
 			return line
 		}
 	}
-	t.Fatal("README has no Swarm test definition body")
+	t.Fatal("docs/perforce-and-swarm.md has no Swarm test definition body")
 	return ""
 }
 
@@ -58,7 +59,7 @@ func swarmRun(t *testing.T) (cl int64, run swarmstandin.Run) {
 	return cl, sw.StartRun(review, 1)
 }
 
-// swarmPost runs the README's test definition for run as Swarm does: the
+// swarmPost runs the documented test definition for run as Swarm does: the
 // substituted JSON body, POSTed with its static Authorization header only.
 func swarmPost(t *testing.T, cl int64, run swarmstandin.Run, status string) apiResponse {
 	t.Helper()

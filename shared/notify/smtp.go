@@ -38,7 +38,7 @@ const (
 // final dot; we do not wait that long — a reply that does not come in time
 // is an uncertain send (ErrOutcomeUnknown), settled before any resend.
 //
-// The relations, stated once (README, "E-mail delivery"):
+// The relations, stated once (docs/design.md, "E-mail delivery"):
 //
 //	MaxSendDuration(Timeout) = 3 × Timeout          dial; EHLO/STARTTLS/AUTH; MAIL … DATA … reply
 //	MaxSendDuration(Timeout) < notify function timeout (= LEASE_SECONDS, default 60 s): 30 s by default

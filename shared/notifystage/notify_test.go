@@ -126,7 +126,7 @@ func stage(rows *fakeRows, s *fakeSender, dl Evidence, at time.Time) *Notify {
 		Now: func() time.Time { return at }}
 }
 
-func TestReconciliation(t *testing.T) {
+func TestSettleBeforeResend(t *testing.T) {
 	tests := []struct {
 		name      string
 		log       Evidence

@@ -39,7 +39,7 @@ const MaxBody = 256 << 10
 //
 // Every value Swarm substitutes is a string ("{version}" becomes "3"), so
 // the numeric fields take numeric strings too. p4 triggers and API callers
-// send the same shape without "swarm"; see README "Webhook contract".
+// send the same shape without "swarm"; see docs/api.md.
 type Request struct {
 	ChangelistID   int64         `json:"changelist_id"`
 	ReviewVersion  int           `json:"review_version"`
