@@ -12,10 +12,6 @@ import (
 	"github.com/criticizer/criticizer/internal/fnsettings"
 )
 
-// functionDirs maps the stack's function resources to functions/<dir>.
-var functionDirs = map[string]string{"WebhookFunction": "webhook", "FetchFunction": "fetch", "ReviewFunction": "review",
-	"NotifyFunction": "notify", "SweeperFunction": "sweeper", "SesEventsFunction": "sesevents"}
-
 // everything sets every optional setting cdk.json has, for one e-mail and
 // one LLM provider.
 func everything(email, llm string) map[string]any {
@@ -159,6 +155,41 @@ func TestReviewSettingsValidatedAtSynth(t *testing.T) {
 			case tt.want == "" && len(cfg.Review.vars()) != len(tt.review):
 				t.Errorf("review variables %v for %v", cfg.Review.vars(), tt.review)
 			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestSynthRefusesWhatAFunctionWouldRefuse: the synth runs each function's
+// loaders over the environment it gives the function, so a value infra's own
+// checks let through but the function would refuse at its cold start fails
+// the synth, naming the function and the variable.
+func TestSynthRefusesWhatAFunctionWouldRefuse(t *testing.T) {
+	envs := func(overrides map[string]any) error {
+		o := map[string]any{"p4LayerPath": fakeLayer(t), "llmEndpoint": "https://api.openai.com", "p4Port": "ssl:p4:1666", "smtpHost": "smtp.example.com",
+			"depotAllowList": []any{"//depot/projectA/..."}}
+		for k, v := range overrides {
+			o[k] = v
+		}
+		_, _, err := newApp(map[string]any{ctxEnv: "dev", ctxOverrides: o, ctxAssetRoot: dummyAssets(t)})
+		return err
+	}
+	if err := envs(nil); err != nil {
+		t.Fatalf("the base configuration is refused: %v", err)
+	}
+	tests := []struct {
+		name      string
+		overrides map[string]any
+		want      string
+	}{
+		{"replay window below the webhook's minimum", map[string]any{"replayWindowSeconds": 10}, "function webhook: configuration: REPLAY_WINDOW_SECONDS"},
+		{"sender without a domain", map[string]any{"smtpFrom": "criticizer"}, "SMTP_FROM"},
+		{"no depot allow-list", map[string]any{"depotAllowList": []any{}}, "function fetch: configuration: DEPOT_ALLOWLIST is required"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := envs(tt.overrides); err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("err = %v, want %q", err, tt.want)
 			}
 		})

@@ -486,6 +486,7 @@ func TestProdStack(t *testing.T) {
 			"maxConcurrency": map[string]any{"fetch": 8, "llm": 4, "notify": 4},
 			"batchSize":      2,
 			"llmEndpoint":    "https://api.openai.com", "p4Port": "ssl:p4:1666", "smtpHost": "smtp.example.com",
+			"depotAllowList": []any{"//depot/projectA/..."}, // the fetch function refuses to start without one
 		}},
 		// As `cdk -c overrides='{...}'` passes it: a JSON string.
 		ctxOverrides: `{"p4LayerPath":"` + layer + `","alarmTopicArn":"arn:aws:sns:eu-west-1:123456789012:ops"}`,
