@@ -5,15 +5,13 @@ import (
 	"strconv"
 
 	"github.com/aws/jsii-runtime-go"
-
-	"github.com/criticizer/criticizer/shared/config"
-	"github.com/criticizer/criticizer/shared/reviewstage"
 )
 
 // ReviewSettings are the review function's optional limits, cdk.json key
 // "review". A zero field is left unset and the function uses its default
 // (docs/configuration.md lists them); the ranges are the function's own:
-// validate runs its loader, so infra does not restate them.
+// the synth runs its loader (checkFunctionSettings), so infra does not
+// restate them.
 type ReviewSettings struct {
 	ContextTokens   int     `json:"contextTokens,omitempty"`   // LLM_CONTEXT_TOKENS: the model's context window
 	BytesPerToken   float64 `json:"bytesPerToken,omitempty"`   // LLM_BYTES_PER_TOKEN: prompt bytes per token, 1..16
@@ -53,23 +51,12 @@ func (r ReviewSettings) env() map[string]*string {
 	return out
 }
 
-// validate runs the review function's own loader over the variables the
-// stack gives it, at synth: a limit the function would refuse at its cold
-// start fails the synth instead. The provider's own settings (endpoint,
-// model, secret) are Validate's business, so stand-ins fill any gap.
+// validate checks what the review function cannot see: a response format
+// is an openai setting. The limits' ranges are the function's own, checked at
+// synth by checkFunctionSettings.
 func (r ReviewSettings) validate(c EnvConfig) error {
 	if r.ResponseFormat != "" && c.LLMProvider != "openai" {
 		return fmt.Errorf("review.responseFormat is for llmProvider openai only (got %q)", c.LLMProvider)
-	}
-	env := map[string]string{"LLM_PROVIDER": c.LLMProvider, "LLM_MODEL": "model", "LLM_ENDPOINT": "https://llm.invalid", "LLM_SECRET_ID": "secret",
-		"PROMPT_CANDIDATE_VERSION": c.PromptCandidateVersion, "PROMPT_CANDIDATE_PERCENT": strconv.Itoa(c.PromptCandidatePercent)}
-	for k, v := range r.vars() {
-		env[k] = v
-	}
-	rd := config.NewReaderFrom(env)
-	reviewstage.SettingsFromEnv(rd)
-	if err := rd.Err(); err != nil {
-		return fmt.Errorf("review: %w", err)
 	}
 	return nil
 }

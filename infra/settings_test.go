@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/aws/aws-cdk-go/awscdk/v2"
-
 	"github.com/criticizer/criticizer/internal/fnsettings"
 )
 
@@ -127,7 +125,10 @@ func TestEverySettingCanBeSet(t *testing.T) {
 // TestReviewSettingsValidatedAtSynth: a review limit the function would
 // refuse at its cold start fails the synth, with the variable named.
 func TestReviewSettingsValidatedAtSynth(t *testing.T) {
-	layer := fakeLayer(t)
+	layer, assets := fakeLayer(t), dummyAssets(t)
+	reviewVar := map[string]string{"contextTokens": "LLM_CONTEXT_TOKENS", "bytesPerToken": "LLM_BYTES_PER_TOKEN", "maxOutputTokens": "LLM_MAX_OUTPUT_TOKENS",
+		"parallelism": "LLM_PARALLELISM", "maxFiles": "REVIEW_MAX_FILES", "maxBytes": "REVIEW_MAX_BYTES", "maxFileBytes": "REVIEW_MAX_FILE_BYTES",
+		"maxChunkFiles": "REVIEW_MAX_CHUNK_FILES", "responseFormat": "LLM_RESPONSE_FORMAT"}
 	tests := []struct {
 		name   string
 		review map[string]any
@@ -146,15 +147,23 @@ func TestReviewSettingsValidatedAtSynth(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ctx := map[string]any{ctxEnv: "dev", ctxOverrides: map[string]any{"p4LayerPath": layer, "p4Port": "ssl:p4:1666",
+			ctx := map[string]any{ctxEnv: "dev", ctxAssetRoot: assets, ctxOverrides: map[string]any{"p4LayerPath": layer, "p4Port": "ssl:p4:1666",
 				"depotAllowList": []any{"//depot/a/..."}, "smtpHost": "smtp.example.com", "llmEndpoint": "https://llm.example.com", "llmProvider": tt.llm, "review": tt.review}}
-			_, cfg, err := LoadConfig(awscdk.NewApp(&awscdk.AppProps{Context: &ctx}).Node())
+			_, stack, err := newApp(ctx)
 			switch {
 			case tt.want == "" && err != nil:
 				t.Fatalf("rejected: %v", err)
-			case tt.want == "" && len(cfg.Review.vars()) != len(tt.review):
-				t.Errorf("review variables %v for %v", cfg.Review.vars(), tt.review)
-			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			case tt.want == "":
+				envs, err := functionEnvs(stack)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for k, v := range tt.review {
+					if _, ok := envs["review"][reviewVar[k]]; !ok {
+						t.Errorf("review.%s = %v does not reach the review function as %s", k, v, reviewVar[k])
+					}
+				}
+			case err == nil || !strings.Contains(err.Error(), tt.want):
 				t.Errorf("err = %v, want %q", err, tt.want)
 			}
 		})
