@@ -1,10 +1,12 @@
 // Package swarm is a stand-in for Helix Swarm, built from
 // docs/reference/swarm.md, for the integration suite: the reviews API
-// (GET /api/v11/reviews/{id}, HTTP Basic login, field author) and the three
-// callback URLs of a workflow test run ({update}, {pass}, {fail}, each
-// carrying the run's own token), whose calls it records. It also does what
-// Swarm does when a test runs: Substitute fills a test definition's body
-// template with string placeholders, JSON-escaped.
+// (GET /api/v11/reviews/{id}, HTTP Basic login, field author, the versions
+// array), the review comments API (comments.go: list, create, edit, with
+// fault injection) and the three callback URLs of a workflow test run
+// ({update}, {pass}, {fail}, each carrying the run's own token), whose calls
+// it records. It also does what Swarm does when a test runs: Substitute
+// fills a test definition's body template with string placeholders,
+// JSON-escaped.
 package swarm
 
 import (
@@ -37,6 +39,8 @@ type Review struct {
 	Author  string
 	Change  int64 // the head archive change: pending, shelved, owned by Swarm's service user
 	Version int
+	// Versions, oldest first (AddVersion); empty shows Change as the only one.
+	Versions []Version
 }
 
 // Run is one test run of a review version, with its callback URLs.
@@ -74,6 +78,12 @@ type Server struct {
 	calls []Call
 	fail  map[string][]int // kind → statuses to answer next, in order
 	seq   int64
+	// The comments API (comments.go).
+	logins     map[string]string // user → ticket, besides Options'
+	comments   map[int64]*Comment
+	commentSeq int64
+	faults     map[Op][]Fault
+	requests   []Request
 }
 
 // NewServer returns a stopped stand-in.
@@ -97,6 +107,12 @@ func (s *Server) Start(addr string) (string, error) {
 	mux.HandleFunc("PATCH /api/v11/reviews/{review}/testruns/{run}/{token}", s.callback("update"))
 	mux.HandleFunc("POST /api/v11/reviews/{review}/testruns/{run}/{token}/pass", s.callback("pass"))
 	mux.HandleFunc("POST /api/v11/reviews/{review}/testruns/{run}/{token}/fail", s.callback("fail"))
+	mux.HandleFunc("GET /api/v11/comments/reviews/{id}", s.commentsAPI(OpListComments, s.listComments(true)))
+	for _, p := range []string{"/api/v9/comments", "/api/v9/comments/{$}"} {
+		mux.HandleFunc("GET "+p, s.commentsAPI(OpListComments, s.listComments(false)))
+		mux.HandleFunc("POST "+p, s.commentsAPI(OpCreateComment, s.createComment))
+	}
+	mux.HandleFunc("PATCH /api/v9/comments/{id}", s.commentsAPI(OpEditComment, s.editComment))
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	s.base = "http://" + ln.Addr().String()
 	go func() { _ = s.srv.Serve(ln) }()
@@ -170,8 +186,7 @@ func apiError(w http.ResponseWriter, status int, msg string) {
 }
 
 func (s *Server) review(w http.ResponseWriter, r *http.Request) {
-	user, ticket, ok := r.BasicAuth()
-	if !ok || user != s.opts.User || ticket != s.opts.Ticket {
+	if _, ok := s.login(r); !ok {
 		w.Header().Set("WWW-Authenticate", `Basic realm="swarm"`)
 		apiError(w, http.StatusUnauthorized, "Unauthorized")
 		return
@@ -184,10 +199,10 @@ func (s *Server) review(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusNotFound, "Cannot fetch entry. Id does not exist.")
 		return
 	}
-	// The v11 shape: a list under data.reviews. changes/versions abridged.
+	// The v11 shape: a list under data.reviews, abridged to what is read.
 	writeJSON(w, http.StatusOK, map[string]any{"error": nil, "messages": []any{}, "data": map[string]any{"reviews": []any{map[string]any{
-		"id": rev.ID, "type": "default", "author": rev.Author, "changes": []int64{rev.Change}, "state": "needsReview",
-		"versions": []any{map[string]any{"change": rev.Change, "user": "swarm", "pending": true, "archiveChange": rev.Change}},
+		"id": rev.ID, "type": "default", "author": rev.Author, "changes": changesOf(rev), "state": "needsReview",
+		"versions": versionsWire(rev),
 	}}}})
 }
 

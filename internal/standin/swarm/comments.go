@@ -1,0 +1,537 @@
+package swarm
+
+// Review comments, as docs/reference/swarm.md describes P4 Code Review's
+// comments API: list (v11 and v9 shapes, max/after/lastSeen pagination, the
+// most recent first), create (v9 form fields, not idempotent), edit (author
+// only), with fault injection and a record of every request.
+
+import (
+	"cmp"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Task states of a comment: a plain comment, or a task that is open, then
+// addressed, then verified.
+const (
+	TaskComment   = "comment"
+	TaskOpen      = "open"
+	TaskAddressed = "addressed"
+	TaskVerified  = "verified"
+)
+
+// taskTransitions are the task-state changes Swarm offers from each state
+// (flag as task / not a task, addressed, reopen, verify).
+var taskTransitions = map[string][]string{
+	TaskComment:   {TaskOpen},
+	TaskOpen:      {TaskComment, TaskAddressed},
+	TaskAddressed: {TaskOpen, TaskVerified},
+	TaskVerified:  {TaskOpen, TaskAddressed},
+}
+
+// defaultMax is the page size when a list names no max.
+const defaultMax = 100
+
+// Comment is one comment as Swarm stores it.
+type Comment struct {
+	ID        int64
+	Topic     string // reviews/{id}
+	Body      string
+	User      string // the login that made it
+	Time      int64  // Unix seconds
+	Updated   int64
+	Edited    int64 // 0: never edited (null)
+	TaskState string
+	Flags     []string
+	Likes     []string
+	Context   *CommentContext // nil: a comment on the whole review (context [])
+	// What the create asked of notifications; not part of the API's answer.
+	Silenced, Delayed bool
+}
+
+// CommentContext anchors an inline comment.
+type CommentContext struct {
+	File      string // depot path
+	LeftLine  int    // 0: null
+	RightLine int    // 0: null
+	Content   []string
+	Version   int // the review version; 0: absent
+}
+
+// wire is the comment as the API shows it: context is [] for a comment on
+// the whole review (PHP's empty array), an object for an inline one.
+func (c Comment) wire() map[string]any {
+	var ctx any = []any{}
+	if x := c.Context; x != nil {
+		m := map[string]any{"file": x.File, "leftLine": nullInt(x.LeftLine), "rightLine": nullInt(x.RightLine), "content": orEmpty(x.Content)}
+		if x.Version > 0 {
+			m["version"] = x.Version
+		}
+		ctx = m
+	}
+	var edited any
+	if c.Edited > 0 {
+		edited = c.Edited
+	}
+	return map[string]any{"id": c.ID, "topic": c.Topic, "body": c.Body, "user": c.User, "time": c.Time, "updated": c.Updated,
+		"edited": edited, "taskState": c.TaskState, "flags": orEmpty(c.Flags), "likes": orEmpty(c.Likes), "attachments": []any{}, "context": ctx}
+}
+
+func nullInt(n int) any {
+	if n == 0 {
+		return nil
+	}
+	return n
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func (c Comment) clone() Comment {
+	c.Flags, c.Likes = slices.Clone(c.Flags), slices.Clone(c.Likes)
+	if c.Context != nil {
+		x := *c.Context
+		x.Content = slices.Clone(x.Content)
+		c.Context = &x
+	}
+	return c
+}
+
+// Op names a comments API operation, for faults and the request record.
+type Op string
+
+const (
+	OpListComments  Op = "comments.list"
+	OpCreateComment Op = "comments.create"
+	OpEditComment   Op = "comments.edit"
+)
+
+// Fault is what the next request of an operation gets instead of a normal
+// answer.
+type Fault struct {
+	Status     int    // the status to answer (ignored with Drop)
+	RetryAfter string // the Retry-After header sent with Status
+	// AfterStore handles the request first (a create stores its comment),
+	// then loses the answer: Swarm did the work and the caller cannot know.
+	AfterStore bool
+	// Drop closes the connection without any answer.
+	Drop bool
+}
+
+// Request is one comments API request the stand-in received.
+type Request struct {
+	Op     Op
+	Method string
+	Path   string
+	Query  url.Values
+	Form   url.Values
+	User   string // the authenticated login; "" when refused
+	Status int    // the status answered; 0 when the connection was dropped
+	At     time.Time
+}
+
+// AddLogin adds an API login besides Options' (a reviewer, say).
+func (s *Server) AddLogin(user, ticket string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.logins == nil {
+		s.logins = map[string]string{}
+	}
+	s.logins[user] = ticket
+}
+
+// login returns the user of r's HTTP Basic login, if it is one Swarm knows.
+func (s *Server) login(r *http.Request) (string, bool) {
+	user, ticket, ok := r.BasicAuth()
+	if !ok || user == "" {
+		return "", false
+	}
+	if user == s.opts.User && ticket == s.opts.Ticket {
+		return user, true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, found := s.logins[user]
+	return user, found && t == ticket
+}
+
+// InjectFault queues faults for the next requests of op, in order.
+func (s *Server) InjectFault(op Op, faults ...Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.faults == nil {
+		s.faults = map[Op][]Fault{}
+	}
+	s.faults[op] = append(s.faults[op], faults...)
+}
+
+// Requests returns the comments API requests received, in order.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.requests)
+}
+
+// AddComment stores c as if a user had posted it (an id and times are
+// given when unset) and returns it.
+func (s *Server) AddComment(c Comment) Comment {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.store(c.clone())
+}
+
+func (s *Server) store(c Comment) Comment {
+	s.commentSeq++
+	c.ID = s.commentSeq
+	if c.Time == 0 {
+		c.Time = time.Now().Unix()
+	}
+	if c.Updated == 0 {
+		c.Updated = c.Time
+	}
+	if c.TaskState == "" {
+		c.TaskState = TaskComment
+	}
+	if s.comments == nil {
+		s.comments = map[int64]*Comment{}
+	}
+	s.comments[c.ID] = &c
+	return c.clone()
+}
+
+// Comments returns the comments on a review, oldest first.
+func (s *Server) Comments(review int64) []Comment {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	topic := reviewTopic(review)
+	var out []Comment
+	for _, c := range s.comments {
+		if c.Topic == topic {
+			out = append(out, c.clone())
+		}
+	}
+	slices.SortFunc(out, func(a, b Comment) int { return cmp.Compare(a.ID, b.ID) })
+	return out
+}
+
+func reviewTopic(id int64) string { return "reviews/" + strconv.FormatInt(id, 10) }
+
+// answer is a handler's result.
+type answer struct {
+	status int
+	body   any
+}
+
+func badRequest(field, msg string) answer {
+	return answer{http.StatusBadRequest, map[string]any{"error": "Bad Request", "details": map[string]string{field: msg}}}
+}
+
+func notFound(msg string) answer {
+	return answer{http.StatusNotFound, map[string]any{"error": msg, "messages": []any{map[string]string{"code": "404", "text": msg}}, "data": nil}}
+}
+
+// commentsAPI wraps a comments API handler with the login check, faults and
+// the request record.
+func (s *Server) commentsAPI(op Op, h func(r *http.Request, user string) answer) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm() // the body of a POST or PATCH form; a bad one leaves Form empty
+		rec := Request{Op: op, Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(), Form: r.PostForm, At: time.Now()}
+		user, ok := s.login(r)
+		if !ok {
+			w.Header().Set("WWW-Authenticate", `Basic realm="swarm"`)
+			rec.Status = http.StatusUnauthorized
+			s.record(rec)
+			apiError(w, http.StatusUnauthorized, "Unauthorized")
+			return
+		}
+		rec.User = user
+		s.mu.Lock()
+		var f *Fault
+		if q := s.faults[op]; len(q) > 0 {
+			f, s.faults[op] = &q[0], q[1:]
+		}
+		s.mu.Unlock()
+		var a answer
+		if f == nil || f.AfterStore {
+			a = h(r, user)
+		}
+		if f != nil {
+			// Recorded first: once the connection drops, the caller may look.
+			if !f.Drop {
+				rec.Status = f.Status
+			}
+			s.record(rec)
+			s.log.Info("swarm comments fault", "op", op, "status", rec.Status, "after_store", f.AfterStore)
+			s.answerFault(w, *f)
+			return
+		}
+		rec.Status = a.status
+		s.record(rec)
+		writeJSON(w, a.status, a.body)
+	}
+}
+
+func (s *Server) record(r Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.requests = append(s.requests, r)
+}
+
+// answerFault answers f: its status, or no answer at all.
+func (s *Server) answerFault(w http.ResponseWriter, f Fault) {
+	if f.Drop {
+		if hj, ok := w.(http.Hijacker); ok {
+			if conn, _, err := hj.Hijack(); err == nil {
+				dropConn(conn)
+				return
+			}
+		}
+		// Not hijackable: the nearest thing is an answer the client cannot read.
+		panic(http.ErrAbortHandler)
+	}
+	if f.RetryAfter != "" {
+		w.Header().Set("Retry-After", f.RetryAfter)
+	}
+	apiError(w, f.Status, http.StatusText(f.Status))
+}
+
+func dropConn(conn net.Conn) {
+	if tc, ok := conn.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0) // a reset, as a crashed or cut-off server gives
+	}
+	_ = conn.Close()
+}
+
+// listComments answers GET /api/v11/comments/reviews/{id} (v11 shape) and
+// GET /api/v9/comments?topic=… (v9 shape).
+func (s *Server) listComments(v11 bool) func(r *http.Request, user string) answer {
+	return func(r *http.Request, _ string) answer {
+		q := r.URL.Query()
+		topic := q.Get("topic")
+		if v11 {
+			id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+			s.mu.Lock()
+			_, found := s.revs[id]
+			s.mu.Unlock()
+			if err != nil || !found {
+				return notFound("Review does not exist")
+			}
+			topic = reviewTopic(id)
+		}
+		limit, after := defaultMax, int64(0)
+		if v := q.Get("max"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return badRequest("max", "must be a positive integer")
+			}
+			limit = n
+		}
+		if v := q.Get("after"); v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 1 {
+				return badRequest("after", "must be a comment id")
+			}
+			after = n
+		}
+		version := 0
+		if v := q.Get("context[version]"); v != "" && !v11 {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return badRequest("context[version]", "must be a review version")
+			}
+			version = n
+		}
+		page, lastSeen := s.page(topic, after, limit)
+		if version > 0 {
+			// Filtered after the page is taken, so a page may hold fewer
+			// than max (even none) while more remain: "max does not
+			// guarantee that max comments are returned".
+			page = slices.DeleteFunc(page, func(c Comment) bool { return c.Context == nil || c.Context.Version != version })
+		}
+		var last any
+		if lastSeen > 0 {
+			last = lastSeen
+		}
+		if v11 {
+			list := make([]any, 0, len(page))
+			for _, c := range page {
+				list = append(list, c.wire())
+			}
+			return answer{http.StatusOK, map[string]any{"error": nil, "messages": []any{}, "data": map[string]any{"comments": list, "lastSeen": last}}}
+		}
+		// v9 keys comments by id; an empty set is PHP's empty array, [].
+		var set any = []any{}
+		if len(page) > 0 {
+			m := map[string]any{}
+			for _, c := range page {
+				m[strconv.FormatInt(c.ID, 10)] = c.wire()
+			}
+			set = m
+		}
+		return answer{http.StatusOK, map[string]any{"topic": topic, "comments": set, "lastSeen": last}}
+	}
+}
+
+// page returns up to limit comments of topic ("" for all), the most recent
+// first, skipping those up to and including after in that order, and the
+// id of the last one taken (0: none).
+func (s *Server) page(topic string, after int64, limit int) ([]Comment, int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var all []Comment
+	for _, c := range s.comments {
+		if (topic == "" || c.Topic == topic) && (after == 0 || c.ID < after) {
+			all = append(all, c.clone())
+		}
+	}
+	slices.SortFunc(all, func(a, b Comment) int { return cmp.Compare(b.ID, a.ID) })
+	if len(all) > limit {
+		all = all[:limit]
+	}
+	if len(all) == 0 {
+		return nil, 0
+	}
+	return all, all[len(all)-1].ID
+}
+
+func truthy(v string) bool { return v == "true" || v == "1" }
+
+// createComment answers POST /api/v9/comments. Every accepted request makes
+// a new comment: Swarm has no idempotency key.
+func (s *Server) createComment(r *http.Request, user string) answer {
+	f := r.PostForm
+	topic := strings.TrimSpace(f.Get("topic"))
+	if topic == "" {
+		return badRequest("topic", "Value is required and can't be empty")
+	}
+	id, ok := strings.CutPrefix(topic, "reviews/")
+	review, err := strconv.ParseInt(id, 10, 64)
+	if !ok || err != nil {
+		return badRequest("topic", "The stand-in knows review topics only (reviews/{id})")
+	}
+	s.mu.Lock()
+	rev, found := s.revs[review]
+	s.mu.Unlock()
+	if !found {
+		return notFound("Review does not exist")
+	}
+	body := f.Get("body")
+	if strings.TrimSpace(body) == "" {
+		return badRequest("body", "Value is required and can't be empty")
+	}
+	state := f.Get("taskState")
+	switch state {
+	case "":
+		state = TaskComment
+	case TaskComment, TaskOpen:
+	default:
+		return badRequest("taskState", "A new comment is a comment or an open task")
+	}
+	ctx, a := commentContext(f, headVersion(rev))
+	if a != nil {
+		return *a
+	}
+	now := time.Now().Unix()
+	s.mu.Lock()
+	c := s.store(Comment{Topic: topic, Body: body, User: user, Time: now, Updated: now, TaskState: state, Flags: f["flags[]"],
+		Context: ctx, Silenced: truthy(f.Get("silenceNotification")), Delayed: truthy(f.Get("delayNotification"))})
+	s.mu.Unlock()
+	s.log.Info("swarm comment created", "id", c.ID, "topic", topic, "user", user)
+	return answer{http.StatusOK, map[string]any{"comment": c.wire()}}
+}
+
+// commentContext reads the context[…] fields; nil when there are none. An
+// inline comment without a version is made on the review's head version.
+func commentContext(f url.Values, head int) (*CommentContext, *answer) {
+	var ctx CommentContext
+	given := false
+	num := func(field string, dst *int) *answer {
+		v := strings.TrimSpace(f.Get(field))
+		if v == "" {
+			return nil
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			a := badRequest(field, "must be a positive integer")
+			return &a
+		}
+		*dst, given = n, true
+		return nil
+	}
+	for field, dst := range map[string]*int{"context[leftLine]": &ctx.LeftLine, "context[rightLine]": &ctx.RightLine, "context[version]": &ctx.Version} {
+		if a := num(field, dst); a != nil {
+			return nil, a
+		}
+	}
+	ctx.File = strings.TrimSpace(f.Get("context[file]"))
+	ctx.Content = append(f["context[content][]"], f["context[content]"]...)
+	if ctx.File != "" || len(ctx.Content) > 0 {
+		given = true
+	}
+	if !given {
+		return nil, nil
+	}
+	if ctx.File == "" && (ctx.LeftLine > 0 || ctx.RightLine > 0 || len(ctx.Content) > 0) {
+		a := badRequest("context[file]", "A comment on a line names its file")
+		return nil, &a
+	}
+	if ctx.File != "" && !strings.HasPrefix(ctx.File, "//") {
+		a := badRequest("context[file]", "must be a depot path")
+		return nil, &a
+	}
+	if ctx.File != "" && ctx.Version == 0 {
+		ctx.Version = head
+	}
+	return &ctx, nil
+}
+
+// editComment answers PATCH /api/v9/comments/{id}: the author only may
+// change the body, flags or task state. A task-state change follows Swarm's
+// transitions; naming the current state again changes nothing.
+func (s *Server) editComment(r *http.Request, user string) answer {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	f := r.PostForm
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, found := s.comments[id]
+	if err != nil || !found {
+		return notFound("Comment does not exist")
+	}
+	if c.User != user {
+		return answer{http.StatusForbidden, map[string]any{"error": "Forbidden", "messages": []any{map[string]string{"code": "403", "text": "Only the author can edit this comment"}}}}
+	}
+	next := *c
+	if st, ok := f["taskState"]; ok {
+		to := strings.TrimSpace(st[0])
+		if _, known := taskTransitions[to]; !known {
+			return badRequest("taskState", "Unknown task state")
+		}
+		if to != c.TaskState && !slices.Contains(taskTransitions[c.TaskState], to) {
+			return badRequest("taskState", "Invalid task state transition")
+		}
+		next.TaskState = to
+	}
+	if b, ok := f["body"]; ok {
+		if strings.TrimSpace(b[0]) == "" {
+			return badRequest("body", "Value is required and can't be empty")
+		}
+		if b[0] != c.Body {
+			next.Body, next.Edited = b[0], time.Now().Unix()
+		}
+	}
+	if fl, ok := f["flags[]"]; ok {
+		next.Flags = slices.Clone(fl)
+	}
+	next.Updated = time.Now().Unix()
+	*c = next
+	return answer{http.StatusOK, map[string]any{"comment": c.clone().wire()}}
+}

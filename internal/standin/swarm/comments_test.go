@@ -1,0 +1,337 @@
+package swarm
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// client speaks to a started stand-in as the service user or a reviewer.
+type client struct {
+	t    *testing.T
+	base string
+}
+
+type reply struct {
+	status int
+	header http.Header
+	doc    map[string]any
+	err    error // transport error (a dropped connection)
+}
+
+func (c client) do(method, path, user, ticket string, form url.Values) reply {
+	c.t.Helper()
+	var body *strings.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	} else {
+		body = strings.NewReader("")
+	}
+	req, err := http.NewRequest(method, c.base+path, body)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	if user != "" {
+		req.SetBasicAuth(user, ticket)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return reply{err: err}
+	}
+	defer resp.Body.Close()
+	r := reply{status: resp.StatusCode, header: resp.Header}
+	if err := json.NewDecoder(resp.Body).Decode(&r.doc); err != nil {
+		c.t.Fatalf("%s %s: answer is not JSON: %v", method, path, err)
+	}
+	return r
+}
+
+func startComments(t *testing.T) (*Server, client) {
+	t.Helper()
+	s := NewServer(Options{User: "criticizer", Ticket: "t1"})
+	base, err := s.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	s.AddReview(Review{ID: 885, Author: "bob"})
+	s.AddVersion(885, Version{Change: 886, ArchiveChange: 886, Pending: true})
+	s.AddVersion(885, Version{Change: 890, ArchiveChange: 890, Pending: true, Difference: true})
+	s.AddLogin("alice", "t2")
+	return s, client{t, base}
+}
+
+func form(kv ...string) url.Values {
+	v := url.Values{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		v.Add(kv[i], kv[i+1])
+	}
+	return v
+}
+
+func TestCreateComment(t *testing.T) {
+	s, c := startComments(t)
+	tests := []struct {
+		name         string
+		user, ticket string
+		form         url.Values
+		want         int
+		wantContext  string // JSON of the answer's context
+		wantState    string
+	}{
+		{"review-level comment", "criticizer", "t1", form("topic", "reviews/885", "body", "summary"), 200, `[]`, "comment"},
+		{"inline task on a version", "criticizer", "t1",
+			form("topic", "reviews/885", "body", "leak", "taskState", "open", "context[file]", "//depot/a.c", "context[rightLine]", "28",
+				"context[content][]", "+ x = malloc(4);", "context[version]", "1"),
+			200, `{"content":["+ x = malloc(4);"],"file":"//depot/a.c","leftLine":null,"rightLine":28,"version":1}`, "open"},
+		{"inline without a version: the head version", "criticizer", "t1",
+			form("topic", "reviews/885", "body", "b", "context[file]", "//depot/a.c", "context[leftLine]", "3"),
+			200, `{"content":[],"file":"//depot/a.c","leftLine":3,"rightLine":null,"version":2}`, "comment"},
+		{"as a reviewer", "alice", "t2", form("topic", "reviews/885", "body", "thanks"), 200, `[]`, "comment"},
+		{"no login", "", "", form("topic", "reviews/885", "body", "x"), 401, "", ""},
+		{"wrong ticket", "criticizer", "nope", form("topic", "reviews/885", "body", "x"), 401, "", ""},
+		{"no body", "criticizer", "t1", form("topic", "reviews/885", "body", "  "), 400, "", ""},
+		{"no topic", "criticizer", "t1", form("body", "x"), 400, "", ""},
+		{"unknown review", "criticizer", "t1", form("topic", "reviews/9", "body", "x"), 404, "", ""},
+		{"a new comment cannot be addressed", "criticizer", "t1", form("topic", "reviews/885", "body", "x", "taskState", "addressed"), 400, "", ""},
+		{"a line is a number", "criticizer", "t1", form("topic", "reviews/885", "body", "x", "context[file]", "//depot/a.c", "context[rightLine]", "x"), 400, "", ""},
+		{"a line needs its file", "criticizer", "t1", form("topic", "reviews/885", "body", "x", "context[rightLine]", "4"), 400, "", ""},
+	}
+	made := 0
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := c.do("POST", "/api/v9/comments", tt.user, tt.ticket, tt.form)
+			if r.status != tt.want {
+				t.Fatalf("status %d %v, want %d", r.status, r.doc, tt.want)
+			}
+			if tt.want != 200 {
+				return
+			}
+			made++
+			cm := r.doc["comment"].(map[string]any)
+			ctx, _ := json.Marshal(cm["context"])
+			if cm["id"].(float64) < 1 || cm["user"] != tt.user || cm["topic"] != "reviews/885" || string(ctx) != tt.wantContext || cm["taskState"] != tt.wantState {
+				t.Fatalf("comment %v: want user %s, context %s, taskState %s", cm, tt.user, tt.wantContext, tt.wantState)
+			}
+			for _, f := range []string{"body", "time", "updated", "flags", "likes", "attachments"} {
+				if _, ok := cm[f]; !ok {
+					t.Fatalf("comment %v has no %s", cm, f)
+				}
+			}
+		})
+	}
+	if n := len(s.Comments(885)); n != made {
+		t.Fatalf("%d comments stored, want %d: refused requests store nothing", n, made)
+	}
+}
+
+func TestCreateIsNotIdempotent(t *testing.T) {
+	s, c := startComments(t)
+	f := form("topic", "reviews/885", "body", "same", "silenceNotification", "true")
+	a := c.do("POST", "/api/v9/comments", "criticizer", "t1", f)
+	b := c.do("POST", "/api/v9/comments", "criticizer", "t1", f)
+	if a.status != 200 || b.status != 200 || a.doc["comment"].(map[string]any)["id"] == b.doc["comment"].(map[string]any)["id"] {
+		t.Fatalf("two creates: %v / %v, want two comments with their own ids", a.doc, b.doc)
+	}
+	got := s.Comments(885)
+	if len(got) != 2 || !got[0].Silenced || got[0].Delayed {
+		t.Fatalf("stored %+v: want two silenced comments", got)
+	}
+}
+
+func TestListPagination(t *testing.T) {
+	s, c := startComments(t)
+	s.AddReview(Review{ID: 900, Author: "carol", Change: 901, Version: 1})
+	for i := range 250 {
+		ctx := &CommentContext{File: "//depot/a.c", RightLine: i + 1, Version: 1 + i%2}
+		s.AddComment(Comment{Topic: "reviews/885", Body: fmt.Sprint("c", i+1), User: "alice", Context: ctx})
+		if i%50 == 0 {
+			s.AddComment(Comment{Topic: "reviews/900", Body: "other review", User: "alice"})
+		}
+	}
+	ids := func(r reply, v11 bool) (got []int64, lastSeen any) {
+		t.Helper()
+		doc := r.doc
+		if v11 {
+			doc = r.doc["data"].(map[string]any)
+		}
+		switch list := doc["comments"].(type) {
+		case []any:
+			for _, x := range list {
+				got = append(got, int64(x.(map[string]any)["id"].(float64)))
+			}
+		case map[string]any:
+			for k, x := range list {
+				if fmt.Sprint(x.(map[string]any)["id"]) != k {
+					t.Fatalf("v9 comment under key %s has id %v", k, x.(map[string]any)["id"])
+				}
+				got = append(got, int64(x.(map[string]any)["id"].(float64)))
+			}
+			slices.SortFunc(got, func(a, b int64) int { return int(b - a) })
+		}
+		return got, doc["lastSeen"]
+	}
+	all := s.Comments(885)
+	newest, oldest := all[len(all)-1].ID, all[0].ID
+	tests := []struct {
+		name      string
+		path      string
+		v11       bool
+		wantN     int
+		wantFirst int64 // 0: none
+		wantLast  any   // lastSeen as decoded
+	}{
+		{"v11 first page: the 100 most recent", "/api/v11/comments/reviews/885", true, 100, newest, float64(all[150].ID)},
+		{"v11 next page", fmt.Sprintf("/api/v11/comments/reviews/885?after=%d", all[150].ID), true, 100, all[149].ID, float64(all[50].ID)},
+		{"v11 last page is short", fmt.Sprintf("/api/v11/comments/reviews/885?after=%d", all[50].ID), true, 50, all[49].ID, float64(oldest)},
+		{"v11 past the end: empty, lastSeen null", fmt.Sprintf("/api/v11/comments/reviews/885?after=%d", oldest), true, 0, 0, nil},
+		{"v11 max", "/api/v11/comments/reviews/885?max=7", true, 7, newest, float64(all[243].ID)},
+		{"v9 by topic, keyed by id", "/api/v9/comments?topic=reviews/885&max=10", false, 10, newest, float64(all[240].ID)},
+		{"v9 past the end: comments []", fmt.Sprintf("/api/v9/comments?topic=reviews/885&after=%d", oldest), false, 0, 0, nil},
+		{"v9 version filter thins the page, lastSeen still moves", "/api/v9/comments?topic=reviews/885&max=10&context%5Bversion%5D=2", false, 5, newest, float64(all[240].ID)},
+		{"other review", "/api/v11/comments/reviews/900", true, 5, 0, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := c.do("GET", tt.path, "criticizer", "t1", nil)
+			if r.status != 200 {
+				t.Fatalf("status %d %v", r.status, r.doc)
+			}
+			got, last := ids(r, tt.v11)
+			if len(got) != tt.wantN || (tt.wantFirst != 0 && got[0] != tt.wantFirst) || (tt.wantLast != nil && last != tt.wantLast) || (tt.wantN == 0 && last != nil) {
+				t.Fatalf("%d comments from %v, lastSeen %v; want %d from %d, lastSeen %v", len(got), got[:min(3, len(got))], last, tt.wantN, tt.wantFirst, tt.wantLast)
+			}
+			if !slices.IsSortedFunc(got, func(a, b int64) int { return int(b - a) }) {
+				t.Fatalf("page %v is not most recent first", got)
+			}
+		})
+	}
+	if r := c.do("GET", "/api/v9/comments?topic=reviews/885&max=10", "", "", nil); r.status != 401 {
+		t.Fatalf("a list without a login: %d, want 401", r.status)
+	}
+	if r := c.do("GET", "/api/v11/comments/reviews/9", "criticizer", "t1", nil); r.status != 404 {
+		t.Fatalf("comments of an unknown review: %d, want 404", r.status)
+	}
+	if r := c.do("GET", "/api/v11/comments/reviews/885?max=x", "criticizer", "t1", nil); r.status != 400 {
+		t.Fatalf("max=x: %d, want 400", r.status)
+	}
+}
+
+func TestEditComment(t *testing.T) {
+	s, c := startComments(t)
+	mine := s.AddComment(Comment{Topic: "reviews/885", Body: "leak", User: "criticizer", TaskState: TaskOpen})
+	plain := s.AddComment(Comment{Topic: "reviews/885", Body: "note", User: "criticizer"})
+	theirs := s.AddComment(Comment{Topic: "reviews/885", Body: "nit", User: "alice", TaskState: TaskOpen})
+	path := func(c Comment) string { return fmt.Sprint("/api/v9/comments/", c.ID) }
+	tests := []struct {
+		name      string
+		path      string
+		form      url.Values
+		want      int
+		wantState string
+	}{
+		{"open task addressed", path(mine), form("taskState", "addressed"), 200, TaskAddressed},
+		{"addressed again: no change, no error", path(mine), form("taskState", "addressed"), 200, TaskAddressed},
+		{"a plain comment cannot be addressed", path(plain), form("taskState", "addressed"), 400, ""},
+		{"unknown state", path(plain), form("taskState", "done"), 400, ""},
+		{"another user's comment", path(theirs), form("taskState", "addressed"), 403, ""},
+		{"unknown comment", "/api/v9/comments/99999", form("taskState", "addressed"), 404, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := c.do("PATCH", tt.path, "criticizer", "t1", tt.form)
+			if r.status != tt.want || (tt.want == 200 && r.doc["comment"].(map[string]any)["taskState"] != tt.wantState) {
+				t.Fatalf("status %d %v, want %d with taskState %s", r.status, r.doc, tt.want, tt.wantState)
+			}
+		})
+	}
+	if got := s.Comments(885); got[2].TaskState != TaskOpen || got[1].TaskState != TaskComment {
+		t.Fatalf("refused edits changed comments: %+v", got)
+	}
+}
+
+func TestCommentFaults(t *testing.T) {
+	s, c := startComments(t)
+	create := func(body string) reply {
+		return c.do("POST", "/api/v9/comments", "criticizer", "t1", form("topic", "reviews/885", "body", body))
+	}
+	tests := []struct {
+		name       string
+		fault      Fault
+		wantStatus int // 0: the connection drops
+		wantStored bool
+		wantRetry  string
+	}{
+		{"429 with Retry-After: nothing stored", Fault{Status: 429, RetryAfter: "7"}, 429, false, "7"},
+		{"503 before the work", Fault{Status: 503}, 503, false, ""},
+		{"502 after the comment was stored", Fault{Status: 502, AfterStore: true}, 502, true, ""},
+		{"connection dropped after the comment was stored", Fault{Drop: true, AfterStore: true}, 0, true, ""},
+		{"connection dropped before the work", Fault{Drop: true}, 0, false, ""},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			body := fmt.Sprint("attempt ", i)
+			s.InjectFault(OpCreateComment, tt.fault)
+			r := create(body)
+			if (tt.wantStatus == 0) != (r.err != nil) || r.status != tt.wantStatus || r.header.Get("Retry-After") != tt.wantRetry {
+				t.Fatalf("answer %d %v (err %v), want %d, Retry-After %q", r.status, r.header, r.err, tt.wantStatus, tt.wantRetry)
+			}
+			stored := slices.ContainsFunc(s.Comments(885), func(c Comment) bool { return c.Body == body })
+			if stored != tt.wantStored {
+				t.Fatalf("stored %v, want %v", stored, tt.wantStored)
+			}
+			reqs := s.Requests()
+			if last := reqs[len(reqs)-1]; last.Op != OpCreateComment || last.Status != tt.wantStatus || last.Form.Get("body") != body || last.User != "criticizer" {
+				t.Fatalf("recorded %+v", last)
+			}
+		})
+	}
+	// Faults are per operation and used once: the list still answers.
+	s.InjectFault(OpListComments, Fault{Status: 500})
+	if r := c.do("GET", "/api/v11/comments/reviews/885", "criticizer", "t1", nil); r.status != 500 {
+		t.Fatalf("list with a 500 queued: %d", r.status)
+	}
+	if r := c.do("GET", "/api/v11/comments/reviews/885", "criticizer", "t1", nil); r.status != 200 || len(r.doc["data"].(map[string]any)["comments"].([]any)) != 2 {
+		t.Fatalf("list after the fault: %d %v, want the 2 stored comments", r.status, r.doc)
+	}
+}
+
+func TestReviewVersions(t *testing.T) {
+	s, c := startComments(t)
+	s.AddReview(Review{ID: 40, Author: "bob"})
+	s.AddVersion(40, Version{Change: 41, Pending: true}) // a release without archiveChange
+	s.AddVersion(40, Version{Change: 45, ArchiveChange: 44, Difference: true})
+	tests := []struct {
+		path         string
+		wantVersions string
+		wantChanges  string
+	}{
+		{"/api/v11/reviews/885", `[{"archiveChange":886,"change":886,"difference":false,"pending":true},{"archiveChange":890,"change":890,"difference":true,"pending":true}]`, `[886,890]`},
+		{"/api/v11/reviews/40", `[{"change":41,"difference":false,"pending":true},{"archiveChange":44,"change":45,"difference":true,"pending":false}]`, `[41,45]`},
+	}
+	for _, tt := range tests {
+		r := c.do("GET", tt.path, "alice", "t2", nil)
+		rev := r.doc["data"].(map[string]any)["reviews"].([]any)[0].(map[string]any)
+		vs := rev["versions"].([]any)
+		for _, v := range vs {
+			m := v.(map[string]any)
+			if m["user"] != "swarm" || m["time"].(float64) <= 0 {
+				t.Fatalf("%s version %v: want user and time", tt.path, m)
+			}
+			delete(m, "user")
+			delete(m, "time")
+		}
+		got, _ := json.Marshal(vs)
+		changes, _ := json.Marshal(rev["changes"])
+		if string(got) != tt.wantVersions || string(changes) != tt.wantChanges {
+			t.Fatalf("%s: versions %s changes %s, want %s %s", tt.path, got, changes, tt.wantVersions, tt.wantChanges)
+		}
+	}
+}

@@ -1,0 +1,57 @@
+package swarm_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	swarmstandin "github.com/criticizer/criticizer/internal/standin/swarm"
+	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/swarm"
+)
+
+func TestReviewVersions(t *testing.T) {
+	s := startStandin(t)
+	s.AddReview(swarmstandin.Review{ID: 500, Author: "bob"})
+	s.AddVersion(500, swarmstandin.Version{Change: 501, Pending: true, Time: 1700000000})                        // a release without archiveChange
+	s.AddVersion(500, swarmstandin.Version{Change: 510, ArchiveChange: 509, Difference: true, Time: 1700000100}) // committed: change is the submit
+	answer := func(body string) string {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, body) }))
+		t.Cleanup(srv.Close)
+		return srv.URL
+	}
+	tests := []struct {
+		name      string
+		base      string
+		review    int64
+		want      []swarm.ReviewVersion
+		wantShelf []int64
+		wantClass failure.Class
+	}{
+		{"both shapes of a version", s.URL(), 500, []swarm.ReviewVersion{
+			{Number: 1, Change: 501, User: "swarm", Time: 1700000000, Pending: true},
+			{Number: 2, Change: 510, ArchiveChange: 509, User: "swarm", Time: 1700000100, Difference: true}}, []int64{501, 509}, ""},
+		{"a review added without versions", s.URL(), review, []swarm.ReviewVersion{{Number: 1, Change: 12348, ArchiveChange: 12348, User: "swarm", Pending: true}}, []int64{12348}, ""},
+		{"unknown review", s.URL(), 99, nil, nil, failure.NotFound},
+		{"flags as numbers, ids as strings", answer(`{"error":null,"data":{"reviews":[{"versions":[{"change":"7","difference":1,"pending":0}]}]}}`), 1,
+			[]swarm.ReviewVersion{{Number: 1, Change: 7, Difference: true}}, []int64{7}, ""},
+		{"no versions", answer(`{"error":null,"data":{"reviews":[{"id":1}]}}`), 1, nil, nil, failure.SchemaInvalid},
+		{"a version without a change", answer(`{"error":null,"data":{"reviews":[{"versions":[{"user":"x"}]}]}}`), 1, nil, nil, failure.SchemaInvalid},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, _ := commentsClient(tt.base, "ticket-1")
+			got, err := c.ReviewVersions(context.Background(), tt.review)
+			if failure.Classify(err) != tt.wantClass || len(got) != len(tt.want) {
+				t.Fatalf("ReviewVersions = %+v, %v; want %+v, class %q", got, err, tt.want, tt.wantClass)
+			}
+			for i := range got {
+				if got[i] != tt.want[i] || got[i].Shelf() != tt.wantShelf[i] {
+					t.Fatalf("version %d = %+v (shelf %d), want %+v (shelf %d)", i+1, got[i], got[i].Shelf(), tt.want[i], tt.wantShelf[i])
+				}
+			}
+		})
+	}
+}
