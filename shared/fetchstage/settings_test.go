@@ -1,10 +1,10 @@
 package fetchstage
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/criticizer/criticizer/shared/config"
+	"github.com/criticizer/criticizer/shared/config/configtest"
 )
 
 func TestSettingsFromEnv(t *testing.T) {
@@ -29,17 +29,12 @@ func TestSettingsFromEnv(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := config.NewReaderFrom(tt.env)
-			s := SettingsFromEnv(r, nil)
-			err := r.Err()
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("err = %v, want %q", err, tt.wantErr)
-				}
+			s, ok := configtest.Load(t, tt.env, func(r *config.Reader) Settings { return SettingsFromEnv(r, nil) }, tt.wantErr)
+			if !ok {
 				return
 			}
-			if err != nil || s.AllowList == nil {
-				t.Fatalf("got %+v, %v", s, err)
+			if s.AllowList == nil {
+				t.Fatalf("got %+v", s)
 			}
 		})
 	}

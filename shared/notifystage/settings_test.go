@@ -1,11 +1,10 @@
 package notifystage
 
 import (
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/criticizer/criticizer/shared/config"
+	"github.com/criticizer/criticizer/shared/config/configtest"
 	"github.com/criticizer/criticizer/shared/notify"
 )
 
@@ -38,17 +37,12 @@ func TestSettingsFromEnv(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := config.NewReaderFrom(tt.env)
-			s := SettingsFromEnv(r)
-			err := r.Err()
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("err = %v, want %q", err, tt.wantErr)
-				}
+			s, ok := configtest.Load(t, tt.env, SettingsFromEnv, tt.wantErr)
+			if !ok {
 				return
 			}
-			if err != nil || !tt.check(s) {
-				t.Fatalf("got %+v, %v", s, err)
+			if !tt.check(s) {
+				t.Fatalf("got %+v", s)
 			}
 		})
 	}

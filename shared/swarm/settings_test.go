@@ -1,10 +1,10 @@
 package swarm
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/criticizer/criticizer/shared/config"
+	"github.com/criticizer/criticizer/shared/config/configtest"
 )
 
 func TestSettingsFromEnv(t *testing.T) {
@@ -28,17 +28,12 @@ func TestSettingsFromEnv(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := config.NewReaderFrom(tt.env)
-			got := SettingsFromEnv(r, tt.use)
-			err := r.Err()
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("err = %v, want %q", err, tt.wantErr)
-				}
+			got, ok := configtest.Load(t, tt.env, func(r *config.Reader) Settings { return SettingsFromEnv(r, tt.use) }, tt.wantErr)
+			if !ok {
 				return
 			}
-			if err != nil || got != tt.want {
-				t.Fatalf("got %+v, %v; want %+v", got, err, tt.want)
+			if got != tt.want {
+				t.Fatalf("got %+v, want %+v", got, tt.want)
 			}
 		})
 	}
