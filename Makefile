@@ -22,7 +22,7 @@ LAMBDA_BUILD_FLAGS := -tags lambda.norpc -trimpath -ldflags='-s -w'
 # Fuzz targets run for FUZZTIME each in `make test` (package:Target).
 FUZZ := ./shared/webhook:FuzzWebhook ./shared/envelope:FuzzDecode ./shared/review:FuzzParse ./shared/redact:FuzzRedact
 
-.PHONY: help setup build build-aws test unit fuzz vet check vulncheck demo up down deploy-local invoke synth diff bootstrap deploy bench p4-layer clean chaos
+.PHONY: help setup build build-aws test unit fuzz vet check validate vulncheck demo up down deploy-local invoke synth diff bootstrap deploy bench p4-layer clean chaos
 
 # The fault-injection suite (integration/chaos_test.go) writes its counts here.
 CHAOS_REPORT := $(CURDIR)/.run/chaos-report.txt
@@ -57,7 +57,11 @@ check: ## hygiene: gofmt, no unreachable code (deadcode -test), staticcheck; the
 vulncheck: ## known vulnerabilities reachable from the code (govulncheck; needs network)
 	$(GO) run golang.org/x/vuln/cmd/govulncheck@$(GOVULNCHECK_VERSION) ./...
 
-test: setup vet check ## unit + integration tests (emulator, stand-ins started and stopped by the harness; the fault-injection suite on fixed seeds) + fuzzing
+validate: ## cfn-lint and checkov (pinned, installed into .venv/validators) on the synthesized dev, staging and prod templates, against infra/cfncheck/baseline.json
+	localstack/start.sh --install-validators
+	$(GO) run ./infra/cfncheck -venv .venv/validators -baseline infra/cfncheck/baseline.json
+
+test: setup vet check validate ## unit + integration tests (emulator, stand-ins started and stopped by the harness; the fault-injection suite on fixed seeds) + fuzzing
 	@mkdir -p .run && rm -f $(CHAOS_REPORT)
 	CHAOS_REPORT=$(CHAOS_REPORT) $(GO) test -count=1 -timeout 40m ./...
 	@cat $(CHAOS_REPORT)

@@ -4,10 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net/netip"
-	"net/url"
-	"os"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -170,6 +166,42 @@ type EnvConfig struct {
 
 	// AlarmEmail: optional e-mail subscription to the alarm topic.
 	AlarmEmail string `json:"alarmEmail,omitempty"`
+
+	// VPC places functions in an existing VPC (a private path to Perforce);
+	// nil = no VPC. See VPCConfig and docs/deploy.md.
+	VPC *VPCConfig `json:"vpc,omitempty"`
+	// APIGatewayCloudWatchRole is API Gateway's account-level CloudWatch role,
+	// which access logging needs: "create" (the stack creates the role and
+	// sets the account to it), "existing" (the account is already set; the
+	// stack leaves it alone) or an IAM role ARN the stack sets the account to.
+	// Default create; local existing (the emulator needs none).
+	APIGatewayCloudWatchRole string `json:"apiGatewayCloudWatchRole"`
+	// KMSKey: a customer-managed key for tables, queues, buckets, secrets,
+	// logs, the alarm topic and function environments: "" (AWS-managed
+	// encryption), "create" (the stack creates one, rotated yearly) or a key ARN.
+	KMSKey string `json:"kmsKey,omitempty"`
+	// SESIdentity is the SES identity notify sends as (a domain or address);
+	// its sending is limited to it and the configuration set. Default: the
+	// domain of smtpFrom.
+	SESIdentity string `json:"sesIdentity,omitempty"`
+}
+
+// VPCConfig is where functions run inside a studio's network. IDs only:
+// nothing is looked up at synth, so no account is needed to synthesize.
+type VPCConfig struct {
+	VpcID            string   `json:"vpcId"`
+	SubnetIDs        []string `json:"subnetIds"`        // private subnets (2+ AZs recommended)
+	SecurityGroupIDs []string `json:"securityGroupIds"` // the functions' security groups (egress to Perforce, Swarm, the endpoints)
+	// AllFunctions places every function in the VPC; false = fetch only
+	// (the one that talks to Perforce).
+	AllFunctions bool `json:"allFunctions,omitempty"`
+	// CreateEndpoints: the stack creates the VPC endpoints the placed
+	// functions need (gateway: DynamoDB, S3; interface: SQS, Secrets Manager,
+	// KMS with a key, Bedrock runtime for review), so no AWS call needs a NAT.
+	// False when the VPC already has them (private DNS names would clash).
+	CreateEndpoints bool `json:"createEndpoints,omitempty"`
+	// RouteTableIDs of the subnets, for the gateway endpoints (createEndpoints).
+	RouteTableIDs []string `json:"routeTableIds,omitempty"`
 }
 
 // isLocal reports whether the environment targets the emulator: resources are
@@ -207,6 +239,8 @@ func DefaultConfig(name string) EnvConfig {
 		LogRetentionDays:       30,
 		AccessLogRetentionDays: 365,
 		SweepSchedule:          "rate(1 minute)",
+
+		APIGatewayCloudWatchRole: "create",
 	}
 	switch name {
 	case "local":
@@ -226,6 +260,7 @@ func DefaultConfig(name string) EnvConfig {
 		c.SMTPTLS = "none"
 		c.LogLevel = "debug"
 		c.LogRetentionDays = 1
+		c.APIGatewayCloudWatchRole = "existing"
 	case "dev":
 		c.LogLevel = "debug"
 		c.LogRetentionDays = 14
@@ -273,174 +308,6 @@ func LoadConfig(node constructs.Node) (string, EnvConfig, error) {
 		return name, cfg, err
 	}
 	return name, cfg, cfg.Review.validate(cfg)
-}
-
-// Validate rejects settings AWS would reject at deploy time, or that would make
-// the pipeline's timing contract meaningless.
-func (c EnvConfig) Validate() error {
-	var errs []string
-	bad := func(format string, a ...any) { errs = append(errs, fmt.Sprintf(format, a...)) }
-	if c.Architecture != "arm64" && c.Architecture != "x86_64" {
-		bad("architecture %q: want arm64 or x86_64", c.Architecture)
-	}
-	if c.LeaseSeconds < 1 || c.LeaseSeconds > 900 {
-		bad("leaseSeconds %d: want 1..900 (it is also the function timeout)", c.LeaseSeconds)
-	}
-	if c.MaxAttempts < 1 {
-		bad("maxAttempts %d: want >= 1", c.MaxAttempts)
-	}
-	for stage, n := range map[string]int{"fetch": c.MaxConcurrency.Fetch, "llm": c.MaxConcurrency.LLM, "notify": c.MaxConcurrency.Notify} {
-		if n < 2 || n > 1000 {
-			bad("maxConcurrency.%s %d: want 2..1000", stage, n)
-		}
-	}
-	if c.BatchSize < 1 || c.BatchSize > 10 {
-		bad("batchSize %d: want 1..10", c.BatchSize)
-	} else {
-		for stage, n := range map[string]int{"fetch": c.MaxConcurrency.Fetch, "llm": c.MaxConcurrency.LLM, "notify": c.MaxConcurrency.Notify} {
-			if n%c.BatchSize != 0 || n/c.BatchSize < 2 {
-				bad("maxConcurrency.%s %d: want a multiple of batchSize (%d) and at least 2×batchSize (ESM MaximumConcurrency = W / batchSize >= 2)", stage, n, c.BatchSize)
-			}
-		}
-	}
-	for _, p := range c.DepotAllowList {
-		if !strings.HasPrefix(p, "//") {
-			bad("depotAllowList entry %q: want a depot path starting with //", p)
-		}
-		if strings.Contains(p, ",") {
-			bad("depotAllowList entry %q: must not contain a comma", p)
-		}
-	}
-	if c.P4Bin == "" {
-		bad("p4Bin is empty")
-	}
-	if c.P4TimeoutSeconds < 1 || c.P4TimeoutSeconds >= c.LeaseSeconds {
-		bad("p4TimeoutSeconds %d: want 1..leaseSeconds-1 (%d)", c.P4TimeoutSeconds, c.LeaseSeconds-1)
-	}
-	if c.LLMTimeoutSeconds < 1 || c.LLMTimeoutSeconds >= c.LeaseSeconds {
-		bad("llmTimeoutSeconds %d: want 1..leaseSeconds-1 (%d)", c.LLMTimeoutSeconds, c.LeaseSeconds-1)
-	}
-	switch c.LLMProvider {
-	case "openai", "anthropic":
-		if u, err := url.Parse(c.LLMEndpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			bad("llmEndpoint %q: want the provider's http(s) base URL, e.g. https://api.openai.com", c.LLMEndpoint)
-		} else if strings.Trim(u.Path, "/") != "" || u.RawQuery != "" {
-			bad("llmEndpoint %q: want a base URL without a path (the client appends the API path, e.g. /v1/chat/completions)", c.LLMEndpoint)
-		}
-	case "bedrock":
-	default:
-		bad("llmProvider %q: want openai, anthropic or bedrock", c.LLMProvider)
-	}
-	if c.LLMModel == "" {
-		bad("llmModel is empty")
-	}
-	if c.PromptCandidatePercent < 0 || c.PromptCandidatePercent > 100 {
-		bad("promptCandidatePercent %d: want 0..100", c.PromptCandidatePercent)
-	}
-	if c.PromptCandidatePercent > 0 && c.PromptCandidateVersion == "" {
-		bad("promptCandidatePercent %d: promptCandidateVersion is empty", c.PromptCandidatePercent)
-	}
-	if c.P4Port == "" {
-		bad("p4Port is empty")
-	}
-	if c.P4User == "" {
-		bad("p4User is empty")
-	}
-	if c.P4Parallelism < 0 {
-		bad("p4Parallelism %d: want >= 0", c.P4Parallelism)
-	}
-	if !c.isLocal && c.P4LayerPath == "" {
-		bad("p4LayerPath is empty: every non-local environment needs the p4 layer (make p4-layer P4=/path/to/p4, then set p4LayerPath to build/p4-layer)")
-	} else if c.P4LayerPath != "" {
-		if st, err := os.Stat(filepath.Join(c.P4LayerPath, "bin", "p4")); err != nil || st.IsDir() {
-			bad("p4LayerPath %q: no bin/p4 in it (make p4-layer P4=/path/to/p4 stages it)", c.P4LayerPath)
-		}
-	}
-	switch c.EmailProvider {
-	case "smtp":
-		if c.SMTPHost == "" {
-			bad("smtpHost is empty (emailProvider smtp)")
-		}
-	case "ses":
-		if c.SESConfigurationSet == "" {
-			bad("sesConfigurationSet is empty (emailProvider ses: its events feed delivery lookups)")
-		}
-	default:
-		bad("emailProvider %q: want smtp or ses", c.EmailProvider)
-	}
-	// One SMTP send takes at most 3 × smtpTimeoutSeconds (notify.MaxSendDuration):
-	// it must end before the notify function does (leaseSeconds), and the
-	// provider's completion window must outlast it.
-	if c.SMTPTimeoutSeconds < 1 || 3*c.SMTPTimeoutSeconds >= c.LeaseSeconds {
-		bad("smtpTimeoutSeconds %d: want 1..%d: a send takes up to 3 × smtpTimeoutSeconds and must end before the notify function times out at leaseSeconds (%d)",
-			c.SMTPTimeoutSeconds, (c.LeaseSeconds-1)/3, c.LeaseSeconds)
-	}
-	if c.SendCompletionWindowSeconds < 0 || (c.SendCompletionWindowSeconds > 0 && c.SendCompletionWindowSeconds <= 3*c.SMTPTimeoutSeconds) {
-		bad("sendCompletionWindowSeconds %d: want 0 (the provider's default) or more than 3 × smtpTimeoutSeconds (%d)", c.SendCompletionWindowSeconds, 3*c.SMTPTimeoutSeconds)
-	}
-	if c.SwarmURL != "" {
-		if u, err := url.Parse(c.SwarmURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			bad("swarmUrl %q: want an http(s) URL", c.SwarmURL)
-		}
-	}
-	for _, d := range c.ConfidentialDomains {
-		if d == "" || strings.ContainsAny(d, ", @/") {
-			bad("confidentialDomains entry %q: want a bare domain", d)
-		}
-	}
-	for _, n := range c.ConfidentialCIDRs {
-		if _, err := netip.ParsePrefix(n); err != nil {
-			bad("confidentialCidrs entry %q: not a CIDR", n)
-		}
-	}
-	if c.ClockSkewSeconds < 0 || c.ClockSkewSeconds*2 >= c.LeaseSeconds {
-		bad("clockSkewSeconds %d: want 0..(leaseSeconds/2)-1", c.ClockSkewSeconds)
-	}
-	if c.RetentionDays < 1 || c.RetentionDays > 30 {
-		bad("retentionDays %d: want 1..30 (spec retention: at most 30 days)", c.RetentionDays)
-	}
-	if c.APIRateLimit < 1 || c.APIBurstLimit < 1 {
-		bad("apiRateLimit %d / apiBurstLimit %d: want >= 1", c.APIRateLimit, c.APIBurstLimit)
-	}
-	if c.AlarmTopicArn != "" && !strings.HasPrefix(c.AlarmTopicArn, "arn:") {
-		bad("alarmTopicArn %q: want an SNS topic ARN", c.AlarmTopicArn)
-	}
-	if c.OperatorRoleArn != "" && !strings.HasPrefix(c.OperatorRoleArn, "arn:") {
-		bad("operatorRoleArn %q: want an IAM role ARN", c.OperatorRoleArn)
-	}
-	if c.AlarmEmail != "" && !strings.Contains(c.AlarmEmail, "@") {
-		bad("alarmEmail %q: want an e-mail address", c.AlarmEmail)
-	}
-	if c.SMTPPort < 1 || c.SMTPPort > 65535 {
-		bad("smtpPort %d: out of range", c.SMTPPort)
-	}
-	switch c.SMTPTLS {
-	case "starttls", "tls", "none":
-	default:
-		bad("smtpTLS %q: want starttls, tls or none", c.SMTPTLS)
-	}
-	if c.ReplayWindowSeconds < 1 {
-		bad("replayWindowSeconds %d: want >= 1", c.ReplayWindowSeconds)
-	}
-	switch c.LogLevel {
-	case "debug", "info", "warn", "error":
-	default:
-		bad("logLevel %q: want debug, info, warn or error", c.LogLevel)
-	}
-	if _, ok := retentionDays[c.LogRetentionDays]; !ok {
-		bad("logRetentionDays %d: not a CloudWatch Logs retention value (%s)", c.LogRetentionDays, allowedRetentions())
-	}
-	if c.AccessLogRetentionDays < 1 {
-		bad("accessLogRetentionDays %d: want >= 1", c.AccessLogRetentionDays)
-	}
-	if !validSchedule(c.SweepSchedule) {
-		bad("sweepSchedule %q: want rate(<n> minute[s]|hour[s]|day[s]) or cron(<6 fields>)", c.SweepSchedule)
-	}
-	if len(errs) > 0 {
-		sort.Strings(errs)
-		return fmt.Errorf("invalid environment config: %s", strings.Join(errs, "; "))
-	}
-	return nil
 }
 
 var retentionDays = map[int]awslogs.RetentionDays{

@@ -14,7 +14,7 @@ import (
 // one LLM provider.
 func everything(email, llm string) map[string]any {
 	o := map[string]any{
-		"swarmUrl": "https://swarm.example.com", "p4TrustFingerprint": "AB:CD:EF", "p4Charset": "utf8", "p4Parallelism": 8,
+		"swarmUrl": "https://swarm.example.com", "p4TrustFingerprint": testFingerprint, "p4Charset": "utf8", "p4Parallelism": 8,
 		"promptCandidateVersion": "1.1.0", "promptCandidatePercent": 10, "sendCompletionWindowSeconds": 600,
 		"confidentialDomains": []string{"corp.example.com"}, "confidentialCidrs": []string{"10.0.0.0/8"},
 		"emailProvider": email, "llmProvider": llm, "llmEndpoint": "https://llm.example.com",
@@ -147,7 +147,7 @@ func TestReviewSettingsValidatedAtSynth(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ctx := map[string]any{ctxEnv: "dev", ctxAssetRoot: assets, ctxOverrides: map[string]any{"p4LayerPath": layer, "p4Port": "ssl:p4:1666",
+			ctx := map[string]any{ctxEnv: "dev", ctxAssetRoot: assets, ctxOverrides: map[string]any{"p4LayerPath": layer, "p4Port": "ssl:p4:1666", "p4TrustFingerprint": testFingerprint,
 				"depotAllowList": []any{"//depot/a/..."}, "smtpHost": "smtp.example.com", "llmEndpoint": "https://llm.example.com", "llmProvider": tt.llm, "review": tt.review}}
 			_, stack, err := newApp(ctx)
 			switch {
@@ -176,7 +176,7 @@ func TestReviewSettingsValidatedAtSynth(t *testing.T) {
 // the synth, naming the function and the variable.
 func TestSynthRefusesWhatAFunctionWouldRefuse(t *testing.T) {
 	envs := func(overrides map[string]any) error {
-		o := map[string]any{"p4LayerPath": fakeLayer(t), "llmEndpoint": "https://api.openai.com", "p4Port": "ssl:p4:1666", "smtpHost": "smtp.example.com",
+		o := map[string]any{"p4LayerPath": fakeLayer(t), "llmEndpoint": "https://api.openai.com", "p4Port": "ssl:p4:1666", "p4TrustFingerprint": testFingerprint, "smtpHost": "smtp.example.com",
 			"depotAllowList": []any{"//depot/projectA/..."}}
 		for k, v := range overrides {
 			o[k] = v
@@ -194,7 +194,6 @@ func TestSynthRefusesWhatAFunctionWouldRefuse(t *testing.T) {
 	}{
 		{"replay window below the webhook's minimum", map[string]any{"replayWindowSeconds": 10}, "function webhook: configuration: REPLAY_WINDOW_SECONDS"},
 		{"sender without a domain", map[string]any{"smtpFrom": "criticizer"}, "SMTP_FROM"},
-		{"no depot allow-list", map[string]any{"depotAllowList": []any{}}, "function fetch: configuration: DEPOT_ALLOWLIST is required"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,25 +1,19 @@
 package main
 
 import (
-	"path/filepath"
 	"strconv"
-	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudtrail"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awsses"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssnssubscriptions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
@@ -88,8 +82,14 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 	fns := newFunctions(stack, functionsProps{env: env, cfg: cfg, assetRoot: props.AssetRoot, removal: removal,
 		table: table, raw: raw, redacted: redacted, fetch: fetchStage, llm: llmStage, notify: notifyStage, secrets: sec})
 	api := newAPI(stack, env, cfg, removal, fns.webhook)
-	topic := newAlarms(stack, env, cfg, props.MetricMathAlarms, stages, []namedFn{
-		{"Webhook", fns.webhook}, {"Fetch", fns.fetch}, {"Review", fns.review}, {"Notify", fns.notify}, {"Sweeper", fns.sweeper}})
+	alarmed := []namedFn{{"Webhook", fns.webhook}, {"Fetch", fns.fetch}, {"Review", fns.review}, {"Notify", fns.notify}, {"Sweeper", fns.sweeper}}
+	if fns.sesEvents != nil {
+		alarmed = append(alarmed, namedFn{"SesEvents", fns.sesEvents})
+	}
+	topic := newAlarms(stack, env, cfg, props.MetricMathAlarms, stages, alarmed)
+	if fns.sesEventsDLQ != nil {
+		alarmOnDLQ(stack, topic, "SesEventsDlqAlarm", "SES events not recorded: delivery evidence is missing and uncertain sends may be resent; re-invoke SesEventsFunctionName with each SesEventsDlqUrl message body (docs/network-and-iam.md)", fns.sesEventsDLQ)
+	}
 	newOutputs(stack, api, table, raw, redacted, stages, sec, fns, topic)
 	return stack
 }
@@ -122,6 +122,10 @@ func newOutputs(stack awscdk.Stack, api awsapigateway.RestApi, table awsdynamodb
 	out("ReviewFunctionName", fns.review.FunctionName())
 	out("NotifyFunctionName", fns.notify.FunctionName())
 	out("SweeperFunctionName", fns.sweeper.FunctionName())
+	if fns.sesEvents != nil {
+		out("SesEventsFunctionName", fns.sesEvents.FunctionName())
+		out("SesEventsDlqUrl", fns.sesEventsDLQ.QueueUrl())
+	}
 }
 
 // stackSecrets are the credentials the functions read (values generated at
@@ -138,6 +142,7 @@ func newSecrets(stack awscdk.Stack, cfg EnvConfig, removal awscdk.RemovalPolicy)
 			Description:          jsii.String(desc),
 			GenerateSecretString: gen,
 			RemovalPolicy:        removal,
+			EncryptionKey:        dataKey(stack, cfg), // nil: the AWS-managed key
 		})
 		pinID(s, id)
 		return s
@@ -159,326 +164,6 @@ func newSecrets(stack awscdk.Stack, cfg EnvConfig, removal awscdk.RemovalPolicy)
 		&awssecretsmanager.SecretStringGenerator{SecretStringTemplate: jsii.String(`{"username":"criticizer"}`), GenerateStringKey: jsii.String("password"), ExcludePunctuation: jsii.Bool(true)})
 
 	return stackSecrets{webhook: webhookSecret, llm: llmSecret, p4: p4Secret, smtp: smtpSecret, swarmToken: swarmTokenSecret, swarmAPI: swarmAPISecret}
-}
-
-// functionsProps is what the functions section is wired to.
-type functionsProps struct {
-	env, assetRoot     string
-	cfg                EnvConfig
-	removal            awscdk.RemovalPolicy
-	table              awsdynamodb.Table
-	raw, redacted      awss3.Bucket
-	fetch, llm, notify *stage
-	secrets            stackSecrets
-}
-
-// stackFunctions are the pipeline's Lambda functions.
-type stackFunctions struct {
-	webhook, fetch, review, notify, sweeper awslambda.Function
-}
-
-// newFunctions defines the functions with their configuration, the p4 layer,
-// the SES event path, least-privilege grants, the raw bucket's access policy,
-// the stages' event source mappings and the sweeper's schedule.
-func newFunctions(stack awscdk.Stack, p functionsProps) stackFunctions {
-	env, cfg, removal, table, raw, redacted := p.env, p.cfg, p.removal, p.table, p.raw, p.redacted
-	fetchStage, llmStage, notifyStage := p.fetch, p.llm, p.notify
-	stages := []*stage{fetchStage, llmStage, notifyStage}
-	webhookSecret, llmSecret, p4Secret, smtpSecret := p.secrets.webhook, p.secrets.llm, p.secrets.p4, p.secrets.smtp
-	swarmTokenSecret, swarmAPISecret := p.secrets.swarmToken, p.secrets.swarmAPI
-
-	// ---- functions ---------------------------------------------------------
-	common := map[string]*string{
-		"CRITICIZER_ENV":   jsii.String(env),
-		"JOBS_TABLE":       table.TableName(),
-		"FETCH_QUEUE_URL":  fetchStage.queue.QueueUrl(),
-		"LLM_QUEUE_URL":    llmStage.queue.QueueUrl(),
-		"NOTIFY_QUEUE_URL": notifyStage.queue.QueueUrl(),
-		"FETCH_DLQ_URL":    fetchStage.dlq.QueueUrl(),
-		"LLM_DLQ_URL":      llmStage.dlq.QueueUrl(),
-		"NOTIFY_DLQ_URL":   notifyStage.dlq.QueueUrl(),
-		"RAW_BUCKET":       raw.BucketName(),
-		"REDACTED_BUCKET":  redacted.BucketName(),
-		"LEASE_SECONDS":    itoa(cfg.LeaseSeconds),
-		"MAX_ATTEMPTS":     itoa(cfg.MaxAttempts),
-		"LOG_LEVEL":        jsii.String(cfg.LogLevel),
-		// The clock-skew budget between function hosts; lease comparisons respect it.
-		"CLOCK_SKEW_SECONDS": itoa(cfg.ClockSkewSeconds),
-		// TTL of job, idempotency and outbox rows (expires_at).
-		"RETENTION_DAYS": itoa(cfg.RetentionDays),
-	}
-	// The redaction policy: fetch redacts with it, the review-stage guard checks with it.
-	redaction := map[string]*string{
-		"REDACT_EMAILS":        jsii.String(strconv.FormatBool(cfg.RedactEmails)),
-		"CONFIDENTIAL_DOMAINS": jsii.String(strings.Join(cfg.ConfidentialDomains, ",")),
-		"CONFIDENTIAL_CIDRS":   jsii.String(strings.Join(cfg.ConfidentialCIDRs, ",")),
-	}
-	arch := awslambda.Architecture_ARM_64()
-	if cfg.Architecture == "x86_64" {
-		arch = awslambda.Architecture_X86_64()
-	}
-	var p4Layer awslambda.LayerVersion
-	if cfg.P4LayerPath != "" {
-		p4Layer = awslambda.NewLayerVersion(stack, jsii.String("P4Layer"), &awslambda.LayerVersionProps{
-			Code:                    awslambda.Code_FromAsset(jsii.String(cfg.P4LayerPath), nil),
-			CompatibleRuntimes:      &[]awslambda.Runtime{awslambda.Runtime_PROVIDED_AL2023()},
-			CompatibleArchitectures: &[]awslambda.Architecture{arch},
-			Description:             jsii.String("Perforce p4 command-line client at /opt/bin/p4"),
-			RemovalPolicy:           removal,
-		})
-		pinID(p4Layer, "P4Layer")
-	}
-
-	type fnSpec struct {
-		id, asset string
-		memory    int
-		tmpMiB    int // /tmp size; 0 for Lambda's default 512 MiB
-		timeout   int
-		env       map[string]*string
-		extra     []map[string]*string
-		layers    []awslambda.ILayerVersion
-	}
-	newFn := func(s fnSpec) awslambda.Function {
-		vars := map[string]*string{}
-		for k, v := range common {
-			vars[k] = v
-		}
-		for _, m := range append([]map[string]*string{s.env}, s.extra...) {
-			for k, v := range m {
-				if v != nil && *v != "" { // unset optional settings stay unset
-					vars[k] = v
-				}
-			}
-		}
-		logs := awslogs.NewLogGroup(stack, jsii.String(s.id+"Logs"), &awslogs.LogGroupProps{
-			Retention:     retentionDays[cfg.LogRetentionDays],
-			RemovalPolicy: removal,
-		})
-		pinID(logs, s.id+"Logs")
-		fp := &awslambda.FunctionProps{
-			Runtime:               awslambda.Runtime_PROVIDED_AL2023(),
-			Handler:               jsii.String("bootstrap"),
-			Code:                  awslambda.Code_FromAsset(jsii.String(filepath.Join(p.assetRoot, s.asset)), nil),
-			Architecture:          arch,
-			MemorySize:            jsii.Number(s.memory),
-			Timeout:               awscdk.Duration_Seconds(jsii.Number(s.timeout)),
-			Environment:           &vars,
-			LogGroup:              logs,
-			LoggingFormat:         awslambda.LoggingFormat_JSON,
-			ApplicationLogLevelV2: appLogLevel(cfg.LogLevel),
-			SystemLogLevelV2:      awslambda.SystemLogLevel_INFO,
-			Description:           jsii.String("Criticizer " + s.asset + " (" + env + ")"),
-		}
-		if len(s.layers) > 0 {
-			fp.Layers = &s.layers
-		}
-		if s.tmpMiB > 0 {
-			fp.EphemeralStorageSize = awscdk.Size_Mebibytes(jsii.Number(s.tmpMiB))
-		}
-		fn := awslambda.NewFunction(stack, jsii.String(s.id), fp)
-		pinID(fn, s.id)
-		return fn
-	}
-
-	webhookFn := newFn(fnSpec{id: "WebhookFunction", asset: "webhook", memory: 256, timeout: 15, env: map[string]*string{
-		"WEBHOOK_SECRET_ID":     webhookSecret.SecretArn(),
-		"REPLAY_WINDOW_SECONDS": itoa(cfg.ReplayWindowSeconds),
-	}})
-	if cfg.SwarmURL != "" {
-		webhookFn.AddEnvironment(jsii.String("SWARM_URL"), jsii.String(cfg.SwarmURL), nil)
-		webhookFn.AddEnvironment(jsii.String("SWARM_TOKEN_SECRET_ID"), swarmTokenSecret.SecretArn(), nil)
-		swarmTokenSecret.GrantRead(webhookFn, nil)
-	}
-	var fetchLayers []awslambda.ILayerVersion
-	if p4Layer != nil {
-		fetchLayers = append(fetchLayers, p4Layer)
-	}
-	// fetch spools the raw and the redacted changeset to /tmp as it arrives
-	// (about three times the changelist's diffs at the peak, see fetchstage).
-	fetchFn := newFn(fnSpec{id: "FetchFunction", asset: "fetch", memory: 256, tmpMiB: 2048, timeout: cfg.LeaseSeconds, layers: fetchLayers, extra: []map[string]*string{redaction}, env: map[string]*string{
-		"P4_SECRET_ID":        p4Secret.SecretArn(),
-		"P4TRUST_FINGERPRINT": jsii.String(cfg.P4TrustFingerprint),
-		"P4CHARSET":           jsii.String(cfg.P4Charset),
-		"P4_PARALLELISM":      optItoa(cfg.P4Parallelism),
-		"P4_BIN":              jsii.String(cfg.P4Bin),
-		"P4PORT":              jsii.String(cfg.P4Port),
-		"P4USER":              jsii.String(cfg.P4User),
-		"DEPOT_ALLOWLIST":     jsii.String(strings.Join(cfg.DepotAllowList, ",")),
-		"P4_TIMEOUT_SECONDS":  itoa(cfg.P4TimeoutSeconds),
-	}})
-	if cfg.SwarmURL != "" {
-		// Fetch asks Swarm for the review's author (as the local harness wires it).
-		fetchFn.AddEnvironment(jsii.String("SWARM_URL"), jsii.String(cfg.SwarmURL), nil)
-		fetchFn.AddEnvironment(jsii.String("SWARM_API_SECRET_ID"), swarmAPISecret.SecretArn(), nil)
-		swarmAPISecret.GrantRead(fetchFn, nil)
-	}
-	reviewEnv := map[string]*string{
-		"LLM_PROVIDER":             jsii.String(cfg.LLMProvider),
-		"LLM_ENDPOINT":             jsii.String(cfg.LLMEndpoint),
-		"LLM_MODEL":                jsii.String(cfg.LLMModel),
-		"LLM_TIMEOUT_SECONDS":      itoa(cfg.LLMTimeoutSeconds),
-		"PROMPT_CANDIDATE_VERSION": jsii.String(cfg.PromptCandidateVersion),
-		"PROMPT_CANDIDATE_PERCENT": optItoa(cfg.PromptCandidatePercent),
-	}
-	if cfg.LLMProvider != "bedrock" {
-		reviewEnv["LLM_SECRET_ID"] = llmSecret.SecretArn()
-	}
-	reviewFn := newFn(fnSpec{id: "ReviewFunction", asset: "review", memory: 512, timeout: cfg.LeaseSeconds, env: reviewEnv, extra: []map[string]*string{redaction, cfg.Review.env()}})
-	notifyFn := newFn(fnSpec{id: "NotifyFunction", asset: "notify", memory: 256, timeout: cfg.LeaseSeconds, env: map[string]*string{
-		"SMTP_HOST":      jsii.String(cfg.SMTPHost),
-		"SMTP_PORT":      itoa(cfg.SMTPPort),
-		"SMTP_FROM":      jsii.String(cfg.SMTPFrom),
-		"SMTP_TLS":       jsii.String(cfg.SMTPTLS),
-		"SMTP_SECRET_ID": smtpSecret.SecretArn(),
-		// The notify function times out at leaseSeconds, above this (validated).
-		"SMTP_TIMEOUT_SECONDS":           itoa(cfg.SMTPTimeoutSeconds),
-		"EMAIL_PROVIDER":                 jsii.String(cfg.EmailProvider),
-		"SES_CONFIGURATION_SET":          jsii.String(cfg.SESConfigurationSet),
-		"SEND_COMPLETION_WINDOW_SECONDS": optItoa(cfg.SendCompletionWindowSeconds),
-		// The e-mail links a Swarm review (unset: no link).
-		"SWARM_URL": jsii.String(cfg.SwarmURL),
-	}})
-	if cfg.SMTPLookupURL != "" {
-		notifyFn.AddEnvironment(jsii.String("SMTP_LOOKUP_URL"), jsii.String(cfg.SMTPLookupURL), nil)
-	}
-	// The sweeper also runs the outbox reconciler: it asks the same provider
-	// evidence as the notify stage, over the same completion window.
-	sweeperFn := newFn(fnSpec{id: "SweeperFunction", asset: "sweeper", memory: 256, timeout: 60, env: map[string]*string{
-		"EMAIL_PROVIDER":                 jsii.String(cfg.EmailProvider),
-		"SMTP_FROM":                      jsii.String(cfg.SMTPFrom),
-		"SMTP_LOOKUP_URL":                jsii.String(cfg.SMTPLookupURL),
-		"SEND_COMPLETION_WINDOW_SECONDS": optItoa(cfg.SendCompletionWindowSeconds),
-		// The daily retention check (rule RT-3) compares artifacts with these.
-		"RAW_ARTIFACT_TTL_DAYS":      itoa(rawArtifactDays),
-		"REDACTED_ARTIFACT_TTL_DAYS": itoa(redactedArtifactDays),
-	}})
-
-	// SES: the configuration set publishes send/delivery/bounce/complaint/reject
-	// events to EventBridge; sesevents records them where lookup-before-resend
-	// and the outbox reconciler read them.
-	if cfg.EmailProvider == "ses" {
-		sesFn := newFn(fnSpec{id: "SesEventsFunction", asset: "sesevents", memory: 128, timeout: 30})
-		table.GrantReadWriteData(sesFn)
-		cs := awsses.NewCfnConfigurationSet(stack, jsii.String("SesConfigurationSet"), &awsses.CfnConfigurationSetProps{
-			Name: jsii.String(cfg.SESConfigurationSet),
-		})
-		dest := awsses.NewCfnConfigurationSetEventDestination(stack, jsii.String("SesEventDestination"), &awsses.CfnConfigurationSetEventDestinationProps{
-			ConfigurationSetName: jsii.String(cfg.SESConfigurationSet),
-			EventDestination: &awsses.CfnConfigurationSetEventDestination_EventDestinationProperty{
-				Enabled:            jsii.Bool(true),
-				MatchingEventTypes: jsii.Strings("send", "delivery", "bounce", "complaint", "reject"),
-				EventBridgeDestination: &awsses.CfnConfigurationSetEventDestination_EventBridgeDestinationProperty{
-					EventBusArn: awscdk.Fn_Sub(jsii.String("arn:${AWS::Partition}:events:${AWS::Region}:${AWS::AccountId}:event-bus/default"), nil),
-				},
-			},
-		})
-		dest.AddDependency(cs)
-		sesRule := awsevents.NewRule(stack, jsii.String("SesEventsRule"), &awsevents.RuleProps{
-			EventPattern: &awsevents.EventPattern{Source: jsii.Strings("aws.ses")},
-			Targets:      &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(sesFn, nil)},
-		})
-		pinID(sesRule, "SesEventsRule")
-	}
-
-	// ---- least-privilege grants ---------------------------------------------
-	for _, fn := range []awslambda.Function{webhookFn, fetchFn, reviewFn, notifyFn, sweeperFn} {
-		table.GrantReadWriteData(fn)
-	}
-	fetchStage.queue.GrantSendMessages(webhookFn)
-	webhookSecret.GrantRead(webhookFn, nil)
-
-	llmStage.queue.GrantSendMessages(fetchFn)
-	fetchStage.dlq.GrantSendMessages(fetchFn)
-	raw.GrantPut(fetchFn, nil)
-	redacted.GrantPut(fetchFn, nil)
-
-	notifyStage.queue.GrantSendMessages(reviewFn)
-	llmStage.dlq.GrantSendMessages(reviewFn)
-	redacted.GrantRead(reviewFn, nil)
-	redacted.GrantPut(reviewFn, nil)
-	if cfg.LLMProvider == "bedrock" {
-		reviewFn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-			Actions:   jsii.Strings("bedrock:InvokeModel"),
-			Resources: jsii.Strings("arn:" + *awscdk.Aws_PARTITION() + ":bedrock:*::foundation-model/" + cfg.LLMModel),
-		}))
-	} else {
-		llmSecret.GrantRead(reviewFn, nil)
-	}
-	p4Secret.GrantRead(fetchFn, nil)
-
-	notifyStage.dlq.GrantSendMessages(notifyFn)
-	redacted.GrantRead(notifyFn, nil)
-	if cfg.EmailProvider == "ses" {
-		notifyFn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-			Actions:   jsii.Strings("ses:SendEmail"),
-			Resources: jsii.Strings("*"), // identities and configuration sets live outside the stack
-		}))
-	} else {
-		smtpSecret.GrantRead(notifyFn, nil)
-	}
-
-	for _, s := range stages {
-		s.queue.GrantSendMessages(sweeperFn)
-	}
-	// The retention check lists keys and dates; it reads no object.
-	sweeperFn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Actions:   jsii.Strings("s3:ListBucket"),
-		Resources: &[]*string{raw.BucketArn(), redacted.BucketArn()},
-	}))
-
-	// Raw (unredacted) artifacts: only the function that writes them and the
-	// named operator role may touch objects, whatever else IAM grants.
-	allowedRaw := []*string{fetchFn.Role().RoleArn()}
-	if cfg.OperatorRoleArn != "" {
-		allowedRaw = append(allowedRaw, jsii.String(cfg.OperatorRoleArn))
-	}
-	raw.AddToResourcePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Sid:        jsii.String("OnlyFetchAndOperator"),
-		Effect:     awsiam.Effect_DENY,
-		Principals: &[]awsiam.IPrincipal{awsiam.NewAnyPrincipal()},
-		Actions:    jsii.Strings("s3:GetObject*", "s3:PutObject*", "s3:DeleteObject*"),
-		Resources:  &[]*string{raw.ArnForObjects(jsii.String("*"))},
-		Conditions: &map[string]any{"ArnNotEquals": map[string]any{"aws:PrincipalArn": allowedRaw}},
-	}))
-	if cfg.RawBucketDataEvents {
-		trail := awscloudtrail.NewTrail(stack, jsii.String("RawDataEventsTrail"), &awscloudtrail.TrailProps{
-			IsMultiRegionTrail: jsii.Bool(false), IncludeGlobalServiceEvents: jsii.Bool(false),
-			ManagementEvents: awscloudtrail.ReadWriteType_NONE,
-		})
-		trail.AddS3EventSelector(&[]*awscloudtrail.S3EventSelector{{Bucket: raw}}, &awscloudtrail.AddEventSelectorOptions{
-			ReadWriteType: awscloudtrail.ReadWriteType_ALL, IncludeManagementEvents: jsii.Bool(false),
-		})
-	}
-
-	// ---- event source mappings (consume grant comes with them) --------------
-	fetchStage.consumer, fetchStage.concurrency = fetchFn, cfg.MaxConcurrency.Fetch
-	llmStage.consumer, llmStage.concurrency = reviewFn, cfg.MaxConcurrency.LLM
-	notifyStage.consumer, notifyStage.concurrency = notifyFn, cfg.MaxConcurrency.Notify
-	for _, s := range stages {
-		s.consumer.AddEventSource(awslambdaeventsources.NewSqsEventSource(s.queue, &awslambdaeventsources.SqsEventSourceProps{
-			BatchSize:               jsii.Number(cfg.BatchSize),
-			ReportBatchItemFailures: jsii.Bool(true),
-			// W = MaximumConcurrency × BatchSize: a batch is worked concurrently.
-			MaxConcurrency: jsii.Number(s.concurrency / cfg.BatchSize),
-		}))
-	}
-	// ---- sweeper schedule ----------------------------------------------------
-	rule := awsevents.NewRule(stack, jsii.String("SweepSchedule"), &awsevents.RuleProps{
-		Description: jsii.String("Re-enqueue jobs whose stage lease expired with no message in flight"),
-		Schedule:    awsevents.Schedule_Expression(jsii.String(cfg.SweepSchedule)),
-		Targets:     &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(sweeperFn, nil)},
-	})
-	pinID(rule, "SweepSchedule")
-	check := awsevents.NewRule(stack, jsii.String("RetentionCheck"), &awsevents.RuleProps{
-		Description: jsii.String("Verify that no row or artifact outlived its TTL (rule RT-3)"),
-		Schedule:    awsevents.Schedule_Rate(awscdk.Duration_Days(jsii.Number(1))),
-		Targets: &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(sweeperFn, &awseventstargets.LambdaFunctionProps{
-			Event: awsevents.RuleTargetInput_FromObject(map[string]any{"check": "retention"}),
-		})},
-	})
-	pinID(check, "RetentionCheck")
-
-	return stackFunctions{webhook: webhookFn, fetch: fetchFn, review: reviewFn, notify: notifyFn, sweeper: sweeperFn}
 }
 
 // pinID gives an L2 construct's CloudFormation resource a fixed logical id.
@@ -520,7 +205,7 @@ const (
 // logs outside local).
 func newData(stack awscdk.Stack, cfg EnvConfig, local bool, removal awscdk.RemovalPolicy) (awsdynamodb.Table, awss3.Bucket, awss3.Bucket) {
 	// ---- state: jobs table -------------------------------------------------
-	table := awsdynamodb.NewTable(stack, jsii.String("JobsTable"), &awsdynamodb.TableProps{
+	tp := &awsdynamodb.TableProps{
 		PartitionKey:        &awsdynamodb.Attribute{Name: jsii.String("pk"), Type: awsdynamodb.AttributeType_STRING},
 		SortKey:             &awsdynamodb.Attribute{Name: jsii.String("sk"), Type: awsdynamodb.AttributeType_STRING},
 		BillingMode:         awsdynamodb.BillingMode_PAY_PER_REQUEST,
@@ -529,7 +214,11 @@ func newData(stack awscdk.Stack, cfg EnvConfig, local bool, removal awscdk.Remov
 			PointInTimeRecoveryEnabled: jsii.Bool(!local),
 		},
 		RemovalPolicy: removal,
-	})
+	}
+	if key := dataKey(stack, cfg); key != nil {
+		tp.Encryption, tp.EncryptionKey = awsdynamodb.TableEncryption_CUSTOMER_MANAGED, key
+	}
+	table := awsdynamodb.NewTable(stack, jsii.String("JobsTable"), tp)
 	table.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
 		IndexName:      jsii.String("sweep"),
 		PartitionKey:   &awsdynamodb.Attribute{Name: jsii.String("sweep_shard"), Type: awsdynamodb.AttributeType_STRING},
@@ -571,6 +260,9 @@ func newData(stack awscdk.Stack, cfg EnvConfig, local bool, removal awscdk.Remov
 			// Never AutoDeleteObjects: it adds a Node.js custom resource.
 			RemovalPolicy: removal,
 		}
+		if key := dataKey(stack, cfg); key != nil {
+			bp.Encryption, bp.EncryptionKey, bp.BucketKeyEnabled = awss3.BucketEncryption_KMS, key, jsii.Bool(true)
+		}
 		if accessLogs != nil {
 			bp.ServerAccessLogsBucket = accessLogs
 			bp.ServerAccessLogsPrefix = jsii.String(logPrefix)
@@ -590,19 +282,14 @@ func newQueues(stack awscdk.Stack, cfg EnvConfig, removal awscdk.RemovalPolicy) 
 	// ---- queues ------------------------------------------------------------
 	lease := awscdk.Duration_Seconds(jsii.Number(cfg.LeaseSeconds))
 	newStage := func(name, id string) *stage {
-		dlq := awssqs.NewQueue(stack, jsii.String(id+"DLQ"), &awssqs.QueueProps{
-			Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
-			EnforceSSL:        jsii.Bool(true),
-			RetentionPeriod:   awscdk.Duration_Days(jsii.Number(14)),
-			VisibilityTimeout: lease,
-			RemovalPolicy:     removal,
-		})
-		pinID(dlq, id+"DLQ")
+		dlq := newDLQ(stack, cfg, id+"DLQ", lease, removal)
+		enc, key := queueEncryption(stack, cfg)
 		q := awssqs.NewQueue(stack, jsii.String(id+"Queue"), &awssqs.QueueProps{
-			Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
-			EnforceSSL:        jsii.Bool(true),
-			VisibilityTimeout: lease,
-			RetentionPeriod:   awscdk.Duration_Days(jsii.Number(4)),
+			Encryption:          enc,
+			EncryptionMasterKey: key,
+			EnforceSSL:          jsii.Bool(true),
+			VisibilityTimeout:   lease,
+			RetentionPeriod:     awscdk.Duration_Days(jsii.Number(4)),
 			DeadLetterQueue: &awssqs.DeadLetterQueue{
 				Queue:           dlq,
 				MaxReceiveCount: jsii.Number(cfg.MaxAttempts + 3),
@@ -615,6 +302,29 @@ func newQueues(stack awscdk.Stack, cfg EnvConfig, removal awscdk.RemovalPolicy) 
 	return newStage("fetch", "Fetch"), newStage("llm", "Llm"), newStage("notify", "Notify")
 }
 
+// queueEncryption: the customer-managed key when configured, else SQS-managed SSE.
+func queueEncryption(stack awscdk.Stack, cfg EnvConfig) (awssqs.QueueEncryption, awskms.IKey) {
+	if key := dataKey(stack, cfg); key != nil {
+		return awssqs.QueueEncryption_KMS, key
+	}
+	return awssqs.QueueEncryption_SQS_MANAGED, nil
+}
+
+// newDLQ is a dead-letter queue: 14 days' retention, encrypted, TLS only.
+func newDLQ(stack awscdk.Stack, cfg EnvConfig, id string, visibility awscdk.Duration, removal awscdk.RemovalPolicy) awssqs.Queue {
+	enc, key := queueEncryption(stack, cfg)
+	dlq := awssqs.NewQueue(stack, jsii.String(id), &awssqs.QueueProps{
+		Encryption:          enc,
+		EncryptionMasterKey: key,
+		EnforceSSL:          jsii.Bool(true),
+		RetentionPeriod:     awscdk.Duration_Days(jsii.Number(14)),
+		VisibilityTimeout:   visibility,
+		RemovalPolicy:       removal,
+	})
+	pinID(dlq, id)
+	return dlq
+}
+
 // newAPI is the API section: the REST API (throttled, JSON access logs) with
 // the webhook intake and job status routes on the webhook function.
 func newAPI(stack awscdk.Stack, env string, cfg EnvConfig, removal awscdk.RemovalPolicy, webhookFn awslambda.Function) awsapigateway.RestApi {
@@ -622,6 +332,7 @@ func newAPI(stack awscdk.Stack, env string, cfg EnvConfig, removal awscdk.Remova
 	apiLogs := awslogs.NewLogGroup(stack, jsii.String("ApiAccessLogs"), &awslogs.LogGroupProps{
 		Retention:     retentionDays[cfg.LogRetentionDays],
 		RemovalPolicy: removal,
+		EncryptionKey: dataKey(stack, cfg),
 	})
 	pinID(apiLogs, "ApiAccessLogs")
 	api := awsapigateway.NewRestApi(stack, jsii.String("Api"), &awsapigateway.RestApiProps{
@@ -632,6 +343,7 @@ func newAPI(stack awscdk.Stack, env string, cfg EnvConfig, removal awscdk.Remova
 		DeployOptions: &awsapigateway.StageOptions{
 			StageName:            jsii.String(env),
 			MetricsEnabled:       jsii.Bool(true),
+			TracingEnabled:       jsii.Bool(true), // X-Ray: where a slow or failed intake spent its time
 			ThrottlingRateLimit:  jsii.Number(cfg.APIRateLimit),
 			ThrottlingBurstLimit: jsii.Number(cfg.APIBurstLimit),
 			AccessLogDestination: awsapigateway.NewLogGroupLogDestination(apiLogs),
@@ -644,6 +356,10 @@ func newAPI(stack awscdk.Stack, env string, cfg EnvConfig, removal awscdk.Remova
 	})
 	pinID(api, "Api")
 	api.Node().TryRemoveChild(jsii.String("Endpoint")) // RestApi's own URL output; ApiUrl below replaces it
+	if account := apiGatewayAccount(stack, cfg); account != nil {
+		// Access logging fails to deploy until the account has the role.
+		api.DeploymentStage().Node().AddDependency(account)
+	}
 	integration := awsapigateway.NewLambdaIntegration(webhookFn, &awsapigateway.LambdaIntegrationOptions{Proxy: jsii.Bool(true)})
 	noKey := &awsapigateway.MethodOptions{ApiKeyRequired: jsii.Bool(false), AuthorizationType: awsapigateway.AuthorizationType_NONE}
 	api.Root().AddResource(jsii.String("webhooks"), nil).AddResource(jsii.String("changelist"), nil).
@@ -651,6 +367,21 @@ func newAPI(stack awscdk.Stack, env string, cfg EnvConfig, removal awscdk.Remova
 	api.Root().AddResource(jsii.String("jobs"), nil).AddResource(jsii.String("{id}"), nil).
 		AddMethod(jsii.String("GET"), integration, noKey)
 	return api
+}
+
+// alarmOnDLQ pages when a dead-letter queue holds a message.
+func alarmOnDLQ(stack awscdk.Stack, topic awssns.ITopic, id, desc string, dlq awssqs.Queue) {
+	a := awscloudwatch.NewAlarm(stack, jsii.String(id), &awscloudwatch.AlarmProps{
+		AlarmDescription: jsii.String(desc),
+		Metric: dlq.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{
+			Period: awscdk.Duration_Seconds(jsii.Number(60)), Statistic: jsii.String("Maximum")}),
+		Threshold:          jsii.Number(0),
+		EvaluationPeriods:  jsii.Number(1),
+		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
+		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+	})
+	pinID(a, id)
+	a.AddAlarmAction(awscloudwatchactions.NewSnsAction(topic))
 }
 
 // namedFn is a function and the id prefix of its alarms.
@@ -669,7 +400,8 @@ func newAlarms(stack awscdk.Stack, env string, cfg EnvConfig, mathAlarms bool, s
 	if cfg.AlarmTopicArn != "" {
 		topic = awssns.Topic_FromTopicArn(stack, jsii.String("AlarmTopic"), jsii.String(cfg.AlarmTopicArn))
 	} else {
-		t := awssns.NewTopic(stack, jsii.String("AlarmTopic"), &awssns.TopicProps{DisplayName: jsii.String(StackName(env) + " alarms")})
+		t := awssns.NewTopic(stack, jsii.String("AlarmTopic"), &awssns.TopicProps{DisplayName: jsii.String(StackName(env) + " alarms"),
+			MasterKey: dataKey(stack, cfg), EnforceSSL: jsii.Bool(true)})
 		pinID(t, "AlarmTopic")
 		topic = t
 	}
@@ -813,4 +545,33 @@ func newAlarms(stack awscdk.Stack, env string, cfg EnvConfig, mathAlarms bool, s
 		)
 	}
 	return topic
+}
+
+// apiGatewayAccount sets API Gateway's account-level CloudWatch role, which
+// stage access logging needs (a fresh account has none): with "create" the
+// stack creates the role, with a role ARN it uses that one, with "existing"
+// it leaves the account as it is (and returns nil). The setting is per
+// account and region: one stack per account should create it, the others
+// say "existing" (docs/deploy.md).
+func apiGatewayAccount(stack awscdk.Stack, cfg EnvConfig) awsapigateway.CfnAccount {
+	var arn *string
+	switch cfg.APIGatewayCloudWatchRole {
+	case "existing":
+		return nil
+	case "create":
+		role := awsiam.NewRole(stack, jsii.String("ApiGatewayCloudWatchRole"), &awsiam.RoleProps{
+			AssumedBy: awsiam.NewServicePrincipal(jsii.String("apigateway.amazonaws.com"), nil),
+			ManagedPolicies: &[]awsiam.IManagedPolicy{awsiam.ManagedPolicy_FromAwsManagedPolicyName(
+				jsii.String("service-role/AmazonAPIGatewayPushToCloudWatchLogs"))},
+		})
+		pinID(role, "ApiGatewayCloudWatchRole")
+		role.ApplyRemovalPolicy(awscdk.RemovalPolicy_RETAIN) // other stages in the account may rely on it
+		arn = role.RoleArn()
+	default:
+		arn = jsii.String(cfg.APIGatewayCloudWatchRole)
+	}
+	account := awsapigateway.NewCfnAccount(stack, jsii.String("ApiGatewayAccount"), &awsapigateway.CfnAccountProps{CloudWatchRoleArn: arn})
+	account.OverrideLogicalId(jsii.String("ApiGatewayAccount"))
+	account.ApplyRemovalPolicy(awscdk.RemovalPolicy_RETAIN, nil)
+	return account
 }

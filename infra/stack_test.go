@@ -17,6 +17,9 @@ import (
 
 var functionIDs = []string{"WebhookFunction", "FetchFunction", "ReviewFunction", "NotifyFunction", "SweeperFunction"}
 
+// testFingerprint has the shape "p4 trust -i" accepts (20 bytes).
+const testFingerprint = "AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89:AB:CD:EF:01"
+
 // dummyAssets writes <dir>/<fn>/bootstrap for every function.
 func dummyAssets(t *testing.T) string {
 	t.Helper()
@@ -486,7 +489,7 @@ func TestProdStack(t *testing.T) {
 			"maxConcurrency": map[string]any{"fetch": 8, "llm": 4, "notify": 4},
 			"batchSize":      2,
 			"llmEndpoint":    "https://api.openai.com", "p4Port": "ssl:p4:1666", "smtpHost": "smtp.example.com",
-			"depotAllowList": []any{"//depot/projectA/..."}, // the fetch function refuses to start without one
+			"p4TrustFingerprint": testFingerprint, "depotAllowList": []any{"//depot/projectA/..."},
 		}},
 		// As `cdk -c overrides='{...}'` passes it: a JSON string.
 		ctxOverrides: `{"p4LayerPath":"` + layer + `","alarmTopicArn":"arn:aws:sns:eu-west-1:123456789012:ops"}`,
@@ -604,7 +607,8 @@ func TestConfig(t *testing.T) {
 	}
 	// Each bad setting is rejected with an error that names it.
 	base := func(over map[string]any) map[string]any {
-		o := map[string]any{"p4LayerPath": fakeLayer(t), "llmEndpoint": "https://api.openai.com", "p4Port": "ssl:p4:1666", "smtpHost": "smtp.example.com"}
+		o := map[string]any{"p4LayerPath": fakeLayer(t), "llmEndpoint": "https://api.openai.com", "p4Port": "ssl:p4:1666", "smtpHost": "smtp.example.com",
+			"p4TrustFingerprint": testFingerprint, "depotAllowList": []any{"//depot/projectA/..."}}
 		for k, v := range over {
 			o[k] = v
 		}
@@ -678,12 +682,23 @@ func TestEnvironmentsAsCheckedIn(t *testing.T) {
 				return props(m, fn)["Environment"].(map[string]any)["Variables"].(map[string]any)
 			}
 			// Functions reach their endpoints.
+			// Review with Amazon Bedrock: the role may invoke the one model,
+			// no API key is read, the code stays in the account.
 			rv := envOf("ReviewFunction")
-			if ep, _ := rv["LLM_ENDPOINT"].(string); !strings.HasPrefix(ep, "https://") || strings.Contains(strings.TrimPrefix(ep, "https://"), "/") {
-				t.Errorf("LLM_ENDPOINT = %q: want a base URL", rv["LLM_ENDPOINT"])
+			model, _ := rv["LLM_MODEL"].(string)
+			if rv["LLM_PROVIDER"] != "bedrock" || model == "" || rv["LLM_SECRET_ID"] != nil || rv["LLM_ENDPOINT"] != nil {
+				t.Errorf("review env = %v: want bedrock with a model, no key secret, the regional endpoint", rv)
 			}
-			if rv["LLM_PROVIDER"] == nil || rv["LLM_SECRET_ID"] == nil {
-				t.Errorf("review env lacks provider/secret: %v", rv)
+			rg := grants(t, m, "ReviewFunction")
+			if !grantedOn(rg, "bedrock:InvokeModel", "foundation-model/"+model) || grantedOn(rg, "bedrock:InvokeModel", "foundation-model/*") {
+				t.Errorf("review grants = %v: want bedrock:InvokeModel on %s only", rg, model)
+			}
+			if allowed(rg, "secretsmanager:GetSecretValue", "LlmSecret") {
+				t.Error("review reads the LLM key secret under bedrock")
+			}
+			// ssl: Perforce with its fingerprint wired to the fetch function.
+			if fp, _ := envOf("FetchFunction")["P4TRUST_FINGERPRINT"].(string); fp == "" {
+				t.Error("fetch has no P4TRUST_FINGERPRINT for its ssl: port")
 			}
 			fe := envOf("FetchFunction")
 			if p, _ := fe["P4PORT"].(string); p == "" {
@@ -709,9 +724,7 @@ func TestEnvironmentsAsCheckedIn(t *testing.T) {
 				if cs, _ := nf["SES_CONFIGURATION_SET"].(string); cs == "" || props(m, "SesConfigurationSet")["Name"] != cs {
 					t.Errorf("SES_CONFIGURATION_SET = %v: want the stack's configuration set", nf["SES_CONFIGURATION_SET"])
 				}
-				if !allowed(grants(t, m, "NotifyFunction"), "ses:SendEmail", "*") {
-					t.Error("notify may not send through SES")
-				}
+				assertSESScoped(t, m, fmt.Sprint(nf["SES_CONFIGURATION_SET"]))
 				if props(m, "SesEventDestination") == nil || props(m, "SesEventsRule") == nil || props(m, "SesEventsFunction") == nil {
 					t.Error("SES events do not reach the provider evidence table: no lookup before resend")
 				}
@@ -846,9 +859,10 @@ func TestRawBucketAccess(t *testing.T) {
 func TestSESProvider(t *testing.T) {
 	_, m := synth(t, map[string]any{ctxEnv: "local", ctxOverrides: map[string]any{"emailProvider": "ses", "sesConfigurationSet": "criticizer-local"}})
 	g := grants(t, m, "NotifyFunction")
-	if !allowed(g, "ses:SendEmail", "*") || allowed(g, "secretsmanager:GetSecretValue", "SmtpSecret") {
+	if allowed(g, "secretsmanager:GetSecretValue", "SmtpSecret") {
 		t.Errorf("notify grants = %v", g)
 	}
+	assertSESScoped(t, m, "criticizer-local")
 	envOf := props(m, "NotifyFunction")["Environment"].(map[string]any)["Variables"].(map[string]any)
 	if envOf["EMAIL_PROVIDER"] != "ses" || envOf["SES_CONFIGURATION_SET"] != "criticizer-local" {
 		t.Errorf("notify env = %v", envOf)

@@ -3,6 +3,8 @@
 #
 #   localstack/start.sh                 install if needed, start on 127.0.0.1:${PORT:-4566}, wait for health
 #   localstack/start.sh --install-only  only make sure .venv/ holds the pinned MiniStack
+#   localstack/start.sh --install-validators  only make sure .venv/validators/ holds the pinned
+#                                       cfn-lint and checkov (make validate)
 #
 # MiniStack is installed from PyPI at MINISTACK_VERSION (versions.env) into the
 # project venv .venv/. This is the single install path: internal/devstack calls
@@ -48,6 +50,36 @@ install() {
   exec 9>&-
 }
 
+# The template validators (cfn-lint, checkov) at their pinned versions, in a
+# venv of their own (.venv/validators): their dependencies must not move
+# MiniStack's.
+install_validators() {
+  : "${CFN_LINT_VERSION:?versions.env must set CFN_LINT_VERSION}" "${CHECKOV_VERSION:?versions.env must set CHECKOV_VERSION}"
+  local venv="$VENV/validators" stamp="$VENV/validators/.pinned-cfn-lint-$CFN_LINT_VERSION-checkov-$CHECKOV_VERSION"
+  exec 8>"$RUN/install-validators.lock"
+  flock 8
+  if [ -x "$venv/bin/cfn-lint" ] && [ -x "$venv/bin/checkov" ] && [ -f "$stamp" ]; then
+    return 0
+  fi
+  echo "start.sh: installing cfn-lint==$CFN_LINT_VERSION checkov==$CHECKOV_VERSION into $venv" >&2
+  mkdir -p "$VENV"
+  printf '*\n' >"$VENV/.gitignore"
+  if [ ! -x "$venv/bin/python" ]; then
+    "$PYTHON" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' ||
+      { echo "start.sh: $PYTHON must be Python >= 3.10" >&2; exit 1; }
+    "$PYTHON" -m venv "$venv"
+  fi
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+    "cfn-lint==$CFN_LINT_VERSION" "checkov==$CHECKOV_VERSION"
+  rm -f "$venv"/.pinned-*
+  touch "$stamp"
+  exec 8>&-
+}
+
+if [ "${1:-}" = "--install-validators" ]; then
+  install_validators
+  exit 0
+fi
 install
 if [ "${1:-}" = "--install-only" ]; then
   exit 0

@@ -122,8 +122,10 @@ func NewRunner(cfg Config, log *slog.Logger) (*Runner, error) {
 		}
 		env = append(env, v.name+"="+v.value)
 	}
-	if cfg.TrustFingerprint != "" && !fingerprintRe.MatchString(cfg.TrustFingerprint) {
-		return nil, failure.Errorf(failure.InternalBug, "p4 trust fingerprint must be colon-separated hex bytes")
+	if cfg.TrustFingerprint != "" {
+		if err := CheckTrustFingerprint(cfg.TrustFingerprint); err != nil {
+			return nil, failure.Wrap(failure.InternalBug, err)
+		}
 	}
 	r := &Runner{
 		path:             cfg.Path,
@@ -148,6 +150,16 @@ var (
 	commandRe     = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
 	fingerprintRe = regexp.MustCompile(`^[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){15,63}$`)
 )
+
+// CheckTrustFingerprint reports whether fp has the shape "p4 trust -i"
+// accepts: 16 to 64 colon-separated hex bytes (the stack checks it at synth
+// with this same function).
+func CheckTrustFingerprint(fp string) error {
+	if !fingerprintRe.MatchString(fp) {
+		return errors.New("p4 trust fingerprint must be 16 to 64 colon-separated hex bytes, e.g. AB:CD:…")
+	}
+	return nil
+}
 
 // Run executes "p4 -ztag -Mj <command> <args...>" and returns its records.
 // The caller is responsible for what the arguments mean (Fetcher only passes

@@ -1,0 +1,116 @@
+// Command cfncheck runs the real template validators, cfn-lint and checkov
+// (pinned in versions.env, installed into .venv/validators by
+// `localstack/start.sh --install-validators`), on the synthesized dev,
+// staging and prod templates, and fails on any finding that the checked-in
+// baseline (infra/cfncheck/baseline.json) does not accept with a reason.
+// cfn-lint errors cannot be accepted; a baseline entry that no longer
+// matches anything fails too, so the baseline only shrinks. `make validate`
+// runs it; `make test` runs `make validate`.
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/criticizer/criticizer/internal/devstack"
+)
+
+// environments are the checked-in environments a studio deploys.
+var environments = []string{"dev", "staging", "prod"}
+
+func main() {
+	venv := flag.String("venv", ".venv/validators", "virtualenv holding cfn-lint and checkov")
+	baselinePath := flag.String("baseline", "infra/cfncheck/baseline.json", "accepted findings, each with its reason")
+	keep := flag.String("out", "", "keep the synthesized templates in this directory")
+	flag.Parse()
+	if err := run(*venv, *baselinePath, *keep); err != nil {
+		fmt.Fprintln(os.Stderr, "cfncheck:", err)
+		os.Exit(1)
+	}
+}
+
+func run(venv, baselinePath, keep string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	base, err := loadBaseline(baselinePath)
+	if err != nil {
+		return err
+	}
+	work, err := os.MkdirTemp("", "cfncheck-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	if keep == "" {
+		keep = filepath.Join(work, "out")
+	}
+	assets, layer, err := placeholders(work)
+	if err != nil {
+		return err
+	}
+	var findings []Finding
+	for _, env := range environments {
+		tmpl, err := synthesize(ctx, env, assets, layer, filepath.Join(keep, env))
+		if err != nil {
+			return err
+		}
+		lint, err := runCfnLint(ctx, venv, env, tmpl)
+		if err != nil {
+			return err
+		}
+		ck, err := runCheckov(ctx, venv, env, tmpl)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("cfncheck: %s: cfn-lint %d finding(s), checkov %d failed check(s)\n", env, len(lint), len(ck))
+		findings = append(findings, lint...)
+		findings = append(findings, ck...)
+	}
+	rep := base.Judge(findings)
+	fmt.Print(rep.String())
+	if !rep.OK() {
+		return fmt.Errorf("findings outside the baseline (fix them, or accept each in %s with its reason)", baselinePath)
+	}
+	return nil
+}
+
+// placeholders are what synth needs but the validators never read: a
+// bootstrap per function and a staged p4 layer (bin/p4).
+func placeholders(dir string) (assets, layer string, err error) {
+	assets = filepath.Join(dir, "assets")
+	for _, fn := range devstack.FunctionNames {
+		if err := os.MkdirAll(filepath.Join(assets, fn), 0o755); err != nil {
+			return "", "", err
+		}
+		if err := os.WriteFile(filepath.Join(assets, fn, "bootstrap"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			return "", "", err
+		}
+	}
+	layer = filepath.Join(dir, "p4-layer")
+	if err := os.MkdirAll(filepath.Join(layer, "bin"), 0o755); err != nil {
+		return "", "", err
+	}
+	return assets, layer, os.WriteFile(filepath.Join(layer, "bin", "p4"), []byte("#!/bin/sh\n"), 0o755)
+}
+
+// synthesize builds env's template the way `cdk synth` does (cdk.json's
+// context, every alarm) and returns its path.
+func synthesize(ctx context.Context, env, assets, layer, out string) (string, error) {
+	var log bytes.Buffer // jsii's banners; shown only when synth fails
+	dir, err := devstack.Synth(ctx, devstack.SynthOptions{
+		Env: env, AssetRoot: assets, OutDir: out,
+		Overrides: map[string]any{"p4LayerPath": layer},
+		// devstack leaves metric-math alarms out for the emulator; AWS gets them.
+		Context: map[string]any{"metricMathAlarms": true},
+		Output:  &log,
+	})
+	if err != nil {
+		return "", fmt.Errorf("%w\n%s", err, log.String())
+	}
+	return filepath.Join(dir, "Criticizer-"+env+".template.json"), nil
+}

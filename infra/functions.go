@@ -1,0 +1,573 @@
+package main
+
+import (
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudtrail"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsses"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// functionsProps is what the functions section is wired to.
+type functionsProps struct {
+	env, assetRoot     string
+	cfg                EnvConfig
+	removal            awscdk.RemovalPolicy
+	table              awsdynamodb.Table
+	raw, redacted      awss3.Bucket
+	fetch, llm, notify *stage
+	secrets            stackSecrets
+}
+
+// stackFunctions are the pipeline's Lambda functions.
+type stackFunctions struct {
+	webhook, fetch, review, notify, sweeper awslambda.Function
+	// sesEvents records SES events (emailProvider ses, else nil); sesEventsDLQ
+	// keeps the events it could not record.
+	sesEvents    awslambda.Function
+	sesEventsDLQ awssqs.Queue
+}
+
+// newFunctions defines the functions, each with its configuration and its
+// least-privilege grants, then the raw bucket's access policy, the stages'
+// event source mappings and the sweeper's schedules.
+func newFunctions(stack awscdk.Stack, p functionsProps) stackFunctions {
+	f := newFunctionFactory(stack, p)
+	fns := stackFunctions{
+		webhook: newWebhookFunction(f, p),
+		fetch:   newFetchFunction(f, p, newP4Layer(stack, p.cfg, f.arch, p.removal)),
+		review:  newReviewFunction(f, p),
+		notify:  newNotifyFunction(f, p),
+		sweeper: newSweeperFunction(f, p),
+	}
+	if p.cfg.EmailProvider == "ses" {
+		fns.sesEvents, fns.sesEventsDLQ = newSESEvents(f, p)
+	}
+	restrictRawBucket(stack, p.cfg, p.raw, fns.fetch)
+	p.fetch.consumer, p.fetch.concurrency = fns.fetch, p.cfg.MaxConcurrency.Fetch
+	p.llm.consumer, p.llm.concurrency = fns.review, p.cfg.MaxConcurrency.LLM
+	p.notify.consumer, p.notify.concurrency = fns.notify, p.cfg.MaxConcurrency.Notify
+	consumeStages(p.cfg, []*stage{p.fetch, p.llm, p.notify})
+	newSchedules(stack, p.cfg, fns.sweeper)
+	return fns
+}
+
+// functionFactory builds functions with what they all share: runtime,
+// architecture, log group, log level and the common environment.
+type functionFactory struct {
+	stack          awscdk.Stack
+	env, assetRoot string
+	cfg            EnvConfig
+	removal        awscdk.RemovalPolicy
+	arch           awslambda.Architecture
+	common         map[string]*string
+	vpc            *vpcPlacement // nil: no VPC
+	// redaction is the redaction policy: fetch redacts with it, the
+	// review-stage guard checks with it.
+	redaction map[string]*string
+}
+
+func newFunctionFactory(stack awscdk.Stack, p functionsProps) *functionFactory {
+	cfg := p.cfg
+	arch := awslambda.Architecture_ARM_64()
+	if cfg.Architecture == "x86_64" {
+		arch = awslambda.Architecture_X86_64()
+	}
+	return &functionFactory{stack: stack, env: p.env, assetRoot: p.assetRoot, cfg: cfg, removal: p.removal, arch: arch,
+		vpc: newVPCPlacement(stack, cfg),
+		common: map[string]*string{
+			"CRITICIZER_ENV":   jsii.String(p.env),
+			"JOBS_TABLE":       p.table.TableName(),
+			"FETCH_QUEUE_URL":  p.fetch.queue.QueueUrl(),
+			"LLM_QUEUE_URL":    p.llm.queue.QueueUrl(),
+			"NOTIFY_QUEUE_URL": p.notify.queue.QueueUrl(),
+			"FETCH_DLQ_URL":    p.fetch.dlq.QueueUrl(),
+			"LLM_DLQ_URL":      p.llm.dlq.QueueUrl(),
+			"NOTIFY_DLQ_URL":   p.notify.dlq.QueueUrl(),
+			"RAW_BUCKET":       p.raw.BucketName(),
+			"REDACTED_BUCKET":  p.redacted.BucketName(),
+			"LEASE_SECONDS":    itoa(cfg.LeaseSeconds),
+			"MAX_ATTEMPTS":     itoa(cfg.MaxAttempts),
+			"LOG_LEVEL":        jsii.String(cfg.LogLevel),
+			// The clock-skew budget between function hosts; lease comparisons respect it.
+			"CLOCK_SKEW_SECONDS": itoa(cfg.ClockSkewSeconds),
+			// TTL of job, idempotency and outbox rows (expires_at).
+			"RETENTION_DAYS": itoa(cfg.RetentionDays),
+		},
+		redaction: map[string]*string{
+			"REDACT_EMAILS":        jsii.String(strconv.FormatBool(cfg.RedactEmails)),
+			"CONFIDENTIAL_DOMAINS": jsii.String(strings.Join(cfg.ConfidentialDomains, ",")),
+			"CONFIDENTIAL_CIDRS":   jsii.String(strings.Join(cfg.ConfidentialCIDRs, ",")),
+		},
+	}
+}
+
+// fnSpec is one function's own shape and settings.
+type fnSpec struct {
+	id, asset string
+	memory    int
+	tmpMiB    int // /tmp size; 0 for Lambda's default 512 MiB
+	timeout   int
+	env       map[string]*string
+	extra     []map[string]*string
+	layers    []awslambda.ILayerVersion
+	// privateNetwork: the function talks to the studio's network (Perforce),
+	// so it runs in the VPC whenever one is configured; the others only with
+	// vpc.allFunctions.
+	privateNetwork bool
+	// asyncDLQ receives events of an asynchronously invoked function that
+	// failed every retry.
+	asyncDLQ awssqs.IQueue
+}
+
+func (f *functionFactory) newFn(s fnSpec) awslambda.Function {
+	vars := map[string]*string{}
+	for k, v := range f.common {
+		vars[k] = v
+	}
+	for _, m := range append([]map[string]*string{s.env}, s.extra...) {
+		for k, v := range m {
+			if v != nil && *v != "" { // unset optional settings stay unset
+				vars[k] = v
+			}
+		}
+	}
+	logs := awslogs.NewLogGroup(f.stack, jsii.String(s.id+"Logs"), &awslogs.LogGroupProps{
+		Retention:     retentionDays[f.cfg.LogRetentionDays],
+		RemovalPolicy: f.removal,
+		EncryptionKey: dataKey(f.stack, f.cfg),
+	})
+	pinID(logs, s.id+"Logs")
+	fp := &awslambda.FunctionProps{
+		Runtime:               awslambda.Runtime_PROVIDED_AL2023(),
+		Handler:               jsii.String("bootstrap"),
+		Code:                  awslambda.Code_FromAsset(jsii.String(filepath.Join(f.assetRoot, s.asset)), nil),
+		Architecture:          f.arch,
+		MemorySize:            jsii.Number(s.memory),
+		Timeout:               awscdk.Duration_Seconds(jsii.Number(s.timeout)),
+		Environment:           &vars,
+		LogGroup:              logs,
+		LoggingFormat:         awslambda.LoggingFormat_JSON,
+		ApplicationLogLevelV2: appLogLevel(f.cfg.LogLevel),
+		SystemLogLevelV2:      awslambda.SystemLogLevel_INFO,
+		Description:           jsii.String("Criticizer " + s.asset + " (" + f.env + ")"),
+	}
+	if len(s.layers) > 0 {
+		fp.Layers = &s.layers
+	}
+	if s.tmpMiB > 0 {
+		fp.EphemeralStorageSize = awscdk.Size_Mebibytes(jsii.Number(s.tmpMiB))
+	}
+	if key := dataKey(f.stack, f.cfg); key != nil {
+		fp.EnvironmentEncryption = key
+	}
+	if f.vpc != nil && (s.privateNetwork || f.vpc.all) {
+		fp.Vpc, fp.VpcSubnets, fp.SecurityGroups = f.vpc.vpc, f.vpc.subnets, &f.vpc.groups
+	}
+	if s.asyncDLQ != nil {
+		fp.DeadLetterQueue = s.asyncDLQ
+	}
+	fn := awslambda.NewFunction(f.stack, jsii.String(s.id), fp)
+	pinID(fn, s.id)
+	return fn
+}
+
+// newP4Layer is the p4 client layer from p4LayerPath (nil when unset: local).
+func newP4Layer(stack awscdk.Stack, cfg EnvConfig, arch awslambda.Architecture, removal awscdk.RemovalPolicy) awslambda.LayerVersion {
+	if cfg.P4LayerPath == "" {
+		return nil
+	}
+	l := awslambda.NewLayerVersion(stack, jsii.String("P4Layer"), &awslambda.LayerVersionProps{
+		Code:                    awslambda.Code_FromAsset(jsii.String(cfg.P4LayerPath), nil),
+		CompatibleRuntimes:      &[]awslambda.Runtime{awslambda.Runtime_PROVIDED_AL2023()},
+		CompatibleArchitectures: &[]awslambda.Architecture{arch},
+		Description:             jsii.String("Perforce p4 command-line client at /opt/bin/p4"),
+		RemovalPolicy:           removal,
+	})
+	pinID(l, "P4Layer")
+	return l
+}
+
+// newWebhookFunction: the internet-facing intake and status endpoint.
+func newWebhookFunction(f *functionFactory, p functionsProps) awslambda.Function {
+	cfg, sec := f.cfg, p.secrets
+	fn := f.newFn(fnSpec{id: "WebhookFunction", asset: "webhook", memory: 256, timeout: 15, env: map[string]*string{
+		"WEBHOOK_SECRET_ID":     sec.webhook.SecretArn(),
+		"REPLAY_WINDOW_SECONDS": itoa(cfg.ReplayWindowSeconds),
+	}})
+	if cfg.SwarmURL != "" {
+		fn.AddEnvironment(jsii.String("SWARM_URL"), jsii.String(cfg.SwarmURL), nil)
+		fn.AddEnvironment(jsii.String("SWARM_TOKEN_SECRET_ID"), sec.swarmToken.SecretArn(), nil)
+		sec.swarmToken.GrantRead(fn, nil)
+	}
+	// Internet-facing: it creates a job (the job, its idempotency record, the
+	// changelist's version gate) and reads what the status endpoint shows
+	// (the job and its delivery rows); nothing else of the table.
+	g := f.items(fn, p)
+	g.grant(jsii.Strings("dynamodb:PutItem"), itemJob, itemIdempotency)
+	g.grant(jsii.Strings("dynamodb:UpdateItem"), itemChangelist)
+	g.grant(jsii.Strings("dynamodb:GetItem"), itemJob, itemIdempotency, itemChangelist)
+	g.grant(jsii.Strings("dynamodb:Query"), itemOutbox)
+	p.fetch.queue.GrantSendMessages(fn)
+	sec.webhook.GrantRead(fn, nil)
+	return fn
+}
+
+// newFetchFunction: the fetch stage, with the p4 layer.
+func newFetchFunction(f *functionFactory, p functionsProps, p4Layer awslambda.LayerVersion) awslambda.Function {
+	cfg, sec := f.cfg, p.secrets
+	var layers []awslambda.ILayerVersion
+	if p4Layer != nil {
+		layers = append(layers, p4Layer)
+	}
+	// fetch spools the raw and the redacted changeset to /tmp as it arrives
+	// (about three times the changelist's diffs at the peak, see fetchstage).
+	fn := f.newFn(fnSpec{id: "FetchFunction", asset: "fetch", memory: 256, tmpMiB: 2048, timeout: cfg.LeaseSeconds, layers: layers, privateNetwork: true, extra: []map[string]*string{f.redaction}, env: map[string]*string{
+		"P4_SECRET_ID":        sec.p4.SecretArn(),
+		"P4TRUST_FINGERPRINT": jsii.String(cfg.P4TrustFingerprint),
+		"P4CHARSET":           jsii.String(cfg.P4Charset),
+		"P4_PARALLELISM":      optItoa(cfg.P4Parallelism),
+		"P4_BIN":              jsii.String(cfg.P4Bin),
+		"P4PORT":              jsii.String(cfg.P4Port),
+		"P4USER":              jsii.String(cfg.P4User),
+		"DEPOT_ALLOWLIST":     jsii.String(strings.Join(cfg.DepotAllowList, ",")),
+		"P4_TIMEOUT_SECONDS":  itoa(cfg.P4TimeoutSeconds),
+	}})
+	if cfg.SwarmURL != "" {
+		// Fetch asks Swarm for the review's author (as the local harness wires it).
+		fn.AddEnvironment(jsii.String("SWARM_URL"), jsii.String(cfg.SwarmURL), nil)
+		fn.AddEnvironment(jsii.String("SWARM_API_SECRET_ID"), sec.swarmAPI.SecretArn(), nil)
+		sec.swarmAPI.GrantRead(fn, nil)
+	}
+	f.items(fn, p).grant(jsii.Strings("dynamodb:GetItem", "dynamodb:UpdateItem"), itemJob)
+	p.llm.queue.GrantSendMessages(fn)
+	p.fetch.dlq.GrantSendMessages(fn)
+	// Only the changeset artifacts it writes (shared/fetchstage).
+	p.raw.GrantPut(fn, jsii.String(artifactRawChangeset))
+	p.redacted.GrantPut(fn, jsii.String(artifactChangeset))
+	sec.p4.GrantRead(fn, nil)
+	return fn
+}
+
+// newReviewFunction: the llm stage (the spec's "llm", the function "review").
+func newReviewFunction(f *functionFactory, p functionsProps) awslambda.Function {
+	cfg := f.cfg
+	env := map[string]*string{
+		"LLM_PROVIDER":             jsii.String(cfg.LLMProvider),
+		"LLM_ENDPOINT":             jsii.String(cfg.LLMEndpoint),
+		"LLM_MODEL":                jsii.String(cfg.LLMModel),
+		"LLM_TIMEOUT_SECONDS":      itoa(cfg.LLMTimeoutSeconds),
+		"PROMPT_CANDIDATE_VERSION": jsii.String(cfg.PromptCandidateVersion),
+		"PROMPT_CANDIDATE_PERCENT": optItoa(cfg.PromptCandidatePercent),
+	}
+	if cfg.LLMProvider != "bedrock" {
+		env["LLM_SECRET_ID"] = p.secrets.llm.SecretArn()
+	}
+	fn := f.newFn(fnSpec{id: "ReviewFunction", asset: "review", memory: 512, timeout: cfg.LeaseSeconds, env: env, extra: []map[string]*string{f.redaction, cfg.Review.env()}})
+	f.items(fn, p).grant(jsii.Strings("dynamodb:GetItem", "dynamodb:UpdateItem"), itemJob)
+	p.notify.queue.GrantSendMessages(fn)
+	p.llm.dlq.GrantSendMessages(fn)
+	p.redacted.GrantRead(fn, nil)
+	// Only the review and its per-chunk cache (shared/reviewstage).
+	p.redacted.GrantPut(fn, jsii.String(artifactReview))
+	p.redacted.GrantPut(fn, jsii.String(artifactChunks))
+	if cfg.LLMProvider == "bedrock" {
+		// The one configured model (Converse is authorized as InvokeModel);
+		// a cross-region inference profile ("eu.…") also needs its profile.
+		fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions:   jsii.Strings("bedrock:InvokeModel"),
+			Resources: bedrockResources(cfg.LLMModel),
+		}))
+	} else {
+		p.secrets.llm.GrantRead(fn, nil)
+	}
+	return fn
+}
+
+// newNotifyFunction: the notify stage, sending through SMTP or SES.
+func newNotifyFunction(f *functionFactory, p functionsProps) awslambda.Function {
+	cfg := f.cfg
+	fn := f.newFn(fnSpec{id: "NotifyFunction", asset: "notify", memory: 256, timeout: cfg.LeaseSeconds, env: map[string]*string{
+		"SMTP_HOST":      jsii.String(cfg.SMTPHost),
+		"SMTP_PORT":      itoa(cfg.SMTPPort),
+		"SMTP_FROM":      jsii.String(cfg.SMTPFrom),
+		"SMTP_TLS":       jsii.String(cfg.SMTPTLS),
+		"SMTP_SECRET_ID": p.secrets.smtp.SecretArn(),
+		// The notify function times out at leaseSeconds, above this (validated).
+		"SMTP_TIMEOUT_SECONDS":           itoa(cfg.SMTPTimeoutSeconds),
+		"EMAIL_PROVIDER":                 jsii.String(cfg.EmailProvider),
+		"SES_CONFIGURATION_SET":          jsii.String(cfg.SESConfigurationSet),
+		"SEND_COMPLETION_WINDOW_SECONDS": optItoa(cfg.SendCompletionWindowSeconds),
+		"SMTP_LOOKUP_URL":                jsii.String(cfg.SMTPLookupURL),
+		// The e-mail links a Swarm review (unset: no link).
+		"SWARM_URL": jsii.String(cfg.SwarmURL),
+	}})
+	// The job, its outbox rows; the SES events recorded for lookup-before-resend.
+	g := f.items(fn, p)
+	g.grant(jsii.Strings("dynamodb:GetItem", "dynamodb:UpdateItem"), itemJob, itemOutbox)
+	g.grant(jsii.Strings("dynamodb:PutItem"), itemOutbox)
+	g.grant(jsii.Strings("dynamodb:Query"), itemOutbox, itemDelivery)
+	p.notify.dlq.GrantSendMessages(fn)
+	p.redacted.GrantRead(fn, nil)
+	if cfg.EmailProvider == "ses" {
+		// Only as the configured identity, only through the configuration
+		// set whose events feed the provider evidence (SES authorizes SendEmail on
+		// both resources).
+		arn := func(kind, name string) *string {
+			return awscdk.Fn_Sub(jsii.String("arn:${AWS::Partition}:ses:${AWS::Region}:${AWS::AccountId}:"+kind+"/"+name), nil)
+		}
+		fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions:    jsii.Strings("ses:SendEmail"),
+			Resources:  &[]*string{arn("identity", sesIdentity(cfg)), arn("configuration-set", cfg.SESConfigurationSet)},
+			Conditions: &map[string]any{"StringEquals": map[string]any{"ses:FromAddress": cfg.SMTPFrom}},
+		}))
+	} else {
+		p.secrets.smtp.GrantRead(fn, nil)
+	}
+	return fn
+}
+
+// newSweeperFunction: the sweeper, which also runs the outbox reconciler (it
+// asks the same provider evidence as the notify stage, over the same
+// completion window) and the daily retention check.
+func newSweeperFunction(f *functionFactory, p functionsProps) awslambda.Function {
+	cfg := f.cfg
+	fn := f.newFn(fnSpec{id: "SweeperFunction", asset: "sweeper", memory: 256, timeout: 60, env: map[string]*string{
+		"EMAIL_PROVIDER":                 jsii.String(cfg.EmailProvider),
+		"SMTP_FROM":                      jsii.String(cfg.SMTPFrom),
+		"SMTP_LOOKUP_URL":                jsii.String(cfg.SMTPLookupURL),
+		"SEND_COMPLETION_WINDOW_SECONDS": optItoa(cfg.SendCompletionWindowSeconds),
+		// The daily retention check (rule RT-3) compares artifacts with these.
+		"RAW_ARTIFACT_TTL_DAYS":      itoa(rawArtifactDays),
+		"REDACTED_ARTIFACT_TTL_DAYS": itoa(redactedArtifactDays),
+	}})
+	g := f.items(fn, p)
+	// Sweep: due jobs from the sweep index, then the job rows themselves.
+	g.grantIndex(jsii.Strings("dynamodb:Query"), "sweep")
+	g.grant(jsii.Strings("dynamodb:GetItem", "dynamodb:UpdateItem"), itemJob, itemOutbox)
+	g.grant(jsii.Strings("dynamodb:Query"), itemDelivery)
+	// The outbox reconciler finds rows stuck sending, and the retention check
+	// reads every row's TTL: both scan, which no key condition can narrow.
+	g.grantTable(jsii.Strings("dynamodb:Scan"))
+	for _, s := range []*stage{p.fetch, p.llm, p.notify} {
+		s.queue.GrantSendMessages(fn)
+	}
+	// The retention check lists keys and dates; it reads no object.
+	fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings("s3:ListBucket"),
+		Resources: &[]*string{p.raw.BucketArn(), p.redacted.BucketArn()},
+	}))
+	return fn
+}
+
+// newSESEvents: the configuration set publishes send/delivery/bounce/
+// complaint/reject events to EventBridge; sesevents records them where
+// lookup-before-resend and the outbox reconciler read them.
+func newSESEvents(f *functionFactory, p functionsProps) (awslambda.Function, awssqs.Queue) {
+	cfg, stack := f.cfg, f.stack
+	// Lost delivery evidence is not silent: events that fail every retry
+	// (EventBridge's delivery or the function's own) land here and page.
+	dlq := newDLQ(stack, cfg, "SesEventsDLQ", awscdk.Duration_Seconds(jsii.Number(30)), f.removal)
+	fn := f.newFn(fnSpec{id: "SesEventsFunction", asset: "sesevents", memory: 128, timeout: 30, asyncDLQ: dlq})
+	f.items(fn, p).grant(jsii.Strings("dynamodb:PutItem"), itemDelivery)
+	cs := awsses.NewCfnConfigurationSet(stack, jsii.String("SesConfigurationSet"), &awsses.CfnConfigurationSetProps{
+		Name: jsii.String(cfg.SESConfigurationSet),
+	})
+	dest := awsses.NewCfnConfigurationSetEventDestination(stack, jsii.String("SesEventDestination"), &awsses.CfnConfigurationSetEventDestinationProps{
+		ConfigurationSetName: jsii.String(cfg.SESConfigurationSet),
+		EventDestination: &awsses.CfnConfigurationSetEventDestination_EventDestinationProperty{
+			Enabled:            jsii.Bool(true),
+			MatchingEventTypes: jsii.Strings("send", "delivery", "bounce", "complaint", "reject"),
+			EventBridgeDestination: &awsses.CfnConfigurationSetEventDestination_EventBridgeDestinationProperty{
+				EventBusArn: awscdk.Fn_Sub(jsii.String("arn:${AWS::Partition}:events:${AWS::Region}:${AWS::AccountId}:event-bus/default"), nil),
+			},
+		},
+	})
+	dest.AddDependency(cs)
+	// Only this configuration set's events: SES tags each with its name.
+	rule := awsevents.NewRule(stack, jsii.String("SesEventsRule"), &awsevents.RuleProps{
+		EventPattern: &awsevents.EventPattern{
+			Source: jsii.Strings("aws.ses"),
+			Detail: &map[string]any{"mail": map[string]any{"tags": map[string]any{"ses:configuration-set": []string{cfg.SESConfigurationSet}}}},
+		},
+		Targets: &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(fn, &awseventstargets.LambdaFunctionProps{
+			DeadLetterQueue: dlq, RetryAttempts: jsii.Number(185), MaxEventAge: awscdk.Duration_Hours(jsii.Number(24)),
+		})},
+	})
+	pinID(rule, "SesEventsRule")
+	return fn, dlq
+}
+
+// sesIdentity is the SES identity notify sends as: sesIdentity, or the
+// domain of smtpFrom.
+func sesIdentity(cfg EnvConfig) string {
+	if cfg.SESIdentity != "" {
+		return cfg.SESIdentity
+	}
+	return cfg.SMTPFrom[strings.LastIndexByte(cfg.SMTPFrom, '@')+1:]
+}
+
+// restrictRawBucket: only the function that writes raw (unredacted) artifacts
+// and the named operator role may touch its objects, whatever else IAM
+// grants; optionally a trail logs every read and write.
+func restrictRawBucket(stack awscdk.Stack, cfg EnvConfig, raw awss3.Bucket, fetchFn awslambda.Function) {
+	allowedRaw := []*string{fetchFn.Role().RoleArn()}
+	if cfg.OperatorRoleArn != "" {
+		allowedRaw = append(allowedRaw, jsii.String(cfg.OperatorRoleArn))
+	}
+	raw.AddToResourcePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:        jsii.String("OnlyFetchAndOperator"),
+		Effect:     awsiam.Effect_DENY,
+		Principals: &[]awsiam.IPrincipal{awsiam.NewAnyPrincipal()},
+		Actions:    jsii.Strings("s3:GetObject*", "s3:PutObject*", "s3:DeleteObject*"),
+		Resources:  &[]*string{raw.ArnForObjects(jsii.String("*"))},
+		Conditions: &map[string]any{"ArnNotEquals": map[string]any{"aws:PrincipalArn": allowedRaw}},
+	}))
+	if !cfg.RawBucketDataEvents {
+		return
+	}
+	// The trail's own bucket, as locked down as the artifacts' (CloudTrail
+	// delivers with SSE-S3 or the data key).
+	tb := &awss3.BucketProps{
+		Encryption:        awss3.BucketEncryption_S3_MANAGED,
+		BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(),
+		EnforceSSL:        jsii.Bool(true),
+		ObjectOwnership:   awss3.ObjectOwnership_BUCKET_OWNER_ENFORCED,
+		// Audit evidence: an overwritten or deleted log file stays recoverable.
+		Versioned:     jsii.Bool(true),
+		RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
+	}
+	if logs := stack.Node().TryFindChild(jsii.String("AccessLogs")); logs != nil {
+		tb.ServerAccessLogsBucket, tb.ServerAccessLogsPrefix = logs.(awss3.IBucket), jsii.String("trail/")
+	}
+	trailBucket := awss3.NewBucket(stack, jsii.String("RawDataEventsTrailBucket"), tb)
+	pinID(trailBucket, "RawDataEventsTrailBucket")
+	trail := awscloudtrail.NewTrail(stack, jsii.String("RawDataEventsTrail"), &awscloudtrail.TrailProps{
+		IsMultiRegionTrail: jsii.Bool(false), IncludeGlobalServiceEvents: jsii.Bool(false),
+		ManagementEvents: awscloudtrail.ReadWriteType_NONE, Bucket: trailBucket,
+		EncryptionKey: dataKey(stack, cfg), EnableFileValidation: jsii.Bool(true),
+	})
+	trail.AddS3EventSelector(&[]*awscloudtrail.S3EventSelector{{Bucket: raw}}, &awscloudtrail.AddEventSelectorOptions{
+		ReadWriteType: awscloudtrail.ReadWriteType_ALL, IncludeManagementEvents: jsii.Bool(false),
+	})
+}
+
+// consumeStages: each stage's consumer reads its queue (the consume grant
+// comes with the event source mapping).
+func consumeStages(cfg EnvConfig, stages []*stage) {
+	for _, s := range stages {
+		s.consumer.AddEventSource(awslambdaeventsources.NewSqsEventSource(s.queue, &awslambdaeventsources.SqsEventSourceProps{
+			BatchSize:               jsii.Number(cfg.BatchSize),
+			ReportBatchItemFailures: jsii.Bool(true),
+			// W = MaximumConcurrency × BatchSize: a batch is worked concurrently.
+			MaxConcurrency: jsii.Number(s.concurrency / cfg.BatchSize),
+		}))
+	}
+}
+
+// newSchedules: the sweeper's sweep schedule and the daily retention check.
+func newSchedules(stack awscdk.Stack, cfg EnvConfig, sweeperFn awslambda.Function) {
+	rule := awsevents.NewRule(stack, jsii.String("SweepSchedule"), &awsevents.RuleProps{
+		Description: jsii.String("Re-enqueue jobs whose stage lease expired with no message in flight"),
+		Schedule:    awsevents.Schedule_Expression(jsii.String(cfg.SweepSchedule)),
+		Targets:     &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(sweeperFn, nil)},
+	})
+	pinID(rule, "SweepSchedule")
+	check := awsevents.NewRule(stack, jsii.String("RetentionCheck"), &awsevents.RuleProps{
+		Description: jsii.String("Verify that no row or artifact outlived its TTL (rule RT-3)"),
+		Schedule:    awsevents.Schedule_Rate(awscdk.Duration_Days(jsii.Number(1))),
+		Targets: &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(sweeperFn, &awseventstargets.LambdaFunctionProps{
+			Event: awsevents.RuleTargetInput_FromObject(map[string]any{"check": "retention"}),
+		})},
+	})
+	pinID(check, "RetentionCheck")
+}
+
+// Item types of the jobs table, by partition-key prefix. Their homes are the
+// packages that write them (TestItemPrefixesMatchTheStore checks they agree).
+const (
+	itemJob         = "JOB#"      // shared/store: the job
+	itemIdempotency = "IDEM#"     // shared/store: idempotency record
+	itemChangelist  = "CL#"       // shared/store: a changelist's version gate
+	itemOutbox      = "OUTBOX#"   // shared/outbox: one delivery per recipient
+	itemDelivery    = "DELIVERY#" // shared/evidence: SES events
+)
+
+// itemGrants grants one function access to the jobs table, item type by
+// item type: IAM's dynamodb:LeadingKeys condition limits each action to the
+// items whose partition key has one of the given prefixes.
+type itemGrants struct {
+	fn    awslambda.Function
+	table awsdynamodb.Table
+}
+
+func (f *functionFactory) items(fn awslambda.Function, p functionsProps) itemGrants {
+	if key := dataKey(f.stack, f.cfg); key != nil {
+		key.GrantEncryptDecrypt(fn)
+	}
+	return itemGrants{fn: fn, table: p.table}
+}
+
+func (g itemGrants) grant(actions *[]*string, prefixes ...string) {
+	var like []string
+	for _, pre := range prefixes {
+		like = append(like, pre+"*")
+	}
+	g.fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:    actions,
+		Resources:  &[]*string{g.table.TableArn()},
+		Conditions: &map[string]any{"ForAllValues:StringLike": map[string]any{"dynamodb:LeadingKeys": like}},
+	}))
+}
+
+// grantIndex: actions on one index (its own keys; no item-type condition).
+func (g itemGrants) grantIndex(actions *[]*string, index string) {
+	g.fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   actions,
+		Resources: &[]*string{awscdk.Fn_Join(jsii.String(""), &[]*string{g.table.TableArn(), jsii.String("/index/" + index)})},
+	}))
+}
+
+// grantTable: actions on the whole table, for the scans that cannot be keyed.
+func (g itemGrants) grantTable(actions *[]*string) {
+	g.fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{Actions: actions, Resources: &[]*string{g.table.TableArn()}}))
+}
+
+// bedrockResources are the ARNs invoking model needs: the foundation model
+// (in any region, for inference profiles that route across regions) and,
+// for a geographic inference profile id, the profile itself.
+func bedrockResources(model string) *[]*string {
+	base, profile := model, false
+	for _, geo := range []string{"us.", "eu.", "apac.", "us-gov.", "global."} {
+		if rest, ok := strings.CutPrefix(model, geo); ok {
+			base, profile = rest, true
+		}
+	}
+	out := []*string{awscdk.Fn_Sub(jsii.String("arn:${AWS::Partition}:bedrock:*::foundation-model/"+base), nil)}
+	if profile {
+		out = append(out, awscdk.Fn_Sub(jsii.String("arn:${AWS::Partition}:bedrock:${AWS::Region}:${AWS::AccountId}:inference-profile/"+model), nil))
+	}
+	return &out
+}
+
+// Artifact key patterns each stage writes (shared/artifacts.Key: jobs/<job id>/<name>),
+// so a stage's role can write only its own artifacts
+// (TestArtifactPatternsMatchTheStages checks the names against the stages).
+const (
+	artifactRawChangeset = "jobs/*/changeset.raw.json" // fetch, raw bucket
+	artifactChangeset    = "jobs/*/changeset.json"     // fetch, redacted bucket
+	artifactReview       = "jobs/*/review.json"        // review
+	artifactChunks       = "jobs/*/chunks/*"           // review's per-chunk results and errors
+)

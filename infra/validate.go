@@ -1,0 +1,368 @@
+package main
+
+import (
+	"fmt"
+	"net/netip"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/criticizer/criticizer/shared/depot"
+	"github.com/criticizer/criticizer/shared/llm"
+	"github.com/criticizer/criticizer/shared/p4"
+)
+
+// problems collects every invalid setting of an environment, so one synth
+// reports them all instead of the first.
+type problems []string
+
+func (p *problems) add(format string, a ...any) { *p = append(*p, fmt.Sprintf(format, a...)) }
+
+// validators are the per-concern checks Validate runs; each names the
+// settings it rejects. A new setting gets its check in the validator of the
+// concern it belongs to (or a new one appended here).
+var validators = []func(EnvConfig, *problems){
+	validateRuntime,
+	validateQueues,
+	validateP4,
+	validateLLM,
+	validateEmail,
+	validateSwarm,
+	validateRedaction,
+	validateAPI,
+	validateAlarms,
+	validateLogs,
+	validateNetwork,
+	validateEncryption,
+}
+
+// Validate rejects settings AWS would reject at deploy time, or that would make
+// the pipeline's timing contract meaningless.
+func (c EnvConfig) Validate() error {
+	var p problems
+	for _, v := range validators {
+		v(c, &p)
+	}
+	if len(p) > 0 {
+		sort.Strings(p)
+		return fmt.Errorf("invalid environment config: %s", strings.Join(p, "; "))
+	}
+	return nil
+}
+
+// validateRuntime: architecture, the lease and the clocks and retention that
+// depend on it.
+func validateRuntime(c EnvConfig, p *problems) {
+	if c.Architecture != "arm64" && c.Architecture != "x86_64" {
+		p.add("architecture %q: want arm64 or x86_64", c.Architecture)
+	}
+	if c.LeaseSeconds < 1 || c.LeaseSeconds > 900 {
+		p.add("leaseSeconds %d: want 1..900 (it is also the function timeout)", c.LeaseSeconds)
+	}
+	if c.ClockSkewSeconds < 0 || c.ClockSkewSeconds*2 >= c.LeaseSeconds {
+		p.add("clockSkewSeconds %d: want 0..(leaseSeconds/2)-1", c.ClockSkewSeconds)
+	}
+	if c.RetentionDays < 1 || c.RetentionDays > 30 {
+		p.add("retentionDays %d: want 1..30 (spec retention: at most 30 days)", c.RetentionDays)
+	}
+	if !validSchedule(c.SweepSchedule) {
+		p.add("sweepSchedule %q: want rate(<n> minute[s]|hour[s]|day[s]) or cron(<6 fields>)", c.SweepSchedule)
+	}
+}
+
+// validateQueues: the attempt budget and rule LC-5's W per stage against the
+// event source mapping's batch size.
+func validateQueues(c EnvConfig, p *problems) {
+	if c.MaxAttempts < 1 {
+		p.add("maxAttempts %d: want >= 1", c.MaxAttempts)
+	}
+	perStage := map[string]int{"fetch": c.MaxConcurrency.Fetch, "llm": c.MaxConcurrency.LLM, "notify": c.MaxConcurrency.Notify}
+	for stage, n := range perStage {
+		if n < 2 || n > 1000 {
+			p.add("maxConcurrency.%s %d: want 2..1000", stage, n)
+		}
+	}
+	if c.BatchSize < 1 || c.BatchSize > 10 {
+		p.add("batchSize %d: want 1..10", c.BatchSize)
+		return
+	}
+	for stage, n := range perStage {
+		if n%c.BatchSize != 0 || n/c.BatchSize < 2 {
+			p.add("maxConcurrency.%s %d: want a multiple of batchSize (%d) and at least 2×batchSize (ESM MaximumConcurrency = W / batchSize >= 2)", stage, n, c.BatchSize)
+		}
+	}
+}
+
+// validateP4: the Perforce connection, the p4 layer and the depot allow-list.
+func validateP4(c EnvConfig, p *problems) {
+	// The fetch function gets the list joined by commas (DEPOT_ALLOWLIST) and
+	// parses it with depot.ParseAllowList at start: synth runs that same
+	// parser on that same string, so a list synth accepts is one the function
+	// starts with, and one it would refuse fails here instead.
+	for _, e := range c.DepotAllowList {
+		if strings.ContainsAny(e, ",\n") {
+			p.add("depotAllowList entry %q: must not contain a comma or newline (DEPOT_ALLOWLIST is comma-separated)", e)
+		}
+	}
+	if _, err := depot.ParseAllowList(strings.Join(c.DepotAllowList, ","), nil); err != nil {
+		p.add("depotAllowList: %v", err)
+	}
+	if c.P4Bin == "" {
+		p.add("p4Bin is empty")
+	}
+	if c.P4Port == "" {
+		p.add("p4Port is empty")
+	}
+	if c.P4User == "" {
+		p.add("p4User is empty")
+	}
+	// An ssl: server is refused by p4 until its fingerprint is trusted; the
+	// fetch function installs P4TRUST_FINGERPRINT with "p4 trust -i".
+	if sslPortRe.MatchString(c.P4Port) && c.P4TrustFingerprint == "" {
+		p.add("p4TrustFingerprint is empty: p4Port %q is an ssl: port and p4 refuses it until the server's fingerprint is trusted (ask the Perforce admin for `p4d -Gf`, or run `p4 -p %s trust` once and copy the fingerprint)", c.P4Port, c.P4Port)
+	}
+	if c.P4TrustFingerprint != "" {
+		if err := p4.CheckTrustFingerprint(c.P4TrustFingerprint); err != nil {
+			p.add("p4TrustFingerprint: %v", err)
+		}
+	}
+	if c.P4TimeoutSeconds < 1 || c.P4TimeoutSeconds >= c.LeaseSeconds {
+		p.add("p4TimeoutSeconds %d: want 1..leaseSeconds-1 (%d)", c.P4TimeoutSeconds, c.LeaseSeconds-1)
+	}
+	if c.P4Parallelism < 0 {
+		p.add("p4Parallelism %d: want >= 0", c.P4Parallelism)
+	}
+	if !c.isLocal && c.P4LayerPath == "" {
+		p.add("p4LayerPath is empty: every non-local environment needs the p4 layer (make p4-layer P4=/path/to/p4, then set p4LayerPath to build/p4-layer)")
+	} else if c.P4LayerPath != "" {
+		if st, err := os.Stat(filepath.Join(c.P4LayerPath, "bin", "p4")); err != nil || st.IsDir() {
+			p.add("p4LayerPath %q: no bin/p4 in it (make p4-layer P4=/path/to/p4 stages it)", c.P4LayerPath)
+		}
+	}
+}
+
+// validateLLM: the provider, its endpoint and model, the call timeout and the
+// prompt canary.
+func validateLLM(c EnvConfig, p *problems) {
+	if c.LLMTimeoutSeconds < 1 || c.LLMTimeoutSeconds >= c.LeaseSeconds {
+		p.add("llmTimeoutSeconds %d: want 1..leaseSeconds-1 (%d)", c.LLMTimeoutSeconds, c.LeaseSeconds-1)
+	}
+	switch c.LLMProvider {
+	case "openai", "anthropic":
+		if c.LLMEndpoint == "" {
+			p.add("llmEndpoint is empty: llmProvider %s needs the provider's base URL, e.g. https://api.openai.com", c.LLMProvider)
+		}
+	case "bedrock": // the SDK resolves the regional endpoint; llmEndpoint optionally overrides it
+	default:
+		p.add("llmProvider %q: want openai, anthropic or bedrock", c.LLMProvider)
+	}
+	if c.LLMEndpoint != "" {
+		// The review function checks LLM_ENDPOINT with this same function.
+		if _, err := llm.ValidateEndpoint(c.LLMProvider, c.LLMEndpoint); err != nil {
+			p.add("llmEndpoint %q: %v", c.LLMEndpoint, err)
+		}
+		checkPlainHTTP(c, p, "llmEndpoint", c.LLMEndpoint)
+	}
+	if c.LLMModel == "" {
+		p.add("llmModel is empty")
+	}
+	if c.PromptCandidatePercent < 0 || c.PromptCandidatePercent > 100 {
+		p.add("promptCandidatePercent %d: want 0..100", c.PromptCandidatePercent)
+	}
+	if c.PromptCandidatePercent > 0 && c.PromptCandidateVersion == "" {
+		p.add("promptCandidatePercent %d: promptCandidateVersion is empty", c.PromptCandidatePercent)
+	}
+}
+
+// validateEmail: the provider (SMTP or SES) and the send timing contract.
+func validateEmail(c EnvConfig, p *problems) {
+	switch c.EmailProvider {
+	case "smtp":
+		if c.SMTPHost == "" {
+			p.add("smtpHost is empty (emailProvider smtp)")
+		}
+	case "ses":
+		if c.SESConfigurationSet == "" {
+			p.add("sesConfigurationSet is empty (emailProvider ses: its events feed delivery lookups)")
+		}
+	default:
+		p.add("emailProvider %q: want smtp or ses", c.EmailProvider)
+	}
+	if c.SESIdentity != "" && (strings.ContainsAny(c.SESIdentity, " ,/*") || !strings.Contains(c.SESIdentity, ".")) {
+		p.add("sesIdentity %q: want a domain or an e-mail address", c.SESIdentity)
+	}
+	if c.EmailProvider == "ses" && c.SESIdentity == "" && !strings.Contains(c.SMTPFrom, "@") {
+		p.add("smtpFrom %q: want an address whose domain is the SES identity (or set sesIdentity)", c.SMTPFrom)
+	}
+	if c.SMTPLookupURL != "" {
+		if u, err := url.Parse(c.SMTPLookupURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			p.add("smtpLookupUrl %q: want an http(s) URL", c.SMTPLookupURL)
+		} else {
+			checkPlainHTTP(c, p, "smtpLookupUrl", c.SMTPLookupURL)
+		}
+	}
+	// A relay over plain SMTP outside local carries the review in clear text.
+	if c.EmailProvider == "smtp" && c.SMTPTLS == "none" && !c.isLocal && !isLoopback(c.SMTPHost) {
+		p.add("smtpTLS none: outside local only a loopback smtpHost may be used without TLS (smtpHost %q)", c.SMTPHost)
+	}
+	if c.SMTPPort < 1 || c.SMTPPort > 65535 {
+		p.add("smtpPort %d: out of range", c.SMTPPort)
+	}
+	switch c.SMTPTLS {
+	case "starttls", "tls", "none":
+	default:
+		p.add("smtpTLS %q: want starttls, tls or none", c.SMTPTLS)
+	}
+	// One SMTP send takes at most 3 × smtpTimeoutSeconds (notify.MaxSendDuration):
+	// it must end before the notify function does (leaseSeconds), and the
+	// provider's completion window must outlast it.
+	if c.SMTPTimeoutSeconds < 1 || 3*c.SMTPTimeoutSeconds >= c.LeaseSeconds {
+		p.add("smtpTimeoutSeconds %d: want 1..%d: a send takes up to 3 × smtpTimeoutSeconds and must end before the notify function times out at leaseSeconds (%d)",
+			c.SMTPTimeoutSeconds, (c.LeaseSeconds-1)/3, c.LeaseSeconds)
+	}
+	if c.SendCompletionWindowSeconds < 0 || (c.SendCompletionWindowSeconds > 0 && c.SendCompletionWindowSeconds <= 3*c.SMTPTimeoutSeconds) {
+		p.add("sendCompletionWindowSeconds %d: want 0 (the provider's default) or more than 3 × smtpTimeoutSeconds (%d)", c.SendCompletionWindowSeconds, 3*c.SMTPTimeoutSeconds)
+	}
+}
+
+// validateSwarm: the optional Helix Swarm base URL.
+func validateSwarm(c EnvConfig, p *problems) {
+	if c.SwarmURL == "" {
+		return
+	}
+	if u, err := url.Parse(c.SwarmURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		p.add("swarmUrl %q: want an http(s) URL", c.SwarmURL)
+		return
+	}
+	checkPlainHTTP(c, p, "swarmUrl", c.SwarmURL)
+}
+
+// checkPlainHTTP refuses an http:// endpoint outside local unless its host is
+// a loopback address (the staging-shaped run on the emulator): credentials
+// and code would cross the network in clear text.
+func checkPlainHTTP(c EnvConfig, p *problems, setting, raw string) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "http" || c.isLocal || isLoopback(u.Hostname()) {
+		return
+	}
+	p.add("%s %q: http:// outside local is allowed only to a loopback address; use https://", setting, raw)
+}
+
+// isLoopback: "localhost" or a loopback IP literal (no DNS at synth).
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	a, err := netip.ParseAddr(strings.Trim(host, "[]"))
+	return err == nil && a.IsLoopback()
+}
+
+// sslPortRe matches the P4PORT transports that use SSL (ssl:, ssl4:, ssl6:,
+// ssl46:, ssl64:).
+var sslPortRe = regexp.MustCompile(`^ssl(4|6|46|64)?:`)
+
+// validateRedaction: the redaction policy's confidential domains and networks.
+func validateRedaction(c EnvConfig, p *problems) {
+	for _, d := range c.ConfidentialDomains {
+		if d == "" || strings.ContainsAny(d, ", @/") {
+			p.add("confidentialDomains entry %q: want a bare domain", d)
+		}
+	}
+	for _, n := range c.ConfidentialCIDRs {
+		if _, err := netip.ParsePrefix(n); err != nil {
+			p.add("confidentialCidrs entry %q: not a CIDR", n)
+		}
+	}
+}
+
+// validateAPI: the API stage's throttling and the webhook's replay window.
+func validateAPI(c EnvConfig, p *problems) {
+	if c.APIRateLimit < 1 || c.APIBurstLimit < 1 {
+		p.add("apiRateLimit %d / apiBurstLimit %d: want >= 1", c.APIRateLimit, c.APIBurstLimit)
+	}
+	if c.ReplayWindowSeconds < 1 {
+		p.add("replayWindowSeconds %d: want >= 1", c.ReplayWindowSeconds)
+	}
+	switch r := c.APIGatewayCloudWatchRole; {
+	case r == "create" || r == "existing":
+	case iamRoleArnRe.MatchString(r):
+	default:
+		p.add("apiGatewayCloudWatchRole %q: want create, existing or an IAM role ARN", r)
+	}
+}
+
+var iamRoleArnRe = regexp.MustCompile(`^arn:aws[a-z-]*:iam::[0-9]{12}:role/[\w+=,.@/-]+$`)
+
+// validateAlarms: where alarms page, and the operator role of the raw bucket.
+func validateAlarms(c EnvConfig, p *problems) {
+	if c.AlarmTopicArn != "" && !strings.HasPrefix(c.AlarmTopicArn, "arn:") {
+		p.add("alarmTopicArn %q: want an SNS topic ARN", c.AlarmTopicArn)
+	}
+	if c.AlarmEmail != "" && !strings.Contains(c.AlarmEmail, "@") {
+		p.add("alarmEmail %q: want an e-mail address", c.AlarmEmail)
+	}
+	if c.OperatorRoleArn != "" && !strings.HasPrefix(c.OperatorRoleArn, "arn:") {
+		p.add("operatorRoleArn %q: want an IAM role ARN", c.OperatorRoleArn)
+	}
+}
+
+// validateLogs: log level and the retention of function and access logs.
+func validateLogs(c EnvConfig, p *problems) {
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		p.add("logLevel %q: want debug, info, warn or error", c.LogLevel)
+	}
+	if _, ok := retentionDays[c.LogRetentionDays]; !ok {
+		p.add("logRetentionDays %d: not a CloudWatch Logs retention value (%s)", c.LogRetentionDays, allowedRetentions())
+	}
+	if c.AccessLogRetentionDays < 1 {
+		p.add("accessLogRetentionDays %d: want >= 1", c.AccessLogRetentionDays)
+	}
+}
+
+var (
+	vpcIDRe    = regexp.MustCompile(`^vpc-[0-9a-f]{8}([0-9a-f]{9})?$`)
+	subnetIDRe = regexp.MustCompile(`^subnet-[0-9a-f]{8}([0-9a-f]{9})?$`)
+	sgIDRe     = regexp.MustCompile(`^sg-[0-9a-f]{8}([0-9a-f]{9})?$`)
+	rtbIDRe    = regexp.MustCompile(`^rtb-[0-9a-f]{8}([0-9a-f]{9})?$`)
+	kmsKeyRe   = regexp.MustCompile(`^arn:aws[a-z-]*:kms:[a-z0-9-]+:[0-9]{12}:key/[0-9a-f-]{36}$`)
+)
+
+// validateNetwork: the optional VPC placement, by ID only (no lookups).
+func validateNetwork(c EnvConfig, p *problems) {
+	v := c.VPC
+	if v == nil {
+		return
+	}
+	if c.isLocal {
+		p.add("vpc: not supported in local (the emulator runs functions as host processes)")
+		return
+	}
+	if !vpcIDRe.MatchString(v.VpcID) {
+		p.add("vpc.vpcId %q: want vpc-<8 or 17 hex digits>", v.VpcID)
+	}
+	ids := func(name string, list []string, re *regexp.Regexp, required bool) {
+		if required && len(list) == 0 {
+			p.add("vpc.%s is empty", name)
+		}
+		for _, id := range list {
+			if !re.MatchString(id) {
+				p.add("vpc.%s entry %q: not an ID of that kind", name, id)
+			}
+		}
+	}
+	ids("subnetIds", v.SubnetIDs, subnetIDRe, true)
+	ids("securityGroupIds", v.SecurityGroupIDs, sgIDRe, true)
+	ids("routeTableIds", v.RouteTableIDs, rtbIDRe, v.CreateEndpoints)
+}
+
+// validateEncryption: the optional customer-managed KMS key.
+func validateEncryption(c EnvConfig, p *problems) {
+	if c.KMSKey != "" && c.KMSKey != "create" && !kmsKeyRe.MatchString(c.KMSKey) {
+		p.add("kmsKey %q: want create or a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>)", c.KMSKey)
+	}
+}
