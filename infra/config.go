@@ -127,6 +127,13 @@ type EnvConfig struct {
 	// bearer-token and API secrets for the webhook. Empty = Swarm auth off.
 	SwarmURL string `json:"swarmUrl,omitempty"`
 
+	// Recipient policy (shared/recipients; webhook, fetch, notify): the e-mail
+	// domains that may receive code ("example.com" exactly, "*.example.com"
+	// its subdomains), required outside local, and how many recipients a
+	// request may name (default 10, at most 50). See infra/recipients.go.
+	RecipientDomains []string `json:"recipientDomains,omitempty"`
+	MaxRecipients    int      `json:"maxRecipients,omitempty"`
+
 	// Redaction policy, used by the fetch stage AND the review-stage guard.
 	RedactEmails        bool     `json:"redactEmails"`
 	ConfidentialDomains []string `json:"confidentialDomains,omitempty"`
@@ -184,6 +191,12 @@ type EnvConfig struct {
 	// its sending is limited to it and the configuration set. Default: the
 	// domain of smtpFrom.
 	SESIdentity string `json:"sesIdentity,omitempty"`
+
+	// JobPage turns on the read-only job page (GET /view/{id}/{token}) and
+	// its links in Swarm and the e-mail; PublicBaseURL is the API's public
+	// base URL for those links (default: the API's own URL). See infra/jobpage.go.
+	JobPage       bool   `json:"jobPage,omitempty"`
+	PublicBaseURL string `json:"publicBaseUrl,omitempty"`
 }
 
 // VPCConfig is where functions run inside a studio's network. IDs only:
@@ -257,6 +270,7 @@ func DefaultConfig(name string) EnvConfig {
 		c.SMTPHost = "127.0.0.1"
 		c.SMTPPort = 2525
 		c.SMTPFrom = "criticizer@localhost"
+		c.RecipientDomains = []string{"example.com"} // the stand-in depot's users
 		c.SMTPTLS = "none"
 		c.LogLevel = "debug"
 		c.LogRetentionDays = 1

@@ -47,6 +47,9 @@ func newApp(extraContext map[string]any) (awscdk.App, awscdk.Stack, error) {
 	if cfg.EmailProvider == "ses" {
 		fns = append(fns, "sesevents")
 	}
+	if cfg.JobPage {
+		fns = append(fns, "jobpage")
+	}
 	for _, fn := range fns {
 		if _, err := os.Stat(assetRoot + "/" + fn + "/bootstrap"); err != nil {
 			return nil, nil, fmt.Errorf("function asset missing (run `make build` first, or set context %s): %w", ctxAssetRoot, err)

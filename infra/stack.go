@@ -81,10 +81,15 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 	stages := []*stage{fetchStage, llmStage, notifyStage}
 	fns := newFunctions(stack, functionsProps{env: env, cfg: cfg, assetRoot: props.AssetRoot, removal: removal,
 		table: table, raw: raw, redacted: redacted, fetch: fetchStage, llm: llmStage, notify: notifyStage, secrets: sec})
+	wireRecipientPolicy(cfg, fns.webhook, fns.fetch, fns.notify)
 	api := newAPI(stack, env, cfg, removal, fns.webhook)
+	jobPageFn := newJobPage(stack, jobPageProps{env: env, cfg: cfg, assetRoot: props.AssetRoot, removal: removal, table: table, redacted: redacted, api: api, webhook: fns.webhook, notify: fns.notify})
 	alarmed := []namedFn{{"Webhook", fns.webhook}, {"Fetch", fns.fetch}, {"Review", fns.review}, {"Notify", fns.notify}, {"Sweeper", fns.sweeper}}
 	if fns.sesEvents != nil {
 		alarmed = append(alarmed, namedFn{"SesEvents", fns.sesEvents})
+	}
+	if jobPageFn != nil {
+		alarmed = append(alarmed, namedFn{"JobPage", jobPageFn})
 	}
 	topic := newAlarms(stack, env, cfg, props.MetricMathAlarms, stages, alarmed)
 	if fns.sesEventsDLQ != nil {
@@ -113,6 +118,9 @@ func newOutputs(stack awscdk.Stack, api awsapigateway.RestApi, table awsdynamodb
 	out("RawBucketName", raw.BucketName())
 	out("RedactedBucketName", redacted.BucketName())
 	out("WebhookSecretArn", sec.webhook.SecretArn())
+	if sec.swarmToken != nil { // for criticizer secret rotate|revoke-previous swarm
+		out("SwarmTokenSecretArn", sec.swarmToken.SecretArn())
+	}
 	out("LlmSecretArn", sec.llm.SecretArn())
 	out("SmtpSecretArn", sec.smtp.SecretArn())
 	out("P4SecretArn", sec.p4.SecretArn())

@@ -24,7 +24,7 @@ const testFingerprint = "AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89:AB:CD:E
 func dummyAssets(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, fn := range []string{"webhook", "fetch", "review", "notify", "sweeper", "sesevents"} {
+	for _, fn := range []string{"webhook", "fetch", "review", "notify", "sweeper", "sesevents", "jobpage"} {
 		if err := os.MkdirAll(filepath.Join(dir, fn), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -489,7 +489,7 @@ func TestProdStack(t *testing.T) {
 			"maxConcurrency": map[string]any{"fetch": 8, "llm": 4, "notify": 4},
 			"batchSize":      2,
 			"llmEndpoint":    "https://api.openai.com", "p4Port": "ssl:p4:1666", "smtpHost": "smtp.example.com",
-			"p4TrustFingerprint": testFingerprint, "depotAllowList": []any{"//depot/projectA/..."},
+			"p4TrustFingerprint": testFingerprint, "depotAllowList": []any{"//depot/projectA/..."}, "recipientDomains": []any{"example.com"},
 		}},
 		// As `cdk -c overrides='{...}'` passes it: a JSON string.
 		ctxOverrides: `{"p4LayerPath":"` + layer + `","alarmTopicArn":"arn:aws:sns:eu-west-1:123456789012:ops"}`,
@@ -608,7 +608,7 @@ func TestConfig(t *testing.T) {
 	// Each bad setting is rejected with an error that names it.
 	base := func(over map[string]any) map[string]any {
 		o := map[string]any{"p4LayerPath": fakeLayer(t), "llmEndpoint": "https://api.openai.com", "p4Port": "ssl:p4:1666", "smtpHost": "smtp.example.com",
-			"p4TrustFingerprint": testFingerprint, "depotAllowList": []any{"//depot/projectA/..."}}
+			"p4TrustFingerprint": testFingerprint, "depotAllowList": []any{"//depot/projectA/..."}, "recipientDomains": []any{"example.com"}}
 		for k, v := range over {
 			o[k] = v
 		}

@@ -37,6 +37,8 @@ var validators = []func(EnvConfig, *problems){
 	validateLogs,
 	validateNetwork,
 	validateEncryption,
+	validateRecipients,
+	validateJobPageSettings,
 }
 
 // Validate rejects settings AWS would reject at deploy time, or that would make

@@ -32,6 +32,7 @@ import (
 	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/p4"
 	"github.com/criticizer/criticizer/shared/queue"
+	"github.com/criticizer/criticizer/shared/recipients"
 	"github.com/criticizer/criticizer/shared/redact"
 	"github.com/criticizer/criticizer/shared/review"
 	"github.com/criticizer/criticizer/shared/reviewstage"
@@ -114,11 +115,16 @@ func newInProcess(b *testing.B) *inProcess {
 	if err != nil {
 		b.Fatal(err)
 	}
+	fetcher.CheckProtections()
 	red, err := redact.New(redact.PolicyFromConfig(config.NewReaderFrom(fv)))
 	if err != nil {
 		b.Fatal(err)
 	}
-	fetch := &fetchstage.Fetch{P4: fetcher, Redactor: red, Raw: raw, Redacted: redacted, Log: env.quiet}
+	fetchPolicy, err := recipients.Load(config.NewReaderFrom(fv))
+	if err != nil {
+		b.Fatal(err)
+	}
+	fetch := &fetchstage.Fetch{P4: fetcher, Redactor: red, Raw: raw, Redacted: redacted, Log: env.quiet, Recipients: fetchPolicy, Metrics: metrics}
 
 	// review, as functions/review wires it (OpenAI-compatible provider)
 	rv := functionEnv(b, "ReviewFunctionName")
@@ -160,8 +166,12 @@ func newInProcess(b *testing.B) *inProcess {
 	if err != nil {
 		b.Fatal(err)
 	}
+	notifyPolicy, err := recipients.Load(config.NewReaderFrom(nv))
+	if err != nil {
+		b.Fatal(err)
+	}
 	note := &notifystage.Notify{Outbox: env.outbox, Artifacts: redacted, Sender: sender, Evidence: evidence.HTTP{URL: nv["SMTP_LOOKUP_URL"]},
-		From: nv["SMTP_FROM"], HTML: true, Log: env.quiet, Window: evidence.DefaultWindow("smtp")}
+		From: nv["SMTP_FROM"], HTML: true, Log: env.quiet, Window: evidence.DefaultWindow("smtp"), Recipients: notifyPolicy, Metrics: metrics}
 
 	rt := func(s domain.Stage, proc stage.Processor, sanitize func(string) string) *stage.Runtime {
 		return &stage.Runtime{Stage: s, Jobs: env.jobs, Queues: p.queues, Processor: proc, Lease: env.lease, MaxAttempts: 5,

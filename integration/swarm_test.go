@@ -179,8 +179,9 @@ func TestSwarmPreCommitReview(t *testing.T) {
 	if got := callKinds(calls); !slices.Equal(got, []string{"update", "pass"}) {
 		t.Fatalf("callbacks %v, want update then pass", got)
 	}
-	if u := calls[0]; u.Status != "running" || !strings.HasSuffix(u.URL, "/jobs/"+id) {
-		t.Fatalf("update %+v: want status running and a link to the job", u)
+	// local turns the job page on: the run links it (TestJobPageOpensFromSwarmAndEmail opens it).
+	if u := calls[0]; u.Status != "running" || !strings.Contains(u.URL, "/view/"+id+"/") {
+		t.Fatalf("update %+v: want status running and a link to the job's page", u)
 	}
 	want := fmt.Sprintf("%d findings", j.FindingCount)
 	if j.FindingCount == 1 {

@@ -33,4 +33,23 @@ func TestWebhookInputValidationOnTheStack(t *testing.T) {
 			waitJob(t, r.Decoded["job_id"].(string), untilSettled(), "succeeded", succeeded)
 		}
 	}
+	// Free text and the version bound are checked at the edge: 400 naming
+	// the field and the reason (2^31-1 would lock the changelist against
+	// every rerun).
+	for _, tt := range []struct {
+		field string
+		value any
+		want  string
+	}{
+		{"requested_by", "alice\n{\"level\":\"ERROR\",\"msg\":\"forged\"}", "control or formatting characters"},
+		{"requested_by", "<script>alert(1)</script>", "markup"},
+		{"review_version", 2147483647, "from 1 to 1000000"},
+	} {
+		p := map[string]any{"changelist_id": newChange(t, 12345), "review_version": 1, "idempotency_key": uniqueKey(t)}
+		p[tt.field] = tt.value
+		r := postWebhook(t, p)
+		if r.Status != http.StatusBadRequest || errCode(r) != "invalid_field" || !strings.Contains(string(r.Body), tt.field+": ") || !strings.Contains(string(r.Body), tt.want) {
+			t.Errorf("%s %q: %d %s, want 400 naming it (%s)", tt.field, tt.value, r.Status, r.Body, tt.want)
+		}
+	}
 }

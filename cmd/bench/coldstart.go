@@ -32,6 +32,7 @@ var FunctionEnv = map[string][]string{
 	"webhook":   {"WEBHOOK_SECRET_ID=bench/webhook"},
 	"sweeper":   nil,
 	"sesevents": nil,
+	"jobpage":   {"JOB_PAGE_SECRET_ID=bench/jobpage"},
 }
 
 var commonEnv = []string{

@@ -12,6 +12,8 @@
 //	criticizer [--stack NAME] outbox confirm JOB_ID RECIPIENT --evidence TEXT   delivered (checked by hand): never resend
 //	criticizer [--stack NAME] [--json] outbox reconcile                    rows the reconciler could not settle
 //	criticizer [--stack NAME] outbox reconcile resolve JOB_ID RECIPIENT --delivered|--not-delivered --note TEXT
+//	criticizer [--stack NAME] secret rotate webhook|swarm [--overlap 24h]   new caller credential; the old one verifies until then
+//	criticizer [--stack NAME] secret revoke-previous webhook|swarm           the old caller credential stops verifying now
 //
 // Every command that changes state records the actor (CRITICIZER_ACTOR or
 // the login name) and the note, ticket or evidence in the job's history.
@@ -36,6 +38,7 @@ import (
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/criticizer/criticizer/shared/delivery"
@@ -61,6 +64,7 @@ type app struct {
 	dlq   *dlq.Client
 	jobs  *store.Store
 	rows  *outbox.Outbox
+	sm    *secretsmanager.Client
 	stack map[string]string
 }
 
@@ -73,7 +77,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	rest := global.Args()
 	if len(rest) == 0 {
-		return errors.New("usage: criticizer [--stack NAME] [--json] dlq list|replay, restart JOB_ID, job JOB_ID")
+		return errors.New("usage: criticizer [--stack NAME] [--json] dlq list|replay, restart JOB_ID, job JOB_ID, outbox …, secret rotate|revoke-previous webhook|swarm")
 	}
 	// The SDK's default chain: profiles, SSO, environment, instance roles.
 	cfg, err := awsconfig.LoadDefaultConfig(ctx)
@@ -92,7 +96,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	a := &app{out: out, json: *asJSON, stack: outputs,
 		dlq:  &dlq.Client{API: sqs.NewFromConfig(cfg), Queues: queues, Hold: 30 * time.Second},
 		jobs: store.New(dynamodb.NewFromConfig(cfg), outputs["JobsTableName"]),
-		rows: outbox.New(dynamodb.NewFromConfig(cfg), outputs["JobsTableName"])}
+		rows: outbox.New(dynamodb.NewFromConfig(cfg), outputs["JobsTableName"]),
+		sm:   secretsmanager.NewFromConfig(cfg)}
 	switch rest[0] {
 	case "dlq":
 		if len(rest) < 2 {
@@ -113,6 +118,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return a.job(ctx, rest[1:])
 	case "outbox":
 		return a.outboxCmd(ctx, rest[1:])
+	case "secret":
+		return a.secretCmd(ctx, rest[1:])
 	}
 	return fmt.Errorf("unknown command %q", rest[0])
 }

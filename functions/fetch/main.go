@@ -43,7 +43,9 @@ func main() {
 	}
 	fetcher, err := p4.NewFetcher(runner, set.AllowList, env.Log)
 	coldstart.Must(env, err)
-	fetcher.WithOptions(set.P4.Options)
+	// The service user's protections are checked on the first fetch, not
+	// here: init has no lease and no job to fail closed.
+	fetcher.WithOptions(set.P4.Options).CheckProtections()
 	red, err := redact.New(set.Redaction)
 	coldstart.Must(env, err)
 
@@ -51,7 +53,7 @@ func main() {
 	jobs := store.New(dynamodb.NewFromConfig(env.AWS), env.Config.JobsTable)
 	queues := queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs)
 	reporter := swarm.NewReporter(jobs, env.Log)
-	proc := &fetchstage.Fetch{P4: fetcher, Redactor: red, Log: env.Log, Swarm: reporter,
+	proc := &fetchstage.Fetch{P4: fetcher, Redactor: red, Log: env.Log, Swarm: reporter, Recipients: set.Recipients, Metrics: env.Metrics,
 		Raw: artifacts.New(s3, env.Config.RawBucket), Redacted: artifacts.New(s3, env.Config.RedactedBkt)}
 	if set.Swarm.URL != "" && set.Swarm.APISecretID != "" {
 		proc.Users = fetcher

@@ -15,6 +15,7 @@ import (
 	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/evidence"
+	"github.com/criticizer/criticizer/shared/jobpage"
 	"github.com/criticizer/criticizer/shared/notify"
 	"github.com/criticizer/criticizer/shared/notifystage"
 	"github.com/criticizer/criticizer/shared/outbox"
@@ -40,7 +41,11 @@ func main() {
 	n := &notifystage.Notify{Outbox: outbox.New(ddb, env.Config.JobsTable).WithRetention(env.Config.Retention), From: set.Evidence.From,
 		Log: env.Log, Swarm: reporter, Window: set.Evidence.Window,
 		Artifacts: artifacts.New(artifacts.NewS3Client(env.AWS), env.Config.RedactedBkt),
-		HTML:      true, SwarmLinks: set.SwarmLinks} // HTML + text alternatives; Swarm review link when known
+		HTML:      true, SwarmLinks: set.SwarmLinks, // HTML + text alternatives; Swarm review link when known
+		Recipients: set.Recipients, Metrics: env.Metrics}
+	if set.JobPage.SecretID != "" {
+		n.JobPage = &jobpage.Links{Key: &jobpage.Key{Secrets: secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL), SecretID: set.JobPage.SecretID}, Base: set.JobPage.BaseURL}
+	}
 	if set.Evidence.Provider == "ses" {
 		// IAM credentials, no password; SES's published events are the evidence.
 		sender, err := ses.New(ses.NewClient(env.AWS), set.SESConfigurationSet, env.Log)

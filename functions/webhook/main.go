@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/criticizer/criticizer/shared/coldstart"
+	"github.com/criticizer/criticizer/shared/jobpage"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/queue"
 	"github.com/criticizer/criticizer/shared/sanitize"
@@ -26,16 +27,24 @@ func main() {
 	coldstart.Must(env, env.Vars.Err())
 
 	ddb := dynamodb.NewFromConfig(env.AWS)
-	sm := secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL)
+	// A short cache: a revoked previous credential is refused within KeyCacheTTL.
+	sm := secrets.New(secretsmanager.NewFromConfig(env.AWS), webhook.KeyCacheTTL)
 	h := &webhook.Handler{
 		Jobs: store.New(ddb, env.Config.JobsTable).WithRetention(env.Config.Retention), Deliveries: outbox.New(ddb, env.Config.JobsTable),
 		Queue: queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs),
-		Keys:  webhook.SecretKeys(sm, set.SecretID), Log: env.Log, Metrics: env.Metrics,
+		Keys:  webhook.SecretKeys(sm, set.SecretID, nil), Log: env.Log, Metrics: env.Metrics,
 		ReplayWindow: set.ReplayWindow, SweepAfter: 2 * env.Config.Lease, IdemTTL: env.Config.Retention,
-		SwarmURL: set.Swarm.URL,
+		SwarmURL: set.Swarm.URL, Recipients: set.Recipients,
 	}
 	if set.Swarm.TokenSecretID != "" { // unset: bearer authentication off
-		h.SwarmTokens = webhook.SecretKeys(sm, set.Swarm.TokenSecretID)
+		h.SwarmTokens = webhook.SecretKeys(sm, set.Swarm.TokenSecretID, nil)
+	}
+	if page := set.JobPage; page.SecretID != "" {
+		links := &jobpage.Links{Key: &jobpage.Key{Secrets: sm, SecretID: page.SecretID}, Base: page.BaseURL}
+		h.JobPage = links.Path
+		if page.BaseURL != "" {
+			h.JobPage = links.URL
+		}
 	}
 	lambda.Start(h.Handle)
 }

@@ -167,7 +167,12 @@ func StartLocal(ctx context.Context, opts LocalOptions) (l *Local, err error) {
 			return nil, err
 		}
 	}
-	l.WebhookKey = []byte(hook)
+	// The bare value, or {"key": …} once rotated with criticizer secret rotate.
+	hookCred, err := secrets.ParseCallerCredential(hook)
+	if err != nil {
+		return nil, err
+	}
+	l.WebhookKey = []byte(hookCred.Key)
 	// The fixture server's service user gets the password the stack
 	// generated, so the fetch stage logs in ("p4 login", password on stdin)
 	// as it must against a real server.

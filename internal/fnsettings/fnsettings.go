@@ -11,6 +11,7 @@ import (
 	"github.com/criticizer/criticizer/shared/config"
 	"github.com/criticizer/criticizer/shared/evidence"
 	"github.com/criticizer/criticizer/shared/fetchstage"
+	"github.com/criticizer/criticizer/shared/jobpage"
 	"github.com/criticizer/criticizer/shared/notifystage"
 	"github.com/criticizer/criticizer/shared/retention"
 	"github.com/criticizer/criticizer/shared/reviewstage"
@@ -35,6 +36,7 @@ var Functions = map[string][]Loader{
 	"notify":    {{"notifystage.SettingsFromEnv", func(r *config.Reader) { notifystage.SettingsFromEnv(r) }}},
 	"sweeper":   {{"evidence.SettingsFromEnv", func(r *config.Reader) { evidence.SettingsFromEnv(r) }}, {"retention.SettingsFromEnv", func(r *config.Reader) { retention.SettingsFromEnv(r) }}},
 	"sesevents": nil,
+	"jobpage":   {{"jobpage.SettingsFromEnv", func(r *config.Reader) { jobpage.SettingsFromEnv(r) }}},
 }
 
 // Read runs the loaders of function over env and returns the variables

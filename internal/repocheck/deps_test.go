@@ -26,6 +26,7 @@ func TestFunctionDeps(t *testing.T) {
 		{"fetch", [][]string{smtp, llm, schema, chain}},
 		{"review", [][]string{smtp, chain}},
 		{"notify", [][]string{llm, schema, chain}},
+		{"jobpage", [][]string{smtp, llm, schema, chain}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.function, func(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 )
 
 // TestEveryFunctionLogsThroughTheSanitizer fails if a function's wiring could
-// log an error without the sanitizer (rule SC-3): each main package must
+// log an error without the sanitizer (rule SC-5): each main package must
 // build its logger with coldstart.Load(ctx, name, sanitize.Logs), and none
 // may reach a logger any other way (slog's default logger, package log,
 // obs.NewLogger), since those would skip it.

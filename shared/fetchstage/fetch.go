@@ -22,6 +22,8 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/obs"
+	recipientpolicy "github.com/criticizer/criticizer/shared/recipients"
 	"github.com/criticizer/criticizer/shared/redact"
 )
 
@@ -68,6 +70,11 @@ type Fetch struct {
 	Reviews ReviewAuthors
 	Users   UserEmails
 	Swarm   SwarmUpdater
+	// Recipients is the recipient policy the resolved recipients are held
+	// against (recipients.Load); nil checks nothing (tests only: the
+	// function always sets it). Metrics counts its refusals.
+	Recipients *recipientpolicy.Policy
+	Metrics    *obs.Metrics
 }
 
 // Process fetches the changelist, stores the raw and the redacted changeset
@@ -117,6 +124,12 @@ func (f *Fetch) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 			return job.Result{}, err
 		}
 	}
+	// Recipients are settled before anything is stored: a job left with no
+	// recipient the policy allows ends here, with no artifact written.
+	recipients, refused, err := f.recipients(ctx, j, author, authorEmail)
+	if err != nil {
+		return job.Result{}, err
+	}
 	rawKey := artifacts.Key(j.ID, "changeset.raw.json")
 	if _, err := f.store(ctx, f.Raw, rawKey, raw, cs); err != nil {
 		return job.Result{}, err
@@ -141,20 +154,43 @@ func (f *Fetch) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	proof := f.Redactor.SealDigest(sum)
 	f.Log.InfoContext(ctx, "changeset fetched", "files", len(cs.Files), "redactions", redactions.Load())
 
-	recipients := make([]string, 0, len(j.RequestedRecipients)+1)
-	for _, r := range j.RequestedRecipients {
-		recipients = append(recipients, delivery.Canonical(r))
-	}
-	if authorEmail != "" {
-		recipients = append(recipients, delivery.Canonical(authorEmail))
-	}
-	slices.Sort(recipients)
-	recipients = slices.Compact(recipients)
-	if len(recipients) == 0 {
-		return job.Result{}, failure.Errorf(failure.NotFound, "no recipients: the author %q has no e-mail address and the webhook named none", author)
+	detail := fmt.Sprintf("files %d, redactions %d", len(cs.Files), redactions.Load())
+	if len(refused) > 0 {
+		// The job's history keeps who was not e-mailed and why.
+		detail += "; not e-mailed, outside the recipient policy: " + recipientpolicy.Describe(refused)
 	}
 	return job.Result{Artifacts: job.Artifacts{Raw: rawKey, Redacted: redKey, RedactedProof: proof}, Recipients: recipients,
-		Detail: fmt.Sprintf("files %d, redactions %d", len(cs.Files), redactions.Load())}, nil
+		Detail: detail}, nil
+}
+
+// recipients settles who gets the review: the addresses the webhook named
+// and the author's (from the Perforce user spec, or Swarm's review author),
+// canonicalized, then held against the recipient policy. An address outside
+// it is never e-mailed: it is reported as a security event and returned for
+// the job's history. No allowed recipient left is POLICY_REJECTED (some were
+// refused) or NOT_FOUND (there were none).
+func (f *Fetch) recipients(ctx context.Context, j *job.Job, author, authorEmail string) (allowed []string, refused []recipientpolicy.Refusal, err error) {
+	candidates := make([]string, 0, len(j.RequestedRecipients)+1)
+	for _, r := range j.RequestedRecipients {
+		candidates = append(candidates, delivery.Canonical(r))
+	}
+	if authorEmail != "" {
+		candidates = append(candidates, delivery.Canonical(authorEmail))
+	}
+	slices.Sort(candidates)
+	candidates = slices.Compact(candidates)
+	allowed = candidates
+	if f.Recipients != nil {
+		allowed, refused = f.Recipients.Split(candidates)
+		recipientpolicy.Report(ctx, f.Log, f.Metrics, string(domain.StageFetch), j.Source, refused)
+	}
+	switch {
+	case len(allowed) > 0:
+		return allowed, refused, nil
+	case len(refused) > 0:
+		return nil, refused, failure.Errorf(failure.PolicyRejected, "no recipient allowed by the recipient policy: %s", recipientpolicy.Describe(refused))
+	}
+	return nil, nil, failure.Errorf(failure.NotFound, "no recipients: the author %q has no e-mail address and the webhook named none", author)
 }
 
 // store writes the changeset artifact from sp at key, through a file on

@@ -59,6 +59,9 @@ type Content struct {
 	Changeset *domain.Changeset
 	// ReviewURL links the Swarm review, when the job came from one.
 	ReviewURL string
+	// JobPageURL is the job's read-only page ("View this review"), when the
+	// environment turns the page on.
+	JobPageURL string
 	// Date is the Date header. Zero means job.Now(). It is the only
 	// input not derived from the review, so tests fix it to compare bytes.
 	Date time.Time
@@ -101,6 +104,7 @@ func Compose(k delivery.Key, in Content) (*Message, error) {
 		Description: firstLine(in.Description),
 		JobID:       oneLine(in.JobID),
 		ReviewURL:   safeURL(in.ReviewURL),
+		JobPageURL:  safeURL(in.JobPageURL),
 		Summary:     strings.TrimSpace(in.Review.Summary),
 		Total:       len(in.Review.Findings),
 		Counts:      countLine(groups),

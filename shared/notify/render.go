@@ -25,6 +25,7 @@ type view struct {
 	Description string
 	JobID       string
 	ReviewURL   string
+	JobPageURL  string
 	Summary     string
 	Total       int
 	Counts      string
@@ -257,6 +258,9 @@ func renderText(v view) string {
 	field("Description", v.Description)
 	field("Job", v.JobID)
 	field("Review", v.ReviewURL)
+	if v.JobPageURL != "" {
+		b.WriteString("\nView this review: " + v.JobPageURL + "\n")
+	}
 	b.WriteString("\n")
 	if v.Summary != "" {
 		b.WriteString("Summary:\n" + indent(v.Summary, "  ") + "\n\n")
@@ -338,6 +342,9 @@ func renderHTML(v view) string {
 		row("Review", fmt.Sprintf("<a href=\"%s\">%s</a>", e(v.ReviewURL), e(v.ReviewURL)))
 	}
 	b.WriteString("</table>\n")
+	if v.JobPageURL != "" {
+		fmt.Fprintf(&b, "<p><a href=\"%s\">View this review</a></p>\n", e(v.JobPageURL))
+	}
 	if v.Summary != "" {
 		fmt.Fprintf(&b, "<p style=\"white-space:pre-wrap\">%s</p>\n", e(v.Summary))
 	}

@@ -17,7 +17,9 @@ import (
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/notify"
+	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/outbox"
+	"github.com/criticizer/criticizer/shared/recipients"
 	"github.com/criticizer/criticizer/shared/swarm"
 )
 
@@ -52,6 +54,9 @@ type Notify struct {
 	Evidence Evidence
 	From     string
 	HTML     bool
+	// JobPage mints the job page link the e-mail carries (jobpage.Links);
+	// nil when the environment has no job page.
+	JobPage JobPageLinks
 	// SwarmLinks links a Swarm review in the e-mail of a job that came
 	// from one (SWARM_URL/reviews/{id}); zero for none.
 	SwarmLinks swarm.Settings
@@ -67,6 +72,17 @@ type Notify struct {
 	Window time.Duration
 	// Now is the time source (the system clock when nil).
 	Now job.Clock
+	// Recipients is the recipient policy, checked again before every send
+	// (the policy may have tightened since fetch, a replayed job may carry
+	// an old list); nil checks nothing (tests only: the function always sets
+	// it). Metrics counts its refusals.
+	Recipients *recipients.Policy
+	Metrics    *obs.Metrics
+}
+
+// JobPageLinks mints a job's page URL.
+type JobPageLinks interface {
+	URL(ctx context.Context, jobID string) (string, error)
 }
 
 // SwarmPasser reports a finished review to its Swarm test run.
@@ -95,13 +111,31 @@ func (n *Notify) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	if err := n.Artifacts.GetJSON(ctx, j.Artifacts.Redacted, &cs); err != nil {
 		return job.Result{}, err
 	}
-	recipients := slices.Clone(j.Recipients)
-	slices.Sort(recipients)
+	pageURL := ""
+	if n.JobPage != nil {
+		// Unreadable key: retried like any dependency, so the e-mail never
+		// goes out without the link the environment promises.
+		var err error
+		if pageURL, err = n.JobPage.URL(ctx, j.ID); err != nil {
+			return job.Result{}, fmt.Errorf("job page link: %w", err)
+		}
+	}
+	rcpts := slices.Clone(j.Recipients)
+	slices.Sort(rcpts)
+	var refused []recipients.Refusal
+	if n.Recipients != nil {
+		// An address outside the policy is never e-mailed, whatever the job says.
+		rcpts, refused = n.Recipients.Split(rcpts)
+		recipients.Report(ctx, n.Log, n.Metrics, string(domain.StageNotify), j.Source, refused)
+		if len(rcpts) == 0 && len(refused) > 0 {
+			return job.Result{}, failure.Errorf(failure.PolicyRejected, "no recipient allowed by the recipient policy: %s", recipients.Describe(refused))
+		}
+	}
 	var permanent []error
 	sent := 0
-	for _, rcpt := range recipients {
+	for _, rcpt := range rcpts {
 		k := delivery.Key{Changelist: j.Changelist, Recipient: rcpt, ReviewVersion: j.ReviewVersion}
-		msg, err := notify.Compose(k, notify.Content{Author: cs.User, Description: cs.Description, JobID: j.ID, Review: review, From: n.From, HTML: n.HTML, Changeset: &cs, ReviewURL: n.reviewURL(j)})
+		msg, err := notify.Compose(k, notify.Content{Author: cs.User, Description: cs.Description, JobID: j.ID, Review: review, From: n.From, HTML: n.HTML, Changeset: &cs, ReviewURL: n.reviewURL(j), JobPageURL: pageURL})
 		if err != nil {
 			return job.Result{}, failure.Wrap(failure.InternalBug, err)
 		}
@@ -133,7 +167,11 @@ func (n *Notify) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 			n.Log.WarnContext(ctx, "swarm pass callback refused; not retried", "err", err, "error_class", failure.Classify(err))
 		}
 	}
-	return job.Result{Detail: fmt.Sprintf("%d of %d recipients e-mailed now, the rest earlier", sent, len(recipients))}, nil
+	detail := fmt.Sprintf("%d of %d recipients e-mailed now, the rest earlier", sent, len(rcpts))
+	if len(refused) > 0 {
+		detail += "; not e-mailed, outside the recipient policy: " + recipients.Describe(refused)
+	}
+	return job.Result{Detail: detail}, nil
 }
 
 // recipientLevel reports whether a failure concerns one recipient only (the

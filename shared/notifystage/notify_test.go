@@ -1,20 +1,25 @@
 package notifystage
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/delivery"
+	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/evidence"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/notify"
 	"github.com/criticizer/criticizer/shared/outbox"
+	"github.com/criticizer/criticizer/shared/recipients"
 )
 
 // fakeRows is an in-memory outbox with one row per key.
@@ -226,5 +231,59 @@ func TestSMTPWindowCoversTheClientTimeouts(t *testing.T) {
 	}
 	if lease := 60 * time.Second; send >= lease {
 		t.Errorf("one SMTP send may take %s, not below the default notify timeout %s", send, lease)
+	}
+}
+
+// TestNotifyNeverMailsOutsideThePolicy: the policy is checked again before
+// every send (it may have tightened since fetch; a replayed job carries its
+// old list): an outside address is skipped and recorded, the others are
+// e-mailed, and a job with nobody left ends POLICY_REJECTED.
+func TestNotifyNeverMailsOutsideThePolicy(t *testing.T) {
+	policy, err := recipients.Parse([]string{"example.com"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	arts := artifacts.New(artifacts.NewMemoryBucket(), "red")
+	ctx := context.Background()
+	if err := arts.PutJSON(ctx, "jobs/j/result.json", domain.ReviewResult{SchemaVersion: "1", PromptVersion: "p1", Findings: []domain.Finding{}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := arts.PutJSON(ctx, "jobs/j/changeset.json", domain.Changeset{Changelist: 42, User: "alice", Status: "submitted", Description: "d\n"}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name      string
+		rcpts     []string
+		wantSent  []string
+		wantClass failure.Class
+	}{
+		{"mixed: the outside one is skipped", []string{"eve@attacker.example", "alice@example.com"}, []string{"alice@example.com"}, ""},
+		{"nobody allowed: POLICY_REJECTED", []string{"eve@attacker.example"}, nil, failure.PolicyRejected},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var logs bytes.Buffer
+			rows, sender := &fakeRows{rows: map[string]*outbox.Row{}}, &fakeSender{}
+			n := stage(rows, sender, &fakeLog{}, t0)
+			n.Artifacts, n.From, n.Recipients, n.Log = arts, "criticizer@example.com", policy, slog.New(slog.NewJSONHandler(&logs, nil))
+			j := &job.Job{ID: "j", Changelist: 42, ReviewVersion: 1, Recipients: tt.rcpts,
+				Artifacts: job.Artifacts{Result: "jobs/j/result.json", Redacted: "jobs/j/changeset.json"}}
+			res, err := n.Process(ctx, j)
+			if failure.Classify(err) != tt.wantClass {
+				t.Fatalf("err = %v, want class %q", err, tt.wantClass)
+			}
+			if !slices.Equal(sender.sent, tt.wantSent) {
+				t.Errorf("sent to %q, want %q", sender.sent, tt.wantSent)
+			}
+			if err == nil && !strings.Contains(res.Detail, "eve@attacker.example (domain_not_allowed)") {
+				t.Errorf("history detail %q does not record the refusal", res.Detail)
+			}
+			if !strings.Contains(logs.String(), `"event":"recipient_rejected"`) {
+				t.Errorf("no security event: %s", logs.String())
+			}
+			if rows.row(delivery.Key{Changelist: 42, Recipient: "eve@attacker.example", ReviewVersion: 1}) != nil {
+				t.Error("an outbox row was written for a refused recipient")
+			}
+		})
 	}
 }

@@ -3,7 +3,9 @@ package notifystage
 import (
 	"github.com/criticizer/criticizer/shared/config"
 	"github.com/criticizer/criticizer/shared/evidence"
+	"github.com/criticizer/criticizer/shared/jobpage"
 	"github.com/criticizer/criticizer/shared/notify"
+	"github.com/criticizer/criticizer/shared/recipients"
 	"github.com/criticizer/criticizer/shared/swarm"
 )
 
@@ -18,6 +20,10 @@ type Settings struct {
 	// event publishing is the evidence.
 	SESConfigurationSet string
 	SwarmLinks          swarm.Settings
+	// Recipients is the recipient policy (RECIPIENT_DOMAINS, MAX_RECIPIENTS).
+	Recipients *recipients.Policy
+	// JobPage links the job page in the e-mail (optional; a full URL).
+	JobPage jobpage.LinkSettings
 }
 
 // SettingsFromEnv reads the notify function's settings: evidence.SettingsFromEnv,
@@ -25,7 +31,10 @@ type Settings struct {
 // (starttls, tls or none; default starttls), SMTP_TIMEOUT_SECONDS and
 // SMTP_SECRET_ID; for ses SES_CONFIGURATION_SET.
 func SettingsFromEnv(r *config.Reader) Settings {
-	s := Settings{Evidence: evidence.SettingsFromEnv(r), SwarmLinks: swarm.SettingsFromEnv(r, swarm.ForLinks)}
+	s := Settings{Evidence: evidence.SettingsFromEnv(r), SwarmLinks: swarm.SettingsFromEnv(r, swarm.ForLinks), JobPage: jobpage.LinkSettingsFromEnv(r, true)}
+	var err error
+	s.Recipients, err = recipients.Load(r)
+	r.Fail(err)
 	switch s.Evidence.Provider {
 	case "smtp":
 		s.SMTP = notify.SMTPConfig{

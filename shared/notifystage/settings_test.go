@@ -37,7 +37,7 @@ func TestSettingsFromEnv(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, ok := configtest.Load(t, tt.env, SettingsFromEnv, tt.wantErr)
+			s, ok := configtest.Load(t, withPolicy(tt.env), SettingsFromEnv, tt.wantErr)
 			if !ok {
 				return
 			}
@@ -46,4 +46,13 @@ func TestSettingsFromEnv(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withPolicy adds the recipient policy every environment has.
+func withPolicy(env map[string]string) map[string]string {
+	out := map[string]string{"RECIPIENT_DOMAINS": "example.com"}
+	for k, v := range env {
+		out[k] = v
+	}
+	return out
 }

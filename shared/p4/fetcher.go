@@ -63,6 +63,9 @@ type Fetcher struct {
 	allow *depot.AllowList
 	log   *slog.Logger
 	opt   Options
+
+	checkProtects bool // CheckProtections
+	protects      protectionsVerified
 }
 
 // NewFetcher returns a Fetcher that runs commands with p4 and admits only
@@ -86,9 +89,11 @@ func (f *Fetcher) WithOptions(o Options) *Fetcher {
 // Fetch retrieves a changelist and the diff of each of its files in a few
 // round trips:
 //
+//  0. once per process, with CheckProtections: p4 protects -m (see there)
 //  1. p4 -ztag -Mj describe -s [-S] <cl>
 //  2. allow-list check of every file; one denied file rejects the whole
-//     changelist before any other command runs
+//     changelist before any other command runs, and so does a describe
+//     that lists no file at all
 //  3. for a submitted change with moves: filelog -m1 <new>#<rev>… (batched)
 //     for where each move/add came from
 //  4. print <spec>… in batches, at most Options.Parallelism at once, each
@@ -135,9 +140,23 @@ func (f *Fetcher) FetchEach(ctx context.Context, changelist int64, shelved bool,
 	if changelist <= 0 {
 		return domain.Changeset{}, failure.Errorf(failure.SchemaInvalid, "changelist must be positive, got %d", changelist)
 	}
+	if err := f.verifyProtections(ctx); err != nil {
+		return domain.Changeset{}, err
+	}
 	cs, sizes, err := f.describe(ctx, changelist, shelved)
 	if err != nil {
 		return domain.Changeset{}, err
+	}
+	// Perforce leaves out of describe, without a word, the files the
+	// service user may not list: no file at all may mean "all hidden". The
+	// allow-list cannot vouch for what it cannot see, so the changelist is
+	// rejected whole; its description goes nowhere.
+	if len(cs.Files) == 0 {
+		f.log.Warn("changelist rejected: describe lists no file the service user may see",
+			"event", "changelist_no_visible_files", "security_event", true,
+			"changelist", changelist, "shelved", shelved)
+		return domain.Changeset{}, failure.Errorf(failure.PolicyRejected,
+			"changelist %d: describe lists no files (all hidden from the service user by protections, or none shelved); rejected, nothing is reviewed", changelist)
 	}
 
 	// Every file is checked before any of them is fetched: a changelist that

@@ -227,6 +227,7 @@ func TestFetchMalformedOrHostileDescribe(t *testing.T) {
 		return r
 	}
 	alice := []Record{{"User": "alice", "Email": "alice@example.com", "Update": "2024/01/01"}}
+	del := Record{"depotFile0": "//depot/projectA/a.c", "action0": "delete", "type0": "text", "rev0": "3"}
 	tests := []struct {
 		name      string
 		describe  []Record
@@ -247,10 +248,12 @@ func TestFetchMalformedOrHostileDescribe(t *testing.T) {
 		{"option-like path", []Record{base(Record{"depotFile0": "-a//depot/projectA/x", "action0": "add", "type0": "text", "rev0": "1"})}, alice, failure.PolicyRejected, 1, ""},
 		{"bad rev", []Record{base(Record{"depotFile0": "//depot/projectA/a.c", "action0": "edit", "type0": "text", "rev0": "x"})}, alice, failure.SchemaInvalid, 1, ""},
 		{"missing type", []Record{base(Record{"depotFile0": "//depot/projectA/a.c", "action0": "edit", "rev0": "2"})}, alice, failure.SchemaInvalid, 1, ""},
-		{"option-like user", []Record{base(Record{"user": "-ztag"})}, alice, failure.SchemaInvalid, 1, ""},
-		{"deletes only", []Record{base(Record{"depotFile0": "//depot/projectA/a.c", "action0": "delete", "type0": "text", "rev0": "3"})}, alice, "", 2, "alice@example.com"},
-		{"unknown user", []Record{base(nil)}, []Record{{"User": "alice", "Email": "alice@ws"}}, "", 2, ""},
-		{"no user record", []Record{base(nil)}, []Record{}, failure.SchemaInvalid, 2, ""},
+		{"option-like user", []Record{base(Record{"user": "-ztag", "depotFile0": "//depot/projectA/a.c", "action0": "delete", "type0": "text", "rev0": "3"})}, alice, failure.SchemaInvalid, 1, ""},
+		{"deletes only", []Record{base(del)}, alice, "", 2, "alice@example.com"},
+		{"unknown user", []Record{base(del)}, []Record{{"User": "alice", "Email": "alice@ws"}}, "", 2, ""},
+		{"no user record", []Record{base(del)}, []Record{}, failure.SchemaInvalid, 2, ""},
+		// Every file hidden by protections: nothing to vouch for, nothing fetched.
+		{"no visible files", []Record{base(nil)}, alice, failure.PolicyRejected, 1, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -108,20 +108,78 @@ func TestFetchWarningsFailTheFetch(t *testing.T) {
 		log := slog.New(slog.NewJSONHandler(&logs, nil))
 		r, _ := newTestRunner(t, depotDir, nil)
 		r.log = log
-		f, _ := NewFetcher(r, testAllowList(t, nil), log)
-		// The server hides deploy.go from describe, so the shelf of 12345
-		// minus that file is fetched; print of it directly is refused.
+		// print of a hidden file directly is refused.
 		if _, err := r.Run(context.Background(), "print", "//depot/projectA/tools/deploy/deploy.go#1"); failure.Classify(err) != failure.PolicyRejected {
 			t.Errorf("print of a protected file: %v", err)
 		}
 		if !strings.Contains(logs.String(), `"event":"p4_protected_namespace"`) {
 			t.Errorf("no security event: %s", logs.String())
 		}
-		cs, err := f.Fetch(context.Background(), 12345, false)
-		if err != nil || len(cs.Files) != 2 {
-			t.Errorf("fetch with a protected file hidden: %v, %d files", err, len(cs.Files))
+		// The server hides deploy.go from describe, so 12345 would look like
+		// a two-file change inside the allow-list: the protections check
+		// refuses the fetch before describe, never a partial review.
+		logs.Reset()
+		rec := &recordingRunner{next: r}
+		f, _ := NewFetcher(rec, testAllowList(t, nil), log)
+		cs, err := f.CheckProtections().Fetch(context.Background(), 12345, false)
+		if failure.Classify(err) != failure.PolicyRejected || cs.Files != nil {
+			t.Errorf("fetch with a protected file hidden: %v, %d files; want POLICY_REJECTED and nothing", err, len(cs.Files))
+		}
+		if !strings.Contains(logs.String(), `"event":"p4_protections_insufficient"`) {
+			t.Errorf("no security event: %s", logs.String())
+		}
+		if strings.Join(rec.calls, ",") != "protects -m //...,protects -m" {
+			t.Errorf("commands %q: want only the protections check, no describe", rec.calls)
 		}
 	})
+}
+
+// TestProtectionsCheck: the service user's protections are checked once per
+// process before the first describe: list on //... at least, read at most.
+func TestProtectionsCheck(t *testing.T) {
+	for _, tt := range []struct {
+		name, server string
+		want         failure.Class
+		event        string
+	}{
+		{"read everywhere", `{}`, "", ""},
+		{"list everywhere, read on the allow-list", `{"list_only":["//depot/secret/..."]}`, "", ""},
+		{"a hidden path", `{"protect":["//depot/secret/..."]}`, failure.PolicyRejected, "p4_protections_insufficient"},
+		{"write access", `{"access":"write"}`, failure.PolicyRejected, "p4_protections_excessive"},
+		{"super user", `{"access":"super"}`, failure.PolicyRejected, "p4_protections_excessive"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			depotDir := fixtureDepot(t)
+			os.WriteFile(filepath.Join(depotDir, "server.json"), []byte(tt.server), 0o644)
+			r, _ := newTestRunner(t, depotDir, nil)
+			rec := &recordingRunner{next: r}
+			var logs bytes.Buffer
+			log := slog.New(slog.NewJSONHandler(&logs, nil))
+			f, _ := NewFetcher(rec, testAllowList(t, nil), log)
+			f.CheckProtections()
+			for range 2 {
+				_, err := f.Fetch(context.Background(), 12349, false)
+				if failure.Classify(err) != tt.want {
+					t.Fatalf("err = %v, want class %q", err, tt.want)
+				}
+			}
+			checks := 0
+			for _, c := range rec.calls {
+				if strings.HasPrefix(c, "protects") {
+					checks++
+				}
+			}
+			if tt.want == "" && checks != 2 {
+				t.Errorf("%d protects commands over two fetches, want 2 (checked once)", checks)
+			}
+			if tt.want != "" && checks < 3 {
+				t.Errorf("a failed check must be repeated on the next fetch: %d protects commands", checks)
+			}
+			if tt.event != "" && !strings.Contains(logs.String(), `"event":"`+tt.event+`"`) {
+				t.Errorf("no %s security event: %s", tt.event, logs.String())
+			}
+		})
+	}
 }
 
 // TestFetchListsHugeFilesAndShelvedMoves: a file over MaxFileBytes is listed

@@ -46,9 +46,18 @@ type Store struct {
 }
 
 type entry struct {
-	value   string
+	v       Version
 	found   bool
 	fetched time.Time
+}
+
+// Version is one version of a secret as Secrets Manager returned it.
+type Version struct {
+	Value string
+	ID    string
+	// Created is when the version was stored: for the current version of a
+	// rotated credential, the moment of the rotation.
+	Created time.Time
 }
 
 // New returns a Store over api caching values for ttl.
@@ -56,15 +65,27 @@ func New(api API, ttl time.Duration) *Store {
 	return &Store{api: api, ttl: ttl, now: time.Now, cache: map[string]entry{}}
 }
 
+// WithClock sets the time source of the cache (tests).
+func (s *Store) WithClock(now func() time.Time) *Store {
+	s.now = now
+	return s
+}
+
 // Get returns the secret string of id at the version stage (Current or
 // Previous). found is false when that stage does not exist (no previous
 // version yet).
 func (s *Store) Get(ctx context.Context, id, stage string) (value string, found bool, err error) {
+	v, found, err := s.Version(ctx, id, stage)
+	return v.Value, found, err
+}
+
+// Version is Get with the version's id and creation time.
+func (s *Store) Version(ctx context.Context, id, stage string) (v Version, found bool, err error) {
 	key := id + "\x00" + stage
 	s.mu.Lock()
 	if e, ok := s.cache[key]; ok && s.now().Sub(e.fetched) < s.ttl {
 		s.mu.Unlock()
-		return e.value, e.found, nil
+		return e.v, e.found, nil
 	}
 	s.mu.Unlock()
 
@@ -74,13 +95,13 @@ func (s *Store) Get(ctx context.Context, id, stage string) (value string, found 
 	case err != nil && errors.As(err, &nf) && stage != Current:
 		found = false
 	case err != nil:
-		return "", false, classify(fmt.Errorf("read secret %s (%s): %w", id, stage, err))
+		return Version{}, false, classify(fmt.Errorf("read secret %s (%s): %w", id, stage, err))
 	default:
-		value, found = aws.ToString(out.SecretString), true
-		obs.DefaultMasker.Add(value)
+		v, found = Version{Value: aws.ToString(out.SecretString), ID: aws.ToString(out.VersionId), Created: aws.ToTime(out.CreatedDate)}, true
+		obs.DefaultMasker.Add(v.Value)
 		// A JSON secret's fields are secrets too.
 		var fields map[string]any
-		if json.Unmarshal([]byte(value), &fields) == nil {
+		if json.Unmarshal([]byte(v.Value), &fields) == nil {
 			for _, v := range fields {
 				if str, ok := v.(string); ok {
 					obs.DefaultMasker.Add(str)
@@ -89,9 +110,9 @@ func (s *Store) Get(ctx context.Context, id, stage string) (value string, found 
 		}
 	}
 	s.mu.Lock()
-	s.cache[key] = entry{value: value, found: found, fetched: s.now()}
+	s.cache[key] = entry{v: v, found: found, fetched: s.now()}
 	s.mu.Unlock()
-	return value, found, nil
+	return v, found, nil
 }
 
 // Forget drops the cached versions of id, so the next Get reads Secrets
@@ -104,6 +125,24 @@ func (s *Store) Forget(id string) {
 			delete(s.cache, k)
 		}
 	}
+}
+
+// ForgetOlderThan drops the cached versions of id read more than age ago and
+// reports whether it dropped any. It bounds how often failed requests can
+// force fresh reads: a value read within age is as fresh as a re-read
+// would be, give or take a rotation in that moment, so an unauthenticated
+// caller cannot turn each bad request into a Secrets Manager call.
+func (s *Store) ForgetOlderThan(id string, age time.Duration) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	dropped := false
+	for k, e := range s.cache {
+		if strings.HasPrefix(k, id+"\x00") && s.now().Sub(e.fetched) >= age {
+			delete(s.cache, k)
+			dropped = true
+		}
+	}
+	return dropped
 }
 
 // Field returns one string field of a JSON secret (current version).

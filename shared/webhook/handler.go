@@ -42,6 +42,7 @@ import (
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/outbox"
+	"github.com/criticizer/criticizer/shared/recipients"
 	"github.com/criticizer/criticizer/shared/store"
 	"github.com/criticizer/criticizer/shared/swarm"
 )
@@ -79,7 +80,16 @@ type Handler struct {
 	SwarmTokens Keys
 	// SwarmURL is the Swarm server's base URL: a test run's callback URLs
 	// must be on its origin.
-	SwarmURL     string
+	SwarmURL string
+	// Recipients is the recipient policy (recipients.Load): a request naming
+	// an address outside it, or more than its maximum, is refused with 422
+	// and nothing is stored. nil checks nothing (unit tests only; the
+	// function always sets it).
+	Recipients   *recipients.Policy
+	// JobPage returns a job's page link (jobpage.Links): a full URL, or a
+	// path (/view/…) placed on the API address the caller used. nil (the
+	// page is off) links a Swarm run to GET /jobs/{id}.
+	JobPage      func(ctx context.Context, jobID string) (string, error)
 	Log          *slog.Logger
 	Metrics      *obs.Metrics  // WebhookResponses by Route and Status; nil emits none
 	ReplayWindow time.Duration // accepted clock difference of signed timestamps
@@ -316,6 +326,9 @@ func (h *Handler) create(ctx context.Context, req events.APIGatewayProxyRequest,
 		}
 	}
 	ctx = obs.WithAttrs(ctx, slog.String("idempotency_key", r.IdempotencyKey), slog.Int64("changelist_id", r.ChangelistID), slog.Int("review_version", r.ReviewVersion))
+	if resp, ok := h.checkRecipients(ctx, r); !ok {
+		return resp
+	}
 
 	now := h.now()
 	id := uuid.NewString()
@@ -328,7 +341,7 @@ func (h *Handler) create(ctx context.Context, req events.APIGatewayProxyRequest,
 		j.History[0].Actor = r.RequestedBy
 	}
 	if r.Swarm != nil {
-		j.Swarm = &job.SwarmRun{Review: r.Swarm.Review, JobURL: publicURL(req, "/jobs/"+id),
+		j.Swarm = &job.SwarmRun{Review: r.Swarm.Review, JobURL: h.runLink(ctx, req, id),
 			UpdateURL: r.Swarm.Update, PassURL: r.Swarm.Pass, FailURL: r.Swarm.Fail}
 	}
 	resp := jsonResponse(http.StatusAccepted, jobView{JobID: id, State: string(job.Queued), ChangelistID: r.ChangelistID,
@@ -366,6 +379,28 @@ func (h *Handler) create(ctx context.Context, req events.APIGatewayProxyRequest,
 	return resp
 }
 
+// checkRecipients applies the recipient policy to the addresses a request
+// names, before anything is stored: a refusal is a 422 naming each address
+// and the reason, and a security event.
+func (h *Handler) checkRecipients(ctx context.Context, r Request) (events.APIGatewayProxyResponse, bool) {
+	if h.Recipients == nil {
+		return events.APIGatewayProxyResponse{}, true
+	}
+	if len(r.Recipients) > h.Recipients.Max() {
+		h.Log.WarnContext(ctx, "webhook named more recipients than the policy allows", "event", "recipient_limit_exceeded",
+			"security_event", true, "recipients", len(r.Recipients), "max", h.Recipients.Max())
+		return errorResponse(http.StatusUnprocessableEntity, "too_many_recipients",
+			"recipients: at most "+strconv.Itoa(h.Recipients.Max())+" may be named here (recipient policy maxRecipients); the changelist's author is added without being named"), false
+	}
+	_, refused := h.Recipients.Split(r.Recipients)
+	if len(refused) == 0 {
+		return events.APIGatewayProxyResponse{}, true
+	}
+	recipients.Report(ctx, h.Log, h.Metrics, "webhook", r.Source, refused)
+	return errorResponse(http.StatusUnprocessableEntity, "recipient_not_allowed",
+		"recipients outside this environment's recipient policy (allowed e-mail domains, recipientDomains): "+recipients.Describe(refused)+"; nothing was stored"), false
+}
+
 // createWithRetry retries a transaction cancelled by a conflict: DynamoDB
 // cancels concurrent transactions on the same items (TransactionConflict)
 // instead of queueing them, so a duplicate racing the original must try
@@ -384,6 +419,24 @@ func (h *Handler) createWithRetry(ctx context.Context, j *job.Job, idem *store.I
 		}
 	}
 	return err
+}
+
+// runLink is the link a Swarm run shows: the job page when it is on (a
+// reviewer can open it without signing), else GET /jobs/{id}. A page key
+// that cannot be read costs the run its page link, not the job.
+func (h *Handler) runLink(ctx context.Context, req events.APIGatewayProxyRequest, id string) string {
+	if h.JobPage != nil {
+		link, err := h.JobPage(ctx, id)
+		switch {
+		case err != nil:
+			h.Log.WarnContext(ctx, "minting the job page link failed; the run links the signed status instead", "err", err, "error_class", failure.Classify(err))
+		case strings.HasPrefix(link, "/"):
+			return publicURL(req, link)
+		default:
+			return link
+		}
+	}
+	return publicURL(req, "/jobs/"+id)
 }
 
 // publicURL is the address of path on this API as the caller reached it:

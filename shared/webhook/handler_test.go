@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/criticizer/criticizer/shared/envelope"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/recipients"
 	"github.com/criticizer/criticizer/shared/store"
 )
 
@@ -77,6 +79,53 @@ func TestDuplicateRacingTheOriginal(t *testing.T) {
 			}
 			if tt.wantStatus == 202 && resp.Headers["Location"] != "/jobs/orig" {
 				t.Fatalf("saved headers not returned: %v", resp.Headers)
+			}
+		})
+	}
+}
+
+// TestRecipientPolicyAtTheDoor: a request naming an address outside the
+// policy, or more than its maximum, gets 422 with the reason, and nothing is
+// stored or enqueued.
+func TestRecipientPolicyAtTheDoor(t *testing.T) {
+	key := []byte("unit-test-key-0123456789")
+	policy, err := recipients.Parse([]string{"example.com", "*.corp.example.com"}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name       string
+		recipients string
+		wantStatus int
+		wantCode   string
+		wantInMsg  string
+	}{
+		{"allowed domains", `["a@example.com","B@Mail.Corp.Example.com"]`, http.StatusAccepted, "", ""},
+		{"outside domain", `["a@example.com","eve@attacker.example"]`, http.StatusUnprocessableEntity, "recipient_not_allowed", "eve@attacker.example (domain_not_allowed)"},
+		{"look-alike subdomain", `["eve@example.com.attacker.example"]`, http.StatusUnprocessableEntity, "recipient_not_allowed", "domain_not_allowed"},
+		{"apex of a wildcard entry", `["x@corp.example.com"]`, http.StatusUnprocessableEntity, "recipient_not_allowed", "x@corp.example.com"},
+		{"quoted local part naming another domain", `["\"eve@example.com\"@attacker.example"]`, http.StatusBadRequest, "invalid_field", "recipients[0]"},
+		{"more than the maximum", `["a@example.com","b@example.com","c@example.com","d@example.com"]`, http.StatusUnprocessableEntity, "too_many_recipients", "at most 3"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			jobs := &recordingJobs{}
+			var logs strings.Builder
+			h := &Handler{Jobs: jobs, Queue: nopQueue{}, Log: slog.New(slog.NewJSONHandler(&logs, nil)), ReplayWindow: time.Minute,
+				Keys: func(context.Context, bool) ([][]byte, error) { return [][]byte{key}, nil }, Recipients: policy}
+			body := `{"changelist_id":7,"review_version":1,"idempotency_key":"k","recipients":` + tt.recipients + `}`
+			resp, err := h.Handle(context.Background(), signed(key, body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.StatusCode != tt.wantStatus || !strings.Contains(resp.Body, tt.wantCode) || !strings.Contains(resp.Body, tt.wantInMsg) {
+				t.Fatalf("got %d %s, want %d %s %q", resp.StatusCode, resp.Body, tt.wantStatus, tt.wantCode, tt.wantInMsg)
+			}
+			if stored := len(jobs.created); (tt.wantStatus == http.StatusAccepted) != (stored == 1) {
+				t.Fatalf("%d jobs stored for a %d answer", stored, resp.StatusCode)
+			}
+			if tt.wantCode == "recipient_not_allowed" && !strings.Contains(logs.String(), `"event":"recipient_rejected"`) {
+				t.Errorf("no security event logged: %s", logs.String())
 			}
 		})
 	}

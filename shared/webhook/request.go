@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/swarm"
@@ -21,17 +23,23 @@ import (
 // MaxBody is the largest webhook body accepted (256 KiB).
 const MaxBody = 256 << 10
 
+// MaxReviewVersion bounds review_version. A rerun needs a strictly higher
+// version, so a caller that could send the largest integer would lock the
+// changelist against every later rerun; a million versions of one
+// changelist is more than any review sees.
+const MaxReviewVersion = 1_000_000
+
 // Request is a validated webhook: "review changelist C at version V".
 //
 // Fields (JSON):
 //
 //	changelist_id    number or numeric string, required, > 0
-//	review_version   number or numeric string, required, > 0; a rerun needs a higher one
+//	review_version   number or numeric string, required, 1..MaxReviewVersion; a rerun needs a higher one
 //	idempotency_key  string, required, 1–128 of [A-Za-z0-9._:@/-]; the caller's dedupe key
 //	shelved          bool, optional: review the shelved files of a pending changelist
 //	recipients       []string, optional, ≤ 50 e-mail addresses, added to the author
 //	source           string, optional: "p4-trigger", "swarm" or "api" (default "api")
-//	requested_by     string, optional, ≤ 128 chars, for the audit history
+//	requested_by     string, optional, ≤ 128 chars, no control characters or markup, for the audit history
 //	swarm            object, required for source "swarm", only there: the test run
 //	  review         number or numeric string ("{review}"), required
 //	  status         "shelved" or "submitted" ("{status}"), required; sets shelved
@@ -101,8 +109,11 @@ func Parse(body []byte) (Request, error) {
 	if r.ChangelistID, err = positiveInt(raw, "changelist_id", 1<<53); err != nil {
 		return Request{}, err
 	}
-	v, err := positiveInt(raw, "review_version", 1<<31-1)
+	v, err := positiveInt(raw, "review_version", MaxReviewVersion)
 	if err != nil {
+		if fe, ok := IsFieldError(err); ok && fe.Code == "invalid_field" {
+			fe.Msg = "must be an integer from 1 to " + strconv.Itoa(MaxReviewVersion)
+		}
 		return Request{}, err
 	}
 	r.ReviewVersion = int(v)
@@ -151,6 +162,9 @@ func Parse(body []byte) (Request, error) {
 	}
 	if len(r.RequestedBy) > 128 {
 		return Request{}, &FieldError{Code: "invalid_field", Field: "requested_by", Msg: "at most 128 characters"}
+	}
+	if msg := freeText(r.RequestedBy); msg != "" {
+		return Request{}, &FieldError{Code: "invalid_field", Field: "requested_by", Msg: msg}
 	}
 	if err := parseSwarm(raw, &r); err != nil {
 		return Request{}, err
@@ -264,6 +278,26 @@ func str(raw map[string]json.RawMessage, field string, required bool, into *stri
 		return &FieldError{Code: "missing_field", Field: field, Msg: "is required"}
 	}
 	return nil
+}
+
+// freeText checks a free-text field that ends up in the job history, the
+// status endpoint, operator tools and logs: valid UTF-8 without control or
+// formatting characters (newlines forge log lines, bidi overrides disguise
+// text) and without markup characters (< > would be HTML wherever the
+// history is rendered). It returns the reason, "" when the text is fine.
+func freeText(s string) string {
+	if !utf8.ValidString(s) {
+		return "must be valid UTF-8"
+	}
+	for _, r := range s {
+		switch {
+		case unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029':
+			return fmt.Sprintf("must not contain control or formatting characters (found U+%04X)", r)
+		case r == '<' || r == '>':
+			return "must not contain markup (< or >)"
+		}
+	}
+	return ""
 }
 
 // Hash is the request's fingerprint for idempotency: a SHA-256 of its

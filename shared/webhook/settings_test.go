@@ -24,7 +24,7 @@ func TestSettingsFromEnv(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, ok := configtest.Load(t, tt.env, SettingsFromEnv, tt.wantErr)
+			s, ok := configtest.Load(t, withPolicy(tt.env), SettingsFromEnv, tt.wantErr)
 			if !ok {
 				return
 			}
@@ -32,5 +32,24 @@ func TestSettingsFromEnv(t *testing.T) {
 				t.Fatalf("got %+v", s)
 			}
 		})
+	}
+}
+
+// withPolicy adds the recipient policy every environment has.
+func withPolicy(env map[string]string) map[string]string {
+	out := map[string]string{"RECIPIENT_DOMAINS": "example.com"}
+	for k, v := range env {
+		out[k] = v
+	}
+	return out
+}
+
+func TestSettingsReadTheRecipientPolicy(t *testing.T) {
+	if _, ok := configtest.Load(t, map[string]string{"WEBHOOK_SECRET_ID": "arn:wh"}, SettingsFromEnv, "RECIPIENT_DOMAINS is required"); ok {
+		t.Fatal("accepted without a recipient policy")
+	}
+	s, _ := configtest.Load(t, withPolicy(map[string]string{"WEBHOOK_SECRET_ID": "arn:wh", "MAX_RECIPIENTS": "3"}), SettingsFromEnv, "")
+	if s.Recipients == nil || s.Recipients.Max() != 3 {
+		t.Fatalf("policy %+v", s.Recipients)
 	}
 }

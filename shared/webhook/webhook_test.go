@@ -72,6 +72,15 @@ func TestParse(t *testing.T) {
 		{"bad source", `{"changelist_id":4,"review_version":1,"idempotency_key":"k","source":"ftp"}`, "invalid_field", "source"},
 		{"unknown field", `{"changelist_id":4,"review_version":1,"idempotency_key":"k","depot":"//x/..."}`, "unknown_field", "depot"},
 		{"shelved not bool", `{"changelist_id":4,"review_version":1,"idempotency_key":"k","shelved":"yes"}`, "invalid_field", "shelved"},
+		{"version at the bound", `{"changelist_id":4,"review_version":1000000,"idempotency_key":"k"}`, "", ""},
+		{"version beyond the bound", `{"changelist_id":4,"review_version":1000001,"idempotency_key":"k"}`, "invalid_field", "review_version"},
+		{"version 2^31-1 would lock reruns", `{"changelist_id":4,"review_version":"2147483647","idempotency_key":"k"}`, "invalid_field", "review_version"},
+		{"requested_by with a name and punctuation", `{"changelist_id":4,"review_version":1,"idempotency_key":"k","requested_by":"Zoë O'Brien (build-bot #2) & co"}`, "", ""},
+		{"requested_by with a newline", `{"changelist_id":4,"review_version":1,"idempotency_key":"k","requested_by":"alice\n{\"level\":\"ERROR\"}"}`, "invalid_field", "requested_by"},
+		{"requested_by with an escape", `{"changelist_id":4,"review_version":1,"idempotency_key":"k","requested_by":"alice\u001b[31m"}`, "invalid_field", "requested_by"},
+		{"requested_by with a bidi override", `{"changelist_id":4,"review_version":1,"idempotency_key":"k","requested_by":"alice\u202egnp.exe"}`, "invalid_field", "requested_by"},
+		{"requested_by with markup", `{"changelist_id":4,"review_version":1,"idempotency_key":"k","requested_by":"<img src=x onerror=alert(1)>"}`, "invalid_field", "requested_by"},
+		{"requested_by with a line separator", `{"changelist_id":4,"review_version":1,"idempotency_key":"k","requested_by":"a\u2028b"}`, "invalid_field", "requested_by"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -113,7 +122,7 @@ func FuzzWebhook(f *testing.F) {
 	f.Add([]byte(`{"recipients":[1,2,{}],"shelved":null}`), "-1", "v1=")
 	f.Fuzz(func(t *testing.T, body []byte, ts, sig string) {
 		if r, err := Parse(body); err == nil {
-			if r.ChangelistID <= 0 || r.ReviewVersion <= 0 || r.IdempotencyKey == "" {
+			if r.ChangelistID <= 0 || r.ReviewVersion <= 0 || r.ReviewVersion > MaxReviewVersion || r.IdempotencyKey == "" || freeText(r.RequestedBy) != "" {
 				t.Fatalf("Parse accepted an invalid request: %+v", r)
 			}
 			_ = r.Hash()

@@ -85,6 +85,12 @@ type server struct {
 	// the user may not read: print, diff2 and filelog answer "protected
 	// namespace", describe omits the files.
 	Protect []string `json:"protect"`
+	// ListOnly lists depot paths the user may list but not read: describe
+	// shows their files, print and diff2 answer "protected namespace".
+	ListOnly []string `json:"list_only"`
+	// Access is the level the user holds everywhere else (what "p4
+	// protects -m" reports); default "read".
+	Access string `json:"access"`
 	// LatencyMS is slept once per command: a simulated network round trip.
 	LatencyMS int `json:"latency_ms"`
 	// Fingerprint makes the server an ssl: one: the client refuses to talk
@@ -210,9 +216,18 @@ func has(inline *string, name, b64 string) bool { return inline != nil || name !
 func (f *file) hasBefore() bool { return has(f.Before, f.BeforeFile, f.BeforeBase64) }
 func (f *file) hasAfter() bool  { return has(f.After, f.AfterFile, f.AfterBase64) }
 
-// protected reports whether server.json's protections hide path.
-func (d *depot) protected(path string) bool {
-	for _, p := range d.server.Protect {
+// protected reports whether server.json's protections hide path (no list
+// access): describe leaves it out without a message.
+func (d *depot) protected(path string) bool { return matchAny(d.server.Protect, path) }
+
+// unreadable reports whether the user may not read path's content: hidden,
+// or list-only.
+func (d *depot) unreadable(path string) bool {
+	return d.protected(path) || matchAny(d.server.ListOnly, path)
+}
+
+func matchAny(patterns []string, path string) bool {
+	for _, p := range patterns {
 		if prefix, ok := strings.CutSuffix(p, "..."); ok {
 			if strings.HasPrefix(path, prefix) {
 				return true
@@ -222,6 +237,40 @@ func (d *depot) protected(path string) bool {
 		}
 	}
 	return false
+}
+
+// overlapsAny reports whether some file could match both the path spec and
+// one of patterns (one contains the other).
+func overlapsAny(patterns []string, spec string) bool {
+	sp, specDir := strings.CutSuffix(spec, "...")
+	for _, p := range patterns {
+		pp, patDir := strings.CutSuffix(p, "...")
+		switch {
+		case patDir && strings.HasPrefix(sp, pp), specDir && strings.HasPrefix(pp, sp), !patDir && !specDir && pp == sp:
+			return true
+		}
+	}
+	return false
+}
+
+// maxAccess answers "p4 protects -m [path]": with no path the highest level
+// the user holds anywhere; with a path the level the user holds on all of
+// it, so a path part of which is hidden answers "none" and one part of
+// which is list-only answers "list".
+func (d *depot) maxAccess(path string) string {
+	access := d.server.Access
+	if access == "" {
+		access = "read"
+	}
+	switch {
+	case path == "":
+		return access
+	case overlapsAny(d.server.Protect, path):
+		return "none"
+	case overlapsAny(d.server.ListOnly, path):
+		return "list"
+	}
+	return access
 }
 
 func (d *depot) content(inline *string, name, b64 string) (string, error) {

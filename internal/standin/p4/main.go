@@ -1,6 +1,6 @@
 // Command p4 is a stand-in for the Perforce command-line client, for tests.
 // It answers the commands Criticizer issues (describe, print, diff2, filelog,
-// user, login, info) the way the real client does with -ztag -Mj, as
+// user, protects -m, login, info) the way the real client does with -ztag -Mj, as
 // docs/reference/p4-cli.md describes it: one JSON object per line on
 // stdout with sorted keys, for data records and server messages alike;
 // server messages are {"data","generic","severity"} with numbers, a warning
@@ -157,6 +157,8 @@ func run(args []string, getenv func(string) string, stdin io.Reader, stdout, std
 		s.filelog(cmdArgs)
 	case "user":
 		s.userSpec(cmdArgs)
+	case "protects":
+		s.protects(cmdArgs)
 	default:
 		s.msg(sevError, evUsage, "Unknown command.  Try 'p4 help' for info.")
 	}
@@ -291,7 +293,8 @@ func (s *session) resolveAll(command string, specs []string) ([]resolved, bool) 
 	seen := map[*change]bool{}
 	for i, spec := range specs {
 		out[i].spec = spec
-		if s.d.protected(specPath(spec)) {
+		// print and diff2 need read access; filelog (metadata) list access.
+		if s.d.protected(specPath(spec)) || (command != "filelog" && s.d.unreadable(specPath(spec))) {
 			out[i].deny = true
 			continue
 		}
@@ -539,6 +542,32 @@ func (s *session) userSpec(args []string) {
 		"Type":       "standard",
 		"AuthMethod": "perforce",
 	})
+}
+
+// protects answers "protects -m [path]" with one record, {"permMax":
+// "<level>"}: the highest access level the user has, for the whole depot
+// or for the path (see depot.maxAccess). The full table listing (without
+// -m) is not modelled.
+func (s *session) protects(args []string) {
+	const usage = "Usage: protects [ -s spec ] [ -a | -g group | -u user ] [ -h host ] [ -m ] [ file ... ]"
+	opts, operands := flags(args)
+	if len(opts) != 1 || opts[0] != "-m" {
+		s.usage(usage, "standin: only 'protects -m [file]' is supported.")
+		return
+	}
+	if len(operands) > 1 {
+		s.usage(usage, "standin: one file argument at most.")
+		return
+	}
+	path := ""
+	if len(operands) == 1 {
+		path = operands[0]
+		if !strings.HasPrefix(path, "//") {
+			s.msg(sevError, evUsage, "%s - must refer to client '%s'.", path, s.client)
+			return
+		}
+	}
+	s.emit(map[string]any{"permMax": s.d.maxAccess(path)})
 }
 
 func (s *session) info() {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -177,5 +178,55 @@ func TestTaggedText(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "... Email alice@example.com\n") {
 		t.Errorf("tagged text output:\n%s", out.String())
+	}
+}
+
+// TestProtections: files without list access are left out of describe
+// without a message; list-only files are described but not printed;
+// "protects -m [path]" reports the level as a {"permMax"} record.
+func TestProtections(t *testing.T) {
+	port := copyDepot(t)
+	if err := os.WriteFile(filepath.Join(port, "server.json"), []byte(`{"protect":["//depot/secret/..."],"list_only":["//depot/projectA/assets/..."]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lines, stderr, exit := p4(t, port, "-ztag", "-Mj", "describe", "-s", "12346")
+	msgs, recs := split(lines)
+	if exit != 0 || stderr != "" || len(msgs) != 0 || len(recs) != 1 {
+		t.Fatalf("describe: exit %d stderr %q messages %q records %d", exit, stderr, msgs, len(recs))
+	}
+	for k, v := range recs[0] {
+		if strings.HasPrefix(k, "depotFile") && strings.HasPrefix(fmt.Sprint(v), "//depot/secret/") {
+			t.Errorf("describe shows the hidden file %s", v)
+		}
+	}
+	if recs[0].s("depotFile0") == "" || recs[0].s("depotFile1") != "" {
+		t.Errorf("describe of a change with one hidden and one visible file: %v", recs[0])
+	}
+	// A list-only file is described, but its content is refused.
+	lines, _, _ = p4(t, port, "-ztag", "-Mj", "describe", "-s", "12345")
+	if _, recs := split(lines); recs[0].s("depotFile2") != "//depot/projectA/assets/logo.png" {
+		t.Errorf("list-only file not described: %v", recs[0])
+	}
+	lines, _, exit = p4(t, port, "-ztag", "-Mj", "print", "//depot/projectA/assets/logo.png#1")
+	if msgs, recs := split(lines); exit != 0 || len(recs) != 0 || len(msgs) != 1 || !strings.Contains(msgs[0], "protected namespace - access denied.") {
+		t.Errorf("print of a list-only file: exit %d messages %q records %v", exit, msgs, recs)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-m"}, "read"},
+		{[]string{"-m", "//..."}, "none"},                // part of the depot is hidden
+		{[]string{"-m", "//depot/projectA/..."}, "list"}, // part of it is list-only
+		{[]string{"-m", "//depot/libs/..."}, "read"},
+		{[]string{"-m", "//depot/secret/x.c"}, "none"},
+	} {
+		lines, stderr, exit := p4(t, port, append([]string{"-ztag", "-Mj", "protects"}, tt.args...)...)
+		if _, recs := split(lines); exit != 0 || stderr != "" || len(recs) != 1 || recs[0].s("permMax") != tt.want {
+			t.Errorf("protects %v: exit %d stderr %q records %v, want permMax %s", tt.args, exit, stderr, recs, tt.want)
+		}
+	}
+	if lines, _, exit := p4(t, port, "-ztag", "-Mj", "protects"); exit != 1 || len(lines) != 1 {
+		t.Errorf("protects without -m: exit %d %v (the table listing is not modelled)", exit, lines)
 	}
 }

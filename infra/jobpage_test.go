@@ -1,0 +1,199 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+)
+
+// cdkJSONContext is cdk.json's context, as the cdk CLI hands it to the app.
+func cdkJSONContext(t *testing.T) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile("../cdk.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		Context map[string]any `json:"context"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	return f.Context
+}
+
+// statements returns the Allow statements of the policies attached to a
+// function's role, whole (actions, resources, conditions).
+func statements(t *testing.T, m map[string]any, fnID string) []map[string]any {
+	t.Helper()
+	role := props(m, fnID)["Role"].(map[string]any)["Fn::GetAtt"].([]any)[0].(string)
+	var out []map[string]any
+	for _, r := range resources(m) {
+		if r["Type"] != "AWS::IAM::Policy" {
+			continue
+		}
+		p := r["Properties"].(map[string]any)
+		for _, ref := range p["Roles"].([]any) {
+			if ref.(map[string]any)["Ref"] != role {
+				continue
+			}
+			for _, s := range p["PolicyDocument"].(map[string]any)["Statement"].([]any) {
+				if st := s.(map[string]any); st["Effect"] == "Allow" {
+					out = append(out, st)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func envVars(m map[string]any, fnID string) map[string]any {
+	env, _ := props(m, fnID)["Environment"].(map[string]any)
+	vars, _ := env["Variables"].(map[string]any)
+	return vars
+}
+
+// TestJobPageOnlyWhereEnabled synthesizes every AWS environment from
+// cdk.json as checked in (dev on, staging and prod off), and prod with the
+// page turned on: the secret, function, route and the link-minting grants
+// exist exactly when the environment sets jobPage.
+func TestJobPageOnlyWhereEnabled(t *testing.T) {
+	cases := []struct {
+		name, env string
+		over      map[string]any
+		want      bool
+	}{
+		{"dev as checked in", "dev", nil, true},
+		{"staging as checked in", "staging", nil, false},
+		{"prod as checked in", "prod", nil, false},
+		{"prod turned on, custom domain", "prod", map[string]any{"jobPage": true, "publicBaseUrl": "https://reviews.example.com/prod"}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := cdkJSONContext(t)
+			ctx[ctxEnv] = tc.env
+			delete(ctx, ctxAssetRoot) // dummy bootstraps
+			over := map[string]any{"p4LayerPath": fakeLayer(t)}
+			for k, v := range tc.over {
+				over[k] = v
+			}
+			ctx[ctxOverrides] = over
+			_, m := synth(t, ctx)
+			res := resources(m)
+			_, fn := res["JobPageFunction"]
+			_, secret := res["JobPageSecret"]
+			route := false
+			for _, r := range res {
+				if r["Type"] == "AWS::ApiGateway::Resource" && r["Properties"].(map[string]any)["PathPart"] == "view" {
+					route = true
+				}
+			}
+			if fn != tc.want || secret != tc.want || route != tc.want {
+				t.Fatalf("function %v, secret %v, /view route %v; want all %v", fn, secret, route, tc.want)
+			}
+			for _, minter := range []string{"WebhookFunction", "NotifyFunction"} {
+				_, hasKey := envVars(m, minter)["JOB_PAGE_SECRET_ID"]
+				reads := allowed(grants(t, m, minter), "secretsmanager:GetSecretValue", "JobPageSecret")
+				if hasKey != tc.want || reads != tc.want {
+					t.Errorf("%s: JOB_PAGE_SECRET_ID set %v, reads the page secret %v; want %v", minter, hasKey, reads, tc.want)
+				}
+			}
+			if !tc.want {
+				return
+			}
+			base, _ := json.Marshal(envVars(m, "NotifyFunction")["JOB_PAGE_BASE_URL"])
+			if want := tc.over["publicBaseUrl"]; want != nil && string(base) != `"`+want.(string)+`"` {
+				t.Errorf("notify JOB_PAGE_BASE_URL = %s, want %v", base, want)
+			} else if want == nil && !strings.Contains(string(base), `"Api"`) {
+				t.Errorf("notify JOB_PAGE_BASE_URL = %s, want the API's own URL", base)
+			}
+			assertPageFunctionReadOnly(t, m)
+		})
+	}
+}
+
+// assertPageFunctionReadOnly: the page function reads one job item or one
+// job's delivery rows per request, the stored review results and its key —
+// nothing else, and nothing it could write with.
+func assertPageFunctionReadOnly(t *testing.T, m map[string]any) {
+	t.Helper()
+	sts := statements(t, m, "JobPageFunction")
+	if len(sts) == 0 {
+		t.Fatal("the page function has no policy")
+	}
+	seen := map[string]bool{}
+	for _, st := range sts {
+		res, _ := json.Marshal(st["Resource"])
+		cond, _ := json.Marshal(st["Condition"])
+		for _, a := range asList(st["Action"]) {
+			seen[a] = true
+			switch a {
+			case "dynamodb:GetItem":
+				if !strings.Contains(string(res), `"JobsTable"`) || strings.Contains(string(res), "/index/") || string(cond) != `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["JOB#*"]}}` {
+					t.Errorf("GetItem on %s when %s: want the jobs table, job items only", res, cond)
+				}
+			case "dynamodb:Query":
+				if !strings.Contains(string(res), `"JobsTable"`) || string(cond) != `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["OUTBOX#*"]}}` {
+					t.Errorf("Query on %s when %s: want the jobs table, delivery rows only", res, cond)
+				}
+			case "s3:GetObject":
+				if !strings.Contains(string(res), `"RedactedArtifacts"`) || !strings.Contains(string(res), "/jobs/*/review.json") || strings.Contains(string(res), `"RawArtifacts"`) {
+					t.Errorf("s3:GetObject on %s: want the redacted bucket's review results only", res)
+				}
+			case "secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret":
+				if !strings.Contains(string(res), `"JobPageSecret"`) {
+					t.Errorf("%s on %s: want the page secret only", a, res)
+				}
+			default:
+				t.Errorf("the page function may not %s (on %s)", a, res)
+			}
+		}
+	}
+	for _, a := range []string{"dynamodb:GetItem", "dynamodb:Query", "s3:GetObject", "secretsmanager:GetSecretValue"} {
+		if !seen[a] {
+			t.Errorf("the page function lacks %s: the page cannot be served", a)
+		}
+	}
+	vars := envVars(m, "JobPageFunction")
+	keys := make([]string, 0, len(vars))
+	for k := range vars {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	if want := []string{"CRITICIZER_ENV", "JOBS_TABLE", "JOB_PAGE_SECRET_ID", "LOG_LEVEL", "REDACTED_BUCKET"}; !slices.Equal(keys, want) {
+		t.Errorf("page function environment %v, want %v (no queue, no raw bucket, no other secret)", keys, want)
+	}
+}
+
+func TestJobPageSettingsValidated(t *testing.T) {
+	bad := []struct {
+		env  string
+		over map[string]any
+		want string
+	}{
+		{"prod", map[string]any{"publicBaseUrl": "https://reviews.example.com"}, "jobPage is off"},
+		{"prod", map[string]any{"jobPage": true, "publicBaseUrl": "http://reviews.example.com"}, "want https"},
+		{"prod", map[string]any{"jobPage": true, "publicBaseUrl": "https://u:p@reviews.example.com"}, "publicBaseUrl"},
+		{"prod", map[string]any{"jobPage": true, "publicBaseUrl": "reviews.example.com/prod"}, "publicBaseUrl"},
+		{"prod", map[string]any{"jobPage": "yes"}, "jobPage"},
+	}
+	for _, c := range bad {
+		over := map[string]any{"p4LayerPath": fakeLayer(t)}
+		for k, v := range c.over {
+			over[k] = v
+		}
+		ctx := map[string]any{ctxEnv: c.env, ctxOverrides: over}
+		_, _, err := LoadConfig(awscdk.NewApp(&awscdk.AppProps{Context: &ctx}).Node())
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: err %v, want one naming %q", c.over, err, c.want)
+		}
+	}
+	ok := map[string]any{ctxEnv: "local", ctxOverrides: map[string]any{"jobPage": true, "publicBaseUrl": "http://127.0.0.1:4566/_aws/execute-api/x/local"}}
+	if _, _, err := LoadConfig(awscdk.NewApp(&awscdk.AppProps{Context: &ok}).Node()); err != nil {
+		t.Errorf("local may use http: %v", err)
+	}
+}

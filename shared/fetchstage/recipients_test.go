@@ -1,0 +1,106 @@
+package fetchstage
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/criticizer/criticizer/shared/artifacts"
+	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/obs"
+	"github.com/criticizer/criticizer/shared/recipients"
+	"github.com/criticizer/criticizer/shared/redact"
+)
+
+// oneFile answers every changelist with one file by user and the e-mail
+// address in their Perforce user spec.
+type oneFile struct{ user, email string }
+
+func (o oneFile) FetchEach(_ context.Context, cl int64, _ bool, sink func(int, domain.FileChange) error) (domain.Changeset, error) {
+	fc := domain.FileChange{DepotPath: "//depot/projectA/a.c", Action: "edit", Type: "text", Rev: 2, Diff: "@@ -1 +1 @@\n-a\n+b\n"}
+	if err := sink(0, fc); err != nil {
+		return domain.Changeset{}, err
+	}
+	fc.Diff = ""
+	return domain.Changeset{Changelist: cl, User: o.user, UserEmail: o.email, Status: "submitted", Description: "d\n", Files: []domain.FileChange{fc}}, nil
+}
+
+type swarmAuthors map[string]string // user → e-mail
+
+func (s swarmAuthors) ReviewAuthor(context.Context, int64) (string, error) { return "mallory", nil }
+func (s swarmAuthors) UserEmail(_ context.Context, u string) (string, error) {
+	return s[u], nil
+}
+
+// TestResolvedRecipientsAreHeldAgainstThePolicy: addresses resolved after
+// the webhook (the author's user spec, Swarm's review author) are checked
+// after canonicalization; an outside one is never handed on, is recorded in
+// the job's history (the stage's detail) and as a security event with a
+// metric; no allowed recipient left is POLICY_REJECTED with nothing stored.
+func TestResolvedRecipientsAreHeldAgainstThePolicy(t *testing.T) {
+	policy, err := recipients.Parse([]string{"example.com"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	red, err := redact.New(redact.Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name       string
+		fetcher    oneFile
+		swarmEmail string // the Swarm review author's address, when the job is from Swarm
+		requested  []string
+		want       []string
+		wantClass  failure.Class
+		refused    string
+	}{
+		{"author inside", oneFile{"alice", " Alice@Example.COM "}, "", nil, []string{"alice@example.com"}, "", ""},
+		{"author outside, a named recipient inside", oneFile{"eve", "eve@attacker.example"}, "", []string{"rev@example.com"}, []string{"rev@example.com"}, "", "eve@attacker.example (domain_not_allowed)"},
+		{"author outside and alone", oneFile{"eve", "eve@attacker.example"}, "", nil, nil, failure.PolicyRejected, "eve@attacker.example"},
+		{"p4's default address (user@client)", oneFile{"newbie", "newbie@newbie-ws"}, "", nil, nil, failure.PolicyRejected, "newbie@newbie-ws"},
+		{"Swarm review author outside", oneFile{"swarm", "swarm@example.com"}, "mallory@attacker.example", nil, nil, failure.PolicyRejected, "mallory@attacker.example"},
+		{"no address at all", oneFile{"ghost", ""}, "", nil, nil, failure.NotFound, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var logs, metrics bytes.Buffer
+			mem := artifacts.NewMemoryBucket()
+			f := &Fetch{P4: tt.fetcher, Redactor: red, Raw: artifacts.New(mem, "raw"), Redacted: artifacts.New(mem, "red"),
+				Log: slog.New(slog.NewJSONHandler(&logs, nil)), SpoolDir: t.TempDir(), Recipients: policy, Metrics: obs.NewMetrics(&metrics, "test")}
+			j := &job.Job{ID: "j", Changelist: 5, Source: "p4-trigger", RequestedRecipients: tt.requested}
+			if tt.swarmEmail != "" {
+				j.Source, j.Swarm = "swarm", &job.SwarmRun{Review: 9}
+				f.Reviews, f.Users = swarmAuthors{"mallory": tt.swarmEmail}, swarmAuthors{"mallory": tt.swarmEmail}
+			}
+			res, err := f.Process(context.Background(), j)
+			if failure.Classify(err) != tt.wantClass {
+				t.Fatalf("err = %v, want class %q", err, tt.wantClass)
+			}
+			if err != nil {
+				if tt.refused != "" && !strings.Contains(err.Error(), tt.refused) {
+					t.Errorf("error %q does not name %q", err, tt.refused)
+				}
+				if keys := mem.Keys(""); len(keys) != 0 {
+					t.Errorf("a rejected job stored %v", keys)
+				}
+			} else {
+				if !slices.Equal(res.Recipients, tt.want) {
+					t.Errorf("recipients = %q, want %q", res.Recipients, tt.want)
+				}
+				if tt.refused != "" && !strings.Contains(res.Detail, "not e-mailed, outside the recipient policy: "+tt.refused) {
+					t.Errorf("history detail %q does not record %q", res.Detail, tt.refused)
+				}
+			}
+			events := strings.Count(logs.String(), `"event":"recipient_rejected"`)
+			if (tt.refused != "") != (events == 1) || (tt.refused != "") != strings.Contains(metrics.String(), `"RecipientsRejected":1`) {
+				t.Errorf("%d security events for refused %q; metrics %s", events, tt.refused, metrics.String())
+			}
+		})
+	}
+}

@@ -1,0 +1,277 @@
+package page
+
+import (
+	"crypto/sha256"
+	"embed"
+	"encoding/base64"
+	"html/template"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/outbox"
+)
+
+// The page is rendered with html/template: every value is escaped for the
+// context it lands in (text, attribute, URL). The stylesheet is a constant,
+// allowed by its hash in the Content-Security-Policy, so the page needs no
+// 'unsafe-inline' and carries no script at all.
+
+//go:embed page.html.tmpl page.css
+var files embed.FS
+
+var (
+	pageCSS  = mustRead("page.css")
+	pageTmpl = template.Must(template.New("page.html.tmpl").ParseFS(files, "page.html.tmpl"))
+	// CSP is the page's Content-Security-Policy: nothing may load, the one
+	// inline stylesheet by its hash, no framing, no form posts, no base.
+	CSP = "default-src 'none'; style-src '" + styleHash(pageCSS) + "'; img-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+
+func mustRead(name string) string {
+	b, err := files.ReadFile(name)
+	if err != nil {
+		panic(err) // embedded at build time: cannot fail
+	}
+	return string(b)
+}
+
+func styleHash(css string) string {
+	sum := sha256.Sum256([]byte(css))
+	return "sha256-" + base64.StdEncoding.EncodeToString(sum[:])
+}
+
+// Page is what the job page shows: the job record, its review result as
+// stored after redaction (nil until the llm stage finished), and its
+// delivery rows.
+type Page struct {
+	Job        *job.Job
+	Result     *domain.ReviewResult
+	Deliveries []outbox.Row
+}
+
+// severities is the ReviewResult schema's severity order, most severe first
+// (the order the review e-mail groups findings in).
+var severities = []string{"critical", "high", "medium", "low", "info"}
+
+func sevRank(s string) int {
+	for i, v := range severities {
+		if v == s {
+			return i
+		}
+	}
+	return len(severities)
+}
+
+// severity is a finding's severity as a known word, "other" otherwise: it
+// names a CSS class, so it is never the model's free text.
+func severity(s string) string {
+	s = strings.ToLower(strings.TrimSpace(s))
+	if sevRank(s) < len(severities) {
+		return s
+	}
+	return "other"
+}
+
+type view struct {
+	CSS        template.CSS
+	JobID      string
+	Changelist int64
+	Version    int
+	State      string
+	Stage      string
+	Created    string
+	Updated    string
+	Expires    string
+	Stages     []stageView
+	Reviewed   bool
+	Summary    string
+	Total      int
+	Counts     []countView
+	Files      []fileView
+	Coverage   coverageView
+	Deliveries []deliveryView
+}
+
+type stageView struct{ Name, Status, ErrorClass, Attempts string }
+
+type countView struct {
+	Severity string
+	N        int
+}
+
+type fileView struct {
+	File     string
+	Findings []findingView
+}
+
+type findingView struct {
+	N                               int
+	Severity, Location, Title, Tags string
+	Message, Suggestion             string
+}
+
+type coverageView struct {
+	FilesReviewed, ModelCalls, Dropped int
+	Prompt                             string
+	Skipped                            []skippedView
+	Truncated                          []truncatedView
+}
+
+type skippedView struct{ File, Reason string }
+type truncatedView struct {
+	File               string
+	Reviewed, Original int
+}
+
+type deliveryView struct{ Channel, To, Status, At string }
+
+// Render writes p as HTML.
+func Render(w io.Writer, p Page) error {
+	return pageTmpl.Execute(w, build(p))
+}
+
+func build(p Page) view {
+	j := p.Job
+	v := view{CSS: template.CSS(pageCSS), JobID: j.ID, Changelist: j.Changelist, Version: j.ReviewVersion,
+		State: string(j.State), Stage: string(j.Stage), Created: j.CreatedAt, Updated: j.UpdatedAt}
+	if j.ExpiresAt > 0 {
+		v.Expires = job.FormatTime(time.Unix(j.ExpiresAt, 0))
+	}
+	for _, s := range domain.Stages {
+		r := j.StageRecord(s)
+		v.Stages = append(v.Stages, stageView{Name: string(s), Status: string(r.Status), ErrorClass: string(r.LastErrorClass), Attempts: strconv.Itoa(r.Attempts)})
+	}
+	if p.Result != nil {
+		v.Reviewed = true
+		v.Summary = strings.TrimSpace(p.Result.Summary)
+		v.Total = len(p.Result.Findings)
+		v.Files, v.Counts = byFile(p.Result.Findings)
+		m := domain.ReadReviewMeta(p.Result.Meta)
+		v.Coverage = coverageView{FilesReviewed: m.FilesReviewed, ModelCalls: m.ModelCalls, Dropped: m.DroppedFindings, Prompt: p.Result.PromptVersion}
+		for _, s := range m.SkippedFiles {
+			v.Coverage.Skipped = append(v.Coverage.Skipped, skippedView{File: s.File, Reason: skipReason(s.Reason)})
+		}
+		for _, t := range m.TruncatedFiles {
+			v.Coverage.Truncated = append(v.Coverage.Truncated, truncatedView{File: t.File, Reviewed: t.ReviewedBytes, Original: t.OriginalBytes})
+		}
+	}
+	for _, r := range p.Deliveries {
+		v.Deliveries = append(v.Deliveries, deliveryView{Channel: "e-mail", To: maskAddress(r.Recipient), Status: string(r.Status), At: r.NotifiedAt})
+	}
+	if sw := j.Swarm; sw != nil {
+		for _, c := range []job.Callback{job.CallbackUpdate, job.CallbackPass, job.CallbackFail} {
+			if at := sw.Called(c); at != "" {
+				v.Deliveries = append(v.Deliveries, deliveryView{Channel: "Swarm test run", To: "review " + strconv.FormatInt(sw.Review, 10), Status: string(c), At: at})
+			}
+		}
+	}
+	return v
+}
+
+// byFile groups findings by file, files in order of their most severe
+// finding then path, findings by severity, line and id — the review
+// e-mail's order, so the page and the mail number findings alike.
+func byFile(fs []domain.Finding) ([]fileView, []countView) {
+	by := map[string][]domain.Finding{}
+	worst := map[string]int{}
+	counts := map[string]int{}
+	for _, f := range fs {
+		if _, ok := worst[f.File]; !ok {
+			worst[f.File] = len(severities) + 1
+		}
+		by[f.File] = append(by[f.File], f)
+		worst[f.File] = min(worst[f.File], sevRank(severity(f.Severity)))
+		counts[severity(f.Severity)]++
+	}
+	files := make([]string, 0, len(by))
+	for file := range by {
+		files = append(files, file)
+	}
+	sort.Slice(files, func(i, j int) bool {
+		if worst[files[i]] != worst[files[j]] {
+			return worst[files[i]] < worst[files[j]]
+		}
+		return files[i] < files[j]
+	})
+	var out []fileView
+	n := 0
+	for _, file := range files {
+		list := by[file]
+		sort.SliceStable(list, func(i, j int) bool {
+			a, b := list[i], list[j]
+			if ra, rb := sevRank(severity(a.Severity)), sevRank(severity(b.Severity)); ra != rb {
+				return ra < rb
+			}
+			if a.Line != b.Line {
+				return a.Line < b.Line
+			}
+			return a.ID < b.ID
+		})
+		g := fileView{File: file}
+		for _, f := range list {
+			n++
+			g.Findings = append(g.Findings, findingView{N: n, Severity: severity(f.Severity), Location: location(f), Title: f.Title,
+				Tags: tags(f), Message: strings.TrimSpace(f.Message), Suggestion: strings.TrimSpace(f.Suggestion)})
+		}
+		out = append(out, g)
+	}
+	var cv []countView
+	for _, s := range append(append([]string{}, severities...), "other") {
+		if counts[s] > 0 {
+			cv = append(cv, countView{Severity: s, N: counts[s]})
+		}
+	}
+	return out, cv
+}
+
+func location(f domain.Finding) string {
+	loc := f.File + ":" + strconv.Itoa(f.Line)
+	if f.EndLine > f.Line {
+		loc += "-" + strconv.Itoa(f.EndLine)
+	}
+	return loc
+}
+
+func tags(f domain.Finding) string {
+	var parts []string
+	if f.Category != "" {
+		parts = append(parts, f.Category)
+	}
+	if f.Confidence != "" {
+		parts = append(parts, "confidence: "+f.Confidence)
+	}
+	if f.RuleID != "" {
+		parts = append(parts, "rule: "+f.RuleID)
+	}
+	return strings.Join(parts, ", ")
+}
+
+var skipReasons = map[string]string{
+	"no_textual_diff": "no textual diff: binary, deleted or empty",
+	"over_file_limit": "over the per-changelist file limit",
+	"over_byte_limit": "over the per-changelist size limit",
+	"too_large":       "too large to review",
+}
+
+func skipReason(r string) string {
+	if s, ok := skipReasons[r]; ok {
+		return s
+	}
+	return r
+}
+
+// maskAddress shows a recipient as the e-mail's reader would recognise it
+// without handing the link's holder the address: "a…@example.com".
+func maskAddress(a string) string {
+	local, domainPart, ok := strings.Cut(strings.TrimSpace(a), "@")
+	if !ok || local == "" {
+		return "…"
+	}
+	r := []rune(local)
+	return string(r[0]) + "…@" + domainPart
+}
