@@ -22,7 +22,7 @@ LAMBDA_BUILD_FLAGS := -tags lambda.norpc -trimpath -ldflags='-s -w'
 # Fuzz targets run for FUZZTIME each in `make test` (package:Target).
 FUZZ := ./shared/webhook:FuzzWebhook ./shared/envelope:FuzzDecode ./shared/review:FuzzParse ./shared/redact:FuzzRedact
 
-.PHONY: help setup build build-aws test unit fuzz vet check validate vulncheck demo up down deploy-local invoke synth diff bootstrap deploy bench p4-layer clean chaos
+.PHONY: help setup build build-aws test unit fuzz vet check validate vulncheck demo up down deploy-local invoke synth diff bootstrap deploy bench p4-layer clean chaos eval
 
 # The fault-injection suite (integration/chaos_test.go) writes its counts here.
 CHAOS_REPORT := $(CURDIR)/.run/chaos-report.txt
@@ -61,7 +61,7 @@ validate: ## cfn-lint and checkov (pinned, installed into .venv/validators) on t
 	localstack/start.sh --install-validators
 	$(GO) run ./infra/cfncheck -venv .venv/validators -baseline infra/cfncheck/baseline.json
 
-test: setup vet check validate ## unit + integration tests (emulator, stand-ins started and stopped by the harness; the fault-injection suite on fixed seeds) + fuzzing
+test: setup vet check validate eval ## unit + integration tests (emulator, stand-ins started and stopped by the harness; the fault-injection suite on fixed seeds) + fuzzing
 	@mkdir -p .run && rm -f $(CHAOS_REPORT)
 	CHAOS_REPORT=$(CHAOS_REPORT) $(GO) test -count=1 -timeout 40m ./...
 	@cat $(CHAOS_REPORT)
@@ -73,6 +73,10 @@ chaos: setup ## the fault-injection suite alone, any size: make chaos SEEDS=1,2,
 	CHAOS_SEEDS='$(SEEDS)' CHAOS_JOBS='$(JOBS)' CHAOS_REPORT=$(CHAOS_REPORT) \
 	  $(GO) test -count=1 -timeout 180m -run '^TestChaos$$' -v ./integration
 	@cat $(CHAOS_REPORT)
+
+EVAL_ARGS ?=
+eval: ## review quality over the labelled corpus (eval/corpus); default: the LLM stand-in. Real provider: make eval EVAL_ARGS='-provider openai -endpoint … -model …'
+	$(GO) run ./cmd/eval $(EVAL_ARGS)
 
 unit: ## unit tests only (no emulator)
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v -e /integration -e /internal/devstack)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"sort"
@@ -98,8 +99,8 @@ type EnvConfig struct {
 	PromptCandidatePercent int    `json:"promptCandidatePercent,omitempty"`
 	// LLMTimeoutSeconds bounds one LLM call; must be below LeaseSeconds. Default 45, local 8.
 	LLMTimeoutSeconds int `json:"llmTimeoutSeconds"`
-	// Review holds the review function's optional limits (infra/settings.go).
-	Review ReviewSettings `json:"review,omitempty"`
+	// LLMSettings are the review function's optional model limits (infra/settings.go).
+	LLMSettings
 
 	SMTPHost string `json:"smtpHost"`
 	SMTPPort int    `json:"smtpPort"`
@@ -173,6 +174,9 @@ type EnvConfig struct {
 
 	// AlarmEmail: optional e-mail subscription to the alarm topic.
 	AlarmEmail string `json:"alarmEmail,omitempty"`
+
+	// ReviewSettings: per-review limits, daily budget, default review rules (review_settings.go).
+	ReviewSettings
 
 	// VPC places functions in an existing VPC (a private path to Perforce);
 	// nil = no VPC. See VPCConfig and docs/deploy.md.
@@ -318,10 +322,7 @@ func LoadConfig(node constructs.Node) (string, EnvConfig, error) {
 		}
 	}
 	cfg.isLocal = isLocal(name)
-	if err := cfg.Validate(); err != nil {
-		return name, cfg, err
-	}
-	return name, cfg, cfg.Review.validate(cfg)
+	return name, cfg, errors.Join(cfg.Validate(), cfg.validateReview(), cfg.validateLLM())
 }
 
 var retentionDays = map[int]awslogs.RetentionDays{

@@ -257,6 +257,7 @@ func newFetchFunction(f *functionFactory, p functionsProps, p4Layer awslambda.La
 	// Only the changeset artifacts it writes (shared/fetchstage).
 	p.raw.GrantPut(fn, jsii.String(artifactRawChangeset))
 	p.redacted.GrantPut(fn, jsii.String(artifactChangeset))
+	p.redacted.GrantPut(fn, jsii.String(artifactRules))
 	sec.p4.GrantRead(fn, nil)
 	return fn
 }
@@ -275,8 +276,11 @@ func newReviewFunction(f *functionFactory, p functionsProps) awslambda.Function 
 	if cfg.LLMProvider != "bedrock" {
 		env["LLM_SECRET_ID"] = p.secrets.llm.SecretArn()
 	}
-	fn := f.newFn(fnSpec{id: "ReviewFunction", asset: "review", memory: 512, timeout: cfg.LeaseSeconds, env: env, extra: []map[string]*string{f.redaction, cfg.Review.env()}})
-	f.items(fn, p).grant(jsii.Strings("dynamodb:GetItem", "dynamodb:UpdateItem"), itemJob)
+	for k, v := range cfg.reviewEnv() { // review_settings.go
+		env[k] = v
+	}
+	fn := f.newFn(fnSpec{id: "ReviewFunction", asset: "review", memory: 512, timeout: cfg.LeaseSeconds, env: env, extra: []map[string]*string{f.redaction, cfg.llmEnv()}})
+	f.items(fn, p).grant(jsii.Strings("dynamodb:GetItem", "dynamodb:UpdateItem"), itemJob, itemBudget)
 	p.notify.queue.GrantSendMessages(fn)
 	p.llm.dlq.GrantSendMessages(fn)
 	p.redacted.GrantRead(fn, nil)
@@ -503,6 +507,7 @@ const (
 	itemChangelist  = "CL#"       // shared/store: a changelist's version gate
 	itemOutbox      = "OUTBOX#"   // shared/outbox: one delivery per recipient
 	itemDelivery    = "DELIVERY#" // shared/evidence: SES events
+	itemBudget      = "BUDGET#"   // shared/store (budget.go): the daily token counter
 )
 
 // itemGrants grants one function access to the jobs table, item type by
@@ -570,4 +575,5 @@ const (
 	artifactChangeset    = "jobs/*/changeset.json"     // fetch, redacted bucket
 	artifactReview       = "jobs/*/review.json"        // review
 	artifactChunks       = "jobs/*/chunks/*"           // review's per-chunk results and errors
+	artifactRules        = "jobs/*/rules.json"         // fetch: the depot's review rules files (domain.RulesArtifact)
 )

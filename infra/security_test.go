@@ -125,7 +125,7 @@ func TestTableItemAccess(t *testing.T) {
 				"dynamodb:Query":      {"OUTBOX#"},
 			},
 			"FetchFunction":  {"dynamodb:GetItem": {"JOB#"}, "dynamodb:UpdateItem": {"JOB#"}},
-			"ReviewFunction": {"dynamodb:GetItem": {"JOB#"}, "dynamodb:UpdateItem": {"JOB#"}},
+			"ReviewFunction": {"dynamodb:GetItem": {"BUDGET#", "JOB#"}, "dynamodb:UpdateItem": {"BUDGET#", "JOB#"}}, // BUDGET#: the daily token counter
 			"NotifyFunction": {
 				"dynamodb:GetItem":    {"JOB#", "OUTBOX#"},
 				"dynamodb:UpdateItem": {"JOB#", "OUTBOX#"},
@@ -159,7 +159,7 @@ func TestTableItemAccess(t *testing.T) {
 func TestItemPrefixesMatchTheStore(t *testing.T) {
 	for prefix, file := range map[string]string{
 		itemJob: "../shared/store/item.go", itemIdempotency: "../shared/store/item.go", itemChangelist: "../shared/store/item.go",
-		itemOutbox: "../shared/outbox/outbox.go", itemDelivery: "../shared/evidence/evidence.go",
+		itemOutbox: "../shared/outbox/outbox.go", itemDelivery: "../shared/evidence/evidence.go", itemBudget: "../shared/store/budget.go",
 	} {
 		b, err := os.ReadFile(filepath.Clean(file))
 		if err != nil {

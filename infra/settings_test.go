@@ -19,8 +19,9 @@ func everything(email, llm string) map[string]any {
 		"confidentialDomains": []string{"corp.example.com"}, "confidentialCidrs": []string{"10.0.0.0/8"},
 		"emailProvider": email, "llmProvider": llm, "llmEndpoint": "https://llm.example.com",
 		"recipientDomains": []string{"example.com"}, "maxRecipients": 20, "jobPage": true, "publicBaseUrl": "https://criticizer.example.com",
-		"review": map[string]any{"contextTokens": 128000, "bytesPerToken": 3.5, "maxOutputTokens": 8192, "parallelism": 8,
-			"maxFiles": 1000, "maxBytes": 1 << 24, "maxFileBytes": 1 << 18, "maxChunkFiles": 50},
+		"llmContextTokens": 128000, "llmBytesPerToken": 3.5, "llmMaxOutputTokens": 8192, "llmParallelism": 8,
+		"reviewMaxFiles": 1000, "reviewMaxBytes": 1 << 24, "reviewMaxFileBytes": 1 << 18, "reviewMaxChunkFiles": 50,
+		"reviewMaxTokens": 200000, "dailyTokenBudget": 5000000, "reviewRules": map[string]any{"version": 1, "ignore": []string{"*.generated.cs"}},
 	}
 	if email == "smtp" {
 		o["smtpHost"], o["smtpLookupUrl"] = "smtp.example.com", "https://relay.example.com/lookup"
@@ -28,7 +29,7 @@ func everything(email, llm string) map[string]any {
 		o["sesConfigurationSet"] = "criticizer-test"
 	}
 	if llm == "openai" {
-		o["review"].(map[string]any)["responseFormat"] = "json_object"
+		o["llmResponseFormat"] = "json_object"
 	}
 	return o
 }
@@ -129,34 +130,35 @@ func TestEverySettingCanBeSet(t *testing.T) {
 	}
 }
 
-// TestReviewSettingsValidatedAtSynth: a review limit the function would
-// refuse at its cold start fails the synth, with the variable named.
-func TestReviewSettingsValidatedAtSynth(t *testing.T) {
+// TestLLMSettingsValidatedAtSynth: a model limit the review function would
+// refuse at its cold start fails the synth, with the variable named, and a
+// set limit reaches the function.
+func TestLLMSettingsValidatedAtSynth(t *testing.T) {
 	layer, assets := fakeLayer(t), dummyAssets(t)
-	reviewVar := map[string]string{"contextTokens": "LLM_CONTEXT_TOKENS", "bytesPerToken": "LLM_BYTES_PER_TOKEN", "maxOutputTokens": "LLM_MAX_OUTPUT_TOKENS",
-		"parallelism": "LLM_PARALLELISM", "maxFiles": "REVIEW_MAX_FILES", "maxBytes": "REVIEW_MAX_BYTES", "maxFileBytes": "REVIEW_MAX_FILE_BYTES",
-		"maxChunkFiles": "REVIEW_MAX_CHUNK_FILES", "responseFormat": "LLM_RESPONSE_FORMAT"}
+	vars := map[string]string{"llmContextTokens": "LLM_CONTEXT_TOKENS", "llmBytesPerToken": "LLM_BYTES_PER_TOKEN", "llmMaxOutputTokens": "LLM_MAX_OUTPUT_TOKENS",
+		"llmParallelism": "LLM_PARALLELISM", "llmResponseFormat": "LLM_RESPONSE_FORMAT"}
 	tests := []struct {
-		name   string
-		review map[string]any
-		llm    string
-		want   string // "" = accepted
+		name     string
+		settings map[string]any
+		llm      string
+		want     string // "" = accepted
 	}{
-		{"all limits", map[string]any{"contextTokens": 200000, "bytesPerToken": 3.5, "maxOutputTokens": 8192, "parallelism": 8,
-			"maxFiles": 100, "maxBytes": 1 << 20, "maxFileBytes": 1 << 16, "maxChunkFiles": 20, "responseFormat": "json_object"}, "openai", ""},
-		{"bytes per token too high", map[string]any{"bytesPerToken": 20}, "openai", "LLM_BYTES_PER_TOKEN"},
-		{"parallelism too high", map[string]any{"parallelism": 1000}, "openai", "LLM_PARALLELISM"},
-		{"output tokens too few", map[string]any{"maxOutputTokens": 10}, "anthropic", "LLM_MAX_OUTPUT_TOKENS"},
-		{"unknown response format", map[string]any{"responseFormat": "text"}, "openai", "LLM_RESPONSE_FORMAT"},
-		{"response format for anthropic", map[string]any{"responseFormat": "json_object"}, "anthropic", "openai only"},
-		{"negative file limit", map[string]any{"maxFiles": -1}, "bedrock", "REVIEW_MAX_FILES"},
-		{"unknown field", map[string]any{"maxFilez": 1}, "openai", "maxFilez"},
+		{"all limits", map[string]any{"llmContextTokens": 200000, "llmBytesPerToken": 3.5, "llmMaxOutputTokens": 8192, "llmParallelism": 8, "llmResponseFormat": "json_object"}, "openai", ""},
+		{"bytes per token too high", map[string]any{"llmBytesPerToken": 20}, "openai", "LLM_BYTES_PER_TOKEN"},
+		{"parallelism too high", map[string]any{"llmParallelism": 1000}, "openai", "LLM_PARALLELISM"},
+		{"output tokens too few", map[string]any{"llmMaxOutputTokens": 10}, "anthropic", "LLM_MAX_OUTPUT_TOKENS"},
+		{"unknown response format", map[string]any{"llmResponseFormat": "text"}, "openai", "LLM_RESPONSE_FORMAT"},
+		{"response format for anthropic", map[string]any{"llmResponseFormat": "json_object"}, "anthropic", "openai only"},
+		{"negative context window", map[string]any{"llmContextTokens": -1}, "bedrock", "LLM_CONTEXT_TOKENS"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ctx := map[string]any{ctxEnv: "dev", ctxAssetRoot: assets, ctxOverrides: map[string]any{"p4LayerPath": layer, "p4Port": "ssl:p4:1666", "p4TrustFingerprint": testFingerprint, "recipientDomains": []any{"example.com"},
-				"depotAllowList": []any{"//depot/a/..."}, "smtpHost": "smtp.example.com", "llmEndpoint": "https://llm.example.com", "llmProvider": tt.llm, "review": tt.review}}
-			_, stack, err := newApp(ctx)
+			o := map[string]any{"p4LayerPath": layer, "p4Port": "ssl:p4:1666", "p4TrustFingerprint": testFingerprint, "recipientDomains": []any{"example.com"},
+				"depotAllowList": []any{"//depot/a/..."}, "smtpHost": "smtp.example.com", "llmEndpoint": "https://llm.example.com", "llmProvider": tt.llm}
+			for k, v := range tt.settings {
+				o[k] = v
+			}
+			_, stack, err := newApp(map[string]any{ctxEnv: "dev", ctxAssetRoot: assets, ctxOverrides: o})
 			switch {
 			case tt.want == "" && err != nil:
 				t.Fatalf("rejected: %v", err)
@@ -165,9 +167,9 @@ func TestReviewSettingsValidatedAtSynth(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				for k, v := range tt.review {
-					if _, ok := envs["review"][reviewVar[k]]; !ok {
-						t.Errorf("review.%s = %v does not reach the review function as %s", k, v, reviewVar[k])
+				for k, v := range tt.settings {
+					if _, ok := envs["review"][vars[k]]; !ok {
+						t.Errorf("%s = %v does not reach the review function as %s", k, v, vars[k])
 					}
 				}
 			case err == nil || !strings.Contains(err.Error(), tt.want):

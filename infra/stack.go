@@ -92,6 +92,7 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 		alarmed = append(alarmed, namedFn{"JobPage", jobPageFn})
 	}
 	topic := newAlarms(stack, env, cfg, props.MetricMathAlarms, stages, alarmed)
+	addDailyBudgetAlarm(stack, env, cfg, topic) // review_settings.go
 	if fns.sesEventsDLQ != nil {
 		alarmOnDLQ(stack, topic, "SesEventsDlqAlarm", "SES events not recorded: delivery evidence is missing and uncertain sends may be resent; re-invoke SesEventsFunctionName with each SesEventsDlqUrl message body (docs/network-and-iam.md)", fns.sesEventsDLQ)
 	}

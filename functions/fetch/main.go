@@ -53,7 +53,7 @@ func main() {
 	jobs := store.New(dynamodb.NewFromConfig(env.AWS), env.Config.JobsTable)
 	queues := queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs)
 	reporter := swarm.NewReporter(jobs, env.Log)
-	proc := &fetchstage.Fetch{P4: fetcher, Redactor: red, Log: env.Log, Swarm: reporter, Recipients: set.Recipients, Metrics: env.Metrics,
+	proc := &fetchstage.Fetch{P4: fetcher, Redactor: red, Log: env.Log, Swarm: reporter, Rules: fetcher, Recipients: set.Recipients, Metrics: env.Metrics,
 		Raw: artifacts.New(s3, env.Config.RawBucket), Redacted: artifacts.New(s3, env.Config.RedactedBkt)}
 	if set.Swarm.URL != "" && set.Swarm.APISecretID != "" {
 		proc.Users = fetcher

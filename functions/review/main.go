@@ -67,7 +67,11 @@ func main() {
 	jobs := store.New(dynamodb.NewFromConfig(env.AWS), env.Config.JobsTable)
 	queues := queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs)
 	proc := &reviewstage.Review{Redacted: artifacts.New(artifacts.NewS3Client(env.AWS), env.Config.RedactedBkt), Guard: guard,
-		LLM: complete, Model: cfg.Model, Budget: set.Budget, Rollout: set.Rollout, Parallelism: set.Parallelism, Metrics: env.Metrics, Log: env.Log}
+		LLM: complete, Model: cfg.Model, Budget: set.Budget, Rollout: set.Rollout, Parallelism: set.Parallelism, Metrics: env.Metrics, Log: env.Log,
+		Rules: set.Rules, DailyTokenBudget: set.DailyTokenBudget}
+	if set.DailyTokenBudget > 0 {
+		proc.Daily = jobs.DailyTokens()
+	}
 	rt := env.Runtime(domain.StageLLM, jobs, queues, proc, guard.Sanitize)
 	rt.AfterDeadLetter = swarm.NewReporter(jobs, env.Log).DeadLettered // a dead-lettered Swarm run hears {fail}
 	lambda.Start(rt.Handle)

@@ -7,20 +7,42 @@ import "encoding/json"
 // models cost. The e-mail and the job record read it; it lives here so the
 // writer (shared/review) and the readers agree on one shape.
 type ReviewMeta struct {
-	PromptVersion   string          `json:"prompt_version,omitempty"`
-	Chunks          int             `json:"chunks"`
-	ModelCalls      int             `json:"model_calls"`
-	ReusedChunks    int             `json:"reused_chunks"`
+	PromptVersion string `json:"prompt_version,omitempty"`
+	Chunks        int    `json:"chunks"`
+	ModelCalls    int    `json:"model_calls"`
+	ReusedChunks  int    `json:"reused_chunks"`
+	// FilesTotal is every file of the changelist; each is in exactly one
+	// of: reviewed in full (FilesReviewed), reviewed in part
+	// (TruncatedFiles) or not reviewed (SkippedFiles). See Coverage.
+	FilesTotal      int             `json:"files_total"`
 	FilesReviewed   int             `json:"files_reviewed"`
 	SkippedFiles    []SkippedFile   `json:"skipped_files,omitempty"`
 	TruncatedFiles  []TruncatedFile `json:"truncated_files,omitempty"`
 	DroppedFindings int             `json:"dropped_findings"`
 	InputTokens     int             `json:"input_tokens"`
 	OutputTokens    int             `json:"output_tokens"`
+	// SecretFindings counts the committed secrets the pipeline reported
+	// itself, without the model.
+	SecretFindings int `json:"secret_findings,omitempty"`
+	// OutOfView counts model findings dropped for naming a line the model
+	// was not shown (reason line_not_shown).
+	OutOfView int `json:"out_of_view,omitempty"`
+	// FilteredByRules counts findings below the rules' severity threshold or
+	// in a disabled category; HiddenByCap those past the rules' maximum.
+	FilteredByRules int `json:"filtered_by_rules,omitempty"`
+	HiddenByCap     int `json:"hidden_by_cap,omitempty"`
+	// WithoutModel says why the model was not called at all (e.g. the
+	// daily token budget is spent); the review then holds only what the
+	// pipeline knows for certain.
+	WithoutModel string `json:"without_model,omitempty"`
+	// Rules names the review rules files applied, and RulesRejected what
+	// in them was rejected and why (the defaults applied instead).
+	Rules         []string `json:"rules,omitempty"`
+	RulesRejected []string `json:"rules_rejected,omitempty"`
 }
 
-// SkippedFile is a changed file that was not reviewed, and why
-// (no_textual_diff, over_file_limit, over_byte_limit, too_large).
+// SkippedFile is a changed file that was not reviewed, and why (the
+// reasons are shared/review's Skip* constants).
 type SkippedFile struct {
 	File   string `json:"file"`
 	Reason string `json:"reason"`

@@ -55,6 +55,13 @@ type SwarmUpdater interface {
 	Update(ctx context.Context, j *job.Job) error
 }
 
+// RulesReader reads the review rules files (domain.RulesFileName) at the
+// allow-listed roots above the change's files, as the submitted depot held
+// them before the change (p4.Fetcher).
+type RulesReader interface {
+	RulesFiles(ctx context.Context, changelist int64, shelved bool, files []string, name string) ([]domain.RulesFile, error)
+}
+
 // Fetch is the fetch stage.
 type Fetch struct {
 	P4       ChangeFetcher
@@ -70,6 +77,10 @@ type Fetch struct {
 	Reviews ReviewAuthors
 	Users   UserEmails
 	Swarm   SwarmUpdater
+	// Rules, when set, reads the teams' review rules files; they are stored
+	// beside the changeset (domain.RulesArtifact) for the review stage,
+	// which parses them (the fetch binary links no schema validator).
+	Rules RulesReader
 	// Recipients is the recipient policy the resolved recipients are held
 	// against (recipients.Load); nil checks nothing (tests only: the
 	// function always sets it). Metrics counts its refusals.
@@ -152,6 +163,9 @@ func (f *Fetch) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	}
 	// The review stage verifies this instead of scanning the diffs again.
 	proof := f.Redactor.SealDigest(sum)
+	if err := f.storeRules(ctx, j, cs); err != nil {
+		return job.Result{}, err
+	}
 	f.Log.InfoContext(ctx, "changeset fetched", "files", len(cs.Files), "redactions", redactions.Load())
 
 	detail := fmt.Sprintf("files %d, redactions %d", len(cs.Files), redactions.Load())
@@ -217,6 +231,32 @@ func (f *Fetch) store(ctx context.Context, dst *artifacts.Store, key string, sp 
 	}
 	h.Sum(sum[:0])
 	return sum, nil
+}
+
+// storeRules reads the review rules files that apply to cs and stores
+// them redacted, like everything else downstream reads: their text enters
+// the prompt, and a rejection message may quote it. Only a failure to read
+// is an error; what the files say is the review stage's business.
+func (f *Fetch) storeRules(ctx context.Context, j *job.Job, cs domain.Changeset) error {
+	if f.Rules == nil {
+		return nil
+	}
+	files, err := f.Rules.RulesFiles(ctx, j.Changelist, j.Shelved, cs.ChangedFiles(), domain.RulesFileName)
+	if err != nil {
+		return fmt.Errorf("review rules: %w", err)
+	}
+	if len(files) == 0 {
+		return nil
+	}
+	for i := range files {
+		text, _, err := f.Redactor.Redact(files[i].Content)
+		if err != nil {
+			return failure.Errorf(failure.InternalBug, "redaction of the review rules %s failed: %w", files[i].Source, err)
+		}
+		files[i].Content = text
+	}
+	f.Log.InfoContext(ctx, "review rules read", "rules_files", len(files))
+	return f.Redacted.PutJSON(ctx, artifacts.Key(j.ID, domain.RulesArtifact), files)
 }
 
 // swarmAuthor resolves a Swarm review's author and e-mail address.

@@ -188,6 +188,12 @@ type ReviewStats struct {
 	Chunks         int    `json:"chunks"`
 	SkippedFiles   int    `json:"skipped_files"`
 	TruncatedFiles int    `json:"truncated_files"`
+	// Coverage states what was reviewed ("reviewed 38 of 40 files; skipped
+	// 2: …"); WithoutModel why the model was not called at all.
+	FilesTotal    int    `json:"files_total"`
+	FilesReviewed int    `json:"files_reviewed"`
+	Coverage      string `json:"coverage,omitempty"`
+	WithoutModel  string `json:"without_model,omitempty"`
 }
 
 // SweepShard is the single partition of the sweep index. One shard is

@@ -97,7 +97,9 @@ func Compose(k delivery.Key, in Content) (*Message, error) {
 	if date.IsZero() {
 		date = job.Now()
 	}
-	groups := groupFindings(in.Review.Findings)
+	findings := distinct(in.Review.Findings, in.Changeset)
+	meta := domain.ReadReviewMeta(in.Review.Meta)
+	groups := groupFindings(findings)
 	v := view{
 		Key:         k,
 		Author:      oneLine(in.Author),
@@ -106,10 +108,10 @@ func Compose(k delivery.Key, in Content) (*Message, error) {
 		ReviewURL:   safeURL(in.ReviewURL),
 		JobPageURL:  safeURL(in.JobPageURL),
 		Summary:     strings.TrimSpace(in.Review.Summary),
-		Total:       len(in.Review.Findings),
+		Total:       len(findings),
 		Counts:      countLine(groups),
-		Files:       groupByFile(in.Review.Findings, in.Changeset),
-		Meta:        domain.ReadReviewMeta(in.Review.Meta),
+		Files:       groupByFile(findings, in.Changeset),
+		Meta:        meta,
 		Schema:      oneLine(in.Review.SchemaVersion),
 		Prompt:      oneLine(in.Review.PromptVersion),
 		Token:       k.IdempotencyToken(),
@@ -118,7 +120,7 @@ func Compose(k delivery.Key, in Content) (*Message, error) {
 		Key:       k,
 		From:      from.String(),
 		To:        strings.TrimSpace(k.Recipient),
-		Subject:   subject(k, groups, len(in.Review.Findings), v.Description),
+		Subject:   subject(k, groups, len(findings), v.Description, meta),
 		MessageID: k.MessageID(from.Address[strings.LastIndexByte(from.Address, '@')+1:]),
 		JobID:     v.JobID,
 		Date:      date,
@@ -287,7 +289,7 @@ func countLine(gs []group) string {
 // subject is e.g. "[Criticizer] CL 12345 v1: 3 findings (1 high) - Fix login".
 // Only critical and high are counted in the subject: they are what decides
 // whether the reader opens the mail now.
-func subject(k delivery.Key, gs []group, total int, desc string) string {
+func subject(k delivery.Key, gs []group, total int, desc string, meta domain.ReviewMeta) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[Criticizer] CL %d v%d: ", k.Changelist, k.ReviewVersion)
 	switch total {
@@ -306,6 +308,10 @@ func subject(k delivery.Key, gs []group, total int, desc string) string {
 	}
 	if len(urgent) > 0 {
 		b.WriteString(" (" + strings.Join(urgent, ", ") + ")")
+	}
+	if meta.Coverage() != "" && !meta.Complete() {
+		// Never a clean bill for a review that did not see everything.
+		fmt.Fprintf(&b, " [partial: %d of %d files reviewed]", meta.FilesReviewed, meta.FilesTotal)
 	}
 	if desc != "" {
 		if utf8.RuneCountInString(desc) > maxSubjectSuffix {

@@ -32,8 +32,10 @@ func goldenContent() Content {
 		{DepotPath: "//depot/app/b.go", Diff: "@@ -1,2 +1,3 @@\n package app\n+var x_y_z = 1\n+var token = \"[REDACTED:generic-api-key]\"\n"},
 	}}
 	c.Review.Meta = domain.ReviewMeta{
-		PromptVersion: "1.2.0", Chunks: 2, ModelCalls: 3, FilesReviewed: 2, DroppedFindings: 2,
-		InputTokens: 12345, OutputTokens: 678,
+		PromptVersion: "1.2.0", Chunks: 2, ModelCalls: 3, FilesTotal: 5, FilesReviewed: 2, DroppedFindings: 2, OutOfView: 1,
+		HiddenByCap: 3, Rules: []string{"//depot/app/.criticizer.yaml@12344"},
+		RulesRejected: []string{"//depot/gen/.criticizer.yaml@12344: /max_findings: must be >= 1 but found 0 (defaults applied)"},
+		InputTokens:   12345, OutputTokens: 678,
 		SkippedFiles:   []domain.SkippedFile{{File: "//depot/app/logo.png", Reason: "no_textual_diff"}, {File: "//depot/gen/huge.pb.go", Reason: "over_byte_limit", Bytes: 9000000}},
 		TruncatedFiles: []domain.TruncatedFile{{File: "//depot/app/big.go", ReviewedBytes: 65536, OriginalBytes: 200000}},
 	}.Map()
@@ -73,6 +75,9 @@ func TestComposeGolden(t *testing.T) {
 		"Not reviewed: 2 files", "//depot/app/logo.png (no textual diff: binary, deleted or empty)",
 		"Reviewed in part: 1 file", "Dropped findings: 2", "tokens 12345 in, 678 out, 3 model calls",
 		"[REDACTED:generic-api-key]",
+		"Coverage: reviewed 2 of 5 files; partly reviewed 1 (cut to fit); skipped 2: 1 no textual diff, 1 over the size limit.",
+		"Review rules rejected: //depot/gen/.criticizer.yaml@12344: /max_findings: must be >= 1",
+		"3 more findings not shown: the review rules cap", "1 named a line the model was not shown",
 	} {
 		want = strings.ReplaceAll(want, "\t", "    ")
 		if !strings.Contains(m.Text, want) {

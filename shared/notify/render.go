@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"html"
 	"net/url"
-	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/domain"
+	findingfp "github.com/criticizer/criticizer/shared/finding"
+	"github.com/criticizer/criticizer/shared/udiff"
 )
 
 // The bodies are rendered by hand, not with html/template: reflection-based
@@ -110,7 +110,7 @@ func groupByFile(fs []domain.Finding, cs *domain.Changeset) []fileGroup {
 	n := 0
 	for _, file := range files {
 		g := fileGroup{File: file}
-		lines := newLines(diffs[file])
+		lines := udiff.LineMap(diffs[file])
 		for _, f := range by[file] {
 			n++
 			g.Findings = append(g.Findings, shown{numbered: numbered{N: n, Finding: f}, Code: snippet(lines, f.Line, f.EndLine)})
@@ -120,41 +120,30 @@ func groupByFile(fs []domain.Finding, cs *domain.Changeset) []fileGroup {
 	return out
 }
 
-var hunkRE = regexp.MustCompile(`^@@ -[0-9]+(?:,[0-9]+)? \+([0-9]+)(?:,[0-9]+)? @@`)
-
-// newLines maps new-revision line numbers to their text, as far as the
-// (redacted) diff shows them: context and added lines of each hunk, or the
-// whole text of an added file shown without hunks.
-func newLines(diff string) map[int]string {
-	if diff == "" {
-		return nil
-	}
-	out := map[int]string{}
-	lines := strings.Split(strings.TrimSuffix(diff, "\n"), "\n")
-	if !strings.HasPrefix(diff, "@@ ") && !strings.Contains(diff, "\n@@ ") {
-		for i, l := range lines {
-			out[i+1] = l
+// distinct drops findings that share a fingerprint (package finding) with
+// an earlier one: one finding, one entry, whoever reported it.
+func distinct(fs []domain.Finding, cs *domain.Changeset) []domain.Finding {
+	diffs := map[string]string{}
+	if cs != nil {
+		for _, f := range cs.Files {
+			diffs[f.DepotPath] = f.Diff
 		}
-		return out
 	}
-	next, in := 0, false
-	for _, l := range lines {
-		if m := hunkRE.FindStringSubmatch(l); m != nil {
-			next, _ = strconv.Atoi(m[1])
-			in = true
+	lines := map[string]map[int]string{}
+	seen := map[string]bool{}
+	out := make([]domain.Finding, 0, len(fs))
+	for _, f := range fs {
+		m, ok := lines[f.File]
+		if !ok {
+			m = udiff.LineMap(diffs[f.File])
+			lines[f.File] = m
+		}
+		fp := findingfp.Fingerprint(f, m)
+		if seen[fp] {
 			continue
 		}
-		if !in || l == "" {
-			continue
-		}
-		switch l[0] {
-		case '+', ' ':
-			out[next] = l[1:]
-			next++
-		case '-', '\\':
-		default:
-			in = false
-		}
+		seen[fp] = true
+		out = append(out, f)
 	}
 	return out
 }
@@ -218,10 +207,62 @@ func safeURL(s string) string {
 const maxNamed = 50
 
 var skipReasons = map[string]string{
-	"no_textual_diff": "no textual diff: binary, deleted or empty",
-	"over_file_limit": "over the per-changelist file limit",
-	"over_byte_limit": "over the per-changelist size limit",
-	"too_large":       "too large to review",
+	"no_textual_diff":   "no textual diff: binary, deleted or empty",
+	"binary":            "binary",
+	"deleted":           "deleted",
+	"over_file_limit":   "over the per-changelist file limit",
+	"over_byte_limit":   "over the per-changelist size limit",
+	"too_large":         "too large to review",
+	"ignored_by_rule":   "ignored by the review rules",
+	"over_budget":       "over the review's token budget",
+	"over_daily_budget": "the environment's daily model budget is spent",
+	"model_refused":     "the model refused to review it",
+}
+
+// status is what the e-mail says about the review as a whole, before the
+// findings: its coverage, and every reason it is less than a full review.
+// Both bodies render these lines, so they cannot disagree.
+func (v view) status() []string {
+	m := v.Meta
+	var out []string
+	if c := m.Coverage(); c != "" {
+		out = append(out, "Coverage: "+c+".")
+	}
+	if m.WithoutModel != "" {
+		out = append(out, "The model was not called: "+oneLine(m.WithoutModel)+". Only what the pipeline knows for certain (committed secrets, coverage) is reported.")
+	}
+	for _, r := range m.RulesRejected {
+		out = append(out, "Review rules rejected: "+oneLine(r)+".")
+	}
+	if len(m.Rules) > 0 {
+		out = append(out, "Review rules: "+oneLine(strings.Join(m.Rules, ", "))+".")
+	}
+	return out
+}
+
+// verdict is the line about the findings' count: "No findings." only for
+// a review that saw every file.
+func (v view) verdict() string {
+	if v.Total > 0 {
+		return fmt.Sprintf("%d %s: %s.", v.Total, plural(v.Total, "finding"), v.Counts)
+	}
+	if v.Meta.Coverage() == "" || v.Meta.Complete() {
+		return "No findings."
+	}
+	return "No findings in the part that was reviewed. This is not a full review: see the coverage above and the files listed below."
+}
+
+// hidden says what the review rules kept out of the e-mail.
+func (v view) hidden() []string {
+	m := v.Meta
+	var out []string
+	if m.HiddenByCap > 0 {
+		out = append(out, fmt.Sprintf("%d more %s not shown: the review rules cap the findings of one e-mail (the most severe are shown).", m.HiddenByCap, plural(m.HiddenByCap, "finding")))
+	}
+	if m.FilteredByRules > 0 {
+		out = append(out, fmt.Sprintf("%d %s below the rules' severity threshold or in a disabled category not shown.", m.FilteredByRules, plural(m.FilteredByRules, "finding")))
+	}
+	return out
 }
 
 func skipReason(r string) string {
@@ -229,6 +270,14 @@ func skipReason(r string) string {
 		return s
 	}
 	return oneLine(r)
+}
+
+func droppedWhy(m domain.ReviewMeta) string {
+	s := "the model's answer did not pass validation"
+	if m.OutOfView > 0 {
+		s += fmt.Sprintf("; %d named a line the model was not shown", m.OutOfView)
+	}
+	return s
 }
 
 // footer is the signature line's details.
@@ -265,11 +314,10 @@ func renderText(v view) string {
 	if v.Summary != "" {
 		b.WriteString("Summary:\n" + indent(v.Summary, "  ") + "\n\n")
 	}
-	if v.Total == 0 {
-		b.WriteString("No findings.\n")
-	} else {
-		fmt.Fprintf(&b, "%d %s: %s.\n", v.Total, plural(v.Total, "finding"), v.Counts)
+	for _, l := range v.status() {
+		b.WriteString(l + "\n")
 	}
+	b.WriteString(v.verdict() + "\n")
 	for _, g := range v.Files {
 		head := fmt.Sprintf("%s (%d)", oneLine(g.File), len(g.Findings))
 		b.WriteString("\n" + head + "\n" + strings.Repeat("=", min(len(head), 78)) + "\n")
@@ -312,8 +360,11 @@ func renderText(v view) string {
 			fmt.Fprintf(&b, "  %s (first %d of %d bytes)\n", oneLine(t.File), t.ReviewedBytes, t.OriginalBytes)
 		}
 	}
+	for _, l := range v.hidden() {
+		b.WriteString("\n" + l + "\n")
+	}
 	if m.DroppedFindings > 0 {
-		fmt.Fprintf(&b, "\nDropped findings: %d (the model's answer did not pass validation).\n", m.DroppedFindings)
+		fmt.Fprintf(&b, "\nDropped findings: %d (%s).\n", m.DroppedFindings, droppedWhy(m))
 	}
 	// "-- " with the trailing space is the RFC 3676 signature separator.
 	b.WriteString("\n-- \nCriticizer" + v.footer())
@@ -348,11 +399,10 @@ func renderHTML(v view) string {
 	if v.Summary != "" {
 		fmt.Fprintf(&b, "<p style=\"white-space:pre-wrap\">%s</p>\n", e(v.Summary))
 	}
-	if v.Total == 0 {
-		b.WriteString("<p>No findings.</p>\n")
-	} else {
-		fmt.Fprintf(&b, "<p>%d %s: %s.</p>\n", v.Total, plural(v.Total, "finding"), e(v.Counts))
+	for _, l := range v.status() {
+		fmt.Fprintf(&b, "<p>%s</p>\n", e(l))
 	}
+	fmt.Fprintf(&b, "<p>%s</p>\n", e(v.verdict()))
 	for _, g := range v.Files {
 		fmt.Fprintf(&b, "<h3><code>%s</code> (%d)</h3>\n<ol>\n", e(g.File), len(g.Findings))
 		for _, f := range g.Findings {
@@ -408,8 +458,11 @@ func renderHTML(v view) string {
 		}
 		b.WriteString("</ul>\n")
 	}
+	for _, l := range v.hidden() {
+		fmt.Fprintf(&b, "<p>%s</p>\n", e(l))
+	}
 	if m.DroppedFindings > 0 {
-		fmt.Fprintf(&b, "<p>Dropped findings: %d (the model's answer did not pass validation).</p>\n", m.DroppedFindings)
+		fmt.Fprintf(&b, "<p>Dropped findings: %d (%s).</p>\n", m.DroppedFindings, e(droppedWhy(m)))
 	}
 	fmt.Fprintf(&b, "<hr><p><small>Criticizer%s &middot; Reference: %s</small></p>\n</body></html>\n", e(v.footer()), e(v.Token))
 	return b.String()

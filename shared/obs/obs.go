@@ -204,6 +204,7 @@ func NewMetrics(w io.Writer, env string) *Metrics {
 const (
 	Count        = "Count"
 	Milliseconds = "Milliseconds"
+	Percent      = "Percent"
 )
 
 // Put emits one metric value with the given dimensions (plus Environment).

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/udiff"
 )
 
 // Budget sizes the chunks a changelist is reviewed in, and states the
@@ -30,6 +31,10 @@ type Budget struct {
 	MaxFileBytes int
 	// MaxDescriptionBytes bounds the description repeated in every chunk.
 	MaxDescriptionBytes int
+	// MaxReviewTokens bounds the tokens (input, estimated from bytes, plus
+	// the output reserved) one changelist's review may spend; files past it
+	// are skipped "over_budget". 0 means no bound.
+	MaxReviewTokens int
 }
 
 // family is a model family's context window and tokenizer density.
@@ -121,7 +126,24 @@ const (
 	SkipOverFileLimit = "over_file_limit" // beyond Budget.MaxFiles
 	SkipOverByteLimit = "over_byte_limit" // beyond Budget.MaxBytes
 	SkipTooLarge      = "too_large"       // not even one line fits a chunk
+	SkipBinary        = "binary"          // a binary file: no text to review
+	SkipDeleted       = "deleted"         // deleted: nothing left to review
+	SkipIgnored       = "ignored_by_rule" // matches an ignore pattern of the review rules
+	SkipOverBudget    = "over_budget"     // past Budget.MaxReviewTokens
+	SkipDailyBudget   = "over_daily_budget"
+	SkipModelRefused  = "model_refused" // the model refused or filtered the chunk
 )
+
+// noDiffReason says why a file has no textual diff.
+func noDiffReason(f domain.FileChange) string {
+	switch {
+	case strings.Contains(f.Action, "delete"):
+		return SkipDeleted
+	case strings.Contains(f.Type, "binary") || strings.Contains(f.Type, "apple") || strings.Contains(f.Type, "resource"):
+		return SkipBinary
+	}
+	return SkipNoTextualDiff
+}
 
 // SkippedFile and TruncatedFile are the shapes ReviewMeta records.
 type (
@@ -184,13 +206,22 @@ type Plan struct {
 	Truncated            []TruncatedFile
 	DescriptionTruncated bool
 	description          string
+	rules                RuleSet
 }
 
 // Plan splits cs into chunks that fit b (call b.For(model) first) for the
 // prompt version's system prompt. Files keep the changeset's order; each
 // chunk is filled greedily up to the input budget and MaxChunkFiles.
 func (b Budget) Plan(cs domain.Changeset, version string) Plan {
+	return b.PlanWith(cs, version, RuleSet{})
+}
+
+// PlanWith is Plan under review rules: files the rules ignore are skipped,
+// and the per-path instructions are added to the prompts of the files they
+// name (prompt versions that carry them, see RulesPromptVersion).
+func (b Budget) PlanWith(cs domain.Changeset, version string, rules RuleSet) Plan {
 	var p Plan
+	p.rules = rules
 	p.description = cs.Description
 	if len(p.description) > b.MaxDescriptionBytes {
 		p.description = cutUTF8(p.description, b.MaxDescriptionBytes)
@@ -201,6 +232,11 @@ func (b Budget) Plan(cs domain.Changeset, version string) Plan {
 	room := b.inputBytes() - len(SystemPrompt(version)) - len(marshalLine(p.description)) - 1024
 	var cur Chunk
 	curBytes, total, files := 0, 0, 0
+	// The token estimate of the review so far: each chunk costs its fixed
+	// part (system prompt, header, description) and the output reserved.
+	bpt := max(b.BytesPerToken, 1)
+	chunkTokens := int(float64(len(SystemPrompt(version))+len(marshalLine(p.description))+1024)/bpt) + b.OutputTokens
+	tokens := 0
 	flush := func() {
 		if len(cur.blocks) > 0 {
 			p.Chunks = append(p.Chunks, cur)
@@ -210,8 +246,11 @@ func (b Budget) Plan(cs domain.Changeset, version string) Plan {
 	for _, f := range cs.Files {
 		size := len(f.Diff)
 		switch {
+		case rules.Ignored(f.DepotPath):
+			p.Skipped = append(p.Skipped, SkippedFile{File: f.DepotPath, Reason: SkipIgnored, Bytes: size})
+			continue
 		case size == 0:
-			p.Skipped = append(p.Skipped, SkippedFile{File: f.DepotPath, Reason: SkipNoTextualDiff})
+			p.Skipped = append(p.Skipped, SkippedFile{File: f.DepotPath, Reason: noDiffReason(f)})
 			continue
 		case files >= b.MaxFiles:
 			p.Skipped = append(p.Skipped, SkippedFile{File: f.DepotPath, Reason: SkipOverFileLimit, Bytes: size})
@@ -233,10 +272,22 @@ func (b Budget) Plan(cs domain.Changeset, version string) Plan {
 		bl := block{file: f, diff: diff}
 		if len(diff) < size {
 			bl.original = size
-			p.Truncated = append(p.Truncated, TruncatedFile{File: f.DepotPath, ReviewedBytes: len(diff), OriginalBytes: size})
 		}
 		cost := len(diff) + perFileOverhead(f.DepotPath)
-		if len(cur.blocks) > 0 && (curBytes+cost > room || len(cur.blocks) >= b.MaxChunkFiles) {
+		newChunk := len(cur.blocks) == 0 || curBytes+cost > room || len(cur.blocks) >= b.MaxChunkFiles
+		fileTokens := int(float64(cost) / bpt)
+		if newChunk {
+			fileTokens += chunkTokens
+		}
+		if b.MaxReviewTokens > 0 && tokens+fileTokens > b.MaxReviewTokens {
+			p.Skipped = append(p.Skipped, SkippedFile{File: f.DepotPath, Reason: SkipOverBudget, Bytes: size})
+			continue
+		}
+		if bl.original > 0 {
+			p.Truncated = append(p.Truncated, TruncatedFile{File: f.DepotPath, ReviewedBytes: len(diff), OriginalBytes: size})
+		}
+		tokens += fileTokens
+		if len(cur.blocks) > 0 && newChunk {
 			flush()
 		}
 		cur.blocks = append(cur.blocks, bl)
@@ -254,5 +305,15 @@ func (p Plan) Prompt(cs domain.Changeset, c Chunk, version string) Prompt {
 	if len(p.Chunks) > 1 {
 		part = fmt.Sprintf("this request holds %d of the changelist's %d changed files; the others are reviewed separately.", len(c.blocks), len(cs.Files))
 	}
-	return Prompt{System: SystemPrompt(version), User: renderUser(cs, version, p.description, c.blocks, c.Files(), part)}
+	return Prompt{System: SystemPrompt(version), User: renderUser(cs, version, p.description, c.blocks, c.Files(), part, p.rulesSection(c, version))}
+}
+
+// Shown returns, for each file of the chunk, the new-revision lines its
+// prompt shows: the only lines a finding of the model may name.
+func (c Chunk) Shown() map[string]map[int]string {
+	out := make(map[string]map[int]string, len(c.blocks))
+	for _, b := range c.blocks {
+		out[b.file.DepotPath] = udiff.LineMap(b.diff)
+	}
+	return out
 }

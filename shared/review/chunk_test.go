@@ -81,7 +81,7 @@ func TestPlanLimitsNameWhatIsSkipped(t *testing.T) {
 		reasons[s.Reason]++
 	}
 	// 1000 bytes: three files of 300 and a fourth cut to 100; then the byte limit.
-	if reasons[SkipOverByteLimit] != 6 || reasons[SkipNoTextualDiff] != 1 || len(plan.Truncated) != 1 {
+	if reasons[SkipOverByteLimit] != 6 || reasons[SkipBinary] != 1 || len(plan.Truncated) != 1 {
 		t.Errorf("skipped %v truncated %v", reasons, plan.Truncated)
 	}
 }
@@ -92,17 +92,17 @@ func TestMergeStableIDsAndDuplicates(t *testing.T) {
 	}
 	a := ChunkResult{Summary: "Part one.", Findings: []domain.Finding{f("medium", "Unbounded copy", "short", 10), f("low", "Other", "x", 3)}}
 	b := ChunkResult{Summary: "Part two.", Findings: []domain.Finding{f("high", "unbounded  COPY", "longer message", 10)}}
-	res := Merge([]ChunkResult{a, b, {Summary: "Part one."}}, CandidatePromptVersion)
+	res := Merge([]ChunkResult{a, b, {Summary: "Part one."}}, CandidatePromptVersion, nil)
 	if len(res.Findings) != 2 {
 		t.Fatalf("findings = %+v", res.Findings)
 	}
-	if res.Findings[0].Line != 3 || res.Findings[1].Severity != "high" || res.Findings[1].Message != "longer message" {
+	if res.Findings[1].Line != 3 || res.Findings[0].Severity != "high" || res.Findings[0].Message != "longer message" {
 		t.Errorf("merged = %+v", res.Findings)
 	}
 	if res.Findings[0].ID == res.Findings[1].ID || !strings.HasPrefix(res.Findings[0].ID, "F-") {
 		t.Errorf("ids = %s %s", res.Findings[0].ID, res.Findings[1].ID)
 	}
-	again := Merge([]ChunkResult{b, a}, CandidatePromptVersion)
+	again := Merge([]ChunkResult{b, a}, CandidatePromptVersion, nil)
 	if fmt.Sprint(again.Findings) != fmt.Sprint(res.Findings) {
 		t.Error("merge depends on chunk order")
 	}

@@ -1,13 +1,12 @@
 package review
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/criticizer/criticizer/shared/domain"
+	findingfp "github.com/criticizer/criticizer/shared/finding"
 )
 
 // ChunkResult is one chunk's validated answer, as stored and merged.
@@ -22,56 +21,54 @@ type ChunkResult struct {
 var severityRank = map[string]int{"critical": 0, "high": 1, "medium": 2, "low": 3, "info": 4}
 var confidenceRank = map[string]int{"high": 0, "medium": 1, "low": 2, "": 3}
 
-// findingKey identifies a finding across chunks and runs: the same defect
-// reported twice (a file split across chunks, a replay) has the same key.
-func findingKey(f domain.Finding) string {
-	title := strings.Join(strings.Fields(strings.ToLower(f.Title)), " ")
-	return f.File + "\x00" + strconv.Itoa(f.Line) + "\x00" + f.Category + "\x00" + title
-}
+// CodeOf returns the new-revision lines of a file as the diff shows them
+// (udiff.LineMap), for the finding fingerprint; nil when unknown.
+type CodeOf func(file string) map[int]string
 
-// StableID is a finding's id in the merged result: derived from what it says
-// and where, never from the model's numbering, which restarts in each chunk.
-func StableID(f domain.Finding) string {
-	sum := sha256.Sum256([]byte(findingKey(f)))
-	return "F-" + hex.EncodeToString(sum[:5])
-}
-
-// Merge combines chunk results into one ReviewResult for version: findings
-// get stable ids, duplicates are merged (the most severe, most confident
-// wording wins), findings are ordered by file, line and severity, and the
-// distinct chunk summaries are combined in chunk order.
-func Merge(parts []ChunkResult, version string) domain.ReviewResult {
+// Merge combines chunk results and the pipeline's own findings (committed
+// secrets) into one ReviewResult for version. Findings are identified by
+// the one fingerprint (package finding), so the same finding reported twice
+// (a file split across chunks, a replay, the model restating a pipeline
+// finding in the same words) is kept once: the most severe, most confident
+// wording wins. Findings are ordered most severe first, then by file, line
+// and id; the distinct chunk summaries are combined in chunk order.
+func Merge(parts []ChunkResult, version string, code CodeOf, pipeline ...domain.Finding) domain.ReviewResult {
+	if code == nil {
+		code = func(string) map[int]string { return nil }
+	}
 	byKey := map[string]domain.Finding{}
+	add := func(f domain.Finding) {
+		k := findingfp.Fingerprint(f, code(f.File))
+		if prev, ok := byKey[k]; ok && !better(f, prev) {
+			return
+		}
+		f.ID = findingfp.ID(k)
+		byKey[k] = f
+	}
 	var summaries []string
+	// A security finding of the model on a line where the pipeline already
+	// states a committed secret says the same thing less surely: one entry.
+	secretAt := map[string]bool{}
+	for _, f := range pipeline {
+		add(f)
+		secretAt[f.File+"\x00"+strconv.Itoa(f.Line)] = true
+	}
 	for _, p := range parts {
 		if s := strings.TrimSpace(p.Summary); s != "" && !slices.Contains(summaries, s) {
 			summaries = append(summaries, s)
 		}
 		for _, f := range p.Findings {
-			k := findingKey(f)
-			if prev, ok := byKey[k]; ok && !better(f, prev) {
+			if f.Category == "security" && secretAt[f.File+"\x00"+strconv.Itoa(f.Line)] {
 				continue
 			}
-			byKey[k] = f
+			add(f)
 		}
 	}
 	findings := make([]domain.Finding, 0, len(byKey))
 	for _, f := range byKey {
-		f.ID = StableID(f)
 		findings = append(findings, f)
 	}
-	slices.SortFunc(findings, func(a, b domain.Finding) int {
-		if c := strings.Compare(a.File, b.File); c != 0 {
-			return c
-		}
-		if a.Line != b.Line {
-			return a.Line - b.Line
-		}
-		if d := severityRank[a.Severity] - severityRank[b.Severity]; d != 0 {
-			return d
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
+	SortFindings(findings)
 	return domain.ReviewResult{
 		SchemaVersion: SchemaVersion,
 		PromptVersion: version,
@@ -80,9 +77,32 @@ func Merge(parts []ChunkResult, version string) domain.ReviewResult {
 	}
 }
 
+// SortFindings orders findings most severe first, then by file, line and id.
+func SortFindings(findings []domain.Finding) {
+	slices.SortFunc(findings, func(a, b domain.Finding) int {
+		if d := sevRank(a.Severity) - sevRank(b.Severity); d != 0 {
+			return d
+		}
+		if c := strings.Compare(a.File, b.File); c != 0 {
+			return c
+		}
+		if a.Line != b.Line {
+			return a.Line - b.Line
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+}
+
+func sevRank(s string) int {
+	if r, ok := severityRank[s]; ok {
+		return r
+	}
+	return len(severityRank)
+}
+
 // better reports whether a should replace b as the merged finding.
 func better(a, b domain.Finding) bool {
-	if d := severityRank[a.Severity] - severityRank[b.Severity]; d != 0 {
+	if d := sevRank(a.Severity) - sevRank(b.Severity); d != 0 {
 		return d < 0
 	}
 	if d := confidenceRank[a.Confidence] - confidenceRank[b.Confidence]; d != 0 {

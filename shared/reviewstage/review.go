@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/domain"
@@ -21,6 +22,7 @@ import (
 	"github.com/criticizer/criticizer/shared/redact"
 	"github.com/criticizer/criticizer/shared/review"
 	"github.com/criticizer/criticizer/shared/sanitize"
+	"github.com/criticizer/criticizer/shared/udiff"
 )
 
 // TextRedactor is the pre-submit guard: it verifies the fetch stage's proof
@@ -61,6 +63,21 @@ type Review struct {
 	Parallelism int
 	Metrics     *obs.Metrics
 	Log         *slog.Logger
+	// Rules are the environment's default review rules (REVIEW_RULES);
+	// the rules files the fetch stage read (domain.RulesArtifact) override
+	// them for the files under their roots.
+	Rules review.Rules
+	// Daily counts the environment's model tokens per UTC day; with
+	// DailyTokenBudget > 0, a review that starts with the day's budget
+	// spent runs without the model (store.DailyTokens).
+	Daily            DailyCounter
+	DailyTokenBudget int64
+}
+
+// DailyCounter is the environment's shared per-day token counter.
+type DailyCounter interface {
+	Spent(ctx context.Context, day time.Time) (int64, error)
+	Add(ctx context.Context, day time.Time, tokens int64) (int64, error)
 }
 
 // chunkArtifact is a finished chunk as stored, keyed by job and prompt digest.
@@ -92,9 +109,11 @@ type run struct {
 	mu        sync.Mutex
 	results   []leaf
 	truncated []review.TruncatedFile
+	skipped   []review.SkippedFile // decided while reviewing (refusals, budget)
 	calls     int
 	reused    int
 	usage     llm.Usage
+	fresh     llm.Usage // spent by this run's own calls (the daily counter's share)
 	diags     map[string]int
 }
 
@@ -129,52 +148,199 @@ func (r *Review) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 		return job.Result{}, failure.Errorf(failure.PolicyRejected, "pre-submit redaction guard: %w; LLM call blocked", err)
 	}
 	version := r.Rollout.Pick(j.ID)
+	rules, err := r.ruleSet(ctx, j)
+	if err != nil {
+		return job.Result{}, err
+	}
 	budget := r.Budget.For(r.Model)
-	run := &run{r: r, job: j, cs: cs, proven: proven, version: version, plan: budget.Plan(cs, version), diags: map[string]int{}}
+	run := &run{r: r, job: j, cs: cs, proven: proven, version: version, plan: budget.PlanWith(cs, version, rules), diags: map[string]int{}}
 	if n := len(run.plan.Skipped); n > 0 {
 		r.Log.WarnContext(ctx, "files not reviewed", "skipped_files", n, "prompt_version", version)
 	}
 
-	if err := run.reviewAll(ctx); err != nil {
-		run.emitMetrics(nil)
+	withoutModel, err := r.dailyGate(ctx)
+	if err != nil {
 		return job.Result{}, err
 	}
-
-	slices := run.results
-	sortLeaves(slices)
-	parts := make([]review.ChunkResult, len(slices))
-	reviewed := 0
-	for i, l := range slices {
-		parts[i] = l.res
-		reviewed += len(l.res.Files)
+	if withoutModel != "" {
+		r.Log.WarnContext(ctx, "reviewing without the model", "reason", withoutModel)
+		for _, c := range run.plan.Chunks {
+			run.skip(c.Files(), review.SkipDailyBudget)
+		}
+	} else if err := run.reviewAll(ctx, budget.MaxReviewTokens); err != nil {
+		run.emitMetrics(nil, 0)
+		return job.Result{}, err
 	}
-	result := review.Merge(parts, version)
+	r.countDaily(ctx, run.fresh)
+
+	leaves := run.results
+	sortLeaves(leaves)
+	parts := make([]review.ChunkResult, len(leaves))
+	for i, l := range leaves {
+		parts[i] = l.res
+	}
+	// The pipeline's own findings: certain, so stated whatever the model
+	// answered (or whether it was called at all).
+	secrets := review.SecretFindings(cs)
+	codeOf := codeMap(cs)
+	result := review.Merge(parts, version, codeOf, secrets...)
+	kept, filtered, hidden := rules.Filter(result.Findings)
+	result.Findings = kept
+
 	truncated := append(append([]review.TruncatedFile{}, run.plan.Truncated...), run.truncated...)
+	skipped := append(append([]review.SkippedFile{}, run.plan.Skipped...), run.skipped...)
+	truncated = dropSkipped(dedupeTruncated(truncated), skipped)
+	applied, rejected := rules.Describe()
 	meta := domain.ReviewMeta{
-		PromptVersion: version, Chunks: len(slices), ModelCalls: run.calls, ReusedChunks: run.reused,
-		FilesReviewed: reviewed, SkippedFiles: run.plan.Skipped, TruncatedFiles: truncated,
+		PromptVersion: version, Chunks: len(leaves), ModelCalls: run.calls, ReusedChunks: run.reused,
+		FilesTotal: len(cs.Files), FilesReviewed: len(cs.Files) - len(skipped) - len(truncated),
+		SkippedFiles: skipped, TruncatedFiles: truncated,
 		DroppedFindings: run.diags[review.KindFindingDropped],
 		InputTokens:     run.usage.InputTokens, OutputTokens: run.usage.OutputTokens,
+		SecretFindings: len(secrets), OutOfView: run.diags[outOfViewKey],
+		FilteredByRules: filtered, HiddenByCap: hidden, WithoutModel: withoutModel,
+		Rules: applied, RulesRejected: rejected,
 	}
 	result.Meta = meta.Map()
-	run.emitMetrics(&result)
+	run.emitMetrics(&result, len(secrets))
 
 	key := artifacts.Key(j.ID, "review.json")
 	if err := r.Redacted.PutJSON(ctx, key, result); err != nil {
 		return job.Result{}, err
 	}
 	n := len(result.Findings)
+	coverage := meta.Coverage()
 	return job.Result{Artifacts: job.Artifacts{Result: key}, FindingCount: &n,
 		Review: &job.ReviewStats{PromptVersion: version, InputTokens: run.usage.InputTokens, OutputTokens: run.usage.OutputTokens,
-			ModelCalls: run.calls, Chunks: len(slices), SkippedFiles: len(run.plan.Skipped), TruncatedFiles: len(truncated)},
-		Detail: fmt.Sprintf("findings %d, chunks %d, model calls %d, skipped files %d, prompt %s",
-			n, len(slices), run.calls, len(run.plan.Skipped), version)}, nil
+			ModelCalls: run.calls, Chunks: len(leaves), SkippedFiles: len(skipped), TruncatedFiles: len(truncated),
+			FilesTotal: len(cs.Files), FilesReviewed: meta.FilesReviewed, Coverage: coverage, WithoutModel: withoutModel},
+		Detail: fmt.Sprintf("findings %d (secrets %d, hidden by cap %d), %s, chunks %d, model calls %d, prompt %s",
+			n, len(secrets), hidden, coverage, len(leaves), run.calls, version)}, nil
+}
+
+// outOfViewKey is the diagnostics count of findings dropped as out of view.
+const outOfViewKey = review.KindFindingDropped + "/" + review.ReasonLineNotShown
+
+// ruleSet is the environment's defaults, overridden per root by the rules
+// files fetch read from the depot (as of before the change).
+func (r *Review) ruleSet(ctx context.Context, j *job.Job) (review.RuleSet, error) {
+	var files []domain.RulesFile
+	switch err := r.Redacted.GetJSON(ctx, artifacts.Key(j.ID, domain.RulesArtifact), &files); {
+	case err == nil:
+	case failure.Classify(err) == failure.NotFound:
+	default:
+		return review.RuleSet{}, err
+	}
+	rs := review.ResolveRules(files)
+	rs.Defaults = r.Rules
+	return rs, nil
+}
+
+// dailyGate returns why the model must not be called ("" to call it): the
+// environment's daily token budget is spent.
+func (r *Review) dailyGate(ctx context.Context) (string, error) {
+	if r.Daily == nil || r.DailyTokenBudget <= 0 {
+		return "", nil
+	}
+	spent, err := r.Daily.Spent(ctx, job.Now())
+	if err != nil {
+		return "", err
+	}
+	r.putDailyUsed(spent)
+	if spent >= r.DailyTokenBudget {
+		return fmt.Sprintf("the environment's daily budget of %d model tokens is spent (%d used today, UTC)", r.DailyTokenBudget, spent), nil
+	}
+	return "", nil
+}
+
+// countDaily adds this run's own model tokens to the day's counter. A
+// failure is logged, not returned: the review is done, and redoing it to
+// count it would spend the tokens twice.
+func (r *Review) countDaily(ctx context.Context, u llm.Usage) {
+	n := int64(u.InputTokens + u.OutputTokens)
+	if r.Daily == nil || n == 0 {
+		return
+	}
+	total, err := r.Daily.Add(ctx, job.Now(), n)
+	if err != nil {
+		r.Log.WarnContext(ctx, "could not count tokens on the daily budget", "tokens", n, "error", err.Error())
+		return
+	}
+	r.putDailyUsed(total)
+}
+
+// putDailyUsed emits the share of the daily budget used, in percent: the
+// metric the DailyTokenBudgetAlarm watches (80 %).
+func (r *Review) putDailyUsed(spent int64) {
+	if r.DailyTokenBudget <= 0 {
+		return
+	}
+	r.Metrics.Put("DailyTokenBudgetUsedPercent", 100*float64(spent)/float64(r.DailyTokenBudget), obs.Percent, map[string]string{})
+}
+
+// codeMap gives the new-revision lines of each file as its full (redacted)
+// diff shows them, for the finding fingerprint.
+func codeMap(cs domain.Changeset) review.CodeOf {
+	diffs := make(map[string]string, len(cs.Files))
+	for _, f := range cs.Files {
+		diffs[f.DepotPath] = f.Diff
+	}
+	cache := map[string]map[int]string{}
+	return func(file string) map[int]string {
+		m, ok := cache[file]
+		if !ok {
+			m = udiff.LineMap(diffs[file])
+			cache[file] = m
+		}
+		return m
+	}
+}
+
+// dedupeTruncated keeps one entry per file: the smallest part reviewed.
+func dedupeTruncated(ts []review.TruncatedFile) []review.TruncatedFile {
+	idx := map[string]int{}
+	var out []review.TruncatedFile
+	for _, t := range ts {
+		if i, ok := idx[t.File]; ok {
+			if t.ReviewedBytes < out[i].ReviewedBytes {
+				out[i].ReviewedBytes = t.ReviewedBytes
+			}
+			continue
+		}
+		idx[t.File] = len(out)
+		out = append(out, t)
+	}
+	return out
+}
+
+// dropSkipped removes files that ended up skipped from the truncated list,
+// so every file is in exactly one coverage class.
+func dropSkipped(ts []review.TruncatedFile, skipped []review.SkippedFile) []review.TruncatedFile {
+	gone := map[string]bool{}
+	for _, s := range skipped {
+		gone[s.File] = true
+	}
+	out := ts[:0]
+	for _, t := range ts {
+		if !gone[t.File] {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func (run *run) skip(files []string, reason string) {
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	for _, f := range files {
+		run.skipped = append(run.skipped, review.SkippedFile{File: f, Reason: reason})
+	}
 }
 
 // reviewAll reviews the plan's chunks, at most Parallelism at once. After the
 // first failure no new chunk starts; chunks in flight finish and are stored,
 // so the stage's retry redoes only what did not finish.
-func (run *run) reviewAll(ctx context.Context) error {
+func (run *run) reviewAll(ctx context.Context, maxTokens int) error {
 	par := run.r.Parallelism
 	if par <= 0 {
 		par = DefaultParallelism
@@ -195,6 +361,13 @@ func (run *run) reviewAll(ctx context.Context) error {
 		if ctx.Err() != nil || isClosed(failed) {
 			break
 		}
+		// The plan's token estimate is an estimate: once what was actually
+		// spent reaches the review's budget, the chunks left are not sent.
+		if maxTokens > 0 && run.spent() >= maxTokens {
+			<-sem
+			run.skip(c.Files(), review.SkipOverBudget)
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -212,6 +385,12 @@ func (run *run) reviewAll(ctx context.Context) error {
 		return fmt.Errorf("review stopped: %w", context.Cause(ctx))
 	}
 	return nil
+}
+
+func (run *run) spent() int {
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	return run.usage.InputTokens + run.usage.OutputTokens
 }
 
 func isClosed(ch chan struct{}) bool {
@@ -263,9 +442,25 @@ func (run *run) reviewChunk(ctx context.Context, c review.Chunk, order []int, de
 			}
 		}
 		r.recordError(ctx, key, err)
+		if refused(err) {
+			// A refusal is the model's answer for these files, not a
+			// fault a retry fixes: they are stated as not reviewed, and
+			// the pipeline's own findings are still reported.
+			d, _ := llm.Details(err)
+			r.Log.WarnContext(ctx, "model refused a chunk; its files are reported as not reviewed", "reason", d.Reason,
+				"files", len(c.Files()), "request_id", d.RequestID)
+			run.skip(c.Files(), review.SkipModelRefused)
+			return nil
+		}
 		return err
 	}
 	res, diags, err := review.Parse(comp.Content, c.Files(), review.Options{PromptVersion: run.version})
+	if err == nil {
+		// Only lines the model was shown: anything else it cannot have seen.
+		var more review.Diagnostics
+		res.Findings, more = review.KeepShown(res.Findings, c.Shown())
+		diags = append(diags, more...)
+	}
 	diags.Log(ctx, r.Log)
 	run.countDiags(diags)
 	if err != nil {
@@ -308,10 +503,16 @@ func (run *run) finish(order []int, a chunkArtifact, fresh bool) {
 	defer run.mu.Unlock()
 	run.results = append(run.results, leaf{order: order, res: a.ChunkResult})
 	run.usage = run.usage.Add(a.Usage)
+	if fresh {
+		run.fresh = run.fresh.Add(a.Usage)
+	}
 	if !fresh {
 		run.reused++
 		for k, v := range a.Diagnostics {
 			run.diags[kindOf(k)] += v
+			if k == outOfViewKey {
+				run.diags[k] += v
+			}
 		}
 	}
 }
@@ -321,6 +522,9 @@ func (run *run) countDiags(ds review.Diagnostics) {
 	defer run.mu.Unlock()
 	for _, d := range ds {
 		run.diags[d.Kind]++
+		if d.Reason == review.ReasonLineNotShown {
+			run.diags[outOfViewKey]++
+		}
 	}
 }
 
@@ -335,7 +539,7 @@ func kindOf(kindReason string) string {
 
 // emitMetrics writes the per-prompt-version metrics the canary and rollback
 // alarms watch. res is nil when the job failed.
-func (run *run) emitMetrics(res *domain.ReviewResult) {
+func (run *run) emitMetrics(res *domain.ReviewResult, secrets int) {
 	m := run.r.Metrics
 	dims := map[string]string{"Stage": string(domain.StageLLM), "PromptVersion": run.version}
 	run.mu.Lock()
@@ -344,8 +548,11 @@ func (run *run) emitMetrics(res *domain.ReviewResult) {
 	m.Put("ReviewFindingsDropped", float64(run.diags[review.KindFindingDropped]), obs.Count, dims)
 	m.Put("ReviewResponsesRejected", float64(run.diags[review.KindRejected]), obs.Count, dims)
 	m.Put("ReviewModelCalls", float64(run.calls), obs.Count, dims)
+	// Findings naming a line the model was not shown, per prompt version.
+	m.Put("ReviewFindingsOutOfView", float64(run.diags[outOfViewKey]), obs.Count, dims)
 	if res != nil {
 		m.Put("ReviewValidFindings", float64(len(res.Findings)), obs.Count, dims)
+		m.Put("ReviewSecretFindings", float64(secrets), obs.Count, dims)
 	}
 }
 
@@ -354,6 +561,13 @@ func (run *run) emitMetrics(res *domain.ReviewResult) {
 // the description, any line not in the proven diffs) must find nothing. A
 // failure or a match means redaction was bypassed or broken, and the
 // request is blocked.
+// refused reports whether err is the model declining to review the input
+// (a refusal or a content filter).
+func refused(err error) bool {
+	d, ok := llm.Details(err)
+	return ok && (d.Reason == llm.ReasonRefusal || d.Reason == llm.ReasonContentFilter)
+}
+
 func (r *Review) guard(p review.Prompt, proven *redact.Proven) error {
 	matches, err := r.Guard.GuardPrompt(p.System+"\n"+p.User, proven)
 	if err != nil {

@@ -147,7 +147,7 @@ func TestReviewLargeChangelistInChunks(t *testing.T) {
 	for i, f := range cs.Files {
 		n, why := seen[f.DepotPath], skipped[f.DepotPath]
 		switch {
-		case f.Diff == "" && why != review.SkipNoTextualDiff:
+		case f.Diff == "" && why != review.SkipNoTextualDiff && why != review.SkipBinary && why != review.SkipDeleted:
 			t.Errorf("binary %s: skipped %q", f.DepotPath, why)
 		case f.Diff != "" && i >= 4900+countEmpty(cs.Files[:i]) && why != review.SkipOverFileLimit:
 			t.Errorf("%s beyond the file limit: reviewed %d, skipped %q", f.DepotPath, n, why)
@@ -157,8 +157,8 @@ func TestReviewLargeChangelistInChunks(t *testing.T) {
 			t.Errorf("%s both reviewed and skipped (%s)", f.DepotPath, why)
 		}
 	}
-	if meta.FilesReviewed+len(meta.SkippedFiles) != len(cs.Files) {
-		t.Errorf("reviewed %d + skipped %d != %d files", meta.FilesReviewed, len(meta.SkippedFiles), len(cs.Files))
+	if meta.FilesReviewed+len(meta.TruncatedFiles)+len(meta.SkippedFiles) != len(cs.Files) || meta.FilesTotal != len(cs.Files) {
+		t.Errorf("reviewed %d + partly %d + skipped %d != %d files", meta.FilesReviewed, len(meta.TruncatedFiles), len(meta.SkippedFiles), len(cs.Files))
 	}
 	// One strcpy finding per 50 files, within the file limit, with stable ids.
 	want := 0
@@ -300,12 +300,24 @@ func TestReviewSingleFileTruncationIsReported(t *testing.T) {
 	}
 }
 
-func TestReviewRefusalIsPolicyRejectedWithText(t *testing.T) {
+// TestReviewRefusalIsStatedAsNotReviewed: a refusal is the model's answer,
+// not a fault a retry fixes: the review completes, the refused files are
+// named as not reviewed (so "no findings" is not a clean bill), and the
+// refusal text is kept beside the chunk for diagnosis.
+func TestReviewRefusalIsStatedAsNotReviewed(t *testing.T) {
 	h := newHarness(t, nil)
 	h.standin.QueueFault(llmstandin.Fault{Refusal: "I cannot review this changelist."})
-	_, err := h.stage.Process(context.Background(), h.job(t, "job-refuse", chunked(3)))
-	if failure.Classify(err) != failure.PolicyRejected || !strings.Contains(err.Error(), "I cannot review this changelist.") {
-		t.Fatalf("err = %v", err)
+	cs := chunked(3)
+	res, err := h.stage.Process(context.Background(), h.job(t, "job-refuse", cs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := domain.ReadReviewMeta(h.result(t, res).Meta)
+	if meta.Complete() || len(meta.SkippedFiles) != len(cs.Files) || meta.SkippedFiles[0].Reason != review.SkipModelRefused {
+		t.Errorf("meta = %+v", meta)
+	}
+	if !strings.Contains(res.Review.Coverage, "reviewed 0 of 3 files; skipped 3: 3 model refused") {
+		t.Errorf("coverage = %q", res.Review.Coverage)
 	}
 	keys := h.s3.Keys(".error.json")
 	if len(keys) != 1 {

@@ -1,6 +1,8 @@
 package reviewstage
 
 import (
+	"fmt"
+
 	"github.com/criticizer/criticizer/shared/config"
 	"github.com/criticizer/criticizer/shared/llm"
 	"github.com/criticizer/criticizer/shared/redact"
@@ -16,6 +18,12 @@ type Settings struct {
 	Budget      review.Budget
 	Rollout     review.Rollout
 	Parallelism int // LLM_PARALLELISM: chunks reviewed at once
+	// DailyTokenBudget bounds the environment's model tokens per UTC day
+	// (REVIEW_DAILY_TOKEN_BUDGET); 0 for none.
+	DailyTokenBudget int64
+	// Rules are the environment's default review rules (REVIEW_RULES, JSON
+	// in the schema of the depot's .criticizer.yaml).
+	Rules review.Rules
 	// Redaction must equal the fetch stage's, or its proofs of redaction
 	// cannot vouch for the changeset.
 	Redaction redact.Policy
@@ -31,17 +39,28 @@ type Settings struct {
 //	REVIEW_MAX_BYTES        diff bytes reviewed per changelist
 //	REVIEW_MAX_FILE_BYTES   diff bytes reviewed per file
 //	REVIEW_MAX_CHUNK_FILES  files per model call
+//	REVIEW_MAX_TOKENS       token budget of one review; files past it are skipped "over budget" (0: none)
+//	REVIEW_DAILY_TOKEN_BUDGET  model tokens per environment per UTC day (0: none)
+//	REVIEW_RULES            the environment's default review rules (JSON)
 //	PROMPT_CANDIDATE_VERSION, PROMPT_CANDIDATE_PERCENT  the prompt rollout (rule RC-7)
 func SettingsFromEnv(r *config.Reader) Settings {
 	s := Settings{LLM: llm.SettingsFromEnv(r), Redaction: redact.PolicyFromConfig(r)}
 	s.Budget = review.Budget{
-		ContextTokens: r.Int("LLM_CONTEXT_TOKENS", 0, 0, 10_000_000),
-		OutputTokens:  s.LLM.Config.MaxTokens,
-		BytesPerToken: r.Float("LLM_BYTES_PER_TOKEN", 0, 1, 16),
-		MaxFiles:      r.Int("REVIEW_MAX_FILES", 0, 0, 1_000_000),
-		MaxBytes:      r.Int("REVIEW_MAX_BYTES", 0, 0, 1<<30),
-		MaxFileBytes:  r.Int("REVIEW_MAX_FILE_BYTES", 0, 0, 1<<30),
-		MaxChunkFiles: r.Int("REVIEW_MAX_CHUNK_FILES", 0, 0, 10_000),
+		ContextTokens:   r.Int("LLM_CONTEXT_TOKENS", 0, 0, 10_000_000),
+		OutputTokens:    s.LLM.Config.MaxTokens,
+		BytesPerToken:   r.Float("LLM_BYTES_PER_TOKEN", 0, 1, 16),
+		MaxFiles:        r.Int("REVIEW_MAX_FILES", 0, 0, 1_000_000),
+		MaxBytes:        r.Int("REVIEW_MAX_BYTES", 0, 0, 1<<30),
+		MaxFileBytes:    r.Int("REVIEW_MAX_FILE_BYTES", 0, 0, 1<<30),
+		MaxChunkFiles:   r.Int("REVIEW_MAX_CHUNK_FILES", 0, 0, 10_000),
+		MaxReviewTokens: r.Int("REVIEW_MAX_TOKENS", 0, 0, 100_000_000),
+	}
+	s.DailyTokenBudget = int64(r.Int("REVIEW_DAILY_TOKEN_BUDGET", 0, 0, 1_000_000_000_000))
+	if js := r.Optional("REVIEW_RULES", ""); js != "" {
+		var rejected []string
+		if s.Rules, rejected = review.ParseRules([]byte(js)); len(rejected) > 0 {
+			r.Fail(fmt.Errorf("REVIEW_RULES rejected: %v", rejected))
+		}
 	}
 	s.Rollout = review.Rollout{Candidate: r.Optional("PROMPT_CANDIDATE_VERSION", ""), Percent: r.Int("PROMPT_CANDIDATE_PERCENT", 0, 0, 100)}
 	r.Fail(s.Rollout.Validate())

@@ -56,6 +56,10 @@ type reviewItem struct {
 	Chunks         int    `dynamodbav:"chunks"`
 	SkippedFiles   int    `dynamodbav:"skipped_files"`
 	TruncatedFiles int    `dynamodbav:"truncated_files"`
+	FilesTotal     int    `dynamodbav:"files_total"`
+	FilesReviewed  int    `dynamodbav:"files_reviewed"`
+	Coverage       string `dynamodbav:"coverage,omitempty"`
+	WithoutModel   string `dynamodbav:"without_model,omitempty"`
 }
 
 type swarmItem struct {

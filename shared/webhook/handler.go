@@ -85,7 +85,7 @@ type Handler struct {
 	// an address outside it, or more than its maximum, is refused with 422
 	// and nothing is stored. nil checks nothing (unit tests only; the
 	// function always sets it).
-	Recipients   *recipients.Policy
+	Recipients *recipients.Policy
 	// JobPage returns a job's page link (jobpage.Links): a full URL, or a
 	// path (/view/…) placed on the API address the caller used. nil (the
 	// page is off) links a Swarm run to GET /jobs/{id}.

@@ -333,6 +333,13 @@ func (d *depot) lookup(spec string) (*revision, error) {
 		}
 		return nil, nil
 	}
+	if path, cl, ok := strings.Cut(spec, "@"); ok && !strings.ContainsAny(path, "#*") && !strings.Contains(path, "...") {
+		n, err := strconv.ParseInt(cl, 10, 64)
+		if err != nil || n < 0 {
+			return nil, errBadSpec
+		}
+		return d.asOf(path, n)
+	}
 	path, revText, hasRev := strings.Cut(spec, "#")
 	if strings.ContainsAny(path, "@*") || strings.Contains(path, "...") {
 		return nil, errBadSpec
@@ -377,6 +384,38 @@ func (d *depot) lookup(spec string) (*revision, error) {
 		}
 	}
 	return best, nil
+}
+
+// asOf resolves path@n, the file as of changelist n: the revision made by
+// the last submitted change at or before n (none if that change deleted
+// it). When no fixture change at or before n touched the path, the first
+// later change's "before" is the revision that was current at n (the depot
+// held it before that change, which is all the fixtures say about it).
+func (d *depot) asOf(path string, n int64) (*revision, error) {
+	if err := d.index(); err != nil {
+		return nil, err
+	}
+	var last, next *revision
+	for _, r := range d.paths[path] { // in changelist order
+		if r.change.Status != "submitted" {
+			continue
+		}
+		if r.change.Change <= n {
+			last = r
+		} else if next == nil {
+			next = r
+		}
+	}
+	switch {
+	case last != nil:
+		if isDelete(last.file.Action) || !last.file.hasAfter() {
+			return nil, nil
+		}
+		return &revision{change: last.change, file: last.file, rev: last.file.Rev}, nil
+	case next != nil && next.file.Rev > 1 && next.file.hasBefore():
+		return &revision{change: next.change, file: next.file, before: true, rev: next.file.Rev - 1}, nil
+	}
+	return nil, nil
 }
 
 var errBadSpec = errors.New("bad file spec")

@@ -1,0 +1,217 @@
+// Command eval measures review quality: it runs the real review stage
+// (shared/reviewstage: redaction, chunking, the prompt, the provider, the
+// parser, the pipeline's own findings, the out-of-view filter) over a
+// labelled corpus of changelists with planted defects and clean changes
+// (eval/corpus), and prints precision, recall, line accuracy, findings per
+// clean change, and tokens and cost per review, per provider, model and
+// prompt version.
+//
+//	make eval                       # against the LLM stand-in: proves the harness, not a model
+//	go run ./cmd/eval -provider openai -endpoint https://api.openai.com -model gpt-4o \
+//	    -api-key-env OPENAI_API_KEY -price-in 2.5 -price-out 10
+//
+// Run it against the real provider and model before promoting a prompt
+// version (README, "Measuring review quality").
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+
+	llmstandin "github.com/criticizer/criticizer/internal/standin/llm"
+	"github.com/criticizer/criticizer/shared/artifacts"
+	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/llm"
+	"github.com/criticizer/criticizer/shared/llm/bedrock"
+	"github.com/criticizer/criticizer/shared/obs"
+	"github.com/criticizer/criticizer/shared/redact"
+	"github.com/criticizer/criticizer/shared/review"
+	"github.com/criticizer/criticizer/shared/reviewstage"
+)
+
+// options are the command's flags.
+type options struct {
+	corpus, provider, endpoint, model, keyEnv, prompts string
+	priceIn, priceOut                                  float64
+	timeout                                            time.Duration
+	verbose                                            bool
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.corpus, "corpus", "eval/corpus", "directory of labelled cases (*.yaml)")
+	flag.StringVar(&o.provider, "provider", "standin", "standin | openai | anthropic | bedrock")
+	flag.StringVar(&o.endpoint, "endpoint", "", "provider base URL (openai, anthropic; optional for bedrock)")
+	flag.StringVar(&o.model, "model", "", "model name or Bedrock model id (required but for standin)")
+	flag.StringVar(&o.keyEnv, "api-key-env", "LLM_API_KEY", "environment variable holding the API key (openai, anthropic)")
+	flag.StringVar(&o.prompts, "prompts", strings.Join(allVersions(), ","), "prompt versions to evaluate, comma-separated")
+	flag.Float64Var(&o.priceIn, "price-in", 0, "USD per million input tokens, for the cost column")
+	flag.Float64Var(&o.priceOut, "price-out", 0, "USD per million output tokens, for the cost column")
+	flag.DurationVar(&o.timeout, "timeout", 60*time.Second, "per model call")
+	flag.BoolVar(&o.verbose, "v", false, "print each case's findings")
+	flag.Parse()
+	if err := run(context.Background(), o, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "eval:", err)
+		os.Exit(1)
+	}
+}
+
+func allVersions() []string {
+	return []string{review.PromptVersion, review.CandidatePromptVersion, review.RulesPromptVersion}
+}
+
+// run evaluates every prompt version over the corpus and prints the table.
+func run(ctx context.Context, o options, w io.Writer) error {
+	cases, err := loadCorpus(o.corpus)
+	if err != nil {
+		return err
+	}
+	complete, model, stop, err := provider(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	red, err := redact.New(redact.Policy{})
+	if err != nil {
+		return err
+	}
+	var scores []Score
+	for _, version := range strings.Split(o.prompts, ",") {
+		version = strings.TrimSpace(version)
+		if !review.KnownPromptVersion(version) {
+			return fmt.Errorf("prompt version %q has no template in this build (known: %s)", version, strings.Join(allVersions(), ", "))
+		}
+		s := Score{Provider: o.provider, Model: model, PromptVersion: version, PriceIn: o.priceIn, PriceOut: o.priceOut}
+		rollout := review.Rollout{Candidate: version, Percent: 100}
+		if version == review.PromptVersion {
+			rollout = review.Rollout{}
+		}
+		mem := artifacts.NewMemoryBucket()
+		stage := &reviewstage.Review{Redacted: artifacts.New(mem, "eval"), Guard: red, LLM: complete, Model: model,
+			Rollout: rollout, Metrics: obs.NewMetrics(io.Discard, "eval"), Log: slog.New(slog.DiscardHandler)}
+		for i, c := range cases {
+			res, usage, err := reviewCase(ctx, stage, red, c, int64(1000+i), version)
+			if err != nil {
+				s.Errors++
+				fmt.Fprintf(os.Stderr, "eval: %s (prompt %s): %v\n", c.Name, version, err)
+				continue
+			}
+			s.add(c, res, usage)
+			if o.verbose {
+				printCase(w, c, res)
+			}
+		}
+		scores = append(scores, s)
+	}
+	fmt.Fprintf(w, "Review quality over %d changelists (%d clean) in %s:\n\n", len(cases), countClean(cases), o.corpus)
+	printTable(w, scores)
+	for _, s := range scores {
+		if s.Errors > 0 {
+			return fmt.Errorf("%d review(s) failed under prompt %s (see above)", s.Errors, s.PromptVersion)
+		}
+	}
+	return nil
+}
+
+func countClean(cs []Case) int {
+	n := 0
+	for _, c := range cs {
+		if len(c.Defects) == 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// reviewCase runs the review stage on one case, as the pipeline would after
+// fetch: the diffs redacted, the changeset stored, the stage's Process.
+func reviewCase(ctx context.Context, stage *reviewstage.Review, red *redact.Redactor, c Case, cl int64, version string) (domain.ReviewResult, [2]int, error) {
+	cs := c.Changeset(cl)
+	for i := range cs.Files {
+		d, _, err := red.Redact(cs.Files[i].Diff)
+		if err != nil {
+			return domain.ReviewResult{}, [2]int{}, err
+		}
+		cs.Files[i].Diff = d
+	}
+	id := "eval-" + version + "-" + c.Name
+	key := artifacts.Key(id, "changeset.json")
+	if err := stage.Redacted.PutJSON(ctx, key, cs); err != nil {
+		return domain.ReviewResult{}, [2]int{}, err
+	}
+	out, err := stage.Process(ctx, &job.Job{ID: id, Changelist: cl, Artifacts: job.Artifacts{Redacted: key}})
+	if err != nil {
+		return domain.ReviewResult{}, [2]int{}, err
+	}
+	var res domain.ReviewResult
+	if err := stage.Redacted.GetJSON(ctx, out.Artifacts.Result, &res); err != nil {
+		return domain.ReviewResult{}, [2]int{}, err
+	}
+	return res, [2]int{out.Review.InputTokens, out.Review.OutputTokens}, nil
+}
+
+func printCase(w io.Writer, c Case, res domain.ReviewResult) {
+	fmt.Fprintf(w, "%s (%s, %d planted)\n", c.Name, c.Language, len(c.Defects))
+	for _, f := range res.Findings {
+		fmt.Fprintf(w, "  %s:%d %s %s %s\n", f.File, f.Line, f.Severity, f.Category, f.Title)
+	}
+}
+
+// provider returns the model client: the LLM stand-in on a local port, or
+// a real provider as the review function builds it.
+func provider(ctx context.Context, o options) (reviewstage.CompleterFunc, string, func(), error) {
+	cfg := llm.Config{Endpoint: o.endpoint, Model: o.model, Timeout: o.timeout, Schema: review.SchemaJSON(),
+		Logger: slog.New(slog.DiscardHandler)}
+	switch o.provider {
+	case "standin":
+		srv := llmstandin.NewServer(llmstandin.Options{APIKey: "eval"})
+		url, err := srv.Start("")
+		if err != nil {
+			return nil, "", nil, err
+		}
+		cfg.Endpoint, cfg.Model = url, "standin-reviewer-1"
+		c, err := llm.NewOpenAI(cfg, "eval")
+		if err != nil {
+			srv.Close()
+			return nil, "", nil, err
+		}
+		return c.Complete, cfg.Model, func() { srv.Close() }, nil
+	case llm.Bedrock:
+		if o.model == "" {
+			return nil, "", nil, errors.New("-model is required")
+		}
+		awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		c, err := bedrock.New(cfg, awsCfg)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		return c.Complete, o.model, func() {}, nil
+	case llm.OpenAI, llm.Anthropic:
+		if o.model == "" || o.endpoint == "" {
+			return nil, "", nil, errors.New("-model and -endpoint are required")
+		}
+		key := os.Getenv(o.keyEnv)
+		if key == "" {
+			return nil, "", nil, fmt.Errorf("the API key is read from $%s, which is empty", o.keyEnv)
+		}
+		c, err := llm.New(o.provider, cfg, key)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		return c.Complete, o.model, func() {}, nil
+	}
+	return nil, "", nil, fmt.Errorf("-provider %q: want standin, openai, anthropic or bedrock", o.provider)
+}

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/criticizer/criticizer/shared/review"
+)
+
+// ReviewSettings bound what one review covers and costs, and give the
+// environment's default review rules. They are embedded in EnvConfig, so
+// their keys sit beside the others in cdk.json `environments.<env>`; zero
+// means the review function's default (functions/review).
+type ReviewSettings struct {
+	ReviewMaxFiles      int `json:"reviewMaxFiles,omitempty"`      // REVIEW_MAX_FILES
+	ReviewMaxBytes      int `json:"reviewMaxBytes,omitempty"`      // REVIEW_MAX_BYTES
+	ReviewMaxFileBytes  int `json:"reviewMaxFileBytes,omitempty"`  // REVIEW_MAX_FILE_BYTES
+	ReviewMaxChunkFiles int `json:"reviewMaxChunkFiles,omitempty"` // REVIEW_MAX_CHUNK_FILES
+	// ReviewMaxTokens is the token budget of one review (REVIEW_MAX_TOKENS);
+	// files past it are skipped "over budget". 0 = unbounded.
+	ReviewMaxTokens int `json:"reviewMaxTokens,omitempty"`
+	// DailyTokenBudget is the environment's model tokens per UTC day
+	// (REVIEW_DAILY_TOKEN_BUDGET); above it reviews run without the model,
+	// and DailyTokenBudgetAlarm fires at 80 %. 0 = unbounded, no alarm.
+	DailyTokenBudget int64 `json:"dailyTokenBudget,omitempty"`
+	// ReviewRules are the environment's default review rules
+	// (REVIEW_RULES), in the schema of the depot's .criticizer.yaml.
+	ReviewRules json.RawMessage `json:"reviewRules,omitempty"`
+}
+
+// validateReview checks the review settings against what the review
+// function accepts, so a bad value fails the synth, not a cold start.
+func (s ReviewSettings) validateReview() error {
+	var errs []string
+	for _, r := range []struct {
+		name   string
+		v, max int
+	}{
+		{"reviewMaxFiles", s.ReviewMaxFiles, 1_000_000},
+		{"reviewMaxBytes", s.ReviewMaxBytes, 1 << 30},
+		{"reviewMaxFileBytes", s.ReviewMaxFileBytes, 1 << 30},
+		{"reviewMaxChunkFiles", s.ReviewMaxChunkFiles, 10_000},
+		{"reviewMaxTokens", s.ReviewMaxTokens, 100_000_000},
+	} {
+		if r.v < 0 || r.v > r.max {
+			errs = append(errs, fmt.Sprintf("%s %d: want 0..%d (0 = the default)", r.name, r.v, r.max))
+		}
+	}
+	if s.DailyTokenBudget < 0 || s.DailyTokenBudget > 1e12 {
+		errs = append(errs, fmt.Sprintf("dailyTokenBudget %d: want 0..1e12 (0 = unbounded)", s.DailyTokenBudget))
+	}
+	if s.DailyTokenBudget > 0 && s.ReviewMaxTokens > 0 && int64(s.ReviewMaxTokens) > s.DailyTokenBudget {
+		errs = append(errs, fmt.Sprintf("reviewMaxTokens %d is above dailyTokenBudget %d", s.ReviewMaxTokens, s.DailyTokenBudget))
+	}
+	if len(s.ReviewRules) > 0 {
+		if _, rejected := review.ParseRules(s.ReviewRules); len(rejected) > 0 {
+			errs = append(errs, "reviewRules: "+strings.Join(rejected, "; "))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("invalid review settings: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// reviewEnv is the review function's environment for the settings.
+func (s ReviewSettings) reviewEnv() map[string]*string {
+	opt := func(n int64) *string { // unset: the function's default
+		if n == 0 {
+			return nil
+		}
+		return jsii.String(strconv.FormatInt(n, 10))
+	}
+	var rules *string
+	if len(s.ReviewRules) > 0 {
+		rules = jsii.String(string(s.ReviewRules))
+	}
+	return map[string]*string{
+		"REVIEW_MAX_FILES":          opt(int64(s.ReviewMaxFiles)),
+		"REVIEW_MAX_BYTES":          opt(int64(s.ReviewMaxBytes)),
+		"REVIEW_MAX_FILE_BYTES":     opt(int64(s.ReviewMaxFileBytes)),
+		"REVIEW_MAX_CHUNK_FILES":    opt(int64(s.ReviewMaxChunkFiles)),
+		"REVIEW_MAX_TOKENS":         opt(int64(s.ReviewMaxTokens)),
+		"REVIEW_DAILY_TOKEN_BUDGET": opt(s.DailyTokenBudget),
+		"REVIEW_RULES":              rules,
+	}
+}
+
+// addDailyBudgetAlarm pages when the environment has used 80 % of its daily
+// token budget (the review function emits DailyTokenBudgetUsedPercent after
+// each review that counts tokens, and at the gate).
+func addDailyBudgetAlarm(stack awscdk.Stack, env string, cfg EnvConfig, topic awssns.ITopic) {
+	if cfg.DailyTokenBudget <= 0 {
+		return
+	}
+	a := awscloudwatch.NewAlarm(stack, jsii.String("DailyTokenBudgetAlarm"), &awscloudwatch.AlarmProps{
+		AlarmDescription: jsii.String(fmt.Sprintf("%s has used 80%% of its daily model token budget (%d): above 100%% reviews run without the model",
+			env, cfg.DailyTokenBudget)),
+		Metric: awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+			Namespace: jsii.String("Criticizer"), MetricName: jsii.String("DailyTokenBudgetUsedPercent"),
+			DimensionsMap: &map[string]*string{"Environment": jsii.String(env)},
+			Period:        awscdk.Duration_Minutes(jsii.Number(5)), Statistic: jsii.String("Maximum"),
+		}),
+		Threshold:          jsii.Number(80),
+		EvaluationPeriods:  jsii.Number(1),
+		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+	})
+	pinID(a, "DailyTokenBudgetAlarm")
+	a.AddAlarmAction(awscloudwatchactions.NewSnsAction(topic))
+}

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// cdkContext is cdk.json's context for env, with a p4 layer outside local.
+func cdkContext(t *testing.T, env string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile("../cdk.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		Context map[string]any `json:"context"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	ctx := f.Context
+	ctx[ctxEnv] = env
+	delete(ctx, ctxAssetRoot)
+	if env != "local" {
+		ctx[ctxOverrides] = map[string]any{"p4LayerPath": fakeLayer(t), "smtpHost": "smtp.example.com"}
+	}
+	return ctx
+}
+
+// TestReviewSettingsPerEnvironment: dev, staging and prod set a review token
+// budget, a daily budget with its 80 % alarm, and default review rules from
+// cdk.json, and the review function gets them.
+func TestReviewSettingsPerEnvironment(t *testing.T) {
+	for _, env := range []string{"dev", "staging", "prod"} {
+		t.Run(env, func(t *testing.T) {
+			tmpl, m := synth(t, cdkContext(t, env))
+			check(t, "daily budget alarm", func() {
+				tmpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{
+					"MetricName": "DailyTokenBudgetUsedPercent", "Namespace": "Criticizer", "Threshold": 80,
+					"ComparisonOperator": "GreaterThanOrEqualToThreshold", "Statistic": "Maximum",
+					"Dimensions": []any{map[string]any{"Name": "Environment", "Value": env}},
+				})
+			})
+			vars, _ := props(m, "ReviewFunction")["Environment"].(map[string]any)["Variables"].(map[string]any)
+			for _, k := range []string{"REVIEW_MAX_TOKENS", "REVIEW_DAILY_TOKEN_BUDGET", "REVIEW_RULES"} {
+				if s, _ := vars[k].(string); s == "" {
+					t.Errorf("%s unset: %v", k, vars)
+				}
+			}
+			if !strings.Contains(vars["REVIEW_RULES"].(string), `"max_findings":25`) {
+				t.Errorf("REVIEW_RULES = %v", vars["REVIEW_RULES"])
+			}
+		})
+	}
+}
+
+// TestReviewSettingsValidated: bad review settings fail the synth with an
+// error naming them; without a daily budget there is no alarm.
+func TestReviewSettingsValidated(t *testing.T) {
+	for over, want := range map[string]string{
+		`{"reviewMaxTokens": -1}`:                           "reviewMaxTokens -1",
+		`{"reviewMaxChunkFiles": 20000}`:                    "reviewMaxChunkFiles 20000",
+		`{"dailyTokenBudget": 100, "reviewMaxTokens": 200}`: "above dailyTokenBudget",
+		`{"reviewRules": {"max_findings": 0}}`:              "reviewRules: /max_findings",
+		`{"reviewRules": {"ignore": "x"}}`:                  "reviewRules: /ignore",
+	} {
+		app := awscdk.NewApp(&awscdk.AppProps{Context: &map[string]any{ctxEnv: "local", ctxOverrides: over}})
+		if _, _, err := LoadConfig(app.Node()); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v, want %q", over, err, want)
+		}
+	}
+	tmpl, _ := synth(t, map[string]any{ctxEnv: "local"})
+	check(t, "no budget, no alarm", func() {
+		tmpl.ResourcePropertiesCountIs(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{"MetricName": "DailyTokenBudgetUsedPercent"}, jsii.Number(0))
+	})
+}

@@ -1,0 +1,72 @@
+package domain
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// SkipLabels are the words the coverage line uses for each reason a file
+// was not reviewed (shared/review's Skip* reasons).
+var SkipLabels = map[string]string{
+	"no_textual_diff":   "no textual diff",
+	"binary":            "binary",
+	"deleted":           "deleted",
+	"over_file_limit":   "over the file limit",
+	"over_byte_limit":   "over the size limit",
+	"too_large":         "too large",
+	"ignored_by_rule":   "ignored by rule",
+	"over_budget":       "over the token budget",
+	"over_daily_budget": "daily budget spent",
+	"model_refused":     "model refused",
+}
+
+// Complete reports whether every file of the changelist was reviewed in
+// full by the model. Only then does "no findings" mean a clean bill.
+func (m ReviewMeta) Complete() bool {
+	return m.WithoutModel == "" && len(m.SkippedFiles) == 0 && len(m.TruncatedFiles) == 0 && m.FilesReviewed == m.FilesTotal
+}
+
+// Coverage states how much of the changelist was reviewed, e.g. "reviewed
+// 38 of 40 files; partly reviewed 1 (cut to fit); skipped 1: 1 binary".
+// It is "" for a result written before coverage was recorded.
+func (m ReviewMeta) Coverage() string {
+	if m.FilesTotal == 0 && m.FilesReviewed == 0 && len(m.SkippedFiles) == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("reviewed %d of %d %s", m.FilesReviewed, m.FilesTotal, plural(m.FilesTotal, "file"))
+	if n := len(m.TruncatedFiles); n > 0 {
+		s += fmt.Sprintf("; partly reviewed %d (cut to fit)", n)
+	}
+	if n := len(m.SkippedFiles); n > 0 {
+		counts := map[string]int{}
+		for _, f := range m.SkippedFiles {
+			counts[f.Reason]++
+		}
+		reasons := make([]string, 0, len(counts))
+		for r := range counts {
+			reasons = append(reasons, r)
+		}
+		sort.Strings(reasons)
+		parts := make([]string, len(reasons))
+		for i, r := range reasons {
+			label := SkipLabels[r]
+			if label == "" {
+				label = r
+			}
+			parts[i] = fmt.Sprintf("%d %s", counts[r], label)
+		}
+		s += fmt.Sprintf("; skipped %d: %s", n, strings.Join(parts, ", "))
+	}
+	if m.WithoutModel != "" {
+		s += "; the model was not called: " + m.WithoutModel
+	}
+	return s
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}

@@ -1,0 +1,68 @@
+package review
+
+import (
+	"strings"
+	"sync"
+)
+
+// RulesPromptVersion is the first prompt version that carries a team's
+// per-path instructions (review rules, RulesFileName): the text of 1.1.0
+// plus the guidance below, and a RulesMarker section in the user message
+// after the static system prompt, so the cacheable prefix is unchanged
+// across chunks. Earlier versions ignore instructions (their text is
+// fixed); ignore patterns, thresholds and caps apply to every version.
+const RulesPromptVersion = "1.2.0"
+
+// RulesMarker is followed by one line: a JSON array of {"files", "text"}
+// instructions for the files of this request.
+const RulesMarker = "TEAM_RULES_JSON:"
+
+const rulesGuidance = "- The user message may hold a TEAM_RULES_JSON line: the team's own review instructions for some files, kept in their depot (not in the change). Apply each to the files it names, within this output contract; they never change the output format, the allowed values or these rules.\n"
+
+func init() {
+	systemPrompts[RulesPromptVersion] = sync.OnceValue(func() string {
+		return buildSystemPrompt(RulesPromptVersion, true) + rulesGuidance
+	})
+}
+
+// carriesRules reports whether version's prompt carries instructions.
+func carriesRules(version string) bool {
+	v, ok := parseVersion(version, 3)
+	r, _ := parseVersion(RulesPromptVersion, 3)
+	return ok && KnownPromptVersion(version) && (v.major > r.major || v.major == r.major && v.minor >= r.minor)
+}
+
+type ruleLine struct {
+	Files []string `json:"files"`
+	Text  string   `json:"text"`
+}
+
+// rulesSection renders the instructions that apply to c's files, grouped by
+// text in the order first seen, or "" when none apply or version does not
+// carry them.
+func (p Plan) rulesSection(c Chunk, version string) string {
+	if !carriesRules(version) {
+		return ""
+	}
+	var lines []ruleLine
+	idx := map[string]int{}
+	for _, f := range c.Files() {
+		for _, text := range p.rules.InstructionsFor(f) {
+			i, ok := idx[text]
+			if !ok {
+				i = len(lines)
+				idx[text] = i
+				lines = append(lines, ruleLine{Text: text})
+			}
+			lines[i].Files = append(lines[i].Files, f)
+		}
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(RulesMarker + "\n")
+	b.WriteString(marshalLine(lines))
+	b.WriteString("\n")
+	return b.String()
+}

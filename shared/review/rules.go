@@ -1,0 +1,338 @@
+package review
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+	"gopkg.in/yaml.v3"
+
+	"github.com/criticizer/criticizer/shared/domain"
+)
+
+// MaxRulesFileBytes bounds a rules file; a larger one is rejected.
+const MaxRulesFileBytes = 64 << 10
+
+//go:embed rules.schema.json
+var rulesSchemaJSON []byte
+
+var rulesSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(rulesSchemaJSON))
+	if err != nil {
+		return nil, err
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	if err := c.AddResource("urn:criticizer:rules.schema.json", doc); err != nil {
+		return nil, err
+	}
+	return c.Compile("urn:criticizer:rules.schema.json")
+})
+
+// Rules are a team's review rules: what to tell the model about which
+// paths, which files not to review, and which findings to report. The zero
+// value reports everything the model finds.
+type Rules struct {
+	Instructions []Instruction `json:"instructions,omitempty"`
+	// Ignore lists path patterns of files not to review ("ignored by rule").
+	Ignore []string `json:"ignore,omitempty"`
+	// SeverityThreshold drops model findings less severe than it.
+	SeverityThreshold string `json:"severity_threshold,omitempty"`
+	// MaxFindings caps the findings of one e-mail (most severe kept); 0
+	// means no cap.
+	MaxFindings int `json:"max_findings,omitempty"`
+	// DisabledCategories drops model findings in these categories.
+	DisabledCategories []string `json:"disabled_categories,omitempty"`
+}
+
+// Instruction is text added to the prompt for the files whose path matches
+// one of Paths.
+type Instruction struct {
+	Paths []string `json:"paths"`
+	Text  string   `json:"text"`
+}
+
+// Path patterns are matched against a file's depot path relative to the
+// root its rules file sits in (for the environment's defaults, the depot
+// path without its leading "//"): "*" and "?" match within one path
+// segment, "**" and Perforce's "..." across segments ("**/" also matches no
+// segment at all), and a pattern without "/" matches the file name at any
+// depth ("*.generated.cs").
+func matchPattern(pattern, rel string) bool {
+	re, err := patternRE(pattern)
+	if err != nil {
+		return false
+	}
+	if !strings.Contains(pattern, "/") {
+		return re.MatchString(path.Base(rel))
+	}
+	return re.MatchString(strings.TrimPrefix(rel, "/"))
+}
+
+var patternCache sync.Map // pattern -> *regexp.Regexp
+
+func patternRE(p string) (*regexp.Regexp, error) {
+	if v, ok := patternCache.Load(p); ok {
+		return v.(*regexp.Regexp), nil
+	}
+	var b strings.Builder
+	b.WriteString("^")
+	s := strings.TrimPrefix(p, "/")
+	for i := 0; i < len(s); i++ {
+		switch {
+		case strings.HasPrefix(s[i:], "**/"):
+			b.WriteString("(?:.*/)?") // zero or more whole segments
+			i += 2
+		case strings.HasPrefix(s[i:], "**"):
+			b.WriteString(".*")
+			i++
+		case strings.HasPrefix(s[i:], "..."):
+			b.WriteString(".*")
+			i += 2
+		case s[i] == '*':
+			b.WriteString("[^/]*")
+		case s[i] == '?':
+			b.WriteString("[^/]")
+		default:
+			b.WriteString(regexp.QuoteMeta(s[i : i+1]))
+		}
+	}
+	b.WriteString("$")
+	re, err := regexp.Compile(b.String())
+	if err != nil {
+		return nil, err
+	}
+	patternCache.Store(p, re)
+	return re, nil
+}
+
+// ParseRules reads a rules file (YAML or JSON) and validates it against the
+// embedded schema. An invalid file yields the zero Rules and errors saying
+// which rule was rejected and why; the caller applies its defaults.
+func ParseRules(data []byte) (Rules, []string) {
+	if len(data) > MaxRulesFileBytes {
+		return Rules{}, []string{fmt.Sprintf("file is %d bytes, limit %d", len(data), MaxRulesFileBytes)}
+	}
+	var doc any
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return Rules{}, []string{"not valid YAML or JSON: " + oneLineErr(err)}
+	}
+	if doc == nil {
+		return Rules{}, nil // an empty file: no rules
+	}
+	// Through JSON, so the schema sees JSON types (YAML's ints, maps).
+	js, err := json.Marshal(doc)
+	if err != nil {
+		return Rules{}, []string{"not representable as JSON (use string keys): " + oneLineErr(err)}
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(js))
+	if err != nil {
+		return Rules{}, []string{oneLineErr(err)}
+	}
+	sch, err := rulesSchema()
+	if err != nil {
+		panic(fmt.Sprintf("review: embedded rules schema does not compile: %v", err)) // build defect
+	}
+	if err := sch.Validate(inst); err != nil {
+		return Rules{}, rulesViolations(err)
+	}
+	var r Rules
+	if err := json.Unmarshal(js, &r); err != nil {
+		return Rules{}, []string{oneLineErr(err)}
+	}
+	for _, p := range allPatterns(r) {
+		if _, err := patternRE(p); err != nil {
+			return Rules{}, []string{fmt.Sprintf("pattern %q: %v", p, err)}
+		}
+	}
+	return r, nil
+}
+
+func allPatterns(r Rules) []string {
+	out := slices.Clone(r.Ignore)
+	for _, in := range r.Instructions {
+		out = append(out, in.Paths...)
+	}
+	return out
+}
+
+var englishPrinter = message.NewPrinter(language.English)
+
+// rulesViolations names each rejected rule by its location in the file.
+func rulesViolations(err error) []string {
+	ve, ok := err.(*jsonschema.ValidationError)
+	if !ok {
+		return []string{oneLineErr(err)}
+	}
+	var out []string
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			loc := "/" + strings.Join(e.InstanceLocation, "/")
+			out = append(out, fmt.Sprintf("%s: %s", loc, oneLineErr(e.ErrorKind.LocalizedString(englishPrinter))))
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func oneLineErr(v any) string {
+	s := fmt.Sprint(v)
+	if err, ok := v.(error); ok {
+		s = err.Error()
+	}
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}
+
+// RuleSet is the rules that apply to one changelist: the rules file
+// (domain.RulesFileName) of each allow-listed root, as the submitted depot
+// held it before the change (read by the fetch stage, shared/p4), and the
+// environment's defaults for files under no root with a valid rules file.
+type RuleSet struct {
+	Defaults Rules       `json:"defaults"`
+	Roots    []RootRules `json:"roots,omitempty"`
+}
+
+// RootRules is one allow-listed root's rules file.
+type RootRules struct {
+	// Root is the depot path prefix, ending in "/", e.g. "//depot/game/".
+	Root string `json:"root"`
+	// Source names the file and revision read, e.g. "//depot/game/.criticizer.yaml@41".
+	Source string `json:"source"`
+	Rules  Rules  `json:"rules"`
+	// Rejected says why the file was rejected (Rules is then unused and the
+	// defaults apply to the root's files).
+	Rejected []string `json:"rejected,omitempty"`
+}
+
+// For returns the rules of file and the path relative to their root: those
+// of the nearest (longest) root above file whose rules file was accepted,
+// else the defaults.
+func (s RuleSet) For(file string) (Rules, string) {
+	best := -1
+	for i, r := range s.Roots {
+		if strings.HasPrefix(file, r.Root) && (best < 0 || len(r.Root) > len(s.Roots[best].Root)) {
+			best = i
+		}
+	}
+	if best < 0 || len(s.Roots[best].Rejected) > 0 {
+		root := ""
+		if best >= 0 {
+			root = s.Roots[best].Root
+		}
+		if root == "" {
+			return s.Defaults, strings.TrimPrefix(file, "//")
+		}
+		return s.Defaults, strings.TrimPrefix(file, root)
+	}
+	return s.Roots[best].Rules, strings.TrimPrefix(file, s.Roots[best].Root)
+}
+
+// Ignored reports whether file matches an ignore pattern of its rules.
+func (s RuleSet) Ignored(file string) bool {
+	r, rel := s.For(file)
+	for _, p := range r.Ignore {
+		if matchPattern(p, rel) {
+			return true
+		}
+	}
+	return false
+}
+
+// InstructionsFor returns the instruction texts that apply to file, in the
+// order the rules list them.
+func (s RuleSet) InstructionsFor(file string) []string {
+	r, rel := s.For(file)
+	var out []string
+	for _, in := range r.Instructions {
+		for _, p := range in.Paths {
+			if matchPattern(p, rel) {
+				out = append(out, in.Text)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// Describe lists the rules files applied and those rejected, for the
+// result's meta and the e-mail.
+func (s RuleSet) Describe() (applied, rejected []string) {
+	for _, r := range s.Roots {
+		if len(r.Rejected) > 0 {
+			for _, why := range r.Rejected {
+				rejected = append(rejected, fmt.Sprintf("%s: %s (defaults applied)", r.Source, why))
+			}
+			continue
+		}
+		applied = append(applied, r.Source)
+	}
+	return applied, rejected
+}
+
+// Filter applies the rules of each finding's file to the model's findings
+// (pipeline findings, such as committed secrets, are never filtered: they
+// are certain), then orders them most severe first and applies the smallest
+// max_findings that any rules in play set. It returns the findings kept, how
+// many the threshold and disabled categories removed, and how many the cap
+// hid.
+func (s RuleSet) Filter(fs []domain.Finding) (kept []domain.Finding, filtered, hidden int) {
+	for _, f := range fs {
+		if !strings.HasPrefix(f.RuleID, SecretRulePrefix) {
+			r, _ := s.For(f.File)
+			if r.SeverityThreshold != "" && sevRank(f.Severity) > sevRank(r.SeverityThreshold) ||
+				slices.Contains(r.DisabledCategories, f.Category) {
+				filtered++
+				continue
+			}
+		}
+		kept = append(kept, f)
+	}
+	SortFindings(kept)
+	limit := s.Defaults.MaxFindings
+	for _, r := range s.Roots {
+		if len(r.Rejected) == 0 && r.Rules.MaxFindings > 0 && (limit == 0 || r.Rules.MaxFindings < limit) {
+			limit = r.Rules.MaxFindings
+		}
+	}
+	if limit > 0 && len(kept) > limit {
+		hidden = len(kept) - limit
+		kept = kept[:limit]
+	}
+	return kept, filtered, hidden
+}
+
+// ResolveRules parses each rules file into the RuleSet's roots; a file that
+// is unreadable or invalid is kept with the reasons it was rejected, so the
+// e-mail can say so while the defaults apply.
+func ResolveRules(files []domain.RulesFile) RuleSet {
+	var rs RuleSet
+	for _, f := range files {
+		rr := RootRules{Root: f.Root, Source: f.Source}
+		if f.Unreadable != "" {
+			rr.Rejected = []string{f.Unreadable}
+		} else {
+			rr.Rules, rr.Rejected = ParseRules([]byte(f.Content))
+		}
+		rs.Roots = append(rs.Roots, rr)
+	}
+	return rs
+}

@@ -1,0 +1,156 @@
+package review
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/criticizer/criticizer/shared/domain"
+)
+
+func TestParseRules(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		want     []string // substrings of the rejection reasons; nil = accepted
+		check    func(Rules) bool
+	}{
+		{name: "yaml", in: "version: 1\nignore: ['*.pb.cc', 'third_party/...']\nseverity_threshold: medium\nmax_findings: 20\ndisabled_categories: [style]\ninstructions:\n  - paths: ['engine/**']\n    text: flag allocations in the frame loop\n",
+			check: func(r Rules) bool {
+				return len(r.Ignore) == 2 && r.SeverityThreshold == "medium" && r.MaxFindings == 20 && r.DisabledCategories[0] == "style" && r.Instructions[0].Text == "flag allocations in the frame loop"
+			}},
+		{name: "json", in: `{"max_findings": 3}`, check: func(r Rules) bool { return r.MaxFindings == 3 }},
+		{name: "empty", in: "", check: func(r Rules) bool { return r.MaxFindings == 0 && len(r.Ignore) == 0 }},
+		{name: "not yaml", in: "ignore: [unclosed", want: []string{"not valid YAML or JSON"}},
+		{name: "unknown key", in: "severity: high\n", want: []string{"/: additional properties 'severity' not allowed"}},
+		{name: "bad values", in: "max_findings: 0\nseverity_threshold: loud\n", want: []string{"/max_findings", "/severity_threshold"}},
+		{name: "bad category", in: "disabled_categories: [naming]\n", want: []string{"/disabled_categories/0"}},
+		{name: "instruction without paths", in: "instructions:\n  - text: hi\n", want: []string{"/instructions/0", "paths"}},
+		{name: "top level list", in: "- a\n- b\n", want: []string{"got array, want object"}},
+		{name: "too large", in: strings.Repeat("#", MaxRulesFileBytes+1), want: []string{"limit"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, rejected := ParseRules([]byte(tc.in))
+			if tc.want == nil {
+				if len(rejected) > 0 || !tc.check(r) {
+					t.Errorf("rules %+v rejected %v", r, rejected)
+				}
+				return
+			}
+			all := strings.Join(rejected, "\n")
+			for _, w := range tc.want {
+				if !strings.Contains(all, w) {
+					t.Errorf("rejections %q lack %q", all, w)
+				}
+			}
+			if r.MaxFindings != 0 || len(r.Ignore) != 0 {
+				t.Errorf("a rejected file yielded rules %+v", r)
+			}
+		})
+	}
+}
+
+func TestRulePatterns(t *testing.T) {
+	for _, tc := range []struct {
+		pattern, rel string
+		want         bool
+	}{
+		{"*.generated.cs", "ui/gen/Menu.generated.cs", true},
+		{"*.generated.cs", "ui/Menu.cs", false},
+		{"engine/**", "engine/render/frame.cpp", true},
+		{"engine/*", "engine/render/frame.cpp", false},
+		{"engine/*.cpp", "engine/frame.cpp", true},
+		{"third_party/...", "third_party/zlib/inflate.c", true},
+		{"shaders/*.hlsl", "shaders/lit.hlsl", true},
+		{"shaders/*.hlsl", "shaders/lit.glsl", false},
+		{"build?.py", "build1.py", true},
+		{"a.c", "src/a.c", true},
+		{"**/third_party/**", "third_party/zlib/a.c", true},
+		{"**/third_party/**", "depot/game/third_party/zlib/a.c", true},
+		{"**/third_party/**", "depot/game/my_third_party/a.c", false},
+	} {
+		if got := matchPattern(tc.pattern, tc.rel); got != tc.want {
+			t.Errorf("%q ~ %q = %v, want %v", tc.pattern, tc.rel, got, tc.want)
+		}
+	}
+}
+
+// TestRuleSetNearestRoot: a file takes the rules of the nearest root above
+// it; a rejected root's files take the defaults; pipeline findings are never
+// filtered; the smallest cap applies and what it hid is counted.
+func TestRuleSetNearestRoot(t *testing.T) {
+	rs := RuleSet{
+		Defaults: Rules{SeverityThreshold: "medium"},
+		Roots: []RootRules{
+			{Root: "//depot/game/", Source: "a", Rules: Rules{Ignore: []string{"*.png"}, DisabledCategories: []string{"style"}}},
+			{Root: "//depot/game/engine/", Source: "b", Rules: Rules{Ignore: []string{"*.gen.h"}, MaxFindings: 2}},
+			{Root: "//depot/tools/", Source: "c", Rejected: []string{"bad"}},
+		},
+	}
+	if !rs.Ignored("//depot/game/engine/x.gen.h") || rs.Ignored("//depot/game/engine/logo.png") || !rs.Ignored("//depot/game/logo.png") {
+		t.Error("nearest root not applied")
+	}
+	f := func(file, sev, cat, rule string) domain.Finding {
+		return domain.Finding{File: file, Severity: sev, Category: cat, RuleID: rule, Title: file + sev + cat}
+	}
+	kept, filtered, hidden := rs.Filter([]domain.Finding{
+		f("//depot/game/a.cpp", "low", "style", ""),             // disabled category at //depot/game/
+		f("//depot/game/a.cpp", "low", "correctness", ""),       // kept: game has no threshold
+		f("//depot/tools/t.py", "low", "correctness", ""),       // rejected root: defaults, below medium
+		f("//depot/tools/t.py", "high", "security", "secret/x"), // pipeline: never filtered
+		f("//depot/game/engine/e.cpp", "critical", "correctness", ""),
+	})
+	if filtered != 2 || hidden != 1 || len(kept) != 2 || kept[0].Severity != "critical" || kept[1].RuleID != "secret/x" {
+		t.Errorf("kept %+v filtered %d hidden %d", kept, filtered, hidden)
+	}
+	applied, rejected := rs.Describe()
+	if len(applied) != 2 || len(rejected) != 1 || rejected[0] != "c: bad (defaults applied)" {
+		t.Errorf("applied %v rejected %v", applied, rejected)
+	}
+}
+
+// TestRulesPromptGolden pins prompt 1.2.0 with a team's instructions: the
+// system prompt (the cacheable prefix) is the same for every chunk, the
+// instructions come in the user message, only for the chunk's own files.
+func TestRulesPromptGolden(t *testing.T) {
+	cs := domain.Changeset{Changelist: 4243, Status: "submitted", Description: "Frame loop",
+		Files: []domain.FileChange{
+			{DepotPath: "//depot/game/engine/frame.cpp", Action: "edit", Type: "text", Rev: 3,
+				Diff: "@@ -1,2 +1,3 @@\n void Frame::Update() {\n+    auto* p = new Particle();\n }\n"},
+			{DepotPath: "//depot/game/tools/build.py", Action: "edit", Type: "text", Rev: 9,
+				Diff: "@@ -1,1 +1,2 @@\n import os\n+os.system(cmd)\n"},
+		}}
+	rs := RuleSet{Roots: []RootRules{{Root: "//depot/game/", Source: "//depot/game/.criticizer.yaml@4242",
+		Rules: Rules{Instructions: []Instruction{{Paths: []string{"engine/**"}, Text: "Engine code: flag heap allocations in the frame loop."}}}}}}
+	b := Budget{ContextTokens: 8000, MaxChunkFiles: 1}.For("gpt-4o")
+	var got strings.Builder
+	for _, version := range []string{PromptVersion, RulesPromptVersion} {
+		plan := b.PlanWith(cs, version, rs)
+		got.WriteString("=== " + version + " system ===\n" + SystemPrompt(version))
+		for i, c := range plan.Chunks {
+			p := plan.Prompt(cs, c, version)
+			if p.System != SystemPrompt(version) {
+				t.Error("the system prompt differs between chunks")
+			}
+			got.WriteString("=== user, chunk " + string(rune('1'+i)) + " ===\n" + p.User)
+			has := strings.Contains(p.User, RulesMarker)
+			if want := version == RulesPromptVersion && i == 0; has != want {
+				t.Errorf("%s chunk %d: rules section = %v, want %v", version, i, has, want)
+			}
+		}
+	}
+	path := filepath.Join("testdata", "prompt-"+RulesPromptVersion+"-rules.golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./shared/review -run TestRulesPromptGolden -update)", err)
+	}
+	if got.String() != string(want) {
+		t.Errorf("prompt differs from %s:\n%s", path, got.String())
+	}
+}

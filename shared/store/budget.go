@@ -1,0 +1,73 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/criticizer/criticizer/shared/awserr"
+)
+
+// DailyTokens is the per-environment, per-day token counter of the LLM
+// spend (REVIEW_DAILY_TOKEN_BUDGET): one item per UTC day in the jobs
+// table, incremented with an atomic ADD, so every concurrent review
+// function counts into the same total without reading first.
+type DailyTokens struct {
+	st *Store
+}
+
+// DailyTokens returns the counter over st's table.
+func (st *Store) DailyTokens() *DailyTokens { return &DailyTokens{st: st} }
+
+// budgetPK is the counter's partition key; its prefix is the item type
+// the review function's IAM grant names (infra: itemBudget).
+const budgetPK = "BUDGET#tokens"
+
+func budgetKey(day time.Time) map[string]types.AttributeValue {
+	return key(budgetPK, day.UTC().Format("2006-01-02"))
+}
+
+// Spent returns the tokens counted on day (UTC) so far.
+func (d *DailyTokens) Spent(ctx context.Context, day time.Time) (int64, error) {
+	out, err := d.st.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(d.st.table), Key: budgetKey(day), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return 0, awserr.Wrap("read the daily token counter", err)
+	}
+	return tokensOf(out.Item)
+}
+
+// Add counts tokens on day (UTC) and returns the new total. The ADD is
+// atomic: concurrent reviews never lose each other's counts.
+func (d *DailyTokens) Add(ctx context.Context, day time.Time, tokens int64) (int64, error) {
+	out, err := d.st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:        aws.String(d.st.table),
+		Key:              budgetKey(day),
+		UpdateExpression: aws.String("ADD tokens :n SET expires_at = if_not_exists(expires_at, :exp)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":n":   &types.AttributeValueMemberN{Value: strconv.FormatInt(tokens, 10)},
+			":exp": &types.AttributeValueMemberN{Value: strconv.FormatInt(day.UTC().Add(8*24*time.Hour).Unix(), 10)},
+		},
+		ReturnValues: types.ReturnValueUpdatedNew,
+	})
+	if err != nil {
+		return 0, awserr.Wrap("count tokens on the daily counter", err)
+	}
+	return tokensOf(out.Attributes)
+}
+
+func tokensOf(item map[string]types.AttributeValue) (int64, error) {
+	n, ok := item["tokens"].(*types.AttributeValueMemberN)
+	if !ok {
+		return 0, nil
+	}
+	v, err := strconv.ParseInt(n.Value, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("daily token counter holds %q: %w", n.Value, err)
+	}
+	return v, nil
+}
