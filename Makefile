@@ -22,7 +22,7 @@ LAMBDA_BUILD_FLAGS := -tags lambda.norpc -trimpath -ldflags='-s -w'
 # Fuzz targets run for FUZZTIME each in `make test` (package:Target).
 FUZZ := ./shared/webhook:FuzzWebhook ./shared/envelope:FuzzDecode ./shared/review:FuzzParse ./shared/redact:FuzzRedact
 
-.PHONY: help setup build build-aws test unit fuzz vet check validate vulncheck demo up down deploy-local invoke synth diff bootstrap deploy bench p4-layer clean chaos eval
+.PHONY: help setup build build-aws test unit integration mutate fuzz vet check validate vulncheck demo up down deploy-local invoke synth diff bootstrap deploy bench p4-layer clean chaos eval
 
 # The fault-injection suite (integration/chaos_test.go) writes its counts here.
 CHAOS_REPORT := $(CURDIR)/.run/chaos-report.txt
@@ -44,15 +44,16 @@ build-aws: ## build the Lambda bootstraps for AWS (linux/arm64, as the stack dec
 	@for fn in $(FUNCTIONS); do \
 	  CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build $(LAMBDA_BUILD_FLAGS) -o build/lambda/$$fn/bootstrap ./functions/$$fn; done
 
-vet: ## go vet
+vet: ## go vet (unit and integration builds)
 	$(GO) vet ./...
+	$(GO) vet -tags integration ./...
 
 check: ## hygiene: gofmt, no unreachable code (deadcode -test), staticcheck; the tracked-file check is internal/repocheck's test
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "$$unformatted"; echo "not gofmt-formatted: run gofmt -w"; exit 1; fi
-	@dead=$$($(GO) run golang.org/x/tools/cmd/deadcode@$(DEADCODE_VERSION) -test ./...); \
+	@dead=$$($(GO) run golang.org/x/tools/cmd/deadcode@$(DEADCODE_VERSION) -test -tags integration ./...); \
 	  if [ -n "$$dead" ]; then echo "$$dead"; echo "unreachable code: delete it"; exit 1; fi
-	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) -checks all,-ST1000,-ST1003 ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) -tags integration -checks all,-ST1000,-ST1003 ./...
 
 vulncheck: ## known vulnerabilities reachable from the code (govulncheck; needs network)
 	$(GO) run golang.org/x/vuln/cmd/govulncheck@$(GOVULNCHECK_VERSION) ./...
@@ -61,25 +62,30 @@ validate: ## cfn-lint and checkov (pinned, installed into .venv/validators) on t
 	localstack/start.sh --install-validators
 	$(GO) run ./infra/cfncheck -venv .venv/validators -baseline infra/cfncheck/baseline.json
 
-test: setup vet check validate eval ## unit + integration tests (emulator, stand-ins started and stopped by the harness; the fault-injection suite on fixed seeds) + fuzzing
-	@mkdir -p .run && rm -f $(CHAOS_REPORT)
-	CHAOS_REPORT=$(CHAOS_REPORT) $(GO) test -count=1 -timeout 40m ./...
-	@cat $(CHAOS_REPORT)
+test: setup vet check validate unit integration mutate eval ## unit tests, template validators, the emulator suite (fault injection on fixed seeds included), the mutation check, the review-quality eval against the stand-in, fuzzing
 	@for f in $(FUZZ); do pkg=$${f%%:*}; tgt=$${f##*:}; \
 	  echo "fuzz $$tgt ($(FUZZTIME))"; $(GO) test -run='^$$' -fuzz="^$$tgt\$$" -fuzztime=$(FUZZTIME) $$pkg; done
+
+unit: ## unit tests only: go test ./... (no emulator; the emulator suite is behind the integration build tag)
+	$(GO) test -count=1 ./...
+
+integration: setup ## the emulator suite (integration/ and the devstack deploy test; emulator and stand-ins started and stopped by the harness)
+	@mkdir -p .run && rm -f $(CHAOS_REPORT)
+	CHAOS_REPORT=$(CHAOS_REPORT) $(GO) test -tags integration -count=1 -timeout 40m ./integration ./internal/devstack
+	@cat $(CHAOS_REPORT)
+
+mutate: ## the mutation check: every mutation in cmd/mutate/mutations.json must be caught by the unit tests it names
+	$(GO) run ./cmd/mutate
 
 chaos: setup ## the fault-injection suite alone, any size: make chaos SEEDS=1,2,3 JOBS=40
 	@mkdir -p .run && rm -f $(CHAOS_REPORT)
 	CHAOS_SEEDS='$(SEEDS)' CHAOS_JOBS='$(JOBS)' CHAOS_REPORT=$(CHAOS_REPORT) \
-	  $(GO) test -count=1 -timeout 180m -run '^TestChaos$$' -v ./integration
+	  $(GO) test -tags integration -count=1 -timeout 180m -run '^TestChaos$$' -v ./integration
 	@cat $(CHAOS_REPORT)
 
 EVAL_ARGS ?=
 eval: ## review quality over the labelled corpus (eval/corpus); default: the LLM stand-in. Real provider: make eval EVAL_ARGS='-provider openai -endpoint … -model …'
 	$(GO) run ./cmd/eval $(EVAL_ARGS)
-
-unit: ## unit tests only (no emulator)
-	$(GO) test -count=1 $$($(GO) list ./... | grep -v -e /integration -e /internal/devstack)
 
 demo: setup ## emulator up, stack deployed, sample changelist reviewed, the e-mail printed
 	$(GO) run ./cmd/devstack demo

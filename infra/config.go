@@ -101,6 +101,22 @@ type EnvConfig struct {
 	LLMTimeoutSeconds int `json:"llmTimeoutSeconds"`
 	// LLMSettings are the review function's optional model limits (infra/settings.go).
 	LLMSettings
+	// ReviewTimeoutSeconds is the review function's timeout and so its
+	// queue's visibility timeout (AWS requires it to be at least the
+	// function's): a long review waits out the provider's rate limits inside
+	// one attempt (docs/guarantees.md rule BO-4). The stage sets each claimed
+	// message's visibility to leaseSeconds at once and heartbeats it, so a
+	// crashed worker's message still returns within the lease. Default 900
+	// (Lambda's maximum), local 30.
+	ReviewTimeoutSeconds int `json:"reviewTimeoutSeconds"`
+	// LLMRequestsPerMinute and LLMTokensPerMinute are the provider's limits
+	// for llmModel (LLM_REQUESTS_PER_MINUTE, LLM_TOKENS_PER_MINUTE): the
+	// review function paces its calls to them from the first call. 0 (the
+	// default) learns them from the provider's rate-limit headers; set them
+	// for bedrock, which sends none (Service Quotas shows them). A chunk is
+	// never planned larger than the token limit.
+	LLMRequestsPerMinute int `json:"llmRequestsPerMinute,omitempty"`
+	LLMTokensPerMinute   int `json:"llmTokensPerMinute,omitempty"`
 
 	SMTPHost string `json:"smtpHost"`
 	SMTPPort int    `json:"smtpPort"`
@@ -144,6 +160,15 @@ type EnvConfig struct {
 	ClockSkewSeconds int `json:"clockSkewSeconds"`
 	// RetentionDays: TTL (expires_at) of job, idempotency and outbox rows. Default 30.
 	RetentionDays int `json:"retentionDays"`
+	// The settings of docs/guarantees.md's newer rules (validated in
+	// guarantees.go): UniquenessRetentionDays is the TTL of idempotency
+	// records, changelist gates and outbox rows (default 365, 0 = forever);
+	// PromptPatchDrift accepts a model's prompt_version differing in its
+	// patch segment; ValidFindingsSLO maps a prompt version to the minimum
+	// average of valid findings per job below which its rollback alarm pages.
+	UniquenessRetentionDays int                `json:"uniquenessRetentionDays"`
+	PromptPatchDrift        bool               `json:"promptPatchDrift,omitempty"`
+	ValidFindingsSLO        map[string]float64 `json:"validFindingsSlo,omitempty"`
 
 	// APIRateLimit / APIBurstLimit: API Gateway stage throttling (requests/s, burst).
 	APIRateLimit  int `json:"apiRateLimit"`
@@ -229,33 +254,35 @@ func isLocal(name string) bool { return name == "local" }
 // overrides are applied.
 func DefaultConfig(name string) EnvConfig {
 	c := EnvConfig{
-		Architecture:           "arm64",
-		LeaseSeconds:           60,
-		MaxAttempts:            5,
-		MaxConcurrency:         StageConcurrency{Fetch: 2, LLM: 2, Notify: 2},
-		BatchSize:              1,
-		DepotAllowList:         []string{},
-		P4Bin:                  "/opt/bin/p4",
-		P4User:                 "criticizer",
-		P4TimeoutSeconds:       30,
-		LLMProvider:            "openai",
-		LLMModel:               "gpt-4o-mini",
-		LLMTimeoutSeconds:      45,
-		SMTPPort:               587,
-		SMTPFrom:               "criticizer@example.com",
-		SMTPTLS:                "starttls",
-		SMTPTimeoutSeconds:     10,
-		EmailProvider:          "smtp",
-		RedactEmails:           true,
-		ClockSkewSeconds:       2,
-		RetentionDays:          30,
-		APIRateLimit:           50,
-		APIBurstLimit:          100,
-		ReplayWindowSeconds:    300,
-		LogLevel:               "info",
-		LogRetentionDays:       30,
-		AccessLogRetentionDays: 365,
-		SweepSchedule:          "rate(1 minute)",
+		Architecture:            "arm64",
+		LeaseSeconds:            60,
+		MaxAttempts:             5,
+		MaxConcurrency:          StageConcurrency{Fetch: 2, LLM: 2, Notify: 2},
+		BatchSize:               1,
+		DepotAllowList:          []string{},
+		P4Bin:                   "/opt/bin/p4",
+		P4User:                  "criticizer",
+		P4TimeoutSeconds:        30,
+		LLMProvider:             "openai",
+		LLMModel:                "gpt-4o-mini",
+		LLMTimeoutSeconds:       45,
+		ReviewTimeoutSeconds:    900,
+		SMTPPort:                587,
+		SMTPFrom:                "criticizer@example.com",
+		SMTPTLS:                 "starttls",
+		SMTPTimeoutSeconds:      10,
+		EmailProvider:           "smtp",
+		RedactEmails:            true,
+		ClockSkewSeconds:        2,
+		RetentionDays:           30,
+		UniquenessRetentionDays: DefaultUniquenessRetentionDays,
+		APIRateLimit:            50,
+		APIBurstLimit:           100,
+		ReplayWindowSeconds:     300,
+		LogLevel:                "info",
+		LogRetentionDays:        30,
+		AccessLogRetentionDays:  365,
+		SweepSchedule:           "rate(1 minute)",
 
 		APIGatewayCloudWatchRole: "create",
 	}
@@ -265,6 +292,7 @@ func DefaultConfig(name string) EnvConfig {
 		c.LeaseSeconds = 10
 		c.P4TimeoutSeconds = 8
 		c.LLMTimeoutSeconds = 8
+		c.ReviewTimeoutSeconds = 30
 		c.SMTPTimeoutSeconds = 3
 		c.SendCompletionWindowSeconds = 60 // a stalled DATA reply in the tests outlives the client by less
 		c.DepotAllowList = []string{"//depot/projectA/...", "//depot/libs/..."}

@@ -103,8 +103,10 @@ func newFunctionFactory(stack awscdk.Stack, p functionsProps) *functionFactory {
 			"LOG_LEVEL":        jsii.String(cfg.LogLevel),
 			// The clock-skew budget between function hosts; lease comparisons respect it.
 			"CLOCK_SKEW_SECONDS": itoa(cfg.ClockSkewSeconds),
-			// TTL of job, idempotency and outbox rows (expires_at).
+			// TTL of job rows: the data (expires_at).
 			"RETENTION_DAYS": itoa(cfg.RetentionDays),
+			// TTL of the uniqueness records (idempotency, changelist gate, outbox rows); 0 = forever.
+			"UNIQUENESS_RETENTION_DAYS": itoa(cfg.UniquenessRetentionDays),
 		},
 		redaction: map[string]*string{
 			"REDACT_EMAILS":        jsii.String(strconv.FormatBool(cfg.RedactEmails)),
@@ -272,6 +274,13 @@ func newReviewFunction(f *functionFactory, p functionsProps) awslambda.Function 
 		"LLM_TIMEOUT_SECONDS":      itoa(cfg.LLMTimeoutSeconds),
 		"PROMPT_CANDIDATE_VERSION": jsii.String(cfg.PromptCandidateVersion),
 		"PROMPT_CANDIDATE_PERCENT": optItoa(cfg.PromptCandidatePercent),
+		// Rate limits are waited out inside an attempt: the function runs up
+		// to reviewTimeoutSeconds, its queue's visibility timeout, and sets a
+		// claimed message's visibility to the lease.
+		"QUEUE_VISIBILITY_SECONDS": itoa(cfg.ReviewTimeoutSeconds),
+		"LLM_REQUESTS_PER_MINUTE":  optItoa(cfg.LLMRequestsPerMinute),
+		"LLM_TOKENS_PER_MINUTE":    optItoa(cfg.LLMTokensPerMinute),
+		"PROMPT_PATCH_DRIFT":       jsii.String(strconv.FormatBool(cfg.PromptPatchDrift)),
 	}
 	if cfg.LLMProvider != "bedrock" {
 		env["LLM_SECRET_ID"] = p.secrets.llm.SecretArn()
@@ -279,7 +288,7 @@ func newReviewFunction(f *functionFactory, p functionsProps) awslambda.Function 
 	for k, v := range cfg.reviewEnv() { // review_settings.go
 		env[k] = v
 	}
-	fn := f.newFn(fnSpec{id: "ReviewFunction", asset: "review", memory: 512, timeout: cfg.LeaseSeconds, env: env, extra: []map[string]*string{f.redaction, cfg.llmEnv()}})
+	fn := f.newFn(fnSpec{id: "ReviewFunction", asset: "review", memory: 512, timeout: cfg.ReviewTimeoutSeconds, env: env, extra: []map[string]*string{f.redaction, cfg.llmEnv()}})
 	f.items(fn, p).grant(jsii.Strings("dynamodb:GetItem", "dynamodb:UpdateItem"), itemJob, itemBudget)
 	p.notify.queue.GrantSendMessages(fn)
 	p.llm.dlq.GrantSendMessages(fn)

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 
@@ -10,20 +8,11 @@ import (
 	"github.com/aws/jsii-runtime-go"
 )
 
-// cdkContext is cdk.json's context for env, with a p4 layer outside local.
-func cdkContext(t *testing.T, env string) map[string]any {
+// envContext is cdk.json's context (cdkContext) for env, with a p4 layer
+// outside local.
+func envContext(t *testing.T, env string) map[string]any {
 	t.Helper()
-	b, err := os.ReadFile("../cdk.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f struct {
-		Context map[string]any `json:"context"`
-	}
-	if err := json.Unmarshal(b, &f); err != nil {
-		t.Fatal(err)
-	}
-	ctx := f.Context
+	ctx := cdkContext(t)
 	ctx[ctxEnv] = env
 	delete(ctx, ctxAssetRoot)
 	if env != "local" {
@@ -38,7 +27,7 @@ func cdkContext(t *testing.T, env string) map[string]any {
 func TestReviewSettingsPerEnvironment(t *testing.T) {
 	for _, env := range []string{"dev", "staging", "prod"} {
 		t.Run(env, func(t *testing.T) {
-			tmpl, m := synth(t, cdkContext(t, env))
+			tmpl, m := synth(t, envContext(t, env))
 			check(t, "daily budget alarm", func() {
 				tmpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{
 					"MetricName": "DailyTokenBudgetUsedPercent", "Namespace": "Criticizer", "Threshold": 80,

@@ -291,13 +291,19 @@ func newQueues(stack awscdk.Stack, cfg EnvConfig, removal awscdk.RemovalPolicy) 
 	// ---- queues ------------------------------------------------------------
 	lease := awscdk.Duration_Seconds(jsii.Number(cfg.LeaseSeconds))
 	newStage := func(name, id string) *stage {
+		visibility := lease
+		if name == "llm" {
+			// At least the review function's timeout (AWS requires it); the
+			// stage shortens each claimed message's visibility to the lease.
+			visibility = awscdk.Duration_Seconds(jsii.Number(cfg.ReviewTimeoutSeconds))
+		}
 		dlq := newDLQ(stack, cfg, id+"DLQ", lease, removal)
 		enc, key := queueEncryption(stack, cfg)
 		q := awssqs.NewQueue(stack, jsii.String(id+"Queue"), &awssqs.QueueProps{
 			Encryption:          enc,
 			EncryptionMasterKey: key,
 			EnforceSSL:          jsii.Bool(true),
-			VisibilityTimeout:   lease,
+			VisibilityTimeout:   visibility,
 			RetentionPeriod:     awscdk.Duration_Days(jsii.Number(4)),
 			DeadLetterQueue: &awssqs.DeadLetterQueue{
 				Queue:           dlq,
@@ -441,12 +447,17 @@ func newAlarms(stack awscdk.Stack, env string, cfg EnvConfig, mathAlarms bool, s
 		addAlarm(f.id+"ThrottlesAlarm", f.id+" function throttled",
 			f.fn.MetricThrottles(&awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String("Sum")}))
 	}
-	// Backlog: a stage message waiting longer than a few leases means the stage is stuck.
+	// Backlog: a stage message waiting longer than a few leases means the stage
+	// is stuck (for llm, beyond the time a long review may run).
 	for _, s := range stages {
+		threshold := 5 * cfg.LeaseSeconds
+		if s.name == "llm" {
+			threshold += cfg.ReviewTimeoutSeconds
+		}
 		a := awscloudwatch.NewAlarm(stack, jsii.String(s.id+"BacklogAgeAlarm"), &awscloudwatch.AlarmProps{
 			AlarmDescription:   jsii.String("Oldest " + s.name + " message older than 5 leases: the stage is not keeping up"),
 			Metric:             s.queue.MetricApproximateAgeOfOldestMessage(&awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String("Maximum")}),
-			Threshold:          jsii.Number(5 * cfg.LeaseSeconds),
+			Threshold:          jsii.Number(threshold),
 			EvaluationPeriods:  jsii.Number(5),
 			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
 			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
@@ -486,6 +497,13 @@ func newAlarms(stack awscdk.Stack, env string, cfg EnvConfig, mathAlarms bool, s
 	}
 	addAlarm("OutboxReconcilingAlarm", "Outbox rows sent without provider evidence or stuck sending: sends blocked, see `criticizer outbox`",
 		appMetric("OutboxReconciling", map[string]*string{}))
+	// Rule OB-5: every ordering-contract violation the reconciler detects
+	// pages, also the ones it repairs itself; a redelivery that failed for
+	// good pages too.
+	addAlarm("OutboxViolationsAlarm", "The outbox ordering contract was violated (row stuck sending or marked sent without provider evidence); repaired or not, see the sweeper's log and `criticizer outbox reconcile`",
+		appMetric("OutboxViolations", map[string]*string{}))
+	addAlarm("RedeliveryFailedAlarm", "A repaired delivery of a succeeded job failed for good: see the job's history, fix the recipient, `criticizer outbox reconcile resolve`",
+		appMetric("RedeliveryFailed", map[string]*string{"Stage": jsii.String("notify")}))
 	// The prompt canary: while a candidate prompt version serves a share of jobs,
 	// page when its rejected-response rate per model call stays above twice the
 	// stable version's for 30 minutes (6 × 5 min). Metric math: not on the emulator.
@@ -516,6 +534,7 @@ func newAlarms(stack awscdk.Stack, env string, cfg EnvConfig, mathAlarms bool, s
 		pinID(a, "PromptCanaryAlarm")
 		a.AddAlarmAction(alarmAction)
 	}
+	addValidFindingsAlarms(stack, env, cfg, alarmAction)
 	// Escalations carry an ErrorClass dimension: summed by a Metrics Insights
 	// query. MiniStack rejects metric-math alarms, so the emulator harness sets
 	// context metricMathAlarms=false and this one alarm is left out there.

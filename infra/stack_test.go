@@ -167,7 +167,7 @@ func TestLocalStack(t *testing.T) {
 	counts := map[string]int{
 		"AWS::DynamoDB::Table": 1, "AWS::S3::Bucket": 2, "AWS::SecretsManager::Secret": 4, "AWS::SQS::Queue": 6,
 		"AWS::Lambda::Function": 5, "AWS::Lambda::EventSourceMapping": 3, "AWS::ApiGateway::RestApi": 1,
-		"AWS::ApiGateway::Method": 2, "AWS::Events::Rule": 2, "AWS::CloudWatch::Alarm": 25, "AWS::Logs::LogGroup": 6,
+		"AWS::ApiGateway::Method": 2, "AWS::Events::Rule": 2, "AWS::CloudWatch::Alarm": 27, "AWS::Logs::LogGroup": 6,
 		"AWS::Lambda::LayerVersion": 0,
 	}
 	for typ, n := range counts {
@@ -268,10 +268,15 @@ func TestLocalStack(t *testing.T) {
 		})
 	})
 
-	// Queues: lease = visibility timeout, SSE, redrive maxAttempts+3, DLQ 14 days.
+	// Queues: lease = visibility timeout (llm: the review function's timeout,
+	// TestReviewSizedToWaitOutRateLimits), SSE, redrive maxAttempts+3, DLQ 14 days.
 	for _, s := range []string{"Fetch", "Llm", "Notify"} {
 		q := props(m, s+"Queue")
-		if q["VisibilityTimeout"] != float64(10) || q["SqsManagedSseEnabled"] != true {
+		wantVisibility := float64(10)
+		if s == "Llm" {
+			wantVisibility = 30
+		}
+		if q["VisibilityTimeout"] != wantVisibility || q["SqsManagedSseEnabled"] != true {
 			t.Errorf("%sQueue visibility/SSE = %v/%v", s, q["VisibilityTimeout"], q["SqsManagedSseEnabled"])
 		}
 		rp := q["RedrivePolicy"].(map[string]any)
@@ -297,7 +302,7 @@ func TestLocalStack(t *testing.T) {
 				"ScalingConfig":         map[string]any{"MaximumConcurrency": 2},
 			})
 		})
-		if got := props(m, fn)["Timeout"]; got != float64(10) {
+		if got := props(m, fn)["Timeout"]; got != float64(10) && fn != "ReviewFunction" {
 			t.Errorf("%s timeout = %v, want leaseSeconds 10", fn, got)
 		}
 	}
@@ -538,15 +543,22 @@ func TestProdStack(t *testing.T) {
 		})
 	})
 	for _, s := range []string{"Fetch", "Llm", "Notify"} {
-		if v := props(m, s+"Queue")["VisibilityTimeout"]; v != float64(60) {
+		want := float64(60)
+		if s == "Llm" {
+			want = 900 // reviewTimeoutSeconds (TestReviewSizedToWaitOutRateLimits)
+		}
+		if v := props(m, s+"Queue")["VisibilityTimeout"]; v != want {
 			t.Errorf("%sQueue visibility = %v", s, v)
 		}
 	}
 	check(t, "alarm actions", func() {
 		tmpl.ResourcePropertiesCountIs(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{
 			"AlarmActions": []any{"arn:aws:sns:eu-west-1:123456789012:ops"},
-		}, jsii.Number(25)) // 3 DLQ + 5 errors + 5 throttles + 3 backlog + 3 lease lost + unconfirmed + reconciling + escalations + 3 retention
-		tmpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(25))
+		}, jsii.Number(27)) // 3 DLQ + 5 errors + 5 throttles + 3 backlog + 3 lease lost + unconfirmed + reconciling + violations + redelivery failed + escalations + 3 retention
+		tmpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(27))
+		// Rule OB-5: every detected ordering violation pages, repaired or not.
+		tmpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{"MetricName": "OutboxViolations", "Threshold": 0,
+			"ComparisonOperator": "GreaterThanThreshold", "AlarmActions": []any{"arn:aws:sns:eu-west-1:123456789012:ops"}})
 	})
 	check(t, "stage prod", func() {
 		tmpl.HasResourceProperties(jsii.String("AWS::ApiGateway::Stage"), map[string]any{"StageName": "prod"})
@@ -880,7 +892,10 @@ func TestSESProvider(t *testing.T) {
 func TestPromptCanaryAlarm(t *testing.T) {
 	_, m := synth(t, map[string]any{ctxEnv: "local", ctxOverrides: map[string]any{"promptCandidateVersion": "1.1.0", "promptCandidatePercent": 10}})
 	b, _ := json.Marshal(props(m, "PromptCanaryAlarm"))
-	for _, want := range []string{`"PromptVersion"`, `"1.1.0"`, `ReviewResponsesRejected`, `ReviewModelCalls`, `"EvaluationPeriods":6`, `"AlarmActions"`} {
+	for _, want := range []string{`"PromptVersion"`, `"1.1.0"`, `ReviewResponsesRejected`, `ReviewModelCalls`, `"EvaluationPeriods":6`, `"AlarmActions"`,
+		// The spec's trigger: the candidate's rejection rate above twice the
+		// stable version's (alarm when the difference is above 0).
+		`"Expression":"IF(sc \u003e 0 AND cc \u003e 0, (cr / cc) - 2 * (sr / sc), 0)"`, `"Threshold":0`, `"ComparisonOperator":"GreaterThanThreshold"`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("canary alarm lacks %s: %s", want, b)
 		}

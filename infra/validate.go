@@ -39,6 +39,8 @@ var validators = []func(EnvConfig, *problems){
 	validateEncryption,
 	validateRecipients,
 	validateJobPageSettings,
+	validateRateLimits,
+	validateGuarantees,
 }
 
 // Validate rejects settings AWS would reject at deploy time, or that would make

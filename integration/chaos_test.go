@@ -1,3 +1,5 @@
+//go:build integration
+
 package integration
 
 // The fault-injection suite (issue 8): jobs run through seeded fault plans —
@@ -126,6 +128,7 @@ type chaosReport struct {
 	smtpFaults                                 map[smtpstandin.Stage]int
 	emails, duplicates, lost, leaks, strangers int
 	jobsWithoutFault                           int
+	forcedOffPath                              int // jobs that failed before their forced fault's point
 	smtpKills                                  int
 	killsMissed                                int
 	replayed                                   int
@@ -141,9 +144,9 @@ func (r *chaosReport) String() string {
 	for _, s := range []smtpstandin.Stage{smtpstandin.StageMail, smtpstandin.StageRcpt, smtpstandin.StageData} {
 		smtp = append(smtp, fmt.Sprintf("%s=%d", s, r.smtpFaults[s]))
 	}
-	return fmt.Sprintf("chaos: jobs=%d succeeded=%d failed(dead-lettered)=%d emails=%d | faults: aws[%s] (kills that found no bootstrap: %d) p4=%d llm=%d smtp[%s] smtp-worker-killed=%d | jobs-without-fault=%d dead-letters-replayed-twice=%d | duplicates=%d lost=%d leaks=%d strangers-emailed=%d",
+	return fmt.Sprintf("chaos: jobs=%d succeeded=%d failed(dead-lettered)=%d emails=%d | faults: aws[%s] (kills that found no bootstrap: %d) p4=%d llm=%d smtp[%s] smtp-worker-killed=%d | jobs-without-fault=%d forced-fault-off-path=%d dead-letters-replayed-twice=%d | duplicates=%d lost=%d leaks=%d strangers-emailed=%d",
 		r.jobs, r.succeeded, r.failed, r.emails, faultproxy.Format(r.proxyFaults), r.killsMissed, r.p4Faults, r.llmFaults, strings.Join(smtp, " "), r.smtpKills,
-		r.jobsWithoutFault, r.replayed, r.duplicates, r.lost, r.leaks, r.strangers)
+		r.jobsWithoutFault, r.forcedOffPath, r.replayed, r.duplicates, r.lost, r.leaks, r.strangers)
 }
 
 // TestChaos runs every seed's batch of jobs under its fault plan and judges
@@ -170,6 +173,7 @@ func TestChaos(t *testing.T) {
 		total.leaks += r.leaks
 		total.strangers += r.strangers
 		total.jobsWithoutFault += r.jobsWithoutFault
+		total.forcedOffPath += r.forcedOffPath
 		total.replayed += r.replayed
 		total.smtpKills += r.smtpKills
 		total.killsMissed += r.killsMissed
@@ -347,10 +351,22 @@ func runChaosSeed(t *testing.T, seed int64, n int) *chaosReport {
 	for _, j := range jobs {
 		p4 := p4Served(j.cl)
 		r.p4Faults += p4
-		if byJob[j.n]+p4+llmByCL[j.cl] == 0 {
-			r.jobsWithoutFault++
-			r.problem("job %d (%s) met no injected fault (forced rule %s/%s #%d never matched)", j.n, j.id, j.forced.Op, j.forced.Contains, j.forced.Nth)
+		if byJob[j.n]+p4+llmByCL[j.cl] > 0 {
+			continue
 		}
+		// Coverage counts the faults the job did meet on the path it took.
+		// A job that was dead-lettered or retried met a failure before its
+		// forced fault's point (an SMTP fault, say, which is not attributed
+		// per job): covered, and its forced rule is simply not on its path.
+		if metFailure(j) {
+			r.forcedOffPath++
+			t.Logf("seed %d: job %d (%s) ended %s before its forced rule %s/%s #%d: covered by the failure it met", seed, j.n, j.id, finalState(j), j.forced.Op, j.forced.Contains, j.forced.Nth)
+			continue
+		}
+		// A job that took the whole path without a failure passed every
+		// forced rule's point: meeting none means the proxy did not inject.
+		r.jobsWithoutFault++
+		r.problem("job %d (%s) took the whole path and met no injected fault (forced rule %s/%s #%d never matched): the fault proxy did not inject", j.n, j.id, j.forced.Op, j.forced.Contains, j.forced.Nth)
 	}
 
 	// Secrets: none in any job record, outbox row, dead letter or in what
@@ -674,4 +690,27 @@ func readFrom(path string, off int64) ([]byte, error) {
 		}
 	}
 	return []byte(b.String()), nil
+}
+
+// metFailure reports whether job j met a failure on its way, whatever its
+// source: it was dead-lettered, or a stage of it scheduled a retry.
+func metFailure(j *chaosJob) bool {
+	if j.deadLetter || (j.final != nil && j.final.State == job.Failed) {
+		return true
+	}
+	if j.final != nil {
+		for _, e := range j.final.History {
+			if e.Type == job.EventRetryScheduled || e.Type == job.EventDeadLettered {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func finalState(j *chaosJob) job.State {
+	if j.final == nil {
+		return ""
+	}
+	return j.final.State
 }

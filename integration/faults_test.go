@@ -1,3 +1,5 @@
+//go:build integration
+
 package integration
 
 // The deterministic cases behind issue 8's duplicate e-mails and stalled

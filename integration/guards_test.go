@@ -1,3 +1,5 @@
+//go:build integration
+
 package integration
 
 // Guards no other test reaches: each test fails if its guard is switched off.

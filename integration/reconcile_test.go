@@ -1,9 +1,12 @@
+//go:build integration
+
 package integration
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -122,4 +125,72 @@ func (o onlyChangelist) Suspects(ctx context.Context, stuckBefore, sentFrom, sen
 		}
 	}
 	return mine, err
+}
+
+// Rule OB-5 end to end for a job that already succeeded: a row marked sent
+// while the provider has no record of its message is detected (the
+// violation pages), requeued once, and its delivery attempted again by the
+// deployed notify function under the row's existing key — same
+// Message-ID — without reopening the job; the outcome is in the job's
+// history, by the reconciler.
+func TestSucceededJobsUnprovenRowIsRedelivered(t *testing.T) {
+	ctx := context.Background()
+	cl := newChange(t, 12345)
+	resp := postWebhook(t, map[string]any{"changelist_id": cl, "review_version": 1, "idempotency_key": uniqueKey(t), "recipients": []string{"reviewers@example.com"}})
+	if resp.Status != 202 {
+		t.Fatalf("webhook: %d %s", resp.Status, resp.Body)
+	}
+	id := resp.Decoded["job_id"].(string)
+	before := waitJob(t, id, untilSettled(), "succeeded", succeeded)
+	first := waitMails(t, cl, 1, 2, time.Minute)
+	var firstID string
+	for _, m := range first {
+		if slices.Contains(m.To, "reviewers@example.com") {
+			firstID = m.MessageID
+		}
+	}
+
+	var metrics bytes.Buffer
+	now := time.Now().Add(2 * time.Minute) // the rows' completion window has passed
+	r := &reconcile.Reconciler{Rows: onlyChangelist{env.outbox, cl}, Evidence: onlyOne{"reviewers@example.com", cl}, Jobs: env.jobs, Redeliver: env.queues,
+		FromDomain: "localhost", Window: time.Minute, Lookback: time.Hour, Log: env.quiet, Metrics: obs.NewMetrics(&metrics, "test"),
+		Now: func() time.Time { return now }}
+	rep, err := r.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Violations != 1 || rep.Redelivered != 1 || rep.Reconciling != 0 {
+		t.Fatalf("pass %+v: want one violation, redelivered", rep)
+	}
+	if !strings.Contains(metrics.String(), `"OutboxViolations":1`) {
+		t.Errorf("the repaired violation does not page: %s", metrics.String())
+	}
+
+	mails := waitMails(t, cl, 1, 3, time.Minute)
+	again := mails[len(mails)-1]
+	if !slices.Equal(again.To, []string{"reviewers@example.com"}) || again.MessageID != firstID {
+		t.Errorf("redelivered message to %v id %s, want reviewers@example.com under the row's key (Message-ID %s)", again.To, again.MessageID, firstID)
+	}
+	after := waitJob(t, id, time.Minute, "redelivery recorded", func(j *job.Job) bool {
+		return slices.ContainsFunc(j.History, func(e job.Event) bool { return e.Type == "operator_redelivered" && e.Actor == "reconciler" })
+	})
+	if after.State != job.Succeeded || after.StageRecord("notify").Attempts != before.StageRecord("notify").Attempts {
+		t.Errorf("job %s, notify attempts %d → %d: a redelivery must not reopen the job", after.State, before.StageRecord("notify").Attempts, after.StageRecord("notify").Attempts)
+	}
+	row, err := env.outbox.Get(ctx, delivery.Key{Changelist: cl, Recipient: "reviewers@example.com", ReviewVersion: 1})
+	if err != nil || row.Status != outbox.Sent || row.NotifiedAt == "" {
+		t.Errorf("row %+v (%v): want sent again", row, err)
+	}
+}
+
+// onlyOne is a delivery log with no record of one recipient's message of
+// changelist cl, and a record of every other (so only that row is a
+// violation in this pass).
+type onlyOne struct {
+	recipient string
+	cl        int64
+}
+
+func (o onlyOne) Delivered(_ context.Context, messageID string) (bool, error) {
+	return messageID != (delivery.Key{Changelist: o.cl, Recipient: o.recipient, ReviewVersion: 1}).MessageID("localhost"), nil
 }

@@ -1,3 +1,5 @@
+//go:build integration
+
 package integration
 
 import (
@@ -178,7 +180,7 @@ func (crashingQueue) Send(context.Context, envelope.Envelope) error {
 func TestJobStoredButNeverEnqueuedStillSucceeds(t *testing.T) {
 	cl := newChange(t, 12345)
 	h := &webhook.Handler{Jobs: env.jobs, Deliveries: env.outbox, Queue: crashingQueue{}, Log: env.quiet,
-		ReplayWindow: 5 * time.Minute, SweepAfter: time.Second, IdemTTL: time.Hour,
+		ReplayWindow: 5 * time.Minute, SweepAfter: time.Second,
 		Keys: func(context.Context, bool) ([][]byte, error) { return [][]byte{env.webhookKey}, nil }}
 	body, _ := json.Marshal(map[string]any{"changelist_id": cl, "review_version": 1, "idempotency_key": uniqueKey(t)})
 	ts := time.Now().Unix()

@@ -151,3 +151,27 @@ func TestMeasureInit(t *testing.T) {
 		t.Errorf("a function that exits at init: err = %v, want it reported", err)
 	}
 }
+
+// TestLargeReviewTable: the large-review rows leave the main table for
+// their own, with a verdict against the targets.
+func TestLargeReviewTable(t *testing.T) {
+	out := "pkg: github.com/criticizer/criticizer/shared/reviewstage\n" +
+		"BenchmarkLargeReview/prompt=1.0.0-2 1 4246046487 ns/op 0 429s 1.000 attempts 0 cached-in/line 3.991 floor-s 28.19 uncached-in/line 4.169 wall-s 1.044 wall/floor 332144008 B/op 58789 allocs/op\n" +
+		"BenchmarkLargeReview/prompt=1.2.0-2 1 9046487000 ns/op 7 429s 2.000 attempts 0.4 cached-in/line 3.991 floor-s 27.9 uncached-in/line 8.1 wall-s 2.03 wall/floor 3 B/op 5 allocs/op\n" +
+		"BenchmarkOther-2 10 5 ns/op\n"
+	run, _ := Parse(strings.NewReader(out), 2)
+	rest, large := splitLargeReview(run.Results)
+	if len(rest) != 1 || len(large) != 2 {
+		t.Fatalf("split %d/%d, want 1 main row and 2 large-review rows", len(rest), len(large))
+	}
+	var b strings.Builder
+	if err := renderLargeReview(&b, large); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"wall/floor", "uncached-in/line", "LargeReview/prompt=1.0.0: wall 1.04 × the floor, 1 attempt(s): meets the targets",
+		"LargeReview/prompt=1.2.0: wall 2.03 × the floor, 2 attempt(s): MISSES the targets"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("large-review output lacks %q:\n%s", want, b.String())
+		}
+	}
+}

@@ -66,7 +66,13 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "Machine: %s, %d cores, %s/%s, %s, %s\n\n", cpu, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH,
 		runtime.Version(), time.Now().UTC().Format("2006-01-02 15:04 MST"))
-	if err := Render(out, results); err != nil {
+	results, large := splitLargeReview(results)
+	if len(results) > 0 {
+		if err := Render(out, results); err != nil {
+			return err
+		}
+	}
+	if err := renderLargeReview(out, large); err != nil {
 		return err
 	}
 	for _, s := range parsed.Skips {
@@ -81,7 +87,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 
 // goBench runs go test -bench over pkgs, keeping the raw output in rawPath.
 func goBench(ctx context.Context, benchRe, benchtime string, pkgs []string, rawPath string) (Run, error) {
-	args := []string{"test", "-run", "^$", "-bench", benchRe, "-benchmem"}
+	// -tags integration: the emulator benchmarks (integration/) are behind the build tag.
+	args := []string{"test", "-tags", "integration", "-run", "^$", "-bench", benchRe, "-benchmem"}
 	if benchtime != "" {
 		args = append(args, "-benchtime", benchtime)
 	}

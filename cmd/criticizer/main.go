@@ -6,6 +6,7 @@
 //	criticizer [--stack NAME] [--json] dlq show   MESSAGE_ID [--stage S|all]
 //	criticizer [--stack NAME] [--json] dlq replay --stage S (--id MSG | --job ID | --error-class C | --all) --note TEXT [--max N]
 //	criticizer [--stack NAME] [--json] restart JOB_ID --note TEXT
+//	criticizer [--stack NAME] resolve JOB_ID --note TEXT             after a replay: verify it succeeded, record the resolution
 //	criticizer [--stack NAME] [--json] job JOB_ID
 //	criticizer [--stack NAME] [--json] outbox JOB_ID                      the job's delivery rows
 //	criticizer [--stack NAME] outbox requeue JOB_ID RECIPIENT --note TEXT  not delivered: send again on the next run
@@ -96,7 +97,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	a := &app{out: out, json: *asJSON, stack: outputs,
 		dlq:  &dlq.Client{API: sqs.NewFromConfig(cfg), Queues: queues, Hold: 30 * time.Second},
 		jobs: store.New(dynamodb.NewFromConfig(cfg), outputs["JobsTableName"]),
-		rows: outbox.New(dynamodb.NewFromConfig(cfg), outputs["JobsTableName"]),
+		rows: outbox.New(dynamodb.NewFromConfig(cfg), outputs["JobsTableName"]).WithActor("operator " + operatorName()),
 		sm:   secretsmanager.NewFromConfig(cfg)}
 	switch rest[0] {
 	case "dlq":
@@ -114,6 +115,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return fmt.Errorf("unknown dlq command %q", rest[1])
 	case "restart":
 		return a.restart(ctx, rest[1:])
+	case "resolve":
+		return a.resolve(ctx, rest[1:])
 	case "job":
 		return a.job(ctx, rest[1:])
 	case "outbox":

@@ -11,7 +11,11 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
 	"github.com/criticizer/criticizer/shared/delivery"
+	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/envelope"
 	"github.com/criticizer/criticizer/shared/job"
 )
 
@@ -35,6 +39,21 @@ func (a *app) record(ctx context.Context, jobID, action, note string) error {
 	return nil
 }
 
+// sendRedelivery sends succeeded job j's notify stage a redelivery message
+// naming the operator and the note.
+func (a *app) sendRedelivery(ctx context.Context, j *job.Job, note string) error {
+	body, err := envelope.Redeliver(j, operatorName(), note, job.Now()).Encode()
+	if err != nil {
+		return err
+	}
+	q := a.dlq.Queues[domain.StageNotify].Source
+	if q == "" {
+		return errors.New("the stack has no notify queue")
+	}
+	_, err = a.dlq.API.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &q, MessageBody: &body})
+	return err
+}
+
 // reconcileCmd lists the delivery rows the reconciler could not settle, or
 // settles one after the operator checked with the provider:
 //
@@ -43,7 +62,7 @@ func (a *app) record(ctx context.Context, jobID, action, note string) error {
 func (a *app) reconcileCmd(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("outbox reconcile", flag.ContinueOnError)
 	delivered := fs.Bool("delivered", false, "the provider delivered it: mark sent, never resend")
-	notDelivered := fs.Bool("not-delivered", false, "the provider has no record: pending, sent on the next notify run")
+	notDelivered := fs.Bool("not-delivered", false, "the provider has no record: pending, sent by the next notify run (for a succeeded job: by a redelivery this command sends)")
 	note := fs.String("note", "", "evidence or ticket reference (required; kept in the job history)")
 	if err := fs.Parse(reorder(args)); err != nil {
 		return err
@@ -76,8 +95,17 @@ func (a *app) reconcileCmd(ctx context.Context, args []string) error {
 		return err
 	}
 	outcome := "not delivered: pending for the next notify run"
-	if *delivered {
+	switch {
+	case *delivered:
 		outcome = "delivered: marked sent"
+	case j.State == job.Succeeded:
+		// The job will not run notify again: ask its notify stage to deliver
+		// this row under its key (rule OB-5). The notify stage records the
+		// delivery's outcome in the job history when it has run.
+		if err := a.sendRedelivery(ctx, j, *note); err != nil {
+			return fmt.Errorf("the row is pending, but the redelivery could not be sent (run resolve again after fixing): %w", err)
+		}
+		outcome = "not delivered: pending, redelivery sent to the notify stage of the succeeded job"
 	}
 	if err := a.record(ctx, j.ID, "outbox_reconcile", rest[2]+" "+outcome+"; "+*note); err != nil {
 		return err

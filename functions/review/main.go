@@ -61,18 +61,25 @@ func main() {
 			return secrets.Do(ctx, rot, func(c llm.Provider) (llm.Completion, error) { return c.Complete(ctx, p) })
 		}
 	}
+	// One Limiter per function instance, outside the rotating client: the
+	// limits it learnt survive a key rotation. 429s are waited out inside
+	// the attempt while the invocation has time for the call after the wait.
+	limiter := llm.NewLimiter(llm.LimiterConfig{RequestsPerMinute: set.RequestsPerMinute, TokensPerMinute: set.TokensPerMinute, MaxConcurrency: set.Parallelism,
+		OutputTokens: cfg.MaxTokens, BytesPerToken: set.Budget.For(cfg.Model).BytesPerToken, Reserve: cfg.Timeout, Logger: env.Log})
+	limited := limiter.Wrap(cfg.Model, llm.ProviderFunc(complete))
 	guard, err := redact.New(set.Redaction)
 	coldstart.Must(env, err)
 
 	jobs := store.New(dynamodb.NewFromConfig(env.AWS), env.Config.JobsTable)
 	queues := queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs)
 	proc := &reviewstage.Review{Redacted: artifacts.New(artifacts.NewS3Client(env.AWS), env.Config.RedactedBkt), Guard: guard,
-		LLM: complete, Model: cfg.Model, Budget: set.Budget, Rollout: set.Rollout, Parallelism: set.Parallelism, Metrics: env.Metrics, Log: env.Log,
-		Rules: set.Rules, DailyTokenBudget: set.DailyTokenBudget}
+		LLM: limited, Model: cfg.Model, Budget: set.Budget, Rollout: set.Rollout, Parallelism: set.Parallelism, TokensPerMinute: set.TokensPerMinute,
+		AllowPromptPatchDrift: set.AllowPromptPatchDrift, Metrics: env.Metrics, Log: env.Log, Rules: set.Rules, DailyTokenBudget: set.DailyTokenBudget}
 	if set.DailyTokenBudget > 0 {
 		proc.Daily = jobs.DailyTokens()
 	}
 	rt := env.Runtime(domain.StageLLM, jobs, queues, proc, guard.Sanitize)
+	rt.QueueVisibility = set.QueueVisibility
 	rt.AfterDeadLetter = swarm.NewReporter(jobs, env.Log).DeadLettered // a dead-lettered Swarm run hears {fail}
 	lambda.Start(rt.Handle)
 }

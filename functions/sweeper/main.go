@@ -18,6 +18,7 @@ import (
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/coldstart"
 	"github.com/criticizer/criticizer/shared/evidence"
+	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/queue"
 	"github.com/criticizer/criticizer/shared/reconcile"
@@ -32,6 +33,9 @@ type result struct {
 	Sweep     sweep.Report      `json:"sweep"`
 	Reconcile reconcile.Report  `json:"reconcile"`
 	Retention *retention.Report `json:"retention,omitempty"`
+	// Scrubbed counts delivery rows past the data retention whose data
+	// fields were dropped (their uniqueness part stays; rule ID-3).
+	Scrubbed int `json:"outbox_rows_scrubbed,omitempty"`
 }
 
 func main() {
@@ -43,7 +47,8 @@ func main() {
 	jobs := store.New(ddb, env.Config.JobsTable)
 	queues := queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs)
 	s := &sweep.Sweeper{Jobs: jobs, Queue: queues, Lease: env.Config.Lease, Skew: env.Config.ClockSkew, Log: env.Log, Metrics: env.Metrics}
-	rec := &reconcile.Reconciler{Rows: outbox.New(ddb, env.Config.JobsTable), Jobs: jobs, FromDomain: ev.FromDomain(),
+	rows := outbox.New(ddb, env.Config.JobsTable).WithActor("reconciler")
+	rec := &reconcile.Reconciler{Rows: rows, Jobs: jobs, Redeliver: queues, FromDomain: ev.FromDomain(),
 		Window: ev.Window, Lookback: evidence.DefaultRetention, Log: env.Log, Metrics: env.Metrics}
 	switch {
 	case ev.Provider == "ses":
@@ -52,8 +57,8 @@ func main() {
 		rec.Evidence = evidence.HTTP{URL: ev.LookupURL}
 	}
 	check := &retention.Checker{Table: ddb, TableName: env.Config.JobsTable, S3: artifacts.NewS3Client(env.AWS),
-		Buckets: []retention.Bucket{{Name: env.Config.RawBucket, TTL: ttl.RawTTL}, {Name: env.Config.RedactedBkt, TTL: ttl.RedactedTTL}},
-		Log:     env.Log, Metrics: env.Metrics}
+		Buckets:           []retention.Bucket{{Name: env.Config.RawBucket, TTL: ttl.RawTTL}, {Name: env.Config.RedactedBkt, TTL: ttl.RedactedTTL}},
+		UniquenessForever: env.Config.UniquenessRetention == 0, Log: env.Log, Metrics: env.Metrics}
 	// The event is the EventBridge schedule's (or a manual invoke's): empty
 	// for the sweep, {"check":"retention"} for the daily retention check.
 	lambda.Start(func(ctx context.Context, ev json.RawMessage) (result, error) {
@@ -65,8 +70,11 @@ func main() {
 		if in.Check == "retention" {
 			rep, err := check.Run(ctx)
 			res.Retention = &rep
-			env.Log.InfoContext(ctx, "retention check finished", "report", rep)
-			return res, err
+			now := job.Now()
+			var errScrub error
+			res.Scrubbed, errScrub = rows.ScrubData(ctx, now.Add(-env.Config.Retention), now, 10000)
+			env.Log.InfoContext(ctx, "retention check finished", "report", rep, "outbox_rows_scrubbed", res.Scrubbed)
+			return res, errors.Join(err, errScrub)
 		}
 		var errSweep, errRec error
 		res.Sweep, errSweep = s.Run(ctx)

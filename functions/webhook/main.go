@@ -30,10 +30,11 @@ func main() {
 	// A short cache: a revoked previous credential is refused within KeyCacheTTL.
 	sm := secrets.New(secretsmanager.NewFromConfig(env.AWS), webhook.KeyCacheTTL)
 	h := &webhook.Handler{
-		Jobs: store.New(ddb, env.Config.JobsTable).WithRetention(env.Config.Retention), Deliveries: outbox.New(ddb, env.Config.JobsTable),
-		Queue: queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs),
-		Keys:  webhook.SecretKeys(sm, set.SecretID, nil), Log: env.Log, Metrics: env.Metrics,
-		ReplayWindow: set.ReplayWindow, SweepAfter: 2 * env.Config.Lease, IdemTTL: env.Config.Retention,
+		Jobs:       store.New(ddb, env.Config.JobsTable).WithRetention(env.Config.Retention).WithUniquenessRetention(env.Config.UniquenessRetention),
+		Deliveries: outbox.New(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention),
+		Queue:      queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs),
+		Keys:       webhook.SecretKeys(sm, set.SecretID, nil), Log: env.Log, Metrics: env.Metrics,
+		ReplayWindow: set.ReplayWindow, SweepAfter: 2 * env.Config.Lease,
 		SwarmURL: set.Swarm.URL, Recipients: set.Recipients,
 	}
 	if set.Swarm.TokenSecretID != "" { // unset: bearer authentication off

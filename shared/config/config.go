@@ -35,8 +35,14 @@ type Common struct {
 	ClockSkew time.Duration
 	// Retention is how long job, idempotency and outbox items live
 	// (RETENTION_DAYS; the table's TTL attribute expires_at).
-	Retention   time.Duration
-	MaxAttempts int
+	Retention time.Duration
+	// UniquenessRetention is how long the records that make a promise
+	// unique live — idempotency records, changelist version gates, outbox
+	// rows (delivery identities) — so that no duplicate job or e-mail
+	// follows once the data expired (UNIQUENESS_RETENTION_DAYS, default
+	// 365; 0 = forever, never expired).
+	UniquenessRetention time.Duration
+	MaxAttempts         int
 }
 
 // Reader collects missing or malformed variables so that one start-up error
@@ -173,20 +179,24 @@ func (r *Reader) Err() error {
 	return fmt.Errorf("configuration: %w", errors.Join(r.errs...))
 }
 
+// DefaultUniquenessDays is UNIQUENESS_RETENTION_DAYS when unset: a year.
+const DefaultUniquenessDays = 365
+
 // LoadCommon reads the settings shared by every function.
 func LoadCommon(r *Reader) Common {
 	c := Common{
-		Env:         r.Optional("CRITICIZER_ENV", "dev"),
-		LogLevel:    r.Optional("LOG_LEVEL", "info"),
-		JobsTable:   r.String("JOBS_TABLE"),
-		RawBucket:   r.Optional("RAW_BUCKET", ""),
-		RedactedBkt: r.Optional("REDACTED_BUCKET", ""),
-		Lease:       r.Seconds("LEASE_SECONDS", 60, 5, 43200),
-		MaxAttempts: r.Int("MAX_ATTEMPTS", 5, 1, 20),
-		ClockSkew:   r.Seconds("CLOCK_SKEW_SECONDS", 2, 0, 60),
-		Retention:   time.Duration(r.Int("RETENTION_DAYS", 30, 1, 3650)) * 24 * time.Hour,
-		QueueURLs:   map[domain.Stage]string{},
-		DLQURLs:     map[domain.Stage]string{},
+		Env:                 r.Optional("CRITICIZER_ENV", "dev"),
+		LogLevel:            r.Optional("LOG_LEVEL", "info"),
+		JobsTable:           r.String("JOBS_TABLE"),
+		RawBucket:           r.Optional("RAW_BUCKET", ""),
+		RedactedBkt:         r.Optional("REDACTED_BUCKET", ""),
+		Lease:               r.Seconds("LEASE_SECONDS", 60, 5, 43200),
+		MaxAttempts:         r.Int("MAX_ATTEMPTS", 5, 1, 20),
+		ClockSkew:           r.Seconds("CLOCK_SKEW_SECONDS", 2, 0, 60),
+		Retention:           time.Duration(r.Int("RETENTION_DAYS", 30, 1, 3650)) * 24 * time.Hour,
+		UniquenessRetention: time.Duration(r.Int("UNIQUENESS_RETENTION_DAYS", DefaultUniquenessDays, 0, 36500)) * 24 * time.Hour,
+		QueueURLs:           map[domain.Stage]string{},
+		DLQURLs:             map[domain.Stage]string{},
 	}
 	for _, s := range domain.Stages {
 		prefix := strings.ToUpper(string(s))

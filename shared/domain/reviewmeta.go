@@ -39,6 +39,9 @@ type ReviewMeta struct {
 	// in them was rejected and why (the defaults applied instead).
 	Rules         []string `json:"rules,omitempty"`
 	RulesRejected []string `json:"rules_rejected,omitempty"`
+	// Of InputTokens, read from the provider's prompt cache and written to it.
+	CachedInputTokens     int `json:"cached_input_tokens,omitempty"`
+	CacheWriteInputTokens int `json:"cache_write_input_tokens,omitempty"`
 }
 
 // SkippedFile is a changed file that was not reviewed, and why (the

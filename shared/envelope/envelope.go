@@ -25,6 +25,10 @@ const Version = 1
 const (
 	ReplayResume      = "resume"       // redo the failed stage only, fresh budget
 	ReplayFullRestart = "full_restart" // redo the whole pipeline from fetch
+	// ReplayRedeliver asks the notify stage of a succeeded job to deliver
+	// the rows left pending (a delivery the ordering contract repaired),
+	// each under its existing outbox key, without reopening the job.
+	ReplayRedeliver = "redeliver"
 )
 
 // Envelope is the message on every stage queue.
@@ -106,8 +110,11 @@ func (e Envelope) Validate() error {
 	if !e.Stage.Valid() {
 		errs = append(errs, fmt.Errorf("stage %q is not fetch, llm or notify", e.Stage))
 	}
-	if e.Replay != nil && e.Replay.Mode != ReplayResume && e.Replay.Mode != ReplayFullRestart {
-		errs = append(errs, fmt.Errorf("replay.mode %q is not resume or full_restart", e.Replay.Mode))
+	if e.Replay != nil && e.Replay.Mode != ReplayResume && e.Replay.Mode != ReplayFullRestart && e.Replay.Mode != ReplayRedeliver {
+		errs = append(errs, fmt.Errorf("replay.mode %q is not resume, full_restart or redeliver", e.Replay.Mode))
+	}
+	if e.Replay != nil && e.Replay.Mode == ReplayRedeliver && e.Stage != domain.StageNotify {
+		errs = append(errs, errors.New("a redelivery must be sent to the notify stage"))
 	}
 	if e.Replay != nil && e.Replay.Mode == ReplayFullRestart && e.Stage != domain.StageFetch {
 		errs = append(errs, errors.New("a full restart must be sent to the fetch stage"))
@@ -125,6 +132,15 @@ func (e Envelope) Encode() (string, error) {
 		return "", fmt.Errorf("encode envelope: %w", err)
 	}
 	return string(b), nil
+}
+
+// Redeliver is the message that asks the notify stage of succeeded job j to
+// deliver its pending rows (rule OB-5): who asked and why travel with it and
+// end up in the job's history.
+func Redeliver(j *job.Job, actor, note string, now time.Time) Envelope {
+	e := ForJob(j, domain.StageNotify, now)
+	e.Replay = &Replay{Mode: ReplayRedeliver, RequestedBy: actor, RequestedAt: e.SentAt, Note: note}
+	return e
 }
 
 // Hash is a short, stable digest of a message body for diagnostics: it lets

@@ -136,6 +136,9 @@ const (
 	EventReplayed       EventType = "replayed"
 	EventRestarted      EventType = "full_restart"
 	EventSwept          EventType = "swept"
+	// EventWebhookDiagnostic records a coercion or de-duplication the
+	// webhook applied to the request that created the job.
+	EventWebhookDiagnostic EventType = "webhook_diagnostic"
 )
 
 // Event is one entry of a job's history.
@@ -194,6 +197,14 @@ type ReviewStats struct {
 	FilesReviewed int    `json:"files_reviewed"`
 	Coverage      string `json:"coverage,omitempty"`
 	WithoutModel  string `json:"without_model,omitempty"`
+	// Of InputTokens, those the provider billed as read from its prompt
+	// cache (at a fraction of the price) and as written to it.
+	CachedInputTokens     int `json:"cached_input_tokens"`
+	CacheWriteInputTokens int `json:"cache_write_input_tokens"`
+	// The provider's 429s the attempt waited out, and the time it waited
+	// for its rate limits (rule BO-4).
+	RateLimitedCalls int   `json:"rate_limited_calls"`
+	RateLimitWaitMS  int64 `json:"rate_limit_wait_ms"`
 }
 
 // SweepShard is the single partition of the sweep index. One shard is

@@ -46,7 +46,7 @@ func (c *AnthropicClient) LogValue() slog.Value {
 type anthropicRequest struct {
 	Model       string             `json:"model"`
 	MaxTokens   int                `json:"max_tokens"`
-	System      string             `json:"system,omitempty"`
+	System      []anthropicBlock   `json:"system,omitempty"`
 	Messages    []anthropicMessage `json:"messages"`
 	Temperature float64            `json:"temperature"`
 }
@@ -57,8 +57,14 @@ type anthropicMessage struct {
 }
 
 type anthropicBlock struct {
+	Type         string        `json:"type"`
+	Text         string        `json:"text,omitempty"`
+	CacheControl *cacheControl `json:"cache_control,omitempty"`
+}
+
+// cacheControl marks the end of a cacheable prefix (Anthropic prompt caching).
+type cacheControl struct {
 	Type string `json:"type"`
-	Text string `json:"text,omitempty"`
 }
 
 type anthropicResponse struct {
@@ -68,8 +74,10 @@ type anthropicResponse struct {
 	Content    []anthropicBlock `json:"content"`
 	StopReason string           `json:"stop_reason"`
 	Usage      struct {
-		InputTokens  int `json:"input_tokens"`
-		OutputTokens int `json:"output_tokens"`
+		InputTokens              int `json:"input_tokens"`
+		OutputTokens             int `json:"output_tokens"`
+		CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
+		CacheReadInputTokens     int `json:"cache_read_input_tokens"`
 	} `json:"usage"`
 }
 
@@ -88,8 +96,12 @@ func (c *AnthropicClient) Complete(ctx context.Context, p Prompt) (Completion, e
 	req := anthropicRequest{
 		Model:     c.cfg.Model,
 		MaxTokens: c.maxTokens(p),
-		System:    p.System,
 		Messages:  []anthropicMessage{{Role: "user", Content: []anthropicBlock{{Type: "text", Text: p.User}}}},
+	}
+	if p.System != "" {
+		// The system prompt is the static part, byte-identical across a
+		// review's chunks: marked as the cacheable prefix.
+		req.System = []anthropicBlock{{Type: "text", Text: p.System, CacheControl: &cacheControl{Type: "ephemeral"}}}
 	}
 	return c.complete(ctx, p, func(ctx context.Context) (Completion, int, error) {
 		a, err := c.post(ctx, req, map[string]string{"X-Api-Key": c.apiKey, "Anthropic-Version": c.cfg.AnthropicVersion})
@@ -97,6 +109,7 @@ func (c *AnthropicClient) Complete(ctx context.Context, p Prompt) (Completion, e
 			return Completion{RequestID: a.requestID}, statusOf(a), err
 		}
 		comp, err := c.read(a)
+		comp, err = withRateLimit(a, comp, err)
 		return comp, a.resp.StatusCode, err
 	})
 }
@@ -138,7 +151,10 @@ func (c *AnthropicClient) read(a answer) (Completion, error) {
 	}
 	return Completion{
 		Content: []byte(text.String()), RequestID: reqID, Model: r.Model, FinishReason: r.StopReason,
-		Usage: Usage{InputTokens: r.Usage.InputTokens, OutputTokens: r.Usage.OutputTokens},
+		// input_tokens counts only what follows the last cache marker.
+		Usage: Usage{InputTokens: r.Usage.InputTokens + r.Usage.CacheCreationInputTokens + r.Usage.CacheReadInputTokens,
+			OutputTokens: r.Usage.OutputTokens, CachedInputTokens: r.Usage.CacheReadInputTokens,
+			CacheWriteInputTokens: r.Usage.CacheCreationInputTokens},
 	}, nil
 }
 
@@ -166,6 +182,7 @@ func anthropicStatusError(resp *http.Response, body []byte, reqID string) error 
 		e.Reason, e.Detail = ReasonQuota, "the Anthropic account's credit or billing is exhausted; retrying cannot help until an operator acts"
 	case typ == "rate_limit_error" || status == http.StatusTooManyRequests:
 		e.Reason = ReasonRateLimited
+		e.RetryAfterHeader, _ = explicitRetryAfter(resp.Header, time.Now())
 	case typ == "overloaded_error" || typ == "api_error" || status == 529 || status == http.StatusInternalServerError:
 		e.Reason = ReasonUpstream
 	case typ == "timeout_error" || status == http.StatusGatewayTimeout || status == http.StatusBadGateway || status == http.StatusServiceUnavailable:

@@ -46,6 +46,12 @@ type Error struct {
 	Refusal string
 	// Detail is our own wording, never upstream text.
 	Detail string
+	// RateLimit is what the answer's headers said about the limits.
+	RateLimit RateLimit
+	// RetryAfterHeader is the wait the answer's Retry-After (or
+	// retry-after-ms) header asked for, 0 when it sent none: a limiter obeys
+	// it, while a reset header only says when a limit is full again.
+	RetryAfterHeader time.Duration
 }
 
 func (e *Error) Error() string {
@@ -174,6 +180,16 @@ func openAIStatusError(provider string, resp *http.Response, body []byte, reqID 
 		return Classed(failure.AuthDenied, 0, e)
 	case status == http.StatusTooManyRequests || code == "rate_limit_exceeded" || typ == "rate_limit_exceeded":
 		e.Reason = ReasonRateLimited
+		var explicit bool
+		e.RetryAfterHeader, explicit = explicitRetryAfter(resp.Header, time.Now())
+		// Without Retry-After, type names the limit that was hit: its reset is
+		// the hint (the other limit's reset is when that one is full again,
+		// which may be much later).
+		if !explicit && (typ == "tokens" || typ == "requests") {
+			if d, err := time.ParseDuration(strings.TrimSpace(resp.Header.Get("X-Ratelimit-Reset-" + typ))); err == nil {
+				retryAfter = min(max(d, 0), maxRetryAfter)
+			}
+		}
 		return Classed(failure.RateLimited, retryAfter, e)
 	case code == "context_length_exceeded" || code == "string_above_max_length" ||
 		(status >= 400 && status < 500 && MentionsContextLength(ae.Error.Message)):
@@ -218,21 +234,8 @@ func MentionsContextLength(msg string) bool {
 // durations ("12ms", "1s", "6m0s"); with both, the longer wins, since either
 // limit blocks the request. Unparseable or past values give 0 (backoff decides).
 func parseRetryAfter(h http.Header, now time.Time) time.Duration {
-	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
-		if secs, err := strconv.ParseFloat(v, 64); err == nil {
-			return clampRetryAfter(secs)
-		}
-		if t, err := http.ParseTime(v); err == nil {
-			if d := t.Sub(now); d > 0 {
-				return d
-			}
-			return 0
-		}
-	}
-	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
-			return clampRetryAfter(ms / 1000)
-		}
+	if d, ok := explicitRetryAfter(h, now); ok {
+		return d
 	}
 	var longest time.Duration
 	for _, name := range []string{"X-Ratelimit-Reset-Requests", "X-Ratelimit-Reset-Tokens"} {
@@ -241,6 +244,28 @@ func parseRetryAfter(h http.Header, now time.Time) time.Duration {
 		}
 	}
 	return min(longest, maxRetryAfter)
+}
+
+// explicitRetryAfter reads Retry-After (delay-seconds or HTTP date), then
+// retry-after-ms; ok is false when neither is sent or parses.
+func explicitRetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
+	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
+		if secs, err := strconv.ParseFloat(v, 64); err == nil {
+			return clampRetryAfter(secs), true
+		}
+		if t, err := http.ParseTime(v); err == nil {
+			if d := t.Sub(now); d > 0 {
+				return min(d, maxRetryAfter), true
+			}
+			return 0, true
+		}
+	}
+	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
+			return clampRetryAfter(ms / 1000), true
+		}
+	}
+	return 0, false
 }
 
 // maxRetryAfter only guards the conversion against overflow; the stage's

@@ -51,6 +51,20 @@ func (b *base) post(ctx context.Context, body any, headers map[string]string) (a
 	return a, nil
 }
 
+// withRateLimit attaches what a's headers say about the limits to the
+// completion or to the error's details.
+func withRateLimit(a answer, comp Completion, err error) (Completion, error) {
+	if a.resp == nil {
+		return comp, err
+	}
+	rl := ParseRateLimit(a.resp.Header, time.Now())
+	comp.RateLimit = rl
+	if e, ok := Details(err); ok {
+		e.RateLimit = rl
+	}
+	return comp, err
+}
+
 // complete runs one call with the timeout and the log record around do.
 func (b *base) complete(ctx context.Context, p Prompt, do func(ctx context.Context) (Completion, int, error)) (Completion, error) {
 	ctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)

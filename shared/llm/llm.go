@@ -99,15 +99,31 @@ type Prompt struct {
 	MaxTokens int
 }
 
-// Usage is the provider's token accounting for one call.
+// Usage is the provider's token accounting for one call, normalized across
+// families: InputTokens counts every input token, cached or not (OpenAI's
+// prompt_tokens already does; Anthropic's and Bedrock's input tokens exclude
+// the cache reads and writes, which are added in).
 type Usage struct {
 	InputTokens  int `json:"input_tokens"`
 	OutputTokens int `json:"output_tokens"`
+	// CachedInputTokens were read from the provider's prompt cache, billed at
+	// a fraction of the base price (OpenAI prompt_tokens_details.cached_tokens,
+	// Anthropic cache_read_input_tokens, Bedrock cacheReadInputTokens).
+	CachedInputTokens int `json:"cached_input_tokens,omitempty"`
+	// CacheWriteInputTokens were written to the cache (Anthropic
+	// cache_creation_input_tokens, Bedrock cacheWriteInputTokens), billed at
+	// or above the base price; they are part of the uncached input.
+	CacheWriteInputTokens int `json:"cache_write_input_tokens,omitempty"`
 }
+
+// UncachedInputTokens is the input billed at (or above) the base price.
+func (u Usage) UncachedInputTokens() int { return u.InputTokens - u.CachedInputTokens }
 
 // Add returns the sum of u and v.
 func (u Usage) Add(v Usage) Usage {
-	return Usage{InputTokens: u.InputTokens + v.InputTokens, OutputTokens: u.OutputTokens + v.OutputTokens}
+	return Usage{InputTokens: u.InputTokens + v.InputTokens, OutputTokens: u.OutputTokens + v.OutputTokens,
+		CachedInputTokens:     u.CachedInputTokens + v.CachedInputTokens,
+		CacheWriteInputTokens: u.CacheWriteInputTokens + v.CacheWriteInputTokens}
 }
 
 // Completion is a successful answer.
@@ -120,6 +136,12 @@ type Completion struct {
 	Model        string
 	FinishReason string
 	Usage        Usage
+	// RateLimit is what the answer's headers said about the limits.
+	RateLimit RateLimit
+	// RateLimited and Waited are what a Limiter met on the way to this
+	// answer: the provider's 429s it waited out, and the time it waited.
+	RateLimited int
+	Waited      time.Duration
 }
 
 // New returns the client for cfg's provider family. apiKey is read by the
@@ -240,6 +262,7 @@ func LogCall(ctx context.Context, lg *slog.Logger, provider, model string, p Pro
 			slog.String("content_sha256", shortHash(comp.Content)),
 			slog.String("finish_reason", comp.FinishReason),
 			slog.Int("input_tokens", comp.Usage.InputTokens),
+			slog.Int("cached_input_tokens", comp.Usage.CachedInputTokens),
 			slog.Int("output_tokens", comp.Usage.OutputTokens))...)
 }
 

@@ -82,8 +82,11 @@ type chatResponse struct {
 		FinishReason string `json:"finish_reason"`
 	} `json:"choices"`
 	Usage struct {
-		PromptTokens     int `json:"prompt_tokens"`
-		CompletionTokens int `json:"completion_tokens"`
+		PromptTokens        int `json:"prompt_tokens"`
+		CompletionTokens    int `json:"completion_tokens"`
+		PromptTokensDetails struct {
+			CachedTokens int `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
 	} `json:"usage"`
 }
 
@@ -107,6 +110,7 @@ func (c *Client) Complete(ctx context.Context, p Prompt) (Completion, error) {
 			return Completion{RequestID: a.requestID}, statusOf(a), err
 		}
 		comp, err := c.read(a)
+		comp, err = withRateLimit(a, comp, err)
 		return comp, a.resp.StatusCode, err
 	})
 }
@@ -162,6 +166,9 @@ func (c *Client) read(a answer) (Completion, error) {
 		RequestID:    reqID,
 		Model:        cr.Model,
 		FinishReason: ch.FinishReason,
-		Usage:        Usage{InputTokens: cr.Usage.PromptTokens, OutputTokens: cr.Usage.CompletionTokens},
+		// prompt_tokens includes the cached ones; caching is automatic for a
+		// stable prefix of 1,024 tokens or more (the system message first).
+		Usage: Usage{InputTokens: cr.Usage.PromptTokens, OutputTokens: cr.Usage.CompletionTokens,
+			CachedInputTokens: min(cr.Usage.PromptTokensDetails.CachedTokens, cr.Usage.PromptTokens)},
 	}, nil
 }

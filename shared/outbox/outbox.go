@@ -68,6 +68,8 @@ type Row struct {
 	SendToken string `dynamodbav:"send_token,omitempty" json:"-"`
 	// LastWrite is the token of the last write applied to the row.
 	LastWrite string `dynamodbav:"last_write,omitempty" json:"-"`
+	// Events is the row's history: every write that changed it (OB-8).
+	Events []RowEvent `dynamodbav:"events,omitempty" json:"events,omitempty"`
 }
 
 // Key returns the row's identity.
@@ -88,23 +90,36 @@ type Outbox struct {
 	api       API
 	table     string
 	retention time.Duration
+	actor     string // who writes, for the rows' event history
 }
 
 // DefaultRetention is how long a row is kept (expires_at) when
-// RETENTION_DAYS is unset: as long as its job.
-const DefaultRetention = 30 * 24 * time.Hour
+// UNIQUENESS_RETENTION_DAYS is unset: a row is a delivery's identity, kept
+// as long as the uniqueness promise, not the data.
+const DefaultRetention = 365 * 24 * time.Hour
 
 // New returns an Outbox over the table.
 func New(api API, table string) *Outbox {
 	return &Outbox{api: api, table: table, retention: DefaultRetention}
 }
 
-// WithRetention sets how long new rows are kept (RETENTION_DAYS).
-func (o *Outbox) WithRetention(d time.Duration) *Outbox {
-	if d > 0 {
+// WithUniquenessRetention sets how long new rows are kept: a row is the
+// delivery's identity, so it lives as long as the uniqueness promise
+// (UNIQUENESS_RETENTION_DAYS), not the data; 0 keeps rows forever (no
+// expires_at).
+func (o *Outbox) WithUniquenessRetention(d time.Duration) *Outbox {
+	if d >= 0 {
 		o.retention = d
 	}
 	return o
+}
+
+// expiresAt is the TTL of a row created at now; 0: none (forever).
+func (o *Outbox) expiresAt(now time.Time) int64 {
+	if o.retention == 0 {
+		return 0
+	}
+	return now.Add(o.retention).Unix()
 }
 
 // ErrAlreadySent means the row has notified_at: never send again.
@@ -188,6 +203,11 @@ func (o *Outbox) transition(ctx context.Context, k delivery.Key, op, tok, set st
 	}
 	set = addSet(set, "last_write = :wtoken")
 	values[":wtoken"] = sv(tok)
+	fromNames := statusNames(from)
+	if len(fromNames) == 0 {
+		fromNames = []string{"unsent"}
+	}
+	set = o.withEvent(set, values, op, fromNames)
 	_, err = o.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &o.table, Key: itemKey(k),
 		UpdateExpression: aws.String(set), ConditionExpression: aws.String(cond),
 		ExpressionAttributeNames: map[string]string{"#s": "status"}, ExpressionAttributeValues: values,
@@ -237,12 +257,16 @@ func (o *Outbox) Begin(ctx context.Context, k delivery.Key, jobID string, now ti
 		" send_token = :tok, last_write = :tok"
 	c := k.Canonical()
 	set += ", changelist_id = :cl, review_version = :v, recipient = :rcpt, job_id = if_not_exists(job_id, :job)," +
-		" created_at = if_not_exists(created_at, :now), expires_at = if_not_exists(expires_at, :exp)"
+		" created_at = if_not_exists(created_at, :now)"
 	values[":cl"] = &types.AttributeValueMemberN{Value: fmt.Sprint(c.Changelist)}
 	values[":v"] = &types.AttributeValueMemberN{Value: fmt.Sprint(c.ReviewVersion)}
 	values[":rcpt"], values[":job"] = sv(c.Recipient), sv(jobID)
-	values[":exp"] = &types.AttributeValueMemberN{Value: fmt.Sprint(now.Add(o.retention).Unix())}
+	if exp := o.expiresAt(now); exp != 0 {
+		set += ", expires_at = if_not_exists(expires_at, :exp)"
+		values[":exp"] = &types.AttributeValueMemberN{Value: fmt.Sprint(exp)}
+	}
 	cond := "attribute_not_exists(pk) OR (#s = :pending AND attribute_not_exists(notified_at))"
+	set = o.withEvent(set, values, "begin send", []string{"new", string(Pending)})
 	out, err := o.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &o.table, Key: itemKey(k),
 		UpdateExpression: aws.String(set), ConditionExpression: aws.String(cond),
 		ExpressionAttributeNames: map[string]string{"#s": "status"}, ExpressionAttributeValues: values,

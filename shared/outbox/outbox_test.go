@@ -68,7 +68,7 @@ func TestBegin(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			api := &oneAnswerAPI{old: tt.old}
-			s, err := New(api, "jobs").WithRetention(24*time.Hour).Begin(ctx, k, "j1", t0)
+			s, err := New(api, "jobs").WithUniquenessRetention(24*time.Hour).Begin(ctx, k, "j1", t0)
 			switch {
 			case tt.want != nil:
 				if !errors.Is(err, tt.want) {

@@ -2,11 +2,15 @@
 // periodic pass (run by the sweeper function) finds delivery rows whose
 // outcome is in doubt — stuck "sending" past the provider's completion
 // window, or marked sent while the provider has no record of the message —
-// moves them to "reconciling" (which blocks any send for the key), emits the
-// paging OutboxReconciling metric, and repairs them: the provider has the
-// message → backfill the row as sent; the provider has no record → clear
-// the sent markers and make the row pending, once. A row requeued before
-// stays reconciling for an operator (criticizer outbox reconcile).
+// moves them to "reconciling" (which blocks any send for the key), counts
+// every such violation in the paging OutboxViolations metric (repaired or
+// not), and repairs them: the provider has the message → backfill the row as
+// sent; the provider has no record → clear the sent markers and make the row
+// pending, once — for a job that already succeeded, together with a
+// redelivery message that has the notify stage deliver that one row under
+// its existing key without reopening the job. A row requeued before, or of a
+// dead-lettered or missing job, stays reconciling (OutboxReconciling, paging)
+// for an operator (criticizer outbox reconcile).
 package reconcile
 
 import (
@@ -16,6 +20,7 @@ import (
 	"time"
 
 	"github.com/criticizer/criticizer/shared/delivery"
+	"github.com/criticizer/criticizer/shared/envelope"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/outbox"
@@ -33,6 +38,11 @@ type Rows interface {
 // Jobs reads the job a delivery row belongs to.
 type Jobs interface {
 	Get(ctx context.Context, id string) (*job.Job, error)
+}
+
+// Enqueuer sends a stage message (the notify redelivery of a succeeded job).
+type Enqueuer interface {
+	Send(ctx context.Context, e envelope.Envelope) error
 }
 
 // Evidence answers whether the provider accepted the message with this
@@ -59,6 +69,9 @@ type Reconciler struct {
 	// finished (or missing) job is left reconciling for an operator. Nil
 	// requeues without asking.
 	Jobs Jobs
+	// Redeliver sends the notify stage the redelivery of a succeeded job's
+	// requeued row; nil leaves such rows reconciling for an operator.
+	Redeliver Enqueuer
 	// FromDomain is the domain of the notify stage's From address, which the
 	// deterministic Message-ID of every message carries.
 	FromDomain string
@@ -80,7 +93,11 @@ type Report struct {
 	Reconciling int `json:"reconciling"` // rows left for an operator
 	Backfilled  int `json:"backfilled"`
 	Requeued    int `json:"requeued"`
-	Errors      int `json:"errors"`
+	Redelivered int `json:"redelivered"` // requeued rows of succeeded jobs handed to notify's redelivery
+	// Violations counts the ordering-contract violations detected in this
+	// pass (rows moved to reconciling), whether repaired or not.
+	Violations int `json:"violations"`
+	Errors     int `json:"errors"`
 }
 
 // Run makes one pass. Errors on single rows are logged and counted; a row
@@ -118,8 +135,9 @@ func (r *Reconciler) Run(ctx context.Context) (Report, error) {
 				continue
 			}
 		}
+		reason := s.Reason
 		if status != outbox.Reconciling {
-			reason := ReasonStuck
+			reason = ReasonStuck
 			if status == outbox.Sent {
 				reason = ReasonUnproven
 			}
@@ -131,21 +149,25 @@ func (r *Reconciler) Run(ctx context.Context) (Report, error) {
 				}
 				continue // moved on meanwhile (a send completed): not ours
 			}
-			log.ErrorContext(ctx, "outbox row reconciling: no e-mail for this key until it is settled", "reason", reason, "was", status)
+			rep.Violations++
+			log.ErrorContext(ctx, "ordering contract violated: outbox row reconciling, no e-mail for this key until it is settled", "reason", reason, "was", status)
 		}
-		if !r.repair(ctx, log, s, messageID, now, &rep) {
+		if !r.repair(ctx, log, s, reason, messageID, now, &rep) {
 			rep.Reconciling++
 		}
 	}
 	// Emitted every pass, zero included, so the alarm sees the row count
 	// fall back when rows are settled.
 	r.Metrics.Put("OutboxReconciling", float64(rep.Reconciling), obs.Count, nil)
+	// Every detected violation pages, also the ones repaired here: the
+	// ordering contract should never be broken, so each one is looked at.
+	r.Metrics.Put("OutboxViolations", float64(rep.Violations), obs.Count, nil)
 	return rep, nil
 }
 
 // repair settles a reconciling row per the failure matrix and reports
 // whether it did.
-func (r *Reconciler) repair(ctx context.Context, log *slog.Logger, s outbox.Suspect, messageID string, now time.Time, rep *Report) bool {
+func (r *Reconciler) repair(ctx context.Context, log *slog.Logger, s outbox.Suspect, reason, messageID string, now time.Time, rep *Report) bool {
 	k := s.Key()
 	if r.Evidence == nil {
 		return false // nothing to ask: an operator checks the provider
@@ -169,9 +191,12 @@ func (r *Reconciler) repair(ctx context.Context, log *slog.Logger, s outbox.Susp
 		}
 		return ok
 	}
+	var succeeded *job.Job
 	if r.Jobs != nil {
 		j, err := r.Jobs.Get(ctx, s.JobID)
 		switch {
+		case err == nil && j.State == job.Succeeded && r.Redeliver != nil:
+			succeeded = j // notify will not run again by itself: redeliver this row
 		case errors.Is(err, job.ErrNotFound) || (err == nil && j.Terminal()):
 			log.WarnContext(ctx, "reconcile: the provider has no record, and the job will not notify again; an operator settles it")
 			return false
@@ -187,9 +212,30 @@ func (r *Reconciler) repair(ctx context.Context, log *slog.Logger, s outbox.Susp
 		rep.Errors++
 		return false
 	}
-	if ok {
-		log.WarnContext(ctx, "reconciled: the provider has no record; markers cleared, row pending again (once)")
-		rep.Requeued++
+	if !ok {
+		return false
 	}
-	return ok
+	if succeeded != nil {
+		// The row is pending again; the redelivery message makes the notify
+		// stage attempt that one delivery under the row's key. If it cannot
+		// be sent, the row goes back to reconciling (it was requeued once,
+		// so an operator settles it) rather than waiting for a run that
+		// never comes.
+		msg := envelope.Redeliver(succeeded, "reconciler", reason+"; the provider has no record of the message", now)
+		if err := r.Redeliver.Send(ctx, msg); err != nil {
+			log.ErrorContext(ctx, "reconcile: sending the redelivery failed; the row goes back to reconciling", "err", err)
+			rep.Errors++
+			if _, merr := r.Rows.MarkReconciling(ctx, k, outbox.Pending, "redelivery could not be enqueued", now); merr != nil {
+				log.ErrorContext(ctx, "reconcile: the requeued row of a succeeded job could not be parked again; requeue it: criticizer outbox reconcile", "err", merr)
+			}
+			return false
+		}
+		log.WarnContext(ctx, "reconciled: the provider has no record; row pending again, redelivery sent to notify for the succeeded job")
+		rep.Requeued++
+		rep.Redelivered++
+		return true
+	}
+	log.WarnContext(ctx, "reconciled: the provider has no record; markers cleared, row pending again (once)")
+	rep.Requeued++
+	return true
 }

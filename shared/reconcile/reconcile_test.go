@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -11,9 +12,12 @@ import (
 	"time"
 
 	"github.com/criticizer/criticizer/shared/delivery"
+	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/envelope"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/outbox"
+	"github.com/criticizer/criticizer/shared/store/memstore"
 )
 
 type fakeRows struct {
@@ -44,14 +48,29 @@ func (f *fakeRows) RequeueReconciled(_ context.Context, k delivery.Key, _ time.T
 	return true, nil
 }
 
-type fakeJobs map[string]job.State // job id → state; missing: not found
+// jobsIn is the in-memory jobs table holding one job per id → state.
+type jobsIn map[string]job.State
 
-func (f fakeJobs) Get(_ context.Context, id string) (*job.Job, error) {
-	st, ok := f[id]
-	if !ok {
-		return nil, job.ErrNotFound
+func (f jobsIn) table() *memstore.Jobs {
+	m := memstore.New()
+	for id, st := range f {
+		m.Put(&job.Job{ID: id, Changelist: 7, ReviewVersion: 1, State: st, Stage: domain.StageNotify, TraceID: "t"})
 	}
-	return &job.Job{ID: id, State: st}, nil
+	return m
+}
+
+// fakeQueue records the redeliveries sent; fail makes the send fail.
+type fakeQueue struct {
+	sent []envelope.Envelope
+	fail bool
+}
+
+func (q *fakeQueue) Send(_ context.Context, e envelope.Envelope) error {
+	if q.fail {
+		return errors.New("queue down")
+	}
+	q.sent = append(q.sent, e)
+	return nil
 }
 
 type fakeEvidence map[string]bool // Message-ID → delivered; missing: no record
@@ -77,7 +96,7 @@ func TestRun(t *testing.T) {
 		log        fakeEvidence
 		noEvidence bool
 		noMove     bool
-		jobs       fakeJobs
+		jobs       jobsIn
 		want       []string
 		wantRep    Report
 		wantPage   string
@@ -94,11 +113,11 @@ func TestRun(t *testing.T) {
 			[]string{"mark:a@x.org:sending:" + ReasonStuck}, Report{Examined: 1, Reconciling: 1}, `"OutboxReconciling":1`},
 		{"row moved on meanwhile: left alone", []outbox.Suspect{suspect("a@x.org", outbox.Sending)}, fakeEvidence{}, false, true, nil,
 			[]string{"mark:a@x.org:sending:" + ReasonStuck}, Report{Examined: 1}, `"OutboxReconciling":0`},
-		{"no record, job still running: requeued", []outbox.Suspect{suspect("a@x.org", outbox.Sent)}, fakeEvidence{}, false, false, fakeJobs{"job-running": job.RetryWait},
+		{"no record, job still running: requeued", []outbox.Suspect{suspect("a@x.org", outbox.Sent)}, fakeEvidence{}, false, false, jobsIn{"job-running": job.RetryWait},
 			[]string{"mark:a@x.org:sent:" + ReasonUnproven, "requeue:a@x.org"}, Report{Examined: 1, Requeued: 1}, `"OutboxReconciling":0`},
-		{"no record, job finished: left for an operator", []outbox.Suspect{suspect("a@x.org", outbox.Sent)}, fakeEvidence{}, false, false, fakeJobs{"job-running": job.Succeeded},
+		{"no record, job dead-lettered: left for an operator", []outbox.Suspect{suspect("a@x.org", outbox.Sent)}, fakeEvidence{}, false, false, jobsIn{"job-running": job.Failed},
 			[]string{"mark:a@x.org:sent:" + ReasonUnproven}, Report{Examined: 1, Reconciling: 1}, `"OutboxReconciling":1`},
-		{"no record, job gone: left for an operator", []outbox.Suspect{suspect("a@x.org", outbox.Sending)}, fakeEvidence{}, false, false, fakeJobs{},
+		{"no record, job gone: left for an operator", []outbox.Suspect{suspect("a@x.org", outbox.Sending)}, fakeEvidence{}, false, false, jobsIn{},
 			[]string{"mark:a@x.org:sending:" + ReasonStuck}, Report{Examined: 1, Reconciling: 1}, `"OutboxReconciling":1`},
 	}
 	for _, tt := range tests {
@@ -111,11 +130,20 @@ func TestRun(t *testing.T) {
 				r.Evidence = tt.log
 			}
 			if tt.jobs != nil {
-				r.Jobs = tt.jobs
+				r.Jobs = tt.jobs.table()
 			}
 			rep, err := r.Run(context.Background())
 			if err != nil {
 				t.Fatal(err)
+			}
+			// Every row moved to reconciling is a detected violation, and
+			// every pass reports the count (the OutboxViolations alarm).
+			tt.wantRep.Violations = strings.Count(strings.Join(tt.want, "|"), "mark:")
+			if tt.noMove {
+				tt.wantRep.Violations = 0
+			}
+			if !strings.Contains(metrics.String(), fmt.Sprintf(`"OutboxViolations":%d`, tt.wantRep.Violations)) {
+				t.Errorf("metrics %s, want OutboxViolations %d", metrics.String(), tt.wantRep.Violations)
 			}
 			if rep != tt.wantRep {
 				t.Errorf("report %+v, want %+v", rep, tt.wantRep)
@@ -130,5 +158,51 @@ func TestRun(t *testing.T) {
 				t.Errorf("metrics %s, want %s", metrics.String(), tt.wantPage)
 			}
 		})
+	}
+}
+
+// Rule OB-5, end to end for a succeeded job: a row marked sent without
+// provider evidence is detected (and pages), requeued once and handed to
+// the notify stage as a redelivery that names who asked and why; the job is
+// not reopened. If the redelivery cannot be sent, the row goes back to
+// reconciling for an operator instead of waiting for a run that never comes.
+func TestSucceededJobsRowIsRedelivered(t *testing.T) {
+	for _, fail := range []bool{false, true} {
+		rows := &fakeRows{suspects: []outbox.Suspect{suspect("a@x.org", outbox.Sent)}}
+		jobs := jobsIn{"job-running": job.Succeeded}.table()
+		q := &fakeQueue{fail: fail}
+		var metrics bytes.Buffer
+		r := &Reconciler{Rows: rows, Evidence: fakeEvidence{}, Jobs: jobs, Redeliver: q, FromDomain: "example.com", Window: time.Minute, Lookback: time.Hour,
+			Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: obs.NewMetrics(&metrics, "test")}
+		rep, err := r.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"mark:a@x.org:sent:" + ReasonUnproven, "requeue:a@x.org"}
+		wantRep := Report{Examined: 1, Requeued: 1, Redelivered: 1, Violations: 1}
+		if fail {
+			want = append(want, "mark:a@x.org:pending:redelivery could not be enqueued")
+			wantRep = Report{Examined: 1, Reconciling: 1, Violations: 1, Errors: 1}
+		}
+		if strings.Join(rows.calls, "|") != strings.Join(want, "|") || rep != wantRep {
+			t.Errorf("send fails %v: calls %q, report %+v; want %q, %+v", fail, rows.calls, rep, want, wantRep)
+		}
+		if !strings.Contains(metrics.String(), `"OutboxViolations":1`) {
+			t.Errorf("send fails %v: the detected violation does not page: %s", fail, metrics.String())
+		}
+		if fail {
+			continue
+		}
+		if len(q.sent) != 1 {
+			t.Fatalf("%d redeliveries sent, want 1", len(q.sent))
+		}
+		e := q.sent[0]
+		if e.Stage != domain.StageNotify || e.JobID != "job-running" || e.Replay == nil || e.Replay.Mode != envelope.ReplayRedeliver ||
+			e.Replay.RequestedBy != "reconciler" || !strings.Contains(e.Replay.Note, ReasonUnproven) || e.Validate() != nil {
+			t.Errorf("redelivery %+v (replay %+v)", e, e.Replay)
+		}
+		if j, _ := jobs.Get(context.Background(), "job-running"); j.State != job.Succeeded {
+			t.Errorf("job %s: the reconciler must not reopen a succeeded job", j.State)
+		}
 	}
 }

@@ -60,8 +60,13 @@ type Checker struct {
 	TableGrace  time.Duration // default DefaultTableGrace
 	BucketGrace time.Duration // default DefaultBucketGrace
 	Now         func() time.Time
-	Log         *slog.Logger
-	Metrics     *obs.Metrics
+	// UniquenessForever is set when UNIQUENESS_RETENTION_DAYS is 0: the
+	// records that make a promise unique (idempotency records, changelist
+	// gates, delivery rows) are then kept without a TTL by design, and
+	// only they are exempt from the "no TTL" count.
+	UniquenessForever bool
+	Log               *slog.Logger
+	Metrics           *obs.Metrics
 }
 
 // Report counts what outlived its TTL.
@@ -125,7 +130,7 @@ func (c *Checker) rows(ctx context.Context, cutoff time.Time, rep *Report) error
 			if _, ok := item[Attribute]; ok {
 				rep.RowsOverdue++
 				c.report(ctx, "row outlived its TTL", key, rep.RowsOverdue)
-			} else {
+			} else if !c.UniquenessForever || !uniquenessRecord(item) {
 				rep.RowsWithoutTTL++
 				c.report(ctx, "row has no TTL", key, rep.RowsWithoutTTL)
 			}
@@ -161,6 +166,24 @@ func (c *Checker) report(ctx context.Context, msg, key string, n int) {
 	if n <= 5 && c.Log != nil {
 		c.Log.WarnContext(ctx, msg, "key", key, "event", "retention_violation")
 	}
+}
+
+// uniquenessPrefixes are the partition-key prefixes of the records that
+// make a promise unique: idempotency records, changelist version gates and
+// outbox rows (delivery identities).
+var uniquenessPrefixes = []string{"IDEM#", "CL#", "OUTBOX#"}
+
+func uniquenessRecord(item map[string]types.AttributeValue) bool {
+	v, ok := item["pk"].(*types.AttributeValueMemberS)
+	if !ok {
+		return false
+	}
+	for _, p := range uniquenessPrefixes {
+		if strings.HasPrefix(v.Value, p) {
+			return true
+		}
+	}
+	return false
 }
 
 func itemKey(item map[string]types.AttributeValue) string {

@@ -22,7 +22,9 @@ import (
 var now = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 
 // fakeTable evaluates the check's filter the way DynamoDB would, over items
-// keyed pk → expires_at (-1: no attribute), two items per page.
+// keyed pk → expires_at (-1: no attribute), two items per page. It knows the
+// filter's two clauses, each honoured only when the filter names it, so a
+// check that stops asking for rows without a TTL finds none.
 type fakeTable struct {
 	items map[string]int64
 	pages int
@@ -31,6 +33,11 @@ type fakeTable struct {
 func (f *fakeTable) Scan(_ context.Context, in *dynamodb.ScanInput, _ ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
 	f.pages++
 	cutoff, _ := strconv.ParseInt(in.ExpressionAttributeValues[":cutoff"].(*types.AttributeValueMemberN).Value, 10, 64)
+	filter := aws.ToString(in.FilterExpression)
+	if in.ExpressionAttributeNames["#ttl"] != Attribute {
+		filter = ""
+	}
+	withoutTTL, overdue := strings.Contains(filter, "attribute_not_exists(#ttl)"), strings.Contains(filter, "#ttl < :cutoff")
 	var keys []string
 	for k := range f.items {
 		keys = append(keys, k)
@@ -49,8 +56,11 @@ func (f *fakeTable) Scan(_ context.Context, in *dynamodb.ScanInput, _ ...func(*d
 	for _, k := range keys[start:end] {
 		exp := f.items[k]
 		item := map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: k}, "sk": &types.AttributeValueMemberS{Value: "RCPT#someone@example.com"}}
+		if exp < 0 && !withoutTTL {
+			continue
+		}
 		if exp >= 0 {
-			if exp >= cutoff {
+			if exp >= cutoff || !overdue {
 				continue
 			}
 			item[Attribute] = &types.AttributeValueMemberN{Value: strconv.FormatInt(exp, 10)}
@@ -80,20 +90,24 @@ func TestRun(t *testing.T) {
 		rows    map[string]int64
 		objects fakeBuckets
 		want    Report
+		forever bool // UNIQUENESS_RETENTION_DAYS=0
 	}{
 		{"all within their TTL", map[string]int64{"JOB#a": now.Add(day).Unix(), "JOB#b": now.Add(-time.Hour).Unix()},
-			fakeBuckets{"raw": {now.Add(-6 * day)}, "redacted": {now.Add(-29 * day)}}, Report{}},
-		{"expired but within DynamoDB's deletion lag", map[string]int64{"JOB#a": now.Add(-2 * day).Unix()}, nil, Report{}},
+			fakeBuckets{"raw": {now.Add(-6 * day)}, "redacted": {now.Add(-29 * day)}}, Report{}, false},
+		{"expired but within DynamoDB's deletion lag", map[string]int64{"JOB#a": now.Add(-2 * day).Unix()}, nil, Report{}, false},
 		{"expired past the lag", map[string]int64{"JOB#a": now.Add(-4 * day).Unix(), "JOB#b": now.Add(-10 * day).Unix(), "JOB#c": now.Unix()},
-			nil, Report{RowsOverdue: 2}},
-		{"a row without TTL lives forever", map[string]int64{"OUTBOX#1#1": -1, "JOB#a": now.Unix(), "CL#1": -1}, nil, Report{RowsWithoutTTL: 2}},
+			nil, Report{RowsOverdue: 2}, false},
+		{"a row without TTL lives forever", map[string]int64{"OUTBOX#1#1": -1, "JOB#a": now.Unix(), "CL#1": -1}, nil, Report{RowsWithoutTTL: 2}, false},
+		// Uniqueness kept forever: its records carry no TTL by design, but
+		// a job (data) without one is still a violation.
+		{"uniqueness kept forever: only data rows need a TTL", map[string]int64{"OUTBOX#1#1": -1, "IDEM#k": -1, "CL#1": -1, "JOB#a": -1}, nil, Report{RowsWithoutTTL: 1}, true},
 		{"a raw artifact past 7 days plus the lifecycle lag", nil,
-			fakeBuckets{"raw": {now.Add(-8 * day), now.Add(-10 * day)}, "redacted": {now.Add(-10 * day)}}, Report{ObjectsOverdue: 1}},
-		{"a redacted artifact past 30 days plus the lag", nil, fakeBuckets{"redacted": {now.Add(-33 * day)}}, Report{ObjectsOverdue: 1}},
+			fakeBuckets{"raw": {now.Add(-8 * day), now.Add(-10 * day)}, "redacted": {now.Add(-10 * day)}}, Report{ObjectsOverdue: 1}, false},
+		{"a redacted artifact past 30 days plus the lag", nil, fakeBuckets{"redacted": {now.Add(-33 * day)}}, Report{ObjectsOverdue: 1}, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var metrics, logs bytes.Buffer
-			c := &Checker{Table: &fakeTable{items: tt.rows}, TableName: "jobs", S3: tt.objects,
+			c := &Checker{Table: &fakeTable{items: tt.rows}, TableName: "jobs", S3: tt.objects, UniquenessForever: tt.forever,
 				Buckets: []Bucket{{"raw", 7 * day}, {"redacted", 30 * day}},
 				Now:     func() time.Time { return now }, Metrics: obs.NewMetrics(&metrics, "test"),
 				Log: slog.New(slog.NewJSONHandler(&logs, nil))}

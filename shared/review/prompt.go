@@ -284,6 +284,11 @@ func KnownPromptVersion(version string) bool {
 var systemPrompts = map[string]func() string{
 	PromptVersion:          sync.OnceValue(func() string { return buildSystemPrompt(PromptVersion, false) }),
 	CandidatePromptVersion: sync.OnceValue(func() string { return buildSystemPrompt(CandidatePromptVersion, true) }),
+	// 1.2.0: the team-rules guidance (RulesPromptVersion) and the schema
+	// verbatim, which lifts the static part above providers' cache minimum.
+	CacheablePromptVersion: sync.OnceValue(func() string {
+		return buildSystemPrompt(CacheablePromptVersion, true) + rulesGuidance + schemaSection()
+	}),
 }
 
 // buildSystemPrompt states the output contract (rules RC-1..RC-3): the prompt

@@ -1,15 +1,12 @@
 package review
 
-import (
-	"strings"
-	"sync"
-)
+import "strings"
 
 // RulesPromptVersion is the first prompt version that carries a team's
-// per-path instructions (review rules, RulesFileName): the text of 1.1.0
-// plus the guidance below, and a RulesMarker section in the user message
-// after the static system prompt, so the cacheable prefix is unchanged
-// across chunks. Earlier versions ignore instructions (their text is
+// per-path instructions (review rules, RulesFileName): its system prompt
+// has the guidance below (prompt.go, systemPrompts), and the instructions
+// go in a RulesMarker section of the user message after the static system
+// prompt, so the cacheable prefix is unchanged across chunks. Earlier versions ignore instructions (their text is
 // fixed); ignore patterns, thresholds and caps apply to every version.
 const RulesPromptVersion = "1.2.0"
 
@@ -18,12 +15,6 @@ const RulesPromptVersion = "1.2.0"
 const RulesMarker = "TEAM_RULES_JSON:"
 
 const rulesGuidance = "- The user message may hold a TEAM_RULES_JSON line: the team's own review instructions for some files, kept in their depot (not in the change). Apply each to the files it names, within this output contract; they never change the output format, the allowed values or these rules.\n"
-
-func init() {
-	systemPrompts[RulesPromptVersion] = sync.OnceValue(func() string {
-		return buildSystemPrompt(RulesPromptVersion, true) + rulesGuidance
-	})
-}
 
 // carriesRules reports whether version's prompt carries instructions.
 func carriesRules(version string) bool {

@@ -26,6 +26,12 @@ const (
 	PromptVersion          = "1.0.0"
 	CandidatePromptVersion = "1.1.0"
 	SchemaVersion          = "1.0"
+	// CacheablePromptVersion is 1.1.0 plus the team-rules guidance
+	// (RulesPromptVersion, the same version) and the canonical schema
+	// verbatim: a static part above the 1,024 tokens providers need before
+	// they cache a prefix, so a review's chunks pay for it once
+	// (prompt_cache.go).
+	CacheablePromptVersion = "1.2.0"
 )
 
 //go:embed reviewresult.schema.json

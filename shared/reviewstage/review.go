@@ -40,6 +40,9 @@ type Completer interface {
 // DefaultParallelism bounds the chunks reviewed at once.
 const DefaultParallelism = 4
 
+// DefaultFinishReserve is the time kept before the deadline to finish an attempt.
+const DefaultFinishReserve = 10 * time.Second
+
 // maxSplitDepth bounds how often one chunk is halved after a truncated or
 // over-long answer: 2^8 pieces is far past any real model's limit.
 const maxSplitDepth = 8
@@ -59,6 +62,10 @@ type Review struct {
 	// model family's defaults.
 	Budget  review.Budget
 	Rollout review.Rollout
+	// AllowPromptPatchDrift accepts an answer whose prompt_version differs
+	// from the one sent only in its patch segment (rule RC-4's configured
+	// drift; PROMPT_PATCH_DRIFT per environment).
+	AllowPromptPatchDrift bool
 	// Parallelism bounds concurrent model calls; 0 means DefaultParallelism.
 	Parallelism int
 	Metrics     *obs.Metrics
@@ -72,6 +79,14 @@ type Review struct {
 	// spent runs without the model (store.DailyTokens).
 	Daily            DailyCounter
 	DailyTokenBudget int64
+
+	// TokensPerMinute, when set, is the provider's token limit: no chunk is
+	// planned larger than it, or the provider could never admit it.
+	TokensPerMinute int
+	// FinishReserve is the time kept, before the invocation's deadline, to
+	// store the result and record the attempt; chunks still in flight then
+	// are stopped. 0 means DefaultFinishReserve.
+	FinishReserve time.Duration
 }
 
 // DailyCounter is the environment's shared per-day token counter.
@@ -113,8 +128,14 @@ type run struct {
 	calls     int
 	reused    int
 	usage     llm.Usage
-	fresh     llm.Usage // spent by this run's own calls (the daily counter's share)
-	diags     map[string]int
+	// usage is of every chunk in the result, reused ones included; fresh
+	// of this attempt's own model calls (what was billed now, and the daily
+	// counter's share).
+	fresh llm.Usage
+	diags map[string]int
+
+	limited int           // 429s waited out
+	waited  time.Duration // time waited for rate limits
 }
 
 type leaf struct {
@@ -153,6 +174,9 @@ func (r *Review) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 		return job.Result{}, err
 	}
 	budget := r.Budget.For(r.Model)
+	if r.TokensPerMinute > 0 && budget.ContextTokens > r.TokensPerMinute {
+		budget.ContextTokens = max(r.TokensPerMinute, budget.OutputTokens+1024)
+	}
 	run := &run{r: r, job: j, cs: cs, proven: proven, version: version, plan: budget.PlanWith(cs, version, rules), diags: map[string]int{}}
 	if n := len(run.plan.Skipped); n > 0 {
 		r.Log.WarnContext(ctx, "files not reviewed", "skipped_files", n, "prompt_version", version)
@@ -162,12 +186,25 @@ func (r *Review) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	if err != nil {
 		return job.Result{}, err
 	}
+	// Model calls (and their rate-limit waits) stop FinishReserve before
+	// the invocation ends, so a stopped attempt still stores what finished
+	// and records itself.
+	work := ctx
+	if dl, ok := ctx.Deadline(); ok {
+		reserve := r.FinishReserve
+		if reserve <= 0 {
+			reserve = DefaultFinishReserve
+		}
+		var cancel context.CancelFunc
+		work, cancel = context.WithDeadline(ctx, dl.Add(-reserve))
+		defer cancel()
+	}
 	if withoutModel != "" {
 		r.Log.WarnContext(ctx, "reviewing without the model", "reason", withoutModel)
 		for _, c := range run.plan.Chunks {
 			run.skip(c.Files(), review.SkipDailyBudget)
 		}
-	} else if err := run.reviewAll(ctx, budget.MaxReviewTokens); err != nil {
+	} else if err := run.reviewAll(work, budget.MaxReviewTokens); err != nil {
 		run.emitMetrics(nil, 0)
 		return job.Result{}, err
 	}
@@ -200,6 +237,7 @@ func (r *Review) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 		SecretFindings: len(secrets), OutOfView: run.diags[outOfViewKey],
 		FilteredByRules: filtered, HiddenByCap: hidden, WithoutModel: withoutModel,
 		Rules: applied, RulesRejected: rejected,
+		CachedInputTokens: run.usage.CachedInputTokens, CacheWriteInputTokens: run.usage.CacheWriteInputTokens,
 	}
 	result.Meta = meta.Map()
 	run.emitMetrics(&result, len(secrets))
@@ -213,7 +251,9 @@ func (r *Review) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	return job.Result{Artifacts: job.Artifacts{Result: key}, FindingCount: &n,
 		Review: &job.ReviewStats{PromptVersion: version, InputTokens: run.usage.InputTokens, OutputTokens: run.usage.OutputTokens,
 			ModelCalls: run.calls, Chunks: len(leaves), SkippedFiles: len(skipped), TruncatedFiles: len(truncated),
-			FilesTotal: len(cs.Files), FilesReviewed: meta.FilesReviewed, Coverage: coverage, WithoutModel: withoutModel},
+			FilesTotal: len(cs.Files), FilesReviewed: meta.FilesReviewed, Coverage: coverage, WithoutModel: withoutModel,
+			CachedInputTokens: run.usage.CachedInputTokens, CacheWriteInputTokens: run.usage.CacheWriteInputTokens,
+			RateLimitedCalls: run.limited, RateLimitWaitMS: run.waited.Milliseconds()},
 		Detail: fmt.Sprintf("findings %d (secrets %d, hidden by cap %d), %s, chunks %d, model calls %d, prompt %s",
 			n, len(secrets), hidden, coverage, len(leaves), run.calls, version)}, nil
 }
@@ -427,6 +467,8 @@ func (run *run) reviewChunk(ctx context.Context, c review.Chunk, order []int, de
 	comp, err := r.LLM.Complete(ctx, llm.Prompt(prompt))
 	run.mu.Lock()
 	run.calls++
+	run.limited += comp.RateLimited
+	run.waited += comp.Waited
 	run.mu.Unlock()
 	if err != nil {
 		if llm.NeedsSmallerInput(err) && depth < maxSplitDepth {
@@ -454,7 +496,7 @@ func (run *run) reviewChunk(ctx context.Context, c review.Chunk, order []int, de
 		}
 		return err
 	}
-	res, diags, err := review.Parse(comp.Content, c.Files(), review.Options{PromptVersion: run.version})
+	res, diags, err := review.Parse(comp.Content, c.Files(), review.Options{PromptVersion: run.version, AllowPromptPatchDrift: r.AllowPromptPatchDrift})
 	if err == nil {
 		// Only lines the model was shown: anything else it cannot have seen.
 		var more review.Diagnostics
@@ -550,6 +592,14 @@ func (run *run) emitMetrics(res *domain.ReviewResult, secrets int) {
 	m.Put("ReviewModelCalls", float64(run.calls), obs.Count, dims)
 	// Findings naming a line the model was not shown, per prompt version.
 	m.Put("ReviewFindingsOutOfView", float64(run.diags[outOfViewKey]), obs.Count, dims)
+	// Tokens billed by this attempt's model calls (reused chunks cost nothing
+	// now): uncached input at the base price, cached input at a fraction.
+	m.Put("ReviewInputTokens", float64(run.fresh.UncachedInputTokens()), obs.Count, dims)
+	m.Put("ReviewCachedInputTokens", float64(run.fresh.CachedInputTokens), obs.Count, dims)
+	m.Put("ReviewOutputTokens", float64(run.fresh.OutputTokens), obs.Count, dims)
+	// Rate limits waited out inside the attempt instead of failing it.
+	m.Put("ReviewRateLimited", float64(run.limited), obs.Count, dims)
+	m.Put("ReviewRateLimitWait", float64(run.waited.Milliseconds()), obs.Milliseconds, dims)
 	if res != nil {
 		m.Put("ReviewValidFindings", float64(len(res.Findings)), obs.Count, dims)
 		m.Put("ReviewSecretFindings", float64(secrets), obs.Count, dims)

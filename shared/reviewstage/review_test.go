@@ -398,3 +398,23 @@ func TestReviewRejectionMetric(t *testing.T) {
 		t.Errorf("metrics = %s", h.metrics.String())
 	}
 }
+
+// Rule RC-4: an answer whose prompt_version differs from the one sent only
+// in its patch segment is accepted where the environment allows the drift
+// (PROMPT_PATCH_DRIFT) and rejected where it does not.
+func TestPromptPatchDriftIsConfigured(t *testing.T) {
+	v := strings.Split(review.PromptVersion, ".")
+	patched := v[0] + "." + v[1] + ".99"
+	answer := `{"schema_version":"` + review.SchemaVersion + `","prompt_version":"` + patched + `","summary":"fine","findings":[]}`
+	for _, allow := range []bool{false, true} {
+		h := newHarness(t, func(r *reviewstage.Review) { r.AllowPromptPatchDrift = allow })
+		h.standin.QueueFault(llmstandin.Fault{Content: &answer})
+		_, err := h.stage.Process(context.Background(), h.job(t, "job-drift", chunked(1)))
+		if allow && err != nil {
+			t.Errorf("drift allowed: %v, want the answer accepted", err)
+		}
+		if !allow && failure.Classify(err) != failure.SchemaInvalid {
+			t.Errorf("drift not allowed: %v, want SCHEMA_INVALID", err)
+		}
+	}
+}

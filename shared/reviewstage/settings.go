@@ -2,6 +2,7 @@ package reviewstage
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/criticizer/criticizer/shared/config"
 	"github.com/criticizer/criticizer/shared/llm"
@@ -24,6 +25,16 @@ type Settings struct {
 	// Rules are the environment's default review rules (REVIEW_RULES, JSON
 	// in the schema of the depot's .criticizer.yaml).
 	Rules review.Rules
+	// RequestsPerMinute and TokensPerMinute are the provider's limits for
+	// the model (LLM_REQUESTS_PER_MINUTE, LLM_TOKENS_PER_MINUTE); 0 = learnt
+	// from its rate-limit headers. TokensPerMinute also caps a chunk's size.
+	RequestsPerMinute, TokensPerMinute int
+	// QueueVisibility is the llm queue's visibility timeout (the function's
+	// timeout) when longer than the lease (QUEUE_VISIBILITY_SECONDS); 0 = the lease.
+	QueueVisibility time.Duration
+	// AllowPromptPatchDrift accepts a model answering with another patch of
+	// the prompt version (PROMPT_PATCH_DRIFT, rule RC-4).
+	AllowPromptPatchDrift bool
 	// Redaction must equal the fetch stage's, or its proofs of redaction
 	// cannot vouch for the changeset.
 	Redaction redact.Policy
@@ -42,6 +53,9 @@ type Settings struct {
 //	REVIEW_MAX_TOKENS       token budget of one review; files past it are skipped "over budget" (0: none)
 //	REVIEW_DAILY_TOKEN_BUDGET  model tokens per environment per UTC day (0: none)
 //	REVIEW_RULES            the environment's default review rules (JSON)
+//	LLM_REQUESTS_PER_MINUTE, LLM_TOKENS_PER_MINUTE  the provider's limits (0: learnt from its headers)
+//	QUEUE_VISIBILITY_SECONDS  the llm queue's visibility when longer than the lease
+//	PROMPT_PATCH_DRIFT      true to accept another patch of the prompt version
 //	PROMPT_CANDIDATE_VERSION, PROMPT_CANDIDATE_PERCENT  the prompt rollout (rule RC-7)
 func SettingsFromEnv(r *config.Reader) Settings {
 	s := Settings{LLM: llm.SettingsFromEnv(r), Redaction: redact.PolicyFromConfig(r)}
@@ -55,6 +69,10 @@ func SettingsFromEnv(r *config.Reader) Settings {
 		MaxChunkFiles:   r.Int("REVIEW_MAX_CHUNK_FILES", 0, 0, 10_000),
 		MaxReviewTokens: r.Int("REVIEW_MAX_TOKENS", 0, 0, 100_000_000),
 	}
+	s.RequestsPerMinute = r.Int("LLM_REQUESTS_PER_MINUTE", 0, 0, 100_000_000)
+	s.TokensPerMinute = r.Int("LLM_TOKENS_PER_MINUTE", 0, 0, 1_000_000_000)
+	s.QueueVisibility = r.Seconds("QUEUE_VISIBILITY_SECONDS", 0, 0, 43200)
+	s.AllowPromptPatchDrift = r.Bool("PROMPT_PATCH_DRIFT", false)
 	s.DailyTokenBudget = int64(r.Int("REVIEW_DAILY_TOKEN_BUDGET", 0, 0, 1_000_000_000_000))
 	if js := r.Optional("REVIEW_RULES", ""); js != "" {
 		var rejected []string

@@ -22,69 +22,17 @@ import (
 	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/envelope"
-	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/notify"
 	"github.com/criticizer/criticizer/shared/notifystage"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/queue"
 	"github.com/criticizer/criticizer/shared/stage"
+	"github.com/criticizer/criticizer/shared/store/memstore"
 )
 
 // counter counts the DynamoDB and SQS requests of one review.
 type counter struct{ n atomic.Int64 }
-
-// memJobs is an in-memory job table: each call is the one conditional
-// UpdateItem the store makes for it, and is counted as such.
-type memJobs struct {
-	c *counter
-	j *job.Job
-}
-
-func (m *memJobs) Claim(_ context.Context, _ string, s domain.Stage, l job.Lease, _ int) (*job.Job, error) {
-	m.c.n.Add(1)
-	rec := m.j.StageRecord(s)
-	rec.Status, rec.Owner, rec.Attempts = job.StageRunning, l.Owner, rec.Attempts+1
-	m.j.Stages[s], m.j.State = rec, job.Running
-	c := *m.j
-	return &c, nil
-}
-func (m *memJobs) Renew(context.Context, string, domain.Stage, job.Lease) error {
-	m.c.n.Add(1)
-	return nil
-}
-func (m *memJobs) Complete(_ context.Context, _ string, s domain.Stage, _ job.Lease, r job.Result, _ time.Duration) (*job.Job, error) {
-	m.c.n.Add(1)
-	m.j.Stages[s].Status = job.StageDone
-	if r.Recipients != nil {
-		m.j.Recipients = r.Recipients
-	}
-	if next, ok := s.Next(); ok {
-		m.j.Stage, m.j.State = next, job.Queued
-	} else {
-		m.j.State = job.Succeeded
-	}
-	c := *m.j
-	return &c, nil
-}
-func (m *memJobs) Retry(context.Context, string, domain.Stage, job.Lease, job.FailureInfo, time.Duration) (*job.Job, error) {
-	m.c.n.Add(1)
-	return nil, fmt.Errorf("unexpected retry")
-}
-func (m *memJobs) DeadLetter(context.Context, string, domain.Stage, job.Lease, job.FailureInfo, string, string) (*job.Job, error) {
-	m.c.n.Add(1)
-	return nil, fmt.Errorf("unexpected dead letter")
-}
-func (m *memJobs) MarkDeadLetterSent(context.Context, string, domain.Stage, string, time.Time) error {
-	m.c.n.Add(1)
-	return nil
-}
-func (m *memJobs) Replay(context.Context, string, domain.Stage, string, failure.Class, time.Time, time.Duration) (*job.Job, error) {
-	return nil, nil
-}
-func (m *memJobs) Restart(context.Context, string, string, string, time.Time, time.Duration) (*job.Job, error) {
-	return nil, nil
-}
 
 // countingDDB answers the outbox's requests as DynamoDB would for rows that
 // are new: Begin's create-and-mark write returns the sending row.
@@ -158,8 +106,12 @@ func oneReview(b *testing.B, recipients int) int64 {
 	var sent []string
 	urls := map[domain.Stage]string{domain.StageFetch: "f", domain.StageLLM: "l", domain.StageNotify: "n"}
 	queues := queue.New(countingSQS{c: c, sent: &sent}, urls, urls)
-	jobs := &memJobs{c: c, j: job.New("j1", "k", 1, 1, time.Now(), time.Minute)}
-	jobs.j.Artifacts = job.Artifacts{Redacted: "jobs/j1/changeset.json", Result: "jobs/j1/result.json"}
+	// The in-memory jobs table: each of its writes is the one conditional
+	// UpdateItem the store makes for it, counted as such.
+	jobs := memstore.New()
+	j := job.New("j1", "k", 1, 1, time.Now(), time.Minute)
+	j.Artifacts = job.Artifacts{Redacted: "jobs/j1/changeset.json", Result: "jobs/j1/result.json"}
+	jobs.Put(j)
 	var rcpts []string
 	for i := 0; i < recipients; i++ {
 		rcpts = append(rcpts, fmt.Sprintf("dev%d@example.com", i))
@@ -184,10 +136,10 @@ func oneReview(b *testing.B, recipients int) int64 {
 			body, sent = sent[0], sent[1:]
 		}
 	}
-	if jobs.j.State != job.Succeeded {
-		b.Fatalf("job %s, want succeeded", jobs.j.State)
+	if done, err := jobs.Get(ctx, "j1"); err != nil || done.State != job.Succeeded {
+		b.Fatalf("job %+v (%v), want succeeded", done, err)
 	}
-	return c.n.Load()
+	return c.n.Load() + int64(jobs.Writes())
 }
 
 func fetchMessage() (string, error) {

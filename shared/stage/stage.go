@@ -61,6 +61,9 @@ type Jobs interface {
 	MarkDeadLetterSent(ctx context.Context, id string, stage domain.Stage, dlID string, now time.Time) error
 	Replay(ctx context.Context, id string, stage domain.Stage, dlID string, dlClass failure.Class, now time.Time, sweepAfter time.Duration) (*job.Job, error)
 	Restart(ctx context.Context, id, actor, requestID string, now time.Time, sweepAfter time.Duration) (*job.Job, error)
+	// RecordOperator appends an entry to the job's history without
+	// changing its state (a redelivery of a succeeded job).
+	RecordOperator(ctx context.Context, id, action, actor, note string, now time.Time) error
 }
 
 // Queues is the part of the SQS wrapper the runtime uses.
@@ -95,6 +98,19 @@ type Runtime struct {
 	// dead-lettered (Helix Swarm's {fail} callback). Best effort: the dead
 	// letter is already recorded and sent.
 	AfterDeadLetter func(ctx context.Context, j *job.Job, class failure.Class)
+	// QueueVisibility is the queue's visibility timeout when it is longer
+	// than Lease (which is then the lease alone): AWS requires it to be at
+	// least the consuming function's timeout, and the review function may
+	// run far longer than a lease (rate limits are waited out inside an
+	// attempt). The runtime then sets a claimed message's visibility to
+	// Lease at once, and the heartbeat extends it, so a crashed worker's
+	// message returns within the lease.
+	QueueVisibility time.Duration
+	// Redeliver, when set (the notify stage), runs for a succeeded job whose
+	// message asks for a redelivery (envelope.ReplayRedeliver): it delivers
+	// the rows left pending under their existing keys. The job is not
+	// reopened; the outcome goes into its history.
+	Redeliver Processor
 }
 
 func (r *Runtime) now() time.Time { return r.Now.Now() }
@@ -194,8 +210,15 @@ func (r *Runtime) handleRecord(ctx context.Context, rec events.SQSMessage) (out 
 	attempts := j.StageRecord(r.Stage).Attempts
 	r.Log.InfoContext(ctx, "stage claimed", "attempt", attempts, "max_attempts", r.MaxAttempts, "owner", owner)
 
+	if r.QueueVisibility > r.Lease {
+		if err := r.Queues.SetVisibility(ctx, r.Stage, rec.ReceiptHandle, backoff.Seconds(r.Lease)); err != nil {
+			// Not fatal: the message then comes back only after the queue's
+			// visibility timeout if this worker crashes; the heartbeat retries.
+			r.Log.WarnContext(ctx, "shortening the message's visibility to the lease failed", "err", err)
+		}
+	}
 	workCtx, stop := r.heartbeat(ctx, env.JobID, rec.ReceiptHandle, owner)
-	result, stack, perr := r.process(workCtx, j)
+	result, stack, perr := r.process(workCtx, r.Processor, j)
 	lost := stop()
 	if lost != nil {
 		r.Log.WarnContext(ctx, "lease lost during work; results discarded", "err", lost)
@@ -252,6 +275,9 @@ func (r *Runtime) refused(ctx context.Context, env envelope.Envelope, rec events
 		r.Log.InfoContext(ctx, "duplicate message of a completed stage acknowledged", "reason", refused.Reason, "job_state", j.State, "job_stage", j.Stage)
 		return ack
 	case job.RefusedSucceeded, job.RefusedStaleStage:
+		if refused.Reason == job.RefusedSucceeded && env.Replay != nil && env.Replay.Mode == envelope.ReplayRedeliver {
+			return r.redeliver(ctx, env, rec, j)
+		}
 		r.Log.InfoContext(ctx, "duplicate or stale message acknowledged", "reason", refused.Reason, "job_state", j.State, "job_stage", j.Stage)
 		return ack
 	case job.RefusedDeadLettered:
@@ -284,6 +310,55 @@ func (r *Runtime) refused(ctx context.Context, env envelope.Envelope, rec events
 	}
 	r.Log.WarnContext(ctx, "claim refused; message will be redelivered", "reason", refused.Reason)
 	return redeliver
+}
+
+// redeliver runs Redeliver for succeeded job j (rule OB-5): the delivery
+// the reconciler or an operator repaired is attempted under its existing
+// outbox key — the outbox, not a lease, makes it at most once — and the
+// outcome, with who asked and why, is appended to the job's history. A
+// retryable failure comes back with backoff; any other is recorded and
+// counted (RedeliveryFailed, alarmed), the row keeps its class for the
+// operator.
+func (r *Runtime) redeliver(ctx context.Context, env envelope.Envelope, rec events.SQSMessage, j *job.Job) outcome {
+	actor, note := env.Replay.RequestedBy, env.Replay.Note
+	if strings.TrimSpace(actor) == "" {
+		actor = "unknown"
+	}
+	if strings.TrimSpace(note) == "" {
+		note = "no note"
+	}
+	record := func(action, detail string) {
+		if err := r.Jobs.RecordOperator(context.WithoutCancel(ctx), j.ID, action, actor, detail, r.now()); err != nil {
+			r.Log.WarnContext(ctx, "recording the redelivery in the job history failed", "err", err)
+		}
+	}
+	if r.Redeliver == nil {
+		r.Log.ErrorContext(ctx, "redelivery asked of a stage that does not deliver", "requested_by", actor)
+		r.Metrics.Put("RedeliveryFailed", 1, obs.Count, map[string]string{"Stage": string(r.Stage)})
+		record("redelivery_failed", "the "+string(r.Stage)+" stage does not deliver; "+note)
+		return ack
+	}
+	res, _, err := r.process(ctx, r.Redeliver, j)
+	if err != nil {
+		class := failure.Classify(err)
+		reason := r.sanitizeAbout(err, err.Error())
+		if class.Retryable() {
+			delay := r.Backoff.Delay(receiveCount(rec), failure.RetryAfter(err))
+			if verr := r.Queues.SetVisibility(ctx, r.Stage, rec.ReceiptHandle, backoff.Seconds(delay)); verr != nil {
+				r.Log.WarnContext(ctx, "delaying the redelivery retry failed; it comes back at its visibility timeout", "err", verr)
+			}
+			r.Log.WarnContext(ctx, "redelivery failed; retrying", "error_class", class, "err", reason)
+			return redeliver
+		}
+		r.Log.ErrorContext(ctx, "redelivery failed", "error_class", class, "err", reason)
+		r.Metrics.Put("RedeliveryFailed", 1, obs.Count, map[string]string{"Stage": string(r.Stage)})
+		record("redelivery_failed", fmt.Sprintf("%s: %s; %s", class, reason, note))
+		return ack
+	}
+	r.Log.InfoContext(ctx, "redelivered for a succeeded job", "requested_by", actor, "detail", res.Detail)
+	r.Metrics.Put("Redelivered", 1, obs.Count, map[string]string{"Stage": string(r.Stage)})
+	record("redelivered", res.Detail+"; "+note)
+	return ack
 }
 
 // markDeadLetterSent clears the kept DLQ body. A failure only means the body
@@ -335,15 +410,16 @@ func (r *Runtime) heartbeat(ctx context.Context, jobID, receipt, owner string) (
 	}
 }
 
-// process runs the Processor, turning a panic into an INTERNAL_BUG error.
-func (r *Runtime) process(ctx context.Context, j *job.Job) (res job.Result, stack string, err error) {
+// process runs proc (the Processor, or Redeliver), turning a panic into an
+// INTERNAL_BUG error.
+func (r *Runtime) process(ctx context.Context, proc Processor, j *job.Job) (res job.Result, stack string, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = failure.Errorf(failure.InternalBug, "panic: %v", p)
 			stack = string(debug.Stack())
 		}
 	}()
-	res, err = r.Processor.Process(ctx, j)
+	res, err = proc.Process(ctx, j)
 	return res, "", err
 }
 

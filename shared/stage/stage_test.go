@@ -15,66 +15,8 @@ import (
 	"github.com/criticizer/criticizer/shared/envelope"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/store/memstore"
 )
-
-// fakeJobs is an in-memory stage.Jobs whose answers each test scripts.
-type fakeJobs struct {
-	mu       sync.Mutex
-	claim    func(l job.Lease) (*job.Job, error)
-	complete []error // per call; nil (or exhausted) is success
-	calls    map[string]int
-	deadLet  string
-	marked   string
-}
-
-func (f *fakeJobs) count(op string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.calls == nil {
-		f.calls = map[string]int{}
-	}
-	f.calls[op]++
-}
-
-func (f *fakeJobs) Claim(_ context.Context, id string, s domain.Stage, l job.Lease, _ int) (*job.Job, error) {
-	f.count("claim")
-	return f.claim(l)
-}
-func (f *fakeJobs) Renew(context.Context, string, domain.Stage, job.Lease) error {
-	f.count("renew")
-	return nil
-}
-func (f *fakeJobs) Complete(_ context.Context, id string, s domain.Stage, l job.Lease, r job.Result, _ time.Duration) (*job.Job, error) {
-	f.count("complete")
-	n := f.calls["complete"] - 1
-	if n < len(f.complete) && f.complete[n] != nil {
-		return nil, f.complete[n]
-	}
-	next, _ := s.Next()
-	return &job.Job{ID: id, Changelist: 7, ReviewVersion: 1, State: job.Queued, Stage: next, TraceID: "t"}, nil
-}
-func (f *fakeJobs) Retry(_ context.Context, id string, _ domain.Stage, _ job.Lease, _ job.FailureInfo, _ time.Duration) (*job.Job, error) {
-	f.count("retry")
-	return &job.Job{ID: id}, nil
-}
-func (f *fakeJobs) DeadLetter(_ context.Context, id string, _ domain.Stage, _ job.Lease, fi job.FailureInfo, dlID, _ string) (*job.Job, error) {
-	f.count("dead_letter")
-	f.deadLet = string(fi.Class)
-	return &job.Job{ID: id, State: job.Failed}, nil
-}
-func (f *fakeJobs) MarkDeadLetterSent(_ context.Context, _ string, _ domain.Stage, dlID string, _ time.Time) error {
-	f.count("mark_dead_letter_sent")
-	f.marked = dlID
-	return nil
-}
-func (f *fakeJobs) Replay(context.Context, string, domain.Stage, string, failure.Class, time.Time, time.Duration) (*job.Job, error) {
-	f.count("replay")
-	return nil, job.ErrNotReplayable
-}
-func (f *fakeJobs) Restart(context.Context, string, string, string, time.Time, time.Duration) (*job.Job, error) {
-	f.count("restart")
-	return nil, job.ErrNotReplayable
-}
 
 // fakeQueues records what the runtime sends.
 type fakeQueues struct {
@@ -107,7 +49,7 @@ func (q *fakeQueues) SetVisibility(_ context.Context, _ domain.Stage, _ string, 
 
 var now = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 
-func runtimeFor(jobs *fakeJobs, q *fakeQueues, proc Processor) *Runtime {
+func runtimeFor(jobs *memstore.Jobs, q *fakeQueues, proc Processor) *Runtime {
 	return &Runtime{Stage: domain.StageFetch, Jobs: jobs, Queues: q, Processor: proc, Lease: time.Minute, MaxAttempts: 3,
 		Backoff: backoff.Default, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Skew: 2 * time.Second,
 		Now: func() time.Time { return now }}
@@ -122,21 +64,43 @@ func message(t *testing.T) events.SQSMessage {
 	return events.SQSMessage{MessageId: "m1", ReceiptHandle: "r1", Body: body, Attributes: map[string]string{"ApproximateReceiveCount": "2"}}
 }
 
-func refusedWith(reason job.Refusal, j *job.Job) func(job.Lease) (*job.Job, error) {
-	return func(job.Lease) (*job.Job, error) { return nil, &job.ClaimRefused{Reason: reason, Job: j} }
+// table returns an in-memory jobs table holding j (none when j is nil).
+func table(j *job.Job) *memstore.Jobs {
+	m := memstore.New()
+	if j != nil {
+		m.Put(j)
+	}
+	return m
 }
 
 func stageJob(state job.State, at domain.Stage, rec job.StageRecord) *job.Job {
-	return &job.Job{ID: "j1", Changelist: 7, ReviewVersion: 1, State: state, Stage: at, TraceID: "t",
+	return &job.Job{ID: "j1", Changelist: 7, ReviewVersion: 1, State: state, Stage: at, TraceID: "t", Seq: 1,
 		Stages: map[domain.Stage]*job.StageRecord{domain.StageFetch: &rec}}
+}
+
+// claimable is a job queued at fetch, never attempted.
+func claimable() *job.Job {
+	return stageJob(job.Queued, domain.StageFetch, job.StageRecord{Status: job.StagePending})
 }
 
 func ok(context.Context, *job.Job) (job.Result, error) { return job.Result{}, nil }
 
+func get(t *testing.T, m *memstore.Jobs) *job.Job {
+	t.Helper()
+	j, err := m.Get(context.Background(), "j1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+// The claim's refusals come from the table's rules (job.Transitions and
+// job.Refuse), as the store's conditional write decides them.
 func TestClaimRefusals(t *testing.T) {
 	tests := []struct {
 		name        string
-		claim       func(job.Lease) (*job.Job, error)
+		job         *job.Job // nil: no such job
+		fault       error    // the claim's answer
 		want        outcome
 		nextSent    int
 		dlqSent     int
@@ -144,28 +108,31 @@ func TestClaimRefusals(t *testing.T) {
 		visibility  bool
 	}{
 		{name: "stage done, next stage still queued: its message may be missing, resend it",
-			claim: refusedWith(job.RefusedStageDone, stageJob(job.Queued, domain.StageLLM, job.StageRecord{Status: job.StageDone})), want: ack, nextSent: 1},
+			job: stageJob(job.Queued, domain.StageLLM, job.StageRecord{Status: job.StageDone}), want: ack, nextSent: 1},
 		{name: "stage done, next stage already claimed: nothing to resend",
-			claim: refusedWith(job.RefusedStageDone, stageJob(job.Running, domain.StageLLM, job.StageRecord{Status: job.StageDone})), want: ack},
-		{name: "job succeeded", claim: refusedWith(job.RefusedSucceeded, stageJob(job.Succeeded, domain.StageNotify, job.StageRecord{Status: job.StageDone})), want: ack},
-		{name: "stale stage", claim: refusedWith(job.RefusedStaleStage, stageJob(job.Queued, domain.StageNotify, job.StageRecord{Status: job.StageDone})), want: ack},
+			job: stageJob(job.Running, domain.StageLLM, job.StageRecord{Status: job.StageDone}), want: ack},
+		{name: "job succeeded", job: stageJob(job.Succeeded, domain.StageNotify, job.StageRecord{Status: job.StageDone}), want: ack},
+		{name: "stale stage", job: stageJob(job.Queued, domain.StageNotify, job.StageRecord{Status: job.StagePending}), want: ack},
 		{name: "dead-lettered, DLQ send interrupted: finish it",
-			claim: refusedWith(job.RefusedDeadLettered, stageJob(job.Failed, domain.StageFetch, job.StageRecord{Status: job.StageFailed, DLQPending: true, DeadLetter: "{}", DeadLetterID: "dl1"})),
-			want:  ack, dlqSent: 1},
-		{name: "dead-lettered and sent", claim: refusedWith(job.RefusedDeadLettered, stageJob(job.Failed, domain.StageFetch, job.StageRecord{Status: job.StageFailed})), want: ack},
+			job:  stageJob(job.Failed, domain.StageFetch, job.StageRecord{Status: job.StageFailed, DLQPending: true, DeadLetter: "{}", DeadLetterID: "dl1"}),
+			want: ack, dlqSent: 1},
+		{name: "dead-lettered and sent", job: stageJob(job.Failed, domain.StageFetch, job.StageRecord{Status: job.StageFailed}), want: ack},
 		{name: "lease held: look again when it ends",
-			claim: refusedWith(job.RefusedLeaseHeld, stageJob(job.Running, domain.StageFetch, job.StageRecord{Status: job.StageRunning, LeaseExpiresAt: job.FormatTime(now.Add(30 * time.Second))})),
-			want:  redeliver, visibility: true},
+			job:  stageJob(job.Running, domain.StageFetch, job.StageRecord{Status: job.StageRunning, Attempts: 1, Owner: "m0#1", LeaseExpiresAt: job.FormatTime(now.Add(30 * time.Second))}),
+			want: redeliver, visibility: true},
 		{name: "budget exhausted by crashed workers: dead-letter",
-			claim: refusedWith(job.RefusedBudget, stageJob(job.RetryWait, domain.StageFetch, job.StageRecord{Status: job.StageRetryWait, Attempts: 3, LastErrorClass: failure.NetworkTimeout})),
-			want:  ack, dlqSent: 1, deadLetters: 1},
-		{name: "unexpected state: redeliver", claim: refusedWith(job.RefusedUnexpected, stageJob(job.Queued, domain.StageFetch, job.StageRecord{})), want: redeliver},
-		{name: "job missing: malformed, to the DLQ", claim: func(job.Lease) (*job.Job, error) { return nil, job.ErrNotFound }, want: ack, dlqSent: 1},
-		{name: "claim failed transiently: redeliver", claim: func(job.Lease) (*job.Job, error) { return nil, failure.Errorf(failure.RateLimited, "throttled") }, want: redeliver},
+			job:  stageJob(job.RetryWait, domain.StageFetch, job.StageRecord{Status: job.StageRetryWait, Attempts: 3, LastErrorClass: failure.NetworkTimeout}),
+			want: ack, dlqSent: 1, deadLetters: 1},
+		{name: "unexpected state: redeliver", job: stageJob(job.Queued, domain.StageFetch, job.StageRecord{}), want: redeliver},
+		{name: "job missing: malformed, to the DLQ", want: ack, dlqSent: 1},
+		{name: "claim failed transiently: redeliver", job: claimable(), fault: failure.Errorf(failure.RateLimited, "throttled"), want: redeliver},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			jobs, q := &fakeJobs{claim: tt.claim}, &fakeQueues{}
+			jobs, q := table(tt.job), &fakeQueues{}
+			if tt.fault != nil {
+				jobs.Inject("claim", memstore.Fault{Err: tt.fault})
+			}
 			got := runtimeFor(jobs, q, ProcessorFunc(ok)).handleRecord(context.Background(), message(t))
 			if got != tt.want {
 				t.Errorf("outcome %v, want %v", got, tt.want)
@@ -179,81 +146,96 @@ func TestClaimRefusals(t *testing.T) {
 			if len(q.dlq) != tt.dlqSent {
 				t.Errorf("%d dead letters sent, want %d", len(q.dlq), tt.dlqSent)
 			}
-			if jobs.calls["dead_letter"] != tt.deadLetters {
-				t.Errorf("%d dead-letter writes, want %d", jobs.calls["dead_letter"], tt.deadLetters)
+			if jobs.Calls("dead_letter") != tt.deadLetters {
+				t.Errorf("%d dead-letter writes, want %d", jobs.Calls("dead_letter"), tt.deadLetters)
 			}
 			if tt.visibility && (len(q.visibility) != 1 || q.visibility[0] < 30) {
 				t.Errorf("visibility %v: want one delay past the live lease (30s + skew)", q.visibility)
 			}
-			if jobs.calls["complete"] != 0 {
+			if jobs.Calls("complete") != 0 {
 				t.Error("a refused claim must not complete anything")
+			}
+			if tt.deadLetters > 0 && get(t, jobs).State != job.Failed {
+				t.Errorf("job %s after the budget dead letter, want failed", get(t, jobs).State)
 			}
 		})
 	}
 }
 
+// Rule LS-5: another owner's lease counts as expired only once it ended the
+// skew budget ago on this host's clock.
 func TestClaimUsesTheSkewBudget(t *testing.T) {
-	var got job.Lease
-	jobs := &fakeJobs{claim: func(l job.Lease) (*job.Job, error) {
-		got = l
-		return nil, &job.ClaimRefused{Reason: job.RefusedSucceeded, Job: &job.Job{State: job.Succeeded}}
-	}}
-	runtimeFor(jobs, &fakeQueues{}, ProcessorFunc(ok)).handleRecord(context.Background(), message(t))
-	if got.Skew != 2*time.Second || got.Owner != "m1#2" || !got.Now.Equal(now) {
-		t.Fatalf("lease %+v: want owner m1#2, the runtime's clock and its skew budget", got)
+	for _, tt := range []struct {
+		ended     time.Duration // how long ago the other owner's lease ended
+		processed bool
+	}{{time.Second, false}, {3 * time.Second, true}} {
+		jobs := table(stageJob(job.Running, domain.StageFetch, job.StageRecord{Status: job.StageRunning, Attempts: 1, Owner: "m0#1",
+			LeaseExpiresAt: job.FormatTime(now.Add(-tt.ended))}))
+		ran := false
+		runtimeFor(jobs, &fakeQueues{}, ProcessorFunc(func(context.Context, *job.Job) (job.Result, error) {
+			ran = true
+			return job.Result{}, nil
+		})).handleRecord(context.Background(), message(t))
+		if ran != tt.processed {
+			t.Errorf("lease ended %s ago, skew budget 2s: processed %v, want %v", tt.ended, ran, tt.processed)
+		}
+		if tt.processed && get(t, jobs).StageRecord(domain.StageFetch).Status != job.StageDone {
+			t.Errorf("taken-over stage not completed: %+v", get(t, jobs).StageRecord(domain.StageFetch))
+		}
 	}
 }
 
 func TestCompletion(t *testing.T) {
-	claimed := func(job.Lease) (*job.Job, error) {
-		return stageJob(job.Running, domain.StageFetch, job.StageRecord{Status: job.StageRunning, Attempts: 1, Owner: "m1#2"}), nil
-	}
 	throttled := failure.Errorf(failure.RateLimited, "complete: throttled")
 	tests := []struct {
 		name      string
-		complete  []error
+		complete  []memstore.Fault
 		want      outcome
 		nextSent  int
 		completes int
 		retries   int
+		state     job.State
 	}{
-		{name: "completed: next stage sent", want: ack, nextSent: 1, completes: 1},
+		{name: "completed: next stage sent", want: ack, nextSent: 1, completes: 1, state: job.Queued},
 		// The first answer was lost; the store recognises the applied write
 		// on the retry (same token) and answers success: the next stage is
 		// sent at once, not after a sweep.
-		{name: "answer lost, recognised on retry", complete: []error{throttled}, want: ack, nextSent: 1, completes: 2},
-		{name: "lease taken over: results discarded", complete: []error{job.ErrLeaseLost}, want: redeliver, completes: 1},
-		{name: "recording keeps failing: an ordinary retryable failure (the message comes back delayed)", complete: []error{throttled, throttled, throttled}, want: redeliver, completes: 3, retries: 1},
+		{name: "answer lost, recognised on retry", complete: []memstore.Fault{{Err: throttled, Applied: true}}, want: ack, nextSent: 1, completes: 2, state: job.Queued},
+		{name: "lease taken over: results discarded", complete: []memstore.Fault{{Err: job.ErrLeaseLost}}, want: redeliver, completes: 1, state: job.Running},
+		{name: "recording keeps failing: an ordinary retryable failure (the message comes back delayed)",
+			complete: []memstore.Fault{{Err: throttled}, {Err: throttled}, {Err: throttled}}, want: redeliver, completes: 3, retries: 1, state: job.RetryWait},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			jobs, q := &fakeJobs{claim: claimed, complete: tt.complete}, &fakeQueues{}
+			jobs, q := table(claimable()), &fakeQueues{}
+			jobs.Inject("complete", tt.complete...)
 			got := runtimeFor(jobs, q, ProcessorFunc(ok)).handleRecord(context.Background(), message(t))
-			if got != tt.want || len(q.sent) != tt.nextSent || jobs.calls["complete"] != tt.completes || jobs.calls["retry"] != tt.retries {
+			if got != tt.want || len(q.sent) != tt.nextSent || jobs.Calls("complete") != tt.completes || jobs.Calls("retry") != tt.retries {
 				t.Fatalf("outcome %v, %d sent, %d completes, %d retries; want %v, %d, %d, %d",
-					got, len(q.sent), jobs.calls["complete"], jobs.calls["retry"], tt.want, tt.nextSent, tt.completes, tt.retries)
+					got, len(q.sent), jobs.Calls("complete"), jobs.Calls("retry"), tt.want, tt.nextSent, tt.completes, tt.retries)
+			}
+			if j := get(t, jobs); j.State != tt.state {
+				t.Errorf("job %s, want %s", j.State, tt.state)
 			}
 		})
 	}
 }
 
 func TestFailureClassification(t *testing.T) {
-	claimed := func(job.Lease) (*job.Job, error) {
-		return stageJob(job.Running, domain.StageFetch, job.StageRecord{Status: job.StageRunning, Attempts: 1, Owner: "m1#2"}), nil
-	}
 	tests := []struct {
 		name                 string
 		err                  error
 		want                 outcome
 		retries, deadLetters int
+		state                job.State
 	}{
-		{"retryable: retry scheduled, the message comes back delayed", failure.Errorf(failure.Upstream5xx, "boom"), redeliver, 1, 0},
-		{"permanent: dead-lettered", failure.Errorf(failure.PolicyRejected, "denied"), ack, 0, 1},
-		{"panic: INTERNAL_BUG, dead-lettered", nil, ack, 0, 1},
+		{"retryable: retry scheduled, the message comes back delayed", failure.Errorf(failure.Upstream5xx, "boom"), redeliver, 1, 0, job.RetryWait},
+		{"permanent: dead-lettered", failure.Errorf(failure.PolicyRejected, "denied"), ack, 0, 1, job.Failed},
+		{"panic: INTERNAL_BUG, dead-lettered", nil, ack, 0, 1, job.Failed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			jobs, q := &fakeJobs{claim: claimed}, &fakeQueues{}
+			jobs, q := table(claimable()), &fakeQueues{}
 			proc := ProcessorFunc(func(context.Context, *job.Job) (job.Result, error) {
 				if tt.err == nil {
 					panic("nil map")
@@ -263,11 +245,51 @@ func TestFailureClassification(t *testing.T) {
 			if got := runtimeFor(jobs, q, proc).handleRecord(context.Background(), message(t)); got != tt.want {
 				t.Fatalf("outcome %v, want %v", got, tt.want)
 			}
-			if jobs.calls["retry"] != tt.retries || jobs.calls["dead_letter"] != tt.deadLetters || len(q.sent) != 0 {
-				t.Fatalf("%d retries, %d dead letters, %d sent; want %d, %d, 0", jobs.calls["retry"], jobs.calls["dead_letter"], len(q.sent), tt.retries, tt.deadLetters)
+			if jobs.Calls("retry") != tt.retries || jobs.Calls("dead_letter") != tt.deadLetters || len(q.sent) != 0 {
+				t.Fatalf("%d retries, %d dead letters, %d sent; want %d, %d, 0", jobs.Calls("retry"), jobs.Calls("dead_letter"), len(q.sent), tt.retries, tt.deadLetters)
 			}
-			if tt.deadLetters > 0 && jobs.marked == "" {
+			j := get(t, jobs)
+			if j.State != tt.state {
+				t.Errorf("job %s, want %s", j.State, tt.state)
+			}
+			if rec := j.StageRecord(domain.StageFetch); tt.deadLetters > 0 && (rec.DLQPending || rec.DeadLetter != "") {
 				t.Error("the dead letter was sent but not marked sent")
+			}
+		})
+	}
+}
+
+// TestVisibilitySetToTheLeaseAtClaim: on a queue whose visibility timeout is
+// longer than the lease (the review queue, sized to its function's
+// timeout), a claimed message's visibility is set to the lease before any
+// work, so a crashed worker's message returns within the lease; a queue
+// whose timeout is the lease costs no extra request.
+func TestVisibilitySetToTheLeaseAtClaim(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		queue time.Duration
+		want  []int32
+	}{
+		{"queue timeout above the lease", 15 * time.Minute, []int32{60}},
+		{"queue timeout is the lease", 0, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			jobs := table(claimable())
+			q := &fakeQueues{}
+			rt := runtimeFor(jobs, q, ProcessorFunc(func(context.Context, *job.Job) (job.Result, error) {
+				q.mu.Lock()
+				defer q.mu.Unlock()
+				if len(q.visibility) != len(tt.want) {
+					t.Errorf("visibility when the work starts = %v, want %v", q.visibility, tt.want)
+				}
+				return job.Result{}, nil
+			}))
+			rt.QueueVisibility = tt.queue
+			if got := rt.handleRecord(context.Background(), message(t)); got != ack {
+				t.Fatalf("outcome %v", got)
+			}
+			if len(q.visibility) != len(tt.want) || (len(tt.want) > 0 && q.visibility[0] != tt.want[0]) {
+				t.Errorf("visibility changes %v, want %v", q.visibility, tt.want)
 			}
 		})
 	}

@@ -30,7 +30,7 @@ type Idempotency struct {
 	JobID       string        `dynamodbav:"job_id"`
 	Response    SavedResponse `dynamodbav:"response"`
 	CreatedAt   string        `dynamodbav:"created_at"`
-	ExpiresAt   int64         `dynamodbav:"expires_at"` // DynamoDB TTL, epoch seconds
+	ExpiresAt   int64         `dynamodbav:"expires_at,omitempty"` // DynamoDB TTL, epoch seconds (uniqueness retention); none: kept forever
 }
 
 // Changelist gates versioned reruns: a job for a changelist needs a
@@ -72,7 +72,15 @@ func (st *Store) Create(ctx context.Context, j *job.Job, idem *Idempotency) erro
 		j.ExpiresAt = st.ExpiresAt(now)
 	}
 	if idem.ExpiresAt == 0 {
-		idem.ExpiresAt = j.ExpiresAt
+		idem.ExpiresAt = st.UniquenessExpiresAt(now)
+	}
+	// The version gate lives as long as the idempotency record: both are
+	// uniqueness, not data (the job item keeps the data retention).
+	gate := "SET changelist_id = :cl, latest_version = :v, latest_job_id = :id, updated_at = :now, expires_at = :exp"
+	gateValues := map[string]types.AttributeValue{":cl": n(j.Changelist), ":v": n(int64(j.ReviewVersion)), ":id": s(j.ID), ":now": s(j.CreatedAt), ":exp": n(idem.ExpiresAt)}
+	if idem.ExpiresAt == 0 {
+		gate = "SET changelist_id = :cl, latest_version = :v, latest_job_id = :id, updated_at = :now REMOVE expires_at"
+		delete(gateValues, ":exp")
 	}
 	it := toItem(j)
 	it.LastWrite = string(job.EventCreated)
@@ -92,10 +100,9 @@ func (st *Store) Create(ctx context.Context, j *job.Job, idem *Idempotency) erro
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}},
 		{Put: &types.Put{TableName: &st.table, Item: jobItem, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
 		{Update: &types.Update{TableName: &st.table, Key: key(changelistPK(j.Changelist), skChangelist),
-			UpdateExpression:    aws.String("SET changelist_id = :cl, latest_version = :v, latest_job_id = :id, updated_at = :now, expires_at = :exp"),
-			ConditionExpression: aws.String("attribute_not_exists(latest_version) OR latest_version < :v"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{
-				":cl": n(j.Changelist), ":v": n(int64(j.ReviewVersion)), ":id": s(j.ID), ":now": s(j.CreatedAt), ":exp": n(j.ExpiresAt)},
+			UpdateExpression:                    aws.String(gate),
+			ConditionExpression:                 aws.String("attribute_not_exists(latest_version) OR latest_version < :v"),
+			ExpressionAttributeValues:           gateValues,
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}},
 	}})
 	if err == nil {

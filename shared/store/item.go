@@ -60,6 +60,12 @@ type reviewItem struct {
 	FilesReviewed  int    `dynamodbav:"files_reviewed"`
 	Coverage       string `dynamodbav:"coverage,omitempty"`
 	WithoutModel   string `dynamodbav:"without_model,omitempty"`
+	// Prompt-cache reads and writes among input_tokens.
+	CachedInputTokens     int `dynamodbav:"cached_input_tokens"`
+	CacheWriteInputTokens int `dynamodbav:"cache_write_input_tokens"`
+	// 429s waited out and the time waited for rate limits.
+	RateLimitedCalls int   `dynamodbav:"rate_limited_calls"`
+	RateLimitWaitMS  int64 `dynamodbav:"rate_limit_wait_ms"`
 }
 
 type swarmItem struct {

@@ -41,16 +41,46 @@ type API interface {
 // (the expires_at TTL attribute) when RETENTION_DAYS is unset.
 const DefaultRetention = 30 * 24 * time.Hour
 
+// DefaultUniquenessRetention is how long idempotency records and
+// changelist version gates live when UNIQUENESS_RETENTION_DAYS is unset.
+const DefaultUniquenessRetention = 365 * 24 * time.Hour
+
 // Store reads and writes the jobs table.
 type Store struct {
 	api       API
 	table     string
 	retention time.Duration
+	// uniqueness is the TTL of the records that make a job unique
+	// (idempotency record, changelist gate); 0 keeps them forever.
+	uniqueness time.Duration
 }
 
-// New returns a Store over the named table, keeping items DefaultRetention.
+// New returns a Store over the named table, keeping job items
+// DefaultRetention and uniqueness records DefaultUniquenessRetention.
 func New(api API, table string) *Store {
-	return &Store{api: api, table: table, retention: DefaultRetention}
+	return &Store{api: api, table: table, retention: DefaultRetention, uniqueness: DefaultUniquenessRetention}
+}
+
+// WithUniquenessRetention sets how long idempotency records and changelist
+// version gates are kept (UNIQUENESS_RETENTION_DAYS); 0 keeps them forever.
+// They hold keys, hashes, the job id and the saved response, no code or
+// findings, so they outlive the job they point to: a webhook re-sent after
+// the job expired still gets the original job, and a version already
+// reviewed is never reviewed (nor e-mailed) again.
+func (st *Store) WithUniquenessRetention(d time.Duration) *Store {
+	if d >= 0 {
+		st.uniqueness = d
+	}
+	return st
+}
+
+// UniquenessExpiresAt is the TTL value (epoch seconds) of a uniqueness
+// record created at now; 0 means none (kept forever).
+func (st *Store) UniquenessExpiresAt(now time.Time) int64 {
+	if st.uniqueness == 0 {
+		return 0
+	}
+	return now.Add(st.uniqueness).Unix()
 }
 
 // WithRetention sets how long new items are kept (RETENTION_DAYS).

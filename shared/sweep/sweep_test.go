@@ -4,28 +4,15 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/envelope"
 	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/store/memstore"
 )
-
-type fakeJobs struct {
-	due         []*job.Job
-	conflict    map[string]bool
-	rescheduled map[string]time.Time
-}
-
-func (f *fakeJobs) Due(context.Context, time.Time, int32) ([]*job.Job, error) { return f.due, nil }
-func (f *fakeJobs) Reschedule(_ context.Context, j *job.Job, _, next time.Time, _ string) error {
-	if f.conflict[j.ID] {
-		return job.ErrConflict
-	}
-	f.rescheduled[j.ID] = next
-	return nil
-}
 
 type fakeQueue struct{ sent []envelope.Envelope }
 
@@ -36,24 +23,37 @@ func (q *fakeQueue) Send(_ context.Context, e envelope.Envelope) error {
 
 func TestSweep(t *testing.T) {
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
-	running := func(id string, expires time.Duration) *job.Job {
-		return &job.Job{ID: id, State: job.Running, Stage: domain.StageLLM, Stages: map[domain.Stage]*job.StageRecord{
-			domain.StageLLM: {Status: job.StageRunning, Attempts: 1, LeaseExpiresAt: job.FormatTime(now.Add(expires))}}}
+	// The in-memory jobs table, every job due (on the sweep index, deadline passed).
+	due := now.Add(-time.Second)
+	onIndex := func(j *job.Job) *job.Job {
+		j.Seq, j.SweepShard, j.SweepAt = 1, job.SweepShard, job.FormatTime(due)
+		return j
 	}
-	queued := &job.Job{ID: "queued", State: job.Queued, Stage: domain.StageLLM, Stages: map[domain.Stage]*job.StageRecord{domain.StageLLM: {Status: job.StagePending}}}
-	jobs := &fakeJobs{
-		due: []*job.Job{
-			queued,                          // next-stage message lost: re-enqueue
-			running("live", 30*time.Second), // live lease: postpone
-			// Ended a second ago on our clock: within the 2 s skew budget the
-			// owner's clock may still say it holds it.
-			running("skew", -time.Second),
-			running("expired", -10*time.Second), // expired: re-enqueue
-			{ID: "done", State: job.Succeeded},  // terminal: stale index entry
-			{ID: "moved", State: job.Queued, Stage: domain.StageNotify},
-		},
-		conflict:    map[string]bool{"moved": true},
-		rescheduled: map[string]time.Time{},
+	running := func(id string, expires time.Duration) *job.Job {
+		return onIndex(&job.Job{ID: id, State: job.Running, Stage: domain.StageLLM, Stages: map[domain.Stage]*job.StageRecord{
+			domain.StageLLM: {Status: job.StageRunning, Attempts: 1, LeaseExpiresAt: job.FormatTime(now.Add(expires))}}})
+	}
+	jobs := memstore.New()
+	for _, j := range []*job.Job{
+		// next-stage message lost: re-enqueue
+		onIndex(&job.Job{ID: "queued", State: job.Queued, Stage: domain.StageLLM, Stages: map[domain.Stage]*job.StageRecord{domain.StageLLM: {Status: job.StagePending}}}),
+		running("live", 30*time.Second), // live lease: postpone
+		// Ended a second ago on our clock: within the 2 s skew budget the
+		// owner's clock may still say it holds it.
+		running("skew", -time.Second),
+		running("expired", -10*time.Second),                 // expired: re-enqueue
+		onIndex(&job.Job{ID: "done", State: job.Succeeded}), // terminal: stale index entry
+		onIndex(&job.Job{ID: "moved", State: job.Queued, Stage: domain.StageNotify}),
+	} {
+		jobs.Put(j)
+	}
+	// "moved" changes between the sweeper's read and its reschedule: the
+	// seq-guarded write is refused.
+	jobs.InjectFor("reschedule", "moved", memstore.Fault{Err: job.ErrConflict})
+	notAt := map[string]string{}
+	for _, id := range []string{"queued", "live", "skew", "expired"} {
+		j, _ := jobs.Get(context.Background(), id)
+		notAt[id] = j.SweepAt
 	}
 	q := &fakeQueue{}
 	s := &Sweeper{Jobs: jobs, Queue: q, Lease: time.Minute, Skew: 2 * time.Second, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -72,10 +72,17 @@ func TestSweep(t *testing.T) {
 			t.Errorf("%s re-enqueued at %s, want its current stage", e.JobID, e.Stage)
 		}
 	}
-	if len(ids) != 2 || ids[0] != "queued" || ids[1] != "expired" {
+	slices.Sort(ids)
+	if len(ids) != 2 || ids[0] != "expired" || ids[1] != "queued" {
 		t.Errorf("re-enqueued %v, want queued and expired", ids)
 	}
-	if got := jobs.rescheduled["live"]; !got.After(now.Add(90 * time.Second)) {
-		t.Errorf("live lease postponed to %s, want past its end plus a lease", got)
+	live, _ := jobs.Get(context.Background(), "live")
+	if got, _ := job.ParseTime(live.SweepAt); !got.After(now.Add(90 * time.Second)) {
+		t.Errorf("live lease postponed to %s, want past its end plus a lease", live.SweepAt)
+	}
+	for id, was := range notAt {
+		if j, _ := jobs.Get(context.Background(), id); j.SweepAt == was || j.History[len(j.History)-1].Type != job.EventSwept {
+			t.Errorf("%s: sweep deadline %s (was %s), history %+v: want it moved and recorded", id, j.SweepAt, was, j.History)
+		}
 	}
 }

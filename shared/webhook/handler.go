@@ -94,7 +94,6 @@ type Handler struct {
 	Metrics      *obs.Metrics  // WebhookResponses by Route and Status; nil emits none
 	ReplayWindow time.Duration // accepted clock difference of signed timestamps
 	SweepAfter   time.Duration // when the sweeper enqueues a job whose first message was lost
-	IdemTTL      time.Duration // how long idempotency records (and saved responses) are kept
 	Now          job.Clock     // the system clock when nil
 }
 
@@ -340,6 +339,12 @@ func (h *Handler) create(ctx context.Context, req events.APIGatewayProxyRequest,
 	if r.RequestedBy != "" {
 		j.History[0].Actor = r.RequestedBy
 	}
+	// Rule RC-3 for the intake: every coercion and de-duplication of the
+	// request is a diagnostic in the job's history (and the log).
+	for _, d := range r.Diagnostics {
+		j.History = append(j.History, job.Event{At: j.CreatedAt, Type: job.EventWebhookDiagnostic, Detail: d.String()})
+		h.Log.InfoContext(ctx, "webhook input adjusted", "diagnostic", d.Kind, "field", d.Field, "count", d.Count)
+	}
 	if r.Swarm != nil {
 		j.Swarm = &job.SwarmRun{Review: r.Swarm.Review, JobURL: h.runLink(ctx, req, id),
 			UpdateURL: r.Swarm.Update, PassURL: r.Swarm.Pass, FailURL: r.Swarm.Fail}
@@ -348,8 +353,9 @@ func (h *Handler) create(ctx context.Context, req events.APIGatewayProxyRequest,
 		ReviewVersion: r.ReviewVersion, IdempotencyKey: r.IdempotencyKey, CreatedAt: j.CreatedAt, StatusURL: "/jobs/" + id})
 	resp.Headers["Location"] = "/jobs/" + id
 	idem := &store.Idempotency{Key: r.IdempotencyKey, RequestHash: r.Hash(), JobID: id, CreatedAt: j.CreatedAt,
-		Response:  store.SavedResponse{Status: resp.StatusCode, Headers: resp.Headers, Body: resp.Body},
-		ExpiresAt: now.Add(h.IdemTTL).Unix()}
+		// No ExpiresAt: the store keeps uniqueness records for the
+		// uniqueness retention, not the data's (rule ID-3).
+		Response: store.SavedResponse{Status: resp.StatusCode, Headers: resp.Headers, Body: resp.Body}}
 
 	err = h.createWithRetry(ctx, j, idem)
 	var dup *store.DuplicateKeyError
@@ -469,6 +475,14 @@ func publicURL(req events.APIGatewayProxyRequest, path string) string {
 func (h *Handler) staleVersion(ctx context.Context, r Request, cur *store.Changelist) events.APIGatewayProxyResponse {
 	if r.ReviewVersion == cur.LatestVersion {
 		j, err := h.Jobs.Get(ctx, cur.LatestJobID)
+		if errors.Is(err, job.ErrNotFound) {
+			// The job's data expired (RETENTION_DAYS); its version gate
+			// outlives it (UNIQUENESS_RETENTION_DAYS): still no rerun.
+			return jsonResponse(http.StatusOK, map[string]any{
+				"job_id": cur.LatestJobID, "state": "expired", "changelist_id": cur.Changelist, "review_version": cur.LatestVersion, "rerun": false,
+				"reason": "review_version_already_accepted: this version was reviewed and its job has expired; send a higher review_version to rerun",
+			})
+		}
 		if err != nil {
 			return unavailable()
 		}

@@ -57,6 +57,9 @@ type Request struct {
 	Source         string        `json:"source"`
 	RequestedBy    string        `json:"requested_by,omitempty"`
 	Swarm          *SwarmRequest `json:"swarm,omitempty"`
+	// Diagnostics lists the coercions and de-duplications Parse applied
+	// (not part of the request's meaning: excluded from Hash).
+	Diagnostics []Diagnostic `json:"-"`
 }
 
 // SwarmRequest is the Helix Swarm test run a request comes from.
@@ -169,6 +172,7 @@ func Parse(body []byte) (Request, error) {
 	if err := parseSwarm(raw, &r); err != nil {
 		return Request{}, err
 	}
+	r.Diagnostics = diagnose(raw, r)
 	return r, nil
 }
 

@@ -7,7 +7,10 @@
 // the provider answers of docs/reference/llm-providers.md (429 with
 // Retry-After or x-ratelimit-reset-*, 5xx, refusals, truncation, content
 // filters, Bedrock exceptions, malformed output, delays), and count and
-// inspect exactly what reached "the LLM".
+// inspect exactly what reached "the LLM". Options add a provider's economics
+// (limits.go): a time per call, requests- and tokens-per-minute limits
+// enforced with 429s and each provider's rate-limit headers, and prompt
+// caching with each provider's markers and usage fields.
 //
 // It reads the prompt the way a model would read text, by the markers the
 // prompt documents (CHANGED_FILES_JSON:, DIFFS:, FILE: headers), and does not
@@ -47,6 +50,22 @@ type Options struct {
 	// Logger receives one record per request (sizes and status only);
 	// nil discards.
 	Logger *slog.Logger
+	// Latency is how long every completion takes to answer (a model's
+	// generation time); 0 answers at once.
+	Latency time.Duration
+	// TokensPerMinute and RequestsPerMinute, when set, are enforced the way
+	// providers enforce theirs: token buckets refilled continuously; a
+	// request is charged its input tokens plus its max_tokens (the output
+	// reservation) when admitted; one that does not fit is answered 429 in
+	// its format's shape, and every answer carries the provider's
+	// rate-limit headers (OpenAI x-ratelimit-*, Anthropic
+	// anthropic-ratelimit-*; Bedrock sends none).
+	TokensPerMinute, RequestsPerMinute int
+	// RateLimitBurst is how much of a minute's limit a bucket holds: a full
+	// minute by default (Anthropic's documented bucket); shorter, as OpenAI
+	// enforces limits over shorter periods, so a short benchmark meets the
+	// limit.
+	RateLimitBurst time.Duration
 }
 
 // Fault is a scripted answer served to the next Count completion requests
@@ -136,6 +155,16 @@ type Request struct {
 	BodyBytes      int         `json:"body_bytes"`
 	Status         int         `json:"status"`
 	Fault          string      `json:"fault,omitempty"`
+	// Usage as answered (200 only): input tokens in all, of which read from
+	// and written to the prompt cache, and output tokens.
+	InputTokens      int `json:"input_tokens,omitempty"`
+	CachedTokens     int `json:"cached_tokens,omitempty"`
+	CacheWriteTokens int `json:"cache_write_tokens,omitempty"`
+	OutputTokens     int `json:"output_tokens,omitempty"`
+	// ChargedTokens is what the request cost against TokensPerMinute.
+	ChargedTokens int `json:"charged_tokens,omitempty"`
+	// RateLimited names the limit ("tokens", "requests") a 429 enforced.
+	RateLimited string `json:"rate_limited,omitempty"`
 }
 
 // Server is the stand-in. The zero value is not usable; call NewServer.
@@ -143,10 +172,12 @@ type Server struct {
 	opts Options
 	log  *slog.Logger
 
-	mu       sync.Mutex
-	faults   []Fault
-	requests []Request
-	seq      int
+	mu        sync.Mutex
+	faults    []Fault
+	requests  []Request
+	seq       int
+	tpm, rpm  limitBucket
+	cacheSeen map[uint64]time.Time // prompt-cache entries by prefix hash, with their expiry
 
 	srv *http.Server
 	url string
@@ -161,7 +192,15 @@ func NewServer(opts Options) *Server {
 	if lg == nil {
 		lg = slog.New(slog.DiscardHandler)
 	}
-	return &Server{opts: opts, log: lg}
+	if opts.RateLimitBurst <= 0 {
+		opts.RateLimitBurst = time.Minute
+	}
+	now := time.Now()
+	bucket := func(perMinute int) limitBucket {
+		c := float64(perMinute) * opts.RateLimitBurst.Minutes()
+		return limitBucket{perMinute: perMinute, capacity: c, level: c, at: now}
+	}
+	return &Server{opts: opts, log: lg, tpm: bucket(opts.TokensPerMinute), rpm: bucket(opts.RequestsPerMinute)}
 }
 
 // Start listens on addr, which must be a loopback address ("127.0.0.1:0"

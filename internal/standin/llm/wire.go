@@ -29,7 +29,8 @@ type wireRequest struct {
 	Temperature    *float64        `json:"temperature"`
 	MaxTokens      int             `json:"max_tokens"`
 	ResponseFormat *struct {
-		Type string `json:"type"`
+		Type       string          `json:"type"`
+		JSONSchema json.RawMessage `json:"json_schema"`
 	} `json:"response_format"`
 	InferenceConfig *struct {
 		MaxTokens   int      `json:"maxTokens"`
@@ -155,10 +156,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, format string, re
 		return fail(http.StatusBadRequest, "a user message is required")
 	}
 
-	fault, faulted := s.nextFault(userMessage(rec.Messages))
+	text, marker := promptText(req)
+	pt := tokens(len(text))
 	s.mu.Lock()
 	s.seq++
 	seq := s.seq
+	adm := s.admit(format, pt+rec.MaxTokens, time.Now())
 	s.mu.Unlock()
 	reqID := fmt.Sprintf("req_standin_%d", seq)
 	switch format {
@@ -169,6 +172,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, format string, re
 	case FormatBedrock:
 		w.Header().Set("X-Amzn-Requestid", reqID)
 	}
+	if adm.limited != "" {
+		rec.RateLimited = adm.limited
+		writeRateLimited(w, format, adm, reqID)
+		return record(http.StatusTooManyRequests, "")
+	}
+	rec.ChargedTokens = adm.charged
+	for k, v := range adm.headers {
+		w.Header()[k] = v
+	}
+	fault, faulted := s.nextFault(userMessage(rec.Messages))
 	for k, v := range fault.Headers {
 		w.Header().Set(k, v)
 	}
@@ -182,6 +195,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, format string, re
 			return record(499, fault.String()) // client gave up; nginx's convention
 		}
 	}
+	if s.opts.Latency > 0 {
+		t := time.NewTimer(s.opts.Latency)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			return record(499, fault.String())
+		}
+	}
 	if fault.RetryAfter != "" {
 		w.Header().Set("Retry-After", fault.RetryAfter)
 	}
@@ -189,7 +211,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, format string, re
 	if model == "" {
 		model = s.opts.Model
 	}
-	a := reply{seq: seq, reqID: reqID, model: model, finish: fault.FinishReason, promptBytes: promptBytes(rec.Messages)}
+	a := reply{seq: seq, reqID: reqID, model: model, finish: fault.FinishReason, promptTokens: pt}
 	switch {
 	case fault.Body != nil || (fault.Status != 0 && fault.Status != http.StatusOK):
 		st := fault.Status
@@ -221,6 +243,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, format string, re
 	if truncating(a.finish) {
 		a.content = a.content[:len(a.content)/2] // cut mid-JSON, as a real token limit does
 	}
+	s.mu.Lock()
+	a.cache = s.cache(format, model, text, marker, time.Now())
+	s.mu.Unlock()
+	rec.InputTokens, rec.CachedTokens, rec.CacheWriteTokens = pt, a.cache.read, a.cache.write
+	rec.OutputTokens = tokens(len(a.content) + len(a.refusal))
 	a.write(w, format)
 	if faulted {
 		return record(http.StatusOK, fault.String())
@@ -238,25 +265,19 @@ func quoteKey(k string) string {
 	return k[:3] + "****" + k[len(k)-4:]
 }
 
-func promptBytes(msgs []Message) int {
-	n := 0
-	for _, m := range msgs {
-		n += len(m.Content)
-	}
-	return n
-}
-
 // reply is one 200 answer before it is put in a wire format.
 type reply struct {
 	seq                   int
 	reqID, model, content string
 	finish, refusal       string
-	promptBytes           int
+	promptTokens          int
+	cache                 cacheUse
 }
 
 func (a reply) write(w http.ResponseWriter, format string) {
 	// Tokens are approximated at four bytes each; tests only need plausible usage.
-	pt, ct := (a.promptBytes+3)/4, (len(a.content)+len(a.refusal)+3)/4
+	pt, ct := a.promptTokens, tokens(len(a.content)+len(a.refusal))
+	uncached := pt - a.cache.read - a.cache.write // Anthropic's and Bedrock's input_tokens
 	switch format {
 	case FormatOpenAI:
 		finish := firstNonEmpty(a.finish, "stop")
@@ -268,7 +289,8 @@ func (a reply) write(w http.ResponseWriter, format string) {
 			"id": fmt.Sprintf("chatcmpl-standin-%d", a.seq), "object": "chat.completion",
 			"created": time.Now().Unix(), "model": a.model,
 			"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
-			"usage":   map[string]int{"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct},
+			"usage": map[string]any{"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct,
+				"prompt_tokens_details": map[string]int{"cached_tokens": a.cache.read}},
 		})
 	case FormatAnthropic:
 		stop, text := firstNonEmpty(a.finish, "end_turn"), a.content
@@ -279,7 +301,8 @@ func (a reply) write(w http.ResponseWriter, format string) {
 			"id": fmt.Sprintf("msg_standin_%d", a.seq), "type": "message", "role": "assistant", "model": a.model,
 			"content":     []any{map[string]any{"type": "text", "text": text}},
 			"stop_reason": stop, "stop_sequence": nil,
-			"usage": map[string]int{"input_tokens": pt, "output_tokens": ct},
+			"usage": map[string]int{"input_tokens": uncached, "output_tokens": ct,
+				"cache_creation_input_tokens": a.cache.write, "cache_read_input_tokens": a.cache.read},
 		})
 	case FormatBedrock:
 		text := a.content
@@ -289,8 +312,9 @@ func (a reply) write(w http.ResponseWriter, format string) {
 		writeJSON(w, http.StatusOK, map[string]any{
 			"output":     map[string]any{"message": map[string]any{"role": "assistant", "content": []any{map[string]any{"text": text}}}},
 			"stopReason": firstNonEmpty(a.finish, "end_turn"),
-			"usage":      map[string]int{"inputTokens": pt, "outputTokens": ct, "totalTokens": pt + ct},
-			"metrics":    map[string]int{"latencyMs": 1},
+			"usage": map[string]int{"inputTokens": uncached, "outputTokens": ct, "totalTokens": pt + ct,
+				"cacheReadInputTokens": a.cache.read, "cacheWriteInputTokens": a.cache.write},
+			"metrics": map[string]int{"latencyMs": 1},
 		})
 	}
 }

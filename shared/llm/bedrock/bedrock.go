@@ -87,7 +87,7 @@ func (c *Client) Complete(ctx context.Context, p llm.Prompt) (llm.Completion, er
 	}
 	in := &bedrockruntime.ConverseInput{
 		ModelId: aws.String(c.cfg.Model),
-		System:  []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: p.System}},
+		System:  c.system(p.System),
 		Messages: []types.Message{{Role: types.ConversationRoleUser,
 			Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: p.User}}}},
 		InferenceConfig: &types.InferenceConfiguration{MaxTokens: aws.Int32(int32(min(maxTokens, 1<<30))), Temperature: aws.Float32(0)},
@@ -109,6 +109,24 @@ func (c *Client) Complete(ctx context.Context, p llm.Prompt) (llm.Completion, er
 		return llm.Completion{}, err
 	}
 	return comp, nil
+}
+
+// system is the system prompt, followed by a cache point on the models
+// that support prompt caching: the system prompt is the static part,
+// byte-identical across a review's chunks.
+func (c *Client) system(text string) []types.SystemContentBlock {
+	blocks := []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: text}}
+	if CachesPrompts(c.cfg.Model) {
+		blocks = append(blocks, &types.SystemContentBlockMemberCachePoint{Value: types.CachePointBlock{Type: types.CachePointTypeDefault}})
+	}
+	return blocks
+}
+
+// CachesPrompts reports whether a Bedrock model id (or inference profile)
+// names a family that supports cache points; other models reject them.
+func CachesPrompts(model string) bool {
+	m := strings.ToLower(model)
+	return strings.Contains(m, "anthropic.claude") || strings.Contains(m, "amazon.nova")
 }
 
 func (c *Client) read(out *bedrockruntime.ConverseOutput) (llm.Completion, error) {
@@ -143,7 +161,10 @@ func (c *Client) read(out *bedrockruntime.ConverseOutput) (llm.Completion, error
 	}
 	comp := llm.Completion{Content: []byte(text.String()), RequestID: reqID, Model: c.cfg.Model, FinishReason: sr}
 	if u := out.Usage; u != nil {
-		comp.Usage = llm.Usage{InputTokens: int(aws.ToInt32(u.InputTokens)), OutputTokens: int(aws.ToInt32(u.OutputTokens))}
+		// inputTokens counts only what is neither read from nor written to the cache.
+		read, write := int(aws.ToInt32(u.CacheReadInputTokens)), int(aws.ToInt32(u.CacheWriteInputTokens))
+		comp.Usage = llm.Usage{InputTokens: int(aws.ToInt32(u.InputTokens)) + read + write, OutputTokens: int(aws.ToInt32(u.OutputTokens)),
+			CachedInputTokens: read, CacheWriteInputTokens: write}
 	}
 	return comp, nil
 }

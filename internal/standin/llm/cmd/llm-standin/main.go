@@ -2,7 +2,7 @@
 // local runs and for processes (such as Lambda binaries under the emulator)
 // that cannot share a test's in-process server.
 //
-//	LLM_STANDIN_API_KEY=... llm-standin -port 8089
+//	LLM_STANDIN_API_KEY=... llm-standin -port 8089 [-latency 2s] [-tokens-per-minute 30000]
 //
 // The expected API key, when required, comes from the environment, never
 // from a flag: flags are visible in the process list.
@@ -27,6 +27,10 @@ func main() {
 	model := flag.String("model", "", "model name reported when a request names none")
 	promptVersion := flag.String("prompt-version", "", "echo this prompt_version instead of the prompt's")
 	schemaVersion := flag.String("schema-version", "", "echo this schema_version instead of the prompt's")
+	latency := flag.Duration("latency", 0, "time every completion takes to answer")
+	tpm := flag.Int("tokens-per-minute", 0, "enforce a tokens-per-minute limit with 429s (0: none)")
+	rpm := flag.Int("requests-per-minute", 0, "enforce a requests-per-minute limit with 429s (0: none)")
+	burst := flag.Duration("rate-limit-burst", 0, "how much of a minute's limit the bucket holds (default 1m)")
 	flag.Parse()
 
 	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
@@ -36,6 +40,7 @@ func main() {
 		PromptVersion: *promptVersion,
 		SchemaVersion: *schemaVersion,
 		Logger:        logger,
+		Latency:       *latency, TokensPerMinute: *tpm, RequestsPerMinute: *rpm, RateLimitBurst: *burst,
 	})
 	url, err := srv.Start(net.JoinHostPort("127.0.0.1", strconv.Itoa(*port)))
 	if err != nil {

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// DefaultUniquenessRetentionDays is uniquenessRetentionDays when cdk.json
+// does not set it: a year, as docs/guarantees.md promises.
+const DefaultUniquenessRetentionDays = 365
+
+// maxUniquenessRetentionDays bounds a finite uniqueness retention (100 years);
+// 0 means forever.
+const maxUniquenessRetentionDays = 36500
+
+var promptVersionRe = regexp.MustCompile(`^\d+\.\d+\.\d+$`)
+
+// validateGuarantees checks the settings of the newer guarantees: how long
+// uniqueness lasts (at least a year and never shorter than the data it
+// protects, or 0 for forever) and the rollback SLO per prompt version.
+func validateGuarantees(c EnvConfig, p *problems) {
+	if u := c.UniquenessRetentionDays; u != 0 && (u < c.RetentionDays || u < 365 || u > maxUniquenessRetentionDays) {
+		p.add("uniquenessRetentionDays %d: want 0 (forever) or 365..%d and not below retentionDays (%d)", u, maxUniquenessRetentionDays, c.RetentionDays)
+	}
+	for v, slo := range c.ValidFindingsSLO {
+		if !promptVersionRe.MatchString(v) {
+			p.add("validFindingsSlo key %q: want a prompt version MAJOR.MINOR.PATCH", v)
+		}
+		if slo <= 0 || slo > 1000 {
+			p.add("validFindingsSlo[%s] %v: want a positive average of valid findings per job", v, slo)
+		}
+	}
+}
+
+// addValidFindingsAlarms adds, per prompt version with an SLO, the rollback
+// alarm the spec asks for: the average of valid findings per job (the llm
+// stage's ReviewValidFindings, one data point per job) below the SLO for an
+// hour (12 × 5 min) pages — roll the version back (promptCandidatePercent 0,
+// or redeploy the previous prompt).
+func addValidFindingsAlarms(stack awscdk.Stack, env string, cfg EnvConfig, action awscloudwatch.IAlarmAction) {
+	versions := make([]string, 0, len(cfg.ValidFindingsSLO))
+	for v := range cfg.ValidFindingsSLO {
+		versions = append(versions, v)
+	}
+	sort.Strings(versions)
+	for _, v := range versions {
+		id := "ValidFindingsSloAlarm" + strings.ReplaceAll(v, ".", "x")
+		a := awscloudwatch.NewAlarm(stack, jsii.String(id), &awscloudwatch.AlarmProps{
+			AlarmDescription: jsii.String(fmt.Sprintf("Prompt %s: valid findings per job below the SLO %v for an hour; roll the prompt version back", v, cfg.ValidFindingsSLO[v])),
+			Metric: awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+				Namespace: jsii.String("Criticizer"), MetricName: jsii.String("ReviewValidFindings"),
+				DimensionsMap: &map[string]*string{"Environment": jsii.String(env), "Stage": jsii.String("llm"), "PromptVersion": jsii.String(v)},
+				Period:        awscdk.Duration_Minutes(jsii.Number(5)), Statistic: jsii.String("Average"),
+			}),
+			Threshold:          jsii.Number(cfg.ValidFindingsSLO[v]),
+			EvaluationPeriods:  jsii.Number(12),
+			DatapointsToAlarm:  jsii.Number(12),
+			ComparisonOperator: awscloudwatch.ComparisonOperator_LESS_THAN_THRESHOLD,
+			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+		})
+		pinID(a, id)
+		a.AddAlarmAction(action)
+	}
+}

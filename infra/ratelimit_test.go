@@ -1,0 +1,93 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+)
+
+// TestReviewSizedToWaitOutRateLimits: in every environment as checked in,
+// the review function runs long enough to wait out a provider's rate limits
+// inside one attempt, its queue's visibility timeout is at least its
+// timeout (AWS requires it for the event source mapping), and the function
+// is told that visibility so it shortens each claimed message's to the
+// lease; the other stages keep visibility = lease = timeout. Configured
+// provider limits reach the function; bad ones are refused at synth.
+func TestReviewSizedToWaitOutRateLimits(t *testing.T) {
+	b, err := os.ReadFile("../cdk.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		Context map[string]any `json:"context"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	for _, env := range knownEnvs {
+		t.Run(env, func(t *testing.T) {
+			ctx := map[string]any{}
+			for k, v := range f.Context {
+				ctx[k] = v
+			}
+			ctx[ctxEnv] = env
+			over := map[string]any{"llmTokensPerMinute": 450000}
+			if env != "local" {
+				over["p4LayerPath"] = fakeLayer(t)
+			}
+			ctx[ctxOverrides] = over
+			delete(ctx, ctxAssetRoot)
+			_, m := synth(t, ctx)
+			_, cfg, err := LoadConfig(awscdk.NewApp(&awscdk.AppProps{Context: &map[string]any{ctxEnv: env, ctxOverrides: over,
+				ctxEnvironments: f.Context[ctxEnvironments]}}).Node())
+			if err != nil {
+				t.Fatal(err)
+			}
+			review := props(m, "ReviewFunction")
+			timeout, _ := review["Timeout"].(float64)
+			visibility, _ := props(m, "LlmQueue")["VisibilityTimeout"].(float64)
+			vars := review["Environment"].(map[string]any)["Variables"].(map[string]any)
+			lease := float64(cfg.LeaseSeconds)
+			if timeout != float64(cfg.ReviewTimeoutSeconds) || timeout <= lease {
+				t.Errorf("review timeout %v, want reviewTimeoutSeconds %d, above the %v s lease", timeout, cfg.ReviewTimeoutSeconds, lease)
+			}
+			if env != "local" && timeout < 600 {
+				t.Errorf("review timeout %v: want minutes of room to wait out per-minute limits", timeout)
+			}
+			if visibility < timeout {
+				t.Errorf("llm queue visibility %v below the review function's timeout %v: AWS refuses the event source mapping", visibility, timeout)
+			}
+			if vars["QUEUE_VISIBILITY_SECONDS"] != itoaStr(int(visibility)) || vars["LEASE_SECONDS"] != itoaStr(cfg.LeaseSeconds) {
+				t.Errorf("review env QUEUE_VISIBILITY_SECONDS=%v LEASE_SECONDS=%v, want %v and %v", vars["QUEUE_VISIBILITY_SECONDS"], vars["LEASE_SECONDS"], visibility, lease)
+			}
+			if vars["LLM_TOKENS_PER_MINUTE"] != "450000" || vars["LLM_REQUESTS_PER_MINUTE"] != nil {
+				t.Errorf("rate limits in env: tokens %v requests %v", vars["LLM_TOKENS_PER_MINUTE"], vars["LLM_REQUESTS_PER_MINUTE"])
+			}
+			for _, s := range []string{"Fetch", "Notify"} {
+				if v := props(m, s+"Queue")["VisibilityTimeout"]; v != lease {
+					t.Errorf("%sQueue visibility %v, want the lease %v", s, v, lease)
+				}
+			}
+		})
+	}
+
+	for _, c := range []struct {
+		over map[string]any
+		want string
+	}{
+		{map[string]any{"reviewTimeoutSeconds": 5}, "reviewTimeoutSeconds 5"},
+		{map[string]any{"reviewTimeoutSeconds": 901}, "reviewTimeoutSeconds 901"},
+		{map[string]any{"llmTokensPerMinute": 500}, "llmTokensPerMinute 500"},
+		{map[string]any{"llmRequestsPerMinute": -1}, "llmRequestsPerMinute -1"},
+	} {
+		ctx := map[string]any{ctxEnv: "local", ctxOverrides: c.over}
+		if _, _, err := LoadConfig(awscdk.NewApp(&awscdk.AppProps{Context: &ctx}).Node()); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want one naming %q", c.over, err, c.want)
+		}
+	}
+}
+
+func itoaStr(n int) string { return *itoa(n) }

@@ -1,0 +1,251 @@
+package llm
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The stand-in's provider economics, as shared/reference/llm-providers.md
+// describes them: rate limits enforced with 429s and the rate-limit headers
+// each provider sends, and prompt caching with each provider's fields.
+
+// bytesPerToken is the stand-in's tokenizer: four bytes a token.
+const bytesPerToken = 4
+
+func tokens(bytes int) int { return (bytes + bytesPerToken - 1) / bytesPerToken }
+
+// Prompt caching: the minimum cacheable prefix (OpenAI and Anthropic: 1,024
+// tokens; Anthropic Haiku models 2,048), OpenAI's 128-token steps, and the
+// 5-minute life of a cache entry, refreshed on each hit.
+const (
+	minCacheTokens      = 1024
+	minCacheTokensHaiku = 2048
+	cacheStepTokens     = 128
+	cacheTTL            = 5 * time.Minute
+)
+
+// wireBlock is a content block as far as caching reads it: Anthropic's
+// {"type":"text","text","cache_control"} or Bedrock's {"text"} and
+// {"cachePoint":{"type":"default"}}.
+type wireBlock struct {
+	Text         string          `json:"text"`
+	CacheControl json.RawMessage `json:"cache_control"`
+	CachePoint   json.RawMessage `json:"cachePoint"`
+}
+
+// promptText is a request's text in the order a provider reads it (an
+// OpenAI structured-output schema, the system prompt, then the messages),
+// and the length of the prefix its last cache marker ends (-1: none).
+// Anthropic's cache_control ends the prefix after its block; Bedrock's
+// cachePoint block ends it where it stands. The schema counts as prompt
+// tokens and is cached with the prefix, as OpenAI does.
+func promptText(req wireRequest) (string, int) {
+	var b strings.Builder
+	marker := -1
+	if rf := req.ResponseFormat; rf != nil && len(rf.JSONSchema) > 0 {
+		b.Write(rf.JSONSchema)
+	}
+	add := func(raw json.RawMessage) {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			b.WriteString(s)
+			return
+		}
+		var blocks []wireBlock
+		_ = json.Unmarshal(raw, &blocks)
+		for _, bl := range blocks {
+			if bl.CachePoint != nil {
+				marker = b.Len()
+			}
+			b.WriteString(bl.Text)
+			if bl.CacheControl != nil && string(bl.CacheControl) != "null" {
+				marker = b.Len()
+			}
+		}
+	}
+	add(req.System)
+	for _, m := range req.Messages {
+		add(m.Content)
+	}
+	return b.String(), marker
+}
+
+// cacheUse is what one request read from and wrote to the cache, in tokens.
+type cacheUse struct{ read, write int }
+
+// cache looks up and records a request's cacheable prefix. Call with s.mu held.
+func (s *Server) cache(format, model, text string, marker int, now time.Time) cacheUse {
+	if s.cacheSeen == nil {
+		s.cacheSeen = map[uint64]time.Time{}
+	}
+	minTokens := minCacheTokens
+	if strings.Contains(strings.ToLower(model), "haiku") {
+		minTokens = minCacheTokensHaiku
+	}
+	// One running hash over the text: a prefix's key is its state at the
+	// prefix's end (the steps of a long prompt cost one pass, not one each).
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s\x00%s\x00", format, model)
+	hashed := 0
+	key := func(n int) uint64 {
+		h.Write([]byte(text[hashed:n]))
+		hashed = n
+		return h.Sum64()
+	}
+	hit := func(k uint64) bool {
+		exp, ok := s.cacheSeen[k]
+		if ok && now.Before(exp) {
+			s.cacheSeen[k] = now.Add(cacheTTL)
+			return true
+		}
+		return false
+	}
+	if format == FormatOpenAI {
+		// Automatic: the longest previously seen prefix, in 128-token steps
+		// from 1,024 tokens. Every step of this prompt is remembered.
+		read := 0
+		for n := minTokens * bytesPerToken; n <= len(text); n += cacheStepTokens * bytesPerToken {
+			k := key(n)
+			if hit(k) {
+				read = tokens(n)
+			} else {
+				s.cacheSeen[k] = now.Add(cacheTTL)
+			}
+		}
+		return cacheUse{read: read}
+	}
+	if marker < 0 || tokens(marker) < minTokens {
+		return cacheUse{}
+	}
+	k := key(marker)
+	if hit(k) {
+		return cacheUse{read: tokens(marker)}
+	}
+	s.cacheSeen[k] = now.Add(cacheTTL)
+	return cacheUse{write: tokens(marker)}
+}
+
+// limitBucket is one rate limit: a token bucket refilled continuously at
+// perMinute a minute, holding burst of it.
+type limitBucket struct {
+	perMinute int
+	capacity  float64
+	level     float64
+	at        time.Time
+}
+
+func (b *limitBucket) configured() bool { return b.perMinute > 0 }
+
+func (b *limitBucket) refill(now time.Time) {
+	if dt := now.Sub(b.at).Seconds(); dt > 0 {
+		b.level = math.Min(b.capacity, b.level+dt*float64(b.perMinute)/60)
+	}
+	b.at = now
+}
+
+// need is how long until the bucket holds n; a request larger than the
+// bucket is admitted when it is full.
+func (b *limitBucket) need(n float64) time.Duration {
+	n = math.Min(n, b.capacity)
+	if b.level >= n {
+		return 0
+	}
+	return time.Duration((n - b.level) / (float64(b.perMinute) / 60) * float64(time.Second))
+}
+
+// full is how long until the bucket is full again (OpenAI's reset).
+func (b *limitBucket) full() time.Duration { return b.need(b.capacity) }
+
+// admission is the outcome of the rate-limit check for one request.
+type admission struct {
+	limited  string        // "tokens" or "requests" when refused
+	wait     time.Duration // until the request would fit
+	headers  http.Header   // the rate-limit headers of the answer
+	charged  int           // tokens charged to the limit
+	anything bool          // limits are configured
+}
+
+// admit charges a request of cost tokens to the configured limits, or
+// refuses it. Call with s.mu held.
+func (s *Server) admit(format string, cost int, now time.Time) admission {
+	if !s.tpm.configured() && !s.rpm.configured() {
+		return admission{}
+	}
+	a := admission{anything: true, headers: http.Header{}}
+	for _, b := range []*limitBucket{&s.tpm, &s.rpm} {
+		if b.configured() {
+			b.refill(now)
+		}
+	}
+	if s.rpm.configured() {
+		if w := s.rpm.need(1); w > 0 {
+			a.limited, a.wait = "requests", w
+		}
+	}
+	if s.tpm.configured() && a.limited == "" {
+		if w := s.tpm.need(float64(cost)); w > 0 {
+			a.limited, a.wait = "tokens", w
+		}
+	}
+	if a.limited == "" {
+		if s.rpm.configured() {
+			s.rpm.level--
+		}
+		if s.tpm.configured() {
+			s.tpm.level -= math.Min(float64(cost), s.tpm.capacity)
+			a.charged = cost
+		}
+	}
+	s.rateHeaders(format, a.headers, now)
+	return a
+}
+
+// rateHeaders writes each provider's rate-limit headers (Bedrock sends none).
+func (s *Server) rateHeaders(format string, h http.Header, now time.Time) {
+	for _, l := range []struct {
+		kind string
+		b    *limitBucket
+	}{{"requests", &s.rpm}, {"tokens", &s.tpm}} {
+		if !l.b.configured() {
+			continue
+		}
+		remaining := strconv.Itoa(max(0, int(l.b.level)))
+		switch format {
+		case FormatOpenAI:
+			h.Set("X-Ratelimit-Limit-"+l.kind, strconv.Itoa(l.b.perMinute))
+			h.Set("X-Ratelimit-Remaining-"+l.kind, remaining)
+			h.Set("X-Ratelimit-Reset-"+l.kind, l.b.full().Round(time.Millisecond).String())
+		case FormatAnthropic:
+			h.Set("Anthropic-Ratelimit-"+l.kind+"-Limit", strconv.Itoa(l.b.perMinute))
+			h.Set("Anthropic-Ratelimit-"+l.kind+"-Remaining", remaining)
+			h.Set("Anthropic-Ratelimit-"+l.kind+"-Reset", now.Add(l.b.full()).UTC().Format(time.RFC3339))
+		}
+	}
+}
+
+// writeRateLimited answers a refused request the way each provider does:
+// OpenAI 429 naming the limit (type "tokens"/"requests") with its headers
+// and no Retry-After; Anthropic 429 rate_limit_error with retry-after in
+// whole seconds; Bedrock ThrottlingException with no hint.
+func writeRateLimited(w http.ResponseWriter, format string, a admission, reqID string) {
+	for k, v := range a.headers {
+		w.Header()[k] = v
+	}
+	msg := fmt.Sprintf("Rate limit reached on %s per min. Please try again in %s.", a.limited, a.wait.Round(time.Millisecond))
+	switch format {
+	case FormatOpenAI:
+		writeJSON(w, http.StatusTooManyRequests, map[string]any{"error": map[string]any{
+			"message": msg, "type": a.limited, "param": nil, "code": "rate_limit_exceeded"}})
+	case FormatAnthropic:
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(a.wait.Seconds()))))
+		writeFormatError(w, format, http.StatusTooManyRequests, "rate_limit_error", msg, reqID)
+	default:
+		writeFormatError(w, format, http.StatusTooManyRequests, "ThrottlingException", "Too many tokens, please wait before trying again.", reqID)
+	}
+}

@@ -1,0 +1,424 @@
+package llm
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/criticizer/criticizer/shared/backoff"
+	"github.com/criticizer/criticizer/shared/failure"
+)
+
+// Limiter keeps a provider's rate limits per model for one function instance
+// and paces calls to them, so that a provider asking to slow down is waited
+// out inside the attempt instead of failing it (rule BO-4, "waiting is not
+// failing"):
+//
+//   - limits come from configuration (requests and tokens per minute) and
+//     from the rate-limit headers of every answer (ParseRateLimit), which
+//     describe the limit shared by all callers and so correct this
+//     instance's view; each is a token bucket refilling continuously;
+//   - a call waits until both buckets hold its cost (prompt tokens,
+//     estimated from bytes with the ratio the provider's usage reports, plus
+//     its output reservation), and until any provider-requested pause ends;
+//   - a 429 (RATE_LIMITED) is retried after the provider's Retry-After or
+//     reset hint (full-jitter backoff when there is none, as Bedrock sends),
+//     and halves the calls allowed in flight; each success raises it again
+//     by one per window of calls (AIMD);
+//   - a wait that cannot end Reserve before the context's deadline, or that
+//     is longer than MaxWait (the spec's 5-minute ceiling), is not waited:
+//     the call fails RATE_LIMITED with the wait as its Retry-After, and the
+//     stage ends the attempt with its finished work stored.
+//
+// It is safe for concurrent use.
+type Limiter struct {
+	cfg LimiterConfig
+
+	mu     sync.Mutex
+	models map[string]*modelLimits
+}
+
+// LimiterConfig configures a Limiter. Zero fields take the defaults noted.
+type LimiterConfig struct {
+	// RequestsPerMinute and TokensPerMinute are the configured limits; 0
+	// means unknown until the provider's headers say (Bedrock never does).
+	RequestsPerMinute, TokensPerMinute int
+	// MaxConcurrency is the most calls in flight per model; 0 means 4.
+	MaxConcurrency int
+	// OutputTokens is the output reservation of a call whose Prompt sets no
+	// MaxTokens (the client's max_tokens); it counts against the token
+	// limit, as providers count it. 0 means DefaultMaxTokens.
+	OutputTokens int
+	// BytesPerToken is the first estimate of prompt bytes per token, refined
+	// from the usage answers report; 0 means 4.
+	BytesPerToken float64
+	// Reserve is the time a call needs after its wait: a wait is only taken
+	// if it ends Reserve before the context's deadline. Set it to the
+	// client's timeout.
+	Reserve time.Duration
+	// MaxWait is the longest single wait; longer ones end the attempt. 0
+	// means 5 minutes (rule BO-2's ceiling).
+	MaxWait time.Duration
+	// Clock is the time source; nil means the system clock.
+	Clock Clock
+	// Logger gets a record per rate-limited answer; nil discards.
+	Logger *slog.Logger
+}
+
+// Clock is the Limiter's time source.
+type Clock interface {
+	Now() time.Time
+	After(d time.Duration) <-chan time.Time
+}
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time                         { return time.Now() }
+func (systemClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// DefaultMaxWait is the longest a Limiter waits at once (rule BO-2's ceiling).
+const DefaultMaxWait = 5 * time.Minute
+
+// NewLimiter returns a Limiter with cfg's defaults filled in.
+func NewLimiter(cfg LimiterConfig) *Limiter {
+	if cfg.MaxConcurrency <= 0 {
+		cfg.MaxConcurrency = 4
+	}
+	if cfg.OutputTokens <= 0 {
+		cfg.OutputTokens = DefaultMaxTokens
+	}
+	if cfg.BytesPerToken <= 0 {
+		cfg.BytesPerToken = 4
+	}
+	if cfg.MaxWait <= 0 {
+		cfg.MaxWait = DefaultMaxWait
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = systemClock{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Limiter{cfg: cfg, models: map[string]*modelLimits{}}
+}
+
+// Wrap returns next paced by l's limits for model.
+func (l *Limiter) Wrap(model string, next Provider) Provider {
+	return ProviderFunc(func(ctx context.Context, p Prompt) (Completion, error) {
+		return l.complete(ctx, l.model(model), next, p)
+	})
+}
+
+// ProviderFunc adapts a function to Provider.
+type ProviderFunc func(ctx context.Context, p Prompt) (Completion, error)
+
+// Complete calls f.
+func (f ProviderFunc) Complete(ctx context.Context, p Prompt) (Completion, error) { return f(ctx, p) }
+
+// LimiterStats are a model's counters, for tests, benchmarks and logs.
+type LimiterStats struct {
+	Calls       int           // calls sent to the provider
+	RateLimited int           // 429s (RATE_LIMITED answers) met
+	Waited      time.Duration // total time calls spent waiting
+	Concurrency int           // calls currently allowed in flight
+}
+
+// Stats returns model's counters.
+func (l *Limiter) Stats(model string) LimiterStats {
+	m := l.model(model)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.stats
+	s.Concurrency = m.allowed()
+	return s
+}
+
+func (l *Limiter) model(name string) *modelLimits {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	m, ok := l.models[name]
+	if !ok {
+		now := l.cfg.Clock.Now()
+		m = &modelLimits{
+			tokens:      newBucket(l.cfg.TokensPerMinute, now),
+			requests:    newBucket(l.cfg.RequestsPerMinute, now),
+			concurrency: float64(l.cfg.MaxConcurrency),
+			bpt:         l.cfg.BytesPerToken,
+			changed:     make(chan struct{}),
+		}
+		l.models[name] = m
+	}
+	return m
+}
+
+// modelLimits is one model's state.
+type modelLimits struct {
+	mu           sync.Mutex
+	tokens       bucket
+	requests     bucket
+	pausedUntil  time.Time // a provider-requested pause (Retry-After)
+	concurrency  float64   // AIMD: calls allowed in flight
+	inFlight     int
+	consecutive  int // 429s since the last success, for backoff without a hint
+	lastDecrease time.Time
+	bpt          float64 // prompt bytes per token, from usage
+	usedBytes    int64
+	usedTokens   int64
+	spentTokens  float64       // tokens reserved so far, to age header readings
+	spentCalls   float64       // requests reserved so far, likewise
+	changed      chan struct{} // closed and replaced when a slot frees or limits change
+	stats        LimiterStats
+}
+
+func (m *modelLimits) allowed() int { return max(1, int(m.concurrency)) }
+
+func (m *modelLimits) broadcast() {
+	close(m.changed)
+	m.changed = make(chan struct{})
+}
+
+// bucket is a token bucket of a per-minute limit, refilled continuously
+// (the way Anthropic documents its limits; OpenAI's behave alike). A zero
+// capacity is an unknown limit: no pacing.
+type bucket struct {
+	capacity float64
+	level    float64
+	at       time.Time
+}
+
+func newBucket(perMinute int, now time.Time) bucket {
+	return bucket{capacity: float64(perMinute), level: float64(perMinute), at: now}
+}
+
+func (b *bucket) perSecond() float64 { return b.capacity / 60 }
+
+func (b *bucket) refill(now time.Time) {
+	if b.capacity <= 0 {
+		return
+	}
+	if dt := now.Sub(b.at).Seconds(); dt > 0 {
+		b.level = math.Min(b.capacity, b.level+dt*b.perSecond())
+	}
+	b.at = now
+}
+
+// wait is how long until the bucket holds n (at most its capacity: a call
+// larger than the limit waits for a full bucket and lets the provider judge).
+func (b *bucket) wait(n float64) time.Duration {
+	if b.capacity <= 0 {
+		return 0
+	}
+	n = math.Min(n, b.capacity)
+	if b.level >= n {
+		return 0
+	}
+	return time.Duration((n - b.level) / b.perSecond() * float64(time.Second))
+}
+
+func (b *bucket) take(n float64) {
+	if b.capacity > 0 {
+		b.level -= math.Min(n, b.capacity)
+	}
+}
+
+// learn takes the provider's view: its limit, and what it has left as of
+// the answer, aged by the refill since and the reservations made since
+// (spentSince) by this instance.
+func (b *bucket) learn(limit int, remaining int, hasRemaining bool, spentSince float64, now time.Time) {
+	if limit > 0 && float64(limit) != b.capacity {
+		if b.capacity <= 0 {
+			b.level = float64(limit)
+		}
+		b.capacity = float64(limit)
+		b.at = now
+	}
+	if hasRemaining && b.capacity > 0 {
+		b.refill(now)
+		b.level = math.Min(b.level, float64(remaining)-spentSince)
+	}
+}
+
+func (l *Limiter) cost(m *modelLimits, p Prompt) float64 {
+	out := p.MaxTokens
+	if out <= 0 {
+		out = l.cfg.OutputTokens
+	}
+	return float64(len(p.System)+len(p.User))/m.bpt + float64(out)
+}
+
+// complete sends p through next, waiting as the limits require.
+func (l *Limiter) complete(ctx context.Context, m *modelLimits, next Provider, p Prompt) (Completion, error) {
+	cost := l.cost(m, p)
+	var limited int
+	var waited time.Duration
+	for {
+		mark, err := l.acquire(ctx, m, cost)
+		waited += mark.waited
+		if err != nil {
+			return Completion{}, err
+		}
+		comp, err := next.Complete(ctx, p)
+		l.release(m, p, comp, err, mark)
+		if failure.Classify(err) != failure.RateLimited {
+			if err == nil {
+				comp.RateLimited, comp.Waited = limited, waited
+			}
+			return comp, err
+		}
+		limited++
+		// The provider asked us to slow down: the pause is set (release);
+		// the loop waits it out, or ends the attempt if it cannot.
+	}
+}
+
+// spentMark is where the reservation counters stood right after a call's
+// own, and how long the call waited for it.
+type spentMark struct {
+	tokens, calls float64
+	waited        time.Duration
+}
+
+// acquire waits until m allows a call of cost, and reserves it.
+func (l *Limiter) acquire(ctx context.Context, m *modelLimits, cost float64) (spentMark, error) {
+	start := l.cfg.Clock.Now()
+	for {
+		m.mu.Lock()
+		now := l.cfg.Clock.Now()
+		m.tokens.refill(now)
+		m.requests.refill(now)
+		var wait time.Duration
+		slot := m.inFlight < m.allowed()
+		if slot {
+			wait = max(m.pausedUntil.Sub(now), m.tokens.wait(cost), m.requests.wait(1))
+		}
+		if slot && wait <= 0 {
+			m.tokens.take(cost)
+			m.requests.take(1)
+			m.spentTokens += cost
+			m.spentCalls++
+			mark := spentMark{tokens: m.spentTokens, calls: m.spentCalls, waited: now.Sub(start)}
+			m.inFlight++
+			m.stats.Calls++
+			m.stats.Waited += now.Sub(start)
+			m.mu.Unlock()
+			return mark, nil
+		}
+		if wait > 0 {
+			if err := l.fits(ctx, now, wait); err != nil {
+				m.stats.Waited += now.Sub(start)
+				m.mu.Unlock()
+				return spentMark{}, err
+			}
+		}
+		changed := m.changed
+		m.mu.Unlock()
+		var timer <-chan time.Time
+		if wait > 0 {
+			timer = l.cfg.Clock.After(wait)
+		}
+		select {
+		case <-ctx.Done():
+			return spentMark{}, fmt.Errorf("llm: waiting for the rate limit: %w", context.Cause(ctx))
+		case <-timer:
+		case <-changed:
+		}
+	}
+}
+
+// fits refuses a wait that is longer than MaxWait or that would not leave
+// Reserve before ctx's deadline.
+func (l *Limiter) fits(ctx context.Context, now time.Time, wait time.Duration) error {
+	e := &Error{Provider: "limiter", Reason: ReasonRateLimited}
+	if wait > l.cfg.MaxWait {
+		e.Detail = fmt.Sprintf("the rate limit needs a wait of %s, over the %s ceiling", wait.Round(time.Millisecond), l.cfg.MaxWait)
+		return Classed(failure.RateLimited, wait, e)
+	}
+	if dl, ok := ctx.Deadline(); ok && now.Add(wait+l.cfg.Reserve).After(dl) {
+		e.Detail = fmt.Sprintf("the rate limit needs a wait of %s; the invocation has %s left", wait.Round(time.Millisecond), dl.Sub(now).Round(time.Millisecond))
+		return Classed(failure.RateLimited, wait, e)
+	}
+	return nil
+}
+
+// release ends a call: it frees the slot, learns from the answer's headers
+// and usage, and on a 429 pauses the model and lowers its concurrency.
+func (l *Limiter) release(m *modelLimits, p Prompt, comp Completion, err error, mark spentMark) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	defer m.broadcast()
+	now := l.cfg.Clock.Now()
+	m.inFlight--
+	rl := comp.RateLimit
+	d, hasDetails := Details(err)
+	if hasDetails {
+		rl = d.RateLimit
+	}
+	// The headers are as of this call's admission: what this instance
+	// reserved after it is not in them yet.
+	m.tokens.learn(rl.TokensLimit, rl.TokensRemaining, rl.HasTokens, m.spentTokens-mark.tokens, now)
+	m.requests.learn(rl.RequestsLimit, rl.RequestsRemaining, rl.HasRequests, m.spentCalls-mark.calls, now)
+
+	if failure.Classify(err) != failure.RateLimited {
+		if err == nil {
+			m.consecutive = 0
+			// Additive increase: one more slot per window of successes.
+			m.concurrency = math.Min(float64(l.cfg.MaxConcurrency), m.concurrency+1/m.concurrency)
+			if u := comp.Usage.InputTokens; u > 0 {
+				m.usedBytes += int64(len(p.System) + len(p.User))
+				m.usedTokens += int64(u)
+				m.bpt = float64(m.usedBytes) / float64(m.usedTokens)
+			}
+		}
+		return
+	}
+	m.stats.RateLimited++
+	m.consecutive++
+	// The wait: what the provider's Retry-After asks; else, when its headers
+	// told what is left, what the buckets need for this call (a reset header
+	// is when a limit is full again, longer than needed); else the reset
+	// hint; else backoff.
+	if !rl.HasTokens && !rl.HasRequests {
+		// No headers (Bedrock): as far as the provider is concerned the
+		// buckets are empty; a configured limit then paces the retry.
+		m.tokens.level = math.Min(m.tokens.level, 0)
+		m.requests.level = math.Min(m.requests.level, 0)
+	}
+	var hint time.Duration
+	paced := max(m.tokens.wait(l.cost(m, p)), m.requests.wait(1))
+	switch {
+	case hasDetails && d.RetryAfterHeader > 0:
+		hint = d.RetryAfterHeader
+	case (rl.HasTokens || rl.HasRequests) && paced > 0:
+		hint = 0 // acquire waits for the buckets
+	default:
+		hint = failure.RetryAfter(err)
+	}
+	if hint <= 0 && paced <= 0 {
+		// No hint (Bedrock's ThrottlingException): the retry policy's
+		// full-jitter backoff, per consecutive 429 (rule BO-1).
+		hint = backoff.Default.Delay(m.consecutive, 0)
+	}
+	m.pausedUntil = maxTime(m.pausedUntil, now.Add(hint))
+	// Multiplicative decrease, once per pause: the 429s of calls that were
+	// in flight together are one signal.
+	if !now.Before(m.lastDecrease) {
+		m.concurrency = math.Max(1, m.concurrency/2)
+		m.lastDecrease = now.Add(max(hint, paced))
+	}
+	reason := ReasonRateLimited
+	if hasDetails {
+		reason = d.Reason
+	}
+	l.cfg.Logger.Warn("llm rate limited; waiting", slog.Duration("retry_after", hint), slog.Int("concurrency", m.allowed()),
+		slog.Int("consecutive", m.consecutive), slog.String("reason", string(reason)))
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}

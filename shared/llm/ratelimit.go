@@ -1,0 +1,90 @@
+package llm
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// RateLimit is what one provider answer said about the caller's limits, read
+// from its rate-limit headers (shared/reference/llm-providers.md). Zero
+// limits mean "not sent". The headers describe the limit shared by every
+// caller of the account and model, so they correct what one function
+// instance believes it has left.
+type RateLimit struct {
+	// RequestsLimit and TokensLimit are the per-minute limits.
+	RequestsLimit, TokensLimit int
+	// RequestsRemaining and TokensRemaining are what is left; valid only
+	// when HasRequests / HasTokens.
+	RequestsRemaining, TokensRemaining int
+	HasRequests, HasTokens             bool
+	// RequestsReset and TokensReset are how long until the limit is back
+	// to full.
+	RequestsReset, TokensReset time.Duration
+}
+
+// Known reports whether the answer carried any rate-limit header.
+func (r RateLimit) Known() bool {
+	return r.RequestsLimit > 0 || r.TokensLimit > 0 || r.HasRequests || r.HasTokens
+}
+
+// ParseRateLimit reads OpenAI's x-ratelimit-* headers (resets as Go-style
+// durations: "12ms", "1s", "6m0s") and Anthropic's anthropic-ratelimit-*
+// headers (resets as RFC 3339 times; the combined -tokens- limit, else the
+// input-tokens one). Bedrock sends none.
+func ParseRateLimit(h http.Header, now time.Time) RateLimit {
+	var r RateLimit
+	intHeader := func(name string) (int, bool) {
+		v := strings.TrimSpace(h.Get(name))
+		if v == "" {
+			return 0, false
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return 0, false
+		}
+		return int(min(n, 1<<40)), true
+	}
+	durHeader := func(name string) time.Duration {
+		v := strings.TrimSpace(h.Get(name))
+		if v == "" {
+			return 0
+		}
+		if d, err := time.ParseDuration(v); err == nil && d > 0 {
+			return min(d, maxRetryAfter)
+		}
+		if t, err := time.Parse(time.RFC3339, v); err == nil && t.After(now) {
+			return min(t.Sub(now), maxRetryAfter)
+		}
+		return 0
+	}
+	// read fills one limit from its three headers; names maps "limit",
+	// "remaining", "reset" to the header names of one provider and kind.
+	read := func(names func(string) string, limit, remaining *int, has *bool, reset *time.Duration) bool {
+		l, okL := intHeader(names("limit"))
+		rem, okR := intHeader(names("remaining"))
+		if !okL && !okR {
+			return false
+		}
+		*limit, *remaining, *has = l, rem, okR
+		*reset = durHeader(names("reset"))
+		return true
+	}
+	// OpenAI: x-ratelimit-limit-requests, x-ratelimit-remaining-tokens, …
+	openai := func(kind string) func(string) string {
+		return func(what string) string { return "X-Ratelimit-" + what + "-" + kind }
+	}
+	// Anthropic: anthropic-ratelimit-requests-limit, anthropic-ratelimit-tokens-remaining, …
+	anthropic := func(kind string) func(string) string {
+		return func(what string) string { return "Anthropic-Ratelimit-" + kind + "-" + what }
+	}
+	if !read(openai("requests"), &r.RequestsLimit, &r.RequestsRemaining, &r.HasRequests, &r.RequestsReset) {
+		read(anthropic("requests"), &r.RequestsLimit, &r.RequestsRemaining, &r.HasRequests, &r.RequestsReset)
+	}
+	if !read(openai("tokens"), &r.TokensLimit, &r.TokensRemaining, &r.HasTokens, &r.TokensReset) &&
+		!read(anthropic("tokens"), &r.TokensLimit, &r.TokensRemaining, &r.HasTokens, &r.TokensReset) {
+		read(anthropic("input-tokens"), &r.TokensLimit, &r.TokensRemaining, &r.HasTokens, &r.TokensReset)
+	}
+	return r
+}
