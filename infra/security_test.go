@@ -159,7 +159,7 @@ func TestTableItemAccess(t *testing.T) {
 func TestItemPrefixesMatchTheStore(t *testing.T) {
 	for prefix, file := range map[string]string{
 		itemJob: "../shared/store/item.go", itemIdempotency: "../shared/store/item.go", itemChangelist: "../shared/store/item.go",
-		itemOutbox: "../shared/outbox/outbox.go", itemDelivery: "../shared/deliverylog/deliverylog.go", itemBudget: "../shared/store/budget.go",
+		itemOutbox: "../shared/outbox/outbox.go", itemDelivery: "../shared/evidence/evidence.go", itemBudget: "../shared/store/budget.go",
 	} {
 		b, err := os.ReadFile(filepath.Clean(file))
 		if err != nil {

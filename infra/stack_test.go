@@ -738,7 +738,7 @@ func TestEnvironmentsAsCheckedIn(t *testing.T) {
 				}
 				assertSESScoped(t, m, fmt.Sprint(nf["SES_CONFIGURATION_SET"]))
 				if props(m, "SesEventDestination") == nil || props(m, "SesEventsRule") == nil || props(m, "SesEventsFunction") == nil {
-					t.Error("SES events do not reach the delivery log: no lookup before resend")
+					t.Error("SES events do not reach the provider evidence table: no lookup before resend")
 				}
 			case "smtp":
 				if h, _ := nf["SMTP_HOST"].(string); h == "" {

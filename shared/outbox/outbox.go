@@ -1,11 +1,11 @@
-// Package outbox owns the delivery log: one row per (changelist_id,
+// Package outbox owns the delivery rows: one row per (changelist_id,
 // recipient, review_version), keyed by delivery.Key so the tuple is unique,
 // and the send-then-mark protocol around it. A row moves
 //
 //	(none) → sending → sent                  (Begin creates the row and marks it sending in one
 //	                                          write; the send confirmed, marked in one write)
 //	pending → sending → pending              (provider refused before accepting: safe to retry)
-//	pending → sending → (crash/timeout)      (send may have happened: reconcile before any resend)
+//	pending → sending → (crash/timeout)      (send may have happened: settle before any resend)
 //	        → failed                         (permanent: invalid recipient, policy)
 //
 // notified_at is set only after the provider accepted the message, so a row
@@ -43,14 +43,9 @@ const (
 	Failed  Status = "failed"
 )
 
-// Key is the outbox identity: the unique intent "recipient has been notified
-// for this changelist version". It is the delivery key, so the row and the
-// e-mail's deterministic Message-ID derive from the same tuple.
-type Key = delivery.Key
-
 // The row's key derives from the delivery key, recipient canonicalized.
-func pk(k Key) string { return fmt.Sprintf("OUTBOX#%d#%d", k.Changelist, k.ReviewVersion) }
-func sk(k Key) string { return "RCPT#" + k.Canonical().Recipient }
+func pk(k delivery.Key) string { return fmt.Sprintf("OUTBOX#%d#%d", k.Changelist, k.ReviewVersion) }
+func sk(k delivery.Key) string { return "RCPT#" + k.Canonical().Recipient }
 
 // Row is one delivery.
 type Row struct {
@@ -78,8 +73,8 @@ type Row struct {
 }
 
 // Key returns the row's identity.
-func (r *Row) Key() Key {
-	return Key{Changelist: r.Changelist, Recipient: r.Recipient, ReviewVersion: r.ReviewVersion}
+func (r *Row) Key() delivery.Key {
+	return delivery.Key{Changelist: r.Changelist, Recipient: r.Recipient, ReviewVersion: r.ReviewVersion}
 }
 
 // API is the part of the DynamoDB client the outbox uses.
@@ -131,7 +126,7 @@ func (o *Outbox) expiresAt(now time.Time) int64 {
 var ErrAlreadySent = errors.New("already notified")
 
 // ErrInFlight means a send was started and not confirmed: it may have
-// happened, so the row must be reconciled before any resend.
+// happened, so the row must be settled before any resend.
 var ErrInFlight = errors.New("send may have happened")
 
 // InFlightError is ErrInFlight with the row as it is: when its send
@@ -145,37 +140,14 @@ func (e *InFlightError) Error() string {
 // Unwrap makes errors.Is(err, ErrInFlight) hold.
 func (e *InFlightError) Unwrap() error { return ErrInFlight }
 
-func itemKey(k Key) map[string]types.AttributeValue {
+func itemKey(k delivery.Key) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: pk(k)}, "sk": &types.AttributeValueMemberS{Value: sk(k)}}
 }
 
 func sv(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 
-// Ensure creates the row for k if it does not exist and returns the row as
-// stored. Creation is conditional, so concurrent workers share one row.
-func (o *Outbox) Ensure(ctx context.Context, k Key, jobID string, now time.Time) (*Row, error) {
-	at := job.FormatTime(now)
-	row := Row{Changelist: k.Changelist, ReviewVersion: k.ReviewVersion, Recipient: k.Canonical().Recipient, JobID: jobID, Status: Pending,
-		CreatedAt: at, UpdatedAt: at, ExpiresAt: o.expiresAt(now), Events: createdEvent(o.who(), now)}
-	item, err := attributevalue.MarshalMap(row)
-	if err != nil {
-		return nil, failure.Wrap(failure.InternalBug, err)
-	}
-	item["pk"], item["sk"] = sv(pk(k)), sv(sk(k))
-	_, err = o.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: &o.table, Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)")})
-	var ccf *types.ConditionalCheckFailedException
-	switch {
-	case err == nil:
-		return &row, nil
-	case errors.As(err, &ccf):
-		return o.Get(ctx, k)
-	default:
-		return nil, awserr.Wrap("create outbox row", err)
-	}
-}
-
 // Get reads a row with a strongly consistent read (the re-read before every send).
-func (o *Outbox) Get(ctx context.Context, k Key) (*Row, error) {
+func (o *Outbox) Get(ctx context.Context, k delivery.Key) (*Row, error) {
 	out, err := o.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &o.table, Key: itemKey(k), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return nil, awserr.Wrap("get outbox row", err)
@@ -192,7 +164,7 @@ func (o *Outbox) Get(ctx context.Context, k Key) (*Row, error) {
 
 // List returns every row of a changelist version.
 func (o *Outbox) List(ctx context.Context, changelist int64, version int) ([]Row, error) {
-	k := Key{Changelist: changelist, ReviewVersion: version}
+	k := delivery.Key{Changelist: changelist, ReviewVersion: version}
 	out, err := o.api.Query(ctx, &dynamodb.QueryInput{TableName: &o.table, ConsistentRead: aws.Bool(true),
 		KeyConditionExpression:    aws.String("pk = :pk"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": sv(pk(k))}})
@@ -212,7 +184,7 @@ func (o *Outbox) List(ctx context.Context, changelist int64, version int) ([]Row
 // not hold; old is then the row as it was (nil if missing). A row whose
 // last_write is tok was written by an earlier, unanswered attempt of this
 // very write: that is ok.
-func (o *Outbox) transition(ctx context.Context, k Key, op, tok, set string, from []Status, extra string, values map[string]types.AttributeValue) (old *Row, ok bool, err error) {
+func (o *Outbox) transition(ctx context.Context, k delivery.Key, op, tok, set string, from []Status, extra string, values map[string]types.AttributeValue) (old *Row, ok bool, err error) {
 	cond := "attribute_exists(pk) AND attribute_not_exists(notified_at)"
 	if len(from) > 0 {
 		cond += " AND #s IN ("
@@ -276,41 +248,25 @@ type Send struct {
 // and marking it sending, in one conditional write — only if the row is not
 // sent and no other send is in flight. It returns ErrAlreadySent, an
 // *InFlightError, or a NOT_FOUND error for a row that failed for good.
-func (o *Outbox) Begin(ctx context.Context, k Key, jobID string, now time.Time) (*Send, error) {
-	return o.begin(ctx, k, jobID, now, true)
-}
-
-// BeginSend is Begin for a row that must exist already (Ensure).
-func (o *Outbox) BeginSend(ctx context.Context, k Key, now time.Time) error {
-	_, err := o.begin(ctx, k, "", now, false)
-	return err
-}
-
-func (o *Outbox) begin(ctx context.Context, k Key, jobID string, now time.Time, create bool) (*Send, error) {
+// It is the only way a row comes to exist.
+func (o *Outbox) Begin(ctx context.Context, k delivery.Key, jobID string, now time.Time) (*Send, error) {
 	tok := uuid.NewString()
 	values := map[string]types.AttributeValue{":sending": sv(string(Sending)), ":pending": sv(string(Pending)), ":now": sv(job.FormatTime(now)),
 		":one": &types.AttributeValueMemberN{Value: "1"}, ":zero": &types.AttributeValueMemberN{Value: "0"}, ":tok": sv(tok)}
 	set := "SET #s = :sending, send_started_at = :now, updated_at = :now, attempts = if_not_exists(attempts, :zero) + :one," +
 		" send_token = :tok, last_write = :tok"
-	cond := "attribute_exists(pk) AND #s = :pending AND attribute_not_exists(notified_at)"
-	if create {
-		c := k.Canonical()
-		set += ", changelist_id = :cl, review_version = :v, recipient = :rcpt, job_id = if_not_exists(job_id, :job)," +
-			" created_at = if_not_exists(created_at, :now)"
-		values[":cl"] = &types.AttributeValueMemberN{Value: fmt.Sprint(c.Changelist)}
-		values[":v"] = &types.AttributeValueMemberN{Value: fmt.Sprint(c.ReviewVersion)}
-		values[":rcpt"], values[":job"] = sv(c.Recipient), sv(jobID)
-		if exp := o.expiresAt(now); exp != 0 {
-			set += ", expires_at = if_not_exists(expires_at, :exp)"
-			values[":exp"] = &types.AttributeValueMemberN{Value: fmt.Sprint(exp)}
-		}
-		cond = "attribute_not_exists(pk) OR (" + cond + ")"
+	c := k.Canonical()
+	set += ", changelist_id = :cl, review_version = :v, recipient = :rcpt, job_id = if_not_exists(job_id, :job)," +
+		" created_at = if_not_exists(created_at, :now)"
+	values[":cl"] = &types.AttributeValueMemberN{Value: fmt.Sprint(c.Changelist)}
+	values[":v"] = &types.AttributeValueMemberN{Value: fmt.Sprint(c.ReviewVersion)}
+	values[":rcpt"], values[":job"] = sv(c.Recipient), sv(jobID)
+	if exp := o.expiresAt(now); exp != 0 {
+		set += ", expires_at = if_not_exists(expires_at, :exp)"
+		values[":exp"] = &types.AttributeValueMemberN{Value: fmt.Sprint(exp)}
 	}
-	from := []string{string(Pending)}
-	if create {
-		from = []string{"new", string(Pending)}
-	}
-	set = o.withEvent(set, values, "begin send", from)
+	cond := "attribute_not_exists(pk) OR (#s = :pending AND attribute_not_exists(notified_at))"
+	set = o.withEvent(set, values, "begin send", []string{"new", string(Pending)})
 	out, err := o.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &o.table, Key: itemKey(k),
 		UpdateExpression: aws.String(set), ConditionExpression: aws.String(cond),
 		ExpressionAttributeNames: map[string]string{"#s": "status"}, ExpressionAttributeValues: values,
@@ -352,7 +308,7 @@ func (o *Outbox) begin(ctx context.Context, k Key, jobID string, now time.Time, 
 // MarkSent records the provider's acceptance in a single write: notification
 // id, notified_at and status together. A row already marked (by an earlier,
 // unanswered attempt of this write, or by a reconciliation) stays as it is.
-func (o *Outbox) MarkSent(ctx context.Context, k Key, notificationID string, now time.Time) error {
+func (o *Outbox) MarkSent(ctx context.Context, k delivery.Key, notificationID string, now time.Time) error {
 	old, ok, err := o.transition(ctx, k, "mark sent", "sent/"+notificationID,
 		"SET #s = :sent, notification_id = :nid, notified_at = :now, updated_at = :now REMOVE last_error, last_error_class", nil, "",
 		map[string]types.AttributeValue{":sent": sv(string(Sent)), ":nid": sv(notificationID), ":now": sv(job.FormatTime(now))})
@@ -368,7 +324,7 @@ func (o *Outbox) MarkSent(ctx context.Context, k Key, notificationID string, now
 // Release records that the send attempt named by sendToken certainly did not
 // happen (the provider refused it): permanent failures end the row,
 // transient ones make it pending again. It settles only that attempt.
-func (o *Outbox) Release(ctx context.Context, k Key, sendToken string, class failure.Class, msg string, permanent bool, now time.Time) error {
+func (o *Outbox) Release(ctx context.Context, k delivery.Key, sendToken string, class failure.Class, msg string, permanent bool, now time.Time) error {
 	to := Pending
 	if permanent {
 		to = Failed
@@ -382,9 +338,9 @@ func (o *Outbox) Release(ctx context.Context, k Key, sendToken string, class fai
 	return err
 }
 
-// Reset returns an in-flight row to pending after reconciliation proved the
+// Reset returns an in-flight row to pending after settling proved the
 // earlier send (named by its token) did not happen.
-func (o *Outbox) Reset(ctx context.Context, k Key, sendToken string, now time.Time) error {
+func (o *Outbox) Reset(ctx context.Context, k delivery.Key, sendToken string, now time.Time) error {
 	guard := "send_token = :stok"
 	if sendToken == "" {
 		guard = "attribute_not_exists(send_token)" // a row begun before sends carried tokens
@@ -414,7 +370,7 @@ func statusOf(r *Row) string {
 // delivered, send it" after checking the provider (an uncertain send) or
 // after fixing the recipient (a permanent failure). A sent row is never
 // requeued: that would e-mail twice.
-func (o *Outbox) Requeue(ctx context.Context, k Key, now time.Time) error {
+func (o *Outbox) Requeue(ctx context.Context, k delivery.Key, now time.Time) error {
 	_, ok, err := o.toPending(ctx, k, "requeue outbox row", []Status{Sending, Failed}, now)
 	if err == nil && !ok {
 		return fmt.Errorf("requeue %s: the row is sent, pending already, or missing", k)
@@ -422,14 +378,14 @@ func (o *Outbox) Requeue(ctx context.Context, k Key, now time.Time) error {
 	return err
 }
 
-func (o *Outbox) toPending(ctx context.Context, k Key, op string, from []Status, now time.Time) (*Row, bool, error) {
+func (o *Outbox) toPending(ctx context.Context, k delivery.Key, op string, from []Status, now time.Time) (*Row, bool, error) {
 	return o.transition(ctx, k, op, "requeue/"+uuid.NewString(), "SET #s = :pending, updated_at = :now", from, "",
 		map[string]types.AttributeValue{":pending": sv(string(Pending)), ":now": sv(job.FormatTime(now))})
 }
 
 // Confirm marks an unsent row sent on an operator's word that the provider
 // delivered it (an uncertain send checked by hand), so it is never resent.
-func (o *Outbox) Confirm(ctx context.Context, k Key, evidence string, now time.Time) error {
+func (o *Outbox) Confirm(ctx context.Context, k delivery.Key, evidence string, now time.Time) error {
 	_, ok, err := o.transition(ctx, k, "confirm outbox row", "confirm/"+uuid.NewString(),
 		"SET #s = :sent, notification_id = :nid, notified_at = :now, updated_at = :now", []Status{Sending}, "",
 		map[string]types.AttributeValue{":sent": sv(string(Sent)), ":nid": sv("operator-confirmed: " + evidence), ":now": sv(job.FormatTime(now))})
