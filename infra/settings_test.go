@@ -1,8 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -42,16 +40,7 @@ func everything(email, llm string) map[string]any {
 // accepted; with every optional cdk.json setting given, every variable a
 // loader looks up must also be set.
 func TestEverySettingCanBeSet(t *testing.T) {
-	b, err := os.ReadFile("../cdk.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f struct {
-		Context map[string]any `json:"context"`
-	}
-	if err := json.Unmarshal(b, &f); err != nil {
-		t.Fatal(err)
-	}
+	checkedIn := cdkContext(t)
 	layer := fakeLayer(t)
 	commonKeys, _ := fnsettings.Read("", map[string]string{})
 	cases := []struct {
@@ -69,7 +58,7 @@ func TestEverySettingCanBeSet(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := map[string]any{}
-			for k, v := range f.Context {
+			for k, v := range checkedIn {
 				ctx[k] = v
 			}
 			delete(ctx, ctxAssetRoot)
