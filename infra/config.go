@@ -99,6 +99,8 @@ type EnvConfig struct {
 	PromptCandidatePercent int    `json:"promptCandidatePercent,omitempty"`
 	// LLMTimeoutSeconds bounds one LLM call; must be below LeaseSeconds. Default 45, local 8.
 	LLMTimeoutSeconds int `json:"llmTimeoutSeconds"`
+	// LLMSettings are the review function's optional model limits (infra/settings.go).
+	LLMSettings
 	// ReviewTimeoutSeconds is the review function's timeout and so its
 	// queue's visibility timeout (AWS requires it to be at least the
 	// function's): a long review waits out the provider's rate limits inside
@@ -121,7 +123,7 @@ type EnvConfig struct {
 	SMTPFrom string `json:"smtpFrom"`
 	// SMTPTLS is "starttls", "tls" or "none".
 	SMTPTLS string `json:"smtpTLS"`
-	// SMTPLookupURL is an optional delivery-log endpoint (GET ?message_id=)
+	// SMTPLookupURL is an optional provider-evidence endpoint (the relay message lookup) (GET ?message_id=)
 	// the notify stage asks before resending a message whose send may have
 	// happened. Without one, such a delivery is dead-lettered as
 	// DELIVERY_UNCONFIRMED for an operator instead of being resent blind.
@@ -355,7 +357,7 @@ func LoadConfig(node constructs.Node) (string, EnvConfig, error) {
 		}
 	}
 	cfg.isLocal = isLocal(name)
-	return name, cfg, errors.Join(cfg.Validate(), cfg.validateReview())
+	return name, cfg, errors.Join(cfg.Validate(), cfg.validateReview(), cfg.validateLLM())
 }
 
 var retentionDays = map[int]awslogs.RetentionDays{

@@ -288,7 +288,7 @@ func newReviewFunction(f *functionFactory, p functionsProps) awslambda.Function 
 	for k, v := range cfg.reviewEnv() { // review_settings.go
 		env[k] = v
 	}
-	fn := f.newFn(fnSpec{id: "ReviewFunction", asset: "review", memory: 512, timeout: cfg.ReviewTimeoutSeconds, env: env, extra: []map[string]*string{f.redaction}})
+	fn := f.newFn(fnSpec{id: "ReviewFunction", asset: "review", memory: 512, timeout: cfg.ReviewTimeoutSeconds, env: env, extra: []map[string]*string{f.redaction, cfg.llmEnv()}})
 	f.items(fn, p).grant(jsii.Strings("dynamodb:GetItem", "dynamodb:UpdateItem"), itemJob, itemBudget)
 	p.notify.queue.GrantSendMessages(fn)
 	p.llm.dlq.GrantSendMessages(fn)
@@ -324,9 +324,8 @@ func newNotifyFunction(f *functionFactory, p functionsProps) awslambda.Function 
 		"SES_CONFIGURATION_SET":          jsii.String(cfg.SESConfigurationSet),
 		"SEND_COMPLETION_WINDOW_SECONDS": optItoa(cfg.SendCompletionWindowSeconds),
 		"SMTP_LOOKUP_URL":                jsii.String(cfg.SMTPLookupURL),
-		// The daily retention check (rule RT-3) compares artifacts with these.
-		"RAW_ARTIFACT_TTL_DAYS":      itoa(rawArtifactDays),
-		"REDACTED_ARTIFACT_TTL_DAYS": itoa(redactedArtifactDays),
+		// The e-mail links a Swarm review (unset: no link).
+		"SWARM_URL": jsii.String(cfg.SwarmURL),
 	}})
 	// The job, its outbox rows; the SES events recorded for lookup-before-resend.
 	g := f.items(fn, p)
@@ -337,7 +336,7 @@ func newNotifyFunction(f *functionFactory, p functionsProps) awslambda.Function 
 	p.redacted.GrantRead(fn, nil)
 	if cfg.EmailProvider == "ses" {
 		// Only as the configured identity, only through the configuration
-		// set whose events feed the delivery log (SES authorizes SendEmail on
+		// set whose events feed the provider evidence (SES authorizes SendEmail on
 		// both resources).
 		arn := func(kind, name string) *string {
 			return awscdk.Fn_Sub(jsii.String("arn:${AWS::Partition}:ses:${AWS::Region}:${AWS::AccountId}:"+kind+"/"+name), nil)
@@ -363,6 +362,9 @@ func newSweeperFunction(f *functionFactory, p functionsProps) awslambda.Function
 		"SMTP_FROM":                      jsii.String(cfg.SMTPFrom),
 		"SMTP_LOOKUP_URL":                jsii.String(cfg.SMTPLookupURL),
 		"SEND_COMPLETION_WINDOW_SECONDS": optItoa(cfg.SendCompletionWindowSeconds),
+		// The daily retention check (rule RT-3) compares artifacts with these.
+		"RAW_ARTIFACT_TTL_DAYS":      itoa(rawArtifactDays),
+		"REDACTED_ARTIFACT_TTL_DAYS": itoa(redactedArtifactDays),
 	}})
 	g := f.items(fn, p)
 	// Sweep: due jobs from the sweep index, then the job rows themselves.
@@ -513,7 +515,7 @@ const (
 	itemIdempotency = "IDEM#"     // shared/store: idempotency record
 	itemChangelist  = "CL#"       // shared/store: a changelist's version gate
 	itemOutbox      = "OUTBOX#"   // shared/outbox: one delivery per recipient
-	itemDelivery    = "DELIVERY#" // shared/deliverylog: SES events
+	itemDelivery    = "DELIVERY#" // shared/evidence: SES events
 	itemBudget      = "BUDGET#"   // shared/store (budget.go): the daily token counter
 )
 

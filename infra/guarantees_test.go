@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 
@@ -102,20 +101,4 @@ func TestGuaranteeSettingsReachTheFunctions(t *testing.T) {
 	if envOf := props(m, "WebhookFunction")["Environment"].(map[string]any)["Variables"].(map[string]any); envOf["UNIQUENESS_RETENTION_DAYS"] != "365" {
 		t.Errorf("default UNIQUENESS_RETENTION_DAYS = %v, want 365", envOf["UNIQUENESS_RETENTION_DAYS"])
 	}
-}
-
-// cdkContext is cdk.json's context as checked in.
-func cdkContext(t *testing.T) map[string]any {
-	t.Helper()
-	b, err := os.ReadFile("../cdk.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f struct {
-		Context map[string]any `json:"context"`
-	}
-	if err := json.Unmarshal(b, &f); err != nil {
-		t.Fatal(err)
-	}
-	return f.Context
 }

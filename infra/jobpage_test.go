@@ -2,29 +2,12 @@ package main
 
 import (
 	"encoding/json"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 )
-
-// cdkJSONContext is cdk.json's context, as the cdk CLI hands it to the app.
-func cdkJSONContext(t *testing.T) map[string]any {
-	t.Helper()
-	b, err := os.ReadFile("../cdk.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f struct {
-		Context map[string]any `json:"context"`
-	}
-	if err := json.Unmarshal(b, &f); err != nil {
-		t.Fatal(err)
-	}
-	return f.Context
-}
 
 // statements returns the Allow statements of the policies attached to a
 // function's role, whole (actions, resources, conditions).
@@ -74,7 +57,7 @@ func TestJobPageOnlyWhereEnabled(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx := cdkJSONContext(t)
+			ctx := cdkContext(t)
 			ctx[ctxEnv] = tc.env
 			delete(ctx, ctxAssetRoot) // dummy bootstraps
 			over := map[string]any{"p4LayerPath": fakeLayer(t)}

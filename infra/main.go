@@ -61,6 +61,9 @@ func newApp(extraContext map[string]any) (awscdk.App, awscdk.Stack, error) {
 		mathAlarms = v
 	}
 	stack := NewCriticizerStack(app, &StackProps{EnvName: envName, Config: cfg, AssetRoot: assetRoot, MetricMathAlarms: mathAlarms})
+	if err := checkFunctionSettings(stack); err != nil {
+		return nil, nil, err
+	}
 	return app, stack, nil
 }
 

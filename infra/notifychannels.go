@@ -51,15 +51,14 @@ func validateNotifyChannels(c EnvConfig, p *problems) {
 }
 
 // wireNotifyChannels gives the notify function its channels and, when it
-// posts Swarm comments, the Swarm server and read access to the API login.
+// posts Swarm comments, read access to the API login (SWARM_URL it has
+// already, for the review's link in the e-mail).
 func wireNotifyChannels(cfg EnvConfig, sec stackSecrets, notify awslambda.Function) {
 	chs := cfg.notifyChannels()
 	notify.AddEnvironment(jsii.String("NOTIFY_CHANNELS"), jsii.String(strings.Join(chs, ",")), nil)
 	if !slices.Contains(chs, channelSwarmComments) || sec.swarmAPI == nil {
 		return
 	}
-	// SWARM_URL also puts the review's link in the e-mail.
-	notify.AddEnvironment(jsii.String("SWARM_URL"), jsii.String(cfg.SwarmURL), nil)
 	notify.AddEnvironment(jsii.String("SWARM_API_SECRET_ID"), sec.swarmAPI.SecretArn(), nil)
 	if w := cfg.SwarmCommentWindowSeconds; w > 0 {
 		notify.AddEnvironment(jsii.String("SWARM_COMMENT_WINDOW_SECONDS"), itoa(w), nil)

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 
@@ -17,20 +15,11 @@ import (
 // lease; the other stages keep visibility = lease = timeout. Configured
 // provider limits reach the function; bad ones are refused at synth.
 func TestReviewSizedToWaitOutRateLimits(t *testing.T) {
-	b, err := os.ReadFile("../cdk.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f struct {
-		Context map[string]any `json:"context"`
-	}
-	if err := json.Unmarshal(b, &f); err != nil {
-		t.Fatal(err)
-	}
+	checkedIn := cdkContext(t)
 	for _, env := range knownEnvs {
 		t.Run(env, func(t *testing.T) {
 			ctx := map[string]any{}
-			for k, v := range f.Context {
+			for k, v := range checkedIn {
 				ctx[k] = v
 			}
 			ctx[ctxEnv] = env
@@ -42,7 +31,7 @@ func TestReviewSizedToWaitOutRateLimits(t *testing.T) {
 			delete(ctx, ctxAssetRoot)
 			_, m := synth(t, ctx)
 			_, cfg, err := LoadConfig(awscdk.NewApp(&awscdk.AppProps{Context: &map[string]any{ctxEnv: env, ctxOverrides: over,
-				ctxEnvironments: f.Context[ctxEnvironments]}}).Node())
+				ctxEnvironments: checkedIn[ctxEnvironments]}}).Node())
 			if err != nil {
 				t.Fatal(err)
 			}

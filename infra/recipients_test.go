@@ -1,8 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 
@@ -55,20 +53,11 @@ func TestRecipientPolicySettings(t *testing.T) {
 		t.Errorf("local: %v, domains %v", err, cfg.RecipientDomains)
 	}
 
-	b, err := os.ReadFile("../cdk.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f struct {
-		Context map[string]any `json:"context"`
-	}
-	if err := json.Unmarshal(b, &f); err != nil {
-		t.Fatal(err)
-	}
+	checkedIn := cdkContext(t)
 	for _, env := range []string{"dev", "staging", "prod"} {
 		t.Run(env, func(t *testing.T) {
 			ctx := map[string]any{}
-			for k, v := range f.Context {
+			for k, v := range checkedIn {
 				ctx[k] = v
 			}
 			ctx[ctxEnv] = env

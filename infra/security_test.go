@@ -29,17 +29,8 @@ func grantedOn(g []string, action, fragment string) bool {
 // checkedInContext is cdk.json's context for env, with a staged p4 layer.
 func checkedInContext(t *testing.T, env string, overrides map[string]any) map[string]any {
 	t.Helper()
-	b, err := os.ReadFile("../cdk.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f struct {
-		Context map[string]any `json:"context"`
-	}
-	if err := json.Unmarshal(b, &f); err != nil {
-		t.Fatal(err)
-	}
-	ctx := f.Context
+	checkedIn := cdkContext(t)
+	ctx := checkedIn
 	ctx[ctxEnv] = env
 	delete(ctx, ctxAssetRoot)
 	o := map[string]any{}
@@ -159,7 +150,7 @@ func TestTableItemAccess(t *testing.T) {
 func TestItemPrefixesMatchTheStore(t *testing.T) {
 	for prefix, file := range map[string]string{
 		itemJob: "../shared/store/item.go", itemIdempotency: "../shared/store/item.go", itemChangelist: "../shared/store/item.go",
-		itemOutbox: "../shared/outbox/outbox.go", itemDelivery: "../shared/deliverylog/deliverylog.go", itemBudget: "../shared/store/budget.go",
+		itemOutbox: "../shared/outbox/outbox.go", itemDelivery: "../shared/evidence/evidence.go", itemBudget: "../shared/store/budget.go",
 	} {
 		b, err := os.ReadFile(filepath.Clean(file))
 		if err != nil {

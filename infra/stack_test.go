@@ -670,20 +670,11 @@ func TestConfig(t *testing.T) {
 // TestEnvironmentsAsCheckedIn synthesizes dev, staging and prod from cdk.json
 // (with a staged p4 layer) and checks what a reviewer of each template would.
 func TestEnvironmentsAsCheckedIn(t *testing.T) {
-	b, err := os.ReadFile("../cdk.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f struct {
-		Context map[string]any `json:"context"`
-	}
-	if err := json.Unmarshal(b, &f); err != nil {
-		t.Fatal(err)
-	}
+	checkedIn := cdkContext(t)
 	for _, env := range []string{"dev", "staging", "prod"} {
 		t.Run(env, func(t *testing.T) {
 			ctx := map[string]any{}
-			for k, v := range f.Context {
+			for k, v := range checkedIn {
 				ctx[k] = v
 			}
 			ctx[ctxEnv] = env
@@ -738,7 +729,7 @@ func TestEnvironmentsAsCheckedIn(t *testing.T) {
 				}
 				assertSESScoped(t, m, fmt.Sprint(nf["SES_CONFIGURATION_SET"]))
 				if props(m, "SesEventDestination") == nil || props(m, "SesEventsRule") == nil || props(m, "SesEventsFunction") == nil {
-					t.Error("SES events do not reach the delivery log: no lookup before resend")
+					t.Error("SES events do not reach the provider evidence table: no lookup before resend")
 				}
 			case "smtp":
 				if h, _ := nf["SMTP_HOST"].(string); h == "" {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/criticizer/criticizer/internal/faultproxy"
 	smtpstandin "github.com/criticizer/criticizer/internal/standin/smtp"
+	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/outbox"
@@ -53,7 +54,7 @@ func TestStalledDataReplyIsNotSentTwice(t *testing.T) {
 		}
 		t.Fatalf("%d e-mails to alice (Message-IDs %v), want exactly 1; history %s", len(mails), ids, historyOf(j))
 	}
-	row, err := env.outbox.Get(context.Background(), outbox.Key{Changelist: cl, Recipient: "alice@example.com", ReviewVersion: 1})
+	row, err := env.outbox.Get(context.Background(), delivery.Key{Changelist: cl, Recipient: "alice@example.com", ReviewVersion: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

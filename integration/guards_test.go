@@ -112,11 +112,11 @@ func TestPreSubmitGuardBlocksASecretThatEscapedRedaction(t *testing.T) {
 	assertNoSecrets(t, "the guard's dead letter", it.Body)
 }
 
-// Without a delivery log there is no way to learn whether a send that may
+// Without provider evidence there is no way to learn whether a send that may
 // have happened did: the notify stage must dead-letter the row as
 // DELIVERY_UNCONFIRMED for an operator, never resend blindly. Run
 // in-process, since the deployed stack always has the stand-in's log.
-func TestUncertainSendWithoutDeliveryLogIsNotResent(t *testing.T) {
+func TestUncertainSendWithoutEvidenceIsNotResent(t *testing.T) {
 	ctx := context.Background()
 	_, donorID := submit(t, 12345) // for its review artifacts
 	donor := waitJob(t, donorID, settleTime(1), "succeeded", succeeded)
@@ -131,7 +131,7 @@ func TestUncertainSendWithoutDeliveryLogIsNotResent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := &notifystage.Notify{Outbox: env.outbox, Artifacts: redactedStore(), Sender: sender, From: "criticizer@localhost", Log: env.quiet} // no DeliveryLog
+	n := &notifystage.Notify{Outbox: env.outbox, Artifacts: redactedStore(), Sender: sender, From: "criticizer@localhost", Log: env.quiet} // no Evidence
 
 	if err := env.smtp.QueueFault(smtpstandin.Fault{Stage: smtpstandin.StageData, Drop: true}); err != nil {
 		t.Fatal(err)

@@ -22,10 +22,10 @@ import (
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/backoff"
 	"github.com/criticizer/criticizer/shared/config"
-	"github.com/criticizer/criticizer/shared/deliverylog"
 	"github.com/criticizer/criticizer/shared/depot"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/envelope"
+	"github.com/criticizer/criticizer/shared/evidence"
 	"github.com/criticizer/criticizer/shared/fetchstage"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/llm"
@@ -145,7 +145,7 @@ func newInProcess(b *testing.B) *inProcess {
 	}
 	rev := &reviewstage.Review{Redacted: redacted, Guard: guard, LLM: provider, Model: rv["LLM_MODEL"], Metrics: metrics, Log: env.quiet}
 
-	// notify, as functions/notify wires it for SMTP with the relay's delivery log
+	// notify, as functions/notify wires it for SMTP with the relay's message lookup
 	nv := functionEnv(b, "NotifyFunctionName")
 	port, err := strconv.Atoi(nv["SMTP_PORT"])
 	if err != nil {
@@ -172,8 +172,8 @@ func newInProcess(b *testing.B) *inProcess {
 	if err != nil {
 		b.Fatal(err)
 	}
-	note := &notifystage.Notify{Outbox: env.outbox, Artifacts: redacted, Sender: sender, DeliveryLog: deliverylog.HTTP{URL: nv["SMTP_LOOKUP_URL"]},
-		From: nv["SMTP_FROM"], HTML: true, Log: env.quiet, Window: deliverylog.DefaultWindow("smtp"), Recipients: notifyPolicy, Metrics: metrics}
+	note := &notifystage.Notify{Outbox: env.outbox, Artifacts: redacted, Sender: sender, Evidence: evidence.HTTP{URL: nv["SMTP_LOOKUP_URL"]},
+		From: nv["SMTP_FROM"], HTML: true, Log: env.quiet, Window: evidence.DefaultWindow("smtp"), Recipients: notifyPolicy, Metrics: metrics}
 
 	rt := func(s domain.Stage, proc stage.Processor, sanitize func(string) string) *stage.Runtime {
 		return &stage.Runtime{Stage: s, Jobs: env.jobs, Queues: p.queues, Processor: proc, Lease: env.lease, MaxAttempts: 5,

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	smtpstandin "github.com/criticizer/criticizer/internal/standin/smtp"
+	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/outbox"
@@ -17,8 +18,8 @@ import (
 
 // The provider accepts the message but the connection drops before its
 // reply: the send may have happened. The retry must reconcile through the
-// delivery log and backfill the row, never e-mail twice.
-func TestSendThatMayHaveHappenedIsReconciledNotResent(t *testing.T) {
+// provider evidence and backfill the row, never e-mail twice.
+func TestSendThatMayHaveHappenedIsSettledNotResent(t *testing.T) {
 	if err := env.smtp.QueueFault(smtpstandin.Fault{Stage: smtpstandin.StageData, Drop: true, Count: 1}); err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +32,7 @@ func TestSendThatMayHaveHappenedIsReconciledNotResent(t *testing.T) {
 	if n := len(mailsFor(cl, 1)); n != 1 {
 		t.Fatalf("%d e-mails to alice, want exactly 1", n)
 	}
-	row, err := env.outbox.Get(context.Background(), outbox.Key{Changelist: cl, Recipient: "alice@example.com", ReviewVersion: 1})
+	row, err := env.outbox.Get(context.Background(), delivery.Key{Changelist: cl, Recipient: "alice@example.com", ReviewVersion: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +56,7 @@ func TestRefusedSendIsRetriedOnce(t *testing.T) {
 	if n := len(mailsFor(cl, 1)); n != 1 {
 		t.Fatalf("%d e-mails, want 1", n)
 	}
-	row, _ := env.outbox.Get(context.Background(), outbox.Key{Changelist: cl, Recipient: "alice@example.com", ReviewVersion: 1})
+	row, _ := env.outbox.Get(context.Background(), delivery.Key{Changelist: cl, Recipient: "alice@example.com", ReviewVersion: 1})
 	if row.Attempts != 2 || row.Status != outbox.Sent {
 		t.Fatalf("outbox row %+v, want two send attempts, sent", row)
 	}
@@ -98,7 +99,7 @@ func TestPermanentRecipientFailureThenOperatorRequeue(t *testing.T) {
 	if !strings.Contains(rowOf("aaron@example.com"), "failed") || !strings.Contains(rowOf("alice@example.com"), "sent") {
 		t.Fatalf("outbox listing:\n%s", listing)
 	}
-	if err := env.outbox.Requeue(context.Background(), outbox.Key{Changelist: cl, Recipient: "alice@example.com", ReviewVersion: 1}, job.Now()); err == nil {
+	if err := env.outbox.Requeue(context.Background(), delivery.Key{Changelist: cl, Recipient: "alice@example.com", ReviewVersion: 1}, job.Now()); err == nil {
 		t.Fatal("a sent row was requeued: that would e-mail twice")
 	}
 	criticizer(t, "outbox", "requeue", id, "aaron@example.com", "--note", "OPS-43 mailbox created")

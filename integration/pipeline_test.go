@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/outbox"
@@ -67,7 +68,7 @@ func TestWebhookToEmail(t *testing.T) {
 
 	// Outbox rows: sent, with the provider id, keyed by (changelist, recipient, version).
 	for _, r := range wantRcpts {
-		row, err := env.outbox.Get(context.Background(), outbox.Key{Changelist: cl, Recipient: r, ReviewVersion: 1})
+		row, err := env.outbox.Get(context.Background(), delivery.Key{Changelist: cl, Recipient: r, ReviewVersion: 1})
 		if err != nil {
 			t.Fatal(err)
 		}

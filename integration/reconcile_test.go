@@ -11,7 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/criticizer/criticizer/shared/deliverylog"
+	"github.com/criticizer/criticizer/shared/delivery"
+	"github.com/criticizer/criticizer/shared/evidence"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/outbox"
@@ -27,17 +28,14 @@ func TestSentWithoutEvidenceIsReconciledOnce(t *testing.T) {
 	ctx := context.Background()
 	cl := changeSeq.Add(1)
 	table := env.out["JobsTableName"]
-	events := deliverylog.New(env.ddb, table, 0)
+	events := evidence.New(env.ddb, table, 0)
 	sentAt := job.Now()
 	j := createJob(t, cl, []string{"erin@example.com", "frank@example.com"}) // queued: its notify stage runs again
 
-	unproven := outbox.Key{Changelist: cl, Recipient: "erin@example.com", ReviewVersion: 1}
-	proven := outbox.Key{Changelist: cl, Recipient: "frank@example.com", ReviewVersion: 1}
-	for _, k := range []outbox.Key{unproven, proven} {
-		if _, err := env.outbox.Ensure(ctx, k, j.ID, sentAt); err != nil {
-			t.Fatal(err)
-		}
-		if err := env.outbox.BeginSend(ctx, k, sentAt); err != nil {
+	unproven := delivery.Key{Changelist: cl, Recipient: "erin@example.com", ReviewVersion: 1}
+	proven := delivery.Key{Changelist: cl, Recipient: "frank@example.com", ReviewVersion: 1}
+	for _, k := range []delivery.Key{unproven, proven} {
+		if _, err := env.outbox.Begin(ctx, k, j.ID, sentAt); err != nil {
 			t.Fatal(err)
 		}
 		if err := env.outbox.MarkSent(ctx, k, "claimed-"+k.Recipient, sentAt); err != nil {
@@ -46,7 +44,7 @@ func TestSentWithoutEvidenceIsReconciledOnce(t *testing.T) {
 	}
 	provenID := proven.MessageID("example.com")
 	ev, _ := json.Marshal(map[string]any{"eventType": "Delivery", "mail": map[string]any{"messageId": "0100019a-int-0002",
-		"timestamp": job.FormatTime(sentAt), "tags": map[string][]string{deliverylog.TagName: {deliverylog.Tag(provenID)}}}})
+		"timestamp": job.FormatTime(sentAt), "tags": map[string][]string{evidence.TagName: {evidence.Tag(provenID)}}}})
 	if _, err := events.HandleSES(ctx, ev, env.quiet, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -55,8 +53,8 @@ func TestSentWithoutEvidenceIsReconciledOnce(t *testing.T) {
 	// The pass runs as if the completion window had passed; only this
 	// changelist's rows are looked at, since the table is shared.
 	rows := onlyChangelist{env.outbox, cl}
-	r := &reconcile.Reconciler{Rows: rows, Log: events, Jobs: env.jobs, FromDomain: "example.com", Window: 15 * time.Minute, Lookback: time.Hour,
-		Logger: env.quiet, Metrics: obs.NewMetrics(&metrics, "test"), Now: func() time.Time { return sentAt.Add(16 * time.Minute) }}
+	r := &reconcile.Reconciler{Rows: rows, Evidence: events, Jobs: env.jobs, FromDomain: "example.com", Window: 15 * time.Minute, Lookback: time.Hour,
+		Log: env.quiet, Metrics: obs.NewMetrics(&metrics, "test"), Now: func() time.Time { return sentAt.Add(16 * time.Minute) }}
 
 	// First: both rows found; frank's verified; erin's moved to reconciling
 	// and, with no record at SES, cleared and made pending once.
@@ -80,7 +78,7 @@ func TestSentWithoutEvidenceIsReconciledOnce(t *testing.T) {
 
 	// The requeued row is sent again by notify; if that send too leaves no
 	// evidence, the next pass finds it reconciling and stops: no second requeue.
-	if err := env.outbox.BeginSend(ctx, unproven, sentAt); err != nil {
+	if _, err := env.outbox.Begin(ctx, unproven, j.ID, sentAt); err != nil {
 		t.Fatal(err)
 	}
 	if err := env.outbox.MarkSent(ctx, unproven, "claimed again", sentAt); err != nil {
@@ -98,8 +96,8 @@ func TestSentWithoutEvidenceIsReconciledOnce(t *testing.T) {
 		t.Errorf("OutboxReconciling not 1 while a row waits: %s", metrics.String())
 	}
 	// While reconciling, the notify stage cannot send to erin.
-	if err := env.outbox.BeginSend(ctx, unproven, job.Now()); err == nil {
-		t.Fatal("BeginSend succeeded on a reconciling row")
+	if _, err := env.outbox.Begin(ctx, unproven, j.ID, job.Now()); err == nil {
+		t.Fatal("Begin succeeded on a reconciling row")
 	}
 
 	// The operator checked with the provider: not delivered. The row is
@@ -154,8 +152,8 @@ func TestSucceededJobsUnprovenRowIsRedelivered(t *testing.T) {
 
 	var metrics bytes.Buffer
 	now := time.Now().Add(2 * time.Minute) // the rows' completion window has passed
-	r := &reconcile.Reconciler{Rows: onlyChangelist{env.outbox, cl}, Log: onlyOne{"reviewers@example.com", cl}, Jobs: env.jobs, Redeliver: env.queues,
-		FromDomain: "localhost", Window: time.Minute, Lookback: time.Hour, Logger: env.quiet, Metrics: obs.NewMetrics(&metrics, "test"),
+	r := &reconcile.Reconciler{Rows: onlyChangelist{env.outbox, cl}, Evidence: onlyOne{"reviewers@example.com", cl}, Jobs: env.jobs, Redeliver: env.queues,
+		FromDomain: "localhost", Window: time.Minute, Lookback: time.Hour, Log: env.quiet, Metrics: obs.NewMetrics(&metrics, "test"),
 		Now: func() time.Time { return now }}
 	rep, err := r.Run(ctx)
 	if err != nil {
@@ -179,7 +177,7 @@ func TestSucceededJobsUnprovenRowIsRedelivered(t *testing.T) {
 	if after.State != job.Succeeded || after.StageRecord("notify").Attempts != before.StageRecord("notify").Attempts {
 		t.Errorf("job %s, notify attempts %d → %d: a redelivery must not reopen the job", after.State, before.StageRecord("notify").Attempts, after.StageRecord("notify").Attempts)
 	}
-	row, err := env.outbox.Get(ctx, outbox.Key{Changelist: cl, Recipient: "reviewers@example.com", ReviewVersion: 1})
+	row, err := env.outbox.Get(ctx, delivery.Key{Changelist: cl, Recipient: "reviewers@example.com", ReviewVersion: 1})
 	if err != nil || row.Status != outbox.Sent || row.NotifiedAt == "" {
 		t.Errorf("row %+v (%v): want sent again", row, err)
 	}
@@ -194,5 +192,5 @@ type onlyOne struct {
 }
 
 func (o onlyOne) Delivered(_ context.Context, messageID string) (bool, error) {
-	return messageID != (outbox.Key{Changelist: o.cl, Recipient: o.recipient, ReviewVersion: 1}).MessageID("localhost"), nil
+	return messageID != (delivery.Key{Changelist: o.cl, Recipient: o.recipient, ReviewVersion: 1}).MessageID("localhost"), nil
 }

@@ -14,8 +14,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/criticizer/criticizer/shared/artifacts"
-	"github.com/criticizer/criticizer/shared/deliverylog"
+	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/evidence"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/notify"
 	"github.com/criticizer/criticizer/shared/notifystage"
@@ -29,16 +30,16 @@ type recordingSender struct {
 	sent []string
 }
 
-func (r *recordingSender) Send(_ context.Context, k notify.Key, m *notify.Message) (string, error) {
+func (r *recordingSender) Send(_ context.Context, k delivery.Key, m *notify.Message) (string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.sent = append(r.sent, k.Recipient)
-	return "ses-" + deliverylog.Tag(m.MessageID), nil
+	return "ses-" + evidence.Tag(m.MessageID), nil
 }
 
 // Two sends were in flight when the notify worker died (rows "sending").
 // SES published a Send event for alice's message, none for bob's. The retry
-// reads the SES events through the delivery log, recorded by the same code
+// reads the SES events through shared/evidence, recorded by the same code
 // the sesevents function runs on the SNS payload: alice's row is backfilled
 // and she is not e-mailed again; bob's send provably did not happen, so he
 // is e-mailed once. A further run sends nothing.
@@ -67,31 +68,28 @@ func TestSESEventsDecideLookupBeforeResend(t *testing.T) {
 
 	// Both sends started and were never confirmed.
 	for _, r := range j.Recipients {
-		k := outbox.Key{Changelist: cl, Recipient: r, ReviewVersion: 1}
-		if _, err := env.outbox.Ensure(ctx, k, jobID, job.Now()); err != nil {
-			t.Fatal(err)
-		}
-		if err := env.outbox.BeginSend(ctx, k, job.Now()); err != nil {
+		k := delivery.Key{Changelist: cl, Recipient: r, ReviewVersion: 1}
+		if _, err := env.outbox.Begin(ctx, k, jobID, job.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}
 
 	// SES's Send event for alice's message, as SNS hands it to sesevents.
-	alice := outbox.Key{Changelist: cl, Recipient: "alice@example.com", ReviewVersion: 1}
+	alice := delivery.Key{Changelist: cl, Recipient: "alice@example.com", ReviewVersion: 1}
 	aliceID := alice.MessageID("example.com")
 	sesEvent, _ := json.Marshal(map[string]any{"eventType": "Send", "send": map[string]any{},
 		"mail": map[string]any{"timestamp": "2026-11-22T10:00:00.000Z", "source": from, "messageId": "0100019a-int-0001",
 			"destination": []string{"alice@example.com"},
-			"tags":        map[string][]string{"ses:configuration-set": {"criticizer-local"}, deliverylog.TagName: {deliverylog.Tag(aliceID)}}}})
+			"tags":        map[string][]string{"ses:configuration-set": {"criticizer-local"}, evidence.TagName: {evidence.Tag(aliceID)}}}})
 	snsPayload, _ := json.Marshal(map[string]any{"Records": []any{map[string]any{"EventSource": "aws:sns",
 		"Sns": map[string]any{"Type": "Notification", "Message": string(sesEvent)}}}})
-	events := deliverylog.New(env.ddb, table, 0)
+	events := evidence.New(env.ddb, table, 0)
 	if rep, err := events.HandleSES(ctx, snsPayload, env.quiet, nil); err != nil || rep.Recorded != 1 {
 		t.Fatalf("recording the SES event: %+v, %v", rep, err)
 	}
 
 	sender := &recordingSender{}
-	n := &notifystage.Notify{Outbox: env.outbox, Artifacts: arts, Sender: sender, DeliveryLog: events, From: from, Log: env.quiet}
+	n := &notifystage.Notify{Outbox: env.outbox, Artifacts: arts, Sender: sender, Evidence: events, From: from, Log: env.quiet}
 	if _, err := n.Process(ctx, j); err != nil {
 		t.Fatalf("notify: %v", err)
 	}

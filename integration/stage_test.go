@@ -488,7 +488,7 @@ func TestLeaseTakenOverStopsTheWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 	cause := <-sawCancel
-	if !errors.Is(cause, store.ErrLeaseLost) {
+	if !errors.Is(cause, job.ErrLeaseLost) {
 		t.Fatalf("worker context cause %v, want lease lost", cause)
 	}
 	r := <-resp
@@ -502,10 +502,10 @@ func TestLeaseTakenOverStopsTheWorker(t *testing.T) {
 	}
 	// And a stale owner's writes are refused by the store itself.
 	stale := job.Lease{Owner: rec.MessageId + "#1", Now: job.Now(), TTL: time.Minute}
-	if _, err := env.jobs.Complete(context.Background(), j.ID, domain.StageNotify, stale, job.Result{}, time.Minute); !errors.Is(err, store.ErrLeaseLost) {
+	if _, err := env.jobs.Complete(context.Background(), j.ID, domain.StageNotify, stale, job.Result{}, time.Minute); !errors.Is(err, job.ErrLeaseLost) {
 		t.Fatalf("stale Complete: %v, want ErrLeaseLost", err)
 	}
-	if err := env.jobs.Renew(context.Background(), j.ID, domain.StageNotify, stale); !errors.Is(err, store.ErrLeaseLost) {
+	if err := env.jobs.Renew(context.Background(), j.ID, domain.StageNotify, stale); !errors.Is(err, job.ErrLeaseLost) {
 		t.Fatalf("stale Renew: %v, want ErrLeaseLost", err)
 	}
 }

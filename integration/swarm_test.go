@@ -25,18 +25,18 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/envelope"
 	"github.com/criticizer/criticizer/shared/job"
-	"github.com/criticizer/criticizer/shared/store"
 )
 
-// swarmTemplate is the test definition body the README gives users to
-// copy: the suite sends exactly that, so the documented setup is the tested one.
+// swarmTemplate is the test definition body docs/perforce-and-swarm.md gives
+// users to copy: the suite sends exactly that, so the documented setup is the
+// tested one.
 func swarmTemplate(t *testing.T) string {
 	t.Helper()
 	root, err := devstack.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(root, "README.md"))
+	b, err := os.ReadFile(filepath.Join(root, "docs", "perforce-and-swarm.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func swarmTemplate(t *testing.T) string {
 			return line
 		}
 	}
-	t.Fatal("README has no Swarm test definition body")
+	t.Fatal("docs/perforce-and-swarm.md has no Swarm test definition body")
 	return ""
 }
 
@@ -61,7 +61,7 @@ func swarmRun(t *testing.T) (cl int64, run swarmstandin.Run) {
 	return cl, sw.StartRun(review, 1)
 }
 
-// swarmPost runs the README's test definition for run as Swarm does: the
+// swarmPost runs the documented test definition for run as Swarm does: the
 // substituted JSON body, POSTed with its static Authorization header only.
 func swarmPost(t *testing.T, cl int64, run swarmstandin.Run, status string) apiResponse {
 	t.Helper()
@@ -213,7 +213,7 @@ func TestSwarmPreCommitReview(t *testing.T) {
 		t.Fatalf("job's callback record %+v", j.Swarm)
 	}
 	// The record is written once: a second recording is refused.
-	if err := env.jobs.RecordCallback(context.Background(), id, job.CallbackPass, time.Now()); !errors.Is(err, store.ErrConflict) {
+	if err := env.jobs.RecordCallback(context.Background(), id, job.CallbackPass, time.Now()); !errors.Is(err, job.ErrConflict) {
 		t.Fatalf("recording pass again: %v, want ErrConflict", err)
 	}
 }

@@ -3,7 +3,7 @@
 // (b.ReportMetric: p4-invocations, peak-MiB, recall, requests, …), plus a
 // row per function with its bootstrap size and cold-start time, measured by
 // running the bootstrap against a fake Lambda runtime API. `make bench` runs
-// it; the README shows its latest output.
+// it; docs/benchmarks.md shows its latest output.
 //
 //	bench [-bench REGEXP] [-benchtime D] [-pkgs "./..."] [-runs N] [-raw FILE] [-no-functions] [-no-go-test]
 package main

@@ -42,6 +42,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/dlq"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/envelope"
@@ -358,7 +359,7 @@ func (a *app) job(ctx context.Context, args []string) error {
 }
 
 // outboxCmd shows a job's delivery rows, or settles one an operator checked:
-// the reconciliation of rule OB-4 for a send that may have happened, and the
+// the settling of rule OB-4 for a send that may have happened, and the
 // intervention a permanent recipient failure requires.
 func (a *app) outboxCmd(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("outbox", flag.ContinueOnError)
@@ -387,7 +388,7 @@ func (a *app) outboxCmd(ctx context.Context, args []string) error {
 		if *note == "" {
 			return errors.New("requeue needs --note (what shows it was not delivered, or the ticket)")
 		}
-		k := outbox.Key{Changelist: j.Changelist, Recipient: rest[1], ReviewVersion: j.ReviewVersion}
+		k := delivery.Key{Changelist: j.Changelist, Recipient: rest[1], ReviewVersion: j.ReviewVersion}
 		if err := a.rows.Requeue(ctx, k, job.Now()); err != nil {
 			return err
 		}
@@ -400,7 +401,7 @@ func (a *app) outboxCmd(ctx context.Context, args []string) error {
 		if *evidence == "" {
 			return errors.New("confirm needs --evidence (e.g. the provider's message id or a ticket)")
 		}
-		k := outbox.Key{Changelist: j.Changelist, Recipient: rest[1], ReviewVersion: j.ReviewVersion}
+		k := delivery.Key{Changelist: j.Changelist, Recipient: rest[1], ReviewVersion: j.ReviewVersion}
 		if err := a.rows.Confirm(ctx, k, *evidence, job.Now()); err != nil {
 			return err
 		}

@@ -13,10 +13,10 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/envelope"
 	"github.com/criticizer/criticizer/shared/job"
-	"github.com/criticizer/criticizer/shared/outbox"
 )
 
 // operatorName is the actor recorded in a job's history: CRITICIZER_ACTOR
@@ -90,7 +90,7 @@ func (a *app) reconcileCmd(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	k := outbox.Key{Changelist: j.Changelist, Recipient: rest[2], ReviewVersion: j.ReviewVersion}
+	k := delivery.Key{Changelist: j.Changelist, Recipient: rest[2], ReviewVersion: j.ReviewVersion}
 	if err := a.rows.Resolve(ctx, k, *delivered, *note, job.Now()); err != nil {
 		return err
 	}

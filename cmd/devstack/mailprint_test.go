@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/notify"
 )
@@ -12,7 +13,7 @@ import (
 // TestDecodeMail: the demo prints the text part decoded, not raw
 // quoted-printable MIME, and finds the HTML part.
 func TestDecodeMail(t *testing.T) {
-	m, err := notify.Compose(notify.Key{Changelist: 7, Recipient: "a@example.com", ReviewVersion: 1}, notify.Content{
+	m, err := notify.Compose(delivery.Key{Changelist: 7, Recipient: "a@example.com", ReviewVersion: 1}, notify.Content{
 		From: "Criticizer <c@example.com>", HTML: true, Date: time.Unix(0, 0),
 		Review: domain.ReviewResult{SchemaVersion: "1.0", PromptVersion: "1.0.0", Summary: "Größe = " + strings.Repeat("long line ", 20),
 			Findings: []domain.Finding{{ID: "F-1", Severity: "high", Category: "security", Title: "x=1", File: "//d/a.c", Line: 1, Message: "m"}}},

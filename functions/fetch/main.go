@@ -14,13 +14,12 @@ import (
 
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/coldstart"
-	"github.com/criticizer/criticizer/shared/depot"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/fetchstage"
 	"github.com/criticizer/criticizer/shared/p4"
 	"github.com/criticizer/criticizer/shared/queue"
-	"github.com/criticizer/criticizer/shared/recipients"
 	"github.com/criticizer/criticizer/shared/redact"
+	"github.com/criticizer/criticizer/shared/sanitize"
 	"github.com/criticizer/criticizer/shared/secrets"
 	"github.com/criticizer/criticizer/shared/store"
 	"github.com/criticizer/criticizer/shared/swarm"
@@ -28,54 +27,37 @@ import (
 
 func main() {
 	ctx := context.Background()
-	env := coldstart.Must(coldstart.Load(ctx, "fetch"))
-	v := env.Vars
-	// Tickets and the trust file live in /tmp, the only writable place.
-	cfg := p4.Config{Path: v.String("P4_BIN"), Port: v.String("P4PORT"), User: v.String("P4USER"),
-		Client: v.Optional("P4CLIENT", ""), Timeout: v.Seconds("P4_TIMEOUT_SECONDS", 30, 1, 900),
-		Charset: v.Optional("P4CHARSET", ""), TrustFingerprint: v.Optional("P4TRUST_FINGERPRINT", ""),
-		Tickets: "/tmp/criticizer-p4/tickets", Trust: "/tmp/criticizer-p4/trust", Home: "/tmp/criticizer-p4"}
-	p4Secret := v.Optional("P4_SECRET_ID", "")
-	p4Opts := p4.Options{Parallelism: v.Int("P4_PARALLELISM", p4.DefaultParallelism, 1, 32)}
-	allow := v.String("DEPOT_ALLOWLIST")
-	policy := redact.PolicyFromConfig(v)
-	// Helix Swarm: who wrote a review (optional; a Swarm job fails without it).
-	swarmURL, swarmAPISecret := v.Optional("SWARM_URL", ""), v.Optional("SWARM_API_SECRET_ID", "")
-	rcptPolicy, policyErr := recipients.Load(v) // RECIPIENT_DOMAINS, MAX_RECIPIENTS
-	coldstart.Must(env, v.Err())
-	coldstart.Must(env, policyErr)
-
-	// The allow-list is validated at start-up: a bad entry fails the deploy's
-	// first invocation instead of widening access.
-	allowList, err := depot.ParseAllowList(allow, env.Log)
-	coldstart.Must(env, err)
+	env := coldstart.Must(coldstart.Load(ctx, "fetch", sanitize.Logs))
+	set := fetchstage.SettingsFromEnv(env.Vars, env.Log)
+	coldstart.Must(env, env.Vars.Err())
+	cfg := set.P4.Config
 	coldstart.Must(env, os.MkdirAll(cfg.Home, 0o700))
 	runner, err := p4.NewRunner(cfg, env.Log)
 	coldstart.Must(env, err)
 	sm := secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL)
-	if p4Secret != "" {
+	if id := set.P4.SecretID; id != "" {
 		// Rotatable: a rejected session reads the secret afresh (p4.Runner).
-		runner.SetCredentials(secrets.NewRotating(sm, p4Secret, func(value string) (p4.Credential, error) {
-			return p4.ParseCredential(p4Secret, value)
+		runner.SetCredentials(secrets.NewRotating(sm, id, func(value string) (p4.Credential, error) {
+			return p4.ParseCredential(id, value)
 		}))
 	}
-	fetcher, err := p4.NewFetcher(runner, allowList, env.Log)
+	fetcher, err := p4.NewFetcher(runner, set.AllowList, env.Log)
 	coldstart.Must(env, err)
 	// The service user's protections are checked on the first fetch, not
 	// here: init has no lease and no job to fail closed.
-	fetcher.WithOptions(p4Opts).CheckProtections()
-	red, err := redact.New(policy)
+	fetcher.WithOptions(set.P4.Options).CheckProtections()
+	red, err := redact.New(set.Redaction)
 	coldstart.Must(env, err)
 
 	s3 := artifacts.NewS3Client(env.AWS)
 	jobs := store.New(dynamodb.NewFromConfig(env.AWS), env.Config.JobsTable)
 	queues := queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs)
 	reporter := swarm.NewReporter(jobs, env.Log)
-	proc := &fetchstage.Fetch{P4: fetcher, Redactor: red, Log: env.Log, Swarm: reporter, Rules: fetcher, Recipients: rcptPolicy, Metrics: env.Metrics,
+	proc := &fetchstage.Fetch{P4: fetcher, Redactor: red, Log: env.Log, Swarm: reporter, Rules: fetcher, Recipients: set.Recipients, Metrics: env.Metrics,
 		Raw: artifacts.New(s3, env.Config.RawBucket), Redacted: artifacts.New(s3, env.Config.RedactedBkt)}
-	if swarmURL != "" && swarmAPISecret != "" {
+	if set.Swarm.URL != "" && set.Swarm.APISecretID != "" {
 		proc.Users = fetcher
-		proc.Reviews = &swarm.Client{BaseURL: swarmURL, Credentials: swarm.SecretCredentials(sm, swarmAPISecret)}
+		proc.Reviews = &swarm.Client{BaseURL: set.Swarm.URL, Credentials: swarm.SecretCredentials(sm, set.Swarm.APISecretID)}
 	}
 	rt := env.Runtime(domain.StageFetch, jobs, queues, proc, red.Sanitize)
 	rt.AfterDeadLetter = reporter.DeadLettered

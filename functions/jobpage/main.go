@@ -17,23 +17,23 @@ import (
 	"github.com/criticizer/criticizer/shared/jobpage"
 	"github.com/criticizer/criticizer/shared/jobpage/page"
 	"github.com/criticizer/criticizer/shared/outbox"
+	"github.com/criticizer/criticizer/shared/sanitize"
 	"github.com/criticizer/criticizer/shared/secrets"
 	"github.com/criticizer/criticizer/shared/store"
 )
 
 func main() {
 	ctx := context.Background()
-	env := coldstart.Must(coldstart.Load(ctx, "jobpage"))
-	secretID := env.Vars.String("JOB_PAGE_SECRET_ID")
-	bucket := env.Vars.String("REDACTED_BUCKET")
+	env := coldstart.Must(coldstart.Load(ctx, "jobpage", sanitize.Logs))
+	set := jobpage.SettingsFromEnv(env.Vars)
 	coldstart.Must(env, env.Vars.Err())
 
 	ddb := dynamodb.NewFromConfig(env.AWS)
 	h := &page.Handler{
-		Key:        &jobpage.Key{Secrets: secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL), SecretID: secretID},
+		Key:        &jobpage.Key{Secrets: secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL), SecretID: set.SecretID},
 		Jobs:       store.New(ddb, env.Config.JobsTable),
 		Deliveries: outbox.New(ddb, env.Config.JobsTable),
-		Results:    artifacts.New(artifacts.NewS3Client(env.AWS), bucket),
+		Results:    artifacts.New(artifacts.NewS3Client(env.AWS), set.Bucket),
 		Log:        env.Log, Metrics: env.Metrics,
 	}
 	lambda.Start(h.Handle)

@@ -4,9 +4,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -15,15 +12,16 @@ import (
 
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/coldstart"
-	"github.com/criticizer/criticizer/shared/deliverylog"
+	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/evidence"
 	"github.com/criticizer/criticizer/shared/jobpage"
 	"github.com/criticizer/criticizer/shared/notify"
 	"github.com/criticizer/criticizer/shared/notifystage"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/queue"
-	"github.com/criticizer/criticizer/shared/recipients"
 	"github.com/criticizer/criticizer/shared/redact"
+	"github.com/criticizer/criticizer/shared/sanitize"
 	"github.com/criticizer/criticizer/shared/secrets"
 	"github.com/criticizer/criticizer/shared/ses"
 	"github.com/criticizer/criticizer/shared/store"
@@ -32,58 +30,35 @@ import (
 
 func main() {
 	ctx := context.Background()
-	env := coldstart.Must(coldstart.Load(ctx, "notify"))
-	provider := env.Vars.Optional("EMAIL_PROVIDER", "smtp")
-	from := env.Vars.String("SMTP_FROM")
-	// How long after a send started the provider may still complete it; an
-	// uncertain send is resent only after it (see README, "E-mail delivery").
-	window := env.Vars.Seconds("SEND_COMPLETION_WINDOW_SECONDS", int(deliverylog.DefaultWindow(provider).Seconds()), 1, 86400)
-	rcptPolicy, policyErr := recipients.Load(env.Vars) // RECIPIENT_DOMAINS, MAX_RECIPIENTS
-	// The job page (optional): the e-mail links it.
-	pageKeyID := env.Vars.Optional("JOB_PAGE_SECRET_ID", "")
-	pageBase := ""
-	if pageKeyID != "" {
-		pageBase = env.Vars.String("JOB_PAGE_BASE_URL")
-	}
-	// Swarm review comments beside the e-mail (NOTIFY_CHANNELS, docs/swarm-comments.md).
-	comments, chErr := notifystage.SwarmCommentsOn(env.Vars.Optional("NOTIFY_CHANNELS", notifystage.ChannelEmail))
-	var swarmAPIID string
-	var commentWindow time.Duration
-	if comments {
-		swarmAPIID = env.Vars.String("SWARM_API_SECRET_ID")
-		env.Vars.String("SWARM_URL")
-		commentWindow = env.Vars.Seconds("SWARM_COMMENT_WINDOW_SECONDS", int(notifystage.DefaultCommentWindow.Seconds()), 31, 3600)
-	}
+	env := coldstart.Must(coldstart.Load(ctx, "notify", sanitize.Logs))
+	set := notifystage.SettingsFromEnv(env.Vars)
 	coldstart.Must(env, env.Vars.Err())
-	coldstart.Must(env, policyErr)
-	coldstart.Must(env, chErr)
 
 	ddb := dynamodb.NewFromConfig(env.AWS)
 	jobs := store.New(ddb, env.Config.JobsTable)
 	queues := queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs)
 	reporter := swarm.NewReporter(jobs, env.Log)
-	n := &notifystage.Notify{Outbox: outbox.New(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention).WithActor("notify"), From: from, Log: env.Log, Swarm: reporter, Window: window,
+	n := &notifystage.Notify{Outbox: outbox.New(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention).WithActor("notify"),
+		From: set.Evidence.From, Log: env.Log, Swarm: reporter, Window: set.Evidence.Window,
 		Artifacts: artifacts.New(artifacts.NewS3Client(env.AWS), env.Config.RedactedBkt),
-		HTML:      true, SwarmURL: env.Vars.Optional("SWARM_URL", ""), // HTML + text alternatives; Swarm review link when known
-		Recipients: rcptPolicy, Metrics: env.Metrics}
-	if pageKeyID != "" {
-		n.JobPage = &jobpage.Links{Key: &jobpage.Key{Secrets: secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL), SecretID: pageKeyID}, Base: pageBase}
+		HTML:      true, SwarmLinks: set.SwarmLinks, // HTML + text alternatives; Swarm review link when known
+		Recipients: set.Recipients, Metrics: env.Metrics}
+	if set.JobPage.SecretID != "" {
+		n.JobPage = &jobpage.Links{Key: &jobpage.Key{Secrets: secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL), SecretID: set.JobPage.SecretID}, Base: set.JobPage.BaseURL}
 	}
-	if comments {
+	if c := set.Comments; c.On {
+		// Findings as comments on the job's Swarm review (NOTIFY_CHANNELS, docs/swarm-comments.md).
 		sm := secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL)
-		n.Comments = &notifystage.SwarmComments{Rows: n.Outbox.(*outbox.Outbox), Window: commentWindow,
-			API: &swarm.Client{BaseURL: n.SwarmURL, Credentials: swarm.SecretCredentials(sm, swarmAPIID)}}
+		n.Comments = &notifystage.SwarmComments{Rows: n.Outbox.(*outbox.Outbox), Window: c.Window,
+			API: &swarm.Client{BaseURL: set.SwarmLinks.URL, Credentials: swarm.SecretCredentials(sm, c.APISecretID)}}
 	}
-	switch provider {
-	case "ses":
-		// IAM credentials, no password; SES's published events are the lookup.
-		sender, err := ses.New(ses.NewClient(env.AWS), env.Vars.String("SES_CONFIGURATION_SET"), env.Log)
-		coldstart.Must(env, errors.Join(env.Vars.Err(), err))
-		n.Sender, n.DeliveryLog = sender, deliverylog.New(ddb, env.Config.JobsTable, 0)
-	case "smtp":
-		n.Sender, n.DeliveryLog = smtpSender(ctx, env, from)
-	default:
-		coldstart.Must(env, fmt.Errorf("EMAIL_PROVIDER=%q: want smtp or ses", provider))
+	if set.Evidence.Provider == "ses" {
+		// IAM credentials, no password; SES's published events are the evidence.
+		sender, err := ses.New(ses.NewClient(env.AWS), set.SESConfigurationSet, env.Log)
+		coldstart.Must(env, err)
+		n.Sender, n.Evidence = sender, evidence.New(ddb, env.Config.JobsTable, 0)
+	} else {
+		n.Sender, n.Evidence = smtpSender(ctx, env, set)
 	}
 	// Diagnostics leave the system (job record, DLQ): recipient addresses
 	// are PII, so they are redacted along with secrets.
@@ -95,21 +70,10 @@ func main() {
 	lambda.Start(rt.Handle)
 }
 
-// smtpSender builds the SMTP sender from SMTP_* and its secret, and the
-// relay's delivery-log lookup when SMTP_LOOKUP_URL names one.
-func smtpSender(ctx context.Context, env *coldstart.Env, from string) (notifystage.Sender, notifystage.DeliveryLog) {
-	cfg := notify.SMTPConfig{
-		Host: env.Vars.String("SMTP_HOST"),
-		Port: env.Vars.Int("SMTP_PORT", 587, 1, 65535),
-		From: from,
-		TLS:  notify.TLSMode(env.Vars.Optional("SMTP_TLS", "starttls")),
-		// A send takes up to notify.MaxSendDuration(Timeout): below the function's timeout.
-		Timeout: env.Vars.Seconds("SMTP_TIMEOUT_SECONDS", int(notify.DefaultSMTPTimeout.Seconds()), 1, 300),
-	}
-	secretID := env.Vars.String("SMTP_SECRET_ID")
-	lookupURL := env.Vars.Optional("SMTP_LOOKUP_URL", "")
-	coldstart.Must(env, env.Vars.Err())
-
+// smtpSender builds the SMTP sender from its settings and secret, and the
+// relay's message lookup (provider evidence) when SMTP_LOOKUP_URL names one.
+func smtpSender(ctx context.Context, env *coldstart.Env, set notifystage.Settings) (notifystage.Sender, notifystage.Evidence) {
+	cfg, secretID := set.SMTP, set.SMTPSecretID
 	// The sender is rebuilt whenever the SMTP secret changes, so an emergency
 	// rotation reaches warm functions: a rejected login re-reads the secret.
 	sm := secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL)
@@ -124,11 +88,11 @@ func smtpSender(ctx context.Context, env *coldstart.Env, from string) (notifysta
 	})
 	_, _, err := smtp.Get(ctx, false) // fail the cold start on a bad secret, not the first job
 	coldstart.Must(env, err)
-	sender := notifystage.SenderFunc(func(ctx context.Context, k notify.Key, m *notify.Message) (string, error) {
+	sender := notifystage.SenderFunc(func(ctx context.Context, k delivery.Key, m *notify.Message) (string, error) {
 		return secrets.Do(ctx, smtp, func(s *notify.SMTPSender) (string, error) { return s.Send(ctx, k, m) })
 	})
-	if lookupURL == "" {
+	if set.Evidence.LookupURL == "" {
 		return sender, nil
 	}
-	return sender, deliverylog.HTTP{URL: lookupURL}
+	return sender, evidence.HTTP{URL: set.Evidence.LookupURL}
 }

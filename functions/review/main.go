@@ -1,45 +1,13 @@
-// Command review is the llm stage: it reviews the redacted changeset in
-// chunks that fit the configured model and stores the merged, validated
-// ReviewResult. See shared/reviewstage, shared/review and shared/llm.
-//
-// Environment (beyond the common stage variables):
-//
-//	LLM_PROVIDER              openai (default) | anthropic | bedrock
-//	LLM_ENDPOINT              provider BASE URL, e.g. https://api.openai.com; the client
-//	                          appends /v1/chat/completions or /v1/messages. Optional for
-//	                          bedrock (overrides the regional endpoint).
-//	LLM_MODEL                 model name or Bedrock model id / inference profile
-//	LLM_SECRET_ID             Secrets Manager secret {"api_key":…}; not used for bedrock (IAM)
-//	LLM_TIMEOUT_SECONDS       per call (default 45)
-//	LLM_RESPONSE_FORMAT       openai only: json_schema (default) | json_object
-//	LLM_MAX_OUTPUT_TOKENS     max_tokens per call (default 4096)
-//	LLM_CONTEXT_TOKENS        context window (default: by model family)
-//	LLM_BYTES_PER_TOKEN       token estimate, e.g. 3.5 (default: by model family)
-//	LLM_PARALLELISM           chunks reviewed at once (default 4)
-//	LLM_REQUESTS_PER_MINUTE   the provider's request limit for the model (default 0: learnt from
-//	                          its rate-limit headers; set it for Bedrock, which sends none)
-//	LLM_TOKENS_PER_MINUTE     the provider's token limit, likewise; also caps a chunk's size
-//	QUEUE_VISIBILITY_SECONDS  the llm queue's visibility timeout (the function's timeout) when
-//	                          longer than LEASE_SECONDS: a claimed message is set to the lease
-//	REVIEW_MAX_FILES          files reviewed per changelist (default 5000)
-//	REVIEW_MAX_BYTES          diff bytes reviewed per changelist (default 64 MiB)
-//	REVIEW_MAX_FILE_BYTES     diff bytes reviewed per file (default 256 KiB)
-//	REVIEW_MAX_CHUNK_FILES    files per model call (default 100)
-//	REVIEW_MAX_TOKENS         token budget of one review; files past it are skipped
-//	                          "over budget" (default 0: unbounded)
-//	REVIEW_DAILY_TOKEN_BUDGET model tokens per environment per UTC day, counted in the
-//	                          jobs table; above it reviews run without the model
-//	                          (default 0: unbounded)
-//	REVIEW_RULES              the environment's default review rules, JSON in the schema
-//	                          of the depot's .criticizer.yaml (default: none)
-//	PROMPT_CANDIDATE_VERSION  prompt version on trial (e.g. 1.1.0); empty for none
-//	PROMPT_CANDIDATE_PERCENT  share of jobs, 0-100, that get it (0 = rolled back)
+// Command review runs the spec's llm stage (the function is named for what
+// it does, the stage keeps the spec's name): it reviews the redacted
+// changeset in chunks that fit the configured model and stores the merged,
+// validated ReviewResult. Its settings are reviewstage.SettingsFromEnv's
+// (docs/configuration.md lists them). See shared/reviewstage, shared/review
+// and shared/llm.
 package main
 
 import (
 	"context"
-	"fmt"
-	"strconv"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -55,6 +23,7 @@ import (
 	"github.com/criticizer/criticizer/shared/redact"
 	"github.com/criticizer/criticizer/shared/review"
 	"github.com/criticizer/criticizer/shared/reviewstage"
+	"github.com/criticizer/criticizer/shared/sanitize"
 	"github.com/criticizer/criticizer/shared/secrets"
 	"github.com/criticizer/criticizer/shared/store"
 	"github.com/criticizer/criticizer/shared/swarm"
@@ -62,64 +31,11 @@ import (
 
 func main() {
 	ctx := context.Background()
-	env := coldstart.Must(coldstart.Load(ctx, "review"))
-	v := env.Vars
-	provider := v.Optional("LLM_PROVIDER", llm.OpenAI)
-	cfg := llm.Config{Model: v.String("LLM_MODEL"),
-		Timeout:        v.Seconds("LLM_TIMEOUT_SECONDS", 45, 1, 900),
-		MaxTokens:      v.Int("LLM_MAX_OUTPUT_TOKENS", llm.DefaultMaxTokens, 256, 1<<20),
-		ResponseFormat: v.Optional("LLM_RESPONSE_FORMAT", llm.FormatJSONSchema),
-		Schema:         review.SchemaJSON(),
-		Logger:         env.Log}
-	budget := review.Budget{
-		ContextTokens:   v.Int("LLM_CONTEXT_TOKENS", 0, 0, 10_000_000),
-		OutputTokens:    cfg.MaxTokens,
-		MaxFiles:        v.Int("REVIEW_MAX_FILES", 0, 0, 1_000_000),
-		MaxBytes:        v.Int("REVIEW_MAX_BYTES", 0, 0, 1<<30),
-		MaxFileBytes:    v.Int("REVIEW_MAX_FILE_BYTES", 0, 0, 1<<30),
-		MaxChunkFiles:   v.Int("REVIEW_MAX_CHUNK_FILES", 0, 0, 10_000),
-		MaxReviewTokens: v.Int("REVIEW_MAX_TOKENS", 0, 0, 100_000_000),
-	}
-	dailyBudget := int64(v.Int("REVIEW_DAILY_TOKEN_BUDGET", 0, 0, 1_000_000_000_000))
-	var rules review.Rules
-	if s := v.Optional("REVIEW_RULES", ""); s != "" {
-		var rejected []string
-		if rules, rejected = review.ParseRules([]byte(s)); len(rejected) > 0 {
-			coldstart.Must(env, fmt.Errorf("REVIEW_RULES rejected: %v", rejected))
-		}
-	}
-	if s := v.Optional("LLM_BYTES_PER_TOKEN", ""); s != "" {
-		f, err := strconv.ParseFloat(s, 64)
-		if err != nil || f < 1 || f > 16 {
-			coldstart.Must(env, fmt.Errorf("LLM_BYTES_PER_TOKEN=%q must be a number in [1, 16]", s))
-		}
-		budget.BytesPerToken = f
-	}
-	rollout := review.Rollout{Candidate: v.Optional("PROMPT_CANDIDATE_VERSION", ""), Percent: v.Int("PROMPT_CANDIDATE_PERCENT", 0, 0, 100)}
-	parallelism := v.Int("LLM_PARALLELISM", reviewstage.DefaultParallelism, 1, 64)
-	rpm := v.Int("LLM_REQUESTS_PER_MINUTE", 0, 0, 100_000_000)
-	tpm := v.Int("LLM_TOKENS_PER_MINUTE", 0, 0, 1_000_000_000)
-	queueVisibility := v.Seconds("QUEUE_VISIBILITY_SECONDS", 0, 0, 43200)
-	// Rule RC-4: a model answering with another patch of the prompt version
-	// is accepted only where the environment allows it (promptPatchDrift).
-	patchDrift := v.Optional("PROMPT_PATCH_DRIFT", "false")
-	if patchDrift != "true" && patchDrift != "false" {
-		coldstart.Must(env, fmt.Errorf("PROMPT_PATCH_DRIFT=%q must be true or false", patchDrift))
-	}
-	// The same policy as fetch, or its proofs of redaction cannot vouch.
-	policy := redact.PolicyFromConfig(v)
-	var secretID string
-	switch provider {
-	case llm.OpenAI, llm.Anthropic:
-		cfg.Endpoint = v.String("LLM_ENDPOINT")
-		secretID = v.String("LLM_SECRET_ID")
-	case llm.Bedrock:
-		cfg.Endpoint = v.Optional("LLM_ENDPOINT", "")
-	default:
-		coldstart.Must(env, fmt.Errorf("LLM_PROVIDER=%q must be openai, anthropic or bedrock", provider))
-	}
-	coldstart.Must(env, v.Err())
-	coldstart.Must(env, rollout.Validate())
+	env := coldstart.Must(coldstart.Load(ctx, "review", sanitize.Logs))
+	set := reviewstage.SettingsFromEnv(env.Vars)
+	coldstart.Must(env, env.Vars.Err())
+	cfg, provider, secretID := set.LLM.Config, set.LLM.Provider, set.LLM.SecretID
+	cfg.Schema, cfg.Logger = review.SchemaJSON(), env.Log
 
 	var complete reviewstage.CompleterFunc
 	if provider == llm.Bedrock {
@@ -148,22 +64,22 @@ func main() {
 	// One Limiter per function instance, outside the rotating client: the
 	// limits it learnt survive a key rotation. 429s are waited out inside
 	// the attempt while the invocation has time for the call after the wait.
-	limiter := llm.NewLimiter(llm.LimiterConfig{RequestsPerMinute: rpm, TokensPerMinute: tpm, MaxConcurrency: parallelism,
-		OutputTokens: cfg.MaxTokens, BytesPerToken: budget.For(cfg.Model).BytesPerToken, Reserve: cfg.Timeout, Logger: env.Log})
+	limiter := llm.NewLimiter(llm.LimiterConfig{RequestsPerMinute: set.RequestsPerMinute, TokensPerMinute: set.TokensPerMinute, MaxConcurrency: set.Parallelism,
+		OutputTokens: cfg.MaxTokens, BytesPerToken: set.Budget.For(cfg.Model).BytesPerToken, Reserve: cfg.Timeout, Logger: env.Log})
 	limited := limiter.Wrap(cfg.Model, llm.ProviderFunc(complete))
-	guard, err := redact.New(policy)
+	guard, err := redact.New(set.Redaction)
 	coldstart.Must(env, err)
 
 	jobs := store.New(dynamodb.NewFromConfig(env.AWS), env.Config.JobsTable)
 	queues := queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs)
 	proc := &reviewstage.Review{Redacted: artifacts.New(artifacts.NewS3Client(env.AWS), env.Config.RedactedBkt), Guard: guard,
-		LLM: limited, Model: cfg.Model, Budget: budget, Rollout: rollout, Parallelism: parallelism, TokensPerMinute: tpm, AllowPromptPatchDrift: patchDrift == "true",
-		Metrics: env.Metrics, Log: env.Log, Rules: rules, DailyTokenBudget: dailyBudget}
-	if dailyBudget > 0 {
+		LLM: limited, Model: cfg.Model, Budget: set.Budget, Rollout: set.Rollout, Parallelism: set.Parallelism, TokensPerMinute: set.TokensPerMinute,
+		AllowPromptPatchDrift: set.AllowPromptPatchDrift, Metrics: env.Metrics, Log: env.Log, Rules: set.Rules, DailyTokenBudget: set.DailyTokenBudget}
+	if set.DailyTokenBudget > 0 {
 		proc.Daily = jobs.DailyTokens()
 	}
 	rt := env.Runtime(domain.StageLLM, jobs, queues, proc, guard.Sanitize)
-	rt.QueueVisibility = queueVisibility
+	rt.QueueVisibility = set.QueueVisibility
 	rt.AfterDeadLetter = swarm.NewReporter(jobs, env.Log).DeadLettered // a dead-lettered Swarm run hears {fail}
 	lambda.Start(rt.Handle)
 }

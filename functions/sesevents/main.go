@@ -2,7 +2,7 @@
 // complaint, reject), delivered by SNS or EventBridge from the notify
 // stage's configuration set, in the jobs table keyed by each message's
 // outbox tag: the evidence the notify stage's lookup-before-resend and the
-// outbox reconciler read. See shared/deliverylog.
+// outbox reconciler read. See shared/evidence.
 package main
 
 import (
@@ -13,13 +13,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/criticizer/criticizer/shared/coldstart"
-	"github.com/criticizer/criticizer/shared/deliverylog"
+	"github.com/criticizer/criticizer/shared/evidence"
+	"github.com/criticizer/criticizer/shared/sanitize"
 )
 
 func main() {
-	env := coldstart.Must(coldstart.Load(context.Background(), "sesevents"))
-	events := deliverylog.New(dynamodb.NewFromConfig(env.AWS), env.Config.JobsTable, 0)
-	lambda.Start(func(ctx context.Context, payload json.RawMessage) (deliverylog.Report, error) {
+	env := coldstart.Must(coldstart.Load(context.Background(), "sesevents", sanitize.Logs))
+	events := evidence.New(dynamodb.NewFromConfig(env.AWS), env.Config.JobsTable, 0)
+	lambda.Start(func(ctx context.Context, payload json.RawMessage) (evidence.Report, error) {
 		return events.HandleSES(ctx, payload, env.Log, env.Metrics)
 	})
 }

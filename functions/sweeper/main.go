@@ -10,8 +10,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strings"
-	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -19,12 +17,13 @@ import (
 
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/coldstart"
-	"github.com/criticizer/criticizer/shared/deliverylog"
+	"github.com/criticizer/criticizer/shared/evidence"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/queue"
 	"github.com/criticizer/criticizer/shared/reconcile"
 	"github.com/criticizer/criticizer/shared/retention"
+	"github.com/criticizer/criticizer/shared/sanitize"
 	"github.com/criticizer/criticizer/shared/store"
 	"github.com/criticizer/criticizer/shared/sweep"
 )
@@ -40,35 +39,25 @@ type result struct {
 }
 
 func main() {
-	env := coldstart.Must(coldstart.Load(context.Background(), "sweeper"))
-	v := env.Vars
-	provider := v.Optional("EMAIL_PROVIDER", "smtp")
-	from := v.Optional("SMTP_FROM", "")
-	lookupURL := v.Optional("SMTP_LOOKUP_URL", "")
-	window := v.Seconds("SEND_COMPLETION_WINDOW_SECONDS", int(deliverylog.DefaultWindow(provider).Seconds()), 1, 86400)
-	rawTTL := 24 * v.Seconds("RAW_ARTIFACT_TTL_DAYS", 7, 1, 3650)
-	redactedTTL := 24 * v.Seconds("REDACTED_ARTIFACT_TTL_DAYS", 30, 1, 3650)
-	coldstart.Must(env, v.Err())
+	env := coldstart.Must(coldstart.Load(context.Background(), "sweeper", sanitize.Logs))
+	ev, ttl := evidence.SettingsFromEnv(env.Vars), retention.SettingsFromEnv(env.Vars)
+	coldstart.Must(env, env.Vars.Err())
 
 	ddb := dynamodb.NewFromConfig(env.AWS)
 	jobs := store.New(ddb, env.Config.JobsTable)
 	queues := queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs)
 	s := &sweep.Sweeper{Jobs: jobs, Queue: queues, Lease: env.Config.Lease, Skew: env.Config.ClockSkew, Log: env.Log, Metrics: env.Metrics}
 	rows := outbox.New(ddb, env.Config.JobsTable).WithActor("reconciler")
-	rec := &reconcile.Reconciler{Rows: rows, Jobs: jobs, Redeliver: queues, FromDomain: from[strings.LastIndexByte(from, '@')+1:],
-		Window: window, Lookback: deliverylog.DefaultRetention, Logger: env.Log, Metrics: env.Metrics}
+	rec := &reconcile.Reconciler{Rows: rows, Jobs: jobs, Redeliver: queues, FromDomain: ev.FromDomain(),
+		Window: ev.Window, Lookback: evidence.DefaultRetention, Log: env.Log, Metrics: env.Metrics}
 	switch {
-	case provider == "ses":
-		rec.Log = deliverylog.New(ddb, env.Config.JobsTable, 0)
-	case lookupURL != "":
-		rec.Log = deliverylog.HTTP{URL: lookupURL}
-	}
-	if rec.Log != nil && !strings.Contains(from, "@") {
-		// The lookup is by the deterministic Message-ID, which carries the From domain.
-		coldstart.Must(env, errors.New("SMTP_FROM is required to reconcile against the provider's delivery log"))
+	case ev.Provider == "ses":
+		rec.Evidence = evidence.New(ddb, env.Config.JobsTable, 0)
+	case ev.LookupURL != "":
+		rec.Evidence = evidence.HTTP{URL: ev.LookupURL}
 	}
 	check := &retention.Checker{Table: ddb, TableName: env.Config.JobsTable, S3: artifacts.NewS3Client(env.AWS),
-		Buckets:           []retention.Bucket{{Name: env.Config.RawBucket, TTL: rawTTL * time.Hour}, {Name: env.Config.RedactedBkt, TTL: redactedTTL * time.Hour}},
+		Buckets:           []retention.Bucket{{Name: env.Config.RawBucket, TTL: ttl.RawTTL}, {Name: env.Config.RedactedBkt, TTL: ttl.RedactedTTL}},
 		UniquenessForever: env.Config.UniquenessRetention == 0, Log: env.Log, Metrics: env.Metrics}
 	// The event is the EventBridge schedule's (or a manual invoke's): empty
 	// for the sweep, {"check":"retention"} for the daily retention check.

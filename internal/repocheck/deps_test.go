@@ -50,3 +50,27 @@ func TestFunctionDeps(t *testing.T) {
 		})
 	}
 }
+
+// TestLogicDoesNotImportTheStore keeps the stage runtime, the sweeper and the
+// delivery settler independent of DynamoDB: they reach jobs through small
+// interfaces and branch on shared/job's errors, so a test double is enough
+// and the storage mapping can change alone.
+func TestLogicDoesNotImportTheStore(t *testing.T) {
+	for _, pkg := range []string{"stage", "sweep", "reconcile"} {
+		t.Run(pkg, func(t *testing.T) {
+			out, err := exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, "github.com/criticizer/criticizer/shared/"+pkg).CombinedOutput()
+			if err != nil {
+				t.Fatalf("go list: %v\n%s", err, out)
+			}
+			imports := strings.Fields(string(out))
+			if len(imports) == 0 {
+				t.Fatal("go list printed no imports; the check would prove nothing")
+			}
+			for _, imp := range imports {
+				if imp == "github.com/criticizer/criticizer/shared/store" || strings.HasPrefix(imp, "github.com/aws/aws-sdk-go-v2/service/dynamodb") {
+					t.Errorf("shared/%s imports %s", pkg, imp)
+				}
+			}
+		})
+	}
+}

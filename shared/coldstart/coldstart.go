@@ -7,6 +7,7 @@ package coldstart
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -29,11 +30,16 @@ type Env struct {
 	AWS     aws.Config
 }
 
-// Load builds the Env for the named function from its environment.
-func Load(ctx context.Context, function string) (*Env, error) {
+// Load builds the Env for the named function from its environment. Its
+// logger passes every attribute through logs (sanitize.Logs in every
+// function); without one Load fails, so no function logs unvetted text.
+func Load(ctx context.Context, function string, logs obs.Sanitizer) (*Env, error) {
+	if logs == nil {
+		return nil, errors.New("no log sanitizer: wire sanitize.Logs")
+	}
 	vars := config.NewReader()
 	common := config.LoadCommon(vars)
-	log := obs.NewLogger(os.Stdout, common.LogLevel, function)
+	log := obs.NewLogger(os.Stdout, common.LogLevel, function, logs)
 	if err := vars.Err(); err != nil {
 		return &Env{Log: log}, err
 	}

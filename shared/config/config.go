@@ -50,14 +50,77 @@ type Common struct {
 type Reader struct {
 	lookup func(string) (string, bool)
 	errs   []error
+	read   []string // every key looked up, in order, once
 }
 
 // NewReader reads from the process environment.
-func NewReader() *Reader { return &Reader{lookup: os.LookupEnv} }
+func NewReader() *Reader { return newReader(os.LookupEnv) }
 
-// NewReaderFrom reads from a map (tests, tools).
+// NewReaderFrom reads from a map (tests, tools, and infra's synth-time check
+// of the environment it gives each function).
 func NewReaderFrom(env map[string]string) *Reader {
-	return &Reader{lookup: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}
+	return newReader(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+}
+
+func newReader(lookup func(string) (string, bool)) *Reader {
+	r := &Reader{}
+	r.lookup = func(k string) (string, bool) {
+		if !slices.Contains(r.read, k) {
+			r.read = append(r.read, k)
+		}
+		return lookup(k)
+	}
+	return r
+}
+
+// Keys lists every variable looked up so far: the settings a loader reads,
+// which the stack must be able to set (infra's settings coverage test).
+func (r *Reader) Keys() []string { return slices.Clone(r.read) }
+
+// Fail records a problem a loader found beyond the reader's own checks
+// (a value out of a set, two settings that contradict each other).
+func (r *Reader) Fail(err error) {
+	if err != nil {
+		r.errs = append(r.errs, err)
+	}
+}
+
+// OneOf returns a variable that must be one of allowed, or def when unset.
+func (r *Reader) OneOf(key, def string, allowed ...string) string {
+	v := r.Optional(key, def)
+	if !slices.Contains(allowed, v) {
+		r.errs = append(r.errs, fmt.Errorf("%s=%q must be one of %s", key, v, strings.Join(allowed, ", ")))
+	}
+	return v
+}
+
+// Float returns a number within [min, max], or def when unset.
+func (r *Reader) Float(key string, def, min, max float64) float64 {
+	v, ok := r.lookup(key)
+	if !ok || strings.TrimSpace(v) == "" {
+		return def
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil || f < min || f > max {
+		r.errs = append(r.errs, fmt.Errorf("%s=%q must be a number in [%g, %g]", key, v, min, max))
+		return def
+	}
+	return f
+}
+
+// Bool returns "true" or "false" as a bool, or def when unset.
+func (r *Reader) Bool(key string, def bool) bool {
+	switch v := r.Optional(key, ""); v {
+	case "":
+		return def
+	case "true":
+		return true
+	case "false":
+		return false
+	default:
+		r.errs = append(r.errs, fmt.Errorf("%s=%q must be true or false", key, v))
+		return def
+	}
 }
 
 // String returns a required variable.

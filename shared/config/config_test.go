@@ -92,3 +92,49 @@ func TestAWSFromTheLambdaEnvironment(t *testing.T) {
 		})
 	}
 }
+
+func TestReaderTypedValues(t *testing.T) {
+	env := map[string]string{"F": "3.5", "FBAD": "x", "B": "true", "BBAD": "yes", "O": "ses", "OBAD": "pigeon"}
+	tests := []struct {
+		name    string
+		read    func(r *Reader) any
+		want    any
+		wantErr string
+	}{
+		{"float", func(r *Reader) any { return r.Float("F", 1, 1, 16) }, 3.5, ""},
+		{"float default", func(r *Reader) any { return r.Float("UNSET", 0, 1, 16) }, 0.0, ""},
+		{"float bad", func(r *Reader) any { return r.Float("FBAD", 2, 1, 16) }, 2.0, "FBAD"},
+		{"float out of range", func(r *Reader) any { return r.Float("F", 2, 4, 16) }, 2.0, "[4, 16]"},
+		{"bool", func(r *Reader) any { return r.Bool("B", false) }, true, ""},
+		{"bool default", func(r *Reader) any { return r.Bool("UNSET", true) }, true, ""},
+		{"bool bad", func(r *Reader) any { return r.Bool("BBAD", false) }, false, "true or false"},
+		{"one of", func(r *Reader) any { return r.OneOf("O", "smtp", "smtp", "ses") }, "ses", ""},
+		{"one of default", func(r *Reader) any { return r.OneOf("UNSET", "smtp", "smtp", "ses") }, "smtp", ""},
+		{"one of bad", func(r *Reader) any { return r.OneOf("OBAD", "smtp", "smtp", "ses") }, "pigeon", "one of smtp, ses"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := NewReaderFrom(env)
+			got := tt.read(r)
+			err := r.Err()
+			if got != tt.want {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+			if (tt.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Errorf("err = %v, want %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// Keys lists every variable looked up, set or not, once: what infra checks
+// the stack can set.
+func TestReaderKeys(t *testing.T) {
+	r := NewReaderFrom(map[string]string{"JOBS_TABLE": "jobs"})
+	r.Optional("A", "")
+	r.Int("B", 1, 0, 2)
+	r.Optional("A", "")
+	if got := r.Keys(); strings.Join(got, ",") != "A,B" {
+		t.Errorf("Keys = %v, want [A B]", got)
+	}
+}

@@ -50,7 +50,7 @@ func (k Key) IdempotencyToken() string {
 // first 128 bits of the token: ample for uniqueness, and short enough that
 // the header is not folded. SMTP offers no
 // idempotency header, so the Message-ID is the provider idempotency token of
-// rule OB-3: receiving systems and the reconciliation path can recognise a
+// rule OB-3: receiving systems and the settle and reconcile paths can recognise a
 // re-send of the same intent by it. An empty domain falls back to
 // "criticizer.invalid" (RFC 2606) rather than leaking the host name.
 func (k Key) MessageID(domain string) string {

@@ -69,7 +69,7 @@ type Changeset struct {
 }
 
 // ChangedFiles returns the depot paths of the changeset's files, the list
-// review findings are reconciled against.
+// review findings are matched against.
 func (c Changeset) ChangedFiles() []string {
 	out := make([]string, 0, len(c.Files))
 	for _, f := range c.Files {

@@ -90,6 +90,15 @@ var ErrClaimRefused = errors.New("claim refused")
 // Is makes errors.Is(err, ErrClaimRefused) hold.
 func (e *ClaimRefused) Is(target error) bool { return target == ErrClaimRefused }
 
+// Errors a job's writes answer with, beside ErrClaimRefused. The store wraps
+// them with details; callers test with errors.Is and need not import the store.
+var (
+	ErrNotFound      = errors.New("not found")
+	ErrLeaseLost     = errors.New("stage lease lost: another worker owns it or it expired")
+	ErrNotReplayable = errors.New("job is not waiting for this replay")
+	ErrConflict      = errors.New("conditional write refused")
+)
+
 // Refuse says why a claim of stage under l was refused, given the job as it
 // was when the condition failed.
 func Refuse(j *Job, stage domain.Stage, l Lease, maxAttempts int) Refusal {

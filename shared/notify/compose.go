@@ -27,9 +27,6 @@ import (
 	"github.com/criticizer/criticizer/shared/failure"
 )
 
-// Key is the delivery identity every e-mail derives from (see shared/delivery).
-type Key = delivery.Key
-
 // Header names Criticizer adds to every review e-mail.
 const (
 	HeaderKey        = "X-Criticizer-Key" // Key.IdempotencyToken
@@ -74,7 +71,7 @@ type Content struct {
 // deterministic: the same Message always yields the same bytes, because the
 // Message-ID and MIME boundary come from the Key and nothing is randomised.
 type Message struct {
-	Key       Key
+	Key       delivery.Key
 	From      string // RFC 5322 From header value
 	To        string // the Key's recipient
 	Subject   string
@@ -88,7 +85,7 @@ type Message struct {
 // Compose builds the review e-mail for k from in. A malformed key or
 // recipient is SCHEMA_INVALID (the data needs correcting); a malformed From is
 // INTERNAL_BUG (it comes from configuration).
-func Compose(k Key, in Content) (*Message, error) {
+func Compose(k delivery.Key, in Content) (*Message, error) {
 	if err := k.Validate(); err != nil {
 		return nil, failure.Wrap(failure.SchemaInvalid, err)
 	}
@@ -190,7 +187,7 @@ func (m *Message) mailMsg(envelopeFrom string) (*gomail.Msg, error) {
 // boundary is derived from the key (go-mail's default is random) so that the
 // rendered bytes are reproducible. It hashes a different input than the
 // token, which the body quotes, so the boundary cannot occur in the body.
-func boundary(k Key) string {
+func boundary(k delivery.Key) string {
 	sum := sha256.Sum256([]byte(delivery.KeyScheme + "\x00boundary\x00" + k.String()))
 	return "criticizer-" + hex.EncodeToString(sum[:16])
 }
@@ -292,7 +289,7 @@ func countLine(gs []group) string {
 // subject is e.g. "[Criticizer] CL 12345 v1: 3 findings (1 high) - Fix login".
 // Only critical and high are counted in the subject: they are what decides
 // whether the reader opens the mail now.
-func subject(k Key, gs []group, total int, desc string, meta domain.ReviewMeta) string {
+func subject(k delivery.Key, gs []group, total int, desc string, meta domain.ReviewMeta) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[Criticizer] CL %d v%d: ", k.Changelist, k.ReviewVersion)
 	switch total {

@@ -13,13 +13,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 )
 
 var fixedDate = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 
-var testKey = Key{Changelist: 12345, Recipient: "alice@example.com", ReviewVersion: 1}
+var testKey = delivery.Key{Changelist: 12345, Recipient: "alice@example.com", ReviewVersion: 1}
 
 func finding(id, sev, file string, line int) domain.Finding {
 	return domain.Finding{ID: id, Severity: sev, Category: "correctness", Title: "title " + id,
@@ -101,7 +102,7 @@ func parse(t *testing.T, raw []byte) parsed {
 	return p
 }
 
-func render(t *testing.T, k Key, c Content) ([]byte, *Message) {
+func render(t *testing.T, k delivery.Key, c Content) ([]byte, *Message) {
 	t.Helper()
 	m, err := Compose(k, c)
 	if err != nil {
@@ -310,12 +311,12 @@ func TestComposeNoSecrets(t *testing.T) {
 func TestComposeErrors(t *testing.T) {
 	tests := []struct {
 		name  string
-		key   Key
+		key   delivery.Key
 		from  string
 		class failure.Class
 	}{
-		{"bad recipient", Key{Changelist: 1, Recipient: "not-an-address", ReviewVersion: 1}, "c@example.com", failure.SchemaInvalid},
-		{"zero version", Key{Changelist: 1, Recipient: "a@example.com", ReviewVersion: 0}, "c@example.com", failure.SchemaInvalid},
+		{"bad recipient", delivery.Key{Changelist: 1, Recipient: "not-an-address", ReviewVersion: 1}, "c@example.com", failure.SchemaInvalid},
+		{"zero version", delivery.Key{Changelist: 1, Recipient: "a@example.com", ReviewVersion: 0}, "c@example.com", failure.SchemaInvalid},
 		{"bad from", testKey, "nobody", failure.InternalBug},
 	}
 	for _, tt := range tests {

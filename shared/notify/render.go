@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/domain"
 	findingfp "github.com/criticizer/criticizer/shared/finding"
 	"github.com/criticizer/criticizer/shared/udiff"
@@ -19,7 +20,7 @@ import (
 
 // view is the data both bodies render.
 type view struct {
-	Key         Key
+	Key         delivery.Key
 	Author      string
 	Description string
 	JobID       string

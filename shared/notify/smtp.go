@@ -14,6 +14,7 @@ import (
 	gomail "github.com/wneessen/go-mail"
 	gomailsmtp "github.com/wneessen/go-mail/smtp"
 
+	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/failure"
 )
 
@@ -35,9 +36,9 @@ const (
 // DATA exchange (body, final dot and the server's reply to it) must finish
 // within one Timeout. RFC 5321 lets a server take 10 minutes to answer the
 // final dot; we do not wait that long — a reply that does not come in time
-// is an uncertain send (ErrOutcomeUnknown), reconciled before any resend.
+// is an uncertain send (ErrOutcomeUnknown), settled before any resend.
 //
-// The relations, stated once (README, "E-mail delivery"):
+// The relations, stated once (docs/design.md, "E-mail delivery"):
 //
 //	MaxSendDuration(Timeout) = 3 × Timeout          dial; EHLO/STARTTLS/AUTH; MAIL … DATA … reply
 //	MaxSendDuration(Timeout) < notify function timeout (= LEASE_SECONDS, default 60 s): 30 s by default
@@ -151,21 +152,21 @@ func NewSMTPSender(cfg SMTPConfig, log *slog.Logger) (*SMTPSender, error) {
 // ErrOutcomeUnknown is in the chain of a Send error when the connection
 // failed after the whole message had been transmitted but before the
 // server's reply: the provider may have accepted it. The caller must treat
-// the outbox row as "send may have happened" and reconcile before resending.
+// the outbox row as "send may have happened" and settle it before resending.
 var ErrOutcomeUnknown = errors.New("delivery outcome unknown: the server may have accepted the message")
 
 // Send delivers m, which must have been composed for k, and returns its
 // notification id.
 //
 // The notification id is the message's deterministic Message-ID. SMTP has no
-// provider-side message lookup, so the only identifier that a reconciliation
+// provider-side message lookup, so the only identifier that settling
 // can search for — in the recipient's mailbox, a provider's logs, or the test
 // stand-in — is the one Criticizer chose itself. A queue id from the 250
 // reply would be provider-specific and unrecoverable after a lost reply.
 //
 // Errors carry a failure class and the SMTP reply code (failure.UpstreamCode);
 // see classifyReply for the table.
-func (s *SMTPSender) Send(ctx context.Context, k Key, m *Message) (string, error) {
+func (s *SMTPSender) Send(ctx context.Context, k delivery.Key, m *Message) (string, error) {
 	if m == nil || m.Key.String() != k.String() {
 		return "", failure.Errorf(failure.InternalBug, "notify: message was composed for another key than %s", k)
 	}
@@ -254,7 +255,7 @@ func (s *SMTPSender) client(ctx context.Context) (*gomail.Client, error) {
 }
 
 // classify wraps a go-mail error with its failure class and SMTP code.
-func classify(k Key, err error) error {
+func classify(k delivery.Key, err error) error {
 	wrapped := fmt.Errorf("notify: smtp send %s: %w", k, err)
 	var se *gomail.SendError
 	if errors.As(err, &se) {

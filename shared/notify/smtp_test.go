@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/criticizer/criticizer/internal/standin/smtp"
+	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/failure"
 )
 
@@ -211,7 +212,7 @@ func TestSMTPSenderGuards(t *testing.T) {
 	h := newHarness(t, "", "")
 	s := h.sender(t)
 	m := composeTest(t)
-	other := Key{Changelist: testKey.Changelist, Recipient: testKey.Recipient, ReviewVersion: testKey.ReviewVersion + 1}
+	other := delivery.Key{Changelist: testKey.Changelist, Recipient: testKey.Recipient, ReviewVersion: testKey.ReviewVersion + 1}
 	if _, err := s.Send(context.Background(), other, m); failure.Classify(err) != failure.InternalBug {
 		t.Errorf("key mismatch: err = %v, want INTERNAL_BUG", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/criticizer/criticizer/shared/config"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 	findingfp "github.com/criticizer/criticizer/shared/finding"
@@ -320,6 +321,29 @@ const (
 	ChannelEmail         = "email"
 	ChannelSwarmComments = outbox.ChannelSwarmComments
 )
+
+// CommentSettings turn the Swarm comments channel on.
+type CommentSettings struct {
+	On          bool          // NOTIFY_CHANNELS has swarm-comments
+	APISecretID string        // SWARM_API_SECRET_ID: the login comments are posted as
+	Window      time.Duration // SWARM_COMMENT_WINDOW_SECONDS (default 120, 31..3600)
+}
+
+// commentSettingsFromEnv reads NOTIFY_CHANNELS and, when it names
+// swarm-comments, the Swarm API login and the comment window; swarmURL
+// (SWARM_URL) is then required.
+func commentSettingsFromEnv(r *config.Reader, swarmURL string) CommentSettings {
+	on, err := SwarmCommentsOn(r.Optional("NOTIFY_CHANNELS", ChannelEmail))
+	r.Fail(err)
+	if !on {
+		return CommentSettings{}
+	}
+	if swarmURL == "" {
+		r.Fail(fmt.Errorf("NOTIFY_CHANNELS has %s but SWARM_URL is not set", ChannelSwarmComments))
+	}
+	return CommentSettings{On: true, APISecretID: r.String("SWARM_API_SECRET_ID"),
+		Window: r.Seconds("SWARM_COMMENT_WINDOW_SECONDS", int(DefaultCommentWindow.Seconds()), 31, 3600)}
+}
 
 // SwarmCommentsOn parses NOTIFY_CHANNELS ("email" or "email,swarm-comments";
 // empty means "email") and reports whether Swarm comments are on. E-mail is

@@ -120,7 +120,7 @@ func newCommentRig(t *testing.T) *commentRig {
 	}
 	r := &commentRig{mail: &fakeSender{}, rows: &fakeRows{rows: map[string]*outbox.Row{}}, items: &fakeItemRows{rows: map[string]*outbox.Row{}},
 		swarm: s, now: t0, window: 2 * time.Minute}
-	r.n = &Notify{Outbox: r.rows, Sender: r.mail, DeliveryLog: &fakeLog{}, Window: 5 * time.Minute, Artifacts: arts, From: "criticizer@example.com",
+	r.n = &Notify{Outbox: r.rows, Sender: r.mail, Evidence: &fakeLog{}, Window: 5 * time.Minute, Artifacts: arts, From: "criticizer@example.com",
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return r.now },
 		Comments: &SwarmComments{Rows: r.items, API: client, Window: r.window}}
 	r.job = &job.Job{ID: "j", Changelist: 42, ReviewVersion: 1, Recipients: []string{"alice@example.com", "bob@example.com"},

@@ -9,11 +9,10 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/criticizer/criticizer/shared/artifacts"
+	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
@@ -21,25 +20,27 @@ import (
 	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/recipients"
+	"github.com/criticizer/criticizer/shared/swarm"
 )
 
 // Sender delivers one composed e-mail and returns the provider's id for it.
 type Sender interface {
-	Send(ctx context.Context, k notify.Key, m *notify.Message) (string, error)
+	Send(ctx context.Context, k delivery.Key, m *notify.Message) (string, error)
 }
 
-// DeliveryLog answers "did the provider accept the message with this
-// Message-ID?" — the lookup that reconciles a send that may have happened.
-type DeliveryLog interface {
+// Evidence answers "did the provider accept the message with this
+// Message-ID?" — the lookup that settles a send that may have happened
+// (shared/evidence).
+type Evidence interface {
 	Delivered(ctx context.Context, messageID string) (bool, error)
 }
 
 // Rows is the part of the outbox the notify stage uses.
 type Rows interface {
-	Begin(ctx context.Context, k outbox.Key, jobID string, now time.Time) (*outbox.Send, error)
-	MarkSent(ctx context.Context, k outbox.Key, notificationID string, now time.Time) error
-	Release(ctx context.Context, k outbox.Key, sendToken string, class failure.Class, msg string, permanent bool, now time.Time) error
-	Reset(ctx context.Context, k outbox.Key, sendToken string, now time.Time) error
+	Begin(ctx context.Context, k delivery.Key, jobID string, now time.Time) (*outbox.Send, error)
+	MarkSent(ctx context.Context, k delivery.Key, notificationID string, now time.Time) error
+	Release(ctx context.Context, k delivery.Key, sendToken string, class failure.Class, msg string, permanent bool, now time.Time) error
+	Reset(ctx context.Context, k delivery.Key, sendToken string, now time.Time) error
 }
 
 // Notify is the notify stage.
@@ -47,25 +48,25 @@ type Notify struct {
 	Outbox    Rows
 	Artifacts *artifacts.Store // the redacted bucket
 	Sender    Sender
-	// Log of accepted messages to reconcile uncertain sends; nil when the
+	// Evidence of accepted messages, to settle uncertain sends; nil when the
 	// provider has none, in which case an uncertain send is never retried
 	// blindly but dead-lettered as DELIVERY_UNCONFIRMED for an operator.
-	DeliveryLog DeliveryLog
-	From        string
-	HTML        bool
+	Evidence Evidence
+	From     string
+	HTML     bool
 	// JobPage mints the job page link the e-mail carries (jobpage.Links);
 	// nil when the environment has no job page.
 	JobPage JobPageLinks
-	// SwarmURL is the Swarm server's base URL; a job from a Swarm review
-	// links it in the e-mail (SWARM_URL/reviews/{id}).
-	SwarmURL string
-	Log      *slog.Logger
+	// SwarmLinks links a Swarm review in the e-mail of a job that came
+	// from one (SWARM_URL/reviews/{id}); zero for none.
+	SwarmLinks swarm.Settings
+	Log        *slog.Logger
 	// Swarm reports the outcome to a Helix Swarm test run once every
 	// recipient is e-mailed (swarm.Reporter); nil for none.
 	Swarm SwarmPasser
 	// Window is how long after a send started the provider may still
 	// complete it (SEND_COMPLETION_WINDOW_SECONDS): a send that may have
-	// happened is resent only after it, and only if the delivery log still
+	// happened is resent only after it, and only if the provider evidence still
 	// has no record. Zero means the sender's outcome is final when its call
 	// returns (tests with a synchronous fake).
 	Window time.Duration
@@ -94,10 +95,10 @@ type SwarmPasser interface {
 
 // reviewURL is the Swarm review's page, when the job came from one.
 func (n *Notify) reviewURL(j *job.Job) string {
-	if n.SwarmURL == "" || j.Swarm == nil || j.Swarm.Review <= 0 {
+	if j.Swarm == nil {
 		return ""
 	}
-	return strings.TrimRight(n.SwarmURL, "/") + "/reviews/" + strconv.FormatInt(j.Swarm.Review, 10)
+	return n.SwarmLinks.ReviewURL(j.Swarm.Review)
 }
 
 // Process sends the review to every recipient that has not been notified.
@@ -136,7 +137,7 @@ func (n *Notify) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	var permanent []error
 	sent := 0
 	for _, rcpt := range rcpts {
-		k := notify.Key{Changelist: j.Changelist, Recipient: rcpt, ReviewVersion: j.ReviewVersion}
+		k := delivery.Key{Changelist: j.Changelist, Recipient: rcpt, ReviewVersion: j.ReviewVersion}
 		msg, err := notify.Compose(k, notify.Content{Author: cs.User, Description: cs.Description, JobID: j.ID, Review: review, From: n.From, HTML: n.HTML, Changeset: &cs, ReviewURL: n.reviewURL(j), JobPageURL: pageURL})
 		if err != nil {
 			return job.Result{}, failure.Wrap(failure.InternalBug, err)
@@ -195,15 +196,15 @@ func recipientLevel(c failure.Class) bool {
 }
 
 // deliver runs the outbox protocol for one recipient: create the row and
-// mark it sending in one write (skipping a notified row, reconciling an
+// mark it sending in one write (skipping a notified row, settling an
 // in-flight send), send, then mark sent in one write. It reports whether it
 // sent now.
-func (n *Notify) deliver(ctx context.Context, jobID string, k notify.Key, msg *notify.Message) (bool, error) {
+func (n *Notify) deliver(ctx context.Context, jobID string, k delivery.Key, msg *notify.Message) (bool, error) {
 	log := n.Log.With("key", k.IdempotencyToken())
 	send, err := n.Outbox.Begin(ctx, k, jobID, n.Now.Now())
 	var inflight *outbox.InFlightError
 	if errors.As(err, &inflight) {
-		err = n.reconcile(ctx, log, k, msg, inflight.Row)
+		err = n.settle(ctx, log, k, msg, inflight.Row)
 		if err == nil {
 			send, err = n.Outbox.Begin(ctx, k, jobID, n.Now.Now())
 		}
@@ -216,29 +217,29 @@ func (n *Notify) deliver(ctx context.Context, jobID string, k notify.Key, msg *n
 	}
 	if ctx.Err() != nil { // lease lost between the re-read and the send: no side effect
 		if rerr := n.Outbox.Release(context.WithoutCancel(ctx), k, send.Token, failure.LeaseLost, "lease lost before the send", false, n.Now.Now()); rerr != nil {
-			log.WarnContext(ctx, "releasing an unsent row failed; the next attempt reconciles it", "err", rerr)
+			log.WarnContext(ctx, "releasing an unsent row failed; the next attempt settles it", "err", rerr)
 		}
 		return false, failure.Wrap(failure.LeaseLost, context.Cause(ctx))
 	}
 	nid, err := n.Sender.Send(ctx, k, msg)
 	if err != nil {
 		if errors.Is(err, notify.ErrOutcomeUnknown) {
-			// The row stays "sending": the next attempt reconciles before any resend.
-			log.WarnContext(ctx, "send outcome unknown; the row stays sending for reconciliation", "error_class", failure.Classify(err))
+			// The row stays "sending": the next attempt settles it before any resend.
+			log.WarnContext(ctx, "send outcome unknown; the row stays sending until settled", "error_class", failure.Classify(err))
 			return false, err
 		}
 		class := failure.Classify(err)
 		if rerr := n.Outbox.Release(context.WithoutCancel(ctx), k, send.Token, class, rowError(err), !class.Retryable(), n.Now.Now()); rerr != nil {
-			// The row stays "sending": the next attempt reconciles it (the
+			// The row stays "sending": the next attempt settles it (the
 			// provider has no record, so after the window it is resent).
-			log.WarnContext(ctx, "releasing a refused send failed; the next attempt reconciles it", "err", rerr)
+			log.WarnContext(ctx, "releasing a refused send failed; the next attempt settles it", "err", rerr)
 		}
 		return false, err
 	}
 	// Marked with a context that survives a lost lease: the send happened.
 	if err := n.Outbox.MarkSent(context.WithoutCancel(ctx), k, nid, n.Now.Now()); err != nil {
-		log.WarnContext(ctx, "marking a sent row failed; the retry reconciles and backfills it", "err", err)
-		return true, err // row stays "sending": the retry reconciles and backfills
+		log.WarnContext(ctx, "marking a sent row failed; the retry settles and backfills it", "err", err)
+		return true, err // row stays "sending": the retry settles and backfills
 	}
 	log.InfoContext(ctx, "review e-mailed", "notification_id", nid)
 	return true, nil
@@ -258,26 +259,28 @@ func rowError(err error) string {
 	return string(failure.Classify(err))
 }
 
-// reconcile settles a row whose send may have happened, before any resend:
+// settle decides a row whose send may have happened, before any resend
+// (lookup before resend, rule OB-4; the sweeper's reconciler audits rows
+// after the fact, shared/reconcile):
 //
-//	no delivery log          → DELIVERY_UNCONFIRMED (an operator decides; never a blind resend)
-//	the log has the message  → backfill the row as sent (ErrAlreadySent)
+//	no provider evidence     → DELIVERY_UNCONFIRMED (an operator decides; never a blind resend)
+//	the provider has it      → backfill the row as sent (ErrAlreadySent)
 //	no record, within window → retry later (the provider may still complete the send)
 //	no record, window over   → reset the row so the caller sends again
 //
 // The window starts at the row's send_started_at: only after it can the
 // provider no longer complete that transaction, so "not found" is proof.
-func (n *Notify) reconcile(ctx context.Context, log *slog.Logger, k notify.Key, msg *notify.Message, row *outbox.Row) error {
-	if n.DeliveryLog == nil {
-		return failure.Errorf(failure.DeliveryUnconfirmed, "a send of %s may have happened and no delivery log is configured to check; confirm by hand, then replay", k.IdempotencyToken())
+func (n *Notify) settle(ctx context.Context, log *slog.Logger, k delivery.Key, msg *notify.Message, row *outbox.Row) error {
+	if n.Evidence == nil {
+		return failure.Errorf(failure.DeliveryUnconfirmed, "a send of %s may have happened and no provider evidence is configured to check; confirm by hand, then replay", k.IdempotencyToken())
 	}
 	id := msg.MessageID
-	ok, err := n.DeliveryLog.Delivered(ctx, id)
+	ok, err := n.Evidence.Delivered(ctx, id)
 	if err != nil {
 		return err
 	}
 	if ok {
-		log.WarnContext(ctx, "reconciled: the provider had accepted the earlier send")
+		log.WarnContext(ctx, "settled: the provider had accepted the earlier send")
 		if err := n.Outbox.MarkSent(ctx, k, id, n.Now.Now()); err != nil {
 			return err
 		}
@@ -293,14 +296,14 @@ func (n *Notify) reconcile(ctx context.Context, log *slog.Logger, k notify.Key, 
 		return &failure.Error{Class: failure.Conflict, RetryAfter: left,
 			Err: fmt.Errorf("a send of %s started at %s may still complete: %w", k.IdempotencyToken(), row.SendStartedAt, outbox.ErrInFlight)}
 	}
-	log.WarnContext(ctx, "reconciled: the earlier send never reached the provider; resending")
+	log.WarnContext(ctx, "settled: the earlier send never reached the provider; resending")
 	return n.Outbox.Reset(ctx, k, row.SendToken, now)
 }
 
 // SenderFunc adapts a function to Sender.
-type SenderFunc func(ctx context.Context, k notify.Key, m *notify.Message) (string, error)
+type SenderFunc func(ctx context.Context, k delivery.Key, m *notify.Message) (string, error)
 
 // Send calls f.
-func (f SenderFunc) Send(ctx context.Context, k notify.Key, m *notify.Message) (string, error) {
+func (f SenderFunc) Send(ctx context.Context, k delivery.Key, m *notify.Message) (string, error) {
 	return f(ctx, k, m)
 }

@@ -12,8 +12,9 @@ import (
 	"time"
 
 	"github.com/criticizer/criticizer/shared/artifacts"
-	"github.com/criticizer/criticizer/shared/deliverylog"
+	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/evidence"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/notify"
@@ -28,9 +29,9 @@ type fakeRows struct {
 	next  int
 }
 
-func (f *fakeRows) row(k outbox.Key) *outbox.Row { return f.rows[k.Canonical().String()] }
+func (f *fakeRows) row(k delivery.Key) *outbox.Row { return f.rows[k.Canonical().String()] }
 
-func (f *fakeRows) Begin(_ context.Context, k outbox.Key, jobID string, now time.Time) (*outbox.Send, error) {
+func (f *fakeRows) Begin(_ context.Context, k delivery.Key, jobID string, now time.Time) (*outbox.Send, error) {
 	f.calls = append(f.calls, "begin")
 	r := f.row(k)
 	if r == nil {
@@ -53,7 +54,7 @@ func (f *fakeRows) Begin(_ context.Context, k outbox.Key, jobID string, now time
 	return &outbox.Send{Token: r.SendToken, Row: &c}, nil
 }
 
-func (f *fakeRows) MarkSent(_ context.Context, k outbox.Key, nid string, now time.Time) error {
+func (f *fakeRows) MarkSent(_ context.Context, k delivery.Key, nid string, now time.Time) error {
 	f.calls = append(f.calls, "mark_sent")
 	r := f.row(k)
 	if r.NotifiedAt == "" {
@@ -62,7 +63,7 @@ func (f *fakeRows) MarkSent(_ context.Context, k outbox.Key, nid string, now tim
 	return nil
 }
 
-func (f *fakeRows) Release(_ context.Context, k outbox.Key, tok string, c failure.Class, msg string, permanent bool, _ time.Time) error {
+func (f *fakeRows) Release(_ context.Context, k delivery.Key, tok string, c failure.Class, msg string, permanent bool, _ time.Time) error {
 	f.calls = append(f.calls, "release")
 	r := f.row(k)
 	if r.Status != outbox.Sending || r.SendToken != tok {
@@ -75,7 +76,7 @@ func (f *fakeRows) Release(_ context.Context, k outbox.Key, tok string, c failur
 	return nil
 }
 
-func (f *fakeRows) Reset(_ context.Context, k outbox.Key, tok string, _ time.Time) error {
+func (f *fakeRows) Reset(_ context.Context, k delivery.Key, tok string, _ time.Time) error {
 	f.calls = append(f.calls, "reset")
 	r := f.row(k)
 	if r.Status != outbox.Sending || r.SendToken != tok {
@@ -90,7 +91,7 @@ type fakeSender struct {
 	err  error
 }
 
-func (s *fakeSender) Send(_ context.Context, k notify.Key, m *notify.Message) (string, error) {
+func (s *fakeSender) Send(_ context.Context, k delivery.Key, m *notify.Message) (string, error) {
 	if s.err != nil {
 		return "", s.err
 	}
@@ -111,7 +112,7 @@ func (l *fakeLog) Delivered(_ context.Context, id string) (bool, error) {
 
 var (
 	t0  = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
-	key = notify.Key{Changelist: 42, Recipient: "Alice@Example.com ", ReviewVersion: 1}
+	key = delivery.Key{Changelist: 42, Recipient: "Alice@Example.com ", ReviewVersion: 1}
 )
 
 func msg() *notify.Message {
@@ -125,15 +126,15 @@ func inFlight() *fakeRows {
 		SendStartedAt: job.FormatTime(t0), SendToken: "old", Attempts: 1}}}
 }
 
-func stage(rows *fakeRows, s *fakeSender, dl DeliveryLog, at time.Time) *Notify {
-	return &Notify{Outbox: rows, Sender: s, DeliveryLog: dl, Window: 5 * time.Minute, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+func stage(rows *fakeRows, s *fakeSender, dl Evidence, at time.Time) *Notify {
+	return &Notify{Outbox: rows, Sender: s, Evidence: dl, Window: 5 * time.Minute, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Now: func() time.Time { return at }}
 }
 
-func TestReconciliation(t *testing.T) {
+func TestSettleBeforeResend(t *testing.T) {
 	tests := []struct {
 		name      string
-		log       DeliveryLog
+		log       Evidence
 		at        time.Time
 		wantSent  int
 		wantClass failure.Class
@@ -147,14 +148,14 @@ func TestReconciliation(t *testing.T) {
 		{name: "not found after the window: reset and send once", log: &fakeLog{}, at: t0.Add(6 * time.Minute), wantSent: 1, wantRow: outbox.Sent},
 		{name: "found: backfilled, not sent", log: &fakeLog{has: map[string]bool{key.MessageID("example.com"): true}}, at: t0.Add(time.Minute), wantRow: outbox.Sent},
 		// No way to check: an operator decides. A blind resend fails here.
-		{name: "no delivery log: DELIVERY_UNCONFIRMED", log: nil, at: t0.Add(time.Hour), wantClass: failure.DeliveryUnconfirmed, wantRow: outbox.Sending},
+		{name: "no provider evidence: DELIVERY_UNCONFIRMED", log: nil, at: t0.Add(time.Hour), wantClass: failure.DeliveryUnconfirmed, wantRow: outbox.Sending},
 		{name: "lookup failed: retryable, not sent", log: &fakeLog{err: failure.Errorf(failure.NetworkTimeout, "lookup")}, at: t0.Add(time.Hour),
 			wantClass: failure.NetworkTimeout, wantRow: outbox.Sending},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rows, sender := inFlight(), &fakeSender{}
-			var dl DeliveryLog
+			var dl Evidence
 			if tt.log != nil {
 				dl = tt.log
 			}
@@ -225,7 +226,7 @@ func TestDelivery(t *testing.T) {
 // notify function timeout (the lease).
 func TestSMTPWindowCoversTheClientTimeouts(t *testing.T) {
 	send := notify.MaxSendDuration(notify.DefaultSMTPTimeout)
-	if w := deliverylog.DefaultWindow("smtp"); w < send+time.Minute {
+	if w := evidence.DefaultWindow("smtp"); w < send+time.Minute {
 		t.Errorf("SMTP completion window %s, want ≥ %s (the longest send) + 1 min margin", w, send)
 	}
 	if lease := 60 * time.Second; send >= lease {
@@ -280,7 +281,7 @@ func TestNotifyNeverMailsOutsideThePolicy(t *testing.T) {
 			if !strings.Contains(logs.String(), `"event":"recipient_rejected"`) {
 				t.Errorf("no security event: %s", logs.String())
 			}
-			if rows.row(outbox.Key{Changelist: 42, Recipient: "eve@attacker.example", ReviewVersion: 1}) != nil {
+			if rows.row(delivery.Key{Changelist: 42, Recipient: "eve@attacker.example", ReviewVersion: 1}) != nil {
 				t.Error("an outbox row was written for a refused recipient")
 			}
 		})

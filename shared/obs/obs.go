@@ -69,24 +69,23 @@ func Pseudonym(addr string) string {
 	return "rcpt-" + hex.EncodeToString(sum[:6])
 }
 
-// The full sanitizer (package sanitize) when linked in; see SetSanitizer.
-var (
-	sanitizeMu   sync.RWMutex
-	sanitizeText func(string) string
-	sanitizeErr  func(error) string
-)
-
-// SetSanitizer routes every string and error attribute of every log record
-// through text and errText after the masker. Package sanitize installs
-// itself here, so obs stays free of the redaction rules for binaries that
-// do not need them.
-func SetSanitizer(text func(string) string, errText func(error) string) {
-	sanitizeMu.Lock()
-	defer sanitizeMu.Unlock()
-	sanitizeText, sanitizeErr = text, errText
+// Sanitizer vets the text of a log attribute after the masker: package
+// sanitize provides it (sanitize.Logs). It is passed to NewLogger by each
+// function's wiring rather than installed globally, so no binary can log
+// unvetted text by forgetting an import.
+type Sanitizer interface {
+	Text(string) string
+	Error(error) string
 }
 
-func (m *Masker) replaceAttr(groups []string, a slog.Attr) slog.Attr {
+// vetter is a logger's attribute rewriter: the masker, then the sanitizer.
+type vetter struct {
+	m *Masker
+	s Sanitizer
+}
+
+func (v vetter) replaceAttr(groups []string, a slog.Attr) slog.Attr {
+	m := v.m
 	if a.Value.Kind() == slog.KindGroup {
 		return a
 	}
@@ -96,9 +95,11 @@ func (m *Masker) replaceAttr(groups []string, a slog.Attr) slog.Attr {
 	if len(groups) == 0 && (a.Key == slog.TimeKey || a.Key == slog.LevelKey) {
 		return a
 	}
-	sanitizeMu.RLock()
-	text, errText := sanitizeText, sanitizeErr
-	sanitizeMu.RUnlock()
+	var text func(string) string
+	var errText func(error) string
+	if v.s != nil {
+		text, errText = v.s.Text, v.s.Error
+	}
 	switch a.Value.Kind() {
 	case slog.KindString:
 		s := a.Value.String()
@@ -170,13 +171,15 @@ func (h ctxHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 func (h ctxHandler) WithGroup(name string) slog.Handler { return ctxHandler{h.Handler.WithGroup(name)} }
 
 // NewLogger returns a JSON logger writing to w at the given level ("debug",
-// "info", "warn", "error"), tagged with the function name, that masks secrets.
-func NewLogger(w io.Writer, level, function string) *slog.Logger {
+// "info", "warn", "error"), tagged with the function name, that masks secrets
+// and passes every string and error attribute through s. A nil s leaves only
+// the masker: coldstart.Load refuses it, so every function's logger has one.
+func NewLogger(w io.Writer, level, function string, s Sanitizer) *slog.Logger {
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(level)); err != nil {
 		lv = slog.LevelInfo
 	}
-	h := slog.NewJSONHandler(w, &slog.HandlerOptions{Level: lv, ReplaceAttr: DefaultMasker.replaceAttr})
+	h := slog.NewJSONHandler(w, &slog.HandlerOptions{Level: lv, ReplaceAttr: vetter{DefaultMasker, s}.replaceAttr})
 	return slog.New(ctxHandler{h}).With("function", function)
 }
 

@@ -13,7 +13,7 @@ import (
 func TestLoggerMasksSecrets(t *testing.T) {
 	DefaultMasker.Add("hunter2-very-secret")
 	var buf bytes.Buffer
-	log := NewLogger(&buf, "debug", "test")
+	log := NewLogger(&buf, "debug", "test", nil)
 	ctx := WithAttrs(context.Background(), slog.String("job_id", "j-1"))
 	log.InfoContext(ctx, "calling upstream",
 		"api_key", "sk-abcdef123456",
@@ -73,7 +73,7 @@ func TestMetricsEMF(t *testing.T) {
 // so one recipient's lines can be followed without naming them.
 func TestLoggerPseudonymisesAddresses(t *testing.T) {
 	var buf bytes.Buffer
-	log := NewLogger(&buf, "debug", "notify")
+	log := NewLogger(&buf, "debug", "notify", nil)
 	log.Info("review e-mailed", "recipient", "Alice@Example.com")
 	log.Debug("smtp: sent", "to", "alice@example.com ")
 	out := buf.String()

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"fmt"
+	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/failure"
 	"strconv"
 
@@ -16,7 +17,7 @@ import (
 // once", kept by the same rows, protocol (Begin, MarkSent, Release, Reset),
 // write tokens and event history. A channel supplies send, lookup and
 // classification; the outbox only needs to tell its rows apart. An e-mail
-// row is identified by its Key, exactly as before channels; another
+// row is identified by its delivery.Key, exactly as before channels; another
 // channel's row by an Item.
 
 // ChannelSwarmComments is the channel of comments on a Helix Swarm review
@@ -38,7 +39,7 @@ func (it Item) String() string {
 	return it.Channel + "/reviews/" + strconv.FormatInt(it.Thread, 10) + "/" + it.ID
 }
 
-// identity is what a row is keyed by: an e-mail's Key or an Item.
+// identity is what a row is keyed by: an e-mail's delivery.Key or an Item.
 type identity interface {
 	fmt.Stringer
 	keys() (pk, sk string)
@@ -47,13 +48,13 @@ type identity interface {
 }
 
 // emailID is an e-mail row's identity, keyed exactly as before channels.
-type emailID Key
+type emailID delivery.Key
 
-func (e emailID) String() string         { return Key(e).String() }
-func (e emailID) keys() (string, string) { return pk(Key(e)), sk(Key(e)) }
+func (e emailID) String() string         { return delivery.Key(e).String() }
+func (e emailID) keys() (string, string) { return pk(delivery.Key(e)), sk(delivery.Key(e)) }
 
 func (e emailID) created(set string, values map[string]types.AttributeValue) string {
-	c := Key(e).Canonical()
+	c := delivery.Key(e).Canonical()
 	values[":cl"] = &types.AttributeValueMemberN{Value: fmt.Sprint(c.Changelist)}
 	values[":v"] = &types.AttributeValueMemberN{Value: fmt.Sprint(c.ReviewVersion)}
 	values[":rcpt"] = sv(c.Recipient)
@@ -84,7 +85,7 @@ func (r *Row) identity() identity {
 // BeginItem is Begin for another channel's delivery: the row is created if
 // missing and marked sending in one conditional write, with a write token.
 func (o *Outbox) BeginItem(ctx context.Context, it Item, jobID string, now time.Time) (*Send, error) {
-	return o.begin(ctx, it, jobID, now, true)
+	return o.begin(ctx, it, jobID, now)
 }
 
 // MarkItemSent is MarkSent for another channel's delivery; evidence is the

@@ -3,7 +3,6 @@ package outbox
 import (
 	"regexp"
 	"strings"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -76,8 +75,4 @@ func statusNames(from []Status) []string {
 		out[i] = string(s)
 	}
 	return out
-}
-
-func createdEvent(actor string, now time.Time) []RowEvent {
-	return []RowEvent{{At: job.FormatTime(now), Actor: actor, Op: "create", To: string(Pending)}}
 }

@@ -1,11 +1,11 @@
-// Package outbox owns the delivery log: one row per (changelist_id,
+// Package outbox owns the delivery rows: one row per (changelist_id,
 // recipient, review_version), keyed by delivery.Key so the tuple is unique,
 // and the send-then-mark protocol around it. A row moves
 //
 //	(none) → sending → sent                  (Begin creates the row and marks it sending in one
 //	                                          write; the send confirmed, marked in one write)
 //	pending → sending → pending              (provider refused before accepting: safe to retry)
-//	pending → sending → (crash/timeout)      (send may have happened: reconcile before any resend)
+//	pending → sending → (crash/timeout)      (send may have happened: settle before any resend)
 //	        → failed                         (permanent: invalid recipient, policy)
 //
 // notified_at is set only after the provider accepted the message, so a row
@@ -43,14 +43,9 @@ const (
 	Failed  Status = "failed"
 )
 
-// Key is the outbox identity: the unique intent "recipient has been notified
-// for this changelist version". It is the delivery key, so the row and the
-// e-mail's deterministic Message-ID derive from the same tuple.
-type Key = delivery.Key
-
 // The row's key derives from the delivery key, recipient canonicalized.
-func pk(k Key) string { return fmt.Sprintf("OUTBOX#%d#%d", k.Changelist, k.ReviewVersion) }
-func sk(k Key) string { return "RCPT#" + k.Canonical().Recipient }
+func pk(k delivery.Key) string { return fmt.Sprintf("OUTBOX#%d#%d", k.Changelist, k.ReviewVersion) }
+func sk(k delivery.Key) string { return "RCPT#" + k.Canonical().Recipient }
 
 // Row is one delivery.
 type Row struct {
@@ -83,8 +78,8 @@ type Row struct {
 }
 
 // Key returns the row's identity.
-func (r *Row) Key() Key {
-	return Key{Changelist: r.Changelist, Recipient: r.Recipient, ReviewVersion: r.ReviewVersion}
+func (r *Row) Key() delivery.Key {
+	return delivery.Key{Changelist: r.Changelist, Recipient: r.Recipient, ReviewVersion: r.ReviewVersion}
 }
 
 // API is the part of the DynamoDB client the outbox uses.
@@ -136,7 +131,7 @@ func (o *Outbox) expiresAt(now time.Time) int64 {
 var ErrAlreadySent = errors.New("already notified")
 
 // ErrInFlight means a send was started and not confirmed: it may have
-// happened, so the row must be reconciled before any resend.
+// happened, so the row must be settled before any resend.
 var ErrInFlight = errors.New("send may have happened")
 
 // InFlightError is ErrInFlight with the row as it is: when its send
@@ -157,31 +152,8 @@ func itemKey(id identity) map[string]types.AttributeValue {
 
 func sv(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 
-// Ensure creates the row for k if it does not exist and returns the row as
-// stored. Creation is conditional, so concurrent workers share one row.
-func (o *Outbox) Ensure(ctx context.Context, k Key, jobID string, now time.Time) (*Row, error) {
-	at := job.FormatTime(now)
-	row := Row{Changelist: k.Changelist, ReviewVersion: k.ReviewVersion, Recipient: k.Canonical().Recipient, JobID: jobID, Status: Pending,
-		CreatedAt: at, UpdatedAt: at, ExpiresAt: o.expiresAt(now), Events: createdEvent(o.who(), now)}
-	item, err := attributevalue.MarshalMap(row)
-	if err != nil {
-		return nil, failure.Wrap(failure.InternalBug, err)
-	}
-	item["pk"], item["sk"] = sv(pk(k)), sv(sk(k))
-	_, err = o.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: &o.table, Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)")})
-	var ccf *types.ConditionalCheckFailedException
-	switch {
-	case err == nil:
-		return &row, nil
-	case errors.As(err, &ccf):
-		return o.Get(ctx, k)
-	default:
-		return nil, awserr.Wrap("create outbox row", err)
-	}
-}
-
 // Get reads a row with a strongly consistent read (the re-read before every send).
-func (o *Outbox) Get(ctx context.Context, k Key) (*Row, error) {
+func (o *Outbox) Get(ctx context.Context, k delivery.Key) (*Row, error) {
 	out, err := o.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &o.table, Key: itemKey(emailID(k)), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return nil, awserr.Wrap("get outbox row", err)
@@ -198,7 +170,7 @@ func (o *Outbox) Get(ctx context.Context, k Key) (*Row, error) {
 
 // List returns every row of a changelist version.
 func (o *Outbox) List(ctx context.Context, changelist int64, version int) ([]Row, error) {
-	return o.query(ctx, pk(Key{Changelist: changelist, ReviewVersion: version}))
+	return o.query(ctx, pk(delivery.Key{Changelist: changelist, ReviewVersion: version}))
 }
 
 func (o *Outbox) query(ctx context.Context, partition string) ([]Row, error) {
@@ -285,37 +257,25 @@ type Send struct {
 // and marking it sending, in one conditional write — only if the row is not
 // sent and no other send is in flight. It returns ErrAlreadySent, an
 // *InFlightError, or a NOT_FOUND error for a row that failed for good.
-func (o *Outbox) Begin(ctx context.Context, k Key, jobID string, now time.Time) (*Send, error) {
-	return o.begin(ctx, emailID(k), jobID, now, true)
+// It is the only way a row comes to exist.
+func (o *Outbox) Begin(ctx context.Context, k delivery.Key, jobID string, now time.Time) (*Send, error) {
+	return o.begin(ctx, emailID(k), jobID, now)
 }
 
-// BeginSend is Begin for a row that must exist already (Ensure).
-func (o *Outbox) BeginSend(ctx context.Context, k Key, now time.Time) error {
-	_, err := o.begin(ctx, emailID(k), "", now, false)
-	return err
-}
-
-func (o *Outbox) begin(ctx context.Context, k identity, jobID string, now time.Time, create bool) (*Send, error) {
+func (o *Outbox) begin(ctx context.Context, k identity, jobID string, now time.Time) (*Send, error) {
 	tok := uuid.NewString()
 	values := map[string]types.AttributeValue{":sending": sv(string(Sending)), ":pending": sv(string(Pending)), ":now": sv(job.FormatTime(now)),
 		":one": &types.AttributeValueMemberN{Value: "1"}, ":zero": &types.AttributeValueMemberN{Value: "0"}, ":tok": sv(tok)}
 	set := "SET #s = :sending, send_started_at = :now, updated_at = :now, attempts = if_not_exists(attempts, :zero) + :one," +
 		" send_token = :tok, last_write = :tok"
-	cond := "attribute_exists(pk) AND #s = :pending AND attribute_not_exists(notified_at)"
-	if create {
-		set = k.created(set, values) + ", job_id = if_not_exists(job_id, :job), created_at = if_not_exists(created_at, :now)"
-		values[":job"] = sv(jobID)
-		if exp := o.expiresAt(now); exp != 0 {
-			set += ", expires_at = if_not_exists(expires_at, :exp)"
-			values[":exp"] = &types.AttributeValueMemberN{Value: fmt.Sprint(exp)}
-		}
-		cond = "attribute_not_exists(pk) OR (" + cond + ")"
+	set = k.created(set, values) + ", job_id = if_not_exists(job_id, :job), created_at = if_not_exists(created_at, :now)"
+	values[":job"] = sv(jobID)
+	if exp := o.expiresAt(now); exp != 0 {
+		set += ", expires_at = if_not_exists(expires_at, :exp)"
+		values[":exp"] = &types.AttributeValueMemberN{Value: fmt.Sprint(exp)}
 	}
-	from := []string{string(Pending)}
-	if create {
-		from = []string{"new", string(Pending)}
-	}
-	set = o.withEvent(set, values, "begin send", from)
+	cond := "attribute_not_exists(pk) OR (#s = :pending AND attribute_not_exists(notified_at))"
+	set = o.withEvent(set, values, "begin send", []string{"new", string(Pending)})
 	out, err := o.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &o.table, Key: itemKey(k),
 		UpdateExpression: aws.String(set), ConditionExpression: aws.String(cond),
 		ExpressionAttributeNames: map[string]string{"#s": "status"}, ExpressionAttributeValues: values,
@@ -357,7 +317,7 @@ func (o *Outbox) begin(ctx context.Context, k identity, jobID string, now time.T
 // MarkSent records the provider's acceptance in a single write: notification
 // id, notified_at and status together. A row already marked (by an earlier,
 // unanswered attempt of this write, or by a reconciliation) stays as it is.
-func (o *Outbox) MarkSent(ctx context.Context, k Key, notificationID string, now time.Time) error {
+func (o *Outbox) MarkSent(ctx context.Context, k delivery.Key, notificationID string, now time.Time) error {
 	return o.markSent(ctx, emailID(k), notificationID, now)
 }
 
@@ -377,7 +337,7 @@ func (o *Outbox) markSent(ctx context.Context, k identity, notificationID string
 // Release records that the send attempt named by sendToken certainly did not
 // happen (the provider refused it): permanent failures end the row,
 // transient ones make it pending again. It settles only that attempt.
-func (o *Outbox) Release(ctx context.Context, k Key, sendToken string, class failure.Class, msg string, permanent bool, now time.Time) error {
+func (o *Outbox) Release(ctx context.Context, k delivery.Key, sendToken string, class failure.Class, msg string, permanent bool, now time.Time) error {
 	return o.release(ctx, emailID(k), sendToken, class, msg, permanent, now)
 }
 
@@ -395,9 +355,9 @@ func (o *Outbox) release(ctx context.Context, k identity, sendToken string, clas
 	return err
 }
 
-// Reset returns an in-flight row to pending after reconciliation proved the
+// Reset returns an in-flight row to pending after settling proved the
 // earlier send (named by its token) did not happen.
-func (o *Outbox) Reset(ctx context.Context, k Key, sendToken string, now time.Time) error {
+func (o *Outbox) Reset(ctx context.Context, k delivery.Key, sendToken string, now time.Time) error {
 	return o.reset(ctx, emailID(k), sendToken, now)
 }
 
@@ -431,7 +391,7 @@ func statusOf(r *Row) string {
 // delivered, send it" after checking the provider (an uncertain send) or
 // after fixing the recipient (a permanent failure). A sent row is never
 // requeued: that would e-mail twice.
-func (o *Outbox) Requeue(ctx context.Context, k Key, now time.Time) error {
+func (o *Outbox) Requeue(ctx context.Context, k delivery.Key, now time.Time) error {
 	_, ok, err := o.toPending(ctx, emailID(k), "requeue outbox row", []Status{Sending, Failed}, now)
 	if err == nil && !ok {
 		return fmt.Errorf("requeue %s: the row is sent, pending already, or missing", k)
@@ -446,7 +406,7 @@ func (o *Outbox) toPending(ctx context.Context, k identity, op string, from []St
 
 // Confirm marks an unsent row sent on an operator's word that the provider
 // delivered it (an uncertain send checked by hand), so it is never resent.
-func (o *Outbox) Confirm(ctx context.Context, k Key, evidence string, now time.Time) error {
+func (o *Outbox) Confirm(ctx context.Context, k delivery.Key, evidence string, now time.Time) error {
 	_, ok, err := o.transition(ctx, emailID(k), "confirm outbox row", "confirm/"+uuid.NewString(),
 		"SET #s = :sent, notification_id = :nid, notified_at = :now, updated_at = :now", []Status{Sending}, "",
 		map[string]types.AttributeValue{":sent": sv(string(Sent)), ":nid": sv("operator-confirmed: " + evidence), ":now": sv(job.FormatTime(now))})

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/failure"
 )
 
@@ -45,7 +46,7 @@ func tokenOf(in *dynamodb.UpdateItemInput, name string) string {
 
 var (
 	t0 = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
-	k  = Key{Changelist: 42, Recipient: " Alice@Example.COM", ReviewVersion: 3}
+	k  = delivery.Key{Changelist: 42, Recipient: " Alice@Example.COM", ReviewVersion: 3}
 )
 
 func TestBegin(t *testing.T) {

@@ -11,13 +11,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/criticizer/criticizer/shared/awserr"
+	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
 )
 
 // Reconciling is a row whose delivery is in doubt: stuck "sending" past the
 // provider's completion window, or marked sent with no provider evidence
-// (the ordering contract broken). BeginSend refuses it, so nothing is sent
+// (the ordering contract broken). Begin refuses it, so nothing is sent
 // for the key until the reconciler or an operator settles it.
 const Reconciling Status = "reconciling"
 
@@ -82,7 +83,7 @@ func (o *Outbox) Suspects(ctx context.Context, stuckBefore, sentFrom, sentTo tim
 }
 
 // update applies set under cond; ok is false when cond did not hold.
-func (o *Outbox) update(ctx context.Context, op string, k Key, set, cond string, values map[string]types.AttributeValue) (bool, error) {
+func (o *Outbox) update(ctx context.Context, op string, k delivery.Key, set, cond string, values map[string]types.AttributeValue) (bool, error) {
 	set = o.withEvent(set, values, op, expected(cond, values))
 	_, err := o.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &o.table, Key: itemKey(emailID(k)),
 		UpdateExpression: aws.String(set), ConditionExpression: aws.String("attribute_exists(pk) AND " + cond),
@@ -99,7 +100,7 @@ func (o *Outbox) update(ctx context.Context, op string, k Key, set, cond string,
 
 // MarkReconciling moves a row from the observed status to Reconciling,
 // blocking further sends for its key. ok is false when the row moved on.
-func (o *Outbox) MarkReconciling(ctx context.Context, k Key, observed Status, reason string, now time.Time) (bool, error) {
+func (o *Outbox) MarkReconciling(ctx context.Context, k delivery.Key, observed Status, reason string, now time.Time) (bool, error) {
 	return o.update(ctx, "mark outbox row reconciling", k,
 		"SET #s = :reconciling, reconcile_reason = :why, reconciling_since = :now, updated_at = :now", "#s = :observed",
 		map[string]types.AttributeValue{":reconciling": sv(string(Reconciling)), ":observed": sv(string(observed)),
@@ -107,7 +108,7 @@ func (o *Outbox) MarkReconciling(ctx context.Context, k Key, observed Status, re
 }
 
 // Verified records that the provider has evidence of a sent row's message.
-func (o *Outbox) Verified(ctx context.Context, k Key, now time.Time) error {
+func (o *Outbox) Verified(ctx context.Context, k delivery.Key, now time.Time) error {
 	_, err := o.update(ctx, "verify outbox row", k, "SET verified_at = :now", "#s = :sent",
 		map[string]types.AttributeValue{":sent": sv(string(Sent)), ":now": sv(job.FormatTime(now))})
 	return err
@@ -115,7 +116,7 @@ func (o *Outbox) Verified(ctx context.Context, k Key, now time.Time) error {
 
 // Backfill settles a reconciling row the provider has evidence of: sent,
 // verified, with the evidence as its notification id when it had none.
-func (o *Outbox) Backfill(ctx context.Context, k Key, evidence string, now time.Time) (bool, error) {
+func (o *Outbox) Backfill(ctx context.Context, k delivery.Key, evidence string, now time.Time) (bool, error) {
 	at := sv(job.FormatTime(now))
 	return o.update(ctx, "backfill outbox row", k,
 		"SET #s = :sent, verified_at = :now, updated_at = :now, notified_at = if_not_exists(notified_at, :now),"+
@@ -127,7 +128,7 @@ func (o *Outbox) Backfill(ctx context.Context, k Key, evidence string, now time.
 // RequeueReconciled settles a reconciling row the provider has no record of:
 // the sent markers are cleared and the row is pending again, once. ok is
 // false when it was requeued before (or moved on): an operator decides then.
-func (o *Outbox) RequeueReconciled(ctx context.Context, k Key, now time.Time) (bool, error) {
+func (o *Outbox) RequeueReconciled(ctx context.Context, k delivery.Key, now time.Time) (bool, error) {
 	return o.update(ctx, "requeue reconciled outbox row", k,
 		"SET #s = :pending, updated_at = :now, reconcile_requeues = if_not_exists(reconcile_requeues, :zero) + :one"+
 			" REMOVE notified_at, notification_id, send_started_at, reconcile_reason, reconciling_since",
@@ -139,7 +140,7 @@ func (o *Outbox) RequeueReconciled(ctx context.Context, k Key, now time.Time) (b
 // Resolve is the operator's settlement of a reconciling row: delivered
 // (checked with the provider; evidence says how) marks it sent and never
 // resends; not delivered makes it pending for the next notify run.
-func (o *Outbox) Resolve(ctx context.Context, k Key, delivered bool, evidence string, now time.Time) error {
+func (o *Outbox) Resolve(ctx context.Context, k delivery.Key, delivered bool, evidence string, now time.Time) error {
 	var ok bool
 	var err error
 	if delivered {

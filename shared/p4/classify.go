@@ -23,7 +23,7 @@ const (
 // protections refusal is a policy matter (fail closed, never retried), then
 // credentials, then client-side connection trouble, then our own
 // configuration, then things that do not exist. The rows come from
-// shared/reference/p4-cli.md.
+// docs/reference/p4-cli.md.
 var (
 	policyPatterns = []string{
 		"protected namespace - access denied",

@@ -28,7 +28,7 @@
 //
 // # What "-ztag -Mj" output looks like
 //
-// (shared/reference/p4-cli.md.) The client prints one JSON object per line
+// (docs/reference/p4-cli.md.) The client prints one JSON object per line
 // on stdout, keys sorted, for data records and server messages alike. Each
 // line is read by its shape:
 //

@@ -13,7 +13,7 @@ import (
 )
 
 // TestReferenceMessagesThroughRunner runs every message row of the reference
-// (shared/reference/p4-cli.md, as internal/standin/p4/testdata/messages.json)
+// (docs/reference/p4-cli.md, as internal/standin/p4/testdata/messages.json)
 // through the real Runner and the stand-in binary: each must give its class,
 // and the server's text must reach the error (the dead letter's reason).
 func TestReferenceMessagesThroughRunner(t *testing.T) {

@@ -19,20 +19,20 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/envelope"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/outbox"
-	"github.com/criticizer/criticizer/shared/store"
 )
 
 // Rows is the part of the outbox the reconciler uses.
 type Rows interface {
 	Suspects(ctx context.Context, stuckBefore, sentFrom, sentTo time.Time, verifySent bool, limit int) ([]outbox.Suspect, error)
-	MarkReconciling(ctx context.Context, k outbox.Key, observed outbox.Status, reason string, now time.Time) (bool, error)
-	Verified(ctx context.Context, k outbox.Key, now time.Time) error
-	Backfill(ctx context.Context, k outbox.Key, evidence string, now time.Time) (bool, error)
-	RequeueReconciled(ctx context.Context, k outbox.Key, now time.Time) (bool, error)
+	MarkReconciling(ctx context.Context, k delivery.Key, observed outbox.Status, reason string, now time.Time) (bool, error)
+	Verified(ctx context.Context, k delivery.Key, now time.Time) error
+	Backfill(ctx context.Context, k delivery.Key, evidence string, now time.Time) (bool, error)
+	RequeueReconciled(ctx context.Context, k delivery.Key, now time.Time) (bool, error)
 }
 
 // Jobs reads the job a delivery row belongs to.
@@ -45,9 +45,9 @@ type Enqueuer interface {
 	Send(ctx context.Context, e envelope.Envelope) error
 }
 
-// DeliveryLog answers whether the provider accepted the message with this
+// Evidence answers whether the provider accepted the message with this
 // Message-ID (the notify stage's lookup: SES events, an SMTP relay's log).
-type DeliveryLog interface {
+type Evidence interface {
 	Delivered(ctx context.Context, messageID string) (bool, error)
 }
 
@@ -60,9 +60,10 @@ const (
 // Reconciler makes reconciliation passes.
 type Reconciler struct {
 	Rows Rows
-	// Log is the provider's delivery log; nil when it has none: stuck rows
+	// Evidence is the provider's record of accepted messages (shared/evidence);
+	// nil when it has none: stuck rows
 	// then wait in reconciling for an operator, and sent rows are not checked.
-	Log DeliveryLog
+	Evidence Evidence
 	// Jobs tells whether the row's job will run its notify stage again: a
 	// requeued row is only sent by a later notify attempt, so the row of a
 	// finished (or missing) job is left reconciling for an operator. Nil
@@ -80,7 +81,7 @@ type Reconciler struct {
 	// Lookback bounds how far back sent rows are verified.
 	Lookback time.Duration
 	Limit    int
-	Logger   *slog.Logger
+	Log      *slog.Logger
 	Metrics  *obs.Metrics
 	Now      job.Clock // the system clock when nil
 }
@@ -108,7 +109,7 @@ func (r *Reconciler) Run(ctx context.Context) (Report, error) {
 		limit = 200
 	}
 	settled := now.Add(-r.Window)
-	suspects, err := r.Rows.Suspects(ctx, settled, settled.Add(-r.Lookback), settled, r.Log != nil, limit)
+	suspects, err := r.Rows.Suspects(ctx, settled, settled.Add(-r.Lookback), settled, r.Evidence != nil, limit)
 	if err != nil {
 		return Report{}, err
 	}
@@ -122,11 +123,11 @@ func (r *Reconciler) Run(ctx context.Context) (Report, error) {
 			continue
 		}
 		k := s.Key()
-		log := r.Logger.With("changelist", k.Changelist, "review_version", k.ReviewVersion, "job_id", s.JobID)
+		log := r.Log.With("changelist", k.Changelist, "review_version", k.ReviewVersion, "job_id", s.JobID)
 		messageID := k.MessageID(r.FromDomain)
 		status := s.Status
 		if status == outbox.Sent {
-			ok, err := r.Log.Delivered(ctx, messageID)
+			ok, err := r.Evidence.Delivered(ctx, messageID)
 			if err != nil {
 				log.WarnContext(ctx, "reconcile: delivery lookup failed", "err", err)
 				rep.Errors++
@@ -175,10 +176,10 @@ func (r *Reconciler) Run(ctx context.Context) (Report, error) {
 // whether it did.
 func (r *Reconciler) repair(ctx context.Context, log *slog.Logger, s outbox.Suspect, reason, messageID string, now time.Time, rep *Report) bool {
 	k := s.Key()
-	if r.Log == nil {
+	if r.Evidence == nil {
 		return false // nothing to ask: an operator checks the provider
 	}
-	delivered, err := r.Log.Delivered(ctx, messageID)
+	delivered, err := r.Evidence.Delivered(ctx, messageID)
 	if err != nil {
 		log.WarnContext(ctx, "reconcile: delivery lookup failed", "err", err)
 		rep.Errors++
@@ -203,7 +204,7 @@ func (r *Reconciler) repair(ctx context.Context, log *slog.Logger, s outbox.Susp
 		switch {
 		case err == nil && j.State == job.Succeeded && r.Redeliver != nil:
 			succeeded = j // notify will not run again by itself: redeliver this row
-		case errors.Is(err, store.ErrNotFound) || (err == nil && j.Terminal()):
+		case errors.Is(err, job.ErrNotFound) || (err == nil && j.Terminal()):
 			log.WarnContext(ctx, "reconcile: the provider has no record, and the job will not notify again; an operator settles it")
 			return false
 		case err != nil:

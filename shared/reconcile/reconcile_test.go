@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/envelope"
 	"github.com/criticizer/criticizer/shared/job"
@@ -30,19 +31,19 @@ func (f *fakeRows) Suspects(_ context.Context, _, _, _ time.Time, verifySent boo
 	f.verifyArg = verifySent
 	return f.suspects, nil
 }
-func (f *fakeRows) MarkReconciling(_ context.Context, k outbox.Key, observed outbox.Status, reason string, _ time.Time) (bool, error) {
+func (f *fakeRows) MarkReconciling(_ context.Context, k delivery.Key, observed outbox.Status, reason string, _ time.Time) (bool, error) {
 	f.calls = append(f.calls, "mark:"+k.Recipient+":"+string(observed)+":"+reason)
 	return !f.noMove, nil
 }
-func (f *fakeRows) Verified(_ context.Context, k outbox.Key, _ time.Time) error {
+func (f *fakeRows) Verified(_ context.Context, k delivery.Key, _ time.Time) error {
 	f.calls = append(f.calls, "verified:"+k.Recipient)
 	return nil
 }
-func (f *fakeRows) Backfill(_ context.Context, k outbox.Key, evidence string, _ time.Time) (bool, error) {
+func (f *fakeRows) Backfill(_ context.Context, k delivery.Key, evidence string, _ time.Time) (bool, error) {
 	f.calls = append(f.calls, "backfill:"+k.Recipient)
 	return true, nil
 }
-func (f *fakeRows) RequeueReconciled(_ context.Context, k outbox.Key, _ time.Time) (bool, error) {
+func (f *fakeRows) RequeueReconciled(_ context.Context, k delivery.Key, _ time.Time) (bool, error) {
 	f.calls = append(f.calls, "requeue:"+k.Recipient)
 	return true, nil
 }
@@ -72,9 +73,9 @@ func (q *fakeQueue) Send(_ context.Context, e envelope.Envelope) error {
 	return nil
 }
 
-type fakeLog map[string]bool // Message-ID → delivered; missing: no record
+type fakeEvidence map[string]bool // Message-ID → delivered; missing: no record
 
-func (l fakeLog) Delivered(_ context.Context, id string) (bool, error) {
+func (l fakeEvidence) Delivered(_ context.Context, id string) (bool, error) {
 	if id == "error" {
 		return false, errors.New("lookup down")
 	}
@@ -87,36 +88,36 @@ func suspect(rcpt string, st outbox.Status) outbox.Suspect {
 
 func TestRun(t *testing.T) {
 	id := func(r string) string {
-		return outbox.Key{Changelist: 7, Recipient: r, ReviewVersion: 1}.MessageID("example.com")
+		return delivery.Key{Changelist: 7, Recipient: r, ReviewVersion: 1}.MessageID("example.com")
 	}
 	tests := []struct {
-		name     string
-		rows     []outbox.Suspect
-		log      fakeLog
-		nilLog   bool
-		noMove   bool
-		jobs     jobsIn
-		want     []string
-		wantRep  Report
-		wantPage string
+		name       string
+		rows       []outbox.Suspect
+		log        fakeEvidence
+		noEvidence bool
+		noMove     bool
+		jobs       jobsIn
+		want       []string
+		wantRep    Report
+		wantPage   string
 	}{
-		{"stuck send the provider has: backfilled", []outbox.Suspect{suspect("a@x.org", outbox.Sending)}, fakeLog{id("a@x.org"): true}, false, false, nil,
+		{"stuck send the provider has: backfilled", []outbox.Suspect{suspect("a@x.org", outbox.Sending)}, fakeEvidence{id("a@x.org"): true}, false, false, nil,
 			[]string{"mark:a@x.org:sending:" + ReasonStuck, "backfill:a@x.org"}, Report{Examined: 1, Backfilled: 1}, `"OutboxReconciling":0`},
-		{"stuck send with no record: requeued", []outbox.Suspect{suspect("a@x.org", outbox.Sending)}, fakeLog{}, false, false, nil,
+		{"stuck send with no record: requeued", []outbox.Suspect{suspect("a@x.org", outbox.Sending)}, fakeEvidence{}, false, false, nil,
 			[]string{"mark:a@x.org:sending:" + ReasonStuck, "requeue:a@x.org"}, Report{Examined: 1, Requeued: 1}, `"OutboxReconciling":0`},
-		{"sent with evidence: verified only", []outbox.Suspect{suspect("a@x.org", outbox.Sent)}, fakeLog{id("a@x.org"): true}, false, false, nil,
+		{"sent with evidence: verified only", []outbox.Suspect{suspect("a@x.org", outbox.Sent)}, fakeEvidence{id("a@x.org"): true}, false, false, nil,
 			[]string{"verified:a@x.org"}, Report{Examined: 1, Verified: 1}, `"OutboxReconciling":0`},
-		{"sent without evidence: reconciling, requeued", []outbox.Suspect{suspect("a@x.org", outbox.Sent)}, fakeLog{}, false, false, nil,
+		{"sent without evidence: reconciling, requeued", []outbox.Suspect{suspect("a@x.org", outbox.Sent)}, fakeEvidence{}, false, false, nil,
 			[]string{"mark:a@x.org:sent:" + ReasonUnproven, "requeue:a@x.org"}, Report{Examined: 1, Requeued: 1}, `"OutboxReconciling":0`},
-		{"no delivery log: stuck row waits for an operator and pages", []outbox.Suspect{suspect("a@x.org", outbox.Sending)}, nil, true, false, nil,
+		{"no provider evidence: stuck row waits for an operator and pages", []outbox.Suspect{suspect("a@x.org", outbox.Sending)}, nil, true, false, nil,
 			[]string{"mark:a@x.org:sending:" + ReasonStuck}, Report{Examined: 1, Reconciling: 1}, `"OutboxReconciling":1`},
-		{"row moved on meanwhile: left alone", []outbox.Suspect{suspect("a@x.org", outbox.Sending)}, fakeLog{}, false, true, nil,
+		{"row moved on meanwhile: left alone", []outbox.Suspect{suspect("a@x.org", outbox.Sending)}, fakeEvidence{}, false, true, nil,
 			[]string{"mark:a@x.org:sending:" + ReasonStuck}, Report{Examined: 1}, `"OutboxReconciling":0`},
-		{"no record, job still running: requeued", []outbox.Suspect{suspect("a@x.org", outbox.Sent)}, fakeLog{}, false, false, jobsIn{"job-running": job.RetryWait},
+		{"no record, job still running: requeued", []outbox.Suspect{suspect("a@x.org", outbox.Sent)}, fakeEvidence{}, false, false, jobsIn{"job-running": job.RetryWait},
 			[]string{"mark:a@x.org:sent:" + ReasonUnproven, "requeue:a@x.org"}, Report{Examined: 1, Requeued: 1}, `"OutboxReconciling":0`},
-		{"no record, job dead-lettered: left for an operator", []outbox.Suspect{suspect("a@x.org", outbox.Sent)}, fakeLog{}, false, false, jobsIn{"job-running": job.Failed},
+		{"no record, job dead-lettered: left for an operator", []outbox.Suspect{suspect("a@x.org", outbox.Sent)}, fakeEvidence{}, false, false, jobsIn{"job-running": job.Failed},
 			[]string{"mark:a@x.org:sent:" + ReasonUnproven}, Report{Examined: 1, Reconciling: 1}, `"OutboxReconciling":1`},
-		{"no record, job gone: left for an operator", []outbox.Suspect{suspect("a@x.org", outbox.Sending)}, fakeLog{}, false, false, jobsIn{},
+		{"no record, job gone: left for an operator", []outbox.Suspect{suspect("a@x.org", outbox.Sending)}, fakeEvidence{}, false, false, jobsIn{},
 			[]string{"mark:a@x.org:sending:" + ReasonStuck}, Report{Examined: 1, Reconciling: 1}, `"OutboxReconciling":1`},
 	}
 	for _, tt := range tests {
@@ -124,9 +125,9 @@ func TestRun(t *testing.T) {
 			rows := &fakeRows{suspects: tt.rows, noMove: tt.noMove}
 			var metrics bytes.Buffer
 			r := &Reconciler{Rows: rows, FromDomain: "example.com", Window: time.Minute, Lookback: time.Hour,
-				Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: obs.NewMetrics(&metrics, "test")}
-			if !tt.nilLog {
-				r.Log = tt.log
+				Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: obs.NewMetrics(&metrics, "test")}
+			if !tt.noEvidence {
+				r.Evidence = tt.log
 			}
 			if tt.jobs != nil {
 				r.Jobs = tt.jobs.table()
@@ -150,8 +151,8 @@ func TestRun(t *testing.T) {
 			if strings.Join(rows.calls, "|") != strings.Join(tt.want, "|") {
 				t.Errorf("calls %q, want %q", rows.calls, tt.want)
 			}
-			if rows.verifyArg == tt.nilLog {
-				t.Errorf("verifySent = %v with a delivery log %v", rows.verifyArg, !tt.nilLog)
+			if rows.verifyArg == tt.noEvidence {
+				t.Errorf("verifySent = %v with evidence %v", rows.verifyArg, !tt.noEvidence)
 			}
 			if !strings.Contains(metrics.String(), tt.wantPage) {
 				t.Errorf("metrics %s, want %s", metrics.String(), tt.wantPage)
@@ -171,8 +172,8 @@ func TestSucceededJobsRowIsRedelivered(t *testing.T) {
 		jobs := jobsIn{"job-running": job.Succeeded}.table()
 		q := &fakeQueue{fail: fail}
 		var metrics bytes.Buffer
-		r := &Reconciler{Rows: rows, Log: fakeLog{}, Jobs: jobs, Redeliver: q, FromDomain: "example.com", Window: time.Minute, Lookback: time.Hour,
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: obs.NewMetrics(&metrics, "test")}
+		r := &Reconciler{Rows: rows, Evidence: fakeEvidence{}, Jobs: jobs, Redeliver: q, FromDomain: "example.com", Window: time.Minute, Lookback: time.Hour,
+			Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: obs.NewMetrics(&metrics, "test")}
 		rep, err := r.Run(context.Background())
 		if err != nil {
 			t.Fatal(err)

@@ -40,7 +40,7 @@ func (r Report) Total() int {
 // Changeset returns a copy of cs fit for an LLM: the description and every
 // diff redacted, and the author's e-mail address removed when the policy
 // de-identifies e-mail. Depot paths, actions, types and revisions are kept:
-// review findings are reconciled against them. cs itself is not modified.
+// review findings are matched against them. cs itself is not modified.
 // On error the returned changeset is empty and must not be used.
 func (r *Redactor) Changeset(cs domain.Changeset) (domain.Changeset, Report, error) {
 	var rep Report

@@ -26,7 +26,7 @@
 // (${DB_PASSWORD}, {{ .Values.pw }}, %s, <password>), UUIDs, version strings,
 // commit hashes and lockfile integrity hashes that gitleaks itself does not
 // flag, and prose such as "uses Bearer authentication". Depot paths are not
-// redacted either: review findings are reconciled against them.
+// redacted either: review findings are matched against them.
 //
 // Output keeps the line structure: a replacement never removes or adds a
 // newline, so line numbers in a redacted diff are the original ones. A secret

@@ -40,7 +40,7 @@ type Options struct {
 
 // Parse validates a model response and returns the ReviewResult to use, in the
 // order of rule RC-2: (1) parse JSON, (2) validate the top level, including version
-// compatibility, (3) validate each finding, (4) reconcile each finding's file
+// compatibility, (3) validate each finding, (4) match each finding's file
 // with changedFiles.
 //
 // A response that fails (1) or (2) is rejected: the error is classed
@@ -62,7 +62,7 @@ type Options struct {
 // compatibility policy of rule RC-4, so for such a response unknown keys are removed
 // instead, each recorded as field_dropped/unknown_field.
 //
-// File reconciliation (rule RC-5): a finding's
+// File matching (the spec's "file-path reconciliation", rule RC-5): a finding's
 // file matches a changed file if equal to it, or if both are equal after
 // removing leading "./" segments and leading slashes, so that "./src/a.c"
 // matches "src/a.c" and "depot/main/a.c" or "/depot/main/a.c" match the depot

@@ -1,8 +1,7 @@
 // Package sanitize is the one place diagnostic text passes before it leaves
 // a stage: error reasons and stacks in the job record, an outbox row's
 // last_error, dead-letter payloads, and every string or error field of a log
-// record (package obs routes log attributes here once this package is
-// linked into the binary).
+// record (each function builds its logger with Logs, see coldstart.Load).
 //
 // Three things happen, in this order:
 //
@@ -45,10 +44,15 @@ var (
 	err0 error
 )
 
-func init() {
-	// Every log record of a binary that links this package passes it.
-	obs.SetSanitizer(Text, Error)
-}
+// Logs is the sanitizer every function's logger is built with
+// (coldstart.Load(ctx, name, sanitize.Logs)): Text for string attributes,
+// Error for errors.
+var Logs obs.Sanitizer = logs{}
+
+type logs struct{}
+
+func (logs) Text(s string) string   { return Text(s) }
+func (logs) Error(err error) string { return Error(err) }
 
 func redactor() (*redact.Redactor, error) {
 	once.Do(func() { red, err0 = redact.New(redact.Policy{RedactEmails: true, BareSecrets: true}) })

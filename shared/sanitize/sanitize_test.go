@@ -20,6 +20,7 @@ import (
 	"time"
 
 	smtpstandin "github.com/criticizer/criticizer/internal/standin/smtp"
+	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/llm"
 	"github.com/criticizer/criticizer/shared/notify"
@@ -104,11 +105,11 @@ func TestSMTPReplyEchoingSecrets(t *testing.T) {
 			n, _ := strconv.Atoi(port)
 			var logs bytes.Buffer
 			s, err := notify.NewSMTPSender(notify.SMTPConfig{Host: host, Port: n, TLS: notify.TLSNone,
-				From: "bounces@example.com", Timeout: 5 * time.Second}, obs.NewLogger(&logs, "debug", "notify"))
+				From: "bounces@example.com", Timeout: 5 * time.Second}, obs.NewLogger(&logs, "debug", "notify", Logs))
 			if err != nil {
 				t.Fatal(err)
 			}
-			k := notify.Key{Changelist: 7, Recipient: p.recipient, ReviewVersion: 1}
+			k := delivery.Key{Changelist: 7, Recipient: p.recipient, ReviewVersion: 1}
 			m, err := notify.Compose(k, notify.Content{Author: "bob", Description: "fix", JobID: "j-1", From: "Criticizer <c@example.com>"})
 			if err != nil {
 				t.Fatal(err)
@@ -146,7 +147,7 @@ func TestLLMErrorBodyEchoingSecrets(t *testing.T) {
 	for _, provider := range []string{llm.OpenAI, llm.Anthropic} {
 		t.Run(provider, func(t *testing.T) {
 			var logs bytes.Buffer
-			c, err := llm.New(provider, llm.Config{Endpoint: srv.URL, Model: "m", Timeout: 5 * time.Second, ResponseFormat: llm.FormatJSONObject, Logger: obs.NewLogger(&logs, "debug", "review")}, "sk-test-"+p.token)
+			c, err := llm.New(provider, llm.Config{Endpoint: srv.URL, Model: "m", Timeout: 5 * time.Second, ResponseFormat: llm.FormatJSONObject, Logger: obs.NewLogger(&logs, "debug", "review", Logs)}, "sk-test-"+p.token)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -195,7 +196,7 @@ func TestP4ErrorEchoingSecrets(t *testing.T) {
 func TestLogFields(t *testing.T) {
 	p := newPlanted(t)
 	var logs bytes.Buffer
-	log := obs.NewLogger(&logs, "debug", "notify")
+	log := obs.NewLogger(&logs, "debug", "notify", Logs)
 	log.Info("review e-mailed", "recipient", p.recipient, "detail", "bare "+p.awsSecret, "err", errors.New(p.quote()),
 		"list", fmt.Sprint([]string{p.pemLine}), "recipients", []string{p.recipient}, "ctx", map[string]any{"token": p.token, "n": 1})
 	out := logs.String()

@@ -1,7 +1,7 @@
 // Package ses sends the review e-mail through Amazon SES v2 with IAM
 // credentials (no SMTP password). Every message carries its outbox tag as a
 // message tag, so the delivery events SES publishes for it (see
-// shared/deliverylog) can be found from the outbox row, and it keeps the
+// shared/evidence) can be found from the outbox row, and it keeps the
 // deterministic Message-ID of the composed message.
 package ses
 
@@ -19,7 +19,8 @@ import (
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
-	"github.com/criticizer/criticizer/shared/deliverylog"
+	"github.com/criticizer/criticizer/shared/delivery"
+	"github.com/criticizer/criticizer/shared/evidence"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/notify"
 )
@@ -58,7 +59,7 @@ func New(api API, configurationSet string, log *slog.Logger) (*Sender, error) {
 
 // Send delivers m, composed for k, as a raw message and returns SES's
 // message id.
-func (s *Sender) Send(ctx context.Context, k notify.Key, m *notify.Message) (string, error) {
+func (s *Sender) Send(ctx context.Context, k delivery.Key, m *notify.Message) (string, error) {
 	if m.Key != k {
 		return "", failure.Errorf(failure.InternalBug, "ses: message composed for another key")
 	}
@@ -74,7 +75,7 @@ func (s *Sender) Send(ctx context.Context, k notify.Key, m *notify.Message) (str
 		Destination:          &types.Destination{ToAddresses: []string{m.To}},
 		Content:              &types.EmailContent{Raw: &types.RawMessage{Data: raw}},
 		ConfigurationSetName: aws.String(s.configSet),
-		EmailTags:            []types.MessageTag{{Name: aws.String(deliverylog.TagName), Value: aws.String(deliverylog.Tag(m.MessageID))}},
+		EmailTags:            []types.MessageTag{{Name: aws.String(evidence.TagName), Value: aws.String(evidence.Tag(m.MessageID))}},
 	})
 	if err != nil {
 		ferr := Classify(err)
@@ -88,7 +89,7 @@ func (s *Sender) Send(ctx context.Context, k notify.Key, m *notify.Message) (str
 
 // Classify maps an SES v2 error to the failure taxonomy. A request that got
 // no reply, or a server error, may have been accepted: it carries
-// notify.ErrOutcomeUnknown so the outbox row is reconciled, not resent.
+// notify.ErrOutcomeUnknown so the outbox row is settled, not resent.
 func Classify(err error) error {
 	var api smithy.APIError
 	if errors.As(err, &api) {

@@ -14,8 +14,9 @@ import (
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
-	"github.com/criticizer/criticizer/shared/deliverylog"
+	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/evidence"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/notify"
 )
@@ -33,9 +34,9 @@ func (f *fakeSES) SendEmail(_ context.Context, in *sesv2.SendEmailInput, _ ...fu
 	return &sesv2.SendEmailOutput{MessageId: aws.String("0100019a-ses-0001")}, nil
 }
 
-func compose(t *testing.T) (notify.Key, *notify.Message) {
+func compose(t *testing.T) (delivery.Key, *notify.Message) {
 	t.Helper()
-	k := notify.Key{Changelist: 4242, Recipient: "alice@example.com", ReviewVersion: 1}
+	k := delivery.Key{Changelist: 4242, Recipient: "alice@example.com", ReviewVersion: 1}
 	m, err := notify.Compose(k, notify.Content{From: "Criticizer <criticizer@example.com>", JobID: "job-1",
 		Review: domain.ReviewResult{Summary: "fine"}})
 	if err != nil {
@@ -59,8 +60,8 @@ func TestSendTagsTheMessageWithItsOutboxTag(t *testing.T) {
 	if aws.ToString(in.ConfigurationSetName) != "criticizer-staging" {
 		t.Errorf("configuration set %q", aws.ToString(in.ConfigurationSetName))
 	}
-	if len(in.EmailTags) != 1 || aws.ToString(in.EmailTags[0].Name) != deliverylog.TagName || aws.ToString(in.EmailTags[0].Value) != deliverylog.Tag(m.MessageID) {
-		t.Errorf("tags %+v, want %s=%s", in.EmailTags, deliverylog.TagName, deliverylog.Tag(m.MessageID))
+	if len(in.EmailTags) != 1 || aws.ToString(in.EmailTags[0].Name) != evidence.TagName || aws.ToString(in.EmailTags[0].Value) != evidence.Tag(m.MessageID) {
+		t.Errorf("tags %+v, want %s=%s", in.EmailTags, evidence.TagName, evidence.Tag(m.MessageID))
 	}
 	if got := aws.ToString(in.FromEmailAddress); got != m.From || !strings.Contains(got, "<criticizer@example.com>") {
 		t.Errorf("from %q: want the composed From (SES checks that identity)", aws.ToString(in.FromEmailAddress))

@@ -19,6 +19,7 @@ import (
 
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/backoff"
+	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/envelope"
 	"github.com/criticizer/criticizer/shared/job"
@@ -118,7 +119,7 @@ func oneReview(b *testing.B, recipients int) int64 {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	nop := stage.ProcessorFunc(func(context.Context, *job.Job) (job.Result, error) { return job.Result{Recipients: rcpts}, nil })
 	n := &notifystage.Notify{Outbox: outbox.New(countingDDB{c: c}, "jobs"), Artifacts: artifacts.New(memS3{}, "b"), From: "criticizer@example.com", Log: log,
-		Sender: notifystage.SenderFunc(func(_ context.Context, _ notify.Key, m *notify.Message) (string, error) { return m.MessageID, nil })}
+		Sender: notifystage.SenderFunc(func(_ context.Context, _ delivery.Key, m *notify.Message) (string, error) { return m.MessageID, nil })}
 	rt := func(s domain.Stage, p stage.Processor) *stage.Runtime {
 		return &stage.Runtime{Stage: s, Jobs: jobs, Queues: queues, Processor: p, Lease: time.Minute, MaxAttempts: 3, Backoff: backoff.Default, Log: log}
 	}

@@ -34,7 +34,6 @@ import (
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/sanitize"
-	"github.com/criticizer/criticizer/shared/store"
 )
 
 // Processor does one stage's work for a job. It must be idempotent: after a
@@ -202,7 +201,7 @@ func (r *Runtime) handleRecord(ctx context.Context, rec events.SQSMessage) (out 
 	switch {
 	case errors.As(err, &refused):
 		return r.refused(ctx, env, rec, refused)
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, job.ErrNotFound):
 		return r.rejectMalformed(ctx, rec, failure.Errorf(failure.NotFound, "job %s does not exist", env.JobID))
 	case err != nil:
 		r.Log.WarnContext(ctx, "claim failed; message will be redelivered", "err", err, "error_class", failure.Classify(err))
@@ -255,7 +254,7 @@ func (r *Runtime) applyReplay(ctx context.Context, env envelope.Envelope, messag
 	default:
 		return nil
 	}
-	if errors.Is(err, store.ErrNotReplayable) || errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, job.ErrNotReplayable) || errors.Is(err, job.ErrNotFound) {
 		return nil
 	}
 	return err
@@ -389,7 +388,7 @@ func (r *Runtime) heartbeat(ctx context.Context, jobID, receipt, owner string) (
 				return
 			case <-t.C:
 				if err := r.Queues.SetVisibility(work, r.Stage, receipt, backoff.Seconds(r.Lease)); err != nil {
-					cancel(fmt.Errorf("extend message visibility: %w: %w", store.ErrLeaseLost, err))
+					cancel(fmt.Errorf("extend message visibility: %w: %w", job.ErrLeaseLost, err))
 					return
 				}
 				if err := r.Jobs.Renew(work, jobID, r.Stage, job.Lease{Owner: owner, Now: r.now(), TTL: r.Lease}); err != nil {
@@ -437,12 +436,12 @@ func (r *Runtime) complete(ctx context.Context, env envelope.Envelope, rec event
 	)
 	for i := 0; i < completeAttempts; i++ {
 		done, err = r.Jobs.Complete(context.WithoutCancel(ctx), j.ID, r.Stage, lease, res, 2*r.Lease)
-		if err == nil || !failure.Classify(err).Retryable() || errors.Is(err, store.ErrLeaseLost) {
+		if err == nil || !failure.Classify(err).Retryable() || errors.Is(err, job.ErrLeaseLost) {
 			break
 		}
 		r.Log.WarnContext(ctx, "recording stage completion failed; retrying the same write", "err", err, "error_class", failure.Classify(err))
 	}
-	if errors.Is(err, store.ErrLeaseLost) {
+	if errors.Is(err, job.ErrLeaseLost) {
 		r.Log.WarnContext(ctx, "stage finished but its lease was taken over; not recording", "err", err)
 		return redeliver
 	}

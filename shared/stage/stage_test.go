@@ -15,7 +15,6 @@ import (
 	"github.com/criticizer/criticizer/shared/envelope"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
-	"github.com/criticizer/criticizer/shared/store"
 	"github.com/criticizer/criticizer/shared/store/memstore"
 )
 
@@ -202,7 +201,7 @@ func TestCompletion(t *testing.T) {
 		// on the retry (same token) and answers success: the next stage is
 		// sent at once, not after a sweep.
 		{name: "answer lost, recognised on retry", complete: []memstore.Fault{{Err: throttled, Applied: true}}, want: ack, nextSent: 1, completes: 2, state: job.Queued},
-		{name: "lease taken over: results discarded", complete: []memstore.Fault{{Err: store.ErrLeaseLost}}, want: redeliver, completes: 1, state: job.Running},
+		{name: "lease taken over: results discarded", complete: []memstore.Fault{{Err: job.ErrLeaseLost}}, want: redeliver, completes: 1, state: job.Running},
 		{name: "recording keeps failing: an ordinary retryable failure (the message comes back delayed)",
 			complete: []memstore.Fault{{Err: throttled}, {Err: throttled}, {Err: throttled}}, want: redeliver, completes: 3, retries: 1, state: job.RetryWait},
 	}

@@ -181,7 +181,7 @@ func (st *Store) getItem(ctx context.Context, pk, sk string, into any) error {
 		return classifyAWS("get "+pk, err)
 	}
 	if out.Item == nil {
-		return fmt.Errorf("%s: %w", pk, ErrNotFound)
+		return fmt.Errorf("%s: %w", pk, job.ErrNotFound)
 	}
 	if err := attributevalue.UnmarshalMap(out.Item, into); err != nil {
 		return fmt.Errorf("decode %s: %w", pk, err)

@@ -59,7 +59,7 @@ func TestAppliedButUnansweredWritesAreRecognised(t *testing.T) {
 			func(st *Store) error { _, err := st.Claim(ctx, "j1", domain.StageFetch, lease, 5); return err }, job.ErrClaimRefused},
 		{"renew", after(job.Running, domain.StageFetch, stageItem{Status: job.StageRunning, Owner: lease.Owner}, lease.Owner+"/renew"),
 			after(job.Running, domain.StageFetch, stageItem{Status: job.StageRunning, Owner: "msg-2#1"}, "msg-2#1/claim"),
-			func(st *Store) error { return st.Renew(ctx, "j1", domain.StageFetch, lease) }, ErrLeaseLost},
+			func(st *Store) error { return st.Renew(ctx, "j1", domain.StageFetch, lease) }, job.ErrLeaseLost},
 		// Complete is recognised by completed_by even after later writes
 		// (the sweeper's reschedule) replaced last_write.
 		{"complete", after(job.Queued, domain.StageLLM, stageItem{Status: job.StageDone, CompletedBy: lease.Owner}, "sweep/9/x"),
@@ -67,31 +67,31 @@ func TestAppliedButUnansweredWritesAreRecognised(t *testing.T) {
 			func(st *Store) error {
 				_, err := st.Complete(ctx, "j1", domain.StageFetch, lease, job.Result{}, time.Minute)
 				return err
-			}, ErrLeaseLost},
+			}, job.ErrLeaseLost},
 		{"retry", after(job.RetryWait, domain.StageFetch, stageItem{Status: job.StageRetryWait}, lease.Owner+"/retry"),
 			after(job.RetryWait, domain.StageFetch, stageItem{Status: job.StageRetryWait}, "msg-2#1/retry"),
 			func(st *Store) error {
 				_, err := st.Retry(ctx, "j1", domain.StageFetch, lease, fi, time.Second)
 				return err
-			}, ErrLeaseLost},
+			}, job.ErrLeaseLost},
 		{"dead letter", after(job.Failed, domain.StageFetch, stageItem{Status: job.StageFailed, DeadLetterID: "dl-1"}, "dead_letter/dl-1"),
 			after(job.Failed, domain.StageFetch, stageItem{Status: job.StageFailed, DeadLetterID: "dl-0"}, "dead_letter/dl-0"),
 			func(st *Store) error {
 				_, err := st.DeadLetter(ctx, "j1", domain.StageFetch, lease, fi, "dl-1", "{}")
 				return err
-			}, ErrLeaseLost},
+			}, job.ErrLeaseLost},
 		{"replay", after(job.Queued, domain.StageFetch, stageItem{Status: job.StagePending, ReplayedFrom: "dl-1"}, "replay/dl-1"),
 			after(job.Queued, domain.StageFetch, stageItem{Status: job.StagePending, ReplayedFrom: "dl-0"}, "replay/dl-0"),
 			func(st *Store) error {
 				_, err := st.Replay(ctx, "j1", domain.StageFetch, "dl-1", failure.NotFound, t0, time.Minute)
 				return err
-			}, ErrNotReplayable},
+			}, job.ErrNotReplayable},
 		{"restart", after(job.Queued, domain.StageFetch, stageItem{Status: job.StagePending}, "restart/req-1"),
 			after(job.Queued, domain.StageFetch, stageItem{Status: job.StagePending}, "restart/req-0"),
 			func(st *Store) error {
 				_, err := st.Restart(ctx, "j1", "ops", "req-1", t0, time.Minute)
 				return err
-			}, ErrNotReplayable},
+			}, job.ErrNotReplayable},
 	}
 	for _, op := range ops {
 		t.Run(op.name, func(t *testing.T) {

@@ -94,13 +94,10 @@ func (st *Store) WithRetention(d time.Duration) *Store {
 // ExpiresAt is the TTL value (epoch seconds) of an item created at now.
 func (st *Store) ExpiresAt(now time.Time) int64 { return now.Add(st.retention).Unix() }
 
-// Errors callers branch on. Wrapped errors carry details; test with errors.Is
-// or errors.As.
+// Errors of the idempotency record. The job's own write errors
+// (job.ErrNotFound, job.ErrLeaseLost, job.ErrNotReplayable, job.ErrConflict) live in
+// shared/job so callers need not import the store for them.
 var (
-	ErrNotFound       = errors.New("not found")
-	ErrLeaseLost      = errors.New("stage lease lost: another worker owns it or it expired")
-	ErrNotReplayable  = errors.New("job is not waiting for this replay")
-	ErrConflict       = errors.New("conditional write refused")
 	ErrStaleVersion   = errors.New("review_version is not higher than the changelist's latest")
 	ErrDuplicateKey   = errors.New("idempotency key already used")
 	errConditionCheck = errors.New("condition check failed")
@@ -137,7 +134,7 @@ func (st *Store) Get(ctx context.Context, id string) (*job.Job, error) {
 		return nil, classifyAWS("get job", err)
 	}
 	if out.Item == nil {
-		return nil, fmt.Errorf("job %s: %w", id, ErrNotFound)
+		return nil, fmt.Errorf("job %s: %w", id, job.ErrNotFound)
 	}
 	it, err := decodeItem(out.Item)
 	if err != nil {
@@ -205,7 +202,7 @@ func (st *Store) update(ctx context.Context, id string, w write) (*job.Job, erro
 		return nil, classifyAWS(w.op, err)
 	}
 	if ccf.Item == nil {
-		return nil, fmt.Errorf("%s: job %s: %w", w.op, id, ErrNotFound)
+		return nil, fmt.Errorf("%s: job %s: %w", w.op, id, job.ErrNotFound)
 	}
 	old, derr := decodeItem(ccf.Item)
 	if derr != nil {
@@ -354,7 +351,7 @@ func (st *Store) Renew(ctx context.Context, id string, stage domain.Stage, l job
 	_, err := st.update(ctx, id, write{op: "renew lease", update: "SET stages.#stg.lease_expires_at = :exp, updated_at = :now",
 		cond: ownerGuard(job.OpRenew, l, v), names: names(stage), values: v, token: token(l.Owner, job.OpRenew)})
 	if errors.Is(err, errConditionCheck) {
-		return fmt.Errorf("renew: %w", ErrLeaseLost)
+		return fmt.Errorf("renew: %w", job.ErrLeaseLost)
 	}
 	return err
 }
@@ -421,7 +418,7 @@ func (st *Store) Complete(ctx context.Context, id string, stage domain.Stage, l 
 			return r != nil && r.Status == job.StageDone && r.CompletedBy == l.Owner
 		}})
 	if errors.Is(err, errConditionCheck) {
-		return j, fmt.Errorf("complete: %w", ErrLeaseLost)
+		return j, fmt.Errorf("complete: %w", job.ErrLeaseLost)
 	}
 	return j, err
 }
@@ -443,7 +440,7 @@ func (st *Store) Retry(ctx context.Context, id string, stage domain.Stage, l job
 	j, err := st.update(ctx, id, write{op: "schedule retry", update: upd, cond: ownerGuard(job.OpRetry, l, v), names: names(stage), values: v,
 		token: token(l.Owner, job.OpRetry)})
 	if errors.Is(err, errConditionCheck) {
-		return j, fmt.Errorf("retry: %w", ErrLeaseLost)
+		return j, fmt.Errorf("retry: %w", job.ErrLeaseLost)
 	}
 	return j, err
 }
@@ -479,7 +476,7 @@ func (st *Store) DeadLetter(ctx context.Context, id string, stage domain.Stage, 
 			return r != nil && r.DeadLetterID == dlID && o.State == job.Failed
 		}})
 	if errors.Is(err, errConditionCheck) {
-		return j, fmt.Errorf("dead-letter: %w", ErrLeaseLost)
+		return j, fmt.Errorf("dead-letter: %w", job.ErrLeaseLost)
 	}
 	return j, err
 }
@@ -515,7 +512,7 @@ func (st *Store) Replay(ctx context.Context, id string, stage domain.Stage, dlID
 		cond:  "#stage = :s AND " + expect(job.OpReplay, v) + " AND stages.#stg.#st = :sfailed AND stages.#stg.dead_letter_id = :dlid",
 		names: names(stage), values: v, token: "replay/" + dlID})
 	if errors.Is(err, errConditionCheck) {
-		return nil, fmt.Errorf("replay: %w", ErrNotReplayable)
+		return nil, fmt.Errorf("replay: %w", job.ErrNotReplayable)
 	}
 	return j, err
 }
@@ -533,7 +530,7 @@ func (st *Store) Restart(ctx context.Context, id, actor, requestID string, now t
 		update: "SET #state = :queued, #stage = :fetch, stages = :stages, updated_at = :now, seq = seq + :one, sweep_shard = :shard, sweep_at = :sweep, history = list_append(if_not_exists(history, :empty), :ev)",
 		cond:   expect(job.OpRestart, v), names: map[string]string{"#state": "state", "#stage": "stage"}, values: v, token: "restart/" + requestID})
 	if errors.Is(err, errConditionCheck) {
-		return j, fmt.Errorf("restart: job is %s, only failed jobs restart: %w", j.State, ErrNotReplayable)
+		return j, fmt.Errorf("restart: job is %s, only failed jobs restart: %w", j.State, job.ErrNotReplayable)
 	}
 	return j, err
 }
@@ -547,14 +544,14 @@ func (st *Store) Reschedule(ctx context.Context, j *job.Job, now, next time.Time
 	_, err := st.update(ctx, j.ID, write{op: "reschedule", update: "SET sweep_at = :sweep, updated_at = :now, seq = seq + :one, history = list_append(if_not_exists(history, :empty), :ev)",
 		cond: "seq = :seq", values: v, token: fmt.Sprintf("sweep/%d/%s", j.Seq, at)})
 	if errors.Is(err, errConditionCheck) {
-		return fmt.Errorf("reschedule: %w", ErrConflict)
+		return fmt.Errorf("reschedule: %w", job.ErrConflict)
 	}
 	return err
 }
 
 // RecordCallback records that the Swarm callback c of job id was made, once:
 // the write is conditional on it not being recorded yet, and a second
-// recording (or a job without a Swarm run) gets ErrConflict.
+// recording (or a job without a Swarm run) gets job.ErrConflict.
 func (st *Store) RecordCallback(ctx context.Context, id string, c job.Callback, now time.Time) error {
 	switch c {
 	case job.CallbackUpdate, job.CallbackPass, job.CallbackFail:
@@ -566,7 +563,7 @@ func (st *Store) RecordCallback(ctx context.Context, id string, c job.Callback, 
 		cond: "attribute_exists(swarm) AND attribute_not_exists(swarm.#cb)", names: map[string]string{"#cb": string(c) + "_at"},
 		values: map[string]types.AttributeValue{":now": s(at)}, token: "callback/" + string(c)})
 	if errors.Is(err, errConditionCheck) {
-		return fmt.Errorf("swarm %s callback of job %s already recorded: %w", c, id, ErrConflict)
+		return fmt.Errorf("swarm %s callback of job %s already recorded: %w", c, id, job.ErrConflict)
 	}
 	return err
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
-	"github.com/criticizer/criticizer/shared/store"
 )
 
 // Recorder records a callback in the job, once (store.Store).
@@ -94,7 +93,7 @@ func (r *Reporter) call(ctx context.Context, j *job.Job, c job.Callback, report 
 	// The call happened: record it with a context that outlives a lost lease.
 	err := r.Jobs.RecordCallback(context.WithoutCancel(ctx), j.ID, c, now)
 	switch {
-	case errors.Is(err, store.ErrConflict):
+	case errors.Is(err, job.ErrConflict):
 		r.Log.WarnContext(ctx, "swarm callback was already recorded by another attempt", "callback", c)
 	case err != nil:
 		// Not an error of the stage: the callback was made. A later replay may repeat it.

@@ -2,8 +2,10 @@
 // review: the archive change Swarm hands a test run is owned by Swarm's
 // service user, not by the author) and the callback URLs of a workflow test
 // run ({update}, {pass}, {fail}), through which Criticizer reports a review's
-// progress and outcome. What Swarm sends us is parsed by shared/webhook; the
-// run is kept with the job (job.SwarmRun).
+// progress and outcome (Reporter), review comments and versions, and the
+// Swarm settings each function reads (Settings) with the review links built
+// from them. What Swarm sends us is parsed by shared/webhook; the run is kept
+// with the job (job.SwarmRun). How Swarm behaves: docs/reference/swarm.md.
 package swarm
 
 import (

@@ -11,7 +11,6 @@ import (
 	swarmstandin "github.com/criticizer/criticizer/internal/standin/swarm"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
-	"github.com/criticizer/criticizer/shared/store"
 	"github.com/criticizer/criticizer/shared/swarm"
 )
 
@@ -91,7 +90,7 @@ func (m *memRecorder) RecordCallback(_ context.Context, _ string, c job.Callback
 	at := now.Format(time.RFC3339)
 	field := map[job.Callback]*string{job.CallbackUpdate: &m.run.UpdateAt, job.CallbackPass: &m.run.PassAt, job.CallbackFail: &m.run.FailAt}[c]
 	if *field != "" {
-		return store.ErrConflict
+		return job.ErrConflict
 	}
 	*field = at
 	return nil

@@ -16,7 +16,6 @@ import (
 	"github.com/criticizer/criticizer/shared/envelope"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/obs"
-	"github.com/criticizer/criticizer/shared/store"
 )
 
 // Jobs is the part of the store the sweeper uses.
@@ -77,7 +76,7 @@ func (s *Sweeper) Run(ctx context.Context) (Report, error) {
 		if job.Live(rec, now, s.Skew) {
 			// A live lease (within the skew budget): look again after it would have expired.
 			exp, _ := job.ParseTime(rec.LeaseExpiresAt)
-			if err := s.Jobs.Reschedule(ctx, j, now, exp.Add(s.Lease+s.Skew), "lease live; postponed"); err != nil && !errors.Is(err, store.ErrConflict) {
+			if err := s.Jobs.Reschedule(ctx, j, now, exp.Add(s.Lease+s.Skew), "lease live; postponed"); err != nil && !errors.Is(err, job.ErrConflict) {
 				s.Log.WarnContext(jctx, "postponing sweep failed", "err", err)
 			}
 			rep.Postponed++
@@ -86,7 +85,7 @@ func (s *Sweeper) Run(ctx context.Context) (Report, error) {
 		// Reschedule first (guarded by seq): if the job moved meanwhile, it is
 		// not ours to enqueue and the conditional write says so.
 		if err := s.Jobs.Reschedule(ctx, j, now, now.Add(2*s.Lease), "re-enqueued "+string(j.Stage)); err != nil {
-			if errors.Is(err, store.ErrConflict) {
+			if errors.Is(err, job.ErrConflict) {
 				rep.Conflicted++
 				continue
 			}

@@ -11,7 +11,6 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/envelope"
 	"github.com/criticizer/criticizer/shared/job"
-	"github.com/criticizer/criticizer/shared/store"
 	"github.com/criticizer/criticizer/shared/store/memstore"
 )
 
@@ -50,7 +49,7 @@ func TestSweep(t *testing.T) {
 	}
 	// "moved" changes between the sweeper's read and its reschedule: the
 	// seq-guarded write is refused.
-	jobs.InjectFor("reschedule", "moved", memstore.Fault{Err: store.ErrConflict})
+	jobs.InjectFor("reschedule", "moved", memstore.Fault{Err: job.ErrConflict})
 	notAt := map[string]string{}
 	for _, id := range []string{"queued", "live", "skew", "expired"} {
 		j, _ := jobs.Get(context.Background(), id)

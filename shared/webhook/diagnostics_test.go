@@ -58,7 +58,7 @@ func (c *capturingJobs) Create(_ context.Context, j *job.Job, _ *store.Idempoten
 	c.created = j
 	return nil
 }
-func (c *capturingJobs) Get(context.Context, string) (*job.Job, error) { return nil, store.ErrNotFound }
+func (c *capturingJobs) Get(context.Context, string) (*job.Job, error) { return nil, job.ErrNotFound }
 
 func TestDiagnosticsGoIntoTheJobHistory(t *testing.T) {
 	key := []byte("unit-test-key-0123456789")

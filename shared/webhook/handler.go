@@ -475,7 +475,7 @@ func publicURL(req events.APIGatewayProxyRequest, path string) string {
 func (h *Handler) staleVersion(ctx context.Context, r Request, cur *store.Changelist) events.APIGatewayProxyResponse {
 	if r.ReviewVersion == cur.LatestVersion {
 		j, err := h.Jobs.Get(ctx, cur.LatestJobID)
-		if errors.Is(err, store.ErrNotFound) {
+		if errors.Is(err, job.ErrNotFound) {
 			// The job's data expired (RETENTION_DAYS); its version gate
 			// outlives it (UNIQUENESS_RETENTION_DAYS): still no rerun.
 			return jsonResponse(http.StatusOK, map[string]any{
@@ -517,7 +517,7 @@ type deliveryView struct {
 
 func (h *Handler) status(ctx context.Context, id string) events.APIGatewayProxyResponse {
 	j, err := h.Jobs.Get(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, job.ErrNotFound) {
 		return errorResponse(http.StatusNotFound, "job_not_found", "no job with this id")
 	}
 	if err != nil {

@@ -37,7 +37,7 @@ func (r *racingJobs) Create(_ context.Context, j *job.Job, idem *store.Idempoten
 	return &store.DuplicateKeyError{Existing: r.existing}
 }
 
-func (r *racingJobs) Get(context.Context, string) (*job.Job, error) { return nil, store.ErrNotFound }
+func (r *racingJobs) Get(context.Context, string) (*job.Job, error) { return nil, job.ErrNotFound }
 
 type nopQueue struct{}
 

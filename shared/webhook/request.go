@@ -47,7 +47,7 @@ const MaxReviewVersion = 1_000_000
 //
 // Every value Swarm substitutes is a string ("{version}" becomes "3"), so
 // the numeric fields take numeric strings too. p4 triggers and API callers
-// send the same shape without "swarm"; see README "Webhook contract".
+// send the same shape without "swarm"; see docs/api.md.
 type Request struct {
 	ChangelistID   int64         `json:"changelist_id"`
 	ReviewVersion  int           `json:"review_version"`

@@ -36,7 +36,7 @@ func (r *recordingJobs) Get(_ context.Context, id string) (*job.Job, error) {
 			return j, nil
 		}
 	}
-	return nil, store.ErrNotFound
+	return nil, job.ErrNotFound
 }
 
 const swarmBase = "https://swarm.example.com"

@@ -48,7 +48,7 @@ func providerClient(t *testing.T, format, url string, logs *bytes.Buffer) llmcli
 }
 
 // TestProviderAnswers runs every row of the reference's provider table
-// (shared/reference/llm-providers.md) through the real client against the
+// (docs/reference/llm-providers.md) through the real client against the
 // stand-in speaking that provider's wire format.
 func TestProviderAnswers(t *testing.T) {
 	raw := func(s string) json.RawMessage { return json.RawMessage(s) }

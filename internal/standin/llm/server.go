@@ -4,7 +4,7 @@
 // Messages and Amazon Bedrock Converse (point the AWS SDK's BaseEndpoint at
 // it; it checks the SigV4 scheme, not the signature) — answers review prompts with deterministic,
 // schema-valid ReviewResult JSON derived from the diffs, and lets tests inject
-// the provider answers of shared/reference/llm-providers.md (429 with
+// the provider answers of docs/reference/llm-providers.md (429 with
 // Retry-After or x-ratelimit-reset-*, 5xx, refusals, truncation, content
 // filters, Bedrock exceptions, malformed output, delays), and count and
 // inspect exactly what reached "the LLM". Options add a provider's economics

@@ -10,7 +10,7 @@ import (
 )
 
 // messageRow is one row of testdata/messages.json, the reference's message
-// table (shared/reference/p4-cli.md).
+// table (docs/reference/p4-cli.md).
 type messageRow struct {
 	Name     string         `json:"name"`
 	Server   map[string]any `json:"server"`

@@ -1,7 +1,7 @@
 // Command p4 is a stand-in for the Perforce command-line client, for tests.
 // It answers the commands Criticizer issues (describe, print, diff2, filelog,
 // user, protects -m, login, info) the way the real client does with -ztag -Mj, as
-// shared/reference/p4-cli.md describes it: one JSON object per line on
+// docs/reference/p4-cli.md describes it: one JSON object per line on
 // stdout with sorted keys, for data records and server messages alike;
 // server messages are {"data","generic","severity"} with numbers, a warning
 // (severity 2) leaves the exit status 0, an error (3, 4) makes it 1; only

@@ -1,6 +1,6 @@
 package swarm
 
-// Review comments, as shared/reference/swarm.md describes P4 Code Review's
+// Review comments, as docs/reference/swarm.md describes P4 Code Review's
 // comments API: list (v11 and v9 shapes, max/after/lastSeen pagination, the
 // most recent first), create (v9 form fields, not idempotent), edit (author
 // only), with fault injection and a record of every request.

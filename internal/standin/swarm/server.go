@@ -1,5 +1,5 @@
 // Package swarm is a stand-in for Helix Swarm, built from
-// shared/reference/swarm.md, for the integration suite: the reviews API
+// docs/reference/swarm.md, for the integration suite: the reviews API
 // (GET /api/v11/reviews/{id}, HTTP Basic login, field author, the versions
 // array), the review comments API (comments.go: list, create, edit, with
 // fault injection) and the three callback URLs of a workflow test run

@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-// The stand-in's side of shared/reference/swarm.md: how a test run's request
+// The stand-in's side of docs/reference/swarm.md: how a test run's request
 // is sent and judged, and what the reviews API and callbacks accept.
 func TestRunTestFollowsTheReference(t *testing.T) {
 	type seen struct{ method, path, query, ctype, auth, body string }

@@ -23,7 +23,6 @@ import (
 	"github.com/criticizer/criticizer/shared/jobpage"
 	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/outbox"
-	"github.com/criticizer/criticizer/shared/store"
 )
 
 // Jobs reads a job record (store.Store).
@@ -107,7 +106,7 @@ func (h *Handler) handle(ctx context.Context, req events.APIGatewayProxyRequest)
 		return h.denied(ctx, req, "invalid_token", id)
 	}
 	j, err := h.Jobs.Get(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, job.ErrNotFound) {
 		return h.denied(ctx, req, "job_not_found", id)
 	}
 	if err != nil {

@@ -18,7 +18,6 @@ import (
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/jobpage"
 	"github.com/criticizer/criticizer/shared/outbox"
-	"github.com/criticizer/criticizer/shared/store"
 )
 
 const (
@@ -54,7 +53,7 @@ func (f fakeJobs) Get(_ context.Context, id string) (*job.Job, error) {
 	if j, ok := f[id]; ok {
 		return j, nil
 	}
-	return nil, fmt.Errorf("job %s: %w", id, store.ErrNotFound)
+	return nil, fmt.Errorf("job %s: %w", id, job.ErrNotFound)
 }
 
 // fakeResults serves artifacts by key and records which keys were read.

@@ -20,7 +20,6 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
-	"github.com/criticizer/criticizer/shared/store"
 )
 
 // Fault is what an injected fault does to one call of an operation: Err is
@@ -57,7 +56,7 @@ func (m *Jobs) Get(_ context.Context, id string) (*job.Job, error) {
 	defer m.mu.Unlock()
 	j, ok := m.jobs[id]
 	if !ok {
-		return nil, fmt.Errorf("job %s: %w", id, store.ErrNotFound)
+		return nil, fmt.Errorf("job %s: %w", id, job.ErrNotFound)
 	}
 	return clone(j), nil
 }
@@ -127,7 +126,7 @@ func ownerGuard(j *job.Job, op job.Op, stage domain.Stage, l job.Lease) bool {
 func (m *Jobs) Renew(_ context.Context, id string, stage domain.Stage, l job.Lease) error {
 	_, err := m.write("renew", id, func(j *job.Job) (bool, error) {
 		if !ownerGuard(j, job.OpRenew, stage, l) {
-			return false, fmt.Errorf("renew: %w", store.ErrLeaseLost)
+			return false, fmt.Errorf("renew: %w", job.ErrLeaseLost)
 		}
 		stageRec(j, stage).LeaseExpiresAt = l.Expires()
 		j.UpdatedAt = job.FormatTime(l.Now)
@@ -150,7 +149,7 @@ func (m *Jobs) Complete(_ context.Context, id string, stage domain.Stage, l job.
 			op, next = job.OpFinish, stage
 		}
 		if !ownerGuard(j, op, stage, l) {
-			return false, fmt.Errorf("complete: %w", store.ErrLeaseLost)
+			return false, fmt.Errorf("complete: %w", job.ErrLeaseLost)
 		}
 		at := job.FormatTime(l.Now)
 		from := j.State
@@ -190,7 +189,7 @@ func mergeResult(j *job.Job, res job.Result) {
 func (m *Jobs) Retry(_ context.Context, id string, stage domain.Stage, l job.Lease, f job.FailureInfo, delay time.Duration) (*job.Job, error) {
 	return m.write("retry", id, func(j *job.Job) (bool, error) {
 		if !ownerGuard(j, job.OpRetry, stage, l) {
-			return false, fmt.Errorf("retry: %w", store.ErrLeaseLost)
+			return false, fmt.Errorf("retry: %w", job.ErrLeaseLost)
 		}
 		at := job.FormatTime(l.Now)
 		r := stageRec(j, stage)
@@ -224,7 +223,7 @@ func (m *Jobs) DeadLetter(_ context.Context, id string, stage domain.Stage, l jo
 			ok = j.Stage == stage && allows(job.OpDeadLetter, j.State) && (r.Status != job.StageRunning || r.LeaseExpiresAt <= l.ExpiredBefore())
 		}
 		if !ok {
-			return false, fmt.Errorf("dead-letter: %w", store.ErrLeaseLost)
+			return false, fmt.Errorf("dead-letter: %w", job.ErrLeaseLost)
 		}
 		at := job.FormatTime(l.Now)
 		failed(r, at, f)
@@ -255,7 +254,7 @@ func (m *Jobs) Replay(_ context.Context, id string, stage domain.Stage, dlID str
 	return m.write("replay", id, func(j *job.Job) (bool, error) {
 		r := stageRec(j, stage)
 		if !(j.Stage == stage && allows(job.OpReplay, j.State) && r.Status == job.StageFailed && r.DeadLetterID == dlID) {
-			return false, fmt.Errorf("replay: %w", store.ErrNotReplayable)
+			return false, fmt.Errorf("replay: %w", job.ErrNotReplayable)
 		}
 		at := job.FormatTime(now)
 		r.Status, r.Attempts, r.Replays, r.ReplayedFrom, r.ReplayedClass = job.StagePending, 0, r.Replays+1, dlID, dlClass
@@ -273,7 +272,7 @@ func (m *Jobs) Restart(_ context.Context, id, actor, requestID string, now time.
 			return false, nil
 		}
 		if !allows(job.OpRestart, j.State) {
-			return false, fmt.Errorf("restart: job is %s, only failed jobs restart: %w", j.State, store.ErrNotReplayable)
+			return false, fmt.Errorf("restart: job is %s, only failed jobs restart: %w", j.State, job.ErrNotReplayable)
 		}
 		at := job.FormatTime(now)
 		m.tokens[id]["restart/"+requestID] = true
@@ -324,7 +323,7 @@ func (m *Jobs) Due(_ context.Context, now time.Time, limit int32) ([]*job.Job, e
 func (m *Jobs) Reschedule(_ context.Context, j *job.Job, now, next time.Time, note string) error {
 	_, err := m.write("reschedule", j.ID, func(cur *job.Job) (bool, error) {
 		if cur.Seq != j.Seq {
-			return false, fmt.Errorf("reschedule: %w", store.ErrConflict)
+			return false, fmt.Errorf("reschedule: %w", job.ErrConflict)
 		}
 		at := job.FormatTime(now)
 		cur.SweepAt, cur.UpdatedAt, cur.Seq = job.FormatTime(next), at, cur.Seq+1
@@ -352,7 +351,7 @@ func (m *Jobs) write(op, id string, change func(j *job.Job) (bool, error)) (*job
 	}
 	cur, ok := m.jobs[id]
 	if !ok {
-		return nil, fmt.Errorf("%s: job %s: %w", op, id, store.ErrNotFound)
+		return nil, fmt.Errorf("%s: job %s: %w", op, id, job.ErrNotFound)
 	}
 	if m.tokens[id] == nil {
 		m.tokens[id] = map[string]bool{}

@@ -10,7 +10,6 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
-	"github.com/criticizer/criticizer/shared/store"
 )
 
 var t0 = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
@@ -75,7 +74,7 @@ func TestOperationsFollowTransitions(t *testing.T) {
 			if !allowed && (j.State != st || j.Seq != 1) {
 				t.Errorf("%s from %s refused but the job changed: %s seq %d", op, st, j.State, j.Seq)
 			}
-			if !allowed && op != job.OpClaim && !errors.Is(err, store.ErrLeaseLost) && !errors.Is(err, store.ErrNotReplayable) {
+			if !allowed && op != job.OpClaim && !errors.Is(err, job.ErrLeaseLost) && !errors.Is(err, job.ErrNotReplayable) {
 				t.Errorf("%s from %s: %v, want the store's refusal", op, st, err)
 			}
 		}
@@ -89,10 +88,10 @@ func TestOwnerWritesNeedTheOwner(t *testing.T) {
 	m.Put(&job.Job{ID: "j", State: job.Running, Stage: domain.StageFetch, Seq: 1,
 		Stages: map[domain.Stage]*job.StageRecord{domain.StageFetch: {Status: job.StageRunning, Owner: "o1", LeaseExpiresAt: job.FormatTime(t0.Add(time.Minute))}}})
 	other := job.Lease{Owner: "o2", Now: t0, TTL: time.Minute}
-	if err := m.Renew(ctx, "j", domain.StageFetch, other); !errors.Is(err, store.ErrLeaseLost) {
+	if err := m.Renew(ctx, "j", domain.StageFetch, other); !errors.Is(err, job.ErrLeaseLost) {
 		t.Errorf("renew by another owner: %v", err)
 	}
-	if _, err := m.Complete(ctx, "j", domain.StageFetch, other, job.Result{}, time.Minute); !errors.Is(err, store.ErrLeaseLost) {
+	if _, err := m.Complete(ctx, "j", domain.StageFetch, other, job.Result{}, time.Minute); !errors.Is(err, job.ErrLeaseLost) {
 		t.Errorf("complete by another owner: %v", err)
 	}
 	var refused *job.ClaimRefused

@@ -1,4 +1,4 @@
-package deliverylog
+package evidence
 
 import (
 	"context"
@@ -31,15 +31,15 @@ func (l HTTP) Delivered(ctx context.Context, messageID string) (bool, error) {
 	}
 	resp, err := c.Do(req)
 	if err != nil {
-		return false, fmt.Errorf("delivery log lookup: %w", err)
+		return false, fmt.Errorf("evidence lookup: %w", err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return false, failure.Upstream(resp.StatusCode, 0, fmt.Errorf("delivery log lookup: HTTP %d", resp.StatusCode))
+		return false, failure.Upstream(resp.StatusCode, 0, fmt.Errorf("evidence lookup: HTTP %d", resp.StatusCode))
 	}
 	var found []json.RawMessage
 	if err := json.NewDecoder(resp.Body).Decode(&found); err != nil {
-		return false, failure.Errorf(failure.Upstream5xx, "delivery log lookup: %w", err)
+		return false, failure.Errorf(failure.Upstream5xx, "evidence lookup: %w", err)
 	}
 	return len(found) > 0, nil
 }

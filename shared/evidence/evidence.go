@@ -1,10 +1,10 @@
-// Package deliverylog owns the provider's evidence of a send: the delivery
+// Package evidence owns the provider's evidence of a send: the delivery
 // events an e-mail provider publishes (for SES: send, delivery, bounce,
 // complaint, reject), recorded in the jobs table under the outbox tag every
 // message carries, and the lookup the notify stage makes before it resends a
 // send that may have happened. The tag is derived from the message's
 // deterministic Message-ID, so the lookup needs nothing the outbox row lacks.
-package deliverylog
+package evidence
 
 import (
 	"context"
@@ -91,27 +91,27 @@ type API interface {
 // prove (30 days).
 const DefaultRetention = 30 * 24 * time.Hour
 
-// Log reads and writes delivery events in the jobs table.
-type Log struct {
+// Table reads and writes delivery events in the jobs table.
+type Table struct {
 	api       API
 	table     string
 	retention time.Duration
 	now       func() time.Time
 }
 
-// New returns a Log over the table keeping events for retention (DefaultRetention when zero).
-func New(api API, table string, retention time.Duration) *Log {
+// New returns a Table over the table keeping events for retention (DefaultRetention when zero).
+func New(api API, table string, retention time.Duration) *Table {
 	if retention <= 0 {
 		retention = DefaultRetention
 	}
-	return &Log{api: api, table: table, retention: retention, now: job.Now}
+	return &Table{api: api, table: table, retention: retention, now: job.Now}
 }
 
 func pk(tag string) string { return "DELIVERY#" + tag }
 
 // Record stores e. Providers deliver events at least once; the item key is
 // (tag, type, provider id), so a redelivered event overwrites itself.
-func (l *Log) Record(ctx context.Context, e Event) error {
+func (l *Table) Record(ctx context.Context, e Event) error {
 	if e.Tag == "" || e.Type == "" {
 		return failure.Errorf(failure.SchemaInvalid, "delivery event without tag or type")
 	}
@@ -130,7 +130,7 @@ func (l *Log) Record(ctx context.Context, e Event) error {
 }
 
 // Events returns every recorded event of the message with this Message-ID.
-func (l *Log) Events(ctx context.Context, messageID string) ([]Event, error) {
+func (l *Table) Events(ctx context.Context, messageID string) ([]Event, error) {
 	in := &dynamodb.QueryInput{TableName: &l.table, ConsistentRead: aws.Bool(true),
 		KeyConditionExpression:    aws.String("pk = :pk"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: pk(Tag(messageID))}}}
@@ -156,7 +156,7 @@ func (l *Log) Events(ctx context.Context, messageID string) ([]Event, error) {
 // Message-ID: the notify stage's lookup before a resend. It is only as
 // complete as the events that have arrived: the caller must wait out the
 // provider's send-completion window before it trusts a "no".
-func (l *Log) Delivered(ctx context.Context, messageID string) (bool, error) {
+func (l *Table) Delivered(ctx context.Context, messageID string) (bool, error) {
 	events, err := l.Events(ctx, messageID)
 	if err != nil {
 		return false, err

@@ -1,4 +1,4 @@
-package deliverylog
+package evidence
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package deliverylog
+package evidence
 
 import (
 	"bytes"
@@ -95,7 +95,7 @@ type Report struct {
 // function). A malformed payload will not heal on retry: it is logged,
 // counted in the DeliveryEventsMalformed metric and dropped. A failed write
 // is returned, so the event source retries the invocation.
-func (l *Log) HandleSES(ctx context.Context, payload []byte, log *slog.Logger, metrics *obs.Metrics) (Report, error) {
+func (l *Table) HandleSES(ctx context.Context, payload []byte, log *slog.Logger, metrics *obs.Metrics) (Report, error) {
 	events, untagged, err := ParseSES(payload)
 	if err != nil {
 		log.ErrorContext(ctx, "delivery event dropped: malformed", "err", err, "bytes", len(payload))

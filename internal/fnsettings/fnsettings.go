@@ -1,0 +1,51 @@
+// Package fnsettings lists, for each function under functions/, the settings
+// loaders its wiring calls. Each loader belongs to the package that uses the
+// settings (reviewstage.SettingsFromEnv, …) and reads them through a
+// config.Reader, which records every variable looked up. Tests use the list
+// twice: internal/repocheck checks that each main calls exactly these loaders
+// and reads no variable itself, and infra checks that the stack sets every
+// variable they read, from cdk.json, to a value they accept.
+package fnsettings
+
+import (
+	"github.com/criticizer/criticizer/shared/config"
+	"github.com/criticizer/criticizer/shared/evidence"
+	"github.com/criticizer/criticizer/shared/fetchstage"
+	"github.com/criticizer/criticizer/shared/jobpage"
+	"github.com/criticizer/criticizer/shared/notifystage"
+	"github.com/criticizer/criticizer/shared/retention"
+	"github.com/criticizer/criticizer/shared/reviewstage"
+	"github.com/criticizer/criticizer/shared/webhook"
+)
+
+// Loader is one settings loader: Name is how a main calls it.
+type Loader struct {
+	Name string
+	Load func(*config.Reader)
+}
+
+// Common is what coldstart.Load reads for every function.
+var Common = Loader{"config.LoadCommon", func(r *config.Reader) { config.LoadCommon(r) }}
+
+// Functions maps each function (its directory under functions/) to the
+// loaders its main calls besides Common.
+var Functions = map[string][]Loader{
+	"webhook":   {{"webhook.SettingsFromEnv", func(r *config.Reader) { webhook.SettingsFromEnv(r) }}},
+	"fetch":     {{"fetchstage.SettingsFromEnv", func(r *config.Reader) { fetchstage.SettingsFromEnv(r, nil) }}},
+	"review":    {{"reviewstage.SettingsFromEnv", func(r *config.Reader) { reviewstage.SettingsFromEnv(r) }}},
+	"notify":    {{"notifystage.SettingsFromEnv", func(r *config.Reader) { notifystage.SettingsFromEnv(r) }}},
+	"sweeper":   {{"evidence.SettingsFromEnv", func(r *config.Reader) { evidence.SettingsFromEnv(r) }}, {"retention.SettingsFromEnv", func(r *config.Reader) { retention.SettingsFromEnv(r) }}},
+	"sesevents": nil,
+	"jobpage":   {{"jobpage.SettingsFromEnv", func(r *config.Reader) { jobpage.SettingsFromEnv(r) }}},
+}
+
+// Read runs the loaders of function over env and returns the variables
+// they looked up and the problems they found.
+func Read(function string, env map[string]string) (keys []string, err error) {
+	r := config.NewReaderFrom(env)
+	Common.Load(r)
+	for _, l := range Functions[function] {
+		l.Load(r)
+	}
+	return r.Keys(), r.Err()
+}

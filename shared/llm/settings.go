@@ -1,0 +1,38 @@
+package llm
+
+import (
+	"github.com/criticizer/criticizer/shared/config"
+)
+
+// Settings are the review function's provider settings. The wiring adds
+// what is not a setting: the schema, the logger, the API key.
+type Settings struct {
+	Provider string // LLM_PROVIDER: OpenAI (default), Anthropic or Bedrock
+	Config   Config
+	// SecretID names the secret holding {"api_key": …} (LLM_SECRET_ID);
+	// required for openai and anthropic, unused for bedrock (IAM).
+	SecretID string
+}
+
+// SettingsFromEnv reads LLM_PROVIDER, LLM_MODEL (required), LLM_ENDPOINT
+// (required but for bedrock, where it overrides the regional endpoint),
+// LLM_SECRET_ID (not for bedrock), LLM_TIMEOUT_SECONDS (default 45),
+// LLM_MAX_OUTPUT_TOKENS (default DefaultMaxTokens) and LLM_RESPONSE_FORMAT
+// (openai only; json_schema or json_object).
+func SettingsFromEnv(r *config.Reader) Settings {
+	s := Settings{Provider: r.OneOf("LLM_PROVIDER", OpenAI, OpenAI, Anthropic, Bedrock)}
+	s.Config = Config{Model: r.String("LLM_MODEL"),
+		Timeout:   r.Seconds("LLM_TIMEOUT_SECONDS", 45, 1, 900),
+		MaxTokens: r.Int("LLM_MAX_OUTPUT_TOKENS", DefaultMaxTokens, 256, 1<<20)}
+	switch s.Provider {
+	case Bedrock:
+		s.Config.Endpoint = r.Optional("LLM_ENDPOINT", "")
+	case OpenAI:
+		s.Config.ResponseFormat = r.OneOf("LLM_RESPONSE_FORMAT", FormatJSONSchema, FormatJSONSchema, FormatJSONObject)
+		fallthrough
+	default:
+		s.Config.Endpoint = r.String("LLM_ENDPOINT")
+		s.SecretID = r.String("LLM_SECRET_ID")
+	}
+	return s
+}

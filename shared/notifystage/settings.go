@@ -1,0 +1,57 @@
+package notifystage
+
+import (
+	"github.com/criticizer/criticizer/shared/config"
+	"github.com/criticizer/criticizer/shared/evidence"
+	"github.com/criticizer/criticizer/shared/jobpage"
+	"github.com/criticizer/criticizer/shared/notify"
+	"github.com/criticizer/criticizer/shared/recipients"
+	"github.com/criticizer/criticizer/shared/swarm"
+)
+
+// Settings are what the notify function reads beyond the common settings.
+type Settings struct {
+	Evidence evidence.Settings
+	// SMTP and SMTPSecretID (SMTP_SECRET_ID, {"username","password"}) are
+	// read for EMAIL_PROVIDER=smtp only.
+	SMTP         notify.SMTPConfig
+	SMTPSecretID string
+	// SESConfigurationSet (SES_CONFIGURATION_SET) is read for ses only: its
+	// event publishing is the evidence.
+	SESConfigurationSet string
+	SwarmLinks          swarm.Settings
+	// Recipients is the recipient policy (RECIPIENT_DOMAINS, MAX_RECIPIENTS).
+	Recipients *recipients.Policy
+	// JobPage links the job page in the e-mail (optional; a full URL).
+	JobPage jobpage.LinkSettings
+	// Comments: Swarm review comments beside the e-mail (comments.go).
+	Comments CommentSettings
+}
+
+// SettingsFromEnv reads the notify function's settings: evidence.SettingsFromEnv,
+// SWARM_URL, NOTIFY_CHANNELS (with swarm-comments also SWARM_API_SECRET_ID and
+// SWARM_COMMENT_WINDOW_SECONDS), and for smtp SMTP_HOST, SMTP_PORT (default 587), SMTP_TLS
+// (starttls, tls or none; default starttls), SMTP_TIMEOUT_SECONDS and
+// SMTP_SECRET_ID; for ses SES_CONFIGURATION_SET.
+func SettingsFromEnv(r *config.Reader) Settings {
+	s := Settings{Evidence: evidence.SettingsFromEnv(r), SwarmLinks: swarm.SettingsFromEnv(r, swarm.ForLinks), JobPage: jobpage.LinkSettingsFromEnv(r, true)}
+	var err error
+	s.Recipients, err = recipients.Load(r)
+	r.Fail(err)
+	s.Comments = commentSettingsFromEnv(r, s.SwarmLinks.URL)
+	switch s.Evidence.Provider {
+	case "smtp":
+		s.SMTP = notify.SMTPConfig{
+			Host: r.String("SMTP_HOST"),
+			Port: r.Int("SMTP_PORT", 587, 1, 65535),
+			From: s.Evidence.From,
+			TLS:  notify.TLSMode(r.OneOf("SMTP_TLS", string(notify.TLSStartTLS), string(notify.TLSStartTLS), string(notify.TLSImplicit), string(notify.TLSNone))),
+			// A send takes up to notify.MaxSendDuration(Timeout): below the function's timeout.
+			Timeout: r.Seconds("SMTP_TIMEOUT_SECONDS", int(notify.DefaultSMTPTimeout.Seconds()), 1, 300),
+		}
+		s.SMTPSecretID = r.String("SMTP_SECRET_ID")
+	case "ses":
+		s.SESConfigurationSet = r.String("SES_CONFIGURATION_SET")
+	}
+	return s
+}

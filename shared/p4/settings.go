@@ -1,0 +1,31 @@
+package p4
+
+import (
+	"github.com/criticizer/criticizer/shared/config"
+)
+
+// Home is where the fetch function keeps p4's tickets and trust files: /tmp
+// is the only writable place in Lambda.
+const Home = "/tmp/criticizer-p4"
+
+// Settings are the fetch function's p4 settings.
+type Settings struct {
+	Config   Config
+	SecretID string // P4_SECRET_ID: the service user's credential; "" for none (a ticket-less server)
+	Options  Options
+}
+
+// SettingsFromEnv reads P4_BIN, P4PORT, P4USER (required), P4_TIMEOUT_SECONDS
+// (default 30), P4CHARSET, P4TRUST_FINGERPRINT, P4_SECRET_ID and
+// P4_PARALLELISM (default DefaultParallelism). No client workspace is set:
+// the fetch stage reads depot paths only (p4 describe, print), which need none.
+func SettingsFromEnv(r *config.Reader) Settings {
+	return Settings{
+		Config: Config{Path: r.String("P4_BIN"), Port: r.String("P4PORT"), User: r.String("P4USER"),
+			Timeout: r.Seconds("P4_TIMEOUT_SECONDS", 30, 1, 900),
+			Charset: r.Optional("P4CHARSET", ""), TrustFingerprint: r.Optional("P4TRUST_FINGERPRINT", ""),
+			Tickets: Home + "/tickets", Trust: Home + "/trust", Home: Home},
+		SecretID: r.Optional("P4_SECRET_ID", ""),
+		Options:  Options{Parallelism: r.Int("P4_PARALLELISM", DefaultParallelism, 1, 32)},
+	}
+}

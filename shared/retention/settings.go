@@ -1,0 +1,22 @@
+package retention
+
+import (
+	"time"
+
+	"github.com/criticizer/criticizer/shared/config"
+)
+
+// Settings are the artifact lifetimes the check compares objects with: the
+// buckets' lifecycle rules, which the stack sets from the same numbers.
+type Settings struct {
+	RawTTL      time.Duration // RAW_ARTIFACT_TTL_DAYS, default 7
+	RedactedTTL time.Duration // REDACTED_ARTIFACT_TTL_DAYS, default 30
+}
+
+// SettingsFromEnv reads the retention check's settings; problems are
+// collected in r.
+func SettingsFromEnv(r *config.Reader) Settings {
+	day := 24 * time.Hour
+	return Settings{RawTTL: time.Duration(r.Int("RAW_ARTIFACT_TTL_DAYS", 7, 1, 3650)) * day,
+		RedactedTTL: time.Duration(r.Int("REDACTED_ARTIFACT_TTL_DAYS", 30, 1, 3650)) * day}
+}

@@ -1,0 +1,87 @@
+package reviewstage
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/criticizer/criticizer/shared/config"
+	"github.com/criticizer/criticizer/shared/llm"
+	"github.com/criticizer/criticizer/shared/redact"
+	"github.com/criticizer/criticizer/shared/review"
+)
+
+// Settings are what the review function reads beyond the common settings.
+type Settings struct {
+	LLM llm.Settings
+	// Budget sizes the chunks and bounds what one changelist gets
+	// reviewed; zero fields take the model family's defaults
+	// (review.Budget). OutputTokens is the provider's max_tokens.
+	Budget      review.Budget
+	Rollout     review.Rollout
+	Parallelism int // LLM_PARALLELISM: chunks reviewed at once
+	// DailyTokenBudget bounds the environment's model tokens per UTC day
+	// (REVIEW_DAILY_TOKEN_BUDGET); 0 for none.
+	DailyTokenBudget int64
+	// Rules are the environment's default review rules (REVIEW_RULES, JSON
+	// in the schema of the depot's .criticizer.yaml).
+	Rules review.Rules
+	// RequestsPerMinute and TokensPerMinute are the provider's limits for
+	// the model (LLM_REQUESTS_PER_MINUTE, LLM_TOKENS_PER_MINUTE); 0 = learnt
+	// from its rate-limit headers. TokensPerMinute also caps a chunk's size.
+	RequestsPerMinute, TokensPerMinute int
+	// QueueVisibility is the llm queue's visibility timeout (the function's
+	// timeout) when longer than the lease (QUEUE_VISIBILITY_SECONDS); 0 = the lease.
+	QueueVisibility time.Duration
+	// AllowPromptPatchDrift accepts a model answering with another patch of
+	// the prompt version (PROMPT_PATCH_DRIFT, rule RC-4).
+	AllowPromptPatchDrift bool
+	// Redaction must equal the fetch stage's, or its proofs of redaction
+	// cannot vouch for the changeset.
+	Redaction redact.Policy
+}
+
+// SettingsFromEnv reads the review function's settings: llm.SettingsFromEnv,
+// the redaction policy, and
+//
+//	LLM_CONTEXT_TOKENS      context window (default: by model family)
+//	LLM_BYTES_PER_TOKEN     token estimate in [1, 16] (default: by model family)
+//	LLM_PARALLELISM         chunks reviewed at once (default DefaultParallelism)
+//	REVIEW_MAX_FILES        files reviewed per changelist (default: review.Budget's)
+//	REVIEW_MAX_BYTES        diff bytes reviewed per changelist
+//	REVIEW_MAX_FILE_BYTES   diff bytes reviewed per file
+//	REVIEW_MAX_CHUNK_FILES  files per model call
+//	REVIEW_MAX_TOKENS       token budget of one review; files past it are skipped "over budget" (0: none)
+//	REVIEW_DAILY_TOKEN_BUDGET  model tokens per environment per UTC day (0: none)
+//	REVIEW_RULES            the environment's default review rules (JSON)
+//	LLM_REQUESTS_PER_MINUTE, LLM_TOKENS_PER_MINUTE  the provider's limits (0: learnt from its headers)
+//	QUEUE_VISIBILITY_SECONDS  the llm queue's visibility when longer than the lease
+//	PROMPT_PATCH_DRIFT      true to accept another patch of the prompt version
+//	PROMPT_CANDIDATE_VERSION, PROMPT_CANDIDATE_PERCENT  the prompt rollout (rule RC-7)
+func SettingsFromEnv(r *config.Reader) Settings {
+	s := Settings{LLM: llm.SettingsFromEnv(r), Redaction: redact.PolicyFromConfig(r)}
+	s.Budget = review.Budget{
+		ContextTokens:   r.Int("LLM_CONTEXT_TOKENS", 0, 0, 10_000_000),
+		OutputTokens:    s.LLM.Config.MaxTokens,
+		BytesPerToken:   r.Float("LLM_BYTES_PER_TOKEN", 0, 1, 16),
+		MaxFiles:        r.Int("REVIEW_MAX_FILES", 0, 0, 1_000_000),
+		MaxBytes:        r.Int("REVIEW_MAX_BYTES", 0, 0, 1<<30),
+		MaxFileBytes:    r.Int("REVIEW_MAX_FILE_BYTES", 0, 0, 1<<30),
+		MaxChunkFiles:   r.Int("REVIEW_MAX_CHUNK_FILES", 0, 0, 10_000),
+		MaxReviewTokens: r.Int("REVIEW_MAX_TOKENS", 0, 0, 100_000_000),
+	}
+	s.RequestsPerMinute = r.Int("LLM_REQUESTS_PER_MINUTE", 0, 0, 100_000_000)
+	s.TokensPerMinute = r.Int("LLM_TOKENS_PER_MINUTE", 0, 0, 1_000_000_000)
+	s.QueueVisibility = r.Seconds("QUEUE_VISIBILITY_SECONDS", 0, 0, 43200)
+	s.AllowPromptPatchDrift = r.Bool("PROMPT_PATCH_DRIFT", false)
+	s.DailyTokenBudget = int64(r.Int("REVIEW_DAILY_TOKEN_BUDGET", 0, 0, 1_000_000_000_000))
+	if js := r.Optional("REVIEW_RULES", ""); js != "" {
+		var rejected []string
+		if s.Rules, rejected = review.ParseRules([]byte(js)); len(rejected) > 0 {
+			r.Fail(fmt.Errorf("REVIEW_RULES rejected: %v", rejected))
+		}
+	}
+	s.Rollout = review.Rollout{Candidate: r.Optional("PROMPT_CANDIDATE_VERSION", ""), Percent: r.Int("PROMPT_CANDIDATE_PERCENT", 0, 0, 100)}
+	r.Fail(s.Rollout.Validate())
+	s.Parallelism = r.Int("LLM_PARALLELISM", DefaultParallelism, 1, 64)
+	return s
+}

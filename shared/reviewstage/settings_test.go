@@ -1,0 +1,51 @@
+package reviewstage
+
+import (
+	"testing"
+
+	"github.com/criticizer/criticizer/shared/config/configtest"
+)
+
+func TestSettingsFromEnv(t *testing.T) {
+	env := func(extra ...string) map[string]string {
+		m := map[string]string{"LLM_MODEL": "gpt-4o-mini", "LLM_ENDPOINT": "https://api.openai.com", "LLM_SECRET_ID": "arn:llm"}
+		for i := 0; i < len(extra); i += 2 {
+			m[extra[i]] = extra[i+1]
+		}
+		return m
+	}
+	tests := []struct {
+		name    string
+		env     map[string]string
+		check   func(Settings) bool
+		wantErr string
+	}{
+		{name: "defaults", env: env(), check: func(s Settings) bool {
+			return s.Parallelism == DefaultParallelism && s.Budget.ContextTokens == 0 && s.Budget.BytesPerToken == 0 && s.Budget.OutputTokens == s.LLM.Config.MaxTokens
+		}},
+		{name: "limits set", env: env("LLM_CONTEXT_TOKENS", "200000", "LLM_BYTES_PER_TOKEN", "3.5", "LLM_PARALLELISM", "8", "REVIEW_MAX_FILES", "100",
+			"REVIEW_MAX_BYTES", "1048576", "REVIEW_MAX_FILE_BYTES", "65536", "REVIEW_MAX_CHUNK_FILES", "20", "LLM_MAX_OUTPUT_TOKENS", "8192"),
+			check: func(s Settings) bool {
+				b := s.Budget
+				return b.ContextTokens == 200000 && b.BytesPerToken == 3.5 && s.Parallelism == 8 && b.MaxFiles == 100 && b.MaxBytes == 1<<20 &&
+					b.MaxFileBytes == 65536 && b.MaxChunkFiles == 20 && b.OutputTokens == 8192
+			}},
+		{name: "bytes per token out of range", env: env("LLM_BYTES_PER_TOKEN", "0.5"), wantErr: "LLM_BYTES_PER_TOKEN"},
+		{name: "bytes per token not a number", env: env("LLM_BYTES_PER_TOKEN", "few"), wantErr: "LLM_BYTES_PER_TOKEN"},
+		{name: "parallelism zero", env: env("LLM_PARALLELISM", "0"), wantErr: "LLM_PARALLELISM"},
+		{name: "negative file limit", env: env("REVIEW_MAX_FILES", "-1"), wantErr: "REVIEW_MAX_FILES"},
+		{name: "unknown prompt candidate", env: env("PROMPT_CANDIDATE_VERSION", "9.9.9", "PROMPT_CANDIDATE_PERCENT", "10"), wantErr: "9.9.9"},
+		{name: "provider problem surfaces", env: map[string]string{"LLM_MODEL": "m"}, wantErr: "LLM_ENDPOINT is required"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, ok := configtest.Load(t, tt.env, SettingsFromEnv, tt.wantErr)
+			if !ok {
+				return
+			}
+			if !tt.check(s) {
+				t.Fatalf("got %+v", s)
+			}
+		})
+	}
+}

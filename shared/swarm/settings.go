@@ -1,0 +1,67 @@
+package swarm
+
+import (
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/criticizer/criticizer/shared/config"
+)
+
+// Settings are the Helix Swarm settings, all optional: without SWARM_URL a
+// function treats Swarm as absent. Each function reads only the part it
+// uses (Use), so the stack hands a secret's name only to the function that
+// needs it.
+type Settings struct {
+	// URL is the Swarm server's base URL (SWARM_URL): callback URLs must be
+	// on its origin, and e-mails link reviews under it.
+	URL string
+	// TokenSecretID names the secret holding the bearer tokens Swarm
+	// presents to the webhook (SWARM_TOKEN_SECRET_ID; webhook only).
+	TokenSecretID string
+	// APISecretID names the secret holding the API login the fetch stage
+	// asks Swarm for a review's author with (SWARM_API_SECRET_ID; fetch only).
+	APISecretID string
+}
+
+// Use says which part of Settings a function reads.
+type Use int
+
+const (
+	ForLinks   Use = iota // SWARM_URL only (notify: the review's link)
+	ForWebhook            // SWARM_URL and SWARM_TOKEN_SECRET_ID
+	ForAuthors            // SWARM_URL and SWARM_API_SECRET_ID (fetch)
+)
+
+// SettingsFromEnv reads the Swarm settings use needs. A secret without a
+// URL, or a URL that is not an absolute http(s) URL, is a configuration error.
+func SettingsFromEnv(r *config.Reader, use Use) Settings {
+	s := Settings{URL: r.Optional("SWARM_URL", "")}
+	secretKey := ""
+	switch use {
+	case ForWebhook:
+		secretKey = "SWARM_TOKEN_SECRET_ID"
+		s.TokenSecretID = r.Optional(secretKey, "")
+	case ForAuthors:
+		secretKey = "SWARM_API_SECRET_ID"
+		s.APISecretID = r.Optional(secretKey, "")
+	}
+	if s.URL != "" {
+		if u, err := url.Parse(s.URL); err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+			r.Fail(fmt.Errorf("SWARM_URL=%q must be an absolute http(s) URL", s.URL))
+		}
+	} else if s.TokenSecretID != "" || s.APISecretID != "" {
+		r.Fail(fmt.Errorf("%s is set but SWARM_URL is not", secretKey))
+	}
+	return s
+}
+
+// ReviewURL is the page of Swarm review id, or "" when Swarm is not
+// configured or id is not a review.
+func (s Settings) ReviewURL(id int64) string {
+	if s.URL == "" || id <= 0 {
+		return ""
+	}
+	return strings.TrimRight(s.URL, "/") + "/reviews/" + strconv.FormatInt(id, 10)
+}

@@ -1,0 +1,37 @@
+package webhook
+
+import (
+	"time"
+
+	"github.com/criticizer/criticizer/shared/config"
+	"github.com/criticizer/criticizer/shared/jobpage"
+	"github.com/criticizer/criticizer/shared/recipients"
+	"github.com/criticizer/criticizer/shared/swarm"
+)
+
+// Settings are what the webhook function reads beyond the common settings.
+type Settings struct {
+	// SecretID names the secret with the HMAC signing keys (WEBHOOK_SECRET_ID).
+	SecretID string
+	// ReplayWindow is how far a signed request's timestamp may be from now
+	// (REPLAY_WINDOW_SECONDS, 30–3600, default 300).
+	ReplayWindow time.Duration
+	// Swarm: its bearer tokens and the origin its callback URLs must have;
+	// without SWARM_TOKEN_SECRET_ID bearer authentication is off.
+	Swarm swarm.Settings
+	// Recipients is the recipient policy (RECIPIENT_DOMAINS, MAX_RECIPIENTS).
+	Recipients *recipients.Policy
+	// JobPage mints the job-page link a Swarm run shows (optional).
+	JobPage jobpage.LinkSettings
+}
+
+// SettingsFromEnv reads the webhook function's settings; problems are
+// collected in r.
+func SettingsFromEnv(r *config.Reader) Settings {
+	s := Settings{SecretID: r.String("WEBHOOK_SECRET_ID"), ReplayWindow: r.Seconds("REPLAY_WINDOW_SECONDS", 300, 30, 3600),
+		Swarm: swarm.SettingsFromEnv(r, swarm.ForWebhook), JobPage: jobpage.LinkSettingsFromEnv(r, false)}
+	var err error
+	s.Recipients, err = recipients.Load(r)
+	r.Fail(err)
+	return s
+}
