@@ -242,10 +242,14 @@ func commentDeliveries(j *job.Job, review domain.ReviewResult, cs *domain.Change
 			rc.fresh++
 		}
 		k := swarm.FindingKey(rv, fp)
+		var at *swarm.CommentContext
+		if f.File != "" { // a finding on no file is said on the review as a whole
+			at = &swarm.CommentContext{File: f.File, RightLine: max(f.Line, 0), Version: version}
+		}
 		out = append(out, commentDelivery{
 			item: outbox.Item{Channel: outbox.ChannelSwarmComments, Thread: rv, ID: k.Kind + "/" + k.ID},
 			comment: swarm.NewComment{Review: rv, Body: findingBody(f), Marker: k.Marker(), Silent: true, Task: taskSeverity(f.Severity),
-				Context: &swarm.CommentContext{File: f.File, RightLine: f.Line, Version: version}},
+				Context: at},
 		})
 	}
 	meta := domain.ReadReviewMeta(review.Meta)

@@ -494,3 +494,16 @@ func TestSwarmCommentsRerunSaysWhatChanged(t *testing.T) {
 		t.Errorf("version 2 again: err %v, %d new comments", err, r.creates()-before)
 	}
 }
+
+// A finding on no file (said of the change as a whole) is a review-level
+// comment: an inline context without a file would be refused by Swarm.
+func TestFindingWithoutFileIsAReviewComment(t *testing.T) {
+	j := &job.Job{ID: "j", ReviewVersion: 1, Swarm: &job.SwarmRun{Review: swarmReview}}
+	ds, _ := commentDeliveries(j, domain.ReviewResult{Findings: []domain.Finding{
+		{Severity: "info", Category: "coverage", Title: "Binary file not reviewed", Message: "m"},
+		{Severity: "low", Category: "style", Title: "t", File: "//depot/a.c", Line: 3, Message: "m"},
+	}}, nil, "", nil)
+	if len(ds) != 3 || ds[0].comment.Context != nil || ds[1].comment.Context == nil || ds[1].comment.Context.RightLine != 3 {
+		t.Fatalf("deliveries %+v: want the file-less finding on the review, the other inline, then the summary", ds)
+	}
+}
