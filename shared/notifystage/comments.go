@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -116,92 +115,63 @@ func (n *Notify) postComments(ctx context.Context, j *job.Job, review domain.Rev
 // errRefused marks a comment Swarm refused for good (now or earlier).
 var errRefused = errors.New("refused for good")
 
-// postComment runs the outbox protocol for one comment: begin (skipping a
-// sent row), settle an in-flight row by lookup, send, then mark sent.
-func (n *Notify) postComment(ctx context.Context, jobID string, d commentDelivery, marked *map[swarm.Marker]swarm.Comment) (bool, error) {
-	ch := n.Comments
-	log := n.Log.With("comment", d.item.String())
-	send, err := ch.Rows.BeginItem(ctx, d.item, jobID, n.Now.Now())
-	var inflight *outbox.InFlightError
-	if errors.As(err, &inflight) {
-		err = n.settleComment(ctx, log, d, inflight.Row, marked)
-		if err == nil {
-			send, err = ch.Rows.BeginItem(ctx, d.item, jobID, n.Now.Now())
-		}
+// postComment runs the outbox protocol (run) for one comment: the Swarm
+// channel sends with Create and looks an earlier create up by its marker
+// over every page of the review's comments (one listing per attempt). A
+// permanent refusal comes back wrapped in errRefused.
+func (n *Notify) postComment(ctx context.Context, jobID string, cd commentDelivery, marked *map[swarm.Marker]swarm.Comment) (bool, error) {
+	ch, it := n.Comments, cd.item
+	d := channelDelivery{name: it.String(), log: n.Log.With("comment", it.String()), window: ch.Window, words: commentWords,
+		begin: func(ctx context.Context, now time.Time) (*outbox.Send, error) {
+			send, err := ch.Rows.BeginItem(ctx, it, jobID, now)
+			if err != nil && failure.Classify(err) == failure.NotFound {
+				err = fmt.Errorf("%w: %w", errRefused, err) // failed for good earlier: on the row already
+			}
+			return send, err
+		},
+		markSent: func(ctx context.Context, id string, now time.Time) error {
+			return ch.Rows.MarkItemSent(ctx, it, id, now)
+		},
+		release: func(ctx context.Context, tok string, c failure.Class, m string, permanent bool, now time.Time) error {
+			return ch.Rows.ReleaseItem(ctx, it, tok, c, m, permanent, now)
+		},
+		reset: func(ctx context.Context, tok string, now time.Time) error {
+			return ch.Rows.ResetItem(ctx, it, tok, now)
+		},
+		send: func(ctx context.Context) (string, error) {
+			c, err := ch.API.Create(ctx, cd.comment)
+			if err != nil && !swarm.MaybeCreated(err) && !failure.Classify(err).Retryable() {
+				err = fmt.Errorf("%w: %w", errRefused, err) // 401/403/404: released as failed, never retried
+			}
+			return strconv.FormatInt(c.ID, 10), err
+		},
+		maybeSent: swarm.MaybeCreated,
+		lookup: func(ctx context.Context) (string, bool, error) {
+			if *marked == nil {
+				m, err := ch.API.Marked(ctx, cd.comment.Review)
+				if err != nil {
+					return "", false, err
+				}
+				*marked = m
+			}
+			c, ok := (*marked)[cd.comment.Marker]
+			return strconv.FormatInt(c.ID, 10), ok, nil
+		},
 	}
-	switch {
-	case errors.Is(err, outbox.ErrAlreadySent):
-		return false, nil
-	case err != nil && failure.Classify(err) == failure.NotFound:
-		return false, fmt.Errorf("%w: %w", errRefused, err) // failed for good earlier: on the row already
-	case err != nil:
-		return false, err
-	}
-	if ctx.Err() != nil { // lease lost before the post: no side effect
-		if rerr := ch.Rows.ReleaseItem(context.WithoutCancel(ctx), d.item, send.Token, failure.LeaseLost, "lease lost before the post", false, n.Now.Now()); rerr != nil {
-			log.WarnContext(ctx, "releasing an unposted comment row failed; the next attempt settles it", "err", rerr)
-		}
-		return false, failure.Wrap(failure.LeaseLost, context.Cause(ctx))
-	}
-	c, err := ch.API.Create(ctx, d.comment)
-	if err != nil {
-		class := failure.Classify(err)
-		if swarm.MaybeCreated(err) {
-			// The row stays "sending": the next attempt looks the marker up.
-			log.WarnContext(ctx, "comment may have been created; the row stays sending for lookup", "error_class", class)
-			return false, err
-		}
-		permanent := !class.Retryable()
-		if rerr := ch.Rows.ReleaseItem(context.WithoutCancel(ctx), d.item, send.Token, class, rowError(err), permanent, n.Now.Now()); rerr != nil {
-			log.WarnContext(ctx, "releasing a refused comment failed; the next attempt settles it", "err", rerr)
-		}
-		if permanent {
-			log.WarnContext(ctx, "Swarm refused the comment for good; recorded, not retried", "error_class", class)
-			return false, fmt.Errorf("%w: %w", errRefused, err)
-		}
-		return false, err
-	}
-	if err := ch.Rows.MarkItemSent(context.WithoutCancel(ctx), d.item, strconv.FormatInt(c.ID, 10), n.Now.Now()); err != nil {
-		log.WarnContext(ctx, "marking a posted comment failed; the retry finds it by its marker", "err", err)
-		return true, err
-	}
-	log.InfoContext(ctx, "review comment posted", "comment_id", c.ID)
-	return true, nil
+	return n.run(ctx, d)
 }
 
-// settleComment settles a row whose create may have happened, before any
-// resend, by the review's marked comments (every page):
-//
-//	marker found             → mark the row sent with the comment's id (ErrAlreadySent)
-//	not found, within window → retry later (Swarm may still be storing it)
-//	not found, window over   → reset the row so the caller posts it
-func (n *Notify) settleComment(ctx context.Context, log *slog.Logger, d commentDelivery, row *outbox.Row, marked *map[swarm.Marker]swarm.Comment) error {
-	if *marked == nil {
-		m, err := n.Comments.API.Marked(ctx, d.comment.Review)
-		if err != nil {
-			return err
-		}
-		*marked = m
-	}
-	if c, ok := (*marked)[d.comment.Marker]; ok {
-		log.WarnContext(ctx, "settled by lookup: Swarm had stored the earlier create", "comment_id", c.ID)
-		if err := n.Comments.Rows.MarkItemSent(ctx, d.item, strconv.FormatInt(c.ID, 10), n.Now.Now()); err != nil {
-			return err
-		}
-		return outbox.ErrAlreadySent
-	}
-	now := n.Now.Now()
-	started, perr := job.ParseTime(row.SendStartedAt)
-	if perr != nil {
-		started = now // unknown start: wait a whole window
-	}
-	if left := started.Add(n.Comments.Window).Sub(now); left > 0 {
-		log.WarnContext(ctx, "comment may still be stored by Swarm; retrying after its window, not posting", "wait_ms", left.Milliseconds())
-		return &failure.Error{Class: failure.Conflict, RetryAfter: left,
-			Err: fmt.Errorf("a post of %s started at %s may still complete: %w", d.item, row.SendStartedAt, outbox.ErrInFlight)}
-	}
-	log.WarnContext(ctx, "settled by lookup: the earlier create never landed; posting")
-	return n.Comments.Rows.ResetItem(ctx, d.item, row.SendToken, now)
+// commentWords are the comments channel's log lines.
+var commentWords = protocolWords{
+	releaseLeaseFailed: "releasing an unposted comment row failed; the next attempt settles it",
+	maybeSent:          "comment may have been created; the row stays sending for lookup",
+	releaseFailed:      "releasing a refused comment failed; the next attempt settles it",
+	markFailed:         "marking a posted comment failed; the retry finds it by its marker",
+	done:               "review comment posted", doneKey: "comment_id",
+	found:       "settled by lookup: Swarm had stored the earlier create",
+	mayComplete: "comment may still be stored by Swarm; retrying after its window, not posting",
+	notFound:    "settled by lookup: the earlier create never landed; posting",
+	unconfirmed: "a post of %s may have happened and the channel has no lookup",
 }
 
 // commentDeliveries are the comments a job's review gets: one per distinct

@@ -2,10 +2,10 @@ package notifystage
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
@@ -139,39 +139,46 @@ type taskChange struct {
 	comment int64
 }
 
-// address sets a resolved finding's task to addressed through its row. The
-// PATCH names the comment and repeating it changes nothing, so a row left
-// in flight is simply reset and done again.
+// address sets a resolved finding's task to addressed through its row and
+// the one protocol (run). The PATCH names the comment and repeating it
+// changes nothing, so its lookup never finds and its window is zero: a row
+// left in flight is reset and the PATCH done again.
 func (n *Notify) address(ctx context.Context, jobID string, tc taskChange) error {
 	ch := n.Comments
 	setter, ok := ch.API.(TaskSetter)
 	if !ok {
 		return nil
 	}
-	send, err := ch.Rows.BeginItem(ctx, tc.item, jobID, n.Now.Now())
-	var inflight *outbox.InFlightError
-	if errors.As(err, &inflight) {
-		if err = ch.Rows.ResetItem(ctx, tc.item, inflight.Row.SendToken, n.Now.Now()); err == nil {
-			send, err = ch.Rows.BeginItem(ctx, tc.item, jobID, n.Now.Now())
-		}
+	it := tc.item
+	d := channelDelivery{name: it.String(), log: n.Log.With("comment", it.String()), words: commentWords,
+		begin: func(ctx context.Context, now time.Time) (*outbox.Send, error) {
+			send, err := ch.Rows.BeginItem(ctx, it, jobID, now)
+			if err != nil && failure.Classify(err) == failure.NotFound {
+				err = fmt.Errorf("%w: %w", errRefused, err)
+			}
+			return send, err
+		},
+		markSent: func(ctx context.Context, id string, now time.Time) error {
+			return ch.Rows.MarkItemSent(ctx, it, id, now)
+		},
+		release: func(ctx context.Context, tok string, c failure.Class, m string, permanent bool, now time.Time) error {
+			return ch.Rows.ReleaseItem(ctx, it, tok, c, m, permanent, now)
+		},
+		reset: func(ctx context.Context, tok string, now time.Time) error {
+			return ch.Rows.ResetItem(ctx, it, tok, now)
+		},
+		send: func(ctx context.Context) (string, error) {
+			if _, err := setter.SetTaskState(ctx, tc.comment, swarm.TaskAddressed); err != nil {
+				if !failure.Classify(err).Retryable() {
+					err = fmt.Errorf("%w: %w", errRefused, err)
+				}
+				return "", err
+			}
+			return strconv.FormatInt(tc.comment, 10), nil
+		},
+		maybeSent: func(error) bool { return false }, // repeating the PATCH is no change: release and redo
+		lookup:    func(context.Context) (string, bool, error) { return "", false, nil },
 	}
-	switch {
-	case errors.Is(err, outbox.ErrAlreadySent):
-		return nil
-	case err != nil && failure.Classify(err) == failure.NotFound:
-		return fmt.Errorf("%w: %w", errRefused, err)
-	case err != nil:
-		return err
-	}
-	if _, err := setter.SetTaskState(ctx, tc.comment, swarm.TaskAddressed); err != nil {
-		class := failure.Classify(err)
-		if rerr := ch.Rows.ReleaseItem(context.WithoutCancel(ctx), tc.item, send.Token, class, rowError(err), !class.Retryable(), n.Now.Now()); rerr != nil {
-			n.Log.WarnContext(ctx, "releasing a task change failed; the next attempt redoes it", "err", rerr)
-		}
-		if !class.Retryable() {
-			return fmt.Errorf("%w: %w", errRefused, err)
-		}
-		return err
-	}
-	return ch.Rows.MarkItemSent(context.WithoutCancel(ctx), tc.item, strconv.FormatInt(tc.comment, 10), n.Now.Now())
+	_, err := n.run(ctx, d)
+	return err
 }
