@@ -143,6 +143,13 @@ type EnvConfig struct {
 	// SwarmURL is the Helix Swarm base URL; when set, the stack creates the Swarm
 	// bearer-token and API secrets for the webhook. Empty = Swarm auth off.
 	SwarmURL string `json:"swarmUrl,omitempty"`
+	// NotifyChannels: how the notify stage tells people, ["email"] (the
+	// default) or ["email", "swarm-comments"] (findings also as comments on
+	// the job's Swarm review; needs swarmUrl). SwarmCommentWindowSeconds: how
+	// long Swarm may still store a comment whose answer was lost (0 = 120).
+	// See infra/notifychannels.go.
+	NotifyChannels            []string `json:"notifyChannels,omitempty"`
+	SwarmCommentWindowSeconds int      `json:"swarmCommentWindowSeconds,omitempty"`
 
 	// Recipient policy (shared/recipients; webhook, fetch, notify): the e-mail
 	// domains that may receive code ("example.com" exactly, "*.example.com"

@@ -41,6 +41,7 @@ var validators = []func(EnvConfig, *problems){
 	validateJobPageSettings,
 	validateRateLimits,
 	validateGuarantees,
+	validateNotifyChannels,
 }
 
 // Validate rejects settings AWS would reject at deploy time, or that would make

@@ -46,6 +46,12 @@ func main() {
 	if set.JobPage.SecretID != "" {
 		n.JobPage = &jobpage.Links{Key: &jobpage.Key{Secrets: secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL), SecretID: set.JobPage.SecretID}, Base: set.JobPage.BaseURL}
 	}
+	if c := set.Comments; c.On {
+		// Findings as comments on the job's Swarm review (NOTIFY_CHANNELS, docs/swarm-comments.md).
+		sm := secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL)
+		n.Comments = &notifystage.SwarmComments{Rows: n.Outbox.(*outbox.Outbox), Window: c.Window,
+			API: &swarm.Client{BaseURL: set.SwarmLinks.URL, Credentials: swarm.SecretCredentials(sm, c.APISecretID)}}
+	}
 	if set.Evidence.Provider == "ses" {
 		// IAM credentials, no password; SES's published events are the evidence.
 		sender, err := ses.New(ses.NewClient(env.AWS), set.SESConfigurationSet, env.Log)

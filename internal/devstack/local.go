@@ -240,8 +240,8 @@ func (l *Local) prepareSES(ctx context.Context) (bool, error) {
 }
 
 // startSwarm starts the Swarm stand-in, stores its bearer token and API
-// login in Secrets Manager and points the webhook and fetch functions at
-// them. The stack's own Swarm wiring (infra) is configured per environment;
+// login in Secrets Manager and points the webhook, fetch and notify
+// functions at them (notify posts the findings as review comments). The stack's own Swarm wiring (infra) is configured per environment;
 // here the harness adds it to the deployed functions.
 func (l *Local) startSwarm(ctx context.Context, logger *slog.Logger) error {
 	token, ticket := randomHex(24), randomHex(16)
@@ -270,6 +270,8 @@ func (l *Local) startSwarm(ctx context.Context, logger *slog.Logger) error {
 	for fn, vars := range map[string]map[string]string{
 		"WebhookFunctionName": {"SWARM_TOKEN_SECRET_ID": tokenArn, "SWARM_URL": base},
 		"FetchFunctionName":   {"SWARM_URL": base, "SWARM_API_SECRET_ID": apiArn},
+		// Findings also as comments on the job's Swarm review (docs/swarm-comments.md).
+		"NotifyFunctionName": {"SWARM_URL": base, "SWARM_API_SECRET_ID": apiArn, "NOTIFY_CHANNELS": "email,swarm-comments"},
 	} {
 		name := aws.String(l.Outputs[fn])
 		cur, err := lc.GetFunctionConfiguration(ctx, &lambda.GetFunctionConfigurationInput{FunctionName: name})

@@ -78,6 +78,9 @@ type Notify struct {
 	// it). Metrics counts its refusals.
 	Recipients *recipients.Policy
 	Metrics    *obs.Metrics
+	// Comments posts the findings on the job's Swarm review, after the
+	// e-mails (NOTIFY_CHANNELS has swarm-comments); nil: e-mail only.
+	Comments *SwarmComments
 }
 
 // JobPageLinks mints a job's page URL.
@@ -152,6 +155,16 @@ func (n *Notify) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 			return job.Result{}, err
 		}
 	}
+	commented := ""
+	if n.Comments != nil && j.Swarm != nil && j.Swarm.Review > 0 {
+		// After the e-mails: a Swarm failure retries the stage, whose outbox
+		// skips the recipients already e-mailed.
+		out, err := n.postComments(ctx, j, review, &cs, pageURL)
+		if err != nil {
+			return job.Result{}, err
+		}
+		commented = "; " + out.detail()
+	}
 	if len(permanent) > 0 {
 		return job.Result{}, errors.Join(permanent...)
 	}
@@ -171,6 +184,7 @@ func (n *Notify) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	if len(refused) > 0 {
 		detail += "; not e-mailed, outside the recipient policy: " + recipients.Describe(refused)
 	}
+	detail += commented
 	return job.Result{Detail: detail}, nil
 }
 
@@ -181,54 +195,42 @@ func recipientLevel(c failure.Class) bool {
 	return c == failure.NotFound || c == failure.PolicyRejected
 }
 
-// deliver runs the outbox protocol for one recipient: create the row and
-// mark it sending in one write (skipping a notified row, settling an
-// in-flight send), send, then mark sent in one write. It reports whether it
-// sent now.
+// deliver runs the outbox protocol (run) for one recipient: the e-mail
+// channel sends through the Sender and looks up the provider's evidence by
+// the message's deterministic Message-ID. It reports whether it sent now.
 func (n *Notify) deliver(ctx context.Context, jobID string, k delivery.Key, msg *notify.Message) (bool, error) {
-	log := n.Log.With("key", k.IdempotencyToken())
-	send, err := n.Outbox.Begin(ctx, k, jobID, n.Now.Now())
-	var inflight *outbox.InFlightError
-	if errors.As(err, &inflight) {
-		err = n.settle(ctx, log, k, msg, inflight.Row)
-		if err == nil {
-			send, err = n.Outbox.Begin(ctx, k, jobID, n.Now.Now())
+	d := channelDelivery{name: k.IdempotencyToken(), log: n.Log.With("key", k.IdempotencyToken()), window: n.Window, words: emailWords,
+		begin: func(ctx context.Context, now time.Time) (*outbox.Send, error) {
+			return n.Outbox.Begin(ctx, k, jobID, now)
+		},
+		markSent: func(ctx context.Context, id string, now time.Time) error { return n.Outbox.MarkSent(ctx, k, id, now) },
+		release: func(ctx context.Context, tok string, c failure.Class, m string, permanent bool, now time.Time) error {
+			return n.Outbox.Release(ctx, k, tok, c, m, permanent, now)
+		},
+		reset:     func(ctx context.Context, tok string, now time.Time) error { return n.Outbox.Reset(ctx, k, tok, now) },
+		send:      func(ctx context.Context) (string, error) { return n.Sender.Send(ctx, k, msg) },
+		maybeSent: func(err error) bool { return errors.Is(err, notify.ErrOutcomeUnknown) },
+	}
+	if n.Evidence != nil {
+		d.lookup = func(ctx context.Context) (string, bool, error) {
+			ok, err := n.Evidence.Delivered(ctx, msg.MessageID)
+			return msg.MessageID, ok, err
 		}
 	}
-	if errors.Is(err, outbox.ErrAlreadySent) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	if ctx.Err() != nil { // lease lost between the re-read and the send: no side effect
-		if rerr := n.Outbox.Release(context.WithoutCancel(ctx), k, send.Token, failure.LeaseLost, "lease lost before the send", false, n.Now.Now()); rerr != nil {
-			log.WarnContext(ctx, "releasing an unsent row failed; the next attempt settles it", "err", rerr)
-		}
-		return false, failure.Wrap(failure.LeaseLost, context.Cause(ctx))
-	}
-	nid, err := n.Sender.Send(ctx, k, msg)
-	if err != nil {
-		if errors.Is(err, notify.ErrOutcomeUnknown) {
-			// The row stays "sending": the next attempt settles it before any resend.
-			log.WarnContext(ctx, "send outcome unknown; the row stays sending until settled", "error_class", failure.Classify(err))
-			return false, err
-		}
-		class := failure.Classify(err)
-		if rerr := n.Outbox.Release(context.WithoutCancel(ctx), k, send.Token, class, rowError(err), !class.Retryable(), n.Now.Now()); rerr != nil {
-			// The row stays "sending": the next attempt settles it (the
-			// provider has no record, so after the window it is resent).
-			log.WarnContext(ctx, "releasing a refused send failed; the next attempt settles it", "err", rerr)
-		}
-		return false, err
-	}
-	// Marked with a context that survives a lost lease: the send happened.
-	if err := n.Outbox.MarkSent(context.WithoutCancel(ctx), k, nid, n.Now.Now()); err != nil {
-		log.WarnContext(ctx, "marking a sent row failed; the retry settles and backfills it", "err", err)
-		return true, err // row stays "sending": the retry settles and backfills
-	}
-	log.InfoContext(ctx, "review e-mailed", "notification_id", nid)
-	return true, nil
+	return n.run(ctx, d)
+}
+
+// emailWords are the e-mail channel's log lines.
+var emailWords = protocolWords{
+	releaseLeaseFailed: "releasing an unsent row failed; the next attempt settles it",
+	maybeSent:          "send outcome unknown; the row stays sending until settled",
+	releaseFailed:      "releasing a refused send failed; the next attempt settles it",
+	markFailed:         "marking a sent row failed; the retry settles and backfills it",
+	done:               "review e-mailed", doneKey: "notification_id",
+	found:       "settled: the provider had accepted the earlier send",
+	mayComplete: "send may still complete at the provider; retrying after its completion window, not resending",
+	notFound:    "settled: the earlier send never reached the provider; resending",
+	unconfirmed: "a send of %s may have happened and no provider evidence is configured to check; confirm by hand, then replay",
 }
 
 // rowError is what a row keeps of a refused send: the class and the
@@ -243,47 +245,6 @@ func rowError(err error) string {
 		return fmt.Sprintf("%s (reply %d)", failure.Classify(err), code)
 	}
 	return string(failure.Classify(err))
-}
-
-// settle decides a row whose send may have happened, before any resend
-// (lookup before resend, rule OB-4; the sweeper's reconciler audits rows
-// after the fact, shared/reconcile):
-//
-//	no provider evidence     → DELIVERY_UNCONFIRMED (an operator decides; never a blind resend)
-//	the provider has it      → backfill the row as sent (ErrAlreadySent)
-//	no record, within window → retry later (the provider may still complete the send)
-//	no record, window over   → reset the row so the caller sends again
-//
-// The window starts at the row's send_started_at: only after it can the
-// provider no longer complete that transaction, so "not found" is proof.
-func (n *Notify) settle(ctx context.Context, log *slog.Logger, k delivery.Key, msg *notify.Message, row *outbox.Row) error {
-	if n.Evidence == nil {
-		return failure.Errorf(failure.DeliveryUnconfirmed, "a send of %s may have happened and no provider evidence is configured to check; confirm by hand, then replay", k.IdempotencyToken())
-	}
-	id := msg.MessageID
-	ok, err := n.Evidence.Delivered(ctx, id)
-	if err != nil {
-		return err
-	}
-	if ok {
-		log.WarnContext(ctx, "settled: the provider had accepted the earlier send")
-		if err := n.Outbox.MarkSent(ctx, k, id, n.Now.Now()); err != nil {
-			return err
-		}
-		return outbox.ErrAlreadySent
-	}
-	now := n.Now.Now()
-	started, perr := job.ParseTime(row.SendStartedAt)
-	if perr != nil {
-		started = now // unknown start: wait a whole window
-	}
-	if left := started.Add(n.Window).Sub(now); left > 0 {
-		log.WarnContext(ctx, "send may still complete at the provider; retrying after its completion window, not resending", "wait_ms", left.Milliseconds())
-		return &failure.Error{Class: failure.Conflict, RetryAfter: left,
-			Err: fmt.Errorf("a send of %s started at %s may still complete: %w", k.IdempotencyToken(), row.SendStartedAt, outbox.ErrInFlight)}
-	}
-	log.WarnContext(ctx, "settled: the earlier send never reached the provider; resending")
-	return n.Outbox.Reset(ctx, k, row.SendToken, now)
 }
 
 // SenderFunc adapts a function to Sender.

@@ -24,10 +24,13 @@ type Settings struct {
 	Recipients *recipients.Policy
 	// JobPage links the job page in the e-mail (optional; a full URL).
 	JobPage jobpage.LinkSettings
+	// Comments: Swarm review comments beside the e-mail (comments.go).
+	Comments CommentSettings
 }
 
 // SettingsFromEnv reads the notify function's settings: evidence.SettingsFromEnv,
-// SWARM_URL, and for smtp SMTP_HOST, SMTP_PORT (default 587), SMTP_TLS
+// SWARM_URL, NOTIFY_CHANNELS (with swarm-comments also SWARM_API_SECRET_ID and
+// SWARM_COMMENT_WINDOW_SECONDS), and for smtp SMTP_HOST, SMTP_PORT (default 587), SMTP_TLS
 // (starttls, tls or none; default starttls), SMTP_TIMEOUT_SECONDS and
 // SMTP_SECRET_ID; for ses SES_CONFIGURATION_SET.
 func SettingsFromEnv(r *config.Reader) Settings {
@@ -35,6 +38,7 @@ func SettingsFromEnv(r *config.Reader) Settings {
 	var err error
 	s.Recipients, err = recipients.Load(r)
 	r.Fail(err)
+	s.Comments = commentSettingsFromEnv(r, s.SwarmLinks.URL)
 	switch s.Evidence.Provider {
 	case "smtp":
 		s.SMTP = notify.SMTPConfig{

@@ -70,6 +70,11 @@ type Row struct {
 	LastWrite string `dynamodbav:"last_write,omitempty" json:"-"`
 	// Events is the row's history: every write that changed it (OB-8).
 	Events []RowEvent `dynamodbav:"events,omitempty" json:"events,omitempty"`
+	// Channel, Thread and Item identify a row of a channel other than e-mail
+	// (an Item); e-mail rows have none of them.
+	Channel string `dynamodbav:"delivery_channel,omitempty" json:"channel,omitempty"`
+	Thread  int64  `dynamodbav:"channel_thread,omitempty" json:"thread,omitempty"`
+	Item    string `dynamodbav:"channel_item,omitempty" json:"item,omitempty"`
 }
 
 // Key returns the row's identity.
@@ -134,21 +139,22 @@ var ErrInFlight = errors.New("send may have happened")
 type InFlightError struct{ Row *Row }
 
 func (e *InFlightError) Error() string {
-	return "outbox row " + e.Row.Key().String() + ": " + ErrInFlight.Error()
+	return "outbox row " + e.Row.identity().String() + ": " + ErrInFlight.Error()
 }
 
 // Unwrap makes errors.Is(err, ErrInFlight) hold.
 func (e *InFlightError) Unwrap() error { return ErrInFlight }
 
-func itemKey(k delivery.Key) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: pk(k)}, "sk": &types.AttributeValueMemberS{Value: sk(k)}}
+func itemKey(id identity) map[string]types.AttributeValue {
+	p, s := id.keys()
+	return map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: p}, "sk": &types.AttributeValueMemberS{Value: s}}
 }
 
 func sv(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 
 // Get reads a row with a strongly consistent read (the re-read before every send).
 func (o *Outbox) Get(ctx context.Context, k delivery.Key) (*Row, error) {
-	out, err := o.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &o.table, Key: itemKey(k), ConsistentRead: aws.Bool(true)})
+	out, err := o.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &o.table, Key: itemKey(emailID(k)), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return nil, awserr.Wrap("get outbox row", err)
 	}
@@ -164,10 +170,13 @@ func (o *Outbox) Get(ctx context.Context, k delivery.Key) (*Row, error) {
 
 // List returns every row of a changelist version.
 func (o *Outbox) List(ctx context.Context, changelist int64, version int) ([]Row, error) {
-	k := delivery.Key{Changelist: changelist, ReviewVersion: version}
+	return o.query(ctx, pk(delivery.Key{Changelist: changelist, ReviewVersion: version}))
+}
+
+func (o *Outbox) query(ctx context.Context, partition string) ([]Row, error) {
 	out, err := o.api.Query(ctx, &dynamodb.QueryInput{TableName: &o.table, ConsistentRead: aws.Bool(true),
 		KeyConditionExpression:    aws.String("pk = :pk"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": sv(pk(k))}})
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": sv(partition)}})
 	if err != nil {
 		return nil, awserr.Wrap("list outbox rows", err)
 	}
@@ -184,7 +193,7 @@ func (o *Outbox) List(ctx context.Context, changelist int64, version int) ([]Row
 // not hold; old is then the row as it was (nil if missing). A row whose
 // last_write is tok was written by an earlier, unanswered attempt of this
 // very write: that is ok.
-func (o *Outbox) transition(ctx context.Context, k delivery.Key, op, tok, set string, from []Status, extra string, values map[string]types.AttributeValue) (old *Row, ok bool, err error) {
+func (o *Outbox) transition(ctx context.Context, k identity, op, tok, set string, from []Status, extra string, values map[string]types.AttributeValue) (old *Row, ok bool, err error) {
 	cond := "attribute_exists(pk) AND attribute_not_exists(notified_at)"
 	if len(from) > 0 {
 		cond += " AND #s IN ("
@@ -250,17 +259,17 @@ type Send struct {
 // *InFlightError, or a NOT_FOUND error for a row that failed for good.
 // It is the only way a row comes to exist.
 func (o *Outbox) Begin(ctx context.Context, k delivery.Key, jobID string, now time.Time) (*Send, error) {
+	return o.begin(ctx, emailID(k), jobID, now)
+}
+
+func (o *Outbox) begin(ctx context.Context, k identity, jobID string, now time.Time) (*Send, error) {
 	tok := uuid.NewString()
 	values := map[string]types.AttributeValue{":sending": sv(string(Sending)), ":pending": sv(string(Pending)), ":now": sv(job.FormatTime(now)),
 		":one": &types.AttributeValueMemberN{Value: "1"}, ":zero": &types.AttributeValueMemberN{Value: "0"}, ":tok": sv(tok)}
 	set := "SET #s = :sending, send_started_at = :now, updated_at = :now, attempts = if_not_exists(attempts, :zero) + :one," +
 		" send_token = :tok, last_write = :tok"
-	c := k.Canonical()
-	set += ", changelist_id = :cl, review_version = :v, recipient = :rcpt, job_id = if_not_exists(job_id, :job)," +
-		" created_at = if_not_exists(created_at, :now)"
-	values[":cl"] = &types.AttributeValueMemberN{Value: fmt.Sprint(c.Changelist)}
-	values[":v"] = &types.AttributeValueMemberN{Value: fmt.Sprint(c.ReviewVersion)}
-	values[":rcpt"], values[":job"] = sv(c.Recipient), sv(jobID)
+	set = k.created(set, values) + ", job_id = if_not_exists(job_id, :job), created_at = if_not_exists(created_at, :now)"
+	values[":job"] = sv(jobID)
 	if exp := o.expiresAt(now); exp != 0 {
 		set += ", expires_at = if_not_exists(expires_at, :exp)"
 		values[":exp"] = &types.AttributeValueMemberN{Value: fmt.Sprint(exp)}
@@ -309,6 +318,10 @@ func (o *Outbox) Begin(ctx context.Context, k delivery.Key, jobID string, now ti
 // id, notified_at and status together. A row already marked (by an earlier,
 // unanswered attempt of this write, or by a reconciliation) stays as it is.
 func (o *Outbox) MarkSent(ctx context.Context, k delivery.Key, notificationID string, now time.Time) error {
+	return o.markSent(ctx, emailID(k), notificationID, now)
+}
+
+func (o *Outbox) markSent(ctx context.Context, k identity, notificationID string, now time.Time) error {
 	old, ok, err := o.transition(ctx, k, "mark sent", "sent/"+notificationID,
 		"SET #s = :sent, notification_id = :nid, notified_at = :now, updated_at = :now REMOVE last_error, last_error_class", nil, "",
 		map[string]types.AttributeValue{":sent": sv(string(Sent)), ":nid": sv(notificationID), ":now": sv(job.FormatTime(now))})
@@ -325,6 +338,10 @@ func (o *Outbox) MarkSent(ctx context.Context, k delivery.Key, notificationID st
 // happen (the provider refused it): permanent failures end the row,
 // transient ones make it pending again. It settles only that attempt.
 func (o *Outbox) Release(ctx context.Context, k delivery.Key, sendToken string, class failure.Class, msg string, permanent bool, now time.Time) error {
+	return o.release(ctx, emailID(k), sendToken, class, msg, permanent, now)
+}
+
+func (o *Outbox) release(ctx context.Context, k identity, sendToken string, class failure.Class, msg string, permanent bool, now time.Time) error {
 	to := Pending
 	if permanent {
 		to = Failed
@@ -341,6 +358,10 @@ func (o *Outbox) Release(ctx context.Context, k delivery.Key, sendToken string, 
 // Reset returns an in-flight row to pending after settling proved the
 // earlier send (named by its token) did not happen.
 func (o *Outbox) Reset(ctx context.Context, k delivery.Key, sendToken string, now time.Time) error {
+	return o.reset(ctx, emailID(k), sendToken, now)
+}
+
+func (o *Outbox) reset(ctx context.Context, k identity, sendToken string, now time.Time) error {
 	guard := "send_token = :stok"
 	if sendToken == "" {
 		guard = "attribute_not_exists(send_token)" // a row begun before sends carried tokens
@@ -371,14 +392,14 @@ func statusOf(r *Row) string {
 // after fixing the recipient (a permanent failure). A sent row is never
 // requeued: that would e-mail twice.
 func (o *Outbox) Requeue(ctx context.Context, k delivery.Key, now time.Time) error {
-	_, ok, err := o.toPending(ctx, k, "requeue outbox row", []Status{Sending, Failed}, now)
+	_, ok, err := o.toPending(ctx, emailID(k), "requeue outbox row", []Status{Sending, Failed}, now)
 	if err == nil && !ok {
 		return fmt.Errorf("requeue %s: the row is sent, pending already, or missing", k)
 	}
 	return err
 }
 
-func (o *Outbox) toPending(ctx context.Context, k delivery.Key, op string, from []Status, now time.Time) (*Row, bool, error) {
+func (o *Outbox) toPending(ctx context.Context, k identity, op string, from []Status, now time.Time) (*Row, bool, error) {
 	return o.transition(ctx, k, op, "requeue/"+uuid.NewString(), "SET #s = :pending, updated_at = :now", from, "",
 		map[string]types.AttributeValue{":pending": sv(string(Pending)), ":now": sv(job.FormatTime(now))})
 }
@@ -386,7 +407,7 @@ func (o *Outbox) toPending(ctx context.Context, k delivery.Key, op string, from 
 // Confirm marks an unsent row sent on an operator's word that the provider
 // delivered it (an uncertain send checked by hand), so it is never resent.
 func (o *Outbox) Confirm(ctx context.Context, k delivery.Key, evidence string, now time.Time) error {
-	_, ok, err := o.transition(ctx, k, "confirm outbox row", "confirm/"+uuid.NewString(),
+	_, ok, err := o.transition(ctx, emailID(k), "confirm outbox row", "confirm/"+uuid.NewString(),
 		"SET #s = :sent, notification_id = :nid, notified_at = :now, updated_at = :now", []Status{Sending}, "",
 		map[string]types.AttributeValue{":sent": sv(string(Sent)), ":nid": sv("operator-confirmed: " + evidence), ":now": sv(job.FormatTime(now))})
 	if err == nil && !ok {

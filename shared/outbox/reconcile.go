@@ -85,7 +85,7 @@ func (o *Outbox) Suspects(ctx context.Context, stuckBefore, sentFrom, sentTo tim
 // update applies set under cond; ok is false when cond did not hold.
 func (o *Outbox) update(ctx context.Context, op string, k delivery.Key, set, cond string, values map[string]types.AttributeValue) (bool, error) {
 	set = o.withEvent(set, values, op, expected(cond, values))
-	_, err := o.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &o.table, Key: itemKey(k),
+	_, err := o.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &o.table, Key: itemKey(emailID(k)),
 		UpdateExpression: aws.String(set), ConditionExpression: aws.String("attribute_exists(pk) AND " + cond),
 		ExpressionAttributeNames: map[string]string{"#s": "status"}, ExpressionAttributeValues: values})
 	var ccf *types.ConditionalCheckFailedException

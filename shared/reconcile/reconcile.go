@@ -115,6 +115,13 @@ func (r *Reconciler) Run(ctx context.Context) (Report, error) {
 	}
 	rep := Report{Examined: len(suspects)}
 	for _, s := range suspects {
+		if s.Channel != "" {
+			// Another channel's row (a Swarm comment) has no e-mail evidence:
+			// asking the mail provider would requeue it, and post it twice. The
+			// notify stage settles it by the channel's own lookup.
+			rep.Examined--
+			continue
+		}
 		k := s.Key()
 		log := r.Log.With("changelist", k.Changelist, "review_version", k.ReviewVersion, "job_id", s.JobID)
 		messageID := k.MessageID(r.FromDomain)

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+)
+
+// TestNotifyChannelSettings: every environment defaults to e-mail only (the
+// notify function gets no Swarm login); Swarm comments are turned on per
+// environment and need swarmUrl; bad lists fail synth naming the setting.
+func TestNotifyChannelSettings(t *testing.T) {
+	base := map[string]any{"p4LayerPath": fakeLayer(t), "llmEndpoint": "https://api.openai.com", "p4Port": "ssl:p4:1666",
+		"smtpHost": "smtp.example.com", "recipientDomains": []any{"example.com"},
+		"p4TrustFingerprint": testFingerprint, "depotAllowList": []any{"//depot/projectA/..."}}
+	with := func(kv ...any) map[string]any {
+		o := map[string]any{}
+		for k, v := range base {
+			o[k] = v
+		}
+		for i := 0; i < len(kv); i += 2 {
+			o[kv[i].(string)] = kv[i+1]
+		}
+		return o
+	}
+	swarmOn := []any{"email", "swarm-comments"}
+	for _, env := range []string{"dev", "staging", "prod"} {
+		for _, c := range []struct {
+			over map[string]any
+			want string
+		}{
+			{with("notifyChannels", []any{"email", "slack"}), `notifyChannels entry "slack"`},
+			{with("notifyChannels", []any{"swarm-comments"}), `"email" must be one of them`},
+			{with("notifyChannels", []any{"email", "email"}), `names "email" twice`},
+			{with("notifyChannels", swarmOn), "swarmUrl is empty"},
+			{with("notifyChannels", swarmOn, "swarmUrl", "https://swarm.example.com", "swarmCommentWindowSeconds", 20), "swarmCommentWindowSeconds 20"},
+		} {
+			ctx := map[string]any{ctxEnv: env, ctxOverrides: c.over}
+			if _, _, err := LoadConfig(awscdk.NewApp(&awscdk.AppProps{Context: &ctx}).Node()); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%s %v: error %v, want one naming %q", env, c.over, err, c.want)
+			}
+		}
+	}
+	for _, c := range []struct {
+		env       string
+		over      map[string]any
+		channels  string
+		swarmAPI  bool
+		windowVar any
+	}{
+		{"dev", with(), "email", false, nil},
+		{"staging", with(), "email", false, nil},
+		{"prod", with(), "email", false, nil},
+		{"staging", with("notifyChannels", swarmOn, "swarmUrl", "https://swarm.example.com"), "email,swarm-comments", true, nil},
+		{"prod", with("notifyChannels", swarmOn, "swarmUrl", "https://swarm.example.com", "swarmCommentWindowSeconds", 300), "email,swarm-comments", true, "300"},
+	} {
+		t.Run(c.env+"/"+c.channels, func(t *testing.T) {
+			ctx := map[string]any{ctxEnv: c.env, ctxOverrides: c.over}
+			_, m := synth(t, ctx)
+			vars := props(m, "NotifyFunction")["Environment"].(map[string]any)["Variables"].(map[string]any)
+			if vars["NOTIFY_CHANNELS"] != c.channels {
+				t.Errorf("NOTIFY_CHANNELS %v, want %q", vars["NOTIFY_CHANNELS"], c.channels)
+			}
+			if _, ok := vars["SWARM_API_SECRET_ID"]; ok != c.swarmAPI {
+				t.Errorf("SWARM_API_SECRET_ID present %v, want %v", ok, c.swarmAPI)
+			}
+			if vars["SWARM_COMMENT_WINDOW_SECONDS"] != c.windowVar {
+				t.Errorf("SWARM_COMMENT_WINDOW_SECONDS %v, want %v", vars["SWARM_COMMENT_WINDOW_SECONDS"], c.windowVar)
+			}
+		})
+	}
+}

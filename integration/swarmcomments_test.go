@@ -1,0 +1,199 @@
+//go:build integration
+
+package integration
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	swarmstandin "github.com/criticizer/criticizer/internal/standin/swarm"
+	"github.com/criticizer/criticizer/shared/artifacts"
+	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/envelope"
+	"github.com/criticizer/criticizer/shared/swarm"
+)
+
+// TestSwarmReviewComments: a Swarm review's version 1 gets, through the
+// deployed notify stage, one inline comment per finding at the finding's
+// file and line in version 1 (an open task for high and critical, posted
+// silently), one summary comment that notifies, and the e-mail; delivering
+// the notify message again posts and sends nothing more.
+func TestSwarmReviewComments(t *testing.T) {
+	// The review adds a file with the strcpy of fixture 12345: findings to comment on.
+	cl := newChangeWith(t, 12348, func(fx map[string]any) {
+		fx["files"] = append(fx["files"].([]any), map[string]any{"path": "//depot/projectA/src/net/copy.c", "action": "add", "type": "text",
+			"rev": 0, "after_file": "files/12345/buffer.c.after"})
+	})
+	review := cl + 1
+	env.local.Swarm.AddReview(swarmstandin.Review{ID: review, Author: "bob", Change: cl, Version: 1})
+	run := env.local.Swarm.StartRun(review, 1)
+	resp := swarmPost(t, cl, run, "shelved")
+	if resp.Status != http.StatusAccepted {
+		t.Fatalf("Swarm's request: %d %s", resp.Status, resp.Body)
+	}
+	id := resp.Decoded["job_id"].(string)
+	j := waitJob(t, id, untilSettled(), "succeeded", succeeded)
+	if n := len(mailsFor(cl, 1)); n != 1 {
+		t.Fatalf("%d e-mails, want 1 to the review's author", n)
+	}
+
+	// The findings the review stage stored, each to be one comment.
+	var result domain.ReviewResult
+	arts := artifacts.New(artifacts.NewS3Client(env.local.AWS), env.out["RedactedBucketName"])
+	if err := arts.GetJSON(context.Background(), j.Artifacts.Result, &result); err != nil {
+		t.Fatal(err)
+	}
+	if len(result.Findings) == 0 {
+		t.Fatal("the review has no findings: the case needs at least one")
+	}
+	type spot struct {
+		file string
+		line int
+	}
+	want := map[spot]domain.Finding{}
+	for _, f := range result.Findings {
+		want[spot{f.File, f.Line}] = f
+	}
+
+	comments := env.local.Swarm.Comments(run.Review)
+	markers := map[swarm.Marker]bool{}
+	summaries := 0
+	for _, c := range comments {
+		m, ok := swarm.MarkerOf(c.Body)
+		if !ok || c.User != "criticizer" {
+			continue
+		}
+		if markers[m] {
+			t.Errorf("duplicate comment (marker %s)", m)
+		}
+		markers[m] = true
+		if c.Context == nil {
+			summaries++
+			if c.Silenced || !strings.Contains(c.Body, "version 1") {
+				t.Errorf("summary %q (silenced %v): want a notifying summary of version 1", c.Body, c.Silenced)
+			}
+			continue
+		}
+		f, ok := want[spot{c.Context.File, c.Context.RightLine}]
+		if !ok {
+			t.Errorf("comment at %s:%d matches no finding", c.Context.File, c.Context.RightLine)
+			continue
+		}
+		delete(want, spot{c.Context.File, c.Context.RightLine})
+		task := swarm.TaskComment
+		if f.Severity == "high" || f.Severity == "critical" {
+			task = swarm.TaskOpen
+		}
+		if c.Context.Version != 1 || !c.Silenced || c.TaskState != task || !strings.Contains(c.Body, f.Title) {
+			t.Errorf("comment on %s:%d: version %d silenced %v task %q body %q; want version 1, silent, task %q, the finding's title",
+				c.Context.File, c.Context.RightLine, c.Context.Version, c.Silenced, c.TaskState, c.Body, task)
+		}
+	}
+	if summaries != 1 || len(want) != 0 {
+		t.Fatalf("%d summaries (want 1); findings without a comment: %v", summaries, want)
+	}
+
+	// The notify message delivered again: nothing more in Swarm or the inbox.
+	if err := env.queues.Send(context.Background(), envelope.Envelope{V: envelope.Version, JobID: id, Changelist: cl, ReviewVersion: 1, Stage: domain.StageNotify, TraceID: j.TraceID}); err != nil {
+		t.Fatal(err)
+	}
+	awaitQueuesIdle(t, 5*env.lease)
+	if got := len(env.local.Swarm.Comments(run.Review)); got != len(comments) {
+		t.Fatalf("after redelivery: %d comments, want still %d", got, len(comments))
+	}
+	if n := len(mailsFor(cl, 1)); n != 1 {
+		t.Fatalf("after redelivery: %d e-mails, want 1", n)
+	}
+}
+
+// ourComments returns the service's comments on a review by marker, and
+// fails the test on a marker seen twice (a duplicate comment).
+func ourComments(t *testing.T, review int64) []swarmstandin.Comment {
+	t.Helper()
+	seen := map[swarm.Marker]bool{}
+	var out []swarmstandin.Comment
+	for _, c := range env.local.Swarm.Comments(review) {
+		m, ok := swarm.MarkerOf(c.Body)
+		if !ok || c.User != "criticizer" {
+			continue
+		}
+		if seen[m] {
+			t.Errorf("duplicate comment (marker %s)", m)
+		}
+		seen[m] = true
+		out = append(out, c)
+	}
+	return out
+}
+
+// TestSwarmReviewRerunComments: version 2 of a review, with the file of
+// version 1's finding fixed and a new finding in another file, gets a
+// comment only for the new finding; the fixed finding's open task is set to
+// addressed; the summary says what changed; both versions are e-mailed.
+func TestSwarmReviewRerunComments(t *testing.T) {
+	withStrcpy := func(file, content string) func(fx map[string]any) {
+		return func(fx map[string]any) {
+			fx["files"] = append(fx["files"].([]any), map[string]any{"path": file, "action": "add", "type": "text", "rev": 0, "after_file": content})
+		}
+	}
+	const copyC, otherC = "//depot/projectA/src/net/copy.c", "//depot/projectA/src/net/other.c"
+	run1Change := newChangeWith(t, 12348, withStrcpy(copyC, "files/12345/buffer.c.after"))
+	review := run1Change + 1
+	env.local.Swarm.AddReview(swarmstandin.Review{ID: review, Author: "bob", Change: run1Change, Version: 1})
+	run := env.local.Swarm.StartRun(review, 1)
+	if resp := swarmPost(t, run1Change, run, "shelved"); resp.Status != http.StatusAccepted {
+		t.Fatalf("version 1: %d %s", resp.Status, resp.Body)
+	} else {
+		waitJob(t, resp.Decoded["job_id"].(string), untilSettled(), "succeeded", succeeded)
+	}
+	v1 := ourComments(t, review)
+	var task *swarmstandin.Comment
+	for i, c := range v1 {
+		if c.Context != nil && c.Context.File == copyC && c.TaskState == swarm.TaskOpen {
+			task = &v1[i]
+		}
+	}
+	if task == nil {
+		t.Fatalf("version 1: no open task on %s among %+v", copyC, v1)
+	}
+
+	// Version 2: copy.c without the strcpy, and a strcpy in other.c.
+	run2Change := newChangeWith(t, 12348, func(fx map[string]any) {
+		withStrcpy(copyC, "files/12345/buffer.c.before")(fx)
+		withStrcpy(otherC, "files/12345/buffer.c.after")(fx)
+	})
+	env.local.Swarm.AddReview(swarmstandin.Review{ID: review, Author: "bob", Change: run2Change, Version: 2})
+	run2 := env.local.Swarm.StartRun(review, 2)
+	if resp := swarmPost(t, run2Change, run2, "shelved"); resp.Status != http.StatusAccepted {
+		t.Fatalf("version 2: %d %s", resp.Status, resp.Body)
+	} else {
+		waitJob(t, resp.Decoded["job_id"].(string), untilSettled(), "succeeded", succeeded)
+	}
+	all := ourComments(t, review)
+	var summary2 bool
+	for _, c := range all[len(v1):] {
+		switch {
+		case c.Context != nil && c.Context.File == copyC:
+			t.Errorf("version 2 commented on the fixed file again: %+v", c)
+		case c.Context == nil && strings.Contains(c.Body, "version 2:**"):
+			summary2 = strings.Contains(c.Body, "still open") && !strings.Contains(c.Body, " 0 resolved")
+		}
+	}
+	newOnOther := false
+	for _, c := range all[len(v1):] {
+		newOnOther = newOnOther || (c.Context != nil && c.Context.File == otherC && c.Context.Version == 2)
+	}
+	if !summary2 || !newOnOther {
+		t.Errorf("version 2: summary saying what was resolved %v, a comment on the new finding %v; got %+v", summary2, newOnOther, all[len(v1):])
+	}
+	for _, c := range env.local.Swarm.Comments(review) {
+		if c.ID == task.ID && c.TaskState != swarm.TaskAddressed {
+			t.Errorf("the fixed finding's task is %q, want addressed", c.TaskState)
+		}
+	}
+	if len(mailsFor(run1Change, 1)) != 1 || len(mailsFor(run2Change, 2)) != 1 {
+		t.Errorf("e-mails: version 1 %d, version 2 %d; want one each", len(mailsFor(run1Change, 1)), len(mailsFor(run2Change, 2)))
+	}
+}

@@ -1,0 +1,344 @@
+package notifystage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/criticizer/criticizer/shared/config"
+	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/failure"
+	findingfp "github.com/criticizer/criticizer/shared/finding"
+	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/outbox"
+	"github.com/criticizer/criticizer/shared/swarm"
+	"github.com/criticizer/criticizer/shared/udiff"
+)
+
+// Swarm review comments are the notify stage's second channel
+// (docs/swarm-comments.md): one inline comment per finding, keyed (review,
+// finding fingerprint), and one summary per review version, keyed (review,
+// version), each an outbox row with the e-mail rows' protocol. Swarm's create
+// has no idempotency key, so a create whose answer may have been lost is
+// settled by listing the review's comments (all pages) and matching the
+// marker each comment carries; it is never posted again blind.
+
+// CommentRows is the part of the outbox the comments channel uses: the
+// e-mail rows' protocol, for rows identified by an outbox.Item.
+type CommentRows interface {
+	BeginItem(ctx context.Context, it outbox.Item, jobID string, now time.Time) (*outbox.Send, error)
+	MarkItemSent(ctx context.Context, it outbox.Item, evidence string, now time.Time) error
+	ReleaseItem(ctx context.Context, it outbox.Item, sendToken string, class failure.Class, msg string, permanent bool, now time.Time) error
+	ResetItem(ctx context.Context, it outbox.Item, sendToken string, now time.Time) error
+}
+
+// CommentAPI is what the channel supplies: send (Create, whose errors carry
+// the failure class and swarm.MaybeCreated) and lookup (Marked: the
+// service's marked comments on a review, every page read).
+type CommentAPI interface {
+	Create(ctx context.Context, n swarm.NewComment) (swarm.Comment, error)
+	Marked(ctx context.Context, review int64) (map[swarm.Marker]swarm.Comment, error)
+}
+
+// SwarmComments configures the comments channel; nil on Notify turns it off.
+type SwarmComments struct {
+	Rows CommentRows
+	API  CommentAPI
+	// Window is how long after a create started Swarm may still be storing
+	// it (SWARM_COMMENT_WINDOW_SECONDS): before it, a listing without the
+	// marker proves nothing, so the row waits; after it, it is posted again.
+	Window time.Duration
+}
+
+// DefaultCommentWindow is Window when the environment sets none: Swarm's
+// request timeout (PHP max_execution_time) plus a proxy's, with margin.
+const DefaultCommentWindow = 120 * time.Second
+
+// commentOutcome is what the channel did in one attempt, for the job record.
+type commentOutcome struct {
+	posted, earlier int
+	refused         []string // "<item>: <class>" of rows failed for good
+}
+
+func (o commentOutcome) detail() string {
+	s := fmt.Sprintf("Swarm comments: %d posted now, %d earlier", o.posted, o.earlier)
+	if len(o.refused) > 0 {
+		s += fmt.Sprintf("; %d refused for good (not retried): %s", len(o.refused), strings.Join(o.refused, ", "))
+	}
+	return s
+}
+
+// commentDelivery is one comment to post, with its row and marker.
+type commentDelivery struct {
+	item    outbox.Item
+	comment swarm.NewComment
+}
+
+// postComments posts the job's findings and summary on its Swarm review. A
+// retryable failure is returned (the stage's backoff retries it, and the
+// e-mails already sent are skipped by their rows); a permanent refusal is
+// recorded on the comment's row and in the outcome, and never fails the job.
+func (n *Notify) postComments(ctx context.Context, j *job.Job, review domain.ReviewResult, cs *domain.Changeset, pageURL string) (commentOutcome, error) {
+	var out commentOutcome
+	pr, err := n.loadPrior(ctx, j.Swarm.Review, j.ReviewVersion)
+	if err != nil {
+		return out, err
+	}
+	ds, tasks := commentDeliveries(j, review, cs, pageURL, pr)
+	for _, tc := range tasks {
+		if err := n.address(ctx, j.ID, tc); errors.Is(err, errRefused) {
+			out.refused = append(out.refused, tc.item.ID+": "+string(failure.Classify(err)))
+		} else if err != nil {
+			return out, err
+		}
+	}
+	var marked map[swarm.Marker]swarm.Comment // one listing per attempt settles every in-flight row
+	for _, d := range ds {
+		did, err := n.postComment(ctx, j.ID, d, &marked)
+		switch {
+		case err == nil && did:
+			out.posted++
+		case err == nil:
+			out.earlier++
+		case errors.Is(err, errRefused):
+			out.refused = append(out.refused, d.item.ID+": "+string(failure.Classify(err)))
+		default:
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// errRefused marks a comment Swarm refused for good (now or earlier).
+var errRefused = errors.New("refused for good")
+
+// postComment runs the outbox protocol (run) for one comment: the Swarm
+// channel sends with Create and looks an earlier create up by its marker
+// over every page of the review's comments (one listing per attempt). A
+// permanent refusal comes back wrapped in errRefused.
+func (n *Notify) postComment(ctx context.Context, jobID string, cd commentDelivery, marked *map[swarm.Marker]swarm.Comment) (bool, error) {
+	ch, it := n.Comments, cd.item
+	d := channelDelivery{name: it.String(), log: n.Log.With("comment", it.String()), window: ch.Window, words: commentWords,
+		begin: func(ctx context.Context, now time.Time) (*outbox.Send, error) {
+			send, err := ch.Rows.BeginItem(ctx, it, jobID, now)
+			if err != nil && failure.Classify(err) == failure.NotFound {
+				err = fmt.Errorf("%w: %w", errRefused, err) // failed for good earlier: on the row already
+			}
+			return send, err
+		},
+		markSent: func(ctx context.Context, id string, now time.Time) error {
+			return ch.Rows.MarkItemSent(ctx, it, id, now)
+		},
+		release: func(ctx context.Context, tok string, c failure.Class, m string, permanent bool, now time.Time) error {
+			return ch.Rows.ReleaseItem(ctx, it, tok, c, m, permanent, now)
+		},
+		reset: func(ctx context.Context, tok string, now time.Time) error {
+			return ch.Rows.ResetItem(ctx, it, tok, now)
+		},
+		send: func(ctx context.Context) (string, error) {
+			c, err := ch.API.Create(ctx, cd.comment)
+			if err != nil && !swarm.MaybeCreated(err) && !failure.Classify(err).Retryable() {
+				err = fmt.Errorf("%w: %w", errRefused, err) // 401/403/404: released as failed, never retried
+			}
+			return strconv.FormatInt(c.ID, 10), err
+		},
+		maybeSent: swarm.MaybeCreated,
+		lookup: func(ctx context.Context) (string, bool, error) {
+			if *marked == nil {
+				m, err := ch.API.Marked(ctx, cd.comment.Review)
+				if err != nil {
+					return "", false, err
+				}
+				*marked = m
+			}
+			c, ok := (*marked)[cd.comment.Marker]
+			return strconv.FormatInt(c.ID, 10), ok, nil
+		},
+	}
+	return n.run(ctx, d)
+}
+
+// commentWords are the comments channel's log lines.
+var commentWords = protocolWords{
+	releaseLeaseFailed: "releasing an unposted comment row failed; the next attempt settles it",
+	maybeSent:          "comment may have been created; the row stays sending for lookup",
+	releaseFailed:      "releasing a refused comment failed; the next attempt settles it",
+	markFailed:         "marking a posted comment failed; the retry finds it by its marker",
+	done:               "review comment posted", doneKey: "comment_id",
+	found:       "settled by lookup: Swarm had stored the earlier create",
+	mayComplete: "comment may still be stored by Swarm; retrying after its window, not posting",
+	notFound:    "settled by lookup: the earlier create never landed; posting",
+	unconfirmed: "a post of %s may have happened and the channel has no lookup",
+}
+
+// commentDeliveries are the comments a job's review gets: one per distinct
+// finding (by the one fingerprint) not commented on in an earlier version,
+// in the review's order, the notes on resolved plain comments, then the
+// version's summary; and the resolved tasks to set addressed.
+func commentDeliveries(j *job.Job, review domain.ReviewResult, cs *domain.Changeset, pageURL string, pr *prior) ([]commentDelivery, []taskChange) {
+	rv := j.Swarm.Review
+	version := max(j.ReviewVersion, 1)
+	diffs := map[string]string{}
+	if cs != nil {
+		for _, f := range cs.Files {
+			diffs[f.DepotPath] = f.Diff
+		}
+	}
+	lines := map[string]map[int]string{}
+	seen := map[string]bool{}
+	var out []commentDelivery
+	counts := map[string]int{}
+	rc := rerunCounts{on: pr != nil}
+	for _, f := range review.Findings {
+		m, ok := lines[f.File]
+		if !ok {
+			m = udiff.LineMap(diffs[f.File])
+			lines[f.File] = m
+		}
+		fp := findingfp.Fingerprint(f, m)
+		if seen[fp] {
+			continue
+		}
+		seen[fp] = true
+		counts[strings.ToLower(f.Severity)]++
+		if pr != nil {
+			if _, ok := pr.comments[fp]; ok {
+				rc.stillOpen++ // commented on in an earlier version: not again
+				continue
+			}
+			rc.fresh++
+		}
+		k := swarm.FindingKey(rv, fp)
+		var at *swarm.CommentContext
+		if f.File != "" { // a finding on no file is said on the review as a whole
+			at = &swarm.CommentContext{File: f.File, RightLine: max(f.Line, 0), Version: version}
+		}
+		out = append(out, commentDelivery{
+			item: outbox.Item{Channel: outbox.ChannelSwarmComments, Thread: rv, ID: k.Kind + "/" + k.ID},
+			comment: swarm.NewComment{Review: rv, Body: findingBody(f), Marker: k.Marker(), Silent: true, Task: taskSeverity(f.Severity),
+				Context: at},
+		})
+	}
+	meta := domain.ReadReviewMeta(review.Meta)
+	var tasks []taskChange
+	if pr != nil {
+		var notes []commentDelivery
+		notes, tasks = resolvedDeliveries(rv, version, pr, seen, cs, meta, &rc)
+		out = append(out, notes...)
+	}
+	k := swarm.SummaryKey(rv, version)
+	out = append(out, commentDelivery{
+		item:    outbox.Item{Channel: outbox.ChannelSwarmComments, Thread: rv, ID: k.Kind + "/" + k.ID},
+		comment: swarm.NewComment{Review: rv, Body: summaryBody(version, len(seen), counts, meta, pageURL, rc), Marker: k.Marker()},
+	})
+	return out, tasks
+}
+
+// taskSeverity: findings of high severity and above are open tasks.
+func taskSeverity(sev string) bool {
+	s := strings.ToLower(sev)
+	return s == "high" || s == "critical"
+}
+
+var severities = []string{"critical", "high", "medium", "low", "info"}
+
+// findingBody is a finding's comment: severity, category and title, then
+// the message and the suggestion. The marker is appended by the client.
+func findingBody(f domain.Finding) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "**%s** · %s · %s\n\n%s", strings.ToUpper(oneLineText(f.Severity)), oneLineText(f.Category), oneLineText(f.Title), strings.TrimSpace(f.Message))
+	if s := strings.TrimSpace(f.Suggestion); s != "" {
+		fmt.Fprintf(&b, "\n\n**Suggestion:** %s", s)
+	}
+	return b.String()
+}
+
+// summaryBody is a version's summary: counts by severity, coverage, the job
+// page link when the environment has one.
+func summaryBody(version, total int, counts map[string]int, meta domain.ReviewMeta, pageURL string, rc rerunCounts) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "**Criticizer review of version %d:** ", version)
+	if total == 0 {
+		b.WriteString("no findings.")
+	} else {
+		var parts []string
+		for _, s := range severities {
+			if counts[s] > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
+			}
+		}
+		noun := "findings"
+		if total == 1 {
+			noun = "finding"
+		}
+		fmt.Fprintf(&b, "%d %s (%s).", total, noun, strings.Join(parts, ", "))
+	}
+	if l := rc.line(); l != "" {
+		b.WriteString("\n\n" + l)
+	}
+	if c := meta.Coverage(); c != "" {
+		fmt.Fprintf(&b, "\n\nCoverage: %s.", c)
+	}
+	if pageURL != "" {
+		fmt.Fprintf(&b, "\n\n[The review's job page](%s)", pageURL)
+	}
+	return b.String()
+}
+
+func oneLineText(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// Channel names NOTIFY_CHANNELS lists.
+const (
+	ChannelEmail         = "email"
+	ChannelSwarmComments = outbox.ChannelSwarmComments
+)
+
+// CommentSettings turn the Swarm comments channel on.
+type CommentSettings struct {
+	On          bool          // NOTIFY_CHANNELS has swarm-comments
+	APISecretID string        // SWARM_API_SECRET_ID: the login comments are posted as
+	Window      time.Duration // SWARM_COMMENT_WINDOW_SECONDS (default 120, 31..3600)
+}
+
+// commentSettingsFromEnv reads NOTIFY_CHANNELS and, when it names
+// swarm-comments, the Swarm API login and the comment window; swarmURL
+// (SWARM_URL) is then required.
+func commentSettingsFromEnv(r *config.Reader, swarmURL string) CommentSettings {
+	on, err := SwarmCommentsOn(r.Optional("NOTIFY_CHANNELS", ChannelEmail))
+	r.Fail(err)
+	if !on {
+		return CommentSettings{}
+	}
+	if swarmURL == "" {
+		r.Fail(fmt.Errorf("NOTIFY_CHANNELS has %s but SWARM_URL is not set", ChannelSwarmComments))
+	}
+	return CommentSettings{On: true, APISecretID: r.String("SWARM_API_SECRET_ID"),
+		Window: r.Seconds("SWARM_COMMENT_WINDOW_SECONDS", int(DefaultCommentWindow.Seconds()), 31, 3600)}
+}
+
+// SwarmCommentsOn parses NOTIFY_CHANNELS ("email" or "email,swarm-comments";
+// empty means "email") and reports whether Swarm comments are on. E-mail is
+// always a channel; anything else is an error naming the setting.
+func SwarmCommentsOn(channels string) (bool, error) {
+	if strings.TrimSpace(channels) == "" {
+		return false, nil
+	}
+	email, comments := false, false
+	for _, ch := range strings.Split(channels, ",") {
+		switch strings.TrimSpace(ch) {
+		case ChannelEmail:
+			email = true
+		case ChannelSwarmComments:
+			comments = true
+		default:
+			return false, fmt.Errorf("NOTIFY_CHANNELS=%q: unknown channel %q (want %s, %s)", channels, ch, ChannelEmail, ChannelSwarmComments)
+		}
+	}
+	if !email {
+		return false, fmt.Errorf("NOTIFY_CHANNELS=%q: %s must be one of the channels", channels, ChannelEmail)
+	}
+	return comments, nil
+}

@@ -1,0 +1,509 @@
+package notifystage
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/criticizer/criticizer/shared/artifacts"
+	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/outbox"
+	"github.com/criticizer/criticizer/shared/swarm"
+
+	swarmstandin "github.com/criticizer/criticizer/internal/standin/swarm"
+)
+
+// fakeItemRows is an in-memory outbox for comment rows, with the protocol
+// fakeRows has for e-mail rows.
+type fakeItemRows struct{ rows map[string]*outbox.Row }
+
+func (f *fakeItemRows) row(it outbox.Item) *outbox.Row { return f.rows[it.String()] }
+
+func (f *fakeItemRows) BeginItem(_ context.Context, it outbox.Item, jobID string, now time.Time) (*outbox.Send, error) {
+	r := f.row(it)
+	if r == nil {
+		r = &outbox.Row{Channel: it.Channel, Thread: it.Thread, Item: it.ID, JobID: jobID, Status: outbox.Pending}
+		f.rows[it.String()] = r
+	}
+	switch {
+	case r.NotifiedAt != "":
+		return nil, outbox.ErrAlreadySent
+	case r.Status == outbox.Sending:
+		c := *r
+		return nil, &outbox.InFlightError{Row: &c}
+	case r.Status != outbox.Pending:
+		return nil, failure.Errorf(failure.NotFound, "failed for good")
+	}
+	r.Attempts++
+	r.Status, r.SendStartedAt, r.SendToken = outbox.Sending, job.FormatTime(now), fmt.Sprint("tok", r.Attempts)
+	c := *r
+	return &outbox.Send{Token: r.SendToken, Row: &c}, nil
+}
+
+func (f *fakeItemRows) MarkItemSent(_ context.Context, it outbox.Item, evidence string, now time.Time) error {
+	if r := f.row(it); r.NotifiedAt == "" {
+		r.Status, r.NotificationID, r.NotifiedAt = outbox.Sent, evidence, job.FormatTime(now)
+	}
+	return nil
+}
+
+func (f *fakeItemRows) ReleaseItem(_ context.Context, it outbox.Item, tok string, c failure.Class, msg string, permanent bool, _ time.Time) error {
+	r := f.row(it)
+	if r.Status != outbox.Sending || r.SendToken != tok {
+		return outbox.ErrConflict
+	}
+	r.Status, r.LastErrorClass, r.LastError = outbox.Pending, string(c), msg
+	if permanent {
+		r.Status = outbox.Failed
+	}
+	return nil
+}
+
+func (f *fakeItemRows) ResetItem(_ context.Context, it outbox.Item, tok string, _ time.Time) error {
+	r := f.row(it)
+	if r.Status != outbox.Sending || r.SendToken != tok {
+		return outbox.ErrConflict
+	}
+	r.Status = outbox.Pending
+	return nil
+}
+
+const swarmReview = 885
+
+// findings of the review under test: one high (an open task), one medium,
+// and a second report of the medium one (the same fingerprint: one comment).
+var commentFindings = []domain.Finding{
+	{ID: "F-1", Severity: "high", Category: "security", Title: "SQL built from input", File: "//depot/app/db.go", Line: 28, Message: "The query concatenates user input.", Suggestion: "Use a bound parameter."},
+	{ID: "F-2", Severity: "medium", Category: "correctness", Title: "Error ignored", File: "//depot/app/io.go", Line: 7, Message: "The error from Close is dropped."},
+	{ID: "F-3", Severity: "medium", Category: "correctness", Title: "Error ignored", File: "//depot/app/io.go", Line: 7, Message: "The error from Close is dropped (again)."},
+}
+
+// commentRig is a notify stage with both channels: a fake outbox, a fake
+// sender, and the Swarm stand-in in-process.
+type commentRig struct {
+	n      *Notify
+	mail   *fakeSender
+	rows   *fakeRows
+	items  *fakeItemRows
+	swarm  *swarmstandin.Server
+	job    *job.Job
+	now    time.Time
+	window time.Duration
+}
+
+func newCommentRig(t *testing.T) *commentRig {
+	t.Helper()
+	s := swarmstandin.NewServer(swarmstandin.Options{User: "criticizer", Ticket: "ticket-1"})
+	if _, err := s.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	s.AddReview(swarmstandin.Review{ID: swarmReview, Author: "bob", Change: 12348, Version: 1})
+	client := &swarm.Client{BaseURL: s.URL(), HTTP: &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{}},
+		Credentials: func(context.Context, bool) (swarm.Credentials, error) {
+			return swarm.Credentials{User: "criticizer", Ticket: "ticket-1"}, nil
+		}}
+	arts := artifacts.New(artifacts.NewMemoryBucket(), "red")
+	ctx := context.Background()
+	if err := arts.PutJSON(ctx, "jobs/j/result.json", domain.ReviewResult{SchemaVersion: "1", PromptVersion: "p1", Findings: commentFindings}); err != nil {
+		t.Fatal(err)
+	}
+	if err := arts.PutJSON(ctx, "jobs/j/changeset.json", domain.Changeset{Changelist: 42, User: "bob", Status: "pending", Description: "d\n"}); err != nil {
+		t.Fatal(err)
+	}
+	r := &commentRig{mail: &fakeSender{}, rows: &fakeRows{rows: map[string]*outbox.Row{}}, items: &fakeItemRows{rows: map[string]*outbox.Row{}},
+		swarm: s, now: t0, window: 2 * time.Minute}
+	r.n = &Notify{Outbox: r.rows, Sender: r.mail, Evidence: &fakeLog{}, Window: 5 * time.Minute, Artifacts: arts, From: "criticizer@example.com",
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return r.now },
+		Comments: &SwarmComments{Rows: r.items, API: client, Window: r.window}}
+	r.job = &job.Job{ID: "j", Changelist: 42, ReviewVersion: 1, Recipients: []string{"alice@example.com", "bob@example.com"},
+		Swarm:     &job.SwarmRun{Review: swarmReview},
+		Artifacts: job.Artifacts{Result: "jobs/j/result.json", Redacted: "jobs/j/changeset.json"}}
+	return r
+}
+
+func (r *commentRig) process(t *testing.T) (job.Result, error) {
+	t.Helper()
+	return r.n.Process(context.Background(), r.job)
+}
+
+// ours returns the service's comments on the review, and fails the test on
+// any marker seen twice: a duplicate comment.
+func (r *commentRig) ours(t *testing.T) []swarmstandin.Comment {
+	t.Helper()
+	seen := map[swarm.Marker]bool{}
+	var out []swarmstandin.Comment
+	for _, c := range r.swarm.Comments(swarmReview) {
+		m, ok := swarm.MarkerOf(c.Body)
+		if !ok || c.User != "criticizer" {
+			continue
+		}
+		if seen[m] {
+			t.Errorf("duplicate comment: marker %s posted twice", m)
+		}
+		seen[m] = true
+		out = append(out, c)
+	}
+	return out
+}
+
+func (r *commentRig) seedReviewerComments(n int) {
+	for i := range n {
+		r.swarm.AddComment(swarmstandin.Comment{Topic: fmt.Sprint("reviews/", swarmReview), Body: fmt.Sprint("reviewer note ", i), User: "alice"})
+	}
+}
+
+func (r *commentRig) creates() int {
+	n := 0
+	for _, q := range r.swarm.Requests() {
+		if q.Op == swarmstandin.OpCreateComment {
+			n++
+		}
+	}
+	return n
+}
+
+// wantVersion1 checks the review got one inline comment per distinct
+// finding, at its file and line in version 1, and one summary that
+// notifies.
+func (r *commentRig) wantVersion1(t *testing.T) {
+	t.Helper()
+	got := r.ours(t)
+	if len(got) != 3 {
+		t.Fatalf("%d comments from the service, want 2 findings + 1 summary: %+v", len(got), got)
+	}
+	type where struct {
+		file       string
+		line, ver  int
+		task       string
+		silenced   bool
+		bodyHolds  string
+		suggestion string
+	}
+	want := map[string]where{
+		"//depot/app/db.go": {"//depot/app/db.go", 28, 1, swarm.TaskOpen, true, "**HIGH** · security · SQL built from input", "Use a bound parameter."},
+		"//depot/app/io.go": {"//depot/app/io.go", 7, 1, swarm.TaskComment, true, "**MEDIUM** · correctness · Error ignored", ""},
+	}
+	summaries := 0
+	for _, c := range got {
+		if c.Context == nil {
+			summaries++
+			if c.Silenced || !strings.Contains(c.Body, "version 1") || !strings.Contains(c.Body, "2 findings (1 high, 1 medium)") {
+				t.Errorf("summary comment %+v: want it to notify and count 1 high, 1 medium", c)
+			}
+			continue
+		}
+		w, ok := want[c.Context.File]
+		if !ok {
+			t.Errorf("comment on unexpected file %q", c.Context.File)
+			continue
+		}
+		delete(want, c.Context.File)
+		if c.Context.RightLine != w.line || c.Context.Version != w.ver || c.TaskState != w.task || c.Silenced != w.silenced ||
+			!strings.Contains(c.Body, w.bodyHolds) || !strings.Contains(c.Body, w.suggestion) {
+			t.Errorf("comment on %s: line %d v%d task %q silenced %v body %q; want line %d v%d task %q silenced, body with %q and %q",
+				c.Context.File, c.Context.RightLine, c.Context.Version, c.TaskState, c.Silenced, c.Body, w.line, w.ver, w.task, w.bodyHolds, w.suggestion)
+		}
+	}
+	if summaries != 1 || len(want) != 0 {
+		t.Errorf("%d summaries (want 1); findings without a comment: %v", summaries, want)
+	}
+}
+
+func TestSwarmCommentsOnePerFindingAndASummary(t *testing.T) {
+	r := newCommentRig(t)
+	res, err := r.process(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.wantVersion1(t)
+	if len(r.mail.sent) != 2 {
+		t.Errorf("e-mailed %v, want both recipients", r.mail.sent)
+	}
+	if !strings.Contains(res.Detail, "Swarm comments: 3 posted now, 0 earlier") {
+		t.Errorf("job record %q does not say what was posted", res.Detail)
+	}
+	// The same job again (a redelivered message): nothing is posted or sent twice.
+	before := r.creates()
+	if _, err := r.process(t); err != nil {
+		t.Fatal(err)
+	}
+	if r.creates() != before || len(r.mail.sent) != 2 {
+		t.Errorf("a second run posted %d comments and sent %v", r.creates()-before, r.mail.sent)
+	}
+	r.wantVersion1(t)
+}
+
+// A trigger-sourced job (no Swarm review) posts nothing, with the channel on.
+func TestSwarmCommentsNotForTriggerJobs(t *testing.T) {
+	r := newCommentRig(t)
+	r.job.Swarm = nil
+	res, err := r.process(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.creates() != 0 || len(r.items.rows) != 0 || strings.Contains(res.Detail, "Swarm") {
+		t.Errorf("a trigger job posted %d comments, wrote %d rows, detail %q", r.creates(), len(r.items.rows), res.Detail)
+	}
+}
+
+// A create whose answer is lost is settled by listing the review's comments
+// (more than one page) and finding its marker: never posted twice.
+func TestSwarmCommentLostAnswerSettledByLookup(t *testing.T) {
+	tests := []struct {
+		name  string
+		fault swarmstandin.Fault
+		// retryAt is when the second attempt runs; afterWindow also runs a
+		// third, after the window.
+		retryAt     time.Duration
+		wantSecond  failure.Class // the second attempt's error class ("" for none)
+		afterWindow bool
+	}{
+		{"stored, answer dropped: found by lookup at once", swarmstandin.Fault{Drop: true, AfterStore: true}, time.Second, "", false},
+		{"stored, 502: found by lookup at once", swarmstandin.Fault{Status: 502, AfterStore: true}, time.Second, "", false},
+		{"never stored: not posted again inside the window, posted once after it", swarmstandin.Fault{Drop: true}, time.Second, failure.Conflict, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newCommentRig(t)
+			r.seedReviewerComments(150)
+			r.swarm.InjectFault(swarmstandin.OpCreateComment, tt.fault)
+			_, err := r.process(t)
+			if !failure.Classify(err).Retryable() {
+				t.Fatalf("first attempt: %v, want a retryable error", err)
+			}
+			if len(r.mail.sent) != 2 {
+				t.Fatalf("e-mailed %v before the comments, want both", r.mail.sent)
+			}
+			r.seedReviewerComments(60) // ours now sits between reviewers' pages
+			if len(r.swarm.Comments(swarmReview)) <= 100 {
+				t.Fatal("the case needs more than one page of comments")
+			}
+			r.now = t0.Add(tt.retryAt)
+			_, err = r.process(t)
+			if failure.Classify(err) != tt.wantSecond {
+				t.Fatalf("second attempt: %v (class %q), want class %q", err, failure.Classify(err), tt.wantSecond)
+			}
+			if tt.afterWindow {
+				if failure.RetryAfter(err) <= 0 {
+					t.Errorf("retry after %s, want the rest of the window", failure.RetryAfter(err))
+				}
+				r.now = t0.Add(r.window + time.Second)
+				if _, err := r.process(t); err != nil {
+					t.Fatalf("third attempt: %v", err)
+				}
+			}
+			r.wantVersion1(t)
+			if len(r.mail.sent) != 2 {
+				t.Errorf("e-mails %v: a comment retry re-sent e-mail", r.mail.sent)
+			}
+			lists := 0
+			for _, q := range r.swarm.Requests() {
+				if q.Op == swarmstandin.OpListComments {
+					lists++
+				}
+			}
+			if lists < 2 {
+				t.Errorf("lookup read %d pages, want every page (at least 2)", lists)
+			}
+		})
+	}
+}
+
+// A permanent refusal (403) is recorded on its row and in the job record;
+// the other comments are posted and the job does not fail.
+func TestSwarmCommentPermanentRefusalRecorded(t *testing.T) {
+	r := newCommentRig(t)
+	// The client retries a refused login once with fresh credentials.
+	r.swarm.InjectFault(swarmstandin.OpCreateComment, swarmstandin.Fault{Status: 403}, swarmstandin.Fault{Status: 403})
+	res, err := r.process(t)
+	if err != nil {
+		t.Fatalf("job failed on a refused comment: %v", err)
+	}
+	if got := len(r.ours(t)); got != 2 {
+		t.Errorf("%d comments posted, want the other finding and the summary", got)
+	}
+	failed := 0
+	for _, row := range r.items.rows {
+		if row.Status == outbox.Failed {
+			failed++
+			if row.LastErrorClass != string(failure.AuthDenied) {
+				t.Errorf("refused row class %q, want %s", row.LastErrorClass, failure.AuthDenied)
+			}
+		}
+	}
+	if failed != 1 || !strings.Contains(res.Detail, "1 refused for good") || !strings.Contains(res.Detail, string(failure.AuthDenied)) {
+		t.Errorf("%d failed rows, job record %q: want the refusal recorded on both", failed, res.Detail)
+	}
+	// A retry of the job does not post the refused comment again.
+	before := r.creates()
+	if _, err := r.process(t); err != nil || r.creates() != before {
+		t.Errorf("retry: err %v, %d new creates", err, r.creates()-before)
+	}
+}
+
+// Swarm 5xx or 429: the stage retries with its backoff; the e-mails already
+// sent are not sent again, and every comment lands once.
+func TestSwarmCommentTransientFailureRetriedWithoutResendingEmail(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		fault     swarmstandin.Fault
+		wantClass failure.Class
+		retryAt   time.Duration // a 5xx may have stored it: posted again only after the window
+	}{
+		{"500", swarmstandin.Fault{Status: 500}, failure.Upstream5xx, 3 * time.Minute},
+		{"503 (Swarm down behind its proxy)", swarmstandin.Fault{Status: 503}, failure.NetworkTimeout, 3 * time.Minute},
+		{"429 with Retry-After", swarmstandin.Fault{Status: 429, RetryAfter: "7"}, failure.RateLimited, time.Second},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newCommentRig(t)
+			r.swarm.InjectFault(swarmstandin.OpCreateComment, tt.fault)
+			_, err := r.process(t)
+			if failure.Classify(err) != tt.wantClass || !failure.Classify(err).Retryable() {
+				t.Fatalf("first attempt: %v, want retryable %s", err, tt.wantClass)
+			}
+			if tt.fault.RetryAfter != "" && failure.RetryAfter(err) != 7*time.Second {
+				t.Errorf("retry after %s, want Swarm's Retry-After (7s)", failure.RetryAfter(err))
+			}
+			r.now = t0.Add(tt.retryAt)
+			if _, err := r.process(t); err != nil {
+				t.Fatalf("retry: %v", err)
+			}
+			r.wantVersion1(t)
+			if len(r.mail.sent) != 2 {
+				t.Errorf("e-mails %v, want each recipient once", r.mail.sent)
+			}
+		})
+	}
+}
+
+func TestSwarmCommentsOn(t *testing.T) {
+	for _, tt := range []struct {
+		in      string
+		want    bool
+		wantErr string
+	}{
+		{"", false, ""},
+		{"email", false, ""},
+		{"email,swarm-comments", true, ""},
+		{" swarm-comments , email ", true, ""},
+		{"swarm-comments", false, "email must be one of the channels"},
+		{"email,slack", false, `unknown channel "slack"`},
+	} {
+		got, err := SwarmCommentsOn(tt.in)
+		if got != tt.want || (err == nil) != (tt.wantErr == "") || (err != nil && !strings.Contains(err.Error(), tt.wantErr)) {
+			t.Errorf("SwarmCommentsOn(%q) = %v, %v; want %v, error with %q", tt.in, got, err, tt.want, tt.wantErr)
+		}
+	}
+}
+
+func (f *fakeItemRows) ListThread(_ context.Context, ch string, thread int64) ([]outbox.Row, error) {
+	var out []outbox.Row
+	for _, r := range f.rows {
+		if r.Channel == ch && r.Thread == thread {
+			out = append(out, *r)
+		}
+	}
+	return out, nil
+}
+
+// putVersion stores a version's review artifacts and returns its job.
+func (r *commentRig) putVersion(t *testing.T, version int, fs []domain.Finding, files ...string) *job.Job {
+	t.Helper()
+	ctx := context.Background()
+	res, cs := fmt.Sprintf("jobs/v%d/result.json", version), fmt.Sprintf("jobs/v%d/changeset.json", version)
+	var changes []domain.FileChange
+	for _, f := range files {
+		changes = append(changes, domain.FileChange{DepotPath: f, Action: "edit", Type: "text", Rev: 2, Diff: "@@ -1,1 +1,1 @@\n-a\n+b\n"})
+	}
+	if err := r.n.Artifacts.PutJSON(ctx, res, domain.ReviewResult{SchemaVersion: "1", PromptVersion: "p1", Findings: fs}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.n.Artifacts.PutJSON(ctx, cs, domain.Changeset{Changelist: 42, User: "bob", Status: "pending", Description: "d\n", Files: changes}); err != nil {
+		t.Fatal(err)
+	}
+	return &job.Job{ID: fmt.Sprint("j-v", version), Changelist: 42, ReviewVersion: version, Recipients: []string{"bob@example.com"},
+		Swarm: &job.SwarmRun{Review: swarmReview}, Artifacts: job.Artifacts{Result: res, Redacted: cs}}
+}
+
+// A rerun (version 2) is matched to version 1 by fingerprint: a finding
+// commented on before is not commented again (still open), a new one is,
+// one gone from a file reviewed in full is resolved (its open task set to
+// addressed, a plain comment gets one note), and one whose file was not
+// reviewed again is "not re-checked"; the summary says so.
+func TestSwarmCommentsRerunSaysWhatChanged(t *testing.T) {
+	r := newCommentRig(t)
+	sqlTask := domain.Finding{Severity: "high", Category: "security", Title: "SQL built from input", File: "//depot/app/db.go", Line: 28, Message: "m"}
+	stillOpen := domain.Finding{Severity: "medium", Category: "correctness", Title: "Error ignored", File: "//depot/app/io.go", Line: 7, Message: "m"}
+	plainGone := domain.Finding{Severity: "low", Category: "style", Title: "Shadowed name", File: "//depot/app/db.go", Line: 40, Message: "m"}
+	elsewhere := domain.Finding{Severity: "medium", Category: "correctness", Title: "Leak", File: "//depot/app/gone.go", Line: 3, Message: "m"}
+	fresh := domain.Finding{Severity: "medium", Category: "correctness", Title: "Off by one", File: "//depot/app/io.go", Line: 12, Message: "m"}
+
+	r.job = r.putVersion(t, 1, []domain.Finding{sqlTask, stillOpen, plainGone, elsewhere}, "//depot/app/db.go", "//depot/app/io.go", "//depot/app/gone.go")
+	if _, err := r.process(t); err != nil {
+		t.Fatal(err)
+	}
+	v1 := r.ours(t)
+	if len(v1) != 5 {
+		t.Fatalf("version 1: %d comments, want 4 findings + summary", len(v1))
+	}
+	r.job = r.putVersion(t, 2, []domain.Finding{stillOpen, fresh}, "//depot/app/db.go", "//depot/app/io.go")
+	res, err := r.process(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := r.ours(t) // fails on any duplicate marker
+	if got := len(all) - len(v1); got != 3 {
+		t.Fatalf("version 2 added %d comments, want the new finding, one resolved note and the summary: %+v", got, all[len(v1):])
+	}
+	var summary, note, newOne bool
+	for _, c := range all[len(v1):] {
+		switch {
+		case c.Context != nil && c.Context.RightLine == 12 && c.Context.Version == 2:
+			newOne = true
+		case strings.Contains(c.Body, "Resolved in version 2") && strings.Contains(c.Body, "Shadowed name"):
+			note = true
+		case strings.Contains(c.Body, "version 2:**") && strings.Contains(c.Body, "1 new, 1 still open, 2 resolved, 1 not re-checked"):
+			summary = !c.Silenced
+		}
+	}
+	if !summary || !note || !newOne {
+		t.Errorf("version 2: summary %v, resolved note %v, new finding %v; comments %+v", summary, note, newOne, all[len(v1):])
+	}
+	for _, c := range all {
+		if c.Context != nil && c.Context.RightLine == 28 && c.TaskState != swarm.TaskAddressed {
+			t.Errorf("the resolved task is %q, want addressed", c.TaskState)
+		}
+		if c.Context != nil && c.Context.File == "//depot/app/gone.go" && c.TaskState != swarm.TaskComment {
+			t.Errorf("a not re-checked finding was changed: %q", c.TaskState)
+		}
+	}
+	if !strings.Contains(res.Detail, "Swarm comments: 3 posted now") {
+		t.Errorf("job record %q", res.Detail)
+	}
+	// Version 2 again: nothing more; a reopened task is not set addressed again.
+	before := r.creates()
+	if _, err := r.process(t); err != nil || r.creates() != before {
+		t.Errorf("version 2 again: err %v, %d new comments", err, r.creates()-before)
+	}
+}
+
+// A finding on no file (said of the change as a whole) is a review-level
+// comment: an inline context without a file would be refused by Swarm.
+func TestFindingWithoutFileIsAReviewComment(t *testing.T) {
+	j := &job.Job{ID: "j", ReviewVersion: 1, Swarm: &job.SwarmRun{Review: swarmReview}}
+	ds, _ := commentDeliveries(j, domain.ReviewResult{Findings: []domain.Finding{
+		{Severity: "info", Category: "coverage", Title: "Binary file not reviewed", Message: "m"},
+		{Severity: "low", Category: "style", Title: "t", File: "//depot/a.c", Line: 3, Message: "m"},
+	}}, nil, "", nil)
+	if len(ds) != 3 || ds[0].comment.Context != nil || ds[1].comment.Context == nil || ds[1].comment.Context.RightLine != 3 {
+		t.Fatalf("deliveries %+v: want the file-less finding on the review, the other inline, then the summary", ds)
+	}
+}

@@ -1,0 +1,112 @@
+package outbox
+
+import (
+	"context"
+	"time"
+
+	"fmt"
+	"github.com/criticizer/criticizer/shared/delivery"
+	"github.com/criticizer/criticizer/shared/failure"
+	"strconv"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Deliveries have channels (DESIGN.md): an e-mail to a recipient and a
+// comment on a P4 Code Review are the same promise, "this has been told
+// once", kept by the same rows, protocol (Begin, MarkSent, Release, Reset),
+// write tokens and event history. A channel supplies send, lookup and
+// classification; the outbox only needs to tell its rows apart. An e-mail
+// row is identified by its delivery.Key, exactly as before channels; another
+// channel's row by an Item.
+
+// ChannelSwarmComments is the channel of comments on a Helix Swarm review
+// (docs/swarm-comments.md).
+const ChannelSwarmComments = "swarm-comments"
+
+// Item is the identity of a delivery on a channel other than e-mail: the
+// thread it is said in (a Swarm review) and what is said there, e.g.
+// "finding/<fingerprint>" or "summary/v1". The version is not part of a
+// finding's identity: a finding said once on a review is not said again.
+type Item struct {
+	Channel string
+	Thread  int64
+	ID      string
+}
+
+// String is the canonical form "<channel>/reviews/<thread>/<id>".
+func (it Item) String() string {
+	return it.Channel + "/reviews/" + strconv.FormatInt(it.Thread, 10) + "/" + it.ID
+}
+
+// identity is what a row is keyed by: an e-mail's delivery.Key or an Item.
+type identity interface {
+	fmt.Stringer
+	keys() (pk, sk string)
+	// created adds the attributes a row gets when Begin creates it.
+	created(set string, values map[string]types.AttributeValue) string
+}
+
+// emailID is an e-mail row's identity, keyed exactly as before channels.
+type emailID delivery.Key
+
+func (e emailID) String() string         { return delivery.Key(e).String() }
+func (e emailID) keys() (string, string) { return pk(delivery.Key(e)), sk(delivery.Key(e)) }
+
+func (e emailID) created(set string, values map[string]types.AttributeValue) string {
+	c := delivery.Key(e).Canonical()
+	values[":cl"] = &types.AttributeValueMemberN{Value: fmt.Sprint(c.Changelist)}
+	values[":v"] = &types.AttributeValueMemberN{Value: fmt.Sprint(c.ReviewVersion)}
+	values[":rcpt"] = sv(c.Recipient)
+	return set + ", changelist_id = :cl, review_version = :v, recipient = :rcpt"
+}
+
+// A Swarm item's row is keyed per review, not per changelist (a review's
+// versions are different changes): one query yields everything the service
+// has said on a review, which reruns need.
+func (it Item) keys() (string, string) {
+	return fmt.Sprintf("OUTBOX#SWARM#%d", it.Thread), "ITEM#" + it.ID
+}
+
+func (it Item) created(set string, values map[string]types.AttributeValue) string {
+	values[":ch"], values[":it"] = sv(it.Channel), sv(it.ID)
+	values[":th"] = &types.AttributeValueMemberN{Value: fmt.Sprint(it.Thread)}
+	return set + ", delivery_channel = :ch, channel_thread = :th, channel_item = :it"
+}
+
+// identity returns the row's identity.
+func (r *Row) identity() identity {
+	if r.Channel != "" {
+		return Item{Channel: r.Channel, Thread: r.Thread, ID: r.Item}
+	}
+	return emailID(r.Key())
+}
+
+// BeginItem is Begin for another channel's delivery: the row is created if
+// missing and marked sending in one conditional write, with a write token.
+func (o *Outbox) BeginItem(ctx context.Context, it Item, jobID string, now time.Time) (*Send, error) {
+	return o.begin(ctx, it, jobID, now)
+}
+
+// MarkItemSent is MarkSent for another channel's delivery; evidence is the
+// channel's id for what it delivered (a Swarm comment id).
+func (o *Outbox) MarkItemSent(ctx context.Context, it Item, evidence string, now time.Time) error {
+	return o.markSent(ctx, it, evidence, now)
+}
+
+// ReleaseItem is Release for another channel's delivery.
+func (o *Outbox) ReleaseItem(ctx context.Context, it Item, sendToken string, class failure.Class, msg string, permanent bool, now time.Time) error {
+	return o.release(ctx, it, sendToken, class, msg, permanent, now)
+}
+
+// ResetItem is Reset for another channel's delivery.
+func (o *Outbox) ResetItem(ctx context.Context, it Item, sendToken string, now time.Time) error {
+	return o.reset(ctx, it, sendToken, now)
+}
+
+// ListThread returns every row of a channel's thread: all a Swarm review
+// has been told, whatever the version (reruns match findings against it).
+func (o *Outbox) ListThread(ctx context.Context, channel string, thread int64) ([]Row, error) {
+	p, _ := Item{Channel: channel, Thread: thread}.keys()
+	return o.query(ctx, p)
+}
