@@ -9,31 +9,6 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 )
 
-// statements returns the Allow statements of the policies attached to a
-// function's role, whole (actions, resources, conditions).
-func statements(t *testing.T, m map[string]any, fnID string) []map[string]any {
-	t.Helper()
-	role := props(m, fnID)["Role"].(map[string]any)["Fn::GetAtt"].([]any)[0].(string)
-	var out []map[string]any
-	for _, r := range resources(m) {
-		if r["Type"] != "AWS::IAM::Policy" {
-			continue
-		}
-		p := r["Properties"].(map[string]any)
-		for _, ref := range p["Roles"].([]any) {
-			if ref.(map[string]any)["Ref"] != role {
-				continue
-			}
-			for _, s := range p["PolicyDocument"].(map[string]any)["Statement"].([]any) {
-				if st := s.(map[string]any); st["Effect"] == "Allow" {
-					out = append(out, st)
-				}
-			}
-		}
-	}
-	return out
-}
-
 func envVars(m map[string]any, fnID string) map[string]any {
 	env, _ := props(m, fnID)["Environment"].(map[string]any)
 	vars, _ := env["Variables"].(map[string]any)
@@ -104,7 +79,7 @@ func TestJobPageOnlyWhereEnabled(t *testing.T) {
 // nothing else, and nothing it could write with.
 func assertPageFunctionReadOnly(t *testing.T, m map[string]any) {
 	t.Helper()
-	sts := statements(t, m, "JobPageFunction")
+	sts := policyStatements(t, m, "JobPageFunction")
 	if len(sts) == 0 {
 		t.Fatal("the page function has no policy")
 	}
