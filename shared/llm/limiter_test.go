@@ -9,33 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/criticizer/criticizer/shared/llm/llmtest"
+
 	"github.com/criticizer/criticizer/shared/failure"
 )
-
-// virtualClock moves time forward by whatever a waiter asks: waits take no
-// real time, and the clock says how long they would have taken.
-type virtualClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newVirtualClock() *virtualClock { return &virtualClock{now: time.Now()} }
-
-func (c *virtualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *virtualClock) After(d time.Duration) <-chan time.Time {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	t := c.now
-	c.mu.Unlock()
-	ch := make(chan time.Time, 1)
-	ch <- t
-	return ch
-}
 
 func rateLimited(retryAfter time.Duration, rl RateLimit) error {
 	return Classed(failure.RateLimited, retryAfter, &Error{Provider: OpenAI, Reason: ReasonRateLimited, Status: 429,
@@ -65,7 +42,7 @@ func (s *scripted) Complete(context.Context, Prompt) (Completion, error) {
 var prompt = Prompt{System: strings.Repeat("s", 200), User: strings.Repeat("u", 200), MaxTokens: 100} // 100 + 100 tokens
 
 func TestLimiterWaitsOutRetryAfter(t *testing.T) {
-	clock := newVirtualClock()
+	clock := llmtest.NewVirtualClock()
 	start := clock.Now()
 	p := &scripted{errs: []error{rateLimited(2*time.Second, RateLimit{}), rateLimited(2*time.Second, RateLimit{}), rateLimited(3*time.Second, RateLimit{})},
 		ok: Completion{Content: []byte("{}")}}
@@ -103,7 +80,7 @@ func TestLimiterEndsTheAttemptWhenTheWaitDoesNotFit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			clock := newVirtualClock()
+			clock := llmtest.NewVirtualClock()
 			p := &scripted{errs: []error{rateLimited(tt.retryAfter, RateLimit{})}}
 			l := NewLimiter(LimiterConfig{Clock: clock, Reserve: 15 * time.Second})
 			ctx := context.Background()
@@ -124,7 +101,7 @@ func TestLimiterEndsTheAttemptWhenTheWaitDoesNotFit(t *testing.T) {
 }
 
 func TestLimiterPacesToTheConfiguredTokensPerMinute(t *testing.T) {
-	clock := newVirtualClock()
+	clock := llmtest.NewVirtualClock()
 	start := clock.Now()
 	p := &scripted{ok: Completion{Content: []byte("{}"), Usage: Usage{InputTokens: 100}}}
 	// 6,000 tokens a minute, 200 per call: the first 30 calls fit the full
@@ -141,7 +118,7 @@ func TestLimiterPacesToTheConfiguredTokensPerMinute(t *testing.T) {
 }
 
 func TestLimiterLearnsLimitsFromHeaders(t *testing.T) {
-	clock := newVirtualClock()
+	clock := llmtest.NewVirtualClock()
 	start := clock.Now()
 	// The provider says 6,000 tokens a minute with none left.
 	p := &scripted{ok: Completion{Content: []byte("{}"), RateLimit: RateLimit{TokensLimit: 6000, TokensRemaining: 0, HasTokens: true}}}
@@ -172,7 +149,7 @@ func TestLimiterLearnsLimitsFromHeaders(t *testing.T) {
 // TestLimiterConcurrencyAIMD: a 429 halves the calls allowed in flight;
 // successes raise it back to the maximum.
 func TestLimiterConcurrencyAIMD(t *testing.T) {
-	clock := newVirtualClock()
+	clock := llmtest.NewVirtualClock()
 	p := &scripted{errs: []error{rateLimited(time.Second, RateLimit{})}, ok: Completion{Content: []byte("{}")}}
 	l := NewLimiter(LimiterConfig{Clock: clock, MaxConcurrency: 8})
 	m := l.Wrap("m", p)
@@ -234,7 +211,7 @@ func TestLimiterBoundsCallsInFlight(t *testing.T) {
 }
 
 func TestLimiterBacksOffWithoutAHint(t *testing.T) {
-	clock := newVirtualClock()
+	clock := llmtest.NewVirtualClock()
 	start := clock.Now()
 	throttled := Classed(failure.RateLimited, 0, &Error{Provider: Bedrock, Reason: ReasonRateLimited, Status: 429, Code: "ThrottlingException"})
 	p := &scripted{errs: []error{throttled, throttled, throttled}, ok: Completion{Content: []byte("{}")}}
@@ -294,7 +271,7 @@ func TestParseRateLimit(t *testing.T) {
 // is full again (here 6 minutes, past the 5-minute ceiling), but the call
 // needs only its own tokens back: the limiter waits for those.
 func TestLimiterPacesA429ByItsHeadersNotByTheReset(t *testing.T) {
-	clock := newVirtualClock()
+	clock := llmtest.NewVirtualClock()
 	start := clock.Now()
 	rl := RateLimit{TokensLimit: 6000, TokensRemaining: 0, HasTokens: true, TokensReset: 6 * time.Minute}
 	p := &scripted{errs: []error{Classed(failure.RateLimited, 6*time.Minute, &Error{Provider: OpenAI, Reason: ReasonRateLimited,

@@ -3,9 +3,10 @@ package reviewstage_test
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/criticizer/criticizer/shared/llm/llmtest"
 
 	llmstandin "github.com/criticizer/criticizer/internal/standin/llm"
 	"github.com/criticizer/criticizer/shared/domain"
@@ -14,29 +15,6 @@ import (
 	"github.com/criticizer/criticizer/shared/review"
 	"github.com/criticizer/criticizer/shared/reviewstage"
 )
-
-// virtualClock moves time forward by whatever a waiter asks: a rate-limit
-// wait takes no real time, and the clock says how long it would have taken.
-type virtualClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *virtualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *virtualClock) After(d time.Duration) <-chan time.Time {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	t := c.now
-	c.mu.Unlock()
-	ch := make(chan time.Time, 1)
-	ch <- t
-	return ch
-}
 
 // limited puts the harness's model client behind a Limiter on clock.
 func limited(clock llm.Clock, reserve time.Duration) (func(*reviewstage.Review), *llm.Limiter) {
@@ -49,7 +27,7 @@ func limited(clock llm.Clock, reserve time.Duration) (func(*reviewstage.Review),
 // TestRateLimitsAreWaitedOutInOneAttempt: a provider answering 429 with
 // Retry-After on a dozen of the review's calls costs time, not attempts.
 func TestRateLimitsAreWaitedOutInOneAttempt(t *testing.T) {
-	clock := &virtualClock{now: time.Now()}
+	clock := llmtest.NewVirtualClock()
 	start := clock.Now()
 	wrap, lim := limited(clock, 10*time.Second)
 	h := newHarness(t, wrap)
@@ -96,7 +74,7 @@ func TestRateLimitsAreWaitedOutInOneAttempt(t *testing.T) {
 // fit in the invocation's remaining time ends the attempt RATE_LIMITED with
 // the finished chunks stored; the next attempt asks only for the rest.
 func TestRateLimitWaitBeyondTheInvocationEndsTheAttempt(t *testing.T) {
-	clock := &virtualClock{now: time.Now()}
+	clock := llmtest.NewVirtualClock()
 	wrap, _ := limited(clock, 10*time.Second)
 	h := newHarness(t, func(r *reviewstage.Review) { r.Parallelism = 1; wrap(r) })
 	cs := chunked(500) // five chunks, one at a time
