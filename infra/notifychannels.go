@@ -52,8 +52,10 @@ func validateNotifyChannels(c EnvConfig, p *problems) {
 
 // wireNotifyChannels gives the notify function its channels and, when it
 // posts Swarm comments, read access to the API login (SWARM_URL it has
-// already, for the review's link in the e-mail).
-func wireNotifyChannels(cfg EnvConfig, sec stackSecrets, notify awslambda.Function) {
+// already, for the review's link in the e-mail); the sweeper then gets the
+// same login, URL and window, to reconcile comment rows by listing the
+// review's comments as the notify stage does.
+func wireNotifyChannels(cfg EnvConfig, sec stackSecrets, notify, sweeper awslambda.Function) {
 	chs := cfg.notifyChannels()
 	notify.AddEnvironment(jsii.String("NOTIFY_CHANNELS"), jsii.String(strings.Join(chs, ",")), nil)
 	if !slices.Contains(chs, channelSwarmComments) || sec.swarmAPI == nil {
@@ -64,4 +66,10 @@ func wireNotifyChannels(cfg EnvConfig, sec stackSecrets, notify awslambda.Functi
 		notify.AddEnvironment(jsii.String("SWARM_COMMENT_WINDOW_SECONDS"), itoa(w), nil)
 	}
 	sec.swarmAPI.GrantRead(notify, nil)
+	sweeper.AddEnvironment(jsii.String("SWARM_URL"), jsii.String(cfg.SwarmURL), nil)
+	sweeper.AddEnvironment(jsii.String("SWARM_API_SECRET_ID"), sec.swarmAPI.SecretArn(), nil)
+	if w := cfg.SwarmCommentWindowSeconds; w > 0 {
+		sweeper.AddEnvironment(jsii.String("SWARM_COMMENT_WINDOW_SECONDS"), itoa(w), nil)
+	}
+	sec.swarmAPI.GrantRead(sweeper, nil)
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // TestNotifyChannelSettings: every environment defaults to e-mail only (the
-// notify function gets no Swarm login); Swarm comments are turned on per
+// notify function and the sweeper get no Swarm login); Swarm comments are turned on per
 // environment and need swarmUrl; bad lists fail synth naming the setting.
 func TestNotifyChannelSettings(t *testing.T) {
 	base := map[string]any{"p4LayerPath": fakeLayer(t), "llmEndpoint": "https://api.openai.com", "p4Port": "ssl:p4:1666",
@@ -52,6 +52,7 @@ func TestNotifyChannelSettings(t *testing.T) {
 		{"dev", with(), "email", false, nil},
 		{"staging", with(), "email", false, nil},
 		{"prod", with(), "email", false, nil},
+		{"dev", with("notifyChannels", swarmOn, "swarmUrl", "https://swarm.example.com", "swarmCommentWindowSeconds", 60), "email,swarm-comments", true, "60"},
 		{"staging", with("notifyChannels", swarmOn, "swarmUrl", "https://swarm.example.com"), "email,swarm-comments", true, nil},
 		{"prod", with("notifyChannels", swarmOn, "swarmUrl", "https://swarm.example.com", "swarmCommentWindowSeconds", 300), "email,swarm-comments", true, "300"},
 	} {
@@ -67,6 +68,16 @@ func TestNotifyChannelSettings(t *testing.T) {
 			}
 			if vars["SWARM_COMMENT_WINDOW_SECONDS"] != c.windowVar {
 				t.Errorf("SWARM_COMMENT_WINDOW_SECONDS %v, want %v", vars["SWARM_COMMENT_WINDOW_SECONDS"], c.windowVar)
+			}
+			// The sweeper reconciles comment rows as the same login, over
+			// the same window, and may read that login's secret.
+			sv := props(m, "SweeperFunction")["Environment"].(map[string]any)["Variables"].(map[string]any)
+			_, sweeperAPI := sv["SWARM_API_SECRET_ID"]
+			if sweeperAPI != c.swarmAPI || sv["SWARM_COMMENT_WINDOW_SECONDS"] != c.windowVar || (c.swarmAPI && sv["SWARM_URL"] != "https://swarm.example.com") {
+				t.Errorf("sweeper environment %v: want the Swarm login %v, window %v", sv, c.swarmAPI, c.windowVar)
+			}
+			if got := allowed(grants(t, m, "SweeperFunction"), "secretsmanager:GetSecretValue", "SwarmApiSecret"); got != c.swarmAPI {
+				t.Errorf("sweeper may read the Swarm API secret: %v, want %v", got, c.swarmAPI)
 			}
 		})
 	}

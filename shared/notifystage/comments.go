@@ -53,9 +53,8 @@ type SwarmComments struct {
 	Window time.Duration
 }
 
-// DefaultCommentWindow is Window when the environment sets none: Swarm's
-// request timeout (PHP max_execution_time) plus a proxy's, with margin.
-const DefaultCommentWindow = 120 * time.Second
+// DefaultCommentWindow is Window when the environment sets none.
+const DefaultCommentWindow = swarm.DefaultCommentWindow
 
 // commentOutcome is what the channel did in one attempt, for the job record.
 type commentOutcome struct {
@@ -316,7 +315,7 @@ func commentSettingsFromEnv(r *config.Reader, swarmURL string) CommentSettings {
 		r.Fail(fmt.Errorf("NOTIFY_CHANNELS has %s but SWARM_URL is not set", ChannelSwarmComments))
 	}
 	return CommentSettings{On: true, APISecretID: r.String("SWARM_API_SECRET_ID"),
-		Window: r.Seconds("SWARM_COMMENT_WINDOW_SECONDS", int(DefaultCommentWindow.Seconds()), 31, 3600)}
+		Window: swarm.CommentWindowFromEnv(r)}
 }
 
 // SwarmCommentsOn parses NOTIFY_CHANNELS ("email" or "email,swarm-comments";
