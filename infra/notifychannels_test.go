@@ -35,6 +35,8 @@ func TestNotifyChannelSettings(t *testing.T) {
 			{with("notifyChannels", []any{"email", "email"}), `names "email" twice`},
 			{with("notifyChannels", swarmOn), "swarmUrl is empty"},
 			{with("notifyChannels", swarmOn, "swarmUrl", "https://swarm.example.com", "swarmCommentWindowSeconds", 20), "swarmCommentWindowSeconds 20"},
+			{with("notifyChannels", swarmOn, "swarmUrl", "https://swarm.example.com", "swarmMaxInlineComments", 501), "swarmMaxInlineComments 501"},
+			{with("notifyChannels", swarmOn, "swarmUrl", "https://swarm.example.com", "swarmMaxInlineComments", -1), "swarmMaxInlineComments -1"},
 		} {
 			ctx := map[string]any{ctxEnv: env, ctxOverrides: c.over}
 			if _, _, err := LoadConfig(awscdk.NewApp(&awscdk.AppProps{Context: &ctx}).Node()); err == nil || !strings.Contains(err.Error(), c.want) {
@@ -48,13 +50,14 @@ func TestNotifyChannelSettings(t *testing.T) {
 		channels  string
 		swarmAPI  bool
 		windowVar any
+		maxInline any // SWARM_MAX_INLINE_COMMENTS; nil: unset (the function's 50)
 	}{
-		{"dev", with(), "email", false, nil},
-		{"staging", with(), "email", false, nil},
-		{"prod", with(), "email", false, nil},
-		{"dev", with("notifyChannels", swarmOn, "swarmUrl", "https://swarm.example.com", "swarmCommentWindowSeconds", 60), "email,swarm-comments", true, "60"},
-		{"staging", with("notifyChannels", swarmOn, "swarmUrl", "https://swarm.example.com"), "email,swarm-comments", true, nil},
-		{"prod", with("notifyChannels", swarmOn, "swarmUrl", "https://swarm.example.com", "swarmCommentWindowSeconds", 300), "email,swarm-comments", true, "300"},
+		{"dev", with(), "email", false, nil, nil},
+		{"staging", with(), "email", false, nil, nil},
+		{"prod", with(), "email", false, nil, nil},
+		{"dev", with("notifyChannels", swarmOn, "swarmUrl", "https://swarm.example.com", "swarmCommentWindowSeconds", 60, "swarmMaxInlineComments", 5), "email,swarm-comments", true, "60", "5"},
+		{"staging", with("notifyChannels", swarmOn, "swarmUrl", "https://swarm.example.com"), "email,swarm-comments", true, nil, nil},
+		{"prod", with("notifyChannels", swarmOn, "swarmUrl", "https://swarm.example.com", "swarmCommentWindowSeconds", 300, "swarmMaxInlineComments", 100), "email,swarm-comments", true, "300", "100"},
 	} {
 		t.Run(c.env+"/"+c.channels, func(t *testing.T) {
 			ctx := map[string]any{ctxEnv: c.env, ctxOverrides: c.over}
@@ -68,6 +71,9 @@ func TestNotifyChannelSettings(t *testing.T) {
 			}
 			if vars["SWARM_COMMENT_WINDOW_SECONDS"] != c.windowVar {
 				t.Errorf("SWARM_COMMENT_WINDOW_SECONDS %v, want %v", vars["SWARM_COMMENT_WINDOW_SECONDS"], c.windowVar)
+			}
+			if vars["SWARM_MAX_INLINE_COMMENTS"] != c.maxInline {
+				t.Errorf("SWARM_MAX_INLINE_COMMENTS %v, want %v", vars["SWARM_MAX_INLINE_COMMENTS"], c.maxInline)
 			}
 			// The sweeper reconciles comment rows as the same login, over
 			// the same window, and may read that login's secret.
