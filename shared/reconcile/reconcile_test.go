@@ -32,6 +32,7 @@ func (f *fakeRows) Suspects(_ context.Context, _, _, _ time.Time, verifySent boo
 	f.verifyArg = verifySent
 	return f.suspects, nil
 }
+
 // label names a row in the recorded calls: an e-mail by its recipient, a
 // comment by its item.
 func label(k outbox.Ref) string {
