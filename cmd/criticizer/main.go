@@ -9,8 +9,8 @@
 //	criticizer [--stack NAME] resolve JOB_ID --note TEXT             after a replay: verify it succeeded, record the resolution
 //	criticizer [--stack NAME] [--json] job JOB_ID
 //	criticizer [--stack NAME] [--json] outbox JOB_ID                      the job's delivery rows (e-mails, Swarm comments)
-//	criticizer [--stack NAME] outbox requeue JOB_ID RECIPIENT --note TEXT  not delivered: send again on the next run
-//	criticizer [--stack NAME] outbox confirm JOB_ID RECIPIENT --evidence TEXT   delivered (checked by hand): never resend
+//	criticizer [--stack NAME] outbox requeue JOB_ID RECIPIENT|ITEM --note TEXT  not delivered: send again on the next run
+//	criticizer [--stack NAME] outbox confirm JOB_ID RECIPIENT|ITEM --evidence TEXT   delivered (checked by hand): never resend
 //	criticizer [--stack NAME] [--json] outbox reconcile                    rows the reconciler could not settle
 //	criticizer [--stack NAME] outbox reconcile resolve JOB_ID RECIPIENT|ITEM --delivered|--not-delivered --note TEXT
 //	criticizer [--stack NAME] secret rotate webhook|swarm [--overlap 24h]   new caller credential; the old one verifies until then
@@ -389,7 +389,7 @@ func (a *app) outboxCmd(ctx context.Context, args []string) error {
 		action, rest = rest[0], rest[1:]
 	}
 	if (action == "list" && len(rest) != 1) || (action != "list" && len(rest) != 2) {
-		return errors.New("usage: criticizer outbox JOB_ID | outbox requeue JOB_ID RECIPIENT --note TEXT | outbox confirm JOB_ID RECIPIENT --evidence TEXT | outbox reconcile [flags]")
+		return errors.New("usage: criticizer outbox JOB_ID | outbox requeue JOB_ID RECIPIENT|ITEM --note TEXT | outbox confirm JOB_ID RECIPIENT|ITEM --evidence TEXT | outbox reconcile [flags]")
 	}
 	j, err := a.jobs.Get(ctx, rest[0])
 	if err != nil {
@@ -400,11 +400,24 @@ func (a *app) outboxCmd(ctx context.Context, args []string) error {
 		if *note == "" {
 			return errors.New("requeue needs --note (what shows it was not delivered, or the ticket)")
 		}
-		if err := a.rows.Requeue(ctx, deliveryKey(j, rest[1]), job.Now()); err != nil {
+		k, err := rowRef(j, rest[1])
+		if err != nil {
+			return err
+		}
+		if err := a.rows.RequeueRef(ctx, k, job.Now()); err != nil {
 			return err
 		}
 		if err := a.record(ctx, j.ID, "outbox_requeue", rest[1]+"; "+*note); err != nil {
 			return err
+		}
+		if j.State == job.Succeeded {
+			// A comment refused for good does not fail the job: its notify
+			// stage delivers the requeued row on a redelivery (rule OB-5).
+			if err := a.sendRedelivery(ctx, j, *note); err != nil {
+				return fmt.Errorf("%s is pending, but the redelivery to the succeeded job's notify stage could not be sent: %w", rest[1], err)
+			}
+			fmt.Fprintf(a.out, "%s is pending again; a redelivery was sent to the succeeded job's notify stage\n", rest[1])
+			return nil
 		}
 		fmt.Fprintf(a.out, "%s is pending again; replay the job's notify dead letter to send it\n", rest[1])
 		return nil
@@ -412,7 +425,11 @@ func (a *app) outboxCmd(ctx context.Context, args []string) error {
 		if *evidence == "" {
 			return errors.New("confirm needs --evidence (e.g. the provider's message id or a ticket)")
 		}
-		if err := a.rows.Confirm(ctx, deliveryKey(j, rest[1]), *evidence, job.Now()); err != nil {
+		k, err := rowRef(j, rest[1])
+		if err != nil {
+			return err
+		}
+		if err := a.rows.ConfirmRef(ctx, k, *evidence, job.Now()); err != nil {
 			return err
 		}
 		if err := a.record(ctx, j.ID, "outbox_confirm", rest[1]+"; "+*evidence); err != nil {

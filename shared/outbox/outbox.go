@@ -402,7 +402,13 @@ func statusOf(r *Row) string {
 // after fixing the recipient (a permanent failure). A sent row is never
 // requeued: that would e-mail twice.
 func (o *Outbox) Requeue(ctx context.Context, k delivery.Key, now time.Time) error {
-	_, ok, err := o.toPending(ctx, emailID(k), "requeue outbox row", []Status{Sending, Failed}, now)
+	return o.RequeueRef(ctx, emailID(k), now)
+}
+
+// RequeueRef is Requeue for any channel's row: a Swarm comment refused for
+// good (401/403/404) is posted again once the login's rights are fixed.
+func (o *Outbox) RequeueRef(ctx context.Context, k Ref, now time.Time) error {
+	_, ok, err := o.toPending(ctx, k, "requeue outbox row", []Status{Sending, Failed}, now)
 	if err == nil && !ok {
 		return fmt.Errorf("requeue %s: the row is sent, pending already, or missing", k)
 	}
@@ -417,7 +423,13 @@ func (o *Outbox) toPending(ctx context.Context, k Ref, op string, from []Status,
 // Confirm marks an unsent row sent on an operator's word that the provider
 // delivered it (an uncertain send checked by hand), so it is never resent.
 func (o *Outbox) Confirm(ctx context.Context, k delivery.Key, evidence string, now time.Time) error {
-	_, ok, err := o.transition(ctx, emailID(k), "confirm outbox row", "confirm/"+uuid.NewString(),
+	return o.ConfirmRef(ctx, emailID(k), evidence, now)
+}
+
+// ConfirmRef is Confirm for any channel's row (a comment found in the
+// review by hand).
+func (o *Outbox) ConfirmRef(ctx context.Context, k Ref, evidence string, now time.Time) error {
+	_, ok, err := o.transition(ctx, k, "confirm outbox row", "confirm/"+uuid.NewString(),
 		"SET #s = :sent, notification_id = :nid, notified_at = :now, updated_at = :now", []Status{Sending}, "",
 		map[string]types.AttributeValue{":sent": sv(string(Sent)), ":nid": sv("operator-confirmed: " + evidence), ":now": sv(job.FormatTime(now))})
 	if err == nil && !ok {
