@@ -125,7 +125,38 @@ type Fault struct {
 	AfterStore bool
 	// Drop closes the connection without any answer.
 	Drop bool
+	// Hold keeps the request this long before any of the above, whatever
+	// the caller does meanwhile (Swarm's PHP request runs on after the
+	// client gave up); alone, the request is then handled normally: a
+	// create stalled past the caller's timeout is stored late.
+	Hold time.Duration
 }
+
+// String names the fault for reports, e.g. "lost-after-store", "429".
+func (f Fault) String() string {
+	var s string
+	switch {
+	case f.Drop && f.AfterStore:
+		s = "lost-after-store"
+	case f.Drop:
+		s = "reset"
+	case f.Status != 0 && f.AfterStore:
+		s = strconv.Itoa(f.Status) + "-after-store"
+	case f.Status != 0:
+		s = strconv.Itoa(f.Status)
+	}
+	if f.Hold > 0 {
+		if s == "" {
+			return "held"
+		}
+		return "held+" + s
+	}
+	return s
+}
+
+// normal reports whether f, once its hold is over, leaves the request to
+// be handled and answered as usual.
+func (f Fault) normal() bool { return f.Status == 0 && !f.Drop }
 
 // Request is one comments API request the stand-in received.
 type Request struct {
@@ -136,6 +167,8 @@ type Request struct {
 	Form   url.Values
 	User   string // the authenticated login; "" when refused
 	Status int    // the status answered; 0 when the connection was dropped
+	Fault  string // the fault the request met (Fault.String); "" none
+	Remote string // the caller's address
 	At     time.Time
 }
 
@@ -172,6 +205,52 @@ func (s *Server) InjectFault(op Op, faults ...Fault) {
 		s.faults = map[Op][]Fault{}
 	}
 	s.faults[op] = append(s.faults[op], faults...)
+}
+
+// OnFault calls fn with each request that meets a fault, once it has been
+// handled and before its answer is given or lost: what a test makes happen
+// meanwhile (reviewers commenting, say) is there before the caller can look.
+func (s *Server) OnFault(fn func(Request)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.onFault = fn
+}
+
+// Held returns the callers' addresses of the requests held now (Fault.Hold).
+func (s *Server) Held() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for addr, n := range s.held {
+		for range n {
+			out = append(out, addr)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// hold keeps a request for d, or until the server closes.
+func (s *Server) hold(remote string, d time.Duration) {
+	s.mu.Lock()
+	if s.held == nil {
+		s.held = map[string]int{}
+	}
+	s.held[remote]++
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		if s.held[remote]--; s.held[remote] <= 0 {
+			delete(s.held, remote)
+		}
+		s.mu.Unlock()
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-s.closing:
+	}
 }
 
 // Requests returns the comments API requests received, in order.
@@ -244,7 +323,7 @@ func notFound(msg string) answer {
 func (s *Server) commentsAPI(op Op, h func(r *http.Request, user string) answer) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		_ = r.ParseForm() // the body of a POST or PATCH form; a bad one leaves Form empty
-		rec := Request{Op: op, Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(), Form: r.PostForm, At: time.Now()}
+		rec := Request{Op: op, Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(), Form: r.PostForm, Remote: r.RemoteAddr, At: time.Now()}
 		user, ok := s.login(r)
 		if !ok {
 			w.Header().Set("WWW-Authenticate", `Basic realm="swarm"`)
@@ -259,18 +338,34 @@ func (s *Server) commentsAPI(op Op, h func(r *http.Request, user string) answer)
 		if q := s.faults[op]; len(q) > 0 {
 			f, s.faults[op] = &q[0], q[1:]
 		}
+		onFault := s.onFault
 		s.mu.Unlock()
+		if f != nil && f.Hold > 0 {
+			s.hold(r.RemoteAddr, f.Hold)
+		}
 		var a answer
-		if f == nil || f.AfterStore {
+		if f == nil || f.AfterStore || f.normal() {
 			a = h(r, user)
 		}
 		if f != nil {
-			// Recorded first: once the connection drops, the caller may look.
-			if !f.Drop {
+			rec.Fault = f.String()
+			rec.Status = a.status
+			if !f.normal() {
 				rec.Status = f.Status
+				if f.Drop {
+					rec.Status = 0
+				}
 			}
+			// Recorded first: once the connection drops, the caller may look.
 			s.record(rec)
-			s.log.Info("swarm comments fault", "op", op, "status", rec.Status, "after_store", f.AfterStore)
+			s.log.Info("swarm comments fault", "op", op, "fault", rec.Fault, "status", rec.Status)
+			if onFault != nil {
+				onFault(rec)
+			}
+			if f.normal() {
+				writeJSON(w, a.status, a.body) // to a caller that may be gone
+				return
+			}
 			s.answerFault(w, *f)
 			return
 		}
