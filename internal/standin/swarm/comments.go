@@ -168,6 +168,7 @@ type Request struct {
 	User   string // the authenticated login; "" when refused
 	Status int    // the status answered; 0 when the connection was dropped
 	Fault  string // the fault the request met (Fault.String); "" none
+	Listed int    // a list: how many comments its page held
 	Remote string // the caller's address
 	At     time.Time
 }
@@ -205,6 +206,18 @@ func (s *Server) InjectFault(op Op, faults ...Fault) {
 		s.faults = map[Op][]Fault{}
 	}
 	s.faults[op] = append(s.faults[op], faults...)
+}
+
+// ClearFaults drops the faults not served yet and returns how many there were.
+func (s *Server) ClearFaults() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, q := range s.faults {
+		n += len(q)
+	}
+	s.faults = nil
+	return n
 }
 
 // OnFault calls fn with each request that meets a fault, once it has been
@@ -308,14 +321,15 @@ func reviewTopic(id int64) string { return "reviews/" + strconv.FormatInt(id, 10
 type answer struct {
 	status int
 	body   any
+	listed int // a list: the comments on the page
 }
 
 func badRequest(field, msg string) answer {
-	return answer{http.StatusBadRequest, map[string]any{"error": "Bad Request", "details": map[string]string{field: msg}}}
+	return answer{status: http.StatusBadRequest, body: map[string]any{"error": "Bad Request", "details": map[string]string{field: msg}}}
 }
 
 func notFound(msg string) answer {
-	return answer{http.StatusNotFound, map[string]any{"error": msg, "messages": []any{map[string]string{"code": "404", "text": msg}}, "data": nil}}
+	return answer{status: http.StatusNotFound, body: map[string]any{"error": msg, "messages": []any{map[string]string{"code": "404", "text": msg}}, "data": nil}}
 }
 
 // commentsAPI wraps a comments API handler with the login check, faults and
@@ -349,7 +363,7 @@ func (s *Server) commentsAPI(op Op, h func(r *http.Request, user string) answer)
 		}
 		if f != nil {
 			rec.Fault = f.String()
-			rec.Status = a.status
+			rec.Status, rec.Listed = a.status, a.listed
 			if !f.normal() {
 				rec.Status = f.Status
 				if f.Drop {
@@ -369,7 +383,7 @@ func (s *Server) commentsAPI(op Op, h func(r *http.Request, user string) answer)
 			s.answerFault(w, *f)
 			return
 		}
-		rec.Status = a.status
+		rec.Status, rec.Listed = a.status, a.listed
 		s.record(rec)
 		writeJSON(w, a.status, a.body)
 	}
@@ -461,7 +475,7 @@ func (s *Server) listComments(v11 bool) func(r *http.Request, user string) answe
 			for _, c := range page {
 				list = append(list, c.wire())
 			}
-			return answer{http.StatusOK, map[string]any{"error": nil, "messages": []any{}, "data": map[string]any{"comments": list, "lastSeen": last}}}
+			return answer{status: http.StatusOK, body: map[string]any{"error": nil, "messages": []any{}, "data": map[string]any{"comments": list, "lastSeen": last}}, listed: len(page)}
 		}
 		// v9 keys comments by id; an empty set is PHP's empty array, [].
 		var set any = []any{}
@@ -472,7 +486,7 @@ func (s *Server) listComments(v11 bool) func(r *http.Request, user string) answe
 			}
 			set = m
 		}
-		return answer{http.StatusOK, map[string]any{"topic": topic, "comments": set, "lastSeen": last}}
+		return answer{status: http.StatusOK, body: map[string]any{"topic": topic, "comments": set, "lastSeen": last}, listed: len(page)}
 	}
 }
 
@@ -541,7 +555,7 @@ func (s *Server) createComment(r *http.Request, user string) answer {
 		Context: ctx, Silenced: truthy(f.Get("silenceNotification")), Delayed: truthy(f.Get("delayNotification"))})
 	s.mu.Unlock()
 	s.log.Info("swarm comment created", "id", c.ID, "topic", topic, "user", user)
-	return answer{http.StatusOK, map[string]any{"comment": c.wire()}}
+	return answer{status: http.StatusOK, body: map[string]any{"comment": c.wire()}}
 }
 
 // commentContext reads the context[…] fields; nil when there are none. An
@@ -602,7 +616,7 @@ func (s *Server) editComment(r *http.Request, user string) answer {
 		return notFound("Comment does not exist")
 	}
 	if c.User != user {
-		return answer{http.StatusForbidden, map[string]any{"error": "Forbidden", "messages": []any{map[string]string{"code": "403", "text": "Only the author can edit this comment"}}}}
+		return answer{status: http.StatusForbidden, body: map[string]any{"error": "Forbidden", "messages": []any{map[string]string{"code": "403", "text": "Only the author can edit this comment"}}}}
 	}
 	next := *c
 	if st, ok := f["taskState"]; ok {
@@ -628,5 +642,5 @@ func (s *Server) editComment(r *http.Request, user string) answer {
 	}
 	next.Updated = time.Now().Unix()
 	*c = next
-	return answer{http.StatusOK, map[string]any{"comment": c.clone().wire()}}
+	return answer{status: http.StatusOK, body: map[string]any{"comment": c.clone().wire()}}
 }

@@ -212,6 +212,9 @@ func TestListPagination(t *testing.T) {
 			if !slices.IsSortedFunc(got, func(a, b int64) int { return int(b - a) }) {
 				t.Fatalf("page %v is not most recent first", got)
 			}
+			if reqs := s.Requests(); reqs[len(reqs)-1].Listed != len(got) {
+				t.Fatalf("recorded %d comments listed, want %d", reqs[len(reqs)-1].Listed, len(got))
+			}
 		})
 	}
 	if r := c.do("GET", "/api/v9/comments?topic=reviews/885&max=10", "", "", nil); r.status != 401 {
@@ -303,6 +306,14 @@ func TestCommentFaults(t *testing.T) {
 	}
 	if r := c.do("GET", "/api/v11/comments/reviews/885", "criticizer", "t1", nil); r.status != 200 || len(r.doc["data"].(map[string]any)["comments"].([]any)) != 3 {
 		t.Fatalf("list after the fault: %d %v, want the 3 stored comments", r.status, r.doc)
+	}
+	// Faults not served are dropped by ClearFaults.
+	s.InjectFault(OpListComments, Fault{Status: 500}, Fault{Drop: true})
+	if n := s.ClearFaults(); n != 2 {
+		t.Fatalf("ClearFaults dropped %d, want 2", n)
+	}
+	if r := c.do("GET", "/api/v11/comments/reviews/885", "criticizer", "t1", nil); r.status != 200 {
+		t.Fatalf("list after ClearFaults: %d", r.status)
 	}
 }
 
