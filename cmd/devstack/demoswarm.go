@@ -61,7 +61,7 @@ func runSwarmDemo(ctx context.Context, l *devstack.Local, a api) error {
 	if summary != nil {
 		fmt.Printf("\nsummary (the one comment that notifies):\n")
 		for _, line := range strings.Split(visible(summary.Body), "\n") {
-			fmt.Printf("  %s\n", line)
+			fmt.Println(strings.TrimRight("  "+line, " "))
 		}
 	}
 	var runCalls []string
