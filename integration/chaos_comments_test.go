@@ -145,7 +145,7 @@ func (l *lostCreates) settledPastFirstPage(reqs []swarmstandin.Request) (lost, p
 // storedUnanswered reports whether a faulted create stored its comment
 // while its caller got no answer saying so.
 func storedUnanswered(r swarmstandin.Request) bool {
-	return r.Fault == "lost-after-store" || strings.HasSuffix(r.Fault, "-after-store") || strings.HasPrefix(r.Fault, "held")
+	return strings.HasSuffix(r.Fault, "-after-store") || r.Fault == "held"
 }
 
 // swarmKiller kills the notify worker of every create the stand-in holds
