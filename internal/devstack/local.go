@@ -283,7 +283,11 @@ func (l *Local) startSwarm(ctx context.Context, logger *slog.Logger) error {
 		"WebhookFunctionName": {"SWARM_TOKEN_SECRET_ID": tokenArn, "SWARM_URL": base},
 		"FetchFunctionName":   {"SWARM_URL": base, "SWARM_API_SECRET_ID": apiArn},
 		// Findings also as comments on the job's Swarm review (docs/swarm-comments.md).
-		"NotifyFunctionName": {"SWARM_URL": base, "SWARM_API_SECRET_ID": apiArn, "NOTIFY_CHANNELS": "email,swarm-comments"},
+		// The comment window is the least infra accepts (more than 3 × the
+		// client's 10 s timeout): the stand-in stores a held create within
+		// 2 leases (20 s), and a shorter wait keeps the fault suite quick.
+		"NotifyFunctionName": {"SWARM_URL": base, "SWARM_API_SECRET_ID": apiArn, "NOTIFY_CHANNELS": "email,swarm-comments",
+			"SWARM_COMMENT_WINDOW_SECONDS": "31"},
 	} {
 		name := aws.String(l.Outputs[fn])
 		cur, err := lc.GetFunctionConfiguration(ctx, &lambda.GetFunctionConfigurationInput{FunctionName: name})
