@@ -43,11 +43,11 @@ func TestCompare(t *testing.T) {
 		was("a", "//d/a.c", 10), was("b", "//d/b.c", 5), was("c", "//d/c.c", 7),
 	}}
 	for _, tc := range []struct {
-		name                                 string
-		prev                                 *ledger.Version
-		current                              []Current
-		full                                 Coverage
-		wantNil                              bool
+		name                                string
+		prev                                *ledger.Version
+		current                             []Current
+		full                                Coverage
+		wantNil                             bool
 		fresh, open, resolved, notRechecked []string
 	}{
 		{name: "first version: nothing to compare", prev: nil, current: []Current{cur("a", "//d/a.c")}, wantNil: true},
