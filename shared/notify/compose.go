@@ -25,6 +25,7 @@ import (
 
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/rerun"
 )
 
 // Header names Criticizer adds to every review e-mail.
@@ -65,6 +66,10 @@ type Content struct {
 	// Date is the Date header. Zero means job.Now(). It is the only
 	// input not derived from the review, so tests fix it to compare bytes.
 	Date time.Time
+	// Rerun is the comparison with the previous version (package rerun);
+	// nil for a first version, which the e-mail shows as it always has.
+	// On a rerun the findings are grouped new / still open / resolved.
+	Rerun *rerun.Groups
 }
 
 // Message is a composed review e-mail. Rendering it (WriteTo, Bytes) is
@@ -97,7 +102,11 @@ func Compose(k delivery.Key, in Content) (*Message, error) {
 	if date.IsZero() {
 		date = job.Now()
 	}
-	findings := distinct(in.Review.Findings, in.Changeset)
+	current := rerun.Distinct(in.Review.Findings, in.Changeset)
+	findings := make([]domain.Finding, len(current))
+	for i, c := range current {
+		findings[i] = c.Finding
+	}
 	meta := domain.ReadReviewMeta(in.Review.Meta)
 	groups := groupFindings(findings)
 	v := view{
@@ -110,11 +119,14 @@ func Compose(k delivery.Key, in Content) (*Message, error) {
 		Summary:     strings.TrimSpace(in.Review.Summary),
 		Total:       len(findings),
 		Counts:      countLine(groups),
-		Files:       groupByFile(findings, in.Changeset),
+		Files:       groupByFile(findings, in.Changeset, 0),
 		Meta:        meta,
 		Schema:      oneLine(in.Review.SchemaVersion),
 		Prompt:      oneLine(in.Review.PromptVersion),
 		Token:       k.IdempotencyToken(),
+	}
+	if in.Rerun != nil {
+		v.Rerun = rerunOf(in.Rerun, current, in.Changeset)
 	}
 	m := &Message{
 		Key:       k,
