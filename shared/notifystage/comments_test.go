@@ -14,6 +14,7 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/ledger/ledgertest"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/swarm"
 
@@ -96,7 +97,7 @@ type commentRig struct {
 	job    *job.Job
 	now    time.Time
 	window time.Duration
-	ledger *fakeLedger
+	ledger *ledgertest.Memory
 	jobs   fakeJobs
 }
 
@@ -122,7 +123,7 @@ func newCommentRig(t *testing.T) *commentRig {
 	}
 	r := &commentRig{mail: &fakeSender{}, rows: &fakeRows{rows: map[string]*outbox.Row{}}, items: &fakeItemRows{rows: map[string]*outbox.Row{}},
 		swarm: s, now: t0, window: 2 * time.Minute}
-	r.ledger, r.jobs = &fakeLedger{}, fakeJobs{}
+	r.ledger, r.jobs = &ledgertest.Memory{}, fakeJobs{}
 	r.n = &Notify{Ledger: r.ledger, Jobs: r.jobs, Outbox: r.rows, Sender: r.mail, Evidence: &fakeLog{}, Window: 5 * time.Minute, Artifacts: arts, From: "criticizer@example.com",
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return r.now },
 		Comments: &SwarmComments{Rows: r.items, API: client, Window: r.window}}
@@ -435,7 +436,7 @@ func (r *commentRig) putVersion(t *testing.T, version int, fs []domain.Finding, 
 	}
 	j := &job.Job{ID: fmt.Sprint("j-v", version), Changelist: 42, ReviewVersion: version, Recipients: []string{"bob@example.com"},
 		Swarm: &job.SwarmRun{Review: swarmReview}, Artifacts: job.Artifacts{Result: res, Redacted: cs}}
-	r.ledger.record(j, fs, changes) // as the review stage does
+	record(t, r.ledger, j, fs, changes) // as the review stage does
 	r.jobs.put(j)
 	return j
 }

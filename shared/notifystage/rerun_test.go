@@ -10,32 +10,14 @@ import (
 	findingfp "github.com/criticizer/criticizer/shared/finding"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/ledger"
+	"github.com/criticizer/criticizer/shared/ledger/ledgertest"
 	"github.com/criticizer/criticizer/shared/rerun"
 )
 
-// fakeLedger is the rerun ledger in memory: the entries the review stage
-// writes, read back as ledger.Entries.
-type fakeLedger struct {
-	entries []ledger.Version
-	err     error
-}
-
-func (l *fakeLedger) Previous(_ context.Context, t ledger.Thread, version int) (*ledger.Version, error) {
-	if l.err != nil {
-		return nil, l.err
-	}
-	var best *ledger.Version
-	for i, v := range l.entries {
-		if v.Thread == t && v.Version < version && (best == nil || v.Version > best.Version) {
-			best = &l.entries[i]
-		}
-	}
-	return best, nil
-}
-
-// record is what the review stage writes for j: every file reviewed in
-// full, the distinct findings by fingerprint.
-func (l *fakeLedger) record(j *job.Job, fs []domain.Finding, files []domain.FileChange) {
+// record puts what the review stage writes for j in l: every file
+// reviewed in full, the distinct findings by fingerprint.
+func record(t *testing.T, l *ledgertest.Memory, j *job.Job, fs []domain.Finding, files []domain.FileChange) {
+	t.Helper()
 	v := ledger.Version{Thread: ledger.ThreadOf(j), Version: j.ReviewVersion, JobID: j.ID, Change: j.Changelist}
 	for _, f := range files {
 		v.Files = append(v.Files, ledger.File{Path: f.DepotPath, Action: f.Action, FullyReviewed: true})
@@ -43,7 +25,9 @@ func (l *fakeLedger) record(j *job.Job, fs []domain.Finding, files []domain.File
 	for _, c := range rerun.Distinct(fs, &domain.Changeset{Files: files}) {
 		v.Findings = append(v.Findings, ledger.Finding{Fingerprint: c.Fingerprint, File: c.File, Line: c.Line, Severity: c.Severity})
 	}
-	l.entries = append(l.entries, v)
+	if err := l.Put(context.Background(), v); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // withIDs gives findings the ids the review stage's merge gives them
@@ -134,7 +118,8 @@ func TestRerunEmailGroupsWithoutSwarm(t *testing.T) {
 // rather than sending an e-mail that calls a rerun a first version.
 func TestRerunLedgerErrorIsRetried(t *testing.T) {
 	r := newCommentRig(t)
-	r.ledger.err = fmt.Errorf("throttled")
+	r.job.ReviewVersion = 2
+	r.ledger.Inject("previous", fmt.Errorf("throttled"))
 	if _, err := r.process(t); err == nil || len(r.mail.sent) != 0 {
 		t.Fatalf("err %v, %d e-mails; want an error and none sent", err, len(r.mail.sent))
 	}
