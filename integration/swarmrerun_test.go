@@ -68,7 +68,8 @@ func runVersion(t *testing.T, review, change int64, version int) {
 // summary comment, and e-mails; version 2 (one file fixed, one finding new)
 // gets comments only for what is new, the resolved finding's task set to
 // addressed, and an e-mail grouped new / still open / resolved, the resolved
-// finding named by its title.
+// finding named by its title; the model is shown only the changed file (the
+// unchanged one's finding is carried over and still open).
 func TestSwarmReviewRerunAcceptance(t *testing.T) {
 	v1Change := reviewVersionChange(t, map[string]string{rerunCopyC: copyV1, rerunLogC: logC})
 	review := v1Change + 1
@@ -136,6 +137,21 @@ func TestSwarmReviewRerunAcceptance(t *testing.T) {
 		}
 	}
 
+	// The model saw copy.c of version 2 and not log.c, unchanged since version 1.
+	var sawCopy, sawLog bool
+	for _, req := range env.llm.Requests() {
+		for _, m := range req.Messages {
+			if !strings.Contains(m.Content, changeMarker(v2Change)) {
+				continue
+			}
+			sawCopy = sawCopy || strings.Contains(m.Content, rerunCopyC)
+			sawLog = sawLog || strings.Contains(m.Content, rerunLogC)
+		}
+	}
+	if !sawCopy || sawLog {
+		t.Errorf("version 2's prompts: copy.c shown %v (want true), log.c shown %v (want false: unchanged, carried over)", sawCopy, sawLog)
+	}
+
 	mails := mailsFor(v2Change, 2)
 	if len(mails) != 1 {
 		t.Fatalf("version 2: %d e-mails, want 1", len(mails))
@@ -145,6 +161,7 @@ func TestSwarmReviewRerunAcceptance(t *testing.T) {
 		"Since review version 1 (job ", "1 new, 1 still open, 1 resolved, 0 not re-checked.",
 		"NEW (1)", "STILL OPEN (1)", "RESOLVED (1)",
 		"[HIGH] " + rerunCopyC + ":5  Unbounded strcpy\n",
+		"1 unchanged since version 1", // coverage: log.c carried over
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("version 2's e-mail lacks %q:\n%s", want, text)

@@ -162,15 +162,17 @@ func Distinct(fs []domain.Finding, cs *domain.Changeset) []Current {
 }
 
 // FullyReviewed is the coverage a review's meta states for cs: a file of
-// the changeset that was neither skipped nor cut to fit, when the model was
-// called at all. (Files carried over unchanged from a version where they
-// were reviewed in full count as reviewed in full: the review stage does
-// not list them as skipped.)
+// the changeset that was neither skipped nor cut to fit, and either the
+// model was called or the file was carried over unchanged from a version
+// where it was reviewed in full (its findings are that version's, complete).
 func FullyReviewed(cs *domain.Changeset, meta domain.ReviewMeta) Coverage {
 	in := map[string]bool{}
-	if cs != nil && meta.WithoutModel == "" {
+	if cs != nil {
+		carried := cs.Carried()
 		for _, f := range cs.Files {
-			in[f.DepotPath] = true
+			if meta.WithoutModel == "" || carried[f.DepotPath] {
+				in[f.DepotPath] = true
+			}
 		}
 		for _, s := range meta.SkippedFiles {
 			delete(in, s.File)

@@ -112,6 +112,8 @@ func TestFullyReviewed(t *testing.T) {
 	cs := &domain.Changeset{Files: []domain.FileChange{{DepotPath: "//d/a.c"}, {DepotPath: "//d/skip.png"}, {DepotPath: "//d/big.c"}}}
 	meta := domain.ReviewMeta{SkippedFiles: []domain.SkippedFile{{File: "//d/skip.png", Reason: "binary"}},
 		TruncatedFiles: []domain.TruncatedFile{{File: "//d/big.c"}}}
+	carriedCS := &domain.Changeset{Previous: &domain.PreviousReview{Version: 1, JobID: "j1"},
+		Files: []domain.FileChange{{DepotPath: "//d/a.c", CarriedFrom: 1}, {DepotPath: "//d/big.c"}}}
 	for _, tc := range []struct {
 		name string
 		cs   *domain.Changeset
@@ -124,6 +126,8 @@ func TestFullyReviewed(t *testing.T) {
 		{"cut to fit", cs, meta, "//d/big.c", false},
 		{"not in this version", cs, meta, "//d/gone.c", false},
 		{"model not called", cs, domain.ReviewMeta{WithoutModel: "daily budget spent"}, "//d/a.c", false},
+		{"carried over unchanged, model not called", carriedCS, domain.ReviewMeta{WithoutModel: "daily budget spent"}, "//d/a.c", true},
+		{"carried over, the rest not reviewed", carriedCS, domain.ReviewMeta{WithoutModel: "daily budget spent"}, "//d/big.c", false},
 		{"no changeset", nil, meta, "//d/a.c", false},
 	} {
 		if got := FullyReviewed(tc.cs, tc.meta)(tc.file); got != tc.want {
