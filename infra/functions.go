@@ -332,6 +332,7 @@ func newNotifyFunction(f *functionFactory, p functionsProps) awslambda.Function 
 	g.grant(jsii.Strings("dynamodb:GetItem", "dynamodb:UpdateItem"), itemJob, itemOutbox)
 	g.grant(jsii.Strings("dynamodb:PutItem"), itemOutbox)
 	g.grant(jsii.Strings("dynamodb:Query"), itemOutbox, itemDelivery)
+	g.grant(jsii.Strings("dynamodb:Query"), itemLedger) // a rerun's previous version (read only)
 	p.notify.dlq.GrantSendMessages(fn)
 	p.redacted.GrantRead(fn, nil)
 	if cfg.EmailProvider == "ses" {
@@ -517,6 +518,7 @@ const (
 	itemOutbox      = "OUTBOX#"   // shared/outbox: one delivery per recipient
 	itemDelivery    = "DELIVERY#" // shared/evidence: SES events
 	itemBudget      = "BUDGET#"   // shared/store (budget.go): the daily token counter
+	itemLedger      = "LEDGER#"   // shared/ledger: the rerun ledger, one entry per reviewed version
 )
 
 // itemGrants grants one function access to the jobs table, item type by

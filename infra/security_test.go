@@ -121,7 +121,7 @@ func TestTableItemAccess(t *testing.T) {
 				"dynamodb:GetItem":    {"JOB#", "OUTBOX#"},
 				"dynamodb:UpdateItem": {"JOB#", "OUTBOX#"},
 				"dynamodb:PutItem":    {"OUTBOX#"},
-				"dynamodb:Query":      {"DELIVERY#", "OUTBOX#"},
+				"dynamodb:Query":      {"DELIVERY#", "LEDGER#", "OUTBOX#"},
 			},
 			"SweeperFunction": {
 				"dynamodb:GetItem":    {"JOB#", "OUTBOX#"},
@@ -151,6 +151,7 @@ func TestItemPrefixesMatchTheStore(t *testing.T) {
 	for prefix, file := range map[string]string{
 		itemJob: "../shared/store/item.go", itemIdempotency: "../shared/store/item.go", itemChangelist: "../shared/store/item.go",
 		itemOutbox: "../shared/outbox/outbox.go", itemDelivery: "../shared/evidence/evidence.go", itemBudget: "../shared/store/budget.go",
+		itemLedger: "../shared/ledger/store.go",
 	} {
 		b, err := os.ReadFile(filepath.Clean(file))
 		if err != nil {
