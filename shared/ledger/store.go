@@ -38,7 +38,7 @@ const (
 	maxBody = 350 << 10
 )
 
-func partition(t Thread) string { return itemPrefix + t.Kind + "#" + strconv.FormatInt(t.ID, 10) }
+func partition(t Thread) string  { return itemPrefix + t.Kind + "#" + strconv.FormatInt(t.ID, 10) }
 func sortKey(version int) string { return fmt.Sprintf("%s%010d", sortPrefix, version) }
 
 // API is the part of the DynamoDB client the ledger uses.
@@ -231,7 +231,9 @@ func decode(raw []byte) (body, error) {
 }
 
 func sv(s string) types.AttributeValue { return &types.AttributeValueMemberS{Value: s} }
-func nv(n int64) types.AttributeValue  { return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)} }
+func nv(n int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
+}
 
 func num(av types.AttributeValue) (int64, bool) {
 	n, ok := av.(*types.AttributeValueMemberN)
