@@ -156,7 +156,7 @@ func TestSwarmReviewRerunAcceptance(t *testing.T) {
 	if len(mails) != 1 {
 		t.Fatalf("version 2: %d e-mails, want 1", len(mails))
 	}
-	text := textPart(t, mails[0].Raw)
+	text := strings.ReplaceAll(textPart(t, mails[0].Raw), "\r\n", "\n")
 	for _, want := range []string{
 		"Since review version 1 (job ", "1 new, 1 still open, 1 resolved, 0 not re-checked.",
 		"NEW (1)", "STILL OPEN (1)", "RESOLVED (1)",
