@@ -110,6 +110,9 @@ func TestComposeGolden(t *testing.T) {
 func rerunContent(t *testing.T) (delivery.Key, Content) {
 	t.Helper()
 	c := goldenContent()
+	meta := domain.ReadReviewMeta(c.Review.Meta)
+	meta.HiddenByCap = 0 // with findings hidden by the cap, nothing could be called resolved
+	c.Review.Meta = meta.Map()
 	cur := rerun.Distinct(c.Review.Findings, c.Changeset)
 	var sql string
 	for _, f := range cur {
@@ -123,7 +126,7 @@ func rerunContent(t *testing.T) (delivery.Key, Content) {
 		{Fingerprint: "22bb", File: "//depot/app/b.go", Line: 2, Severity: "critical"},
 		{Fingerprint: "33cc", File: "//depot/app/logo.png", Line: 1, Severity: "low"},
 	}}
-	g := rerun.Compare(prev, cur, rerun.FullyReviewed(c.Changeset, domain.ReadReviewMeta(c.Review.Meta)))
+	g := rerun.Compare(prev, cur, rerun.FullyReviewed(c.Changeset, meta))
 	g.Name(domain.ReviewResult{Findings: []domain.Finding{{ID: findingfp.ID("11aa"), Title: "Unchecked <error>"}}})
 	c.Rerun = g
 	k := testKey

@@ -165,9 +165,12 @@ func Distinct(fs []domain.Finding, cs *domain.Changeset) []Current {
 // the changeset that was neither skipped nor cut to fit, and either the
 // model was called or the file was carried over unchanged from a version
 // where it was reviewed in full (its findings are that version's, complete).
+// When the review rules' cap hid findings (HiddenByCap), the result does not
+// list every finding of any file, so a gone fingerprint proves nothing and
+// no file counts.
 func FullyReviewed(cs *domain.Changeset, meta domain.ReviewMeta) Coverage {
 	in := map[string]bool{}
-	if cs != nil {
+	if cs != nil && meta.HiddenByCap == 0 {
 		carried := cs.Carried()
 		for _, f := range cs.Files {
 			if meta.WithoutModel == "" || carried[f.DepotPath] {

@@ -129,6 +129,7 @@ func TestFullyReviewed(t *testing.T) {
 		{"carried over unchanged, model not called", carriedCS, domain.ReviewMeta{WithoutModel: "daily budget spent"}, "//d/a.c", true},
 		{"carried over, the rest not reviewed", carriedCS, domain.ReviewMeta{WithoutModel: "daily budget spent"}, "//d/big.c", false},
 		{"no changeset", nil, meta, "//d/a.c", false},
+		{"findings hidden by the rules' cap: a gone finding may only be hidden", cs, domain.ReviewMeta{HiddenByCap: 2}, "//d/a.c", false},
 	} {
 		if got := FullyReviewed(tc.cs, tc.meta)(tc.file); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
