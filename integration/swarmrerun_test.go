@@ -156,6 +156,9 @@ func TestSwarmReviewRerunAcceptance(t *testing.T) {
 	if len(mails) != 1 {
 		t.Fatalf("version 2: %d e-mails, want 1", len(mails))
 	}
+	if !strings.Contains(mails[0].Subject, "; since v1: 1 new, 1 resolved") {
+		t.Errorf("version 2's subject %q does not say what changed since version 1", mails[0].Subject)
+	}
 	text := strings.ReplaceAll(textPart(t, mails[0].Raw), "\r\n", "\n")
 	for _, want := range []string{
 		"Since review version 1 (job ", "1 new, 1 still open, 1 resolved, 0 not re-checked.",

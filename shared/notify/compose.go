@@ -132,7 +132,7 @@ func Compose(k delivery.Key, in Content) (*Message, error) {
 		Key:       k,
 		From:      from.String(),
 		To:        strings.TrimSpace(k.Recipient),
-		Subject:   subject(k, groups, len(findings), v.Description, meta),
+		Subject:   subject(k, groups, len(findings), v.Description, meta, v.Rerun),
 		MessageID: k.MessageID(from.Address[strings.LastIndexByte(from.Address, '@')+1:]),
 		JobID:     v.JobID,
 		Date:      date,
@@ -300,8 +300,9 @@ func countLine(gs []group) string {
 
 // subject is e.g. "[Criticizer] CL 12345 v1: 3 findings (1 high) - Fix login".
 // Only critical and high are counted in the subject: they are what decides
-// whether the reader opens the mail now.
-func subject(k delivery.Key, gs []group, total int, desc string, meta domain.ReviewMeta) string {
+// whether the reader opens the mail now. A rerun adds what changed since the
+// version it was compared with ("; since v1: 1 new, 2 resolved").
+func subject(k delivery.Key, gs []group, total int, desc string, meta domain.ReviewMeta, rr *rerunView) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[Criticizer] CL %d v%d: ", k.Changelist, k.ReviewVersion)
 	switch total {
@@ -324,6 +325,9 @@ func subject(k delivery.Key, gs []group, total int, desc string, meta domain.Rev
 	if meta.Coverage() != "" && !meta.Complete() {
 		// Never a clean bill for a review that did not see everything.
 		fmt.Fprintf(&b, " [partial: %d of %d files reviewed]", meta.FilesReviewed, meta.FilesTotal)
+	}
+	if rr != nil {
+		fmt.Fprintf(&b, "; since v%d: %d new, %d resolved", rr.Previous, rr.NNew, len(rr.Resolved))
 	}
 	if desc != "" {
 		if utf8.RuneCountInString(desc) > maxSubjectSuffix {

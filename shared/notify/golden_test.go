@@ -144,6 +144,9 @@ func TestComposeRerunGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	goldenCheck(t, m, "email.rerun")
+	if want := "[Criticizer] CL 12345 v2: 3 findings (1 high) [partial: 2 of 5 files reviewed]; since v1: 2 new, 2 resolved - Fix login bug"; m.Subject != want {
+		t.Errorf("Subject = %q, want %q", m.Subject, want)
+	}
 	// What a reader must see, so an -update cannot pin a regression.
 	text := m.Text
 	for _, want := range []string{
