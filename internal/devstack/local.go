@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	smtypes "github.com/aws/aws-sdk-go-v2/service/secretsmanager/types"
 	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 
 	llmstandin "github.com/criticizer/criticizer/internal/standin/llm"
@@ -252,7 +253,18 @@ func (l *Local) startSwarm(ctx context.Context, logger *slog.Logger) error {
 	}
 	sm := secretsmanager.NewFromConfig(l.AWS)
 	put := func(name, value string) (string, error) {
-		out, err := sm.CreateSecret(ctx, &secretsmanager.CreateSecretInput{Name: aws.String(l.StackName + "-" + name), SecretString: aws.String(value)})
+		id := aws.String(l.StackName + "-" + name)
+		out, err := sm.CreateSecret(ctx, &secretsmanager.CreateSecretInput{Name: id, SecretString: aws.String(value)})
+		var exists *smtypes.ResourceExistsException
+		if errors.As(err, &exists) {
+			// The SDK retried a create whose first answer was lost (a
+			// loaded emulator): the secret is ours; give it this value.
+			put, perr := sm.PutSecretValue(ctx, &secretsmanager.PutSecretValueInput{SecretId: id, SecretString: aws.String(value)})
+			if perr != nil {
+				return "", perr
+			}
+			return aws.ToString(put.ARN), nil
+		}
 		if err != nil {
 			return "", err
 		}
