@@ -254,6 +254,8 @@ func newFetchFunction(f *functionFactory, p functionsProps, p4Layer awslambda.La
 		sec.swarmAPI.GrantRead(fn, nil)
 	}
 	f.items(fn, p).grant(jsii.Strings("dynamodb:GetItem", "dynamodb:UpdateItem"), itemJob)
+	// The rerun ledger's previous version: which files are unchanged.
+	f.items(fn, p).grant(jsii.Strings("dynamodb:Query"), itemLedger)
 	p.llm.queue.GrantSendMessages(fn)
 	p.fetch.dlq.GrantSendMessages(fn)
 	// Only the changeset artifacts it writes (shared/fetchstage).
@@ -290,6 +292,9 @@ func newReviewFunction(f *functionFactory, p functionsProps) awslambda.Function 
 	}
 	fn := f.newFn(fnSpec{id: "ReviewFunction", asset: "review", memory: 512, timeout: cfg.ReviewTimeoutSeconds, env: env, extra: []map[string]*string{f.redaction, cfg.llmEnv()}})
 	f.items(fn, p).grant(jsii.Strings("dynamodb:GetItem", "dynamodb:UpdateItem"), itemJob, itemBudget)
+	// It records each reviewed version in the rerun ledger (and reads the
+	// previous version's job, above, for the findings it carries over).
+	f.items(fn, p).grant(jsii.Strings("dynamodb:PutItem"), itemLedger)
 	p.notify.queue.GrantSendMessages(fn)
 	p.llm.dlq.GrantSendMessages(fn)
 	p.redacted.GrantRead(fn, nil)
@@ -331,7 +336,7 @@ func newNotifyFunction(f *functionFactory, p functionsProps) awslambda.Function 
 	g := f.items(fn, p)
 	g.grant(jsii.Strings("dynamodb:GetItem", "dynamodb:UpdateItem"), itemJob, itemOutbox)
 	g.grant(jsii.Strings("dynamodb:PutItem"), itemOutbox)
-	g.grant(jsii.Strings("dynamodb:Query"), itemOutbox, itemDelivery)
+	g.grant(jsii.Strings("dynamodb:Query"), itemOutbox, itemDelivery, itemLedger) // LEDGER#: reruns grouped new / still open / resolved
 	p.notify.dlq.GrantSendMessages(fn)
 	p.redacted.GrantRead(fn, nil)
 	if cfg.EmailProvider == "ses" {
@@ -517,6 +522,7 @@ const (
 	itemOutbox      = "OUTBOX#"   // shared/outbox: one delivery per recipient
 	itemDelivery    = "DELIVERY#" // shared/evidence: SES events
 	itemBudget      = "BUDGET#"   // shared/store (budget.go): the daily token counter
+	itemLedger      = "LEDGER#"   // shared/ledger: what each reviewed version held and found
 )
 
 // itemGrants grants one function access to the jobs table, item type by

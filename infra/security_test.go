@@ -105,7 +105,7 @@ func tableAccess(t *testing.T, m map[string]any, fnID string) map[string][]strin
 // needs, each only on the item types it touches (rule IAM-1). The emulator
 // does not enforce IAM, so this test is the proof.
 func TestTableItemAccess(t *testing.T) {
-	for _, env := range []string{"local", "prod"} {
+	for _, env := range []string{"local", "dev", "staging", "prod"} {
 		_, m := synth(t, checkedInContext(t, env, map[string]any{"emailProvider": "ses", "sesConfigurationSet": "criticizer-" + env}))
 		want := map[string]map[string][]string{
 			// Internet-facing: writes only what it creates, reads only what /jobs/{id} shows.
@@ -115,13 +115,14 @@ func TestTableItemAccess(t *testing.T) {
 				"dynamodb:GetItem":    {"CL#", "IDEM#", "JOB#"},
 				"dynamodb:Query":      {"OUTBOX#"},
 			},
-			"FetchFunction":  {"dynamodb:GetItem": {"JOB#"}, "dynamodb:UpdateItem": {"JOB#"}},
-			"ReviewFunction": {"dynamodb:GetItem": {"BUDGET#", "JOB#"}, "dynamodb:UpdateItem": {"BUDGET#", "JOB#"}}, // BUDGET#: the daily token counter
+			// LEDGER#: the rerun ledger; fetch and notify read it, only review writes it.
+			"FetchFunction":  {"dynamodb:GetItem": {"JOB#"}, "dynamodb:UpdateItem": {"JOB#"}, "dynamodb:Query": {"LEDGER#"}},
+			"ReviewFunction": {"dynamodb:GetItem": {"BUDGET#", "JOB#"}, "dynamodb:UpdateItem": {"BUDGET#", "JOB#"}, "dynamodb:PutItem": {"LEDGER#"}}, // BUDGET#: the daily token counter
 			"NotifyFunction": {
 				"dynamodb:GetItem":    {"JOB#", "OUTBOX#"},
 				"dynamodb:UpdateItem": {"JOB#", "OUTBOX#"},
 				"dynamodb:PutItem":    {"OUTBOX#"},
-				"dynamodb:Query":      {"DELIVERY#", "OUTBOX#"},
+				"dynamodb:Query":      {"DELIVERY#", "LEDGER#", "OUTBOX#"},
 			},
 			"SweeperFunction": {
 				"dynamodb:GetItem":    {"JOB#", "OUTBOX#"},
@@ -151,6 +152,7 @@ func TestItemPrefixesMatchTheStore(t *testing.T) {
 	for prefix, file := range map[string]string{
 		itemJob: "../shared/store/item.go", itemIdempotency: "../shared/store/item.go", itemChangelist: "../shared/store/item.go",
 		itemOutbox: "../shared/outbox/outbox.go", itemDelivery: "../shared/evidence/evidence.go", itemBudget: "../shared/store/budget.go",
+		itemLedger: "../shared/ledger/store.go",
 	} {
 		b, err := os.ReadFile(filepath.Clean(file))
 		if err != nil {

@@ -6,11 +6,13 @@ package integration
 // AWS-side faults from the proxy every function's AWS calls go through
 // (lost answers to applied writes, resets, throttling, delays, the calling
 // process SIGKILLed mid-request), p4 faults in each changelist's fixture,
-// and LLM/SMTP stand-in faults — and the outcome is judged against the
+// and LLM/SMTP/Swarm stand-in faults — and the outcome is judged against the
 // spec's invariants: every job ends succeeded or failed with a dead letter,
 // each (changelist, recipient, version) is e-mailed exactly once (none only
-// when dead-lettered), nobody else is e-mailed, no secret is stored or
-// logged, and replaying every dead letter twice changes nothing.
+// when dead-lettered), nobody else is e-mailed, each finding and summary of
+// a Swarm review is commented exactly once (chaos_comments_test.go), no
+// secret is stored or logged, and replaying every dead letter twice changes
+// nothing.
 //
 //	make chaos SEEDS=1,2,3 JOBS=40    any size (CHAOS_SEEDS, CHAOS_JOBS)
 //	make test                          the fixed seeds below
@@ -19,10 +21,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -33,6 +37,7 @@ import (
 	"github.com/criticizer/criticizer/internal/faultproxy"
 	llmstandin "github.com/criticizer/criticizer/internal/standin/llm"
 	smtpstandin "github.com/criticizer/criticizer/internal/standin/smtp"
+	swarmstandin "github.com/criticizer/criticizer/internal/standin/swarm"
 	"github.com/criticizer/criticizer/shared/dlq"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/job"
@@ -89,6 +94,10 @@ type chaosJob struct {
 	forced     faultproxy.Rule
 	final      *job.Job
 	deadLetter bool
+	// A Swarm-sourced review (0: a signed webhook's job): its findings are
+	// posted as comments on review, and run is its test run.
+	review int64
+	run    swarmstandin.Run
 }
 
 // The AWS faults every job may meet by chance (rates per request).
@@ -132,7 +141,12 @@ type chaosReport struct {
 	smtpKills                                  int
 	killsMissed                                int
 	replayed                                   int
-	problems                                   []string
+	// Swarm comments (chaos_comments_test.go).
+	swarmJobs, comments, commentDuplicates, commentsMissing int
+	swarmFaults                                             map[string]int
+	swarmKills                                              int
+	lostCreates, lostCreatesPaged                           int // creates stored with their answer lost; of them, settled by a lookup past page 1
+	problems                                                []string
 }
 
 func (r *chaosReport) problem(format string, args ...any) {
@@ -144,20 +158,27 @@ func (r *chaosReport) String() string {
 	for _, s := range []smtpstandin.Stage{smtpstandin.StageMail, smtpstandin.StageRcpt, smtpstandin.StageData} {
 		smtp = append(smtp, fmt.Sprintf("%s=%d", s, r.smtpFaults[s]))
 	}
-	return fmt.Sprintf("chaos: jobs=%d succeeded=%d failed(dead-lettered)=%d emails=%d | faults: aws[%s] (kills that found no bootstrap: %d) p4=%d llm=%d smtp[%s] smtp-worker-killed=%d | jobs-without-fault=%d forced-fault-off-path=%d dead-letters-replayed-twice=%d | duplicates=%d lost=%d leaks=%d strangers-emailed=%d",
-		r.jobs, r.succeeded, r.failed, r.emails, faultproxy.Format(r.proxyFaults), r.killsMissed, r.p4Faults, r.llmFaults, strings.Join(smtp, " "), r.smtpKills,
-		r.jobsWithoutFault, r.forcedOffPath, r.replayed, r.duplicates, r.lost, r.leaks, r.strangers)
+	var sw []string
+	for _, k := range slices.Sorted(maps.Keys(r.swarmFaults)) {
+		sw = append(sw, fmt.Sprintf("%s=%d", strings.TrimPrefix(k, "comments."), r.swarmFaults[k]))
+	}
+	return fmt.Sprintf("chaos: jobs=%d (swarm reviews=%d) succeeded=%d failed(dead-lettered)=%d emails=%d comments=%d | faults: aws[%s] (kills that found no bootstrap: %d) p4=%d llm=%d smtp[%s] smtp-worker-killed=%d swarm[%s] swarm-worker-killed=%d lost-creates-settled-past-page-1=%d/%d | jobs-without-fault=%d forced-fault-off-path=%d dead-letters-replayed-twice=%d | duplicates=%d lost=%d leaks=%d strangers-emailed=%d duplicate-comments=%d missing-comments=%d",
+		r.jobs, r.swarmJobs, r.succeeded, r.failed, r.emails, r.comments, faultproxy.Format(r.proxyFaults), r.killsMissed, r.p4Faults, r.llmFaults, strings.Join(smtp, " "), r.smtpKills,
+		strings.Join(sw, " "), r.swarmKills, r.lostCreatesPaged, r.lostCreates,
+		r.jobsWithoutFault, r.forcedOffPath, r.replayed, r.duplicates, r.lost, r.leaks, r.strangers, r.commentDuplicates, r.commentsMissing)
 }
 
 // TestChaos runs every seed's batch of jobs under its fault plan and judges
 // the outcome. The counts are printed (and written to $CHAOS_REPORT).
 func TestChaos(t *testing.T) {
 	seeds, jobs := chaosSettings(t)
-	total := &chaosReport{proxyFaults: map[faultproxy.Kind]int{}, smtpFaults: map[smtpstandin.Stage]int{}}
+	total := &chaosReport{proxyFaults: map[faultproxy.Kind]int{}, smtpFaults: map[smtpstandin.Stage]int{}, swarmFaults: map[string]int{}}
 	t.Cleanup(func() {
 		env.proxy.SetDecider(nil)
 		env.llm.Reset()
 		env.smtp.Reset()
+		env.local.Swarm.OnFault(nil)
+		env.local.Swarm.ClearFaults()
 	})
 	for _, seed := range seeds {
 		r := runChaosSeed(t, seed, jobs)
@@ -177,6 +198,16 @@ func TestChaos(t *testing.T) {
 		total.replayed += r.replayed
 		total.smtpKills += r.smtpKills
 		total.killsMissed += r.killsMissed
+		total.swarmJobs += r.swarmJobs
+		total.comments += r.comments
+		total.commentDuplicates += r.commentDuplicates
+		total.commentsMissing += r.commentsMissing
+		total.swarmKills += r.swarmKills
+		total.lostCreates += r.lostCreates
+		total.lostCreatesPaged += r.lostCreatesPaged
+		for k, v := range r.swarmFaults {
+			total.swarmFaults[k] += v
+		}
 		for k, v := range r.proxyFaults {
 			total.proxyFaults[k] += v
 		}
@@ -197,6 +228,9 @@ func TestChaos(t *testing.T) {
 	if total.jobsWithoutFault > 0 {
 		t.Errorf("%d jobs met no injected fault: the plan does not cover every job", total.jobsWithoutFault)
 	}
+	if total.swarmJobs > 0 && total.lostCreatesPaged == 0 {
+		t.Errorf("no create whose answer was lost was settled by a lookup past the first page of comments: the plan does not cover it")
+	}
 }
 
 func runChaosSeed(t *testing.T, seed int64, n int) *chaosReport {
@@ -206,6 +240,7 @@ func runChaosSeed(t *testing.T, seed int64, n int) *chaosReport {
 	logStart := fileSize(env.local.Emulator.LogFile)
 	eventsBefore := len(env.proxy.Events())
 	smtpBefore := env.smtp.Served()
+	swarmBefore := len(env.local.Swarm.Requests())
 
 	// The plan: chance faults for every job, one sure fault per job.
 	plan := &faultproxy.Plan{Seed: seed, Rules: chaosRules, Jobs: map[int][]faultproxy.Rule{}, MaxPerJob: 3}
@@ -223,7 +258,14 @@ func runChaosSeed(t *testing.T, seed int64, n int) *chaosReport {
 		case rng.IntN(3) == 0:
 			f := p4Faults[rng.IntN(len(p4Faults))]
 			j.p4Fault = fmt.Sprint(f["command"])
-			j.cl = newChangeWith(t, 12345, func(fx map[string]any) { fx["faults"] = []any{f} })
+			mutate := func(fx map[string]any) { fx["faults"] = []any{f} }
+			if swarmChaosJob(i) {
+				newSwarmChaosChange(t, rng, j, mutate)
+			} else {
+				j.cl = newChangeWith(t, 12345, mutate)
+			}
+		case swarmChaosJob(i):
+			newSwarmChaosChange(t, rng, j, nil)
 		default:
 			j.cl = newChange(t, 12345)
 		}
@@ -271,8 +313,23 @@ func runChaosSeed(t *testing.T, seed int64, n int) *chaosReport {
 		}
 	}
 
+	// Swarm comment posts meet the stand-in's faults; reviewers comment
+	// while a lost create's answer is missing.
+	swarmJobs := 0
+	for _, j := range jobs {
+		if j.review != 0 {
+			swarmJobs++
+		}
+	}
+	if swarmJobs > 0 {
+		queueSwarmFaults(rng, swarmJobs)
+	}
+	lost := reviewersMeanwhile()
+	swKiller := &swarmKiller{killed: map[string]bool{}}
+
 	// The case behind issue 8's duplicate e-mails: while the SMTP server
-	// holds a message after the final dot, its worker dies.
+	// holds a message after the final dot, its worker dies; so does the
+	// notify worker whose comment the Swarm stand-in holds.
 	stopKiller := make(chan struct{})
 	killerDone := make(chan int)
 	go func() {
@@ -286,6 +343,7 @@ func runChaosSeed(t *testing.T, seed int64, n int) *chaosReport {
 				return
 			case <-tick.C:
 			}
+			swKiller.tick()
 			if env.smtp.Held() == 0 {
 				continue
 			}
@@ -303,12 +361,21 @@ func runChaosSeed(t *testing.T, seed int64, n int) *chaosReport {
 	// Submit the batch; each job is registered with the proxy the moment
 	// its id is known.
 	for _, j := range jobs {
-		resp := postWebhook(t, map[string]any{"changelist_id": j.cl, "review_version": 1, "idempotency_key": fmt.Sprintf("chaos-%d-%d-%d", seed, j.n, j.cl), "recipients": j.requested})
+		var resp apiResponse
+		if j.review != 0 {
+			resp = swarmPost(t, j.cl, j.run, "shelved") // as Swarm sends it: the bearer token, the documented body
+		} else {
+			resp = postWebhook(t, map[string]any{"changelist_id": j.cl, "review_version": 1, "idempotency_key": fmt.Sprintf("chaos-%d-%d-%d", seed, j.n, j.cl), "recipients": j.requested})
+		}
 		if resp.Status != 202 {
 			t.Fatalf("webhook for job %d: %d %s", j.n, resp.Status, resp.Body)
 		}
 		j.id = resp.Decoded["job_id"].(string)
-		env.proxy.Register(j.n, j.id, fmt.Sprintf("OUTBOX#%d#", j.cl))
+		tokens := []string{j.id, fmt.Sprintf("OUTBOX#%d#", j.cl)}
+		if j.review != 0 {
+			tokens = append(tokens, fmt.Sprintf("OUTBOX#SWARM#%d\"", j.review)) // the review's comment rows
+		}
+		env.proxy.Register(j.n, tokens...)
 	}
 
 	// Wait for every job to settle and for the SMTP server to hold nothing
@@ -317,6 +384,7 @@ func runChaosSeed(t *testing.T, seed int64, n int) *chaosReport {
 	env.proxy.SetDecider(nil)
 	close(stopKiller)
 	r.smtpKills = <-killerDone
+	r.swarmKills = swKiller.kills
 	waitHeld(t)
 
 	r.judge(t, jobs, seed)
@@ -348,10 +416,17 @@ func runChaosSeed(t *testing.T, seed int64, n int) *chaosReport {
 	for st, v := range env.smtp.Served() {
 		r.smtpFaults[st] = v - smtpBefore[st]
 	}
+	swarmReqs := env.local.Swarm.Requests()[swarmBefore:]
+	swarmByKind, swarmByReview := swarmFaultsMet(swarmReqs)
+	r.swarmFaults = swarmByKind
 	for _, j := range jobs {
 		p4 := p4Served(j.cl)
 		r.p4Faults += p4
-		if byJob[j.n]+p4+llmByCL[j.cl] > 0 {
+		met := byJob[j.n] + p4 + llmByCL[j.cl]
+		if j.review != 0 {
+			met += swarmByReview[j.review]
+		}
+		if met > 0 {
 			continue
 		}
 		// Coverage counts the faults the job did meet on the path it took.
@@ -375,7 +450,14 @@ func runChaosSeed(t *testing.T, seed int64, n int) *chaosReport {
 
 	// Replay every dead letter twice, faults off: nothing may change for
 	// succeeded jobs, nobody may get a second e-mail, every job settles again.
+	env.local.Swarm.ClearFaults()
 	r.replayTwice(t, jobs)
+
+	// Comments are judged once every job has settled for good (a job
+	// dead-lettered at notify may post the rest of them on replay).
+	env.local.Swarm.OnFault(nil)
+	storedLost, paged := lost.settledPastFirstPage(env.local.Swarm.Requests()[swarmBefore:])
+	r.judgeComments(t, jobs, storedLost, paged)
 	return r
 }
 
@@ -404,14 +486,15 @@ func waitSettled(t *testing.T, jobs []*chaosJob, limit time.Duration) {
 	}
 }
 
-// waitHeld waits until the SMTP stand-in holds no stalled transaction: a
-// held message may still be accepted, so counting before would miss it.
+// waitHeld waits until the SMTP stand-in holds no stalled transaction and
+// the Swarm stand-in no held request: a held message may still be accepted,
+// a held comment still stored, so counting before would miss it.
 func waitHeld(t *testing.T) {
 	t.Helper()
 	deadline := time.Now().Add(env.lease + 30*time.Second)
-	for env.smtp.Held() > 0 {
+	for env.smtp.Held() > 0 || len(env.local.Swarm.Held()) > 0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("the SMTP stand-in still holds %d transactions", env.smtp.Held())
+			t.Fatalf("the SMTP stand-in still holds %d transactions, the Swarm stand-in %d requests", env.smtp.Held(), len(env.local.Swarm.Held()))
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -580,9 +663,10 @@ func (r *chaosReport) replayTwice(t *testing.T, jobs []*chaosJob) {
 	t.Helper()
 	ctx := context.Background()
 	type snapshot struct {
-		state  job.State
-		mails  int
-		byRcpt map[string]int
+		state    job.State
+		mails    int
+		byRcpt   map[string]int
+		comments int // a Swarm review's comments by the service
 	}
 	before := map[string]snapshot{}
 	for _, j := range jobs {
@@ -591,6 +675,9 @@ func (r *chaosReport) replayTwice(t *testing.T, jobs []*chaosJob) {
 			for rc, ms := range mailsByRecipient(j.cl) {
 				snap.mails += len(ms)
 				snap.byRcpt[rc] = len(ms)
+			}
+			if j.review != 0 {
+				snap.comments = len(ourCommentsOn(j.review))
 			}
 			before[j.id] = snap
 		}
@@ -643,6 +730,9 @@ func (r *chaosReport) replayTwice(t *testing.T, jobs []*chaosJob) {
 		}
 		if b.state == job.Succeeded && (j.final.State != job.Succeeded || n != b.mails) {
 			r.problem("replaying dead letters changed succeeded job %d: state %s, %d e-mails (was %d)", j.n, j.final.State, n, b.mails)
+		}
+		if c := len(ourCommentsOn(j.review)); j.review != 0 && b.state == job.Succeeded && c != b.comments {
+			r.problem("replaying dead letters changed succeeded job %d's review %d: %d comments (was %d)", j.n, j.review, c, b.comments)
 		}
 		if !j.final.Terminal() {
 			r.lost++

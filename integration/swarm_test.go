@@ -19,35 +19,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/criticizer/criticizer/internal/devstack"
 	llmstandin "github.com/criticizer/criticizer/internal/standin/llm"
 	swarmstandin "github.com/criticizer/criticizer/internal/standin/swarm"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/envelope"
 	"github.com/criticizer/criticizer/shared/job"
 )
-
-// swarmTemplate is the test definition body docs/perforce-and-swarm.md gives
-// users to copy: the suite sends exactly that, so the documented setup is the
-// tested one.
-func swarmTemplate(t *testing.T) string {
-	t.Helper()
-	root, err := devstack.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(filepath.Join(root, "docs", "perforce-and-swarm.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, `{"changelist_id":"{change}"`) && strings.Contains(line, `"{update}"`) {
-			return line
-		}
-	}
-	t.Fatal("docs/perforce-and-swarm.md has no Swarm test definition body")
-	return ""
-}
 
 // swarmRun sets up a Swarm review of a fresh copy of the pending change 12348
 // (shelved files, owned by Swarm's service user), authored by bob, and starts
@@ -65,8 +42,10 @@ func swarmRun(t *testing.T) (cl int64, run swarmstandin.Run) {
 // substituted JSON body, POSTed with its static Authorization header only.
 func swarmPost(t *testing.T, cl int64, run swarmstandin.Run, status string) apiResponse {
 	t.Helper()
-	def := swarmstandin.TestDefinition{URL: env.apiURL + "/webhooks/changelist", Body: swarmTemplate(t),
-		Headers: map[string]string{"Authorization": "Bearer " + env.local.SwarmToken}}
+	def, err := env.local.SwarmTestDefinition() // the one docs/perforce-and-swarm.md gives users
+	if err != nil {
+		t.Fatal(err)
+	}
 	out, err := env.local.Swarm.RunTest(context.Background(), def, run, cl, status)
 	if err != nil {
 		t.Fatal(err)

@@ -167,6 +167,13 @@ func TestRerunRules(t *testing.T) {
 	if len(mailsFor(cl, 2)) != 1 || len(mailsFor(cl, 3)) != 1 || len(mailsFor(cl, 1)) != 0 {
 		t.Fatalf("e-mails per version: v1 %d, v2 %d, v3 %d; want 0, 1, 1", len(mailsFor(cl, 1)), len(mailsFor(cl, 2)), len(mailsFor(cl, 3)))
 	}
+	// Version 3 of the same code, e-mail only: compared with version 2, every finding still open.
+	if s := mailsFor(cl, 3)[0].Subject; !strings.Contains(s, "; since v2: 0 new, 0 resolved") {
+		t.Errorf("version 3's subject %q: want it compared with version 2", s)
+	}
+	if text := textPart(t, mailsFor(cl, 3)[0].Raw); !strings.Contains(text, "STILL OPEN (") || strings.Contains(text, "NEW (") {
+		t.Errorf("version 3's e-mail is not grouped as still open:\n%s", text)
+	}
 }
 
 type crashingQueue struct{}

@@ -26,7 +26,8 @@ const (
 )
 
 // demo starts the local environment, sends the sample webhook through API
-// Gateway, follows the job and prints the e-mails it produced.
+// Gateway, follows the job and prints the e-mails it produced; then runs a
+// Swarm review's test run and prints the comments Swarm received.
 func demo(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("demo", flag.ExitOnError)
 	port := fs.Int("port", 0, "emulator port on 127.0.0.1 (0 picks a free one)")
@@ -183,7 +184,7 @@ func runDemo(ctx context.Context, l *devstack.Local, body []byte, hook webhook.R
 	case len(mails) == 0:
 		return fmt.Errorf("job %s succeeded but the SMTP stand-in received no e-mail for CL %d v%d: %s", id, hook.ChangelistID, hook.ReviewVersion, st.stages())
 	}
-	return nil
+	return runSwarmDemo(ctx, l, a)
 }
 
 // followJob polls GET /jobs/{id} until the job ends, printing each change of

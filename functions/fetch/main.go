@@ -16,6 +16,7 @@ import (
 	"github.com/criticizer/criticizer/shared/coldstart"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/fetchstage"
+	"github.com/criticizer/criticizer/shared/ledger"
 	"github.com/criticizer/criticizer/shared/p4"
 	"github.com/criticizer/criticizer/shared/queue"
 	"github.com/criticizer/criticizer/shared/redact"
@@ -50,11 +51,13 @@ func main() {
 	coldstart.Must(env, err)
 
 	s3 := artifacts.NewS3Client(env.AWS)
-	jobs := store.New(dynamodb.NewFromConfig(env.AWS), env.Config.JobsTable)
+	ddb := dynamodb.NewFromConfig(env.AWS)
+	jobs := store.New(ddb, env.Config.JobsTable)
 	queues := queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs)
 	reporter := swarm.NewReporter(jobs, env.Log)
 	proc := &fetchstage.Fetch{P4: fetcher, Redactor: red, Log: env.Log, Swarm: reporter, Rules: fetcher, Recipients: set.Recipients, Metrics: env.Metrics,
-		Raw: artifacts.New(s3, env.Config.RawBucket), Redacted: artifacts.New(s3, env.Config.RedactedBkt)}
+		Raw: artifacts.New(s3, env.Config.RawBucket), Redacted: artifacts.New(s3, env.Config.RedactedBkt),
+		Ledger: ledger.NewStore(ddb, env.Config.JobsTable)} // reads the previous version: unchanged files are carried over
 	if set.Swarm.URL != "" && set.Swarm.APISecretID != "" {
 		proc.Users = fetcher
 		proc.Reviews = &swarm.Client{BaseURL: set.Swarm.URL, Credentials: swarm.SecretCredentials(sm, set.Swarm.APISecretID)}

@@ -16,6 +16,7 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/evidence"
 	"github.com/criticizer/criticizer/shared/jobpage"
+	"github.com/criticizer/criticizer/shared/ledger"
 	"github.com/criticizer/criticizer/shared/notify"
 	"github.com/criticizer/criticizer/shared/notifystage"
 	"github.com/criticizer/criticizer/shared/outbox"
@@ -42,7 +43,10 @@ func main() {
 		From: set.Evidence.From, Log: env.Log, Swarm: reporter, Window: set.Evidence.Window,
 		Artifacts: artifacts.New(artifacts.NewS3Client(env.AWS), env.Config.RedactedBkt),
 		HTML:      true, SwarmLinks: set.SwarmLinks, // HTML + text alternatives; Swarm review link when known
-		Recipients: set.Recipients, Metrics: env.Metrics}
+		Recipients: set.Recipients, Metrics: env.Metrics,
+		// A rerun is compared with the previous version's ledger entry, and
+		// names what it resolved from that version's job result.
+		Ledger: ledger.NewStore(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention), Jobs: jobs}
 	if set.JobPage.SecretID != "" {
 		n.JobPage = &jobpage.Links{Key: &jobpage.Key{Secrets: secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL), SecretID: set.JobPage.SecretID}, Base: set.JobPage.BaseURL}
 	}

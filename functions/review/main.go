@@ -17,6 +17,7 @@ import (
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/coldstart"
 	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/ledger"
 	"github.com/criticizer/criticizer/shared/llm"
 	"github.com/criticizer/criticizer/shared/llm/bedrock"
 	"github.com/criticizer/criticizer/shared/queue"
@@ -70,11 +71,16 @@ func main() {
 	guard, err := redact.New(set.Redaction)
 	coldstart.Must(env, err)
 
-	jobs := store.New(dynamodb.NewFromConfig(env.AWS), env.Config.JobsTable)
+	ddb := dynamodb.NewFromConfig(env.AWS)
+	jobs := store.New(ddb, env.Config.JobsTable)
 	queues := queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs)
 	proc := &reviewstage.Review{Redacted: artifacts.New(artifacts.NewS3Client(env.AWS), env.Config.RedactedBkt), Guard: guard,
 		LLM: limited, Model: cfg.Model, Budget: set.Budget, Rollout: set.Rollout, Parallelism: set.Parallelism, TokensPerMinute: set.TokensPerMinute,
 		AllowPromptPatchDrift: set.AllowPromptPatchDrift, Metrics: env.Metrics, Log: env.Log, Rules: set.Rules, DailyTokenBudget: set.DailyTokenBudget}
+	// Carried files' findings come from the previous version's job; each
+	// reviewed version is recorded in the rerun ledger, kept as long as the
+	// delivery identities beside it.
+	proc.Jobs, proc.Ledger = jobs, ledger.NewStore(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention)
 	if set.DailyTokenBudget > 0 {
 		proc.Daily = jobs.DailyTokens()
 	}

@@ -136,6 +136,9 @@ func Deploy(ctx context.Context, cfg aws.Config, assemblyDir, stackName string, 
 	if !ok {
 		return nil, fmt.Errorf("%s has no outputs for %s", outFile, stackName)
 	}
+	if err := fixGeneratedSecrets(ctx, cfg, assemblyDir, stackName); err != nil {
+		return nil, err
+	}
 	Logf("stack %s deployed in %s", stackName, time.Since(start).Round(100*time.Millisecond))
 	return fixSecretArns(ctx, cfg, o)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	smtypes "github.com/aws/aws-sdk-go-v2/service/secretsmanager/types"
 	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 
 	llmstandin "github.com/criticizer/criticizer/internal/standin/llm"
@@ -252,7 +253,18 @@ func (l *Local) startSwarm(ctx context.Context, logger *slog.Logger) error {
 	}
 	sm := secretsmanager.NewFromConfig(l.AWS)
 	put := func(name, value string) (string, error) {
-		out, err := sm.CreateSecret(ctx, &secretsmanager.CreateSecretInput{Name: aws.String(l.StackName + "-" + name), SecretString: aws.String(value)})
+		id := aws.String(l.StackName + "-" + name)
+		out, err := sm.CreateSecret(ctx, &secretsmanager.CreateSecretInput{Name: id, SecretString: aws.String(value)})
+		var exists *smtypes.ResourceExistsException
+		if errors.As(err, &exists) {
+			// The SDK retried a create whose first answer was lost (a
+			// loaded emulator): the secret is ours; give it this value.
+			put, perr := sm.PutSecretValue(ctx, &secretsmanager.PutSecretValueInput{SecretId: id, SecretString: aws.String(value)})
+			if perr != nil {
+				return "", perr
+			}
+			return aws.ToString(put.ARN), nil
+		}
 		if err != nil {
 			return "", err
 		}
@@ -268,12 +280,18 @@ func (l *Local) startSwarm(ctx context.Context, logger *slog.Logger) error {
 	}
 	lc := lambda.NewFromConfig(l.AWS)
 	for fn, vars := range map[string]map[string]string{
-		// The sweeper reconciles comment rows as the notify stage's login.
+		// The sweeper reconciles comment rows as the notify stage's login, over
+		// the default window (120 s): longer than notify's is always safe, and
+		// it leaves the fault suite's held creates to the notify stage.
 		"SweeperFunctionName": {"SWARM_URL": base, "SWARM_API_SECRET_ID": apiArn},
 		"WebhookFunctionName": {"SWARM_TOKEN_SECRET_ID": tokenArn, "SWARM_URL": base},
 		"FetchFunctionName":   {"SWARM_URL": base, "SWARM_API_SECRET_ID": apiArn},
 		// Findings also as comments on the job's Swarm review (docs/swarm-comments.md).
-		"NotifyFunctionName": {"SWARM_URL": base, "SWARM_API_SECRET_ID": apiArn, "NOTIFY_CHANNELS": "email,swarm-comments"},
+		// The comment window is the least infra accepts (more than 3 × the
+		// client's 10 s timeout): the stand-in stores a held create within
+		// 2 leases (20 s), and a shorter wait keeps the fault suite quick.
+		"NotifyFunctionName": {"SWARM_URL": base, "SWARM_API_SECRET_ID": apiArn, "NOTIFY_CHANNELS": "email,swarm-comments",
+			"SWARM_COMMENT_WINDOW_SECONDS": "31"},
 	} {
 		name := aws.String(l.Outputs[fn])
 		cur, err := lc.GetFunctionConfiguration(ctx, &lambda.GetFunctionConfigurationInput{FunctionName: name})

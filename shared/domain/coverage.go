@@ -35,6 +35,9 @@ func (m ReviewMeta) Coverage() string {
 		return ""
 	}
 	s := fmt.Sprintf("reviewed %d of %d %s", m.FilesReviewed, m.FilesTotal, plural(m.FilesTotal, "file"))
+	if m.CarriedOver > 0 {
+		s += fmt.Sprintf(" (%d unchanged since version %d, %s carried over)", m.CarriedOver, m.CarriedFrom, plural2(m.CarriedOver, "its findings", "their findings"))
+	}
 	if n := len(m.TruncatedFiles); n > 0 {
 		s += fmt.Sprintf("; partly reviewed %d (cut to fit)", n)
 	}
@@ -62,6 +65,13 @@ func (m ReviewMeta) Coverage() string {
 		s += "; the model was not called: " + m.WithoutModel
 	}
 	return s
+}
+
+func plural2(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 func plural(n int, word string) string {

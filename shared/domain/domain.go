@@ -54,18 +54,51 @@ type FileChange struct {
 	Type      string `json:"type"`   // Perforce file type, e.g. text, binary+l
 	Rev       int    `json:"rev"`
 	Diff      string `json:"diff"` // unified diff against the previous revision; empty for binaries
+	// Digest is the content's MD5 as p4 describe reports it (digestN);
+	// empty when p4 gave none.
+	Digest string `json:"digest,omitempty"`
+	// CarriedFrom is the earlier review version of the same thread whose
+	// findings this file, unchanged since and reviewed in full there,
+	// carries over (Changeset.Previous): the review stage does not send it
+	// to the model. 0: reviewed as usual.
+	CarriedFrom int `json:"carried_from,omitempty"`
+}
+
+// PreviousReview is the earlier version a changeset's carried files come
+// from: its review version and the job that reviewed it (whose result holds
+// their findings).
+type PreviousReview struct {
+	Version int    `json:"version"`
+	JobID   string `json:"job_id"`
 }
 
 // Changeset is a changelist with its diffs: the fetch stage's output and the
 // review stage's input (after redaction).
 type Changeset struct {
-	Changelist  int64        `json:"changelist"`
-	User        string       `json:"user"`
-	UserEmail   string       `json:"user_email,omitempty"`
-	Client      string       `json:"client"`
-	Status      string       `json:"status"` // submitted, shelved, pending
-	Description string       `json:"description"`
-	Files       []FileChange `json:"files"`
+	Changelist  int64  `json:"changelist"`
+	User        string `json:"user"`
+	UserEmail   string `json:"user_email,omitempty"`
+	Client      string `json:"client"`
+	Status      string `json:"status"` // submitted, shelved, pending
+	Description string `json:"description"`
+	// Previous is set when files were carried over from an earlier version.
+	Previous *PreviousReview `json:"previous,omitempty"`
+	// Files stays the last field: the fetch stage streams it (fetchstage's spool).
+	Files []FileChange `json:"files"`
+}
+
+// Carried returns the files carried over from Previous, by path.
+func (c Changeset) Carried() map[string]bool {
+	out := map[string]bool{}
+	if c.Previous == nil {
+		return out
+	}
+	for _, f := range c.Files {
+		if f.CarriedFrom == c.Previous.Version && f.CarriedFrom > 0 {
+			out[f.DepotPath] = true
+		}
+	}
+	return out
 }
 
 // ChangedFiles returns the depot paths of the changeset's files, the list

@@ -42,6 +42,11 @@ type ReviewMeta struct {
 	// Of InputTokens, read from the provider's prompt cache and written to it.
 	CachedInputTokens     int `json:"cached_input_tokens,omitempty"`
 	CacheWriteInputTokens int `json:"cache_write_input_tokens,omitempty"`
+	// CarriedOver counts the files, unchanged since review version
+	// CarriedFrom and reviewed in full there, whose findings were carried
+	// over instead of sent to the model; they count as reviewed in full.
+	CarriedOver int `json:"carried_over,omitempty"`
+	CarriedFrom int `json:"carried_from,omitempty"`
 }
 
 // SkippedFile is a changed file that was not reviewed, and why (the

@@ -8,7 +8,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/url"
 	"os"
 	"syscall"
 	"time"
@@ -130,6 +132,12 @@ func Classify(err error) Class {
 	}
 	var opErr *net.OpError
 	if errors.As(err, &opErr) {
+		return NetworkTimeout
+	}
+	// An HTTP client's request that met a closed connection ("Post …: EOF"):
+	// the server or a proxy hung up before answering, a transport failure.
+	var urlErr *url.Error
+	if errors.As(err, &urlErr) && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) {
 		return NetworkTimeout
 	}
 	return InternalBug

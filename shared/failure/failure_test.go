@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/url"
 	"os"
 	"syscall"
 	"testing"
@@ -27,6 +29,9 @@ func TestClassifySpecTable(t *testing.T) {
 		// Network transient → retryable
 		{"DNS timeout", &net.DNSError{Err: "timeout", Name: "llm.example.com", IsTimeout: true}, NetworkTimeout},
 		{"socket timeout", fmt.Errorf("read: %w", timeoutErr{}), NetworkTimeout},
+		{"HTTP connection closed before the answer", &url.Error{Op: "Post", URL: "https://swarm.example.com/api/v9/comments", Err: io.EOF}, NetworkTimeout},
+		{"HTTP answer cut short", &url.Error{Op: "Get", URL: "https://llm.example.com/v1", Err: io.ErrUnexpectedEOF}, NetworkTimeout},
+		{"bare EOF outside a request is still a bug", io.EOF, InternalBug},
 		{"TCP reset", &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}, NetworkTimeout},
 		{"connection refused", fmt.Errorf("dial: %w", syscall.ECONNREFUSED), NetworkTimeout},
 		{"deadline", fmt.Errorf("call: %w", context.DeadlineExceeded), NetworkTimeout},

@@ -22,6 +22,7 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/ledger"
 	"github.com/criticizer/criticizer/shared/obs"
 	recipientpolicy "github.com/criticizer/criticizer/shared/recipients"
 	"github.com/criticizer/criticizer/shared/redact"
@@ -86,6 +87,11 @@ type Fetch struct {
 	// function always sets it). Metrics counts its refusals.
 	Recipients *recipientpolicy.Policy
 	Metrics    *obs.Metrics
+	// Ledger, when set, is the rerun ledger (ledger.Store): a job at a
+	// higher version marks the files unchanged since the thread's previous
+	// reviewed version, where they were reviewed in full, as carried over
+	// (see carry). nil carries nothing.
+	Ledger ledger.Entries
 }
 
 // Process fetches the changelist, stores the raw and the redacted changeset
@@ -109,8 +115,19 @@ func (f *Fetch) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 		return job.Result{}, failure.Wrap(failure.InternalBug, err)
 	}
 	defer red.close()
-	var redactions atomic.Int64
+	prev, err := f.previous(ctx, j)
+	if err != nil {
+		return job.Result{}, err
+	}
+	carryable := prev.Carryable()
+	var redactions, carried atomic.Int64
 	cs, err := f.P4.FetchEach(ctx, j.Changelist, j.Shelved, func(i int, fc domain.FileChange) error {
+		// Only a file fetched with its diff is carried: the diff is what
+		// its findings' fingerprints (and the e-mail's code) are read from.
+		if pf, ok := carryable[fc.DepotPath]; ok && pf.Unchanged(fc) {
+			fc.CarriedFrom = prev.Version
+			carried.Add(1)
+		}
 		if err := raw.add(i, fc); err != nil {
 			return failure.Wrap(failure.InternalBug, err)
 		}
@@ -141,6 +158,11 @@ func (f *Fetch) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	if err != nil {
 		return job.Result{}, err
 	}
+	if n := carried.Load(); n > 0 {
+		cs.Previous = &domain.PreviousReview{Version: prev.Version, JobID: prev.JobID}
+		f.Log.InfoContext(ctx, "unchanged files carried over from the previous version", "carried_files", n,
+			"files", len(cs.Files), "previous_version", prev.Version, "previous_job", prev.JobID)
+	}
 	rawKey := artifacts.Key(j.ID, "changeset.raw.json")
 	if _, err := f.store(ctx, f.Raw, rawKey, raw, cs); err != nil {
 		return job.Result{}, err
@@ -169,12 +191,29 @@ func (f *Fetch) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	f.Log.InfoContext(ctx, "changeset fetched", "files", len(cs.Files), "redactions", redactions.Load())
 
 	detail := fmt.Sprintf("files %d, redactions %d", len(cs.Files), redactions.Load())
+	if n := carried.Load(); n > 0 {
+		detail += fmt.Sprintf(", carried over %d unchanged from version %d", n, prev.Version)
+	}
 	if len(refused) > 0 {
 		// The job's history keeps who was not e-mailed and why.
 		detail += "; not e-mailed, outside the recipient policy: " + recipientpolicy.Describe(refused)
 	}
 	return job.Result{Artifacts: job.Artifacts{Raw: rawKey, Redacted: redKey, RedactedProof: proof}, Recipients: recipients,
 		Detail: detail}, nil
+}
+
+// previous is the thread's latest ledger entry below the job's version
+// (nil when there is none, or no ledger). A failed read fails the attempt
+// like any dependency: the stage's retry reads again.
+func (f *Fetch) previous(ctx context.Context, j *job.Job) (*ledger.Version, error) {
+	if f.Ledger == nil || j.ReviewVersion <= 1 {
+		return nil, nil
+	}
+	prev, err := f.Ledger.Previous(ctx, ledger.ThreadOf(j), j.ReviewVersion)
+	if err != nil {
+		return nil, fmt.Errorf("rerun ledger: %w", err)
+	}
+	return prev, nil
 }
 
 // recipients settles who gets the review: the addresses the webhook named

@@ -43,6 +43,11 @@ type File struct {
 	// carried over from a version where it was), so its findings are
 	// complete and an unchanged file can reuse them.
 	FullyReviewed bool `dynamodbav:"fully_reviewed" json:"fully_reviewed"`
+	// Rev is the revision describe named (for a shelved file, the base it
+	// was shelved against) and Type its file type: the diff a file is
+	// reviewed as depends on both, not on its content alone.
+	Rev  int    `dynamodbav:"rev,omitempty" json:"rev,omitempty"`
+	Type string `dynamodbav:"type,omitempty" json:"type,omitempty"`
 }
 
 // Finding is a finding of a reviewed version, by identity only.

@@ -25,6 +25,7 @@ import (
 
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/rerun"
 )
 
 // Header names Criticizer adds to every review e-mail.
@@ -65,6 +66,10 @@ type Content struct {
 	// Date is the Date header. Zero means job.Now(). It is the only
 	// input not derived from the review, so tests fix it to compare bytes.
 	Date time.Time
+	// Rerun is the comparison with the previous version (package rerun);
+	// nil for a first version, which the e-mail shows as it always has.
+	// On a rerun the findings are grouped new / still open / resolved.
+	Rerun *rerun.Groups
 }
 
 // Message is a composed review e-mail. Rendering it (WriteTo, Bytes) is
@@ -97,7 +102,11 @@ func Compose(k delivery.Key, in Content) (*Message, error) {
 	if date.IsZero() {
 		date = job.Now()
 	}
-	findings := distinct(in.Review.Findings, in.Changeset)
+	current := rerun.Distinct(in.Review.Findings, in.Changeset)
+	findings := make([]domain.Finding, len(current))
+	for i, c := range current {
+		findings[i] = c.Finding
+	}
 	meta := domain.ReadReviewMeta(in.Review.Meta)
 	groups := groupFindings(findings)
 	v := view{
@@ -110,17 +119,20 @@ func Compose(k delivery.Key, in Content) (*Message, error) {
 		Summary:     strings.TrimSpace(in.Review.Summary),
 		Total:       len(findings),
 		Counts:      countLine(groups),
-		Files:       groupByFile(findings, in.Changeset),
+		Files:       groupByFile(findings, in.Changeset, 0),
 		Meta:        meta,
 		Schema:      oneLine(in.Review.SchemaVersion),
 		Prompt:      oneLine(in.Review.PromptVersion),
 		Token:       k.IdempotencyToken(),
 	}
+	if in.Rerun != nil {
+		v.Rerun = rerunOf(in.Rerun, current, in.Changeset)
+	}
 	m := &Message{
 		Key:       k,
 		From:      from.String(),
 		To:        strings.TrimSpace(k.Recipient),
-		Subject:   subject(k, groups, len(findings), v.Description, meta),
+		Subject:   subject(k, groups, len(findings), v.Description, meta, v.Rerun),
 		MessageID: k.MessageID(from.Address[strings.LastIndexByte(from.Address, '@')+1:]),
 		JobID:     v.JobID,
 		Date:      date,
@@ -288,8 +300,9 @@ func countLine(gs []group) string {
 
 // subject is e.g. "[Criticizer] CL 12345 v1: 3 findings (1 high) - Fix login".
 // Only critical and high are counted in the subject: they are what decides
-// whether the reader opens the mail now.
-func subject(k delivery.Key, gs []group, total int, desc string, meta domain.ReviewMeta) string {
+// whether the reader opens the mail now. A rerun adds what changed since the
+// version it was compared with ("; since v1: 1 new, 2 resolved").
+func subject(k delivery.Key, gs []group, total int, desc string, meta domain.ReviewMeta, rr *rerunView) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[Criticizer] CL %d v%d: ", k.Changelist, k.ReviewVersion)
 	switch total {
@@ -312,6 +325,9 @@ func subject(k delivery.Key, gs []group, total int, desc string, meta domain.Rev
 	if meta.Coverage() != "" && !meta.Complete() {
 		// Never a clean bill for a review that did not see everything.
 		fmt.Fprintf(&b, " [partial: %d of %d files reviewed]", meta.FilesReviewed, meta.FilesTotal)
+	}
+	if rr != nil {
+		fmt.Fprintf(&b, "; since v%d: %d new, %d resolved", rr.Previous, rr.NNew, len(rr.Resolved))
 	}
 	if desc != "" {
 		if utf8.RuneCountInString(desc) > maxSubjectSuffix {

@@ -7,7 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/domain"
+	findingfp "github.com/criticizer/criticizer/shared/finding"
+	"github.com/criticizer/criticizer/shared/ledger"
+	"github.com/criticizer/criticizer/shared/rerun"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -94,5 +98,99 @@ func TestComposeGolden(t *testing.T) {
 	}
 	if strings.Contains(m.HTML, "<b>not bold</b>") {
 		t.Error("html part does not escape code")
+	}
+}
+
+// rerunContent is goldenContent as review version 2: its SQL finding was
+// found in version 1 too (still open), the others are new; of version 1's
+// other findings, one is gone from a file reviewed in full (resolved, named
+// by version 1's result), one from a file whose result has expired
+// (resolved, by file, line and severity), and one was in a file skipped
+// this time (not re-checked).
+func rerunContent(t *testing.T) (delivery.Key, Content) {
+	t.Helper()
+	c := goldenContent()
+	meta := domain.ReadReviewMeta(c.Review.Meta)
+	meta.HiddenByCap = 0 // with findings hidden by the cap, nothing could be called resolved
+	c.Review.Meta = meta.Map()
+	cur := rerun.Distinct(c.Review.Findings, c.Changeset)
+	var sql string
+	for _, f := range cur {
+		if f.ID == "F1" {
+			sql = f.Fingerprint
+		}
+	}
+	prev := &ledger.Version{Version: 1, JobID: "job-0000", Findings: []ledger.Finding{
+		{Fingerprint: sql, File: "//depot/app/a.go", Line: 40, Severity: "high"},
+		{Fingerprint: "11aa", File: "//depot/app/a.go", Line: 12, Severity: "medium"},
+		{Fingerprint: "22bb", File: "//depot/app/b.go", Line: 2, Severity: "critical"},
+		{Fingerprint: "33cc", File: "//depot/app/logo.png", Line: 1, Severity: "low"},
+	}}
+	g := rerun.Compare(prev, cur, rerun.FullyReviewed(c.Changeset, meta))
+	g.Name(domain.ReviewResult{Findings: []domain.Finding{{ID: findingfp.ID("11aa"), Title: "Unchecked <error>"}}})
+	c.Rerun = g
+	k := testKey
+	k.ReviewVersion = 2
+	return k, c
+}
+
+// TestComposeRerunGolden pins the e-mail of a rerun: grouped new / still
+// open / resolved, with the count of findings not re-checked and the
+// version compared with.
+func TestComposeRerunGolden(t *testing.T) {
+	k, c := rerunContent(t)
+	m, err := Compose(k, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	goldenCheck(t, m, "email.rerun")
+	if want := "[Criticizer] CL 12345 v2: 3 findings (1 high) [partial: 2 of 5 files reviewed]; since v1: 2 new, 2 resolved - Fix login bug"; m.Subject != want {
+		t.Errorf("Subject = %q, want %q", m.Subject, want)
+	}
+	// What a reader must see, so an -update cannot pin a regression.
+	text := m.Text
+	for _, want := range []string{
+		"Since review version 1 (job job-0000): 2 new, 1 still open, 2 resolved, 1 not re-checked.",
+		"NEW (2)", "STILL OPEN (1)", "RESOLVED (2)",
+		"[MEDIUM] //depot/app/a.go:12  Unchecked <error>", "  [CRITICAL] //depot/app/b.go:2\n",
+		"1 earlier finding not re-checked",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text part lacks %q", want)
+		}
+	}
+	newAt, openAt, resolvedAt := strings.Index(text, "NEW (2)"), strings.Index(text, "STILL OPEN (1)"), strings.Index(text, "RESOLVED (2)")
+	if sqlAt := strings.Index(text, "SQL built from input"); !(newAt < openAt && openAt < sqlAt && sqlAt < resolvedAt) {
+		t.Errorf("sections out of order, or the still open finding not under STILL OPEN: new %d, still open %d, SQL %d, resolved %d", newAt, openAt, sqlAt, resolvedAt)
+	}
+	if n := strings.Index(text, "Naming"); n < newAt || n > openAt {
+		t.Error("the new finding is not under NEW")
+	}
+	for _, want := range []string{"<h2>New (2)</h2>", "<h2>Still open (1)</h2>", "<h2>Resolved (2)</h2>", "Unchecked &lt;error&gt;"} {
+		if !strings.Contains(m.HTML, want) {
+			t.Errorf("html part lacks %q", want)
+		}
+	}
+}
+
+// goldenCheck compares m's parts with testdata/<name>.{txt,html}.golden,
+// or rewrites them under -update.
+func goldenCheck(t *testing.T, m *Message, name string) {
+	t.Helper()
+	for _, part := range []struct{ name, got string }{{name + ".txt", m.Text}, {name + ".html", m.HTML}} {
+		path := filepath.Join("testdata", part.name+".golden")
+		if *update {
+			if err := os.WriteFile(path, []byte(part.got), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (run go test ./shared/notify -run %s -update)", err, t.Name())
+		}
+		if part.got != string(want) {
+			t.Errorf("%s differs from %s:\n%s", part.name, path, part.got)
+		}
 	}
 }

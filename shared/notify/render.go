@@ -9,7 +9,6 @@ import (
 
 	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/domain"
-	findingfp "github.com/criticizer/criticizer/shared/finding"
 	"github.com/criticizer/criticizer/shared/udiff"
 )
 
@@ -34,6 +33,7 @@ type view struct {
 	Schema      string
 	Prompt      string
 	Token       string
+	Rerun       *rerunView // nil for a first version
 }
 
 // fileGroup is one file's findings, most severe first.
@@ -68,7 +68,7 @@ func sevRank(s string) int {
 // groupByFile groups findings by file. Files come in order of their most
 // severe finding (then path); within a file, by severity, line and id. The
 // model's output order never changes the e-mail.
-func groupByFile(fs []domain.Finding, cs *domain.Changeset) []fileGroup {
+func groupByFile(fs []domain.Finding, cs *domain.Changeset, n int) []fileGroup {
 	by := map[string][]domain.Finding{}
 	for _, f := range fs {
 		by[f.File] = append(by[f.File], f)
@@ -107,7 +107,6 @@ func groupByFile(fs []domain.Finding, cs *domain.Changeset) []fileGroup {
 		}
 	}
 	var out []fileGroup
-	n := 0
 	for _, file := range files {
 		g := fileGroup{File: file}
 		lines := udiff.LineMap(diffs[file])
@@ -116,34 +115,6 @@ func groupByFile(fs []domain.Finding, cs *domain.Changeset) []fileGroup {
 			g.Findings = append(g.Findings, shown{numbered: numbered{N: n, Finding: f}, Code: snippet(lines, f.Line, f.EndLine)})
 		}
 		out = append(out, g)
-	}
-	return out
-}
-
-// distinct drops findings that share a fingerprint (package finding) with
-// an earlier one: one finding, one entry, whoever reported it.
-func distinct(fs []domain.Finding, cs *domain.Changeset) []domain.Finding {
-	diffs := map[string]string{}
-	if cs != nil {
-		for _, f := range cs.Files {
-			diffs[f.DepotPath] = f.Diff
-		}
-	}
-	lines := map[string]map[int]string{}
-	seen := map[string]bool{}
-	out := make([]domain.Finding, 0, len(fs))
-	for _, f := range fs {
-		m, ok := lines[f.File]
-		if !ok {
-			m = udiff.LineMap(diffs[f.File])
-			lines[f.File] = m
-		}
-		fp := findingfp.Fingerprint(f, m)
-		if seen[fp] {
-			continue
-		}
-		seen[fp] = true
-		out = append(out, f)
 	}
 	return out
 }
@@ -318,26 +289,37 @@ func renderText(v view) string {
 		b.WriteString(l + "\n")
 	}
 	b.WriteString(v.verdict() + "\n")
-	for _, g := range v.Files {
-		head := fmt.Sprintf("%s (%d)", oneLine(g.File), len(g.Findings))
-		b.WriteString("\n" + head + "\n" + strings.Repeat("=", min(len(head), 78)) + "\n")
-		for _, f := range g.Findings {
-			fmt.Fprintf(&b, "\n%d. [%s] %s  %s\n", f.N, strings.ToUpper(oneLine(f.Severity)), f.Location(), oneLine(f.Title))
-			if t := f.Tags(); t != "" {
-				b.WriteString("   [" + t + "]\n")
-			}
-			b.WriteString(indent(strings.TrimSpace(f.Message), "   ") + "\n")
-			for _, c := range f.Code {
-				mark := " "
-				if c.Hit {
-					mark = ">"
+	if r := v.Rerun; r != nil {
+		b.WriteString(r.line() + "\n")
+		section := func(title string, n int) {
+			head := fmt.Sprintf("%s (%d)", title, n)
+			b.WriteString("\n" + head + "\n" + strings.Repeat("#", len(head)) + "\n")
+		}
+		if r.NNew > 0 {
+			section("NEW", r.NNew)
+			textFiles(&b, r.New)
+		}
+		if r.NOpen > 0 {
+			section("STILL OPEN", r.NOpen)
+			textFiles(&b, r.Open)
+		}
+		if len(r.Resolved) > 0 {
+			section("RESOLVED", len(r.Resolved))
+			b.WriteString(resolvedNote + "\n\n")
+			for _, f := range r.Resolved {
+				where, sev, title := resolvedText(f)
+				fmt.Fprintf(&b, "  [%s] %s", sev, where)
+				if title != "" {
+					b.WriteString("  " + title)
 				}
-				fmt.Fprintf(&b, "   %s %5d | %s\n", mark, c.N, c.Text)
-			}
-			if s := strings.TrimSpace(f.Suggestion); s != "" {
-				b.WriteString(indent("Suggestion: "+s, "   ") + "\n")
+				b.WriteString("\n")
 			}
 		}
+		if s := r.notRechecked(); s != "" {
+			b.WriteString("\n" + s + "\n")
+		}
+	} else {
+		textFiles(&b, v.Files)
 	}
 	m := v.Meta
 	if len(m.SkippedFiles) > 0 {
@@ -372,6 +354,31 @@ func renderText(v view) string {
 	return b.String()
 }
 
+// textFiles writes findings grouped by file, as the text part shows them.
+func textFiles(b *strings.Builder, files []fileGroup) {
+	for _, g := range files {
+		head := fmt.Sprintf("%s (%d)", oneLine(g.File), len(g.Findings))
+		b.WriteString("\n" + head + "\n" + strings.Repeat("=", min(len(head), 78)) + "\n")
+		for _, f := range g.Findings {
+			fmt.Fprintf(b, "\n%d. [%s] %s  %s\n", f.N, strings.ToUpper(oneLine(f.Severity)), f.Location(), oneLine(f.Title))
+			if t := f.Tags(); t != "" {
+				b.WriteString("   [" + t + "]\n")
+			}
+			b.WriteString(indent(strings.TrimSpace(f.Message), "   ") + "\n")
+			for _, c := range f.Code {
+				mark := " "
+				if c.Hit {
+					mark = ">"
+				}
+				fmt.Fprintf(b, "   %s %5d | %s\n", mark, c.N, c.Text)
+			}
+			if s := strings.TrimSpace(f.Suggestion); s != "" {
+				b.WriteString(indent("Suggestion: "+s, "   ") + "\n")
+			}
+		}
+	}
+}
+
 var sevColor = map[string]string{"critical": "#8b0000", "high": "#c0392b", "medium": "#d35400", "low": "#2c3e50", "info": "#7f8c8d"}
 
 func renderHTML(v view) string {
@@ -403,37 +410,33 @@ func renderHTML(v view) string {
 		fmt.Fprintf(&b, "<p>%s</p>\n", e(l))
 	}
 	fmt.Fprintf(&b, "<p>%s</p>\n", e(v.verdict()))
-	for _, g := range v.Files {
-		fmt.Fprintf(&b, "<h3><code>%s</code> (%d)</h3>\n<ol>\n", e(g.File), len(g.Findings))
-		for _, f := range g.Findings {
-			sev := strings.ToLower(oneLine(f.Severity))
-			color := sevColor[sev]
-			if color == "" {
-				color = "#000"
-			}
-			fmt.Fprintf(&b, "<li value=\"%d\"><b style=\"color:%s\">%s</b> <code>%s</code> <b>%s</b>",
-				f.N, color, e(strings.ToUpper(sev)), e(f.Location()), e(oneLine(f.Title)))
-			if t := f.Tags(); t != "" {
-				fmt.Fprintf(&b, " <small>[%s]</small>", e(t))
-			}
-			fmt.Fprintf(&b, "\n<div style=\"white-space:pre-wrap\">%s</div>\n", e(strings.TrimSpace(f.Message)))
-			if len(f.Code) > 0 {
-				b.WriteString("<pre style=\"background:#f6f8fa;padding:4px\">")
-				for _, c := range f.Code {
-					line := fmt.Sprintf("%5d | %s", c.N, e(c.Text))
-					if c.Hit {
-						line = "<b>" + line + "</b>"
-					}
-					b.WriteString(line + "\n")
-				}
-				b.WriteString("</pre>\n")
-			}
-			if s := strings.TrimSpace(f.Suggestion); s != "" {
-				fmt.Fprintf(&b, "<div style=\"white-space:pre-wrap\"><i>Suggestion:</i> %s</div>\n", e(s))
-			}
-			b.WriteString("</li>\n")
+	if r := v.Rerun; r != nil {
+		fmt.Fprintf(&b, "<p>%s</p>\n", e(r.line()))
+		if r.NNew > 0 {
+			fmt.Fprintf(&b, "<h2>New (%d)</h2>\n", r.NNew)
+			htmlFiles(&b, r.New)
 		}
-		b.WriteString("</ol>\n")
+		if r.NOpen > 0 {
+			fmt.Fprintf(&b, "<h2>Still open (%d)</h2>\n", r.NOpen)
+			htmlFiles(&b, r.Open)
+		}
+		if len(r.Resolved) > 0 {
+			fmt.Fprintf(&b, "<h2>Resolved (%d)</h2>\n<p>%s</p>\n<ul>\n", len(r.Resolved), e(resolvedNote))
+			for _, f := range r.Resolved {
+				where, sev, title := resolvedText(f)
+				fmt.Fprintf(&b, "<li><b style=\"color:#2e7d32\">&#10003;</b> <small>%s</small> <code>%s</code>", e(sev), e(where))
+				if title != "" {
+					fmt.Fprintf(&b, " %s", e(title))
+				}
+				b.WriteString("</li>\n")
+			}
+			b.WriteString("</ul>\n")
+		}
+		if s := r.notRechecked(); s != "" {
+			fmt.Fprintf(&b, "<p>%s</p>\n", e(s))
+		}
+	} else {
+		htmlFiles(&b, v.Files)
 	}
 	m := v.Meta
 	if len(m.SkippedFiles) > 0 {
@@ -466,4 +469,46 @@ func renderHTML(v view) string {
 	}
 	fmt.Fprintf(&b, "<hr><p><small>Criticizer%s &middot; Reference: %s</small></p>\n</body></html>\n", e(v.footer()), e(v.Token))
 	return b.String()
+}
+
+// htmlFiles writes findings grouped by file, as the HTML part shows them.
+func htmlFiles(b *strings.Builder, files []fileGroup) {
+	e := html.EscapeString
+	for _, g := range files {
+		fmt.Fprintf(b, "<h3><code>%s</code> (%d)</h3>\n<ol>\n", e(g.File), len(g.Findings))
+		for _, f := range g.Findings {
+			sev := strings.ToLower(oneLine(f.Severity))
+			color := sevColorOf(sev)
+			fmt.Fprintf(b, "<li value=\"%d\"><b style=\"color:%s\">%s</b> <code>%s</code> <b>%s</b>",
+				f.N, color, e(strings.ToUpper(sev)), e(f.Location()), e(oneLine(f.Title)))
+			if t := f.Tags(); t != "" {
+				fmt.Fprintf(b, " <small>[%s]</small>", e(t))
+			}
+			fmt.Fprintf(b, "\n<div style=\"white-space:pre-wrap\">%s</div>\n", e(strings.TrimSpace(f.Message)))
+			if len(f.Code) > 0 {
+				b.WriteString("<pre style=\"background:#f6f8fa;padding:4px\">")
+				for _, c := range f.Code {
+					line := fmt.Sprintf("%5d | %s", c.N, e(c.Text))
+					if c.Hit {
+						line = "<b>" + line + "</b>"
+					}
+					b.WriteString(line + "\n")
+				}
+				b.WriteString("</pre>\n")
+			}
+			if s := strings.TrimSpace(f.Suggestion); s != "" {
+				fmt.Fprintf(b, "<div style=\"white-space:pre-wrap\"><i>Suggestion:</i> %s</div>\n", e(s))
+			}
+			b.WriteString("</li>\n")
+		}
+		b.WriteString("</ol>\n")
+	}
+}
+
+// sevColorOf is a severity's colour, black for an unknown one.
+func sevColorOf(sev string) string {
+	if c := sevColor[strings.ToLower(sev)]; c != "" {
+		return c
+	}
+	return "#000"
 }

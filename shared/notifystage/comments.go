@@ -14,6 +14,7 @@ import (
 	findingfp "github.com/criticizer/criticizer/shared/finding"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/outbox"
+	"github.com/criticizer/criticizer/shared/rerun"
 	"github.com/criticizer/criticizer/shared/swarm"
 	"github.com/criticizer/criticizer/shared/udiff"
 )
@@ -84,13 +85,13 @@ type commentDelivery struct {
 // retryable failure is returned (the stage's backoff retries it, and the
 // e-mails already sent are skipped by their rows); a permanent refusal is
 // recorded on the comment's row and in the outcome, and never fails the job.
-func (n *Notify) postComments(ctx context.Context, j *job.Job, review domain.ReviewResult, cs *domain.Changeset, pageURL string) (commentOutcome, error) {
+func (n *Notify) postComments(ctx context.Context, j *job.Job, review domain.ReviewResult, cs *domain.Changeset, pageURL string, g *rerun.Groups) (commentOutcome, error) {
 	var out commentOutcome
 	pr, err := n.loadPrior(ctx, j.Swarm.Review, j.ReviewVersion)
 	if err != nil {
 		return out, err
 	}
-	ds, tasks := commentDeliveries(j, review, cs, pageURL, pr)
+	ds, tasks := commentDeliveries(j, review, cs, pageURL, pr, g)
 	for _, tc := range tasks {
 		if err := n.address(ctx, j.ID, tc); errors.Is(err, errRefused) {
 			out.refused = append(out.refused, tc.item.ID+": "+string(failure.Classify(err)))
@@ -181,8 +182,11 @@ var commentWords = protocolWords{
 // commentDeliveries are the comments a job's review gets: one per distinct
 // finding (by the one fingerprint) not commented on in an earlier version,
 // in the review's order, the notes on resolved plain comments, then the
-// version's summary; and the resolved tasks to set addressed.
-func commentDeliveries(j *job.Job, review domain.ReviewResult, cs *domain.Changeset, pageURL string, pr *prior) ([]commentDelivery, []taskChange) {
+// version's summary; and the resolved tasks to set addressed. g is the
+// rerun's comparison (nil for a first version): the summary's counts and
+// what is resolved come from it, the e-mail's grouping too; pr (the
+// review's rows) only says what was commented on before.
+func commentDeliveries(j *job.Job, review domain.ReviewResult, cs *domain.Changeset, pageURL string, pr *prior, g *rerun.Groups) ([]commentDelivery, []taskChange) {
 	rv := j.Swarm.Review
 	version := max(j.ReviewVersion, 1)
 	diffs := map[string]string{}
@@ -195,7 +199,7 @@ func commentDeliveries(j *job.Job, review domain.ReviewResult, cs *domain.Change
 	seen := map[string]bool{}
 	var out []commentDelivery
 	counts := map[string]int{}
-	rc := rerunCounts{on: pr != nil}
+	rc := countsOf(g)
 	for _, f := range review.Findings {
 		m, ok := lines[f.File]
 		if !ok {
@@ -210,10 +214,8 @@ func commentDeliveries(j *job.Job, review domain.ReviewResult, cs *domain.Change
 		counts[strings.ToLower(f.Severity)]++
 		if pr != nil {
 			if _, ok := pr.comments[fp]; ok {
-				rc.stillOpen++ // commented on in an earlier version: not again
-				continue
+				continue // commented on in an earlier version: not again
 			}
-			rc.fresh++
 		}
 		k := swarm.FindingKey(rv, fp)
 		var at *swarm.CommentContext
@@ -230,9 +232,9 @@ func commentDeliveries(j *job.Job, review domain.ReviewResult, cs *domain.Change
 	}
 	meta := domain.ReadReviewMeta(review.Meta)
 	var tasks []taskChange
-	if pr != nil {
+	if pr != nil && g != nil {
 		var notes []commentDelivery
-		notes, tasks = resolvedDeliveries(rv, version, pr, seen, cs, meta, &rc)
+		notes, tasks = resolvedDeliveries(rv, version, pr, g)
 		out = append(out, notes...)
 	}
 	k := swarm.SummaryKey(rv, version)

@@ -14,6 +14,7 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/ledger/ledgertest"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/swarm"
 
@@ -96,6 +97,8 @@ type commentRig struct {
 	job    *job.Job
 	now    time.Time
 	window time.Duration
+	ledger *ledgertest.Memory
+	jobs   fakeJobs
 }
 
 func newCommentRig(t *testing.T) *commentRig {
@@ -120,7 +123,8 @@ func newCommentRig(t *testing.T) *commentRig {
 	}
 	r := &commentRig{mail: &fakeSender{}, rows: &fakeRows{rows: map[string]*outbox.Row{}}, items: &fakeItemRows{rows: map[string]*outbox.Row{}},
 		swarm: s, now: t0, window: 2 * time.Minute}
-	r.n = &Notify{Outbox: r.rows, Sender: r.mail, Evidence: &fakeLog{}, Window: 5 * time.Minute, Artifacts: arts, From: "criticizer@example.com",
+	r.ledger, r.jobs = &ledgertest.Memory{}, fakeJobs{}
+	r.n = &Notify{Ledger: r.ledger, Jobs: r.jobs, Outbox: r.rows, Sender: r.mail, Evidence: &fakeLog{}, Window: 5 * time.Minute, Artifacts: arts, From: "criticizer@example.com",
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return r.now },
 		Comments: &SwarmComments{Rows: r.items, API: client, Window: r.window}}
 	r.job = &job.Job{ID: "j", Changelist: 42, ReviewVersion: 1, Recipients: []string{"alice@example.com", "bob@example.com"},
@@ -423,14 +427,18 @@ func (r *commentRig) putVersion(t *testing.T, version int, fs []domain.Finding, 
 	for _, f := range files {
 		changes = append(changes, domain.FileChange{DepotPath: f, Action: "edit", Type: "text", Rev: 2, Diff: "@@ -1,1 +1,1 @@\n-a\n+b\n"})
 	}
+	fs = withIDs(fs, changes)
 	if err := r.n.Artifacts.PutJSON(ctx, res, domain.ReviewResult{SchemaVersion: "1", PromptVersion: "p1", Findings: fs}); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.n.Artifacts.PutJSON(ctx, cs, domain.Changeset{Changelist: 42, User: "bob", Status: "pending", Description: "d\n", Files: changes}); err != nil {
 		t.Fatal(err)
 	}
-	return &job.Job{ID: fmt.Sprint("j-v", version), Changelist: 42, ReviewVersion: version, Recipients: []string{"bob@example.com"},
+	j := &job.Job{ID: fmt.Sprint("j-v", version), Changelist: 42, ReviewVersion: version, Recipients: []string{"bob@example.com"},
 		Swarm: &job.SwarmRun{Review: swarmReview}, Artifacts: job.Artifacts{Result: res, Redacted: cs}}
+	record(t, r.ledger, j, fs, changes) // as the review stage does
+	r.jobs.put(j)
+	return j
 }
 
 // A rerun (version 2) is matched to version 1 by fingerprint: a finding
@@ -485,6 +493,10 @@ func TestSwarmCommentsRerunSaysWhatChanged(t *testing.T) {
 			t.Errorf("a not re-checked finding was changed: %q", c.TaskState)
 		}
 	}
+	// The e-mail shows the same comparison as the summary.
+	if text := r.mail.msgs[len(r.mail.msgs)-1].Text; !strings.Contains(text, "1 new, 1 still open, 2 resolved, 1 not re-checked") || !strings.Contains(text, "RESOLVED (2)") {
+		t.Errorf("version 2's e-mail does not group as the summary counts:\n%s", text)
+	}
 	if !strings.Contains(res.Detail, "Swarm comments: 3 posted now") {
 		t.Errorf("job record %q", res.Detail)
 	}
@@ -502,7 +514,7 @@ func TestFindingWithoutFileIsAReviewComment(t *testing.T) {
 	ds, _ := commentDeliveries(j, domain.ReviewResult{Findings: []domain.Finding{
 		{Severity: "info", Category: "coverage", Title: "Binary file not reviewed", Message: "m"},
 		{Severity: "low", Category: "style", Title: "t", File: "//depot/a.c", Line: 3, Message: "m"},
-	}}, nil, "", nil)
+	}}, nil, "", nil, nil)
 	if len(ds) != 3 || ds[0].comment.Context != nil || ds[1].comment.Context == nil || ds[1].comment.Context.RightLine != 3 {
 		t.Fatalf("deliveries %+v: want the file-less finding on the review, the other inline, then the summary", ds)
 	}

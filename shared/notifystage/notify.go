@@ -16,6 +16,7 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/ledger"
 	"github.com/criticizer/criticizer/shared/notify"
 	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/outbox"
@@ -81,6 +82,12 @@ type Notify struct {
 	// Comments posts the findings on the job's Swarm review, after the
 	// e-mails (NOTIFY_CHANNELS has swarm-comments); nil: e-mail only.
 	Comments *SwarmComments
+	// Ledger has the previous version's entry, for a rerun's grouping new /
+	// still open / resolved (e-mail and Swarm summary); Jobs reads that
+	// version's job for its findings' titles. nil Ledger: every version is
+	// shown as a first one.
+	Ledger ledger.Entries
+	Jobs   JobReader
 }
 
 // JobPageLinks mints a job's page URL.
@@ -114,6 +121,11 @@ func (n *Notify) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	if err := n.Artifacts.GetJSON(ctx, j.Artifacts.Redacted, &cs); err != nil {
 		return job.Result{}, err
 	}
+	// One comparison with the previous version for every channel.
+	groups, err := n.compare(ctx, j, review, &cs)
+	if err != nil {
+		return job.Result{}, err
+	}
 	pageURL := ""
 	if n.JobPage != nil {
 		// Unreadable key: retried like any dependency, so the e-mail never
@@ -138,7 +150,7 @@ func (n *Notify) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	sent := 0
 	for _, rcpt := range rcpts {
 		k := delivery.Key{Changelist: j.Changelist, Recipient: rcpt, ReviewVersion: j.ReviewVersion}
-		msg, err := notify.Compose(k, notify.Content{Author: cs.User, Description: cs.Description, JobID: j.ID, Review: review, From: n.From, HTML: n.HTML, Changeset: &cs, ReviewURL: n.reviewURL(j), JobPageURL: pageURL})
+		msg, err := notify.Compose(k, notify.Content{Author: cs.User, Description: cs.Description, JobID: j.ID, Review: review, From: n.From, HTML: n.HTML, Changeset: &cs, ReviewURL: n.reviewURL(j), JobPageURL: pageURL, Rerun: groups})
 		if err != nil {
 			return job.Result{}, failure.Wrap(failure.InternalBug, err)
 		}
@@ -159,7 +171,7 @@ func (n *Notify) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	if n.Comments != nil && j.Swarm != nil && j.Swarm.Review > 0 {
 		// After the e-mails: a Swarm failure retries the stage, whose outbox
 		// skips the recipients already e-mailed.
-		out, err := n.postComments(ctx, j, review, &cs, pageURL)
+		out, err := n.postComments(ctx, j, review, &cs, pageURL, groups)
 		if err != nil {
 			return job.Result{}, err
 		}

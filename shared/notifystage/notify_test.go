@@ -88,6 +88,7 @@ func (f *fakeRows) Reset(_ context.Context, k delivery.Key, tok string, _ time.T
 
 type fakeSender struct {
 	sent []string
+	msgs []*notify.Message
 	err  error
 }
 
@@ -96,6 +97,7 @@ func (s *fakeSender) Send(_ context.Context, k delivery.Key, m *notify.Message) 
 		return "", s.err
 	}
 	s.sent = append(s.sent, k.Recipient)
+	s.msgs = append(s.msgs, m)
 	return m.MessageID, nil
 }
 

@@ -2,6 +2,7 @@ package notifystage
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -9,17 +10,61 @@ import (
 
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/ledger"
 	"github.com/criticizer/criticizer/shared/outbox"
+	"github.com/criticizer/criticizer/shared/rerun"
 	"github.com/criticizer/criticizer/shared/swarm"
 )
 
-// Reruns (docs/swarm-comments.md, "Reruns"): a later version of a review is
-// matched to what the review was told before by finding fingerprint — the
-// review's rows ("finding/<fingerprint>" → comment id) — so a finding
-// already commented on is counted "still open", not commented again, and
-// an earlier finding that is gone from a file reviewed in full in this
-// version is "resolved": its open task is set to addressed, a plain
+// Reruns (docs/swarm-comments.md, "Reruns"): a later version of a
+// changelist or review is compared with the previous version's ledger
+// entry (shared/ledger) by package rerun, once per attempt; the e-mail and
+// the Swarm summary both show that one comparison. On Swarm, the review's
+// rows ("finding/<fingerprint>" → comment id) are the record of what was
+// commented on: a finding commented on in an earlier version is not
+// commented again, and of the resolved findings (gone from a file reviewed
+// in full in this version) an open task is set to addressed, a plain
 // comment gets one short note. Anything else is "not re-checked".
+
+// JobReader reads a job (the job store): the previous version's job, whose
+// result names the findings a rerun resolved.
+type JobReader interface {
+	Get(ctx context.Context, id string) (*job.Job, error)
+}
+
+// compare is the rerun's comparison for j (nil for a first version, or
+// when the environment has no ledger). The resolved findings are named by
+// the previous job's result while it is kept; once it has expired they are
+// shown by file, line and severity.
+func (n *Notify) compare(ctx context.Context, j *job.Job, review domain.ReviewResult, cs *domain.Changeset) (*rerun.Groups, error) {
+	if n.Ledger == nil {
+		return nil, nil
+	}
+	prev, err := n.Ledger.Previous(ctx, ledger.ThreadOf(j), j.ReviewVersion)
+	if err != nil {
+		return nil, fmt.Errorf("rerun ledger: %w", err)
+	}
+	g := rerun.Compare(prev, rerun.Distinct(review.Findings, cs), rerun.FullyReviewed(cs, domain.ReadReviewMeta(review.Meta)))
+	if g == nil || g.PreviousJob == "" || n.Jobs == nil || len(g.Resolved)+len(g.NotRechecked) == 0 {
+		return g, nil
+	}
+	pj, err := n.Jobs.Get(ctx, g.PreviousJob)
+	if errors.Is(err, job.ErrNotFound) || (err == nil && pj.Artifacts.Result == "") {
+		return g, nil // the job's data has expired: identities only
+	}
+	if err != nil {
+		return nil, fmt.Errorf("previous version's job: %w", err)
+	}
+	var was domain.ReviewResult
+	if err := n.Artifacts.GetJSON(ctx, pj.Artifacts.Result, &was); failure.Classify(err) == failure.NotFound {
+		return g, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("previous version's result: %w", err)
+	}
+	g.Name(was)
+	return g, nil
+}
 
 // ThreadRows lists a review's rows; the outbox has it.
 type ThreadRows interface {
@@ -36,17 +81,26 @@ type prior struct {
 	comments map[string]swarm.Comment // by fingerprint: the finding's comment as Swarm has it now
 }
 
-// rerunCounts is what the summary says about a rerun.
+// rerunCounts is what the summary says about a rerun: the comparison's
+// counts, the same the e-mail shows.
 type rerunCounts struct {
 	on                                      bool
+	previous                                int
 	fresh, stillOpen, resolved, unrechecked int
+}
+
+func countsOf(g *rerun.Groups) rerunCounts {
+	if g == nil {
+		return rerunCounts{}
+	}
+	return rerunCounts{on: true, previous: g.PreviousVersion, fresh: len(g.New), stillOpen: len(g.StillOpen), resolved: len(g.Resolved), unrechecked: len(g.NotRechecked)}
 }
 
 func (c rerunCounts) line() string {
 	if !c.on {
 		return ""
 	}
-	return fmt.Sprintf("Since the previous version: %d new, %d still open, %d resolved, %d not re-checked.", c.fresh, c.stillOpen, c.resolved, c.unrechecked)
+	return fmt.Sprintf("Since version %d: %d new, %d still open, %d resolved, %d not re-checked.", c.previous, c.fresh, c.stillOpen, c.resolved, c.unrechecked)
 }
 
 // loadPrior reads the review's finding rows and the comments they name
@@ -87,46 +141,30 @@ func (n *Notify) loadPrior(ctx context.Context, review int64, version int) (*pri
 	return p, nil
 }
 
-// fullyReviewed reports whether file was reviewed in full in this version.
-func fullyReviewed(file string, cs *domain.Changeset, meta domain.ReviewMeta) bool {
-	if meta.WithoutModel != "" || cs == nil {
-		return false
-	}
-	in := false
-	for _, f := range cs.Files {
-		in = in || f.DepotPath == file
-	}
-	for _, s := range meta.SkippedFiles {
-		in = in && s.File != file
-	}
-	for _, t := range meta.TruncatedFiles {
-		in = in && t.File != file
-	}
-	return in
-}
-
 // resolvedDeliveries are the notes on resolved plain comments, keyed
 // (review, fingerprint, resolved); the open tasks to set addressed are
-// returned beside them.
-func resolvedDeliveries(review int64, version int, p *prior, current map[string]bool, cs *domain.Changeset, meta domain.ReviewMeta, counts *rerunCounts) (notes []commentDelivery, tasks []taskChange) {
-	for fp, c := range p.comments {
-		if current[fp] {
+// returned beside them. Only findings commented on earlier (p) have a
+// comment to mark.
+func resolvedDeliveries(review int64, version int, p *prior, g *rerun.Groups) (notes []commentDelivery, tasks []taskChange) {
+	for _, r := range g.Resolved {
+		fp := r.Fingerprint
+		c, ok := p.comments[fp]
+		if !ok {
 			continue
 		}
-		if c.Context == nil || !fullyReviewed(c.Context.File, cs, meta) {
-			counts.unrechecked++
-			continue
-		}
-		counts.resolved++
 		switch c.TaskState {
 		case swarm.TaskOpen:
 			tasks = append(tasks, taskChange{item: outbox.Item{Channel: outbox.ChannelSwarmComments, Thread: review, ID: "addressed/" + fp}, comment: c.ID})
 		case swarm.TaskComment, "":
 			k := swarm.ResolvedKey(review, fp)
 			title := strings.SplitN(c.Body, "\n", 2)[0]
+			file, line, was := r.File, r.Line, g.PreviousVersion
+			if c.Context != nil {
+				file, line, was = c.Context.File, c.Context.RightLine, c.Context.Version
+			}
 			notes = append(notes, commentDelivery{item: outbox.Item{Channel: outbox.ChannelSwarmComments, Thread: review, ID: k.Kind + "/" + k.ID},
 				comment: swarm.NewComment{Review: review, Marker: k.Marker(), Silent: true,
-					Body: fmt.Sprintf("Resolved in version %d: %s (%s line %d in version %d) is gone from the file, which was reviewed in full.", version, title, c.Context.File, c.Context.RightLine, c.Context.Version)}})
+					Body: fmt.Sprintf("Resolved in version %d: %s (%s line %d in version %d) is gone from the file, which was reviewed in full.", version, title, file, line, was)}})
 		}
 	}
 	return notes, tasks

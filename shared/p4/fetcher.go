@@ -272,6 +272,10 @@ func describeFiles(rec Record) ([]domain.FileChange, []int64, error) {
 			DepotPath: path,
 			Action:    rec["action"+idx],
 			Type:      rec["type"+idx],
+			// The server's MD5 of the content: what tells an unchanged
+			// file of a rerun (shared/ledger). Only a well-formed one is
+			// kept; anything else is as if none was given.
+			Digest: digestOf(rec["digest"+idx]),
 		}
 		if fc.Action == "" || fc.Type == "" {
 			return nil, nil, fmt.Errorf("file %d: missing action or type", i)
@@ -310,6 +314,20 @@ func describeFiles(rec Record) ([]domain.FileChange, []int64, error) {
 		return nil, nil, fmt.Errorf("file indexes are not contiguous (%d listed, %d read)", n, len(files))
 	}
 	return files, sizes, nil
+}
+
+// digestOf returns d when it is an MD5 in hex as p4 prints it (32 hex
+// digits), upper-cased; "" otherwise.
+func digestOf(d string) string {
+	if len(d) != 32 {
+		return ""
+	}
+	for _, c := range d {
+		if !strings.ContainsRune("0123456789abcdefABCDEF", c) {
+			return ""
+		}
+	}
+	return strings.ToUpper(d)
 }
 
 // addedDiff renders content as a unified diff from nothing: every line

@@ -90,6 +90,12 @@ func TestFetchSubmitted(t *testing.T) {
 	if bin.Type != "binary+F" || bin.Diff != "" {
 		t.Errorf("binary = %+v", bin)
 	}
+	// describe's digestN: what tells an unchanged file of a rerun.
+	for i, want := range []string{"7D305C220563D38FEF1FFA48B35FF434", "", "7B19CB59D01885DC74F780D3BE2D2918"} {
+		if got := cs.Files[i].Digest; (want != "" && got != want) || (want == "" && len(got) != 32) {
+			t.Errorf("file %d digest = %q, want %q", i, got, want)
+		}
+	}
 }
 
 func TestFetchShelved(t *testing.T) {
@@ -114,6 +120,10 @@ func TestFetchShelved(t *testing.T) {
 	}
 	if d := cs.Files[1].Diff; !strings.HasPrefix(d, "--- /dev/null\n+++ //depot/projectA/src/net/retry.go@=12347\n@@ -0,0 +1,13 @@\n") {
 		t.Errorf("shelved add diff:\n%s", d)
+	}
+	// describe -S gives the shelved content's digest.
+	if got := cs.Files[0].Digest; got != "0799517EAB4CECEC616D5850AFA65579" {
+		t.Errorf("shelved digest = %q", got)
 	}
 }
 
@@ -351,4 +361,21 @@ func TestNewFetcherNeedsAllowList(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 	var _ CommandRunner = (*Runner)(nil)
+}
+
+// TestDigestOf: only an MD5 as p4 prints it is kept; a malformed digest
+// is as if none was given (such a file never counts as unchanged).
+func TestDigestOf(t *testing.T) {
+	for in, want := range map[string]string{
+		"7D305C220563D38FEF1FFA48B35FF434":  "7D305C220563D38FEF1FFA48B35FF434",
+		"7d305c220563d38fef1ffa48b35ff434":  "7D305C220563D38FEF1FFA48B35FF434",
+		"":                                  "",
+		"7D305C220563D38FEF1FFA48B35FF43":   "",
+		"7D305C220563D38FEF1FFA48B35FF434A": "",
+		"ZZ305C220563D38FEF1FFA48B35FF434":  "",
+	} {
+		if got := digestOf(in); got != want {
+			t.Errorf("digestOf(%q) = %q, want %q", in, got, want)
+		}
+	}
 }

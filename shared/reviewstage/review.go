@@ -87,6 +87,12 @@ type Review struct {
 	// store the result and record the attempt; chunks still in flight then
 	// are stopped. 0 means DefaultFinishReserve.
 	FinishReserve time.Duration
+
+	// Jobs reads the previous version's job when the changeset carries
+	// files over from it (carry.go); Ledger records each reviewed version.
+	// Either nil: nothing carried over / nothing recorded.
+	Jobs   JobReader
+	Ledger LedgerWriter
 }
 
 // DailyCounter is the environment's shared per-day token counter.
@@ -177,14 +183,25 @@ func (r *Review) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	if r.TokensPerMinute > 0 && budget.ContextTokens > r.TokensPerMinute {
 		budget.ContextTokens = max(r.TokensPerMinute, budget.OutputTokens+1024)
 	}
-	run := &run{r: r, job: j, cs: cs, proven: proven, version: version, plan: budget.PlanWith(cs, version, rules), diags: map[string]int{}}
+	// Files the fetch stage found unchanged since the previous version are
+	// not sent to the model: their findings are that version's.
+	carry, err := r.carried(ctx, cs)
+	if err != nil {
+		return job.Result{}, err
+	}
+	shown := withoutCarried(cs, carry)
+	run := &run{r: r, job: j, cs: shown, proven: proven, version: version, plan: budget.PlanWith(shown, version, rules), diags: map[string]int{}}
 	if n := len(run.plan.Skipped); n > 0 {
 		r.Log.WarnContext(ctx, "files not reviewed", "skipped_files", n, "prompt_version", version)
 	}
 
-	withoutModel, err := r.dailyGate(ctx)
-	if err != nil {
-		return job.Result{}, err
+	// A version whose every file is carried over needs no model, spent
+	// budget or not.
+	withoutModel := ""
+	if len(run.plan.Chunks) > 0 || len(carry.files) == 0 {
+		if withoutModel, err = r.dailyGate(ctx); err != nil {
+			return job.Result{}, err
+		}
 	}
 	// Model calls (and their rate-limit waits) stop FinishReserve before
 	// the invocation ends, so a stopped attempt still stores what finished
@@ -216,6 +233,10 @@ func (r *Review) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	for i, l := range leaves {
 		parts[i] = l.res
 	}
+	if len(carry.files) > 0 {
+		// Merge fingerprints them again on the same diffs: the same ids.
+		parts = append(parts, review.ChunkResult{Files: carry.paths(cs), Findings: carry.findings})
+	}
 	// The pipeline's own findings: certain, so stated whatever the model
 	// answered (or whether it was called at all).
 	secrets := review.SecretFindings(cs)
@@ -239,11 +260,18 @@ func (r *Review) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 		Rules: applied, RulesRejected: rejected,
 		CachedInputTokens: run.usage.CachedInputTokens, CacheWriteInputTokens: run.usage.CacheWriteInputTokens,
 	}
+	if carry.from != nil {
+		meta.CarriedOver, meta.CarriedFrom = len(carry.files), carry.from.Version
+	}
 	result.Meta = meta.Map()
 	run.emitMetrics(&result, len(secrets))
 
 	key := artifacts.Key(j.ID, "review.json")
 	if err := r.Redacted.PutJSON(ctx, key, result); err != nil {
+		return job.Result{}, err
+	}
+	ledgerNote, err := r.record(ctx, ledgerEntry(j, cs, result, skipped, truncated, codeOf))
+	if err != nil {
 		return job.Result{}, err
 	}
 	n := len(result.Findings)
@@ -255,7 +283,7 @@ func (r *Review) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 			CachedInputTokens: run.usage.CachedInputTokens, CacheWriteInputTokens: run.usage.CacheWriteInputTokens,
 			RateLimitedCalls: run.limited, RateLimitWaitMS: run.waited.Milliseconds()},
 		Detail: fmt.Sprintf("findings %d (secrets %d, hidden by cap %d), %s, chunks %d, model calls %d, prompt %s",
-			n, len(secrets), hidden, coverage, len(leaves), run.calls, version)}, nil
+			n, len(secrets), hidden, coverage, len(leaves), run.calls, version) + ledgerNote}, nil
 }
 
 // outOfViewKey is the diagnostics count of findings dropped as out of view.

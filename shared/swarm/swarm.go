@@ -11,7 +11,6 @@ package swarm
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -95,40 +94,11 @@ func (c *Client) http() *http.Client {
 // ReviewAuthor returns the author of review id: GET /api/v11/reviews/{id},
 // field author. A rejected login is retried once with fresh credentials.
 func (c *Client) ReviewAuthor(ctx context.Context, review int64) (string, error) {
-	author, err := c.reviewAuthor(ctx, review, false)
-	if failure.Classify(err) == failure.AuthDenied {
-		author, err = c.reviewAuthor(ctx, review, true)
-	}
-	return author, err
-}
-
-func (c *Client) reviewAuthor(ctx context.Context, review int64, fresh bool) (string, error) {
-	creds, err := c.Credentials(ctx, fresh)
-	if err != nil {
-		return "", err
-	}
-	u := strings.TrimSuffix(c.BaseURL, "/") + "/api/v11/reviews/" + strconv.FormatInt(review, 10)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return "", failure.Wrap(failure.InternalBug, err)
-	}
-	req.Header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(creds.User+":"+creds.Ticket)))
-	req.Header.Set("Accept", "application/json")
-	resp, err := c.http().Do(req)
-	if err != nil {
-		return "", fmt.Errorf("swarm review %d: %w", review, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
-	if err != nil {
-		return "", fmt.Errorf("swarm review %d: read: %w", review, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		// Swarm's reply text is not kept: only the status reaches the record.
-		return "", failure.Upstream(resp.StatusCode, retryAfter(resp), fmt.Errorf("swarm review %d: HTTP %d", review, resp.StatusCode))
-	}
 	// v11 answers {"error":null,"messages":[],"data":{"reviews":[{…}]}};
-	// v9/v10 answered {"review":{…}}: both are read.
+	// v9/v10 answered {"review":{…}}: both are read. The call is the
+	// comments API's (api): a refused login — HTTP 401 or Swarm's 200 with
+	// {"error": "Unauthorized"} — is retried once with fresh credentials,
+	// and no reply text reaches the error.
 	var doc struct {
 		Data struct {
 			Reviews []struct {
@@ -140,8 +110,9 @@ func (c *Client) reviewAuthor(ctx context.Context, review int64, fresh bool) (st
 			Author string `json:"author"`
 		} `json:"review"`
 	}
-	if err := json.Unmarshal(body, &doc); err != nil {
-		return "", failure.Errorf(failure.SchemaInvalid, "swarm review %d: answer is not JSON", review)
+	what := fmt.Sprintf("swarm review %d", review)
+	if _, err := c.api(ctx, http.MethodGet, "/api/v11/reviews/"+strconv.FormatInt(review, 10), nil, nil, &doc, what, false); err != nil {
+		return "", err
 	}
 	author := ""
 	switch {
@@ -151,7 +122,7 @@ func (c *Client) reviewAuthor(ctx context.Context, review int64, fresh bool) (st
 		author = doc.Review.Author
 	}
 	if strings.TrimSpace(author) == "" {
-		return "", failure.Errorf(failure.SchemaInvalid, "swarm review %d: no author in the answer", review)
+		return "", failure.Errorf(failure.SchemaInvalid, "%s: no author in the answer", what)
 	}
 	return strings.TrimSpace(author), nil
 }

@@ -2,8 +2,11 @@ package swarm_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -161,5 +164,41 @@ func TestSubstituteEscapesLikeSwarm(t *testing.T) {
 	}
 	if _, err := swarmstandin.Substitute(`{"shelved":{status}}`, map[string]string{"status": "shelved"}); err == nil {
 		t.Fatal("a placeholder outside a JSON string must not yield valid JSON")
+	}
+}
+
+// Some Swarm releases refuse a login with HTTP 200 and {"error":
+// "Unauthorized"}: that is a refused login (retried once with fresh
+// credentials), not an answer without an author.
+func TestReviewAuthorReadsSwarms200Unauthorized(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, pass, _ := r.BasicAuth(); pass != "fresh" {
+			fmt.Fprint(w, `{"error": "Unauthorized"}`)
+			return
+		}
+		fmt.Fprint(w, `{"error":null,"messages":[],"data":{"reviews":[{"id":7,"author":"alice"}]}}`)
+	}))
+	defer srv.Close()
+	for _, tt := range []struct {
+		name      string
+		fresh     string
+		want      string
+		wantClass failure.Class
+	}{
+		{"the fresh ticket works", "fresh", "alice", ""},
+		{"refused twice", "stale", "", failure.AuthDenied},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &swarm.Client{BaseURL: srv.URL, Credentials: func(_ context.Context, fresh bool) (swarm.Credentials, error) {
+				if fresh {
+					return swarm.Credentials{User: "criticizer", Ticket: tt.fresh}, nil
+				}
+				return swarm.Credentials{User: "criticizer", Ticket: "stale"}, nil
+			}}
+			got, err := c.ReviewAuthor(context.Background(), 7)
+			if got != tt.want || failure.Classify(err) != tt.wantClass {
+				t.Fatalf("ReviewAuthor = %q, %v (class %s); want %q, class %q", got, err, failure.Classify(err), tt.want, tt.wantClass)
+			}
+		})
 	}
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"crypto/md5"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -209,6 +211,17 @@ func (d *depot) size(f *file, after bool) (int64, bool) {
 		return st.Size(), true
 	}
 	return 0, false
+}
+
+// digest is the MD5 of a file's new content in upper-case hex, as real p4
+// reports a revision's digest.
+func (d *depot) digest(f *file) (string, error) {
+	content, err := d.content(f.After, f.AfterFile, f.AfterBase64)
+	if err != nil {
+		return "", err
+	}
+	sum := md5.Sum([]byte(content))
+	return strings.ToUpper(hex.EncodeToString(sum[:])), nil
 }
 
 func has(inline *string, name, b64 string) bool { return inline != nil || name != "" || b64 != "" }

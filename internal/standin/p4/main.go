@@ -273,6 +273,14 @@ func (s *session) describe(args []string) {
 					if size, ok := s.d.size(&f, true); ok {
 						rec["fileSize"+idx] = strconv.FormatInt(size, 10)
 					}
+					// The server keeps each revision's MD5 and describe
+					// reports it, upper-case hex, as digestN (a shelved
+					// file's: the shelved content's).
+					if f.hasAfter() {
+						if sum, err := s.d.digest(&f); err == nil {
+							rec["digest"+idx] = sum
+						}
+					}
 				}
 			}
 		}

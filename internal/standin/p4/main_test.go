@@ -80,6 +80,10 @@ func TestCommands(t *testing.T) {
 		{"describe separate flags", []string{"-z", "tag", "-M", "j", "-p", port, "describe", "-s", "12345"}, 0, "", "", 1, "user", "alice"},
 		{"describe shelved", []string{"-ztag", "-Mj", "describe", "-s", "-S", "12347"}, 0, "", "", 1, "rev0", "4"},
 		{"describe shelved add", []string{"-ztag", "-Mj", "describe", "-s", "-S", "12347"}, 0, "", "", 1, "rev1", "1"},
+		// digestN: the MD5 of the revision's content, upper-case hex, as real p4 reports it.
+		{"describe digest", []string{"-ztag", "-Mj", "describe", "-s", "12345"}, 0, "", "", 1, "digest0", "7D305C220563D38FEF1FFA48B35FF434"},
+		{"describe digest of a binary", []string{"-ztag", "-Mj", "describe", "-s", "12345"}, 0, "", "", 1, "digest2", "7B19CB59D01885DC74F780D3BE2D2918"},
+		{"describe shelved digest", []string{"-ztag", "-Mj", "describe", "-s", "-S", "12347"}, 0, "", "", 1, "digest0", "0799517EAB4CECEC616D5850AFA65579"},
 		{"describe -S of submitted", []string{"-ztag", "-Mj", "describe", "-s", "-S", "12345"}, 0, "", "", 1, "depotFile0", ""},
 		{"describe unknown", []string{"-ztag", "-Mj", "describe", "-s", "999"}, 1, "Change 999 unknown.", "", 0, "", ""},
 		{"describe bad number", []string{"-ztag", "-Mj", "describe", "-s", "12x"}, 1, "Invalid changelist number '12x'.", "", 0, "", ""},

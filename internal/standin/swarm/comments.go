@@ -125,7 +125,38 @@ type Fault struct {
 	AfterStore bool
 	// Drop closes the connection without any answer.
 	Drop bool
+	// Hold keeps the request this long before any of the above, whatever
+	// the caller does meanwhile (Swarm's PHP request runs on after the
+	// client gave up); alone, the request is then handled normally: a
+	// create stalled past the caller's timeout is stored late.
+	Hold time.Duration
 }
+
+// String names the fault for reports, e.g. "lost-after-store", "429".
+func (f Fault) String() string {
+	var s string
+	switch {
+	case f.Drop && f.AfterStore:
+		s = "lost-after-store"
+	case f.Drop:
+		s = "reset"
+	case f.Status != 0 && f.AfterStore:
+		s = strconv.Itoa(f.Status) + "-after-store"
+	case f.Status != 0:
+		s = strconv.Itoa(f.Status)
+	}
+	if f.Hold > 0 {
+		if s == "" {
+			return "held"
+		}
+		return "held+" + s
+	}
+	return s
+}
+
+// normal reports whether f, once its hold is over, leaves the request to
+// be handled and answered as usual.
+func (f Fault) normal() bool { return f.Status == 0 && !f.Drop }
 
 // Request is one comments API request the stand-in received.
 type Request struct {
@@ -136,6 +167,9 @@ type Request struct {
 	Form   url.Values
 	User   string // the authenticated login; "" when refused
 	Status int    // the status answered; 0 when the connection was dropped
+	Fault  string // the fault the request met (Fault.String); "" none
+	Listed int    // a list: how many comments its page held
+	Remote string // the caller's address
 	At     time.Time
 }
 
@@ -172,6 +206,64 @@ func (s *Server) InjectFault(op Op, faults ...Fault) {
 		s.faults = map[Op][]Fault{}
 	}
 	s.faults[op] = append(s.faults[op], faults...)
+}
+
+// ClearFaults drops the faults not served yet and returns how many there were.
+func (s *Server) ClearFaults() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, q := range s.faults {
+		n += len(q)
+	}
+	s.faults = nil
+	return n
+}
+
+// OnFault calls fn with each request that meets a fault, once it has been
+// handled and before its answer is given or lost: what a test makes happen
+// meanwhile (reviewers commenting, say) is there before the caller can look.
+func (s *Server) OnFault(fn func(Request)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.onFault = fn
+}
+
+// Held returns the callers' addresses of the requests held now (Fault.Hold).
+func (s *Server) Held() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for addr, n := range s.held {
+		for range n {
+			out = append(out, addr)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// hold keeps a request for d, or until the server closes.
+func (s *Server) hold(remote string, d time.Duration) {
+	s.mu.Lock()
+	if s.held == nil {
+		s.held = map[string]int{}
+	}
+	s.held[remote]++
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		if s.held[remote]--; s.held[remote] <= 0 {
+			delete(s.held, remote)
+		}
+		s.mu.Unlock()
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-s.closing:
+	}
 }
 
 // Requests returns the comments API requests received, in order.
@@ -229,14 +321,15 @@ func reviewTopic(id int64) string { return "reviews/" + strconv.FormatInt(id, 10
 type answer struct {
 	status int
 	body   any
+	listed int // a list: the comments on the page
 }
 
 func badRequest(field, msg string) answer {
-	return answer{http.StatusBadRequest, map[string]any{"error": "Bad Request", "details": map[string]string{field: msg}}}
+	return answer{status: http.StatusBadRequest, body: map[string]any{"error": "Bad Request", "details": map[string]string{field: msg}}}
 }
 
 func notFound(msg string) answer {
-	return answer{http.StatusNotFound, map[string]any{"error": msg, "messages": []any{map[string]string{"code": "404", "text": msg}}, "data": nil}}
+	return answer{status: http.StatusNotFound, body: map[string]any{"error": msg, "messages": []any{map[string]string{"code": "404", "text": msg}}, "data": nil}}
 }
 
 // commentsAPI wraps a comments API handler with the login check, faults and
@@ -244,7 +337,7 @@ func notFound(msg string) answer {
 func (s *Server) commentsAPI(op Op, h func(r *http.Request, user string) answer) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		_ = r.ParseForm() // the body of a POST or PATCH form; a bad one leaves Form empty
-		rec := Request{Op: op, Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(), Form: r.PostForm, At: time.Now()}
+		rec := Request{Op: op, Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(), Form: r.PostForm, Remote: r.RemoteAddr, At: time.Now()}
 		user, ok := s.login(r)
 		if !ok {
 			w.Header().Set("WWW-Authenticate", `Basic realm="swarm"`)
@@ -259,22 +352,38 @@ func (s *Server) commentsAPI(op Op, h func(r *http.Request, user string) answer)
 		if q := s.faults[op]; len(q) > 0 {
 			f, s.faults[op] = &q[0], q[1:]
 		}
+		onFault := s.onFault
 		s.mu.Unlock()
+		if f != nil && f.Hold > 0 {
+			s.hold(r.RemoteAddr, f.Hold)
+		}
 		var a answer
-		if f == nil || f.AfterStore {
+		if f == nil || f.AfterStore || f.normal() {
 			a = h(r, user)
 		}
 		if f != nil {
-			// Recorded first: once the connection drops, the caller may look.
-			if !f.Drop {
+			rec.Fault = f.String()
+			rec.Status, rec.Listed = a.status, a.listed
+			if !f.normal() {
 				rec.Status = f.Status
+				if f.Drop {
+					rec.Status = 0
+				}
 			}
+			// Recorded first: once the connection drops, the caller may look.
 			s.record(rec)
-			s.log.Info("swarm comments fault", "op", op, "status", rec.Status, "after_store", f.AfterStore)
+			s.log.Info("swarm comments fault", "op", op, "fault", rec.Fault, "status", rec.Status)
+			if onFault != nil {
+				onFault(rec)
+			}
+			if f.normal() {
+				writeJSON(w, a.status, a.body) // to a caller that may be gone
+				return
+			}
 			s.answerFault(w, *f)
 			return
 		}
-		rec.Status = a.status
+		rec.Status, rec.Listed = a.status, a.listed
 		s.record(rec)
 		writeJSON(w, a.status, a.body)
 	}
@@ -366,7 +475,7 @@ func (s *Server) listComments(v11 bool) func(r *http.Request, user string) answe
 			for _, c := range page {
 				list = append(list, c.wire())
 			}
-			return answer{http.StatusOK, map[string]any{"error": nil, "messages": []any{}, "data": map[string]any{"comments": list, "lastSeen": last}}}
+			return answer{status: http.StatusOK, body: map[string]any{"error": nil, "messages": []any{}, "data": map[string]any{"comments": list, "lastSeen": last}}, listed: len(page)}
 		}
 		// v9 keys comments by id; an empty set is PHP's empty array, [].
 		var set any = []any{}
@@ -377,7 +486,7 @@ func (s *Server) listComments(v11 bool) func(r *http.Request, user string) answe
 			}
 			set = m
 		}
-		return answer{http.StatusOK, map[string]any{"topic": topic, "comments": set, "lastSeen": last}}
+		return answer{status: http.StatusOK, body: map[string]any{"topic": topic, "comments": set, "lastSeen": last}, listed: len(page)}
 	}
 }
 
@@ -446,7 +555,7 @@ func (s *Server) createComment(r *http.Request, user string) answer {
 		Context: ctx, Silenced: truthy(f.Get("silenceNotification")), Delayed: truthy(f.Get("delayNotification"))})
 	s.mu.Unlock()
 	s.log.Info("swarm comment created", "id", c.ID, "topic", topic, "user", user)
-	return answer{http.StatusOK, map[string]any{"comment": c.wire()}}
+	return answer{status: http.StatusOK, body: map[string]any{"comment": c.wire()}}
 }
 
 // commentContext reads the context[…] fields; nil when there are none. An
@@ -507,7 +616,7 @@ func (s *Server) editComment(r *http.Request, user string) answer {
 		return notFound("Comment does not exist")
 	}
 	if c.User != user {
-		return answer{http.StatusForbidden, map[string]any{"error": "Forbidden", "messages": []any{map[string]string{"code": "403", "text": "Only the author can edit this comment"}}}}
+		return answer{status: http.StatusForbidden, body: map[string]any{"error": "Forbidden", "messages": []any{map[string]string{"code": "403", "text": "Only the author can edit this comment"}}}}
 	}
 	next := *c
 	if st, ok := f["taskState"]; ok {
@@ -533,5 +642,5 @@ func (s *Server) editComment(r *http.Request, user string) answer {
 	}
 	next.Updated = time.Now().Unix()
 	*c = next
-	return answer{http.StatusOK, map[string]any{"comment": c.clone().wire()}}
+	return answer{status: http.StatusOK, body: map[string]any{"comment": c.clone().wire()}}
 }

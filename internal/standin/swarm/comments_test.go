@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // client speaks to a started stand-in as the service user or a reviewer.
@@ -211,6 +212,9 @@ func TestListPagination(t *testing.T) {
 			if !slices.IsSortedFunc(got, func(a, b int64) int { return int(b - a) }) {
 				t.Fatalf("page %v is not most recent first", got)
 			}
+			if reqs := s.Requests(); reqs[len(reqs)-1].Listed != len(got) {
+				t.Fatalf("recorded %d comments listed, want %d", reqs[len(reqs)-1].Listed, len(got))
+			}
 		})
 	}
 	if r := c.do("GET", "/api/v9/comments?topic=reviews/885&max=10", "", "", nil); r.status != 401 {
@@ -268,12 +272,14 @@ func TestCommentFaults(t *testing.T) {
 		wantStatus int // 0: the connection drops
 		wantStored bool
 		wantRetry  string
+		wantFault  string // as recorded
 	}{
-		{"429 with Retry-After: nothing stored", Fault{Status: 429, RetryAfter: "7"}, 429, false, "7"},
-		{"503 before the work", Fault{Status: 503}, 503, false, ""},
-		{"502 after the comment was stored", Fault{Status: 502, AfterStore: true}, 502, true, ""},
-		{"connection dropped after the comment was stored", Fault{Drop: true, AfterStore: true}, 0, true, ""},
-		{"connection dropped before the work", Fault{Drop: true}, 0, false, ""},
+		{"429 with Retry-After: nothing stored", Fault{Status: 429, RetryAfter: "7"}, 429, false, "7", "429"},
+		{"503 before the work", Fault{Status: 503}, 503, false, "", "503"},
+		{"502 after the comment was stored", Fault{Status: 502, AfterStore: true}, 502, true, "", "502-after-store"},
+		{"connection dropped after the comment was stored", Fault{Drop: true, AfterStore: true}, 0, true, "", "lost-after-store"},
+		{"connection dropped before the work", Fault{Drop: true}, 0, false, "", "reset"},
+		{"held briefly, then handled as usual", Fault{Hold: 10 * time.Millisecond}, 200, true, "", "held"},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -288,7 +294,7 @@ func TestCommentFaults(t *testing.T) {
 				t.Fatalf("stored %v, want %v", stored, tt.wantStored)
 			}
 			reqs := s.Requests()
-			if last := reqs[len(reqs)-1]; last.Op != OpCreateComment || last.Status != tt.wantStatus || last.Form.Get("body") != body || last.User != "criticizer" {
+			if last := reqs[len(reqs)-1]; last.Op != OpCreateComment || last.Status != tt.wantStatus || last.Form.Get("body") != body || last.User != "criticizer" || last.Fault != tt.wantFault {
 				t.Fatalf("recorded %+v", last)
 			}
 		})
@@ -298,8 +304,16 @@ func TestCommentFaults(t *testing.T) {
 	if r := c.do("GET", "/api/v11/comments/reviews/885", "criticizer", "t1", nil); r.status != 500 {
 		t.Fatalf("list with a 500 queued: %d", r.status)
 	}
-	if r := c.do("GET", "/api/v11/comments/reviews/885", "criticizer", "t1", nil); r.status != 200 || len(r.doc["data"].(map[string]any)["comments"].([]any)) != 2 {
-		t.Fatalf("list after the fault: %d %v, want the 2 stored comments", r.status, r.doc)
+	if r := c.do("GET", "/api/v11/comments/reviews/885", "criticizer", "t1", nil); r.status != 200 || len(r.doc["data"].(map[string]any)["comments"].([]any)) != 3 {
+		t.Fatalf("list after the fault: %d %v, want the 3 stored comments", r.status, r.doc)
+	}
+	// Faults not served are dropped by ClearFaults.
+	s.InjectFault(OpListComments, Fault{Status: 500}, Fault{Drop: true})
+	if n := s.ClearFaults(); n != 2 {
+		t.Fatalf("ClearFaults dropped %d, want 2", n)
+	}
+	if r := c.do("GET", "/api/v11/comments/reviews/885", "criticizer", "t1", nil); r.status != 200 {
+		t.Fatalf("list after ClearFaults: %d", r.status)
 	}
 }
 
@@ -333,5 +347,50 @@ func TestReviewVersions(t *testing.T) {
 		if string(got) != tt.wantVersions || string(changes) != tt.wantChanges {
 			t.Fatalf("%s: versions %s changes %s, want %s %s", tt.path, got, changes, tt.wantVersions, tt.wantChanges)
 		}
+	}
+}
+
+// TestHeldCreate: a create held past the caller's timeout is stored when the
+// hold ends, though the caller has gone; while held it is listed by Held
+// (whose caller a test may kill), and the fault hook sees it before the
+// answer is given.
+func TestHeldCreate(t *testing.T) {
+	s, c := startComments(t)
+	var hooked []Request
+	s.OnFault(func(r Request) {
+		hooked = append(hooked, r)
+		s.AddComment(Comment{Topic: "reviews/885", Body: "a reviewer meanwhile", User: "alice"})
+	})
+	s.InjectFault(OpCreateComment, Fault{Hold: 400 * time.Millisecond})
+	req, err := http.NewRequest("POST", c.base+"/api/v9/comments", strings.NewReader(form("topic", "reviews/885", "body", "late").Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.SetBasicAuth("criticizer", "t1")
+	done := make(chan error, 1)
+	go func() {
+		resp, err := (&http.Client{Timeout: 100 * time.Millisecond}).Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	if err := <-done; err == nil {
+		t.Fatal("the held create answered within the caller's timeout")
+	}
+	if held := s.Held(); len(held) != 1 || len(s.Comments(885)) != 0 {
+		t.Fatalf("after the caller gave up: held %v, comments %+v; want one held, none stored yet", held, s.Comments(885))
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for len(s.Held()) > 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	got := s.Comments(885)
+	if len(s.Held()) != 0 || len(got) != 2 || got[0].Body != "late" || got[0].User != "criticizer" || got[1].User != "alice" {
+		t.Fatalf("after the hold: held %v, comments %+v; want the late create stored, then the reviewer's", s.Held(), got)
+	}
+	if len(hooked) != 1 || hooked[0].Fault != "held" || hooked[0].Status != 200 || hooked[0].Remote == "" {
+		t.Fatalf("fault hook saw %+v", hooked)
 	}
 }

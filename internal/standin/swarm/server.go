@@ -84,6 +84,10 @@ type Server struct {
 	commentSeq int64
 	faults     map[Op][]Fault
 	requests   []Request
+	onFault    func(Request)
+	held       map[string]int // caller address → requests held
+	closing    chan struct{}  // closed by Close: held requests end
+	closeOnce  sync.Once
 }
 
 // NewServer returns a stopped stand-in.
@@ -92,7 +96,7 @@ func NewServer(o Options) *Server {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &Server{opts: o, log: log, revs: map[int64]Review{}, runs: map[int64]*Run{}, fail: map[string][]int{}, seq: 700}
+	return &Server{opts: o, log: log, revs: map[int64]Review{}, runs: map[int64]*Run{}, fail: map[string][]int{}, seq: 700, closing: make(chan struct{})}
 }
 
 // Start listens on addr ("127.0.0.1:0" for any port) and returns the base URL.
@@ -127,6 +131,7 @@ func (s *Server) Close() error {
 	if s.srv == nil {
 		return nil
 	}
+	s.closeOnce.Do(func() { close(s.closing) })
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	return s.srv.Shutdown(ctx)

@@ -1,0 +1,162 @@
+package reviewstage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/failure"
+	findingfp "github.com/criticizer/criticizer/shared/finding"
+	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/ledger"
+	"github.com/criticizer/criticizer/shared/review"
+)
+
+// JobReader reads a job (store.Store): the previous version's job, whose
+// result holds the findings of the files carried over.
+type JobReader interface {
+	Get(ctx context.Context, id string) (*job.Job, error)
+}
+
+// LedgerWriter records a reviewed version in the rerun ledger (ledger.Store).
+type LedgerWriter interface {
+	Put(ctx context.Context, v ledger.Version) error
+}
+
+// carryOver is what a changeset's carried files bring from the previous
+// version: the files (by path) and their findings as that job's result
+// holds them. The zero value carries nothing.
+type carryOver struct {
+	from     *domain.PreviousReview
+	files    map[string]bool
+	findings []domain.Finding
+}
+
+func (c carryOver) paths(cs domain.Changeset) []string {
+	var out []string
+	for _, f := range cs.Files {
+		if c.files[f.DepotPath] {
+			out = append(out, f.DepotPath)
+		}
+	}
+	return out
+}
+
+// carried reads the findings of the files the fetch stage marked carried
+// over (it compared them with the ledger; the changeset names the previous
+// job). When the previous job or its result is gone (expired, never
+// stored), nothing is carried and every file is reviewed: why is logged. A
+// failure to read that may pass (a throttled table) fails the attempt.
+func (r *Review) carried(ctx context.Context, cs domain.Changeset) (carryOver, error) {
+	files := cs.Carried()
+	if len(files) == 0 {
+		return carryOver{}, nil
+	}
+	prev := cs.Previous
+	findings, why, err := r.previousFindings(ctx, prev, files)
+	if err != nil {
+		return carryOver{}, err
+	}
+	if why != "" {
+		r.Log.WarnContext(ctx, "unchanged files reviewed again: the previous version's findings cannot be read",
+			"reason", why, "previous_version", prev.Version, "previous_job", prev.JobID, "files", len(files))
+		return carryOver{}, nil
+	}
+	r.Log.InfoContext(ctx, "unchanged files carried over, not sent to the model", "files", len(files),
+		"findings", len(findings), "previous_version", prev.Version, "previous_job", prev.JobID)
+	return carryOver{from: prev, files: files, findings: findings}, nil
+}
+
+// previousFindings returns the previous job's findings on files; why says
+// why they cannot be had ("" when they can).
+func (r *Review) previousFindings(ctx context.Context, prev *domain.PreviousReview, files map[string]bool) ([]domain.Finding, string, error) {
+	if r.Jobs == nil {
+		return nil, "no job store configured", nil
+	}
+	pj, err := r.Jobs.Get(ctx, prev.JobID)
+	switch {
+	case errors.Is(err, job.ErrNotFound):
+		return nil, "the previous job has expired", nil
+	case err != nil:
+		return nil, "", fmt.Errorf("previous job %s: %w", prev.JobID, err)
+	case pj.ExpiresAt > 0 && pj.ExpiresAt <= job.Now().Unix():
+		return nil, "the previous job has expired", nil
+	case pj.Artifacts.Result == "":
+		return nil, "the previous job has no stored result", nil
+	}
+	var res domain.ReviewResult
+	switch err := r.Redacted.GetJSON(ctx, pj.Artifacts.Result, &res); {
+	case failure.Classify(err) == failure.NotFound:
+		return nil, "the previous job's result has expired", nil
+	case err != nil:
+		return nil, "", fmt.Errorf("previous job %s's result: %w", prev.JobID, err)
+	}
+	var out []domain.Finding
+	for _, f := range res.Findings {
+		if files[f.File] {
+			out = append(out, f)
+		}
+	}
+	return out, "", nil
+}
+
+// withoutCarried is cs without the carried files: what the model is shown.
+func withoutCarried(cs domain.Changeset, c carryOver) domain.Changeset {
+	if len(c.files) == 0 {
+		return cs
+	}
+	out := cs
+	out.Files = make([]domain.FileChange, 0, len(cs.Files)-len(c.files))
+	for _, f := range cs.Files {
+		if !c.files[f.DepotPath] {
+			out.Files = append(out.Files, f)
+		}
+	}
+	return out
+}
+
+// ledgerEntry is what the ledger keeps of this version: every file with
+// its digest and whether it was reviewed in full (by the model now or
+// carried over), and every finding by fingerprint.
+func ledgerEntry(j *job.Job, cs domain.Changeset, result domain.ReviewResult, skipped []review.SkippedFile, truncated []review.TruncatedFile, codeOf review.CodeOf) ledger.Version {
+	partial := map[string]bool{}
+	for _, s := range skipped {
+		partial[s.File] = true
+	}
+	for _, t := range truncated {
+		partial[t.File] = true
+	}
+	v := ledger.Version{Thread: ledger.ThreadOf(j), Version: max(j.ReviewVersion, 1), JobID: j.ID, Change: j.Changelist,
+		Files: make([]ledger.File, 0, len(cs.Files)), Findings: make([]ledger.Finding, 0, len(result.Findings))}
+	for _, fc := range cs.Files {
+		lf := ledger.FileOf(fc)
+		lf.FullyReviewed = !partial[fc.DepotPath]
+		v.Files = append(v.Files, lf)
+	}
+	for _, f := range result.Findings {
+		v.Findings = append(v.Findings, ledger.Finding{Fingerprint: findingfp.Fingerprint(f, codeOf(f.File)), File: f.File, Line: f.Line, Severity: f.Severity})
+	}
+	return v
+}
+
+// record writes the version's ledger entry before the stage completes, so
+// the notify stage of this job and the fetch of the next version read it.
+// A failed write fails the attempt (retried like any dependency); the
+// version recorded by another job first is kept, and said.
+func (r *Review) record(ctx context.Context, v ledger.Version) (string, error) {
+	if r.Ledger == nil {
+		return "", nil
+	}
+	err := r.Ledger.Put(ctx, v)
+	var taken *ledger.VersionTakenError
+	switch {
+	case errors.As(err, &taken):
+		r.Log.WarnContext(ctx, "this version is already in the rerun ledger from another job; its entry is kept",
+			"thread", v.Thread.String(), "version", v.Version, "ledger_job", taken.JobID)
+		return fmt.Sprintf("; rerun ledger keeps version %d of job %s", v.Version, taken.JobID), nil
+	case err != nil:
+		return "", fmt.Errorf("rerun ledger: %w", err)
+	}
+	return "", nil
+}
