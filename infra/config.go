@@ -150,6 +150,9 @@ type EnvConfig struct {
 	// See infra/notifychannels.go.
 	NotifyChannels            []string `json:"notifyChannels,omitempty"`
 	SwarmCommentWindowSeconds int      `json:"swarmCommentWindowSeconds,omitempty"`
+	// SwarmMaxInlineComments caps the finding comments one review version
+	// gets (0 = 50, at most 500); the rest are listed in the summary comment.
+	SwarmMaxInlineComments int `json:"swarmMaxInlineComments,omitempty"`
 
 	// Recipient policy (shared/recipients; webhook, fetch, notify): the e-mail
 	// domains that may receive code ("example.com" exactly, "*.example.com"

@@ -16,6 +16,9 @@ const (
 	// swarmClientTimeoutSeconds is the comments client's HTTP timeout
 	// (shared/swarm): the window must outlast a create it gave up on.
 	swarmClientTimeoutSeconds = 10
+	// maxInlineCommentsLimit is the most SWARM_MAX_INLINE_COMMENTS the
+	// notify stage accepts: each comment is a create inside its lease.
+	maxInlineCommentsLimit = 500
 )
 
 // notifyChannels is the environment's channel list, ["email"] when unset.
@@ -48,12 +51,17 @@ func validateNotifyChannels(c EnvConfig, p *problems) {
 	if w := c.SwarmCommentWindowSeconds; w < 0 || (w > 0 && (w <= 3*swarmClientTimeoutSeconds || w > 3600)) {
 		p.add("swarmCommentWindowSeconds %d: want 0 (120) or %d..3600 (more than 3 × the Swarm client's %d s timeout)", w, 3*swarmClientTimeoutSeconds+1, swarmClientTimeoutSeconds)
 	}
+	if m := c.SwarmMaxInlineComments; m < 0 || m > maxInlineCommentsLimit {
+		p.add("swarmMaxInlineComments %d: want 0 (50) or 1..%d inline comments per review version", m, maxInlineCommentsLimit)
+	}
 }
 
 // wireNotifyChannels gives the notify function its channels and, when it
 // posts Swarm comments, read access to the API login (SWARM_URL it has
-// already, for the review's link in the e-mail).
-func wireNotifyChannels(cfg EnvConfig, sec stackSecrets, notify awslambda.Function) {
+// already, for the review's link in the e-mail); the sweeper then gets the
+// same login, URL and window, to reconcile comment rows by listing the
+// review's comments as the notify stage does.
+func wireNotifyChannels(cfg EnvConfig, sec stackSecrets, notify, sweeper awslambda.Function) {
 	chs := cfg.notifyChannels()
 	notify.AddEnvironment(jsii.String("NOTIFY_CHANNELS"), jsii.String(strings.Join(chs, ",")), nil)
 	if !slices.Contains(chs, channelSwarmComments) || sec.swarmAPI == nil {
@@ -63,5 +71,14 @@ func wireNotifyChannels(cfg EnvConfig, sec stackSecrets, notify awslambda.Functi
 	if w := cfg.SwarmCommentWindowSeconds; w > 0 {
 		notify.AddEnvironment(jsii.String("SWARM_COMMENT_WINDOW_SECONDS"), itoa(w), nil)
 	}
+	if m := cfg.SwarmMaxInlineComments; m > 0 {
+		notify.AddEnvironment(jsii.String("SWARM_MAX_INLINE_COMMENTS"), itoa(m), nil)
+	}
 	sec.swarmAPI.GrantRead(notify, nil)
+	sweeper.AddEnvironment(jsii.String("SWARM_URL"), jsii.String(cfg.SwarmURL), nil)
+	sweeper.AddEnvironment(jsii.String("SWARM_API_SECRET_ID"), sec.swarmAPI.SecretArn(), nil)
+	if w := cfg.SwarmCommentWindowSeconds; w > 0 {
+		sweeper.AddEnvironment(jsii.String("SWARM_COMMENT_WINDOW_SECONDS"), itoa(w), nil)
+	}
+	sec.swarmAPI.GrantRead(sweeper, nil)
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // TestNotifyChannelSettings: every environment defaults to e-mail only (the
-// notify function gets no Swarm login); Swarm comments are turned on per
+// notify function and the sweeper get no Swarm login); Swarm comments are turned on per
 // environment and need swarmUrl; bad lists fail synth naming the setting.
 func TestNotifyChannelSettings(t *testing.T) {
 	base := map[string]any{"p4LayerPath": fakeLayer(t), "llmEndpoint": "https://api.openai.com", "p4Port": "ssl:p4:1666",
@@ -35,6 +35,8 @@ func TestNotifyChannelSettings(t *testing.T) {
 			{with("notifyChannels", []any{"email", "email"}), `names "email" twice`},
 			{with("notifyChannels", swarmOn), "swarmUrl is empty"},
 			{with("notifyChannels", swarmOn, "swarmUrl", "https://swarm.example.com", "swarmCommentWindowSeconds", 20), "swarmCommentWindowSeconds 20"},
+			{with("notifyChannels", swarmOn, "swarmUrl", "https://swarm.example.com", "swarmMaxInlineComments", 501), "swarmMaxInlineComments 501"},
+			{with("notifyChannels", swarmOn, "swarmUrl", "https://swarm.example.com", "swarmMaxInlineComments", -1), "swarmMaxInlineComments -1"},
 		} {
 			ctx := map[string]any{ctxEnv: env, ctxOverrides: c.over}
 			if _, _, err := LoadConfig(awscdk.NewApp(&awscdk.AppProps{Context: &ctx}).Node()); err == nil || !strings.Contains(err.Error(), c.want) {
@@ -48,12 +50,14 @@ func TestNotifyChannelSettings(t *testing.T) {
 		channels  string
 		swarmAPI  bool
 		windowVar any
+		maxInline any // SWARM_MAX_INLINE_COMMENTS; nil: unset (the function's 50)
 	}{
-		{"dev", with(), "email", false, nil},
-		{"staging", with(), "email", false, nil},
-		{"prod", with(), "email", false, nil},
-		{"staging", with("notifyChannels", swarmOn, "swarmUrl", "https://swarm.example.com"), "email,swarm-comments", true, nil},
-		{"prod", with("notifyChannels", swarmOn, "swarmUrl", "https://swarm.example.com", "swarmCommentWindowSeconds", 300), "email,swarm-comments", true, "300"},
+		{"dev", with(), "email", false, nil, nil},
+		{"staging", with(), "email", false, nil, nil},
+		{"prod", with(), "email", false, nil, nil},
+		{"dev", with("notifyChannels", swarmOn, "swarmUrl", "https://swarm.example.com", "swarmCommentWindowSeconds", 60, "swarmMaxInlineComments", 5), "email,swarm-comments", true, "60", "5"},
+		{"staging", with("notifyChannels", swarmOn, "swarmUrl", "https://swarm.example.com"), "email,swarm-comments", true, nil, nil},
+		{"prod", with("notifyChannels", swarmOn, "swarmUrl", "https://swarm.example.com", "swarmCommentWindowSeconds", 300, "swarmMaxInlineComments", 100), "email,swarm-comments", true, "300", "100"},
 	} {
 		t.Run(c.env+"/"+c.channels, func(t *testing.T) {
 			ctx := map[string]any{ctxEnv: c.env, ctxOverrides: c.over}
@@ -67,6 +71,19 @@ func TestNotifyChannelSettings(t *testing.T) {
 			}
 			if vars["SWARM_COMMENT_WINDOW_SECONDS"] != c.windowVar {
 				t.Errorf("SWARM_COMMENT_WINDOW_SECONDS %v, want %v", vars["SWARM_COMMENT_WINDOW_SECONDS"], c.windowVar)
+			}
+			if vars["SWARM_MAX_INLINE_COMMENTS"] != c.maxInline {
+				t.Errorf("SWARM_MAX_INLINE_COMMENTS %v, want %v", vars["SWARM_MAX_INLINE_COMMENTS"], c.maxInline)
+			}
+			// The sweeper reconciles comment rows as the same login, over
+			// the same window, and may read that login's secret.
+			sv := props(m, "SweeperFunction")["Environment"].(map[string]any)["Variables"].(map[string]any)
+			_, sweeperAPI := sv["SWARM_API_SECRET_ID"]
+			if sweeperAPI != c.swarmAPI || sv["SWARM_COMMENT_WINDOW_SECONDS"] != c.windowVar || (c.swarmAPI && sv["SWARM_URL"] != "https://swarm.example.com") {
+				t.Errorf("sweeper environment %v: want the Swarm login %v, window %v", sv, c.swarmAPI, c.windowVar)
+			}
+			if got := allowed(grants(t, m, "SweeperFunction"), "secretsmanager:GetSecretValue", "SwarmApiSecret"); got != c.swarmAPI {
+				t.Errorf("sweeper may read the Swarm API secret: %v, want %v", got, c.swarmAPI)
 			}
 		})
 	}

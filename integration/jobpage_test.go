@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"fmt"
 	"html"
 	"io"
 	"mime"
@@ -121,6 +122,11 @@ func TestJobPageOpensFromSwarmAndEmail(t *testing.T) {
 		}
 	}
 	assertNoSecrets(t, "job page", body)
+	// The comments the job posted on the review are deliveries too (the local
+	// stack posts them): the summary's row, sent, with its comment id.
+	if !regexp.MustCompile(fmt.Sprintf(`<td>Swarm comment</td><td>review %d: summary</td><td>sent</td><td>[^<]+</td><td>comment \d+</td>`, cl+1)).MatchString(body) {
+		t.Errorf("the page does not list the summary comment among the deliveries:\n%.3000s", body)
+	}
 	if strings.Contains(body, "bob@example.com") {
 		t.Error("the page shows a recipient's address")
 	}

@@ -102,7 +102,7 @@ func TestSentWithoutEvidenceIsReconciledOnce(t *testing.T) {
 
 	// The operator checked with the provider: not delivered. The row is
 	// pending again for the next notify run.
-	if err := env.outbox.Resolve(ctx, unproven, false, "", job.Now()); err != nil {
+	if err := env.outbox.Resolve(ctx, outbox.Email(unproven), false, "", job.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if row, _ := env.outbox.Get(ctx, unproven); row.Status != outbox.Pending {

@@ -8,11 +8,11 @@
 //	criticizer [--stack NAME] [--json] restart JOB_ID --note TEXT
 //	criticizer [--stack NAME] resolve JOB_ID --note TEXT             after a replay: verify it succeeded, record the resolution
 //	criticizer [--stack NAME] [--json] job JOB_ID
-//	criticizer [--stack NAME] [--json] outbox JOB_ID                      the job's delivery rows
-//	criticizer [--stack NAME] outbox requeue JOB_ID RECIPIENT --note TEXT  not delivered: send again on the next run
-//	criticizer [--stack NAME] outbox confirm JOB_ID RECIPIENT --evidence TEXT   delivered (checked by hand): never resend
+//	criticizer [--stack NAME] [--json] outbox JOB_ID                      the job's delivery rows (e-mails, Swarm comments)
+//	criticizer [--stack NAME] outbox requeue JOB_ID RECIPIENT|ITEM --note TEXT  not delivered: send again on the next run
+//	criticizer [--stack NAME] outbox confirm JOB_ID RECIPIENT|ITEM --evidence TEXT   delivered (checked by hand): never resend
 //	criticizer [--stack NAME] [--json] outbox reconcile                    rows the reconciler could not settle
-//	criticizer [--stack NAME] outbox reconcile resolve JOB_ID RECIPIENT --delivered|--not-delivered --note TEXT
+//	criticizer [--stack NAME] outbox reconcile resolve JOB_ID RECIPIENT|ITEM --delivered|--not-delivered --note TEXT
 //	criticizer [--stack NAME] secret rotate webhook|swarm [--overlap 24h]   new caller credential; the old one verifies until then
 //	criticizer [--stack NAME] secret revoke-previous webhook|swarm           the old caller credential stops verifying now
 //
@@ -42,7 +42,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/dlq"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/envelope"
@@ -355,7 +354,20 @@ func (a *app) job(ctx context.Context, args []string) error {
 	for _, e := range j.History {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s→%s\t%s\t%s\n", e.At, e.Type, e.Stage, e.From, e.To, e.Actor, truncate(e.Detail, 80))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	// The deliveries beside the history: a comment Swarm refused for good
+	// fails its row, not the job, and shows here.
+	emails, comments, err := a.rows.JobRows(ctx, j)
+	if err != nil {
+		return fmt.Errorf("listing job %s's deliveries: %w", j.ID, err)
+	}
+	fmt.Fprintln(a.out, "\nDeliveries")
+	if err := writeEmails(a.out, emails); err != nil {
+		return err
+	}
+	return writeComments(a.out, j, comments)
 }
 
 // outboxCmd shows a job's delivery rows, or settles one an operator checked:
@@ -377,7 +389,7 @@ func (a *app) outboxCmd(ctx context.Context, args []string) error {
 		action, rest = rest[0], rest[1:]
 	}
 	if (action == "list" && len(rest) != 1) || (action != "list" && len(rest) != 2) {
-		return errors.New("usage: criticizer outbox JOB_ID | outbox requeue JOB_ID RECIPIENT --note TEXT | outbox confirm JOB_ID RECIPIENT --evidence TEXT | outbox reconcile [flags]")
+		return errors.New("usage: criticizer outbox JOB_ID | outbox requeue JOB_ID RECIPIENT|ITEM --note TEXT | outbox confirm JOB_ID RECIPIENT|ITEM --evidence TEXT | outbox reconcile [flags]")
 	}
 	j, err := a.jobs.Get(ctx, rest[0])
 	if err != nil {
@@ -388,12 +400,24 @@ func (a *app) outboxCmd(ctx context.Context, args []string) error {
 		if *note == "" {
 			return errors.New("requeue needs --note (what shows it was not delivered, or the ticket)")
 		}
-		k := delivery.Key{Changelist: j.Changelist, Recipient: rest[1], ReviewVersion: j.ReviewVersion}
-		if err := a.rows.Requeue(ctx, k, job.Now()); err != nil {
+		k, err := rowRef(j, rest[1])
+		if err != nil {
+			return err
+		}
+		if err := a.rows.RequeueRef(ctx, k, job.Now()); err != nil {
 			return err
 		}
 		if err := a.record(ctx, j.ID, "outbox_requeue", rest[1]+"; "+*note); err != nil {
 			return err
+		}
+		if j.State == job.Succeeded {
+			// A comment refused for good does not fail the job: its notify
+			// stage delivers the requeued row on a redelivery (rule OB-5).
+			if err := a.sendRedelivery(ctx, j, *note); err != nil {
+				return fmt.Errorf("%s is pending, but the redelivery to the succeeded job's notify stage could not be sent: %w", rest[1], err)
+			}
+			fmt.Fprintf(a.out, "%s is pending again; a redelivery was sent to the succeeded job's notify stage\n", rest[1])
+			return nil
 		}
 		fmt.Fprintf(a.out, "%s is pending again; replay the job's notify dead letter to send it\n", rest[1])
 		return nil
@@ -401,8 +425,11 @@ func (a *app) outboxCmd(ctx context.Context, args []string) error {
 		if *evidence == "" {
 			return errors.New("confirm needs --evidence (e.g. the provider's message id or a ticket)")
 		}
-		k := delivery.Key{Changelist: j.Changelist, Recipient: rest[1], ReviewVersion: j.ReviewVersion}
-		if err := a.rows.Confirm(ctx, k, *evidence, job.Now()); err != nil {
+		k, err := rowRef(j, rest[1])
+		if err != nil {
+			return err
+		}
+		if err := a.rows.ConfirmRef(ctx, k, *evidence, job.Now()); err != nil {
 			return err
 		}
 		if err := a.record(ctx, j.ID, "outbox_confirm", rest[1]+"; "+*evidence); err != nil {
@@ -411,17 +438,16 @@ func (a *app) outboxCmd(ctx context.Context, args []string) error {
 		fmt.Fprintf(a.out, "%s marked delivered; it will never be resent\n", rest[1])
 		return nil
 	}
-	rows, err := a.rows.List(ctx, j.Changelist, j.ReviewVersion)
+	emails, comments, err := a.rows.JobRows(ctx, j)
 	if err != nil {
 		return err
 	}
 	if a.json {
-		return json.NewEncoder(a.out).Encode(rows)
+		// One list, e-mails first; a comment row carries channel, thread and item.
+		return json.NewEncoder(a.out).Encode(append(emails, comments...))
 	}
-	tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "RECIPIENT\tSTATUS\tATTEMPTS\tNOTIFIED_AT\tLAST_ERROR_CLASS")
-	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", r.Recipient, r.Status, r.Attempts, r.NotifiedAt, r.LastErrorClass)
+	if err := writeEmails(a.out, emails); err != nil {
+		return err
 	}
-	return tw.Flush()
+	return writeComments(a.out, j, comments)
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/envelope"
 	"github.com/criticizer/criticizer/shared/job"
@@ -58,7 +57,10 @@ func (a *app) sendRedelivery(ctx context.Context, j *job.Job, note string) error
 // settles one after the operator checked with the provider:
 //
 //	outbox reconcile                                                    list reconciling rows
-//	outbox reconcile resolve JOB_ID RECIPIENT --delivered|--not-delivered --note TEXT
+//	outbox reconcile resolve JOB_ID RECIPIENT|ITEM --delivered|--not-delivered --note TEXT
+//
+// A Swarm comment is named by its item on the job's review; --delivered
+// then wants the comment's id in the note (checked in the review).
 func (a *app) reconcileCmd(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("outbox reconcile", flag.ContinueOnError)
 	delivered := fs.Bool("delivered", false, "the provider delivered it: mark sent, never resend")
@@ -77,20 +79,25 @@ func (a *app) reconcileCmd(ctx context.Context, args []string) error {
 			return json.NewEncoder(a.out).Encode(rows)
 		}
 		tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "JOB\tCHANGELIST\tVERSION\tRECIPIENT\tSINCE\tREASON\tREQUEUES")
+		// An e-mail is named by changelist version and recipient, a Swarm
+		// comment by its review and item: what resolve takes.
+		fmt.Fprintln(tw, "JOB\tWHERE\tRECIPIENT/ITEM\tSINCE\tREASON\tREQUEUES")
 		for _, r := range rows {
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%d\n", r.JobID, r.Changelist, r.ReviewVersion, r.Recipient, r.Since, r.Reason, r.Requeues)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\n", r.JobID, rowWhere(r.Row), rowWhat(r.Row), r.Since, r.Reason, r.Requeues)
 		}
 		return tw.Flush()
 	}
 	if rest[0] != "resolve" || len(rest) != 3 || *delivered == *notDelivered || *note == "" {
-		return errors.New("usage: criticizer outbox reconcile [list] | outbox reconcile resolve JOB_ID RECIPIENT --delivered|--not-delivered --note TEXT")
+		return errors.New("usage: criticizer outbox reconcile [list] | outbox reconcile resolve JOB_ID RECIPIENT|ITEM --delivered|--not-delivered --note TEXT")
 	}
 	j, err := a.jobs.Get(ctx, rest[1])
 	if err != nil {
 		return err
 	}
-	k := delivery.Key{Changelist: j.Changelist, Recipient: rest[2], ReviewVersion: j.ReviewVersion}
+	k, err := rowRef(j, rest[2])
+	if err != nil {
+		return err
+	}
 	if err := a.rows.Resolve(ctx, k, *delivered, *note, job.Now()); err != nil {
 		return err
 	}

@@ -1,7 +1,9 @@
 // Command sweeper runs on a schedule. It re-enqueues jobs that would
 // otherwise be lost (stored but never enqueued, or stuck behind an expired
 // lease with no message in flight; see shared/sweep), then reconciles
-// delivery rows whose outcome is in doubt (see shared/reconcile). Once a day
+// delivery rows whose outcome is in doubt (see shared/reconcile), e-mails and,
+// where the stack gives it the Swarm login (comments on), Swarm review
+// comments. Once a day
 // the event {"check":"retention"} runs the retention check instead (see
 // shared/retention).
 package main
@@ -13,6 +15,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/criticizer/criticizer/shared/artifacts"
@@ -24,7 +27,9 @@ import (
 	"github.com/criticizer/criticizer/shared/reconcile"
 	"github.com/criticizer/criticizer/shared/retention"
 	"github.com/criticizer/criticizer/shared/sanitize"
+	"github.com/criticizer/criticizer/shared/secrets"
 	"github.com/criticizer/criticizer/shared/store"
+	"github.com/criticizer/criticizer/shared/swarm"
 	"github.com/criticizer/criticizer/shared/sweep"
 )
 
@@ -41,6 +46,7 @@ type result struct {
 func main() {
 	env := coldstart.Must(coldstart.Load(context.Background(), "sweeper", sanitize.Logs))
 	ev, ttl := evidence.SettingsFromEnv(env.Vars), retention.SettingsFromEnv(env.Vars)
+	sw := swarm.SettingsFromEnv(env.Vars, swarm.ForComments)
 	coldstart.Must(env, env.Vars.Err())
 
 	ddb := dynamodb.NewFromConfig(env.AWS)
@@ -55,6 +61,14 @@ func main() {
 		rec.Evidence = evidence.New(ddb, env.Config.JobsTable, 0)
 	case ev.LookupURL != "":
 		rec.Evidence = evidence.HTTP{URL: ev.LookupURL}
+	}
+	if sw.APISecretID != "" {
+		// The environment posts Swarm comments: their rows are reconciled by
+		// their own evidence, the review's comments, listed as the login the
+		// notify stage posts with.
+		sm := secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL)
+		rec.Comments = &swarm.Client{BaseURL: sw.URL, Credentials: swarm.SecretCredentials(sm, sw.APISecretID)}
+		rec.CommentWindow = sw.CommentWindow
 	}
 	check := &retention.Checker{Table: ddb, TableName: env.Config.JobsTable, S3: artifacts.NewS3Client(env.AWS),
 		Buckets:           []retention.Bucket{{Name: env.Config.RawBucket, TTL: ttl.RawTTL}, {Name: env.Config.RedactedBkt, TTL: ttl.RedactedTTL}},

@@ -280,6 +280,10 @@ func (l *Local) startSwarm(ctx context.Context, logger *slog.Logger) error {
 	}
 	lc := lambda.NewFromConfig(l.AWS)
 	for fn, vars := range map[string]map[string]string{
+		// The sweeper reconciles comment rows as the notify stage's login, over
+		// the default window (120 s): longer than notify's is always safe, and
+		// it leaves the fault suite's held creates to the notify stage.
+		"SweeperFunctionName": {"SWARM_URL": base, "SWARM_API_SECRET_ID": apiArn},
 		"WebhookFunctionName": {"SWARM_TOKEN_SECRET_ID": tokenArn, "SWARM_URL": base},
 		"FetchFunctionName":   {"SWARM_URL": base, "SWARM_API_SECRET_ID": apiArn},
 		// Findings also as comments on the job's Swarm review (docs/swarm-comments.md).

@@ -15,6 +15,7 @@ import (
 	"github.com/criticizer/criticizer/shared/notifystage"
 	"github.com/criticizer/criticizer/shared/retention"
 	"github.com/criticizer/criticizer/shared/reviewstage"
+	"github.com/criticizer/criticizer/shared/swarm"
 	"github.com/criticizer/criticizer/shared/webhook"
 )
 
@@ -30,11 +31,12 @@ var Common = Loader{"config.LoadCommon", func(r *config.Reader) { config.LoadCom
 // Functions maps each function (its directory under functions/) to the
 // loaders its main calls besides Common.
 var Functions = map[string][]Loader{
-	"webhook":   {{"webhook.SettingsFromEnv", func(r *config.Reader) { webhook.SettingsFromEnv(r) }}},
-	"fetch":     {{"fetchstage.SettingsFromEnv", func(r *config.Reader) { fetchstage.SettingsFromEnv(r, nil) }}},
-	"review":    {{"reviewstage.SettingsFromEnv", func(r *config.Reader) { reviewstage.SettingsFromEnv(r) }}},
-	"notify":    {{"notifystage.SettingsFromEnv", func(r *config.Reader) { notifystage.SettingsFromEnv(r) }}},
-	"sweeper":   {{"evidence.SettingsFromEnv", func(r *config.Reader) { evidence.SettingsFromEnv(r) }}, {"retention.SettingsFromEnv", func(r *config.Reader) { retention.SettingsFromEnv(r) }}},
+	"webhook": {{"webhook.SettingsFromEnv", func(r *config.Reader) { webhook.SettingsFromEnv(r) }}},
+	"fetch":   {{"fetchstage.SettingsFromEnv", func(r *config.Reader) { fetchstage.SettingsFromEnv(r, nil) }}},
+	"review":  {{"reviewstage.SettingsFromEnv", func(r *config.Reader) { reviewstage.SettingsFromEnv(r) }}},
+	"notify":  {{"notifystage.SettingsFromEnv", func(r *config.Reader) { notifystage.SettingsFromEnv(r) }}},
+	"sweeper": {{"evidence.SettingsFromEnv", func(r *config.Reader) { evidence.SettingsFromEnv(r) }}, {"retention.SettingsFromEnv", func(r *config.Reader) { retention.SettingsFromEnv(r) }},
+		{"swarm.SettingsFromEnv", func(r *config.Reader) { swarm.SettingsFromEnv(r, swarm.ForComments) }}},
 	"sesevents": nil,
 	"jobpage":   {{"jobpage.SettingsFromEnv", func(r *config.Reader) { jobpage.SettingsFromEnv(r) }}},
 }

@@ -52,11 +52,13 @@ type SwarmComments struct {
 	// it (SWARM_COMMENT_WINDOW_SECONDS): before it, a listing without the
 	// marker proves nothing, so the row waits; after it, it is posted again.
 	Window time.Duration
+	// MaxInline caps the finding comments one version gets
+	// (SWARM_MAX_INLINE_COMMENTS; inlinecap.go); 0: no cap.
+	MaxInline int
 }
 
-// DefaultCommentWindow is Window when the environment sets none: Swarm's
-// request timeout (PHP max_execution_time) plus a proxy's, with margin.
-const DefaultCommentWindow = 120 * time.Second
+// DefaultCommentWindow is Window when the environment sets none.
+const DefaultCommentWindow = swarm.DefaultCommentWindow
 
 // commentOutcome is what the channel did in one attempt, for the job record.
 type commentOutcome struct {
@@ -76,6 +78,7 @@ func (o commentOutcome) detail() string {
 type commentDelivery struct {
 	item    outbox.Item
 	comment swarm.NewComment
+	finding *domain.Finding // the finding an inline comment says (the inline cap ranks by it)
 }
 
 // postComments posts the job's findings and summary on its Swarm review. A
@@ -96,6 +99,7 @@ func (n *Notify) postComments(ctx context.Context, j *job.Job, review domain.Rev
 			return out, err
 		}
 	}
+	ds = capInline(ds, n.Comments.MaxInline)
 	var marked map[swarm.Marker]swarm.Comment // one listing per attempt settles every in-flight row
 	for _, d := range ds {
 		did, err := n.postComment(ctx, j.ID, d, &marked)
@@ -216,12 +220,14 @@ func commentDeliveries(j *job.Job, review domain.ReviewResult, cs *domain.Change
 		k := swarm.FindingKey(rv, fp)
 		var at *swarm.CommentContext
 		if f.File != "" { // a finding on no file is said on the review as a whole
-			at = &swarm.CommentContext{File: f.File, RightLine: max(f.Line, 0), Version: version}
+			at = &swarm.CommentContext{File: f.File, RightLine: max(f.Line, 0), Version: version,
+				Content: udiff.Around(diffs[f.File], f.Line, contextLines, contextLineBytes)} // the redacted diff's lines
 		}
 		out = append(out, commentDelivery{
 			item: outbox.Item{Channel: outbox.ChannelSwarmComments, Thread: rv, ID: k.Kind + "/" + k.ID},
 			comment: swarm.NewComment{Review: rv, Body: findingBody(f), Marker: k.Marker(), Silent: true, Task: taskSeverity(f.Severity),
 				Context: at},
+			finding: &f,
 		})
 	}
 	meta := domain.ReadReviewMeta(review.Meta)
@@ -303,6 +309,7 @@ type CommentSettings struct {
 	On          bool          // NOTIFY_CHANNELS has swarm-comments
 	APISecretID string        // SWARM_API_SECRET_ID: the login comments are posted as
 	Window      time.Duration // SWARM_COMMENT_WINDOW_SECONDS (default 120, 31..3600)
+	MaxInline   int           // SWARM_MAX_INLINE_COMMENTS (default 50, 1..500)
 }
 
 // commentSettingsFromEnv reads NOTIFY_CHANNELS and, when it names
@@ -318,7 +325,7 @@ func commentSettingsFromEnv(r *config.Reader, swarmURL string) CommentSettings {
 		r.Fail(fmt.Errorf("NOTIFY_CHANNELS has %s but SWARM_URL is not set", ChannelSwarmComments))
 	}
 	return CommentSettings{On: true, APISecretID: r.String("SWARM_API_SECRET_ID"),
-		Window: r.Seconds("SWARM_COMMENT_WINDOW_SECONDS", int(DefaultCommentWindow.Seconds()), 31, 3600)}
+		Window: swarm.CommentWindowFromEnv(r), MaxInline: maxInlineFromEnv(r)}
 }
 
 // SwarmCommentsOn parses NOTIFY_CHANNELS ("email" or "email,swarm-comments";

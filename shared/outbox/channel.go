@@ -2,14 +2,16 @@ package outbox
 
 import (
 	"context"
+	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
-	"fmt"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/failure"
-	"strconv"
-
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/criticizer/criticizer/shared/job"
 )
 
 // Deliveries have channels (DESIGN.md): an e-mail to a recipient and a
@@ -39,8 +41,9 @@ func (it Item) String() string {
 	return it.Channel + "/reviews/" + strconv.FormatInt(it.Thread, 10) + "/" + it.ID
 }
 
-// identity is what a row is keyed by: an e-mail's delivery.Key or an Item.
-type identity interface {
+// Ref is what a row is keyed by: an e-mail's delivery.Key (Email) or an
+// Item. The reconciler and the operator settle any channel's row by it.
+type Ref interface {
 	fmt.Stringer
 	keys() (pk, sk string)
 	// created adds the attributes a row gets when Begin creates it.
@@ -74,8 +77,11 @@ func (it Item) created(set string, values map[string]types.AttributeValue) strin
 	return set + ", delivery_channel = :ch, channel_thread = :th, channel_item = :it"
 }
 
-// identity returns the row's identity.
-func (r *Row) identity() identity {
+// Email is the Ref of an e-mail row.
+func Email(k delivery.Key) Ref { return emailID(k) }
+
+// Ref returns the row's identity.
+func (r *Row) Ref() Ref {
 	if r.Channel != "" {
 		return Item{Channel: r.Channel, Thread: r.Thread, ID: r.Item}
 	}
@@ -109,4 +115,50 @@ func (o *Outbox) ResetItem(ctx context.Context, it Item, sendToken string, now t
 func (o *Outbox) ListThread(ctx context.Context, channel string, thread int64) ([]Row, error) {
 	p, _ := Item{Channel: channel, Thread: thread}.keys()
 	return o.query(ctx, p)
+}
+
+// ChannelItem returns a channel row's Item; ok is false for an e-mail row.
+func (r *Row) ChannelItem() (Item, bool) {
+	if r.Channel == "" {
+		return Item{}, false
+	}
+	return Item{Channel: r.Channel, Thread: r.Thread, ID: r.Item}, true
+}
+
+// ItemKind is what a channel row says, in an operator's words: for a Swarm
+// comment "finding", "summary", "resolved note" or "task addressed" (the
+// part of its item before the slash); "" for an e-mail row.
+func (r *Row) ItemKind() string {
+	if r.Channel == "" {
+		return ""
+	}
+	kind, _, _ := strings.Cut(r.Item, "/")
+	switch kind {
+	case "resolved":
+		return "resolved note"
+	case "addressed":
+		return "task addressed"
+	}
+	return kind
+}
+
+// JobRows returns a job's delivery rows: its e-mails (the rows of its
+// changelist version) and, for a job of a Swarm review, the comment rows it
+// began (the review's rows are shared by its versions' jobs; a finding
+// commented on by an earlier version's job is that job's delivery).
+func (o *Outbox) JobRows(ctx context.Context, j *job.Job) (emails, comments []Row, err error) {
+	emails, err = o.List(ctx, j.Changelist, j.ReviewVersion)
+	if err != nil || j.Swarm == nil || j.Swarm.Review <= 0 {
+		return emails, nil, err
+	}
+	all, err := o.ListThread(ctx, ChannelSwarmComments, j.Swarm.Review)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, r := range all {
+		if r.JobID == j.ID {
+			comments = append(comments, r)
+		}
+	}
+	return emails, comments, nil
 }

@@ -2,10 +2,17 @@ package outbox
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/criticizer/criticizer/shared/job"
 )
 
 // An e-mail row and a Swarm comment row go through the same Begin; each is
@@ -51,5 +58,83 @@ func TestInFlightErrorNamesTheItem(t *testing.T) {
 	r := &Row{Channel: ChannelSwarmComments, Thread: 885, Item: "summary/v1", Status: Sending}
 	if got := (&InFlightError{Row: r}).Error(); !strings.Contains(got, "swarm-comments/reviews/885/summary/v1") {
 		t.Errorf("error = %q", got)
+	}
+}
+
+// pagedQueryAPI answers Query from partitions of rows, pageSize rows per
+// answer, so a listing that stops at the first page misses rows.
+type pagedQueryAPI struct {
+	API
+	parts    map[string][]Row
+	pageSize int
+}
+
+func (f *pagedQueryAPI) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
+	rows := f.parts[in.ExpressionAttributeValues[":pk"].(*types.AttributeValueMemberS).Value]
+	start := 0
+	if in.ExclusiveStartKey != nil {
+		start, _ = strconv.Atoi(in.ExclusiveStartKey["i"].(*types.AttributeValueMemberS).Value)
+	}
+	end := min(start+f.pageSize, len(rows))
+	out := &dynamodb.QueryOutput{}
+	for _, r := range rows[start:end] {
+		item, _ := attributevalue.MarshalMap(r)
+		out.Items = append(out.Items, item)
+	}
+	if end < len(rows) {
+		out.LastEvaluatedKey = map[string]types.AttributeValue{"i": &types.AttributeValueMemberS{Value: strconv.Itoa(end)}}
+	}
+	return out, nil
+}
+
+// A job's rows are its e-mails and the comment rows it began on its review,
+// read across every page; rows of the review's other jobs are theirs.
+func TestJobRows(t *testing.T) {
+	var thread []Row
+	for i := range 5 {
+		thread = append(thread, Row{JobID: "v1-job", Channel: ChannelSwarmComments, Thread: 885, Item: fmt.Sprintf("finding/old%d", i), Status: Sent})
+	}
+	thread = append(thread,
+		Row{JobID: "v2-job", Channel: ChannelSwarmComments, Thread: 885, Item: "finding/new", Status: Sent, NotificationID: "17"},
+		Row{JobID: "v2-job", Channel: ChannelSwarmComments, Thread: 885, Item: "summary/v2", Status: Failed, LastErrorClass: "AUTH_DENIED"})
+	api := &pagedQueryAPI{pageSize: 2, parts: map[string][]Row{
+		"OUTBOX#42#2":      {{JobID: "v2-job", Recipient: "alice@example.com", Status: Sent}},
+		"OUTBOX#SWARM#885": thread,
+	}}
+	o := New(api, "jobs")
+	for _, tc := range []struct {
+		name         string
+		j            *job.Job
+		emails       int
+		commentItems []string
+	}{
+		{"swarm job", &job.Job{ID: "v2-job", Changelist: 42, ReviewVersion: 2, Swarm: &job.SwarmRun{Review: 885}}, 1, []string{"finding/new", "summary/v2"}},
+		{"trigger job", &job.Job{ID: "v2-job", Changelist: 42, ReviewVersion: 2}, 1, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			emails, comments, err := o.JobRows(context.Background(), tc.j)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var items []string
+			for _, c := range comments {
+				items = append(items, c.Item)
+			}
+			if len(emails) != tc.emails || !slices.Equal(items, tc.commentItems) {
+				t.Errorf("emails %d, comments %v; want %d, %v", len(emails), items, tc.emails, tc.commentItems)
+			}
+		})
+	}
+}
+
+func TestItemKind(t *testing.T) {
+	for item, want := range map[string]string{"finding/ab": "finding", "summary/v3": "summary", "resolved/ab": "resolved note", "addressed/ab": "task addressed"} {
+		r := Row{Channel: ChannelSwarmComments, Thread: 1, Item: item}
+		if got := r.ItemKind(); got != want {
+			t.Errorf("%s: kind %q, want %q", item, got, want)
+		}
+	}
+	if got := (&Row{Recipient: "a@example.com"}).ItemKind(); got != "" {
+		t.Errorf("e-mail row: kind %q, want none", got)
 	}
 }

@@ -25,9 +25,9 @@ func TestRowWritesRecordTheirEvent(t *testing.T) {
 		{"mark sent", func(o *Outbox) error { return o.MarkSent(ctx, k, "<id@x>", t0) }, RowEvent{Op: "mark sent", From: "unsent", To: "sent"}},
 		{"release, permanent", func(o *Outbox) error { return o.Release(ctx, k, "tok", failure.NotFound, "550", true, t0) },
 			RowEvent{Op: "release outbox row", From: "sending", To: "failed"}},
-		{"reconciler parks a row", func(o *Outbox) error { _, err := o.MarkReconciling(ctx, k, Sent, "no evidence", t0); return err },
+		{"reconciler parks a row", func(o *Outbox) error { _, err := o.MarkReconciling(ctx, Email(k), Sent, "no evidence", t0); return err },
 			RowEvent{Op: "mark outbox row reconciling", From: "sent", To: "reconciling"}},
-		{"operator resolves: not delivered", func(o *Outbox) error { return o.Resolve(ctx, k, false, "checked SES", t0) },
+		{"operator resolves: not delivered", func(o *Outbox) error { return o.Resolve(ctx, Email(k), false, "checked SES", t0) },
 			RowEvent{Op: "resolve outbox row", From: "reconciling", To: "pending"}},
 	} {
 		api := &oneAnswerAPI{}

@@ -139,13 +139,13 @@ var ErrInFlight = errors.New("send may have happened")
 type InFlightError struct{ Row *Row }
 
 func (e *InFlightError) Error() string {
-	return "outbox row " + e.Row.identity().String() + ": " + ErrInFlight.Error()
+	return "outbox row " + e.Row.Ref().String() + ": " + ErrInFlight.Error()
 }
 
 // Unwrap makes errors.Is(err, ErrInFlight) hold.
 func (e *InFlightError) Unwrap() error { return ErrInFlight }
 
-func itemKey(id identity) map[string]types.AttributeValue {
+func itemKey(id Ref) map[string]types.AttributeValue {
 	p, s := id.keys()
 	return map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: p}, "sk": &types.AttributeValueMemberS{Value: s}}
 }
@@ -173,18 +173,28 @@ func (o *Outbox) List(ctx context.Context, changelist int64, version int) ([]Row
 	return o.query(ctx, pk(delivery.Key{Changelist: changelist, ReviewVersion: version}))
 }
 
+// query reads every page of a partition: a review's thread can outgrow one
+// answer (1 MB), and a rerun that missed a row would comment a finding twice.
 func (o *Outbox) query(ctx context.Context, partition string) ([]Row, error) {
-	out, err := o.api.Query(ctx, &dynamodb.QueryInput{TableName: &o.table, ConsistentRead: aws.Bool(true),
+	in := &dynamodb.QueryInput{TableName: &o.table, ConsistentRead: aws.Bool(true),
 		KeyConditionExpression:    aws.String("pk = :pk"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": sv(partition)}})
-	if err != nil {
-		return nil, awserr.Wrap("list outbox rows", err)
-	}
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": sv(partition)}}
 	var rows []Row
-	if err := attributevalue.UnmarshalListOfMaps(out.Items, &rows); err != nil {
-		return nil, failure.Wrap(failure.InternalBug, err)
+	for {
+		out, err := o.api.Query(ctx, in)
+		if err != nil {
+			return nil, awserr.Wrap("list outbox rows", err)
+		}
+		var page []Row
+		if err := attributevalue.UnmarshalListOfMaps(out.Items, &page); err != nil {
+			return nil, failure.Wrap(failure.InternalBug, err)
+		}
+		rows = append(rows, page...)
+		if len(out.LastEvaluatedKey) == 0 {
+			return rows, nil
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
 	}
-	return rows, nil
 }
 
 // transition applies set to a row that is unsent (no notified_at) and in one
@@ -193,7 +203,7 @@ func (o *Outbox) query(ctx context.Context, partition string) ([]Row, error) {
 // not hold; old is then the row as it was (nil if missing). A row whose
 // last_write is tok was written by an earlier, unanswered attempt of this
 // very write: that is ok.
-func (o *Outbox) transition(ctx context.Context, k identity, op, tok, set string, from []Status, extra string, values map[string]types.AttributeValue) (old *Row, ok bool, err error) {
+func (o *Outbox) transition(ctx context.Context, k Ref, op, tok, set string, from []Status, extra string, values map[string]types.AttributeValue) (old *Row, ok bool, err error) {
 	cond := "attribute_exists(pk) AND attribute_not_exists(notified_at)"
 	if len(from) > 0 {
 		cond += " AND #s IN ("
@@ -262,7 +272,7 @@ func (o *Outbox) Begin(ctx context.Context, k delivery.Key, jobID string, now ti
 	return o.begin(ctx, emailID(k), jobID, now)
 }
 
-func (o *Outbox) begin(ctx context.Context, k identity, jobID string, now time.Time) (*Send, error) {
+func (o *Outbox) begin(ctx context.Context, k Ref, jobID string, now time.Time) (*Send, error) {
 	tok := uuid.NewString()
 	values := map[string]types.AttributeValue{":sending": sv(string(Sending)), ":pending": sv(string(Pending)), ":now": sv(job.FormatTime(now)),
 		":one": &types.AttributeValueMemberN{Value: "1"}, ":zero": &types.AttributeValueMemberN{Value: "0"}, ":tok": sv(tok)}
@@ -321,7 +331,7 @@ func (o *Outbox) MarkSent(ctx context.Context, k delivery.Key, notificationID st
 	return o.markSent(ctx, emailID(k), notificationID, now)
 }
 
-func (o *Outbox) markSent(ctx context.Context, k identity, notificationID string, now time.Time) error {
+func (o *Outbox) markSent(ctx context.Context, k Ref, notificationID string, now time.Time) error {
 	old, ok, err := o.transition(ctx, k, "mark sent", "sent/"+notificationID,
 		"SET #s = :sent, notification_id = :nid, notified_at = :now, updated_at = :now REMOVE last_error, last_error_class", nil, "",
 		map[string]types.AttributeValue{":sent": sv(string(Sent)), ":nid": sv(notificationID), ":now": sv(job.FormatTime(now))})
@@ -341,7 +351,7 @@ func (o *Outbox) Release(ctx context.Context, k delivery.Key, sendToken string, 
 	return o.release(ctx, emailID(k), sendToken, class, msg, permanent, now)
 }
 
-func (o *Outbox) release(ctx context.Context, k identity, sendToken string, class failure.Class, msg string, permanent bool, now time.Time) error {
+func (o *Outbox) release(ctx context.Context, k Ref, sendToken string, class failure.Class, msg string, permanent bool, now time.Time) error {
 	to := Pending
 	if permanent {
 		to = Failed
@@ -361,7 +371,7 @@ func (o *Outbox) Reset(ctx context.Context, k delivery.Key, sendToken string, no
 	return o.reset(ctx, emailID(k), sendToken, now)
 }
 
-func (o *Outbox) reset(ctx context.Context, k identity, sendToken string, now time.Time) error {
+func (o *Outbox) reset(ctx context.Context, k Ref, sendToken string, now time.Time) error {
 	guard := "send_token = :stok"
 	if sendToken == "" {
 		guard = "attribute_not_exists(send_token)" // a row begun before sends carried tokens
@@ -392,14 +402,20 @@ func statusOf(r *Row) string {
 // after fixing the recipient (a permanent failure). A sent row is never
 // requeued: that would e-mail twice.
 func (o *Outbox) Requeue(ctx context.Context, k delivery.Key, now time.Time) error {
-	_, ok, err := o.toPending(ctx, emailID(k), "requeue outbox row", []Status{Sending, Failed}, now)
+	return o.RequeueRef(ctx, emailID(k), now)
+}
+
+// RequeueRef is Requeue for any channel's row: a Swarm comment refused for
+// good (401/403/404) is posted again once the login's rights are fixed.
+func (o *Outbox) RequeueRef(ctx context.Context, k Ref, now time.Time) error {
+	_, ok, err := o.toPending(ctx, k, "requeue outbox row", []Status{Sending, Failed}, now)
 	if err == nil && !ok {
 		return fmt.Errorf("requeue %s: the row is sent, pending already, or missing", k)
 	}
 	return err
 }
 
-func (o *Outbox) toPending(ctx context.Context, k identity, op string, from []Status, now time.Time) (*Row, bool, error) {
+func (o *Outbox) toPending(ctx context.Context, k Ref, op string, from []Status, now time.Time) (*Row, bool, error) {
 	return o.transition(ctx, k, op, "requeue/"+uuid.NewString(), "SET #s = :pending, updated_at = :now", from, "",
 		map[string]types.AttributeValue{":pending": sv(string(Pending)), ":now": sv(job.FormatTime(now))})
 }
@@ -407,7 +423,13 @@ func (o *Outbox) toPending(ctx context.Context, k identity, op string, from []St
 // Confirm marks an unsent row sent on an operator's word that the provider
 // delivered it (an uncertain send checked by hand), so it is never resent.
 func (o *Outbox) Confirm(ctx context.Context, k delivery.Key, evidence string, now time.Time) error {
-	_, ok, err := o.transition(ctx, emailID(k), "confirm outbox row", "confirm/"+uuid.NewString(),
+	return o.ConfirmRef(ctx, emailID(k), evidence, now)
+}
+
+// ConfirmRef is Confirm for any channel's row (a comment found in the
+// review by hand).
+func (o *Outbox) ConfirmRef(ctx context.Context, k Ref, evidence string, now time.Time) error {
+	_, ok, err := o.transition(ctx, k, "confirm outbox row", "confirm/"+uuid.NewString(),
 		"SET #s = :sent, notification_id = :nid, notified_at = :now, updated_at = :now", []Status{Sending}, "",
 		map[string]types.AttributeValue{":sent": sv(string(Sent)), ":nid": sv("operator-confirmed: " + evidence), ":now": sv(job.FormatTime(now))})
 	if err == nil && !ok {

@@ -11,7 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/criticizer/criticizer/shared/awserr"
-	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
 )
@@ -83,9 +82,9 @@ func (o *Outbox) Suspects(ctx context.Context, stuckBefore, sentFrom, sentTo tim
 }
 
 // update applies set under cond; ok is false when cond did not hold.
-func (o *Outbox) update(ctx context.Context, op string, k delivery.Key, set, cond string, values map[string]types.AttributeValue) (bool, error) {
+func (o *Outbox) update(ctx context.Context, op string, k Ref, set, cond string, values map[string]types.AttributeValue) (bool, error) {
 	set = o.withEvent(set, values, op, expected(cond, values))
-	_, err := o.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &o.table, Key: itemKey(emailID(k)),
+	_, err := o.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &o.table, Key: itemKey(k),
 		UpdateExpression: aws.String(set), ConditionExpression: aws.String("attribute_exists(pk) AND " + cond),
 		ExpressionAttributeNames: map[string]string{"#s": "status"}, ExpressionAttributeValues: values})
 	var ccf *types.ConditionalCheckFailedException
@@ -98,9 +97,12 @@ func (o *Outbox) update(ctx context.Context, op string, k delivery.Key, set, con
 	return true, nil
 }
 
+// The reconciler's and the operator's writes name a row by its Ref, so a
+// Swarm comment's row is settled exactly like an e-mail's.
+
 // MarkReconciling moves a row from the observed status to Reconciling,
 // blocking further sends for its key. ok is false when the row moved on.
-func (o *Outbox) MarkReconciling(ctx context.Context, k delivery.Key, observed Status, reason string, now time.Time) (bool, error) {
+func (o *Outbox) MarkReconciling(ctx context.Context, k Ref, observed Status, reason string, now time.Time) (bool, error) {
 	return o.update(ctx, "mark outbox row reconciling", k,
 		"SET #s = :reconciling, reconcile_reason = :why, reconciling_since = :now, updated_at = :now", "#s = :observed",
 		map[string]types.AttributeValue{":reconciling": sv(string(Reconciling)), ":observed": sv(string(observed)),
@@ -108,7 +110,7 @@ func (o *Outbox) MarkReconciling(ctx context.Context, k delivery.Key, observed S
 }
 
 // Verified records that the provider has evidence of a sent row's message.
-func (o *Outbox) Verified(ctx context.Context, k delivery.Key, now time.Time) error {
+func (o *Outbox) Verified(ctx context.Context, k Ref, now time.Time) error {
 	_, err := o.update(ctx, "verify outbox row", k, "SET verified_at = :now", "#s = :sent",
 		map[string]types.AttributeValue{":sent": sv(string(Sent)), ":now": sv(job.FormatTime(now))})
 	return err
@@ -116,7 +118,7 @@ func (o *Outbox) Verified(ctx context.Context, k delivery.Key, now time.Time) er
 
 // Backfill settles a reconciling row the provider has evidence of: sent,
 // verified, with the evidence as its notification id when it had none.
-func (o *Outbox) Backfill(ctx context.Context, k delivery.Key, evidence string, now time.Time) (bool, error) {
+func (o *Outbox) Backfill(ctx context.Context, k Ref, evidence string, now time.Time) (bool, error) {
 	at := sv(job.FormatTime(now))
 	return o.update(ctx, "backfill outbox row", k,
 		"SET #s = :sent, verified_at = :now, updated_at = :now, notified_at = if_not_exists(notified_at, :now),"+
@@ -128,7 +130,7 @@ func (o *Outbox) Backfill(ctx context.Context, k delivery.Key, evidence string, 
 // RequeueReconciled settles a reconciling row the provider has no record of:
 // the sent markers are cleared and the row is pending again, once. ok is
 // false when it was requeued before (or moved on): an operator decides then.
-func (o *Outbox) RequeueReconciled(ctx context.Context, k delivery.Key, now time.Time) (bool, error) {
+func (o *Outbox) RequeueReconciled(ctx context.Context, k Ref, now time.Time) (bool, error) {
 	return o.update(ctx, "requeue reconciled outbox row", k,
 		"SET #s = :pending, updated_at = :now, reconcile_requeues = if_not_exists(reconcile_requeues, :zero) + :one"+
 			" REMOVE notified_at, notification_id, send_started_at, reconcile_reason, reconciling_since",
@@ -140,7 +142,7 @@ func (o *Outbox) RequeueReconciled(ctx context.Context, k delivery.Key, now time
 // Resolve is the operator's settlement of a reconciling row: delivered
 // (checked with the provider; evidence says how) marks it sent and never
 // resends; not delivered makes it pending for the next notify run.
-func (o *Outbox) Resolve(ctx context.Context, k delivery.Key, delivered bool, evidence string, now time.Time) error {
+func (o *Outbox) Resolve(ctx context.Context, k Ref, delivered bool, evidence string, now time.Time) error {
 	var ok bool
 	var err error
 	if delivered {

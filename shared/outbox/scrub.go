@@ -49,7 +49,7 @@ func (o *Outbox) ScrubData(ctx context.Context, cutoff, now time.Time, limit int
 			if n == limit {
 				return n, nil
 			}
-			_, err := o.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &o.table, Key: itemKey(r.identity()),
+			_, err := o.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &o.table, Key: itemKey(r.Ref()),
 				UpdateExpression:          aws.String("SET scrubbed_at = :now REMOVE " + dataFields),
 				ConditionExpression:       aws.String("attribute_exists(pk) AND created_at < :cutoff"),
 				ExpressionAttributeValues: map[string]types.AttributeValue{":now": sv(job.FormatTime(now)), ":cutoff": at}})

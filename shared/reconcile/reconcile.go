@@ -11,28 +11,35 @@
 // its existing key without reopening the job. A row requeued before, or of a
 // dead-lettered or missing job, stays reconciling (OutboxReconciling, paging)
 // for an operator (criticizer outbox reconcile).
+//
+// Swarm review comments are rows of the same outbox and are reconciled the
+// same way; their provider evidence is the review's comments (every page)
+// matched by the marker each comment carries (shared/swarm), and their
+// completion window is the comment window.
 package reconcile
 
 import (
 	"context"
 	"errors"
 	"log/slog"
+	"strconv"
+	"strings"
 	"time"
 
-	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/envelope"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/outbox"
+	"github.com/criticizer/criticizer/shared/swarm"
 )
 
 // Rows is the part of the outbox the reconciler uses.
 type Rows interface {
 	Suspects(ctx context.Context, stuckBefore, sentFrom, sentTo time.Time, verifySent bool, limit int) ([]outbox.Suspect, error)
-	MarkReconciling(ctx context.Context, k delivery.Key, observed outbox.Status, reason string, now time.Time) (bool, error)
-	Verified(ctx context.Context, k delivery.Key, now time.Time) error
-	Backfill(ctx context.Context, k delivery.Key, evidence string, now time.Time) (bool, error)
-	RequeueReconciled(ctx context.Context, k delivery.Key, now time.Time) (bool, error)
+	MarkReconciling(ctx context.Context, k outbox.Ref, observed outbox.Status, reason string, now time.Time) (bool, error)
+	Verified(ctx context.Context, k outbox.Ref, now time.Time) error
+	Backfill(ctx context.Context, k outbox.Ref, evidence string, now time.Time) (bool, error)
+	RequeueReconciled(ctx context.Context, k outbox.Ref, now time.Time) (bool, error)
 }
 
 // Jobs reads the job a delivery row belongs to.
@@ -49,6 +56,13 @@ type Enqueuer interface {
 // Message-ID (the notify stage's lookup: SES events, an SMTP relay's log).
 type Evidence interface {
 	Delivered(ctx context.Context, messageID string) (bool, error)
+}
+
+// Comments is the Swarm comments channel's evidence: the service's marked
+// comments on a review, every page of them read (swarm.Client.Marked, as
+// the login the notify stage posts with).
+type Comments interface {
+	Marked(ctx context.Context, review int64) (map[swarm.Marker]swarm.Comment, error)
 }
 
 // Reasons a row is reconciling.
@@ -78,6 +92,13 @@ type Reconciler struct {
 	// Window is how long after a send started the provider may still
 	// complete it (and publish its events).
 	Window time.Duration
+	// Comments is the Swarm comments channel's evidence; nil when the
+	// environment posts no comments: comment rows are then left to the
+	// notify stage, which settles them by the same lookup.
+	Comments Comments
+	// CommentWindow is how long after a create started Swarm may still be
+	// storing the comment (SWARM_COMMENT_WINDOW_SECONDS); zero: Window.
+	CommentWindow time.Duration
 	// Lookback bounds how far back sent rows are verified.
 	Lookback time.Duration
 	Limit    int
@@ -98,6 +119,8 @@ type Report struct {
 	// pass (rows moved to reconciling), whether repaired or not.
 	Violations int `json:"violations"`
 	Errors     int `json:"errors"`
+	// Comments counts the examined rows that are Swarm comments.
+	Comments int `json:"comments"`
 }
 
 // Run makes one pass. Errors on single rows are logged and counted; a row
@@ -108,33 +131,36 @@ func (r *Reconciler) Run(ctx context.Context) (Report, error) {
 	if limit <= 0 {
 		limit = 200
 	}
-	settled := now.Add(-r.Window)
-	suspects, err := r.Rows.Suspects(ctx, settled, settled.Add(-r.Lookback), settled, r.Evidence != nil, limit)
+	// The scan takes the shorter window; each row is then held to its own
+	// channel's (subject).
+	settled := now.Add(-min(r.Window, r.commentWindow()))
+	verify := r.Evidence != nil || r.Comments != nil
+	suspects, err := r.Rows.Suspects(ctx, settled, settled.Add(-r.Lookback), settled, verify, limit)
 	if err != nil {
 		return Report{}, err
 	}
-	rep := Report{Examined: len(suspects)}
+	var rep Report
+	marked := map[int64]map[swarm.Marker]swarm.Comment{} // one listing per review per pass
 	for _, s := range suspects {
-		if s.Channel != "" {
-			// Another channel's row (a Swarm comment) has no e-mail evidence:
-			// asking the mail provider would requeue it, and post it twice. The
-			// notify stage settles it by the channel's own lookup.
-			rep.Examined--
+		sub, ok := r.subject(s, now, marked)
+		if !ok {
 			continue
 		}
-		k := s.Key()
-		log := r.Log.With("changelist", k.Changelist, "review_version", k.ReviewVersion, "job_id", s.JobID)
-		messageID := k.MessageID(r.FromDomain)
+		rep.Examined++
+		if sub.comment {
+			rep.Comments++
+		}
+		log := sub.log
 		status := s.Status
 		if status == outbox.Sent {
-			ok, err := r.Evidence.Delivered(ctx, messageID)
+			_, ok, err := sub.evidence(ctx, true)
 			if err != nil {
 				log.WarnContext(ctx, "reconcile: delivery lookup failed", "err", err)
 				rep.Errors++
 				continue
 			}
 			if ok {
-				if err := r.Rows.Verified(ctx, k, now); err != nil {
+				if err := r.Rows.Verified(ctx, sub.ref, now); err != nil {
 					log.WarnContext(ctx, "reconcile: recording verification failed", "err", err)
 					rep.Errors++
 				}
@@ -148,7 +174,7 @@ func (r *Reconciler) Run(ctx context.Context) (Report, error) {
 			if status == outbox.Sent {
 				reason = ReasonUnproven
 			}
-			moved, err := r.Rows.MarkReconciling(ctx, k, status, reason, now)
+			moved, err := r.Rows.MarkReconciling(ctx, sub.ref, status, reason, now)
 			if err != nil || !moved {
 				if err != nil {
 					log.WarnContext(ctx, "reconcile: marking reconciling failed", "err", err)
@@ -157,9 +183,9 @@ func (r *Reconciler) Run(ctx context.Context) (Report, error) {
 				continue // moved on meanwhile (a send completed): not ours
 			}
 			rep.Violations++
-			log.ErrorContext(ctx, "ordering contract violated: outbox row reconciling, no e-mail for this key until it is settled", "reason", reason, "was", status)
+			log.ErrorContext(ctx, "ordering contract violated: outbox row reconciling, nothing is sent for this key until it is settled", "reason", reason, "was", status)
 		}
-		if !r.repair(ctx, log, s, reason, messageID, now, &rep) {
+		if !r.repair(ctx, sub, s, reason, now, &rep) {
 			rep.Reconciling++
 		}
 	}
@@ -172,21 +198,108 @@ func (r *Reconciler) Run(ctx context.Context) (Report, error) {
 	return rep, nil
 }
 
+func (r *Reconciler) commentWindow() time.Duration {
+	if r.Comments == nil || r.CommentWindow <= 0 {
+		return r.Window
+	}
+	return r.CommentWindow
+}
+
+// subject is a suspect row with its channel's evidence.
+type subject struct {
+	ref     outbox.Ref
+	comment bool
+	log     *slog.Logger
+	// evidence asks the provider for the row's delivery: the evidence to
+	// backfill with (a Message-ID, a comment id) and whether it was found;
+	// sent says the row is marked sent (verification, not settlement). nil:
+	// the channel has no evidence, so an operator decides.
+	evidence func(ctx context.Context, sent bool) (string, bool, error)
+}
+
+// subject returns s with its channel's evidence; ok is false for a row this
+// pass does not judge: its channel has no evidence here, or its own window
+// has not passed.
+func (r *Reconciler) subject(s outbox.Suspect, now time.Time, marked map[int64]map[swarm.Marker]swarm.Comment) (subject, bool) {
+	it, isItem := s.ChannelItem()
+	window := r.Window
+	if isItem {
+		if r.Comments == nil || it.Channel != outbox.ChannelSwarmComments {
+			// Without the channel's own lookup the row is not judged here:
+			// asking the mail provider would requeue it, and post it twice.
+			// The notify stage settles it by the channel's lookup.
+			return subject{}, false
+		}
+		window = r.commentWindow()
+	} else if s.Status == outbox.Sent && r.Evidence == nil {
+		return subject{}, false // nothing to verify an e-mail against
+	}
+	at := s.SendStartedAt
+	if s.Status == outbox.Sent {
+		at = s.NotifiedAt
+	}
+	if t, err := job.ParseTime(at); err == nil && s.Status != outbox.Reconciling && t.After(now.Add(-window)) {
+		return subject{}, false // within its channel's window: the next pass judges it
+	}
+	if isItem {
+		log := r.Log.With("review", it.Thread, "comment", it.ID, "job_id", s.JobID)
+		return subject{ref: it, comment: true, log: log, evidence: r.commentEvidence(it, marked)}, true
+	}
+	k := s.Key()
+	sub := subject{ref: outbox.Email(k), log: r.Log.With("changelist", k.Changelist, "review_version", k.ReviewVersion, "job_id", s.JobID)}
+	if r.Evidence != nil {
+		messageID := k.MessageID(r.FromDomain)
+		sub.evidence = func(ctx context.Context, _ bool) (string, bool, error) {
+			ok, err := r.Evidence.Delivered(ctx, messageID)
+			return messageID, ok, err
+		}
+	}
+	return sub, true
+}
+
+// commentEvidence looks a comment row up on its review by the marker its
+// comment carries, listing the review (every page) once per pass. A task
+// change ("addressed/<fingerprint>") has no comment of its own: its evidence
+// is the finding's comment no longer open — for a row already sent, that
+// the comment exists (a reviewer who reopened the task is not overruled).
+func (r *Reconciler) commentEvidence(it outbox.Item, marked map[int64]map[swarm.Marker]swarm.Comment) func(context.Context, bool) (string, bool, error) {
+	kind, id, _ := strings.Cut(it.ID, "/")
+	return func(ctx context.Context, sent bool) (string, bool, error) {
+		m, ok := marked[it.Thread]
+		if !ok {
+			var err error
+			if m, err = r.Comments.Marked(ctx, it.Thread); err != nil {
+				return "", false, err
+			}
+			marked[it.Thread] = m
+		}
+		if kind == addressedKind {
+			c, ok := m[swarm.FindingKey(it.Thread, id).Marker()]
+			return strconv.FormatInt(c.ID, 10), ok && (sent || c.TaskState != swarm.TaskOpen), nil
+		}
+		c, ok := m[swarm.CommentKey{Review: it.Thread, Kind: kind, ID: id}.Marker()]
+		return strconv.FormatInt(c.ID, 10), ok, nil
+	}
+}
+
+// addressedKind is the item kind of a task set addressed (shared/notifystage).
+const addressedKind = "addressed"
+
 // repair settles a reconciling row per the failure matrix and reports
 // whether it did.
-func (r *Reconciler) repair(ctx context.Context, log *slog.Logger, s outbox.Suspect, reason, messageID string, now time.Time, rep *Report) bool {
-	k := s.Key()
-	if r.Evidence == nil {
+func (r *Reconciler) repair(ctx context.Context, sub subject, s outbox.Suspect, reason string, now time.Time, rep *Report) bool {
+	k, log := sub.ref, sub.log
+	if sub.evidence == nil {
 		return false // nothing to ask: an operator checks the provider
 	}
-	delivered, err := r.Evidence.Delivered(ctx, messageID)
+	evidence, delivered, err := sub.evidence(ctx, false)
 	if err != nil {
 		log.WarnContext(ctx, "reconcile: delivery lookup failed", "err", err)
 		rep.Errors++
 		return false
 	}
 	if delivered {
-		ok, err := r.Rows.Backfill(ctx, k, messageID, now)
+		ok, err := r.Rows.Backfill(ctx, k, evidence, now)
 		if err != nil {
 			log.WarnContext(ctx, "reconcile: backfill failed", "err", err)
 			rep.Errors++

@@ -18,6 +18,7 @@ import (
 	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/store/memstore"
+	"github.com/criticizer/criticizer/shared/swarm"
 )
 
 type fakeRows struct {
@@ -31,20 +32,30 @@ func (f *fakeRows) Suspects(_ context.Context, _, _, _ time.Time, verifySent boo
 	f.verifyArg = verifySent
 	return f.suspects, nil
 }
-func (f *fakeRows) MarkReconciling(_ context.Context, k delivery.Key, observed outbox.Status, reason string, _ time.Time) (bool, error) {
-	f.calls = append(f.calls, "mark:"+k.Recipient+":"+string(observed)+":"+reason)
+
+// label names a row in the recorded calls: an e-mail by its recipient, a
+// comment by its item.
+func label(k outbox.Ref) string {
+	if it, ok := k.(outbox.Item); ok {
+		return it.ID
+	}
+	return k.String()[strings.LastIndex(k.String(), "/")+1:]
+}
+
+func (f *fakeRows) MarkReconciling(_ context.Context, k outbox.Ref, observed outbox.Status, reason string, _ time.Time) (bool, error) {
+	f.calls = append(f.calls, "mark:"+label(k)+":"+string(observed)+":"+reason)
 	return !f.noMove, nil
 }
-func (f *fakeRows) Verified(_ context.Context, k delivery.Key, _ time.Time) error {
-	f.calls = append(f.calls, "verified:"+k.Recipient)
+func (f *fakeRows) Verified(_ context.Context, k outbox.Ref, _ time.Time) error {
+	f.calls = append(f.calls, "verified:"+label(k))
 	return nil
 }
-func (f *fakeRows) Backfill(_ context.Context, k delivery.Key, evidence string, _ time.Time) (bool, error) {
-	f.calls = append(f.calls, "backfill:"+k.Recipient)
+func (f *fakeRows) Backfill(_ context.Context, k outbox.Ref, evidence string, _ time.Time) (bool, error) {
+	f.calls = append(f.calls, "backfill:"+label(k)+":"+evidence)
 	return true, nil
 }
-func (f *fakeRows) RequeueReconciled(_ context.Context, k delivery.Key, _ time.Time) (bool, error) {
-	f.calls = append(f.calls, "requeue:"+k.Recipient)
+func (f *fakeRows) RequeueReconciled(_ context.Context, k outbox.Ref, _ time.Time) (bool, error) {
+	f.calls = append(f.calls, "requeue:"+label(k))
 	return true, nil
 }
 
@@ -102,7 +113,7 @@ func TestRun(t *testing.T) {
 		wantPage   string
 	}{
 		{"stuck send the provider has: backfilled", []outbox.Suspect{suspect("a@x.org", outbox.Sending)}, fakeEvidence{id("a@x.org"): true}, false, false, nil,
-			[]string{"mark:a@x.org:sending:" + ReasonStuck, "backfill:a@x.org"}, Report{Examined: 1, Backfilled: 1}, `"OutboxReconciling":0`},
+			[]string{"mark:a@x.org:sending:" + ReasonStuck, "backfill:a@x.org:" + id("a@x.org")}, Report{Examined: 1, Backfilled: 1}, `"OutboxReconciling":0`},
 		{"stuck send with no record: requeued", []outbox.Suspect{suspect("a@x.org", outbox.Sending)}, fakeEvidence{}, false, false, nil,
 			[]string{"mark:a@x.org:sending:" + ReasonStuck, "requeue:a@x.org"}, Report{Examined: 1, Requeued: 1}, `"OutboxReconciling":0`},
 		{"sent with evidence: verified only", []outbox.Suspect{suspect("a@x.org", outbox.Sent)}, fakeEvidence{id("a@x.org"): true}, false, false, nil,
@@ -204,5 +215,108 @@ func TestSucceededJobsRowIsRedelivered(t *testing.T) {
 		if j, _ := jobs.Get(context.Background(), "job-running"); j.State != job.Succeeded {
 			t.Errorf("job %s: the reconciler must not reopen a succeeded job", j.State)
 		}
+	}
+}
+
+// fakeComments is the review's marked comments as Swarm lists them.
+type fakeComments struct {
+	by       map[int64]map[swarm.Marker]swarm.Comment
+	down     bool
+	listings int
+}
+
+func (f *fakeComments) Marked(_ context.Context, review int64) (map[swarm.Marker]swarm.Comment, error) {
+	f.listings++
+	if f.down {
+		return nil, errors.New("swarm down")
+	}
+	return f.by[review], nil
+}
+
+// Swarm comment rows are reconciled like e-mail rows, their evidence the
+// review's comments matched by marker (one listing per review per pass) and
+// their window the comment window; a task change's evidence is its
+// finding's comment no longer open.
+func TestCommentRows(t *testing.T) {
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	ago := func(d time.Duration) string { return job.FormatTime(now.Add(-d)) }
+	row := func(item string, st outbox.Status, at string) outbox.Suspect {
+		r := outbox.Row{Channel: outbox.ChannelSwarmComments, Thread: 885, Item: item, Status: st, JobID: "job-running"}
+		if st == outbox.Sent {
+			r.NotifiedAt = at
+		} else {
+			r.SendStartedAt = at
+		}
+		return outbox.Suspect{Row: r}
+	}
+	marker := func(kind, id string) swarm.Marker { return swarm.CommentKey{Review: 885, Kind: kind, ID: id}.Marker() }
+	has := map[swarm.Marker]swarm.Comment{
+		marker("finding", "fp1"):  {ID: 101, TaskState: swarm.TaskComment},
+		marker("summary", "v2"):   {ID: 102},
+		marker("finding", "open"): {ID: 103, TaskState: swarm.TaskOpen},
+		marker("finding", "done"): {ID: 104, TaskState: swarm.TaskAddressed},
+	}
+	tests := []struct {
+		name     string
+		rows     []outbox.Suspect
+		off      bool // no Comments: the environment posts none
+		down     bool
+		want     []string
+		wantRep  Report
+		listings int
+	}{
+		{"stuck create Swarm stored: backfilled with the comment id", []outbox.Suspect{row("finding/fp1", outbox.Sending, ago(5*time.Minute))}, false, false,
+			[]string{"mark:finding/fp1:sending:" + ReasonStuck, "backfill:finding/fp1:101"}, Report{Examined: 1, Comments: 1, Backfilled: 1, Violations: 1}, 1},
+		{"stuck create Swarm never stored: pending again, once", []outbox.Suspect{row("summary/v3", outbox.Sending, ago(5*time.Minute))}, false, false,
+			[]string{"mark:summary/v3:sending:" + ReasonStuck, "requeue:summary/v3"}, Report{Examined: 1, Comments: 1, Requeued: 1, Violations: 1}, 1},
+		{"sent, comment found: verified", []outbox.Suspect{row("summary/v2", outbox.Sent, ago(time.Hour))}, false, false,
+			[]string{"verified:summary/v2"}, Report{Examined: 1, Comments: 1, Verified: 1}, 1},
+		{"sent, no comment: a violation, requeued", []outbox.Suspect{row("finding/gone", outbox.Sent, ago(time.Hour))}, false, false,
+			[]string{"mark:finding/gone:sent:" + ReasonUnproven, "requeue:finding/gone"}, Report{Examined: 1, Comments: 1, Requeued: 1, Violations: 1}, 1},
+		{"inside the comment window (past the e-mail's): not judged yet", []outbox.Suspect{row("finding/fp1", outbox.Sending, ago(90*time.Second))}, false, false,
+			nil, Report{}, 0},
+		{"task change stuck, task still open: pending again", []outbox.Suspect{row("addressed/open", outbox.Sending, ago(5*time.Minute))}, false, false,
+			[]string{"mark:addressed/open:sending:" + ReasonStuck, "requeue:addressed/open"}, Report{Examined: 1, Comments: 1, Requeued: 1, Violations: 1}, 1},
+		{"task change stuck, task addressed: backfilled", []outbox.Suspect{row("addressed/done", outbox.Sending, ago(5*time.Minute))}, false, false,
+			[]string{"mark:addressed/done:sending:" + ReasonStuck, "backfill:addressed/done:104"}, Report{Examined: 1, Comments: 1, Backfilled: 1, Violations: 1}, 1},
+		{"task change sent, reviewer reopened it: verified, not overruled", []outbox.Suspect{row("addressed/open", outbox.Sent, ago(time.Hour))}, false, false,
+			[]string{"verified:addressed/open"}, Report{Examined: 1, Comments: 1, Verified: 1}, 1},
+		{"two rows of one review: one listing", []outbox.Suspect{row("finding/fp1", outbox.Sent, ago(time.Hour)), row("summary/v2", outbox.Sent, ago(time.Hour))}, false, false,
+			[]string{"verified:finding/fp1", "verified:summary/v2"}, Report{Examined: 2, Comments: 2, Verified: 2}, 1},
+		{"Swarm down: nothing written, counted", []outbox.Suspect{row("finding/fp1", outbox.Sending, ago(5*time.Minute))}, false, true,
+			[]string{"mark:finding/fp1:sending:" + ReasonStuck}, Report{Examined: 1, Comments: 1, Reconciling: 1, Violations: 1, Errors: 1}, 1},
+		{"no comments channel: left to the notify stage", []outbox.Suspect{row("finding/fp1", outbox.Sending, ago(5*time.Minute))}, true, false,
+			nil, Report{}, 0},
+		{"an e-mail row with no provider evidence is not verified", []outbox.Suspect{suspect("a@x.org", outbox.Sent)}, false, false,
+			nil, Report{}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rows := &fakeRows{suspects: tt.rows}
+			sw := &fakeComments{by: map[int64]map[swarm.Marker]swarm.Comment{885: has}, down: tt.down}
+			var metrics bytes.Buffer
+			r := &Reconciler{Rows: rows, Window: 30 * time.Second, CommentWindow: 2 * time.Minute, Lookback: 24 * time.Hour,
+				Jobs: jobsIn{"job-running": job.Running}.table(), Now: job.Clock(func() time.Time { return now }),
+				Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: obs.NewMetrics(&metrics, "test")}
+			if !tt.off {
+				r.Comments = sw
+			}
+			rep, err := r.Run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Join(rows.calls, "|") != strings.Join(tt.want, "|") || rep != tt.wantRep {
+				t.Errorf("calls %q, report %+v; want %q, %+v", rows.calls, rep, tt.want, tt.wantRep)
+			}
+			if sw.listings != tt.listings {
+				t.Errorf("%d listings of the review, want %d", sw.listings, tt.listings)
+			}
+			if rows.verifyArg != !tt.off {
+				t.Errorf("verifySent = %v, want %v: sent comment rows are verified against Swarm", rows.verifyArg, !tt.off)
+			}
+			if !strings.Contains(metrics.String(), fmt.Sprintf(`"OutboxViolations":%d`, tt.wantRep.Violations)) {
+				t.Errorf("metrics %s, want OutboxViolations %d", metrics.String(), tt.wantRep.Violations)
+			}
+		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/criticizer/criticizer/shared/config"
 )
@@ -21,8 +22,12 @@ type Settings struct {
 	// presents to the webhook (SWARM_TOKEN_SECRET_ID; webhook only).
 	TokenSecretID string
 	// APISecretID names the secret holding the API login the fetch stage
-	// asks Swarm for a review's author with (SWARM_API_SECRET_ID; fetch only).
+	// asks Swarm for a review's author with (SWARM_API_SECRET_ID; fetch, and
+	// the sweeper where comments are posted).
 	APISecretID string
+	// CommentWindow is SWARM_COMMENT_WINDOW_SECONDS (ForComments only, with
+	// a login): how long after a create started Swarm may still store it.
+	CommentWindow time.Duration
 }
 
 // Use says which part of Settings a function reads.
@@ -32,7 +37,22 @@ const (
 	ForLinks   Use = iota // SWARM_URL only (notify: the review's link)
 	ForWebhook            // SWARM_URL and SWARM_TOKEN_SECRET_ID
 	ForAuthors            // SWARM_URL and SWARM_API_SECRET_ID (fetch)
+	// ForComments: SWARM_URL, SWARM_API_SECRET_ID and, with a login,
+	// SWARM_COMMENT_WINDOW_SECONDS (the sweeper's reconciler of comment rows).
+	ForComments
 )
+
+// DefaultCommentWindow is the comment window when the environment sets
+// none: Swarm's request timeout (PHP max_execution_time) plus a proxy's,
+// with margin.
+const DefaultCommentWindow = 120 * time.Second
+
+// CommentWindowFromEnv reads SWARM_COMMENT_WINDOW_SECONDS (default 120,
+// 31..3600): the notify stage and the sweeper's reconciler judge a comment
+// whose create may have landed over the same window.
+func CommentWindowFromEnv(r *config.Reader) time.Duration {
+	return r.Seconds("SWARM_COMMENT_WINDOW_SECONDS", int(DefaultCommentWindow.Seconds()), 31, 3600)
+}
 
 // SettingsFromEnv reads the Swarm settings use needs. A secret without a
 // URL, or a URL that is not an absolute http(s) URL, is a configuration error.
@@ -43,9 +63,12 @@ func SettingsFromEnv(r *config.Reader, use Use) Settings {
 	case ForWebhook:
 		secretKey = "SWARM_TOKEN_SECRET_ID"
 		s.TokenSecretID = r.Optional(secretKey, "")
-	case ForAuthors:
+	case ForAuthors, ForComments:
 		secretKey = "SWARM_API_SECRET_ID"
 		s.APISecretID = r.Optional(secretKey, "")
+		if use == ForComments && s.APISecretID != "" {
+			s.CommentWindow = CommentWindowFromEnv(r)
+		}
 	}
 	if s.URL != "" {
 		if u, err := url.Parse(s.URL); err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {

@@ -2,6 +2,7 @@ package swarm
 
 import (
 	"testing"
+	"time"
 
 	"github.com/criticizer/criticizer/shared/config"
 	"github.com/criticizer/criticizer/shared/config/configtest"
@@ -22,6 +23,14 @@ func TestSettingsFromEnv(t *testing.T) {
 			want: Settings{URL: "https://swarm.example.com", TokenSecretID: "arn:tok"}},
 		{name: "authors", use: ForAuthors, env: map[string]string{"SWARM_URL": "http://127.0.0.1:9000", "SWARM_API_SECRET_ID": "arn:api"},
 			want: Settings{URL: "http://127.0.0.1:9000", APISecretID: "arn:api"}},
+		{name: "comments, default window", use: ForComments, env: map[string]string{"SWARM_URL": "https://swarm.example.com", "SWARM_API_SECRET_ID": "arn:api"},
+			want: Settings{URL: "https://swarm.example.com", APISecretID: "arn:api", CommentWindow: 120 * time.Second}},
+		{name: "comments, window set", use: ForComments, env: map[string]string{"SWARM_URL": "https://swarm.example.com", "SWARM_API_SECRET_ID": "arn:api", "SWARM_COMMENT_WINDOW_SECONDS": "300"},
+			want: Settings{URL: "https://swarm.example.com", APISecretID: "arn:api", CommentWindow: 300 * time.Second}},
+		{name: "comments, window too short", use: ForComments, env: map[string]string{"SWARM_URL": "https://swarm.example.com", "SWARM_API_SECRET_ID": "arn:api", "SWARM_COMMENT_WINDOW_SECONDS": "5"},
+			wantErr: "SWARM_COMMENT_WINDOW_SECONDS"},
+		{name: "comments off: no login, no window", use: ForComments, env: map[string]string{"SWARM_URL": "https://swarm.example.com"},
+			want: Settings{URL: "https://swarm.example.com"}},
 		{name: "secret without URL", use: ForAuthors, env: map[string]string{"SWARM_API_SECRET_ID": "arn:api"}, wantErr: "SWARM_API_SECRET_ID is set but SWARM_URL is not"},
 		{name: "relative URL", use: ForLinks, env: map[string]string{"SWARM_URL": "swarm.example.com"}, wantErr: "absolute http(s) URL"},
 		{name: "ftp URL", use: ForLinks, env: map[string]string{"SWARM_URL": "ftp://swarm.example.com"}, wantErr: "absolute http(s) URL"},

@@ -36,9 +36,10 @@ type Results interface {
 	GetJSON(ctx context.Context, key string, v any) error
 }
 
-// Deliveries lists a job's e-mail delivery rows (outbox.Outbox).
+// Deliveries lists a job's delivery rows (outbox.Outbox): its e-mails and
+// the comments it posted on its Swarm review.
 type Deliveries interface {
-	List(ctx context.Context, changelist int64, version int) ([]outbox.Row, error)
+	JobRows(ctx context.Context, j *job.Job) (emails, comments []outbox.Row, err error)
 }
 
 // Handler serves GET /view/{id}/{token}.
@@ -133,12 +134,12 @@ func (h *Handler) handle(ctx context.Context, req events.APIGatewayProxyRequest)
 		}
 	}
 	if h.Deliveries != nil {
-		rows, err := h.Deliveries.List(ctx, j.Changelist, j.ReviewVersion)
+		emails, comments, err := h.Deliveries.JobRows(ctx, j)
 		if err != nil {
 			h.Log.ErrorContext(ctx, "listing the deliveries failed", "err", err, "error_class", failure.Classify(err))
 			return unavailable()
 		}
-		page.Deliveries = rows
+		page.Deliveries, page.Comments = emails, comments
 	}
 	var b bytes.Buffer
 	if err := Render(&b, page); err != nil {

@@ -74,7 +74,17 @@ func (f *fakeResults) GetJSON(_ context.Context, key string, v any) error {
 
 type fakeRows []outbox.Row
 
-func (f fakeRows) List(context.Context, int64, int) ([]outbox.Row, error) { return f, nil }
+// JobRows splits the rows as the outbox does: e-mails, then channel rows.
+func (f fakeRows) JobRows(context.Context, *job.Job) (emails, comments []outbox.Row, err error) {
+	for _, r := range f {
+		if r.Channel == "" {
+			emails = append(emails, r)
+		} else {
+			comments = append(comments, r)
+		}
+	}
+	return emails, comments, nil
+}
 
 // hostile is model output that tries to become markup on the page.
 const hostile = `<script>alert(1)</script><img src=x onerror=alert(2)>"'&`

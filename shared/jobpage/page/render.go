@@ -52,6 +52,9 @@ type Page struct {
 	Job        *job.Job
 	Result     *domain.ReviewResult
 	Deliveries []outbox.Row
+	// Comments are the job's Swarm comment rows: a comment Swarm refused for
+	// good fails its row, not the job, and shows here with its class.
+	Comments []outbox.Row
 }
 
 // severities is the ReviewResult schema's severity order, most severe first
@@ -128,7 +131,9 @@ type truncatedView struct {
 	Reviewed, Original int
 }
 
-type deliveryView struct{ Channel, To, Status, At string }
+// deliveryView is one delivery: Ref is the provider's id a reader can check
+// (a Swarm comment id); a refused delivery's Status carries its class.
+type deliveryView struct{ Channel, To, Status, At, Ref string }
 
 // Render writes p as HTML.
 func Render(w io.Writer, p Page) error {
@@ -161,7 +166,13 @@ func build(p Page) view {
 		}
 	}
 	for _, r := range p.Deliveries {
-		v.Deliveries = append(v.Deliveries, deliveryView{Channel: "e-mail", To: maskAddress(r.Recipient), Status: string(r.Status), At: r.NotifiedAt})
+		v.Deliveries = append(v.Deliveries, deliveryView{Channel: "e-mail", To: maskAddress(r.Recipient), Status: rowStatus(r), At: r.NotifiedAt})
+	}
+	for _, r := range p.Comments {
+		// The kind and the comment id, never the item: a fingerprint is no
+		// reader's business.
+		v.Deliveries = append(v.Deliveries, deliveryView{Channel: "Swarm comment", To: "review " + strconv.FormatInt(r.Thread, 10) + ": " + r.ItemKind(),
+			Status: rowStatus(r), At: r.NotifiedAt, Ref: commentRef(r)})
 	}
 	if sw := j.Swarm; sw != nil {
 		for _, c := range []job.Callback{job.CallbackUpdate, job.CallbackPass, job.CallbackFail} {
@@ -171,6 +182,24 @@ func build(p Page) view {
 		}
 	}
 	return v
+}
+
+// rowStatus is a row's state, with the failure class of a refusal
+// ("failed (AUTH_DENIED)"): only the class, never the provider's text.
+func rowStatus(r outbox.Row) string {
+	if r.Status == outbox.Failed && r.LastErrorClass != "" {
+		return string(r.Status) + " (" + r.LastErrorClass + ")"
+	}
+	return string(r.Status)
+}
+
+// commentRef is the Swarm comment id a sent comment row holds; an
+// operator's confirmation text is not shown.
+func commentRef(r outbox.Row) string {
+	if _, err := strconv.ParseInt(r.NotificationID, 10, 64); err != nil {
+		return ""
+	}
+	return "comment " + r.NotificationID
 }
 
 // byFile groups findings by file, files in order of their most severe

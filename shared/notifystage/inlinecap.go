@@ -1,0 +1,102 @@
+package notifystage
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/criticizer/criticizer/shared/config"
+	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/swarm"
+)
+
+// The inline cap (docs/swarm-comments.md): a version gets at most
+// SWARM_MAX_INLINE_COMMENTS finding comments, which bounds the notify
+// stage's time inside its budget and a review's noise. Past the cap the
+// least severe findings go first (the review's order among equals); the
+// summary lists them by title and file:line and says how many were not
+// posted inline. The choice depends on the findings alone, so a retry
+// posts the same comments, and a finding left out gets no row: a later
+// version that still has it comments on it as new, within its own cap.
+
+// DefaultMaxInline is SWARM_MAX_INLINE_COMMENTS when unset.
+const DefaultMaxInline = 50
+
+// maxInlineFromEnv reads SWARM_MAX_INLINE_COMMENTS (default 50, 1..500).
+func maxInlineFromEnv(r *config.Reader) int {
+	return r.Int("SWARM_MAX_INLINE_COMMENTS", DefaultMaxInline, 1, 500)
+}
+
+// contextLines and contextLineBytes bound an inline comment's
+// context[content]: the few lines of the redacted diff Swarm shows with it.
+const (
+	contextLines     = 5
+	contextLineBytes = 300
+)
+
+// capInline keeps at most max finding comments of ds (0: all), the most
+// severe, in their order, and adds the ones left out to the summary.
+func capInline(ds []commentDelivery, max int) []commentDelivery {
+	var findings []int // indexes of finding comments in ds
+	for i, d := range ds {
+		if d.finding != nil {
+			findings = append(findings, i)
+		}
+	}
+	if max <= 0 || len(findings) <= max {
+		return ds
+	}
+	ranked := slices.Clone(findings)
+	slices.SortStableFunc(ranked, func(a, b int) int {
+		return cmp.Compare(severityRank(ds[a].finding.Severity), severityRank(ds[b].finding.Severity))
+	})
+	left := map[int]bool{}
+	for _, i := range ranked[max:] {
+		left[i] = true
+	}
+	out := make([]commentDelivery, 0, len(ds)-len(left))
+	var over []domain.Finding // in rank order: the most severe of them first
+	for _, i := range ranked[max:] {
+		over = append(over, *ds[i].finding)
+	}
+	for i, d := range ds {
+		switch {
+		case left[i]:
+		case strings.HasPrefix(d.item.ID, swarm.KindSummary+"/"):
+			d.comment.Body += notInline(over, max)
+			out = append(out, d)
+		default:
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// severityRank orders severities most severe first; unknown ones last.
+func severityRank(s string) int {
+	if i := slices.Index(severities, strings.ToLower(strings.TrimSpace(s))); i >= 0 {
+		return i
+	}
+	return len(severities)
+}
+
+// notInline is the summary's list of the findings past the cap.
+func notInline(over []domain.Finding, max int) string {
+	var b strings.Builder
+	noun := "findings were"
+	if len(over) == 1 {
+		noun = "finding was"
+	}
+	fmt.Fprintf(&b, "\n\n**%d %s not posted inline** (at most %d inline comments per version; all are in the e-mail):\n", len(over), noun, max)
+	for _, f := range over {
+		at := oneLineText(f.File)
+		if at == "" {
+			at = "the change as a whole"
+		} else if f.Line > 0 {
+			at = fmt.Sprintf("%s:%d", at, f.Line)
+		}
+		fmt.Fprintf(&b, "\n- %s · %s (`%s`)", strings.ToUpper(oneLineText(f.Severity)), oneLineText(f.Title), strings.ReplaceAll(at, "`", "'"))
+	}
+	return b.String()
+}
