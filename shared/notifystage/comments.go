@@ -11,7 +11,6 @@ import (
 	"github.com/criticizer/criticizer/shared/config"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
-	findingfp "github.com/criticizer/criticizer/shared/finding"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/rerun"
@@ -195,22 +194,12 @@ func commentDeliveries(j *job.Job, review domain.ReviewResult, cs *domain.Change
 			diffs[f.DepotPath] = f.Diff
 		}
 	}
-	lines := map[string]map[int]string{}
-	seen := map[string]bool{}
 	var out []commentDelivery
 	counts := map[string]int{}
 	rc := countsOf(g)
-	for _, f := range review.Findings {
-		m, ok := lines[f.File]
-		if !ok {
-			m = udiff.LineMap(diffs[f.File])
-			lines[f.File] = m
-		}
-		fp := findingfp.Fingerprint(f, m)
-		if seen[fp] {
-			continue
-		}
-		seen[fp] = true
+	distinct := rerun.Distinct(review.Findings, cs)
+	for _, c := range distinct {
+		f, fp := c.Finding, c.Fingerprint
 		counts[strings.ToLower(f.Severity)]++
 		if pr != nil {
 			if _, ok := pr.comments[fp]; ok {
@@ -240,7 +229,7 @@ func commentDeliveries(j *job.Job, review domain.ReviewResult, cs *domain.Change
 	k := swarm.SummaryKey(rv, version)
 	out = append(out, commentDelivery{
 		item:    outbox.Item{Channel: outbox.ChannelSwarmComments, Thread: rv, ID: k.Kind + "/" + k.ID},
-		comment: swarm.NewComment{Review: rv, Body: summaryBody(version, len(seen), counts, meta, pageURL, rc), Marker: k.Marker()},
+		comment: swarm.NewComment{Review: rv, Body: summaryBody(version, len(distinct), counts, meta, pageURL, rc), Marker: k.Marker()},
 	})
 	return out, tasks
 }
