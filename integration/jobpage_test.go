@@ -94,6 +94,11 @@ func TestJobPageOpensFromSwarmAndEmail(t *testing.T) {
 	if fromMail := pagePath(t, "e-mail", m[1], id); fromMail != fromSwarm {
 		t.Fatalf("e-mail links %s, Swarm %s: want one page", fromMail, fromSwarm)
 	}
+	// A reader clicks the e-mail's link as it is: locally it must be the
+	// emulator's address, not the API's AWS one.
+	if !strings.HasPrefix(m[1], env.apiURL+"/") {
+		t.Fatalf("the e-mail links %s: want the page under %s", m[1], env.apiURL)
+	}
 
 	page, body := getPage(t, fromSwarm)
 	if page.StatusCode != http.StatusOK {

@@ -303,6 +303,13 @@ func (l *Local) startSwarm(ctx context.Context, logger *slog.Logger) error {
 			maps.Copy(merged, cur.Environment.Variables)
 		}
 		maps.Copy(merged, vars)
+		if fn == "NotifyFunctionName" && merged["JOB_PAGE_SECRET_ID"] != "" {
+			// The stack gives the e-mail and the summary comment the API's
+			// AWS address (execute-api.amazonaws.com), which does not resolve
+			// to the emulator: locally the job page is on the emulator's
+			// address, where the webhook's own link already points.
+			merged["JOB_PAGE_BASE_URL"] = l.APIURL
+		}
 		if _, err := lc.UpdateFunctionConfiguration(ctx, &lambda.UpdateFunctionConfigurationInput{FunctionName: name,
 			Environment: &lambdatypes.Environment{Variables: merged}}); err != nil {
 			return err
