@@ -61,7 +61,17 @@ func newChangeWith(t testing.TB, template int64, mutate func(fixture map[string]
 		mutate(fx)
 	}
 	out, _ := json.Marshal(fx)
-	if err := os.WriteFile(filepath.Join(env.depot, "changes", fmt.Sprintf("%d.json", n)), out, 0o644); err != nil {
+	// Written aside and renamed into place: p4 stand-in processes serving
+	// other jobs index this directory at any moment, and a half-written
+	// change would read as a broken depot (the stand-in then answers
+	// "Invalid revision number" for every file, as a fetch saw once in a few
+	// benchmark runs). The aside name does not end in .json: never indexed.
+	dir := filepath.Join(env.depot, "changes")
+	tmp := filepath.Join(dir, fmt.Sprintf(".%d.json.tmp", n))
+	if err := os.WriteFile(tmp, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, fmt.Sprintf("%d.json", n))); err != nil {
 		t.Fatal(err)
 	}
 	return n

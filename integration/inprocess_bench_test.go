@@ -298,7 +298,11 @@ func (p *inProcess) waitAll(b *testing.B, ids []string, timeout time.Duration) {
 				delete(pending, id)
 			case j.State == job.Failed || time.Now().After(deadline):
 				hist, _ := json.MarshalIndent(j.History, "", "  ")
-				b.Fatalf("job %s: %s at stage %s, want succeeded\nhistory %s", id, j.State, j.Stage, hist)
+				last := ""
+				if r := j.Stages[j.Stage]; r != nil {
+					last = string(r.LastErrorClass) + ": " + r.LastError
+				}
+				b.Fatalf("job %s: %s at stage %s (%s), want succeeded\nhistory %s", id, j.State, j.Stage, last, hist)
 			}
 		}
 		if len(pending) > 0 && time.Now().After(deadline) {
