@@ -135,8 +135,8 @@ func (l *Table) Events(ctx context.Context, messageID string) ([]Event, error) {
 		KeyConditionExpression:    aws.String("pk = :pk"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: pk(Tag(messageID))}}}
 	var events []Event
-	for {
-		out, err := l.api.Query(ctx, in)
+	for pages := dynamodb.NewQueryPaginator(l.api, in); pages.HasMorePages(); {
+		out, err := pages.NextPage(ctx)
 		if err != nil {
 			return nil, awserr.Wrap("read delivery events", err)
 		}
@@ -145,11 +145,8 @@ func (l *Table) Events(ctx context.Context, messageID string) ([]Event, error) {
 			return nil, failure.Wrap(failure.InternalBug, err)
 		}
 		events = append(events, page...)
-		if len(out.LastEvaluatedKey) == 0 {
-			return events, nil
-		}
-		in.ExclusiveStartKey = out.LastEvaluatedKey
 	}
+	return events, nil
 }
 
 // Delivered reports whether the provider accepted the message with this

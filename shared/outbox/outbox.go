@@ -180,8 +180,8 @@ func (o *Outbox) query(ctx context.Context, partition string) ([]Row, error) {
 		KeyConditionExpression:    aws.String("pk = :pk"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": sv(partition)}}
 	var rows []Row
-	for {
-		out, err := o.api.Query(ctx, in)
+	for pages := dynamodb.NewQueryPaginator(o.api, in); pages.HasMorePages(); {
+		out, err := pages.NextPage(ctx)
 		if err != nil {
 			return nil, awserr.Wrap("list outbox rows", err)
 		}
@@ -190,11 +190,8 @@ func (o *Outbox) query(ctx context.Context, partition string) ([]Row, error) {
 			return nil, failure.Wrap(failure.InternalBug, err)
 		}
 		rows = append(rows, page...)
-		if len(out.LastEvaluatedKey) == 0 {
-			return rows, nil
-		}
-		in.ExclusiveStartKey = out.LastEvaluatedKey
 	}
+	return rows, nil
 }
 
 // transition applies set to a row that is unsent (no notified_at) and in one
