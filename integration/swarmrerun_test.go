@@ -17,15 +17,19 @@ import (
 // The two files of the review under TestSwarmReviewRerunAcceptance. copy.c
 // has an unbounded strcpy in version 1 (a high finding: an open task); in
 // version 2 it is fixed with snprintf, and a new sprintf is added (a new
-// finding). log.c has a TODO (a low finding: a plain comment) and is the
-// same in both versions.
+// finding); its tail of small functions is the same in both versions (the
+// model is not shown it again). log.c has a TODO (a low finding: a plain
+// comment) and is the same in both versions.
 const (
 	rerunCopyC = "//depot/projectA/src/net/copy.c"
 	rerunLogC  = "//depot/projectA/src/net/log.c"
 
-	copyV1 = "#include <string.h>\n\nvoid copy(char *d, const char *s)\n{\n\tstrcpy(d, s);\n}\n"
+	copyTail = "\nint unit_01(void) { return 1; }\nint unit_02(void) { return 2; }\nint unit_03(void) { return 3; }\n" +
+		"int unit_04(void) { return 4; }\nint unit_05(void) { return 5; }\nint unit_06(void) { return 6; }\n" +
+		"int unit_07(void) { return 7; }\nint unit_08(void) { return 8; }\nint unit_09(void) { return 9; }\n"
+	copyV1 = "#include <string.h>\n\nvoid copy(char *d, const char *s)\n{\n\tstrcpy(d, s);\n}\n" + copyTail
 	copyV2 = "#include <stdio.h>\n#include <string.h>\n\nvoid copy(char *d, size_t n, const char *s)\n{\n\tsnprintf(d, n, \"%s\", s);\n}\n\n" +
-		"void label(char *d, int id)\n{\n\tsprintf(d, \"id-%d\", id);\n}\n"
+		"void label(char *d, int id)\n{\n\tsprintf(d, \"id-%d\", id);\n}\n" + copyTail
 	logC = "#include <stdio.h>\n\n/* TODO: rotate the log file */\nvoid log_line(const char *s)\n{\n\tfputs(s, stderr);\n}\n"
 )
 
@@ -137,19 +141,26 @@ func TestSwarmReviewRerunAcceptance(t *testing.T) {
 		}
 	}
 
-	// The model saw copy.c of version 2 and not log.c, unchanged since version 1.
-	var sawCopy, sawLog bool
+	// The model saw of version 2 only what changed since version 1: copy.c's
+	// interdiff (not its unchanged tail, which version 1's prompt showed),
+	// and not log.c, unchanged.
+	var sawCopy, sawLog, sawTail, sawTailV1 bool
 	for _, req := range env.llm.Requests() {
 		for _, m := range req.Messages {
+			if strings.Contains(m.Content, changeMarker(v1Change)) {
+				sawTailV1 = sawTailV1 || strings.Contains(m.Content, "unit_09")
+			}
 			if !strings.Contains(m.Content, changeMarker(v2Change)) {
 				continue
 			}
 			sawCopy = sawCopy || strings.Contains(m.Content, rerunCopyC)
 			sawLog = sawLog || strings.Contains(m.Content, rerunLogC)
+			sawTail = sawTail || strings.Contains(m.Content, "unit_09")
 		}
 	}
-	if !sawCopy || sawLog {
-		t.Errorf("version 2's prompts: copy.c shown %v (want true), log.c shown %v (want false: unchanged, carried over)", sawCopy, sawLog)
+	if !sawCopy || sawLog || sawTail || !sawTailV1 {
+		t.Errorf("version 2's prompts: copy.c shown %v (want true), its unchanged tail %v (want false; version 1's prompt: %v), log.c shown %v (want false: unchanged, carried over)",
+			sawCopy, sawTail, sawTailV1, sawLog)
 	}
 
 	mails := mailsFor(v2Change, 2)
@@ -164,7 +175,8 @@ func TestSwarmReviewRerunAcceptance(t *testing.T) {
 		"Since review version 1 (job ", "1 new, 1 still open, 1 resolved, 0 not re-checked.",
 		"NEW (1)", "STILL OPEN (1)", "RESOLVED (1)",
 		"[HIGH] " + rerunCopyC + ":5  Unbounded strcpy\n",
-		"1 unchanged since version 1", // coverage: log.c carried over
+		"1 unchanged since version 1",              // coverage: log.c carried over
+		"1 reviewed as its change since version 1", // copy.c: its interdiff
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("version 2's e-mail lacks %q:\n%s", want, text)

@@ -35,8 +35,15 @@ func (m ReviewMeta) Coverage() string {
 		return ""
 	}
 	s := fmt.Sprintf("reviewed %d of %d %s", m.FilesReviewed, m.FilesTotal, plural(m.FilesTotal, "file"))
+	var since []string
 	if m.CarriedOver > 0 {
-		s += fmt.Sprintf(" (%d unchanged since version %d, %s carried over)", m.CarriedOver, m.CarriedFrom, plural2(m.CarriedOver, "its findings", "their findings"))
+		since = append(since, fmt.Sprintf("%d unchanged since version %d, %s carried over", m.CarriedOver, m.CarriedFrom, plural2(m.CarriedOver, "its findings", "their findings")))
+	}
+	if m.Interdiffs > 0 {
+		since = append(since, fmt.Sprintf("%d reviewed as %s since version %d", m.Interdiffs, plural2(m.Interdiffs, "its change", "their changes"), m.CarriedFrom))
+	}
+	if len(since) > 0 {
+		s += " (" + strings.Join(since, "; ") + ")"
 	}
 	if n := len(m.TruncatedFiles); n > 0 {
 		s += fmt.Sprintf("; partly reviewed %d (cut to fit)", n)

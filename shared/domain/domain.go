@@ -62,6 +62,15 @@ type FileChange struct {
 	// carries over (Changeset.Previous): the review stage does not send it
 	// to the model. 0: reviewed as usual.
 	CarriedFrom int `json:"carried_from,omitempty"`
+	// Interdiff, set when InterdiffFrom is, is the unified diff from this
+	// file in the shelf of that earlier review version of the thread (where
+	// it was reviewed in full) to this version's: what changed between the
+	// two versions, and all the model is shown of the file. The earlier
+	// findings on lines it leaves alone carry over. Diff stays the change
+	// against the base, which the e-mail and comments quote. "" with
+	// InterdiffFrom set: the content did not change.
+	Interdiff     string `json:"interdiff,omitempty"`
+	InterdiffFrom int    `json:"interdiff_from,omitempty"`
 }
 
 // PreviousReview is the earlier version a changeset's carried files come
@@ -81,7 +90,8 @@ type Changeset struct {
 	Client      string `json:"client"`
 	Status      string `json:"status"` // submitted, shelved, pending
 	Description string `json:"description"`
-	// Previous is set when files were carried over from an earlier version.
+	// Previous is set when files were carried over from an earlier
+	// version, or are reviewed as their interdiff since it.
 	Previous *PreviousReview `json:"previous,omitempty"`
 	// Files stays the last field: the fetch stage streams it (fetchstage's spool).
 	Files []FileChange `json:"files"`
@@ -95,6 +105,21 @@ func (c Changeset) Carried() map[string]bool {
 	}
 	for _, f := range c.Files {
 		if f.CarriedFrom == c.Previous.Version && f.CarriedFrom > 0 {
+			out[f.DepotPath] = true
+		}
+	}
+	return out
+}
+
+// Interdiffs returns the files reviewed as their interdiff since
+// Previous, by path.
+func (c Changeset) Interdiffs() map[string]bool {
+	out := map[string]bool{}
+	if c.Previous == nil {
+		return out
+	}
+	for _, f := range c.Files {
+		if f.InterdiffFrom == c.Previous.Version && f.InterdiffFrom > 0 && f.CarriedFrom == 0 {
 			out[f.DepotPath] = true
 		}
 	}

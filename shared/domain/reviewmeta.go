@@ -47,6 +47,10 @@ type ReviewMeta struct {
 	// over instead of sent to the model; they count as reviewed in full.
 	CarriedOver int `json:"carried_over,omitempty"`
 	CarriedFrom int `json:"carried_from,omitempty"`
+	// Interdiffs counts the files that changed since version CarriedFrom
+	// (reviewed in full there) and were shown to the model only as that
+	// change, their earlier findings on untouched lines carried over.
+	Interdiffs int `json:"interdiffs,omitempty"`
 }
 
 // SkippedFile is a changed file that was not reviewed, and why (the

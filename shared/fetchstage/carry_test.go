@@ -12,19 +12,32 @@ import (
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/ledger"
 	"github.com/criticizer/criticizer/shared/ledger/ledgertest"
+	"github.com/criticizer/criticizer/shared/p4"
 	"github.com/criticizer/criticizer/shared/redact"
 )
 
 // diffedChange hands sink the files that have a diff, as p4.Fetcher does
 // (deletes and binaries are listed only).
-type diffedChange struct{ cs domain.Changeset }
+// The files since picks get interdiff, from since.Change, and since is
+// kept for the test to see.
+type diffedChange struct {
+	cs        domain.Changeset
+	interdiff string
+	since     *p4.Since
+}
 
-func (f diffedChange) FetchEach(_ context.Context, _ int64, _ bool, sink func(int, domain.FileChange) error) (domain.Changeset, error) {
+func (f diffedChange) FetchSince(_ context.Context, _ int64, _ bool, since p4.Since, sink func(int, domain.FileChange) error) (domain.Changeset, error) {
+	if f.since != nil {
+		*f.since = since
+	}
 	out := f.cs
 	out.Files = append([]domain.FileChange(nil), f.cs.Files...)
 	for i, fc := range f.cs.Files {
 		if fc.Diff == "" {
 			continue
+		}
+		if since.Wants != nil && since.Wants(fc) {
+			fc.Interdiff, fc.InterdiffFrom = f.interdiff, since.Version
 		}
 		if err := sink(i, fc); err != nil {
 			return domain.Changeset{}, err
@@ -43,7 +56,10 @@ const (
 // TestFetchMarksCarriedFiles: at a higher version, a file whose path,
 // action, type, base revision and digest equal the previous version's, and
 // that was reviewed in full there, is marked carried over (its findings are
-// the previous job's); anything else is reviewed as usual.
+// the previous job's); of a Swarm review, a file that changed since such a
+// version against the same base is diffed against that version's shelf
+// (its interdiff, redacted like the diff); anything else is reviewed as
+// usual.
 func TestFetchMarksCarriedFiles(t *testing.T) {
 	edit := func(path, digest string) domain.FileChange {
 		return domain.FileChange{DepotPath: path, Action: "edit", Type: "text", Rev: 3, Digest: digest, Diff: "@@ -1 +1 @@\n-a\n+b\n"}
@@ -72,14 +88,15 @@ func TestFetchMarksCarriedFiles(t *testing.T) {
 		fault    error
 		want     []string // carried paths
 		class    failure.Class
-		previous bool // a ledger read is expected
+		previous bool     // a ledger read is expected
+		inter    []string // paths diffed against the previous shelf
 	}{
-		{"version 2 carries the unchanged file", swarmJob(2), true, nil, []string{"//depot/projectA/same.c"}, "", true},
-		{"version 5 compares with the latest below it", swarmJob(5), true, nil, []string{"//depot/projectA/same.c"}, "", true},
-		{"version 1 has nothing before it", swarmJob(1), true, nil, nil, "", false},
-		{"a changelist job is not the review's thread", &job.Job{ID: "j", Changelist: 101, ReviewVersion: 2}, true, nil, nil, "", true},
-		{"no ledger configured", swarmJob(2), false, nil, nil, "", false},
-		{"a failed ledger read fails the attempt", swarmJob(2), true, failure.Errorf(failure.Upstream5xx, "dynamodb down"), nil, failure.Upstream5xx, true},
+		{"version 2 carries the unchanged file", swarmJob(2), true, nil, []string{"//depot/projectA/same.c"}, "", true, []string{"//depot/projectA/changed.c"}},
+		{"version 5 compares with the latest below it", swarmJob(5), true, nil, []string{"//depot/projectA/same.c"}, "", true, []string{"//depot/projectA/changed.c"}},
+		{"version 1 has nothing before it", swarmJob(1), true, nil, nil, "", false, nil},
+		{"a changelist job is not the review's thread", &job.Job{ID: "j", Changelist: 101, ReviewVersion: 2}, true, nil, nil, "", true, nil},
+		{"no ledger configured", swarmJob(2), false, nil, nil, "", false, nil},
+		{"a failed ledger read fails the attempt", swarmJob(2), true, failure.Errorf(failure.Upstream5xx, "dynamodb down"), nil, failure.Upstream5xx, true, nil},
 	}
 	red, err := redact.New(redact.Policy{})
 	if err != nil {
@@ -95,7 +112,11 @@ func TestFetchMarksCarriedFiles(t *testing.T) {
 			if tt.fault != nil {
 				led.Inject("previous", tt.fault)
 			}
-			stage := &Fetch{P4: diffedChange{domain.Changeset{Changelist: 101, User: "alice", UserEmail: "alice@example.com", Status: "shelved", Files: files}},
+			var since p4.Since
+			const secret = "AKIAQX7N3PLV2KD5RTWE"
+			fetcher := diffedChange{cs: domain.Changeset{Changelist: 101, User: "alice", UserEmail: "alice@example.com", Status: "shelved", Files: files},
+				interdiff: "--- //depot/projectA/changed.c@=100\n+++ //depot/projectA/changed.c@=101\n@@ -1 +1 @@\n-b\n+key = \"" + secret + "\"\n", since: &since}
+			stage := &Fetch{P4: fetcher,
 				Redactor: red, Raw: artifacts.New(mem, "raw"), Redacted: artifacts.New(mem, "red"), Log: slog.New(slog.DiscardHandler),
 				Reviews: swarmAuthors{}, Users: swarmAuthors{"mallory": "mallory@example.com"}}
 			if tt.ledger {
@@ -123,8 +144,17 @@ func TestFetchMarksCarriedFiles(t *testing.T) {
 				if err := store.GetJSON(context.Background(), key, &cs); err != nil {
 					t.Fatal(err)
 				}
-				var got []string
+				var got, inter []string
 				for _, f := range cs.Files {
+					if f.InterdiffFrom != 0 {
+						inter = append(inter, f.DepotPath)
+						if f.InterdiffFrom != 1 || !strings.HasPrefix(f.Interdiff, "--- //depot/projectA/changed.c@=100") {
+							t.Errorf("%s: interdiff from %d: %q", f.DepotPath, f.InterdiffFrom, f.Interdiff)
+						}
+						if leaked := strings.Contains(f.Interdiff, secret); leaked != (key == res.Artifacts.Raw) {
+							t.Errorf("%s: secret in the interdiff %v, want it only in the raw changeset", key, leaked)
+						}
+					}
 					if f.CarriedFrom != 0 {
 						got = append(got, f.DepotPath)
 						if f.CarriedFrom != 1 {
@@ -138,6 +168,9 @@ func TestFetchMarksCarriedFiles(t *testing.T) {
 				if strings.Join(got, ",") != strings.Join(tt.want, ",") {
 					t.Errorf("%s: carried %v, want %v", key, got, tt.want)
 				}
+				if strings.Join(inter, ",") != strings.Join(tt.inter, ",") {
+					t.Errorf("%s: diffed against the previous shelf %v, want %v", key, inter, tt.inter)
+				}
 				switch {
 				case len(tt.want) == 0 && cs.Previous != nil:
 					t.Errorf("%s: previous %+v with nothing carried", key, cs.Previous)
@@ -147,6 +180,9 @@ func TestFetchMarksCarriedFiles(t *testing.T) {
 			}
 			if carried := strings.Contains(res.Detail, "carried over 1 unchanged from version 1"); carried != (len(tt.want) > 0) {
 				t.Errorf("detail %q", res.Detail)
+			}
+			if len(tt.inter) > 0 && (since.Change != 100 || since.Version != 1 || !strings.Contains(res.Detail, "1 diffed against version 1's shelf")) {
+				t.Errorf("since %+v, detail %q: want the shelf of version 1, change 100", since, res.Detail)
 			}
 			// The carried marks are inside what the proof of redaction seals.
 			var cs domain.Changeset

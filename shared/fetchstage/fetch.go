@@ -24,14 +24,16 @@ import (
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/ledger"
 	"github.com/criticizer/criticizer/shared/obs"
+	"github.com/criticizer/criticizer/shared/p4"
 	recipientpolicy "github.com/criticizer/criticizer/shared/recipients"
 	"github.com/criticizer/criticizer/shared/redact"
 )
 
 // ChangeFetcher reads a changelist from Perforce inside the depot allow-list,
-// handing each file's diff to sink as it arrives (p4.Fetcher.FetchEach).
+// handing each file's diff (and, for the files since picks, its interdiff
+// from an earlier shelf) to sink as it arrives (p4.Fetcher.FetchSince).
 type ChangeFetcher interface {
-	FetchEach(ctx context.Context, changelist int64, shelved bool, sink func(index int, file domain.FileChange) error) (domain.Changeset, error)
+	FetchSince(ctx context.Context, changelist int64, shelved bool, since p4.Since, sink func(index int, file domain.FileChange) error) (domain.Changeset, error)
 }
 
 // Redactor removes secrets from text before it goes anywhere but the raw
@@ -120,25 +122,32 @@ func (f *Fetch) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 		return job.Result{}, err
 	}
 	carryable := prev.Carryable()
-	var redactions, carried atomic.Int64
-	cs, err := f.P4.FetchEach(ctx, j.Changelist, j.Shelved, func(i int, fc domain.FileChange) error {
+	var redactions, carried, interdiffs atomic.Int64
+	cs, err := f.P4.FetchSince(ctx, j.Changelist, j.Shelved, interdiffSince(j, prev, carryable), func(i int, fc domain.FileChange) error {
 		// Only a file fetched with its diff is carried: the diff is what
 		// its findings' fingerprints (and the e-mail's code) are read from.
 		if pf, ok := carryable[fc.DepotPath]; ok && pf.Unchanged(fc) {
 			fc.CarriedFrom = prev.Version
+			fc.Interdiff, fc.InterdiffFrom = "", 0
 			carried.Add(1)
+		}
+		if fc.InterdiffFrom > 0 {
+			interdiffs.Add(1)
 		}
 		if err := raw.add(i, fc); err != nil {
 			return failure.Wrap(failure.InternalBug, err)
 		}
-		text, ms, err := f.Redactor.Redact(fc.Diff)
-		if err != nil {
-			// Fail closed: nothing un-redacted may move on. The path is
-			// not secret; the content is not included.
-			return failure.Errorf(failure.InternalBug, "redaction of %s failed: %w", fc.DepotPath, err)
+		// Both diffs are redacted: either may reach the model.
+		for _, d := range []*string{&fc.Diff, &fc.Interdiff} {
+			text, ms, err := f.Redactor.Redact(*d)
+			if err != nil {
+				// Fail closed: nothing un-redacted may move on. The path
+				// is not secret; the content is not included.
+				return failure.Errorf(failure.InternalBug, "redaction of %s failed: %w", fc.DepotPath, err)
+			}
+			redactions.Add(int64(len(ms)))
+			*d = text
 		}
-		redactions.Add(int64(len(ms)))
-		fc.Diff = text
 		return red.add(i, fc)
 	})
 	if err != nil {
@@ -158,10 +167,10 @@ func (f *Fetch) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	if err != nil {
 		return job.Result{}, err
 	}
-	if n := carried.Load(); n > 0 {
+	if n, m := carried.Load(), interdiffs.Load(); n+m > 0 {
 		cs.Previous = &domain.PreviousReview{Version: prev.Version, JobID: prev.JobID}
-		f.Log.InfoContext(ctx, "unchanged files carried over from the previous version", "carried_files", n,
-			"files", len(cs.Files), "previous_version", prev.Version, "previous_job", prev.JobID)
+		f.Log.InfoContext(ctx, "files carried over or diffed against the previous version", "carried_files", n,
+			"interdiff_files", m, "files", len(cs.Files), "previous_version", prev.Version, "previous_job", prev.JobID)
 	}
 	rawKey := artifacts.Key(j.ID, "changeset.raw.json")
 	if _, err := f.store(ctx, f.Raw, rawKey, raw, cs); err != nil {
@@ -194,6 +203,9 @@ func (f *Fetch) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	if n := carried.Load(); n > 0 {
 		detail += fmt.Sprintf(", carried over %d unchanged from version %d", n, prev.Version)
 	}
+	if n := interdiffs.Load(); n > 0 {
+		detail += fmt.Sprintf(", %d diffed against version %d's shelf", n, prev.Version)
+	}
 	if len(refused) > 0 {
 		// The job's history keeps who was not e-mailed and why.
 		detail += "; not e-mailed, outside the recipient policy: " + recipientpolicy.Describe(refused)
@@ -214,6 +226,21 @@ func (f *Fetch) previous(ctx context.Context, j *job.Job) (*ledger.Version, erro
 		return nil, fmt.Errorf("rerun ledger: %w", err)
 	}
 	return prev, nil
+}
+
+// interdiffSince says which files to diff against the previous version's
+// shelf: for a Swarm review, whose versions are distinct archive changes,
+// the files that changed since a version where they were reviewed in full,
+// against the same base. A changelist rerun has one shelf, overwritten:
+// nothing earlier to diff against.
+func interdiffSince(j *job.Job, prev *ledger.Version, carryable map[string]ledger.File) p4.Since {
+	if prev == nil || j.Swarm == nil || !j.Shelved || prev.Thread.Kind != ledger.KindReview {
+		return p4.Since{}
+	}
+	return p4.Since{Change: prev.Change, Version: prev.Version, Wants: func(fc domain.FileChange) bool {
+		pf, ok := carryable[fc.DepotPath]
+		return ok && pf.Comparable(fc) && !pf.Unchanged(fc)
+	}}
 }
 
 // recipients settles who gets the review: the addresses the webhook named

@@ -13,6 +13,7 @@ import (
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/obs"
+	"github.com/criticizer/criticizer/shared/p4"
 	"github.com/criticizer/criticizer/shared/recipients"
 	"github.com/criticizer/criticizer/shared/redact"
 )
@@ -21,7 +22,7 @@ import (
 // address in their Perforce user spec.
 type oneFile struct{ user, email string }
 
-func (o oneFile) FetchEach(_ context.Context, cl int64, _ bool, sink func(int, domain.FileChange) error) (domain.Changeset, error) {
+func (o oneFile) FetchSince(_ context.Context, cl int64, _ bool, _ p4.Since, sink func(int, domain.FileChange) error) (domain.Changeset, error) {
 	fc := domain.FileChange{DepotPath: "//depot/projectA/a.c", Action: "edit", Type: "text", Rev: 2, Diff: "@@ -1 +1 @@\n-a\n+b\n"}
 	if err := sink(0, fc); err != nil {
 		return domain.Changeset{}, err

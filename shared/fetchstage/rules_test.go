@@ -106,7 +106,7 @@ func (f fakeRules) RulesFiles(context.Context, int64, bool, []string, string) ([
 
 type fakeChange struct{ cs domain.Changeset }
 
-func (f fakeChange) FetchEach(_ context.Context, _ int64, _ bool, sink func(int, domain.FileChange) error) (domain.Changeset, error) {
+func (f fakeChange) FetchSince(_ context.Context, _ int64, _ bool, _ p4.Since, sink func(int, domain.FileChange) error) (domain.Changeset, error) {
 	for i, fc := range f.cs.Files {
 		if err := sink(i, fc); err != nil {
 			return domain.Changeset{}, err

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/udiff"
 )
 
 // Scheme versions the definition: a change to what is hashed changes it, so
@@ -83,3 +84,42 @@ func Code(f domain.Finding, code map[int]string) string {
 }
 
 func normalize(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// Lines returns the new-revision lines of fc that a finding's code is read
+// from: those its diff shows, and those its interdiff shows (the same
+// revision's lines, numbered alike) where the diff does not.
+func Lines(fc domain.FileChange) map[int]string {
+	m := udiff.LineMap(fc.Diff)
+	if fc.Interdiff == "" {
+		return m
+	}
+	for n, t := range udiff.LineMap(fc.Interdiff) {
+		if m == nil {
+			m = map[int]string{}
+		}
+		if _, ok := m[n]; !ok {
+			m[n] = t
+		}
+	}
+	return m
+}
+
+// CodeOf returns Lines of each file of cs, by depot path, read once per
+// file; nil cs knows no file.
+func CodeOf(cs *domain.Changeset) func(file string) map[int]string {
+	files := map[string]domain.FileChange{}
+	if cs != nil {
+		for _, f := range cs.Files {
+			files[f.DepotPath] = f
+		}
+	}
+	cache := map[string]map[int]string{}
+	return func(file string) map[int]string {
+		m, ok := cache[file]
+		if !ok {
+			m = Lines(files[file])
+			cache[file] = m
+		}
+		return m
+	}
+}

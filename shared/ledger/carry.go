@@ -25,8 +25,15 @@ func FileOf(fc domain.FileChange) File {
 // so its diff, and every finding's fingerprint on it, is the same. A file
 // without a digest is never the same.
 func (prev File) Unchanged(fc domain.FileChange) bool {
-	return prev.Digest != "" && prev.Digest == fc.Digest && prev.Path == fc.DepotPath &&
-		prev.Action == fc.Action && prev.Rev == fc.Rev && prev.Type == fc.Type
+	return prev.Digest != "" && prev.Digest == fc.Digest && prev.Comparable(fc)
+}
+
+// Comparable reports whether fc is the same file as prev with, perhaps,
+// other content: same path, action, type and base revision, so the earlier
+// findings' lines are lines of the same change, and the interdiff between
+// the two versions' shelves says which of them the new content touched.
+func (prev File) Comparable(fc domain.FileChange) bool {
+	return prev.Path == fc.DepotPath && prev.Action == fc.Action && prev.Rev == fc.Rev && prev.Type == fc.Type
 }
 
 // Carryable returns, by path, the files of v that a later version may carry

@@ -9,7 +9,7 @@ import (
 
 	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/domain"
-	"github.com/criticizer/criticizer/shared/udiff"
+	findingfp "github.com/criticizer/criticizer/shared/finding"
 )
 
 // The bodies are rendered by hand, not with html/template: reflection-based
@@ -100,16 +100,11 @@ func groupByFile(fs []domain.Finding, cs *domain.Changeset, n int) []fileGroup {
 		}
 		return files[i] < files[j]
 	})
-	diffs := map[string]string{}
-	if cs != nil {
-		for _, f := range cs.Files {
-			diffs[f.DepotPath] = f.Diff
-		}
-	}
+	code := findingfp.CodeOf(cs)
 	var out []fileGroup
 	for _, file := range files {
 		g := fileGroup{File: file}
-		lines := udiff.LineMap(diffs[file])
+		lines := code(file)
 		for _, f := range by[file] {
 			n++
 			g.Findings = append(g.Findings, shown{numbered: numbered{N: n, Finding: f}, Code: snippet(lines, f.Line, f.EndLine)})

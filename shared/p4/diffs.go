@@ -20,19 +20,39 @@ type filePlan struct {
 	oldPath, oldSpec string
 	path, newSpec    string
 	size             int64 // describe's fileSize, -1 when unknown
+	// prevSpec, when set, is the same path in an earlier shelf (Since):
+	// printed too, for the interdiff to newSpec.
+	prevSpec    string
+	prevVersion int
 }
 
-// specs lists the file specs the plan prints, old side first.
+// specs lists the file specs the plan prints, old side first, the new
+// side last.
 func (p filePlan) specs() []string {
-	if p.oldSpec == "" {
-		return []string{p.newSpec}
+	out := make([]string, 0, 3)
+	for _, s := range []string{p.oldSpec, p.prevSpec, p.newSpec} {
+		if s != "" {
+			out = append(out, s)
+		}
 	}
-	return []string{p.oldSpec, p.newSpec}
+	return out
+}
+
+// paths lists the depot path each of specs names, in the same order.
+func (p filePlan) paths() []string {
+	out := make([]string, 0, 3)
+	if p.oldSpec != "" {
+		out = append(out, p.oldPath)
+	}
+	if p.prevSpec != "" {
+		out = append(out, p.path)
+	}
+	return append(out, p.path)
 }
 
 // plan decides, per file, what to print. Files without a reviewable diff
 // (deletes, binaries, huge files) get no plan and keep an empty Diff.
-func (f *Fetcher) plan(ctx context.Context, changelist int64, shelved bool, files []domain.FileChange, sizes []int64) ([]filePlan, error) {
+func (f *Fetcher) plan(ctx context.Context, changelist int64, shelved bool, files []domain.FileChange, sizes []int64, since Since) ([]filePlan, error) {
 	moves, err := f.moveOrigins(ctx, shelved, files)
 	if err != nil {
 		return nil, err
@@ -54,6 +74,9 @@ func (f *Fetcher) plan(ctx context.Context, changelist int64, shelved bool, file
 		if shelved {
 			p.newSpec = fmt.Sprintf("%s@=%d", fc.DepotPath, changelist)
 			oldRev = fc.Rev
+		}
+		if since.wants(changelist, shelved, fc) {
+			p.prevSpec, p.prevVersion = fmt.Sprintf("%s@=%d", fc.DepotPath, since.Change), since.Version
 		}
 		switch {
 		case fc.Action == "move/add":
@@ -172,7 +195,10 @@ func (f *Fetcher) fetchDiffs(ctx context.Context, plans []filePlan, files []doma
 						break
 					}
 					fc := files[p.index] // a copy: files is only read here
-					fc.Diff = diffs[i]
+					fc.Diff = diffs[i].diff
+					if diffs[i].since > 0 {
+						fc.Interdiff, fc.InterdiffFrom = diffs[i].interdiff, diffs[i].since
+					}
 					err = sink(p.index, fc)
 				}
 				if err != nil {
@@ -235,26 +261,52 @@ func (f *Fetcher) batches(plans []filePlan) [][]filePlan {
 	return out
 }
 
+// printed is one file's diffs: against its base, and against the earlier
+// shelf (since > 0, the version that shelf holds) when one was asked for.
+type printed struct {
+	diff, interdiff string
+	since           int
+}
+
 // printBatch prints every spec of the batch in one command and returns each
-// plan's diff. The allow-list is checked again next to the command, for every
-// path it names (defense in depth: no code path reaches print unchecked).
-func (f *Fetcher) printBatch(ctx context.Context, batch []filePlan) ([]string, error) {
+// plan's diffs. The allow-list is checked again next to the command, for
+// every path it names (defense in depth: no code path reaches print
+// unchecked). When an earlier shelf named for interdiffs cannot be read
+// (deleted since, or not found), the batch is printed again without it:
+// those files are then reviewed whole, nothing is lost.
+func (f *Fetcher) printBatch(ctx context.Context, batch []filePlan) ([]printed, error) {
+	out, err := f.printSpecs(ctx, batch)
+	if err == nil || failure.Classify(err) != failure.NotFound {
+		return out, err
+	}
+	without := make([]filePlan, len(batch))
+	dropped := 0
+	for i, p := range batch {
+		if p.prevSpec != "" {
+			p.prevSpec, p.prevVersion = "", 0
+			dropped++
+		}
+		without[i] = p
+	}
+	if dropped == 0 {
+		return nil, err
+	}
+	f.log.Warn("the earlier version's shelf cannot be read; those files are reviewed whole",
+		"event", "p4_interdiff_unavailable", "files", dropped, "error_class", failure.Classify(err))
+	return f.printSpecs(ctx, without)
+}
+
+func (f *Fetcher) printSpecs(ctx context.Context, batch []filePlan) ([]printed, error) {
 	var args []string
 	var paths []string
 	for _, p := range batch {
-		for _, pth := range []string{p.oldPath, p.path} {
-			if pth == "" {
-				continue
-			}
+		for _, pth := range p.paths() {
 			if err := f.allow.Check(pth); err != nil {
 				return nil, err
 			}
 		}
 		args = append(args, p.specs()...)
-		if p.oldSpec != "" {
-			paths = append(paths, p.oldPath)
-		}
-		paths = append(paths, p.path)
+		paths = append(paths, p.paths()...)
 	}
 	recs, err := f.p4.Run(ctx, "print", args...)
 	if err != nil {
@@ -264,23 +316,28 @@ func (f *Fetcher) printBatch(ctx context.Context, batch []filePlan) ([]string, e
 	if err != nil {
 		return nil, err
 	}
-	diffs := make([]string, len(batch))
+	out := make([]printed, len(batch))
 	k := 0
 	for i, p := range batch {
-		if n := len(p.specs()); len(contents[k+n-1]) > int(f.opt.MaxFileBytes) {
+		n := len(p.specs())
+		got := contents[k : k+n]
+		k += n
+		newContent := got[n-1]
+		if len(newContent) > int(f.opt.MaxFileBytes) {
 			// Only now known to be huge (describe gave no size): listed only.
-			k += n
 			continue
+		}
+		if p.prevSpec != "" {
+			prev := got[n-2]
+			out[i].interdiff, out[i].since = editDiff(p.prevSpec, p.newSpec, prev, newContent), p.prevVersion
 		}
 		if p.oldSpec == "" {
-			diffs[i] = addedDiff(p.newSpec, contents[k])
-			k++
+			out[i].diff = addedDiff(p.newSpec, newContent)
 			continue
 		}
-		diffs[i] = editDiff(p.oldSpec, p.newSpec, contents[k], contents[k+1])
-		k += 2
+		out[i].diff = editDiff(p.oldSpec, p.newSpec, got[0], newContent)
 	}
-	return diffs, nil
+	return out, nil
 }
 
 // printedFiles splits print output into one content per spec: each file is a

@@ -136,6 +136,31 @@ func (f *Fetcher) Fetch(ctx context.Context, changelist int64, shelved bool) (do
 // fetch. The returned changeset lists every file with an empty Diff. An
 // error, as Fetch's, means that whatever sink received must be discarded.
 func (f *Fetcher) FetchEach(ctx context.Context, changelist int64, shelved bool, sink func(index int, file domain.FileChange) error) (domain.Changeset, error) {
+	return f.FetchSince(ctx, changelist, shelved, Since{}, sink)
+}
+
+// Since names an earlier shelf of the same review (a Helix Swarm review's
+// previous version: its archive change) that the shelved files Wants picks
+// are also diffed against, as `p4 diff2 -du FILE@=Change FILE@=changelist`
+// would: the file's Interdiff, labelled InterdiffFrom = Version. The zero
+// value diffs nothing more.
+type Since struct {
+	Change  int64
+	Version int
+	// Wants picks the files to diff, as describe lists them.
+	Wants func(domain.FileChange) bool
+}
+
+func (s Since) wants(changelist int64, shelved bool, fc domain.FileChange) bool {
+	return shelved && s.Change > 0 && s.Change != changelist && s.Version > 0 && s.Wants != nil && s.Wants(fc)
+}
+
+// FetchSince is FetchEach that also gives the files since picks their
+// interdiff from the earlier shelf (step 4 prints <path>@=<since.Change>
+// beside the other two sides, in the same batches, through the same
+// allow-list re-check). An earlier shelf that cannot be read any more
+// costs only the interdiffs: those files come without one.
+func (f *Fetcher) FetchSince(ctx context.Context, changelist int64, shelved bool, since Since, sink func(index int, file domain.FileChange) error) (domain.Changeset, error) {
 	start := time.Now()
 	if changelist <= 0 {
 		return domain.Changeset{}, failure.Errorf(failure.SchemaInvalid, "changelist must be positive, got %d", changelist)
@@ -181,7 +206,7 @@ func (f *Fetcher) FetchEach(ctx context.Context, changelist int64, shelved bool,
 		return domain.Changeset{}, firstErr
 	}
 
-	plans, err := f.plan(ctx, changelist, shelved, cs.Files, sizes)
+	plans, err := f.plan(ctx, changelist, shelved, cs.Files, sizes, since)
 	if err != nil {
 		return domain.Changeset{}, err
 	}

@@ -22,6 +22,7 @@ func TestPrintBatchRechecksTheAllowList(t *testing.T) {
 		"add outside":        {path: "//depot/secret/new.txt", newSpec: "//depot/secret/new.txt#1"},
 		"dot-dot escape":     {path: "//depot/projectA/../secret/keys.txt", newSpec: "//depot/projectA/../secret/keys.txt#3"},
 		"moved from outside": {path: "//depot/projectA/moved.txt", newSpec: "//depot/projectA/moved.txt#1", oldPath: "//depot/secret/keys.txt", oldSpec: "//depot/secret/keys.txt#3"},
+		"interdiff outside":  {path: "//depot/secret/keys.txt", newSpec: "//depot/secret/keys.txt@=12", prevSpec: "//depot/secret/keys.txt@=11", prevVersion: 1},
 	} {
 		t.Run(name, func(t *testing.T) {
 			runner := &fakeRunner{answers: map[string][]Record{}}
@@ -31,7 +32,7 @@ func TestPrintBatchRechecksTheAllowList(t *testing.T) {
 			}
 			diffs, err := f.printBatch(context.Background(), []filePlan{allowed, denied})
 			if !errors.Is(err, depot.ErrDenied) || diffs != nil {
-				t.Fatalf("diffs %q, err %v; want ErrDenied", diffs, err)
+				t.Fatalf("diffs %+v, err %v; want ErrDenied", diffs, err)
 			}
 			if len(runner.calls) != 0 {
 				t.Fatalf("p4 ran for a batch naming a denied file: %v", runner.calls)

@@ -19,7 +19,6 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 	findingfp "github.com/criticizer/criticizer/shared/finding"
 	"github.com/criticizer/criticizer/shared/ledger"
-	"github.com/criticizer/criticizer/shared/udiff"
 )
 
 // Current is one distinct finding of the version being notified, with its
@@ -136,22 +135,11 @@ func (g *Groups) Name(previous domain.ReviewResult) {
 // were made from and keeps the first of each fingerprint, in the review's
 // order: one finding, one entry, whoever reported it.
 func Distinct(fs []domain.Finding, cs *domain.Changeset) []Current {
-	diffs := map[string]string{}
-	if cs != nil {
-		for _, f := range cs.Files {
-			diffs[f.DepotPath] = f.Diff
-		}
-	}
-	lines := map[string]map[int]string{}
+	code := findingfp.CodeOf(cs)
 	seen := map[string]bool{}
 	out := make([]Current, 0, len(fs))
 	for _, f := range fs {
-		m, ok := lines[f.File]
-		if !ok {
-			m = udiff.LineMap(diffs[f.File])
-			lines[f.File] = m
-		}
-		fp := findingfp.Fingerprint(f, m)
+		fp := findingfp.Fingerprint(f, code(f.File))
 		if seen[fp] {
 			continue
 		}

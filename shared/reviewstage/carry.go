@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
@@ -11,6 +12,7 @@ import (
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/ledger"
 	"github.com/criticizer/criticizer/shared/review"
+	"github.com/criticizer/criticizer/shared/udiff"
 )
 
 // JobReader reads a job (store.Store): the previous version's job, whose
@@ -24,19 +26,21 @@ type LedgerWriter interface {
 	Put(ctx context.Context, v ledger.Version) error
 }
 
-// carryOver is what a changeset's carried files bring from the previous
-// version: the files (by path) and their findings as that job's result
-// holds them. The zero value carries nothing.
+// carryOver is what a changeset's carried and interdiff files bring from
+// the previous version: the files (by path) and their findings as that
+// job's result holds them, an interdiff file's moved to where its lines
+// are now. The zero value carries nothing.
 type carryOver struct {
-	from     *domain.PreviousReview
-	files    map[string]bool
-	findings []domain.Finding
+	from      *domain.PreviousReview
+	files     map[string]bool // unchanged: not shown to the model
+	interdiff map[string]bool // changed: shown as their interdiff only
+	findings  []domain.Finding
 }
 
 func (c carryOver) paths(cs domain.Changeset) []string {
 	var out []string
 	for _, f := range cs.Files {
-		if c.files[f.DepotPath] {
+		if c.files[f.DepotPath] || c.interdiff[f.DepotPath] {
 			out = append(out, f.DepotPath)
 		}
 	}
@@ -44,28 +48,66 @@ func (c carryOver) paths(cs domain.Changeset) []string {
 }
 
 // carried reads the findings of the files the fetch stage marked carried
-// over (it compared them with the ledger; the changeset names the previous
-// job). When the previous job or its result is gone (expired, never
-// stored), nothing is carried and every file is reviewed: why is logged. A
-// failure to read that may pass (a throttled table) fails the attempt.
+// over or diffed against the previous version's shelf (it compared them
+// with the ledger; the changeset names the previous job). When the previous
+// job or its result is gone (expired, never stored), nothing is carried and
+// every file is reviewed whole: why is logged. A failure to read that may
+// pass (a throttled table) fails the attempt.
 func (r *Review) carried(ctx context.Context, cs domain.Changeset) (carryOver, error) {
-	files := cs.Carried()
-	if len(files) == 0 {
+	files, inter := cs.Carried(), cs.Interdiffs()
+	if len(files)+len(inter) == 0 {
 		return carryOver{}, nil
 	}
+	both := maps.Clone(files)
+	maps.Copy(both, inter)
 	prev := cs.Previous
-	findings, why, err := r.previousFindings(ctx, prev, files)
+	findings, why, err := r.previousFindings(ctx, prev, both)
 	if err != nil {
 		return carryOver{}, err
 	}
 	if why != "" {
-		r.Log.WarnContext(ctx, "unchanged files reviewed again: the previous version's findings cannot be read",
-			"reason", why, "previous_version", prev.Version, "previous_job", prev.JobID, "files", len(files))
+		r.Log.WarnContext(ctx, "files reviewed whole again: the previous version's findings cannot be read",
+			"reason", why, "previous_version", prev.Version, "previous_job", prev.JobID, "files", len(both))
 		return carryOver{}, nil
 	}
-	r.Log.InfoContext(ctx, "unchanged files carried over, not sent to the model", "files", len(files),
-		"findings", len(findings), "previous_version", prev.Version, "previous_job", prev.JobID)
-	return carryOver{from: prev, files: files, findings: findings}, nil
+	shifts := map[string]udiff.Shift{}
+	for _, f := range cs.Files {
+		if inter[f.DepotPath] {
+			shifts[f.DepotPath] = udiff.NewShift(f.Interdiff)
+		}
+	}
+	kept := findings[:0]
+	for _, f := range findings {
+		if s, ok := shifts[f.File]; ok {
+			if f, ok = across(f, s); !ok {
+				continue
+			}
+		}
+		kept = append(kept, f)
+	}
+	r.Log.InfoContext(ctx, "files carried over or shown as their change since the previous version", "carried_files", len(files),
+		"interdiff_files", len(inter), "findings_carried", len(kept), "findings_rechecked", len(findings)-len(kept),
+		"previous_version", prev.Version, "previous_job", prev.JobID)
+	return carryOver{from: prev, files: files, interdiff: inter, findings: kept}, nil
+}
+
+// across carries a previous version's finding across its file's interdiff
+// to where its lines are now. Only when the interdiff left them and the
+// lines around them (the code its fingerprint reads) alone: otherwise the
+// model, shown those changed lines, says again whatever still holds, and a
+// finding it does not repeat is resolved.
+func across(f domain.Finding, s udiff.Shift) (domain.Finding, bool) {
+	from, to := max(f.Line-findingfp.Around, 1), max(f.EndLine, f.Line)+findingfp.Around
+	now, ok := s.Map(from, to)
+	if !ok {
+		return f, false
+	}
+	shift := now - from
+	f.Line += shift
+	if f.EndLine > 0 {
+		f.EndLine += shift
+	}
+	return f, true
 }
 
 // previousFindings returns the previous job's findings on files; why says
@@ -101,15 +143,24 @@ func (r *Review) previousFindings(ctx context.Context, prev *domain.PreviousRevi
 	return out, "", nil
 }
 
-// withoutCarried is cs without the carried files: what the model is shown.
-func withoutCarried(cs domain.Changeset, c carryOver) domain.Changeset {
-	if len(c.files) == 0 {
+// shownToModel is what the model is shown of cs: not the carried files,
+// and of an interdiff file only its interdiff (none when its content did
+// not change at all).
+func shownToModel(cs domain.Changeset, c carryOver) domain.Changeset {
+	if len(c.files)+len(c.interdiff) == 0 {
 		return cs
 	}
 	out := cs
-	out.Files = make([]domain.FileChange, 0, len(cs.Files)-len(c.files))
+	out.Files = make([]domain.FileChange, 0, len(cs.Files))
 	for _, f := range cs.Files {
-		if !c.files[f.DepotPath] {
+		switch {
+		case c.files[f.DepotPath]:
+		case c.interdiff[f.DepotPath]:
+			if f.Interdiff != "" {
+				f.Diff = f.Interdiff
+				out.Files = append(out.Files, f)
+			}
+		default:
 			out.Files = append(out.Files, f)
 		}
 	}

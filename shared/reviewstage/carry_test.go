@@ -14,6 +14,7 @@ import (
 	"github.com/criticizer/criticizer/shared/ledger/ledgertest"
 	"github.com/criticizer/criticizer/shared/reviewstage"
 	"github.com/criticizer/criticizer/shared/store/memstore"
+	"github.com/criticizer/criticizer/shared/udiff"
 )
 
 const (
@@ -222,5 +223,112 @@ func TestReviewLedgerWrite(t *testing.T) {
 	}
 	if e, _ := r.ledger.Get(ledger.Thread{Kind: ledger.KindReview, ID: 885}, 2); e.JobID != "job-v2" || !strings.Contains(res.Detail, "rerun ledger keeps version 2 of job job-v2") {
 		t.Errorf("entry of %s, detail %q", e.JobID, res.Detail)
+	}
+}
+
+// bigC is a 40-line file with an unbounded strcpy at lines 5 and 30; edit
+// changes it as version 2 of its review does.
+func bigC(edit func(lines []string) []string) string {
+	lines := make([]string, 40)
+	for i := range lines {
+		lines[i] = fmt.Sprintf("int step_%02d(void) { return %d; }", i+1, i+1)
+	}
+	lines[4] = "    strcpy(name, input);"
+	lines[29] = "    strcpy(path, dir);"
+	if edit != nil {
+		lines = edit(lines)
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// TestReviewShowsTheInterdiff: a file that changed since the version where
+// it was reviewed in full is shown to the model only as that change (its
+// interdiff); the earlier finding on lines the change left alone is carried
+// over to where those lines are now, with the same fingerprint; the one on
+// the fixed line is gone (resolved); the model's new finding is kept.
+func TestReviewShowsTheInterdiff(t *testing.T) {
+	const path = "//depot/main/big.c"
+	v1 := bigC(nil)
+	v2 := bigC(func(l []string) []string {
+		l[4] = "    snprintf(name, sizeof name, \"%s\", input);"
+		return append(l[:11], append([]string{"    sprintf(label, \"%d\", id);"}, l[11:]...)...)
+	})
+	added := func(content string) string { return udiff.Unified("", content, 3) }
+	r := newRerun(t)
+	big1 := domain.FileChange{DepotPath: path, Action: "add", Type: "text", Digest: digest1, Diff: added(v1)}
+	j1 := r.h.job(t, "job-big-v1", domain.Changeset{Changelist: 201, Status: "shelved", User: "alice", Files: []domain.FileChange{big1}})
+	j1.ReviewVersion, j1.Swarm = 1, &job.SwarmRun{Review: 886}
+	res1, err := r.h.stage.Process(context.Background(), j1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j1.Artifacts.Result = res1.Artifacts.Result
+	r.jobs.Put(j1)
+	out1 := r.h.result(t, res1)
+	var at30 string
+	for _, f := range out1.Findings {
+		if f.Line == 30 {
+			at30 = f.ID
+		}
+	}
+	if len(out1.Findings) != 2 || at30 == "" {
+		t.Fatalf("version 1 findings %+v, want the two strcpy", out1.Findings)
+	}
+
+	interdiff := "--- " + path + "@=201\n+++ " + path + "@=202\n" + udiff.Unified(v1, v2, 3)
+	big2 := domain.FileChange{DepotPath: path, Action: "add", Type: "text", Digest: digest2, Diff: added(v2), Interdiff: interdiff, InterdiffFrom: 1}
+	j2 := r.h.job(t, "job-big-v2", domain.Changeset{Changelist: 202, Status: "shelved", User: "alice",
+		Previous: &domain.PreviousReview{Version: 1, JobID: "job-big-v1"}, Files: []domain.FileChange{big2}})
+	j2.ReviewVersion, j2.Swarm = 2, &job.SwarmRun{Review: 886}
+	before := len(r.h.standin.Requests())
+	res2, err := r.h.stage.Process(context.Background(), j2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := r.h.standin.Requests()[before:]
+	if len(reqs) != 1 {
+		t.Fatalf("%d model calls, want 1", len(reqs))
+	}
+	prompt := reqs[0].Messages[len(reqs[0].Messages)-1].Content
+	if !strings.Contains(prompt, "sprintf(label") || strings.Contains(prompt, "strcpy(path, dir)") || strings.Contains(prompt, "step_40") {
+		t.Errorf("the model was shown more than the change since version 1:\n%s", prompt)
+	}
+	out2 := r.h.result(t, res2)
+	got := map[int]string{}
+	for _, f := range out2.Findings {
+		got[f.Line] = f.Title
+		if f.Line == 31 && f.ID != at30 {
+			t.Errorf("the carried strcpy is %s at line 31, want version 1's %s", f.ID, at30)
+		}
+	}
+	if len(got) != 2 || got[31] != "Unbounded strcpy" || got[12] != "Unbounded sprintf" {
+		t.Errorf("version 2 findings %v, want the carried strcpy at 31 and the new sprintf at 12 (the fixed one at 5 gone)", got)
+	}
+	meta := domain.ReadReviewMeta(out2.Meta)
+	if meta.Interdiffs != 1 || meta.CarriedFrom != 1 || meta.FilesReviewed != 1 || !meta.Complete() ||
+		!strings.Contains(meta.Coverage(), "reviewed 1 of 1 file (1 reviewed as its change since version 1)") {
+		t.Errorf("meta %+v, coverage %q", meta, meta.Coverage())
+	}
+	e2, ok := r.ledger.Get(ledger.Thread{Kind: ledger.KindReview, ID: 886}, 2)
+	if !ok || len(e2.Files) != 1 || !e2.Files[0].FullyReviewed || len(e2.Findings) != 2 {
+		t.Fatalf("ledger version 2: %v %+v", ok, e2)
+	}
+
+	// Without the earlier result the file is reviewed whole: nothing lost.
+	r.jobs = memstore.New()
+	r.h.stage.Jobs = r.jobs
+	j3 := r.h.job(t, "job-big-v2-again", domain.Changeset{Changelist: 202, Status: "shelved", User: "alice",
+		Previous: &domain.PreviousReview{Version: 1, JobID: "job-big-v1"}, Files: []domain.FileChange{big2}})
+	j3.ReviewVersion, j3.Swarm = 2, &job.SwarmRun{Review: 886}
+	before = len(r.h.standin.Requests())
+	res3, err := r.h.stage.Process(context.Background(), j3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reqs := r.h.standin.Requests()[before:]; len(reqs) != 1 || !strings.Contains(reqs[0].Messages[len(reqs[0].Messages)-1].Content, "strcpy(path, dir)") {
+		t.Error("with version 1's result gone, the file was not reviewed whole")
+	}
+	if n := len(r.h.result(t, res3).Findings); n != 2 {
+		t.Errorf("reviewed whole: %d findings, want 2", n)
 	}
 }

@@ -15,12 +15,13 @@ import (
 	"github.com/criticizer/criticizer/shared/fetchstage"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/llm"
+	"github.com/criticizer/criticizer/shared/p4"
 	"github.com/criticizer/criticizer/shared/redact"
 )
 
 type fetcherFunc func() domain.Changeset
 
-func (f fetcherFunc) FetchEach(_ context.Context, _ int64, _ bool, sink func(int, domain.FileChange) error) (domain.Changeset, error) {
+func (f fetcherFunc) FetchSince(_ context.Context, _ int64, _ bool, _ p4.Since, sink func(int, domain.FileChange) error) (domain.Changeset, error) {
 	cs := f()
 	cs.Files = slices.Clone(cs.Files)
 	for i, fc := range cs.Files {

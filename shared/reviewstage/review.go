@@ -16,13 +16,13 @@ import (
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
+	findingfp "github.com/criticizer/criticizer/shared/finding"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/llm"
 	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/redact"
 	"github.com/criticizer/criticizer/shared/review"
 	"github.com/criticizer/criticizer/shared/sanitize"
-	"github.com/criticizer/criticizer/shared/udiff"
 )
 
 // TextRedactor is the pre-submit guard: it verifies the fetch stage's proof
@@ -184,12 +184,13 @@ func (r *Review) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 		budget.ContextTokens = max(r.TokensPerMinute, budget.OutputTokens+1024)
 	}
 	// Files the fetch stage found unchanged since the previous version are
-	// not sent to the model: their findings are that version's.
+	// not sent to the model: their findings are that version's. Files that
+	// changed since are sent as that change only (their interdiff).
 	carry, err := r.carried(ctx, cs)
 	if err != nil {
 		return job.Result{}, err
 	}
-	shown := withoutCarried(cs, carry)
+	shown := shownToModel(cs, carry)
 	run := &run{r: r, job: j, cs: shown, proven: proven, version: version, plan: budget.PlanWith(shown, version, rules), diags: map[string]int{}}
 	if n := len(run.plan.Skipped); n > 0 {
 		r.Log.WarnContext(ctx, "files not reviewed", "skipped_files", n, "prompt_version", version)
@@ -198,7 +199,7 @@ func (r *Review) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	// A version whose every file is carried over needs no model, spent
 	// budget or not.
 	withoutModel := ""
-	if len(run.plan.Chunks) > 0 || len(carry.files) == 0 {
+	if len(run.plan.Chunks) > 0 || len(carry.files)+len(carry.interdiff) == 0 {
 		if withoutModel, err = r.dailyGate(ctx); err != nil {
 			return job.Result{}, err
 		}
@@ -233,14 +234,15 @@ func (r *Review) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	for i, l := range leaves {
 		parts[i] = l.res
 	}
-	if len(carry.files) > 0 {
-		// Merge fingerprints them again on the same diffs: the same ids.
+	if carry.from != nil {
+		// Merge fingerprints them again: on the same diffs (carried
+		// files), on the same code moved (interdiff files): the same ids.
 		parts = append(parts, review.ChunkResult{Files: carry.paths(cs), Findings: carry.findings})
 	}
 	// The pipeline's own findings: certain, so stated whatever the model
 	// answered (or whether it was called at all).
 	secrets := review.SecretFindings(cs)
-	codeOf := codeMap(cs)
+	codeOf := review.CodeOf(findingfp.CodeOf(&cs))
 	result := review.Merge(parts, version, codeOf, secrets...)
 	kept, filtered, hidden := rules.Filter(result.Findings)
 	result.Findings = kept
@@ -261,7 +263,7 @@ func (r *Review) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 		CachedInputTokens: run.usage.CachedInputTokens, CacheWriteInputTokens: run.usage.CacheWriteInputTokens,
 	}
 	if carry.from != nil {
-		meta.CarriedOver, meta.CarriedFrom = len(carry.files), carry.from.Version
+		meta.CarriedOver, meta.Interdiffs, meta.CarriedFrom = len(carry.files), len(carry.interdiff), carry.from.Version
 	}
 	result.Meta = meta.Map()
 	run.emitMetrics(&result, len(secrets))
@@ -344,24 +346,6 @@ func (r *Review) putDailyUsed(spent int64) {
 		return
 	}
 	r.Metrics.Put("DailyTokenBudgetUsedPercent", 100*float64(spent)/float64(r.DailyTokenBudget), obs.Percent, map[string]string{})
-}
-
-// codeMap gives the new-revision lines of each file as its full (redacted)
-// diff shows them, for the finding fingerprint.
-func codeMap(cs domain.Changeset) review.CodeOf {
-	diffs := make(map[string]string, len(cs.Files))
-	for _, f := range cs.Files {
-		diffs[f.DepotPath] = f.Diff
-	}
-	cache := map[string]map[int]string{}
-	return func(file string) map[int]string {
-		m, ok := cache[file]
-		if !ok {
-			m = udiff.LineMap(diffs[file])
-			cache[file] = m
-		}
-		return m
-	}
 }
 
 // dedupeTruncated keeps one entry per file: the smallest part reviewed.
