@@ -188,10 +188,10 @@ var commentWords = protocolWords{
 func commentDeliveries(j *job.Job, review domain.ReviewResult, cs *domain.Changeset, pageURL string, pr *prior, g *rerun.Groups) ([]commentDelivery, []taskChange) {
 	rv := j.Swarm.Review
 	version := max(j.ReviewVersion, 1)
-	diffs := map[string]string{}
+	files := map[string]domain.FileChange{}
 	if cs != nil {
 		for _, f := range cs.Files {
-			diffs[f.DepotPath] = f.Diff
+			files[f.DepotPath] = f
 		}
 	}
 	var out []commentDelivery
@@ -210,7 +210,7 @@ func commentDeliveries(j *job.Job, review domain.ReviewResult, cs *domain.Change
 		var at *swarm.CommentContext
 		if f.File != "" { // a finding on no file is said on the review as a whole
 			at = &swarm.CommentContext{File: f.File, RightLine: max(f.Line, 0), Version: version,
-				Content: udiff.Around(diffs[f.File], f.Line, contextLines, contextLineBytes)} // the redacted diff's lines
+				Content: around(files[f.File], f.Line)}
 		}
 		out = append(out, commentDelivery{
 			item: outbox.Item{Channel: outbox.ChannelSwarmComments, Thread: rv, ID: k.Kind + "/" + k.ID},
@@ -339,4 +339,14 @@ func SwarmCommentsOn(channels string) (bool, error) {
 		return false, fmt.Errorf("NOTIFY_CHANNELS=%q: %s must be one of the channels", channels, ChannelEmail)
 	}
 	return comments, nil
+}
+
+// around is the redacted diff's lines a comment on line shows with it: its
+// diff's, or its interdiff's where the diff does not show the line (a
+// rerun's finding on a line changed back to the base's text).
+func around(fc domain.FileChange, line int) []string {
+	if c := udiff.Around(fc.Diff, line, contextLines, contextLineBytes); c != nil {
+		return c
+	}
+	return udiff.Around(fc.Interdiff, line, contextLines, contextLineBytes)
 }
