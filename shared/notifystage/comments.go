@@ -100,6 +100,9 @@ func (n *Notify) postComments(ctx context.Context, j *job.Job, review domain.Rev
 	}
 	ds = capInline(ds, n.Comments.MaxInline)
 	var marked map[swarm.Marker]swarm.Comment // one listing per attempt settles every in-flight row
+	if pr != nil {
+		marked = pr.marked // a rerun's listing, taken this attempt: not listed again
+	}
 	for _, d := range ds {
 		did, err := n.postComment(ctx, j.ID, d, &marked)
 		switch {

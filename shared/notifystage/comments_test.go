@@ -519,3 +519,45 @@ func TestFindingWithoutFileIsAReviewComment(t *testing.T) {
 		t.Fatalf("deliveries %+v: want the file-less finding on the review, the other inline, then the summary", ds)
 	}
 }
+
+// A rerun whose comment's create answer was lost lists the review's
+// comments once per attempt: the listing that finds the earlier version's
+// comments also settles the in-flight row.
+func TestRerunListsTheReviewOncePerAttempt(t *testing.T) {
+	r := newCommentRig(t)
+	r.seedReviewerComments(150) // two pages per listing
+	old := domain.Finding{Severity: "high", Category: "security", Title: "SQL built from input", File: "//depot/app/db.go", Line: 28, Message: "m"}
+	fresh := domain.Finding{Severity: "medium", Category: "correctness", Title: "Off by one", File: "//depot/app/db.go", Line: 12, Message: "m"}
+	r.job = r.putVersion(t, 1, []domain.Finding{old}, "//depot/app/db.go")
+	if _, err := r.process(t); err != nil {
+		t.Fatal(err)
+	}
+	r.job = r.putVersion(t, 2, []domain.Finding{old, fresh}, "//depot/app/db.go")
+	r.swarm.InjectFault(swarmstandin.OpCreateComment, swarmstandin.Fault{Drop: true, AfterStore: true})
+	if _, err := r.process(t); !failure.Classify(err).Retryable() {
+		t.Fatalf("first attempt: %v, want a retryable error", err)
+	}
+	// A listing starts with a page that continues from nowhere.
+	listings := func() (n, pages int) {
+		for _, q := range r.swarm.Requests() {
+			if q.Op == swarmstandin.OpListComments {
+				pages++
+				if _, ok := q.Query["after"]; !ok {
+					n++
+				}
+			}
+		}
+		return n, pages
+	}
+	before, _ := listings()
+	r.now = t0.Add(time.Second)
+	if _, err := r.process(t); err != nil {
+		t.Fatalf("second attempt: %v", err)
+	}
+	if n, pages := listings(); n-before != 1 || pages < 2 {
+		t.Errorf("the second attempt listed the review's comments %d times, want once (every page: %d so far)", n-before, pages)
+	}
+	if n := len(r.ours(t)); n != 4 { // fails on any duplicate marker
+		t.Errorf("%d comments of ours, want version 1's finding and summary, the new finding and version 2's summary", n)
+	}
+}

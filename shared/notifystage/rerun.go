@@ -79,6 +79,9 @@ type TaskSetter interface {
 // prior is what earlier versions of the review were told.
 type prior struct {
 	comments map[string]swarm.Comment // by fingerprint: the finding's comment as Swarm has it now
+	// marked is the listing comments came from (nil when none was needed):
+	// the attempt's one listing, which also settles its in-flight rows.
+	marked map[swarm.Marker]swarm.Comment
 }
 
 // rerunCounts is what the summary says about a rerun: the comparison's
@@ -138,6 +141,7 @@ func (n *Notify) loadPrior(ctx context.Context, review int64, version int) (*pri
 			p.comments[fp] = c
 		}
 	}
+	p.marked = marked
 	return p, nil
 }
 
