@@ -31,6 +31,13 @@ type ReviewMeta struct {
 	// in a disabled category; HiddenByCap those past the rules' maximum.
 	FilteredByRules int `json:"filtered_by_rules,omitempty"`
 	HiddenByCap     int `json:"hidden_by_cap,omitempty"`
+	// Withheld holds the fingerprints of those filtered and hidden findings:
+	// found, not shown. A rerun does not call them resolved.
+	Withheld []string `json:"withheld,omitempty"`
+	// RulesDigest identifies the review rules in play (review.RuleSet
+	// Digest): a later version carries this one's findings over only under
+	// the same rules.
+	RulesDigest string `json:"rules_digest,omitempty"`
 	// WithoutModel says why the model was not called at all (e.g. the
 	// daily token budget is spent); the review then holds only what the
 	// pipeline knows for certain.

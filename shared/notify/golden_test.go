@@ -126,7 +126,7 @@ func rerunContent(t *testing.T) (delivery.Key, Content) {
 		{Fingerprint: "22bb", File: "//depot/app/b.go", Line: 2, Severity: "critical"},
 		{Fingerprint: "33cc", File: "//depot/app/logo.png", Line: 1, Severity: "low"},
 	}}
-	g := rerun.Compare(prev, cur, rerun.FullyReviewed(c.Changeset, meta))
+	g := rerun.Compare(prev, cur, rerun.FullyReviewed(c.Changeset, meta), meta.Withheld)
 	g.Name(domain.ReviewResult{Findings: []domain.Finding{{ID: findingfp.ID("11aa"), Title: "Unchecked <error>"}}})
 	c.Rerun = g
 	k := testKey

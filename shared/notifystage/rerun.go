@@ -45,7 +45,8 @@ func (n *Notify) compare(ctx context.Context, j *job.Job, review domain.ReviewRe
 	if err != nil {
 		return nil, fmt.Errorf("rerun ledger: %w", err)
 	}
-	g := rerun.Compare(prev, rerun.Distinct(review.Findings, cs), rerun.FullyReviewed(cs, domain.ReadReviewMeta(review.Meta)))
+	meta := domain.ReadReviewMeta(review.Meta)
+	g := rerun.Compare(prev, rerun.Distinct(review.Findings, cs), rerun.FullyReviewed(cs, meta), meta.Withheld)
 	if g == nil || g.PreviousJob == "" || n.Jobs == nil || len(g.Resolved)+len(g.NotRechecked) == 0 {
 		return g, nil
 	}

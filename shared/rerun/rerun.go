@@ -54,8 +54,11 @@ type Coverage func(file string) bool
 
 // Compare groups current (distinct findings, as Distinct returns them)
 // against prev, the previous version's ledger entry. full says which files
-// were reviewed in full in this version. A nil prev yields nil.
-func Compare(prev *ledger.Version, current []Current, full Coverage) *Groups {
+// were reviewed in full in this version; withheld lists the fingerprints
+// this version found but its review rules did not show (below the
+// threshold, a disabled category, past the cap: ReviewMeta.Withheld),
+// which are not resolved however full their file. A nil prev yields nil.
+func Compare(prev *ledger.Version, current []Current, full Coverage, withheld []string) *Groups {
 	if prev == nil {
 		return nil
 	}
@@ -63,6 +66,10 @@ func Compare(prev *ledger.Version, current []Current, full Coverage) *Groups {
 	before := map[string]bool{}
 	for _, f := range prev.Findings {
 		before[f.Fingerprint] = true
+	}
+	hidden := map[string]bool{}
+	for _, fp := range withheld {
+		hidden[fp] = true
 	}
 	now := map[string]bool{}
 	for _, c := range current {
@@ -79,7 +86,7 @@ func Compare(prev *ledger.Version, current []Current, full Coverage) *Groups {
 			continue
 		}
 		seen[f.Fingerprint] = true
-		if full != nil && full(f.File) {
+		if full != nil && full(f.File) && !hidden[f.Fingerprint] {
 			g.Resolved = append(g.Resolved, Earlier{Finding: f})
 		} else {
 			g.NotRechecked = append(g.NotRechecked, Earlier{Finding: f})
@@ -153,12 +160,12 @@ func Distinct(fs []domain.Finding, cs *domain.Changeset) []Current {
 // the changeset that was neither skipped nor cut to fit, and either the
 // model was called or the file was carried over unchanged from a version
 // where it was reviewed in full (its findings are that version's, complete).
-// When the review rules' cap hid findings (HiddenByCap), the result does not
-// list every finding of any file, so a gone fingerprint proves nothing and
-// no file counts.
+// When the review rules' cap hid findings (HiddenByCap) and the result does
+// not list which (Withheld, recorded since), it does not list every finding
+// of any file, so a gone fingerprint proves nothing and no file counts.
 func FullyReviewed(cs *domain.Changeset, meta domain.ReviewMeta) Coverage {
 	in := map[string]bool{}
-	if cs != nil && meta.HiddenByCap == 0 {
+	if cs != nil && (meta.HiddenByCap == 0 || len(meta.Withheld) >= meta.FilteredByRules+meta.HiddenByCap) {
 		carried := cs.Carried()
 		for _, f := range cs.Files {
 			if meta.WithoutModel == "" || carried[f.DepotPath] {

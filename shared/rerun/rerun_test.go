@@ -47,6 +47,7 @@ func TestCompare(t *testing.T) {
 		prev                                *ledger.Version
 		current                             []Current
 		full                                Coverage
+		withheld                            []string
 		wantNil                             bool
 		fresh, open, resolved, notRechecked []string
 	}{
@@ -65,11 +66,14 @@ func TestCompare(t *testing.T) {
 			current: []Current{{Fingerprint: "a", Finding: domain.Finding{File: "//d/a.c", Line: 99}}}, full: full("//d/a.c"), open: []string{"a"}},
 		{name: "previous with no findings: all new", prev: &ledger.Version{Version: 1},
 			current: []Current{cur("x", "//d/x.c")}, full: full("//d/x.c"), fresh: []string{"x"}},
+		{name: "gone but withheld by the review rules is not resolved", prev: prev,
+			current: []Current{cur("a", "//d/a.c")}, full: full("//d/a.c", "//d/b.c", "//d/c.c"), withheld: []string{"b"},
+			open: []string{"a"}, resolved: []string{"c"}, notRechecked: []string{"b"}},
 		{name: "a fingerprint listed twice in the ledger counts once", prev: &ledger.Version{Version: 1, Findings: []ledger.Finding{was("b", "//d/b.c", 5), was("b", "//d/b.c", 5)}},
 			full: full("//d/b.c"), resolved: []string{"b"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			g := Compare(tc.prev, tc.current, tc.full)
+			g := Compare(tc.prev, tc.current, tc.full, tc.withheld)
 			if tc.wantNil {
 				if g != nil {
 					t.Fatalf("got %+v, want nil", g)
@@ -96,7 +100,7 @@ func TestCompare(t *testing.T) {
 
 func TestName(t *testing.T) {
 	g := Compare(&ledger.Version{Version: 1, Findings: []ledger.Finding{was("aaaaaaaaaaaa1", "//d/a.c", 1), was("bbbbbbbbbbbb2", "//d/b.c", 2)}},
-		nil, func(f string) bool { return f == "//d/a.c" })
+		nil, func(f string) bool { return f == "//d/a.c" }, nil)
 	g.Name(domain.ReviewResult{Findings: []domain.Finding{{ID: findingfp.ID("aaaaaaaaaaaa1"), Title: "Buffer  overflow\n"}}})
 	if g.Resolved[0].Title != "Buffer overflow" || g.NotRechecked[0].Title != "" {
 		t.Errorf("titles: resolved %q, not re-checked %q", g.Resolved[0].Title, g.NotRechecked[0].Title)
@@ -130,6 +134,7 @@ func TestFullyReviewed(t *testing.T) {
 		{"carried over, the rest not reviewed", carriedCS, domain.ReviewMeta{WithoutModel: "daily budget spent"}, "//d/big.c", false},
 		{"no changeset", nil, meta, "//d/a.c", false},
 		{"findings hidden by the rules' cap: a gone finding may only be hidden", cs, domain.ReviewMeta{HiddenByCap: 2}, "//d/a.c", false},
+		{"findings hidden by the cap, and which ones: Compare tells them apart", cs, domain.ReviewMeta{HiddenByCap: 2, Withheld: []string{"x", "y"}}, "//d/a.c", true},
 	} {
 		if got := FullyReviewed(tc.cs, tc.meta)(tc.file); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)

@@ -2,7 +2,9 @@ package review
 
 import (
 	"bytes"
+	"crypto/sha256"
 	_ "embed"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"path"
@@ -291,16 +293,16 @@ func (s RuleSet) Describe() (applied, rejected []string) {
 // Filter applies the rules of each finding's file to the model's findings
 // (pipeline findings, such as committed secrets, are never filtered: they
 // are certain), then orders them most severe first and applies the smallest
-// max_findings that any rules in play set. It returns the findings kept, how
-// many the threshold and disabled categories removed, and how many the cap
+// max_findings that any rules in play set. It returns the findings kept,
+// those the threshold and disabled categories removed, and those the cap
 // hid.
-func (s RuleSet) Filter(fs []domain.Finding) (kept []domain.Finding, filtered, hidden int) {
+func (s RuleSet) Filter(fs []domain.Finding) (kept, filtered, hidden []domain.Finding) {
 	for _, f := range fs {
 		if !strings.HasPrefix(f.RuleID, SecretRulePrefix) {
 			r, _ := s.For(f.File)
 			if r.SeverityThreshold != "" && sevRank(f.Severity) > sevRank(r.SeverityThreshold) ||
 				slices.Contains(r.DisabledCategories, f.Category) {
-				filtered++
+				filtered = append(filtered, f)
 				continue
 			}
 		}
@@ -314,10 +316,19 @@ func (s RuleSet) Filter(fs []domain.Finding) (kept []domain.Finding, filtered, h
 		}
 	}
 	if limit > 0 && len(kept) > limit {
-		hidden = len(kept) - limit
-		kept = kept[:limit]
+		hidden = kept[limit:]
+		kept = kept[:limit:limit]
 	}
 	return kept, filtered, hidden
+}
+
+// Digest identifies the rules in play (defaults and every root's file,
+// rejected parts included): two reviews under equal digests keep and
+// withhold findings alike, so one's findings can stand for the other's.
+func (s RuleSet) Digest() string {
+	b, _ := json.Marshal(s) // plain fields always marshal
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // ResolveRules parses each rules file into the RuleSet's roots; a file that

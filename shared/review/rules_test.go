@@ -100,8 +100,8 @@ func TestRuleSetNearestRoot(t *testing.T) {
 		f("//depot/tools/t.py", "high", "security", "secret/x"), // pipeline: never filtered
 		f("//depot/game/engine/e.cpp", "critical", "correctness", ""),
 	})
-	if filtered != 2 || hidden != 1 || len(kept) != 2 || kept[0].Severity != "critical" || kept[1].RuleID != "secret/x" {
-		t.Errorf("kept %+v filtered %d hidden %d", kept, filtered, hidden)
+	if len(filtered) != 2 || len(hidden) != 1 || len(kept) != 2 || kept[0].Severity != "critical" || kept[1].RuleID != "secret/x" || hidden[0].Title != "//depot/game/a.cpplowcorrectness" {
+		t.Errorf("kept %+v filtered %+v hidden %+v", kept, filtered, hidden)
 	}
 	applied, rejected := rs.Describe()
 	if len(applied) != 2 || len(rejected) != 1 || rejected[0] != "c: bad (defaults applied)" {
@@ -152,5 +152,29 @@ func TestRulesPromptGolden(t *testing.T) {
 	}
 	if got.String() != string(want) {
 		t.Errorf("prompt differs from %s:\n%s", path, got.String())
+	}
+}
+
+// Digest names the rules in play: equal rules, equal digest; any change
+// that keeps or withholds findings otherwise, another.
+func TestRuleSetDigest(t *testing.T) {
+	base := func() RuleSet {
+		return RuleSet{Defaults: Rules{SeverityThreshold: "medium"}, Roots: []RootRules{{Root: "//depot/game/", Source: "a@1", Rules: Rules{MaxFindings: 5}}}}
+	}
+	if base().Digest() != base().Digest() {
+		t.Fatal("equal rules, different digests")
+	}
+	for name, change := range map[string]func(*RuleSet){
+		"threshold":          func(s *RuleSet) { s.Defaults.SeverityThreshold = "high" },
+		"disabled category":  func(s *RuleSet) { s.Defaults.DisabledCategories = []string{"style"} },
+		"cap":                func(s *RuleSet) { s.Roots[0].Rules.MaxFindings = 6 },
+		"a rules file added": func(s *RuleSet) { s.Roots = append(s.Roots, RootRules{Root: "//depot/tools/", Source: "b@1"}) },
+		"rejected":           func(s *RuleSet) { s.Roots[0].Rejected = []string{"bad"} },
+	} {
+		s := base()
+		change(&s)
+		if s.Digest() == base().Digest() {
+			t.Errorf("%s: the digest did not change", name)
+		}
 	}
 }

@@ -53,7 +53,7 @@ func (c carryOver) paths(cs domain.Changeset) []string {
 // job or its result is gone (expired, never stored), nothing is carried and
 // every file is reviewed whole: why is logged. A failure to read that may
 // pass (a throttled table) fails the attempt.
-func (r *Review) carried(ctx context.Context, cs domain.Changeset) (carryOver, error) {
+func (r *Review) carried(ctx context.Context, cs domain.Changeset, rulesDigest string) (carryOver, error) {
 	files, inter := cs.Carried(), cs.Interdiffs()
 	if len(files)+len(inter) == 0 {
 		return carryOver{}, nil
@@ -61,7 +61,7 @@ func (r *Review) carried(ctx context.Context, cs domain.Changeset) (carryOver, e
 	both := maps.Clone(files)
 	maps.Copy(both, inter)
 	prev := cs.Previous
-	findings, why, err := r.previousFindings(ctx, prev, both)
+	findings, why, err := r.previousFindings(ctx, prev, both, rulesDigest)
 	if err != nil {
 		return carryOver{}, err
 	}
@@ -111,8 +111,11 @@ func across(f domain.Finding, s udiff.Shift) (domain.Finding, bool) {
 }
 
 // previousFindings returns the previous job's findings on files; why says
-// why they cannot be had ("" when they can).
-func (r *Review) previousFindings(ctx context.Context, prev *domain.PreviousReview, files map[string]bool) ([]domain.Finding, string, error) {
+// why they cannot be had ("" when they can). They stand for this version's
+// only when that result lists every finding this version's rules would
+// show: reviewed under the same rules (older results do not say: not
+// carried), none hidden by the rules' cap.
+func (r *Review) previousFindings(ctx context.Context, prev *domain.PreviousReview, files map[string]bool, rulesDigest string) ([]domain.Finding, string, error) {
 	if r.Jobs == nil {
 		return nil, "no job store configured", nil
 	}
@@ -133,6 +136,12 @@ func (r *Review) previousFindings(ctx context.Context, prev *domain.PreviousRevi
 		return nil, "the previous job's result has expired", nil
 	case err != nil:
 		return nil, "", fmt.Errorf("previous job %s's result: %w", prev.JobID, err)
+	}
+	switch meta := domain.ReadReviewMeta(res.Meta); {
+	case meta.RulesDigest != rulesDigest:
+		return nil, "the review rules differ from the previous version's", nil
+	case meta.HiddenByCap > 0:
+		return nil, "the previous version's result is capped: the review rules hid some of its findings", nil
 	}
 	var out []domain.Finding
 	for _, f := range res.Findings {

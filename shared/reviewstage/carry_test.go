@@ -12,6 +12,7 @@ import (
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/ledger"
 	"github.com/criticizer/criticizer/shared/ledger/ledgertest"
+	"github.com/criticizer/criticizer/shared/review"
 	"github.com/criticizer/criticizer/shared/reviewstage"
 	"github.com/criticizer/criticizer/shared/store/memstore"
 	"github.com/criticizer/criticizer/shared/udiff"
@@ -157,6 +158,19 @@ func TestReviewReviewsAgainWhenThePreviousIsGone(t *testing.T) {
 		{"the previous result has expired", func(r *rerun) {
 			j := *r.v1Job
 			j.Artifacts.Result = "job-v1/gone.json"
+			r.jobs.Put(&j)
+		}, ""},
+		{"the review rules changed since", func(r *rerun) { r.h.stage.Rules = review.Rules{DisabledCategories: []string{"style"}} }, ""},
+		{"the previous result was capped by the rules", func(r *rerun) {
+			capped := r.v1
+			meta := domain.ReadReviewMeta(capped.Meta)
+			meta.HiddenByCap = 1
+			capped.Meta = meta.Map()
+			if err := r.h.stage.Redacted.PutJSON(context.Background(), "job-v1/capped.json", capped); err != nil {
+				panic(err)
+			}
+			j := *r.v1Job
+			j.Artifacts.Result = "job-v1/capped.json"
 			r.jobs.Put(&j)
 		}, ""},
 		{"the job store fails", func(r *rerun) {

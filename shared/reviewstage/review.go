@@ -164,9 +164,12 @@ func (r *Review) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	var proven *redact.Proven
 	switch err := r.Guard.Verify(j.Artifacts.RedactedProof, cs); {
 	case err == nil:
-		diffs := make([]string, len(cs.Files))
-		for i, f := range cs.Files {
-			diffs[i] = f.Diff
+		diffs := make([]string, 0, len(cs.Files))
+		for _, f := range cs.Files {
+			diffs = append(diffs, f.Diff)
+			if f.Interdiff != "" {
+				diffs = append(diffs, f.Interdiff) // sealed with the rest
+			}
 		}
 		proven = redact.NewProven(diffs...)
 	case errors.Is(err, redact.ErrNoProof), errors.Is(err, redact.ErrStaleProof):
@@ -186,7 +189,7 @@ func (r *Review) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	// Files the fetch stage found unchanged since the previous version are
 	// not sent to the model: their findings are that version's. Files that
 	// changed since are sent as that change only (their interdiff).
-	carry, err := r.carried(ctx, cs)
+	carry, err := r.carried(ctx, cs, rules.Digest())
 	if err != nil {
 		return job.Result{}, err
 	}
@@ -246,6 +249,10 @@ func (r *Review) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	result := review.Merge(parts, version, codeOf, secrets...)
 	kept, filtered, hidden := rules.Filter(result.Findings)
 	result.Findings = kept
+	var withheld []string
+	for _, f := range append(filtered, hidden...) {
+		withheld = append(withheld, findingfp.Fingerprint(f, codeOf(f.File)))
+	}
 
 	truncated := append(append([]review.TruncatedFile{}, run.plan.Truncated...), run.truncated...)
 	skipped := append(append([]review.SkippedFile{}, run.plan.Skipped...), run.skipped...)
@@ -258,7 +265,8 @@ func (r *Review) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 		DroppedFindings: run.diags[review.KindFindingDropped],
 		InputTokens:     run.usage.InputTokens, OutputTokens: run.usage.OutputTokens,
 		SecretFindings: len(secrets), OutOfView: run.diags[outOfViewKey],
-		FilteredByRules: filtered, HiddenByCap: hidden, WithoutModel: withoutModel,
+		FilteredByRules: len(filtered), HiddenByCap: len(hidden), Withheld: withheld, RulesDigest: rules.Digest(),
+		WithoutModel: withoutModel,
 		Rules: applied, RulesRejected: rejected,
 		CachedInputTokens: run.usage.CachedInputTokens, CacheWriteInputTokens: run.usage.CacheWriteInputTokens,
 	}
@@ -285,7 +293,7 @@ func (r *Review) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 			CachedInputTokens: run.usage.CachedInputTokens, CacheWriteInputTokens: run.usage.CacheWriteInputTokens,
 			RateLimitedCalls: run.limited, RateLimitWaitMS: run.waited.Milliseconds()},
 		Detail: fmt.Sprintf("findings %d (secrets %d, hidden by cap %d), %s, chunks %d, model calls %d, prompt %s",
-			n, len(secrets), hidden, coverage, len(leaves), run.calls, version) + ledgerNote}, nil
+			n, len(secrets), len(hidden), coverage, len(leaves), run.calls, version) + ledgerNote}, nil
 }
 
 // outOfViewKey is the diagnostics count of findings dropped as out of view.

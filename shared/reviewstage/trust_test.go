@@ -3,6 +3,7 @@ package reviewstage_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	llmstandin "github.com/criticizer/criticizer/internal/standin/llm"
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/domain"
+	findingfp "github.com/criticizer/criticizer/shared/finding"
 	"github.com/criticizer/criticizer/shared/review"
 	"github.com/criticizer/criticizer/shared/reviewstage"
 )
@@ -239,5 +241,17 @@ func TestRulesApplyPerRoot(t *testing.T) {
 	if len(meta.RulesRejected) != 1 || !strings.Contains(meta.RulesRejected[0], "//depot/tools/.criticizer.yaml@4: /max_findings") ||
 		len(meta.Rules) != 1 || meta.FilteredByRules != 1 {
 		t.Errorf("rules %v rejected %v filtered %d", meta.Rules, meta.RulesRejected, meta.FilteredByRules)
+	}
+	// What the rules withheld is listed by fingerprint (a rerun does not
+	// call it resolved), and the rules in play by digest.
+	if len(meta.Withheld) != meta.FilteredByRules+meta.HiddenByCap || slices.Contains(meta.Withheld, "") || len(meta.RulesDigest) != 64 {
+		t.Errorf("withheld %v (filtered %d, hidden %d), rules digest %q", meta.Withheld, meta.FilteredByRules, meta.HiddenByCap, meta.RulesDigest)
+	}
+	for _, fp := range meta.Withheld {
+		for _, f := range out.Findings {
+			if f.ID == findingfp.ID(fp) {
+				t.Errorf("withheld %s is also shown", fp)
+			}
+		}
 	}
 }
