@@ -267,7 +267,7 @@ func (r *Review) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 		SecretFindings: len(secrets), OutOfView: run.diags[outOfViewKey],
 		FilteredByRules: len(filtered), HiddenByCap: len(hidden), Withheld: withheld, RulesDigest: rules.Digest(),
 		WithoutModel: withoutModel,
-		Rules: applied, RulesRejected: rejected,
+		Rules:        applied, RulesRejected: rejected,
 		CachedInputTokens: run.usage.CachedInputTokens, CacheWriteInputTokens: run.usage.CacheWriteInputTokens,
 	}
 	if carry.from != nil {
