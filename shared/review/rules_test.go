@@ -161,8 +161,8 @@ func TestRuleSetDigest(t *testing.T) {
 	base := func() RuleSet {
 		return RuleSet{Defaults: Rules{SeverityThreshold: "medium"}, Roots: []RootRules{{Root: "//depot/game/", Source: "a@1", Rules: Rules{MaxFindings: 5}}}}
 	}
-	if base().Digest() != base().Digest() {
-		t.Fatal("equal rules, different digests")
+	if a, b := base(), base(); a.Digest() != b.Digest() || len(a.Digest()) != 64 {
+		t.Fatalf("equal rules, digests %q and %q", a.Digest(), b.Digest())
 	}
 	for name, change := range map[string]func(*RuleSet){
 		"threshold":          func(s *RuleSet) { s.Defaults.SeverityThreshold = "high" },
