@@ -2,12 +2,14 @@ package p4
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path"
 	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/criticizer/criticizer/shared/depot"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/udiff"
@@ -271,12 +273,14 @@ type printed struct {
 // printBatch prints every spec of the batch in one command and returns each
 // plan's diffs. The allow-list is checked again next to the command, for
 // every path it names (defense in depth: no code path reaches print
-// unchecked). When an earlier shelf named for interdiffs cannot be read
-// (deleted since, or not found), the batch is printed again without it:
-// those files are then reviewed whole, nothing is lost.
+// unchecked). When a batch naming an earlier shelf for interdiffs fails
+// for good (the shelf deleted since, not visible, an answer not understood),
+// it is printed again without it: those files are then reviewed whole, and
+// the interdiff, a saving, never fails a fetch that works without it. A
+// failure that may pass is returned as it is, for the stage to retry.
 func (f *Fetcher) printBatch(ctx context.Context, batch []filePlan) ([]printed, error) {
 	out, err := f.printSpecs(ctx, batch)
-	if err == nil || failure.Classify(err) != failure.NotFound {
+	if err == nil || failure.Classify(err).Retryable() || ctx.Err() != nil || errors.Is(err, depot.ErrDenied) {
 		return out, err
 	}
 	without := make([]filePlan, len(batch))
@@ -291,7 +295,7 @@ func (f *Fetcher) printBatch(ctx context.Context, batch []filePlan) ([]printed, 
 	if dropped == 0 {
 		return nil, err
 	}
-	f.log.Warn("the earlier version's shelf cannot be read; those files are reviewed whole",
+	f.log.Warn("printing with the earlier version's shelf failed; those files are reviewed whole",
 		"event", "p4_interdiff_unavailable", "files", dropped, "error_class", failure.Classify(err))
 	return f.printSpecs(ctx, without)
 }

@@ -6,11 +6,13 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/udiff"
 )
 
@@ -56,9 +58,10 @@ func TestFetchSinceDiffsAgainstTheEarlierShelf(t *testing.T) {
 	depotDir := fixtureDepot(t)
 	v1, v2 := reviewVersion2(t, depotDir)
 	all := func(domain.FileChange) bool { return true }
+	var fail failing // set by a case: how a print naming the earlier shelf fails
 	fetch := func(t *testing.T, since Since) (domain.Changeset, *recordingRunner, *bytes.Buffer) {
 		r, _ := newTestRunner(t, depotDir, nil)
-		rec := &recordingRunner{next: r}
+		rec := &recordingRunner{next: failing{next: r, shelf: fail.shelf, err: fail.err}}
 		var logs bytes.Buffer
 		log := slog.New(slog.NewJSONHandler(&logs, nil))
 		f, err := NewFetcher(rec, testAllowList(t, log), log)
@@ -109,18 +112,63 @@ func TestFetchSinceDiffsAgainstTheEarlierShelf(t *testing.T) {
 			t.Errorf("print %q, interdiffs from %d and %d", rec.calls[1], cs.Files[0].InterdiffFrom, cs.Files[1].InterdiffFrom)
 		}
 	})
-	t.Run("the earlier shelf is gone", func(t *testing.T) {
-		cs, rec, logs := fetch(t, Since{Change: 12399, Version: 1, Wants: all})
-		if len(rec.calls) != 4 || !strings.Contains(rec.calls[1], "@=12399") || strings.Contains(rec.calls[2], "@=12399") {
-			t.Errorf("commands %q: want the print retried without the earlier shelf", rec.calls)
+	for name, tc := range map[string]struct {
+		shelf int64
+		fail  failing
+	}{
+		"the earlier shelf is gone":                           {12399, failing{}},
+		"the answer with the earlier shelf is not understood": {12347, failing{shelf: "@=12347", err: failure.Errorf(failure.SchemaInvalid, "p4 print: unexpected header")}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			fail = tc.fail
+			defer func() { fail = failing{} }()
+			gone(t, fetch, tc.shelf, all, plain)
+		})
+	}
+	t.Run("a failure that may pass is the stage's to retry", func(t *testing.T) {
+		fail = failing{shelf: "@=12347", err: failure.Errorf(failure.NetworkTimeout, "p4 print: i/o timeout")}
+		defer func() { fail = failing{} }()
+		r, _ := newTestRunner(t, depotDir, nil)
+		f, err := NewFetcher(failing{next: r, shelf: fail.shelf, err: fail.err}, testAllowList(t, slog.New(slog.DiscardHandler)), nil)
+		if err != nil {
+			t.Fatal(err)
 		}
-		for i, f := range cs.Files {
-			if f.InterdiffFrom != 0 || f.Interdiff != "" || f.Diff != plain.Files[i].Diff {
-				t.Errorf("%s: interdiff from %d %q", f.DepotPath, f.InterdiffFrom, f.Interdiff)
-			}
-		}
-		if !strings.Contains(logs.String(), `"event":"p4_interdiff_unavailable"`) {
-			t.Errorf("no p4_interdiff_unavailable event in:\n%s", logs)
+		_, err = f.FetchSince(context.Background(), 12370, true, Since{Change: 12347, Version: 1, Wants: all}, func(int, domain.FileChange) error { return nil })
+		if failure.Classify(err) != failure.NetworkTimeout {
+			t.Errorf("err %v, want the NETWORK_TIMEOUT for the stage to retry", err)
 		}
 	})
+}
+
+// failing fails every print naming shelf with err; the rest runs on next.
+type failing struct {
+	next  CommandRunner
+	shelf string
+	err   error
+}
+
+func (f failing) Run(ctx context.Context, command string, args ...string) ([]Record, error) {
+	if command == "print" && f.shelf != "" && strings.Contains(strings.Join(args, " "), f.shelf) {
+		return nil, f.err
+	}
+	return f.next.Run(ctx, command, args...)
+}
+
+// gone checks a fetch whose print with the earlier shelf fails for good:
+// printed again without it, every file comes with its diff and no interdiff.
+func gone(t *testing.T, fetch func(*testing.T, Since) (domain.Changeset, *recordingRunner, *bytes.Buffer), shelf int64, all func(domain.FileChange) bool, plain domain.Changeset) {
+	t.Helper()
+	cs, rec, logs := fetch(t, Since{Change: shelf, Version: 1, Wants: all})
+	at := "@=" + strconv.FormatInt(shelf, 10)
+	if len(rec.calls) != 4 || !strings.Contains(rec.calls[1], at) || strings.Contains(rec.calls[2], at) {
+		t.Errorf("commands %q: want the print retried without the earlier shelf", rec.calls)
+	}
+	for i, f := range cs.Files {
+		if f.InterdiffFrom != 0 || f.Interdiff != "" || f.Diff != plain.Files[i].Diff {
+			t.Errorf("%s: interdiff from %d %q", f.DepotPath, f.InterdiffFrom, f.Interdiff)
+		}
+	}
+	if !strings.Contains(logs.String(), `"event":"p4_interdiff_unavailable"`) {
+		t.Errorf("no p4_interdiff_unavailable event in:\n%s", logs)
+	}
 }
