@@ -26,6 +26,7 @@ import (
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/rerun"
 	"github.com/criticizer/criticizer/shared/swarm"
 )
 
@@ -57,6 +58,7 @@ func newSwarmChaosChange(t *testing.T, rng *rand.Rand, j *chaosJob, mutate func(
 		}
 	}
 	content := src.String()
+	j.src = content
 	j.cl = newChangeWith(t, 12348, func(fx map[string]any) {
 		fx["files"] = append(fx["files"].([]any), map[string]any{"path": "//depot/projectA/src/net/chaos.c", "action": "add", "type": "text", "rev": 0, "after": content})
 		if mutate != nil {
@@ -286,6 +288,147 @@ func (r *chaosReport) judgeComments(t *testing.T, jobs []*chaosJob, storedLost, 
 		r.lostCreatesPaged += pagedAfter[j.review]
 		if j.final != nil && j.final.State == job.Succeeded && pagedAfter[j.review] < storedLost[j.review] {
 			r.problem("job %d (review %d): %d creates lost their answer after the store, %d settled by a lookup past the first page", j.n, j.review, storedLost[j.review], pagedAfter[j.review])
+		}
+	}
+}
+
+// rerunSwarmReviews runs version 2 of every Swarm review of the batch that
+// succeeded: its first function's strcpy fixed (a resolved task), a new
+// sprintf function appended (a new finding), the rest unchanged. The posts
+// meet Swarm faults again (lost answers after the store, 5xx, 429, a task
+// change refused once). The judge: each version-2 job succeeds; every
+// finding of version 2 has exactly one comment on the review, whichever
+// version posted it; version 2's summary once; the fixed finding's task
+// addressed; one e-mail per recipient; and the model was shown chaos.c's
+// interdiff, not the functions between the two changes.
+func (r *chaosReport) rerunSwarmReviews(t *testing.T, rng *rand.Rand, jobs []*chaosJob) {
+	t.Helper()
+	var v2 []*chaosJob
+	was := map[*chaosJob]*chaosJob{}
+	for _, j := range jobs {
+		if j.review == 0 || j.final == nil || j.final.State != job.Succeeded {
+			continue
+		}
+		fixed := strings.Replace(j.src, "strcpy(dst_0, src_0);", "strncpy(dst_0, src_0, 16);", 1)
+		fixed += "void extra(char *out, int n) {\n\tsprintf(out, \"%d\", n);\n}\n"
+		n := &chaosJob{n: 1000 + j.n, review: j.review, src: fixed}
+		n.cl = newChangeWith(t, 12348, func(fx map[string]any) {
+			fx["files"] = append(fx["files"].([]any), map[string]any{"path": "//depot/projectA/src/net/chaos.c", "action": "add", "type": "text", "rev": 0, "after": fixed})
+		})
+		v2 = append(v2, n)
+		was[n] = j
+	}
+	if len(v2) == 0 {
+		return
+	}
+	env.llm.Reset()
+	mix := []swarmstandin.Fault{{Drop: true, AfterStore: true}, {Status: 502, AfterStore: true}, {Status: 503}, {Status: 429, RetryAfter: "1"}, {Drop: true}}
+	for i := 0; i < len(v2)/2+1; i++ {
+		k := rng.IntN(len(mix))
+		if i == 0 {
+			k = 0
+		}
+		env.local.Swarm.InjectFault(swarmstandin.OpCreateComment, mix[k])
+	}
+	env.local.Swarm.InjectFault(swarmstandin.OpEditComment, swarmstandin.Fault{Status: 503})
+	defer env.local.Swarm.ClearFaults()
+	swarmBefore := len(env.local.Swarm.Requests())
+	for _, j := range v2 {
+		env.local.Swarm.AddReview(swarmstandin.Review{ID: j.review, Author: "bob", Change: j.cl, Version: 2})
+		j.run = env.local.Swarm.StartRun(j.review, 2)
+		resp := swarmPost(t, j.cl, j.run, "shelved")
+		if resp.Status != 202 {
+			t.Fatalf("version 2 of review %d: %d %s", j.review, resp.Status, resp.Body)
+		}
+		j.id = resp.Decoded["job_id"].(string)
+	}
+	waitSettled(t, v2, settleTime(len(v2)))
+	met, _ := swarmFaultsMet(env.local.Swarm.Requests()[swarmBefore:])
+	if len(met) == 0 {
+		r.problem("the version 2 runs met no Swarm fault: the plan does not cover reruns")
+	}
+	for k, n := range met {
+		r.swarmFaults["rerun-"+strings.TrimPrefix(k, "comments.")] += n
+	}
+	for _, j := range v2 {
+		r.reruns++
+		if j.final == nil || j.final.State != job.Succeeded {
+			r.problem("review %d version 2 (job %s) did not succeed under Swarm faults alone: %s", j.review, j.id, historyOf(j.final))
+			continue
+		}
+		r.judgeRerun(t, was[j], j)
+	}
+}
+
+// judgeRerun judges one review's version 2 (see rerunSwarmReviews).
+func (r *chaosReport) judgeRerun(t *testing.T, v1, v2 *chaosJob) {
+	t.Helper()
+	arts := artifacts.New(artifacts.NewS3Client(env.local.AWS), env.out["RedactedBucketName"])
+	read := func(j *chaosJob) ([]rerun.Current, bool) {
+		var res domain.ReviewResult
+		var cs domain.Changeset
+		if err := arts.GetJSON(context.Background(), j.final.Artifacts.Result, &res); err != nil {
+			r.problem("review %d: result of job %s: %v", j.review, j.id, err)
+			return nil, false
+		}
+		if err := arts.GetJSON(context.Background(), j.final.Artifacts.Redacted, &cs); err != nil {
+			r.problem("review %d: changeset of job %s: %v", j.review, j.id, err)
+			return nil, false
+		}
+		return rerun.Distinct(res.Findings, &cs), true
+	}
+	before, ok1 := read(v1)
+	after, ok2 := read(v2)
+	if !ok1 || !ok2 {
+		return
+	}
+	seen := map[swarm.Marker]int{}
+	comments := map[swarm.Marker]swarmstandin.Comment{}
+	for _, c := range ourCommentsOn(v2.review) {
+		m, _ := swarm.MarkerOf(c.Body)
+		seen[m]++
+		comments[m] = c
+	}
+	for m, n := range seen {
+		if n > 1 {
+			r.commentDuplicates += n - 1
+			r.problem("review %d after version 2: marker %s on %d comments", v2.review, m, n)
+		}
+	}
+	if seen[swarm.SummaryKey(v2.review, 2).Marker()] != 1 {
+		r.commentsMissing++
+		r.problem("review %d: version 2's summary posted %d times, want once", v2.review, seen[swarm.SummaryKey(v2.review, 2).Marker()])
+	}
+	now := map[string]bool{}
+	for _, c := range after {
+		now[c.Fingerprint] = true
+		if seen[swarm.FindingKey(v2.review, c.Fingerprint).Marker()] != 1 {
+			r.commentsMissing++
+			r.problem("review %d: version 2's finding %s:%d %q has %d comments, want exactly one across versions", v2.review, c.File, c.Line, c.Title, seen[swarm.FindingKey(v2.review, c.Fingerprint).Marker()])
+		}
+	}
+	fixed := 0
+	for _, c := range before {
+		if now[c.Fingerprint] || !strings.HasSuffix(c.File, "/chaos.c") {
+			continue
+		}
+		fixed++
+		if cm, ok := comments[swarm.FindingKey(v2.review, c.Fingerprint).Marker()]; ok && cm.TaskState != swarm.TaskAddressed && c.Severity == "high" {
+			r.problem("review %d: the fixed finding %q's task is %q, want addressed", v2.review, c.Title, cm.TaskState)
+		}
+	}
+	if fixed != 1 {
+		r.problem("review %d: %d findings of chaos.c gone in version 2, want the one fixed strcpy", v2.review, fixed)
+	}
+	if got, want := len(mailsFor(v2.cl, 2)), len(v2.final.Recipients); got != want {
+		r.duplicates += max(got-want, 0)
+		r.problem("review %d: version 2 e-mailed %d times, want %d (one per recipient)", v2.review, got, want)
+	}
+	for _, req := range env.llm.Requests() {
+		for _, m := range req.Messages {
+			if strings.Contains(m.Content, changeMarker(v2.cl)) && strings.Contains(m.Content, "limit_2(") {
+				r.problem("review %d: version 2's prompt shows limit_2, unchanged and away from both changes: chaos.c was not reviewed as its interdiff", v2.review)
+			}
 		}
 	}
 }

@@ -98,6 +98,7 @@ type chaosJob struct {
 	// posted as comments on review, and run is its test run.
 	review int64
 	run    swarmstandin.Run
+	src    string // the review's chaos.c (its version 2 is made from it)
 }
 
 // The AWS faults every job may meet by chance (rates per request).
@@ -143,6 +144,7 @@ type chaosReport struct {
 	replayed                                   int
 	// Swarm comments (chaos_comments_test.go).
 	swarmJobs, comments, commentDuplicates, commentsMissing int
+	reruns                                                  int // version 2 runs of succeeded reviews, under Swarm faults
 	swarmFaults                                             map[string]int
 	swarmKills                                              int
 	lostCreates, lostCreatesPaged                           int // creates stored with their answer lost; of them, settled by a lookup past page 1
@@ -162,10 +164,10 @@ func (r *chaosReport) String() string {
 	for _, k := range slices.Sorted(maps.Keys(r.swarmFaults)) {
 		sw = append(sw, fmt.Sprintf("%s=%d", strings.TrimPrefix(k, "comments."), r.swarmFaults[k]))
 	}
-	return fmt.Sprintf("chaos: jobs=%d (swarm reviews=%d) succeeded=%d failed(dead-lettered)=%d emails=%d comments=%d | faults: aws[%s] (kills that found no bootstrap: %d) p4=%d llm=%d smtp[%s] smtp-worker-killed=%d swarm[%s] swarm-worker-killed=%d lost-creates-settled-past-page-1=%d/%d | jobs-without-fault=%d forced-fault-off-path=%d dead-letters-replayed-twice=%d | duplicates=%d lost=%d leaks=%d strangers-emailed=%d duplicate-comments=%d missing-comments=%d",
+	return fmt.Sprintf("chaos: jobs=%d (swarm reviews=%d) succeeded=%d failed(dead-lettered)=%d emails=%d comments=%d | faults: aws[%s] (kills that found no bootstrap: %d) p4=%d llm=%d smtp[%s] smtp-worker-killed=%d swarm[%s] swarm-worker-killed=%d lost-creates-settled-past-page-1=%d/%d | jobs-without-fault=%d forced-fault-off-path=%d dead-letters-replayed-twice=%d | duplicates=%d lost=%d leaks=%d strangers-emailed=%d duplicate-comments=%d missing-comments=%d reruns=%d",
 		r.jobs, r.swarmJobs, r.succeeded, r.failed, r.emails, r.comments, faultproxy.Format(r.proxyFaults), r.killsMissed, r.p4Faults, r.llmFaults, strings.Join(smtp, " "), r.smtpKills,
 		strings.Join(sw, " "), r.swarmKills, r.lostCreatesPaged, r.lostCreates,
-		r.jobsWithoutFault, r.forcedOffPath, r.replayed, r.duplicates, r.lost, r.leaks, r.strangers, r.commentDuplicates, r.commentsMissing)
+		r.jobsWithoutFault, r.forcedOffPath, r.replayed, r.duplicates, r.lost, r.leaks, r.strangers, r.commentDuplicates, r.commentsMissing, r.reruns)
 }
 
 // TestChaos runs every seed's batch of jobs under its fault plan and judges
@@ -205,6 +207,7 @@ func TestChaos(t *testing.T) {
 		total.swarmKills += r.swarmKills
 		total.lostCreates += r.lostCreates
 		total.lostCreatesPaged += r.lostCreatesPaged
+		total.reruns += r.reruns
 		for k, v := range r.swarmFaults {
 			total.swarmFaults[k] += v
 		}
@@ -458,6 +461,10 @@ func runChaosSeed(t *testing.T, seed int64, n int) *chaosReport {
 	env.local.Swarm.OnFault(nil)
 	storedLost, paged := lost.settledPastFirstPage(env.local.Swarm.Requests()[swarmBefore:])
 	r.judgeComments(t, jobs, storedLost, paged)
+
+	// The reviews that succeeded get a version 2 (one finding fixed, one
+	// new), run under Swarm faults and judged like the first.
+	r.rerunSwarmReviews(t, rng, jobs)
 	return r
 }
 
