@@ -3,6 +3,8 @@ package outbox
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -38,7 +40,8 @@ type ScanAPI interface {
 // Suspects returns up to limit rows that need reconciling: "sending" since
 // before stuckBefore, "sent" with notified_at in [sentFrom, sentTo) and not
 // yet verified against the provider (only when verifySent), and rows already
-// "reconciling". It scans the table with eventually consistent reads (every
+// "reconciling", in that order, each oldest first (every page is read
+// before the limit applies; a limit ≤ 0 takes them all). It scans the table with eventually consistent reads (every
 // repair is a conditional write, so a stale row only costs a refused write);
 // the table's items expire (TTL), so a pass reads at most the retention
 // window's items. A sparse index on rows awaiting verification would make a
@@ -59,8 +62,9 @@ func (o *Outbox) Suspects(ctx context.Context, stuckBefore, sentFrom, sentTo tim
 	in := &dynamodb.ScanInput{TableName: &o.table, FilterExpression: aws.String(filter),
 		ExpressionAttributeNames: map[string]string{"#s": "status"}, ExpressionAttributeValues: values}
 	var out []Suspect
-	for {
-		page, err := scanner.Scan(ctx, in)
+	pages := dynamodb.NewScanPaginator(scanner, in)
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
 		if err != nil {
 			return nil, awserr.Wrap("scan outbox", err)
 		}
@@ -68,17 +72,43 @@ func (o *Outbox) Suspects(ctx context.Context, stuckBefore, sentFrom, sentTo tim
 		if err := attributevalue.UnmarshalListOfMaps(page.Items, &rows); err != nil {
 			return nil, failure.Wrap(failure.InternalBug, err)
 		}
-		for _, r := range rows {
-			if len(out) == limit {
-				return out, nil
-			}
-			out = append(out, r)
-		}
-		if len(page.LastEvaluatedKey) == 0 {
-			return out, nil
-		}
-		in.ExclusiveStartKey = page.LastEvaluatedKey
+		out = append(out, rows...)
 	}
+	// Ranked before the limit: a backlog of rows left reconciling for an
+	// operator (seen again every pass) must not take every pass's places.
+	slices.SortStableFunc(out, func(a, b Suspect) int {
+		if d := suspectRank(a) - suspectRank(b); d != 0 {
+			return d
+		}
+		return strings.Compare(a.since(), b.since())
+	})
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// suspectRank orders a pass's suspects: sends stuck in doubt first, then
+// sends awaiting verification, then rows already reconciling.
+func suspectRank(s Suspect) int {
+	switch s.Status {
+	case Sending:
+		return 0
+	case Sent:
+		return 1
+	}
+	return 2
+}
+
+// since is when the suspect's state began, oldest first within a rank.
+func (s Suspect) since() string {
+	switch s.Status {
+	case Sending:
+		return s.SendStartedAt
+	case Sent:
+		return s.NotifiedAt
+	}
+	return s.Since
 }
 
 // update applies set under cond; ok is false when cond did not hold.
