@@ -91,7 +91,7 @@ EVAL_ARGS ?=
 eval: ## review quality over the labelled corpus (eval/corpus); default: the LLM stand-in. Real provider: make eval EVAL_ARGS='-provider openai -endpoint … -model …'
 	$(GO) run ./cmd/eval $(EVAL_ARGS)
 
-demo: setup ## emulator up, stack deployed, sample changelist reviewed, the e-mail printed; a Swarm review's comments printed
+demo: setup ## emulator up, stack deployed, sample changelist reviewed, the e-mail printed; a Swarm review's comments printed, version 1 and 2
 	$(GO) run ./cmd/devstack demo
 
 up: setup ## run the local environment in the foreground (Ctrl-C stops it); then `make invoke`

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,98 +14,118 @@ import (
 	"github.com/criticizer/criticizer/shared/swarm"
 )
 
-// The demo's Swarm review: the p4 stand-in's fixture 12350 is its archive
-// change (shelved by Swarm's service user); the review has an id of its own.
+// The demo's Swarm review: the p4 stand-in's fixtures 12350 and 12352 are
+// the archive changes of its versions 1 and 2 (shelved by Swarm's service
+// user); the review has an id of its own.
 const (
-	demoSwarmChange = 12350
-	demoSwarmReview = 12351
+	demoSwarmChange   = 12350
+	demoSwarmChangeV2 = 12352
+	demoSwarmReview   = 12351
 )
 
 // runSwarmDemo runs a Swarm-sourced review as Swarm does it: the review's
 // test run calls the webhook with the documented body and bearer token; the
 // job is followed, and the comments the Swarm stand-in received are printed
-// as a reviewer sees them in the review.
+// as a reviewer sees them in the review. Then version 2 of the review (the
+// TODO gone, a new strcpy) runs the same way: only the new finding is
+// commented, the resolved one gets its note, and the summary says what
+// changed since version 1.
 func runSwarmDemo(ctx context.Context, l *devstack.Local, a api) error {
 	sw := l.Swarm
-	sw.AddReview(swarmstandin.Review{ID: demoSwarmReview, Author: "bob", Change: demoSwarmChange, Version: 1})
-	run := sw.StartRun(demoSwarmReview, 1)
 	def, err := l.SwarmTestDefinition()
 	if err != nil {
 		return err
 	}
-	out, err := sw.RunTest(ctx, def, run, demoSwarmChange, "shelved")
-	if err != nil {
-		return err
-	}
-	fmt.Printf("\n===== Swarm review %d, version 1 (archive change %d) =====\n", demoSwarmReview, demoSwarmChange)
-	fmt.Printf("Swarm's test run POSTs /webhooks/changelist with its bearer token: %s\n", out.StatusLine)
-	printJSON(out.Body)
-	var created struct {
-		JobID string `json:"job_id"`
-	}
-	if out.Failed || json.Unmarshal(out.Body, &created) != nil || created.JobID == "" {
-		return fmt.Errorf("the Swarm test run's request was not accepted (%s)", out.StatusLine)
-	}
-	st, _, err := followJob(ctx, a, created.JobID)
-	if err != nil {
-		return err
-	}
-	if st.State != string(job.Succeeded) {
-		return fmt.Errorf("job %s %s: %s", created.JobID, st.State, st.stages())
-	}
-
-	inline, summary := ourComments(sw.Comments(demoSwarmReview), sw.Requests())
-	fmt.Printf("\n===== comments Swarm received on review %d =====\n", demoSwarmReview)
-	for _, c := range inline {
-		fmt.Printf("%s:%d  [%s]  %s\n", c.Context.File, c.Context.RightLine, taskLabel(c.TaskState), firstLine(c.Body))
-	}
-	if summary != nil {
-		fmt.Printf("\nsummary (the one comment that notifies):\n")
-		for _, line := range strings.Split(visible(summary.Body), "\n") {
-			fmt.Println(strings.TrimRight("  "+line, " "))
+	before := 0
+	for _, v := range []struct {
+		version int
+		change  int64
+	}{{1, demoSwarmChange}, {2, demoSwarmChangeV2}} {
+		sw.AddReview(swarmstandin.Review{ID: demoSwarmReview, Author: "bob", Change: v.change, Version: v.version})
+		run := sw.StartRun(demoSwarmReview, v.version)
+		out, err := sw.RunTest(ctx, def, run, v.change, "shelved")
+		if err != nil {
+			return err
 		}
-	}
-	var runCalls []string
-	for _, c := range sw.Calls(run.ID) {
-		runCalls = append(runCalls, c.Kind)
-	}
-	fmt.Printf("\ntest run %d callbacks: %s\n", run.ID, strings.Join(runCalls, ", "))
-	fmt.Printf("review %d: %d finding%s, %d inline comment%s, %d summary\n", demoSwarmReview, st.FindingCount, plural(st.FindingCount), len(inline), plural(len(inline)), btoi(summary != nil))
-	switch {
-	case summary == nil:
-		return fmt.Errorf("job %s succeeded but Swarm received no summary comment on review %d", created.JobID, demoSwarmReview)
-	case len(inline) != st.FindingCount:
-		return fmt.Errorf("job %s: %d findings but %d inline comments on review %d", created.JobID, st.FindingCount, len(inline), demoSwarmReview)
+		fmt.Printf("\n===== Swarm review %d, version %d (archive change %d) =====\n", demoSwarmReview, v.version, v.change)
+		fmt.Printf("Swarm's test run POSTs /webhooks/changelist with its bearer token: %s\n", out.StatusLine)
+		printJSON(out.Body)
+		var created struct {
+			JobID string `json:"job_id"`
+		}
+		if out.Failed || json.Unmarshal(out.Body, &created) != nil || created.JobID == "" {
+			return fmt.Errorf("the Swarm test run's request was not accepted (%s)", out.StatusLine)
+		}
+		st, _, err := followJob(ctx, a, created.JobID)
+		if err != nil {
+			return err
+		}
+		if st.State != string(job.Succeeded) {
+			return fmt.Errorf("job %s %s: %s", created.JobID, st.State, st.stages())
+		}
+
+		all, summary := ourComments(sw.Comments(demoSwarmReview), sw.Requests(), v.version)
+		fmt.Printf("\n===== comments Swarm received on review %d for version %d =====\n", demoSwarmReview, v.version)
+		for _, c := range all[before:] {
+			if c.Context != nil {
+				fmt.Printf("%s:%d  [%s]  %s\n", c.Context.File, c.Context.RightLine, taskLabel(c.TaskState), firstLine(c.Body))
+			} else if summary == nil || c.ID != summary.ID {
+				fmt.Printf("on the review  [%s]  %s\n", taskLabel(c.TaskState), firstLine(c.Body))
+			}
+		}
+		if v.version > 1 {
+			for _, c := range all[:before] {
+				if c.TaskState == swarmstandin.TaskAddressed {
+					fmt.Printf("%s:%d  task now addressed: %s\n", c.Context.File, c.Context.RightLine, firstLine(c.Body))
+				}
+			}
+		}
+		if summary != nil {
+			fmt.Printf("\nsummary (the one comment that notifies):\n")
+			for _, line := range strings.Split(visible(summary.Body), "\n") {
+				fmt.Println(strings.TrimRight("  "+line, " "))
+			}
+		}
+		var runCalls []string
+		for _, c := range sw.Calls(run.ID) {
+			runCalls = append(runCalls, c.Kind)
+		}
+		fmt.Printf("\ntest run %d callbacks: %s\n", run.ID, strings.Join(runCalls, ", "))
+		fmt.Printf("review %d version %d: %d finding%s, %d new comment%s\n", demoSwarmReview, v.version, st.FindingCount, plural(st.FindingCount),
+			len(all)-before, plural(len(all)-before))
+		if summary == nil {
+			return fmt.Errorf("job %s succeeded but Swarm received no summary comment for version %d on review %d", created.JobID, v.version, demoSwarmReview)
+		}
+		if v.version == 1 && len(all)-1 != st.FindingCount {
+			return fmt.Errorf("job %s: %d findings but %d inline comments on review %d", created.JobID, st.FindingCount, len(all)-1, demoSwarmReview)
+		}
+		before = len(all)
 	}
 	return nil
 }
 
-// ourComments splits the service's comments (its login's, carrying a
-// marker) into inline ones, by file and line, and the summary.
-func ourComments(all []swarmstandin.Comment, reqs []swarmstandin.Request) (inline []swarmstandin.Comment, summary *swarmstandin.Comment) {
+// ourComments returns the service's comments (its login's, carrying a
+// marker) in the order Swarm stored them, and version's summary among them.
+func ourComments(all []swarmstandin.Comment, reqs []swarmstandin.Request, version int) (ours []swarmstandin.Comment, summary *swarmstandin.Comment) {
 	login := ""
 	for _, r := range reqs {
 		if r.Op == swarmstandin.OpCreateComment && r.User != "" {
 			login = r.User
 		}
 	}
-	for i, c := range all {
-		if _, ok := swarm.MarkerOf(c.Body); !ok || c.User != login {
-			continue
+	for _, c := range all {
+		if _, ok := swarm.MarkerOf(c.Body); ok && c.User == login {
+			ours = append(ours, c)
 		}
-		if c.Context == nil {
-			summary = &all[i]
-			continue
-		}
-		inline = append(inline, c)
 	}
-	slices.SortFunc(inline, func(a, b swarmstandin.Comment) int {
-		if a.Context.File != b.Context.File {
-			return strings.Compare(a.Context.File, b.Context.File)
+	slices.SortStableFunc(ours, func(a, b swarmstandin.Comment) int { return cmp.Compare(a.ID, b.ID) })
+	want := swarm.SummaryKey(demoSwarmReview, version).Marker()
+	for i, c := range ours {
+		if m, _ := swarm.MarkerOf(c.Body); m == want {
+			summary = &ours[i]
 		}
-		return a.Context.RightLine - b.Context.RightLine
-	})
-	return inline, summary
+	}
+	return ours, summary
 }
 
 // taskLabel is how Swarm shows a comment's task state.

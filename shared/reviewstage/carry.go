@@ -92,12 +92,14 @@ func (r *Review) carried(ctx context.Context, cs domain.Changeset, rulesDigest s
 }
 
 // across carries a previous version's finding across its file's interdiff
-// to where its lines are now. Only when the interdiff left them and the
-// lines around them (the code its fingerprint reads) alone: otherwise the
-// model, shown those changed lines, says again whatever still holds, and a
-// finding it does not repeat is resolved.
+// to where its lines are now, when the interdiff left its lines alone (none
+// changed, nothing inserted between them). A finding whose lines changed is
+// not carried: the model is shown them as changed and says again whatever
+// still holds, and a finding it does not repeat is resolved. A carried
+// finding next to changed lines is fingerprinted again on the new code
+// (Merge), as a whole review would: the same finding only if that code is.
 func across(f domain.Finding, s udiff.Shift) (domain.Finding, bool) {
-	from, to := max(f.Line-findingfp.Around, 1), max(f.EndLine, f.Line)+findingfp.Around
+	from, to := f.Line, max(f.EndLine, f.Line)
 	now, ok := s.Map(from, to)
 	if !ok {
 		return f, false
