@@ -23,7 +23,9 @@ func TestAcross(t *testing.T) {
 		return strings.Join(l, "\n") + "\n"
 	}
 	v1 := lines(nil)
-	diff := func(edit func([]string) []string) udiff.Shift { return udiff.NewShift(udiff.Unified(v1, lines(edit), 3)) }
+	diff := func(edit func([]string) []string) udiff.Shift {
+		return udiff.NewShift(udiff.Unified(v1, lines(edit), 3))
+	}
 	for _, tt := range []struct {
 		name       string
 		shift      udiff.Shift
