@@ -150,10 +150,3 @@ func visible(body string) string {
 	}
 	return strings.TrimSpace(strings.Join(lines, "\n"))
 }
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
