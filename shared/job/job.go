@@ -7,6 +7,7 @@
 package job
 
 import (
+	"context"
 	"slices"
 	"time"
 
@@ -24,6 +25,13 @@ const (
 	Succeeded State = "succeeded"  // every stage done, every recipient notified (terminal)
 	Failed    State = "failed"     // dead-lettered at its current stage; an operator may replay
 )
+
+// Getter reads a job by id (store.Store): all that a stage or handler
+// which only looks jobs up needs of the store. An unknown id is
+// ErrNotFound.
+type Getter interface {
+	Get(ctx context.Context, id string) (*Job, error)
+}
 
 // States lists every state.
 var States = []State{Queued, Running, RetryWait, Succeeded, Failed}

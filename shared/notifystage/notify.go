@@ -87,7 +87,7 @@ type Notify struct {
 	// version's job for its findings' titles. nil Ledger: every version is
 	// shown as a first one.
 	Ledger ledger.Entries
-	Jobs   JobReader
+	Jobs   job.Getter
 }
 
 // JobPageLinks mints a job's page URL.

@@ -27,12 +27,6 @@ import (
 // in full in this version) an open task is set to addressed, a plain
 // comment gets one short note. Anything else is "not re-checked".
 
-// JobReader reads a job (the job store): the previous version's job, whose
-// result names the findings a rerun resolved.
-type JobReader interface {
-	Get(ctx context.Context, id string) (*job.Job, error)
-}
-
 // compare is the rerun's comparison for j (nil for a first version, or
 // when the environment has no ledger). The resolved findings are named by
 // the previous job's result while it is kept; once it has expired they are

@@ -42,11 +42,6 @@ type Rows interface {
 	RequeueReconciled(ctx context.Context, k outbox.Ref, now time.Time) (bool, error)
 }
 
-// Jobs reads the job a delivery row belongs to.
-type Jobs interface {
-	Get(ctx context.Context, id string) (*job.Job, error)
-}
-
 // Enqueuer sends a stage message (the notify redelivery of a succeeded job).
 type Enqueuer interface {
 	Send(ctx context.Context, e envelope.Envelope) error
@@ -82,7 +77,7 @@ type Reconciler struct {
 	// requeued row is only sent by a later notify attempt, so the row of a
 	// finished (or missing) job is left reconciling for an operator. Nil
 	// requeues without asking.
-	Jobs Jobs
+	Jobs job.Getter
 	// Redeliver sends the notify stage the redelivery of a succeeded job's
 	// requeued row; nil leaves such rows reconciling for an operator.
 	Redeliver Enqueuer

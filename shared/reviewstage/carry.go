@@ -15,12 +15,6 @@ import (
 	"github.com/criticizer/criticizer/shared/udiff"
 )
 
-// JobReader reads a job (store.Store): the previous version's job, whose
-// result holds the findings of the files carried over.
-type JobReader interface {
-	Get(ctx context.Context, id string) (*job.Job, error)
-}
-
 // LedgerWriter records a reviewed version in the rerun ledger (ledger.Store).
 type LedgerWriter interface {
 	Put(ctx context.Context, v ledger.Version) error

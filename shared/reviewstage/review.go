@@ -91,7 +91,7 @@ type Review struct {
 	// Jobs reads the previous version's job when the changeset carries
 	// files over from it (carry.go); Ledger records each reviewed version.
 	// Either nil: nothing carried over / nothing recorded.
-	Jobs   JobReader
+	Jobs   job.Getter
 	Ledger LedgerWriter
 }
 

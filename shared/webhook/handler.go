@@ -61,7 +61,7 @@ type Enqueuer interface {
 // Jobs is the part of the store the webhook uses.
 type Jobs interface {
 	Create(ctx context.Context, j *job.Job, idem *store.Idempotency) error
-	Get(ctx context.Context, id string) (*job.Job, error)
+	job.Getter
 }
 
 // Deliveries lists a job's outbox rows for the status endpoint.

@@ -25,11 +25,6 @@ import (
 	"github.com/criticizer/criticizer/shared/outbox"
 )
 
-// Jobs reads a job record (store.Store).
-type Jobs interface {
-	Get(ctx context.Context, id string) (*job.Job, error)
-}
-
 // Results reads the review result the llm stage stored in the redacted
 // bucket (artifacts.Store over it).
 type Results interface {
@@ -45,7 +40,7 @@ type Deliveries interface {
 // Handler serves GET /view/{id}/{token}.
 type Handler struct {
 	Key        *jobpage.Key
-	Jobs       Jobs
+	Jobs       job.Getter
 	Results    Results
 	Deliveries Deliveries
 	Log        *slog.Logger
