@@ -31,7 +31,7 @@ func Around(diff string, line, n, maxLine int) []string {
 	next, in := 0, false
 	for _, l := range lines {
 		if m := hunkRE.FindStringSubmatch(l); m != nil {
-			next, _ = strconv.Atoi(m[1])
+			next, _ = strconv.Atoi(m[3])
 			hunk, in = hunk[:0], true
 			continue
 		}

@@ -13,7 +13,9 @@ type Line struct {
 	Added bool
 }
 
-var hunkRE = regexp.MustCompile(`^@@ -[0-9]+(?:,[0-9]+)? \+([0-9]+)(?:,[0-9]+)? @@`)
+// hunkRE reads a hunk header: old start, old length, new start, new
+// length (submatches 1-4; a length is "" when the header leaves it out).
+var hunkRE = regexp.MustCompile(`^@@ -([0-9]+)(?:,([0-9]+))? \+([0-9]+)(?:,([0-9]+))? @@`)
 
 // NewLines returns the new-revision lines a unified diff shows (context and
 // added lines of each hunk), numbered. A diff without hunk headers is taken
@@ -34,7 +36,7 @@ func NewLines(diff string) []Line {
 	next, in := 0, false
 	for _, l := range lines {
 		if m := hunkRE.FindStringSubmatch(l); m != nil {
-			next, _ = strconv.Atoi(m[1])
+			next, _ = strconv.Atoi(m[3])
 			in = true
 			continue
 		}

@@ -1,7 +1,6 @@
 package udiff
 
 import (
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -21,8 +20,6 @@ type shiftHunk struct {
 	inserted         map[int]bool // lines are inserted right before this old line
 }
 
-var fullHunkRE = regexp.MustCompile(`^@@ -([0-9]+)(?:,([0-9]+))? \+([0-9]+)(?:,([0-9]+))? @@`)
-
 // NewShift reads the hunks of a unified diff. "" (identical revisions)
 // maps every line to itself.
 func NewShift(diff string) Shift {
@@ -30,7 +27,7 @@ func NewShift(diff string) Shift {
 	var h *shiftHunk
 	oldN, newN := 0, 0
 	for _, l := range strings.Split(strings.TrimSuffix(diff, "\n"), "\n") {
-		if m := fullHunkRE.FindStringSubmatch(l); m != nil {
+		if m := hunkRE.FindStringSubmatch(l); m != nil {
 			s.close(h, oldN, newN)
 			oldN, _ = strconv.Atoi(m[1])
 			newN, _ = strconv.Atoi(m[3])
