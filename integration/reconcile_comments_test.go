@@ -68,7 +68,7 @@ func TestCommentRowsAreReconciled(t *testing.T) {
 	}}
 	// The passes run as if the comment window had passed; only this
 	// review's rows are looked at, since the table is shared.
-	r := &reconcile.Reconciler{Rows: onlyThread{env.outbox, review}, Comments: client, Jobs: env.jobs, FromDomain: "example.com",
+	r := &reconcile.Reconciler{Rows: onlyThread(review), Comments: client, Jobs: env.jobs, FromDomain: "example.com",
 		Window: 15 * time.Minute, CommentWindow: 2 * time.Minute, Lookback: time.Hour,
 		Log: env.quiet, Metrics: obs.NewMetrics(io.Discard, "test"), Now: func() time.Time { return started.Add(3 * time.Minute) }}
 	// settle runs one pass, as the sweeper's schedule does, and wants done
@@ -128,21 +128,11 @@ func TestCommentRowsAreReconciled(t *testing.T) {
 	}
 }
 
-// onlyThread narrows a reconciliation pass to one Swarm review's rows.
-type onlyThread struct {
-	*outbox.Outbox
-	review int64
-}
-
-func (o onlyThread) Suspects(ctx context.Context, stuckBefore, sentFrom, sentTo time.Time, verifySent bool, limit int) ([]outbox.Suspect, error) {
-	all, err := o.Outbox.Suspects(ctx, stuckBefore, sentFrom, sentTo, verifySent, 0) // every suspect of the shared table: this test's are picked below
-	var mine []outbox.Suspect
-	for _, s := range all {
-		if s.Channel == outbox.ChannelSwarmComments && s.Thread == o.review {
-			mine = append(mine, s)
-		}
-	}
-	return mine, err
+// onlyThread narrows a pass to one Swarm review's comment rows.
+func onlyThread(review int64) onlyRows {
+	return onlyRows{env.outbox, func(s outbox.Suspect) bool {
+		return s.Channel == outbox.ChannelSwarmComments && s.Thread == review
+	}}
 }
 
 // threadRows reads a review's comment rows by item.

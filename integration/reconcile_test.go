@@ -52,7 +52,7 @@ func TestSentWithoutEvidenceIsReconciledOnce(t *testing.T) {
 	var metrics bytes.Buffer
 	// The pass runs as if the completion window had passed; only this
 	// changelist's rows are looked at, since the table is shared.
-	rows := onlyChangelist{env.outbox, cl}
+	rows := onlyChangelist(cl)
 	r := &reconcile.Reconciler{Rows: rows, Evidence: events, Jobs: env.jobs, FromDomain: "example.com", Window: 15 * time.Minute, Lookback: time.Hour,
 		Log: env.quiet, Metrics: obs.NewMetrics(&metrics, "test"), Now: func() time.Time { return sentAt.Add(16 * time.Minute) }}
 
@@ -110,21 +110,27 @@ func TestSentWithoutEvidenceIsReconciledOnce(t *testing.T) {
 	}
 }
 
-// onlyChangelist narrows a reconciliation pass to one changelist's rows.
-type onlyChangelist struct {
+// onlyRows narrows a reconciliation pass to the rows keep picks: the table
+// is shared with every other test.
+type onlyRows struct {
 	*outbox.Outbox
-	cl int64
+	keep func(outbox.Suspect) bool
 }
 
-func (o onlyChangelist) Suspects(ctx context.Context, stuckBefore, sentFrom, sentTo time.Time, verifySent bool, limit int) ([]outbox.Suspect, error) {
+func (o onlyRows) Suspects(ctx context.Context, stuckBefore, sentFrom, sentTo time.Time, verifySent bool, limit int) ([]outbox.Suspect, error) {
 	all, err := o.Outbox.Suspects(ctx, stuckBefore, sentFrom, sentTo, verifySent, 0) // every suspect of the shared table: this test's are picked below
 	var mine []outbox.Suspect
 	for _, s := range all {
-		if s.Changelist == o.cl {
+		if o.keep(s) {
 			mine = append(mine, s)
 		}
 	}
 	return mine, err
+}
+
+// onlyChangelist narrows a pass to one changelist's rows.
+func onlyChangelist(cl int64) onlyRows {
+	return onlyRows{env.outbox, func(s outbox.Suspect) bool { return s.Changelist == cl }}
 }
 
 // Rule OB-5 end to end for a job that already succeeded: a row marked sent
@@ -152,7 +158,7 @@ func TestSucceededJobsUnprovenRowIsRedelivered(t *testing.T) {
 
 	var metrics bytes.Buffer
 	now := time.Now().Add(2 * time.Minute) // the rows' completion window has passed
-	r := &reconcile.Reconciler{Rows: onlyChangelist{env.outbox, cl}, Evidence: onlyOne{"reviewers@example.com", cl}, Jobs: env.jobs, Redeliver: env.queues,
+	r := &reconcile.Reconciler{Rows: onlyChangelist(cl), Evidence: onlyOne{"reviewers@example.com", cl}, Jobs: env.jobs, Redeliver: env.queues,
 		FromDomain: "localhost", Window: time.Minute, Lookback: time.Hour, Log: env.quiet, Metrics: obs.NewMetrics(&metrics, "test"),
 		Now: func() time.Time { return now }}
 	rep, err := r.Run(ctx)
