@@ -128,7 +128,6 @@ func (f *Fetch) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 		// its findings' fingerprints (and the e-mail's code) are read from.
 		if pf, ok := carryable[fc.DepotPath]; ok && pf.Unchanged(fc) {
 			fc.CarriedFrom = prev.Version
-			fc.Interdiff, fc.InterdiffFrom = "", 0
 			carried.Add(1)
 		}
 		if fc.InterdiffFrom > 0 {

@@ -2,14 +2,12 @@ package reviewstage_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
 
-	llmstandin "github.com/criticizer/criticizer/internal/standin/llm"
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/job"
@@ -40,11 +38,7 @@ func BenchmarkRerunSmallFix(b *testing.B) {
 	v2 := strings.Join(lines, "\n") + "\n"
 
 	var sent atomic.Int64
-	model := reviewstage.CompleterFunc(func(_ context.Context, p llm.Prompt) (llm.Completion, error) {
-		sent.Add(int64(len(p.System) + len(p.User)))
-		content, _ := json.Marshal(llmstandin.Review(p.User, "", ""))
-		return llm.Completion{Content: content, Usage: llm.Usage{InputTokens: len(p.User) / 4, OutputTokens: len(content) / 4}}, nil
-	})
+	model := instantModel(func(p llm.Prompt) { sent.Add(int64(len(p.System) + len(p.User))) })
 	jobs := memstore.New()
 	stage := &reviewstage.Review{Redacted: artifacts.New(artifacts.NewMemoryBucket(), "redacted"), Guard: guard, LLM: model, Model: "gpt-4o",
 		Log: slog.New(slog.DiscardHandler), Jobs: jobs}

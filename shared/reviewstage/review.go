@@ -189,7 +189,8 @@ func (r *Review) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	// Files the fetch stage found unchanged since the previous version are
 	// not sent to the model: their findings are that version's. Files that
 	// changed since are sent as that change only (their interdiff).
-	carry, err := r.carried(ctx, cs, rules.Digest())
+	rulesDigest := rules.Digest()
+	carry, err := r.carried(ctx, cs, rulesDigest)
 	if err != nil {
 		return job.Result{}, err
 	}
@@ -265,7 +266,7 @@ func (r *Review) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 		DroppedFindings: run.diags[review.KindFindingDropped],
 		InputTokens:     run.usage.InputTokens, OutputTokens: run.usage.OutputTokens,
 		SecretFindings: len(secrets), OutOfView: run.diags[outOfViewKey],
-		FilteredByRules: len(filtered), HiddenByCap: len(hidden), Withheld: withheld, RulesDigest: rules.Digest(),
+		FilteredByRules: len(filtered), HiddenByCap: len(hidden), Withheld: withheld, RulesDigest: rulesDigest,
 		WithoutModel: withoutModel,
 		Rules:        applied, RulesRejected: rejected,
 		CachedInputTokens: run.usage.CachedInputTokens, CacheWriteInputTokens: run.usage.CacheWriteInputTokens,
