@@ -130,13 +130,19 @@ func (r *Reconciler) Run(ctx context.Context) (Report, error) {
 	// channel's (subject).
 	settled := now.Add(-min(r.Window, r.commentWindow()))
 	verify := r.Evidence != nil || r.Comments != nil
-	suspects, err := r.Rows.Suspects(ctx, settled, settled.Add(-r.Lookback), settled, verify, limit)
+	// Every suspect, ranked (outbox.Suspects); the limit counts the rows
+	// this pass judges, so rows it skips (inside their window, a channel
+	// without evidence here) never take a place from one it would judge.
+	suspects, err := r.Rows.Suspects(ctx, settled, settled.Add(-r.Lookback), settled, verify, 0)
 	if err != nil {
 		return Report{}, err
 	}
 	var rep Report
 	marked := map[int64]map[swarm.Marker]swarm.Comment{} // one listing per review per pass
 	for _, s := range suspects {
+		if rep.Examined == limit {
+			break
+		}
 		sub, ok := r.subject(s, now, marked)
 		if !ok {
 			continue

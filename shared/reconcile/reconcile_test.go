@@ -320,3 +320,37 @@ func TestCommentRows(t *testing.T) {
 		})
 	}
 }
+
+// The pass's limit counts the rows it judges: rows it skips (comment rows
+// in an environment that posts none, rows inside their window), however
+// many and however highly ranked, never take the place of one it judges.
+func TestLimitCountsJudgedRows(t *testing.T) {
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	stuck := func(r outbox.Row) outbox.Suspect {
+		r.Status, r.SendStartedAt, r.JobID = outbox.Sending, job.FormatTime(now.Add(-time.Hour)), "job-running"
+		return outbox.Suspect{Row: r}
+	}
+	var rows []outbox.Suspect
+	for i := range 5 {
+		rows = append(rows, stuck(outbox.Row{Channel: outbox.ChannelSwarmComments, Thread: 885, Item: fmt.Sprint("finding/fp", i)}))
+	}
+	fresh := suspect("fresh@x.org", outbox.Sending)
+	fresh.SendStartedAt = job.FormatTime(now.Add(-time.Second))
+	rows = append(rows, fresh, stuck(outbox.Row{Changelist: 7, ReviewVersion: 1, Recipient: "a@x.org"}), stuck(outbox.Row{Changelist: 7, ReviewVersion: 1, Recipient: "b@x.org"}))
+	f := &fakeRows{suspects: rows}
+	r := &Reconciler{Rows: f, Evidence: fakeEvidence{}, Window: time.Minute, Lookback: time.Hour, Limit: 1,
+		Jobs: jobsIn{"job-running": job.Running}.table(), Now: job.Clock(func() time.Time { return now }),
+		Log: slog.New(slog.DiscardHandler), Metrics: obs.NewMetrics(io.Discard, "test")}
+	rep, err := r.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Examined != 1 || len(f.calls) == 0 || !strings.HasPrefix(f.calls[0], "mark:a@x.org:") {
+		t.Errorf("report %+v, calls %q: want a@x.org judged, the skipped rows taking no place", rep, f.calls)
+	}
+	for _, c := range f.calls {
+		if strings.Contains(c, "b@x.org") {
+			t.Errorf("judged past the limit: %q", f.calls)
+		}
+	}
+}
