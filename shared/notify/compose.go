@@ -70,6 +70,10 @@ type Content struct {
 	// nil for a first version, which the e-mail shows as it always has.
 	// On a rerun the findings are grouped new / still open / resolved.
 	Rerun *rerun.Groups
+	// Current is the review's findings by fingerprint (rerun.Distinct of
+	// Review and Changeset), when the caller has them already; nil: worked
+	// out here.
+	Current []rerun.Current
 }
 
 // Message is a composed review e-mail. Rendering it (WriteTo, Bytes) is
@@ -102,7 +106,10 @@ func Compose(k delivery.Key, in Content) (*Message, error) {
 	if date.IsZero() {
 		date = job.Now()
 	}
-	current := rerun.Distinct(in.Review.Findings, in.Changeset)
+	current := in.Current
+	if current == nil {
+		current = rerun.Distinct(in.Review.Findings, in.Changeset)
+	}
 	findings := make([]domain.Finding, len(current))
 	for i, c := range current {
 		findings[i] = c.Finding

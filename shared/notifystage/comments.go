@@ -84,13 +84,13 @@ type commentDelivery struct {
 // retryable failure is returned (the stage's backoff retries it, and the
 // e-mails already sent are skipped by their rows); a permanent refusal is
 // recorded on the comment's row and in the outcome, and never fails the job.
-func (n *Notify) postComments(ctx context.Context, j *job.Job, review domain.ReviewResult, cs *domain.Changeset, pageURL string, g *rerun.Groups) (commentOutcome, error) {
+func (n *Notify) postComments(ctx context.Context, j *job.Job, review domain.ReviewResult, current []rerun.Current, cs *domain.Changeset, pageURL string, g *rerun.Groups) (commentOutcome, error) {
 	var out commentOutcome
 	pr, err := n.loadPrior(ctx, j.Swarm.Review, j.ReviewVersion)
 	if err != nil {
 		return out, err
 	}
-	ds, tasks := commentDeliveries(j, review, cs, pageURL, pr, g)
+	ds, tasks := commentDeliveries(j, review, current, cs, pageURL, pr, g)
 	for _, tc := range tasks {
 		if err := n.address(ctx, j.ID, tc); errors.Is(err, errRefused) {
 			out.refused = append(out.refused, tc.item.ID+": "+string(failure.Classify(err)))
@@ -188,7 +188,7 @@ var commentWords = protocolWords{
 // rerun's comparison (nil for a first version): the summary's counts and
 // what is resolved come from it, the e-mail's grouping too; pr (the
 // review's rows) only says what was commented on before.
-func commentDeliveries(j *job.Job, review domain.ReviewResult, cs *domain.Changeset, pageURL string, pr *prior, g *rerun.Groups) ([]commentDelivery, []taskChange) {
+func commentDeliveries(j *job.Job, review domain.ReviewResult, distinct []rerun.Current, cs *domain.Changeset, pageURL string, pr *prior, g *rerun.Groups) ([]commentDelivery, []taskChange) {
 	rv := j.Swarm.Review
 	version := max(j.ReviewVersion, 1)
 	files := map[string]domain.FileChange{}
@@ -200,7 +200,6 @@ func commentDeliveries(j *job.Job, review domain.ReviewResult, cs *domain.Change
 	var out []commentDelivery
 	counts := map[string]int{}
 	rc := countsOf(g)
-	distinct := rerun.Distinct(review.Findings, cs)
 	for _, c := range distinct {
 		f, fp := c.Finding, c.Fingerprint
 		counts[strings.ToLower(f.Severity)]++

@@ -16,6 +16,7 @@ import (
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/ledger/ledgertest"
 	"github.com/criticizer/criticizer/shared/outbox"
+	"github.com/criticizer/criticizer/shared/rerun"
 	"github.com/criticizer/criticizer/shared/swarm"
 
 	swarmstandin "github.com/criticizer/criticizer/internal/standin/swarm"
@@ -511,10 +512,11 @@ func TestSwarmCommentsRerunSaysWhatChanged(t *testing.T) {
 // comment: an inline context without a file would be refused by Swarm.
 func TestFindingWithoutFileIsAReviewComment(t *testing.T) {
 	j := &job.Job{ID: "j", ReviewVersion: 1, Swarm: &job.SwarmRun{Review: swarmReview}}
-	ds, _ := commentDeliveries(j, domain.ReviewResult{Findings: []domain.Finding{
+	review := domain.ReviewResult{Findings: []domain.Finding{
 		{Severity: "info", Category: "coverage", Title: "Binary file not reviewed", Message: "m"},
 		{Severity: "low", Category: "style", Title: "t", File: "//depot/a.c", Line: 3, Message: "m"},
-	}}, nil, "", nil, nil)
+	}}
+	ds, _ := commentDeliveries(j, review, rerun.Distinct(review.Findings, nil), nil, "", nil, nil)
 	if len(ds) != 3 || ds[0].comment.Context != nil || ds[1].comment.Context == nil || ds[1].comment.Context.RightLine != 3 {
 		t.Fatalf("deliveries %+v: want the file-less finding on the review, the other inline, then the summary", ds)
 	}

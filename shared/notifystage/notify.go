@@ -21,6 +21,7 @@ import (
 	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/recipients"
+	"github.com/criticizer/criticizer/shared/rerun"
 	"github.com/criticizer/criticizer/shared/swarm"
 )
 
@@ -121,8 +122,10 @@ func (n *Notify) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	if err := n.Artifacts.GetJSON(ctx, j.Artifacts.Redacted, &cs); err != nil {
 		return job.Result{}, err
 	}
-	// One comparison with the previous version for every channel.
-	groups, err := n.compare(ctx, j, review, &cs)
+	// The findings by fingerprint, and one comparison with the previous
+	// version, for every channel and recipient.
+	current := rerun.Distinct(review.Findings, &cs)
+	groups, err := n.compare(ctx, j, review, current, &cs)
 	if err != nil {
 		return job.Result{}, err
 	}
@@ -150,7 +153,7 @@ func (n *Notify) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	sent := 0
 	for _, rcpt := range rcpts {
 		k := delivery.Key{Changelist: j.Changelist, Recipient: rcpt, ReviewVersion: j.ReviewVersion}
-		msg, err := notify.Compose(k, notify.Content{Author: cs.User, Description: cs.Description, JobID: j.ID, Review: review, From: n.From, HTML: n.HTML, Changeset: &cs, ReviewURL: n.reviewURL(j), JobPageURL: pageURL, Rerun: groups})
+		msg, err := notify.Compose(k, notify.Content{Author: cs.User, Description: cs.Description, JobID: j.ID, Review: review, From: n.From, HTML: n.HTML, Changeset: &cs, ReviewURL: n.reviewURL(j), JobPageURL: pageURL, Rerun: groups, Current: current})
 		if err != nil {
 			return job.Result{}, failure.Wrap(failure.InternalBug, err)
 		}
@@ -171,7 +174,7 @@ func (n *Notify) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	if n.Comments != nil && j.Swarm != nil && j.Swarm.Review > 0 {
 		// After the e-mails: a Swarm failure retries the stage, whose outbox
 		// skips the recipients already e-mailed.
-		out, err := n.postComments(ctx, j, review, &cs, pageURL, groups)
+		out, err := n.postComments(ctx, j, review, current, &cs, pageURL, groups)
 		if err != nil {
 			return job.Result{}, err
 		}

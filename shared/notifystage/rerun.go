@@ -31,7 +31,7 @@ import (
 // when the environment has no ledger). The resolved findings are named by
 // the previous job's result while it is kept; once it has expired they are
 // shown by file, line and severity.
-func (n *Notify) compare(ctx context.Context, j *job.Job, review domain.ReviewResult, cs *domain.Changeset) (*rerun.Groups, error) {
+func (n *Notify) compare(ctx context.Context, j *job.Job, review domain.ReviewResult, current []rerun.Current, cs *domain.Changeset) (*rerun.Groups, error) {
 	if n.Ledger == nil {
 		return nil, nil
 	}
@@ -40,7 +40,7 @@ func (n *Notify) compare(ctx context.Context, j *job.Job, review domain.ReviewRe
 		return nil, fmt.Errorf("rerun ledger: %w", err)
 	}
 	meta := domain.ReadReviewMeta(review.Meta)
-	g := rerun.Compare(prev, rerun.Distinct(review.Findings, cs), rerun.FullyReviewed(cs, meta), meta.Withheld)
+	g := rerun.Compare(prev, current, rerun.FullyReviewed(cs, meta), meta.Withheld)
 	if g == nil || g.PreviousJob == "" || n.Jobs == nil || len(g.Resolved)+len(g.NotRechecked) == 0 {
 		return g, nil
 	}
