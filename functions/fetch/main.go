@@ -44,8 +44,8 @@ func main() {
 	}
 	fetcher, err := p4.NewFetcher(runner, set.AllowList, env.Log)
 	coldstart.Must(env, err)
-	// The service user's protections are checked on the first fetch, not
-	// here: init has no lease and no job to fail closed.
+	// The service user's protections are checked before every fetch (see
+	// p4.Fetcher.CheckProtections), not here: init has no job to fail closed.
 	fetcher.WithOptions(set.P4.Options).CheckProtections()
 	red, err := redact.New(set.Redaction)
 	coldstart.Must(env, err)

@@ -35,6 +35,14 @@ const (
 	// offers no lookup to tell. Resending could e-mail twice, so an operator
 	// decides (at-most-once wins over at-least-once for e-mail).
 	DeliveryUnconfirmed Class = "DELIVERY_UNCONFIRMED"
+	// SecurityFailure: a safeguard of a security promise cannot hold and only
+	// an operator can settle why: the Perforce server's key differs from the
+	// pinned fingerprint (a possible interception), or the service user's
+	// protections cannot prove that a changelist is seen whole. Pages.
+	SecurityFailure Class = "SECURITY_FAILURE"
+	// ShelfNotPromoted: on a commit server, a shelved change whose shelf was
+	// made on an edge server and never promoted to the commit server.
+	ShelfNotPromoted Class = "SHELF_NOT_PROMOTED"
 )
 
 // Retryable reports whether rule CL-2 allows automatic retries for c.

@@ -73,7 +73,8 @@ func TestClassifySpecTable(t *testing.T) {
 
 func TestRetryable(t *testing.T) {
 	retryable := map[Class]bool{NetworkTimeout: true, RateLimited: true, Upstream5xx: true, Conflict: true,
-		SchemaInvalid: false, AuthDenied: false, NotFound: false, PolicyRejected: false, InternalBug: false, LeaseLost: false, DeliveryUnconfirmed: false}
+		SchemaInvalid: false, AuthDenied: false, NotFound: false, PolicyRejected: false, InternalBug: false, LeaseLost: false, DeliveryUnconfirmed: false,
+		SecurityFailure: false, ShelfNotPromoted: false}
 	for c, want := range retryable {
 		if c.Retryable() != want {
 			t.Errorf("%s.Retryable() = %v, want %v", c, c.Retryable(), want)

@@ -89,7 +89,7 @@ func (f *Fetcher) WithOptions(o Options) *Fetcher {
 // Fetch retrieves a changelist and the diff of each of its files in a few
 // round trips:
 //
-//  0. once per process, with CheckProtections: p4 protects -m (see there)
+//  0. with CheckProtections: p4 protects, the proof that the allow-list sees whole changes (see there)
 //  1. p4 -ztag -Mj describe -s [-S] <cl>
 //  2. allow-list check of every file; one denied file rejects the whole
 //     changelist before any other command runs, and so does a describe

@@ -2,71 +2,184 @@ package p4
 
 import (
 	"context"
-	"sync/atomic"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"sync"
 
+	"github.com/criticizer/criticizer/shared/depot"
 	"github.com/criticizer/criticizer/shared/failure"
 )
 
-// accessRank orders the levels "p4 protects -m" answers. An answer not
-// listed ranks below list: the check fails closed on what it does not know.
+// accessRank orders protection levels. A level not listed ranks below list:
+// the check fails closed on what it does not know.
 var accessRank = map[string]int{"list": 1, "read": 2, "open": 3, "write": 4, "review": 4, "admin": 5, "owner": 5, "super": 6}
 
-// CheckProtections makes the Fetcher verify, on its first fetch (once per
-// cold start, not during init, and again after a failed check), that the
-// service user's protections let the allow-list see every file:
+// CheckProtections makes the Fetcher prove, before every fetch, that the
+// service user sees every file of a change inside the allow-list, so that a
+// change is never reviewed without some of its files while saying it was
+// reviewed (reference, "Protections: what p4 protects can and cannot
+// prove"). Perforce leaves files a user may not list out of describe without
+// a word, and "p4 protects -m" ignores the path and every exclusion, so it
+// proves nothing; the proof is the user's own protection lines ("p4
+// protects", exclusionary lines included):
 //
-//   - p4 protects -m //...  at least list: otherwise Perforce leaves files
-//     the user cannot list out of describe without a word, and a changelist
-//     touching a denied path could look allowed (or empty);
-//   - p4 protects -m        at most read: a review account that can submit,
-//     or administer protections, is more than the service needs.
+//   - every allow-listed path lies under a line granting at least read from
+//     any host;
+//   - no exclusionary line after it may reach into an allow-listed path;
+//   - nothing grants more than read (a review account needs no more);
+//   - "p4 protects -M <entry>" agrees that each entry is readable: a server
+//     with dm.protects.hide=1 hides exclusions from the listing but not from
+//     its own evaluation, so an exclusion of a whole entry still shows here.
 //
-// Either failing rejects the fetch as POLICY_REJECTED with a
-// p4_protections_insufficient security event; nothing is described.
+// The table is read on every fetch (one command) and judged again whenever
+// it differs from the last one judged sound, so a changed protections table
+// takes effect at the next fetch. A refusal is SECURITY_FAILURE with a
+// p4_protections_refused security event; nothing is described.
 func (f *Fetcher) CheckProtections() *Fetcher {
 	f.checkProtects = true
 	return f
 }
 
-// protectionsVerified is set once the check passed in this process.
-type protectionsVerified struct{ ok atomic.Bool }
+// protectionsVerified remembers the digest of the last table judged sound.
+type protectionsVerified struct {
+	mu     sync.Mutex
+	digest string
+}
 
-func (f *Fetcher) verifyProtections(ctx context.Context) error {
-	if !f.checkProtects || f.protects.ok.Load() {
-		return nil
+func (v *protectionsVerified) is(d string) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.digest == d
+}
+
+func (v *protectionsVerified) set(d string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.digest = d
+}
+
+// protectionLine is one line of "p4 protects" as it applies to the caller.
+type protectionLine struct {
+	perm, host, path string
+	exclude          bool
+}
+
+func (l protectionLine) String() string {
+	ex := ""
+	if l.exclude {
+		ex = "-"
 	}
-	root, err := f.permMax(ctx, "//...")
-	if err != nil {
-		return err
+	return fmt.Sprintf("%s %s %s%s", l.perm, l.host, ex, l.path)
+}
+
+// readProtections reads the tagged table. An exclusionary line is marked by
+// an "unmap" field or by a leading "-" on its path; the reference leaves
+// the tagged form unverified, so both are read.
+func readProtections(recs []Record) []protectionLine {
+	var out []protectionLine
+	for _, r := range recs {
+		line, ok := r["line"]
+		if !ok {
+			continue
+		}
+		_, unmap := r["unmap"]
+		path, dash := strings.CutPrefix(line, "-")
+		out = append(out, protectionLine{perm: r["perm"], host: r["host"], path: path, exclude: unmap || dash})
 	}
-	top, err := f.permMax(ctx, "")
-	if err != nil {
-		return err
+	return out
+}
+
+// refusal says why a table does not prove whole-changelist visibility.
+type refusal struct {
+	reason string // stable: no_read, exclusion_under_allowlist, excessive_access, hidden_exclusions
+	entry  string // the allow-list entry concerned, if any
+	line   string // the protections line concerned, if any
+	detail string
+}
+
+// judgeProtections returns why lines fail to prove that every file under
+// entries is readable, or nil when they prove it. Later lines override
+// earlier ones, as in Perforce's protections table.
+func judgeProtections(lines []protectionLine, entries []string) *refusal {
+	for _, l := range lines {
+		if !l.exclude && accessRank[strings.TrimPrefix(l.perm, "=")] > accessRank["read"] {
+			return &refusal{reason: "excessive_access", line: l.String(),
+				detail: fmt.Sprintf("the line %q grants more than read; a review service user needs read only", l)}
+		}
 	}
-	switch {
-	case accessRank[root] < accessRank["list"]:
-		f.log.Error("the p4 service user cannot list every depot path: the allow-list would not see hidden files; fetch refused",
-			"event", "p4_protections_insufficient", "security_event", true, "path", "//...", "perm_max", root, "want", "list")
-		return failure.Errorf(failure.PolicyRejected,
-			"p4 service user has %q on //..., needs at least list there (grant list on //..., read only on the allow-listed paths; see README, Perforce service user)", root)
-	case accessRank[top] > accessRank["read"] || accessRank[top] == 0:
-		f.log.Error("the p4 service user has more than read access; fetch refused",
-			"event", "p4_protections_excessive", "security_event", true, "perm_max", top, "want", "read")
-		return failure.Errorf(failure.PolicyRejected,
-			"p4 service user's highest access is %q; a review service user must have at most read (see README, Perforce service user)", top)
+	for _, e := range entries {
+		last := -1
+		for i, l := range lines {
+			if !l.exclude && (l.host == "*" || l.host == "") && accessRank[l.perm] >= accessRank["read"] && depot.Covers(l.path, e) {
+				last = i
+			}
+		}
+		if last < 0 {
+			return &refusal{reason: "no_read", entry: e,
+				detail: fmt.Sprintf("no protections line grants read on all of %s from every host", e)}
+		}
+		for _, l := range lines[last+1:] {
+			if l.exclude && depot.MayOverlap(l.path, e) {
+				return &refusal{reason: "exclusion_under_allowlist", entry: e, line: l.String(),
+					detail: fmt.Sprintf("the exclusionary line %q reaches into the allow-listed %s: its files would be left out of a change without a word", l, e)}
+			}
+		}
 	}
-	f.protects.ok.Store(true)
-	f.log.Info("p4 service user protections verified", "root", root, "highest", top)
 	return nil
 }
 
-// permMax runs "p4 protects -m [path]" and returns its permMax.
-func (f *Fetcher) permMax(ctx context.Context, path string) (string, error) {
-	args := []string{"-m"}
-	if path != "" {
-		args = append(args, path)
+func tableDigest(lines []protectionLine) string {
+	h := sha256.New()
+	for _, l := range lines {
+		fmt.Fprintln(h, l.String())
 	}
-	recs, err := f.p4.Run(ctx, "protects", args...)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func (f *Fetcher) verifyProtections(ctx context.Context) error {
+	if !f.checkProtects {
+		return nil
+	}
+	recs, err := f.p4.Run(ctx, "protects")
+	if err != nil {
+		return err
+	}
+	lines := readProtections(recs)
+	digest := tableDigest(lines)
+	if f.protects.is(digest) {
+		return nil
+	}
+	entries := f.allow.Entries()
+	if r := judgeProtections(lines, entries); r != nil {
+		return f.refuse(r)
+	}
+	for _, e := range entries {
+		perm, err := f.permMax(ctx, e)
+		if err != nil {
+			return err
+		}
+		if accessRank[perm] < accessRank["read"] {
+			return f.refuse(&refusal{reason: "hidden_exclusions", entry: e,
+				detail: fmt.Sprintf("the listed lines grant read on %s but the server answers %q for it: exclusionary lines are hidden (dm.protects.hide)", e, perm)})
+		}
+	}
+	f.protects.set(digest)
+	f.log.Info("p4 service user protections verified", "event", "p4_protections_verified", "lines", len(lines), "digest", digest)
+	return nil
+}
+
+func (f *Fetcher) refuse(r *refusal) error {
+	f.log.Error("the p4 service user's protections cannot prove that changes are seen whole; fetch refused",
+		"event", "p4_protections_refused", "security_event", true, "reason", r.reason, "allowlist_entry", r.entry, "protections_line", r.line)
+	return failure.Errorf(failure.SecurityFailure,
+		"p4 protections refused (%s): %s; the service user needs read on every allow-listed path and no exclusion beneath them (docs/perforce-and-swarm.md, The service user)", r.reason, r.detail)
+}
+
+// permMax runs "p4 protects -M path" and returns its permMax.
+func (f *Fetcher) permMax(ctx context.Context, path string) (string, error) {
+	recs, err := f.p4.Run(ctx, "protects", "-M", path)
 	if err != nil {
 		return "", err
 	}
@@ -75,5 +188,5 @@ func (f *Fetcher) permMax(ctx context.Context, path string) (string, error) {
 			return v, nil
 		}
 	}
-	return "", failure.Errorf(failure.SchemaInvalid, "p4 protects -m %s: no permMax in output", path)
+	return "", failure.Errorf(failure.SchemaInvalid, "p4 protects -M %s: no permMax in output", path)
 }

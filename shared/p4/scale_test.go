@@ -122,31 +122,39 @@ func TestFetchWarningsFailTheFetch(t *testing.T) {
 		rec := &recordingRunner{next: r}
 		f, _ := NewFetcher(rec, testAllowList(t, nil), log)
 		cs, err := f.CheckProtections().Fetch(context.Background(), 12345, false)
-		if failure.Classify(err) != failure.PolicyRejected || cs.Files != nil {
-			t.Errorf("fetch with a protected file hidden: %v, %d files; want POLICY_REJECTED and nothing", err, len(cs.Files))
+		if failure.Classify(err) != failure.SecurityFailure || cs.Files != nil {
+			t.Errorf("fetch with a protected file hidden: %v, %d files; want SECURITY_FAILURE and nothing", err, len(cs.Files))
 		}
-		if !strings.Contains(logs.String(), `"event":"p4_protections_insufficient"`) {
+		if !strings.Contains(logs.String(), `"event":"p4_protections_refused"`) {
 			t.Errorf("no security event: %s", logs.String())
 		}
-		if strings.Join(rec.calls, ",") != "protects -m //...,protects -m" {
+		if strings.Join(rec.calls, ",") != "protects" {
 			t.Errorf("commands %q: want only the protections check, no describe", rec.calls)
 		}
 	})
 }
 
-// TestProtectionsCheck: the service user's protections are checked once per
-// process before the first describe: list on //... at least, read at most.
+// TestProtectionsCheck: before each fetch the service user's own
+// protection lines must prove that every allow-listed path is readable with
+// no exclusion beneath it, against the stand-in's "p4 protects", which, like
+// a real server, answers "read" to "protects -m" whatever is excluded: a
+// client that went back to trusting "protects -m //..." fails the refusing
+// rows.
 func TestProtectionsCheck(t *testing.T) {
 	for _, tt := range []struct {
 		name, server string
-		want         failure.Class
-		event        string
+		reason       string // "" when the fetch may go ahead
 	}{
-		{"read everywhere", `{}`, "", ""},
-		{"list everywhere, read on the allow-list", `{"list_only":["//depot/secret/..."]}`, "", ""},
-		{"a hidden path", `{"protect":["//depot/secret/..."]}`, failure.PolicyRejected, "p4_protections_insufficient"},
-		{"write access", `{"access":"write"}`, failure.PolicyRejected, "p4_protections_excessive"},
-		{"super user", `{"access":"super"}`, failure.PolicyRejected, "p4_protections_excessive"},
+		{"read everywhere", `{}`, ""},
+		{"an exclusion outside the allow-list", `{"protect":["//depot/secret/..."]}`, ""},
+		{"list only outside the allow-list", `{"list_only":["//depot/secret/..."]}`, ""},
+		{"an exclusion under an allow-listed path", `{"protect":["//depot/projectA/tools/..."]}`, "exclusion_under_allowlist"},
+		{"the same, marked with a dash", `{"protect":["//depot/projectA/tools/..."],"exclusion_style":"dash"}`, "exclusion_under_allowlist"},
+		{"list only under an allow-listed path", `{"list_only":["//depot/projectA/assets/..."]}`, "exclusion_under_allowlist"},
+		{"a hidden exclusion of an allow-listed path", `{"protect":["//depot/libs/security/..."],"hide_exclusions":true}`, "hidden_exclusions"},
+		{"list everywhere", `{"access":"list"}`, "no_read"},
+		{"write access", `{"access":"write"}`, "excessive_access"},
+		{"super user", `{"access":"super"}`, "excessive_access"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			depotDir := fixtureDepot(t)
@@ -159,26 +167,48 @@ func TestProtectionsCheck(t *testing.T) {
 			f.CheckProtections()
 			for range 2 {
 				_, err := f.Fetch(context.Background(), 12349, false)
-				if failure.Classify(err) != tt.want {
-					t.Fatalf("err = %v, want class %q", err, tt.want)
+				if tt.reason == "" && err != nil {
+					t.Fatalf("err = %v, want a fetch", err)
+				}
+				if tt.reason != "" && (failure.Classify(err) != failure.SecurityFailure || !strings.Contains(err.Error(), "("+tt.reason+")")) {
+					t.Fatalf("err = %v, want SECURITY_FAILURE (%s)", err, tt.reason)
 				}
 			}
-			checks := 0
+			var checks []string
 			for _, c := range rec.calls {
 				if strings.HasPrefix(c, "protects") {
-					checks++
+					checks = append(checks, c)
 				}
 			}
-			if tt.want == "" && checks != 2 {
-				t.Errorf("%d protects commands over two fetches, want 2 (checked once)", checks)
+			for _, c := range checks {
+				if strings.HasPrefix(c, "protects -m") {
+					t.Errorf("%q: -m ignores paths and exclusions, it proves nothing", c)
+				}
 			}
-			if tt.want != "" && checks < 3 {
-				t.Errorf("a failed check must be repeated on the next fetch: %d protects commands", checks)
+			if tt.reason == "" && strings.Join(checks, ",") != "protects,protects -M //depot/libs/security/...,protects -M //depot/projectA/...,protects" {
+				t.Errorf("protects commands over two fetches %q: want the table each time, -M per entry once", checks)
 			}
-			if tt.event != "" && !strings.Contains(logs.String(), `"event":"`+tt.event+`"`) {
-				t.Errorf("no %s security event: %s", tt.event, logs.String())
+			if tt.reason != "" && !strings.Contains(logs.String(), `"event":"p4_protections_refused","security_event":true,"reason":"`+tt.reason+`"`) {
+				t.Errorf("no %s security event: %s", tt.reason, logs.String())
 			}
 		})
+	}
+}
+
+// TestProtectionsRecheckedWhenChanged: a table judged sound is judged again
+// as soon as it differs, so an exclusion added while the process is warm
+// refuses the next fetch.
+func TestProtectionsRecheckedWhenChanged(t *testing.T) {
+	depotDir := fixtureDepot(t)
+	r, _ := newTestRunner(t, depotDir, nil)
+	f, _ := NewFetcher(r, testAllowList(t, nil), nil)
+	f.CheckProtections()
+	if _, err := f.Fetch(context.Background(), 12349, false); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(depotDir, "server.json"), []byte(`{"protect":["//depot/projectA/src/secret/..."]}`), 0o644)
+	if _, err := f.Fetch(context.Background(), 12349, false); failure.Classify(err) != failure.SecurityFailure {
+		t.Fatalf("fetch after an exclusion was added: %v, want SECURITY_FAILURE", err)
 	}
 }
 

@@ -93,6 +93,16 @@ type server struct {
 	// Access is the level the user holds everywhere else (what "p4
 	// protects -m" reports); default "read".
 	Access string `json:"access"`
+	// HideExclusions is dm.protects.hide=1: plain "p4 protects" leaves the
+	// exclusionary lines out for a user without super access (server
+	// configurables catalog: "Hide exclusionary protections (protects)";
+	// shared/reference/p4-cli.md, Protections).
+	HideExclusions bool `json:"hide_exclusions"`
+	// ExclusionStyle is how tagged "protects" marks an exclusionary line:
+	// "unmap" (default: an "unmap" field, the path as it is) or "dash" (a
+	// leading "-" on the path, as text output shows it). The reference
+	// leaves the tagged field name unverified, so the client reads both.
+	ExclusionStyle string `json:"exclusion_style"`
 	// LatencyMS is slept once per command: a simulated network round trip.
 	LatencyMS int `json:"latency_ms"`
 	// Fingerprint makes the server an ssl: one: the client refuses to talk
@@ -252,38 +262,64 @@ func matchAny(patterns []string, path string) bool {
 	return false
 }
 
-// overlapsAny reports whether some file could match both the path spec and
-// one of patterns (one contains the other).
-func overlapsAny(patterns []string, spec string) bool {
+// protectLine is one line of the protections table as it applies to the
+// stand-in's one user.
+type protectLine struct {
+	perm, path string
+	exclude    bool
+}
+
+// table is the user's protections as server.json implies them: access on
+// //..., then one exclusionary line per list_only path ("=read": the read
+// right removed, list kept) and per protect path ("list": every right
+// removed). An exclusionary line takes away access whatever its level, a
+// "=right" line only that right (command reference, p4 protect).
+func (d *depot) table() []protectLine {
+	out := []protectLine{{perm: d.access(), path: "//..."}}
+	for _, p := range d.server.ListOnly {
+		out = append(out, protectLine{perm: "=read", path: p, exclude: true})
+	}
+	for _, p := range d.server.Protect {
+		out = append(out, protectLine{perm: "list", path: p, exclude: true})
+	}
+	return out
+}
+
+func (d *depot) access() string {
+	if d.server.Access == "" {
+		return "read"
+	}
+	return d.server.Access
+}
+
+// maxAccess answers "p4 protects -M path": the highest level the user holds
+// somewhere under path, exclusions taken into account (reference,
+// Protections: "-M takes the path and exclusions into account but still
+// reports a maximum"). Only an exclusion covering all of path lowers it.
+// Hidden exclusions (dm.protects.hide) still count: they hide lines from
+// the listing, not from the server's own evaluation (*unverified*: the
+// catalog says only that the lines are hidden).
+func (d *depot) maxAccess(path string) string {
+	switch {
+	case coversAll(d.server.Protect, path):
+		return "none"
+	case coversAll(d.server.ListOnly, path):
+		return "list"
+	}
+	return d.access()
+}
+
+// coversAll reports whether one of patterns matches every file path spec
+// can name.
+func coversAll(patterns []string, spec string) bool {
 	sp, specDir := strings.CutSuffix(spec, "...")
 	for _, p := range patterns {
 		pp, patDir := strings.CutSuffix(p, "...")
-		switch {
-		case patDir && strings.HasPrefix(sp, pp), specDir && strings.HasPrefix(pp, sp), !patDir && !specDir && pp == sp:
+		if (patDir && strings.HasPrefix(sp, pp)) || (!patDir && !specDir && pp == sp) {
 			return true
 		}
 	}
 	return false
-}
-
-// maxAccess answers "p4 protects -m [path]": with no path the highest level
-// the user holds anywhere; with a path the level the user holds on all of
-// it, so a path part of which is hidden answers "none" and one part of
-// which is list-only answers "list".
-func (d *depot) maxAccess(path string) string {
-	access := d.server.Access
-	if access == "" {
-		access = "read"
-	}
-	switch {
-	case path == "":
-		return access
-	case overlapsAny(d.server.Protect, path):
-		return "none"
-	case overlapsAny(d.server.ListOnly, path):
-		return "list"
-	}
-	return access
 }
 
 func (d *depot) content(inline *string, name, b64 string) (string, error) {

@@ -54,7 +54,6 @@ const (
 
 	evUsage   = 1
 	evUnknown = 2
-	evProtect = 6
 	evEmpty   = 17
 	evContext = 36 // login required
 )
@@ -326,7 +325,9 @@ func (s *session) resolveAll(command string, specs []string) ([]resolved, bool) 
 func (s *session) fileWarning(r resolved) bool {
 	switch {
 	case r.deny:
-		s.msg(sevWarn, evProtect, "%s - protected namespace - access denied.", r.spec)
+		// Generic 17 (EV_EMPTY), not a permission code: the client source's
+		// message catalog, msgs/msgdm.cc (reference, Changelists).
+		s.msg(sevWarn, evEmpty, "%s - protected namespace - access denied.", r.spec)
 	case r.rev == nil:
 		s.msg(sevWarn, evEmpty, "%s - no such file(s).", r.spec)
 	default:
@@ -552,15 +553,27 @@ func (s *session) userSpec(args []string) {
 	})
 }
 
-// protects answers "protects -m [path]" with one record, {"permMax":
-// "<level>"}: the highest access level the user has, for the whole depot
-// or for the path (see depot.maxAccess). The full table listing (without
-// -m) is not modelled.
+// protects answers the caller's own protections, as the command reference
+// for "p4 protects" describes it (shared/reference/p4-cli.md, Protections):
+//
+//   - "protects -m [path]": {"permMax"}, the user's highest level anywhere;
+//     the path and every exclusionary line are ignored, so a user who cannot
+//     see half the depot still gets "read" (the .NET API's
+//     GetMaxProtectionAccessCmdFlags: "-m … does not take exclusions or the
+//     specified file path into account");
+//   - "protects -M path": {"permMax"} with the path and exclusions taken
+//     into account, still a maximum (see depot.maxAccess);
+//   - "protects": one record per line of the table that applies to the
+//     user, {perm, host, user, line}, an exclusionary line marked (see
+//     server.ExclusionStyle); with dm.protects.hide (hide_exclusions) the
+//     exclusionary lines are left out.
+//
+// Other users' lines (-a, -g, -u) need super access and are not modelled.
 func (s *session) protects(args []string) {
-	const usage = "Usage: protects [ -s spec ] [ -a | -g group | -u user ] [ -h host ] [ -m ] [ file ... ]"
+	const usage = "Usage: protects [ -s spec ] [ -a | -g group | -u user ] [ -h host ] [ -m | -M ] [ file ... ]"
 	opts, operands := flags(args)
-	if len(opts) != 1 || opts[0] != "-m" {
-		s.usage(usage, "standin: only 'protects -m [file]' is supported.")
+	if len(opts) > 1 || (len(opts) == 1 && opts[0] != "-m" && opts[0] != "-M") {
+		s.usage(usage, "standin: only 'protects [-m | -M] [file]' is supported.")
 		return
 	}
 	if len(operands) > 1 {
@@ -575,7 +588,32 @@ func (s *session) protects(args []string) {
 			return
 		}
 	}
-	s.emit(map[string]any{"permMax": s.d.maxAccess(path)})
+	switch {
+	case len(opts) == 0:
+		s.protectsTable()
+	case opts[0] == "-m":
+		s.emit(map[string]any{"permMax": s.d.access()})
+	case path == "":
+		s.msg(sevError, evUsage, "standin: 'protects -M' needs a file argument.")
+	default:
+		s.emit(map[string]any{"permMax": s.d.maxAccess(path)})
+	}
+}
+
+func (s *session) protectsTable() {
+	for _, l := range s.d.table() {
+		rec := map[string]any{"perm": l.perm, "host": "*", "user": s.user, "line": l.path}
+		switch {
+		case !l.exclude:
+		case s.d.server.HideExclusions:
+			continue
+		case s.d.server.ExclusionStyle == "dash":
+			rec["line"] = "-" + l.path
+		default:
+			rec["unmap"] = ""
+		}
+		s.emit(rec)
+	}
 }
 
 func (s *session) info() {

@@ -224,18 +224,56 @@ func TestProtections(t *testing.T) {
 		args []string
 		want string
 	}{
+		// -m ignores the path and every exclusion: "read" even for //...,
+		// half of which is hidden (reference, Protections).
 		{[]string{"-m"}, "read"},
-		{[]string{"-m", "//..."}, "none"},                // part of the depot is hidden
-		{[]string{"-m", "//depot/projectA/..."}, "list"}, // part of it is list-only
-		{[]string{"-m", "//depot/libs/..."}, "read"},
-		{[]string{"-m", "//depot/secret/x.c"}, "none"},
+		{[]string{"-m", "//..."}, "read"},
+		{[]string{"-m", "//depot/secret/x.c"}, "read"},
+		// -M honours both, but is still a maximum: "read" somewhere under
+		// //... and //depot/projectA/..., though parts are hidden or list-only.
+		{[]string{"-M", "//..."}, "read"},
+		{[]string{"-M", "//depot/projectA/..."}, "read"},
+		{[]string{"-M", "//depot/projectA/assets/..."}, "list"},
+		{[]string{"-M", "//depot/secret/x.c"}, "none"},
 	} {
 		lines, stderr, exit := p4(t, port, append([]string{"-ztag", "-Mj", "protects"}, tt.args...)...)
 		if _, recs := split(lines); exit != 0 || stderr != "" || len(recs) != 1 || recs[0].s("permMax") != tt.want {
 			t.Errorf("protects %v: exit %d stderr %q records %v, want permMax %s", tt.args, exit, stderr, recs, tt.want)
 		}
 	}
-	if lines, _, exit := p4(t, port, "-ztag", "-Mj", "protects"); exit != 1 || len(lines) != 1 {
-		t.Errorf("protects without -m: exit %d %v (the table listing is not modelled)", exit, lines)
+}
+
+// TestProtectsTable: plain "protects" lists the user's lines, exclusionary
+// ones marked by an "unmap" field or a leading "-"; dm.protects.hide
+// (hide_exclusions) leaves them out.
+func TestProtectsTable(t *testing.T) {
+	for _, tt := range []struct {
+		server string
+		want   []string
+	}{
+		{`{"protect":["//depot/secret/..."],"list_only":["//depot/x/..."]}`,
+			[]string{"read //...", "=read //depot/x/... unmap", "list //depot/secret/... unmap"}},
+		{`{"protect":["//depot/secret/..."],"exclusion_style":"dash"}`, []string{"read //...", "list -//depot/secret/..."}},
+		{`{"protect":["//depot/secret/..."],"hide_exclusions":true}`, []string{"read //..."}},
+	} {
+		port := copyDepot(t)
+		if err := os.WriteFile(filepath.Join(port, "server.json"), []byte(tt.server), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		lines, stderr, exit := p4(t, port, "-ztag", "-Mj", "protects")
+		var got []string
+		for _, r := range lines {
+			l := r.s("perm") + " " + r.s("line")
+			if _, ok := r["unmap"]; ok {
+				l += " unmap"
+			}
+			if r.s("user") != "alice" || r.s("host") != "*" {
+				t.Errorf("%s: line %v is not alice's from any host", tt.server, r)
+			}
+			got = append(got, l)
+		}
+		if exit != 0 || stderr != "" || strings.Join(got, "|") != strings.Join(tt.want, "|") {
+			t.Errorf("%s: exit %d stderr %q table %q, want %q", tt.server, exit, stderr, got, tt.want)
+		}
 	}
 }
