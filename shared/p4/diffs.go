@@ -312,7 +312,11 @@ func (f *Fetcher) printSpecs(ctx context.Context, batch []filePlan) ([]printed, 
 		args = append(args, p.specs()...)
 		paths = append(paths, p.paths()...)
 	}
-	recs, err := f.p4.Run(ctx, "print", args...)
+	// -k: keywords unexpanded, as describe shows a change ("keyword
+	// differences tend to obscure real differences"), or every +k file
+	// would show its $Id$/$Change$/$DateTime$ lines changed (reference,
+	// "Keywords, trust, tickets, edge servers").
+	recs, err := f.p4.Run(ctx, "print", append([]string{"-k"}, args...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -59,7 +59,7 @@ func TestFetchSubmitted(t *testing.T) {
 	}
 	wantCalls := []string{
 		"describe -s 12345",
-		"print //depot/projectA/src/net/buffer.c#3 //depot/projectA/src/net/buffer.c#4 //depot/projectA/tools/deploy/deploy.go#1",
+		"print -k //depot/projectA/src/net/buffer.c#3 //depot/projectA/src/net/buffer.c#4 //depot/projectA/tools/deploy/deploy.go#1",
 		"user -o alice",
 	}
 	if strings.Join(rec.calls, "\n") != strings.Join(wantCalls, "\n") {
@@ -106,7 +106,7 @@ func TestFetchShelved(t *testing.T) {
 	}
 	wantCalls := []string{
 		"describe -s -S 12347",
-		"print //depot/projectA/src/net/buffer.c#4 //depot/projectA/src/net/buffer.c@=12347 //depot/projectA/src/net/retry.go@=12347",
+		"print -k //depot/projectA/src/net/buffer.c#4 //depot/projectA/src/net/buffer.c@=12347 //depot/projectA/src/net/retry.go@=12347",
 		"user -o bob",
 	}
 	if strings.Join(rec.calls, "\n") != strings.Join(wantCalls, "\n") {
@@ -302,7 +302,7 @@ func TestFetchDiffShapes(t *testing.T) {
 	}}
 	fr := &fakeRunner{answers: map[string][]Record{
 		"describe -s 88": describe,
-		"print //depot/projectA/int.c#4 //depot/projectA/int.c#5 //depot/projectA/br.c#1 //depot/projectA/first.c#1 //depot/projectA/same.c#1 //depot/projectA/same.c#2 //depot/projectA/empty.txt#1": {
+		"print -k //depot/projectA/int.c#4 //depot/projectA/int.c#5 //depot/projectA/br.c#1 //depot/projectA/first.c#1 //depot/projectA/same.c#1 //depot/projectA/same.c#2 //depot/projectA/empty.txt#1": {
 			{"depotFile": "//depot/projectA/int.c", "rev": "4"}, {"data": "a\n"}, {"data": ""},
 			{"depotFile": "//depot/projectA/int.c", "rev": "5"}, {"data": "b"}, {"data": "\n"}, {"data": ""},
 			{"depotFile": "//depot/projectA/br.c", "rev": "1"}, {"data": "one\ntwo"}, {"data": ""},
@@ -341,12 +341,12 @@ func TestFetchRejectsMismatchedContentHeader(t *testing.T) {
 	fr := &fakeRunner{answers: map[string][]Record{
 		"describe -s 5": {{"change": "5", "user": "bob", "status": "submitted",
 			"depotFile0": "//depot/projectA/a.c", "action0": "add", "type0": "text", "rev0": "1"}},
-		"print //depot/projectA/a.c#1": {{"depotFile": "//depot/secret/a.c"}, {"data": "x"}},
+		"print -k //depot/projectA/a.c#1": {{"depotFile": "//depot/secret/a.c"}, {"data": "x"}},
 		"describe -s 6": {{"change": "6", "user": "bob", "status": "submitted",
 			"depotFile0": "//depot/projectA/a.c", "action0": "add", "type0": "text", "rev0": "1",
 			"depotFile1": "//depot/projectA/b.c", "action1": "add", "type1": "text", "rev1": "1"}},
 		// One file answered for two asked: not trusted.
-		"print //depot/projectA/a.c#1 //depot/projectA/b.c#1": {{"depotFile": "//depot/projectA/a.c"}, {"data": "x"}},
+		"print -k //depot/projectA/a.c#1 //depot/projectA/b.c#1": {{"depotFile": "//depot/projectA/a.c"}, {"data": "x"}},
 	}}
 	f, _ := NewFetcher(fr, testAllowList(t, nil), nil)
 	for _, cl := range []int64{5, 6} {

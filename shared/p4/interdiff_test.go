@@ -88,7 +88,7 @@ func TestFetchSinceDiffsAgainstTheEarlierShelf(t *testing.T) {
 
 	t.Run("interdiffs", func(t *testing.T) {
 		cs, rec, _ := fetch(t, Since{Change: 12347, Version: 1, Wants: all})
-		wantPrint := "print " + buffer + "#4 " + buffer + "@=12347 " + buffer + "@=12370 " + retry + "@=12347 " + retry + "@=12370"
+		wantPrint := "print -k " + buffer + "#4 " + buffer + "@=12347 " + buffer + "@=12370 " + retry + "@=12347 " + retry + "@=12370"
 		if rec.calls[1] != wantPrint {
 			t.Errorf("print command:\n%s\nwant:\n%s", rec.calls[1], wantPrint)
 		}

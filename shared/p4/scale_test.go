@@ -66,7 +66,7 @@ func TestFetchMove(t *testing.T) {
 	want := []string{
 		"describe -s 12349",
 		"filelog -m1 //depot/projectA/src/net/buffer_pool.c#1",
-		"print //depot/projectA/src/net/buf.c#2 //depot/projectA/src/net/buffer_pool.c#1",
+		"print -k //depot/projectA/src/net/buf.c#2 //depot/projectA/src/net/buffer_pool.c#1",
 		"user -o alice",
 	}
 	if strings.Join(rec.calls, "\n") != strings.Join(want, "\n") {
@@ -221,7 +221,7 @@ func TestFetchListsHugeFilesAndShelvedMoves(t *testing.T) {
 			"depotFile0": "//depot/projectA/new/name.c", "action0": "move/add", "type0": "text", "rev0": "1", "fileSize0": "10",
 			"depotFile1": "//depot/projectA/old/name.c", "action1": "move/delete", "type1": "text", "rev1": "6",
 			"depotFile2": "//depot/projectA/huge.sql", "action2": "edit", "type2": "text", "rev2": "2", "fileSize2": "999999"}},
-		"print //depot/projectA/old/name.c#6 //depot/projectA/new/name.c@=31": {
+		"print -k //depot/projectA/old/name.c#6 //depot/projectA/new/name.c@=31": {
 			{"depotFile": "//depot/projectA/old/name.c"}, {"data": "a\nb\n"}, {"data": ""},
 			{"depotFile": "//depot/projectA/new/name.c"}, {"data": "a\nc\n"}, {"data": ""}},
 		"user -o bob": {{"User": "bob", "Email": "bob@example.com", "Update": "x"}},

@@ -339,12 +339,14 @@ func (s *session) fileWarning(r resolved) bool {
 func (s *session) print(args []string) {
 	const usage = "Usage: print [-a -A -k -o localFile -q -m max -U] files..."
 	opts, operands := flags(args)
-	quiet := false
+	quiet, expand := false, true
 	for _, o := range opts {
 		switch o {
 		case "-q":
 			quiet = true
-		case "-k", "-a":
+		case "-k":
+			expand = false
+		case "-a":
 		default:
 			s.usage(usage, "Invalid option: "+o+".")
 			return
@@ -367,6 +369,15 @@ func (s *session) print(args []string) {
 		if err != nil {
 			s.msg(4, 0, "Perforce server error:\n\tstandin: broken fixture: %v", err)
 			return
+		}
+		if expand {
+			change, at := r.change.Change, time.Unix(r.change.Time, 0)
+			if r.before {
+				// The fixtures do not say which change made a "before"
+				// revision; an earlier one, a day earlier, stands for it.
+				change, at = change-1, at.Add(-24*time.Hour)
+			}
+			content = expandKeywords(content, r.file.Type, r.file.Path, r.rev, change, r.change.User, at)
 		}
 		if !quiet {
 			s.emit(map[string]any{

@@ -277,3 +277,35 @@ func TestProtectsTable(t *testing.T) {
 		}
 	}
 }
+
+// TestPrintExpandsKeywords: print expands RCS keywords in a ktext file
+// unless -k; a text file is printed as stored either way.
+func TestPrintExpandsKeywords(t *testing.T) {
+	port := copyDepot(t)
+	content := func(args ...string) string {
+		lines, stderr, exit := p4(t, port, append([]string{"-ztag", "-Mj", "print"}, args...)...)
+		var b strings.Builder
+		for _, l := range lines {
+			if _, header := l["depotFile"]; !header {
+				b.WriteString(l.s("data"))
+			}
+		}
+		if exit != 0 || stderr != "" {
+			t.Fatalf("print %v: exit %d stderr %q", args, exit, stderr)
+		}
+		return b.String()
+	}
+	got := content("//depot/projectA/src/net/limits.c#3")
+	if !strings.HasPrefix(got, "/* $Id: //depot/projectA/src/net/limits.c#3 $ */\n/* $Change: 12365 $ $DateTime: 2024/11/18 14:26:40 $ */\n") {
+		t.Errorf("print of a ktext file:\n%s", got)
+	}
+	if got := content("-k", "//depot/projectA/src/net/limits.c#3"); !strings.HasPrefix(got, "/* $Id$ */\n/* $Change$ $DateTime$ */\n") {
+		t.Errorf("print -k of a ktext file:\n%s", got)
+	}
+	if got := content("-k", "//depot/projectA/src/net/limits.c#2"); !strings.HasPrefix(got, "/* $Id$ */") {
+		t.Errorf("print -k of the earlier revision:\n%s", got)
+	}
+	if got := content("//depot/projectA/src/net/limits.c#2"); !strings.HasPrefix(got, "/* $Id: //depot/projectA/src/net/limits.c#2 $ */") {
+		t.Errorf("print of the earlier revision:\n%s", got)
+	}
+}
