@@ -38,9 +38,13 @@ type CredentialSource interface {
 }
 
 // SetCredentials makes the runner authenticate with src before its first
-// command, and once per cold start again when the server rejects the
-// session (an expired ticket): read the secret afresh, log in again, retry
-// the command once. A second rejection is AUTH_DENIED.
+// command, and again whenever the server rejects the session (an expired
+// ticket, or a host-locked one presented from a new address): read the
+// secret afresh, log in again, retry the command once. At most one re-login
+// per command, never a loop: a second rejection of the same command is
+// AUTH_DENIED. A password logs in with "p4 login -a", a ticket valid from
+// every host, because a Lambda's outbound address may change between
+// commands (reference, "Keywords, trust, tickets, edge servers").
 func (r *Runner) SetCredentials(src CredentialSource) {
 	r.auth.mu.Lock()
 	defer r.auth.mu.Unlock()
@@ -73,7 +77,7 @@ func (r *Runner) session(ctx context.Context) ([]string, int, error) {
 }
 
 // reauthenticate handles a rejected session (made under generation gen):
-// only the first rejection of a cold start logs in again.
+// log in again unless another command already did since.
 func (r *Runner) reauthenticate(ctx context.Context, gen int) bool {
 	r.auth.mu.Lock()
 	defer r.auth.mu.Unlock()
@@ -83,10 +87,6 @@ func (r *Runner) reauthenticate(ctx context.Context, gen int) bool {
 	if r.auth.gen != gen {
 		return true // another command already renewed the session
 	}
-	if r.auth.renewed {
-		return false
-	}
-	r.auth.renewed = true
 	r.log.Warn("p4 session rejected; reading the credential afresh and logging in again", "event", "p4_relogin")
 	return r.authenticate(ctx, true) == nil
 }
@@ -109,10 +109,31 @@ func (r *Runner) authenticate(ctx context.Context, fresh bool) error {
 	r.auth.env = nil
 	if c.Ticket != "" {
 		r.auth.env = []string{"P4PASSWD=" + c.Ticket}
-	} else if _, err := r.exec(ctx, nil, c.Password+"\n", "login"); err != nil {
+	} else if err := r.login(ctx, c.Password); err != nil {
 		return err
 	}
 	r.auth.ready = true
 	r.auth.gen++
 	return nil
+}
+
+// hostlessDisabled is the server's answer to "login -a" where all-host
+// tickets are disabled (the client source's msgs/msgserver.cc,
+// NoHostlessTickets).
+const hostlessDisabled = "'p4 login -a' has been disabled on this server"
+
+// login logs in with password on stdin: "login -a" for a ticket valid from
+// every host; where the server disables that, a host-locked "login", which
+// the re-login on every rejection keeps working when the address changes.
+func (r *Runner) login(ctx context.Context, password string) error {
+	if !r.auth.hostLocked {
+		_, err := r.exec(ctx, nil, password+"\n", "login", "-a")
+		if err == nil || !strings.Contains(err.Error(), hostlessDisabled) {
+			return err
+		}
+		r.auth.hostLocked = true
+		r.log.Warn("the p4 server disables all-host tickets; logging in with host-locked tickets", "event", "p4_hostless_tickets_disabled")
+	}
+	_, err := r.exec(ctx, nil, password+"\n", "login")
+	return err
 }

@@ -49,7 +49,11 @@ func issuedTickets(t *testing.T, depotDir string) []string {
 	return out
 }
 
-func TestPasswordLoginOncePerColdStart(t *testing.T) {
+// TestPasswordLoginRenewedAtEveryExpiry: one warm runner logs in once,
+// with an all-hosts ticket that survives a change of outbound address, and
+// logs in again at each expiry: twice in one process, each command
+// succeeding after one re-login.
+func TestPasswordLoginRenewedAtEveryExpiry(t *testing.T) {
 	depotDir := passwordDepot(t)
 	tickets := filepath.Join(t.TempDir(), "tickets")
 	r, logs := newTestRunner(t, depotDir, func(c *Config) { c.Tickets = tickets })
@@ -70,20 +74,65 @@ func TestPasswordLoginOncePerColdStart(t *testing.T) {
 	if strings.Contains(logs.String(), "service-pw-1") {
 		t.Error("the password reached a log line")
 	}
+	// The function's outbound address changes: an all-hosts ticket holds.
+	setClientAddress(t, depotDir, "10.0.7.9")
+	if _, err := r.Run(ctx, "describe", "-s", "12345"); err != nil || len(issuedTickets(t, depotDir)) != 1 {
+		t.Fatalf("after an address change: %v, %d tickets; want the same ticket to work", err, len(issuedTickets(t, depotDir)))
+	}
+	for i := 1; i <= 2; i++ {
+		expireTickets(t, depotDir)
+		if _, err := r.Run(ctx, "describe", "-s", "12345"); err != nil {
+			t.Fatalf("after expiry %d: %v", i, err)
+		}
+		if n := strings.Count(logs.String(), `"event":"p4_relogin"`); n != i {
+			t.Errorf("after expiry %d: %d re-logins logged", i, n)
+		}
+	}
+}
 
-	// The ticket expires mid-run: one re-login, the command succeeds.
-	os.RemoveAll(filepath.Join(depotDir, ".state", "tickets"))
+// expireTickets makes every ticket the stand-in issued expired.
+func expireTickets(t *testing.T, depotDir string) {
+	t.Helper()
+	dir := filepath.Join(depotDir, ".state", "tickets")
+	for _, name := range issuedTickets(t, depotDir) {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, host, _ := strings.Cut(string(b), " ")
+		os.WriteFile(filepath.Join(dir, name), []byte("1 "+host), 0o644)
+	}
+}
+
+func setClientAddress(t *testing.T, depotDir, addr string) {
+	t.Helper()
+	os.MkdirAll(filepath.Join(depotDir, ".state"), 0o755)
+	if err := os.WriteFile(filepath.Join(depotDir, ".state", "client_address"), []byte(addr), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestHostLockedTicketsWhereAllHostsAreDisabled: a server that refuses
+// "login -a" gets a host-locked login; when the address changes the ticket
+// is refused and one re-login per command mends it.
+func TestHostLockedTicketsWhereAllHostsAreDisabled(t *testing.T) {
+	depotDir := fixtureDepot(t)
+	os.WriteFile(filepath.Join(depotDir, "server.json"), []byte(`{"password":"service-pw-1","no_hostless_tickets":true}`), 0o644)
+	r, logs := newTestRunner(t, depotDir, func(c *Config) { c.Tickets = filepath.Join(t.TempDir(), "tickets") })
+	r.SetCredentials(&credSource{cur: Credential{Password: "service-pw-1"}})
+	ctx := context.Background()
 	if _, err := r.Run(ctx, "describe", "-s", "12345"); err != nil {
-		t.Fatalf("after expiry: %v", err)
+		t.Fatal(err)
 	}
-	if !strings.Contains(logs.String(), `"event":"p4_relogin"`) {
-		t.Error("no re-login logged")
+	setClientAddress(t, depotDir, "10.0.7.9")
+	if _, err := r.Run(ctx, "describe", "-s", "12345"); err != nil {
+		t.Fatalf("after an address change: %v", err)
 	}
-	// Once per cold start: a second expiry is AUTH_DENIED.
-	os.RemoveAll(filepath.Join(depotDir, ".state", "tickets"))
-	_, err := r.Run(ctx, "describe", "-s", "12345")
-	if failure.Classify(err) != failure.AuthDenied || !strings.Contains(err.Error(), "Perforce password (P4PASSWD) invalid or unset.") {
-		t.Errorf("second expiry: %v", err)
+	if n := len(issuedTickets(t, depotDir)); n != 2 {
+		t.Errorf("%d tickets, want 2 (a new host-locked ticket for the new address)", n)
+	}
+	if !strings.Contains(logs.String(), `"event":"p4_hostless_tickets_disabled"`) {
+		t.Error("the fallback to host-locked tickets is not logged")
 	}
 }
 
@@ -155,6 +204,19 @@ func TestTrustFingerprint(t *testing.T) {
 	r, _ = newTestRunner(t, depotDir, func(c *Config) { c.Trust = trust; c.TrustFingerprint = fp })
 	if _, err := r.Run(context.Background(), "describe", "-s", "12345"); err != nil {
 		t.Errorf("trusted server: %v", err)
+	}
+	// The server now presents another key than the pinned one: a possible
+	// interception, a security failure with its event, never a retryable
+	// network timeout.
+	other := strings.TrimSuffix(strings.Repeat("2E:", 20), ":")
+	os.WriteFile(filepath.Join(depotDir, "server.json"), []byte(`{"fingerprint":"`+other+`"}`), 0o644)
+	r, logs := newTestRunner(t, depotDir, func(c *Config) { c.Trust = trust; c.TrustFingerprint = fp })
+	_, err := r.Run(context.Background(), "describe", "-s", "12345")
+	if failure.Classify(err) != failure.SecurityFailure || failure.Classify(err).Retryable() || !strings.Contains(err.Error(), "IDENTIFICATION HAS CHANGED") {
+		t.Errorf("key mismatch: %v, want SECURITY_FAILURE", err)
+	}
+	if !strings.Contains(logs.String(), `"event":"p4_trust_mismatch","security_event":true`) {
+		t.Errorf("no security event: %s", logs.String())
 	}
 }
 

@@ -20,11 +20,19 @@ const (
 )
 
 // Patterns are matched against the lower-cased message, in this order: a
-// protections refusal is a policy matter (fail closed, never retried), then
+// changed server key (a security failure), a protections refusal is a policy matter (fail closed, never retried), then
 // credentials, then client-side connection trouble, then our own
 // configuration, then things that do not exist. The rows come from
 // docs/reference/p4-cli.md.
 var (
+	// The server's key differs from the fingerprint pinned in P4TRUST: a
+	// possible interception, never a network fault to retry (the client
+	// source's msgs/msgrpc.cc, HostKeyMismatch; reference, "Keywords, trust,
+	// tickets, edge servers").
+	securityPatterns = []string{
+		"p4port identification has changed",
+		"someone is intercepting your connection",
+	}
 	policyPatterns = []string{
 		"protected namespace - access denied",
 	}
@@ -79,6 +87,8 @@ var (
 func classify(msg string, exitCode, generic int) failure.Class {
 	m := strings.ToLower(msg)
 	switch {
+	case containsAny(m, securityPatterns):
+		return failure.SecurityFailure
 	case containsAny(m, policyPatterns):
 		return failure.PolicyRejected
 	case containsAny(m, authPatterns) || noUserRe.MatchString(m):

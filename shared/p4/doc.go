@@ -19,10 +19,13 @@
 // Credentials come from a CredentialSource (Secrets Manager, rotatable): a
 // password is given to "p4 login" on stdin and the ticket kept in the
 // P4TICKETS file; a long-lived ticket is passed as P4PASSWD in the child's
-// environment. Neither ever appears in argv or a log. When the server
-// rejects the session mid-run, the runner reads the secret afresh and logs
-// in again, once per cold start; a configured ssl fingerprint is installed
-// with "p4 trust -i" before the first command. Logs carry the command name, argument count, duration and
+// environment. Neither ever appears in argv or a log. A password logs in
+// with "p4 login -a" (a ticket valid from every host: a Lambda's outbound
+// address may change). Whenever the server rejects the session, the runner
+// reads the secret afresh, logs in again and retries the command, at most
+// once per command; a configured ssl fingerprint is installed with
+// "p4 trust -i" before the first command, and a server key that differs
+// from it later is failure.SecurityFailure (possible interception). Logs carry the command name, argument count, duration and
 // exit code; argument values appear only when they are flags, numbers or
 // syntactically valid depot paths, and never the password or stderr text.
 //
@@ -57,7 +60,8 @@
 // # Errors
 //
 // Every error returned is a *failure.Error. p4's text decides the class:
-// a protected namespace is failure.PolicyRejected (fail closed, logged as a
+// a server key that differs from the pinned fingerprint is
+// failure.SecurityFailure (never retried); a protected namespace is failure.PolicyRejected (fail closed, logged as a
 // security event); invalid or expired credentials and missing permissions
 // are failure.AuthDenied; client-side connect failures and timeouts are
 // failure.NetworkTimeout; an unknown client or a path outside the client

@@ -61,13 +61,13 @@ type Runner struct {
 	log              *slog.Logger
 
 	auth struct {
-		mu      sync.Mutex
-		src     CredentialSource
-		env     []string // P4PASSWD=<ticket> for a ticket credential
-		ready   bool     // a session is established
-		gen     int      // incremented by each login
-		renewed bool     // the once-per-cold-start re-login was used
-		trusted bool     // the fingerprint is installed
+		mu         sync.Mutex
+		src        CredentialSource
+		env        []string // P4PASSWD=<ticket> for a ticket credential
+		ready      bool     // a session is established
+		gen        int      // incremented by each login
+		hostLocked bool     // the server refused "login -a"
+		trusted    bool     // the fingerprint is installed
 	}
 	maskMu   sync.Mutex
 	password string // masked out of every message
@@ -281,6 +281,10 @@ func (r *Runner) outcome(ctx, runCtx context.Context, command string, runErr err
 		msg := sanitize(raw, password)
 		if msg == "" {
 			msg = "no message"
+		}
+		if class == failure.SecurityFailure {
+			r.log.Error("the p4 server's key differs from the pinned fingerprint: possible interception; the client refused the connection",
+				"event", "p4_trust_mismatch", "security_event", true, "command", command)
 		}
 		if class == failure.PolicyRejected {
 			// The server's protections refused a path: a security event, and

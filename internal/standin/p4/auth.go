@@ -15,46 +15,75 @@ import (
 )
 
 // Tickets the stand-in issued live in <depot>/.state/tickets/<ticket>, each
-// holding its expiry (Unix milliseconds), so that successive processes
-// agree and a test can expire one by rewriting or deleting it.
+// holding its expiry (Unix milliseconds) and the host it is valid from ("*"
+// for all hosts), so that successive processes agree and a test can expire
+// one by rewriting or deleting it.
+//
+// The host a command comes from is what the server sees as the client's
+// address: <depot>/.state/client_address (default 127.0.0.1), which a test
+// rewrites to stand for a Lambda whose outbound address changed.
 
 const defaultTicketTTL = 12 * time.Hour
 
+// ticketState is what the server finds for a presented ticket.
+type ticketState int
+
+const (
+	ticketUnknown ticketState = iota
+	ticketValid
+	ticketExpired
+	ticketOtherHost
+)
+
 // authenticated checks the session's credentials when server.json sets a
-// password, answering like the real server when they fail.
+// password, answering like the real server when they fail: an expired
+// ticket gets LoginExpired (msgs/msgserver.cc: "Your session has expired,
+// please login again.", E_FAILED / EV_ILLEGAL = 4), anything else
+// BadPassword (3 / 36). A ticket presented from a host it was not issued
+// for (no "login -a": reference, "Tickets from p4 login are host-locked
+// unless -a is given") gets BadPassword too (*unverified*: the server's
+// text for this case is not in the reference).
 func (s *session) authenticated() bool {
 	pw := s.d.server.Password
-	if pw == "" {
+	if pw == "" || s.passwd == pw {
 		return true
 	}
-	if s.passwd == pw || (s.passwd != "" && s.d.validTicket(s.passwd)) {
+	ticket := s.passwd
+	if ticket == "" {
+		ticket = s.ticketFromFile()
+	}
+	switch s.d.ticket(ticket) {
+	case ticketValid:
 		return true
+	case ticketExpired:
+		s.msg(sevError, evIllegal, "Your session has expired, please login again.")
+	default:
+		s.msg(sevError, evContext, "Perforce password (P4PASSWD) invalid or unset.")
 	}
-	if s.passwd == "" {
-		if t := s.ticketFromFile(); t != "" && s.d.validTicket(t) {
-			return true
-		}
-	}
-	s.msg(sevError, evContext, "Perforce password (P4PASSWD) invalid or unset.")
 	return false
 }
 
 // login reads the password from stdin and stores a new ticket in the
-// tickets file ("p4 login"); "login -s" reports whether the session holds
-// a valid ticket.
+// tickets file ("p4 login"; "-a": valid from all hosts); "login -s"
+// reports whether the session holds a valid ticket.
 func (s *session) login(args []string) {
 	opts, _ := flags(args)
-	status := len(opts) == 1 && opts[0] == "-s"
-	if status {
-		if s.d.server.Password == "" || s.d.validTicket(s.ticketFromFile()) {
+	if len(opts) == 1 && opts[0] == "-s" {
+		if s.d.server.Password == "" || s.d.ticket(s.ticketFromFile()) == ticketValid {
 			s.emit(map[string]any{"User": s.user, "TicketExpiration": "43200"})
 			return
 		}
 		s.msg(sevError, evContext, "Perforce password (P4PASSWD) invalid or unset.")
 		return
 	}
-	if len(opts) > 0 {
+	allHosts := len(opts) == 1 && opts[0] == "-a"
+	if len(opts) > 1 || (len(opts) == 1 && !allHosts) {
 		s.usage("Usage: login [ -a -p -r <remotespec> -s ] [ user ]", "Invalid option: "+opts[0]+".")
+		return
+	}
+	if allHosts && s.d.server.NoHostlessTickets {
+		// msgs/msgserver.cc NoHostlessTickets (E_FAILED / EV_ILLEGAL).
+		s.msg(sevError, evIllegal, "'p4 login -a' has been disabled on this server.")
 		return
 	}
 	// The real client prompts even when the password comes from a pipe.
@@ -64,7 +93,11 @@ func (s *session) login(args []string) {
 		s.msg(sevError, evContext, "Password invalid.")
 		return
 	}
-	ticket, err := s.d.issueTicket()
+	host := "*"
+	if !allHosts {
+		host = s.d.clientAddress()
+	}
+	ticket, err := s.d.issueTicket(host)
 	if err == nil {
 		err = s.storeTicket(ticket)
 	}
@@ -85,7 +118,16 @@ func (d *depot) ticketTTL() time.Duration {
 
 func (d *depot) ticketDir() string { return filepath.Join(d.root, ".state", "tickets") }
 
-func (d *depot) issueTicket() (string, error) {
+// clientAddress is the address the server sees the command come from.
+func (d *depot) clientAddress() string {
+	b, err := os.ReadFile(filepath.Join(d.root, ".state", "client_address"))
+	if err != nil || strings.TrimSpace(string(b)) == "" {
+		return "127.0.0.1"
+	}
+	return strings.TrimSpace(string(b))
+}
+
+func (d *depot) issueTicket(host string) (string, error) {
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", err
@@ -95,19 +137,28 @@ func (d *depot) issueTicket() (string, error) {
 		return "", err
 	}
 	expiry := time.Now().Add(d.ticketTTL()).UnixMilli()
-	return ticket, os.WriteFile(filepath.Join(d.ticketDir(), ticket), []byte(strconv.FormatInt(expiry, 10)), 0o644)
+	return ticket, os.WriteFile(filepath.Join(d.ticketDir(), ticket), []byte(strconv.FormatInt(expiry, 10)+" "+host), 0o644)
 }
 
-func (d *depot) validTicket(ticket string) bool {
+func (d *depot) ticket(ticket string) ticketState {
 	if len(ticket) != 32 || strings.Trim(ticket, "0123456789ABCDEF") != "" {
-		return false
+		return ticketUnknown
 	}
 	b, err := os.ReadFile(filepath.Join(d.ticketDir(), ticket))
 	if err != nil {
-		return false
+		return ticketUnknown
 	}
-	expiry, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
-	return err == nil && time.Now().UnixMilli() < expiry
+	exp, host, _ := strings.Cut(strings.TrimSpace(string(b)), " ")
+	expiry, err := strconv.ParseInt(exp, 10, 64)
+	switch {
+	case err != nil:
+		return ticketUnknown
+	case host != "" && host != "*" && host != d.clientAddress(): // "" : a ticket from before hosts were recorded, as -a
+		return ticketOtherHost
+	case time.Now().UnixMilli() >= expiry:
+		return ticketExpired
+	}
+	return ticketValid
 }
 
 // ticketsFile is P4TICKETS, or ~/.p4tickets as with the real client.

@@ -83,6 +83,8 @@ type server struct {
 	// from "p4 login" in the tickets file.
 	Password    string `json:"password"`
 	TicketTTLMS int64  `json:"ticket_ttl_ms"` // default 12 h
+	// NoHostlessTickets: "login -a" is disabled on this server.
+	NoHostlessTickets bool `json:"no_hostless_tickets"`
 	// Protect lists depot paths (a trailing "..." matches everything below)
 	// the user may not read: print, diff2 and filelog answer "protected
 	// namespace", describe omits the files.

@@ -54,6 +54,7 @@ const (
 
 	evUsage   = 1
 	evUnknown = 2
+	evIllegal = 4
 	evEmpty   = 17
 	evContext = 36 // login required
 )

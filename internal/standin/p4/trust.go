@@ -37,20 +37,33 @@ func (s *session) trustCmd(args []string) int {
 }
 
 // checkTrust fails like the real client talking to an ssl: server whose
-// fingerprint is not in the trust file: plain text on stderr, exit 1.
+// key is not the one in the trust file: plain text on stderr, exit 1. The
+// texts are the client's message catalog (msgs/msgrpc.cc: HostKeyUnknown
+// when the trust file holds nothing for P4PORT, HostKeyMismatch when it
+// holds another fingerprint; both E_FAILED / EV_COMM), under the
+// "Perforce client error:" line the client prints for every client-side
+// failure (reference, "Client-side failures"; "Keywords, trust, tickets,
+// edge servers": "a later mismatch fails every command").
 func (s *session) checkTrust() int {
 	fp := s.d.server.Fingerprint
 	if fp == "" {
 		return 0
 	}
+	trusted := ""
 	if name := s.trustFile(); name != "" {
 		if b, err := os.ReadFile(name); err == nil {
 			for _, l := range strings.Split(string(b), "\n") {
-				if l == s.port+"="+fp {
-					return 0
+				if v, ok := strings.CutPrefix(l, s.port+"="); ok {
+					trusted = v
 				}
 			}
 		}
 	}
-	return s.clientFailure("Perforce client error:\n\tThe authenticity of '" + s.port + "' can't be established,\n\tthis may be your first attempt to connect to this P4PORT.\n\tThe fingerprint for the key sent to your client is\n\t" + fp + "\n\tTo allow connection use the 'p4 trust' command.")
+	switch trusted {
+	case fp:
+		return 0
+	case "":
+		return s.clientFailure("Perforce client error:\n\tThe authenticity of '" + s.port + "' can't be established,\n\tthis may be your first attempt to connect to this P4PORT.\n\tThe fingerprint for the key sent to your client is\n\t" + fp + "\n\tTo allow connection use the 'p4 trust' command.")
+	}
+	return s.clientFailure("Perforce client error:\n\t******* WARNING P4PORT IDENTIFICATION HAS CHANGED! *******\n\tIt is possible that someone is intercepting your connection\n\tto the Perforce P4PORT '" + s.port + "'\n\tIf this is not a scheduled key change, then you should contact\n\tyour Perforce administrator.\n\tThe fingerprint for the mismatched key sent to your client is\n\t" + fp + "\n\tTo allow connection use the 'p4 trust' command.")
 }
