@@ -38,7 +38,19 @@ type Options struct {
 	// MaxFileBytes: a file larger than this is listed without a diff, like
 	// a binary one.
 	MaxFileBytes int64
+	// ServerRole is the role of the server P4PORT names (P4_SERVER_ROLE):
+	// RoleStandard (default), or RoleCommit / RoleEdge in a commit-edge
+	// installation, where a shelf made on an edge server is visible
+	// elsewhere only once promoted.
+	ServerRole string
 }
+
+// Server roles (P4_SERVER_ROLE).
+const (
+	RoleStandard = "standard"
+	RoleCommit   = "commit"
+	RoleEdge     = "edge"
+)
 
 func (o Options) withDefaults() Options {
 	if o.Parallelism <= 0 {
@@ -52,6 +64,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxFileBytes <= 0 {
 		o.MaxFileBytes = DefaultMaxFileBytes
+	}
+	if o.ServerRole == "" {
+		o.ServerRole = RoleStandard
 	}
 	return o
 }
@@ -172,6 +187,11 @@ func (f *Fetcher) FetchSince(ctx context.Context, changelist int64, shelved bool
 	if err != nil {
 		return domain.Changeset{}, err
 	}
+	if len(cs.Files) == 0 && shelved {
+		if err := f.shelfNotVisible(changelist, nil); err != nil {
+			return domain.Changeset{}, err
+		}
+	}
 	// Perforce leaves out of describe, without a word, the files the
 	// service user may not list: no file at all may mean "all hidden". The
 	// allow-list cannot vouch for what it cannot see, so the changelist is
@@ -236,6 +256,9 @@ func (f *Fetcher) describe(ctx context.Context, changelist int64, shelved bool) 
 	}
 	args = append(args, strconv.FormatInt(changelist, 10))
 	recs, err := f.p4.Run(ctx, "describe", args...)
+	if shelved && failure.Classify(err) == failure.NotFound {
+		return domain.Changeset{}, nil, f.shelfNotVisible(changelist, err)
+	}
 	if err != nil {
 		return domain.Changeset{}, nil, err
 	}
@@ -440,4 +463,23 @@ func isAdd(action string) bool {
 		return true
 	}
 	return false
+}
+
+// shelfNotVisible explains a shelved change the server does not show (err,
+// its "unknown" answer, or nil for a pending change that lists no shelved
+// file). On a commit or edge server that is, first of all, a shelf made on
+// another (edge) server and never promoted (p4 shelve -p, or
+// dm.shelve.promote=1): SHELF_NOT_PROMOTED, for an operator, instead of a
+// bare NOT_FOUND. On a standard server it is what it says (err), or nil to
+// let the caller judge an empty change. Which of the two answers a real
+// commit server gives is unverified (reference, "Keywords, trust, tickets,
+// edge servers"), so both are read.
+func (f *Fetcher) shelfNotVisible(changelist int64, err error) error {
+	if f.opt.ServerRole == RoleStandard {
+		return err
+	}
+	f.log.Warn("shelved change not visible on this server: not promoted from an edge server?",
+		"event", "p4_shelf_not_promoted", "changelist", changelist, "server_role", f.opt.ServerRole)
+	return failure.Errorf(failure.ShelfNotPromoted,
+		"changelist %d: no shelved files are visible on this %s server; a shelf made on an edge server is visible here only once promoted (p4 shelve -p, or dm.shelve.promote=1 on the edge), or the change does not exist (docs/operating.md, SHELF_NOT_PROMOTED)", changelist, f.opt.ServerRole)
 }

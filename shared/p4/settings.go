@@ -16,8 +16,9 @@ type Settings struct {
 }
 
 // SettingsFromEnv reads P4_BIN, P4PORT, P4USER (required), P4_TIMEOUT_SECONDS
-// (default 30), P4CHARSET, P4TRUST_FINGERPRINT, P4_SECRET_ID and
-// P4_PARALLELISM (default DefaultParallelism). No client workspace is set:
+// (default 30), P4CHARSET, P4TRUST_FINGERPRINT, P4_SECRET_ID,
+// P4_PARALLELISM (default DefaultParallelism) and P4_SERVER_ROLE (standard,
+// commit or edge; default standard). No client workspace is set:
 // the fetch stage reads depot paths only (p4 describe, print), which need none.
 func SettingsFromEnv(r *config.Reader) Settings {
 	return Settings{
@@ -26,6 +27,7 @@ func SettingsFromEnv(r *config.Reader) Settings {
 			Charset: r.Optional("P4CHARSET", ""), TrustFingerprint: r.Optional("P4TRUST_FINGERPRINT", ""),
 			Tickets: Home + "/tickets", Trust: Home + "/trust", Home: Home},
 		SecretID: r.Optional("P4_SECRET_ID", ""),
-		Options:  Options{Parallelism: r.Int("P4_PARALLELISM", DefaultParallelism, 1, 32)},
+		Options: Options{Parallelism: r.Int("P4_PARALLELISM", DefaultParallelism, 1, 32),
+			ServerRole: r.OneOf("P4_SERVER_ROLE", RoleStandard, RoleStandard, RoleCommit, RoleEdge)},
 	}
 }

@@ -27,6 +27,13 @@ type change struct {
 	Files   []file  `json:"files"`
 	Faults  []fault `json:"faults"`
 	SleepMS int     `json:"sleep_ms"`
+	// EdgeShelf: shelved on an edge server of a commit-edge installation
+	// and not promoted; the stand-in plays the commit server, which does not
+	// see it (reference, "Keywords, trust, tickets, edge servers": a shelf
+	// "exists on the commit server only if it was promoted"). It answers
+	// "Change N unknown." (*unverified*: the reference leaves the commit
+	// server's exact text open).
+	EdgeShelf bool `json:"edge_shelf"`
 }
 
 // file is one file of a change fixture.
@@ -373,7 +380,7 @@ func (d *depot) lookup(spec string) (*revision, error) {
 			return nil, errBadSpec
 		}
 		c, err := d.change(n)
-		if err != nil || c == nil || !c.Shelved {
+		if err != nil || c == nil || !c.Shelved || c.EdgeShelf {
 			return nil, err
 		}
 		for i := range c.Files {

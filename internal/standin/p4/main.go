@@ -232,7 +232,7 @@ func (s *session) describe(args []string) {
 			s.msg(4, 0, "Perforce server error:\n\tstandin: broken fixture: %v", err)
 			return
 		}
-		if c == nil {
+		if c == nil || c.EdgeShelf {
 			s.msg(sevError, evUnknown, "Change %d unknown.", cl)
 			continue
 		}
