@@ -125,8 +125,8 @@ bench: ## every benchmark plus bootstrap size and cold start per function, as on
 
 P4   ?=
 ARCH ?= arm64
-p4-layer: ## stage a Perforce client as the p4 Lambda layer: make p4-layer P4=/path/to/p4 [ARCH=arm64] -> build/p4-layer/bin/p4
-	$(GO) run ./cmd/p4layer -p4 "$(P4)" -arch $(ARCH) -out build/p4-layer
+p4-layer: ## stage a Perforce client you chose as the p4 Lambda layer: make p4-layer P4=/path/to/p4 P4_SHA256=<its SHA-256> [ARCH=arm64] -> build/p4-layer/bin/p4 + p4-layer.json
+	$(GO) run ./cmd/p4layer -p4 "$(P4)" -sha256 "$(P4_SHA256)" -arch $(ARCH) -out build/p4-layer
 
 clean: ## remove build output
 	rm -rf build cdk.out .run/logs

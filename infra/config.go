@@ -79,6 +79,15 @@ type EnvConfig struct {
 	// /opt) attached to the fetch function: `make p4-layer P4=…` stages the
 	// binary in build/p4-layer/bin/p4 (→ /opt/bin/p4). Required outside local.
 	P4LayerPath string `json:"p4LayerPath"`
+	// P4LayerSHA256 is the SHA-256 of the p4 client this environment runs
+	// (lower-case hex, as Perforce publishes it): `make p4-layer P4_SHA256=…`
+	// refuses any other binary, and synth refuses a layer whose recorded or
+	// actual checksum differs. Required with p4LayerPath.
+	P4LayerSHA256 string `json:"p4LayerSha256,omitempty"`
+	// P4ServerRole is the role of the server p4Port names: "standard"
+	// (default), or "commit" / "edge" in a commit-edge installation, where a
+	// shelf not promoted from its edge is SHELF_NOT_PROMOTED (P4_SERVER_ROLE).
+	P4ServerRole string `json:"p4ServerRole,omitempty"`
 	// P4TrustFingerprint: the server's SSL fingerprint for ssl: ports (P4TRUST).
 	P4TrustFingerprint string `json:"p4TrustFingerprint,omitempty"`
 	// P4Charset for non-unicode servers (P4CHARSET), e.g. "utf8". Empty = unset.
@@ -273,6 +282,7 @@ func DefaultConfig(name string) EnvConfig {
 		P4Bin:                   "/opt/bin/p4",
 		P4User:                  "criticizer",
 		P4TimeoutSeconds:        30,
+		P4ServerRole:            "standard",
 		LLMProvider:             "openai",
 		LLMModel:                "gpt-4o-mini",
 		LLMTimeoutSeconds:       45,

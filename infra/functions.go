@@ -246,6 +246,7 @@ func newFetchFunction(f *functionFactory, p functionsProps, p4Layer awslambda.La
 		"P4USER":              jsii.String(cfg.P4User),
 		"DEPOT_ALLOWLIST":     jsii.String(strings.Join(cfg.DepotAllowList, ",")),
 		"P4_TIMEOUT_SECONDS":  itoa(cfg.P4TimeoutSeconds),
+		"P4_SERVER_ROLE":      jsii.String(cfg.P4ServerRole),
 	}})
 	if cfg.SwarmURL != "" {
 		// Fetch asks Swarm for the review's author (as the local harness wires it).

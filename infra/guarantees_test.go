@@ -19,7 +19,7 @@ func TestGuaranteeSettings(t *testing.T) {
 		for k, v := range checkedIn {
 			ctx[k] = v
 		}
-		o := map[string]any{"p4LayerPath": layer}
+		o := map[string]any{"p4LayerPath": layer, "p4LayerSha256": fakeLayerSHA256}
 		for k, v := range kv {
 			o[k] = v
 		}
@@ -65,7 +65,7 @@ func TestGuaranteeSettingsReachTheFunctions(t *testing.T) {
 		}
 		ctx[ctxEnv] = env
 		if env != "local" {
-			ctx[ctxOverrides] = map[string]any{"p4LayerPath": fakeLayer(t)}
+			ctx[ctxOverrides] = map[string]any{"p4LayerPath": fakeLayer(t), "p4LayerSha256": fakeLayerSHA256}
 		}
 		_, cfg, err := LoadConfig(awscdk.NewApp(&awscdk.AppProps{Context: &ctx}).Node())
 		if err != nil {

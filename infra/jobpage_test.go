@@ -35,7 +35,7 @@ func TestJobPageOnlyWhereEnabled(t *testing.T) {
 			ctx := cdkContext(t)
 			ctx[ctxEnv] = tc.env
 			delete(ctx, ctxAssetRoot) // dummy bootstraps
-			over := map[string]any{"p4LayerPath": fakeLayer(t)}
+			over := map[string]any{"p4LayerPath": fakeLayer(t), "p4LayerSha256": fakeLayerSHA256}
 			for k, v := range tc.over {
 				over[k] = v
 			}
@@ -140,7 +140,7 @@ func TestJobPageSettingsValidated(t *testing.T) {
 		{"prod", map[string]any{"jobPage": "yes"}, "jobPage"},
 	}
 	for _, c := range bad {
-		over := map[string]any{"p4LayerPath": fakeLayer(t)}
+		over := map[string]any{"p4LayerPath": fakeLayer(t), "p4LayerSha256": fakeLayerSHA256}
 		for k, v := range c.over {
 			over[k] = v
 		}

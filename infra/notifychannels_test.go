@@ -11,7 +11,7 @@ import (
 // notify function and the sweeper get no Swarm login); Swarm comments are turned on per
 // environment and need swarmUrl; bad lists fail synth naming the setting.
 func TestNotifyChannelSettings(t *testing.T) {
-	base := map[string]any{"p4LayerPath": fakeLayer(t), "llmEndpoint": "https://api.openai.com", "p4Port": "ssl:p4:1666",
+	base := map[string]any{"p4LayerPath": fakeLayer(t), "p4LayerSha256": fakeLayerSHA256, "llmEndpoint": "https://api.openai.com", "p4Port": "ssl:p4:1666",
 		"smtpHost": "smtp.example.com", "recipientDomains": []any{"example.com"},
 		"p4TrustFingerprint": testFingerprint, "depotAllowList": []any{"//depot/projectA/..."}}
 	with := func(kv ...any) map[string]any {

@@ -25,7 +25,7 @@ func TestReviewSizedToWaitOutRateLimits(t *testing.T) {
 			ctx[ctxEnv] = env
 			over := map[string]any{"llmTokensPerMinute": 450000}
 			if env != "local" {
-				over["p4LayerPath"] = fakeLayer(t)
+				over["p4LayerPath"], over["p4LayerSha256"] = fakeLayer(t), fakeLayerSHA256
 			}
 			ctx[ctxOverrides] = over
 			delete(ctx, ctxAssetRoot)

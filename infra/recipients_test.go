@@ -11,7 +11,7 @@ import (
 // recipientDomains, naming the setting, and malformed entries; dev, staging
 // and prod as checked in hand the policy to the webhook, fetch and notify.
 func TestRecipientPolicySettings(t *testing.T) {
-	base := map[string]any{"p4LayerPath": fakeLayer(t), "llmEndpoint": "https://api.openai.com", "p4Port": "ssl:p4:1666",
+	base := map[string]any{"p4LayerPath": fakeLayer(t), "p4LayerSha256": fakeLayerSHA256, "llmEndpoint": "https://api.openai.com", "p4Port": "ssl:p4:1666",
 		"smtpHost": "smtp.example.com", "recipientDomains": []any{"example.com"},
 		"p4TrustFingerprint": testFingerprint, "depotAllowList": []any{"//depot/projectA/..."}}
 	with := func(k string, v any) map[string]any {
@@ -61,7 +61,7 @@ func TestRecipientPolicySettings(t *testing.T) {
 				ctx[k] = v
 			}
 			ctx[ctxEnv] = env
-			ctx[ctxOverrides] = map[string]any{"p4LayerPath": fakeLayer(t)}
+			ctx[ctxOverrides] = map[string]any{"p4LayerPath": fakeLayer(t), "p4LayerSha256": fakeLayerSHA256}
 			delete(ctx, ctxAssetRoot)
 			_, m := synth(t, ctx)
 			for _, fn := range []string{"WebhookFunction", "FetchFunction", "NotifyFunction"} {

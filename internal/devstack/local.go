@@ -24,6 +24,7 @@ import (
 	smtypes "github.com/aws/aws-sdk-go-v2/service/secretsmanager/types"
 	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 
+	"github.com/criticizer/criticizer/internal/p4layer"
 	llmstandin "github.com/criticizer/criticizer/internal/standin/llm"
 	smtpstandin "github.com/criticizer/criticizer/internal/standin/smtp"
 	swarmstandin "github.com/criticizer/criticizer/internal/standin/swarm"
@@ -99,10 +100,19 @@ func StartLocal(ctx context.Context, opts LocalOptions) (l *Local, err error) {
 	// The p4 stand-in is staged as `make p4-layer` stages the real client, and
 	// that folder is the staging shape's p4 layer.
 	l.P4Bin = filepath.Join(l.workDir, "p4-layer", "bin", "p4")
-	build := exec.CommandContext(ctx, "go", "build", "-o", l.P4Bin, "./internal/standin/p4")
+	built := filepath.Join(l.workDir, "p4-standin")
+	build := exec.CommandContext(ctx, "go", "build", "-o", built, "./internal/standin/p4")
 	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		return nil, fmt.Errorf("build the p4 stand-in: %w", err)
+	}
+	// Pinned by its own checksum, as an operator pins the client they chose.
+	p4Sum, err := p4layer.FileSHA256(built)
+	if err == nil {
+		_, err = p4layer.Stage(built, hostArch(), p4Sum, filepath.Dir(filepath.Dir(l.P4Bin)))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("stage the p4 stand-in as the p4 layer: %w", err)
 	}
 	l.Depot = filepath.Join(l.workDir, "depot")
 	_ = os.RemoveAll(l.Depot)
@@ -139,7 +149,7 @@ func StartLocal(ctx context.Context, opts LocalOptions) (l *Local, err error) {
 	case "", "local":
 		shape = "local"
 	case "staging":
-		for k, v := range stagingOverrides(filepath.Dir(filepath.Dir(l.P4Bin))) {
+		for k, v := range stagingOverrides(filepath.Dir(filepath.Dir(l.P4Bin)), p4Sum) {
 			overrides[k] = v
 		}
 		// Staging sends through SES; the emulator's SES relays what it
@@ -355,11 +365,16 @@ func (l *Local) Close() error {
 //     runs the layer's own staged binary by its host path (the layer is still
 //     synthesized and attached from p4LayerPath);
 //   - smtpTLS none: the SMTP stand-in has no certificate a client would trust.
-func stagingOverrides(layerDir string) map[string]any {
-	arch := "x86_64"
-	if runtime.GOARCH == "arm64" {
-		arch = "arm64"
-	}
+func stagingOverrides(layerDir, layerSHA256 string) map[string]any {
+	arch := hostArch()
 	Logf("staging shape on the emulator: architecture %s (host), p4Bin = the layer's bin/p4 (layers are not mounted), email through SES relayed to the SMTP stand-in", arch)
-	return map[string]any{"architecture": arch, "p4LayerPath": layerDir}
+	return map[string]any{"architecture": arch, "p4LayerPath": layerDir, "p4LayerSha256": layerSHA256}
+}
+
+// hostArch is the Lambda architecture name of this machine.
+func hostArch() string {
+	if runtime.GOARCH == "arm64" {
+		return "arm64"
+	}
+	return "x86_64"
 }
