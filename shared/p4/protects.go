@@ -33,9 +33,10 @@ var accessRank = map[string]int{"list": 1, "read": 2, "open": 3, "write": 4, "re
 //     with dm.protects.hide=1 hides exclusions from the listing but not from
 //     its own evaluation, so an exclusion of a whole entry still shows here.
 //
-// The table is read on every fetch (one command) and judged again whenever
-// it differs from the last one judged sound, so a changed protections table
-// takes effect at the next fetch. A refusal is SECURITY_FAILURE with a
+// The table is read on every fetch and judged again whenever it differs
+// from the last one judged sound, and -M is asked for every entry on every
+// fetch (hidden lines do not change the listing), so a changed protections
+// table takes effect at the next fetch: 1 + (allow-list entries) commands. A refusal is SECURITY_FAILURE with a
 // p4_protections_refused security event; nothing is described.
 func (f *Fetcher) CheckProtections() *Fetcher {
 	f.checkProtects = true
@@ -148,13 +149,14 @@ func (f *Fetcher) verifyProtections(ctx context.Context) error {
 	}
 	lines := readProtections(recs)
 	digest := tableDigest(lines)
-	if f.protects.is(digest) {
-		return nil
-	}
 	entries := f.allow.Entries()
-	if r := judgeProtections(lines, entries); r != nil {
-		return f.refuse(r)
+	if !f.protects.is(digest) {
+		if r := judgeProtections(lines, entries); r != nil {
+			return f.refuse(r)
+		}
 	}
+	// Every time: an exclusion the server hides leaves the listed table,
+	// and so its digest, unchanged.
 	for _, e := range entries {
 		perm, err := f.permMax(ctx, e)
 		if err != nil {
@@ -165,8 +167,10 @@ func (f *Fetcher) verifyProtections(ctx context.Context) error {
 				detail: fmt.Sprintf("the listed lines grant read on %s but the server answers %q for it: exclusionary lines are hidden (dm.protects.hide)", e, perm)})
 		}
 	}
-	f.protects.set(digest)
-	f.log.Info("p4 service user protections verified", "event", "p4_protections_verified", "lines", len(lines), "digest", digest)
+	if !f.protects.is(digest) {
+		f.protects.set(digest)
+		f.log.Info("p4 service user protections verified", "event", "p4_protections_verified", "lines", len(lines), "digest", digest)
+	}
 	return nil
 }
 

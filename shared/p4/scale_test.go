@@ -185,8 +185,8 @@ func TestProtectionsCheck(t *testing.T) {
 					t.Errorf("%q: -m ignores paths and exclusions, it proves nothing", c)
 				}
 			}
-			if tt.reason == "" && strings.Join(checks, ",") != "protects,protects -M //depot/libs/security/...,protects -M //depot/projectA/...,protects" {
-				t.Errorf("protects commands over two fetches %q: want the table each time, -M per entry once", checks)
+			if m := "protects,protects -M //depot/libs/security/...,protects -M //depot/projectA/..."; tt.reason == "" && strings.Join(checks, ",") != m+","+m {
+				t.Errorf("protects commands over two fetches %q: want the table and -M per entry each time", checks)
 			}
 			if tt.reason != "" && !strings.Contains(logs.String(), `"event":"p4_protections_refused","security_event":true,"reason":"`+tt.reason+`"`) {
 				t.Errorf("no %s security event: %s", tt.reason, logs.String())
@@ -197,18 +197,27 @@ func TestProtectionsCheck(t *testing.T) {
 
 // TestProtectionsRecheckedWhenChanged: a table judged sound is judged again
 // as soon as it differs, so an exclusion added while the process is warm
-// refuses the next fetch.
+// refuses the next fetch; so does one the server hides, which leaves the
+// listed table as it was.
 func TestProtectionsRecheckedWhenChanged(t *testing.T) {
-	depotDir := fixtureDepot(t)
-	r, _ := newTestRunner(t, depotDir, nil)
-	f, _ := NewFetcher(r, testAllowList(t, nil), nil)
-	f.CheckProtections()
-	if _, err := f.Fetch(context.Background(), 12349, false); err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(depotDir, "server.json"), []byte(`{"protect":["//depot/projectA/src/secret/..."]}`), 0o644)
-	if _, err := f.Fetch(context.Background(), 12349, false); failure.Classify(err) != failure.SecurityFailure {
-		t.Fatalf("fetch after an exclusion was added: %v, want SECURITY_FAILURE", err)
+	for name, server := range map[string]string{
+		"a visible exclusion":                   `{"protect":["//depot/projectA/src/secret/..."]}`,
+		"a hidden exclusion of an allowed path": `{"protect":["//depot/projectA/..."],"hide_exclusions":true}`,
+		"list only, hidden, on an allowed path": `{"list_only":["//depot/libs/security/..."],"hide_exclusions":true}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			depotDir := fixtureDepot(t)
+			r, _ := newTestRunner(t, depotDir, nil)
+			f, _ := NewFetcher(r, testAllowList(t, nil), nil)
+			f.CheckProtections()
+			if _, err := f.Fetch(context.Background(), 12349, false); err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(filepath.Join(depotDir, "server.json"), []byte(server), 0o644)
+			if _, err := f.Fetch(context.Background(), 12349, false); failure.Classify(err) != failure.SecurityFailure {
+				t.Fatalf("fetch after the protections changed: %v, want SECURITY_FAILURE", err)
+			}
+		})
 	}
 }
 
