@@ -142,7 +142,7 @@ func validateP4(c EnvConfig, p *problems) {
 		p.add("p4Parallelism %d: want >= 0", c.P4Parallelism)
 	}
 	if !c.isLocal && c.P4LayerPath == "" {
-		p.add("p4LayerPath is empty: every non-local environment needs the p4 layer (make p4-layer P4=/path/to/p4, then set p4LayerPath to build/p4-layer)")
+		p.add("p4LayerPath is empty: every non-local environment needs the p4 layer (make p4-layer P4=/path/to/p4 P4_SHA256=…, then set p4LayerPath to build/p4-layer and p4LayerSha256 to the checksum)")
 	} else if c.P4LayerPath != "" {
 		if st, err := os.Stat(filepath.Join(c.P4LayerPath, "bin", "p4")); err != nil || st.IsDir() {
 			p.add("p4LayerPath %q: no bin/p4 in it (make p4-layer P4=/path/to/p4 P4_SHA256=… stages it)", c.P4LayerPath)

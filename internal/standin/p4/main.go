@@ -1,6 +1,6 @@
 // Command p4 is a stand-in for the Perforce command-line client, for tests.
 // It answers the commands Criticizer issues (describe, print, diff2, filelog,
-// user, protects -m, login, info) the way the real client does with -ztag -Mj, as
+// user, protects [-m | -M], login [-a], trust -i, info) the way the real client does with -ztag -Mj, as
 // docs/reference/p4-cli.md describes it: one JSON object per line on
 // stdout with sorted keys, for data records and server messages alike;
 // server messages are {"data","generic","severity"} with numbers, a warning
