@@ -3,9 +3,11 @@
 // the ChangeFetcher of rule AL-2), with the depot allow-list enforced before any
 // command names a file.
 //
-// Fetcher gets a changelist in a few round trips: one describe, print of
-// many file revisions per command on a bounded pool of p4 processes (diffs
-// are computed here, with shared/udiff), filelog for moves, one user -o.
+// Fetcher gets a changelist in a few round trips: the service user's
+// protections (protects, and protects -M per allow-list entry), one
+// describe, print of many file revisions per command on a bounded pool of
+// p4 processes (diffs are computed here, with shared/udiff), filelog for
+// moves, one user -o.
 //
 // # Running p4
 //
@@ -51,7 +53,7 @@
 //	describe -s [-S] <cl>   one record: change, user, client, time, desc,
 //	                        status, [shelved], depotFile<i>, action<i>,
 //	                        type<i>, rev<i> for i = 0, 1, …
-//	print <spec>…           per file a header {depotFile, rev, change, action,
+//	print -k <spec>…        per file a header {depotFile, rev, change, action,
 //	                        type, …}, then {"data"} records, the last empty
 //	filelog -m1 <spec>…     per file {depotFile, rev0, action0, …, how0,0,
 //	                        file0,0, srev0,0, erev0,0} (a move's origin)

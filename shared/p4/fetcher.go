@@ -111,8 +111,9 @@ func (f *Fetcher) WithOptions(o Options) *Fetcher {
 //     that lists no file at all
 //  3. for a submitted change with moves: filelog -m1 <new>#<rev>… (batched)
 //     for where each move/add came from
-//  4. print <spec>… in batches, at most Options.Parallelism at once, each
-//     batch re-checking the allow-list of every path it names; the diffs are
+//  4. print -k <spec>… (keywords unexpanded) in batches, at most
+//     Options.Parallelism at once, each batch re-checking the allow-list
+//     of every path it names; the diffs are
 //     computed here (shared/udiff) and each batch's content dropped:
 //     edit/integrate:  <path>#<rev-1> → <path>#<rev>
 //     move/add:        <old path>#<old rev> → <path>#<rev>
@@ -481,5 +482,5 @@ func (f *Fetcher) shelfNotVisible(changelist int64, err error) error {
 	f.log.Warn("shelved change not visible on this server: not promoted from an edge server?",
 		"event", "p4_shelf_not_promoted", "changelist", changelist, "server_role", f.opt.ServerRole)
 	return failure.Errorf(failure.ShelfNotPromoted,
-		"changelist %d: no shelved files are visible on this %s server; a shelf made on an edge server is visible here only once promoted (p4 shelve -p, or dm.shelve.promote=1 on the edge), or the change does not exist (docs/operating.md, SHELF_NOT_PROMOTED)", changelist, f.opt.ServerRole)
+		"changelist %d: no shelved files are visible on this %s server; a shelf made on an edge server is visible here only once promoted (p4 shelve -p, or dm.shelve.promote=1 on the edge); otherwise the change does not exist or all its files are hidden from the service user (docs/operating.md, SHELF_NOT_PROMOTED)", changelist, f.opt.ServerRole)
 }
