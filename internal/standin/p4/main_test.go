@@ -309,3 +309,68 @@ func TestPrintExpandsKeywords(t *testing.T) {
 		t.Errorf("print of the earlier revision:\n%s", got)
 	}
 }
+
+// TestTicketsAndTrust: tickets are host-locked unless "login -a", expire
+// with "Your session has expired" (3 / 4), and a trusted fingerprint that
+// differs from the server's key fails every command with the client's
+// HostKeyMismatch text on stderr.
+func TestTicketsAndTrust(t *testing.T) {
+	port := copyDepot(t)
+	os.WriteFile(filepath.Join(port, "server.json"), []byte(`{"password":"pw"}`), 0o644)
+	dir := t.TempDir()
+	env := map[string]string{"P4PORT": port, "P4USER": "svc", "P4TICKETS": filepath.Join(dir, "tickets"), "P4TRUST": filepath.Join(dir, "trust")}
+	describe := func() (string, float64, int) {
+		lines, _, _, exit := p4env(t, env, "", "-ztag", "-Mj", "describe", "-s", "12345")
+		for _, l := range lines {
+			if l.isMessage() {
+				g, _ := l["generic"].(json.Number).Float64()
+				return l.s("data"), g, exit
+			}
+		}
+		return "", 0, exit
+	}
+	setAddr := func(a string) { os.WriteFile(filepath.Join(port, ".state", "client_address"), []byte(a), 0o644) }
+	for _, tt := range []struct {
+		login      []string
+		afterMove  string // the message after the client's address changed
+		afterMoveG float64
+	}{
+		{[]string{"login"}, "Perforce password (P4PASSWD) invalid or unset.\n", 36},
+		{[]string{"login", "-a"}, "", 0},
+	} {
+		os.RemoveAll(filepath.Join(port, ".state"))
+		os.MkdirAll(filepath.Join(port, ".state"), 0o755)
+		if _, _, stderr, exit := p4env(t, env, "pw\n", append([]string{"-ztag", "-Mj"}, tt.login...)...); exit != 0 {
+			t.Fatalf("%v: exit %d %s", tt.login, exit, stderr)
+		}
+		if msg, _, exit := describe(); exit != 0 || msg != "" {
+			t.Fatalf("%v: describe with the new ticket: %q", tt.login, msg)
+		}
+		setAddr("10.0.7.9")
+		if msg, g, _ := describe(); msg != tt.afterMove || g != tt.afterMoveG {
+			t.Errorf("%v: after an address change %q (%v), want %q", tt.login, msg, g, tt.afterMove)
+		}
+	}
+	// Expire the -a ticket.
+	entries, _ := os.ReadDir(filepath.Join(port, ".state", "tickets"))
+	for _, e := range entries {
+		os.WriteFile(filepath.Join(port, ".state", "tickets", e.Name()), []byte("1 *"), 0o644)
+	}
+	if msg, g, exit := describe(); msg != "Your session has expired, please login again.\n" || g != 4 || exit != 1 {
+		t.Errorf("expired ticket: %q (%v) exit %d", msg, g, exit)
+	}
+	os.WriteFile(filepath.Join(port, "server.json"), []byte(`{"password":"pw","no_hostless_tickets":true}`), 0o644)
+	if lines, _, _, exit := p4env(t, env, "pw\n", "-ztag", "-Mj", "login", "-a"); exit != 1 || len(lines) != 1 || lines[0].s("data") != "'p4 login -a' has been disabled on this server.\n" {
+		t.Errorf("login -a where disabled: exit %d %v", exit, lines)
+	}
+
+	fp, other := strings.Repeat("1F:", 19)+"1F", strings.Repeat("2E:", 19)+"2E"
+	os.WriteFile(filepath.Join(port, "server.json"), []byte(`{"fingerprint":"`+fp+`"}`), 0o644)
+	if _, _, stderr, exit := p4env(t, env, "", "-ztag", "-Mj", "trust", "-i", other); exit != 0 {
+		t.Fatalf("trust -i: exit %d %s", exit, stderr)
+	}
+	_, _, stderr, exit := p4env(t, env, "", "-ztag", "-Mj", "describe", "-s", "12345")
+	if exit != 1 || !strings.HasPrefix(stderr, "Perforce client error:\n\t******* WARNING P4PORT IDENTIFICATION HAS CHANGED! *******\n") || !strings.Contains(stderr, fp) {
+		t.Errorf("a pinned fingerprint that differs: exit %d stderr %q", exit, stderr)
+	}
+}
