@@ -376,8 +376,11 @@ func newSweeperFunction(f *functionFactory, p functionsProps) awslambda.Function
 	g.grantIndex(jsii.Strings("dynamodb:Query"), "sweep")
 	g.grant(jsii.Strings("dynamodb:GetItem", "dynamodb:UpdateItem"), itemJob, itemOutbox)
 	g.grant(jsii.Strings("dynamodb:Query"), itemDelivery)
-	// The outbox reconciler finds rows stuck sending, and the retention check
-	// reads every row's TTL: both scan, which no key condition can narrow.
+	// Reconcile: the rows in doubt from the sparse doubt index.
+	g.grantIndex(jsii.Strings("dynamodb:Query"), "doubt")
+	// The retention check reads every row's TTL, the data scrub every old
+	// delivery row, and the one-off indexing of rows written before the
+	// doubt index existed: scans no key condition can narrow.
 	g.grantTable(jsii.Strings("dynamodb:Scan"))
 	for _, s := range []*stage{p.fetch, p.llm, p.notify} {
 		s.queue.GrantSendMessages(fn)

@@ -235,6 +235,15 @@ func newData(stack awscdk.Stack, cfg EnvConfig, local bool, removal awscdk.Remov
 		SortKey:        &awsdynamodb.Attribute{Name: jsii.String("sweep_at"), Type: awsdynamodb.AttributeType_STRING},
 		ProjectionType: awsdynamodb.ProjectionType_ALL,
 	})
+	// Sparse: only delivery rows in doubt (sending, sent awaiting
+	// verification, reconciling) carry doubt/doubt_at (shared/outbox), so
+	// the reconciler reads what needs it, never the delivery history.
+	table.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
+		IndexName:      jsii.String("doubt"),
+		PartitionKey:   &awsdynamodb.Attribute{Name: jsii.String("doubt"), Type: awsdynamodb.AttributeType_STRING},
+		SortKey:        &awsdynamodb.Attribute{Name: jsii.String("doubt_at"), Type: awsdynamodb.AttributeType_STRING},
+		ProjectionType: awsdynamodb.ProjectionType_ALL,
+	})
 	pinID(table, "JobsTable")
 
 	// ---- artifacts ---------------------------------------------------------

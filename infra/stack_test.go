@@ -211,6 +211,13 @@ func TestLocalStack(t *testing.T) {
 						map[string]any{"AttributeName": "sweep_at", "KeyType": "RANGE"},
 					},
 					"Projection": map[string]any{"ProjectionType": "ALL"},
+				}, map[string]any{
+					"IndexName": "doubt",
+					"KeySchema": []any{
+						map[string]any{"AttributeName": "doubt", "KeyType": "HASH"},
+						map[string]any{"AttributeName": "doubt_at", "KeyType": "RANGE"},
+					},
+					"Projection": map[string]any{"ProjectionType": "ALL"},
 				}},
 			},
 		})
