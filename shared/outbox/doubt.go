@@ -124,7 +124,7 @@ func (o *Outbox) Progress(ctx context.Context, name string) (Progress, error) {
 // SaveProgress records the named pass's position for its next run.
 func (o *Outbox) SaveProgress(ctx context.Context, name string, p Progress, now time.Time) error {
 	_, err := o.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &o.table, Key: passKey(name),
-		UpdateExpression: aws.String("SET #c = :c, done = :d, updated_at = :now, expires_at = :exp"),
+		UpdateExpression:         aws.String("SET #c = :c, done = :d, updated_at = :now, expires_at = :exp"),
 		ExpressionAttributeNames: map[string]string{"#c": "cursor"},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":c": sv(p.Cursor), ":d": &types.AttributeValueMemberBOOL{Value: p.Done},
 			":now": sv(job.FormatTime(now)), ":exp": &types.AttributeValueMemberN{Value: fmt.Sprint(now.Add(passKeep).Unix())}}})
