@@ -12,6 +12,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -41,6 +42,21 @@ type result struct {
 	// Scrubbed counts delivery rows past the data retention whose data
 	// fields were dropped (their uniqueness part stays; rule ID-3).
 	Scrubbed int `json:"outbox_rows_scrubbed,omitempty"`
+	// Indexed is the one-off indexing of delivery rows written before the
+	// doubt index existed (outbox.IndexExisting), until it is done.
+	Indexed *outbox.IndexReport `json:"indexed,omitempty"`
+}
+
+// budgets splits what is left of an invocation between its passes, keeping
+// a margin for the last writes and the log line: each pass stops taking new
+// work at its share, records where it stopped, and the next run resumes.
+func budgets(ctx context.Context) (index, sweep, reconcile time.Duration) {
+	left := 60 * time.Second
+	if dl, ok := ctx.Deadline(); ok {
+		left = time.Until(dl)
+	}
+	usable := left * 3 / 4
+	return usable / 8, usable * 3 / 8, usable / 2
 }
 
 func main() {
@@ -54,7 +70,7 @@ func main() {
 	queues := queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs)
 	s := &sweep.Sweeper{Jobs: jobs, Queue: queues, Lease: env.Config.Lease, Skew: env.Config.ClockSkew, Log: env.Log, Metrics: env.Metrics}
 	rows := outbox.New(ddb, env.Config.JobsTable).WithActor("reconciler")
-	rec := &reconcile.Reconciler{Rows: rows, Jobs: jobs, Redeliver: queues, FromDomain: ev.FromDomain(),
+	rec := &reconcile.Reconciler{Rows: rows, Progress: rows, Jobs: jobs, Redeliver: queues, FromDomain: ev.FromDomain(),
 		Window: ev.Window, Lookback: evidence.DefaultRetention, Log: env.Log, Metrics: env.Metrics}
 	switch {
 	case ev.Provider == "ses":
@@ -90,11 +106,16 @@ func main() {
 			env.Log.InfoContext(ctx, "retention check finished", "report", rep, "outbox_rows_scrubbed", res.Scrubbed)
 			return res, errors.Join(err, errScrub)
 		}
-		var errSweep, errRec error
+		var errIndex, errSweep, errRec error
+		indexFor, sweepFor, recFor := budgets(ctx)
+		s.Budget, rec.Budget = sweepFor, recFor
+		if indexed, err := rows.IndexExisting(ctx, job.Now().Add(-rec.Lookback), time.Now().Add(indexFor), job.Now()); err != nil || indexed.Read > 0 || !indexed.Done {
+			res.Indexed, errIndex = &indexed, err
+		}
 		res.Sweep, errSweep = s.Run(ctx)
 		res.Reconcile, errRec = rec.Run(ctx)
 		env.Log.InfoContext(ctx, "sweep finished", "due", res.Sweep.Due, "enqueued", res.Sweep.Enqueued, "postponed", res.Sweep.Postponed,
 			"conflicted", res.Sweep.Conflicted, "reconcile", res.Reconcile)
-		return res, errors.Join(errSweep, errRec)
+		return res, errors.Join(errIndex, errSweep, errRec)
 	})
 }

@@ -128,7 +128,10 @@ func (o *Outbox) SaveProgress(ctx context.Context, name string, p Progress, now 
 		ExpressionAttributeNames: map[string]string{"#c": "cursor"},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":c": sv(p.Cursor), ":d": &types.AttributeValueMemberBOOL{Value: p.Done},
 			":now": sv(job.FormatTime(now)), ":exp": &types.AttributeValueMemberN{Value: fmt.Sprint(now.Add(passKeep).Unix())}}})
-	return awserr.Wrap("save pass progress", err)
+	if err != nil {
+		return awserr.Wrap("save pass progress", err)
+	}
+	return nil
 }
 
 // indexPass names the migration's progress.
