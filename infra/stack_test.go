@@ -167,7 +167,7 @@ func TestLocalStack(t *testing.T) {
 	counts := map[string]int{
 		"AWS::DynamoDB::Table": 1, "AWS::S3::Bucket": 2, "AWS::SecretsManager::Secret": 4, "AWS::SQS::Queue": 6,
 		"AWS::Lambda::Function": 5, "AWS::Lambda::EventSourceMapping": 3, "AWS::ApiGateway::RestApi": 1,
-		"AWS::ApiGateway::Method": 2, "AWS::Events::Rule": 2, "AWS::CloudWatch::Alarm": 27, "AWS::Logs::LogGroup": 6,
+		"AWS::ApiGateway::Method": 2, "AWS::Events::Rule": 2, "AWS::CloudWatch::Alarm": 29, "AWS::Logs::LogGroup": 6,
 		"AWS::Lambda::LayerVersion": 0,
 	}
 	for typ, n := range counts {
@@ -561,8 +561,13 @@ func TestProdStack(t *testing.T) {
 	check(t, "alarm actions", func() {
 		tmpl.ResourcePropertiesCountIs(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{
 			"AlarmActions": []any{"arn:aws:sns:eu-west-1:123456789012:ops"},
-		}, jsii.Number(27)) // 3 DLQ + 5 errors + 5 throttles + 3 backlog + 3 lease lost + unconfirmed + reconciling + violations + redelivery failed + escalations + 3 retention
-		tmpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(27))
+		}, jsii.Number(29)) // 3 DLQ + 5 errors + 5 throttles + 3 backlog + 3 lease lost + unconfirmed + reconciling + violations + redelivery failed + escalations + 3 retention + 2 sweeper backlog
+		tmpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(29))
+		// A backlog the sweeper's bounded passes cannot drain pages (15 minutes of passes).
+		for _, m := range []string{"SweepBacklog", "ReconcileBacklog"} {
+			tmpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{"MetricName": m, "Threshold": 0, "EvaluationPeriods": 3,
+				"ComparisonOperator": "GreaterThanThreshold", "AlarmActions": []any{"arn:aws:sns:eu-west-1:123456789012:ops"}})
+		}
 		// Rule OB-5: every detected ordering violation pages, repaired or not.
 		tmpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{"MetricName": "OutboxViolations", "Threshold": 0,
 			"ComparisonOperator": "GreaterThanThreshold", "AlarmActions": []any{"arn:aws:sns:eu-west-1:123456789012:ops"}})

@@ -114,7 +114,7 @@ func main() {
 		}
 		res.Sweep, errSweep = s.Run(ctx)
 		res.Reconcile, errRec = rec.Run(ctx)
-		env.Log.InfoContext(ctx, "sweep finished", "due", res.Sweep.Due, "enqueued", res.Sweep.Enqueued, "postponed", res.Sweep.Postponed,
+		env.Log.InfoContext(ctx, "sweep finished", "due", res.Sweep.Due, "enqueued", res.Sweep.Enqueued, "postponed", res.Sweep.Postponed, "backlog", res.Sweep.Backlog,
 			"conflicted", res.Sweep.Conflicted, "reconcile", res.Reconcile)
 		return res, errors.Join(errIndex, errSweep, errRec)
 	})
