@@ -359,7 +359,7 @@ func newNotifyFunction(f *functionFactory, p functionsProps) awslambda.Function 
 
 // newSweeperFunction: the sweeper, which also runs the outbox reconciler (it
 // asks the same provider evidence as the notify stage, over the same
-// completion window) and the daily retention check.
+// completion window) and the retention check.
 func newSweeperFunction(f *functionFactory, p functionsProps) awslambda.Function {
 	cfg := f.cfg
 	fn := f.newFn(fnSpec{id: "SweeperFunction", asset: "sweeper", memory: 256, timeout: 60, env: map[string]*string{
@@ -498,7 +498,8 @@ func consumeStages(cfg EnvConfig, stages []*stage) {
 	}
 }
 
-// newSchedules: the sweeper's sweep schedule and the daily retention check.
+// newSchedules: the sweeper's sweep schedule and the hourly retention check
+// runs (a round a day).
 func newSchedules(stack awscdk.Stack, cfg EnvConfig, sweeperFn awslambda.Function) {
 	rule := awsevents.NewRule(stack, jsii.String("SweepSchedule"), &awsevents.RuleProps{
 		Description: jsii.String("Re-enqueue jobs whose stage lease expired with no message in flight"),
@@ -507,8 +508,10 @@ func newSchedules(stack awscdk.Stack, cfg EnvConfig, sweeperFn awslambda.Functio
 	})
 	pinID(rule, "SweepSchedule")
 	check := awsevents.NewRule(stack, jsii.String("RetentionCheck"), &awsevents.RuleProps{
+		// Hourly runs: a day's round of the table scan goes on over as many
+		// runs as it takes (shared/retention); runs without a round due are a read.
 		Description: jsii.String("Verify that no row or artifact outlived its TTL (rule RT-3)"),
-		Schedule:    awsevents.Schedule_Rate(awscdk.Duration_Days(jsii.Number(1))),
+		Schedule:    awsevents.Schedule_Rate(awscdk.Duration_Hours(jsii.Number(1))),
 		Targets: &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(sweeperFn, &awseventstargets.LambdaFunctionProps{
 			Event: awsevents.RuleTargetInput_FromObject(map[string]any{"check": "retention"}),
 		})},

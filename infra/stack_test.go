@@ -399,7 +399,7 @@ func TestLocalStack(t *testing.T) {
 	})
 	check(t, "daily retention check (rule RT-3), paging", func() {
 		tmpl.HasResourceProperties(jsii.String("AWS::Events::Rule"), map[string]any{
-			"ScheduleExpression": "rate(1 day)",
+			"ScheduleExpression": "rate(1 hour)",
 			"Targets": assertions.Match_ArrayWith(&[]any{assertions.Match_ObjectLike(&map[string]any{
 				"Arn": map[string]any{"Fn::GetAtt": []any{"SweeperFunction", "Arn"}}, "Input": `{"check":"retention"}`})}),
 		})

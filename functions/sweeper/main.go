@@ -3,9 +3,10 @@
 // lease with no message in flight; see shared/sweep), then reconciles
 // delivery rows whose outcome is in doubt (see shared/reconcile), e-mails and,
 // where the stack gives it the Swarm login (comments on), Swarm review
-// comments. Once a day
-// the event {"check":"retention"} runs the retention check instead (see
-// shared/retention).
+// comments. Every hour the event {"check":"retention"} runs the retention
+// check instead (see shared/retention: a round a day, over as many runs as it
+// takes), which also scrubs the data fields of delivery rows past the data
+// retention (outbox.Scrubber).
 package main
 
 import (
@@ -39,9 +40,6 @@ type result struct {
 	Sweep     sweep.Report      `json:"sweep"`
 	Reconcile reconcile.Report  `json:"reconcile"`
 	Retention *retention.Report `json:"retention,omitempty"`
-	// Scrubbed counts delivery rows past the data retention whose data
-	// fields were dropped (their uniqueness part stays; rule ID-3).
-	Scrubbed int `json:"outbox_rows_scrubbed,omitempty"`
 	// Indexed is the one-off indexing of delivery rows written before the
 	// doubt index existed (outbox.IndexExisting), until it is done.
 	Indexed *outbox.IndexReport `json:"indexed,omitempty"`
@@ -88,9 +86,9 @@ func main() {
 	}
 	check := &retention.Checker{Table: ddb, TableName: env.Config.JobsTable, S3: artifacts.NewS3Client(env.AWS),
 		Buckets:           []retention.Bucket{{Name: env.Config.RawBucket, TTL: ttl.RawTTL}, {Name: env.Config.RedactedBkt, TTL: ttl.RedactedTTL}},
-		UniquenessForever: env.Config.UniquenessRetention == 0, Log: env.Log, Metrics: env.Metrics}
+		UniquenessForever: env.Config.UniquenessRetention == 0, State: rows.Pass("retention"), Log: env.Log, Metrics: env.Metrics}
 	// The event is the EventBridge schedule's (or a manual invoke's): empty
-	// for the sweep, {"check":"retention"} for the daily retention check.
+	// for the sweep, {"check":"retention"} for the retention check.
 	lambda.Start(func(ctx context.Context, ev json.RawMessage) (result, error) {
 		var res result
 		var in struct {
@@ -98,13 +96,16 @@ func main() {
 		}
 		_ = json.Unmarshal(ev, &in) // anything else is a sweep
 		if in.Check == "retention" {
+			// Hourly: a round of the table's scan continues where the last
+			// run stopped, and a new one starts a day after the last began.
+			now := job.Now()
+			check.Also = rows.Scrubber(now.Add(-env.Config.Retention), now)
+			_, _, check.Budget = budgets(ctx)
+			check.Budget *= 2 // the retention run does nothing else
 			rep, err := check.Run(ctx)
 			res.Retention = &rep
-			now := job.Now()
-			var errScrub error
-			res.Scrubbed, errScrub = rows.ScrubData(ctx, now.Add(-env.Config.Retention), now, 10000)
-			env.Log.InfoContext(ctx, "retention check finished", "report", rep, "outbox_rows_scrubbed", res.Scrubbed)
-			return res, errors.Join(err, errScrub)
+			env.Log.InfoContext(ctx, "retention check run", "report", rep)
+			return res, err
 		}
 		var errIndex, errSweep, errRec error
 		indexFor, sweepFor, recFor := budgets(ctx)

@@ -213,3 +213,24 @@ func (o *Outbox) index(ctx context.Context, r Suspect) error {
 	}
 	return nil
 }
+
+// Pass is one scheduled pass's saved position as a string (the retention
+// check's round).
+type Pass struct {
+	o    *Outbox
+	name string
+}
+
+// Pass returns the named pass's saved position.
+func (o *Outbox) Pass(name string) Pass { return Pass{o: o, name: name} }
+
+// Load reads the position ("" when none).
+func (p Pass) Load(ctx context.Context) (string, error) {
+	pr, err := p.o.Progress(ctx, p.name)
+	return pr.Cursor, err
+}
+
+// Save records the position.
+func (p Pass) Save(ctx context.Context, cursor string) error {
+	return p.o.SaveProgress(ctx, p.name, Progress{Cursor: cursor}, job.Now())
+}

@@ -32,7 +32,7 @@ type Suspect struct {
 }
 
 // ScanAPI is the DynamoDB call the one-off passes over the whole table
-// need besides API (IndexExisting, ScrubData).
+// need besides API (IndexExisting).
 type ScanAPI interface {
 	Scan(context.Context, *dynamodb.ScanInput, ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
 }
