@@ -282,6 +282,7 @@ func newReviewFunction(f *functionFactory, p functionsProps) awslambda.Function 
 		"QUEUE_VISIBILITY_SECONDS": itoa(cfg.ReviewTimeoutSeconds),
 		"LLM_REQUESTS_PER_MINUTE":  optItoa(cfg.LLMRequestsPerMinute),
 		"LLM_TOKENS_PER_MINUTE":    optItoa(cfg.LLMTokensPerMinute),
+		"LLM_PRICES_PER_MTOK":      jsii.String(cfg.LLMPricesPerMTok),
 		"PROMPT_PATCH_DRIFT":       jsii.String(strconv.FormatBool(cfg.PromptPatchDrift)),
 	}
 	if cfg.LLMProvider != "bedrock" {

@@ -75,7 +75,7 @@ func main() {
 	jobs := store.New(ddb, env.Config.JobsTable)
 	queues := queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs)
 	proc := &reviewstage.Review{Redacted: artifacts.New(artifacts.NewS3Client(env.AWS), env.Config.RedactedBkt), Guard: guard,
-		LLM: limited, Model: cfg.Model, Budget: set.Budget, Rollout: set.Rollout, Parallelism: set.Parallelism, TokensPerMinute: set.TokensPerMinute,
+		LLM: limited, Model: cfg.Model, Budget: set.Budget, Rollout: set.Rollout, Parallelism: set.Parallelism, TokensPerMinute: set.TokensPerMinute, Prices: set.Prices,
 		AllowPromptPatchDrift: set.AllowPromptPatchDrift, Metrics: env.Metrics, Log: env.Log, Rules: set.Rules, DailyTokenBudget: set.DailyTokenBudget}
 	// Carried files' findings come from the previous version's job; each
 	// reviewed version is recorded in the rerun ledger, kept as long as the
