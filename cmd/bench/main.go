@@ -46,6 +46,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	noFunctions := fs.Bool("no-functions", false, "skip the bootstrap size and cold-start rows")
 	noGoTest := fs.Bool("no-go-test", false, "skip go test -bench")
 	scale := fs.Bool("scale", true, "run the scale benchmark: the deployed sweeper over N rows of history on the emulator")
+	fs.BoolVar(&scaleVerbose, "scale-verbose", false, "print the sweeper's answers in the scale benchmark")
 	scaleRows := fs.String("scale-rows", "0,10000,100000", "the history sizes N of the scale benchmark")
 	if err := fs.Parse(args); err != nil {
 		return err
