@@ -69,9 +69,9 @@ type Review struct {
 	// Parallelism bounds concurrent model calls; 0 means DefaultParallelism.
 	Parallelism int
 	// Prices estimate each review's cost (ReviewMeta.EstimatedCostUSD); zero: none.
-	Prices llm.Prices
-	Metrics     *obs.Metrics
-	Log         *slog.Logger
+	Prices  llm.Prices
+	Metrics *obs.Metrics
+	Log     *slog.Logger
 	// Rules are the environment's default review rules (REVIEW_RULES);
 	// the rules files the fetch stage read (domain.RulesArtifact) override
 	// them for the files under their roots.
