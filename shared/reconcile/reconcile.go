@@ -182,44 +182,7 @@ func (r *Reconciler) Run(ctx context.Context) (Report, error) {
 		if sub.comment {
 			rep.Comments++
 		}
-		log := sub.log
-		status := s.Status
-		if status == outbox.Sent {
-			_, ok, err := sub.evidence(ctx, true)
-			if err != nil {
-				log.WarnContext(ctx, "reconcile: delivery lookup failed", "err", err)
-				rep.Errors++
-				continue
-			}
-			if ok {
-				if err := r.Rows.Verified(ctx, sub.ref, now); err != nil {
-					log.WarnContext(ctx, "reconcile: recording verification failed", "err", err)
-					rep.Errors++
-				}
-				rep.Verified++
-				continue
-			}
-		}
-		reason := s.Reason
-		if status != outbox.Reconciling {
-			reason = ReasonStuck
-			if status == outbox.Sent {
-				reason = ReasonUnproven
-			}
-			moved, err := r.Rows.MarkReconciling(ctx, sub.ref, status, reason, now)
-			if err != nil || !moved {
-				if err != nil {
-					log.WarnContext(ctx, "reconcile: marking reconciling failed", "err", err)
-					rep.Errors++
-				}
-				continue // moved on meanwhile (a send completed): not ours
-			}
-			rep.Violations++
-			log.ErrorContext(ctx, "ordering contract violated: outbox row reconciling, nothing is sent for this key until it is settled", "reason", reason, "was", status)
-		}
-		if !r.repair(ctx, sub, s, reason, now, &rep) {
-			rep.Reconciling++
-		}
+		r.judge(ctx, sub, s, now, &rep)
 	}
 	if err := r.saveCursor(ctx, cursor, last, rep.Stopped != ""); err != nil {
 		r.Log.WarnContext(ctx, "reconcile: saving the pass's position failed; the next pass starts from the oldest row", "err", err)
@@ -234,6 +197,48 @@ func (r *Reconciler) Run(ctx context.Context) (Report, error) {
 	// ordering contract should never be broken, so each one is looked at.
 	r.Metrics.Put("OutboxViolations", float64(rep.Violations), obs.Count, nil)
 	return rep, nil
+}
+
+// judge verifies, marks reconciling and repairs one suspect.
+func (r *Reconciler) judge(ctx context.Context, sub subject, s outbox.Suspect, now time.Time, rep *Report) {
+	log := sub.log
+	status := s.Status
+	if status == outbox.Sent {
+		_, ok, err := sub.evidence(ctx, true)
+		if err != nil {
+			log.WarnContext(ctx, "reconcile: delivery lookup failed", "err", err)
+			rep.Errors++
+			return
+		}
+		if ok {
+			if err := r.Rows.Verified(ctx, sub.ref, now); err != nil {
+				log.WarnContext(ctx, "reconcile: recording verification failed", "err", err)
+				rep.Errors++
+			}
+			rep.Verified++
+			return
+		}
+	}
+	reason := s.Reason
+	if status != outbox.Reconciling {
+		reason = ReasonStuck
+		if status == outbox.Sent {
+			reason = ReasonUnproven
+		}
+		moved, err := r.Rows.MarkReconciling(ctx, sub.ref, status, reason, now)
+		if err != nil || !moved {
+			if err != nil {
+				log.WarnContext(ctx, "reconcile: marking reconciling failed", "err", err)
+				rep.Errors++
+			}
+			return // moved on meanwhile (a send completed): not ours
+		}
+		rep.Violations++
+		log.ErrorContext(ctx, "ordering contract violated: outbox row reconciling, nothing is sent for this key until it is settled", "reason", reason, "was", status)
+	}
+	if !r.repair(ctx, sub, s, reason, now, rep) {
+		rep.Reconciling++
+	}
 }
 
 // stop says why the pass takes no further row: its limit of judged rows,
