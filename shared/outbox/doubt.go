@@ -97,8 +97,13 @@ func passKey(name string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{"pk": sv("OUTBOX#PASS"), "sk": sv(name)}
 }
 
-// passKeep is how long a pass's progress outlives its last save.
-const passKeep = 30 * 24 * time.Hour
+// passKeep is how long a pass's position outlives its last save (a lost
+// position only restarts the pass); doneKeep how long a one-off pass's
+// "done" does: were it to expire, the one-off scan would run again.
+const (
+	passKeep = 30 * 24 * time.Hour
+	doneKeep = 10 * 365 * 24 * time.Hour
+)
 
 // Progress is a scheduled pass's saved position: Cursor names where the
 // pass stopped (empty: start at the beginning), Done that a one-off pass
@@ -123,11 +128,15 @@ func (o *Outbox) Progress(ctx context.Context, name string) (Progress, error) {
 
 // SaveProgress records the named pass's position for its next run.
 func (o *Outbox) SaveProgress(ctx context.Context, name string, p Progress, now time.Time) error {
+	keep := passKeep
+	if p.Done {
+		keep = doneKeep
+	}
 	_, err := o.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &o.table, Key: passKey(name),
 		UpdateExpression:         aws.String("SET #c = :c, done = :d, updated_at = :now, expires_at = :exp"),
 		ExpressionAttributeNames: map[string]string{"#c": "cursor"},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":c": sv(p.Cursor), ":d": &types.AttributeValueMemberBOOL{Value: p.Done},
-			":now": sv(job.FormatTime(now)), ":exp": &types.AttributeValueMemberN{Value: fmt.Sprint(now.Add(passKeep).Unix())}}})
+			":now": sv(job.FormatTime(now)), ":exp": &types.AttributeValueMemberN{Value: fmt.Sprint(now.Add(keep).Unix())}}})
 	if err != nil {
 		return awserr.Wrap("save pass progress", err)
 	}
