@@ -126,6 +126,11 @@ type EnvConfig struct {
 	// never planned larger than the token limit.
 	LLMRequestsPerMinute int `json:"llmRequestsPerMinute,omitempty"`
 	LLMTokensPerMinute   int `json:"llmTokensPerMinute,omitempty"`
+	// LLMPricesPerMTok are llmModel's list prices in USD per million tokens,
+	// "input=3,cached_input=0.3,cache_write=3.75,output=15"
+	// (LLM_PRICES_PER_MTOK): each review's estimated cost is then recorded
+	// and shown in its e-mail. Empty (the default): no estimate.
+	LLMPricesPerMTok string `json:"llmPricesPerMTok,omitempty"`
 
 	SMTPHost string `json:"smtpHost"`
 	SMTPPort int    `json:"smtpPort"`

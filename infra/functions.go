@@ -283,6 +283,7 @@ func newReviewFunction(f *functionFactory, p functionsProps) awslambda.Function 
 		"QUEUE_VISIBILITY_SECONDS": itoa(cfg.ReviewTimeoutSeconds),
 		"LLM_REQUESTS_PER_MINUTE":  optItoa(cfg.LLMRequestsPerMinute),
 		"LLM_TOKENS_PER_MINUTE":    optItoa(cfg.LLMTokensPerMinute),
+		"LLM_PRICES_PER_MTOK":      jsii.String(cfg.LLMPricesPerMTok),
 		"PROMPT_PATCH_DRIFT":       jsii.String(strconv.FormatBool(cfg.PromptPatchDrift)),
 	}
 	if cfg.LLMProvider != "bedrock" {
@@ -360,7 +361,7 @@ func newNotifyFunction(f *functionFactory, p functionsProps) awslambda.Function 
 
 // newSweeperFunction: the sweeper, which also runs the outbox reconciler (it
 // asks the same provider evidence as the notify stage, over the same
-// completion window) and the daily retention check.
+// completion window) and the retention check.
 func newSweeperFunction(f *functionFactory, p functionsProps) awslambda.Function {
 	cfg := f.cfg
 	fn := f.newFn(fnSpec{id: "SweeperFunction", asset: "sweeper", memory: 256, timeout: 60, env: map[string]*string{
@@ -377,8 +378,11 @@ func newSweeperFunction(f *functionFactory, p functionsProps) awslambda.Function
 	g.grantIndex(jsii.Strings("dynamodb:Query"), "sweep")
 	g.grant(jsii.Strings("dynamodb:GetItem", "dynamodb:UpdateItem"), itemJob, itemOutbox)
 	g.grant(jsii.Strings("dynamodb:Query"), itemDelivery)
-	// The outbox reconciler finds rows stuck sending, and the retention check
-	// reads every row's TTL: both scan, which no key condition can narrow.
+	// Reconcile: the rows in doubt from the sparse doubt index.
+	g.grantIndex(jsii.Strings("dynamodb:Query"), "doubt")
+	// The retention check reads every row's TTL, the data scrub every old
+	// delivery row, and the one-off indexing of rows written before the
+	// doubt index existed: scans no key condition can narrow.
 	g.grantTable(jsii.Strings("dynamodb:Scan"))
 	for _, s := range []*stage{p.fetch, p.llm, p.notify} {
 		s.queue.GrantSendMessages(fn)
@@ -496,7 +500,8 @@ func consumeStages(cfg EnvConfig, stages []*stage) {
 	}
 }
 
-// newSchedules: the sweeper's sweep schedule and the daily retention check.
+// newSchedules: the sweeper's sweep schedule and the hourly retention check
+// runs (a round a day).
 func newSchedules(stack awscdk.Stack, cfg EnvConfig, sweeperFn awslambda.Function) {
 	rule := awsevents.NewRule(stack, jsii.String("SweepSchedule"), &awsevents.RuleProps{
 		Description: jsii.String("Re-enqueue jobs whose stage lease expired with no message in flight"),
@@ -505,8 +510,10 @@ func newSchedules(stack awscdk.Stack, cfg EnvConfig, sweeperFn awslambda.Functio
 	})
 	pinID(rule, "SweepSchedule")
 	check := awsevents.NewRule(stack, jsii.String("RetentionCheck"), &awsevents.RuleProps{
+		// Hourly runs: a day's round of the table scan goes on over as many
+		// runs as it takes (shared/retention); runs without a round due are a read.
 		Description: jsii.String("Verify that no row or artifact outlived its TTL (rule RT-3)"),
-		Schedule:    awsevents.Schedule_Rate(awscdk.Duration_Days(jsii.Number(1))),
+		Schedule:    awsevents.Schedule_Rate(awscdk.Duration_Hours(jsii.Number(1))),
 		Targets: &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(sweeperFn, &awseventstargets.LambdaFunctionProps{
 			Event: awsevents.RuleTargetInput_FromObject(map[string]any{"check": "retention"}),
 		})},

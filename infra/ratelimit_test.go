@@ -23,7 +23,7 @@ func TestReviewSizedToWaitOutRateLimits(t *testing.T) {
 				ctx[k] = v
 			}
 			ctx[ctxEnv] = env
-			over := map[string]any{"llmTokensPerMinute": 450000}
+			over := map[string]any{"llmTokensPerMinute": 450000, "llmPricesPerMTok": "input=3,output=15"}
 			if env != "local" {
 				over["p4LayerPath"], over["p4LayerSha256"] = fakeLayer(t), fakeLayerSHA256
 			}
@@ -52,6 +52,9 @@ func TestReviewSizedToWaitOutRateLimits(t *testing.T) {
 			if vars["QUEUE_VISIBILITY_SECONDS"] != itoaStr(int(visibility)) || vars["LEASE_SECONDS"] != itoaStr(cfg.LeaseSeconds) {
 				t.Errorf("review env QUEUE_VISIBILITY_SECONDS=%v LEASE_SECONDS=%v, want %v and %v", vars["QUEUE_VISIBILITY_SECONDS"], vars["LEASE_SECONDS"], visibility, lease)
 			}
+			if vars["LLM_PRICES_PER_MTOK"] != "input=3,output=15" {
+				t.Errorf("prices in env: %v", vars["LLM_PRICES_PER_MTOK"])
+			}
 			if vars["LLM_TOKENS_PER_MINUTE"] != "450000" || vars["LLM_REQUESTS_PER_MINUTE"] != nil {
 				t.Errorf("rate limits in env: tokens %v requests %v", vars["LLM_TOKENS_PER_MINUTE"], vars["LLM_REQUESTS_PER_MINUTE"])
 			}
@@ -71,6 +74,7 @@ func TestReviewSizedToWaitOutRateLimits(t *testing.T) {
 		{map[string]any{"reviewTimeoutSeconds": 901}, "reviewTimeoutSeconds 901"},
 		{map[string]any{"llmTokensPerMinute": 500}, "llmTokensPerMinute 500"},
 		{map[string]any{"llmRequestsPerMinute": -1}, "llmRequestsPerMinute -1"},
+		{map[string]any{"llmPricesPerMTok": "input=three"}, "llmPricesPerMTok"},
 	} {
 		ctx := map[string]any{ctxEnv: "local", ctxOverrides: c.over}
 		if _, _, err := LoadConfig(awscdk.NewApp(&awscdk.AppProps{Context: &ctx}).Node()); err == nil || !strings.Contains(err.Error(), c.want) {

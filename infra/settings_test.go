@@ -17,7 +17,7 @@ func everything(email, llm string) map[string]any {
 		"confidentialDomains": []string{"corp.example.com"}, "confidentialCidrs": []string{"10.0.0.0/8"},
 		"emailProvider": email, "llmProvider": llm, "llmEndpoint": "https://llm.example.com",
 		"recipientDomains": []string{"example.com"}, "maxRecipients": 20, "jobPage": true, "publicBaseUrl": "https://criticizer.example.com",
-		"llmContextTokens": 128000, "llmBytesPerToken": 3.5, "llmRequestsPerMinute": 500, "llmTokensPerMinute": 200000, "llmMaxOutputTokens": 8192, "llmParallelism": 8,
+		"llmContextTokens": 128000, "llmBytesPerToken": 3.5, "llmRequestsPerMinute": 500, "llmTokensPerMinute": 200000, "llmPricesPerMTok": "input=3,output=15", "llmMaxOutputTokens": 8192, "llmParallelism": 8,
 		"reviewMaxFiles": 1000, "reviewMaxBytes": 1 << 24, "reviewMaxFileBytes": 1 << 18, "reviewMaxChunkFiles": 50,
 		"reviewMaxTokens": 200000, "dailyTokenBudget": 5000000, "reviewRules": map[string]any{"version": 1, "ignore": []string{"*.generated.cs"}},
 		"notifyChannels": []string{"email", "swarm-comments"}, "swarmCommentWindowSeconds": 180, "swarmMaxInlineComments": 40,

@@ -235,6 +235,15 @@ func newData(stack awscdk.Stack, cfg EnvConfig, local bool, removal awscdk.Remov
 		SortKey:        &awsdynamodb.Attribute{Name: jsii.String("sweep_at"), Type: awsdynamodb.AttributeType_STRING},
 		ProjectionType: awsdynamodb.ProjectionType_ALL,
 	})
+	// Sparse: only delivery rows in doubt (sending, sent awaiting
+	// verification, reconciling) carry doubt/doubt_at (shared/outbox), so
+	// the reconciler reads what needs it, never the delivery history.
+	table.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
+		IndexName:      jsii.String("doubt"),
+		PartitionKey:   &awsdynamodb.Attribute{Name: jsii.String("doubt"), Type: awsdynamodb.AttributeType_STRING},
+		SortKey:        &awsdynamodb.Attribute{Name: jsii.String("doubt_at"), Type: awsdynamodb.AttributeType_STRING},
+		ProjectionType: awsdynamodb.ProjectionType_ALL,
+	})
 	pinID(table, "JobsTable")
 
 	// ---- artifacts ---------------------------------------------------------
@@ -508,6 +517,21 @@ func newAlarms(stack awscdk.Stack, env string, cfg EnvConfig, mathAlarms bool, s
 	// good pages too.
 	addAlarm("OutboxViolationsAlarm", "The outbox ordering contract was violated (row stuck sending or marked sent without provider evidence); repaired or not, see the sweeper's log and `criticizer outbox reconcile`",
 		appMetric("OutboxViolations", map[string]*string{}))
+	// The sweeper's passes are bounded in time and resume where they
+	// stopped; work they leave for the next pass in every pass of 15
+	// minutes (3 periods) is a backlog they cannot drain.
+	for _, m := range []string{"SweepBacklog", "ReconcileBacklog"} {
+		a := awscloudwatch.NewAlarm(stack, jsii.String(m+"Alarm"), &awscloudwatch.AlarmProps{
+			AlarmDescription:   jsii.String("The sweeper's passes leave work behind for 15 minutes (" + m + "): see docs/operating.md#sweeper-backlog-alarms"),
+			Metric:             appMetric(m, map[string]*string{}),
+			Threshold:          jsii.Number(0),
+			EvaluationPeriods:  jsii.Number(3),
+			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
+			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+		})
+		pinID(a, m+"Alarm")
+		a.AddAlarmAction(alarmAction)
+	}
 	addAlarm("RedeliveryFailedAlarm", "A repaired delivery of a succeeded job failed for good: see the job's history, fix the recipient, `criticizer outbox reconcile resolve`",
 		appMetric("RedeliveryFailed", map[string]*string{"Stage": jsii.String("notify")}))
 	// The prompt canary: while a candidate prompt version serves a share of jobs,

@@ -181,7 +181,7 @@ func TestLocalStack(t *testing.T) {
 	counts := map[string]int{
 		"AWS::DynamoDB::Table": 1, "AWS::S3::Bucket": 2, "AWS::SecretsManager::Secret": 4, "AWS::SQS::Queue": 6,
 		"AWS::Lambda::Function": 5, "AWS::Lambda::EventSourceMapping": 3, "AWS::ApiGateway::RestApi": 1,
-		"AWS::ApiGateway::Method": 2, "AWS::Events::Rule": 2, "AWS::CloudWatch::Alarm": 28, "AWS::Logs::LogGroup": 6,
+		"AWS::ApiGateway::Method": 2, "AWS::Events::Rule": 2, "AWS::CloudWatch::Alarm": 30, "AWS::Logs::LogGroup": 6,
 		"AWS::Lambda::LayerVersion": 0,
 	}
 	for typ, n := range counts {
@@ -223,6 +223,13 @@ func TestLocalStack(t *testing.T) {
 					"KeySchema": []any{
 						map[string]any{"AttributeName": "sweep_shard", "KeyType": "HASH"},
 						map[string]any{"AttributeName": "sweep_at", "KeyType": "RANGE"},
+					},
+					"Projection": map[string]any{"ProjectionType": "ALL"},
+				}, map[string]any{
+					"IndexName": "doubt",
+					"KeySchema": []any{
+						map[string]any{"AttributeName": "doubt", "KeyType": "HASH"},
+						map[string]any{"AttributeName": "doubt_at", "KeyType": "RANGE"},
 					},
 					"Projection": map[string]any{"ProjectionType": "ALL"},
 				}},
@@ -406,7 +413,7 @@ func TestLocalStack(t *testing.T) {
 	})
 	check(t, "daily retention check (rule RT-3), paging", func() {
 		tmpl.HasResourceProperties(jsii.String("AWS::Events::Rule"), map[string]any{
-			"ScheduleExpression": "rate(1 day)",
+			"ScheduleExpression": "rate(1 hour)",
 			"Targets": assertions.Match_ArrayWith(&[]any{assertions.Match_ObjectLike(&map[string]any{
 				"Arn": map[string]any{"Fn::GetAtt": []any{"SweeperFunction", "Arn"}}, "Input": `{"check":"retention"}`})}),
 		})
@@ -568,13 +575,18 @@ func TestProdStack(t *testing.T) {
 	check(t, "alarm actions", func() {
 		tmpl.ResourcePropertiesCountIs(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{
 			"AlarmActions": []any{"arn:aws:sns:eu-west-1:123456789012:ops"},
-		}, jsii.Number(28)) // 3 DLQ + 5 errors + 5 throttles + 3 backlog + 3 lease lost + unconfirmed + security failure + reconciling + violations + redelivery failed + escalations + 3 retention
-		tmpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(28))
+		}, jsii.Number(30)) // 3 DLQ + 5 errors + 5 throttles + 3 backlog + 3 lease lost + unconfirmed + security failure + reconciling + violations + redelivery failed + escalations + 3 retention + 2 sweeper backlog
+		tmpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(30))
 		// A security failure of the fetch stage (trust mismatch, unsound
 		// protections) pages on its first dead letter.
 		tmpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{"MetricName": "DeadLettered", "Threshold": 0,
 			"Dimensions":         assertions.Match_ArrayWith(&[]any{map[string]any{"Name": "ErrorClass", "Value": "SECURITY_FAILURE"}}),
 			"ComparisonOperator": "GreaterThanThreshold", "AlarmActions": []any{"arn:aws:sns:eu-west-1:123456789012:ops"}})
+		// A backlog the sweeper's bounded passes cannot drain pages (15 minutes of passes).
+		for _, m := range []string{"SweepBacklog", "ReconcileBacklog"} {
+			tmpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{"MetricName": m, "Threshold": 0, "EvaluationPeriods": 3,
+				"ComparisonOperator": "GreaterThanThreshold", "AlarmActions": []any{"arn:aws:sns:eu-west-1:123456789012:ops"}})
+		}
 		// Rule OB-5: every detected ordering violation pages, repaired or not.
 		tmpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{"MetricName": "OutboxViolations", "Threshold": 0,
 			"ComparisonOperator": "GreaterThanThreshold", "AlarmActions": []any{"arn:aws:sns:eu-west-1:123456789012:ops"}})

@@ -105,3 +105,43 @@ func TestDailyTokenCounterIsAtomic(t *testing.T) {
 		t.Errorf("next day spent = %d, %v; want 0", got, err)
 	}
 }
+
+// TestMinuteTokensHoldConcurrentReviewsToTheLimit: reviews reserving from
+// the shared per-minute budget in the jobs table (the review function's
+// llm.Shared) together never get more than the limit in a minute; the
+// refused ones are told to wait for the next minute.
+func TestMinuteTokensHoldConcurrentReviewsToTheLimit(t *testing.T) {
+	ctx := context.Background()
+	budget := env.jobs.MinuteTokens(1000)
+	model := fmt.Sprintf("test-model-%d", time.Now().UnixNano()) // a budget of its own
+	now := time.Date(2200, 1, 1, 12, 0, 30, 0, time.UTC)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	granted, refused := 0, 0
+	for range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			wait, err := budget.Take(ctx, model, 150, now)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err != nil:
+				t.Error(err)
+			case wait == 0:
+				granted++
+			case wait != 30*time.Second:
+				t.Errorf("told to wait %v, want the 30 s to the next minute", wait)
+			default:
+				refused++
+			}
+		}()
+	}
+	wg.Wait()
+	if granted != 6 || refused != 14 {
+		t.Errorf("%d reservations of 150 granted and %d refused at a limit of 1,000, want 6 and 14", granted, refused)
+	}
+	if wait, err := budget.Take(ctx, model, 150, now.Add(time.Minute)); err != nil || wait != 0 {
+		t.Errorf("the next minute: wait %v, %v; want room", wait, err)
+	}
+}

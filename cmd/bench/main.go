@@ -5,7 +5,10 @@
 // running the bootstrap against a fake Lambda runtime API. `make bench` runs
 // it; docs/benchmarks.md shows its latest output.
 //
-//	bench [-bench REGEXP] [-benchtime D] [-pkgs "./..."] [-runs N] [-raw FILE] [-no-functions] [-no-go-test]
+//	bench [-bench REGEXP] [-benchtime D] [-pkgs "./..."] [-runs N] [-raw FILE] [-no-functions] [-no-go-test] [-scale=false] [-scale-rows 0,10000,100000]
+//
+// The scale benchmark (scale.go) deploys the stack on the emulator and
+// reports what one sweeper run reads as the history grows.
 package main
 
 import (
@@ -19,6 +22,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -41,6 +45,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	raw := fs.String("raw", ".run/bench.txt", "where to keep the raw go test output")
 	noFunctions := fs.Bool("no-functions", false, "skip the bootstrap size and cold-start rows")
 	noGoTest := fs.Bool("no-go-test", false, "skip go test -bench")
+	scale := fs.Bool("scale", true, "run the scale benchmark: the deployed sweeper over N rows of history on the emulator")
+	fs.BoolVar(&scaleVerbose, "scale-verbose", false, "print the sweeper's answers in the scale benchmark")
+	scaleRows := fs.String("scale-rows", "0,10000,100000", "the history sizes N of the scale benchmark")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -77,6 +84,15 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	for _, s := range parsed.Skips {
 		fmt.Fprintln(out, "\nskipped:", s)
+	}
+	if *scale {
+		sizes, err := parseSizes(*scaleRows)
+		if err == nil {
+			err = runScale(ctx, sizes, out)
+		}
+		if err != nil {
+			fnErrs = append(fnErrs, "scale: "+err.Error())
+		}
 	}
 	problems := append(slices.Clone(parsed.Failures), fnErrs...)
 	if len(problems) > 0 {
@@ -177,6 +193,19 @@ func functionNames() ([]string, error) {
 		names = append(names, filepath.Base(filepath.Dir(m)))
 	}
 	return names, nil
+}
+
+// parseSizes reads "0,10000,100000".
+func parseSizes(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("history size %q: not a count", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
 
 // cpuModel reads the CPU's name when go test did not print it.

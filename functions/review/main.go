@@ -65,17 +65,22 @@ func main() {
 	// One Limiter per function instance, outside the rotating client: the
 	// limits it learnt survive a key rotation. 429s are waited out inside
 	// the attempt while the invocation has time for the call after the wait.
-	limiter := llm.NewLimiter(llm.LimiterConfig{RequestsPerMinute: set.RequestsPerMinute, TokensPerMinute: set.TokensPerMinute, MaxConcurrency: set.Parallelism,
-		OutputTokens: cfg.MaxTokens, BytesPerToken: set.Budget.For(cfg.Model).BytesPerToken, Reserve: cfg.Timeout, Logger: env.Log})
+	ddb := dynamodb.NewFromConfig(env.AWS)
+	jobs := store.New(ddb, env.Config.JobsTable)
+	lc := llm.LimiterConfig{RequestsPerMinute: set.RequestsPerMinute, TokensPerMinute: set.TokensPerMinute, MaxConcurrency: set.Parallelism,
+		OutputTokens: cfg.MaxTokens, BytesPerToken: set.Budget.For(cfg.Model).BytesPerToken, Reserve: cfg.Timeout, Logger: env.Log}
+	if set.TokensPerMinute > 0 {
+		// The configured limit is the account's: concurrent reviews share it.
+		lc.Shared = jobs.MinuteTokens(set.TokensPerMinute)
+	}
+	limiter := llm.NewLimiter(lc)
 	limited := limiter.Wrap(cfg.Model, llm.ProviderFunc(complete))
 	guard, err := redact.New(set.Redaction)
 	coldstart.Must(env, err)
 
-	ddb := dynamodb.NewFromConfig(env.AWS)
-	jobs := store.New(ddb, env.Config.JobsTable)
 	queues := queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs)
 	proc := &reviewstage.Review{Redacted: artifacts.New(artifacts.NewS3Client(env.AWS), env.Config.RedactedBkt), Guard: guard,
-		LLM: limited, Model: cfg.Model, Budget: set.Budget, Rollout: set.Rollout, Parallelism: set.Parallelism, TokensPerMinute: set.TokensPerMinute,
+		LLM: limited, Model: cfg.Model, Budget: set.Budget, Rollout: set.Rollout, Parallelism: set.Parallelism, TokensPerMinute: set.TokensPerMinute, Prices: set.Prices,
 		AllowPromptPatchDrift: set.AllowPromptPatchDrift, Metrics: env.Metrics, Log: env.Log, Rules: set.Rules, DailyTokenBudget: set.DailyTokenBudget}
 	// Carried files' findings come from the previous version's job; each
 	// reviewed version is recorded in the rerun ledger, kept as long as the

@@ -3,15 +3,17 @@
 // lease with no message in flight; see shared/sweep), then reconciles
 // delivery rows whose outcome is in doubt (see shared/reconcile), e-mails and,
 // where the stack gives it the Swarm login (comments on), Swarm review
-// comments. Once a day
-// the event {"check":"retention"} runs the retention check instead (see
-// shared/retention).
+// comments. Every hour the event {"check":"retention"} runs the retention
+// check instead (see shared/retention: a round a day, over as many runs as it
+// takes), which also scrubs the data fields of delivery rows past the data
+// retention (outbox.Scrubber).
 package main
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -38,9 +40,21 @@ type result struct {
 	Sweep     sweep.Report      `json:"sweep"`
 	Reconcile reconcile.Report  `json:"reconcile"`
 	Retention *retention.Report `json:"retention,omitempty"`
-	// Scrubbed counts delivery rows past the data retention whose data
-	// fields were dropped (their uniqueness part stays; rule ID-3).
-	Scrubbed int `json:"outbox_rows_scrubbed,omitempty"`
+	// Indexed is the one-off indexing of delivery rows written before the
+	// doubt index existed (outbox.IndexExisting), until it is done.
+	Indexed *outbox.IndexReport `json:"indexed,omitempty"`
+}
+
+// budgets splits what is left of an invocation between its passes, keeping
+// a margin for the last writes and the log line: each pass stops taking new
+// work at its share, records where it stopped, and the next run resumes.
+func budgets(ctx context.Context) (index, sweep, reconcile time.Duration) {
+	left := 60 * time.Second
+	if dl, ok := ctx.Deadline(); ok {
+		left = time.Until(dl)
+	}
+	usable := left * 3 / 4
+	return usable / 8, usable * 3 / 8, usable / 2
 }
 
 func main() {
@@ -54,7 +68,7 @@ func main() {
 	queues := queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs)
 	s := &sweep.Sweeper{Jobs: jobs, Queue: queues, Lease: env.Config.Lease, Skew: env.Config.ClockSkew, Log: env.Log, Metrics: env.Metrics}
 	rows := outbox.New(ddb, env.Config.JobsTable).WithActor("reconciler")
-	rec := &reconcile.Reconciler{Rows: rows, Jobs: jobs, Redeliver: queues, FromDomain: ev.FromDomain(),
+	rec := &reconcile.Reconciler{Rows: rows, Progress: rows, Jobs: jobs, Redeliver: queues, FromDomain: ev.FromDomain(),
 		Window: ev.Window, Lookback: evidence.DefaultRetention, Log: env.Log, Metrics: env.Metrics}
 	switch {
 	case ev.Provider == "ses":
@@ -72,9 +86,9 @@ func main() {
 	}
 	check := &retention.Checker{Table: ddb, TableName: env.Config.JobsTable, S3: artifacts.NewS3Client(env.AWS),
 		Buckets:           []retention.Bucket{{Name: env.Config.RawBucket, TTL: ttl.RawTTL}, {Name: env.Config.RedactedBkt, TTL: ttl.RedactedTTL}},
-		UniquenessForever: env.Config.UniquenessRetention == 0, Log: env.Log, Metrics: env.Metrics}
+		UniquenessForever: env.Config.UniquenessRetention == 0, State: rows.Pass("retention"), Log: env.Log, Metrics: env.Metrics}
 	// The event is the EventBridge schedule's (or a manual invoke's): empty
-	// for the sweep, {"check":"retention"} for the daily retention check.
+	// for the sweep, {"check":"retention"} for the retention check.
 	lambda.Start(func(ctx context.Context, ev json.RawMessage) (result, error) {
 		var res result
 		var in struct {
@@ -82,19 +96,27 @@ func main() {
 		}
 		_ = json.Unmarshal(ev, &in) // anything else is a sweep
 		if in.Check == "retention" {
+			// Hourly: a round of the table's scan continues where the last
+			// run stopped, and a new one starts a day after the last began.
+			now := job.Now()
+			check.Also = rows.Scrubber(now.Add(-env.Config.Retention), now)
+			_, _, check.Budget = budgets(ctx)
+			check.Budget *= 2 // the retention run does nothing else
 			rep, err := check.Run(ctx)
 			res.Retention = &rep
-			now := job.Now()
-			var errScrub error
-			res.Scrubbed, errScrub = rows.ScrubData(ctx, now.Add(-env.Config.Retention), now, 10000)
-			env.Log.InfoContext(ctx, "retention check finished", "report", rep, "outbox_rows_scrubbed", res.Scrubbed)
-			return res, errors.Join(err, errScrub)
+			env.Log.InfoContext(ctx, "retention check run", "report", rep)
+			return res, err
 		}
-		var errSweep, errRec error
+		var errIndex, errSweep, errRec error
+		indexFor, sweepFor, recFor := budgets(ctx)
+		s.Budget, rec.Budget = sweepFor, recFor
+		if indexed, err := rows.IndexExisting(ctx, job.Now().Add(-rec.Lookback), time.Now().Add(indexFor), job.Now()); err != nil || indexed.Read > 0 || !indexed.Done {
+			res.Indexed, errIndex = &indexed, err
+		}
 		res.Sweep, errSweep = s.Run(ctx)
 		res.Reconcile, errRec = rec.Run(ctx)
-		env.Log.InfoContext(ctx, "sweep finished", "due", res.Sweep.Due, "enqueued", res.Sweep.Enqueued, "postponed", res.Sweep.Postponed,
+		env.Log.InfoContext(ctx, "sweep finished", "due", res.Sweep.Due, "enqueued", res.Sweep.Enqueued, "postponed", res.Sweep.Postponed, "backlog", res.Sweep.Backlog,
 			"conflicted", res.Sweep.Conflicted, "reconcile", res.Reconcile)
-		return res, errors.Join(errSweep, errRec)
+		return res, errors.Join(errIndex, errSweep, errRec)
 	})
 }

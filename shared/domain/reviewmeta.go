@@ -49,6 +49,9 @@ type ReviewMeta struct {
 	// Of InputTokens, read from the provider's prompt cache and written to it.
 	CachedInputTokens     int `json:"cached_input_tokens,omitempty"`
 	CacheWriteInputTokens int `json:"cache_write_input_tokens,omitempty"`
+	// EstimatedCostUSD is the review's tokens at the model's configured list
+	// prices (LLM_PRICES_PER_MTOK); 0 when none are configured.
+	EstimatedCostUSD float64 `json:"estimated_cost_usd,omitempty"`
 	// CarriedOver counts the files, unchanged since review version
 	// CarriedFrom and reviewed in full there, whose findings were carried
 	// over instead of sent to the model; they count as reviewed in full.

@@ -41,8 +41,21 @@ type Limiter struct {
 	models map[string]*modelLimits
 }
 
+// Shared is a token budget per model and minute that every instance of the
+// review function draws from (shared/store's MinuteTokens): each instance
+// paces itself, and together they keep to the provider's limit, which is
+// the account's, not the instance's.
+type Shared interface {
+	// Take reserves tokens of model's current minute; a zero wait says
+	// they were reserved, a positive one how long until a minute with room.
+	Take(ctx context.Context, model string, tokens int, now time.Time) (wait time.Duration, err error)
+}
+
 // LimiterConfig configures a Limiter. Zero fields take the defaults noted.
 type LimiterConfig struct {
+	// Shared, when set, is drawn from after this instance's own pacing: the
+	// limit across concurrent reviews (nil: this instance's pacing only).
+	Shared Shared
 	// RequestsPerMinute and TokensPerMinute are the configured limits; 0
 	// means unknown until the provider's headers say (Bedrock never does).
 	RequestsPerMinute, TokensPerMinute int
@@ -108,7 +121,7 @@ func NewLimiter(cfg LimiterConfig) *Limiter {
 // Wrap returns next paced by l's limits for model.
 func (l *Limiter) Wrap(model string, next Provider) Provider {
 	return ProviderFunc(func(ctx context.Context, p Prompt) (Completion, error) {
-		return l.complete(ctx, l.model(model), next, p)
+		return l.complete(ctx, model, l.model(model), next, p)
 	})
 }
 
@@ -250,13 +263,21 @@ func (l *Limiter) cost(m *modelLimits, p Prompt) float64 {
 }
 
 // complete sends p through next, waiting as the limits require.
-func (l *Limiter) complete(ctx context.Context, m *modelLimits, next Provider, p Prompt) (Completion, error) {
+func (l *Limiter) complete(ctx context.Context, model string, m *modelLimits, next Provider, p Prompt) (Completion, error) {
 	cost := l.cost(m, p)
 	var limited int
 	var waited time.Duration
 	for {
 		mark, err := l.acquire(ctx, m, cost)
 		waited += mark.waited
+		if err == nil {
+			var w time.Duration
+			w, err = l.shared(ctx, model, cost)
+			waited += w
+			if err != nil {
+				l.free(m) // not called: nothing to learn
+			}
+		}
 		if err != nil {
 			return Completion{}, err
 		}
@@ -271,6 +292,30 @@ func (l *Limiter) complete(ctx context.Context, m *modelLimits, next Provider, p
 		limited++
 		// The provider asked us to slow down: the pause is set (release);
 		// the loop waits it out, or ends the attempt if it cannot.
+	}
+}
+
+// shared waits until the shared budget holds the call's cost, and reserves
+// it; it returns how long it waited.
+func (l *Limiter) shared(ctx context.Context, model string, cost float64) (time.Duration, error) {
+	if l.cfg.Shared == nil {
+		return 0, nil
+	}
+	start := l.cfg.Clock.Now()
+	for {
+		now := l.cfg.Clock.Now()
+		wait, err := l.cfg.Shared.Take(ctx, model, int(math.Ceil(cost)), now)
+		if err != nil || wait <= 0 {
+			return now.Sub(start), err
+		}
+		if err := l.fits(ctx, now, wait); err != nil {
+			return now.Sub(start), err
+		}
+		select {
+		case <-ctx.Done():
+			return now.Sub(start), fmt.Errorf("llm: waiting for the shared rate limit: %w", context.Cause(ctx))
+		case <-l.cfg.Clock.After(wait):
+		}
 	}
 }
 
@@ -341,6 +386,14 @@ func (l *Limiter) fits(ctx context.Context, now time.Time, wait time.Duration) e
 		return Classed(failure.RateLimited, wait, e)
 	}
 	return nil
+}
+
+// free gives back a call's slot without a call made.
+func (l *Limiter) free(m *modelLimits) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.inFlight--
+	m.broadcast()
 }
 
 // release ends a call: it frees the slot, learns from the answer's headers

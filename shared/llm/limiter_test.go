@@ -285,3 +285,56 @@ func TestLimiterPacesA429ByItsHeadersNotByTheReset(t *testing.T) {
 		t.Errorf("waited %v, want ~2s", d)
 	}
 }
+
+// minuteBudget is the shared per-minute budget (shared/store's MinuteTokens)
+// in memory: tokens reserved per minute window, against one limit.
+type minuteBudget struct {
+	mu    sync.Mutex
+	limit int
+	used  map[int64]int
+}
+
+func (b *minuteBudget) Take(_ context.Context, _ string, tokens int, now time.Time) (time.Duration, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	w := now.Unix() / 60
+	if b.used[w]+min(tokens, b.limit) > b.limit {
+		return time.Unix((w+1)*60, 0).Sub(now), nil
+	}
+	b.used[w] += tokens
+	return 0, nil
+}
+
+// Two instances of the review function, each paced to the provider's 6,000
+// tokens a minute, would together send twice that; drawing from the shared
+// budget, they keep to it in every minute.
+func TestLimiterSharedAcrossInstances(t *testing.T) {
+	clock := llmtest.NewVirtualClock()
+	p := &scripted{ok: Completion{Content: []byte("{}"), Usage: Usage{InputTokens: 100}}}
+	shared := &minuteBudget{limit: 6000, used: map[int64]int{}}
+	var wg sync.WaitGroup
+	for range 2 {
+		l := NewLimiter(LimiterConfig{Clock: clock, TokensPerMinute: 6000, Shared: shared})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 45 {
+				if _, err := l.Wrap("m", p).Complete(context.Background(), prompt); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	total := 0
+	for w, n := range shared.used {
+		total += n
+		if n > 6000 {
+			t.Errorf("minute %d: %d tokens sent, over the shared 6,000", w, n)
+		}
+	}
+	if total != 90*200 {
+		t.Errorf("%d tokens reserved for 90 calls of 200", total)
+	}
+}

@@ -39,7 +39,7 @@ func goldenContent() Content {
 		PromptVersion: "1.2.0", Chunks: 2, ModelCalls: 3, FilesTotal: 5, FilesReviewed: 2, DroppedFindings: 2, OutOfView: 1,
 		HiddenByCap: 3, Rules: []string{"//depot/app/.criticizer.yaml@12344"},
 		RulesRejected: []string{"//depot/gen/.criticizer.yaml@12344: /max_findings: must be >= 1 but found 0 (defaults applied)"},
-		InputTokens:   12345, OutputTokens: 678,
+		InputTokens:   12345, OutputTokens: 678, CachedInputTokens: 8000, EstimatedCostUSD: 0.02172,
 		SkippedFiles:   []domain.SkippedFile{{File: "//depot/app/logo.png", Reason: "no_textual_diff"}, {File: "//depot/gen/huge.pb.go", Reason: "over_byte_limit", Bytes: 9000000}},
 		TruncatedFiles: []domain.TruncatedFile{{File: "//depot/app/big.go", ReviewedBytes: 65536, OriginalBytes: 200000}},
 	}.Map()
@@ -77,7 +77,7 @@ func TestComposeGolden(t *testing.T) {
 		"Review:      https://swarm.example.com/reviews/4711",
 		"   >    42 | \tq := \"SELECT * FROM users WHERE name = '\" + user + \"'\"",
 		"Not reviewed: 2 files", "//depot/app/logo.png (no textual diff: binary, deleted or empty)",
-		"Reviewed in part: 1 file", "Dropped findings: 2", "tokens 12345 in, 678 out, 3 model calls",
+		"Reviewed in part: 1 file", "Dropped findings: 2", "tokens 12345 in, 678 out, 3 model calls, 8000 input from the prompt cache, est. $0.0217 at list prices",
 		"[REDACTED:generic-api-key]",
 		"Coverage: reviewed 2 of 5 files; partly reviewed 1 (cut to fit); skipped 2: 1 no textual diff, 1 over the size limit.",
 		"Review rules rejected: //depot/gen/.criticizer.yaml@12344: /max_findings: must be >= 1",

@@ -282,6 +282,7 @@ func (o *Outbox) begin(ctx context.Context, k Ref, jobID string, now time.Time) 
 		values[":exp"] = &types.AttributeValueMemberN{Value: fmt.Sprint(exp)}
 	}
 	cond := "attribute_not_exists(pk) OR (#s = :pending AND attribute_not_exists(notified_at))"
+	set = inDoubt(set, values, Sending, job.FormatTime(now)) // in flight: in the doubt index until settled
 	set = o.withEvent(set, values, "begin send", []string{"new", string(Pending)})
 	out, err := o.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &o.table, Key: itemKey(k),
 		UpdateExpression: aws.String(set), ConditionExpression: aws.String(cond),
@@ -329,9 +330,11 @@ func (o *Outbox) MarkSent(ctx context.Context, k delivery.Key, notificationID st
 }
 
 func (o *Outbox) markSent(ctx context.Context, k Ref, notificationID string, now time.Time) error {
-	old, ok, err := o.transition(ctx, k, "mark sent", "sent/"+notificationID,
-		"SET #s = :sent, notification_id = :nid, notified_at = :now, updated_at = :now REMOVE last_error, last_error_class", nil, "",
-		map[string]types.AttributeValue{":sent": sv(string(Sent)), ":nid": sv(notificationID), ":now": sv(job.FormatTime(now))})
+	values := map[string]types.AttributeValue{":sent": sv(string(Sent)), ":nid": sv(notificationID), ":now": sv(job.FormatTime(now))}
+	// Sent, awaiting the reconciler's verification: still in the doubt index.
+	set := inDoubt("SET #s = :sent, notification_id = :nid, notified_at = :now, updated_at = :now REMOVE last_error, last_error_class",
+		values, Sent, job.FormatTime(now))
+	old, ok, err := o.transition(ctx, k, "mark sent", "sent/"+notificationID, set, nil, "", values)
 	switch {
 	case err != nil || ok:
 		return err
@@ -354,7 +357,7 @@ func (o *Outbox) release(ctx context.Context, k Ref, sendToken string, class fai
 		to = Failed
 	}
 	old, ok, err := o.transition(ctx, k, "release outbox row", sendToken+"/release",
-		"SET #s = :to, last_error_class = :c, last_error = :m, updated_at = :now", []Status{Sending}, "send_token = :stok",
+		settled("SET #s = :to, last_error_class = :c, last_error = :m, updated_at = :now"), []Status{Sending}, "send_token = :stok",
 		map[string]types.AttributeValue{":to": sv(string(to)), ":c": sv(string(class)), ":m": sv(msg), ":now": sv(job.FormatTime(now)), ":stok": sv(sendToken)})
 	if err == nil && !ok {
 		return fmt.Errorf("release %s: the row moved on (%s): %w", k, statusOf(old), ErrConflict)
@@ -373,7 +376,7 @@ func (o *Outbox) reset(ctx context.Context, k Ref, sendToken string, now time.Ti
 	if sendToken == "" {
 		guard = "attribute_not_exists(send_token)" // a row begun before sends carried tokens
 	}
-	old, ok, err := o.transition(ctx, k, "reset outbox row", sendToken+"/reset", "SET #s = :pending, updated_at = :now", []Status{Sending}, guard,
+	old, ok, err := o.transition(ctx, k, "reset outbox row", sendToken+"/reset", settled("SET #s = :pending, updated_at = :now"), []Status{Sending}, guard,
 		map[string]types.AttributeValue{":pending": sv(string(Pending)), ":now": sv(job.FormatTime(now)), ":stok": sv(sendToken)})
 	if err == nil && !ok {
 		return fmt.Errorf("reset %s: the row moved on (%s): %w", k, statusOf(old), ErrConflict)
@@ -413,7 +416,7 @@ func (o *Outbox) RequeueRef(ctx context.Context, k Ref, now time.Time) error {
 }
 
 func (o *Outbox) toPending(ctx context.Context, k Ref, op string, from []Status, now time.Time) (*Row, bool, error) {
-	return o.transition(ctx, k, op, "requeue/"+uuid.NewString(), "SET #s = :pending, updated_at = :now", from, "",
+	return o.transition(ctx, k, op, "requeue/"+uuid.NewString(), settled("SET #s = :pending, updated_at = :now"), from, "",
 		map[string]types.AttributeValue{":pending": sv(string(Pending)), ":now": sv(job.FormatTime(now))})
 }
 
@@ -426,9 +429,9 @@ func (o *Outbox) Confirm(ctx context.Context, k delivery.Key, evidence string, n
 // ConfirmRef is Confirm for any channel's row (a comment found in the
 // review by hand).
 func (o *Outbox) ConfirmRef(ctx context.Context, k Ref, evidence string, now time.Time) error {
-	_, ok, err := o.transition(ctx, k, "confirm outbox row", "confirm/"+uuid.NewString(),
-		"SET #s = :sent, notification_id = :nid, notified_at = :now, updated_at = :now", []Status{Sending}, "",
-		map[string]types.AttributeValue{":sent": sv(string(Sent)), ":nid": sv("operator-confirmed: " + evidence), ":now": sv(job.FormatTime(now))})
+	values := map[string]types.AttributeValue{":sent": sv(string(Sent)), ":nid": sv("operator-confirmed: " + evidence), ":now": sv(job.FormatTime(now))}
+	set := inDoubt("SET #s = :sent, notification_id = :nid, notified_at = :now, updated_at = :now", values, Sent, job.FormatTime(now))
+	_, ok, err := o.transition(ctx, k, "confirm outbox row", "confirm/"+uuid.NewString(), set, []Status{Sending}, "", values)
 	if err == nil && !ok {
 		return fmt.Errorf("confirm %s: only a row whose send may have happened (status sending) can be confirmed", k)
 	}

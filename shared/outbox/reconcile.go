@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -32,7 +31,8 @@ type Suspect struct {
 	VerifiedAt string `dynamodbav:"verified_at,omitempty" json:"verified_at,omitempty"`
 }
 
-// ScanAPI is the DynamoDB call the reconciler's pass needs besides API.
+// ScanAPI is the DynamoDB call the one-off passes over the whole table
+// need besides API (IndexExisting).
 type ScanAPI interface {
 	Scan(context.Context, *dynamodb.ScanInput, ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
 }
@@ -40,40 +40,34 @@ type ScanAPI interface {
 // Suspects returns up to limit rows that need reconciling: "sending" since
 // before stuckBefore, "sent" with notified_at in [sentFrom, sentTo) and not
 // yet verified against the provider (only when verifySent), and rows already
-// "reconciling", in that order, each oldest first (every page is read
-// before the limit applies; a limit ≤ 0 takes them all). It scans the table with eventually consistent reads (every
-// repair is a conditional write, so a stale row only costs a refused write);
-// the table's items expire (TTL), so a pass reads at most the retention
-// window's items. A sparse index on rows awaiting verification would make a
-// pass proportional to the suspects instead.
+// "reconciling", in that order, each oldest first (a limit ≤ 0 takes them
+// all). It Queries the sparse doubt index (doubt.go), one key range per
+// state, with eventually consistent reads (every repair is a conditional
+// write, so a stale row only costs a refused write): a pass reads the rows
+// in doubt, never the table's history.
 func (o *Outbox) Suspects(ctx context.Context, stuckBefore, sentFrom, sentTo time.Time, verifySent bool, limit int) ([]Suspect, error) {
-	scanner, ok := o.api.(ScanAPI)
-	if !ok {
-		return nil, failure.Errorf(failure.InternalBug, "outbox: the DynamoDB client cannot scan")
+	out, err := o.doubtQuery(ctx, Sending, "#at < :at1", stuckBefore)
+	if err != nil {
+		return nil, err
 	}
-	filter := "begins_with(pk, :outbox) AND (#s = :reconciling OR (#s = :sending AND send_started_at < :stuck)"
-	values := map[string]types.AttributeValue{":outbox": sv("OUTBOX#"), ":reconciling": sv(string(Reconciling)),
-		":sending": sv(string(Sending)), ":stuck": sv(job.FormatTime(stuckBefore))}
-	if verifySent {
-		filter += " OR (#s = :sent AND notified_at >= :from AND notified_at < :to AND attribute_not_exists(verified_at))"
-		values[":sent"], values[":from"], values[":to"] = sv(string(Sent)), sv(job.FormatTime(sentFrom)), sv(job.FormatTime(sentTo))
-	}
-	filter += ")"
-	in := &dynamodb.ScanInput{TableName: &o.table, FilterExpression: aws.String(filter),
-		ExpressionAttributeNames: map[string]string{"#s": "status"}, ExpressionAttributeValues: values}
-	var out []Suspect
-	pages := dynamodb.NewScanPaginator(scanner, in)
-	for pages.HasMorePages() {
-		page, err := pages.NextPage(ctx)
+	if verifySent && sentFrom.Before(sentTo) {
+		// BETWEEN is inclusive; the window's end is not.
+		sent, err := o.doubtQuery(ctx, Sent, "#at BETWEEN :at1 AND :at2", sentFrom, sentTo)
 		if err != nil {
-			return nil, awserr.Wrap("scan outbox", err)
+			return nil, err
 		}
-		var rows []Suspect
-		if err := attributevalue.UnmarshalListOfMaps(page.Items, &rows); err != nil {
-			return nil, failure.Wrap(failure.InternalBug, err)
+		end := job.FormatTime(sentTo)
+		for _, s := range sent {
+			if s.NotifiedAt < end && s.VerifiedAt == "" {
+				out = append(out, s)
+			}
 		}
-		out = append(out, rows...)
 	}
+	reconciling, err := o.doubtQuery(ctx, Reconciling, "")
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, reconciling...)
 	// Ranked before the limit: a backlog of rows left reconciling for an
 	// operator (seen again every pass) must not take every pass's places.
 	slices.SortStableFunc(out, func(a, b Suspect) int {
@@ -133,15 +127,15 @@ func (o *Outbox) update(ctx context.Context, op string, k Ref, set, cond string,
 // MarkReconciling moves a row from the observed status to Reconciling,
 // blocking further sends for its key. ok is false when the row moved on.
 func (o *Outbox) MarkReconciling(ctx context.Context, k Ref, observed Status, reason string, now time.Time) (bool, error) {
-	return o.update(ctx, "mark outbox row reconciling", k,
-		"SET #s = :reconciling, reconcile_reason = :why, reconciling_since = :now, updated_at = :now", "#s = :observed",
-		map[string]types.AttributeValue{":reconciling": sv(string(Reconciling)), ":observed": sv(string(observed)),
-			":why": sv(reason), ":now": sv(job.FormatTime(now))})
+	values := map[string]types.AttributeValue{":reconciling": sv(string(Reconciling)), ":observed": sv(string(observed)),
+		":why": sv(reason), ":now": sv(job.FormatTime(now))}
+	set := inDoubt("SET #s = :reconciling, reconcile_reason = :why, reconciling_since = :now, updated_at = :now", values, Reconciling, job.FormatTime(now))
+	return o.update(ctx, "mark outbox row reconciling", k, set, "#s = :observed", values)
 }
 
 // Verified records that the provider has evidence of a sent row's message.
 func (o *Outbox) Verified(ctx context.Context, k Ref, now time.Time) error {
-	_, err := o.update(ctx, "verify outbox row", k, "SET verified_at = :now", "#s = :sent",
+	_, err := o.update(ctx, "verify outbox row", k, settled("SET verified_at = :now"), "#s = :sent",
 		map[string]types.AttributeValue{":sent": sv(string(Sent)), ":now": sv(job.FormatTime(now))})
 	return err
 }
@@ -151,8 +145,8 @@ func (o *Outbox) Verified(ctx context.Context, k Ref, now time.Time) error {
 func (o *Outbox) Backfill(ctx context.Context, k Ref, evidence string, now time.Time) (bool, error) {
 	at := sv(job.FormatTime(now))
 	return o.update(ctx, "backfill outbox row", k,
-		"SET #s = :sent, verified_at = :now, updated_at = :now, notified_at = if_not_exists(notified_at, :now),"+
-			" notification_id = if_not_exists(notification_id, :nid) REMOVE reconcile_reason, reconciling_since",
+		settled("SET #s = :sent, verified_at = :now, updated_at = :now, notified_at = if_not_exists(notified_at, :now),"+
+			" notification_id = if_not_exists(notification_id, :nid) REMOVE reconcile_reason, reconciling_since"),
 		"#s = :reconciling", map[string]types.AttributeValue{":sent": sv(string(Sent)), ":reconciling": sv(string(Reconciling)),
 			":now": at, ":nid": sv(evidence)})
 }
@@ -162,8 +156,8 @@ func (o *Outbox) Backfill(ctx context.Context, k Ref, evidence string, now time.
 // false when it was requeued before (or moved on): an operator decides then.
 func (o *Outbox) RequeueReconciled(ctx context.Context, k Ref, now time.Time) (bool, error) {
 	return o.update(ctx, "requeue reconciled outbox row", k,
-		"SET #s = :pending, updated_at = :now, reconcile_requeues = if_not_exists(reconcile_requeues, :zero) + :one"+
-			" REMOVE notified_at, notification_id, send_started_at, reconcile_reason, reconciling_since",
+		settled("SET #s = :pending, updated_at = :now, reconcile_requeues = if_not_exists(reconcile_requeues, :zero) + :one"+
+			" REMOVE notified_at, notification_id, send_started_at, reconcile_reason, reconciling_since"),
 		"#s = :reconciling AND (attribute_not_exists(reconcile_requeues) OR reconcile_requeues < :one)",
 		map[string]types.AttributeValue{":pending": sv(string(Pending)), ":reconciling": sv(string(Reconciling)),
 			":now": sv(job.FormatTime(now)), ":zero": &types.AttributeValueMemberN{Value: "0"}, ":one": &types.AttributeValueMemberN{Value: "1"}})
@@ -179,7 +173,7 @@ func (o *Outbox) Resolve(ctx context.Context, k Ref, delivered bool, evidence st
 		ok, err = o.Backfill(ctx, k, "operator-confirmed: "+evidence, now)
 	} else {
 		ok, err = o.update(ctx, "resolve outbox row", k,
-			"SET #s = :pending, updated_at = :now REMOVE notified_at, notification_id, send_started_at, reconcile_reason, reconciling_since",
+			settled("SET #s = :pending, updated_at = :now REMOVE notified_at, notification_id, send_started_at, reconcile_reason, reconciling_since"),
 			"#s = :reconciling", map[string]types.AttributeValue{":pending": sv(string(Pending)), ":reconciling": sv(string(Reconciling)), ":now": sv(job.FormatTime(now))})
 	}
 	if err == nil && !ok {

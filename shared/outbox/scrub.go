@@ -3,16 +3,16 @@ package outbox
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/criticizer/criticizer/shared/awserr"
-	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/retention"
 )
 
 // dataFields are what a delivery row holds beyond the uniqueness promise:
@@ -22,48 +22,37 @@ import (
 // uniqueness retention, so a delivery is still never repeated.
 const dataFields = "last_error, events, reconcile_reason"
 
-// ScrubData drops the data fields of up to limit rows created before cutoff
-// (now − RETENTION_DAYS), once per row (scrubbed_at), and reports how many
-// it scrubbed. The scan reads the outbox rows; each scrub is a conditional
-// write that never touches status or notified_at.
-func (o *Outbox) ScrubData(ctx context.Context, cutoff, now time.Time, limit int) (int, error) {
-	scanner, ok := o.api.(ScanAPI)
-	if !ok {
-		return 0, failure.Errorf(failure.InternalBug, "outbox: the DynamoDB client cannot scan")
+// Scrubber is the data scrub as work on the retention check's scan (so the
+// table is read once a day for both): outbox rows created before cutoff
+// (now − RETENTION_DAYS) and not yet scrubbed lose their data fields, once
+// per row (scrubbed_at), each by a conditional write that never touches
+// status or notified_at.
+func (o *Outbox) Scrubber(cutoff, now time.Time) *retention.Also {
+	at := job.FormatTime(cutoff)
+	return &retention.Also{
+		Filter:  "begins_with(pk, :outbox) AND created_at < :scrubcut AND attribute_not_exists(scrubbed_at)",
+		Values:  map[string]types.AttributeValue{":outbox": sv("OUTBOX#"), ":scrubcut": sv(at)},
+		Project: []string{"created_at", "scrubbed_at"},
+		Match: func(item map[string]types.AttributeValue) bool {
+			pk, _ := item["pk"].(*types.AttributeValueMemberS)
+			created, _ := item["created_at"].(*types.AttributeValueMemberS)
+			_, scrubbed := item["scrubbed_at"]
+			return pk != nil && strings.HasPrefix(pk.Value, "OUTBOX#") && created != nil && created.Value < at && !scrubbed
+		},
+		Visit: func(ctx context.Context, item map[string]types.AttributeValue) error {
+			return o.scrub(ctx, map[string]types.AttributeValue{"pk": item["pk"], "sk": item["sk"]}, at, now)
+		},
 	}
-	at := sv(job.FormatTime(cutoff))
-	in := &dynamodb.ScanInput{TableName: &o.table,
-		FilterExpression:          aws.String("begins_with(pk, :outbox) AND created_at < :cutoff AND attribute_not_exists(scrubbed_at)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":outbox": sv("OUTBOX#"), ":cutoff": at}}
-	n := 0
-	for {
-		page, err := scanner.Scan(ctx, in)
-		if err != nil {
-			return n, awserr.Wrap("scan outbox for data past retention", err)
-		}
-		var rows []Row
-		if err := attributevalue.UnmarshalListOfMaps(page.Items, &rows); err != nil {
-			return n, failure.Wrap(failure.InternalBug, err)
-		}
-		for _, r := range rows {
-			if n == limit {
-				return n, nil
-			}
-			_, err := o.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &o.table, Key: itemKey(r.Ref()),
-				UpdateExpression:          aws.String("SET scrubbed_at = :now REMOVE " + dataFields),
-				ConditionExpression:       aws.String("attribute_exists(pk) AND created_at < :cutoff"),
-				ExpressionAttributeValues: map[string]types.AttributeValue{":now": sv(job.FormatTime(now)), ":cutoff": at}})
-			var ccf *types.ConditionalCheckFailedException
-			if err != nil && !errors.As(err, &ccf) {
-				return n, awserr.Wrap("scrub outbox row", err)
-			}
-			if err == nil {
-				n++
-			}
-		}
-		if len(page.LastEvaluatedKey) == 0 {
-			return n, nil
-		}
-		in.ExclusiveStartKey = page.LastEvaluatedKey
+}
+
+func (o *Outbox) scrub(ctx context.Context, key map[string]types.AttributeValue, cutoff string, now time.Time) error {
+	_, err := o.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &o.table, Key: key,
+		UpdateExpression:          aws.String("SET scrubbed_at = :now REMOVE " + dataFields),
+		ConditionExpression:       aws.String("attribute_exists(pk) AND created_at < :cutoff"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":now": sv(job.FormatTime(now)), ":cutoff": sv(cutoff)}})
+	var ccf *types.ConditionalCheckFailedException
+	if err != nil && !errors.As(err, &ccf) {
+		return awserr.Wrap("scrub outbox row", err)
 	}
+	return nil
 }

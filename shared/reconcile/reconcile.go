@@ -42,6 +42,15 @@ type Rows interface {
 	RequeueReconciled(ctx context.Context, k outbox.Ref, now time.Time) (bool, error)
 }
 
+// Progress keeps where a pass stopped (shared/outbox's pass rows).
+type Progress interface {
+	Progress(ctx context.Context, name string) (outbox.Progress, error)
+	SaveProgress(ctx context.Context, name string, p outbox.Progress, now time.Time) error
+}
+
+// progressName names the reconciler's saved position.
+const progressName = "reconcile"
+
 // Enqueuer sends a stage message (the notify redelivery of a succeeded job).
 type Enqueuer interface {
 	Send(ctx context.Context, e envelope.Envelope) error
@@ -97,6 +106,15 @@ type Reconciler struct {
 	// Lookback bounds how far back sent rows are verified.
 	Lookback time.Duration
 	Limit    int
+	// Budget bounds how long a pass judges rows (0: unbounded): the sweeper
+	// sets it well inside its function's timeout. Rows not reached are
+	// counted as the backlog (ReconcileBacklog) and judged by the next pass.
+	Budget time.Duration
+	// Progress keeps the position in the rows already reconciling, the one
+	// rank whose rows stay in doubt pass after pass (an operator's backlog):
+	// a pass cut short by its limit or Budget resumes after the last row it
+	// judged, so every such row is looked at in turn. Nil: from the start.
+	Progress Progress
 	Log      *slog.Logger
 	Metrics  *obs.Metrics
 	Now      job.Clock // the system clock when nil
@@ -116,6 +134,10 @@ type Report struct {
 	Errors     int `json:"errors"`
 	// Comments counts the examined rows that are Swarm comments.
 	Comments int `json:"comments"`
+	// Backlog counts the rows this pass would judge but did not reach (its
+	// limit or Budget ran out); Stopped says which ("limit", "time").
+	Backlog int    `json:"backlog,omitempty"`
+	Stopped string `json:"stopped,omitempty"`
 }
 
 // Run makes one pass. Errors on single rows are logged and counted; a row
@@ -137,66 +159,159 @@ func (r *Reconciler) Run(ctx context.Context) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
+	suspects, cursor, err := r.resume(ctx, suspects)
+	if err != nil {
+		return Report{}, err
+	}
 	var rep Report
 	marked := map[int64]map[swarm.Marker]swarm.Comment{} // one listing per review per pass
-	for _, s := range suspects {
-		if rep.Examined == limit {
-			break
-		}
+	last := ""                                           // the position of the last reconciling row judged
+	for i, s := range suspects {
 		sub, ok := r.subject(s, now, marked)
 		if !ok {
 			continue
+		}
+		if stop := r.stop(rep.Examined, limit, now); stop != "" {
+			rep.Stopped, rep.Backlog = stop, r.judgeable(suspects[i:], now)
+			break
+		}
+		if s.Status == outbox.Reconciling {
+			last = position(s)
 		}
 		rep.Examined++
 		if sub.comment {
 			rep.Comments++
 		}
-		log := sub.log
-		status := s.Status
-		if status == outbox.Sent {
-			_, ok, err := sub.evidence(ctx, true)
-			if err != nil {
-				log.WarnContext(ctx, "reconcile: delivery lookup failed", "err", err)
-				rep.Errors++
-				continue
-			}
-			if ok {
-				if err := r.Rows.Verified(ctx, sub.ref, now); err != nil {
-					log.WarnContext(ctx, "reconcile: recording verification failed", "err", err)
-					rep.Errors++
-				}
-				rep.Verified++
-				continue
-			}
-		}
-		reason := s.Reason
-		if status != outbox.Reconciling {
-			reason = ReasonStuck
-			if status == outbox.Sent {
-				reason = ReasonUnproven
-			}
-			moved, err := r.Rows.MarkReconciling(ctx, sub.ref, status, reason, now)
-			if err != nil || !moved {
-				if err != nil {
-					log.WarnContext(ctx, "reconcile: marking reconciling failed", "err", err)
-					rep.Errors++
-				}
-				continue // moved on meanwhile (a send completed): not ours
-			}
-			rep.Violations++
-			log.ErrorContext(ctx, "ordering contract violated: outbox row reconciling, nothing is sent for this key until it is settled", "reason", reason, "was", status)
-		}
-		if !r.repair(ctx, sub, s, reason, now, &rep) {
-			rep.Reconciling++
-		}
+		r.judge(ctx, sub, s, now, &rep)
+	}
+	if err := r.saveCursor(ctx, cursor, last, rep.Stopped != ""); err != nil {
+		r.Log.WarnContext(ctx, "reconcile: saving the pass's position failed; the next pass starts from the oldest row", "err", err)
+		rep.Errors++
 	}
 	// Emitted every pass, zero included, so the alarm sees the row count
 	// fall back when rows are settled.
 	r.Metrics.Put("OutboxReconciling", float64(rep.Reconciling), obs.Count, nil)
+	// A backlog the passes cannot drain pages (ReconcileBacklogAlarm).
+	r.Metrics.Put("ReconcileBacklog", float64(rep.Backlog), obs.Count, nil)
 	// Every detected violation pages, also the ones repaired here: the
 	// ordering contract should never be broken, so each one is looked at.
 	r.Metrics.Put("OutboxViolations", float64(rep.Violations), obs.Count, nil)
 	return rep, nil
+}
+
+// judge verifies, marks reconciling and repairs one suspect.
+func (r *Reconciler) judge(ctx context.Context, sub subject, s outbox.Suspect, now time.Time, rep *Report) {
+	log := sub.log
+	status := s.Status
+	if status == outbox.Sent {
+		_, ok, err := sub.evidence(ctx, true)
+		if err != nil {
+			log.WarnContext(ctx, "reconcile: delivery lookup failed", "err", err)
+			rep.Errors++
+			return
+		}
+		if ok {
+			if err := r.Rows.Verified(ctx, sub.ref, now); err != nil {
+				log.WarnContext(ctx, "reconcile: recording verification failed", "err", err)
+				rep.Errors++
+			}
+			rep.Verified++
+			return
+		}
+	}
+	reason := s.Reason
+	if status != outbox.Reconciling {
+		reason = ReasonStuck
+		if status == outbox.Sent {
+			reason = ReasonUnproven
+		}
+		moved, err := r.Rows.MarkReconciling(ctx, sub.ref, status, reason, now)
+		if err != nil || !moved {
+			if err != nil {
+				log.WarnContext(ctx, "reconcile: marking reconciling failed", "err", err)
+				rep.Errors++
+			}
+			return // moved on meanwhile (a send completed): not ours
+		}
+		rep.Violations++
+		log.ErrorContext(ctx, "ordering contract violated: outbox row reconciling, nothing is sent for this key until it is settled", "reason", reason, "was", status)
+	}
+	if !r.repair(ctx, sub, s, reason, now, rep) {
+		rep.Reconciling++
+	}
+}
+
+// stop says why the pass takes no further row: its limit of judged rows,
+// or its time budget; "" to go on.
+func (r *Reconciler) stop(examined, limit int, start time.Time) string {
+	switch {
+	case examined >= limit:
+		return "limit"
+	case r.Budget > 0 && !r.Now.Now().Before(start.Add(r.Budget)):
+		return "time"
+	}
+	return ""
+}
+
+// judgeable counts the rows a pass would judge.
+func (r *Reconciler) judgeable(rows []outbox.Suspect, now time.Time) int {
+	n := 0
+	for _, s := range rows {
+		if _, ok := r.subject(s, now, nil); ok {
+			n++
+		}
+	}
+	return n
+}
+
+// position orders the reconciling rows for the saved cursor.
+func position(s outbox.Suspect) string { return s.Since + "\x00" + s.Ref().String() }
+
+// resume rotates the reconciling rows (the last rank) to start after the
+// saved position: the rows after it first, then those from the start.
+func (r *Reconciler) resume(ctx context.Context, suspects []outbox.Suspect) ([]outbox.Suspect, string, error) {
+	if r.Progress == nil {
+		return suspects, "", nil
+	}
+	p, err := r.Progress.Progress(ctx, progressName)
+	if err != nil || p.Cursor == "" {
+		return suspects, p.Cursor, err
+	}
+	first := len(suspects)
+	for i, s := range suspects {
+		if s.Status == outbox.Reconciling {
+			first = i
+			break
+		}
+	}
+	head, recon := suspects[:first:first], suspects[first:]
+	cut := len(recon)
+	for i, s := range recon {
+		if position(s) > p.Cursor {
+			cut = i
+			break
+		}
+	}
+	out := append(head, recon[cut:]...)
+	return append(out, recon[:cut]...), p.Cursor, nil
+}
+
+// saveCursor records where a pass cut short stopped in the reconciling rows;
+// a pass that judged every row starts the next from the oldest again.
+func (r *Reconciler) saveCursor(ctx context.Context, old, last string, cut bool) error {
+	next := old
+	switch {
+	case r.Progress == nil:
+		return nil
+	case !cut:
+		next = ""
+	case last != "":
+		next = last
+	}
+	if next == old {
+		return nil
+	}
+	return r.Progress.SaveProgress(ctx, progressName, outbox.Progress{Cursor: next}, r.Now.Now())
 }
 
 func (r *Reconciler) commentWindow() time.Duration {

@@ -354,3 +354,68 @@ func TestLimitCountsJudgedRows(t *testing.T) {
 		}
 	}
 }
+
+// savedProgress is the pass row of shared/outbox, in memory.
+type savedProgress struct{ p outbox.Progress }
+
+func (s *savedProgress) Progress(context.Context, string) (outbox.Progress, error) { return s.p, nil }
+func (s *savedProgress) SaveProgress(_ context.Context, _ string, p outbox.Progress, _ time.Time) error {
+	s.p = p
+	return nil
+}
+
+// slowEvidence is a provider lookup that takes ten seconds of the pass's
+// clock and has no record; it records the Message-IDs asked about.
+type slowEvidence struct {
+	now   *time.Time
+	asked []string
+}
+
+func (e *slowEvidence) Delivered(_ context.Context, id string) (bool, error) {
+	*e.now = e.now.Add(10 * time.Second)
+	e.asked = append(e.asked, id)
+	return false, nil
+}
+
+// A pass stops at its time budget, counts the rows it did not reach as its
+// backlog (paged by ReconcileBacklog), and the next pass resumes after the
+// last row judged instead of judging the same oldest rows again: five rows
+// left reconciling for an operator are each looked at within two passes.
+func TestPassResumesAfterItsTimeBudget(t *testing.T) {
+	var rows []outbox.Suspect
+	name := map[string]string{} // Message-ID → recipient's letter
+	for i, r := range []string{"a", "b", "c", "d", "e"} {
+		s := suspect(r+"@x.org", outbox.Reconciling)
+		s.Since = fmt.Sprintf("2026-11-0%dT00:00:00.000Z", i+1)
+		rows = append(rows, s)
+		name[s.Key().MessageID("example.com")] = r
+	}
+	now := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
+	ev := &slowEvidence{now: &now}
+	var metrics bytes.Buffer
+	r := &Reconciler{Rows: &fakeRows{suspects: rows}, Evidence: ev, Jobs: jobsIn{"job-running": job.Failed}.table(),
+		FromDomain: "example.com", Window: time.Minute, Budget: 25 * time.Second, Progress: &savedProgress{},
+		Now: func() time.Time { return now }, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: obs.NewMetrics(&metrics, "test")}
+	// A lookup takes 10 s: rows start at 0, 10 and 20 s; the fourth would start at 30 s, past 25.
+	for pass, want := range []string{"abc", "dea"} {
+		ev.asked = nil
+		metrics.Reset()
+		rep, err := r.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		for _, id := range ev.asked {
+			got += name[id]
+		}
+		if got != want {
+			t.Errorf("pass %d judged %q, want %q", pass, got, want)
+		}
+		if rep.Stopped != "time" || rep.Backlog != 2 {
+			t.Errorf("pass %d: stopped %q with backlog %d, want time with 2", pass, rep.Stopped, rep.Backlog)
+		}
+		if !strings.Contains(metrics.String(), `"ReconcileBacklog":2`) {
+			t.Errorf("pass %d: metrics %s, want ReconcileBacklog 2", pass, metrics.String())
+		}
+	}
+}

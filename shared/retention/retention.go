@@ -5,14 +5,23 @@
 // expires_at at all (it would live forever), an artifact older than its
 // bucket's expiry plus the lifecycle's lag — and reports counts as metrics an
 // alarm pages on. It reads keys and dates only, never item or object content.
+//
+// The table check is a round of a parallel scan (Segments segments at
+// once) that may span invocations: each run scans until its Budget, saves
+// every segment's position (State) and the counts so far, and the next run
+// continues; the metrics are emitted when a round completes, and a new
+// round starts a day after the last one began. At 10 million items a round
+// reads each item once a day, whatever the function's timeout.
 package retention
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -65,8 +74,43 @@ type Checker struct {
 	// gates, delivery rows) are then kept without a TTL by design, and
 	// only they are exempt from the "no TTL" count.
 	UniquenessForever bool
-	Log               *slog.Logger
-	Metrics           *obs.Metrics
+	// Segments is how many segments of the table are scanned at once
+	// (DefaultSegments when zero).
+	Segments int
+	// Budget bounds how long one run scans (0: until the round is done).
+	Budget time.Duration
+	// State keeps a round's progress between runs; nil: every run is a
+	// whole round.
+	State State
+	// Also is other work done on the same scan (the outbox's data scrub), so
+	// the table is read once a day, not once per concern.
+	Also    *Also
+	Log     *slog.Logger
+	Metrics *obs.Metrics
+}
+
+// DefaultSegments is how many segments a run scans in parallel.
+const DefaultSegments = 8
+
+// Every is how often a round starts.
+const Every = 24 * time.Hour
+
+// State keeps a round's progress (shared/outbox's pass rows).
+type State interface {
+	Load(ctx context.Context) (string, error)
+	Save(ctx context.Context, state string) error
+}
+
+// Also is work done on the retention scan: the items matching Filter (OR-ed
+// into the scan's filter, with its Names and Values, projecting Project too)
+// are passed to Visit.
+type Also struct {
+	Filter  string
+	Names   map[string]string
+	Values  map[string]types.AttributeValue
+	Project []string
+	Match   func(item map[string]types.AttributeValue) bool
+	Visit   func(ctx context.Context, item map[string]types.AttributeValue) error
 }
 
 // Report counts what outlived its TTL.
@@ -74,6 +118,11 @@ type Report struct {
 	RowsOverdue    int `json:"rows_overdue"`     // expires_at passed more than the grace ago
 	RowsWithoutTTL int `json:"rows_without_ttl"` // no expires_at: would never expire
 	ObjectsOverdue int `json:"objects_overdue"`  // older than the bucket's expiry plus the grace
+	// Pending says the round goes on in the next run (its counts so far);
+	// Idle that no round was due.
+	Pending bool `json:"pending,omitempty"`
+	Idle    bool `json:"idle,omitempty"`
+	Visited int  `json:"visited,omitempty"` // items handed to Also in this round
 }
 
 // Clean reports whether nothing outlived its TTL.
@@ -94,10 +143,21 @@ func (c *Checker) Run(ctx context.Context) (Report, error) {
 	if bucketGrace <= 0 {
 		bucketGrace = DefaultBucketGrace
 	}
-	var rep Report
-	if err := c.rows(ctx, now.Add(-tableGrace), &rep); err != nil {
-		return rep, err
+	r, err := c.load(ctx, now)
+	if err != nil || r == nil {
+		return Report{Idle: r == nil}, err
 	}
+	if err := c.scan(ctx, r, now.Add(-tableGrace), now); err != nil {
+		return r.Report, err // progress since the last save is scanned again: nothing counted twice
+	}
+	if !r.done() {
+		r.Report.Pending = true
+		return r.Report, c.save(ctx, r)
+	}
+	// The buckets hold only their lifecycle's window of objects: listed
+	// once, at the end of the round.
+	rep := r.Report
+	rep.Pending = false
 	for _, b := range c.Buckets {
 		if err := c.objects(ctx, b, now.Add(-b.TTL-bucketGrace), &rep); err != nil {
 			return rep, err
@@ -106,11 +166,162 @@ func (c *Checker) Run(ctx context.Context) (Report, error) {
 	c.Metrics.Put("RetentionRowsOverdue", float64(rep.RowsOverdue), obs.Count, nil)
 	c.Metrics.Put("RetentionRowsWithoutTTL", float64(rep.RowsWithoutTTL), obs.Count, nil)
 	c.Metrics.Put("RetentionObjectsOverdue", float64(rep.ObjectsOverdue), obs.Count, nil)
-	return rep, nil
+	return rep, c.save(ctx, &round{Last: r.Started})
 }
 
-// rows scans for items whose expires_at is missing or before cutoff.
-func (c *Checker) rows(ctx context.Context, cutoff time.Time, rep *Report) error {
+// round is the progress of one scan of the table.
+type round struct {
+	Last     string    `json:"last,omitempty"`    // when the last complete round started
+	Started  string    `json:"started,omitempty"` // the round in progress
+	Segments []segment `json:"segments,omitempty"`
+	Report   Report    `json:"report"`
+}
+
+// segment is one parallel scan segment's position (its LastEvaluatedKey).
+type segment struct {
+	After map[string]string `json:"after,omitempty"`
+	Done  bool              `json:"done,omitempty"`
+}
+
+func (r *round) done() bool {
+	for _, s := range r.Segments {
+		if !s.Done {
+			return false
+		}
+	}
+	return true
+}
+
+// load returns the round to work on: the one in progress, or a new one
+// when the last began a day ago or more; nil when none is due.
+func (c *Checker) load(ctx context.Context, now time.Time) (*round, error) {
+	r := &round{}
+	if c.State != nil {
+		s, err := c.State.Load(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if s != "" {
+			if err := json.Unmarshal([]byte(s), r); err != nil {
+				r = &round{} // unreadable: start again rather than never check
+			}
+		}
+	}
+	if r.Started != "" {
+		return r, nil
+	}
+	if last, err := time.Parse(time.RFC3339, r.Last); err == nil && now.Sub(last) < Every-time.Hour {
+		return nil, nil // a little under a day: an hourly trigger starts it on time
+	}
+	n := c.Segments
+	if n <= 0 {
+		n = DefaultSegments
+	}
+	return &round{Started: now.Format(time.RFC3339), Segments: make([]segment, n)}, nil
+}
+
+func (c *Checker) save(ctx context.Context, r *round) error {
+	if c.State == nil {
+		return nil
+	}
+	b, _ := json.Marshal(r) // plain values: cannot fail
+	return c.State.Save(ctx, string(b))
+}
+
+// scan runs every unfinished segment of the round in parallel until it
+// ends or the budget does.
+func (c *Checker) scan(ctx context.Context, r *round, cutoff, now time.Time) error {
+	var deadline time.Time
+	if c.Budget > 0 {
+		deadline = now.Add(c.Budget)
+	}
+	var mu sync.Mutex
+	errs := make([]error, len(r.Segments))
+	var wg sync.WaitGroup
+	for i := range r.Segments {
+		if r.Segments[i].Done {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = c.segment(ctx, i, r, cutoff, deadline, &mu)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// segment scans one segment from its saved position: items whose
+// expires_at is missing or before cutoff are counted, the ones Also wants
+// visited.
+func (c *Checker) segment(ctx context.Context, i int, r *round, cutoff, deadline time.Time, mu *sync.Mutex) error {
+	in := c.scanInput(cutoff)
+	in.Segment, in.TotalSegments = aws.Int32(int32(i)), aws.Int32(int32(len(r.Segments)))
+	mu.Lock()
+	for k, v := range r.Segments[i].After {
+		if in.ExclusiveStartKey == nil {
+			in.ExclusiveStartKey = map[string]types.AttributeValue{}
+		}
+		in.ExclusiveStartKey[k] = &types.AttributeValueMemberS{Value: v}
+	}
+	mu.Unlock()
+	for {
+		out, err := c.Table.Scan(ctx, in)
+		if err != nil {
+			return awserr.Wrap("retention scan", err)
+		}
+		for _, item := range out.Items {
+			if err := c.item(ctx, item, cutoff, r, mu); err != nil {
+				return err
+			}
+		}
+		mu.Lock()
+		seg := &r.Segments[i]
+		seg.After, seg.Done = keyStrings(out.LastEvaluatedKey), len(out.LastEvaluatedKey) == 0
+		mu.Unlock()
+		if seg.Done || (!deadline.IsZero() && !c.now().Before(deadline)) {
+			return nil
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+}
+
+// item counts one scanned item and hands it to Also when it wants it.
+func (c *Checker) item(ctx context.Context, item map[string]types.AttributeValue, cutoff time.Time, r *round, mu *sync.Mutex) error {
+	if c.Also != nil && c.Also.Match(item) {
+		if err := c.Also.Visit(ctx, item); err != nil {
+			return err
+		}
+		mu.Lock()
+		r.Report.Visited++
+		mu.Unlock()
+	}
+	exp, has := item[Attribute].(*types.AttributeValueMemberN)
+	mu.Lock()
+	defer mu.Unlock()
+	key := itemKey(item)
+	switch {
+	case has:
+		if v, _ := strconv.ParseInt(exp.Value, 10, 64); v < cutoff.Unix() {
+			r.Report.RowsOverdue++
+			c.report(ctx, "row outlived its TTL", key, r.Report.RowsOverdue)
+		}
+	case !c.UniquenessForever || !uniquenessRecord(item):
+		r.Report.RowsWithoutTTL++
+		c.report(ctx, "row has no TTL", key, r.Report.RowsWithoutTTL)
+	}
+	return nil
+}
+
+// scanInput filters for rows whose expires_at is missing or before cutoff,
+// and the ones Also wants; it projects keys and dates only.
+func (c *Checker) scanInput(cutoff time.Time) *dynamodb.ScanInput {
 	in := &dynamodb.ScanInput{
 		TableName:                aws.String(c.TableName),
 		FilterExpression:         aws.String("attribute_not_exists(#ttl) OR #ttl < :cutoff"),
@@ -120,26 +331,37 @@ func (c *Checker) rows(ctx context.Context, cutoff time.Time, rep *Report) error
 			":cutoff": &types.AttributeValueMemberN{Value: strconv.FormatInt(cutoff.Unix(), 10)},
 		},
 	}
-	for {
-		out, err := c.Table.Scan(ctx, in)
-		if err != nil {
-			return awserr.Wrap("retention scan", err)
+	if a := c.Also; a != nil {
+		in.FilterExpression = aws.String(*in.FilterExpression + " OR (" + a.Filter + ")")
+		in.ProjectionExpression = aws.String(*in.ProjectionExpression + ", " + strings.Join(a.Project, ", "))
+		for k, v := range a.Names {
+			in.ExpressionAttributeNames[k] = v
 		}
-		for _, item := range out.Items {
-			key := itemKey(item)
-			if _, ok := item[Attribute]; ok {
-				rep.RowsOverdue++
-				c.report(ctx, "row outlived its TTL", key, rep.RowsOverdue)
-			} else if !c.UniquenessForever || !uniquenessRecord(item) {
-				rep.RowsWithoutTTL++
-				c.report(ctx, "row has no TTL", key, rep.RowsWithoutTTL)
-			}
+		for k, v := range a.Values {
+			in.ExpressionAttributeValues[k] = v
 		}
-		if len(out.LastEvaluatedKey) == 0 {
-			return nil
-		}
-		in.ExclusiveStartKey = out.LastEvaluatedKey
 	}
+	return in
+}
+
+func keyStrings(k map[string]types.AttributeValue) map[string]string {
+	if len(k) == 0 {
+		return nil
+	}
+	out := map[string]string{}
+	for n, v := range k {
+		if s, ok := v.(*types.AttributeValueMemberS); ok {
+			out[n] = s.Value
+		}
+	}
+	return out
+}
+
+func (c *Checker) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
 }
 
 // objects lists the bucket for objects last modified before cutoff.

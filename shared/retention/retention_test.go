@@ -3,10 +3,13 @@ package retention
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"hash/crc32"
 	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -27,11 +30,14 @@ var now = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 // check that stops asking for rows without a TTL finds none.
 type fakeTable struct {
 	items map[string]int64
+	mu    sync.Mutex // segments are scanned in parallel
 	pages int
 }
 
 func (f *fakeTable) Scan(_ context.Context, in *dynamodb.ScanInput, _ ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
+	f.mu.Lock()
 	f.pages++
+	f.mu.Unlock()
 	cutoff, _ := strconv.ParseInt(in.ExpressionAttributeValues[":cutoff"].(*types.AttributeValueMemberN).Value, 10, 64)
 	filter := aws.ToString(in.FilterExpression)
 	if in.ExpressionAttributeNames["#ttl"] != Attribute {
@@ -40,6 +46,10 @@ func (f *fakeTable) Scan(_ context.Context, in *dynamodb.ScanInput, _ ...func(*d
 	withoutTTL, overdue := strings.Contains(filter, "attribute_not_exists(#ttl)"), strings.Contains(filter, "#ttl < :cutoff")
 	var keys []string
 	for k := range f.items {
+		// A parallel scan's segment holds its share of the keys (by hash, as DynamoDB splits them).
+		if in.TotalSegments != nil && int32(crc32.ChecksumIEEE([]byte(k))%uint32(*in.TotalSegments)) != *in.Segment {
+			continue
+		}
 		keys = append(keys, k)
 	}
 	// Deterministic pages: sorted keys, resuming after ExclusiveStartKey.
@@ -148,5 +158,71 @@ func TestRunReadsEveryPage(t *testing.T) {
 	}
 	if table.pages < 4 {
 		t.Errorf("%d pages read, want all 4", table.pages)
+	}
+}
+
+// memState is the pass row that keeps a round between runs.
+type memState struct{ s string }
+
+func (m *memState) Load(context.Context) (string, error) { return m.s, nil }
+func (m *memState) Save(_ context.Context, s string) error {
+	m.s = s
+	return nil
+}
+
+// A round too large for one run goes on over several: each run scans every
+// segment until its budget, saves where each stopped, and the next run
+// continues; the round's counts (each row once) are emitted when it
+// completes, and the next round starts a day after this one began.
+func TestRoundResumesAcrossRuns(t *testing.T) {
+	rows := map[string]int64{}
+	for i := range 40 {
+		rows[fmt.Sprintf("JOB#%02d", i)] = now.Add(24 * time.Hour).Unix()
+	}
+	for _, k := range []string{"JOB#05", "JOB#17", "JOB#33"} {
+		rows[k] = now.Add(-10 * 24 * time.Hour).Unix()
+	}
+	rows["CL#9"] = -1
+	var mu sync.Mutex
+	clock := now
+	tick := func() time.Time { // every read moves the clock on a second
+		mu.Lock()
+		defer mu.Unlock()
+		clock = clock.Add(time.Second)
+		return clock
+	}
+	var metrics bytes.Buffer
+	state := &memState{}
+	c := &Checker{Table: &fakeTable{items: rows}, TableName: "jobs", S3: fakeBuckets{}, Segments: 4, Budget: time.Second, State: state,
+		Now: tick, Metrics: obs.NewMetrics(&metrics, "test")}
+	runs := 0
+	var got Report
+	for got = (Report{Pending: true}); got.Pending; runs++ {
+		if runs > 20 {
+			t.Fatal("the round never completed")
+		}
+		var err error
+		if got, err = c.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if got.Pending && strings.Contains(metrics.String(), "RetentionRowsOverdue") {
+			t.Fatalf("run %d: metrics emitted before the round completed: %s", runs, metrics.String())
+		}
+	}
+	if runs < 3 {
+		t.Errorf("the round took %d runs: the budget did not bound them", runs)
+	}
+	if got.RowsOverdue != 3 || got.RowsWithoutTTL != 1 {
+		t.Errorf("round report %+v, want each of the 3 overdue rows and the row without TTL counted once", got)
+	}
+	if !strings.Contains(metrics.String(), `"RetentionRowsOverdue":3`) {
+		t.Errorf("metrics %s, want RetentionRowsOverdue 3", metrics.String())
+	}
+	if next, _ := c.Run(context.Background()); !next.Idle {
+		t.Errorf("a run within the day after a round: %+v, want idle", next)
+	}
+	clock = clock.Add(Every)
+	if next, _ := c.Run(context.Background()); next.Idle {
+		t.Errorf("a run a day later: %+v, want a new round", next)
 	}
 }

@@ -2,6 +2,7 @@ package reviewstage_test
 
 import (
 	"context"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -134,6 +135,7 @@ func TestTokensBilledAreRecorded(t *testing.T) {
 			// they do at a real provider.
 			h := newHarness(t, func(r *reviewstage.Review) {
 				r.Parallelism = 1
+				r.Prices = llm.Prices{Input: 3, CachedInput: 0.3, CacheWrite: 3, Output: 15}
 				if tt.version != review.PromptVersion {
 					r.Rollout = review.Rollout{Candidate: tt.version, Percent: 100}
 				}
@@ -142,10 +144,11 @@ func TestTokensBilledAreRecorded(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var in, cached int
+			var in, cached, out int
 			for _, r := range h.standin.Requests() {
 				in += r.InputTokens
 				cached += r.CachedTokens
+				out += r.OutputTokens
 			}
 			if (cached > 0) != tt.cached {
 				t.Errorf("prompt %s: %d of %d input tokens cached, want cached: %v", tt.version, cached, in, tt.cached)
@@ -157,6 +160,10 @@ func TestTokensBilledAreRecorded(t *testing.T) {
 			meta := domain.ReadReviewMeta(h.result(t, res).Meta)
 			if meta.InputTokens != in || meta.CachedInputTokens != cached {
 				t.Errorf("meta %+v", meta)
+			}
+			// The estimate is what the provider billed at the configured prices.
+			if want := (float64(in-cached)*3 + float64(cached)*0.3 + float64(out)*15) / 1e6; math.Abs(meta.EstimatedCostUSD-want) > 1e-9 || want == 0 {
+				t.Errorf("estimated cost $%v, want $%v", meta.EstimatedCostUSD, want)
 			}
 			for _, m := range []string{`"ReviewInputTokens":`, `"ReviewCachedInputTokens":`, `"ReviewOutputTokens":`} {
 				if !strings.Contains(h.metrics.String(), m) {

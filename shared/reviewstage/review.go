@@ -68,8 +68,10 @@ type Review struct {
 	AllowPromptPatchDrift bool
 	// Parallelism bounds concurrent model calls; 0 means DefaultParallelism.
 	Parallelism int
-	Metrics     *obs.Metrics
-	Log         *slog.Logger
+	// Prices estimate each review's cost (ReviewMeta.EstimatedCostUSD); zero: none.
+	Prices  llm.Prices
+	Metrics *obs.Metrics
+	Log     *slog.Logger
 	// Rules are the environment's default review rules (REVIEW_RULES);
 	// the rules files the fetch stage read (domain.RulesArtifact) override
 	// them for the files under their roots.
@@ -274,6 +276,7 @@ func (r *Review) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	if carry.from != nil {
 		meta.CarriedOver, meta.Interdiffs, meta.CarriedFrom = len(carry.files), len(carry.interdiff), carry.from.Version
 	}
+	meta.EstimatedCostUSD, _ = r.Prices.Cost(run.usage)
 	result.Meta = meta.Map()
 	run.emitMetrics(&result, len(secrets))
 

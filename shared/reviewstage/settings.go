@@ -38,6 +38,9 @@ type Settings struct {
 	// Redaction must equal the fetch stage's, or its proofs of redaction
 	// cannot vouch for the changeset.
 	Redaction redact.Policy
+	// Prices are the model's list prices (LLM_PRICES_PER_MTOK); each
+	// review's estimated cost is recorded when they are set.
+	Prices llm.Prices
 }
 
 // SettingsFromEnv reads the review function's settings: llm.SettingsFromEnv,
@@ -57,6 +60,7 @@ type Settings struct {
 //	QUEUE_VISIBILITY_SECONDS  the llm queue's visibility when longer than the lease
 //	PROMPT_PATCH_DRIFT      true to accept another patch of the prompt version
 //	PROMPT_CANDIDATE_VERSION, PROMPT_CANDIDATE_PERCENT  the prompt rollout (rule RC-7)
+//	LLM_PRICES_PER_MTOK     the model's prices, "input=…,cached_input=…,cache_write=…,output=…" (USD per million tokens; unset: no estimate)
 func SettingsFromEnv(r *config.Reader) Settings {
 	s := Settings{LLM: llm.SettingsFromEnv(r), Redaction: redact.PolicyFromConfig(r)}
 	s.Budget = review.Budget{
@@ -83,5 +87,9 @@ func SettingsFromEnv(r *config.Reader) Settings {
 	s.Rollout = review.Rollout{Candidate: r.Optional("PROMPT_CANDIDATE_VERSION", ""), Percent: r.Int("PROMPT_CANDIDATE_PERCENT", 0, 0, 100)}
 	r.Fail(s.Rollout.Validate())
 	s.Parallelism = r.Int("LLM_PARALLELISM", DefaultParallelism, 1, 64)
+	var err error
+	if s.Prices, err = llm.ParsePrices(r.Optional("LLM_PRICES_PER_MTOK", "")); err != nil {
+		r.Fail(fmt.Errorf("LLM_PRICES_PER_MTOK: %w", err))
+	}
 	return s
 }

@@ -44,6 +44,11 @@ type Sweeper struct {
 	Metrics *obs.Metrics
 	Now     job.Clock
 	Skew    time.Duration // the clock-skew budget between hosts (CLOCK_SKEW_SECONDS)
+	// Budget bounds how long a pass handles jobs (0: unbounded): the
+	// sweeper sets it well inside its function's timeout. The jobs it does
+	// not reach stay due, oldest first on the sweep index, so the next pass
+	// starts with them.
+	Budget time.Duration
 }
 
 // Report says what one pass did.
@@ -52,6 +57,9 @@ type Report struct {
 	Enqueued   int `json:"enqueued"`
 	Postponed  int `json:"postponed"`
 	Conflicted int `json:"conflicted"`
+	// Backlog counts the due jobs this pass did not reach (its limit or
+	// Budget ran out; at the limit, at least one more is due).
+	Backlog int `json:"backlog,omitempty"`
 }
 
 // Run makes one pass. Errors on single jobs are logged and counted, not
@@ -62,12 +70,17 @@ func (s *Sweeper) Run(ctx context.Context) (Report, error) {
 	if limit <= 0 {
 		limit = DefaultLimit
 	}
-	jobs, err := s.Jobs.Due(ctx, now, limit)
+	// One more than the limit: whether more are due than a pass takes.
+	jobs, err := s.Jobs.Due(ctx, now, limit+1)
 	if err != nil {
 		return Report{}, err
 	}
 	rep := Report{Due: len(jobs)}
-	for _, j := range jobs {
+	for i, j := range jobs {
+		if i == int(limit) || (s.Budget > 0 && !s.Now.Now().Before(now.Add(s.Budget))) {
+			rep.Backlog = len(jobs) - i
+			break
+		}
 		jctx := obs.WithAttrs(ctx, slog.String("job_id", j.ID), slog.String("stage", string(j.Stage)))
 		if j.Terminal() {
 			continue // not indexed once terminal; a stale index entry is harmless
@@ -101,5 +114,7 @@ func (s *Sweeper) Run(ctx context.Context) (Report, error) {
 		rep.Enqueued++
 	}
 	s.Metrics.Put("SweptJobs", float64(rep.Enqueued), obs.Count, nil)
+	// A backlog the passes cannot drain pages (SweepBacklogAlarm).
+	s.Metrics.Put("SweepBacklog", float64(rep.Backlog), obs.Count, nil)
 	return rep, nil
 }

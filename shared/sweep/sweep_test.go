@@ -1,7 +1,12 @@
 package sweep
 
 import (
+	"bytes"
+	"fmt"
+	"strings"
+
 	"context"
+	"github.com/criticizer/criticizer/shared/obs"
 	"io"
 	"log/slog"
 	"slices"
@@ -84,5 +89,69 @@ func TestSweep(t *testing.T) {
 		if j, _ := jobs.Get(context.Background(), id); j.SweepAt == was || j.History[len(j.History)-1].Type != job.EventSwept {
 			t.Errorf("%s: sweep deadline %s (was %s), history %+v: want it moved and recorded", id, j.SweepAt, was, j.History)
 		}
+	}
+}
+
+// ticking is a clock that moves on by step every time it is read.
+type ticking struct {
+	now  time.Time
+	step time.Duration
+}
+
+func (c *ticking) read() time.Time { c.now = c.now.Add(c.step); return c.now }
+
+// A pass stops at its limit or its time budget, counts the due jobs it did
+// not reach as its backlog (paged by SweepBacklog), and the next pass
+// starts with them: they are still due, oldest first.
+func TestSweepBoundedPassResumes(t *testing.T) {
+	start := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		name        string
+		limit       int32
+		budget      time.Duration
+		wantPass1   int
+		wantBacklog int
+	}{
+		{"limit", 3, 0, 3, 1},                 // 5 due, 3 taken; the one more read says more are due
+		{"time", 100, 25 * time.Second, 2, 3}, // the clock moves 10 s a read: 2 jobs before 25 s
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			jobs := memstore.New()
+			for i := range 5 {
+				jobs.Put(&job.Job{ID: fmt.Sprintf("j%d", i), State: job.Queued, Stage: domain.StageFetch, Seq: 1, SweepShard: job.SweepShard,
+					SweepAt: job.FormatTime(start.Add(-time.Hour + time.Duration(i)*time.Second)),
+					Stages:  map[domain.Stage]*job.StageRecord{domain.StageFetch: {Status: job.StagePending}}})
+			}
+			clock := &ticking{now: start, step: 10 * time.Second}
+			if tt.budget == 0 {
+				clock.step = 0
+			}
+			var metrics bytes.Buffer
+			q := &fakeQueue{}
+			s := &Sweeper{Jobs: jobs, Queue: q, Lease: time.Hour, Limit: tt.limit, Budget: tt.budget, Now: clock.read,
+				Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: obs.NewMetrics(&metrics, "test")}
+			rep, err := s.Run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Enqueued != tt.wantPass1 || rep.Backlog != tt.wantBacklog {
+				t.Errorf("pass 1: %+v, want %d enqueued, backlog %d", rep, tt.wantPass1, tt.wantBacklog)
+			}
+			if !strings.Contains(metrics.String(), fmt.Sprintf(`"SweepBacklog":%d`, tt.wantBacklog)) {
+				t.Errorf("metrics %s, want SweepBacklog %d", metrics.String(), tt.wantBacklog)
+			}
+			first := len(q.sent)
+			s.Budget = 0 // the next pass, with time enough
+			if _, err := s.Run(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			seen := map[string]int{}
+			for _, e := range q.sent {
+				seen[e.JobID]++
+			}
+			if len(q.sent) != 5 || len(seen) != 5 {
+				t.Errorf("two passes enqueued %d messages for %v (%d in the first), want each of the 5 jobs once", len(q.sent), seen, first)
+			}
+		})
 	}
 }

@@ -1,0 +1,245 @@
+package outbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/criticizer/criticizer/shared/awserr"
+	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/job"
+)
+
+// The doubt index is a sparse global secondary index over the rows whose
+// delivery is in doubt: a send in flight ("sending"), a send marked sent and
+// not yet verified against the provider ("sent"), and a row reconciling. A
+// row carries DoubtAttr (its status) and DoubtAtAttr (when that state began)
+// only while it is in one of those states; the same conditional write that
+// moves a row into or out of them sets or removes the pair, so the index
+// never disagrees with the row for longer than the index's own propagation.
+// The reconciler Queries it instead of scanning the table: a pass reads the
+// rows in doubt, never the delivery history
+// (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/bp-indexes-general-sparse-indexes.html).
+const (
+	DoubtIndex  = "doubt"
+	DoubtAttr   = "doubt"
+	DoubtAtAttr = "doubt_at"
+)
+
+// inDoubt adds to an update expression the SET of the row's doubt pair:
+// state (a status) since at.
+func inDoubt(set string, values map[string]types.AttributeValue, state Status, at string) string {
+	values[":doubt"], values[":doubtat"] = sv(string(state)), sv(at)
+	return addSet(set, DoubtAttr+" = :doubt, "+DoubtAtAttr+" = :doubtat")
+}
+
+// settled adds to an update expression the REMOVE of the row's doubt pair:
+// the row leaves the index.
+func settled(update string) string {
+	const rm = DoubtAttr + ", " + DoubtAtAttr
+	if i := strings.Index(update, " REMOVE "); i >= 0 {
+		return update[:i+len(" REMOVE ")] + rm + ", " + update[i+len(" REMOVE "):]
+	}
+	return update + " REMOVE " + rm
+}
+
+// doubtQuery reads every page of one state of the doubt index whose doubt_at
+// satisfies cond (a key condition on :at1 and :at2; "" for all of it),
+// oldest first.
+func (o *Outbox) doubtQuery(ctx context.Context, state Status, cond string, at ...time.Time) ([]Suspect, error) {
+	key := "#d = :state"
+	values := map[string]types.AttributeValue{":state": sv(string(state))}
+	if cond != "" {
+		key += " AND " + cond
+		for i, t := range at {
+			values[fmt.Sprintf(":at%d", i+1)] = sv(job.FormatTime(t))
+		}
+	}
+	in := &dynamodb.QueryInput{TableName: &o.table, IndexName: aws.String(DoubtIndex),
+		KeyConditionExpression: aws.String(key), ExpressionAttributeValues: values,
+		ExpressionAttributeNames: map[string]string{"#d": DoubtAttr, "#at": DoubtAtAttr}}
+	if cond == "" {
+		delete(in.ExpressionAttributeNames, "#at")
+	}
+	var out []Suspect
+	for pages := dynamodb.NewQueryPaginator(o.api, in); pages.HasMorePages(); {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return nil, awserr.Wrap("query the doubt index", err)
+		}
+		var rows []Suspect
+		if err := attributevalue.UnmarshalListOfMaps(page.Items, &rows); err != nil {
+			return nil, failure.Wrap(failure.InternalBug, err)
+		}
+		for _, r := range rows {
+			// The index is eventually consistent: a row whose status moved on
+			// is not a suspect of this state (every repair is conditional anyway).
+			if r.Status == state {
+				out = append(out, r)
+			}
+		}
+	}
+	return out, nil
+}
+
+// passRow is where a scheduled pass keeps its progress: one item per pass,
+// in the outbox's key space (the sweeper may read and write OUTBOX# items).
+// It carries a TTL, refreshed by every save, so the retention check never
+// counts it as a row that lives forever.
+func passKey(name string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{"pk": sv("OUTBOX#PASS"), "sk": sv(name)}
+}
+
+// passKeep is how long a pass's position outlives its last save (a lost
+// position only restarts the pass); doneKeep how long a one-off pass's
+// "done" does: were it to expire, the one-off scan would run again.
+const (
+	passKeep = 30 * 24 * time.Hour
+	doneKeep = 10 * 365 * 24 * time.Hour
+)
+
+// Progress is a scheduled pass's saved position: Cursor names where the
+// pass stopped (empty: start at the beginning), Done that a one-off pass
+// (the index migration) has finished.
+type Progress struct {
+	Cursor string `dynamodbav:"cursor,omitempty"`
+	Done   bool   `dynamodbav:"done,omitempty"`
+}
+
+// Progress reads the named pass's saved position (zero when none).
+func (o *Outbox) Progress(ctx context.Context, name string) (Progress, error) {
+	out, err := o.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &o.table, Key: passKey(name), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return Progress{}, awserr.Wrap("read pass progress", err)
+	}
+	var p Progress
+	if err := attributevalue.UnmarshalMap(out.Item, &p); err != nil {
+		return Progress{}, failure.Wrap(failure.InternalBug, err)
+	}
+	return p, nil
+}
+
+// SaveProgress records the named pass's position for its next run.
+func (o *Outbox) SaveProgress(ctx context.Context, name string, p Progress, now time.Time) error {
+	keep := passKeep
+	if p.Done {
+		keep = doneKeep
+	}
+	_, err := o.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &o.table, Key: passKey(name),
+		UpdateExpression:         aws.String("SET #c = :c, done = :d, updated_at = :now, expires_at = :exp"),
+		ExpressionAttributeNames: map[string]string{"#c": "cursor"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":c": sv(p.Cursor), ":d": &types.AttributeValueMemberBOOL{Value: p.Done},
+			":now": sv(job.FormatTime(now)), ":exp": &types.AttributeValueMemberN{Value: fmt.Sprint(now.Add(keep).Unix())}}})
+	if err != nil {
+		return awserr.Wrap("save pass progress", err)
+	}
+	return nil
+}
+
+// indexPass names the migration's progress.
+const indexPass = "doubt-index-v1"
+
+// IndexReport says what one run of the migration did.
+type IndexReport struct {
+	Done    bool `json:"done"`
+	Read    int  `json:"read"`    // rows the scan returned this run
+	Indexed int  `json:"indexed"` // rows given their doubt pair
+}
+
+// IndexExisting puts the rows written before the doubt index existed into
+// it: a scan over outbox rows in doubt with no doubt pair, resumed from
+// where the last run stopped and ended at deadline, each row indexed by a
+// write conditional on the status it was read in. Sent rows notified before
+// sentSince are not indexed (no pass verifies them). Once a run finishes the
+// table it records so, and every later run is a single read.
+func (o *Outbox) IndexExisting(ctx context.Context, sentSince, deadline, now time.Time) (IndexReport, error) {
+	p, err := o.Progress(ctx, indexPass)
+	if err != nil || p.Done {
+		return IndexReport{Done: p.Done}, err
+	}
+	scanner, ok := o.api.(ScanAPI)
+	if !ok {
+		return IndexReport{}, failure.Errorf(failure.InternalBug, "outbox: the DynamoDB client cannot scan")
+	}
+	in := &dynamodb.ScanInput{TableName: &o.table,
+		FilterExpression: aws.String("begins_with(pk, :outbox) AND attribute_not_exists(#d) AND (#s IN (:sending, :reconciling)" +
+			" OR (#s = :sent AND notified_at >= :since AND attribute_not_exists(verified_at)))"),
+		ExpressionAttributeNames: map[string]string{"#s": "status", "#d": DoubtAttr},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":outbox": sv("OUTBOX#"), ":sending": sv(string(Sending)),
+			":reconciling": sv(string(Reconciling)), ":sent": sv(string(Sent)), ":since": sv(job.FormatTime(sentSince))}}
+	if pk, sk, ok := strings.Cut(p.Cursor, "\x00"); ok {
+		in.ExclusiveStartKey = map[string]types.AttributeValue{"pk": sv(pk), "sk": sv(sk)}
+	}
+	var rep IndexReport
+	for {
+		page, err := scanner.Scan(ctx, in)
+		if err != nil {
+			return rep, awserr.Wrap("scan outbox rows to index", err)
+		}
+		var rows []Suspect
+		if err := attributevalue.UnmarshalListOfMaps(page.Items, &rows); err != nil {
+			return rep, failure.Wrap(failure.InternalBug, err)
+		}
+		rep.Read += len(rows)
+		for _, r := range rows {
+			if err := o.index(ctx, r); err != nil {
+				return rep, err
+			}
+			rep.Indexed++
+		}
+		if len(page.LastEvaluatedKey) == 0 {
+			rep.Done = true
+			return rep, o.SaveProgress(ctx, indexPass, Progress{Done: true}, now)
+		}
+		in.ExclusiveStartKey = page.LastEvaluatedKey
+		if !time.Now().Before(deadline) {
+			break // at least one page a run: every run makes progress
+		}
+	}
+	var pk, sk string
+	_ = attributevalue.Unmarshal(in.ExclusiveStartKey["pk"], &pk)
+	_ = attributevalue.Unmarshal(in.ExclusiveStartKey["sk"], &sk)
+	return rep, o.SaveProgress(ctx, indexPass, Progress{Cursor: pk + "\x00" + sk}, now)
+}
+
+// index gives one row its doubt pair, if it is still in the status read.
+func (o *Outbox) index(ctx context.Context, r Suspect) error {
+	values := map[string]types.AttributeValue{":status": sv(string(r.Status)), ":doubt": sv(string(r.Status)), ":doubtat": sv(r.since())}
+	set := "SET " + DoubtAttr + " = :doubt, " + DoubtAtAttr + " = :doubtat"
+	_, err := o.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &o.table, Key: itemKey(r.Ref()),
+		UpdateExpression: aws.String(set), ConditionExpression: aws.String("#s = :status AND attribute_not_exists(#d)"),
+		ExpressionAttributeNames: map[string]string{"#s": "status", "#d": DoubtAttr}, ExpressionAttributeValues: values})
+	var ccf *types.ConditionalCheckFailedException
+	if err != nil && !errors.As(err, &ccf) {
+		return awserr.Wrap("index outbox row", err)
+	}
+	return nil
+}
+
+// Pass is one scheduled pass's saved position as a string (the retention
+// check's round).
+type Pass struct {
+	o    *Outbox
+	name string
+}
+
+// Pass returns the named pass's saved position.
+func (o *Outbox) Pass(name string) Pass { return Pass{o: o, name: name} }
+
+// Load reads the position ("" when none).
+func (p Pass) Load(ctx context.Context) (string, error) {
+	pr, err := p.o.Progress(ctx, p.name)
+	return pr.Cursor, err
+}
+
+// Save records the position.
+func (p Pass) Save(ctx context.Context, cursor string) error {
+	return p.o.SaveProgress(ctx, p.name, Progress{Cursor: cursor}, job.Now())
+}

@@ -1,0 +1,54 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/criticizer/criticizer/shared/awserr"
+)
+
+// MinuteTokens is the provider's tokens-per-minute limit shared by every
+// concurrent review (llm.Shared): one item per model and UTC minute in the
+// jobs table, reserved by a conditional ADD that holds the total to the
+// limit, so instances that each pace themselves cannot together exceed it.
+// One write per model call; the items expire after an hour.
+type MinuteTokens struct {
+	st    *Store
+	limit int
+}
+
+// MinuteTokens returns the budget of limit tokens a minute over st's table.
+func (st *Store) MinuteTokens(limit int) *MinuteTokens { return &MinuteTokens{st: st, limit: limit} }
+
+// Take reserves tokens in model's current minute, or says how long until
+// the next one when this one has no room. A call larger than the whole
+// limit takes a minute to itself.
+func (m *MinuteTokens) Take(ctx context.Context, model string, tokens int, now time.Time) (time.Duration, error) {
+	minute := now.UTC().Truncate(time.Minute)
+	n := min(tokens, m.limit)
+	_, err := m.st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:           aws.String(m.st.table),
+		Key:                 key(budgetPK+"#minute#"+model, minute.Format("2006-01-02T15:04")),
+		UpdateExpression:    aws.String("ADD tokens :n SET expires_at = if_not_exists(expires_at, :exp)"),
+		ConditionExpression: aws.String("attribute_not_exists(tokens) OR tokens <= :room"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":n":    &types.AttributeValueMemberN{Value: strconv.Itoa(n)},
+			":room": &types.AttributeValueMemberN{Value: strconv.Itoa(m.limit - n)},
+			":exp":  &types.AttributeValueMemberN{Value: strconv.FormatInt(minute.Add(time.Hour).Unix(), 10)},
+		},
+	})
+	var ccf *types.ConditionalCheckFailedException
+	switch {
+	case errors.As(err, &ccf):
+		return minute.Add(time.Minute).Sub(now), nil
+	case err != nil:
+		return 0, awserr.Wrap("reserve tokens of the shared minute budget", err)
+	}
+	return 0, nil
+}
