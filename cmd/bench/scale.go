@@ -21,6 +21,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/criticizer/criticizer/internal/devstack"
+	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/webhook"
 )
 
@@ -136,12 +137,12 @@ func runSampleJob(ctx context.Context, base string, key []byte) error {
 		if err != nil {
 			return err
 		}
-		var st struct{ State string }
+		var st struct{ State job.State }
 		_ = json.Unmarshal(b, &st)
 		switch st.State {
-		case "succeeded":
+		case job.Succeeded:
 			return nil
-		case "failed":
+		case job.Failed:
 			return fmt.Errorf("the sample job failed: %s", b)
 		}
 	}
