@@ -20,6 +20,7 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/store"
 )
 
 // Fault is what an injected fault does to one call of an operation: Err is
@@ -36,11 +37,14 @@ type Jobs struct {
 	tokens map[string]map[string]bool // job id → write tokens applied
 	calls  map[string]int
 	faults map[string][]Fault
+	idem   map[string]store.Idempotency // idempotency key → record
+	gates  map[int64]store.Changelist   // changelist → version gate
 }
 
 // New returns an empty table.
 func New() *Jobs {
-	return &Jobs{jobs: map[string]*job.Job{}, tokens: map[string]map[string]bool{}, calls: map[string]int{}, faults: map[string][]Fault{}}
+	return &Jobs{jobs: map[string]*job.Job{}, tokens: map[string]map[string]bool{}, calls: map[string]int{}, faults: map[string][]Fault{},
+		idem: map[string]store.Idempotency{}, gates: map[int64]store.Changelist{}}
 }
 
 // Put stores a copy of j as it is (a test's starting point).
@@ -93,6 +97,33 @@ func (m *Jobs) Writes() int {
 		n += c
 	}
 	return n
+}
+
+// Create stores a new job with its idempotency record and the changelist's
+// new latest version, all or nothing, as store.Create's transaction: a key
+// already held by another job is *store.DuplicateKeyError, a review_version
+// not higher than the changelist's latest is *store.StaleVersionError, and
+// a retry of this very create (the key held by the same job) succeeds.
+func (m *Jobs) Create(_ context.Context, j *job.Job, idem *store.Idempotency) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.calls["create"]++
+	if cur, ok := m.idem[idem.Key]; ok {
+		if cur.JobID == j.ID {
+			return nil
+		}
+		return &store.DuplicateKeyError{Existing: &cur}
+	}
+	if gate, ok := m.gates[j.Changelist]; ok && gate.LatestVersion >= j.ReviewVersion {
+		return &store.StaleVersionError{Current: &gate}
+	}
+	if _, ok := m.jobs[j.ID]; ok {
+		return fmt.Errorf("create job %s: %w", j.ID, job.ErrConflict)
+	}
+	m.idem[idem.Key] = *idem
+	m.gates[j.Changelist] = store.Changelist{Changelist: j.Changelist, LatestVersion: j.ReviewVersion, LatestJobID: j.ID, UpdatedAt: j.CreatedAt}
+	m.jobs[j.ID] = clone(j)
+	return nil
 }
 
 // Claim takes the stage's lease and counts the attempt (rule LS-1).
@@ -253,6 +284,9 @@ func (m *Jobs) MarkDeadLetterSent(_ context.Context, id string, stage domain.Sta
 func (m *Jobs) Replay(_ context.Context, id string, stage domain.Stage, dlID string, dlClass failure.Class, now time.Time, sweepAfter time.Duration) (*job.Job, error) {
 	return m.write("replay", id, func(j *job.Job) (bool, error) {
 		r := stageRec(j, stage)
+		if j.Stage == stage && j.State == job.Queued && r.Status == job.StagePending && r.ReplayedFrom == dlID {
+			return false, nil // this very replay, applied and nothing written since (store: last_write)
+		}
 		if !(j.Stage == stage && allows(job.OpReplay, j.State) && r.Status == job.StageFailed && r.DeadLetterID == dlID) {
 			return false, fmt.Errorf("replay: %w", job.ErrNotReplayable)
 		}
