@@ -294,3 +294,38 @@ func TestVisibilitySetToTheLeaseAtClaim(t *testing.T) {
 		})
 	}
 }
+
+// The heartbeat renews the lease (and the message's visibility) at a third
+// to a half of the lease, not once per lease: a lease renewed only as it
+// ends is lost to the first late renewal. The test drives the ticker.
+func TestHeartbeatRenewsWithinTheLease(t *testing.T) {
+	jobs := table(claimable())
+	q := &fakeQueues{}
+	ticks := make(chan time.Time)
+	var every time.Duration
+	var renewedAfterTwoTicks int
+	rt := runtimeFor(jobs, q, ProcessorFunc(func(context.Context, *job.Job) (job.Result, error) {
+		// The heartbeat takes a tick only once its previous renewal is
+		// written, so after the third send two renewals are done.
+		for range 3 {
+			ticks <- now
+		}
+		renewedAfterTwoTicks = jobs.Calls("renew")
+		return job.Result{}, nil
+	}))
+	rt.tick = func(d time.Duration) (<-chan time.Time, func()) { every = d; return ticks, func() {} }
+	if got := rt.handleRecord(context.Background(), message(t)); got != ack {
+		t.Fatalf("outcome %v", got)
+	}
+	if every < rt.Lease/3 || every > rt.Lease/2 {
+		t.Errorf("heartbeat every %v for a %v lease, want between a third and a half of it", every, rt.Lease)
+	}
+	if renewedAfterTwoTicks < 2 {
+		t.Errorf("%d lease renewals after two heartbeats, want one each", renewedAfterTwoTicks)
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.visibility) < 2 {
+		t.Errorf("message visibility extended %d times after two heartbeats", len(q.visibility))
+	}
+}
