@@ -23,6 +23,7 @@ type fakeQueues struct {
 	mu         sync.Mutex
 	sent       []envelope.Envelope
 	dlq        []string
+	dlqAttrs   []map[string]string
 	visibility []int32
 }
 
@@ -32,11 +33,12 @@ func (q *fakeQueues) Send(_ context.Context, e envelope.Envelope) error {
 	q.sent = append(q.sent, e)
 	return nil
 }
-func (q *fakeQueues) SendRaw(_ context.Context, _ domain.Stage, dlq bool, body string, _ map[string]string) error {
+func (q *fakeQueues) SendRaw(_ context.Context, _ domain.Stage, dlq bool, body string, attrs map[string]string) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if dlq {
 		q.dlq = append(q.dlq, body)
+		q.dlqAttrs = append(q.dlqAttrs, attrs)
 	}
 	return nil
 }
