@@ -11,7 +11,7 @@ import (
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/store"
-	"github.com/criticizer/criticizer/shared/store/storetest"
+	"github.com/criticizer/criticizer/shared/store/dynamotest"
 )
 
 // The post-replay annotation is recorded only for a replay that is
@@ -50,7 +50,7 @@ func TestVerifyReplay(t *testing.T) {
 // event; a replay that is not verified records nothing.
 func TestResolveRecordsWhatItReports(t *testing.T) {
 	ctx := context.Background()
-	jobs := store.New(storetest.NewDynamo(), storetest.Table)
+	jobs := store.New(dynamotest.New(), dynamotest.Table)
 	now := job.Now()
 	j := job.New("j-resolve", "k-resolve", 7, 1, now, time.Minute)
 	if err := jobs.Create(ctx, j, &store.Idempotency{Key: j.IdempotencyKey, JobID: j.ID, CreatedAt: j.CreatedAt}); err != nil {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/store"
+	"github.com/criticizer/criticizer/shared/store/dynamotest"
 	"github.com/criticizer/criticizer/shared/store/storetest"
 )
 
@@ -14,7 +15,7 @@ import (
 // integration/contract_test.go runs the same suite on the emulator.
 func TestContract(t *testing.T) {
 	storetest.Run(t, storetest.Driver{
-		Jobs:   func(*testing.T) storetest.Jobs { return store.New(storetest.NewDynamo(), storetest.Table) },
-		Outbox: func(*testing.T) *outbox.Outbox { return outbox.New(storetest.NewDynamo(), storetest.Table) },
+		Jobs:   func(*testing.T) storetest.Jobs { return store.New(dynamotest.New(), dynamotest.Table) },
+		Outbox: func(*testing.T) *outbox.Outbox { return outbox.New(dynamotest.New(), dynamotest.Table) },
 	})
 }

@@ -362,8 +362,19 @@ func retryReleases(f *fixture) {
 	if r := j.StageRecord(domain.StageFetch); j.State != job.RetryWait || r.Status != job.StageRetryWait || r.Owner != "" {
 		f.t.Fatalf("after retry: %s, fetch %+v", j.State, *r)
 	}
+	// The same retry again (its answer lost) recognises its own write and
+	// changes nothing (rule LS-6) ...
+	before := f.get(id)
+	if _, err := f.jobs.Retry(f.ctx, id, domain.StageFetch, lease("o1", t1), upstream, time.Second); err != nil {
+		f.t.Fatalf("a retried retry: %v", err)
+	}
+	f.unchanged(id, before)
 	// The lease is released: the retry's claim need not wait for it to end.
 	f.claim(id, domain.StageFetch, "o2", t2, 5)
+	// ... but once another write followed, it is a lost lease.
+	before = f.get(id)
+	_, err = f.jobs.Retry(f.ctx, id, domain.StageFetch, lease("o1", t1), upstream, time.Second)
+	f.lost(id, "a retry retried after another owner's claim", err, before)
 	j, err = f.jobs.Retry(f.ctx, id, domain.StageFetch, lease("o2", t2), job.FailureInfo{Class: failure.NetworkTimeout, Message: "slow"}, time.Second)
 	if err != nil {
 		f.t.Fatal(err)

@@ -1,4 +1,12 @@
-package storetest
+// Package dynamotest is an in-process DynamoDB for unit tests: one table
+// with the jobs table's key schema and sweep index, which evaluates the
+// condition, update, key-condition and filter expressions it is sent the way
+// DynamoDB does (DynamoDB Developer Guide: "Condition and filter
+// expressions", "Update expressions", "TransactWriteItems"). It lets the
+// store's and the outbox's own requests decide what a unit test sees; the
+// jobs table's contract suite (shared/store/storetest) runs the same
+// scenarios on the emulator to show the two agree.
+package dynamotest
 
 import (
 	"context"
@@ -13,7 +21,7 @@ import (
 	"github.com/aws/smithy-go"
 )
 
-// Table is the in-process jobs table's name.
+// Table is the in-process table's name.
 const Table = "jobs"
 
 // Dynamo is an in-process DynamoDB holding one table with the jobs table's
@@ -30,8 +38,8 @@ type Dynamo struct {
 	items map[[2]string]map[string]types.AttributeValue
 }
 
-// NewDynamo returns an empty table.
-func NewDynamo() *Dynamo { return &Dynamo{items: map[[2]string]map[string]types.AttributeValue{}} }
+// New returns an empty table.
+func New() *Dynamo { return &Dynamo{items: map[[2]string]map[string]types.AttributeValue{}} }
 
 // indexes are the table's secondary indexes: hash and range attribute.
 var indexes = map[string][2]string{"sweep": {"sweep_shard", "sweep_at"}}
