@@ -326,7 +326,8 @@ func (p *parser) function(item map[string]types.AttributeValue) (bool, error) {
 }
 
 // compare applies a comparator; a missing operand or operands of different
-// types compare false (for <> as well: the store never relies on either).
+// types compare false; for <> this is unverified against DynamoDB, and no
+// condition of the store or the outbox compares a missing attribute.
 func compare(op string, a, b types.AttributeValue) bool {
 	var c int
 	switch x := a.(type) {
