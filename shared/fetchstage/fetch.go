@@ -205,6 +205,11 @@ func (f *Fetch) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	if n := interdiffs.Load(); n > 0 {
 		detail += fmt.Sprintf(", %d diffed against version %d's shelf", n, prev.Version)
 	}
+	if authorEmail != "" && delivery.Canonical(authorEmail) != authorEmail {
+		// The user spec's address was trimmed or lower-cased: the history
+		// says so (reason code, never the address).
+		detail += "; adjusted: " + ReasonAuthorAddressCanonicalized
+	}
 	if len(refused) > 0 {
 		// The job's history keeps who was not e-mailed and why.
 		detail += "; not e-mailed, outside the recipient policy: " + recipientpolicy.Describe(refused)
@@ -248,6 +253,11 @@ func interdiffSince(j *job.Job, prev *ledger.Version, carryable map[string]ledge
 // it is never e-mailed: it is reported as a security event and returned for
 // the job's history. No allowed recipient left is POLICY_REJECTED (some were
 // refused) or NOT_FOUND (there were none).
+// ReasonAuthorAddressCanonicalized is the history's note that the author's
+// address (from the Perforce user spec or Swarm) was trimmed or lower-cased
+// before it became a recipient.
+const ReasonAuthorAddressCanonicalized = "coercion_applied/author_address_canonicalized"
+
 func (f *Fetch) recipients(ctx context.Context, j *job.Job, author, authorEmail string) (allowed []string, refused []recipientpolicy.Refusal, err error) {
 	candidates := make([]string, 0, len(j.RequestedRecipients)+1)
 	for _, r := range j.RequestedRecipients {
