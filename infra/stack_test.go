@@ -554,8 +554,8 @@ func TestProdStack(t *testing.T) {
 	check(t, "alarm actions", func() {
 		tmpl.ResourcePropertiesCountIs(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{
 			"AlarmActions": []any{"arn:aws:sns:eu-west-1:123456789012:ops"},
-		}, jsii.Number(27)) // 3 DLQ + 5 errors + 5 throttles + 3 backlog + 3 lease lost + unconfirmed + reconciling + violations + redelivery failed + escalations + 3 retention
-		tmpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(27))
+		}, jsii.Number(29)) // 3 DLQ + 5 errors + 5 throttles + 3 backlog + 3 lease lost + unconfirmed + reconciling + violations + redelivery failed + escalations + 3 retention + 2 rollout SLOs of the stable prompt
+		tmpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(29))
 		// Rule OB-5: every detected ordering violation pages, repaired or not.
 		tmpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{"MetricName": "OutboxViolations", "Threshold": 0,
 			"ComparisonOperator": "GreaterThanThreshold", "AlarmActions": []any{"arn:aws:sns:eu-west-1:123456789012:ops"}})
