@@ -247,17 +247,17 @@ func interdiffSince(j *job.Job, prev *ledger.Version, carryable map[string]ledge
 	}}
 }
 
+// ReasonAuthorAddressCanonicalized is the history's note that the author's
+// address (from the Perforce user spec or Swarm) was trimmed or lower-cased
+// before it became a recipient.
+const ReasonAuthorAddressCanonicalized = "coercion_applied/author_address_canonicalized"
+
 // recipients settles who gets the review: the addresses the webhook named
 // and the author's (from the Perforce user spec, or Swarm's review author),
 // canonicalized, then held against the recipient policy. An address outside
 // it is never e-mailed: it is reported as a security event and returned for
 // the job's history. No allowed recipient left is POLICY_REJECTED (some were
 // refused) or NOT_FOUND (there were none).
-// ReasonAuthorAddressCanonicalized is the history's note that the author's
-// address (from the Perforce user spec or Swarm) was trimmed or lower-cased
-// before it became a recipient.
-const ReasonAuthorAddressCanonicalized = "coercion_applied/author_address_canonicalized"
-
 func (f *Fetch) recipients(ctx context.Context, j *job.Job, author, authorEmail string) (allowed []string, refused []recipientpolicy.Refusal, err error) {
 	candidates := make([]string, 0, len(j.RequestedRecipients)+1)
 	for _, r := range j.RequestedRecipients {
