@@ -116,6 +116,7 @@ func runJobs(t *testing.T, d Driver) {
 		"dead letter/by the owner":                  deadLetterOwner,
 		"dead letter/ownerless needs expired lease": deadLetterOwnerless,
 		"replay/once per dead letter":               replayOnce,
+		"restart/only a failed job, once":           restartFailed,
 		"due/lists passed deadlines oldest first":   dueLists,
 		"reschedule/refused after a change":         rescheduleSeq,
 	} {
@@ -404,6 +405,13 @@ func deadLetterOwner(f *fixture) {
 	if _, err := f.jobs.DeadLetter(f.ctx, id, domain.StageFetch, lease("o1", f.t0), upstream, dl, `{"body":1}`); err != nil {
 		f.t.Fatalf("a retried dead letter: %v", err)
 	}
+	// Another dead letter's confirmation clears nothing of this one.
+	if err := f.jobs.MarkDeadLetterSent(f.ctx, id, domain.StageFetch, f.n.id("other-dl"), f.t0); err != nil {
+		f.t.Fatal(err)
+	}
+	if r := f.get(id).StageRecord(domain.StageFetch); !r.DLQPending || r.DeadLetter == "" {
+		f.t.Fatalf("another dead letter's confirmation cleared this one: %+v", *r)
+	}
 	if err := f.jobs.MarkDeadLetterSent(f.ctx, id, domain.StageFetch, dl, f.t0); err != nil {
 		f.t.Fatal(err)
 	}
@@ -471,6 +479,38 @@ func replayOnce(f *fixture) {
 	f.claim(id, domain.StageFetch, "o2", f.t0.Add(3*time.Second), 1)
 	if _, err := f.jobs.Replay(f.ctx, id, domain.StageFetch, dl, failure.Upstream5xx, f.t0.Add(4*time.Second), time.Minute); !errors.Is(err, job.ErrNotReplayable) {
 		f.t.Fatalf("a replay of a running stage: %v", err)
+	}
+}
+
+// restartFailed: the operator's full restart takes a dead-lettered job back
+// to fetch with every stage reset, once per request; a job that is not
+// failed is never restarted.
+func restartFailed(f *fixture) {
+	id := f.create("restart")
+	f.claim(id, domain.StageFetch, "o1", f.t0, 5)
+	before := f.get(id)
+	if _, err := f.jobs.Restart(f.ctx, id, "ops", f.n.id("r0"), f.t0, time.Minute); !errors.Is(err, job.ErrNotReplayable) {
+		f.t.Fatalf("restart of a running job: %v", err)
+	}
+	f.unchanged(id, before)
+	if _, err := f.jobs.DeadLetter(f.ctx, id, domain.StageFetch, lease("o1", f.t0), upstream, f.n.id("dl"), "{}"); err != nil {
+		f.t.Fatal(err)
+	}
+	j, err := f.jobs.Restart(f.ctx, id, "ops", f.n.id("r1"), f.t0.Add(time.Second), time.Minute)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	r := j.StageRecord(domain.StageFetch)
+	if j.State != job.Queued || j.Stage != domain.StageFetch || r.Status != job.StagePending || r.Attempts != 0 || r.DeadLetterID != "" {
+		f.t.Fatalf("after restart: %s/%s, fetch %+v", j.State, j.Stage, *r)
+	}
+	seq := j.Seq
+	// The same request again (its answer lost) restarts nothing more.
+	if _, err := f.jobs.Restart(f.ctx, id, "ops", f.n.id("r1"), f.t0.Add(2*time.Second), time.Minute); err != nil {
+		f.t.Fatalf("a retried restart: %v", err)
+	}
+	if got := f.get(id); got.Seq != seq {
+		f.t.Fatalf("a retried restart wrote again: seq %d → %d", seq, got.Seq)
 	}
 }
 

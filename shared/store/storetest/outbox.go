@@ -215,8 +215,22 @@ func reconcileRequeue(f *rowFixture) {
 }
 
 func reconcileMovedOn(f *rowFixture) {
-	f.begin(f.t0)
+	s := f.begin(f.t0)
 	ref := outbox.Email(f.k)
+	// Only a row in doubt is settled: a send in flight is not backfilled
+	// as sent, nor a pending row (never sent) marked so.
+	if ok, err := f.o.Backfill(f.ctx, ref, "ses:evidence", f.t0); err != nil || ok {
+		f.t.Fatalf("backfill of a row that is not reconciling: %v %v, want refused", ok, err)
+	}
+	f.status(outbox.Sending, false)
+	if err := f.o.Release(f.ctx, f.k, s.Token, failure.RateLimited, "slow down", false, f.t0); err != nil {
+		f.t.Fatal(err)
+	}
+	if ok, err := f.o.Backfill(f.ctx, ref, "ses:evidence", f.t0); err != nil || ok {
+		f.t.Fatalf("backfill of a pending row: %v %v, want refused", ok, err)
+	}
+	f.status(outbox.Pending, false)
+	f.begin(f.t0)
 	if err := f.o.MarkSent(f.ctx, f.k, "msg-1", f.t0); err != nil {
 		f.t.Fatal(err)
 	}

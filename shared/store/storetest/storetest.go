@@ -38,6 +38,7 @@ type Jobs interface {
 	DeadLetter(ctx context.Context, id string, stage domain.Stage, l job.Lease, f job.FailureInfo, dlID, body string) (*job.Job, error)
 	MarkDeadLetterSent(ctx context.Context, id string, stage domain.Stage, dlID string, now time.Time) error
 	Replay(ctx context.Context, id string, stage domain.Stage, dlID string, dlClass failure.Class, now time.Time, sweepAfter time.Duration) (*job.Job, error)
+	Restart(ctx context.Context, id, actor, requestID string, now time.Time, sweepAfter time.Duration) (*job.Job, error)
 	Due(ctx context.Context, now time.Time, limit int32) ([]*job.Job, error)
 	Reschedule(ctx context.Context, j *job.Job, now, next time.Time, note string) error
 }
