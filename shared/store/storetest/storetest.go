@@ -63,9 +63,9 @@ func Run(t *testing.T, d Driver) {
 	}
 }
 
-// t0 is the scenarios' clock: fifty years ahead of the host's, so a sweep
-// pass of the deployed sweeper (which reads the real clock) never finds a
-// scenario's job due, and an item's expires_at never lies in the past.
+// start is a scenario's clock (its t0): fifty years ahead of the host's, so
+// the deployed sweeper and reconciler (which read the real clock) never find
+// a scenario's job due or row stuck, and no expires_at lies in the past.
 func start() time.Time {
 	return time.Now().UTC().Truncate(time.Second).AddDate(50, 0, 0)
 }
