@@ -11,6 +11,8 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/constructs-go/constructs/v10"
+
+	"github.com/criticizer/criticizer/shared/review"
 )
 
 // Context keys read by the app. The cdk CLI passes them from cdk.json and -c;
@@ -193,6 +195,10 @@ type EnvConfig struct {
 	UniquenessRetentionDays int                `json:"uniquenessRetentionDays"`
 	PromptPatchDrift        bool               `json:"promptPatchDrift,omitempty"`
 	ValidFindingsSLO        map[string]float64 `json:"validFindingsSlo,omitempty"`
+	// DroppedFindingsSLO maps a prompt version to the maximum average of
+	// model findings the parser drops per job; above it its rollback alarm
+	// pages. Outside local both SLOs are required for every served version.
+	DroppedFindingsSLO map[string]float64 `json:"droppedFindingsSlo,omitempty"`
 
 	// APIRateLimit / APIBurstLimit: API Gateway stage throttling (requests/s, burst).
 	APIRateLimit  int `json:"apiRateLimit"`
@@ -276,6 +282,14 @@ func isLocal(name string) bool { return name == "local" }
 
 // DefaultConfig returns the Go defaults of an environment before cdk.json and
 // overrides are applied.
+// The default rollout SLOs (see DefaultConfig): at least DefaultValidFindingsSLO
+// valid findings per job, at most DefaultDroppedFindingsSLO dropped findings
+// per job, each averaged over an hour.
+const (
+	DefaultValidFindingsSLO   = 0.1
+	DefaultDroppedFindingsSLO = 0.5
+)
+
 func DefaultConfig(name string) EnvConfig {
 	c := EnvConfig{
 		Architecture:            "arm64",
@@ -310,6 +324,14 @@ func DefaultConfig(name string) EnvConfig {
 		SweepSchedule:           "rate(1 minute)",
 
 		APIGatewayCloudWatchRole: "create",
+	}
+	if name != "local" {
+		// The rollout SLOs of the stable prompt (cdk.json states them per
+		// environment too): placeholders from the stand-in eval (`make eval`:
+		// 0.21 valid and 0.00 dropped findings per review), to tune with
+		// real traffic (docs/operating.md#rollout-slos).
+		c.ValidFindingsSLO = map[string]float64{review.PromptVersion: DefaultValidFindingsSLO}
+		c.DroppedFindingsSLO = map[string]float64{review.PromptVersion: DefaultDroppedFindingsSLO}
 	}
 	switch name {
 	case "local":

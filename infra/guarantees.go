@@ -9,6 +9,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/criticizer/criticizer/shared/review"
 )
 
 // DefaultUniquenessRetentionDays is uniquenessRetentionDays when cdk.json
@@ -35,6 +37,66 @@ func validateGuarantees(c EnvConfig, p *problems) {
 		if slo <= 0 || slo > 1000 {
 			p.add("validFindingsSlo[%s] %v: want a positive average of valid findings per job", v, slo)
 		}
+	}
+	for v, slo := range c.DroppedFindingsSLO {
+		if !promptVersionRe.MatchString(v) {
+			p.add("droppedFindingsSlo key %q: want a prompt version MAJOR.MINOR.PATCH", v)
+		}
+		if slo < 0 || slo > 1000 {
+			p.add("droppedFindingsSlo[%s] %v: want a non-negative average of dropped findings per job", v, slo)
+		}
+	}
+	if c.isLocal {
+		return
+	}
+	// Outside local every prompt version that serves jobs states both
+	// rollout SLOs: the rollback alarms and `criticizer promote` judge by them.
+	for _, v := range servedPromptVersions(c) {
+		if _, ok := c.ValidFindingsSLO[v]; !ok {
+			p.add("validFindingsSlo has no entry for prompt %s: every environment outside local states the valid-findings SLO of each prompt version it serves", v)
+		}
+		if _, ok := c.DroppedFindingsSLO[v]; !ok {
+			p.add("droppedFindingsSlo has no entry for prompt %s: every environment outside local states the dropped-findings SLO of each prompt version it serves", v)
+		}
+	}
+}
+
+// servedPromptVersions are the prompt versions an environment's jobs get:
+// the build's stable one and the candidate on trial, if any.
+func servedPromptVersions(c EnvConfig) []string {
+	out := []string{review.PromptVersion}
+	if c.PromptCandidateVersion != "" && c.PromptCandidateVersion != review.PromptVersion {
+		out = append(out, c.PromptCandidateVersion)
+	}
+	return out
+}
+
+// addDroppedFindingsAlarms adds, per prompt version with a dropped-finding
+// SLO, the second rollback alarm: the average of model findings the parser
+// dropped per job (ReviewFindingsDropped) above the SLO for an hour pages.
+func addDroppedFindingsAlarms(stack awscdk.Stack, env string, cfg EnvConfig, action awscloudwatch.IAlarmAction) {
+	versions := make([]string, 0, len(cfg.DroppedFindingsSLO))
+	for v := range cfg.DroppedFindingsSLO {
+		versions = append(versions, v)
+	}
+	sort.Strings(versions)
+	for _, v := range versions {
+		id := "DroppedFindingsSloAlarm" + strings.ReplaceAll(v, ".", "x")
+		a := awscloudwatch.NewAlarm(stack, jsii.String(id), &awscloudwatch.AlarmProps{
+			AlarmDescription: jsii.String(fmt.Sprintf("Prompt %s: dropped findings per job above the SLO %v for an hour; roll the prompt version back", v, cfg.DroppedFindingsSLO[v])),
+			Metric: awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+				Namespace: jsii.String("Criticizer"), MetricName: jsii.String("ReviewFindingsDropped"),
+				DimensionsMap: &map[string]*string{"Environment": jsii.String(env), "Stage": jsii.String("llm"), "PromptVersion": jsii.String(v)},
+				Period:        awscdk.Duration_Minutes(jsii.Number(5)), Statistic: jsii.String("Average"),
+			}),
+			Threshold:          jsii.Number(cfg.DroppedFindingsSLO[v]),
+			EvaluationPeriods:  jsii.Number(12),
+			DatapointsToAlarm:  jsii.Number(12),
+			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
+			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+		})
+		pinID(a, id)
+		a.AddAlarmAction(action)
 	}
 }
 

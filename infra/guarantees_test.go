@@ -2,10 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+
+	"github.com/criticizer/criticizer/shared/review"
 )
 
 // The settings of the newer guarantees are validated at synth, each bad
@@ -39,6 +42,13 @@ func TestGuaranteeSettings(t *testing.T) {
 		{map[string]any{"validFindingsSlo": map[string]any{"1.0.0": 0.5}}, ""},
 		{map[string]any{"validFindingsSlo": map[string]any{"1.0": 0.5}}, `validFindingsSlo key "1.0"`},
 		{map[string]any{"validFindingsSlo": map[string]any{"1.0.0": 0}}, "validFindingsSlo[1.0.0] 0"},
+		{map[string]any{"droppedFindingsSlo": map[string]any{"1.0.0": -1}}, "droppedFindingsSlo[1.0.0] -1"},
+		// A candidate on trial needs both SLOs: promote and the alarms judge by them.
+		{map[string]any{"promptCandidateVersion": "1.1.0", "promptCandidatePercent": 10}, "validFindingsSlo has no entry for prompt 1.1.0"},
+		{map[string]any{"promptCandidateVersion": "1.1.0", "promptCandidatePercent": 10, "validFindingsSlo": map[string]any{"1.1.0": 0.2}},
+			"droppedFindingsSlo has no entry for prompt 1.1.0"},
+		{map[string]any{"promptCandidateVersion": "1.1.0", "promptCandidatePercent": 10, "validFindingsSlo": map[string]any{"1.1.0": 0.2},
+			"droppedFindingsSlo": map[string]any{"1.1.0": 0.3}}, ""},
 	} {
 		ctx := over(tt.set)
 		_, cfg, err := LoadConfig(awscdk.NewApp(&awscdk.AppProps{Context: &ctx}).Node())
@@ -100,5 +110,41 @@ func TestGuaranteeSettingsReachTheFunctions(t *testing.T) {
 	_, m = synth(t, map[string]any{ctxEnv: "local"})
 	if envOf := props(m, "WebhookFunction")["Environment"].(map[string]any)["Variables"].(map[string]any); envOf["UNIQUENESS_RETENTION_DAYS"] != "365" {
 		t.Errorf("default UNIQUENESS_RETENTION_DAYS = %v, want 365", envOf["UNIQUENESS_RETENTION_DAYS"])
+	}
+}
+
+// Every environment outside local states its rollout SLOs in cdk.json — the
+// valid-findings-per-job floor and the dropped-findings-per-job ceiling of
+// the stable prompt — and synthesizes the two rollback alarms with them.
+func TestEveryEnvironmentStatesItsRolloutSLOs(t *testing.T) {
+	checkedIn := cdkContext(t)
+	envs := checkedIn[ctxEnvironments].(map[string]any)
+	for _, env := range []string{"dev", "staging", "prod"} {
+		stated := envs[env].(map[string]any)
+		valid, _ := stated["validFindingsSlo"].(map[string]any)
+		dropped, _ := stated["droppedFindingsSlo"].(map[string]any)
+		if valid[review.PromptVersion] == nil || dropped[review.PromptVersion] == nil {
+			t.Errorf("cdk.json %s states no rollout SLOs for prompt %s: %v / %v", env, review.PromptVersion, valid, dropped)
+			continue
+		}
+		ctx := map[string]any{}
+		for k, v := range checkedIn {
+			ctx[k] = v
+		}
+		ctx[ctxEnv], ctx[ctxOverrides] = env, map[string]any{"p4LayerPath": fakeLayer(t)}
+		delete(ctx, ctxAssetRoot) // synth stages dummy bootstraps
+		_, m := synth(t, ctx)
+		id := strings.ReplaceAll(review.PromptVersion, ".", "x")
+		for alarm, want := range map[string][]string{
+			"ValidFindingsSloAlarm" + id:   {fmt.Sprintf(`"Threshold":%v`, valid[review.PromptVersion]), `"ComparisonOperator":"LessThanThreshold"`, `"MetricName":"ReviewValidFindings"`},
+			"DroppedFindingsSloAlarm" + id: {fmt.Sprintf(`"Threshold":%v`, dropped[review.PromptVersion]), `"ComparisonOperator":"GreaterThanThreshold"`, `"MetricName":"ReviewFindingsDropped"`},
+		} {
+			a, _ := json.Marshal(props(m, alarm))
+			for _, w := range append(want, `"Statistic":"Average"`, `"AlarmActions"`, `"Value":"`+env+`"`) {
+				if !strings.Contains(string(a), w) {
+					t.Errorf("%s %s lacks %s: %s", env, alarm, w, a)
+				}
+			}
+		}
 	}
 }

@@ -575,8 +575,8 @@ func TestProdStack(t *testing.T) {
 	check(t, "alarm actions", func() {
 		tmpl.ResourcePropertiesCountIs(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{
 			"AlarmActions": []any{"arn:aws:sns:eu-west-1:123456789012:ops"},
-		}, jsii.Number(30)) // 3 DLQ + 5 errors + 5 throttles + 3 backlog + 3 lease lost + unconfirmed + security failure + reconciling + violations + redelivery failed + escalations + 3 retention + 2 sweeper backlog
-		tmpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(30))
+		}, jsii.Number(32)) // 3 DLQ + 5 errors + 5 throttles + 3 backlog + 3 lease lost + unconfirmed + security failure + reconciling + violations + redelivery failed + escalations + 3 retention + 2 sweeper backlog + 2 rollout SLOs of the stable prompt
+		tmpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(32))
 		// A security failure of the fetch stage (trust mismatch, unsound
 		// protections) pages on its first dead letter.
 		tmpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{"MetricName": "DeadLettered", "Threshold": 0,

@@ -19,13 +19,14 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck source=/dev/null
 . "$ROOT/versions.env"
 : "${MINISTACK_VERSION:?versions.env must set MINISTACK_VERSION}"
+: "${CBOR2_VERSION:?versions.env must set CBOR2_VERSION}"
 
 VENV="$ROOT/.venv"
 RUN="$ROOT/.run"
 PYTHON="${PYTHON:-python3}"
 PORT="${PORT:-${GATEWAY_PORT:-4566}}"
 REGION="${MINISTACK_REGION:-us-east-1}"
-STAMP="$VENV/.ministack-$MINISTACK_VERSION"
+STAMP="$VENV/.ministack-$MINISTACK_VERSION-cbor2-$CBOR2_VERSION"
 
 mkdir -p "$RUN"
 [ -f "$RUN/.gitignore" ] || printf '*\n' >"$RUN/.gitignore"
@@ -44,7 +45,7 @@ install() {
     "$PYTHON" -m venv "$VENV"
   fi
   printf '*\n' >"$VENV/.gitignore"
-  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "ministack==$MINISTACK_VERSION"
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "ministack==$MINISTACK_VERSION" "cbor2==$CBOR2_VERSION"
   rm -f "$VENV"/.ministack-*
   touch "$STAMP"
   exec 9>&-

@@ -15,6 +15,7 @@
 //	criticizer [--stack NAME] outbox reconcile resolve JOB_ID RECIPIENT|ITEM --delivered|--not-delivered --note TEXT
 //	criticizer [--stack NAME] secret rotate webhook|swarm [--overlap 24h]   new caller credential; the old one verifies until then
 //	criticizer [--stack NAME] secret revoke-previous webhook|swarm           the old caller credential stops verifying now
+//	criticizer promote --env ENV [--cdk cdk.json] [--window 24h] [--min-jobs 20]  the candidate prompt to 100% if its canary meets the rollout SLOs
 //
 // Every command that changes state records the actor (CRITICIZER_ACTOR or
 // the login name) and the note, ticket or evidence in the job's history.
@@ -38,6 +39,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -83,6 +85,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	cfg, err := awsconfig.LoadDefaultConfig(ctx)
 	if err != nil {
 		return fmt.Errorf("load AWS config: %w", err)
+	}
+	if rest[0] == "promote" { // judged by the environment's metrics and cdk.json, not the stack's resources
+		return promote(ctx, cloudwatch.NewFromConfig(cfg), out, time.Now(), rest[1:])
 	}
 	outputs, err := stackOutputs(ctx, cloudformation.NewFromConfig(cfg), *stack)
 	if err != nil {

@@ -1,10 +1,17 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/store"
+	"github.com/criticizer/criticizer/shared/store/dynamotest"
 )
 
 // The post-replay annotation is recorded only for a replay that is
@@ -35,5 +42,64 @@ func TestVerifyReplay(t *testing.T) {
 		if !strings.Contains(text, tt.want) {
 			t.Errorf("%s: %q, want it to say %q", tt.name, text, tt.want)
 		}
+	}
+}
+
+// `criticizer resolve` records in the job's history the resolution it
+// reports: the verified outcome and the operator's note, as one operator
+// event; a replay that is not verified records nothing.
+func TestResolveRecordsWhatItReports(t *testing.T) {
+	ctx := context.Background()
+	jobs := store.New(dynamotest.New(), dynamotest.Table)
+	now := job.Now()
+	j := job.New("j-resolve", "k-resolve", 7, 1, now, time.Minute)
+	if err := jobs.Create(ctx, j, &store.Idempotency{Key: j.IdempotencyKey, JobID: j.ID, CreatedAt: j.CreatedAt}); err != nil {
+		t.Fatal(err)
+	}
+	l := func(owner string) job.Lease { return job.Lease{Owner: owner, Now: now, TTL: time.Minute} }
+	if _, err := jobs.Claim(ctx, j.ID, domain.StageFetch, l("o1"), 3); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := jobs.DeadLetter(ctx, j.ID, domain.StageFetch, l("o1"), job.FailureInfo{Class: failure.AuthDenied}, "dl1", "{}"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := jobs.Replay(ctx, j.ID, domain.StageFetch, "dl1", failure.AuthDenied, now, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	a := &app{out: &out, jobs: jobs}
+	if err := a.resolve(ctx, []string{j.ID, "--note", "p4 password rotated; OPS-12"}); err == nil {
+		t.Fatal("a replay that has not succeeded yet was resolved")
+	}
+	for _, st := range domain.Stages {
+		if _, err := jobs.Claim(ctx, j.ID, st, l("w-"+string(st)), 3); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := jobs.Complete(ctx, j.ID, st, l("w-"+string(st)), job.Result{}, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.resolve(ctx, []string{j.ID, "--note", "p4 password rotated; OPS-12"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := jobs.Get(ctx, j.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recorded []job.Event
+	for _, e := range got.History {
+		if e.Type == "operator_replay_resolved" {
+			recorded = append(recorded, e)
+		}
+	}
+	if len(recorded) != 1 {
+		t.Fatalf("%d resolutions recorded, want 1 (history %+v)", len(recorded), got.History)
+	}
+	reported := strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(out.String()), "job j-resolve: "), "; resolution recorded")
+	if d := recorded[0].Detail; !strings.Contains(d, reported) || !strings.Contains(d, "p4 password rotated; OPS-12") || !strings.Contains(reported, "succeeded after 1 replay(s)") {
+		t.Errorf("recorded %q, reported %q: want the reported outcome and the note recorded", d, reported)
+	}
+	if recorded[0].Actor == "" {
+		t.Error("the resolution names no operator")
 	}
 }

@@ -69,7 +69,7 @@ func TestScore(t *testing.T) {
 		t.Errorf("score = %+v", s)
 	}
 	row := strings.Join(s.row(), "|")
-	if !strings.Contains(row, "|0.40|0.50|0.50|0.50|1.00|75|8|") {
+	if !strings.Contains(row, "|0.40|0.50|0.50|0.50|1.00|2.50|0.00|75|8|") {
 		t.Errorf("row = %s", row)
 	}
 }

@@ -24,6 +24,7 @@ type Score struct {
 	RightCategory                  int // true positives of the defect's category
 	Defects, DefectsFound          int
 	CleanFindings                  int // findings on clean changes
+	Dropped                        int // model findings the parser dropped (the dropped-finding SLO's measure)
 	InputTokens, OutputTokens      int
 	Errors                         int // reviews that ended in an error
 	PriceIn, PriceOut              float64
@@ -35,6 +36,7 @@ func (s *Score) add(c Case, res domain.ReviewResult, usage [2]int) {
 	s.InputTokens += usage[0]
 	s.OutputTokens += usage[1]
 	s.Defects += len(c.Defects)
+	s.Dropped += domain.ReadReviewMeta(res.Meta).DroppedFindings
 	if len(c.Defects) == 0 {
 		s.CleanReviews++
 		s.CleanFindings += len(res.Findings)
@@ -95,11 +97,12 @@ func (s Score) row() []string {
 	return []string{s.Provider, s.Model, s.PromptVersion, fmt.Sprint(s.Reviews),
 		ratio(s.TruePositives, s.Findings), ratio(s.DefectsFound, s.Defects), ratio(s.ExactLine, s.TruePositives),
 		ratio(s.RightCategory, s.TruePositives), ratio(s.CleanFindings, s.CleanReviews),
+		ratio(s.Findings, s.Reviews), ratio(s.Dropped, s.Reviews),
 		perReview(s.InputTokens), perReview(s.OutputTokens), cost, fmt.Sprint(s.Errors)}
 }
 
 var header = []string{"provider", "model", "prompt", "reviews", "precision", "recall", "line accuracy",
-	"category accuracy", "findings per clean change", "input tokens per review", "output tokens per review", "cost per review", "errors"}
+	"category accuracy", "findings per clean change", "valid findings per review", "dropped findings per review", "input tokens per review", "output tokens per review", "cost per review", "errors"}
 
 // printTable writes the scores as a Markdown table.
 func printTable(w io.Writer, scores []Score) {

@@ -42,6 +42,16 @@ func TestDelayJitterEndpoints(t *testing.T) {
 	}
 }
 
+// A Retry-After shorter than the drawn backoff never shortens it (spec §8.2).
+func TestDelayRetryAfterNeverShortensTheDraw(t *testing.T) {
+	if d := Default.delay(4, time.Second, func(n int64) int64 { return n - 1 }); d != 8*time.Second {
+		t.Fatalf("delay with a drawn 8s and Retry-After 1s = %v, want 8s", d)
+	}
+	if d := Default.delay(4, 20*time.Second, func(n int64) int64 { return n - 1 }); d != 20*time.Second {
+		t.Fatalf("delay with a drawn 8s and Retry-After 20s = %v, want 20s", d)
+	}
+}
+
 // Property: with Retry-After the delay is max(backoff, retry_after), capped at 5 min.
 func TestDelayHonoursRetryAfter(t *testing.T) {
 	prop := func(n uint8, raSeconds uint16) bool {

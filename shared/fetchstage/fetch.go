@@ -205,6 +205,11 @@ func (f *Fetch) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	if n := interdiffs.Load(); n > 0 {
 		detail += fmt.Sprintf(", %d diffed against version %d's shelf", n, prev.Version)
 	}
+	if authorEmail != "" && delivery.Canonical(authorEmail) != authorEmail {
+		// The user spec's address was trimmed or lower-cased: the history
+		// says so (reason code, never the address).
+		detail += "; adjusted: " + ReasonAuthorAddressCanonicalized
+	}
 	if len(refused) > 0 {
 		// The job's history keeps who was not e-mailed and why.
 		detail += "; not e-mailed, outside the recipient policy: " + recipientpolicy.Describe(refused)
@@ -241,6 +246,11 @@ func interdiffSince(j *job.Job, prev *ledger.Version, carryable map[string]ledge
 		return ok && pf.Comparable(fc) && !pf.Unchanged(fc)
 	}}
 }
+
+// ReasonAuthorAddressCanonicalized is the history's note that the author's
+// address (from the Perforce user spec or Swarm) was trimmed or lower-cased
+// before it became a recipient.
+const ReasonAuthorAddressCanonicalized = "coercion_applied/author_address_canonicalized"
 
 // recipients settles who gets the review: the addresses the webhook named
 // and the author's (from the Perforce user spec, or Swarm's review author),

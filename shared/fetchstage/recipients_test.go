@@ -94,6 +94,9 @@ func TestResolvedRecipientsAreHeldAgainstThePolicy(t *testing.T) {
 				if !slices.Equal(res.Recipients, tt.want) {
 					t.Errorf("recipients = %q, want %q", res.Recipients, tt.want)
 				}
+				if adjusted := strings.Contains(res.Detail, "adjusted: "+ReasonAuthorAddressCanonicalized); adjusted != (tt.fetcher.email != strings.ToLower(strings.TrimSpace(tt.fetcher.email))) {
+					t.Errorf("history detail %q: author address canonicalization reported %v", res.Detail, adjusted)
+				}
 				if tt.refused != "" && !strings.Contains(res.Detail, "not e-mailed, outside the recipient policy: "+tt.refused) {
 					t.Errorf("history detail %q does not record %q", res.Detail, tt.refused)
 				}

@@ -77,6 +77,9 @@ type LimiterConfig struct {
 	MaxWait time.Duration
 	// Clock is the time source; nil means the system clock.
 	Clock Clock
+	// Backoff draws the wait after the nth consecutive 429 (a fresh
+	// full-jitter draw per call); nil means backoff.Default.Delay(n, 0).
+	Backoff func(n int) time.Duration
 	// Logger gets a record per rate-limited answer; nil discards.
 	Logger *slog.Logger
 }
@@ -449,10 +452,12 @@ func (l *Limiter) release(m *modelLimits, p Prompt, comp Completion, err error, 
 	default:
 		hint = failure.RetryAfter(err)
 	}
-	if hint <= 0 && paced <= 0 {
-		// No hint (Bedrock's ThrottlingException): the retry policy's
-		// full-jitter backoff, per consecutive 429 (rule BO-1).
-		hint = backoff.Default.Delay(m.consecutive, 0)
+	if hint > 0 || paced <= 0 {
+		// The retry policy's full-jitter backoff per consecutive 429 (rule
+		// BO-1), and a Retry-After never shortens it (spec §8.2: max of the
+		// two); with no hint at all (Bedrock's ThrottlingException) the
+		// backoff alone.
+		hint = max(hint, l.backoff(m.consecutive))
 	}
 	m.pausedUntil = maxTime(m.pausedUntil, now.Add(hint))
 	// Multiplicative decrease, once per pause: the 429s of calls that were
@@ -467,6 +472,13 @@ func (l *Limiter) release(m *modelLimits, p Prompt, comp Completion, err error, 
 	}
 	l.cfg.Logger.Warn("llm rate limited; waiting", slog.Duration("retry_after", hint), slog.Int("concurrency", m.allowed()),
 		slog.Int("consecutive", m.consecutive), slog.String("reason", string(reason)))
+}
+
+func (l *Limiter) backoff(n int) time.Duration {
+	if l.cfg.Backoff != nil {
+		return l.cfg.Backoff(n)
+	}
+	return backoff.Default.Delay(n, 0)
 }
 
 func maxTime(a, b time.Time) time.Time {

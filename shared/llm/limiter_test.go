@@ -210,6 +210,31 @@ func TestLimiterBoundsCallsInFlight(t *testing.T) {
 	}
 }
 
+// A Retry-After shorter than the drawn backoff does not shorten it (spec
+// §8.2: the wait is the max of the two), inside an attempt as between them,
+// whether or not the answer's rate-limit headers pace the retry too.
+func TestLimiterRetryAfterNeverShortensTheBackoff(t *testing.T) {
+	for name, rl := range map[string]RateLimit{
+		"no rate-limit headers":      {},
+		"headers pace a short retry": {RequestsLimit: 60, RequestsRemaining: 0, HasRequests: true, RequestsReset: time.Second},
+	} {
+		clock := llmtest.NewVirtualClock()
+		start := clock.Now()
+		p := &scripted{errs: []error{rateLimited(time.Second, rl), rateLimited(time.Second, rl)}, ok: Completion{Content: []byte("{}")}}
+		var draws []int
+		l := NewLimiter(LimiterConfig{Clock: clock, Backoff: func(n int) time.Duration { draws = append(draws, n); return 5 * time.Second }})
+		if _, err := l.Wrap("m", p).Complete(context.Background(), prompt); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if waited := clock.Now().Sub(start); waited < 10*time.Second {
+			t.Errorf("%s: waited %v after two 429s asking 1s each, want the drawn 5s each", name, waited)
+		}
+		if len(draws) != 2 || draws[0] != 1 || draws[1] != 2 {
+			t.Errorf("%s: backoff drawn for consecutive 429s %v, want [1 2]", name, draws)
+		}
+	}
+}
+
 func TestLimiterBacksOffWithoutAHint(t *testing.T) {
 	clock := llmtest.NewVirtualClock()
 	start := clock.Now()

@@ -62,6 +62,8 @@ func TestCheck(t *testing.T) {
 		{"  Alice@EXAMPLE.com ", ""}, // canonicalized first
 		{"bob@mail.corp.example.com", ""},
 		{"bob@corp.example.com", ReasonDomainRefused}, // the wildcard does not cover the apex
+		{"a@a.corp.example.com", ""},
+		{"eve@xcorp.example.com", ReasonDomainRefused}, // a label boundary, not a string suffix
 		{"eve@attacker.example", ReasonDomainRefused},
 		{"eve@example.com.attacker.example", ReasonDomainRefused},
 		{"eve@notexample.com", ReasonDomainRefused},

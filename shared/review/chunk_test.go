@@ -92,7 +92,7 @@ func TestMergeStableIDsAndDuplicates(t *testing.T) {
 	}
 	a := ChunkResult{Summary: "Part one.", Findings: []domain.Finding{f("medium", "Unbounded copy", "short", 10), f("low", "Other", "x", 3)}}
 	b := ChunkResult{Summary: "Part two.", Findings: []domain.Finding{f("high", "unbounded  COPY", "longer message", 10)}}
-	res := Merge([]ChunkResult{a, b, {Summary: "Part one."}}, CandidatePromptVersion, nil)
+	res, _ := Merge([]ChunkResult{a, b, {Summary: "Part one."}}, CandidatePromptVersion, nil)
 	if len(res.Findings) != 2 {
 		t.Fatalf("findings = %+v", res.Findings)
 	}
@@ -102,7 +102,7 @@ func TestMergeStableIDsAndDuplicates(t *testing.T) {
 	if res.Findings[0].ID == res.Findings[1].ID || !strings.HasPrefix(res.Findings[0].ID, "F-") {
 		t.Errorf("ids = %s %s", res.Findings[0].ID, res.Findings[1].ID)
 	}
-	again := Merge([]ChunkResult{b, a}, CandidatePromptVersion, nil)
+	again, _ := Merge([]ChunkResult{b, a}, CandidatePromptVersion, nil)
 	if fmt.Sprint(again.Findings) != fmt.Sprint(res.Findings) {
 		t.Error("merge depends on chunk order")
 	}
@@ -135,5 +135,30 @@ func TestRolloutPick(t *testing.T) {
 	if (Rollout{Candidate: CandidatePromptVersion, Percent: 100}).Pick("x") != CandidatePromptVersion ||
 		(Rollout{Candidate: CandidatePromptVersion, Percent: 0}).Pick("x") != PromptVersion {
 		t.Error("0% / 100% not honoured")
+	}
+}
+
+// Merge reports what it adjusts silently otherwise: a duplicate merged and
+// a model's finding id replaced by the fingerprint's, each with its reason.
+func TestMergeReportsItsAdjustments(t *testing.T) {
+	f := domain.Finding{ID: "F1", Severity: "high", Category: "bug", Title: "Off by one", File: "//d/a.go", Line: 3, Message: "m"}
+	again := f
+	again.ID, again.Severity = "F7", "low"
+	res, diags := Merge([]ChunkResult{{Findings: []domain.Finding{f}}, {Findings: []domain.Finding{again}}}, PromptVersion, nil)
+	if len(res.Findings) != 1 {
+		t.Fatalf("findings %+v, want one", res.Findings)
+	}
+	id := res.Findings[0].ID
+	if !diags.Has(KindFindingMerged, ReasonDuplicateFinding) || !diags.Has(KindCoercion, ReasonFindingIDReplaced) {
+		t.Fatalf("diagnostics %v, want a merged duplicate and a replaced id", diags)
+	}
+	for _, d := range diags {
+		if d.Reason == ReasonFindingIDReplaced && (d.Old != "F1" || d.New != id) {
+			t.Errorf("id replacement %+v, want F1 → %s", d, id)
+		}
+	}
+	// A finding that already carries its fingerprint id, alone: nothing to report.
+	if _, diags := Merge([]ChunkResult{{Findings: res.Findings}}, PromptVersion, nil); len(diags) != 0 {
+		t.Errorf("an unchanged finding reported %v", diags)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 )
 
 // Diagnostic kinds. The first three are the parser diagnostics rule
@@ -17,6 +19,9 @@ const (
 	KindFieldDropped = "field_dropped"
 	// KindWarning is a top-level warning that does not fail the review.
 	KindWarning = "warning"
+	// KindFindingMerged records two findings with one fingerprint kept as
+	// one by Merge.
+	KindFindingMerged = "finding_merged"
 )
 
 // Reason codes: the set rule RC-3 names plus the extensions noted.
@@ -38,6 +43,11 @@ const (
 	ReasonIntegralString = "integral_string_to_integer"
 	ReasonIntegralNumber = "integral_number_canonicalized" // e.g. 12.0 -> 12
 	ReasonPathReconciled = "path_reconciled"               // finding path rewritten to the changed_files entry
+
+	// Merge's reasons: a duplicate merged, a finding id replaced by the
+	// fingerprint's (the one identity of a finding, rule RC-11).
+	ReasonDuplicateFinding  = "duplicate_finding"
+	ReasonFindingIDReplaced = "finding_id_replaced"
 )
 
 // Diagnostic is one machine-readable parser event. Old and New never hold
@@ -117,6 +127,22 @@ func (ds Diagnostics) Counts() map[string]int {
 		out[d.Kind+"/"+d.Reason]++
 	}
 	return out
+}
+
+// Summary renders the counts as "kind/reason n" in sorted order, for a
+// job's history; "" when there are none.
+func (ds Diagnostics) Summary() string {
+	counts := ds.Counts()
+	keys := make([]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, counts[k])
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Has reports whether a diagnostic of that kind and reason is present.

@@ -31,18 +31,31 @@ type CodeOf func(file string) map[int]string
 // (a file split across chunks, a replay, the model restating a pipeline
 // finding in the same words) is kept once: the most severe, most confident
 // wording wins. Findings are ordered most severe first, then by file, line
-// and id; the distinct chunk summaries are combined in chunk order.
-func Merge(parts []ChunkResult, version string, code CodeOf, pipeline ...domain.Finding) domain.ReviewResult {
+// and id; the distinct chunk summaries are combined in chunk order. Each
+// silent adjustment is a diagnostic (rule RC-3): a duplicate merged
+// (finding_merged/duplicate_finding) and a finding id replaced by the
+// fingerprint's (coercion_applied/finding_id_replaced).
+func Merge(parts []ChunkResult, version string, code CodeOf, pipeline ...domain.Finding) (domain.ReviewResult, Diagnostics) {
 	if code == nil {
 		code = func(string) map[int]string { return nil }
 	}
 	byKey := map[string]domain.Finding{}
+	var diags Diagnostics
 	add := func(f domain.Finding) {
 		k := findingfp.Fingerprint(f, code(f.File))
-		if prev, ok := byKey[k]; ok && !better(f, prev) {
-			return
+		id := findingfp.ID(k)
+		prev, dup := byKey[k]
+		switch {
+		case dup:
+			diags = append(diags, Diagnostic{Kind: KindFindingMerged, Reason: ReasonDuplicateFinding, FindingID: id, Index: -1, File: f.File, Line: f.Line,
+				Detail: "reported again with the same fingerprint; the most severe, most confident wording kept"})
+			if !better(f, prev) {
+				return
+			}
+		case f.ID != id:
+			diags = append(diags, Diagnostic{Kind: KindCoercion, Reason: ReasonFindingIDReplaced, FindingID: id, Index: -1, Field: "id", Old: clip(f.ID, 64), New: id})
 		}
-		f.ID = findingfp.ID(k)
+		f.ID = id
 		byKey[k] = f
 	}
 	var summaries []string
@@ -74,7 +87,7 @@ func Merge(parts []ChunkResult, version string, code CodeOf, pipeline ...domain.
 		PromptVersion: version,
 		Summary:       strings.Join(summaries, "\n"),
 		Findings:      findings,
-	}
+	}, diags
 }
 
 // SortFindings orders findings most severe first, then by file, line and id.

@@ -280,6 +280,29 @@ func TestParseRedactsFreeTextInDiagnostics(t *testing.T) {
 	}
 }
 
+// The warning is about the answer, not a count: a response whose only
+// finding is dropped gets it too, and one that keeps any finding does not.
+func TestParseAllFindingsDroppedWarning(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		findings []any
+		want     bool
+	}{
+		{"the only finding dropped", []any{finding(map[string]any{"file": "nope.c"})}, true},
+		{"every finding dropped", []any{finding(map[string]any{"file": "nope.c"}), finding(map[string]any{"id": "F2", "severity": "bad"})}, true},
+		{"one of two kept", []any{finding(nil), finding(map[string]any{"id": "F2", "file": "nope.c"})}, false},
+		{"no findings at all", nil, false},
+	} {
+		_, diags, err := Parse(response(nil, tt.findings...), changed, Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if got := diags.Has(KindWarning, ReasonAllFindingsDropped); got != tt.want {
+			t.Errorf("%s: all_findings_dropped warning %v, want %v (%v)", tt.name, got, tt.want, diags)
+		}
+	}
+}
+
 func TestParseAllFindingsDropped(t *testing.T) {
 	raw := response(nil, finding(map[string]any{"severity": "bad"}), finding(map[string]any{"file": "nope.c"}))
 	res, diags, err := Parse(raw, changed, Options{})

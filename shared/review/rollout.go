@@ -3,7 +3,9 @@ package review
 import (
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"strings"
 )
 
 // Rollout serves a candidate prompt version to a share of jobs (rule RC-7,
@@ -44,4 +46,45 @@ func (r Rollout) Pick(jobID string) string {
 func Bucket(jobID string) int {
 	sum := sha256.Sum256([]byte("prompt-rollout\x00" + jobID))
 	return int(binary.BigEndian.Uint64(sum[:8]) % 100)
+}
+
+// SLO is an environment's rollout SLO for one prompt version (cdk.json
+// validFindingsSlo, droppedFindingsSlo): the averages per job its reviews
+// must keep. The rollback alarms page on the same numbers.
+type SLO struct {
+	MinValidPerJob   float64 // valid findings per job, at least
+	MaxDroppedPerJob float64 // findings the parser dropped per job, at most
+}
+
+// Canary is what a candidate version's jobs measured over a window (the
+// llm stage's ReviewValidFindings and ReviewFindingsDropped).
+type Canary struct {
+	Jobs          int
+	ValidPerJob   float64
+	DroppedPerJob float64
+}
+
+// ErrNotPromotable is the refusal of Promotable.
+var ErrNotPromotable = errors.New("candidate prompt not promotable")
+
+// Promotable judges a candidate's canary against its SLO: enough jobs
+// (minJobs, at least 1) to judge by, valid findings per job at or above the
+// floor, dropped findings per job at or below the ceiling. The error names
+// every check that failed, with the numbers.
+func (s SLO) Promotable(c Canary, minJobs int) error {
+	var failed []string
+	if c.Jobs < max(minJobs, 1) {
+		failed = append(failed, fmt.Sprintf("%d job(s) measured, at least %d needed", c.Jobs, max(minJobs, 1)))
+	} else {
+		if c.ValidPerJob < s.MinValidPerJob {
+			failed = append(failed, fmt.Sprintf("valid findings per job %.3f below the SLO %.3f", c.ValidPerJob, s.MinValidPerJob))
+		}
+		if c.DroppedPerJob > s.MaxDroppedPerJob {
+			failed = append(failed, fmt.Sprintf("dropped findings per job %.3f above the SLO %.3f", c.DroppedPerJob, s.MaxDroppedPerJob))
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("%w: %s", ErrNotPromotable, strings.Join(failed, "; "))
+	}
+	return nil
 }

@@ -249,7 +249,8 @@ func (r *Review) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	// answered (or whether it was called at all).
 	secrets := review.SecretFindings(cs)
 	codeOf := review.CodeOf(findingfp.CodeOf(&cs))
-	result := review.Merge(parts, version, codeOf, secrets...)
+	result, merged := review.Merge(parts, version, codeOf, secrets...)
+	merged.Log(ctx, r.Log)
 	kept, filtered, hidden := rules.Filter(result.Findings)
 	result.Findings = kept
 	var withheld []string
@@ -297,7 +298,16 @@ func (r *Review) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 			CachedInputTokens: run.usage.CachedInputTokens, CacheWriteInputTokens: run.usage.CacheWriteInputTokens,
 			RateLimitedCalls: run.limited, RateLimitWaitMS: run.waited.Milliseconds()},
 		Detail: fmt.Sprintf("findings %d (secrets %d, hidden by cap %d), %s, chunks %d, model calls %d, prompt %s",
-			n, len(secrets), len(hidden), coverage, len(leaves), run.calls, version) + ledgerNote}, nil
+			n, len(secrets), len(hidden), coverage, len(leaves), run.calls, version) + adjusted(merged) + ledgerNote}, nil
+}
+
+// adjusted is the job history's note of what merging the chunks adjusted
+// (duplicates merged, model ids replaced), by reason code.
+func adjusted(ds review.Diagnostics) string {
+	if len(ds) == 0 {
+		return ""
+	}
+	return "; adjusted: " + ds.Summary()
 }
 
 // outOfViewKey is the diagnostics count of findings dropped as out of view.

@@ -177,6 +177,10 @@ func TestReviewLargeChangelistInChunks(t *testing.T) {
 		}
 		ids[f.ID] = true
 	}
+	// Replacing the model's ids is an adjustment the job's history names.
+	if note := fmt.Sprintf("adjusted: coercion_applied/finding_id_replaced %d", want); !strings.Contains(res.Detail, note) {
+		t.Errorf("history detail %q, want %q", res.Detail, note)
+	}
 	if res.Review.InputTokens == 0 || res.Review.OutputTokens == 0 || res.Review.PromptVersion != review.PromptVersion {
 		t.Errorf("job stats = %+v", res.Review)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"strings"
+
+	"github.com/aws/aws-lambda-go/events"
 	"testing"
 	"time"
 
@@ -166,5 +168,58 @@ func TestRedeliveryOfASucceededJob(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A malformed message's dead-letter reason passes the sanitizer like every
+// other field: here the job id it names is a credential.
+func TestMalformedReasonIsSanitized(t *testing.T) {
+	const secret = "AKIAQX2ZKM3H7PWNB4TE"
+	body, err := envelope.Envelope{V: envelope.Version, JobID: secret, Changelist: 7, ReviewVersion: 1, Stage: domain.StageFetch, TraceID: "t"}.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := &fakeQueues{}
+	msg := events.SQSMessage{MessageId: "m1", ReceiptHandle: "r1", Body: body, Attributes: map[string]string{"ApproximateReceiveCount": "1"}}
+	if got := runtimeFor(table(nil), q, ProcessorFunc(ok)).handleRecord(context.Background(), msg); got != ack {
+		t.Fatalf("outcome %v, want ack", got)
+	}
+	if len(q.dlqAttrs) != 1 {
+		t.Fatalf("%d dead letters, want 1", len(q.dlqAttrs))
+	}
+	reason := q.dlqAttrs[0]["reason"]
+	if reason == "" || strings.Contains(reason, secret) {
+		t.Errorf("malformed message's reason %q: want it present and sanitized", reason)
+	}
+}
+
+// The dead letter's first_failure_at is the stage's first failure, not the
+// last, and its sanitized context names no recipient.
+func TestDeadLetterKeepsTheFirstFailure(t *testing.T) {
+	first := now.Add(-10 * time.Minute)
+	j := stageJob(job.Running, domain.StageFetch, job.StageRecord{Status: job.StageRetryWait, Attempts: 2, FirstFailureAt: job.FormatTime(first),
+		LastFailureAt: job.FormatTime(now.Add(-time.Minute))})
+	j.State, j.Recipients, j.RequestedRecipients = job.RetryWait, []string{"dev@example.com"}, []string{"lead@example.com"}
+	jobs, q := table(j), &fakeQueues{}
+	if got := runtimeFor(jobs, q, failing(failure.Errorf(failure.AuthDenied, "denied"))).handleRecord(context.Background(), message(t)); got != ack {
+		t.Fatalf("outcome %v, want ack", got)
+	}
+	if len(q.dlq) != 1 {
+		t.Fatalf("%d dead letters, want 1", len(q.dlq))
+	}
+	env, err := envelope.Decode(q.dlq[0])
+	if err != nil || env.DeadLetter == nil {
+		t.Fatalf("dead letter %q: %v", q.dlq[0], err)
+	}
+	if env.DeadLetter.FirstFailureAt != job.FormatTime(first) || env.DeadLetter.LastFailureAt != job.FormatTime(now) {
+		t.Errorf("first/last failure %s/%s, want %s/%s", env.DeadLetter.FirstFailureAt, env.DeadLetter.LastFailureAt, job.FormatTime(first), job.FormatTime(now))
+	}
+	if rec := get(t, jobs).StageRecord(domain.StageFetch); rec.FirstFailureAt != job.FormatTime(first) {
+		t.Errorf("the job's first failure became %s", rec.FirstFailureAt)
+	}
+	for _, addr := range []string{"dev@example.com", "lead@example.com"} {
+		if strings.Contains(q.dlq[0], addr) {
+			t.Errorf("the dead letter names recipient %s", addr)
+		}
 	}
 }

@@ -111,6 +111,9 @@ type Runtime struct {
 	// the rows left pending under their existing keys. The job is not
 	// reopened; the outcome goes into its history.
 	Redeliver Processor
+	// tick starts the heartbeat's ticker (time.NewTicker when nil); tests
+	// drive the heartbeat with their own channel.
+	tick func(d time.Duration) (<-chan time.Time, func())
 }
 
 func (r *Runtime) now() time.Time { return r.Now.Now() }
@@ -369,6 +372,18 @@ func (r *Runtime) markDeadLetterSent(ctx context.Context, jobID, dlID string) {
 	}
 }
 
+// heartbeatEvery is the heartbeat's period: a third of the lease, so two
+// renewals can fail (or be late by a skew budget) before the lease ends.
+func heartbeatEvery(lease time.Duration) time.Duration { return lease / 3 }
+
+func (r *Runtime) ticker(d time.Duration) (<-chan time.Time, func()) {
+	if r.tick != nil {
+		return r.tick(d)
+	}
+	t := time.NewTicker(d)
+	return t.C, t.Stop
+}
+
 // heartbeat renews the lease every third of its duration until stop is
 // called. A failed renewal cancels the returned context. stop returns the
 // cause when the lease was lost.
@@ -378,15 +393,15 @@ func (r *Runtime) heartbeat(ctx context.Context, jobID, receipt, owner string) (
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
-		t := time.NewTicker(r.Lease / 3)
-		defer t.Stop()
+		ticks, stopTicker := r.ticker(heartbeatEvery(r.Lease))
+		defer stopTicker()
 		for {
 			select {
 			case <-done:
 				return
 			case <-work.Done():
 				return
-			case <-t.C:
+			case <-ticks:
 				if err := r.Queues.SetVisibility(work, r.Stage, receipt, backoff.Seconds(r.Lease)); err != nil {
 					cancel(fmt.Errorf("extend message visibility: %w: %w", job.ErrLeaseLost, err))
 					return

@@ -23,6 +23,7 @@ type fakeQueues struct {
 	mu         sync.Mutex
 	sent       []envelope.Envelope
 	dlq        []string
+	dlqAttrs   []map[string]string
 	visibility []int32
 }
 
@@ -32,11 +33,12 @@ func (q *fakeQueues) Send(_ context.Context, e envelope.Envelope) error {
 	q.sent = append(q.sent, e)
 	return nil
 }
-func (q *fakeQueues) SendRaw(_ context.Context, _ domain.Stage, dlq bool, body string, _ map[string]string) error {
+func (q *fakeQueues) SendRaw(_ context.Context, _ domain.Stage, dlq bool, body string, attrs map[string]string) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if dlq {
 		q.dlq = append(q.dlq, body)
+		q.dlqAttrs = append(q.dlqAttrs, attrs)
 	}
 	return nil
 }
@@ -292,5 +294,40 @@ func TestVisibilitySetToTheLeaseAtClaim(t *testing.T) {
 				t.Errorf("visibility changes %v, want %v", q.visibility, tt.want)
 			}
 		})
+	}
+}
+
+// The heartbeat renews the lease (and the message's visibility) at a third
+// to a half of the lease, not once per lease: a lease renewed only as it
+// ends is lost to the first late renewal. The test drives the ticker.
+func TestHeartbeatRenewsWithinTheLease(t *testing.T) {
+	jobs := table(claimable())
+	q := &fakeQueues{}
+	ticks := make(chan time.Time)
+	var every time.Duration
+	var renewedAfterTwoTicks int
+	rt := runtimeFor(jobs, q, ProcessorFunc(func(context.Context, *job.Job) (job.Result, error) {
+		// The heartbeat takes a tick only once its previous renewal is
+		// written, so after the third send two renewals are done.
+		for range 3 {
+			ticks <- now
+		}
+		renewedAfterTwoTicks = jobs.Calls("renew")
+		return job.Result{}, nil
+	}))
+	rt.tick = func(d time.Duration) (<-chan time.Time, func()) { every = d; return ticks, func() {} }
+	if got := rt.handleRecord(context.Background(), message(t)); got != ack {
+		t.Fatalf("outcome %v", got)
+	}
+	if every < rt.Lease/3 || every > rt.Lease/2 {
+		t.Errorf("heartbeat every %v for a %v lease, want between a third and a half of it", every, rt.Lease)
+	}
+	if renewedAfterTwoTicks < 2 {
+		t.Errorf("%d lease renewals after two heartbeats, want one each", renewedAfterTwoTicks)
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.visibility) < 2 {
+		t.Errorf("message visibility extended %d times after two heartbeats", len(q.visibility))
 	}
 }

@@ -3,10 +3,11 @@ package store
 import (
 	"context"
 	"errors"
-	"strings"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -14,6 +15,7 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/store/dynamotest"
 )
 
 // condFailAPI answers every UpdateItem with ConditionalCheckFailed and the
@@ -105,46 +107,75 @@ func TestAppliedButUnansweredWritesAreRecognised(t *testing.T) {
 	}
 }
 
-// Every conditional write's expected states are the ones job.Transitions
-// lists for its operation.
-func TestWritesExpectTheStatesOfTransitions(t *testing.T) {
+// Every write applies exactly in the states job.Transitions lists for its
+// operation and moves the job to the operation's target; in every other
+// state it is refused and changes nothing — judged by the conditions
+// themselves, evaluated by the in-process table.
+func TestWritesFollowTransitions(t *testing.T) {
 	ctx := context.Background()
 	fi := job.FailureInfo{Class: failure.Upstream5xx}
-	other := after(job.Succeeded, domain.StageNotify, stageItem{Status: job.StageDone}, "")
+	running := job.StageRecord{Status: job.StageRunning, Owner: lease.Owner, LeaseExpiresAt: lease.Expires()}
 	tests := []struct {
-		op   job.Op
-		call func(st *Store)
+		op    job.Op
+		stage domain.Stage
+		rec   job.StageRecord // the stage record a call of op needs
+		call  func(st *Store) error
 	}{
-		{job.OpClaim, func(st *Store) { st.Claim(ctx, "j1", domain.StageFetch, lease, 5) }},
-		{job.OpRenew, func(st *Store) { st.Renew(ctx, "j1", domain.StageFetch, lease) }},
-		{job.OpComplete, func(st *Store) { st.Complete(ctx, "j1", domain.StageFetch, lease, job.Result{}, time.Minute) }},
-		{job.OpFinish, func(st *Store) { st.Complete(ctx, "j1", domain.StageNotify, lease, job.Result{}, time.Minute) }},
-		{job.OpRetry, func(st *Store) { st.Retry(ctx, "j1", domain.StageFetch, lease, fi, time.Second) }},
-		{job.OpDeadLetter, func(st *Store) { st.DeadLetter(ctx, "j1", domain.StageFetch, job.Lease{Now: t0}, fi, "dl", "{}") }},
-		{job.OpReplay, func(st *Store) { st.Replay(ctx, "j1", domain.StageFetch, "dl", fi.Class, t0, time.Minute) }},
-		{job.OpRestart, func(st *Store) { st.Restart(ctx, "j1", "ops", "r", t0, time.Minute) }},
+		{job.OpClaim, domain.StageFetch, job.StageRecord{Status: job.StagePending},
+			func(st *Store) error { _, err := st.Claim(ctx, "j1", domain.StageFetch, lease, 5); return err }},
+		{job.OpRenew, domain.StageFetch, running, func(st *Store) error { return st.Renew(ctx, "j1", domain.StageFetch, lease) }},
+		{job.OpComplete, domain.StageFetch, running, func(st *Store) error {
+			_, err := st.Complete(ctx, "j1", domain.StageFetch, lease, job.Result{}, time.Minute)
+			return err
+		}},
+		{job.OpFinish, domain.StageNotify, running, func(st *Store) error {
+			_, err := st.Complete(ctx, "j1", domain.StageNotify, lease, job.Result{}, time.Minute)
+			return err
+		}},
+		{job.OpRetry, domain.StageFetch, running, func(st *Store) error {
+			_, err := st.Retry(ctx, "j1", domain.StageFetch, lease, fi, time.Second)
+			return err
+		}},
+		{job.OpDeadLetter, domain.StageFetch, running, func(st *Store) error {
+			_, err := st.DeadLetter(ctx, "j1", domain.StageFetch, lease, fi, "dl", "{}")
+			return err
+		}},
+		{job.OpReplay, domain.StageFetch, job.StageRecord{Status: job.StageFailed, DeadLetterID: "dl"}, func(st *Store) error {
+			_, err := st.Replay(ctx, "j1", domain.StageFetch, "dl", fi.Class, t0, time.Minute)
+			return err
+		}},
+		{job.OpRestart, domain.StageFetch, job.StageRecord{Status: job.StageFailed}, func(st *Store) error {
+			_, err := st.Restart(ctx, "j1", "ops", "r1", t0, time.Minute)
+			return err
+		}},
 	}
 	for _, tt := range tests {
-		api := &condFailAPI{old: other}
-		tt.call(New(api, "jobs"))
-		var got []string
-		for k, v := range api.last.ExpressionAttributeValues {
-			if strings.HasPrefix(k, ":from_"+string(tt.op)+"_") {
-				got = append(got, v.(*types.AttributeValueMemberS).Value)
+		for _, state := range job.States {
+			db := dynamotest.New()
+			rec := tt.rec
+			it, err := attributevalue.MarshalMap(toItem(&job.Job{ID: "j1", State: state, Stage: tt.stage, Seq: 1, CreatedAt: job.FormatTime(t0), History: []job.Event{{Type: job.EventCreated}},
+				Stages: map[domain.Stage]*job.StageRecord{tt.stage: &rec}}))
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		want := job.Expect(tt.op)
-		if len(got) != len(want) {
-			t.Errorf("%s expects states %v, want %v (from job.Transitions)", tt.op, got, want)
-			continue
-		}
-		for _, w := range want {
-			if !strings.Contains(strings.Join(got, ","), string(w)) {
-				t.Errorf("%s expects states %v, want %v (from job.Transitions)", tt.op, got, want)
+			it["pk"], it["sk"] = s(jobPK("j1")), s(skJob)
+			if _, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(dynamotest.Table), Item: it}); err != nil {
+				t.Fatal(err)
 			}
-		}
-		if !strings.Contains(*api.last.UpdateExpression, "last_write = :wtoken") {
-			t.Errorf("%s does not record its write token", tt.op)
+			st := New(db, dynamotest.Table)
+			err = tt.call(st)
+			allowed := slices.Contains(job.Expect(tt.op), state)
+			if allowed != (err == nil) {
+				t.Errorf("%s from %s: %v, want allowed=%v", tt.op, state, err, allowed)
+				continue
+			}
+			j, _ := st.Get(ctx, "j1")
+			if allowed && tt.op != job.OpRenew && j.State != job.Target(tt.op) {
+				t.Errorf("%s from %s: job %s, want %s", tt.op, state, j.State, job.Target(tt.op))
+			}
+			if !allowed && (j.State != state || j.Seq != 1) {
+				t.Errorf("%s from %s refused but the job changed: %s seq %d", tt.op, state, j.State, j.Seq)
+			}
 		}
 	}
 }

@@ -72,6 +72,12 @@ func diagnose(raw map[string]json.RawMessage, r Request) []Diagnostic {
 		if json.Unmarshal(sw["status"], &status) == nil && r.Swarm != nil && status != r.Swarm.Status {
 			out = append(out, Diagnostic{Kind: DiagCoercion, Field: "swarm.status", Detail: "normalised to " + r.Swarm.Status})
 		}
+		for _, f := range []string{"update", "pass", "fail"} {
+			var u string
+			if json.Unmarshal(sw[f], &u) == nil && u != strings.TrimSpace(u) {
+				out = append(out, Diagnostic{Kind: DiagCoercion, Field: "swarm." + f, Detail: "surrounding whitespace trimmed"})
+			}
+		}
 	}
 	return out
 }

@@ -26,6 +26,10 @@ func TestParseReportsCoercionsAndDeduplications(t *testing.T) {
 			[]string{"coercion_applied changelist_id: numeric string read as an integer", "coercion_applied review_version: numeric string read as an integer"}},
 		{"whitespace", `{"changelist_id":7,"review_version":1,"idempotency_key":" k ","source":"api "}`,
 			[]string{"coercion_applied idempotency_key: surrounding whitespace trimmed", "coercion_applied source: surrounding whitespace trimmed"}},
+		{"requested_by trimmed", `{"changelist_id":7,"review_version":1,"idempotency_key":"k","requested_by":" ann "}`,
+			[]string{"coercion_applied requested_by: surrounding whitespace trimmed"}},
+		{"swarm callback URLs trimmed", `{"changelist_id":7,"review_version":1,"idempotency_key":"k","source":"swarm","swarm":{"review":9,"status":"shelved","update":" https://swarm.example/u ","pass":"https://swarm.example/p\n"}}`,
+			[]string{"coercion_applied swarm.update: surrounding whitespace trimmed", "coercion_applied swarm.pass: surrounding whitespace trimmed"}},
 		{"recipients canonicalised and de-duplicated", `{"changelist_id":7,"review_version":1,"idempotency_key":"k","recipients":["Ann@X.org","ann@x.org","bob@x.org","bob@x.org"]}`,
 			[]string{"coercion_applied recipients: addresses trimmed and lower-cased (1)", "duplicates_removed recipients: the same mailbox listed more than once (2)"}},
 	} {

@@ -130,3 +130,40 @@ func TestRecipientPolicyAtTheDoor(t *testing.T) {
 		})
 	}
 }
+
+// A reused idempotency key whose request names other recipients is refused
+// like any other payload difference (the e-mail would go to people the
+// first request never named); the same recipients in another order or case
+// get the saved response.
+func TestReusedKeyWithOtherRecipientsIsRefused(t *testing.T) {
+	key := []byte("unit-test-key-0123456789")
+	first, err := Parse([]byte(`{"changelist_id":7,"review_version":1,"idempotency_key":"k","recipients":["a@example.com","b@example.com"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := store.SavedResponse{Status: 202, Headers: map[string]string{"Location": "/jobs/orig"}, Body: `{"job_id":"orig"}`}
+	policy, err := recipients.Parse([]string{"example.com"}, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		recipients string
+		want       int
+	}{
+		{`["B@example.com","a@example.com"]`, http.StatusAccepted},
+		{`["a@example.com","c@example.com"]`, http.StatusUnprocessableEntity},
+		{`["a@example.com"]`, http.StatusUnprocessableEntity},
+		{`["a@example.com","b@example.com","c@example.com"]`, http.StatusUnprocessableEntity},
+	} {
+		jobs := &racingJobs{existing: &store.Idempotency{Key: "k", JobID: "orig", RequestHash: first.Hash(), Response: saved}}
+		h := &Handler{Jobs: jobs, Queue: nopQueue{}, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), ReplayWindow: time.Minute, Recipients: policy,
+			Keys: func(context.Context, bool) ([][]byte, error) { return [][]byte{key}, nil }}
+		resp, err := h.Handle(context.Background(), signed(key, `{"changelist_id":7,"review_version":1,"idempotency_key":"k","recipients":`+tt.recipients+`}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != tt.want {
+			t.Errorf("key reused with recipients %s: %d %s, want %d", tt.recipients, resp.StatusCode, resp.Body, tt.want)
+		}
+	}
+}

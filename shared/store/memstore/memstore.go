@@ -20,6 +20,7 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/store"
 )
 
 // Fault is what an injected fault does to one call of an operation: Err is
@@ -36,11 +37,15 @@ type Jobs struct {
 	tokens map[string]map[string]bool // job id → write tokens applied
 	calls  map[string]int
 	faults map[string][]Fault
+	last   map[string]string            // job id → token of the last write applied
+	idem   map[string]store.Idempotency // idempotency key → record
+	gates  map[int64]store.Changelist   // changelist → version gate
 }
 
 // New returns an empty table.
 func New() *Jobs {
-	return &Jobs{jobs: map[string]*job.Job{}, tokens: map[string]map[string]bool{}, calls: map[string]int{}, faults: map[string][]Fault{}}
+	return &Jobs{jobs: map[string]*job.Job{}, tokens: map[string]map[string]bool{}, calls: map[string]int{}, faults: map[string][]Fault{},
+		last: map[string]string{}, idem: map[string]store.Idempotency{}, gates: map[int64]store.Changelist{}}
 }
 
 // Put stores a copy of j as it is (a test's starting point).
@@ -95,9 +100,36 @@ func (m *Jobs) Writes() int {
 	return n
 }
 
+// Create stores a new job with its idempotency record and the changelist's
+// new latest version, all or nothing, as store.Create's transaction: a key
+// already held by another job is *store.DuplicateKeyError, a review_version
+// not higher than the changelist's latest is *store.StaleVersionError, and
+// a retry of this very create (the key held by the same job) succeeds.
+func (m *Jobs) Create(_ context.Context, j *job.Job, idem *store.Idempotency) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.calls["create"]++
+	if cur, ok := m.idem[idem.Key]; ok {
+		if cur.JobID == j.ID {
+			return nil
+		}
+		return &store.DuplicateKeyError{Existing: &cur}
+	}
+	if gate, ok := m.gates[j.Changelist]; ok && gate.LatestVersion >= j.ReviewVersion {
+		return &store.StaleVersionError{Current: &gate}
+	}
+	if _, ok := m.jobs[j.ID]; ok {
+		return fmt.Errorf("create job %s: %w", j.ID, job.ErrConflict)
+	}
+	m.idem[idem.Key] = *idem
+	m.gates[j.Changelist] = store.Changelist{Changelist: j.Changelist, LatestVersion: j.ReviewVersion, LatestJobID: j.ID, UpdatedAt: j.CreatedAt}
+	m.jobs[j.ID] = clone(j)
+	return nil
+}
+
 // Claim takes the stage's lease and counts the attempt (rule LS-1).
 func (m *Jobs) Claim(_ context.Context, id string, stage domain.Stage, l job.Lease, maxAttempts int) (*job.Job, error) {
-	return m.write("claim", id, func(j *job.Job) (bool, error) {
+	return m.write("claim", id, ownerToken(l, job.OpClaim), func(j *job.Job) (bool, error) {
 		r := stageRec(j, stage)
 		if j.Stage == stage && j.State == job.Running && r.Status == job.StageRunning && r.Owner == l.Owner {
 			return false, nil // this very claim, applied before
@@ -124,7 +156,7 @@ func ownerGuard(j *job.Job, op job.Op, stage domain.Stage, l job.Lease) bool {
 
 // Renew extends the owner's lease.
 func (m *Jobs) Renew(_ context.Context, id string, stage domain.Stage, l job.Lease) error {
-	_, err := m.write("renew", id, func(j *job.Job) (bool, error) {
+	_, err := m.write("renew", id, ownerToken(l, job.OpRenew), func(j *job.Job) (bool, error) {
 		if !ownerGuard(j, job.OpRenew, stage, l) {
 			return false, fmt.Errorf("renew: %w", job.ErrLeaseLost)
 		}
@@ -138,7 +170,7 @@ func (m *Jobs) Renew(_ context.Context, id string, stage domain.Stage, l job.Lea
 // Complete marks the owner's stage done and queues the next stage, or
 // finishes the job after the last one.
 func (m *Jobs) Complete(_ context.Context, id string, stage domain.Stage, l job.Lease, res job.Result, sweepAfter time.Duration) (*job.Job, error) {
-	return m.write("complete", id, func(j *job.Job) (bool, error) {
+	return m.write("complete", id, ownerToken(l, completeOp(stage)), func(j *job.Job) (bool, error) {
 		r := stageRec(j, stage)
 		if r.Status == job.StageDone && r.CompletedBy == l.Owner {
 			return false, nil
@@ -187,7 +219,7 @@ func mergeResult(j *job.Job, res job.Result) {
 
 // Retry records the owner's retryable failure and releases the lease.
 func (m *Jobs) Retry(_ context.Context, id string, stage domain.Stage, l job.Lease, f job.FailureInfo, delay time.Duration) (*job.Job, error) {
-	return m.write("retry", id, func(j *job.Job) (bool, error) {
+	return m.write("retry", id, ownerToken(l, job.OpRetry), func(j *job.Job) (bool, error) {
 		if !ownerGuard(j, job.OpRetry, stage, l) {
 			return false, fmt.Errorf("retry: %w", job.ErrLeaseLost)
 		}
@@ -213,7 +245,7 @@ func failed(r *job.StageRecord, at string, f job.FailureInfo) {
 // MarkDeadLetterSent. With an owner the write is owner-guarded; without one
 // it requires that no live lease exists.
 func (m *Jobs) DeadLetter(_ context.Context, id string, stage domain.Stage, l job.Lease, f job.FailureInfo, dlID, body string) (*job.Job, error) {
-	return m.write("dead_letter", id, func(j *job.Job) (bool, error) {
+	return m.write("dead_letter", id, "dead_letter/"+dlID, func(j *job.Job) (bool, error) {
 		r := stageRec(j, stage)
 		if r.DeadLetterID == dlID && j.State == job.Failed {
 			return false, nil
@@ -236,7 +268,7 @@ func (m *Jobs) DeadLetter(_ context.Context, id string, stage domain.Stage, l jo
 
 // MarkDeadLetterSent clears the kept DLQ body once the DLQ has it.
 func (m *Jobs) MarkDeadLetterSent(_ context.Context, id string, stage domain.Stage, dlID string, now time.Time) error {
-	_, err := m.write("mark_dead_letter_sent", id, func(j *job.Job) (bool, error) {
+	_, err := m.write("mark_dead_letter_sent", id, "dlq_sent/"+dlID, func(j *job.Job) (bool, error) {
 		r := stageRec(j, stage)
 		if r.DeadLetterID != dlID {
 			return false, nil // superseded: nothing to clear
@@ -251,8 +283,11 @@ func (m *Jobs) MarkDeadLetterSent(_ context.Context, id string, stage domain.Sta
 // Replay resumes a dead-lettered stage with a fresh budget, once per dead
 // letter.
 func (m *Jobs) Replay(_ context.Context, id string, stage domain.Stage, dlID string, dlClass failure.Class, now time.Time, sweepAfter time.Duration) (*job.Job, error) {
-	return m.write("replay", id, func(j *job.Job) (bool, error) {
+	return m.write("replay", id, "replay/"+dlID, func(j *job.Job) (bool, error) {
 		r := stageRec(j, stage)
+		if j.Stage == stage && j.State == job.Queued && r.Status == job.StagePending && r.ReplayedFrom == dlID {
+			return false, nil // this very replay, applied and nothing written since (store: last_write)
+		}
 		if !(j.Stage == stage && allows(job.OpReplay, j.State) && r.Status == job.StageFailed && r.DeadLetterID == dlID) {
 			return false, fmt.Errorf("replay: %w", job.ErrNotReplayable)
 		}
@@ -267,7 +302,7 @@ func (m *Jobs) Replay(_ context.Context, id string, stage domain.Stage, dlID str
 
 // Restart sends a dead-lettered job back to fetch with every stage reset.
 func (m *Jobs) Restart(_ context.Context, id, actor, requestID string, now time.Time, sweepAfter time.Duration) (*job.Job, error) {
-	return m.write("restart", id, func(j *job.Job) (bool, error) {
+	return m.write("restart", id, "restart/"+requestID, func(j *job.Job) (bool, error) {
 		if m.tokens[id]["restart/"+requestID] {
 			return false, nil
 		}
@@ -289,7 +324,7 @@ func (m *Jobs) RecordOperator(_ context.Context, id, action, actor, note string,
 	if strings.TrimSpace(actor) == "" || strings.TrimSpace(note) == "" {
 		return failure.Errorf(failure.SchemaInvalid, "an operator action needs an actor and a note or ticket reference")
 	}
-	_, err := m.write("record_operator", id, func(j *job.Job) (bool, error) {
+	_, err := m.write("record_operator", id, "", func(j *job.Job) (bool, error) {
 		at := job.FormatTime(now)
 		j.History = append(j.History, job.Event{At: at, Type: job.EventType("operator_" + action), Actor: actor, Detail: note})
 		j.UpdatedAt = at
@@ -321,7 +356,7 @@ func (m *Jobs) Due(_ context.Context, now time.Time, limit int32) ([]*job.Job, e
 // Reschedule moves a job's sweep deadline only if nobody changed the job
 // since it was read (seq unchanged), as store.Reschedule.
 func (m *Jobs) Reschedule(_ context.Context, j *job.Job, now, next time.Time, note string) error {
-	_, err := m.write("reschedule", j.ID, func(cur *job.Job) (bool, error) {
+	_, err := m.write("reschedule", j.ID, fmt.Sprintf("sweep/%d/%s", j.Seq, job.FormatTime(now)), func(cur *job.Job) (bool, error) {
 		if cur.Seq != j.Seq {
 			return false, fmt.Errorf("reschedule: %w", job.ErrConflict)
 		}
@@ -333,10 +368,24 @@ func (m *Jobs) Reschedule(_ context.Context, j *job.Job, now, next time.Time, no
 	return err
 }
 
+// ownerToken is the write token of an owner's write, as the store's: the
+// owner is unique per delivery, so owner+op names one write across retries.
+func ownerToken(l job.Lease, op job.Op) string { return l.Owner + "/" + string(op) }
+
+// completeOp is the operation completing stage is: finish after the last.
+func completeOp(stage domain.Stage) job.Op {
+	if _, hasNext := stage.Next(); hasNext {
+		return job.OpComplete
+	}
+	return job.OpFinish
+}
+
 // write applies change to job id under the table's lock, with the faults
 // injected for op. change reports whether it changed the job; an error
-// leaves the job untouched.
-func (m *Jobs) write(op, id string, change func(j *job.Job) (bool, error)) (*job.Job, error) {
+// leaves the job untouched. tok names the write (the store's last_write):
+// a write refused because its own earlier attempt was the last one applied
+// (its answer lost) succeeds, as in the store (rule LS-6).
+func (m *Jobs) write(op, id, tok string, change func(j *job.Job) (bool, error)) (*job.Job, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.calls[op]++
@@ -358,11 +407,12 @@ func (m *Jobs) write(op, id string, change func(j *job.Job) (bool, error)) (*job
 	}
 	next := clone(cur)
 	changed, err := change(next)
-	if err != nil {
+	if err != nil && (tok == "" || m.last[id] != tok) {
 		return nil, err
 	}
 	if changed {
 		m.jobs[id] = next
+		m.last[id] = tok
 	}
 	if fault.Err != nil {
 		return nil, fault.Err

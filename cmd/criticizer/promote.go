@@ -1,0 +1,204 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
+	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
+
+	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/review"
+)
+
+// metricsAPI is the CloudWatch call promote reads the canary with.
+type metricsAPI interface {
+	GetMetricStatistics(context.Context, *cloudwatch.GetMetricStatisticsInput, ...func(*cloudwatch.Options)) (*cloudwatch.GetMetricStatisticsOutput, error)
+}
+
+// rolloutSettings is the part of an environment in cdk.json promote reads.
+type rolloutSettings struct {
+	Candidate string             `json:"promptCandidateVersion"`
+	Percent   int                `json:"promptCandidatePercent"`
+	Valid     map[string]float64 `json:"validFindingsSlo"`
+	Dropped   map[string]float64 `json:"droppedFindingsSlo"`
+}
+
+// promote is the gate of a prompt rollout (rule RC-7): the environment's
+// candidate prompt version serves every job (promptCandidatePercent 100 in
+// cdk.json, deployed as usual) only when its canary — the llm stage's
+// metrics for that version over the window — meets the environment's
+// rollout SLOs; otherwise it refuses and changes nothing.
+//
+//	criticizer promote --env staging [--cdk cdk.json] [--window 24h] [--min-jobs 20]
+func promote(ctx context.Context, cw metricsAPI, out io.Writer, now time.Time, args []string) error {
+	fs := flag.NewFlagSet("promote", flag.ContinueOnError)
+	env := fs.String("env", "", "the environment whose candidate prompt is promoted (dev, staging, prod)")
+	cdkPath := fs.String("cdk", "cdk.json", "the CDK context file holding the environment's settings")
+	window := fs.Duration("window", 24*time.Hour, "how far back the canary is measured")
+	minJobs := fs.Int("min-jobs", 20, "the fewest candidate jobs the judgement needs")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *env == "" || fs.NArg() != 0 || *window < time.Minute {
+		return errors.New("usage: criticizer promote --env ENV [--cdk cdk.json] [--window 24h] [--min-jobs 20]")
+	}
+	raw, err := os.ReadFile(*cdkPath)
+	if err != nil {
+		return err
+	}
+	set, err := readRollout(raw, *env)
+	if err != nil {
+		return err
+	}
+	v := set.Candidate
+	if v == "" {
+		return fmt.Errorf("%s has no promptCandidateVersion: no candidate to promote", *env)
+	}
+	valid, okV := set.Valid[v]
+	dropped, okD := set.Dropped[v]
+	if !okV || !okD {
+		return fmt.Errorf("%s states no rollout SLO for prompt %s (validFindingsSlo and droppedFindingsSlo): nothing to judge the canary by", *env, v)
+	}
+	canary, err := measure(ctx, cw, *env, v, now.Add(-*window), now)
+	if err != nil {
+		return err
+	}
+	if err := (review.SLO{MinValidPerJob: valid, MaxDroppedPerJob: dropped}).Promotable(canary, *minJobs); err != nil {
+		return fmt.Errorf("promote prompt %s in %s refused: %w", v, *env, err)
+	}
+	edited, err := setCandidatePercent(raw, *env, 100)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(*cdkPath, edited, 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "prompt %s in %s: %d jobs, %.3f valid and %.3f dropped findings per job (SLO ≥ %.3f, ≤ %.3f): promoted, promptCandidatePercent %d → 100 in %s; deploy to apply\n",
+		v, *env, canary.Jobs, canary.ValidPerJob, canary.DroppedPerJob, valid, dropped, set.Percent, *cdkPath)
+	return nil
+}
+
+func readRollout(raw []byte, env string) (rolloutSettings, error) {
+	var doc struct {
+		Context struct {
+			Environments map[string]json.RawMessage `json:"environments"`
+		} `json:"context"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return rolloutSettings{}, fmt.Errorf("read cdk.json: %w", err)
+	}
+	e, ok := doc.Context.Environments[env]
+	if !ok {
+		return rolloutSettings{}, fmt.Errorf("cdk.json has no environment %q", env)
+	}
+	var s rolloutSettings
+	if err := json.Unmarshal(e, &s); err != nil {
+		return rolloutSettings{}, fmt.Errorf("read cdk.json environment %s: %w", env, err)
+	}
+	return s, nil
+}
+
+// measure reads the candidate's canary: jobs and the averages per job of
+// ReviewValidFindings and ReviewFindingsDropped (one data point per job,
+// emitted by the llm stage per prompt version) between from and to.
+func measure(ctx context.Context, cw metricsAPI, env, version string, from, to time.Time) (review.Canary, error) {
+	period := int32((to.Sub(from) + time.Minute - 1) / time.Minute * 60) // one period over the window, whole minutes
+	stat := func(metric string) (avg float64, n int, err error) {
+		res, err := cw.GetMetricStatistics(ctx, &cloudwatch.GetMetricStatisticsInput{
+			Namespace: aws.String("Criticizer"), MetricName: aws.String(metric),
+			Dimensions: []cwtypes.Dimension{{Name: aws.String("Environment"), Value: aws.String(env)},
+				{Name: aws.String("Stage"), Value: aws.String(string(domain.StageLLM))}, {Name: aws.String("PromptVersion"), Value: aws.String(version)}},
+			StartTime: aws.Time(from), EndTime: aws.Time(to), Period: aws.Int32(period),
+			Statistics: []cwtypes.Statistic{cwtypes.StatisticAverage, cwtypes.StatisticSampleCount},
+		})
+		if err != nil {
+			return 0, 0, fmt.Errorf("read %s of prompt %s: %w", metric, version, err)
+		}
+		var sum, count float64
+		for _, d := range res.Datapoints {
+			c := aws.ToFloat64(d.SampleCount)
+			sum += aws.ToFloat64(d.Average) * c
+			count += c
+		}
+		if count == 0 {
+			return 0, 0, nil
+		}
+		return sum / count, int(count), nil
+	}
+	valid, jobs, err := stat("ReviewValidFindings")
+	if err != nil {
+		return review.Canary{}, err
+	}
+	dropped, _, err := stat("ReviewFindingsDropped")
+	if err != nil {
+		return review.Canary{}, err
+	}
+	return review.Canary{Jobs: jobs, ValidPerJob: valid, DroppedPerJob: dropped}, nil
+}
+
+var percentSetting = regexp.MustCompile(`"promptCandidatePercent"\s*:\s*\d+`)
+
+// setCandidatePercent rewrites one environment's promptCandidatePercent in
+// cdk.json's text, leaving every other byte as it was (a re-encoded file
+// would reorder and reformat it), and checks the result reads back so.
+func setCandidatePercent(raw []byte, env string, percent int) ([]byte, error) {
+	start, end, err := objectSpan(raw, env)
+	if err != nil {
+		return nil, err
+	}
+	block := raw[start:end]
+	setting := fmt.Sprintf(`"promptCandidatePercent": %d`, percent)
+	var edited []byte
+	if loc := percentSetting.FindIndex(block); loc != nil {
+		edited = append(append(append([]byte{}, block[:loc[0]]...), setting...), block[loc[1]:]...)
+	} else {
+		edited = append(append([]byte{'{'}, []byte(" "+setting+",")...), block[1:]...)
+	}
+	out := append(append(append([]byte{}, raw[:start]...), edited...), raw[end:]...)
+	if got, err := readRollout(out, env); err != nil || got.Percent != percent {
+		return nil, fmt.Errorf("cdk.json: could not set %s's promptCandidatePercent (%v)", env, err)
+	}
+	return out, nil
+}
+
+// objectSpan finds the object value of the environments entry named env:
+// the bytes from its '{' to just past its '}'.
+func objectSpan(raw []byte, env string) (int, int, error) {
+	envs := bytes.Index(raw, []byte(`"environments"`))
+	key := bytes.Index(raw[max(envs, 0):], []byte(`"`+env+`"`))
+	if envs < 0 || key < 0 {
+		return 0, 0, fmt.Errorf("cdk.json has no environment %q", env)
+	}
+	open := bytes.IndexByte(raw[envs+key:], '{')
+	if open < 0 {
+		return 0, 0, fmt.Errorf("cdk.json environment %q is not an object", env)
+	}
+	start := envs + key + open
+	depth, inString := 0, false
+	for i := start; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case inString && c == '\\':
+			i++
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '{':
+			depth++
+		case c == '}':
+			if depth--; depth == 0 {
+				return start, i + 1, nil
+			}
+		}
+	}
+	return 0, 0, fmt.Errorf("cdk.json environment %q is not closed", env)
+}

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
+	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
+)
+
+// canaryMetrics answers GetMetricStatistics from per-metric datapoints for
+// the one dimension set the llm stage emits, and nothing for any other.
+type canaryMetrics struct {
+	points map[string][]cwtypes.Datapoint
+	asked  []*cloudwatch.GetMetricStatisticsInput
+}
+
+func (c *canaryMetrics) GetMetricStatistics(_ context.Context, in *cloudwatch.GetMetricStatisticsInput, _ ...func(*cloudwatch.Options)) (*cloudwatch.GetMetricStatisticsOutput, error) {
+	c.asked = append(c.asked, in)
+	dims := map[string]string{}
+	for _, d := range in.Dimensions {
+		dims[aws.ToString(d.Name)] = aws.ToString(d.Value)
+	}
+	if dims["Environment"] != "staging" || dims["Stage"] != "llm" || dims["PromptVersion"] != "1.1.0" || aws.ToString(in.Namespace) != "Criticizer" {
+		return &cloudwatch.GetMetricStatisticsOutput{}, nil
+	}
+	return &cloudwatch.GetMetricStatisticsOutput{Datapoints: c.points[aws.ToString(in.MetricName)]}, nil
+}
+
+func point(avg, n float64) cwtypes.Datapoint {
+	return cwtypes.Datapoint{Average: aws.Float64(avg), SampleCount: aws.Float64(n)}
+}
+
+const promoteFixture = `{
+  "app": "go run ./infra",
+  "context": {
+    "environments": {
+      "dev": { "promptCandidatePercent": 5, "logLevel": "debug" },
+      "staging": {
+        "promptCandidateVersion": "1.1.0",
+        "promptCandidatePercent": 10,
+        "validFindingsSlo": { "1.0.0": 0.1, "1.1.0": 0.2 },
+        "droppedFindingsSlo": { "1.0.0": 0.5, "1.1.0": 0.4 },
+        "logLevel": "info"
+      }
+    }
+  }
+}
+`
+
+// `criticizer promote` sets the candidate to every job only when its
+// canary meets the environment's rollout SLOs, editing that one setting in
+// cdk.json; any failed check refuses and leaves the file as it was.
+func TestPromoteJudgesTheCanaryBySLOs(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		points map[string][]cwtypes.Datapoint
+		refuse string // "" = promoted
+	}{
+		{"meets both SLOs", map[string][]cwtypes.Datapoint{"ReviewValidFindings": {point(0.3, 15), point(0.2, 15)}, "ReviewFindingsDropped": {point(0.1, 30)}}, ""},
+		{"finds too little", map[string][]cwtypes.Datapoint{"ReviewValidFindings": {point(0.15, 30)}, "ReviewFindingsDropped": {point(0, 30)}}, "valid findings per job 0.150 below the SLO 0.200"},
+		{"drops too much", map[string][]cwtypes.Datapoint{"ReviewValidFindings": {point(1, 30)}, "ReviewFindingsDropped": {point(0.5, 30)}}, "dropped findings per job 0.500 above the SLO 0.400"},
+		{"too few jobs", map[string][]cwtypes.Datapoint{"ReviewValidFindings": {point(1, 5)}, "ReviewFindingsDropped": {point(0, 5)}}, "5 job(s) measured"},
+		{"no canary at all", nil, "0 job(s) measured"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "cdk.json")
+			if err := os.WriteFile(path, []byte(promoteFixture), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cw := &canaryMetrics{points: tt.points}
+			var out bytes.Buffer
+			now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+			err := promote(context.Background(), cw, &out, now, []string{"--env", "staging", "--cdk", path, "--min-jobs", "20"})
+			got, _ := os.ReadFile(path)
+			if tt.refuse != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.refuse) {
+					t.Fatalf("promote: %v, want a refusal saying %q", err, tt.refuse)
+				}
+				if string(got) != promoteFixture {
+					t.Errorf("a refused promotion changed cdk.json:\n%s", got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := strings.Replace(promoteFixture, `"promptCandidatePercent": 10`, `"promptCandidatePercent": 100`, 1)
+			if string(got) != want {
+				t.Errorf("cdk.json after promotion:\n%s\nwant only staging's percent changed:\n%s", got, want)
+			}
+			if len(cw.asked) != 2 || !cw.asked[0].StartTime.Equal(now.Add(-24*time.Hour)) || !strings.Contains(out.String(), "promoted") {
+				t.Errorf("canary read %d times from %v; output %q", len(cw.asked), cw.asked[0].StartTime, out.String())
+			}
+		})
+	}
+	// No SLO stated for the candidate: nothing to judge by.
+	path := filepath.Join(t.TempDir(), "cdk.json")
+	noSLO := strings.Replace(promoteFixture, `"1.0.0": 0.5, "1.1.0": 0.4`, `"1.0.0": 0.5`, 1)
+	if err := os.WriteFile(path, []byte(noSLO), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cw := &canaryMetrics{points: map[string][]cwtypes.Datapoint{"ReviewValidFindings": {point(1, 50)}, "ReviewFindingsDropped": {point(0, 50)}}}
+	if err := promote(context.Background(), cw, io.Discard, time.Now(), []string{"--env", "staging", "--cdk", path}); err == nil || !strings.Contains(err.Error(), "no rollout SLO for prompt 1.1.0") {
+		t.Errorf("promote without the candidate's SLO: %v", err)
+	}
+}

@@ -1,0 +1,78 @@
+//go:build integration
+
+package integration
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
+	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
+
+	"github.com/criticizer/criticizer/shared/review"
+)
+
+// TestRollbackAlarmsFire: the deployed rollback alarms of the stable prompt
+// (cdk.json's local validFindingsSlo and droppedFindingsSlo) go to ALARM,
+// with the alarm topic as their action, when the llm stage's per-job
+// metrics breach the SLOs. The emulator evaluates an alarm on every
+// PutMetricData over the points of its namespace and metric name within
+// Period × EvaluationPeriods (MiniStack's cloudwatch service; it does not
+// filter by dimension nor count DatapointsToAlarm), so the test puts
+// breaching points only.
+func TestRollbackAlarmsFire(t *testing.T) {
+	ctx := context.Background()
+	cw := cloudwatch.NewFromConfig(env.local.AWS)
+	id := strings.ReplaceAll(review.PromptVersion, ".", "x")
+	for _, tt := range []struct {
+		alarm, metric string
+		value         float64 // one job's value, breaching the SLO
+	}{
+		{"ValidFindingsSloAlarm" + id, "ReviewValidFindings", 0},     // SLO: at least 0.1 per job
+		{"DroppedFindingsSloAlarm" + id, "ReviewFindingsDropped", 3}, // SLO: at most 0.5 per job
+	} {
+		before := alarmNamed(ctx, t, cw, tt.alarm)
+		if before.StateValue == cwtypes.StateValueAlarm {
+			t.Fatalf("%s is in ALARM before any breaching data", tt.alarm)
+		}
+		if len(before.AlarmActions) != 1 || before.AlarmActions[0] != env.out["AlarmTopicArn"] {
+			t.Errorf("%s actions %v, want the alarm topic %s", tt.alarm, before.AlarmActions, env.out["AlarmTopicArn"])
+		}
+		var data []cwtypes.MetricDatum
+		for range 5 {
+			data = append(data, cwtypes.MetricDatum{MetricName: aws.String(tt.metric), Value: aws.Float64(tt.value), Unit: cwtypes.StandardUnitCount,
+				Timestamp: aws.Time(time.Now()), Dimensions: []cwtypes.Dimension{{Name: aws.String("Environment"), Value: aws.String("local")},
+					{Name: aws.String("Stage"), Value: aws.String("llm")}, {Name: aws.String("PromptVersion"), Value: aws.String(review.PromptVersion)}}})
+		}
+		if _, err := cw.PutMetricData(ctx, &cloudwatch.PutMetricDataInput{Namespace: aws.String("Criticizer"), MetricData: data}); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for a := alarmNamed(ctx, t, cw, tt.alarm); a.StateValue != cwtypes.StateValueAlarm; a = alarmNamed(ctx, t, cw, tt.alarm) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s stayed %s after jobs breaching its SLO (%s)", tt.alarm, a.StateValue, aws.ToString(a.StateReason))
+			}
+			time.Sleep(200 * time.Millisecond) // polling the emulator's state, not waiting for an event
+		}
+	}
+}
+
+// alarmNamed finds the deployed alarm whose logical name is id (CDK names
+// it <stack>-<id>-<suffix>).
+func alarmNamed(ctx context.Context, t *testing.T, cw *cloudwatch.Client, id string) cwtypes.MetricAlarm {
+	t.Helper()
+	out, err := cw.DescribeAlarms(ctx, &cloudwatch.DescribeAlarmsInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range out.MetricAlarms {
+		if strings.Contains(aws.ToString(a.AlarmName), id) {
+			return a
+		}
+	}
+	t.Fatalf("no alarm %s deployed (of %d)", id, len(out.MetricAlarms))
+	return cwtypes.MetricAlarm{}
+}

@@ -1,0 +1,306 @@
+// Package dynamotest is an in-process DynamoDB for unit tests: one table
+// with the jobs table's key schema and sweep index, which evaluates the
+// condition, update, key-condition and filter expressions it is sent the way
+// DynamoDB does (DynamoDB Developer Guide: "Condition and filter
+// expressions", "Update expressions", "TransactWriteItems"). It lets the
+// store's and the outbox's own requests decide what a unit test sees; the
+// jobs table's contract suite (shared/store/storetest) runs the same
+// scenarios on the emulator to show the two agree.
+package dynamotest
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
+)
+
+// Table is the in-process table's name.
+const Table = "jobs"
+
+// Dynamo is an in-process DynamoDB holding one table with the jobs table's
+// key schema and sweep and doubt indexes (infra/stack.go: pk/sk; sweep on
+// sweep_shard/sweep_at, doubt on doubt/doubt_at). It evaluates the condition, update, key-condition
+// and filter expressions the store and the outbox send (expr.go), answers
+// a failed condition the way DynamoDB does (ConditionalCheckFailedException
+// with the old item when asked for ALL_OLD; a cancelled transaction with a
+// reason per item) and rejects a request that defines a placeholder it does
+// not use. It is the unit-speed stand-in for the table: the emulator run of
+// the suite checks that the two agree.
+type Dynamo struct {
+	mu    sync.Mutex
+	items map[[2]string]map[string]types.AttributeValue
+}
+
+// New returns an empty table.
+func New() *Dynamo { return &Dynamo{items: map[[2]string]map[string]types.AttributeValue{}} }
+
+// indexes are the table's secondary indexes: hash and range attribute.
+var indexes = map[string][2]string{"sweep": {"sweep_shard", "sweep_at"}, "doubt": {"doubt", "doubt_at"}}
+
+func keyOf(key map[string]types.AttributeValue) ([2]string, error) {
+	pk, ok1 := key["pk"].(*types.AttributeValueMemberS)
+	sk, ok2 := key["sk"].(*types.AttributeValueMemberS)
+	if !ok1 || !ok2 {
+		return [2]string{}, validation("the provided key element does not match the schema")
+	}
+	return [2]string{pk.Value, sk.Value}, nil
+}
+
+func validation(format string, args ...any) error {
+	return &smithy.GenericAPIError{Code: "ValidationException", Message: fmt.Sprintf(format, args...)}
+}
+
+var placeholders = regexp.MustCompile(`[#:][A-Za-z0-9_]+`)
+
+// unused is DynamoDB's refusal of a name or value no expression uses.
+func unused(names map[string]string, values map[string]types.AttributeValue, exprs ...*string) error {
+	used := map[string]bool{}
+	for _, e := range exprs {
+		for _, p := range placeholders.FindAllString(aws.ToString(e), -1) {
+			used[p] = true
+		}
+	}
+	for k := range names {
+		if !used[k] {
+			return validation("Value provided in ExpressionAttributeNames unused in expressions: keys: {%s}", k)
+		}
+	}
+	for k := range values {
+		if !used[k] {
+			return validation("Value provided in ExpressionAttributeValues unused in expressions: keys: {%s}", k)
+		}
+	}
+	return nil
+}
+
+// check evaluates a write's condition on the stored item (nil: none).
+func check(cond *string, names map[string]string, values map[string]types.AttributeValue, old map[string]types.AttributeValue) (bool, error) {
+	if cond == nil {
+		return true, nil
+	}
+	item := old
+	if item == nil {
+		item = map[string]types.AttributeValue{}
+	}
+	ok, err := condition(*cond, names, values, item)
+	if err != nil {
+		return false, validation("%v", err)
+	}
+	return ok, nil
+}
+
+func conditionFailed(old map[string]types.AttributeValue, rv types.ReturnValuesOnConditionCheckFailure) error {
+	e := &types.ConditionalCheckFailedException{Message: aws.String("The conditional request failed")}
+	if rv == types.ReturnValuesOnConditionCheckFailureAllOld {
+		e.Item = clone(old)
+	}
+	return e
+}
+
+// GetItem reads one item.
+func (d *Dynamo) GetItem(_ context.Context, in *dynamodb.GetItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+	k, err := keyOf(in.Key)
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return &dynamodb.GetItemOutput{Item: clone(d.items[k])}, nil
+}
+
+// PutItem writes a whole item under its condition.
+func (d *Dynamo) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	put := &types.Put{Item: in.Item, ConditionExpression: in.ConditionExpression, ExpressionAttributeNames: in.ExpressionAttributeNames,
+		ExpressionAttributeValues: in.ExpressionAttributeValues, ReturnValuesOnConditionCheckFailure: in.ReturnValuesOnConditionCheckFailure}
+	apply, err := d.preparePut(put)
+	if err != nil {
+		return nil, err
+	}
+	apply()
+	return &dynamodb.PutItemOutput{}, nil
+}
+
+func (d *Dynamo) preparePut(in *types.Put) (func(), error) {
+	k, err := keyOf(in.Item)
+	if err != nil {
+		return nil, err
+	}
+	if err := unused(in.ExpressionAttributeNames, in.ExpressionAttributeValues, in.ConditionExpression); err != nil {
+		return nil, err
+	}
+	old := d.items[k]
+	ok, err := check(in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues, old)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, conditionFailed(old, in.ReturnValuesOnConditionCheckFailure)
+	}
+	item := clone(in.Item)
+	return func() { d.items[k] = item }, nil
+}
+
+// UpdateItem changes (or creates) one item under its condition.
+func (d *Dynamo) UpdateItem(_ context.Context, in *dynamodb.UpdateItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	upd := &types.Update{Key: in.Key, UpdateExpression: in.UpdateExpression, ConditionExpression: in.ConditionExpression,
+		ExpressionAttributeNames: in.ExpressionAttributeNames, ExpressionAttributeValues: in.ExpressionAttributeValues,
+		ReturnValuesOnConditionCheckFailure: in.ReturnValuesOnConditionCheckFailure}
+	apply, err := d.prepareUpdate(upd)
+	if err != nil {
+		return nil, err
+	}
+	item := apply()
+	out := &dynamodb.UpdateItemOutput{}
+	if in.ReturnValues == types.ReturnValueAllNew || in.ReturnValues == types.ReturnValueUpdatedNew {
+		out.Attributes = clone(item) // UPDATED_NEW: the whole item, a superset of what the callers read
+	}
+	return out, nil
+}
+
+func (d *Dynamo) prepareUpdate(in *types.Update) (func() map[string]types.AttributeValue, error) {
+	k, err := keyOf(in.Key)
+	if err != nil {
+		return nil, err
+	}
+	if err := unused(in.ExpressionAttributeNames, in.ExpressionAttributeValues, in.UpdateExpression, in.ConditionExpression); err != nil {
+		return nil, err
+	}
+	old := d.items[k]
+	ok, err := check(in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues, old)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, conditionFailed(old, in.ReturnValuesOnConditionCheckFailure)
+	}
+	item := clone(old)
+	if item == nil {
+		item = clone(in.Key)
+	}
+	if err := update(aws.ToString(in.UpdateExpression), in.ExpressionAttributeNames, in.ExpressionAttributeValues, item); err != nil {
+		return nil, validation("%v", err)
+	}
+	return func() map[string]types.AttributeValue { d.items[k] = item; return item }, nil
+}
+
+// TransactWriteItems applies every write or none: each condition is
+// checked first, and a failed one cancels the transaction with a reason per
+// item (DynamoDB's TransactionCanceledException).
+func (d *Dynamo) TransactWriteItems(_ context.Context, in *dynamodb.TransactWriteItemsInput, _ ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	reasons := make([]types.CancellationReason, len(in.TransactItems))
+	var applies []func()
+	cancelled := false
+	for i, it := range in.TransactItems {
+		var err error
+		switch {
+		case it.Put != nil:
+			var a func()
+			if a, err = d.preparePut(it.Put); err == nil {
+				applies = append(applies, a)
+			}
+		case it.Update != nil:
+			var a func() map[string]types.AttributeValue
+			if a, err = d.prepareUpdate(it.Update); err == nil {
+				applies = append(applies, func() { a() })
+			}
+		default:
+			return nil, validation("unsupported transaction item")
+		}
+		reasons[i].Code = aws.String("None")
+		if ccf, ok := err.(*types.ConditionalCheckFailedException); ok {
+			reasons[i] = types.CancellationReason{Code: aws.String("ConditionalCheckFailed"), Message: ccf.Message, Item: ccf.Item}
+			cancelled = true
+		} else if err != nil {
+			return nil, err
+		}
+	}
+	if cancelled {
+		return nil, &types.TransactionCanceledException{Message: aws.String("Transaction cancelled"), CancellationReasons: reasons}
+	}
+	for _, a := range applies {
+		a()
+	}
+	return &dynamodb.TransactWriteItemsOutput{}, nil
+}
+
+// Query reads the items of a key condition, on the table (sorted by sk)
+// or an index (sorted by its range key), up to Limit.
+func (d *Dynamo) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
+	if err := unused(in.ExpressionAttributeNames, in.ExpressionAttributeValues, in.KeyConditionExpression, in.FilterExpression); err != nil {
+		return nil, err
+	}
+	keys := [2]string{"pk", "sk"}
+	if in.IndexName != nil {
+		var ok bool
+		if keys, ok = indexes[*in.IndexName]; !ok {
+			return nil, validation("the table does not have the specified index: %s", *in.IndexName)
+		}
+	}
+	return d.read(in.KeyConditionExpression, in.FilterExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues, keys, aws.ToInt32(in.Limit))
+}
+
+// Scan reads every item the filter admits.
+func (d *Dynamo) Scan(_ context.Context, in *dynamodb.ScanInput, _ ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
+	if err := unused(in.ExpressionAttributeNames, in.ExpressionAttributeValues, in.FilterExpression); err != nil {
+		return nil, err
+	}
+	out, err := d.read(nil, in.FilterExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues, [2]string{"pk", "sk"}, aws.ToInt32(in.Limit))
+	if err != nil {
+		return nil, err
+	}
+	return &dynamodb.ScanOutput{Items: out.Items, Count: out.Count}, nil
+}
+
+func (d *Dynamo) read(keyCond, filter *string, names map[string]string, values map[string]types.AttributeValue, keys [2]string, limit int32) (*dynamodb.QueryOutput, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var items []map[string]types.AttributeValue
+	for _, it := range d.items {
+		if it[keys[0]] == nil || it[keys[1]] == nil { // not on the (sparse) index
+			continue
+		}
+		ok, err := check(keyCond, names, values, it)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			items = append(items, it)
+		}
+	}
+	slices.SortFunc(items, func(a, b map[string]types.AttributeValue) int {
+		switch {
+		case compare("<", a[keys[1]], b[keys[1]]):
+			return -1
+		case compare(">", a[keys[1]], b[keys[1]]):
+			return 1
+		}
+		return 0
+	})
+	if limit > 0 && len(items) > int(limit) {
+		items = items[:limit] // Limit counts items read, before the filter
+	}
+	var out []map[string]types.AttributeValue
+	for _, it := range items {
+		ok, err := check(filter, names, values, it)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, clone(it))
+		}
+	}
+	return &dynamodb.QueryOutput{Items: out, Count: int32(len(out))}, nil
+}
