@@ -131,7 +131,7 @@ func TestEveryEnvironmentStatesItsRolloutSLOs(t *testing.T) {
 		for k, v := range checkedIn {
 			ctx[k] = v
 		}
-		ctx[ctxEnv], ctx[ctxOverrides] = env, map[string]any{"p4LayerPath": fakeLayer(t)}
+		ctx[ctxEnv], ctx[ctxOverrides] = env, map[string]any{"p4LayerPath": fakeLayer(t), "p4LayerSha256": fakeLayerSHA256}
 		delete(ctx, ctxAssetRoot) // synth stages dummy bootstraps
 		_, m := synth(t, ctx)
 		id := strings.ReplaceAll(review.PromptVersion, ".", "x")
