@@ -12,8 +12,8 @@ import (
 	"github.com/criticizer/criticizer/shared/outbox"
 )
 
-// The outbox protocol, run once for every channel (DESIGN.md "Deliveries
-// have channels"): begin the row (skipping a sent one, settling one in
+// The outbox protocol, run once for every channel (docs/swarm-comments.md,
+// "Comments are a channel of the one outbox"): begin the row (skipping a sent one, settling one in
 // flight by the channel's lookup), send, then mark sent. A channel supplies
 // send, lookup and classification, nothing else; the row operations are the
 // outbox's, bound to the delivery's identity.

@@ -2,7 +2,8 @@
 // interface, built on github.com/emersion/go-smtp, that accepts mail like a
 // provider would, keeps every accepted message in memory (and optionally on
 // disk) and injects faults on demand. Tests use it in-process; the demo and
-// out-of-process tests run cmd/smtp-sink and use its HTTP control API.
+// out-of-process tests run it inside cmd/devstack (internal/devstack) and
+// use its HTTP control API.
 package smtp
 
 import (
