@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 )
 
 // A citation is a test name or repository path a document or comment names,
@@ -45,6 +46,9 @@ var (
 	// path: the repository's directories and files below the root are
 	// lower case or carry an extension.
 	nameSegment = regexp.MustCompile(`/[A-Z][A-Za-z0-9]*(?:=\S*)?$`)
+	// A Markdown heading's text, and an HTML anchor written into a page.
+	heading    = regexp.MustCompile(`^#{1,6}\s+(.*?)\s*#*\s*$`)
+	htmlAnchor = regexp.MustCompile(`<a\s+(?:id|name)="([^"]+)"`)
 	// Double-quoted text in a comment is an example of output or input.
 	quoted = regexp.MustCompile(`"[^"]*"`)
 	// In a Go comment: a path starting at a top-level directory, or a bare
@@ -57,8 +61,8 @@ var (
 )
 
 // StaleCitations checks every test name and repository path cited in the
-// Markdown documents (README.md and docs/: code spans and links) and the Go
-// comments under root. It returns how many it checked and one line,
+// Markdown documents (README.md and docs/: code spans, and links with their
+// heading anchors) and the Go comments under root. It returns how many it checked and one line,
 // "file:line: what", for each that names nothing in the repository.
 func StaleCitations(root string) (checked int, stale []string, err error) {
 	r, err := scanRepo(root)
@@ -77,17 +81,18 @@ func StaleCitations(root string) (checked int, stale []string, err error) {
 // packages that declare each test function.
 type repo struct {
 	root  string
-	files map[string]bool     // slash paths of files and directories
-	bases map[string]bool     // base names of files
-	tests map[string][]string // test name -> package and directory names
-	decls map[string]bool     // other top-level names (a type TestDefinition)
-	top   []string            // top-level directory names
+	files map[string]bool            // slash paths of files and directories
+	bases map[string]bool            // base names of files
+	tests map[string][]string        // test name -> package and directory names
+	slugs map[string]map[string]bool // Markdown file -> its headings' anchors
+	decls map[string]bool            // other top-level names (a type TestDefinition)
+	top   []string                   // top-level directory names
 	paths *regexp.Regexp
 	cites []citation
 }
 
 func scanRepo(root string) (*repo, error) {
-	r := &repo{root: root, files: map[string]bool{}, bases: map[string]bool{}, tests: map[string][]string{}, decls: map[string]bool{}}
+	r := &repo{root: root, files: map[string]bool{}, bases: map[string]bool{}, tests: map[string][]string{}, decls: map[string]bool{}, slugs: map[string]map[string]bool{}}
 	var docs, gofiles []string
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -213,7 +218,8 @@ func (r *repo) pathWords() *regexp.Regexp {
 }
 
 // readMarkdown records the code spans and link targets outside fenced
-// blocks: a fenced block shows commands and output, not citations.
+// blocks (a fenced block shows commands and output, not citations), and the
+// anchors its headings get.
 func (r *repo) readMarkdown(rel string) error {
 	f, err := os.Open(filepath.Join(r.root, rel))
 	if err != nil {
@@ -223,6 +229,8 @@ func (r *repo) readMarkdown(rel string) error {
 	s := bufio.NewScanner(f)
 	s.Buffer(make([]byte, 0, 64*1024), 1<<20)
 	fenced := false
+	slugs := map[string]bool{}
+	r.slugs[rel] = slugs
 	for n := 1; s.Scan(); n++ {
 		line := s.Text()
 		if strings.HasPrefix(strings.TrimSpace(line), "```") {
@@ -232,13 +240,19 @@ func (r *repo) readMarkdown(rel string) error {
 		if fenced {
 			continue
 		}
+		if h := heading.FindStringSubmatch(line); h != nil {
+			addSlug(slugs, h[1])
+		}
+		for _, m := range htmlAnchor.FindAllStringSubmatch(line, -1) {
+			slugs[m[1]] = true
+		}
 		for _, m := range codeSpan.FindAllStringSubmatch(line, -1) {
 			if span := strings.TrimSpace(m[1]); testSpan.MatchString(span) || r.pathShaped(span) {
 				r.cites = append(r.cites, citation{rel, n, span})
 			}
 		}
 		for _, m := range linkText.FindAllStringSubmatch(codeSpan.ReplaceAllString(line, ""), -1) {
-			if t := m[1]; !strings.Contains(t, ":") && !strings.HasPrefix(t, "#") {
+			if t := m[1]; !strings.Contains(t, ":") {
 				r.cites = append(r.cites, citation{rel, n, "link:" + t})
 			}
 		}
@@ -264,11 +278,7 @@ func (r *repo) pathShaped(span string) bool {
 // that exists.
 func (r *repo) check(c citation) string {
 	if t, ok := strings.CutPrefix(c.text, "link:"); ok {
-		target, _, _ := strings.Cut(t, "#")
-		if target == "" || r.files[path.Clean(path.Join(path.Dir(c.file), target))] {
-			return ""
-		}
-		return fmt.Sprintf("link to %s: no such file", t)
+		return r.checkLink(c.file, t)
 	}
 	if m := testSpan.FindStringSubmatch(c.text); m != nil {
 		return r.checkTest(c.text, m[1], m[2])
@@ -277,6 +287,43 @@ func (r *repo) check(c citation) string {
 		return r.checkTest(c.text, m[1], m[2])
 	}
 	return r.checkPath(c)
+}
+
+// checkLink resolves a link from the linking file's directory; an anchor
+// into a Markdown file the check read must be one of its headings'.
+func (r *repo) checkLink(from, link string) string {
+	target, anchor, _ := strings.Cut(link, "#")
+	file := from
+	if target != "" {
+		file = path.Clean(path.Join(path.Dir(from), target))
+		if !r.files[file] {
+			return fmt.Sprintf("link to %s: no such file", link)
+		}
+	}
+	if slugs, read := r.slugs[file]; read && anchor != "" && !slugs[anchor] {
+		return fmt.Sprintf("link to %s: %s has no heading #%s", link, file, anchor)
+	}
+	return ""
+}
+
+// addSlug records the anchor GitHub gives a heading: its text lower-cased,
+// without punctuation (code and emphasis markers included), spaces as
+// hyphens, and "-1", "-2", … after a repeated one.
+func addSlug(slugs map[string]bool, text string) {
+	var b strings.Builder
+	for _, c := range strings.ToLower(strings.TrimSpace(text)) {
+		switch {
+		case c == ' ':
+			b.WriteRune('-')
+		case c == '-' || c == '_' || unicode.IsLetter(c) || unicode.IsDigit(c) || unicode.Is(unicode.Mn, c):
+			b.WriteRune(c)
+		}
+	}
+	slug := b.String()
+	for i := 1; slugs[slug]; i++ {
+		slug = fmt.Sprintf("%s-%d", b.String(), i)
+	}
+	slugs[slug] = true
 }
 
 func (r *repo) checkTest(cited, pkg, name string) string {

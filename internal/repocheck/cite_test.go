@@ -8,7 +8,8 @@ import (
 )
 
 // TestCitationsExist keeps the docs and comments from rotting silently:
-// every test name and repository path they cite must exist. A failure names
+// every test name, repository path and link (to its heading) they cite must
+// exist. A failure names
 // each stale citation by file and line.
 func TestCitationsExist(t *testing.T) {
 	checked, stale, err := StaleCitations("../..")
@@ -35,7 +36,9 @@ func TestStaleCitations(t *testing.T) {
 			"Bare `x.go` exists, `DESIGN.md` does not; a depot's `.criticizer.yaml` is not ours.\n" +
 			"Prose: and/or, `text/plain`, `//depot/main/...`, `integration/EndToEnd`, `shared/x.Thing`, [web](https://example.com).\n" +
 			"```\ngo test -run TestPlaceholder ./shared/nothing\n```\n" +
-			"[up](../README.md), `shared/reference/…`, `shared/*/x.go`, `shared/*/none.go`.\n",
+			"[up](../README.md), `shared/reference/…`, `shared/*/x.go`, `shared/*/none.go`.\n" +
+			"## Set up, step `1` — again\n## Set up, step `1` — again\n" +
+			"[a](#set-up-step-1--again-1) [b](design.md#design) [c](#set-up-step-2--again) [d](../README.md#top)\n",
 		"shared/x/x.go": "// Package x is cited (docs/design.md, shared/x/x_test.go).\n" +
 			"// It once lived in shared/old/x.go, DESIGN.md said so, TestReal proves it,\n" +
 			"// TestRemoved did. Example output: \"BenchmarkName-2  100 ns/op\". TestKind is a type.\n" +
@@ -64,6 +67,8 @@ func TestStaleCitations(t *testing.T) {
 		"docs/design.md:3: DESIGN.md: no file of that name in the repository",
 		"docs/design.md:8: shared/reference/…: no such file or directory",
 		"docs/design.md:8: shared/*/none.go: no such file or directory",
+		"docs/design.md:11: link to #set-up-step-2--again: docs/design.md has no heading #set-up-step-2--again",
+		"docs/design.md:11: link to ../README.md#top: README.md has no heading #top",
 		"shared/x/x.go:2: shared/old/x.go: no such file or directory",
 		"shared/x/x.go:2: DESIGN.md: no file of that name in the repository",
 		"shared/x/x.go:3: test TestRemoved does not exist",
