@@ -234,7 +234,7 @@ type EnvConfig struct {
 	ReviewSettings
 
 	// VPC places functions in an existing VPC (a private path to Perforce);
-	// nil = no VPC. See VPCConfig and docs/deploy.md.
+	// nil = no VPC. See VPCConfig and docs/network-and-iam.md.
 	VPC *VPCConfig `json:"vpc,omitempty"`
 	// APIGatewayCloudWatchRole is API Gateway's account-level CloudWatch role,
 	// which access logging needs: "create" (the stack creates the role and

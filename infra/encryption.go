@@ -21,8 +21,8 @@ func dataKey(stack awscdk.Stack, cfg EnvConfig) awskms.IKey {
 		return c.(awskms.IKey)
 	}
 	if cfg.KMSKey != "create" {
-		// An imported key's policy is the studio's: docs/deploy.md lists the
-		// service principals it must allow.
+		// An imported key's policy is the studio's: docs/network-and-iam.md
+		// ("Customer-managed key") lists the service principals it must allow.
 		return awskms.Key_FromKeyArn(stack, jsii.String(dataKeyID), jsii.String(cfg.KMSKey))
 	}
 	key := awskms.NewKey(stack, jsii.String(dataKeyID), &awskms.KeyProps{

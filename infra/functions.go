@@ -592,7 +592,7 @@ func bedrockResources(model string) *[]*string {
 
 // Artifact key patterns each stage writes (shared/artifacts.Key: jobs/<job id>/<name>),
 // so a stage's role can write only its own artifacts
-// (TestArtifactPatternsMatchTheStages checks the names against the stages).
+// (TestArtifactWrites checks the names against the stages).
 const (
 	artifactRawChangeset = "jobs/*/changeset.raw.json" // fetch, raw bucket
 	artifactChangeset    = "jobs/*/changeset.json"     // fetch, redacted bucket

@@ -611,7 +611,7 @@ func newAlarms(stack awscdk.Stack, env string, cfg EnvConfig, mathAlarms bool, s
 // stack creates the role, with a role ARN it uses that one, with "existing"
 // it leaves the account as it is (and returns nil). The setting is per
 // account and region: one stack per account should create it, the others
-// say "existing" (docs/deploy.md).
+// say "existing" (docs/network-and-iam.md).
 func apiGatewayAccount(stack awscdk.Stack, cfg EnvConfig) awsapigateway.CfnAccount {
 	var arn *string
 	switch cfg.APIGatewayCloudWatchRole {

@@ -21,7 +21,7 @@ import (
 	"github.com/criticizer/criticizer/shared/envelope"
 )
 
-// Perforce as a real server behaves (issue 27, shared/reference/p4-cli.md
+// Perforce as a real server behaves (issue 27, docs/reference/p4-cli.md
 // "Protections" and "Keywords, trust, tickets, edge servers"), through the
 // deployed pipeline and the p4 stand-in.
 

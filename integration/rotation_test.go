@@ -59,11 +59,12 @@ func TestLLMKeyEmergencyRotation(t *testing.T) {
 	}
 }
 
-// Revocation of the webhook credential, end to end as the README's runbook
-// does it: rotate with the operator tool (the previous key keeps verifying
-// during the recorded overlap), revoke the previous key, and it is refused
-// within the documented cache bound (webhook.KeyCacheTTL); an emergency
-// rotation (--overlap 0) refuses the replaced key without a revocation.
+// Revocation of the webhook credential, end to end as docs/operating.md
+// ("Rotating and revoking caller credentials") does it: rotate with the
+// operator tool (the previous key keeps verifying during the recorded
+// overlap), revoke the previous key, and it is refused within the
+// documented cache bound (webhook.KeyCacheTTL); an emergency rotation
+// (--overlap 0) refuses the replaced key without a revocation.
 func TestWebhookCredentialRevocation(t *testing.T) {
 	original := env.webhookKey
 	defer func() { env.webhookKey = original }()

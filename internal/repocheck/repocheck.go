@@ -1,7 +1,9 @@
 // Package repocheck holds the repository's own hygiene rules, run by `go test
-// ./...` (and so by `make test`): no tracked file is build output. A tracked
+// ./...` (and so by `make test`): no tracked file is build output (a tracked
 // binary or large blob bloats every clone forever, and a committed test
-// binary or bootstrap is code nobody reviewed.
+// binary or bootstrap is code nobody reviewed); every test name and path the
+// docs and comments cite exists (StaleCitations); and the imports follow
+// docs/design.md's package map (MapViolations).
 package repocheck
 
 import (

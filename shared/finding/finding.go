@@ -1,5 +1,5 @@
 // Package finding owns the identity of a review finding: the one
-// fingerprint definition (DESIGN.md "One finding fingerprint") that the
+// fingerprint definition (docs/guarantees.md RC-11) that the
 // review's merge, the e-mail's grouping, rerun comparison and comment
 // identity all use, for the model's findings and the pipeline's own alike.
 //

@@ -5,7 +5,7 @@
 // that did not change (fetch and review stages) and to group findings as
 // new, still open and resolved (notify stage: e-mail and Swarm summary).
 //
-// Entries are uniqueness, not data (DESIGN.md): they hold paths, digests,
+// Entries are uniqueness, not data (docs/guarantees.md RT-2): they hold paths, digests,
 // fingerprints, lines and severities, never code or model text, and live
 // as long as delivery identities do (uniquenessRetentionDays). The text of
 // an earlier finding is read from that version's job result while the

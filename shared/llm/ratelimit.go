@@ -8,7 +8,7 @@ import (
 )
 
 // RateLimit is what one provider answer said about the caller's limits, read
-// from its rate-limit headers (shared/reference/llm-providers.md). Zero
+// from its rate-limit headers (docs/reference/llm-providers.md). Zero
 // limits mean "not sent". The headers describe the limit shared by every
 // caller of the account and model, so they correct what one function
 // instance believes it has left.

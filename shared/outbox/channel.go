@@ -14,7 +14,7 @@ import (
 	"github.com/criticizer/criticizer/shared/job"
 )
 
-// Deliveries have channels (DESIGN.md): an e-mail to a recipient and a
+// Deliveries have channels (docs/swarm-comments.md): an e-mail to a recipient and a
 // comment on a P4 Code Review are the same promise, "this has been told
 // once", kept by the same rows, protocol (Begin, MarkSent, Release, Reset),
 // write tokens and event history. A channel supplies send, lookup and

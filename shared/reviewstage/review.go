@@ -640,11 +640,6 @@ func (run *run) emitMetrics(res *domain.ReviewResult, secrets int) {
 	}
 }
 
-// guard is the pre-submit check: every prompt is built from redacted text
-// only, so a scan of what the proof does not cover (instructions, headers,
-// the description, any line not in the proven diffs) must find nothing. A
-// failure or a match means redaction was bypassed or broken, and the
-// request is blocked.
 // refused reports whether err is the model declining to review the input
 // (a refusal or a content filter).
 func refused(err error) bool {
@@ -652,6 +647,11 @@ func refused(err error) bool {
 	return ok && (d.Reason == llm.ReasonRefusal || d.Reason == llm.ReasonContentFilter)
 }
 
+// guard is the pre-submit check: every prompt is built from redacted text
+// only, so a scan of what the proof does not cover (instructions, headers,
+// the description, any line not in the proven diffs) must find nothing. A
+// failure or a match means redaction was bypassed or broken, and the
+// request is blocked.
 func (r *Review) guard(p review.Prompt, proven *redact.Proven) error {
 	matches, err := r.Guard.GuardPrompt(p.System+"\n"+p.User, proven)
 	if err != nil {

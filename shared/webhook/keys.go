@@ -15,7 +15,8 @@ type SecretVersions interface {
 
 // KeyCacheTTL is how long the webhook caches its credentials: a revoked
 // previous credential (criticizer secret revoke-previous) is refused by every
-// warm function within it. The bound is documented in the README's runbook.
+// warm function within it. The bound is documented in docs/operating.md
+// ("Rotating and revoking caller credentials").
 const KeyCacheTTL = time.Minute
 
 // RefreshEvery bounds fresh reads after a failed verification: at most one

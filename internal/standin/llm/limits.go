@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// The stand-in's provider economics, as shared/reference/llm-providers.md
+// The stand-in's provider economics, as docs/reference/llm-providers.md
 // describes them: rate limits enforced with 429s and the rate-limit headers
 // each provider sends, and prompt caching with each provider's fields.
 

@@ -105,7 +105,7 @@ type server struct {
 	// HideExclusions is dm.protects.hide=1: plain "p4 protects" leaves the
 	// exclusionary lines out for a user without super access (server
 	// configurables catalog: "Hide exclusionary protections (protects)";
-	// shared/reference/p4-cli.md, Protections).
+	// docs/reference/p4-cli.md, Protections).
 	HideExclusions bool `json:"hide_exclusions"`
 	// ExclusionStyle is how tagged "protects" marks an exclusionary line:
 	// "unmap" (default: an "unmap" field, the path as it is) or "dash" (a

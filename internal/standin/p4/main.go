@@ -566,7 +566,7 @@ func (s *session) userSpec(args []string) {
 }
 
 // protects answers the caller's own protections, as the command reference
-// for "p4 protects" describes it (shared/reference/p4-cli.md, Protections):
+// for "p4 protects" describes it (docs/reference/p4-cli.md, Protections):
 //
 //   - "protects -m [path]": {"permMax"}, the user's highest level anywhere;
 //     the path and every exclusionary line are ignored, so a user who cannot

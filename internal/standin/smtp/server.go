@@ -1,8 +1,9 @@
 // Package smtp owns the SMTP stand-in: a real SMTP server on the loopback
 // interface, built on github.com/emersion/go-smtp, that accepts mail like a
 // provider would, keeps every accepted message in memory (and optionally on
-// disk) and injects faults on demand. Tests use it in-process; the demo and
-// out-of-process tests run cmd/smtp-sink and use its HTTP control API.
+// disk) and injects faults on demand. Tests use it in-process; cmd/devstack
+// runs it in its own process, and internal/standin/smtp/cmd/smtp-sink runs it
+// alone; out of process it is driven through its HTTP control API.
 package smtp
 
 import (

@@ -1,0 +1,186 @@
+package repocheck
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Package is one package of the module as `go list` reports it: its path
+// inside the module and the packages its non-test files import.
+type Package struct {
+	Path    string // "shared/job"; the module path removed
+	Imports []string
+}
+
+// layerMap is docs/design.md's "Package map": which layers each layer may
+// import, what it may import from outside the module, and which layer each
+// package is in.
+type layerMap struct {
+	may      map[string][]string // layer -> the layers it may import
+	outside  map[string][]string // layer -> import path prefixes; nil: any
+	rows     []string            // package rows in order: "shared/job", "cmd/...", "functions/*"
+	layerOf  map[string]string   // row -> layer
+	problems []string
+}
+
+// MapViolations checks packages against the package map in doc (the text
+// of docs/design.md): every package is in the map, every row of the map
+// names a package, and every import stays inside what the importer's layer
+// may import. It returns one line per violation.
+func MapViolations(doc string, pkgs []Package) []string {
+	m := parseLayerMap(doc)
+	out := m.problems
+	used := map[string]bool{}
+	for _, p := range pkgs {
+		row := m.row(p.Path)
+		if row == "" {
+			out = append(out, fmt.Sprintf("%s: not in the package map", p.Path))
+			continue
+		}
+		used[row] = true
+		layer := m.layerOf[row]
+		for _, imp := range p.Imports {
+			if inner, ok := strings.CutPrefix(imp, modulePath); ok {
+				to := m.layerOf[m.row(inner)]
+				if to != "" && !slices.Contains(m.may[layer], to) {
+					out = append(out, fmt.Sprintf("%s (%s) imports %s (%s): %s may import only %s", p.Path, layer, inner, to, layer, strings.Join(m.may[layer], ", ")))
+				}
+				continue
+			}
+			if allowed := m.outside[layer]; allowed != nil && !standard(imp) && !hasAnyPrefix(imp, allowed) {
+				out = append(out, fmt.Sprintf("%s (%s) imports %s: outside the module %s may import only the standard library and %s", p.Path, layer, imp, layer, strings.Join(allowed, ", ")))
+			}
+		}
+	}
+	for _, r := range m.rows {
+		if !used[r] {
+			out = append(out, fmt.Sprintf("the package map's row %s names no package", r))
+		}
+	}
+	return out
+}
+
+// row is the map row a package falls under: its own, else the longest
+// pattern that covers it.
+func (m *layerMap) row(pkg string) string {
+	if _, ok := m.layerOf[pkg]; ok {
+		return pkg
+	}
+	best := ""
+	for _, r := range m.rows {
+		if covers(r, pkg) && len(r) > len(best) {
+			best = r
+		}
+	}
+	return best
+}
+
+// covers reports whether a pattern row holds pkg: "dir/*" the packages one
+// level below dir, "dir/..." dir and everything below it.
+func covers(pattern, pkg string) bool {
+	if dir, ok := strings.CutSuffix(pattern, "/*"); ok {
+		rest, below := strings.CutPrefix(pkg, dir+"/")
+		return below && !strings.Contains(rest, "/")
+	}
+	if dir, ok := strings.CutSuffix(pattern, "/..."); ok {
+		return pkg == dir || strings.HasPrefix(pkg, dir+"/")
+	}
+	return false
+}
+
+// parseLayerMap reads the two tables of the "## Package map" section: the
+// layer table (layer | may import | outside the module) and the package
+// table (package | layer | owns).
+func parseLayerMap(doc string) *layerMap {
+	m := &layerMap{may: map[string][]string{}, outside: map[string][]string{}, layerOf: map[string]string{}}
+	_, section, ok := strings.Cut(doc, "\n## Package map\n")
+	if !ok {
+		m.problems = append(m.problems, `docs/design.md has no "## Package map" section`)
+		return m
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	table := ""
+	for _, line := range strings.Split(section, "\n") {
+		if !strings.HasPrefix(line, "|") {
+			table = ""
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "|"), "|")
+		for i := range cells {
+			cells[i] = strings.TrimSpace(cells[i])
+		}
+		switch {
+		case table == "":
+			table = cells[0] // the header names the table
+		case strings.HasPrefix(cells[0], "---"):
+		case table == "layer" && len(cells) >= 3:
+			m.may[cells[0]] = splitList(cells[1])
+			if cells[2] != "any" {
+				m.outside[cells[0]] = backquoted(cells[2])
+			}
+		case table == "package" && len(cells) >= 2:
+			row := strings.Trim(cells[0], "`")
+			if _, dup := m.layerOf[row]; dup {
+				m.problems = append(m.problems, fmt.Sprintf("the package map lists %s twice", row))
+			}
+			m.rows = append(m.rows, row)
+			m.layerOf[row] = cells[1]
+		}
+	}
+	m.validate()
+	return m
+}
+
+// validate reports a map that names a layer its layer table does not define.
+func (m *layerMap) validate() {
+	if len(m.may) == 0 || len(m.rows) == 0 {
+		m.problems = append(m.problems, "the package map has no layer table or no package table")
+	}
+	for layer, may := range m.may {
+		for _, l := range may {
+			if _, ok := m.may[l]; !ok {
+				m.problems = append(m.problems, fmt.Sprintf("the package map's layer %s may import %s, which is no layer", layer, l))
+			}
+		}
+	}
+	for _, r := range m.rows {
+		if _, ok := m.may[m.layerOf[r]]; !ok {
+			m.problems = append(m.problems, fmt.Sprintf("the package map puts %s in %s, which is no layer", r, m.layerOf[r]))
+		}
+	}
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func backquoted(s string) []string {
+	var out []string
+	for _, m := range codeSpan.FindAllStringSubmatch(s, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+// standard is an import path of the standard library: its first element
+// has no dot.
+func standard(imp string) bool {
+	first, _, _ := strings.Cut(imp, "/")
+	return !strings.Contains(first, ".")
+}
+
+func hasAnyPrefix(s string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
