@@ -12,7 +12,6 @@ import (
 
 	"github.com/criticizer/criticizer/shared/awserr"
 	"github.com/criticizer/criticizer/shared/job"
-	"github.com/criticizer/criticizer/shared/retention"
 )
 
 // dataFields are what a delivery row holds beyond the uniqueness promise:
@@ -22,27 +21,46 @@ import (
 // uniqueness retention, so a delivery is still never repeated.
 const dataFields = "last_error, events, reconcile_reason"
 
-// Scrubber is the data scrub as work on the retention check's scan (so the
-// table is read once a day for both): outbox rows created before cutoff
-// (now − RETENTION_DAYS) and not yet scrubbed lose their data fields, once
-// per row (scrubbed_at), each by a conditional write that never touches
-// status or notified_at.
-func (o *Outbox) Scrubber(cutoff, now time.Time) *retention.Also {
+// Scrub is the data scrub as work on the retention check's scan (so the
+// table is read once a day for both; it satisfies retention.Also): outbox
+// rows created before the cutoff (now − RETENTION_DAYS) and not yet scrubbed
+// lose their data fields, once per row (scrubbed_at), each by a conditional
+// write that never touches status or notified_at.
+type Scrub struct {
+	o       *Outbox
+	cutoff  string
+	now     time.Time
+	Filter  string
+	Values  map[string]types.AttributeValue
+	Project []string
+}
+
+// Scrubber is the scrub of rows created before cutoff.
+func (o *Outbox) Scrubber(cutoff, now time.Time) *Scrub {
 	at := job.FormatTime(cutoff)
-	return &retention.Also{
+	return &Scrub{o: o, cutoff: at, now: now,
 		Filter:  "begins_with(pk, :outbox) AND created_at < :scrubcut AND attribute_not_exists(scrubbed_at)",
 		Values:  map[string]types.AttributeValue{":outbox": sv("OUTBOX#"), ":scrubcut": sv(at)},
 		Project: []string{"created_at", "scrubbed_at"},
-		Match: func(item map[string]types.AttributeValue) bool {
-			pk, _ := item["pk"].(*types.AttributeValueMemberS)
-			created, _ := item["created_at"].(*types.AttributeValueMemberS)
-			_, scrubbed := item["scrubbed_at"]
-			return pk != nil && strings.HasPrefix(pk.Value, "OUTBOX#") && created != nil && created.Value < at && !scrubbed
-		},
-		Visit: func(ctx context.Context, item map[string]types.AttributeValue) error {
-			return o.scrub(ctx, map[string]types.AttributeValue{"pk": item["pk"], "sk": item["sk"]}, at, now)
-		},
 	}
+}
+
+// ScanFilter is what the retention scan adds to its filter for the scrub.
+func (s *Scrub) ScanFilter() (string, map[string]string, map[string]types.AttributeValue, []string) {
+	return s.Filter, nil, s.Values, s.Project
+}
+
+// Match reports whether a scanned item is a delivery row the scrub wants.
+func (s *Scrub) Match(item map[string]types.AttributeValue) bool {
+	pk, _ := item["pk"].(*types.AttributeValueMemberS)
+	created, _ := item["created_at"].(*types.AttributeValueMemberS)
+	_, scrubbed := item["scrubbed_at"]
+	return pk != nil && strings.HasPrefix(pk.Value, "OUTBOX#") && created != nil && created.Value < s.cutoff && !scrubbed
+}
+
+// Visit scrubs one matched row.
+func (s *Scrub) Visit(ctx context.Context, item map[string]types.AttributeValue) error {
+	return s.o.scrub(ctx, map[string]types.AttributeValue{"pk": item["pk"], "sk": item["sk"]}, s.cutoff, s.now)
 }
 
 func (o *Outbox) scrub(ctx context.Context, key map[string]types.AttributeValue, cutoff string, now time.Time) error {

@@ -84,7 +84,7 @@ type Checker struct {
 	State State
 	// Also is other work done on the same scan (the outbox's data scrub), so
 	// the table is read once a day, not once per concern.
-	Also    *Also
+	Also    Also
 	Log     *slog.Logger
 	Metrics *obs.Metrics
 }
@@ -101,16 +101,16 @@ type State interface {
 	Save(ctx context.Context, state string) error
 }
 
-// Also is work done on the retention scan: the items matching Filter (OR-ed
-// into the scan's filter, with its Names and Values, projecting Project too)
-// are passed to Visit.
-type Also struct {
-	Filter  string
-	Names   map[string]string
-	Values  map[string]types.AttributeValue
-	Project []string
-	Match   func(item map[string]types.AttributeValue) bool
-	Visit   func(ctx context.Context, item map[string]types.AttributeValue) error
+// Also is work done on the retention scan (the outbox's data scrub): the
+// items its filter matches are scanned too, and those it Matches are passed
+// to Visit. An interface, so the service that owns the work (shared/outbox)
+// need not import this runtime package.
+type Also interface {
+	// ScanFilter is OR-ed into the scan's filter, with its attribute names
+	// and values; project names the attributes Match and Visit read.
+	ScanFilter() (filter string, names map[string]string, values map[string]types.AttributeValue, project []string)
+	Match(item map[string]types.AttributeValue) bool
+	Visit(ctx context.Context, item map[string]types.AttributeValue) error
 }
 
 // Report counts what outlived its TTL.
@@ -331,13 +331,14 @@ func (c *Checker) scanInput(cutoff time.Time) *dynamodb.ScanInput {
 			":cutoff": &types.AttributeValueMemberN{Value: strconv.FormatInt(cutoff.Unix(), 10)},
 		},
 	}
-	if a := c.Also; a != nil {
-		in.FilterExpression = aws.String(*in.FilterExpression + " OR (" + a.Filter + ")")
-		in.ProjectionExpression = aws.String(*in.ProjectionExpression + ", " + strings.Join(a.Project, ", "))
-		for k, v := range a.Names {
+	if c.Also != nil {
+		filter, names, values, project := c.Also.ScanFilter()
+		in.FilterExpression = aws.String(*in.FilterExpression + " OR (" + filter + ")")
+		in.ProjectionExpression = aws.String(*in.ProjectionExpression + ", " + strings.Join(project, ", "))
+		for k, v := range names {
 			in.ExpressionAttributeNames[k] = v
 		}
-		for k, v := range a.Values {
+		for k, v := range values {
 			in.ExpressionAttributeValues[k] = v
 		}
 	}
