@@ -66,6 +66,9 @@ type Notify struct {
 	// Swarm reports the outcome to a Helix Swarm test run once every
 	// recipient is e-mailed (swarm.Reporter); nil for none.
 	Swarm SwarmPasser
+	// Gate is SWARM_GATE_SEVERITY (GateFromEnv): findings at or above it
+	// fail the Swarm run; "" never does.
+	Gate string
 	// Window is how long after a send started the provider may still
 	// complete it (SEND_COMPLETION_WINDOW_SECONDS): a send that may have
 	// happened is resent only after it, and only if the provider evidence still
@@ -98,7 +101,7 @@ type JobPageLinks interface {
 
 // SwarmPasser reports a finished review to its Swarm test run.
 type SwarmPasser interface {
-	Pass(ctx context.Context, j *job.Job, findings int) error
+	Pass(ctx context.Context, j *job.Job, o swarm.Outcome) error
 }
 
 // reviewURL is the Swarm review's page, when the job came from one.
@@ -186,7 +189,11 @@ func (n *Notify) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	if n.Swarm != nil && j.Swarm != nil {
 		// After the e-mails, never before: a failing callback retries this
 		// stage, whose outbox skips the recipients already e-mailed.
-		if err := n.Swarm.Pass(ctx, j, j.FindingCount); err != nil {
+		where := "e-mailed to the author"
+		if commented != "" {
+			where = "posted on the review"
+		}
+		if err := n.Swarm.Pass(ctx, j, outcome(j.FindingCount, review.Findings, n.Gate, where)); err != nil {
 			if failure.Classify(err).Retryable() {
 				return job.Result{}, err
 			}

@@ -26,6 +26,8 @@ type Settings struct {
 	JobPage jobpage.LinkSettings
 	// Comments: Swarm review comments beside the e-mail (comments.go).
 	Comments CommentSettings
+	// Gate is SWARM_GATE_SEVERITY (gate.go): off unless set.
+	Gate string
 }
 
 // SettingsFromEnv reads the notify function's settings: evidence.SettingsFromEnv,
@@ -39,6 +41,7 @@ func SettingsFromEnv(r *config.Reader) Settings {
 	s.Recipients, err = recipients.Load(r)
 	r.Fail(err)
 	s.Comments = commentSettingsFromEnv(r, s.SwarmLinks.URL)
+	s.Gate = GateFromEnv(r)
 	switch s.Evidence.Provider {
 	case "smtp":
 		s.SMTP = notify.SMTPConfig{

@@ -47,18 +47,6 @@ func Shelved(status string) (shelved, ok bool) {
 	return false, false
 }
 
-// SameOrigin reports whether u is an absolute http(s) URL on the same
-// scheme, host and port as base. Callback URLs must be: otherwise anyone who
-// can start a run could make Criticizer POST to an address of their choice.
-func SameOrigin(base, u string) bool {
-	b, err1 := url.Parse(base)
-	p, err2 := url.Parse(u)
-	if err1 != nil || err2 != nil || p.User != nil || p.Host == "" || (p.Scheme != "http" && p.Scheme != "https") {
-		return false
-	}
-	return strings.EqualFold(b.Scheme, p.Scheme) && strings.EqualFold(b.Host, p.Host)
-}
-
 // Credentials are a Swarm API login: a Perforce user and its ticket (or
 // password), sent as HTTP Basic authentication as Swarm's API expects.
 type Credentials struct {
@@ -127,26 +115,76 @@ func (c *Client) ReviewAuthor(ctx context.Context, review int64) (string, error)
 	return strings.TrimSpace(author), nil
 }
 
-// Report is the body of a callback: {update} takes a status, messages and
-// a URL to link the run to; {pass} and {fail} take messages and a URL.
+// Report is the body of {update}, the only callback that reads messages:
+// JSON with status (pass, fail, running, notstarted), at most 10 messages
+// of which Swarm keeps 80 characters each, and the URL the run links to
+// (reference: "Test-run callbacks"; Swarm 2022.1 src/Filter/TestRun.php).
 type Report struct {
 	Status   string   `json:"status,omitempty"`
 	Messages []string `json:"messages,omitempty"`
 	URL      string   `json:"url,omitempty"`
 }
 
-// Call POSTs report as JSON to a callback URL Swarm gave the run (it carries
-// Swarm's per-run token, so no login is sent and the URL is never logged).
-func (c *Client) Call(ctx context.Context, callbackURL string, report Report) error {
-	b, _ := json.Marshal(report) // strings only: cannot fail
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, callbackURL, bytes.NewReader(b))
+// Swarm's {update} limits.
+const (
+	maxMessages    = 10
+	maxMessageLen  = 80
+	maxCallbackURL = 1024
+)
+
+// clip fits a report to Swarm's limits, so what the run shows is what we
+// wrote rather than Swarm's cut: whole words up to 80 characters, "…" where cut.
+func (r Report) clip() Report {
+	msgs := r.Messages[:min(len(r.Messages), maxMessages)]
+	out := Report{Status: r.Status, Messages: make([]string, 0, len(msgs))}
+	for _, m := range msgs {
+		out.Messages = append(out.Messages, clipText(m, maxMessageLen))
+	}
+	if len(r.URL) <= maxCallbackURL {
+		out.URL = r.URL
+	}
+	return out
+}
+
+func clipText(s string, n int) string {
+	rs := []rune(strings.TrimSpace(s))
+	if len(rs) <= n {
+		return string(rs)
+	}
+	cut := string(rs[:n-1])
+	if i := strings.LastIndexByte(cut, ' '); i > n/2 {
+		cut = cut[:i]
+	}
+	return strings.TrimRight(cut, " ,;:") + "…"
+}
+
+// Update POSTs report as JSON to a run's {update} URL (it carries Swarm's
+// per-run uuid, so no login is sent and the URL is never logged).
+func (c *Client) Update(ctx context.Context, callbackURL string, report Report) error {
+	b, _ := json.Marshal(report.clip()) // strings only: cannot fail
+	return c.callback(ctx, callbackURL, "application/json", b)
+}
+
+// Finish calls a run's {pass} or {fail} URL. Swarm reads only a url there,
+// from form parameters or the query, never messages: the outcome's
+// messages go through Update first.
+func (c *Client) Finish(ctx context.Context, callbackURL, link string) error {
+	f := url.Values{}
+	if link != "" && len(link) <= maxCallbackURL {
+		f.Set("url", link)
+	}
+	return c.callback(ctx, callbackURL, "application/x-www-form-urlencoded", []byte(f.Encode()))
+}
+
+func (c *Client) callback(ctx context.Context, callbackURL, contentType string, body []byte) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, callbackURL, bytes.NewReader(body))
 	if err != nil {
 		return failure.Errorf(failure.InternalBug, "swarm callback: bad URL")
 	}
-	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Type", contentType)
 	resp, err := c.http().Do(req)
 	if err != nil {
-		// The url.Error names the URL with its token: keep only the cause.
+		// The url.Error names the URL with its uuid: keep only the cause.
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err
@@ -156,6 +194,7 @@ func (c *Client) Call(ctx context.Context, callbackURL string, report Report) er
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 	if resp.StatusCode/100 != 2 {
+		// 401: a wrong uuid; 404: the run is gone (Swarm's TestRunApi).
 		return failure.Upstream(resp.StatusCode, retryAfter(resp), fmt.Errorf("swarm callback: HTTP %d", resp.StatusCode))
 	}
 	return nil
