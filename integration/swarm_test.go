@@ -337,3 +337,27 @@ func TestSwarmCallbacksSurviveStageRetries(t *testing.T) {
 		t.Fatalf("%d e-mails, want 1: a failing callback must not repeat the e-mail", n)
 	}
 }
+
+// TestSwarmGateFailsTheRunOnHighFindings: with SWARM_GATE_SEVERITY=high on
+// the notify function (an environment's opt-in), a review with a high
+// finding (12345's unbounded strcpy) ends its Swarm run failed, naming the
+// count and the worst finding, while the job itself succeeds: the findings
+// block, the review ran.
+func TestSwarmGateFailsTheRunOnHighFindings(t *testing.T) {
+	setFunctionEnv(t, "NotifyFunctionName", map[string]string{"SWARM_GATE_SEVERITY": "high"})
+	cl := newChange(t, 12345)
+	env.local.Swarm.AddReview(swarmstandin.Review{ID: cl + 1, Author: "bob", Change: cl, Version: 1})
+	run := env.local.Swarm.StartRun(cl+1, 1)
+	resp := swarmPost(t, cl, run, "submitted")
+	if resp.Status != http.StatusAccepted {
+		t.Fatalf("Swarm's request: %d %s", resp.Status, resp.Body)
+	}
+	id := resp.Decoded["job_id"].(string)
+	j := waitJob(t, id, untilSettled(), "succeeded", succeeded)
+	if j.FindingCount == 0 {
+		t.Fatal("the review found nothing; the gate has nothing to judge")
+	}
+	awaitCalls(t, run, "fail", untilDeadLettered())
+	assertRunShows(t, run, id, "fail", "finding(s) at or above high block this review", "Worst: critical security finding in",
+		fmt.Sprintf("%d finding(s) in all", j.FindingCount))
+}
