@@ -4,7 +4,9 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -12,6 +14,7 @@ import (
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/envelope"
+	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/swarm"
 )
 
@@ -166,6 +169,9 @@ func TestSwarmReviewRerunComments(t *testing.T) {
 	})
 	env.local.Swarm.AddReview(swarmstandin.Review{ID: review, Author: "bob", Change: run2Change, Version: 2})
 	run2 := env.local.Swarm.StartRun(review, 2)
+	// The task change lands but its answer is a 502: a retry would meet
+	// Swarm's 400 for the state the task already has. Read again, it is done.
+	env.local.Swarm.InjectFault(swarmstandin.OpEditComment, swarmstandin.Fault{Status: http.StatusBadGateway, AfterStore: true})
 	if resp := swarmPost(t, run2Change, run2, "shelved"); resp.Status != http.StatusAccepted {
 		t.Fatalf("version 2: %d %s", resp.Status, resp.Body)
 	} else {
@@ -193,7 +199,57 @@ func TestSwarmReviewRerunComments(t *testing.T) {
 			t.Errorf("the fixed finding's task is %q, want addressed", c.TaskState)
 		}
 	}
+	addressed := 0
+	for item, r := range threadRows(t, review) {
+		if strings.HasPrefix(item, "addressed/") {
+			addressed++
+			if r.Status != outbox.Sent || r.NotificationID != strconv.FormatInt(task.ID, 10) {
+				t.Errorf("the task change's row %s is %s (%s), want sent: it landed", item, r.Status, r.LastErrorClass)
+			}
+		}
+	}
+	if addressed != 1 {
+		t.Errorf("%d task-change rows, want 1", addressed)
+	}
 	if len(mailsFor(run1Change, 1)) != 1 || len(mailsFor(run2Change, 2)) != 1 {
 		t.Errorf("e-mails: version 1 %d, version 2 %d; want one each", len(mailsFor(run1Change, 1)), len(mailsFor(run2Change, 2)))
+	}
+}
+
+// TestSwarmCommentCreate404AfterStore: a create that stores the comment and
+// answers 404 (reported by the helix-swarm client's maintainers) is settled
+// by lookup like a lost answer: every finding is commented on once, no
+// duplicate, and the job succeeds.
+func TestSwarmCommentCreate404AfterStore(t *testing.T) {
+	cl := newChangeWith(t, 12348, func(fx map[string]any) {
+		fx["files"] = append(fx["files"].([]any), map[string]any{"path": "//depot/projectA/src/net/copy.c", "action": "add", "type": "text",
+			"rev": 0, "after_file": "files/12345/buffer.c.after"})
+	})
+	review := cl + 1
+	env.local.Swarm.AddReview(swarmstandin.Review{ID: review, Author: "bob", Change: cl, Version: 1})
+	run := env.local.Swarm.StartRun(review, 1)
+	env.local.Swarm.InjectFault(swarmstandin.OpCreateComment, swarmstandin.Fault{Status: http.StatusNotFound, AfterStore: true})
+	resp := swarmPost(t, cl, run, "shelved")
+	if resp.Status != http.StatusAccepted {
+		t.Fatalf("Swarm's request: %d %s", resp.Status, resp.Body)
+	}
+	j := waitJob(t, resp.Decoded["job_id"].(string), untilSettled(), "succeeded", succeeded)
+	ours := ourComments(t, review) // fails on a duplicate
+	faulted := 0
+	for _, r := range env.local.Swarm.Requests() {
+		if r.Op == swarmstandin.OpCreateComment && r.Fault == "404-after-store" && r.Form.Get("topic") == fmt.Sprint("reviews/", review) {
+			faulted++
+		}
+	}
+	if faulted != 1 {
+		t.Fatalf("%d creates on the review met the 404 after the store, want 1", faulted)
+	}
+	if len(ours) < j.FindingCount+1 {
+		t.Fatalf("%d comments for %d findings and a summary", len(ours), j.FindingCount)
+	}
+	for item, r := range threadRows(t, review) {
+		if r.Status != outbox.Sent {
+			t.Errorf("row %s is %s (%s), want sent", item, r.Status, r.LastErrorClass)
+		}
 	}
 }

@@ -156,6 +156,9 @@ func (n *Notify) postComment(ctx context.Context, jobID string, cd commentDelive
 		lookup: func(ctx context.Context) (string, bool, error) {
 			if *marked == nil {
 				m, err := ch.API.Marked(ctx, cd.comment.Review)
+				if failure.Classify(err) == failure.NotFound {
+					err = fmt.Errorf("%w: %w", errRefused, err) // the review is gone: nothing to settle
+				}
 				if err != nil {
 					return "", false, err
 				}
