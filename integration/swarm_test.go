@@ -361,3 +361,34 @@ func TestSwarmGateFailsTheRunOnHighFindings(t *testing.T) {
 	assertRunShows(t, run, id, "fail", "finding(s) at or above high block this review", "Worst: critical security finding in",
 		fmt.Sprintf("%d finding(s) in all", j.FindingCount))
 }
+
+// TestSwarmRunOfAnotherChangeIsRefused: a Swarm run naming a changelist
+// that holds none of its review's versions (here another review's change)
+// is refused before anything is fetched: the job fails POLICY_REJECTED, the
+// run says so with the job's link, the model never sees the change, and
+// nobody is e-mailed.
+func TestSwarmRunOfAnotherChangeIsRefused(t *testing.T) {
+	other := newChange(t, 12345) // a change of no review of this run
+	cl, run := swarmRun(t)
+	resp := swarmPost(t, other, run, "shelved")
+	if resp.Status != http.StatusAccepted {
+		t.Fatalf("Swarm's request: %d %s", resp.Status, resp.Body)
+	}
+	id := resp.Decoded["job_id"].(string)
+	j := waitJob(t, id, untilSettled(), "failed", failed)
+	if rec := j.StageRecord(domain.StageFetch); rec.LastErrorClass != "POLICY_REJECTED" || rec.Attempts != 1 {
+		t.Fatalf("fetch %+v: want POLICY_REJECTED at the first attempt", rec)
+	}
+	awaitCalls(t, run, "fail", untilDeadLettered())
+	assertRunShows(t, run, id, "fail", "POLICY_REJECTED", "could not run")
+	for _, req := range env.llm.Requests() {
+		for _, m := range req.Messages {
+			if strings.Contains(m.Content, changeMarker(other)) {
+				t.Fatal("the model was shown the change of another review")
+			}
+		}
+	}
+	if n := len(mailsFor(other, 1)) + len(mailsFor(cl, 1)); n != 0 {
+		t.Fatalf("%d e-mails, want none", n)
+	}
+}

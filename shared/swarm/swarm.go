@@ -17,6 +17,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -79,40 +80,127 @@ func (c *Client) http() *http.Client {
 	return &http.Client{Timeout: 10 * time.Second}
 }
 
-// ReviewAuthor returns the author of review id: GET /api/v11/reviews/{id},
-// field author. A rejected login is retried once with fresh credentials.
-func (c *Client) ReviewAuthor(ctx context.Context, review int64) (string, error) {
-	// v11 answers {"error":null,"messages":[],"data":{"reviews":[{…}]}};
-	// v9/v10 answered {"review":{…}}: both are read. The call is the
-	// comments API's (api): a refused login — HTTP 401 or Swarm's 200 with
-	// {"error": "Unauthorized"} — is retried once with fresh credentials,
-	// and no reply text reaches the error.
+// Review is what the service reads of a Swarm review: who wrote it, who
+// takes part, and its versions with the changes that hold them.
+type Review struct {
+	ID     int64
+	Author string
+	// Participants are the users Swarm lists as taking part (the author,
+	// reviewers, users who commented or voted), sorted.
+	Participants []string
+	Versions     []ReviewVersion
+	// Changes are the review's changes as Swarm lists them (changes and
+	// commits), beside the versions' own.
+	Changes []int64
+}
+
+// HasChange reports whether change holds one of the review's versions:
+// a version's change or archive change, or one of its changes or commits.
+func (r Review) HasChange(change int64) bool {
+	for _, v := range r.Versions {
+		if v.Change == change || v.ArchiveChange == change {
+			return true
+		}
+	}
+	return slices.Contains(r.Changes, change)
+}
+
+// GetReview reads review id: GET /api/v9/reviews/{id}, which every
+// supported release serves (v11's route exists only from Swarm 2022.1 on;
+// reference: "Review comments", versions). It reads v9's {"review": {…}}
+// and v11's {"data": {"reviews": [{…}]}} alike. A refused login is retried
+// once with fresh credentials; no reply text reaches the error.
+func (c *Client) GetReview(ctx context.Context, id int64) (Review, error) {
 	var doc struct {
-		Data struct {
-			Reviews []struct {
-				ID     json.Number `json:"id"`
-				Author string      `json:"author"`
-			} `json:"reviews"`
+		Data *struct {
+			Reviews []wireReview `json:"reviews"`
 		} `json:"data"`
-		Review *struct {
-			Author string `json:"author"`
-		} `json:"review"`
+		Review *wireReview `json:"review"`
 	}
-	what := fmt.Sprintf("swarm review %d", review)
-	if _, err := c.api(ctx, http.MethodGet, "/api/v11/reviews/"+strconv.FormatInt(review, 10), nil, nil, &doc, what, false); err != nil {
-		return "", err
+	what := fmt.Sprintf("swarm review %d", id)
+	if _, err := c.api(ctx, http.MethodGet, "/api/v9/reviews/"+strconv.FormatInt(id, 10), nil, nil, &doc, what, false); err != nil {
+		return Review{}, err
 	}
-	author := ""
-	switch {
-	case len(doc.Data.Reviews) > 0:
-		author = doc.Data.Reviews[0].Author
-	case doc.Review != nil:
-		author = doc.Review.Author
+	w := doc.Review
+	if w == nil && doc.Data != nil && len(doc.Data.Reviews) > 0 {
+		w = &doc.Data.Reviews[0]
 	}
-	if strings.TrimSpace(author) == "" {
-		return "", failure.Errorf(failure.SchemaInvalid, "%s: no author in the answer", what)
+	if w == nil || strings.TrimSpace(w.Author) == "" {
+		return Review{}, failure.Errorf(failure.SchemaInvalid, "%s: no author in the answer", what)
 	}
-	return strings.TrimSpace(author), nil
+	r := Review{ID: id, Author: strings.TrimSpace(w.Author), Participants: w.Participants.users()}
+	for _, n := range append(w.Changes, w.Commits...) {
+		r.Changes = append(r.Changes, int64(n))
+	}
+	for i, v := range w.Versions {
+		rv := ReviewVersion{Number: i + 1, Change: int64(v.Change), ArchiveChange: int64(v.ArchiveChange), User: v.User,
+			Time: int64(v.Time), Pending: bool(v.Pending), Difference: bool(v.Difference)}
+		if rv.Shelf() <= 0 {
+			return Review{}, failure.Errorf(failure.SchemaInvalid, "%s: version %d names no change", what, rv.Number)
+		}
+		r.Versions = append(r.Versions, rv)
+	}
+	return r, nil
+}
+
+// ReviewAuthor returns the author of review id (GetReview).
+func (c *Client) ReviewAuthor(ctx context.Context, review int64) (string, error) {
+	r, err := c.GetReview(ctx, review)
+	return r.Author, err
+}
+
+type wireReview struct {
+	Author       string        `json:"author"`
+	Participants wireUsers     `json:"participants"`
+	Changes      []flexInt     `json:"changes"`
+	Commits      []flexInt     `json:"commits"`
+	Versions     []wireVersion `json:"versions"`
+}
+
+type wireVersion struct {
+	Change        flexInt  `json:"change"`
+	ArchiveChange flexInt  `json:"archiveChange"`
+	User          string   `json:"user"`
+	Time          flexInt  `json:"time"`
+	Pending       flexBool `json:"pending"`
+	Difference    flexBool `json:"difference"`
+}
+
+// wireUsers reads participants, an object keyed by user id (its values
+// the vote and required flags) or, tolerated, a list of ids.
+type wireUsers []string
+
+func (u *wireUsers) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '{' {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(b, &m); err != nil {
+			return err
+		}
+		for k := range m {
+			*u = append(*u, k)
+		}
+		return nil
+	}
+	var l []string
+	if len(b) > 0 && b[0] == '[' {
+		if err := json.Unmarshal(b, &l); err != nil {
+			return err
+		}
+	}
+	*u = l
+	return nil
+}
+
+func (u wireUsers) users() []string {
+	out := make([]string, 0, len(u))
+	for _, s := range u {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // Report is the body of {update}, the only callback that reads messages:

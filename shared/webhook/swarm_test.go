@@ -181,6 +181,7 @@ func TestParseSwarm(t *testing.T) {
 		{"shelved contradicts status", `{"changelist_id":5,"review_version":2,"idempotency_key":"k","shelved":false,"swarm":{"review":"4","status":"shelved"}}`, "shelved"},
 		{"unknown swarm field", `{"changelist_id":5,"review_version":2,"idempotency_key":"k","swarm":{"review":"4","status":"shelved","branch":"main"}}`, "swarm.branch"},
 		{"version placeholder left", `{"changelist_id":"5","review_version":"{version}","idempotency_key":"k","swarm":{"review":"4","status":"shelved"}}`, "review_version"},
+		{"recipients named by a Swarm run", `{"changelist_id":5,"review_version":2,"idempotency_key":"k","recipients":["eve@example.com"],"swarm":{"review":"4","status":"shelved"}}`, "recipients"},
 		{"relative callback", `{"changelist_id":5,"review_version":2,"idempotency_key":"k","swarm":{"review":"4","status":"shelved","pass":"/pass"}}`, "swarm.pass"},
 	}
 	for _, tt := range tests {
