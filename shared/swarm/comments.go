@@ -239,7 +239,7 @@ var taskTransitions = map[string][]string{
 // ErrNoTransition marks a task change Swarm's table does not offer from
 // the comment's current state (someone moved it meanwhile): nothing was
 // changed, and trying again cannot change that.
-var ErrNoTransition = errors.New("Swarm offers no such task-state transition")
+var ErrNoTransition = errors.New("no such task-state transition in Swarm")
 
 // SetTaskState moves comment id of review to state (PATCH
 // /api/v9/comments/{id}; any user who can see the review may). It reads
