@@ -152,6 +152,11 @@ type EnvConfig struct {
 	// test run (a workflow requiring tests to pass then blocks the merge);
 	// "" or "off" never does (SWARM_GATE_SEVERITY; docs/perforce-and-swarm.md).
 	SwarmGateSeverity string `json:"swarmGateSeverity,omitempty"`
+	// SwarmEmailParticipants: with Swarm comments on, also e-mail a Swarm
+	// review's participants its findings (SWARM_EMAIL_PARTICIPANTS). false,
+	// the default: Swarm's own notification of the comments tells them,
+	// once. Changelists from triggers and the API are e-mailed either way.
+	SwarmEmailParticipants bool `json:"swarmEmailParticipants,omitempty"`
 	// NotifyChannels: how the notify stage tells people, ["email"] (the
 	// default) or ["email", "swarm-comments"] (findings also as comments on
 	// the job's Swarm review; needs swarmUrl). SwarmCommentWindowSeconds: how

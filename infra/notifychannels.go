@@ -71,6 +71,9 @@ func wireNotifyChannels(cfg EnvConfig, sec stackSecrets, notify, sweeper awslamb
 		return
 	}
 	notify.AddEnvironment(jsii.String("SWARM_API_SECRET_ID"), sec.swarmAPI.SecretArn(), nil)
+	if cfg.SwarmEmailParticipants {
+		notify.AddEnvironment(jsii.String("SWARM_EMAIL_PARTICIPANTS"), jsii.String("true"), nil)
+	}
 	if w := cfg.SwarmCommentWindowSeconds; w > 0 {
 		notify.AddEnvironment(jsii.String("SWARM_COMMENT_WINDOW_SECONDS"), itoa(w), nil)
 	}

@@ -320,3 +320,35 @@ func TestModelTextIsInertInEveryChannel(t *testing.T) {
 		t.Errorf("the HTML e-mail lacks the model's message as inert text")
 	}
 }
+
+// TestSwarmParticipantsHearOnce: with the default SWARM_EMAIL_PARTICIPANTS
+// (off), a Swarm review's findings go to the review as comments, which
+// Swarm notifies its participants of, and nobody is e-mailed them again;
+// the run says where the findings are.
+func TestSwarmParticipantsHearOnce(t *testing.T) {
+	setFunctionEnv(t, "NotifyFunctionName", map[string]string{"SWARM_EMAIL_PARTICIPANTS": "false"})
+	cl := newChangeWith(t, 12348, func(fx map[string]any) {
+		fx["files"] = append(fx["files"].([]any), map[string]any{"path": "//depot/projectA/src/net/copy.c", "action": "add", "type": "text",
+			"rev": 0, "after_file": "files/12345/buffer.c.after"})
+	})
+	review := cl + 1
+	env.local.Swarm.AddReview(swarmstandin.Review{ID: review, Author: "bob", Change: cl, Version: 1, Reviewers: []string{"alice"}})
+	run := env.local.Swarm.StartRun(review, 1)
+	resp := swarmPost(t, cl, run, "shelved")
+	if resp.Status != http.StatusAccepted {
+		t.Fatalf("Swarm's request: %d %s", resp.Status, resp.Body)
+	}
+	id := resp.Decoded["job_id"].(string)
+	j := waitJob(t, id, untilSettled(), "succeeded", succeeded)
+	if len(j.Recipients) == 0 {
+		t.Fatal("the job has no recipients: the review's participants were not read")
+	}
+	if n := len(ourComments(t, review)); n < j.FindingCount+1 {
+		t.Fatalf("%d comments for %d findings and a summary", n, j.FindingCount)
+	}
+	awaitCalls(t, run, "pass", untilDeadLettered())
+	if n := len(mailsFor(cl, 1)); n != 0 {
+		t.Fatalf("%d e-mails: the participants would hear of each finding twice", n)
+	}
+	assertRunShows(t, run, id, "pass", "posted on the review")
+}

@@ -28,6 +28,8 @@ type Settings struct {
 	Comments CommentSettings
 	// Gate is SWARM_GATE_SEVERITY (gate.go): off unless set.
 	Gate string
+	// EmailParticipants is SWARM_EMAIL_PARTICIPANTS (default false).
+	EmailParticipants bool
 }
 
 // SettingsFromEnv reads the notify function's settings: evidence.SettingsFromEnv,
@@ -42,6 +44,7 @@ func SettingsFromEnv(r *config.Reader) Settings {
 	r.Fail(err)
 	s.Comments = commentSettingsFromEnv(r, s.SwarmLinks.URL)
 	s.Gate = GateFromEnv(r)
+	s.EmailParticipants = r.Bool("SWARM_EMAIL_PARTICIPANTS", false)
 	switch s.Evidence.Provider {
 	case "smtp":
 		s.SMTP = notify.SMTPConfig{
