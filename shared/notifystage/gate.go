@@ -35,19 +35,22 @@ func atOrAbove(sev, gate string) bool {
 // outcome is what the Swarm run shows of a finished review: the count,
 // and under a gate the findings at or above it with the worst one named
 // in our own words (severity, category, file and line: no model prose).
-func outcome(count int, findings []domain.Finding, gate, where string) swarm.Outcome {
-	o := swarm.Outcome{Findings: count, Gate: gate, Where: where}
-	if gate == "" {
-		return o
-	}
+// A finding's gate is the one its file's review rules set (gates, by
+// finding ID; "off" for none), else the environment's.
+func outcome(count int, findings []domain.Finding, gates map[string]string, envGate, where string) swarm.Outcome {
+	o := swarm.Outcome{Findings: count, Where: where}
 	worst := -1
 	for i, f := range findings {
-		if !atOrAbove(f.Severity, gate) {
+		gate, ok := gates[f.ID]
+		if !ok {
+			gate = envGate
+		}
+		if gate == "" || gate == "off" || !atOrAbove(f.Severity, gate) {
 			continue
 		}
 		o.Blocking++
 		if worst < 0 || slices.Index(severities, strings.ToLower(f.Severity)) < slices.Index(severities, strings.ToLower(findings[worst].Severity)) {
-			worst = i
+			worst, o.Gate = i, gate
 		}
 	}
 	if worst >= 0 {

@@ -11,23 +11,26 @@ import (
 
 func TestOutcomeGate(t *testing.T) {
 	findings := []domain.Finding{
-		{Severity: "medium", Category: "style", File: "//depot/a/x.go", Line: 3},
-		{Severity: "high", Category: "security", File: "//depot/a/y.go", Line: 7},
-		{Severity: "critical", Category: "[click](https://evil.example) @alice", File: "//depot/a/z.go", Line: 9},
+		{ID: "F1", Severity: "medium", Category: "style", File: "//depot/a/x.go", Line: 3},
+		{ID: "F2", Severity: "high", Category: "security", File: "//depot/a/y.go", Line: 7},
+		{ID: "F3", Severity: "critical", Category: "[click](https://evil.example) @alice", File: "//depot/a/z.go", Line: 9},
 	}
 	tests := []struct {
 		name, gate   string
+		gates        map[string]string // by the rules of the findings' files
 		wantBlocking int
 		wantWorst    string
 	}{
-		{"off", "", 0, ""},
-		{"high", "high", 2, "critical clickhttpsevilexampleali finding in z.go line 9"},
-		{"critical", "critical", 1, "critical clickhttpsevilexampleali finding in z.go line 9"},
-		{"info: everything", "info", 3, "critical clickhttpsevilexampleali finding in z.go line 9"},
+		{"off", "", nil, 0, ""},
+		{"high", "high", nil, 2, "critical clickhttpsevilexampleali finding in z.go line 9"},
+		{"critical", "critical", nil, 1, "critical clickhttpsevilexampleali finding in z.go line 9"},
+		{"info: everything", "info", nil, 3, "critical clickhttpsevilexampleali finding in z.go line 9"},
+		{"rules gate a path, environment off", "", map[string]string{"F1": "medium"}, 1, "medium style finding in x.go line 3"},
+		{"rules turn a path off", "high", map[string]string{"F3": "off"}, 1, "high security finding in y.go line 7"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := outcome(3, findings, tt.gate, "posted on the review")
+			o := outcome(3, findings, tt.gates, tt.gate, "posted on the review")
 			if o.Blocking != tt.wantBlocking || o.Worst != tt.wantWorst || o.Blocks() != (tt.wantBlocking > 0) {
 				t.Fatalf("outcome %+v, want %d blocking, worst %q", o, tt.wantBlocking, tt.wantWorst)
 			}

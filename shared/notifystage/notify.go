@@ -197,7 +197,7 @@ func (n *Notify) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 		if commented != "" {
 			where = "posted on the review"
 		}
-		if err := n.Swarm.Pass(ctx, j, outcome(j.FindingCount, review.Findings, n.Gate, where)); err != nil {
+		if err := n.Swarm.Pass(ctx, j, outcome(j.FindingCount, review.Findings, domain.ReadReviewMeta(review.Meta).Gates, n.Gate, where)); err != nil {
 			if failure.Classify(err).Retryable() {
 				return job.Result{}, err
 			}
