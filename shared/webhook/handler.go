@@ -323,6 +323,9 @@ func (h *Handler) create(ctx context.Context, req events.APIGatewayProxyRequest,
 		// callbacks: they are accepted by path shape and kept rebuilt on
 		// SWARM_URL, the only host they are ever called on.
 		cbs, field, err := swarm.RunCallbacks(h.SwarmURL, r.Swarm.Update, r.Swarm.Pass, r.Swarm.Fail)
+		if err == nil && h.SwarmURL == "" && cbs != [3]string{} {
+			field, err = "update", errors.New("no Swarm server is configured here (SWARM_URL) to call back")
+		}
 		if err != nil {
 			return errorResponse(http.StatusBadRequest, "invalid_field", "swarm."+field+": "+err.Error())
 		}

@@ -269,3 +269,16 @@ func TestJobIDValidation(t *testing.T) {
 		})
 	}
 }
+
+// TestSwarmCallbacksNeedASwarmServer: without SWARM_URL there is no host
+// to call a run's callbacks on; a signed request carrying them is refused.
+func TestSwarmCallbacksNeedASwarmServer(t *testing.T) {
+	key := []byte("unit-test-key-0123456789")
+	jobs := &recordingJobs{}
+	h := &Handler{Jobs: jobs, Queue: nopQueue{}, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), ReplayWindow: time.Minute,
+		Keys: func(context.Context, bool) ([][]byte, error) { return [][]byte{key}, nil }}
+	resp, _ := h.Handle(context.Background(), signed(key, swarmBody("shelved", swarmCallback("http://localhost", ""))))
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(resp.Body, "SWARM_URL") || len(jobs.created) != 0 {
+		t.Fatalf("%d %s (%d jobs), want 400 naming SWARM_URL and nothing created", resp.StatusCode, resp.Body, len(jobs.created))
+	}
+}
