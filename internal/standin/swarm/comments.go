@@ -519,7 +519,10 @@ func (s *Server) page(topic string, after int64, limit int) ([]Comment, int64) {
 	return all, all[len(all)-1].ID
 }
 
-func truthy(v string) bool { return v == "true" || v == "1" }
+// truthy: silenceNotification (and delayNotification) take effect only for
+// the exact string "true", and silence implies delay (reference: "Review
+// comments").
+func truthy(v string) bool { return v == "true" }
 
 // createComment answers POST /api/v9/comments. Every accepted request makes
 // a new comment: Swarm has no idempotency key.
@@ -559,7 +562,8 @@ func (s *Server) createComment(r *http.Request, user string) answer {
 	now := time.Now().Unix()
 	s.mu.Lock()
 	c := s.store(Comment{Topic: topic, Body: body, User: user, Time: now, Updated: now, TaskState: state, Flags: f["flags[]"],
-		Context: ctx, Silenced: truthy(f.Get("silenceNotification")), Delayed: truthy(f.Get("delayNotification"))})
+		Context: ctx, Silenced: truthy(f.Get("silenceNotification")),
+		Delayed: truthy(f.Get("delayNotification")) || truthy(f.Get("silenceNotification"))})
 	s.mu.Unlock()
 	s.log.Info("swarm comment created", "id", c.ID, "topic", topic, "user", user)
 	return answer{status: http.StatusOK, body: map[string]any{"comment": c.wire()}}

@@ -142,8 +142,14 @@ func TestCreateIsNotIdempotent(t *testing.T) {
 		t.Fatalf("two creates: %v / %v, want two comments with their own ids", a.doc, b.doc)
 	}
 	got := s.Comments(885)
-	if len(got) != 2 || !got[0].Silenced || got[0].Delayed {
-		t.Fatalf("stored %+v: want two silenced comments", got)
+	// Silence implies delay (reference: "Review comments").
+	if len(got) != 2 || !got[0].Silenced || !got[0].Delayed {
+		t.Fatalf("stored %+v: want two silenced (so delayed) comments", got)
+	}
+	// Only the exact string "true" silences.
+	c.do("POST", "/api/v9/comments", "criticizer", "t1", form("topic", "reviews/885", "body", "one", "silenceNotification", "1"))
+	if got := s.Comments(885); got[2].Silenced {
+		t.Fatal(`silenceNotification=1 silenced the comment; Swarm takes only "true"`)
 	}
 }
 
