@@ -159,6 +159,20 @@ type EnvConfig struct {
 	// SwarmURL is the Helix Swarm base URL; when set, the stack creates the Swarm
 	// bearer-token and API secrets for the webhook. Empty = Swarm auth off.
 	SwarmURL string `json:"swarmUrl,omitempty"`
+	// SwarmPrivate: the Swarm server is reachable only inside the studio's
+	// network (also inferred from a private host in swarmUrl): fetch,
+	// review, notify and the sweeper then run in the VPC, which must be set
+	// (infra/swarmnetwork.go).
+	SwarmPrivate bool `json:"swarmPrivate,omitempty"`
+	// SwarmGateSeverity: findings at or above it fail the review's Swarm
+	// test run (a workflow requiring tests to pass then blocks the merge);
+	// "" or "off" never does (SWARM_GATE_SEVERITY; docs/perforce-and-swarm.md).
+	SwarmGateSeverity string `json:"swarmGateSeverity,omitempty"`
+	// SwarmEmailParticipants: with Swarm comments on, also e-mail a Swarm
+	// review's participants its findings (SWARM_EMAIL_PARTICIPANTS). false,
+	// the default: Swarm's own notification of the comments tells them,
+	// once. Changelists from triggers and the API are e-mailed either way.
+	SwarmEmailParticipants bool `json:"swarmEmailParticipants,omitempty"`
 	// NotifyChannels: how the notify stage tells people, ["email"] (the
 	// default) or ["email", "swarm-comments"] (findings also as comments on
 	// the job's Swarm review; needs swarmUrl). SwarmCommentWindowSeconds: how

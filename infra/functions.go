@@ -129,6 +129,9 @@ type fnSpec struct {
 	// so it runs in the VPC whenever one is configured; the others only with
 	// vpc.allFunctions.
 	privateNetwork bool
+	// swarmCaller: the function calls Swarm, so it runs in the VPC when
+	// Swarm is private (swarmnetwork.go).
+	swarmCaller bool
 	// asyncDLQ receives events of an asynchronously invoked function that
 	// failed every retry.
 	asyncDLQ awssqs.IQueue
@@ -175,7 +178,7 @@ func (f *functionFactory) newFn(s fnSpec) awslambda.Function {
 	if key := dataKey(f.stack, f.cfg); key != nil {
 		fp.EnvironmentEncryption = key
 	}
-	if f.vpc != nil && (s.privateNetwork || f.vpc.all) {
+	if f.vpc != nil && (s.privateNetwork || f.vpc.all || (s.swarmCaller && f.cfg.swarmIsPrivate())) {
 		fp.Vpc, fp.VpcSubnets, fp.SecurityGroups = f.vpc.vpc, f.vpc.subnets, &f.vpc.groups
 	}
 	if s.asyncDLQ != nil {
@@ -236,7 +239,7 @@ func newFetchFunction(f *functionFactory, p functionsProps, p4Layer awslambda.La
 	}
 	// fetch spools the raw and the redacted changeset to /tmp as it arrives
 	// (about three times the changelist's diffs at the peak, see fetchstage).
-	fn := f.newFn(fnSpec{id: "FetchFunction", asset: "fetch", memory: 256, tmpMiB: 2048, timeout: cfg.LeaseSeconds, layers: layers, privateNetwork: true, extra: []map[string]*string{f.redaction}, env: map[string]*string{
+	fn := f.newFn(fnSpec{id: "FetchFunction", swarmCaller: true, asset: "fetch", memory: 256, tmpMiB: 2048, timeout: cfg.LeaseSeconds, layers: layers, privateNetwork: true, extra: []map[string]*string{f.redaction}, env: map[string]*string{
 		"P4_SECRET_ID":        sec.p4.SecretArn(),
 		"P4TRUST_FINGERPRINT": jsii.String(cfg.P4TrustFingerprint),
 		"P4CHARSET":           jsii.String(cfg.P4Charset),
@@ -292,7 +295,7 @@ func newReviewFunction(f *functionFactory, p functionsProps) awslambda.Function 
 	for k, v := range cfg.reviewEnv() { // review_settings.go
 		env[k] = v
 	}
-	fn := f.newFn(fnSpec{id: "ReviewFunction", asset: "review", memory: 512, timeout: cfg.ReviewTimeoutSeconds, env: env, extra: []map[string]*string{f.redaction, cfg.llmEnv()}})
+	fn := f.newFn(fnSpec{id: "ReviewFunction", swarmCaller: true, asset: "review", memory: 512, timeout: cfg.ReviewTimeoutSeconds, env: env, extra: []map[string]*string{f.redaction, cfg.llmEnv()}})
 	f.items(fn, p).grant(jsii.Strings("dynamodb:GetItem", "dynamodb:UpdateItem"), itemJob, itemBudget)
 	// It records each reviewed version in the rerun ledger (and reads the
 	// previous version's job, above, for the findings it carries over).
@@ -319,7 +322,7 @@ func newReviewFunction(f *functionFactory, p functionsProps) awslambda.Function 
 // newNotifyFunction: the notify stage, sending through SMTP or SES.
 func newNotifyFunction(f *functionFactory, p functionsProps) awslambda.Function {
 	cfg := f.cfg
-	fn := f.newFn(fnSpec{id: "NotifyFunction", asset: "notify", memory: 256, timeout: cfg.LeaseSeconds, env: map[string]*string{
+	fn := f.newFn(fnSpec{id: "NotifyFunction", swarmCaller: true, asset: "notify", memory: 256, timeout: cfg.LeaseSeconds, env: map[string]*string{
 		"SMTP_HOST":      jsii.String(cfg.SMTPHost),
 		"SMTP_PORT":      itoa(cfg.SMTPPort),
 		"SMTP_FROM":      jsii.String(cfg.SMTPFrom),
@@ -364,7 +367,7 @@ func newNotifyFunction(f *functionFactory, p functionsProps) awslambda.Function 
 // completion window) and the retention check.
 func newSweeperFunction(f *functionFactory, p functionsProps) awslambda.Function {
 	cfg := f.cfg
-	fn := f.newFn(fnSpec{id: "SweeperFunction", asset: "sweeper", memory: 256, timeout: 60, env: map[string]*string{
+	fn := f.newFn(fnSpec{id: "SweeperFunction", swarmCaller: true, asset: "sweeper", memory: 256, timeout: 60, env: map[string]*string{
 		"EMAIL_PROVIDER":                 jsii.String(cfg.EmailProvider),
 		"SMTP_FROM":                      jsii.String(cfg.SMTPFrom),
 		"SMTP_LOOKUP_URL":                jsii.String(cfg.SMTPLookupURL),

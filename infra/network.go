@@ -60,8 +60,10 @@ func endpointServices(cfg EnvConfig) (gateway, iface []string) {
 	if cfg.KMSKey != "" {
 		iface = append(iface, "kms")
 	}
-	if cfg.VPC.AllFunctions && cfg.LLMProvider == "bedrock" {
-		iface = append(iface, "bedrock-runtime") // review: the code never leaves AWS's network
+	if (cfg.VPC.AllFunctions || cfg.swarmIsPrivate()) && cfg.LLMProvider == "bedrock" {
+		// review (in the VPC with every function, or as a caller of a
+		// private Swarm): the code never leaves AWS's network.
+		iface = append(iface, "bedrock-runtime")
 	}
 	return gateway, iface
 }

@@ -64,10 +64,16 @@ func validateNotifyChannels(c EnvConfig, p *problems) {
 func wireNotifyChannels(cfg EnvConfig, sec stackSecrets, notify, sweeper awslambda.Function) {
 	chs := cfg.notifyChannels()
 	notify.AddEnvironment(jsii.String("NOTIFY_CHANNELS"), jsii.String(strings.Join(chs, ",")), nil)
+	if g := cfg.SwarmGateSeverity; g != "" && g != "off" {
+		notify.AddEnvironment(jsii.String("SWARM_GATE_SEVERITY"), jsii.String(g), nil)
+	}
 	if !slices.Contains(chs, channelSwarmComments) || sec.swarmAPI == nil {
 		return
 	}
 	notify.AddEnvironment(jsii.String("SWARM_API_SECRET_ID"), sec.swarmAPI.SecretArn(), nil)
+	if cfg.SwarmEmailParticipants {
+		notify.AddEnvironment(jsii.String("SWARM_EMAIL_PARTICIPANTS"), jsii.String("true"), nil)
+	}
 	if w := cfg.SwarmCommentWindowSeconds; w > 0 {
 		notify.AddEnvironment(jsii.String("SWARM_COMMENT_WINDOW_SECONDS"), itoa(w), nil)
 	}

@@ -88,3 +88,38 @@ func TestNotifyChannelSettings(t *testing.T) {
 		})
 	}
 }
+
+// TestSwarmGateSetting: the gate is off unless an environment sets it (and
+// participants are not e-mailed what Swarm tells them); set,
+// the notify function gets SWARM_GATE_SEVERITY; a severity the review does
+// not use, or a gate without Swarm, fails synth naming the setting.
+func TestSwarmGateSetting(t *testing.T) {
+	for _, env := range []string{"dev", "staging", "prod"} {
+		for _, c := range []struct {
+			over map[string]any
+			want any
+		}{
+			{nil, nil},
+			{map[string]any{"swarmUrl": "https://swarm.example.com", "swarmGateSeverity": "off"}, nil},
+			{map[string]any{"swarmUrl": "https://swarm.example.com", "swarmGateSeverity": "high"}, "high"},
+		} {
+			_, m := synth(t, checkedInContext(t, env, c.over))
+			vars := props(m, "NotifyFunction")["Environment"].(map[string]any)["Variables"].(map[string]any)
+			if vars["SWARM_GATE_SEVERITY"] != c.want {
+				t.Errorf("%s %v: SWARM_GATE_SEVERITY %v, want %v", env, c.over, vars["SWARM_GATE_SEVERITY"], c.want)
+			}
+			if _, ok := vars["SWARM_EMAIL_PARTICIPANTS"]; ok {
+				t.Errorf("%s %v: SWARM_EMAIL_PARTICIPANTS set; the default is no duplicate e-mail", env, c.over)
+			}
+		}
+		for over, want := range map[string]map[string]any{
+			"swarmGateSeverity \"severe\"": {"swarmUrl": "https://swarm.example.com", "swarmGateSeverity": "severe"},
+			"swarmUrl is empty":            {"swarmGateSeverity": "high"},
+		} {
+			ctx := checkedInContext(t, env, want)
+			if _, _, err := LoadConfig(awscdk.NewApp(&awscdk.AppProps{Context: &ctx}).Node()); err == nil || !strings.Contains(err.Error(), over) {
+				t.Errorf("%s %v: error %v, want one naming %q", env, want, err, over)
+			}
+		}
+	}
+}

@@ -465,3 +465,52 @@ func TestPlainHTTPAndSSLPorts(t *testing.T) {
 		}
 	}
 }
+
+// TestPrivateSwarmPutsEveryCallerInTheVPC: in every environment, a Swarm
+// reachable only inside the studio's network (a private host, or
+// swarmPrivate) places every function that calls it (fetch, review, notify,
+// the sweeper) in the VPC, and the others stay out; without a VPC, synth
+// refuses it; a public Swarm changes no placement.
+func TestPrivateSwarmPutsEveryCallerInTheVPC(t *testing.T) {
+	vpc := map[string]any{"vpcId": "vpc-0a1b2c3d", "subnetIds": []any{"subnet-0a1b2c3d"}, "securityGroupIds": []any{"sg-0a1b2c3d"},
+		"createEndpoints": true, "routeTableIds": []any{"rtb-0a1b2c3d"}}
+	callers := []string{"FetchFunction", "ReviewFunction", "NotifyFunction", "SweeperFunction"}
+	for _, env := range []string{"dev", "staging", "prod"} {
+		for _, c := range []struct {
+			name     string
+			over     map[string]any
+			inVPC    []string
+			notInVPC []string
+		}{
+			{"private host", map[string]any{"vpc": vpc, "swarmUrl": "https://10.1.2.3"}, callers, []string{"WebhookFunction"}},
+			{"internal name", map[string]any{"vpc": vpc, "swarmUrl": "https://swarm.studio.internal"}, callers, []string{"WebhookFunction"}},
+			{"declared private", map[string]any{"vpc": vpc, "swarmUrl": "https://swarm.example.com", "swarmPrivate": true}, callers, []string{"WebhookFunction"}},
+			{"public Swarm", map[string]any{"vpc": vpc, "swarmUrl": "https://swarm.example.com"}, []string{"FetchFunction"}, []string{"ReviewFunction", "NotifyFunction", "SweeperFunction", "WebhookFunction"}},
+		} {
+			t.Run(env+"/"+c.name, func(t *testing.T) {
+				_, m := synth(t, checkedInContext(t, env, c.over))
+				for _, fn := range c.inVPC {
+					if props(m, fn)["VpcConfig"] == nil {
+						t.Errorf("%s is not in the VPC", fn)
+					}
+				}
+				for _, fn := range c.notInVPC {
+					if props(m, fn)["VpcConfig"] != nil {
+						t.Errorf("%s is in the VPC", fn)
+					}
+				}
+			})
+		}
+		if env == "prod" {
+			continue // the checked-in prod has its VPC
+		}
+		// No VPC for a private Swarm (the checked-in dev and staging have
+		// none): refused, naming the setting.
+		for _, over := range []map[string]any{{"swarmUrl": "https://192.168.4.20/swarm"}, {"swarmUrl": "https://swarm.example.com", "swarmPrivate": true}} {
+			ctx := checkedInContext(t, env, over)
+			if _, _, err := LoadConfig(awscdk.NewApp(&awscdk.AppProps{Context: &ctx}).Node()); err == nil || !strings.Contains(err.Error(), "is private") {
+				t.Errorf("%s %v: error %v, want one naming the private Swarm", env, over, err)
+			}
+		}
+	}
+}

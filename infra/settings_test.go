@@ -22,6 +22,7 @@ func everything(email, llm string) map[string]any {
 		"reviewMaxFiles": 1000, "reviewMaxBytes": 1 << 24, "reviewMaxFileBytes": 1 << 18, "reviewMaxChunkFiles": 50,
 		"reviewMaxTokens": 200000, "dailyTokenBudget": 5000000, "reviewRules": map[string]any{"version": 1, "ignore": []string{"*.generated.cs"}},
 		"notifyChannels": []string{"email", "swarm-comments"}, "swarmCommentWindowSeconds": 180, "swarmMaxInlineComments": 40,
+		"swarmGateSeverity": "high", "swarmEmailParticipants": true,
 	}
 	if email == "smtp" {
 		o["smtpHost"], o["smtpLookupUrl"] = "smtp.example.com", "https://relay.example.com/lookup"

@@ -43,6 +43,7 @@ var validators = []func(EnvConfig, *problems){
 	validateRateLimits,
 	validateGuarantees,
 	validateNotifyChannels,
+	validateSwarmNetwork,
 }
 
 // Validate rejects settings AWS would reject at deploy time, or that would make

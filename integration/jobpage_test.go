@@ -33,6 +33,12 @@ func pagePath(t *testing.T, what, link, id string) string {
 // textPart is the decoded text/plain part of a message.
 func textPart(t *testing.T, raw []byte) string {
 	t.Helper()
+	return mailPart(t, raw, "text/plain")
+}
+
+// mailPart is the decoded part of a message of the content type ctype.
+func mailPart(t *testing.T, raw []byte, ctype string) string {
+	t.Helper()
 	msg, err := mail.ReadMessage(strings.NewReader(string(raw)))
 	if err != nil {
 		t.Fatal(err)
@@ -45,9 +51,9 @@ func textPart(t *testing.T, raw []byte) string {
 	for {
 		p, err := mr.NextPart() // decodes quoted-printable
 		if err != nil {
-			t.Fatalf("no text/plain part: %v", err)
+			t.Fatalf("no %s part: %v", ctype, err)
 		}
-		if strings.HasPrefix(p.Header.Get("Content-Type"), "text/plain") {
+		if strings.HasPrefix(p.Header.Get("Content-Type"), ctype) {
 			b, _ := io.ReadAll(p)
 			return string(b)
 		}

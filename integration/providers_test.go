@@ -22,8 +22,15 @@ import (
 // switch the provider family the way an operator would (configuration only).
 func setReviewEnv(t *testing.T, change map[string]string) {
 	t.Helper()
+	setFunctionEnv(t, "ReviewFunctionName", change)
+}
+
+// setFunctionEnv changes the environment of the function the stack output
+// names for one test and restores it afterwards.
+func setFunctionEnv(t *testing.T, output string, change map[string]string) {
+	t.Helper()
 	ctx := context.Background()
-	name := aws.String(env.out["ReviewFunctionName"])
+	name := aws.String(env.out[output])
 	cfg, err := env.lambda.GetFunctionConfiguration(ctx, &lambda.GetFunctionConfigurationInput{FunctionName: name})
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +58,7 @@ func setReviewEnv(t *testing.T, change map[string]string) {
 				return nil
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("review function configuration not updated after 60s (status %s)", c.LastUpdateStatus)
+				t.Fatalf("%s configuration not updated after 60s (status %s)", output, c.LastUpdateStatus)
 			}
 			time.Sleep(200 * time.Millisecond) // polling an API for a state change, not synchronising on time
 		}
@@ -61,7 +68,7 @@ func setReviewEnv(t *testing.T, change map[string]string) {
 	}
 	t.Cleanup(func() {
 		if err := update(orig); err != nil {
-			t.Errorf("restore the review function's environment: %v", err)
+			t.Errorf("restore the environment of %s: %v", output, err)
 		}
 	})
 }

@@ -71,12 +71,39 @@ func awaitCalls(t *testing.T, run swarmstandin.Run, kind string, timeout time.Du
 	}
 }
 
+// callKinds names each callback: "running" for the first {update},
+// "update:pass" / "update:fail" for the {update} that carries the outcome's
+// messages, "pass" / "fail" for the callback that completes the run.
 func callKinds(calls []swarmstandin.Call) []string {
 	var out []string
 	for _, c := range calls {
-		out = append(out, c.Kind)
+		switch {
+		case c.Kind == "update" && c.Status == "running":
+			out = append(out, "running")
+		case c.Kind == "update":
+			out = append(out, "update:"+c.Status)
+		default:
+			out = append(out, c.Kind)
+		}
 	}
 	return out
+}
+
+// assertRunShows fails unless the run, as a reviewer sees it on the
+// review, completed with status, the job's page as its link and a message
+// holding each of want.
+func assertRunShows(t *testing.T, run swarmstandin.Run, jobID, status string, want ...string) {
+	t.Helper()
+	v := env.local.Swarm.RunView(run.ID)
+	if v.Status != status || !v.Completed || !strings.Contains(v.URL, "/view/"+jobID+"/") {
+		t.Fatalf("the run shows %+v: want %s, complete, linking the job page of %s", v, status, jobID)
+	}
+	all := strings.Join(v.Messages, "\n")
+	for _, w := range want {
+		if !strings.Contains(all, w) {
+			t.Fatalf("the run's messages %q lack %q", v.Messages, w)
+		}
+	}
 }
 
 // awaitQueuesIdle waits until no stage queue holds a message, visible,
@@ -156,9 +183,12 @@ func TestSwarmPreCommitReview(t *testing.T) {
 		t.Fatalf("the prompt does not review the shelved files:\n%.600s", prompt)
 	}
 
+	if !strings.HasPrefix(run.Update, "http://localhost/api/v10/testruns/") {
+		t.Fatalf("{update} is %q: want it as a default Swarm builds it, on http://localhost", run.Update)
+	}
 	calls := awaitCalls(t, run, "pass", untilDeadLettered())
-	if got := callKinds(calls); !slices.Equal(got, []string{"update", "pass"}) {
-		t.Fatalf("callbacks %v, want update then pass", got)
+	if got := callKinds(calls); !slices.Equal(got, []string{"running", "update:pass", "pass"}) {
+		t.Fatalf("callbacks %v, want running, the outcome, then pass", got)
 	}
 	// local turns the job page on: the run links it (TestJobPageOpensFromSwarmAndEmail opens it).
 	if u := calls[0]; u.Status != "running" || !strings.Contains(u.URL, "/view/"+id+"/") {
@@ -170,9 +200,8 @@ func TestSwarmPreCommitReview(t *testing.T) {
 	} else if j.FindingCount == 0 {
 		want = "no findings"
 	}
-	if p := calls[1]; len(p.Messages) != 1 || !strings.Contains(p.Messages[0], want) {
-		t.Fatalf("pass messages %q, want the finding count (%s)", p.Messages, want)
-	}
+	// What a reviewer sees on the review: the outcome's message and link.
+	assertRunShows(t, run, id, "pass", want)
 
 	// Every stage's message delivered again: acknowledged, nothing called or sent twice.
 	for _, s := range domain.Stages {
@@ -181,8 +210,8 @@ func TestSwarmPreCommitReview(t *testing.T) {
 		}
 	}
 	awaitQueuesIdle(t, 5*env.lease)
-	if got := callKinds(env.local.Swarm.Calls(run.ID)); !slices.Equal(got, []string{"update", "pass"}) {
-		t.Fatalf("after redelivery: callbacks %v, want still update, pass", got)
+	if got := callKinds(env.local.Swarm.Calls(run.ID)); !slices.Equal(got, []string{"running", "update:pass", "pass"}) {
+		t.Fatalf("after redelivery: callbacks %v, want still running, update:pass, pass", got)
 	}
 	if n := len(mailsFor(cl, 1)); n != 1 {
 		t.Fatalf("after redelivery: %d e-mails, want 1", n)
@@ -210,12 +239,11 @@ func TestSwarmDeadLetterFailsThenReplayPassesOnce(t *testing.T) {
 	id := resp.Decoded["job_id"].(string)
 	waitJob(t, id, untilSettled(), "failed", failed)
 	calls := awaitCalls(t, run, "fail", untilDeadLettered())
-	if got := callKinds(calls); !slices.Equal(got, []string{"update", "fail"}) {
-		t.Fatalf("callbacks %v, want update then fail", got)
+	if got := callKinds(calls); !slices.Equal(got, []string{"running", "update:fail", "fail"}) {
+		t.Fatalf("callbacks %v, want running, the outcome, then fail", got)
 	}
-	if m := calls[1].Messages; len(m) != 1 || !strings.Contains(m[0], "AUTH_DENIED") {
-		t.Fatalf("fail messages %q, want the error class", m)
-	}
+	// The run says the review could not run, with the class and the link.
+	assertRunShows(t, run, id, "fail", "could not run", "AUTH_DENIED", "Not a finding")
 	env.llm.Reset()
 
 	item := awaitDLQ(t, domain.StageLLM, forJob(id), untilDeadLettered())
@@ -227,9 +255,10 @@ func TestSwarmDeadLetterFailsThenReplayPassesOnce(t *testing.T) {
 	}
 	j := waitJob(t, id, untilSettled(), "succeeded after replay", succeeded)
 	awaitQueuesIdle(t, 5*env.lease)
-	if got := callKinds(env.local.Swarm.Calls(run.ID)); !slices.Equal(got, []string{"update", "fail", "pass"}) {
-		t.Fatalf("callbacks %v, want update, fail, pass: once each", got)
+	if got := callKinds(env.local.Swarm.Calls(run.ID)); !slices.Equal(got, []string{"running", "update:fail", "fail", "update:pass", "pass"}) {
+		t.Fatalf("callbacks %v, want running, fail, pass: once each", got)
 	}
+	assertRunShows(t, run, id, "pass", "Criticizer review done")
 	if n := len(mailsFor(cl, 1)); n != 1 {
 		t.Fatalf("%d e-mails, want 1", n)
 	}
@@ -299,10 +328,67 @@ func TestSwarmCallbacksSurviveStageRetries(t *testing.T) {
 	if a := j.StageRecord(domain.StageNotify).Attempts; a != 2 {
 		t.Fatalf("notify attempts %d, want 2 (the first pass callback met a 503)", a)
 	}
-	if got := callKinds(env.local.Swarm.Calls(run.ID)); !slices.Equal(got, []string{"update", "pass"}) {
-		t.Fatalf("callbacks %v, want update then pass, once each", got)
+	// The outcome's {update} is repeated by the retry (the same status);
+	// the run is completed once.
+	if got := callKinds(env.local.Swarm.Calls(run.ID)); !slices.Equal(got, []string{"running", "update:pass", "update:pass", "pass"}) {
+		t.Fatalf("callbacks %v, want running, the outcome (again on the retry), then pass once", got)
 	}
 	if n := len(mailsFor(cl, 1)); n != 1 {
 		t.Fatalf("%d e-mails, want 1: a failing callback must not repeat the e-mail", n)
+	}
+}
+
+// TestSwarmGateFailsTheRunOnHighFindings: with SWARM_GATE_SEVERITY=high on
+// the notify function (an environment's opt-in), a review with a high
+// finding (12345's unbounded strcpy) ends its Swarm run failed, naming the
+// count and the worst finding, while the job itself succeeds: the findings
+// block, the review ran.
+func TestSwarmGateFailsTheRunOnHighFindings(t *testing.T) {
+	setFunctionEnv(t, "NotifyFunctionName", map[string]string{"SWARM_GATE_SEVERITY": "high"})
+	cl := newChange(t, 12345)
+	env.local.Swarm.AddReview(swarmstandin.Review{ID: cl + 1, Author: "bob", Change: cl, Version: 1})
+	run := env.local.Swarm.StartRun(cl+1, 1)
+	resp := swarmPost(t, cl, run, "submitted")
+	if resp.Status != http.StatusAccepted {
+		t.Fatalf("Swarm's request: %d %s", resp.Status, resp.Body)
+	}
+	id := resp.Decoded["job_id"].(string)
+	j := waitJob(t, id, untilSettled(), "succeeded", succeeded)
+	if j.FindingCount == 0 {
+		t.Fatal("the review found nothing; the gate has nothing to judge")
+	}
+	awaitCalls(t, run, "fail", untilDeadLettered())
+	assertRunShows(t, run, id, "fail", "finding(s) at or above high block this review", "Worst: critical security finding in",
+		fmt.Sprintf("%d finding(s) in all", j.FindingCount))
+}
+
+// TestSwarmRunOfAnotherChangeIsRefused: a Swarm run naming a changelist
+// that holds none of its review's versions (here another review's change)
+// is refused before anything is fetched: the job fails POLICY_REJECTED, the
+// run says so with the job's link, the model never sees the change, and
+// nobody is e-mailed.
+func TestSwarmRunOfAnotherChangeIsRefused(t *testing.T) {
+	other := newChange(t, 12345) // a change of no review of this run
+	cl, run := swarmRun(t)
+	resp := swarmPost(t, other, run, "shelved")
+	if resp.Status != http.StatusAccepted {
+		t.Fatalf("Swarm's request: %d %s", resp.Status, resp.Body)
+	}
+	id := resp.Decoded["job_id"].(string)
+	j := waitJob(t, id, untilSettled(), "failed", failed)
+	if rec := j.StageRecord(domain.StageFetch); rec.LastErrorClass != "POLICY_REJECTED" || rec.Attempts != 1 {
+		t.Fatalf("fetch %+v: want POLICY_REJECTED at the first attempt", rec)
+	}
+	awaitCalls(t, run, "fail", untilDeadLettered())
+	assertRunShows(t, run, id, "fail", "POLICY_REJECTED", "could not run")
+	for _, req := range env.llm.Requests() {
+		for _, m := range req.Messages {
+			if strings.Contains(m.Content, changeMarker(other)) {
+				t.Fatal("the model was shown the change of another review")
+			}
+		}
+	}
+	if n := len(mailsFor(other, 1)) + len(mailsFor(cl, 1)); n != 0 {
+		t.Fatalf("%d e-mails, want none", n)
 	}
 }

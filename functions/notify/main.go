@@ -40,7 +40,7 @@ func main() {
 	queues := queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs)
 	reporter := swarm.NewReporter(jobs, env.Log)
 	n := &notifystage.Notify{Outbox: outbox.New(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention).WithActor("notify"),
-		From: set.Evidence.From, Log: env.Log, Swarm: reporter, Window: set.Evidence.Window,
+		From: set.Evidence.From, Log: env.Log, Swarm: reporter, Gate: set.Gate, EmailParticipants: set.EmailParticipants, Window: set.Evidence.Window,
 		Artifacts: artifacts.New(artifacts.NewS3Client(env.AWS), env.Config.RedactedBkt),
 		HTML:      true, SwarmLinks: set.SwarmLinks, // HTML + text alternatives; Swarm review link when known
 		Recipients: set.Recipients, Metrics: env.Metrics,

@@ -300,8 +300,11 @@ func (l *Local) startSwarm(ctx context.Context, logger *slog.Logger) error {
 		// The comment window is the least infra accepts (more than 3 × the
 		// client's 10 s timeout): the stand-in stores a held create within
 		// 2 leases (20 s), and a shorter wait keeps the fault suite quick.
+		// The review's participants are also e-mailed (not the default), so
+		// the suite can read every finding in the e-mail too;
+		// TestSwarmParticipantsHearOnce runs the default.
 		"NotifyFunctionName": {"SWARM_URL": base, "SWARM_API_SECRET_ID": apiArn, "NOTIFY_CHANNELS": "email,swarm-comments",
-			"SWARM_COMMENT_WINDOW_SECONDS": "31"},
+			"SWARM_COMMENT_WINDOW_SECONDS": "31", "SWARM_EMAIL_PARTICIPANTS": "true"},
 	} {
 		name := aws.String(l.Outputs[fn])
 		cur, err := lc.GetFunctionConfiguration(ctx, &lambda.GetFunctionConfigurationInput{FunctionName: name})

@@ -61,6 +61,10 @@ type ReviewMeta struct {
 	// (reviewed in full there) and were shown to the model only as that
 	// change, their earlier findings on untouched lines carried over.
 	Interdiffs int `json:"interdiffs,omitempty"`
+	// Gates holds, by finding ID, the gate severity the rules of its file
+	// set (review rules gate_severity: a severity or "off"); the
+	// environment's gate applies to the others.
+	Gates map[string]string `json:"gates,omitempty"`
 }
 
 // SkippedFile is a changed file that was not reviewed, and why (the

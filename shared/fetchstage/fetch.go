@@ -27,6 +27,7 @@ import (
 	"github.com/criticizer/criticizer/shared/p4"
 	recipientpolicy "github.com/criticizer/criticizer/shared/recipients"
 	"github.com/criticizer/criticizer/shared/redact"
+	"github.com/criticizer/criticizer/shared/swarm"
 )
 
 // ChangeFetcher reads a changelist from Perforce inside the depot allow-list,
@@ -43,9 +44,10 @@ type Redactor interface {
 	SealDigest(sum [sha256.Size]byte) string
 }
 
-// ReviewAuthors answers who wrote a Helix Swarm review (swarm.Client).
-type ReviewAuthors interface {
-	ReviewAuthor(ctx context.Context, review int64) (string, error)
+// ReviewReader reads a Helix Swarm review: its author, participants and
+// versions (swarm.Client).
+type ReviewReader interface {
+	GetReview(ctx context.Context, review int64) (swarm.Review, error)
 }
 
 // UserEmails answers a Perforce user's e-mail address (p4.Fetcher).
@@ -77,7 +79,7 @@ type Fetch struct {
 	SpoolDir string
 	// For Helix Swarm jobs; nil when SWARM_URL is not configured, and then
 	// a Swarm job fails rather than e-mail Swarm's service user.
-	Reviews ReviewAuthors
+	Reviews ReviewReader
 	Users   UserEmails
 	Swarm   SwarmUpdater
 	// Rules, when set, reads the teams' review rules files; they are stored
@@ -99,6 +101,14 @@ type Fetch struct {
 // Process fetches the changelist, stores the raw and the redacted changeset
 // and settles the recipient list.
 func (f *Fetch) Process(ctx context.Context, j *job.Job) (job.Result, error) {
+	var review swarm.Review
+	if j.Swarm != nil {
+		// Before anything is fetched: the run may review only a change of its own review.
+		var err error
+		if review, err = f.swarmReview(ctx, j); err != nil {
+			return job.Result{}, err
+		}
+	}
 	if j.Swarm != nil && f.Swarm != nil {
 		// Best effort: a run not yet linked still gets {pass}/{fail} at the end.
 		if err := f.Swarm.Update(ctx, j); err != nil {
@@ -152,17 +162,19 @@ func (f *Fetch) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	if err != nil {
 		return job.Result{}, err
 	}
-	author, authorEmail := cs.User, cs.UserEmail
+	author, authorEmail, named := cs.User, cs.UserEmail, j.RequestedRecipients
 	if j.Swarm != nil {
 		// Swarm's archive change belongs to its service user: the review's
-		// author comes from Swarm, the address from that author's user spec.
-		if author, authorEmail, err = f.swarmAuthor(ctx, j.Swarm.Review); err != nil {
+		// author and participants come from Swarm, their addresses from
+		// their user specs, never from the request.
+		author = review.Author
+		if authorEmail, named, err = f.participantEmails(ctx, review); err != nil {
 			return job.Result{}, err
 		}
 	}
 	// Recipients are settled before anything is stored: a job left with no
 	// recipient the policy allows ends here, with no artifact written.
-	recipients, refused, err := f.recipients(ctx, j, author, authorEmail)
+	recipients, refused, err := f.recipients(ctx, j, named, author, authorEmail)
 	if err != nil {
 		return job.Result{}, err
 	}
@@ -258,9 +270,9 @@ const ReasonAuthorAddressCanonicalized = "coercion_applied/author_address_canoni
 // it is never e-mailed: it is reported as a security event and returned for
 // the job's history. No allowed recipient left is POLICY_REJECTED (some were
 // refused) or NOT_FOUND (there were none).
-func (f *Fetch) recipients(ctx context.Context, j *job.Job, author, authorEmail string) (allowed []string, refused []recipientpolicy.Refusal, err error) {
-	candidates := make([]string, 0, len(j.RequestedRecipients)+1)
-	for _, r := range j.RequestedRecipients {
+func (f *Fetch) recipients(ctx context.Context, j *job.Job, named []string, author, authorEmail string) (allowed []string, refused []recipientpolicy.Refusal, err error) {
+	candidates := make([]string, 0, len(named)+1)
+	for _, r := range named {
 		candidates = append(candidates, delivery.Canonical(r))
 	}
 	if authorEmail != "" {
@@ -334,18 +346,44 @@ func (f *Fetch) storeRules(ctx context.Context, j *job.Job, cs domain.Changeset)
 	return f.Redacted.PutJSON(ctx, artifacts.Key(j.ID, domain.RulesArtifact), files)
 }
 
-// swarmAuthor resolves a Swarm review's author and e-mail address.
-func (f *Fetch) swarmAuthor(ctx context.Context, review int64) (string, string, error) {
+// swarmReview reads the job's Swarm review and holds the run to it: the
+// changelist must hold one of the review's versions, or whoever can start
+// a run could have any allowed change reviewed, commented on and e-mailed
+// under any review. Refused before anything is fetched.
+func (f *Fetch) swarmReview(ctx context.Context, j *job.Job) (swarm.Review, error) {
 	if f.Reviews == nil || f.Users == nil {
-		return "", "", failure.Errorf(failure.InternalBug, "job from Helix Swarm but SWARM_URL / SWARM_API_SECRET_ID are not configured on the fetch function")
+		return swarm.Review{}, failure.Errorf(failure.InternalBug, "job from Helix Swarm but SWARM_URL / SWARM_API_SECRET_ID are not configured on the fetch function")
 	}
-	author, err := f.Reviews.ReviewAuthor(ctx, review)
+	review, err := f.Reviews.GetReview(ctx, j.Swarm.Review)
 	if err != nil {
-		return "", "", fmt.Errorf("author of swarm review %d: %w", review, err)
+		return swarm.Review{}, fmt.Errorf("swarm review %d: %w", j.Swarm.Review, err)
 	}
-	email, err := f.Users.UserEmail(ctx, author)
+	if !review.HasChange(j.Changelist) {
+		return swarm.Review{}, failure.Errorf(failure.PolicyRejected, "change %d is not a version of Swarm review %d: nothing fetched", j.Changelist, j.Swarm.Review)
+	}
+	return review, nil
+}
+
+// participantEmails resolves the review author's address (required) and
+// the other participants' (one without an address is skipped).
+func (f *Fetch) participantEmails(ctx context.Context, review swarm.Review) (authorEmail string, others []string, err error) {
+	authorEmail, err = f.Users.UserEmail(ctx, review.Author)
 	if err != nil {
-		return "", "", fmt.Errorf("e-mail of swarm review %d's author: %w", review, err)
+		return "", nil, fmt.Errorf("e-mail of swarm review %d's author: %w", review.ID, err)
 	}
-	return author, email, nil
+	for _, u := range review.Participants {
+		if u == review.Author {
+			continue
+		}
+		email, err := f.Users.UserEmail(ctx, u)
+		switch {
+		case failure.Classify(err) == failure.NotFound:
+			f.Log.InfoContext(ctx, "a review participant has no e-mail address; not e-mailed", "review", review.ID)
+		case err != nil:
+			return "", nil, fmt.Errorf("e-mail of a participant of swarm review %d: %w", review.ID, err)
+		case email != "":
+			others = append(others, email)
+		}
+	}
+	return authorEmail, others, nil
 }

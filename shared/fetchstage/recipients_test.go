@@ -16,6 +16,7 @@ import (
 	"github.com/criticizer/criticizer/shared/p4"
 	"github.com/criticizer/criticizer/shared/recipients"
 	"github.com/criticizer/criticizer/shared/redact"
+	"github.com/criticizer/criticizer/shared/swarm"
 )
 
 // oneFile answers every changelist with one file by user and the e-mail
@@ -33,7 +34,12 @@ func (o oneFile) FetchSince(_ context.Context, cl int64, _ bool, _ p4.Since, sin
 
 type swarmAuthors map[string]string // user → e-mail
 
-func (s swarmAuthors) ReviewAuthor(context.Context, int64) (string, error) { return "mallory", nil }
+// GetReview is review 9 by mallory, with the changes the tests' jobs name
+// (5, 101) among its versions and carol reviewing.
+func (s swarmAuthors) GetReview(_ context.Context, id int64) (swarm.Review, error) {
+	return swarm.Review{ID: id, Author: "mallory", Participants: []string{"carol", "mallory"},
+		Versions: []swarm.ReviewVersion{{Number: 1, Change: 5}, {Number: 2, Change: id, ArchiveChange: 101}}}, nil
+}
 func (s swarmAuthors) UserEmail(_ context.Context, u string) (string, error) {
 	return s[u], nil
 }
@@ -107,4 +113,61 @@ func TestResolvedRecipientsAreHeldAgainstThePolicy(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSwarmRunIsBoundToItsReview: a Swarm job reviews its changelist only
+// when it holds one of the review's versions (otherwise POLICY_REJECTED and
+// nothing fetched or stored), and its recipients are the review's author
+// and participants, never the addresses the request named.
+func TestSwarmRunIsBoundToItsReview(t *testing.T) {
+	red, err := redact.New(redact.Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name       string
+		changelist int64
+		requested  []string
+		want       []string
+		wantClass  failure.Class
+	}{
+		{"a version's change", 5, nil, []string{"carol@example.com", "mallory@example.com"}, ""},
+		{"the head version's archive change", 101, nil, []string{"carol@example.com", "mallory@example.com"}, ""},
+		{"the request names someone: ignored", 5, []string{"eve@example.com"}, []string{"carol@example.com", "mallory@example.com"}, ""},
+		{"a change of another review", 7, nil, nil, failure.PolicyRejected},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mem := artifacts.NewMemoryBucket()
+			fetched := false
+			f := &Fetch{P4: fetchSpy{oneFile{"swarm", "swarm@example.com"}, &fetched}, Redactor: red, Raw: artifacts.New(mem, "raw"), Redacted: artifacts.New(mem, "red"),
+				Log: slog.New(slog.DiscardHandler), SpoolDir: t.TempDir(),
+				Reviews: swarmAuthors{}, Users: swarmAuthors{"mallory": "mallory@example.com", "carol": "carol@example.com"}}
+			j := &job.Job{ID: "j", Changelist: tt.changelist, Source: "swarm", RequestedRecipients: tt.requested, Swarm: &job.SwarmRun{Review: 9}}
+			res, err := f.Process(context.Background(), j)
+			if failure.Classify(err) != tt.wantClass {
+				t.Fatalf("err = %v, want class %q", err, tt.wantClass)
+			}
+			if err != nil {
+				if fetched || len(mem.Keys("")) != 0 {
+					t.Fatalf("a refused run fetched (%v) or stored %v", fetched, mem.Keys(""))
+				}
+				return
+			}
+			if !slices.Equal(res.Recipients, tt.want) {
+				t.Fatalf("recipients = %q, want %q", res.Recipients, tt.want)
+			}
+		})
+	}
+}
+
+// fetchSpy records whether the changelist was fetched.
+type fetchSpy struct {
+	oneFile
+	fetched *bool
+}
+
+func (f fetchSpy) FetchSince(ctx context.Context, cl int64, shelved bool, since p4.Since, sink func(int, domain.FileChange) error) (domain.Changeset, error) {
+	*f.fetched = true
+	return f.oneFile.FetchSince(ctx, cl, shelved, since, sink)
 }

@@ -25,6 +25,7 @@ import (
 
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/modeltext"
 	"github.com/criticizer/criticizer/shared/rerun"
 )
 
@@ -110,9 +111,11 @@ func Compose(k delivery.Key, in Content) (*Message, error) {
 	if current == nil {
 		current = rerun.Distinct(in.Review.Findings, in.Changeset)
 	}
+	// Every model-written field is made inert once, here, for both parts
+	// (the HTML part escapes after): no URL a mail client would link.
 	findings := make([]domain.Finding, len(current))
 	for i, c := range current {
-		findings[i] = c.Finding
+		findings[i] = inertFinding(c.Finding)
 	}
 	meta := domain.ReadReviewMeta(in.Review.Meta)
 	groups := groupFindings(findings)
@@ -123,7 +126,7 @@ func Compose(k delivery.Key, in Content) (*Message, error) {
 		JobID:       oneLine(in.JobID),
 		ReviewURL:   safeURL(in.ReviewURL),
 		JobPageURL:  safeURL(in.JobPageURL),
-		Summary:     strings.TrimSpace(in.Review.Summary),
+		Summary:     modeltext.Plain(strings.TrimSpace(in.Review.Summary)),
 		Total:       len(findings),
 		Counts:      countLine(groups),
 		Files:       groupByFile(findings, in.Changeset, 0),
@@ -380,4 +383,11 @@ func indent(s, prefix string) string {
 		lines[i] = prefix + strings.TrimRight(l, " \t")
 	}
 	return strings.Join(lines, "\n")
+}
+
+// inertFinding is f with the fields the model wrote made inert for e-mail.
+func inertFinding(f domain.Finding) domain.Finding {
+	f.Title, f.Message, f.Suggestion = modeltext.Plain(f.Title), modeltext.Plain(f.Message), modeltext.Plain(f.Suggestion)
+	f.Category, f.RuleID, f.Confidence = modeltext.Plain(f.Category), modeltext.Plain(f.RuleID), modeltext.Plain(f.Confidence)
+	return f
 }

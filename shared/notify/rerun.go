@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/modeltext"
 	"github.com/criticizer/criticizer/shared/rerun"
 )
 
@@ -73,5 +74,5 @@ func resolvedText(f rerun.Earlier) (where, sev, title string) {
 	if sev == "" {
 		sev = "FINDING"
 	}
-	return where, sev, oneLine(f.Title)
+	return where, sev, modeltext.Plain(oneLine(f.Title))
 }

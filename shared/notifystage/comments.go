@@ -12,6 +12,7 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/modeltext"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/rerun"
 	"github.com/criticizer/criticizer/shared/swarm"
@@ -156,6 +157,9 @@ func (n *Notify) postComment(ctx context.Context, jobID string, cd commentDelive
 		lookup: func(ctx context.Context) (string, bool, error) {
 			if *marked == nil {
 				m, err := ch.API.Marked(ctx, cd.comment.Review)
+				if failure.Classify(err) == failure.NotFound {
+					err = fmt.Errorf("%w: %w", errRefused, err) // the review is gone: nothing to settle
+				}
 				if err != nil {
 					return "", false, err
 				}
@@ -245,12 +249,14 @@ func taskSeverity(sev string) bool {
 var severities = []string{"critical", "high", "medium", "low", "info"}
 
 // findingBody is a finding's comment: severity, category and title, then
-// the message and the suggestion. The marker is appended by the client.
+// the message and the suggestion, each written by the model and so made
+// inert for Swarm's Markdown (modeltext). The marker is appended by the client.
 func findingBody(f domain.Finding) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "**%s** · %s · %s\n\n%s", strings.ToUpper(oneLineText(f.Severity)), oneLineText(f.Category), oneLineText(f.Title), strings.TrimSpace(f.Message))
+	fmt.Fprintf(&b, "**%s** · %s · %s\n\n%s", strings.ToUpper(word(f.Severity)), word(f.Category), modeltext.Markdown(oneLineText(f.Title)),
+		modeltext.Markdown(strings.TrimSpace(f.Message)))
 	if s := strings.TrimSpace(f.Suggestion); s != "" {
-		fmt.Fprintf(&b, "\n\n**Suggestion:** %s", s)
+		fmt.Fprintf(&b, "\n\n**Suggestion:** %s", modeltext.Markdown(s))
 	}
 	return b.String()
 }

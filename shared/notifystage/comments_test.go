@@ -127,7 +127,8 @@ func newCommentRig(t *testing.T) *commentRig {
 	r.ledger, r.jobs = &ledgertest.Memory{}, fakeJobs{}
 	r.n = &Notify{Ledger: r.ledger, Jobs: r.jobs, Outbox: r.rows, Sender: r.mail, Evidence: &fakeLog{}, Window: 5 * time.Minute, Artifacts: arts, From: "criticizer@example.com",
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return r.now },
-		Comments: &SwarmComments{Rows: r.items, API: client, Window: r.window}}
+		// Participants e-mailed too: these tests watch both channels together.
+		Comments: &SwarmComments{Rows: r.items, API: client, Window: r.window}, EmailParticipants: true}
 	r.job = &job.Job{ID: "j", Changelist: 42, ReviewVersion: 1, Recipients: []string{"alice@example.com", "bob@example.com"},
 		Swarm:     &job.SwarmRun{Review: swarmReview},
 		Artifacts: job.Artifacts{Result: "jobs/j/result.json", Redacted: "jobs/j/changeset.json"}}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/criticizer/criticizer/shared/config"
 	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/modeltext"
 	"github.com/criticizer/criticizer/shared/swarm"
 )
 
@@ -96,7 +97,7 @@ func notInline(over []domain.Finding, max int) string {
 		} else if f.Line > 0 {
 			at = fmt.Sprintf("%s:%d", at, f.Line)
 		}
-		fmt.Fprintf(&b, "\n- %s · %s (`%s`)", strings.ToUpper(oneLineText(f.Severity)), oneLineText(f.Title), strings.ReplaceAll(at, "`", "'"))
+		fmt.Fprintf(&b, "\n- %s · %s (`%s`)", strings.ToUpper(word(f.Severity)), modeltext.Markdown(oneLineText(f.Title)), strings.ReplaceAll(at, "`", "'"))
 	}
 	return b.String()
 }

@@ -66,6 +66,14 @@ type Notify struct {
 	// Swarm reports the outcome to a Helix Swarm test run once every
 	// recipient is e-mailed (swarm.Reporter); nil for none.
 	Swarm SwarmPasser
+	// Gate is SWARM_GATE_SEVERITY (GateFromEnv): findings at or above it
+	// fail the Swarm run; "" never does.
+	Gate string
+	// EmailParticipants (SWARM_EMAIL_PARTICIPANTS) e-mails a Swarm review's
+	// participants its findings beside the comments; false (the default)
+	// leaves them to Swarm's own notification of the comments, so nobody
+	// hears of a finding twice.
+	EmailParticipants bool
 	// Window is how long after a send started the provider may still
 	// complete it (SEND_COMPLETION_WINDOW_SECONDS): a send that may have
 	// happened is resent only after it, and only if the provider evidence still
@@ -98,7 +106,7 @@ type JobPageLinks interface {
 
 // SwarmPasser reports a finished review to its Swarm test run.
 type SwarmPasser interface {
-	Pass(ctx context.Context, j *job.Job, findings int) error
+	Pass(ctx context.Context, j *job.Job, o swarm.Outcome) error
 }
 
 // reviewURL is the Swarm review's page, when the job came from one.
@@ -138,8 +146,7 @@ func (n *Notify) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 			return job.Result{}, fmt.Errorf("job page link: %w", err)
 		}
 	}
-	rcpts := slices.Clone(j.Recipients)
-	slices.Sort(rcpts)
+	rcpts := n.emailRecipients(j)
 	var refused []recipients.Refusal
 	if n.Recipients != nil {
 		// An address outside the policy is never e-mailed, whatever the job says.
@@ -186,7 +193,11 @@ func (n *Notify) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	if n.Swarm != nil && j.Swarm != nil {
 		// After the e-mails, never before: a failing callback retries this
 		// stage, whose outbox skips the recipients already e-mailed.
-		if err := n.Swarm.Pass(ctx, j, j.FindingCount); err != nil {
+		where := "e-mailed to the author"
+		if commented != "" {
+			where = "posted on the review"
+		}
+		if err := n.Swarm.Pass(ctx, j, outcome(j.FindingCount, review.Findings, domain.ReadReviewMeta(review.Meta).Gates, n.Gate, where)); err != nil {
 			if failure.Classify(err).Retryable() {
 				return job.Result{}, err
 			}
@@ -196,6 +207,9 @@ func (n *Notify) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 		}
 	}
 	detail := fmt.Sprintf("%d of %d recipients e-mailed now, the rest earlier", sent, len(rcpts))
+	if len(j.Recipients) > 0 && len(rcpts) == 0 && len(refused) == 0 {
+		detail = "not e-mailed: the review's participants hear of the comments from Swarm"
+	}
 	if len(refused) > 0 {
 		detail += "; not e-mailed, outside the recipient policy: " + recipients.Describe(refused)
 	}
@@ -268,4 +282,18 @@ type SenderFunc func(ctx context.Context, k delivery.Key, m *notify.Message) (st
 // Send calls f.
 func (f SenderFunc) Send(ctx context.Context, k delivery.Key, m *notify.Message) (string, error) {
 	return f(ctx, k, m)
+}
+
+// emailRecipients is who gets the e-mail: the job's recipients, sorted;
+// none for a Swarm review whose findings go to the review as comments
+// (Swarm notifies its participants, who are all a Swarm job's recipients:
+// the fetch stage reads them from the review), unless EmailParticipants.
+// A changelist from a trigger or the API keeps its e-mail.
+func (n *Notify) emailRecipients(j *job.Job) []string {
+	if j.Swarm != nil && j.Swarm.Review > 0 && n.Comments != nil && !n.EmailParticipants {
+		return nil
+	}
+	rcpts := slices.Clone(j.Recipients)
+	slices.Sort(rcpts)
+	return rcpts
 }

@@ -68,7 +68,7 @@ type ThreadRows interface {
 
 // TaskSetter changes a comment's task state (the Swarm client).
 type TaskSetter interface {
-	SetTaskState(ctx context.Context, id int64, state string) (swarm.Comment, error)
+	SetTaskState(ctx context.Context, review, id int64, state string) (swarm.Comment, error)
 }
 
 // prior is what earlier versions of the review were told.
@@ -205,7 +205,7 @@ func (n *Notify) address(ctx context.Context, jobID string, tc taskChange) error
 			return ch.Rows.ResetItem(ctx, it, tok, now)
 		},
 		send: func(ctx context.Context) (string, error) {
-			if _, err := setter.SetTaskState(ctx, tc.comment, swarm.TaskAddressed); err != nil {
+			if _, err := setter.SetTaskState(ctx, it.Thread, tc.comment, swarm.TaskAddressed); err != nil {
 				if !failure.Classify(err).Retryable() {
 					err = fmt.Errorf("%w: %w", errRefused, err)
 				}

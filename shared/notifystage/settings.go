@@ -26,6 +26,10 @@ type Settings struct {
 	JobPage jobpage.LinkSettings
 	// Comments: Swarm review comments beside the e-mail (comments.go).
 	Comments CommentSettings
+	// Gate is SWARM_GATE_SEVERITY (gate.go): off unless set.
+	Gate string
+	// EmailParticipants is SWARM_EMAIL_PARTICIPANTS (default false).
+	EmailParticipants bool
 }
 
 // SettingsFromEnv reads the notify function's settings: evidence.SettingsFromEnv,
@@ -39,6 +43,8 @@ func SettingsFromEnv(r *config.Reader) Settings {
 	s.Recipients, err = recipients.Load(r)
 	r.Fail(err)
 	s.Comments = commentSettingsFromEnv(r, s.SwarmLinks.URL)
+	s.Gate = GateFromEnv(r)
+	s.EmailParticipants = r.Bool("SWARM_EMAIL_PARTICIPANTS", false)
 	switch s.Evidence.Provider {
 	case "smtp":
 		s.SMTP = notify.SMTPConfig{

@@ -54,6 +54,10 @@ type Rules struct {
 	MaxFindings int `json:"max_findings,omitempty"`
 	// DisabledCategories drops model findings in these categories.
 	DisabledCategories []string `json:"disabled_categories,omitempty"`
+	// GateSeverity: findings at or above it, in the files under these
+	// rules, fail the review's Swarm test run; "off" never does; "" leaves
+	// it to the environment (SWARM_GATE_SEVERITY).
+	GateSeverity string `json:"gate_severity,omitempty"`
 }
 
 // Instruction is text added to the prompt for the files whose path matches
@@ -246,6 +250,21 @@ func (s RuleSet) For(file string) (Rules, string) {
 		return s.Defaults, strings.TrimPrefix(file, root)
 	}
 	return s.Roots[best].Rules, strings.TrimPrefix(file, s.Roots[best].Root)
+}
+
+// Gates maps each finding's ID to the gate severity its file's rules set
+// (GateSeverity), for the findings whose rules set one.
+func (s RuleSet) Gates(fs []domain.Finding) map[string]string {
+	var out map[string]string
+	for _, f := range fs {
+		if r, _ := s.For(f.File); r.GateSeverity != "" {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[f.ID] = r.GateSeverity
+		}
+	}
+	return out
 }
 
 // Ignored reports whether file matches an ignore pattern of its rules.

@@ -178,3 +178,24 @@ func TestRuleSetDigest(t *testing.T) {
 		}
 	}
 }
+
+// TestGatesByPath: a rules file's gate_severity gates the findings in its
+// files (its "off" too); findings elsewhere are left to the environment;
+// a gate the schema does not know rejects the file.
+func TestGatesByPath(t *testing.T) {
+	rs := ResolveRules([]domain.RulesFile{
+		{Root: "//depot/engine/", Source: "//depot/engine/.criticizer.yaml@1", Content: "version: 1\ngate_severity: high\n"},
+		{Root: "//depot/tools/", Source: "//depot/tools/.criticizer.yaml@1", Content: "version: 1\ngate_severity: \"off\"\n"},
+		{Root: "//depot/bad/", Source: "//depot/bad/.criticizer.yaml@1", Content: "version: 1\ngate_severity: severe\n"},
+	})
+	got := rs.Gates([]domain.Finding{
+		{ID: "E", File: "//depot/engine/render.cpp"}, {ID: "T", File: "//depot/tools/build.py"},
+		{ID: "G", File: "//depot/game/main.cpp"}, {ID: "B", File: "//depot/bad/x.c"},
+	})
+	if len(got) != 2 || got["E"] != "high" || got["T"] != "off" {
+		t.Fatalf("Gates = %v, want E high and T off only", got)
+	}
+	if _, rejected := rs.Describe(); len(rejected) == 0 {
+		t.Fatal("a gate_severity the schema does not know was accepted")
+	}
+}

@@ -271,7 +271,7 @@ func (r *Review) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 		SecretFindings: len(secrets), OutOfView: run.diags[outOfViewKey],
 		FilteredByRules: len(filtered), HiddenByCap: len(hidden), Withheld: withheld, RulesDigest: rulesDigest,
 		WithoutModel: withoutModel,
-		Rules:        applied, RulesRejected: rejected,
+		Rules:        applied, RulesRejected: rejected, Gates: rules.Gates(kept),
 		CachedInputTokens: run.usage.CachedInputTokens, CacheWriteInputTokens: run.usage.CacheWriteInputTokens,
 	}
 	if carry.from != nil {

@@ -226,26 +226,68 @@ func (c *Client) Create(ctx context.Context, n NewComment) (Comment, error) {
 	return out.Comment.comment(), nil
 }
 
-// SetTaskState changes a comment's task state (PATCH /api/v9/comments/{id};
-// the comment's author only). Setting the state it has is no change, so a
-// retry whose first answer was lost is harmless.
-func (c *Client) SetTaskState(ctx context.Context, id int64, state string) (Comment, error) {
-	switch state {
-	case TaskComment, TaskOpen, TaskAddressed, TaskVerified:
-	default:
+// taskTransitions is Swarm's table of task-state changes; anything else,
+// the state a comment already has included, is a 400 (reference: "Review
+// comments", task-state transitions).
+var taskTransitions = map[string][]string{
+	TaskComment:   {TaskOpen},
+	TaskOpen:      {TaskAddressed, TaskComment},
+	TaskAddressed: {TaskVerified, TaskOpen},
+	TaskVerified:  {TaskOpen},
+}
+
+// ErrNoTransition marks a task change Swarm's table does not offer from
+// the comment's current state (someone moved it meanwhile): nothing was
+// changed, and trying again cannot change that.
+var ErrNoTransition = errors.New("no such task-state transition in Swarm")
+
+// SetTaskState moves comment id of review to state (PATCH
+// /api/v9/comments/{id}; any user who can see the review may). It reads
+// the comment's current state first: already there is done (Swarm answers
+// the same state with a 400, so a retry whose first PATCH landed must not
+// send it again), a move the table does not offer is ErrNoTransition, and
+// a refused PATCH is read again, done if the state landed after all.
+func (c *Client) SetTaskState(ctx context.Context, review, id int64, state string) (Comment, error) {
+	if _, ok := taskTransitions[state]; !ok {
 		return Comment{}, failure.Errorf(failure.InternalBug, "swarm comment %d: unknown task state %q", id, state)
+	}
+	cur, err := c.comment(ctx, review, id)
+	if err != nil || cur.TaskState == state {
+		return cur, err
+	}
+	if !slices.Contains(taskTransitions[cur.TaskState], state) {
+		return cur, failure.Errorf(failure.PolicyRejected, "swarm comment %d is %s, not moved to %s: %w", id, cur.TaskState, state, ErrNoTransition)
 	}
 	var out struct {
 		Comment *wireComment `json:"comment"`
 	}
 	what := fmt.Sprintf("swarm set task state of comment %d", id)
-	if _, err := c.api(ctx, http.MethodPatch, "/api/v9/comments/"+strconv.FormatInt(id, 10), nil, url.Values{"taskState": {state}}, &out, what, false); err != nil {
+	_, err = c.api(ctx, http.MethodPatch, "/api/v9/comments/"+strconv.FormatInt(id, 10), nil, url.Values{"taskState": {state}}, &out, what, false)
+	if err == nil && (out.Comment == nil || out.Comment.ID != id) {
+		err = failure.Errorf(failure.SchemaInvalid, "%s: the answer has no comment", what)
+	}
+	if err != nil {
+		// A 400 may be a concurrent move to the same state: look again.
+		if now, rerr := c.comment(ctx, review, id); rerr == nil && now.TaskState == state {
+			return now, nil
+		}
 		return Comment{}, err
 	}
-	if out.Comment == nil || out.Comment.ID != id {
-		return Comment{}, failure.Errorf(failure.SchemaInvalid, "%s: the answer has no comment", what)
-	}
 	return out.Comment.comment(), nil
+}
+
+// comment reads one comment of review by id from the listing (every page).
+func (c *Client) comment(ctx context.Context, review, id int64) (Comment, error) {
+	list, err := c.List(ctx, review)
+	if err != nil {
+		return Comment{}, err
+	}
+	for _, cm := range list {
+		if cm.ID == id {
+			return cm, nil
+		}
+	}
+	return Comment{}, failure.Errorf(failure.NotFound, "swarm comment %d is not on review %d", id, review)
 }
 
 // List returns every comment on a review, oldest first, reading page after
@@ -403,6 +445,12 @@ func (c *Client) apiOnce(ctx context.Context, method, path string, q, form url.V
 	case resp.StatusCode >= 500 || resp.StatusCode == http.StatusRequestTimeout:
 		// Swarm (or a proxy in front of it) may have done the work first.
 		return "", failure.Upstream(resp.StatusCode, retryAfter(resp), maybe(fmt.Errorf("%s: HTTP %d", what, resp.StatusCode)))
+	case create && resp.StatusCode == http.StatusNotFound:
+		// A create can answer 404 with the comment stored (helix-swarm
+		// issue #2; reference: "Review comments"): an uncertain outcome,
+		// retried and settled by lookup (a review that is gone fails the
+		// lookup's listing with its own 404).
+		return "", &failure.Error{Class: failure.Conflict, UpstreamCode: resp.StatusCode, Err: maybe(fmt.Errorf("%s: HTTP %d", what, resp.StatusCode))}
 	case resp.StatusCode/100 != 2:
 		// 429, 401/403 (login, or not the author), 404, 400: refused before
 		// any work.

@@ -16,9 +16,10 @@ type Recorder interface {
 	RecordCallback(ctx context.Context, id string, c job.Callback, now time.Time) error
 }
 
-// Caller makes one callback (Client).
+// Caller makes a run's callbacks (Client).
 type Caller interface {
-	Call(ctx context.Context, callbackURL string, report Report) error
+	Update(ctx context.Context, callbackURL string, report Report) error
+	Finish(ctx context.Context, callbackURL, link string) error
 }
 
 // Reporter reports a job's progress to its Swarm test run, each callback at
@@ -35,57 +36,111 @@ type Reporter struct {
 
 const updateTimeout = 5 * time.Second
 
-// Update tells Swarm the review is running and links the run to the job.
-// statusRunning is Swarm's test-run status word for "in progress" (its
-// API's vocabulary, not a job state).
-const statusRunning = "running"
+// Swarm's test-run status words ({update}'s status; its API's vocabulary,
+// not job states).
+const (
+	statusRunning = "running"
+	statusPass    = "pass"
+	statusFail    = "fail"
+)
 
+// Update tells Swarm the review is running and links the run to the job.
 func (r *Reporter) Update(ctx context.Context, j *job.Job) error {
-	if j.Swarm == nil {
+	if j.Swarm == nil || j.Swarm.UpdateURL == "" || j.Swarm.Called(job.CallbackUpdate) != "" {
 		return nil
 	}
 	// Short: it runs before the fetch, which must not wait on a slow Swarm.
 	ctx, cancel := context.WithTimeout(ctx, updateTimeout)
 	defer cancel()
-	return r.call(ctx, j, job.CallbackUpdate, Report{Status: statusRunning,
-		Messages: []string{fmt.Sprintf("Criticizer is reviewing change %d (version %d)", j.Changelist, j.ReviewVersion)}, URL: j.Swarm.JobURL})
-}
-
-// Pass reports a finished review with its finding count.
-func (r *Reporter) Pass(ctx context.Context, j *job.Job, findings int) error {
-	if j.Swarm == nil {
-		return nil
+	rep := Report{Status: statusRunning, URL: j.Swarm.JobURL,
+		Messages: []string{fmt.Sprintf("Criticizer is reviewing change %d (version %d)", j.Changelist, j.ReviewVersion)}}
+	if err := r.Swarm.Update(ctx, j.Swarm.UpdateURL, rep); err != nil {
+		return fmt.Errorf("swarm update callback: %w", err)
 	}
-	return r.call(ctx, j, job.CallbackPass, Report{Messages: []string{findingsMessage(findings)}, URL: j.Swarm.JobURL})
+	r.record(ctx, j, job.CallbackUpdate)
+	return nil
 }
 
-// Fail reports a review that was dead-lettered, with the error class only
-// (never the error text: it may quote upstream replies).
-func (r *Reporter) Fail(ctx context.Context, j *job.Job, class failure.Class) error {
-	if j.Swarm == nil {
-		return nil
+// Outcome is a finished review as its test run shows it.
+type Outcome struct {
+	Findings int
+	// Gate is the severity at or above which findings fail the run ("":
+	// gating off); Blocking counts those findings and Worst names the
+	// worst of them in one line of our own words (never model text).
+	Gate     string
+	Blocking int
+	Worst    string
+	// Where says where the findings went ("on the review", "by e-mail").
+	Where string
+}
+
+// Blocks reports whether the outcome fails the run.
+func (o Outcome) Blocks() bool { return o.Gate != "" && o.Blocking > 0 }
+
+// Messages are the run's final messages (each fits Swarm's 80 characters).
+func (o Outcome) Messages() []string {
+	if o.Blocks() {
+		return []string{fmt.Sprintf("Criticizer: %d finding(s) at or above %s block this review", o.Blocking, o.Gate),
+			"Worst: " + o.Worst, fmt.Sprintf("%d finding(s) in all, %s; details on the job page", o.Findings, o.Where)}
 	}
-	return r.call(ctx, j, job.CallbackFail, Report{Messages: []string{fmt.Sprintf("Criticizer could not review change %d (%s); an operator can replay it", j.Changelist, class)}, URL: j.Swarm.JobURL})
-}
-
-func findingsMessage(n int) string {
-	switch n {
+	switch o.Findings {
 	case 0:
-		return "Criticizer review done: no findings"
+		return []string{"Criticizer review done: no findings"}
 	case 1:
-		return "Criticizer review done: 1 finding, e-mailed to the author"
+		return []string{"Criticizer review done: 1 finding, " + o.Where}
 	}
-	return fmt.Sprintf("Criticizer review done: %d findings, e-mailed to the author", n)
+	return []string{fmt.Sprintf("Criticizer review done: %d findings, %s", o.Findings, o.Where)}
 }
 
-func (r *Reporter) call(ctx context.Context, j *job.Job, c job.Callback, report Report) error {
-	u := j.Swarm.URL(c)
-	if u == "" || j.Swarm.Called(c) != "" {
+// Pass reports a finished review: passed, or failed when the outcome
+// blocks (the opt-in gate).
+func (r *Reporter) Pass(ctx context.Context, j *job.Job, o Outcome) error {
+	status, c := statusPass, job.CallbackPass
+	if o.Blocks() {
+		status, c = statusFail, job.CallbackFail
+	}
+	return r.finish(ctx, j, c, Report{Status: status, Messages: o.Messages(), URL: linkOf(j)})
+}
+
+// Fail reports a review that was dead-lettered: the review could not run,
+// which says nothing of the change. The error class only, never the error
+// text (it may quote upstream replies).
+func (r *Reporter) Fail(ctx context.Context, j *job.Job, class failure.Class) error {
+	return r.finish(ctx, j, job.CallbackFail, Report{Status: statusFail, URL: linkOf(j), Messages: []string{
+		fmt.Sprintf("Criticizer could not run the review of change %d (%s)", j.Changelist, class),
+		"Not a finding: the review did not run; an operator can replay it"}})
+}
+
+func linkOf(j *job.Job) string {
+	if j.Swarm == nil {
+		return ""
+	}
+	return j.Swarm.JobURL
+}
+
+// finish ends the run: {update} with the final status, messages and link
+// (the only callback Swarm reads messages from), then {pass} or {fail}
+// with the link as a form parameter (they set the completion time). The
+// record of c covers both: a retry repeats at most the same {update}.
+func (r *Reporter) finish(ctx context.Context, j *job.Job, c job.Callback, rep Report) error {
+	if j.Swarm == nil || j.Swarm.Called(c) != "" {
 		return nil
 	}
-	if err := r.Swarm.Call(ctx, u, report); err != nil {
-		return fmt.Errorf("swarm %s callback: %w", c, err)
+	if u := j.Swarm.UpdateURL; u != "" {
+		if err := r.Swarm.Update(ctx, u, rep); err != nil {
+			return fmt.Errorf("swarm update callback (%s): %w", c, err)
+		}
 	}
+	if u := j.Swarm.URL(c); u != "" {
+		if err := r.Swarm.Finish(ctx, u, rep.URL); err != nil {
+			return fmt.Errorf("swarm %s callback: %w", c, err)
+		}
+	}
+	r.record(ctx, j, c)
+	return nil
+}
+
+func (r *Reporter) record(ctx context.Context, j *job.Job, c job.Callback) {
 	now := job.Now()
 	if r.Now != nil {
 		now = r.Now().UTC()
@@ -101,7 +156,6 @@ func (r *Reporter) call(ctx context.Context, j *job.Job, c job.Callback, report 
 	default:
 		r.Log.InfoContext(ctx, "swarm callback made", "callback", c, "review", j.Swarm.Review)
 	}
-	return nil
 }
 
 // NewReporter returns a Reporter that calls back through the URLs kept with

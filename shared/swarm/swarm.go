@@ -17,6 +17,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -45,18 +46,6 @@ func Shelved(status string) (shelved, ok bool) {
 		return false, true
 	}
 	return false, false
-}
-
-// SameOrigin reports whether u is an absolute http(s) URL on the same
-// scheme, host and port as base. Callback URLs must be: otherwise anyone who
-// can start a run could make Criticizer POST to an address of their choice.
-func SameOrigin(base, u string) bool {
-	b, err1 := url.Parse(base)
-	p, err2 := url.Parse(u)
-	if err1 != nil || err2 != nil || p.User != nil || p.Host == "" || (p.Scheme != "http" && p.Scheme != "https") {
-		return false
-	}
-	return strings.EqualFold(b.Scheme, p.Scheme) && strings.EqualFold(b.Host, p.Host)
 }
 
 // Credentials are a Swarm API login: a Perforce user and its ticket (or
@@ -91,62 +80,199 @@ func (c *Client) http() *http.Client {
 	return &http.Client{Timeout: 10 * time.Second}
 }
 
-// ReviewAuthor returns the author of review id: GET /api/v11/reviews/{id},
-// field author. A rejected login is retried once with fresh credentials.
-func (c *Client) ReviewAuthor(ctx context.Context, review int64) (string, error) {
-	// v11 answers {"error":null,"messages":[],"data":{"reviews":[{…}]}};
-	// v9/v10 answered {"review":{…}}: both are read. The call is the
-	// comments API's (api): a refused login — HTTP 401 or Swarm's 200 with
-	// {"error": "Unauthorized"} — is retried once with fresh credentials,
-	// and no reply text reaches the error.
-	var doc struct {
-		Data struct {
-			Reviews []struct {
-				ID     json.Number `json:"id"`
-				Author string      `json:"author"`
-			} `json:"reviews"`
-		} `json:"data"`
-		Review *struct {
-			Author string `json:"author"`
-		} `json:"review"`
-	}
-	what := fmt.Sprintf("swarm review %d", review)
-	if _, err := c.api(ctx, http.MethodGet, "/api/v11/reviews/"+strconv.FormatInt(review, 10), nil, nil, &doc, what, false); err != nil {
-		return "", err
-	}
-	author := ""
-	switch {
-	case len(doc.Data.Reviews) > 0:
-		author = doc.Data.Reviews[0].Author
-	case doc.Review != nil:
-		author = doc.Review.Author
-	}
-	if strings.TrimSpace(author) == "" {
-		return "", failure.Errorf(failure.SchemaInvalid, "%s: no author in the answer", what)
-	}
-	return strings.TrimSpace(author), nil
+// Review is what the service reads of a Swarm review: who wrote it, who
+// takes part, and its versions with the changes that hold them.
+type Review struct {
+	ID     int64
+	Author string
+	// Participants are the users Swarm lists as taking part (the author,
+	// reviewers, users who commented or voted), sorted.
+	Participants []string
+	Versions     []ReviewVersion
+	// Changes are the review's changes as Swarm lists them (changes and
+	// commits), beside the versions' own.
+	Changes []int64
 }
 
-// Report is the body of a callback: {update} takes a status, messages and
-// a URL to link the run to; {pass} and {fail} take messages and a URL.
+// HasChange reports whether change holds one of the review's versions:
+// a version's change or archive change, or one of its changes or commits.
+func (r Review) HasChange(change int64) bool {
+	for _, v := range r.Versions {
+		if v.Change == change || v.ArchiveChange == change {
+			return true
+		}
+	}
+	return slices.Contains(r.Changes, change)
+}
+
+// GetReview reads review id: GET /api/v9/reviews/{id}, which every
+// supported release serves (v11's route exists only from Swarm 2022.1 on;
+// reference: "Review comments", versions). It reads v9's {"review": {…}}
+// and v11's {"data": {"reviews": [{…}]}} alike. A refused login is retried
+// once with fresh credentials; no reply text reaches the error.
+func (c *Client) GetReview(ctx context.Context, id int64) (Review, error) {
+	var doc struct {
+		Data *struct {
+			Reviews []wireReview `json:"reviews"`
+		} `json:"data"`
+		Review *wireReview `json:"review"`
+	}
+	what := fmt.Sprintf("swarm review %d", id)
+	if _, err := c.api(ctx, http.MethodGet, "/api/v9/reviews/"+strconv.FormatInt(id, 10), nil, nil, &doc, what, false); err != nil {
+		return Review{}, err
+	}
+	w := doc.Review
+	if w == nil && doc.Data != nil && len(doc.Data.Reviews) > 0 {
+		w = &doc.Data.Reviews[0]
+	}
+	if w == nil || strings.TrimSpace(w.Author) == "" {
+		return Review{}, failure.Errorf(failure.SchemaInvalid, "%s: no author in the answer", what)
+	}
+	r := Review{ID: id, Author: strings.TrimSpace(w.Author), Participants: w.Participants.users()}
+	for _, n := range append(w.Changes, w.Commits...) {
+		r.Changes = append(r.Changes, int64(n))
+	}
+	for i, v := range w.Versions {
+		rv := ReviewVersion{Number: i + 1, Change: int64(v.Change), ArchiveChange: int64(v.ArchiveChange), User: v.User,
+			Time: int64(v.Time), Pending: bool(v.Pending), Difference: bool(v.Difference)}
+		if rv.Shelf() <= 0 {
+			return Review{}, failure.Errorf(failure.SchemaInvalid, "%s: version %d names no change", what, rv.Number)
+		}
+		r.Versions = append(r.Versions, rv)
+	}
+	return r, nil
+}
+
+// ReviewAuthor returns the author of review id (GetReview).
+func (c *Client) ReviewAuthor(ctx context.Context, review int64) (string, error) {
+	r, err := c.GetReview(ctx, review)
+	return r.Author, err
+}
+
+type wireReview struct {
+	Author       string        `json:"author"`
+	Participants wireUsers     `json:"participants"`
+	Changes      []flexInt     `json:"changes"`
+	Commits      []flexInt     `json:"commits"`
+	Versions     []wireVersion `json:"versions"`
+}
+
+type wireVersion struct {
+	Change        flexInt  `json:"change"`
+	ArchiveChange flexInt  `json:"archiveChange"`
+	User          string   `json:"user"`
+	Time          flexInt  `json:"time"`
+	Pending       flexBool `json:"pending"`
+	Difference    flexBool `json:"difference"`
+}
+
+// wireUsers reads participants, an object keyed by user id (its values
+// the vote and required flags) or, tolerated, a list of ids.
+type wireUsers []string
+
+func (u *wireUsers) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '{' {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(b, &m); err != nil {
+			return err
+		}
+		for k := range m {
+			*u = append(*u, k)
+		}
+		return nil
+	}
+	var l []string
+	if len(b) > 0 && b[0] == '[' {
+		if err := json.Unmarshal(b, &l); err != nil {
+			return err
+		}
+	}
+	*u = l
+	return nil
+}
+
+func (u wireUsers) users() []string {
+	out := make([]string, 0, len(u))
+	for _, s := range u {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// Report is the body of {update}, the only callback that reads messages:
+// JSON with status (pass, fail, running, notstarted), at most 10 messages
+// of which Swarm keeps 80 characters each, and the URL the run links to
+// (reference: "Test-run callbacks"; Swarm 2022.1 src/Filter/TestRun.php).
 type Report struct {
 	Status   string   `json:"status,omitempty"`
 	Messages []string `json:"messages,omitempty"`
 	URL      string   `json:"url,omitempty"`
 }
 
-// Call POSTs report as JSON to a callback URL Swarm gave the run (it carries
-// Swarm's per-run token, so no login is sent and the URL is never logged).
-func (c *Client) Call(ctx context.Context, callbackURL string, report Report) error {
-	b, _ := json.Marshal(report) // strings only: cannot fail
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, callbackURL, bytes.NewReader(b))
+// Swarm's {update} limits.
+const (
+	maxMessages    = 10
+	maxMessageLen  = 80
+	maxCallbackURL = 1024
+)
+
+// clip fits a report to Swarm's limits, so what the run shows is what we
+// wrote rather than Swarm's cut: whole words up to 80 characters, "…" where cut.
+func (r Report) clip() Report {
+	msgs := r.Messages[:min(len(r.Messages), maxMessages)]
+	out := Report{Status: r.Status, Messages: make([]string, 0, len(msgs))}
+	for _, m := range msgs {
+		out.Messages = append(out.Messages, clipText(m, maxMessageLen))
+	}
+	if len(r.URL) <= maxCallbackURL {
+		out.URL = r.URL
+	}
+	return out
+}
+
+func clipText(s string, n int) string {
+	rs := []rune(strings.TrimSpace(s))
+	if len(rs) <= n {
+		return string(rs)
+	}
+	cut := string(rs[:n-1])
+	if i := strings.LastIndexByte(cut, ' '); i > n/2 {
+		cut = cut[:i]
+	}
+	return strings.TrimRight(cut, " ,;:") + "…"
+}
+
+// Update POSTs report as JSON to a run's {update} URL (it carries Swarm's
+// per-run uuid, so no login is sent and the URL is never logged).
+func (c *Client) Update(ctx context.Context, callbackURL string, report Report) error {
+	b, _ := json.Marshal(report.clip()) // strings only: cannot fail
+	return c.callback(ctx, callbackURL, "application/json", b)
+}
+
+// Finish calls a run's {pass} or {fail} URL. Swarm reads only a url there,
+// from form parameters or the query, never messages: the outcome's
+// messages go through Update first.
+func (c *Client) Finish(ctx context.Context, callbackURL, link string) error {
+	f := url.Values{}
+	if link != "" && len(link) <= maxCallbackURL {
+		f.Set("url", link)
+	}
+	return c.callback(ctx, callbackURL, "application/x-www-form-urlencoded", []byte(f.Encode()))
+}
+
+func (c *Client) callback(ctx context.Context, callbackURL, contentType string, body []byte) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, callbackURL, bytes.NewReader(body))
 	if err != nil {
 		return failure.Errorf(failure.InternalBug, "swarm callback: bad URL")
 	}
-	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Type", contentType)
 	resp, err := c.http().Do(req)
 	if err != nil {
-		// The url.Error names the URL with its token: keep only the cause.
+		// The url.Error names the URL with its uuid: keep only the cause.
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err
@@ -156,6 +282,7 @@ func (c *Client) Call(ctx context.Context, callbackURL string, report Report) er
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 	if resp.StatusCode/100 != 2 {
+		// 401: a wrong uuid; 404: the run is gone (Swarm's TestRunApi).
 		return failure.Upstream(resp.StatusCode, retryAfter(resp), fmt.Errorf("swarm callback: HTTP %d", resp.StatusCode))
 	}
 	return nil

@@ -7,9 +7,12 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	swarmstandin "github.com/criticizer/criticizer/internal/standin/swarm"
 	"github.com/criticizer/criticizer/shared/failure"
@@ -62,26 +65,55 @@ func TestReviewAuthor(t *testing.T) {
 	}
 }
 
-func TestShelvedAndSameOrigin(t *testing.T) {
+func TestShelved(t *testing.T) {
 	for status, want := range map[string][2]bool{"shelved": {true, true}, "submitted": {false, true}, "committed": {false, true}, " Shelved ": {true, true}, "pending": {false, false}, "{status}": {false, false}} {
 		if s, ok := swarm.Shelved(status); s != want[0] || ok != want[1] {
 			t.Errorf("Shelved(%q) = %v, %v; want %v", status, s, ok, want)
 		}
 	}
-	base := "https://swarm.example.com"
-	for u, want := range map[string]bool{
-		"https://swarm.example.com/api/v11/reviews/1/testruns/2/X": true,
-		"https://SWARM.example.com/x":                              true,
-		"http://swarm.example.com/x":                               false, // scheme downgrade
-		"https://swarm.example.com:8443/x":                         false,
-		"https://swarm.example.com.evil.io/x":                      false,
-		"https://user:pw@swarm.example.com/x":                      false,
-		"file:///etc/passwd":                                       false,
-		"/relative":                                                false,
-	} {
-		if got := swarm.SameOrigin(base, u); got != want {
-			t.Errorf("SameOrigin(%q) = %v, want %v", u, got, want)
+}
+
+// TestRunCallbacks: callbacks are accepted by path shape whatever origin
+// Swarm put on them (http://localhost without external_url) and rebuilt on
+// SWARM_URL; anything else names the refused field.
+func TestRunCallbacks(t *testing.T) {
+	const base = "https://swarm.example.com/sw/"
+	const id = "0f9c2a4e-7b1d-4e8f-9a3c-5d6e7f8a9b0c"
+	cb := func(origin, kind string) string {
+		if kind != "" {
+			kind += "/"
 		}
+		return origin + "/api/v10/testruns/42/" + kind + id
+	}
+	want := [3]string{"https://swarm.example.com/sw/api/v10/testruns/42/" + id, "https://swarm.example.com/sw/api/v10/testruns/42/pass/" + id, "https://swarm.example.com/sw/api/v10/testruns/42/fail/" + id}
+	tests := []struct {
+		name              string
+		update, pass, fai string
+		wantField         string
+	}{
+		{"localhost, as the cron worker's request gives", cb("http://localhost", ""), cb("http://localhost", "pass"), cb("http://localhost", "fail"), ""},
+		{"external_url with a sub-path", cb("https://public.example/swarm", ""), cb("https://public.example/swarm", "pass"), cb("https://public.example/swarm", "fail"), ""},
+		{"an attacker's host: still called on SWARM_URL", cb("https://evil.example", ""), cb("https://evil.example", "pass"), cb("https://evil.example", "fail"), ""},
+		{"not a callback path", "https://swarm.example.com/x", "", "", "update"},
+		{"another API", "", "https://swarm.example.com/api/v9/comments", "", "pass"},
+		{"kinds swapped", cb("http://localhost", "fail"), cb("http://localhost", "pass"), cb("http://localhost", ""), "update"},
+		{"two runs", cb("http://localhost", ""), "http://localhost/api/v10/testruns/43/pass/" + id, "", "pass"},
+		{"a query", cb("http://localhost", "") + "?to=evil", "", "", "update"},
+		{"a login", cb("http://u:p@localhost", ""), "", "", "update"},
+		{"not http", cb("file://localhost", ""), "", "", "update"},
+		{"unsubstituted", "{update}", "", "", "update"},
+		{"path traversal", "http://localhost/api/v10/testruns/42/../../comments/" + id, "", "", "update"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, field, err := swarm.RunCallbacks(base, tt.update, tt.pass, tt.fai)
+			if field != tt.wantField || (err != nil) != (tt.wantField != "") {
+				t.Fatalf("RunCallbacks: field %q, %v; want field %q", field, err, tt.wantField)
+			}
+			if tt.wantField == "" && got != want {
+				t.Fatalf("RunCallbacks = %q, want %q", got, want)
+			}
+		})
 	}
 }
 
@@ -99,61 +131,138 @@ func (m *memRecorder) RecordCallback(_ context.Context, _ string, c job.Callback
 	return nil
 }
 
+// swarmRunJob is a job holding run's callbacks as the webhook keeps them:
+// the stand-in puts http://localhost on them (a default installation), and
+// they are rebuilt on the stand-in's own address (SWARM_URL).
+func swarmRunJob(t *testing.T, s *swarmstandin.Server, id string, run swarmstandin.Run) *job.Job {
+	t.Helper()
+	cbs, field, err := swarm.RunCallbacks(s.URL(), run.Update, run.Pass, run.Fail)
+	if err != nil {
+		t.Fatalf("swarm.%s: %v", field, err)
+	}
+	return &job.Job{ID: id, Changelist: 12348, ReviewVersion: 1, Swarm: &job.SwarmRun{Review: 12340, JobURL: "https://api.example/prod/view/" + id,
+		UpdateURL: cbs[0], PassURL: cbs[1], FailURL: cbs[2]}}
+}
+
 func TestReporterCallsEachCallbackOnce(t *testing.T) {
 	s := startStandin(t)
 	run := s.StartRun(12340, 1)
-	j := &job.Job{ID: "job-1", Changelist: 12348, ReviewVersion: 1, Swarm: &job.SwarmRun{Review: 12340, JobURL: "https://api.example/prod/jobs/job-1",
-		UpdateURL: run.Update, PassURL: run.Pass, FailURL: run.Fail}}
+	if !strings.HasPrefix(run.Update, "http://localhost/api/v10/testruns/") {
+		t.Fatalf("the stand-in's {update} is %q, want it on http://localhost as a default Swarm builds it", run.Update)
+	}
+	j := swarmRunJob(t, s, "job-1", run)
 	rec := &memRecorder{run: j.Swarm}
 	r := &swarm.Reporter{Swarm: &swarm.Client{}, Jobs: rec, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	ctx := context.Background()
+	done := swarm.Outcome{Findings: 3, Where: "posted on the review"}
 
 	// Swarm is briefly unavailable: the pass callback fails retryably and is not recorded.
 	s.FailNext("pass", 503)
 	if err := r.Update(ctx, j); err != nil {
 		t.Fatal(err)
 	}
-	err := r.Pass(ctx, j, 3)
+	if v := s.RunView(run.ID); v.Status != "running" || v.URL != j.Swarm.JobURL {
+		t.Fatalf("run after {update}: %+v, want running with the job link", v)
+	}
+	err := r.Pass(ctx, j, done)
 	if !failure.Classify(err).Retryable() || j.Swarm.PassAt != "" {
 		t.Fatalf("pass during an outage: %v (class %s), recorded %q", err, failure.Classify(err), j.Swarm.PassAt)
 	}
-	if strings.Contains(err.Error(), run.Pass) {
-		t.Fatal("the error names the callback URL with Swarm's token")
+	if strings.Contains(err.Error(), j.Swarm.PassURL) || strings.Contains(err.Error(), "testruns") {
+		t.Fatal("the error names the callback URL with Swarm's uuid")
 	}
 	// The stage retries; then a redelivery of the finished job calls nothing.
 	for range 2 {
 		if err := r.Update(ctx, j); err != nil {
 			t.Fatal(err)
 		}
-		if err := r.Pass(ctx, j, 3); err != nil {
+		if err := r.Pass(ctx, j, done); err != nil {
 			t.Fatal(err)
 		}
 	}
 	calls := s.Calls(run.ID)
-	if len(calls) != 2 || calls[0].Kind != "update" || calls[1].Kind != "pass" {
-		t.Fatalf("calls %+v, want update then pass, once each", calls)
+	var kinds []string
+	for _, c := range calls {
+		kinds = append(kinds, c.Kind+":"+c.Status)
 	}
-	if calls[0].Status != "running" || calls[0].URL != j.Swarm.JobURL || calls[0].ContentType != "application/json" {
-		t.Fatalf("update %+v: want status running and the job link", calls[0])
+	// running once; the final {update} once per attempt at the outcome; {pass} once.
+	if !slices.Equal(kinds, []string{"update:running", "update:pass", "update:pass", "pass:pass"}) {
+		t.Fatalf("calls %v", kinds)
 	}
-	if len(calls[1].Messages) != 1 || !strings.Contains(calls[1].Messages[0], "3 findings") {
-		t.Fatalf("pass messages %q: want the finding count", calls[1].Messages)
+	if c := calls[0]; c.ContentType != "application/json" || c.Method != http.MethodPost {
+		t.Fatalf("{update} sent as %s %s, want a JSON POST", c.Method, c.ContentType)
+	}
+	if c := calls[3]; c.ContentType != "application/x-www-form-urlencoded" || c.URL != j.Swarm.JobURL {
+		t.Fatalf("{pass} %+v: want the link as a form field (Swarm reads nothing else there)", c)
+	}
+	// What a reviewer sees: passed, complete, the count and the link.
+	v := s.RunView(run.ID)
+	if v.Status != "pass" || !v.Completed || v.URL != j.Swarm.JobURL || len(v.Messages) != 1 || !strings.Contains(v.Messages[0], "3 findings") {
+		t.Fatalf("the run shows %+v: want passed, complete, with the finding count and the job link", v)
 	}
 
-	// A callback Swarm refuses for good is classified as such.
-	prefix := strings.TrimSuffix(run.Fail, "/fail")
-	wrongToken := prefix[:strings.LastIndex(prefix, "/")] + "/WRONGTOKEN/fail"
-	other := &job.Job{ID: "job-2", Swarm: &job.SwarmRun{Review: 12340, FailURL: wrongToken}}
-	rec.run = other.Swarm
-	if err := r.Fail(ctx, other, failure.AuthDenied); failure.Classify(err) != failure.AuthDenied {
-		t.Fatalf("fail with a wrong run token: %v, want AUTH_DENIED (403)", err)
+	// A callback Swarm refuses for good (a wrong uuid: 401) is classified as such.
+	wrong := swarmRunJob(t, s, "job-2", run)
+	wrong.Swarm.UpdateURL = ""
+	wrong.Swarm.FailURL = strings.Replace(wrong.Swarm.FailURL, "/fail/", "/fail/0", 1)
+	rec.run = wrong.Swarm
+	if err := r.Fail(ctx, wrong, failure.AuthDenied); failure.Classify(err) != failure.AuthDenied {
+		t.Fatalf("fail with a wrong run uuid: %v, want AUTH_DENIED (401)", err)
 	}
 	// A job that is not from Swarm calls nothing.
-	if err := r.Pass(ctx, &job.Job{ID: "job-3"}, 0); err != nil {
+	if err := r.Pass(ctx, &job.Job{ID: "job-3"}, swarm.Outcome{}); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(s.Calls(run.ID)); n != 2 {
-		t.Fatalf("%d calls recorded after refused ones, want still 2", n)
+	if n := len(s.Calls(run.ID)); n != 4 {
+		t.Fatalf("%d calls recorded after refused ones, want still 4", n)
+	}
+}
+
+// TestReporterOutcomes: what the run shows for a gated review, a dead
+// letter and long messages, as Swarm keeps them (80 characters, 10 at most).
+func TestReporterOutcomes(t *testing.T) {
+	s := startStandin(t)
+	ctx := context.Background()
+	tests := []struct {
+		name       string
+		act        func(r *swarm.Reporter, j *job.Job) error
+		wantStatus string
+		wantText   []string
+	}{
+		{"gated: findings at or above high block", func(r *swarm.Reporter, j *job.Job) error {
+			return r.Pass(ctx, j, swarm.Outcome{Findings: 5, Gate: "high", Blocking: 2, Worst: "critical security finding in retry.go line 12", Where: "posted on the review"})
+		}, "fail", []string{"2 finding(s) at or above high", "critical security finding in retry.go line 12"}},
+		{"gate on, nothing at or above it", func(r *swarm.Reporter, j *job.Job) error {
+			return r.Pass(ctx, j, swarm.Outcome{Findings: 4, Gate: "high", Where: "e-mailed to the author"})
+		}, "pass", []string{"4 findings"}},
+		{"dead letter: could not run, not findings", func(r *swarm.Reporter, j *job.Job) error {
+			return r.Fail(ctx, j, failure.Upstream5xx)
+		}, "fail", []string{"could not run the review", "UPSTREAM_5XX", "Not a finding"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			run := s.StartRun(12340, 1)
+			j := swarmRunJob(t, s, "job-"+strconv.FormatInt(run.ID, 10), run)
+			r := &swarm.Reporter{Swarm: &swarm.Client{}, Jobs: &memRecorder{run: j.Swarm}, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+			if err := tt.act(r, j); err != nil {
+				t.Fatal(err)
+			}
+			v := s.RunView(run.ID)
+			all := strings.Join(v.Messages, "\n")
+			for _, m := range v.Messages {
+				if utf8.RuneCountInString(m) > 80 {
+					t.Errorf("message over Swarm's 80 characters (Swarm cuts it): %q", m)
+				}
+			}
+			if v.Status != tt.wantStatus || !v.Completed || v.URL != j.Swarm.JobURL {
+				t.Fatalf("run %+v: want %s, complete, with the job link", v, tt.wantStatus)
+			}
+			for _, w := range tt.wantText {
+				if !strings.Contains(all, w) {
+					t.Errorf("run messages %q lack %q", v.Messages, w)
+				}
+			}
+		})
 	}
 }
 

@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"strconv"
 
 	"github.com/criticizer/criticizer/shared/failure"
 )
@@ -34,40 +32,16 @@ func (v ReviewVersion) Shelf() int64 {
 	return v.Change
 }
 
-// ReviewVersions returns a review's versions, oldest first
-// (GET /api/v11/reviews/{id}, field versions).
+// ReviewVersions returns a review's versions, oldest first (GetReview).
 func (c *Client) ReviewVersions(ctx context.Context, review int64) ([]ReviewVersion, error) {
-	var doc struct {
-		Data *struct {
-			Reviews []struct {
-				Versions []struct {
-					Change        flexInt  `json:"change"`
-					ArchiveChange flexInt  `json:"archiveChange"`
-					User          string   `json:"user"`
-					Time          flexInt  `json:"time"`
-					Pending       flexBool `json:"pending"`
-					Difference    flexBool `json:"difference"`
-				} `json:"versions"`
-			} `json:"reviews"`
-		} `json:"data"`
-	}
-	what := fmt.Sprintf("swarm versions of review %d", review)
-	if _, err := c.api(ctx, http.MethodGet, "/api/v11/reviews/"+strconv.FormatInt(review, 10), nil, nil, &doc, what, false); err != nil {
+	r, err := c.GetReview(ctx, review)
+	if err != nil {
 		return nil, err
 	}
-	if doc.Data == nil || len(doc.Data.Reviews) == 0 || len(doc.Data.Reviews[0].Versions) == 0 {
-		return nil, failure.Errorf(failure.SchemaInvalid, "%s: the answer has no versions", what)
+	if len(r.Versions) == 0 {
+		return nil, failure.Errorf(failure.SchemaInvalid, "swarm versions of review %d: the answer has no versions", review)
 	}
-	var out []ReviewVersion
-	for i, v := range doc.Data.Reviews[0].Versions {
-		rv := ReviewVersion{Number: i + 1, Change: int64(v.Change), ArchiveChange: int64(v.ArchiveChange), User: v.User,
-			Time: int64(v.Time), Pending: bool(v.Pending), Difference: bool(v.Difference)}
-		if rv.Shelf() <= 0 {
-			return nil, failure.Errorf(failure.SchemaInvalid, "%s: version %d names no change", what, rv.Number)
-		}
-		out = append(out, rv)
-	}
-	return out, nil
+	return r.Versions, nil
 }
 
 // flexBool reads a flag Swarm may send as a boolean, 0/1 or null.

@@ -78,8 +78,8 @@ type Handler struct {
 	// SwarmTokens returns the bearer tokens Helix Swarm may present (current,
 	// then previous during a rotation); nil turns bearer authentication off.
 	SwarmTokens Keys
-	// SwarmURL is the Swarm server's base URL: a test run's callback URLs
-	// must be on its origin.
+	// SwarmURL is the Swarm server's base URL: a test run's callbacks are
+	// made on it, whatever origin Swarm put on them (swarm.RunCallbacks).
 	SwarmURL string
 	// Recipients is the recipient policy (recipients.Load): a request naming
 	// an address outside it, or more than its maximum, is refused with 422
@@ -317,12 +317,19 @@ func (h *Handler) create(ctx context.Context, req events.APIGatewayProxyRequest,
 	if mode == authBearer && r.Source != "swarm" {
 		return errorResponse(http.StatusForbidden, "source_not_allowed", "the Swarm token authenticates only source swarm; sign other requests")
 	}
+	var callbacks [3]string
 	if r.Swarm != nil {
-		for _, cb := range []struct{ field, url string }{{"update", r.Swarm.Update}, {"pass", r.Swarm.Pass}, {"fail", r.Swarm.Fail}} {
-			if cb.url != "" && !swarm.SameOrigin(h.SwarmURL, cb.url) {
-				return errorResponse(http.StatusBadRequest, "invalid_field", "swarm."+cb.field+": must be on the configured Swarm server (SWARM_URL)")
-			}
+		// Swarm puts its external_url's origin (or http://localhost) on the
+		// callbacks: they are accepted by path shape and kept rebuilt on
+		// SWARM_URL, the only host they are ever called on.
+		cbs, field, err := swarm.RunCallbacks(h.SwarmURL, r.Swarm.Update, r.Swarm.Pass, r.Swarm.Fail)
+		if err == nil && h.SwarmURL == "" && cbs != [3]string{} {
+			field, err = "update", errors.New("no Swarm server is configured here (SWARM_URL) to call back")
 		}
+		if err != nil {
+			return errorResponse(http.StatusBadRequest, "invalid_field", "swarm."+field+": "+err.Error())
+		}
+		callbacks = cbs
 	}
 	ctx = obs.WithAttrs(ctx, slog.String("idempotency_key", r.IdempotencyKey), slog.Int64("changelist_id", r.ChangelistID), slog.Int("review_version", r.ReviewVersion))
 	if resp, ok := h.checkRecipients(ctx, r); !ok {
@@ -347,7 +354,7 @@ func (h *Handler) create(ctx context.Context, req events.APIGatewayProxyRequest,
 	}
 	if r.Swarm != nil {
 		j.Swarm = &job.SwarmRun{Review: r.Swarm.Review, JobURL: h.runLink(ctx, req, id),
-			UpdateURL: r.Swarm.Update, PassURL: r.Swarm.Pass, FailURL: r.Swarm.Fail}
+			UpdateURL: callbacks[0], PassURL: callbacks[1], FailURL: callbacks[2]}
 	}
 	resp := jsonResponse(http.StatusAccepted, jobView{JobID: id, State: string(job.Queued), ChangelistID: r.ChangelistID,
 		ReviewVersion: r.ReviewVersion, IdempotencyKey: r.IdempotencyKey, CreatedAt: j.CreatedAt, StatusURL: "/jobs/" + id})

@@ -37,7 +37,7 @@ const MaxReviewVersion = 1_000_000
 //	review_version   number or numeric string, required, 1..MaxReviewVersion; a rerun needs a higher one
 //	idempotency_key  string, required, 1–128 of [A-Za-z0-9._:@/-]; the caller's dedupe key
 //	shelved          bool, optional: review the shelved files of a pending changelist
-//	recipients       []string, optional, ≤ 50 e-mail addresses, added to the author
+//	recipients       []string, optional, ≤ 50 e-mail addresses, added to the author; not for source swarm
 //	source           string, optional: "p4-trigger", "swarm" or "api" (default "api")
 //	requested_by     string, optional, ≤ 128 chars, no control characters or markup, for the audit history
 //	swarm            object, required for source "swarm", only there: the test run
@@ -216,6 +216,11 @@ func parseSwarm(raw map[string]json.RawMessage, r *Request) error {
 	shelved, ok := swarm.Shelved(status)
 	if !ok {
 		return &FieldError{Code: "invalid_field", Field: "swarm.status", Msg: "must be shelved or submitted"}
+	}
+	if len(r.Recipients) > 0 {
+		// A Swarm run's recipients are its review's author and participants,
+		// read from Swarm by the fetch stage: never addresses a request names.
+		return &FieldError{Code: "invalid_field", Field: "recipients", Msg: "not accepted for source swarm: the review's author and participants are e-mailed"}
 	}
 	if _, given := raw["shelved"]; given && r.Shelved != shelved {
 		return &FieldError{Code: "invalid_field", Field: "shelved", Msg: "contradicts swarm.status"}

@@ -41,12 +41,25 @@ func (r *recordingJobs) Get(_ context.Context, id string) (*job.Job, error) {
 
 const swarmBase = "https://swarm.example.com"
 
+// swarmRunUUID is the test run's uuid, the credential its callbacks carry.
+const swarmRunUUID = "ab12cd34-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+
+// swarmCallback is a callback as Swarm 2022.1 builds it without an
+// external_url: on http://localhost, the origin of its cron worker's request
+// (docs/reference/swarm.md, test-run callbacks).
+func swarmCallback(origin, kind string) string {
+	if kind != "" {
+		kind += "/"
+	}
+	return origin + "/api/v10/testruns/701/" + kind + swarmRunUUID
+}
+
 // swarmBody is a test definition body after Swarm's substitution: every
 // value a string.
 func swarmBody(status, update string) string {
 	return `{"changelist_id":"12348","review_version":"3","idempotency_key":"swarm-12340-3","source":"swarm",` +
 		`"swarm":{"review":"12340","status":"` + status + `","update":"` + update + `",` +
-		`"pass":"` + swarmBase + `/api/v11/reviews/12340/testruns/701/AB12/pass","fail":"` + swarmBase + `/api/v11/reviews/12340/testruns/701/AB12/fail"}}`
+		`"pass":"` + swarmCallback("http://localhost", "pass") + `","fail":"` + swarmCallback("http://localhost", "fail") + `"}}`
 }
 
 func swarmHandler(jobs *recordingJobs, tokens func(fresh bool) [][]byte) *Handler {
@@ -60,7 +73,7 @@ func swarmHandler(jobs *recordingJobs, tokens func(fresh bool) [][]byte) *Handle
 }
 
 func TestSwarmBearerRequests(t *testing.T) {
-	update := swarmBase + "/api/v11/reviews/12340/testruns/701/AB12"
+	update := swarmCallback("http://localhost", "")
 	tests := []struct {
 		name        string
 		headers     map[string]string
@@ -84,8 +97,14 @@ func TestSwarmBearerRequests(t *testing.T) {
 		{"token for another source", map[string]string{"Authorization": "Bearer tok-current"}, `{"changelist_id":1,"review_version":1,"idempotency_key":"k","source":"api"}`, "POST", "/webhooks/changelist", false, 403, "source_not_allowed", false},
 		{"unknown status", map[string]string{"Authorization": "Bearer tok-current"}, swarmBody("pending", update), "POST", "/webhooks/changelist", false, 400, "invalid_field", false},
 		{"placeholder left unsubstituted", map[string]string{"Authorization": "Bearer tok-current"}, swarmBody("shelved", "{update}"), "POST", "/webhooks/changelist", false, 400, "invalid_field", false},
-		{"callback off the Swarm server", map[string]string{"Authorization": "Bearer tok-current"}, swarmBody("shelved", "https://attacker.example/x"), "POST", "/webhooks/changelist", false, 400, "invalid_field", false},
-		{"callback with credentials in it", map[string]string{"Authorization": "Bearer tok-current"}, swarmBody("shelved", "https://u:p@swarm.example.com/x"), "POST", "/webhooks/changelist", false, 400, "invalid_field", false},
+		{"callback on external_url's origin and sub-path", map[string]string{"Authorization": "Bearer tok-current"}, swarmBody("shelved", swarmCallback("https://review.studio.example/swarm", "")), "POST", "/webhooks/changelist", false, 202, "", true},
+		{"callback on another host: called on SWARM_URL", map[string]string{"Authorization": "Bearer tok-current"}, swarmBody("shelved", swarmCallback("https://attacker.example", "")), "POST", "/webhooks/changelist", false, 202, "", true},
+		{"not a test-run callback", map[string]string{"Authorization": "Bearer tok-current"}, swarmBody("shelved", "https://swarm.example.com/x"), "POST", "/webhooks/changelist", false, 400, "invalid_field", false},
+		{"another API path", map[string]string{"Authorization": "Bearer tok-current"}, swarmBody("shelved", swarmBase+"/api/v9/comments"), "POST", "/webhooks/changelist", false, 400, "invalid_field", false},
+		{"pass callback given as update", map[string]string{"Authorization": "Bearer tok-current"}, swarmBody("shelved", swarmCallback(swarmBase, "pass")), "POST", "/webhooks/changelist", false, 400, "invalid_field", false},
+		{"update of another run", map[string]string{"Authorization": "Bearer tok-current"}, swarmBody("shelved", swarmBase+"/api/v10/testruns/702/"+swarmRunUUID), "POST", "/webhooks/changelist", false, 400, "invalid_field", false},
+		{"callback with a query", map[string]string{"Authorization": "Bearer tok-current"}, swarmBody("shelved", swarmCallback(swarmBase, "")+"?x=1"), "POST", "/webhooks/changelist", false, 400, "invalid_field", false},
+		{"callback with credentials in it", map[string]string{"Authorization": "Bearer tok-current"}, swarmBody("shelved", swarmCallback("https://u:p@swarm.example.com", "")), "POST", "/webhooks/changelist", false, 400, "invalid_field", false},
 		{"no token, no signature", nil, swarmBody("shelved", update), "POST", "/webhooks/changelist", false, 401, "missing_signature", false},
 	}
 	for _, tt := range tests {
@@ -130,14 +149,16 @@ func TestSwarmBearerRequests(t *testing.T) {
 			if j.Source != "swarm" || j.Shelved != tt.wantShelved || j.Changelist != 12348 || j.ReviewVersion != 3 {
 				t.Fatalf("job source %q shelved %v cl %d v%d", j.Source, j.Shelved, j.Changelist, j.ReviewVersion)
 			}
-			if j.Swarm == nil || j.Swarm.Review != 12340 || j.Swarm.UpdateURL != update || !strings.HasSuffix(j.Swarm.PassURL, "/pass") {
+			// Whatever origin Swarm put on them, the callbacks are kept on SWARM_URL.
+			if j.Swarm == nil || j.Swarm.Review != 12340 || j.Swarm.UpdateURL != swarmCallback(swarmBase, "") ||
+				j.Swarm.PassURL != swarmCallback(swarmBase, "pass") || j.Swarm.FailURL != swarmCallback(swarmBase, "fail") {
 				t.Fatalf("swarm run %+v", j.Swarm)
 			}
 			if want := "https://abc.execute-api.eu-west-1.amazonaws.com/prod/jobs/" + j.ID; j.Swarm.JobURL != want {
 				t.Fatalf("job link %q, want %q", j.Swarm.JobURL, want)
 			}
 			// The callback URLs carry Swarm's per-run token: never in the API's answers.
-			if b, _ := json.Marshal(j); strings.Contains(string(b), "AB12") {
+			if b, _ := json.Marshal(j); strings.Contains(string(b), swarmRunUUID) {
 				t.Fatalf("the job's JSON form exposes the callback URLs: %s", b)
 			}
 		})
@@ -160,6 +181,7 @@ func TestParseSwarm(t *testing.T) {
 		{"shelved contradicts status", `{"changelist_id":5,"review_version":2,"idempotency_key":"k","shelved":false,"swarm":{"review":"4","status":"shelved"}}`, "shelved"},
 		{"unknown swarm field", `{"changelist_id":5,"review_version":2,"idempotency_key":"k","swarm":{"review":"4","status":"shelved","branch":"main"}}`, "swarm.branch"},
 		{"version placeholder left", `{"changelist_id":"5","review_version":"{version}","idempotency_key":"k","swarm":{"review":"4","status":"shelved"}}`, "review_version"},
+		{"recipients named by a Swarm run", `{"changelist_id":5,"review_version":2,"idempotency_key":"k","recipients":["eve@example.com"],"swarm":{"review":"4","status":"shelved"}}`, "recipients"},
 		{"relative callback", `{"changelist_id":5,"review_version":2,"idempotency_key":"k","swarm":{"review":"4","status":"shelved","pass":"/pass"}}`, "swarm.pass"},
 	}
 	for _, tt := range tests {
@@ -245,5 +267,18 @@ func TestJobIDValidation(t *testing.T) {
 				t.Fatalf("GET %.40s: %d (%d table reads), want %d (%d reads): %s", path, resp.StatusCode, jobs.gets, tt.want, tt.wantReads, resp.Body)
 			}
 		})
+	}
+}
+
+// TestSwarmCallbacksNeedASwarmServer: without SWARM_URL there is no host
+// to call a run's callbacks on; a signed request carrying them is refused.
+func TestSwarmCallbacksNeedASwarmServer(t *testing.T) {
+	key := []byte("unit-test-key-0123456789")
+	jobs := &recordingJobs{}
+	h := &Handler{Jobs: jobs, Queue: nopQueue{}, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), ReplayWindow: time.Minute,
+		Keys: func(context.Context, bool) ([][]byte, error) { return [][]byte{key}, nil }}
+	resp, _ := h.Handle(context.Background(), signed(key, swarmBody("shelved", swarmCallback("http://localhost", ""))))
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(resp.Body, "SWARM_URL") || len(jobs.created) != 0 {
+		t.Fatalf("%d %s (%d jobs), want 400 naming SWARM_URL and nothing created", resp.StatusCode, resp.Body, len(jobs.created))
 	}
 }

@@ -45,6 +45,9 @@ type Finding struct {
 }
 
 // rule is one deterministic "insight": a substring on an added line.
+// Without a message, the message is the rest of the line after the needle:
+// a model that obeys an instruction planted in the change writes what the
+// change tells it to (prompt injection), which the channels must neutralise.
 type rule struct {
 	needle, id, severity, category, title, message, suggestion string
 }
@@ -67,6 +70,7 @@ var rules = []rule{
 	{"[REDACTED:", "standin.redacted-secret", "info", "security", "Secret redacted before review",
 		"A secret was redacted from this line before review; make sure no credential is committed to the depot.",
 		"Move the credential to the secret store and rotate it."},
+	{"REVIEWER-NOTE:", "standin.injected", "medium", "maintainability", "Note for the reviewer", "", ""},
 }
 
 // Review answers a review prompt's user message: it reads the changed files
@@ -88,6 +92,10 @@ func Review(user, promptVersion, schemaVersion string) ReviewResult {
 				if !strings.Contains(l.text, r.needle) {
 					continue
 				}
+				msg := r.message
+				if msg == "" {
+					msg = strings.TrimSpace(l.text[strings.Index(l.text, r.needle)+len(r.needle):])
+				}
 				res.Findings = append(res.Findings, Finding{
 					ID:         fmt.Sprintf("SI-%03d", len(res.Findings)+1),
 					Severity:   r.severity,
@@ -95,7 +103,7 @@ func Review(user, promptVersion, schemaVersion string) ReviewResult {
 					Title:      r.title,
 					File:       fd.path,
 					Line:       l.n,
-					Message:    r.message,
+					Message:    msg,
 					Suggestion: r.suggestion,
 					Confidence: "high",
 					RuleID:     r.id,

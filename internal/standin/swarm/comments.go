@@ -1,9 +1,13 @@
 package swarm
 
-// Review comments, as docs/reference/swarm.md describes P4 Code Review's
-// comments API: list (v11 and v9 shapes, max/after/lastSeen pagination, the
-// most recent first), create (v9 form fields, not idempotent), edit (author
-// only), with fault injection and a record of every request.
+// Review comments, as /work/shared/reference/swarm.md ("Review comments",
+// checked against Swarm 2022.1's source) describes P4 Code Review's
+// comments API: list (v11 and v9 shapes, max/after/lastSeen pagination,
+// oldest first), create (v9 form fields, not idempotent; a 404 after the
+// store is a fault a test injects: Fault{Status: 404, AfterStore: true}),
+// edit (body by the author only, task state by anyone, along Swarm's
+// transition table with the same state a 400), with fault injection and a
+// record of every request.
 
 import (
 	"cmp"
@@ -25,13 +29,15 @@ const (
 	TaskVerified  = "verified"
 )
 
-// taskTransitions are the task-state changes Swarm offers from each state
-// (flag as task / not a task, addressed, reopen, verify).
+// taskTransitions is Swarm's table of task-state changes; anything else,
+// the state a comment already has included, is a 400 (reference: "Review
+// comments", task-state transitions; Swarm 2022.1 Comments\Model\Comment).
+// verified:archive is a move to verified that also archives.
 var taskTransitions = map[string][]string{
 	TaskComment:   {TaskOpen},
-	TaskOpen:      {TaskComment, TaskAddressed},
-	TaskAddressed: {TaskOpen, TaskVerified},
-	TaskVerified:  {TaskOpen, TaskAddressed},
+	TaskOpen:      {TaskAddressed, TaskComment},
+	TaskAddressed: {TaskVerified, TaskVerified + ":archive", TaskOpen},
+	TaskVerified:  {TaskOpen},
 }
 
 // defaultMax is the page size when a list names no max.
@@ -490,19 +496,20 @@ func (s *Server) listComments(v11 bool) func(r *http.Request, user string) answe
 	}
 }
 
-// page returns up to limit comments of topic ("" for all), the most recent
-// first, skipping those up to and including after in that order, and the
-// id of the last one taken (0: none).
+// page returns up to limit comments of topic ("" for all), oldest first
+// (ids ascending: the code's order, whatever the v11 docs say; reference:
+// "Review comments", pagination), those after the id after, and the id of
+// the last one taken (0: none).
 func (s *Server) page(topic string, after int64, limit int) ([]Comment, int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var all []Comment
 	for _, c := range s.comments {
-		if (topic == "" || c.Topic == topic) && (after == 0 || c.ID < after) {
+		if (topic == "" || c.Topic == topic) && c.ID > after {
 			all = append(all, c.clone())
 		}
 	}
-	slices.SortFunc(all, func(a, b Comment) int { return cmp.Compare(b.ID, a.ID) })
+	slices.SortFunc(all, func(a, b Comment) int { return cmp.Compare(a.ID, b.ID) })
 	if len(all) > limit {
 		all = all[:limit]
 	}
@@ -512,7 +519,10 @@ func (s *Server) page(topic string, after int64, limit int) ([]Comment, int64) {
 	return all, all[len(all)-1].ID
 }
 
-func truthy(v string) bool { return v == "true" || v == "1" }
+// truthy: silenceNotification (and delayNotification) take effect only for
+// the exact string "true", and silence implies delay (reference: "Review
+// comments").
+func truthy(v string) bool { return v == "true" }
 
 // createComment answers POST /api/v9/comments. Every accepted request makes
 // a new comment: Swarm has no idempotency key.
@@ -552,7 +562,8 @@ func (s *Server) createComment(r *http.Request, user string) answer {
 	now := time.Now().Unix()
 	s.mu.Lock()
 	c := s.store(Comment{Topic: topic, Body: body, User: user, Time: now, Updated: now, TaskState: state, Flags: f["flags[]"],
-		Context: ctx, Silenced: truthy(f.Get("silenceNotification")), Delayed: truthy(f.Get("delayNotification"))})
+		Context: ctx, Silenced: truthy(f.Get("silenceNotification")),
+		Delayed: truthy(f.Get("delayNotification")) || truthy(f.Get("silenceNotification"))})
 	s.mu.Unlock()
 	s.log.Info("swarm comment created", "id", c.ID, "topic", topic, "user", user)
 	return answer{status: http.StatusOK, body: map[string]any{"comment": c.wire()}}
@@ -604,8 +615,9 @@ func commentContext(f url.Values, head int) (*CommentContext, *answer) {
 }
 
 // editComment answers PATCH /api/v9/comments/{id}: the author only may
-// change the body, flags or task state. A task-state change follows Swarm's
-// transitions; naming the current state again changes nothing.
+// change the body or flags; any user who can see the review may change the
+// task state, along taskTransitions, where naming the current state again
+// is a 400 (reference: "Review comments").
 func (s *Server) editComment(r *http.Request, user string) answer {
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	f := r.PostForm
@@ -615,19 +627,18 @@ func (s *Server) editComment(r *http.Request, user string) answer {
 	if err != nil || !found {
 		return notFound("Comment does not exist")
 	}
-	if c.User != user {
+	_, body := f["body"]
+	_, flags := f["flags[]"]
+	if c.User != user && (body || flags) {
 		return answer{status: http.StatusForbidden, body: map[string]any{"error": "Forbidden", "messages": []any{map[string]string{"code": "403", "text": "Only the author can edit this comment"}}}}
 	}
 	next := *c
 	if st, ok := f["taskState"]; ok {
 		to := strings.TrimSpace(st[0])
-		if _, known := taskTransitions[to]; !known {
-			return badRequest("taskState", "Unknown task state")
+		if !slices.Contains(taskTransitions[c.TaskState], to) {
+			return badRequest("taskState", "Invalid task state transition specified. Valid transitions are: "+strings.Join(taskTransitions[c.TaskState], ", "))
 		}
-		if to != c.TaskState && !slices.Contains(taskTransitions[c.TaskState], to) {
-			return badRequest("taskState", "Invalid task state transition")
-		}
-		next.TaskState = to
+		next.TaskState, _ = strings.CutSuffix(to, ":archive")
 	}
 	if b, ok := f["body"]; ok {
 		if strings.TrimSpace(b[0]) == "" {

@@ -142,8 +142,14 @@ func TestCreateIsNotIdempotent(t *testing.T) {
 		t.Fatalf("two creates: %v / %v, want two comments with their own ids", a.doc, b.doc)
 	}
 	got := s.Comments(885)
-	if len(got) != 2 || !got[0].Silenced || got[0].Delayed {
-		t.Fatalf("stored %+v: want two silenced comments", got)
+	// Silence implies delay (reference: "Review comments").
+	if len(got) != 2 || !got[0].Silenced || !got[0].Delayed {
+		t.Fatalf("stored %+v: want two silenced (so delayed) comments", got)
+	}
+	// Only the exact string "true" silences.
+	c.do("POST", "/api/v9/comments", "criticizer", "t1", form("topic", "reviews/885", "body", "one", "silenceNotification", "1"))
+	if got := s.Comments(885); got[2].Silenced {
+		t.Fatal(`silenceNotification=1 silenced the comment; Swarm takes only "true"`)
 	}
 }
 
@@ -175,10 +181,11 @@ func TestListPagination(t *testing.T) {
 				}
 				got = append(got, int64(x.(map[string]any)["id"].(float64)))
 			}
-			slices.SortFunc(got, func(a, b int64) int { return int(b - a) })
+			slices.Sort(got)
 		}
 		return got, doc["lastSeen"]
 	}
+	// Pages run oldest first, ids ascending (reference: "Review comments").
 	all := s.Comments(885)
 	newest, oldest := all[len(all)-1].ID, all[0].ID
 	tests := []struct {
@@ -189,14 +196,14 @@ func TestListPagination(t *testing.T) {
 		wantFirst int64 // 0: none
 		wantLast  any   // lastSeen as decoded
 	}{
-		{"v11 first page: the 100 most recent", "/api/v11/comments/reviews/885", true, 100, newest, float64(all[150].ID)},
-		{"v11 next page", fmt.Sprintf("/api/v11/comments/reviews/885?after=%d", all[150].ID), true, 100, all[149].ID, float64(all[50].ID)},
-		{"v11 last page is short", fmt.Sprintf("/api/v11/comments/reviews/885?after=%d", all[50].ID), true, 50, all[49].ID, float64(oldest)},
-		{"v11 past the end: empty, lastSeen null", fmt.Sprintf("/api/v11/comments/reviews/885?after=%d", oldest), true, 0, 0, nil},
-		{"v11 max", "/api/v11/comments/reviews/885?max=7", true, 7, newest, float64(all[243].ID)},
-		{"v9 by topic, keyed by id", "/api/v9/comments?topic=reviews/885&max=10", false, 10, newest, float64(all[240].ID)},
-		{"v9 past the end: comments []", fmt.Sprintf("/api/v9/comments?topic=reviews/885&after=%d", oldest), false, 0, 0, nil},
-		{"v9 version filter thins the page, lastSeen still moves", "/api/v9/comments?topic=reviews/885&max=10&context%5Bversion%5D=2", false, 5, newest, float64(all[240].ID)},
+		{"v11 first page: the 100 oldest", "/api/v11/comments/reviews/885", true, 100, oldest, float64(all[99].ID)},
+		{"v11 next page", fmt.Sprintf("/api/v11/comments/reviews/885?after=%d", all[99].ID), true, 100, all[100].ID, float64(all[199].ID)},
+		{"v11 last page is short", fmt.Sprintf("/api/v11/comments/reviews/885?after=%d", all[199].ID), true, 50, all[200].ID, float64(newest)},
+		{"v11 past the end: empty, lastSeen null", fmt.Sprintf("/api/v11/comments/reviews/885?after=%d", newest), true, 0, 0, nil},
+		{"v11 max", "/api/v11/comments/reviews/885?max=7", true, 7, oldest, float64(all[6].ID)},
+		{"v9 by topic, keyed by id", "/api/v9/comments?topic=reviews/885&max=10", false, 10, oldest, float64(all[9].ID)},
+		{"v9 past the end: comments []", fmt.Sprintf("/api/v9/comments?topic=reviews/885&after=%d", newest), false, 0, 0, nil},
+		{"v9 version filter thins the page, lastSeen still moves", "/api/v9/comments?topic=reviews/885&max=10&context%5Bversion%5D=2", false, 5, all[1].ID, float64(all[9].ID)},
 		{"other review", "/api/v11/comments/reviews/900", true, 5, 0, nil},
 	}
 	for _, tt := range tests {
@@ -209,8 +216,8 @@ func TestListPagination(t *testing.T) {
 			if len(got) != tt.wantN || (tt.wantFirst != 0 && got[0] != tt.wantFirst) || (tt.wantLast != nil && last != tt.wantLast) || (tt.wantN == 0 && last != nil) {
 				t.Fatalf("%d comments from %v, lastSeen %v; want %d from %d, lastSeen %v", len(got), got[:min(3, len(got))], last, tt.wantN, tt.wantFirst, tt.wantLast)
 			}
-			if !slices.IsSortedFunc(got, func(a, b int64) int { return int(b - a) }) {
-				t.Fatalf("page %v is not most recent first", got)
+			if !slices.IsSorted(got) {
+				t.Fatalf("page %v is not oldest first", got)
 			}
 			if reqs := s.Requests(); reqs[len(reqs)-1].Listed != len(got) {
 				t.Fatalf("recorded %d comments listed, want %d", reqs[len(reqs)-1].Listed, len(got))
@@ -242,10 +249,12 @@ func TestEditComment(t *testing.T) {
 		wantState string
 	}{
 		{"open task addressed", path(mine), form("taskState", "addressed"), 200, TaskAddressed},
-		{"addressed again: no change, no error", path(mine), form("taskState", "addressed"), 200, TaskAddressed},
+		{"addressed again: the same state is a 400", path(mine), form("taskState", "addressed"), 400, ""},
+		{"addressed to open is not in the table's reverse: open", path(mine), form("taskState", "open"), 200, TaskOpen},
 		{"a plain comment cannot be addressed", path(plain), form("taskState", "addressed"), 400, ""},
 		{"unknown state", path(plain), form("taskState", "done"), 400, ""},
-		{"another user's comment", path(theirs), form("taskState", "addressed"), 403, ""},
+		{"another user's task state: anyone who sees the review", path(theirs), form("taskState", "addressed"), 200, TaskAddressed},
+		{"another user's body: the author only", path(theirs), form("body", "edited"), 403, ""},
 		{"unknown comment", "/api/v9/comments/99999", form("taskState", "addressed"), 404, ""},
 	}
 	for _, tt := range tests {
@@ -256,7 +265,7 @@ func TestEditComment(t *testing.T) {
 			}
 		})
 	}
-	if got := s.Comments(885); got[2].TaskState != TaskOpen || got[1].TaskState != TaskComment {
+	if got := s.Comments(885); got[2].Body != "nit" || got[1].TaskState != TaskComment {
 		t.Fatalf("refused edits changed comments: %+v", got)
 	}
 }

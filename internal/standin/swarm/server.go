@@ -1,12 +1,15 @@
-// Package swarm is a stand-in for Helix Swarm, built from
-// docs/reference/swarm.md, for the integration suite: the reviews API
-// (GET /api/v11/reviews/{id}, HTTP Basic login, field author, the versions
-// array), the review comments API (comments.go: list, create, edit, with
-// fault injection) and the three callback URLs of a workflow test run
-// ({update}, {pass}, {fail}, each carrying the run's own token), whose calls
-// it records. It also does what Swarm does when a test runs: Substitute
-// fills a test definition's body template with string placeholders,
-// JSON-escaped.
+// Package swarm is a stand-in for Helix Swarm (P4 Code Review), built from
+// /work/shared/reference/swarm.md (checked against Swarm 2022.1's source),
+// for the integration suite: the reviews API (GET /api/v9 and /api/v11
+// /reviews/{id}, HTTP Basic login, field author, the versions array), the
+// review comments API (comments.go: list, create, edit, with fault
+// injection) and a workflow test run's callbacks ({update}, {pass},
+// {fail}) as Swarm builds and serves them: on the origin of its
+// external_url, or http://localhost without one; {update} JSON only,
+// {pass}/{fail} reading only a url. It records the calls and shows the run
+// as a reviewer sees it (RunView). It also does what Swarm does when a test
+// runs: Substitute fills a test definition's body template with string
+// placeholders, JSON-escaped.
 package swarm
 
 import (
@@ -31,6 +34,12 @@ import (
 type Options struct {
 	User, Ticket string       // the API login the reviews API accepts
 	Logger       *slog.Logger // default discards
+	// ExternalURL is Swarm's environment.external_url, the origin it puts
+	// on callback URLs. Empty is a default installation: the callbacks
+	// carry the origin of the queue worker's request, which Swarm's cron
+	// script makes to http://localhost (reference: "Test-run callbacks";
+	// QualifiedUrl view helper, p4-bin/scripts/swarm-cron.sh).
+	ExternalURL string
 }
 
 // Review is a Swarm review.
@@ -41,9 +50,12 @@ type Review struct {
 	Version int
 	// Versions, oldest first (AddVersion); empty shows Change as the only one.
 	Versions []Version
+	// Reviewers are participants besides the author.
+	Reviewers []string
 }
 
-// Run is one test run of a review version, with its callback URLs.
+// Run is one test run of a review version, with its callback URLs as
+// Swarm substitutes them for {update}, {pass} and {fail}.
 type Run struct {
 	ID      int64
 	Review  int64
@@ -52,6 +64,16 @@ type Run struct {
 	Pass    string
 	Fail    string
 	token   string
+	view    RunView
+}
+
+// RunView is a test run as a reviewer sees it on the review: its status,
+// the messages the last {update} set, its link, and whether it completed.
+type RunView struct {
+	Status    string // notstarted, running, pass, fail
+	Messages  []string
+	URL       string
+	Completed bool
 }
 
 // Call is one callback Swarm received.
@@ -106,11 +128,16 @@ func (s *Server) Start(addr string) (string, error) {
 		return "", err
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /api/v11/reviews/{id}", s.review)
-	mux.HandleFunc("POST /api/v11/reviews/{review}/testruns/{run}/{token}", s.callback("update"))
-	mux.HandleFunc("PATCH /api/v11/reviews/{review}/testruns/{run}/{token}", s.callback("update"))
-	mux.HandleFunc("POST /api/v11/reviews/{review}/testruns/{run}/{token}/pass", s.callback("pass"))
-	mux.HandleFunc("POST /api/v11/reviews/{review}/testruns/{run}/{token}/fail", s.callback("fail"))
+	// v11 from 2022.1 on; v9 on every supported release (reference: review author).
+	mux.HandleFunc("GET /api/v11/reviews/{id}", s.review(true))
+	mux.HandleFunc("GET /api/v9/reviews/{id}", s.review(false))
+	// Swarm 2022.1 module/TestIntegration/config/module.config.php: the
+	// callbacks' routes, v10, no login (the uuid is the credential).
+	mux.HandleFunc("/api/v10/testruns/{run}/{token}", s.update)
+	for _, kind := range []string{"pass", "fail"} {
+		mux.HandleFunc("GET /api/v10/testruns/{run}/"+kind+"/{token}", s.finish(kind))
+		mux.HandleFunc("POST /api/v10/testruns/{run}/"+kind+"/{token}", s.finish(kind))
+	}
 	mux.HandleFunc("GET /api/v11/comments/reviews/{id}", s.commentsAPI(OpListComments, s.listComments(true)))
 	for _, p := range []string{"/api/v9/comments", "/api/v9/comments/{$}"} {
 		mux.HandleFunc("GET "+p, s.commentsAPI(OpListComments, s.listComments(false)))
@@ -152,11 +179,30 @@ func (s *Server) StartRun(review int64, version int) Run {
 	s.seq++
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
-	r := &Run{ID: s.seq, Review: review, Version: version, token: strings.ToUpper(hex.EncodeToString(b))}
-	prefix := fmt.Sprintf("%s/api/v11/reviews/%d/testruns/%d/%s", s.base, review, r.ID, r.token)
-	r.Update, r.Pass, r.Fail = prefix, prefix+"/pass", prefix+"/fail"
+	h := hex.EncodeToString(b)
+	r := &Run{ID: s.seq, Review: review, Version: version, token: h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:],
+		view: RunView{Status: "notstarted"}}
+	origin := strings.TrimRight(s.opts.ExternalURL, "/")
+	if origin == "" {
+		origin = "http://localhost"
+	}
+	prefix := fmt.Sprintf("%s/api/v10/testruns/%d/", origin, r.ID)
+	r.Update, r.Pass, r.Fail = prefix+r.token, prefix+"pass/"+r.token, prefix+"fail/"+r.token
 	s.runs[r.ID] = r
 	return *r
+}
+
+// RunView returns the run as a reviewer sees it.
+func (s *Server) RunView(run int64) RunView {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.runs[run]
+	if !ok {
+		return RunView{}
+	}
+	v := r.view
+	v.Messages = append([]string(nil), v.Messages...)
+	return v
 }
 
 // FailNext makes the next len(statuses) callbacks of kind answer those
@@ -190,7 +236,13 @@ func apiError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, map[string]any{"error": msg, "messages": []any{map[string]string{"code": strconv.Itoa(status), "text": msg}}, "data": nil})
 }
 
-func (s *Server) review(w http.ResponseWriter, r *http.Request) {
+// review answers the reviews API: v11 as {"data": {"reviews": [...]}},
+// v9 as {"review": {...}} (reference: review author and versions).
+func (s *Server) review(v11 bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) { s.reviewAPI(w, r, v11) }
+}
+
+func (s *Server) reviewAPI(w http.ResponseWriter, r *http.Request, v11 bool) {
 	if _, ok := s.login(r); !ok {
 		w.Header().Set("WWW-Authenticate", `Basic realm="swarm"`)
 		apiError(w, http.StatusUnauthorized, "Unauthorized")
@@ -204,54 +256,153 @@ func (s *Server) review(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusNotFound, "Cannot fetch entry. Id does not exist.")
 		return
 	}
-	// The v11 shape: a list under data.reviews, abridged to what is read.
-	writeJSON(w, http.StatusOK, map[string]any{"error": nil, "messages": []any{}, "data": map[string]any{"reviews": []any{map[string]any{
-		"id": rev.ID, "type": "default", "author": rev.Author, "changes": changesOf(rev), "state": "needsReview",
-		"versions": versionsWire(rev),
-	}}}})
+	// Abridged to what is read.
+	doc := map[string]any{"id": rev.ID, "type": "default", "author": rev.Author, "changes": changesOf(rev), "state": "needsReview",
+		"versions": versionsWire(rev), "participants": participantsWire(rev)}
+	if !v11 {
+		writeJSON(w, http.StatusOK, map[string]any{"review": doc})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"error": nil, "messages": []any{}, "data": map[string]any{"reviews": []any{doc}}})
 }
 
-func (s *Server) callback(kind string) http.HandlerFunc {
+// participantsWire is the review's participants keyed by user, as Swarm
+// lists them (the author is one).
+func participantsWire(r Review) map[string]any {
+	out := map[string]any{}
+	if r.Author != "" {
+		out[r.Author] = map[string]any{}
+	}
+	for _, u := range r.Reviewers {
+		out[u] = map[string]any{}
+	}
+	return out
+}
+
+// runFor finds the callback's run: an unknown run is a 404, a wrong uuid a
+// 401 (Swarm 2022.1 src/Controller/TestRunApi.php). Called with s.mu held.
+func (s *Server) runFor(w http.ResponseWriter, r *http.Request) *Run {
+	id, _ := strconv.ParseInt(r.PathValue("run"), 10, 64)
+	run, ok := s.runs[id]
+	switch {
+	case !ok:
+		apiError(w, http.StatusNotFound, "Test run not found")
+		return nil
+	case r.PathValue("token") != run.token:
+		apiError(w, http.StatusUnauthorized, "Unauthorized")
+		return nil
+	}
+	return run
+}
+
+// failed answers a status FailNext queued for kind. Called with s.mu held.
+func (s *Server) failed(w http.ResponseWriter, kind string) bool {
+	if q := s.fail[kind]; len(q) > 0 {
+		s.fail[kind] = q[1:]
+		apiError(w, q[0], http.StatusText(q[0]))
+		return true
+	}
+	return false
+}
+
+// update is {update}: POST only, a JSON body with messages, status and url
+// and nothing else (another key is a 400); status one of pass, fail,
+// running, notstarted; Swarm keeps 10 messages of 80 characters; url at
+// most 1024 characters (reference: "Test-run callbacks"; Swarm 2022.1
+// src/Filter/TestRun.php).
+func (s *Server) update(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	run := s.runFor(w, r)
+	if run == nil {
+		return
+	}
+	if r.Method != http.MethodPost {
+		apiError(w, http.StatusMethodNotAllowed, "Method not allowed")
+		return
+	}
+	if s.failed(w, "update") {
+		return
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(body, &raw); err != nil {
+		apiError(w, http.StatusBadRequest, "Invalid JSON body")
+		return
+	}
+	var rep struct {
+		Status   string   `json:"status"`
+		Messages []string `json:"messages"`
+		URL      string   `json:"url"`
+	}
+	for k := range raw {
+		if k != "status" && k != "messages" && k != "url" {
+			apiError(w, http.StatusBadRequest, "Unknown field "+k)
+			return
+		}
+	}
+	if err := json.Unmarshal(body, &rep); err != nil || len(rep.URL) > 1024 {
+		apiError(w, http.StatusBadRequest, "Invalid messages, status or url")
+		return
+	}
+	switch rep.Status {
+	case "", "pass", "fail", "running", "notstarted":
+	default:
+		apiError(w, http.StatusBadRequest, "Invalid status")
+		return
+	}
+	msgs := rep.Messages[:min(len(rep.Messages), 10)]
+	for i, m := range msgs {
+		if rs := []rune(m); len(rs) > 80 {
+			msgs[i] = string(rs[:80])
+		}
+	}
+	if rep.Status != "" {
+		run.view.Status = rep.Status
+	}
+	if _, ok := raw["messages"]; ok {
+		run.view.Messages = msgs
+	}
+	if _, ok := raw["url"]; ok {
+		run.view.URL = rep.URL
+	}
+	s.recordCall(w, r, run, Call{Kind: "update", Status: rep.Status, Messages: rep.Messages, URL: rep.URL})
+}
+
+// finish is {pass} or {fail}: GET or POST; it reads only a url, from form
+// parameters or the query, never messages (a JSON body is ignored); it
+// sets the status and completion and leaves the last {update}'s messages
+// (reference: "Test-run callbacks"; Swarm 2022.1 TestRunApi.php).
+func (s *Server) finish(kind string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		runID, _ := strconv.ParseInt(r.PathValue("run"), 10, 64)
-		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		var link string
+		if strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") || r.Method == http.MethodGet {
+			_ = r.ParseForm()
+			link = r.Form.Get("url")
+		} else {
+			link = r.URL.Query().Get("url")
+		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		run, ok := s.runs[runID]
-		if !ok || r.PathValue("token") != run.token || r.PathValue("review") != strconv.FormatInt(run.Review, 10) {
-			apiError(w, http.StatusForbidden, "Invalid test run or token")
+		run := s.runFor(w, r)
+		if run == nil || s.failed(w, kind) {
 			return
 		}
-		if q := s.fail[kind]; len(q) > 0 {
-			s.fail[kind] = q[1:]
-			apiError(w, q[0], http.StatusText(q[0]))
-			return
+		run.view.Status, run.view.Completed = kind, true
+		if link != "" {
+			run.view.URL = link
 		}
-		var rep struct {
-			Status   string   `json:"status"`
-			Messages []string `json:"messages"`
-			URL      string   `json:"url"`
-		}
-		if len(body) > 0 {
-			if err := json.Unmarshal(body, &rep); err != nil {
-				apiError(w, http.StatusBadRequest, "Invalid JSON body")
-				return
-			}
-		}
-		status := kind
-		if kind == "update" {
-			if rep.Status != "" && rep.Status != "running" && rep.Status != "pass" && rep.Status != "fail" {
-				apiError(w, http.StatusBadRequest, "Invalid status")
-				return
-			}
-			status = rep.Status
-		}
-		s.calls = append(s.calls, Call{Run: runID, Kind: kind, Method: r.Method, ContentType: r.Header.Get("Content-Type"),
-			Status: status, Messages: rep.Messages, URL: rep.URL, At: time.Now()})
-		s.log.Info("swarm callback", "run", runID, "kind", kind)
-		writeJSON(w, http.StatusOK, map[string]any{"error": nil, "messages": []any{}, "data": map[string]any{"testruns": []any{
-			map[string]any{"id": runID, "version": run.Version, "status": status, "messages": rep.Messages, "url": rep.URL}}}})
+		s.recordCall(w, r, run, Call{Kind: kind, Status: kind, URL: link})
 	}
+}
+
+// recordCall keeps a call and answers it as Swarm does. Called with s.mu held.
+func (s *Server) recordCall(w http.ResponseWriter, r *http.Request, run *Run, c Call) {
+	c.Run, c.Method, c.ContentType, c.At = run.ID, r.Method, r.Header.Get("Content-Type"), time.Now()
+	s.calls = append(s.calls, c)
+	s.log.Info("swarm callback", "run", run.ID, "kind", c.Kind)
+	writeJSON(w, http.StatusOK, map[string]any{"error": nil, "messages": []any{}, "data": map[string]any{"testruns": []any{
+		map[string]any{"id": run.ID, "version": run.Version, "status": run.view.Status, "messages": run.view.Messages, "url": run.view.URL}}}})
 }
 
 // Values are a run's placeholder values, as Swarm fills them: all strings.

@@ -63,6 +63,11 @@ func TestRunTestFollowsTheReference(t *testing.T) {
 	}
 }
 
+// TestReviewsAPIAndCallbacks: the reviews API in v9 and v11 shapes, and
+// the callbacks as Swarm 2022.1 serves them (reference: "Test-run
+// callbacks"): on http://localhost without external_url, 401 for a wrong
+// uuid, 404 for an unknown run, {update} POST-only JSON with three keys,
+// {pass}/{fail} reading only a url and never a message.
 func TestReviewsAPIAndCallbacks(t *testing.T) {
 	s := NewServer(Options{User: "u", Ticket: "t"})
 	base, err := s.Start("127.0.0.1:0")
@@ -72,10 +77,17 @@ func TestReviewsAPIAndCallbacks(t *testing.T) {
 	defer s.Close()
 	s.AddReview(Review{ID: 40, Author: "bob", Change: 41, Version: 1})
 	run := s.StartRun(40, 1)
-	do := func(method, u, user, body string) (int, map[string]any) {
+	if !strings.HasPrefix(run.Update, "http://localhost/api/v10/testruns/") || !strings.Contains(run.Pass, "/pass/") {
+		t.Fatalf("callbacks %q, %q: want Swarm's v10 shapes on http://localhost", run.Update, run.Pass)
+	}
+	on := func(u string) string { return base + strings.TrimPrefix(u, "http://localhost") }
+	do := func(method, u, user, ctype, body string) (int, map[string]any) {
 		req, _ := http.NewRequest(method, u, strings.NewReader(body))
 		if user != "" {
 			req.SetBasicAuth(user, "t")
+		}
+		if ctype != "" {
+			req.Header.Set("Content-Type", ctype)
 		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -86,22 +98,28 @@ func TestReviewsAPIAndCallbacks(t *testing.T) {
 		_ = json.NewDecoder(resp.Body).Decode(&doc)
 		return resp.StatusCode, doc
 	}
+	const form, js = "application/x-www-form-urlencoded", "application/json"
 	tests := []struct {
-		name, method, url, user, body string
-		want                          int
+		name, method, url, user, ctype, body string
+		want                                 int
 	}{
-		{"review with a login", "GET", base + "/api/v11/reviews/40", "u", "", 200},
-		{"review without a login", "GET", base + "/api/v11/reviews/40", "", "", 401},
-		{"review with a wrong login", "GET", base + "/api/v11/reviews/40", "x", "", 401},
-		{"unknown review", "GET", base + "/api/v11/reviews/99", "u", "", 404},
-		{"update", "POST", run.Update, "", `{"status":"running","messages":["m"],"url":"https://x/jobs/1"}`, 200},
-		{"update with an unknown status", "POST", run.Update, "", `{"status":"done"}`, 400},
-		{"pass with another run's token", "POST", strings.Replace(run.Pass, "/testruns/", "/testruns/9", 1), "", `{}`, 403},
-		{"pass", "POST", run.Pass, "", `{"messages":["ok"]}`, 200},
+		{"review with a login", "GET", base + "/api/v11/reviews/40", "u", "", "", 200},
+		{"review in v9", "GET", base + "/api/v9/reviews/40", "u", "", "", 200},
+		{"review without a login", "GET", base + "/api/v11/reviews/40", "", "", "", 401},
+		{"review with a wrong login", "GET", base + "/api/v11/reviews/40", "x", "", "", 401},
+		{"unknown review", "GET", base + "/api/v11/reviews/99", "u", "", "", 404},
+		{"update", "POST", on(run.Update), "", js, `{"status":"running","messages":["m"],"url":"https://x/jobs/1"}`, 200},
+		{"update by GET", "GET", on(run.Update), "", "", "", 405},
+		{"update with an unknown status", "POST", on(run.Update), "", js, `{"status":"done"}`, 400},
+		{"update with another key", "POST", on(run.Update), "", js, `{"status":"pass","title":"x"}`, 400},
+		{"update with a wrong uuid", "POST", strings.Replace(on(run.Update), "testruns/701/", "testruns/701/0", 1), "", js, `{}`, 401},
+		{"pass of an unknown run", "POST", strings.Replace(on(run.Pass), "/testruns/", "/testruns/9", 1), "", form, ``, 404},
+		{"final update", "POST", on(run.Update), "", js, `{"status":"pass","messages":["` + strings.Repeat("x", 90) + `"]}`, 200},
+		{"pass: messages ignored, url read from the form", "POST", on(run.Pass), "", form, `messages=ignored&url=https%3A%2F%2Fx%2Fview%2F1`, 200},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, doc := do(tt.method, tt.url, tt.user, tt.body)
+			code, doc := do(tt.method, tt.url, tt.user, tt.ctype, tt.body)
 			if code != tt.want {
 				t.Fatalf("%s %s: %d %v, want %d", tt.method, tt.url, code, doc, tt.want)
 			}
@@ -111,9 +129,21 @@ func TestReviewsAPIAndCallbacks(t *testing.T) {
 					t.Fatalf("v11 answer %v: want data.reviews[0].author bob", doc)
 				}
 			}
+			if tt.name == "review in v9" && doc["review"].(map[string]any)["author"] != "bob" {
+				t.Fatalf("v9 answer %v: want review.author bob", doc)
+			}
 		})
 	}
-	if calls := s.Calls(run.ID); len(calls) != 2 || calls[0].Kind != "update" || calls[1].Kind != "pass" {
-		t.Fatalf("recorded %+v, want the accepted update and pass only", calls)
+	v := s.RunView(run.ID)
+	if v.Status != "pass" || !v.Completed || v.URL != "https://x/view/1" || len(v.Messages) != 1 || v.Messages[0] != strings.Repeat("x", 80) {
+		t.Fatalf("run shows %+v: want passed, the final update's message cut to 80 characters, the form's url", v)
+	}
+	// A {fail} with a JSON body: the message is never read.
+	run2 := s.StartRun(40, 1)
+	if code, _ := do("POST", on(run2.Fail), "", js, `{"messages":["from json"],"url":"https://x/y"}`); code != 200 {
+		t.Fatalf("fail with JSON: %d", code)
+	}
+	if v := s.RunView(run2.ID); v.Status != "fail" || len(v.Messages) != 0 || v.URL != "" {
+		t.Fatalf("fail with a JSON body shows %+v: want failed with no message and no link", v)
 	}
 }
