@@ -195,8 +195,12 @@ func (r *repo) commentLine(rel string, n int, line string) {
 	if strings.HasPrefix(line, "//go:") || strings.HasPrefix(line, "//nolint") {
 		return
 	}
-	for _, m := range testWord.FindAllString(quoted.ReplaceAllString(line, ""), -1) {
-		r.cites = append(r.cites, citation{rel, n, m})
+	text := quoted.ReplaceAllString(line, "")
+	for _, ix := range testWord.FindAllStringIndex(text, -1) {
+		if inForeignPath(text, ix[0], ix[1]) {
+			continue
+		}
+		r.cites = append(r.cites, citation{rel, n, text[ix[0]:ix[1]]})
 	}
 	for _, m := range r.paths.FindAllStringSubmatch(line, -1) {
 		if !nameSegment.MatchString(m[1]) {
@@ -206,6 +210,19 @@ func (r *repo) commentLine(rel string, n int, line string) {
 	for _, m := range mdWord.FindAllStringSubmatch(line, -1) {
 		r.cites = append(r.cites, citation{rel, n, m[1]})
 	}
+}
+
+// inForeignPath reports whether text[i:j], shaped like a test name, is a
+// segment of another project's path (Swarm's module/TestIntegration/…,
+// TestRunApi.php): a slash before or after it, or a file extension after it.
+func inForeignPath(text string, i, j int) bool {
+	if i > 0 && text[i-1] == '/' {
+		return true
+	}
+	if j < len(text) && text[j] == '/' {
+		return true
+	}
+	return j+1 < len(text) && text[j] == '.' && text[j+1] >= 'a' && text[j+1] <= 'z'
 }
 
 // pathWords matches a path that starts at one of the top-level directories.

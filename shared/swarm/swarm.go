@@ -282,7 +282,7 @@ func (c *Client) callback(ctx context.Context, callbackURL, contentType string, 
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 	if resp.StatusCode/100 != 2 {
-		// 401: a wrong uuid; 404: the run is gone (Swarm's TestRunApi).
+		// 401: a wrong uuid; 404: the run is gone (Swarm's TestRunApi.php).
 		return failure.Upstream(resp.StatusCode, retryAfter(resp), fmt.Errorf("swarm callback: HTTP %d", resp.StatusCode))
 	}
 	return nil
