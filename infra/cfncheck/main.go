@@ -11,6 +11,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/criticizer/criticizer/internal/devstack"
+	"github.com/criticizer/criticizer/internal/p4layer"
 )
 
 // environments are the checked-in environments a studio deploys.
@@ -80,7 +82,8 @@ func run(venv, baselinePath, keep string) error {
 }
 
 // placeholders are what synth needs but the validators never read: a
-// bootstrap per function and a staged p4 layer (bin/p4).
+// bootstrap per function and a staged p4 layer (bin/p4 and the record of
+// its checksum, which synth compares with the configured one).
 func placeholders(dir string) (assets, layer string, err error) {
 	assets = filepath.Join(dir, "assets")
 	for _, fn := range devstack.FunctionNames {
@@ -95,7 +98,28 @@ func placeholders(dir string) (assets, layer string, err error) {
 	if err := os.MkdirAll(filepath.Join(layer, "bin"), 0o755); err != nil {
 		return "", "", err
 	}
-	return assets, layer, os.WriteFile(filepath.Join(layer, "bin", "p4"), []byte("#!/bin/sh\n"), 0o755)
+	bin := filepath.Join(layer, "bin", "p4")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		return "", "", err
+	}
+	sum, err := p4layer.FileSHA256(bin)
+	if err != nil {
+		return "", "", err
+	}
+	rec, err := json.Marshal(p4layer.Record{SHA256: sum, Version: "placeholder (make validate)", Arch: "arm64"})
+	if err != nil {
+		return "", "", err
+	}
+	return assets, layer, os.WriteFile(filepath.Join(layer, p4layer.RecordName), rec, 0o644)
+}
+
+// layerSHA256 is the checksum placeholders recorded for the layer.
+func layerSHA256(layer string) string {
+	var rec p4layer.Record
+	if b, err := os.ReadFile(filepath.Join(layer, p4layer.RecordName)); err == nil {
+		_ = json.Unmarshal(b, &rec)
+	}
+	return rec.SHA256
 }
 
 // synthesize builds env's template the way `cdk synth` does (cdk.json's
@@ -104,7 +128,7 @@ func synthesize(ctx context.Context, env, assets, layer, out string) (string, er
 	var log bytes.Buffer // jsii's banners; shown only when synth fails
 	dir, err := devstack.Synth(ctx, devstack.SynthOptions{
 		Env: env, AssetRoot: assets, OutDir: out,
-		Overrides: map[string]any{"p4LayerPath": layer},
+		Overrides: map[string]any{"p4LayerPath": layer, "p4LayerSha256": layerSHA256(layer)},
 		// devstack leaves metric-math alarms out for the emulator; AWS gets them.
 		Context: map[string]any{"metricMathAlarms": true},
 		Output:  &log,
