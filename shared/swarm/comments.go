@@ -259,9 +259,17 @@ func (c *Client) List(ctx context.Context, review int64) ([]Comment, error) {
 
 // list also returns the login the listing was made as.
 func (c *Client) list(ctx context.Context, review int64) ([]Comment, string, error) {
+	return c.listAfter(ctx, review, 0)
+}
+
+// listAfter is list over the comments with ids above from (0: all). Swarm
+// numbers comments as it stores them and pages oldest first, after=<id>
+// starting past that id (reference "Review comments"), so the comments
+// stored since a comment existed are exactly those listed after its id.
+func (c *Client) listAfter(ctx context.Context, review, from int64) ([]Comment, string, error) {
 	var out []Comment
 	seen := map[int64]bool{}
-	var after int64
+	after := from
 	user := ""
 	for range maxPages {
 		q := url.Values{"max": {strconv.Itoa(pageSize)}}
@@ -318,6 +326,11 @@ func (c *Client) Marked(ctx context.Context, review int64) (map[Marker]Comment, 
 	if err != nil {
 		return nil, err
 	}
+	return marked(list, user), nil
+}
+
+// marked picks the service's comments out of a listing, by marker.
+func marked(list []Comment, user string) map[Marker]Comment {
 	out := map[Marker]Comment{}
 	for _, cm := range list {
 		if cm.User != user {
@@ -329,7 +342,20 @@ func (c *Client) Marked(ctx context.Context, review int64) (map[Marker]Comment, 
 			}
 		}
 	}
-	return out, nil
+	return out
+}
+
+// MarkedAfter is Marked over the comments stored after comment id after
+// only: a create that began once that comment existed can only have made a
+// comment with a higher id, so the lookup of its marker reads the comments
+// since, not the review's history. As with Marked, a marker missing means
+// the whole listing was read (every page, to a null lastSeen) without it.
+func (c *Client) MarkedAfter(ctx context.Context, review, after int64) (map[Marker]Comment, error) {
+	list, user, err := c.listAfter(ctx, review, max(after, 0))
+	if err != nil {
+		return nil, err
+	}
+	return marked(list, user), nil
 }
 
 // FindByMarker looks for the service's comment carrying m on a review,

@@ -490,19 +490,20 @@ func (s *Server) listComments(v11 bool) func(r *http.Request, user string) answe
 	}
 }
 
-// page returns up to limit comments of topic ("" for all), the most recent
-// first, skipping those up to and including after in that order, and the
-// id of the last one taken (0: none).
+// page returns up to limit comments of topic ("" for all), oldest first
+// (ids ascending: the code's order, whatever the v11 docs say; reference:
+// "Review comments", pagination), those after the id after, and the id of
+// the last one taken (0: none).
 func (s *Server) page(topic string, after int64, limit int) ([]Comment, int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var all []Comment
 	for _, c := range s.comments {
-		if (topic == "" || c.Topic == topic) && (after == 0 || c.ID < after) {
+		if (topic == "" || c.Topic == topic) && c.ID > after {
 			all = append(all, c.clone())
 		}
 	}
-	slices.SortFunc(all, func(a, b Comment) int { return cmp.Compare(b.ID, a.ID) })
+	slices.SortFunc(all, func(a, b Comment) int { return cmp.Compare(a.ID, b.ID) })
 	if len(all) > limit {
 		all = all[:limit]
 	}

@@ -175,10 +175,11 @@ func TestListPagination(t *testing.T) {
 				}
 				got = append(got, int64(x.(map[string]any)["id"].(float64)))
 			}
-			slices.SortFunc(got, func(a, b int64) int { return int(b - a) })
+			slices.Sort(got)
 		}
 		return got, doc["lastSeen"]
 	}
+	// Pages run oldest first, ids ascending (reference: "Review comments").
 	all := s.Comments(885)
 	newest, oldest := all[len(all)-1].ID, all[0].ID
 	tests := []struct {
@@ -189,14 +190,14 @@ func TestListPagination(t *testing.T) {
 		wantFirst int64 // 0: none
 		wantLast  any   // lastSeen as decoded
 	}{
-		{"v11 first page: the 100 most recent", "/api/v11/comments/reviews/885", true, 100, newest, float64(all[150].ID)},
-		{"v11 next page", fmt.Sprintf("/api/v11/comments/reviews/885?after=%d", all[150].ID), true, 100, all[149].ID, float64(all[50].ID)},
-		{"v11 last page is short", fmt.Sprintf("/api/v11/comments/reviews/885?after=%d", all[50].ID), true, 50, all[49].ID, float64(oldest)},
-		{"v11 past the end: empty, lastSeen null", fmt.Sprintf("/api/v11/comments/reviews/885?after=%d", oldest), true, 0, 0, nil},
-		{"v11 max", "/api/v11/comments/reviews/885?max=7", true, 7, newest, float64(all[243].ID)},
-		{"v9 by topic, keyed by id", "/api/v9/comments?topic=reviews/885&max=10", false, 10, newest, float64(all[240].ID)},
-		{"v9 past the end: comments []", fmt.Sprintf("/api/v9/comments?topic=reviews/885&after=%d", oldest), false, 0, 0, nil},
-		{"v9 version filter thins the page, lastSeen still moves", "/api/v9/comments?topic=reviews/885&max=10&context%5Bversion%5D=2", false, 5, newest, float64(all[240].ID)},
+		{"v11 first page: the 100 oldest", "/api/v11/comments/reviews/885", true, 100, oldest, float64(all[99].ID)},
+		{"v11 next page", fmt.Sprintf("/api/v11/comments/reviews/885?after=%d", all[99].ID), true, 100, all[100].ID, float64(all[199].ID)},
+		{"v11 last page is short", fmt.Sprintf("/api/v11/comments/reviews/885?after=%d", all[199].ID), true, 50, all[200].ID, float64(newest)},
+		{"v11 past the end: empty, lastSeen null", fmt.Sprintf("/api/v11/comments/reviews/885?after=%d", newest), true, 0, 0, nil},
+		{"v11 max", "/api/v11/comments/reviews/885?max=7", true, 7, oldest, float64(all[6].ID)},
+		{"v9 by topic, keyed by id", "/api/v9/comments?topic=reviews/885&max=10", false, 10, oldest, float64(all[9].ID)},
+		{"v9 past the end: comments []", fmt.Sprintf("/api/v9/comments?topic=reviews/885&after=%d", newest), false, 0, 0, nil},
+		{"v9 version filter thins the page, lastSeen still moves", "/api/v9/comments?topic=reviews/885&max=10&context%5Bversion%5D=2", false, 5, all[1].ID, float64(all[9].ID)},
 		{"other review", "/api/v11/comments/reviews/900", true, 5, 0, nil},
 	}
 	for _, tt := range tests {
@@ -209,8 +210,8 @@ func TestListPagination(t *testing.T) {
 			if len(got) != tt.wantN || (tt.wantFirst != 0 && got[0] != tt.wantFirst) || (tt.wantLast != nil && last != tt.wantLast) || (tt.wantN == 0 && last != nil) {
 				t.Fatalf("%d comments from %v, lastSeen %v; want %d from %d, lastSeen %v", len(got), got[:min(3, len(got))], last, tt.wantN, tt.wantFirst, tt.wantLast)
 			}
-			if !slices.IsSortedFunc(got, func(a, b int64) int { return int(b - a) }) {
-				t.Fatalf("page %v is not most recent first", got)
+			if !slices.IsSorted(got) {
+				t.Fatalf("page %v is not oldest first", got)
 			}
 			if reqs := s.Requests(); reqs[len(reqs)-1].Listed != len(got) {
 				t.Fatalf("recorded %d comments listed, want %d", reqs[len(reqs)-1].Listed, len(got))
