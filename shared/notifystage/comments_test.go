@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"strconv"
 	"testing"
 	"time"
 
@@ -47,6 +48,16 @@ func (f *fakeItemRows) BeginItem(_ context.Context, it outbox.Item, jobID string
 	r.Status, r.SendStartedAt, r.SendToken = outbox.Sending, job.FormatTime(now), fmt.Sprint("tok", r.Attempts)
 	c := *r
 	return &outbox.Send{Token: r.SendToken, Row: &c}, nil
+}
+
+// BeginItemAfter records the lookup bound of the row's first send, as
+// outbox.BeginItemAfter does (if_not_exists).
+func (f *fakeItemRows) BeginItemAfter(ctx context.Context, it outbox.Item, after int64, jobID string, now time.Time) (*outbox.Send, error) {
+	send, err := f.BeginItem(ctx, it, jobID, now)
+	if r := f.row(it); err == nil && r.LookupAfter == 0 {
+		r.LookupAfter, send.Row.LookupAfter = after, after
+	}
+	return send, err
 }
 
 func (f *fakeItemRows) MarkItemSent(_ context.Context, it outbox.Item, evidence string, now time.Time) error {
@@ -163,6 +174,38 @@ func (r *commentRig) seedReviewerComments(n int) {
 	for i := range n {
 		r.swarm.AddComment(swarmstandin.Comment{Topic: fmt.Sprint("reviews/", swarmReview), Body: fmt.Sprint("reviewer note ", i), User: "alice"})
 	}
+}
+
+// listings counts the listings of the review's comments and their pages:
+// a listing starts with a page that does not continue the page before it
+// (its after is not that page's last id; the stand-in pages oldest first).
+func (r *commentRig) listings(t *testing.T) (n, pages int) {
+	t.Helper()
+	all := r.swarm.Comments(swarmReview)
+	lastOf := func(after int64, listed int) int64 { // the last id a page after after holds
+		for i, c := range all {
+			if c.ID > after {
+				if j := i + listed - 1; listed > 0 && j < len(all) {
+					return all[j].ID
+				}
+				return -1
+			}
+		}
+		return -1
+	}
+	prev := int64(-1)
+	for _, q := range r.swarm.Requests() {
+		if q.Op != swarmstandin.OpListComments {
+			continue
+		}
+		pages++
+		after, _ := strconv.ParseInt(q.Query.Get("after"), 10, 64)
+		if after != prev || prev <= 0 {
+			n++
+		}
+		prev = lastOf(after, q.Listed)
+	}
+	return n, pages
 }
 
 func (r *commentRig) creates() int {
@@ -539,18 +582,7 @@ func TestRerunListsTheReviewOncePerAttempt(t *testing.T) {
 	if _, err := r.process(t); !failure.Classify(err).Retryable() {
 		t.Fatalf("first attempt: %v, want a retryable error", err)
 	}
-	// A listing starts with a page that continues from nowhere.
-	listings := func() (n, pages int) {
-		for _, q := range r.swarm.Requests() {
-			if q.Op == swarmstandin.OpListComments {
-				pages++
-				if _, ok := q.Query["after"]; !ok {
-					n++
-				}
-			}
-		}
-		return n, pages
-	}
+	listings := func() (n, pages int) { return r.listings(t) }
 	before, _ := listings()
 	r.now = t0.Add(time.Second)
 	if _, err := r.process(t); err != nil {
@@ -561,5 +593,55 @@ func TestRerunListsTheReviewOncePerAttempt(t *testing.T) {
 	}
 	if n := len(r.ours(t)); n != 4 { // fails on any duplicate marker
 		t.Errorf("%d comments of ours, want version 1's finding and summary, the new finding and version 2's summary", n)
+	}
+}
+
+// listed is the pages and comments the stand-in listed from request i on.
+func (r *commentRig) listed(from int) (pages, comments int) {
+	for _, q := range r.swarm.Requests()[from:] {
+		if q.Op == swarmstandin.OpListComments {
+			pages++
+			comments += q.Listed
+		}
+	}
+	return pages, comments
+}
+
+// On a review with 500 earlier comments, the lookup that settles a lost
+// create reads the comments stored since the last comment the attempt knew
+// existed (its row's bound), and a rerun's lookup of its earlier comments
+// starts at the first of them: neither reads the review's history.
+func TestCommentLookupsReadOnlyTheCommentsSince(t *testing.T) {
+	r := newCommentRig(t)
+	r.seedReviewerComments(500)
+	// Version 1: two findings posted, the summary's answer lost after Swarm stored it.
+	r.swarm.InjectFault(swarmstandin.OpCreateComment, swarmstandin.Fault{}, swarmstandin.Fault{}, swarmstandin.Fault{Drop: true, AfterStore: true})
+	if _, err := r.process(t); !failure.Classify(err).Retryable() {
+		t.Fatalf("first attempt: %v, want a retryable error", err)
+	}
+	r.seedReviewerComments(10)
+	mark := len(r.swarm.Requests())
+	r.now = t0.Add(time.Second)
+	if _, err := r.process(t); err != nil {
+		t.Fatalf("second attempt: %v", err)
+	}
+	r.wantVersion1(t)
+	// Since the second finding: the summary and 10 reviewer notes, one page
+	// and the empty page that ends the listing.
+	if pages, comments := r.listed(mark); pages != 2 || comments != 11 {
+		t.Errorf("the lookup read %d pages, %d comments; want 2 pages of the 11 comments since the attempt's last known comment (the review has %d)",
+			pages, comments, len(r.swarm.Comments(swarmReview)))
+	}
+
+	// Version 2 marks version 1's finding resolved: it reads ours from the
+	// first of them on, not the 500 before.
+	r.seedReviewerComments(20)
+	r.job = r.putVersion(t, 2, nil, "//depot/app/db.go", "//depot/app/io.go")
+	mark = len(r.swarm.Requests())
+	if _, err := r.process(t); err != nil {
+		t.Fatalf("version 2: %v", err)
+	}
+	if pages, comments := r.listed(mark); pages != 2 || comments != 33 {
+		t.Errorf("version 2 read %d pages, %d comments; want 2 pages of the 33 comments from version 1's first", pages, comments)
 	}
 }
