@@ -6,8 +6,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"strings"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 

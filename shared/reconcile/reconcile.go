@@ -182,7 +182,7 @@ func (r *Reconciler) Run(ctx context.Context) (Report, error) {
 	}
 	var rep Report
 	marked := map[int64]listing{} // one listing per review per pass
-	last := ""                                           // the position of the last reconciling row judged
+	last := ""                    // the position of the last reconciling row judged
 	for i, s := range suspects {
 		sub, ok := r.subject(s, now, marked)
 		if !ok {
