@@ -113,7 +113,7 @@ type commentRig struct {
 	jobs   fakeJobs
 }
 
-func newCommentRig(t *testing.T) *commentRig {
+func newCommentRig(t testing.TB) *commentRig {
 	t.Helper()
 	s := swarmstandin.NewServer(swarmstandin.Options{User: "criticizer", Ticket: "ticket-1"})
 	if _, err := s.Start("127.0.0.1:0"); err != nil {
@@ -145,14 +145,14 @@ func newCommentRig(t *testing.T) *commentRig {
 	return r
 }
 
-func (r *commentRig) process(t *testing.T) (job.Result, error) {
+func (r *commentRig) process(t testing.TB) (job.Result, error) {
 	t.Helper()
 	return r.n.Process(context.Background(), r.job)
 }
 
 // ours returns the service's comments on the review, and fails the test on
 // any marker seen twice: a duplicate comment.
-func (r *commentRig) ours(t *testing.T) []swarmstandin.Comment {
+func (r *commentRig) ours(t testing.TB) []swarmstandin.Comment {
 	t.Helper()
 	seen := map[swarm.Marker]bool{}
 	var out []swarmstandin.Comment
@@ -221,7 +221,7 @@ func (r *commentRig) creates() int {
 // wantVersion1 checks the review got one inline comment per distinct
 // finding, at its file and line in version 1, and one summary that
 // notifies.
-func (r *commentRig) wantVersion1(t *testing.T) {
+func (r *commentRig) wantVersion1(t testing.TB) {
 	t.Helper()
 	got := r.ours(t)
 	if len(got) != 3 {
@@ -463,7 +463,7 @@ func (f *fakeItemRows) ListThread(_ context.Context, ch string, thread int64) ([
 }
 
 // putVersion stores a version's review artifacts and returns its job.
-func (r *commentRig) putVersion(t *testing.T, version int, fs []domain.Finding, files ...string) *job.Job {
+func (r *commentRig) putVersion(t testing.TB, version int, fs []domain.Finding, files ...string) *job.Job {
 	t.Helper()
 	ctx := context.Background()
 	res, cs := fmt.Sprintf("jobs/v%d/result.json", version), fmt.Sprintf("jobs/v%d/changeset.json", version)
