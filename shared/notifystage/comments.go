@@ -187,13 +187,7 @@ func (n *Notify) postComment(ctx context.Context, jobID string, cd commentDelive
 	ch, it := n.Comments, cd.item
 	d := channelDelivery{name: it.String(), log: n.Log.With("comment", it.String()), window: ch.Window, words: commentWords,
 		begin: func(ctx context.Context, now time.Time) (*outbox.Send, error) {
-			var send *outbox.Send
-			var err error
-			if br, ok := ch.Rows.(BoundedRows); ok {
-				send, err = br.BeginItemAfter(ctx, it, lk.known, jobID, now)
-			} else {
-				send, err = ch.Rows.BeginItem(ctx, it, jobID, now)
-			}
+			send, err := ch.beginItem(ctx, it, lk.known, jobID, now)
 			if err != nil && failure.Classify(err) == failure.NotFound {
 				err = fmt.Errorf("%w: %w", errRefused, err) // failed for good earlier: on the row already
 			}
@@ -232,6 +226,15 @@ func (n *Notify) postComment(ctx context.Context, jobID string, cd commentDelive
 		},
 	}
 	return n.run(ctx, d)
+}
+
+// beginItem begins the row of it, recording after as its lookup bound when the
+// rows can (BoundedRows).
+func (ch *SwarmComments) beginItem(ctx context.Context, it outbox.Item, after int64, jobID string, now time.Time) (*outbox.Send, error) {
+	if br, ok := ch.Rows.(BoundedRows); ok {
+		return br.BeginItemAfter(ctx, it, after, jobID, now)
+	}
+	return ch.Rows.BeginItem(ctx, it, jobID, now)
 }
 
 // commentWords are the comments channel's log lines.

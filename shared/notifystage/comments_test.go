@@ -614,6 +614,7 @@ func (r *commentRig) listed(from int) (pages, comments int) {
 func TestCommentLookupsReadOnlyTheCommentsSince(t *testing.T) {
 	r := newCommentRig(t)
 	r.seedReviewerComments(500)
+	r.job = r.putVersion(t, 1, commentFindings, "//depot/app/db.go", "//depot/app/io.go")
 	// Version 1: two findings posted, the summary's answer lost after Swarm stored it.
 	r.swarm.InjectFault(swarmstandin.OpCreateComment, swarmstandin.Fault{}, swarmstandin.Fault{}, swarmstandin.Fault{Drop: true, AfterStore: true})
 	if _, err := r.process(t); !failure.Classify(err).Retryable() {
@@ -643,5 +644,22 @@ func TestCommentLookupsReadOnlyTheCommentsSince(t *testing.T) {
 	}
 	if pages, comments := r.listed(mark); pages != 2 || comments != 33 {
 		t.Errorf("version 2 read %d pages, %d comments; want 2 pages of the 33 comments from version 1's first", pages, comments)
+	}
+	// The task set addressed is looked up (by the reconciler) from just
+	// before its finding's comment.
+	tasks := 0
+	for _, row := range r.items.rows {
+		fp, ok := strings.CutPrefix(row.Item, "addressed/")
+		if !ok {
+			continue
+		}
+		tasks++
+		finding := r.items.rows[outbox.Item{Channel: row.Channel, Thread: row.Thread, ID: "finding/" + fp}.String()]
+		if id, _ := strconv.ParseInt(finding.NotificationID, 10, 64); row.LookupAfter != id-1 {
+			t.Errorf("task row %s: LookupAfter %d, want %d (just before its finding's comment)", row.Item, row.LookupAfter, id-1)
+		}
+	}
+	if tasks != 1 {
+		t.Errorf("%d task rows, want the high finding's", tasks)
 	}
 }

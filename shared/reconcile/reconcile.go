@@ -399,9 +399,6 @@ func (r *Reconciler) subject(s outbox.Suspect, now time.Time, marked map[int64]l
 // the comment exists (a reviewer who reopened the task is not overruled).
 func (r *Reconciler) commentEvidence(it outbox.Item, after int64, marked map[int64]listing) func(context.Context, bool) (string, bool, error) {
 	kind, id, _ := strings.Cut(it.ID, "/")
-	if kind == addressedKind {
-		after = 0 // its evidence is the finding's comment, older than the row
-	}
 	return func(ctx context.Context, sent bool) (string, bool, error) {
 		l, ok := marked[it.Thread]
 		if !ok || l.from > after {

@@ -250,8 +250,8 @@ func (f *fakeComments) MarkedAfter(ctx context.Context, review, after int64) (ma
 // A comment row's lookup reads the review's comments after the id its row
 // recorded before the send (LookupAfter), not the review's history; a
 // second row of the review reuses that listing unless it needs an earlier
-// start; a task change's evidence, its finding's older comment, is looked
-// up over the whole review.
+// start; a task change's bound is just before its finding's comment, and a
+// row without a bound is looked up over the whole review.
 func TestCommentLookupStartsAfterTheRowsBound(t *testing.T) {
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	stuck := func(item string, after int64) outbox.Suspect {
@@ -276,7 +276,9 @@ func TestCommentLookupStartsAfterTheRowsBound(t *testing.T) {
 			[]string{"mark:finding/fp1:sending:" + ReasonStuck, "backfill:finding/fp1:501", "mark:summary/v2:sending:" + ReasonStuck, "backfill:summary/v2:502"}},
 		{"an earlier bound lists again from it", []outbox.Suspect{stuck("summary/v2", 501), stuck("finding/fp1", 500)}, []int64{501, 500},
 			[]string{"mark:summary/v2:sending:" + ReasonStuck, "backfill:summary/v2:502", "mark:finding/fp1:sending:" + ReasonStuck, "backfill:finding/fp1:501"}},
-		{"a task change: the finding's comment, over the whole review", []outbox.Suspect{stuck("addressed/open", 500)}, nil,
+		{"a task change: from just before its finding's comment", []outbox.Suspect{stuck("addressed/open", 39)}, []int64{39},
+			[]string{"mark:addressed/open:sending:" + ReasonStuck, "requeue:addressed/open"}},
+		{"a row without a bound: the whole review", []outbox.Suspect{stuck("addressed/open", 0)}, nil,
 			[]string{"mark:addressed/open:sending:" + ReasonStuck, "requeue:addressed/open"}},
 	}
 	for _, tt := range tests {
