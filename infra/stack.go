@@ -409,6 +409,10 @@ func alarmOnDLQ(stack awscdk.Stack, topic awssns.ITopic, id, desc string, dlq aw
 	a.AddAlarmAction(awscloudwatchactions.NewSnsAction(topic))
 }
 
+// retentionRoundAgeHours is how long after the last complete retention
+// round began RetentionRoundAgeAlarm pages: a round a day, and a day's slack.
+const retentionRoundAgeHours = 48
+
 // namedFn is a function and the id prefix of its alarms.
 type namedFn struct {
 	id string
@@ -510,6 +514,23 @@ func newAlarms(stack awscdk.Stack, env string, cfg EnvConfig, mathAlarms bool, s
 		addAlarm(m+"Alarm", "The daily retention check found data past its TTL ("+m+"): see the sweeper's retention_violation log lines",
 			appMetric(m, map[string]*string{}))
 	}
+	// A retention round a day: pages when none has completed for two days
+	// (a round that stops completing), and when the hourly runs stop
+	// reporting for three hours (missing data breaches).
+	roundAge := awscloudwatch.NewAlarm(stack, jsii.String("RetentionRoundAgeAlarm"), &awscloudwatch.AlarmProps{
+		AlarmDescription: jsii.String("No retention round has completed for 2 days, or the hourly retention runs stopped: see docs/operating.md#retentionroundagealarm"),
+		Metric: awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+			Namespace: jsii.String("Criticizer"), MetricName: jsii.String("RetentionRoundAgeHours"),
+			DimensionsMap: &map[string]*string{"Environment": jsii.String(env)},
+			Period:        awscdk.Duration_Hours(jsii.Number(1)), Statistic: jsii.String("Maximum"),
+		}),
+		Threshold:          jsii.Number(retentionRoundAgeHours),
+		EvaluationPeriods:  jsii.Number(3),
+		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
+		TreatMissingData:   awscloudwatch.TreatMissingData_BREACHING,
+	})
+	pinID(roundAge, "RetentionRoundAgeAlarm")
+	roundAge.AddAlarmAction(alarmAction)
 	addAlarm("OutboxReconcilingAlarm", "Outbox rows sent without provider evidence or stuck sending: sends blocked, see `criticizer outbox`",
 		appMetric("OutboxReconciling", map[string]*string{}))
 	// Rule OB-5: every ordering-contract violation the reconciler detects

@@ -181,7 +181,7 @@ func TestLocalStack(t *testing.T) {
 	counts := map[string]int{
 		"AWS::DynamoDB::Table": 1, "AWS::S3::Bucket": 2, "AWS::SecretsManager::Secret": 4, "AWS::SQS::Queue": 6,
 		"AWS::Lambda::Function": 5, "AWS::Lambda::EventSourceMapping": 3, "AWS::ApiGateway::RestApi": 1,
-		"AWS::ApiGateway::Method": 2, "AWS::Events::Rule": 2, "AWS::CloudWatch::Alarm": 30, "AWS::Logs::LogGroup": 6,
+		"AWS::ApiGateway::Method": 2, "AWS::Events::Rule": 2, "AWS::CloudWatch::Alarm": 31, "AWS::Logs::LogGroup": 6,
 		"AWS::Lambda::LayerVersion": 0,
 	}
 	for typ, n := range counts {
@@ -575,8 +575,8 @@ func TestProdStack(t *testing.T) {
 	check(t, "alarm actions", func() {
 		tmpl.ResourcePropertiesCountIs(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{
 			"AlarmActions": []any{"arn:aws:sns:eu-west-1:123456789012:ops"},
-		}, jsii.Number(32)) // 3 DLQ + 5 errors + 5 throttles + 3 backlog + 3 lease lost + unconfirmed + security failure + reconciling + violations + redelivery failed + escalations + 3 retention + 2 sweeper backlog + 2 rollout SLOs of the stable prompt
-		tmpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(32))
+		}, jsii.Number(33)) // 3 DLQ + 5 errors + 5 throttles + 3 backlog + 3 lease lost + unconfirmed + security failure + reconciling + violations + redelivery failed + escalations + 3 retention + retention round age + 2 sweeper backlog + 2 rollout SLOs of the stable prompt
+		tmpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(33))
 		// A security failure of the fetch stage (trust mismatch, unsound
 		// protections) pages on its first dead letter.
 		tmpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{"MetricName": "DeadLettered", "Threshold": 0,
@@ -838,6 +838,16 @@ func TestEnvironmentsAsCheckedIn(t *testing.T) {
 			}
 			if n == 0 {
 				t.Error("no alarms")
+			}
+			// A retention round that stops completing pages (two days since the
+			// last complete one began), and so do hourly runs that stop reporting.
+			ra := props(m, "RetentionRoundAgeAlarm")
+			if ra == nil || ra["MetricName"] != "RetentionRoundAgeHours" || ra["Namespace"] != "Criticizer" || ra["Threshold"] != float64(48) ||
+				ra["Period"] != float64(3600) || ra["Statistic"] != "Maximum" || ra["TreatMissingData"] != "breaching" ||
+				ra["ComparisonOperator"] != "GreaterThanThreshold" || ra["EvaluationPeriods"] != float64(3) {
+				t.Errorf("RetentionRoundAgeAlarm = %v: want RetentionRoundAgeHours over 48 (hourly maximum), missing data breaching", ra)
+			} else if dims, _ := json.Marshal(ra["Dimensions"]); string(dims) != `[{"Name":"Environment","Value":"`+env+`"}]` {
+				t.Errorf("RetentionRoundAgeAlarm dimensions = %s: want this environment's", dims)
 			}
 			// API throttling and JSON access logs.
 			st := props(m, "ApiDeploymentStage"+env)

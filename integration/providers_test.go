@@ -20,14 +20,14 @@ import (
 // setReviewEnv changes the review function's environment for one test and
 // restores it afterwards: the deployed stack speaks OpenAI; these tests
 // switch the provider family the way an operator would (configuration only).
-func setReviewEnv(t *testing.T, change map[string]string) {
+func setReviewEnv(t testing.TB, change map[string]string) {
 	t.Helper()
 	setFunctionEnv(t, "ReviewFunctionName", change)
 }
 
 // setFunctionEnv changes the environment of the function the stack output
 // names for one test and restores it afterwards.
-func setFunctionEnv(t *testing.T, output string, change map[string]string) {
+func setFunctionEnv(t testing.TB, output string, change map[string]string) {
 	t.Helper()
 	ctx := context.Background()
 	name := aws.String(env.out[output])

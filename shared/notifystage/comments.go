@@ -24,8 +24,9 @@ import (
 // finding fingerprint), and one summary per review version, keyed (review,
 // version), each an outbox row with the e-mail rows' protocol. Swarm's create
 // has no idempotency key, so a create whose answer may have been lost is
-// settled by listing the review's comments (all pages) and matching the
-// marker each comment carries; it is never posted again blind.
+// settled by listing the review's comments (all pages of those stored after
+// a comment known before the create) and matching the marker each comment
+// carries; it is never posted again blind.
 
 // CommentRows is the part of the outbox the comments channel uses: the
 // e-mail rows' protocol, for rows identified by an outbox.Item.
@@ -42,6 +43,61 @@ type CommentRows interface {
 type CommentAPI interface {
 	Create(ctx context.Context, n swarm.NewComment) (swarm.Comment, error)
 	Marked(ctx context.Context, review int64) (map[swarm.Marker]swarm.Comment, error)
+}
+
+// MarkedAfterAPI is the lookup from a known comment id on
+// (swarm.Client.MarkedAfter): only the comments stored since are read. A
+// CommentAPI without it is listed whole.
+type MarkedAfterAPI interface {
+	MarkedAfter(ctx context.Context, review, after int64) (map[swarm.Marker]swarm.Comment, error)
+}
+
+// BoundedRows begins a comment row recording the id its lookup may start
+// after (outbox.BeginItemAfter). CommentRows without it record none, and
+// their lookups read the whole review.
+type BoundedRows interface {
+	BeginItemAfter(ctx context.Context, it outbox.Item, after int64, jobID string, now time.Time) (*outbox.Send, error)
+}
+
+// lookups is what one attempt knows of its review's comments: the highest
+// comment id known to exist (created or found this attempt, or named by an
+// earlier version's rows), which bounds the lookup of any create sent
+// after it, and the attempt's listing with the id it started after.
+type lookups struct {
+	known  int64
+	from   int64
+	marked map[swarm.Marker]swarm.Comment // nil: not listed yet
+}
+
+// The deployed channel has both: its lookups read the comments since.
+var (
+	_ MarkedAfterAPI = (*swarm.Client)(nil)
+	_ BoundedRows    = (*outbox.Outbox)(nil)
+)
+
+func (l *lookups) saw(id int64) { l.known = max(l.known, id) }
+
+// markedSince returns the service's marked comments stored after comment
+// id from (0: every comment), reusing the attempt's listing when it
+// started no later: one listing per attempt settles every in-flight row.
+func (l *lookups) markedSince(ctx context.Context, api CommentAPI, review, from int64) (map[swarm.Marker]swarm.Comment, error) {
+	if l.marked != nil && l.from <= from {
+		return l.marked, nil
+	}
+	ma, ok := api.(MarkedAfterAPI)
+	var m map[swarm.Marker]swarm.Comment
+	var err error
+	if ok && from > 0 {
+		m, err = ma.MarkedAfter(ctx, review, from)
+	} else {
+		from = 0
+		m, err = api.Marked(ctx, review)
+	}
+	if err != nil {
+		return nil, err
+	}
+	l.from, l.marked = from, m
+	return m, nil
 }
 
 // SwarmComments configures the comments channel; nil on Notify turns it off.
@@ -100,12 +156,12 @@ func (n *Notify) postComments(ctx context.Context, j *job.Job, review domain.Rev
 		}
 	}
 	ds = capInline(ds, n.Comments.MaxInline)
-	var marked map[swarm.Marker]swarm.Comment // one listing per attempt settles every in-flight row
+	lk := &lookups{}
 	if pr != nil {
-		marked = pr.marked // a rerun's listing, taken this attempt: not listed again
+		lk = pr.lookups // a rerun's listing, taken this attempt: not listed again
 	}
 	for _, d := range ds {
-		did, err := n.postComment(ctx, j.ID, d, &marked)
+		did, err := n.postComment(ctx, j.ID, d, lk)
 		switch {
 		case err == nil && did:
 			out.posted++
@@ -125,13 +181,14 @@ var errRefused = errors.New("refused for good")
 
 // postComment runs the outbox protocol (run) for one comment: the Swarm
 // channel sends with Create and looks an earlier create up by its marker
-// over every page of the review's comments (one listing per attempt). A
-// permanent refusal comes back wrapped in errRefused.
-func (n *Notify) postComment(ctx context.Context, jobID string, cd commentDelivery, marked *map[swarm.Marker]swarm.Comment) (bool, error) {
+// over every page of the review's comments stored after the id its row
+// recorded at Begin (one listing per attempt). A permanent refusal comes
+// back wrapped in errRefused.
+func (n *Notify) postComment(ctx context.Context, jobID string, cd commentDelivery, lk *lookups) (bool, error) {
 	ch, it := n.Comments, cd.item
 	d := channelDelivery{name: it.String(), log: n.Log.With("comment", it.String()), window: ch.Window, words: commentWords,
 		begin: func(ctx context.Context, now time.Time) (*outbox.Send, error) {
-			send, err := ch.Rows.BeginItem(ctx, it, jobID, now)
+			send, err := ch.beginItem(ctx, it, lk.known, jobID, now)
 			if err != nil && failure.Classify(err) == failure.NotFound {
 				err = fmt.Errorf("%w: %w", errRefused, err) // failed for good earlier: on the row already
 			}
@@ -148,28 +205,40 @@ func (n *Notify) postComment(ctx context.Context, jobID string, cd commentDelive
 		},
 		send: func(ctx context.Context) (string, error) {
 			c, err := ch.API.Create(ctx, cd.comment)
+			if err == nil {
+				lk.saw(c.ID)
+			}
 			if err != nil && !swarm.MaybeCreated(err) && !failure.Classify(err).Retryable() {
 				err = fmt.Errorf("%w: %w", errRefused, err) // 401/403/404: released as failed, never retried
 			}
 			return strconv.FormatInt(c.ID, 10), err
 		},
 		maybeSent: swarm.MaybeCreated,
-		lookup: func(ctx context.Context) (string, bool, error) {
-			if *marked == nil {
-				m, err := ch.API.Marked(ctx, cd.comment.Review)
-				if failure.Classify(err) == failure.NotFound {
-					err = fmt.Errorf("%w: %w", errRefused, err) // the review is gone: nothing to settle
-				}
-				if err != nil {
-					return "", false, err
-				}
-				*marked = m
+		lookup: func(ctx context.Context, row *outbox.Row) (string, bool, error) {
+			m, err := lk.markedSince(ctx, ch.API, cd.comment.Review, row.LookupAfter)
+			if failure.Classify(err) == failure.NotFound {
+				err = fmt.Errorf("%w: %w", errRefused, err) // the review is gone: nothing to settle
 			}
-			c, ok := (*marked)[cd.comment.Marker]
+			if err != nil {
+				return "", false, err
+			}
+			c, ok := m[cd.comment.Marker]
+			if ok {
+				lk.saw(c.ID)
+			}
 			return strconv.FormatInt(c.ID, 10), ok, nil
 		},
 	}
 	return n.run(ctx, d)
+}
+
+// beginItem begins the row of it, recording after as its lookup bound when the
+// rows can (BoundedRows).
+func (ch *SwarmComments) beginItem(ctx context.Context, it outbox.Item, after int64, jobID string, now time.Time) (*outbox.Send, error) {
+	if br, ok := ch.Rows.(BoundedRows); ok {
+		return br.BeginItemAfter(ctx, it, after, jobID, now)
+	}
+	return ch.Rows.BeginItem(ctx, it, jobID, now)
 }
 
 // commentWords are the comments channel's log lines.

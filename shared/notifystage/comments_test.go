@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -47,6 +48,16 @@ func (f *fakeItemRows) BeginItem(_ context.Context, it outbox.Item, jobID string
 	r.Status, r.SendStartedAt, r.SendToken = outbox.Sending, job.FormatTime(now), fmt.Sprint("tok", r.Attempts)
 	c := *r
 	return &outbox.Send{Token: r.SendToken, Row: &c}, nil
+}
+
+// BeginItemAfter records the lookup bound of the row's first send, as
+// outbox.BeginItemAfter does (if_not_exists).
+func (f *fakeItemRows) BeginItemAfter(ctx context.Context, it outbox.Item, after int64, jobID string, now time.Time) (*outbox.Send, error) {
+	send, err := f.BeginItem(ctx, it, jobID, now)
+	if r := f.row(it); err == nil && r.LookupAfter == 0 {
+		r.LookupAfter, send.Row.LookupAfter = after, after
+	}
+	return send, err
 }
 
 func (f *fakeItemRows) MarkItemSent(_ context.Context, it outbox.Item, evidence string, now time.Time) error {
@@ -102,7 +113,7 @@ type commentRig struct {
 	jobs   fakeJobs
 }
 
-func newCommentRig(t *testing.T) *commentRig {
+func newCommentRig(t testing.TB) *commentRig {
 	t.Helper()
 	s := swarmstandin.NewServer(swarmstandin.Options{User: "criticizer", Ticket: "ticket-1"})
 	if _, err := s.Start("127.0.0.1:0"); err != nil {
@@ -135,14 +146,14 @@ func newCommentRig(t *testing.T) *commentRig {
 	return r
 }
 
-func (r *commentRig) process(t *testing.T) (job.Result, error) {
+func (r *commentRig) process(t testing.TB) (job.Result, error) {
 	t.Helper()
 	return r.n.Process(context.Background(), r.job)
 }
 
 // ours returns the service's comments on the review, and fails the test on
 // any marker seen twice: a duplicate comment.
-func (r *commentRig) ours(t *testing.T) []swarmstandin.Comment {
+func (r *commentRig) ours(t testing.TB) []swarmstandin.Comment {
 	t.Helper()
 	seen := map[swarm.Marker]bool{}
 	var out []swarmstandin.Comment
@@ -166,6 +177,38 @@ func (r *commentRig) seedReviewerComments(n int) {
 	}
 }
 
+// listings counts the listings of the review's comments and their pages:
+// a listing starts with a page that does not continue the page before it
+// (its after is not that page's last id; the stand-in pages oldest first).
+func (r *commentRig) listings(t *testing.T) (n, pages int) {
+	t.Helper()
+	all := r.swarm.Comments(swarmReview)
+	lastOf := func(after int64, listed int) int64 { // the last id a page after after holds
+		for i, c := range all {
+			if c.ID > after {
+				if j := i + listed - 1; listed > 0 && j < len(all) {
+					return all[j].ID
+				}
+				return -1
+			}
+		}
+		return -1
+	}
+	prev := int64(-1)
+	for _, q := range r.swarm.Requests() {
+		if q.Op != swarmstandin.OpListComments {
+			continue
+		}
+		pages++
+		after, _ := strconv.ParseInt(q.Query.Get("after"), 10, 64)
+		if after != prev || prev <= 0 {
+			n++
+		}
+		prev = lastOf(after, q.Listed)
+	}
+	return n, pages
+}
+
 func (r *commentRig) creates() int {
 	n := 0
 	for _, q := range r.swarm.Requests() {
@@ -179,7 +222,7 @@ func (r *commentRig) creates() int {
 // wantVersion1 checks the review got one inline comment per distinct
 // finding, at its file and line in version 1, and one summary that
 // notifies.
-func (r *commentRig) wantVersion1(t *testing.T) {
+func (r *commentRig) wantVersion1(t testing.TB) {
 	t.Helper()
 	got := r.ours(t)
 	if len(got) != 3 {
@@ -421,7 +464,7 @@ func (f *fakeItemRows) ListThread(_ context.Context, ch string, thread int64) ([
 }
 
 // putVersion stores a version's review artifacts and returns its job.
-func (r *commentRig) putVersion(t *testing.T, version int, fs []domain.Finding, files ...string) *job.Job {
+func (r *commentRig) putVersion(t testing.TB, version int, fs []domain.Finding, files ...string) *job.Job {
 	t.Helper()
 	ctx := context.Background()
 	res, cs := fmt.Sprintf("jobs/v%d/result.json", version), fmt.Sprintf("jobs/v%d/changeset.json", version)
@@ -540,18 +583,7 @@ func TestRerunListsTheReviewOncePerAttempt(t *testing.T) {
 	if _, err := r.process(t); !failure.Classify(err).Retryable() {
 		t.Fatalf("first attempt: %v, want a retryable error", err)
 	}
-	// A listing starts with a page that continues from nowhere.
-	listings := func() (n, pages int) {
-		for _, q := range r.swarm.Requests() {
-			if q.Op == swarmstandin.OpListComments {
-				pages++
-				if _, ok := q.Query["after"]; !ok {
-					n++
-				}
-			}
-		}
-		return n, pages
-	}
+	listings := func() (n, pages int) { return r.listings(t) }
 	before, _ := listings()
 	r.now = t0.Add(time.Second)
 	if _, err := r.process(t); err != nil {
@@ -562,5 +594,75 @@ func TestRerunListsTheReviewOncePerAttempt(t *testing.T) {
 	}
 	if n := len(r.ours(t)); n != 4 { // fails on any duplicate marker
 		t.Errorf("%d comments of ours, want version 1's finding and summary, the new finding and version 2's summary", n)
+	}
+}
+
+// listed is the pages and comments the stand-in listed from request i on.
+func (r *commentRig) listed(from int) (pages, comments int) {
+	for _, q := range r.swarm.Requests()[from:] {
+		if q.Op == swarmstandin.OpListComments {
+			pages++
+			comments += q.Listed
+		}
+	}
+	return pages, comments
+}
+
+// On a review with 500 earlier comments, the lookup that settles a lost
+// create reads the comments stored since the last comment the attempt knew
+// existed (its row's bound), and a rerun's lookup of its earlier comments
+// starts at the first of them: neither reads the review's history.
+func TestCommentLookupsReadOnlyTheCommentsSince(t *testing.T) {
+	r := newCommentRig(t)
+	r.seedReviewerComments(500)
+	r.job = r.putVersion(t, 1, commentFindings, "//depot/app/db.go", "//depot/app/io.go")
+	// Version 1: two findings posted, the summary's answer lost after Swarm stored it.
+	r.swarm.InjectFault(swarmstandin.OpCreateComment, swarmstandin.Fault{}, swarmstandin.Fault{}, swarmstandin.Fault{Drop: true, AfterStore: true})
+	if _, err := r.process(t); !failure.Classify(err).Retryable() {
+		t.Fatalf("first attempt: %v, want a retryable error", err)
+	}
+	r.seedReviewerComments(10)
+	mark := len(r.swarm.Requests())
+	r.now = t0.Add(time.Second)
+	if _, err := r.process(t); err != nil {
+		t.Fatalf("second attempt: %v", err)
+	}
+	r.wantVersion1(t)
+	// Since the second finding: the summary and 10 reviewer notes, one page
+	// and the empty page that ends the listing.
+	if pages, comments := r.listed(mark); pages != 2 || comments != 11 {
+		t.Errorf("the lookup read %d pages, %d comments; want 2 pages of the 11 comments since the attempt's last known comment (the review has %d)",
+			pages, comments, len(r.swarm.Comments(swarmReview)))
+	}
+
+	// Version 2 marks version 1's finding resolved: it reads ours from the
+	// first of them on, not the 500 before.
+	r.seedReviewerComments(20)
+	r.job = r.putVersion(t, 2, nil, "//depot/app/db.go", "//depot/app/io.go")
+	mark = len(r.swarm.Requests())
+	if _, err := r.process(t); err != nil {
+		t.Fatalf("version 2: %v", err)
+	}
+	// Plus the resolved task's own state, read before it is changed (Swarm
+	// answers a change to the state a task has with a 400): one page of one.
+	if pages, comments := r.listed(mark); pages != 3 || comments != 34 {
+		t.Errorf("version 2 read %d pages, %d comments; want 2 pages of the 33 comments from version 1's first and 1 of the task's comment", pages, comments)
+	}
+	// The task set addressed is looked up (by the reconciler) from just
+	// before its finding's comment.
+	tasks := 0
+	for _, row := range r.items.rows {
+		fp, ok := strings.CutPrefix(row.Item, "addressed/")
+		if !ok {
+			continue
+		}
+		tasks++
+		finding := r.items.rows[outbox.Item{Channel: row.Channel, Thread: row.Thread, ID: "finding/" + fp}.String()]
+		if id, _ := strconv.ParseInt(finding.NotificationID, 10, 64); row.LookupAfter != id-1 {
+			t.Errorf("task row %s: LookupAfter %d, want %d (just before its finding's comment)", row.Item, row.LookupAfter, id-1)
+		}
+	}
+	if tasks != 1 {
+		t.Errorf("%d task rows, want the high finding's", tasks)
 	}
 }

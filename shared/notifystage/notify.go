@@ -241,7 +241,7 @@ func (n *Notify) deliver(ctx context.Context, jobID string, k delivery.Key, msg 
 		maybeSent: func(err error) bool { return errors.Is(err, notify.ErrOutcomeUnknown) },
 	}
 	if n.Evidence != nil {
-		d.lookup = func(ctx context.Context) (string, bool, error) {
+		d.lookup = func(ctx context.Context, _ *outbox.Row) (string, bool, error) {
 			ok, err := n.Evidence.Delivered(ctx, msg.MessageID)
 			return msg.MessageID, ok, err
 		}

@@ -31,9 +31,10 @@ type channelDelivery struct {
 	// maybeSent tells a failed send that may have happened (the row stays
 	// sending) from one that certainly did not (the row is released).
 	maybeSent func(err error) bool
-	// lookup finds the evidence of an earlier send; nil when the channel
-	// has none (a send that may have happened is then DELIVERY_UNCONFIRMED).
-	lookup func(ctx context.Context) (evidence string, found bool, err error)
+	// lookup finds the evidence of an earlier send of row; nil when the
+	// channel has none (a send that may have happened is then
+	// DELIVERY_UNCONFIRMED).
+	lookup func(ctx context.Context, row *outbox.Row) (evidence string, found bool, err error)
 	// window is how long after a send started the provider may still
 	// complete it: before it, "not found" proves nothing.
 	window time.Duration
@@ -107,7 +108,7 @@ func (n *Notify) settleDelivery(ctx context.Context, d channelDelivery, row *out
 	if d.lookup == nil {
 		return failure.Errorf(failure.DeliveryUnconfirmed, d.words.unconfirmed, d.name)
 	}
-	evidence, ok, err := d.lookup(ctx)
+	evidence, ok, err := d.lookup(ctx, row)
 	if err != nil {
 		return err
 	}

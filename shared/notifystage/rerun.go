@@ -74,9 +74,10 @@ type TaskSetter interface {
 // prior is what earlier versions of the review were told.
 type prior struct {
 	comments map[string]swarm.Comment // by fingerprint: the finding's comment as Swarm has it now
-	// marked is the listing comments came from (nil when none was needed):
-	// the attempt's one listing, which also settles its in-flight rows.
-	marked map[swarm.Marker]swarm.Comment
+	// lookups holds the listing comments came from (none when none was
+	// needed), the attempt's one listing, which also settles its in-flight
+	// rows, and the highest comment id the rows name.
+	lookups *lookups
 }
 
 // rerunCounts is what the summary says about a rerun: the comparison's
@@ -102,7 +103,7 @@ func (c rerunCounts) line() string {
 }
 
 // loadPrior reads the review's finding rows and the comments they name
-// (one listing, every page). It is nil for a first version or when the
+// (one listing, every page from the first of them on). It is nil for a first version or when the
 // outbox cannot list a thread.
 func (n *Notify) loadPrior(ctx context.Context, review int64, version int) (*prior, error) {
 	tr, ok := n.Comments.Rows.(ThreadRows)
@@ -113,21 +114,29 @@ func (n *Notify) loadPrior(ctx context.Context, review int64, version int) (*pri
 	if err != nil {
 		return nil, err
 	}
+	p := &prior{comments: map[string]swarm.Comment{}, lookups: &lookups{}}
 	byID := map[int64]string{}
+	first := int64(0) // the earliest finding comment
 	for _, r := range rows {
-		fp, ok := strings.CutPrefix(r.Item, swarm.KindFinding+"/")
-		if !ok || r.NotifiedAt == "" {
+		id, err := strconv.ParseInt(r.NotificationID, 10, 64)
+		if r.NotifiedAt == "" || err != nil {
 			continue
 		}
-		if id, err := strconv.ParseInt(r.NotificationID, 10, 64); err == nil {
+		p.lookups.saw(id) // a comment the rows name exists: later creates have higher ids
+		if fp, ok := strings.CutPrefix(r.Item, swarm.KindFinding+"/"); ok {
 			byID[id] = fp
+			if first == 0 || id < first {
+				first = id
+			}
 		}
 	}
-	p := &prior{comments: map[string]swarm.Comment{}}
 	if len(byID) == 0 {
 		return p, nil
 	}
-	marked, err := n.Comments.API.Marked(ctx, review)
+	// The comments to read are ours from earlier versions: the listing
+	// starts just before the first of them, not at the review's first
+	// comment.
+	marked, err := p.lookups.markedSince(ctx, n.Comments.API, review, first-1)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +145,6 @@ func (n *Notify) loadPrior(ctx context.Context, review int64, version int) (*pri
 			p.comments[fp] = c
 		}
 	}
-	p.marked = marked
 	return p, nil
 }
 
@@ -189,7 +197,8 @@ func (n *Notify) address(ctx context.Context, jobID string, tc taskChange) error
 	it := tc.item
 	d := channelDelivery{name: it.String(), log: n.Log.With("comment", it.String()), words: commentWords,
 		begin: func(ctx context.Context, now time.Time) (*outbox.Send, error) {
-			send, err := ch.Rows.BeginItem(ctx, it, jobID, now)
+			// Its evidence is the finding's comment: a lookup starts just before it.
+			send, err := ch.beginItem(ctx, it, tc.comment-1, jobID, now)
 			if err != nil && failure.Classify(err) == failure.NotFound {
 				err = fmt.Errorf("%w: %w", errRefused, err)
 			}
@@ -214,7 +223,7 @@ func (n *Notify) address(ctx context.Context, jobID string, tc taskChange) error
 			return strconv.FormatInt(tc.comment, 10), nil
 		},
 		maybeSent: func(error) bool { return false }, // repeating the PATCH is no change: release and redo
-		lookup:    func(context.Context) (string, bool, error) { return "", false, nil },
+		lookup:    func(context.Context, *outbox.Row) (string, bool, error) { return "", false, nil },
 	}
 	_, err := n.run(ctx, d)
 	return err

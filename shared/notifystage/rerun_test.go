@@ -16,7 +16,7 @@ import (
 
 // record puts what the review stage writes for j in l: every file
 // reviewed in full, the distinct findings by fingerprint.
-func record(t *testing.T, l *ledgertest.Memory, j *job.Job, fs []domain.Finding, files []domain.FileChange) {
+func record(t testing.TB, l *ledgertest.Memory, j *job.Job, fs []domain.Finding, files []domain.FileChange) {
 	t.Helper()
 	v := ledger.Version{Thread: ledger.ThreadOf(j), Version: j.ReviewVersion, JobID: j.ID, Change: j.Changelist}
 	for _, f := range files {

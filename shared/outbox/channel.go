@@ -94,6 +94,28 @@ func (o *Outbox) BeginItem(ctx context.Context, it Item, jobID string, now time.
 	return o.begin(ctx, it, jobID, now)
 }
 
+// BeginItemAfter is BeginItem that also records after as the row's
+// LookupAfter, unless the row has one: the first send's bound holds for
+// every later one (a later send follows a lookup that proved the earlier
+// absent, or a reset after its window), so the lowest is kept.
+func (o *Outbox) BeginItemAfter(ctx context.Context, it Item, after int64, jobID string, now time.Time) (*Send, error) {
+	if after <= 0 {
+		return o.begin(ctx, it, jobID, now)
+	}
+	return o.begin(ctx, itemAfter{it, after}, jobID, now)
+}
+
+// itemAfter is an Item whose Begin records a lookup bound.
+type itemAfter struct {
+	Item
+	after int64
+}
+
+func (it itemAfter) created(set string, values map[string]types.AttributeValue) string {
+	values[":after"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(it.after, 10)}
+	return it.Item.created(set, values) + ", lookup_after = if_not_exists(lookup_after, :after)"
+}
+
 // MarkItemSent is MarkSent for another channel's delivery; evidence is the
 // channel's id for what it delivered (a Swarm comment id).
 func (o *Outbox) MarkItemSent(ctx context.Context, it Item, evidence string, now time.Time) error {

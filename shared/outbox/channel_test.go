@@ -7,12 +7,14 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/store/dynamotest"
 )
 
 // An e-mail row and a Swarm comment row go through the same Begin; each is
@@ -136,5 +138,40 @@ func TestItemKind(t *testing.T) {
 	}
 	if got := (&Row{Recipient: "a@example.com"}).ItemKind(); got != "" {
 		t.Errorf("e-mail row: kind %q, want none", got)
+	}
+}
+
+// A comment row keeps the lookup bound of its first send: a later Begin
+// (after a release, or a reset once the first send was proven absent) never
+// raises it past a comment that first send may have made.
+func TestBeginItemAfterKeepsTheFirstBound(t *testing.T) {
+	ctx := context.Background()
+	o := New(dynamotest.New(), dynamotest.Table)
+	it := Item{Channel: ChannelSwarmComments, Thread: 885, ID: "summary/v1"}
+	send, err := o.BeginItemAfter(ctx, it, 500, "job-1", t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if send.Row.LookupAfter != 500 {
+		t.Fatalf("first Begin: LookupAfter = %d, want 500", send.Row.LookupAfter)
+	}
+	if err := o.ReleaseItem(ctx, it, send.Token, "RATE_LIMITED", "429", false, t0); err != nil {
+		t.Fatal(err)
+	}
+	again, err := o.BeginItemAfter(ctx, it, 650, "job-1", t0.Add(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := o.ListThread(ctx, ChannelSwarmComments, 885)
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("ListThread = %v, %v", rows, err)
+	}
+	if again.Row.LookupAfter != 500 || rows[0].LookupAfter != 500 {
+		t.Errorf("second Begin: LookupAfter %d (stored %d), want the first send's 500", again.Row.LookupAfter, rows[0].LookupAfter)
+	}
+	// No bound known: the row has none, and its lookup reads everything.
+	other := Item{Channel: ChannelSwarmComments, Thread: 885, ID: "finding/abc"}
+	if s, err := o.BeginItemAfter(ctx, other, 0, "job-1", t0); err != nil || s.Row.LookupAfter != 0 {
+		t.Fatalf("Begin without a bound: %+v, %v", s, err)
 	}
 }

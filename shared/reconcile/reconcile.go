@@ -69,6 +69,23 @@ type Comments interface {
 	Marked(ctx context.Context, review int64) (map[swarm.Marker]swarm.Comment, error)
 }
 
+// MarkedAfter is the lookup over the comments stored after a known id
+// (swarm.Client.MarkedAfter): a comment row records the id its send came
+// after (outbox.Row.LookupAfter), so its lookup reads the comments since,
+// not the review's history. Comments without it are listed whole.
+type MarkedAfter interface {
+	MarkedAfter(ctx context.Context, review, after int64) (map[swarm.Marker]swarm.Comment, error)
+}
+
+var _ MarkedAfter = (*swarm.Client)(nil) // the deployed reconciler's lookups read the comments since
+
+// listing is a pass's listing of one review's marked comments, from the
+// comment id it started after (0: all of them).
+type listing struct {
+	from   int64
+	marked map[swarm.Marker]swarm.Comment
+}
+
 // Reasons a row is reconciling.
 const (
 	ReasonStuck    = "sending past the provider's completion window"
@@ -164,8 +181,8 @@ func (r *Reconciler) Run(ctx context.Context) (Report, error) {
 		return Report{}, err
 	}
 	var rep Report
-	marked := map[int64]map[swarm.Marker]swarm.Comment{} // one listing per review per pass
-	last := ""                                           // the position of the last reconciling row judged
+	marked := map[int64]listing{} // one listing per review per pass
+	last := ""                    // the position of the last reconciling row judged
 	for i, s := range suspects {
 		sub, ok := r.subject(s, now, marked)
 		if !ok {
@@ -336,7 +353,7 @@ type subject struct {
 // subject returns s with its channel's evidence; ok is false for a row this
 // pass does not judge: its channel has no evidence here, or its own window
 // has not passed.
-func (r *Reconciler) subject(s outbox.Suspect, now time.Time, marked map[int64]map[swarm.Marker]swarm.Comment) (subject, bool) {
+func (r *Reconciler) subject(s outbox.Suspect, now time.Time, marked map[int64]listing) (subject, bool) {
 	it, isItem := s.ChannelItem()
 	window := r.Window
 	if isItem {
@@ -359,7 +376,7 @@ func (r *Reconciler) subject(s outbox.Suspect, now time.Time, marked map[int64]m
 	}
 	if isItem {
 		log := r.Log.With("review", it.Thread, "comment", it.ID, "job_id", s.JobID)
-		return subject{ref: it, comment: true, log: log, evidence: r.commentEvidence(it, marked)}, true
+		return subject{ref: it, comment: true, log: log, evidence: r.commentEvidence(it, s.LookupAfter, marked)}, true
 	}
 	k := s.Key()
 	sub := subject{ref: outbox.Email(k), log: r.Log.With("changelist", k.Changelist, "review_version", k.ReviewVersion, "job_id", s.JobID)}
@@ -374,21 +391,33 @@ func (r *Reconciler) subject(s outbox.Suspect, now time.Time, marked map[int64]m
 }
 
 // commentEvidence looks a comment row up on its review by the marker its
-// comment carries, listing the review (every page) once per pass. A task
+// comment carries, listing the review (every page after the row's
+// LookupAfter) once per pass, again only for a row that needs an earlier
+// start. A task
 // change ("addressed/<fingerprint>") has no comment of its own: its evidence
 // is the finding's comment no longer open — for a row already sent, that
 // the comment exists (a reviewer who reopened the task is not overruled).
-func (r *Reconciler) commentEvidence(it outbox.Item, marked map[int64]map[swarm.Marker]swarm.Comment) func(context.Context, bool) (string, bool, error) {
+func (r *Reconciler) commentEvidence(it outbox.Item, after int64, marked map[int64]listing) func(context.Context, bool) (string, bool, error) {
 	kind, id, _ := strings.Cut(it.ID, "/")
 	return func(ctx context.Context, sent bool) (string, bool, error) {
-		m, ok := marked[it.Thread]
-		if !ok {
+		l, ok := marked[it.Thread]
+		if !ok || l.from > after {
+			ma, bounded := r.Comments.(MarkedAfter)
+			var m map[swarm.Marker]swarm.Comment
 			var err error
-			if m, err = r.Comments.Marked(ctx, it.Thread); err != nil {
+			if bounded && after > 0 {
+				m, err = ma.MarkedAfter(ctx, it.Thread, after)
+			} else {
+				after = 0
+				m, err = r.Comments.Marked(ctx, it.Thread)
+			}
+			if err != nil {
 				return "", false, err
 			}
-			marked[it.Thread] = m
+			l = listing{from: after, marked: m}
+			marked[it.Thread] = l
 		}
+		m := l.marked
 		if kind == addressedKind {
 			c, ok := m[swarm.FindingKey(it.Thread, id).Marker()]
 			return strconv.FormatInt(c.ID, 10), ok && (sent || c.TaskState != swarm.TaskOpen), nil

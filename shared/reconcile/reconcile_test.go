@@ -223,6 +223,7 @@ type fakeComments struct {
 	by       map[int64]map[swarm.Marker]swarm.Comment
 	down     bool
 	listings int
+	afters   []int64
 }
 
 func (f *fakeComments) Marked(_ context.Context, review int64) (map[swarm.Marker]swarm.Comment, error) {
@@ -231,6 +232,73 @@ func (f *fakeComments) Marked(_ context.Context, review int64) (map[swarm.Marker
 		return nil, errors.New("swarm down")
 	}
 	return f.by[review], nil
+}
+
+// afters records the comment ids listings started after (0: a whole listing).
+func (f *fakeComments) MarkedAfter(ctx context.Context, review, after int64) (map[swarm.Marker]swarm.Comment, error) {
+	all, err := f.Marked(ctx, review)
+	f.afters = append(f.afters, after)
+	out := map[swarm.Marker]swarm.Comment{}
+	for m, c := range all {
+		if c.ID > after {
+			out[m] = c
+		}
+	}
+	return out, err
+}
+
+// A comment row's lookup reads the review's comments after the id its row
+// recorded before the send (LookupAfter), not the review's history; a
+// second row of the review reuses that listing unless it needs an earlier
+// start; a task change's bound is just before its finding's comment, and a
+// row without a bound is looked up over the whole review.
+func TestCommentLookupStartsAfterTheRowsBound(t *testing.T) {
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	stuck := func(item string, after int64) outbox.Suspect {
+		return outbox.Suspect{Row: outbox.Row{Channel: outbox.ChannelSwarmComments, Thread: 885, Item: item, Status: outbox.Sending,
+			JobID: "job-running", SendStartedAt: job.FormatTime(now.Add(-5 * time.Minute)), LookupAfter: after}}
+	}
+	marker := func(kind, id string) swarm.Marker { return swarm.CommentKey{Review: 885, Kind: kind, ID: id}.Marker() }
+	has := map[swarm.Marker]swarm.Comment{
+		marker("finding", "open"): {ID: 40, TaskState: swarm.TaskOpen},
+		marker("finding", "fp1"):  {ID: 501},
+		marker("summary", "v2"):   {ID: 502},
+	}
+	tests := []struct {
+		name       string
+		rows       []outbox.Suspect
+		wantAfters []int64
+		want       []string
+	}{
+		{"one row: listed after its bound", []outbox.Suspect{stuck("finding/fp1", 500)}, []int64{500},
+			[]string{"mark:finding/fp1:sending:" + ReasonStuck, "backfill:finding/fp1:501"}},
+		{"a later bound reuses the listing", []outbox.Suspect{stuck("finding/fp1", 500), stuck("summary/v2", 501)}, []int64{500},
+			[]string{"mark:finding/fp1:sending:" + ReasonStuck, "backfill:finding/fp1:501", "mark:summary/v2:sending:" + ReasonStuck, "backfill:summary/v2:502"}},
+		{"an earlier bound lists again from it", []outbox.Suspect{stuck("summary/v2", 501), stuck("finding/fp1", 500)}, []int64{501, 500},
+			[]string{"mark:summary/v2:sending:" + ReasonStuck, "backfill:summary/v2:502", "mark:finding/fp1:sending:" + ReasonStuck, "backfill:finding/fp1:501"}},
+		{"a task change: from just before its finding's comment", []outbox.Suspect{stuck("addressed/open", 39)}, []int64{39},
+			[]string{"mark:addressed/open:sending:" + ReasonStuck, "requeue:addressed/open"}},
+		{"a row without a bound: the whole review", []outbox.Suspect{stuck("addressed/open", 0)}, nil,
+			[]string{"mark:addressed/open:sending:" + ReasonStuck, "requeue:addressed/open"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rows := &fakeRows{suspects: tt.rows}
+			sw := &fakeComments{by: map[int64]map[swarm.Marker]swarm.Comment{885: has}}
+			r := &Reconciler{Rows: rows, Window: 30 * time.Second, CommentWindow: 2 * time.Minute, Lookback: 24 * time.Hour,
+				Jobs: jobsIn{"job-running": job.Running}.table(), Now: job.Clock(func() time.Time { return now }),
+				Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: obs.NewMetrics(io.Discard, "test"), Comments: sw}
+			if _, err := r.Run(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(sw.afters) != fmt.Sprint(tt.wantAfters) || strings.Join(rows.calls, "|") != strings.Join(tt.want, "|") {
+				t.Errorf("listings after %v, calls %q; want %v, %q", sw.afters, rows.calls, tt.wantAfters, tt.want)
+			}
+			if len(tt.wantAfters) == 0 && sw.listings != 1 {
+				t.Errorf("%d whole listings, want 1", sw.listings)
+			}
+		})
+	}
 }
 
 // Swarm comment rows are reconciled like e-mail rows, their evidence the

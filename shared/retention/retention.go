@@ -10,7 +10,8 @@
 // once) that may span invocations: each run scans until its Budget, saves
 // every segment's position (State) and the counts so far, and the next run
 // continues; the metrics are emitted when a round completes, and a new
-// round starts a day after the last one began. At 10 million items a round
+// round starts a day after the last one began. Every run also emits the
+// age of the last complete round, so a round that stops completing pages. At 10 million items a round
 // reads each item once a day, whatever the function's timeout.
 package retention
 
@@ -143,15 +144,20 @@ func (c *Checker) Run(ctx context.Context) (Report, error) {
 	if bucketGrace <= 0 {
 		bucketGrace = DefaultBucketGrace
 	}
-	r, err := c.load(ctx, now)
-	if err != nil || r == nil {
-		return Report{Idle: r == nil}, err
+	r, due, err := c.load(ctx, now)
+	if err != nil {
+		return Report{}, err
+	}
+	if !due {
+		c.putAge(r, now)
+		return Report{Idle: true}, nil
 	}
 	if err := c.scan(ctx, r, now.Add(-tableGrace), now); err != nil {
 		return r.Report, err // progress since the last save is scanned again: nothing counted twice
 	}
 	if !r.done() {
 		r.Report.Pending = true
+		c.putAge(r, now)
 		return r.Report, c.save(ctx, r)
 	}
 	// The buckets hold only their lifecycle's window of objects: listed
@@ -166,7 +172,26 @@ func (c *Checker) Run(ctx context.Context) (Report, error) {
 	c.Metrics.Put("RetentionRowsOverdue", float64(rep.RowsOverdue), obs.Count, nil)
 	c.Metrics.Put("RetentionRowsWithoutTTL", float64(rep.RowsWithoutTTL), obs.Count, nil)
 	c.Metrics.Put("RetentionObjectsOverdue", float64(rep.ObjectsOverdue), obs.Count, nil)
-	return rep, c.save(ctx, &round{Last: r.Started})
+	done := &round{Last: r.Started}
+	c.putAge(done, now)
+	return rep, c.save(ctx, done)
+}
+
+// putAge emits RetentionRoundAgeHours: the hours since the last complete round began (since the
+// round in progress began while none has completed), emitted by every run
+// that reads its state, due or not: a round that stops completing raises it past the alarm's threshold
+// instead of going quiet, and runs that stop altogether leave it missing,
+// which the alarm treats as breaching too.
+func (c *Checker) putAge(r *round, now time.Time) {
+	from := r.Last
+	if from == "" {
+		from = r.Started
+	}
+	age := 0.0
+	if t, err := time.Parse(time.RFC3339, from); err == nil {
+		age = now.Sub(t).Hours()
+	}
+	c.Metrics.Put("RetentionRoundAgeHours", age, "None", nil) // hours: CloudWatch has no hour unit
 }
 
 // round is the progress of one scan of the table.
@@ -193,13 +218,14 @@ func (r *round) done() bool {
 }
 
 // load returns the round to work on: the one in progress, or a new one
-// when the last began a day ago or more; nil when none is due.
-func (c *Checker) load(ctx context.Context, now time.Time) (*round, error) {
-	r := &round{}
+// when the last began a day ago or more; due is false (and the round the
+// saved state) when none is.
+func (c *Checker) load(ctx context.Context, now time.Time) (r *round, due bool, err error) {
+	r = &round{}
 	if c.State != nil {
 		s, err := c.State.Load(ctx)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if s != "" {
 			if err := json.Unmarshal([]byte(s), r); err != nil {
@@ -208,16 +234,16 @@ func (c *Checker) load(ctx context.Context, now time.Time) (*round, error) {
 		}
 	}
 	if r.Started != "" {
-		return r, nil
+		return r, true, nil
 	}
 	if last, err := time.Parse(time.RFC3339, r.Last); err == nil && now.Sub(last) < Every-time.Hour {
-		return nil, nil // a little under a day: an hourly trigger starts it on time
+		return r, false, nil // a little under a day: an hourly trigger starts it on time
 	}
 	n := c.Segments
 	if n <= 0 {
 		n = DefaultSegments
 	}
-	return &round{Started: now.Format(time.RFC3339), Segments: make([]segment, n)}, nil
+	return &round{Last: r.Last, Started: now.Format(time.RFC3339), Segments: make([]segment, n)}, true, nil
 }
 
 func (c *Checker) save(ctx context.Context, r *round) error {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"log/slog"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -224,5 +225,67 @@ func TestRoundResumesAcrossRuns(t *testing.T) {
 	clock = clock.Add(Every)
 	if next, _ := c.Run(context.Background()); next.Idle {
 		t.Errorf("a run a day later: %+v, want a new round", next)
+	}
+}
+
+// lastAge is the last RetentionRoundAgeHours the metrics hold (-1: none).
+func lastAge(t *testing.T, metrics *bytes.Buffer) float64 {
+	t.Helper()
+	mm := regexp.MustCompile(`"RetentionRoundAgeHours":([0-9.e+-]+)`).FindAllStringSubmatch(metrics.String(), -1)
+	if len(mm) == 0 {
+		return -1
+	}
+	v, err := strconv.ParseFloat(mm[len(mm)-1][1], 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestRoundAgeRisesWhenRoundsStopCompleting: every run says how long ago the
+// last complete round began, so a round that never completes pages (the
+// RetentionRoundAgeHours alarm, 48 hours) instead of going quiet.
+func TestRoundAgeRisesWhenRoundsStopCompleting(t *testing.T) {
+	small := map[string]int64{"JOB#1": now.Add(time.Hour).Unix()}
+	big := map[string]int64{}
+	for i := range 400 {
+		big[fmt.Sprintf("JOB#%03d", i)] = now.Add(time.Hour).Unix()
+	}
+	var metrics bytes.Buffer
+	state := &memState{}
+	clock, step := now, time.Duration(0)
+	tick := func() time.Time { // each read moves the clock on by step
+		clock = clock.Add(step)
+		return clock
+	}
+	c := &Checker{Table: &fakeTable{items: small}, TableName: "jobs", S3: fakeBuckets{}, Segments: 1, State: state,
+		Now: tick, Metrics: obs.NewMetrics(&metrics, "test")}
+	run := func(at time.Time) Report {
+		t.Helper()
+		clock = at
+		rep, err := c.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	if rep := run(now); rep.Pending || lastAge(t, &metrics) != 0 {
+		t.Fatalf("a first round that completed: %+v, age %v, want 0", rep, lastAge(t, &metrics))
+	}
+	if rep := run(now.Add(5 * time.Hour)); !rep.Idle || lastAge(t, &metrics) != 5 {
+		t.Fatalf("an idle run 5 h later: %+v, age %v, want 5", rep, lastAge(t, &metrics))
+	}
+	// From the next day the table is large and each run reads one page
+	// before its budget ends: the round goes on and on without completing.
+	c.Table, c.Budget, step = &fakeTable{items: big}, time.Second, time.Second
+	at := now.Add(Every)
+	for range 40 {
+		at = at.Add(time.Hour)
+		if rep := run(at); !rep.Pending {
+			t.Fatalf("run at %v: %+v, want the round still pending", at, rep)
+		}
+	}
+	if age, want := lastAge(t, &metrics), at.Sub(now).Hours(); age < 48 || age < want || age > want+0.01 {
+		t.Errorf("after 40 runs of a round that never completes, age %v h, want %v (since the last complete round began, past 48)", age, want)
 	}
 }

@@ -278,7 +278,9 @@ func (c *Client) SetTaskState(ctx context.Context, review, id int64, state strin
 
 // comment reads one comment of review by id from the listing (every page).
 func (c *Client) comment(ctx context.Context, review, id int64) (Comment, error) {
-	list, err := c.List(ctx, review)
+	// Pages run oldest first by id: the comment is on the first page that
+	// reaches its id, listed from just before it (not the whole review).
+	list, _, err := c.pages(ctx, review, id-1, id)
 	if err != nil {
 		return Comment{}, err
 	}
@@ -301,12 +303,31 @@ func (c *Client) List(ctx context.Context, review int64) ([]Comment, error) {
 
 // list also returns the login the listing was made as.
 func (c *Client) list(ctx context.Context, review int64) ([]Comment, string, error) {
+	return c.listAfter(ctx, review, 0)
+}
+
+// listAfter is list over the comments with ids above from (0: all). Swarm
+// numbers comments as it stores them and pages oldest first, after=<id>
+// starting past that id (reference "Review comments"), so the comments
+// stored since a comment existed are exactly those listed after its id.
+func (c *Client) listAfter(ctx context.Context, review, from int64) ([]Comment, string, error) {
+	return c.pages(ctx, review, from, 0)
+}
+
+// pages reads the pages after from, stopping early, when until > 0, at the
+// first page that holds a comment with an id of at least until (then a page
+// is one comment: the one wanted, unless protections hide it).
+func (c *Client) pages(ctx context.Context, review, from, until int64) ([]Comment, string, error) {
 	var out []Comment
 	seen := map[int64]bool{}
-	var after int64
+	after := from
 	user := ""
 	for range maxPages {
-		q := url.Values{"max": {strconv.Itoa(pageSize)}}
+		size := pageSize
+		if until > 0 {
+			size = 1
+		}
+		q := url.Values{"max": {strconv.Itoa(size)}}
 		if after > 0 {
 			q.Set("after", strconv.FormatInt(after, 10))
 		}
@@ -339,7 +360,7 @@ func (c *Client) list(ctx context.Context, review int64) ([]Comment, string, err
 			}
 		}
 		last := int64(page.Data.LastSeen)
-		if last <= 0 {
+		if last <= 0 || (until > 0 && slices.ContainsFunc(out, func(cm Comment) bool { return cm.ID >= until })) {
 			slices.SortFunc(out, func(a, b Comment) int { return cmp.Compare(a.ID, b.ID) })
 			return out, user, nil
 		}
@@ -360,6 +381,11 @@ func (c *Client) Marked(ctx context.Context, review int64) (map[Marker]Comment, 
 	if err != nil {
 		return nil, err
 	}
+	return marked(list, user), nil
+}
+
+// marked picks the service's comments out of a listing, by marker.
+func marked(list []Comment, user string) map[Marker]Comment {
 	out := map[Marker]Comment{}
 	for _, cm := range list {
 		if cm.User != user {
@@ -371,7 +397,20 @@ func (c *Client) Marked(ctx context.Context, review int64) (map[Marker]Comment, 
 			}
 		}
 	}
-	return out, nil
+	return out
+}
+
+// MarkedAfter is Marked over the comments stored after comment id after
+// only: a create that began once that comment existed can only have made a
+// comment with a higher id, so the lookup of its marker reads the comments
+// since, not the review's history. As with Marked, a marker missing means
+// the whole listing was read (every page, to a null lastSeen) without it.
+func (c *Client) MarkedAfter(ctx context.Context, review, after int64) (map[Marker]Comment, error) {
+	list, user, err := c.listAfter(ctx, review, max(after, 0))
+	if err != nil {
+		return nil, err
+	}
+	return marked(list, user), nil
 }
 
 // FindByMarker looks for the service's comment carrying m on a review,

@@ -266,8 +266,8 @@ func TestCommentErrorsAreClassified(t *testing.T) {
 		{"rotated ticket: the fresh read creates once", nil, "create", review, []string{"old", "ticket-1"}, "", false, 0, 2, 1},
 		{"list 503: transient", &swarmstandin.Fault{Status: 503, RetryAfter: "3"}, "list", review, []string{"ticket-1"}, failure.NetworkTimeout, false, 3 * time.Second, 1, 1},
 		{"list of an unknown review: permanent", nil, "list", 99, []string{"ticket-1"}, failure.NotFound, false, 0, 1, 1},
-		// Read (two pages: the last is empty), PATCH, read again: the state did not land.
-		{"task state 500: transient", &swarmstandin.Fault{Status: 500}, "task", review, []string{"ticket-1"}, failure.Upstream5xx, false, 0, 5, 1},
+		// Read (one page, from just before the comment), PATCH, read again: the state did not land.
+		{"task state 500: transient", &swarmstandin.Fault{Status: 500}, "task", review, []string{"ticket-1"}, failure.Upstream5xx, false, 0, 3, 1},
 		{"404 after the store: may have been created", &swarmstandin.Fault{Status: 404, AfterStore: true}, "create", review, []string{"ticket-1"}, failure.Conflict, true, 0, 1, 2},
 	}
 	for _, tt := range tests {
@@ -415,5 +415,51 @@ func TestCommentAnswerShapes(t *testing.T) {
 				t.Fatalf("the error keeps reply text: %v", err)
 			}
 		})
+	}
+}
+
+// TestMarkedAfterReadsTheCommentsSince: a lookup that starts after a comment
+// id known before the create reads the comments stored since (pages run
+// oldest first, ids ascending), not the review's 500 earlier comments, and
+// still reads every page of those to the empty last one.
+func TestMarkedAfterReadsTheCommentsSince(t *testing.T) {
+	s := startStandin(t)
+	c, _ := commentsClient(s.URL(), "ticket-1")
+	ctx := context.Background()
+	old := swarm.FindingKey(review, "old").Marker()
+	if _, err := c.Create(ctx, swarm.NewComment{Review: review, Body: "earlier", Marker: old}); err != nil {
+		t.Fatal(err)
+	}
+	seed(s, 500)
+	all := s.Comments(review)
+	known := all[len(all)-1].ID // the highest id seen before the send
+	n := swarm.NewComment{Review: review, Body: "**medium** leak", Marker: swarm.SummaryKey(review, 2).Marker()}
+	s.InjectFault(swarmstandin.OpCreateComment, swarmstandin.Fault{Drop: true, AfterStore: true})
+	if _, err := c.Create(ctx, n); !swarm.MaybeCreated(err) {
+		t.Fatalf("Create = %v, want an answer lost after the store", err)
+	}
+	seed(s, 150) // reviewers go on commenting: the lookup spans pages
+	before := countOps(s, swarmstandin.OpListComments)
+	marked, err := c.MarkedAfter(ctx, review, known)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := countOps(s, swarmstandin.OpListComments) - before
+	if _, ok := marked[n.Marker]; !ok {
+		t.Fatalf("MarkedAfter(%d) = %v: the create stored after the known id is missing", known, marked)
+	}
+	if _, ok := marked[old]; ok {
+		t.Fatal("MarkedAfter listed comments from before the known id")
+	}
+	// 151 comments since: two pages and the empty one that ends the listing.
+	if pages != 3 {
+		t.Errorf("MarkedAfter read %d pages, want 3 (the 151 comments since, to the empty page)", pages)
+	}
+	before = countOps(s, swarmstandin.OpListComments)
+	if whole, err := c.Marked(ctx, review); err != nil || len(whole) != 2 {
+		t.Fatalf("Marked = %v, %v: want both of ours", whole, err)
+	}
+	if whole := countOps(s, swarmstandin.OpListComments) - before; whole != 8 {
+		t.Errorf("the whole listing read %d pages, want 8 (653 comments)", whole)
 	}
 }

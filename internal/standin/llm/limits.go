@@ -162,6 +162,27 @@ func (b *limitBucket) need(n float64) time.Duration {
 // full is how long until the bucket is full again (OpenAI's reset).
 func (b *limitBucket) full() time.Duration { return b.need(b.capacity) }
 
+// SetLimits replaces the limits a running stand-in enforces (as
+// Options.TokensPerMinute, RequestsPerMinute and RateLimitBurst; 0 turns a
+// limit off), each bucket starting full, as a provider's limit does when a
+// quota is first applied (docs/reference/llm-providers.md, "Rate-limit
+// headers": token buckets refilled continuously). A test run against the
+// shared local stack turns a limit on for its own span and off after it.
+func (s *Server) SetLimits(tokensPerMinute, requestsPerMinute int, burst time.Duration) {
+	if burst <= 0 {
+		burst = time.Minute
+	}
+	now := time.Now()
+	bucket := func(perMinute int) limitBucket {
+		c := float64(perMinute) * burst.Minutes()
+		return limitBucket{perMinute: perMinute, capacity: c, level: c, at: now}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.opts.TokensPerMinute, s.opts.RequestsPerMinute, s.opts.RateLimitBurst = tokensPerMinute, requestsPerMinute, burst
+	s.tpm, s.rpm = bucket(tokensPerMinute), bucket(requestsPerMinute)
+}
+
 // admission is the outcome of the rate-limit check for one request.
 type admission struct {
 	limited  string        // "tokens" or "requests" when refused

@@ -115,6 +115,38 @@ func TestRateLimitAnswers(t *testing.T) {
 	}
 }
 
+// TestSetLimitsOnARunningStandin: a stand-in started without limits
+// enforces the token limit SetLimits gives it (429 once the bucket is
+// spent) and stops when the limit is set to 0 again.
+func TestSetLimitsOnARunningStandin(t *testing.T) {
+	srv, _ := start(t, withKey(llm.Options{}))
+	c := providerClient(t, llm.FormatAnthropic, srv.URL(), &bytes.Buffer{})
+	p := llmclient.Prompt{System: "rules", User: userPrompt("//depot/a.c", "+int a;\n"), MaxTokens: 200}
+	calls := func() (ok int, err error) {
+		for ok = 0; ok < 5; ok++ {
+			if _, err = c.Complete(context.Background(), p); err != nil {
+				return ok, err
+			}
+		}
+		return ok, nil
+	}
+	if ok, err := calls(); err != nil || ok != 5 {
+		t.Fatalf("without limits: %d calls then %v", ok, err)
+	}
+	srv.SetLimits(600, 0, 0)
+	ok, err := calls()
+	if failure.Classify(err) != failure.RateLimited || ok < 1 || ok > 2 {
+		t.Fatalf("at 600 tokens a minute: %d calls then %v, want one or two (about 250 tokens each) then RATE_LIMITED", ok, err)
+	}
+	if d, _ := llmclient.Details(err); d.RetryAfterHeader < time.Second {
+		t.Errorf("429 without Retry-After: %+v", d)
+	}
+	srv.SetLimits(0, 0, 0)
+	if ok, err := calls(); err != nil || ok != 5 {
+		t.Fatalf("limits off again: %d calls then %v", ok, err)
+	}
+}
+
 // TestLimiterKeepsToTheStandinsLimit: behind the Limiter, a run of calls
 // that exceeds the limit completes, waiting instead of failing.
 func TestLimiterKeepsToTheStandinsLimit(t *testing.T) {

@@ -192,15 +192,9 @@ func NewServer(opts Options) *Server {
 	if lg == nil {
 		lg = slog.New(slog.DiscardHandler)
 	}
-	if opts.RateLimitBurst <= 0 {
-		opts.RateLimitBurst = time.Minute
-	}
-	now := time.Now()
-	bucket := func(perMinute int) limitBucket {
-		c := float64(perMinute) * opts.RateLimitBurst.Minutes()
-		return limitBucket{perMinute: perMinute, capacity: c, level: c, at: now}
-	}
-	return &Server{opts: opts, log: lg, tpm: bucket(opts.TokensPerMinute), rpm: bucket(opts.RequestsPerMinute)}
+	s := &Server{opts: opts, log: lg}
+	s.SetLimits(opts.TokensPerMinute, opts.RequestsPerMinute, opts.RateLimitBurst)
+	return s
 }
 
 // Start listens on addr, which must be a loopback address ("127.0.0.1:0"
