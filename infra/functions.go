@@ -325,6 +325,8 @@ func newNotifyFunction(f *functionFactory, p functionsProps) awslambda.Function 
 		"SMTP_FROM":      jsii.String(cfg.SMTPFrom),
 		"SMTP_TLS":       jsii.String(cfg.SMTPTLS),
 		"SMTP_SECRET_ID": p.secrets.smtp.SecretArn(),
+		// Outbox rows are keyed by the keyed hash of the recipient.
+		"DELIVERY_KEY_SECRET_ID": p.secrets.delivery.SecretArn(),
 		// The notify function times out at leaseSeconds, above this (validated).
 		"SMTP_TIMEOUT_SECONDS":           itoa(cfg.SMTPTimeoutSeconds),
 		"EMAIL_PROVIDER":                 jsii.String(cfg.EmailProvider),
@@ -341,6 +343,7 @@ func newNotifyFunction(f *functionFactory, p functionsProps) awslambda.Function 
 	g.grant(jsii.Strings("dynamodb:Query"), itemOutbox, itemDelivery, itemLedger) // LEDGER#: reruns grouped new / still open / resolved
 	p.notify.dlq.GrantSendMessages(fn)
 	p.redacted.GrantRead(fn, nil)
+	p.secrets.delivery.GrantRead(fn, nil)
 	if cfg.EmailProvider == "ses" {
 		// Only as the configured identity, only through the configuration
 		// set whose events feed the provider evidence (SES authorizes SendEmail on

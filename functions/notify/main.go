@@ -39,8 +39,14 @@ func main() {
 	jobs := store.New(ddb, env.Config.JobsTable)
 	queues := queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs)
 	reporter := swarm.NewReporter(jobs, env.Log)
-	n := &notifystage.Notify{Outbox: outbox.New(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention).WithActor("notify"),
-		From: set.Evidence.From, Log: env.Log, Swarm: reporter, Window: set.Evidence.Window,
+	// The delivery key, read once: a key that changed under running
+	// functions would make every row a new intent (docs/operating.md).
+	value, _, err := secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL).Get(ctx, set.DeliveryKeySecretID, secrets.Current)
+	coldstart.Must(env, err)
+	key, err := delivery.NewSecret(value)
+	coldstart.Must(env, err)
+	n := &notifystage.Notify{Outbox: outbox.New(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention).WithActor("notify").WithSecret(key),
+		Secret: key, From: set.Evidence.From, Log: env.Log, Swarm: reporter, Window: set.Evidence.Window,
 		Artifacts: artifacts.New(artifacts.NewS3Client(env.AWS), env.Config.RedactedBkt),
 		HTML:      true, SwarmLinks: set.SwarmLinks, // HTML + text alternatives; Swarm review link when known
 		Recipients: set.Recipients, Metrics: env.Metrics,

@@ -47,8 +47,14 @@ const (
 func pk(k delivery.Key) string { return fmt.Sprintf("OUTBOX#%d#%d", k.Changelist, k.ReviewVersion) }
 func sk(k delivery.Key) string { return "RCPT#" + k.Canonical().Recipient }
 
+// hashedSK prefixes the sort key of a row keyed by the recipient's keyed
+// hash. An address-keyed sort key always holds an '@'; a hashed one never.
+const hashedSK = "RCPTH#"
+
 // Row is one delivery.
 type Row struct {
+	PK             string `dynamodbav:"pk,omitempty" json:"-"`
+	SK             string `dynamodbav:"sk,omitempty" json:"-"`
 	Changelist     int64  `dynamodbav:"changelist_id" json:"-"`
 	ReviewVersion  int    `dynamodbav:"review_version" json:"-"`
 	Recipient      string `dynamodbav:"recipient" json:"recipient"`
@@ -63,6 +69,10 @@ type Row struct {
 	CreatedAt      string `dynamodbav:"created_at" json:"created_at"`
 	UpdatedAt      string `dynamodbav:"updated_at" json:"updated_at"`
 	ExpiresAt      int64  `dynamodbav:"expires_at,omitempty" json:"-"` // retention (DynamoDB TTL), epoch seconds
+	// DeliveryToken is the keyed token the e-mail's Message-ID and SES tag
+	// carry (delivery.Secret.Token): the evidence is found by it after the
+	// recipient is scrubbed. Empty on a row written without a delivery key.
+	DeliveryToken string `dynamodbav:"delivery_token,omitempty" json:"-"`
 	// SendToken identifies the send attempt that marked the row sending; a
 	// release or reset names it, so it never settles a later attempt.
 	SendToken string `dynamodbav:"send_token,omitempty" json:"-"`
@@ -96,6 +106,44 @@ type Outbox struct {
 	table     string
 	retention time.Duration
 	actor     string // who writes, for the rows' event history
+	secret    *delivery.Secret
+}
+
+// WithSecret sets the delivery key: new e-mail rows are keyed by the keyed
+// hash of their recipient and keep the keyed token, so they hold no address
+// once the data scrub has run. Rows written before, keyed by the address,
+// are still found (ref) until the scrub moves them (Scrub).
+func (o *Outbox) WithSecret(s *delivery.Secret) *Outbox {
+	o.secret = s
+	return o
+}
+
+// MessageID is the Message-ID of an e-mail row's message: from its stored
+// token, or for a row written without a delivery key from its address.
+func (r *Row) MessageID(domain string) string {
+	if r.DeliveryToken != "" {
+		return delivery.MessageIDOf(r.Changelist, r.ReviewVersion, r.DeliveryToken, domain)
+	}
+	return r.Key().MessageID(domain)
+}
+
+// ref is k's row: the keyed one, or, while it exists, the row written under
+// k's address before the outbox had a delivery key (read consistently, so a
+// move by the scrub is seen).
+func (o *Outbox) ref(ctx context.Context, k delivery.Key) (Ref, error) {
+	if o.secret == nil {
+		return emailID{k: k}, nil
+	}
+	legacy := emailID{k: k, existing: true}
+	out, err := o.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &o.table, Key: itemKey(legacy), ConsistentRead: aws.Bool(true),
+		ProjectionExpression: aws.String("pk")})
+	if err != nil {
+		return nil, awserr.Wrap("get outbox row", err)
+	}
+	if out.Item != nil {
+		return legacy, nil
+	}
+	return o.Email(k), nil
 }
 
 // DefaultRetention is how long a row is kept (expires_at) when
@@ -154,12 +202,16 @@ func sv(v string) types.AttributeValue { return &types.AttributeValueMemberS{Val
 
 // Get reads a row with a strongly consistent read (the re-read before every send).
 func (o *Outbox) Get(ctx context.Context, k delivery.Key) (*Row, error) {
-	out, err := o.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &o.table, Key: itemKey(emailID(k)), ConsistentRead: aws.Bool(true)})
+	ref, err := o.ref(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	out, err := o.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &o.table, Key: itemKey(ref), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return nil, awserr.Wrap("get outbox row", err)
 	}
 	if out.Item == nil {
-		return nil, failure.Errorf(failure.NotFound, "outbox row %s/%s missing", pk(k), sk(k))
+		return nil, failure.Errorf(failure.NotFound, "outbox row %s missing", ref)
 	}
 	var r Row
 	if err := attributevalue.UnmarshalMap(out.Item, &r); err != nil {
@@ -266,8 +318,19 @@ type Send struct {
 // *InFlightError, or a NOT_FOUND error for a row that failed for good.
 // It is the only way a row comes to exist.
 func (o *Outbox) Begin(ctx context.Context, k delivery.Key, jobID string, now time.Time) (*Send, error) {
-	return o.begin(ctx, emailID(k), jobID, now)
+	ref, err := o.ref(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	s, err := o.begin(ctx, ref, jobID, now)
+	if errors.Is(err, errMoved) {
+		return o.begin(ctx, o.Email(k), jobID, now) // the scrub moved it to its keyed row meanwhile
+	}
+	return s, err
 }
+
+// errMoved is an address-keyed row gone between the read and the write.
+var errMoved = errors.New("outbox row moved to its keyed row")
 
 func (o *Outbox) begin(ctx context.Context, k Ref, jobID string, now time.Time) (*Send, error) {
 	tok := uuid.NewString()
@@ -282,6 +345,9 @@ func (o *Outbox) begin(ctx context.Context, k Ref, jobID string, now time.Time) 
 		values[":exp"] = &types.AttributeValueMemberN{Value: fmt.Sprint(exp)}
 	}
 	cond := "attribute_not_exists(pk) OR (#s = :pending AND attribute_not_exists(notified_at))"
+	if e, ok := k.(emailID); ok && e.existing {
+		cond = "attribute_exists(pk) AND #s = :pending AND attribute_not_exists(notified_at)" // never re-created under the address
+	}
 	set = inDoubt(set, values, Sending, job.FormatTime(now)) // in flight: in the doubt index until settled
 	set = o.withEvent(set, values, "begin send", []string{"new", string(Pending)})
 	out, err := o.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &o.table, Key: itemKey(k),
@@ -300,6 +366,9 @@ func (o *Outbox) begin(ctx context.Context, k Ref, jobID string, now time.Time) 
 	case !errors.As(err, &ccf):
 		return nil, awserr.Wrap("begin send", err)
 	case ccf.Item == nil:
+		if e, ok := k.(emailID); ok && e.existing {
+			return nil, errMoved
+		}
 		return nil, failure.Errorf(failure.InternalBug, "outbox row %s missing", k)
 	}
 	var old Row
@@ -326,7 +395,11 @@ func (o *Outbox) begin(ctx context.Context, k Ref, jobID string, now time.Time) 
 // id, notified_at and status together. A row already marked (by an earlier,
 // unanswered attempt of this write, or by a reconciliation) stays as it is.
 func (o *Outbox) MarkSent(ctx context.Context, k delivery.Key, notificationID string, now time.Time) error {
-	return o.markSent(ctx, emailID(k), notificationID, now)
+	ref, err := o.ref(ctx, k)
+	if err != nil {
+		return err
+	}
+	return o.markSent(ctx, ref, notificationID, now)
 }
 
 func (o *Outbox) markSent(ctx context.Context, k Ref, notificationID string, now time.Time) error {
@@ -348,7 +421,11 @@ func (o *Outbox) markSent(ctx context.Context, k Ref, notificationID string, now
 // happen (the provider refused it): permanent failures end the row,
 // transient ones make it pending again. It settles only that attempt.
 func (o *Outbox) Release(ctx context.Context, k delivery.Key, sendToken string, class failure.Class, msg string, permanent bool, now time.Time) error {
-	return o.release(ctx, emailID(k), sendToken, class, msg, permanent, now)
+	ref, err := o.ref(ctx, k)
+	if err != nil {
+		return err
+	}
+	return o.release(ctx, ref, sendToken, class, msg, permanent, now)
 }
 
 func (o *Outbox) release(ctx context.Context, k Ref, sendToken string, class failure.Class, msg string, permanent bool, now time.Time) error {
@@ -368,7 +445,11 @@ func (o *Outbox) release(ctx context.Context, k Ref, sendToken string, class fai
 // Reset returns an in-flight row to pending after settling proved the
 // earlier send (named by its token) did not happen.
 func (o *Outbox) Reset(ctx context.Context, k delivery.Key, sendToken string, now time.Time) error {
-	return o.reset(ctx, emailID(k), sendToken, now)
+	ref, err := o.ref(ctx, k)
+	if err != nil {
+		return err
+	}
+	return o.reset(ctx, ref, sendToken, now)
 }
 
 func (o *Outbox) reset(ctx context.Context, k Ref, sendToken string, now time.Time) error {
@@ -402,7 +483,11 @@ func statusOf(r *Row) string {
 // after fixing the recipient (a permanent failure). A sent row is never
 // requeued: that would e-mail twice.
 func (o *Outbox) Requeue(ctx context.Context, k delivery.Key, now time.Time) error {
-	return o.RequeueRef(ctx, emailID(k), now)
+	ref, err := o.ref(ctx, k)
+	if err != nil {
+		return err
+	}
+	return o.RequeueRef(ctx, ref, now)
 }
 
 // RequeueRef is Requeue for any channel's row: a Swarm comment refused for
@@ -423,7 +508,11 @@ func (o *Outbox) toPending(ctx context.Context, k Ref, op string, from []Status,
 // Confirm marks an unsent row sent on an operator's word that the provider
 // delivered it (an uncertain send checked by hand), so it is never resent.
 func (o *Outbox) Confirm(ctx context.Context, k delivery.Key, evidence string, now time.Time) error {
-	return o.ConfirmRef(ctx, emailID(k), evidence, now)
+	ref, err := o.ref(ctx, k)
+	if err != nil {
+		return err
+	}
+	return o.ConfirmRef(ctx, ref, evidence, now)
 }
 
 // ConfirmRef is Confirm for any channel's row (a comment found in the

@@ -15,11 +15,12 @@ import (
 )
 
 // dataFields are what a delivery row holds beyond the uniqueness promise:
-// the last error text, the event history (operator names among it) and the
-// reconciliation note. They keep the data retention; the row itself — its
+// the last error text, the event history (operator names among it), the
+// reconciliation note and the recipient's address (a keyed row is named by
+// the address's keyed hash and keeps the keyed token: delivery.Secret). They keep the data retention; the row itself — its
 // key, status, notified_at, the provider's message id — keeps the
 // uniqueness retention, so a delivery is still never repeated.
-const dataFields = "last_error, events, reconcile_reason"
+const dataFields = "last_error, events, reconcile_reason, recipient"
 
 // Scrub is the data scrub as work on the retention check's scan (so the
 // table is read once a day for both; it satisfies retention.Also): outbox
