@@ -188,7 +188,7 @@ func newInProcess(b *testing.B) *inProcess {
 }
 
 // functionEnv is a deployed function's environment, by its stack output.
-func functionEnv(b *testing.B, output string) map[string]string {
+func functionEnv(b testing.TB, output string) map[string]string {
 	b.Helper()
 	cfg, err := env.lambda.GetFunctionConfiguration(context.Background(), &lambda.GetFunctionConfigurationInput{FunctionName: aws.String(env.out[output])})
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -226,8 +225,11 @@ func TestRowsFromBeforeTheDoubtIndexAreIndexed(t *testing.T) {
 		t.Fatal(err)
 	}
 	// As the code before the index left it: sending, no pair.
-	pk, sk := fmt.Sprintf("OUTBOX#%d#1", cl), "RCPT#gina@example.com"
-	key := map[string]ddbtypes.AttributeValue{"pk": &ddbtypes.AttributeValueMemberS{Value: pk}, "sk": &ddbtypes.AttributeValueMemberS{Value: sk}}
+	row, err := env.outbox.Get(ctx, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := map[string]ddbtypes.AttributeValue{"pk": &ddbtypes.AttributeValueMemberS{Value: row.PK}, "sk": &ddbtypes.AttributeValueMemberS{Value: row.SK}}
 	if _, err := env.ddb.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &table, Key: key, UpdateExpression: aws.String("REMOVE doubt, doubt_at")}); err != nil {
 		t.Fatal(err)
 	}
