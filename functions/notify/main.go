@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -41,11 +42,20 @@ func main() {
 	reporter := swarm.NewReporter(jobs, env.Log)
 	// The delivery key, read once: a key that changed under running
 	// functions would make every row a new intent (docs/operating.md).
-	value, _, err := secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL).Get(ctx, set.DeliveryKeySecretID, secrets.Current)
+	ver, _, err := secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL).Version(ctx, set.DeliveryKeySecretID, secrets.Current)
 	coldstart.Must(env, err)
-	key, err := delivery.NewSecret(value)
+	key, err := delivery.NewSecret(ver.Value)
 	coldstart.Must(env, err)
-	n := &notifystage.Notify{Outbox: outbox.New(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention).WithActor("notify").WithSecret(key),
+	rows := outbox.New(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention).WithActor("notify").WithSecret(key)
+	if env.Config.UniquenessRetention > 0 && !ver.Created.IsZero() {
+		// Rows written before the key (keyed by the address) have all
+		// expired by then: no more looking for them. The week covers the
+		// previous release's functions still writing while the key is new;
+		// an expired row that TTL has not deleted yet (days) is no longer
+		// a promise.
+		rows.WithAddressKeyedUntil(ver.Created.Add(env.Config.UniquenessRetention + 7*24*time.Hour))
+	}
+	n := &notifystage.Notify{Outbox: rows,
 		Secret: key, From: set.Evidence.From, Log: env.Log, Swarm: reporter, Window: set.Evidence.Window,
 		Artifacts: artifacts.New(artifacts.NewS3Client(env.AWS), env.Config.RedactedBkt),
 		HTML:      true, SwarmLinks: set.SwarmLinks, // HTML + text alternatives; Swarm review link when known

@@ -195,3 +195,49 @@ func TestAddressKeyedRowsKeepWorking(t *testing.T) {
 		}
 	}
 }
+
+// countingAPI counts the outbox's requests.
+type countingAPI struct {
+	API
+	n int
+}
+
+func (c *countingAPI) GetItem(ctx context.Context, in *dynamodb.GetItemInput, o ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+	c.n++
+	return c.API.GetItem(ctx, in, o...)
+}
+func (c *countingAPI) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, o ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	c.n++
+	return c.API.UpdateItem(ctx, in, o...)
+}
+func (c *countingAPI) Query(ctx context.Context, in *dynamodb.QueryInput, o ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
+	c.n++
+	return c.API.Query(ctx, in, o...)
+}
+
+// Rule OB-7 with a delivery key: looking for address-keyed rows costs one
+// Query per changelist version (not per recipient), and none once no such
+// row can remain (the key's creation plus the uniqueness retention).
+func TestAddressKeyedLookupIsBounded(t *testing.T) {
+	ctx := context.Background()
+	key := testSecret(t, strings.Repeat("q", 32))
+	for _, tt := range []struct {
+		until time.Time
+		want  int
+	}{{time.Time{}, 1 + 3*2}, {time.Now().Add(time.Hour), 1 + 3*2}, {time.Now().Add(-time.Hour), 3 * 2}} {
+		c := &countingAPI{API: dynamotest.New()}
+		o := New(c, dynamotest.Table).WithSecret(key).WithAddressKeyedUntil(tt.until)
+		for i := 0; i < 3; i++ {
+			k := delivery.Key{Changelist: 5, Recipient: fmt.Sprintf("dev%d@example.com", i), ReviewVersion: 1}
+			if _, err := o.Begin(ctx, k, "job", t0); err != nil {
+				t.Fatal(err)
+			}
+			if err := o.MarkSent(ctx, k, "id", t0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if c.n != tt.want {
+			t.Errorf("until %v: %d requests for 3 deliveries, want %d", tt.until, c.n, tt.want)
+		}
+	}
+}

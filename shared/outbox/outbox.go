@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -107,6 +108,12 @@ type Outbox struct {
 	retention time.Duration
 	actor     string // who writes, for the rows' event history
 	secret    *delivery.Secret
+	// addressKeyedUntil: no address-keyed row can exist from then on
+	// (zero: they may exist for ever); addressKeyed caches, per partition,
+	// the sort keys of its address-keyed rows.
+	addressKeyedUntil time.Time
+	mu                sync.Mutex
+	addressKeyed      map[string]map[string]bool
 }
 
 // WithSecret sets the delivery key: new e-mail rows are keyed by the keyed
@@ -115,6 +122,16 @@ type Outbox struct {
 // are still found (ref) until the scrub moves them (Scrub).
 func (o *Outbox) WithSecret(s *delivery.Secret) *Outbox {
 	o.secret = s
+	o.addressKeyed = map[string]map[string]bool{}
+	return o
+}
+
+// WithAddressKeyedUntil says when the last row written before the delivery
+// key expires (the key's creation plus the uniqueness retention): from then
+// on no changelist version is searched for address-keyed rows, and a
+// delivery costs no more requests than before the key (OB-7).
+func (o *Outbox) WithAddressKeyedUntil(t time.Time) *Outbox {
+	o.addressKeyedUntil = t
 	return o
 }
 
@@ -127,23 +144,61 @@ func (r *Row) MessageID(domain string) string {
 	return r.Key().MessageID(domain)
 }
 
-// ref is k's row: the keyed one, or, while it exists, the row written under
-// k's address before the outbox had a delivery key (read consistently, so a
-// move by the scrub is seen).
+// ref is k's row: the keyed one, or the row written under k's address
+// before the outbox had a delivery key, while such rows may exist
+// (WithAddressKeyedUntil). Which address-keyed rows a changelist version
+// has is read once per outbox (one consistent Query of its partition):
+// none is ever created again, so the answer only goes stale by a row
+// leaving, which Begin notices (errMoved).
 func (o *Outbox) ref(ctx context.Context, k delivery.Key) (Ref, error) {
 	if o.secret == nil {
 		return emailID{k: k}, nil
 	}
-	legacy := emailID{k: k, existing: true}
-	out, err := o.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &o.table, Key: itemKey(legacy), ConsistentRead: aws.Bool(true),
-		ProjectionExpression: aws.String("pk")})
-	if err != nil {
-		return nil, awserr.Wrap("get outbox row", err)
+	if !o.addressKeyedUntil.IsZero() && !job.Now().Before(o.addressKeyedUntil) {
+		return o.Email(k), nil
 	}
-	if out.Item != nil {
+	legacy := emailID{k: k, existing: true}
+	p, s := legacy.keys()
+	o.mu.Lock()
+	rows, ok := o.addressKeyed[p]
+	o.mu.Unlock()
+	if !ok {
+		var err error
+		if rows, err = o.addressKeyedRows(ctx, p); err != nil {
+			return nil, err
+		}
+		o.mu.Lock()
+		if len(o.addressKeyed) >= 1024 {
+			clear(o.addressKeyed) // a warm function's memory stays bounded
+		}
+		o.addressKeyed[p] = rows
+		o.mu.Unlock()
+	}
+	if rows[s] {
 		return legacy, nil
 	}
 	return o.Email(k), nil
+}
+
+// addressKeyedRows returns the sort keys of a partition's address-keyed
+// rows ("RCPT#<address>"; a keyed row's "RCPTH#" does not match).
+func (o *Outbox) addressKeyedRows(ctx context.Context, partition string) (map[string]bool, error) {
+	in := &dynamodb.QueryInput{TableName: &o.table, ConsistentRead: aws.Bool(true), ProjectionExpression: aws.String("sk"),
+		KeyConditionExpression:    aws.String("pk = :pk AND begins_with(sk, :rcpt)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": sv(partition), ":rcpt": sv("RCPT#")}}
+	rows := map[string]bool{}
+	for pages := dynamodb.NewQueryPaginator(o.api, in); pages.HasMorePages(); {
+		out, err := pages.NextPage(ctx)
+		if err != nil {
+			return nil, awserr.Wrap("list address-keyed outbox rows", err)
+		}
+		for _, item := range out.Items {
+			if sk, ok := item["sk"].(*types.AttributeValueMemberS); ok {
+				rows[sk.Value] = true
+			}
+		}
+	}
+	return rows, nil
 }
 
 // DefaultRetention is how long a row is kept (expires_at) when
