@@ -168,3 +168,32 @@ func TestScrubbedDoubtfulSendIsSettledByTheRelayLookup(t *testing.T) {
 		t.Errorf("resend after settling: %v, want ErrAlreadySent", err)
 	}
 }
+
+// Rule OB-1 across the change of row key: a delivery recorded before the
+// delivery key existed (its row keyed by the address) is still found by the
+// deployed notify stage, which does not e-mail that mailbox again and
+// creates no second, keyed row for it.
+func TestAddressKeyedRowStillBlocksTheDeployedNotify(t *testing.T) {
+	ctx := context.Background()
+	cl := newChange(t, 12345)
+	before := outbox.New(env.ddb, env.out["JobsTableName"]) // as the release before the key wrote rows
+	k := delivery.Key{Changelist: cl, Recipient: "alice@example.com", ReviewVersion: 1}
+	if _, err := before.Begin(ctx, k, "earlier", job.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := before.MarkSent(ctx, k, "<earlier@localhost>", job.Now()); err != nil {
+		t.Fatal(err)
+	}
+	r := postWebhook(t, map[string]any{"changelist_id": cl, "review_version": 1, "idempotency_key": uniqueKey(t)})
+	if r.Status != 202 {
+		t.Fatalf("webhook: %d %s", r.Status, r.Body)
+	}
+	waitJob(t, r.Decoded["job_id"].(string), untilSettled(), "succeeded", succeeded)
+	if n := len(mailsFor(cl, 1)); n != 0 {
+		t.Errorf("%d e-mails to a mailbox the address-keyed row says was told", n)
+	}
+	rows, err := env.outbox.List(ctx, cl, 1)
+	if err != nil || len(rows) != 1 || rows[0].SK != "RCPT#alice@example.com" || rows[0].JobID != "earlier" {
+		t.Errorf("rows %+v (%v): want only the address-keyed row", rows, err)
+	}
+}
