@@ -139,7 +139,10 @@ func (r *Row) Ref() Ref {
 // data scrub removed it, "~" and the start of the recipient's keyed hash (as
 // the row's Ref prints it).
 func (r *Row) Addressee() string {
-	if r.Recipient != "" || !strings.HasPrefix(r.SK, hashedSK) {
+	if !strings.HasPrefix(r.SK, hashedSK) {
+		return r.Key().Recipient
+	}
+	if r.Recipient != "" {
 		return r.Recipient
 	}
 	return "~" + truncate(strings.TrimPrefix(r.SK, hashedSK), 16)

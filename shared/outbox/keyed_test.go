@@ -193,6 +193,13 @@ func TestAddressKeyedRowsKeepWorking(t *testing.T) {
 		if r.Recipient != "" {
 			t.Errorf("scrubbed address-keyed row keeps recipient %q", r.Recipient)
 		}
+		// Still named, and its e-mail still found, by its own key.
+		if k := r.Key(); r.Ref().String() != k.String() || r.MessageID("example.com") != k.MessageID("example.com") || (k != sent && k != pending) {
+			t.Errorf("scrubbed address-keyed row named %s / %s", r.Ref(), r.MessageID("example.com"))
+		}
+	}
+	if err := o.RequeueRef(ctx, rows[0].Ref(), t0); err == nil {
+		t.Error("a sent address-keyed row was requeued")
 	}
 }
 

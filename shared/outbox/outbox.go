@@ -89,8 +89,14 @@ type Row struct {
 }
 
 // Key returns the row's identity.
+// A row keyed by the address (written before the delivery key) still names
+// its recipient in its sort key after the scrub removed the attribute.
 func (r *Row) Key() delivery.Key {
-	return delivery.Key{Changelist: r.Changelist, Recipient: r.Recipient, ReviewVersion: r.ReviewVersion}
+	rcpt := r.Recipient
+	if rcpt == "" && strings.HasPrefix(r.SK, "RCPT#") {
+		rcpt = strings.TrimPrefix(r.SK, "RCPT#")
+	}
+	return delivery.Key{Changelist: r.Changelist, Recipient: rcpt, ReviewVersion: r.ReviewVersion}
 }
 
 // API is the part of the DynamoDB client the outbox uses.
