@@ -248,3 +248,74 @@ func TestAddressKeyedLookupIsBounded(t *testing.T) {
 		}
 	}
 }
+
+// Rule ID-3 for rows written before the delivery key: at the data retention
+// the scrub moves a settled address-keyed row to its keyed row, so no key
+// or attribute names the recipient; a row still in doubt is scrubbed in
+// place and moved once settled. A notify stage that knew the old row
+// follows it to the keyed one: a sent delivery stays sent, a pending one is
+// sent under the keyed row.
+func TestAddressKeyedRowsAreMovedAtTheDataRetention(t *testing.T) {
+	ctx := context.Background()
+	day := 24 * time.Hour
+	d := dynamotest.New()
+	before := New(d, dynamotest.Table)
+	key := func(who string) delivery.Key {
+		return delivery.Key{Changelist: 11, Recipient: who + "@example.com", ReviewVersion: 1}
+	}
+	at := t0.Add(-40 * day)
+	var danToken string
+	for _, who := range []string{"bob", "carol", "dan"} {
+		s, err := before.Begin(ctx, key(who), "job", at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch who {
+		case "bob":
+			err = before.MarkSent(ctx, key(who), "<cl11.v1.x@localhost>", at)
+			if err == nil {
+				err = before.Verified(ctx, Email(key(who)), at)
+			}
+		case "carol":
+			err = before.Release(ctx, key(who), s.Token, "SMTP_TRANSIENT", "x", false, at)
+		case "dan":
+			danToken = s.Token // in doubt: sending
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	secret := testSecret(t, strings.Repeat("m", 40))
+	n := New(d, dynamotest.Table).WithSecret(secret) // a warm notify stage that has seen the old rows
+	if _, err := n.Begin(ctx, key("dan"), "job", t0); !errors.Is(err, ErrInFlight) {
+		t.Fatalf("dan: %v, want in flight", err)
+	}
+	o := New(d, dynamotest.Table).WithSecret(secret) // the sweeper's
+	scrubAll(t, d, o, t0.Add(-30*day), t0)
+	for _, who := range []string{"bob", "carol"} {
+		if found := mentions(t, d, who); len(found) > 0 {
+			t.Errorf("%s's settled row still names the address after the scrub: %v", who, found)
+		}
+	}
+	if found := mentions(t, d, "dan"); len(found) != 1 || strings.Contains(found[0], "recipient:") {
+		t.Errorf("dan's row in doubt: %v; want it in place, without its recipient attribute", found)
+	}
+	if _, err := n.Begin(ctx, key("Bob"), "job", t0); !errors.Is(err, ErrAlreadySent) {
+		t.Errorf("bob after the move: %v, want ErrAlreadySent", err)
+	}
+	s, err := n.Begin(ctx, key("carol"), "job", t0)
+	if err != nil || s.Row.Attempts != 2 || s.Row.DeliveryToken != secret.Token(key("carol")) {
+		t.Errorf("carol after the move: %+v, %v; want her moved row sending, attempt 2, with the keyed token", s, err)
+	}
+	if err := n.Reset(ctx, key("dan"), danToken, t0); err != nil { // settled: the send never happened
+		t.Fatal(err)
+	}
+	scrubAll(t, d, o, t0.Add(-30*day), t0)
+	if found := mentions(t, d, "dan"); len(found) > 0 {
+		t.Errorf("dan's settled row was not moved on the next scan: %v", found)
+	}
+	rows, err := o.List(ctx, 11, 1)
+	if err != nil || len(rows) != 3 {
+		t.Fatalf("rows %+v, %v: want bob's, carol's and dan's, once each", rows, err)
+	}
+}

@@ -105,6 +105,9 @@ type API interface {
 	PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
 	UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
 	Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+	// TransactWriteItems moves a row written before the delivery key to its
+	// keyed row (Scrub).
+	TransactWriteItems(context.Context, *dynamodb.TransactWriteItemsInput, ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
 }
 
 // Outbox reads and writes delivery rows in the jobs table.
@@ -385,7 +388,12 @@ func (o *Outbox) Begin(ctx context.Context, k delivery.Key, jobID string, now ti
 	}
 	s, err := o.begin(ctx, ref, jobID, now)
 	if errors.Is(err, errMoved) {
-		return o.begin(ctx, o.Email(k), jobID, now) // the scrub moved it to its keyed row meanwhile
+		// The scrub moved it to its keyed row meanwhile (or it expired).
+		p, _ := ref.keys()
+		o.mu.Lock()
+		delete(o.addressKeyed, p)
+		o.mu.Unlock()
+		return o.begin(ctx, o.Email(k), jobID, now)
 	}
 	return s, err
 }
