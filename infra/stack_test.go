@@ -486,6 +486,8 @@ func TestLocalStack(t *testing.T) {
 		{"NotifyFunction", "secretsmanager:GetSecretValue", "DeliveryKeySecret", true},
 		{"ReviewFunction", "secretsmanager:GetSecretValue", "DeliveryKeySecret", false},
 		{"WebhookFunction", "secretsmanager:GetSecretValue", "DeliveryKeySecret", false},
+		{"SweeperFunction", "secretsmanager:GetSecretValue", "DeliveryKeySecret", true},
+		{"SweeperFunction", "secretsmanager:GetSecretValue", "SmtpSecret", false},
 		{"NotifyFunction", "s3:PutObject", "RedactedArtifacts", false},
 		{"NotifyFunction", "s3:GetObject", "RawArtifacts", false},
 		{"SweeperFunction", "sqs:SendMessage", "FetchQueue", true},
@@ -796,11 +798,13 @@ func TestEnvironmentsAsCheckedIn(t *testing.T) {
 				t.Errorf("P4_BIN = %v", fe["P4_BIN"])
 			}
 			// Notify keys its outbox rows by the delivery key (rule ID-3).
-			if sid, _ := json.Marshal(envOf("NotifyFunction")["DELIVERY_KEY_SECRET_ID"]); !strings.Contains(string(sid), "DeliveryKeySecret") {
-				t.Errorf("DELIVERY_KEY_SECRET_ID = %s: want the DeliveryKeySecret", sid)
-			}
-			if !allowed(grants(t, m, "NotifyFunction"), "secretsmanager:GetSecretValue", "DeliveryKeySecret") {
-				t.Error("notify cannot read the delivery key")
+			for _, fn := range []string{"NotifyFunction", "SweeperFunction"} {
+				if sid, _ := json.Marshal(envOf(fn)["DELIVERY_KEY_SECRET_ID"]); !strings.Contains(string(sid), "DeliveryKeySecret") {
+					t.Errorf("%s DELIVERY_KEY_SECRET_ID = %s: want the DeliveryKeySecret", fn, sid)
+				}
+				if !allowed(grants(t, m, fn), "secretsmanager:GetSecretValue", "DeliveryKeySecret") {
+					t.Errorf("%s cannot read the delivery key", fn)
+				}
 			}
 			// Notify reaches its provider, and the provider has a delivery
 			// lookup (lookup-before-resend): SES's published events, or an

@@ -22,6 +22,7 @@ import (
 
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/coldstart"
+	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/evidence"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/outbox"
@@ -61,13 +62,18 @@ func main() {
 	env := coldstart.Must(coldstart.Load(context.Background(), "sweeper", sanitize.Logs))
 	ev, ttl := evidence.SettingsFromEnv(env.Vars), retention.SettingsFromEnv(env.Vars)
 	sw := swarm.SettingsFromEnv(env.Vars, swarm.ForComments)
+	deliveryKeyID := env.Vars.String("DELIVERY_KEY_SECRET_ID") // the data scrub moves address-keyed rows
 	coldstart.Must(env, env.Vars.Err())
 
 	ddb := dynamodb.NewFromConfig(env.AWS)
 	jobs := store.New(ddb, env.Config.JobsTable)
 	queues := queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs)
 	s := &sweep.Sweeper{Jobs: jobs, Queue: queues, Lease: env.Config.Lease, Skew: env.Config.ClockSkew, Log: env.Log, Metrics: env.Metrics}
-	rows := outbox.New(ddb, env.Config.JobsTable).WithActor("reconciler")
+	dk, _, err := secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL).Get(context.Background(), deliveryKeyID, secrets.Current)
+	coldstart.Must(env, err)
+	key, err := delivery.NewSecret(dk)
+	coldstart.Must(env, err)
+	rows := outbox.New(ddb, env.Config.JobsTable).WithActor("reconciler").WithSecret(key)
 	rec := &reconcile.Reconciler{Rows: rows, Progress: rows, Jobs: jobs, Redeliver: queues, FromDomain: ev.FromDomain(),
 		Window: ev.Window, Lookback: evidence.DefaultRetention, Log: env.Log, Metrics: env.Metrics}
 	switch {
