@@ -169,10 +169,11 @@ func TestScrubbedDoubtfulSendIsSettledByTheRelayLookup(t *testing.T) {
 	}
 }
 
-// Rule OB-1 across the change of row key: a delivery recorded before the
-// delivery key existed (its row keyed by the address) is still found by the
-// deployed notify stage, which does not e-mail that mailbox again and
-// creates no second, keyed row for it.
+// Rules OB-1 and ID-3 across the change of row key: a delivery recorded
+// before the delivery key existed (its row keyed by the address) is still
+// found by the deployed notify stage, which does not e-mail that mailbox
+// again and creates no second, keyed row for it; at the data retention the
+// scrub moves the row to its keyed row (a DynamoDB transaction).
 func TestAddressKeyedRowStillBlocksTheDeployedNotify(t *testing.T) {
 	ctx := context.Background()
 	cl := newChange(t, 12345)
@@ -194,6 +195,23 @@ func TestAddressKeyedRowStillBlocksTheDeployedNotify(t *testing.T) {
 	}
 	rows, err := env.outbox.List(ctx, cl, 1)
 	if err != nil || len(rows) != 1 || rows[0].SK != "RCPT#alice@example.com" || rows[0].JobID != "earlier" {
-		t.Errorf("rows %+v (%v): want only the address-keyed row", rows, err)
+		t.Fatalf("rows %+v (%v): want only the address-keyed row", rows, err)
+	}
+
+	// Verified against the provider (out of doubt), then at the data
+	// retention the scrub moves it to its keyed row: the address leaves the
+	// sort key too, and the delivery is still never repeated.
+	if err := before.Verified(ctx, outbox.Email(k), job.Now()); err != nil {
+		t.Fatal(err)
+	}
+	rows = ageAndScrub(t, cl, job.Now().Add(-40*24*time.Hour))
+	if len(rows) != 1 || !strings.HasPrefix(rows[0].SK, "RCPTH#") || rows[0].Status != outbox.Sent || rows[0].JobID != "earlier" {
+		t.Fatalf("rows after the scrub %+v: want the one row, moved to its keyed sort key, still sent", rows)
+	}
+	if raw := rawText(t, rows[0]); strings.Contains(strings.ToLower(raw), "alice") {
+		t.Errorf("the moved row names the recipient: %s", raw)
+	}
+	if _, err := env.outbox.Begin(ctx, delivery.Key{Changelist: cl, Recipient: "Alice@example.com", ReviewVersion: 1}, "resend", job.Now()); !errors.Is(err, outbox.ErrAlreadySent) {
+		t.Errorf("resend after the move: %v, want ErrAlreadySent", err)
 	}
 }
