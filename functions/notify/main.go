@@ -42,9 +42,7 @@ func main() {
 	reporter := swarm.NewReporter(jobs, env.Log)
 	// The delivery key, read once: a key that changed under running
 	// functions would make every row a new intent (docs/operating.md).
-	ver, _, err := secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL).Version(ctx, set.DeliveryKeySecretID, secrets.Current)
-	coldstart.Must(env, err)
-	key, err := delivery.NewSecret(ver.Value)
+	key, ver, err := set.Outbox.Key(ctx, secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL))
 	coldstart.Must(env, err)
 	rows := outbox.New(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention).WithActor("notify").WithSecret(key)
 	if env.Config.UniquenessRetention > 0 && !ver.Created.IsZero() {

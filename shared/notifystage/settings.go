@@ -5,6 +5,7 @@ import (
 	"github.com/criticizer/criticizer/shared/evidence"
 	"github.com/criticizer/criticizer/shared/jobpage"
 	"github.com/criticizer/criticizer/shared/notify"
+	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/recipients"
 	"github.com/criticizer/criticizer/shared/swarm"
 )
@@ -26,13 +27,12 @@ type Settings struct {
 	JobPage jobpage.LinkSettings
 	// Comments: Swarm review comments beside the e-mail (comments.go).
 	Comments CommentSettings
-	// DeliveryKeySecretID (DELIVERY_KEY_SECRET_ID, required) names the
-	// delivery key: the outbox rows are keyed by the keyed hash of their
-	// recipient and the e-mail's token is keyed by it (delivery.Secret).
-	DeliveryKeySecretID string
+	// Outbox names the delivery key: the rows are keyed by the keyed hash
+	// of their recipient and the e-mail's token is keyed by it.
+	Outbox outbox.Settings
 }
 
-// SettingsFromEnv reads the notify function's settings: DELIVERY_KEY_SECRET_ID, evidence.SettingsFromEnv,
+// SettingsFromEnv reads the notify function's settings: outbox.SettingsFromEnv, evidence.SettingsFromEnv,
 // SWARM_URL, NOTIFY_CHANNELS (with swarm-comments also SWARM_API_SECRET_ID and
 // SWARM_COMMENT_WINDOW_SECONDS), and for smtp SMTP_HOST, SMTP_PORT (default 587), SMTP_TLS
 // (starttls, tls or none; default starttls), SMTP_TIMEOUT_SECONDS and
@@ -43,7 +43,7 @@ func SettingsFromEnv(r *config.Reader) Settings {
 	s.Recipients, err = recipients.Load(r)
 	r.Fail(err)
 	s.Comments = commentSettingsFromEnv(r, s.SwarmLinks.URL)
-	s.DeliveryKeySecretID = r.String("DELIVERY_KEY_SECRET_ID")
+	s.Outbox = outbox.SettingsFromEnv(r)
 	switch s.Evidence.Provider {
 	case "smtp":
 		s.SMTP = notify.SMTPConfig{

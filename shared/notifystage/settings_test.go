@@ -23,7 +23,7 @@ func TestSettingsFromEnv(t *testing.T) {
 		wantErr string
 	}{
 		{name: "smtp defaults", env: smtp(), check: func(s Settings) bool {
-			return s.DeliveryKeySecretID == "arn:delivery" && s.SMTP.Port == 587 && s.SMTP.TLS == notify.TLSStartTLS && s.SMTP.Timeout == notify.DefaultSMTPTimeout && s.SMTP.From == "criticizer@example.com" && s.SMTPSecretID == "arn:smtp"
+			return s.Outbox.DeliveryKeySecretID == "arn:delivery" && s.SMTP.Port == 587 && s.SMTP.TLS == notify.TLSStartTLS && s.SMTP.Timeout == notify.DefaultSMTPTimeout && s.SMTP.From == "criticizer@example.com" && s.SMTPSecretID == "arn:smtp"
 		}},
 		{name: "smtp all set", env: smtp("SMTP_PORT", "2526", "SMTP_TLS", "none", "SMTP_TIMEOUT_SECONDS", "5", "SWARM_URL", "https://swarm.example.com"),
 			check: func(s Settings) bool {
