@@ -86,7 +86,9 @@ func (e emailID) created(set string, values map[string]types.AttributeValue) str
 		values[":dtok"] = sv(e.token)
 		set += ", delivery_token = if_not_exists(delivery_token, :dtok)"
 	}
-	return set
+	// A row sent again after its data scrub holds the address again: the
+	// next scan scrubs it again.
+	return set + " REMOVE scrubbed_at"
 }
 
 // stored is the identity of a row as read (its own pk and sk): the

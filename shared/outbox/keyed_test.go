@@ -319,3 +319,38 @@ func TestAddressKeyedRowsAreMovedAtTheDataRetention(t *testing.T) {
 		t.Fatalf("rows %+v, %v: want bob's, carol's and dan's, once each", rows, err)
 	}
 }
+
+// Rule ID-3 for a row sent again after its data scrub (a requeue a year
+// later): the send writes the address again, and the next scan removes it
+// again instead of keeping it for the row's life.
+func TestRowSentAgainAfterTheScrubIsScrubbedAgain(t *testing.T) {
+	ctx := context.Background()
+	day := 24 * time.Hour
+	d := dynamotest.New()
+	o := New(d, dynamotest.Table).WithSecret(testSecret(t, strings.Repeat("r", 32)))
+	k := delivery.Key{Changelist: 21, Recipient: "erin@example.com", ReviewVersion: 1}
+	s, err := o.Begin(ctx, k, "job", t0.Add(-300*day))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Release(ctx, k, s.Token, "SMTP_TRANSIENT", "x", false, t0.Add(-300*day)); err != nil {
+		t.Fatal(err)
+	}
+	scrubAll(t, d, o, t0.Add(-30*day), t0)
+	if _, err := o.Begin(ctx, k, "job", t0); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.MarkSent(ctx, k, "id", t0); err != nil {
+		t.Fatal(err)
+	}
+	if found := mentions(t, d, "erin"); len(found) != 1 {
+		t.Fatalf("the row sent again: %v; want it to name its recipient until the scrub", found)
+	}
+	scrubAll(t, d, o, t0.Add(-30*day), t0.Add(day))
+	if found := mentions(t, d, "erin"); len(found) > 0 {
+		t.Errorf("a row sent again after its scrub keeps the address: %v", found)
+	}
+	if _, err := o.Begin(ctx, k, "job", t0.Add(day)); !errors.Is(err, ErrAlreadySent) {
+		t.Errorf("resend: %v, want ErrAlreadySent", err)
+	}
+}

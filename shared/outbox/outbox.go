@@ -407,10 +407,10 @@ func (o *Outbox) begin(ctx context.Context, k Ref, jobID string, now time.Time) 
 		":one": &types.AttributeValueMemberN{Value: "1"}, ":zero": &types.AttributeValueMemberN{Value: "0"}, ":tok": sv(tok)}
 	set := "SET #s = :sending, send_started_at = :now, updated_at = :now, attempts = if_not_exists(attempts, :zero) + :one," +
 		" send_token = :tok, last_write = :tok"
-	set = k.created(set, values) + ", job_id = if_not_exists(job_id, :job), created_at = if_not_exists(created_at, :now)"
+	set = addSet(k.created(set, values), "job_id = if_not_exists(job_id, :job), created_at = if_not_exists(created_at, :now)")
 	values[":job"] = sv(jobID)
 	if exp := o.expiresAt(now); exp != 0 {
-		set += ", expires_at = if_not_exists(expires_at, :exp)"
+		set = addSet(set, "expires_at = if_not_exists(expires_at, :exp)")
 		values[":exp"] = &types.AttributeValueMemberN{Value: fmt.Sprint(exp)}
 	}
 	cond := "attribute_not_exists(pk) OR (#s = :pending AND attribute_not_exists(notified_at))"
