@@ -328,6 +328,8 @@ func newNotifyFunction(f *functionFactory, p functionsProps) awslambda.Function 
 		"SMTP_FROM":      jsii.String(cfg.SMTPFrom),
 		"SMTP_TLS":       jsii.String(cfg.SMTPTLS),
 		"SMTP_SECRET_ID": p.secrets.smtp.SecretArn(),
+		// Outbox rows are keyed by the keyed hash of the recipient.
+		"DELIVERY_KEY_SECRET_ID": p.secrets.delivery.SecretArn(),
 		// The notify function times out at leaseSeconds, above this (validated).
 		"SMTP_TIMEOUT_SECONDS":           itoa(cfg.SMTPTimeoutSeconds),
 		"EMAIL_PROVIDER":                 jsii.String(cfg.EmailProvider),
@@ -344,6 +346,7 @@ func newNotifyFunction(f *functionFactory, p functionsProps) awslambda.Function 
 	g.grant(jsii.Strings("dynamodb:Query"), itemOutbox, itemDelivery, itemLedger) // LEDGER#: reruns grouped new / still open / resolved
 	p.notify.dlq.GrantSendMessages(fn)
 	p.redacted.GrantRead(fn, nil)
+	p.secrets.delivery.GrantRead(fn, nil)
 	if cfg.EmailProvider == "ses" {
 		// Only as the configured identity, only through the configuration
 		// set whose events feed the provider evidence (SES authorizes SendEmail on
@@ -375,7 +378,10 @@ func newSweeperFunction(f *functionFactory, p functionsProps) awslambda.Function
 		// The daily retention check (rule RT-3) compares artifacts with these.
 		"RAW_ARTIFACT_TTL_DAYS":      itoa(rawArtifactDays),
 		"REDACTED_ARTIFACT_TTL_DAYS": itoa(redactedArtifactDays),
+		// The data scrub moves rows keyed by the address to their keyed row.
+		"DELIVERY_KEY_SECRET_ID": p.secrets.delivery.SecretArn(),
 	}})
+	p.secrets.delivery.GrantRead(fn, nil)
 	g := f.items(fn, p)
 	// Sweep: due jobs from the sweep index, then the job rows themselves.
 	g.grantIndex(jsii.Strings("dynamodb:Query"), "sweep")
@@ -387,6 +393,9 @@ func newSweeperFunction(f *functionFactory, p functionsProps) awslambda.Function
 	// delivery row, and the one-off indexing of rows written before the
 	// doubt index existed: scans no key condition can narrow.
 	g.grantTable(jsii.Strings("dynamodb:Scan"))
+	// The scrub's move: the keyed row put, the address-keyed one deleted, in
+	// one transaction (authorized per item action).
+	g.grant(jsii.Strings("dynamodb:PutItem", "dynamodb:DeleteItem"), itemOutbox)
 	for _, s := range []*stage{p.fetch, p.llm, p.notify} {
 		s.queue.GrantSendMessages(fn)
 	}

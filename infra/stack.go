@@ -125,6 +125,7 @@ func newOutputs(stack awscdk.Stack, api awsapigateway.RestApi, table awsdynamodb
 	}
 	out("LlmSecretArn", sec.llm.SecretArn())
 	out("SmtpSecretArn", sec.smtp.SecretArn())
+	out("DeliveryKeySecretArn", sec.delivery.SecretArn())
 	out("P4SecretArn", sec.p4.SecretArn())
 	out("AlarmTopicArn", topic.TopicArn())
 	out("WebhookFunctionName", fns.webhook.FunctionName())
@@ -143,6 +144,9 @@ func newOutputs(stack awscdk.Stack, api awsapigateway.RestApi, table awsdynamodb
 type stackSecrets struct {
 	webhook, llm, p4, smtp awssecretsmanager.Secret
 	swarmToken, swarmAPI   awssecretsmanager.Secret // nil unless swarmUrl is set
+	// delivery is the delivery key (not a credential): the HMAC key the
+	// outbox rows name their recipient by (docs/operating.md: never rotated).
+	delivery awssecretsmanager.Secret
 }
 
 // newSecrets defines the Secrets Manager secrets.
@@ -173,7 +177,11 @@ func newSecrets(stack awscdk.Stack, cfg EnvConfig, removal awscdk.RemovalPolicy)
 	smtpSecret := secret("SmtpSecret", "SMTP relay credentials: {\"username\": ..., \"password\": ...}",
 		&awssecretsmanager.SecretStringGenerator{SecretStringTemplate: jsii.String(`{"username":"criticizer"}`), GenerateStringKey: jsii.String("password"), ExcludePunctuation: jsii.Bool(true)})
 
-	return stackSecrets{webhook: webhookSecret, llm: llmSecret, p4: p4Secret, smtp: smtpSecret, swarmToken: swarmTokenSecret, swarmAPI: swarmAPISecret}
+	deliverySecret := secret("DeliveryKeySecret", "Delivery key: HMAC key of the outbox rows' recipients and e-mail tokens; never rotate (docs/operating.md)",
+		&awssecretsmanager.SecretStringGenerator{PasswordLength: jsii.Number(64), ExcludePunctuation: jsii.Bool(true)})
+
+	return stackSecrets{webhook: webhookSecret, llm: llmSecret, p4: p4Secret, smtp: smtpSecret, swarmToken: swarmTokenSecret, swarmAPI: swarmAPISecret,
+		delivery: deliverySecret}
 }
 
 // pinID gives an L2 construct's CloudFormation resource a fixed logical id.

@@ -179,7 +179,7 @@ func TestLocalStack(t *testing.T) {
 	})
 
 	counts := map[string]int{
-		"AWS::DynamoDB::Table": 1, "AWS::S3::Bucket": 2, "AWS::SecretsManager::Secret": 4, "AWS::SQS::Queue": 6,
+		"AWS::DynamoDB::Table": 1, "AWS::S3::Bucket": 2, "AWS::SecretsManager::Secret": 5, "AWS::SQS::Queue": 6,
 		"AWS::Lambda::Function": 5, "AWS::Lambda::EventSourceMapping": 3, "AWS::ApiGateway::RestApi": 1,
 		"AWS::ApiGateway::Method": 2, "AWS::Events::Rule": 2, "AWS::CloudWatch::Alarm": 31, "AWS::Logs::LogGroup": 6,
 		"AWS::Lambda::LayerVersion": 0,
@@ -199,7 +199,7 @@ func TestLocalStack(t *testing.T) {
 	}
 
 	// Pinned logical ids.
-	for _, id := range append([]string{"JobsTable", "RawArtifacts", "RedactedArtifacts", "WebhookSecret", "LlmSecret", "SmtpSecret",
+	for _, id := range append([]string{"JobsTable", "RawArtifacts", "RedactedArtifacts", "WebhookSecret", "LlmSecret", "SmtpSecret", "DeliveryKeySecret",
 		"FetchQueue", "LlmQueue", "NotifyQueue", "FetchDLQ", "LlmDLQ", "NotifyDLQ", "Api", "SweepSchedule"}, functionIDs...) {
 		if resources(m)[id] == nil {
 			t.Errorf("logical id %s missing", id)
@@ -435,7 +435,7 @@ func TestLocalStack(t *testing.T) {
 
 	outputs := []string{"ApiId", "ApiStage", "ApiUrl", "JobsTableName", "FetchQueueUrl", "LlmQueueUrl", "NotifyQueueUrl",
 		"FetchDlqUrl", "LlmDlqUrl", "NotifyDlqUrl", "RawBucketName", "RedactedBucketName", "WebhookSecretArn", "LlmSecretArn",
-		"SmtpSecretArn", "P4SecretArn", "AlarmTopicArn", "WebhookFunctionName", "FetchFunctionName", "ReviewFunctionName", "NotifyFunctionName", "SweeperFunctionName"}
+		"SmtpSecretArn", "DeliveryKeySecretArn", "P4SecretArn", "AlarmTopicArn", "WebhookFunctionName", "FetchFunctionName", "ReviewFunctionName", "NotifyFunctionName", "SweeperFunctionName"}
 	got := m["Outputs"].(map[string]any)
 	for _, o := range outputs {
 		if got[o] == nil {
@@ -483,6 +483,11 @@ func TestLocalStack(t *testing.T) {
 		{"NotifyFunction", "sqs:SendMessage", "NotifyDLQ", true},
 		{"NotifyFunction", "s3:GetObject", "RedactedArtifacts", true},
 		{"NotifyFunction", "secretsmanager:GetSecretValue", "SmtpSecret", true},
+		{"NotifyFunction", "secretsmanager:GetSecretValue", "DeliveryKeySecret", true},
+		{"ReviewFunction", "secretsmanager:GetSecretValue", "DeliveryKeySecret", false},
+		{"WebhookFunction", "secretsmanager:GetSecretValue", "DeliveryKeySecret", false},
+		{"SweeperFunction", "secretsmanager:GetSecretValue", "DeliveryKeySecret", true},
+		{"SweeperFunction", "secretsmanager:GetSecretValue", "SmtpSecret", false},
 		{"NotifyFunction", "s3:PutObject", "RedactedArtifacts", false},
 		{"NotifyFunction", "s3:GetObject", "RawArtifacts", false},
 		{"SweeperFunction", "sqs:SendMessage", "FetchQueue", true},
@@ -792,6 +797,15 @@ func TestEnvironmentsAsCheckedIn(t *testing.T) {
 			if fe["P4_BIN"] != "/opt/bin/p4" {
 				t.Errorf("P4_BIN = %v", fe["P4_BIN"])
 			}
+			// Notify keys its outbox rows by the delivery key (rule ID-3).
+			for _, fn := range []string{"NotifyFunction", "SweeperFunction"} {
+				if sid, _ := json.Marshal(envOf(fn)["DELIVERY_KEY_SECRET_ID"]); !strings.Contains(string(sid), "DeliveryKeySecret") {
+					t.Errorf("%s DELIVERY_KEY_SECRET_ID = %s: want the DeliveryKeySecret", fn, sid)
+				}
+				if !allowed(grants(t, m, fn), "secretsmanager:GetSecretValue", "DeliveryKeySecret") {
+					t.Errorf("%s cannot read the delivery key", fn)
+				}
+			}
 			// Notify reaches its provider, and the provider has a delivery
 			// lookup (lookup-before-resend): SES's published events, or an
 			// SMTP relay's log.
@@ -986,7 +1000,7 @@ func TestSecretsSection(t *testing.T) {
 	for _, tc := range []struct {
 		swarm   string
 		secrets int
-	}{{"", 4}, {"https://swarm.example.com", 6}} {
+	}{{"", 5}, {"https://swarm.example.com", 7}} {
 		cfg := DefaultConfig("dev")
 		cfg.SwarmURL = tc.swarm
 		stack := awscdk.NewStack(awscdk.NewApp(nil), jsii.String("Secrets"), nil)

@@ -131,7 +131,7 @@ func TestUncertainSendWithoutEvidenceIsNotResent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := &notifystage.Notify{Outbox: env.outbox, Artifacts: redactedStore(), Sender: sender, From: "criticizer@localhost", Log: env.quiet} // no Evidence
+	n := &notifystage.Notify{Outbox: env.outbox, Secret: env.deliveryKey, Artifacts: redactedStore(), Sender: sender, From: "criticizer@localhost", Log: env.quiet} // no Evidence
 
 	if err := env.smtp.QueueFault(smtpstandin.Fault{Stage: smtpstandin.StageData, Drop: true}); err != nil {
 		t.Fatal(err)

@@ -172,7 +172,7 @@ func newInProcess(b *testing.B) *inProcess {
 	if err != nil {
 		b.Fatal(err)
 	}
-	note := &notifystage.Notify{Outbox: env.outbox, Artifacts: redacted, Sender: sender, Evidence: evidence.HTTP{URL: nv["SMTP_LOOKUP_URL"]},
+	note := &notifystage.Notify{Outbox: env.outbox, Secret: env.deliveryKey, Artifacts: redacted, Sender: sender, Evidence: evidence.HTTP{URL: nv["SMTP_LOOKUP_URL"]},
 		From: nv["SMTP_FROM"], HTML: true, Log: env.quiet, Window: evidence.DefaultWindow("smtp"), Recipients: notifyPolicy, Metrics: metrics}
 
 	rt := func(s domain.Stage, proc stage.Processor, sanitize func(string) string) *stage.Runtime {
@@ -188,7 +188,7 @@ func newInProcess(b *testing.B) *inProcess {
 }
 
 // functionEnv is a deployed function's environment, by its stack output.
-func functionEnv(b *testing.B, output string) map[string]string {
+func functionEnv(b testing.TB, output string) map[string]string {
 	b.Helper()
 	cfg, err := env.lambda.GetFunctionConfiguration(context.Background(), &lambda.GetFunctionConfigurationInput{FunctionName: aws.String(env.out[output])})
 	if err != nil {

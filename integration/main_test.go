@@ -20,9 +20,11 @@ import (
 	"github.com/criticizer/criticizer/internal/faultproxy"
 	llmstandin "github.com/criticizer/criticizer/internal/standin/llm"
 	smtpstandin "github.com/criticizer/criticizer/internal/standin/smtp"
+	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/queue"
+	"github.com/criticizer/criticizer/shared/secrets"
 	"github.com/criticizer/criticizer/shared/store"
 )
 
@@ -43,9 +45,11 @@ var env struct {
 	sm     *secretsmanager.Client
 	jobs   *store.Store
 	outbox *outbox.Outbox
-	queues *queue.Queues
-	lease  time.Duration
-	quiet  *slog.Logger
+	// deliveryKey is the stack's delivery key (DeliveryKeySecretArn).
+	deliveryKey *delivery.Secret
+	queues      *queue.Queues
+	lease       time.Duration
+	quiet       *slog.Logger
 	// proxy sits between every function and the emulator's AWS APIs; it
 	// forwards unchanged unless a test installs a fault plan.
 	proxy *faultproxy.Proxy
@@ -84,7 +88,15 @@ func run(m *testing.M) (int, error) {
 	cfg := l.AWS
 	env.ddb, env.sqs, env.lambda, env.sm = dynamodb.NewFromConfig(cfg), sqs.NewFromConfig(cfg), lambda.NewFromConfig(cfg), secretsmanager.NewFromConfig(cfg)
 	env.jobs = store.New(env.ddb, env.out["JobsTableName"])
-	env.outbox = outbox.New(env.ddb, env.out["JobsTableName"])
+	// The stack's delivery key: the deployed notify stage keys its rows by it.
+	dk, _, err := secrets.New(env.sm, secrets.CacheTTL).Get(context.Background(), env.out["DeliveryKeySecretArn"], secrets.Current)
+	if err != nil {
+		return 0, err
+	}
+	if env.deliveryKey, err = delivery.NewSecret(dk); err != nil {
+		return 0, err
+	}
+	env.outbox = outbox.New(env.ddb, env.out["JobsTableName"]).WithSecret(env.deliveryKey)
 	env.queues = queue.New(env.sqs, stageURLs("QueueUrl"), stageURLs("DlqUrl"))
 	env.lease = 10 * time.Second
 	env.quiet = slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -47,7 +46,7 @@ func TestSentWithoutEvidenceIsReconciledOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	provenID := proven.MessageID("example.com")
+	provenID := messageID(proven, "example.com")
 	ev, _ := json.Marshal(map[string]any{"eventType": "Delivery", "mail": map[string]any{"messageId": "0100019a-int-0002",
 		"timestamp": job.FormatTime(sentAt), "tags": map[string][]string{evidence.TagName: {evidence.Tag(provenID)}}}})
 	if _, err := events.HandleSES(ctx, ev, env.quiet, nil); err != nil {
@@ -107,7 +106,7 @@ func TestSentWithoutEvidenceIsReconciledOnce(t *testing.T) {
 
 	// The operator checked with the provider: not delivered. The row is
 	// pending again for the next notify run.
-	if err := env.outbox.Resolve(ctx, outbox.Email(unproven), false, "", job.Now()); err != nil {
+	if err := env.outbox.Resolve(ctx, env.outbox.Email(unproven), false, "", job.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if row, _ := env.outbox.Get(ctx, unproven); row.Status != outbox.Pending {
@@ -194,6 +193,12 @@ func TestSucceededJobsUnprovenRowIsRedelivered(t *testing.T) {
 	}
 }
 
+// messageID is the Message-ID the deployed notify stage gives k's e-mail:
+// its token is keyed by the stack's delivery key.
+func messageID(k delivery.Key, domain string) string {
+	return delivery.MessageIDOf(k.Changelist, k.ReviewVersion, env.deliveryKey.Token(k), domain)
+}
+
 // onlyOne is a delivery log with no record of one recipient's message of
 // changelist cl, and a record of every other (so only that row is a
 // violation in this pass).
@@ -202,8 +207,8 @@ type onlyOne struct {
 	cl        int64
 }
 
-func (o onlyOne) Delivered(_ context.Context, messageID string) (bool, error) {
-	return messageID != (delivery.Key{Changelist: o.cl, Recipient: o.recipient, ReviewVersion: 1}).MessageID("localhost"), nil
+func (o onlyOne) Delivered(_ context.Context, id string) (bool, error) {
+	return id != messageID(delivery.Key{Changelist: o.cl, Recipient: o.recipient, ReviewVersion: 1}, "localhost"), nil
 }
 
 // A delivery row written before the doubt index existed (in doubt, without
@@ -220,8 +225,11 @@ func TestRowsFromBeforeTheDoubtIndexAreIndexed(t *testing.T) {
 		t.Fatal(err)
 	}
 	// As the code before the index left it: sending, no pair.
-	pk, sk := fmt.Sprintf("OUTBOX#%d#1", cl), "RCPT#gina@example.com"
-	key := map[string]ddbtypes.AttributeValue{"pk": &ddbtypes.AttributeValueMemberS{Value: pk}, "sk": &ddbtypes.AttributeValueMemberS{Value: sk}}
+	row, err := env.outbox.Get(ctx, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := map[string]ddbtypes.AttributeValue{"pk": &ddbtypes.AttributeValueMemberS{Value: row.PK}, "sk": &ddbtypes.AttributeValueMemberS{Value: row.SK}}
 	if _, err := env.ddb.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &table, Key: key, UpdateExpression: aws.String("REMOVE doubt, doubt_at")}); err != nil {
 		t.Fatal(err)
 	}

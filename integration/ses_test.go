@@ -76,7 +76,7 @@ func TestSESEventsDecideLookupBeforeResend(t *testing.T) {
 
 	// SES's Send event for alice's message, as SNS hands it to sesevents.
 	alice := delivery.Key{Changelist: cl, Recipient: "alice@example.com", ReviewVersion: 1}
-	aliceID := alice.MessageID("example.com")
+	aliceID := messageID(alice, "example.com")
 	sesEvent, _ := json.Marshal(map[string]any{"eventType": "Send", "send": map[string]any{},
 		"mail": map[string]any{"timestamp": "2026-11-22T10:00:00.000Z", "source": from, "messageId": "0100019a-int-0001",
 			"destination": []string{"alice@example.com"},
@@ -89,7 +89,7 @@ func TestSESEventsDecideLookupBeforeResend(t *testing.T) {
 	}
 
 	sender := &recordingSender{}
-	n := &notifystage.Notify{Outbox: env.outbox, Artifacts: arts, Sender: sender, Evidence: events, From: from, Log: env.quiet}
+	n := &notifystage.Notify{Outbox: env.outbox, Secret: env.deliveryKey, Artifacts: arts, Sender: sender, Evidence: events, From: from, Log: env.quiet}
 	if _, err := n.Process(ctx, j); err != nil {
 		t.Fatalf("notify: %v", err)
 	}

@@ -29,9 +29,9 @@ var FunctionEnv = map[string][]string{
 	"review": {"LLM_PROVIDER=openai", "LLM_ENDPOINT=http://127.0.0.1:9", "LLM_MODEL=bench-model",
 		"LLM_SECRET_ID=bench/llm"},
 	"notify": {"EMAIL_PROVIDER=smtp", "SMTP_HOST=127.0.0.1", "SMTP_PORT=2525", "SMTP_TLS=none",
-		"SMTP_FROM=criticizer@example.com", "SMTP_SECRET_ID=bench/smtp", "RECIPIENT_DOMAINS=example.com"},
+		"SMTP_FROM=criticizer@example.com", "SMTP_SECRET_ID=bench/smtp", "DELIVERY_KEY_SECRET_ID=bench/delivery", "RECIPIENT_DOMAINS=example.com"},
 	"webhook":   {"WEBHOOK_SECRET_ID=bench/webhook", "RECIPIENT_DOMAINS=example.com"},
-	"sweeper":   {"SMTP_FROM=criticizer@example.com"},
+	"sweeper":   {"SMTP_FROM=criticizer@example.com", "DELIVERY_KEY_SECRET_ID=bench/delivery"},
 	"sesevents": nil,
 	"jobpage":   {"JOB_PAGE_SECRET_ID=bench/jobpage"},
 }

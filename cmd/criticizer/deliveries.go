@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strconv"
@@ -24,7 +25,7 @@ func writeEmails(w io.Writer, rows []outbox.Row) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RECIPIENT\tSTATUS\tATTEMPTS\tNOTIFIED_AT\tLAST_ERROR_CLASS")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", r.Recipient, r.Status, r.Attempts, r.NotifiedAt, r.LastErrorClass)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", r.Addressee(), r.Status, r.Attempts, r.NotifiedAt, r.LastErrorClass)
 	}
 	return tw.Flush()
 }
@@ -62,21 +63,33 @@ func rowWhat(r outbox.Row) string {
 	if r.Channel != "" {
 		return r.Item
 	}
-	return r.Recipient
+	return r.Addressee()
 }
 
-// deliveryKey is the e-mail delivery of job j to rcpt.
-func deliveryKey(j *job.Job, rcpt string) delivery.Key {
-	return delivery.Key{Changelist: j.Changelist, Recipient: rcpt, ReviewVersion: j.ReviewVersion}
+// emailRows lists a changelist version's e-mail rows.
+type emailRows interface {
+	List(ctx context.Context, changelist int64, version int) ([]outbox.Row, error)
 }
 
 // rowRef resolves the delivery an operator names for job j: an e-mail by its
-// recipient, a Swarm comment by its item ("finding/<fingerprint>",
-// "summary/v2", as the listings print it) on the job's review.
-func rowRef(j *job.Job, name string) (outbox.Ref, error) {
+// recipient (any spelling) or, once the data scrub removed the address, by
+// the name the listing prints ("~<hash>"), found among the job's rows (the
+// CLI holds no delivery key); a Swarm comment by its item
+// ("finding/<fingerprint>", "summary/v2", as the listings print it) on the
+// job's review.
+func rowRef(ctx context.Context, rows emailRows, j *job.Job, name string) (outbox.Ref, error) {
 	kind, _, isItem := strings.Cut(name, "/")
 	if !isItem || strings.Contains(name, "@") {
-		return outbox.Email(deliveryKey(j, name)), nil
+		list, err := rows.List(ctx, j.Changelist, j.ReviewVersion)
+		if err != nil {
+			return nil, err
+		}
+		for i := range list {
+			if r := &list[i]; r.Channel == "" && (r.Recipient == delivery.Canonical(name) || r.Addressee() == name) {
+				return r.Ref(), nil
+			}
+		}
+		return nil, fmt.Errorf("job %s has no e-mail row for %q (see `criticizer outbox %s`)", j.ID, name, j.ID)
 	}
 	if j.Swarm == nil || j.Swarm.Review <= 0 {
 		return nil, fmt.Errorf("%q names a Swarm comment, but job %s has no Swarm review", name, j.ID)

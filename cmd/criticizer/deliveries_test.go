@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"testing"
 
@@ -77,6 +78,11 @@ func TestRowNames(t *testing.T) {
 
 // resolve names an e-mail by its recipient, a comment by its item on the
 // job's review; a comment item on a job without a review is an error.
+// rowList is a changelist version's e-mail rows.
+type rowList []outbox.Row
+
+func (l rowList) List(context.Context, int64, int) ([]outbox.Row, error) { return l, nil }
+
 func TestRowRef(t *testing.T) {
 	swarmJob := &job.Job{ID: "j", Changelist: 42, ReviewVersion: 2, Swarm: &job.SwarmRun{Review: 885}}
 	trigger := &job.Job{ID: "t", Changelist: 42, ReviewVersion: 2}
@@ -87,12 +93,17 @@ func TestRowRef(t *testing.T) {
 		wantErr string
 	}{
 		{swarmJob, "alice@example.com", "42/v2/alice@example.com", ""},
+		{swarmJob, " Alice@Example.com", "42/v2/alice@example.com", ""}, // OB-1: one mailbox, one row
+		// A row whose address the data scrub removed, named as the listing prints it.
+		{swarmJob, "~0123456789abcdef", "42/v2/~0123456789abcdef", ""},
+		{swarmJob, "bob@example.com", "", "no e-mail row"},
 		{swarmJob, "finding/ab12", "swarm-comments/reviews/885/finding/ab12", ""},
 		{swarmJob, "summary/v2", "swarm-comments/reviews/885/summary/v2", ""},
 		{swarmJob, "note/x", "", "a comment item starts with"},
 		{trigger, "finding/ab12", "", "has no Swarm review"},
 	} {
-		ref, err := rowRef(tt.j, tt.name)
+		ref, err := rowRef(context.Background(), rowList{{Changelist: 42, ReviewVersion: 2, Recipient: "alice@example.com"},
+			{PK: "OUTBOX#42#2", SK: "RCPTH#0123456789abcdef0123", Changelist: 42, ReviewVersion: 2}}, tt.j, tt.name)
 		switch {
 		case tt.wantErr != "":
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {

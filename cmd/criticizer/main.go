@@ -405,7 +405,7 @@ func (a *app) outboxCmd(ctx context.Context, args []string) error {
 		if *note == "" {
 			return errors.New("requeue needs --note (what shows it was not delivered, or the ticket)")
 		}
-		k, err := rowRef(j, rest[1])
+		k, err := rowRef(ctx, a.rows, j, rest[1])
 		if err != nil {
 			return err
 		}
@@ -430,7 +430,7 @@ func (a *app) outboxCmd(ctx context.Context, args []string) error {
 		if *evidence == "" {
 			return errors.New("confirm needs --evidence (e.g. the provider's message id or a ticket)")
 		}
-		k, err := rowRef(j, rest[1])
+		k, err := rowRef(ctx, a.rows, j, rest[1])
 		if err != nil {
 			return err
 		}

@@ -94,7 +94,7 @@ func (a *app) reconcileCmd(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	k, err := rowRef(j, rest[2])
+	k, err := rowRef(ctx, a.rows, j, rest[2])
 	if err != nil {
 		return err
 	}

@@ -61,13 +61,16 @@ func main() {
 	env := coldstart.Must(coldstart.Load(context.Background(), "sweeper", sanitize.Logs))
 	ev, ttl := evidence.SettingsFromEnv(env.Vars), retention.SettingsFromEnv(env.Vars)
 	sw := swarm.SettingsFromEnv(env.Vars, swarm.ForComments)
+	rowSet := outbox.SettingsFromEnv(env.Vars) // the data scrub moves address-keyed rows
 	coldstart.Must(env, env.Vars.Err())
 
 	ddb := dynamodb.NewFromConfig(env.AWS)
 	jobs := store.New(ddb, env.Config.JobsTable)
 	queues := queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs)
 	s := &sweep.Sweeper{Jobs: jobs, Queue: queues, Lease: env.Config.Lease, Skew: env.Config.ClockSkew, Log: env.Log, Metrics: env.Metrics}
-	rows := outbox.New(ddb, env.Config.JobsTable).WithActor("reconciler")
+	key, _, err := rowSet.Key(context.Background(), secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL))
+	coldstart.Must(env, err)
+	rows := outbox.New(ddb, env.Config.JobsTable).WithActor("reconciler").WithSecret(key)
 	rec := &reconcile.Reconciler{Rows: rows, Progress: rows, Jobs: jobs, Redeliver: queues, FromDomain: ev.FromDomain(),
 		Window: ev.Window, Lookback: evidence.DefaultRetention, Log: env.Log, Metrics: env.Metrics}
 	switch {

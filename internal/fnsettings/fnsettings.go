@@ -13,6 +13,7 @@ import (
 	"github.com/criticizer/criticizer/shared/fetchstage"
 	"github.com/criticizer/criticizer/shared/jobpage"
 	"github.com/criticizer/criticizer/shared/notifystage"
+	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/retention"
 	"github.com/criticizer/criticizer/shared/reviewstage"
 	"github.com/criticizer/criticizer/shared/swarm"
@@ -36,7 +37,8 @@ var Functions = map[string][]Loader{
 	"review":  {{"reviewstage.SettingsFromEnv", func(r *config.Reader) { reviewstage.SettingsFromEnv(r) }}},
 	"notify":  {{"notifystage.SettingsFromEnv", func(r *config.Reader) { notifystage.SettingsFromEnv(r) }}},
 	"sweeper": {{"evidence.SettingsFromEnv", func(r *config.Reader) { evidence.SettingsFromEnv(r) }}, {"retention.SettingsFromEnv", func(r *config.Reader) { retention.SettingsFromEnv(r) }},
-		{"swarm.SettingsFromEnv", func(r *config.Reader) { swarm.SettingsFromEnv(r, swarm.ForComments) }}},
+		{"swarm.SettingsFromEnv", func(r *config.Reader) { swarm.SettingsFromEnv(r, swarm.ForComments) }},
+		{"outbox.SettingsFromEnv", func(r *config.Reader) { outbox.SettingsFromEnv(r) }}},
 	"sesevents": nil,
 	"jobpage":   {{"jobpage.SettingsFromEnv", func(r *config.Reader) { jobpage.SettingsFromEnv(r) }}},
 }

@@ -6,6 +6,7 @@
 package delivery
 
 import (
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -37,9 +38,10 @@ func (k Key) String() string {
 	return strconv.FormatInt(k.Changelist, 10) + "/v" + strconv.Itoa(k.ReviewVersion) + "/" + Canonical(k.Recipient)
 }
 
-// IdempotencyToken returns the hex SHA-256 of the canonical key. It is stable
-// across processes and releases (see KeyScheme) and reveals nothing of the
-// recipient, so it may appear in headers and logs.
+// IdempotencyToken returns the hex SHA-256 of the canonical key: the token
+// of an outbox without a delivery key (Secret), and of the rows written
+// before one existed. Anyone who can list candidate addresses can test
+// them against it, so a deployed outbox uses Secret.Token instead.
 func (k Key) IdempotencyToken() string {
 	sum := sha256.Sum256([]byte(KeyScheme + "\x00" + k.String()))
 	return hex.EncodeToString(sum[:])
@@ -54,11 +56,7 @@ func (k Key) IdempotencyToken() string {
 // re-send of the same intent by it. An empty domain falls back to
 // "criticizer.invalid" (RFC 2606) rather than leaking the host name.
 func (k Key) MessageID(domain string) string {
-	domain = strings.ToLower(strings.TrimSpace(domain))
-	if domain == "" || strings.ContainsAny(domain, "<>@ \t\r\n") {
-		domain = "criticizer.invalid"
-	}
-	return fmt.Sprintf("<cl%d.v%d.%s@%s>", k.Changelist, k.ReviewVersion, k.IdempotencyToken()[:32], domain)
+	return MessageIDOf(k.Changelist, k.ReviewVersion, k.IdempotencyToken(), domain)
 }
 
 // Validate reports whether k can identify a delivery: a positive changelist,
@@ -93,4 +91,55 @@ func Canonical(addr string) string { return strings.ToLower(strings.TrimSpace(ad
 func (k Key) Canonical() Key {
 	k.Recipient = Canonical(k.Recipient)
 	return k
+}
+
+// Secret is the delivery key (Secrets Manager, DELIVERY_KEY_SECRET_ID): the
+// HMAC key under which a delivery row names its recipient and its token. A
+// plain hash of an address is reversed by hashing a company directory; a
+// keyed one is not without the key, so a row keeps the uniqueness promise
+// for its whole life and the address leaves with the data (rule ID-3).
+type Secret struct{ key []byte }
+
+// RecipientScheme and TokenScheme version the keyed hash inputs; like
+// KeyScheme, changing either makes every row a new intent.
+const (
+	RecipientScheme = "criticizer.rcpt.v1"
+	TokenScheme     = "criticizer.notify.v2"
+)
+
+// NewSecret returns the delivery key of a secret's value; it refuses one
+// shorter than 32 bytes (the generated value is 64 characters).
+func NewSecret(value string) (*Secret, error) {
+	if len(value) < 32 {
+		return nil, fmt.Errorf("delivery key: %d bytes, want at least 32", len(value))
+	}
+	return &Secret{key: []byte(value)}, nil
+}
+
+func (s *Secret) mac(parts ...string) string {
+	m := hmac.New(sha256.New, s.key)
+	m.Write([]byte(strings.Join(parts, "\x00")))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// Recipient is the keyed hash of a canonical recipient: what a delivery row
+// is keyed by, so two spellings of one mailbox are one row (OB-1).
+func (s *Secret) Recipient(addr string) string { return s.mac(RecipientScheme, Canonical(addr)) }
+
+// Token is the keyed idempotency token of k: the Message-ID and the SES tag
+// carry it and the row keeps it, so the provider's evidence is found without
+// the address (the token reveals nothing of it without the key).
+func (s *Secret) Token(k Key) string { return s.mac(TokenScheme, k.String()) }
+
+// MessageIDOf is the Message-ID of a delivery whose token is known: the
+// row's stored token after its address is gone. See Key.MessageID.
+func MessageIDOf(changelist int64, version int, token, domain string) string {
+	domain = strings.ToLower(strings.TrimSpace(domain))
+	if domain == "" || strings.ContainsAny(domain, "<>@ \t\r\n") {
+		domain = "criticizer.invalid"
+	}
+	if len(token) > 32 {
+		token = token[:32]
+	}
+	return fmt.Sprintf("<cl%d.v%d.%s@%s>", changelist, version, token, domain)
 }

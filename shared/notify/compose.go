@@ -56,6 +56,10 @@ type Content struct {
 	From string
 	// HTML adds a text/html alternative to the text/plain body.
 	HTML bool
+	// Secret is the delivery key: the token (Message-ID, X-Criticizer-Key,
+	// the reference line) is keyed by it, as the outbox row keeps it. Nil
+	// only where no outbox keys rows (tests, previews): the unkeyed token.
+	Secret *delivery.Secret
 	// Changeset is the REDACTED changeset the review was made from; when
 	// set, each finding shows the few lines of code it points at.
 	Changeset *domain.Changeset
@@ -85,7 +89,8 @@ type Message struct {
 	From      string // RFC 5322 From header value
 	To        string // the Key's recipient
 	Subject   string
-	MessageID string // with angle brackets; see Key.MessageID
+	MessageID string // with angle brackets; see delivery.MessageIDOf
+	Token     string // the delivery token; see Content.Secret
 	JobID     string
 	Date      time.Time
 	Text      string // text/plain body
@@ -119,6 +124,10 @@ func Compose(k delivery.Key, in Content) (*Message, error) {
 	}
 	meta := domain.ReadReviewMeta(in.Review.Meta)
 	groups := groupFindings(findings)
+	token := k.IdempotencyToken()
+	if in.Secret != nil {
+		token = in.Secret.Token(k)
+	}
 	v := view{
 		Key:         k,
 		Author:      oneLine(in.Author),
@@ -133,7 +142,7 @@ func Compose(k delivery.Key, in Content) (*Message, error) {
 		Meta:        meta,
 		Schema:      oneLine(in.Review.SchemaVersion),
 		Prompt:      oneLine(in.Review.PromptVersion),
-		Token:       k.IdempotencyToken(),
+		Token:       token,
 	}
 	if in.Rerun != nil {
 		v.Rerun = rerunOf(in.Rerun, current, in.Changeset)
@@ -143,7 +152,8 @@ func Compose(k delivery.Key, in Content) (*Message, error) {
 		From:      from.String(),
 		To:        strings.TrimSpace(k.Recipient),
 		Subject:   subject(k, groups, len(findings), v.Description, meta, v.Rerun),
-		MessageID: k.MessageID(from.Address[strings.LastIndexByte(from.Address, '@')+1:]),
+		MessageID: delivery.MessageIDOf(k.Changelist, k.ReviewVersion, token, from.Address[strings.LastIndexByte(from.Address, '@')+1:]),
+		Token:     token,
 		JobID:     v.JobID,
 		Date:      date,
 		Text:      renderText(v),
@@ -195,7 +205,7 @@ func (m *Message) mailMsg(envelopeFrom string) (*gomail.Msg, error) {
 	g.SetUserAgent(userAgent) // fixed, not versioned: a release must not change the bytes of a retry
 	// RFC 3834: keeps vacation responders from answering a robot.
 	g.SetGenHeader(gomail.Header("Auto-Submitted"), "auto-generated")
-	g.SetGenHeader(gomail.Header(HeaderKey), m.Key.IdempotencyToken())
+	g.SetGenHeader(gomail.Header(HeaderKey), m.token())
 	if m.JobID != "" {
 		g.SetGenHeader(gomail.Header(HeaderJob), m.JobID)
 	}
@@ -204,6 +214,14 @@ func (m *Message) mailMsg(envelopeFrom string) (*gomail.Msg, error) {
 		g.AddAlternativeString(gomail.TypeTextHTML, m.HTML)
 	}
 	return g, nil
+}
+
+// token is the message's delivery token (a Message built by hand may lack it).
+func (m *Message) token() string {
+	if m.Token != "" {
+		return m.Token
+	}
+	return m.Key.IdempotencyToken()
 }
 
 // boundary is derived from the key (go-mail's default is random) so that the

@@ -334,3 +334,30 @@ func TestComposeErrors(t *testing.T) {
 		})
 	}
 }
+
+// With a delivery key, every place the e-mail names its delivery (the
+// Message-ID, X-Criticizer-Key, the reference line) carries the keyed token
+// the outbox row keeps, never the unkeyed hash of the address: the
+// provider's evidence is found by the row alone, and a leaked header cannot
+// be tested against a list of addresses.
+func TestComposeWithDeliveryKey(t *testing.T) {
+	key, err := delivery.NewSecret("compose-test-delivery-key-0123456789abcdef")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := testContent()
+	c.Secret = key
+	raw, m := render(t, testKey, c)
+	p := parse(t, raw)
+	token := key.Token(testKey)
+	if want := delivery.MessageIDOf(testKey.Changelist, testKey.ReviewVersion, token, "example.com"); m.MessageID != want ||
+		strings.TrimSpace(p.header.Get("Message-Id")) != want {
+		t.Errorf("Message-ID %q / %q, want %q", m.MessageID, p.header.Get("Message-Id"), want)
+	}
+	if got := strings.TrimSpace(p.header.Get("X-Criticizer-Key")); got != token || m.Token != token {
+		t.Errorf("X-Criticizer-Key %q, Token %q; want %q", got, m.Token, token)
+	}
+	if !strings.Contains(p.text, "Reference: "+token) || strings.Contains(string(raw), testKey.IdempotencyToken()[:32]) {
+		t.Errorf("the body's reference is not the keyed token, or the unkeyed one leaks:\n%s", p.text)
+	}
+}

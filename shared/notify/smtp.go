@@ -182,7 +182,7 @@ func (s *SMTPSender) Send(ctx context.Context, k delivery.Key, m *Message) (stri
 		return "", err
 	}
 	log := s.log.With("changelist", k.Changelist, "review_version", k.ReviewVersion,
-		"recipient", m.To, "message_id", m.MessageID, "key", k.IdempotencyToken())
+		"recipient", m.To, "message_id", m.MessageID, "key", m.token())
 
 	start := time.Now()
 	err = client.DialAndSendWithContext(ctx, gm)

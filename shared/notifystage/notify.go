@@ -56,6 +56,9 @@ type Notify struct {
 	Evidence Evidence
 	From     string
 	HTML     bool
+	// Secret is the delivery key the e-mail's token is keyed by (the outbox
+	// keys its rows by the same key); nil only in tests without one.
+	Secret *delivery.Secret
 	// JobPage mints the job page link the e-mail carries (jobpage.Links);
 	// nil when the environment has no job page.
 	JobPage JobPageLinks
@@ -160,7 +163,7 @@ func (n *Notify) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	sent := 0
 	for _, rcpt := range rcpts {
 		k := delivery.Key{Changelist: j.Changelist, Recipient: rcpt, ReviewVersion: j.ReviewVersion}
-		msg, err := notify.Compose(k, notify.Content{Author: cs.User, Description: cs.Description, JobID: j.ID, Review: review, From: n.From, HTML: n.HTML, Changeset: &cs, ReviewURL: n.reviewURL(j), JobPageURL: pageURL, Rerun: groups, Current: current})
+		msg, err := notify.Compose(k, notify.Content{Author: cs.User, Description: cs.Description, JobID: j.ID, Review: review, From: n.From, HTML: n.HTML, Secret: n.Secret, Changeset: &cs, ReviewURL: n.reviewURL(j), JobPageURL: pageURL, Rerun: groups, Current: current})
 		if err != nil {
 			return job.Result{}, failure.Wrap(failure.InternalBug, err)
 		}
@@ -228,7 +231,7 @@ func recipientLevel(c failure.Class) bool {
 // channel sends through the Sender and looks up the provider's evidence by
 // the message's deterministic Message-ID. It reports whether it sent now.
 func (n *Notify) deliver(ctx context.Context, jobID string, k delivery.Key, msg *notify.Message) (bool, error) {
-	d := channelDelivery{name: k.IdempotencyToken(), log: n.Log.With("key", k.IdempotencyToken()), window: n.Window, words: emailWords,
+	d := channelDelivery{name: msg.Token, log: n.Log.With("key", msg.Token), window: n.Window, words: emailWords,
 		begin: func(ctx context.Context, now time.Time) (*outbox.Send, error) {
 			return n.Outbox.Begin(ctx, k, jobID, now)
 		},

@@ -5,6 +5,7 @@ import (
 	"github.com/criticizer/criticizer/shared/evidence"
 	"github.com/criticizer/criticizer/shared/jobpage"
 	"github.com/criticizer/criticizer/shared/notify"
+	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/recipients"
 	"github.com/criticizer/criticizer/shared/swarm"
 )
@@ -30,9 +31,12 @@ type Settings struct {
 	Gate string
 	// EmailParticipants is SWARM_EMAIL_PARTICIPANTS (default false).
 	EmailParticipants bool
+	// Outbox names the delivery key: the rows are keyed by the keyed hash
+	// of their recipient and the e-mail's token is keyed by it.
+	Outbox outbox.Settings
 }
 
-// SettingsFromEnv reads the notify function's settings: evidence.SettingsFromEnv,
+// SettingsFromEnv reads the notify function's settings: outbox.SettingsFromEnv, evidence.SettingsFromEnv,
 // SWARM_URL, NOTIFY_CHANNELS (with swarm-comments also SWARM_API_SECRET_ID and
 // SWARM_COMMENT_WINDOW_SECONDS), and for smtp SMTP_HOST, SMTP_PORT (default 587), SMTP_TLS
 // (starttls, tls or none; default starttls), SMTP_TIMEOUT_SECONDS and
@@ -45,6 +49,7 @@ func SettingsFromEnv(r *config.Reader) Settings {
 	s.Comments = commentSettingsFromEnv(r, s.SwarmLinks.URL)
 	s.Gate = GateFromEnv(r)
 	s.EmailParticipants = r.Bool("SWARM_EMAIL_PARTICIPANTS", false)
+	s.Outbox = outbox.SettingsFromEnv(r)
 	switch s.Evidence.Provider {
 	case "smtp":
 		s.SMTP = notify.SMTPConfig{

@@ -23,7 +23,7 @@ func TestSettingsFromEnv(t *testing.T) {
 		wantErr string
 	}{
 		{name: "smtp defaults", env: smtp(), check: func(s Settings) bool {
-			return s.SMTP.Port == 587 && s.SMTP.TLS == notify.TLSStartTLS && s.SMTP.Timeout == notify.DefaultSMTPTimeout && s.SMTP.From == "criticizer@example.com" && s.SMTPSecretID == "arn:smtp"
+			return s.Outbox.DeliveryKeySecretID == "arn:delivery" && s.SMTP.Port == 587 && s.SMTP.TLS == notify.TLSStartTLS && s.SMTP.Timeout == notify.DefaultSMTPTimeout && s.SMTP.From == "criticizer@example.com" && s.SMTPSecretID == "arn:smtp"
 		}},
 		{name: "smtp all set", env: smtp("SMTP_PORT", "2526", "SMTP_TLS", "none", "SMTP_TIMEOUT_SECONDS", "5", "SWARM_URL", "https://swarm.example.com"),
 			check: func(s Settings) bool {
@@ -34,6 +34,8 @@ func TestSettingsFromEnv(t *testing.T) {
 		{name: "ses without configuration set", env: map[string]string{"EMAIL_PROVIDER": "ses", "SMTP_FROM": "c@example.com"}, wantErr: "SES_CONFIGURATION_SET is required"},
 		{name: "smtp without host", env: map[string]string{"SMTP_FROM": "c@example.com", "SMTP_SECRET_ID": "s"}, wantErr: "SMTP_HOST is required"},
 		{name: "unknown TLS mode", env: smtp("SMTP_TLS", "ssl"), wantErr: "SMTP_TLS"},
+		// Rows are keyed by the delivery key: without it addresses would stay in the table.
+		{name: "no delivery key", env: smtp("DELIVERY_KEY_SECRET_ID", ""), wantErr: "DELIVERY_KEY_SECRET_ID is required"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -50,7 +52,7 @@ func TestSettingsFromEnv(t *testing.T) {
 
 // withPolicy adds the recipient policy every environment has.
 func withPolicy(env map[string]string) map[string]string {
-	out := map[string]string{"RECIPIENT_DOMAINS": "example.com"}
+	out := map[string]string{"RECIPIENT_DOMAINS": "example.com", "DELIVERY_KEY_SECRET_ID": "arn:delivery"}
 	for k, v := range env {
 		out[k] = v
 	}

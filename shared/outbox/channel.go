@@ -50,19 +50,54 @@ type Ref interface {
 	created(set string, values map[string]types.AttributeValue) string
 }
 
-// emailID is an e-mail row's identity, keyed exactly as before channels.
-type emailID delivery.Key
+// emailID is an e-mail row's identity. An outbox with a delivery key
+// (WithSecret) keys the row by the keyed hash of the canonical recipient
+// ("RCPTH#<hmac>") and keeps the keyed token on it; without one, or for a
+// row written before the key existed, by the address itself ("RCPT#<addr>").
+// existing marks such an address-keyed row: it is used, never created.
+type emailID struct {
+	k        delivery.Key
+	hash     string // keyed hash of the recipient; "" for the address key
+	token    string // keyed delivery token, stored on a created row
+	existing bool
+}
 
-func (e emailID) String() string         { return delivery.Key(e).String() }
-func (e emailID) keys() (string, string) { return pk(delivery.Key(e)), sk(delivery.Key(e)) }
+func (e emailID) String() string {
+	if e.hash != "" {
+		return fmt.Sprintf("%d/v%d/~%s", e.k.Changelist, e.k.ReviewVersion, e.hash[:16])
+	}
+	return e.k.String()
+}
+
+func (e emailID) keys() (string, string) {
+	if e.hash != "" {
+		return pk(e.k), hashedSK + e.hash
+	}
+	return pk(e.k), sk(e.k)
+}
 
 func (e emailID) created(set string, values map[string]types.AttributeValue) string {
-	c := delivery.Key(e).Canonical()
+	c := e.k.Canonical()
 	values[":cl"] = &types.AttributeValueMemberN{Value: fmt.Sprint(c.Changelist)}
 	values[":v"] = &types.AttributeValueMemberN{Value: fmt.Sprint(c.ReviewVersion)}
 	values[":rcpt"] = sv(c.Recipient)
-	return set + ", changelist_id = :cl, review_version = :v, recipient = :rcpt"
+	set += ", changelist_id = :cl, review_version = :v, recipient = :rcpt"
+	if e.token != "" {
+		values[":dtok"] = sv(e.token)
+		set += ", delivery_token = if_not_exists(delivery_token, :dtok)"
+	}
+	// A row sent again after its data scrub holds the address again: the
+	// next scan scrubs it again.
+	return set + " REMOVE scrubbed_at"
 }
+
+// stored is the identity of a row as read (its own pk and sk): the
+// reconciler and the operator settle a row whose address is gone by it.
+type stored struct{ pk, sk, name string }
+
+func (s stored) String() string                                               { return s.name }
+func (s stored) keys() (string, string)                                       { return s.pk, s.sk }
+func (s stored) created(set string, _ map[string]types.AttributeValue) string { return set }
 
 // A Swarm item's row is keyed per review, not per changelist (a review's
 // versions are different changes): one query yields everything the service
@@ -77,15 +112,49 @@ func (it Item) created(set string, values map[string]types.AttributeValue) strin
 	return set + ", delivery_channel = :ch, channel_thread = :th, channel_item = :it"
 }
 
-// Email is the Ref of an e-mail row.
-func Email(k delivery.Key) Ref { return emailID(k) }
+// Email is the Ref of an e-mail row keyed by its address: the row of an
+// outbox without a delivery key. An outbox names its own rows (Outbox.Email).
+func Email(k delivery.Key) Ref { return emailID{k: k} }
 
-// Ref returns the row's identity.
+// Email is the Ref of k's row in this outbox: keyed by the recipient's keyed
+// hash when the outbox has a delivery key.
+func (o *Outbox) Email(k delivery.Key) Ref {
+	if o.secret == nil {
+		return emailID{k: k}
+	}
+	return emailID{k: k, hash: o.secret.Recipient(k.Recipient), token: o.secret.Token(k)}
+}
+
+// Ref returns the row's identity: the keys it was read with, so a row whose
+// address is gone is still named.
 func (r *Row) Ref() Ref {
 	if r.Channel != "" {
 		return Item{Channel: r.Channel, Thread: r.Thread, ID: r.Item}
 	}
-	return emailID(r.Key())
+	if r.SK != "" && strings.HasPrefix(r.SK, hashedSK) {
+		return stored{pk: r.PK, sk: r.SK, name: fmt.Sprintf("%d/v%d/~%s", r.Changelist, r.ReviewVersion, truncate(strings.TrimPrefix(r.SK, hashedSK), 16))}
+	}
+	return emailID{k: r.Key()}
+}
+
+// Addressee names an e-mail row to an operator: its recipient, or once the
+// data scrub removed it, "~" and the start of the recipient's keyed hash (as
+// the row's Ref prints it).
+func (r *Row) Addressee() string {
+	if !strings.HasPrefix(r.SK, hashedSK) {
+		return r.Key().Recipient
+	}
+	if r.Recipient != "" {
+		return r.Recipient
+	}
+	return "~" + truncate(strings.TrimPrefix(r.SK, hashedSK), 16)
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
 }
 
 // BeginItem is Begin for another channel's delivery: the row is created if

@@ -378,10 +378,11 @@ func (r *Reconciler) subject(s outbox.Suspect, now time.Time, marked map[int64]l
 		log := r.Log.With("review", it.Thread, "comment", it.ID, "job_id", s.JobID)
 		return subject{ref: it, comment: true, log: log, evidence: r.commentEvidence(it, s.LookupAfter, marked)}, true
 	}
-	k := s.Key()
-	sub := subject{ref: outbox.Email(k), log: r.Log.With("changelist", k.Changelist, "review_version", k.ReviewVersion, "job_id", s.JobID)}
+	// Named by its own keys and its stored token: a row whose recipient the
+	// data scrub removed is settled exactly like one that still has it.
+	sub := subject{ref: s.Row.Ref(), log: r.Log.With("changelist", s.Changelist, "review_version", s.ReviewVersion, "job_id", s.JobID)}
 	if r.Evidence != nil {
-		messageID := k.MessageID(r.FromDomain)
+		messageID := s.Row.MessageID(r.FromDomain)
 		sub.evidence = func(ctx context.Context, _ bool) (string, bool, error) {
 			ok, err := r.Evidence.Delivered(ctx, messageID)
 			return messageID, ok, err

@@ -149,6 +149,26 @@ func (d *Dynamo) preparePut(in *types.Put) (func(), error) {
 	return func() { d.items[k] = item }, nil
 }
 
+// prepareDelete checks a delete's condition; the item goes when applied.
+func (d *Dynamo) prepareDelete(in *types.Delete) (func(), error) {
+	k, err := keyOf(in.Key)
+	if err != nil {
+		return nil, err
+	}
+	if err := unused(in.ExpressionAttributeNames, in.ExpressionAttributeValues, in.ConditionExpression); err != nil {
+		return nil, err
+	}
+	old := d.items[k]
+	ok, err := check(in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues, old)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, conditionFailed(old, in.ReturnValuesOnConditionCheckFailure)
+	}
+	return func() { delete(d.items, k) }, nil
+}
+
 // UpdateItem changes (or creates) one item under its condition.
 func (d *Dynamo) UpdateItem(_ context.Context, in *dynamodb.UpdateItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
 	d.mu.Lock()
@@ -215,6 +235,11 @@ func (d *Dynamo) TransactWriteItems(_ context.Context, in *dynamodb.TransactWrit
 			var a func() map[string]types.AttributeValue
 			if a, err = d.prepareUpdate(it.Update); err == nil {
 				applies = append(applies, func() { a() })
+			}
+		case it.Delete != nil:
+			var a func()
+			if a, err = d.prepareDelete(it.Delete); err == nil {
+				applies = append(applies, a)
 			}
 		default:
 			return nil, validation("unsupported transaction item")

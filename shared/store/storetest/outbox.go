@@ -154,7 +154,7 @@ func resetSettled(f *rowFixture) {
 func (f *rowFixture) inDoubt() outbox.Ref {
 	f.t.Helper()
 	f.begin(f.t0)
-	ref := outbox.Email(f.k)
+	ref := f.o.Email(f.k)
 	ok, err := f.o.MarkReconciling(f.ctx, ref, outbox.Sending, "stuck", f.t0.Add(time.Hour))
 	if err != nil || !ok {
 		f.t.Fatalf("mark reconciling: %v %v", ok, err)
@@ -188,7 +188,7 @@ func reconcileRequeue(f *rowFixture) {
 	if err := f.o.MarkSent(f.ctx, f.k, "msg-1", f.t0); err != nil {
 		f.t.Fatal(err)
 	}
-	ref := outbox.Email(f.k)
+	ref := f.o.Email(f.k)
 	// Sent with no evidence at the provider: in doubt.
 	if ok, err := f.o.MarkReconciling(f.ctx, ref, outbox.Sent, "no evidence", f.t0.Add(time.Hour)); err != nil || !ok {
 		f.t.Fatalf("mark reconciling: %v %v", ok, err)
@@ -216,7 +216,7 @@ func reconcileRequeue(f *rowFixture) {
 
 func reconcileMovedOn(f *rowFixture) {
 	s := f.begin(f.t0)
-	ref := outbox.Email(f.k)
+	ref := f.o.Email(f.k)
 	// Only a row in doubt is settled: a send in flight is not backfilled
 	// as sent, nor a pending row (never sent) marked so.
 	if ok, err := f.o.Backfill(f.ctx, ref, "ses:evidence", f.t0); err != nil || ok {

@@ -1,0 +1,32 @@
+package outbox
+
+import (
+	"context"
+
+	"github.com/criticizer/criticizer/shared/config"
+	"github.com/criticizer/criticizer/shared/delivery"
+	"github.com/criticizer/criticizer/shared/secrets"
+)
+
+// Settings name the delivery key the rows are keyed by (WithSecret).
+type Settings struct {
+	// DeliveryKeySecretID (DELIVERY_KEY_SECRET_ID, required) is the secret
+	// holding the delivery key; docs/operating.md: never rotated.
+	DeliveryKeySecretID string
+}
+
+// SettingsFromEnv reads DELIVERY_KEY_SECRET_ID; problems are collected in r.
+func SettingsFromEnv(r *config.Reader) Settings {
+	return Settings{DeliveryKeySecretID: r.String("DELIVERY_KEY_SECRET_ID")}
+}
+
+// Key reads the delivery key and when its version was created (rows keyed
+// by the address are older: WithAddressKeyedUntil).
+func (s Settings) Key(ctx context.Context, sm *secrets.Store) (*delivery.Secret, secrets.Version, error) {
+	v, _, err := sm.Version(ctx, s.DeliveryKeySecretID, secrets.Current)
+	if err != nil {
+		return nil, secrets.Version{}, err
+	}
+	key, err := delivery.NewSecret(v.Value)
+	return key, v, err
+}
