@@ -11,6 +11,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -18,6 +19,8 @@ import (
 	"time"
 
 	"github.com/criticizer/criticizer/internal/devstack"
+	"github.com/criticizer/criticizer/internal/p4layer"
+	"github.com/criticizer/criticizer/internal/settings"
 )
 
 // environments are the checked-in environments a studio deploys.
@@ -80,7 +83,7 @@ func run(venv, baselinePath, keep string) error {
 }
 
 // placeholders are what synth needs but the validators never read: a
-// bootstrap per function and a staged p4 layer (bin/p4).
+// bootstrap per function and a staged p4 layer (bin/p4 and its record).
 func placeholders(dir string) (assets, layer string, err error) {
 	assets = filepath.Join(dir, "assets")
 	for _, fn := range devstack.FunctionNames {
@@ -95,7 +98,35 @@ func placeholders(dir string) (assets, layer string, err error) {
 	if err := os.MkdirAll(filepath.Join(layer, "bin"), 0o755); err != nil {
 		return "", "", err
 	}
-	return assets, layer, os.WriteFile(filepath.Join(layer, "bin", "p4"), []byte("#!/bin/sh\n"), 0o755)
+	p4 := filepath.Join(layer, "bin", "p4")
+	if err := os.WriteFile(p4, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		return "", "", err
+	}
+	sum, err := p4layer.FileSHA256(p4)
+	if err != nil {
+		return "", "", err
+	}
+	rec, err := json.Marshal(p4layer.Record{SHA256: sum, Version: "placeholder", Arch: "arm64"})
+	if err != nil {
+		return "", "", err
+	}
+	return assets, layer, os.WriteFile(filepath.Join(layer, p4layer.RecordName), rec, 0o644)
+}
+
+// overrides replace what the checked-in environments only hold a place for
+// (synth refuses it: internal/settings) with the declared samples, and point
+// at the placeholder layer.
+func overrides(layer string) map[string]any {
+	o := settings.Samples()
+	o["p4LayerPath"] = layer
+	// placeholders wrote the record; its checksum is the layer's.
+	if b, err := os.ReadFile(filepath.Join(layer, p4layer.RecordName)); err == nil {
+		var rec p4layer.Record
+		if json.Unmarshal(b, &rec) == nil {
+			o["p4LayerSha256"] = rec.SHA256
+		}
+	}
+	return o
 }
 
 // synthesize builds env's template the way `cdk synth` does (cdk.json's
@@ -104,7 +135,7 @@ func synthesize(ctx context.Context, env, assets, layer, out string) (string, er
 	var log bytes.Buffer // jsii's banners; shown only when synth fails
 	dir, err := devstack.Synth(ctx, devstack.SynthOptions{
 		Env: env, AssetRoot: assets, OutDir: out,
-		Overrides: map[string]any{"p4LayerPath": layer},
+		Overrides: overrides(layer),
 		// devstack leaves metric-math alarms out for the emulator; AWS gets them.
 		Context: map[string]any{"metricMathAlarms": true},
 		Output:  &log,
