@@ -54,8 +54,16 @@ func (s Setting) variables() string {
 	return fmt.Sprintf("%s (%s)", ticks(s.Vars), readers)
 }
 
-// needed is the "needed in" cell: where it must be given, then its range.
+// needed is the "needed in" cell: where it must be given, then its range,
+// then what synth refuses as a placeholder.
 func (s Setting) needed() string {
+	if s.Placeholder == nil {
+		return s.neededRange()
+	}
+	return s.neededRange() + "; refused outside local: " + s.Placeholder.Doc
+}
+
+func (s Setting) neededRange() string {
 	switch {
 	case s.Needed == "" && s.Range == "":
 		return "—"

@@ -54,9 +54,9 @@ type Setting struct {
 	Default string
 	Range   string
 	Needed  string
-	// Placeholder refuses, outside local, values that only hold a place
-	// (an all-zero checksum, a reserved example domain); nil = none.
-	Placeholder Placeholder
+	// Placeholder: the values that only hold its place (an all-zero
+	// checksum, a reserved example domain), refused outside local; nil = none.
+	Placeholder *Placeholder
 	// Sample is a real-shaped value tests and cfncheck give in place of a
 	// placeholder cdk.json holds, to synthesize the checked-in environments.
 	Sample any

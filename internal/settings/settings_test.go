@@ -43,7 +43,7 @@ func TestEveryKeyDeclaredOnce(t *testing.T) {
 
 func TestPlaceholders(t *testing.T) {
 	cases := []struct {
-		p    Placeholder
+		p    *Placeholder
 		v    string
 		want bool
 	}{
@@ -61,7 +61,7 @@ func TestPlaceholders(t *testing.T) {
 		{ExampleDomain, "example.company.io", false},
 	}
 	for _, c := range cases {
-		if got := c.p(c.v) != ""; got != c.want {
+		if got := c.p.Holds(c.v); got != c.want {
 			t.Errorf("%q: placeholder = %v, want %v", c.v, got, c.want)
 		}
 	}
