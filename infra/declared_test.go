@@ -1,7 +1,10 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -125,4 +128,48 @@ func TestEveryVariableDeclared(t *testing.T) {
 // (<STAGE>_QUEUE_URL, <STAGE>_DLQ_URL).
 func stackSet(k string) bool {
 	return strings.HasSuffix(k, "_QUEUE_URL") || strings.HasSuffix(k, "_DLQ_URL")
+}
+
+// plainDefault is a declared default of one plain value.
+var plainDefault = regexp.MustCompile(`^(\d+|true|false|[a-z0-9.@_-]+)$`)
+
+// TestDeclaredDefaultsAreTheCode: a declared default that is one plain value
+// (a number, true/false, a `literal` or none) is DefaultConfig's outside
+// local, so the docs' default column cannot drift from infra/config.go. A
+// key DefaultConfig leaves out when zero has its default in the function's
+// loader and is not checked here.
+func TestDeclaredDefaultsAreTheCode(t *testing.T) {
+	b, err := json.Marshal(DefaultConfig("staging"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var code map[string]any
+	if err := json.Unmarshal(b, &code); err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, s := range settings.Declared {
+		if len(s.Keys) != 1 {
+			continue
+		}
+		first, _, _ := strings.Cut(s.Default, ";")
+		first, _, _ = strings.Cut(first, " (")
+		got := fmt.Sprint(code[s.Keys[0]])
+		switch want := strings.ReplaceAll(strings.Trim(first, "`"), ",", ""); {
+		case want == "none" || strings.HasPrefix(want, "none:") || strings.HasPrefix(want, "empty"):
+			if got != "" && got != "<nil>" && got != "0" && got != "false" && got != "[]" {
+				t.Errorf("%s: declared default %q, DefaultConfig has %s", s.Keys[0], s.Default, got)
+			}
+		case got == "<nil>": // omitted when zero: the function's loader holds the default
+			continue
+		case plainDefault.MatchString(want):
+			if got != want {
+				t.Errorf("%s: declared default %q, DefaultConfig has %s", s.Keys[0], s.Default, got)
+			}
+		default:
+			continue
+		}
+		checked++
+	}
+	t.Logf("%d declared defaults checked against DefaultConfig", checked)
 }
