@@ -12,7 +12,7 @@ import (
 // environment and need swarmUrl; bad lists fail synth naming the setting.
 func TestNotifyChannelSettings(t *testing.T) {
 	base := map[string]any{"p4LayerPath": fakeLayer(t), "p4LayerSha256": fakeLayerSHA256, "llmEndpoint": "https://api.openai.com", "p4Port": "ssl:p4:1666",
-		"smtpHost": "smtp.example.com", "recipientDomains": []any{"example.com"},
+		"smtpHost": "smtp.example.com", "recipientDomains": []any{"studio.test"},
 		"p4TrustFingerprint": testFingerprint, "depotAllowList": []any{"//depot/projectA/..."}}
 	with := func(kv ...any) map[string]any {
 		o := map[string]any{}

@@ -12,7 +12,7 @@ import (
 // and prod as checked in hand the policy to the webhook, fetch and notify.
 func TestRecipientPolicySettings(t *testing.T) {
 	base := map[string]any{"p4LayerPath": fakeLayer(t), "p4LayerSha256": fakeLayerSHA256, "llmEndpoint": "https://api.openai.com", "p4Port": "ssl:p4:1666",
-		"smtpHost": "smtp.example.com", "recipientDomains": []any{"example.com"},
+		"smtpHost": "smtp.example.com", "recipientDomains": []any{"studio.test"}, "smtpFrom": "criticizer@studio.test",
 		"p4TrustFingerprint": testFingerprint, "depotAllowList": []any{"//depot/projectA/..."}}
 	with := func(k string, v any) map[string]any {
 		o := map[string]any{}
@@ -71,8 +71,8 @@ func TestRecipientPolicySettings(t *testing.T) {
 					t.Errorf("%s: RECIPIENT_DOMAINS %q MAX_RECIPIENTS %v", fn, d, vars["MAX_RECIPIENTS"])
 				}
 				for _, dom := range strings.Split(d, ",") {
-					if dom != "example.com" && !strings.HasSuffix(dom, ".example.com") {
-						t.Errorf("%s: domain %q is not one of the checked-in example domains", fn, dom)
+					if dom != "studio.test" && dom != "*.corp.studio.test" {
+						t.Errorf("%s: domain %q is not one of the declared sample domains", fn, dom)
 					}
 				}
 			}

@@ -387,7 +387,7 @@ func TestCheckedInSynthHasNoWarnings(t *testing.T) {
 	for _, env := range []string{"dev", "staging", "prod"} {
 		ctx := checkedInContext(t, env, nil)
 		ctx[ctxAssetRoot] = dummyAssets(t)
-		_, stack, err := newApp(ctx)
+		_, stack, err := newApp(withSamples(ctx))
 		if err != nil {
 			t.Fatalf("%s: %v", env, err)
 		}

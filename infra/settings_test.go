@@ -17,7 +17,7 @@ func everything(email, llm string) map[string]any {
 		"validFindingsSlo": map[string]any{"1.1.0": 0.2}, "droppedFindingsSlo": map[string]any{"1.1.0": 0.4},
 		"confidentialDomains": []string{"corp.example.com"}, "confidentialCidrs": []string{"10.0.0.0/8"},
 		"emailProvider": email, "llmProvider": llm, "llmEndpoint": "https://llm.example.com",
-		"recipientDomains": []string{"example.com"}, "maxRecipients": 20, "jobPage": true, "publicBaseUrl": "https://criticizer.example.com",
+		"recipientDomains": []string{"studio.test"}, "maxRecipients": 20, "jobPage": true, "publicBaseUrl": "https://criticizer.example.com",
 		"llmContextTokens": 128000, "llmBytesPerToken": 3.5, "llmRequestsPerMinute": 500, "llmTokensPerMinute": 200000, "llmPricesPerMTok": "input=3,output=15", "llmMaxOutputTokens": 8192, "llmParallelism": 8,
 		"reviewMaxFiles": 1000, "reviewMaxBytes": 1 << 24, "reviewMaxFileBytes": 1 << 18, "reviewMaxChunkFiles": 50,
 		"reviewMaxTokens": 200000, "dailyTokenBudget": 5000000, "reviewRules": map[string]any{"version": 1, "ignore": []string{"*.generated.cs"}},
@@ -145,12 +145,12 @@ func TestLLMSettingsValidatedAtSynth(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := map[string]any{"p4LayerPath": layer, "p4LayerSha256": fakeLayerSHA256, "p4Port": "ssl:p4:1666", "p4TrustFingerprint": testFingerprint, "recipientDomains": []any{"example.com"},
+			o := map[string]any{"p4LayerPath": layer, "p4LayerSha256": fakeLayerSHA256, "p4Port": "ssl:p4:1666", "p4TrustFingerprint": testFingerprint, "recipientDomains": []any{"studio.test"},
 				"depotAllowList": []any{"//depot/a/..."}, "smtpHost": "smtp.example.com", "llmEndpoint": "https://llm.example.com", "llmProvider": tt.llm}
 			for k, v := range tt.settings {
 				o[k] = v
 			}
-			_, stack, err := newApp(map[string]any{ctxEnv: "dev", ctxAssetRoot: assets, ctxOverrides: o})
+			_, stack, err := newApp(withSamples(map[string]any{ctxEnv: "dev", ctxAssetRoot: assets, ctxOverrides: o}))
 			switch {
 			case tt.want == "" && err != nil:
 				t.Fatalf("rejected: %v", err)
@@ -177,12 +177,12 @@ func TestLLMSettingsValidatedAtSynth(t *testing.T) {
 // the synth, naming the function and the variable.
 func TestSynthRefusesWhatAFunctionWouldRefuse(t *testing.T) {
 	envs := func(overrides map[string]any) error {
-		o := map[string]any{"p4LayerPath": fakeLayer(t), "p4LayerSha256": fakeLayerSHA256, "llmEndpoint": "https://api.openai.com", "p4Port": "ssl:p4:1666", "p4TrustFingerprint": testFingerprint, "recipientDomains": []any{"example.com"}, "smtpHost": "smtp.example.com",
+		o := map[string]any{"p4LayerPath": fakeLayer(t), "p4LayerSha256": fakeLayerSHA256, "llmEndpoint": "https://api.openai.com", "p4Port": "ssl:p4:1666", "p4TrustFingerprint": testFingerprint, "recipientDomains": []any{"studio.test"}, "smtpHost": "smtp.example.com",
 			"depotAllowList": []any{"//depot/projectA/..."}}
 		for k, v := range overrides {
 			o[k] = v
 		}
-		_, _, err := newApp(map[string]any{ctxEnv: "dev", ctxOverrides: o, ctxAssetRoot: dummyAssets(t)})
+		_, _, err := newApp(withSamples(map[string]any{ctxEnv: "dev", ctxOverrides: o, ctxAssetRoot: dummyAssets(t)}))
 		return err
 	}
 	if err := envs(nil); err != nil {

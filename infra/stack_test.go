@@ -15,6 +15,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/criticizer/criticizer/internal/p4layer"
+	"github.com/criticizer/criticizer/internal/settings"
 )
 
 var functionIDs = []string{"WebhookFunction", "FetchFunction", "ReviewFunction", "NotifyFunction", "SweeperFunction"}
@@ -62,13 +63,33 @@ func fakeLayer(t *testing.T) string {
 	return layer
 }
 
+// withSamples lays the declared real-shaped values (settings.Samples) under
+// the overrides of a non-local ctx: the checked-in environments hold
+// placeholders synth refuses (TestCheckedInPlaceholdersRefused), and a test's
+// own overrides still win.
+func withSamples(ctx map[string]any) map[string]any {
+	if ctx[ctxEnv] == "local" {
+		return ctx
+	}
+	o := settings.Samples()
+	if over, ok := ctx[ctxOverrides].(map[string]any); ok {
+		for k, v := range over {
+			o[k] = v
+		}
+	} else if ctx[ctxOverrides] != nil {
+		return ctx // a JSON string, as the cdk CLI passes it: the test gives every value
+	}
+	ctx[ctxOverrides] = o
+	return ctx
+}
+
 // synth builds the app with the given context and returns its template.
 func synth(t *testing.T, ctx map[string]any) (assertions.Template, map[string]any) {
 	t.Helper()
 	if _, ok := ctx[ctxAssetRoot]; !ok {
 		ctx[ctxAssetRoot] = dummyAssets(t)
 	}
-	_, stack, err := newApp(ctx)
+	_, stack, err := newApp(withSamples(ctx))
 	if err != nil {
 		t.Fatalf("newApp: %v", err)
 	}
@@ -520,7 +541,8 @@ func TestProdStack(t *testing.T) {
 			"maxConcurrency": map[string]any{"fetch": 8, "llm": 4, "notify": 4},
 			"batchSize":      2,
 			"llmEndpoint":    "https://api.openai.com", "p4Port": "ssl:p4:1666", "smtpHost": "smtp.example.com",
-			"p4TrustFingerprint": testFingerprint, "depotAllowList": []any{"//depot/projectA/..."}, "recipientDomains": []any{"example.com"},
+			"p4TrustFingerprint": testFingerprint, "depotAllowList": []any{"//depot/projectA/..."}, "recipientDomains": []any{"studio.test"},
+			"smtpFrom": "criticizer@studio.test",
 		}},
 		// As `cdk -c overrides='{...}'` passes it: a JSON string.
 		ctxOverrides: `{"p4LayerPath":"` + layer + `","p4LayerSha256":"` + fakeLayerSHA256 + `","alarmTopicArn":"arn:aws:sns:eu-west-1:123456789012:ops"}`,
@@ -619,7 +641,7 @@ func TestConfig(t *testing.T) {
 	}
 	for _, env := range knownEnvs {
 		ctx := map[string]any{}
-		for k, v := range f.Context {
+		for k, v := range cdkContext(t) {
 			ctx[k] = v
 		}
 		ctx[ctxEnv] = env
@@ -656,7 +678,7 @@ func TestConfig(t *testing.T) {
 	// Each bad setting is rejected with an error that names it.
 	base := func(over map[string]any) map[string]any {
 		o := map[string]any{"p4LayerPath": fakeLayer(t), "p4LayerSha256": fakeLayerSHA256, "llmEndpoint": "https://api.openai.com", "p4Port": "ssl:p4:1666", "smtpHost": "smtp.example.com",
-			"p4TrustFingerprint": testFingerprint, "depotAllowList": []any{"//depot/projectA/..."}, "recipientDomains": []any{"example.com"}}
+			"p4TrustFingerprint": testFingerprint, "depotAllowList": []any{"//depot/projectA/..."}, "recipientDomains": []any{"studio.test"}, "smtpFrom": "criticizer@studio.test"}
 		for k, v := range over {
 			o[k] = v
 		}

@@ -44,6 +44,7 @@ var validators = []func(EnvConfig, *problems){
 	validateGuarantees,
 	validateNotifyChannels,
 	validateSwarmNetwork,
+	validatePlaceholders,
 }
 
 // Validate rejects settings AWS would reject at deploy time, or that would make

@@ -20,6 +20,7 @@ import (
 
 	"github.com/criticizer/criticizer/internal/devstack"
 	"github.com/criticizer/criticizer/internal/p4layer"
+	"github.com/criticizer/criticizer/internal/settings"
 )
 
 // environments are the checked-in environments a studio deploys.
@@ -51,13 +52,13 @@ func run(venv, baselinePath, keep string) error {
 	if keep == "" {
 		keep = filepath.Join(work, "out")
 	}
-	assets, layer, err := placeholders(work)
+	assets, layer, layerSHA256, err := placeholders(work)
 	if err != nil {
 		return err
 	}
 	var findings []Finding
 	for _, env := range environments {
-		tmpl, err := synthesize(ctx, env, assets, layer, filepath.Join(keep, env))
+		tmpl, err := synthesize(ctx, env, assets, layer, layerSHA256, filepath.Join(keep, env))
 		if err != nil {
 			return err
 		}
@@ -82,53 +83,53 @@ func run(venv, baselinePath, keep string) error {
 }
 
 // placeholders are what synth needs but the validators never read: a
-// bootstrap per function and a staged p4 layer (bin/p4 and the record of
-// its checksum, which synth compares with the configured one).
-func placeholders(dir string) (assets, layer string, err error) {
+// bootstrap per function and a staged p4 layer (bin/p4 and its record, with
+// the checksum synth checks it by).
+func placeholders(dir string) (assets, layer, layerSHA256 string, err error) {
 	assets = filepath.Join(dir, "assets")
 	for _, fn := range devstack.FunctionNames {
 		if err := os.MkdirAll(filepath.Join(assets, fn), 0o755); err != nil {
-			return "", "", err
+			return "", "", "", err
 		}
 		if err := os.WriteFile(filepath.Join(assets, fn, "bootstrap"), []byte("#!/bin/sh\n"), 0o755); err != nil {
-			return "", "", err
+			return "", "", "", err
 		}
 	}
 	layer = filepath.Join(dir, "p4-layer")
 	if err := os.MkdirAll(filepath.Join(layer, "bin"), 0o755); err != nil {
-		return "", "", err
+		return "", "", "", err
 	}
-	bin := filepath.Join(layer, "bin", "p4")
-	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755); err != nil {
-		return "", "", err
+	p4 := filepath.Join(layer, "bin", "p4")
+	if err := os.WriteFile(p4, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		return "", "", "", err
 	}
-	sum, err := p4layer.FileSHA256(bin)
+	sum, err := p4layer.FileSHA256(p4)
 	if err != nil {
-		return "", "", err
+		return "", "", "", err
 	}
-	rec, err := json.Marshal(p4layer.Record{SHA256: sum, Version: "placeholder (make validate)", Arch: "arm64"})
+	rec, err := json.Marshal(p4layer.Record{SHA256: sum, Version: "placeholder", Arch: "arm64"})
 	if err != nil {
-		return "", "", err
+		return "", "", "", err
 	}
-	return assets, layer, os.WriteFile(filepath.Join(layer, p4layer.RecordName), rec, 0o644)
+	return assets, layer, sum, os.WriteFile(filepath.Join(layer, p4layer.RecordName), rec, 0o644)
 }
 
-// layerSHA256 is the checksum placeholders recorded for the layer.
-func layerSHA256(layer string) string {
-	var rec p4layer.Record
-	if b, err := os.ReadFile(filepath.Join(layer, p4layer.RecordName)); err == nil {
-		_ = json.Unmarshal(b, &rec)
-	}
-	return rec.SHA256
+// overrides replace what the checked-in environments only hold a place for
+// (synth refuses it: internal/settings) with the declared samples, and point
+// at the placeholder layer.
+func overrides(layer, layerSHA256 string) map[string]any {
+	o := settings.Samples()
+	o["p4LayerPath"], o["p4LayerSha256"] = layer, layerSHA256
+	return o
 }
 
 // synthesize builds env's template the way `cdk synth` does (cdk.json's
 // context, every alarm) and returns its path.
-func synthesize(ctx context.Context, env, assets, layer, out string) (string, error) {
+func synthesize(ctx context.Context, env, assets, layer, layerSHA256, out string) (string, error) {
 	var log bytes.Buffer // jsii's banners; shown only when synth fails
 	dir, err := devstack.Synth(ctx, devstack.SynthOptions{
 		Env: env, AssetRoot: assets, OutDir: out,
-		Overrides: map[string]any{"p4LayerPath": layer, "p4LayerSha256": layerSHA256(layer)},
+		Overrides: overrides(layer, layerSHA256),
 		// devstack leaves metric-math alarms out for the emulator; AWS gets them.
 		Context: map[string]any{"metricMathAlarms": true},
 		Output:  &log,

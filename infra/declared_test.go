@@ -1,0 +1,175 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/criticizer/criticizer/internal/fnsettings"
+	"github.com/criticizer/criticizer/internal/settings"
+)
+
+// TestCheckedInPlaceholdersRefused: dev, staging and prod as checked in hold
+// placeholders (an all-zero fingerprint and layer checksum, example.com
+// addresses); synth refuses each, naming it, instead of the first job failing.
+func TestCheckedInPlaceholdersRefused(t *testing.T) {
+	want := []string{`p4TrustFingerprint "00:00`, `p4LayerSha256 "0000`, `smtpFrom "criticizer`, `p4Port "ssl:perforce`, `recipientDomains "example.com"`}
+	for _, env := range []string{"dev", "staging", "prod"} {
+		ctx := cdkContextAsCheckedIn(t)
+		ctx[ctxEnv], ctx[ctxAssetRoot] = env, dummyAssets(t)
+		ctx[ctxOverrides] = map[string]any{"p4LayerPath": fakeLayer(t)}
+		_, _, err := newApp(ctx)
+		if err == nil {
+			t.Errorf("%s as checked in: synth accepted its placeholders", env)
+			continue
+		}
+		names := want
+		if env == "prod" {
+			names = append(slices.Clone(want), `alarmEmail "oncall@example.com"`)
+		}
+		for _, w := range names {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s as checked in: error does not name %s: %v", env, w, err)
+			}
+		}
+	}
+	// local keeps its stand-in values (example.com recipients, no fingerprint).
+	ctx := cdkContextAsCheckedIn(t)
+	ctx[ctxEnv], ctx[ctxAssetRoot] = "local", dummyAssets(t)
+	if _, _, err := newApp(ctx); err != nil {
+		t.Errorf("local as checked in: %v", err)
+	}
+}
+
+// TestEveryKeyDeclared: each cdk.json key EnvConfig decodes is declared in
+// internal/settings (so it is in docs/configuration.md), and each declared
+// key is one EnvConfig decodes.
+func TestEveryKeyDeclared(t *testing.T) {
+	fields := map[string]bool{}
+	var walk func(reflect.Type)
+	walk = func(ty reflect.Type) {
+		for i := 0; i < ty.NumField(); i++ {
+			f := ty.Field(i)
+			if f.Anonymous {
+				walk(f.Type)
+				continue
+			}
+			if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name != "" && name != "-" {
+				fields[name] = true
+			}
+		}
+	}
+	walk(reflect.TypeOf(EnvConfig{}))
+	declared := map[string]bool{}
+	for _, s := range settings.Declared {
+		for _, k := range s.Keys {
+			k, _, _ = strings.Cut(k, ".") // maxConcurrency.{fetch,llm,notify}
+			declared[k] = true
+			if !fields[k] {
+				t.Errorf("declared key %s is not one EnvConfig decodes", k)
+			}
+		}
+	}
+	for k := range fields {
+		if !declared[k] {
+			t.Errorf("cdk.json key %s is not declared in internal/settings (nor documented)", k)
+		}
+	}
+}
+
+// TestEveryVariableDeclared: each variable a function's loaders read is
+// declared, with that function among its readers (or read by all), or is one
+// the stack sets itself (a *stack* row).
+func TestEveryVariableDeclared(t *testing.T) {
+	readers := map[string][]string{}
+	var stackVars strings.Builder
+	for _, s := range settings.Declared {
+		stackVars.WriteString(s.StackVars)
+		for _, v := range s.Vars {
+			readers[v] = append(readers[v], s.ReadBy...)
+		}
+	}
+	for _, over := range []map[string]any{everything("smtp", "openai"), everything("ses", "bedrock")} {
+		o := map[string]any{"p4LayerPath": fakeLayer(t), "p4LayerSha256": fakeLayerSHA256}
+		for k, v := range over {
+			o[k] = v
+		}
+		ctx := cdkContext(t)
+		ctx[ctxEnv], ctx[ctxAssetRoot], ctx[ctxOverrides] = "staging", dummyAssets(t), o
+		_, stack, err := newApp(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		envs, err := functionEnvs(stack)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for fn, env := range envs {
+			keys, _ := fnsettings.Read(fn, env)
+			for _, k := range keys {
+				r, ok := readers[k]
+				switch {
+				case ok && (slices.Contains(r, "all") || slices.Contains(r, fn)):
+				case ok:
+					t.Errorf("%s reads %s; its declaration names readers %v", fn, k, r)
+				case !strings.Contains(stackVars.String(), "`"+k+"`") && !stackSet(k):
+					t.Errorf("%s reads %s, which no setting declares", fn, k)
+				}
+			}
+		}
+	}
+}
+
+// stackSet: the variables the stack's *stack* rows name by pattern
+// (<STAGE>_QUEUE_URL, <STAGE>_DLQ_URL).
+func stackSet(k string) bool {
+	return strings.HasSuffix(k, "_QUEUE_URL") || strings.HasSuffix(k, "_DLQ_URL")
+}
+
+// plainDefault is a declared default of one plain value.
+var plainDefault = regexp.MustCompile(`^(\d+|true|false|[a-z0-9.@_-]+)$`)
+
+// TestDeclaredDefaultsAreTheCode: a declared default that is one plain value
+// (a number, true/false, a `literal` or none) is DefaultConfig's outside
+// local, so the docs' default column cannot drift from infra/config.go. A
+// key DefaultConfig leaves out when zero has its default in the function's
+// loader and is not checked here.
+func TestDeclaredDefaultsAreTheCode(t *testing.T) {
+	b, err := json.Marshal(DefaultConfig("staging"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var code map[string]any
+	if err := json.Unmarshal(b, &code); err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, s := range settings.Declared {
+		if len(s.Keys) != 1 {
+			continue
+		}
+		first, _, _ := strings.Cut(s.Default, ";")
+		first, _, _ = strings.Cut(first, " (")
+		got := fmt.Sprint(code[s.Keys[0]])
+		switch want := strings.ReplaceAll(strings.Trim(first, "`"), ",", ""); {
+		case want == "none" || strings.HasPrefix(want, "none:") || strings.HasPrefix(want, "empty"):
+			if got != "" && got != "<nil>" && got != "0" && got != "false" && got != "[]" {
+				t.Errorf("%s: declared default %q, DefaultConfig has %s", s.Keys[0], s.Default, got)
+			}
+		case got == "<nil>": // omitted when zero: the function's loader holds the default
+			continue
+		case plainDefault.MatchString(want):
+			if got != want {
+				t.Errorf("%s: declared default %q, DefaultConfig has %s", s.Keys[0], s.Default, got)
+			}
+		default:
+			continue
+		}
+		checked++
+	}
+	t.Logf("%d declared defaults checked against DefaultConfig", checked)
+}

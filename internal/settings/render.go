@@ -1,0 +1,101 @@
+package settings
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Markdown is table t of docs/configuration.md, header included.
+func Markdown(t Table) string {
+	var b strings.Builder
+	if t == Network {
+		b.WriteString("| `cdk.json` key | default | needed in |\n|---|---|---|\n")
+	} else {
+		b.WriteString("| `cdk.json` key | variable (functions) | default | needed in |\n|---|---|---|---|\n")
+	}
+	for _, s := range Declared {
+		if s.Table != t {
+			continue
+		}
+		if s.StackVars != "" {
+			fmt.Fprintf(&b, "| *stack* | %s | | |\n", s.StackVars)
+			continue
+		}
+		key := ticks(s.Keys)
+		if s.KeyNote != "" {
+			key += " " + s.KeyNote
+		}
+		if t == Network {
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", key, s.Default, s.needed())
+			continue
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", key, s.variables(), s.Default, s.needed())
+	}
+	return b.String()
+}
+
+func ticks(xs []string) string {
+	q := make([]string, len(xs))
+	for i, x := range xs {
+		q[i] = "`" + x + "`"
+	}
+	return strings.Join(q, ", ")
+}
+
+// variables is the "variable (functions)" cell.
+func (s Setting) variables() string {
+	if len(s.Vars) == 0 {
+		return strings.TrimSpace("— " + s.VarNote)
+	}
+	readers := strings.Join(s.ReadBy, ", ")
+	if s.ReadNote != "" {
+		readers += ", " + s.ReadNote
+	}
+	return fmt.Sprintf("%s (%s)", ticks(s.Vars), readers)
+}
+
+// needed is the "needed in" cell: where it must be given, then its range,
+// then what synth refuses as a placeholder.
+func (s Setting) needed() string {
+	if s.Placeholder == nil {
+		return s.neededRange()
+	}
+	return s.neededRange() + "; refused outside local: " + s.Placeholder.Doc
+}
+
+func (s Setting) neededRange() string {
+	switch {
+	case s.Needed == "" && s.Range == "":
+		return "—"
+	case s.Range == "":
+		return s.Needed
+	case s.Needed == "":
+		return "— (" + s.Range + ")"
+	}
+	return s.Needed + " (" + s.Range + ")"
+}
+
+// marker opens table t's generated block in the docs; endMarker closes it.
+func marker(t Table) string {
+	return "<!-- settings:" + string(t) + " (generated from internal/settings: go generate ./internal/settings) -->\n"
+}
+
+const endMarker = "<!-- /settings -->\n"
+
+// Docs returns doc with each table's generated block replaced by Markdown;
+// an error names a table whose block is missing.
+func Docs(doc string) (string, error) {
+	for _, t := range Tables {
+		start := strings.Index(doc, marker(t))
+		if start < 0 {
+			return "", fmt.Errorf("no %q in the docs", strings.TrimSpace(marker(t)))
+		}
+		body := start + len(marker(t))
+		end := strings.Index(doc[body:], endMarker)
+		if end < 0 {
+			return "", fmt.Errorf("table %s: no %q after its start", t, strings.TrimSpace(endMarker))
+		}
+		doc = doc[:body] + Markdown(t) + doc[body+end:]
+	}
+	return doc, nil
+}
