@@ -216,6 +216,13 @@ func (d *Dynamo) TransactWriteItems(_ context.Context, in *dynamodb.TransactWrit
 			if a, err = d.prepareUpdate(it.Update); err == nil {
 				applies = append(applies, func() { a() })
 			}
+		case it.Delete != nil && it.Delete.ConditionExpression == nil:
+			// An unconditional delete (the outcome watch list moving an
+			// entry on); deleting a missing item is no error in DynamoDB.
+			var k [2]string
+			if k, err = keyOf(it.Delete.Key); err == nil {
+				applies = append(applies, func() { delete(d.items, k) })
+			}
 		default:
 			return nil, validation("unsupported transaction item")
 		}
