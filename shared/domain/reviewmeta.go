@@ -8,9 +8,12 @@ import "encoding/json"
 // writer (shared/review) and the readers agree on one shape.
 type ReviewMeta struct {
 	PromptVersion string `json:"prompt_version,omitempty"`
-	Chunks        int    `json:"chunks"`
-	ModelCalls    int    `json:"model_calls"`
-	ReusedChunks  int    `json:"reused_chunks"`
+	// Model is the model the review asked (LLM model id); the acceptance
+	// report groups outcomes by it.
+	Model        string `json:"model,omitempty"`
+	Chunks       int    `json:"chunks"`
+	ModelCalls   int    `json:"model_calls"`
+	ReusedChunks int    `json:"reused_chunks"`
 	// FilesTotal is every file of the changelist; each is in exactly one
 	// of: reviewed in full (FilesReviewed), reviewed in part
 	// (TruncatedFiles) or not reviewed (SkippedFiles). See Coverage.

@@ -63,7 +63,8 @@ const DefaultCommentWindow = swarm.DefaultCommentWindow
 // commentOutcome is what the channel did in one attempt, for the job record.
 type commentOutcome struct {
 	posted, earlier int
-	refused         []string // "<item>: <class>" of rows failed for good
+	refused         []string          // "<item>: <class>" of rows failed for good
+	findings        []commentDelivery // the finding comments on the review now (posted now or earlier)
 }
 
 func (o commentOutcome) detail() string {
@@ -106,6 +107,9 @@ func (n *Notify) postComments(ctx context.Context, j *job.Job, review domain.Rev
 	}
 	for _, d := range ds {
 		did, err := n.postComment(ctx, j.ID, d, &marked)
+		if err == nil && d.finding != nil {
+			out.findings = append(out.findings, d)
+		}
 		switch {
 		case err == nil && did:
 			out.posted++

@@ -97,6 +97,9 @@ type Notify struct {
 	// shown as a first one.
 	Ledger ledger.Entries
 	Jobs   job.Getter
+	// Outcomes records the fate of each finding posted on a Swarm review
+	// (outcomes.go); nil: not recorded.
+	Outcomes *Outcomes
 }
 
 // JobPageLinks mints a job's page URL.
@@ -184,6 +187,11 @@ func (n *Notify) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 		out, err := n.postComments(ctx, j, review, current, &cs, pageURL, groups)
 		if err != nil {
 			return job.Result{}, err
+		}
+		if n.Outcomes != nil {
+			if err := n.recordOutcomes(ctx, j, review, out.findings, groups); err != nil {
+				return job.Result{}, err
+			}
 		}
 		commented = "; " + out.detail()
 	}

@@ -92,4 +92,3 @@ func TestPassLimit(t *testing.T) {
 		t.Fatalf("next pass = %+v: want the one left", rep)
 	}
 }
-

@@ -1,0 +1,75 @@
+package notifystage
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/job"
+	fates "github.com/criticizer/criticizer/shared/outcome"
+	"github.com/criticizer/criticizer/shared/rerun"
+	"github.com/criticizer/criticizer/shared/swarm"
+)
+
+// Outcomes records what reviewers do with the findings posted on a Swarm
+// review (package outcome, docs/swarm-comments.md "Reactions"): each
+// finding commented on, once, as open with what the acceptance report
+// groups it by; at each later version the reactions on the earlier ones,
+// with the rerun's resolved set; and the review's place on the sweeper's
+// watch list for Window after this version. nil on Notify turns it off.
+type Outcomes struct {
+	Store  *fates.Store
+	Reader *fates.Reader
+	// Window (OUTCOME_WINDOW_DAYS) and Interval: how long after a review's
+	// last version the sweeper reads its reactions, and how often.
+	Window, Interval time.Duration
+}
+
+// recordOutcomes runs after the comments are posted. Writing the records
+// fails the attempt (retried; every write is conditional, so a retry
+// records nothing twice); reading the reactions does not, as the sweeper
+// reads them again.
+func (n *Notify) recordOutcomes(ctx context.Context, j *job.Job, review domain.ReviewResult, posted []commentDelivery, g *rerun.Groups) error {
+	o, rv := n.Outcomes, j.Swarm.Review
+	meta := domain.ReadReviewMeta(review.Meta)
+	pv := meta.PromptVersion
+	if pv == "" {
+		pv = review.PromptVersion
+	}
+	for _, d := range posted {
+		fp, _ := strings.CutPrefix(d.item.ID, swarm.KindFinding+"/")
+		f := d.finding
+		if _, err := o.Store.Posted(ctx, fates.Record{Review: rv, Fingerprint: fp, File: f.File, Severity: strings.ToLower(f.Severity),
+			Category: f.Category, RuleID: f.RuleID, PromptVersion: pv, Model: meta.Model, JobID: j.ID}); err != nil {
+			return err
+		}
+	}
+	if g != nil {
+		var resolved []string
+		for _, e := range g.Resolved {
+			resolved = append(resolved, e.Fingerprint)
+		}
+		if t, err := o.Reader.Read(ctx, rv, resolved); err != nil {
+			n.Log.WarnContext(ctx, "reading the review's reactions failed; the sweeper reads them later", "err", err)
+		} else {
+			n.Log.InfoContext(ctx, "review reactions read", "read", t.Read, "settled", t.Settled, "unknown", t.Unknown)
+		}
+	}
+	now := n.Now.Now()
+	return o.Store.Watch(ctx, rv, now.Add(o.interval()), now.Add(o.window()))
+}
+
+func (o *Outcomes) window() time.Duration {
+	if o.Window > 0 {
+		return o.Window
+	}
+	return fates.DefaultWindow
+}
+
+func (o *Outcomes) interval() time.Duration {
+	if o.Interval > 0 {
+		return o.Interval
+	}
+	return fates.DefaultInterval
+}
