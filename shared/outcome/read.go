@@ -79,7 +79,7 @@ func (r *Reader) Read(ctx context.Context, review int64, resolved []string) (Tal
 			continue
 		}
 		fate := Derive(ours, all, ours.User, gone[rec.Fingerprint] || rec.Fate == Resolved)
-		written, err := r.Store.Settle(ctx, review, rec.Fingerprint, fate)
+		written, err := r.Store.Settle(ctx, rec, fate)
 		if err != nil {
 			return t, err
 		}

@@ -30,6 +30,9 @@ type Record struct {
 	PromptVersion string `dynamodbav:"prompt_version"`
 	Model         string `dynamodbav:"model"`
 	JobID         string `dynamodbav:"job_id"` // the job that posted the finding
+	// Kind is the finding's kind (Kind: rule id or hashed title); with
+	// Category and Scope(File) it names the tally its fate counts in.
+	Kind string `dynamodbav:"kind"`
 }
 
 // An outcome is one item of the jobs table, beside the ledger:
@@ -91,7 +94,7 @@ func (s *Store) Posted(ctx context.Context, r Record) (written bool, err error) 
 		"pk": sv(partition(r.Review)), "sk": sv(sortPrefix + r.Fingerprint),
 		"review": nv(r.Review), "fp": sv(r.Fingerprint), "fate": sv(string(Open)),
 		"file": sv(r.File), "severity": sv(r.Severity), "category": sv(r.Category), "rule_id": sv(r.RuleID),
-		"prompt_version": sv(r.PromptVersion), "model": sv(r.Model), "job_id": sv(r.JobID),
+		"prompt_version": sv(r.PromptVersion), "model": sv(r.Model), "job_id": sv(r.JobID), "kind": sv(r.Kind),
 		"recorded_at": sv(job.FormatTime(now)),
 	}
 	if s.retention > 0 {
@@ -102,21 +105,34 @@ func (s *Store) Posted(ctx context.Context, r Record) (written bool, err error) 
 	return landed(err, "outcome posted")
 }
 
-// Settle records fate for a posted finding unless it already holds that
-// fate: reading the same reactions again (the next version, the sweeper
-// twice, a retry) writes nothing, and written says whether the fate
-// changed. A fingerprint never posted is not created here. Unknown is the
-// absence of a fate and is never written.
-func (s *Store) Settle(ctx context.Context, review int64, fp string, fate Fate) (written bool, err error) {
-	if fate == Unknown || fate == "" {
+// Settle moves a posted finding's fate from the one read (rec.Fate) to
+// fate, and its kind's tally with it, in one transaction: reading the same
+// reactions again (the next version, the sweeper twice, a retry) writes
+// nothing, and a record another reader moved meanwhile is left to the next
+// read. written says whether the fate moved. Unknown is the absence of a
+// fate and is never written.
+func (s *Store) Settle(ctx context.Context, rec Record, fate Fate) (written bool, err error) {
+	if fate == Unknown || fate == "" || fate == rec.Fate {
 		return false, nil
 	}
-	_, err = s.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &s.table,
-		Key:                       map[string]types.AttributeValue{"pk": sv(partition(review)), "sk": sv(sortPrefix + fp)},
+	items := []types.TransactWriteItem{{Update: &types.Update{TableName: &s.table,
+		Key:                       map[string]types.AttributeValue{"pk": sv(partition(rec.Review)), "sk": sv(sortPrefix + rec.Fingerprint)},
 		UpdateExpression:          aws.String("SET fate = :fate, settled_at = :at"),
-		ConditionExpression:       aws.String("attribute_exists(pk) AND fate <> :fate"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":fate": sv(string(fate)), ":at": sv(job.FormatTime(job.Now()))},
-	})
+		ConditionExpression:       aws.String("fate = :was"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":fate": sv(string(fate)), ":was": sv(string(rec.Fate)), ":at": sv(job.FormatTime(job.Now()))},
+	}}}
+	if acc, dis := delta(rec.Fate, fate); (acc != 0 || dis != 0) && rec.Kind != "" {
+		items = append(items, types.TransactWriteItem{Update: &types.Update{TableName: &s.table, Key: tallyKey(Scope(rec.File), rec.Category, rec.Kind),
+			UpdateExpression: aws.String("SET category = :c, kind = :k ADD accepted :a, dismissed :d"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":c": sv(rec.Category), ":k": sv(rec.Kind),
+				":a": &types.AttributeValueMemberN{Value: itoa(acc)}, ":d": &types.AttributeValueMemberN{Value: itoa(dis)}},
+		}})
+	}
+	_, err = s.api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	var cancelled *types.TransactionCanceledException
+	if errors.As(err, &cancelled) {
+		return false, nil // moved by another reader since it was read
+	}
 	return landed(err, "outcome settle")
 }
 
@@ -163,7 +179,7 @@ func decode(it map[string]types.AttributeValue) Record {
 	review, _ := num(it["review"])
 	return Record{Review: review, Fingerprint: str(it["fp"]), Fate: Fate(str(it["fate"])), File: str(it["file"]),
 		Severity: str(it["severity"]), Category: str(it["category"]), RuleID: str(it["rule_id"]),
-		PromptVersion: str(it["prompt_version"]), Model: str(it["model"]), JobID: str(it["job_id"])}
+		PromptVersion: str(it["prompt_version"]), Model: str(it["model"]), JobID: str(it["job_id"]), Kind: str(it["kind"])}
 }
 
 func sv(s string) types.AttributeValue { return &types.AttributeValueMemberS{Value: s} }

@@ -88,7 +88,7 @@ func TestReadRecordsEachFateOnce(t *testing.T) {
 // Settle never creates a record for a fingerprint that was not posted.
 func TestSettleNeedsAPostedFinding(t *testing.T) {
 	st := outcome.NewStore(dynamotest.New(), dynamotest.Table)
-	if w, err := st.Settle(context.Background(), 7, "never", outcome.Addressed); err != nil || w {
+	if w, err := st.Settle(context.Background(), outcome.Record{Review: 7, Fingerprint: "never", Fate: outcome.Open}, outcome.Addressed); err != nil || w {
 		t.Fatalf("settle of an unposted finding = %v, %v", w, err)
 	}
 	if recs, _ := st.Review(context.Background(), 7); len(recs) != 0 {
