@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/criticizer/criticizer/shared/outcome"
@@ -16,9 +17,23 @@ import (
 // outcomes report: what reviewers did with the findings posted on Swarm
 // reviews (package outcome), as acceptance (accepted vs dismissed) by
 // prompt version, model, category, severity, rule id and depot path.
-func (a *app) outcomesCmd(ctx context.Context, api outcome.Scanner, table string, args []string) error {
-	if len(args) == 0 || args[0] != "report" {
-		return errors.New("usage: criticizer outcomes report [--by prompt_version|model|category|severity|rule_id|path] [--path-depth N]")
+func (a *app) outcomesCmd(ctx context.Context, api outcomeAPI, table string, args []string) error {
+	const usage = "usage: criticizer outcomes report [--by prompt_version|model|category|severity|rule_id|path] [--path-depth N] | suppressions | allow SCOPE CATEGORY KIND"
+	switch {
+	case len(args) == 1 && args[0] == "suppressions":
+		ts, err := outcome.AllTallies(ctx, api, table)
+		if err != nil {
+			return err
+		}
+		return writeSuppressions(a.out, a.json, ts)
+	case len(args) == 4 && args[0] == "allow":
+		if err := outcome.NewStore(api, table).Allow(ctx, args[1], args[2], args[3]); err != nil {
+			return err
+		}
+		_, err := fmt.Fprintf(a.out, "%s %s under %s: reported again from the next review\n", args[2], args[3], args[1])
+		return err
+	case len(args) == 0 || args[0] != "report":
+		return errors.New(usage)
 	}
 	fs := flag.NewFlagSet("outcomes report", flag.ContinueOnError)
 	by := fs.String("by", "", "one grouping (default: every one)")
@@ -38,6 +53,42 @@ func (a *app) outcomesCmd(ctx context.Context, api outcome.Scanner, table string
 		return err
 	}
 	return writeAcceptance(a.out, a.json, recs, dims, *depth)
+}
+
+// outcomeAPI is the DynamoDB client as the outcomes commands use it.
+type outcomeAPI interface {
+	outcome.API
+	outcome.Scanner
+}
+
+// writeSuppressions lists every kind counted under a scope: those withheld
+// now first (WITHHELD yes), then the lifted and the ones still counting.
+func writeSuppressions(w io.Writer, asJSON bool, ts []outcome.Suppression) error {
+	slices.SortFunc(ts, func(x, y outcome.Suppression) int {
+		if x.Active() != y.Active() {
+			if x.Active() {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(x.Scope+x.Category+x.Kind, y.Scope+y.Category+y.Kind)
+	})
+	if asJSON {
+		return json.NewEncoder(w).Encode(ts)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "SCOPE\tCATEGORY\tKIND\tDISMISSED\tACCEPTED\tWITHHELD (after %d dismissals, none accepted)\n", outcome.DismissThreshold)
+	for _, t := range ts {
+		state := "no"
+		switch {
+		case t.Allowed:
+			state = "no (allowed by an operator)"
+		case t.Active():
+			state = "yes"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", t.Scope, t.Category, t.Kind, t.Dismissed, t.Accepted, state)
+	}
+	return tw.Flush()
 }
 
 // writeAcceptance prints one table per grouping: counts, and the share

@@ -29,3 +29,19 @@ func TestWriteAcceptance(t *testing.T) {
 		}
 	}
 }
+
+func TestWriteSuppressions(t *testing.T) {
+	ts := []outcome.Suppression{
+		{Scope: "//depot/a/...", Category: "bug", Kind: "r1", Dismissed: 1},
+		{Scope: "//depot/a/...", Category: "maintainability", Kind: "standin.todo", Dismissed: outcome.DismissThreshold},
+		{Scope: "//depot/b/...", Category: "maintainability", Kind: "standin.todo", Dismissed: 5, Allowed: true},
+	}
+	var b strings.Builder
+	if err := writeSuppressions(&b, false, ts); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 4 || !strings.Contains(lines[1], "standin.todo") || !strings.HasSuffix(lines[1], "yes") || !strings.Contains(b.String(), "allowed by an operator") {
+		t.Fatalf("suppressions:\n%s", b.String())
+	}
+}

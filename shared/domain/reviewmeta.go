@@ -37,6 +37,10 @@ type ReviewMeta struct {
 	// Withheld holds the fingerprints of those filtered and hidden findings:
 	// found, not shown. A rerun does not call them resolved.
 	Withheld []string `json:"withheld,omitempty"`
+	// WithheldAsDismissed counts the distinct findings withheld by the
+	// notify stage as a kind reviewers under their path repeatedly
+	// dismissed (package outcome); their fingerprints are in Withheld.
+	WithheldAsDismissed int `json:"withheld_as_dismissed,omitempty"`
 	// RulesDigest identifies the review rules in play (review.RuleSet
 	// Digest): a later version carries this one's findings over only under
 	// the same rules.

@@ -291,6 +291,13 @@ func summaryBody(version, total int, counts map[string]int, meta domain.ReviewMe
 	if c := meta.Coverage(); c != "" {
 		fmt.Fprintf(&b, "\n\nCoverage: %s.", c)
 	}
+	if w := meta.WithheldAsDismissed; w > 0 {
+		noun := "findings"
+		if w == 1 {
+			noun = "finding"
+		}
+		fmt.Fprintf(&b, "\n\n%d %s withheld as repeatedly dismissed here (`criticizer outcomes suppressions` lists them; `criticizer outcomes allow` reports them again).", w, noun)
+	}
 	if pageURL != "" {
 		fmt.Fprintf(&b, "\n\n[The review's job page](%s)", pageURL)
 	}

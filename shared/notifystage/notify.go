@@ -133,6 +133,12 @@ func (n *Notify) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	if err := n.Artifacts.GetJSON(ctx, j.Artifacts.Redacted, &cs); err != nil {
 		return job.Result{}, err
 	}
+	if n.Outcomes != nil && j.Swarm != nil && j.Swarm.Review > 0 {
+		var err error
+		if review, err = n.withholdDismissed(ctx, review, &cs); err != nil {
+			return job.Result{}, err
+		}
+	}
 	// The findings by fingerprint, and one comparison with the previous
 	// version, for every channel and recipient.
 	current := rerun.Distinct(review.Findings, &cs)

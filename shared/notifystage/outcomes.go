@@ -41,7 +41,7 @@ func (n *Notify) recordOutcomes(ctx context.Context, j *job.Job, review domain.R
 		fp, _ := strings.CutPrefix(d.item.ID, swarm.KindFinding+"/")
 		f := d.finding
 		if _, err := o.Store.Posted(ctx, fates.Record{Review: rv, Fingerprint: fp, File: f.File, Severity: strings.ToLower(f.Severity),
-			Category: f.Category, RuleID: f.RuleID, PromptVersion: pv, Model: meta.Model, JobID: j.ID}); err != nil {
+			Category: f.Category, RuleID: f.RuleID, PromptVersion: pv, Model: meta.Model, JobID: j.ID, Kind: fates.Kind(*f)}); err != nil {
 			return err
 		}
 	}
@@ -72,4 +72,31 @@ func (o *Outcomes) interval() time.Duration {
 		return o.Interval
 	}
 	return fates.DefaultInterval
+}
+
+// withholdDismissed drops the findings of a kind reviewers under their
+// depot path dismissed repeatedly and never accepted (outcome.WithheldHere;
+// never a committed secret). They are counted in the review's meta, which
+// the Swarm summary shows, and their fingerprints join Withheld, so a rerun
+// does not call them resolved.
+func (n *Notify) withholdDismissed(ctx context.Context, review domain.ReviewResult, cs *domain.Changeset) (domain.ReviewResult, error) {
+	keep, withheld, err := n.Outcomes.Store.WithheldHere(ctx, review.Findings)
+	if err != nil || len(withheld) == 0 {
+		return review, err
+	}
+	meta := domain.ReadReviewMeta(review.Meta)
+	gone := rerun.Distinct(withheld, cs)
+	for _, c := range gone {
+		meta.Withheld = append(meta.Withheld, c.Fingerprint)
+	}
+	meta.WithheldAsDismissed += len(gone)
+	merged := map[string]any{}
+	for k, v := range review.Meta {
+		merged[k] = v // a model's own meta keys are kept
+	}
+	for k, v := range meta.Map() {
+		merged[k] = v
+	}
+	review.Findings, review.Meta = keep, merged
+	return review, nil
 }

@@ -46,7 +46,9 @@ func Scope(file string) string { return PathGroup(file, ScopeDepth) }
 
 // committedSecret: a committed secret is always reported, whatever a team
 // dismissed (issue 32).
-func committedSecret(f domain.Finding) bool { return strings.HasPrefix(f.RuleID, review.SecretRulePrefix) }
+func committedSecret(f domain.Finding) bool {
+	return strings.HasPrefix(f.RuleID, review.SecretRulePrefix)
+}
 
 // A tally item counts a kind's outcomes under a scope:
 //
@@ -167,3 +169,26 @@ func delta(from, to Fate) (acc, dis int64) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// AllTallies reads every kind's tally (a scan for OUTCOME#kind# items, every
+// page), for the operator's list of suppressions.
+func AllTallies(ctx context.Context, api Scanner, table string) ([]Suppression, error) {
+	var out []Suppression
+	var start map[string]types.AttributeValue
+	for {
+		page, err := api.Scan(ctx, &dynamodb.ScanInput{TableName: &table, ConsistentRead: aws.Bool(true),
+			FilterExpression:          aws.String("begins_with(pk, :p)"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":p": sv(tallyPrefix)},
+			ExclusiveStartKey:         start})
+		if err != nil {
+			return nil, awserr.Wrap("outcome tallies scan", err)
+		}
+		for _, it := range page.Items {
+			out = append(out, decodeTally(it))
+		}
+		if len(page.LastEvaluatedKey) == 0 {
+			return out, nil
+		}
+		start = page.LastEvaluatedKey
+	}
+}
