@@ -85,3 +85,9 @@ func TestOneAcceptanceKeepsAKindReported(t *testing.T) {
 		t.Fatalf("withheld %+v, %v: a kind once accepted stays reported", w, err)
 	}
 }
+
+func TestSecretRulePrefix(t *testing.T) {
+	if outcome.SecretRulePrefix != review.SecretRulePrefix {
+		t.Fatalf("outcome.SecretRulePrefix %q, review's %q", outcome.SecretRulePrefix, review.SecretRulePrefix)
+	}
+}
