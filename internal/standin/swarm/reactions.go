@@ -60,13 +60,14 @@ func (s *Server) Reply(id int64, user, body string, linked bool) (Comment, error
 	return s.store(r), nil
 }
 
-// Address, Verify and Archive move a comment as a reviewer does in the UI,
-// along Swarm's transition table (reference "Review comments"): a plain
-// comment is made a task first (comment → open), as the UI's "make task"
-// does, then open → addressed → verified. Archive sets the archived flag.
+// Address moves a comment to addressed as a reviewer does in the UI, along
+// Swarm's transition table (reference "Review comments"): a plain comment
+// is made a task first (comment → open), as the UI's "make task" does, then
+// open → addressed.
 func (s *Server) Address(id int64) error { return s.moveTo(id, TaskAddressed) }
 
-// Verify addresses the task if it is not yet, then verifies it.
+// Verify addresses the task if it is not yet, then verifies it (addressed →
+// verified).
 func (s *Server) Verify(id int64) error { return s.moveTo(id, TaskVerified) }
 
 // Archive sets the comment's archived flag.
