@@ -201,6 +201,11 @@ func (n *Notify) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 		}
 		commented = "; " + out.detail()
 	}
+	if n.Outcomes != nil && commented == "" && len(rcpts) > 0 {
+		if err := n.recordEmailOnly(ctx, j, review, current); err != nil {
+			return job.Result{}, err
+		}
+	}
 	if len(permanent) > 0 {
 		return job.Result{}, errors.Join(permanent...)
 	}

@@ -100,3 +100,21 @@ func (n *Notify) withholdDismissed(ctx context.Context, review domain.ReviewResu
 	review.Findings, review.Meta = keep, merged
 	return review, nil
 }
+
+// recordEmailOnly records the findings of a job with no Swarm review: told
+// by e-mail only, their fate is unknown, never accepted.
+func (n *Notify) recordEmailOnly(ctx context.Context, j *job.Job, review domain.ReviewResult, current []rerun.Current) error {
+	meta := domain.ReadReviewMeta(review.Meta)
+	pv := meta.PromptVersion
+	if pv == "" {
+		pv = review.PromptVersion
+	}
+	for _, c := range current {
+		f := c.Finding
+		if _, err := n.Outcomes.Store.EmailOnly(ctx, j.Changelist, fates.Record{Fingerprint: c.Fingerprint, File: f.File, Severity: strings.ToLower(f.Severity),
+			Category: f.Category, RuleID: f.RuleID, PromptVersion: pv, Model: meta.Model, JobID: j.ID, Kind: fates.Kind(f)}); err != nil {
+			return err
+		}
+	}
+	return nil
+}

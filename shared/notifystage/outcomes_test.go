@@ -73,3 +73,33 @@ func TestOutcomesAtTheNextVersion(t *testing.T) {
 		t.Errorf("version 3's summary does not say what it withheld:\n%s", summary)
 	}
 }
+
+// A job with no Swarm review tells its findings by e-mail only: each is
+// recorded once with fate unknown, and the report never counts it accepted.
+func TestEmailOnlyFindingsAreUnknown(t *testing.T) {
+	ctx := context.Background()
+	r := newCommentRig(t)
+	db := dynamotest.New()
+	st := fates.NewStore(db, dynamotest.Table)
+	r.n.Outcomes = &Outcomes{Store: st, Reader: &fates.Reader{Store: st, Rows: r.items, Comments: r.n.Comments.API.(fates.Comments)}}
+	r.job.Swarm = nil
+	for range 2 { // a redelivered message records nothing twice
+		if _, err := r.process(t); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recs, err := fates.All(ctx, db, dynamotest.Table)
+	if err != nil || len(recs) == 0 {
+		t.Fatalf("records %+v, %v: want the e-mailed findings", recs, err)
+	}
+	rows := fates.Acceptance(recs, fates.ByPromptVersion, 2)
+	if len(rows) != 1 || rows[0].Unknown != len(recs) || rows[0].Accepted != 0 || rows[0].Share != -1 {
+		t.Fatalf("report %+v: want every e-mail-only finding unknown, none accepted", rows)
+	}
+	if len(r.mail.sent) == 0 || r.creates() != 0 {
+		t.Fatalf("e-mailed %v, %d comments", r.mail.sent, r.creates())
+	}
+	if len(recs) != 2 { // commentFindings: three findings, two distinct
+		t.Fatalf("%d records, want one per distinct finding (2)", len(recs))
+	}
+}

@@ -122,8 +122,8 @@ type Scanner interface {
 	Scan(context.Context, *dynamodb.ScanInput, ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
 }
 
-// All reads every outcome record (a scan of the jobs table for OUTCOME#
-// items, every page): the report is an operator's occasional question,
+// All reads every outcome record, posted or e-mail only (a scan of the
+// jobs table for OUTCOME# items, every page): the report is an operator's occasional question,
 // not a path any review waits on.
 func All(ctx context.Context, api Scanner, table string) ([]Record, error) {
 	var out []Record
@@ -132,7 +132,7 @@ func All(ctx context.Context, api Scanner, table string) ([]Record, error) {
 	for {
 		page, err := api.Scan(ctx, &dynamodb.ScanInput{TableName: &table, ConsistentRead: aws.Bool(true),
 			FilterExpression:          aws.String("begins_with(pk, :p)"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{":p": sv(itemPrefix)},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":p": sv("OUTCOME#")},
 			ExclusiveStartKey:         start})
 		if err != nil {
 			return nil, awserr.Wrap("outcome scan", err)
@@ -141,7 +141,9 @@ func All(ctx context.Context, api Scanner, table string) ([]Record, error) {
 			if exp, ok := num(it["expires_at"]); ok && exp > 0 && exp <= now {
 				continue
 			}
-			out = append(out, decode(it))
+			if pk := str(it["pk"]); strings.HasPrefix(pk, itemPrefix) || strings.HasPrefix(pk, emailPrefix) {
+				out = append(out, decode(it))
+			}
 		}
 		if len(page.LastEvaluatedKey) == 0 {
 			return out, nil

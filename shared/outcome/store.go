@@ -42,8 +42,9 @@ type Record struct {
 //
 // so a review's outcomes are one Query, and a fingerprint has one item.
 const (
-	itemPrefix = "OUTCOME#review#"
-	sortPrefix = "FP#"
+	itemPrefix  = "OUTCOME#review#"
+	emailPrefix = "OUTCOME#cl#" // a changelist's e-mail-only findings (EmailOnly)
+	sortPrefix  = "FP#"
 )
 
 func partition(review int64) string { return itemPrefix + strconv.FormatInt(review, 10) }
@@ -103,6 +104,30 @@ func (s *Store) Posted(ctx context.Context, r Record) (written bool, err error) 
 	_, err = s.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: item,
 		ConditionExpression: aws.String("attribute_not_exists(pk)")})
 	return landed(err, "outcome posted")
+}
+
+// EmailOnly records a finding told by e-mail only (a changelist with no
+// Swarm review): nobody can react to it where we read reactions, so its fate
+// is unknown for good, and the report counts it so, never as accepted. One
+// record per (changelist, fingerprint), written once.
+func (s *Store) EmailOnly(ctx context.Context, changelist int64, r Record) (written bool, err error) {
+	if changelist <= 0 || r.Fingerprint == "" {
+		return false, failure.Errorf(failure.InternalBug, "outcome: an e-mail-only record needs a changelist and a fingerprint (%d %q)", changelist, r.Fingerprint)
+	}
+	now := job.Now()
+	item := map[string]types.AttributeValue{
+		"pk": sv(emailPrefix + strconv.FormatInt(changelist, 10)), "sk": sv(sortPrefix + r.Fingerprint),
+		"fp": sv(r.Fingerprint), "fate": sv(string(Unknown)),
+		"file": sv(r.File), "severity": sv(r.Severity), "category": sv(r.Category), "rule_id": sv(r.RuleID),
+		"prompt_version": sv(r.PromptVersion), "model": sv(r.Model), "job_id": sv(r.JobID), "kind": sv(r.Kind),
+		"recorded_at": sv(job.FormatTime(now)),
+	}
+	if s.retention > 0 {
+		item["expires_at"] = nv(now.Add(s.retention).Unix())
+	}
+	_, err = s.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: item,
+		ConditionExpression: aws.String("attribute_not_exists(pk)")})
+	return landed(err, "outcome e-mail only")
 }
 
 // Settle moves a posted finding's fate from the one read (rec.Fate) to

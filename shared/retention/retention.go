@@ -395,7 +395,7 @@ func (c *Checker) report(ctx context.Context, msg, key string, n int) {
 // make a promise unique: idempotency records, changelist version gates and
 // outbox rows (delivery identities), and the rerun ledger and the findings'
 // outcomes (shared/outcome) kept beside them.
-var uniquenessPrefixes = []string{"IDEM#", "CL#", "OUTBOX#", "LEDGER#", "OUTCOME#review#"}
+var uniquenessPrefixes = []string{"IDEM#", "CL#", "OUTBOX#", "LEDGER#", "OUTCOME#review#", "OUTCOME#cl#"}
 
 func uniquenessRecord(item map[string]types.AttributeValue) bool {
 	v, ok := item["pk"].(*types.AttributeValueMemberS)
