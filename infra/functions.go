@@ -344,6 +344,8 @@ func newNotifyFunction(f *functionFactory, p functionsProps) awslambda.Function 
 	g.grant(jsii.Strings("dynamodb:GetItem", "dynamodb:UpdateItem"), itemJob, itemOutbox)
 	g.grant(jsii.Strings("dynamodb:PutItem"), itemOutbox)
 	g.grant(jsii.Strings("dynamodb:Query"), itemOutbox, itemDelivery, itemLedger) // LEDGER#: reruns grouped new / still open / resolved
+	// OUTCOME#: a posted finding recorded, its fate settled, the review watched.
+	g.grant(jsii.Strings("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query"), itemOutcome)
 	p.notify.dlq.GrantSendMessages(fn)
 	p.redacted.GrantRead(fn, nil)
 	p.secrets.delivery.GrantRead(fn, nil)
@@ -396,6 +398,10 @@ func newSweeperFunction(f *functionFactory, p functionsProps) awslambda.Function
 	// The scrub's move: the keyed row put, the address-keyed one deleted, in
 	// one transaction (authorized per item action).
 	g.grant(jsii.Strings("dynamodb:PutItem", "dynamodb:DeleteItem"), itemOutbox)
+	// Reviewers' reactions: the watch list moved on (a transaction of a
+	// delete and a put), fates settled, the review's comment rows listed.
+	g.grant(jsii.Strings("dynamodb:Query", "dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:UpdateItem"), itemOutcome)
+	g.grant(jsii.Strings("dynamodb:Query"), itemOutbox)
 	for _, s := range []*stage{p.fetch, p.llm, p.notify} {
 		s.queue.GrantSendMessages(fn)
 	}
@@ -543,6 +549,7 @@ const (
 	itemDelivery    = "DELIVERY#" // shared/evidence: SES events
 	itemBudget      = "BUDGET#"   // shared/store (budget.go): the daily token counter
 	itemLedger      = "LEDGER#"   // shared/ledger: what each reviewed version held and found
+	itemOutcome     = "OUTCOME#"  // shared/outcome: each posted finding's fate, and the watch list
 )
 
 // itemGrants grants one function access to the jobs table, item type by

@@ -121,19 +121,22 @@ func TestTableItemAccess(t *testing.T) {
 			// LEDGER#: the rerun ledger; fetch and notify read it, only review writes it.
 			"FetchFunction":  {"dynamodb:GetItem": {"JOB#"}, "dynamodb:UpdateItem": {"JOB#"}, "dynamodb:Query": {"LEDGER#"}},
 			"ReviewFunction": {"dynamodb:GetItem": {"BUDGET#", "JOB#"}, "dynamodb:UpdateItem": {"BUDGET#", "JOB#"}, "dynamodb:PutItem": {"LEDGER#"}}, // BUDGET#: the daily token counter
+			// OUTCOME#: each posted finding's fate (notify records and
+			// settles, the sweeper settles and moves its watch list on).
 			"NotifyFunction": {
 				"dynamodb:GetItem":    {"JOB#", "OUTBOX#"},
-				"dynamodb:UpdateItem": {"JOB#", "OUTBOX#"},
-				"dynamodb:PutItem":    {"OUTBOX#"},
-				"dynamodb:Query":      {"DELIVERY#", "LEDGER#", "OUTBOX#"},
+				"dynamodb:UpdateItem": {"JOB#", "OUTBOX#", "OUTCOME#"},
+				"dynamodb:PutItem":    {"OUTBOX#", "OUTCOME#"},
+				"dynamodb:Query":      {"DELIVERY#", "LEDGER#", "OUTBOX#", "OUTCOME#"},
 			},
 			"SweeperFunction": {
 				"dynamodb:GetItem":    {"JOB#", "OUTBOX#"},
-				"dynamodb:UpdateItem": {"JOB#", "OUTBOX#"},
-				// The data scrub moves an address-keyed row to its keyed row.
-				"dynamodb:PutItem":    {"OUTBOX#"},
-				"dynamodb:DeleteItem": {"OUTBOX#"},
-				"dynamodb:Query":      {"<index:doubt>", "<index:sweep>", "DELIVERY#"},
+				"dynamodb:UpdateItem": {"JOB#", "OUTBOX#", "OUTCOME#"},
+				// The data scrub moves an address-keyed row to its keyed row;
+				// the outcome watch list moves its entries on.
+				"dynamodb:PutItem":    {"OUTBOX#", "OUTCOME#"},
+				"dynamodb:DeleteItem": {"OUTBOX#", "OUTCOME#"},
+				"dynamodb:Query":      {"<index:doubt>", "<index:sweep>", "DELIVERY#", "OUTBOX#", "OUTCOME#"},
 				"dynamodb:Scan":       {"<table>"},
 			},
 			"SesEventsFunction": {"dynamodb:PutItem": {"DELIVERY#"}},

@@ -15,6 +15,9 @@
 //	criticizer [--stack NAME] outbox reconcile resolve JOB_ID RECIPIENT|ITEM --delivered|--not-delivered --note TEXT
 //	criticizer [--stack NAME] secret rotate webhook|swarm [--overlap 24h]   new caller credential; the old one verifies until then
 //	criticizer [--stack NAME] secret revoke-previous webhook|swarm           the old caller credential stops verifying now
+//	criticizer [--stack NAME] [--json] outcomes report [--by DIMENSION] [--path-depth N]  acceptance of posted findings by prompt version, model, category, severity, rule id, depot path
+//	criticizer [--stack NAME] [--json] outcomes suppressions              finding kinds withheld under a depot path as repeatedly dismissed
+//	criticizer [--stack NAME] outcomes allow SCOPE CATEGORY KIND          report a withheld kind there again
 //	criticizer promote --env ENV [--cdk cdk.json] [--window 24h] [--min-jobs 20]  the candidate prompt to 100% if its canary meets the rollout SLOs
 //
 // Every command that changes state records the actor (CRITICIZER_ACTOR or
@@ -127,6 +130,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return a.outboxCmd(ctx, rest[1:])
 	case "secret":
 		return a.secretCmd(ctx, rest[1:])
+	case "outcomes":
+		return a.outcomesCmd(ctx, dynamodb.NewFromConfig(cfg), outputs["JobsTableName"], rest[1:])
 	}
 	return fmt.Errorf("unknown command %q", rest[0])
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/criticizer/criticizer/shared/evidence"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/outbox"
+	"github.com/criticizer/criticizer/shared/outcome"
 	"github.com/criticizer/criticizer/shared/queue"
 	"github.com/criticizer/criticizer/shared/reconcile"
 	"github.com/criticizer/criticizer/shared/retention"
@@ -43,6 +44,9 @@ type result struct {
 	// Indexed is the one-off indexing of delivery rows written before the
 	// doubt index existed (outbox.IndexExisting), until it is done.
 	Indexed *outbox.IndexReport `json:"indexed,omitempty"`
+	// Outcomes is the read of reviewers' reactions (outcome.Pass), where
+	// the environment posts Swarm comments.
+	Outcomes *outcome.PassReport `json:"outcomes,omitempty"`
 }
 
 // budgets splits what is left of an invocation between its passes, keeping
@@ -79,13 +83,19 @@ func main() {
 	case ev.LookupURL != "":
 		rec.Evidence = evidence.HTTP{URL: ev.LookupURL}
 	}
+	var reactions *outcome.Pass
 	if sw.APISecretID != "" {
 		// The environment posts Swarm comments: their rows are reconciled by
 		// their own evidence, the review's comments, listed as the login the
 		// notify stage posts with.
 		sm := secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL)
-		rec.Comments = &swarm.Client{BaseURL: sw.URL, Credentials: swarm.SecretCredentials(sm, sw.APISecretID)}
+		api := &swarm.Client{BaseURL: sw.URL, Credentials: swarm.SecretCredentials(sm, sw.APISecretID)}
+		rec.Comments = api
 		rec.CommentWindow = sw.CommentWindow
+		// Reviewers' reactions, read within a window after each review's
+		// last version (package outcome).
+		fates := outcome.NewStore(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention)
+		reactions = &outcome.Pass{Store: fates, Reader: &outcome.Reader{Store: fates, Rows: rows, Comments: api}, Log: env.Log}
 	}
 	check := &retention.Checker{Table: ddb, TableName: env.Config.JobsTable, S3: artifacts.NewS3Client(env.AWS),
 		Buckets:           []retention.Bucket{{Name: env.Config.RawBucket, TTL: ttl.RawTTL}, {Name: env.Config.RedactedBkt, TTL: ttl.RedactedTTL}},
@@ -118,8 +128,15 @@ func main() {
 		}
 		res.Sweep, errSweep = s.Run(ctx)
 		res.Reconcile, errRec = rec.Run(ctx)
+		var errOutcomes error
+		if reactions != nil {
+			reactions.Budget = indexFor // a short pass: what it does not reach stays due
+			var rep outcome.PassReport
+			rep, errOutcomes = reactions.Run(ctx)
+			res.Outcomes = &rep
+		}
 		env.Log.InfoContext(ctx, "sweep finished", "due", res.Sweep.Due, "enqueued", res.Sweep.Enqueued, "postponed", res.Sweep.Postponed, "backlog", res.Sweep.Backlog,
 			"conflicted", res.Sweep.Conflicted, "reconcile", res.Reconcile)
-		return res, errors.Join(errIndex, errSweep, errRec)
+		return res, errors.Join(errIndex, errSweep, errRec, errOutcomes)
 	})
 }

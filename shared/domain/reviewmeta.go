@@ -8,9 +8,12 @@ import "encoding/json"
 // writer (shared/review) and the readers agree on one shape.
 type ReviewMeta struct {
 	PromptVersion string `json:"prompt_version,omitempty"`
-	Chunks        int    `json:"chunks"`
-	ModelCalls    int    `json:"model_calls"`
-	ReusedChunks  int    `json:"reused_chunks"`
+	// Model is the model the review asked (LLM model id); the acceptance
+	// report groups outcomes by it.
+	Model        string `json:"model,omitempty"`
+	Chunks       int    `json:"chunks"`
+	ModelCalls   int    `json:"model_calls"`
+	ReusedChunks int    `json:"reused_chunks"`
 	// FilesTotal is every file of the changelist; each is in exactly one
 	// of: reviewed in full (FilesReviewed), reviewed in part
 	// (TruncatedFiles) or not reviewed (SkippedFiles). See Coverage.
@@ -34,6 +37,10 @@ type ReviewMeta struct {
 	// Withheld holds the fingerprints of those filtered and hidden findings:
 	// found, not shown. A rerun does not call them resolved.
 	Withheld []string `json:"withheld,omitempty"`
+	// WithheldAsDismissed counts the distinct findings withheld by the
+	// notify stage as a kind reviewers under their path repeatedly
+	// dismissed (package outcome); their fingerprints are in Withheld.
+	WithheldAsDismissed int `json:"withheld_as_dismissed,omitempty"`
 	// RulesDigest identifies the review rules in play (review.RuleSet
 	// Digest): a later version carries this one's findings over only under
 	// the same rules.

@@ -119,7 +119,8 @@ const DefaultCommentWindow = swarm.DefaultCommentWindow
 // commentOutcome is what the channel did in one attempt, for the job record.
 type commentOutcome struct {
 	posted, earlier int
-	refused         []string // "<item>: <class>" of rows failed for good
+	refused         []string          // "<item>: <class>" of rows failed for good
+	findings        []commentDelivery // the finding comments on the review now (posted now or earlier)
 }
 
 func (o commentOutcome) detail() string {
@@ -162,6 +163,9 @@ func (n *Notify) postComments(ctx context.Context, j *job.Job, review domain.Rev
 	}
 	for _, d := range ds {
 		did, err := n.postComment(ctx, j.ID, d, lk)
+		if err == nil && d.finding != nil {
+			out.findings = append(out.findings, d)
+		}
 		switch {
 		case err == nil && did:
 			out.posted++
@@ -355,6 +359,13 @@ func summaryBody(version, total int, counts map[string]int, meta domain.ReviewMe
 	}
 	if c := meta.Coverage(); c != "" {
 		fmt.Fprintf(&b, "\n\nCoverage: %s.", c)
+	}
+	if w := meta.WithheldAsDismissed; w > 0 {
+		noun := "findings"
+		if w == 1 {
+			noun = "finding"
+		}
+		fmt.Fprintf(&b, "\n\n%d %s withheld as repeatedly dismissed here (`criticizer outcomes suppressions` lists them; `criticizer outcomes allow` reports them again).", w, noun)
 	}
 	if pageURL != "" {
 		fmt.Fprintf(&b, "\n\n[The review's job page](%s)", pageURL)

@@ -100,6 +100,9 @@ type Notify struct {
 	// shown as a first one.
 	Ledger ledger.Entries
 	Jobs   job.Getter
+	// Outcomes records the fate of each finding posted on a Swarm review
+	// (outcomes.go); nil: not recorded.
+	Outcomes *Outcomes
 }
 
 // JobPageLinks mints a job's page URL.
@@ -132,6 +135,12 @@ func (n *Notify) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	var cs domain.Changeset
 	if err := n.Artifacts.GetJSON(ctx, j.Artifacts.Redacted, &cs); err != nil {
 		return job.Result{}, err
+	}
+	if n.Outcomes != nil && j.Swarm != nil && j.Swarm.Review > 0 {
+		var err error
+		if review, err = n.withholdDismissed(ctx, review, &cs); err != nil {
+			return job.Result{}, err
+		}
 	}
 	// The findings by fingerprint, and one comparison with the previous
 	// version, for every channel and recipient.
@@ -188,7 +197,17 @@ func (n *Notify) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 		if err != nil {
 			return job.Result{}, err
 		}
+		if n.Outcomes != nil {
+			if err := n.recordOutcomes(ctx, j, review, out.findings, groups); err != nil {
+				return job.Result{}, err
+			}
+		}
 		commented = "; " + out.detail()
+	}
+	if n.Outcomes != nil && commented == "" && len(rcpts) > 0 {
+		if err := n.recordEmailOnly(ctx, j, review, current); err != nil {
+			return job.Result{}, err
+		}
 	}
 	if len(permanent) > 0 {
 		return job.Result{}, errors.Join(permanent...)

@@ -263,7 +263,7 @@ func (r *Review) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	truncated = dropSkipped(dedupeTruncated(truncated), skipped)
 	applied, rejected := rules.Describe()
 	meta := domain.ReviewMeta{
-		PromptVersion: version, Chunks: len(leaves), ModelCalls: run.calls, ReusedChunks: run.reused,
+		PromptVersion: version, Model: r.Model, Chunks: len(leaves), ModelCalls: run.calls, ReusedChunks: run.reused,
 		FilesTotal: len(cs.Files), FilesReviewed: len(cs.Files) - len(skipped) - len(truncated),
 		SkippedFiles: skipped, TruncatedFiles: truncated,
 		DroppedFindings: run.diags[review.KindFindingDropped],

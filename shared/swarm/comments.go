@@ -130,6 +130,13 @@ type Comment struct {
 	TaskState string
 	Flags     []string
 	Context   *CommentContext // nil: a comment on the whole review
+	// Likes are the logins that liked the comment (reference: "Outbound
+	// webhooks", reactions readable without webhooks).
+	Likes []string
+	// ReplyTo is the comment this one answers, from context.comment
+	// (*unverified* field name, per a third-party capture); 0 when the
+	// answer names none, and readers must tolerate that (package outcome).
+	ReplyTo int64
 }
 
 // CommentContext anchors an inline comment to a file and line of a review
@@ -557,17 +564,42 @@ type wireComment struct {
 	Updated   flexInt     `json:"updated"`
 	TaskState string      `json:"taskState"`
 	Flags     []string    `json:"flags"`
+	Likes     likeList    `json:"likes"`
 	Context   wireContext `json:"context"`
 }
 
 func (w wireComment) comment() Comment {
 	return Comment{ID: w.ID, Topic: w.Topic, Body: w.Body, User: w.User, Time: int64(w.Time), Updated: int64(w.Updated),
-		TaskState: w.TaskState, Flags: w.Flags, Context: w.Context.ctx}
+		TaskState: w.TaskState, Flags: w.Flags, Context: w.Context.ctx, Likes: w.Likes, ReplyTo: w.Context.replyTo}
+}
+
+// likeList is likes as a list of logins; an object keyed by login (PHP's
+// associative array) is read too, and anything else as none: reactions
+// are a signal, never a reason to fail a listing.
+type likeList []string
+
+func (l *likeList) UnmarshalJSON(b []byte) error {
+	var a []string
+	if json.Unmarshal(b, &a) == nil {
+		*l = a
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) == nil {
+		for k := range m {
+			*l = append(*l, k)
+		}
+		slices.Sort(*l)
+	}
+	return nil
 }
 
 // wireContext is [] (PHP's empty array) for a comment on the whole review,
 // an object for an inline one.
-type wireContext struct{ ctx *CommentContext }
+type wireContext struct {
+	ctx     *CommentContext
+	replyTo int64 // context.comment (unverified field name)
+}
 
 func (w *wireContext) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
@@ -583,6 +615,12 @@ func (w *wireContext) UnmarshalJSON(b []byte) error {
 	}
 	if err := json.Unmarshal(b, &x); err != nil {
 		return err
+	}
+	var reply struct {
+		Comment flexInt `json:"comment"`
+	}
+	if json.Unmarshal(b, &reply) == nil {
+		w.replyTo = int64(reply.Comment)
 	}
 	if x.File == "" && x.LeftLine == 0 && x.RightLine == 0 && x.Version == 0 {
 		return nil

@@ -463,3 +463,35 @@ func TestMarkedAfterReadsTheCommentsSince(t *testing.T) {
 		t.Errorf("the whole listing read %d pages, want 8 (653 comments)", whole)
 	}
 }
+
+// Reactions are read in every shape met: likes as a list or keyed by login
+// (PHP's associative array), anything else as none; a reply's
+// context.comment (unverified field name) with or without a file; a
+// listing never fails on reactions.
+func TestCommentReactionShapes(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `{"error":null,"data":{"lastSeen":null,"comments":[`+
+			`{"id":1,"likes":["alice","bob"],"flags":["closed"],"context":[]},`+
+			`{"id":2,"likes":{"carol":1},"context":{"comment":"1"}},`+
+			`{"id":3,"likes":false,"context":{"file":"//d/a.c","rightLine":4,"comment":1}},`+
+			`{"id":4,"context":{"file":"//d/a.c","rightLine":4}}]}}`)
+	}))
+	defer srv.Close()
+	c, _ := commentsClient(srv.URL, "ticket-1")
+	list, err := c.List(context.Background(), review)
+	if err != nil || len(list) != 4 {
+		t.Fatalf("list %+v, %v", list, err)
+	}
+	if !slices.Equal(list[0].Likes, []string{"alice", "bob"}) || !slices.Equal(list[0].Flags, []string{"closed"}) || list[0].ReplyTo != 0 {
+		t.Errorf("comment 1: %+v", list[0])
+	}
+	if !slices.Equal(list[1].Likes, []string{"carol"}) || list[1].ReplyTo != 1 || list[1].Context != nil {
+		t.Errorf("comment 2 (a reply on the whole review): %+v", list[1])
+	}
+	if list[2].Likes != nil || list[2].ReplyTo != 1 || list[2].Context == nil || list[2].Context.RightLine != 4 {
+		t.Errorf("comment 3 (an inline reply): %+v", list[2])
+	}
+	if list[3].ReplyTo != 0 {
+		t.Errorf("comment 4 (no context.comment): %+v", list[3])
+	}
+}

@@ -56,6 +56,9 @@ type Comment struct {
 	Flags     []string
 	Likes     []string
 	Context   *CommentContext // nil: a comment on the whole review (context [])
+	// ReplyTo is the comment this one answers, shown as context.comment
+	// (reactions.go); 0: not a reply.
+	ReplyTo int64
 	// What the create asked of notifications; not part of the API's answer.
 	Silenced, Delayed bool
 }
@@ -78,6 +81,14 @@ func (c Comment) wire() map[string]any {
 		if x.Version > 0 {
 			m["version"] = x.Version
 		}
+		ctx = m
+	}
+	if c.ReplyTo > 0 {
+		m, _ := ctx.(map[string]any)
+		if m == nil {
+			m = map[string]any{}
+		}
+		m["comment"] = c.ReplyTo
 		ctx = m
 	}
 	var edited any
@@ -638,7 +649,11 @@ func (s *Server) editComment(r *http.Request, user string) answer {
 		if !slices.Contains(taskTransitions[c.TaskState], to) {
 			return badRequest("taskState", "Invalid task state transition specified. Valid transitions are: "+strings.Join(taskTransitions[c.TaskState], ", "))
 		}
-		next.TaskState, _ = strings.CutSuffix(to, ":archive")
+		var archive bool
+		next.TaskState, archive = strings.CutSuffix(to, ":archive")
+		if archive && !slices.Contains(next.Flags, ArchivedFlag) {
+			next.Flags = append(slices.Clone(next.Flags), ArchivedFlag) // verified and archived in one move
+		}
 	}
 	if b, ok := f["body"]; ok {
 		if strings.TrimSpace(b[0]) == "" {

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/criticizer/criticizer/shared/outcome"
+)
+
+// outcomes report: what reviewers did with the findings posted on Swarm
+// reviews (package outcome), as acceptance (accepted vs dismissed) by
+// prompt version, model, category, severity, rule id and depot path.
+func (a *app) outcomesCmd(ctx context.Context, api outcomeAPI, table string, args []string) error {
+	const usage = "usage: criticizer outcomes report [--by prompt_version|model|category|severity|rule_id|path] [--path-depth N] | suppressions | allow SCOPE CATEGORY KIND"
+	switch {
+	case len(args) == 1 && args[0] == "suppressions":
+		ts, err := outcome.AllTallies(ctx, api, table)
+		if err != nil {
+			return err
+		}
+		return writeSuppressions(a.out, a.json, ts)
+	case len(args) == 4 && args[0] == "allow":
+		if err := outcome.NewStore(api, table).Allow(ctx, args[1], args[2], args[3]); err != nil {
+			return err
+		}
+		_, err := fmt.Fprintf(a.out, "%s %s under %s: reported again from the next review\n", args[2], args[3], args[1])
+		return err
+	case len(args) == 0 || args[0] != "report":
+		return errors.New(usage)
+	}
+	fs := flag.NewFlagSet("outcomes report", flag.ContinueOnError)
+	by := fs.String("by", "", "one grouping (default: every one)")
+	depth := fs.Int("path-depth", 2, "directory levels of a depot path that name its group")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	dims := outcome.Dimensions
+	if *by != "" {
+		if !slices.Contains(dims, outcome.Dimension(*by)) {
+			return fmt.Errorf("--by %q: not one of %v", *by, dims)
+		}
+		dims = []outcome.Dimension{outcome.Dimension(*by)}
+	}
+	recs, err := outcome.All(ctx, api, table)
+	if err != nil {
+		return err
+	}
+	return writeAcceptance(a.out, a.json, recs, dims, *depth)
+}
+
+// outcomeAPI is the DynamoDB client as the outcomes commands use it.
+type outcomeAPI interface {
+	outcome.API
+	outcome.Scanner
+}
+
+// writeSuppressions lists every kind counted under a scope: those withheld
+// now first (WITHHELD yes), then the lifted and the ones still counting.
+func writeSuppressions(w io.Writer, asJSON bool, ts []outcome.Suppression) error {
+	slices.SortFunc(ts, func(x, y outcome.Suppression) int {
+		if x.Active() != y.Active() {
+			if x.Active() {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(x.Scope+x.Category+x.Kind, y.Scope+y.Category+y.Kind)
+	})
+	if asJSON {
+		return json.NewEncoder(w).Encode(ts)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "SCOPE\tCATEGORY\tKIND\tDISMISSED\tACCEPTED\tWITHHELD (after %d dismissals, none accepted)\n", outcome.DismissThreshold)
+	for _, t := range ts {
+		state := "no"
+		switch {
+		case t.Allowed:
+			state = "no (allowed by an operator)"
+		case t.Active():
+			state = "yes"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", t.Scope, t.Category, t.Kind, t.Dismissed, t.Accepted, state)
+	}
+	return tw.Flush()
+}
+
+// writeAcceptance prints one table per grouping: counts, and the share
+// accepted of the findings anyone accepted or dismissed ("-" while none).
+func writeAcceptance(w io.Writer, asJSON bool, recs []outcome.Record, dims []outcome.Dimension, depth int) error {
+	var rows []outcome.Row
+	for _, d := range dims {
+		rows = append(rows, outcome.Acceptance(recs, d, depth)...)
+	}
+	if asJSON {
+		return json.NewEncoder(w).Encode(rows)
+	}
+	fmt.Fprintf(w, "%d findings posted on Swarm reviews. Accepted: addressed, verified, resolved by a later version or liked; dismissed: disliked, dismissed in a reply or archived; unknown: no comment to read (e-mail only or gone).\n", len(recs))
+	for _, d := range dims {
+		fmt.Fprintf(w, "\nBy %s\n", d)
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "KEY\tFINDINGS\tACCEPTED\tDISMISSED\tOPEN\tUNKNOWN\tACCEPTANCE")
+		for _, r := range rows {
+			if r.Dimension != d {
+				continue
+			}
+			share := "-"
+			if r.Share >= 0 {
+				share = fmt.Sprintf("%.0f%% (%d of %d)", 100*r.Share, r.Accepted, r.Accepted+r.Dismissed)
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\n", r.Key, r.Findings, r.Accepted, r.Dismissed, r.Open, r.Unknown, share)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
+}

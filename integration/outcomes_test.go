@@ -1,0 +1,164 @@
+//go:build integration
+
+package integration
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	swarmstandin "github.com/criticizer/criticizer/internal/standin/swarm"
+	"github.com/criticizer/criticizer/shared/outcome"
+	"github.com/criticizer/criticizer/shared/swarm"
+)
+
+// TestReviewerOutcomesAcceptance is issue 32's acceptance (outcomes and the
+// noise filter): the findings of a review's version 1 are addressed,
+// disliked and replied to in the Swarm stand-in; the sweeper's pass, run
+// twice, records each fate once; the acceptance report shows them by prompt
+// version and category; after DismissThreshold dismissals of one kind under
+// //depot/projectA/..., the next review there withholds it and says so in
+// its summary, while a committed secret dismissed as often is still
+// reported.
+func TestReviewerOutcomesAcceptance(t *testing.T) {
+	ctx := context.Background()
+	dir := fmt.Sprintf("//depot/projectA/outcomes%d/", time.Now().UnixNano()%1e6)
+	const shell = "import subprocess\n\ndef run(cmd):\n    subprocess.call(cmd, shell=True)\n"
+	const key = "#include <stdio.h>\n\nconst char *key = \"AKIAQX7N3PLV2KD5RTWE\";\n"
+	files := map[string]string{
+		dir + "copy.c": copyV1, dir + "log.c": logC,
+		dir + "a.py": shell, dir + "b.py": shell, dir + "c.py": shell,
+		dir + "k1.c": key, dir + "k2.c": key, dir + "k3.c": key,
+	}
+	cl := reviewVersionChange(t, files)
+	review := cl + 1
+	runVersion(t, review, cl, 1)
+
+	byFile := map[string][]swarmstandin.Comment{}
+	for _, c := range ourComments(t, review) {
+		if c.Context != nil {
+			byFile[strings.TrimPrefix(c.Context.File, dir)] = append(byFile[strings.TrimPrefix(c.Context.File, dir)], c)
+		}
+	}
+	one := func(name string) swarmstandin.Comment {
+		t.Helper()
+		if len(byFile[name]) != 1 {
+			t.Fatalf("version 1: %d comments on %s, want 1 (all: %v)", len(byFile[name]), name, byFile)
+		}
+		return byFile[name][0]
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// What the reviewers do, as in Swarm's UI.
+	must(env.local.Swarm.Address(one("copy.c").ID))
+	_, err := env.local.Swarm.Dislike(one("a.py").ID, "alice")
+	must(err)
+	_, err = env.local.Swarm.Reply(one("b.py").ID, "alice", "False positive: cmd is a constant here.", true)
+	must(err)
+	_, err = env.local.Swarm.Reply(one("c.py").ID, "bob", "won't fix", false) // no context.comment: same file and line
+	must(err)
+	secrets := 0
+	for _, k := range []string{"k1.c", "k2.c", "k3.c"} {
+		for _, c := range byFile[k] {
+			_, err := env.local.Swarm.Dislike(c.ID, "alice")
+			must(err)
+			if strings.Contains(c.Body, "Committed secret") {
+				secrets++
+			}
+		}
+	}
+	if secrets != 3 {
+		t.Fatalf("version 1: %d committed-secret comments, want 3", secrets)
+	}
+
+	// The sweeper's pass, a day on (the notify stage watched the review),
+	// then again at its next read: each fate is recorded once.
+	table := env.out["JobsTableName"]
+	st := outcome.NewStore(env.ddb, table)
+	client := &swarm.Client{BaseURL: env.local.Swarm.URL(), Credentials: func(context.Context, bool) (swarm.Credentials, error) {
+		return swarm.Credentials{User: "criticizer", Ticket: env.local.Secrets["Swarm API ticket"]}, nil
+	}}
+	now := time.Now().Add(25 * time.Hour)
+	pass := &outcome.Pass{Store: st, Reader: &outcome.Reader{Store: st, Rows: env.outbox, Comments: client}, Limit: 1000,
+		Now: func() time.Time { return now }, Log: env.quiet}
+	first, err := pass.Run(ctx)
+	must(err)
+	recs, err := st.Review(ctx, review)
+	must(err)
+	fates := map[string]outcome.Fate{}
+	for _, r := range recs {
+		name := strings.TrimPrefix(r.File, dir)
+		if prev, ok := fates[name]; ok && prev != r.Fate {
+			name += "+" // the second finding on a k file
+		}
+		fates[name] = r.Fate
+	}
+	want := map[string]outcome.Fate{"copy.c": outcome.Addressed, "log.c": outcome.Open, "a.py": outcome.Disliked,
+		"b.py": outcome.Dismissed, "c.py": outcome.Dismissed, "k1.c": outcome.Disliked, "k2.c": outcome.Disliked, "k3.c": outcome.Disliked}
+	for name, w := range want {
+		if fates[name] != w {
+			t.Errorf("%s: fate %q, want %q (first pass %+v)", name, fates[name], w, first)
+		}
+	}
+	now = now.Add(24 * time.Hour)
+	second, err := pass.Run(ctx)
+	must(err)
+	if second.Read == 0 || second.Settled != 0 || second.Failed != 0 {
+		t.Errorf("second pass %+v: want the review read again and nothing written", second)
+	}
+	again, err := st.Review(ctx, review)
+	must(err)
+	if fmt.Sprint(again) != fmt.Sprint(recs) {
+		t.Errorf("the second pass changed the records:\n%+v\n%+v", recs, again)
+	}
+
+	// The acceptance report, by prompt version and category.
+	byPrompt := outcome.Acceptance(recs, outcome.ByPromptVersion, 2)
+	dismissed := len(recs) - 2 // all but copy.c (addressed) and log.c (open)
+	if len(byPrompt) != 1 || byPrompt[0].Key == "(none)" || byPrompt[0].Accepted != 1 || byPrompt[0].Dismissed != dismissed || byPrompt[0].Open != 1 {
+		t.Errorf("by prompt version: %+v, want one version with 1 accepted, %d dismissed, 1 open", byPrompt, dismissed)
+	}
+	for _, r := range outcome.Acceptance(recs, outcome.ByCategory, 2) {
+		if r.Key == "maintainability" && (r.Findings != 1 || r.Open != 1) || r.Key == "security" && (r.Accepted != 1 || r.Dismissed != dismissed) {
+			t.Errorf("by category: %+v", r)
+		}
+	}
+
+	// The next review under the same path: the shell finding (dismissed 3
+	// times) is withheld and the summary says so; the committed secret is
+	// reported however often it was dismissed.
+	t.Cleanup(func() { // later tests under //depot/projectA/... see every finding again
+		for _, kind := range []string{"standin.shell", "standin.redacted-secret"} {
+			_ = st.Allow(ctx, "//depot/projectA/...", "security", kind)
+		}
+	})
+	cl2 := reviewVersionChange(t, map[string]string{dir + "d.py": shell, dir + "k4.c": key, dir + "copy2.c": copyV1})
+	review2 := cl2 + 1
+	runVersion(t, review2, cl2, 1)
+	var shellComment, secretComment, strcpyComment bool
+	summary := ""
+	for _, c := range ourComments(t, review2) {
+		switch {
+		case c.Context == nil:
+			summary = c.Body
+		case strings.HasSuffix(c.Context.File, "d.py"):
+			shellComment = true
+		case strings.Contains(c.Body, "Committed secret"):
+			secretComment = true
+		case strings.Contains(c.Body, "Unbounded strcpy"):
+			strcpyComment = true
+		}
+	}
+	if shellComment || !secretComment || !strcpyComment {
+		t.Errorf("the next review: shell comment %v (want withheld), committed secret %v and strcpy %v (want reported)", shellComment, secretComment, strcpyComment)
+	}
+	if !strings.Contains(summary, "1 finding withheld as repeatedly dismissed here") {
+		t.Errorf("the next review's summary does not say what it withheld:\n%s", summary)
+	}
+}

@@ -1,0 +1,113 @@
+package swarm
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// What reviewers do with a comment, for tests to act as people in Swarm's
+// UI (issue 32). Each follows /work/shared/reference/swarm.md: "Review
+// comments" (likes, task states and their transition table) and "Outbound
+// webhooks" (reactions readable without webhooks: likes, task-state moves,
+// an archived flag, replies).
+
+// ArchivedFlag is the flag an archived comment carries. The reference names
+// "an archived flag" without its value; Swarm's UI archives by the flag
+// "closed" (*unverified*: the client reads "closed" and "archived").
+const ArchivedFlag = "closed"
+
+// Like adds user to the comment's likes (reference "Review comments":
+// `likes`, the users who liked). Liking twice is one like.
+func (s *Server) Like(id int64, user string) error {
+	return s.react(id, func(c *Comment) error {
+		if !slices.Contains(c.Likes, user) {
+			c.Likes = append(c.Likes, user)
+		}
+		return nil
+	})
+}
+
+// Dislike is OUR convention, not Swarm's: Swarm has likes and no dislike
+// (reference "Review comments"), so a reviewer dislikes a finding by
+// replying 👎 (docs/swarm-comments.md "Reactions").
+func (s *Server) Dislike(id int64, user string) (Comment, error) {
+	return s.Reply(id, user, "👎", true)
+}
+
+// Reply adds user's reply to comment id. linked shows the reply's
+// context.comment naming the comment it answers, the field a third-party
+// capture reports (reference "Outbound webhooks", *unverified*); without
+// it the reply is an inline comment on the same file and line, which the
+// client must read as a reply too.
+func (s *Server) Reply(id int64, user, body string, linked bool) (Comment, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.comments[id]
+	if !ok {
+		return Comment{}, fmt.Errorf("swarm stand-in: no comment %d", id)
+	}
+	r := Comment{Topic: c.Topic, Body: body, User: user, TaskState: TaskComment}
+	if linked {
+		r.ReplyTo = id
+	}
+	if c.Context != nil {
+		x := *c.Context
+		x.Content = slices.Clone(x.Content)
+		r.Context = &x
+	}
+	return s.store(r), nil
+}
+
+// Address moves a comment to addressed as a reviewer does in the UI, along
+// Swarm's transition table (reference "Review comments"): a plain comment
+// is made a task first (comment → open), as the UI's "make task" does, then
+// open → addressed.
+func (s *Server) Address(id int64) error { return s.moveTo(id, TaskAddressed) }
+
+// Verify addresses the task if it is not yet, then verifies it (addressed →
+// verified).
+func (s *Server) Verify(id int64) error { return s.moveTo(id, TaskVerified) }
+
+// Archive sets the comment's archived flag.
+func (s *Server) Archive(id int64) error {
+	return s.react(id, func(c *Comment) error {
+		if !slices.Contains(c.Flags, ArchivedFlag) {
+			c.Flags = append(c.Flags, ArchivedFlag)
+		}
+		return nil
+	})
+}
+
+// path is the way along the transition table to each state.
+var path = []string{TaskComment, TaskOpen, TaskAddressed, TaskVerified}
+
+func (s *Server) moveTo(id int64, to string) error {
+	return s.react(id, func(c *Comment) error {
+		for c.TaskState != to {
+			i := slices.Index(path, c.TaskState)
+			if i < 0 || i+1 >= len(path) || !slices.Contains(taskTransitions[c.TaskState], path[i+1]) {
+				return fmt.Errorf("swarm stand-in: comment %d is %s, not moved to %s (%s)", id, c.TaskState, to, strings.Join(taskTransitions[c.TaskState], ", "))
+			}
+			c.TaskState = path[i+1]
+		}
+		return nil
+	})
+}
+
+func (s *Server) react(id int64, f func(*Comment) error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.comments[id]
+	if !ok {
+		return fmt.Errorf("swarm stand-in: no comment %d", id)
+	}
+	next := c.clone()
+	if err := f(&next); err != nil {
+		return err
+	}
+	next.Updated = time.Now().Unix()
+	*c = next
+	return nil
+}

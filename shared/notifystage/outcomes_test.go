@@ -1,0 +1,105 @@
+package notifystage
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/criticizer/criticizer/shared/domain"
+	fates "github.com/criticizer/criticizer/shared/outcome"
+	"github.com/criticizer/criticizer/shared/store/dynamotest"
+)
+
+// Each finding commented on is recorded once, as open; at the next version
+// the reactions on the earlier comments are read (with the rerun's resolved
+// set) and recorded; a kind dismissed often enough under its path is
+// withheld from the versions after and the summary says so.
+func TestOutcomesAtTheNextVersion(t *testing.T) {
+	ctx := context.Background()
+	r := newCommentRig(t)
+	st := fates.NewStore(dynamotest.New(), dynamotest.Table)
+	r.n.Outcomes = &Outcomes{Store: st, Reader: &fates.Reader{Store: st, Rows: r.items, Comments: r.n.Comments.API.(fates.Comments)}}
+	fixed := domain.Finding{Severity: "high", Category: "security", Title: "SQL built from input", File: "//depot/app/db.go", Line: 28, Message: "m", RuleID: "sql"}
+	nagging := func(line int) domain.Finding {
+		return domain.Finding{Severity: "low", Category: "style", Title: "Long line", File: "//depot/app/io.go", Line: line, Message: "m", RuleID: "long-line"}
+	}
+	r.job = r.putVersion(t, 1, []domain.Finding{fixed, nagging(1), nagging(2), nagging(3)}, "//depot/app/db.go", "//depot/app/io.go")
+	if _, err := r.process(t); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := st.Review(ctx, swarmReview)
+	if err != nil || len(recs) != 4 {
+		t.Fatalf("version 1 recorded %+v, %v: want 4 open findings", recs, err)
+	}
+	for _, c := range r.ours(t) {
+		if c.Context != nil && strings.HasSuffix(c.Context.File, "io.go") {
+			if _, err := r.swarm.Dislike(c.ID, "alice"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// Version 2: the SQL finding is fixed, the long lines are still there.
+	r.job = r.putVersion(t, 2, []domain.Finding{nagging(1), nagging(2), nagging(3), nagging(4)}, "//depot/app/db.go", "//depot/app/io.go")
+	if _, err := r.process(t); err != nil {
+		t.Fatal(err)
+	}
+	recs, err = st.Review(ctx, swarmReview)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[fates.Fate]int{}
+	for _, rec := range recs {
+		count[rec.Fate]++
+	}
+	if len(recs) != 5 || count[fates.Resolved] != 1 || count[fates.Disliked] != 3 || count[fates.Open] != 1 {
+		t.Fatalf("after version 2: %+v, want the SQL finding resolved, the three long lines disliked, the new one open", recs)
+	}
+	// Version 3: the reactions read at version 2 count now (a version is
+	// filtered by what was known before it): every long line is withheld.
+	r.job = r.putVersion(t, 3, []domain.Finding{nagging(1), nagging(2), nagging(3), nagging(5)}, "//depot/app/db.go", "//depot/app/io.go")
+	if _, err := r.process(t); err != nil {
+		t.Fatal(err)
+	}
+	var summary string
+	for _, c := range r.ours(t) {
+		if c.Context == nil && strings.Contains(c.Body, "version 3:**") {
+			summary = c.Body
+		}
+		if c.Context != nil && c.Context.RightLine == 5 {
+			t.Errorf("version 3 commented a withheld long line: %+v", c)
+		}
+	}
+	if !strings.Contains(summary, "4 findings withheld as repeatedly dismissed here") {
+		t.Errorf("version 3's summary does not say what it withheld:\n%s", summary)
+	}
+}
+
+// A job with no Swarm review tells its findings by e-mail only: each is
+// recorded once with fate unknown, and the report never counts it accepted.
+func TestEmailOnlyFindingsAreUnknown(t *testing.T) {
+	ctx := context.Background()
+	r := newCommentRig(t)
+	db := dynamotest.New()
+	st := fates.NewStore(db, dynamotest.Table)
+	r.n.Outcomes = &Outcomes{Store: st, Reader: &fates.Reader{Store: st, Rows: r.items, Comments: r.n.Comments.API.(fates.Comments)}}
+	r.job.Swarm = nil
+	for range 2 { // a redelivered message records nothing twice
+		if _, err := r.process(t); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recs, err := fates.All(ctx, db, dynamotest.Table)
+	if err != nil || len(recs) == 0 {
+		t.Fatalf("records %+v, %v: want the e-mailed findings", recs, err)
+	}
+	rows := fates.Acceptance(recs, fates.ByPromptVersion, 2)
+	if len(rows) != 1 || rows[0].Unknown != len(recs) || rows[0].Accepted != 0 || rows[0].Share != -1 {
+		t.Fatalf("report %+v: want every e-mail-only finding unknown, none accepted", rows)
+	}
+	if len(r.mail.sent) == 0 || r.creates() != 0 {
+		t.Fatalf("e-mailed %v, %d comments", r.mail.sent, r.creates())
+	}
+	if len(recs) != 2 { // commentFindings: three findings, two distinct
+		t.Fatalf("%d records, want one per distinct finding (2)", len(recs))
+	}
+}

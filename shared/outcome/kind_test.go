@@ -1,0 +1,93 @@
+package outcome_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/outcome"
+	"github.com/criticizer/criticizer/shared/review"
+	"github.com/criticizer/criticizer/shared/store/dynamotest"
+)
+
+// A kind dismissed DismissThreshold times under a scope, never accepted,
+// is withheld there (not elsewhere, not a committed secret), and an
+// operator's Allow lifts it; one acceptance keeps it reported.
+func TestWithheldAfterRepeatedDismissals(t *testing.T) {
+	ctx := context.Background()
+	st := outcome.NewStore(dynamotest.New(), dynamotest.Table)
+	todo := domain.Finding{RuleID: "standin.todo", Category: "maintainability", Title: "TODO left in code", File: "//depot/projectA/src/log.c"}
+	secret := domain.Finding{RuleID: review.SecretRulePrefix + "aws-key", Category: "security", Title: "Committed secret", File: "//depot/projectA/src/cfg.c"}
+	elsewhere := todo
+	elsewhere.File = "//depot/projectB/log.c"
+	dismiss := func(review int64, f domain.Finding, fate outcome.Fate) {
+		t.Helper()
+		rec := outcome.Record{Review: review, Fingerprint: fmt.Sprint("fp", review), File: f.File, Category: f.Category, Kind: outcome.Kind(f)}
+		if _, err := st.Posted(ctx, rec); err != nil {
+			t.Fatal(err)
+		}
+		rec.Fate = outcome.Open
+		if w, err := st.Settle(ctx, rec, fate); err != nil || !w {
+			t.Fatalf("settle: %v %v", w, err)
+		}
+		if w, _ := st.Settle(ctx, rec, fate); w {
+			t.Fatal("the same move settled twice")
+		}
+	}
+	withheld := func() []domain.Finding {
+		t.Helper()
+		_, w, err := st.WithheldHere(ctx, []domain.Finding{todo, secret, elsewhere})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	for i := int64(1); i < outcome.DismissThreshold; i++ {
+		dismiss(i, todo, outcome.Dismissed)
+		dismiss(100+i, secret, outcome.Disliked)
+	}
+	if w := withheld(); len(w) != 0 {
+		t.Fatalf("withheld below the threshold: %+v", w)
+	}
+	dismiss(outcome.DismissThreshold, todo, outcome.Disliked)
+	dismiss(100+outcome.DismissThreshold, secret, outcome.Disliked)
+	if w := withheld(); len(w) != 1 || w[0] != todo {
+		t.Fatalf("withheld = %+v, want only the TODO under //depot/projectA/... (never the secret, never another scope)", w)
+	}
+	if err := st.Allow(ctx, outcome.Scope(todo.File), todo.Category, outcome.Kind(todo)); err != nil {
+		t.Fatal(err)
+	}
+	if w := withheld(); len(w) != 0 {
+		t.Fatalf("withheld after Allow: %+v", w)
+	}
+}
+
+func TestOneAcceptanceKeepsAKindReported(t *testing.T) {
+	ctx := context.Background()
+	st := outcome.NewStore(dynamotest.New(), dynamotest.Table)
+	f := domain.Finding{Category: "bug", Title: "Null  dereference", File: "//depot/p/a/b.c"}
+	for i := int64(1); i <= outcome.DismissThreshold+1; i++ {
+		rec := outcome.Record{Review: i, Fingerprint: "fp", File: f.File, Category: f.Category, Kind: outcome.Kind(f), Fate: outcome.Open}
+		if _, err := st.Posted(ctx, rec); err != nil {
+			t.Fatal(err)
+		}
+		fate := outcome.Dismissed
+		if i == 1 {
+			fate = outcome.Addressed
+		}
+		if _, err := st.Settle(ctx, rec, fate); err != nil {
+			t.Fatal(err)
+		}
+	}
+	same := domain.Finding{Category: "bug", Title: "null dereference", File: "//depot/p/a/c.c"} // the same kind: title normalised
+	if _, w, err := st.WithheldHere(ctx, []domain.Finding{same}); err != nil || len(w) != 0 {
+		t.Fatalf("withheld %+v, %v: a kind once accepted stays reported", w, err)
+	}
+}
+
+func TestSecretRulePrefix(t *testing.T) {
+	if outcome.SecretRulePrefix != review.SecretRulePrefix {
+		t.Fatalf("outcome.SecretRulePrefix %q, review's %q", outcome.SecretRulePrefix, review.SecretRulePrefix)
+	}
+}

@@ -1,0 +1,74 @@
+package outcome
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/criticizer/criticizer/shared/job"
+)
+
+// DefaultLimit is how many due reviews one pass reads: each costs one
+// listing of its comments (every page) and a write per changed fate.
+const DefaultLimit = 50
+
+// Pass is the sweeper's read of reactions: the reviews whose read is due
+// (watch list), each read once and moved on, within a limit and a budget.
+type Pass struct {
+	Store    *Store
+	Reader   *Reader
+	Interval time.Duration // between reads of one review; DefaultInterval when zero
+	Limit    int32         // DefaultLimit when zero
+	Budget   time.Duration // 0: unbounded
+	Now      job.Clock
+	Log      *slog.Logger
+}
+
+// PassReport is what one pass did.
+type PassReport struct {
+	Due     int `json:"due"`
+	Read    int `json:"read"`
+	Settled int `json:"settled"`
+	Failed  int `json:"failed,omitempty"`
+	// Backlog counts the due reviews this pass did not reach.
+	Backlog int `json:"backlog,omitempty"`
+}
+
+// Run makes one pass. A review whose read fails stays due (the next pass
+// retries it); one bad review does not stop the others.
+func (p *Pass) Run(ctx context.Context) (PassReport, error) {
+	now := p.Now.Now()
+	limit, every := p.Limit, p.Interval
+	if limit <= 0 {
+		limit = DefaultLimit
+	}
+	if every <= 0 {
+		every = DefaultInterval
+	}
+	due, err := p.Store.Due(ctx, now, limit+1)
+	if err != nil {
+		return PassReport{}, err
+	}
+	rep := PassReport{Due: len(due)}
+	for i, d := range due {
+		if i == int(limit) || (p.Budget > 0 && !p.Now.Now().Before(now.Add(p.Budget))) {
+			rep.Backlog = len(due) - i
+			break
+		}
+		t, err := p.Reader.Read(ctx, d.Review, nil)
+		if err == nil {
+			err = p.Store.Done(ctx, d, now.Add(every))
+		}
+		if err != nil {
+			rep.Failed++
+			if !now.Before(d.Until) && p.Store.Done(ctx, d, now.Add(every)) == nil {
+				continue // its window is over: dropped, not retried for ever
+			}
+			p.Log.WarnContext(ctx, "reading a review's reactions failed; the next pass retries", "review", d.Review, "err", err)
+			continue
+		}
+		rep.Read++
+		rep.Settled += t.Settled
+	}
+	return rep, nil
+}

@@ -1,0 +1,153 @@
+package outcome
+
+import (
+	"context"
+	"sort"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/criticizer/criticizer/shared/awserr"
+	"github.com/criticizer/criticizer/shared/job"
+)
+
+// Dimension is what the acceptance report groups findings by.
+type Dimension string
+
+const (
+	ByPromptVersion Dimension = "prompt_version"
+	ByModel         Dimension = "model"
+	ByCategory      Dimension = "category"
+	BySeverity      Dimension = "severity"
+	ByRule          Dimension = "rule_id"
+	ByPath          Dimension = "path"
+)
+
+// Dimensions are every grouping, in the report's order.
+var Dimensions = []Dimension{ByPromptVersion, ByModel, ByCategory, BySeverity, ByRule, ByPath}
+
+// Row is one group of the report. Share is Accepted / (Accepted +
+// Dismissed): a finding nobody reacted to (open) or whose reaction cannot
+// be read (unknown: e-mail only, comment gone) counts in neither, and
+// Share is -1 while nothing was accepted or dismissed.
+type Row struct {
+	Dimension Dimension `json:"dimension"`
+	Key       string    `json:"key"`
+	Findings  int       `json:"findings"`
+	Accepted  int       `json:"accepted"`
+	Dismissed int       `json:"dismissed"`
+	Open      int       `json:"open"`
+	Unknown   int       `json:"unknown"`
+	Share     float64   `json:"share"`
+}
+
+// Acceptance groups records by d. pathDepth is how many directory levels
+// of a depot path name its group (//depot/engine/… at 2); it matters for
+// ByPath only.
+func Acceptance(recs []Record, d Dimension, pathDepth int) []Row {
+	by := map[string]*Row{}
+	for _, r := range recs {
+		k := key(r, d, pathDepth)
+		row := by[k]
+		if row == nil {
+			row = &Row{Dimension: d, Key: k}
+			by[k] = row
+		}
+		row.Findings++
+		switch {
+		case r.Fate.Accepted():
+			row.Accepted++
+		case r.Fate.Dismissive():
+			row.Dismissed++
+		case r.Fate == Open:
+			row.Open++
+		default:
+			row.Unknown++
+		}
+	}
+	out := make([]Row, 0, len(by))
+	for _, r := range by {
+		r.Share = -1
+		if n := r.Accepted + r.Dismissed; n > 0 {
+			r.Share = float64(r.Accepted) / float64(n)
+		}
+		out = append(out, *r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out
+}
+
+func key(r Record, d Dimension, depth int) string {
+	var k string
+	switch d {
+	case ByPromptVersion:
+		k = r.PromptVersion
+	case ByModel:
+		k = r.Model
+	case ByCategory:
+		k = r.Category
+	case BySeverity:
+		k = r.Severity
+	case ByRule:
+		k = r.RuleID
+	case ByPath:
+		k = PathGroup(r.File, depth)
+	}
+	if k == "" {
+		return "(none)"
+	}
+	return k
+}
+
+// PathGroup is the first depth directories of a depot path, as a pattern:
+// PathGroup("//depot/engine/render/a.cpp", 2) is "//depot/engine/...".
+// A file with fewer directories is grouped by its own directory.
+func PathGroup(file string, depth int) string {
+	rest, ok := strings.CutPrefix(file, "//")
+	if !ok || depth <= 0 {
+		return file
+	}
+	parts := strings.Split(rest, "/")
+	dirs := parts[:len(parts)-1]
+	if len(dirs) > depth {
+		dirs = dirs[:depth]
+	}
+	return "//" + strings.Join(dirs, "/") + "/..."
+}
+
+// Scanner is the part of the DynamoDB client the report reads with.
+type Scanner interface {
+	Scan(context.Context, *dynamodb.ScanInput, ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
+}
+
+// All reads every outcome record, posted or e-mail only (a scan of the
+// jobs table for OUTCOME# items, every page): the report is an operator's occasional question,
+// not a path any review waits on.
+func All(ctx context.Context, api Scanner, table string) ([]Record, error) {
+	var out []Record
+	var start map[string]types.AttributeValue
+	now := job.Now().Unix()
+	for {
+		page, err := api.Scan(ctx, &dynamodb.ScanInput{TableName: &table, ConsistentRead: aws.Bool(true),
+			FilterExpression:          aws.String("begins_with(pk, :p)"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":p": sv("OUTCOME#")},
+			ExclusiveStartKey:         start})
+		if err != nil {
+			return nil, awserr.Wrap("outcome scan", err)
+		}
+		for _, it := range page.Items {
+			if exp, ok := num(it["expires_at"]); ok && exp > 0 && exp <= now {
+				continue
+			}
+			if pk := str(it["pk"]); strings.HasPrefix(pk, itemPrefix) || strings.HasPrefix(pk, emailPrefix) {
+				out = append(out, decode(it))
+			}
+		}
+		if len(page.LastEvaluatedKey) == 0 {
+			return out, nil
+		}
+		start = page.LastEvaluatedKey
+	}
+}

@@ -1,0 +1,229 @@
+package outcome
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/criticizer/criticizer/shared/awserr"
+	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/job"
+)
+
+// Record is the fate of one posted finding with what the acceptance report
+// groups by. Like the ledger it holds identities, never code or model text
+// (docs/guarantees.md RT-2): fingerprint, path, severity, category, rule id,
+// prompt version and model.
+type Record struct {
+	Review        int64  `dynamodbav:"review"`
+	Fingerprint   string `dynamodbav:"fp"`
+	Fate          Fate   `dynamodbav:"fate"`
+	File          string `dynamodbav:"file"`
+	Severity      string `dynamodbav:"severity"`
+	Category      string `dynamodbav:"category"`
+	RuleID        string `dynamodbav:"rule_id,omitempty"`
+	PromptVersion string `dynamodbav:"prompt_version"`
+	Model         string `dynamodbav:"model"`
+	JobID         string `dynamodbav:"job_id"` // the job that posted the finding
+	// Kind is the finding's kind (Kind: rule id or hashed title); with
+	// Category and Scope(File) it names the tally its fate counts in.
+	Kind string `dynamodbav:"kind"`
+}
+
+// An outcome is one item of the jobs table, beside the ledger:
+//
+//	pk  OUTCOME#review#<id>
+//	sk  FP#<fingerprint>
+//
+// so a review's outcomes are one Query, and a fingerprint has one item.
+const (
+	itemPrefix  = "OUTCOME#review#"
+	emailPrefix = "OUTCOME#cl#" // a changelist's e-mail-only findings (EmailOnly)
+	sortPrefix  = "FP#"
+)
+
+func partition(review int64) string { return itemPrefix + strconv.FormatInt(review, 10) }
+
+// API is the part of the DynamoDB client the store uses.
+type API interface {
+	PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+	Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+	TransactWriteItems(context.Context, *dynamodb.TransactWriteItemsInput, ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
+}
+
+// Store keeps outcomes in the jobs table.
+type Store struct {
+	api       API
+	table     string
+	retention time.Duration
+}
+
+// DefaultRetention is the delivery identities' default
+// (UNIQUENESS_RETENTION_DAYS unset).
+const DefaultRetention = 365 * 24 * time.Hour
+
+// NewStore returns the outcome store over the jobs table.
+func NewStore(api API, table string) *Store {
+	return &Store{api: api, table: table, retention: DefaultRetention}
+}
+
+// WithUniquenessRetention keeps new records as long as delivery identities
+// (UNIQUENESS_RETENTION_DAYS); 0 keeps them forever.
+func (s *Store) WithUniquenessRetention(d time.Duration) *Store {
+	if d >= 0 {
+		s.retention = d
+	}
+	return s
+}
+
+// Posted records a finding the service commented on, as Open, with what
+// the report groups by. Only the first write of a (review, fingerprint)
+// lands: a retried notify, or the same finding posted again in a later
+// version, changes nothing (written is false).
+func (s *Store) Posted(ctx context.Context, r Record) (written bool, err error) {
+	if r.Review <= 0 || r.Fingerprint == "" {
+		return false, failure.Errorf(failure.InternalBug, "outcome: a record needs a review and a fingerprint (%d %q)", r.Review, r.Fingerprint)
+	}
+	now := job.Now()
+	item := map[string]types.AttributeValue{
+		"pk": sv(partition(r.Review)), "sk": sv(sortPrefix + r.Fingerprint),
+		"review": nv(r.Review), "fp": sv(r.Fingerprint), "fate": sv(string(Open)),
+		"file": sv(r.File), "severity": sv(r.Severity), "category": sv(r.Category), "rule_id": sv(r.RuleID),
+		"prompt_version": sv(r.PromptVersion), "model": sv(r.Model), "job_id": sv(r.JobID), "kind": sv(r.Kind),
+		"recorded_at": sv(job.FormatTime(now)),
+	}
+	if s.retention > 0 {
+		item["expires_at"] = nv(now.Add(s.retention).Unix())
+	}
+	_, err = s.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: item,
+		ConditionExpression: aws.String("attribute_not_exists(pk)")})
+	return landed(err, "outcome posted")
+}
+
+// EmailOnly records a finding told by e-mail only (a changelist with no
+// Swarm review): nobody can react to it where we read reactions, so its fate
+// is unknown for good, and the report counts it so, never as accepted. One
+// record per (changelist, fingerprint), written once.
+func (s *Store) EmailOnly(ctx context.Context, changelist int64, r Record) (written bool, err error) {
+	if changelist <= 0 || r.Fingerprint == "" {
+		return false, failure.Errorf(failure.InternalBug, "outcome: an e-mail-only record needs a changelist and a fingerprint (%d %q)", changelist, r.Fingerprint)
+	}
+	now := job.Now()
+	item := map[string]types.AttributeValue{
+		"pk": sv(emailPrefix + strconv.FormatInt(changelist, 10)), "sk": sv(sortPrefix + r.Fingerprint),
+		"fp": sv(r.Fingerprint), "fate": sv(string(Unknown)),
+		"file": sv(r.File), "severity": sv(r.Severity), "category": sv(r.Category), "rule_id": sv(r.RuleID),
+		"prompt_version": sv(r.PromptVersion), "model": sv(r.Model), "job_id": sv(r.JobID), "kind": sv(r.Kind),
+		"recorded_at": sv(job.FormatTime(now)),
+	}
+	if s.retention > 0 {
+		item["expires_at"] = nv(now.Add(s.retention).Unix())
+	}
+	_, err = s.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: item,
+		ConditionExpression: aws.String("attribute_not_exists(pk)")})
+	return landed(err, "outcome e-mail only")
+}
+
+// Settle moves a posted finding's fate from the one read (rec.Fate) to
+// fate, and its kind's tally with it, in one transaction: reading the same
+// reactions again (the next version, the sweeper twice, a retry) writes
+// nothing, and a record another reader moved meanwhile is left to the next
+// read. written says whether the fate moved. Unknown is the absence of a
+// fate and is never written.
+func (s *Store) Settle(ctx context.Context, rec Record, fate Fate) (written bool, err error) {
+	if fate == Unknown || fate == "" || fate == rec.Fate {
+		return false, nil
+	}
+	items := []types.TransactWriteItem{{Update: &types.Update{TableName: &s.table,
+		Key:                       map[string]types.AttributeValue{"pk": sv(partition(rec.Review)), "sk": sv(sortPrefix + rec.Fingerprint)},
+		UpdateExpression:          aws.String("SET fate = :fate, settled_at = :at"),
+		ConditionExpression:       aws.String("fate = :was"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":fate": sv(string(fate)), ":was": sv(string(rec.Fate)), ":at": sv(job.FormatTime(job.Now()))},
+	}}}
+	if acc, dis := delta(rec.Fate, fate); (acc != 0 || dis != 0) && rec.Kind != "" {
+		items = append(items, types.TransactWriteItem{Update: &types.Update{TableName: &s.table, Key: tallyKey(Scope(rec.File), rec.Category, rec.Kind),
+			UpdateExpression: aws.String("SET category = :c, kind = :k ADD accepted :a, dismissed :d"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":c": sv(rec.Category), ":k": sv(rec.Kind),
+				":a": &types.AttributeValueMemberN{Value: itoa(acc)}, ":d": &types.AttributeValueMemberN{Value: itoa(dis)}},
+		}})
+	}
+	_, err = s.api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	var cancelled *types.TransactionCanceledException
+	if errors.As(err, &cancelled) {
+		return false, nil // moved by another reader since it was read
+	}
+	return landed(err, "outcome settle")
+}
+
+// landed maps a conditional write's answer: a failed condition is "already
+// so", not an error.
+func landed(err error, what string) (bool, error) {
+	var ccf *types.ConditionalCheckFailedException
+	switch {
+	case errors.As(err, &ccf):
+		return false, nil
+	case err != nil:
+		return false, awserr.Wrap(what, err)
+	}
+	return true, nil
+}
+
+// Review returns the recorded outcomes of a review, every page read.
+func (s *Store) Review(ctx context.Context, review int64) ([]Record, error) {
+	var out []Record
+	var start map[string]types.AttributeValue
+	for {
+		page, err := s.api.Query(ctx, &dynamodb.QueryInput{TableName: &s.table, ConsistentRead: aws.Bool(true),
+			KeyConditionExpression:    aws.String("pk = :pk"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": sv(partition(review))},
+			ExclusiveStartKey:         start})
+		if err != nil {
+			return nil, awserr.Wrap("outcome list", err)
+		}
+		now := job.Now().Unix()
+		for _, it := range page.Items {
+			if exp, ok := num(it["expires_at"]); ok && exp > 0 && exp <= now {
+				continue
+			}
+			out = append(out, decode(it))
+		}
+		if len(page.LastEvaluatedKey) == 0 {
+			return out, nil
+		}
+		start = page.LastEvaluatedKey
+	}
+}
+
+func decode(it map[string]types.AttributeValue) Record {
+	review, _ := num(it["review"])
+	return Record{Review: review, Fingerprint: str(it["fp"]), Fate: Fate(str(it["fate"])), File: str(it["file"]),
+		Severity: str(it["severity"]), Category: str(it["category"]), RuleID: str(it["rule_id"]),
+		PromptVersion: str(it["prompt_version"]), Model: str(it["model"]), JobID: str(it["job_id"]), Kind: str(it["kind"])}
+}
+
+func sv(s string) types.AttributeValue { return &types.AttributeValueMemberS{Value: s} }
+func nv(n int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
+}
+
+func str(av types.AttributeValue) string {
+	if v, ok := av.(*types.AttributeValueMemberS); ok {
+		return v.Value
+	}
+	return ""
+}
+
+func num(av types.AttributeValue) (int64, bool) {
+	n, ok := av.(*types.AttributeValueMemberN)
+	if !ok {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(n.Value, 10, 64)
+	return v, err == nil
+}

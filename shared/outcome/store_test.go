@@ -1,0 +1,110 @@
+package outcome_test
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/criticizer/criticizer/shared/outbox"
+	"github.com/criticizer/criticizer/shared/outcome"
+	"github.com/criticizer/criticizer/shared/store/dynamotest"
+	"github.com/criticizer/criticizer/shared/swarm"
+)
+
+type rows []outbox.Row
+
+func (r rows) ListThread(context.Context, string, int64) ([]outbox.Row, error) { return r, nil }
+
+type comments []swarm.Comment
+
+func (c *comments) List(context.Context, int64) ([]swarm.Comment, error) { return *c, nil }
+
+func posted(fp string, id int64) outbox.Row {
+	return outbox.Row{Item: swarm.KindFinding + "/" + fp, NotificationID: strconv.FormatInt(id, 10), NotifiedAt: "2026-11-01T00:00:00Z"}
+}
+
+// Reading the same reactions twice records each fate once; a new reaction
+// is recorded when it comes; a finding whose comment is missing stays open
+// (unknown), never accepted.
+func TestReadRecordsEachFateOnce(t *testing.T) {
+	ctx := context.Background()
+	st := outcome.NewStore(dynamotest.New(), dynamotest.Table)
+	for _, fp := range []string{"fpA", "fpB", "fpC", "fpD"} {
+		if w, err := st.Posted(ctx, outcome.Record{Review: 7, Fingerprint: fp, Category: "bug", PromptVersion: "1.2"}); err != nil || !w {
+			t.Fatalf("posted %s: %v %v", fp, w, err)
+		}
+	}
+	if w, _ := st.Posted(ctx, outcome.Record{Review: 7, Fingerprint: "fpA", Category: "style"}); w {
+		t.Fatal("a second Posted of the same finding was written")
+	}
+	cs := &comments{
+		{ID: 1, User: "svc", TaskState: swarm.TaskAddressed},
+		{ID: 2, User: "svc", TaskState: swarm.TaskComment},
+		{ID: 3, User: "svc", TaskState: swarm.TaskOpen},
+		{ID: 4, User: "bob", Body: "false positive", ReplyTo: 2},
+	}
+	rd := &outcome.Reader{Store: st, Rows: rows{posted("fpA", 1), posted("fpB", 2), posted("fpC", 3)}, Comments: cs}
+	first, err := rd.Read(ctx, 7, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first != (outcome.Tally{Read: 4, Settled: 2, Unknown: 1}) {
+		t.Fatalf("first read = %+v, want 4 read, 2 settled (addressed, dismissed), 1 unknown", first)
+	}
+	again, err := rd.Read(ctx, 7, nil)
+	if err != nil || again.Settled != 0 {
+		t.Fatalf("second read = %+v, %v: want nothing written", again, err)
+	}
+	// fpC resolved by a later version, then the sweeper reads a listing
+	// where nothing says so: it stays resolved.
+	if got, _ := rd.Read(ctx, 7, []string{"fpC"}); got.Settled != 1 {
+		t.Fatalf("resolved read = %+v, want 1 settled", got)
+	}
+	if got, _ := rd.Read(ctx, 7, nil); got.Settled != 0 {
+		t.Fatalf("later read = %+v, want the resolved fate kept", got)
+	}
+	recs, err := st.Review(ctx, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]outcome.Fate{"fpA": outcome.Addressed, "fpB": outcome.Dismissed, "fpC": outcome.Resolved, "fpD": outcome.Open}
+	for _, r := range recs {
+		if r.Fate != want[r.Fingerprint] {
+			t.Errorf("%s = %s, want %s", r.Fingerprint, r.Fate, want[r.Fingerprint])
+		}
+		if r.Fingerprint == "fpA" && r.Category != "bug" {
+			t.Errorf("fpA category = %q: the first Posted must keep its attributes", r.Category)
+		}
+	}
+	if len(recs) != len(want) {
+		t.Fatalf("%d records, want %d", len(recs), len(want))
+	}
+}
+
+// Settle never creates a record for a fingerprint that was not posted.
+func TestSettleNeedsAPostedFinding(t *testing.T) {
+	st := outcome.NewStore(dynamotest.New(), dynamotest.Table)
+	if w, err := st.Settle(context.Background(), outcome.Record{Review: 7, Fingerprint: "never", Fate: outcome.Open}, outcome.Addressed); err != nil || w {
+		t.Fatalf("settle of an unposted finding = %v, %v", w, err)
+	}
+	if recs, _ := st.Review(context.Background(), 7); len(recs) != 0 {
+		t.Fatalf("records = %+v", recs)
+	}
+}
+
+// Records live as long as delivery identities.
+func TestRetention(t *testing.T) {
+	db := dynamotest.New()
+	st := outcome.NewStore(db, dynamotest.Table).WithUniquenessRetention(48 * time.Hour)
+	if _, err := st.Posted(context.Background(), outcome.Record{Review: 7, Fingerprint: "fp"}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := db.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(dynamotest.Table)})
+	if err != nil || len(out.Items) != 1 || out.Items[0]["expires_at"] == nil {
+		t.Fatalf("record without expires_at: %v %v", out, err)
+	}
+}
