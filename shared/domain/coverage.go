@@ -87,3 +87,20 @@ func plural(n int, word string) string {
 	}
 	return word + "s"
 }
+
+// Usage is what the review cost, as the e-mail's footer and the Swarm
+// summary both state it: tokens, model calls, the prompt cache's share and,
+// where prices are configured, the estimate; "" when no model ran.
+func (m ReviewMeta) Usage() string {
+	if m.InputTokens == 0 && m.OutputTokens == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("tokens %d in, %d out, %d model %s", m.InputTokens, m.OutputTokens, m.ModelCalls, plural(m.ModelCalls, "call"))
+	if m.CachedInputTokens > 0 {
+		s += fmt.Sprintf(", %d input from the prompt cache", m.CachedInputTokens)
+	}
+	if m.EstimatedCostUSD > 0 {
+		s += fmt.Sprintf(", est. $%.4f at list prices", m.EstimatedCostUSD)
+	}
+	return s
+}

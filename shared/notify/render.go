@@ -252,15 +252,8 @@ func (v view) footer() string {
 	if v.Schema != "" || v.Prompt != "" {
 		parts = append(parts, fmt.Sprintf("schema %s, prompt %s", v.Schema, v.Prompt))
 	}
-	if m := v.Meta; m.InputTokens > 0 || m.OutputTokens > 0 {
-		tokens := fmt.Sprintf("tokens %d in, %d out, %d model %s", m.InputTokens, m.OutputTokens, m.ModelCalls, plural(m.ModelCalls, "call"))
-		if m.CachedInputTokens > 0 {
-			tokens += fmt.Sprintf(", %d input from the prompt cache", m.CachedInputTokens)
-		}
-		if m.EstimatedCostUSD > 0 {
-			tokens += fmt.Sprintf(", est. $%.4f at list prices", m.EstimatedCostUSD)
-		}
-		parts = append(parts, tokens)
+	if u := v.Meta.Usage(); u != "" {
+		parts = append(parts, u)
 	}
 	if len(parts) == 0 {
 		return ""

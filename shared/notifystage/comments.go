@@ -334,8 +334,9 @@ func findingBody(f domain.Finding) string {
 	return b.String()
 }
 
-// summaryBody is a version's summary: counts by severity, coverage, the job
-// page link when the environment has one.
+// summaryBody is a version's summary: counts by severity, coverage, the
+// model's tokens and estimated cost, the job page link when the environment
+// has one.
 func summaryBody(version, total int, counts map[string]int, meta domain.ReviewMeta, pageURL string, rc rerunCounts) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "**Criticizer review of version %d:** ", version)
@@ -359,6 +360,9 @@ func summaryBody(version, total int, counts map[string]int, meta domain.ReviewMe
 	}
 	if c := meta.Coverage(); c != "" {
 		fmt.Fprintf(&b, "\n\nCoverage: %s.", c)
+	}
+	if u := meta.Usage(); u != "" {
+		fmt.Fprintf(&b, "\n\nModel usage: %s.", u)
 	}
 	if w := meta.WithheldAsDismissed; w > 0 {
 		noun := "findings"
