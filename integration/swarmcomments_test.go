@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -303,13 +302,15 @@ func TestModelTextIsInertInEveryChannel(t *testing.T) {
 	if !strings.Contains(text, "https[:]//evil.example/login") {
 		t.Fatalf("the plain-text e-mail lacks the model's message as inert text:\n%.2000s", text)
 	}
-	// The code excerpt (a numbered line, "  2 | …") is the change's own
-	// code, shown as it is; the model's words are the rest.
-	excerpt := regexp.MustCompile(`^\s*>?\s*\d+ \|`)
+	// Neither the model's words nor the code excerpt (the change's own
+	// lines, where the injection sits) carry a URL a mail client would link.
 	for _, line := range strings.Split(text, "\n") {
-		if !excerpt.MatchString(line) && strings.Contains(line, "https://") {
-			t.Errorf("the plain-text e-mail's finding carries a live URL: %q", line)
+		if strings.Contains(line, "https://evil") {
+			t.Errorf("the plain-text e-mail carries a live URL: %q", line)
 		}
+	}
+	if strings.Contains(html, "https://evil") {
+		t.Errorf("the HTML e-mail carries a live URL")
 	}
 	for _, live := range []string{`href="https://evil`, `<a href="https://evil`, `<img`, `src="https://evil`} {
 		if strings.Contains(html, live) {

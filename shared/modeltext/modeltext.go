@@ -8,8 +8,9 @@
 // spans and fenced blocks stay code, verbatim; elsewhere link and image
 // syntax is escaped, HTML is written as text, URLs are written inert and
 // @mentions lose their "@". Plain is for e-mail, text and HTML parts alike
-// (the HTML renderer escapes after it): every URL is written inert, so a
-// mail client's auto-linking finds none.
+// (the HTML renderer escapes after it), the model's text and the code
+// excerpts (a changelist can carry the injection) alike: every URL is
+// written inert, so a mail client's auto-linking finds none.
 package modeltext
 
 import (

@@ -10,6 +10,7 @@ import (
 	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/domain"
 	findingfp "github.com/criticizer/criticizer/shared/finding"
+	"github.com/criticizer/criticizer/shared/modeltext"
 )
 
 // The bodies are rendered by hand, not with html/template: reflection-based
@@ -140,7 +141,10 @@ func snippet(lines map[int]string, line, end int) []codeLine {
 		if r := []rune(text); len(r) > maxCodeLine {
 			text = string(r[:maxCodeLine-1]) + "…"
 		}
-		out = append(out, codeLine{N: n, Text: stripControl(text), Hit: n >= line && n <= end})
+		// The change's own code, but a changelist can carry an injection too:
+		// a URL in it is written inert like the model's text, so no mail
+		// client links it (the code itself is in the review and the diff).
+		out = append(out, codeLine{N: n, Text: modeltext.Plain(stripControl(text)), Hit: n >= line && n <= end})
 	}
 	for _, c := range out {
 		if c.Hit {
