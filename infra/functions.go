@@ -216,6 +216,14 @@ func newWebhookFunction(f *functionFactory, p functionsProps) awslambda.Function
 		fn.AddEnvironment(jsii.String("SWARM_URL"), jsii.String(cfg.SwarmURL), nil)
 		fn.AddEnvironment(jsii.String("SWARM_TOKEN_SECRET_ID"), sec.swarmToken.SecretArn(), nil)
 		sec.swarmToken.GrantRead(fn, nil)
+		if !cfg.swarmIsPrivate() || cfg.isLocal {
+			// The run is held to its review at the door (422); a private
+			// Swarm is out of the internet-facing function's reach (the
+			// emulator's stand-in is not), and the fetch stage makes the
+			// same check inside the VPC in any case.
+			fn.AddEnvironment(jsii.String("SWARM_API_SECRET_ID"), sec.swarmAPI.SecretArn(), nil)
+			sec.swarmAPI.GrantRead(fn, nil)
+		}
 	}
 	// Internet-facing: it creates a job (the job, its idempotency record, the
 	// changelist's version gate) and reads what the status endpoint shows

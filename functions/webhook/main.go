@@ -17,6 +17,7 @@ import (
 	"github.com/criticizer/criticizer/shared/sanitize"
 	"github.com/criticizer/criticizer/shared/secrets"
 	"github.com/criticizer/criticizer/shared/store"
+	"github.com/criticizer/criticizer/shared/swarm"
 	"github.com/criticizer/criticizer/shared/webhook"
 )
 
@@ -39,6 +40,9 @@ func main() {
 	}
 	if set.Swarm.TokenSecretID != "" { // unset: bearer authentication off
 		h.SwarmTokens = webhook.SecretKeys(sm, set.Swarm.TokenSecretID, nil)
+	}
+	if set.Swarm.URL != "" && set.Swarm.APISecretID != "" { // unset: the fetch stage alone holds a run to its review
+		h.Reviews = &swarm.Client{BaseURL: set.Swarm.URL, Credentials: swarm.SecretCredentials(sm, set.Swarm.APISecretID)}
 	}
 	if page := set.JobPage; page.SecretID != "" {
 		links := &jobpage.Links{Key: &jobpage.Key{Secrets: sm, SecretID: page.SecretID}, Base: page.BaseURL}

@@ -96,7 +96,7 @@ var Declared = []Setting{
 	{Table: Webhook, Keys: []string{"jobPage"}, Vars: []string{"JOB_PAGE_SECRET_ID"}, ReadBy: []string{"webhook", "notify", "jobpage"}, Default: "false", Needed: "optional: the read-only job page ([jobpage.md](jobpage.md))"},
 	{Table: Webhook, Keys: []string{"publicBaseUrl"}, Vars: []string{"JOB_PAGE_BASE_URL"}, ReadBy: []string{"notify", "webhook"}, Default: "the API's URL", Needed: "optional, with `jobPage`: the links' base behind a custom domain"},
 	{Table: Webhook, Keys: []string{"swarmUrl"}, Vars: []string{"SWARM_URL"}, ReadBy: []string{"webhook", "fetch", "notify", "sweeper"}, Default: "none: Swarm off", Needed: "with Swarm; creates the two Swarm secrets"},
-	{Table: Webhook, StackVars: "`WEBHOOK_SECRET_ID`; with `swarmUrl`, `SWARM_TOKEN_SECRET_ID` (webhook)"},
+	{Table: Webhook, StackVars: "`WEBHOOK_SECRET_ID`; with `swarmUrl`, `SWARM_TOKEN_SECRET_ID` and, unless Swarm is private, `SWARM_API_SECRET_ID` (webhook: a run is held to its review with 422)"},
 	{Table: Fetch, Keys: []string{"depotAllowList"}, Vars: []string{"DEPOT_ALLOWLIST"}, ReadBy: []string{"fetch"}, Default: "none", Needed: "every environment: the depot paths fetch may read (`//depot/projectA/...`)"},
 	{Table: Fetch, Keys: []string{"p4Port"}, Vars: []string{"P4PORT"}, ReadBy: []string{"fetch"}, Default: "none; local the stand-in", Needed: "every environment", Placeholder: ExampleDomain, Sample: "ssl:perforce.studio.test:1666"},
 	{Table: Fetch, Keys: []string{"p4User"}, Vars: []string{"P4USER"}, ReadBy: []string{"fetch"}, Default: "`criticizer`"},

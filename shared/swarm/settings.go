@@ -22,8 +22,9 @@ type Settings struct {
 	// presents to the webhook (SWARM_TOKEN_SECRET_ID; webhook only).
 	TokenSecretID string
 	// APISecretID names the secret holding the API login the fetch stage
-	// asks Swarm for a review's author with (SWARM_API_SECRET_ID; fetch, and
-	// the sweeper where comments are posted).
+	// asks Swarm for a review's author with (SWARM_API_SECRET_ID; fetch, the
+	// webhook that holds a run to its review, and the sweeper where comments
+	// are posted).
 	APISecretID string
 	// CommentWindow is SWARM_COMMENT_WINDOW_SECONDS (ForComments only, with
 	// a login): how long after a create started Swarm may still store it.
@@ -35,7 +36,7 @@ type Use int
 
 const (
 	ForLinks   Use = iota // SWARM_URL only (notify: the review's link)
-	ForWebhook            // SWARM_URL and SWARM_TOKEN_SECRET_ID
+	ForWebhook            // SWARM_URL, SWARM_TOKEN_SECRET_ID and SWARM_API_SECRET_ID
 	ForAuthors            // SWARM_URL and SWARM_API_SECRET_ID (fetch)
 	// ForComments: SWARM_URL, SWARM_API_SECRET_ID and, with a login,
 	// SWARM_COMMENT_WINDOW_SECONDS (the sweeper's reconciler of comment rows).
@@ -63,6 +64,7 @@ func SettingsFromEnv(r *config.Reader, use Use) Settings {
 	case ForWebhook:
 		secretKey = "SWARM_TOKEN_SECRET_ID"
 		s.TokenSecretID = r.Optional(secretKey, "")
+		s.APISecretID = r.Optional("SWARM_API_SECRET_ID", "")
 	case ForAuthors, ForComments:
 		secretKey = "SWARM_API_SECRET_ID"
 		s.APISecretID = r.Optional(secretKey, "")

@@ -24,6 +24,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"mime"
 	"net/http"
@@ -69,6 +70,11 @@ type Deliveries interface {
 	List(ctx context.Context, changelist int64, version int) ([]outbox.Row, error)
 }
 
+// ReviewReader reads a Swarm review's versions (swarm.Client.GetReview).
+type ReviewReader interface {
+	GetReview(ctx context.Context, id int64) (swarm.Review, error)
+}
+
 // Handler serves the webhook API.
 type Handler struct {
 	Jobs       Jobs
@@ -86,6 +92,12 @@ type Handler struct {
 	// and nothing is stored. nil checks nothing (unit tests only; the
 	// function always sets it).
 	Recipients *recipients.Policy
+	// Reviews reads a Swarm review (swarm.Client) to hold a run to it: a
+	// changelist that is none of the review's versions, or a review Swarm
+	// does not have, is refused with 422 and nothing is stored. nil (no
+	// SWARM_API_SECRET_ID, or a private Swarm) leaves the check to the fetch
+	// stage, which makes it in any case.
+	Reviews ReviewReader
 	// JobPage returns a job's page link (jobpage.Links): a full URL, or a
 	// path (/view/…) placed on the API address the caller used. nil (the
 	// page is off) links a Swarm run to GET /jobs/{id}.
@@ -330,6 +342,9 @@ func (h *Handler) create(ctx context.Context, req events.APIGatewayProxyRequest,
 			return errorResponse(http.StatusBadRequest, "invalid_field", "swarm."+field+": "+err.Error())
 		}
 		callbacks = cbs
+		if resp, ok := h.checkReview(ctx, r.Swarm.Review, r.ChangelistID); !ok {
+			return resp
+		}
 	}
 	ctx = obs.WithAttrs(ctx, slog.String("idempotency_key", r.IdempotencyKey), slog.Int64("changelist_id", r.ChangelistID), slog.Int("review_version", r.ReviewVersion))
 	if resp, ok := h.checkRecipients(ctx, r); !ok {
@@ -562,6 +577,35 @@ func jsonResponse(status int, v any) events.APIGatewayProxyResponse {
 
 func savedResponse(s store.SavedResponse) events.APIGatewayProxyResponse {
 	return events.APIGatewayProxyResponse{StatusCode: s.Status, Headers: s.Headers, Body: s.Body}
+}
+
+// reviewLookupTimeout bounds the review lookup: Swarm waits for our answer
+// (its test timeout, 10 s by default), and the fetch stage checks again.
+const reviewLookupTimeout = 4 * time.Second
+
+// checkReview holds a Swarm run to its review: refused (422, nothing
+// stored) when Swarm has no such review or the changelist is none of its
+// versions. A lookup that fails otherwise (Swarm down, a refused login)
+// refuses nothing: the fetch stage checks again before anything is fetched
+// and retries, so no run is lost to the door's lookup.
+func (h *Handler) checkReview(ctx context.Context, review, change int64) (events.APIGatewayProxyResponse, bool) {
+	if h.Reviews == nil {
+		return events.APIGatewayProxyResponse{}, true
+	}
+	lctx, cancel := context.WithTimeout(ctx, reviewLookupTimeout)
+	defer cancel()
+	rv, err := h.Reviews.GetReview(lctx, review)
+	switch {
+	case failure.Classify(err) == failure.NotFound:
+		return errorResponse(http.StatusUnprocessableEntity, "review_not_found", fmt.Sprintf("Swarm has no review %d", review)), false
+	case err != nil:
+		h.Log.WarnContext(ctx, "swarm review lookup failed; the fetch stage holds the run to its review", "review", review, "error_class", failure.Classify(err))
+		return events.APIGatewayProxyResponse{}, true
+	case !rv.HasChange(change):
+		return errorResponse(http.StatusUnprocessableEntity, "change_not_in_review",
+			fmt.Sprintf("change %d is none of Swarm review %d's versions: nothing stored or fetched", change, review)), false
+	}
+	return events.APIGatewayProxyResponse{}, true
 }
 
 func errorResponse(status int, code, msg string) events.APIGatewayProxyResponse {

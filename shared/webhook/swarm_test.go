@@ -14,8 +14,10 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/google/uuid"
 
+	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/store"
+	"github.com/criticizer/criticizer/shared/swarm"
 )
 
 // recordingJobs stores created jobs and counts reads.
@@ -280,5 +282,59 @@ func TestSwarmCallbacksNeedASwarmServer(t *testing.T) {
 	resp, _ := h.Handle(context.Background(), signed(key, swarmBody("shelved", swarmCallback("http://localhost", ""))))
 	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(resp.Body, "SWARM_URL") || len(jobs.created) != 0 {
 		t.Fatalf("%d %s (%d jobs), want 400 naming SWARM_URL and nothing created", resp.StatusCode, resp.Body, len(jobs.created))
+	}
+}
+
+// reviewsOf answers GetReview with a review holding changes, or err.
+type reviewsOf struct {
+	changes []int64
+	err     error
+	calls   int
+}
+
+func (r *reviewsOf) GetReview(_ context.Context, id int64) (swarm.Review, error) {
+	r.calls++
+	if r.err != nil {
+		return swarm.Review{}, r.err
+	}
+	return swarm.Review{ID: id, Changes: r.changes}, nil
+}
+
+// Issue 30: a run is bound to its review at the door. A changelist that is
+// none of the review's versions (whoever holds the token could name any
+// allowed change under any review), or a review Swarm does not have, is a
+// 422 with the reason and nothing is stored; a lookup Swarm cannot answer
+// refuses nothing (the fetch stage checks again and retries).
+func TestSwarmRunIsHeldToItsReview(t *testing.T) {
+	update := swarmCallback("http://localhost", "")
+	for _, tt := range []struct {
+		name       string
+		reviews    *reviewsOf
+		wantStatus int
+		wantCode   string
+	}{
+		{"a version of the review", &reviewsOf{changes: []int64{12340, 12348}}, 202, ""},
+		{"another review's change", &reviewsOf{changes: []int64{12340, 12341}}, 422, "change_not_in_review"},
+		{"no such review", &reviewsOf{err: failure.Errorf(failure.NotFound, "swarm review 12340: HTTP 404")}, 422, "review_not_found"},
+		{"Swarm down: left to the fetch stage", &reviewsOf{err: failure.Errorf(failure.NetworkTimeout, "swarm review 12340: timeout")}, 202, ""},
+		{"login refused: left to the fetch stage", &reviewsOf{err: failure.Errorf(failure.AuthDenied, "swarm review 12340: HTTP 401")}, 202, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			jobs := &recordingJobs{}
+			h := swarmHandler(jobs, func(bool) [][]byte { return [][]byte{[]byte("tok-current")} })
+			h.Reviews = tt.reviews
+			req := events.APIGatewayProxyRequest{HTTPMethod: "POST", Resource: "/webhooks/changelist", Path: "/webhooks/changelist",
+				Body: swarmBody("shelved", update), Headers: map[string]string{"Authorization": "Bearer tok-current"}}
+			resp, err := h.Handle(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.StatusCode != tt.wantStatus || (tt.wantCode != "" && !strings.Contains(resp.Body, `"code":"`+tt.wantCode+`"`)) {
+				t.Fatalf("status %d %s, want %d %s", resp.StatusCode, resp.Body, tt.wantStatus, tt.wantCode)
+			}
+			if want := map[bool]int{true: 1, false: 0}[tt.wantStatus == 202]; len(jobs.created) != want || tt.reviews.calls != 1 {
+				t.Fatalf("%d jobs stored, %d lookups; want %d and 1", len(jobs.created), tt.reviews.calls, want)
+			}
+		})
 	}
 }
