@@ -315,11 +315,8 @@ func commentDeliveries(j *job.Job, review domain.ReviewResult, distinct []rerun.
 
 // taskSeverity: findings of high severity and above are open tasks.
 func taskSeverity(sev string) bool {
-	s := strings.ToLower(sev)
-	return s == "high" || s == "critical"
+	return domain.SeverityRank(sev) <= domain.SeverityRank("high")
 }
-
-var severities = []string{"critical", "high", "medium", "low", "info"}
 
 // findingBody is a finding's comment: severity, category and title, then
 // the message and the suggestion, each written by the model and so made
@@ -344,7 +341,7 @@ func summaryBody(version, total int, counts map[string]int, meta domain.ReviewMe
 		b.WriteString("no findings.")
 	} else {
 		var parts []string
-		for _, s := range severities {
+		for _, s := range domain.Severities {
 			if counts[s] > 0 {
 				parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
 			}

@@ -319,7 +319,7 @@ func (s RuleSet) Filter(fs []domain.Finding) (kept, filtered, hidden []domain.Fi
 	for _, f := range fs {
 		if !strings.HasPrefix(f.RuleID, SecretRulePrefix) {
 			r, _ := s.For(f.File)
-			if r.SeverityThreshold != "" && sevRank(f.Severity) > sevRank(r.SeverityThreshold) ||
+			if r.SeverityThreshold != "" && domain.SeverityRank(f.Severity) > domain.SeverityRank(r.SeverityThreshold) ||
 				slices.Contains(r.DisabledCategories, f.Category) {
 				filtered = append(filtered, f)
 				continue
