@@ -18,6 +18,7 @@ import (
 	"github.com/criticizer/criticizer/shared/awserr"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/store"
 )
 
 // An entry is one item of the jobs table, beside the delivery identities:
@@ -41,15 +42,9 @@ const (
 func partition(t Thread) string  { return itemPrefix + t.Kind + "#" + strconv.FormatInt(t.ID, 10) }
 func sortKey(version int) string { return fmt.Sprintf("%s%010d", sortPrefix, version) }
 
-// API is the part of the DynamoDB client the ledger uses.
-type API interface {
-	PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
-	Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
-}
-
 // Store is the ledger in the jobs table. It implements Entries.
 type Store struct {
-	api       API
+	api       store.LogAPI
 	table     string
 	retention time.Duration
 }
@@ -59,7 +54,7 @@ type Store struct {
 const DefaultRetention = 365 * 24 * time.Hour
 
 // NewStore returns the ledger over the jobs table.
-func NewStore(api API, table string) *Store {
+func NewStore(api store.LogAPI, table string) *Store {
 	return &Store{api: api, table: table, retention: DefaultRetention}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/criticizer/criticizer/shared/awserr"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/store"
 )
 
 // The doubt index is a sparse global secondary index over the rows whose
@@ -164,7 +165,7 @@ func (o *Outbox) IndexExisting(ctx context.Context, sentSince, deadline, now tim
 	if err != nil || p.Done {
 		return IndexReport{Done: p.Done}, err
 	}
-	scanner, ok := o.api.(ScanAPI)
+	scanner, ok := o.api.(store.ScanAPI)
 	if !ok {
 		return IndexReport{}, failure.Errorf(failure.InternalBug, "outbox: the DynamoDB client cannot scan")
 	}

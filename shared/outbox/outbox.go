@@ -32,6 +32,7 @@ import (
 	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/store"
 )
 
 // Status of a delivery row.
@@ -104,20 +105,9 @@ func (r *Row) Key() delivery.Key {
 	return delivery.Key{Changelist: r.Changelist, Recipient: rcpt, ReviewVersion: r.ReviewVersion}
 }
 
-// API is the part of the DynamoDB client the outbox uses.
-type API interface {
-	GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
-	PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
-	UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
-	Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
-	// TransactWriteItems moves a row written before the delivery key to its
-	// keyed row (Scrub).
-	TransactWriteItems(context.Context, *dynamodb.TransactWriteItemsInput, ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
-}
-
 // Outbox reads and writes delivery rows in the jobs table.
 type Outbox struct {
-	api       API
+	api       store.API
 	table     string
 	retention time.Duration
 	actor     string // who writes, for the rows' event history
@@ -221,7 +211,7 @@ func (o *Outbox) addressKeyedRows(ctx context.Context, partition string) (map[st
 const DefaultRetention = 365 * 24 * time.Hour
 
 // New returns an Outbox over the table.
-func New(api API, table string) *Outbox {
+func New(api store.API, table string) *Outbox {
 	return &Outbox{api: api, table: table, retention: DefaultRetention}
 }
 

@@ -31,12 +31,6 @@ type Suspect struct {
 	VerifiedAt string `dynamodbav:"verified_at,omitempty" json:"verified_at,omitempty"`
 }
 
-// ScanAPI is the DynamoDB call the one-off passes over the whole table
-// need besides API (IndexExisting).
-type ScanAPI interface {
-	Scan(context.Context, *dynamodb.ScanInput, ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
-}
-
 // Suspects returns up to limit rows that need reconciling: "sending" since
 // before stuckBefore, "sent" with notified_at in [sentFrom, sentTo) and not
 // yet verified against the provider (only when verifySent), and rows already

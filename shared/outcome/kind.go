@@ -13,6 +13,7 @@ import (
 
 	"github.com/criticizer/criticizer/shared/awserr"
 	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/store"
 )
 
 // A finding kind is what "the same finding again" means for a team: its
@@ -175,7 +176,7 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 // AllTallies reads every kind's tally (a scan for OUTCOME#kind# items, every
 // page), for the operator's list of suppressions.
-func AllTallies(ctx context.Context, api Scanner, table string) ([]Suppression, error) {
+func AllTallies(ctx context.Context, api store.ScanAPI, table string) ([]Suppression, error) {
 	var out []Suppression
 	var start map[string]types.AttributeValue
 	for {
