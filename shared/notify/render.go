@@ -9,7 +9,7 @@ import (
 
 	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/domain"
-	findingfp "github.com/criticizer/criticizer/shared/finding"
+	"github.com/criticizer/criticizer/shared/finding"
 	"github.com/criticizer/criticizer/shared/modeltext"
 )
 
@@ -92,7 +92,7 @@ func groupByFile(fs []domain.Finding, cs *domain.Changeset, n int) []fileGroup {
 		}
 		return files[i] < files[j]
 	})
-	code := findingfp.CodeOf(cs)
+	code := finding.CodeOf(cs)
 	var out []fileGroup
 	for _, file := range files {
 		g := fileGroup{File: file}

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/criticizer/criticizer/shared/domain"
-	findingfp "github.com/criticizer/criticizer/shared/finding"
+	"github.com/criticizer/criticizer/shared/finding"
 )
 
 // ChunkResult is one chunk's validated answer, as stored and merged.
@@ -41,8 +41,8 @@ func Merge(parts []ChunkResult, version string, code CodeOf, pipeline ...domain.
 	byKey := map[string]domain.Finding{}
 	var diags Diagnostics
 	add := func(f domain.Finding) {
-		k := findingfp.Fingerprint(f, code(f.File))
-		id := findingfp.ID(k)
+		k := finding.Fingerprint(f, code(f.File))
+		id := finding.ID(k)
 		prev, dup := byKey[k]
 		switch {
 		case dup:

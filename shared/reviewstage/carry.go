@@ -8,7 +8,7 @@ import (
 
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
-	findingfp "github.com/criticizer/criticizer/shared/finding"
+	"github.com/criticizer/criticizer/shared/finding"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/ledger"
 	"github.com/criticizer/criticizer/shared/review"
@@ -191,7 +191,7 @@ func ledgerEntry(j *job.Job, cs domain.Changeset, result domain.ReviewResult, sk
 		v.Files = append(v.Files, lf)
 	}
 	for _, f := range result.Findings {
-		v.Findings = append(v.Findings, ledger.Finding{Fingerprint: findingfp.Fingerprint(f, codeOf(f.File)), File: f.File, Line: f.Line, Severity: f.Severity})
+		v.Findings = append(v.Findings, ledger.Finding{Fingerprint: finding.Fingerprint(f, codeOf(f.File)), File: f.File, Line: f.Line, Severity: f.Severity})
 	}
 	return v
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
-	findingfp "github.com/criticizer/criticizer/shared/finding"
+	"github.com/criticizer/criticizer/shared/finding"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/llm"
 	"github.com/criticizer/criticizer/shared/obs"
@@ -248,14 +248,14 @@ func (r *Review) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	// The pipeline's own findings: certain, so stated whatever the model
 	// answered (or whether it was called at all).
 	secrets := review.SecretFindings(cs)
-	codeOf := review.CodeOf(findingfp.CodeOf(&cs))
+	codeOf := review.CodeOf(finding.CodeOf(&cs))
 	result, merged := review.Merge(parts, version, codeOf, secrets...)
 	merged.Log(ctx, r.Log)
 	kept, filtered, hidden := rules.Filter(result.Findings)
 	result.Findings = kept
 	var withheld []string
 	for _, f := range append(filtered, hidden...) {
-		withheld = append(withheld, findingfp.Fingerprint(f, codeOf(f.File)))
+		withheld = append(withheld, finding.Fingerprint(f, codeOf(f.File)))
 	}
 
 	truncated := append(append([]review.TruncatedFile{}, run.plan.Truncated...), run.truncated...)

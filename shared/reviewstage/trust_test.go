@@ -11,7 +11,7 @@ import (
 	llmstandin "github.com/criticizer/criticizer/internal/standin/llm"
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/domain"
-	findingfp "github.com/criticizer/criticizer/shared/finding"
+	"github.com/criticizer/criticizer/shared/finding"
 	"github.com/criticizer/criticizer/shared/review"
 	"github.com/criticizer/criticizer/shared/reviewstage"
 )
@@ -249,7 +249,7 @@ func TestRulesApplyPerRoot(t *testing.T) {
 	}
 	for _, fp := range meta.Withheld {
 		for _, f := range out.Findings {
-			if f.ID == findingfp.ID(fp) {
+			if f.ID == finding.ID(fp) {
 				t.Errorf("withheld %s is also shown", fp)
 			}
 		}
