@@ -344,8 +344,8 @@ func DefaultConfig(name string) EnvConfig {
 		// environment too): placeholders from the stand-in eval (`make eval`:
 		// 0.21 valid and 0.00 dropped findings per review), to tune with
 		// real traffic (docs/operating.md#rollout-slos).
-		c.ValidFindingsSLO = map[string]float64{review.PromptVersion: DefaultValidFindingsSLO}
-		c.DroppedFindingsSLO = map[string]float64{review.PromptVersion: DefaultDroppedFindingsSLO}
+		c.ValidFindingsSLO = map[string]float64{review.StablePromptVersion: DefaultValidFindingsSLO}
+		c.DroppedFindingsSLO = map[string]float64{review.StablePromptVersion: DefaultDroppedFindingsSLO}
 	}
 	switch name {
 	case "local":

@@ -64,8 +64,8 @@ func validateGuarantees(c EnvConfig, p *problems) {
 // servedPromptVersions are the prompt versions an environment's jobs get:
 // the build's stable one and the candidate on trial, if any.
 func servedPromptVersions(c EnvConfig) []string {
-	out := []string{review.PromptVersion}
-	if c.PromptCandidateVersion != "" && c.PromptCandidateVersion != review.PromptVersion {
+	out := []string{review.StablePromptVersion}
+	if c.PromptCandidateVersion != "" && c.PromptCandidateVersion != review.StablePromptVersion {
 		out = append(out, c.PromptCandidateVersion)
 	}
 	return out

@@ -575,8 +575,8 @@ func newAlarms(stack awscdk.Stack, env string, cfg EnvConfig, mathAlarms bool, s
 			UsingMetrics: &map[string]awscloudwatch.IMetric{
 				"cr": perVersion("ReviewResponsesRejected", cfg.PromptCandidateVersion),
 				"cc": perVersion("ReviewModelCalls", cfg.PromptCandidateVersion),
-				"sr": perVersion("ReviewResponsesRejected", review.PromptVersion),
-				"sc": perVersion("ReviewModelCalls", review.PromptVersion),
+				"sr": perVersion("ReviewResponsesRejected", review.StablePromptVersion),
+				"sc": perVersion("ReviewModelCalls", review.StablePromptVersion),
 			},
 			Period: awscdk.Duration_Minutes(jsii.Number(5)),
 			Label:  jsii.String("candidate rejection rate above 2x stable"),

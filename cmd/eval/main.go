@@ -67,7 +67,7 @@ func main() {
 }
 
 func allVersions() []string {
-	return []string{review.PromptVersion, review.CandidatePromptVersion, review.RulesPromptVersion}
+	return []string{review.BasePromptVersion, review.ChunkAwarePromptVersion, review.RulesPromptVersion}
 }
 
 // run evaluates every prompt version over the corpus and prints the table.
@@ -93,7 +93,7 @@ func run(ctx context.Context, o options, w io.Writer) error {
 		}
 		s := Score{Provider: o.provider, Model: model, PromptVersion: version, PriceIn: o.priceIn, PriceOut: o.priceOut}
 		rollout := review.Rollout{Candidate: version, Percent: 100}
-		if version == review.PromptVersion {
+		if version == review.StablePromptVersion {
 			rollout = review.Rollout{}
 		}
 		mem := artifacts.NewMemoryBucket()

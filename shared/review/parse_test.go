@@ -28,7 +28,7 @@ func findingJSON(edits map[string]any) map[string]any {
 }
 
 func response(edits map[string]any, findings ...any) []byte {
-	top := map[string]any{"schema_version": SchemaVersion, "prompt_version": PromptVersion, "findings": findings}
+	top := map[string]any{"schema_version": SchemaVersion, "prompt_version": StablePromptVersion, "findings": findings}
 	if findings == nil {
 		top["findings"] = []any{}
 	}

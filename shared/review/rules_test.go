@@ -124,7 +124,7 @@ func TestRulesPromptGolden(t *testing.T) {
 		Rules: Rules{Instructions: []Instruction{{Paths: []string{"engine/**"}, Text: "Engine code: flag heap allocations in the frame loop."}}}}}}
 	b := Budget{ContextTokens: 8000, MaxChunkFiles: 1}.For("gpt-4o")
 	var got strings.Builder
-	for _, version := range []string{PromptVersion, RulesPromptVersion} {
+	for _, version := range []string{BasePromptVersion, RulesPromptVersion} {
 		plan := b.PlanWith(cs, version, rs)
 		got.WriteString("=== " + version + " system ===\n" + SystemPrompt(version))
 		for i, c := range plan.Chunks {

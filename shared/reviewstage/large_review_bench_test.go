@@ -31,13 +31,13 @@ const benchTimeScale = 60
 // function instance) that learns the limit from the headers, with the
 // function's timeout (15 min), attempts repeated until one finishes.
 //
-// It runs the stable prompt and CacheablePromptVersion (the candidate whose
+// It runs the stable prompt and RulesPromptVersion (the candidate whose
 // static part is long enough for providers to cache), and reports wall time against that floor (wall/floor; target ≤ 1.3),
 // attempts used (target 1), 429s met, and the input tokens billed per
 // reviewed changed line, uncached and cached (the prompt's static prefix
 // read from the provider's cache).
 func BenchmarkLargeReview(b *testing.B) {
-	for _, version := range []string{review.PromptVersion, review.CacheablePromptVersion} {
+	for _, version := range []string{review.StablePromptVersion, review.RulesPromptVersion} {
 		b.Run("prompt="+version, func(b *testing.B) { benchLargeReview(b, version) })
 	}
 }
@@ -48,7 +48,7 @@ func benchLargeReview(b *testing.B, version string) {
 		b.Fatal(err)
 	}
 	rollout := review.Rollout{}
-	if version != review.PromptVersion {
+	if version != review.StablePromptVersion {
 		rollout = review.Rollout{Candidate: version, Percent: 100}
 	}
 	cs := largeChangeset(1000)

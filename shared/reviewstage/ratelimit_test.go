@@ -127,8 +127,8 @@ func TestTokensBilledAreRecorded(t *testing.T) {
 		version string
 		cached  bool
 	}{
-		{review.PromptVersion, false},
-		{review.CacheablePromptVersion, true},
+		{review.StablePromptVersion, false},
+		{review.RulesPromptVersion, true},
 	} {
 		t.Run(tt.version, func(t *testing.T) {
 			// One chunk at a time: calls sent together all miss the cache, as
@@ -136,7 +136,7 @@ func TestTokensBilledAreRecorded(t *testing.T) {
 			h := newHarness(t, func(r *reviewstage.Review) {
 				r.Parallelism = 1
 				r.Prices = llm.Prices{Input: 3, CachedInput: 0.3, CacheWrite: 3, Output: 15}
-				if tt.version != review.PromptVersion {
+				if tt.version != review.StablePromptVersion {
 					r.Rollout = review.Rollout{Candidate: tt.version, Percent: 100}
 				}
 			})

@@ -181,7 +181,7 @@ func TestReviewLargeChangelistInChunks(t *testing.T) {
 	if note := fmt.Sprintf("adjusted: coercion_applied/finding_id_replaced %d", want); !strings.Contains(res.Detail, note) {
 		t.Errorf("history detail %q, want %q", res.Detail, note)
 	}
-	if res.Review.InputTokens == 0 || res.Review.OutputTokens == 0 || res.Review.PromptVersion != review.PromptVersion {
+	if res.Review.InputTokens == 0 || res.Review.OutputTokens == 0 || res.Review.PromptVersion != review.StablePromptVersion {
 		t.Errorf("job stats = %+v", res.Review)
 	}
 }
@@ -337,7 +337,7 @@ func TestReviewRefusalIsStatedAsNotReviewed(t *testing.T) {
 // metrics.
 func TestPromptRollout(t *testing.T) {
 	h := newHarness(t, func(r *reviewstage.Review) {
-		r.Rollout = review.Rollout{Candidate: review.CandidatePromptVersion, Percent: 30}
+		r.Rollout = review.Rollout{Candidate: review.ChunkAwarePromptVersion, Percent: 30}
 	})
 	cs := chunked(3) // one strcpy finding
 	versions := map[string]int{}
@@ -347,9 +347,9 @@ func TestPromptRollout(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := review.PromptVersion
+		want := review.StablePromptVersion
 		if review.Bucket(id) < 30 {
-			want = review.CandidatePromptVersion
+			want = review.ChunkAwarePromptVersion
 		}
 		out := h.result(t, res)
 		if res.Review.PromptVersion != want || out.PromptVersion != want {
@@ -357,7 +357,7 @@ func TestPromptRollout(t *testing.T) {
 		}
 		versions[want]++
 	}
-	if versions[review.CandidatePromptVersion] == 0 || versions[review.PromptVersion] == 0 {
+	if versions[review.ChunkAwarePromptVersion] == 0 || versions[review.StablePromptVersion] == 0 {
 		t.Fatalf("versions = %v, want both served", versions)
 	}
 	// Every request said the version it was built with.
@@ -385,7 +385,7 @@ func TestPromptRollout(t *testing.T) {
 		}
 	}
 	// Rollback is configuration: percent 0 serves only the stable version.
-	if v := (review.Rollout{Candidate: review.CandidatePromptVersion}).Pick("job-00"); v != review.PromptVersion {
+	if v := (review.Rollout{Candidate: review.ChunkAwarePromptVersion}).Pick("job-00"); v != review.StablePromptVersion {
 		t.Errorf("rolled back rollout picked %s", v)
 	}
 }
@@ -407,7 +407,7 @@ func TestReviewRejectionMetric(t *testing.T) {
 // in its patch segment is accepted where the environment allows the drift
 // (PROMPT_PATCH_DRIFT) and rejected where it does not.
 func TestPromptPatchDriftIsConfigured(t *testing.T) {
-	v := strings.Split(review.PromptVersion, ".")
+	v := strings.Split(review.StablePromptVersion, ".")
 	patched := v[0] + "." + v[1] + ".99"
 	answer := `{"schema_version":"` + review.SchemaVersion + `","prompt_version":"` + patched + `","summary":"fine","findings":[]}`
 	for _, allow := range []bool{false, true} {

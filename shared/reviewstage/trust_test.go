@@ -114,7 +114,7 @@ func TestOutOfViewFindingIsDropped(t *testing.T) {
 	if err := json.Unmarshal(b, &chunk); err != nil || chunk.Diagnostics["finding_dropped/line_not_shown"] != 2 {
 		t.Errorf("chunk diagnostics = %s", b)
 	}
-	if !metricLine(h.metrics.String(), "ReviewFindingsOutOfView", 2, review.PromptVersion) {
+	if !metricLine(h.metrics.String(), "ReviewFindingsOutOfView", 2, review.StablePromptVersion) {
 		t.Errorf("no per-version out-of-view metric in %s", h.metrics)
 	}
 }

@@ -98,7 +98,7 @@ func TestEndToEndReview(t *testing.T) {
 			t.Errorf("finding %d = %+v, want %+v", i, got[i], want[i])
 		}
 	}
-	if res.PromptVersion != review.PromptVersion || res.SchemaVersion != review.SchemaVersion || res.Summary == "" {
+	if res.PromptVersion != review.StablePromptVersion || res.SchemaVersion != review.SchemaVersion || res.Summary == "" {
 		t.Errorf("res = %+v", res)
 	}
 	if comp.RequestID != "req_standin_1" || comp.Usage.InputTokens == 0 {
