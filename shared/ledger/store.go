@@ -91,7 +91,7 @@ type body struct {
 }
 
 // Put records v. It is idempotent per job: the same job writing its
-// version again (a retried write, a redelivered or replayed review) replaces
+// version again (a retried write, a returned message or a replayed review) replaces
 // its own entry, which then agrees with that job's result. The first job to
 // record a version keeps it: another job's Put of the same version (Swarm's
 // test re-run on demand for an unchanged version) changes nothing and

@@ -292,7 +292,7 @@ func commentDeliveries(j *job.Job, review domain.ReviewResult, distinct []rerun.
 				Content: around(files[f.File], f.Line)}
 		}
 		out = append(out, commentDelivery{
-			item: outbox.Item{Channel: outbox.ChannelSwarmComments, Thread: rv, ID: k.Kind + "/" + k.ID},
+			item: commentItem(k),
 			comment: swarm.NewComment{Review: rv, Body: findingBody(f), Marker: k.Marker(), Silent: true, Task: taskSeverity(f.Severity),
 				Context: at},
 			finding: &f,
@@ -307,7 +307,7 @@ func commentDeliveries(j *job.Job, review domain.ReviewResult, distinct []rerun.
 	}
 	k := swarm.SummaryKey(rv, version)
 	out = append(out, commentDelivery{
-		item:    outbox.Item{Channel: outbox.ChannelSwarmComments, Thread: rv, ID: k.Kind + "/" + k.ID},
+		item:    commentItem(k),
 		comment: swarm.NewComment{Review: rv, Body: summaryBody(version, len(distinct), counts, meta, pageURL, rc), Marker: k.Marker()},
 	})
 	return out, tasks
@@ -438,4 +438,11 @@ func around(fc domain.FileChange, line int) []string {
 		return c
 	}
 	return udiff.Around(fc.Interdiff, line, contextLines, contextLineBytes)
+}
+
+// commentItem is the outbox row key of the comment k identifies. A
+// comment's one identity is its swarm.CommentKey; its row key and its
+// marker (k.Marker) are both derived from it, here and nowhere else.
+func commentItem(k swarm.CommentKey) outbox.Item {
+	return outbox.Item{Channel: outbox.ChannelSwarmComments, Thread: k.Review, ID: k.Kind + "/" + k.ID}
 }

@@ -41,9 +41,9 @@ func inDoubt(set string, values map[string]types.AttributeValue, state Status, a
 	return addSet(set, DoubtAttr+" = :doubt, "+DoubtAtAttr+" = :doubtat")
 }
 
-// settled adds to an update expression the REMOVE of the row's doubt pair:
+// outOfDoubt adds to an update expression the REMOVE of the row's doubt pair:
 // the row leaves the index.
-func settled(update string) string {
+func outOfDoubt(update string) string {
 	const rm = DoubtAttr + ", " + DoubtAtAttr
 	if i := strings.Index(update, " REMOVE "); i >= 0 {
 		return update[:i+len(" REMOVE ")] + rm + ", " + update[i+len(" REMOVE "):]

@@ -498,7 +498,7 @@ func (o *Outbox) release(ctx context.Context, k Ref, sendToken string, class fai
 		to = Failed
 	}
 	old, ok, err := o.transition(ctx, k, "release outbox row", sendToken+"/release",
-		settled("SET #s = :to, last_error_class = :c, last_error = :m, updated_at = :now"), []Status{Sending}, "send_token = :stok",
+		outOfDoubt("SET #s = :to, last_error_class = :c, last_error = :m, updated_at = :now"), []Status{Sending}, "send_token = :stok",
 		map[string]types.AttributeValue{":to": sv(string(to)), ":c": sv(string(class)), ":m": sv(msg), ":now": sv(job.FormatTime(now)), ":stok": sv(sendToken)})
 	if err == nil && !ok {
 		return fmt.Errorf("release %s: the row moved on (%s): %w", k, statusOf(old), ErrConflict)
@@ -521,7 +521,7 @@ func (o *Outbox) reset(ctx context.Context, k Ref, sendToken string, now time.Ti
 	if sendToken == "" {
 		guard = "attribute_not_exists(send_token)" // a row begun before sends carried tokens
 	}
-	old, ok, err := o.transition(ctx, k, "reset outbox row", sendToken+"/reset", settled("SET #s = :pending, updated_at = :now"), []Status{Sending}, guard,
+	old, ok, err := o.transition(ctx, k, "reset outbox row", sendToken+"/reset", outOfDoubt("SET #s = :pending, updated_at = :now"), []Status{Sending}, guard,
 		map[string]types.AttributeValue{":pending": sv(string(Pending)), ":now": sv(job.FormatTime(now)), ":stok": sv(sendToken)})
 	if err == nil && !ok {
 		return fmt.Errorf("reset %s: the row moved on (%s): %w", k, statusOf(old), ErrConflict)
@@ -565,7 +565,7 @@ func (o *Outbox) RequeueRef(ctx context.Context, k Ref, now time.Time) error {
 }
 
 func (o *Outbox) toPending(ctx context.Context, k Ref, op string, from []Status, now time.Time) (*Row, bool, error) {
-	return o.transition(ctx, k, op, "requeue/"+uuid.NewString(), settled("SET #s = :pending, updated_at = :now"), from, "",
+	return o.transition(ctx, k, op, "requeue/"+uuid.NewString(), outOfDoubt("SET #s = :pending, updated_at = :now"), from, "",
 		map[string]types.AttributeValue{":pending": sv(string(Pending)), ":now": sv(job.FormatTime(now))})
 }
 

@@ -28,10 +28,10 @@ func TestWithheldAfterRepeatedDismissals(t *testing.T) {
 			t.Fatal(err)
 		}
 		rec.Fate = outcome.Open
-		if w, err := st.Settle(ctx, rec, fate); err != nil || !w {
+		if w, err := st.ChangeFate(ctx, rec, fate); err != nil || !w {
 			t.Fatalf("settle: %v %v", w, err)
 		}
-		if w, _ := st.Settle(ctx, rec, fate); w {
+		if w, _ := st.ChangeFate(ctx, rec, fate); w {
 			t.Fatal("the same move settled twice")
 		}
 	}
@@ -76,7 +76,7 @@ func TestOneAcceptanceKeepsAKindReported(t *testing.T) {
 		if i == 1 {
 			fate = outcome.Addressed
 		}
-		if _, err := st.Settle(ctx, rec, fate); err != nil {
+		if _, err := st.ChangeFate(ctx, rec, fate); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -123,13 +123,13 @@ func (s *Store) EmailOnly(ctx context.Context, changelist int64, r Record) (writ
 	return landed(err, "outcome e-mail only")
 }
 
-// Settle moves a posted finding's fate from the one read (rec.Fate) to
+// ChangeFate moves a posted finding's fate from the one read (rec.Fate) to
 // fate, and its kind's tally with it, in one transaction: reading the same
 // reactions again (the next version, the sweeper twice, a retry) writes
 // nothing, and a record another reader moved meanwhile is left to the next
 // read. written says whether the fate moved. Unknown is the absence of a
 // fate and is never written.
-func (s *Store) Settle(ctx context.Context, rec Record, fate Fate) (written bool, err error) {
+func (s *Store) ChangeFate(ctx context.Context, rec Record, fate Fate) (written bool, err error) {
 	if fate == Unknown || fate == "" || fate == rec.Fate {
 		return false, nil
 	}
@@ -151,7 +151,7 @@ func (s *Store) Settle(ctx context.Context, rec Record, fate Fate) (written bool
 	if errors.As(err, &cancelled) {
 		return false, nil // moved by another reader since it was read
 	}
-	return landed(err, "outcome settle")
+	return landed(err, "outcome fate change")
 }
 
 // landed maps a conditional write's answer: a failed condition is "already
