@@ -44,9 +44,9 @@ func Kind(f domain.Finding) string {
 // Scope is the depot path pattern a finding on file counts under.
 func Scope(file string) string { return PathGroup(file, ScopeDepth) }
 
-// SecretRulePrefix is review.SecretRulePrefix, the rule id prefix of a
+// SecretRulePrefix is result.SecretRulePrefix, the rule id prefix of a
 // committed-secret finding, restated so the notify function does not link
-// the review package and its schema validator (repocheck.TestFunctionDeps);
+// the result package and its schema validator (repocheck.TestFunctionDeps);
 // TestSecretRulePrefix keeps the two equal.
 const SecretRulePrefix = "secret/"
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/outcome"
-	"github.com/criticizer/criticizer/shared/review"
+	"github.com/criticizer/criticizer/shared/result"
 	"github.com/criticizer/criticizer/shared/store/dynamotest"
 )
 
@@ -18,7 +18,7 @@ func TestWithheldAfterRepeatedDismissals(t *testing.T) {
 	ctx := context.Background()
 	st := outcome.NewStore(dynamotest.New(), dynamotest.Table)
 	todo := domain.Finding{RuleID: "standin.todo", Category: "maintainability", Title: "TODO left in code", File: "//depot/projectA/src/log.c"}
-	secret := domain.Finding{RuleID: review.SecretRulePrefix + "aws-key", Category: "security", Title: "Committed secret", File: "//depot/projectA/src/cfg.c"}
+	secret := domain.Finding{RuleID: result.SecretRulePrefix + "aws-key", Category: "security", Title: "Committed secret", File: "//depot/projectA/src/cfg.c"}
 	elsewhere := todo
 	elsewhere.File = "//depot/projectB/log.c"
 	dismiss := func(review int64, f domain.Finding, fate outcome.Fate) {
@@ -87,7 +87,7 @@ func TestOneAcceptanceKeepsAKindReported(t *testing.T) {
 }
 
 func TestSecretRulePrefix(t *testing.T) {
-	if outcome.SecretRulePrefix != review.SecretRulePrefix {
-		t.Fatalf("outcome.SecretRulePrefix %q, review's %q", outcome.SecretRulePrefix, review.SecretRulePrefix)
+	if outcome.SecretRulePrefix != result.SecretRulePrefix {
+		t.Fatalf("outcome.SecretRulePrefix %q, review's %q", outcome.SecretRulePrefix, result.SecretRulePrefix)
 	}
 }

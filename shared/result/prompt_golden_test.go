@@ -1,4 +1,4 @@
-package review
+package result
 
 import (
 	"flag"
@@ -47,7 +47,7 @@ func TestPromptTemplatesGolden(t *testing.T) {
 			}
 			want, err := os.ReadFile(path)
 			if err != nil {
-				t.Fatalf("%v (run go test ./shared/review -run TestPromptTemplatesGolden -update)", err)
+				t.Fatalf("%v (run go test ./shared/result -run TestPromptTemplatesGolden -update)", err)
 			}
 			if got.String() != string(want) {
 				t.Errorf("prompt %s differs from %s:\n%s", version, path, got.String())

@@ -1,4 +1,4 @@
-package review
+package result
 
 import (
 	"bytes"
@@ -146,7 +146,7 @@ func ParseRules(data []byte) (Rules, []string) {
 	}
 	sch, err := rulesSchema()
 	if err != nil {
-		panic(fmt.Sprintf("review: embedded rules schema does not compile: %v", err)) // build defect
+		panic(fmt.Sprintf("result: embedded rules schema does not compile: %v", err)) // build defect
 	}
 	if err := sch.Validate(inst); err != nil {
 		return Rules{}, rulesViolations(err)

@@ -1,4 +1,4 @@
-package review
+package result
 
 import (
 	"os"
@@ -148,7 +148,7 @@ func TestRulesPromptGolden(t *testing.T) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test ./shared/review -run TestRulesPromptGolden -update)", err)
+		t.Fatalf("%v (run go test ./shared/result -run TestRulesPromptGolden -update)", err)
 	}
 	if got.String() != string(want) {
 		t.Errorf("prompt differs from %s:\n%s", path, got.String())

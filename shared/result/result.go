@@ -1,13 +1,14 @@
-// Package review owns the review contract with the LLM: the versioned prompt
-// that asks for a ReviewResult, and the parser that turns a model's answer
-// into a validated domain.ReviewResult plus machine-readable diagnostics.
+// Package result owns the result contract with the LLM: the versioned
+// prompt that asks for a ReviewResult, and the parser that turns a model's
+// answer into a validated domain.ReviewResult plus machine-readable
+// diagnostics.
 //
 // The contract is rules RC-1..RC-5 (docs/guarantees.md): the
 // canonical JSON schema is embedded verbatim (reviewresult.schema.json) and is
 // the single source of truth for field names, types and enum sets. Both
 // BuildPrompt and Parse pin StablePromptVersion and SchemaVersion; changing either
 // follows the rollout order (parser support first, then the prompt).
-package review
+package result
 
 import (
 	"bytes"
@@ -63,7 +64,7 @@ var schemas = sync.OnceValues(func() (*jsonschema.Schema, *jsonschema.Schema) {
 	top, finding, err := compileSchemas()
 	if err != nil {
 		// The schema is embedded at build time; failing here is a build defect.
-		panic(fmt.Sprintf("review: embedded schema does not compile: %v", err))
+		panic(fmt.Sprintf("result: embedded schema does not compile: %v", err))
 	}
 	return top, finding
 })
@@ -111,7 +112,7 @@ func mustFacts() schemaFacts {
 		} `json:"properties"`
 	}
 	if err := jsonUnmarshal(schemaJSON, &s); err != nil {
-		panic(fmt.Sprintf("review: embedded schema: %v", err))
+		panic(fmt.Sprintf("result: embedded schema: %v", err))
 	}
 	f := schemaFacts{
 		topRequired:     s.Required,
