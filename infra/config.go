@@ -12,7 +12,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/constructs-go/constructs/v10"
 
-	"github.com/criticizer/criticizer/shared/review"
+	"github.com/criticizer/criticizer/shared/result"
 )
 
 // Context keys read by the app. The cdk CLI passes them from cdk.json and -c;
@@ -344,8 +344,8 @@ func DefaultConfig(name string) EnvConfig {
 		// environment too): placeholders from the stand-in eval (`make eval`:
 		// 0.21 valid and 0.00 dropped findings per review), to tune with
 		// real traffic (docs/operating.md#rollout-slos).
-		c.ValidFindingsSLO = map[string]float64{review.PromptVersion: DefaultValidFindingsSLO}
-		c.DroppedFindingsSLO = map[string]float64{review.PromptVersion: DefaultDroppedFindingsSLO}
+		c.ValidFindingsSLO = map[string]float64{result.StablePromptVersion: DefaultValidFindingsSLO}
+		c.DroppedFindingsSLO = map[string]float64{result.StablePromptVersion: DefaultDroppedFindingsSLO}
 	}
 	switch name {
 	case "local":

@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/criticizer/criticizer/shared/review"
+	"github.com/criticizer/criticizer/shared/result"
 )
 
 // DefaultUniquenessRetentionDays is uniquenessRetentionDays when cdk.json
@@ -64,8 +64,8 @@ func validateGuarantees(c EnvConfig, p *problems) {
 // servedPromptVersions are the prompt versions an environment's jobs get:
 // the build's stable one and the candidate on trial, if any.
 func servedPromptVersions(c EnvConfig) []string {
-	out := []string{review.PromptVersion}
-	if c.PromptCandidateVersion != "" && c.PromptCandidateVersion != review.PromptVersion {
+	out := []string{result.StablePromptVersion}
+	if c.PromptCandidateVersion != "" && c.PromptCandidateVersion != result.StablePromptVersion {
 		out = append(out, c.PromptCandidateVersion)
 	}
 	return out

@@ -8,7 +8,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 
-	"github.com/criticizer/criticizer/shared/review"
+	"github.com/criticizer/criticizer/shared/result"
 )
 
 // The settings of the newer guarantees are validated at synth, each bad
@@ -123,8 +123,8 @@ func TestEveryEnvironmentStatesItsRolloutSLOs(t *testing.T) {
 		stated := envs[env].(map[string]any)
 		valid, _ := stated["validFindingsSlo"].(map[string]any)
 		dropped, _ := stated["droppedFindingsSlo"].(map[string]any)
-		if valid[review.PromptVersion] == nil || dropped[review.PromptVersion] == nil {
-			t.Errorf("cdk.json %s states no rollout SLOs for prompt %s: %v / %v", env, review.PromptVersion, valid, dropped)
+		if valid[result.StablePromptVersion] == nil || dropped[result.StablePromptVersion] == nil {
+			t.Errorf("cdk.json %s states no rollout SLOs for prompt %s: %v / %v", env, result.StablePromptVersion, valid, dropped)
 			continue
 		}
 		ctx := map[string]any{}
@@ -134,10 +134,10 @@ func TestEveryEnvironmentStatesItsRolloutSLOs(t *testing.T) {
 		ctx[ctxEnv], ctx[ctxOverrides] = env, map[string]any{"p4LayerPath": fakeLayer(t), "p4LayerSha256": fakeLayerSHA256}
 		delete(ctx, ctxAssetRoot) // synth stages dummy bootstraps
 		_, m := synth(t, ctx)
-		id := strings.ReplaceAll(review.PromptVersion, ".", "x")
+		id := strings.ReplaceAll(result.StablePromptVersion, ".", "x")
 		for alarm, want := range map[string][]string{
-			"ValidFindingsSloAlarm" + id:   {fmt.Sprintf(`"Threshold":%v`, valid[review.PromptVersion]), `"ComparisonOperator":"LessThanThreshold"`, `"MetricName":"ReviewValidFindings"`},
-			"DroppedFindingsSloAlarm" + id: {fmt.Sprintf(`"Threshold":%v`, dropped[review.PromptVersion]), `"ComparisonOperator":"GreaterThanThreshold"`, `"MetricName":"ReviewFindingsDropped"`},
+			"ValidFindingsSloAlarm" + id:   {fmt.Sprintf(`"Threshold":%v`, valid[result.StablePromptVersion]), `"ComparisonOperator":"LessThanThreshold"`, `"MetricName":"ReviewValidFindings"`},
+			"DroppedFindingsSloAlarm" + id: {fmt.Sprintf(`"Threshold":%v`, dropped[result.StablePromptVersion]), `"ComparisonOperator":"GreaterThanThreshold"`, `"MetricName":"ReviewFindingsDropped"`},
 		} {
 			a, _ := json.Marshal(props(m, alarm))
 			for _, w := range append(want, `"Statistic":"Average"`, `"AlarmActions"`, `"Value":"`+env+`"`) {

@@ -12,7 +12,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/criticizer/criticizer/shared/review"
+	"github.com/criticizer/criticizer/shared/result"
 )
 
 // ReviewSettings bound what one review covers and costs, and give the
@@ -61,7 +61,7 @@ func (s ReviewSettings) validateReview() error {
 		errs = append(errs, fmt.Sprintf("reviewMaxTokens %d is above dailyTokenBudget %d", s.ReviewMaxTokens, s.DailyTokenBudget))
 	}
 	if len(s.ReviewRules) > 0 {
-		if _, rejected := review.ParseRules(s.ReviewRules); len(rejected) > 0 {
+		if _, rejected := result.ParseRules(s.ReviewRules); len(rejected) > 0 {
 			errs = append(errs, "reviewRules: "+strings.Join(rejected, "; "))
 		}
 	}

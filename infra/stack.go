@@ -20,7 +20,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 
 	"github.com/aws/jsii-runtime-go"
-	"github.com/criticizer/criticizer/shared/review"
+	"github.com/criticizer/criticizer/shared/result"
 )
 
 // StackProps configures NewCriticizerStack.
@@ -575,8 +575,8 @@ func newAlarms(stack awscdk.Stack, env string, cfg EnvConfig, mathAlarms bool, s
 			UsingMetrics: &map[string]awscloudwatch.IMetric{
 				"cr": perVersion("ReviewResponsesRejected", cfg.PromptCandidateVersion),
 				"cc": perVersion("ReviewModelCalls", cfg.PromptCandidateVersion),
-				"sr": perVersion("ReviewResponsesRejected", review.PromptVersion),
-				"sc": perVersion("ReviewModelCalls", review.PromptVersion),
+				"sr": perVersion("ReviewResponsesRejected", result.StablePromptVersion),
+				"sc": perVersion("ReviewModelCalls", result.StablePromptVersion),
 			},
 			Period: awscdk.Duration_Minutes(jsii.Number(5)),
 			Label:  jsii.String("candidate rejection rate above 2x stable"),

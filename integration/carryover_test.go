@@ -16,7 +16,7 @@ import (
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/ledger"
 	"github.com/criticizer/criticizer/shared/ledger/ledgertest"
-	"github.com/criticizer/criticizer/shared/review"
+	"github.com/criticizer/criticizer/shared/result"
 )
 
 // TestLedgerStoreOnTheEmulator: the DynamoDB ledger passes the same table
@@ -39,7 +39,7 @@ func modelFiles(t *testing.T, cl int64) map[string]int {
 		if !strings.Contains(user, changeMarker(cl)) {
 			continue
 		}
-		_, rest, ok := strings.Cut(user, review.ChangedFilesMarker+"\n")
+		_, rest, ok := strings.Cut(user, result.ChangedFilesMarker+"\n")
 		if !ok {
 			t.Fatalf("a prompt of change %d without its changed files", cl)
 		}

@@ -36,7 +36,7 @@ import (
 	"github.com/criticizer/criticizer/shared/queue"
 	"github.com/criticizer/criticizer/shared/recipients"
 	"github.com/criticizer/criticizer/shared/redact"
-	"github.com/criticizer/criticizer/shared/review"
+	"github.com/criticizer/criticizer/shared/result"
 	"github.com/criticizer/criticizer/shared/reviewstage"
 	"github.com/criticizer/criticizer/shared/secrets"
 	"github.com/criticizer/criticizer/shared/stage"
@@ -135,7 +135,7 @@ func newInProcess(b *testing.B) *inProcess {
 		b.Fatal(err)
 	}
 	provider, err := llm.New(cmpOr(rv["LLM_PROVIDER"], llm.OpenAI), llm.Config{Endpoint: rv["LLM_ENDPOINT"], Model: rv["LLM_MODEL"],
-		Timeout: 45 * time.Second, Schema: review.SchemaJSON(), Logger: env.quiet}, key)
+		Timeout: 45 * time.Second, Schema: result.SchemaJSON(), Logger: env.quiet}, key)
 	if err != nil {
 		b.Fatal(err)
 	}

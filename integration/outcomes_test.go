@@ -109,7 +109,7 @@ func TestReviewerOutcomesAcceptance(t *testing.T) {
 	now = now.Add(24 * time.Hour)
 	second, err := pass.Run(ctx)
 	must(err)
-	if second.Read == 0 || second.Settled != 0 || second.Failed != 0 {
+	if second.Read == 0 || second.FatesChanged != 0 || second.Failed != 0 {
 		t.Errorf("second pass %+v: want the review read again and nothing written", second)
 	}
 	again, err := st.Review(ctx, review)

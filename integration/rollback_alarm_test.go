@@ -12,7 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
 
-	"github.com/criticizer/criticizer/shared/review"
+	"github.com/criticizer/criticizer/shared/result"
 )
 
 // TestRollbackAlarmsFire: the deployed rollback alarms of the stable prompt
@@ -26,7 +26,7 @@ import (
 func TestRollbackAlarmsFire(t *testing.T) {
 	ctx := context.Background()
 	cw := cloudwatch.NewFromConfig(env.local.AWS)
-	id := strings.ReplaceAll(review.PromptVersion, ".", "x")
+	id := strings.ReplaceAll(result.StablePromptVersion, ".", "x")
 	for _, tt := range []struct {
 		alarm, metric string
 		value         float64 // one job's value, breaching the SLO
@@ -45,7 +45,7 @@ func TestRollbackAlarmsFire(t *testing.T) {
 		for range 5 {
 			data = append(data, cwtypes.MetricDatum{MetricName: aws.String(tt.metric), Value: aws.Float64(tt.value), Unit: cwtypes.StandardUnitCount,
 				Timestamp: aws.Time(time.Now()), Dimensions: []cwtypes.Dimension{{Name: aws.String("Environment"), Value: aws.String("local")},
-					{Name: aws.String("Stage"), Value: aws.String("llm")}, {Name: aws.String("PromptVersion"), Value: aws.String(review.PromptVersion)}}})
+					{Name: aws.String("Stage"), Value: aws.String("llm")}, {Name: aws.String("PromptVersion"), Value: aws.String(result.StablePromptVersion)}}})
 		}
 		if _, err := cw.PutMetricData(ctx, &cloudwatch.PutMetricDataInput{Namespace: aws.String("Criticizer"), MetricData: data}); err != nil {
 			t.Fatal(err)

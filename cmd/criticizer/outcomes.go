@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/criticizer/criticizer/shared/outcome"
+	"github.com/criticizer/criticizer/shared/store"
 )
 
 // outcomes report: what reviewers did with the findings posted on Swarm
@@ -57,8 +58,8 @@ func (a *app) outcomesCmd(ctx context.Context, api outcomeAPI, table string, arg
 
 // outcomeAPI is the DynamoDB client as the outcomes commands use it.
 type outcomeAPI interface {
-	outcome.API
-	outcome.Scanner
+	store.API
+	store.ScanAPI
 }
 
 // writeSuppressions lists every kind counted under a scope: those withheld

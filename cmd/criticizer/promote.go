@@ -17,7 +17,7 @@ import (
 	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
 
 	"github.com/criticizer/criticizer/shared/domain"
-	"github.com/criticizer/criticizer/shared/review"
+	"github.com/criticizer/criticizer/shared/result"
 )
 
 // metricsAPI is the CloudWatch call promote reads the canary with.
@@ -73,7 +73,7 @@ func promote(ctx context.Context, cw metricsAPI, out io.Writer, now time.Time, a
 	if err != nil {
 		return err
 	}
-	if err := (review.SLO{MinValidPerJob: valid, MaxDroppedPerJob: dropped}).Promotable(canary, *minJobs); err != nil {
+	if err := (result.SLO{MinValidPerJob: valid, MaxDroppedPerJob: dropped}).Promotable(canary, *minJobs); err != nil {
 		return fmt.Errorf("promote prompt %s in %s refused: %w", v, *env, err)
 	}
 	edited, err := setCandidatePercent(raw, *env, 100)
@@ -111,7 +111,7 @@ func readRollout(raw []byte, env string) (rolloutSettings, error) {
 // measure reads the candidate's canary: jobs and the averages per job of
 // ReviewValidFindings and ReviewFindingsDropped (one data point per job,
 // emitted by the llm stage per prompt version) between from and to.
-func measure(ctx context.Context, cw metricsAPI, env, version string, from, to time.Time) (review.Canary, error) {
+func measure(ctx context.Context, cw metricsAPI, env, version string, from, to time.Time) (result.Canary, error) {
 	period := int32((to.Sub(from) + time.Minute - 1) / time.Minute * 60) // one period over the window, whole minutes
 	stat := func(metric string) (avg float64, n int, err error) {
 		res, err := cw.GetMetricStatistics(ctx, &cloudwatch.GetMetricStatisticsInput{
@@ -137,13 +137,13 @@ func measure(ctx context.Context, cw metricsAPI, env, version string, from, to t
 	}
 	valid, jobs, err := stat("ReviewValidFindings")
 	if err != nil {
-		return review.Canary{}, err
+		return result.Canary{}, err
 	}
 	dropped, _, err := stat("ReviewFindingsDropped")
 	if err != nil {
-		return review.Canary{}, err
+		return result.Canary{}, err
 	}
-	return review.Canary{Jobs: jobs, ValidPerJob: valid, DroppedPerJob: dropped}, nil
+	return result.Canary{Jobs: jobs, ValidPerJob: valid, DroppedPerJob: dropped}, nil
 }
 
 var percentSetting = regexp.MustCompile(`"promptCandidatePercent"\s*:\s*\d+`)

@@ -35,7 +35,7 @@ import (
 	"github.com/criticizer/criticizer/shared/llm/bedrock"
 	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/redact"
-	"github.com/criticizer/criticizer/shared/review"
+	"github.com/criticizer/criticizer/shared/result"
 	"github.com/criticizer/criticizer/shared/reviewstage"
 )
 
@@ -67,7 +67,7 @@ func main() {
 }
 
 func allVersions() []string {
-	return []string{review.PromptVersion, review.CandidatePromptVersion, review.RulesPromptVersion}
+	return []string{result.BasePromptVersion, result.ChunkAwarePromptVersion, result.RulesPromptVersion}
 }
 
 // run evaluates every prompt version over the corpus and prints the table.
@@ -88,13 +88,13 @@ func run(ctx context.Context, o options, w io.Writer) error {
 	var scores []Score
 	for _, version := range strings.Split(o.prompts, ",") {
 		version = strings.TrimSpace(version)
-		if !review.KnownPromptVersion(version) {
+		if !result.KnownPromptVersion(version) {
 			return fmt.Errorf("prompt version %q has no template in this build (known: %s)", version, strings.Join(allVersions(), ", "))
 		}
 		s := Score{Provider: o.provider, Model: model, PromptVersion: version, PriceIn: o.priceIn, PriceOut: o.priceOut}
-		rollout := review.Rollout{Candidate: version, Percent: 100}
-		if version == review.PromptVersion {
-			rollout = review.Rollout{}
+		rollout := result.Rollout{Candidate: version, Percent: 100}
+		if version == result.StablePromptVersion {
+			rollout = result.Rollout{}
 		}
 		mem := artifacts.NewMemoryBucket()
 		stage := &reviewstage.Review{Redacted: artifacts.New(mem, "eval"), Guard: red, LLM: complete, Model: model,
@@ -170,7 +170,7 @@ func printCase(w io.Writer, c Case, res domain.ReviewResult) {
 // provider returns the model client: the LLM stand-in on a local port, or
 // a real provider as the review function builds it.
 func provider(ctx context.Context, o options) (reviewstage.CompleterFunc, string, func(), error) {
-	cfg := llm.Config{Endpoint: o.endpoint, Model: o.model, Timeout: o.timeout, Schema: review.SchemaJSON(),
+	cfg := llm.Config{Endpoint: o.endpoint, Model: o.model, Timeout: o.timeout, Schema: result.SchemaJSON(),
 		Logger: slog.New(slog.DiscardHandler)}
 	switch o.provider {
 	case "standin":

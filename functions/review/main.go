@@ -2,7 +2,7 @@
 // it does, the stage keeps the spec's name): it reviews the redacted
 // changeset in chunks that fit the configured model and stores the merged,
 // validated ReviewResult. Its settings are reviewstage.SettingsFromEnv's
-// (docs/configuration.md lists them). See shared/reviewstage, shared/review
+// (docs/configuration.md lists them). See shared/reviewstage, shared/result
 // and shared/llm.
 package main
 
@@ -22,7 +22,7 @@ import (
 	"github.com/criticizer/criticizer/shared/llm/bedrock"
 	"github.com/criticizer/criticizer/shared/queue"
 	"github.com/criticizer/criticizer/shared/redact"
-	"github.com/criticizer/criticizer/shared/review"
+	"github.com/criticizer/criticizer/shared/result"
 	"github.com/criticizer/criticizer/shared/reviewstage"
 	"github.com/criticizer/criticizer/shared/sanitize"
 	"github.com/criticizer/criticizer/shared/secrets"
@@ -36,7 +36,7 @@ func main() {
 	set := reviewstage.SettingsFromEnv(env.Vars)
 	coldstart.Must(env, env.Vars.Err())
 	cfg, provider, secretID := set.LLM.Config, set.LLM.Provider, set.LLM.SecretID
-	cfg.Schema, cfg.Logger = review.SchemaJSON(), env.Log
+	cfg.Schema, cfg.Logger = result.SchemaJSON(), env.Log
 
 	var complete reviewstage.CompleterFunc
 	if provider == llm.Bedrock {

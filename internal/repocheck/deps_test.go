@@ -12,7 +12,7 @@ import (
 func TestFunctionDeps(t *testing.T) {
 	smtp := []string{"github.com/wneessen/go-mail", "github.com/emersion/go-smtp", "github.com/criticizer/criticizer/shared/notify"}
 	llm := []string{"github.com/criticizer/criticizer/shared/llm", "github.com/criticizer/criticizer/shared/reviewstage"}
-	schema := []string{"github.com/santhosh-tekuri/jsonschema", "github.com/criticizer/criticizer/shared/review"}
+	schema := []string{"github.com/santhosh-tekuri/jsonschema", "github.com/criticizer/criticizer/shared/result"}
 	// The SDK's default credential chain (shared config, SSO, STS, IMDS): a
 	// function takes its role's credentials from the environment (config.AWS).
 	chain := []string{"github.com/aws/aws-sdk-go-v2/config", "github.com/aws/aws-sdk-go-v2/service/sso", "github.com/aws/aws-sdk-go-v2/service/sts", "github.com/aws/aws-sdk-go-v2/feature/ec2/imds"}

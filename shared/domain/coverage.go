@@ -7,7 +7,7 @@ import (
 )
 
 // SkipLabels are the words the coverage line uses for each reason a file
-// was not reviewed (shared/review's Skip* reasons).
+// was not reviewed (shared/result's Skip* reasons).
 var SkipLabels = map[string]string{
 	"no_textual_diff":   "no textual diff",
 	"binary":            "binary",

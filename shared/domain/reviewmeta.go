@@ -5,7 +5,7 @@ import "encoding/json"
 // ReviewMeta is what the review stage records in ReviewResult.Meta about how
 // the changelist was reviewed: what was not reviewed and why, what the
 // models cost. The e-mail and the job record read it; it lives here so the
-// writer (shared/review) and the readers agree on one shape.
+// writer (shared/result) and the readers agree on one shape.
 type ReviewMeta struct {
 	PromptVersion string `json:"prompt_version,omitempty"`
 	// Model is the model the review asked (LLM model id); the acceptance
@@ -41,7 +41,7 @@ type ReviewMeta struct {
 	// notify stage as a kind reviewers under their path repeatedly
 	// dismissed (package outcome); their fingerprints are in Withheld.
 	WithheldAsDismissed int `json:"withheld_as_dismissed,omitempty"`
-	// RulesDigest identifies the review rules in play (review.RuleSet
+	// RulesDigest identifies the review rules in play (result.RuleSet
 	// Digest): a later version carries this one's findings over only under
 	// the same rules.
 	RulesDigest string `json:"rules_digest,omitempty"`
@@ -75,7 +75,7 @@ type ReviewMeta struct {
 }
 
 // SkippedFile is a changed file that was not reviewed, and why (the
-// reasons are shared/review's Skip* constants).
+// reasons are shared/result's Skip* constants).
 type SkippedFile struct {
 	File   string `json:"file"`
 	Reason string `json:"reason"`

@@ -1,7 +1,7 @@
 package domain
 
 // RulesFileName is the review rules file a team keeps at the root of an
-// allow-listed depot path (its schema and meaning: shared/review).
+// allow-listed depot path (its schema and meaning: shared/result).
 const RulesFileName = ".criticizer.yaml"
 
 // RulesArtifact is the name, under a job's artifact prefix, of the rules

@@ -20,6 +20,7 @@ import (
 	"github.com/criticizer/criticizer/shared/awserr"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/store"
 )
 
 // TagName is the message tag (SES EmailTags) that carries the outbox tag.
@@ -81,26 +82,20 @@ func Tag(messageID string) string {
 	return string(b)
 }
 
-// API is the part of the DynamoDB client the log uses.
-type API interface {
-	PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
-	Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
-}
-
 // DefaultRetention keeps delivery events as long as the outbox rows they
 // prove (30 days).
 const DefaultRetention = 30 * 24 * time.Hour
 
 // Table reads and writes delivery events in the jobs table.
 type Table struct {
-	api       API
+	api       store.LogAPI
 	table     string
 	retention time.Duration
 	now       func() time.Time
 }
 
 // New returns a Table over the table keeping events for retention (DefaultRetention when zero).
-func New(api API, table string, retention time.Duration) *Table {
+func New(api store.LogAPI, table string, retention time.Duration) *Table {
 	if retention <= 0 {
 		retention = DefaultRetention
 	}

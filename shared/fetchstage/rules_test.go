@@ -16,7 +16,7 @@ import (
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/p4"
 	"github.com/criticizer/criticizer/shared/redact"
-	"github.com/criticizer/criticizer/shared/review"
+	"github.com/criticizer/criticizer/shared/result"
 )
 
 // TestRulesAreReadAsBeforeTheChange runs the fetch stage against the p4
@@ -72,7 +72,7 @@ func TestRulesAreReadAsBeforeTheChange(t *testing.T) {
 		if err := stage.Redacted.GetJSON(context.Background(), artifacts.Key(id, domain.RulesArtifact), &files); err != nil {
 			t.Fatalf("change %d: rules artifact: %v", tc.cl, err)
 		}
-		rs := review.ResolveRules(files) // as the review stage does
+		rs := result.ResolveRules(files) // as the review stage does
 		if len(rs.Roots) != 1 || rs.Roots[0].Source != tc.source || rs.Roots[0].Root != "//depot/libs/" {
 			t.Fatalf("change %d: roots = %+v", tc.cl, rs.Roots)
 		}

@@ -257,7 +257,7 @@ func (j *Job) Terminal() bool { return j.State == Succeeded || j.State == Failed
 
 // SwarmRun is the Helix Swarm test run a job reports to: the review whose
 // author gets the e-mail, the callback URLs, and when each callback was made
-// (set once, so a redelivered or replayed job does not call back twice).
+// (set once, so a returned message or a replayed job does not call back twice).
 type SwarmRun struct {
 	Review    int64
 	JobURL    string // the link {update} gives Swarm

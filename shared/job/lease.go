@@ -68,7 +68,7 @@ type Refusal string
 
 const (
 	RefusedSucceeded    Refusal = "succeeded"        // the job is done
-	RefusedStageDone    Refusal = "stage_done"       // this stage completed (a redelivery)
+	RefusedStageDone    Refusal = "stage_done"       // this stage completed (its message returned)
 	RefusedStaleStage   Refusal = "stale_stage"      // the job is at another stage
 	RefusedDeadLettered Refusal = "dead_lettered"    // the stage was dead-lettered
 	RefusedLeaseHeld    Refusal = "lease_held"       // another owner's lease is live

@@ -18,6 +18,7 @@ import (
 	"github.com/criticizer/criticizer/shared/awserr"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/store"
 )
 
 // An entry is one item of the jobs table, beside the delivery identities:
@@ -41,15 +42,9 @@ const (
 func partition(t Thread) string  { return itemPrefix + t.Kind + "#" + strconv.FormatInt(t.ID, 10) }
 func sortKey(version int) string { return fmt.Sprintf("%s%010d", sortPrefix, version) }
 
-// API is the part of the DynamoDB client the ledger uses.
-type API interface {
-	PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
-	Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
-}
-
 // Store is the ledger in the jobs table. It implements Entries.
 type Store struct {
-	api       API
+	api       store.LogAPI
 	table     string
 	retention time.Duration
 }
@@ -59,7 +54,7 @@ type Store struct {
 const DefaultRetention = 365 * 24 * time.Hour
 
 // NewStore returns the ledger over the jobs table.
-func NewStore(api API, table string) *Store {
+func NewStore(api store.LogAPI, table string) *Store {
 	return &Store{api: api, table: table, retention: DefaultRetention}
 }
 
@@ -96,7 +91,7 @@ type body struct {
 }
 
 // Put records v. It is idempotent per job: the same job writing its
-// version again (a retried write, a redelivered or replayed review) replaces
+// version again (a retried write, a returned message or a replayed review) replaces
 // its own entry, which then agrees with that job's result. The first job to
 // record a version keeps it: another job's Put of the same version (Swarm's
 // test re-run on demand for an unchanged version) changes nothing and

@@ -90,7 +90,7 @@ type Config struct {
 }
 
 // Prompt is the request: a system and a user message. It has the same fields
-// as review.Prompt, which converts to it directly.
+// as result.Prompt, which converts to it directly.
 type Prompt struct {
 	System string
 	User   string

@@ -37,10 +37,6 @@ const (
 	maxSubjectSuffix = 60 // runes of the description kept in the subject
 )
 
-// severities lists the finding severities of the ReviewResult schema (rule RC-1), most severe
-// first: the order in which the e-mail groups findings.
-var severities = []string{"critical", "high", "medium", "low", "info"}
-
 // Content is what a review e-mail says. The changelist and review version are
 // not repeated here: they come from the Key, so the e-mail can never describe
 // a different version than the outbox row it is sent for.
@@ -283,7 +279,7 @@ func groupFindings(fs []domain.Finding) []group {
 	}
 	var out []group
 	n := 0
-	for _, s := range append(append([]string{}, severities...), "other") {
+	for _, s := range append(append([]string{}, domain.Severities...), "other") {
 		list := by[s]
 		if len(list) == 0 {
 			continue
@@ -309,7 +305,7 @@ func groupFindings(fs []domain.Finding) []group {
 }
 
 func known(s string) bool {
-	for _, v := range severities {
+	for _, v := range domain.Severities {
 		if v == s {
 			return true
 		}
@@ -343,7 +339,7 @@ func subject(k delivery.Key, gs []group, total int, desc string, meta domain.Rev
 	}
 	var urgent []string
 	for _, g := range gs {
-		if g.Severity == "critical" || g.Severity == "high" {
+		if domain.SeverityRank(g.Severity) <= domain.SeverityRank("high") {
 			urgent = append(urgent, fmt.Sprintf("%d %s", len(g.Findings), g.Severity))
 		}
 	}

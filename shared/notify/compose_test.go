@@ -22,7 +22,7 @@ var fixedDate = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 
 var testKey = delivery.Key{Changelist: 12345, Recipient: "alice@example.com", ReviewVersion: 1}
 
-func finding(id, sev, file string, line int) domain.Finding {
+func newFinding(id, sev, file string, line int) domain.Finding {
 	return domain.Finding{ID: id, Severity: sev, Category: "correctness", Title: "title " + id,
 		File: file, Line: line, Message: "message " + id}
 }
@@ -164,10 +164,10 @@ func TestComposeSubject(t *testing.T) {
 		want     string
 	}{
 		{"none", nil, "", "[Criticizer] CL 12345 v1: no findings"},
-		{"one low", []domain.Finding{finding("a", "low", "f", 1)}, "", "[Criticizer] CL 12345 v1: 1 finding"},
-		{"brief example", []domain.Finding{finding("a", "high", "f", 1), finding("b", "low", "f", 2), finding("c", "info", "f", 3)},
+		{"one low", []domain.Finding{newFinding("a", "low", "f", 1)}, "", "[Criticizer] CL 12345 v1: 1 finding"},
+		{"brief example", []domain.Finding{newFinding("a", "high", "f", 1), newFinding("b", "low", "f", 2), newFinding("c", "info", "f", 3)},
 			"", "[Criticizer] CL 12345 v1: 3 findings (1 high)"},
-		{"critical and high", []domain.Finding{finding("a", "high", "f", 1), finding("b", "critical", "f", 2), finding("c", "high", "f", 3)},
+		{"critical and high", []domain.Finding{newFinding("a", "high", "f", 1), newFinding("b", "critical", "f", 2), newFinding("c", "high", "f", 3)},
 			"", "[Criticizer] CL 12345 v1: 3 findings (1 critical, 2 high)"},
 		{"description first line", nil, "Fix login\nsecond line", "[Criticizer] CL 12345 v1: no findings - Fix login"},
 		{"blank first line skipped", nil, "\n  \nReal title", "[Criticizer] CL 12345 v1: no findings - Real title"},
@@ -199,8 +199,8 @@ func TestComposeSubject(t *testing.T) {
 func TestComposeBodyGrouping(t *testing.T) {
 	c := testContent()
 	c.Review.Findings = append(c.Review.Findings,
-		finding("F9", "critical", "//depot/app/z.go", 1),
-		finding("F8", "bogus", "//depot/app/y.go", 9), // not in the enum: still shown
+		newFinding("F9", "critical", "//depot/app/z.go", 1),
+		newFinding("F8", "bogus", "//depot/app/y.go", 9), // not in the enum: still shown
 	)
 	raw, _ := render(t, testKey, c)
 	p := parse(t, raw)

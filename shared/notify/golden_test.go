@@ -9,7 +9,7 @@ import (
 
 	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/domain"
-	findingfp "github.com/criticizer/criticizer/shared/finding"
+	"github.com/criticizer/criticizer/shared/finding"
 	"github.com/criticizer/criticizer/shared/ledger"
 	"github.com/criticizer/criticizer/shared/rerun"
 )
@@ -127,7 +127,7 @@ func rerunContent(t *testing.T) (delivery.Key, Content) {
 		{Fingerprint: "33cc", File: "//depot/app/logo.png", Line: 1, Severity: "low"},
 	}}
 	g := rerun.Compare(prev, cur, rerun.FullyReviewed(c.Changeset, meta), meta.Withheld)
-	g.Name(domain.ReviewResult{Findings: []domain.Finding{{ID: findingfp.ID("11aa"), Title: "Unchecked <error>"}}})
+	g.Name(domain.ReviewResult{Findings: []domain.Finding{{ID: finding.ID("11aa"), Title: "Unchecked <error>"}}})
 	c.Rerun = g
 	k := testKey
 	k.ReviewVersion = 2

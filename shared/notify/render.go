@@ -9,7 +9,7 @@ import (
 
 	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/domain"
-	findingfp "github.com/criticizer/criticizer/shared/finding"
+	"github.com/criticizer/criticizer/shared/finding"
 	"github.com/criticizer/criticizer/shared/modeltext"
 )
 
@@ -57,15 +57,6 @@ type codeLine struct {
 	Hit  bool
 }
 
-func sevRank(s string) int {
-	for i, v := range severities {
-		if v == s {
-			return i
-		}
-	}
-	return len(severities)
-}
-
 // groupByFile groups findings by file. Files come in order of their most
 // severe finding (then path); within a file, by severity, line and id. The
 // model's output order never changes the e-mail.
@@ -78,14 +69,14 @@ func groupByFile(fs []domain.Finding, cs *domain.Changeset, n int) []fileGroup {
 	worst := map[string]int{}
 	for file, list := range by {
 		files = append(files, file)
-		w := len(severities)
+		w := len(domain.Severities)
 		for _, f := range list {
-			w = min(w, sevRank(strings.ToLower(strings.TrimSpace(f.Severity))))
+			w = min(w, domain.SeverityRank(strings.ToLower(strings.TrimSpace(f.Severity))))
 		}
 		worst[file] = w
 		sort.SliceStable(list, func(i, j int) bool {
 			a, b := list[i], list[j]
-			ra, rb := sevRank(strings.ToLower(a.Severity)), sevRank(strings.ToLower(b.Severity))
+			ra, rb := domain.SeverityRank(strings.ToLower(a.Severity)), domain.SeverityRank(strings.ToLower(b.Severity))
 			if ra != rb {
 				return ra < rb
 			}
@@ -101,7 +92,7 @@ func groupByFile(fs []domain.Finding, cs *domain.Changeset, n int) []fileGroup {
 		}
 		return files[i] < files[j]
 	})
-	code := findingfp.CodeOf(cs)
+	code := finding.CodeOf(cs)
 	var out []fileGroup
 	for _, file := range files {
 		g := fileGroup{File: file}

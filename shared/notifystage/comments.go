@@ -292,7 +292,7 @@ func commentDeliveries(j *job.Job, review domain.ReviewResult, distinct []rerun.
 				Content: around(files[f.File], f.Line)}
 		}
 		out = append(out, commentDelivery{
-			item: outbox.Item{Channel: outbox.ChannelSwarmComments, Thread: rv, ID: k.Kind + "/" + k.ID},
+			item: commentItem(k),
 			comment: swarm.NewComment{Review: rv, Body: findingBody(f), Marker: k.Marker(), Silent: true, Task: taskSeverity(f.Severity),
 				Context: at},
 			finding: &f,
@@ -307,7 +307,7 @@ func commentDeliveries(j *job.Job, review domain.ReviewResult, distinct []rerun.
 	}
 	k := swarm.SummaryKey(rv, version)
 	out = append(out, commentDelivery{
-		item:    outbox.Item{Channel: outbox.ChannelSwarmComments, Thread: rv, ID: k.Kind + "/" + k.ID},
+		item:    commentItem(k),
 		comment: swarm.NewComment{Review: rv, Body: summaryBody(version, len(distinct), counts, meta, pageURL, rc), Marker: k.Marker()},
 	})
 	return out, tasks
@@ -315,11 +315,8 @@ func commentDeliveries(j *job.Job, review domain.ReviewResult, distinct []rerun.
 
 // taskSeverity: findings of high severity and above are open tasks.
 func taskSeverity(sev string) bool {
-	s := strings.ToLower(sev)
-	return s == "high" || s == "critical"
+	return domain.SeverityRank(sev) <= domain.SeverityRank("high")
 }
-
-var severities = []string{"critical", "high", "medium", "low", "info"}
 
 // findingBody is a finding's comment: severity, category and title, then
 // the message and the suggestion, each written by the model and so made
@@ -344,7 +341,7 @@ func summaryBody(version, total int, counts map[string]int, meta domain.ReviewMe
 		b.WriteString("no findings.")
 	} else {
 		var parts []string
-		for _, s := range severities {
+		for _, s := range domain.Severities {
 			if counts[s] > 0 {
 				parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
 			}
@@ -441,4 +438,11 @@ func around(fc domain.FileChange, line int) []string {
 		return c
 	}
 	return udiff.Around(fc.Interdiff, line, contextLines, contextLineBytes)
+}
+
+// commentItem is the outbox row key of the comment k identifies. A
+// comment's one identity is its swarm.CommentKey; its row key and its
+// marker (k.Marker) are both derived from it, here and nowhere else.
+func commentItem(k swarm.CommentKey) outbox.Item {
+	return outbox.Item{Channel: outbox.ChannelSwarmComments, Thread: k.Review, ID: k.Kind + "/" + k.ID}
 }

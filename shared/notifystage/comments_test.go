@@ -279,7 +279,7 @@ func TestSwarmCommentsOnePerFindingAndASummary(t *testing.T) {
 	if !strings.Contains(res.Detail, "Swarm comments: 3 posted now, 0 earlier") {
 		t.Errorf("job record %q does not say what was posted", res.Detail)
 	}
-	// The same job again (a redelivered message): nothing is posted or sent twice.
+	// The same job again (its message returned): nothing is posted or sent twice.
 	before := r.creates()
 	if _, err := r.process(t); err != nil {
 		t.Fatal(err)

@@ -20,15 +20,15 @@ func GateFromEnv(r *config.Reader) string {
 	if g == "off" || g == "" {
 		return ""
 	}
-	if !slices.Contains(severities, g) {
-		r.Fail(fmt.Errorf("SWARM_GATE_SEVERITY=%q: want off or one of %s", g, strings.Join(severities, ", ")))
+	if !slices.Contains(domain.Severities, g) {
+		r.Fail(fmt.Errorf("SWARM_GATE_SEVERITY=%q: want off or one of %s", g, strings.Join(domain.Severities, ", ")))
 	}
 	return g
 }
 
-// atOrAbove reports whether sev is gate or worse (severities runs worst first).
+// atOrAbove reports whether sev is gate or worse (domain.Severities runs worst first).
 func atOrAbove(sev, gate string) bool {
-	i, g := slices.Index(severities, strings.ToLower(strings.TrimSpace(sev))), slices.Index(severities, gate)
+	i, g := domain.SeverityRank(sev), slices.Index(domain.Severities, gate)
 	return i >= 0 && g >= 0 && i <= g
 }
 
@@ -49,7 +49,7 @@ func outcome(count int, findings []domain.Finding, gates map[string]string, envG
 			continue
 		}
 		o.Blocking++
-		if worst < 0 || slices.Index(severities, strings.ToLower(f.Severity)) < slices.Index(severities, strings.ToLower(findings[worst].Severity)) {
+		if worst < 0 || domain.SeverityRank(f.Severity) < domain.SeverityRank(findings[worst].Severity) {
 			worst, o.Gate = i, gate
 		}
 	}

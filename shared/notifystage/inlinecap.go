@@ -50,7 +50,7 @@ func capInline(ds []commentDelivery, max int) []commentDelivery {
 	}
 	ranked := slices.Clone(findings)
 	slices.SortStableFunc(ranked, func(a, b int) int {
-		return cmp.Compare(severityRank(ds[a].finding.Severity), severityRank(ds[b].finding.Severity))
+		return cmp.Compare(domain.SeverityRank(ds[a].finding.Severity), domain.SeverityRank(ds[b].finding.Severity))
 	})
 	left := map[int]bool{}
 	for _, i := range ranked[max:] {
@@ -72,14 +72,6 @@ func capInline(ds []commentDelivery, max int) []commentDelivery {
 		}
 	}
 	return out
-}
-
-// severityRank orders severities most severe first; unknown ones last.
-func severityRank(s string) int {
-	if i := slices.Index(severities, strings.ToLower(strings.TrimSpace(s))); i >= 0 {
-		return i
-	}
-	return len(severities)
 }
 
 // notInline is the summary's list of the findings past the cap.

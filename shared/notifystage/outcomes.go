@@ -53,7 +53,7 @@ func (n *Notify) recordOutcomes(ctx context.Context, j *job.Job, review domain.R
 		if t, err := o.Reader.Read(ctx, rv, resolved); err != nil {
 			n.Log.WarnContext(ctx, "reading the review's reactions failed; the sweeper reads them later", "err", err)
 		} else {
-			n.Log.InfoContext(ctx, "review reactions read", "read", t.Read, "settled", t.Settled, "unknown", t.Unknown)
+			n.Log.InfoContext(ctx, "review reactions read", "read", t.Read, "fates_changed", t.FatesChanged, "unknown", t.Unknown)
 		}
 	}
 	now := n.Now.Now()

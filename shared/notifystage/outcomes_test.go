@@ -83,7 +83,7 @@ func TestEmailOnlyFindingsAreUnknown(t *testing.T) {
 	st := fates.NewStore(db, dynamotest.Table)
 	r.n.Outcomes = &Outcomes{Store: st, Reader: &fates.Reader{Store: st, Rows: r.items, Comments: r.n.Comments.API.(fates.Comments)}}
 	r.job.Swarm = nil
-	for range 2 { // a redelivered message records nothing twice
+	for range 2 { // a returned message records nothing twice
 		if _, err := r.process(t); err != nil {
 			t.Fatal(err)
 		}

@@ -169,7 +169,7 @@ func resolvedDeliveries(review int64, version int, p *prior, g *rerun.Groups) (n
 			if c.Context != nil {
 				file, line, was = c.Context.File, c.Context.RightLine, c.Context.Version
 			}
-			notes = append(notes, commentDelivery{item: outbox.Item{Channel: outbox.ChannelSwarmComments, Thread: review, ID: k.Kind + "/" + k.ID},
+			notes = append(notes, commentDelivery{item: commentItem(k),
 				comment: swarm.NewComment{Review: review, Marker: k.Marker(), Silent: true,
 					Body: fmt.Sprintf("Resolved in version %d: %s (%s line %d in version %d) is gone from the file, which was reviewed in full.", version, title, file, line, was)}})
 		}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/criticizer/criticizer/shared/domain"
-	findingfp "github.com/criticizer/criticizer/shared/finding"
+	"github.com/criticizer/criticizer/shared/finding"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/ledger"
 	"github.com/criticizer/criticizer/shared/ledger/ledgertest"
@@ -36,7 +36,7 @@ func withIDs(fs []domain.Finding, files []domain.FileChange) []domain.Finding {
 	out := make([]domain.Finding, 0, len(fs))
 	for _, c := range rerun.Distinct(fs, &domain.Changeset{Files: files}) {
 		f := c.Finding
-		f.ID = findingfp.ID(c.Fingerprint)
+		f.ID = finding.ID(c.Fingerprint)
 		out = append(out, f)
 	}
 	return out

@@ -42,7 +42,7 @@ func (it Item) String() string {
 }
 
 // Ref is what a row is keyed by: an e-mail's delivery.Key (Email) or an
-// Item. The reconciler and the operator settle any channel's row by it.
+// Item. The reconciler and the operator resolve any channel's row by it.
 type Ref interface {
 	fmt.Stringer
 	keys() (pk, sk string)
@@ -92,7 +92,7 @@ func (e emailID) created(set string, values map[string]types.AttributeValue) str
 }
 
 // stored is the identity of a row as read (its own pk and sk): the
-// reconciler and the operator settle a row whose address is gone by it.
+// reconciler and the operator resolve a row whose address is gone by it.
 type stored struct{ pk, sk, name string }
 
 func (s stored) String() string                                               { return s.name }

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/store"
 	"github.com/criticizer/criticizer/shared/store/dynamotest"
 )
 
@@ -66,7 +67,7 @@ func TestInFlightErrorNamesTheItem(t *testing.T) {
 // pagedQueryAPI answers Query from partitions of rows, pageSize rows per
 // answer, so a listing that stops at the first page misses rows.
 type pagedQueryAPI struct {
-	API
+	store.API
 	parts    map[string][]Row
 	pageSize int
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/criticizer/criticizer/shared/awserr"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/store"
 )
 
 // The doubt index is a sparse global secondary index over the rows whose
@@ -40,9 +41,9 @@ func inDoubt(set string, values map[string]types.AttributeValue, state Status, a
 	return addSet(set, DoubtAttr+" = :doubt, "+DoubtAtAttr+" = :doubtat")
 }
 
-// settled adds to an update expression the REMOVE of the row's doubt pair:
+// outOfDoubt adds to an update expression the REMOVE of the row's doubt pair:
 // the row leaves the index.
-func settled(update string) string {
+func outOfDoubt(update string) string {
 	const rm = DoubtAttr + ", " + DoubtAtAttr
 	if i := strings.Index(update, " REMOVE "); i >= 0 {
 		return update[:i+len(" REMOVE ")] + rm + ", " + update[i+len(" REMOVE "):]
@@ -164,7 +165,7 @@ func (o *Outbox) IndexExisting(ctx context.Context, sentSince, deadline, now tim
 	if err != nil || p.Done {
 		return IndexReport{Done: p.Done}, err
 	}
-	scanner, ok := o.api.(ScanAPI)
+	scanner, ok := o.api.(store.ScanAPI)
 	if !ok {
 		return IndexReport{}, failure.Errorf(failure.InternalBug, "outbox: the DynamoDB client cannot scan")
 	}

@@ -11,11 +11,12 @@ import (
 
 	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/store"
 )
 
 // writes records every UpdateItem and applies none.
 type writes struct {
-	API
+	store.API
 	got []*dynamodb.UpdateItemInput
 }
 

@@ -10,13 +10,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/criticizer/criticizer/shared/store"
 )
 
 // scanTable serves a table scan two rows a page, keyed by pk/sk as
 // DynamoDB's LastEvaluatedKey is, and keeps the pass row and the rows given
 // their doubt pair.
 type scanTable struct {
-	API
+	store.API
 	rows    []Suspect
 	scans   int
 	pass    map[string]types.AttributeValue

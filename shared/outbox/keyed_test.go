@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/criticizer/criticizer/shared/delivery"
+	"github.com/criticizer/criticizer/shared/store"
 	"github.com/criticizer/criticizer/shared/store/dynamotest"
 )
 
@@ -205,7 +206,7 @@ func TestAddressKeyedRowsKeepWorking(t *testing.T) {
 
 // countingAPI counts the outbox's requests.
 type countingAPI struct {
-	API
+	store.API
 	n int
 }
 

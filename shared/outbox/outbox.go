@@ -32,6 +32,7 @@ import (
 	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/store"
 )
 
 // Status of a delivery row.
@@ -104,20 +105,9 @@ func (r *Row) Key() delivery.Key {
 	return delivery.Key{Changelist: r.Changelist, Recipient: rcpt, ReviewVersion: r.ReviewVersion}
 }
 
-// API is the part of the DynamoDB client the outbox uses.
-type API interface {
-	GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
-	PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
-	UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
-	Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
-	// TransactWriteItems moves a row written before the delivery key to its
-	// keyed row (Scrub).
-	TransactWriteItems(context.Context, *dynamodb.TransactWriteItemsInput, ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
-}
-
 // Outbox reads and writes delivery rows in the jobs table.
 type Outbox struct {
-	api       API
+	api       store.API
 	table     string
 	retention time.Duration
 	actor     string // who writes, for the rows' event history
@@ -221,7 +211,7 @@ func (o *Outbox) addressKeyedRows(ctx context.Context, partition string) (map[st
 const DefaultRetention = 365 * 24 * time.Hour
 
 // New returns an Outbox over the table.
-func New(api API, table string) *Outbox {
+func New(api store.API, table string) *Outbox {
 	return &Outbox{api: api, table: table, retention: DefaultRetention}
 }
 
@@ -508,7 +498,7 @@ func (o *Outbox) release(ctx context.Context, k Ref, sendToken string, class fai
 		to = Failed
 	}
 	old, ok, err := o.transition(ctx, k, "release outbox row", sendToken+"/release",
-		settled("SET #s = :to, last_error_class = :c, last_error = :m, updated_at = :now"), []Status{Sending}, "send_token = :stok",
+		outOfDoubt("SET #s = :to, last_error_class = :c, last_error = :m, updated_at = :now"), []Status{Sending}, "send_token = :stok",
 		map[string]types.AttributeValue{":to": sv(string(to)), ":c": sv(string(class)), ":m": sv(msg), ":now": sv(job.FormatTime(now)), ":stok": sv(sendToken)})
 	if err == nil && !ok {
 		return fmt.Errorf("release %s: the row moved on (%s): %w", k, statusOf(old), ErrConflict)
@@ -531,7 +521,7 @@ func (o *Outbox) reset(ctx context.Context, k Ref, sendToken string, now time.Ti
 	if sendToken == "" {
 		guard = "attribute_not_exists(send_token)" // a row begun before sends carried tokens
 	}
-	old, ok, err := o.transition(ctx, k, "reset outbox row", sendToken+"/reset", settled("SET #s = :pending, updated_at = :now"), []Status{Sending}, guard,
+	old, ok, err := o.transition(ctx, k, "reset outbox row", sendToken+"/reset", outOfDoubt("SET #s = :pending, updated_at = :now"), []Status{Sending}, guard,
 		map[string]types.AttributeValue{":pending": sv(string(Pending)), ":now": sv(job.FormatTime(now)), ":stok": sv(sendToken)})
 	if err == nil && !ok {
 		return fmt.Errorf("reset %s: the row moved on (%s): %w", k, statusOf(old), ErrConflict)
@@ -575,7 +565,7 @@ func (o *Outbox) RequeueRef(ctx context.Context, k Ref, now time.Time) error {
 }
 
 func (o *Outbox) toPending(ctx context.Context, k Ref, op string, from []Status, now time.Time) (*Row, bool, error) {
-	return o.transition(ctx, k, op, "requeue/"+uuid.NewString(), settled("SET #s = :pending, updated_at = :now"), from, "",
+	return o.transition(ctx, k, op, "requeue/"+uuid.NewString(), outOfDoubt("SET #s = :pending, updated_at = :now"), from, "",
 		map[string]types.AttributeValue{":pending": sv(string(Pending)), ":now": sv(job.FormatTime(now))})
 }
 

@@ -14,13 +14,14 @@ import (
 
 	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/store"
 )
 
 // oneAnswerAPI answers UpdateItem with a scripted outcome, recording the
 // request. old builds the row DynamoDB returns with a failed condition from
 // the request (so a test can play "this very write was applied").
 type oneAnswerAPI struct {
-	API
+	store.API
 	err  error
 	old  func(in *dynamodb.UpdateItemInput) *Row
 	last *dynamodb.UpdateItemInput

@@ -19,7 +19,7 @@ import (
 // Reconciling is a row whose delivery is in doubt: stuck "sending" past the
 // provider's completion window, or marked sent with no provider evidence
 // (the ordering contract broken). Begin refuses it, so nothing is sent
-// for the key until the reconciler or an operator settles it.
+// for the key until the reconciler or an operator resolves it.
 const Reconciling Status = "reconciling"
 
 // Suspect is a row the reconciler looks at, with its reconciliation state.
@@ -29,12 +29,6 @@ type Suspect struct {
 	Since      string `dynamodbav:"reconciling_since,omitempty" json:"reconciling_since,omitempty"`
 	Requeues   int    `dynamodbav:"reconcile_requeues,omitempty" json:"reconcile_requeues,omitempty"`
 	VerifiedAt string `dynamodbav:"verified_at,omitempty" json:"verified_at,omitempty"`
-}
-
-// ScanAPI is the DynamoDB call the one-off passes over the whole table
-// need besides API (IndexExisting).
-type ScanAPI interface {
-	Scan(context.Context, *dynamodb.ScanInput, ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
 }
 
 // Suspects returns up to limit rows that need reconciling: "sending" since
@@ -122,7 +116,7 @@ func (o *Outbox) update(ctx context.Context, op string, k Ref, set, cond string,
 }
 
 // The reconciler's and the operator's writes name a row by its Ref, so a
-// Swarm comment's row is settled exactly like an e-mail's.
+// Swarm comment's row is resolved exactly like an e-mail's.
 
 // MarkReconciling moves a row from the observed status to Reconciling,
 // blocking further sends for its key. ok is false when the row moved on.
@@ -135,28 +129,28 @@ func (o *Outbox) MarkReconciling(ctx context.Context, k Ref, observed Status, re
 
 // Verified records that the provider has evidence of a sent row's message.
 func (o *Outbox) Verified(ctx context.Context, k Ref, now time.Time) error {
-	_, err := o.update(ctx, "verify outbox row", k, settled("SET verified_at = :now"), "#s = :sent",
+	_, err := o.update(ctx, "verify outbox row", k, outOfDoubt("SET verified_at = :now"), "#s = :sent",
 		map[string]types.AttributeValue{":sent": sv(string(Sent)), ":now": sv(job.FormatTime(now))})
 	return err
 }
 
-// Backfill settles a reconciling row the provider has evidence of: sent,
+// Backfill resolves a reconciling row the provider has evidence of: sent,
 // verified, with the evidence as its notification id when it had none.
 func (o *Outbox) Backfill(ctx context.Context, k Ref, evidence string, now time.Time) (bool, error) {
 	at := sv(job.FormatTime(now))
 	return o.update(ctx, "backfill outbox row", k,
-		settled("SET #s = :sent, verified_at = :now, updated_at = :now, notified_at = if_not_exists(notified_at, :now),"+
+		outOfDoubt("SET #s = :sent, verified_at = :now, updated_at = :now, notified_at = if_not_exists(notified_at, :now),"+
 			" notification_id = if_not_exists(notification_id, :nid) REMOVE reconcile_reason, reconciling_since"),
 		"#s = :reconciling", map[string]types.AttributeValue{":sent": sv(string(Sent)), ":reconciling": sv(string(Reconciling)),
 			":now": at, ":nid": sv(evidence)})
 }
 
-// RequeueReconciled settles a reconciling row the provider has no record of:
+// RequeueReconciled resolves a reconciling row the provider has no record of:
 // the sent markers are cleared and the row is pending again, once. ok is
 // false when it was requeued before (or moved on): an operator decides then.
 func (o *Outbox) RequeueReconciled(ctx context.Context, k Ref, now time.Time) (bool, error) {
 	return o.update(ctx, "requeue reconciled outbox row", k,
-		settled("SET #s = :pending, updated_at = :now, reconcile_requeues = if_not_exists(reconcile_requeues, :zero) + :one"+
+		outOfDoubt("SET #s = :pending, updated_at = :now, reconcile_requeues = if_not_exists(reconcile_requeues, :zero) + :one"+
 			" REMOVE notified_at, notification_id, send_started_at, reconcile_reason, reconciling_since"),
 		"#s = :reconciling AND (attribute_not_exists(reconcile_requeues) OR reconcile_requeues < :one)",
 		map[string]types.AttributeValue{":pending": sv(string(Pending)), ":reconciling": sv(string(Reconciling)),
@@ -173,7 +167,7 @@ func (o *Outbox) Resolve(ctx context.Context, k Ref, delivered bool, evidence st
 		ok, err = o.Backfill(ctx, k, "operator-confirmed: "+evidence, now)
 	} else {
 		ok, err = o.update(ctx, "resolve outbox row", k,
-			settled("SET #s = :pending, updated_at = :now REMOVE notified_at, notification_id, send_started_at, reconcile_reason, reconciling_since"),
+			outOfDoubt("SET #s = :pending, updated_at = :now REMOVE notified_at, notification_id, send_started_at, reconcile_reason, reconciling_since"),
 			"#s = :reconciling", map[string]types.AttributeValue{":pending": sv(string(Pending)), ":reconciling": sv(string(Reconciling)), ":now": sv(job.FormatTime(now))})
 	}
 	if err == nil && !ok {

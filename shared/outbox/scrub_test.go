@@ -9,11 +9,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/criticizer/criticizer/shared/store"
 )
 
 // scrubAPI records the scrub writes.
 type scrubAPI struct {
-	API
+	store.API
 	updates []*dynamodb.UpdateItemInput
 }
 

@@ -13,13 +13,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/store"
 )
 
 // pagedIndex serves Queries of the doubt index a page (two rows) at a time,
 // with the key conditions Suspects uses, as DynamoDB evaluates them: only
 // rows carrying the doubt pair are in the index at all.
 type pagedIndex struct {
-	API
+	store.API
 	rows  []Suspect
 	pages int
 	read  int // items returned, the unit DynamoDB bills a Query by

@@ -13,6 +13,7 @@ import (
 
 	"github.com/criticizer/criticizer/shared/awserr"
 	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/store"
 )
 
 // A finding kind is what "the same finding again" means for a team: its
@@ -43,9 +44,9 @@ func Kind(f domain.Finding) string {
 // Scope is the depot path pattern a finding on file counts under.
 func Scope(file string) string { return PathGroup(file, ScopeDepth) }
 
-// SecretRulePrefix is review.SecretRulePrefix, the rule id prefix of a
+// SecretRulePrefix is result.SecretRulePrefix, the rule id prefix of a
 // committed-secret finding, restated so the notify function does not link
-// the review package and its schema validator (repocheck.TestFunctionDeps);
+// the result package and its schema validator (repocheck.TestFunctionDeps);
 // TestSecretRulePrefix keeps the two equal.
 const SecretRulePrefix = "secret/"
 
@@ -175,7 +176,7 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 // AllTallies reads every kind's tally (a scan for OUTCOME#kind# items, every
 // page), for the operator's list of suppressions.
-func AllTallies(ctx context.Context, api Scanner, table string) ([]Suppression, error) {
+func AllTallies(ctx context.Context, api store.ScanAPI, table string) ([]Suppression, error) {
 	var out []Suppression
 	var start map[string]types.AttributeValue
 	for {

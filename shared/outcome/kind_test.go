@@ -7,7 +7,7 @@ import (
 
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/outcome"
-	"github.com/criticizer/criticizer/shared/review"
+	"github.com/criticizer/criticizer/shared/result"
 	"github.com/criticizer/criticizer/shared/store/dynamotest"
 )
 
@@ -18,7 +18,7 @@ func TestWithheldAfterRepeatedDismissals(t *testing.T) {
 	ctx := context.Background()
 	st := outcome.NewStore(dynamotest.New(), dynamotest.Table)
 	todo := domain.Finding{RuleID: "standin.todo", Category: "maintainability", Title: "TODO left in code", File: "//depot/projectA/src/log.c"}
-	secret := domain.Finding{RuleID: review.SecretRulePrefix + "aws-key", Category: "security", Title: "Committed secret", File: "//depot/projectA/src/cfg.c"}
+	secret := domain.Finding{RuleID: result.SecretRulePrefix + "aws-key", Category: "security", Title: "Committed secret", File: "//depot/projectA/src/cfg.c"}
 	elsewhere := todo
 	elsewhere.File = "//depot/projectB/log.c"
 	dismiss := func(review int64, f domain.Finding, fate outcome.Fate) {
@@ -28,10 +28,10 @@ func TestWithheldAfterRepeatedDismissals(t *testing.T) {
 			t.Fatal(err)
 		}
 		rec.Fate = outcome.Open
-		if w, err := st.Settle(ctx, rec, fate); err != nil || !w {
+		if w, err := st.ChangeFate(ctx, rec, fate); err != nil || !w {
 			t.Fatalf("settle: %v %v", w, err)
 		}
-		if w, _ := st.Settle(ctx, rec, fate); w {
+		if w, _ := st.ChangeFate(ctx, rec, fate); w {
 			t.Fatal("the same move settled twice")
 		}
 	}
@@ -76,7 +76,7 @@ func TestOneAcceptanceKeepsAKindReported(t *testing.T) {
 		if i == 1 {
 			fate = outcome.Addressed
 		}
-		if _, err := st.Settle(ctx, rec, fate); err != nil {
+		if _, err := st.ChangeFate(ctx, rec, fate); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -87,7 +87,7 @@ func TestOneAcceptanceKeepsAKindReported(t *testing.T) {
 }
 
 func TestSecretRulePrefix(t *testing.T) {
-	if outcome.SecretRulePrefix != review.SecretRulePrefix {
-		t.Fatalf("outcome.SecretRulePrefix %q, review's %q", outcome.SecretRulePrefix, review.SecretRulePrefix)
+	if outcome.SecretRulePrefix != result.SecretRulePrefix {
+		t.Fatalf("outcome.SecretRulePrefix %q, review's %q", outcome.SecretRulePrefix, result.SecretRulePrefix)
 	}
 }

@@ -26,10 +26,10 @@ type Pass struct {
 
 // PassReport is what one pass did.
 type PassReport struct {
-	Due     int `json:"due"`
-	Read    int `json:"read"`
-	Settled int `json:"settled"`
-	Failed  int `json:"failed,omitempty"`
+	Due          int `json:"due"`
+	Read         int `json:"read"`
+	FatesChanged int `json:"fates_changed"`
+	Failed       int `json:"failed,omitempty"`
 	// Backlog counts the due reviews this pass did not reach.
 	Backlog int `json:"backlog,omitempty"`
 }
@@ -68,7 +68,7 @@ func (p *Pass) Run(ctx context.Context) (PassReport, error) {
 			continue
 		}
 		rep.Read++
-		rep.Settled += t.Settled
+		rep.FatesChanged += t.FatesChanged
 	}
 	return rep, nil
 }

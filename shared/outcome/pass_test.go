@@ -49,14 +49,14 @@ func TestPassReadsWithinTheWindow(t *testing.T) {
 		}
 		return rep
 	}
-	if rep := run(); rep.Read != 2 || rep.Settled != 2 {
+	if rep := run(); rep.Read != 2 || rep.FatesChanged != 2 {
 		t.Fatalf("first pass = %+v, want both reviews read and settled", rep)
 	}
 	if rep := run(); rep.Due != 0 {
 		t.Fatalf("second pass at the same time = %+v, want nothing due", rep)
 	}
 	now = start.Add(24 * time.Hour)
-	if rep := run(); rep.Read != 2 || rep.Settled != 0 {
+	if rep := run(); rep.Read != 2 || rep.FatesChanged != 0 {
 		t.Fatalf("a day later = %+v, want both read and nothing new written", rep)
 	}
 	now = start.Add(72 * time.Hour)

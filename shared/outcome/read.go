@@ -20,7 +20,7 @@ type Rows interface {
 	ListThread(ctx context.Context, channel string, thread int64) ([]outbox.Row, error)
 }
 
-// Reader reads a review's reactions and settles its recorded outcomes.
+// Reader reads a review's reactions and changes the fates they decide.
 type Reader struct {
 	Store    *Store
 	Rows     Rows
@@ -29,9 +29,9 @@ type Reader struct {
 
 // Tally is what one read did.
 type Tally struct {
-	Read    int `json:"read"`    // posted findings looked at
-	Settled int `json:"settled"` // fates that changed and were written
-	Unknown int `json:"unknown"` // posted findings whose comment could not be read
+	Read         int `json:"read"`          // posted findings looked at
+	FatesChanged int `json:"fates_changed"` // fates that changed and were written
+	Unknown      int `json:"unknown"`       // posted findings whose comment could not be read
 }
 
 // Read derives the fate of every finding posted on review and records the
@@ -79,12 +79,12 @@ func (r *Reader) Read(ctx context.Context, review int64, resolved []string) (Tal
 			continue
 		}
 		fate := Derive(ours, all, ours.User, gone[rec.Fingerprint] || rec.Fate == Resolved)
-		written, err := r.Store.Settle(ctx, rec, fate)
+		written, err := r.Store.ChangeFate(ctx, rec, fate)
 		if err != nil {
 			return t, err
 		}
 		if written {
-			t.Settled++
+			t.FatesChanged++
 		}
 	}
 	return t, nil

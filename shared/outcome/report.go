@@ -11,6 +11,7 @@ import (
 
 	"github.com/criticizer/criticizer/shared/awserr"
 	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/store"
 )
 
 // Dimension is what the acceptance report groups findings by.
@@ -117,15 +118,10 @@ func PathGroup(file string, depth int) string {
 	return "//" + strings.Join(dirs, "/") + "/..."
 }
 
-// Scanner is the part of the DynamoDB client the report reads with.
-type Scanner interface {
-	Scan(context.Context, *dynamodb.ScanInput, ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
-}
-
 // All reads every outcome record, posted or e-mail only (a scan of the
 // jobs table for OUTCOME# items, every page): the report is an operator's occasional question,
 // not a path any review waits on.
-func All(ctx context.Context, api Scanner, table string) ([]Record, error) {
+func All(ctx context.Context, api store.ScanAPI, table string) ([]Record, error) {
 	var out []Record
 	var start map[string]types.AttributeValue
 	now := job.Now().Unix()

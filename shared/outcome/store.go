@@ -13,6 +13,7 @@ import (
 	"github.com/criticizer/criticizer/shared/awserr"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/store"
 )
 
 // Record is the fate of one posted finding with what the acceptance report
@@ -49,17 +50,9 @@ const (
 
 func partition(review int64) string { return itemPrefix + strconv.FormatInt(review, 10) }
 
-// API is the part of the DynamoDB client the store uses.
-type API interface {
-	PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
-	UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
-	Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
-	TransactWriteItems(context.Context, *dynamodb.TransactWriteItemsInput, ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
-}
-
 // Store keeps outcomes in the jobs table.
 type Store struct {
-	api       API
+	api       store.API
 	table     string
 	retention time.Duration
 }
@@ -69,7 +62,7 @@ type Store struct {
 const DefaultRetention = 365 * 24 * time.Hour
 
 // NewStore returns the outcome store over the jobs table.
-func NewStore(api API, table string) *Store {
+func NewStore(api store.API, table string) *Store {
 	return &Store{api: api, table: table, retention: DefaultRetention}
 }
 
@@ -130,13 +123,13 @@ func (s *Store) EmailOnly(ctx context.Context, changelist int64, r Record) (writ
 	return landed(err, "outcome e-mail only")
 }
 
-// Settle moves a posted finding's fate from the one read (rec.Fate) to
+// ChangeFate moves a posted finding's fate from the one read (rec.Fate) to
 // fate, and its kind's tally with it, in one transaction: reading the same
 // reactions again (the next version, the sweeper twice, a retry) writes
 // nothing, and a record another reader moved meanwhile is left to the next
 // read. written says whether the fate moved. Unknown is the absence of a
 // fate and is never written.
-func (s *Store) Settle(ctx context.Context, rec Record, fate Fate) (written bool, err error) {
+func (s *Store) ChangeFate(ctx context.Context, rec Record, fate Fate) (written bool, err error) {
 	if fate == Unknown || fate == "" || fate == rec.Fate {
 		return false, nil
 	}
@@ -158,7 +151,7 @@ func (s *Store) Settle(ctx context.Context, rec Record, fate Fate) (written bool
 	if errors.As(err, &cancelled) {
 		return false, nil // moved by another reader since it was read
 	}
-	return landed(err, "outcome settle")
+	return landed(err, "outcome fate change")
 }
 
 // landed maps a conditional write's answer: a failed condition is "already

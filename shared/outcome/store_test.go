@@ -52,19 +52,19 @@ func TestReadRecordsEachFateOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if first != (outcome.Tally{Read: 4, Settled: 2, Unknown: 1}) {
+	if first != (outcome.Tally{Read: 4, FatesChanged: 2, Unknown: 1}) {
 		t.Fatalf("first read = %+v, want 4 read, 2 settled (addressed, dismissed), 1 unknown", first)
 	}
 	again, err := rd.Read(ctx, 7, nil)
-	if err != nil || again.Settled != 0 {
+	if err != nil || again.FatesChanged != 0 {
 		t.Fatalf("second read = %+v, %v: want nothing written", again, err)
 	}
 	// fpC resolved by a later version, then the sweeper reads a listing
 	// where nothing says so: it stays resolved.
-	if got, _ := rd.Read(ctx, 7, []string{"fpC"}); got.Settled != 1 {
+	if got, _ := rd.Read(ctx, 7, []string{"fpC"}); got.FatesChanged != 1 {
 		t.Fatalf("resolved read = %+v, want 1 settled", got)
 	}
-	if got, _ := rd.Read(ctx, 7, nil); got.Settled != 0 {
+	if got, _ := rd.Read(ctx, 7, nil); got.FatesChanged != 0 {
 		t.Fatalf("later read = %+v, want the resolved fate kept", got)
 	}
 	recs, err := st.Review(ctx, 7)
@@ -85,10 +85,10 @@ func TestReadRecordsEachFateOnce(t *testing.T) {
 	}
 }
 
-// Settle never creates a record for a fingerprint that was not posted.
-func TestSettleNeedsAPostedFinding(t *testing.T) {
+// ChangeFate never creates a record for a fingerprint that was not posted.
+func TestChangeFateNeedsAPostedFinding(t *testing.T) {
 	st := outcome.NewStore(dynamotest.New(), dynamotest.Table)
-	if w, err := st.Settle(context.Background(), outcome.Record{Review: 7, Fingerprint: "never", Fate: outcome.Open}, outcome.Addressed); err != nil || w {
+	if w, err := st.ChangeFate(context.Background(), outcome.Record{Review: 7, Fingerprint: "never", Fate: outcome.Open}, outcome.Addressed); err != nil || w {
 		t.Fatalf("settle of an unposted finding = %v, %v", w, err)
 	}
 	if recs, _ := st.Review(context.Background(), 7); len(recs) != 0 {

@@ -167,12 +167,12 @@ func (r *Reconciler) Run(ctx context.Context) (Report, error) {
 	}
 	// The scan takes the shorter window; each row is then held to its own
 	// channel's (subject).
-	settled := now.Add(-min(r.Window, r.commentWindow()))
+	pastWindow := now.Add(-min(r.Window, r.commentWindow()))
 	verify := r.Evidence != nil || r.Comments != nil
 	// Every suspect, ranked (outbox.Suspects); the limit counts the rows
 	// this pass judges, so rows it skips (inside their window, a channel
 	// without evidence here) never take a place from one it would judge.
-	suspects, err := r.Rows.Suspects(ctx, settled, settled.Add(-r.Lookback), settled, verify, 0)
+	suspects, err := r.Rows.Suspects(ctx, pastWindow, pastWindow.Add(-r.Lookback), pastWindow, verify, 0)
 	if err != nil {
 		return Report{}, err
 	}
@@ -206,7 +206,7 @@ func (r *Reconciler) Run(ctx context.Context) (Report, error) {
 		rep.Errors++
 	}
 	// Emitted every pass, zero included, so the alarm sees the row count
-	// fall back when rows are settled.
+	// fall back when rows are resolved.
 	r.Metrics.Put("OutboxReconciling", float64(rep.Reconciling), obs.Count, nil)
 	// A backlog the passes cannot drain pages (ReconcileBacklogAlarm).
 	r.Metrics.Put("ReconcileBacklog", float64(rep.Backlog), obs.Count, nil)
@@ -251,7 +251,7 @@ func (r *Reconciler) judge(ctx context.Context, sub subject, s outbox.Suspect, n
 			return // moved on meanwhile (a send completed): not ours
 		}
 		rep.Violations++
-		log.ErrorContext(ctx, "ordering contract violated: outbox row reconciling, nothing is sent for this key until it is settled", "reason", reason, "was", status)
+		log.ErrorContext(ctx, "ordering contract violated: outbox row reconciling, nothing is sent for this key until it is resolved", "reason", reason, "was", status)
 	}
 	if !r.repair(ctx, sub, s, reason, now, rep) {
 		rep.Reconciling++
@@ -379,7 +379,7 @@ func (r *Reconciler) subject(s outbox.Suspect, now time.Time, marked map[int64]l
 		return subject{ref: it, comment: true, log: log, evidence: r.commentEvidence(it, s.LookupAfter, marked)}, true
 	}
 	// Named by its own keys and its stored token: a row whose recipient the
-	// data scrub removed is settled exactly like one that still has it.
+	// data scrub removed is resolved exactly like one that still has it.
 	sub := subject{ref: s.Row.Ref(), log: r.Log.With("changelist", s.Changelist, "review_version", s.ReviewVersion, "job_id", s.JobID)}
 	if r.Evidence != nil {
 		messageID := s.Row.MessageID(r.FromDomain)
@@ -431,7 +431,7 @@ func (r *Reconciler) commentEvidence(it outbox.Item, after int64, marked map[int
 // addressedKind is the item kind of a task set addressed (shared/notifystage).
 const addressedKind = "addressed"
 
-// repair settles a reconciling row per the failure matrix and reports
+// repair resolves a reconciling row per the failure matrix and reports
 // whether it did.
 func (r *Reconciler) repair(ctx context.Context, sub subject, s outbox.Suspect, reason string, now time.Time, rep *Report) bool {
 	k, log := sub.ref, sub.log
@@ -464,7 +464,7 @@ func (r *Reconciler) repair(ctx context.Context, sub subject, s outbox.Suspect, 
 		case err == nil && j.State == job.Succeeded && r.Redeliver != nil:
 			succeeded = j // notify will not run again by itself: redeliver this row
 		case errors.Is(err, job.ErrNotFound) || (err == nil && j.Terminal()):
-			log.WarnContext(ctx, "reconcile: the provider has no record, and the job will not notify again; an operator settles it")
+			log.WarnContext(ctx, "reconcile: the provider has no record, and the job will not notify again; an operator resolves it")
 			return false
 		case err != nil:
 			log.WarnContext(ctx, "reconcile: reading the job failed", "err", err)

@@ -7,7 +7,7 @@ import (
 
 // What the redactor removed is known for certain before any model is
 // called: a secret committed to the depot is a finding the pipeline states
-// itself (shared/review turns these into findings). Only the rule id and the
+// itself (shared/result turns these into findings). Only the rule id and the
 // place are exported, never the secret or any part of it.
 
 // tokenRE matches the token writeToken leaves in place of a secret.

@@ -17,7 +17,7 @@ import (
 	"strings"
 
 	"github.com/criticizer/criticizer/shared/domain"
-	findingfp "github.com/criticizer/criticizer/shared/finding"
+	"github.com/criticizer/criticizer/shared/finding"
 	"github.com/criticizer/criticizer/shared/ledger"
 )
 
@@ -133,7 +133,7 @@ func (g *Groups) Name(previous domain.ReviewResult) {
 	}
 	for _, l := range [][]Earlier{g.Resolved, g.NotRechecked} {
 		for i := range l {
-			l[i].Title = titles[findingfp.ID(l[i].Fingerprint)]
+			l[i].Title = titles[finding.ID(l[i].Fingerprint)]
 		}
 	}
 }
@@ -142,11 +142,11 @@ func (g *Groups) Name(previous domain.ReviewResult) {
 // were made from and keeps the first of each fingerprint, in the review's
 // order: one finding, one entry, whoever reported it.
 func Distinct(fs []domain.Finding, cs *domain.Changeset) []Current {
-	code := findingfp.CodeOf(cs)
+	code := finding.CodeOf(cs)
 	seen := map[string]bool{}
 	out := make([]Current, 0, len(fs))
 	for _, f := range fs {
-		fp := findingfp.Fingerprint(f, code(f.File))
+		fp := finding.Fingerprint(f, code(f.File))
 		if seen[fp] {
 			continue
 		}

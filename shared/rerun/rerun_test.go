@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/criticizer/criticizer/shared/domain"
-	findingfp "github.com/criticizer/criticizer/shared/finding"
+	"github.com/criticizer/criticizer/shared/finding"
 	"github.com/criticizer/criticizer/shared/ledger"
 )
 
@@ -101,7 +101,7 @@ func TestCompare(t *testing.T) {
 func TestName(t *testing.T) {
 	g := Compare(&ledger.Version{Version: 1, Findings: []ledger.Finding{was("aaaaaaaaaaaa1", "//d/a.c", 1), was("bbbbbbbbbbbb2", "//d/b.c", 2)}},
 		nil, func(f string) bool { return f == "//d/a.c" }, nil)
-	g.Name(domain.ReviewResult{Findings: []domain.Finding{{ID: findingfp.ID("aaaaaaaaaaaa1"), Title: "Buffer  overflow\n"}}})
+	g.Name(domain.ReviewResult{Findings: []domain.Finding{{ID: finding.ID("aaaaaaaaaaaa1"), Title: "Buffer  overflow\n"}}})
 	if g.Resolved[0].Title != "Buffer overflow" || g.NotRechecked[0].Title != "" {
 		t.Errorf("titles: resolved %q, not re-checked %q", g.Resolved[0].Title, g.NotRechecked[0].Title)
 	}
@@ -152,7 +152,7 @@ func TestDistinct(t *testing.T) {
 	if len(got) != 2 || got[0].Severity != "high" || got[1].Title != "Other" {
 		t.Fatalf("got %+v", got)
 	}
-	if got[0].Fingerprint != findingfp.Fingerprint(f, map[int]string{1: "x", 2: "strcpy(a, b);"}) {
+	if got[0].Fingerprint != finding.Fingerprint(f, map[int]string{1: "x", 2: "strcpy(a, b);"}) {
 		t.Error("fingerprint is not the one definition over the diff's lines")
 	}
 }

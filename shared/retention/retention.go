@@ -32,6 +32,7 @@ import (
 
 	"github.com/criticizer/criticizer/shared/awserr"
 	"github.com/criticizer/criticizer/shared/obs"
+	"github.com/criticizer/criticizer/shared/store"
 )
 
 // Attribute is the jobs table's TTL attribute (epoch seconds).
@@ -44,11 +45,6 @@ const (
 	DefaultTableGrace  = 72 * time.Hour
 	DefaultBucketGrace = 48 * time.Hour
 )
-
-// TableAPI is the part of the DynamoDB client the check uses.
-type TableAPI interface {
-	Scan(context.Context, *dynamodb.ScanInput, ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
-}
 
 // BucketAPI is the part of the S3 client the check uses.
 type BucketAPI interface {
@@ -63,7 +59,7 @@ type Bucket struct {
 
 // Checker verifies the jobs table and the artifact buckets.
 type Checker struct {
-	Table       TableAPI
+	Table       store.ScanAPI
 	TableName   string
 	S3          BucketAPI
 	Buckets     []Bucket

@@ -8,10 +8,10 @@ import (
 
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
-	findingfp "github.com/criticizer/criticizer/shared/finding"
+	"github.com/criticizer/criticizer/shared/finding"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/ledger"
-	"github.com/criticizer/criticizer/shared/review"
+	"github.com/criticizer/criticizer/shared/result"
 	"github.com/criticizer/criticizer/shared/udiff"
 )
 
@@ -175,7 +175,7 @@ func shownToModel(cs domain.Changeset, c carryOver) domain.Changeset {
 // ledgerEntry is what the ledger keeps of this version: every file with
 // its digest and whether it was reviewed in full (by the model now or
 // carried over), and every finding by fingerprint.
-func ledgerEntry(j *job.Job, cs domain.Changeset, result domain.ReviewResult, skipped []review.SkippedFile, truncated []review.TruncatedFile, codeOf review.CodeOf) ledger.Version {
+func ledgerEntry(j *job.Job, cs domain.Changeset, result domain.ReviewResult, skipped []result.SkippedFile, truncated []result.TruncatedFile, codeOf result.CodeOf) ledger.Version {
 	partial := map[string]bool{}
 	for _, s := range skipped {
 		partial[s.File] = true
@@ -191,7 +191,7 @@ func ledgerEntry(j *job.Job, cs domain.Changeset, result domain.ReviewResult, sk
 		v.Files = append(v.Files, lf)
 	}
 	for _, f := range result.Findings {
-		v.Findings = append(v.Findings, ledger.Finding{Fingerprint: findingfp.Fingerprint(f, codeOf(f.File)), File: f.File, Line: f.Line, Severity: f.Severity})
+		v.Findings = append(v.Findings, ledger.Finding{Fingerprint: finding.Fingerprint(f, codeOf(f.File)), File: f.File, Line: f.Line, Severity: f.Severity})
 	}
 	return v
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/ledger"
 	"github.com/criticizer/criticizer/shared/ledger/ledgertest"
-	"github.com/criticizer/criticizer/shared/review"
+	"github.com/criticizer/criticizer/shared/result"
 	"github.com/criticizer/criticizer/shared/reviewstage"
 	"github.com/criticizer/criticizer/shared/store/memstore"
 	"github.com/criticizer/criticizer/shared/udiff"
@@ -160,7 +160,7 @@ func TestReviewReviewsAgainWhenThePreviousIsGone(t *testing.T) {
 			j.Artifacts.Result = "job-v1/gone.json"
 			r.jobs.Put(&j)
 		}, ""},
-		{"the review rules changed since", func(r *rerun) { r.h.stage.Rules = review.Rules{DisabledCategories: []string{"style"}} }, ""},
+		{"the review rules changed since", func(r *rerun) { r.h.stage.Rules = result.Rules{DisabledCategories: []string{"style"}} }, ""},
 		{"the previous result was capped by the rules", func(r *rerun) {
 			capped := r.v1
 			meta := domain.ReadReviewMeta(capped.Meta)

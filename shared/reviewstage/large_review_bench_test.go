@@ -14,7 +14,7 @@ import (
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/llm"
-	"github.com/criticizer/criticizer/shared/review"
+	"github.com/criticizer/criticizer/shared/result"
 	"github.com/criticizer/criticizer/shared/reviewstage"
 )
 
@@ -31,13 +31,13 @@ const benchTimeScale = 60
 // function instance) that learns the limit from the headers, with the
 // function's timeout (15 min), attempts repeated until one finishes.
 //
-// It runs the stable prompt and CacheablePromptVersion (the candidate whose
+// It runs the stable prompt and RulesPromptVersion (the candidate whose
 // static part is long enough for providers to cache), and reports wall time against that floor (wall/floor; target ≤ 1.3),
 // attempts used (target 1), 429s met, and the input tokens billed per
 // reviewed changed line, uncached and cached (the prompt's static prefix
 // read from the provider's cache).
 func BenchmarkLargeReview(b *testing.B) {
-	for _, version := range []string{review.PromptVersion, review.CacheablePromptVersion} {
+	for _, version := range []string{result.StablePromptVersion, result.RulesPromptVersion} {
 		b.Run("prompt="+version, func(b *testing.B) { benchLargeReview(b, version) })
 	}
 }
@@ -47,9 +47,9 @@ func benchLargeReview(b *testing.B, version string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	rollout := review.Rollout{}
-	if version != review.PromptVersion {
-		rollout = review.Rollout{Candidate: version, Percent: 100}
+	rollout := result.Rollout{}
+	if version != result.StablePromptVersion {
+		rollout = result.Rollout{Candidate: version, Percent: 100}
 	}
 	cs := largeChangeset(1000)
 	changedLines := 0
@@ -62,7 +62,7 @@ func benchLargeReview(b *testing.B, version string) {
 	}
 	// The limit: what the review's calls will be charged (prompt plus the
 	// output reservation), spread over about 4 s.
-	budget := review.Budget{}.For("gpt-4o")
+	budget := result.Budget{}.For("gpt-4o")
 	plan := budget.Plan(cs, version)
 	estimate := 0
 	for _, c := range plan.Chunks {
@@ -85,7 +85,7 @@ func benchLargeReview(b *testing.B, version string) {
 		}
 		llmTimeout := 45 * time.Second / benchTimeScale
 		client, err := llm.NewOpenAI(llm.Config{Endpoint: url, Model: "gpt-4o", Timeout: 10 * time.Second,
-			Schema: review.SchemaJSON(), Logger: slog.New(slog.DiscardHandler)}, apiKey)
+			Schema: result.SchemaJSON(), Logger: slog.New(slog.DiscardHandler)}, apiKey)
 		if err != nil {
 			b.Fatal(err)
 		}

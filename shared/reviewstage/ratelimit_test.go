@@ -13,7 +13,7 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/llm"
-	"github.com/criticizer/criticizer/shared/review"
+	"github.com/criticizer/criticizer/shared/result"
 	"github.com/criticizer/criticizer/shared/reviewstage"
 )
 
@@ -127,8 +127,8 @@ func TestTokensBilledAreRecorded(t *testing.T) {
 		version string
 		cached  bool
 	}{
-		{review.PromptVersion, false},
-		{review.CacheablePromptVersion, true},
+		{result.StablePromptVersion, false},
+		{result.RulesPromptVersion, true},
 	} {
 		t.Run(tt.version, func(t *testing.T) {
 			// One chunk at a time: calls sent together all miss the cache, as
@@ -136,8 +136,8 @@ func TestTokensBilledAreRecorded(t *testing.T) {
 			h := newHarness(t, func(r *reviewstage.Review) {
 				r.Parallelism = 1
 				r.Prices = llm.Prices{Input: 3, CachedInput: 0.3, CacheWrite: 3, Output: 15}
-				if tt.version != review.PromptVersion {
-					r.Rollout = review.Rollout{Candidate: tt.version, Percent: 100}
+				if tt.version != result.StablePromptVersion {
+					r.Rollout = result.Rollout{Candidate: tt.version, Percent: 100}
 				}
 			})
 			res, err := h.stage.Process(context.Background(), h.job(t, "job-billed", chunked(300)))

@@ -16,12 +16,12 @@ import (
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
-	findingfp "github.com/criticizer/criticizer/shared/finding"
+	"github.com/criticizer/criticizer/shared/finding"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/llm"
 	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/redact"
-	"github.com/criticizer/criticizer/shared/review"
+	"github.com/criticizer/criticizer/shared/result"
 	"github.com/criticizer/criticizer/shared/sanitize"
 )
 
@@ -60,8 +60,8 @@ type Review struct {
 	Model string
 	// Budget sizes chunks and states the limits; zero fields take the
 	// model family's defaults.
-	Budget  review.Budget
-	Rollout review.Rollout
+	Budget  result.Budget
+	Rollout result.Rollout
 	// AllowPromptPatchDrift accepts an answer whose prompt_version differs
 	// from the one sent only in its patch segment (rule RC-4's configured
 	// drift; PROMPT_PATCH_DRIFT per environment).
@@ -75,7 +75,7 @@ type Review struct {
 	// Rules are the environment's default review rules (REVIEW_RULES);
 	// the rules files the fetch stage read (domain.RulesArtifact) override
 	// them for the files under their roots.
-	Rules review.Rules
+	Rules result.Rules
 	// Daily counts the environment's model tokens per UTC day; with
 	// DailyTokenBudget > 0, a review that starts with the day's budget
 	// spent runs without the model (store.DailyTokens).
@@ -105,11 +105,11 @@ type DailyCounter interface {
 
 // chunkArtifact is a finished chunk as stored, keyed by job and prompt digest.
 type chunkArtifact struct {
-	review.ChunkResult
+	result.ChunkResult
 	// Split marks a chunk that was answered by reviewing smaller pieces; a
 	// replay goes straight to them.
 	Split         bool                   `json:"split,omitempty"`
-	Truncated     []review.TruncatedFile `json:"truncated,omitempty"`
+	Truncated     []result.TruncatedFile `json:"truncated,omitempty"`
 	PromptVersion string                 `json:"prompt_version"`
 	Model         string                 `json:"model,omitempty"`
 	RequestID     string                 `json:"request_id,omitempty"`
@@ -126,13 +126,13 @@ type run struct {
 	job     *job.Job
 	cs      domain.Changeset
 	proven  *redact.Proven // lines covered by a verified proof of redaction
-	plan    review.Plan
+	plan    result.Plan
 	version string
 
 	mu        sync.Mutex
 	results   []leaf
-	truncated []review.TruncatedFile
-	skipped   []review.SkippedFile // decided while reviewing (refusals, budget)
+	truncated []result.TruncatedFile
+	skipped   []result.SkippedFile // decided while reviewing (refusals, budget)
 	calls     int
 	reused    int
 	usage     llm.Usage
@@ -148,7 +148,7 @@ type run struct {
 
 type leaf struct {
 	order []int // position in the plan, for a deterministic merge order
-	res   review.ChunkResult
+	res   result.ChunkResult
 }
 
 // Process reviews the redacted changeset and stores the validated result.
@@ -226,7 +226,7 @@ func (r *Review) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	if withoutModel != "" {
 		r.Log.WarnContext(ctx, "reviewing without the model", "reason", withoutModel)
 		for _, c := range run.plan.Chunks {
-			run.skip(c.Files(), review.SkipDailyBudget)
+			run.skip(c.Files(), result.SkipDailyBudget)
 		}
 	} else if err := run.reviewAll(work, budget.MaxReviewTokens); err != nil {
 		run.emitMetrics(nil, 0)
@@ -236,37 +236,37 @@ func (r *Review) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 
 	leaves := run.results
 	sortLeaves(leaves)
-	parts := make([]review.ChunkResult, len(leaves))
+	parts := make([]result.ChunkResult, len(leaves))
 	for i, l := range leaves {
 		parts[i] = l.res
 	}
 	if carry.from != nil {
 		// Merge fingerprints them again: on the same diffs (carried
 		// files), on the same code moved (interdiff files): the same ids.
-		parts = append(parts, review.ChunkResult{Files: carry.paths(cs), Findings: carry.findings})
+		parts = append(parts, result.ChunkResult{Files: carry.paths(cs), Findings: carry.findings})
 	}
 	// The pipeline's own findings: certain, so stated whatever the model
 	// answered (or whether it was called at all).
-	secrets := review.SecretFindings(cs)
-	codeOf := review.CodeOf(findingfp.CodeOf(&cs))
-	result, merged := review.Merge(parts, version, codeOf, secrets...)
+	secrets := result.SecretFindings(cs)
+	codeOf := result.CodeOf(finding.CodeOf(&cs))
+	reviewed, merged := result.Merge(parts, version, codeOf, secrets...)
 	merged.Log(ctx, r.Log)
-	kept, filtered, hidden := rules.Filter(result.Findings)
-	result.Findings = kept
+	kept, filtered, hidden := rules.Filter(reviewed.Findings)
+	reviewed.Findings = kept
 	var withheld []string
 	for _, f := range append(filtered, hidden...) {
-		withheld = append(withheld, findingfp.Fingerprint(f, codeOf(f.File)))
+		withheld = append(withheld, finding.Fingerprint(f, codeOf(f.File)))
 	}
 
-	truncated := append(append([]review.TruncatedFile{}, run.plan.Truncated...), run.truncated...)
-	skipped := append(append([]review.SkippedFile{}, run.plan.Skipped...), run.skipped...)
+	truncated := append(append([]result.TruncatedFile{}, run.plan.Truncated...), run.truncated...)
+	skipped := append(append([]result.SkippedFile{}, run.plan.Skipped...), run.skipped...)
 	truncated = dropSkipped(dedupeTruncated(truncated), skipped)
 	applied, rejected := rules.Describe()
 	meta := domain.ReviewMeta{
 		PromptVersion: version, Model: r.Model, Chunks: len(leaves), ModelCalls: run.calls, ReusedChunks: run.reused,
 		FilesTotal: len(cs.Files), FilesReviewed: len(cs.Files) - len(skipped) - len(truncated),
 		SkippedFiles: skipped, TruncatedFiles: truncated,
-		DroppedFindings: run.diags[review.KindFindingDropped],
+		DroppedFindings: run.diags[result.KindFindingDropped],
 		InputTokens:     run.usage.InputTokens, OutputTokens: run.usage.OutputTokens,
 		SecretFindings: len(secrets), OutOfView: run.diags[outOfViewKey],
 		FilteredByRules: len(filtered), HiddenByCap: len(hidden), Withheld: withheld, RulesDigest: rulesDigest,
@@ -278,18 +278,18 @@ func (r *Review) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 		meta.CarriedOver, meta.Interdiffs, meta.CarriedFrom = len(carry.files), len(carry.interdiff), carry.from.Version
 	}
 	meta.EstimatedCostUSD, _ = r.Prices.Cost(run.usage)
-	result.Meta = meta.Map()
-	run.emitMetrics(&result, len(secrets))
+	reviewed.Meta = meta.Map()
+	run.emitMetrics(&reviewed, len(secrets))
 
 	key := artifacts.Key(j.ID, "review.json")
-	if err := r.Redacted.PutJSON(ctx, key, result); err != nil {
+	if err := r.Redacted.PutJSON(ctx, key, reviewed); err != nil {
 		return job.Result{}, err
 	}
-	ledgerNote, err := r.record(ctx, ledgerEntry(j, cs, result, skipped, truncated, codeOf))
+	ledgerNote, err := r.record(ctx, ledgerEntry(j, cs, reviewed, skipped, truncated, codeOf))
 	if err != nil {
 		return job.Result{}, err
 	}
-	n := len(result.Findings)
+	n := len(reviewed.Findings)
 	coverage := meta.Coverage()
 	return job.Result{Artifacts: job.Artifacts{Result: key}, FindingCount: &n,
 		Review: &job.ReviewStats{PromptVersion: version, InputTokens: run.usage.InputTokens, OutputTokens: run.usage.OutputTokens,
@@ -303,7 +303,7 @@ func (r *Review) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 
 // adjusted is the job history's note of what merging the chunks adjusted
 // (duplicates merged, model ids replaced), by reason code.
-func adjusted(ds review.Diagnostics) string {
+func adjusted(ds result.Diagnostics) string {
 	if len(ds) == 0 {
 		return ""
 	}
@@ -311,19 +311,19 @@ func adjusted(ds review.Diagnostics) string {
 }
 
 // outOfViewKey is the diagnostics count of findings dropped as out of view.
-const outOfViewKey = review.KindFindingDropped + "/" + review.ReasonLineNotShown
+const outOfViewKey = result.KindFindingDropped + "/" + result.ReasonLineNotShown
 
 // ruleSet is the environment's defaults, overridden per root by the rules
 // files fetch read from the depot (as of before the change).
-func (r *Review) ruleSet(ctx context.Context, j *job.Job) (review.RuleSet, error) {
+func (r *Review) ruleSet(ctx context.Context, j *job.Job) (result.RuleSet, error) {
 	var files []domain.RulesFile
 	switch err := r.Redacted.GetJSON(ctx, artifacts.Key(j.ID, domain.RulesArtifact), &files); {
 	case err == nil:
 	case failure.Classify(err) == failure.NotFound:
 	default:
-		return review.RuleSet{}, err
+		return result.RuleSet{}, err
 	}
-	rs := review.ResolveRules(files)
+	rs := result.ResolveRules(files)
 	rs.Defaults = r.Rules
 	return rs, nil
 }
@@ -371,9 +371,9 @@ func (r *Review) putDailyUsed(spent int64) {
 }
 
 // dedupeTruncated keeps one entry per file: the smallest part reviewed.
-func dedupeTruncated(ts []review.TruncatedFile) []review.TruncatedFile {
+func dedupeTruncated(ts []result.TruncatedFile) []result.TruncatedFile {
 	idx := map[string]int{}
-	var out []review.TruncatedFile
+	var out []result.TruncatedFile
 	for _, t := range ts {
 		if i, ok := idx[t.File]; ok {
 			if t.ReviewedBytes < out[i].ReviewedBytes {
@@ -389,7 +389,7 @@ func dedupeTruncated(ts []review.TruncatedFile) []review.TruncatedFile {
 
 // dropSkipped removes files that ended up skipped from the truncated list,
 // so every file is in exactly one coverage class.
-func dropSkipped(ts []review.TruncatedFile, skipped []review.SkippedFile) []review.TruncatedFile {
+func dropSkipped(ts []result.TruncatedFile, skipped []result.SkippedFile) []result.TruncatedFile {
 	gone := map[string]bool{}
 	for _, s := range skipped {
 		gone[s.File] = true
@@ -407,7 +407,7 @@ func (run *run) skip(files []string, reason string) {
 	run.mu.Lock()
 	defer run.mu.Unlock()
 	for _, f := range files {
-		run.skipped = append(run.skipped, review.SkippedFile{File: f, Reason: reason})
+		run.skipped = append(run.skipped, result.SkippedFile{File: f, Reason: reason})
 	}
 }
 
@@ -439,7 +439,7 @@ func (run *run) reviewAll(ctx context.Context, maxTokens int) error {
 		// spent reaches the review's budget, the chunks left are not sent.
 		if maxTokens > 0 && run.spent() >= maxTokens {
 			<-sem
-			run.skip(c.Files(), review.SkipOverBudget)
+			run.skip(c.Files(), result.SkipOverBudget)
 			continue
 		}
 		wg.Add(1)
@@ -479,7 +479,7 @@ func isClosed(ch chan struct{}) bool {
 // reviewChunk reviews one chunk, reusing its stored result when there is
 // one. A truncated or over-long answer splits the chunk and reviews the
 // pieces; the split is stored too, so a replay never asks again.
-func (run *run) reviewChunk(ctx context.Context, c review.Chunk, order []int, depth int) error {
+func (run *run) reviewChunk(ctx context.Context, c result.Chunk, order []int, depth int) error {
 	r := run.r
 	prompt := run.plan.Prompt(run.cs, c, run.version)
 	if err := r.guard(prompt, run.proven); err != nil {
@@ -511,7 +511,7 @@ func (run *run) reviewChunk(ctx context.Context, c review.Chunk, order []int, de
 				r.Log.WarnContext(ctx, "chunk answer did not fit; splitting", "reason", d.Reason, "files", len(c.Files()),
 					"bytes", c.Bytes(), "request_id", d.RequestID, "depth", depth)
 				if err := r.Redacted.PutJSON(ctx, key, chunkArtifact{Split: true, PromptVersion: run.version, Model: r.Model,
-					RequestID: d.RequestID, ChunkResult: review.ChunkResult{Files: c.Files()}}); err != nil {
+					RequestID: d.RequestID, ChunkResult: result.ChunkResult{Files: c.Files()}}); err != nil {
 					return err
 				}
 				return run.split(ctx, c, order, depth)
@@ -525,16 +525,16 @@ func (run *run) reviewChunk(ctx context.Context, c review.Chunk, order []int, de
 			d, _ := llm.Details(err)
 			r.Log.WarnContext(ctx, "model refused a chunk; its files are reported as not reviewed", "reason", d.Reason,
 				"files", len(c.Files()), "request_id", d.RequestID)
-			run.skip(c.Files(), review.SkipModelRefused)
+			run.skip(c.Files(), result.SkipModelRefused)
 			return nil
 		}
 		return err
 	}
-	res, diags, err := review.Parse(comp.Content, c.Files(), review.Options{PromptVersion: run.version, AllowPromptPatchDrift: r.AllowPromptPatchDrift})
+	res, diags, err := result.Parse(comp.Content, c.Files(), result.Options{PromptVersion: run.version, AllowPromptPatchDrift: r.AllowPromptPatchDrift})
 	if err == nil {
 		// Only lines the model was shown: anything else it cannot have seen.
-		var more review.Diagnostics
-		res.Findings, more = review.KeepShown(res.Findings, c.Shown())
+		var more result.Diagnostics
+		res.Findings, more = result.KeepShown(res.Findings, c.Shown())
 		diags = append(diags, more...)
 	}
 	diags.Log(ctx, r.Log)
@@ -543,7 +543,7 @@ func (run *run) reviewChunk(ctx context.Context, c review.Chunk, order []int, de
 		return err
 	}
 	art := chunkArtifact{
-		ChunkResult:   review.ChunkResult{Files: c.Files(), Summary: res.Summary, Findings: res.Findings, Diagnostics: diags.Counts()},
+		ChunkResult:   result.ChunkResult{Files: c.Files(), Summary: res.Summary, Findings: res.Findings, Diagnostics: diags.Counts()},
 		PromptVersion: run.version, Model: r.Model, RequestID: comp.RequestID, FinishReason: comp.FinishReason,
 		Usage: comp.Usage, Content: string(comp.Content),
 	}
@@ -555,10 +555,10 @@ func (run *run) reviewChunk(ctx context.Context, c review.Chunk, order []int, de
 }
 
 // split reviews c's pieces in turn (they are children of one worker's chunk).
-func (run *run) split(ctx context.Context, c review.Chunk, order []int, depth int) error {
+func (run *run) split(ctx context.Context, c result.Chunk, order []int, depth int) error {
 	parts, trunc, _ := c.Split()
 	if trunc != nil {
-		run.addTruncated([]review.TruncatedFile{*trunc})
+		run.addTruncated([]result.TruncatedFile{*trunc})
 	}
 	for i, p := range parts {
 		if err := run.reviewChunk(ctx, p, append(append([]int{}, order...), i), depth+1); err != nil {
@@ -568,7 +568,7 @@ func (run *run) split(ctx context.Context, c review.Chunk, order []int, depth in
 	return nil
 }
 
-func (run *run) addTruncated(t []review.TruncatedFile) {
+func (run *run) addTruncated(t []result.TruncatedFile) {
 	run.mu.Lock()
 	defer run.mu.Unlock()
 	run.truncated = append(run.truncated, t...)
@@ -593,12 +593,12 @@ func (run *run) finish(order []int, a chunkArtifact, fresh bool) {
 	}
 }
 
-func (run *run) countDiags(ds review.Diagnostics) {
+func (run *run) countDiags(ds result.Diagnostics) {
 	run.mu.Lock()
 	defer run.mu.Unlock()
 	for _, d := range ds {
 		run.diags[d.Kind]++
-		if d.Reason == review.ReasonLineNotShown {
+		if d.Reason == result.ReasonLineNotShown {
 			run.diags[outOfViewKey]++
 		}
 	}
@@ -620,9 +620,9 @@ func (run *run) emitMetrics(res *domain.ReviewResult, secrets int) {
 	dims := map[string]string{"Stage": string(domain.StageLLM), "PromptVersion": run.version}
 	run.mu.Lock()
 	defer run.mu.Unlock()
-	m.Put("ReviewCoercions", float64(run.diags[review.KindCoercion]), obs.Count, dims)
-	m.Put("ReviewFindingsDropped", float64(run.diags[review.KindFindingDropped]), obs.Count, dims)
-	m.Put("ReviewResponsesRejected", float64(run.diags[review.KindRejected]), obs.Count, dims)
+	m.Put("ReviewCoercions", float64(run.diags[result.KindCoercion]), obs.Count, dims)
+	m.Put("ReviewFindingsDropped", float64(run.diags[result.KindFindingDropped]), obs.Count, dims)
+	m.Put("ReviewResponsesRejected", float64(run.diags[result.KindRejected]), obs.Count, dims)
 	m.Put("ReviewModelCalls", float64(run.calls), obs.Count, dims)
 	// Findings naming a line the model was not shown, per prompt version.
 	m.Put("ReviewFindingsOutOfView", float64(run.diags[outOfViewKey]), obs.Count, dims)
@@ -652,7 +652,7 @@ func refused(err error) bool {
 // the description, any line not in the proven diffs) must find nothing. A
 // failure or a match means redaction was bypassed or broken, and the
 // request is blocked.
-func (r *Review) guard(p review.Prompt, proven *redact.Proven) error {
+func (r *Review) guard(p result.Prompt, proven *redact.Proven) error {
 	matches, err := r.Guard.GuardPrompt(p.System+"\n"+p.User, proven)
 	if err != nil {
 		return failure.Errorf(failure.PolicyRejected, "pre-submit redaction guard failed; LLM call blocked: %w", err)
@@ -685,7 +685,7 @@ func (r *Review) recordError(ctx context.Context, key string, err error) {
 
 // chunkDigest keys a chunk's stored result: the same prompt to the same model
 // under the same prompt version is the same question.
-func chunkDigest(version, model string, p review.Prompt) string {
+func chunkDigest(version, model string, p result.Prompt) string {
 	h := sha256.New()
 	for _, s := range []string{version, model, p.System, p.User} {
 		h.Write([]byte(s))

@@ -19,7 +19,7 @@ import (
 	"github.com/criticizer/criticizer/shared/llm"
 	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/redact"
-	"github.com/criticizer/criticizer/shared/review"
+	"github.com/criticizer/criticizer/shared/result"
 	"github.com/criticizer/criticizer/shared/reviewstage"
 )
 
@@ -43,7 +43,7 @@ func newHarness(t testing.TB, mut func(*reviewstage.Review)) *harness {
 	}
 	t.Cleanup(func() { srv.Close() })
 	client, err := llm.NewOpenAI(llm.Config{Endpoint: url, Model: "gpt-4o", Timeout: 10 * time.Second,
-		Schema: review.SchemaJSON(), Logger: slog.New(slog.DiscardHandler)}, apiKey)
+		Schema: result.SchemaJSON(), Logger: slog.New(slog.DiscardHandler)}, apiKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func reviewedFiles(t testing.TB, reqs []llmstandin.Request) map[string]int {
 	out := map[string]int{}
 	for _, r := range reqs {
 		user := r.Messages[len(r.Messages)-1].Content
-		_, rest, ok := strings.Cut(user, review.ChangedFilesMarker+"\n")
+		_, rest, ok := strings.Cut(user, result.ChangedFilesMarker+"\n")
 		if !ok {
 			t.Fatalf("request without changed files")
 		}
@@ -123,7 +123,7 @@ func reviewedFiles(t testing.TB, reqs []llmstandin.Request) map[string]int {
 }
 
 func TestReviewLargeChangelistInChunks(t *testing.T) {
-	h := newHarness(t, func(r *reviewstage.Review) { r.Budget = review.Budget{MaxFiles: 4900} })
+	h := newHarness(t, func(r *reviewstage.Review) { r.Budget = result.Budget{MaxFiles: 4900} })
 	cs := bigChangeset(5000)
 	res, err := h.stage.Process(context.Background(), h.job(t, "job-5000", cs))
 	if err != nil {
@@ -147,9 +147,9 @@ func TestReviewLargeChangelistInChunks(t *testing.T) {
 	for i, f := range cs.Files {
 		n, why := seen[f.DepotPath], skipped[f.DepotPath]
 		switch {
-		case f.Diff == "" && why != review.SkipNoTextualDiff && why != review.SkipBinary && why != review.SkipDeleted:
+		case f.Diff == "" && why != result.SkipNoTextualDiff && why != result.SkipBinary && why != result.SkipDeleted:
 			t.Errorf("binary %s: skipped %q", f.DepotPath, why)
-		case f.Diff != "" && i >= 4900+countEmpty(cs.Files[:i]) && why != review.SkipOverFileLimit:
+		case f.Diff != "" && i >= 4900+countEmpty(cs.Files[:i]) && why != result.SkipOverFileLimit:
 			t.Errorf("%s beyond the file limit: reviewed %d, skipped %q", f.DepotPath, n, why)
 		case why == "" && n != 1:
 			t.Errorf("%s reviewed %d times and not named as skipped", f.DepotPath, n)
@@ -181,7 +181,7 @@ func TestReviewLargeChangelistInChunks(t *testing.T) {
 	if note := fmt.Sprintf("adjusted: coercion_applied/finding_id_replaced %d", want); !strings.Contains(res.Detail, note) {
 		t.Errorf("history detail %q, want %q", res.Detail, note)
 	}
-	if res.Review.InputTokens == 0 || res.Review.OutputTokens == 0 || res.Review.PromptVersion != review.PromptVersion {
+	if res.Review.InputTokens == 0 || res.Review.OutputTokens == 0 || res.Review.PromptVersion != result.StablePromptVersion {
 		t.Errorf("job stats = %+v", res.Review)
 	}
 }
@@ -317,7 +317,7 @@ func TestReviewRefusalIsStatedAsNotReviewed(t *testing.T) {
 		t.Fatal(err)
 	}
 	meta := domain.ReadReviewMeta(h.result(t, res).Meta)
-	if meta.Complete() || len(meta.SkippedFiles) != len(cs.Files) || meta.SkippedFiles[0].Reason != review.SkipModelRefused {
+	if meta.Complete() || len(meta.SkippedFiles) != len(cs.Files) || meta.SkippedFiles[0].Reason != result.SkipModelRefused {
 		t.Errorf("meta = %+v", meta)
 	}
 	if !strings.Contains(res.Review.Coverage, "reviewed 0 of 3 files; skipped 3: 3 model refused") {
@@ -337,7 +337,7 @@ func TestReviewRefusalIsStatedAsNotReviewed(t *testing.T) {
 // metrics.
 func TestPromptRollout(t *testing.T) {
 	h := newHarness(t, func(r *reviewstage.Review) {
-		r.Rollout = review.Rollout{Candidate: review.CandidatePromptVersion, Percent: 30}
+		r.Rollout = result.Rollout{Candidate: result.ChunkAwarePromptVersion, Percent: 30}
 	})
 	cs := chunked(3) // one strcpy finding
 	versions := map[string]int{}
@@ -347,9 +347,9 @@ func TestPromptRollout(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := review.PromptVersion
-		if review.Bucket(id) < 30 {
-			want = review.CandidatePromptVersion
+		want := result.StablePromptVersion
+		if result.Bucket(id) < 30 {
+			want = result.ChunkAwarePromptVersion
 		}
 		out := h.result(t, res)
 		if res.Review.PromptVersion != want || out.PromptVersion != want {
@@ -357,7 +357,7 @@ func TestPromptRollout(t *testing.T) {
 		}
 		versions[want]++
 	}
-	if versions[review.CandidatePromptVersion] == 0 || versions[review.PromptVersion] == 0 {
+	if versions[result.ChunkAwarePromptVersion] == 0 || versions[result.StablePromptVersion] == 0 {
 		t.Fatalf("versions = %v, want both served", versions)
 	}
 	// Every request said the version it was built with.
@@ -385,7 +385,7 @@ func TestPromptRollout(t *testing.T) {
 		}
 	}
 	// Rollback is configuration: percent 0 serves only the stable version.
-	if v := (review.Rollout{Candidate: review.CandidatePromptVersion}).Pick("job-00"); v != review.PromptVersion {
+	if v := (result.Rollout{Candidate: result.ChunkAwarePromptVersion}).Pick("job-00"); v != result.StablePromptVersion {
 		t.Errorf("rolled back rollout picked %s", v)
 	}
 }
@@ -407,9 +407,9 @@ func TestReviewRejectionMetric(t *testing.T) {
 // in its patch segment is accepted where the environment allows the drift
 // (PROMPT_PATCH_DRIFT) and rejected where it does not.
 func TestPromptPatchDriftIsConfigured(t *testing.T) {
-	v := strings.Split(review.PromptVersion, ".")
+	v := strings.Split(result.StablePromptVersion, ".")
 	patched := v[0] + "." + v[1] + ".99"
-	answer := `{"schema_version":"` + review.SchemaVersion + `","prompt_version":"` + patched + `","summary":"fine","findings":[]}`
+	answer := `{"schema_version":"` + result.SchemaVersion + `","prompt_version":"` + patched + `","summary":"fine","findings":[]}`
 	for _, allow := range []bool{false, true} {
 		h := newHarness(t, func(r *reviewstage.Review) { r.AllowPromptPatchDrift = allow })
 		h.standin.QueueFault(llmstandin.Fault{Content: &answer})

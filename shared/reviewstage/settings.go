@@ -7,7 +7,7 @@ import (
 	"github.com/criticizer/criticizer/shared/config"
 	"github.com/criticizer/criticizer/shared/llm"
 	"github.com/criticizer/criticizer/shared/redact"
-	"github.com/criticizer/criticizer/shared/review"
+	"github.com/criticizer/criticizer/shared/result"
 )
 
 // Settings are what the review function reads beyond the common settings.
@@ -15,16 +15,16 @@ type Settings struct {
 	LLM llm.Settings
 	// Budget sizes the chunks and bounds what one changelist gets
 	// reviewed; zero fields take the model family's defaults
-	// (review.Budget). OutputTokens is the provider's max_tokens.
-	Budget      review.Budget
-	Rollout     review.Rollout
+	// (result.Budget). OutputTokens is the provider's max_tokens.
+	Budget      result.Budget
+	Rollout     result.Rollout
 	Parallelism int // LLM_PARALLELISM: chunks reviewed at once
 	// DailyTokenBudget bounds the environment's model tokens per UTC day
 	// (REVIEW_DAILY_TOKEN_BUDGET); 0 for none.
 	DailyTokenBudget int64
 	// Rules are the environment's default review rules (REVIEW_RULES, JSON
 	// in the schema of the depot's .criticizer.yaml).
-	Rules review.Rules
+	Rules result.Rules
 	// RequestsPerMinute and TokensPerMinute are the provider's limits for
 	// the model (LLM_REQUESTS_PER_MINUTE, LLM_TOKENS_PER_MINUTE); 0 = learnt
 	// from its rate-limit headers. TokensPerMinute also caps a chunk's size.
@@ -49,7 +49,7 @@ type Settings struct {
 //	LLM_CONTEXT_TOKENS      context window (default: by model family)
 //	LLM_BYTES_PER_TOKEN     token estimate in [1, 16] (default: by model family)
 //	LLM_PARALLELISM         chunks reviewed at once (default DefaultParallelism)
-//	REVIEW_MAX_FILES        files reviewed per changelist (default: review.Budget's)
+//	REVIEW_MAX_FILES        files reviewed per changelist (default: result.Budget's)
 //	REVIEW_MAX_BYTES        diff bytes reviewed per changelist
 //	REVIEW_MAX_FILE_BYTES   diff bytes reviewed per file
 //	REVIEW_MAX_CHUNK_FILES  files per model call
@@ -63,7 +63,7 @@ type Settings struct {
 //	LLM_PRICES_PER_MTOK     the model's prices, "input=…,cached_input=…,cache_write=…,output=…" (USD per million tokens; unset: no estimate)
 func SettingsFromEnv(r *config.Reader) Settings {
 	s := Settings{LLM: llm.SettingsFromEnv(r), Redaction: redact.PolicyFromConfig(r)}
-	s.Budget = review.Budget{
+	s.Budget = result.Budget{
 		ContextTokens:   r.Int("LLM_CONTEXT_TOKENS", 0, 0, 10_000_000),
 		OutputTokens:    s.LLM.Config.MaxTokens,
 		BytesPerToken:   r.Float("LLM_BYTES_PER_TOKEN", 0, 1, 16),
@@ -80,11 +80,11 @@ func SettingsFromEnv(r *config.Reader) Settings {
 	s.DailyTokenBudget = int64(r.Int("REVIEW_DAILY_TOKEN_BUDGET", 0, 0, 1_000_000_000_000))
 	if js := r.Optional("REVIEW_RULES", ""); js != "" {
 		var rejected []string
-		if s.Rules, rejected = review.ParseRules([]byte(js)); len(rejected) > 0 {
+		if s.Rules, rejected = result.ParseRules([]byte(js)); len(rejected) > 0 {
 			r.Fail(fmt.Errorf("REVIEW_RULES rejected: %v", rejected))
 		}
 	}
-	s.Rollout = review.Rollout{Candidate: r.Optional("PROMPT_CANDIDATE_VERSION", ""), Percent: r.Int("PROMPT_CANDIDATE_PERCENT", 0, 0, 100)}
+	s.Rollout = result.Rollout{Candidate: r.Optional("PROMPT_CANDIDATE_VERSION", ""), Percent: r.Int("PROMPT_CANDIDATE_PERCENT", 0, 0, 100)}
 	r.Fail(s.Rollout.Validate())
 	s.Parallelism = r.Int("LLM_PARALLELISM", DefaultParallelism, 1, 64)
 	var err error

@@ -11,8 +11,8 @@ import (
 	llmstandin "github.com/criticizer/criticizer/internal/standin/llm"
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/domain"
-	findingfp "github.com/criticizer/criticizer/shared/finding"
-	"github.com/criticizer/criticizer/shared/review"
+	"github.com/criticizer/criticizer/shared/finding"
+	"github.com/criticizer/criticizer/shared/result"
 	"github.com/criticizer/criticizer/shared/reviewstage"
 )
 
@@ -114,7 +114,7 @@ func TestOutOfViewFindingIsDropped(t *testing.T) {
 	if err := json.Unmarshal(b, &chunk); err != nil || chunk.Diagnostics["finding_dropped/line_not_shown"] != 2 {
 		t.Errorf("chunk diagnostics = %s", b)
 	}
-	if !metricLine(h.metrics.String(), "ReviewFindingsOutOfView", 2, review.PromptVersion) {
+	if !metricLine(h.metrics.String(), "ReviewFindingsOutOfView", 2, result.StablePromptVersion) {
 		t.Errorf("no per-version out-of-view metric in %s", h.metrics)
 	}
 }
@@ -135,7 +135,7 @@ func metricLine(emf, name string, value float64, version string) bool {
 // TestTokenBudgetStatesCoverage: a review over its token budget reviews what
 // fits and names the rest "over budget"; the coverage line says so.
 func TestTokenBudgetStatesCoverage(t *testing.T) {
-	h := newHarness(t, func(r *reviewstage.Review) { r.Budget = review.Budget{MaxReviewTokens: 7000, MaxChunkFiles: 1} })
+	h := newHarness(t, func(r *reviewstage.Review) { r.Budget = result.Budget{MaxReviewTokens: 7000, MaxChunkFiles: 1} })
 	cs := chunked(6)
 	res, err := h.stage.Process(context.Background(), h.job(t, "job-budget", cs))
 	if err != nil {
@@ -144,7 +144,7 @@ func TestTokenBudgetStatesCoverage(t *testing.T) {
 	meta := domain.ReadReviewMeta(h.result(t, res).Meta)
 	over := 0
 	for _, s := range meta.SkippedFiles {
-		if s.Reason == review.SkipOverBudget {
+		if s.Reason == result.SkipOverBudget {
 			over++
 		}
 	}
@@ -209,7 +209,7 @@ func TestDailyBudgetSwitchesTheModelOff(t *testing.T) {
 // patterns, threshold, cap with the count hidden); a rejected rules file is
 // reported and the environment's defaults apply to its files.
 func TestRulesApplyPerRoot(t *testing.T) {
-	h := newHarness(t, func(r *reviewstage.Review) { r.Rules = review.Rules{SeverityThreshold: "high"} })
+	h := newHarness(t, func(r *reviewstage.Review) { r.Rules = result.Rules{SeverityThreshold: "high"} })
 	strcpy := "@@ -1,1 +1,4 @@\n x;\n+strcpy(a, b);\n+// TODO one\n+strcpy(c, d);\n"
 	cs := domain.Changeset{Changelist: 5, Files: []domain.FileChange{
 		{DepotPath: "//depot/game/src/a.cpp", Action: "edit", Type: "text", Diff: strcpy},
@@ -235,7 +235,7 @@ func TestRulesApplyPerRoot(t *testing.T) {
 	if len(out.Findings) != 1 || out.Findings[0].Severity != "high" || meta.HiddenByCap == 0 {
 		t.Errorf("findings %+v meta %+v", out.Findings, meta)
 	}
-	if len(meta.SkippedFiles) != 1 || meta.SkippedFiles[0].Reason != review.SkipIgnored || meta.SkippedFiles[0].File != "//depot/game/gen/b.generated.cpp" {
+	if len(meta.SkippedFiles) != 1 || meta.SkippedFiles[0].Reason != result.SkipIgnored || meta.SkippedFiles[0].File != "//depot/game/gen/b.generated.cpp" {
 		t.Errorf("skipped = %+v", meta.SkippedFiles)
 	}
 	if len(meta.RulesRejected) != 1 || !strings.Contains(meta.RulesRejected[0], "//depot/tools/.criticizer.yaml@4: /max_findings") ||
@@ -249,7 +249,7 @@ func TestRulesApplyPerRoot(t *testing.T) {
 	}
 	for _, fp := range meta.Withheld {
 		for _, f := range out.Findings {
-			if f.ID == findingfp.ID(fp) {
+			if f.ID == finding.ID(fp) {
 				t.Errorf("withheld %s is also shown", fp)
 			}
 		}

@@ -24,8 +24,8 @@ func failing(err error) Processor {
 func TestRetryAfterSetsTheRetryDelay(t *testing.T) {
 	jobs, q := table(claimable()), &fakeQueues{}
 	err := failure.Upstream(429, 90*time.Second, errors.New("rate limited"))
-	if got := runtimeFor(jobs, q, failing(err)).handleRecord(context.Background(), message(t)); got != redeliver {
-		t.Fatalf("outcome %v, want redeliver", got)
+	if got := runtimeFor(jobs, q, failing(err)).handleRecord(context.Background(), message(t)); got != leave {
+		t.Fatalf("outcome %v, want leave", got)
 	}
 	if len(q.visibility) != 1 || q.visibility[0] < 90 {
 		t.Fatalf("retry visibility %v s, want ≥ 90 (Retry-After)", q.visibility)
@@ -93,7 +93,7 @@ func TestOneStageNeverSpendsAnothersBudget(t *testing.T) {
 	body, _ := envelope.Envelope{V: envelope.Version, JobID: "j1", Changelist: 7, ReviewVersion: 1, Stage: domain.StageLLM, TraceID: "t"}.Encode()
 	msg := message(t)
 	msg.Body = body
-	if got := rt.handleRecord(context.Background(), msg); got != redeliver {
+	if got := rt.handleRecord(context.Background(), msg); got != leave {
 		t.Fatalf("outcome %v: a first llm failure must be retried, not dead-lettered", got)
 	}
 	after := get(t, jobs)
@@ -126,7 +126,7 @@ func TestRedeliveryOfASucceededJob(t *testing.T) {
 			want: ack, runs: 1, history: "operator_redelivered"},
 		{name: "plain duplicate of a succeeded job: nothing runs", want: ack},
 		{name: "redelivery failing retryably comes back", replay: &envelope.Replay{Mode: envelope.ReplayRedeliver, RequestedBy: "ops", Note: "INC-1"},
-			err: failure.Errorf(failure.NetworkTimeout, "relay down"), want: redeliver, runs: 1},
+			err: failure.Errorf(failure.NetworkTimeout, "relay down"), want: leave, runs: 1},
 		{name: "redelivery failing for good is recorded", replay: &envelope.Replay{Mode: envelope.ReplayRedeliver, RequestedBy: "ops", Note: "INC-1"},
 			err: failure.Errorf(failure.NotFound, "no such mailbox"), want: ack, runs: 1, history: "operator_redelivery_failed"},
 	}

@@ -28,6 +28,7 @@ import (
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/queue"
 	"github.com/criticizer/criticizer/shared/stage"
+	"github.com/criticizer/criticizer/shared/store"
 	"github.com/criticizer/criticizer/shared/store/memstore"
 )
 
@@ -37,7 +38,7 @@ type counter struct{ n atomic.Int64 }
 // countingDDB answers the outbox's requests as DynamoDB would for rows that
 // are new: Begin's create-and-mark write returns the sending row.
 type countingDDB struct {
-	outbox.API
+	store.API
 	c *counter
 }
 

@@ -155,7 +155,7 @@ func (r *Runtime) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 		wg.Add(1)
 		go func(rec events.SQSMessage) {
 			defer wg.Done()
-			if r.handleRecord(ctx, rec) == redeliver {
+			if r.handleRecord(ctx, rec) == leave {
 				mu.Lock()
 				resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: rec.MessageId})
 				mu.Unlock()
@@ -169,8 +169,8 @@ func (r *Runtime) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 type outcome int
 
 const (
-	ack       outcome = iota // delete the message
-	redeliver                // leave it; it comes back when its visibility ends
+	ack   outcome = iota // delete the message
+	leave                // leave it in the queue: it returns when its visibility ends
 )
 
 func (r *Runtime) handleRecord(ctx context.Context, rec events.SQSMessage) (out outcome) {
@@ -179,7 +179,7 @@ func (r *Runtime) handleRecord(ctx context.Context, rec events.SQSMessage) (out 
 		// A panic here is a runtime bug, not a stage failure: keep the message.
 		if p := recover(); p != nil {
 			r.Log.ErrorContext(ctx, "stage runtime panicked", "panic", fmt.Sprint(p), "stack", r.sanitize(string(debug.Stack())))
-			out = redeliver
+			out = leave
 		}
 	}()
 
@@ -195,7 +195,7 @@ func (r *Runtime) handleRecord(ctx context.Context, rec events.SQSMessage) (out 
 
 	if err := r.applyReplay(ctx, env, rec.MessageId); err != nil {
 		r.Log.ErrorContext(ctx, "replay bookkeeping failed; will retry", "err", err)
-		return redeliver
+		return leave
 	}
 
 	lease := r.lease(owner)
@@ -207,8 +207,8 @@ func (r *Runtime) handleRecord(ctx context.Context, rec events.SQSMessage) (out 
 	case errors.Is(err, job.ErrNotFound):
 		return r.rejectMalformed(ctx, rec, failure.Errorf(failure.NotFound, "job %s does not exist", env.JobID))
 	case err != nil:
-		r.Log.WarnContext(ctx, "claim failed; message will be redelivered", "err", err, "error_class", failure.Classify(err))
-		return redeliver
+		r.Log.WarnContext(ctx, "claim failed; the message returns after its visibility timeout", "err", err, "error_class", failure.Classify(err))
+		return leave
 	}
 	attempts := j.StageRecord(r.Stage).Attempts
 	r.Log.InfoContext(ctx, "stage claimed", "attempt", attempts, "max_attempts", r.MaxAttempts, "owner", owner)
@@ -226,7 +226,7 @@ func (r *Runtime) handleRecord(ctx context.Context, rec events.SQSMessage) (out 
 	if lost != nil {
 		r.Log.WarnContext(ctx, "lease lost during work; results discarded", "err", lost)
 		r.Metrics.Put("LeaseLost", 1, obs.Count, map[string]string{"Stage": string(r.Stage)})
-		return redeliver
+		return leave
 	}
 
 	lease.Now = r.now()
@@ -268,7 +268,7 @@ func (r *Runtime) refused(ctx context.Context, env envelope.Envelope, rec events
 	srec := j.StageRecord(r.Stage)
 	switch refused.Reason {
 	case job.RefusedStageDone:
-		// A redelivery of a completed stage. If its completion's answer was
+		// A completed stage's message returned (SQS delivers at least once). If its completion's answer was
 		// lost, the next stage's message may never have been sent: send it
 		// again while the next stage is still unclaimed (its claim makes a
 		// duplicate harmless).
@@ -288,7 +288,7 @@ func (r *Runtime) refused(ctx context.Context, env envelope.Envelope, rec events
 			// The stage was dead-lettered but the DLQ send was interrupted: finish it.
 			if err := r.sendDeadLetter(ctx, j.ID, srec.LastErrorClass, srec.DeadLetter); err != nil {
 				r.Log.ErrorContext(ctx, "resending dead letter failed", "err", err)
-				return redeliver
+				return leave
 			}
 			r.markDeadLetterSent(ctx, j.ID, srec.DeadLetterID)
 		}
@@ -301,7 +301,7 @@ func (r *Runtime) refused(ctx context.Context, env envelope.Envelope, rec events
 				r.Log.WarnContext(ctx, "delaying a message whose lease is held failed; it comes back at its visibility timeout", "err", err)
 			}
 		}
-		return redeliver
+		return leave
 	case job.RefusedBudget:
 		// Every attempt ended without a verdict: workers crashed or timed out.
 		class := srec.LastErrorClass
@@ -311,8 +311,8 @@ func (r *Runtime) refused(ctx context.Context, env envelope.Envelope, rec events
 		err := failure.Errorf(class, "attempt budget of %d exhausted: the last attempt's worker crashed or timed out without reporting", r.MaxAttempts)
 		return r.deadLetter(ctx, env, rec, j, r.lease(""), class, err, "")
 	}
-	r.Log.WarnContext(ctx, "claim refused; message will be redelivered", "reason", refused.Reason)
-	return redeliver
+	r.Log.WarnContext(ctx, "claim refused; the message returns after its visibility timeout", "reason", refused.Reason)
+	return leave
 }
 
 // redeliver runs Redeliver for succeeded job j (rule OB-5): the delivery
@@ -351,7 +351,7 @@ func (r *Runtime) redeliver(ctx context.Context, env envelope.Envelope, rec even
 				r.Log.WarnContext(ctx, "delaying the redelivery retry failed; it comes back at its visibility timeout", "err", verr)
 			}
 			r.Log.WarnContext(ctx, "redelivery failed; retrying", "error_class", class, "err", reason)
-			return redeliver
+			return leave
 		}
 		r.Log.ErrorContext(ctx, "redelivery failed", "error_class", class, "err", reason)
 		r.Metrics.Put("RedeliveryFailed", 1, obs.Count, map[string]string{"Stage": string(r.Stage)})
@@ -458,7 +458,7 @@ func (r *Runtime) complete(ctx context.Context, env envelope.Envelope, rec event
 	}
 	if errors.Is(err, job.ErrLeaseLost) {
 		r.Log.WarnContext(ctx, "stage finished but its lease was taken over; not recording", "err", err)
-		return redeliver
+		return leave
 	}
 	if err != nil {
 		// The work is done but not recorded. Stages are idempotent, so this is
@@ -482,14 +482,14 @@ func (r *Runtime) sendNext(ctx context.Context, env envelope.Envelope, j *job.Jo
 	if err := r.Queues.Send(context.WithoutCancel(ctx), envelope.ForJob(j, next, r.now())); err != nil {
 		// Not fatal: the job is queued at the next stage and the sweeper
 		// re-enqueues it when its sweep deadline passes.
-		r.Log.ErrorContext(ctx, "enqueueing the next stage failed; the sweeper will retry", "next_stage", next, "err", err)
+		r.Log.ErrorContext(ctx, "enqueueing the next stage failed; the sweeper re-enqueues it", "next_stage", next, "err", err)
 	}
 }
 
 func (r *Runtime) fail(ctx context.Context, env envelope.Envelope, rec events.SQSMessage, j *job.Job, lease job.Lease, perr error, stack string) outcome {
 	class := failure.Classify(perr)
 	if class == failure.LeaseLost {
-		return redeliver
+		return leave
 	}
 	attempts := j.StageRecord(r.Stage).Attempts
 	if class.Retryable() && attempts < r.MaxAttempts {
@@ -497,14 +497,14 @@ func (r *Runtime) fail(ctx context.Context, env envelope.Envelope, rec events.SQ
 		_, err := r.Jobs.Retry(ctx, j.ID, r.Stage, lease, job.FailureInfo{Class: class, Message: r.sanitizeAbout(perr, perr.Error())}, delay)
 		if err != nil {
 			r.Log.WarnContext(ctx, "recording the retry failed", "err", err)
-			return redeliver
+			return leave
 		}
 		if err := r.Queues.SetVisibility(ctx, r.Stage, rec.ReceiptHandle, backoff.Seconds(delay)); err != nil {
 			r.Log.WarnContext(ctx, "delaying the retry failed; it comes back when the lease ends", "err", err)
 		}
 		r.Log.WarnContext(ctx, "stage failed; retry scheduled", "error_class", class, "attempt", attempts, "delay_ms", delay.Milliseconds(), "err", r.sanitizeAbout(perr, perr.Error()))
 		r.Metrics.Put("StageRetried", 1, obs.Count, map[string]string{"Stage": string(r.Stage), "ErrorClass": string(class)})
-		return redeliver
+		return leave
 	}
 	return r.deadLetter(ctx, env, rec, j, lease, class, perr, stack)
 }
@@ -537,17 +537,17 @@ func (r *Runtime) deadLetter(ctx context.Context, env envelope.Envelope, rec eve
 	body, err := out.Encode()
 	if err != nil {
 		r.Log.ErrorContext(ctx, "encoding dead letter failed", "err", err)
-		return redeliver
+		return leave
 	}
 	failed, err := r.Jobs.DeadLetter(ctx, j.ID, r.Stage, lease, job.FailureInfo{Class: class, Message: dl.Reason}, dl.ID, body)
 	if err != nil {
 		r.Log.WarnContext(ctx, "recording the dead letter failed", "err", err)
-		return redeliver
+		return leave
 	}
 	if err := r.sendDeadLetter(ctx, j.ID, class, body); err != nil {
 		// The job keeps the body with dlq_pending; the redelivered message resends it.
 		r.Log.ErrorContext(ctx, "sending to the dead-letter queue failed; will resend", "err", err)
-		return redeliver
+		return leave
 	}
 	r.markDeadLetterSent(ctx, j.ID, dl.ID)
 	r.Log.ErrorContext(ctx, "stage dead-lettered", "error_class", class, "attempts", srec.Attempts, "escalated", escalated, "dead_letter_id", dl.ID, "reason", dl.Reason)
@@ -579,7 +579,7 @@ func (r *Runtime) rejectMalformed(ctx context.Context, rec events.SQSMessage, er
 	}
 	if serr := r.Queues.SendRaw(ctx, r.Stage, true, rec.Body, attrs); serr != nil {
 		r.Log.ErrorContext(ctx, "moving a malformed message to the DLQ failed; will retry", "err", serr)
-		return redeliver
+		return leave
 	}
 	r.Log.ErrorContext(ctx, "malformed message dead-lettered", "error_class", class, "reason", attrs["reason"], "body_sha256", attrs["body_sha256"])
 	r.Metrics.Put("DeadLettered", 1, obs.Count, map[string]string{"Stage": string(r.Stage), "ErrorClass": string(class)})

@@ -121,13 +121,13 @@ func TestClaimRefusals(t *testing.T) {
 		{name: "dead-lettered and sent", job: stageJob(job.Failed, domain.StageFetch, job.StageRecord{Status: job.StageFailed}), want: ack},
 		{name: "lease held: look again when it ends",
 			job:  stageJob(job.Running, domain.StageFetch, job.StageRecord{Status: job.StageRunning, Attempts: 1, Owner: "m0#1", LeaseExpiresAt: job.FormatTime(now.Add(30 * time.Second))}),
-			want: redeliver, visibility: true},
+			want: leave, visibility: true},
 		{name: "budget exhausted by crashed workers: dead-letter",
 			job:  stageJob(job.RetryWait, domain.StageFetch, job.StageRecord{Status: job.StageRetryWait, Attempts: 3, LastErrorClass: failure.NetworkTimeout}),
 			want: ack, dlqSent: 1, deadLetters: 1},
-		{name: "unexpected state: redeliver", job: stageJob(job.Queued, domain.StageFetch, job.StageRecord{}), want: redeliver},
+		{name: "unexpected state: leave", job: stageJob(job.Queued, domain.StageFetch, job.StageRecord{}), want: leave},
 		{name: "job missing: malformed, to the DLQ", want: ack, dlqSent: 1},
-		{name: "claim failed transiently: redeliver", job: claimable(), fault: failure.Errorf(failure.RateLimited, "throttled"), want: redeliver},
+		{name: "claim failed transiently: leave", job: claimable(), fault: failure.Errorf(failure.RateLimited, "throttled"), want: leave},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -203,9 +203,9 @@ func TestCompletion(t *testing.T) {
 		// on the retry (same token) and answers success: the next stage is
 		// sent at once, not after a sweep.
 		{name: "answer lost, recognised on retry", complete: []memstore.Fault{{Err: throttled, Applied: true}}, want: ack, nextSent: 1, completes: 2, state: job.Queued},
-		{name: "lease taken over: results discarded", complete: []memstore.Fault{{Err: job.ErrLeaseLost}}, want: redeliver, completes: 1, state: job.Running},
+		{name: "lease taken over: results discarded", complete: []memstore.Fault{{Err: job.ErrLeaseLost}}, want: leave, completes: 1, state: job.Running},
 		{name: "recording keeps failing: an ordinary retryable failure (the message comes back delayed)",
-			complete: []memstore.Fault{{Err: throttled}, {Err: throttled}, {Err: throttled}}, want: redeliver, completes: 3, retries: 1, state: job.RetryWait},
+			complete: []memstore.Fault{{Err: throttled}, {Err: throttled}, {Err: throttled}}, want: leave, completes: 3, retries: 1, state: job.RetryWait},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -231,7 +231,7 @@ func TestFailureClassification(t *testing.T) {
 		retries, deadLetters int
 		state                job.State
 	}{
-		{"retryable: retry scheduled, the message comes back delayed", failure.Errorf(failure.Upstream5xx, "boom"), redeliver, 1, 0, job.RetryWait},
+		{"retryable: retry scheduled, the message comes back delayed", failure.Errorf(failure.Upstream5xx, "boom"), leave, 1, 0, job.RetryWait},
 		{"permanent: dead-lettered", failure.Errorf(failure.PolicyRejected, "denied"), ack, 0, 1, job.Failed},
 		{"panic: INTERNAL_BUG, dead-lettered", nil, ack, 0, 1, job.Failed},
 	}

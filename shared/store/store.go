@@ -28,13 +28,28 @@ import (
 	"github.com/criticizer/criticizer/shared/job"
 )
 
-// API is the part of the DynamoDB client the store uses.
+// API is the part of the DynamoDB client that reads and writes the jobs
+// table's items: the store, the outbox and the outcome records use it.
 type API interface {
 	GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
 	PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
 	UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
 	TransactWriteItems(context.Context, *dynamodb.TransactWriteItemsInput, ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
 	Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+}
+
+// LogAPI is the part of the DynamoDB client a log kept in the jobs table
+// uses: put a record, query a key's records (the rerun ledger, provider
+// evidence).
+type LogAPI interface {
+	PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+}
+
+// ScanAPI is the one call a pass over the whole jobs table makes (the
+// retention check, the outcome report, the outbox's one-off passes).
+type ScanAPI interface {
+	Scan(context.Context, *dynamodb.ScanInput, ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
 }
 
 // DefaultRetention is how long job, idempotency and changelist items live

@@ -26,7 +26,7 @@ type Caller interface {
 // most once per job: it is skipped when the job record already has it, made,
 // then recorded with a conditional write. Only a crash between the call and
 // the record repeats a call (Swarm takes a repeated status as the same
-// status); a redelivered or replayed message finds the record and does not.
+// status); a returned or replayed message finds the record and does not.
 type Reporter struct {
 	Swarm Caller
 	Jobs  Recorder

@@ -16,13 +16,13 @@ import (
 	"github.com/criticizer/criticizer/shared/failure"
 	llmclient "github.com/criticizer/criticizer/shared/llm"
 	"github.com/criticizer/criticizer/shared/llm/bedrock"
-	"github.com/criticizer/criticizer/shared/review"
+	"github.com/criticizer/criticizer/shared/result"
 )
 
 // providerClient builds the real client for format against the stand-in at url.
 func providerClient(t *testing.T, format, url string, logs *bytes.Buffer) llmclient.Provider {
 	t.Helper()
-	cfg := llmclient.Config{Endpoint: url, Model: "review-model", Timeout: 5 * time.Second, Schema: review.SchemaJSON(),
+	cfg := llmclient.Config{Endpoint: url, Model: "review-model", Timeout: 5 * time.Second, Schema: result.SchemaJSON(),
 		Logger: slog.New(slog.NewJSONHandler(logs, nil))}
 	switch format {
 	case llm.FormatBedrock:
@@ -104,7 +104,7 @@ func TestProviderAnswers(t *testing.T) {
 			}
 			var logs bytes.Buffer
 			c := providerClient(t, tt.format, url, &logs)
-			p := review.BuildPrompt(changeset())
+			p := result.BuildPrompt(changeset())
 			comp, err := c.Complete(context.Background(), llmclient.Prompt(p))
 			reqs := srv.Requests()
 			if len(reqs) != 1 || reqs[0].Format != tt.format {
@@ -115,7 +115,7 @@ func TestProviderAnswers(t *testing.T) {
 				if err != nil {
 					t.Fatalf("err = %v", err)
 				}
-				if _, _, perr := review.Parse(comp.Content, changeset().ChangedFiles(), review.Options{}); perr != nil {
+				if _, _, perr := result.Parse(comp.Content, changeset().ChangedFiles(), result.Options{}); perr != nil {
 					t.Errorf("answer does not parse: %v", perr)
 				}
 				if comp.RequestID != wantID || comp.Usage.InputTokens == 0 || comp.Usage.OutputTokens == 0 {
@@ -160,7 +160,7 @@ func TestProviderRequestShapes(t *testing.T) {
 		t.Run(format, func(t *testing.T) {
 			srv, url := start(t, llm.Options{APIKey: key})
 			var logs bytes.Buffer
-			p := review.BuildPrompt(changeset())
+			p := result.BuildPrompt(changeset())
 			if _, err := providerClient(t, format, url, &logs).Complete(context.Background(), llmclient.Prompt(p)); err != nil {
 				t.Fatal(err)
 			}

@@ -15,7 +15,7 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 	llmclient "github.com/criticizer/criticizer/shared/llm"
-	"github.com/criticizer/criticizer/shared/review"
+	"github.com/criticizer/criticizer/shared/result"
 )
 
 const key = "sk-standin-fixture-7f3a" // a fixture, not a credential
@@ -57,7 +57,7 @@ func start(t *testing.T, opts llm.Options) (*llm.Server, string) {
 
 func client(t *testing.T, url string, timeout time.Duration) *llmclient.Client {
 	t.Helper()
-	c, err := llmclient.NewOpenAI(llmclient.Config{Endpoint: url, Model: "gpt-review", Timeout: timeout, Schema: review.SchemaJSON()}, key)
+	c, err := llmclient.NewOpenAI(llmclient.Config{Endpoint: url, Model: "gpt-review", Timeout: timeout, Schema: result.SchemaJSON()}, key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,12 +67,12 @@ func client(t *testing.T, url string, timeout time.Duration) *llmclient.Client {
 func TestEndToEndReview(t *testing.T) {
 	srv, url := start(t, llm.Options{APIKey: key})
 	cs := changeset()
-	p := review.BuildPrompt(cs)
+	p := result.BuildPrompt(cs)
 	comp, err := client(t, url, 5*time.Second).Complete(context.Background(), llmclient.Prompt(p))
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, diags, err := review.Parse(comp.Content, cs.ChangedFiles(), review.Options{})
+	res, diags, err := result.Parse(comp.Content, cs.ChangedFiles(), result.Options{})
 	if err != nil || len(diags) != 0 {
 		t.Fatalf("Parse: %v %v\n%s", err, diags, comp.Content)
 	}
@@ -98,7 +98,7 @@ func TestEndToEndReview(t *testing.T) {
 			t.Errorf("finding %d = %+v, want %+v", i, got[i], want[i])
 		}
 	}
-	if res.PromptVersion != review.PromptVersion || res.SchemaVersion != review.SchemaVersion || res.Summary == "" {
+	if res.PromptVersion != result.StablePromptVersion || res.SchemaVersion != result.SchemaVersion || res.Summary == "" {
 		t.Errorf("res = %+v", res)
 	}
 	if comp.RequestID != "req_standin_1" || comp.Usage.InputTokens == 0 {
@@ -167,7 +167,7 @@ func TestAuth(t *testing.T) {
 func TestFaults(t *testing.T) {
 	srv, url := start(t, llm.Options{})
 	c := client(t, url, 300*time.Millisecond)
-	p := llmclient.Prompt(review.BuildPrompt(changeset()))
+	p := llmclient.Prompt(result.BuildPrompt(changeset()))
 	ctx := context.Background()
 	content := `{"schema_version":"1.0","prompt_version":"1.0.0","findings":[]}`
 
@@ -203,11 +203,11 @@ func TestFaults(t *testing.T) {
 		if err != nil {
 			continue
 		}
-		_, _, perr := review.Parse(comp.Content, changeset().ChangedFiles(), review.Options{})
-		var rej *review.RejectError
+		_, _, perr := result.Parse(comp.Content, changeset().ChangedFiles(), result.Options{})
+		var rej *result.RejectError
 		switch i {
 		case 5:
-			if !errors.As(perr, &rej) || rej.Reason != review.ReasonInvalidJSON {
+			if !errors.As(perr, &rej) || rej.Reason != result.ReasonInvalidJSON {
 				t.Errorf("malformed content parsed: %v", perr)
 			}
 		case 7:
@@ -271,12 +271,12 @@ func TestControlAPI(t *testing.T) {
 
 func TestVersionOverride(t *testing.T) {
 	_, url := start(t, llm.Options{SchemaVersion: "2.0"})
-	comp, err := client(t, url, 2*time.Second).Complete(context.Background(), llmclient.Prompt(review.BuildPrompt(changeset())))
+	comp, err := client(t, url, 2*time.Second).Complete(context.Background(), llmclient.Prompt(result.BuildPrompt(changeset())))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, diags, err := review.Parse(comp.Content, changeset().ChangedFiles(), review.Options{})
-	if !diags.Has(review.KindRejected, review.ReasonIncompatibleVersion) || failure.Classify(err) != failure.SchemaInvalid {
+	_, diags, err := result.Parse(comp.Content, changeset().ChangedFiles(), result.Options{})
+	if !diags.Has(result.KindRejected, result.ReasonIncompatibleVersion) || failure.Classify(err) != failure.SchemaInvalid {
 		t.Errorf("err = %v diags = %v", err, diags)
 	}
 }

@@ -57,24 +57,11 @@ type Page struct {
 	Comments []outbox.Row
 }
 
-// severities is the ReviewResult schema's severity order, most severe first
-// (the order the review e-mail groups findings in).
-var severities = []string{"critical", "high", "medium", "low", "info"}
-
-func sevRank(s string) int {
-	for i, v := range severities {
-		if v == s {
-			return i
-		}
-	}
-	return len(severities)
-}
-
 // severity is a finding's severity as a known word, "other" otherwise: it
 // names a CSS class, so it is never the model's free text.
 func severity(s string) string {
 	s = strings.ToLower(strings.TrimSpace(s))
-	if sevRank(s) < len(severities) {
+	if domain.SeverityRank(s) < len(domain.Severities) {
 		return s
 	}
 	return "other"
@@ -211,10 +198,10 @@ func byFile(fs []domain.Finding) ([]fileView, []countView) {
 	counts := map[string]int{}
 	for _, f := range fs {
 		if _, ok := worst[f.File]; !ok {
-			worst[f.File] = len(severities) + 1
+			worst[f.File] = len(domain.Severities) + 1
 		}
 		by[f.File] = append(by[f.File], f)
-		worst[f.File] = min(worst[f.File], sevRank(severity(f.Severity)))
+		worst[f.File] = min(worst[f.File], domain.SeverityRank(severity(f.Severity)))
 		counts[severity(f.Severity)]++
 	}
 	files := make([]string, 0, len(by))
@@ -233,7 +220,7 @@ func byFile(fs []domain.Finding) ([]fileView, []countView) {
 		list := by[file]
 		sort.SliceStable(list, func(i, j int) bool {
 			a, b := list[i], list[j]
-			if ra, rb := sevRank(severity(a.Severity)), sevRank(severity(b.Severity)); ra != rb {
+			if ra, rb := domain.SeverityRank(severity(a.Severity)), domain.SeverityRank(severity(b.Severity)); ra != rb {
 				return ra < rb
 			}
 			if a.Line != b.Line {
@@ -250,7 +237,7 @@ func byFile(fs []domain.Finding) ([]fileView, []countView) {
 		out = append(out, g)
 	}
 	var cv []countView
-	for _, s := range append(append([]string{}, severities...), "other") {
+	for _, s := range append(append([]string{}, domain.Severities...), "other") {
 		if counts[s] > 0 {
 			cv = append(cv, countView{Severity: s, N: counts[s]})
 		}

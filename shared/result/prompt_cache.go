@@ -1,8 +1,8 @@
-package review
+package result
 
 import "strings"
 
-// schemaSection closes the system prompt of CacheablePromptVersion with the
+// schemaSection closes the system prompt of RulesPromptVersion with the
 // canonical ReviewResult schema, verbatim. The system prompt is the static
 // part of every request, byte-identical across a review's chunks and sent
 // first (per-path rules, then the diffs, come after it): providers cache

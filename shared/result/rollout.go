@@ -1,4 +1,4 @@
-package review
+package result
 
 import (
 	"crypto/sha256"
@@ -31,15 +31,15 @@ func (r Rollout) Validate() error {
 }
 
 // Pick returns the prompt version for jobID: Candidate for a job whose id
-// falls in the configured share, else the stable PromptVersion.
+// falls in the configured share, else the stable StablePromptVersion.
 func (r Rollout) Pick(jobID string) string {
 	if r.Candidate == "" || r.Percent <= 0 || !KnownPromptVersion(r.Candidate) {
-		return PromptVersion
+		return StablePromptVersion
 	}
 	if Bucket(jobID) < r.Percent {
 		return r.Candidate
 	}
-	return PromptVersion
+	return StablePromptVersion
 }
 
 // Bucket maps a job id onto 0-99, uniformly.

@@ -1,4 +1,4 @@
-package review
+package result
 
 import (
 	"flag"
@@ -25,7 +25,7 @@ func TestPromptTemplatesGolden(t *testing.T) {
 			{DepotPath: "//depot/projectA/src/net/socket.c", Action: "add", Type: "text", Rev: 1,
 				Diff: "@@ -0,0 +1,2 @@\n+int s;\n+/* TODO */\n"},
 		}}
-	for _, version := range []string{PromptVersion, CandidatePromptVersion, CacheablePromptVersion} {
+	for _, version := range []string{BasePromptVersion, ChunkAwarePromptVersion, RulesPromptVersion} {
 		t.Run(version, func(t *testing.T) {
 			b := Budget{ContextTokens: 8000, MaxChunkFiles: 1}.For("gpt-4o")
 			plan := b.Plan(cs, version)
@@ -47,7 +47,7 @@ func TestPromptTemplatesGolden(t *testing.T) {
 			}
 			want, err := os.ReadFile(path)
 			if err != nil {
-				t.Fatalf("%v (run go test ./shared/review -run TestPromptTemplatesGolden -update)", err)
+				t.Fatalf("%v (run go test ./shared/result -run TestPromptTemplatesGolden -update)", err)
 			}
 			if got.String() != string(want) {
 				t.Errorf("prompt %s differs from %s:\n%s", version, path, got.String())
@@ -57,7 +57,7 @@ func TestPromptTemplatesGolden(t *testing.T) {
 			}
 		})
 	}
-	if SystemPrompt(PromptVersion) == SystemPrompt(CandidatePromptVersion) {
+	if SystemPrompt(BasePromptVersion) == SystemPrompt(ChunkAwarePromptVersion) {
 		t.Error("the candidate template is the same text as the stable one")
 	}
 }

@@ -1,4 +1,4 @@
-package review
+package result
 
 import (
 	"encoding/json"
@@ -16,7 +16,7 @@ func BenchmarkParse(b *testing.B) {
 	for i := range 200 {
 		files = append(files, fmt.Sprintf("//depot/projectA/src/mod%03d/file.c", i))
 	}
-	res := domain.ReviewResult{SchemaVersion: SchemaVersion, PromptVersion: PromptVersion, Summary: "s"}
+	res := domain.ReviewResult{SchemaVersion: SchemaVersion, PromptVersion: StablePromptVersion, Summary: "s"}
 	for i := range 100 {
 		res.Findings = append(res.Findings, domain.Finding{ID: fmt.Sprint("f", i), Severity: "medium", Category: "correctness",
 			Title: "t", File: files[i%len(files)], Line: i + 1, Message: strings.Repeat("m", 200)})
@@ -24,7 +24,7 @@ func BenchmarkParse(b *testing.B) {
 	raw, _ := json.Marshal(res)
 	b.SetBytes(int64(len(raw)))
 	for b.Loop() {
-		if _, _, err := Parse(raw, files, Options{PromptVersion: PromptVersion}); err != nil {
+		if _, _, err := Parse(raw, files, Options{PromptVersion: StablePromptVersion}); err != nil {
 			b.Fatal(err)
 		}
 	}

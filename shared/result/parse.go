@@ -1,4 +1,4 @@
-package review
+package result
 
 import (
 	"bytes"
@@ -29,7 +29,7 @@ const maxLine = math.MaxInt32
 // Options tune Parse. The zero value is the strict default.
 type Options struct {
 	// PromptVersion is the prompt_version the request was built with; empty
-	// means this build's PromptVersion. A rollout slice on a newer prompt sets it.
+	// means this build's StablePromptVersion. A rollout slice on a newer prompt sets it.
 	PromptVersion string
 	// AllowPromptPatchDrift accepts a prompt_version differing from
 	// PromptVersion only in its patch segment (rule RC-4's configured drift).
@@ -75,7 +75,7 @@ type Options struct {
 // ambiguous and dropped as file_not_in_changed_files.
 func Parse(raw []byte, changedFiles []string, opts Options) (domain.ReviewResult, Diagnostics, error) {
 	if opts.PromptVersion == "" {
-		opts.PromptVersion = PromptVersion
+		opts.PromptVersion = StablePromptVersion
 	}
 	if opts.MaxBytes <= 0 {
 		opts.MaxBytes = DefaultMaxResponseBytes

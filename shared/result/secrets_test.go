@@ -1,4 +1,4 @@
-package review
+package result
 
 import (
 	"testing"
@@ -40,7 +40,7 @@ func TestMergeFoldsModelRestatementOfASecret(t *testing.T) {
 	secret := domain.Finding{Severity: "critical", Category: "security", Title: "Committed secret (x)", File: "//d/a.go", Line: 5, Message: "m", RuleID: "secret/x"}
 	model := domain.Finding{Severity: "info", Category: "security", Title: "Secret redacted", File: "//d/a.go", Line: 5, Message: "m"}
 	other := domain.Finding{Severity: "low", Category: "style", Title: "Naming", File: "//d/a.go", Line: 5, Message: "m"}
-	res, _ := Merge([]ChunkResult{{Findings: []domain.Finding{model, other}}}, PromptVersion, nil, secret)
+	res, _ := Merge([]ChunkResult{{Findings: []domain.Finding{model, other}}}, StablePromptVersion, nil, secret)
 	if len(res.Findings) != 2 || res.Findings[0].RuleID != "secret/x" || res.Findings[1].Title != "Naming" {
 		t.Errorf("findings = %+v", res.Findings)
 	}
@@ -49,8 +49,8 @@ func TestMergeFoldsModelRestatementOfASecret(t *testing.T) {
 	}
 	moved := secret
 	moved.Line = 42
-	ra, _ := Merge(nil, PromptVersion, code(4), secret)
-	rb, _ := Merge(nil, PromptVersion, code(41), moved)
+	ra, _ := Merge(nil, StablePromptVersion, code(4), secret)
+	rb, _ := Merge(nil, StablePromptVersion, code(41), moved)
 	a, b := ra.Findings[0].ID, rb.Findings[0].ID
 	if a != b {
 		t.Errorf("fingerprint changed when the code moved: %s != %s", a, b)

@@ -1,4 +1,4 @@
-package review
+package result
 
 import (
 	"bytes"
@@ -146,7 +146,7 @@ func ParseRules(data []byte) (Rules, []string) {
 	}
 	sch, err := rulesSchema()
 	if err != nil {
-		panic(fmt.Sprintf("review: embedded rules schema does not compile: %v", err)) // build defect
+		panic(fmt.Sprintf("result: embedded rules schema does not compile: %v", err)) // build defect
 	}
 	if err := sch.Validate(inst); err != nil {
 		return Rules{}, rulesViolations(err)
@@ -319,7 +319,7 @@ func (s RuleSet) Filter(fs []domain.Finding) (kept, filtered, hidden []domain.Fi
 	for _, f := range fs {
 		if !strings.HasPrefix(f.RuleID, SecretRulePrefix) {
 			r, _ := s.For(f.File)
-			if r.SeverityThreshold != "" && sevRank(f.Severity) > sevRank(r.SeverityThreshold) ||
+			if r.SeverityThreshold != "" && domain.SeverityRank(f.Severity) > domain.SeverityRank(r.SeverityThreshold) ||
 				slices.Contains(r.DisabledCategories, f.Category) {
 				filtered = append(filtered, f)
 				continue

@@ -1,14 +1,14 @@
-package review
+package result
 
 import "strings"
 
-// RulesPromptVersion is the first prompt version that carries a team's
-// per-path instructions (review rules, RulesFileName): its system prompt
-// has the guidance below (prompt.go, systemPrompts), and the instructions
-// go in a RulesMarker section of the user message after the static system
-// prompt, so the cacheable prefix is unchanged across chunks. Earlier versions ignore instructions (their text is
-// fixed); ignore patterns, thresholds and caps apply to every version.
-const RulesPromptVersion = "1.2.0"
+// A team's per-path instructions (review rules, RulesFileName) reach the
+// model from RulesPromptVersion on: its system prompt has the guidance below
+// (prompt.go, systemPrompts), and the instructions go in a RulesMarker
+// section of the user message after the static system prompt, so the
+// cacheable prefix is unchanged across chunks. Earlier versions ignore
+// instructions (their text is fixed); ignore patterns, thresholds and caps
+// apply to every version.
 
 // RulesMarker is followed by one line: a JSON array of {"files", "text"}
 // instructions for the files of this request.

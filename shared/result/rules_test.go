@@ -1,4 +1,4 @@
-package review
+package result
 
 import (
 	"os"
@@ -124,7 +124,7 @@ func TestRulesPromptGolden(t *testing.T) {
 		Rules: Rules{Instructions: []Instruction{{Paths: []string{"engine/**"}, Text: "Engine code: flag heap allocations in the frame loop."}}}}}}
 	b := Budget{ContextTokens: 8000, MaxChunkFiles: 1}.For("gpt-4o")
 	var got strings.Builder
-	for _, version := range []string{PromptVersion, RulesPromptVersion} {
+	for _, version := range []string{BasePromptVersion, RulesPromptVersion} {
 		plan := b.PlanWith(cs, version, rs)
 		got.WriteString("=== " + version + " system ===\n" + SystemPrompt(version))
 		for i, c := range plan.Chunks {
@@ -148,7 +148,7 @@ func TestRulesPromptGolden(t *testing.T) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test ./shared/review -run TestRulesPromptGolden -update)", err)
+		t.Fatalf("%v (run go test ./shared/result -run TestRulesPromptGolden -update)", err)
 	}
 	if got.String() != string(want) {
 		t.Errorf("prompt differs from %s:\n%s", path, got.String())

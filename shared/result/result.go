@@ -1,13 +1,14 @@
-// Package review owns the review contract with the LLM: the versioned prompt
-// that asks for a ReviewResult, and the parser that turns a model's answer
-// into a validated domain.ReviewResult plus machine-readable diagnostics.
+// Package result owns the result contract with the LLM: the versioned
+// prompt that asks for a ReviewResult, and the parser that turns a model's
+// answer into a validated domain.ReviewResult plus machine-readable
+// diagnostics.
 //
 // The contract is rules RC-1..RC-5 (docs/guarantees.md): the
 // canonical JSON schema is embedded verbatim (reviewresult.schema.json) and is
 // the single source of truth for field names, types and enum sets. Both
-// BuildPrompt and Parse pin PromptVersion and SchemaVersion; changing either
+// BuildPrompt and Parse pin StablePromptVersion and SchemaVersion; changing either
 // follows the rollout order (parser support first, then the prompt).
-package review
+package result
 
 import (
 	"bytes"
@@ -18,20 +19,31 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// Versions pinned by this build. PromptVersion is the stable instruction
-// text's contract (x.y.z); CandidatePromptVersion is the next one, served to
-// a configured share of jobs (see Rollout); SchemaVersion is the output
-// schema's (x.y). The parser accepts answers for either prompt version.
+// Versions pinned by this build, each prompt version named for what its
+// text adds. The stable version is served to every job outside a canary; a canary serves the
+// configured candidate (PROMPT_CANDIDATE_VERSION, see Rollout), which is any
+// of these by value, never a constant. The parser accepts answers for any of
+// them; SchemaVersion is the output schema's (x.y).
 const (
-	PromptVersion          = "1.0.0"
-	CandidatePromptVersion = "1.1.0"
-	SchemaVersion          = "1.0"
-	// CacheablePromptVersion is 1.1.0 plus the team-rules guidance
-	// (RulesPromptVersion, the same version) and the canonical schema
-	// verbatim: a static part above the 1,024 tokens providers need before
-	// they cache a prefix, so a review's chunks pay for it once
-	// (prompt_cache.go).
-	CacheablePromptVersion = "1.2.0"
+	// BasePromptVersion states the output contract and nothing more.
+	BasePromptVersion = "1.0.0"
+	// ChunkAwarePromptVersion adds guidance for a review in parts (the
+	// message may hold part of a large changelist) and orders findings
+	// most severe first with concrete suggestions.
+	ChunkAwarePromptVersion = "1.1.0"
+	// RulesPromptVersion is ChunkAwarePromptVersion plus the team-rules
+	// guidance (prompt_rules.go) and the canonical schema verbatim: a
+	// static part above the 1,024 tokens providers need before they cache
+	// a prefix, so a review's chunks pay for it once (prompt_cache.go).
+	// It is the first version that carries a team's instructions.
+	RulesPromptVersion = "1.2.0"
+
+	// StablePromptVersion is the version every job gets unless a rollout
+	// picks the candidate: one of the above, so promoting a version is
+	// this one line.
+	StablePromptVersion = BasePromptVersion
+
+	SchemaVersion = "1.0"
 )
 
 //go:embed reviewresult.schema.json
@@ -52,7 +64,7 @@ var schemas = sync.OnceValues(func() (*jsonschema.Schema, *jsonschema.Schema) {
 	top, finding, err := compileSchemas()
 	if err != nil {
 		// The schema is embedded at build time; failing here is a build defect.
-		panic(fmt.Sprintf("review: embedded schema does not compile: %v", err))
+		panic(fmt.Sprintf("result: embedded schema does not compile: %v", err))
 	}
 	return top, finding
 })
@@ -100,7 +112,7 @@ func mustFacts() schemaFacts {
 		} `json:"properties"`
 	}
 	if err := jsonUnmarshal(schemaJSON, &s); err != nil {
-		panic(fmt.Sprintf("review: embedded schema: %v", err))
+		panic(fmt.Sprintf("result: embedded schema: %v", err))
 	}
 	f := schemaFacts{
 		topRequired:     s.Required,

@@ -1,4 +1,4 @@
-package review
+package result
 
 import (
 	"slices"
@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/criticizer/criticizer/shared/domain"
-	findingfp "github.com/criticizer/criticizer/shared/finding"
+	"github.com/criticizer/criticizer/shared/finding"
 )
 
 // ChunkResult is one chunk's validated answer, as stored and merged.
@@ -18,7 +18,6 @@ type ChunkResult struct {
 	Diagnostics map[string]int `json:"diagnostics,omitempty"`
 }
 
-var severityRank = map[string]int{"critical": 0, "high": 1, "medium": 2, "low": 3, "info": 4}
 var confidenceRank = map[string]int{"high": 0, "medium": 1, "low": 2, "": 3}
 
 // CodeOf returns the new-revision lines of a file as the diff shows them
@@ -42,8 +41,8 @@ func Merge(parts []ChunkResult, version string, code CodeOf, pipeline ...domain.
 	byKey := map[string]domain.Finding{}
 	var diags Diagnostics
 	add := func(f domain.Finding) {
-		k := findingfp.Fingerprint(f, code(f.File))
-		id := findingfp.ID(k)
+		k := finding.Fingerprint(f, code(f.File))
+		id := finding.ID(k)
 		prev, dup := byKey[k]
 		switch {
 		case dup:
@@ -93,7 +92,7 @@ func Merge(parts []ChunkResult, version string, code CodeOf, pipeline ...domain.
 // SortFindings orders findings most severe first, then by file, line and id.
 func SortFindings(findings []domain.Finding) {
 	slices.SortFunc(findings, func(a, b domain.Finding) int {
-		if d := sevRank(a.Severity) - sevRank(b.Severity); d != 0 {
+		if d := domain.SeverityRank(a.Severity) - domain.SeverityRank(b.Severity); d != 0 {
 			return d
 		}
 		if c := strings.Compare(a.File, b.File); c != 0 {
@@ -106,16 +105,9 @@ func SortFindings(findings []domain.Finding) {
 	})
 }
 
-func sevRank(s string) int {
-	if r, ok := severityRank[s]; ok {
-		return r
-	}
-	return len(severityRank)
-}
-
 // better reports whether a should replace b as the merged finding.
 func better(a, b domain.Finding) bool {
-	if d := sevRank(a.Severity) - sevRank(b.Severity); d != 0 {
+	if d := domain.SeverityRank(a.Severity) - domain.SeverityRank(b.Severity); d != 0 {
 		return d < 0
 	}
 	if d := confidenceRank[a.Confidence] - confidenceRank[b.Confidence]; d != 0 {

@@ -1,4 +1,4 @@
-package review
+package result
 
 import (
 	"fmt"
@@ -46,11 +46,11 @@ func TestPlanFitsTheBudget(t *testing.T) {
 			Diff: "@@ -1 +1 @@\n" + strings.Repeat("+x = y;\n", size/8)})
 	}
 	b := Budget{ContextTokens: 16000, OutputTokens: 2000, MaxChunkFiles: 40}.For("gpt-4o")
-	plan := b.Plan(cs, PromptVersion)
+	plan := b.Plan(cs, StablePromptVersion)
 	limitTokens := b.ContextTokens - b.OutputTokens
 	covered := map[string]bool{}
 	for _, c := range plan.Chunks {
-		p := plan.Prompt(cs, c, PromptVersion)
+		p := plan.Prompt(cs, c, StablePromptVersion)
 		if est := float64(p.Size()) / b.BytesPerToken; est > float64(limitTokens) {
 			t.Errorf("chunk of %d files is ~%.0f tokens, over %d", len(c.Files()), est, limitTokens)
 		}
@@ -75,7 +75,7 @@ func TestPlanLimitsNameWhatIsSkipped(t *testing.T) {
 		cs.Files = append(cs.Files, domain.FileChange{DepotPath: fmt.Sprintf("//d/%d", i), Diff: strings.Repeat("+a\n", 100)})
 	}
 	cs.Files = append(cs.Files, domain.FileChange{DepotPath: "//d/bin", Type: "binary"})
-	plan := Budget{MaxFiles: 6, MaxBytes: 1000}.For("gpt-4o").Plan(cs, PromptVersion)
+	plan := Budget{MaxFiles: 6, MaxBytes: 1000}.For("gpt-4o").Plan(cs, StablePromptVersion)
 	reasons := map[string]int{}
 	for _, s := range plan.Skipped {
 		reasons[s.Reason]++
@@ -92,7 +92,7 @@ func TestMergeStableIDsAndDuplicates(t *testing.T) {
 	}
 	a := ChunkResult{Summary: "Part one.", Findings: []domain.Finding{f("medium", "Unbounded copy", "short", 10), f("low", "Other", "x", 3)}}
 	b := ChunkResult{Summary: "Part two.", Findings: []domain.Finding{f("high", "unbounded  COPY", "longer message", 10)}}
-	res, _ := Merge([]ChunkResult{a, b, {Summary: "Part one."}}, CandidatePromptVersion, nil)
+	res, _ := Merge([]ChunkResult{a, b, {Summary: "Part one."}}, ChunkAwarePromptVersion, nil)
 	if len(res.Findings) != 2 {
 		t.Fatalf("findings = %+v", res.Findings)
 	}
@@ -102,17 +102,17 @@ func TestMergeStableIDsAndDuplicates(t *testing.T) {
 	if res.Findings[0].ID == res.Findings[1].ID || !strings.HasPrefix(res.Findings[0].ID, "F-") {
 		t.Errorf("ids = %s %s", res.Findings[0].ID, res.Findings[1].ID)
 	}
-	again, _ := Merge([]ChunkResult{b, a}, CandidatePromptVersion, nil)
+	again, _ := Merge([]ChunkResult{b, a}, ChunkAwarePromptVersion, nil)
 	if fmt.Sprint(again.Findings) != fmt.Sprint(res.Findings) {
 		t.Error("merge depends on chunk order")
 	}
-	if res.Summary != "Part one.\nPart two." || res.PromptVersion != CandidatePromptVersion {
+	if res.Summary != "Part one.\nPart two." || res.PromptVersion != ChunkAwarePromptVersion {
 		t.Errorf("summary %q version %s", res.Summary, res.PromptVersion)
 	}
 }
 
 func TestRolloutPick(t *testing.T) {
-	r := Rollout{Candidate: CandidatePromptVersion, Percent: 25}
+	r := Rollout{Candidate: ChunkAwarePromptVersion, Percent: 25}
 	n := 0
 	for i := 0; i < 2000; i++ {
 		id := fmt.Sprintf("job-%d", i)
@@ -120,20 +120,20 @@ func TestRolloutPick(t *testing.T) {
 		if v != r.Pick(id) {
 			t.Fatal("not deterministic")
 		}
-		if v == CandidatePromptVersion {
+		if v == ChunkAwarePromptVersion {
 			n++
 		}
 	}
 	if n < 400 || n > 600 {
 		t.Errorf("candidate served to %d of 2000 jobs, want about 500", n)
 	}
-	for _, bad := range []Rollout{{Candidate: "9.9.9", Percent: 10}, {Candidate: CandidatePromptVersion, Percent: 101}} {
+	for _, bad := range []Rollout{{Candidate: "9.9.9", Percent: 10}, {Candidate: ChunkAwarePromptVersion, Percent: 101}} {
 		if bad.Validate() == nil {
 			t.Errorf("%+v validated", bad)
 		}
 	}
-	if (Rollout{Candidate: CandidatePromptVersion, Percent: 100}).Pick("x") != CandidatePromptVersion ||
-		(Rollout{Candidate: CandidatePromptVersion, Percent: 0}).Pick("x") != PromptVersion {
+	if (Rollout{Candidate: ChunkAwarePromptVersion, Percent: 100}).Pick("x") != ChunkAwarePromptVersion ||
+		(Rollout{Candidate: ChunkAwarePromptVersion, Percent: 0}).Pick("x") != StablePromptVersion {
 		t.Error("0% / 100% not honoured")
 	}
 }
@@ -144,7 +144,7 @@ func TestMergeReportsItsAdjustments(t *testing.T) {
 	f := domain.Finding{ID: "F1", Severity: "high", Category: "bug", Title: "Off by one", File: "//d/a.go", Line: 3, Message: "m"}
 	again := f
 	again.ID, again.Severity = "F7", "low"
-	res, diags := Merge([]ChunkResult{{Findings: []domain.Finding{f}}, {Findings: []domain.Finding{again}}}, PromptVersion, nil)
+	res, diags := Merge([]ChunkResult{{Findings: []domain.Finding{f}}, {Findings: []domain.Finding{again}}}, StablePromptVersion, nil)
 	if len(res.Findings) != 1 {
 		t.Fatalf("findings %+v, want one", res.Findings)
 	}
@@ -158,7 +158,7 @@ func TestMergeReportsItsAdjustments(t *testing.T) {
 		}
 	}
 	// A finding that already carries its fingerprint id, alone: nothing to report.
-	if _, diags := Merge([]ChunkResult{{Findings: res.Findings}}, PromptVersion, nil); len(diags) != 0 {
+	if _, diags := Merge([]ChunkResult{{Findings: res.Findings}}, StablePromptVersion, nil); len(diags) != 0 {
 		t.Errorf("an unchanged finding reported %v", diags)
 	}
 }

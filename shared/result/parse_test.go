@@ -1,4 +1,4 @@
-package review
+package result
 
 import (
 	"encoding/json"
@@ -11,8 +11,8 @@ import (
 
 var changed = []string{"//depot/main/src/a.c", "//depot/main/src/b.go", "src/local.c"}
 
-// finding returns a valid finding as a JSON object map, with edits applied.
-func finding(edits map[string]any) map[string]any {
+// findingJSON returns a valid finding as a JSON object map, with edits applied.
+func findingJSON(edits map[string]any) map[string]any {
 	f := map[string]any{
 		"id": "F1", "severity": "high", "category": "security", "title": "Unbounded copy",
 		"file": "//depot/main/src/a.c", "line": 10, "message": "strcpy may overflow",
@@ -28,7 +28,7 @@ func finding(edits map[string]any) map[string]any {
 }
 
 func response(edits map[string]any, findings ...any) []byte {
-	top := map[string]any{"schema_version": SchemaVersion, "prompt_version": PromptVersion, "findings": findings}
+	top := map[string]any{"schema_version": SchemaVersion, "prompt_version": StablePromptVersion, "findings": findings}
 	if findings == nil {
 		top["findings"] = []any{}
 	}
@@ -122,7 +122,7 @@ func TestParseAcceptsVersions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, diags, err := Parse(response(tt.edits, finding(nil)), changed, tt.opts)
+			_, diags, err := Parse(response(tt.edits, findingJSON(nil)), changed, tt.opts)
 			if err != nil {
 				t.Fatalf("Parse: %v (%v)", err, diags)
 			}
@@ -140,38 +140,38 @@ func TestParseDropsFindings(t *testing.T) {
 		line    int
 	}{
 		{"not an object", "F1", ReasonSchemaMismatch, "", "", 0},
-		{"missing id", finding(map[string]any{"id": nil}), ReasonMissingRequiredField, "id", "//depot/main/src/a.c", 10},
-		{"missing severity", finding(map[string]any{"severity": nil}), ReasonMissingRequiredField, "severity", "//depot/main/src/a.c", 10},
-		{"missing category", finding(map[string]any{"category": nil}), ReasonMissingRequiredField, "category", "//depot/main/src/a.c", 10},
-		{"missing title", finding(map[string]any{"title": nil}), ReasonMissingRequiredField, "title", "//depot/main/src/a.c", 10},
-		{"missing file", finding(map[string]any{"file": nil}), ReasonMissingRequiredField, "file", "", 10},
-		{"missing line", finding(map[string]any{"line": nil}), ReasonMissingRequiredField, "line", "//depot/main/src/a.c", 0},
-		{"missing message", finding(map[string]any{"message": nil}), ReasonMissingRequiredField, "message", "//depot/main/src/a.c", 10},
-		{"blank title", finding(map[string]any{"title": "   "}), ReasonMissingRequiredField, "title", "//depot/main/src/a.c", 10},
-		{"missing beats enum", finding(map[string]any{"id": nil, "severity": "urgent"}), ReasonMissingRequiredField, "id", "//depot/main/src/a.c", 10},
-		{"severity enum", finding(map[string]any{"severity": "urgent"}), ReasonInvalidEnumValue, "severity", "//depot/main/src/a.c", 10},
-		{"severity case", finding(map[string]any{"severity": "High"}), ReasonInvalidEnumValue, "severity", "//depot/main/src/a.c", 10},
-		{"category enum", finding(map[string]any{"category": "bug"}), ReasonInvalidEnumValue, "category", "//depot/main/src/a.c", 10},
-		{"confidence enum", finding(map[string]any{"confidence": "certain"}), ReasonInvalidEnumValue, "confidence", "//depot/main/src/a.c", 10},
-		{"line zero", finding(map[string]any{"line": 0}), ReasonInvalidLineRange, "line", "//depot/main/src/a.c", 0},
-		{"line negative", finding(map[string]any{"line": -4}), ReasonInvalidLineRange, "line", "//depot/main/src/a.c", 0},
-		{"line negative string", finding(map[string]any{"line": "-4"}), ReasonInvalidLineRange, "line", "//depot/main/src/a.c", 0},
-		{"end_line zero", finding(map[string]any{"end_line": 0}), ReasonInvalidLineRange, "end_line", "//depot/main/src/a.c", 10},
-		{"end_line before line", finding(map[string]any{"end_line": 9}), ReasonInvalidLineRange, "end_line", "//depot/main/src/a.c", 10},
-		{"line huge", finding(map[string]any{"line": 1e12}), ReasonInvalidLineRange, "line", "//depot/main/src/a.c", 0},
-		{"line fractional", finding(map[string]any{"line": 10.5}), ReasonSchemaMismatch, "line", "//depot/main/src/a.c", 0},
-		{"line word", finding(map[string]any{"line": "ten"}), ReasonSchemaMismatch, "line", "//depot/main/src/a.c", 0},
-		{"line bool", finding(map[string]any{"line": true}), ReasonSchemaMismatch, "line", "//depot/main/src/a.c", 0},
-		{"suggestion not string", finding(map[string]any{"suggestion": 3}), ReasonSchemaMismatch, "suggestion", "//depot/main/src/a.c", 10},
-		{"undocumented key", finding(map[string]any{"fix": "x"}), ReasonSchemaMismatch, "fix", "//depot/main/src/a.c", 10},
-		{"file not changed", finding(map[string]any{"file": "//depot/main/src/other.c"}), ReasonFileNotInChanged, "file", "//depot/main/src/other.c", 10},
-		{"part of a segment is not a suffix", finding(map[string]any{"file": "rc/a.c"}), ReasonFileNotInChanged, "file", "rc/a.c", 10},
-		{"dot dot is not resolved", finding(map[string]any{"file": "//depot/main/x/../src/a.c"}), ReasonFileNotInChanged, "file", "//depot/main/x/../src/a.c", 10},
-		{"case differs", finding(map[string]any{"file": "//depot/main/src/A.c"}), ReasonFileNotInChanged, "file", "//depot/main/src/A.c", 10},
+		{"missing id", findingJSON(map[string]any{"id": nil}), ReasonMissingRequiredField, "id", "//depot/main/src/a.c", 10},
+		{"missing severity", findingJSON(map[string]any{"severity": nil}), ReasonMissingRequiredField, "severity", "//depot/main/src/a.c", 10},
+		{"missing category", findingJSON(map[string]any{"category": nil}), ReasonMissingRequiredField, "category", "//depot/main/src/a.c", 10},
+		{"missing title", findingJSON(map[string]any{"title": nil}), ReasonMissingRequiredField, "title", "//depot/main/src/a.c", 10},
+		{"missing file", findingJSON(map[string]any{"file": nil}), ReasonMissingRequiredField, "file", "", 10},
+		{"missing line", findingJSON(map[string]any{"line": nil}), ReasonMissingRequiredField, "line", "//depot/main/src/a.c", 0},
+		{"missing message", findingJSON(map[string]any{"message": nil}), ReasonMissingRequiredField, "message", "//depot/main/src/a.c", 10},
+		{"blank title", findingJSON(map[string]any{"title": "   "}), ReasonMissingRequiredField, "title", "//depot/main/src/a.c", 10},
+		{"missing beats enum", findingJSON(map[string]any{"id": nil, "severity": "urgent"}), ReasonMissingRequiredField, "id", "//depot/main/src/a.c", 10},
+		{"severity enum", findingJSON(map[string]any{"severity": "urgent"}), ReasonInvalidEnumValue, "severity", "//depot/main/src/a.c", 10},
+		{"severity case", findingJSON(map[string]any{"severity": "High"}), ReasonInvalidEnumValue, "severity", "//depot/main/src/a.c", 10},
+		{"category enum", findingJSON(map[string]any{"category": "bug"}), ReasonInvalidEnumValue, "category", "//depot/main/src/a.c", 10},
+		{"confidence enum", findingJSON(map[string]any{"confidence": "certain"}), ReasonInvalidEnumValue, "confidence", "//depot/main/src/a.c", 10},
+		{"line zero", findingJSON(map[string]any{"line": 0}), ReasonInvalidLineRange, "line", "//depot/main/src/a.c", 0},
+		{"line negative", findingJSON(map[string]any{"line": -4}), ReasonInvalidLineRange, "line", "//depot/main/src/a.c", 0},
+		{"line negative string", findingJSON(map[string]any{"line": "-4"}), ReasonInvalidLineRange, "line", "//depot/main/src/a.c", 0},
+		{"end_line zero", findingJSON(map[string]any{"end_line": 0}), ReasonInvalidLineRange, "end_line", "//depot/main/src/a.c", 10},
+		{"end_line before line", findingJSON(map[string]any{"end_line": 9}), ReasonInvalidLineRange, "end_line", "//depot/main/src/a.c", 10},
+		{"line huge", findingJSON(map[string]any{"line": 1e12}), ReasonInvalidLineRange, "line", "//depot/main/src/a.c", 0},
+		{"line fractional", findingJSON(map[string]any{"line": 10.5}), ReasonSchemaMismatch, "line", "//depot/main/src/a.c", 0},
+		{"line word", findingJSON(map[string]any{"line": "ten"}), ReasonSchemaMismatch, "line", "//depot/main/src/a.c", 0},
+		{"line bool", findingJSON(map[string]any{"line": true}), ReasonSchemaMismatch, "line", "//depot/main/src/a.c", 0},
+		{"suggestion not string", findingJSON(map[string]any{"suggestion": 3}), ReasonSchemaMismatch, "suggestion", "//depot/main/src/a.c", 10},
+		{"undocumented key", findingJSON(map[string]any{"fix": "x"}), ReasonSchemaMismatch, "fix", "//depot/main/src/a.c", 10},
+		{"file not changed", findingJSON(map[string]any{"file": "//depot/main/src/other.c"}), ReasonFileNotInChanged, "file", "//depot/main/src/other.c", 10},
+		{"part of a segment is not a suffix", findingJSON(map[string]any{"file": "rc/a.c"}), ReasonFileNotInChanged, "file", "rc/a.c", 10},
+		{"dot dot is not resolved", findingJSON(map[string]any{"file": "//depot/main/x/../src/a.c"}), ReasonFileNotInChanged, "file", "//depot/main/x/../src/a.c", 10},
+		{"case differs", findingJSON(map[string]any{"file": "//depot/main/src/A.c"}), ReasonFileNotInChanged, "file", "//depot/main/src/A.c", 10},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			good := finding(map[string]any{"id": "OK"})
+			good := findingJSON(map[string]any{"id": "OK"})
 			res, diags, err := Parse(response(nil, good, tt.finding), changed, Options{})
 			if err != nil {
 				t.Fatalf("Parse: %v", err)
@@ -204,23 +204,23 @@ func TestParseCoercions(t *testing.T) {
 		want    map[string]any // expected finding fields after parsing
 		reasons []string       // coercion reasons, in order
 	}{
-		{"trim strings", finding(map[string]any{"id": " F1 ", "severity": "high\n", "title": "  Unbounded copy"}), changed,
+		{"trim strings", findingJSON(map[string]any{"id": " F1 ", "severity": "high\n", "title": "  Unbounded copy"}), changed,
 			map[string]any{"id": "F1", "severity": "high", "title": "Unbounded copy"}, []string{ReasonTrimmed, ReasonTrimmed, ReasonTrimmed}},
-		{"backslashes", finding(map[string]any{"file": `src\local.c`}), changed,
+		{"backslashes", findingJSON(map[string]any{"file": `src\local.c`}), changed,
 			map[string]any{"file": "src/local.c"}, []string{ReasonPathSeparator}},
-		{"line string", finding(map[string]any{"line": "12", "end_line": " 14 "}), changed,
+		{"line string", findingJSON(map[string]any{"line": "12", "end_line": " 14 "}), changed,
 			map[string]any{"line": 12, "end_line": 14}, []string{ReasonTrimmed, ReasonIntegralString, ReasonIntegralString}},
-		{"line string with zero fraction", finding(map[string]any{"line": "12.0"}), changed,
+		{"line string with zero fraction", findingJSON(map[string]any{"line": "12.0"}), changed,
 			map[string]any{"line": 12}, []string{ReasonIntegralString}},
-		{"line number with zero fraction", finding(map[string]any{"line": json.Number("12.0")}), changed,
+		{"line number with zero fraction", findingJSON(map[string]any{"line": json.Number("12.0")}), changed,
 			map[string]any{"line": 12}, []string{ReasonIntegralNumber}},
-		{"dot slash", finding(map[string]any{"file": "./src/local.c"}), changed,
+		{"dot slash", findingJSON(map[string]any{"file": "./src/local.c"}), changed,
 			map[string]any{"file": "src/local.c"}, []string{ReasonPathReconciled}},
-		{"depot path without slashes", finding(map[string]any{"file": "depot/main/src/a.c"}), changed,
+		{"depot path without slashes", findingJSON(map[string]any{"file": "depot/main/src/a.c"}), changed,
 			map[string]any{"file": "//depot/main/src/a.c"}, []string{ReasonPathReconciled}},
-		{"windows dot slash", finding(map[string]any{"file": `.\src\local.c`}), changed,
+		{"windows dot slash", findingJSON(map[string]any{"file": `.\src\local.c`}), changed,
 			map[string]any{"file": "src/local.c"}, []string{ReasonPathSeparator, ReasonPathReconciled}},
-		{"changed list in local form", finding(map[string]any{"file": "//depot/x.c"}), []string{"./depot/x.c"},
+		{"changed list in local form", findingJSON(map[string]any{"file": "//depot/x.c"}), []string{"./depot/x.c"},
 			map[string]any{"file": "./depot/x.c"}, []string{ReasonPathReconciled}},
 	}
 	for _, tt := range tests {
@@ -266,7 +266,7 @@ func mustJSON(v any) string {
 func TestParseRedactsFreeTextInDiagnostics(t *testing.T) {
 	secretish := "  uses password hunter2 here  "
 	raw := response(map[string]any{"summary": " s3cr3t summary "},
-		finding(map[string]any{"message": secretish, "suggestion": secretish}))
+		findingJSON(map[string]any{"message": secretish, "suggestion": secretish}))
 	_, diags, err := Parse(raw, changed, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -288,9 +288,9 @@ func TestParseAllFindingsDroppedWarning(t *testing.T) {
 		findings []any
 		want     bool
 	}{
-		{"the only finding dropped", []any{finding(map[string]any{"file": "nope.c"})}, true},
-		{"every finding dropped", []any{finding(map[string]any{"file": "nope.c"}), finding(map[string]any{"id": "F2", "severity": "bad"})}, true},
-		{"one of two kept", []any{finding(nil), finding(map[string]any{"id": "F2", "file": "nope.c"})}, false},
+		{"the only finding dropped", []any{findingJSON(map[string]any{"file": "nope.c"})}, true},
+		{"every finding dropped", []any{findingJSON(map[string]any{"file": "nope.c"}), findingJSON(map[string]any{"id": "F2", "severity": "bad"})}, true},
+		{"one of two kept", []any{findingJSON(nil), findingJSON(map[string]any{"id": "F2", "file": "nope.c"})}, false},
 		{"no findings at all", nil, false},
 	} {
 		_, diags, err := Parse(response(nil, tt.findings...), changed, Options{})
@@ -304,7 +304,7 @@ func TestParseAllFindingsDroppedWarning(t *testing.T) {
 }
 
 func TestParseAllFindingsDropped(t *testing.T) {
-	raw := response(nil, finding(map[string]any{"severity": "bad"}), finding(map[string]any{"file": "nope.c"}))
+	raw := response(nil, findingJSON(map[string]any{"severity": "bad"}), findingJSON(map[string]any{"file": "nope.c"}))
 	res, diags, err := Parse(raw, changed, Options{})
 	if err != nil {
 		t.Fatalf("all-dropped must not be an error: %v", err)
@@ -332,7 +332,7 @@ func TestParseEmptyFindingsIsClean(t *testing.T) {
 
 func TestParseNewerMinorIgnoresUnknownFields(t *testing.T) {
 	raw := response(map[string]any{"schema_version": "1.2", "verdict": "ok"},
-		finding(map[string]any{"cwe": "CWE-120", "severity": "critical"}))
+		findingJSON(map[string]any{"cwe": "CWE-120", "severity": "critical"}))
 	res, diags, err := Parse(raw, changed, Options{})
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
@@ -347,7 +347,7 @@ func TestParseNewerMinorIgnoresUnknownFields(t *testing.T) {
 
 func TestParseKeepsOptionalFieldsAndMeta(t *testing.T) {
 	raw := response(map[string]any{"summary": "one issue", "meta": map[string]any{"model": "x", "tokens": 12}},
-		finding(map[string]any{"end_line": 12, "suggestion": "use strlcpy", "confidence": "high", "rule_id": "C001"}))
+		findingJSON(map[string]any{"end_line": 12, "suggestion": "use strlcpy", "confidence": "high", "rule_id": "C001"}))
 	res, diags, err := Parse(raw, changed, Options{})
 	if err != nil || len(diags) != 0 {
 		t.Fatalf("err=%v diags=%v", err, diags)
@@ -369,7 +369,7 @@ func TestRepoKey(t *testing.T) {
 }
 
 func TestAmbiguousNormalizedPathDoesNotMatch(t *testing.T) {
-	raw := response(nil, finding(map[string]any{"file": "depot/x.c"}))
+	raw := response(nil, findingJSON(map[string]any{"file": "depot/x.c"}))
 	_, diags, _ := Parse(raw, []string{"//depot/x.c", "/depot/x.c"}, Options{})
 	if !diags.Has(KindFindingDropped, ReasonFileNotInChanged) {
 		t.Errorf("ambiguous key matched: %v", diags)
@@ -377,7 +377,7 @@ func TestAmbiguousNormalizedPathDoesNotMatch(t *testing.T) {
 }
 
 func TestDiagnosticsAreMachineReadable(t *testing.T) {
-	_, diags, _ := Parse(response(nil, finding(map[string]any{"line": "7"})), changed, Options{})
+	_, diags, _ := Parse(response(nil, findingJSON(map[string]any{"line": "7"})), changed, Options{})
 	b, err := json.Marshal(diags)
 	if err != nil {
 		t.Fatal(err)
@@ -389,8 +389,8 @@ func TestDiagnosticsAreMachineReadable(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
-	f.Add(response(nil, finding(nil)), "//depot/main/src/a.c")
-	f.Add(response(map[string]any{"schema_version": "1.3", "x": 1}, finding(map[string]any{"line": "3", "y": 2})), "src/local.c")
+	f.Add(response(nil, findingJSON(nil)), "//depot/main/src/a.c")
+	f.Add(response(map[string]any{"schema_version": "1.3", "x": 1}, findingJSON(map[string]any{"line": "3", "y": 2})), "src/local.c")
 	f.Add([]byte(`{"schema_version":"1.0","prompt_version":"1.0.0","findings":[{"line":1e999}]}`), "")
 	f.Add([]byte(`{"findings":[null,1,"a",[],{}]}`), "./a")
 	f.Add([]byte(`not json`), "")
@@ -435,7 +435,7 @@ func TestParsePathSuffix(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			f := finding(map[string]any{"file": tt.file})
+			f := findingJSON(map[string]any{"file": tt.file})
 			res, diags, err := Parse(response(nil, f), changed, Options{})
 			if err != nil {
 				t.Fatal(err)
