@@ -71,62 +71,46 @@ func servedPromptVersions(c EnvConfig) []string {
 	return out
 }
 
-// addDroppedFindingsAlarms adds, per prompt version with a dropped-finding
-// SLO, the second rollback alarm: the average of model findings the parser
-// dropped per job (ReviewFindingsDropped) above the SLO for an hour pages.
-func addDroppedFindingsAlarms(stack awscdk.Stack, env string, cfg EnvConfig, action awscloudwatch.IAlarmAction) {
-	versions := make([]string, 0, len(cfg.DroppedFindingsSLO))
-	for v := range cfg.DroppedFindingsSLO {
-		versions = append(versions, v)
-	}
-	sort.Strings(versions)
-	for _, v := range versions {
-		id := "DroppedFindingsSloAlarm" + strings.ReplaceAll(v, ".", "x")
-		a := awscloudwatch.NewAlarm(stack, jsii.String(id), &awscloudwatch.AlarmProps{
-			AlarmDescription: jsii.String(fmt.Sprintf("Prompt %s: dropped findings per job above the SLO %v for an hour; roll the prompt version back", v, cfg.DroppedFindingsSLO[v])),
-			Metric: awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
-				Namespace: jsii.String("Criticizer"), MetricName: jsii.String("ReviewFindingsDropped"),
-				DimensionsMap: &map[string]*string{"Environment": jsii.String(env), "Stage": jsii.String("llm"), "PromptVersion": jsii.String(v)},
-				Period:        awscdk.Duration_Minutes(jsii.Number(5)), Statistic: jsii.String("Average"),
-			}),
-			Threshold:          jsii.Number(cfg.DroppedFindingsSLO[v]),
-			EvaluationPeriods:  jsii.Number(12),
-			DatapointsToAlarm:  jsii.Number(12),
-			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
-			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
-		})
-		pinID(a, id)
-		a.AddAlarmAction(action)
-	}
+// sloAlarm is one of the two rollback alarms per prompt version (the spec's
+// rollout gate): the llm stage's per-job average of metric on the wrong side
+// of the version's SLO for an hour (12 × 5 min) pages — roll the version
+// back (promptCandidatePercent 0, or redeploy the previous prompt).
+type sloAlarm struct {
+	idPrefix, metric, what string
+	op                     awscloudwatch.ComparisonOperator
+	slo                    map[string]float64
 }
 
-// addValidFindingsAlarms adds, per prompt version with an SLO, the rollback
-// alarm the spec asks for: the average of valid findings per job (the llm
-// stage's ReviewValidFindings, one data point per job) below the SLO for an
-// hour (12 × 5 min) pages — roll the version back (promptCandidatePercent 0,
-// or redeploy the previous prompt).
-func addValidFindingsAlarms(stack awscdk.Stack, env string, cfg EnvConfig, action awscloudwatch.IAlarmAction) {
-	versions := make([]string, 0, len(cfg.ValidFindingsSLO))
-	for v := range cfg.ValidFindingsSLO {
-		versions = append(versions, v)
-	}
-	sort.Strings(versions)
-	for _, v := range versions {
-		id := "ValidFindingsSloAlarm" + strings.ReplaceAll(v, ".", "x")
-		a := awscloudwatch.NewAlarm(stack, jsii.String(id), &awscloudwatch.AlarmProps{
-			AlarmDescription: jsii.String(fmt.Sprintf("Prompt %s: valid findings per job below the SLO %v for an hour; roll the prompt version back", v, cfg.ValidFindingsSLO[v])),
-			Metric: awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
-				Namespace: jsii.String("Criticizer"), MetricName: jsii.String("ReviewValidFindings"),
-				DimensionsMap: &map[string]*string{"Environment": jsii.String(env), "Stage": jsii.String("llm"), "PromptVersion": jsii.String(v)},
-				Period:        awscdk.Duration_Minutes(jsii.Number(5)), Statistic: jsii.String("Average"),
-			}),
-			Threshold:          jsii.Number(cfg.ValidFindingsSLO[v]),
-			EvaluationPeriods:  jsii.Number(12),
-			DatapointsToAlarm:  jsii.Number(12),
-			ComparisonOperator: awscloudwatch.ComparisonOperator_LESS_THAN_THRESHOLD,
-			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
-		})
-		pinID(a, id)
-		a.AddAlarmAction(action)
+// addSLOAlarms adds the valid-findings alarm (average below its SLO) and
+// the dropped-findings alarm (average above its SLO) for every prompt
+// version that states them.
+func addSLOAlarms(stack awscdk.Stack, env string, cfg EnvConfig, action awscloudwatch.IAlarmAction) {
+	for _, k := range []sloAlarm{
+		{"ValidFindingsSloAlarm", "ReviewValidFindings", "valid findings per job below", awscloudwatch.ComparisonOperator_LESS_THAN_THRESHOLD, cfg.ValidFindingsSLO},
+		{"DroppedFindingsSloAlarm", "ReviewFindingsDropped", "dropped findings per job above", awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD, cfg.DroppedFindingsSLO},
+	} {
+		versions := make([]string, 0, len(k.slo))
+		for v := range k.slo {
+			versions = append(versions, v)
+		}
+		sort.Strings(versions)
+		for _, v := range versions {
+			id := k.idPrefix + strings.ReplaceAll(v, ".", "x")
+			a := awscloudwatch.NewAlarm(stack, jsii.String(id), &awscloudwatch.AlarmProps{
+				AlarmDescription: jsii.String(fmt.Sprintf("Prompt %s: %s the SLO %v for an hour; roll the prompt version back", v, k.what, k.slo[v])),
+				Metric: awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+					Namespace: jsii.String("Criticizer"), MetricName: jsii.String(k.metric),
+					DimensionsMap: &map[string]*string{"Environment": jsii.String(env), "Stage": jsii.String("llm"), "PromptVersion": jsii.String(v)},
+					Period:        awscdk.Duration_Minutes(jsii.Number(5)), Statistic: jsii.String("Average"),
+				}),
+				Threshold:          jsii.Number(k.slo[v]),
+				EvaluationPeriods:  jsii.Number(12),
+				DatapointsToAlarm:  jsii.Number(12),
+				ComparisonOperator: k.op,
+				TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+			})
+			pinID(a, id)
+			a.AddAlarmAction(action)
+		}
 	}
 }

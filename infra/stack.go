@@ -593,8 +593,7 @@ func newAlarms(stack awscdk.Stack, env string, cfg EnvConfig, mathAlarms bool, s
 		pinID(a, "PromptCanaryAlarm")
 		a.AddAlarmAction(alarmAction)
 	}
-	addValidFindingsAlarms(stack, env, cfg, alarmAction)
-	addDroppedFindingsAlarms(stack, env, cfg, alarmAction)
+	addSLOAlarms(stack, env, cfg, alarmAction)
 	// Escalations carry an ErrorClass dimension: summed by a Metrics Insights
 	// query. MiniStack rejects metric-math alarms, so the emulator harness sets
 	// context metricMathAlarms=false and this one alarm is left out there.
