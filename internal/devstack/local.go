@@ -25,6 +25,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 
 	"github.com/criticizer/criticizer/internal/p4layer"
+	"github.com/criticizer/criticizer/internal/settings"
 	llmstandin "github.com/criticizer/criticizer/internal/standin/llm"
 	smtpstandin "github.com/criticizer/criticizer/internal/standin/smtp"
 	swarmstandin "github.com/criticizer/criticizer/internal/standin/swarm"
@@ -151,6 +152,15 @@ func StartLocal(ctx context.Context, opts LocalOptions) (l *Local, err error) {
 	case "staging":
 		for k, v := range stagingOverrides(filepath.Dir(filepath.Dir(l.P4Bin)), p4Sum) {
 			overrides[k] = v
+		}
+		// The checked-in staging holds placeholders synth refuses outside
+		// local (an all-zero fingerprint, example.com addresses): the
+		// declared samples stand in for what an operator fills in, where
+		// the stand-ins do not already give a value.
+		for k, v := range settings.Samples() {
+			if _, set := overrides[k]; !set {
+				overrides[k] = v
+			}
 		}
 		// Staging sends through SES; the emulator's SES relays what it
 		// accepts to SMTP_HOST, where the SMTP stand-in plays the
@@ -294,7 +304,9 @@ func (l *Local) startSwarm(ctx context.Context, logger *slog.Logger) error {
 		// the default window (120 s): longer than notify's is always safe, and
 		// it leaves the fault suite's held creates to the notify stage.
 		"SweeperFunctionName": {"SWARM_URL": base, "SWARM_API_SECRET_ID": apiArn},
-		"WebhookFunctionName": {"SWARM_TOKEN_SECRET_ID": tokenArn, "SWARM_URL": base},
+		// The webhook holds a run to its review at the door (422), as the
+		// stack wires it for a Swarm it can reach.
+		"WebhookFunctionName": {"SWARM_TOKEN_SECRET_ID": tokenArn, "SWARM_URL": base, "SWARM_API_SECRET_ID": apiArn},
 		"FetchFunctionName":   {"SWARM_URL": base, "SWARM_API_SECRET_ID": apiArn},
 		// Findings also as comments on the job's Swarm review (docs/swarm-comments.md).
 		// The comment window is the least infra accepts (more than 3 × the
