@@ -85,24 +85,16 @@ func (s Suppression) Active() bool {
 
 // Tallies returns the kinds counted under scope.
 func (s *Store) Tallies(ctx context.Context, scope string) ([]Suppression, error) {
+	items, err := s.partitionItems(ctx, tallyPrefix+scope, "outcome tallies")
+	return tallies(items), err
+}
+
+func tallies(items []map[string]types.AttributeValue) []Suppression {
 	var out []Suppression
-	var start map[string]types.AttributeValue
-	for {
-		page, err := s.api.Query(ctx, &dynamodb.QueryInput{TableName: &s.table, ConsistentRead: aws.Bool(true),
-			KeyConditionExpression:    aws.String("pk = :pk"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": sv(tallyPrefix + scope)},
-			ExclusiveStartKey:         start})
-		if err != nil {
-			return nil, awserr.Wrap("outcome tallies", err)
-		}
-		for _, it := range page.Items {
-			out = append(out, decodeTally(it))
-		}
-		if len(page.LastEvaluatedKey) == 0 {
-			return out, nil
-		}
-		start = page.LastEvaluatedKey
+	for _, it := range items {
+		out = append(out, decodeTally(it))
 	}
+	return out
 }
 
 func decodeTally(it map[string]types.AttributeValue) Suppression {
@@ -177,22 +169,9 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 // AllTallies reads every kind's tally (a scan for OUTCOME#kind# items, every
 // page), for the operator's list of suppressions.
 func AllTallies(ctx context.Context, api store.ScanAPI, table string) ([]Suppression, error) {
-	var out []Suppression
-	var start map[string]types.AttributeValue
-	for {
-		page, err := api.Scan(ctx, &dynamodb.ScanInput{TableName: &table, ConsistentRead: aws.Bool(true),
-			FilterExpression:          aws.String("begins_with(pk, :p)"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{":p": sv(tallyPrefix)},
-			ExclusiveStartKey:         start})
-		if err != nil {
-			return nil, awserr.Wrap("outcome tallies scan", err)
-		}
-		for _, it := range page.Items {
-			out = append(out, decodeTally(it))
-		}
-		if len(page.LastEvaluatedKey) == 0 {
-			return out, nil
-		}
-		start = page.LastEvaluatedKey
+	items, err := scanPrefix(ctx, api, table, tallyPrefix, "outcome tallies scan")
+	if err != nil {
+		return nil, err
 	}
+	return tallies(items), nil
 }

@@ -5,11 +5,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
-	"github.com/criticizer/criticizer/shared/awserr"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/store"
 )
@@ -122,28 +117,16 @@ func PathGroup(file string, depth int) string {
 // jobs table for OUTCOME# items, every page): the report is an operator's occasional question,
 // not a path any review waits on.
 func All(ctx context.Context, api store.ScanAPI, table string) ([]Record, error) {
-	var out []Record
-	var start map[string]types.AttributeValue
-	now := job.Now().Unix()
-	for {
-		page, err := api.Scan(ctx, &dynamodb.ScanInput{TableName: &table, ConsistentRead: aws.Bool(true),
-			FilterExpression:          aws.String("begins_with(pk, :p)"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{":p": sv("OUTCOME#")},
-			ExclusiveStartKey:         start})
-		if err != nil {
-			return nil, awserr.Wrap("outcome scan", err)
-		}
-		for _, it := range page.Items {
-			if exp, ok := num(it["expires_at"]); ok && exp > 0 && exp <= now {
-				continue
-			}
-			if pk := str(it["pk"]); strings.HasPrefix(pk, itemPrefix) || strings.HasPrefix(pk, emailPrefix) {
-				out = append(out, decode(it))
-			}
-		}
-		if len(page.LastEvaluatedKey) == 0 {
-			return out, nil
-		}
-		start = page.LastEvaluatedKey
+	items, err := scanPrefix(ctx, api, table, "OUTCOME#", "outcome scan")
+	if err != nil {
+		return nil, err
 	}
+	var out []Record
+	now := job.Now().Unix()
+	for _, it := range items {
+		if pk := str(it["pk"]); !expired(it, now) && (strings.HasPrefix(pk, itemPrefix) || strings.HasPrefix(pk, emailPrefix)) {
+			out = append(out, decode(it))
+		}
+	}
+	return out, nil
 }

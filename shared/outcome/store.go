@@ -57,13 +57,11 @@ type Store struct {
 	retention time.Duration
 }
 
-// DefaultRetention is the delivery identities' default
-// (UNIQUENESS_RETENTION_DAYS unset).
-const DefaultRetention = 365 * 24 * time.Hour
-
-// NewStore returns the outcome store over the jobs table.
+// NewStore returns the outcome store over the jobs table, keeping records
+// as long as the job store keeps uniqueness records by default
+// (store.DefaultUniquenessRetention: UNIQUENESS_RETENTION_DAYS unset).
 func NewStore(api store.API, table string) *Store {
-	return &Store{api: api, table: table, retention: DefaultRetention}
+	return &Store{api: api, table: table, retention: store.DefaultUniquenessRetention}
 }
 
 // WithUniquenessRetention keeps new records as long as delivery identities
@@ -83,20 +81,9 @@ func (s *Store) Posted(ctx context.Context, r Record) (written bool, err error) 
 	if r.Review <= 0 || r.Fingerprint == "" {
 		return false, failure.Errorf(failure.InternalBug, "outcome: a record needs a review and a fingerprint (%d %q)", r.Review, r.Fingerprint)
 	}
-	now := job.Now()
-	item := map[string]types.AttributeValue{
-		"pk": sv(partition(r.Review)), "sk": sv(sortPrefix + r.Fingerprint),
-		"review": nv(r.Review), "fp": sv(r.Fingerprint), "fate": sv(string(Open)),
-		"file": sv(r.File), "severity": sv(r.Severity), "category": sv(r.Category), "rule_id": sv(r.RuleID),
-		"prompt_version": sv(r.PromptVersion), "model": sv(r.Model), "job_id": sv(r.JobID), "kind": sv(r.Kind),
-		"recorded_at": sv(job.FormatTime(now)),
-	}
-	if s.retention > 0 {
-		item["expires_at"] = nv(now.Add(s.retention).Unix())
-	}
-	_, err = s.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: item,
-		ConditionExpression: aws.String("attribute_not_exists(pk)")})
-	return landed(err, "outcome posted")
+	item := s.item(partition(r.Review), r, Open)
+	item["review"] = nv(r.Review)
+	return s.putOnce(ctx, item, "outcome posted")
 }
 
 // EmailOnly records a finding told by e-mail only (a changelist with no
@@ -107,10 +94,16 @@ func (s *Store) EmailOnly(ctx context.Context, changelist int64, r Record) (writ
 	if changelist <= 0 || r.Fingerprint == "" {
 		return false, failure.Errorf(failure.InternalBug, "outcome: an e-mail-only record needs a changelist and a fingerprint (%d %q)", changelist, r.Fingerprint)
 	}
+	return s.putOnce(ctx, s.item(emailPrefix+strconv.FormatInt(changelist, 10), r, Unknown), "outcome e-mail only")
+}
+
+// item is r as a record item under pk with fate, kept for the uniqueness
+// retention from now.
+func (s *Store) item(pk string, r Record, fate Fate) map[string]types.AttributeValue {
 	now := job.Now()
 	item := map[string]types.AttributeValue{
-		"pk": sv(emailPrefix + strconv.FormatInt(changelist, 10)), "sk": sv(sortPrefix + r.Fingerprint),
-		"fp": sv(r.Fingerprint), "fate": sv(string(Unknown)),
+		"pk": sv(pk), "sk": sv(sortPrefix + r.Fingerprint),
+		"fp": sv(r.Fingerprint), "fate": sv(string(fate)),
 		"file": sv(r.File), "severity": sv(r.Severity), "category": sv(r.Category), "rule_id": sv(r.RuleID),
 		"prompt_version": sv(r.PromptVersion), "model": sv(r.Model), "job_id": sv(r.JobID), "kind": sv(r.Kind),
 		"recorded_at": sv(job.FormatTime(now)),
@@ -118,9 +111,14 @@ func (s *Store) EmailOnly(ctx context.Context, changelist int64, r Record) (writ
 	if s.retention > 0 {
 		item["expires_at"] = nv(now.Add(s.retention).Unix())
 	}
+	return item
+}
+
+// putOnce writes item unless its key is taken (written is false then).
+func (s *Store) putOnce(ctx context.Context, item map[string]types.AttributeValue, what string) (written bool, err error) {
 	_, err = s.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: item,
 		ConditionExpression: aws.String("attribute_not_exists(pk)")})
-	return landed(err, "outcome e-mail only")
+	return landed(err, what)
 }
 
 // ChangeFate moves a posted finding's fate from the one read (rec.Fate) to
@@ -169,28 +167,58 @@ func landed(err error, what string) (bool, error) {
 
 // Review returns the recorded outcomes of a review, every page read.
 func (s *Store) Review(ctx context.Context, review int64) ([]Record, error) {
+	items, err := s.partitionItems(ctx, partition(review), "outcome list")
+	if err != nil {
+		return nil, err
+	}
 	var out []Record
-	var start map[string]types.AttributeValue
-	for {
-		page, err := s.api.Query(ctx, &dynamodb.QueryInput{TableName: &s.table, ConsistentRead: aws.Bool(true),
-			KeyConditionExpression:    aws.String("pk = :pk"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": sv(partition(review))},
-			ExclusiveStartKey:         start})
-		if err != nil {
-			return nil, awserr.Wrap("outcome list", err)
-		}
-		now := job.Now().Unix()
-		for _, it := range page.Items {
-			if exp, ok := num(it["expires_at"]); ok && exp > 0 && exp <= now {
-				continue
-			}
+	now := job.Now().Unix()
+	for _, it := range items {
+		if !expired(it, now) {
 			out = append(out, decode(it))
 		}
-		if len(page.LastEvaluatedKey) == 0 {
-			return out, nil
-		}
-		start = page.LastEvaluatedKey
 	}
+	return out, nil
+}
+
+// partitionItems reads every item of one partition, every page.
+func (s *Store) partitionItems(ctx context.Context, pk, what string) ([]map[string]types.AttributeValue, error) {
+	var out []map[string]types.AttributeValue
+	pages := dynamodb.NewQueryPaginator(s.api, &dynamodb.QueryInput{TableName: &s.table, ConsistentRead: aws.Bool(true),
+		KeyConditionExpression:    aws.String("pk = :pk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": sv(pk)}})
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return nil, awserr.Wrap(what, err)
+		}
+		out = append(out, page.Items...)
+	}
+	return out, nil
+}
+
+// scanPrefix reads every item of the table whose pk begins with prefix (a
+// scan, every page): for the operator's occasional questions only.
+func scanPrefix(ctx context.Context, api store.ScanAPI, table, prefix, what string) ([]map[string]types.AttributeValue, error) {
+	var out []map[string]types.AttributeValue
+	pages := dynamodb.NewScanPaginator(api, &dynamodb.ScanInput{TableName: &table, ConsistentRead: aws.Bool(true),
+		FilterExpression:          aws.String("begins_with(pk, :p)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": sv(prefix)}})
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return nil, awserr.Wrap(what, err)
+		}
+		out = append(out, page.Items...)
+	}
+	return out, nil
+}
+
+// expired: the item's expires_at has passed and DynamoDB has not yet
+// deleted it; it counts as gone.
+func expired(it map[string]types.AttributeValue, now int64) bool {
+	exp, ok := num(it["expires_at"])
+	return ok && exp > 0 && exp <= now
 }
 
 func decode(it map[string]types.AttributeValue) Record {
