@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -69,25 +70,13 @@ func (o *Outbox) doubtQuery(ctx context.Context, state Status, cond string, at .
 	if cond == "" {
 		delete(in.ExpressionAttributeNames, "#at")
 	}
-	var out []Suspect
-	for pages := dynamodb.NewQueryPaginator(o.api, in); pages.HasMorePages(); {
-		page, err := pages.NextPage(ctx)
-		if err != nil {
-			return nil, awserr.Wrap("query the doubt index", err)
-		}
-		var rows []Suspect
-		if err := attributevalue.UnmarshalListOfMaps(page.Items, &rows); err != nil {
-			return nil, failure.Wrap(failure.InternalBug, err)
-		}
-		for _, r := range rows {
-			// The index is eventually consistent: a row whose status moved on
-			// is not a suspect of this state (every repair is conditional anyway).
-			if r.Status == state {
-				out = append(out, r)
-			}
-		}
+	rows, err := queryAll[Suspect](ctx, o.api, in, "query the doubt index")
+	if err != nil {
+		return nil, err
 	}
-	return out, nil
+	// The index is eventually consistent: a row whose status moved on is not
+	// a suspect of this state (every repair is conditional anyway).
+	return slices.DeleteFunc(rows, func(r Suspect) bool { return r.Status != state }), nil
 }
 
 // passRow is where a scheduled pass keeps its progress: one item per pass,

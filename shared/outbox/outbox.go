@@ -287,22 +287,26 @@ func (o *Outbox) List(ctx context.Context, changelist int64, version int) ([]Row
 // query reads every page of a partition: a review's thread can outgrow one
 // answer (1 MB), and a rerun that missed a row would comment a finding twice.
 func (o *Outbox) query(ctx context.Context, partition string) ([]Row, error) {
-	in := &dynamodb.QueryInput{TableName: &o.table, ConsistentRead: aws.Bool(true),
+	return queryAll[Row](ctx, o.api, &dynamodb.QueryInput{TableName: &o.table, ConsistentRead: aws.Bool(true),
 		KeyConditionExpression:    aws.String("pk = :pk"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": sv(partition)}}
-	var rows []Row
-	for pages := dynamodb.NewQueryPaginator(o.api, in); pages.HasMorePages(); {
-		out, err := pages.NextPage(ctx)
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": sv(partition)}}, "list outbox rows")
+}
+
+// queryAll reads every page of in as T.
+func queryAll[T any](ctx context.Context, api dynamodb.QueryAPIClient, in *dynamodb.QueryInput, what string) ([]T, error) {
+	var out []T
+	for pages := dynamodb.NewQueryPaginator(api, in); pages.HasMorePages(); {
+		page, err := pages.NextPage(ctx)
 		if err != nil {
-			return nil, awserr.Wrap("list outbox rows", err)
+			return nil, awserr.Wrap(what, err)
 		}
-		var page []Row
-		if err := attributevalue.UnmarshalListOfMaps(out.Items, &page); err != nil {
+		var items []T
+		if err := attributevalue.UnmarshalListOfMaps(page.Items, &items); err != nil {
 			return nil, failure.Wrap(failure.InternalBug, err)
 		}
-		rows = append(rows, page...)
+		out = append(out, items...)
 	}
-	return rows, nil
+	return out, nil
 }
 
 // transition applies set to a row that is unsent (no notified_at) and in one
