@@ -139,9 +139,9 @@ func (s *Store) WithheldHere(ctx context.Context, findings []domain.Finding) (ke
 // Allow lifts a kind's suppression under scope for good (the operator's
 // `criticizer outcomes allow`); its tally is kept, so the lift is visible.
 func (s *Store) Allow(ctx context.Context, scope, category, kind string) error {
+	values := map[string]types.AttributeValue{":t": &types.AttributeValueMemberBOOL{Value: true}, ":c": sv(category), ":k": sv(kind)}
 	_, err := s.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &s.table, Key: tallyKey(scope, category, kind),
-		UpdateExpression:          aws.String("SET allowed = :t, category = :c, kind = :k"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":t": &types.AttributeValueMemberBOOL{Value: true}, ":c": sv(category), ":k": sv(kind)}})
+		UpdateExpression: aws.String(s.keep("SET allowed = :t, category = :c, kind = :k", values)), ExpressionAttributeValues: values})
 	if err != nil {
 		return awserr.Wrap("outcome allow", err)
 	}

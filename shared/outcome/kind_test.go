@@ -4,6 +4,11 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/outcome"
@@ -89,5 +94,43 @@ func TestOneAcceptanceKeepsAKindReported(t *testing.T) {
 func TestSecretRulePrefix(t *testing.T) {
 	if outcome.SecretRulePrefix != result.SecretRulePrefix {
 		t.Fatalf("outcome.SecretRulePrefix %q, review's %q", outcome.SecretRulePrefix, result.SecretRulePrefix)
+	}
+}
+
+// A kind's tally expires with the uniqueness retention (refreshed by each
+// move and by Allow), and only when that retention keeps records forever
+// has it no expires_at: the retention check (RT-3) would otherwise find
+// every tally a row that lives forever.
+func TestTallyExpiresWithTheRecords(t *testing.T) {
+	ctx := context.Background()
+	f := domain.Finding{RuleID: "standin.todo", Category: "maintainability", File: "//depot/projectA/src/log.c"}
+	for _, tt := range []struct {
+		name      string
+		retention time.Duration
+		expires   bool
+	}{{"default retention", -1, true}, {"kept forever", 0, false}} {
+		t.Run(tt.name, func(t *testing.T) {
+			db := dynamotest.New()
+			st := outcome.NewStore(db, dynamotest.Table).WithUniquenessRetention(tt.retention)
+			rec := outcome.Record{Review: 1, Fingerprint: "fp", File: f.File, Category: f.Category, Kind: outcome.Kind(f), Fate: outcome.Open}
+			if _, err := st.Posted(ctx, rec); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := st.ChangeFate(ctx, rec, outcome.Dismissed); err != nil {
+				t.Fatal(err)
+			}
+			if err := st.Allow(ctx, outcome.Scope(f.File), f.Category, outcome.Kind(f)); err != nil {
+				t.Fatal(err)
+			}
+			out, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(dynamotest.Table), Key: map[string]types.AttributeValue{
+				"pk": &types.AttributeValueMemberS{Value: "OUTCOME#kind#" + outcome.Scope(f.File)},
+				"sk": &types.AttributeValueMemberS{Value: f.Category + "#" + outcome.Kind(f)}}})
+			if err != nil || out.Item == nil {
+				t.Fatalf("tally: %v %v", out, err)
+			}
+			if _, has := out.Item["expires_at"]; has != tt.expires {
+				t.Fatalf("tally has expires_at: %v, want %v", has, tt.expires)
+			}
+		})
 	}
 }

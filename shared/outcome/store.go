@@ -138,10 +138,10 @@ func (s *Store) ChangeFate(ctx context.Context, rec Record, fate Fate) (written 
 		ExpressionAttributeValues: map[string]types.AttributeValue{":fate": sv(string(fate)), ":was": sv(string(rec.Fate)), ":at": sv(job.FormatTime(job.Now()))},
 	}}}
 	if acc, dis := delta(rec.Fate, fate); (acc != 0 || dis != 0) && rec.Kind != "" {
+		values := map[string]types.AttributeValue{":c": sv(rec.Category), ":k": sv(rec.Kind),
+			":a": &types.AttributeValueMemberN{Value: itoa(acc)}, ":d": &types.AttributeValueMemberN{Value: itoa(dis)}}
 		items = append(items, types.TransactWriteItem{Update: &types.Update{TableName: &s.table, Key: tallyKey(Scope(rec.File), rec.Category, rec.Kind),
-			UpdateExpression: aws.String("SET category = :c, kind = :k ADD accepted :a, dismissed :d"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{":c": sv(rec.Category), ":k": sv(rec.Kind),
-				":a": &types.AttributeValueMemberN{Value: itoa(acc)}, ":d": &types.AttributeValueMemberN{Value: itoa(dis)}},
+			UpdateExpression: aws.String(s.keep("SET category = :c, kind = :k", values) + " ADD accepted :a, dismissed :d"), ExpressionAttributeValues: values,
 		}})
 	}
 	_, err = s.api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
@@ -150,6 +150,18 @@ func (s *Store) ChangeFate(ctx context.Context, rec Record, fate Fate) (written 
 		return false, nil // moved by another reader since it was read
 	}
 	return landed(err, "outcome fate change")
+}
+
+// keep adds to an update's SET the item's expires_at, the uniqueness
+// retention from now (nothing when kept forever): a tally lives as long as
+// the last record that moved it, so the retention check (RT-3) never finds
+// one that lives forever.
+func (s *Store) keep(set string, values map[string]types.AttributeValue) string {
+	if s.retention <= 0 {
+		return set
+	}
+	values[":exp"] = nv(job.Now().Add(s.retention).Unix())
+	return set + ", expires_at = :exp"
 }
 
 // landed maps a conditional write's answer: a failed condition is "already

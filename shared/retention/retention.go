@@ -416,8 +416,8 @@ func (c *Checker) report(ctx context.Context, msg, key string, n int) {
 // uniquenessPrefixes are the partition-key prefixes of the records that
 // make a promise unique: idempotency records, changelist version gates and
 // outbox rows (delivery identities), and the rerun ledger and the findings'
-// outcomes (shared/outcome) kept beside them.
-var uniquenessPrefixes = []string{"IDEM#", "CL#", "OUTBOX#", "LEDGER#", "OUTCOME#review#", "OUTCOME#cl#"}
+// outcomes (shared/outcome) kept beside them, with their kinds' tallies.
+var uniquenessPrefixes = []string{"IDEM#", "CL#", "OUTBOX#", "LEDGER#", "OUTCOME#review#", "OUTCOME#cl#", "OUTCOME#kind#"}
 
 func uniquenessRecord(item map[string]types.AttributeValue) bool {
 	v, ok := item["pk"].(*types.AttributeValueMemberS)

@@ -111,7 +111,7 @@ func TestRun(t *testing.T) {
 		{"a row without TTL lives forever", map[string]int64{"OUTBOX#1#1": -1, "JOB#a": now.Unix(), "CL#1": -1}, nil, Report{RowsWithoutTTL: 2}, false},
 		// Uniqueness kept forever: its records carry no TTL by design, but
 		// a job (data) without one is still a violation.
-		{"uniqueness kept forever: only data rows need a TTL", map[string]int64{"OUTBOX#1#1": -1, "IDEM#k": -1, "CL#1": -1, "LEDGER#review#1": -1, "OUTCOME#review#1": -1, "JOB#a": -1}, nil, Report{RowsWithoutTTL: 1}, true},
+		{"uniqueness kept forever: only data rows need a TTL", map[string]int64{"OUTBOX#1#1": -1, "IDEM#k": -1, "CL#1": -1, "LEDGER#review#1": -1, "OUTCOME#review#1": -1, "OUTCOME#kind#//depot/a/...": -1, "JOB#a": -1}, nil, Report{RowsWithoutTTL: 1}, true},
 		{"a raw artifact past 7 days plus the lifecycle lag", nil,
 			fakeBuckets{"raw": {now.Add(-8 * day), now.Add(-10 * day)}, "redacted": {now.Add(-10 * day)}}, Report{ObjectsOverdue: 1}, false},
 		{"a redacted artifact past 30 days plus the lag", nil, fakeBuckets{"redacted": {now.Add(-33 * day)}}, Report{ObjectsOverdue: 1}, false},
