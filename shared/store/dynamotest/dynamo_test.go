@@ -15,7 +15,8 @@ func nv(v string) types.AttributeValue { return &types.AttributeValueMemberN{Val
 
 // The evaluator decides conditions as DynamoDB's reference describes:
 // precedence (NOT, AND, OR), IN over nested paths, numbers as numbers,
-// missing attributes and type mismatches false.
+// a missing attribute or a type mismatch false for every comparator but
+// <>, for which it is true.
 func TestCondition(t *testing.T) {
 	item := map[string]types.AttributeValue{
 		"state": sv("running"), "n": nv("9"),
@@ -36,6 +37,10 @@ func TestCondition(t *testing.T) {
 		"NOT state = :q":                                 true,
 		"attribute_not_exists(missing) AND state <> :q":  true,
 		"missing < :ten":                                 false,
+		"missing = :q":                                   false,
+		"missing <> :q":                                  true,
+		"n <> :nine":                                     true, // N 9 is not S "9"
+		"NOT missing >= :ten":                            true,
 		"attribute_exists(stages.#stg.#st)":              true,
 		"begins_with(state, :r)":                         true,
 		"n BETWEEN :two AND :ten":                        true,
