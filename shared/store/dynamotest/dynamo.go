@@ -130,20 +130,9 @@ func (d *Dynamo) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func
 }
 
 func (d *Dynamo) preparePut(in *types.Put) (func(), error) {
-	k, err := keyOf(in.Item)
+	k, _, err := d.admit(in.Item, in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues, in.ReturnValuesOnConditionCheckFailure)
 	if err != nil {
 		return nil, err
-	}
-	if err := unused(in.ExpressionAttributeNames, in.ExpressionAttributeValues, in.ConditionExpression); err != nil {
-		return nil, err
-	}
-	old := d.items[k]
-	ok, err := check(in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues, old)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, conditionFailed(old, in.ReturnValuesOnConditionCheckFailure)
 	}
 	item := clone(in.Item)
 	return func() { d.items[k] = item }, nil
@@ -151,22 +140,35 @@ func (d *Dynamo) preparePut(in *types.Put) (func(), error) {
 
 // prepareDelete checks a delete's condition; the item goes when applied.
 func (d *Dynamo) prepareDelete(in *types.Delete) (func(), error) {
-	k, err := keyOf(in.Key)
+	k, _, err := d.admit(in.Key, in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues, in.ReturnValuesOnConditionCheckFailure)
 	if err != nil {
 		return nil, err
-	}
-	if err := unused(in.ExpressionAttributeNames, in.ExpressionAttributeValues, in.ConditionExpression); err != nil {
-		return nil, err
-	}
-	old := d.items[k]
-	ok, err := check(in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues, old)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, conditionFailed(old, in.ReturnValuesOnConditionCheckFailure)
 	}
 	return func() { delete(d.items, k) }, nil
+}
+
+// admit is what every write does before it changes anything: find the
+// item's key, refuse an unused placeholder (in the condition or in the
+// update expression, when there is one) and check the condition on the
+// stored item, which it returns.
+func (d *Dynamo) admit(key map[string]types.AttributeValue, cond *string, names map[string]string, values map[string]types.AttributeValue,
+	rv types.ReturnValuesOnConditionCheckFailure, upd ...*string) ([2]string, map[string]types.AttributeValue, error) {
+	k, err := keyOf(key)
+	if err != nil {
+		return k, nil, err
+	}
+	if err := unused(names, values, append(upd, cond)...); err != nil {
+		return k, nil, err
+	}
+	old := d.items[k]
+	ok, err := check(cond, names, values, old)
+	if err != nil {
+		return k, nil, err
+	}
+	if !ok {
+		return k, nil, conditionFailed(old, rv)
+	}
+	return k, old, nil
 }
 
 // UpdateItem changes (or creates) one item under its condition.
@@ -189,20 +191,10 @@ func (d *Dynamo) UpdateItem(_ context.Context, in *dynamodb.UpdateItemInput, _ .
 }
 
 func (d *Dynamo) prepareUpdate(in *types.Update) (func() map[string]types.AttributeValue, error) {
-	k, err := keyOf(in.Key)
+	k, old, err := d.admit(in.Key, in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues,
+		in.ReturnValuesOnConditionCheckFailure, in.UpdateExpression)
 	if err != nil {
 		return nil, err
-	}
-	if err := unused(in.ExpressionAttributeNames, in.ExpressionAttributeValues, in.UpdateExpression, in.ConditionExpression); err != nil {
-		return nil, err
-	}
-	old := d.items[k]
-	ok, err := check(in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues, old)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, conditionFailed(old, in.ReturnValuesOnConditionCheckFailure)
 	}
 	item := clone(old)
 	if item == nil {
