@@ -254,8 +254,13 @@ func (d *Dynamo) TransactWriteItems(_ context.Context, in *dynamodb.TransactWrit
 }
 
 // Query reads the items of a key condition, on the table (sorted by sk)
-// or an index (sorted by its range key), up to Limit.
+// or an index (sorted by its range key; descending when ScanIndexForward
+// is false), up to Limit. Every answer is one page: a request that starts
+// after a page's key is refused rather than answered from the start.
 func (d *Dynamo) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
+	if in.ExclusiveStartKey != nil {
+		return nil, validation("dynamotest answers every query in one page; ExclusiveStartKey is not modelled")
+	}
 	if err := unused(in.ExpressionAttributeNames, in.ExpressionAttributeValues, in.KeyConditionExpression, in.FilterExpression); err != nil {
 		return nil, err
 	}
@@ -266,7 +271,8 @@ func (d *Dynamo) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dy
 			return nil, validation("the table does not have the specified index: %s", *in.IndexName)
 		}
 	}
-	return d.read(in.KeyConditionExpression, in.FilterExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues, keys, aws.ToInt32(in.Limit))
+	return d.read(in.KeyConditionExpression, in.FilterExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues, keys, aws.ToInt32(in.Limit),
+		!aws.ToBool(in.ScanIndexForward) && in.ScanIndexForward != nil)
 }
 
 // Scan reads every item the filter admits.
@@ -274,14 +280,17 @@ func (d *Dynamo) Scan(_ context.Context, in *dynamodb.ScanInput, _ ...func(*dyna
 	if err := unused(in.ExpressionAttributeNames, in.ExpressionAttributeValues, in.FilterExpression); err != nil {
 		return nil, err
 	}
-	out, err := d.read(nil, in.FilterExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues, [2]string{"pk", "sk"}, aws.ToInt32(in.Limit))
+	if in.ExclusiveStartKey != nil || in.Segment != nil {
+		return nil, validation("dynamotest answers every scan in one page; ExclusiveStartKey and Segment are not modelled")
+	}
+	out, err := d.read(nil, in.FilterExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues, [2]string{"pk", "sk"}, aws.ToInt32(in.Limit), false)
 	if err != nil {
 		return nil, err
 	}
 	return &dynamodb.ScanOutput{Items: out.Items, Count: out.Count}, nil
 }
 
-func (d *Dynamo) read(keyCond, filter *string, names map[string]string, values map[string]types.AttributeValue, keys [2]string, limit int32) (*dynamodb.QueryOutput, error) {
+func (d *Dynamo) read(keyCond, filter *string, names map[string]string, values map[string]types.AttributeValue, keys [2]string, limit int32, descending bool) (*dynamodb.QueryOutput, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var items []map[string]types.AttributeValue
@@ -306,6 +315,9 @@ func (d *Dynamo) read(keyCond, filter *string, names map[string]string, values m
 		}
 		return 0
 	})
+	if descending {
+		slices.Reverse(items)
+	}
 	if limit > 0 && len(items) > int(limit) {
 		items = items[:limit] // Limit counts items read, before the filter
 	}

@@ -110,3 +110,35 @@ func TestConditionalWrites(t *testing.T) {
 		t.Error("an unused expression value was accepted")
 	}
 }
+
+// A query reads in sort-key order, backwards when ScanIndexForward is
+// false, and Limit counts from that end (DynamoDB API reference, Query:
+// ScanIndexForward, Limit); a page after a key is refused, not answered
+// from the start.
+func TestQueryOrder(t *testing.T) {
+	ctx := context.Background()
+	d := New()
+	for _, sk := range []string{"v2", "v1", "v3"} {
+		if _, err := d.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(Table), Item: map[string]types.AttributeValue{"pk": sv("t"), "sk": sv(sk)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := func(forward bool) string {
+		out, err := d.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(Table), KeyConditionExpression: aws.String("pk = :pk"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": sv("t")}, ScanIndexForward: aws.Bool(forward), Limit: aws.Int32(1)})
+		if err != nil || len(out.Items) != 1 {
+			t.Fatalf("query: %v, %v", out, err)
+		}
+		return out.Items[0]["sk"].(*types.AttributeValueMemberS).Value
+	}
+	if got := first(true); got != "v1" {
+		t.Errorf("forward first %s, want v1", got)
+	}
+	if got := first(false); got != "v3" {
+		t.Errorf("backward first %s, want v3", got)
+	}
+	if _, err := d.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(Table), KeyConditionExpression: aws.String("pk = :pk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": sv("t")}, ExclusiveStartKey: map[string]types.AttributeValue{"pk": sv("t"), "sk": sv("v1")}}); err == nil {
+		t.Error("a query after a page's key was answered")
+	}
+}
