@@ -56,7 +56,7 @@ func TestCondition(t *testing.T) {
 }
 
 // Every SET value is computed from the item as it was; REMOVE and SET
-// combine in one update; a SET under a missing map is refused.
+// combine in one update; a SET or REMOVE under a missing map is refused.
 func TestUpdate(t *testing.T) {
 	item := map[string]types.AttributeValue{"a": nv("1"), "b": nv("5"), "x": sv("x"), "m": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{}}}
 	values := map[string]types.AttributeValue{":one": nv("1"), ":ev": &types.AttributeValueMemberL{Value: []types.AttributeValue{sv("e")}}, ":empty": &types.AttributeValueMemberL{}}
@@ -71,6 +71,12 @@ func TestUpdate(t *testing.T) {
 	}
 	if err := update("SET nope.k = :one", nil, values, item); err == nil {
 		t.Error("a SET under a missing map was applied")
+	}
+	if err := update("REMOVE nope.k", nil, nil, item); err == nil {
+		t.Error("a REMOVE under a missing map was accepted")
+	}
+	if err := update("REMOVE m.absent", nil, nil, item); err != nil {
+		t.Errorf("a REMOVE of a missing key of a map: %v", err)
 	}
 }
 
