@@ -215,7 +215,26 @@ func (d *Dynamo) TransactWriteItems(_ context.Context, in *dynamodb.TransactWrit
 	reasons := make([]types.CancellationReason, len(in.TransactItems))
 	var applies []func()
 	cancelled := false
+	seen := map[[2]string]bool{}
 	for i, it := range in.TransactItems {
+		// One item, one operation per transaction (API reference,
+		// TransactWriteItems: "You can't target the same item with multiple
+		// operations within the same transaction").
+		var key map[string]types.AttributeValue
+		switch {
+		case it.Put != nil:
+			key = it.Put.Item
+		case it.Update != nil:
+			key = it.Update.Key
+		case it.Delete != nil:
+			key = it.Delete.Key
+		}
+		if k, err := keyOf(key); err == nil {
+			if seen[k] {
+				return nil, validation("Transaction request cannot include multiple operations on one item")
+			}
+			seen[k] = true
+		}
 		var err error
 		switch {
 		case it.Put != nil:

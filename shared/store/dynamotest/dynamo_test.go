@@ -80,8 +80,9 @@ func TestUpdate(t *testing.T) {
 	}
 }
 
-// A failed condition answers with the old item when asked, and a cancelled
-// transaction applies none of its writes.
+// A failed condition answers with the old item when asked, a cancelled
+// transaction applies none of its writes, and a transaction may not touch
+// one item twice.
 func TestConditionalWrites(t *testing.T) {
 	ctx := context.Background()
 	d := New()
@@ -110,6 +111,12 @@ func TestConditionalWrites(t *testing.T) {
 	}
 	if out, _ := d.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(Table), Key: other}); out.Item != nil {
 		t.Error("a cancelled transaction applied a write")
+	}
+	if _, err := d.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		{Put: &types.Put{TableName: aws.String(Table), Item: other}},
+		{Delete: &types.Delete{TableName: aws.String(Table), Key: other}},
+	}}); err == nil || errors.As(err, &tce) {
+		t.Errorf("two operations on one item in a transaction: %v, want a validation error", err)
 	}
 	if _, err := d.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(Table), Key: key, UpdateExpression: aws.String("SET v = :v"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":v": sv("1"), ":unused": sv("x")}}); err == nil {
