@@ -112,7 +112,11 @@ func readRollout(raw []byte, env string) (rolloutSettings, error) {
 // ReviewValidFindings and ReviewFindingsDropped (one data point per job,
 // emitted by the llm stage per prompt version) between from and to.
 func measure(ctx context.Context, cw metricsAPI, env, version string, from, to time.Time) (result.Canary, error) {
-	period := int32((to.Sub(from) + time.Minute - 1) / time.Minute * 60) // one period over the window, whole minutes
+	// One period over the window, in whole hours: CloudWatch returns no data
+	// points for a start more than 15 days ago unless the period is a
+	// multiple of 300 s, or of 3600 s past 63 days (API reference,
+	// GetMetricStatistics, Period); a multiple of 3600 suits every window.
+	period := int32((to.Sub(from) + time.Hour - 1) / time.Hour * 3600)
 	stat := func(metric string) (avg float64, n int, err error) {
 		res, err := cw.GetMetricStatistics(ctx, &cloudwatch.GetMetricStatisticsInput{
 			Namespace: aws.String("Criticizer"), MetricName: aws.String(metric),

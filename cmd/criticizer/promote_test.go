@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"io"
 	"os"
@@ -16,8 +17,13 @@ import (
 )
 
 // canaryMetrics answers GetMetricStatistics from per-metric datapoints for
-// the one dimension set the llm stage emits, and nothing for any other.
+// the one dimension set the llm stage emits, and nothing for any other
+// (CloudWatch treats each combination of dimensions as its own metric:
+// User Guide, "Dimensions"), nor for a start more than 15 days before now
+// with a period that is not a multiple of 300 s (API reference,
+// GetMetricStatistics, Period).
 type canaryMetrics struct {
+	now    time.Time
 	points map[string][]cwtypes.Datapoint
 	asked  []*cloudwatch.GetMetricStatisticsInput
 }
@@ -28,7 +34,8 @@ func (c *canaryMetrics) GetMetricStatistics(_ context.Context, in *cloudwatch.Ge
 	for _, d := range in.Dimensions {
 		dims[aws.ToString(d.Name)] = aws.ToString(d.Value)
 	}
-	if dims["Environment"] != "staging" || dims["Stage"] != "llm" || dims["PromptVersion"] != "1.1.0" || aws.ToString(in.Namespace) != "Criticizer" {
+	old := c.now.Sub(aws.ToTime(in.StartTime)) > 15*24*time.Hour && aws.ToInt32(in.Period)%300 != 0
+	if old || dims["Environment"] != "staging" || dims["Stage"] != "llm" || dims["PromptVersion"] != "1.1.0" || aws.ToString(in.Namespace) != "Criticizer" {
 		return &cloudwatch.GetMetricStatisticsOutput{}, nil
 	}
 	return &cloudwatch.GetMetricStatisticsOutput{Datapoints: c.points[aws.ToString(in.MetricName)]}, nil
@@ -63,22 +70,28 @@ func TestPromoteJudgesTheCanaryBySLOs(t *testing.T) {
 		name   string
 		points map[string][]cwtypes.Datapoint
 		refuse string // "" = promoted
+		window string
 	}{
-		{"meets both SLOs", map[string][]cwtypes.Datapoint{"ReviewValidFindings": {point(0.3, 15), point(0.2, 15)}, "ReviewFindingsDropped": {point(0.1, 30)}}, ""},
-		{"finds too little", map[string][]cwtypes.Datapoint{"ReviewValidFindings": {point(0.15, 30)}, "ReviewFindingsDropped": {point(0, 30)}}, "valid findings per job 0.150 below the SLO 0.200"},
-		{"drops too much", map[string][]cwtypes.Datapoint{"ReviewValidFindings": {point(1, 30)}, "ReviewFindingsDropped": {point(0.5, 30)}}, "dropped findings per job 0.500 above the SLO 0.400"},
-		{"too few jobs", map[string][]cwtypes.Datapoint{"ReviewValidFindings": {point(1, 5)}, "ReviewFindingsDropped": {point(0, 5)}}, "5 job(s) measured"},
-		{"no canary at all", nil, "0 job(s) measured"},
+		{"meets both SLOs", map[string][]cwtypes.Datapoint{"ReviewValidFindings": {point(0.3, 15), point(0.2, 15)}, "ReviewFindingsDropped": {point(0.1, 30)}}, "", ""},
+		{"over a window past 15 days", map[string][]cwtypes.Datapoint{"ReviewValidFindings": {point(0.3, 30)}, "ReviewFindingsDropped": {point(0.1, 30)}}, "", "400h1m"},
+		{"finds too little", map[string][]cwtypes.Datapoint{"ReviewValidFindings": {point(0.15, 30)}, "ReviewFindingsDropped": {point(0, 30)}}, "valid findings per job 0.150 below the SLO 0.200", ""},
+		{"drops too much", map[string][]cwtypes.Datapoint{"ReviewValidFindings": {point(1, 30)}, "ReviewFindingsDropped": {point(0.5, 30)}}, "dropped findings per job 0.500 above the SLO 0.400", ""},
+		{"too few jobs", map[string][]cwtypes.Datapoint{"ReviewValidFindings": {point(1, 5)}, "ReviewFindingsDropped": {point(0, 5)}}, "5 job(s) measured", ""},
+		{"no canary at all", nil, "0 job(s) measured", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "cdk.json")
 			if err := os.WriteFile(path, []byte(promoteFixture), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			cw := &canaryMetrics{points: tt.points}
-			var out bytes.Buffer
 			now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
-			err := promote(context.Background(), cw, &out, now, []string{"--env", "staging", "--cdk", path, "--min-jobs", "20"})
+			cw := &canaryMetrics{now: now, points: tt.points}
+			var out bytes.Buffer
+			args := []string{"--env", "staging", "--cdk", path, "--min-jobs", "20"}
+			if tt.window != "" {
+				args = append(args, "--window", tt.window)
+			}
+			err := promote(context.Background(), cw, &out, now, args)
 			got, _ := os.ReadFile(path)
 			if tt.refuse != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.refuse) {
@@ -96,7 +109,8 @@ func TestPromoteJudgesTheCanaryBySLOs(t *testing.T) {
 			if string(got) != want {
 				t.Errorf("cdk.json after promotion:\n%s\nwant only staging's percent changed:\n%s", got, want)
 			}
-			if len(cw.asked) != 2 || !cw.asked[0].StartTime.Equal(now.Add(-24*time.Hour)) || !strings.Contains(out.String(), "promoted") {
+			window, _ := time.ParseDuration(cmp.Or(tt.window, "24h"))
+			if len(cw.asked) != 2 || !cw.asked[0].StartTime.Equal(now.Add(-window)) || !strings.Contains(out.String(), "promoted") {
 				t.Errorf("canary read %d times from %v; output %q", len(cw.asked), cw.asked[0].StartTime, out.String())
 			}
 		})

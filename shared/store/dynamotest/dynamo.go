@@ -130,20 +130,9 @@ func (d *Dynamo) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func
 }
 
 func (d *Dynamo) preparePut(in *types.Put) (func(), error) {
-	k, err := keyOf(in.Item)
+	k, _, err := d.admit(in.Item, in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues, in.ReturnValuesOnConditionCheckFailure)
 	if err != nil {
 		return nil, err
-	}
-	if err := unused(in.ExpressionAttributeNames, in.ExpressionAttributeValues, in.ConditionExpression); err != nil {
-		return nil, err
-	}
-	old := d.items[k]
-	ok, err := check(in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues, old)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, conditionFailed(old, in.ReturnValuesOnConditionCheckFailure)
 	}
 	item := clone(in.Item)
 	return func() { d.items[k] = item }, nil
@@ -151,22 +140,35 @@ func (d *Dynamo) preparePut(in *types.Put) (func(), error) {
 
 // prepareDelete checks a delete's condition; the item goes when applied.
 func (d *Dynamo) prepareDelete(in *types.Delete) (func(), error) {
-	k, err := keyOf(in.Key)
+	k, _, err := d.admit(in.Key, in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues, in.ReturnValuesOnConditionCheckFailure)
 	if err != nil {
 		return nil, err
-	}
-	if err := unused(in.ExpressionAttributeNames, in.ExpressionAttributeValues, in.ConditionExpression); err != nil {
-		return nil, err
-	}
-	old := d.items[k]
-	ok, err := check(in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues, old)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, conditionFailed(old, in.ReturnValuesOnConditionCheckFailure)
 	}
 	return func() { delete(d.items, k) }, nil
+}
+
+// admit is what every write does before it changes anything: find the
+// item's key, refuse an unused placeholder (in the condition or in the
+// update expression, when there is one) and check the condition on the
+// stored item, which it returns.
+func (d *Dynamo) admit(key map[string]types.AttributeValue, cond *string, names map[string]string, values map[string]types.AttributeValue,
+	rv types.ReturnValuesOnConditionCheckFailure, upd ...*string) ([2]string, map[string]types.AttributeValue, error) {
+	k, err := keyOf(key)
+	if err != nil {
+		return k, nil, err
+	}
+	if err := unused(names, values, append(upd, cond)...); err != nil {
+		return k, nil, err
+	}
+	old := d.items[k]
+	ok, err := check(cond, names, values, old)
+	if err != nil {
+		return k, nil, err
+	}
+	if !ok {
+		return k, nil, conditionFailed(old, rv)
+	}
+	return k, old, nil
 }
 
 // UpdateItem changes (or creates) one item under its condition.
@@ -189,20 +191,10 @@ func (d *Dynamo) UpdateItem(_ context.Context, in *dynamodb.UpdateItemInput, _ .
 }
 
 func (d *Dynamo) prepareUpdate(in *types.Update) (func() map[string]types.AttributeValue, error) {
-	k, err := keyOf(in.Key)
+	k, old, err := d.admit(in.Key, in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues,
+		in.ReturnValuesOnConditionCheckFailure, in.UpdateExpression)
 	if err != nil {
 		return nil, err
-	}
-	if err := unused(in.ExpressionAttributeNames, in.ExpressionAttributeValues, in.UpdateExpression, in.ConditionExpression); err != nil {
-		return nil, err
-	}
-	old := d.items[k]
-	ok, err := check(in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues, old)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, conditionFailed(old, in.ReturnValuesOnConditionCheckFailure)
 	}
 	item := clone(old)
 	if item == nil {
@@ -223,7 +215,26 @@ func (d *Dynamo) TransactWriteItems(_ context.Context, in *dynamodb.TransactWrit
 	reasons := make([]types.CancellationReason, len(in.TransactItems))
 	var applies []func()
 	cancelled := false
+	seen := map[[2]string]bool{}
 	for i, it := range in.TransactItems {
+		// One item, one operation per transaction (API reference,
+		// TransactWriteItems: "You can't target the same item with multiple
+		// operations within the same transaction").
+		var key map[string]types.AttributeValue
+		switch {
+		case it.Put != nil:
+			key = it.Put.Item
+		case it.Update != nil:
+			key = it.Update.Key
+		case it.Delete != nil:
+			key = it.Delete.Key
+		}
+		if k, err := keyOf(key); err == nil {
+			if seen[k] {
+				return nil, validation("Transaction request cannot include multiple operations on one item")
+			}
+			seen[k] = true
+		}
 		var err error
 		switch {
 		case it.Put != nil:
@@ -262,8 +273,13 @@ func (d *Dynamo) TransactWriteItems(_ context.Context, in *dynamodb.TransactWrit
 }
 
 // Query reads the items of a key condition, on the table (sorted by sk)
-// or an index (sorted by its range key), up to Limit.
+// or an index (sorted by its range key; descending when ScanIndexForward
+// is false), up to Limit. Every answer is one page: a request that starts
+// after a page's key is refused rather than answered from the start.
 func (d *Dynamo) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
+	if in.ExclusiveStartKey != nil {
+		return nil, validation("dynamotest answers every query in one page; ExclusiveStartKey is not modelled")
+	}
 	if err := unused(in.ExpressionAttributeNames, in.ExpressionAttributeValues, in.KeyConditionExpression, in.FilterExpression); err != nil {
 		return nil, err
 	}
@@ -274,7 +290,8 @@ func (d *Dynamo) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dy
 			return nil, validation("the table does not have the specified index: %s", *in.IndexName)
 		}
 	}
-	return d.read(in.KeyConditionExpression, in.FilterExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues, keys, aws.ToInt32(in.Limit))
+	return d.read(in.KeyConditionExpression, in.FilterExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues, keys, aws.ToInt32(in.Limit),
+		!aws.ToBool(in.ScanIndexForward) && in.ScanIndexForward != nil)
 }
 
 // Scan reads every item the filter admits.
@@ -282,14 +299,17 @@ func (d *Dynamo) Scan(_ context.Context, in *dynamodb.ScanInput, _ ...func(*dyna
 	if err := unused(in.ExpressionAttributeNames, in.ExpressionAttributeValues, in.FilterExpression); err != nil {
 		return nil, err
 	}
-	out, err := d.read(nil, in.FilterExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues, [2]string{"pk", "sk"}, aws.ToInt32(in.Limit))
+	if in.ExclusiveStartKey != nil || in.Segment != nil {
+		return nil, validation("dynamotest answers every scan in one page; ExclusiveStartKey and Segment are not modelled")
+	}
+	out, err := d.read(nil, in.FilterExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues, [2]string{"pk", "sk"}, aws.ToInt32(in.Limit), false)
 	if err != nil {
 		return nil, err
 	}
 	return &dynamodb.ScanOutput{Items: out.Items, Count: out.Count}, nil
 }
 
-func (d *Dynamo) read(keyCond, filter *string, names map[string]string, values map[string]types.AttributeValue, keys [2]string, limit int32) (*dynamodb.QueryOutput, error) {
+func (d *Dynamo) read(keyCond, filter *string, names map[string]string, values map[string]types.AttributeValue, keys [2]string, limit int32, descending bool) (*dynamodb.QueryOutput, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var items []map[string]types.AttributeValue
@@ -314,6 +334,9 @@ func (d *Dynamo) read(keyCond, filter *string, names map[string]string, values m
 		}
 		return 0
 	})
+	if descending {
+		slices.Reverse(items)
+	}
 	if limit > 0 && len(items) > int(limit) {
 		items = items[:limit] // Limit counts items read, before the filter
 	}

@@ -15,7 +15,8 @@ func nv(v string) types.AttributeValue { return &types.AttributeValueMemberN{Val
 
 // The evaluator decides conditions as DynamoDB's reference describes:
 // precedence (NOT, AND, OR), IN over nested paths, numbers as numbers,
-// missing attributes and type mismatches false.
+// a missing attribute or a type mismatch false for every comparator but
+// <>, for which it is true.
 func TestCondition(t *testing.T) {
 	item := map[string]types.AttributeValue{
 		"state": sv("running"), "n": nv("9"),
@@ -36,6 +37,10 @@ func TestCondition(t *testing.T) {
 		"NOT state = :q":                                 true,
 		"attribute_not_exists(missing) AND state <> :q":  true,
 		"missing < :ten":                                 false,
+		"missing = :q":                                   false,
+		"missing <> :q":                                  true,
+		"n <> :nine":                                     true, // N 9 is not S "9"
+		"NOT missing >= :ten":                            true,
 		"attribute_exists(stages.#stg.#st)":              true,
 		"begins_with(state, :r)":                         true,
 		"n BETWEEN :two AND :ten":                        true,
@@ -51,7 +56,7 @@ func TestCondition(t *testing.T) {
 }
 
 // Every SET value is computed from the item as it was; REMOVE and SET
-// combine in one update; a SET under a missing map is refused.
+// combine in one update; a SET or REMOVE under a missing map is refused.
 func TestUpdate(t *testing.T) {
 	item := map[string]types.AttributeValue{"a": nv("1"), "b": nv("5"), "x": sv("x"), "m": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{}}}
 	values := map[string]types.AttributeValue{":one": nv("1"), ":ev": &types.AttributeValueMemberL{Value: []types.AttributeValue{sv("e")}}, ":empty": &types.AttributeValueMemberL{}}
@@ -67,10 +72,17 @@ func TestUpdate(t *testing.T) {
 	if err := update("SET nope.k = :one", nil, values, item); err == nil {
 		t.Error("a SET under a missing map was applied")
 	}
+	if err := update("REMOVE nope.k", nil, nil, item); err == nil {
+		t.Error("a REMOVE under a missing map was accepted")
+	}
+	if err := update("REMOVE m.absent", nil, nil, item); err != nil {
+		t.Errorf("a REMOVE of a missing key of a map: %v", err)
+	}
 }
 
-// A failed condition answers with the old item when asked, and a cancelled
-// transaction applies none of its writes.
+// A failed condition answers with the old item when asked, a cancelled
+// transaction applies none of its writes, and a transaction may not touch
+// one item twice.
 func TestConditionalWrites(t *testing.T) {
 	ctx := context.Background()
 	d := New()
@@ -100,8 +112,46 @@ func TestConditionalWrites(t *testing.T) {
 	if out, _ := d.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(Table), Key: other}); out.Item != nil {
 		t.Error("a cancelled transaction applied a write")
 	}
+	if _, err := d.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		{Put: &types.Put{TableName: aws.String(Table), Item: other}},
+		{Delete: &types.Delete{TableName: aws.String(Table), Key: other}},
+	}}); err == nil || errors.As(err, &tce) {
+		t.Errorf("two operations on one item in a transaction: %v, want a validation error", err)
+	}
 	if _, err := d.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(Table), Key: key, UpdateExpression: aws.String("SET v = :v"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":v": sv("1"), ":unused": sv("x")}}); err == nil {
 		t.Error("an unused expression value was accepted")
+	}
+}
+
+// A query reads in sort-key order, backwards when ScanIndexForward is
+// false, and Limit counts from that end (DynamoDB API reference, Query:
+// ScanIndexForward, Limit); a page after a key is refused, not answered
+// from the start.
+func TestQueryOrder(t *testing.T) {
+	ctx := context.Background()
+	d := New()
+	for _, sk := range []string{"v2", "v1", "v3"} {
+		if _, err := d.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(Table), Item: map[string]types.AttributeValue{"pk": sv("t"), "sk": sv(sk)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := func(forward bool) string {
+		out, err := d.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(Table), KeyConditionExpression: aws.String("pk = :pk"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": sv("t")}, ScanIndexForward: aws.Bool(forward), Limit: aws.Int32(1)})
+		if err != nil || len(out.Items) != 1 {
+			t.Fatalf("query: %v, %v", out, err)
+		}
+		return out.Items[0]["sk"].(*types.AttributeValueMemberS).Value
+	}
+	if got := first(true); got != "v1" {
+		t.Errorf("forward first %s, want v1", got)
+	}
+	if got := first(false); got != "v3" {
+		t.Errorf("backward first %s, want v3", got)
+	}
+	if _, err := d.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(Table), KeyConditionExpression: aws.String("pk = :pk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": sv("t")}, ExclusiveStartKey: map[string]types.AttributeValue{"pk": sv("t"), "sk": sv("v1")}}); err == nil {
+		t.Error("a query after a page's key was answered")
 	}
 }

@@ -15,7 +15,7 @@ import (
 // if_not_exists, list_append and +/-, REMOVE and ADD. Semantics follow the
 // DynamoDB Developer Guide, "Comparison operator and function reference"
 // and "Update expressions": a comparison with a missing attribute or a
-// value of another type is false, every SET value is computed from the
+// value of another type is false (but <> true), every SET value is computed from the
 // item as it was before the update, and a SET into a map that does not
 // exist is a ValidationException.
 
@@ -325,10 +325,17 @@ func (p *parser) function(item map[string]types.AttributeValue) (bool, error) {
 	return ok, p.expect("op", ")")
 }
 
-// compare applies a comparator; a missing operand or operands of different
-// types compare false; for <> this is unverified against DynamoDB, and no
-// condition of the store or the outbox compares a missing attribute.
+// compare applies a comparator. <> is the negation of =: a missing operand
+// or operands of different types are not equal, so <> is true and every
+// other comparator false. Sources: the API reference's Condition (NE:
+// {"S":"6"} does not equal {"N":"6"}), and DynamoDB's answers for a
+// missing operand as recorded by emulators fixed against it:
+// ExtendDB/extenddb#5 (`#a <> :v` true, = < <= > >= false) and
+// nubo-db/dynoxide#8; scylladb/scylladb#8511 (two missing: = false).
 func compare(op string, a, b types.AttributeValue) bool {
+	if op == "<>" {
+		return !compare("=", a, b)
+	}
 	var c int
 	switch x := a.(type) {
 	case *types.AttributeValueMemberS:
@@ -350,18 +357,13 @@ func compare(op string, a, b types.AttributeValue) bool {
 		c = xr.Cmp(yr)
 	case *types.AttributeValueMemberBOOL:
 		y, ok := b.(*types.AttributeValueMemberBOOL)
-		if !ok || (op != "=" && op != "<>") {
-			return false
-		}
-		return (x.Value == y.Value) == (op == "=")
-	default:
+		return ok && op == "=" && x.Value == y.Value
+	default: // lists, maps, sets and binary: no condition of ours compares them
 		return false
 	}
 	switch op {
 	case "=":
 		return c == 0
-	case "<>":
-		return c != 0
 	case "<":
 		return c < 0
 	case "<=":

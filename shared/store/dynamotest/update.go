@@ -142,16 +142,15 @@ func (p *parser) setOperand(item map[string]types.AttributeValue) (types.Attribu
 }
 
 // apply performs one action; the map a path's last step lives in must
-// exist (DynamoDB: "The document path provided in the update expression is
-// invalid for update").
+// exist, for a REMOVE too (DynamoDB: "The document path provided in the
+// update expression is invalid for update"; ScyllaDB Alternator's tests
+// against DynamoDB, scylladb/scylladb#10043: REMOVE x.y needs a map x, and
+// removing a missing y from it does nothing).
 func apply(item map[string]types.AttributeValue, a action) error {
 	parent := item
 	if len(a.path) > 1 {
 		m, ok := get(item, a.path[:len(a.path)-1]).(*types.AttributeValueMemberM)
 		if !ok {
-			if a.verb == "REMOVE" {
-				return nil
-			}
 			return fmt.Errorf("the document path provided in the update expression is invalid for update")
 		}
 		parent = m.Value
