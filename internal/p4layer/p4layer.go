@@ -149,8 +149,16 @@ func checkELF(path, arch string) error {
 // "Rev. P4/LINUX26X86_64/2023.2/2519561 (2023/11/20)."
 var revRe = regexp.MustCompile(`Rev\. P4/[A-Za-z0-9_]+/[0-9]{4}\.[0-9]+[A-Za-z.]*/[0-9]+( \([0-9/]+\))?`)
 
+// identRe is the same version as a real p4 binary stores it: the line is
+// composed when printed (support/ident.cc: "Rev. " << GetIdent() << " ("
+// << GetDate() << ")."), from an ident string with the "@(#)" magic
+// (support/ident.h IdentMagic; client/clientmain.cc: "P4/<os>/<release>/
+// <patch>") and a date stored apart, so no "Rev. P4/…" is in the file.
+var identRe = regexp.MustCompile(`@\(#\)(P4/[A-Za-z0-9_]+/[0-9]{4}\.[0-9]+[A-Za-z.]*/[0-9]+)`)
+
 // versionOf is the binary's "p4 -V" version: run when it can run here,
-// else (another architecture) the same string read from the binary.
+// else (another architecture) read from the binary: its ident string as
+// "Rev. P4/…" without the date, or a version line stored whole.
 func versionOf(path string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -158,6 +166,9 @@ func versionOf(path string) (string, error) {
 	if err != nil {
 		if out, err = os.ReadFile(path); err != nil {
 			return "", err
+		}
+		if m := identRe.FindSubmatch(out); m != nil {
+			return "Rev. " + string(m[1]), nil
 		}
 	}
 	v := revRe.Find(out)

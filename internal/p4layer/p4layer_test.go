@@ -8,16 +8,26 @@ import (
 	"testing"
 )
 
-const testVersion = "Rev. P4/LINUX26AARCH64/2023.2/2519561 (2023/11/20)"
+const (
+	testIdent   = "P4/LINUX26AARCH64/2023.2/2519561"
+	testVersion = "Rev. " + testIdent + " (2023/11/20)"
+)
 
-// buildFor builds a tiny Go program for goarch that carries a p4 version
-// line: a real ELF executable of that architecture, standing in for a p4
-// client.
-func buildFor(t *testing.T, goarch, version string) string {
+// buildFor builds a tiny Go program for goarch that answers -V the way the
+// p4 client does (support/ident.cc), from an "@(#)"-marked ident and a date
+// stored apart (client/clientmain.cc), so that the binary, like a real one,
+// holds no "Rev. P4/…" line: a real ELF executable of that architecture,
+// standing in for a p4 client. With ident "" it prints "hello".
+func buildFor(t *testing.T, goarch, ident string) string {
 	t.Helper()
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module fake\n\ngo 1.22\n"), 0o644)
-	os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n\nimport \"os\"\n\nfunc main() { os.Stdout.WriteString(\""+version+".\\n\") }\n"), 0o644)
+	src := "package main\n\nimport \"os\"\n\nfunc main() { os.Stdout.WriteString(\"hello\\n\") }\n"
+	if ident != "" {
+		src = "package main\n\nimport \"os\"\n\nvar ident, date = \"@(#)" + ident + "\", \"2023/11/20\"\n\n" +
+			"func main() { os.Stdout.WriteString(\"Rev. \" + ident[4:] + \" (\" + date + \").\\n\") }\n"
+	}
+	os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644)
 	out := filepath.Join(dir, "p4")
 	// go test puts its own GOROOT/bin first on PATH, so "go" is the toolchain running this test.
 	cmd := exec.Command("go", "build", "-o", out, ".")
@@ -27,6 +37,22 @@ func buildFor(t *testing.T, goarch, version string) string {
 		t.Fatalf("building a test ELF: %v\n%s", err, b)
 	}
 	return out
+}
+
+// TestVersionOfABinaryThatCannotRunHere: a p4 for another architecture
+// (the usual case: an arm64 client staged on an x86_64 machine) is
+// versioned from the ident string it carries, as "Rev. P4/…" without the
+// date "p4 -V" would add.
+func TestVersionOfABinaryThatCannotRunHere(t *testing.T) {
+	b, err := os.ReadFile(buildFor(t, "arm64", testIdent))
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreign := filepath.Join(t.TempDir(), "p4")
+	os.WriteFile(foreign, b, 0o644) // not executable: exec fails as it would for another CPU
+	if v, err := versionOf(foreign); err != nil || v != "Rev. "+testIdent {
+		t.Errorf("versionOf = %q, %v; want %q", v, err, "Rev. "+testIdent)
+	}
 }
 
 func sum(t *testing.T, path string) string {
@@ -39,10 +65,10 @@ func sum(t *testing.T, path string) string {
 }
 
 func TestStage(t *testing.T) {
-	arm := buildFor(t, "arm64", testVersion)
+	arm := buildFor(t, "arm64", testIdent)
 	script := filepath.Join(t.TempDir(), "p4")
 	os.WriteFile(script, []byte("#!/bin/sh\necho p4\n"), 0o755)
-	noVersion := buildFor(t, "arm64", "hello")
+	noVersion := buildFor(t, "arm64", "")
 
 	out := t.TempDir()
 	rec, err := Stage(arm, "arm64", sum(t, arm), out)
@@ -53,7 +79,7 @@ func TestStage(t *testing.T) {
 	if err != nil || st.Mode().Perm() != 0o755 {
 		t.Fatalf("staged binary: %v %v", st, err)
 	}
-	if rec.Version != testVersion || rec.SHA256 != sum(t, arm) || rec.Arch != "arm64" {
+	if (rec.Version != testVersion && rec.Version != "Rev. "+testIdent) || rec.SHA256 != sum(t, arm) || rec.Arch != "arm64" {
 		t.Errorf("record %+v", rec)
 	}
 	if _, err := Verify(out, sum(t, arm)); err != nil {
@@ -84,7 +110,7 @@ func TestStage(t *testing.T) {
 // TestVerify: synth refuses a layer whose record names another checksum
 // than the environment's, or whose binary was swapped after the build.
 func TestVerify(t *testing.T) {
-	arm := buildFor(t, "arm64", testVersion)
+	arm := buildFor(t, "arm64", testIdent)
 	good := sum(t, arm)
 	out := t.TempDir()
 	if _, err := Stage(arm, "arm64", good, out); err != nil {

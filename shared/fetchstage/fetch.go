@@ -375,13 +375,15 @@ func (f *Fetch) participantEmails(ctx context.Context, review swarm.Review) (aut
 		if u == review.Author {
 			continue
 		}
+		// A user the server does not know, or whose spec has no address,
+		// answers "" (p4.Fetcher.UserEmail), not an error.
 		email, err := f.Users.UserEmail(ctx, u)
 		switch {
-		case failure.Classify(err) == failure.NotFound:
-			f.Log.InfoContext(ctx, "a review participant has no e-mail address; not e-mailed", "review", review.ID)
 		case err != nil:
 			return "", nil, fmt.Errorf("e-mail of a participant of swarm review %d: %w", review.ID, err)
-		case email != "":
+		case email == "":
+			f.Log.InfoContext(ctx, "a review participant has no e-mail address; not e-mailed", "review", review.ID)
+		default:
 			others = append(others, email)
 		}
 	}

@@ -35,9 +35,10 @@ func (o oneFile) FetchSince(_ context.Context, cl int64, _ bool, _ p4.Since, sin
 type swarmAuthors map[string]string // user → e-mail
 
 // GetReview is review 9 by mallory, with the changes the tests' jobs name
-// (5, 101) among its versions and carol reviewing.
+// (5, 101) among its versions, carol reviewing and dave, who has no
+// e-mail address (never a recipient, never a failure).
 func (s swarmAuthors) GetReview(_ context.Context, id int64) (swarm.Review, error) {
-	return swarm.Review{ID: id, Author: "mallory", Participants: []string{"carol", "mallory"},
+	return swarm.Review{ID: id, Author: "mallory", Participants: []string{"carol", "dave", "mallory"},
 		Versions: []swarm.ReviewVersion{{Number: 1, Change: 5}, {Number: 2, Change: id, ArchiveChange: 101}}}, nil
 }
 func (s swarmAuthors) UserEmail(_ context.Context, u string) (string, error) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/criticizer/criticizer/shared/failure"
 )
@@ -254,5 +255,38 @@ func TestUnrotatedTicketIsNotRetried(t *testing.T) {
 	}
 	if n := strings.Count(logs.String(), `"msg":"p4 command failed"`); n != 1 {
 		t.Errorf("%d commands ran, want 1 (an unchanged ticket is not sent again)", n)
+	}
+}
+
+// TestReloginAtMostOncePerCommand: a command the server still refuses after
+// a successful re-login (here every describe of the change answers
+// LoginExpired, msgs/msgserver.cc: E_FAILED / EV_ILLEGAL) is AUTH_DENIED
+// after one re-login and one retry, never a loop of logins.
+func TestReloginAtMostOncePerCommand(t *testing.T) {
+	depotDir := passwordDepot(t)
+	writeChange(t, depotDir, map[string]any{
+		"change": 62000, "status": "submitted", "user": "alice", "client": "ws", "desc": "x\n", "files": []any{},
+		"faults": []any{map[string]any{"command": "describe", "message": "Your session has expired, please login again.", "severity": 3, "generic": 4}},
+	})
+	r, logs := newTestRunner(t, depotDir, func(c *Config) { c.Tickets = filepath.Join(t.TempDir(), "tickets") })
+	r.SetCredentials(&credSource{cur: Credential{Password: "service-pw-1"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := r.Run(ctx, "describe", "-s", "62000")
+	if failure.Classify(err) != failure.AuthDenied {
+		t.Fatalf("err = %v, want AUTH_DENIED", err)
+	}
+	if n := strings.Count(logs.String(), `"event":"p4_relogin"`); n != 1 {
+		t.Errorf("%d re-logins for one command, want 1", n)
+	}
+	if n := len(issuedTickets(t, depotDir)); n != 2 {
+		t.Errorf("%d logins, want 2 (the first, and one re-login)", n)
+	}
+	// The next command gets its own one re-login, no more.
+	if _, err := r.Run(ctx, "describe", "-s", "62000"); failure.Classify(err) != failure.AuthDenied {
+		t.Fatalf("second command: %v, want AUTH_DENIED", err)
+	}
+	if n := strings.Count(logs.String(), `"event":"p4_relogin"`); n != 2 {
+		t.Errorf("%d re-logins for two commands, want 2", n)
 	}
 }
