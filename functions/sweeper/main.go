@@ -72,7 +72,8 @@ func main() {
 	jobs := store.New(ddb, env.Config.JobsTable)
 	queues := queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs)
 	s := &sweep.Sweeper{Jobs: jobs, Queue: queues, Lease: env.Config.Lease, Skew: env.Config.ClockSkew, Log: env.Log, Metrics: env.Metrics}
-	key, _, err := rowSet.Key(context.Background(), secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL))
+	sm := secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL)
+	key, _, err := rowSet.Key(context.Background(), sm)
 	coldstart.Must(env, err)
 	rows := outbox.New(ddb, env.Config.JobsTable).WithActor("reconciler").WithSecret(key)
 	rec := &reconcile.Reconciler{Rows: rows, Progress: rows, Jobs: jobs, Redeliver: queues, FromDomain: ev.FromDomain(),
@@ -88,7 +89,6 @@ func main() {
 		// The environment posts Swarm comments: their rows are reconciled by
 		// their own evidence, the review's comments, listed as the login the
 		// notify stage posts with.
-		sm := secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL)
 		api := &swarm.Client{BaseURL: sw.URL, Credentials: swarm.SecretCredentials(sm, sw.APISecretID)}
 		rec.Comments = api
 		rec.CommentWindow = sw.CommentWindow
