@@ -71,15 +71,11 @@ func withSamples(ctx map[string]any) map[string]any {
 	if ctx[ctxEnv] == "local" {
 		return ctx
 	}
-	o := settings.Samples()
-	if over, ok := ctx[ctxOverrides].(map[string]any); ok {
-		for k, v := range over {
-			o[k] = v
-		}
-	} else if ctx[ctxOverrides] != nil {
+	over, ok := ctx[ctxOverrides].(map[string]any)
+	if !ok && ctx[ctxOverrides] != nil {
 		return ctx // a JSON string, as the cdk CLI passes it: the test gives every value
 	}
-	ctx[ctxOverrides] = o
+	ctx[ctxOverrides] = settings.SamplesUnder(over)
 	return ctx
 }
 
