@@ -85,7 +85,7 @@ func assertPageFunctionReadOnly(t *testing.T, m map[string]any) {
 	for _, st := range sts {
 		res, _ := json.Marshal(st["Resource"])
 		cond, _ := json.Marshal(st["Condition"])
-		for _, a := range asList(st["Action"]) {
+		for _, a := range stringsOf(st["Action"]) {
 			seen[a] = true
 			switch a {
 			case "dynamodb:GetItem":

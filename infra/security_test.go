@@ -86,13 +86,13 @@ func tableAccess(t *testing.T, m map[string]any, fnID string) map[string][]strin
 			}
 		} else if c, ok := st["Condition"].(map[string]any); ok {
 			like := c["ForAllValues:StringLike"].(map[string]any)["dynamodb:LeadingKeys"]
-			for _, p := range asList(like) {
+			for _, p := range stringsOf(like) {
 				scope = append(scope, strings.TrimSuffix(p, "*"))
 			}
 		} else {
 			scope = []string{"<table>"}
 		}
-		for _, a := range asList(st["Action"]) {
+		for _, a := range stringsOf(st["Action"]) {
 			out[a] = append(out[a], scope...)
 		}
 	}
@@ -179,7 +179,7 @@ func assertSESScoped(t *testing.T, m map[string]any, configSet string) {
 	t.Helper()
 	var stmts []string
 	for _, st := range policyStatements(t, m, "NotifyFunction") {
-		if slices.Contains(asList(st["Action"]), "ses:SendEmail") {
+		if slices.Contains(stringsOf(st["Action"]), "ses:SendEmail") {
 			b, _ := json.Marshal(st)
 			stmts = append(stmts, string(b))
 		}

@@ -159,26 +159,12 @@ func grants(t *testing.T, m map[string]any, fnID string) []string {
 				continue
 			}
 			res, _ := json.Marshal(st["Resource"])
-			for _, a := range asList(st["Action"]) {
+			for _, a := range stringsOf(st["Action"]) {
 				out = append(out, a+" on "+string(res))
 			}
 		}
 	}
 	return out
-}
-
-func asList(v any) []string {
-	switch x := v.(type) {
-	case string:
-		return []string{x}
-	case []any:
-		var s []string
-		for _, e := range x {
-			s = append(s, e.(string))
-		}
-		return s
-	}
-	return nil
 }
 
 // allowed reports whether some grant allows action (exact, or a prefix
