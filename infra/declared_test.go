@@ -22,7 +22,7 @@ func TestCheckedInPlaceholdersRefused(t *testing.T) {
 		ctx := cdkContextAsCheckedIn(t)
 		ctx[ctxEnv], ctx[ctxAssetRoot] = env, dummyAssets(t)
 		ctx[ctxOverrides] = map[string]any{"p4LayerPath": fakeLayer(t)}
-		_, _, err := newApp(ctx)
+		_, _, err := newApp(t.TempDir(), ctx)
 		if err == nil {
 			t.Errorf("%s as checked in: synth accepted its placeholders", env)
 			continue
@@ -40,7 +40,7 @@ func TestCheckedInPlaceholdersRefused(t *testing.T) {
 	// local keeps its stand-in values (example.com recipients, no fingerprint).
 	ctx := cdkContextAsCheckedIn(t)
 	ctx[ctxEnv], ctx[ctxAssetRoot] = "local", dummyAssets(t)
-	if _, _, err := newApp(ctx); err != nil {
+	if _, _, err := newApp(t.TempDir(), ctx); err != nil {
 		t.Errorf("local as checked in: %v", err)
 	}
 }
@@ -100,7 +100,7 @@ func TestEveryVariableDeclared(t *testing.T) {
 		}
 		ctx := cdkContext(t)
 		ctx[ctxEnv], ctx[ctxAssetRoot], ctx[ctxOverrides] = "staging", dummyAssets(t), o
-		_, stack, err := newApp(ctx)
+		_, stack, err := newApp(t.TempDir(), ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/aws/aws-cdk-go/awscdk/v2"
-
 	"github.com/criticizer/criticizer/shared/result"
 )
 
@@ -51,7 +49,7 @@ func TestGuaranteeSettings(t *testing.T) {
 			"droppedFindingsSlo": map[string]any{"1.1.0": 0.3}}, ""},
 	} {
 		ctx := over(tt.set)
-		_, cfg, err := LoadConfig(awscdk.NewApp(&awscdk.AppProps{Context: &ctx}).Node())
+		_, cfg, err := LoadConfig(testApp(t, ctx).Node())
 		switch {
 		case tt.want == "" && err != nil:
 			t.Errorf("%v rejected: %v", tt.set, err)
@@ -77,7 +75,7 @@ func TestGuaranteeSettingsReachTheFunctions(t *testing.T) {
 		if env != "local" {
 			ctx[ctxOverrides] = map[string]any{"p4LayerPath": fakeLayer(t), "p4LayerSha256": fakeLayerSHA256}
 		}
-		_, cfg, err := LoadConfig(awscdk.NewApp(&awscdk.AppProps{Context: &ctx}).Node())
+		_, cfg, err := LoadConfig(testApp(t, ctx).Node())
 		if err != nil {
 			t.Fatalf("%s: %v", env, err)
 		}

@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/aws/aws-cdk-go/awscdk/v2"
 )
 
 func envVars(m map[string]any, fnID string) map[string]any {
@@ -87,7 +85,7 @@ func assertPageFunctionReadOnly(t *testing.T, m map[string]any) {
 	for _, st := range sts {
 		res, _ := json.Marshal(st["Resource"])
 		cond, _ := json.Marshal(st["Condition"])
-		for _, a := range asList(st["Action"]) {
+		for _, a := range stringsOf(st["Action"]) {
 			seen[a] = true
 			switch a {
 			case "dynamodb:GetItem":
@@ -145,13 +143,13 @@ func TestJobPageSettingsValidated(t *testing.T) {
 			over[k] = v
 		}
 		ctx := map[string]any{ctxEnv: c.env, ctxOverrides: over}
-		_, _, err := LoadConfig(awscdk.NewApp(&awscdk.AppProps{Context: &ctx}).Node())
+		_, _, err := LoadConfig(testApp(t, ctx).Node())
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: err %v, want one naming %q", c.over, err, c.want)
 		}
 	}
 	ok := map[string]any{ctxEnv: "local", ctxOverrides: map[string]any{"jobPage": true, "publicBaseUrl": "http://127.0.0.1:4566/_aws/execute-api/x/local"}}
-	if _, _, err := LoadConfig(awscdk.NewApp(&awscdk.AppProps{Context: &ok}).Node()); err != nil {
+	if _, _, err := LoadConfig(testApp(t, ok).Node()); err != nil {
 		t.Errorf("local may use http: %v", err)
 	}
 }

@@ -25,8 +25,10 @@ var featureFlags = map[string]any{
 }
 
 // newApp builds the app and the environment's stack. extraContext is laid over
-// the feature flags (tests use it; the CLI path uses CDK_CONTEXT_JSON).
-func newApp(extraContext map[string]any) (awscdk.App, awscdk.Stack, error) {
+// the feature flags (tests use it; the CLI path uses CDK_CONTEXT_JSON). An
+// empty outdir is the CLI's (CDK_OUTDIR); tests give their own, else every app
+// leaves an empty cdk.out* directory in the temp dir.
+func newApp(outdir string, extraContext map[string]any) (awscdk.App, awscdk.Stack, error) {
 	ctx := map[string]any{}
 	for k, v := range featureFlags {
 		ctx[k] = v
@@ -34,7 +36,11 @@ func newApp(extraContext map[string]any) (awscdk.App, awscdk.Stack, error) {
 	for k, v := range extraContext {
 		ctx[k] = v
 	}
-	app := awscdk.NewApp(&awscdk.AppProps{Context: &ctx})
+	props := &awscdk.AppProps{Context: &ctx}
+	if outdir != "" {
+		props.Outdir = jsii.String(outdir)
+	}
+	app := awscdk.NewApp(props)
 	envName, cfg, err := LoadConfig(app.Node())
 	if err != nil {
 		return nil, nil, err
@@ -69,7 +75,7 @@ func newApp(extraContext map[string]any) (awscdk.App, awscdk.Stack, error) {
 
 func main() {
 	defer jsii.Close()
-	app, _, err := newApp(nil)
+	app, _, err := newApp("", nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "infra:", err)
 		os.Exit(1)

@@ -3,8 +3,6 @@ package main
 import (
 	"strings"
 	"testing"
-
-	"github.com/aws/aws-cdk-go/awscdk/v2"
 )
 
 // TestNotifyChannelSettings: every environment defaults to e-mail only (the
@@ -39,7 +37,7 @@ func TestNotifyChannelSettings(t *testing.T) {
 			{with("notifyChannels", swarmOn, "swarmUrl", "https://swarm.example.com", "swarmMaxInlineComments", -1), "swarmMaxInlineComments -1"},
 		} {
 			ctx := map[string]any{ctxEnv: env, ctxOverrides: c.over}
-			if _, _, err := LoadConfig(awscdk.NewApp(&awscdk.AppProps{Context: &ctx}).Node()); err == nil || !strings.Contains(err.Error(), c.want) {
+			if _, _, err := LoadConfig(testApp(t, ctx).Node()); err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("%s %v: error %v, want one naming %q", env, c.over, err, c.want)
 			}
 		}
@@ -117,7 +115,7 @@ func TestSwarmGateSetting(t *testing.T) {
 			"swarmUrl is empty":            {"swarmGateSeverity": "high"},
 		} {
 			ctx := checkedInContext(t, env, want)
-			if _, _, err := LoadConfig(awscdk.NewApp(&awscdk.AppProps{Context: &ctx}).Node()); err == nil || !strings.Contains(err.Error(), over) {
+			if _, _, err := LoadConfig(testApp(t, ctx).Node()); err == nil || !strings.Contains(err.Error(), over) {
 				t.Errorf("%s %v: error %v, want one naming %q", env, want, err, over)
 			}
 		}

@@ -3,8 +3,6 @@ package main
 import (
 	"strings"
 	"testing"
-
-	"github.com/aws/aws-cdk-go/awscdk/v2"
 )
 
 // TestReviewSizedToWaitOutRateLimits: in every environment as checked in,
@@ -30,8 +28,8 @@ func TestReviewSizedToWaitOutRateLimits(t *testing.T) {
 			ctx[ctxOverrides] = over
 			delete(ctx, ctxAssetRoot)
 			_, m := synth(t, ctx)
-			_, cfg, err := LoadConfig(awscdk.NewApp(&awscdk.AppProps{Context: &map[string]any{ctxEnv: env, ctxOverrides: over,
-				ctxEnvironments: checkedIn[ctxEnvironments]}}).Node())
+			_, cfg, err := LoadConfig(testApp(t, map[string]any{ctxEnv: env, ctxOverrides: over,
+				ctxEnvironments: checkedIn[ctxEnvironments]}).Node())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -77,7 +75,7 @@ func TestReviewSizedToWaitOutRateLimits(t *testing.T) {
 		{map[string]any{"llmPricesPerMTok": "input=three"}, "llmPricesPerMTok"},
 	} {
 		ctx := map[string]any{ctxEnv: "local", ctxOverrides: c.over}
-		if _, _, err := LoadConfig(awscdk.NewApp(&awscdk.AppProps{Context: &ctx}).Node()); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, _, err := LoadConfig(testApp(t, ctx).Node()); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: error %v, want one naming %q", c.over, err, c.want)
 		}
 	}

@@ -3,8 +3,6 @@ package main
 import (
 	"strings"
 	"testing"
-
-	"github.com/aws/aws-cdk-go/awscdk/v2"
 )
 
 // TestRecipientPolicySettings: synth refuses a non-local environment with no
@@ -38,18 +36,18 @@ func TestRecipientPolicySettings(t *testing.T) {
 			{with("maxRecipients", 51), "maxRecipients 51"},
 		} {
 			ctx := map[string]any{ctxEnv: env, ctxOverrides: c.over}
-			if _, _, err := LoadConfig(awscdk.NewApp(&awscdk.AppProps{Context: &ctx}).Node()); err == nil || !strings.Contains(err.Error(), c.want) {
+			if _, _, err := LoadConfig(testApp(t, ctx).Node()); err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("%s %v: error %v, want one naming %q", env, c.over, err, c.want)
 			}
 		}
 		ok := map[string]any{ctxEnv: env, ctxOverrides: base}
-		if _, _, err := LoadConfig(awscdk.NewApp(&awscdk.AppProps{Context: &ok}).Node()); err != nil {
+		if _, _, err := LoadConfig(testApp(t, ok).Node()); err != nil {
 			t.Errorf("%s with recipientDomains: %v", env, err)
 		}
 	}
 	// local may leave it to the default (the stand-in depot's domain).
 	local := map[string]any{ctxEnv: "local", ctxOverrides: map[string]any{}}
-	if _, cfg, err := LoadConfig(awscdk.NewApp(&awscdk.AppProps{Context: &local}).Node()); err != nil || len(cfg.RecipientDomains) == 0 {
+	if _, cfg, err := LoadConfig(testApp(t, local).Node()); err != nil || len(cfg.RecipientDomains) == 0 {
 		t.Errorf("local: %v, domains %v", err, cfg.RecipientDomains)
 	}
 

@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
 )
 
@@ -58,7 +57,7 @@ func TestReviewSettingsValidated(t *testing.T) {
 		`{"reviewRules": {"max_findings": 0}}`:              "reviewRules: /max_findings",
 		`{"reviewRules": {"ignore": "x"}}`:                  "reviewRules: /ignore",
 	} {
-		app := awscdk.NewApp(&awscdk.AppProps{Context: &map[string]any{ctxEnv: "local", ctxOverrides: over}})
+		app := testApp(t, map[string]any{ctxEnv: "local", ctxOverrides: over})
 		if _, _, err := LoadConfig(app.Node()); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: err = %v, want %q", over, err, want)
 		}

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
 )
@@ -87,13 +86,13 @@ func tableAccess(t *testing.T, m map[string]any, fnID string) map[string][]strin
 			}
 		} else if c, ok := st["Condition"].(map[string]any); ok {
 			like := c["ForAllValues:StringLike"].(map[string]any)["dynamodb:LeadingKeys"]
-			for _, p := range asList(like) {
+			for _, p := range stringsOf(like) {
 				scope = append(scope, strings.TrimSuffix(p, "*"))
 			}
 		} else {
 			scope = []string{"<table>"}
 		}
-		for _, a := range asList(st["Action"]) {
+		for _, a := range stringsOf(st["Action"]) {
 			out[a] = append(out[a], scope...)
 		}
 	}
@@ -180,7 +179,7 @@ func assertSESScoped(t *testing.T, m map[string]any, configSet string) {
 	t.Helper()
 	var stmts []string
 	for _, st := range policyStatements(t, m, "NotifyFunction") {
-		if slices.Contains(asList(st["Action"]), "ses:SendEmail") {
+		if slices.Contains(stringsOf(st["Action"]), "ses:SendEmail") {
 			b, _ := json.Marshal(st)
 			stmts = append(stmts, string(b))
 		}
@@ -371,14 +370,14 @@ func TestSynthRefuses(t *testing.T) {
 	}
 	for _, c := range cases {
 		ctx := checkedInContext(t, c.env, c.overrides)
-		_, _, err := LoadConfig(awscdk.NewApp(&awscdk.AppProps{Context: &ctx}).Node())
+		_, _, err := LoadConfig(testApp(t, ctx).Node())
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s %v: err = %v, want one naming %q", c.env, c.overrides, err, c.want)
 		}
 	}
 	// Loopback http:// stays allowed outside local (the staging-shaped run).
 	ok := checkedInContext(t, "staging", map[string]any{"llmEndpoint": "http://127.0.0.1:8089", "smtpLookupUrl": "http://127.0.0.1:9/messages"})
-	if _, _, err := LoadConfig(awscdk.NewApp(&awscdk.AppProps{Context: &ok}).Node()); err != nil {
+	if _, _, err := LoadConfig(testApp(t, ok).Node()); err != nil {
 		t.Errorf("loopback endpoints refused: %v", err)
 	}
 }
@@ -390,7 +389,7 @@ func TestCheckedInSynthHasNoWarnings(t *testing.T) {
 	for _, env := range []string{"dev", "staging", "prod"} {
 		ctx := checkedInContext(t, env, nil)
 		ctx[ctxAssetRoot] = dummyAssets(t)
-		_, stack, err := newApp(withSamples(ctx))
+		_, stack, err := newApp(t.TempDir(), withSamples(ctx))
 		if err != nil {
 			t.Fatalf("%s: %v", env, err)
 		}
@@ -514,7 +513,7 @@ func TestPrivateSwarmPutsEveryCallerInTheVPC(t *testing.T) {
 		// none): refused, naming the setting.
 		for _, over := range []map[string]any{{"swarmUrl": "https://192.168.4.20/swarm"}, {"swarmUrl": "https://swarm.example.com", "swarmPrivate": true}} {
 			ctx := checkedInContext(t, env, over)
-			if _, _, err := LoadConfig(awscdk.NewApp(&awscdk.AppProps{Context: &ctx}).Node()); err == nil || !strings.Contains(err.Error(), "is private") {
+			if _, _, err := LoadConfig(testApp(t, ctx).Node()); err == nil || !strings.Contains(err.Error(), "is private") {
 				t.Errorf("%s %v: error %v, want one naming the private Swarm", env, over, err)
 			}
 		}

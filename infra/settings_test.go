@@ -150,7 +150,7 @@ func TestLLMSettingsValidatedAtSynth(t *testing.T) {
 			for k, v := range tt.settings {
 				o[k] = v
 			}
-			_, stack, err := newApp(withSamples(map[string]any{ctxEnv: "dev", ctxAssetRoot: assets, ctxOverrides: o}))
+			_, stack, err := newApp(t.TempDir(), withSamples(map[string]any{ctxEnv: "dev", ctxAssetRoot: assets, ctxOverrides: o}))
 			switch {
 			case tt.want == "" && err != nil:
 				t.Fatalf("rejected: %v", err)
@@ -182,7 +182,7 @@ func TestSynthRefusesWhatAFunctionWouldRefuse(t *testing.T) {
 		for k, v := range overrides {
 			o[k] = v
 		}
-		_, _, err := newApp(withSamples(map[string]any{ctxEnv: "dev", ctxOverrides: o, ctxAssetRoot: dummyAssets(t)}))
+		_, _, err := newApp(t.TempDir(), withSamples(map[string]any{ctxEnv: "dev", ctxOverrides: o, ctxAssetRoot: dummyAssets(t)}))
 		return err
 	}
 	if err := envs(nil); err != nil {

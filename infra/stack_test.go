@@ -71,16 +71,19 @@ func withSamples(ctx map[string]any) map[string]any {
 	if ctx[ctxEnv] == "local" {
 		return ctx
 	}
-	o := settings.Samples()
-	if over, ok := ctx[ctxOverrides].(map[string]any); ok {
-		for k, v := range over {
-			o[k] = v
-		}
-	} else if ctx[ctxOverrides] != nil {
+	over, ok := ctx[ctxOverrides].(map[string]any)
+	if !ok && ctx[ctxOverrides] != nil {
 		return ctx // a JSON string, as the cdk CLI passes it: the test gives every value
 	}
-	ctx[ctxOverrides] = o
+	ctx[ctxOverrides] = settings.SamplesUnder(over)
 	return ctx
+}
+
+// testApp is an app over ctx whose cloud assembly goes to a test temp dir (a
+// bare app makes a cdk.out* directory in the system temp dir and leaves it).
+func testApp(t *testing.T, ctx map[string]any) awscdk.App {
+	t.Helper()
+	return awscdk.NewApp(&awscdk.AppProps{Context: &ctx, Outdir: jsii.String(t.TempDir())})
 }
 
 // synth builds the app with the given context and returns its template.
@@ -89,7 +92,7 @@ func synth(t *testing.T, ctx map[string]any) (assertions.Template, map[string]an
 	if _, ok := ctx[ctxAssetRoot]; !ok {
 		ctx[ctxAssetRoot] = dummyAssets(t)
 	}
-	_, stack, err := newApp(withSamples(ctx))
+	_, stack, err := newApp(t.TempDir(), withSamples(ctx))
 	if err != nil {
 		t.Fatalf("newApp: %v", err)
 	}
@@ -156,26 +159,12 @@ func grants(t *testing.T, m map[string]any, fnID string) []string {
 				continue
 			}
 			res, _ := json.Marshal(st["Resource"])
-			for _, a := range asList(st["Action"]) {
+			for _, a := range stringsOf(st["Action"]) {
 				out = append(out, a+" on "+string(res))
 			}
 		}
 	}
 	return out
-}
-
-func asList(v any) []string {
-	switch x := v.(type) {
-	case string:
-		return []string{x}
-	case []any:
-		var s []string
-		for _, e := range x {
-			s = append(s, e.(string))
-		}
-		return s
-	}
-	return nil
 }
 
 // allowed reports whether some grant allows action (exact, or a prefix
@@ -648,7 +637,7 @@ func TestConfig(t *testing.T) {
 		if env != "local" {
 			ctx[ctxOverrides] = map[string]any{"p4LayerPath": fakeLayer(t), "p4LayerSha256": fakeLayerSHA256}
 		}
-		app := awscdk.NewApp(&awscdk.AppProps{Context: &ctx})
+		app := testApp(t, ctx)
 		name, cfg, err := LoadConfig(app.Node())
 		if err != nil || name != env {
 			t.Errorf("cdk.json env %s: %v", env, err)
@@ -671,7 +660,7 @@ func TestConfig(t *testing.T) {
 	}
 
 	// Default env and rejection of bad input.
-	app := awscdk.NewApp(&awscdk.AppProps{Context: &map[string]any{}})
+	app := testApp(t, map[string]any{})
 	if name, _, _ := LoadConfig(app.Node()); name != "dev" {
 		t.Errorf("default env = %q", name)
 	}
@@ -715,7 +704,7 @@ func TestConfig(t *testing.T) {
 		{map[string]any{ctxEnv: "dev", ctxOverrides: base(map[string]any{"p4ServerRole": "replica"})}, "p4ServerRole"},
 	}
 	for _, c := range bad {
-		a := awscdk.NewApp(&awscdk.AppProps{Context: &c.ctx})
+		a := testApp(t, c.ctx)
 		if _, _, err := LoadConfig(a.Node()); err == nil {
 			t.Errorf("context %v: accepted", c.ctx)
 		} else if !strings.Contains(err.Error(), c.want) {
@@ -724,7 +713,7 @@ func TestConfig(t *testing.T) {
 	}
 	// The good base is accepted (so the cases above fail for their own reason).
 	good := map[string]any{ctxEnv: "dev", ctxOverrides: base(nil)}
-	if _, _, err := LoadConfig(awscdk.NewApp(&awscdk.AppProps{Context: &good}).Node()); err != nil {
+	if _, _, err := LoadConfig(testApp(t, good).Node()); err != nil {
 		t.Errorf("base config rejected: %v", err)
 	}
 }
@@ -757,7 +746,7 @@ func TestP4LayerPinnedPerEnvironment(t *testing.T) {
 		}
 		ctx[ctxEnv] = env
 		ctx[ctxOverrides] = map[string]any{"p4LayerPath": fakeLayer(t)}
-		_, _, err := LoadConfig(awscdk.NewApp(&awscdk.AppProps{Context: &ctx}).Node())
+		_, _, err := LoadConfig(testApp(t, ctx).Node())
 		if err == nil || !strings.Contains(err.Error(), "not the configured "+pinned) {
 			t.Errorf("%s: a layer of another p4 binary: %v, want a refusal naming %s", env, err, pinned)
 		}
@@ -992,7 +981,7 @@ func TestSESProvider(t *testing.T) {
 	if props(m, "SesEventsFunction") == nil || props(m, "SesEventsRule") == nil {
 		t.Error("no sesevents function or rule")
 	}
-	if _, _, err := LoadConfig(awscdk.NewApp(&awscdk.AppProps{Context: &map[string]any{ctxEnv: "local", ctxOverrides: map[string]any{"emailProvider": "ses"}}}).Node()); err == nil || !strings.Contains(err.Error(), "sesConfigurationSet") {
+	if _, _, err := LoadConfig(testApp(t, map[string]any{ctxEnv: "local", ctxOverrides: map[string]any{"emailProvider": "ses"}}).Node()); err == nil || !strings.Contains(err.Error(), "sesConfigurationSet") {
 		t.Errorf("ses without a configuration set: %v", err)
 	}
 }
@@ -1025,7 +1014,7 @@ func TestSecretsSection(t *testing.T) {
 	}{{"", 5}, {"https://swarm.example.com", 7}} {
 		cfg := DefaultConfig("dev")
 		cfg.SwarmURL = tc.swarm
-		stack := awscdk.NewStack(awscdk.NewApp(nil), jsii.String("Secrets"), nil)
+		stack := awscdk.NewStack(testApp(t, nil), jsii.String("Secrets"), nil)
 		sec := newSecrets(stack, cfg, awscdk.RemovalPolicy_RETAIN)
 		if (sec.swarmToken != nil) != (tc.swarm != "") || (sec.swarmAPI != nil) != (tc.swarm != "") {
 			t.Errorf("swarmUrl %q: Swarm secrets %v %v", tc.swarm, sec.swarmToken, sec.swarmAPI)
@@ -1046,7 +1035,7 @@ func TestFunctionsSection(t *testing.T) {
 	// ownership settings come from the app's feature flags in cdk.json).
 	cfg := DefaultConfig("local")
 	cfg.P4LayerPath, cfg.P4LayerSHA256 = fakeLayer(t), fakeLayerSHA256
-	stack := awscdk.NewStack(awscdk.NewApp(nil), jsii.String("Functions"), nil)
+	stack := awscdk.NewStack(testApp(t, nil), jsii.String("Functions"), nil)
 	table, raw, redacted := newData(stack, cfg, true, awscdk.RemovalPolicy_RETAIN)
 	fetch, llm, notify := newQueues(stack, cfg, awscdk.RemovalPolicy_RETAIN)
 	newFunctions(stack, functionsProps{env: "local", cfg: cfg, assetRoot: dummyAssets(t), removal: awscdk.RemovalPolicy_RETAIN,

@@ -3,7 +3,10 @@ package main
 import (
 	"net"
 	"net/url"
+	"slices"
 	"strings"
+
+	"github.com/criticizer/criticizer/shared/domain"
 )
 
 // Swarm's place in the network, and the gate on its test runs.
@@ -52,10 +55,8 @@ func validateSwarmNetwork(c EnvConfig, p *problems) {
 	if c.swarmIsPrivate() && c.VPC == nil && !c.isLocal {
 		p.add("swarmUrl %q is private (swarmPrivate or a private host): set vpc, so every function that calls Swarm (fetch, review, notify, sweeper) runs where it can reach it", c.SwarmURL)
 	}
-	switch c.SwarmGateSeverity {
-	case "", "off", "critical", "high", "medium", "low", "info":
-	default:
-		p.add("swarmGateSeverity %q: want off or one of critical, high, medium, low, info", c.SwarmGateSeverity)
+	if g := c.SwarmGateSeverity; g != "" && g != "off" && !slices.Contains(domain.Severities, g) {
+		p.add("swarmGateSeverity %q: want off or one of %s", g, strings.Join(domain.Severities, ", "))
 	}
 	if c.SwarmGateSeverity != "" && c.SwarmGateSeverity != "off" && c.SwarmURL == "" {
 		p.add("swarmGateSeverity is set but swarmUrl is empty: the gate fails Swarm test runs")

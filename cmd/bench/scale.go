@@ -55,7 +55,7 @@ func runScale(ctx context.Context, sizes []int, out io.Writer) error {
 		return err
 	}
 	defer l.Close()
-	if err := disableSchedules(ctx, l.AWS, l.Emulator.Endpoint, l.StackName); err != nil {
+	if err := disableSchedules(ctx, l.AWS, l.StackName); err != nil {
 		return fmt.Errorf("turning the schedules off, so no scheduled run is counted: %w", err)
 	}
 	ddb, fn := dynamodb.NewFromConfig(l.AWS), lambda.NewFromConfig(l.AWS)

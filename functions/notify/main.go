@@ -41,9 +41,11 @@ func main() {
 	jobs := store.New(ddb, env.Config.JobsTable)
 	queues := queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs)
 	reporter := swarm.NewReporter(jobs, env.Log)
+	// One Secrets Manager client and cache for every secret the stage reads.
+	sm := secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL)
 	// The delivery key, read once: a key that changed under running
 	// functions would make every row a new intent (docs/operating.md).
-	key, ver, err := set.Outbox.Key(ctx, secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL))
+	key, ver, err := set.Outbox.Key(ctx, sm)
 	coldstart.Must(env, err)
 	rows := outbox.New(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention).WithActor("notify").WithSecret(key)
 	if env.Config.UniquenessRetention > 0 && !ver.Created.IsZero() {
@@ -63,11 +65,10 @@ func main() {
 		// names what it resolved from that version's job result.
 		Ledger: ledger.NewStore(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention), Jobs: jobs}
 	if set.JobPage.SecretID != "" {
-		n.JobPage = &jobpage.Links{Key: &jobpage.Key{Secrets: secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL), SecretID: set.JobPage.SecretID}, Base: set.JobPage.BaseURL}
+		n.JobPage = &jobpage.Links{Key: &jobpage.Key{Secrets: sm, SecretID: set.JobPage.SecretID}, Base: set.JobPage.BaseURL}
 	}
 	if c := set.Comments; c.On {
 		// Findings as comments on the job's Swarm review (NOTIFY_CHANNELS, docs/swarm-comments.md).
-		sm := secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL)
 		api := &swarm.Client{BaseURL: set.SwarmLinks.URL, Credentials: swarm.SecretCredentials(sm, c.APISecretID)}
 		n.Comments = &notifystage.SwarmComments{Rows: n.Outbox.(*outbox.Outbox), Window: c.Window, API: api}
 		// What reviewers do with each posted finding (package outcome).
@@ -80,7 +81,7 @@ func main() {
 		coldstart.Must(env, err)
 		n.Sender, n.Evidence = sender, evidence.New(ddb, env.Config.JobsTable, 0)
 	} else {
-		n.Sender, n.Evidence = smtpSender(ctx, env, set)
+		n.Sender, n.Evidence = smtpSender(ctx, env, sm, set)
 	}
 	// Diagnostics leave the system (job record, DLQ): recipient addresses
 	// are PII, so they are redacted along with secrets.
@@ -94,11 +95,10 @@ func main() {
 
 // smtpSender builds the SMTP sender from its settings and secret, and the
 // relay's message lookup (provider evidence) when SMTP_LOOKUP_URL names one.
-func smtpSender(ctx context.Context, env *coldstart.Env, set notifystage.Settings) (notifystage.Sender, notifystage.Evidence) {
+func smtpSender(ctx context.Context, env *coldstart.Env, sm *secrets.Store, set notifystage.Settings) (notifystage.Sender, notifystage.Evidence) {
 	cfg, secretID := set.SMTP, set.SMTPSecretID
 	// The sender is rebuilt whenever the SMTP secret changes, so an emergency
 	// rotation reaches warm functions: a rejected login re-reads the secret.
-	sm := secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL)
 	smtp := secrets.NewRotating(sm, secretID, func(v string) (*notify.SMTPSender, error) {
 		var creds struct{ Username, Password string }
 		if err := secrets.Unmarshal(secretID, v, &creds, "password"); err != nil {

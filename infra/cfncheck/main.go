@@ -118,9 +118,7 @@ func placeholders(dir string) (assets, layer, layerSHA256 string, err error) {
 // (synth refuses it: internal/settings) with the declared samples, and point
 // at the placeholder layer.
 func overrides(layer, layerSHA256 string) map[string]any {
-	o := settings.Samples()
-	o["p4LayerPath"], o["p4LayerSha256"] = layer, layerSHA256
-	return o
+	return settings.SamplesUnder(map[string]any{"p4LayerPath": layer, "p4LayerSha256": layerSHA256})
 }
 
 // synthesize builds env's template the way `cdk synth` does (cdk.json's

@@ -157,11 +157,7 @@ func StartLocal(ctx context.Context, opts LocalOptions) (l *Local, err error) {
 		// local (an all-zero fingerprint, example.com addresses): the
 		// declared samples stand in for what an operator fills in, where
 		// the stand-ins do not already give a value.
-		for k, v := range settings.Samples() {
-			if _, set := overrides[k]; !set {
-				overrides[k] = v
-			}
-		}
+		overrides = settings.SamplesUnder(overrides)
 		// Staging sends through SES; the emulator's SES relays what it
 		// accepts to SMTP_HOST, where the SMTP stand-in plays the
 		// recipients' mail server.

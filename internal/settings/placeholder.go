@@ -54,11 +54,20 @@ func Check(value func(key string) []string) []string {
 // Samples are the declared real-shaped values, by key: laid over a checked-in
 // environment, they replace its placeholders so tests can synthesize it.
 func Samples() map[string]any {
+	return SamplesUnder(nil)
+}
+
+// SamplesUnder is overrides with the declared samples under them: a sample
+// for every key overrides does not give.
+func SamplesUnder(overrides map[string]any) map[string]any {
 	out := map[string]any{}
 	for _, s := range Declared {
 		if s.Sample != nil {
 			out[s.Keys[0]] = s.Sample
 		}
+	}
+	for k, v := range overrides {
+		out[k] = v
 	}
 	return out
 }
