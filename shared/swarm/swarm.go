@@ -161,7 +161,8 @@ type wireVersion struct {
 }
 
 // wireUsers reads participants, an object keyed by user id (its values
-// the vote and required flags) or, tolerated, a list of ids.
+// the vote and required flags; Swarm's reviews API docs show
+// {"swarm_admin": []}) or, tolerated, a list of ids.
 type wireUsers []string
 
 func (u *wireUsers) UnmarshalJSON(b []byte) error {
