@@ -36,7 +36,9 @@ func swarmChaosJob(i int) bool { return i%3 == 1 }
 
 // reviewerBurst is how many comments reviewers add to a review right after
 // a create whose answer is lost has stored its comment: Swarm's page size,
-// so that comment is past the first page when the service looks it up.
+// so a lookup that reads the comments since a known id (oldest first) finds
+// that comment on its first page and must still read the page after it to
+// know every other marker's absence.
 const reviewerBurst = 100
 
 // newSwarmChaosChange makes a Swarm review of a fresh copy of the pending
@@ -96,11 +98,17 @@ func queueSwarmFaults(rng *rand.Rand, swarmJobs int) {
 	env.local.Swarm.InjectFault(swarmstandin.OpListComments, swarmstandin.Fault{Status: 503})
 }
 
-// lostCreates records, per review, when a create stored its comment while
-// its answer was lost (or held past the caller's timeout).
+// lostCreates records, per review, each create that stored its comment
+// while its answer was lost (or held past the caller's timeout).
 type lostCreates struct {
 	mu sync.Mutex
-	at map[int64][]time.Time
+	at map[int64][]lostCreate
+}
+
+// lostCreate is when such a create stored its comment, and the comment's id.
+type lostCreate struct {
+	at time.Time
+	id int64
 }
 
 // reviewersMeanwhile makes reviewers discuss a review while its comment's
@@ -108,33 +116,51 @@ type lostCreates struct {
 // service, reviewerBurst comments by a reviewer follow at once. It returns
 // the record of those creates.
 func reviewersMeanwhile() *lostCreates {
-	lost := &lostCreates{at: map[int64][]time.Time{}}
+	lost := &lostCreates{at: map[int64][]lostCreate{}}
 	env.local.Swarm.OnFault(func(r swarmstandin.Request) {
 		if r.Op != swarmstandin.OpCreateComment || !storedUnanswered(r) {
 			return
+		}
+		rv := reviewOfRequest(r)
+		// The stored comment is the newest one with the create's body.
+		var id int64
+		for _, c := range env.local.Swarm.Comments(rv) {
+			if c.Body == r.Form.Get("body") {
+				id = c.ID
+			}
 		}
 		for k := range reviewerBurst {
 			env.local.Swarm.AddComment(swarmstandin.Comment{Topic: r.Form.Get("topic"), User: "alice", Body: fmt.Sprintf("Discussing this (%d).", k)})
 		}
 		lost.mu.Lock()
-		lost.at[reviewOfRequest(r)] = append(lost.at[reviewOfRequest(r)], time.Now())
+		lost.at[rv] = append(lost.at[rv], lostCreate{at: time.Now(), id: id})
 		lost.mu.Unlock()
 	})
 	return lost
 }
 
-// settledPastFirstPage counts, per review, the lost creates after which the
-// service read a second page that held comments: with reviewerBurst
-// comments newer than the lost one, only such a listing can find it.
+// settledPastFirstPage counts, per review, the lost creates that a lookup
+// read and read past: after the create, a listing of the review began
+// before the lost comment's id (its window holds the comment), and a later
+// page began at or past that id and held comments (the reviewerBurst
+// behind it). A lookup begun after the lost comment, or one that stopped at
+// the page holding it, is not counted.
 func (l *lostCreates) settledPastFirstPage(reqs []swarmstandin.Request) (lost, paged map[int64]int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	lost, paged = map[int64]int{}, map[int64]int{}
-	for rv, ats := range l.at {
-		for _, at := range ats {
+	for rv, creates := range l.at {
+		for _, lc := range creates {
 			lost[rv]++
+			covered := false
 			for _, r := range reqs {
-				if r.Op == swarmstandin.OpListComments && r.Status == 200 && r.Query.Get("after") != "" && r.Listed > 0 && r.At.After(at) && reviewOfRequest(r) == rv {
+				if r.Op != swarmstandin.OpListComments || r.Status != 200 || !r.At.After(lc.at) || reviewOfRequest(r) != rv {
+					continue
+				}
+				after, _ := strconv.ParseInt(r.Query.Get("after"), 10, 64) // none: 0, the whole review
+				if after < lc.id {
+					covered = true
+				} else if covered && r.Listed > 0 {
 					paged[rv]++
 					break
 				}

@@ -14,7 +14,6 @@ import (
 	"strings"
 	"testing"
 
-	swarmstandin "github.com/criticizer/criticizer/internal/standin/swarm"
 	"github.com/criticizer/criticizer/shared/jobpage"
 )
 
@@ -78,13 +77,8 @@ func getPage(t *testing.T, path string) (*http.Response, string) {
 func TestJobPageOpensFromSwarmAndEmail(t *testing.T) {
 	// A submitted change with findings (12345: a strcpy into a fixed buffer), reviewed for a Swarm review by bob.
 	cl := newChange(t, 12345)
-	env.local.Swarm.AddReview(swarmstandin.Review{ID: cl + 1, Author: "bob", Change: cl, Version: 1})
-	run := env.local.Swarm.StartRun(cl+1, 1)
-	resp := swarmPost(t, cl, run, "submitted")
-	if resp.Status != http.StatusAccepted {
-		t.Fatalf("Swarm's request: %d %s", resp.Status, resp.Body)
-	}
-	id := resp.Decoded["job_id"].(string)
+	_, run := swarmReview(cl)
+	id := swarmJob(t, cl, run, "submitted")
 	j := waitJob(t, id, untilSettled(), "succeeded", succeeded)
 	calls := awaitCalls(t, run, "pass", untilDeadLettered())
 	fromSwarm := pagePath(t, "{update}", calls[0].URL, id)

@@ -31,11 +31,36 @@ import (
 // a test run of its version 1 as Swarm would.
 func swarmRun(t *testing.T) (cl int64, run swarmstandin.Run) {
 	t.Helper()
-	sw := env.local.Swarm
 	cl = newChange(t, 12348)
-	review := cl + 1 // Swarm's review id is a change number of its own
-	sw.AddReview(swarmstandin.Review{ID: review, Author: "bob", Change: cl, Version: 1})
-	return cl, sw.StartRun(review, 1)
+	_, run = swarmReview(cl)
+	return cl, run
+}
+
+// swarmReview makes change cl version 1 of a Swarm review authored by bob
+// (with reviewers, if any) and starts that version's test run.
+func swarmReview(cl int64, reviewers ...string) (review int64, run swarmstandin.Run) {
+	review = cl + 1 // Swarm's review id is a change number of its own
+	env.local.Swarm.AddReview(swarmstandin.Review{ID: review, Author: "bob", Change: cl, Version: 1, Reviewers: reviewers})
+	return review, env.local.Swarm.StartRun(review, 1)
+}
+
+// swarmJob runs the test definition for run (swarmPost) and returns the id
+// of the job the service accepted it as.
+func swarmJob(t *testing.T, cl int64, run swarmstandin.Run, status string) string {
+	t.Helper()
+	resp := swarmPost(t, cl, run, status)
+	if resp.Status != http.StatusAccepted {
+		t.Fatalf("Swarm's request: %d %s", resp.Status, resp.Body)
+	}
+	return resp.Decoded["job_id"].(string)
+}
+
+// addFile adds a file to a change fixture: path, with the content of
+// fixture file after (under testdata).
+func addFile(path, after string) func(fx map[string]any) {
+	return func(fx map[string]any) {
+		fx["files"] = append(fx["files"].([]any), map[string]any{"path": path, "action": "add", "type": "text", "rev": 0, "after_file": after})
+	}
 }
 
 // swarmPost runs the documented test definition for run as Swarm does: the
@@ -145,11 +170,7 @@ func awaitQueuesIdle(t *testing.T, timeout time.Duration) {
 // delivered again.
 func TestSwarmPreCommitReview(t *testing.T) {
 	cl, run := swarmRun(t)
-	resp := swarmPost(t, cl, run, "shelved")
-	if resp.Status != http.StatusAccepted {
-		t.Fatalf("Swarm's request: %d %s", resp.Status, resp.Body)
-	}
-	id := resp.Decoded["job_id"].(string)
+	id := swarmJob(t, cl, run, "shelved")
 	j := waitJob(t, id, untilSettled(), "succeeded", succeeded)
 
 	if !j.Shelved || j.Source != "swarm" || j.ReviewVersion != 1 {
@@ -232,11 +253,7 @@ func TestSwarmPreCommitReview(t *testing.T) {
 func TestSwarmDeadLetterFailsThenReplayPassesOnce(t *testing.T) {
 	fault(t, llmstandin.Fault{Status: 403, Count: 1, Body: json.RawMessage(`{"error":{"code":"permission_denied","message":"no"}}`)})
 	cl, run := swarmRun(t)
-	resp := swarmPost(t, cl, run, "shelved")
-	if resp.Status != http.StatusAccepted {
-		t.Fatalf("Swarm's request: %d %s", resp.Status, resp.Body)
-	}
-	id := resp.Decoded["job_id"].(string)
+	id := swarmJob(t, cl, run, "shelved")
 	waitJob(t, id, untilSettled(), "failed", failed)
 	calls := awaitCalls(t, run, "fail", untilDeadLettered())
 	if got := callKinds(calls); !slices.Equal(got, []string{"running", "update:fail", "fail"}) {
@@ -316,11 +333,7 @@ func TestSwarmCallbacksSurviveStageRetries(t *testing.T) {
 	}
 	env.local.Swarm.FailNext("pass", http.StatusServiceUnavailable)
 
-	resp := swarmPost(t, cl, run, "shelved")
-	if resp.Status != http.StatusAccepted {
-		t.Fatalf("Swarm's request: %d %s", resp.Status, resp.Body)
-	}
-	id := resp.Decoded["job_id"].(string)
+	id := swarmJob(t, cl, run, "shelved")
 	j := waitJob(t, id, untilSettled(), "succeeded", succeeded)
 	if a := j.StageRecord(domain.StageFetch).Attempts; a != 3 {
 		t.Fatalf("fetch attempts %d, want 3 (two refused connections)", a)
@@ -346,13 +359,8 @@ func TestSwarmCallbacksSurviveStageRetries(t *testing.T) {
 func TestSwarmGateFailsTheRunOnHighFindings(t *testing.T) {
 	setFunctionEnv(t, "NotifyFunctionName", map[string]string{"SWARM_GATE_SEVERITY": "high"})
 	cl := newChange(t, 12345)
-	env.local.Swarm.AddReview(swarmstandin.Review{ID: cl + 1, Author: "bob", Change: cl, Version: 1})
-	run := env.local.Swarm.StartRun(cl+1, 1)
-	resp := swarmPost(t, cl, run, "submitted")
-	if resp.Status != http.StatusAccepted {
-		t.Fatalf("Swarm's request: %d %s", resp.Status, resp.Body)
-	}
-	id := resp.Decoded["job_id"].(string)
+	_, run := swarmReview(cl)
+	id := swarmJob(t, cl, run, "submitted")
 	j := waitJob(t, id, untilSettled(), "succeeded", succeeded)
 	if j.FindingCount == 0 {
 		t.Fatal("the review found nothing; the gate has nothing to judge")

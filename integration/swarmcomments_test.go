@@ -25,18 +25,9 @@ import (
 // the notify message again posts and sends nothing more.
 func TestSwarmReviewComments(t *testing.T) {
 	// The review adds a file with the strcpy of fixture 12345: findings to comment on.
-	cl := newChangeWith(t, 12348, func(fx map[string]any) {
-		fx["files"] = append(fx["files"].([]any), map[string]any{"path": "//depot/projectA/src/net/copy.c", "action": "add", "type": "text",
-			"rev": 0, "after_file": "files/12345/buffer.c.after"})
-	})
-	review := cl + 1
-	env.local.Swarm.AddReview(swarmstandin.Review{ID: review, Author: "bob", Change: cl, Version: 1})
-	run := env.local.Swarm.StartRun(review, 1)
-	resp := swarmPost(t, cl, run, "shelved")
-	if resp.Status != http.StatusAccepted {
-		t.Fatalf("Swarm's request: %d %s", resp.Status, resp.Body)
-	}
-	id := resp.Decoded["job_id"].(string)
+	cl := newChangeWith(t, 12348, addFile("//depot/projectA/src/net/copy.c", "files/12345/buffer.c.after"))
+	_, run := swarmReview(cl)
+	id := swarmJob(t, cl, run, "shelved")
 	j := waitJob(t, id, untilSettled(), "succeeded", succeeded)
 	if n := len(mailsFor(cl, 1)); n != 1 {
 		t.Fatalf("%d e-mails, want 1 to the review's author", n)
@@ -136,13 +127,8 @@ func ourComments(t *testing.T, review int64) []swarmstandin.Comment {
 // comment only for the new finding; the fixed finding's open task is set to
 // addressed; the summary says what changed; both versions are e-mailed.
 func TestSwarmReviewRerunComments(t *testing.T) {
-	withStrcpy := func(file, content string) func(fx map[string]any) {
-		return func(fx map[string]any) {
-			fx["files"] = append(fx["files"].([]any), map[string]any{"path": file, "action": "add", "type": "text", "rev": 0, "after_file": content})
-		}
-	}
 	const copyC, otherC = "//depot/projectA/src/net/copy.c", "//depot/projectA/src/net/other.c"
-	run1Change := newChangeWith(t, 12348, withStrcpy(copyC, "files/12345/buffer.c.after"))
+	run1Change := newChangeWith(t, 12348, addFile(copyC, "files/12345/buffer.c.after"))
 	review := run1Change + 1
 	env.local.Swarm.AddReview(swarmstandin.Review{ID: review, Author: "bob", Change: run1Change, Version: 1})
 	run := env.local.Swarm.StartRun(review, 1)
@@ -164,8 +150,8 @@ func TestSwarmReviewRerunComments(t *testing.T) {
 
 	// Version 2: copy.c without the strcpy, and a strcpy in other.c.
 	run2Change := newChangeWith(t, 12348, func(fx map[string]any) {
-		withStrcpy(copyC, "files/12345/buffer.c.before")(fx)
-		withStrcpy(otherC, "files/12345/buffer.c.after")(fx)
+		addFile(copyC, "files/12345/buffer.c.before")(fx)
+		addFile(otherC, "files/12345/buffer.c.after")(fx)
 	})
 	env.local.Swarm.AddReview(swarmstandin.Review{ID: review, Author: "bob", Change: run2Change, Version: 2})
 	run2 := env.local.Swarm.StartRun(review, 2)
@@ -221,19 +207,10 @@ func TestSwarmReviewRerunComments(t *testing.T) {
 // by lookup like a lost answer: every finding is commented on once, no
 // duplicate, and the job succeeds.
 func TestSwarmCommentCreate404AfterStore(t *testing.T) {
-	cl := newChangeWith(t, 12348, func(fx map[string]any) {
-		fx["files"] = append(fx["files"].([]any), map[string]any{"path": "//depot/projectA/src/net/copy.c", "action": "add", "type": "text",
-			"rev": 0, "after_file": "files/12345/buffer.c.after"})
-	})
-	review := cl + 1
-	env.local.Swarm.AddReview(swarmstandin.Review{ID: review, Author: "bob", Change: cl, Version: 1})
-	run := env.local.Swarm.StartRun(review, 1)
+	cl := newChangeWith(t, 12348, addFile("//depot/projectA/src/net/copy.c", "files/12345/buffer.c.after"))
+	review, run := swarmReview(cl)
 	env.local.Swarm.InjectFault(swarmstandin.OpCreateComment, swarmstandin.Fault{Status: http.StatusNotFound, AfterStore: true})
-	resp := swarmPost(t, cl, run, "shelved")
-	if resp.Status != http.StatusAccepted {
-		t.Fatalf("Swarm's request: %d %s", resp.Status, resp.Body)
-	}
-	j := waitJob(t, resp.Decoded["job_id"].(string), untilSettled(), "succeeded", succeeded)
+	j := waitJob(t, swarmJob(t, cl, run, "shelved"), untilSettled(), "succeeded", succeeded)
 	ours := ourComments(t, review) // fails on a duplicate
 	faulted := 0
 	for _, r := range env.local.Swarm.Requests() {
@@ -267,14 +244,8 @@ func TestModelTextIsInertInEveryChannel(t *testing.T) {
 		fx["files"] = append(fx["files"].([]any), map[string]any{"path": "//depot/projectA/src/net/note.c", "action": "add", "type": "text",
 			"rev": 0, "after": "int x;\n// REVIEWER-NOTE: " + injection + "\n"})
 	})
-	review := cl + 1
-	env.local.Swarm.AddReview(swarmstandin.Review{ID: review, Author: "bob", Change: cl, Version: 1})
-	run := env.local.Swarm.StartRun(review, 1)
-	resp := swarmPost(t, cl, run, "shelved")
-	if resp.Status != http.StatusAccepted {
-		t.Fatalf("Swarm's request: %d %s", resp.Status, resp.Body)
-	}
-	waitJob(t, resp.Decoded["job_id"].(string), untilSettled(), "succeeded", succeeded)
+	review, run := swarmReview(cl)
+	waitJob(t, swarmJob(t, cl, run, "shelved"), untilSettled(), "succeeded", succeeded)
 
 	var body string
 	for _, c := range ourComments(t, review) {
@@ -328,18 +299,9 @@ func TestModelTextIsInertInEveryChannel(t *testing.T) {
 // the run says where the findings are.
 func TestSwarmParticipantsHearOnce(t *testing.T) {
 	setFunctionEnv(t, "NotifyFunctionName", map[string]string{"SWARM_EMAIL_PARTICIPANTS": "false"})
-	cl := newChangeWith(t, 12348, func(fx map[string]any) {
-		fx["files"] = append(fx["files"].([]any), map[string]any{"path": "//depot/projectA/src/net/copy.c", "action": "add", "type": "text",
-			"rev": 0, "after_file": "files/12345/buffer.c.after"})
-	})
-	review := cl + 1
-	env.local.Swarm.AddReview(swarmstandin.Review{ID: review, Author: "bob", Change: cl, Version: 1, Reviewers: []string{"alice"}})
-	run := env.local.Swarm.StartRun(review, 1)
-	resp := swarmPost(t, cl, run, "shelved")
-	if resp.Status != http.StatusAccepted {
-		t.Fatalf("Swarm's request: %d %s", resp.Status, resp.Body)
-	}
-	id := resp.Decoded["job_id"].(string)
+	cl := newChangeWith(t, 12348, addFile("//depot/projectA/src/net/copy.c", "files/12345/buffer.c.after"))
+	review, run := swarmReview(cl, "alice")
+	id := swarmJob(t, cl, run, "shelved")
 	j := waitJob(t, id, untilSettled(), "succeeded", succeeded)
 	if len(j.Recipients) == 0 {
 		t.Fatal("the job has no recipients: the review's participants were not read")

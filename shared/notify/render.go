@@ -71,12 +71,12 @@ func groupByFile(fs []domain.Finding, cs *domain.Changeset, n int) []fileGroup {
 		files = append(files, file)
 		w := len(domain.Severities)
 		for _, f := range list {
-			w = min(w, domain.SeverityRank(strings.ToLower(strings.TrimSpace(f.Severity))))
+			w = min(w, domain.SeverityRank(f.Severity))
 		}
 		worst[file] = w
 		sort.SliceStable(list, func(i, j int) bool {
 			a, b := list[i], list[j]
-			ra, rb := domain.SeverityRank(strings.ToLower(a.Severity)), domain.SeverityRank(strings.ToLower(b.Severity))
+			ra, rb := domain.SeverityRank(a.Severity), domain.SeverityRank(b.Severity)
 			if ra != rb {
 				return ra < rb
 			}

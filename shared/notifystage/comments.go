@@ -29,34 +29,22 @@ import (
 // carries; it is never posted again blind.
 
 // CommentRows is the part of the outbox the comments channel uses: the
-// e-mail rows' protocol, for rows identified by an outbox.Item.
+// e-mail rows' protocol, for rows identified by an outbox.Item, whose Begin
+// records the id the row's lookup may start after (outbox.BeginItemAfter).
 type CommentRows interface {
-	BeginItem(ctx context.Context, it outbox.Item, jobID string, now time.Time) (*outbox.Send, error)
+	BeginItemAfter(ctx context.Context, it outbox.Item, after int64, jobID string, now time.Time) (*outbox.Send, error)
 	MarkItemSent(ctx context.Context, it outbox.Item, evidence string, now time.Time) error
 	ReleaseItem(ctx context.Context, it outbox.Item, sendToken string, class failure.Class, msg string, permanent bool, now time.Time) error
 	ResetItem(ctx context.Context, it outbox.Item, sendToken string, now time.Time) error
 }
 
 // CommentAPI is what the channel supplies: send (Create, whose errors carry
-// the failure class and swarm.MaybeCreated) and lookup (Marked: the
-// service's marked comments on a review, every page read).
+// the failure class and swarm.MaybeCreated) and lookup (MarkedAfter: the
+// service's marked comments on a review stored after a known comment id,
+// 0 for all, every page read).
 type CommentAPI interface {
 	Create(ctx context.Context, n swarm.NewComment) (swarm.Comment, error)
-	Marked(ctx context.Context, review int64) (map[swarm.Marker]swarm.Comment, error)
-}
-
-// MarkedAfterAPI is the lookup from a known comment id on
-// (swarm.Client.MarkedAfter): only the comments stored since are read. A
-// CommentAPI without it is listed whole.
-type MarkedAfterAPI interface {
 	MarkedAfter(ctx context.Context, review, after int64) (map[swarm.Marker]swarm.Comment, error)
-}
-
-// BoundedRows begins a comment row recording the id its lookup may start
-// after (outbox.BeginItemAfter). CommentRows without it record none, and
-// their lookups read the whole review.
-type BoundedRows interface {
-	BeginItemAfter(ctx context.Context, it outbox.Item, after int64, jobID string, now time.Time) (*outbox.Send, error)
 }
 
 // lookups is what one attempt knows of its review's comments: the highest
@@ -69,12 +57,6 @@ type lookups struct {
 	marked map[swarm.Marker]swarm.Comment // nil: not listed yet
 }
 
-// The deployed channel has both: its lookups read the comments since.
-var (
-	_ MarkedAfterAPI = (*swarm.Client)(nil)
-	_ BoundedRows    = (*outbox.Outbox)(nil)
-)
-
 func (l *lookups) saw(id int64) { l.known = max(l.known, id) }
 
 // markedSince returns the service's marked comments stored after comment
@@ -84,15 +66,8 @@ func (l *lookups) markedSince(ctx context.Context, api CommentAPI, review, from 
 	if l.marked != nil && l.from <= from {
 		return l.marked, nil
 	}
-	ma, ok := api.(MarkedAfterAPI)
-	var m map[swarm.Marker]swarm.Comment
-	var err error
-	if ok && from > 0 {
-		m, err = ma.MarkedAfter(ctx, review, from)
-	} else {
-		from = 0
-		m, err = api.Marked(ctx, review)
-	}
+	from = max(from, 0)
+	m, err := api.MarkedAfter(ctx, review, from)
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +167,7 @@ func (n *Notify) postComment(ctx context.Context, jobID string, cd commentDelive
 	ch, it := n.Comments, cd.item
 	d := channelDelivery{name: it.String(), log: n.Log.With("comment", it.String()), window: ch.Window, words: commentWords,
 		begin: func(ctx context.Context, now time.Time) (*outbox.Send, error) {
-			send, err := ch.beginItem(ctx, it, lk.known, jobID, now)
+			send, err := ch.Rows.BeginItemAfter(ctx, it, lk.known, jobID, now)
 			if err != nil && failure.Classify(err) == failure.NotFound {
 				err = fmt.Errorf("%w: %w", errRefused, err) // failed for good earlier: on the row already
 			}
@@ -234,15 +209,6 @@ func (n *Notify) postComment(ctx context.Context, jobID string, cd commentDelive
 		},
 	}
 	return n.run(ctx, d)
-}
-
-// beginItem begins the row of it, recording after as its lookup bound when the
-// rows can (BoundedRows).
-func (ch *SwarmComments) beginItem(ctx context.Context, it outbox.Item, after int64, jobID string, now time.Time) (*outbox.Send, error) {
-	if br, ok := ch.Rows.(BoundedRows); ok {
-		return br.BeginItemAfter(ctx, it, after, jobID, now)
-	}
-	return ch.Rows.BeginItem(ctx, it, jobID, now)
 }
 
 // commentWords are the comments channel's log lines.

@@ -26,10 +26,11 @@ func GateFromEnv(r *config.Reader) string {
 	return g
 }
 
-// atOrAbove reports whether sev is gate or worse (domain.Severities runs worst first).
+// atOrAbove reports whether sev is gate or worse (domain.Severities runs
+// worst first); no severity is at or above a gate that is none.
 func atOrAbove(sev, gate string) bool {
-	i, g := domain.SeverityRank(sev), slices.Index(domain.Severities, gate)
-	return i >= 0 && g >= 0 && i <= g
+	g := slices.Index(domain.Severities, gate)
+	return g >= 0 && domain.SeverityRank(sev) <= g
 }
 
 // outcome is what the Swarm run shows of a finished review: the count,

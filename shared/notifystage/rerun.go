@@ -198,7 +198,7 @@ func (n *Notify) address(ctx context.Context, jobID string, tc taskChange) error
 	d := channelDelivery{name: it.String(), log: n.Log.With("comment", it.String()), words: commentWords,
 		begin: func(ctx context.Context, now time.Time) (*outbox.Send, error) {
 			// Its evidence is the finding's comment: a lookup starts just before it.
-			send, err := ch.beginItem(ctx, it, tc.comment-1, jobID, now)
+			send, err := ch.Rows.BeginItemAfter(ctx, it, tc.comment-1, jobID, now)
 			if err != nil && failure.Classify(err) == failure.NotFound {
 				err = fmt.Errorf("%w: %w", errRefused, err)
 			}

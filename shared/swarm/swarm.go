@@ -143,12 +143,6 @@ func (c *Client) GetReview(ctx context.Context, id int64) (Review, error) {
 	return r, nil
 }
 
-// ReviewAuthor returns the author of review id (GetReview).
-func (c *Client) ReviewAuthor(ctx context.Context, review int64) (string, error) {
-	r, err := c.GetReview(ctx, review)
-	return r.Author, err
-}
-
 type wireReview struct {
 	Author       string        `json:"author"`
 	Participants wireUsers     `json:"participants"`
@@ -167,7 +161,8 @@ type wireVersion struct {
 }
 
 // wireUsers reads participants, an object keyed by user id (its values
-// the vote and required flags) or, tolerated, a list of ids.
+// the vote and required flags; Swarm's reviews API docs show
+// {"swarm_admin": []}) or, tolerated, a list of ids.
 type wireUsers []string
 
 func (u *wireUsers) UnmarshalJSON(b []byte) error {

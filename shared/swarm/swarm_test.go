@@ -31,7 +31,7 @@ func startStandin(t *testing.T) *swarmstandin.Server {
 	return s
 }
 
-func TestReviewAuthor(t *testing.T) {
+func TestGetReviewAuthor(t *testing.T) {
 	s := startStandin(t)
 	tests := []struct {
 		name      string
@@ -57,9 +57,10 @@ func TestReviewAuthor(t *testing.T) {
 				reads++
 				return swarm.Credentials{User: "criticizer", Ticket: tk}, nil
 			}}
-			got, err := c.ReviewAuthor(context.Background(), tt.review)
+			r, err := c.GetReview(context.Background(), tt.review)
+			got := r.Author
 			if got != tt.want || failure.Classify(err) != tt.wantClass || reads != tt.wantReads {
-				t.Fatalf("ReviewAuthor = %q, %v (class %s, %d reads); want %q, class %q, %d reads", got, err, failure.Classify(err), reads, tt.want, tt.wantClass, tt.wantReads)
+				t.Fatalf("GetReview author = %q, %v (class %s, %d reads); want %q, class %q, %d reads", got, err, failure.Classify(err), reads, tt.want, tt.wantClass, tt.wantReads)
 			}
 		})
 	}
@@ -279,7 +280,7 @@ func TestSubstituteEscapesLikeSwarm(t *testing.T) {
 // Some Swarm releases refuse a login with HTTP 200 and {"error":
 // "Unauthorized"}: that is a refused login (retried once with fresh
 // credentials), not an answer without an author.
-func TestReviewAuthorReadsSwarms200Unauthorized(t *testing.T) {
+func TestGetReviewReadsSwarms200Unauthorized(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, pass, _ := r.BasicAuth(); pass != "fresh" {
 			fmt.Fprint(w, `{"error": "Unauthorized"}`)
@@ -304,9 +305,10 @@ func TestReviewAuthorReadsSwarms200Unauthorized(t *testing.T) {
 				}
 				return swarm.Credentials{User: "criticizer", Ticket: "stale"}, nil
 			}}
-			got, err := c.ReviewAuthor(context.Background(), 7)
+			r, err := c.GetReview(context.Background(), 7)
+			got := r.Author
 			if got != tt.want || failure.Classify(err) != tt.wantClass {
-				t.Fatalf("ReviewAuthor = %q, %v (class %s); want %q, class %q", got, err, failure.Classify(err), tt.want, tt.wantClass)
+				t.Fatalf("GetReview author = %q, %v (class %s); want %q, class %q", got, err, failure.Classify(err), tt.want, tt.wantClass)
 			}
 		})
 	}

@@ -2,15 +2,12 @@ package swarm
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
-
-	"github.com/criticizer/criticizer/shared/failure"
 )
 
 // ReviewVersion is one version of a review, from the reviews API's
-// versions array (oldest first).
+// versions array (oldest first), as GetReview reads it.
 type ReviewVersion struct {
 	Number int   // 1 for the first
 	Change int64 // the change that holds the version's files
@@ -30,18 +27,6 @@ func (v ReviewVersion) Shelf() int64 {
 		return v.ArchiveChange
 	}
 	return v.Change
-}
-
-// ReviewVersions returns a review's versions, oldest first (GetReview).
-func (c *Client) ReviewVersions(ctx context.Context, review int64) ([]ReviewVersion, error) {
-	r, err := c.GetReview(ctx, review)
-	if err != nil {
-		return nil, err
-	}
-	if len(r.Versions) == 0 {
-		return nil, failure.Errorf(failure.SchemaInvalid, "swarm versions of review %d: the answer has no versions", review)
-	}
-	return r.Versions, nil
 }
 
 // flexBool reads a flag Swarm may send as a boolean, 0/1 or null.

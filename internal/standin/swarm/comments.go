@@ -652,7 +652,9 @@ func (s *Server) editComment(r *http.Request, user string) answer {
 		var archive bool
 		next.TaskState, archive = strings.CutSuffix(to, ":archive")
 		if archive && !slices.Contains(next.Flags, ArchivedFlag) {
-			next.Flags = append(slices.Clone(next.Flags), ArchivedFlag) // verified and archived in one move
+			// Verified and archived in one move; the flag's value is
+			// *unverified* (ArchivedFlag).
+			next.Flags = append(slices.Clone(next.Flags), ArchivedFlag)
 		}
 	}
 	if b, ok := f["body"]; ok {

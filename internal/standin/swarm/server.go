@@ -267,7 +267,10 @@ func (s *Server) reviewAPI(w http.ResponseWriter, r *http.Request, v11 bool) {
 }
 
 // participantsWire is the review's participants keyed by user, as Swarm
-// lists them (the author is one).
+// lists them (the author is one): Swarm's reviews API docs show
+// "participants": {"swarm_admin": []} (help.perforce.com, Swarm 2024.1,
+// swarm-apidoc_endpoint_reviews.html); /work/shared/reference/swarm.md
+// does not describe the field.
 func participantsWire(r Review) map[string]any {
 	out := map[string]any{}
 	if r.Author != "" {
