@@ -14,7 +14,7 @@ import (
 )
 
 // functionDirs maps the stack's function constructs to functions/<dir>.
-var functionDirs = map[string]string{"WebhookFunction": "webhook", "FetchFunction": "fetch", "ReviewFunction": "review",
+var functionDirs = map[string]string{"WebhookFunction": "webhook", "FetchFunction": "fetch", "ReviewFunction": "llm",
 	"NotifyFunction": "notify", "SweeperFunction": "sweeper", "SesEventsFunction": "sesevents", "JobPageFunction": "jobpage"}
 
 // functionEnvs returns each function's environment as the template will hold

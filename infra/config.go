@@ -110,9 +110,9 @@ type EnvConfig struct {
 	PromptCandidatePercent int    `json:"promptCandidatePercent,omitempty"`
 	// LLMTimeoutSeconds bounds one LLM call; must be below LeaseSeconds. Default 45, local 8.
 	LLMTimeoutSeconds int `json:"llmTimeoutSeconds"`
-	// LLMSettings are the review function's optional model limits (infra/settings.go).
+	// LLMSettings are the llm function's optional model limits (infra/settings.go).
 	LLMSettings
-	// ReviewTimeoutSeconds is the review function's timeout and so its
+	// ReviewTimeoutSeconds is the llm function's timeout and so its
 	// queue's visibility timeout (AWS requires it to be at least the
 	// function's): a long review waits out the provider's rate limits inside
 	// one attempt (docs/guarantees.md rule BO-4). The stage sets each claimed
@@ -122,7 +122,7 @@ type EnvConfig struct {
 	ReviewTimeoutSeconds int `json:"reviewTimeoutSeconds"`
 	// LLMRequestsPerMinute and LLMTokensPerMinute are the provider's limits
 	// for llmModel (LLM_REQUESTS_PER_MINUTE, LLM_TOKENS_PER_MINUTE): the
-	// review function paces its calls to them from the first call. 0 (the
+	// llm function paces its calls to them from the first call. 0 (the
 	// default) learns them from the provider's rate-limit headers; set them
 	// for bedrock, which sends none (Service Quotas shows them). A chunk is
 	// never planned larger than the token limit.
@@ -191,7 +191,7 @@ type EnvConfig struct {
 	RecipientDomains []string `json:"recipientDomains,omitempty"`
 	MaxRecipients    int      `json:"maxRecipients,omitempty"`
 
-	// Redaction policy, used by the fetch stage AND the review-stage guard.
+	// Redaction policy, used by the fetch stage AND the llm-stage guard.
 	RedactEmails        bool     `json:"redactEmails"`
 	ConfidentialDomains []string `json:"confidentialDomains,omitempty"`
 	ConfidentialCIDRs   []string `json:"confidentialCidrs,omitempty"`

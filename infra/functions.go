@@ -33,7 +33,7 @@ type functionsProps struct {
 
 // stackFunctions are the pipeline's Lambda functions.
 type stackFunctions struct {
-	webhook, fetch, review, notify, sweeper awslambda.Function
+	webhook, fetch, llm, notify, sweeper awslambda.Function
 	// sesEvents records SES events (emailProvider ses, else nil); sesEventsDLQ
 	// keeps the events it could not record.
 	sesEvents    awslambda.Function
@@ -48,7 +48,7 @@ func newFunctions(stack awscdk.Stack, p functionsProps) stackFunctions {
 	fns := stackFunctions{
 		webhook: newWebhookFunction(f, p),
 		fetch:   newFetchFunction(f, p, newP4Layer(stack, p.cfg, f.arch, p.removal)),
-		review:  newReviewFunction(f, p),
+		llm:     newLLMFunction(f, p),
 		notify:  newNotifyFunction(f, p),
 		sweeper: newSweeperFunction(f, p),
 	}
@@ -57,7 +57,7 @@ func newFunctions(stack awscdk.Stack, p functionsProps) stackFunctions {
 	}
 	restrictRawBucket(stack, p.cfg, p.raw, fns.fetch)
 	p.fetch.consumer, p.fetch.concurrency = fns.fetch, p.cfg.MaxConcurrency.Fetch
-	p.llm.consumer, p.llm.concurrency = fns.review, p.cfg.MaxConcurrency.LLM
+	p.llm.consumer, p.llm.concurrency = fns.llm, p.cfg.MaxConcurrency.LLM
 	p.notify.consumer, p.notify.concurrency = fns.notify, p.cfg.MaxConcurrency.Notify
 	consumeStages(p.cfg, []*stage{p.fetch, p.llm, p.notify})
 	newSchedules(stack, p.cfg, fns.sweeper)
@@ -75,7 +75,7 @@ type functionFactory struct {
 	common         map[string]*string
 	vpc            *vpcPlacement // nil: no VPC
 	// redaction is the redaction policy: fetch redacts with it, the
-	// review-stage guard checks with it.
+	// llm-stage guard checks with it.
 	redaction map[string]*string
 }
 
@@ -278,8 +278,13 @@ func newFetchFunction(f *functionFactory, p functionsProps, p4Layer awslambda.La
 	return fn
 }
 
-// newReviewFunction: the llm stage (the spec's "llm", the function "review").
-func newReviewFunction(f *functionFactory, p functionsProps) awslambda.Function {
+// newLLMFunction: the llm stage (functions/llm, shared/llmstage). Its
+// CloudFormation ID, "ReviewFunction", is the one it had before the function
+// was renamed from "review": a new ID would replace the function, its log
+// group, its event source mapping and its alarms on the next deploy, and the
+// stack output ReviewFunctionName keeps its name for the scripts that read it
+// (docs/operating.md, "Upgrading").
+func newLLMFunction(f *functionFactory, p functionsProps) awslambda.Function {
 	cfg := f.cfg
 	env := map[string]*string{
 		"LLM_PROVIDER":             jsii.String(cfg.LLMProvider),
@@ -303,7 +308,7 @@ func newReviewFunction(f *functionFactory, p functionsProps) awslambda.Function 
 	for k, v := range cfg.reviewEnv() { // review_settings.go
 		env[k] = v
 	}
-	fn := f.newFn(fnSpec{id: "ReviewFunction", swarmCaller: true, asset: "review", memory: 512, timeout: cfg.ReviewTimeoutSeconds, env: env, extra: []map[string]*string{f.redaction, cfg.llmEnv()}})
+	fn := f.newFn(fnSpec{id: "ReviewFunction", swarmCaller: true, asset: "llm", memory: 512, timeout: cfg.ReviewTimeoutSeconds, env: env, extra: []map[string]*string{f.redaction, cfg.llmEnv()}})
 	f.items(fn, p).grant(jsii.Strings("dynamodb:GetItem", "dynamodb:UpdateItem"), itemJob, itemBudget)
 	// It records each reviewed version in the rerun ledger (and reads the
 	// previous version's job, above, for the findings it carries over).
@@ -311,7 +316,7 @@ func newReviewFunction(f *functionFactory, p functionsProps) awslambda.Function 
 	p.notify.queue.GrantSendMessages(fn)
 	p.llm.dlq.GrantSendMessages(fn)
 	p.redacted.GrantRead(fn, nil)
-	// Only the review and its per-chunk cache (shared/reviewstage).
+	// Only the review and its per-chunk cache (shared/llmstage).
 	p.redacted.GrantPut(fn, jsii.String(artifactReview))
 	p.redacted.GrantPut(fn, jsii.String(artifactChunks))
 	if cfg.LLMProvider == "bedrock" {

@@ -2,7 +2,7 @@ package main
 
 import "github.com/criticizer/criticizer/shared/llm"
 
-// validateRateLimits: the review function's sizing for waiting out the
+// validateRateLimits: the llm function's sizing for waiting out the
 // provider's rate limits inside an attempt (rule BO-4), and the provider
 // limits it paces to (rule PL-1).
 func validateRateLimits(c EnvConfig, p *problems) {
@@ -10,7 +10,7 @@ func validateRateLimits(c EnvConfig, p *problems) {
 		p.add("llmPricesPerMTok %q: %v", c.LLMPricesPerMTok, err)
 	}
 	if c.ReviewTimeoutSeconds < c.LeaseSeconds || c.ReviewTimeoutSeconds > 900 {
-		p.add("reviewTimeoutSeconds %d: want leaseSeconds (%d)..900 (the review function's timeout and its queue's visibility timeout)",
+		p.add("reviewTimeoutSeconds %d: want leaseSeconds (%d)..900 (the llm function's timeout and its queue's visibility timeout)",
 			c.ReviewTimeoutSeconds, c.LeaseSeconds)
 	}
 	if c.LLMRequestsPerMinute < 0 {

@@ -6,7 +6,7 @@ import (
 )
 
 // TestReviewSizedToWaitOutRateLimits: in every environment as checked in,
-// the review function runs long enough to wait out a provider's rate limits
+// the llm function runs long enough to wait out a provider's rate limits
 // inside one attempt, its queue's visibility timeout is at least its
 // timeout (AWS requires it for the event source mapping), and the function
 // is told that visibility so it shortens each claimed message's to the
@@ -45,7 +45,7 @@ func TestReviewSizedToWaitOutRateLimits(t *testing.T) {
 				t.Errorf("review timeout %v: want minutes of room to wait out per-minute limits", timeout)
 			}
 			if visibility < timeout {
-				t.Errorf("llm queue visibility %v below the review function's timeout %v: AWS refuses the event source mapping", visibility, timeout)
+				t.Errorf("llm queue visibility %v below the llm function's timeout %v: AWS refuses the event source mapping", visibility, timeout)
 			}
 			if vars["QUEUE_VISIBILITY_SECONDS"] != itoaStr(int(visibility)) || vars["LEASE_SECONDS"] != itoaStr(cfg.LeaseSeconds) {
 				t.Errorf("review env QUEUE_VISIBILITY_SECONDS=%v LEASE_SECONDS=%v, want %v and %v", vars["QUEUE_VISIBILITY_SECONDS"], vars["LEASE_SECONDS"], visibility, lease)

@@ -18,7 +18,7 @@ import (
 // ReviewSettings bound what one review covers and costs, and give the
 // environment's default review rules. They are embedded in EnvConfig, so
 // their keys sit beside the others in cdk.json `environments.<env>`; zero
-// means the review function's default (functions/review).
+// means the llm function's default (functions/llm).
 type ReviewSettings struct {
 	ReviewMaxFiles      int `json:"reviewMaxFiles,omitempty"`      // REVIEW_MAX_FILES
 	ReviewMaxBytes      int `json:"reviewMaxBytes,omitempty"`      // REVIEW_MAX_BYTES
@@ -71,7 +71,7 @@ func (s ReviewSettings) validateReview() error {
 	return nil
 }
 
-// reviewEnv is the review function's environment for the settings.
+// reviewEnv is the llm function's environment for the settings.
 func (s ReviewSettings) reviewEnv() map[string]*string {
 	opt := func(n int64) *string { // unset: the function's default
 		if n == 0 {
@@ -95,7 +95,7 @@ func (s ReviewSettings) reviewEnv() map[string]*string {
 }
 
 // addDailyBudgetAlarm pages when the environment has used 80 % of its daily
-// token budget (the review function emits DailyTokenBudgetUsedPercent after
+// token budget (the llm function emits DailyTokenBudgetUsedPercent after
 // each review that counts tokens, and at the gate).
 func addDailyBudgetAlarm(stack awscdk.Stack, env string, cfg EnvConfig, topic awssns.ITopic) {
 	if cfg.DailyTokenBudget <= 0 {

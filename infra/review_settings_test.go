@@ -22,7 +22,7 @@ func envContext(t *testing.T, env string) map[string]any {
 
 // TestReviewSettingsPerEnvironment: dev, staging and prod set a review token
 // budget, a daily budget with its 80 % alarm, and default review rules from
-// cdk.json, and the review function gets them.
+// cdk.json, and the llm function gets them.
 func TestReviewSettingsPerEnvironment(t *testing.T) {
 	for _, env := range []string{"dev", "staging", "prod"} {
 		t.Run(env, func(t *testing.T) {

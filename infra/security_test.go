@@ -427,7 +427,7 @@ func TestArtifactWrites(t *testing.T) {
 	}
 	for file, names := range map[string][]string{
 		"../shared/fetchstage/fetch.go":    {`"changeset.raw.json"`, `"changeset.json"`},
-		"../shared/reviewstage/review.go":  {`"review.json"`, `"chunks/"`},
+		"../shared/llmstage/llm.go":        {`"review.json"`, `"chunks/"`},
 		"../shared/artifacts/artifacts.go": {`"jobs/" + jobID + "/"`},
 	} {
 		b, err := os.ReadFile(file)

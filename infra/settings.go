@@ -7,7 +7,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 )
 
-// LLMSettings are the review function's optional model limits. They are
+// LLMSettings are the llm function's optional model limits. They are
 // embedded in EnvConfig, so their keys sit beside the others in cdk.json
 // `environments.<env>`; zero leaves the function's default
 // (docs/configuration.md). Their ranges are the function's own: the synth
@@ -20,7 +20,7 @@ type LLMSettings struct {
 	LLMParallelism     int     `json:"llmParallelism,omitempty"`     // LLM_PARALLELISM: chunks reviewed at once
 }
 
-// llmEnv is the review function's environment for the fields that are set.
+// llmEnv is the llm function's environment for the fields that are set.
 func (s LLMSettings) llmEnv() map[string]*string {
 	out := map[string]*string{}
 	for k, n := range map[string]int{"LLM_CONTEXT_TOKENS": s.LLMContextTokens, "LLM_MAX_OUTPUT_TOKENS": s.LLMMaxOutputTokens, "LLM_PARALLELISM": s.LLMParallelism} {
@@ -37,7 +37,7 @@ func (s LLMSettings) llmEnv() map[string]*string {
 	return out
 }
 
-// validateLLM checks what the review function cannot see: a response format
+// validateLLM checks what the llm function cannot see: a response format
 // is an openai setting.
 func (c EnvConfig) validateLLM() error {
 	if c.LLMResponseFormat != "" && c.LLMProvider != "openai" {

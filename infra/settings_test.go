@@ -122,7 +122,7 @@ func TestEverySettingCanBeSet(t *testing.T) {
 	}
 }
 
-// TestLLMSettingsValidatedAtSynth: a model limit the review function would
+// TestLLMSettingsValidatedAtSynth: a model limit the llm function would
 // refuse at its cold start fails the synth, with the variable named, and a
 // set limit reaches the function.
 func TestLLMSettingsValidatedAtSynth(t *testing.T) {
@@ -160,8 +160,8 @@ func TestLLMSettingsValidatedAtSynth(t *testing.T) {
 					t.Fatal(err)
 				}
 				for k, v := range tt.settings {
-					if _, ok := envs["review"][vars[k]]; !ok {
-						t.Errorf("%s = %v does not reach the review function as %s", k, v, vars[k])
+					if _, ok := envs["llm"][vars[k]]; !ok {
+						t.Errorf("%s = %v does not reach the llm function as %s", k, v, vars[k])
 					}
 				}
 			case err == nil || !strings.Contains(err.Error(), tt.want):

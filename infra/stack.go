@@ -85,7 +85,7 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 	wireNotifyChannels(cfg, sec, fns.notify, fns.sweeper)
 	api := newAPI(stack, env, cfg, removal, fns.webhook)
 	jobPageFn := newJobPage(stack, jobPageProps{env: env, cfg: cfg, assetRoot: props.AssetRoot, removal: removal, table: table, redacted: redacted, api: api, webhook: fns.webhook, notify: fns.notify})
-	alarmed := []namedFn{{"Webhook", fns.webhook}, {"Fetch", fns.fetch}, {"Review", fns.review}, {"Notify", fns.notify}, {"Sweeper", fns.sweeper}}
+	alarmed := []namedFn{{"Webhook", fns.webhook}, {"Fetch", fns.fetch}, {"Review", fns.llm}, {"Notify", fns.notify}, {"Sweeper", fns.sweeper}}
 	if fns.sesEvents != nil {
 		alarmed = append(alarmed, namedFn{"SesEvents", fns.sesEvents})
 	}
@@ -130,7 +130,7 @@ func newOutputs(stack awscdk.Stack, api awsapigateway.RestApi, table awsdynamodb
 	out("AlarmTopicArn", topic.TopicArn())
 	out("WebhookFunctionName", fns.webhook.FunctionName())
 	out("FetchFunctionName", fns.fetch.FunctionName())
-	out("ReviewFunctionName", fns.review.FunctionName())
+	out("ReviewFunctionName", fns.llm.FunctionName()) // the llm function: its pre-rename name (newLLMFunction)
 	out("NotifyFunctionName", fns.notify.FunctionName())
 	out("SweeperFunctionName", fns.sweeper.FunctionName())
 	if fns.sesEvents != nil {
@@ -311,7 +311,7 @@ func newQueues(stack awscdk.Stack, cfg EnvConfig, removal awscdk.RemovalPolicy) 
 	newStage := func(name, id string) *stage {
 		visibility := lease
 		if name == "llm" {
-			// At least the review function's timeout (AWS requires it); the
+			// At least the llm function's timeout (AWS requires it); the
 			// stage shortens each claimed message's visibility to the lease.
 			visibility = awscdk.Duration_Seconds(jsii.Number(cfg.ReviewTimeoutSeconds))
 		}

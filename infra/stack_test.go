@@ -27,7 +27,7 @@ const testFingerprint = "AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89:AB:CD:E
 func dummyAssets(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, fn := range []string{"webhook", "fetch", "review", "notify", "sweeper", "sesevents", "jobpage"} {
+	for _, fn := range []string{"webhook", "fetch", "llm", "notify", "sweeper", "sesevents", "jobpage"} {
 		if err := os.MkdirAll(filepath.Join(dir, fn), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -299,7 +299,7 @@ func TestLocalStack(t *testing.T) {
 		})
 	})
 
-	// Queues: lease = visibility timeout (llm: the review function's timeout,
+	// Queues: lease = visibility timeout (llm: the llm function's timeout,
 	// TestReviewSizedToWaitOutRateLimits), SSE, redrive maxAttempts+3, DLQ 14 days.
 	for _, s := range []string{"Fetch", "Llm", "Notify"} {
 		q := props(m, s+"Queue")
@@ -560,7 +560,7 @@ func TestProdStack(t *testing.T) {
 		t.Errorf("fetch layers = %s", l)
 	}
 	if props(m, "ReviewFunction")["Layers"] != nil {
-		t.Error("review function must not get the p4 layer")
+		t.Error("llm function must not get the p4 layer")
 	}
 	for _, fn := range functionIDs {
 		if a := props(m, fn)["Architectures"].([]any)[0]; a != "arm64" {

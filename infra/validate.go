@@ -179,7 +179,7 @@ func validateLLM(c EnvConfig, p *problems) {
 		p.add("llmProvider %q: want openai, anthropic or bedrock", c.LLMProvider)
 	}
 	if c.LLMEndpoint != "" {
-		// The review function checks LLM_ENDPOINT with this same function.
+		// The llm function checks LLM_ENDPOINT with this same function.
 		if _, err := llm.ValidateEndpoint(c.LLMProvider, c.LLMEndpoint); err != nil {
 			p.add("llmEndpoint %q: %v", c.LLMEndpoint, err)
 		}

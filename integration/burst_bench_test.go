@@ -27,7 +27,7 @@ import (
 // With BURST_LLM_TPM set, the LLM stand-in enforces that many tokens a
 // minute as a provider does (a token bucket of a minute's tokens, 429 with
 // Retry-After; docs/reference/llm-providers.md, "Rate-limit headers") and
-// the review function shares the same limit across its concurrent reviews
+// the llm function shares the same limit across its concurrent reviews
 // (LLM_TOKENS_PER_MINUTE, the per-minute budget item of rule PL-1). It then
 // also reports the tokens the provider charged, the floor they set
 // (the tokens beyond the bucket's first minute, at the limit's rate), the

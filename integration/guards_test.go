@@ -75,7 +75,7 @@ func jobWithArtifacts(t *testing.T, at domain.Stage, a job.Artifacts, recipients
 	return got
 }
 
-// The review stage scans the prompt once more before the LLM call. A
+// The llm stage scans the prompt once more before the LLM call. A
 // redacted artifact that still holds a secret (redaction bypassed or
 // broken) must be blocked there: POLICY_REJECTED, and no request to the
 // provider carries it.

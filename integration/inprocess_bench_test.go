@@ -29,6 +29,7 @@ import (
 	"github.com/criticizer/criticizer/shared/fetchstage"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/llm"
+	"github.com/criticizer/criticizer/shared/llmstage"
 	"github.com/criticizer/criticizer/shared/notify"
 	"github.com/criticizer/criticizer/shared/notifystage"
 	"github.com/criticizer/criticizer/shared/obs"
@@ -37,7 +38,6 @@ import (
 	"github.com/criticizer/criticizer/shared/recipients"
 	"github.com/criticizer/criticizer/shared/redact"
 	"github.com/criticizer/criticizer/shared/result"
-	"github.com/criticizer/criticizer/shared/reviewstage"
 	"github.com/criticizer/criticizer/shared/secrets"
 	"github.com/criticizer/criticizer/shared/stage"
 )
@@ -128,7 +128,7 @@ func newInProcess(b *testing.B) *inProcess {
 	}
 	fetch := &fetchstage.Fetch{P4: fetcher, Redactor: red, Raw: raw, Redacted: redacted, Log: env.quiet, Recipients: fetchPolicy, Metrics: metrics}
 
-	// review, as functions/review wires it (OpenAI-compatible provider)
+	// review, as functions/llm wires it (OpenAI-compatible provider)
 	rv := functionEnv(b, "ReviewFunctionName")
 	key, err := sm.Field(ctx, rv["LLM_SECRET_ID"], "api_key")
 	if err != nil {
@@ -143,7 +143,7 @@ func newInProcess(b *testing.B) *inProcess {
 	if err != nil {
 		b.Fatal(err)
 	}
-	rev := &reviewstage.Review{Redacted: redacted, Guard: guard, LLM: provider, Model: rv["LLM_MODEL"], Metrics: metrics, Log: env.quiet}
+	rev := &llmstage.LLM{Redacted: redacted, Guard: guard, LLM: provider, Model: rv["LLM_MODEL"], Metrics: metrics, Log: env.quiet}
 
 	// notify, as functions/notify wires it for SMTP with the relay's message lookup
 	nv := functionEnv(b, "NotifyFunctionName")

@@ -17,7 +17,7 @@ import (
 	llmstandin "github.com/criticizer/criticizer/internal/standin/llm"
 )
 
-// setReviewEnv changes the review function's environment for one test and
+// setReviewEnv changes the llm function's environment for one test and
 // restores it afterwards: the deployed stack speaks OpenAI; these tests
 // switch the provider family the way an operator would (configuration only).
 func setReviewEnv(t testing.TB, change map[string]string) {
@@ -74,7 +74,7 @@ func setFunctionEnv(t testing.TB, output string, change map[string]string) {
 }
 
 // TestReviewThroughEachProviderFamily runs a webhook-to-e-mail job with the
-// review function switched to Anthropic Messages and to Bedrock Converse (the
+// llm function switched to Anthropic Messages and to Bedrock Converse (the
 // AWS SDK with the function's credentials, its BaseEndpoint pointed at the
 // stand-in), and checks the model was asked in that family's wire format and
 // that the job records the tokens it cost.

@@ -16,7 +16,7 @@ import (
 )
 
 // TestCrashedReviewWorkerReturnsWithinTheLease (rule LS-7): the llm queue's
-// visibility timeout is the review function's timeout (reviewTimeoutSeconds,
+// visibility timeout is the llm function's timeout (reviewTimeoutSeconds,
 // 30 s locally: rate limits are waited out inside an attempt), yet a review
 // worker killed right after its claim, in the middle of its first model
 // call, has its message back within the lease (10 s): the stage set the

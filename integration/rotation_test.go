@@ -19,10 +19,10 @@ import (
 )
 
 // Emergency rotation of the LLM key: the provider stops accepting the old key
-// at once. A warm review function, which cached the old key, must pick up the
+// at once. A warm llm function, which cached the old key, must pick up the
 // new one from Secrets Manager within the same attempt, without a redeploy.
 func TestLLMKeyEmergencyRotation(t *testing.T) {
-	_, warm := submit(t, 12345) // make sure the review function is warm with the old key
+	_, warm := submit(t, 12345) // make sure the llm function is warm with the old key
 	waitJob(t, warm, untilSettled(), "succeeded", succeeded)
 
 	newKey := "sk-rotated-" + strings.ReplaceAll(uniqueKey(t), "-", "")[:24]

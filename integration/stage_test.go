@@ -105,11 +105,11 @@ func TestRetryableFailureRetriedThenSucceeds(t *testing.T) {
 }
 
 // A provider's Retry-After is honoured inside the attempt (rules BO-2,
-// BO-4): the deployed review function waits it out instead of failing the
+// BO-4): the deployed llm function waits it out instead of failing the
 // attempt, so the job succeeds on its first llm attempt and the repeated call
 // reaches the provider no sooner than the Retry-After asked. (A wait the
 // invocation cannot fit ends the attempt RATE_LIMITED and the stage retries
-// after it: reviewstage.TestRateLimitWaitBeyondTheInvocationEndsTheAttempt,
+// after it: llmstage.TestRateLimitWaitBeyondTheInvocationEndsTheAttempt,
 // TestRetryAfterIsCappedAtFiveMinutes.)
 func TestRetryAfterHonoured(t *testing.T) {
 	start := time.Now()

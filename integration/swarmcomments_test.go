@@ -33,7 +33,7 @@ func TestSwarmReviewComments(t *testing.T) {
 		t.Fatalf("%d e-mails, want 1 to the review's author", n)
 	}
 
-	// The findings the review stage stored, each to be one comment.
+	// The findings the llm stage stored, each to be one comment.
 	var result domain.ReviewResult
 	arts := artifacts.New(artifacts.NewS3Client(env.local.AWS), env.out["RedactedBucketName"])
 	if err := arts.GetJSON(context.Background(), j.Artifacts.Result, &result); err != nil {

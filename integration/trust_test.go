@@ -107,7 +107,7 @@ func TestDailyTokenCounterIsAtomic(t *testing.T) {
 }
 
 // TestMinuteTokensHoldConcurrentReviewsToTheLimit: reviews reserving from
-// the shared per-minute budget in the jobs table (the review function's
+// the shared per-minute budget in the jobs table (the llm function's
 // llm.Shared) together never get more than the limit in a minute; the
 // refused ones are told to wait for the next minute.
 func TestMinuteTokensHoldConcurrentReviewsToTheLimit(t *testing.T) {

@@ -155,7 +155,7 @@ func TestMeasureInit(t *testing.T) {
 // TestLargeReviewTable: the large-review rows leave the main table for
 // their own, with a verdict against the targets.
 func TestLargeReviewTable(t *testing.T) {
-	out := "pkg: github.com/criticizer/criticizer/shared/reviewstage\n" +
+	out := "pkg: github.com/criticizer/criticizer/shared/llmstage\n" +
 		"BenchmarkLargeReview/prompt=1.0.0-2 1 4246046487 ns/op 0 429s 1.000 attempts 0 cached-in/line 3.991 floor-s 28.19 uncached-in/line 4.169 wall-s 1.044 wall/floor 332144008 B/op 58789 allocs/op\n" +
 		"BenchmarkLargeReview/prompt=1.2.0-2 1 9046487000 ns/op 7 429s 2.000 attempts 0.4 cached-in/line 3.991 floor-s 27.9 uncached-in/line 8.1 wall-s 2.03 wall/floor 3 B/op 5 allocs/op\n" +
 		"BenchmarkOther-2 10 5 ns/op\n"

@@ -26,7 +26,7 @@ const benchSecret = `{"username":"bench","password":"bench-password","api_key":"
 var FunctionEnv = map[string][]string{
 	"fetch": {"P4_BIN=/bin/true", "P4PORT=127.0.0.1:1666", "P4USER=bench", "DEPOT_ALLOWLIST=//depot/...", "P4_SECRET_ID=bench/p4",
 		"RECIPIENT_DOMAINS=example.com"},
-	"review": {"LLM_PROVIDER=openai", "LLM_ENDPOINT=http://127.0.0.1:9", "LLM_MODEL=bench-model",
+	"llm": {"LLM_PROVIDER=openai", "LLM_ENDPOINT=http://127.0.0.1:9", "LLM_MODEL=bench-model",
 		"LLM_SECRET_ID=bench/llm"},
 	"notify": {"EMAIL_PROVIDER=smtp", "SMTP_HOST=127.0.0.1", "SMTP_PORT=2525", "SMTP_TLS=none",
 		"SMTP_FROM=criticizer@example.com", "SMTP_SECRET_ID=bench/smtp", "DELIVERY_KEY_SECRET_ID=bench/delivery", "RECIPIENT_DOMAINS=example.com"},

@@ -5,7 +5,7 @@ import (
 	"io"
 )
 
-// The large-review rows (BenchmarkLargeReview in shared/reviewstage) carry
+// The large-review rows (BenchmarkLargeReview in shared/llmstage) carry
 // units of their own — wall time against the floor a provider's rate limit
 // imposes, attempts, 429s met, input tokens billed per reviewed changed
 // line — so they get their own table, with the verdict against the targets

@@ -1,5 +1,5 @@
-// Command eval measures review quality: it runs the real review stage
-// (shared/reviewstage: redaction, chunking, the prompt, the provider, the
+// Command eval measures review quality: it runs the real llm stage
+// (shared/llmstage: redaction, chunking, the prompt, the provider, the
 // parser, the pipeline's own findings, the out-of-view filter) over a
 // labelled corpus of changelists with planted defects and clean changes
 // (eval/corpus), and prints precision, recall, line accuracy, findings per
@@ -33,10 +33,10 @@ import (
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/llm"
 	"github.com/criticizer/criticizer/shared/llm/bedrock"
+	"github.com/criticizer/criticizer/shared/llmstage"
 	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/redact"
 	"github.com/criticizer/criticizer/shared/result"
-	"github.com/criticizer/criticizer/shared/reviewstage"
 )
 
 // options are the command's flags.
@@ -97,7 +97,7 @@ func run(ctx context.Context, o options, w io.Writer) error {
 			rollout = result.Rollout{}
 		}
 		mem := artifacts.NewMemoryBucket()
-		stage := &reviewstage.Review{Redacted: artifacts.New(mem, "eval"), Guard: red, LLM: complete, Model: model,
+		stage := &llmstage.LLM{Redacted: artifacts.New(mem, "eval"), Guard: red, LLM: complete, Model: model,
 			Rollout: rollout, Metrics: obs.NewMetrics(io.Discard, "eval"), Log: slog.New(slog.DiscardHandler)}
 		for i, c := range cases {
 			res, usage, err := reviewCase(ctx, stage, red, c, int64(1000+i), version)
@@ -133,9 +133,9 @@ func countClean(cs []Case) int {
 	return n
 }
 
-// reviewCase runs the review stage on one case, as the pipeline would after
+// reviewCase runs the llm stage on one case, as the pipeline would after
 // fetch: the diffs redacted, the changeset stored, the stage's Process.
-func reviewCase(ctx context.Context, stage *reviewstage.Review, red *redact.Redactor, c Case, cl int64, version string) (domain.ReviewResult, [2]int, error) {
+func reviewCase(ctx context.Context, stage *llmstage.LLM, red *redact.Redactor, c Case, cl int64, version string) (domain.ReviewResult, [2]int, error) {
 	cs := c.Changeset(cl)
 	for i := range cs.Files {
 		d, _, err := red.Redact(cs.Files[i].Diff)
@@ -168,8 +168,8 @@ func printCase(w io.Writer, c Case, res domain.ReviewResult) {
 }
 
 // provider returns the model client: the LLM stand-in on a local port, or
-// a real provider as the review function builds it.
-func provider(ctx context.Context, o options) (reviewstage.CompleterFunc, string, func(), error) {
+// a real provider as the llm function builds it.
+func provider(ctx context.Context, o options) (llmstage.CompleterFunc, string, func(), error) {
 	cfg := llm.Config{Endpoint: o.endpoint, Model: o.model, Timeout: o.timeout, Schema: result.SchemaJSON(),
 		Logger: slog.New(slog.DiscardHandler)}
 	switch o.provider {

@@ -1,6 +1,6 @@
 // Package fnsettings lists, for each function under functions/, the settings
 // loaders its wiring calls. Each loader belongs to the package that uses the
-// settings (reviewstage.SettingsFromEnv, …) and reads them through a
+// settings (llmstage.SettingsFromEnv, …) and reads them through a
 // config.Reader, which records every variable looked up. Tests use the list
 // twice: internal/repocheck checks that each main calls exactly these loaders
 // and reads no variable itself, and infra checks that the stack sets every
@@ -12,10 +12,10 @@ import (
 	"github.com/criticizer/criticizer/shared/evidence"
 	"github.com/criticizer/criticizer/shared/fetchstage"
 	"github.com/criticizer/criticizer/shared/jobpage"
+	"github.com/criticizer/criticizer/shared/llmstage"
 	"github.com/criticizer/criticizer/shared/notifystage"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/retention"
-	"github.com/criticizer/criticizer/shared/reviewstage"
 	"github.com/criticizer/criticizer/shared/swarm"
 	"github.com/criticizer/criticizer/shared/webhook"
 )
@@ -34,7 +34,7 @@ var Common = Loader{"config.LoadCommon", func(r *config.Reader) { config.LoadCom
 var Functions = map[string][]Loader{
 	"webhook": {{"webhook.SettingsFromEnv", func(r *config.Reader) { webhook.SettingsFromEnv(r) }}},
 	"fetch":   {{"fetchstage.SettingsFromEnv", func(r *config.Reader) { fetchstage.SettingsFromEnv(r, nil) }}},
-	"review":  {{"reviewstage.SettingsFromEnv", func(r *config.Reader) { reviewstage.SettingsFromEnv(r) }}},
+	"llm":     {{"llmstage.SettingsFromEnv", func(r *config.Reader) { llmstage.SettingsFromEnv(r) }}},
 	"notify":  {{"notifystage.SettingsFromEnv", func(r *config.Reader) { notifystage.SettingsFromEnv(r) }}},
 	"sweeper": {{"evidence.SettingsFromEnv", func(r *config.Reader) { evidence.SettingsFromEnv(r) }}, {"retention.SettingsFromEnv", func(r *config.Reader) { retention.SettingsFromEnv(r) }},
 		{"swarm.SettingsFromEnv", func(r *config.Reader) { swarm.SettingsFromEnv(r, swarm.ForComments) }},

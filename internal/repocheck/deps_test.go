@@ -11,7 +11,7 @@ import (
 // packages with init work, cold-start time.
 func TestFunctionDeps(t *testing.T) {
 	smtp := []string{"github.com/wneessen/go-mail", "github.com/emersion/go-smtp", "github.com/criticizer/criticizer/shared/notify"}
-	llm := []string{"github.com/criticizer/criticizer/shared/llm", "github.com/criticizer/criticizer/shared/reviewstage"}
+	llm := []string{"github.com/criticizer/criticizer/shared/llm", "github.com/criticizer/criticizer/shared/llmstage"}
 	schema := []string{"github.com/santhosh-tekuri/jsonschema", "github.com/criticizer/criticizer/shared/result"}
 	// The SDK's default credential chain (shared config, SSO, STS, IMDS): a
 	// function takes its role's credentials from the environment (config.AWS).
@@ -24,7 +24,7 @@ func TestFunctionDeps(t *testing.T) {
 		{"webhook", [][]string{smtp, llm, schema, chain}},
 		{"sesevents", [][]string{smtp, llm, schema, chain}},
 		{"fetch", [][]string{smtp, llm, schema, chain}},
-		{"review", [][]string{smtp, chain}},
+		{"llm", [][]string{smtp, chain}},
 		{"notify", [][]string{llm, schema, chain}},
 		{"jobpage", [][]string{smtp, llm, schema, chain}},
 	}

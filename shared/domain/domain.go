@@ -63,7 +63,7 @@ type FileChange struct {
 	Digest string `json:"digest,omitempty"`
 	// CarriedFrom is the earlier review version of the same thread whose
 	// findings this file, unchanged since and reviewed in full there,
-	// carries over (Changeset.Previous): the review stage does not send it
+	// carries over (Changeset.Previous): the llm stage does not send it
 	// to the model. 0: reviewed as usual.
 	CarriedFrom int `json:"carried_from,omitempty"`
 	// Interdiff, set when InterdiffFrom is, is the unified diff from this
@@ -86,7 +86,7 @@ type PreviousReview struct {
 }
 
 // Changeset is a changelist with its diffs: the fetch stage's output and the
-// review stage's input (after redaction).
+// llm stage's input (after redaction).
 type Changeset struct {
 	Changelist  int64  `json:"changelist"`
 	User        string `json:"user"`
@@ -169,7 +169,7 @@ func SeverityRank(s string) int {
 	return len(Severities)
 }
 
-// ReviewResult is the canonical, validated output of the review stage.
+// ReviewResult is the canonical, validated output of the llm stage.
 type ReviewResult struct {
 	SchemaVersion string         `json:"schema_version"`
 	PromptVersion string         `json:"prompt_version"`

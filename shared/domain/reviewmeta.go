@@ -2,7 +2,7 @@ package domain
 
 import "encoding/json"
 
-// ReviewMeta is what the review stage records in ReviewResult.Meta about how
+// ReviewMeta is what the llm stage records in ReviewResult.Meta about how
 // the changelist was reviewed: what was not reviewed and why, what the
 // models cost. The e-mail and the job record read it; it lives here so the
 // writer (shared/result) and the readers agree on one shape.

@@ -83,7 +83,7 @@ type Fetch struct {
 	Users   UserEmails
 	Swarm   SwarmUpdater
 	// Rules, when set, reads the teams' review rules files; they are stored
-	// beside the changeset (domain.RulesArtifact) for the review stage,
+	// beside the changeset (domain.RulesArtifact) for the llm stage,
 	// which parses them (the fetch binary links no schema validator).
 	Rules RulesReader
 	// Recipients is the recipient policy the resolved recipients are held
@@ -203,7 +203,7 @@ func (f *Fetch) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	if err != nil {
 		return job.Result{}, err
 	}
-	// The review stage verifies this instead of scanning the diffs again.
+	// The llm stage verifies this instead of scanning the diffs again.
 	proof := f.Redactor.SealDigest(sum)
 	if err := f.storeRules(ctx, j, cs); err != nil {
 		return job.Result{}, err
@@ -323,7 +323,7 @@ func (f *Fetch) store(ctx context.Context, dst *artifacts.Store, key string, sp 
 // storeRules reads the review rules files that apply to cs and stores
 // them redacted, like everything else downstream reads: their text enters
 // the prompt, and a rejection message may quote it. Only a failure to read
-// is an error; what the files say is the review stage's business.
+// is an error; what the files say is the llm stage's business.
 func (f *Fetch) storeRules(ctx context.Context, j *job.Job, cs domain.Changeset) error {
 	if f.Rules == nil {
 		return nil

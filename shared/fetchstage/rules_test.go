@@ -72,7 +72,7 @@ func TestRulesAreReadAsBeforeTheChange(t *testing.T) {
 		if err := stage.Redacted.GetJSON(context.Background(), artifacts.Key(id, domain.RulesArtifact), &files); err != nil {
 			t.Fatalf("change %d: rules artifact: %v", tc.cl, err)
 		}
-		rs := result.ResolveRules(files) // as the review stage does
+		rs := result.ResolveRules(files) // as the llm stage does
 		if len(rs.Roots) != 1 || rs.Roots[0].Source != tc.source || rs.Roots[0].Root != "//depot/libs/" {
 			t.Fatalf("change %d: roots = %+v", tc.cl, rs.Roots)
 		}

@@ -17,7 +17,7 @@ type Settings struct {
 	// AllowList is DEPOT_ALLOWLIST parsed: validated at start-up, so a bad
 	// entry fails the deploy's first invocation instead of widening access.
 	AllowList *depot.AllowList
-	// Redaction is the policy the review stage's guard checks with too.
+	// Redaction is the policy the llm stage's guard checks with too.
 	Redaction redact.Policy
 	// Swarm: who wrote a review (optional; a Swarm job fails without it).
 	Swarm swarm.Settings

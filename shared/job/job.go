@@ -127,7 +127,7 @@ type Artifacts struct {
 	Raw      string `json:"raw,omitempty"`
 	Redacted string `json:"redacted,omitempty"`
 	// RedactedProof is the fetch stage's proof of redaction of Redacted
-	// (redact.Redactor.Seal), verified by the review stage's guard.
+	// (redact.Redactor.Seal), verified by the llm stage's guard.
 	RedactedProof string `json:"redacted_proof,omitempty"`
 	Result        string `json:"result,omitempty"`
 }

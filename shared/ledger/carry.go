@@ -15,7 +15,7 @@ func ThreadOf(j *job.Job) Thread {
 }
 
 // FileOf is what the ledger keeps of a fetched file (its review state is
-// the review stage's to say).
+// the llm stage's to say).
 func FileOf(fc domain.FileChange) File {
 	return File{Path: fc.DepotPath, Action: fc.Action, Digest: fc.Digest, Rev: fc.Rev, Type: fc.Type}
 }

@@ -2,7 +2,7 @@
 // review held and was found to contain: per version, the files with their
 // Perforce digests and the findings by fingerprint. A rerun (a higher
 // review_version) reads the previous version's entry to carry over files
-// that did not change (fetch and review stages) and to group findings as
+// that did not change (fetch and llm stages) and to group findings as
 // new, still open and resolved (notify stage: e-mail and Swarm summary).
 //
 // Entries are uniqueness, not data (docs/guarantees.md RT-2): they hold paths, digests,

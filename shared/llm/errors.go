@@ -14,7 +14,7 @@ import (
 )
 
 // Reason says what a provider answer meant, beyond its failure class. The
-// review stage acts on it: Truncated and ContextLength are answered by a
+// llm stage acts on it: Truncated and ContextLength are answered by a
 // smaller chunk, not by a blind retry.
 type Reason string
 
@@ -120,7 +120,7 @@ func ClassFor(r Reason) failure.Class {
 		return failure.Upstream5xx
 	}
 	// Truncated, ContextLength, BadRequest, BadResponse: retrying the same
-	// request cannot help; the review stage re-chunks the first two.
+	// request cannot help; the llm stage re-chunks the first two.
 	return failure.SchemaInvalid
 }
 

@@ -42,7 +42,7 @@ type Limiter struct {
 }
 
 // Shared is a token budget per model and minute that every instance of the
-// review function draws from (shared/store's MinuteTokens): each instance
+// llm function draws from (shared/store's MinuteTokens): each instance
 // paces itself, and together they keep to the provider's limit, which is
 // the account's, not the instance's.
 type Shared interface {

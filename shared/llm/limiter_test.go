@@ -330,7 +330,7 @@ func (b *minuteBudget) Take(_ context.Context, _ string, tokens int, now time.Ti
 	return 0, nil
 }
 
-// Two instances of the review function, each paced to the provider's 6,000
+// Two instances of the llm function, each paced to the provider's 6,000
 // tokens a minute, would together send twice that; drawing from the shared
 // budget, they keep to it in every minute.
 func TestLimiterSharedAcrossInstances(t *testing.T) {

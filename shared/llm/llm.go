@@ -5,7 +5,7 @@
 // through the AWS SDK with IAM. Each has an explicit timeout, a bounded
 // response, and every answer mapped onto the error classes of rule RC-6
 // (shared/failure) plus a Reason (truncated, context length, refusal, quota…)
-// so the review stage can re-chunk instead of failing.
+// so the llm stage can re-chunk instead of failing.
 //
 // The package knows nothing about reviews: it sends a Prompt and returns the
 // model's content bytes. It never logs or returns the prompt, the content,
@@ -54,7 +54,7 @@ const (
 	FormatJSONObject = "json_object"
 )
 
-// Provider is what the review stage needs from a model: one completion.
+// Provider is what the llm stage needs from a model: one completion.
 type Provider interface {
 	Complete(ctx context.Context, p Prompt) (Completion, error)
 }
@@ -70,7 +70,7 @@ type Config struct {
 	// Model is the model (or Bedrock model id / inference profile).
 	Model string
 	// Timeout bounds one Complete call, connection to last byte. Required:
-	// a review stage must never wait on the provider longer than its lease.
+	// the llm stage must never wait on the provider longer than its lease.
 	Timeout time.Duration
 	// MaxTokens is the output budget; 0 means DefaultMaxTokens.
 	MaxTokens int
@@ -95,7 +95,7 @@ type Prompt struct {
 	System string
 	User   string
 	// MaxTokens, when positive, overrides Config.MaxTokens for this call (the
-	// review stage raises it after a truncated answer).
+	// llm stage raises it after a truncated answer).
 	MaxTokens int
 }
 

@@ -4,7 +4,7 @@ import (
 	"github.com/criticizer/criticizer/shared/config"
 )
 
-// Settings are the review function's provider settings. The wiring adds
+// Settings are the llm function's provider settings. The wiring adds
 // what is not a setting: the schema, the logger, the API key.
 type Settings struct {
 	Provider string // LLM_PROVIDER: OpenAI (default), Anthropic or Bedrock

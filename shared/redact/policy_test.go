@@ -24,7 +24,7 @@ func (m mapConfig) List(name string) []string {
 
 // Rule RD-1: the per-environment policy (REDACT_EMAILS,
 // CONFIDENTIAL_DOMAINS, CONFIDENTIAL_CIDRS, set from cdk.json) is what the
-// fetch and review stages redact with: an environment that asks for
+// fetch and llm stages redact with: an environment that asks for
 // de-identification gets it, one that does not keeps addresses.
 func TestPolicyFromConfig(t *testing.T) {
 	const text = "mail alice@example.org about build.corp.example.com at 10.1.2.3"

@@ -15,7 +15,7 @@ import (
 // Proof of redaction: the fetch stage redacts a changeset once, stores it
 // and records, with the artifact's key in the job record, a proof naming the
 // rule set that redacted it and the SHA-256 of the artifact's JSON. The
-// review stage's pre-submit guard then verifies the proof against what it
+// llm stage's pre-submit guard then verifies the proof against what it
 // read instead of re-scanning megabytes of diff (GuardPrompt), and scans
 // only what else enters the prompt. The proof needs no key: its integrity is
 // the job record's (owner-guarded conditional writes by the stage that holds

@@ -10,7 +10,7 @@ import (
 
 // Budget sizes the chunks a changelist is reviewed in, and states the
 // per-changelist limits. Zero fields take the model family's defaults
-// (BudgetFor); every field is configurable (see functions/review).
+// (BudgetFor); every field is configurable (see functions/llm).
 type Budget struct {
 	// ContextTokens is the model's context window.
 	ContextTokens int

@@ -100,7 +100,7 @@ type Runtime struct {
 	AfterDeadLetter func(ctx context.Context, j *job.Job, class failure.Class)
 	// QueueVisibility is the queue's visibility timeout when it is longer
 	// than Lease (which is then the lease alone): AWS requires it to be at
-	// least the consuming function's timeout, and the review function may
+	// least the consuming function's timeout, and the llm function may
 	// run far longer than a lease (rate limits are waited out inside an
 	// attempt). The runtime then sets a claimed message's visibility to
 	// Lease at once, and the heartbeat extends it, so a crashed worker's

@@ -25,7 +25,7 @@ type DailyTokens struct {
 func (st *Store) DailyTokens() *DailyTokens { return &DailyTokens{st: st} }
 
 // budgetPK is the counter's partition key; its prefix is the item type
-// the review function's IAM grant names (infra: itemBudget).
+// the llm function's IAM grant names (infra: itemBudget).
 const budgetPK = "BUDGET#tokens"
 
 func budgetKey(day time.Time) map[string]types.AttributeValue {

@@ -1,6 +1,6 @@
 // Package llm is the LLM provider's stand-in for tests and local runs: an
 // HTTP server on the loopback interface that speaks the three wire formats
-// the review stage supports — OpenAI-compatible Chat Completions, Anthropic
+// the llm stage supports — OpenAI-compatible Chat Completions, Anthropic
 // Messages and Amazon Bedrock Converse (point the AWS SDK's BaseEndpoint at
 // it; it checks the SigV4 scheme, not the signature) — answers review prompts with deterministic,
 // schema-valid ReviewResult JSON derived from the diffs, and lets tests inject

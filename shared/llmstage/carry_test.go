@@ -1,4 +1,4 @@
-package reviewstage_test
+package llmstage_test
 
 import (
 	"context"
@@ -12,8 +12,8 @@ import (
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/ledger"
 	"github.com/criticizer/criticizer/shared/ledger/ledgertest"
+	"github.com/criticizer/criticizer/shared/llmstage"
 	"github.com/criticizer/criticizer/shared/result"
-	"github.com/criticizer/criticizer/shared/reviewstage"
 	"github.com/criticizer/criticizer/shared/store/memstore"
 	"github.com/criticizer/criticizer/shared/udiff"
 )
@@ -44,7 +44,7 @@ type rerun struct {
 func newRerun(t *testing.T) *rerun {
 	t.Helper()
 	r := &rerun{jobs: memstore.New(), ledger: &ledgertest.Memory{}}
-	r.h = newHarness(t, func(s *reviewstage.Review) { s.Jobs, s.Ledger = r.jobs, r.ledger })
+	r.h = newHarness(t, func(s *llmstage.LLM) { s.Jobs, s.Ledger = r.jobs, r.ledger })
 	clean := domain.FileChange{DepotPath: "//depot/main/clean.c", Action: "edit", Type: "text", Rev: 2, Digest: digest3,
 		Diff: "@@ -1,2 +1,3 @@\n int f(void) {\n+    return 1;\n }\n"}
 	cs1 := domain.Changeset{Changelist: 101, Status: "shelved", User: "alice", Description: "v1",

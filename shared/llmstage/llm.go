@@ -1,7 +1,7 @@
-// Package reviewstage is the llm stage's stage.Processor: redacted changeset
+// Package llmstage is the llm stage's stage.Processor: redacted changeset
 // → prompt → LLM → validated ReviewResult artifact. Leases, retries and dead
 // letters are the stage runtime's business, not its own.
-package reviewstage
+package llmstage
 
 import (
 	"context"
@@ -47,11 +47,11 @@ const DefaultFinishReserve = 10 * time.Second
 // over-long answer: 2^8 pieces is far past any real model's limit.
 const maxSplitDepth = 8
 
-// Review is the llm stage: it plans the redacted changeset into chunks that
+// LLM is the llm stage: it plans the redacted changeset into chunks that
 // fit the model, reviews them with bounded parallelism, stores each chunk's
 // result as it finishes (so a retry or replay redoes only unfinished chunks),
 // and merges them into one ReviewResult.
-type Review struct {
+type LLM struct {
 	Redacted *artifacts.Store // reads the redacted changeset, writes chunk results and the result
 	Guard    TextRedactor
 	LLM      Completer
@@ -122,7 +122,7 @@ type chunkArtifact struct {
 
 // run is one Process call's shared state.
 type run struct {
-	r       *Review
+	r       *LLM
 	job     *job.Job
 	cs      domain.Changeset
 	proven  *redact.Proven // lines covered by a verified proof of redaction
@@ -152,7 +152,7 @@ type leaf struct {
 }
 
 // Process reviews the redacted changeset and stores the validated result.
-func (r *Review) Process(ctx context.Context, j *job.Job) (job.Result, error) {
+func (r *LLM) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	if j.Artifacts.Redacted == "" {
 		return job.Result{}, failure.Errorf(failure.InternalBug, "job reached the llm stage without a redacted changeset")
 	}
@@ -315,7 +315,7 @@ const outOfViewKey = result.KindFindingDropped + "/" + result.ReasonLineNotShown
 
 // ruleSet is the environment's defaults, overridden per root by the rules
 // files fetch read from the depot (as of before the change).
-func (r *Review) ruleSet(ctx context.Context, j *job.Job) (result.RuleSet, error) {
+func (r *LLM) ruleSet(ctx context.Context, j *job.Job) (result.RuleSet, error) {
 	var files []domain.RulesFile
 	switch err := r.Redacted.GetJSON(ctx, artifacts.Key(j.ID, domain.RulesArtifact), &files); {
 	case err == nil:
@@ -330,7 +330,7 @@ func (r *Review) ruleSet(ctx context.Context, j *job.Job) (result.RuleSet, error
 
 // dailyGate returns why the model must not be called ("" to call it): the
 // environment's daily token budget is spent.
-func (r *Review) dailyGate(ctx context.Context) (string, error) {
+func (r *LLM) dailyGate(ctx context.Context) (string, error) {
 	if r.Daily == nil || r.DailyTokenBudget <= 0 {
 		return "", nil
 	}
@@ -348,7 +348,7 @@ func (r *Review) dailyGate(ctx context.Context) (string, error) {
 // countDaily adds this run's own model tokens to the day's counter. A
 // failure is logged, not returned: the review is done, and redoing it to
 // count it would spend the tokens twice.
-func (r *Review) countDaily(ctx context.Context, u llm.Usage) {
+func (r *LLM) countDaily(ctx context.Context, u llm.Usage) {
 	n := int64(u.InputTokens + u.OutputTokens)
 	if r.Daily == nil || n == 0 {
 		return
@@ -363,7 +363,7 @@ func (r *Review) countDaily(ctx context.Context, u llm.Usage) {
 
 // putDailyUsed emits the share of the daily budget used, in percent: the
 // metric the DailyTokenBudgetAlarm watches (80 %).
-func (r *Review) putDailyUsed(spent int64) {
+func (r *LLM) putDailyUsed(spent int64) {
 	if r.DailyTokenBudget <= 0 {
 		return
 	}
@@ -652,7 +652,7 @@ func refused(err error) bool {
 // the description, any line not in the proven diffs) must find nothing. A
 // failure or a match means redaction was bypassed or broken, and the
 // request is blocked.
-func (r *Review) guard(p result.Prompt, proven *redact.Proven) error {
+func (r *LLM) guard(p result.Prompt, proven *redact.Proven) error {
 	matches, err := r.Guard.GuardPrompt(p.System+"\n"+p.User, proven)
 	if err != nil {
 		return failure.Errorf(failure.PolicyRejected, "pre-submit redaction guard failed; LLM call blocked: %w", err)
@@ -669,7 +669,7 @@ func (r *Review) guard(p result.Prompt, proven *redact.Proven) error {
 
 // recordError keeps what the provider said about a failed chunk (reason,
 // request id, sanitized refusal text) beside the chunk, for diagnosis.
-func (r *Review) recordError(ctx context.Context, key string, err error) {
+func (r *LLM) recordError(ctx context.Context, key string, err error) {
 	d, ok := llm.Details(err)
 	if !ok {
 		return

@@ -1,4 +1,4 @@
-package reviewstage_test
+package llmstage_test
 
 import (
 	"context"
@@ -12,8 +12,8 @@ import (
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/finding"
+	"github.com/criticizer/criticizer/shared/llmstage"
 	"github.com/criticizer/criticizer/shared/result"
-	"github.com/criticizer/criticizer/shared/reviewstage"
 )
 
 // The fixture key: shaped like an AWS access key id, not a credential.
@@ -135,7 +135,7 @@ func metricLine(emf, name string, value float64, version string) bool {
 // TestTokenBudgetStatesCoverage: a review over its token budget reviews what
 // fits and names the rest "over budget"; the coverage line says so.
 func TestTokenBudgetStatesCoverage(t *testing.T) {
-	h := newHarness(t, func(r *reviewstage.Review) { r.Budget = result.Budget{MaxReviewTokens: 7000, MaxChunkFiles: 1} })
+	h := newHarness(t, func(r *llmstage.LLM) { r.Budget = result.Budget{MaxReviewTokens: 7000, MaxChunkFiles: 1} })
 	cs := chunked(6)
 	res, err := h.stage.Process(context.Background(), h.job(t, "job-budget", cs))
 	if err != nil {
@@ -173,7 +173,7 @@ func (f *fakeDaily) Add(_ context.Context, _ time.Time, n int64) (int64, error) 
 // why; under it, the tokens spent are counted and the share used emitted.
 func TestDailyBudgetSwitchesTheModelOff(t *testing.T) {
 	daily := &fakeDaily{}
-	h := newHarness(t, func(r *reviewstage.Review) { r.Daily = daily; r.DailyTokenBudget = 1_000_000 })
+	h := newHarness(t, func(r *llmstage.LLM) { r.Daily = daily; r.DailyTokenBudget = 1_000_000 })
 	cs := redactedChangeset(t, domain.FileChange{DepotPath: "//depot/game/main.cpp", Action: "edit", Type: "text", Diff: keyDiff})
 	res, err := h.stage.Process(context.Background(), h.job(t, "job-day-1", cs))
 	if err != nil {
@@ -209,7 +209,7 @@ func TestDailyBudgetSwitchesTheModelOff(t *testing.T) {
 // patterns, threshold, cap with the count hidden); a rejected rules file is
 // reported and the environment's defaults apply to its files.
 func TestRulesApplyPerRoot(t *testing.T) {
-	h := newHarness(t, func(r *reviewstage.Review) { r.Rules = result.Rules{SeverityThreshold: "high"} })
+	h := newHarness(t, func(r *llmstage.LLM) { r.Rules = result.Rules{SeverityThreshold: "high"} })
 	strcpy := "@@ -1,1 +1,4 @@\n x;\n+strcpy(a, b);\n+// TODO one\n+strcpy(c, d);\n"
 	cs := domain.Changeset{Changelist: 5, Files: []domain.FileChange{
 		{DepotPath: "//depot/game/src/a.cpp", Action: "edit", Type: "text", Diff: strcpy},

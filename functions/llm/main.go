@@ -1,8 +1,7 @@
-// Command review runs the spec's llm stage (the function is named for what
-// it does, the stage keeps the spec's name): it reviews the redacted
+// Command llm runs the llm stage (shared/llmstage): it reviews the redacted
 // changeset in chunks that fit the configured model and stores the merged,
-// validated ReviewResult. Its settings are reviewstage.SettingsFromEnv's
-// (docs/configuration.md lists them). See shared/reviewstage, shared/result
+// validated ReviewResult. Its settings are llmstage.SettingsFromEnv's
+// (docs/configuration.md lists them). See shared/llmstage, shared/result
 // and shared/llm.
 package main
 
@@ -20,10 +19,10 @@ import (
 	"github.com/criticizer/criticizer/shared/ledger"
 	"github.com/criticizer/criticizer/shared/llm"
 	"github.com/criticizer/criticizer/shared/llm/bedrock"
+	"github.com/criticizer/criticizer/shared/llmstage"
 	"github.com/criticizer/criticizer/shared/queue"
 	"github.com/criticizer/criticizer/shared/redact"
 	"github.com/criticizer/criticizer/shared/result"
-	"github.com/criticizer/criticizer/shared/reviewstage"
 	"github.com/criticizer/criticizer/shared/sanitize"
 	"github.com/criticizer/criticizer/shared/secrets"
 	"github.com/criticizer/criticizer/shared/store"
@@ -32,13 +31,13 @@ import (
 
 func main() {
 	ctx := context.Background()
-	env := coldstart.Must(coldstart.Load(ctx, "review", sanitize.Logs))
-	set := reviewstage.SettingsFromEnv(env.Vars)
+	env := coldstart.Must(coldstart.Load(ctx, "llm", sanitize.Logs))
+	set := llmstage.SettingsFromEnv(env.Vars)
 	coldstart.Must(env, env.Vars.Err())
 	cfg, provider, secretID := set.LLM.Config, set.LLM.Provider, set.LLM.SecretID
 	cfg.Schema, cfg.Logger = result.SchemaJSON(), env.Log
 
-	var complete reviewstage.CompleterFunc
+	var complete llmstage.CompleterFunc
 	if provider == llm.Bedrock {
 		c, err := bedrock.New(cfg, env.AWS) // IAM: the function's role, no API key
 		coldstart.Must(env, err)
@@ -79,7 +78,7 @@ func main() {
 	coldstart.Must(env, err)
 
 	queues := queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs)
-	proc := &reviewstage.Review{Redacted: artifacts.New(artifacts.NewS3Client(env.AWS), env.Config.RedactedBkt), Guard: guard,
+	proc := &llmstage.LLM{Redacted: artifacts.New(artifacts.NewS3Client(env.AWS), env.Config.RedactedBkt), Guard: guard,
 		LLM: limited, Model: cfg.Model, Budget: set.Budget, Rollout: set.Rollout, Parallelism: set.Parallelism, TokensPerMinute: set.TokensPerMinute, Prices: set.Prices,
 		AllowPromptPatchDrift: set.AllowPromptPatchDrift, Metrics: env.Metrics, Log: env.Log, Rules: set.Rules, DailyTokenBudget: set.DailyTokenBudget}
 	// Carried files' findings come from the previous version's job; each

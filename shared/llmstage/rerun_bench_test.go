@@ -1,4 +1,4 @@
-package reviewstage_test
+package llmstage_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/llm"
-	"github.com/criticizer/criticizer/shared/reviewstage"
+	"github.com/criticizer/criticizer/shared/llmstage"
 	"github.com/criticizer/criticizer/shared/store/memstore"
 	"github.com/criticizer/criticizer/shared/udiff"
 )
@@ -40,7 +40,7 @@ func BenchmarkRerunSmallFix(b *testing.B) {
 	var sent atomic.Int64
 	model := instantModel(func(p llm.Prompt) { sent.Add(int64(len(p.System) + len(p.User))) })
 	jobs := memstore.New()
-	stage := &reviewstage.Review{Redacted: artifacts.New(artifacts.NewMemoryBucket(), "redacted"), Guard: guard, LLM: model, Model: "gpt-4o",
+	stage := &llmstage.LLM{Redacted: artifacts.New(artifacts.NewMemoryBucket(), "redacted"), Guard: guard, LLM: model, Model: "gpt-4o",
 		Log: slog.New(slog.DiscardHandler), Jobs: jobs}
 	put := func(id string, cs domain.Changeset) *job.Job {
 		key := artifacts.Key(id, "changeset.json")

@@ -1,4 +1,4 @@
-package reviewstage
+package llmstage
 
 import (
 	"context"
@@ -36,7 +36,7 @@ func (f fetcherFunc) FetchSince(_ context.Context, _ int64, _ bool, _ p4.Since, 
 // errCalled stops the review right after the LLM call: the guard let it through.
 var errCalled = errors.New("llm called")
 
-// The fetch stage's proof of redaction lets the review stage's guard skip the
+// The fetch stage's proof of redaction lets the llm stage's guard skip the
 // diffs it proves; a changed artifact blocks the call; without a proof the
 // whole prompt is scanned.
 func TestReviewGuardVerifiesFetchProof(t *testing.T) {
@@ -67,7 +67,7 @@ func TestReviewGuardVerifiesFetchProof(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rev := &Review{Redacted: store3, Guard: guard, Log: log, Model: "gpt-4o",
+	rev := &LLM{Redacted: store3, Guard: guard, Log: log, Model: "gpt-4o",
 		LLM: CompleterFunc(func(_ context.Context, p llm.Prompt) (llm.Completion, error) {
 			prompts = append(prompts, p.User)
 			return llm.Completion{}, errCalled

@@ -1,4 +1,4 @@
-package reviewstage_test
+package llmstage_test
 
 import (
 	"context"
@@ -12,10 +12,10 @@ import (
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/llm"
-	"github.com/criticizer/criticizer/shared/reviewstage"
+	"github.com/criticizer/criticizer/shared/llmstage"
 )
 
-// BenchmarkReviewStage is the review stage end to end (plan, guard, model,
+// BenchmarkReviewStage is the llm stage end to end (plan, guard, model,
 // parse, store each chunk, merge) for changelists of 10 to 5,000 files with
 // a zero-latency model: what the stage itself costs, and how many model calls
 // a changelist of that size takes.
@@ -30,7 +30,7 @@ func BenchmarkReviewStage(b *testing.B) {
 			model := instantModel(func(llm.Prompt) { calls.Add(1) })
 			cs := bigChangeset(n)
 			s3 := artifacts.NewMemoryBucket()
-			stage := &reviewstage.Review{Redacted: artifacts.New(s3, "redacted"), Guard: guard, LLM: model, Model: "gpt-4o",
+			stage := &llmstage.LLM{Redacted: artifacts.New(s3, "redacted"), Guard: guard, LLM: model, Model: "gpt-4o",
 				Log: slog.New(slog.DiscardHandler)}
 			key := "jobs/bench/redacted.json"
 			if err := stage.Redacted.PutJSON(context.Background(), key, cs); err != nil {
@@ -57,7 +57,7 @@ func BenchmarkReviewStage(b *testing.B) {
 
 // instantModel answers every prompt at once with the LLM stand-in's
 // review, tokens counted as a quarter of the bytes; seen sees each prompt.
-func instantModel(seen func(llm.Prompt)) reviewstage.CompleterFunc {
+func instantModel(seen func(llm.Prompt)) llmstage.CompleterFunc {
 	return func(_ context.Context, p llm.Prompt) (llm.Completion, error) {
 		seen(p)
 		content, _ := json.Marshal(llmstandin.Review(p.User, "", ""))

@@ -1,4 +1,4 @@
-package reviewstage_test
+package llmstage_test
 
 import (
 	"bytes"
@@ -17,10 +17,10 @@ import (
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/llm"
+	"github.com/criticizer/criticizer/shared/llmstage"
 	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/redact"
 	"github.com/criticizer/criticizer/shared/result"
-	"github.com/criticizer/criticizer/shared/reviewstage"
 )
 
 const apiKey = "sk-pipeline-fixture" // a fixture, not a credential
@@ -30,11 +30,11 @@ var guardOnce = sync.OnceValues(func() (*redact.Redactor, error) { return redact
 type harness struct {
 	s3      *artifacts.MemoryBucket
 	standin *llmstandin.Server
-	stage   *reviewstage.Review
+	stage   *llmstage.LLM
 	metrics *bytes.Buffer
 }
 
-func newHarness(t testing.TB, mut func(*reviewstage.Review)) *harness {
+func newHarness(t testing.TB, mut func(*llmstage.LLM)) *harness {
 	t.Helper()
 	srv := llmstandin.NewServer(llmstandin.Options{APIKey: apiKey})
 	url, err := srv.Start("")
@@ -52,7 +52,7 @@ func newHarness(t testing.TB, mut func(*reviewstage.Review)) *harness {
 		t.Fatal(err)
 	}
 	h := &harness{s3: artifacts.NewMemoryBucket(), standin: srv, metrics: &bytes.Buffer{}}
-	h.stage = &reviewstage.Review{Redacted: artifacts.New(h.s3, "redacted"), Guard: guard, LLM: client, Model: "gpt-4o",
+	h.stage = &llmstage.LLM{Redacted: artifacts.New(h.s3, "redacted"), Guard: guard, LLM: client, Model: "gpt-4o",
 		Metrics: obs.NewMetrics(h.metrics, "test"), Log: slog.New(slog.DiscardHandler)}
 	if mut != nil {
 		mut(h.stage)
@@ -123,7 +123,7 @@ func reviewedFiles(t testing.TB, reqs []llmstandin.Request) map[string]int {
 }
 
 func TestReviewLargeChangelistInChunks(t *testing.T) {
-	h := newHarness(t, func(r *reviewstage.Review) { r.Budget = result.Budget{MaxFiles: 4900} })
+	h := newHarness(t, func(r *llmstage.LLM) { r.Budget = result.Budget{MaxFiles: 4900} })
 	cs := bigChangeset(5000)
 	res, err := h.stage.Process(context.Background(), h.job(t, "job-5000", cs))
 	if err != nil {
@@ -229,7 +229,7 @@ func TestReviewRetriesOnlyTheFailedChunk(t *testing.T) {
 }
 
 func TestReviewReplayCallsModelOnlyForUnfinishedChunks(t *testing.T) {
-	h := newHarness(t, func(r *reviewstage.Review) { r.Parallelism = 1 })
+	h := newHarness(t, func(r *llmstage.LLM) { r.Parallelism = 1 })
 	cs := chunked(500) // five chunks, reviewed one at a time
 	third := cs.Files[250].DepotPath
 	h.standin.QueueFault(llmstandin.Fault{Status: 429, Match: third})
@@ -336,7 +336,7 @@ func TestReviewRefusalIsStatedAsNotReviewed(t *testing.T) {
 // prompt version, deterministically by job id, and checks the per-version
 // metrics.
 func TestPromptRollout(t *testing.T) {
-	h := newHarness(t, func(r *reviewstage.Review) {
+	h := newHarness(t, func(r *llmstage.LLM) {
 		r.Rollout = result.Rollout{Candidate: result.ChunkAwarePromptVersion, Percent: 30}
 	})
 	cs := chunked(3) // one strcpy finding
@@ -411,7 +411,7 @@ func TestPromptPatchDriftIsConfigured(t *testing.T) {
 	patched := v[0] + "." + v[1] + ".99"
 	answer := `{"schema_version":"` + result.SchemaVersion + `","prompt_version":"` + patched + `","summary":"fine","findings":[]}`
 	for _, allow := range []bool{false, true} {
-		h := newHarness(t, func(r *reviewstage.Review) { r.AllowPromptPatchDrift = allow })
+		h := newHarness(t, func(r *llmstage.LLM) { r.AllowPromptPatchDrift = allow })
 		h.standin.QueueFault(llmstandin.Fault{Content: &answer})
 		_, err := h.stage.Process(context.Background(), h.job(t, "job-drift", chunked(1)))
 		if allow && err != nil {

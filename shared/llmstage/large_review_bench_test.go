@@ -1,4 +1,4 @@
-package reviewstage_test
+package llmstage_test
 
 import (
 	"context"
@@ -14,8 +14,8 @@ import (
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/llm"
+	"github.com/criticizer/criticizer/shared/llmstage"
 	"github.com/criticizer/criticizer/shared/result"
-	"github.com/criticizer/criticizer/shared/reviewstage"
 )
 
 // Provider time runs 60 times faster in BenchmarkLargeReview than at a real
@@ -27,7 +27,7 @@ const benchTimeScale = 60
 // tokens-per-minute limit enforced with 429s, sized so that the limit, not
 // the calls, bounds the review: the floor the limit imposes (the tokens the
 // limit counted ÷ the limit) is about 4 s at the 60:1 time scale. The
-// review runs the way the review function does: behind a fresh Limiter (one
+// review runs the way the llm function does: behind a fresh Limiter (one
 // function instance) that learns the limit from the headers, with the
 // function's timeout (15 min), attempts repeated until one finishes.
 //
@@ -89,9 +89,9 @@ func benchLargeReview(b *testing.B, version string) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		lim := llm.NewLimiter(llm.LimiterConfig{MaxConcurrency: reviewstage.DefaultParallelism, Reserve: llmTimeout})
+		lim := llm.NewLimiter(llm.LimiterConfig{MaxConcurrency: llmstage.DefaultParallelism, Reserve: llmTimeout})
 		s3 := artifacts.NewMemoryBucket()
-		stage := &reviewstage.Review{Redacted: artifacts.New(s3, "redacted"), Guard: guard, LLM: lim.Wrap("gpt-4o", client),
+		stage := &llmstage.LLM{Redacted: artifacts.New(s3, "redacted"), Guard: guard, LLM: lim.Wrap("gpt-4o", client),
 			Model: "gpt-4o", Rollout: rollout, FinishReserve: 10 * time.Second / benchTimeScale, Log: slog.New(slog.DiscardHandler)}
 		key := "jobs/large/redacted.json"
 		if err := stage.Redacted.PutJSON(context.Background(), key, cs); err != nil {

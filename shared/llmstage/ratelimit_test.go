@@ -1,4 +1,4 @@
-package reviewstage_test
+package llmstage_test
 
 import (
 	"context"
@@ -13,14 +13,14 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/llm"
+	"github.com/criticizer/criticizer/shared/llmstage"
 	"github.com/criticizer/criticizer/shared/result"
-	"github.com/criticizer/criticizer/shared/reviewstage"
 )
 
 // limited puts the harness's model client behind a Limiter on clock.
-func limited(clock llm.Clock, reserve time.Duration) (func(*reviewstage.Review), *llm.Limiter) {
+func limited(clock llm.Clock, reserve time.Duration) (func(*llmstage.LLM), *llm.Limiter) {
 	lim := llm.NewLimiter(llm.LimiterConfig{Clock: clock, Reserve: reserve})
-	return func(r *reviewstage.Review) {
+	return func(r *llmstage.LLM) {
 		r.LLM = lim.Wrap(r.Model, r.LLM)
 	}, lim
 }
@@ -77,7 +77,7 @@ func TestRateLimitsAreWaitedOutInOneAttempt(t *testing.T) {
 func TestRateLimitWaitBeyondTheInvocationEndsTheAttempt(t *testing.T) {
 	clock := llmtest.NewVirtualClock()
 	wrap, _ := limited(clock, 10*time.Second)
-	h := newHarness(t, func(r *reviewstage.Review) { r.Parallelism = 1; wrap(r) })
+	h := newHarness(t, func(r *llmstage.LLM) { r.Parallelism = 1; wrap(r) })
 	cs := chunked(500) // five chunks, one at a time
 	third := cs.Files[250].DepotPath
 	h.standin.QueueFault(llmstandin.Fault{Status: 429, RetryAfter: "120", Match: third})
@@ -133,7 +133,7 @@ func TestTokensBilledAreRecorded(t *testing.T) {
 		t.Run(tt.version, func(t *testing.T) {
 			// One chunk at a time: calls sent together all miss the cache, as
 			// they do at a real provider.
-			h := newHarness(t, func(r *reviewstage.Review) {
+			h := newHarness(t, func(r *llmstage.LLM) {
 				r.Parallelism = 1
 				r.Prices = llm.Prices{Input: 3, CachedInput: 0.3, CacheWrite: 3, Output: 15}
 				if tt.version != result.StablePromptVersion {

@@ -1,4 +1,4 @@
-package reviewstage
+package llmstage
 
 import (
 	"context"
@@ -47,7 +47,7 @@ func (c carryOver) paths(cs domain.Changeset) []string {
 // job or its result is gone (expired, never stored), nothing is carried and
 // every file is reviewed whole: why is logged. A failure to read that may
 // pass (a throttled table) fails the attempt.
-func (r *Review) carried(ctx context.Context, cs domain.Changeset, rulesDigest string) (carryOver, error) {
+func (r *LLM) carried(ctx context.Context, cs domain.Changeset, rulesDigest string) (carryOver, error) {
 	files, inter := cs.Carried(), cs.Interdiffs()
 	if len(files)+len(inter) == 0 {
 		return carryOver{}, nil
@@ -111,7 +111,7 @@ func across(f domain.Finding, s udiff.Shift) (domain.Finding, bool) {
 // only when that result lists every finding this version's rules would
 // show: reviewed under the same rules (older results do not say: not
 // carried), none hidden by the rules' cap.
-func (r *Review) previousFindings(ctx context.Context, prev *domain.PreviousReview, files map[string]bool, rulesDigest string) ([]domain.Finding, string, error) {
+func (r *LLM) previousFindings(ctx context.Context, prev *domain.PreviousReview, files map[string]bool, rulesDigest string) ([]domain.Finding, string, error) {
 	if r.Jobs == nil {
 		return nil, "no job store configured", nil
 	}
@@ -200,7 +200,7 @@ func ledgerEntry(j *job.Job, cs domain.Changeset, result domain.ReviewResult, sk
 // the notify stage of this job and the fetch of the next version read it.
 // A failed write fails the attempt (retried like any dependency); the
 // version recorded by another job first is kept, and said.
-func (r *Review) record(ctx context.Context, v ledger.Version) (string, error) {
+func (r *LLM) record(ctx context.Context, v ledger.Version) (string, error) {
 	if r.Ledger == nil {
 		return "", nil
 	}

@@ -1,4 +1,4 @@
-package reviewstage
+package llmstage
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-package reviewstage
+package llmstage
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 	"github.com/criticizer/criticizer/shared/result"
 )
 
-// Settings are what the review function reads beyond the common settings.
+// Settings are what the llm function reads beyond the common settings.
 type Settings struct {
 	LLM llm.Settings
 	// Budget sizes the chunks and bounds what one changelist gets
@@ -43,7 +43,7 @@ type Settings struct {
 	Prices llm.Prices
 }
 
-// SettingsFromEnv reads the review function's settings: llm.SettingsFromEnv,
+// SettingsFromEnv reads the llm function's settings: llm.SettingsFromEnv,
 // the redaction policy, and
 //
 //	LLM_CONTEXT_TOKENS      context window (default: by model family)
