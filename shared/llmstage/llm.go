@@ -153,17 +153,56 @@ type leaf struct {
 
 // Process reviews the redacted changeset and stores the validated result.
 func (r *LLM) Process(ctx context.Context, j *job.Job) (job.Result, error) {
-	if j.Artifacts.Redacted == "" {
-		return job.Result{}, failure.Errorf(failure.InternalBug, "job reached the llm stage without a redacted changeset")
-	}
-	var cs domain.Changeset
-	if err := r.Redacted.GetJSON(ctx, j.Artifacts.Redacted, &cs); err != nil {
+	cs, proven, err := r.changeset(ctx, j)
+	if err != nil {
 		return job.Result{}, err
 	}
-	// The diffs carry fetch's proof of redaction: verified once here, they
-	// are not scanned again for every prompt. An artifact that does not
-	// match its proof means redaction was bypassed: blocked.
-	var proven *redact.Proven
+	version := r.Rollout.Pick(j.ID)
+	rules, err := r.ruleSet(ctx, j)
+	if err != nil {
+		return job.Result{}, err
+	}
+	budget := r.budget()
+	// Files the fetch stage found unchanged since the previous version are
+	// not sent to the model: their findings are that version's. Files that
+	// changed since are sent as that change only (their interdiff).
+	carry, err := r.carried(ctx, cs, rules.Digest())
+	if err != nil {
+		return job.Result{}, err
+	}
+	shown := shownToModel(cs, carry)
+	run := &run{r: r, job: j, cs: shown, proven: proven, version: version, plan: budget.PlanWith(shown, version, rules), diags: map[string]int{}}
+	if n := len(run.plan.Skipped); n > 0 {
+		r.Log.WarnContext(ctx, "files not reviewed", "skipped_files", n, "prompt_version", version)
+	}
+	withoutModel, err := r.modelGate(ctx, run, carry)
+	if err != nil {
+		return job.Result{}, err
+	}
+	if err := run.callModel(ctx, withoutModel, budget.MaxReviewTokens); err != nil {
+		return job.Result{}, err
+	}
+	out := run.merge(ctx, cs, carry, rules, withoutModel)
+	run.emitMetrics(&out.reviewed, out.secrets)
+	key, ledgerNote, err := r.store(ctx, j, cs, out)
+	if err != nil {
+		return job.Result{}, err
+	}
+	return out.jobResult(key, run, ledgerNote), nil
+}
+
+// changeset reads the job's redacted changeset and verifies fetch's proof of
+// redaction over its diffs: verified once here, they are not scanned again
+// for every prompt (proven nil: prompts are scanned whole). An artifact that
+// does not match its proof means redaction was bypassed: blocked.
+func (r *LLM) changeset(ctx context.Context, j *job.Job) (domain.Changeset, *redact.Proven, error) {
+	var cs domain.Changeset
+	if j.Artifacts.Redacted == "" {
+		return cs, nil, failure.Errorf(failure.InternalBug, "job reached the llm stage without a redacted changeset")
+	}
+	if err := r.Redacted.GetJSON(ctx, j.Artifacts.Redacted, &cs); err != nil {
+		return cs, nil, err
+	}
 	switch err := r.Guard.Verify(j.Artifacts.RedactedProof, cs); {
 	case err == nil:
 		diffs := make([]string, 0, len(cs.Files))
@@ -173,46 +212,42 @@ func (r *LLM) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 				diffs = append(diffs, f.Interdiff) // sealed with the rest
 			}
 		}
-		proven = redact.NewProven(diffs...)
+		return cs, redact.NewProven(diffs...), nil
 	case errors.Is(err, redact.ErrNoProof), errors.Is(err, redact.ErrStaleProof):
 		// Fetched before proofs or under other rules: prompts are scanned whole.
+		return cs, nil, nil
 	default:
-		return job.Result{}, failure.Errorf(failure.PolicyRejected, "pre-submit redaction guard: %w; LLM call blocked", err)
+		return cs, nil, failure.Errorf(failure.PolicyRejected, "pre-submit redaction guard: %w; LLM call blocked", err)
 	}
-	version := r.Rollout.Pick(j.ID)
-	rules, err := r.ruleSet(ctx, j)
-	if err != nil {
-		return job.Result{}, err
-	}
+}
+
+// budget is the configured model's budget, its context window no larger
+// than a configured tokens-per-minute limit allows one call.
+func (r *LLM) budget() result.Budget {
 	budget := r.Budget.For(r.Model)
 	if r.TokensPerMinute > 0 && budget.ContextTokens > r.TokensPerMinute {
 		budget.ContextTokens = max(r.TokensPerMinute, budget.OutputTokens+1024)
 	}
-	// Files the fetch stage found unchanged since the previous version are
-	// not sent to the model: their findings are that version's. Files that
-	// changed since are sent as that change only (their interdiff).
-	rulesDigest := rules.Digest()
-	carry, err := r.carried(ctx, cs, rulesDigest)
-	if err != nil {
-		return job.Result{}, err
-	}
-	shown := shownToModel(cs, carry)
-	run := &run{r: r, job: j, cs: shown, proven: proven, version: version, plan: budget.PlanWith(shown, version, rules), diags: map[string]int{}}
-	if n := len(run.plan.Skipped); n > 0 {
-		r.Log.WarnContext(ctx, "files not reviewed", "skipped_files", n, "prompt_version", version)
-	}
+	return budget
+}
 
-	// A version whose every file is carried over needs no model, spent
-	// budget or not.
-	withoutModel := ""
+// modelGate is why the run reviews without the model ("" when it may call
+// it): the daily token budget is spent. A version whose every file is
+// carried over needs no model, spent budget or not.
+func (r *LLM) modelGate(ctx context.Context, run *run, carry carryOver) (string, error) {
 	if len(run.plan.Chunks) > 0 || len(carry.files)+len(carry.interdiff) == 0 {
-		if withoutModel, err = r.dailyGate(ctx); err != nil {
-			return job.Result{}, err
-		}
+		return r.dailyGate(ctx)
 	}
-	// Model calls (and their rate-limit waits) stop FinishReserve before
-	// the invocation ends, so a stopped attempt still stores what finished
-	// and records itself.
+	return "", nil
+}
+
+// callModel reviews the planned chunks with the model, or marks them all
+// skipped when withoutModel gives a reason, and counts the tokens spent
+// against the daily budget. Model calls (and their rate-limit waits) stop
+// FinishReserve before the invocation ends, so a stopped attempt still
+// stores what finished and records itself.
+func (run *run) callModel(ctx context.Context, withoutModel string, maxTokens int) error {
+	r := run.r
 	work := ctx
 	if dl, ok := ctx.Deadline(); ok {
 		reserve := r.FinishReserve
@@ -228,12 +263,33 @@ func (r *LLM) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 		for _, c := range run.plan.Chunks {
 			run.skip(c.Files(), result.SkipDailyBudget)
 		}
-	} else if err := run.reviewAll(work, budget.MaxReviewTokens); err != nil {
+	} else if err := run.reviewAll(work, maxTokens); err != nil {
 		run.emitMetrics(nil, 0)
-		return job.Result{}, err
+		return err
 	}
 	r.countDaily(ctx, run.fresh)
+	return nil
+}
 
+// reviewed is a run's chunks merged into one result, and what the job and
+// the rerun ledger record about it.
+type reviewed struct {
+	reviewed  domain.ReviewResult
+	meta      domain.ReviewMeta
+	adjusted  result.Diagnostics // what merging adjusted
+	codeOf    result.CodeOf
+	skipped   []result.SkippedFile
+	truncated []result.TruncatedFile
+	chunks    int
+	secrets   int
+	hidden    int
+}
+
+// merge merges the run's chunk results, the findings carried over and the
+// pipeline's own (committed secrets: certain, so stated whatever the model
+// answered, or whether it was called at all), applies the review rules and
+// describes the whole in the result's meta.
+func (run *run) merge(ctx context.Context, cs domain.Changeset, carry carryOver, rules result.RuleSet, withoutModel string) reviewed {
 	leaves := run.results
 	sortLeaves(leaves)
 	parts := make([]result.ChunkResult, len(leaves))
@@ -245,60 +301,67 @@ func (r *LLM) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 		// files), on the same code moved (interdiff files): the same ids.
 		parts = append(parts, result.ChunkResult{Files: carry.paths(cs), Findings: carry.findings})
 	}
-	// The pipeline's own findings: certain, so stated whatever the model
-	// answered (or whether it was called at all).
 	secrets := result.SecretFindings(cs)
-	codeOf := result.CodeOf(finding.CodeOf(&cs))
-	reviewed, merged := result.Merge(parts, version, codeOf, secrets...)
-	merged.Log(ctx, r.Log)
-	kept, filtered, hidden := rules.Filter(reviewed.Findings)
-	reviewed.Findings = kept
+	out := reviewed{codeOf: result.CodeOf(finding.CodeOf(&cs)), chunks: len(leaves), secrets: len(secrets)}
+	out.reviewed, out.adjusted = result.Merge(parts, run.version, out.codeOf, secrets...)
+	out.adjusted.Log(ctx, run.r.Log)
+	kept, filtered, hidden := rules.Filter(out.reviewed.Findings)
+	out.reviewed.Findings, out.hidden = kept, len(hidden)
 	var withheld []string
 	for _, f := range append(filtered, hidden...) {
-		withheld = append(withheld, finding.Fingerprint(f, codeOf(f.File)))
+		withheld = append(withheld, finding.Fingerprint(f, out.codeOf(f.File)))
 	}
-
 	truncated := append(append([]result.TruncatedFile{}, run.plan.Truncated...), run.truncated...)
-	skipped := append(append([]result.SkippedFile{}, run.plan.Skipped...), run.skipped...)
-	truncated = dropSkipped(dedupeTruncated(truncated), skipped)
+	out.skipped = append(append([]result.SkippedFile{}, run.plan.Skipped...), run.skipped...)
+	out.truncated = dropSkipped(dedupeTruncated(truncated), out.skipped)
 	applied, rejected := rules.Describe()
-	meta := domain.ReviewMeta{
-		PromptVersion: version, Model: r.Model, Chunks: len(leaves), ModelCalls: run.calls, ReusedChunks: run.reused,
-		FilesTotal: len(cs.Files), FilesReviewed: len(cs.Files) - len(skipped) - len(truncated),
-		SkippedFiles: skipped, TruncatedFiles: truncated,
+	out.meta = domain.ReviewMeta{
+		PromptVersion: run.version, Model: run.r.Model, Chunks: len(leaves), ModelCalls: run.calls, ReusedChunks: run.reused,
+		FilesTotal: len(cs.Files), FilesReviewed: len(cs.Files) - len(out.skipped) - len(out.truncated),
+		SkippedFiles: out.skipped, TruncatedFiles: out.truncated,
 		DroppedFindings: run.diags[result.KindFindingDropped],
 		InputTokens:     run.usage.InputTokens, OutputTokens: run.usage.OutputTokens,
 		SecretFindings: len(secrets), OutOfView: run.diags[outOfViewKey],
-		FilteredByRules: len(filtered), HiddenByCap: len(hidden), Withheld: withheld, RulesDigest: rulesDigest,
+		FilteredByRules: len(filtered), HiddenByCap: len(hidden), Withheld: withheld, RulesDigest: rules.Digest(),
 		WithoutModel: withoutModel,
 		Rules:        applied, RulesRejected: rejected, Gates: rules.Gates(kept),
 		CachedInputTokens: run.usage.CachedInputTokens, CacheWriteInputTokens: run.usage.CacheWriteInputTokens,
 	}
 	if carry.from != nil {
-		meta.CarriedOver, meta.Interdiffs, meta.CarriedFrom = len(carry.files), len(carry.interdiff), carry.from.Version
+		out.meta.CarriedOver, out.meta.Interdiffs, out.meta.CarriedFrom = len(carry.files), len(carry.interdiff), carry.from.Version
 	}
-	meta.EstimatedCostUSD, _ = r.Prices.Cost(run.usage)
-	reviewed.Meta = meta.Map()
-	run.emitMetrics(&reviewed, len(secrets))
+	out.meta.EstimatedCostUSD, _ = run.r.Prices.Cost(run.usage)
+	out.reviewed.Meta = out.meta.Map()
+	return out
+}
 
-	key := artifacts.Key(j.ID, "review.json")
-	if err := r.Redacted.PutJSON(ctx, key, reviewed); err != nil {
-		return job.Result{}, err
+// store writes the result artifact, then records the version in the rerun
+// ledger; it returns the artifact's key and the ledger's note for the job.
+func (r *LLM) store(ctx context.Context, j *job.Job, cs domain.Changeset, out reviewed) (key, ledgerNote string, err error) {
+	key = artifacts.Key(j.ID, "review.json")
+	if err := r.Redacted.PutJSON(ctx, key, out.reviewed); err != nil {
+		return "", "", err
 	}
-	ledgerNote, err := r.record(ctx, ledgerEntry(j, cs, reviewed, skipped, truncated, codeOf))
+	ledgerNote, err = r.record(ctx, ledgerEntry(j, cs, out.reviewed, out.skipped, out.truncated, out.codeOf))
 	if err != nil {
-		return job.Result{}, err
+		return "", "", err
 	}
-	n := len(reviewed.Findings)
+	return key, ledgerNote, nil
+}
+
+// jobResult is what the job records of the stage: the result's key, its
+// counts and the history's one-line detail.
+func (out reviewed) jobResult(key string, run *run, ledgerNote string) job.Result {
+	n, version, meta := len(out.reviewed.Findings), run.version, out.meta
 	coverage := meta.Coverage()
 	return job.Result{Artifacts: job.Artifacts{Result: key}, FindingCount: &n,
 		Review: &job.ReviewStats{PromptVersion: version, InputTokens: run.usage.InputTokens, OutputTokens: run.usage.OutputTokens,
-			ModelCalls: run.calls, Chunks: len(leaves), SkippedFiles: len(skipped), TruncatedFiles: len(truncated),
-			FilesTotal: len(cs.Files), FilesReviewed: meta.FilesReviewed, Coverage: coverage, WithoutModel: withoutModel,
+			ModelCalls: run.calls, Chunks: out.chunks, SkippedFiles: len(out.skipped), TruncatedFiles: len(out.truncated),
+			FilesTotal: meta.FilesTotal, FilesReviewed: meta.FilesReviewed, Coverage: coverage, WithoutModel: meta.WithoutModel,
 			CachedInputTokens: run.usage.CachedInputTokens, CacheWriteInputTokens: run.usage.CacheWriteInputTokens,
 			RateLimitedCalls: run.limited, RateLimitWaitMS: run.waited.Milliseconds()},
 		Detail: fmt.Sprintf("findings %d (secrets %d, hidden by cap %d), %s, chunks %d, model calls %d, prompt %s",
-			n, len(secrets), len(hidden), coverage, len(leaves), run.calls, version) + adjusted(merged) + ledgerNote}, nil
+			n, out.secrets, out.hidden, coverage, out.chunks, run.calls, version) + adjusted(out.adjusted) + ledgerNote}
 }
 
 // adjusted is the job history's note of what merging the chunks adjusted
