@@ -101,19 +101,9 @@ type Fetch struct {
 // Process fetches the changelist, stores the raw and the redacted changeset
 // and settles the recipient list.
 func (f *Fetch) Process(ctx context.Context, j *job.Job) (job.Result, error) {
-	var review swarm.Review
-	if j.Swarm != nil {
-		// Before anything is fetched: the run may review only a change of its own review.
-		var err error
-		if review, err = f.swarmReview(ctx, j); err != nil {
-			return job.Result{}, err
-		}
-	}
-	if j.Swarm != nil && f.Swarm != nil {
-		// Best effort: a run not yet linked still gets {pass}/{fail} at the end.
-		if err := f.Swarm.Update(ctx, j); err != nil {
-			f.Log.WarnContext(ctx, "swarm update callback failed; the next attempt or the result callback covers it", "err", err, "error_class", failure.Classify(err))
-		}
+	review, err := f.swarmStart(ctx, j)
+	if err != nil {
+		return job.Result{}, err
 	}
 	// Each file is spooled raw and redacted as its diff arrives, so a
 	// changelist of any size is fetched in bounded memory.
@@ -131,38 +121,11 @@ func (f *Fetch) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	if err != nil {
 		return job.Result{}, err
 	}
-	carryable := prev.Carryable()
-	var redactions, carried, interdiffs atomic.Int64
-	cs, err := f.P4.FetchSince(ctx, j.Changelist, j.Shelved, interdiffSince(j, prev, carryable), func(i int, fc domain.FileChange) error {
-		// Only a file fetched with its diff is carried: the diff is what
-		// its findings' fingerprints (and the e-mail's code) are read from.
-		if pf, ok := carryable[fc.DepotPath]; ok && pf.Unchanged(fc) {
-			fc.CarriedFrom = prev.Version
-			carried.Add(1)
-		}
-		if fc.InterdiffFrom > 0 {
-			interdiffs.Add(1)
-		}
-		if err := raw.add(i, fc); err != nil {
-			return failure.Wrap(failure.InternalBug, err)
-		}
-		// Both diffs are redacted: either may reach the model.
-		for _, d := range []*string{&fc.Diff, &fc.Interdiff} {
-			text, ms, err := f.Redactor.Redact(*d)
-			if err != nil {
-				// Fail closed: nothing un-redacted may move on. The path
-				// is not secret; the content is not included.
-				return failure.Errorf(failure.InternalBug, "redaction of %s failed: %w", fc.DepotPath, err)
-			}
-			redactions.Add(int64(len(ms)))
-			*d = text
-		}
-		return red.add(i, fc)
-	})
-	if err != nil {
+	fx := &fetched{raw: raw, red: red, prev: prev}
+	if err := f.fetch(ctx, j, fx); err != nil {
 		return job.Result{}, err
 	}
-	author, authorEmail, named := cs.User, cs.UserEmail, j.RequestedRecipients
+	author, authorEmail, named := fx.cs.User, fx.cs.UserEmail, j.RequestedRecipients
 	if j.Swarm != nil {
 		// Swarm's archive change belongs to its service user: the review's
 		// author and participants come from Swarm, their addresses from
@@ -178,13 +141,101 @@ func (f *Fetch) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	if err != nil {
 		return job.Result{}, err
 	}
-	if n, m := carried.Load(), interdiffs.Load(); n+m > 0 {
-		cs.Previous = &domain.PreviousReview{Version: prev.Version, JobID: prev.JobID}
-		f.Log.InfoContext(ctx, "files carried over or diffed against the previous version", "carried_files", n,
-			"interdiff_files", m, "files", len(cs.Files), "previous_version", prev.Version, "previous_job", prev.JobID)
+	f.notePrevious(ctx, fx)
+	res, err := f.storeChangeset(ctx, j, fx, author)
+	if err != nil {
+		return job.Result{}, err
 	}
+	if err := f.storeRules(ctx, j, fx.cs); err != nil {
+		return job.Result{}, err
+	}
+	f.Log.InfoContext(ctx, "changeset fetched", "files", len(fx.cs.Files), "redactions", fx.redactions.Load())
+	res.Recipients, res.Detail = recipients, fx.detail(authorEmail, refused)
+	return res, nil
+}
+
+// swarmStart holds a Swarm run to its own review before anything is
+// fetched, and links the run to the job (best effort: a run not yet linked
+// still gets {pass}/{fail} at the end). It returns the run's review (zero
+// for a job not from Swarm).
+func (f *Fetch) swarmStart(ctx context.Context, j *job.Job) (swarm.Review, error) {
+	if j.Swarm == nil {
+		return swarm.Review{}, nil
+	}
+	review, err := f.swarmReview(ctx, j)
+	if err != nil {
+		return swarm.Review{}, err
+	}
+	if f.Swarm != nil {
+		if err := f.Swarm.Update(ctx, j); err != nil {
+			f.Log.WarnContext(ctx, "swarm update callback failed; the next attempt or the result callback covers it", "err", err, "error_class", failure.Classify(err))
+		}
+	}
+	return review, nil
+}
+
+// fetched is one Process call's changeset: its files spooled raw and
+// redacted, the thread's previous version, and what was counted on the way.
+type fetched struct {
+	cs       domain.Changeset
+	raw, red *spool
+	prev     *ledger.Version
+
+	redactions, carried, interdiffs atomic.Int64
+}
+
+// fetch fetches the changelist into fx, each file spooled raw, then
+// redacted (both its diffs: either may reach the model) and spooled again;
+// files unchanged since the previous version are marked carried over.
+func (f *Fetch) fetch(ctx context.Context, j *job.Job, fx *fetched) error {
+	carryable := fx.prev.Carryable()
+	cs, err := f.P4.FetchSince(ctx, j.Changelist, j.Shelved, interdiffSince(j, fx.prev, carryable), func(i int, fc domain.FileChange) error {
+		// Only a file fetched with its diff is carried: the diff is what
+		// its findings' fingerprints (and the e-mail's code) are read from.
+		if pf, ok := carryable[fc.DepotPath]; ok && pf.Unchanged(fc) {
+			fc.CarriedFrom = fx.prev.Version
+			fx.carried.Add(1)
+		}
+		if fc.InterdiffFrom > 0 {
+			fx.interdiffs.Add(1)
+		}
+		if err := fx.raw.add(i, fc); err != nil {
+			return failure.Wrap(failure.InternalBug, err)
+		}
+		for _, d := range []*string{&fc.Diff, &fc.Interdiff} {
+			text, ms, err := f.Redactor.Redact(*d)
+			if err != nil {
+				// Fail closed: nothing un-redacted may move on. The path
+				// is not secret; the content is not included.
+				return failure.Errorf(failure.InternalBug, "redaction of %s failed: %w", fc.DepotPath, err)
+			}
+			fx.redactions.Add(int64(len(ms)))
+			*d = text
+		}
+		return fx.red.add(i, fc)
+	})
+	fx.cs = cs
+	return err
+}
+
+// notePrevious links the changeset to the previous version when any file
+// was carried over from it or diffed against it.
+func (f *Fetch) notePrevious(ctx context.Context, fx *fetched) {
+	if n, m := fx.carried.Load(), fx.interdiffs.Load(); n+m > 0 {
+		fx.cs.Previous = &domain.PreviousReview{Version: fx.prev.Version, JobID: fx.prev.JobID}
+		f.Log.InfoContext(ctx, "files carried over or diffed against the previous version", "carried_files", n,
+			"interdiff_files", m, "files", len(fx.cs.Files), "previous_version", fx.prev.Version, "previous_job", fx.prev.JobID)
+	}
+}
+
+// storeChangeset stores the raw changeset, then the redacted one (its
+// description redacted, no author address, the review's author as its
+// user for a Swarm run), and seals the redacted one's digest: the llm stage
+// verifies this proof instead of scanning the diffs again.
+func (f *Fetch) storeChangeset(ctx context.Context, j *job.Job, fx *fetched, author string) (job.Result, error) {
+	cs := fx.cs
 	rawKey := artifacts.Key(j.ID, "changeset.raw.json")
-	if _, err := f.store(ctx, f.Raw, rawKey, raw, cs); err != nil {
+	if _, err := f.store(ctx, f.Raw, rawKey, fx.raw, cs); err != nil {
 		return job.Result{}, err
 	}
 	redCS := cs
@@ -192,30 +243,29 @@ func (f *Fetch) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	if err != nil {
 		return job.Result{}, failure.Errorf(failure.InternalBug, "redaction of the description failed: %w", err)
 	}
-	redactions.Add(int64(len(ms)))
+	fx.redactions.Add(int64(len(ms)))
 	redCS.Description = desc
 	redCS.UserEmail = "" // the recipient list lives in the job; keep PII out of the shared artifact
 	if j.Swarm != nil {
 		redCS.User = author // the e-mail names the review's author, not Swarm's service user
 	}
 	redKey := artifacts.Key(j.ID, "changeset.json")
-	sum, err := f.store(ctx, f.Redacted, redKey, red, redCS)
+	sum, err := f.store(ctx, f.Redacted, redKey, fx.red, redCS)
 	if err != nil {
 		return job.Result{}, err
 	}
-	// The llm stage verifies this instead of scanning the diffs again.
-	proof := f.Redactor.SealDigest(sum)
-	if err := f.storeRules(ctx, j, cs); err != nil {
-		return job.Result{}, err
-	}
-	f.Log.InfoContext(ctx, "changeset fetched", "files", len(cs.Files), "redactions", redactions.Load())
+	return job.Result{Artifacts: job.Artifacts{Raw: rawKey, Redacted: redKey, RedactedProof: f.Redactor.SealDigest(sum)}}, nil
+}
 
-	detail := fmt.Sprintf("files %d, redactions %d", len(cs.Files), redactions.Load())
-	if n := carried.Load(); n > 0 {
-		detail += fmt.Sprintf(", carried over %d unchanged from version %d", n, prev.Version)
+// detail is the job history's line for the fetch: its counts, what was
+// carried over, and what was adjusted or refused.
+func (fx *fetched) detail(authorEmail string, refused []recipientpolicy.Refusal) string {
+	detail := fmt.Sprintf("files %d, redactions %d", len(fx.cs.Files), fx.redactions.Load())
+	if n := fx.carried.Load(); n > 0 {
+		detail += fmt.Sprintf(", carried over %d unchanged from version %d", n, fx.prev.Version)
 	}
-	if n := interdiffs.Load(); n > 0 {
-		detail += fmt.Sprintf(", %d diffed against version %d's shelf", n, prev.Version)
+	if n := fx.interdiffs.Load(); n > 0 {
+		detail += fmt.Sprintf(", %d diffed against version %d's shelf", n, fx.prev.Version)
 	}
 	if authorEmail != "" && delivery.Canonical(authorEmail) != authorEmail {
 		// The user spec's address was trimmed or lower-cased: the history
@@ -226,8 +276,7 @@ func (f *Fetch) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 		// The job's history keeps who was not e-mailed and why.
 		detail += "; not e-mailed, outside the recipient policy: " + recipientpolicy.Describe(refused)
 	}
-	return job.Result{Artifacts: job.Artifacts{Raw: rawKey, Redacted: redKey, RedactedProof: proof}, Recipients: recipients,
-		Detail: detail}, nil
+	return detail
 }
 
 // previous is the thread's latest ledger entry below the job's version
