@@ -376,110 +376,8 @@ func (r *Redactor) scanParallel(ix *index, text string, lower []byte) ([]span, e
 // scanLines runs the rules over the lines in text[from:to], which start and
 // end at line boundaries. Multiline windows may reach outside it.
 func (r *Redactor) scanLines(ix *index, text string, lower []byte, from, to, depth int) ([]span, error) {
-	var spans []span
-	hits := make([]uint64, (len(ix.dets)+63)/64)
-	mark := func(_, _, pattern int64) bool {
-		for _, d := range ix.byPattern[pattern] {
-			hits[d>>6] |= 1 << (d & 63)
-		}
-		return true
-	}
-	run := func(d int, ls, le int) error {
-		det := &ix.dets[d]
-		off, t := ls, text[ls:le]
-		if det.multiline {
-			off = windowStart(text, ls)
-			t = text[off:min(len(text), le+windowAfter)]
-		}
-		found, err := det.find(t)
-		if err != nil {
-			return err
-		}
-		for _, s := range found {
-			if s.rule == "" {
-				s.rule = det.id
-			}
-			spans = append(spans, span{s.start + off, s.end + off, s.rule})
-		}
-		return nil
-	}
-	// decodeLine runs the rules on what text[ls:le] hides encoded (base64,
-	// hex, percent-encoding), down to maxDecodeDepth.
-	decodeLine := func(ls, le int) error {
-		if depth >= maxDecodeDepth {
-			return nil
-		}
-		found, err := r.decoded(text[ls:le], depth)
-		if err != nil {
-			return err
-		}
-		for _, s := range found {
-			spans = append(spans, span{s.start + ls, s.end + ls, s.rule})
-		}
-		return nil
-	}
-	segment := func(ls, le int) error {
-		clear(hits)
-		ix.trie.Walk(lower[ls:le], mark)
-		line := text[ls:le]
-		for _, d := range ix.keywordless {
-			if f := ix.dets[d].line; f == nil || f(line) {
-				hits[d>>6] |= 1 << (d & 63)
-			}
-		}
-		for w, word := range hits {
-			for word != 0 {
-				b := bits.TrailingZeros64(word)
-				word &= word - 1
-				if err := run(w*64+b, ls, le); err != nil {
-					return err
-				}
-			}
-		}
-		return decodeLine(ls, le)
-	}
-	// A long line (minified code, a serialized blob) has keywords all
-	// over it: a rule runs only on windows of keywordReach bytes around
-	// each of its keywords, not on the whole line. Rules without keywords
-	// and the decoder still see the whole line.
-	var wins [][][2]int
-	long := func(ls, le int) error {
-		if wins == nil {
-			wins = make([][][2]int, len(ix.dets))
-		}
-		for d := range wins {
-			wins[d] = wins[d][:0]
-		}
-		ix.trie.Walk(lower[ls:le], func(end, n, pattern int64) bool {
-			ws, we := max(ls, ls+int(end-n+1)-keywordReach), min(le, ls+int(end)+1+keywordReach)
-			for _, d := range ix.byPattern[pattern] {
-				// Windows stay short (the regexp engine is much faster on
-				// short inputs); each keyword's own reach lies whole in one.
-				if k := len(wins[d]); k > 0 && wins[d][k-1][1] >= ws && we-wins[d][k-1][0] <= maxWindow {
-					wins[d][k-1][1] = we
-				} else {
-					wins[d] = append(wins[d], [2]int{ws, we})
-				}
-			}
-			return true
-		})
-		for d, ws := range wins {
-			for _, w := range ws {
-				if err := run(d, w[0], w[1]); err != nil {
-					return err
-				}
-			}
-		}
-		line := text[ls:le]
-		for _, d := range ix.keywordless {
-			if f := ix.dets[d].line; f == nil || f(line) {
-				if err := run(d, ls, le); err != nil {
-					return err
-				}
-			}
-		}
-		return decodeLine(ls, le)
-	}
+	s := &lineScan{r: r, ix: ix, text: text, lower: lower, depth: depth, hits: make([]uint64, (len(ix.dets)+63)/64)}
+	s.markHit = s.mark // one func value for every line's trie walk
 	for ls := from; ls < to; {
 		le := strings.IndexByte(text[ls:to], '\n')
 		if le < 0 {
@@ -489,16 +387,144 @@ func (r *Redactor) scanLines(ix *index, text string, lower []byte, from, to, dep
 		}
 		var err error
 		if le-ls <= longLine {
-			err = segment(ls, le)
+			err = s.segment(ls, le)
 		} else {
-			err = long(ls, le)
+			err = s.long(ls, le)
 		}
 		if err != nil {
 			return nil, err
 		}
 		ls = le + 1
 	}
-	return spans, nil
+	return s.spans, nil
+}
+
+// lineScan is one scanLines call: the text, its lower-cased bytes, the
+// spans found so far, and the scratch space reused from line to line.
+type lineScan struct {
+	r     *Redactor
+	ix    *index
+	text  string
+	lower []byte
+	depth int
+	spans []span
+
+	hits    []uint64 // a short line's rules to run: one bit per rule
+	markHit func(_, _, pattern int64) bool
+	wins    [][][2]int // a long line's windows, per rule
+}
+
+// mark sets the bits of the rules whose keyword (pattern) the trie found.
+func (s *lineScan) mark(_, _, pattern int64) bool {
+	for _, d := range s.ix.byPattern[pattern] {
+		s.hits[d>>6] |= 1 << (d & 63)
+	}
+	return true
+}
+
+// run runs rule d on text[ls:le] (a multiline rule: on the window around
+// it) and keeps what it finds.
+func (s *lineScan) run(d int, ls, le int) error {
+	det := &s.ix.dets[d]
+	off, t := ls, s.text[ls:le]
+	if det.multiline {
+		off = windowStart(s.text, ls)
+		t = s.text[off:min(len(s.text), le+windowAfter)]
+	}
+	found, err := det.find(t)
+	if err != nil {
+		return err
+	}
+	for _, sp := range found {
+		if sp.rule == "" {
+			sp.rule = det.id
+		}
+		s.spans = append(s.spans, span{sp.start + off, sp.end + off, sp.rule})
+	}
+	return nil
+}
+
+// decodeLine runs the rules on what text[ls:le] hides encoded (base64,
+// hex, percent-encoding), down to maxDecodeDepth.
+func (s *lineScan) decodeLine(ls, le int) error {
+	if s.depth >= maxDecodeDepth {
+		return nil
+	}
+	found, err := s.r.decoded(s.text[ls:le], s.depth)
+	if err != nil {
+		return err
+	}
+	for _, sp := range found {
+		s.spans = append(s.spans, span{sp.start + ls, sp.end + ls, sp.rule})
+	}
+	return nil
+}
+
+// segment scans a line of at most longLine bytes: every rule whose keyword
+// it holds, and every rule without keywords that accepts it, runs on the
+// whole line.
+func (s *lineScan) segment(ls, le int) error {
+	clear(s.hits)
+	s.ix.trie.Walk(s.lower[ls:le], s.markHit)
+	line := s.text[ls:le]
+	for _, d := range s.ix.keywordless {
+		if f := s.ix.dets[d].line; f == nil || f(line) {
+			s.hits[d>>6] |= 1 << (d & 63)
+		}
+	}
+	for w, word := range s.hits {
+		for word != 0 {
+			b := bits.TrailingZeros64(word)
+			word &= word - 1
+			if err := s.run(w*64+b, ls, le); err != nil {
+				return err
+			}
+		}
+	}
+	return s.decodeLine(ls, le)
+}
+
+// long scans a long line (minified code, a serialized blob), which has
+// keywords all over it: a rule runs only on windows of keywordReach bytes
+// around each of its keywords, not on the whole line. Rules without
+// keywords and the decoder still see the whole line.
+func (s *lineScan) long(ls, le int) error {
+	if s.wins == nil {
+		s.wins = make([][][2]int, len(s.ix.dets))
+	}
+	wins := s.wins
+	for d := range wins {
+		wins[d] = wins[d][:0]
+	}
+	s.ix.trie.Walk(s.lower[ls:le], func(end, n, pattern int64) bool {
+		ws, we := max(ls, ls+int(end-n+1)-keywordReach), min(le, ls+int(end)+1+keywordReach)
+		for _, d := range s.ix.byPattern[pattern] {
+			// Windows stay short (the regexp engine is much faster on
+			// short inputs); each keyword's own reach lies whole in one.
+			if k := len(wins[d]); k > 0 && wins[d][k-1][1] >= ws && we-wins[d][k-1][0] <= maxWindow {
+				wins[d][k-1][1] = we
+			} else {
+				wins[d] = append(wins[d], [2]int{ws, we})
+			}
+		}
+		return true
+	})
+	for d, ws := range wins {
+		for _, w := range ws {
+			if err := s.run(d, w[0], w[1]); err != nil {
+				return err
+			}
+		}
+	}
+	line := s.text[ls:le]
+	for _, d := range s.ix.keywordless {
+		if f := s.ix.dets[d].line; f == nil || f(line) {
+			if err := s.run(d, ls, le); err != nil {
+				return err
+			}
+		}
+	}
+	return s.decodeLine(ls, le)
 }
 
 // windowStart is where a multiline rule's window around offset ls begins:
