@@ -112,18 +112,43 @@ func (p *parser) parse(raw []byte, changed []string) (domain.ReviewResult, error
 	if err != nil {
 		return domain.ReviewResult{}, p.reject(ReasonInvalidJSON, "", jsonErrorDetail(err))
 	}
-
 	// 2. Top level.
+	top, newerMinor, err := p.topLevel(doc)
+	if err != nil {
+		return domain.ReviewResult{}, err
+	}
+	// 3. Each finding, then 4. repository-aware reconciliation.
+	kept := p.findings(top["findings"].([]any), changed, newerMinor) // the schema guarantees an array
+	res := domain.ReviewResult{
+		SchemaVersion: top["schema_version"].(string),
+		PromptVersion: top["prompt_version"].(string),
+		Findings:      kept,
+	}
+	if s, ok := top["summary"].(string); ok {
+		res.Summary = s
+	}
+	if m, ok := top["meta"].(map[string]any); ok && len(m) > 0 {
+		res.Meta = m
+	}
+	return res, nil
+}
+
+// topLevel checks the answer's top level: an object whose versions are
+// compatible (newerMinor: a newer minor schema, whose unknown fields are
+// dropped) and which matches the schema. Findings are validated one by one
+// later; here the top level is checked with an empty list so one bad
+// finding cannot reject the response.
+func (p *parser) topLevel(doc any) (top map[string]any, newerMinor bool, err error) {
 	top, ok := doc.(map[string]any)
 	if !ok {
-		return domain.ReviewResult{}, p.reject(ReasonSchemaMismatch, "", "top level is "+jsonType(doc)+", want object")
+		return nil, false, p.reject(ReasonSchemaMismatch, "", "top level is "+jsonType(doc)+", want object")
 	}
 	for _, name := range []string{"schema_version", "prompt_version", "summary"} {
 		p.trim(top, name, -1, "")
 	}
 	newerMinor, rerr := p.checkVersions(top)
 	if rerr != nil {
-		return domain.ReviewResult{}, rerr
+		return nil, false, rerr
 	}
 	if newerMinor {
 		for _, k := range keys(top) {
@@ -133,8 +158,6 @@ func (p *parser) parse(raw []byte, changed []string) (domain.ReviewResult, error
 			}
 		}
 	}
-	// Findings are validated one by one in step 3; here the top level is
-	// checked with an empty list so one bad finding cannot reject the response.
 	shallow := make(map[string]any, len(top))
 	for k, v := range top {
 		shallow[k] = v
@@ -144,11 +167,15 @@ func (p *parser) parse(raw []byte, changed []string) (domain.ReviewResult, error
 	}
 	if vs := violations(topSchemaV().Validate(shallow)); len(vs) > 0 {
 		v := vs[0]
-		return domain.ReviewResult{}, p.reject(v.reason, v.field, v.detail)
+		return nil, false, p.reject(v.reason, v.field, v.detail)
 	}
-	items := top["findings"].([]any) // the schema guarantees an array
+	return top, newerMinor, nil
+}
 
-	// 3. Each finding.
+// findings validates each finding on its own, then reconciles its file
+// with the changed files (RC-5): a finding whose file matches none is
+// dropped, one that matches another spelling takes the changed file's.
+func (p *parser) findings(items []any, changed []string, newerMinor bool) []domain.Finding {
 	type candidate struct {
 		index int
 		f     domain.Finding
@@ -159,8 +186,6 @@ func (p *parser) parse(raw []byte, changed []string) (domain.ReviewResult, error
 			valid = append(valid, candidate{i, f})
 		}
 	}
-
-	// 4. Repository-aware reconciliation.
 	set := newChangedSet(changed)
 	kept := make([]domain.Finding, 0, len(valid))
 	for _, c := range valid {
@@ -179,19 +204,7 @@ func (p *parser) parse(raw []byte, changed []string) (domain.ReviewResult, error
 		p.add(Diagnostic{Kind: KindWarning, Reason: ReasonAllFindingsDropped, Index: -1,
 			Detail: fmt.Sprintf("%d of %d findings dropped", dropped, len(items))})
 	}
-
-	res := domain.ReviewResult{
-		SchemaVersion: top["schema_version"].(string),
-		PromptVersion: top["prompt_version"].(string),
-		Findings:      kept,
-	}
-	if s, ok := top["summary"].(string); ok {
-		res.Summary = s
-	}
-	if m, ok := top["meta"].(map[string]any); ok && len(m) > 0 {
-		res.Meta = m
-	}
-	return res, nil
+	return kept
 }
 
 // checkVersions runs the compatibility rules on version literals that are
