@@ -317,6 +317,9 @@ func jsonContent(ct string) bool {
 	return err == nil && mt == "application/json"
 }
 
+// create is POST /webhooks/changelist once authenticated: the request is
+// parsed and checked, the job and its idempotency record are stored
+// together, and the job is enqueued for the fetch stage.
 func (h *Handler) create(ctx context.Context, req events.APIGatewayProxyRequest, body []byte, mode authMode) events.APIGatewayProxyResponse {
 	if ct := header(req, "Content-Type"); ct != "" && !jsonContent(ct) {
 		return errorResponse(http.StatusUnsupportedMediaType, "unsupported_media_type", "Content-Type must be application/json")
@@ -329,29 +332,65 @@ func (h *Handler) create(ctx context.Context, req events.APIGatewayProxyRequest,
 	if mode == authBearer && r.Source != "swarm" {
 		return errorResponse(http.StatusForbidden, "source_not_allowed", "the Swarm token authenticates only source swarm; sign other requests")
 	}
-	var callbacks [3]string
-	if r.Swarm != nil {
-		// Swarm puts its external_url's origin (or http://localhost) on the
-		// callbacks: they are accepted by path shape and kept rebuilt on
-		// SWARM_URL, the only host they are ever called on.
-		cbs, field, err := swarm.RunCallbacks(h.SwarmURL, r.Swarm.Update, r.Swarm.Pass, r.Swarm.Fail)
-		if err == nil && h.SwarmURL == "" && cbs != [3]string{} {
-			field, err = "update", errors.New("no Swarm server is configured here (SWARM_URL) to call back")
-		}
-		if err != nil {
-			return errorResponse(http.StatusBadRequest, "invalid_field", "swarm."+field+": "+err.Error())
-		}
-		callbacks = cbs
-		if resp, ok := h.checkReview(ctx, r.Swarm.Review, r.ChangelistID); !ok {
-			return resp
-		}
+	callbacks, resp, ok := h.checkSwarm(ctx, r)
+	if !ok {
+		return resp
 	}
 	ctx = obs.WithAttrs(ctx, slog.String("idempotency_key", r.IdempotencyKey), slog.Int64("changelist_id", r.ChangelistID), slog.Int("review_version", r.ReviewVersion))
 	if resp, ok := h.checkRecipients(ctx, r); !ok {
 		return resp
 	}
-
 	now := h.now()
+	j := h.newJob(ctx, req, r, callbacks, now)
+	id := j.ID
+	resp = jsonResponse(http.StatusAccepted, jobView{JobID: id, State: string(job.Queued), ChangelistID: r.ChangelistID,
+		ReviewVersion: r.ReviewVersion, IdempotencyKey: r.IdempotencyKey, CreatedAt: j.CreatedAt, StatusURL: "/jobs/" + id})
+	resp.Headers["Location"] = "/jobs/" + id
+	idem := &store.Idempotency{Key: r.IdempotencyKey, RequestHash: r.Hash(), JobID: id, CreatedAt: j.CreatedAt,
+		// No ExpiresAt: the store keeps uniqueness records for the
+		// uniqueness retention, not the data's (rule ID-3).
+		Response: store.SavedResponse{Status: resp.StatusCode, Headers: resp.Headers, Body: resp.Body}}
+	if resp, ok := h.storeJob(ctx, r, j, idem); !ok {
+		return resp
+	}
+	ctx = obs.WithAttrs(ctx, slog.String("job_id", id), slog.String("trace_id", j.TraceID))
+	h.Log.InfoContext(ctx, "job created", "source", r.Source, "shelved", r.Shelved)
+
+	env := envelope.ForJob(j, domain.StageFetch, now)
+	if err := h.Queue.Send(ctx, env); err != nil {
+		// The job is stored; the sweeper enqueues it once its sweep deadline passes.
+		h.Log.ErrorContext(ctx, "enqueueing the job failed; the sweeper will enqueue it", "err", err, "sweep_at", j.SweepAt)
+	}
+	return resp
+}
+
+// checkSwarm checks a Swarm run's callbacks and that the run names a change
+// of its own review; it returns the callbacks (update, pass, fail) rebuilt
+// on SWARM_URL, or the response refusing the request (ok false). A request
+// not from Swarm passes with none.
+func (h *Handler) checkSwarm(ctx context.Context, r Request) (callbacks [3]string, resp events.APIGatewayProxyResponse, ok bool) {
+	if r.Swarm == nil {
+		return callbacks, resp, true
+	}
+	// Swarm puts its external_url's origin (or http://localhost) on the
+	// callbacks: they are accepted by path shape and kept rebuilt on
+	// SWARM_URL, the only host they are ever called on.
+	cbs, field, err := swarm.RunCallbacks(h.SwarmURL, r.Swarm.Update, r.Swarm.Pass, r.Swarm.Fail)
+	if err == nil && h.SwarmURL == "" && cbs != [3]string{} {
+		field, err = "update", errors.New("no Swarm server is configured here (SWARM_URL) to call back")
+	}
+	if err != nil {
+		return callbacks, errorResponse(http.StatusBadRequest, "invalid_field", "swarm."+field+": "+err.Error()), false
+	}
+	if resp, ok := h.checkReview(ctx, r.Swarm.Review, r.ChangelistID); !ok {
+		return callbacks, resp, false
+	}
+	return cbs, resp, true
+}
+
+// newJob is the queued job the request asks for, its history holding every
+// adjustment made to the request.
+func (h *Handler) newJob(ctx context.Context, req events.APIGatewayProxyRequest, r Request, callbacks [3]string, now time.Time) *job.Job {
 	id := uuid.NewString()
 	j := job.New(id, r.IdempotencyKey, r.ChangelistID, r.ReviewVersion, now, h.SweepAfter)
 	j.Shelved, j.Source, j.RequestedRecipients, j.TraceID = r.Shelved, r.Source, r.Recipients, uuid.NewString()
@@ -371,40 +410,32 @@ func (h *Handler) create(ctx context.Context, req events.APIGatewayProxyRequest,
 		j.Swarm = &job.SwarmRun{Review: r.Swarm.Review, JobURL: h.runLink(ctx, req, id),
 			UpdateURL: callbacks[0], PassURL: callbacks[1], FailURL: callbacks[2]}
 	}
-	resp := jsonResponse(http.StatusAccepted, jobView{JobID: id, State: string(job.Queued), ChangelistID: r.ChangelistID,
-		ReviewVersion: r.ReviewVersion, IdempotencyKey: r.IdempotencyKey, CreatedAt: j.CreatedAt, StatusURL: "/jobs/" + id})
-	resp.Headers["Location"] = "/jobs/" + id
-	idem := &store.Idempotency{Key: r.IdempotencyKey, RequestHash: r.Hash(), JobID: id, CreatedAt: j.CreatedAt,
-		// No ExpiresAt: the store keeps uniqueness records for the
-		// uniqueness retention, not the data's (rule ID-3).
-		Response: store.SavedResponse{Status: resp.StatusCode, Headers: resp.Headers, Body: resp.Body}}
+	return j
+}
 
-	err = h.createWithRetry(ctx, j, idem)
+// storeJob stores the job with its idempotency record. When it is not
+// stored (ok false) the response says why: a duplicate gets the saved
+// response, or 422 if its payload differs; an older version than the
+// changelist's latest, the stale-version answer; a store failure, 503.
+func (h *Handler) storeJob(ctx context.Context, r Request, j *job.Job, idem *store.Idempotency) (events.APIGatewayProxyResponse, bool) {
+	err := h.createWithRetry(ctx, j, idem)
 	var dup *store.DuplicateKeyError
 	var stale *store.StaleVersionError
 	switch {
 	case errors.As(err, &dup):
 		if dup.Existing.RequestHash != idem.RequestHash {
 			h.Log.WarnContext(ctx, "idempotency key reused with a different payload", "existing_job", dup.Existing.JobID)
-			return errorResponse(http.StatusUnprocessableEntity, "idempotency_key_reused", "this idempotency_key was used with a different payload (job "+dup.Existing.JobID+")")
+			return errorResponse(http.StatusUnprocessableEntity, "idempotency_key_reused", "this idempotency_key was used with a different payload (job "+dup.Existing.JobID+")"), false
 		}
 		h.Log.InfoContext(ctx, "duplicate webhook answered with the saved response", "job_id", dup.Existing.JobID)
-		return savedResponse(dup.Existing.Response)
+		return savedResponse(dup.Existing.Response), false
 	case errors.As(err, &stale):
-		return h.staleVersion(ctx, r, stale.Current)
+		return h.staleVersion(ctx, r, stale.Current), false
 	case err != nil:
 		h.Log.ErrorContext(ctx, "creating the job failed", "err", err, "error_class", failure.Classify(err))
-		return unavailable()
+		return unavailable(), false
 	}
-	ctx = obs.WithAttrs(ctx, slog.String("job_id", id), slog.String("trace_id", j.TraceID))
-	h.Log.InfoContext(ctx, "job created", "source", r.Source, "shelved", r.Shelved)
-
-	env := envelope.ForJob(j, domain.StageFetch, now)
-	if err := h.Queue.Send(ctx, env); err != nil {
-		// The job is stored; the sweeper enqueues it once its sweep deadline passes.
-		h.Log.ErrorContext(ctx, "enqueueing the job failed; the sweeper will enqueue it", "err", err, "sweep_at", j.SweepAt)
-	}
-	return resp
+	return events.APIGatewayProxyResponse{}, true
 }
 
 // checkRecipients applies the recipient policy to the addresses a request

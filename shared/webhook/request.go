@@ -131,23 +131,9 @@ func Parse(body []byte) (Request, error) {
 			return Request{}, &FieldError{Code: "invalid_field", Field: "shelved", Msg: "must be a boolean"}
 		}
 	}
-	if b, ok := raw["recipients"]; ok {
-		if err := json.Unmarshal(b, &r.Recipients); err != nil {
-			return Request{}, &FieldError{Code: "invalid_field", Field: "recipients", Msg: "must be an array of e-mail addresses"}
-		}
+	if r.Recipients, err = parseRecipients(raw); err != nil {
+		return Request{}, err
 	}
-	if len(r.Recipients) > 50 {
-		return Request{}, &FieldError{Code: "invalid_field", Field: "recipients", Msg: "at most 50 recipients"}
-	}
-	for i, a := range r.Recipients {
-		addr, err := mail.ParseAddress(a)
-		if err != nil || addr.Name != "" || addr.Address != strings.TrimSpace(a) {
-			return Request{}, &FieldError{Code: "invalid_field", Field: fmt.Sprintf("recipients[%d]", i), Msg: "not a bare e-mail address"}
-		}
-		r.Recipients[i] = delivery.Canonical(addr.Address)
-	}
-	slices.Sort(r.Recipients)
-	r.Recipients = slices.Compact(r.Recipients)
 	if err := str(raw, "source", false, &r.Source); err != nil {
 		return Request{}, err
 	}
@@ -174,6 +160,29 @@ func Parse(body []byte) (Request, error) {
 	}
 	r.Diagnostics = diagnose(raw, r)
 	return r, nil
+}
+
+// parseRecipients reads "recipients": at most 50 bare e-mail addresses,
+// returned canonical, sorted and without duplicates (nil when absent).
+func parseRecipients(raw map[string]json.RawMessage) ([]string, error) {
+	var recipients []string
+	if b, ok := raw["recipients"]; ok {
+		if err := json.Unmarshal(b, &recipients); err != nil {
+			return nil, &FieldError{Code: "invalid_field", Field: "recipients", Msg: "must be an array of e-mail addresses"}
+		}
+	}
+	if len(recipients) > 50 {
+		return nil, &FieldError{Code: "invalid_field", Field: "recipients", Msg: "at most 50 recipients"}
+	}
+	for i, a := range recipients {
+		addr, err := mail.ParseAddress(a)
+		if err != nil || addr.Name != "" || addr.Address != strings.TrimSpace(a) {
+			return nil, &FieldError{Code: "invalid_field", Field: fmt.Sprintf("recipients[%d]", i), Msg: "not a bare e-mail address"}
+		}
+		recipients[i] = delivery.Canonical(addr.Address)
+	}
+	slices.Sort(recipients)
+	return slices.Compact(recipients), nil
 }
 
 // parseSwarm reads the "swarm" object: present exactly when source is
