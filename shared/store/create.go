@@ -108,6 +108,15 @@ func (st *Store) Create(ctx context.Context, j *job.Job, idem *Idempotency) erro
 	if err == nil {
 		return nil
 	}
+	return st.createFailed(ctx, j, idem, err)
+}
+
+// createFailed classifies Create's failed transaction by its cancellation
+// reasons: the idempotency key taken (*DuplicateKeyError, or success when
+// the record is this job's own earlier attempt), the version not above the
+// changelist's latest (*StaleVersionError), a conflict or throttling
+// (retryable), else the AWS error's class.
+func (st *Store) createFailed(ctx context.Context, j *job.Job, idem *Idempotency, err error) error {
 	var tce *types.TransactionCanceledException
 	if !errors.As(err, &tce) {
 		return classifyAWS("create job", err)
