@@ -2,8 +2,10 @@
 // ./...` (and so by `make test`): no tracked file is build output (a tracked
 // binary or large blob bloats every clone forever, and a committed test
 // binary or bootstrap is code nobody reviewed); every test name and path the
-// docs and comments cite exists (StaleCitations); and the imports follow
-// docs/design.md's package map (MapViolations).
+// docs and comments cite exists (StaleCitations); the imports follow
+// docs/design.md's package map (MapViolations); no package is named with a
+// word of several meanings (AmbiguousPackages); and no function in shared/ is
+// over MaxFuncLines (LongFunctions).
 package repocheck
 
 import (
