@@ -183,7 +183,7 @@ func (r *LLM) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 		return job.Result{}, err
 	}
 	out := run.merge(ctx, cs, carry, rules, withoutModel)
-	run.emitMetrics(&out.reviewed, out.secrets)
+	run.emitMetrics(&out.res, out.secrets)
 	key, ledgerNote, err := r.store(ctx, j, cs, out)
 	if err != nil {
 		return job.Result{}, err
@@ -271,10 +271,10 @@ func (run *run) callModel(ctx context.Context, withoutModel string, maxTokens in
 	return nil
 }
 
-// reviewed is a run's chunks merged into one result, and what the job and
+// merged is a run's chunks merged into one result, and what the job and
 // the rerun ledger record about it.
-type reviewed struct {
-	reviewed  domain.ReviewResult
+type merged struct {
+	res       domain.ReviewResult
 	meta      domain.ReviewMeta
 	adjusted  result.Diagnostics // what merging adjusted
 	codeOf    result.CodeOf
@@ -289,7 +289,7 @@ type reviewed struct {
 // pipeline's own (committed secrets: certain, so stated whatever the model
 // answered, or whether it was called at all), applies the review rules and
 // describes the whole in the result's meta.
-func (run *run) merge(ctx context.Context, cs domain.Changeset, carry carryOver, rules result.RuleSet, withoutModel string) reviewed {
+func (run *run) merge(ctx context.Context, cs domain.Changeset, carry carryOver, rules result.RuleSet, withoutModel string) merged {
 	leaves := run.results
 	sortLeaves(leaves)
 	parts := make([]result.ChunkResult, len(leaves))
@@ -302,11 +302,11 @@ func (run *run) merge(ctx context.Context, cs domain.Changeset, carry carryOver,
 		parts = append(parts, result.ChunkResult{Files: carry.paths(cs), Findings: carry.findings})
 	}
 	secrets := result.SecretFindings(cs)
-	out := reviewed{codeOf: result.CodeOf(finding.CodeOf(&cs)), chunks: len(leaves), secrets: len(secrets)}
-	out.reviewed, out.adjusted = result.Merge(parts, run.version, out.codeOf, secrets...)
+	out := merged{codeOf: result.CodeOf(finding.CodeOf(&cs)), chunks: len(leaves), secrets: len(secrets)}
+	out.res, out.adjusted = result.Merge(parts, run.version, out.codeOf, secrets...)
 	out.adjusted.Log(ctx, run.r.Log)
-	kept, filtered, hidden := rules.Filter(out.reviewed.Findings)
-	out.reviewed.Findings, out.hidden = kept, len(hidden)
+	kept, filtered, hidden := rules.Filter(out.res.Findings)
+	out.res.Findings, out.hidden = kept, len(hidden)
 	var withheld []string
 	for _, f := range append(filtered, hidden...) {
 		withheld = append(withheld, finding.Fingerprint(f, out.codeOf(f.File)))
@@ -331,18 +331,18 @@ func (run *run) merge(ctx context.Context, cs domain.Changeset, carry carryOver,
 		out.meta.CarriedOver, out.meta.Interdiffs, out.meta.CarriedFrom = len(carry.files), len(carry.interdiff), carry.from.Version
 	}
 	out.meta.EstimatedCostUSD, _ = run.r.Prices.Cost(run.usage)
-	out.reviewed.Meta = out.meta.Map()
+	out.res.Meta = out.meta.Map()
 	return out
 }
 
 // store writes the result artifact, then records the version in the rerun
 // ledger; it returns the artifact's key and the ledger's note for the job.
-func (r *LLM) store(ctx context.Context, j *job.Job, cs domain.Changeset, out reviewed) (key, ledgerNote string, err error) {
+func (r *LLM) store(ctx context.Context, j *job.Job, cs domain.Changeset, out merged) (key, ledgerNote string, err error) {
 	key = artifacts.Key(j.ID, "review.json")
-	if err := r.Redacted.PutJSON(ctx, key, out.reviewed); err != nil {
+	if err := r.Redacted.PutJSON(ctx, key, out.res); err != nil {
 		return "", "", err
 	}
-	ledgerNote, err = r.record(ctx, ledgerEntry(j, cs, out.reviewed, out.skipped, out.truncated, out.codeOf))
+	ledgerNote, err = r.record(ctx, ledgerEntry(j, cs, out.res, out.skipped, out.truncated, out.codeOf))
 	if err != nil {
 		return "", "", err
 	}
@@ -351,8 +351,8 @@ func (r *LLM) store(ctx context.Context, j *job.Job, cs domain.Changeset, out re
 
 // jobResult is what the job records of the stage: the result's key, its
 // counts and the history's one-line detail.
-func (out reviewed) jobResult(key string, run *run, ledgerNote string) job.Result {
-	n, version, meta := len(out.reviewed.Findings), run.version, out.meta
+func (out merged) jobResult(key string, run *run, ledgerNote string) job.Result {
+	n, version, meta := len(out.res.Findings), run.version, out.meta
 	coverage := meta.Coverage()
 	return job.Result{Artifacts: job.Artifacts{Result: key}, FindingCount: &n,
 		Review: &job.ReviewStats{PromptVersion: version, InputTokens: run.usage.InputTokens, OutputTokens: run.usage.OutputTokens,
