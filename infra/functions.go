@@ -281,9 +281,8 @@ func newFetchFunction(f *functionFactory, p functionsProps, p4Layer awslambda.La
 // newLLMFunction: the llm stage (functions/llm, shared/llmstage). Its
 // CloudFormation ID, "ReviewFunction", is the one it had before the function
 // was renamed from "review": a new ID would replace the function, its log
-// group, its event source mapping and its alarms on the next deploy, and the
-// stack output ReviewFunctionName keeps its name for the scripts that read it
-// (docs/operating.md, "Upgrading").
+// group, its event source mapping and its alarms on the next deploy
+// (docs/operating.md, "Upgrading"). Its stack output is LlmFunctionName.
 func newLLMFunction(f *functionFactory, p functionsProps) awslambda.Function {
 	cfg := f.cfg
 	env := map[string]*string{

@@ -130,7 +130,7 @@ func newOutputs(stack awscdk.Stack, api awsapigateway.RestApi, table awsdynamodb
 	out("AlarmTopicArn", topic.TopicArn())
 	out("WebhookFunctionName", fns.webhook.FunctionName())
 	out("FetchFunctionName", fns.fetch.FunctionName())
-	out("ReviewFunctionName", fns.llm.FunctionName()) // the llm function: its pre-rename name (newLLMFunction)
+	out("LlmFunctionName", fns.llm.FunctionName())
 	out("NotifyFunctionName", fns.notify.FunctionName())
 	out("SweeperFunctionName", fns.sweeper.FunctionName())
 	if fns.sesEvents != nil {

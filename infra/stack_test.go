@@ -445,7 +445,7 @@ func TestLocalStack(t *testing.T) {
 
 	outputs := []string{"ApiId", "ApiStage", "ApiUrl", "JobsTableName", "FetchQueueUrl", "LlmQueueUrl", "NotifyQueueUrl",
 		"FetchDlqUrl", "LlmDlqUrl", "NotifyDlqUrl", "RawBucketName", "RedactedBucketName", "WebhookSecretArn", "LlmSecretArn",
-		"SmtpSecretArn", "DeliveryKeySecretArn", "P4SecretArn", "AlarmTopicArn", "WebhookFunctionName", "FetchFunctionName", "ReviewFunctionName", "NotifyFunctionName", "SweeperFunctionName"}
+		"SmtpSecretArn", "DeliveryKeySecretArn", "P4SecretArn", "AlarmTopicArn", "WebhookFunctionName", "FetchFunctionName", "LlmFunctionName", "NotifyFunctionName", "SweeperFunctionName"}
 	got := m["Outputs"].(map[string]any)
 	for _, o := range outputs {
 		if got[o] == nil {

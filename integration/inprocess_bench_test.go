@@ -129,7 +129,7 @@ func newInProcess(b *testing.B) *inProcess {
 	fetch := &fetchstage.Fetch{P4: fetcher, Redactor: red, Raw: raw, Redacted: redacted, Log: env.quiet, Recipients: fetchPolicy, Metrics: metrics}
 
 	// review, as functions/llm wires it (OpenAI-compatible provider)
-	rv := functionEnv(b, "ReviewFunctionName")
+	rv := functionEnv(b, "LlmFunctionName")
 	key, err := sm.Field(ctx, rv["LLM_SECRET_ID"], "api_key")
 	if err != nil {
 		b.Fatal(err)

@@ -22,7 +22,7 @@ import (
 // switch the provider family the way an operator would (configuration only).
 func setReviewEnv(t testing.TB, change map[string]string) {
 	t.Helper()
-	setFunctionEnv(t, "ReviewFunctionName", change)
+	setFunctionEnv(t, "LlmFunctionName", change)
 }
 
 // setFunctionEnv changes the environment of the function the stack output

@@ -2,7 +2,7 @@
 //
 //	devstack demo    [-port 0] [-keep]                                               emulator + stack + stand-ins, send the sample webhook, print the e-mail
 //	devstack run     [-port 4566]                                                    the same environment in the foreground until Ctrl-C (make up)
-//	devstack invoke  -fn webhook|fetch|review|notify|sweeper -event FILE             invoke a function of the environment `run` started
+//	devstack invoke  -fn webhook|fetch|llm|notify|sweeper -event FILE                invoke a function of the environment `run` started
 //	devstack up      [-port 4566] [-env local] [-overrides JSON] [-asset-root DIR]   start MiniStack (detached) and deploy
 //	devstack deploy  [-endpoint URL] [-env local] [-overrides JSON] [-asset-root DIR] synth + deploy to a running emulator
 //	devstack outputs [-endpoint URL] [-env local] [-format json|env]                 print the stack outputs
