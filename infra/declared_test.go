@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/criticizer/criticizer/internal/fnsettings"
-	"github.com/criticizer/criticizer/internal/settings"
+	"github.com/criticizer/criticizer/shared/settings"
 )
 
 // TestCheckedInPlaceholdersRefused: dev, staging and prod as checked in hold
@@ -46,7 +46,7 @@ func TestCheckedInPlaceholdersRefused(t *testing.T) {
 }
 
 // TestEveryKeyDeclared: each cdk.json key EnvConfig decodes is declared in
-// internal/settings (so it is in docs/configuration.md), and each declared
+// shared/settings (so it is in docs/configuration.md), and each declared
 // key is one EnvConfig decodes.
 func TestEveryKeyDeclared(t *testing.T) {
 	fields := map[string]bool{}
@@ -76,7 +76,7 @@ func TestEveryKeyDeclared(t *testing.T) {
 	}
 	for k := range fields {
 		if !declared[k] {
-			t.Errorf("cdk.json key %s is not declared in internal/settings (nor documented)", k)
+			t.Errorf("cdk.json key %s is not declared in shared/settings (nor documented)", k)
 		}
 	}
 }

@@ -4,11 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/criticizer/criticizer/internal/settings"
+	"github.com/criticizer/criticizer/shared/settings"
 )
 
 // validatePlaceholders refuses, outside local, the placeholder values the
-// declaration names (internal/settings: an all-zero fingerprint or layer
+// declaration names (shared/settings: an all-zero fingerprint or layer
 // checksum, an address in a reserved example domain). Such a value passes
 // every other check and fails the first job, so synth fails instead.
 func validatePlaceholders(c EnvConfig, p *problems) {

@@ -77,7 +77,7 @@ func (s Setting) neededRange() string {
 
 // marker opens table t's generated block in the docs; endMarker closes it.
 func marker(t Table) string {
-	return "<!-- settings:" + string(t) + " (generated from internal/settings: go generate ./internal/settings) -->\n"
+	return "<!-- settings:" + string(t) + " (generated from shared/settings: go generate ./shared/settings) -->\n"
 }
 
 const endMarker = "<!-- /settings -->\n"

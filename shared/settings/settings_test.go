@@ -7,7 +7,7 @@ import (
 )
 
 // TestDocsMatchDeclaration fails when docs/configuration.md's settings tables
-// differ from the declaration: edit Declared, then go generate ./internal/settings.
+// differ from the declaration: edit Declared, then go generate ./shared/settings.
 func TestDocsMatchDeclaration(t *testing.T) {
 	b, err := os.ReadFile("../../docs/configuration.md")
 	if err != nil {
@@ -18,7 +18,7 @@ func TestDocsMatchDeclaration(t *testing.T) {
 		t.Fatal(err)
 	}
 	if want != string(b) {
-		t.Errorf("docs/configuration.md's settings tables are not the declaration's: run go generate ./internal/settings")
+		t.Errorf("docs/configuration.md's settings tables are not the declaration's: run go generate ./shared/settings")
 	}
 }
 

@@ -2,13 +2,13 @@
 // cdk.json key, the variables the functions read it as and which functions
 // read them, its default, its range, where it is needed, and the placeholder
 // values synth refuses outside local. docs/configuration.md's "Every setting"
-// tables are generated from it (go generate ./internal/settings), the infra
+// tables are generated from it (go generate ./shared/settings), the infra
 // synth refuses its placeholders (infra/validate.go), and tests fail when the
 // docs, infra's EnvConfig or a function's loader disagree with it.
 //
 // Adding a setting: one Setting in Declared (beside its neighbours in its
 // table), the field in infra's EnvConfig with the same JSON key, the code that
-// reads it; then go generate ./internal/settings.
+// reads it; then go generate ./shared/settings.
 package settings
 
 //go:generate go run ../../cmd/settingsdoc -docs ../../docs/configuration.md
