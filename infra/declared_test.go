@@ -173,3 +173,75 @@ func TestDeclaredDefaultsAreTheCode(t *testing.T) {
 	}
 	t.Logf("%d declared defaults checked against DefaultConfig", checked)
 }
+
+// TestDeclaredRangesRefusedInEveryEnvironment: synth checks each cdk.json
+// value against what its declaration accepts (shared/settings), in every
+// environment, naming the key, the variable the functions read it as, and
+// the range; stack-only settings (batchSize, architecture) included. The
+// environments as checked in (placeholders replaced by the samples) pass.
+func TestDeclaredRangesRefusedInEveryEnvironment(t *testing.T) {
+	layer, assets := fakeLayer(t), dummyAssets(t)
+	bad := []struct {
+		key  string
+		val  any
+		want string
+	}{
+		{"batchSize", 11, "batchSize 11: must be an integer in 1–10"},
+		{"architecture", "riscv64", "architecture riscv64: must be one of arm64, x86_64"},
+		{"leaseSeconds", 4, "leaseSeconds 4 (LEASE_SECONDS): must be an integer in 5–900"},
+		{"maxAttempts", 0, "maxAttempts 0 (MAX_ATTEMPTS): must be an integer in 1–20"},
+		{"logLevel", "verbose", "logLevel verbose (LOG_LEVEL): must be one of debug, info, warn, error"},
+		{"smtpTLS", "ssl", "smtpTLS ssl (SMTP_TLS): must be one of starttls, tls, none"},
+		{"swarmMaxInlineComments", 501, "swarmMaxInlineComments 501 (SWARM_MAX_INLINE_COMMENTS): must be an integer in 1–500"},
+		{"redactEmails", "yes", "redactEmails"}, // not a bool: the JSON decoder refuses it first
+	}
+	for _, env := range []string{"local", "dev", "staging", "prod"} {
+		base := func(key string, val any) map[string]any {
+			o := map[string]any{"p4LayerPath": layer, "p4LayerSha256": fakeLayerSHA256}
+			if env == "local" {
+				o = map[string]any{}
+			}
+			if key != "" {
+				o[key] = val
+			}
+			return withSamples(map[string]any{ctxEnv: env, ctxAssetRoot: assets, ctxOverrides: o})
+		}
+		t.Run(env, func(t *testing.T) {
+			ctx := cdkContext(t)
+			for k, v := range base("", nil) {
+				ctx[k] = v
+			}
+			if _, _, err := newApp(t.TempDir(), ctx); err != nil {
+				t.Fatalf("%s as checked in (samples for placeholders): %v", env, err)
+			}
+			for _, b := range bad {
+				ctx := cdkContext(t)
+				for k, v := range base(b.key, b.val) {
+					ctx[k] = v
+				}
+				_, _, err := newApp(t.TempDir(), ctx)
+				if err == nil || !strings.Contains(err.Error(), b.want) {
+					t.Errorf("%s = %v: err = %v, want %q", b.key, b.val, err, b.want)
+				}
+			}
+		})
+	}
+}
+
+// TestUnsuitableDefaultRefusedOutsideLocal: an environment that leaves out
+// smtpFrom gets its documented default, criticizer@example.com, which the
+// declaration names a placeholder: synth refuses it outside local instead of
+// every e-mail carrying a domain nobody owns.
+func TestUnsuitableDefaultRefusedOutsideLocal(t *testing.T) {
+	layer, assets := fakeLayer(t), dummyAssets(t)
+	for _, env := range []string{"dev", "staging", "prod"} {
+		ctx := cdkContext(t)
+		delete(ctx[ctxEnvironments].(map[string]any)[env].(map[string]any), "smtpFrom")
+		ctx[ctxEnv], ctx[ctxAssetRoot] = env, assets
+		ctx[ctxOverrides] = map[string]any{"p4LayerPath": layer, "p4LayerSha256": fakeLayerSHA256}
+		_, _, err := newApp(t.TempDir(), ctx)
+		if err == nil || !strings.Contains(err.Error(), `smtpFrom "criticizer@example.com": a placeholder, refused outside local`) {
+			t.Errorf("%s without smtpFrom: err = %v, want the default refused as a placeholder", env, err)
+		}
+	}
+}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/criticizer/criticizer/shared/settings"
@@ -15,13 +14,8 @@ func validatePlaceholders(c EnvConfig, p *problems) {
 	if c.isLocal {
 		return
 	}
-	b, err := json.Marshal(c)
+	keys, err := jsonKeys(c)
 	if err != nil {
-		p.add("settings: %v", err)
-		return
-	}
-	var keys map[string]any
-	if err := json.Unmarshal(b, &keys); err != nil {
 		p.add("settings: %v", err)
 		return
 	}

@@ -360,7 +360,7 @@ type CommentSettings struct {
 // swarm-comments, the Swarm API login and the comment window; swarmURL
 // (SWARM_URL) is then required.
 func commentSettingsFromEnv(r *config.Reader, swarmURL string) CommentSettings {
-	on, err := SwarmCommentsOn(r.Optional("NOTIFY_CHANNELS", ChannelEmail))
+	on, err := SwarmCommentsOn(r.Optional("NOTIFY_CHANNELS"))
 	r.Fail(err)
 	if !on {
 		return CommentSettings{}

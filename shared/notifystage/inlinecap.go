@@ -26,7 +26,7 @@ const DefaultMaxInline = 50
 
 // maxInlineFromEnv reads SWARM_MAX_INLINE_COMMENTS (default 50, 1..500).
 func maxInlineFromEnv(r *config.Reader) int {
-	return r.Int("SWARM_MAX_INLINE_COMMENTS", DefaultMaxInline, 1, 500)
+	return r.Int("SWARM_MAX_INLINE_COMMENTS")
 }
 
 // contextLines and contextLineBytes bound an inline comment's

@@ -48,17 +48,17 @@ func SettingsFromEnv(r *config.Reader) Settings {
 	r.Fail(err)
 	s.Comments = commentSettingsFromEnv(r, s.SwarmLinks.URL)
 	s.Gate = GateFromEnv(r)
-	s.EmailParticipants = r.Bool("SWARM_EMAIL_PARTICIPANTS", false)
+	s.EmailParticipants = r.Bool("SWARM_EMAIL_PARTICIPANTS")
 	s.Outbox = outbox.SettingsFromEnv(r)
 	switch s.Evidence.Provider {
 	case "smtp":
 		s.SMTP = notify.SMTPConfig{
 			Host: r.String("SMTP_HOST"),
-			Port: r.Int("SMTP_PORT", 587, 1, 65535),
+			Port: r.Int("SMTP_PORT"),
 			From: s.Evidence.From,
-			TLS:  notify.TLSMode(r.OneOf("SMTP_TLS", string(notify.TLSStartTLS), string(notify.TLSStartTLS), string(notify.TLSImplicit), string(notify.TLSNone))),
+			TLS:  notify.TLSMode(r.OneOf("SMTP_TLS")),
 			// A send takes up to notify.MaxSendDuration(Timeout): below the function's timeout.
-			Timeout: r.Seconds("SMTP_TIMEOUT_SECONDS", int(notify.DefaultSMTPTimeout.Seconds()), 1, 300),
+			Timeout: r.Seconds("SMTP_TIMEOUT_SECONDS"),
 		}
 		s.SMTPSecretID = r.String("SMTP_SECRET_ID")
 	case "ses":

@@ -23,11 +23,11 @@ type Settings struct {
 func SettingsFromEnv(r *config.Reader) Settings {
 	return Settings{
 		Config: Config{Path: r.String("P4_BIN"), Port: r.String("P4PORT"), User: r.String("P4USER"),
-			Timeout: r.Seconds("P4_TIMEOUT_SECONDS", 30, 1, 900),
-			Charset: r.Optional("P4CHARSET", ""), TrustFingerprint: r.Optional("P4TRUST_FINGERPRINT", ""),
+			Timeout: r.Seconds("P4_TIMEOUT_SECONDS"),
+			Charset: r.Optional("P4CHARSET"), TrustFingerprint: r.Optional("P4TRUST_FINGERPRINT"),
 			Tickets: Home + "/tickets", Trust: Home + "/trust", Home: Home},
-		SecretID: r.Optional("P4_SECRET_ID", ""),
-		Options: Options{Parallelism: r.Int("P4_PARALLELISM", DefaultParallelism, 1, 32),
-			ServerRole: r.OneOf("P4_SERVER_ROLE", RoleStandard, RoleStandard, RoleCommit, RoleEdge)},
+		SecretID: r.Optional("P4_SECRET_ID"),
+		Options: Options{Parallelism: r.Int("P4_PARALLELISM"),
+			ServerRole: r.OneOf("P4_SERVER_ROLE")},
 	}
 }

@@ -16,7 +16,6 @@ type Settings struct {
 // SettingsFromEnv reads the retention check's settings; problems are
 // collected in r.
 func SettingsFromEnv(r *config.Reader) Settings {
-	day := 24 * time.Hour
-	return Settings{RawTTL: time.Duration(r.Int("RAW_ARTIFACT_TTL_DAYS", 7, 1, 3650)) * day,
-		RedactedTTL: time.Duration(r.Int("REDACTED_ARTIFACT_TTL_DAYS", 30, 1, 3650)) * day}
+	return Settings{RawTTL: r.Days("RAW_ARTIFACT_TTL_DAYS"),
+		RedactedTTL: r.Days("REDACTED_ARTIFACT_TTL_DAYS")}
 }

@@ -17,8 +17,12 @@ func Markdown(t Table) string {
 		if s.Table != t {
 			continue
 		}
-		if s.StackVars != "" {
+		if s.StackVars != "" && len(s.Vars) == 0 {
 			fmt.Fprintf(&b, "| *stack* | %s | | |\n", s.StackVars)
+			continue
+		}
+		if s.StackVars != "" {
+			fmt.Fprintf(&b, "| *stack* | %s | %s | %s |\n", s.StackVars, s.Accepts.Default, s.neededRange())
 			continue
 		}
 		key := ticks(s.Keys)
@@ -64,15 +68,24 @@ func (s Setting) needed() string {
 }
 
 func (s Setting) neededRange() string {
+	rng := s.Accepts.Span()
+	if s.Accepts.Kind == Choice {
+		rng = ticks(s.Accepts.OneOf)
+	}
+	if s.Range != "" && rng != "" {
+		rng += "; " + s.Range
+	} else if s.Range != "" {
+		rng = s.Range
+	}
 	switch {
-	case s.Needed == "" && s.Range == "":
+	case s.Needed == "" && rng == "":
 		return "—"
-	case s.Range == "":
+	case rng == "":
 		return s.Needed
 	case s.Needed == "":
-		return "— (" + s.Range + ")"
+		return "— (" + rng + ")"
 	}
-	return s.Needed + " (" + s.Range + ")"
+	return s.Needed + " (" + rng + ")"
 }
 
 // marker opens table t's generated block in the docs; endMarker closes it.

@@ -28,7 +28,7 @@ type Settings struct {
 // SettingsFromEnv reads the webhook function's settings; problems are
 // collected in r.
 func SettingsFromEnv(r *config.Reader) Settings {
-	s := Settings{SecretID: r.String("WEBHOOK_SECRET_ID"), ReplayWindow: r.Seconds("REPLAY_WINDOW_SECONDS", 300, 30, 3600),
+	s := Settings{SecretID: r.String("WEBHOOK_SECRET_ID"), ReplayWindow: r.Seconds("REPLAY_WINDOW_SECONDS"),
 		Swarm: swarm.SettingsFromEnv(r, swarm.ForWebhook), JobPage: jobpage.LinkSettingsFromEnv(r, false)}
 	var err error
 	s.Recipients, err = recipients.Load(r)
