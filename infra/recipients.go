@@ -34,9 +34,6 @@ func (c EnvConfig) recipientPolicyErrors() []string {
 			errs = append(errs, fmt.Sprintf("recipientDomains entry %q: want a domain such as example.com or *.example.com", d))
 		}
 	}
-	if c.MaxRecipients < 0 || c.MaxRecipients > recipients.HardMax {
-		errs = append(errs, fmt.Sprintf("maxRecipients %d: want 1..%d (0 = %d)", c.MaxRecipients, recipients.HardMax, recipients.DefaultMax))
-	}
 	return errs
 }
 

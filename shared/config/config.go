@@ -1,7 +1,8 @@
 // Package config owns the functions' runtime configuration: every setting is
 // an environment variable set by the CDK stack, read once at cold start and
-// validated, so that a bad deploy fails at start-up with a clear message
-// instead of halfway through a job.
+// validated against its declaration (shared/settings: its default and
+// range), so that a bad deploy fails at start-up with a clear message naming
+// the variable and what it accepts, instead of halfway through a job.
 package config
 
 import (

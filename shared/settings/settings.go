@@ -1,14 +1,19 @@
 // Package settings declares every setting of an environment once: its
 // cdk.json key, the variables the functions read it as and which functions
-// read them, its default, its range, where it is needed, and the placeholder
-// values synth refuses outside local. docs/configuration.md's "Every setting"
-// tables are generated from it (go generate ./shared/settings), the infra
-// synth refuses its placeholders (infra/validate.go), and tests fail when the
-// docs, infra's EnvConfig or a function's loader disagree with it.
+// read them, what it accepts (kind, range or choices) and the functions'
+// default, where it is needed, and the placeholder values synth refuses
+// outside local. Everything else comes from it: the functions' loaders read
+// each variable's default and range here (shared/config's Reader refuses a
+// variable no row declares), synth checks each cdk.json value against the
+// same row (infra/declared.go) and refuses its placeholders outside local
+// (infra/placeholders.go), and docs/configuration.md's "Every setting"
+// tables are generated from it (go generate ./shared/settings). Tests fail
+// when the docs, infra's EnvConfig or a loader disagree with it.
 //
-// Adding a setting: one Setting in Declared (beside its neighbours in its
-// table), the field in infra's EnvConfig with the same JSON key, the code that
-// reads it; then go generate ./shared/settings.
+// Adding a setting: one Setting appended to Declared beside its neighbours
+// in its table, then go generate ./shared/settings; the code that uses it
+// reads it by its variable (r.Int("MY_VARIABLE")) and infra's EnvConfig
+// decodes its key (docs/development.md, Adding a setting).
 package settings
 
 //go:generate go run ../../cmd/settingsdoc -docs ../../docs/configuration.md
