@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 
 	"github.com/criticizer/criticizer/shared/settings"
@@ -11,7 +12,7 @@ import (
 // accepts (shared/settings: an integer's range, a choice's values, a flag),
 // in every environment: the functions' loaders refuse the same values at
 // cold start, and stack-only settings (batchSize, architecture) have no
-// other check. A key left out of the JSON (omitempty and zero: "the
+// other check. A key Required where c is must not be empty. A key left out of the JSON (omitempty and zero: "the
 // function's default") is not checked; validatePlaceholders then refuses,
 // outside local, the values the declaration names as placeholders.
 func validateDeclared(c EnvConfig, p *problems) {
@@ -21,6 +22,13 @@ func validateDeclared(c EnvConfig, p *problems) {
 		return
 	}
 	for _, s := range settings.Declared {
+		if s.Required == settings.Everywhere || s.Required == settings.OutsideLocal && !c.isLocal {
+			for _, k := range s.Keys {
+				if v := values[k]; v == nil || v == "" || fmt.Sprint(v) == "[]" {
+					p.add("%s is empty: required %s (docs/configuration.md)", k, s.Required)
+				}
+			}
+		}
 		if s.Accepts.Kind == settings.Text {
 			continue
 		}

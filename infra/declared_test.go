@@ -245,3 +245,40 @@ func TestUnsuitableDefaultRefusedOutsideLocal(t *testing.T) {
 		}
 	}
 }
+
+// TestRequiredRefusedEmpty: a key the declaration requires (everywhere, or
+// outside local) is refused empty where it is required, naming where.
+func TestRequiredRefusedEmpty(t *testing.T) {
+	layer, assets := fakeLayer(t), dummyAssets(t)
+	cases := []struct {
+		env, key string
+		empty    any
+		want     string // "" = accepted
+	}{
+		{"local", "p4Port", "", "p4Port is empty: required everywhere"},
+		{"local", "p4LayerPath", "", ""},
+		{"dev", "p4Port", "", "p4Port is empty: required everywhere"},
+		{"staging", "llmModel", "", "llmModel is empty: required everywhere"},
+		{"prod", "depotAllowList", []any{}, "depotAllowList is empty: required everywhere"},
+		{"dev", "recipientDomains", []any{}, "recipientDomains is empty: required outside local"},
+		{"staging", "p4LayerPath", "", "p4LayerPath is empty: required outside local"},
+		{"prod", "smtpFrom", "", "smtpFrom is empty: required everywhere"},
+	}
+	for _, c := range cases {
+		o := map[string]any{c.key: c.empty}
+		if c.env != "local" && c.key != "p4LayerPath" {
+			o["p4LayerPath"], o["p4LayerSha256"] = layer, fakeLayerSHA256
+		}
+		ctx := cdkContext(t)
+		for k, v := range withSamples(map[string]any{ctxEnv: c.env, ctxAssetRoot: assets, ctxOverrides: o}) {
+			ctx[k] = v
+		}
+		_, _, err := newApp(t.TempDir(), ctx)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s with %s empty: %v", c.env, c.key, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s with %s empty: err = %v, want %q", c.env, c.key, err, c.want)
+		}
+	}
+}

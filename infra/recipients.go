@@ -24,11 +24,6 @@ func validateRecipients(c EnvConfig, p *problems) {
 // caller names; maxRecipients is 1..50 (0 = the default).
 func (c EnvConfig) recipientPolicyErrors() []string {
 	var errs []string
-	if len(c.RecipientDomains) == 0 {
-		if !c.isLocal {
-			errs = append(errs, "recipientDomains is empty: name the e-mail domains that may receive code (e.g. [\"example.com\", \"*.corp.example.com\"]); it is required outside local")
-		}
-	}
 	for _, d := range c.RecipientDomains {
 		if _, err := recipients.ParseDomain(d); err != nil {
 			errs = append(errs, fmt.Sprintf("recipientDomains entry %q: want a domain such as example.com or *.example.com", d))

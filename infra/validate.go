@@ -106,15 +106,6 @@ func validateP4(c EnvConfig, p *problems) {
 	if _, err := depot.ParseAllowList(strings.Join(c.DepotAllowList, ","), nil); err != nil {
 		p.add("depotAllowList: %v", err)
 	}
-	if c.P4Bin == "" {
-		p.add("p4Bin is empty")
-	}
-	if c.P4Port == "" {
-		p.add("p4Port is empty")
-	}
-	if c.P4User == "" {
-		p.add("p4User is empty")
-	}
 	// An ssl: server is refused by p4 until its fingerprint is trusted; the
 	// fetch function installs P4TRUST_FINGERPRINT with "p4 trust -i".
 	if sslPortRe.MatchString(c.P4Port) && c.P4TrustFingerprint == "" {
@@ -128,9 +119,7 @@ func validateP4(c EnvConfig, p *problems) {
 	if c.P4TimeoutSeconds < 1 || c.P4TimeoutSeconds >= c.LeaseSeconds {
 		p.add("p4TimeoutSeconds %d: want 1..leaseSeconds-1 (%d)", c.P4TimeoutSeconds, c.LeaseSeconds-1)
 	}
-	if !c.isLocal && c.P4LayerPath == "" {
-		p.add("p4LayerPath is empty: every non-local environment needs the p4 layer (make p4-layer P4=/path/to/p4 P4_SHA256=…, then set p4LayerPath to build/p4-layer and p4LayerSha256 to the checksum)")
-	} else if c.P4LayerPath != "" {
+	if c.P4LayerPath != "" { // required outside local: validateDeclared
 		if st, err := os.Stat(filepath.Join(c.P4LayerPath, "bin", "p4")); err != nil || st.IsDir() {
 			p.add("p4LayerPath %q: no bin/p4 in it (make p4-layer P4=/path/to/p4 P4_SHA256=… stages it)", c.P4LayerPath)
 		} else if err := p4layer.CheckSHA256(c.P4LayerSHA256); err != nil {
@@ -162,9 +151,6 @@ func validateLLM(c EnvConfig, p *problems) {
 			p.add("llmEndpoint %q: %v", c.LLMEndpoint, err)
 		}
 		checkPlainHTTP(c, p, "llmEndpoint", c.LLMEndpoint)
-	}
-	if c.LLMModel == "" {
-		p.add("llmModel is empty")
 	}
 	if c.PromptCandidatePercent > 0 && c.PromptCandidateVersion == "" {
 		p.add("promptCandidatePercent %d: promptCandidateVersion is empty", c.PromptCandidatePercent)

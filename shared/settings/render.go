@@ -67,6 +67,18 @@ func (s Setting) needed() string {
 	return s.neededRange() + "; refused outside local: " + s.Placeholder.Doc
 }
 
+// where is where the setting must be given: Needed, or that it is never
+// empty where it is Required (its default fills it).
+func (s Setting) where() string {
+	switch {
+	case s.Needed != "" || s.Required == "":
+		return s.Needed
+	case s.Required == Everywhere:
+		return "never empty"
+	}
+	return "never empty " + string(s.Required)
+}
+
 func (s Setting) neededRange() string {
 	rng := s.Accepts.Span()
 	if s.Accepts.Kind == Choice {
@@ -77,15 +89,16 @@ func (s Setting) neededRange() string {
 	} else if s.Range != "" {
 		rng = s.Range
 	}
+	needed := s.where()
 	switch {
-	case s.Needed == "" && rng == "":
+	case needed == "" && rng == "":
 		return "—"
 	case rng == "":
-		return s.Needed
-	case s.Needed == "":
+		return needed
+	case needed == "":
 		return "— (" + rng + ")"
 	}
-	return s.Needed + " (" + rng + ")"
+	return needed + " (" + rng + ")"
 }
 
 // marker opens table t's generated block in the docs; endMarker closes it.

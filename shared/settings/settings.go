@@ -65,6 +65,9 @@ type Setting struct {
 	// against it; the docs show its range before Range, which then only
 	// says what the value bounds.
 	Accepts Accepts
+	// Required is where synth refuses the key empty (Everywhere or
+	// OutsideLocal; "" = nowhere), saying Needed.
+	Required Required
 	// Placeholder: the values that only hold its place (an all-zero
 	// checksum, a reserved example domain), refused outside local; nil = none.
 	Placeholder *Placeholder
@@ -76,6 +79,15 @@ type Setting struct {
 	// Accepts, the functions read those through the declaration too.
 	StackVars string
 }
+
+// Required says in which environments a key must not be empty.
+type Required string
+
+// The environments a setting is required in.
+const (
+	Everywhere   Required = "everywhere"
+	OutsideLocal Required = "outside local"
+)
 
 // Declared is every setting, in the docs' order.
 var Declared = []Setting{
@@ -103,17 +115,17 @@ var Declared = []Setting{
 	{Table: Network, Keys: []string{"kmsKey"}, Default: "empty: AWS-managed keys", Needed: "optional: `create` (prod as checked in) or a key ARN"},
 	{Table: Network, Keys: []string{"sesIdentity"}, Default: "the domain of `smtpFrom`", Needed: "with `ses`, when sending as another verified identity"},
 	{Table: Webhook, Keys: []string{"replayWindowSeconds"}, Vars: []string{"REPLAY_WINDOW_SECONDS"}, ReadBy: []string{"webhook"}, Default: "300", Accepts: Int(300, 30, 3600)},
-	{Table: Webhook, Keys: []string{"recipientDomains"}, Vars: []string{"RECIPIENT_DOMAINS"}, ReadBy: []string{"webhook", "fetch", "notify"}, Default: "none", Needed: "every environment but local: the e-mail domains that may receive code ([who may receive code](api.md#who-may-receive-code))", Placeholder: ExampleDomain, Sample: []string{"studio.test", "*.corp.studio.test"}},
+	{Table: Webhook, Keys: []string{"recipientDomains"}, Vars: []string{"RECIPIENT_DOMAINS"}, ReadBy: []string{"webhook", "fetch", "notify"}, Default: "none", Needed: "every environment but local: the e-mail domains that may receive code ([who may receive code](api.md#who-may-receive-code))", Placeholder: ExampleDomain, Sample: []string{"studio.test", "*.corp.studio.test"}, Required: OutsideLocal},
 	{Table: Webhook, Keys: []string{"maxRecipients"}, Vars: []string{"MAX_RECIPIENTS"}, ReadBy: []string{"webhook", "fetch", "notify"}, Default: "10", Range: "per request", Accepts: Int(10, 1, 50)},
 	{Table: Webhook, Keys: []string{"jobPage"}, Vars: []string{"JOB_PAGE_SECRET_ID"}, ReadBy: []string{"webhook", "notify", "jobpage"}, Default: "false", Needed: "optional: the read-only job page ([jobpage.md](jobpage.md))"},
 	{Table: Webhook, Keys: []string{"publicBaseUrl"}, Vars: []string{"JOB_PAGE_BASE_URL"}, ReadBy: []string{"notify", "webhook"}, Default: "the API's URL", Needed: "optional, with `jobPage`: the links' base behind a custom domain"},
 	{Table: Webhook, Keys: []string{"swarmUrl"}, Vars: []string{"SWARM_URL"}, ReadBy: []string{"webhook", "fetch", "notify", "sweeper"}, Default: "none: Swarm off", Needed: "with Swarm; creates the two Swarm secrets"},
 	{Table: Webhook, StackVars: "`WEBHOOK_SECRET_ID`; with `swarmUrl`, `SWARM_TOKEN_SECRET_ID` and, unless Swarm is private, `SWARM_API_SECRET_ID` (webhook: a run is held to its review with 422)"},
-	{Table: Fetch, Keys: []string{"depotAllowList"}, Vars: []string{"DEPOT_ALLOWLIST"}, ReadBy: []string{"fetch"}, Default: "none", Needed: "every environment: the depot paths fetch may read (`//depot/projectA/...`)"},
-	{Table: Fetch, Keys: []string{"p4Port"}, Vars: []string{"P4PORT"}, ReadBy: []string{"fetch"}, Default: "none; local the stand-in", Needed: "every environment", Placeholder: ExampleDomain, Sample: "ssl:perforce.studio.test:1666"},
-	{Table: Fetch, Keys: []string{"p4User"}, Vars: []string{"P4USER"}, ReadBy: []string{"fetch"}, Default: "`criticizer`"},
-	{Table: Fetch, Keys: []string{"p4Bin"}, Vars: []string{"P4_BIN"}, ReadBy: []string{"fetch"}, Default: "`/opt/bin/p4` (the layer)"},
-	{Table: Fetch, Keys: []string{"p4LayerPath"}, Default: "none", Needed: "every non-local environment (`build/p4-layer`)"},
+	{Table: Fetch, Keys: []string{"depotAllowList"}, Vars: []string{"DEPOT_ALLOWLIST"}, ReadBy: []string{"fetch"}, Default: "none", Needed: "every environment: the depot paths fetch may read (`//depot/projectA/...`)", Required: Everywhere},
+	{Table: Fetch, Keys: []string{"p4Port"}, Vars: []string{"P4PORT"}, ReadBy: []string{"fetch"}, Default: "none; local the stand-in", Needed: "every environment", Placeholder: ExampleDomain, Sample: "ssl:perforce.studio.test:1666", Required: Everywhere},
+	{Table: Fetch, Keys: []string{"p4User"}, Vars: []string{"P4USER"}, ReadBy: []string{"fetch"}, Default: "`criticizer`", Required: Everywhere},
+	{Table: Fetch, Keys: []string{"p4Bin"}, Vars: []string{"P4_BIN"}, ReadBy: []string{"fetch"}, Default: "`/opt/bin/p4` (the layer)", Required: Everywhere},
+	{Table: Fetch, Keys: []string{"p4LayerPath"}, Default: "none", Needed: "every non-local environment: the p4 layer, staged in `build/p4-layer` by `make p4-layer P4=/path/to/p4 P4_SHA256=…`, with its checksum in `p4LayerSha256`", Required: OutsideLocal},
 	{Table: Fetch, Keys: []string{"p4LayerSha256"}, Default: "none", Needed: "with `p4LayerPath`: the SHA-256 of the p4 client this environment runs; synth refuses a layer built from any other", Placeholder: AllZero},
 	{Table: Fetch, Keys: []string{"p4ServerRole"}, Vars: []string{"P4_SERVER_ROLE"}, ReadBy: []string{"fetch"}, Default: "`standard`; local `commit`", Needed: "`commit` or `edge` in a commit-edge installation: an unpromoted edge shelf is `SHELF_NOT_PROMOTED`", Accepts: Enum("standard", "standard", "commit", "edge")},
 	{Table: Fetch, Keys: []string{"p4TimeoutSeconds"}, Vars: []string{"P4_TIMEOUT_SECONDS"}, ReadBy: []string{"fetch"}, Default: "30; local 8", Range: "below the lease", Accepts: Int(30, 1, 900)},
@@ -126,7 +138,7 @@ var Declared = []Setting{
 	{Table: Fetch, StackVars: "`P4_SECRET_ID`; with `swarmUrl`, `SWARM_API_SECRET_ID` (fetch)"},
 	{Table: Review, Keys: []string{"llmProvider"}, Vars: []string{"LLM_PROVIDER"}, ReadBy: []string{"review"}, Default: "`openai`; dev, staging and prod as checked in use `bedrock`", Range: "[choosing one](network-and-iam.md#the-llm-provider)", Accepts: Enum("openai", "openai", "anthropic", "bedrock")},
 	{Table: Review, Keys: []string{"llmEndpoint"}, Vars: []string{"LLM_ENDPOINT"}, ReadBy: []string{"review"}, Default: "none; local the stand-in", Needed: "openai and anthropic: the base URL, no path (`https://api.openai.com`); bedrock: optional VPC endpoint"},
-	{Table: Review, Keys: []string{"llmModel"}, Vars: []string{"LLM_MODEL"}, ReadBy: []string{"review"}, Default: "`gpt-4o-mini`", Range: "with bedrock, a Bedrock model ID enabled in the region"},
+	{Table: Review, Keys: []string{"llmModel"}, Vars: []string{"LLM_MODEL"}, ReadBy: []string{"review"}, Default: "`gpt-4o-mini`", Range: "with bedrock, a Bedrock model ID enabled in the region", Required: Everywhere},
 	{Table: Review, Keys: []string{"llmTimeoutSeconds"}, Vars: []string{"LLM_TIMEOUT_SECONDS"}, ReadBy: []string{"review"}, Default: "45; local 8", Range: "below the lease", Accepts: Int(45, 1, 900)},
 	{Table: Review, Keys: []string{"reviewTimeoutSeconds"}, Vars: []string{"QUEUE_VISIBILITY_SECONDS"}, ReadBy: []string{"review"}, Default: "900; local 30", Range: "at least leaseSeconds: the review function's timeout and the llm queue's visibility", Accepts: Int(0, 0, 900)},
 	{Table: Review, Keys: []string{"llmRequestsPerMinute", "llmTokensPerMinute"}, Vars: []string{"LLM_REQUESTS_PER_MINUTE", "LLM_TOKENS_PER_MINUTE"}, ReadBy: []string{"review"}, Default: "0: learnt from the provider's rate-limit headers", Needed: "bedrock (which sends none: Service Quotas shows them); a configured token limit is shared by every concurrent review (a per-minute budget item in the jobs table)", Accepts: Int(0, 0, 1_000_000_000)},
@@ -150,7 +162,7 @@ var Declared = []Setting{
 	{Table: Review, Keys: []string{"reviewRules"}, Vars: []string{"REVIEW_RULES"}, ReadBy: []string{"review"}, Default: "none", Needed: "optional: the environment's default review rules, in the schema of the depot's `.criticizer.yaml` ([design.md](design.md#reviews-developers-can-trust))"},
 	{Table: Review, StackVars: "`LLM_SECRET_ID` (review; not with bedrock, which uses the function's role)"},
 	{Table: Notify, Keys: []string{"emailProvider"}, Vars: []string{"EMAIL_PROVIDER"}, ReadBy: []string{"notify", "sweeper"}, Default: "`smtp`", Range: "dev, staging and prod use `ses`", Accepts: Enum("smtp", "smtp", "ses")},
-	{Table: Notify, Keys: []string{"smtpFrom"}, Vars: []string{"SMTP_FROM"}, ReadBy: []string{"notify", "sweeper"}, Default: "`criticizer@example.com`", Needed: "every environment: the From address (its domain is in every Message-ID)", Placeholder: ExampleDomain, Sample: "criticizer@studio.test"},
+	{Table: Notify, Keys: []string{"smtpFrom"}, Vars: []string{"SMTP_FROM"}, ReadBy: []string{"notify", "sweeper"}, Default: "`criticizer@example.com`", Needed: "every environment: the From address (its domain is in every Message-ID)", Placeholder: ExampleDomain, Sample: "criticizer@studio.test", Required: Everywhere},
 	{Table: Notify, Keys: []string{"sesConfigurationSet"}, Vars: []string{"SES_CONFIGURATION_SET"}, ReadBy: []string{"notify"}, Default: "none", Needed: "`ses`: the stack creates it and routes its events to `sesevents`"},
 	{Table: Notify, Keys: []string{"smtpHost"}, Vars: []string{"SMTP_HOST"}, ReadBy: []string{"notify"}, Default: "none", Needed: "`smtp`"},
 	{Table: Notify, Keys: []string{"smtpPort"}, Vars: []string{"SMTP_PORT"}, ReadBy: []string{"notify"}, Default: "587", Accepts: Int(587, 1, 65535)},
