@@ -282,3 +282,33 @@ func TestRequiredRefusedEmpty(t *testing.T) {
 		}
 	}
 }
+
+// TestStackDefaultsAreTheDeclared: each declared key DefaultConfig always
+// gives (outside local) holds the default the functions take without its
+// variable (settings.Accepts), so leaving a key out of cdk.json means the
+// same thing to the stack and to a function. reviewTimeoutSeconds is the one
+// exception: the stack always sets the review function's timeout (900),
+// while a review function without QUEUE_VISIBILITY_SECONDS takes its lease.
+func TestStackDefaultsAreTheDeclared(t *testing.T) {
+	code, err := jsonKeys(DefaultConfig("staging"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, s := range settings.Declared {
+		if len(s.Keys) != 1 || s.Keys[0] == "reviewTimeoutSeconds" || s.Accepts.Kind == settings.Text {
+			continue
+		}
+		v, ok := code[s.Keys[0]]
+		if !ok {
+			continue // left out when zero: the function's default applies
+		}
+		checked++
+		if jsonText(v) != s.Accepts.Default {
+			t.Errorf("%s: DefaultConfig gives %s, the declaration's default is %s", s.Keys[0], jsonText(v), s.Accepts.Default)
+		}
+	}
+	if checked < 15 {
+		t.Errorf("checked %d defaults; the declaration and DefaultConfig share at least 15", checked)
+	}
+}
