@@ -16,8 +16,8 @@ type Settings struct {
 
 // SettingsFromEnv reads LLM_PROVIDER, LLM_MODEL (required), LLM_ENDPOINT
 // (required but for bedrock, where it overrides the regional endpoint),
-// LLM_SECRET_ID (not for bedrock), LLM_TIMEOUT_SECONDS (default 45),
-// LLM_MAX_OUTPUT_TOKENS (default DefaultMaxTokens) and LLM_RESPONSE_FORMAT
+// LLM_SECRET_ID (not for bedrock), LLM_TIMEOUT_SECONDS,
+// LLM_MAX_OUTPUT_TOKENS and LLM_RESPONSE_FORMAT
 // (openai only; json_schema or json_object).
 func SettingsFromEnv(r *config.Reader) Settings {
 	s := Settings{Provider: r.OneOf("LLM_PROVIDER")}

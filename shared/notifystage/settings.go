@@ -29,7 +29,7 @@ type Settings struct {
 	Comments CommentSettings
 	// Gate is SWARM_GATE_SEVERITY (gate.go): off unless set.
 	Gate string
-	// EmailParticipants is SWARM_EMAIL_PARTICIPANTS (default false).
+	// EmailParticipants is SWARM_EMAIL_PARTICIPANTS.
 	EmailParticipants bool
 	// Outbox names the delivery key: the rows are keyed by the keyed hash
 	// of their recipient and the e-mail's token is keyed by it.
@@ -38,7 +38,7 @@ type Settings struct {
 
 // SettingsFromEnv reads the notify function's settings: outbox.SettingsFromEnv, evidence.SettingsFromEnv,
 // SWARM_URL, NOTIFY_CHANNELS (with swarm-comments also SWARM_API_SECRET_ID and
-// SWARM_COMMENT_WINDOW_SECONDS), and for smtp SMTP_HOST, SMTP_PORT (default 587), SMTP_TLS
+// SWARM_COMMENT_WINDOW_SECONDS), and for smtp SMTP_HOST, SMTP_PORT, SMTP_TLS
 // (starttls, tls or none; default starttls), SMTP_TIMEOUT_SECONDS and
 // SMTP_SECRET_ID; for ses SES_CONFIGURATION_SET.
 func SettingsFromEnv(r *config.Reader) Settings {

@@ -16,8 +16,8 @@ type Settings struct {
 }
 
 // SettingsFromEnv reads P4_BIN, P4PORT, P4USER (required), P4_TIMEOUT_SECONDS
-// (default 30), P4CHARSET, P4TRUST_FINGERPRINT, P4_SECRET_ID,
-// P4_PARALLELISM (default DefaultParallelism) and P4_SERVER_ROLE (standard,
+// P4CHARSET, P4TRUST_FINGERPRINT, P4_SECRET_ID,
+// P4_PARALLELISM and P4_SERVER_ROLE (standard,
 // commit or edge; default standard). No client workspace is set:
 // the fetch stage reads depot paths only (p4 describe, print), which need none.
 func SettingsFromEnv(r *config.Reader) Settings {

@@ -9,8 +9,8 @@ import (
 // Settings are the artifact lifetimes the check compares objects with: the
 // buckets' lifecycle rules, which the stack sets from the same numbers.
 type Settings struct {
-	RawTTL      time.Duration // RAW_ARTIFACT_TTL_DAYS, default 7
-	RedactedTTL time.Duration // REDACTED_ARTIFACT_TTL_DAYS, default 30
+	RawTTL      time.Duration // RAW_ARTIFACT_TTL_DAYS
+	RedactedTTL time.Duration // REDACTED_ARTIFACT_TTL_DAYS
 }
 
 // SettingsFromEnv reads the retention check's settings; problems are

@@ -47,8 +47,8 @@ type Settings struct {
 // the redaction policy, and
 //
 //	LLM_CONTEXT_TOKENS      context window (default: by model family)
-//	LLM_BYTES_PER_TOKEN     token estimate in [1, 16] (default: by model family)
-//	LLM_PARALLELISM         chunks reviewed at once (default DefaultParallelism)
+//	LLM_BYTES_PER_TOKEN     token estimate (default: by model family)
+//	LLM_PARALLELISM         chunks reviewed at once
 //	REVIEW_MAX_FILES        files reviewed per changelist (default: result.Budget's)
 //	REVIEW_MAX_BYTES        diff bytes reviewed per changelist
 //	REVIEW_MAX_FILE_BYTES   diff bytes reviewed per file

@@ -48,8 +48,7 @@ const (
 // with margin.
 const DefaultCommentWindow = 120 * time.Second
 
-// CommentWindowFromEnv reads SWARM_COMMENT_WINDOW_SECONDS (default 120,
-// 31..3600): the notify stage and the sweeper's reconciler judge a comment
+// CommentWindowFromEnv reads SWARM_COMMENT_WINDOW_SECONDS: the notify stage and the sweeper's reconciler judge a comment
 // whose create may have landed over the same window.
 func CommentWindowFromEnv(r *config.Reader) time.Duration {
 	return r.Seconds("SWARM_COMMENT_WINDOW_SECONDS")

@@ -14,7 +14,7 @@ type Settings struct {
 	// SecretID names the secret with the HMAC signing keys (WEBHOOK_SECRET_ID).
 	SecretID string
 	// ReplayWindow is how far a signed request's timestamp may be from now
-	// (REPLAY_WINDOW_SECONDS, 30–3600, default 300).
+	// (REPLAY_WINDOW_SECONDS).
 	ReplayWindow time.Duration
 	// Swarm: its bearer tokens and the origin its callback URLs must have;
 	// without SWARM_TOKEN_SECRET_ID bearer authentication is off.
