@@ -5,7 +5,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/criticizer/criticizer/internal/settings"
+	"github.com/criticizer/criticizer/shared/settings"
 )
 
 // cdkContext is cdk.json's context with each non-local environment's

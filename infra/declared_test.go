@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/criticizer/criticizer/internal/fnsettings"
-	"github.com/criticizer/criticizer/internal/settings"
+	"github.com/criticizer/criticizer/shared/settings"
 )
 
 // TestCheckedInPlaceholdersRefused: dev, staging and prod as checked in hold
@@ -46,7 +46,7 @@ func TestCheckedInPlaceholdersRefused(t *testing.T) {
 }
 
 // TestEveryKeyDeclared: each cdk.json key EnvConfig decodes is declared in
-// internal/settings (so it is in docs/configuration.md), and each declared
+// shared/settings (so it is in docs/configuration.md), and each declared
 // key is one EnvConfig decodes.
 func TestEveryKeyDeclared(t *testing.T) {
 	fields := map[string]bool{}
@@ -76,7 +76,7 @@ func TestEveryKeyDeclared(t *testing.T) {
 	}
 	for k := range fields {
 		if !declared[k] {
-			t.Errorf("cdk.json key %s is not declared in internal/settings (nor documented)", k)
+			t.Errorf("cdk.json key %s is not declared in shared/settings (nor documented)", k)
 		}
 	}
 }
@@ -172,4 +172,143 @@ func TestDeclaredDefaultsAreTheCode(t *testing.T) {
 		checked++
 	}
 	t.Logf("%d declared defaults checked against DefaultConfig", checked)
+}
+
+// TestDeclaredRangesRefusedInEveryEnvironment: synth checks each cdk.json
+// value against what its declaration accepts (shared/settings), in every
+// environment, naming the key, the variable the functions read it as, and
+// the range; stack-only settings (batchSize, architecture) included. The
+// environments as checked in (placeholders replaced by the samples) pass.
+func TestDeclaredRangesRefusedInEveryEnvironment(t *testing.T) {
+	layer, assets := fakeLayer(t), dummyAssets(t)
+	bad := []struct {
+		key  string
+		val  any
+		want string
+	}{
+		{"batchSize", 11, "batchSize 11: must be an integer in 1–10"},
+		{"architecture", "riscv64", "architecture riscv64: must be one of arm64, x86_64"},
+		{"leaseSeconds", 4, "leaseSeconds 4 (LEASE_SECONDS): must be an integer in 5–900"},
+		{"maxAttempts", 0, "maxAttempts 0 (MAX_ATTEMPTS): must be an integer in 1–20"},
+		{"logLevel", "verbose", "logLevel verbose (LOG_LEVEL): must be one of debug, info, warn, error"},
+		{"smtpTLS", "ssl", "smtpTLS ssl (SMTP_TLS): must be one of starttls, tls, none"},
+		{"swarmMaxInlineComments", 501, "swarmMaxInlineComments 501 (SWARM_MAX_INLINE_COMMENTS): must be an integer in 1–500"},
+		{"redactEmails", "yes", "redactEmails"}, // not a bool: the JSON decoder refuses it first
+	}
+	for _, env := range []string{"local", "dev", "staging", "prod"} {
+		base := func(key string, val any) map[string]any {
+			o := map[string]any{"p4LayerPath": layer, "p4LayerSha256": fakeLayerSHA256}
+			if env == "local" {
+				o = map[string]any{}
+			}
+			if key != "" {
+				o[key] = val
+			}
+			return withSamples(map[string]any{ctxEnv: env, ctxAssetRoot: assets, ctxOverrides: o})
+		}
+		t.Run(env, func(t *testing.T) {
+			ctx := cdkContext(t)
+			for k, v := range base("", nil) {
+				ctx[k] = v
+			}
+			if _, _, err := newApp(t.TempDir(), ctx); err != nil {
+				t.Fatalf("%s as checked in (samples for placeholders): %v", env, err)
+			}
+			for _, b := range bad {
+				ctx := cdkContext(t)
+				for k, v := range base(b.key, b.val) {
+					ctx[k] = v
+				}
+				_, _, err := newApp(t.TempDir(), ctx)
+				if err == nil || !strings.Contains(err.Error(), b.want) {
+					t.Errorf("%s = %v: err = %v, want %q", b.key, b.val, err, b.want)
+				}
+			}
+		})
+	}
+}
+
+// TestUnsuitableDefaultRefusedOutsideLocal: an environment that leaves out
+// smtpFrom gets its documented default, criticizer@example.com, which the
+// declaration names a placeholder: synth refuses it outside local instead of
+// every e-mail carrying a domain nobody owns.
+func TestUnsuitableDefaultRefusedOutsideLocal(t *testing.T) {
+	layer, assets := fakeLayer(t), dummyAssets(t)
+	for _, env := range []string{"dev", "staging", "prod"} {
+		ctx := cdkContext(t)
+		delete(ctx[ctxEnvironments].(map[string]any)[env].(map[string]any), "smtpFrom")
+		ctx[ctxEnv], ctx[ctxAssetRoot] = env, assets
+		ctx[ctxOverrides] = map[string]any{"p4LayerPath": layer, "p4LayerSha256": fakeLayerSHA256}
+		_, _, err := newApp(t.TempDir(), ctx)
+		if err == nil || !strings.Contains(err.Error(), `smtpFrom "criticizer@example.com": a placeholder, refused outside local`) {
+			t.Errorf("%s without smtpFrom: err = %v, want the default refused as a placeholder", env, err)
+		}
+	}
+}
+
+// TestRequiredRefusedEmpty: a key the declaration requires (everywhere, or
+// outside local) is refused empty where it is required, naming where.
+func TestRequiredRefusedEmpty(t *testing.T) {
+	layer, assets := fakeLayer(t), dummyAssets(t)
+	cases := []struct {
+		env, key string
+		empty    any
+		want     string // "" = accepted
+	}{
+		{"local", "p4Port", "", "p4Port is empty: required everywhere"},
+		{"local", "p4LayerPath", "", ""},
+		{"dev", "p4Port", "", "p4Port is empty: required everywhere"},
+		{"staging", "llmModel", "", "llmModel is empty: required everywhere"},
+		{"prod", "depotAllowList", []any{}, "depotAllowList is empty: required everywhere"},
+		{"dev", "recipientDomains", []any{}, "recipientDomains is empty: required outside local"},
+		{"staging", "p4LayerPath", "", "p4LayerPath is empty: required outside local"},
+		{"prod", "smtpFrom", "", "smtpFrom is empty: required everywhere"},
+	}
+	for _, c := range cases {
+		o := map[string]any{c.key: c.empty}
+		if c.env != "local" && c.key != "p4LayerPath" {
+			o["p4LayerPath"], o["p4LayerSha256"] = layer, fakeLayerSHA256
+		}
+		ctx := cdkContext(t)
+		for k, v := range withSamples(map[string]any{ctxEnv: c.env, ctxAssetRoot: assets, ctxOverrides: o}) {
+			ctx[k] = v
+		}
+		_, _, err := newApp(t.TempDir(), ctx)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s with %s empty: %v", c.env, c.key, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s with %s empty: err = %v, want %q", c.env, c.key, err, c.want)
+		}
+	}
+}
+
+// TestStackDefaultsAreTheDeclared: each declared key DefaultConfig always
+// gives (outside local) holds the default the functions take without its
+// variable (settings.Accepts), so leaving a key out of cdk.json means the
+// same thing to the stack and to a function. reviewTimeoutSeconds is the one
+// exception: the stack always sets the review function's timeout (900),
+// while a review function without QUEUE_VISIBILITY_SECONDS takes its lease.
+func TestStackDefaultsAreTheDeclared(t *testing.T) {
+	code, err := jsonKeys(DefaultConfig("staging"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, s := range settings.Declared {
+		if len(s.Keys) != 1 || s.Keys[0] == "reviewTimeoutSeconds" || s.Accepts.Kind == settings.Text {
+			continue
+		}
+		v, ok := code[s.Keys[0]]
+		if !ok {
+			continue // left out when zero: the function's default applies
+		}
+		checked++
+		if jsonText(v) != s.Accepts.Default {
+			t.Errorf("%s: DefaultConfig gives %s, the declaration's default is %s", s.Keys[0], jsonText(v), s.Accepts.Default)
+		}
+	}
+	if checked < 15 {
+		t.Errorf("checked %d defaults; the declaration and DefaultConfig share at least 15", checked)
+	}
 }

@@ -13,12 +13,6 @@ import (
 const (
 	channelEmail         = "email"
 	channelSwarmComments = "swarm-comments"
-	// swarmClientTimeoutSeconds is the comments client's HTTP timeout
-	// (shared/swarm): the window must outlast a create it gave up on.
-	swarmClientTimeoutSeconds = 10
-	// maxInlineCommentsLimit is the most SWARM_MAX_INLINE_COMMENTS the
-	// notify stage accepts: each comment is a create inside its lease.
-	maxInlineCommentsLimit = 500
 )
 
 // notifyChannels is the environment's channel list, ["email"] when unset.
@@ -31,7 +25,8 @@ func (c EnvConfig) notifyChannels() []string {
 
 // validateNotifyChannels: known channels, each once; e-mail is always one
 // (the review's e-mail is the promise every source gets); Swarm comments
-// need the Swarm server; the comment window outlasts the client's timeout.
+// need the Swarm server. The comment window and the inline cap have their
+// declared ranges (validateDeclared).
 func validateNotifyChannels(c EnvConfig, p *problems) {
 	chs := c.notifyChannels()
 	for i, ch := range chs {
@@ -47,12 +42,6 @@ func validateNotifyChannels(c EnvConfig, p *problems) {
 	}
 	if slices.Contains(chs, channelSwarmComments) && c.SwarmURL == "" {
 		p.add("notifyChannels has %q but swarmUrl is empty: set the Swarm server the comments go to", channelSwarmComments)
-	}
-	if w := c.SwarmCommentWindowSeconds; w < 0 || (w > 0 && (w <= 3*swarmClientTimeoutSeconds || w > 3600)) {
-		p.add("swarmCommentWindowSeconds %d: want 0 (120) or %d..3600 (more than 3 × the Swarm client's %d s timeout)", w, 3*swarmClientTimeoutSeconds+1, swarmClientTimeoutSeconds)
-	}
-	if m := c.SwarmMaxInlineComments; m < 0 || m > maxInlineCommentsLimit {
-		p.add("swarmMaxInlineComments %d: want 0 (50) or 1..%d inline comments per review version", m, maxInlineCommentsLimit)
 	}
 }
 

@@ -1,27 +1,21 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 
-	"github.com/criticizer/criticizer/internal/settings"
+	"github.com/criticizer/criticizer/shared/settings"
 )
 
 // validatePlaceholders refuses, outside local, the placeholder values the
-// declaration names (internal/settings: an all-zero fingerprint or layer
+// declaration names (shared/settings: an all-zero fingerprint or layer
 // checksum, an address in a reserved example domain). Such a value passes
 // every other check and fails the first job, so synth fails instead.
 func validatePlaceholders(c EnvConfig, p *problems) {
 	if c.isLocal {
 		return
 	}
-	b, err := json.Marshal(c)
+	keys, err := jsonKeys(c)
 	if err != nil {
-		p.add("settings: %v", err)
-		return
-	}
-	var keys map[string]any
-	if err := json.Unmarshal(b, &keys); err != nil {
 		p.add("settings: %v", err)
 		return
 	}

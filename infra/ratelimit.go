@@ -13,12 +13,9 @@ func validateRateLimits(c EnvConfig, p *problems) {
 		p.add("reviewTimeoutSeconds %d: want leaseSeconds (%d)..900 (the llm function's timeout and its queue's visibility timeout)",
 			c.ReviewTimeoutSeconds, c.LeaseSeconds)
 	}
-	if c.LLMRequestsPerMinute < 0 {
-		p.add("llmRequestsPerMinute %d: want 0 (learnt from the provider's headers) or a positive limit", c.LLMRequestsPerMinute)
-	}
 	// A call reserves its output budget against the token limit; a limit
 	// below a few thousand tokens could not admit one chunk.
-	if c.LLMTokensPerMinute < 0 || (c.LLMTokensPerMinute > 0 && c.LLMTokensPerMinute < 10000) {
+	if c.LLMTokensPerMinute > 0 && c.LLMTokensPerMinute < 10000 {
 		p.add("llmTokensPerMinute %d: want 0 (learnt from the provider's headers) or at least 10000", c.LLMTokensPerMinute)
 	}
 }

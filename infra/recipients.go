@@ -24,18 +24,10 @@ func validateRecipients(c EnvConfig, p *problems) {
 // caller names; maxRecipients is 1..50 (0 = the default).
 func (c EnvConfig) recipientPolicyErrors() []string {
 	var errs []string
-	if len(c.RecipientDomains) == 0 {
-		if !c.isLocal {
-			errs = append(errs, "recipientDomains is empty: name the e-mail domains that may receive code (e.g. [\"example.com\", \"*.corp.example.com\"]); it is required outside local")
-		}
-	}
 	for _, d := range c.RecipientDomains {
 		if _, err := recipients.ParseDomain(d); err != nil {
 			errs = append(errs, fmt.Sprintf("recipientDomains entry %q: want a domain such as example.com or *.example.com", d))
 		}
-	}
-	if c.MaxRecipients < 0 || c.MaxRecipients > recipients.HardMax {
-		errs = append(errs, fmt.Sprintf("maxRecipients %d: want 1..%d (0 = %d)", c.MaxRecipients, recipients.HardMax, recipients.DefaultMax))
 	}
 	return errs
 }

@@ -193,7 +193,8 @@ func TestSynthRefusesWhatAFunctionWouldRefuse(t *testing.T) {
 		overrides map[string]any
 		want      string
 	}{
-		{"replay window below the webhook's minimum", map[string]any{"replayWindowSeconds": 10}, "function webhook: configuration: REPLAY_WINDOW_SECONDS"},
+		// The declared range refuses it first, in the key's and the variable's names.
+		{"replay window below the webhook's minimum", map[string]any{"replayWindowSeconds": 10}, "replayWindowSeconds 10 (REPLAY_WINDOW_SECONDS): must be an integer in 30–3600"},
 		{"sender without a domain", map[string]any{"smtpFrom": "criticizer"}, "SMTP_FROM"},
 	}
 	for _, tt := range tests {

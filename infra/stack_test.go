@@ -15,7 +15,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/criticizer/criticizer/internal/p4layer"
-	"github.com/criticizer/criticizer/internal/settings"
+	"github.com/criticizer/criticizer/shared/settings"
 )
 
 var functionIDs = []string{"WebhookFunction", "FetchFunction", "ReviewFunction", "NotifyFunction", "SweeperFunction"}

@@ -44,6 +44,7 @@ var validators = []func(EnvConfig, *problems){
 	validateGuarantees,
 	validateNotifyChannels,
 	validateSwarmNetwork,
+	validateDeclared,
 	validatePlaceholders,
 }
 
@@ -61,20 +62,11 @@ func (c EnvConfig) Validate() error {
 	return nil
 }
 
-// validateRuntime: architecture, the lease and the clocks and retention that
-// depend on it.
+// validateRuntime: the clock skew that depends on the lease, and the sweep
+// schedule (their ranges: validateDeclared).
 func validateRuntime(c EnvConfig, p *problems) {
-	if c.Architecture != "arm64" && c.Architecture != "x86_64" {
-		p.add("architecture %q: want arm64 or x86_64", c.Architecture)
-	}
-	if c.LeaseSeconds < 1 || c.LeaseSeconds > 900 {
-		p.add("leaseSeconds %d: want 1..900 (it is also the function timeout)", c.LeaseSeconds)
-	}
 	if c.ClockSkewSeconds < 0 || c.ClockSkewSeconds*2 >= c.LeaseSeconds {
 		p.add("clockSkewSeconds %d: want 0..(leaseSeconds/2)-1", c.ClockSkewSeconds)
-	}
-	if c.RetentionDays < 1 || c.RetentionDays > 30 {
-		p.add("retentionDays %d: want 1..30 (spec retention: at most 30 days)", c.RetentionDays)
 	}
 	if !validSchedule(c.SweepSchedule) {
 		p.add("sweepSchedule %q: want rate(<n> minute[s]|hour[s]|day[s]) or cron(<6 fields>)", c.SweepSchedule)
@@ -84,9 +76,6 @@ func validateRuntime(c EnvConfig, p *problems) {
 // validateQueues: the attempt budget and rule LC-5's W per stage against the
 // event source mapping's batch size.
 func validateQueues(c EnvConfig, p *problems) {
-	if c.MaxAttempts < 1 {
-		p.add("maxAttempts %d: want >= 1", c.MaxAttempts)
-	}
 	perStage := map[string]int{"fetch": c.MaxConcurrency.Fetch, "llm": c.MaxConcurrency.LLM, "notify": c.MaxConcurrency.Notify}
 	for stage, n := range perStage {
 		if n < 2 || n > 1000 {
@@ -94,8 +83,7 @@ func validateQueues(c EnvConfig, p *problems) {
 		}
 	}
 	if c.BatchSize < 1 || c.BatchSize > 10 {
-		p.add("batchSize %d: want 1..10", c.BatchSize)
-		return
+		return // validateDeclared names it; W is checked against a valid batch size only
 	}
 	for stage, n := range perStage {
 		if n%c.BatchSize != 0 || n/c.BatchSize < 2 {
@@ -118,15 +106,6 @@ func validateP4(c EnvConfig, p *problems) {
 	if _, err := depot.ParseAllowList(strings.Join(c.DepotAllowList, ","), nil); err != nil {
 		p.add("depotAllowList: %v", err)
 	}
-	if c.P4Bin == "" {
-		p.add("p4Bin is empty")
-	}
-	if c.P4Port == "" {
-		p.add("p4Port is empty")
-	}
-	if c.P4User == "" {
-		p.add("p4User is empty")
-	}
 	// An ssl: server is refused by p4 until its fingerprint is trusted; the
 	// fetch function installs P4TRUST_FINGERPRINT with "p4 trust -i".
 	if sslPortRe.MatchString(c.P4Port) && c.P4TrustFingerprint == "" {
@@ -140,12 +119,7 @@ func validateP4(c EnvConfig, p *problems) {
 	if c.P4TimeoutSeconds < 1 || c.P4TimeoutSeconds >= c.LeaseSeconds {
 		p.add("p4TimeoutSeconds %d: want 1..leaseSeconds-1 (%d)", c.P4TimeoutSeconds, c.LeaseSeconds-1)
 	}
-	if c.P4Parallelism < 0 {
-		p.add("p4Parallelism %d: want >= 0", c.P4Parallelism)
-	}
-	if !c.isLocal && c.P4LayerPath == "" {
-		p.add("p4LayerPath is empty: every non-local environment needs the p4 layer (make p4-layer P4=/path/to/p4 P4_SHA256=…, then set p4LayerPath to build/p4-layer and p4LayerSha256 to the checksum)")
-	} else if c.P4LayerPath != "" {
+	if c.P4LayerPath != "" { // required outside local: validateDeclared
 		if st, err := os.Stat(filepath.Join(c.P4LayerPath, "bin", "p4")); err != nil || st.IsDir() {
 			p.add("p4LayerPath %q: no bin/p4 in it (make p4-layer P4=/path/to/p4 P4_SHA256=… stages it)", c.P4LayerPath)
 		} else if err := p4layer.CheckSHA256(c.P4LayerSHA256); err != nil {
@@ -155,11 +129,6 @@ func validateP4(c EnvConfig, p *problems) {
 			// fetch function's credentials: only the one chosen is deployed.
 			p.add("p4LayerPath: %v", err)
 		}
-	}
-	switch c.P4ServerRole {
-	case "standard", "commit", "edge":
-	default:
-		p.add("p4ServerRole %q: want standard, commit or edge", c.P4ServerRole)
 	}
 }
 
@@ -175,8 +144,6 @@ func validateLLM(c EnvConfig, p *problems) {
 			p.add("llmEndpoint is empty: llmProvider %s needs the provider's base URL, e.g. https://api.openai.com", c.LLMProvider)
 		}
 	case "bedrock": // the SDK resolves the regional endpoint; llmEndpoint optionally overrides it
-	default:
-		p.add("llmProvider %q: want openai, anthropic or bedrock", c.LLMProvider)
 	}
 	if c.LLMEndpoint != "" {
 		// The llm function checks LLM_ENDPOINT with this same function.
@@ -184,12 +151,6 @@ func validateLLM(c EnvConfig, p *problems) {
 			p.add("llmEndpoint %q: %v", c.LLMEndpoint, err)
 		}
 		checkPlainHTTP(c, p, "llmEndpoint", c.LLMEndpoint)
-	}
-	if c.LLMModel == "" {
-		p.add("llmModel is empty")
-	}
-	if c.PromptCandidatePercent < 0 || c.PromptCandidatePercent > 100 {
-		p.add("promptCandidatePercent %d: want 0..100", c.PromptCandidatePercent)
 	}
 	if c.PromptCandidatePercent > 0 && c.PromptCandidateVersion == "" {
 		p.add("promptCandidatePercent %d: promptCandidateVersion is empty", c.PromptCandidatePercent)
@@ -207,8 +168,6 @@ func validateEmail(c EnvConfig, p *problems) {
 		if c.SESConfigurationSet == "" {
 			p.add("sesConfigurationSet is empty (emailProvider ses: its events feed delivery lookups)")
 		}
-	default:
-		p.add("emailProvider %q: want smtp or ses", c.EmailProvider)
 	}
 	if c.SESIdentity != "" && (strings.ContainsAny(c.SESIdentity, " ,/*") || !strings.Contains(c.SESIdentity, ".")) {
 		p.add("sesIdentity %q: want a domain or an e-mail address", c.SESIdentity)
@@ -226,14 +185,6 @@ func validateEmail(c EnvConfig, p *problems) {
 	// A relay over plain SMTP outside local carries the review in clear text.
 	if c.EmailProvider == "smtp" && c.SMTPTLS == "none" && !c.isLocal && !isLoopback(c.SMTPHost) {
 		p.add("smtpTLS none: outside local only a loopback smtpHost may be used without TLS (smtpHost %q)", c.SMTPHost)
-	}
-	if c.SMTPPort < 1 || c.SMTPPort > 65535 {
-		p.add("smtpPort %d: out of range", c.SMTPPort)
-	}
-	switch c.SMTPTLS {
-	case "starttls", "tls", "none":
-	default:
-		p.add("smtpTLS %q: want starttls, tls or none", c.SMTPTLS)
 	}
 	// One SMTP send takes at most 3 × smtpTimeoutSeconds (notify.MaxSendDuration):
 	// it must end before the notify function does (leaseSeconds), and the
@@ -302,9 +253,6 @@ func validateAPI(c EnvConfig, p *problems) {
 	if c.APIRateLimit < 1 || c.APIBurstLimit < 1 {
 		p.add("apiRateLimit %d / apiBurstLimit %d: want >= 1", c.APIRateLimit, c.APIBurstLimit)
 	}
-	if c.ReplayWindowSeconds < 1 {
-		p.add("replayWindowSeconds %d: want >= 1", c.ReplayWindowSeconds)
-	}
 	switch r := c.APIGatewayCloudWatchRole; {
 	case r == "create" || r == "existing":
 	case iamRoleArnRe.MatchString(r):
@@ -330,16 +278,8 @@ func validateAlarms(c EnvConfig, p *problems) {
 
 // validateLogs: log level and the retention of function and access logs.
 func validateLogs(c EnvConfig, p *problems) {
-	switch c.LogLevel {
-	case "debug", "info", "warn", "error":
-	default:
-		p.add("logLevel %q: want debug, info, warn or error", c.LogLevel)
-	}
 	if _, ok := retentionDays[c.LogRetentionDays]; !ok {
 		p.add("logRetentionDays %d: not a CloudWatch Logs retention value (%s)", c.LogRetentionDays, allowedRetentions())
-	}
-	if c.AccessLogRetentionDays < 1 {
-		p.add("accessLogRetentionDays %d: want >= 1", c.AccessLogRetentionDays)
 	}
 }
 

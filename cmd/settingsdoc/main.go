@@ -1,5 +1,5 @@
 // Command settingsdoc writes docs/configuration.md's "Every setting" tables
-// from the declaration in internal/settings (go generate ./internal/settings).
+// from the declaration in shared/settings (go generate ./shared/settings).
 package main
 
 import (
@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/criticizer/criticizer/internal/settings"
+	"github.com/criticizer/criticizer/shared/settings"
 )
 
 func main() {

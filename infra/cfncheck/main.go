@@ -20,7 +20,7 @@ import (
 
 	"github.com/criticizer/criticizer/internal/devstack"
 	"github.com/criticizer/criticizer/internal/p4layer"
-	"github.com/criticizer/criticizer/internal/settings"
+	"github.com/criticizer/criticizer/shared/settings"
 )
 
 // environments are the checked-in environments a studio deploys.
@@ -115,7 +115,7 @@ func placeholders(dir string) (assets, layer, layerSHA256 string, err error) {
 }
 
 // overrides replace what the checked-in environments only hold a place for
-// (synth refuses it: internal/settings) with the declared samples, and point
+// (synth refuses it: shared/settings) with the declared samples, and point
 // at the placeholder layer.
 func overrides(layer, layerSHA256 string) map[string]any {
 	return settings.SamplesUnder(map[string]any{"p4LayerPath": layer, "p4LayerSha256": layerSHA256})

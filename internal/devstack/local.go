@@ -25,11 +25,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 
 	"github.com/criticizer/criticizer/internal/p4layer"
-	"github.com/criticizer/criticizer/internal/settings"
 	llmstandin "github.com/criticizer/criticizer/internal/standin/llm"
 	smtpstandin "github.com/criticizer/criticizer/internal/standin/smtp"
 	swarmstandin "github.com/criticizer/criticizer/internal/standin/swarm"
 	"github.com/criticizer/criticizer/shared/secrets"
+	"github.com/criticizer/criticizer/shared/settings"
 )
 
 // LocalOptions configures StartLocal.

@@ -1,10 +1,12 @@
 // Package config owns the functions' runtime configuration: every setting is
 // an environment variable set by the CDK stack, read once at cold start and
-// validated, so that a bad deploy fails at start-up with a clear message
-// instead of halfway through a job.
+// validated against its declaration (shared/settings: its default and
+// range), so that a bad deploy fails at start-up with a clear message naming
+// the variable and what it accepts, instead of halfway through a job.
 package config
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/settings"
 )
 
 // Common is what every function needs.
@@ -85,42 +88,60 @@ func (r *Reader) Fail(err error) {
 	}
 }
 
-// OneOf returns a variable that must be one of allowed, or def when unset.
-func (r *Reader) OneOf(key, def string, allowed ...string) string {
-	v := r.Optional(key, def)
-	if !slices.Contains(allowed, v) {
-		r.errs = append(r.errs, fmt.Errorf("%s=%q must be one of %s", key, v, strings.Join(allowed, ", ")))
+// declared is what the settings declaration says key accepts, for a reader
+// of kind: a variable no setting declares, or one declared as another kind,
+// is a loader's mistake, recorded like a bad value so every test that loads
+// it fails.
+func (r *Reader) declared(key string, kind settings.Kind) (settings.Accepts, bool) {
+	a, ok := settings.Variable(key)
+	switch {
+	case !ok:
+		r.errs = append(r.errs, fmt.Errorf("%s is not declared in shared/settings", key))
+	case a.Kind != kind:
+		r.errs = append(r.errs, fmt.Errorf("%s is declared as another kind of value in shared/settings", key))
+		ok = false
 	}
+	return a, ok
+}
+
+// value is key's value checked against its declaration, or the declared
+// default when it is unset or refused (the refusal is recorded).
+func (r *Reader) value(key string, kind settings.Kind) (string, bool) {
+	v, set := r.lookup(key)
+	a, ok := r.declared(key, kind)
+	if !ok {
+		return "", false
+	}
+	if v = strings.TrimSpace(v); !set || v == "" {
+		return a.Default, true
+	}
+	if err := a.Check(v); err != nil {
+		r.errs = append(r.errs, fmt.Errorf("%s=%q %w", key, v, err))
+		return a.Default, true
+	}
+	return v, true
+}
+
+// OneOf returns a variable that must be one of its declared choices, or
+// its declared default when unset.
+func (r *Reader) OneOf(key string) string {
+	v, _ := r.value(key, settings.Choice)
 	return v
 }
 
-// Float returns a number within [min, max], or def when unset.
-func (r *Reader) Float(key string, def, min, max float64) float64 {
-	v, ok := r.lookup(key)
-	if !ok || strings.TrimSpace(v) == "" {
-		return def
-	}
-	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-	if err != nil || f < min || f > max {
-		r.errs = append(r.errs, fmt.Errorf("%s=%q must be a number in [%g, %g]", key, v, min, max))
-		return def
-	}
+// Float returns a number within its declared range, or its declared
+// default when unset.
+func (r *Reader) Float(key string) float64 {
+	v, _ := r.value(key, settings.Number)
+	f, _ := strconv.ParseFloat(v, 64)
 	return f
 }
 
-// Bool returns "true" or "false" as a bool, or def when unset.
-func (r *Reader) Bool(key string, def bool) bool {
-	switch v := r.Optional(key, ""); v {
-	case "":
-		return def
-	case "true":
-		return true
-	case "false":
-		return false
-	default:
-		r.errs = append(r.errs, fmt.Errorf("%s=%q must be true or false", key, v))
-		return def
-	}
+// Bool returns a declared true/false variable, or its declared default
+// when unset.
+func (r *Reader) Bool(key string) bool {
+	v, _ := r.value(key, settings.Flag)
+	return v == "true"
 }
 
 // String returns a required variable.
@@ -133,37 +154,38 @@ func (r *Reader) String(key string) string {
 	return strings.TrimSpace(v)
 }
 
-// Optional returns a variable or def when unset.
-func (r *Reader) Optional(key, def string) string {
+// Optional returns a variable, or when unset its declared default ("" for
+// a variable the stack sets, which has none).
+func (r *Reader) Optional(key string) string {
 	if v, ok := r.lookup(key); ok && strings.TrimSpace(v) != "" {
 		return strings.TrimSpace(v)
 	}
-	return def
+	a, _ := settings.Variable(key)
+	return a.Default
 }
 
-// Int returns an integer variable within [min, max], or def when unset.
-func (r *Reader) Int(key string, def, min, max int) int {
-	v, ok := r.lookup(key)
-	if !ok || strings.TrimSpace(v) == "" {
-		return def
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(v))
-	if err != nil || n < min || n > max {
-		r.errs = append(r.errs, fmt.Errorf("%s=%q must be an integer in [%d, %d]", key, v, min, max))
-		return def
-	}
+// Int returns an integer within its declared range, or its declared
+// default when unset.
+func (r *Reader) Int(key string) int {
+	v, _ := r.value(key, settings.Integer)
+	n, _ := strconv.Atoi(v)
 	return n
 }
 
-// Seconds returns a duration given in whole seconds.
-func (r *Reader) Seconds(key string, def, min, max int) time.Duration {
-	return time.Duration(r.Int(key, def, min, max)) * time.Second
+// Seconds returns a declared integer variable as a duration in seconds.
+func (r *Reader) Seconds(key string) time.Duration {
+	return time.Duration(r.Int(key)) * time.Second
+}
+
+// Days returns a declared integer variable as a duration in days.
+func (r *Reader) Days(key string) time.Duration {
+	return time.Duration(r.Int(key)) * 24 * time.Hour
 }
 
 // List returns a comma-separated list with empty items removed.
 func (r *Reader) List(key string) []string {
 	var out []string
-	for _, item := range strings.Split(r.Optional(key, ""), ",") {
+	for _, item := range strings.Split(r.Optional(key), ",") {
 		if item = strings.TrimSpace(item); item != "" {
 			out = append(out, item)
 		}
@@ -179,29 +201,27 @@ func (r *Reader) Err() error {
 	return fmt.Errorf("configuration: %w", errors.Join(r.errs...))
 }
 
-// DefaultUniquenessDays is UNIQUENESS_RETENTION_DAYS when unset: a year.
-const DefaultUniquenessDays = 365
-
 // LoadCommon reads the settings shared by every function.
 func LoadCommon(r *Reader) Common {
 	c := Common{
-		Env:                 r.Optional("CRITICIZER_ENV", "dev"),
-		LogLevel:            r.Optional("LOG_LEVEL", "info"),
+		// The stack always sets CRITICIZER_ENV; a function run by hand is dev.
+		Env:                 cmp.Or(r.Optional("CRITICIZER_ENV"), "dev"),
+		LogLevel:            r.OneOf("LOG_LEVEL"),
 		JobsTable:           r.String("JOBS_TABLE"),
-		RawBucket:           r.Optional("RAW_BUCKET", ""),
-		RedactedBkt:         r.Optional("REDACTED_BUCKET", ""),
-		Lease:               r.Seconds("LEASE_SECONDS", 60, 5, 43200),
-		MaxAttempts:         r.Int("MAX_ATTEMPTS", 5, 1, 20),
-		ClockSkew:           r.Seconds("CLOCK_SKEW_SECONDS", 2, 0, 60),
-		Retention:           time.Duration(r.Int("RETENTION_DAYS", 30, 1, 3650)) * 24 * time.Hour,
-		UniquenessRetention: time.Duration(r.Int("UNIQUENESS_RETENTION_DAYS", DefaultUniquenessDays, 0, 36500)) * 24 * time.Hour,
+		RawBucket:           r.Optional("RAW_BUCKET"),
+		RedactedBkt:         r.Optional("REDACTED_BUCKET"),
+		Lease:               r.Seconds("LEASE_SECONDS"),
+		MaxAttempts:         r.Int("MAX_ATTEMPTS"),
+		ClockSkew:           r.Seconds("CLOCK_SKEW_SECONDS"),
+		Retention:           r.Days("RETENTION_DAYS"),
+		UniquenessRetention: r.Days("UNIQUENESS_RETENTION_DAYS"),
 		QueueURLs:           map[domain.Stage]string{},
 		DLQURLs:             map[domain.Stage]string{},
 	}
 	for _, s := range domain.Stages {
 		prefix := strings.ToUpper(string(s))
-		c.QueueURLs[s] = r.Optional(prefix+"_QUEUE_URL", "")
-		c.DLQURLs[s] = r.Optional(prefix+"_DLQ_URL", "")
+		c.QueueURLs[s] = r.Optional(prefix + "_QUEUE_URL")
+		c.DLQURLs[s] = r.Optional(prefix + "_DLQ_URL")
 	}
 	return c
 }

@@ -93,27 +93,45 @@ func TestAWSFromTheLambdaEnvironment(t *testing.T) {
 	}
 }
 
+// The typed readers take the default and the range from the declaration
+// (shared/settings) and refuse a value outside it, naming the variable and
+// what it accepts.
 func TestReaderTypedValues(t *testing.T) {
-	env := map[string]string{"F": "3.5", "FBAD": "x", "B": "true", "BBAD": "yes", "O": "ses", "OBAD": "pigeon"}
 	tests := []struct {
 		name    string
+		env     string // the variable's value; "" = unset
 		read    func(r *Reader) any
 		want    any
 		wantErr string
 	}{
-		{"float", func(r *Reader) any { return r.Float("F", 1, 1, 16) }, 3.5, ""},
-		{"float default", func(r *Reader) any { return r.Float("UNSET", 0, 1, 16) }, 0.0, ""},
-		{"float bad", func(r *Reader) any { return r.Float("FBAD", 2, 1, 16) }, 2.0, "FBAD"},
-		{"float out of range", func(r *Reader) any { return r.Float("F", 2, 4, 16) }, 2.0, "[4, 16]"},
-		{"bool", func(r *Reader) any { return r.Bool("B", false) }, true, ""},
-		{"bool default", func(r *Reader) any { return r.Bool("UNSET", true) }, true, ""},
-		{"bool bad", func(r *Reader) any { return r.Bool("BBAD", false) }, false, "true or false"},
-		{"one of", func(r *Reader) any { return r.OneOf("O", "smtp", "smtp", "ses") }, "ses", ""},
-		{"one of default", func(r *Reader) any { return r.OneOf("UNSET", "smtp", "smtp", "ses") }, "smtp", ""},
-		{"one of bad", func(r *Reader) any { return r.OneOf("OBAD", "smtp", "smtp", "ses") }, "pigeon", "one of smtp, ses"},
+		{"float", "3.5", func(r *Reader) any { return r.Float("LLM_BYTES_PER_TOKEN") }, 3.5, ""},
+		{"float default", "", func(r *Reader) any { return r.Float("LLM_BYTES_PER_TOKEN") }, 0.0, ""},
+		{"float bad", "x", func(r *Reader) any { return r.Float("LLM_BYTES_PER_TOKEN") }, 0.0, `LLM_BYTES_PER_TOKEN="x" must be a number in 1–16`},
+		{"float out of range", "17", func(r *Reader) any { return r.Float("LLM_BYTES_PER_TOKEN") }, 0.0, "in 1–16"},
+		{"bool", "true", func(r *Reader) any { return r.Bool("PROMPT_PATCH_DRIFT") }, true, ""},
+		{"bool default", "", func(r *Reader) any { return r.Bool("REDACT_EMAILS") }, true, ""},
+		{"bool bad", "yes", func(r *Reader) any { return r.Bool("PROMPT_PATCH_DRIFT") }, false, "PROMPT_PATCH_DRIFT=\"yes\" must be true or false"},
+		{"one of", "ses", func(r *Reader) any { return r.OneOf("EMAIL_PROVIDER") }, "ses", ""},
+		{"one of default", "", func(r *Reader) any { return r.OneOf("EMAIL_PROVIDER") }, "smtp", ""},
+		{"one of bad", "pigeon", func(r *Reader) any { return r.OneOf("EMAIL_PROVIDER") }, "smtp", "EMAIL_PROVIDER=\"pigeon\" must be one of smtp, ses"},
+		{"int", "900", func(r *Reader) any { return r.Int("LEASE_SECONDS") }, 900, ""},
+		{"int default", "", func(r *Reader) any { return r.Int("LEASE_SECONDS") }, 60, ""},
+		{"int below", "4", func(r *Reader) any { return r.Int("LEASE_SECONDS") }, 60, `LEASE_SECONDS="4" must be an integer in 5–900`},
+		{"int above", "901", func(r *Reader) any { return r.Int("LEASE_SECONDS") }, 60, "in 5–900"},
+		{"int not a number", "1e3", func(r *Reader) any { return r.Int("LEASE_SECONDS") }, 60, "must be an integer"},
+		{"optional default", "", func(r *Reader) any { return r.Optional("NOTIFY_CHANNELS") }, "email", ""},
+		{"stack variable", "", func(r *Reader) any { return r.Optional("RAW_BUCKET") }, "", ""},
+		{"undeclared", "3", func(r *Reader) any { return r.Int("NOT_A_SETTING") }, 0, "NOT_A_SETTING is not declared in shared/settings"},
+		{"another kind", "3", func(r *Reader) any { return r.Int("EMAIL_PROVIDER") }, 0, "EMAIL_PROVIDER is declared as another kind"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			env := map[string]string{}
+			if tt.env != "" {
+				for _, k := range []string{"LLM_BYTES_PER_TOKEN", "PROMPT_PATCH_DRIFT", "REDACT_EMAILS", "EMAIL_PROVIDER", "LEASE_SECONDS", "NOTIFY_CHANNELS", "NOT_A_SETTING"} {
+					env[k] = tt.env
+				}
+			}
 			r := NewReaderFrom(env)
 			got := tt.read(r)
 			err := r.Err()
@@ -127,13 +145,42 @@ func TestReaderTypedValues(t *testing.T) {
 	}
 }
 
-// Keys lists every variable looked up, set or not, once: what infra checks
+// LoadCommon refuses each common setting outside its declared range at
+// cold start, naming the variable and the range, and accepts the range's ends.
+func TestLoadCommonRanges(t *testing.T) {
+	tests := []struct {
+		key, value, wantErr string // wantErr "" = accepted
+	}{
+		{"LEASE_SECONDS", "5", ""},
+		{"LEASE_SECONDS", "900", ""},
+		{"LEASE_SECONDS", "0", `LEASE_SECONDS="0" must be an integer in 5–900`},
+		{"LEASE_SECONDS", "43200", `LEASE_SECONDS="43200" must be an integer in 5–900`},
+		{"MAX_ATTEMPTS", "21", `MAX_ATTEMPTS="21" must be an integer in 1–20`},
+		{"CLOCK_SKEW_SECONDS", "-1", `CLOCK_SKEW_SECONDS="-1" must be an integer in 0–60`},
+		{"RETENTION_DAYS", "30", ""},
+		{"RETENTION_DAYS", "31", `RETENTION_DAYS="31" must be an integer in 1–30`},
+		{"UNIQUENESS_RETENTION_DAYS", "0", ""},
+		{"LOG_LEVEL", "verbose", `LOG_LEVEL="verbose" must be one of debug, info, warn, error`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.key+"="+tt.value, func(t *testing.T) {
+			r := NewReaderFrom(map[string]string{"JOBS_TABLE": "jobs", tt.key: tt.value})
+			LoadCommon(r)
+			err := r.Err()
+			if (tt.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Errorf("err = %v, want %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// Keys lists every variable looked up, set or not, declared or not, once: what infra checks
 // the stack can set.
 func TestReaderKeys(t *testing.T) {
 	r := NewReaderFrom(map[string]string{"JOBS_TABLE": "jobs"})
-	r.Optional("A", "")
-	r.Int("B", 1, 0, 2)
-	r.Optional("A", "")
+	r.Optional("A")
+	r.Int("B")
+	r.Optional("A")
 	if got := r.Keys(); strings.Join(got, ",") != "A,B" {
 		t.Errorf("Keys = %v, want [A B]", got)
 	}

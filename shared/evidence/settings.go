@@ -27,14 +27,17 @@ type Settings struct {
 
 // SettingsFromEnv reads the evidence settings; problems are collected in r.
 func SettingsFromEnv(r *config.Reader) Settings {
-	s := Settings{Provider: r.OneOf("EMAIL_PROVIDER", "smtp", "smtp", "ses"), From: r.String("SMTP_FROM")}
+	s := Settings{Provider: r.OneOf("EMAIL_PROVIDER"), From: r.String("SMTP_FROM")}
 	if s.From != "" && !strings.Contains(s.From, "@") {
 		r.Fail(fmt.Errorf("SMTP_FROM=%q must be an e-mail address", s.From))
 	}
 	if s.Provider == "smtp" {
-		s.LookupURL = r.Optional("SMTP_LOOKUP_URL", "")
+		s.LookupURL = r.Optional("SMTP_LOOKUP_URL")
 	}
-	s.Window = r.Seconds("SEND_COMPLETION_WINDOW_SECONDS", int(DefaultWindow(s.Provider).Seconds()), 1, 86400)
+	// 0 (the declared default) is the provider's own window.
+	if s.Window = r.Seconds("SEND_COMPLETION_WINDOW_SECONDS"); s.Window == 0 {
+		s.Window = DefaultWindow(s.Provider)
+	}
 	return s
 }
 

@@ -23,7 +23,10 @@ func TestSettingsFromEnv(t *testing.T) {
 		{name: "unknown provider", env: map[string]string{"EMAIL_PROVIDER": "sendgrid", "SMTP_FROM": "c@example.com"}, wantErr: "EMAIL_PROVIDER"},
 		{name: "no sender", env: map[string]string{}, wantErr: "SMTP_FROM is required"},
 		{name: "sender without domain", env: map[string]string{"SMTP_FROM": "criticizer"}, wantErr: "must be an e-mail address"},
-		{name: "window out of range", env: map[string]string{"SMTP_FROM": "c@example.com", "SEND_COMPLETION_WINDOW_SECONDS": "0"}, wantErr: "SEND_COMPLETION_WINDOW_SECONDS"},
+		{name: "window 0 is the provider's", env: map[string]string{"EMAIL_PROVIDER": "ses", "SMTP_FROM": "c@example.com", "SEND_COMPLETION_WINDOW_SECONDS": "0"},
+			want: Settings{Provider: "ses", From: "c@example.com", Window: 15 * time.Minute}},
+		{name: "window out of range", env: map[string]string{"SMTP_FROM": "c@example.com", "SEND_COMPLETION_WINDOW_SECONDS": "86401"}, wantErr: `SEND_COMPLETION_WINDOW_SECONDS="86401" must be an integer in 0–86400`},
+		{name: "window negative", env: map[string]string{"SMTP_FROM": "c@example.com", "SEND_COMPLETION_WINDOW_SECONDS": "-1"}, wantErr: "in 0–86400"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

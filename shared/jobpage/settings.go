@@ -17,7 +17,7 @@ type LinkSettings struct {
 // needBase (an e-mail must carry a full URL), a secret without a base URL is
 // a configuration error.
 func LinkSettingsFromEnv(r *config.Reader, needBase bool) LinkSettings {
-	s := LinkSettings{SecretID: r.Optional("JOB_PAGE_SECRET_ID", ""), BaseURL: r.Optional("JOB_PAGE_BASE_URL", "")}
+	s := LinkSettings{SecretID: r.Optional("JOB_PAGE_SECRET_ID"), BaseURL: r.Optional("JOB_PAGE_BASE_URL")}
 	if needBase && s.SecretID != "" && s.BaseURL == "" {
 		r.Fail(errors.New("JOB_PAGE_BASE_URL is required with JOB_PAGE_SECRET_ID"))
 	}

@@ -16,19 +16,19 @@ type Settings struct {
 
 // SettingsFromEnv reads LLM_PROVIDER, LLM_MODEL (required), LLM_ENDPOINT
 // (required but for bedrock, where it overrides the regional endpoint),
-// LLM_SECRET_ID (not for bedrock), LLM_TIMEOUT_SECONDS (default 45),
-// LLM_MAX_OUTPUT_TOKENS (default DefaultMaxTokens) and LLM_RESPONSE_FORMAT
+// LLM_SECRET_ID (not for bedrock), LLM_TIMEOUT_SECONDS,
+// LLM_MAX_OUTPUT_TOKENS and LLM_RESPONSE_FORMAT
 // (openai only; json_schema or json_object).
 func SettingsFromEnv(r *config.Reader) Settings {
-	s := Settings{Provider: r.OneOf("LLM_PROVIDER", OpenAI, OpenAI, Anthropic, Bedrock)}
+	s := Settings{Provider: r.OneOf("LLM_PROVIDER")}
 	s.Config = Config{Model: r.String("LLM_MODEL"),
-		Timeout:   r.Seconds("LLM_TIMEOUT_SECONDS", 45, 1, 900),
-		MaxTokens: r.Int("LLM_MAX_OUTPUT_TOKENS", DefaultMaxTokens, 256, 1<<20)}
+		Timeout:   r.Seconds("LLM_TIMEOUT_SECONDS"),
+		MaxTokens: r.Int("LLM_MAX_OUTPUT_TOKENS")}
 	switch s.Provider {
 	case Bedrock:
-		s.Config.Endpoint = r.Optional("LLM_ENDPOINT", "")
+		s.Config.Endpoint = r.Optional("LLM_ENDPOINT")
 	case OpenAI:
-		s.Config.ResponseFormat = r.OneOf("LLM_RESPONSE_FORMAT", FormatJSONSchema, FormatJSONSchema, FormatJSONObject)
+		s.Config.ResponseFormat = r.OneOf("LLM_RESPONSE_FORMAT")
 		fallthrough
 	default:
 		s.Config.Endpoint = r.String("LLM_ENDPOINT")

@@ -47,8 +47,8 @@ type Settings struct {
 // the redaction policy, and
 //
 //	LLM_CONTEXT_TOKENS      context window (default: by model family)
-//	LLM_BYTES_PER_TOKEN     token estimate in [1, 16] (default: by model family)
-//	LLM_PARALLELISM         chunks reviewed at once (default DefaultParallelism)
+//	LLM_BYTES_PER_TOKEN     token estimate (default: by model family)
+//	LLM_PARALLELISM         chunks reviewed at once
 //	REVIEW_MAX_FILES        files reviewed per changelist (default: result.Budget's)
 //	REVIEW_MAX_BYTES        diff bytes reviewed per changelist
 //	REVIEW_MAX_FILE_BYTES   diff bytes reviewed per file
@@ -64,31 +64,31 @@ type Settings struct {
 func SettingsFromEnv(r *config.Reader) Settings {
 	s := Settings{LLM: llm.SettingsFromEnv(r), Redaction: redact.PolicyFromConfig(r)}
 	s.Budget = result.Budget{
-		ContextTokens:   r.Int("LLM_CONTEXT_TOKENS", 0, 0, 10_000_000),
+		ContextTokens:   r.Int("LLM_CONTEXT_TOKENS"),
 		OutputTokens:    s.LLM.Config.MaxTokens,
-		BytesPerToken:   r.Float("LLM_BYTES_PER_TOKEN", 0, 1, 16),
-		MaxFiles:        r.Int("REVIEW_MAX_FILES", 0, 0, 1_000_000),
-		MaxBytes:        r.Int("REVIEW_MAX_BYTES", 0, 0, 1<<30),
-		MaxFileBytes:    r.Int("REVIEW_MAX_FILE_BYTES", 0, 0, 1<<30),
-		MaxChunkFiles:   r.Int("REVIEW_MAX_CHUNK_FILES", 0, 0, 10_000),
-		MaxReviewTokens: r.Int("REVIEW_MAX_TOKENS", 0, 0, 100_000_000),
+		BytesPerToken:   r.Float("LLM_BYTES_PER_TOKEN"),
+		MaxFiles:        r.Int("REVIEW_MAX_FILES"),
+		MaxBytes:        r.Int("REVIEW_MAX_BYTES"),
+		MaxFileBytes:    r.Int("REVIEW_MAX_FILE_BYTES"),
+		MaxChunkFiles:   r.Int("REVIEW_MAX_CHUNK_FILES"),
+		MaxReviewTokens: r.Int("REVIEW_MAX_TOKENS"),
 	}
-	s.RequestsPerMinute = r.Int("LLM_REQUESTS_PER_MINUTE", 0, 0, 100_000_000)
-	s.TokensPerMinute = r.Int("LLM_TOKENS_PER_MINUTE", 0, 0, 1_000_000_000)
-	s.QueueVisibility = r.Seconds("QUEUE_VISIBILITY_SECONDS", 0, 0, 43200)
-	s.AllowPromptPatchDrift = r.Bool("PROMPT_PATCH_DRIFT", false)
-	s.DailyTokenBudget = int64(r.Int("REVIEW_DAILY_TOKEN_BUDGET", 0, 0, 1_000_000_000_000))
-	if js := r.Optional("REVIEW_RULES", ""); js != "" {
+	s.RequestsPerMinute = r.Int("LLM_REQUESTS_PER_MINUTE")
+	s.TokensPerMinute = r.Int("LLM_TOKENS_PER_MINUTE")
+	s.QueueVisibility = r.Seconds("QUEUE_VISIBILITY_SECONDS")
+	s.AllowPromptPatchDrift = r.Bool("PROMPT_PATCH_DRIFT")
+	s.DailyTokenBudget = int64(r.Int("REVIEW_DAILY_TOKEN_BUDGET"))
+	if js := r.Optional("REVIEW_RULES"); js != "" {
 		var rejected []string
 		if s.Rules, rejected = result.ParseRules([]byte(js)); len(rejected) > 0 {
 			r.Fail(fmt.Errorf("REVIEW_RULES rejected: %v", rejected))
 		}
 	}
-	s.Rollout = result.Rollout{Candidate: r.Optional("PROMPT_CANDIDATE_VERSION", ""), Percent: r.Int("PROMPT_CANDIDATE_PERCENT", 0, 0, 100)}
+	s.Rollout = result.Rollout{Candidate: r.Optional("PROMPT_CANDIDATE_VERSION"), Percent: r.Int("PROMPT_CANDIDATE_PERCENT")}
 	r.Fail(s.Rollout.Validate())
-	s.Parallelism = r.Int("LLM_PARALLELISM", DefaultParallelism, 1, 64)
+	s.Parallelism = r.Int("LLM_PARALLELISM")
 	var err error
-	if s.Prices, err = llm.ParsePrices(r.Optional("LLM_PRICES_PER_MTOK", "")); err != nil {
+	if s.Prices, err = llm.ParsePrices(r.Optional("LLM_PRICES_PER_MTOK")); err != nil {
 		r.Fail(fmt.Errorf("LLM_PRICES_PER_MTOK: %w", err))
 	}
 	return s

@@ -352,15 +352,15 @@ const (
 type CommentSettings struct {
 	On          bool          // NOTIFY_CHANNELS has swarm-comments
 	APISecretID string        // SWARM_API_SECRET_ID: the login comments are posted as
-	Window      time.Duration // SWARM_COMMENT_WINDOW_SECONDS (default 120, 31..3600)
-	MaxInline   int           // SWARM_MAX_INLINE_COMMENTS (default 50, 1..500)
+	Window      time.Duration // SWARM_COMMENT_WINDOW_SECONDS
+	MaxInline   int           // SWARM_MAX_INLINE_COMMENTS
 }
 
 // commentSettingsFromEnv reads NOTIFY_CHANNELS and, when it names
 // swarm-comments, the Swarm API login and the comment window; swarmURL
 // (SWARM_URL) is then required.
 func commentSettingsFromEnv(r *config.Reader, swarmURL string) CommentSettings {
-	on, err := SwarmCommentsOn(r.Optional("NOTIFY_CHANNELS", ChannelEmail))
+	on, err := SwarmCommentsOn(r.Optional("NOTIFY_CHANNELS"))
 	r.Fail(err)
 	if !on {
 		return CommentSettings{}

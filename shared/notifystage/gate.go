@@ -16,7 +16,7 @@ import (
 // tests to pass blocks the merge). Off ("" or "off") by default: findings
 // are advice unless a team opts in.
 func GateFromEnv(r *config.Reader) string {
-	g := strings.ToLower(strings.TrimSpace(r.Optional("SWARM_GATE_SEVERITY", "off")))
+	g := strings.ToLower(strings.TrimSpace(r.Optional("SWARM_GATE_SEVERITY")))
 	if g == "off" || g == "" {
 		return ""
 	}

@@ -21,12 +21,10 @@ import (
 // posts the same comments, and a finding left out gets no row: a later
 // version that still has it comments on it as new, within its own cap.
 
-// DefaultMaxInline is SWARM_MAX_INLINE_COMMENTS when unset.
-const DefaultMaxInline = 50
-
-// maxInlineFromEnv reads SWARM_MAX_INLINE_COMMENTS (default 50, 1..500).
+// maxInlineFromEnv reads SWARM_MAX_INLINE_COMMENTS (its default and range:
+// shared/settings).
 func maxInlineFromEnv(r *config.Reader) int {
-	return r.Int("SWARM_MAX_INLINE_COMMENTS", DefaultMaxInline, 1, 500)
+	return r.Int("SWARM_MAX_INLINE_COMMENTS")
 }
 
 // contextLines and contextLineBytes bound an inline comment's

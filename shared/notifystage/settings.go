@@ -29,7 +29,7 @@ type Settings struct {
 	Comments CommentSettings
 	// Gate is SWARM_GATE_SEVERITY (gate.go): off unless set.
 	Gate string
-	// EmailParticipants is SWARM_EMAIL_PARTICIPANTS (default false).
+	// EmailParticipants is SWARM_EMAIL_PARTICIPANTS.
 	EmailParticipants bool
 	// Outbox names the delivery key: the rows are keyed by the keyed hash
 	// of their recipient and the e-mail's token is keyed by it.
@@ -38,7 +38,7 @@ type Settings struct {
 
 // SettingsFromEnv reads the notify function's settings: outbox.SettingsFromEnv, evidence.SettingsFromEnv,
 // SWARM_URL, NOTIFY_CHANNELS (with swarm-comments also SWARM_API_SECRET_ID and
-// SWARM_COMMENT_WINDOW_SECONDS), and for smtp SMTP_HOST, SMTP_PORT (default 587), SMTP_TLS
+// SWARM_COMMENT_WINDOW_SECONDS), and for smtp SMTP_HOST, SMTP_PORT, SMTP_TLS
 // (starttls, tls or none; default starttls), SMTP_TIMEOUT_SECONDS and
 // SMTP_SECRET_ID; for ses SES_CONFIGURATION_SET.
 func SettingsFromEnv(r *config.Reader) Settings {
@@ -48,17 +48,17 @@ func SettingsFromEnv(r *config.Reader) Settings {
 	r.Fail(err)
 	s.Comments = commentSettingsFromEnv(r, s.SwarmLinks.URL)
 	s.Gate = GateFromEnv(r)
-	s.EmailParticipants = r.Bool("SWARM_EMAIL_PARTICIPANTS", false)
+	s.EmailParticipants = r.Bool("SWARM_EMAIL_PARTICIPANTS")
 	s.Outbox = outbox.SettingsFromEnv(r)
 	switch s.Evidence.Provider {
 	case "smtp":
 		s.SMTP = notify.SMTPConfig{
 			Host: r.String("SMTP_HOST"),
-			Port: r.Int("SMTP_PORT", 587, 1, 65535),
+			Port: r.Int("SMTP_PORT"),
 			From: s.Evidence.From,
-			TLS:  notify.TLSMode(r.OneOf("SMTP_TLS", string(notify.TLSStartTLS), string(notify.TLSStartTLS), string(notify.TLSImplicit), string(notify.TLSNone))),
+			TLS:  notify.TLSMode(r.OneOf("SMTP_TLS")),
 			// A send takes up to notify.MaxSendDuration(Timeout): below the function's timeout.
-			Timeout: r.Seconds("SMTP_TIMEOUT_SECONDS", int(notify.DefaultSMTPTimeout.Seconds()), 1, 300),
+			Timeout: r.Seconds("SMTP_TIMEOUT_SECONDS"),
 		}
 		s.SMTPSecretID = r.String("SMTP_SECRET_ID")
 	case "ses":

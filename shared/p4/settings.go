@@ -16,18 +16,18 @@ type Settings struct {
 }
 
 // SettingsFromEnv reads P4_BIN, P4PORT, P4USER (required), P4_TIMEOUT_SECONDS
-// (default 30), P4CHARSET, P4TRUST_FINGERPRINT, P4_SECRET_ID,
-// P4_PARALLELISM (default DefaultParallelism) and P4_SERVER_ROLE (standard,
+// P4CHARSET, P4TRUST_FINGERPRINT, P4_SECRET_ID,
+// P4_PARALLELISM and P4_SERVER_ROLE (standard,
 // commit or edge; default standard). No client workspace is set:
 // the fetch stage reads depot paths only (p4 describe, print), which need none.
 func SettingsFromEnv(r *config.Reader) Settings {
 	return Settings{
 		Config: Config{Path: r.String("P4_BIN"), Port: r.String("P4PORT"), User: r.String("P4USER"),
-			Timeout: r.Seconds("P4_TIMEOUT_SECONDS", 30, 1, 900),
-			Charset: r.Optional("P4CHARSET", ""), TrustFingerprint: r.Optional("P4TRUST_FINGERPRINT", ""),
+			Timeout: r.Seconds("P4_TIMEOUT_SECONDS"),
+			Charset: r.Optional("P4CHARSET"), TrustFingerprint: r.Optional("P4TRUST_FINGERPRINT"),
 			Tickets: Home + "/tickets", Trust: Home + "/trust", Home: Home},
-		SecretID: r.Optional("P4_SECRET_ID", ""),
-		Options: Options{Parallelism: r.Int("P4_PARALLELISM", DefaultParallelism, 1, 32),
-			ServerRole: r.OneOf("P4_SERVER_ROLE", RoleStandard, RoleStandard, RoleCommit, RoleEdge)},
+		SecretID: r.Optional("P4_SECRET_ID"),
+		Options: Options{Parallelism: r.Int("P4_PARALLELISM"),
+			ServerRole: r.OneOf("P4_SERVER_ROLE")},
 	}
 }

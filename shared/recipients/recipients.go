@@ -99,7 +99,7 @@ func Parse(domains []string, max int) (*Policy, error) {
 // (config.Reader).
 type Reader interface {
 	String(key string) string
-	Int(key string, def, min, max int) int
+	Int(key string) int
 	List(key string) []string
 }
 
@@ -108,7 +108,7 @@ type Reader interface {
 // the returned error, so cold start fails either way.
 func Load(v Reader) (*Policy, error) {
 	v.String(EnvDomains) // records "required" when unset
-	max := v.Int(EnvMax, DefaultMax, 1, HardMax)
+	max := v.Int(EnvMax)
 	domains := v.List(EnvDomains)
 	if len(domains) == 0 {
 		return nil, nil // the reader already holds the error

@@ -3,24 +3,9 @@ package redact
 import (
 	"strings"
 	"testing"
+
+	"github.com/criticizer/criticizer/shared/config"
 )
-
-// mapConfig is a function's environment as the policy reads it.
-type mapConfig map[string]string
-
-func (m mapConfig) Optional(name, def string) string {
-	if v, ok := m[name]; ok {
-		return v
-	}
-	return def
-}
-
-func (m mapConfig) List(name string) []string {
-	if m[name] == "" {
-		return nil
-	}
-	return strings.Split(m[name], ",")
-}
 
 // Rule RD-1: the per-environment policy (REDACT_EMAILS,
 // CONFIDENTIAL_DOMAINS, CONFIDENTIAL_CIDRS, set from cdk.json) is what the
@@ -30,18 +15,19 @@ func TestPolicyFromConfig(t *testing.T) {
 	const text = "mail alice@example.org about build.corp.example.com at 10.1.2.3"
 	tests := []struct {
 		name string
-		env  mapConfig
+		env  map[string]string
 		gone []string
 		kept []string
 	}{
-		{name: "de-identification on", env: mapConfig{"REDACT_EMAILS": "true", "CONFIDENTIAL_DOMAINS": "corp.example.com", "CONFIDENTIAL_CIDRS": "10.0.0.0/8"},
+		{name: "de-identification on", env: map[string]string{"REDACT_EMAILS": "true", "CONFIDENTIAL_DOMAINS": "corp.example.com", "CONFIDENTIAL_CIDRS": "10.0.0.0/8"},
 			gone: []string{"alice@example.org", "build.corp.example.com", "10.1.2.3"}},
-		{name: "off by default", env: mapConfig{}, kept: []string{"alice@example.org", "build.corp.example.com", "10.1.2.3"}},
-		{name: "explicitly off", env: mapConfig{"REDACT_EMAILS": "false"}, kept: []string{"alice@example.org"}},
+		// The declared default (shared/settings): addresses are redacted unless the environment says not.
+		{name: "addresses by default", env: map[string]string{}, gone: []string{"alice@example.org"}, kept: []string{"build.corp.example.com", "10.1.2.3"}},
+		{name: "explicitly off", env: map[string]string{"REDACT_EMAILS": "false"}, kept: []string{"alice@example.org"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := New(PolicyFromConfig(tt.env))
+			r, err := New(PolicyFromConfig(config.NewReaderFrom(tt.env)))
 			if err != nil {
 				t.Fatal(err)
 			}

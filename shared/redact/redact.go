@@ -814,7 +814,7 @@ func (r *Redactor) Sanitize(s string) string {
 // ConfigReader is the part of a function's configuration reader the policy
 // needs (config.Reader).
 type ConfigReader interface {
-	Optional(name, def string) string
+	Bool(name string) bool
 	List(name string) []string
 }
 
@@ -823,6 +823,6 @@ type ConfigReader interface {
 // CONFIDENTIAL_CIDRS (comma-separated). The two must agree: a proof of
 // redaction made under one policy does not vouch for the other.
 func PolicyFromConfig(c ConfigReader) Policy {
-	return Policy{RedactEmails: c.Optional("REDACT_EMAILS", "false") == "true",
+	return Policy{RedactEmails: c.Bool("REDACT_EMAILS"),
 		ConfidentialDomains: c.List("CONFIDENTIAL_DOMAINS"), ConfidentialCIDRs: c.List("CONFIDENTIAL_CIDRS")}
 }

@@ -9,14 +9,13 @@ import (
 // Settings are the artifact lifetimes the check compares objects with: the
 // buckets' lifecycle rules, which the stack sets from the same numbers.
 type Settings struct {
-	RawTTL      time.Duration // RAW_ARTIFACT_TTL_DAYS, default 7
-	RedactedTTL time.Duration // REDACTED_ARTIFACT_TTL_DAYS, default 30
+	RawTTL      time.Duration // RAW_ARTIFACT_TTL_DAYS
+	RedactedTTL time.Duration // REDACTED_ARTIFACT_TTL_DAYS
 }
 
 // SettingsFromEnv reads the retention check's settings; problems are
 // collected in r.
 func SettingsFromEnv(r *config.Reader) Settings {
-	day := 24 * time.Hour
-	return Settings{RawTTL: time.Duration(r.Int("RAW_ARTIFACT_TTL_DAYS", 7, 1, 3650)) * day,
-		RedactedTTL: time.Duration(r.Int("REDACTED_ARTIFACT_TTL_DAYS", 30, 1, 3650)) * day}
+	return Settings{RawTTL: r.Days("RAW_ARTIFACT_TTL_DAYS"),
+		RedactedTTL: r.Days("REDACTED_ARTIFACT_TTL_DAYS")}
 }

@@ -48,26 +48,25 @@ const (
 // with margin.
 const DefaultCommentWindow = 120 * time.Second
 
-// CommentWindowFromEnv reads SWARM_COMMENT_WINDOW_SECONDS (default 120,
-// 31..3600): the notify stage and the sweeper's reconciler judge a comment
+// CommentWindowFromEnv reads SWARM_COMMENT_WINDOW_SECONDS: the notify stage and the sweeper's reconciler judge a comment
 // whose create may have landed over the same window.
 func CommentWindowFromEnv(r *config.Reader) time.Duration {
-	return r.Seconds("SWARM_COMMENT_WINDOW_SECONDS", int(DefaultCommentWindow.Seconds()), 31, 3600)
+	return r.Seconds("SWARM_COMMENT_WINDOW_SECONDS")
 }
 
 // SettingsFromEnv reads the Swarm settings use needs. A secret without a
 // URL, or a URL that is not an absolute http(s) URL, is a configuration error.
 func SettingsFromEnv(r *config.Reader, use Use) Settings {
-	s := Settings{URL: r.Optional("SWARM_URL", "")}
+	s := Settings{URL: r.Optional("SWARM_URL")}
 	secretKey := ""
 	switch use {
 	case ForWebhook:
 		secretKey = "SWARM_TOKEN_SECRET_ID"
-		s.TokenSecretID = r.Optional(secretKey, "")
-		s.APISecretID = r.Optional("SWARM_API_SECRET_ID", "")
+		s.TokenSecretID = r.Optional(secretKey)
+		s.APISecretID = r.Optional("SWARM_API_SECRET_ID")
 	case ForAuthors, ForComments:
 		secretKey = "SWARM_API_SECRET_ID"
-		s.APISecretID = r.Optional(secretKey, "")
+		s.APISecretID = r.Optional(secretKey)
 		if use == ForComments && s.APISecretID != "" {
 			s.CommentWindow = CommentWindowFromEnv(r)
 		}

@@ -14,7 +14,7 @@ type Settings struct {
 	// SecretID names the secret with the HMAC signing keys (WEBHOOK_SECRET_ID).
 	SecretID string
 	// ReplayWindow is how far a signed request's timestamp may be from now
-	// (REPLAY_WINDOW_SECONDS, 30–3600, default 300).
+	// (REPLAY_WINDOW_SECONDS).
 	ReplayWindow time.Duration
 	// Swarm: its bearer tokens and the origin its callback URLs must have;
 	// without SWARM_TOKEN_SECRET_ID bearer authentication is off.
@@ -28,7 +28,7 @@ type Settings struct {
 // SettingsFromEnv reads the webhook function's settings; problems are
 // collected in r.
 func SettingsFromEnv(r *config.Reader) Settings {
-	s := Settings{SecretID: r.String("WEBHOOK_SECRET_ID"), ReplayWindow: r.Seconds("REPLAY_WINDOW_SECONDS", 300, 30, 3600),
+	s := Settings{SecretID: r.String("WEBHOOK_SECRET_ID"), ReplayWindow: r.Seconds("REPLAY_WINDOW_SECONDS"),
 		Swarm: swarm.SettingsFromEnv(r, swarm.ForWebhook), JobPage: jobpage.LinkSettingsFromEnv(r, false)}
 	var err error
 	s.Recipients, err = recipients.Load(r)

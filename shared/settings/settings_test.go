@@ -2,12 +2,13 @@ package settings
 
 import (
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 )
 
 // TestDocsMatchDeclaration fails when docs/configuration.md's settings tables
-// differ from the declaration: edit Declared, then go generate ./internal/settings.
+// differ from the declaration: edit Declared, then go generate ./shared/settings.
 func TestDocsMatchDeclaration(t *testing.T) {
 	b, err := os.ReadFile("../../docs/configuration.md")
 	if err != nil {
@@ -18,7 +19,7 @@ func TestDocsMatchDeclaration(t *testing.T) {
 		t.Fatal(err)
 	}
 	if want != string(b) {
-		t.Errorf("docs/configuration.md's settings tables are not the declaration's: run go generate ./internal/settings")
+		t.Errorf("docs/configuration.md's settings tables are not the declaration's: run go generate ./shared/settings")
 	}
 }
 
@@ -76,5 +77,59 @@ func TestCheckNamesEveryPlaceholder(t *testing.T) {
 	got := Check(func(k string) []string { return values[k] })
 	if len(got) != 2 || !strings.HasPrefix(got[0], "p4TrustFingerprint ") || !strings.HasPrefix(got[1], `recipientDomains "example.com"`) {
 		t.Errorf("Check = %q, want the fingerprint and the example.com domain", got)
+	}
+}
+
+// TestAcceptsWellFormed: a declared choice's default is one of its choices,
+// a number's default is a number and its range is not empty, and each
+// variable is declared once (the loaders read the first declaration only).
+func TestAcceptsWellFormed(t *testing.T) {
+	vars := map[string]bool{}
+	for _, s := range Declared {
+		a := s.Accepts
+		switch a.Kind {
+		case Choice:
+			if err := a.Check(a.Default); err != nil {
+				t.Errorf("%v: default %q %v", s.Keys, a.Default, err)
+			}
+		case Integer, Number:
+			if _, err := strconv.ParseFloat(a.Default, 64); err != nil || a.Min > a.Max {
+				t.Errorf("%v: default %q or range %s is not a number's", s.Keys, a.Default, a.Span())
+			}
+		}
+		if a.Kind != Text && len(s.Keys) == 0 && len(s.Vars) == 0 {
+			t.Errorf("a row accepts %v but names neither a key nor a variable", a)
+		}
+		for _, v := range s.Vars {
+			if vars[v] {
+				t.Errorf("%s declared twice", v)
+			}
+			vars[v] = true
+		}
+	}
+}
+
+func TestAcceptsCheck(t *testing.T) {
+	cases := []struct {
+		a       Accepts
+		v, want string // want "" = accepted
+	}{
+		{Int(60, 5, 900), "5", ""},
+		{Int(60, 5, 900), " 900 ", ""},
+		{Int(60, 5, 900), "4", "must be an integer in 5–900"},
+		{Int(60, 5, 900), "60.5", "must be an integer in 5–900"},
+		{Float(0, 1, 16), "3.5", ""},
+		{Float(0, 1, 16), "16.01", "must be a number in 1–16"},
+		{Bool(false), "true", ""},
+		{Bool(false), "1", "must be true or false"},
+		{Enum("smtp", "smtp", "ses"), "ses", ""},
+		{Enum("smtp", "smtp", "ses"), "SES", "must be one of smtp, ses"},
+		{Str("x"), "anything", ""},
+	}
+	for _, c := range cases {
+		err := c.a.Check(c.v)
+		if (c.want == "") != (err == nil) || (err != nil && err.Error() != c.want) {
+			t.Errorf("%+v.Check(%q) = %v, want %q", c.a, c.v, err, c.want)
+		}
 	}
 }

@@ -17,8 +17,12 @@ func Markdown(t Table) string {
 		if s.Table != t {
 			continue
 		}
-		if s.StackVars != "" {
+		if s.StackVars != "" && len(s.Vars) == 0 {
 			fmt.Fprintf(&b, "| *stack* | %s | | |\n", s.StackVars)
+			continue
+		}
+		if s.StackVars != "" {
+			fmt.Fprintf(&b, "| *stack* | %s | %s | %s |\n", s.StackVars, s.Accepts.Default, s.neededRange())
 			continue
 		}
 		key := ticks(s.Keys)
@@ -63,21 +67,43 @@ func (s Setting) needed() string {
 	return s.neededRange() + "; refused outside local: " + s.Placeholder.Doc
 }
 
-func (s Setting) neededRange() string {
+// where is where the setting must be given: Needed, or that it is never
+// empty where it is Required (its default fills it).
+func (s Setting) where() string {
 	switch {
-	case s.Needed == "" && s.Range == "":
-		return "—"
-	case s.Range == "":
+	case s.Needed != "" || s.Required == "":
 		return s.Needed
-	case s.Needed == "":
-		return "— (" + s.Range + ")"
+	case s.Required == Everywhere:
+		return "never empty"
 	}
-	return s.Needed + " (" + s.Range + ")"
+	return "never empty " + string(s.Required)
+}
+
+func (s Setting) neededRange() string {
+	rng := s.Accepts.Span()
+	if s.Accepts.Kind == Choice {
+		rng = ticks(s.Accepts.OneOf)
+	}
+	if s.Range != "" && rng != "" {
+		rng += "; " + s.Range
+	} else if s.Range != "" {
+		rng = s.Range
+	}
+	needed := s.where()
+	switch {
+	case needed == "" && rng == "":
+		return "—"
+	case rng == "":
+		return needed
+	case needed == "":
+		return "— (" + rng + ")"
+	}
+	return needed + " (" + rng + ")"
 }
 
 // marker opens table t's generated block in the docs; endMarker closes it.
 func marker(t Table) string {
-	return "<!-- settings:" + string(t) + " (generated from internal/settings: go generate ./internal/settings) -->\n"
+	return "<!-- settings:" + string(t) + " (generated from shared/settings: go generate ./shared/settings) -->\n"
 }
 
 const endMarker = "<!-- /settings -->\n"

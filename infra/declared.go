@@ -1,0 +1,73 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/criticizer/criticizer/shared/settings"
+)
+
+// validateDeclared checks each cdk.json value against what its declaration
+// accepts (shared/settings: an integer's range, a choice's values, a flag),
+// in every environment: the functions' loaders refuse the same values at
+// cold start, and stack-only settings (batchSize, architecture) have no
+// other check. A key Required where c is must not be empty. A key left out of the JSON (omitempty and zero: "the
+// function's default") is not checked; validatePlaceholders then refuses,
+// outside local, the values the declaration names as placeholders.
+func validateDeclared(c EnvConfig, p *problems) {
+	values, err := jsonKeys(c)
+	if err != nil {
+		p.add("settings: %v", err)
+		return
+	}
+	for _, s := range settings.Declared {
+		if s.Required == settings.Everywhere || s.Required == settings.OutsideLocal && !c.isLocal {
+			for _, k := range s.Keys {
+				if v := values[k]; v == nil || v == "" || fmt.Sprint(v) == "[]" {
+					p.add("%s is empty: required %s (docs/configuration.md)", k, s.Required)
+				}
+			}
+		}
+		if s.Accepts.Kind == settings.Text {
+			continue
+		}
+		for i, k := range s.Keys {
+			v, ok := values[k]
+			if !ok {
+				continue
+			}
+			as := ""
+			if i < len(s.Vars) { // the variable the functions read it as, named too
+				as = " (" + s.Vars[i] + ")"
+			}
+			if err := s.Accepts.Check(jsonText(v)); err != nil {
+				p.add("%s %s%s: %v (docs/configuration.md)", k, jsonText(v), as, err)
+			}
+		}
+	}
+}
+
+// jsonKeys is c as cdk.json spells it: its keys and their values.
+func jsonKeys(c EnvConfig) (map[string]any, error) {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return nil, err
+	}
+	var keys map[string]any
+	return keys, json.Unmarshal(b, &keys)
+}
+
+// jsonText is a JSON scalar as a variable would hold it.
+func jsonText(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	case bool:
+		return strconv.FormatBool(v)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}

@@ -1,0 +1,113 @@
+package settings
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Kind is the kind of value a setting holds.
+type Kind int
+
+// The kinds of value; the zero Kind is Text, which accepts any string.
+const (
+	Text    Kind = iota // any string
+	Integer             // a whole number in [Min, Max]: a count, seconds or days
+	Number              // a decimal number in [Min, Max]
+	Flag                // true or false
+	Choice              // one of OneOf
+)
+
+// Accepts is what a setting accepts and what the functions take when its
+// variable is unset. The functions' loaders read their variables through it
+// (shared/config's Reader), so a value out of it fails their cold start
+// naming the variable, and synth checks the cdk.json value against it
+// (infra/declared.go), naming the key. The zero Accepts is any text,
+// default empty.
+type Accepts struct {
+	Kind Kind
+	// Default is the functions' value when the variable is unset, as text.
+	Default  string
+	Min, Max float64  // Integer and Number
+	OneOf    []string // Choice
+}
+
+// Int accepts a whole number in [min, max]; def when unset (it may lie
+// outside the range: 0 for "the code decides").
+func Int(def, min, max int) Accepts {
+	return Accepts{Kind: Integer, Default: strconv.Itoa(def), Min: float64(min), Max: float64(max)}
+}
+
+// Float accepts a decimal number in [min, max]; def when unset.
+func Float(def, min, max float64) Accepts {
+	return Accepts{Kind: Number, Default: strconv.FormatFloat(def, 'f', -1, 64), Min: min, Max: max}
+}
+
+// Bool accepts true or false; def when unset.
+func Bool(def bool) Accepts { return Accepts{Kind: Flag, Default: strconv.FormatBool(def)} }
+
+// Enum accepts one of allowed; def when unset.
+func Enum(def string, allowed ...string) Accepts {
+	return Accepts{Kind: Choice, Default: def, OneOf: allowed}
+}
+
+// Str accepts any text; def when unset.
+func Str(def string) Accepts { return Accepts{Default: def} }
+
+// Check reports whether v (trimmed) is accepted; the error says what is.
+func (a Accepts) Check(v string) error {
+	v = strings.TrimSpace(v)
+	ok := true
+	switch a.Kind {
+	case Integer:
+		n, err := strconv.ParseInt(v, 10, 64)
+		ok = err == nil && float64(n) >= a.Min && float64(n) <= a.Max
+	case Number:
+		f, err := strconv.ParseFloat(v, 64)
+		ok = err == nil && f >= a.Min && f <= a.Max
+	case Flag:
+		ok = v == "true" || v == "false"
+	case Choice:
+		ok = slices.Contains(a.OneOf, v)
+	}
+	if !ok {
+		return fmt.Errorf("must be %s", a.describe())
+	}
+	return nil
+}
+
+// describe is what a accepts, for an error: "an integer in 5–900".
+func (a Accepts) describe() string {
+	switch a.Kind {
+	case Integer:
+		return "an integer in " + a.Span()
+	case Number:
+		return "a number in " + a.Span()
+	case Flag:
+		return "true or false"
+	case Choice:
+		return "one of " + strings.Join(a.OneOf, ", ")
+	}
+	return "text"
+}
+
+// Span is the range of a number, "5–900"; "" for other kinds.
+func (a Accepts) Span() string {
+	if a.Kind != Integer && a.Kind != Number {
+		return ""
+	}
+	f := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+	return f(a.Min) + "–" + f(a.Max)
+}
+
+// Variable is the declaration of the variable name: what its setting accepts;
+// ok is false when no setting declares it.
+func Variable(name string) (a Accepts, ok bool) {
+	for _, s := range Declared {
+		if slices.Contains(s.Vars, name) {
+			return s.Accepts, true
+		}
+	}
+	return Accepts{}, false
+}

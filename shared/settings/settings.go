@@ -1,0 +1,182 @@
+// Package settings declares every setting of an environment once: its
+// cdk.json key, the variables the functions read it as and which functions
+// read them, what it accepts (kind, range or choices) and the functions'
+// default, where it is needed, and the placeholder values synth refuses
+// outside local. Everything else comes from it: the functions' loaders read
+// each variable's default and range here (shared/config's Reader refuses a
+// variable no row declares), synth checks each cdk.json value against the
+// same row (infra/declared.go) and refuses its placeholders outside local
+// (infra/placeholders.go), and docs/configuration.md's "Every setting"
+// tables are generated from it (go generate ./shared/settings). Tests fail
+// when the docs, infra's EnvConfig or a loader disagree with it.
+//
+// Adding a setting: one Setting appended to Declared beside its neighbours
+// in its table, then go generate ./shared/settings; the code that uses it
+// reads it by its variable (r.Int("MY_VARIABLE")) and infra's EnvConfig
+// decodes its key (docs/development.md, Adding a setting).
+package settings
+
+//go:generate go run ../../cmd/settingsdoc -docs ../../docs/configuration.md
+
+// Table is the docs table a setting is listed in.
+type Table string
+
+// The tables of docs/configuration.md's "Every setting", in its order.
+const (
+	Stack   Table = "stack"
+	Network Table = "network"
+	Webhook Table = "webhook"
+	Fetch   Table = "fetch"
+	Review  Table = "review"
+	Notify  Table = "notify"
+)
+
+// Tables lists the tables in the order the docs show them.
+var Tables = []Table{Stack, Network, Webhook, Fetch, Review, Notify}
+
+// All in ReadBy: every function reads it (coldstart's common settings).
+var All = []string{"all"}
+
+// Setting is one row of the settings tables: one cdk.json key, or a few that
+// go together (apiRateLimit and apiBurstLimit).
+type Setting struct {
+	Table Table
+	// Keys in cdk.json `environments.<env>`; KeyNote follows them (the
+	// sub-keys of an object).
+	Keys    []string
+	KeyNote string
+	// Vars are the environment variables the functions in ReadBy (their
+	// directories under functions/, or All) read it as; none: it shapes the
+	// stack only. ReadNote qualifies the readers ("with swarm-comments"),
+	// VarNote stands in for Vars ("(placement)").
+	Vars     []string
+	ReadBy   []string
+	ReadNote string
+	VarNote  string
+	// Default is the value when cdk.json gives none, per environment where
+	// they differ; Range the values accepted (and what it bounds); Needed
+	// where it must be given ("" = nowhere: the default works).
+	Default string
+	Range   string
+	Needed  string
+	// Accepts is what the setting accepts (its kind, range or choices) and
+	// the functions' value when its variable is unset: the loaders read
+	// their variables through it and synth checks the cdk.json value
+	// against it; the docs show its range before Range, which then only
+	// says what the value bounds.
+	Accepts Accepts
+	// Required is where synth refuses the key empty (Everywhere or
+	// OutsideLocal; "" = nowhere), saying Needed.
+	Required Required
+	// Placeholder: the values that only hold its place (an all-zero
+	// checksum, a reserved example domain), refused outside local; nil = none.
+	Placeholder *Placeholder
+	// Sample is a real-shaped value tests and cfncheck give in place of a
+	// placeholder cdk.json holds, to synthesize the checked-in environments.
+	Sample any
+	// StackVars: a row of variables the stack sets itself (table, queue
+	// and secret names), which are not settings; Markdown. With Vars and
+	// Accepts, the functions read those through the declaration too.
+	StackVars string
+}
+
+// Required says in which environments a key must not be empty.
+type Required string
+
+// The environments a setting is required in.
+const (
+	Everywhere   Required = "everywhere"
+	OutsideLocal Required = "outside local"
+)
+
+// Declared is every setting, in the docs' order.
+var Declared = []Setting{
+	{Table: Stack, Keys: []string{"account", "region"}, Default: "environment-agnostic", Needed: "optional"},
+	{Table: Stack, Keys: []string{"architecture"}, Default: "`arm64`; local `x86_64` (the emulator runs bootstraps on the host)", Accepts: Enum("arm64", "arm64", "x86_64")},
+	{Table: Stack, Keys: []string{"leaseSeconds"}, Vars: []string{"LEASE_SECONDS"}, ReadBy: All, Default: "60; local 10", Range: "also the stage functions' timeout and the queues' visibility timeout", Accepts: Int(60, 5, 900)},
+	{Table: Stack, Keys: []string{"maxAttempts"}, Vars: []string{"MAX_ATTEMPTS"}, ReadBy: All, Default: "5", Range: "the DLQ redrive backstop is this + 3", Accepts: Int(5, 1, 20)},
+	{Table: Stack, Keys: []string{"maxConcurrency.{fetch,llm,notify}"}, Default: "2 each", Range: "W: a multiple of `batchSize`, at least 2 × it"},
+	{Table: Stack, Keys: []string{"batchSize"}, Default: "1", Accepts: Int(1, 1, 10)},
+	{Table: Stack, Keys: []string{"clockSkewSeconds"}, Vars: []string{"CLOCK_SKEW_SECONDS"}, ReadBy: All, Default: "2", Range: "below half the lease", Accepts: Int(2, 0, 60)},
+	{Table: Stack, Keys: []string{"retentionDays"}, Vars: []string{"RETENTION_DAYS"}, ReadBy: All, Default: "30", Range: "TTL of the job items, their data and history", Accepts: Int(30, 1, 30)},
+	{Table: Stack, Keys: []string{"uniquenessRetentionDays"}, Vars: []string{"UNIQUENESS_RETENTION_DAYS"}, ReadBy: All, Default: "365; 0 = forever", Range: "TTL of idempotency records, changelist version gates, outbox rows and the rerun ledger's entries: [how long each promise holds](guarantees.md#how-long-each-promise-holds)", Accepts: Int(365, 0, 36500)},
+	{Table: Stack, Keys: []string{"logLevel"}, Vars: []string{"LOG_LEVEL"}, ReadBy: All, Default: "`info`; local and dev `debug`", Accepts: Enum("info", "debug", "info", "warn", "error")},
+	{Table: Stack, Keys: []string{"logRetentionDays"}, Default: "30; local 1, dev 14, prod 90", Range: "a CloudWatch Logs value"},
+	{Table: Stack, Keys: []string{"accessLogRetentionDays"}, Default: "365", Range: "S3 access logs; not in local", Accepts: Int(365, 1, 36500)},
+	{Table: Stack, Keys: []string{"sweepSchedule"}, Default: "`rate(1 minute)`"},
+	{Table: Stack, Keys: []string{"alarmTopicArn"}, Default: "the stack creates `AlarmTopic`", Needed: "optional"},
+	{Table: Stack, Keys: []string{"alarmEmail"}, Default: "none", Needed: "recommended outside local", Placeholder: ExampleDomain, Sample: "oncall@studio.test"},
+	{Table: Stack, Keys: []string{"operatorRoleArn"}, Default: "none", Needed: "optional: the one role besides fetch allowed to read raw artifacts"},
+	{Table: Stack, Keys: []string{"rawBucketDataEvents"}, Default: "false", Needed: "optional: CloudTrail S3 data events for the raw bucket"},
+	{Table: Stack, Keys: []string{"apiRateLimit", "apiBurstLimit"}, Default: "50 / 100 requests per second", Range: "API Gateway stage throttling"},
+	{Table: Stack, StackVars: "`CRITICIZER_ENV`, `JOBS_TABLE`, `<STAGE>_QUEUE_URL`, `<STAGE>_DLQ_URL`, `RAW_BUCKET`, `REDACTED_BUCKET`"},
+	{Table: Network, Keys: []string{"vpc"}, KeyNote: "(`vpcId`, `subnetIds`, `securityGroupIds`, `createEndpoints`, `routeTableIds`, `allFunctions`)", Default: "none: functions outside a VPC", Needed: "a Perforce server on a private network; refused in local"},
+	{Table: Network, Keys: []string{"apiGatewayCloudWatchRole"}, Default: "`create` outside local, `existing` in local", Needed: "one environment per account creates it; the others say `existing`"},
+	{Table: Network, Keys: []string{"kmsKey"}, Default: "empty: AWS-managed keys", Needed: "optional: `create` (prod as checked in) or a key ARN"},
+	{Table: Network, Keys: []string{"sesIdentity"}, Default: "the domain of `smtpFrom`", Needed: "with `ses`, when sending as another verified identity"},
+	{Table: Webhook, Keys: []string{"replayWindowSeconds"}, Vars: []string{"REPLAY_WINDOW_SECONDS"}, ReadBy: []string{"webhook"}, Default: "300", Accepts: Int(300, 30, 3600)},
+	{Table: Webhook, Keys: []string{"recipientDomains"}, Vars: []string{"RECIPIENT_DOMAINS"}, ReadBy: []string{"webhook", "fetch", "notify"}, Default: "none", Needed: "every environment but local: the e-mail domains that may receive code ([who may receive code](api.md#who-may-receive-code))", Placeholder: ExampleDomain, Sample: []string{"studio.test", "*.corp.studio.test"}, Required: OutsideLocal},
+	{Table: Webhook, Keys: []string{"maxRecipients"}, Vars: []string{"MAX_RECIPIENTS"}, ReadBy: []string{"webhook", "fetch", "notify"}, Default: "10", Range: "per request", Accepts: Int(10, 1, 50)},
+	{Table: Webhook, Keys: []string{"jobPage"}, Vars: []string{"JOB_PAGE_SECRET_ID"}, ReadBy: []string{"webhook", "notify", "jobpage"}, Default: "false", Needed: "optional: the read-only job page ([jobpage.md](jobpage.md))"},
+	{Table: Webhook, Keys: []string{"publicBaseUrl"}, Vars: []string{"JOB_PAGE_BASE_URL"}, ReadBy: []string{"notify", "webhook"}, Default: "the API's URL", Needed: "optional, with `jobPage`: the links' base behind a custom domain"},
+	{Table: Webhook, Keys: []string{"swarmUrl"}, Vars: []string{"SWARM_URL"}, ReadBy: []string{"webhook", "fetch", "notify", "sweeper"}, Default: "none: Swarm off", Needed: "with Swarm; creates the two Swarm secrets"},
+	{Table: Webhook, StackVars: "`WEBHOOK_SECRET_ID`; with `swarmUrl`, `SWARM_TOKEN_SECRET_ID` and, unless Swarm is private, `SWARM_API_SECRET_ID` (webhook: a run is held to its review with 422)"},
+	{Table: Fetch, Keys: []string{"depotAllowList"}, Vars: []string{"DEPOT_ALLOWLIST"}, ReadBy: []string{"fetch"}, Default: "none", Needed: "every environment: the depot paths fetch may read (`//depot/projectA/...`)", Required: Everywhere},
+	{Table: Fetch, Keys: []string{"p4Port"}, Vars: []string{"P4PORT"}, ReadBy: []string{"fetch"}, Default: "none; local the stand-in", Needed: "every environment", Placeholder: ExampleDomain, Sample: "ssl:perforce.studio.test:1666", Required: Everywhere},
+	{Table: Fetch, Keys: []string{"p4User"}, Vars: []string{"P4USER"}, ReadBy: []string{"fetch"}, Default: "`criticizer`", Required: Everywhere},
+	{Table: Fetch, Keys: []string{"p4Bin"}, Vars: []string{"P4_BIN"}, ReadBy: []string{"fetch"}, Default: "`/opt/bin/p4` (the layer)", Required: Everywhere},
+	{Table: Fetch, Keys: []string{"p4LayerPath"}, Default: "none", Needed: "every non-local environment: the p4 layer, staged in `build/p4-layer` by `make p4-layer P4=/path/to/p4 P4_SHA256=…`, with its checksum in `p4LayerSha256`", Required: OutsideLocal},
+	{Table: Fetch, Keys: []string{"p4LayerSha256"}, Default: "none", Needed: "with `p4LayerPath`: the SHA-256 of the p4 client this environment runs; synth refuses a layer built from any other", Placeholder: AllZero},
+	{Table: Fetch, Keys: []string{"p4ServerRole"}, Vars: []string{"P4_SERVER_ROLE"}, ReadBy: []string{"fetch"}, Default: "`standard`; local `commit`", Needed: "`commit` or `edge` in a commit-edge installation: an unpromoted edge shelf is `SHELF_NOT_PROMOTED`", Accepts: Enum("standard", "standard", "commit", "edge")},
+	{Table: Fetch, Keys: []string{"p4TimeoutSeconds"}, Vars: []string{"P4_TIMEOUT_SECONDS"}, ReadBy: []string{"fetch"}, Default: "30; local 8", Range: "below the lease", Accepts: Int(30, 1, 900)},
+	{Table: Fetch, Keys: []string{"p4TrustFingerprint"}, Vars: []string{"P4TRUST_FINGERPRINT"}, ReadBy: []string{"fetch"}, Default: "none", Needed: "`ssl:` ports (synth fails without it)", Placeholder: AllZero, Sample: "AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89:AB:CD:EF:01"},
+	{Table: Fetch, Keys: []string{"p4Charset"}, Vars: []string{"P4CHARSET"}, ReadBy: []string{"fetch"}, Default: "unset", Needed: "non-unicode servers with non-UTF-8 files (`iso8859-1`), unicode-mode servers (`utf8`)"},
+	{Table: Fetch, Keys: []string{"p4Parallelism"}, Vars: []string{"P4_PARALLELISM"}, ReadBy: []string{"fetch"}, Default: "4", Range: "p4 processes per job", Accepts: Int(4, 1, 32)},
+	{Table: Fetch, Keys: []string{"redactEmails"}, Vars: []string{"REDACT_EMAILS"}, ReadBy: []string{"fetch", "llm"}, Default: "true", Accepts: Bool(true)},
+	{Table: Fetch, Keys: []string{"confidentialDomains"}, Vars: []string{"CONFIDENTIAL_DOMAINS"}, ReadBy: []string{"fetch", "llm"}, Default: "none", Needed: "optional: hosts under these domains are redacted"},
+	{Table: Fetch, Keys: []string{"confidentialCidrs"}, Vars: []string{"CONFIDENTIAL_CIDRS"}, ReadBy: []string{"fetch", "llm"}, Default: "none", Needed: "optional: addresses in these ranges are redacted"},
+	{Table: Fetch, StackVars: "`P4_SECRET_ID`; with `swarmUrl`, `SWARM_API_SECRET_ID` (fetch)"},
+	{Table: Review, Keys: []string{"llmProvider"}, Vars: []string{"LLM_PROVIDER"}, ReadBy: []string{"llm"}, Default: "`openai`; dev, staging and prod as checked in use `bedrock`", Range: "[choosing one](network-and-iam.md#the-llm-provider)", Accepts: Enum("openai", "openai", "anthropic", "bedrock")},
+	{Table: Review, Keys: []string{"llmEndpoint"}, Vars: []string{"LLM_ENDPOINT"}, ReadBy: []string{"llm"}, Default: "none; local the stand-in", Needed: "openai and anthropic: the base URL, no path (`https://api.openai.com`); bedrock: optional VPC endpoint"},
+	{Table: Review, Keys: []string{"llmModel"}, Vars: []string{"LLM_MODEL"}, ReadBy: []string{"llm"}, Default: "`gpt-4o-mini`", Range: "with bedrock, a Bedrock model ID enabled in the region", Required: Everywhere},
+	{Table: Review, Keys: []string{"llmTimeoutSeconds"}, Vars: []string{"LLM_TIMEOUT_SECONDS"}, ReadBy: []string{"llm"}, Default: "45; local 8", Range: "below the lease", Accepts: Int(45, 1, 900)},
+	{Table: Review, Keys: []string{"reviewTimeoutSeconds"}, Vars: []string{"QUEUE_VISIBILITY_SECONDS"}, ReadBy: []string{"llm"}, Default: "900; local 30", Range: "at least leaseSeconds: the llm function's timeout and the llm queue's visibility", Accepts: Int(0, 0, 900)},
+	{Table: Review, Keys: []string{"llmRequestsPerMinute", "llmTokensPerMinute"}, Vars: []string{"LLM_REQUESTS_PER_MINUTE", "LLM_TOKENS_PER_MINUTE"}, ReadBy: []string{"llm"}, Default: "0: learnt from the provider's rate-limit headers", Needed: "bedrock (which sends none: Service Quotas shows them); a configured token limit is shared by every concurrent review (a per-minute budget item in the jobs table)", Accepts: Int(0, 0, 1_000_000_000)},
+	{Table: Review, Keys: []string{"llmPricesPerMTok"}, Vars: []string{"LLM_PRICES_PER_MTOK"}, ReadBy: []string{"llm"}, Default: "empty: no cost estimate", Needed: "the model's list prices, `input=3,cached_input=0.3,cache_write=3.75,output=15` (USD per million tokens): each review records its estimated cost (`estimated_cost_usd` in the result's meta), shown in the e-mail beside its tokens; see [benchmarks.md](benchmarks.md#monthly-cost)"},
+	{Table: Review, Keys: []string{"promptPatchDrift"}, Vars: []string{"PROMPT_PATCH_DRIFT"}, ReadBy: []string{"llm"}, Default: "false", Needed: "optional: accept an answer whose `prompt_version` differs only in its patch (RC-4)", Accepts: Bool(false)},
+	{Table: Review, Keys: []string{"validFindingsSlo"}, Default: "outside local: `{\"1.0.0\": 0.1}`", Needed: "required outside local for every served prompt version (stable and candidate): minimum average valid findings per job; below it for an hour `ValidFindingsSloAlarm…` pages; `criticizer promote` judges by it"},
+	{Table: Review, Keys: []string{"droppedFindingsSlo"}, Default: "outside local: `{\"1.0.0\": 0.5}`", Needed: "required outside local for every served prompt version: maximum average dropped findings per job; above it for an hour `DroppedFindingsSloAlarm…` pages; `criticizer promote` judges by it"},
+	{Table: Review, Keys: []string{"promptCandidateVersion"}, Vars: []string{"PROMPT_CANDIDATE_VERSION"}, ReadBy: []string{"llm"}, Default: "none", Needed: "with a canary: a prompt version this build has a template for (`1.1.0`, `1.2.0`; shared/result's prompt versions)"},
+	{Table: Review, Keys: []string{"promptCandidatePercent"}, Vars: []string{"PROMPT_CANDIDATE_PERCENT"}, ReadBy: []string{"llm"}, Default: "0", Needed: "with a canary: the percentage of jobs; 0 rolls back", Accepts: Int(0, 0, 100)},
+	{Table: Review, Keys: []string{"llmMaxOutputTokens"}, Vars: []string{"LLM_MAX_OUTPUT_TOKENS"}, ReadBy: []string{"llm"}, Default: "4096", Accepts: Int(4096, 256, 1<<20)},
+	{Table: Review, Keys: []string{"llmResponseFormat"}, Vars: []string{"LLM_RESPONSE_FORMAT"}, ReadBy: []string{"llm"}, Default: "`json_schema`", Needed: "openai only; `json_object` for DeepSeek and older servers", Accepts: Enum("json_schema", "json_schema", "json_object")},
+	{Table: Review, Keys: []string{"llmContextTokens"}, Vars: []string{"LLM_CONTEXT_TOKENS"}, ReadBy: []string{"llm"}, Default: "by model family (`shared/result/chunk.go`)", Needed: "models the table does not know", Accepts: Int(0, 0, 10_000_000)},
+	{Table: Review, Keys: []string{"llmBytesPerToken"}, Vars: []string{"LLM_BYTES_PER_TOKEN"}, ReadBy: []string{"llm"}, Default: "by model family", Accepts: Float(0, 1, 16)},
+	{Table: Review, Keys: []string{"llmParallelism"}, Vars: []string{"LLM_PARALLELISM"}, ReadBy: []string{"llm"}, Default: "4", Range: "chunks at once", Accepts: Int(4, 1, 64)},
+	{Table: Review, Keys: []string{"reviewMaxFiles"}, Vars: []string{"REVIEW_MAX_FILES"}, ReadBy: []string{"llm"}, Default: "5,000", Range: "files reviewed per changelist", Accepts: Int(0, 0, 1_000_000)},
+	{Table: Review, Keys: []string{"reviewMaxBytes"}, Vars: []string{"REVIEW_MAX_BYTES"}, ReadBy: []string{"llm"}, Default: "64 MiB", Range: "diff bytes per changelist", Accepts: Int(0, 0, 1<<30)},
+	{Table: Review, Keys: []string{"reviewMaxFileBytes"}, Vars: []string{"REVIEW_MAX_FILE_BYTES"}, ReadBy: []string{"llm"}, Default: "256 KiB", Range: "diff bytes per file", Accepts: Int(0, 0, 1<<30)},
+	{Table: Review, Keys: []string{"reviewMaxChunkFiles"}, Vars: []string{"REVIEW_MAX_CHUNK_FILES"}, ReadBy: []string{"llm"}, Default: "100", Range: "files per model call", Accepts: Int(0, 0, 10_000)},
+	{Table: Review, Keys: []string{"reviewMaxTokens"}, Vars: []string{"REVIEW_MAX_TOKENS"}, ReadBy: []string{"llm"}, Default: "0: unbounded", Needed: "optional: one review's token budget; files past it are skipped `over_budget`", Accepts: Int(0, 0, 100_000_000)},
+	{Table: Review, Keys: []string{"dailyTokenBudget"}, Vars: []string{"REVIEW_DAILY_TOKEN_BUDGET"}, ReadBy: []string{"llm"}, Default: "0: unbounded", Needed: "optional: the environment's model tokens per UTC day; `DailyTokenBudgetAlarm` at 80 %", Accepts: Int(0, 0, 1_000_000_000_000)},
+	{Table: Review, Keys: []string{"reviewRules"}, Vars: []string{"REVIEW_RULES"}, ReadBy: []string{"llm"}, Default: "none", Needed: "optional: the environment's default review rules, in the schema of the depot's `.criticizer.yaml` ([design.md](design.md#reviews-developers-can-trust))"},
+	{Table: Review, StackVars: "`LLM_SECRET_ID` (review; not with bedrock, which uses the function's role)"},
+	{Table: Notify, Keys: []string{"emailProvider"}, Vars: []string{"EMAIL_PROVIDER"}, ReadBy: []string{"notify", "sweeper"}, Default: "`smtp`", Range: "dev, staging and prod use `ses`", Accepts: Enum("smtp", "smtp", "ses")},
+	{Table: Notify, Keys: []string{"smtpFrom"}, Vars: []string{"SMTP_FROM"}, ReadBy: []string{"notify", "sweeper"}, Default: "`criticizer@example.com`", Needed: "every environment: the From address (its domain is in every Message-ID)", Placeholder: ExampleDomain, Sample: "criticizer@studio.test", Required: Everywhere},
+	{Table: Notify, Keys: []string{"sesConfigurationSet"}, Vars: []string{"SES_CONFIGURATION_SET"}, ReadBy: []string{"notify"}, Default: "none", Needed: "`ses`: the stack creates it and routes its events to `sesevents`"},
+	{Table: Notify, Keys: []string{"smtpHost"}, Vars: []string{"SMTP_HOST"}, ReadBy: []string{"notify"}, Default: "none", Needed: "`smtp`"},
+	{Table: Notify, Keys: []string{"smtpPort"}, Vars: []string{"SMTP_PORT"}, ReadBy: []string{"notify"}, Default: "587", Accepts: Int(587, 1, 65535)},
+	{Table: Notify, Keys: []string{"smtpTLS"}, Vars: []string{"SMTP_TLS"}, ReadBy: []string{"notify"}, Default: "`starttls`", Accepts: Enum("starttls", "starttls", "tls", "none")},
+	{Table: Notify, Keys: []string{"smtpTimeoutSeconds"}, Vars: []string{"SMTP_TIMEOUT_SECONDS"}, ReadBy: []string{"notify"}, Default: "10; local 3", Range: "3 × it must stay below the lease", Accepts: Int(10, 1, 300)},
+	{Table: Notify, Keys: []string{"smtpLookupUrl"}, Vars: []string{"SMTP_LOOKUP_URL"}, ReadBy: []string{"notify", "sweeper"}, Default: "none", Needed: "recommended with `smtp`: the relay's message lookup; without it an uncertain send becomes `DELIVERY_UNCONFIRMED`"},
+	{Table: Notify, Keys: []string{"sendCompletionWindowSeconds"}, Vars: []string{"SEND_COMPLETION_WINDOW_SECONDS"}, ReadBy: []string{"notify", "sweeper"}, Default: "0 = the provider's: 5 min SMTP, 15 min SES; local 60", Range: "more than 3 × `smtpTimeoutSeconds`", Accepts: Int(0, 0, 86400)},
+	{Table: Notify, Keys: []string{"notifyChannels"}, Vars: []string{"NOTIFY_CHANNELS"}, ReadBy: []string{"notify"}, Default: "`[\"email\"]`", Needed: "optional: `[\"email\", \"swarm-comments\"]` also posts findings as comments on the job's Swarm review (needs `swarmUrl`; [perforce-and-swarm.md](perforce-and-swarm.md#findings-as-review-comments))", Accepts: Str("email")},
+	{Table: Notify, Keys: []string{"swarmCommentWindowSeconds"}, Vars: []string{"SWARM_COMMENT_WINDOW_SECONDS"}, ReadBy: []string{"notify", "sweeper"}, ReadNote: "with swarm-comments", Default: "0 = 120", Range: "more than 3 × the Swarm client's 10 s timeout: longer than a create Swarm may still be storing", Accepts: Int(120, 31, 3600)},
+	{Table: Notify, Keys: []string{"swarmMaxInlineComments"}, Vars: []string{"SWARM_MAX_INLINE_COMMENTS"}, ReadBy: []string{"notify"}, ReadNote: "with swarm-comments", Default: "0 = 50", Range: "finding comments per review version; past it the least severe are left out first and listed, by title and file:line, in the summary comment", Accepts: Int(50, 1, 500)},
+	{Table: Notify, Keys: []string{"swarmEmailParticipants"}, Vars: []string{"SWARM_EMAIL_PARTICIPANTS"}, ReadBy: []string{"notify"}, ReadNote: "with swarm-comments", Default: "false", Range: "true also e-mails a Swarm review's participants the findings Swarm already tells them of", Accepts: Bool(false)},
+	{Table: Notify, Keys: []string{"swarmGateSeverity"}, Vars: []string{"SWARM_GATE_SEVERITY"}, ReadBy: []string{"notify"}, Default: "off", Needed: "optional, needs `swarmUrl`: findings at or above it fail the review's Swarm test run; a rules file's `gate_severity` overrides it for its path", Accepts: Str("off")},
+	{Table: Notify, Keys: []string{"swarmPrivate"}, VarNote: "(placement)", Default: "false", Needed: "a Swarm reachable only inside the studio's network (also inferred from a private host in `swarmUrl`): fetch, review, notify and the sweeper run in `vpc`, which must be set"},
+	{Table: Notify, StackVars: "`SMTP_SECRET_ID` (notify, with `smtp`); `DELIVERY_KEY_SECRET_ID` (notify, sweeper: the key of the recipient hash and the e-mail token, generated by the stack, never rotated)"},
+	{Table: Notify, StackVars: "`RAW_ARTIFACT_TTL_DAYS` (sweeper: the raw bucket's lifecycle, days)", Vars: []string{"RAW_ARTIFACT_TTL_DAYS"}, ReadBy: []string{"sweeper"}, Accepts: Int(7, 1, 3650)},
+	{Table: Notify, StackVars: "`REDACTED_ARTIFACT_TTL_DAYS` (sweeper: the redacted bucket's lifecycle, days)", Vars: []string{"REDACTED_ARTIFACT_TTL_DAYS"}, ReadBy: []string{"sweeper"}, Accepts: Int(30, 1, 3650)},
+}
