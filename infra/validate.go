@@ -235,7 +235,7 @@ func validateEmail(c EnvConfig, p *problems) {
 	default:
 		p.add("smtpTLS %q: want starttls, tls or none", c.SMTPTLS)
 	}
-	// One SMTP send takes at most 3 × smtpTimeoutSeconds (notify.MaxSendDuration):
+	// One SMTP send takes at most 3 × smtpTimeoutSeconds (smtpmail.MaxSendDuration):
 	// it must end before the notify function does (leaseSeconds), and the
 	// provider's completion window must outlast it.
 	if c.SMTPTimeoutSeconds < 1 || 3*c.SMTPTimeoutSeconds >= c.LeaseSeconds {

@@ -1,5 +1,7 @@
 // Command notify is the notify stage: it e-mails each recipient the review
-// exactly once through the outbox. See shared/notifystage and shared/notify.
+// exactly once through the outbox, and on a Swarm review posts its
+// comments and reports its test run. See shared/notifystage, and the
+// channels shared/smtpmail, shared/ses and shared/swarm/comments.
 package main
 
 import (
@@ -27,6 +29,7 @@ import (
 	"github.com/criticizer/criticizer/shared/sanitize"
 	"github.com/criticizer/criticizer/shared/secrets"
 	"github.com/criticizer/criticizer/shared/ses"
+	"github.com/criticizer/criticizer/shared/smtpmail"
 	"github.com/criticizer/criticizer/shared/store"
 	"github.com/criticizer/criticizer/shared/swarm"
 )
@@ -79,9 +82,9 @@ func main() {
 		// IAM credentials, no password; SES's published events are the evidence.
 		sender, err := ses.New(ses.NewClient(env.AWS), set.SESConfigurationSet, env.Log)
 		coldstart.Must(env, err)
-		n.Sender, n.Evidence = sender, evidence.New(ddb, env.Config.JobsTable, 0)
+		n.Email = ses.NewChannel(sender, evidence.New(ddb, env.Config.JobsTable, 0))
 	} else {
-		n.Sender, n.Evidence = smtpSender(ctx, env, sm, set)
+		n.Email = smtpChannel(ctx, env, sm, set)
 	}
 	// Diagnostics leave the system (job record, DLQ): recipient addresses
 	// are PII, so they are redacted along with secrets.
@@ -93,28 +96,29 @@ func main() {
 	lambda.Start(rt.Handle)
 }
 
-// smtpSender builds the SMTP sender from its settings and secret, and the
-// relay's message lookup (provider evidence) when SMTP_LOOKUP_URL names one.
-func smtpSender(ctx context.Context, env *coldstart.Env, sm *secrets.Store, set notifystage.Settings) (notifystage.Sender, notifystage.Evidence) {
+// smtpChannel builds the SMTP e-mail channel from its settings and secret,
+// with the relay's message lookup (provider evidence) when SMTP_LOOKUP_URL
+// names one.
+func smtpChannel(ctx context.Context, env *coldstart.Env, sm *secrets.Store, set notifystage.Settings) *smtpmail.Channel {
 	cfg, secretID := set.SMTP, set.SMTPSecretID
 	// The sender is rebuilt whenever the SMTP secret changes, so an emergency
 	// rotation reaches warm functions: a rejected login re-reads the secret.
-	smtp := secrets.NewRotating(sm, secretID, func(v string) (*notify.SMTPSender, error) {
+	smtp := secrets.NewRotating(sm, secretID, func(v string) (*smtpmail.Sender, error) {
 		var creds struct{ Username, Password string }
 		if err := secrets.Unmarshal(secretID, v, &creds, "password"); err != nil {
 			return nil, err
 		}
 		c := cfg
 		c.Username, c.Password = creds.Username, creds.Password
-		return notify.NewSMTPSender(c, env.Log)
+		return smtpmail.New(c, env.Log)
 	})
 	_, _, err := smtp.Get(ctx, false) // fail the cold start on a bad secret, not the first job
 	coldstart.Must(env, err)
-	sender := notifystage.SenderFunc(func(ctx context.Context, k delivery.Key, m *notify.Message) (string, error) {
-		return secrets.Do(ctx, smtp, func(s *notify.SMTPSender) (string, error) { return s.Send(ctx, k, m) })
-	})
-	if set.Evidence.LookupURL == "" {
-		return sender, nil
+	send := func(ctx context.Context, k delivery.Key, m *notify.Message) (string, error) {
+		return secrets.Do(ctx, smtp, func(s *smtpmail.Sender) (string, error) { return s.Send(ctx, k, m) })
 	}
-	return sender, evidence.HTTP{URL: set.Evidence.LookupURL}
+	if set.Evidence.LookupURL == "" {
+		return smtpmail.NewChannel(send, nil)
+	}
+	return smtpmail.NewChannel(send, evidence.HTTP{URL: set.Evidence.LookupURL})
 }
