@@ -60,7 +60,7 @@ func main() {
 		rows.WithAddressKeyedUntil(ver.Created.Add(env.Config.UniquenessRetention + 7*24*time.Hour))
 	}
 	n := &notifystage.Notify{Outbox: rows,
-		Secret: key, From: set.Evidence.From, Log: env.Log, Swarm: reporter, Gate: set.Gate, EmailParticipants: set.EmailParticipants, Window: set.Evidence.Window,
+		Secret: key, From: set.Evidence.From, Log: env.Log, Swarm: swarm.RunReport{Reporter: reporter}, Gate: set.Gate, EmailParticipants: set.EmailParticipants, Window: set.Evidence.Window,
 		Artifacts: artifacts.New(artifacts.NewS3Client(env.AWS), env.Config.RedactedBkt),
 		HTML:      true, SwarmLinks: set.SwarmLinks, // HTML + text alternatives; Swarm review link when known
 		Recipients: set.Recipients, Metrics: env.Metrics,

@@ -49,9 +49,10 @@ type Notify struct {
 	// from one (SWARM_URL/reviews/{id}); zero for none.
 	SwarmLinks swarm.Settings
 	Log        *slog.Logger
-	// Swarm reports the outcome to a Helix Swarm test run once every
-	// recipient is e-mailed (swarm.Reporter); nil for none.
-	Swarm SwarmPasser
+	// Swarm is the test-run channel (swarm.RunReport): it reports the
+	// outcome to the job's Helix Swarm test run once every recipient is
+	// e-mailed, kept once by the job record; nil for none.
+	Swarm delivery.Channel[swarm.Finished]
 	// Gate is SWARM_GATE_SEVERITY (GateFromEnv): findings at or above it
 	// fail the Swarm run; "" never does.
 	Gate string
@@ -91,11 +92,6 @@ type Notify struct {
 // JobPageLinks mints a job's page URL.
 type JobPageLinks interface {
 	URL(ctx context.Context, jobID string) (string, error)
-}
-
-// SwarmPasser reports a finished review to its Swarm test run.
-type SwarmPasser interface {
-	Pass(ctx context.Context, j *job.Job, o swarm.Outcome) error
 }
 
 // reviewURL is the Swarm review's page, when the job came from one.
@@ -259,8 +255,9 @@ func (n *Notify) reportRun(ctx context.Context, j *job.Job, review domain.Review
 	if commented {
 		where = "posted on the review"
 	}
-	err := n.Swarm.Pass(ctx, j, outcome(j.FindingCount, review.Findings, domain.ReadReviewMeta(review.Meta).Gates, n.Gate, where))
-	if err == nil || failure.Classify(err).Retryable() {
+	o := outcome(j.FindingCount, review.Findings, domain.ReadReviewMeta(review.Meta).Gates, n.Gate, where)
+	_, err := n.Swarm.Send(ctx, swarm.Finished{Job: j, Outcome: o})
+	if err == nil || n.Swarm.Classify(err).Class.Retryable() {
 		return err
 	}
 	n.Log.WarnContext(ctx, "swarm pass callback refused; not retried", "err", err, "error_class", failure.Classify(err))
