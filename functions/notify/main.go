@@ -15,12 +15,10 @@ import (
 
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/coldstart"
-	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/evidence"
 	"github.com/criticizer/criticizer/shared/jobpage"
 	"github.com/criticizer/criticizer/shared/ledger"
-	"github.com/criticizer/criticizer/shared/notify"
 	"github.com/criticizer/criticizer/shared/notifystage"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/outcome"
@@ -100,25 +98,11 @@ func main() {
 // with the relay's message lookup (provider evidence) when SMTP_LOOKUP_URL
 // names one.
 func smtpChannel(ctx context.Context, env *coldstart.Env, sm *secrets.Store, set notifystage.Settings) *smtpmail.Channel {
-	cfg, secretID := set.SMTP, set.SMTPSecretID
-	// The sender is rebuilt whenever the SMTP secret changes, so an emergency
-	// rotation reaches warm functions: a rejected login re-reads the secret.
-	smtp := secrets.NewRotating(sm, secretID, func(v string) (*smtpmail.Sender, error) {
-		var creds struct{ Username, Password string }
-		if err := secrets.Unmarshal(secretID, v, &creds, "password"); err != nil {
-			return nil, err
-		}
-		c := cfg
-		c.Username, c.Password = creds.Username, creds.Password
-		return smtpmail.New(c, env.Log)
-	})
-	_, _, err := smtp.Get(ctx, false) // fail the cold start on a bad secret, not the first job
+	var lookup smtpmail.Evidence
+	if set.Evidence.LookupURL != "" {
+		lookup = evidence.HTTP{URL: set.Evidence.LookupURL}
+	}
+	ch, err := smtpmail.FromSecret(ctx, sm, set.SMTPSecretID, set.SMTP, lookup, env.Log)
 	coldstart.Must(env, err)
-	send := func(ctx context.Context, k delivery.Key, m *notify.Message) (string, error) {
-		return secrets.Do(ctx, smtp, func(s *smtpmail.Sender) (string, error) { return s.Send(ctx, k, m) })
-	}
-	if set.Evidence.LookupURL == "" {
-		return smtpmail.NewChannel(send, nil)
-	}
-	return smtpmail.NewChannel(send, evidence.HTTP{URL: set.Evidence.LookupURL})
+	return ch
 }

@@ -12,6 +12,9 @@
 // with notified_at is never sent again. Every write records a token
 // (last_write); a retried write whose first attempt was applied but
 // unanswered finds its token in the returned old row and succeeds.
+//
+// Deliver runs that protocol for one delivery through its channel
+// (delivery.Channel), the same for e-mail and Swarm comments (deliver.go).
 package outbox
 
 import (
