@@ -55,7 +55,7 @@ func (c *Channel) Lookup(ctx context.Context, m *notify.Message, _ int64) (strin
 	return m.MessageID, ok, err
 }
 
-// Classify: a send may have happened when its answer was lost
+// Classify says a send may have happened when its answer was lost
 // (delivery.ErrOutcomeUnknown).
 func (c *Channel) Classify(err error) delivery.Verdict {
 	return delivery.Verdict{Class: failure.Classify(err), MaybeSent: errors.Is(err, delivery.ErrOutcomeUnknown)}

@@ -40,7 +40,7 @@ func (t RunReport) Lookup(_ context.Context, f Finished, _ int64) (string, bool,
 	return string(c), f.Job.Swarm.Called(c) != "", nil
 }
 
-// Classify: a failed callback is retried when its class is retryable; a
+// Classify keeps the class: a failed callback is retried when it is retryable; a
 // refusal for good (the run was deleted, …) is not.
 func (RunReport) Classify(err error) delivery.Verdict {
 	return delivery.Verdict{Class: failure.Classify(err)}

@@ -106,7 +106,7 @@ func (c *Channel) Lookup(ctx context.Context, n swarm.NewComment, after int64) (
 	return strconv.FormatInt(cm.ID, 10), ok, nil
 }
 
-// Classify: a create may have landed when swarm.MaybeCreated says so.
+// Classify says a create may have landed when swarm.MaybeCreated says so.
 func (c *Channel) Classify(err error) delivery.Verdict {
 	return delivery.Verdict{Class: failure.Classify(err), MaybeSent: swarm.MaybeCreated(err)}
 }

@@ -45,7 +45,7 @@ func (s *Tasks) Send(ctx context.Context, t Task) (string, error) {
 // Lookup never finds: repeating the PATCH is no change.
 func (s *Tasks) Lookup(context.Context, Task, int64) (string, bool, error) { return "", false, nil }
 
-// Classify: a failed PATCH is released and redone, never "may have happened".
+// Classify never says "may have happened": a failed PATCH is released and redone.
 func (s *Tasks) Classify(err error) delivery.Verdict {
 	return delivery.Verdict{Class: failure.Classify(err)}
 }
