@@ -82,7 +82,7 @@ func (n *Notify) postComments(ctx context.Context, j *job.Job, review domain.Rev
 	}
 	ds, tasks := commentDeliveries(j, review, current, cs, pageURL, pr, g)
 	for _, tc := range tasks {
-		if err := n.address(ctx, j.ID, tc); errors.Is(err, comments.ErrRefused) {
+		if err := n.address(ctx, j.ID, tc); refused(err) {
 			out.refused = append(out.refused, tc.item.ID+": "+string(failure.Classify(err)))
 		} else if err != nil {
 			return out, err
@@ -103,7 +103,7 @@ func (n *Notify) postComments(ctx context.Context, j *job.Job, review domain.Rev
 			out.posted++
 		case err == nil:
 			out.earlier++
-		case errors.Is(err, comments.ErrRefused):
+		case refused(err):
 			out.refused = append(out.refused, d.item.ID+": "+string(failure.Classify(err)))
 		default:
 			return out, err
@@ -113,25 +113,17 @@ func (n *Notify) postComments(ctx context.Context, j *job.Job, review domain.Rev
 }
 
 // postComment runs the outbox protocol for one comment through the
-// attempt's comments channel ch. A permanent refusal comes back wrapped in
-// comments.ErrRefused.
+// attempt's comments channel ch (whose known ids bound its row's lookup).
 func (n *Notify) postComment(ctx context.Context, jobID string, cd commentDelivery, ch *comments.Channel) (bool, error) {
 	it := cd.item
 	p := outbox.Protocol{Name: it.String(), Log: n.Log.With("comment", it.String()), Window: n.Comments.Window, Words: commentWords, Now: n.Now.Now}
-	return outbox.Deliver(ctx, p, failedBefore{outbox.ForItem(n.Comments.Rows, it, ch.Known, jobID)}, ch, cd.comment)
+	return outbox.Deliver(ctx, p, outbox.ForItem(n.Comments.Rows, it, ch, jobID), ch, cd.comment)
 }
 
-// failedBefore is a comment row's Record whose Begin reports a row that
-// failed for good in an earlier attempt (NOT_FOUND: the refusal is on the
-// row already) as refused.
-type failedBefore struct{ outbox.Record }
-
-func (r failedBefore) Begin(ctx context.Context, now time.Time) (*outbox.Send, error) {
-	send, err := r.Record.Begin(ctx, now)
-	if err != nil && failure.Classify(err) == failure.NotFound {
-		err = comments.Refused(err)
-	}
-	return send, err
+// refused reports whether a comment or task change was refused for good:
+// now (comments.ErrRefused) or in an earlier attempt (its row failed).
+func refused(err error) bool {
+	return errors.Is(err, comments.ErrRefused) || errors.Is(err, outbox.ErrFailed)
 }
 
 // commentWords are the comments channel's log lines.

@@ -43,7 +43,7 @@ func (f *fakeItemRows) BeginItem(_ context.Context, it outbox.Item, jobID string
 		c := *r
 		return nil, &outbox.InFlightError{Row: &c}
 	case r.Status != outbox.Pending:
-		return nil, failure.Errorf(failure.NotFound, "failed for good")
+		return nil, failure.Errorf(failure.NotFound, "failed for good: %w", outbox.ErrFailed)
 	}
 	r.Attempts++
 	r.Status, r.SendStartedAt, r.SendToken = outbox.Sending, job.FormatTime(now), fmt.Sprint("tok", r.Attempts)

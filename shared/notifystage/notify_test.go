@@ -46,7 +46,7 @@ func (f *fakeRows) Begin(_ context.Context, k delivery.Key, jobID string, now ti
 		c := *r
 		return nil, &outbox.InFlightError{Row: &c}
 	case r.Status != outbox.Pending:
-		return nil, failure.Errorf(failure.NotFound, "failed for good")
+		return nil, failure.Errorf(failure.NotFound, "failed for good: %w", outbox.ErrFailed)
 	}
 	f.next++
 	r.Status, r.SendStartedAt, r.SendToken = outbox.Sending, job.FormatTime(now), "tok"+string(rune('0'+f.next))

@@ -191,8 +191,8 @@ func (n *Notify) address(ctx context.Context, jobID string, tc taskChange) error
 	}
 	it := tc.item
 	// Its evidence is the finding's comment: a lookup starts just before it.
-	after := func() int64 { return tc.comment - 1 }
+	rec := outbox.ForItem(n.Comments.Rows, it, outbox.After(tc.comment-1), jobID)
 	p := outbox.Protocol{Name: it.String(), Log: n.Log.With("comment", it.String()), Words: commentWords, Now: n.Now.Now}
-	_, err := outbox.Deliver(ctx, p, failedBefore{outbox.ForItem(n.Comments.Rows, it, after, jobID)}, comments.NewTasks(setter), comments.Task{Review: it.Thread, Comment: tc.comment})
+	_, err := outbox.Deliver(ctx, p, rec, comments.NewTasks(setter), comments.Task{Review: it.Thread, Comment: tc.comment})
 	return err
 }

@@ -190,22 +190,32 @@ type ItemRows interface {
 	ResetItem(ctx context.Context, it Item, sendToken string, now time.Time) error
 }
 
-// ForItem is the Record of the row of it, begun for job jobID; after is
-// read at each Begin (the highest id known then: a lookup in the same
-// attempt may have raised it).
-func ForItem(rows ItemRows, it Item, after func() int64, jobID string) Record {
+// Bound is the id a row's lookup may start after, read at each Begin: a
+// channel that learns of later ids during an attempt (comments.Channel)
+// raises it; After is a fixed one.
+type Bound interface{ Known() int64 }
+
+// After is a fixed Bound.
+type After int64
+
+// Known returns a.
+func (a After) Known() int64 { return int64(a) }
+
+// ForItem is the Record of the row of it, begun for job jobID after the id
+// after knows at each Begin.
+func ForItem(rows ItemRows, it Item, after Bound, jobID string) Record {
 	return itemRecord{rows, it, after, jobID}
 }
 
 type itemRecord struct {
 	rows  ItemRows
 	it    Item
-	after func() int64
+	after Bound
 	jobID string
 }
 
 func (r itemRecord) Begin(ctx context.Context, now time.Time) (*Send, error) {
-	return r.rows.BeginItemAfter(ctx, r.it, r.after(), r.jobID, now)
+	return r.rows.BeginItemAfter(ctx, r.it, r.after.Known(), r.jobID, now)
 }
 func (r itemRecord) MarkSent(ctx context.Context, id string, now time.Time) error {
 	return r.rows.MarkItemSent(ctx, r.it, id, now)
