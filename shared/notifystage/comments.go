@@ -20,13 +20,12 @@ import (
 )
 
 // Swarm review comments are the notify stage's second channel
-// (docs/swarm-comments.md): one inline comment per finding, keyed (review,
-// finding fingerprint), and one summary per review version, keyed (review,
-// version), each an outbox row with the e-mail rows' protocol. Swarm's create
-// has no idempotency key, so a create whose answer may have been lost is
-// settled by listing the review's comments (all pages of those stored after
-// a comment known before the create) and matching the marker each comment
-// carries; it is never posted again blind.
+// (docs/swarm-comments.md). This file plans them: one inline comment per
+// finding, keyed (review, finding fingerprint), and one summary per review
+// version, keyed (review, version), each an outbox row run through the one
+// protocol (outbox.Deliver) and the comments channel (comments.Channel,
+// which settles a create whose answer was lost by the marker each comment
+// carries: never posted again blind).
 
 // SwarmComments configures the comments channel; nil on Notify turns it off.
 type SwarmComments struct {

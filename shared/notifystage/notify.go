@@ -3,7 +3,8 @@
 // findings as comments on the job's Swarm review with their task changes,
 // the Swarm test run's outcome — and runs each delivery through the one
 // outbox protocol (outbox.Deliver) and its channel (shared/smtpmail,
-// shared/ses, shared/swarm/comments; the test run is swarm.Reporter).
+// shared/ses, shared/swarm/comments; the test run is swarm.RunReport,
+// whose record is the job).
 package notifystage
 
 import (
@@ -64,7 +65,7 @@ type Notify struct {
 	// Window is how long after a send started the provider may still
 	// complete it (SEND_COMPLETION_WINDOW_SECONDS): a send that may have
 	// happened is resent only after it, and only if the provider evidence still
-	// has no record. Zero means the sender's outcome is final when its call
+	// has no record. Zero means the channel's outcome is final when its call
 	// returns (tests with a synchronous fake).
 	Window time.Duration
 	// Now is the time source (the system clock when nil).
