@@ -186,7 +186,7 @@ func validateEmail(c EnvConfig, p *problems) {
 	if c.EmailProvider == "smtp" && c.SMTPTLS == "none" && !c.isLocal && !isLoopback(c.SMTPHost) {
 		p.add("smtpTLS none: outside local only a loopback smtpHost may be used without TLS (smtpHost %q)", c.SMTPHost)
 	}
-	// One SMTP send takes at most 3 × smtpTimeoutSeconds (notify.MaxSendDuration):
+	// One SMTP send takes at most 3 × smtpTimeoutSeconds (smtpmail.MaxSendDuration):
 	// it must end before the notify function does (leaseSeconds), and the
 	// provider's completion window must outlast it.
 	if c.SMTPTimeoutSeconds < 1 || 3*c.SMTPTimeoutSeconds >= c.LeaseSeconds {

@@ -24,6 +24,7 @@ import (
 	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/reconcile"
+	"github.com/criticizer/criticizer/shared/smtpmail"
 )
 
 const year = 365 * 24 * time.Hour
@@ -137,7 +138,7 @@ func TestScrubbedDoubtfulSendIsSettledByTheRelayLookup(t *testing.T) {
 	user, pass := smtpCredentials(t)
 	host, port, _ := net.SplitHostPort(env.smtp.Addr())
 	p, _ := strconv.Atoi(port)
-	sender, err := notify.NewSMTPSender(notify.SMTPConfig{Host: host, Port: p, From: nv["SMTP_FROM"], TLS: notify.TLSNone,
+	sender, err := smtpmail.New(smtpmail.Config{Host: host, Port: p, From: nv["SMTP_FROM"], TLS: smtpmail.TLSNone,
 		Username: user, Password: pass, Timeout: 2 * env.lease}, env.quiet)
 	if err != nil {
 		t.Fatal(err)

@@ -26,9 +26,9 @@ import (
 	"github.com/criticizer/criticizer/shared/envelope"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
-	"github.com/criticizer/criticizer/shared/notify"
 	"github.com/criticizer/criticizer/shared/notifystage"
 	"github.com/criticizer/criticizer/shared/secrets"
+	"github.com/criticizer/criticizer/shared/smtpmail"
 )
 
 func redactedStore() *artifacts.Store {
@@ -126,12 +126,12 @@ func TestUncertainSendWithoutEvidenceIsNotResent(t *testing.T) {
 	user, pass := smtpCredentials(t)
 	host, port, _ := net.SplitHostPort(env.smtp.Addr())
 	p, _ := strconv.Atoi(port)
-	sender, err := notify.NewSMTPSender(notify.SMTPConfig{Host: host, Port: p, From: "criticizer@localhost", TLS: notify.TLSMode("none"),
+	sender, err := smtpmail.New(smtpmail.Config{Host: host, Port: p, From: "criticizer@localhost", TLS: smtpmail.TLSMode("none"),
 		Username: user, Password: pass, Timeout: 2 * env.lease}, env.quiet)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := &notifystage.Notify{Outbox: env.outbox, Secret: env.deliveryKey, Artifacts: redactedStore(), Sender: sender, From: "criticizer@localhost", Log: env.quiet} // no Evidence
+	n := &notifystage.Notify{Outbox: env.outbox, Secret: env.deliveryKey, Artifacts: redactedStore(), Email: smtpmail.NewChannel(sender.Send, nil), From: "criticizer@localhost", Log: env.quiet} // no evidence
 
 	if err := env.smtp.QueueFault(smtpstandin.Fault{Stage: smtpstandin.StageData, Drop: true}); err != nil {
 		t.Fatal(err)

@@ -30,7 +30,6 @@ import (
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/llm"
 	"github.com/criticizer/criticizer/shared/llmstage"
-	"github.com/criticizer/criticizer/shared/notify"
 	"github.com/criticizer/criticizer/shared/notifystage"
 	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/p4"
@@ -39,6 +38,7 @@ import (
 	"github.com/criticizer/criticizer/shared/redact"
 	"github.com/criticizer/criticizer/shared/result"
 	"github.com/criticizer/criticizer/shared/secrets"
+	"github.com/criticizer/criticizer/shared/smtpmail"
 	"github.com/criticizer/criticizer/shared/stage"
 )
 
@@ -159,8 +159,8 @@ func newInProcess(b *testing.B) *inProcess {
 	if err != nil {
 		b.Fatal(err)
 	}
-	sender, err := notify.NewSMTPSender(notify.SMTPConfig{Host: nv["SMTP_HOST"], Port: port, From: nv["SMTP_FROM"],
-		TLS: notify.TLSMode(cmpOr(nv["SMTP_TLS"], "starttls")), Username: user, Password: pass, Timeout: notify.DefaultSMTPTimeout}, env.quiet)
+	sender, err := smtpmail.New(smtpmail.Config{Host: nv["SMTP_HOST"], Port: port, From: nv["SMTP_FROM"],
+		TLS: smtpmail.TLSMode(cmpOr(nv["SMTP_TLS"], "starttls")), Username: user, Password: pass, Timeout: smtpmail.DefaultTimeout}, env.quiet)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -172,7 +172,7 @@ func newInProcess(b *testing.B) *inProcess {
 	if err != nil {
 		b.Fatal(err)
 	}
-	note := &notifystage.Notify{Outbox: env.outbox, Secret: env.deliveryKey, Artifacts: redacted, Sender: sender, Evidence: evidence.HTTP{URL: nv["SMTP_LOOKUP_URL"]},
+	note := &notifystage.Notify{Outbox: env.outbox, Secret: env.deliveryKey, Artifacts: redacted, Email: smtpmail.NewChannel(sender.Send, evidence.HTTP{URL: nv["SMTP_LOOKUP_URL"]}),
 		From: nv["SMTP_FROM"], HTML: true, Log: env.quiet, Window: evidence.DefaultWindow("smtp"), Recipients: notifyPolicy, Metrics: metrics}
 
 	rt := func(s domain.Stage, proc stage.Processor, sanitize func(string) string) *stage.Runtime {

@@ -12,29 +12,31 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/evidence"
 	"github.com/criticizer/criticizer/shared/job"
-	"github.com/criticizer/criticizer/shared/notify"
 	"github.com/criticizer/criticizer/shared/notifystage"
 	"github.com/criticizer/criticizer/shared/outbox"
+	"github.com/criticizer/criticizer/shared/ses"
 )
 
-// recordingSender stands in for SES: it records each send instead of
-// making one, so the test sees exactly which recipients were e-mailed.
-type recordingSender struct {
+// recordingSES stands in for the SES v2 API under ses.Sender: it records
+// each SendEmail instead of making one, so the test sees exactly which
+// recipients were e-mailed through the SES channel.
+type recordingSES struct {
 	mu   sync.Mutex
 	sent []string
 }
 
-func (r *recordingSender) Send(_ context.Context, k delivery.Key, m *notify.Message) (string, error) {
+func (r *recordingSES) SendEmail(_ context.Context, in *sesv2.SendEmailInput, _ ...func(*sesv2.Options)) (*sesv2.SendEmailOutput, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.sent = append(r.sent, k.Recipient)
-	return "ses-" + evidence.Tag(m.MessageID), nil
+	r.sent = append(r.sent, in.Destination.ToAddresses...)
+	return &sesv2.SendEmailOutput{MessageId: aws.String(fmt.Sprintf("ses-%d", len(r.sent)))}, nil
 }
 
 // Two sends were in flight when the notify worker died (rows "sending").
@@ -88,8 +90,12 @@ func TestSESEventsDecideLookupBeforeResend(t *testing.T) {
 		t.Fatalf("recording the SES event: %+v, %v", rep, err)
 	}
 
-	sender := &recordingSender{}
-	n := &notifystage.Notify{Outbox: env.outbox, Secret: env.deliveryKey, Artifacts: arts, Sender: sender, Evidence: events, From: from, Log: env.quiet}
+	sender := &recordingSES{}
+	client, err := ses.New(sender, "criticizer-local", env.quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &notifystage.Notify{Outbox: env.outbox, Secret: env.deliveryKey, Artifacts: arts, Email: ses.NewChannel(client, events), From: from, Log: env.quiet}
 	if _, err := n.Process(ctx, j); err != nil {
 		t.Fatalf("notify: %v", err)
 	}

@@ -1,5 +1,7 @@
 // Command notify is the notify stage: it e-mails each recipient the review
-// exactly once through the outbox. See shared/notifystage and shared/notify.
+// exactly once through the outbox, and on a Swarm review posts its
+// comments and reports its test run. See shared/notifystage, and the
+// channels shared/smtpmail, shared/ses and shared/swarm/comments.
 package main
 
 import (
@@ -13,12 +15,10 @@ import (
 
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/coldstart"
-	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/evidence"
 	"github.com/criticizer/criticizer/shared/jobpage"
 	"github.com/criticizer/criticizer/shared/ledger"
-	"github.com/criticizer/criticizer/shared/notify"
 	"github.com/criticizer/criticizer/shared/notifystage"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/outcome"
@@ -27,6 +27,7 @@ import (
 	"github.com/criticizer/criticizer/shared/sanitize"
 	"github.com/criticizer/criticizer/shared/secrets"
 	"github.com/criticizer/criticizer/shared/ses"
+	"github.com/criticizer/criticizer/shared/smtpmail"
 	"github.com/criticizer/criticizer/shared/store"
 	"github.com/criticizer/criticizer/shared/swarm"
 )
@@ -57,7 +58,7 @@ func main() {
 		rows.WithAddressKeyedUntil(ver.Created.Add(env.Config.UniquenessRetention + 7*24*time.Hour))
 	}
 	n := &notifystage.Notify{Outbox: rows,
-		Secret: key, From: set.Evidence.From, Log: env.Log, Swarm: reporter, Gate: set.Gate, EmailParticipants: set.EmailParticipants, Window: set.Evidence.Window,
+		Secret: key, From: set.Evidence.From, Log: env.Log, Swarm: swarm.RunReport{Reporter: reporter}, Gate: set.Gate, EmailParticipants: set.EmailParticipants, Window: set.Evidence.Window,
 		Artifacts: artifacts.New(artifacts.NewS3Client(env.AWS), env.Config.RedactedBkt),
 		HTML:      true, SwarmLinks: set.SwarmLinks, // HTML + text alternatives; Swarm review link when known
 		Recipients: set.Recipients, Metrics: env.Metrics,
@@ -79,9 +80,9 @@ func main() {
 		// IAM credentials, no password; SES's published events are the evidence.
 		sender, err := ses.New(ses.NewClient(env.AWS), set.SESConfigurationSet, env.Log)
 		coldstart.Must(env, err)
-		n.Sender, n.Evidence = sender, evidence.New(ddb, env.Config.JobsTable, 0)
+		n.Email = ses.NewChannel(sender, evidence.New(ddb, env.Config.JobsTable, 0))
 	} else {
-		n.Sender, n.Evidence = smtpSender(ctx, env, sm, set)
+		n.Email = smtpChannel(ctx, env, sm, set)
 	}
 	// Diagnostics leave the system (job record, DLQ): recipient addresses
 	// are PII, so they are redacted along with secrets.
@@ -93,28 +94,15 @@ func main() {
 	lambda.Start(rt.Handle)
 }
 
-// smtpSender builds the SMTP sender from its settings and secret, and the
-// relay's message lookup (provider evidence) when SMTP_LOOKUP_URL names one.
-func smtpSender(ctx context.Context, env *coldstart.Env, sm *secrets.Store, set notifystage.Settings) (notifystage.Sender, notifystage.Evidence) {
-	cfg, secretID := set.SMTP, set.SMTPSecretID
-	// The sender is rebuilt whenever the SMTP secret changes, so an emergency
-	// rotation reaches warm functions: a rejected login re-reads the secret.
-	smtp := secrets.NewRotating(sm, secretID, func(v string) (*notify.SMTPSender, error) {
-		var creds struct{ Username, Password string }
-		if err := secrets.Unmarshal(secretID, v, &creds, "password"); err != nil {
-			return nil, err
-		}
-		c := cfg
-		c.Username, c.Password = creds.Username, creds.Password
-		return notify.NewSMTPSender(c, env.Log)
-	})
-	_, _, err := smtp.Get(ctx, false) // fail the cold start on a bad secret, not the first job
-	coldstart.Must(env, err)
-	sender := notifystage.SenderFunc(func(ctx context.Context, k delivery.Key, m *notify.Message) (string, error) {
-		return secrets.Do(ctx, smtp, func(s *notify.SMTPSender) (string, error) { return s.Send(ctx, k, m) })
-	})
-	if set.Evidence.LookupURL == "" {
-		return sender, nil
+// smtpChannel builds the SMTP e-mail channel from its settings and secret,
+// with the relay's message lookup (provider evidence) when SMTP_LOOKUP_URL
+// names one.
+func smtpChannel(ctx context.Context, env *coldstart.Env, sm *secrets.Store, set notifystage.Settings) *smtpmail.Channel {
+	var lookup smtpmail.Evidence
+	if set.Evidence.LookupURL != "" {
+		lookup = evidence.HTTP{URL: set.Evidence.LookupURL}
 	}
-	return sender, evidence.HTTP{URL: set.Evidence.LookupURL}
+	ch, err := smtpmail.FromSecret(ctx, sm, set.SMTPSecretID, set.SMTP, lookup, env.Log)
+	coldstart.Must(env, err)
+	return ch
 }

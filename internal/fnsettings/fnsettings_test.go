@@ -6,11 +6,11 @@ import (
 	"time"
 
 	"github.com/criticizer/criticizer/shared/llm"
-	"github.com/criticizer/criticizer/shared/notify"
+	"github.com/criticizer/criticizer/shared/llmstage"
 	"github.com/criticizer/criticizer/shared/p4"
 	"github.com/criticizer/criticizer/shared/recipients"
-	"github.com/criticizer/criticizer/shared/llmstage"
 	"github.com/criticizer/criticizer/shared/settings"
+	"github.com/criticizer/criticizer/shared/smtpmail"
 	"github.com/criticizer/criticizer/shared/swarm"
 )
 
@@ -28,7 +28,7 @@ func TestCodeDefaultsAreTheDeclared(t *testing.T) {
 		{"LLM_MAX_OUTPUT_TOKENS", llm.DefaultMaxTokens},
 		{"LLM_PARALLELISM", llmstage.DefaultParallelism},
 		{"P4_PARALLELISM", p4.DefaultParallelism},
-		{"SMTP_TIMEOUT_SECONDS", secs(notify.DefaultSMTPTimeout)},
+		{"SMTP_TIMEOUT_SECONDS", secs(smtpmail.DefaultTimeout)},
 		{"SWARM_COMMENT_WINDOW_SECONDS", secs(swarm.DefaultCommentWindow)},
 	}
 	for _, tt := range tests {

@@ -10,7 +10,7 @@ import (
 // function links but never calls still costs bootstrap size and, for
 // packages with init work, cold-start time.
 func TestFunctionDeps(t *testing.T) {
-	smtp := []string{"github.com/wneessen/go-mail", "github.com/emersion/go-smtp", "github.com/criticizer/criticizer/shared/notify"}
+	smtp := []string{"github.com/wneessen/go-mail", "github.com/emersion/go-smtp", "github.com/criticizer/criticizer/shared/notify", "github.com/criticizer/criticizer/shared/smtpmail"}
 	llm := []string{"github.com/criticizer/criticizer/shared/llm", "github.com/criticizer/criticizer/shared/llmstage"}
 	schema := []string{"github.com/santhosh-tekuri/jsonschema", "github.com/criticizer/criticizer/shared/result"}
 	// The SDK's default credential chain (shared config, SSO, STS, IMDS): a

@@ -1,8 +1,10 @@
 // Package delivery owns the identity of one e-mail delivery: the Key tuple
 // (changelist, recipient, review version) and what is derived from it — the
-// idempotency token and the deterministic Message-ID. The outbox row, the
-// composed message and the provider's delivery records all carry it, and it
-// has no dependencies, so storing a row never links a mail library.
+// idempotency token and the deterministic Message-ID; and the one interface
+// every channel implements (Channel: send, lookup, classify). The outbox
+// row, the composed message and the provider's delivery records all carry
+// the Key, and the package depends on no outside system, so storing a row
+// never links a mail library.
 package delivery
 
 import (

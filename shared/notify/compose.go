@@ -163,7 +163,7 @@ func Compose(k delivery.Key, in Content) (*Message, error) {
 // WriteTo writes m as an RFC 5322 message (CRLF line endings, MIME,
 // quoted-printable UTF-8 parts).
 func (m *Message) WriteTo(w io.Writer) (int64, error) {
-	g, err := m.mailMsg("")
+	g, err := m.Mail("")
 	if err != nil {
 		return 0, err
 	}
@@ -179,10 +179,10 @@ func (m *Message) Bytes() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// mailMsg converts m into a fresh go-mail message. A fresh one per send keeps
+// Mail converts m into a fresh go-mail message. A fresh one per send keeps
 // go-mail's per-message delivery state from leaking between attempts.
 // envelopeFrom, when set, is the SMTP MAIL FROM (bounce address).
-func (m *Message) mailMsg(envelopeFrom string) (*gomail.Msg, error) {
+func (m *Message) Mail(envelopeFrom string) (*gomail.Msg, error) {
 	g := gomail.NewMsg(gomail.WithBoundary(boundary(m.Key)), gomail.WithNoDefaultUserAgent())
 	if err := g.From(m.From); err != nil {
 		return nil, failure.Errorf(failure.InternalBug, "notify: from %q: %w", m.From, err)
@@ -201,7 +201,7 @@ func (m *Message) mailMsg(envelopeFrom string) (*gomail.Msg, error) {
 	g.SetUserAgent(userAgent) // fixed, not versioned: a release must not change the bytes of a retry
 	// RFC 3834: keeps vacation responders from answering a robot.
 	g.SetGenHeader(gomail.Header("Auto-Submitted"), "auto-generated")
-	g.SetGenHeader(gomail.Header(HeaderKey), m.token())
+	g.SetGenHeader(gomail.Header(HeaderKey), m.DeliveryToken())
 	if m.JobID != "" {
 		g.SetGenHeader(gomail.Header(HeaderJob), m.JobID)
 	}
@@ -212,8 +212,8 @@ func (m *Message) mailMsg(envelopeFrom string) (*gomail.Msg, error) {
 	return g, nil
 }
 
-// token is the message's delivery token (a Message built by hand may lack it).
-func (m *Message) token() string {
+// DeliveryToken is the message's delivery token (a Message built by hand may lack it).
+func (m *Message) DeliveryToken() string {
 	if m.Token != "" {
 		return m.Token
 	}

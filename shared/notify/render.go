@@ -280,68 +280,80 @@ func renderText(v view) string {
 	}
 	b.WriteString(v.verdict() + "\n")
 	if r := v.Rerun; r != nil {
-		b.WriteString(r.line() + "\n")
-		section := func(title string, n int) {
-			head := fmt.Sprintf("%s (%d)", title, n)
-			b.WriteString("\n" + head + "\n" + strings.Repeat("#", len(head)) + "\n")
-		}
-		if r.NNew > 0 {
-			section("NEW", r.NNew)
-			textFiles(&b, r.New)
-		}
-		if r.NOpen > 0 {
-			section("STILL OPEN", r.NOpen)
-			textFiles(&b, r.Open)
-		}
-		if len(r.Resolved) > 0 {
-			section("RESOLVED", len(r.Resolved))
-			b.WriteString(resolvedNote + "\n\n")
-			for _, f := range r.Resolved {
-				where, sev, title := resolvedText(f)
-				fmt.Fprintf(&b, "  [%s] %s", sev, where)
-				if title != "" {
-					b.WriteString("  " + title)
-				}
-				b.WriteString("\n")
-			}
-		}
-		if s := r.notRechecked(); s != "" {
-			b.WriteString("\n" + s + "\n")
-		}
+		textRerun(&b, r)
 	} else {
 		textFiles(&b, v.Files)
 	}
+	textCoverage(&b, v)
+	// "-- " with the trailing space is the RFC 3676 signature separator.
+	b.WriteString("\n-- \nCriticizer" + v.footer())
+	b.WriteString("\nReference: " + v.Token + "\n")
+	return b.String()
+}
+
+// textRerun is a rerun's findings in the text part: new, still open,
+// resolved, and what was not re-checked.
+func textRerun(b *strings.Builder, r *rerunView) {
+	b.WriteString(r.line() + "\n")
+	section := func(title string, n int) {
+		head := fmt.Sprintf("%s (%d)", title, n)
+		b.WriteString("\n" + head + "\n" + strings.Repeat("#", len(head)) + "\n")
+	}
+	if r.NNew > 0 {
+		section("NEW", r.NNew)
+		textFiles(b, r.New)
+	}
+	if r.NOpen > 0 {
+		section("STILL OPEN", r.NOpen)
+		textFiles(b, r.Open)
+	}
+	if len(r.Resolved) > 0 {
+		section("RESOLVED", len(r.Resolved))
+		b.WriteString(resolvedNote + "\n\n")
+		for _, f := range r.Resolved {
+			where, sev, title := resolvedText(f)
+			fmt.Fprintf(b, "  [%s] %s", sev, where)
+			if title != "" {
+				b.WriteString("  " + title)
+			}
+			b.WriteString("\n")
+		}
+	}
+	if s := r.notRechecked(); s != "" {
+		b.WriteString("\n" + s + "\n")
+	}
+}
+
+// textCoverage is what the text part says of the review's coverage: files
+// not reviewed, reviewed in part, findings hidden or dropped.
+func textCoverage(b *strings.Builder, v view) {
 	m := v.Meta
 	if len(m.SkippedFiles) > 0 {
-		fmt.Fprintf(&b, "\nNot reviewed: %d %s\n", len(m.SkippedFiles), plural(len(m.SkippedFiles), "file"))
+		fmt.Fprintf(b, "\nNot reviewed: %d %s\n", len(m.SkippedFiles), plural(len(m.SkippedFiles), "file"))
 		for i, s := range m.SkippedFiles {
 			if i == maxNamed {
-				fmt.Fprintf(&b, "  ... and %d more (listed in the job's review result)\n", len(m.SkippedFiles)-maxNamed)
+				fmt.Fprintf(b, "  ... and %d more (listed in the job's review result)\n", len(m.SkippedFiles)-maxNamed)
 				break
 			}
-			fmt.Fprintf(&b, "  %s (%s)\n", oneLine(s.File), skipReason(s.Reason))
+			fmt.Fprintf(b, "  %s (%s)\n", oneLine(s.File), skipReason(s.Reason))
 		}
 	}
 	if len(m.TruncatedFiles) > 0 {
-		fmt.Fprintf(&b, "\nReviewed in part: %d %s\n", len(m.TruncatedFiles), plural(len(m.TruncatedFiles), "file"))
+		fmt.Fprintf(b, "\nReviewed in part: %d %s\n", len(m.TruncatedFiles), plural(len(m.TruncatedFiles), "file"))
 		for i, t := range m.TruncatedFiles {
 			if i == maxNamed {
-				fmt.Fprintf(&b, "  ... and %d more\n", len(m.TruncatedFiles)-maxNamed)
+				fmt.Fprintf(b, "  ... and %d more\n", len(m.TruncatedFiles)-maxNamed)
 				break
 			}
-			fmt.Fprintf(&b, "  %s (first %d of %d bytes)\n", oneLine(t.File), t.ReviewedBytes, t.OriginalBytes)
+			fmt.Fprintf(b, "  %s (first %d of %d bytes)\n", oneLine(t.File), t.ReviewedBytes, t.OriginalBytes)
 		}
 	}
 	for _, l := range v.hidden() {
 		b.WriteString("\n" + l + "\n")
 	}
 	if m.DroppedFindings > 0 {
-		fmt.Fprintf(&b, "\nDropped findings: %d (%s).\n", m.DroppedFindings, droppedWhy(m))
+		fmt.Fprintf(b, "\nDropped findings: %d (%s).\n", m.DroppedFindings, droppedWhy(m))
 	}
-	// "-- " with the trailing space is the RFC 3676 signature separator.
-	b.WriteString("\n-- \nCriticizer" + v.footer())
-	b.WriteString("\nReference: " + v.Token + "\n")
-	return b.String()
 }
 
 // textFiles writes findings grouped by file, as the text part shows them.
@@ -401,64 +413,78 @@ func renderHTML(v view) string {
 	}
 	fmt.Fprintf(&b, "<p>%s</p>\n", e(v.verdict()))
 	if r := v.Rerun; r != nil {
-		fmt.Fprintf(&b, "<p>%s</p>\n", e(r.line()))
-		if r.NNew > 0 {
-			fmt.Fprintf(&b, "<h2>New (%d)</h2>\n", r.NNew)
-			htmlFiles(&b, r.New)
-		}
-		if r.NOpen > 0 {
-			fmt.Fprintf(&b, "<h2>Still open (%d)</h2>\n", r.NOpen)
-			htmlFiles(&b, r.Open)
-		}
-		if len(r.Resolved) > 0 {
-			fmt.Fprintf(&b, "<h2>Resolved (%d)</h2>\n<p>%s</p>\n<ul>\n", len(r.Resolved), e(resolvedNote))
-			for _, f := range r.Resolved {
-				where, sev, title := resolvedText(f)
-				fmt.Fprintf(&b, "<li><b style=\"color:#2e7d32\">&#10003;</b> <small>%s</small> <code>%s</code>", e(sev), e(where))
-				if title != "" {
-					fmt.Fprintf(&b, " %s", e(title))
-				}
-				b.WriteString("</li>\n")
-			}
-			b.WriteString("</ul>\n")
-		}
-		if s := r.notRechecked(); s != "" {
-			fmt.Fprintf(&b, "<p>%s</p>\n", e(s))
-		}
+		htmlRerun(&b, r)
 	} else {
 		htmlFiles(&b, v.Files)
 	}
+	htmlCoverage(&b, v)
+	fmt.Fprintf(&b, "<hr><p><small>Criticizer%s &middot; Reference: %s</small></p>\n</body></html>\n", e(v.footer()), e(v.Token))
+	return b.String()
+}
+
+// htmlRerun is a rerun's findings in the HTML part: new, still open,
+// resolved, and what was not re-checked.
+func htmlRerun(b *strings.Builder, r *rerunView) {
+	e := html.EscapeString
+	fmt.Fprintf(b, "<p>%s</p>\n", e(r.line()))
+	if r.NNew > 0 {
+		fmt.Fprintf(b, "<h2>New (%d)</h2>\n", r.NNew)
+		htmlFiles(b, r.New)
+	}
+	if r.NOpen > 0 {
+		fmt.Fprintf(b, "<h2>Still open (%d)</h2>\n", r.NOpen)
+		htmlFiles(b, r.Open)
+	}
+	if len(r.Resolved) > 0 {
+		fmt.Fprintf(b, "<h2>Resolved (%d)</h2>\n<p>%s</p>\n<ul>\n", len(r.Resolved), e(resolvedNote))
+		for _, f := range r.Resolved {
+			where, sev, title := resolvedText(f)
+			fmt.Fprintf(b, "<li><b style=\"color:#2e7d32\">&#10003;</b> <small>%s</small> <code>%s</code>", e(sev), e(where))
+			if title != "" {
+				fmt.Fprintf(b, " %s", e(title))
+			}
+			b.WriteString("</li>\n")
+		}
+		b.WriteString("</ul>\n")
+	}
+	if s := r.notRechecked(); s != "" {
+		fmt.Fprintf(b, "<p>%s</p>\n", e(s))
+	}
+}
+
+// htmlCoverage is what the HTML part says of the review's coverage: files
+// not reviewed, reviewed in part, findings hidden or dropped.
+func htmlCoverage(b *strings.Builder, v view) {
+	e := html.EscapeString
 	m := v.Meta
 	if len(m.SkippedFiles) > 0 {
-		fmt.Fprintf(&b, "<h3>Not reviewed: %d %s</h3>\n<ul>\n", len(m.SkippedFiles), plural(len(m.SkippedFiles), "file"))
+		fmt.Fprintf(b, "<h3>Not reviewed: %d %s</h3>\n<ul>\n", len(m.SkippedFiles), plural(len(m.SkippedFiles), "file"))
 		for i, s := range m.SkippedFiles {
 			if i == maxNamed {
-				fmt.Fprintf(&b, "<li>&hellip; and %d more (listed in the job's review result)</li>\n", len(m.SkippedFiles)-maxNamed)
+				fmt.Fprintf(b, "<li>&hellip; and %d more (listed in the job's review result)</li>\n", len(m.SkippedFiles)-maxNamed)
 				break
 			}
-			fmt.Fprintf(&b, "<li><code>%s</code> (%s)</li>\n", e(s.File), e(skipReason(s.Reason)))
+			fmt.Fprintf(b, "<li><code>%s</code> (%s)</li>\n", e(s.File), e(skipReason(s.Reason)))
 		}
 		b.WriteString("</ul>\n")
 	}
 	if len(m.TruncatedFiles) > 0 {
-		fmt.Fprintf(&b, "<h3>Reviewed in part: %d %s</h3>\n<ul>\n", len(m.TruncatedFiles), plural(len(m.TruncatedFiles), "file"))
+		fmt.Fprintf(b, "<h3>Reviewed in part: %d %s</h3>\n<ul>\n", len(m.TruncatedFiles), plural(len(m.TruncatedFiles), "file"))
 		for i, t := range m.TruncatedFiles {
 			if i == maxNamed {
-				fmt.Fprintf(&b, "<li>&hellip; and %d more</li>\n", len(m.TruncatedFiles)-maxNamed)
+				fmt.Fprintf(b, "<li>&hellip; and %d more</li>\n", len(m.TruncatedFiles)-maxNamed)
 				break
 			}
-			fmt.Fprintf(&b, "<li><code>%s</code> (first %d of %d bytes)</li>\n", e(t.File), t.ReviewedBytes, t.OriginalBytes)
+			fmt.Fprintf(b, "<li><code>%s</code> (first %d of %d bytes)</li>\n", e(t.File), t.ReviewedBytes, t.OriginalBytes)
 		}
 		b.WriteString("</ul>\n")
 	}
 	for _, l := range v.hidden() {
-		fmt.Fprintf(&b, "<p>%s</p>\n", e(l))
+		fmt.Fprintf(b, "<p>%s</p>\n", e(l))
 	}
 	if m.DroppedFindings > 0 {
-		fmt.Fprintf(&b, "<p>Dropped findings: %d (%s).</p>\n", m.DroppedFindings, e(droppedWhy(m)))
+		fmt.Fprintf(b, "<p>Dropped findings: %d (%s).</p>\n", m.DroppedFindings, e(droppedWhy(m)))
 	}
-	fmt.Fprintf(&b, "<hr><p><small>Criticizer%s &middot; Reference: %s</small></p>\n</body></html>\n", e(v.footer()), e(v.Token))
-	return b.String()
 }
 
 // htmlFiles writes findings grouped by file, as the HTML part shows them.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -16,69 +15,26 @@ import (
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/rerun"
 	"github.com/criticizer/criticizer/shared/swarm"
+	"github.com/criticizer/criticizer/shared/swarm/comments"
 	"github.com/criticizer/criticizer/shared/udiff"
 )
 
 // Swarm review comments are the notify stage's second channel
-// (docs/swarm-comments.md): one inline comment per finding, keyed (review,
-// finding fingerprint), and one summary per review version, keyed (review,
-// version), each an outbox row with the e-mail rows' protocol. Swarm's create
-// has no idempotency key, so a create whose answer may have been lost is
-// settled by listing the review's comments (all pages of those stored after
-// a comment known before the create) and matching the marker each comment
-// carries; it is never posted again blind.
-
-// CommentRows is the part of the outbox the comments channel uses: the
-// e-mail rows' protocol, for rows identified by an outbox.Item, whose Begin
-// records the id the row's lookup may start after (outbox.BeginItemAfter).
-type CommentRows interface {
-	BeginItemAfter(ctx context.Context, it outbox.Item, after int64, jobID string, now time.Time) (*outbox.Send, error)
-	MarkItemSent(ctx context.Context, it outbox.Item, evidence string, now time.Time) error
-	ReleaseItem(ctx context.Context, it outbox.Item, sendToken string, class failure.Class, msg string, permanent bool, now time.Time) error
-	ResetItem(ctx context.Context, it outbox.Item, sendToken string, now time.Time) error
-}
-
-// CommentAPI is what the channel supplies: send (Create, whose errors carry
-// the failure class and swarm.MaybeCreated) and lookup (MarkedAfter: the
-// service's marked comments on a review stored after a known comment id,
-// 0 for all, every page read).
-type CommentAPI interface {
-	Create(ctx context.Context, n swarm.NewComment) (swarm.Comment, error)
-	MarkedAfter(ctx context.Context, review, after int64) (map[swarm.Marker]swarm.Comment, error)
-}
-
-// lookups is what one attempt knows of its review's comments: the highest
-// comment id known to exist (created or found this attempt, or named by an
-// earlier version's rows), which bounds the lookup of any create sent
-// after it, and the attempt's listing with the id it started after.
-type lookups struct {
-	known  int64
-	from   int64
-	marked map[swarm.Marker]swarm.Comment // nil: not listed yet
-}
-
-func (l *lookups) saw(id int64) { l.known = max(l.known, id) }
-
-// markedSince returns the service's marked comments stored after comment
-// id from (0: every comment), reusing the attempt's listing when it
-// started no later: one listing per attempt settles every in-flight row.
-func (l *lookups) markedSince(ctx context.Context, api CommentAPI, review, from int64) (map[swarm.Marker]swarm.Comment, error) {
-	if l.marked != nil && l.from <= from {
-		return l.marked, nil
-	}
-	from = max(from, 0)
-	m, err := api.MarkedAfter(ctx, review, from)
-	if err != nil {
-		return nil, err
-	}
-	l.from, l.marked = from, m
-	return m, nil
-}
+// (docs/swarm-comments.md). This file plans them: one inline comment per
+// finding, keyed (review, finding fingerprint), and one summary per review
+// version, keyed (review, version), each an outbox row run through the one
+// protocol (outbox.Deliver) and the comments channel (comments.Channel,
+// which settles a create whose answer was lost by the marker each comment
+// carries: never posted again blind).
 
 // SwarmComments configures the comments channel; nil on Notify turns it off.
 type SwarmComments struct {
-	Rows CommentRows
-	API  CommentAPI
+	// Rows are the comment rows (outbox.ItemRows of *outbox.Outbox).
+	Rows outbox.ItemRows
+	// API is the Swarm client the comments channel posts and looks up
+	// with; with SetTaskState (comments.TaskSetter) it also sets the tasks
+	// of resolved findings addressed.
+	API comments.API
 	// Window is how long after a create started Swarm may still be storing
 	// it (SWARM_COMMENT_WINDOW_SECONDS): before it, a listing without the
 	// marker proves nothing, so the row waits; after it, it is posted again.
@@ -125,19 +81,19 @@ func (n *Notify) postComments(ctx context.Context, j *job.Job, review domain.Rev
 	}
 	ds, tasks := commentDeliveries(j, review, current, cs, pageURL, pr, g)
 	for _, tc := range tasks {
-		if err := n.address(ctx, j.ID, tc); errors.Is(err, errRefused) {
+		if err := n.address(ctx, j.ID, tc); refused(err) {
 			out.refused = append(out.refused, tc.item.ID+": "+string(failure.Classify(err)))
 		} else if err != nil {
 			return out, err
 		}
 	}
 	ds = capInline(ds, n.Comments.MaxInline)
-	lk := &lookups{}
+	ch := comments.New(n.Comments.API)
 	if pr != nil {
-		lk = pr.lookups // a rerun's listing, taken this attempt: not listed again
+		ch = pr.channel // a rerun's listing, taken this attempt: not listed again
 	}
 	for _, d := range ds {
-		did, err := n.postComment(ctx, j.ID, d, lk)
+		did, err := n.postComment(ctx, j.ID, d, ch)
 		if err == nil && d.finding != nil {
 			out.findings = append(out.findings, d)
 		}
@@ -146,7 +102,7 @@ func (n *Notify) postComments(ctx context.Context, j *job.Job, review domain.Rev
 			out.posted++
 		case err == nil:
 			out.earlier++
-		case errors.Is(err, errRefused):
+		case refused(err):
 			out.refused = append(out.refused, d.item.ID+": "+string(failure.Classify(err)))
 		default:
 			return out, err
@@ -155,73 +111,30 @@ func (n *Notify) postComments(ctx context.Context, j *job.Job, review domain.Rev
 	return out, nil
 }
 
-// errRefused marks a comment Swarm refused for good (now or earlier).
-var errRefused = errors.New("refused for good")
+// postComment runs the outbox protocol for one comment through the
+// attempt's comments channel ch (whose known ids bound its row's lookup).
+func (n *Notify) postComment(ctx context.Context, jobID string, cd commentDelivery, ch *comments.Channel) (bool, error) {
+	it := cd.item
+	p := outbox.Protocol{Name: it.String(), Log: n.Log.With("comment", it.String()), Window: n.Comments.Window, Words: commentWords, Now: n.Now.Now}
+	return outbox.Deliver(ctx, p, outbox.ForItem(n.Comments.Rows, it, ch, jobID), ch, cd.comment)
+}
 
-// postComment runs the outbox protocol (run) for one comment: the Swarm
-// channel sends with Create and looks an earlier create up by its marker
-// over every page of the review's comments stored after the id its row
-// recorded at Begin (one listing per attempt). A permanent refusal comes
-// back wrapped in errRefused.
-func (n *Notify) postComment(ctx context.Context, jobID string, cd commentDelivery, lk *lookups) (bool, error) {
-	ch, it := n.Comments, cd.item
-	d := channelDelivery{name: it.String(), log: n.Log.With("comment", it.String()), window: ch.Window, words: commentWords,
-		begin: func(ctx context.Context, now time.Time) (*outbox.Send, error) {
-			send, err := ch.Rows.BeginItemAfter(ctx, it, lk.known, jobID, now)
-			if err != nil && failure.Classify(err) == failure.NotFound {
-				err = fmt.Errorf("%w: %w", errRefused, err) // failed for good earlier: on the row already
-			}
-			return send, err
-		},
-		markSent: func(ctx context.Context, id string, now time.Time) error {
-			return ch.Rows.MarkItemSent(ctx, it, id, now)
-		},
-		release: func(ctx context.Context, tok string, c failure.Class, m string, permanent bool, now time.Time) error {
-			return ch.Rows.ReleaseItem(ctx, it, tok, c, m, permanent, now)
-		},
-		reset: func(ctx context.Context, tok string, now time.Time) error {
-			return ch.Rows.ResetItem(ctx, it, tok, now)
-		},
-		send: func(ctx context.Context) (string, error) {
-			c, err := ch.API.Create(ctx, cd.comment)
-			if err == nil {
-				lk.saw(c.ID)
-			}
-			if err != nil && !swarm.MaybeCreated(err) && !failure.Classify(err).Retryable() {
-				err = fmt.Errorf("%w: %w", errRefused, err) // 401/403/404: released as failed, never retried
-			}
-			return strconv.FormatInt(c.ID, 10), err
-		},
-		maybeSent: swarm.MaybeCreated,
-		lookup: func(ctx context.Context, row *outbox.Row) (string, bool, error) {
-			m, err := lk.markedSince(ctx, ch.API, cd.comment.Review, row.LookupAfter)
-			if failure.Classify(err) == failure.NotFound {
-				err = fmt.Errorf("%w: %w", errRefused, err) // the review is gone: nothing to settle
-			}
-			if err != nil {
-				return "", false, err
-			}
-			c, ok := m[cd.comment.Marker]
-			if ok {
-				lk.saw(c.ID)
-			}
-			return strconv.FormatInt(c.ID, 10), ok, nil
-		},
-	}
-	return n.run(ctx, d)
+// refused reports whether a comment or task change was refused for good:
+// now (comments.ErrRefused) or in an earlier attempt (its row failed).
+func refused(err error) bool {
+	return errors.Is(err, comments.ErrRefused) || errors.Is(err, outbox.ErrFailed)
 }
 
 // commentWords are the comments channel's log lines.
-var commentWords = protocolWords{
-	releaseLeaseFailed: "releasing an unposted comment row failed; the next attempt settles it",
-	maybeSent:          "comment may have been created; the row stays sending for lookup",
-	releaseFailed:      "releasing a refused comment failed; the next attempt settles it",
-	markFailed:         "marking a posted comment failed; the retry finds it by its marker",
-	done:               "review comment posted", doneKey: "comment_id",
-	found:       "settled by lookup: Swarm had stored the earlier create",
-	mayComplete: "comment may still be stored by Swarm; retrying after its window, not posting",
-	notFound:    "settled by lookup: the earlier create never landed; posting",
-	unconfirmed: "a post of %s may have happened and the channel has no lookup",
+var commentWords = outbox.Words{
+	ReleaseLeaseFailed: "releasing an unposted comment row failed; the next attempt settles it",
+	MaybeSent:          "comment may have been created; the row stays sending for lookup",
+	ReleaseFailed:      "releasing a refused comment failed; the next attempt settles it",
+	MarkFailed:         "marking a posted comment failed; the retry finds it by its marker",
+	Done:               "review comment posted", DoneKey: "comment_id",
+	Found:       "settled by lookup: Swarm had stored the earlier create",
+	MayComplete: "comment may still be stored by Swarm; retrying after its window, not posting",
+	NotFound:    "settled by lookup: the earlier create never landed; posting",
 }
 
 // commentDeliveries are the comments a job's review gets: one per distinct

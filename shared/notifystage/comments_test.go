@@ -18,6 +18,7 @@ import (
 	"github.com/criticizer/criticizer/shared/ledger/ledgertest"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/rerun"
+	"github.com/criticizer/criticizer/shared/smtpmail"
 	"github.com/criticizer/criticizer/shared/swarm"
 
 	swarmstandin "github.com/criticizer/criticizer/internal/standin/swarm"
@@ -42,7 +43,7 @@ func (f *fakeItemRows) BeginItem(_ context.Context, it outbox.Item, jobID string
 		c := *r
 		return nil, &outbox.InFlightError{Row: &c}
 	case r.Status != outbox.Pending:
-		return nil, failure.Errorf(failure.NotFound, "failed for good")
+		return nil, failure.Errorf(failure.NotFound, "failed for good: %w", outbox.ErrFailed)
 	}
 	r.Attempts++
 	r.Status, r.SendStartedAt, r.SendToken = outbox.Sending, job.FormatTime(now), fmt.Sprint("tok", r.Attempts)
@@ -136,7 +137,7 @@ func newCommentRig(t testing.TB) *commentRig {
 	r := &commentRig{mail: &fakeSender{}, rows: &fakeRows{rows: map[string]*outbox.Row{}}, items: &fakeItemRows{rows: map[string]*outbox.Row{}},
 		swarm: s, now: t0, window: 2 * time.Minute}
 	r.ledger, r.jobs = &ledgertest.Memory{}, fakeJobs{}
-	r.n = &Notify{Ledger: r.ledger, Jobs: r.jobs, Outbox: r.rows, Sender: r.mail, Evidence: &fakeLog{}, Window: 5 * time.Minute, Artifacts: arts, From: "criticizer@example.com",
+	r.n = &Notify{Ledger: r.ledger, Jobs: r.jobs, Outbox: r.rows, Email: smtpmail.NewChannel(r.mail.Send, &fakeLog{}), Window: 5 * time.Minute, Artifacts: arts, From: "criticizer@example.com",
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return r.now },
 		// Participants e-mailed too: these tests watch both channels together.
 		Comments: &SwarmComments{Rows: r.items, API: client, Window: r.window}, EmailParticipants: true}

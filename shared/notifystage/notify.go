@@ -1,6 +1,10 @@
-// Package notifystage is the notify stage's stage.Processor: ReviewResult →
-// one e-mail per recipient through the outbox, send first then mark, with a
-// provider lookup before any resend of a send that may have happened.
+// Package notifystage is the notify stage's stage.Processor: it plans what
+// to tell whom about a ReviewResult — one e-mail per recipient, the
+// findings as comments on the job's Swarm review with their task changes,
+// the Swarm test run's outcome — and runs each delivery through the one
+// outbox protocol (outbox.Deliver) and its channel (shared/smtpmail,
+// shared/ses, shared/swarm/comments; the test run is swarm.RunReport,
+// whose record is the job).
 package notifystage
 
 import (
@@ -25,37 +29,17 @@ import (
 	"github.com/criticizer/criticizer/shared/swarm"
 )
 
-// Sender delivers one composed e-mail and returns the provider's id for it.
-type Sender interface {
-	Send(ctx context.Context, k delivery.Key, m *notify.Message) (string, error)
-}
-
-// Evidence answers "did the provider accept the message with this
-// Message-ID?" — the lookup that settles a send that may have happened
-// (shared/evidence).
-type Evidence interface {
-	Delivered(ctx context.Context, messageID string) (bool, error)
-}
-
-// Rows is the part of the outbox the notify stage uses.
-type Rows interface {
-	Begin(ctx context.Context, k delivery.Key, jobID string, now time.Time) (*outbox.Send, error)
-	MarkSent(ctx context.Context, k delivery.Key, notificationID string, now time.Time) error
-	Release(ctx context.Context, k delivery.Key, sendToken string, class failure.Class, msg string, permanent bool, now time.Time) error
-	Reset(ctx context.Context, k delivery.Key, sendToken string, now time.Time) error
-}
-
 // Notify is the notify stage.
 type Notify struct {
-	Outbox    Rows
+	Outbox    outbox.KeyRows
 	Artifacts *artifacts.Store // the redacted bucket
-	Sender    Sender
-	// Evidence of accepted messages, to settle uncertain sends; nil when the
-	// provider has none, in which case an uncertain send is never retried
-	// blindly but dead-lettered as DELIVERY_UNCONFIRMED for an operator.
-	Evidence Evidence
-	From     string
-	HTML     bool
+	// Email is the e-mail channel (smtpmail.Channel, ses.Channel): it sends
+	// each recipient's e-mail and settles an uncertain send by the
+	// provider's evidence (without any, it refuses to guess:
+	// DELIVERY_UNCONFIRMED for an operator).
+	Email delivery.Channel[*notify.Message]
+	From  string
+	HTML  bool
 	// Secret is the delivery key the e-mail's token is keyed by (the outbox
 	// keys its rows by the same key); nil only in tests without one.
 	Secret *delivery.Secret
@@ -66,9 +50,10 @@ type Notify struct {
 	// from one (SWARM_URL/reviews/{id}); zero for none.
 	SwarmLinks swarm.Settings
 	Log        *slog.Logger
-	// Swarm reports the outcome to a Helix Swarm test run once every
-	// recipient is e-mailed (swarm.Reporter); nil for none.
-	Swarm SwarmPasser
+	// Swarm is the test-run channel (swarm.RunReport): it reports the
+	// outcome to the job's Helix Swarm test run once every recipient is
+	// e-mailed, kept once by the job record; nil for none.
+	Swarm delivery.Channel[swarm.Finished]
 	// Gate is SWARM_GATE_SEVERITY (GateFromEnv): findings at or above it
 	// fail the Swarm run; "" never does.
 	Gate string
@@ -80,7 +65,7 @@ type Notify struct {
 	// Window is how long after a send started the provider may still
 	// complete it (SEND_COMPLETION_WINDOW_SECONDS): a send that may have
 	// happened is resent only after it, and only if the provider evidence still
-	// has no record. Zero means the sender's outcome is final when its call
+	// has no record. Zero means the channel's outcome is final when its call
 	// returns (tests with a synchronous fake).
 	Window time.Duration
 	// Now is the time source (the system clock when nil).
@@ -110,11 +95,6 @@ type JobPageLinks interface {
 	URL(ctx context.Context, jobID string) (string, error)
 }
 
-// SwarmPasser reports a finished review to its Swarm test run.
-type SwarmPasser interface {
-	Pass(ctx context.Context, j *job.Job, o swarm.Outcome) error
-}
-
 // reviewURL is the Swarm review's page, when the job came from one.
 func (n *Notify) reviewURL(j *job.Job) string {
 	if j.Swarm == nil {
@@ -123,58 +103,105 @@ func (n *Notify) reviewURL(j *job.Job) string {
 	return n.SwarmLinks.ReviewURL(j.Swarm.Review)
 }
 
-// Process sends the review to every recipient that has not been notified.
+// Process tells every recipient and channel of j what has not been told
+// yet: it reads the review, plans the recipients, e-mails them, posts the
+// Swarm comments and records their outcomes, then reports the test run.
 func (n *Notify) Process(ctx context.Context, j *job.Job) (job.Result, error) {
-	if j.Artifacts.Result == "" || j.Artifacts.Redacted == "" {
-		return job.Result{}, failure.Errorf(failure.InternalBug, "job reached notify without review artifacts")
-	}
-	var review domain.ReviewResult
-	if err := n.Artifacts.GetJSON(ctx, j.Artifacts.Result, &review); err != nil {
-		return job.Result{}, err
-	}
-	var cs domain.Changeset
-	if err := n.Artifacts.GetJSON(ctx, j.Artifacts.Redacted, &cs); err != nil {
-		return job.Result{}, err
-	}
-	if n.Outcomes != nil && j.Swarm != nil && j.Swarm.Review > 0 {
-		var err error
-		if review, err = n.withholdDismissed(ctx, review, &cs); err != nil {
-			return job.Result{}, err
-		}
-	}
-	// The findings by fingerprint, and one comparison with the previous
-	// version, for every channel and recipient.
-	current := rerun.Distinct(review.Findings, &cs)
-	groups, err := n.compare(ctx, j, review, current, &cs)
+	in, err := n.read(ctx, j)
 	if err != nil {
 		return job.Result{}, err
 	}
-	pageURL := ""
+	rcpts, refused, err := n.recipients(ctx, j)
+	if err != nil {
+		return job.Result{}, err
+	}
+	sent, permanent, err := n.emailAll(ctx, j, in, rcpts)
+	if err != nil {
+		return job.Result{}, err
+	}
+	commented, err := n.commentAll(ctx, j, in, len(rcpts) > 0)
+	if err != nil {
+		return job.Result{}, err
+	}
+	if len(permanent) > 0 {
+		return job.Result{}, errors.Join(permanent...)
+	}
+	if err := n.reportRun(ctx, j, in.review, commented != ""); err != nil {
+		return job.Result{}, err
+	}
+	return job.Result{Detail: detail(j, sent, len(rcpts), refused, commented)}, nil
+}
+
+// input is what every channel and recipient is told: the review (less
+// what is withheld as dismissed), its changeset, its findings by
+// fingerprint, the one comparison with the previous version, and the job
+// page link.
+type input struct {
+	review  domain.ReviewResult
+	cs      domain.Changeset
+	current []rerun.Current
+	groups  *rerun.Groups
+	pageURL string
+}
+
+// read loads j's review and changeset and derives what every channel shows.
+func (n *Notify) read(ctx context.Context, j *job.Job) (*input, error) {
+	if j.Artifacts.Result == "" || j.Artifacts.Redacted == "" {
+		return nil, failure.Errorf(failure.InternalBug, "job reached notify without review artifacts")
+	}
+	in := &input{}
+	if err := n.Artifacts.GetJSON(ctx, j.Artifacts.Result, &in.review); err != nil {
+		return nil, err
+	}
+	if err := n.Artifacts.GetJSON(ctx, j.Artifacts.Redacted, &in.cs); err != nil {
+		return nil, err
+	}
+	var err error
+	if n.Outcomes != nil && j.Swarm != nil && j.Swarm.Review > 0 {
+		if in.review, err = n.withholdDismissed(ctx, in.review, &in.cs); err != nil {
+			return nil, err
+		}
+	}
+	in.current = rerun.Distinct(in.review.Findings, &in.cs)
+	if in.groups, err = n.compare(ctx, j, in.review, in.current, &in.cs); err != nil {
+		return nil, err
+	}
 	if n.JobPage != nil {
 		// Unreadable key: retried like any dependency, so the e-mail never
 		// goes out without the link the environment promises.
-		var err error
-		if pageURL, err = n.JobPage.URL(ctx, j.ID); err != nil {
-			return job.Result{}, fmt.Errorf("job page link: %w", err)
+		if in.pageURL, err = n.JobPage.URL(ctx, j.ID); err != nil {
+			return nil, fmt.Errorf("job page link: %w", err)
 		}
 	}
+	return in, nil
+}
+
+// recipients is who is e-mailed (emailRecipients) within the recipient
+// policy, and whom the policy refused; none allowed of some is an error.
+func (n *Notify) recipients(ctx context.Context, j *job.Job) ([]string, []recipients.Refusal, error) {
 	rcpts := n.emailRecipients(j)
-	var refused []recipients.Refusal
-	if n.Recipients != nil {
-		// An address outside the policy is never e-mailed, whatever the job says.
-		rcpts, refused = n.Recipients.Split(rcpts)
-		recipients.Report(ctx, n.Log, n.Metrics, string(domain.StageNotify), j.Source, refused)
-		if len(rcpts) == 0 && len(refused) > 0 {
-			return job.Result{}, failure.Errorf(failure.PolicyRejected, "no recipient allowed by the recipient policy: %s", recipients.Describe(refused))
-		}
+	if n.Recipients == nil {
+		return rcpts, nil, nil
 	}
-	var permanent []error
-	sent := 0
+	// An address outside the policy is never e-mailed, whatever the job says.
+	rcpts, refused := n.Recipients.Split(rcpts)
+	recipients.Report(ctx, n.Log, n.Metrics, string(domain.StageNotify), j.Source, refused)
+	if len(rcpts) == 0 && len(refused) > 0 {
+		return nil, nil, failure.Errorf(failure.PolicyRejected, "no recipient allowed by the recipient policy: %s", recipients.Describe(refused))
+	}
+	return rcpts, refused, nil
+}
+
+// emailAll e-mails each recipient once and counts the e-mails sent now. A
+// failure of one recipient only is collected in permanent (the others still
+// get theirs); any other failure stops the stage at once.
+func (n *Notify) emailAll(ctx context.Context, j *job.Job, in *input, rcpts []string) (sent int, permanent []error, err error) {
 	for _, rcpt := range rcpts {
 		k := delivery.Key{Changelist: j.Changelist, Recipient: rcpt, ReviewVersion: j.ReviewVersion}
-		msg, err := notify.Compose(k, notify.Content{Author: cs.User, Description: cs.Description, JobID: j.ID, Review: review, From: n.From, HTML: n.HTML, Secret: n.Secret, Changeset: &cs, ReviewURL: n.reviewURL(j), JobPageURL: pageURL, Rerun: groups, Current: current})
+		msg, err := notify.Compose(k, notify.Content{Author: in.cs.User, Description: in.cs.Description, JobID: j.ID, Review: in.review, From: n.From, HTML: n.HTML,
+			Secret: n.Secret, Changeset: &in.cs, ReviewURL: n.reviewURL(j), JobPageURL: in.pageURL, Rerun: in.groups, Current: in.current})
 		if err != nil {
-			return job.Result{}, failure.Wrap(failure.InternalBug, err)
+			return 0, nil, failure.Wrap(failure.InternalBug, err)
 		}
 		did, err := n.deliver(ctx, j.ID, k, msg)
 		switch {
@@ -186,57 +213,68 @@ func (n *Notify) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 			// This recipient cannot be e-mailed; the others still get theirs.
 			permanent = append(permanent, fmt.Errorf("%s: %w", rcpt, err))
 		default:
-			return job.Result{}, err
+			return 0, nil, err
 		}
 	}
-	commented := ""
-	if n.Comments != nil && j.Swarm != nil && j.Swarm.Review > 0 {
-		// After the e-mails: a Swarm failure retries the stage, whose outbox
-		// skips the recipients already e-mailed.
-		out, err := n.postComments(ctx, j, review, current, &cs, pageURL, groups)
-		if err != nil {
-			return job.Result{}, err
+	return sent, permanent, nil
+}
+
+// commentAll posts the findings on the job's Swarm review and records
+// their outcomes (or, with no comments, the e-mailed findings' outcomes).
+// It returns what the job's detail says of the comments ("" for none).
+func (n *Notify) commentAll(ctx context.Context, j *job.Job, in *input, emailed bool) (string, error) {
+	if n.Comments == nil || j.Swarm == nil || j.Swarm.Review <= 0 {
+		if n.Outcomes != nil && emailed {
+			return "", n.recordEmailOnly(ctx, j, in.review, in.current)
 		}
-		if n.Outcomes != nil {
-			if err := n.recordOutcomes(ctx, j, review, out.findings, groups); err != nil {
-				return job.Result{}, err
-			}
-		}
-		commented = "; " + out.detail()
+		return "", nil
 	}
-	if n.Outcomes != nil && commented == "" && len(rcpts) > 0 {
-		if err := n.recordEmailOnly(ctx, j, review, current); err != nil {
-			return job.Result{}, err
-		}
+	// After the e-mails: a Swarm failure retries the stage, whose outbox
+	// skips the recipients already e-mailed.
+	out, err := n.postComments(ctx, j, in.review, in.current, &in.cs, in.pageURL, in.groups)
+	if err != nil {
+		return "", err
 	}
-	if len(permanent) > 0 {
-		return job.Result{}, errors.Join(permanent...)
-	}
-	if n.Swarm != nil && j.Swarm != nil {
-		// After the e-mails, never before: a failing callback retries this
-		// stage, whose outbox skips the recipients already e-mailed.
-		where := "e-mailed to the author"
-		if commented != "" {
-			where = "posted on the review"
-		}
-		if err := n.Swarm.Pass(ctx, j, outcome(j.FindingCount, review.Findings, domain.ReadReviewMeta(review.Meta).Gates, n.Gate, where)); err != nil {
-			if failure.Classify(err).Retryable() {
-				return job.Result{}, err
-			}
-			// Swarm refused it for good (the run was deleted, …): the review
-			// was delivered, which is what the job is for.
-			n.Log.WarnContext(ctx, "swarm pass callback refused; not retried", "err", err, "error_class", failure.Classify(err))
+	if n.Outcomes != nil {
+		if err := n.recordOutcomes(ctx, j, in.review, out.findings, in.groups); err != nil {
+			return "", err
 		}
 	}
-	detail := fmt.Sprintf("%d of %d recipients e-mailed now, the rest earlier", sent, len(rcpts))
-	if len(j.Recipients) > 0 && len(rcpts) == 0 && len(refused) == 0 {
-		detail = "not e-mailed: the review's participants hear of the comments from Swarm"
+	return "; " + out.detail(), nil
+}
+
+// reportRun reports the outcome to the job's Swarm test run, after the
+// e-mails, never before: a failing callback retries this stage, whose
+// outbox skips the recipients already e-mailed. A refusal for good (the
+// run was deleted, …) is logged: the review was delivered, which is what
+// the job is for.
+func (n *Notify) reportRun(ctx context.Context, j *job.Job, review domain.ReviewResult, commented bool) error {
+	if n.Swarm == nil || j.Swarm == nil {
+		return nil
+	}
+	where := "e-mailed to the author"
+	if commented {
+		where = "posted on the review"
+	}
+	o := outcome(j.FindingCount, review.Findings, domain.ReadReviewMeta(review.Meta).Gates, n.Gate, where)
+	_, err := n.Swarm.Send(ctx, swarm.Finished{Job: j, Outcome: o})
+	if err == nil || n.Swarm.Classify(err).Class.Retryable() {
+		return err
+	}
+	n.Log.WarnContext(ctx, "swarm pass callback refused; not retried", "err", err, "error_class", failure.Classify(err))
+	return nil
+}
+
+// detail is the job's record of what the attempt told whom.
+func detail(j *job.Job, sent, rcpts int, refused []recipients.Refusal, commented string) string {
+	d := fmt.Sprintf("%d of %d recipients e-mailed now, the rest earlier", sent, rcpts)
+	if len(j.Recipients) > 0 && rcpts == 0 && len(refused) == 0 {
+		d = "not e-mailed: the review's participants hear of the comments from Swarm"
 	}
 	if len(refused) > 0 {
-		detail += "; not e-mailed, outside the recipient policy: " + recipients.Describe(refused)
+		d += "; not e-mailed, outside the recipient policy: " + recipients.Describe(refused)
 	}
-	detail += commented
-	return job.Result{Detail: detail}, nil
+	return d + commented
 }
 
 // recipientLevel reports whether a failure concerns one recipient only (the
@@ -246,64 +284,23 @@ func recipientLevel(c failure.Class) bool {
 	return c == failure.NotFound || c == failure.PolicyRejected
 }
 
-// deliver runs the outbox protocol (run) for one recipient: the e-mail
-// channel sends through the Sender and looks up the provider's evidence by
-// the message's deterministic Message-ID. It reports whether it sent now.
+// deliver runs the outbox protocol for one recipient's e-mail through the
+// e-mail channel and reports whether it sent now.
 func (n *Notify) deliver(ctx context.Context, jobID string, k delivery.Key, msg *notify.Message) (bool, error) {
-	d := channelDelivery{name: msg.Token, log: n.Log.With("key", msg.Token), window: n.Window, words: emailWords,
-		begin: func(ctx context.Context, now time.Time) (*outbox.Send, error) {
-			return n.Outbox.Begin(ctx, k, jobID, now)
-		},
-		markSent: func(ctx context.Context, id string, now time.Time) error { return n.Outbox.MarkSent(ctx, k, id, now) },
-		release: func(ctx context.Context, tok string, c failure.Class, m string, permanent bool, now time.Time) error {
-			return n.Outbox.Release(ctx, k, tok, c, m, permanent, now)
-		},
-		reset:     func(ctx context.Context, tok string, now time.Time) error { return n.Outbox.Reset(ctx, k, tok, now) },
-		send:      func(ctx context.Context) (string, error) { return n.Sender.Send(ctx, k, msg) },
-		maybeSent: func(err error) bool { return errors.Is(err, notify.ErrOutcomeUnknown) },
-	}
-	if n.Evidence != nil {
-		d.lookup = func(ctx context.Context, _ *outbox.Row) (string, bool, error) {
-			ok, err := n.Evidence.Delivered(ctx, msg.MessageID)
-			return msg.MessageID, ok, err
-		}
-	}
-	return n.run(ctx, d)
+	p := outbox.Protocol{Name: msg.Token, Log: n.Log.With("key", msg.Token), Window: n.Window, Words: emailWords, Now: n.Now.Now}
+	return outbox.Deliver(ctx, p, outbox.ForKey(n.Outbox, k, jobID), n.Email, msg)
 }
 
 // emailWords are the e-mail channel's log lines.
-var emailWords = protocolWords{
-	releaseLeaseFailed: "releasing an unsent row failed; the next attempt settles it",
-	maybeSent:          "send outcome unknown; the row stays sending until settled",
-	releaseFailed:      "releasing a refused send failed; the next attempt settles it",
-	markFailed:         "marking a sent row failed; the retry settles and backfills it",
-	done:               "review e-mailed", doneKey: "notification_id",
-	found:       "settled: the provider had accepted the earlier send",
-	mayComplete: "send may still complete at the provider; retrying after its completion window, not resending",
-	notFound:    "settled: the earlier send never reached the provider; resending",
-	unconfirmed: "a send of %s may have happened and no provider evidence is configured to check; confirm by hand, then replay",
-}
-
-// rowError is what a row keeps of a refused send: the class and the
-// provider's reply codes ("reply 550 5.7.1"). The reply text is untrusted (a
-// relay may quote the message, an address or a credential back), so it is
-// never stored.
-func rowError(err error) string {
-	if code := failure.UpstreamCode(err); code != 0 {
-		if st := failure.UpstreamStatus(err); st != "" {
-			return fmt.Sprintf("%s (reply %d %s)", failure.Classify(err), code, st)
-		}
-		return fmt.Sprintf("%s (reply %d)", failure.Classify(err), code)
-	}
-	return string(failure.Classify(err))
-}
-
-// SenderFunc adapts a function to Sender.
-type SenderFunc func(ctx context.Context, k delivery.Key, m *notify.Message) (string, error)
-
-// Send calls f.
-func (f SenderFunc) Send(ctx context.Context, k delivery.Key, m *notify.Message) (string, error) {
-	return f(ctx, k, m)
+var emailWords = outbox.Words{
+	ReleaseLeaseFailed: "releasing an unsent row failed; the next attempt settles it",
+	MaybeSent:          "send outcome unknown; the row stays sending until settled",
+	ReleaseFailed:      "releasing a refused send failed; the next attempt settles it",
+	MarkFailed:         "marking a sent row failed; the retry settles and backfills it",
+	Done:               "review e-mailed", DoneKey: "notification_id",
+	Found:       "settled: the provider had accepted the earlier send",
+	MayComplete: "send may still complete at the provider; retrying after its completion window, not resending",
+	NotFound:    "settled: the earlier send never reached the provider; resending",
 }
 
 // emailRecipients is who gets the e-mail: the job's recipients, sorted;

@@ -20,6 +20,7 @@ import (
 	"github.com/criticizer/criticizer/shared/notify"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/recipients"
+	"github.com/criticizer/criticizer/shared/smtpmail"
 )
 
 // fakeRows is an in-memory outbox with one row per key.
@@ -45,7 +46,7 @@ func (f *fakeRows) Begin(_ context.Context, k delivery.Key, jobID string, now ti
 		c := *r
 		return nil, &outbox.InFlightError{Row: &c}
 	case r.Status != outbox.Pending:
-		return nil, failure.Errorf(failure.NotFound, "failed for good")
+		return nil, failure.Errorf(failure.NotFound, "failed for good: %w", outbox.ErrFailed)
 	}
 	f.next++
 	r.Status, r.SendStartedAt, r.SendToken = outbox.Sending, job.FormatTime(now), "tok"+string(rune('0'+f.next))
@@ -128,15 +129,15 @@ func inFlight() *fakeRows {
 		SendStartedAt: job.FormatTime(t0), SendToken: "old", Attempts: 1}}}
 }
 
-func stage(rows *fakeRows, s *fakeSender, dl Evidence, at time.Time) *Notify {
-	return &Notify{Outbox: rows, Sender: s, Evidence: dl, Window: 5 * time.Minute, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+func stage(rows *fakeRows, s *fakeSender, dl smtpmail.Evidence, at time.Time) *Notify {
+	return &Notify{Outbox: rows, Email: smtpmail.NewChannel(s.Send, dl), Window: 5 * time.Minute, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Now: func() time.Time { return at }}
 }
 
 func TestSettleBeforeResend(t *testing.T) {
 	tests := []struct {
 		name      string
-		log       Evidence
+		log       smtpmail.Evidence
 		at        time.Time
 		wantSent  int
 		wantClass failure.Class
@@ -157,7 +158,7 @@ func TestSettleBeforeResend(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rows, sender := inFlight(), &fakeSender{}
-			var dl Evidence
+			var dl smtpmail.Evidence
 			if tt.log != nil {
 				dl = tt.log
 			}
@@ -205,9 +206,9 @@ func TestDelivery(t *testing.T) {
 	})
 	t.Run("outcome unknown: the row stays sending", func(t *testing.T) {
 		rows := &fakeRows{rows: map[string]*outbox.Row{}}
-		sender := &fakeSender{err: failure.Wrap(failure.NetworkTimeout, notify.ErrOutcomeUnknown)}
+		sender := &fakeSender{err: failure.Wrap(failure.NetworkTimeout, delivery.ErrOutcomeUnknown)}
 		_, err := stage(rows, sender, &fakeLog{}, t0).deliver(context.Background(), "j1", key, msg())
-		if !errors.Is(err, notify.ErrOutcomeUnknown) || rows.row(key).Status != outbox.Sending {
+		if !errors.Is(err, delivery.ErrOutcomeUnknown) || rows.row(key).Status != outbox.Sending {
 			t.Fatalf("err %v, row %s: want the row left sending for reconciliation", err, rows.row(key).Status)
 		}
 	})
@@ -227,7 +228,7 @@ func TestDelivery(t *testing.T) {
 // transaction it holds), with margin, and the client must fit in the default
 // notify function timeout (the lease).
 func TestSMTPWindowCoversTheClientTimeouts(t *testing.T) {
-	send := notify.MaxSendDuration(notify.DefaultSMTPTimeout)
+	send := smtpmail.MaxSendDuration(smtpmail.DefaultTimeout)
 	if w := evidence.DefaultWindow("smtp"); w < send+time.Minute {
 		t.Errorf("SMTP completion window %s, want ≥ %s (the longest send) + 1 min margin", w, send)
 	}

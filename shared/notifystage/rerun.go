@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
@@ -15,6 +14,7 @@ import (
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/rerun"
 	"github.com/criticizer/criticizer/shared/swarm"
+	"github.com/criticizer/criticizer/shared/swarm/comments"
 )
 
 // Reruns (docs/swarm-comments.md, "Reruns"): a later version of a
@@ -66,18 +66,14 @@ type ThreadRows interface {
 	ListThread(ctx context.Context, channel string, thread int64) ([]outbox.Row, error)
 }
 
-// TaskSetter changes a comment's task state (the Swarm client).
-type TaskSetter interface {
-	SetTaskState(ctx context.Context, review, id int64, state string) (swarm.Comment, error)
-}
-
 // prior is what earlier versions of the review were told.
 type prior struct {
 	comments map[string]swarm.Comment // by fingerprint: the finding's comment as Swarm has it now
-	// lookups holds the listing comments came from (none when none was
-	// needed), the attempt's one listing, which also settles its in-flight
-	// rows, and the highest comment id the rows name.
-	lookups *lookups
+	// channel is the attempt's comments channel: it holds the listing
+	// comments came from (none when none was needed), the attempt's one
+	// listing, which also settles its in-flight rows, and the highest
+	// comment id the rows name.
+	channel *comments.Channel
 }
 
 // rerunCounts is what the summary says about a rerun: the comparison's
@@ -114,7 +110,7 @@ func (n *Notify) loadPrior(ctx context.Context, review int64, version int) (*pri
 	if err != nil {
 		return nil, err
 	}
-	p := &prior{comments: map[string]swarm.Comment{}, lookups: &lookups{}}
+	p := &prior{comments: map[string]swarm.Comment{}, channel: comments.New(n.Comments.API)}
 	byID := map[int64]string{}
 	first := int64(0) // the earliest finding comment
 	for _, r := range rows {
@@ -122,7 +118,7 @@ func (n *Notify) loadPrior(ctx context.Context, review int64, version int) (*pri
 		if r.NotifiedAt == "" || err != nil {
 			continue
 		}
-		p.lookups.saw(id) // a comment the rows name exists: later creates have higher ids
+		p.channel.Saw(id) // a comment the rows name exists: later creates have higher ids
 		if fp, ok := strings.CutPrefix(r.Item, swarm.KindFinding+"/"); ok {
 			byID[id] = fp
 			if first == 0 || id < first {
@@ -136,7 +132,7 @@ func (n *Notify) loadPrior(ctx context.Context, review int64, version int) (*pri
 	// The comments to read are ours from earlier versions: the listing
 	// starts just before the first of them, not at the review's first
 	// comment.
-	marked, err := p.lookups.markedSince(ctx, n.Comments.API, review, first-1)
+	marked, err := p.channel.MarkedSince(ctx, review, first-1)
 	if err != nil {
 		return nil, err
 	}
@@ -184,47 +180,19 @@ type taskChange struct {
 	comment int64
 }
 
-// address sets a resolved finding's task to addressed through its row and
-// the one protocol (run). The PATCH names the comment and repeating it
-// changes nothing, so its lookup never finds and its window is zero: a row
-// left in flight is reset and the PATCH done again.
+// address sets a resolved finding's task to addressed through its row, the
+// one protocol and the task-change channel (comments.Tasks; no window: a
+// row left in flight is reset and the PATCH done again). A Swarm client
+// without task changes sets none.
 func (n *Notify) address(ctx context.Context, jobID string, tc taskChange) error {
-	ch := n.Comments
-	setter, ok := ch.API.(TaskSetter)
+	setter, ok := n.Comments.API.(comments.TaskSetter)
 	if !ok {
 		return nil
 	}
 	it := tc.item
-	d := channelDelivery{name: it.String(), log: n.Log.With("comment", it.String()), words: commentWords,
-		begin: func(ctx context.Context, now time.Time) (*outbox.Send, error) {
-			// Its evidence is the finding's comment: a lookup starts just before it.
-			send, err := ch.Rows.BeginItemAfter(ctx, it, tc.comment-1, jobID, now)
-			if err != nil && failure.Classify(err) == failure.NotFound {
-				err = fmt.Errorf("%w: %w", errRefused, err)
-			}
-			return send, err
-		},
-		markSent: func(ctx context.Context, id string, now time.Time) error {
-			return ch.Rows.MarkItemSent(ctx, it, id, now)
-		},
-		release: func(ctx context.Context, tok string, c failure.Class, m string, permanent bool, now time.Time) error {
-			return ch.Rows.ReleaseItem(ctx, it, tok, c, m, permanent, now)
-		},
-		reset: func(ctx context.Context, tok string, now time.Time) error {
-			return ch.Rows.ResetItem(ctx, it, tok, now)
-		},
-		send: func(ctx context.Context) (string, error) {
-			if _, err := setter.SetTaskState(ctx, it.Thread, tc.comment, swarm.TaskAddressed); err != nil {
-				if !failure.Classify(err).Retryable() {
-					err = fmt.Errorf("%w: %w", errRefused, err)
-				}
-				return "", err
-			}
-			return strconv.FormatInt(tc.comment, 10), nil
-		},
-		maybeSent: func(error) bool { return false }, // repeating the PATCH is no change: release and redo
-		lookup:    func(context.Context, *outbox.Row) (string, bool, error) { return "", false, nil },
-	}
-	_, err := n.run(ctx, d)
+	// Its evidence is the finding's comment: a lookup starts just before it.
+	rec := outbox.ForItem(n.Comments.Rows, it, outbox.After(tc.comment-1), jobID)
+	p := outbox.Protocol{Name: it.String(), Log: n.Log.With("comment", it.String()), Words: commentWords, Now: n.Now.Now}
+	_, err := outbox.Deliver(ctx, p, rec, comments.NewTasks(setter), comments.Task{Review: it.Thread, Comment: tc.comment})
 	return err
 }

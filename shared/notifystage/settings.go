@@ -4,9 +4,9 @@ import (
 	"github.com/criticizer/criticizer/shared/config"
 	"github.com/criticizer/criticizer/shared/evidence"
 	"github.com/criticizer/criticizer/shared/jobpage"
-	"github.com/criticizer/criticizer/shared/notify"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/recipients"
+	"github.com/criticizer/criticizer/shared/smtpmail"
 	"github.com/criticizer/criticizer/shared/swarm"
 )
 
@@ -15,7 +15,7 @@ type Settings struct {
 	Evidence evidence.Settings
 	// SMTP and SMTPSecretID (SMTP_SECRET_ID, {"username","password"}) are
 	// read for EMAIL_PROVIDER=smtp only.
-	SMTP         notify.SMTPConfig
+	SMTP         smtpmail.Config
 	SMTPSecretID string
 	// SESConfigurationSet (SES_CONFIGURATION_SET) is read for ses only: its
 	// event publishing is the evidence.
@@ -52,12 +52,12 @@ func SettingsFromEnv(r *config.Reader) Settings {
 	s.Outbox = outbox.SettingsFromEnv(r)
 	switch s.Evidence.Provider {
 	case "smtp":
-		s.SMTP = notify.SMTPConfig{
+		s.SMTP = smtpmail.Config{
 			Host: r.String("SMTP_HOST"),
 			Port: r.Int("SMTP_PORT"),
 			From: s.Evidence.From,
-			TLS:  notify.TLSMode(r.OneOf("SMTP_TLS")),
-			// A send takes up to notify.MaxSendDuration(Timeout): below the function's timeout.
+			TLS:  smtpmail.TLSMode(r.OneOf("SMTP_TLS")),
+			// A send takes up to smtpmail.MaxSendDuration(Timeout): below the function's timeout.
 			Timeout: r.Seconds("SMTP_TIMEOUT_SECONDS"),
 		}
 		s.SMTPSecretID = r.String("SMTP_SECRET_ID")

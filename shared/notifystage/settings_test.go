@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/criticizer/criticizer/shared/config/configtest"
-	"github.com/criticizer/criticizer/shared/notify"
+	"github.com/criticizer/criticizer/shared/smtpmail"
 )
 
 func TestSettingsFromEnv(t *testing.T) {
@@ -23,11 +23,11 @@ func TestSettingsFromEnv(t *testing.T) {
 		wantErr string
 	}{
 		{name: "smtp defaults", env: smtp(), check: func(s Settings) bool {
-			return s.Outbox.DeliveryKeySecretID == "arn:delivery" && s.SMTP.Port == 587 && s.SMTP.TLS == notify.TLSStartTLS && s.SMTP.Timeout == notify.DefaultSMTPTimeout && s.SMTP.From == "criticizer@example.com" && s.SMTPSecretID == "arn:smtp"
+			return s.Outbox.DeliveryKeySecretID == "arn:delivery" && s.SMTP.Port == 587 && s.SMTP.TLS == smtpmail.TLSStartTLS && s.SMTP.Timeout == smtpmail.DefaultTimeout && s.SMTP.From == "criticizer@example.com" && s.SMTPSecretID == "arn:smtp"
 		}},
 		{name: "smtp all set", env: smtp("SMTP_PORT", "2526", "SMTP_TLS", "none", "SMTP_TIMEOUT_SECONDS", "5", "SWARM_URL", "https://swarm.example.com"),
 			check: func(s Settings) bool {
-				return s.SMTP.Port == 2526 && s.SMTP.TLS == notify.TLSNone && s.SMTP.Timeout == 5*time.Second && s.SwarmLinks.URL == "https://swarm.example.com"
+				return s.SMTP.Port == 2526 && s.SMTP.TLS == smtpmail.TLSNone && s.SMTP.Timeout == 5*time.Second && s.SwarmLinks.URL == "https://swarm.example.com"
 			}},
 		{name: "ses", env: map[string]string{"EMAIL_PROVIDER": "ses", "SMTP_FROM": "c@example.com", "SES_CONFIGURATION_SET": "criticizer"},
 			check: func(s Settings) bool { return s.SESConfigurationSet == "criticizer" && s.SMTP.Host == "" }},

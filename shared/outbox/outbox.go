@@ -12,6 +12,9 @@
 // with notified_at is never sent again. Every write records a token
 // (last_write); a retried write whose first attempt was applied but
 // unanswered finds its token in the returned old row and succeeds.
+//
+// Deliver runs that protocol for one delivery through its channel
+// (delivery.Channel), the same for e-mail and Swarm comments (deliver.go).
 package outbox
 
 import (
@@ -237,6 +240,18 @@ func (o *Outbox) expiresAt(now time.Time) int64 {
 // ErrAlreadySent means the row has notified_at: never send again.
 var ErrAlreadySent = errors.New("already notified")
 
+// ErrFailed is in the chain of Begin's NOT_FOUND error for a row that
+// failed for good in an earlier attempt: its refusal is on the row already.
+var ErrFailed = errors.New("delivery failed permanently")
+
+// failedRow is that error, naming the class the row failed with.
+type failedRow string
+
+func (c failedRow) Error() string {
+	return "delivery to this recipient failed permanently: " + string(c)
+}
+func (failedRow) Is(target error) bool { return target == ErrFailed }
+
 // ErrInFlight means a send was started and not confirmed: it may have
 // happened, so the row must be settled before any resend.
 var ErrInFlight = errors.New("send may have happened")
@@ -452,7 +467,7 @@ func (o *Outbox) begin(ctx context.Context, k Ref, jobID string, now time.Time) 
 	case old.Status == Sending:
 		return nil, &InFlightError{Row: &old}
 	case old.Status == Failed:
-		return nil, failure.Errorf(failure.NotFound, "delivery to this recipient failed permanently: %s", old.LastErrorClass)
+		return nil, failure.Wrap(failure.NotFound, failedRow(old.LastErrorClass))
 	case old.Status == Reconciling:
 		return nil, failure.Errorf(failure.Conflict, "outbox row is being reconciled: no send until it is settled")
 	}

@@ -63,22 +63,22 @@ func TestBegin(t *testing.T) {
 			old: func(in *dynamodb.UpdateItemInput) *Row { return &Row{Status: Sending, LastWrite: tokenOf(in, ":tok")} }},
 		{name: "notified: never again", old: func(*dynamodb.UpdateItemInput) *Row { return &Row{Status: Sent, NotifiedAt: "x"} }, want: ErrAlreadySent},
 		{name: "another send in flight: reconcile first", old: func(*dynamodb.UpdateItemInput) *Row { return &Row{Status: Sending, LastWrite: "other"} }, want: ErrInFlight},
-		{name: "failed for good", old: func(*dynamodb.UpdateItemInput) *Row { return &Row{Status: Failed} }, class: failure.NotFound},
+		{name: "failed for good", old: func(*dynamodb.UpdateItemInput) *Row { return &Row{Status: Failed} }, class: failure.NotFound, want: ErrFailed},
 		{name: "reconciling: no send until settled", old: func(*dynamodb.UpdateItemInput) *Row { return &Row{Status: Reconciling} }, class: failure.Conflict},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			api := &oneAnswerAPI{old: tt.old}
 			s, err := New(api, "jobs").WithUniquenessRetention(24*time.Hour).Begin(ctx, k, "j1", t0)
+			if tt.class != "" && failure.Classify(err) != tt.class {
+				t.Fatalf("err %v, want class %s", err, tt.class)
+			}
 			switch {
 			case tt.want != nil:
 				if !errors.Is(err, tt.want) {
 					t.Fatalf("err %v, want %v", err, tt.want)
 				}
 			case tt.class != "":
-				if failure.Classify(err) != tt.class {
-					t.Fatalf("err %v, want class %s", err, tt.class)
-				}
 			case err != nil || s == nil || s.Token == "":
 				t.Fatalf("send %+v, err %v: want a send with its token", s, err)
 			}

@@ -26,6 +26,7 @@ import (
 	"github.com/criticizer/criticizer/shared/notify"
 	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/p4"
+	"github.com/criticizer/criticizer/shared/smtpmail"
 )
 
 // planted are the secrets an upstream echoes back in a test: fresh random
@@ -104,7 +105,7 @@ func TestSMTPReplyEchoingSecrets(t *testing.T) {
 			host, port, _ := net.SplitHostPort(addr)
 			n, _ := strconv.Atoi(port)
 			var logs bytes.Buffer
-			s, err := notify.NewSMTPSender(notify.SMTPConfig{Host: host, Port: n, TLS: notify.TLSNone,
+			s, err := smtpmail.New(smtpmail.Config{Host: host, Port: n, TLS: smtpmail.TLSNone,
 				From: "bounces@example.com", Timeout: 5 * time.Second}, obs.NewLogger(&logs, "debug", "notify", Logs))
 			if err != nil {
 				t.Fatal(err)

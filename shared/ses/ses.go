@@ -1,8 +1,10 @@
-// Package ses sends the review e-mail through Amazon SES v2 with IAM
-// credentials (no SMTP password). Every message carries its outbox tag as a
-// message tag, so the delivery events SES publishes for it (see
-// shared/evidence) can be found from the outbox row, and it keeps the
-// deterministic Message-ID of the composed message.
+// Package ses is the SES e-mail channel (Channel): it sends the review
+// e-mail through Amazon SES v2 with IAM credentials (no SMTP password),
+// classifies SES's errors, and settles a send whose answer was lost by the
+// delivery events SES published for it. Every message carries its outbox
+// tag as a message tag, so those events (see shared/evidence) can be found
+// from the outbox row, and it keeps the deterministic Message-ID of the
+// composed message.
 package ses
 
 import (
@@ -79,7 +81,7 @@ func (s *Sender) Send(ctx context.Context, k delivery.Key, m *notify.Message) (s
 	})
 	if err != nil {
 		ferr := Classify(err)
-		s.log.WarnContext(ctx, "ses: send failed", "class", failure.Classify(ferr), "outcome_unknown", errors.Is(ferr, notify.ErrOutcomeUnknown),
+		s.log.WarnContext(ctx, "ses: send failed", "class", failure.Classify(ferr), "outcome_unknown", errors.Is(ferr, delivery.ErrOutcomeUnknown),
 			"err", err, "duration", time.Since(start))
 		return "", ferr
 	}
@@ -89,7 +91,7 @@ func (s *Sender) Send(ctx context.Context, k delivery.Key, m *notify.Message) (s
 
 // Classify maps an SES v2 error to the failure taxonomy. A request that got
 // no reply, or a server error, may have been accepted: it carries
-// notify.ErrOutcomeUnknown so the outbox row is settled, not resent.
+// delivery.ErrOutcomeUnknown so the outbox row is settled, not resent.
 func Classify(err error) error {
 	var api smithy.APIError
 	if errors.As(err, &api) {
@@ -109,7 +111,7 @@ func Classify(err error) error {
 		}
 		var resp *smithyhttp.ResponseError
 		if errors.As(err, &resp) && resp.HTTPStatusCode() >= 500 {
-			return failure.Wrap(failure.Upstream5xx, fmt.Errorf("%w: %w", notify.ErrOutcomeUnknown, err))
+			return failure.Wrap(failure.Upstream5xx, fmt.Errorf("%w: %w", delivery.ErrOutcomeUnknown, err))
 		}
 		return failure.Wrap(failure.Upstream5xx, err)
 	}
@@ -118,5 +120,41 @@ func Classify(err error) error {
 		return failure.Wrap(failure.NetworkTimeout, err) // never connected: nothing was sent
 	}
 	// No reply: the request may have reached SES.
-	return failure.Wrap(failure.NetworkTimeout, fmt.Errorf("%w: %w", notify.ErrOutcomeUnknown, err))
+	return failure.Wrap(failure.NetworkTimeout, fmt.Errorf("%w: %w", delivery.ErrOutcomeUnknown, err))
+}
+
+// Evidence answers "did SES accept the message with this Message-ID?"
+// from the delivery events it published (evidence.Table).
+type Evidence interface {
+	Delivered(ctx context.Context, messageID string) (bool, error)
+}
+
+// Channel is the SES e-mail channel, a delivery.Channel of composed
+// messages: sent by a Sender, settled by SES's published events.
+type Channel struct {
+	sender   *Sender
+	evidence Evidence
+}
+
+// NewChannel returns the channel sending with s and settling uncertain
+// sends with the events in evidence.
+func NewChannel(s *Sender, evidence Evidence) *Channel {
+	return &Channel{sender: s, evidence: evidence}
+}
+
+// Send sends m to its recipient.
+func (c *Channel) Send(ctx context.Context, m *notify.Message) (string, error) {
+	return c.sender.Send(ctx, m.Key, m)
+}
+
+// Lookup looks for SES's events of m's Message-ID.
+func (c *Channel) Lookup(ctx context.Context, m *notify.Message, _ int64) (string, bool, error) {
+	ok, err := c.evidence.Delivered(ctx, m.MessageID)
+	return m.MessageID, ok, err
+}
+
+// Classify says a send may have happened when SES did not answer or failed
+// inside (delivery.ErrOutcomeUnknown, see Classify).
+func (c *Channel) Classify(err error) delivery.Verdict {
+	return delivery.Verdict{Class: failure.Classify(err), MaybeSent: errors.Is(err, delivery.ErrOutcomeUnknown)}
 }

@@ -117,7 +117,7 @@ func TestClassify(t *testing.T) {
 			if c := failure.Classify(err); c != tt.class {
 				t.Errorf("class = %s, want %s", c, tt.class)
 			}
-			if u := errors.Is(err, notify.ErrOutcomeUnknown); u != tt.unknown {
+			if u := errors.Is(err, delivery.ErrOutcomeUnknown); u != tt.unknown {
 				t.Errorf("outcome unknown = %v, want %v", u, tt.unknown)
 			}
 		})

@@ -27,6 +27,7 @@ import (
 	"github.com/criticizer/criticizer/shared/notifystage"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/queue"
+	"github.com/criticizer/criticizer/shared/smtpmail"
 	"github.com/criticizer/criticizer/shared/stage"
 	"github.com/criticizer/criticizer/shared/store"
 	"github.com/criticizer/criticizer/shared/store/memstore"
@@ -127,7 +128,7 @@ func oneReview(b *testing.B, recipients int) int64 {
 	}
 	rows := outbox.New(countingDDB{c: c}, "jobs").WithSecret(key).WithAddressKeyedUntil(time.Now().Add(-time.Hour))
 	n := &notifystage.Notify{Outbox: rows, Secret: key, Artifacts: artifacts.New(memS3{}, "b"), From: "criticizer@example.com", Log: log,
-		Sender: notifystage.SenderFunc(func(_ context.Context, _ delivery.Key, m *notify.Message) (string, error) { return m.MessageID, nil })}
+		Email: smtpmail.NewChannel(func(_ context.Context, _ delivery.Key, m *notify.Message) (string, error) { return m.MessageID, nil }, nil)}
 	rt := func(s domain.Stage, p stage.Processor) *stage.Runtime {
 		return &stage.Runtime{Stage: s, Jobs: jobs, Queues: queues, Processor: p, Lease: time.Minute, MaxAttempts: 3, Backoff: backoff.Default, Log: log}
 	}

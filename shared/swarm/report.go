@@ -95,11 +95,17 @@ func (o Outcome) Messages() []string {
 // Pass reports a finished review: passed, or failed when the outcome
 // blocks (the opt-in gate).
 func (r *Reporter) Pass(ctx context.Context, j *job.Job, o Outcome) error {
+	c, rep := final(j, o)
+	return r.finish(ctx, j, c, rep)
+}
+
+// final is the callback and report that end j's run with outcome o.
+func final(j *job.Job, o Outcome) (job.Callback, Report) {
 	status, c := statusPass, job.CallbackPass
 	if o.Blocks() {
 		status, c = statusFail, job.CallbackFail
 	}
-	return r.finish(ctx, j, c, Report{Status: status, Messages: o.Messages(), URL: linkOf(j)})
+	return c, Report{Status: status, Messages: o.Messages(), URL: linkOf(j)}
 }
 
 // Fail reports a review that was dead-lettered: the review could not run,

@@ -1,4 +1,4 @@
-package notify
+package smtpmail
 
 import (
 	"bytes"
@@ -16,8 +16,24 @@ import (
 
 	"github.com/criticizer/criticizer/internal/standin/smtp"
 	"github.com/criticizer/criticizer/shared/delivery"
+	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/notify"
 )
+
+var testKey = delivery.Key{Changelist: 12345, Recipient: "alice@example.com", ReviewVersion: 1}
+
+// testContent is a review with findings, composed the way the notify stage
+// composes it.
+func testContent() notify.Content {
+	return notify.Content{
+		Author: "alice", Description: "Fix login bug", JobID: "job-0001",
+		From: "Criticizer <criticizer@example.com>", HTML: true, Date: time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC),
+		Review: domain.ReviewResult{SchemaVersion: "1.0", PromptVersion: "1.2.0", Summary: "One issue.",
+			Findings: []domain.Finding{{ID: "F1", Severity: "high", Category: "security", Title: "SQL built from input",
+				File: "//depot/app/a.go", Line: 42, Message: "The query concatenates user input."}}},
+	}
+}
 
 // randomSecret makes a per-test credential: the spec forbids credentials
 // hard-coded in tests, and a random one also proves nothing matches by luck.
@@ -32,7 +48,7 @@ func randomSecret(t *testing.T) string {
 
 type harness struct {
 	srv  *smtp.Server
-	cfg  SMTPConfig
+	cfg  Config
 	logs *bytes.Buffer
 	log  *slog.Logger
 }
@@ -49,24 +65,24 @@ func newHarness(t *testing.T, user, pass string) *harness {
 	t.Cleanup(srv.Close)
 	host, port, _ := net.SplitHostPort(addr)
 	p, _ := strconv.Atoi(port)
-	return &harness{srv: srv, logs: logs, log: log, cfg: SMTPConfig{
+	return &harness{srv: srv, logs: logs, log: log, cfg: Config{
 		Host: host, Port: p, TLS: TLSNone, Username: user, Password: pass,
 		From: "bounces@example.com", Timeout: 5 * time.Second, HELO: "criticizer.test",
 	}}
 }
 
-func (h *harness) sender(t *testing.T) *SMTPSender {
+func (h *harness) sender(t *testing.T) *Sender {
 	t.Helper()
-	s, err := NewSMTPSender(h.cfg, h.log)
+	s, err := New(h.cfg, h.log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s
 }
 
-func composeTest(t *testing.T) *Message {
+func composeTest(t *testing.T) *notify.Message {
 	t.Helper()
-	m, err := Compose(testKey, testContent())
+	m, err := notify.Compose(testKey, testContent())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +135,7 @@ func TestSMTPSenderErrors(t *testing.T) {
 		timeout   time.Duration
 		class     failure.Class
 		code      int
-		unknown   bool // ErrOutcomeUnknown in the chain
+		unknown   bool // delivery.ErrOutcomeUnknown in the chain
 		stored    int  // messages the server kept
 	}{
 		{name: "auth failure", wrongPass: true, class: failure.AuthDenied, code: 535},
@@ -176,7 +192,7 @@ func TestSMTPSenderErrors(t *testing.T) {
 					t.Errorf("upstream status = %q, want the enhanced code %q", got, tt.fault.Enhanced)
 				}
 			}
-			if got := errors.Is(err, ErrOutcomeUnknown); got != tt.unknown {
+			if got := errors.Is(err, delivery.ErrOutcomeUnknown); got != tt.unknown {
 				t.Errorf("outcome unknown = %v, want %v", got, tt.unknown)
 			}
 			if got := len(h.srv.Messages()); got != tt.stored {
@@ -198,7 +214,7 @@ func TestSMTPSenderConnectionRefused(t *testing.T) {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close() // nothing listens there now
-	s, err := NewSMTPSender(SMTPConfig{Host: "127.0.0.1", Port: port, TLS: TLSNone, Timeout: time.Second}, nil)
+	s, err := New(Config{Host: "127.0.0.1", Port: port, TLS: TLSNone, Timeout: time.Second}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,23 +249,23 @@ func TestNewSMTPSenderConfig(t *testing.T) {
 	pass := randomSecret(t)
 	tests := []struct {
 		name     string
-		cfg      SMTPConfig
+		cfg      Config
 		wantErr  bool
 		wantPort int
 	}{
-		{"starttls default port", SMTPConfig{Host: "smtp.example.com"}, false, 587},
-		{"implicit tls", SMTPConfig{Host: "smtp.example.com", TLS: TLSImplicit}, false, 465},
-		{"none", SMTPConfig{Host: "localhost", TLS: TLSNone}, false, 25},
-		{"explicit port kept", SMTPConfig{Host: "h", Port: 2525, TLS: TLSNone}, false, 2525},
-		{"no host", SMTPConfig{}, true, 0},
-		{"bad mode", SMTPConfig{Host: "h", TLS: "ssl"}, true, 0},
-		{"bad port", SMTPConfig{Host: "h", Port: 70000}, true, 0},
-		{"user without password", SMTPConfig{Host: "h", Username: "u"}, true, 0},
-		{"user and password", SMTPConfig{Host: "h", Username: "u", Password: pass}, false, 587},
+		{"starttls default port", Config{Host: "smtp.example.com"}, false, 587},
+		{"implicit tls", Config{Host: "smtp.example.com", TLS: TLSImplicit}, false, 465},
+		{"none", Config{Host: "localhost", TLS: TLSNone}, false, 25},
+		{"explicit port kept", Config{Host: "h", Port: 2525, TLS: TLSNone}, false, 2525},
+		{"no host", Config{}, true, 0},
+		{"bad mode", Config{Host: "h", TLS: "ssl"}, true, 0},
+		{"bad port", Config{Host: "h", Port: 70000}, true, 0},
+		{"user without password", Config{Host: "h", Username: "u"}, true, 0},
+		{"user and password", Config{Host: "h", Username: "u", Password: pass}, false, 587},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := NewSMTPSender(tt.cfg, nil)
+			s, err := New(tt.cfg, nil)
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
 			}
@@ -268,7 +284,7 @@ func TestNewSMTPSenderConfig(t *testing.T) {
 
 func TestSMTPConfigMasksPassword(t *testing.T) {
 	pass := randomSecret(t)
-	cfg := SMTPConfig{Host: "smtp.example.com", Username: "u", Password: pass}
+	cfg := Config{Host: "smtp.example.com", Username: "u", Password: pass}
 	var logs bytes.Buffer
 	slog.New(slog.NewJSONHandler(&logs, nil)).Info("config", "smtp", cfg)
 	slog.New(slog.NewTextHandler(&logs, nil)).Info("config", "smtp", cfg)

@@ -1,4 +1,4 @@
-package notify
+package smtpmail
 
 import (
 	"context"
@@ -71,7 +71,7 @@ func TestSMTPSenderStartTLS(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := NewSMTPSender(SMTPConfig{Host: host, Port: port, TLS: TLSStartTLS, Username: user, Password: pass,
+			s, err := New(Config{Host: host, Port: port, TLS: TLSStartTLS, Username: user, Password: pass,
 				Timeout: 5 * time.Second, TLSConfig: &tls.Config{RootCAs: tt.roots, MinVersion: tls.VersionTLS12}}, slog.New(slog.DiscardHandler))
 			if err != nil {
 				t.Fatal(err)

@@ -1,4 +1,4 @@
-package notify
+package smtpmail
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/notify"
 )
 
 // TLSMode is how the SMTP connection is secured.
@@ -30,13 +31,13 @@ const (
 	TLSNone TLSMode = "none"
 )
 
-// DefaultSMTPTimeout is SMTPConfig.Timeout when zero. go-mail has one
+// DefaultTimeout is Config.Timeout when zero. go-mail has one
 // timeout: it bounds dialling, and it is the connection deadline, re-armed
 // after the session is set up and again before the message is sent, so the
 // DATA exchange (body, final dot and the server's reply to it) must finish
 // within one Timeout. RFC 5321 lets a server take 10 minutes to answer the
 // final dot; we do not wait that long — a reply that does not come in time
-// is an uncertain send (ErrOutcomeUnknown), settled before any resend.
+// is an uncertain send (delivery.ErrOutcomeUnknown), settled before any resend.
 //
 // The relations, stated once (docs/design.md, "E-mail delivery"):
 //
@@ -46,16 +47,16 @@ const (
 //
 // The client also cuts Timeout to the invocation's deadline, so a send never
 // outlives the function.
-const DefaultSMTPTimeout = 10 * time.Second
+const DefaultTimeout = 10 * time.Second
 
 // MaxSendDuration is the longest one send can take with the given timeout.
 func MaxSendDuration(timeout time.Duration) time.Duration { return 3 * timeout }
 
-// SMTPConfig configures an SMTPSender. Password comes from the secret
+// Config configures an Sender. Password comes from the secret
 // source (Secrets Manager or an injected environment variable), never from a
 // default or a file; String, GoString and LogValue mask it, so the config can
 // be logged or printed with %v/%+v/%#v safely.
-type SMTPConfig struct {
+type Config struct {
 	Host string
 	// Port defaults by TLS mode: 587 starttls, 465 tls, 25 none.
 	Port int
@@ -65,7 +66,7 @@ type SMTPConfig struct {
 	TLS      TLSMode // default starttls
 	Username string  // empty: no AUTH
 	Password string
-	Timeout  time.Duration // default DefaultSMTPTimeout
+	Timeout  time.Duration // default DefaultTimeout
 	HELO     string        // EHLO name; default the host name
 	// TLSConfig overrides certificate verification, e.g. for a private CA.
 	// Its ServerName defaults to Host.
@@ -74,7 +75,7 @@ type SMTPConfig struct {
 
 const redacted = "[REDACTED]"
 
-func (c SMTPConfig) masked() SMTPConfig {
+func (c Config) masked() Config {
 	if c.Password != "" {
 		c.Password = redacted
 	}
@@ -82,17 +83,17 @@ func (c SMTPConfig) masked() SMTPConfig {
 }
 
 // String formats c with the password masked.
-func (c SMTPConfig) String() string {
+func (c Config) String() string {
 	m := c.masked()
 	return fmt.Sprintf("{Host:%s Port:%d From:%s TLS:%s Username:%s Password:%s Timeout:%s HELO:%s}",
 		m.Host, m.Port, m.From, m.TLS, m.Username, m.Password, m.Timeout, m.HELO)
 }
 
 // GoString formats c for %#v with the password masked.
-func (c SMTPConfig) GoString() string { return "notify.SMTPConfig" + c.String() }
+func (c Config) GoString() string { return "smtpmail.Config" + c.String() }
 
 // LogValue renders c for slog with the password masked.
-func (c SMTPConfig) LogValue() slog.Value {
+func (c Config) LogValue() slog.Value {
 	m := c.masked()
 	return slog.GroupValue(
 		slog.String("host", m.Host), slog.Int("port", m.Port), slog.String("tls", string(m.TLS)),
@@ -101,20 +102,20 @@ func (c SMTPConfig) LogValue() slog.Value {
 	)
 }
 
-// SMTPSender delivers composed messages over SMTP with go-mail, one
+// Sender delivers composed messages over SMTP with go-mail, one
 // connection per message: the notify stage sends few messages per
 // invocation, and a fresh connection cannot inherit a poisoned session.
-type SMTPSender struct {
-	cfg SMTPConfig
+type Sender struct {
+	cfg Config
 	log *slog.Logger
 }
 
-// NewSMTPSender validates cfg and applies its defaults. A bad config is
+// New validates cfg and applies its defaults. A bad config is
 // INTERNAL_BUG: it needs a deploy, not a retry. A nil logger means
 // slog.Default().
-func NewSMTPSender(cfg SMTPConfig, log *slog.Logger) (*SMTPSender, error) {
+func New(cfg Config, log *slog.Logger) (*Sender, error) {
 	if strings.TrimSpace(cfg.Host) == "" {
-		return nil, failure.Errorf(failure.InternalBug, "notify: smtp host is empty")
+		return nil, failure.Errorf(failure.InternalBug, "smtpmail: host is empty")
 	}
 	if cfg.TLS == "" {
 		cfg.TLS = TLSStartTLS
@@ -132,28 +133,22 @@ func NewSMTPSender(cfg SMTPConfig, log *slog.Logger) (*SMTPSender, error) {
 	switch cfg.TLS {
 	case TLSStartTLS, TLSImplicit, TLSNone:
 	default:
-		return nil, failure.Errorf(failure.InternalBug, "notify: smtp tls mode %q (want starttls, tls or none)", cfg.TLS)
+		return nil, failure.Errorf(failure.InternalBug, "smtpmail: tls mode %q (want starttls, tls or none)", cfg.TLS)
 	}
 	if cfg.Port < 1 || cfg.Port > 65535 {
-		return nil, failure.Errorf(failure.InternalBug, "notify: smtp port %d out of range", cfg.Port)
+		return nil, failure.Errorf(failure.InternalBug, "smtpmail: port %d out of range", cfg.Port)
 	}
 	if cfg.Username != "" && cfg.Password == "" {
-		return nil, failure.Errorf(failure.InternalBug, "notify: smtp username set without a password")
+		return nil, failure.Errorf(failure.InternalBug, "smtpmail: username set without a password")
 	}
 	if cfg.Timeout <= 0 {
-		cfg.Timeout = DefaultSMTPTimeout
+		cfg.Timeout = DefaultTimeout
 	}
 	if log == nil {
 		log = slog.Default()
 	}
-	return &SMTPSender{cfg: cfg, log: log.With("component", "notify.smtp")}, nil
+	return &Sender{cfg: cfg, log: log.With("component", "smtpmail")}, nil
 }
-
-// ErrOutcomeUnknown is in the chain of a Send error when the connection
-// failed after the whole message had been transmitted but before the
-// server's reply: the provider may have accepted it. The caller must treat
-// the outbox row as "send may have happened" and settle it before resending.
-var ErrOutcomeUnknown = errors.New("delivery outcome unknown: the server may have accepted the message")
 
 // Send delivers m, which must have been composed for k, and returns its
 // notification id.
@@ -166,14 +161,14 @@ var ErrOutcomeUnknown = errors.New("delivery outcome unknown: the server may hav
 //
 // Errors carry a failure class and the SMTP reply code (failure.UpstreamCode);
 // see classifyReply for the table.
-func (s *SMTPSender) Send(ctx context.Context, k delivery.Key, m *Message) (string, error) {
+func (s *Sender) Send(ctx context.Context, k delivery.Key, m *notify.Message) (string, error) {
 	if m == nil || m.Key.String() != k.String() {
-		return "", failure.Errorf(failure.InternalBug, "notify: message was composed for another key than %s", k)
+		return "", failure.Errorf(failure.InternalBug, "smtpmail: message was composed for another key than %s", k)
 	}
 	if err := ctx.Err(); err != nil {
-		return "", fmt.Errorf("notify: send %s: %w", k, err)
+		return "", fmt.Errorf("smtpmail: send %s: %w", k, err)
 	}
-	gm, err := m.mailMsg(s.cfg.From)
+	gm, err := m.Mail(s.cfg.From)
 	if err != nil {
 		return "", err
 	}
@@ -182,7 +177,7 @@ func (s *SMTPSender) Send(ctx context.Context, k delivery.Key, m *Message) (stri
 		return "", err
 	}
 	log := s.log.With("changelist", k.Changelist, "review_version", k.ReviewVersion,
-		"recipient", m.To, "message_id", m.MessageID, "key", m.token())
+		"recipient", m.To, "message_id", m.MessageID, "key", m.DeliveryToken())
 
 	start := time.Now()
 	err = client.DialAndSendWithContext(ctx, gm)
@@ -195,7 +190,7 @@ func (s *SMTPSender) Send(ctx context.Context, k delivery.Key, m *Message) (stri
 	if err != nil {
 		ferr := classify(k, err)
 		log.Warn("smtp: send failed", "class", failure.Classify(ferr), "smtp_code", failure.UpstreamCode(ferr),
-			"outcome_unknown", errors.Is(ferr, ErrOutcomeUnknown), "err", err, "duration", time.Since(start))
+			"outcome_unknown", errors.Is(ferr, delivery.ErrOutcomeUnknown), "err", err, "duration", time.Since(start))
 		return "", ferr
 	}
 	log.Info("smtp: sent", "duration", time.Since(start))
@@ -205,7 +200,7 @@ func (s *SMTPSender) Send(ctx context.Context, k delivery.Key, m *Message) (stri
 // client builds a go-mail client for one send. The timeout is cut to the
 // context's deadline, because go-mail honours the context only while dialling;
 // afterwards the connection deadline is what stops a hung server.
-func (s *SMTPSender) client(ctx context.Context) (*gomail.Client, error) {
+func (s *Sender) client(ctx context.Context) (*gomail.Client, error) {
 	timeout := s.cfg.Timeout
 	if dl, ok := ctx.Deadline(); ok {
 		if left := time.Until(dl); left < timeout {
@@ -213,7 +208,7 @@ func (s *SMTPSender) client(ctx context.Context) (*gomail.Client, error) {
 		}
 	}
 	if timeout <= 0 {
-		return nil, fmt.Errorf("notify: smtp send: %w", context.DeadlineExceeded)
+		return nil, fmt.Errorf("smtpmail: send: %w", context.DeadlineExceeded)
 	}
 	tc := &tls.Config{ServerName: s.cfg.Host, MinVersion: tls.VersionTLS12}
 	if s.cfg.TLSConfig != nil {
@@ -249,14 +244,14 @@ func (s *SMTPSender) client(ctx context.Context) (*gomail.Client, error) {
 	}
 	c, err := gomail.NewClient(s.cfg.Host, opts...)
 	if err != nil {
-		return nil, failure.Errorf(failure.InternalBug, "notify: smtp client: %w", err)
+		return nil, failure.Errorf(failure.InternalBug, "smtpmail: client: %w", err)
 	}
 	return c, nil
 }
 
 // classify wraps a go-mail error with its failure class and SMTP code.
 func classify(k delivery.Key, err error) error {
-	wrapped := fmt.Errorf("notify: smtp send %s: %w", k, err)
+	wrapped := fmt.Errorf("smtpmail: send %s: %w", k, err)
 	var se *gomail.SendError
 	if errors.As(err, &se) {
 		if code := se.ErrorCode(); code != 0 {
@@ -271,7 +266,7 @@ func classify(k delivery.Key, err error) error {
 			// lost. go-mail flattens the cause into text, so this is
 			// the one place the stage of the failure tells us more than
 			// the error chain does.
-			return failure.Wrap(failure.NetworkTimeout, fmt.Errorf("%w: %w", ErrOutcomeUnknown, wrapped))
+			return failure.Wrap(failure.NetworkTimeout, fmt.Errorf("%w: %w", delivery.ErrOutcomeUnknown, wrapped))
 		}
 		// No reply code and no local cause: the connection broke mid
 		// conversation (go-mail does not keep the net error in the chain).
