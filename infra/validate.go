@@ -44,6 +44,7 @@ var validators = []func(EnvConfig, *problems){
 	validateGuarantees,
 	validateNotifyChannels,
 	validateSwarmNetwork,
+	validateSwarmEvents,
 	validatePlaceholders,
 }
 
