@@ -83,6 +83,7 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 		table: table, raw: raw, redacted: redacted, fetch: fetchStage, llm: llmStage, notify: notifyStage, secrets: sec})
 	wireRecipientPolicy(cfg, fns.webhook, fns.fetch, fns.notify)
 	wireNotifyChannels(cfg, sec, fns.notify, fns.sweeper)
+	wireDismissals(cfg, fns.notify)
 	api := newAPI(stack, env, cfg, removal, fns.webhook)
 	jobPageFn := newJobPage(stack, jobPageProps{env: env, cfg: cfg, assetRoot: props.AssetRoot, removal: removal, table: table, redacted: redacted, api: api, webhook: fns.webhook, notify: fns.notify})
 	alarmed := []namedFn{{"Webhook", fns.webhook}, {"Fetch", fns.fetch}, {"Review", fns.review}, {"Notify", fns.notify}, {"Sweeper", fns.sweeper}}

@@ -45,6 +45,7 @@ var validators = []func(EnvConfig, *problems){
 	validateNotifyChannels,
 	validateSwarmNetwork,
 	validateSwarmEvents,
+	validateDismissals,
 	validatePlaceholders,
 }
 

@@ -6,6 +6,7 @@ import (
 	"github.com/criticizer/criticizer/shared/jobpage"
 	"github.com/criticizer/criticizer/shared/notify"
 	"github.com/criticizer/criticizer/shared/outbox"
+	fates "github.com/criticizer/criticizer/shared/outcome"
 	"github.com/criticizer/criticizer/shared/recipients"
 	"github.com/criticizer/criticizer/shared/swarm"
 )
@@ -34,6 +35,10 @@ type Settings struct {
 	// Outbox names the delivery key: the rows are keyed by the keyed hash
 	// of their recipient and the e-mail's token is keyed by it.
 	Outbox outbox.Settings
+	// DismissThreshold (DISMISS_THRESHOLD, 1–100, default 3) and
+	// DismissScopeDepth (DISMISS_SCOPE_DEPTH, 1–5, default 1:
+	// //depot/<first dir>/...) set the noise filter (Outcomes).
+	DismissThreshold, DismissScopeDepth int
 }
 
 // SettingsFromEnv reads the notify function's settings: outbox.SettingsFromEnv, evidence.SettingsFromEnv,
@@ -50,6 +55,8 @@ func SettingsFromEnv(r *config.Reader) Settings {
 	s.Gate = GateFromEnv(r)
 	s.EmailParticipants = r.Bool("SWARM_EMAIL_PARTICIPANTS", false)
 	s.Outbox = outbox.SettingsFromEnv(r)
+	s.DismissThreshold = r.Int("DISMISS_THRESHOLD", fates.DismissThreshold, 1, 100)
+	s.DismissScopeDepth = r.Int("DISMISS_SCOPE_DEPTH", 1, 1, 5)
 	switch s.Evidence.Provider {
 	case "smtp":
 		s.SMTP = notify.SMTPConfig{

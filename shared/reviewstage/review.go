@@ -20,6 +20,7 @@ import (
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/llm"
 	"github.com/criticizer/criticizer/shared/obs"
+	"github.com/criticizer/criticizer/shared/outcome"
 	"github.com/criticizer/criticizer/shared/redact"
 	"github.com/criticizer/criticizer/shared/result"
 	"github.com/criticizer/criticizer/shared/sanitize"
@@ -271,7 +272,7 @@ func (r *Review) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 		SecretFindings: len(secrets), OutOfView: run.diags[outOfViewKey],
 		FilteredByRules: len(filtered), HiddenByCap: len(hidden), Withheld: withheld, RulesDigest: rulesDigest,
 		WithoutModel: withoutModel,
-		Rules:        applied, RulesRejected: rejected, Gates: rules.Gates(kept),
+		Rules:        applied, RulesRejected: rejected, Gates: rules.Gates(kept), SuppressAfter: rules.SuppressAfter(kept, outcome.Kind),
 		CachedInputTokens: run.usage.CachedInputTokens, CacheWriteInputTokens: run.usage.CacheWriteInputTokens,
 	}
 	if carry.from != nil {

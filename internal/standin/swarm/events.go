@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -43,11 +44,12 @@ type EventTarget struct {
 	Secret []byte
 }
 
-// EventAttempt is one POST of a delivery and the answer it got (0: no
-// answer).
+// EventAttempt is one POST of a delivery and the answer it got (Status
+// 0: no answer; Body: its first KiB).
 type EventAttempt struct {
 	ID, Event string
 	Status    int
+	Body      string
 }
 
 type pendingEvent struct {
@@ -133,8 +135,9 @@ func (s *Server) post(ctx context.Context, url string, key []byte, e pendingEven
 		s.log.Warn("swarm stand-in: webhook delivery failed", "delivery", e.id, "err", err)
 		return a
 	}
-	resp.Body.Close()
-	a.Status = resp.StatusCode
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+	a.Status, a.Body = resp.StatusCode, string(b)
 	return a
 }
 
