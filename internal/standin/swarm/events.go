@@ -75,9 +75,10 @@ func (s *Server) queueEvent(event string, c Comment) {
 	s.pending = append(s.pending, pendingEvent{id: deliveryID(), event: event, body: body})
 }
 
-// DeliverOptions: Redeliver posts every delivery that was answered 2xx
-// once more, with the same delivery id, as a sender does whose answer was
-// lost; Key signs in place of the target's secret (a forged delivery).
+// DeliverOptions say how DeliverEvents sends: Redeliver posts every
+// delivery that was answered 2xx once more, with the same delivery id, as
+// a sender does whose answer was lost; Key signs in place of the target's
+// secret (a forged delivery).
 type DeliverOptions struct {
 	Redeliver bool
 	Key       []byte
