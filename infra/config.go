@@ -183,6 +183,13 @@ type EnvConfig struct {
 	// SwarmMaxInlineComments caps the finding comments one review version
 	// gets (0 = 50, at most 500); the rest are listed in the summary comment.
 	SwarmMaxInlineComments int `json:"swarmMaxInlineComments,omitempty"`
+	// SwarmEvents: P4 Code Review's signed outbound webhooks, off by
+	// default (infra/swarmevents.go).
+	SwarmEvents SwarmEventsConfig `json:"swarmEvents,omitzero"`
+	// DismissThreshold and DismissScopeDepth: the noise filter's N and
+	// scope (infra/dismissals.go); 0: 3 and 1 (//depot/<first dir>/...).
+	DismissThreshold  int `json:"dismissThreshold,omitempty"`
+	DismissScopeDepth int `json:"dismissScopeDepth,omitempty"`
 
 	// Recipient policy (shared/recipients; webhook, fetch, notify): the e-mail
 	// domains that may receive code ("example.com" exactly, "*.example.com"

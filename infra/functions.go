@@ -235,6 +235,7 @@ func newWebhookFunction(f *functionFactory, p functionsProps) awslambda.Function
 	g.grant(jsii.Strings("dynamodb:Query"), itemOutbox)
 	p.fetch.queue.GrantSendMessages(fn)
 	sec.webhook.GrantRead(fn, nil)
+	wireSwarmEvents(f, p, fn)
 	return fn
 }
 

@@ -83,6 +83,7 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 		table: table, raw: raw, redacted: redacted, fetch: fetchStage, llm: llmStage, notify: notifyStage, secrets: sec})
 	wireRecipientPolicy(cfg, fns.webhook, fns.fetch, fns.notify)
 	wireNotifyChannels(cfg, sec, fns.notify, fns.sweeper)
+	wireDismissals(cfg, fns.notify)
 	api := newAPI(stack, env, cfg, removal, fns.webhook)
 	jobPageFn := newJobPage(stack, jobPageProps{env: env, cfg: cfg, assetRoot: props.AssetRoot, removal: removal, table: table, redacted: redacted, api: api, webhook: fns.webhook, notify: fns.notify})
 	alarmed := []namedFn{{"Webhook", fns.webhook}, {"Fetch", fns.fetch}, {"Review", fns.llm}, {"Notify", fns.notify}, {"Sweeper", fns.sweeper}}
@@ -395,8 +396,11 @@ func newAPI(stack awscdk.Stack, env string, cfg EnvConfig, removal awscdk.Remova
 	}
 	integration := awsapigateway.NewLambdaIntegration(webhookFn, &awsapigateway.LambdaIntegrationOptions{Proxy: jsii.Bool(true)})
 	noKey := &awsapigateway.MethodOptions{ApiKeyRequired: jsii.Bool(false), AuthorizationType: awsapigateway.AuthorizationType_NONE}
-	api.Root().AddResource(jsii.String("webhooks"), nil).AddResource(jsii.String("changelist"), nil).
-		AddMethod(jsii.String("POST"), integration, noKey)
+	hooks := api.Root().AddResource(jsii.String("webhooks"), nil)
+	hooks.AddResource(jsii.String("changelist"), nil).AddMethod(jsii.String("POST"), integration, noKey)
+	// P4 Code Review's outbound webhooks (infra/swarmevents.go): the route
+	// is always there; the function answers 404 unless swarmEvents is on.
+	hooks.AddResource(jsii.String("swarm-events"), nil).AddMethod(jsii.String("POST"), integration, noKey)
 	api.Root().AddResource(jsii.String("jobs"), nil).AddResource(jsii.String("{id}"), nil).
 		AddMethod(jsii.String("GET"), integration, noKey)
 	return api

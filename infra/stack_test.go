@@ -191,7 +191,7 @@ func TestLocalStack(t *testing.T) {
 	counts := map[string]int{
 		"AWS::DynamoDB::Table": 1, "AWS::S3::Bucket": 2, "AWS::SecretsManager::Secret": 5, "AWS::SQS::Queue": 6,
 		"AWS::Lambda::Function": 5, "AWS::Lambda::EventSourceMapping": 3, "AWS::ApiGateway::RestApi": 1,
-		"AWS::ApiGateway::Method": 2, "AWS::Events::Rule": 2, "AWS::CloudWatch::Alarm": 31, "AWS::Logs::LogGroup": 6,
+		"AWS::ApiGateway::Method": 3, "AWS::Events::Rule": 2, "AWS::CloudWatch::Alarm": 31, "AWS::Logs::LogGroup": 6,
 		"AWS::Lambda::LayerVersion": 0,
 	}
 	for typ, n := range counts {
@@ -408,7 +408,7 @@ func TestLocalStack(t *testing.T) {
 			})
 		})
 	}
-	for id, part := range map[string]string{"webhooks": "", "changelist": "", "jobs": "", "{id}": ""} {
+	for id, part := range map[string]string{"webhooks": "", "changelist": "", "swarm-events": "", "jobs": "", "{id}": ""} {
 		_ = part
 		check(t, "resource "+id, func() {
 			tmpl.HasResourceProperties(jsii.String("AWS::ApiGateway::Resource"), map[string]any{"PathPart": id})

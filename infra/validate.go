@@ -45,6 +45,8 @@ var validators = []func(EnvConfig, *problems){
 	validateNotifyChannels,
 	validateSwarmNetwork,
 	validateDeclared,
+	validateSwarmEvents,
+	validateDismissals,
 	validatePlaceholders,
 }
 

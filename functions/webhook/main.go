@@ -13,11 +13,13 @@ import (
 	"github.com/criticizer/criticizer/shared/coldstart"
 	"github.com/criticizer/criticizer/shared/jobpage"
 	"github.com/criticizer/criticizer/shared/outbox"
+	"github.com/criticizer/criticizer/shared/outcome"
 	"github.com/criticizer/criticizer/shared/queue"
 	"github.com/criticizer/criticizer/shared/sanitize"
 	"github.com/criticizer/criticizer/shared/secrets"
 	"github.com/criticizer/criticizer/shared/store"
 	"github.com/criticizer/criticizer/shared/swarm"
+	"github.com/criticizer/criticizer/shared/swarmevents"
 	"github.com/criticizer/criticizer/shared/webhook"
 )
 
@@ -50,6 +52,12 @@ func main() {
 		if page.BaseURL != "" {
 			h.JobPage = links.URL
 		}
+	}
+	if ev := set.SwarmEvents; ev.SecretID != "" { // unset: P4 Code Review webhooks off
+		fates := outcome.NewStore(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention)
+		h.SwarmEvents = &swarmevents.Receiver{Scheme: ev.Scheme, Keys: swarmevents.Keys(webhook.SecretKeys(sm, ev.SecretID, nil)),
+			Claims:   swarmevents.NewDeliveries(ddb, env.Config.JobsTable, env.Config.UniquenessRetention),
+			Outcomes: &outcome.Reader{Store: fates, Rows: h.Deliveries.(*outbox.Outbox)}, Log: env.Log}
 	}
 	lambda.Start(h.Handle)
 }

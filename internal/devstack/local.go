@@ -294,6 +294,16 @@ func (l *Local) startSwarm(ctx context.Context, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	// P4 Code Review's outbound webhooks (off in the checked-in
+	// environments, swarmEvents): the stand-in signs with this secret and
+	// posts to the deployed route; the header names are the receiver's
+	// defaults, which the stand-in sends.
+	eventsKey := randomHex(24)
+	eventsArn, err := put("swarm-events", eventsKey)
+	if err != nil {
+		return err
+	}
+	l.Swarm.SetEventTarget(swarmstandin.EventTarget{URL: strings.TrimRight(l.APIURL, "/") + "/webhooks/swarm-events", Secret: []byte(eventsKey)})
 	lc := lambda.NewFromConfig(l.AWS)
 	for fn, vars := range map[string]map[string]string{
 		// The sweeper reconciles comment rows as the notify stage's login, over
@@ -302,7 +312,7 @@ func (l *Local) startSwarm(ctx context.Context, logger *slog.Logger) error {
 		"SweeperFunctionName": {"SWARM_URL": base, "SWARM_API_SECRET_ID": apiArn},
 		// The webhook holds a run to its review at the door (422), as the
 		// stack wires it for a Swarm it can reach.
-		"WebhookFunctionName": {"SWARM_TOKEN_SECRET_ID": tokenArn, "SWARM_URL": base, "SWARM_API_SECRET_ID": apiArn},
+		"WebhookFunctionName": {"SWARM_TOKEN_SECRET_ID": tokenArn, "SWARM_URL": base, "SWARM_API_SECRET_ID": apiArn, "SWARM_EVENTS_SECRET_ID": eventsArn},
 		"FetchFunctionName":   {"SWARM_URL": base, "SWARM_API_SECRET_ID": apiArn},
 		// Findings also as comments on the job's Swarm review (docs/swarm-comments.md).
 		// The comment window is the least infra accepts (more than 3 × the
@@ -337,7 +347,7 @@ func (l *Local) startSwarm(ctx context.Context, logger *slog.Logger) error {
 		}
 	}
 	l.SwarmToken = token
-	l.Secrets["Swarm bearer token"], l.Secrets["Swarm API ticket"] = token, ticket
+	l.Secrets["Swarm bearer token"], l.Secrets["Swarm API ticket"], l.Secrets["Swarm events secret"] = token, ticket, eventsKey
 	return nil
 }
 

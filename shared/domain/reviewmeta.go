@@ -72,6 +72,11 @@ type ReviewMeta struct {
 	// set (review rules gate_severity: a severity or "off"); the
 	// environment's gate applies to the others.
 	Gates map[string]string `json:"gates,omitempty"`
+	// SuppressAfter holds, by finding ID, the N the review rules of its
+	// file set for withholding a repeatedly dismissed kind
+	// (dismissal_suppression; 0: never withheld there); the environment's
+	// DISMISS_THRESHOLD applies to the others.
+	SuppressAfter map[string]int `json:"suppress_after,omitempty"`
 }
 
 // SkippedFile is a changed file that was not reviewed, and why (the

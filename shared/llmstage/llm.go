@@ -20,6 +20,7 @@ import (
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/llm"
 	"github.com/criticizer/criticizer/shared/obs"
+	"github.com/criticizer/criticizer/shared/outcome"
 	"github.com/criticizer/criticizer/shared/redact"
 	"github.com/criticizer/criticizer/shared/result"
 	"github.com/criticizer/criticizer/shared/sanitize"
@@ -324,7 +325,7 @@ func (run *run) merge(ctx context.Context, cs domain.Changeset, carry carryOver,
 		SecretFindings: len(secrets), OutOfView: run.diags[outOfViewKey],
 		FilteredByRules: len(filtered), HiddenByCap: len(hidden), Withheld: withheld, RulesDigest: rules.Digest(),
 		WithoutModel: withoutModel,
-		Rules:        applied, RulesRejected: rejected, Gates: rules.Gates(kept),
+		Rules:        applied, RulesRejected: rejected, Gates: rules.Gates(kept), SuppressAfter: rules.SuppressAfter(kept, outcome.Kind),
 		CachedInputTokens: run.usage.CachedInputTokens, CacheWriteInputTokens: run.usage.CacheWriteInputTokens,
 	}
 	if carry.from != nil {

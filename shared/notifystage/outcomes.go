@@ -24,6 +24,19 @@ type Outcomes struct {
 	// Window (OUTCOME_WINDOW_DAYS) and Interval: how long after a review's
 	// last version the sweeper reads its reactions, and how often.
 	Window, Interval time.Duration
+	// Threshold and Depth set the noise filter (DISMISS_THRESHOLD,
+	// DISMISS_SCOPE_DEPTH; 0: outcome's defaults); a review rules file's
+	// dismissal_suppression overrides Threshold for its paths.
+	Threshold, Depth int
+}
+
+// policy is the noise filter for one review: the environment's, with what
+// the rules of each finding's file set (ReviewMeta.SuppressAfter).
+func (o *Outcomes) policy(meta domain.ReviewMeta) fates.Policy {
+	return fates.Policy{Threshold: o.Threshold, Depth: o.Depth, For: func(f domain.Finding) (int, bool) {
+		n, ok := meta.SuppressAfter[f.ID]
+		return n, ok
+	}}
 }
 
 // recordOutcomes runs after the comments are posted. Writing the records
@@ -41,7 +54,7 @@ func (n *Notify) recordOutcomes(ctx context.Context, j *job.Job, review domain.R
 		fp, _ := strings.CutPrefix(d.item.ID, swarm.KindFinding+"/")
 		f := d.finding
 		if _, err := o.Store.Posted(ctx, fates.Record{Review: rv, Fingerprint: fp, File: f.File, Severity: strings.ToLower(f.Severity),
-			Category: f.Category, RuleID: f.RuleID, PromptVersion: pv, Model: meta.Model, JobID: j.ID, Kind: fates.Kind(*f)}); err != nil {
+			Category: f.Category, RuleID: f.RuleID, PromptVersion: pv, Model: meta.Model, JobID: j.ID, Kind: fates.Kind(*f), Scope: o.policy(meta).Scope(f.File)}); err != nil {
 			return err
 		}
 	}
@@ -75,16 +88,16 @@ func (o *Outcomes) interval() time.Duration {
 }
 
 // withholdDismissed drops the findings of a kind reviewers under their
-// depot path dismissed repeatedly and never accepted (outcome.WithheldHere;
+// depot path dismissed repeatedly and never accepted (outcome.WithheldBy under policy;
 // never a committed secret). They are counted in the review's meta, which
 // the Swarm summary shows, and their fingerprints join Withheld, so a rerun
 // does not call them resolved.
 func (n *Notify) withholdDismissed(ctx context.Context, review domain.ReviewResult, cs *domain.Changeset) (domain.ReviewResult, error) {
-	keep, withheld, err := n.Outcomes.Store.WithheldHere(ctx, review.Findings)
+	meta := domain.ReadReviewMeta(review.Meta)
+	keep, withheld, err := n.Outcomes.Store.WithheldBy(ctx, review.Findings, n.Outcomes.policy(meta))
 	if err != nil || len(withheld) == 0 {
 		return review, err
 	}
-	meta := domain.ReadReviewMeta(review.Meta)
 	gone := rerun.Distinct(withheld, cs)
 	for _, c := range gone {
 		meta.Withheld = append(meta.Withheld, c.Fingerprint)

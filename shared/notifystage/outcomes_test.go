@@ -103,3 +103,48 @@ func TestEmailOnlyFindingsAreUnknown(t *testing.T) {
 		t.Fatalf("%d records, want one per distinct finding (2)", len(recs))
 	}
 }
+
+// The noise filter follows the environment's N and, per finding, what its
+// review rules file set (ReviewMeta.SuppressAfter: 0 turns it off there).
+func TestWithholdFollowsRulesAndSettings(t *testing.T) {
+	ctx := context.Background()
+	long := func(id string, line int) domain.Finding {
+		return domain.Finding{ID: id, Severity: "low", Category: "style", Title: "Long line", File: "//depot/app/io.go", Line: line, Message: "m", RuleID: "long-line"}
+	}
+	cases := []struct {
+		name     string
+		n        int            // Outcomes.Threshold
+		rules    map[string]int // SuppressAfter
+		withheld int
+	}{
+		{"environment N=3 reached", 3, nil, 2},
+		{"environment N=4 not reached", 4, nil, 0},
+		{"the rules file turns it off for one", 3, map[string]int{"a": 0}, 1},
+		{"the rules file lowers N below the environment's", 10, map[string]int{"a": 2, "b": 2}, 2},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			st := fates.NewStore(dynamotest.New(), dynamotest.Table)
+			for i := range 3 {
+				rec := fates.Record{Review: int64(i + 1), Fingerprint: "fp", File: "//depot/app/io.go", Category: "style", Kind: "long-line", Scope: "//depot/app/..."}
+				if _, err := st.Posted(ctx, rec); err != nil {
+					t.Fatal(err)
+				}
+				rec.Fate = fates.Open
+				if _, err := st.ChangeFate(ctx, rec, fates.Dismissed); err != nil {
+					t.Fatal(err)
+				}
+			}
+			n := &Notify{Outcomes: &Outcomes{Store: st, Threshold: tc.n, Depth: 1}}
+			review := domain.ReviewResult{Findings: []domain.Finding{long("a", 1), long("b", 2)},
+				Meta: domain.ReviewMeta{SuppressAfter: tc.rules}.Map()}
+			got, err := n.withholdDismissed(ctx, review, &domain.Changeset{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w := domain.ReadReviewMeta(got.Meta).WithheldAsDismissed; w != tc.withheld || len(got.Findings) != 2-tc.withheld {
+				t.Errorf("withheld %d, kept %d; want %d withheld", w, len(got.Findings), tc.withheld)
+			}
+		})
+	}
+}

@@ -34,6 +34,10 @@ type Settings struct {
 	// Outbox names the delivery key: the rows are keyed by the keyed hash
 	// of their recipient and the e-mail's token is keyed by it.
 	Outbox outbox.Settings
+	// DismissThreshold (DISMISS_THRESHOLD, 1–100, default 3) and
+	// DismissScopeDepth (DISMISS_SCOPE_DEPTH, 1–5, default 1:
+	// //depot/<first dir>/...) set the noise filter (Outcomes).
+	DismissThreshold, DismissScopeDepth int
 }
 
 // SettingsFromEnv reads the notify function's settings: outbox.SettingsFromEnv, evidence.SettingsFromEnv,
@@ -50,6 +54,8 @@ func SettingsFromEnv(r *config.Reader) Settings {
 	s.Gate = GateFromEnv(r)
 	s.EmailParticipants = r.Bool("SWARM_EMAIL_PARTICIPANTS")
 	s.Outbox = outbox.SettingsFromEnv(r)
+	s.DismissThreshold = r.Int("DISMISS_THRESHOLD")
+	s.DismissScopeDepth = r.Int("DISMISS_SCOPE_DEPTH")
 	switch s.Evidence.Provider {
 	case "smtp":
 		s.SMTP = smtpmail.Config{

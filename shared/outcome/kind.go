@@ -109,31 +109,7 @@ func decodeTally(it map[string]types.AttributeValue) Suppression {
 // as repeatedly dismissed under their scope. Committed secrets are never
 // withheld. Each scope's tallies are read once.
 func (s *Store) WithheldHere(ctx context.Context, findings []domain.Finding) (keep, withheld []domain.Finding, err error) {
-	active := map[string]map[string]bool{} // scope → category#kind
-	for _, f := range findings {
-		sc := Scope(f.File)
-		if _, read := active[sc]; read || committedSecret(f) {
-			continue
-		}
-		ts, err := s.Tallies(ctx, sc)
-		if err != nil {
-			return nil, nil, err
-		}
-		active[sc] = map[string]bool{}
-		for _, t := range ts {
-			if t.Active() {
-				active[sc][t.Category+"#"+t.Kind] = true
-			}
-		}
-	}
-	for _, f := range findings {
-		if !committedSecret(f) && active[Scope(f.File)][f.Category+"#"+Kind(f)] {
-			withheld = append(withheld, f)
-		} else {
-			keep = append(keep, f)
-		}
-	}
-	return keep, withheld, nil
+	return s.WithheldBy(ctx, findings, Policy{})
 }
 
 // Allow lifts a kind's suppression under scope for good (the operator's

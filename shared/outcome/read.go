@@ -2,8 +2,6 @@ package outcome
 
 import (
 	"context"
-	"strconv"
-	"strings"
 
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/swarm"
@@ -45,19 +43,9 @@ func (r *Reader) Read(ctx context.Context, review int64, resolved []string) (Tal
 	if err != nil || len(recs) == 0 {
 		return t, err
 	}
-	rows, err := r.Rows.ListThread(ctx, outbox.ChannelSwarmComments, review)
+	ids, err := r.commentIDs(ctx, review)
 	if err != nil {
 		return t, err
-	}
-	ids := map[string]int64{}
-	for _, row := range rows {
-		fp, ok := strings.CutPrefix(row.Item, swarm.KindFinding+"/")
-		if !ok || row.NotifiedAt == "" {
-			continue
-		}
-		if id, err := strconv.ParseInt(row.NotificationID, 10, 64); err == nil {
-			ids[fp] = id
-		}
 	}
 	all, err := r.Comments.List(ctx, review)
 	if err != nil {

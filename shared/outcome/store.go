@@ -34,6 +34,10 @@ type Record struct {
 	// Kind is the finding's kind (Kind: rule id or hashed title); with
 	// Category and Scope(File) it names the tally its fate counts in.
 	Kind string `dynamodbav:"kind"`
+	// Scope is the depot path pattern its fate counts under (ScopeAt with
+	// the environment's DISMISS_SCOPE_DEPTH when posted); empty, as on
+	// records written before it was kept: Scope(File).
+	Scope string `dynamodbav:"scope,omitempty"`
 }
 
 // An outcome is one item of the jobs table, beside the ledger:
@@ -108,6 +112,9 @@ func (s *Store) item(pk string, r Record, fate Fate) map[string]types.AttributeV
 		"prompt_version": sv(r.PromptVersion), "model": sv(r.Model), "job_id": sv(r.JobID), "kind": sv(r.Kind),
 		"recorded_at": sv(job.FormatTime(now)),
 	}
+	if r.Scope != "" {
+		item["scope"] = sv(r.Scope)
+	}
 	if s.retention > 0 {
 		item["expires_at"] = nv(now.Add(s.retention).Unix())
 	}
@@ -140,7 +147,7 @@ func (s *Store) ChangeFate(ctx context.Context, rec Record, fate Fate) (written 
 	if acc, dis := delta(rec.Fate, fate); (acc != 0 || dis != 0) && rec.Kind != "" {
 		values := map[string]types.AttributeValue{":c": sv(rec.Category), ":k": sv(rec.Kind),
 			":a": &types.AttributeValueMemberN{Value: itoa(acc)}, ":d": &types.AttributeValueMemberN{Value: itoa(dis)}}
-		items = append(items, types.TransactWriteItem{Update: &types.Update{TableName: &s.table, Key: tallyKey(Scope(rec.File), rec.Category, rec.Kind),
+		items = append(items, types.TransactWriteItem{Update: &types.Update{TableName: &s.table, Key: tallyKey(rec.tallyScope(), rec.Category, rec.Kind),
 			UpdateExpression: aws.String(s.keep("SET category = :c, kind = :k", values) + " ADD accepted :a, dismissed :d"), ExpressionAttributeValues: values,
 		}})
 	}
@@ -237,7 +244,7 @@ func decode(it map[string]types.AttributeValue) Record {
 	review, _ := num(it["review"])
 	return Record{Review: review, Fingerprint: str(it["fp"]), Fate: Fate(str(it["fate"])), File: str(it["file"]),
 		Severity: str(it["severity"]), Category: str(it["category"]), RuleID: str(it["rule_id"]),
-		PromptVersion: str(it["prompt_version"]), Model: str(it["model"]), JobID: str(it["job_id"]), Kind: str(it["kind"])}
+		PromptVersion: str(it["prompt_version"]), Model: str(it["model"]), JobID: str(it["job_id"]), Kind: str(it["kind"]), Scope: str(it["scope"])}
 }
 
 func sv(s string) types.AttributeValue { return &types.AttributeValueMemberS{Value: s} }

@@ -58,6 +58,17 @@ type Rules struct {
 	// rules, fail the review's Swarm test run; "off" never does; "" leaves
 	// it to the environment (SWARM_GATE_SEVERITY).
 	GateSeverity string `json:"gate_severity,omitempty"`
+	// DismissalSuppression sets the noise filter (package outcome) for the
+	// files under these rules; nil leaves it to the environment.
+	DismissalSuppression *DismissalSuppression `json:"dismissal_suppression,omitempty"`
+}
+
+// DismissalSuppression is a team's say over what it dismissed: After is N
+// (nil: the environment's DISMISS_THRESHOLD; 0: nothing is withheld
+// here); Never lists finding kinds always reported here.
+type DismissalSuppression struct {
+	After *int     `json:"after,omitempty"`
+	Never []string `json:"never,omitempty"`
 }
 
 // Instruction is text added to the prompt for the files whose path matches
@@ -263,6 +274,36 @@ func (s RuleSet) Gates(fs []domain.Finding) map[string]string {
 			}
 			out[f.ID] = r.GateSeverity
 		}
+	}
+	return out
+}
+
+// SuppressAfter maps each finding's ID to the N its file's rules set for
+// it (dismissal_suppression: 0 when its kind, by kind, is listed in never
+// or after is 0), for the findings whose rules say anything; the others
+// follow the environment.
+func (s RuleSet) SuppressAfter(fs []domain.Finding, kind func(domain.Finding) string) map[string]int {
+	var out map[string]int
+	for _, f := range fs {
+		r, _ := s.For(f.File)
+		d := r.DismissalSuppression
+		if d == nil {
+			continue
+		}
+		n := -1
+		switch {
+		case slices.Contains(d.Never, kind(f)):
+			n = 0
+		case d.After != nil:
+			n = *d.After
+		}
+		if n < 0 {
+			continue
+		}
+		if out == nil {
+			out = map[string]int{}
+		}
+		out[f.ID] = n
 	}
 	return out
 }

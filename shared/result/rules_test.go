@@ -1,6 +1,7 @@
 package result
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -197,5 +198,29 @@ func TestGatesByPath(t *testing.T) {
 	}
 	if _, rejected := rs.Describe(); len(rejected) == 0 {
 		t.Fatal("a gate_severity the schema does not know was accepted")
+	}
+}
+
+// TestSuppressAfterByPath: a rules file's dismissal_suppression sets N for
+// its files (0: never withheld), and never lists kinds always reported;
+// files under no such rules follow the environment; a value outside the
+// schema rejects the file.
+func TestSuppressAfterByPath(t *testing.T) {
+	rs := ResolveRules([]domain.RulesFile{
+		{Root: "//depot/engine/", Source: "//depot/engine/.criticizer.yaml@1", Content: "version: 1\ndismissal_suppression:\n  after: 5\n  never: [standin.todo]\n"},
+		{Root: "//depot/tools/", Source: "//depot/tools/.criticizer.yaml@1", Content: "version: 1\ndismissal_suppression:\n  after: 0\n"},
+		{Root: "//depot/bad/", Source: "//depot/bad/.criticizer.yaml@1", Content: "version: 1\ndismissal_suppression:\n  after: -1\n"},
+	})
+	kind := func(f domain.Finding) string { return f.RuleID }
+	got := rs.SuppressAfter([]domain.Finding{
+		{ID: "E", RuleID: "standin.shell", File: "//depot/engine/a.py"}, {ID: "N", RuleID: "standin.todo", File: "//depot/engine/b.c"},
+		{ID: "T", RuleID: "standin.shell", File: "//depot/tools/c.py"}, {ID: "G", RuleID: "standin.shell", File: "//depot/game/d.py"},
+		{ID: "B", RuleID: "standin.shell", File: "//depot/bad/e.py"},
+	}, kind)
+	if fmt.Sprint(got) != "map[E:5 N:0 T:0]" {
+		t.Fatalf("SuppressAfter = %v, want E 5, N 0 (never), T 0 (off), the others the environment's", got)
+	}
+	if _, rejected := rs.Describe(); len(rejected) != 1 || !strings.Contains(rejected[0], "bad") {
+		t.Fatalf("rejected %v: want the file with after: -1", rejected)
 	}
 }

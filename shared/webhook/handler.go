@@ -46,6 +46,7 @@ import (
 	"github.com/criticizer/criticizer/shared/recipients"
 	"github.com/criticizer/criticizer/shared/store"
 	"github.com/criticizer/criticizer/shared/swarm"
+	"github.com/criticizer/criticizer/shared/swarmevents"
 )
 
 // Keys returns the HMAC keys that currently verify: the current secret
@@ -107,6 +108,10 @@ type Handler struct {
 	ReplayWindow time.Duration // accepted clock difference of signed timestamps
 	SweepAfter   time.Duration // when the sweeper enqueues a job whose first message was lost
 	Now          job.Clock     // the system clock when nil
+	// SwarmEvents receives P4 Code Review's signed outbound webhooks on POST
+	// /webhooks/swarm-events (package swarmevents); nil (the default: no
+	// SWARM_EVENTS_SECRET_ID) answers that route 404.
+	SwarmEvents *swarmevents.Receiver
 }
 
 func (h *Handler) now() time.Time { return h.Now.Now() }
@@ -136,6 +141,8 @@ func (h *Handler) handle(ctx context.Context, req events.APIGatewayProxyRequest,
 	switch {
 	case route == "webhook" && req.HTTPMethod == http.MethodPost:
 	case route == "job" && req.HTTPMethod == http.MethodGet:
+	case route == "swarmevents" && req.HTTPMethod == http.MethodPost:
+		return h.swarmEvent(ctx, req, body), nil
 	case route == "":
 		return errorResponse(http.StatusNotFound, "not_found", "no such endpoint"), nil
 	default:
@@ -157,6 +164,19 @@ func (h *Handler) handle(ctx context.Context, req events.APIGatewayProxyRequest,
 	return h.create(ctx, req, body, mode), nil
 }
 
+// swarmEvent hands a P4 Code Review delivery to its receiver, which
+// authenticates it with its own secret and scheme.
+func (h *Handler) swarmEvent(ctx context.Context, req events.APIGatewayProxyRequest, body []byte) events.APIGatewayProxyResponse {
+	if h.SwarmEvents == nil {
+		return errorResponse(http.StatusNotFound, "not_enabled", "P4 Code Review webhooks are not enabled here (swarmEvents)")
+	}
+	a := h.SwarmEvents.Receive(ctx, func(name string) string { return header(req, name) }, body)
+	if a.Code != "" {
+		return errorResponse(a.Status, a.Code, a.Message)
+	}
+	return jsonResponse(a.Status, map[string]string{"result": a.Result})
+}
+
 // jobIDPattern is the form of the job ids this service creates (a UUID, as
 // uuid.NewString writes it).
 var jobIDPattern = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
@@ -176,6 +196,8 @@ func canonicalPath(req events.APIGatewayProxyRequest) (path, route, jobID string
 	switch {
 	case req.Resource == "/webhooks/changelist" || strings.HasSuffix(p, "/webhooks/changelist"):
 		return "/webhooks/changelist", "webhook", ""
+	case req.Resource == "/webhooks/swarm-events" || strings.HasSuffix(p, "/webhooks/swarm-events"):
+		return "/webhooks/swarm-events", "swarmevents", ""
 	case req.Resource == "/jobs/{id}" || strings.Contains(p, "/jobs/"):
 		id := req.PathParameters["id"]
 		if id == "" {

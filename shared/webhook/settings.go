@@ -7,6 +7,7 @@ import (
 	"github.com/criticizer/criticizer/shared/jobpage"
 	"github.com/criticizer/criticizer/shared/recipients"
 	"github.com/criticizer/criticizer/shared/swarm"
+	"github.com/criticizer/criticizer/shared/swarmevents"
 )
 
 // Settings are what the webhook function reads beyond the common settings.
@@ -23,13 +24,17 @@ type Settings struct {
 	Recipients *recipients.Policy
 	// JobPage mints the job-page link a Swarm run shows (optional).
 	JobPage jobpage.LinkSettings
+	// SwarmEvents: P4 Code Review's outbound webhooks, off unless the stack
+	// sets SWARM_EVENTS_SECRET_ID.
+	SwarmEvents swarmevents.Settings
 }
 
 // SettingsFromEnv reads the webhook function's settings; problems are
 // collected in r.
 func SettingsFromEnv(r *config.Reader) Settings {
 	s := Settings{SecretID: r.String("WEBHOOK_SECRET_ID"), ReplayWindow: r.Seconds("REPLAY_WINDOW_SECONDS"),
-		Swarm: swarm.SettingsFromEnv(r, swarm.ForWebhook), JobPage: jobpage.LinkSettingsFromEnv(r, false)}
+		Swarm: swarm.SettingsFromEnv(r, swarm.ForWebhook), JobPage: jobpage.LinkSettingsFromEnv(r, false),
+		SwarmEvents: swarmevents.SettingsFromEnv(r)}
 	var err error
 	s.Recipients, err = recipients.Load(r)
 	r.Fail(err)

@@ -57,7 +57,9 @@ func (s *Server) Reply(id int64, user, body string, linked bool) (Comment, error
 		x.Content = slices.Clone(x.Content)
 		r.Context = &x
 	}
-	return s.store(r), nil
+	stored := s.store(r)
+	s.queueEvent(EventCommentReply, stored)
+	return stored, nil
 }
 
 // Address moves a comment to addressed as a reviewer does in the UI, along
@@ -109,5 +111,6 @@ func (s *Server) react(id int64, f func(*Comment) error) error {
 	}
 	next.Updated = time.Now().Unix()
 	*c = next
+	s.queueEvent(EventCommentUpdated, next.clone())
 	return nil
 }

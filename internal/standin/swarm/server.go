@@ -110,6 +110,9 @@ type Server struct {
 	held       map[string]int // caller address → requests held
 	closing    chan struct{}  // closed by Close: held requests end
 	closeOnce  sync.Once
+	// Outbound webhooks (events.go): nil until SetEventTarget.
+	events  *EventTarget
+	pending []pendingEvent
 }
 
 // NewServer returns a stopped stand-in.

@@ -129,6 +129,19 @@ func (d *Dynamo) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func
 	return &dynamodb.PutItemOutput{}, nil
 }
 
+// DeleteItem removes an item under its condition.
+func (d *Dynamo) DeleteItem(_ context.Context, in *dynamodb.DeleteItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	apply, err := d.prepareDelete(&types.Delete{Key: in.Key, ConditionExpression: in.ConditionExpression,
+		ExpressionAttributeNames: in.ExpressionAttributeNames, ExpressionAttributeValues: in.ExpressionAttributeValues})
+	if err != nil {
+		return nil, err
+	}
+	apply()
+	return &dynamodb.DeleteItemOutput{}, nil
+}
+
 func (d *Dynamo) preparePut(in *types.Put) (func(), error) {
 	k, _, err := d.admit(in.Item, in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues, in.ReturnValuesOnConditionCheckFailure)
 	if err != nil {

@@ -1,0 +1,138 @@
+package swarmevents
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/outcome"
+)
+
+// Keys returns the secret's values that verify (current, then previous
+// during a rotation); fresh bypasses a cache (webhook.SecretKeys).
+type Keys func(ctx context.Context, fresh bool) ([][]byte, error)
+
+// Claims deduplicates deliveries by id (Deliveries).
+type Claims interface {
+	Claim(ctx context.Context, id string) (bool, error)
+	Release(ctx context.Context, id string) error
+}
+
+// Outcomes raises a posted finding's fate (outcome.Reader.Raise).
+type Outcomes interface {
+	Raise(ctx context.Context, review, comment int64, fate outcome.Fate) (written, found bool, err error)
+}
+
+// Receiver turns P4 Code Review's deliveries into outcome records.
+type Receiver struct {
+	Scheme   Scheme
+	Keys     Keys
+	Claims   Claims
+	Outcomes Outcomes
+	Log      *slog.Logger
+	Now      job.Clock
+}
+
+// Answer is the HTTP answer to one delivery: Code and Message on a refusal,
+// Result ("recorded", "unchanged", "ignored", "duplicate") otherwise.
+type Answer struct {
+	Status        int
+	Code, Message string
+	Result        string
+}
+
+// Receive verifies, deduplicates and applies one delivery. A bad signature
+// is a 401 and records nothing; a retried delivery (same id) is answered
+// 200 "duplicate" and changes nothing; a failure of ours is a 503 with the
+// claim released, so P4 Code Review's retry does the work. Neither the
+// signature nor the body is ever logged.
+func (r *Receiver) Receive(ctx context.Context, h Header, body []byte) Answer {
+	if a, ok := r.verify(ctx, h, body); !ok {
+		return a
+	}
+	d, err := r.Scheme.Parse(h, body)
+	if err != nil {
+		return Answer{Status: http.StatusBadRequest, Code: "malformed_event", Message: err.Error()}
+	}
+	log := r.Log.With("delivery_id", d.ID, "event", d.Event, "review", d.Review)
+	first, err := r.Claims.Claim(ctx, d.ID)
+	if err != nil {
+		log.ErrorContext(ctx, "claiming a Swarm event delivery failed", "err", err, "error_class", failure.Classify(err))
+		return unavailable()
+	}
+	if !first {
+		log.InfoContext(ctx, "Swarm event delivery already received", "result", "duplicate")
+		return Answer{Status: http.StatusOK, Result: "duplicate"}
+	}
+	result, err := r.apply(ctx, d)
+	if err != nil {
+		if rerr := r.Claims.Release(ctx, d.ID); rerr != nil {
+			err = errors.Join(err, rerr) // the sweeper's read still records it
+		}
+		log.ErrorContext(ctx, "recording a Swarm event failed; P4 Code Review retries it", "err", err, "error_class", failure.Classify(err))
+		return unavailable()
+	}
+	log.InfoContext(ctx, "Swarm event received", "result", result)
+	return Answer{Status: http.StatusOK, Result: result}
+}
+
+// verify checks the signature, re-reading the secret once on a mismatch
+// (it may have just rotated; webhook.SecretKeys bounds such reads).
+func (r *Receiver) verify(ctx context.Context, h Header, body []byte) (Answer, bool) {
+	check := func(fresh bool) error {
+		keys, err := r.Keys(ctx, fresh)
+		if err != nil {
+			return err
+		}
+		return r.Scheme.Verify(h, body, keys, r.Now.Now())
+	}
+	err := check(false)
+	if errors.Is(err, ErrBadSignature) {
+		err = check(true)
+	}
+	switch {
+	case err == nil:
+		return Answer{}, true
+	case errors.Is(err, ErrMissingSignature), errors.Is(err, ErrBadSignature), errors.Is(err, ErrBadTimestamp), errors.Is(err, ErrStaleTimestamp):
+		r.Log.WarnContext(ctx, "Swarm event authentication failed", "reason", err.Error())
+		return Answer{Status: http.StatusUnauthorized, Code: err.Error(), Message: rejections[err]}, false
+	}
+	r.Log.ErrorContext(ctx, "loading the Swarm events secret failed", "err", err, "error_class", failure.Classify(err))
+	return unavailable(), false
+}
+
+var rejections = map[error]string{
+	ErrMissingSignature: "the delivery carries no signature",
+	ErrBadSignature:     "signature does not match",
+	ErrBadTimestamp:     "the delivery's timestamp must be Unix seconds",
+	ErrStaleTimestamp:   "the delivery's timestamp is outside the accepted tolerance",
+}
+
+// apply records what the event's comment shows. An event about no comment,
+// or about a comment that holds none of our findings, is ignored.
+func (r *Receiver) apply(ctx context.Context, d Delivery) (string, error) {
+	if d.Comment == nil {
+		return "ignored", nil
+	}
+	fate, about := outcome.EventFate(*d.Comment)
+	if about == 0 || outcome.Rank(fate) <= outcome.Rank(outcome.Open) {
+		return "ignored", nil // a neutral reply, a new comment, a reply naming no comment
+	}
+	written, found, err := r.Outcomes.Raise(ctx, d.Review, about, fate)
+	switch {
+	case err != nil:
+		return "", err
+	case !found:
+		return "ignored", nil
+	case written:
+		return "recorded", nil
+	}
+	return "unchanged", nil
+}
+
+func unavailable() Answer {
+	return Answer{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "temporarily unavailable; P4 Code Review retries the delivery"}
+}

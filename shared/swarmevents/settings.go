@@ -1,0 +1,55 @@
+package swarmevents
+
+import (
+	"fmt"
+	"net/textproto"
+	"strings"
+
+	"github.com/criticizer/criticizer/shared/config"
+	"github.com/criticizer/criticizer/shared/settings"
+)
+
+// Settings turn the receiver on and say how P4 Code Review signs.
+type Settings struct {
+	// SecretID names the shared secret P4 Code Review signs with
+	// (SWARM_EVENTS_SECRET_ID, set by the stack when swarmEvents is on);
+	// empty: the receiver is off and its route answers 404.
+	SecretID string
+	Scheme   HMAC
+}
+
+// SettingsFromEnv reads the receiver's settings; the header names are read
+// only when it is on. Problems are collected in r.
+func SettingsFromEnv(r *config.Reader) Settings {
+	s := Settings{SecretID: r.Optional("SWARM_EVENTS_SECRET_ID")}
+	if s.SecretID == "" {
+		return s
+	}
+	s.Scheme = HMAC{
+		SignatureHeader: headerName(r, "SWARM_EVENTS_SIGNATURE_HEADER"),
+		DeliveryHeader:  headerName(r, "SWARM_EVENTS_DELIVERY_HEADER"),
+		EventHeader:     headerName(r, "SWARM_EVENTS_EVENT_HEADER"),
+		TimestampHeader: headerName(r, "SWARM_EVENTS_TIMESTAMP_HEADER"),
+		Tolerance:       r.Seconds("SWARM_EVENTS_TOLERANCE_SECONDS"),
+	}
+	return s
+}
+
+// headerName reads an HTTP header name: a token (RFC 9110 §5.1), or empty
+// where its declared default is.
+func headerName(r *config.Reader, key string) string {
+	def, _ := settings.Variable(key)
+	return checkHeaderName(r, key, r.Optional(key), def.Default)
+}
+
+func checkHeaderName(r *config.Reader, key, v, def string) string {
+	v = strings.TrimSpace(v)
+	if v == "" && def == "" {
+		return ""
+	}
+	if v == "" || strings.ContainsFunc(v, func(c rune) bool { return c <= ' ' || c > '~' || strings.ContainsRune(`"(),/:;<=>?@[\]{}`, c) }) {
+		r.Fail(fmt.Errorf("%s=%q: want an HTTP header name", key, v))
+		return def
+	}
+	return textproto.CanonicalMIMEHeaderKey(v)
+}
