@@ -25,6 +25,8 @@ type Reader struct {
 	Store    *Store
 	Rows     Rows
 	Comments Comments
+	// Metrics is told each fate that settles (Settled); nil tells nobody.
+	Metrics Metrics
 }
 
 // Tally is what one read did.
@@ -85,6 +87,7 @@ func (r *Reader) Read(ctx context.Context, review int64, resolved []string) (Tal
 		}
 		if written {
 			t.FatesChanged++
+			Settled(r.Metrics, rec, rec.Fate, fate)
 		}
 	}
 	return t, nil
