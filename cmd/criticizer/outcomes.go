@@ -102,7 +102,7 @@ func writeAcceptance(w io.Writer, asJSON bool, recs []outcome.Record, dims []out
 	if asJSON {
 		return json.NewEncoder(w).Encode(rows)
 	}
-	fmt.Fprintf(w, "%d findings posted on Swarm reviews. Accepted: addressed, verified, resolved by a later version or liked; dismissed: disliked, dismissed in a reply or archived; unknown: no comment to read (e-mail only or gone).\n", len(recs))
+	fmt.Fprintf(w, "%d findings posted on Swarm reviews or told by e-mail only. Accepted: addressed, verified, resolved by a later version or liked; dismissed: disliked, dismissed in a reply or archived; unknown: no comment to read (e-mail only or gone).\n", len(recs))
 	for _, d := range dims {
 		fmt.Fprintf(w, "\nBy %s\n", d)
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)

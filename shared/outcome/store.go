@@ -193,6 +193,23 @@ func (s *Store) Review(ctx context.Context, review int64) ([]Record, error) {
 	return out, nil
 }
 
+// EmailOnlyRecords returns the recorded e-mail-only findings of a
+// changelist (EmailOnly), every page read: their fate is unknown.
+func (s *Store) EmailOnlyRecords(ctx context.Context, changelist int64) ([]Record, error) {
+	items, err := s.partitionItems(ctx, emailPrefix+strconv.FormatInt(changelist, 10), "outcome e-mail-only list")
+	if err != nil {
+		return nil, err
+	}
+	var out []Record
+	now := job.Now().Unix()
+	for _, it := range items {
+		if !expired(it, now) {
+			out = append(out, decode(it))
+		}
+	}
+	return out, nil
+}
+
 // partitionItems reads every item of one partition, every page.
 func (s *Store) partitionItems(ctx context.Context, pk, what string) ([]map[string]types.AttributeValue, error) {
 	var out []map[string]types.AttributeValue
