@@ -19,21 +19,22 @@ import (
 // Record is the fate of one posted finding with what the acceptance report
 // groups by. Like the ledger it holds identities, never code or model text
 // (docs/guarantees.md RT-2): fingerprint, path, severity, category, rule id,
-// prompt version and model.
+// prompt version and model. Its JSON is `criticizer outcomes export`'s,
+// which `make eval -outcomes` replays.
 type Record struct {
-	Review        int64  `dynamodbav:"review"`
-	Fingerprint   string `dynamodbav:"fp"`
-	Fate          Fate   `dynamodbav:"fate"`
-	File          string `dynamodbav:"file"`
-	Severity      string `dynamodbav:"severity"`
-	Category      string `dynamodbav:"category"`
-	RuleID        string `dynamodbav:"rule_id,omitempty"`
-	PromptVersion string `dynamodbav:"prompt_version"`
-	Model         string `dynamodbav:"model"`
-	JobID         string `dynamodbav:"job_id"` // the job that posted the finding
+	Review        int64  `dynamodbav:"review" json:"review"`
+	Fingerprint   string `dynamodbav:"fp" json:"fp"`
+	Fate          Fate   `dynamodbav:"fate" json:"fate"`
+	File          string `dynamodbav:"file" json:"file"`
+	Severity      string `dynamodbav:"severity" json:"severity"`
+	Category      string `dynamodbav:"category" json:"category"`
+	RuleID        string `dynamodbav:"rule_id,omitempty" json:"rule_id,omitempty"`
+	PromptVersion string `dynamodbav:"prompt_version" json:"prompt_version"`
+	Model         string `dynamodbav:"model" json:"model"`
+	JobID         string `dynamodbav:"job_id" json:"job_id"` // the job that posted the finding
 	// Kind is the finding's kind (Kind: rule id or hashed title); with
 	// Category and Scope(File) it names the tally its fate counts in.
-	Kind string `dynamodbav:"kind"`
+	Kind string `dynamodbav:"kind" json:"kind"`
 }
 
 // An outcome is one item of the jobs table, beside the ledger:
