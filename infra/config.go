@@ -314,7 +314,7 @@ const (
 	DefaultDroppedFindingsSLO = 0.5
 )
 
-// DefaultAcceptanceAlarmThreshold: page below 30 % accepted over a day
+// DefaultAcceptanceAlarmThreshold is acceptanceAlarmThreshold unset: page below 30 % accepted over a day
 // (docs/operating.md#acceptancealarm), a placeholder until real traffic
 // says what a team's normal is (published precision of AI reviewers runs
 // 0.24–0.75, issue 32). The promote gate's defaults are package outcome's.
