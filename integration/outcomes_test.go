@@ -83,13 +83,13 @@ func TestReviewerOutcomesAcceptance(t *testing.T) {
 	// The sweeper's pass, a day on (the notify stage watched the review),
 	// then again at its next read: each fate is recorded once.
 	table := env.out["JobsTableName"]
-	st := outcome.NewStore(env.ddb, table)
+	var emitted bytes.Buffer // the acceptance metric, as the sweeper's store writes it (EMF)
+	st := outcome.NewStore(env.ddb, table).WithMetrics(obs.NewMetrics(&emitted, "local"))
 	client := &swarm.Client{BaseURL: env.local.Swarm.URL(), Credentials: func(context.Context, bool) (swarm.Credentials, error) {
 		return swarm.Credentials{User: "criticizer", Ticket: env.local.Secrets["Swarm API ticket"]}, nil
 	}}
 	now := time.Now().Add(25 * time.Hour)
-	var emitted bytes.Buffer // the acceptance metric, as the sweeper's pass writes it (EMF)
-	pass := &outcome.Pass{Store: st, Reader: &outcome.Reader{Store: st, Rows: env.outbox, Comments: client, Metrics: obs.NewMetrics(&emitted, "local")}, Limit: 1000,
+	pass := &outcome.Pass{Store: st, Reader: &outcome.Reader{Store: st, Rows: env.outbox, Comments: client}, Limit: 1000,
 		Now: func() time.Time { return now }, Log: env.quiet}
 	first, err := pass.Run(ctx)
 	must(err)

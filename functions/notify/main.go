@@ -72,8 +72,8 @@ func main() {
 		api := &swarm.Client{BaseURL: set.SwarmLinks.URL, Credentials: swarm.SecretCredentials(sm, c.APISecretID)}
 		n.Comments = &notifystage.SwarmComments{Rows: n.Outbox.(*outbox.Outbox), Window: c.Window, API: api}
 		// What reviewers do with each posted finding (package outcome).
-		fates := outcome.NewStore(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention)
-		n.Outcomes = &notifystage.Outcomes{Store: fates, Reader: &outcome.Reader{Store: fates, Rows: n.Outbox.(*outbox.Outbox), Comments: api, Metrics: env.Metrics}}
+		fates := outcome.NewStore(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention).WithMetrics(env.Metrics)
+		n.Outcomes = &notifystage.Outcomes{Store: fates, Reader: &outcome.Reader{Store: fates, Rows: n.Outbox.(*outbox.Outbox), Comments: api}}
 	}
 	if set.Evidence.Provider == "ses" {
 		// IAM credentials, no password; SES's published events are the evidence.

@@ -94,8 +94,8 @@ func main() {
 		rec.CommentWindow = sw.CommentWindow
 		// Reviewers' reactions, read within a window after each review's
 		// last version (package outcome).
-		fates := outcome.NewStore(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention)
-		reactions = &outcome.Pass{Store: fates, Reader: &outcome.Reader{Store: fates, Rows: rows, Comments: api, Metrics: env.Metrics}, Log: env.Log}
+		fates := outcome.NewStore(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention).WithMetrics(env.Metrics)
+		reactions = &outcome.Pass{Store: fates, Reader: &outcome.Reader{Store: fates, Rows: rows, Comments: api}, Log: env.Log}
 	}
 	check := &retention.Checker{Table: ddb, TableName: env.Config.JobsTable, S3: artifacts.NewS3Client(env.AWS),
 		Buckets:           []retention.Bucket{{Name: env.Config.RawBucket, TTL: ttl.RawTTL}, {Name: env.Config.RedactedBkt, TTL: ttl.RedactedTTL}},

@@ -50,7 +50,8 @@ func acceptanceLines(t *testing.T, b []byte) []emf {
 // within a class tell nothing.
 func TestSettledFatesEmitAcceptance(t *testing.T) {
 	ctx := context.Background()
-	st := outcome.NewStore(dynamotest.New(), dynamotest.Table)
+	var buf bytes.Buffer
+	st := outcome.NewStore(dynamotest.New(), dynamotest.Table).WithMetrics(obs.NewMetrics(&buf, "staging"))
 	for _, fp := range []string{"fpA", "fpB", "fpC"} {
 		if _, err := st.Posted(ctx, outcome.Record{Review: 9, Fingerprint: fp, Category: "bug", PromptVersion: "1.2.0", Model: "m1", File: "//depot/engine/a.c"}); err != nil {
 			t.Fatal(err)
@@ -62,8 +63,7 @@ func TestSettledFatesEmitAcceptance(t *testing.T) {
 		{ID: 3, User: "svc"},
 		{ID: 4, User: "bob", Body: "won't fix", ReplyTo: 2},
 	}
-	var buf bytes.Buffer
-	rd := &outcome.Reader{Store: st, Rows: rows{posted("fpA", 1), posted("fpB", 2), posted("fpC", 3)}, Comments: cs, Metrics: obs.NewMetrics(&buf, "staging")}
+	rd := &outcome.Reader{Store: st, Rows: rows{posted("fpA", 1), posted("fpB", 2), posted("fpC", 3)}, Comments: cs}
 	for range 2 {
 		if _, err := rd.Read(ctx, 9, nil); err != nil {
 			t.Fatal(err)

@@ -25,8 +25,6 @@ type Reader struct {
 	Store    *Store
 	Rows     Rows
 	Comments Comments
-	// Metrics is told each fate that settles (Settled); nil tells nobody.
-	Metrics Metrics
 }
 
 // Tally is what one read did.
@@ -87,7 +85,6 @@ func (r *Reader) Read(ctx context.Context, review int64, resolved []string) (Tal
 		}
 		if written {
 			t.FatesChanged++
-			Settled(r.Metrics, rec, rec.Fate, fate)
 		}
 	}
 	return t, nil

@@ -56,6 +56,7 @@ type Store struct {
 	api       store.API
 	table     string
 	retention time.Duration
+	metrics   Metrics // told each fate that settles (Settled); nil: nobody
 }
 
 // NewStore returns the outcome store over the jobs table, keeping records
@@ -71,6 +72,13 @@ func (s *Store) WithUniquenessRetention(d time.Duration) *Store {
 	if d >= 0 {
 		s.retention = d
 	}
+	return s
+}
+
+// WithMetrics tells m each fate ChangeFate settles (Settled), whoever read
+// it: the next version, the sweeper, a webhook.
+func (s *Store) WithMetrics(m Metrics) *Store {
+	s.metrics = m
 	return s
 }
 
@@ -123,7 +131,8 @@ func (s *Store) putOnce(ctx context.Context, item map[string]types.AttributeValu
 }
 
 // ChangeFate moves a posted finding's fate from the one read (rec.Fate) to
-// fate, and its kind's tally with it, in one transaction: reading the same
+// fate, and its kind's tally with it, in one transaction (and tells the
+// store's metrics when that settles it): reading the same
 // reactions again (the next version, the sweeper twice, a retry) writes
 // nothing, and a record another reader moved meanwhile is left to the next
 // read. written says whether the fate moved. Unknown is the absence of a
@@ -150,7 +159,10 @@ func (s *Store) ChangeFate(ctx context.Context, rec Record, fate Fate) (written 
 	if errors.As(err, &cancelled) {
 		return false, nil // moved by another reader since it was read
 	}
-	return landed(err, "outcome fate change")
+	if written, err = landed(err, "outcome fate change"); written {
+		Settled(s.metrics, rec, rec.Fate, fate)
+	}
+	return written, err
 }
 
 // keep adds to an update's SET the item's expires_at, the uniqueness
