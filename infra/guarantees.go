@@ -52,8 +52,8 @@ func validateGuarantees(c EnvConfig, p *problems) {
 	if m := c.AcceptanceMargin; m < 0 || m >= 1 {
 		p.add("acceptanceMargin %v: want a share 0 up to below 1", m)
 	}
-	if c.AcceptanceMinSample < 1 {
-		p.add("acceptanceMinSample %d: want at least 1 settled finding", c.AcceptanceMinSample)
+	if c.AcceptanceMinSample < 0 {
+		p.add("acceptanceMinSample %d: want 0 (acceptance not judged) or a number of settled findings", c.AcceptanceMinSample)
 	}
 	if c.isLocal {
 		return

@@ -97,19 +97,9 @@ func promote(ctx context.Context, cw metricsAPI, out io.Writer, now time.Time, a
 	if err := (result.SLO{MinValidPerJob: valid, MaxDroppedPerJob: dropped}).Promotable(canary, *minJobs); err != nil {
 		return fmt.Errorf("promote prompt %s in %s refused: %w", v, *env, err)
 	}
-	if set.Model == "" {
-		return fmt.Errorf("%s states no llmModel in cdk.json: acceptance is measured per prompt version and model", *env)
-	}
-	accepted, err := acceptance(ctx, cw, *env, v, set.Model, now.Add(-*window), now)
+	judged, err := judgeAcceptance(ctx, cw, set, *env, *window, now)
 	if err != nil {
 		return err
-	}
-	current, err := acceptance(ctx, cw, *env, result.StablePromptVersion, set.Model, now.Add(-*window), now)
-	if err != nil {
-		return err
-	}
-	if err := set.gate().Promotable(accepted, current); err != nil {
-		return fmt.Errorf("promote prompt %s in %s refused (current prompt %s, model %s, over %s): %w", v, *env, result.StablePromptVersion, set.Model, *window, err)
 	}
 	edited, err := setCandidatePercent(raw, *env, 100)
 	if err != nil {
@@ -118,8 +108,8 @@ func promote(ctx context.Context, cw metricsAPI, out io.Writer, now time.Time, a
 	if err := os.WriteFile(*cdkPath, edited, 0o644); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "prompt %s in %s: %d jobs, %.3f valid and %.3f dropped findings per job (SLO ≥ %.3f, ≤ %.3f); acceptance %s vs %s's %s: promoted, promptCandidatePercent %d → 100 in %s; deploy to apply\n",
-		v, *env, canary.Jobs, canary.ValidPerJob, canary.DroppedPerJob, valid, dropped, accepted, result.StablePromptVersion, current, set.Percent, *cdkPath)
+	fmt.Fprintf(out, "prompt %s in %s: %d jobs, %.3f valid and %.3f dropped findings per job (SLO ≥ %.3f, ≤ %.3f); %s: promoted, promptCandidatePercent %d → 100 in %s; deploy to apply\n",
+		v, *env, canary.Jobs, canary.ValidPerJob, canary.DroppedPerJob, valid, dropped, judged, set.Percent, *cdkPath)
 	return nil
 }
 
@@ -187,6 +177,32 @@ func measure(ctx context.Context, cw metricsAPI, env, version string, from, to t
 		return result.Canary{}, err
 	}
 	return result.Canary{Jobs: jobs, ValidPerJob: valid, DroppedPerJob: dropped}, nil
+}
+
+// judgeAcceptance compares the candidate's acceptance over the window with
+// the stable version's, at the environment's model (outcome.Gate), and
+// says how they compared. acceptanceMinSample 0 judges nothing: a
+// deployment that posts no Swarm comments has no reactions to judge by.
+func judgeAcceptance(ctx context.Context, cw metricsAPI, set rolloutSettings, env string, window time.Duration, now time.Time) (string, error) {
+	if set.MinSample != nil && *set.MinSample == 0 {
+		return "acceptance not judged (acceptanceMinSample 0)", nil
+	}
+	if set.Model == "" {
+		return "", fmt.Errorf("%s states no llmModel in cdk.json: acceptance is measured per prompt version and model", env)
+	}
+	v, stable := set.Candidate, result.StablePromptVersion
+	accepted, err := acceptance(ctx, cw, env, v, set.Model, now.Add(-window), now)
+	if err != nil {
+		return "", err
+	}
+	current, err := acceptance(ctx, cw, env, stable, set.Model, now.Add(-window), now)
+	if err != nil {
+		return "", err
+	}
+	if err := set.gate().Promotable(accepted, current); err != nil {
+		return "", fmt.Errorf("promote prompt %s in %s refused (current prompt %s, model %s, over %s): %w", v, env, stable, set.Model, window, err)
+	}
+	return fmt.Sprintf("acceptance %s vs %s's %s", accepted, stable, current), nil
 }
 
 // acceptance reads a prompt version's acceptance at model between from and

@@ -171,6 +171,8 @@ func TestPromoteJudgesTheCanaryByAcceptance(t *testing.T) {
 			[]string{"candidate has 29 settled finding(s), at least 30 needed"}},
 		{"too few for a sample cdk.json raises", goodAcceptance, `"acceptanceMinSample": 80,`, []string{"candidate has 50 settled finding(s), at least 80 needed"}},
 		{"nothing settled for the current prompt", map[string][]cwtypes.Datapoint{"1.1.0": {settled(50, 50)}}, "", []string{"current version has 0 settled finding(s)"}},
+		// A deployment without Swarm comments has no reactions: it says so.
+		{"not judged where nothing can be", map[string][]cwtypes.Datapoint{}, `"acceptanceMinSample": 0,`, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			fixture := strings.Replace(promoteFixture, `"llmModel": "model-s",`, `"llmModel": "model-s", `+tt.settings, 1)

@@ -1,5 +1,7 @@
 package outcome
 
+import "github.com/criticizer/criticizer/shared/obs"
+
 // AcceptanceMetric is the metric a settled fate emits (CloudWatch EMF, via
 // obs.Metrics): 1 when a finding is accepted, 0 when it is dismissed, so
 // over any period its Average is the acceptance share and its SampleCount
@@ -37,8 +39,8 @@ func Settled(m Metrics, rec Record, from, to Fate) {
 	}
 	// The name is spelled out (it is AcceptanceMetric) so infra's
 	// TestAlarmMetricsAreEmitted finds the Put of what the alarm watches.
-	m.Put("FindingAccepted", v, "Count", map[string]string{"PromptVersion": orNone(rec.PromptVersion), "Model": orNone(rec.Model)})
-	m.Put("FindingAccepted", v, "Count", nil)
+	m.Put("FindingAccepted", v, obs.Count, map[string]string{"PromptVersion": orNone(rec.PromptVersion), "Model": orNone(rec.Model)})
+	m.Put("FindingAccepted", v, obs.Count, nil)
 }
 
 // orNone names a missing value as the report does: CloudWatch rejects an
