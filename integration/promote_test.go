@@ -27,9 +27,12 @@ import (
 // leaves cdk.json as it was; with acceptance as good, it promotes. The
 // environment ("gate-N") is the test's own, so the data of other tests
 // and of the refused run do not count (CloudWatch keeps each dimension
-// combination apart; so does the emulator's GetMetricStatistics). Every
-// value stays on the right side of the local alarms, which the emulator
-// evaluates across dimensions.
+// combination apart; so does the emulator's GetMetricStatistics). The data
+// are two days old, inside promote's window but outside every alarm's
+// evaluation range (an hour for the SLO alarms, a day for acceptance): the
+// emulator evaluates an alarm over all dimensions of its metric name
+// (MiniStack's cloudwatch service, _evaluate_alarm), so recent data here
+// would sway TestRollbackAlarmsFire's.
 func TestPromoteRefusesWorseAcceptance(t *testing.T) {
 	ctx := context.Background()
 	cw := cloudwatch.NewFromConfig(env.local.AWS)
@@ -49,7 +52,7 @@ func TestPromoteRefusesWorseAcceptance(t *testing.T) {
 		put := func(metric string, dims map[string]string, values ...float64) {
 			var data []cwtypes.MetricDatum
 			for _, v := range values {
-				d := cwtypes.MetricDatum{MetricName: aws.String(metric), Value: aws.Float64(v), Unit: cwtypes.StandardUnitCount, Timestamp: aws.Time(time.Now()),
+				d := cwtypes.MetricDatum{MetricName: aws.String(metric), Value: aws.Float64(v), Unit: cwtypes.StandardUnitCount, Timestamp: aws.Time(time.Now().Add(-48 * time.Hour)),
 					Dimensions: []cwtypes.Dimension{{Name: aws.String("Environment"), Value: aws.String(envName)}}}
 				for k, v := range dims {
 					d.Dimensions = append(d.Dimensions, cwtypes.Dimension{Name: aws.String(k), Value: aws.String(v)})
@@ -84,7 +87,7 @@ func TestPromoteRefusesWorseAcceptance(t *testing.T) {
 		if err := os.WriteFile(path, []byte(cdk), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		cmd := exec.Command(bin, "promote", "--env", envName, "--cdk", path, "--min-jobs", "5", "--window", "2h")
+		cmd := exec.Command(bin, "promote", "--env", envName, "--cdk", path, "--min-jobs", "5", "--window", "72h")
 		cmd.Env = append(os.Environ(), "AWS_ENDPOINT_URL="+env.local.Emulator.Endpoint, "AWS_ACCESS_KEY_ID=test",
 			"AWS_SECRET_ACCESS_KEY=test", "AWS_REGION=us-east-1")
 		var stdout, stderr bytes.Buffer
