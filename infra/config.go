@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/constructs-go/constructs/v10"
 
+	"github.com/criticizer/criticizer/shared/outcome"
 	"github.com/criticizer/criticizer/shared/result"
 )
 
@@ -220,6 +221,15 @@ type EnvConfig struct {
 	// model findings the parser drops per job; above it its rollback alarm
 	// pages. Outside local both SLOs are required for every served version.
 	DroppedFindingsSLO map[string]float64 `json:"droppedFindingsSlo,omitempty"`
+	// Acceptance of posted findings (issue 32, package outcome): the share
+	// accepted of those reviewers accepted or dismissed. Below
+	// AcceptanceAlarmThreshold over a day AcceptanceAlarm pages; `criticizer
+	// promote` refuses a candidate whose canary acceptance is below the
+	// stable version's by more than AcceptanceMargin, or that has fewer than
+	// AcceptanceMinSample settled findings (it reads these from cdk.json).
+	AcceptanceAlarmThreshold float64 `json:"acceptanceAlarmThreshold"`
+	AcceptanceMargin         float64 `json:"acceptanceMargin"`
+	AcceptanceMinSample      int     `json:"acceptanceMinSample"`
 
 	// APIRateLimit / APIBurstLimit: API Gateway stage throttling (requests/s, burst).
 	APIRateLimit  int `json:"apiRateLimit"`
@@ -311,6 +321,12 @@ const (
 	DefaultDroppedFindingsSLO = 0.5
 )
 
+// DefaultAcceptanceAlarmThreshold is acceptanceAlarmThreshold unset: page below 30 % accepted over a day
+// (docs/operating.md#acceptancealarm), a placeholder until real traffic
+// says what a team's normal is (published precision of AI reviewers runs
+// 0.24–0.75, issue 32). The promote gate's defaults are package outcome's.
+const DefaultAcceptanceAlarmThreshold = 0.3
+
 func DefaultConfig(name string) EnvConfig {
 	c := EnvConfig{
 		Architecture:            "arm64",
@@ -343,6 +359,10 @@ func DefaultConfig(name string) EnvConfig {
 		LogRetentionDays:        30,
 		AccessLogRetentionDays:  365,
 		SweepSchedule:           "rate(1 minute)",
+
+		AcceptanceAlarmThreshold: DefaultAcceptanceAlarmThreshold,
+		AcceptanceMargin:         outcome.DefaultMargin,
+		AcceptanceMinSample:      outcome.DefaultMinSample,
 
 		APIGatewayCloudWatchRole: "create",
 	}

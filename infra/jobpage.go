@@ -39,7 +39,11 @@ type jobPageProps struct {
 const (
 	jobItemPrefix    = "JOB#"
 	outboxItemPrefix = "OUTBOX#"
-	reviewResultKeys = "jobs/*/review.json"
+	// shared/outcome's records of a review's findings and of a changelist's
+	// e-mail-only findings.
+	outcomeReviewPrefix = "OUTCOME#review#"
+	outcomeEmailPrefix  = "OUTCOME#cl#"
+	reviewResultKeys    = "jobs/*/review.json"
 )
 
 // newJobPage adds the job page when cfg.JobPage is set and returns its
@@ -102,6 +106,14 @@ func newJobPage(stack awscdk.Stack, p jobPageProps) awslambda.Function {
 	fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Sid: jsii.String("ReadDeliveryRows"), Actions: jsii.Strings("dynamodb:Query"),
 		Resources: &[]*string{p.table.TableArn()}, Conditions: leading(outboxItemPrefix),
+	}))
+	// What reviewers did with the findings of the job's review, or of its
+	// changelist's e-mail-only findings (shared/outcome's record items;
+	// never its tallies or watch list).
+	fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid: jsii.String("ReadOutcomes"), Actions: jsii.Strings("dynamodb:Query"),
+		Resources:  &[]*string{p.table.TableArn()},
+		Conditions: &map[string]any{"ForAllValues:StringLike": map[string]any{"dynamodb:LeadingKeys": []string{outcomeReviewPrefix + "*", outcomeEmailPrefix + "*"}}},
 	}))
 	fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Sid: jsii.String("ReadReviewResults"), Actions: jsii.Strings("s3:GetObject"),

@@ -93,9 +93,12 @@ func assertPageFunctionReadOnly(t *testing.T, m map[string]any) {
 					t.Errorf("GetItem on %s when %s: want the jobs table, job items only", res, cond)
 				}
 			case "dynamodb:Query":
-				if !strings.Contains(string(res), `"JobsTable"`) || string(cond) != `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["OUTBOX#*"]}}` {
-					t.Errorf("Query on %s when %s: want the jobs table, delivery rows only", res, cond)
+				okCond := string(cond) == `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["OUTBOX#*"]}}` ||
+					string(cond) == `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["OUTCOME#review#*","OUTCOME#cl#*"]}}`
+				if !strings.Contains(string(res), `"JobsTable"`) || !okCond {
+					t.Errorf("Query on %s when %s: want the jobs table, delivery rows or finding outcomes only", res, cond)
 				}
+				seen[string(cond)] = true
 			case "s3:GetObject":
 				if !strings.Contains(string(res), `"RedactedArtifacts"`) || !strings.Contains(string(res), "/jobs/*/review.json") || strings.Contains(string(res), `"RawArtifacts"`) {
 					t.Errorf("s3:GetObject on %s: want the redacted bucket's review results only", res)
@@ -108,6 +111,9 @@ func assertPageFunctionReadOnly(t *testing.T, m map[string]any) {
 				t.Errorf("the page function may not %s (on %s)", a, res)
 			}
 		}
+	}
+	if !seen[`{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["OUTCOME#review#*","OUTCOME#cl#*"]}}`] {
+		t.Error("the page function may not read finding outcomes: its acceptance section cannot be served")
 	}
 	for _, a := range []string{"dynamodb:GetItem", "dynamodb:Query", "s3:GetObject", "secretsmanager:GetSecretValue"} {
 		if !seen[a] {

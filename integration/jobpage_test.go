@@ -132,6 +132,12 @@ func TestJobPageOpensFromSwarmAndEmail(t *testing.T) {
 	if !regexp.MustCompile(fmt.Sprintf(`<td>Swarm comment</td><td>review %d: summary</td><td>sent</td><td>[^<]+</td><td>comment \d+</td>`, cl+1)).MatchString(body) {
 		t.Errorf("the page does not list the summary comment among the deliveries:\n%.3000s", body)
 	}
+	// What reviewers did with the review's findings: posted, nobody reacted
+	// yet, shown by every grouping of the acceptance report.
+	if !regexp.MustCompile(`[1-9]\d* findings? recorded for this review, none accepted or dismissed yet`).MatchString(body) ||
+		!strings.Contains(body, "<h3>By prompt version</h3>") || !strings.Contains(body, "<h3>By path</h3>") {
+		t.Errorf("the page does not show the review's findings as open in its acceptance section:\n%.4000s", body)
+	}
 	if strings.Contains(body, "bob@example.com") {
 		t.Error("the page shows a recipient's address")
 	}

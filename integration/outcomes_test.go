@@ -3,13 +3,16 @@
 package integration
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	swarmstandin "github.com/criticizer/criticizer/internal/standin/swarm"
+	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/outcome"
 	"github.com/criticizer/criticizer/shared/swarm"
 )
@@ -80,7 +83,8 @@ func TestReviewerOutcomesAcceptance(t *testing.T) {
 	// The sweeper's pass, a day on (the notify stage watched the review),
 	// then again at its next read: each fate is recorded once.
 	table := env.out["JobsTableName"]
-	st := outcome.NewStore(env.ddb, table)
+	var emitted bytes.Buffer // the acceptance metric, as the sweeper's store writes it (EMF)
+	st := outcome.NewStore(env.ddb, table).WithMetrics(obs.NewMetrics(&emitted, "local"))
 	client := &swarm.Client{BaseURL: env.local.Swarm.URL(), Credentials: func(context.Context, bool) (swarm.Credentials, error) {
 		return swarm.Credentials{User: "criticizer", Ticket: env.local.Secrets["Swarm API ticket"]}, nil
 	}}
@@ -128,6 +132,27 @@ func TestReviewerOutcomesAcceptance(t *testing.T) {
 		if r.Key == "maintainability" && (r.Findings != 1 || r.Open != 1) || r.Key == "security" && (r.Accepted != 1 || r.Dismissed != dismissed) {
 			t.Errorf("by category: %+v", r)
 		}
+	}
+	// The metrics the rollout gate and AcceptanceAlarm read: each settled
+	// fate once (both passes), 1 accepted and 0 dismissed, by prompt
+	// version and model and by environment alone.
+	var settled, accepted, byVersion float64
+	for _, line := range bytes.Split(bytes.TrimSpace(emitted.Bytes()), []byte("\n")) {
+		var rec map[string]any
+		if err := json.Unmarshal(line, &rec); err != nil {
+			t.Fatalf("metric line %s: %v", line, err)
+		}
+		v, ok := rec[outcome.AcceptanceMetric].(float64)
+		switch {
+		case !ok:
+		case rec["PromptVersion"] == nil:
+			settled, accepted = settled+1, accepted+v
+		case rec["PromptVersion"] == byPrompt[0].Key:
+			byVersion++
+		}
+	}
+	if settled != float64(1+dismissed) || accepted != 1 || byVersion != settled {
+		t.Errorf("emitted %v settled (%v accepted), %v by prompt version %s: want %d settled, 1 accepted, each by version too", settled, accepted, byVersion, byPrompt[0].Key, 1+dismissed)
 	}
 
 	// The next review under the same path: the shell finding (dismissed 3

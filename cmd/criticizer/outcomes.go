@@ -17,10 +17,17 @@ import (
 
 // outcomes report: what reviewers did with the findings posted on Swarm
 // reviews (package outcome), as acceptance (accepted vs dismissed) by
-// prompt version, model, category, severity, rule id and depot path.
+// prompt version, model, category, severity, rule id and depot path;
+// outcomes export: the records as JSON lines, for `make eval`'s replay.
 func (a *app) outcomesCmd(ctx context.Context, api outcomeAPI, table string, args []string) error {
-	const usage = "usage: criticizer outcomes report [--by prompt_version|model|category|severity|rule_id|path] [--path-depth N] | suppressions | allow SCOPE CATEGORY KIND"
+	const usage = "usage: criticizer outcomes report [--by prompt_version|model|category|severity|rule_id|path] [--path-depth N] | export | suppressions | allow SCOPE CATEGORY KIND"
 	switch {
+	case len(args) == 1 && args[0] == "export":
+		recs, err := outcome.All(ctx, api, table)
+		if err != nil {
+			return err
+		}
+		return exportOutcomes(a.out, recs)
 	case len(args) == 1 && args[0] == "suppressions":
 		ts, err := outcome.AllTallies(ctx, api, table)
 		if err != nil {
@@ -54,6 +61,19 @@ func (a *app) outcomesCmd(ctx context.Context, api outcomeAPI, table string, arg
 		return err
 	}
 	return writeAcceptance(a.out, a.json, recs, dims, *depth)
+}
+
+// exportOutcomes writes every record as one JSON object a line (identities
+// and fates, never code or model text), for `make eval`'s replay of
+// recorded outcomes (cmd/eval -outcomes).
+func exportOutcomes(w io.Writer, recs []outcome.Record) error {
+	enc := json.NewEncoder(w)
+	for _, r := range recs {
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // outcomeAPI is the DynamoDB client as the outcomes commands use it.
@@ -102,7 +122,7 @@ func writeAcceptance(w io.Writer, asJSON bool, recs []outcome.Record, dims []out
 	if asJSON {
 		return json.NewEncoder(w).Encode(rows)
 	}
-	fmt.Fprintf(w, "%d findings posted on Swarm reviews. Accepted: addressed, verified, resolved by a later version or liked; dismissed: disliked, dismissed in a reply or archived; unknown: no comment to read (e-mail only or gone).\n", len(recs))
+	fmt.Fprintf(w, "%d findings posted on Swarm reviews or told by e-mail only. Accepted: addressed, verified, resolved by a later version or liked; dismissed: disliked, dismissed in a reply or archived; unknown: no comment to read (e-mail only or gone).\n", len(recs))
 	for _, d := range dims {
 		fmt.Fprintf(w, "\nBy %s\n", d)
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -43,5 +44,26 @@ func TestWriteSuppressions(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
 	if len(lines) != 4 || !strings.Contains(lines[1], "standin.todo") || !strings.HasSuffix(lines[1], "yes") || !strings.Contains(b.String(), "allowed by an operator") {
 		t.Fatalf("suppressions:\n%s", b.String())
+	}
+}
+
+// The export is every record as a JSON line that reads back as it was:
+// what `make eval -outcomes` replays.
+func TestExportOutcomes(t *testing.T) {
+	recs := []outcome.Record{
+		{Review: 7, Fingerprint: "fpA", Fate: outcome.Dismissed, File: "//depot/a/x.c", Severity: "high", Category: "security", RuleID: "sqli", PromptVersion: "1.2.0", Model: "m", JobID: "j", Kind: "sqli"},
+		{Review: 7, Fingerprint: "fpB", Fate: outcome.Unknown, Category: "bug", Kind: "title:0011"},
+	}
+	var b strings.Builder
+	if err := exportOutcomes(&b, recs); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], `"fp":"fpA"`) || !strings.Contains(lines[0], `"fate":"dismissed"`) || !strings.Contains(lines[0], `"kind":"sqli"`) {
+		t.Fatalf("export:\n%s", b.String())
+	}
+	var back outcome.Record
+	if err := json.Unmarshal([]byte(lines[0]), &back); err != nil || back != recs[0] {
+		t.Errorf("export reads back as %+v (%v), want %+v", back, err, recs[0])
 	}
 }

@@ -17,6 +17,7 @@ import (
 	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
 
 	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/outcome"
 	"github.com/criticizer/criticizer/shared/result"
 )
 
@@ -31,13 +32,33 @@ type rolloutSettings struct {
 	Percent   int                `json:"promptCandidatePercent"`
 	Valid     map[string]float64 `json:"validFindingsSlo"`
 	Dropped   map[string]float64 `json:"droppedFindingsSlo"`
+	Model     string             `json:"llmModel"`
+	// The acceptance gate (outcome.Gate); unset takes outcome's defaults.
+	Margin    *float64 `json:"acceptanceMargin"`
+	MinSample *int     `json:"acceptanceMinSample"`
+}
+
+// gate is the environment's acceptance gate, its defaults where unset.
+func (s rolloutSettings) gate() outcome.Gate {
+	g := outcome.Gate{Margin: outcome.DefaultMargin, MinSample: outcome.DefaultMinSample}
+	if s.Margin != nil {
+		g.Margin = *s.Margin
+	}
+	if s.MinSample != nil {
+		g.MinSample = *s.MinSample
+	}
+	return g
 }
 
 // promote is the gate of a prompt rollout (rule RC-7): the environment's
 // candidate prompt version serves every job (promptCandidatePercent 100 in
 // cdk.json, deployed as usual) only when its canary — the llm stage's
 // metrics for that version over the window — meets the environment's
-// rollout SLOs; otherwise it refuses and changes nothing.
+// rollout SLOs, and reviewers accepted its findings no less than the
+// stable version's within acceptanceMargin, on at least acceptanceMinSample
+// settled findings each (issue 32); otherwise it refuses and changes
+// nothing. Reactions come days after a review: a window of a week judges
+// acceptance on more of them.
 //
 //	criticizer promote --env staging [--cdk cdk.json] [--window 24h] [--min-jobs 20]
 func promote(ctx context.Context, cw metricsAPI, out io.Writer, now time.Time, args []string) error {
@@ -76,6 +97,10 @@ func promote(ctx context.Context, cw metricsAPI, out io.Writer, now time.Time, a
 	if err := (result.SLO{MinValidPerJob: valid, MaxDroppedPerJob: dropped}).Promotable(canary, *minJobs); err != nil {
 		return fmt.Errorf("promote prompt %s in %s refused: %w", v, *env, err)
 	}
+	judged, err := judgeAcceptance(ctx, cw, set, *env, *window, now)
+	if err != nil {
+		return err
+	}
 	edited, err := setCandidatePercent(raw, *env, 100)
 	if err != nil {
 		return err
@@ -83,8 +108,8 @@ func promote(ctx context.Context, cw metricsAPI, out io.Writer, now time.Time, a
 	if err := os.WriteFile(*cdkPath, edited, 0o644); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "prompt %s in %s: %d jobs, %.3f valid and %.3f dropped findings per job (SLO ≥ %.3f, ≤ %.3f): promoted, promptCandidatePercent %d → 100 in %s; deploy to apply\n",
-		v, *env, canary.Jobs, canary.ValidPerJob, canary.DroppedPerJob, valid, dropped, set.Percent, *cdkPath)
+	fmt.Fprintf(out, "prompt %s in %s: %d jobs, %.3f valid and %.3f dropped findings per job (SLO ≥ %.3f, ≤ %.3f); %s: promoted, promptCandidatePercent %d → 100 in %s; deploy to apply\n",
+		v, *env, canary.Jobs, canary.ValidPerJob, canary.DroppedPerJob, valid, dropped, judged, set.Percent, *cdkPath)
 	return nil
 }
 
@@ -108,15 +133,19 @@ func readRollout(raw []byte, env string) (rolloutSettings, error) {
 	return s, nil
 }
 
+// hourPeriod is one period over from..to in whole hours: CloudWatch
+// returns no data points for a start more than 15 days ago unless the
+// period is a multiple of 300 s, or of 3600 s past 63 days (API reference,
+// GetMetricStatistics, Period); a multiple of 3600 suits every window.
+func hourPeriod(from, to time.Time) int32 {
+	return int32((to.Sub(from) + time.Hour - 1) / time.Hour * 3600)
+}
+
 // measure reads the candidate's canary: jobs and the averages per job of
 // ReviewValidFindings and ReviewFindingsDropped (one data point per job,
 // emitted by the llm stage per prompt version) between from and to.
 func measure(ctx context.Context, cw metricsAPI, env, version string, from, to time.Time) (result.Canary, error) {
-	// One period over the window, in whole hours: CloudWatch returns no data
-	// points for a start more than 15 days ago unless the period is a
-	// multiple of 300 s, or of 3600 s past 63 days (API reference,
-	// GetMetricStatistics, Period); a multiple of 3600 suits every window.
-	period := int32((to.Sub(from) + time.Hour - 1) / time.Hour * 3600)
+	period := hourPeriod(from, to)
 	stat := func(metric string) (avg float64, n int, err error) {
 		res, err := cw.GetMetricStatistics(ctx, &cloudwatch.GetMetricStatisticsInput{
 			Namespace: aws.String("Criticizer"), MetricName: aws.String(metric),
@@ -148,6 +177,58 @@ func measure(ctx context.Context, cw metricsAPI, env, version string, from, to t
 		return result.Canary{}, err
 	}
 	return result.Canary{Jobs: jobs, ValidPerJob: valid, DroppedPerJob: dropped}, nil
+}
+
+// judgeAcceptance compares the candidate's acceptance over the window with
+// the stable version's, at the environment's model (outcome.Gate), and
+// says how they compared. acceptanceMinSample 0 judges nothing: a
+// deployment that posts no Swarm comments has no reactions to judge by.
+func judgeAcceptance(ctx context.Context, cw metricsAPI, set rolloutSettings, env string, window time.Duration, now time.Time) (string, error) {
+	if set.MinSample != nil && *set.MinSample == 0 {
+		return "acceptance not judged (acceptanceMinSample 0)", nil
+	}
+	if set.Model == "" {
+		return "", fmt.Errorf("%s states no llmModel in cdk.json: acceptance is measured per prompt version and model", env)
+	}
+	v, stable := set.Candidate, result.StablePromptVersion
+	accepted, err := acceptance(ctx, cw, env, v, set.Model, now.Add(-window), now)
+	if err != nil {
+		return "", err
+	}
+	current, err := acceptance(ctx, cw, env, stable, set.Model, now.Add(-window), now)
+	if err != nil {
+		return "", err
+	}
+	if err := set.gate().Promotable(accepted, current); err != nil {
+		return "", fmt.Errorf("promote prompt %s in %s refused (current prompt %s, model %s, over %s): %w", v, env, stable, set.Model, window, err)
+	}
+	return fmt.Sprintf("acceptance %s vs %s's %s", accepted, stable, current), nil
+}
+
+// acceptance reads a prompt version's acceptance at model between from and
+// to: outcome.AcceptanceMetric by PromptVersion and Model, whose Average is
+// the share accepted and SampleCount the findings settled.
+func acceptance(ctx context.Context, cw metricsAPI, env, version, model string, from, to time.Time) (outcome.Measured, error) {
+	res, err := cw.GetMetricStatistics(ctx, &cloudwatch.GetMetricStatisticsInput{
+		Namespace: aws.String("Criticizer"), MetricName: aws.String(outcome.AcceptanceMetric),
+		Dimensions: []cwtypes.Dimension{{Name: aws.String("Environment"), Value: aws.String(env)},
+			{Name: aws.String("PromptVersion"), Value: aws.String(version)}, {Name: aws.String("Model"), Value: aws.String(model)}},
+		StartTime: aws.Time(from), EndTime: aws.Time(to), Period: aws.Int32(hourPeriod(from, to)),
+		Statistics: []cwtypes.Statistic{cwtypes.StatisticSum, cwtypes.StatisticSampleCount},
+	})
+	if err != nil {
+		return outcome.Measured{}, fmt.Errorf("read the acceptance of prompt %s: %w", version, err)
+	}
+	var accepted, settled float64
+	for _, d := range res.Datapoints {
+		accepted += aws.ToFloat64(d.Sum)
+		settled += aws.ToFloat64(d.SampleCount)
+	}
+	m := outcome.Measured{Settled: int(settled)}
+	if settled > 0 {
+		m.Share = accepted / settled
+	}
+	return m, nil
 }
 
 var percentSetting = regexp.MustCompile(`"promptCandidatePercent"\s*:\s*\d+`)

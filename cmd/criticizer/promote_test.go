@@ -25,7 +25,20 @@ import (
 type canaryMetrics struct {
 	now    time.Time
 	points map[string][]cwtypes.Datapoint
+	// accept holds FindingAccepted's points by prompt version, for the
+	// model staging runs only (outcome.Settled's PromptVersion and Model
+	// dimension set); nil: goodAcceptance.
+	accept map[string][]cwtypes.Datapoint
 	asked  []*cloudwatch.GetMetricStatisticsInput
+}
+
+// goodAcceptance: both versions accepted alike, on plenty of findings.
+var goodAcceptance = map[string][]cwtypes.Datapoint{"1.0.0": {settled(60, 100)}, "1.1.0": {settled(30, 50)}}
+
+// settled is a FindingAccepted data point: accepted of n settled findings
+// (each 1 or 0, so Sum is the accepted and SampleCount the settled).
+func settled(accepted, n float64) cwtypes.Datapoint {
+	return cwtypes.Datapoint{Sum: aws.Float64(accepted), SampleCount: aws.Float64(n)}
 }
 
 func (c *canaryMetrics) GetMetricStatistics(_ context.Context, in *cloudwatch.GetMetricStatisticsInput, _ ...func(*cloudwatch.Options)) (*cloudwatch.GetMetricStatisticsOutput, error) {
@@ -35,6 +48,16 @@ func (c *canaryMetrics) GetMetricStatistics(_ context.Context, in *cloudwatch.Ge
 		dims[aws.ToString(d.Name)] = aws.ToString(d.Value)
 	}
 	old := c.now.Sub(aws.ToTime(in.StartTime)) > 15*24*time.Hour && aws.ToInt32(in.Period)%300 != 0
+	if aws.ToString(in.MetricName) == "FindingAccepted" {
+		if old || len(dims) != 3 || dims["Environment"] != "staging" || dims["Model"] != "model-s" || aws.ToString(in.Namespace) != "Criticizer" {
+			return &cloudwatch.GetMetricStatisticsOutput{}, nil
+		}
+		accept := c.accept
+		if accept == nil {
+			accept = goodAcceptance
+		}
+		return &cloudwatch.GetMetricStatisticsOutput{Datapoints: accept[dims["PromptVersion"]]}, nil
+	}
 	if old || dims["Environment"] != "staging" || dims["Stage"] != "llm" || dims["PromptVersion"] != "1.1.0" || aws.ToString(in.Namespace) != "Criticizer" {
 		return &cloudwatch.GetMetricStatisticsOutput{}, nil
 	}
@@ -55,6 +78,7 @@ const promoteFixture = `{
         "promptCandidatePercent": 10,
         "validFindingsSlo": { "1.0.0": 0.1, "1.1.0": 0.2 },
         "droppedFindingsSlo": { "1.0.0": 0.5, "1.1.0": 0.4 },
+        "llmModel": "model-s",
         "logLevel": "info"
       }
     }
@@ -110,7 +134,7 @@ func TestPromoteJudgesTheCanaryBySLOs(t *testing.T) {
 				t.Errorf("cdk.json after promotion:\n%s\nwant only staging's percent changed:\n%s", got, want)
 			}
 			window, _ := time.ParseDuration(cmp.Or(tt.window, "24h"))
-			if len(cw.asked) != 2 || !cw.asked[0].StartTime.Equal(now.Add(-window)) || !strings.Contains(out.String(), "promoted") {
+			if len(cw.asked) != 4 || !cw.asked[0].StartTime.Equal(now.Add(-window)) || !strings.Contains(out.String(), "promoted") {
 				t.Errorf("canary read %d times from %v; output %q", len(cw.asked), cw.asked[0].StartTime, out.String())
 			}
 		})
@@ -124,5 +148,55 @@ func TestPromoteJudgesTheCanaryBySLOs(t *testing.T) {
 	cw := &canaryMetrics{points: map[string][]cwtypes.Datapoint{"ReviewValidFindings": {point(1, 50)}, "ReviewFindingsDropped": {point(0, 50)}}}
 	if err := promote(context.Background(), cw, io.Discard, time.Now(), []string{"--env", "staging", "--cdk", path}); err == nil || !strings.Contains(err.Error(), "no rollout SLO for prompt 1.1.0") {
 		t.Errorf("promote without the candidate's SLO: %v", err)
+	}
+}
+
+// `criticizer promote` also refuses a candidate whose findings reviewers
+// accepted less than the stable version's by more than the margin, or that
+// has too few settled findings to judge (or to compare with), saying both
+// shares and counts; margin and sample come from cdk.json or the defaults.
+func TestPromoteJudgesTheCanaryByAcceptance(t *testing.T) {
+	goodJobs := map[string][]cwtypes.Datapoint{"ReviewValidFindings": {point(0.3, 30)}, "ReviewFindingsDropped": {point(0.1, 30)}}
+	for _, tt := range []struct {
+		name     string
+		accept   map[string][]cwtypes.Datapoint
+		settings string // added to staging's settings
+		refuse   []string
+	}{
+		{"as good as the current prompt", map[string][]cwtypes.Datapoint{"1.0.0": {settled(60, 100)}, "1.1.0": {settled(29, 50)}}, "", nil},
+		{"worse by more than the default margin", map[string][]cwtypes.Datapoint{"1.0.0": {settled(60, 100)}, "1.1.0": {settled(20, 25), settled(5, 25)}}, "",
+			[]string{"promote prompt 1.1.0 in staging refused", "candidate 50.0% accepted of 50 settled", "current 60.0% accepted of 100 settled", "margin of 5.0", "model model-s"}},
+		{"worse, within a margin cdk.json widens", map[string][]cwtypes.Datapoint{"1.0.0": {settled(60, 100)}, "1.1.0": {settled(25, 50)}}, `"acceptanceMargin": 0.15,`, nil},
+		{"too few settled findings", map[string][]cwtypes.Datapoint{"1.0.0": {settled(60, 100)}, "1.1.0": {settled(29, 29)}}, "",
+			[]string{"candidate has 29 settled finding(s), at least 30 needed"}},
+		{"too few for a sample cdk.json raises", goodAcceptance, `"acceptanceMinSample": 80,`, []string{"candidate has 50 settled finding(s), at least 80 needed"}},
+		{"nothing settled for the current prompt", map[string][]cwtypes.Datapoint{"1.1.0": {settled(50, 50)}}, "", []string{"current version has 0 settled finding(s)"}},
+		// A deployment without Swarm comments has no reactions: it says so.
+		{"not judged where nothing can be", map[string][]cwtypes.Datapoint{}, `"acceptanceMinSample": 0,`, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			fixture := strings.Replace(promoteFixture, `"llmModel": "model-s",`, `"llmModel": "model-s", `+tt.settings, 1)
+			path := filepath.Join(t.TempDir(), "cdk.json")
+			if err := os.WriteFile(path, []byte(fixture), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+			err := promote(context.Background(), &canaryMetrics{now: now, points: goodJobs, accept: tt.accept}, io.Discard, now, []string{"--env", "staging", "--cdk", path})
+			got, _ := os.ReadFile(path)
+			if tt.refuse == nil {
+				if err != nil || !strings.Contains(string(got), `"promptCandidatePercent": 100`) {
+					t.Fatalf("promote: %v; cdk.json:\n%s", err, got)
+				}
+				return
+			}
+			if err == nil || string(got) != fixture {
+				t.Fatalf("promote: %v, want a refusal leaving cdk.json as it was", err)
+			}
+			for _, w := range tt.refuse {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("refusal %q does not say %q", err, w)
+				}
+			}
+		})
 	}
 }

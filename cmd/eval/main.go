@@ -11,7 +11,10 @@
 //	    -api-key-env OPENAI_API_KEY -price-in 2.5 -price-out 10
 //
 // Run it against the real provider and model before promoting a prompt
-// version (README, "Measuring review quality").
+// version (README, "Measuring review quality"). With -outcomes it also
+// replays what reviewers did with real findings (`criticizer outcomes
+// export`): each configuration's findings on the corpus judged by the
+// recorded fate of the same finding or of its kind.
 package main
 
 import (
@@ -42,6 +45,7 @@ import (
 // options are the command's flags.
 type options struct {
 	corpus, provider, endpoint, model, keyEnv, prompts string
+	outcomes                                           string
 	priceIn, priceOut                                  float64
 	timeout                                            time.Duration
 	verbose                                            bool
@@ -59,6 +63,7 @@ func main() {
 	flag.Float64Var(&o.priceOut, "price-out", 0, "USD per million output tokens, for the cost column")
 	flag.DurationVar(&o.timeout, "timeout", 60*time.Second, "per model call")
 	flag.BoolVar(&o.verbose, "v", false, "print each case's findings")
+	flag.StringVar(&o.outcomes, "outcomes", "", "recorded outcomes to replay (`criticizer outcomes export` JSON lines): judge each configuration's findings by what reviewers did with them")
 	flag.Parse()
 	if err := run(context.Background(), o, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "eval:", err)
@@ -85,6 +90,12 @@ func run(ctx context.Context, o options, w io.Writer) error {
 	if err != nil {
 		return err
 	}
+	var recorded *Recorded
+	if o.outcomes != "" {
+		if recorded, err = loadOutcomes(o.outcomes); err != nil {
+			return err
+		}
+	}
 	var scores []Score
 	for _, version := range strings.Split(o.prompts, ",") {
 		version = strings.TrimSpace(version)
@@ -100,13 +111,16 @@ func run(ctx context.Context, o options, w io.Writer) error {
 		stage := &llmstage.LLM{Redacted: artifacts.New(mem, "eval"), Guard: red, LLM: complete, Model: model,
 			Rollout: rollout, Metrics: obs.NewMetrics(io.Discard, "eval"), Log: slog.New(slog.DiscardHandler)}
 		for i, c := range cases {
-			res, usage, err := reviewCase(ctx, stage, red, c, int64(1000+i), version)
+			res, cs, usage, err := reviewCase(ctx, stage, red, c, int64(1000+i), version)
 			if err != nil {
 				s.Errors++
 				fmt.Fprintf(os.Stderr, "eval: %s (prompt %s): %v\n", c.Name, version, err)
 				continue
 			}
 			s.add(c, res, usage)
+			if recorded != nil {
+				s.Replay.add(recorded, res, cs)
+			}
 			if o.verbose {
 				printCase(w, c, res)
 			}
@@ -115,6 +129,9 @@ func run(ctx context.Context, o options, w io.Writer) error {
 	}
 	fmt.Fprintf(w, "Review quality over %d changelists (%d clean) in %s:\n\n", len(cases), countClean(cases), o.corpus)
 	printTable(w, scores)
+	if recorded != nil {
+		printReplay(w, o.outcomes, recorded, scores)
+	}
 	for _, s := range scores {
 		if s.Errors > 0 {
 			return fmt.Errorf("%d review(s) failed under prompt %s (see above)", s.Errors, s.PromptVersion)
@@ -134,30 +151,31 @@ func countClean(cs []Case) int {
 }
 
 // reviewCase runs the llm stage on one case, as the pipeline would after
-// fetch: the diffs redacted, the changeset stored, the stage's Process.
-func reviewCase(ctx context.Context, stage *llmstage.LLM, red *redact.Redactor, c Case, cl int64, version string) (domain.ReviewResult, [2]int, error) {
+// fetch: the diffs redacted, the changeset stored, the stage's Process. It
+// returns the redacted changeset too: fingerprints are made on it.
+func reviewCase(ctx context.Context, stage *llmstage.LLM, red *redact.Redactor, c Case, cl int64, version string) (domain.ReviewResult, *domain.Changeset, [2]int, error) {
 	cs := c.Changeset(cl)
 	for i := range cs.Files {
 		d, _, err := red.Redact(cs.Files[i].Diff)
 		if err != nil {
-			return domain.ReviewResult{}, [2]int{}, err
+			return domain.ReviewResult{}, nil, [2]int{}, err
 		}
 		cs.Files[i].Diff = d
 	}
 	id := "eval-" + version + "-" + c.Name
 	key := artifacts.Key(id, "changeset.json")
 	if err := stage.Redacted.PutJSON(ctx, key, cs); err != nil {
-		return domain.ReviewResult{}, [2]int{}, err
+		return domain.ReviewResult{}, nil, [2]int{}, err
 	}
 	out, err := stage.Process(ctx, &job.Job{ID: id, Changelist: cl, Artifacts: job.Artifacts{Redacted: key}})
 	if err != nil {
-		return domain.ReviewResult{}, [2]int{}, err
+		return domain.ReviewResult{}, nil, [2]int{}, err
 	}
 	var res domain.ReviewResult
 	if err := stage.Redacted.GetJSON(ctx, out.Artifacts.Result, &res); err != nil {
-		return domain.ReviewResult{}, [2]int{}, err
+		return domain.ReviewResult{}, nil, [2]int{}, err
 	}
-	return res, [2]int{out.Review.InputTokens, out.Review.OutputTokens}, nil
+	return res, &cs, [2]int{out.Review.InputTokens, out.Review.OutputTokens}, nil
 }
 
 func printCase(w io.Writer, c Case, res domain.ReviewResult) {

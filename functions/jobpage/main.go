@@ -1,7 +1,7 @@
 // Command jobpage serves the read-only job page behind GET
 // /view/{id}/{token}: the link a reviewer opens from Swarm or the e-mail.
 // It only reads (the job record, the job's delivery rows, the stored review
-// result) and exists only where the environment turns the page on. See
+// result, the outcomes of the job's review) and exists only where the environment turns the page on. See
 // shared/jobpage.
 package main
 
@@ -17,6 +17,7 @@ import (
 	"github.com/criticizer/criticizer/shared/jobpage"
 	"github.com/criticizer/criticizer/shared/jobpage/page"
 	"github.com/criticizer/criticizer/shared/outbox"
+	"github.com/criticizer/criticizer/shared/outcome"
 	"github.com/criticizer/criticizer/shared/sanitize"
 	"github.com/criticizer/criticizer/shared/secrets"
 	"github.com/criticizer/criticizer/shared/store"
@@ -33,6 +34,7 @@ func main() {
 		Key:        &jobpage.Key{Secrets: secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL), SecretID: set.SecretID},
 		Jobs:       store.New(ddb, env.Config.JobsTable),
 		Deliveries: outbox.New(ddb, env.Config.JobsTable),
+		Outcomes:   outcome.NewStore(ddb, env.Config.JobsTable),
 		Results:    artifacts.New(artifacts.NewS3Client(env.AWS), set.Bucket),
 		Log:        env.Log, Metrics: env.Metrics,
 	}

@@ -19,25 +19,26 @@ import (
 // Record is the fate of one posted finding with what the acceptance report
 // groups by. Like the ledger it holds identities, never code or model text
 // (docs/guarantees.md RT-2): fingerprint, path, severity, category, rule id,
-// prompt version and model.
+// prompt version and model. Its JSON is `criticizer outcomes export`'s,
+// which `make eval -outcomes` replays.
 type Record struct {
-	Review        int64  `dynamodbav:"review"`
-	Fingerprint   string `dynamodbav:"fp"`
-	Fate          Fate   `dynamodbav:"fate"`
-	File          string `dynamodbav:"file"`
-	Severity      string `dynamodbav:"severity"`
-	Category      string `dynamodbav:"category"`
-	RuleID        string `dynamodbav:"rule_id,omitempty"`
-	PromptVersion string `dynamodbav:"prompt_version"`
-	Model         string `dynamodbav:"model"`
-	JobID         string `dynamodbav:"job_id"` // the job that posted the finding
+	Review        int64  `dynamodbav:"review" json:"review"`
+	Fingerprint   string `dynamodbav:"fp" json:"fp"`
+	Fate          Fate   `dynamodbav:"fate" json:"fate"`
+	File          string `dynamodbav:"file" json:"file"`
+	Severity      string `dynamodbav:"severity" json:"severity"`
+	Category      string `dynamodbav:"category" json:"category"`
+	RuleID        string `dynamodbav:"rule_id,omitempty" json:"rule_id,omitempty"`
+	PromptVersion string `dynamodbav:"prompt_version" json:"prompt_version"`
+	Model         string `dynamodbav:"model" json:"model"`
+	JobID         string `dynamodbav:"job_id" json:"job_id"` // the job that posted the finding
 	// Kind is the finding's kind (Kind: rule id or hashed title); with
 	// Category and Scope(File) it names the tally its fate counts in.
-	Kind string `dynamodbav:"kind"`
+	Kind string `dynamodbav:"kind" json:"kind"`
 	// Scope is the depot path pattern its fate counts under (ScopeAt with
 	// the environment's DISMISS_SCOPE_DEPTH when posted); empty, as on
 	// records written before it was kept: Scope(File).
-	Scope string `dynamodbav:"scope,omitempty"`
+	Scope string `dynamodbav:"scope,omitempty" json:"scope,omitempty"`
 }
 
 // An outcome is one item of the jobs table, beside the ledger:
@@ -59,6 +60,7 @@ type Store struct {
 	api       store.API
 	table     string
 	retention time.Duration
+	metrics   Metrics // told each fate that settles (Settled); nil: nobody
 }
 
 // NewStore returns the outcome store over the jobs table, keeping records
@@ -74,6 +76,13 @@ func (s *Store) WithUniquenessRetention(d time.Duration) *Store {
 	if d >= 0 {
 		s.retention = d
 	}
+	return s
+}
+
+// WithMetrics tells m each fate ChangeFate settles (Settled), whoever read
+// it: the next version, the sweeper, a webhook.
+func (s *Store) WithMetrics(m Metrics) *Store {
+	s.metrics = m
 	return s
 }
 
@@ -129,7 +138,8 @@ func (s *Store) putOnce(ctx context.Context, item map[string]types.AttributeValu
 }
 
 // ChangeFate moves a posted finding's fate from the one read (rec.Fate) to
-// fate, and its kind's tally with it, in one transaction: reading the same
+// fate, and its kind's tally with it, in one transaction (and tells the
+// store's metrics when that settles it): reading the same
 // reactions again (the next version, the sweeper twice, a retry) writes
 // nothing, and a record another reader moved meanwhile is left to the next
 // read. written says whether the fate moved. Unknown is the absence of a
@@ -156,7 +166,10 @@ func (s *Store) ChangeFate(ctx context.Context, rec Record, fate Fate) (written 
 	if errors.As(err, &cancelled) {
 		return false, nil // moved by another reader since it was read
 	}
-	return landed(err, "outcome fate change")
+	if written, err = landed(err, "outcome fate change"); written {
+		Settled(s.metrics, rec, rec.Fate, fate)
+	}
+	return written, err
 }
 
 // keep adds to an update's SET the item's expires_at, the uniqueness
@@ -187,6 +200,23 @@ func landed(err error, what string) (bool, error) {
 // Review returns the recorded outcomes of a review, every page read.
 func (s *Store) Review(ctx context.Context, review int64) ([]Record, error) {
 	items, err := s.partitionItems(ctx, partition(review), "outcome list")
+	if err != nil {
+		return nil, err
+	}
+	var out []Record
+	now := job.Now().Unix()
+	for _, it := range items {
+		if !expired(it, now) {
+			out = append(out, decode(it))
+		}
+	}
+	return out, nil
+}
+
+// EmailOnlyRecords returns the recorded e-mail-only findings of a
+// changelist (EmailOnly), every page read: their fate is unknown.
+func (s *Store) EmailOnlyRecords(ctx context.Context, changelist int64) ([]Record, error) {
+	items, err := s.partitionItems(ctx, emailPrefix+strconv.FormatInt(changelist, 10), "outcome e-mail-only list")
 	if err != nil {
 		return nil, err
 	}

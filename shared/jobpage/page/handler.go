@@ -23,6 +23,7 @@ import (
 	"github.com/criticizer/criticizer/shared/jobpage"
 	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/outbox"
+	"github.com/criticizer/criticizer/shared/outcome"
 )
 
 // Results reads the review result the llm stage stored in the redacted
@@ -37,12 +38,20 @@ type Deliveries interface {
 	JobRows(ctx context.Context, j *job.Job) (emails, comments []outbox.Row, err error)
 }
 
+// Outcomes reads what reviewers did with the findings of a Swarm review,
+// or of a changelist told by e-mail only (outcome.Store).
+type Outcomes interface {
+	Review(ctx context.Context, review int64) ([]outcome.Record, error)
+	EmailOnlyRecords(ctx context.Context, changelist int64) ([]outcome.Record, error)
+}
+
 // Handler serves GET /view/{id}/{token}.
 type Handler struct {
 	Key        *jobpage.Key
 	Jobs       job.Getter
 	Results    Results
 	Deliveries Deliveries
+	Outcomes   Outcomes // nil: no acceptance section
 	Log        *slog.Logger
 	Metrics    *obs.Metrics // JobPageResponses by Status; nil emits none
 	Now        job.Clock
@@ -136,6 +145,14 @@ func (h *Handler) handle(ctx context.Context, req events.APIGatewayProxyRequest)
 		}
 		page.Deliveries, page.Comments = emails, comments
 	}
+	if h.Outcomes != nil {
+		recs, err := h.outcomes(ctx, j)
+		if err != nil {
+			h.Log.ErrorContext(ctx, "reading the review's outcomes failed", "err", err, "error_class", failure.Classify(err))
+			return unavailable()
+		}
+		page.Outcomes, page.OutcomesRead = recs, true
+	}
 	var b bytes.Buffer
 	if err := Render(&b, page); err != nil {
 		h.Log.ErrorContext(ctx, "rendering the job page failed", "err", err)
@@ -147,6 +164,16 @@ func (h *Handler) handle(ctx context.Context, req events.APIGatewayProxyRequest)
 		resp.Body = ""
 	}
 	return resp
+}
+
+// outcomes are the records of what reviewers did with the findings of the
+// job's Swarm review (every version's), or, with no review, of its
+// changelist's e-mail-only findings: what the page's reader was sent.
+func (h *Handler) outcomes(ctx context.Context, j *job.Job) ([]outcome.Record, error) {
+	if j.Swarm != nil && j.Swarm.Review > 0 {
+		return h.Outcomes.Review(ctx, j.Swarm.Review)
+	}
+	return h.Outcomes.EmailOnlyRecords(ctx, j.Changelist)
 }
 
 // verify checks token against the current key, re-reading the key once

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/base64"
+	"fmt"
 	"html/template"
 	"io"
 	"sort"
@@ -14,6 +15,7 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/outbox"
+	"github.com/criticizer/criticizer/shared/outcome"
 )
 
 // The page is rendered with html/template: every value is escaped for the
@@ -55,6 +57,11 @@ type Page struct {
 	// Comments are the job's Swarm comment rows: a comment Swarm refused for
 	// good fails its row, not the job, and shows here with its class.
 	Comments []outbox.Row
+	// Outcomes are what reviewers did with the findings of the job's review
+	// (every version) or its e-mail-only findings; OutcomesRead says they
+	// were read (the section shows).
+	Outcomes     []outcome.Record
+	OutcomesRead bool
 }
 
 // severity is a finding's severity as a known word, "other" otherwise: it
@@ -85,6 +92,24 @@ type view struct {
 	Files      []fileView
 	Coverage   coverageView
 	Deliveries []deliveryView
+	// Acceptance: one table per outcome.Dimensions grouping; nil hides the
+	// section, empty says nothing is recorded yet.
+	Acceptance   []acceptanceView
+	OutcomesRead bool
+	Reacted      int // findings accepted or dismissed
+	Recorded     int
+}
+
+// acceptanceView is one grouping of the acceptance section.
+type acceptanceView struct {
+	Dimension string
+	Rows      []acceptanceRow
+}
+
+type acceptanceRow struct {
+	Key                                       string
+	Findings, Accepted, Dismissed, Open, None int
+	Share                                     string
 }
 
 type stageView struct{ Name, Status, ErrorClass, Attempts string }
@@ -168,7 +193,34 @@ func build(p Page) view {
 			}
 		}
 	}
+	v.OutcomesRead, v.Recorded = p.OutcomesRead, len(p.Outcomes)
+	if len(p.Outcomes) > 0 {
+		v.Acceptance, v.Reacted = acceptance(p.Outcomes)
+	}
 	return v
+}
+
+// acceptance groups a review's outcome records by every dimension of the
+// report (outcome.Acceptance, as `criticizer outcomes report`), depot paths
+// by the scope a kind is withheld under.
+func acceptance(recs []outcome.Record) ([]acceptanceView, int) {
+	var out []acceptanceView
+	reacted := 0
+	for _, d := range outcome.Dimensions {
+		a := acceptanceView{Dimension: strings.ReplaceAll(string(d), "_", " ")}
+		for _, r := range outcome.Acceptance(recs, d, outcome.ScopeDepth) {
+			share := "–"
+			if r.Share >= 0 {
+				share = fmt.Sprintf("%.0f%% (%d of %d)", 100*r.Share, r.Accepted, r.Accepted+r.Dismissed)
+			}
+			if d == outcome.ByPromptVersion {
+				reacted += r.Accepted + r.Dismissed
+			}
+			a.Rows = append(a.Rows, acceptanceRow{Key: r.Key, Findings: r.Findings, Accepted: r.Accepted, Dismissed: r.Dismissed, Open: r.Open, None: r.Unknown, Share: share})
+		}
+		out = append(out, a)
+	}
+	return out, reacted
 }
 
 // rowStatus is a row's state, with the failure class of a refusal

@@ -1,0 +1,110 @@
+//go:build integration
+
+package integration
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
+	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
+
+	"github.com/criticizer/criticizer/shared/outcome"
+	"github.com/criticizer/criticizer/shared/result"
+)
+
+// TestPromoteRefusesWorseAcceptance: `criticizer promote`, run as an
+// operator runs it against the emulator's CloudWatch, refuses a candidate
+// prompt that meets its job SLOs but whose findings reviewers accepted
+// well below the stable prompt's, naming both shares and counts, and
+// leaves cdk.json as it was; with acceptance as good, it promotes. The
+// environment ("gate-N") is the test's own, so the data of other tests
+// and of the refused run do not count (CloudWatch keeps each dimension
+// combination apart; so does the emulator's GetMetricStatistics). The data
+// are two days old, inside promote's window but outside every alarm's
+// evaluation range (an hour for the SLO alarms, a day for acceptance): the
+// emulator evaluates an alarm over all dimensions of its metric name
+// (MiniStack's cloudwatch service, _evaluate_alarm), so recent data here
+// would sway TestRollbackAlarmsFire's.
+func TestPromoteRefusesWorseAcceptance(t *testing.T) {
+	ctx := context.Background()
+	cw := cloudwatch.NewFromConfig(env.local.AWS)
+	bin := filepath.Join(t.TempDir(), "criticizer")
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/criticizer").CombinedOutput(); err != nil {
+		t.Fatalf("build the CLI: %v\n%s", err, out)
+	}
+	const candidate, model = "1.1.0", "gate-model"
+	for i, tt := range []struct {
+		candidateAccepted int // of 40 settled; the stable prompt: 32 of 40
+		refuse            string
+	}{
+		{20, "candidate 50.0% accepted of 40 settled, current 80.0% accepted of 40 settled"},
+		{31, ""},
+	} {
+		envName := "gate-" + string(rune('a'+i)) + time.Now().Format("150405")
+		put := func(metric string, dims map[string]string, values ...float64) {
+			var data []cwtypes.MetricDatum
+			for _, v := range values {
+				d := cwtypes.MetricDatum{MetricName: aws.String(metric), Value: aws.Float64(v), Unit: cwtypes.StandardUnitCount, Timestamp: aws.Time(time.Now().Add(-48 * time.Hour)),
+					Dimensions: []cwtypes.Dimension{{Name: aws.String("Environment"), Value: aws.String(envName)}}}
+				for k, v := range dims {
+					d.Dimensions = append(d.Dimensions, cwtypes.Dimension{Name: aws.String(k), Value: aws.String(v)})
+				}
+				data = append(data, d)
+			}
+			for len(data) > 0 { // PutMetricData takes at most 1000 data
+				n := min(len(data), 1000)
+				if _, err := cw.PutMetricData(ctx, &cloudwatch.PutMetricDataInput{Namespace: aws.String("Criticizer"), MetricData: data[:n]}); err != nil {
+					t.Fatal(err)
+				}
+				data = data[n:]
+			}
+		}
+		ones := func(accepted, of int) []float64 {
+			v := make([]float64, of)
+			for i := range accepted {
+				v[i] = 1
+			}
+			return v
+		}
+		llm := map[string]string{"Stage": "llm", "PromptVersion": candidate}
+		put("ReviewValidFindings", llm, 1, 1, 1, 1, 1)
+		put("ReviewFindingsDropped", llm, 0, 0, 0, 0, 0)
+		put(outcome.AcceptanceMetric, map[string]string{"PromptVersion": candidate, "Model": model}, ones(tt.candidateAccepted, 40)...)
+		put(outcome.AcceptanceMetric, map[string]string{"PromptVersion": result.StablePromptVersion, "Model": model}, ones(32, 40)...)
+
+		cdk := `{"context": {"environments": {"` + envName + `": {"llmModel": "` + model + `", "promptCandidateVersion": "` + candidate + `", "promptCandidatePercent": 10,
+  "validFindingsSlo": {"` + candidate + `": 0.1}, "droppedFindingsSlo": {"` + candidate + `": 0.5}}}}}
+`
+		path := filepath.Join(t.TempDir(), "cdk.json")
+		if err := os.WriteFile(path, []byte(cdk), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(bin, "promote", "--env", envName, "--cdk", path, "--min-jobs", "5", "--window", "72h")
+		cmd.Env = append(os.Environ(), "AWS_ENDPOINT_URL="+env.local.Emulator.Endpoint, "AWS_ACCESS_KEY_ID=test",
+			"AWS_SECRET_ACCESS_KEY=test", "AWS_REGION=us-east-1")
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		got, _ := os.ReadFile(path)
+		if tt.refuse == "" {
+			if err != nil || !strings.Contains(string(got), `"promptCandidatePercent": 100`) {
+				t.Errorf("acceptance as good: promote %v\n%s%s\ncdk.json %s", err, stdout.String(), stderr.String(), got)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(stderr.String(), tt.refuse) || !strings.Contains(stderr.String(), "margin of 5.0") {
+			t.Errorf("worse acceptance: promote %v, stderr %q: want a refusal saying %q", err, stderr.String(), tt.refuse)
+		}
+		if string(got) != cdk {
+			t.Errorf("a refused promotion changed cdk.json:\n%s", got)
+		}
+	}
+}
