@@ -1,0 +1,181 @@
+package digest_test
+
+import (
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/criticizer/criticizer/shared/digest"
+	"github.com/criticizer/criticizer/shared/outcome"
+	"github.com/criticizer/criticizer/shared/store/dynamotest"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func TestWeek(t *testing.T) {
+	for _, tc := range []struct {
+		at   string
+		want string
+		mon  string
+	}{
+		{"2026-11-27T07:00:00Z", "2026-W48", "2026-11-23"},
+		{"2026-11-23T00:00:00Z", "2026-W48", "2026-11-23"},
+		{"2026-11-22T23:59:59Z", "2026-W47", "2026-11-16"},
+		{"2027-01-01T12:00:00Z", "2026-W53", "2026-12-28"}, // 2026 has 53 ISO weeks
+		{"2025-12-29T00:00:00Z", "2026-W01", "2025-12-29"},
+	} {
+		at, _ := time.Parse(time.RFC3339, tc.at)
+		w := digest.WeekOf(at)
+		if w.String() != tc.want || w.Start().Format("2006-01-02") != tc.mon {
+			t.Errorf("WeekOf(%s) = %s starting %s, want %s starting %s", tc.at, w, w.Start().Format("2006-01-02"), tc.want, tc.mon)
+		}
+		if back, err := digest.ParseWeek(tc.want); err != nil || back != w {
+			t.Errorf("ParseWeek(%s) = %v, %v", tc.want, back, err)
+		}
+		if !w.End().Equal(w.Start().AddDate(0, 0, 7)) || digest.WeekOf(w.End()) == w {
+			t.Errorf("%s ends at %s", w, w.End())
+		}
+	}
+	if w, _ := digest.ParseWeek("2026-W48"); w.Previous().String() != "2026-W47" {
+		t.Errorf("previous of 2026-W48 = %s", w.Previous())
+	}
+	for _, bad := range []string{"2026-W54", "2025-W53", "2026-48", "2026-W0", "x"} {
+		if _, err := digest.ParseWeek(bad); err == nil {
+			t.Errorf("ParseWeek(%q) accepted", bad)
+		}
+	}
+}
+
+func TestOwners(t *testing.T) {
+	owners, err := digest.Owners(map[string][]string{
+		"//depot/engine/...": {"Lead@Example.com", "other@example.com"},
+		"//depot/tools/...":  {"lead@example.com"},
+	}, []string{"lead@example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(owners) != 1 || owners[0].Address != "lead@example.com" || strings.Join(owners[0].Paths, ",") != "//depot/engine/...,//depot/tools/..." {
+		t.Fatalf("owners = %+v: want only the opted-in owner, with both paths", owners)
+	}
+	if _, err := digest.Owners(map[string][]string{"//depot/engine": {"a@example.com"}}, nil); err == nil {
+		t.Fatal("a path that is no pattern was accepted")
+	}
+}
+
+// fates is the outcome store over the in-process table, seeded.
+func fates(t *testing.T) *outcome.Store {
+	t.Helper()
+	ctx := context.Background()
+	st := outcome.NewStore(dynamotest.New(), dynamotest.Table)
+	for _, r := range []outcome.Record{
+		{Review: 885, Fingerprint: "a1", File: "//depot/engine/render/gl.cpp", Severity: "high", Category: "bug", Kind: "k1"},
+		{Review: 885, Fingerprint: "a2", File: "//depot/engine/render/gl.cpp", Severity: "low", Category: "style", Kind: "k2"},
+		{Review: 885, Fingerprint: "a3", File: "//depot/engine/io/file.cpp", Severity: "high", Category: "bug", Kind: "k3"},
+	} {
+		if _, err := st.Posted(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// a1 addressed; a2 dismissed 3 times over (its kind withheld); a3 open.
+	if _, err := st.ChangeFate(ctx, outcome.Record{Review: 885, Fingerprint: "a1", Fate: outcome.Open, File: "//depot/engine/render/gl.cpp", Category: "bug", Kind: "k1"}, outcome.Addressed); err != nil {
+		t.Fatal(err)
+	}
+	for i, fp := range []string{"a2", "b2", "c2"} {
+		rv := int64(885 + i)
+		if i > 0 {
+			if _, err := st.Posted(ctx, outcome.Record{Review: rv, Fingerprint: fp, File: "//depot/engine/x.cpp", Severity: "low", Category: "style", Kind: "k2"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := st.ChangeFate(ctx, outcome.Record{Review: rv, Fingerprint: fp, Fate: outcome.Open, File: "//depot/engine/x.cpp", Category: "style", Kind: "k2"}, outcome.Dismissed); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return st
+}
+
+// week is a week of entries: a Swarm review on the engine, an e-mail-only
+// change on the engine, and a change on tools only.
+func week() []digest.Entry {
+	return []digest.Entry{
+		{JobID: "j1", Changelist: 101, Review: 885, Dirs: []string{"//depot/engine/io", "//depot/engine/render", "//depot/shared"},
+			Findings: []digest.Finding{{"a1", "//depot/engine/render/gl.cpp", "high"}, {"a2", "//depot/engine/render/gl.cpp", "low"},
+				{"a3", "//depot/engine/io/file.cpp", "high"}, {"zz", "//depot/engine/io/file.cpp", "critical"}, {"s1", "//depot/shared/util.h", "high"}},
+			Withheld: 1, InputTokens: 12000, OutputTokens: 800, CostUSD: 0.042},
+		{JobID: "j2", Changelist: 102, Dirs: []string{"//depot/engine/net"},
+			Findings:    []digest.Finding{{"e1", "//depot/engine/net/sock.cpp", "medium"}},
+			InputTokens: 3000, OutputTokens: 200, CostUSD: 0.01},
+		{JobID: "j3", Changelist: 103, Dirs: []string{"//depot/tools/build"},
+			Findings:    []digest.Finding{{"t1", "//depot/tools/build/mk.py", "high"}},
+			InputTokens: 999, OutputTokens: 99},
+	}
+}
+
+func TestBuild(t *testing.T) {
+	w, _ := digest.ParseWeek("2026-W47")
+	owner := digest.Owner{Address: "lead@example.com", Paths: []string{"//depot/engine/..."}}
+	d, err := digest.Build(context.Background(), fates(t), owner, w, week())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Reviews != 2 || d.InputTokens != 15000 || d.OutputTokens != 1000 || d.Withheld != 1 {
+		t.Fatalf("digest = %+v: want the two engine jobs' reviews, tokens and withheld count, not the tools job's", d)
+	}
+	var got []string
+	for _, r := range d.Severity {
+		got = append(got, r.Key)
+	}
+	if strings.Join(got, ",") != "critical,high,medium,low" {
+		t.Fatalf("severities %v: want the severity order", got)
+	}
+	// high: a1 addressed, a3 open; critical: never posted; medium: e-mail
+	// only; low: a2 dismissed.
+	want := outcome.Row{Findings: 5, Accepted: 1, Dismissed: 1, Open: 1, Unknown: 2, Share: 0.5}
+	if tt := d.Total; tt.Findings != want.Findings || tt.Accepted != want.Accepted || tt.Dismissed != want.Dismissed || tt.Open != want.Open || tt.Unknown != want.Unknown || tt.Share != want.Share {
+		t.Fatalf("total = %+v, want %+v (e-mail-only and unposted findings unknown, never accepted)", tt, want)
+	}
+	if len(d.Suppressions) != 1 || d.Suppressions[0].Kind != "k2" || d.Suppressions[0].Scope != "//depot/engine/..." {
+		t.Fatalf("suppressions = %+v, want k2 under //depot/engine/...", d.Suppressions)
+	}
+	tools, err := digest.Build(context.Background(), fates(t), digest.Owner{Address: "t@example.com", Paths: []string{"//depot/tools/..."}}, w, week())
+	if err != nil || tools.Reviews != 1 || tools.Total.Findings != 1 || len(tools.Suppressions) != 0 {
+		t.Fatalf("tools digest = %+v, %v", tools, err)
+	}
+}
+
+func TestRenderGolden(t *testing.T) {
+	w, _ := digest.ParseWeek("2026-W47")
+	d, err := digest.Build(context.Background(), fates(t), digest.Owner{Address: "lead@example.com", Paths: []string{"//depot/engine/..."}}, w, week())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Text from people and models is data: markup escaped, URLs inert.
+	d.Suppressions = append(d.Suppressions, outcome.Suppression{Scope: "//depot/engine/...", Category: "<b>bug</b>", Kind: "see https://evil.example/x<script>"})
+	text, html, err := digest.Render(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, got := range map[string]string{"digest.txt.golden": text, "digest.html.golden": html} {
+		p := filepath.Join("testdata", name)
+		if *update {
+			if err := os.WriteFile(p, []byte(got), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != string(want) {
+			t.Errorf("%s differs (go test ./shared/digest -run TestRenderGolden -update):\n%s", name, got)
+		}
+	}
+	if strings.Contains(html, "<script>") || strings.Contains(html, "<b>bug") || strings.Contains(html, "https://") || strings.Contains(text, "https://") {
+		t.Fatalf("model or user text reached the digest live:\n%s\n%s", text, html)
+	}
+}
