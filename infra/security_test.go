@@ -160,7 +160,7 @@ func TestItemPrefixesMatchTheStore(t *testing.T) {
 	for prefix, file := range map[string]string{
 		itemJob: "../shared/store/item.go", itemIdempotency: "../shared/store/item.go", itemChangelist: "../shared/store/item.go",
 		itemOutbox: "../shared/outbox/outbox.go", itemDelivery: "../shared/evidence/evidence.go", itemBudget: "../shared/store/budget.go",
-		itemLedger: "../shared/ledger/store.go",
+		itemLedger: "../shared/ledger/store.go", itemDigest: "../shared/digest/entry.go",
 	} {
 		b, err := os.ReadFile(filepath.Clean(file))
 		if err != nil {

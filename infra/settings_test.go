@@ -23,6 +23,7 @@ func everything(email, llm string) map[string]any {
 		"reviewMaxTokens": 200000, "dailyTokenBudget": 5000000, "reviewRules": map[string]any{"version": 1, "ignore": []string{"*.generated.cs"}},
 		"notifyChannels": []string{"email", "swarm-comments"}, "swarmCommentWindowSeconds": 180, "swarmMaxInlineComments": 40,
 		"swarmGateSeverity": "high", "swarmEmailParticipants": true,
+		"weeklyDigest": true, "digestOwners": map[string]any{"//depot/engine/...": []string{"lead@studio.test"}}, "digestOptIn": []string{"lead@studio.test"},
 	}
 	if email == "smtp" {
 		o["smtpHost"], o["smtpLookupUrl"] = "smtp.example.com", "https://relay.example.com/lookup"

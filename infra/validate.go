@@ -45,6 +45,7 @@ var validators = []func(EnvConfig, *problems){
 	validateNotifyChannels,
 	validateSwarmNetwork,
 	validatePlaceholders,
+	validateDigest,
 }
 
 // Validate rejects settings AWS would reject at deploy time, or that would make

@@ -14,6 +14,7 @@ import (
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/coldstart"
 	"github.com/criticizer/criticizer/shared/delivery"
+	"github.com/criticizer/criticizer/shared/digest"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/evidence"
 	"github.com/criticizer/criticizer/shared/jobpage"
@@ -74,6 +75,9 @@ func main() {
 		// What reviewers do with each posted finding (package outcome).
 		fates := outcome.NewStore(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention)
 		n.Outcomes = &notifystage.Outcomes{Store: fates, Reader: &outcome.Reader{Store: fates, Rows: n.Outbox.(*outbox.Outbox), Comments: api}}
+	}
+	if set.WeeklyDigest {
+		n.Digest = &digest.Entries{API: ddb, Table: env.Config.JobsTable} // each job's week entry (shared/digest)
 	}
 	if set.Evidence.Provider == "ses" {
 		// IAM credentials, no password; SES's published events are the evidence.

@@ -179,3 +179,21 @@ func TestRenderGolden(t *testing.T) {
 		t.Fatalf("model or user text reached the digest live:\n%s\n%s", text, html)
 	}
 }
+
+func TestWeekOfEvent(t *testing.T) {
+	now, _ := time.Parse(time.RFC3339, "2026-12-01T10:00:00Z")
+	for _, tc := range []struct{ event, want string }{
+		{`{"week":"2026-W40"}`, "2026-W40"},
+		{`{"version":"0","detail-type":"Scheduled Event","source":"aws.events","time":"2026-11-30T06:00:00Z","detail":{}}`, "2026-W48"},
+		{``, "2026-W48"},
+		{`{}`, "2026-W48"},
+	} {
+		w, err := digest.WeekOfEvent([]byte(tc.event), now)
+		if err != nil || w.String() != tc.want {
+			t.Errorf("WeekOfEvent(%s) = %s, %v; want %s", tc.event, w, err, tc.want)
+		}
+	}
+	if _, err := digest.WeekOfEvent([]byte(`{"week":"soon"}`), now); err == nil {
+		t.Error("a malformed week was accepted")
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/rerun"
 	"github.com/criticizer/criticizer/shared/store"
 )
 
@@ -46,17 +47,10 @@ type Finding struct {
 	Severity    string `json:"sev"`
 }
 
-// Current is one reported finding with its fingerprint (rerun.Current's
-// shape, so the notify stage passes what it reported).
-type Current struct {
-	Fingerprint string
-	Finding     domain.Finding
-}
-
 // EntryOf is j's entry: its changed files' directories, the findings it
 // reported (after any withheld), and the tokens and estimated cost its
 // review meta records.
-func EntryOf(j *job.Job, review domain.ReviewResult, current []Current, cs *domain.Changeset) Entry {
+func EntryOf(j *job.Job, review domain.ReviewResult, current []rerun.Current, cs *domain.Changeset) Entry {
 	meta := domain.ReadReviewMeta(review.Meta)
 	e := Entry{JobID: j.ID, Changelist: j.Changelist, Withheld: meta.WithheldAsDismissed,
 		InputTokens: int64(meta.InputTokens), OutputTokens: int64(meta.OutputTokens), CostUSD: meta.EstimatedCostUSD}

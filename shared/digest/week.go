@@ -9,6 +9,7 @@
 package digest
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 )
@@ -49,3 +50,26 @@ func (w Week) End() time.Time { return w.Start().AddDate(0, 0, 7) }
 
 // Previous is the week before w.
 func (w Week) Previous() Week { return WeekOf(w.Start().AddDate(0, 0, -1)) }
+
+// WeekOfEvent is the week a run digests: the event's "week" ("2026-W48",
+// an operator's invoke), else the ISO week before the one its "time" falls
+// in (an EventBridge schedule's event, whose time a retried delivery keeps,
+// so a retry digests the same week), else the week before now.
+func WeekOfEvent(event []byte, now time.Time) (Week, error) {
+	var in struct {
+		Week string    `json:"week"`
+		Time time.Time `json:"time"`
+	}
+	if len(event) > 0 {
+		if err := json.Unmarshal(event, &in); err != nil {
+			return Week{}, fmt.Errorf("digest: event: %w", err)
+		}
+	}
+	switch {
+	case in.Week != "":
+		return ParseWeek(in.Week)
+	case !in.Time.IsZero():
+		return WeekOf(in.Time).Previous(), nil
+	}
+	return WeekOf(now).Previous(), nil
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/delivery"
+	"github.com/criticizer/criticizer/shared/digest"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
@@ -103,6 +104,14 @@ type Notify struct {
 	// Outcomes records the fate of each finding posted on a Swarm review
 	// (outcomes.go); nil: not recorded.
 	Outcomes *Outcomes
+	// Digest records each job's entry for the weekly digest
+	// (shared/digest); nil: the digest is off.
+	Digest DigestEntries
+}
+
+// DigestEntries keeps the weekly digest's entries (digest.Entries).
+type DigestEntries interface {
+	Record(ctx context.Context, week digest.Week, e digest.Entry) error
 }
 
 // JobPageLinks mints a job's page URL.
@@ -208,6 +217,9 @@ func (n *Notify) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 		if err := n.recordEmailOnly(ctx, j, review, current); err != nil {
 			return job.Result{}, err
 		}
+	}
+	if err := n.recordDigest(ctx, j, review, current, &cs); err != nil {
+		return job.Result{}, err
 	}
 	if len(permanent) > 0 {
 		return job.Result{}, errors.Join(permanent...)

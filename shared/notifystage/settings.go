@@ -34,6 +34,9 @@ type Settings struct {
 	// Outbox names the delivery key: the rows are keyed by the keyed hash
 	// of their recipient and the e-mail's token is keyed by it.
 	Outbox outbox.Settings
+	// WeeklyDigest (WEEKLY_DIGEST) records each job's week entry for the
+	// weekly digest (shared/digest); off by default.
+	WeeklyDigest bool
 }
 
 // SettingsFromEnv reads the notify function's settings: outbox.SettingsFromEnv, evidence.SettingsFromEnv,
@@ -50,17 +53,10 @@ func SettingsFromEnv(r *config.Reader) Settings {
 	s.Gate = GateFromEnv(r)
 	s.EmailParticipants = r.Bool("SWARM_EMAIL_PARTICIPANTS", false)
 	s.Outbox = outbox.SettingsFromEnv(r)
+	s.WeeklyDigest = r.Bool("WEEKLY_DIGEST", false)
 	switch s.Evidence.Provider {
 	case "smtp":
-		s.SMTP = notify.SMTPConfig{
-			Host: r.String("SMTP_HOST"),
-			Port: r.Int("SMTP_PORT", 587, 1, 65535),
-			From: s.Evidence.From,
-			TLS:  notify.TLSMode(r.OneOf("SMTP_TLS", string(notify.TLSStartTLS), string(notify.TLSStartTLS), string(notify.TLSImplicit), string(notify.TLSNone))),
-			// A send takes up to notify.MaxSendDuration(Timeout): below the function's timeout.
-			Timeout: r.Seconds("SMTP_TIMEOUT_SECONDS", int(notify.DefaultSMTPTimeout.Seconds()), 1, 300),
-		}
-		s.SMTPSecretID = r.String("SMTP_SECRET_ID")
+		s.SMTP, s.SMTPSecretID = notify.SMTPSettingsFromEnv(r, s.Evidence.From)
 	case "ses":
 		s.SESConfigurationSet = r.String("SES_CONFIGURATION_SET")
 	}
