@@ -10,7 +10,10 @@ import (
 	"time"
 
 	"github.com/criticizer/criticizer/shared/digest"
+	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/outcome"
+	"github.com/criticizer/criticizer/shared/rerun"
 	"github.com/criticizer/criticizer/shared/store/dynamotest"
 )
 
@@ -195,5 +198,25 @@ func TestWeekOfEvent(t *testing.T) {
 	}
 	if _, err := digest.WeekOfEvent([]byte(`{"week":"soon"}`), now); err == nil {
 		t.Error("a malformed week was accepted")
+	}
+}
+
+// A job's entry names its changed directories as depot paths, its
+// findings by fingerprint, and the tokens, cost and withheld count of its
+// review meta.
+func TestEntryOf(t *testing.T) {
+	j := &job.Job{ID: "j1", Changelist: 7, Swarm: &job.SwarmRun{Review: 8}}
+	cs := &domain.Changeset{Files: []domain.FileChange{{DepotPath: "//depot/engine/a/x.cpp"}, {DepotPath: "//depot/engine/a/y.cpp"}, {DepotPath: "//depot/tools/z.py"}}}
+	review := domain.ReviewResult{Meta: domain.ReviewMeta{InputTokens: 100, OutputTokens: 10, EstimatedCostUSD: 0.5, WithheldAsDismissed: 2}.Map()}
+	cur := []rerun.Current{{Fingerprint: "fp", Finding: domain.Finding{File: "//depot/engine/a/x.cpp", Severity: "HIGH"}}}
+	e := digest.EntryOf(j, review, cur, cs)
+	if strings.Join(e.Dirs, ",") != "//depot/engine/a,//depot/tools" || e.Review != 8 || e.Changelist != 7 {
+		t.Fatalf("entry %+v: want the depot directories, once each", e)
+	}
+	if len(e.Findings) != 1 || e.Findings[0] != (digest.Finding{Fingerprint: "fp", File: "//depot/engine/a/x.cpp", Severity: "high"}) {
+		t.Fatalf("findings %+v", e.Findings)
+	}
+	if e.InputTokens != 100 || e.OutputTokens != 10 || e.CostUSD != 0.5 || e.Withheld != 2 {
+		t.Fatalf("entry %+v: want the meta's tokens, cost and withheld count", e)
 	}
 }

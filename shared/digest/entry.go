@@ -3,7 +3,6 @@ package digest
 import (
 	"context"
 	"encoding/json"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -58,15 +57,24 @@ func EntryOf(j *job.Job, review domain.ReviewResult, current []rerun.Current, cs
 		e.Review = j.Swarm.Review
 	}
 	for _, f := range cs.Files {
-		e.Dirs = append(e.Dirs, path.Dir(f.DepotPath))
+		e.Dirs = append(e.Dirs, dirOf(f.DepotPath))
 	}
 	for _, c := range current {
 		e.Findings = append(e.Findings, Finding{Fingerprint: c.Fingerprint, File: c.Finding.File, Severity: strings.ToLower(c.Finding.Severity)})
-		e.Dirs = append(e.Dirs, path.Dir(c.Finding.File))
+		e.Dirs = append(e.Dirs, dirOf(c.Finding.File))
 	}
 	slices.Sort(e.Dirs)
 	e.Dirs = slices.Compact(e.Dirs)
 	return e
+}
+
+// dirOf is a depot file's directory, "//depot/a" for "//depot/a/f.c"
+// (path.Dir would clean the depot's leading "//" to "/").
+func dirOf(file string) string {
+	if i := strings.LastIndexByte(file, '/'); i > 1 {
+		return file[:i]
+	}
+	return file
 }
 
 // A week entry is one item of the jobs table,
