@@ -28,7 +28,7 @@ func Owners(byPath map[string][]string, optIn []string) ([]Owner, error) {
 	paths := map[string][]string{}
 	for p, addrs := range byPath {
 		if !strings.HasPrefix(p, "//") || !strings.HasSuffix(p, "/...") || strings.Count(p, "...") != 1 {
-			return nil, fmt.Errorf("digest: owned path %q: want a depot path pattern such as //depot/engine/...", p)
+			return nil, fmt.Errorf("digest: owned path %q: want a depot path pattern ending /... (//depot/engine/...)", p)
 		}
 		for _, a := range addrs {
 			if c := delivery.Canonical(a); in[c] {

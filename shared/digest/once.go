@@ -163,5 +163,5 @@ func (m *Marks) move(ctx context.Context, id Identity, attempt, update string, v
 	return nil
 }
 
-// ErrConflict: another attempt holds the row.
+// ErrConflict is returned when another attempt holds the row.
 var ErrConflict = errors.New("digest: another attempt holds the uniqueness row")
