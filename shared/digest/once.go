@@ -77,7 +77,8 @@ const (
 type Marks struct {
 	API   store.API
 	Table string
-	// Retention is how long a row outlives its week; a year when zero.
+	// Retention is how long a row outlives its week: the uniqueness
+	// retention (UNIQUENESS_RETENTION_DAYS); 0 keeps it for ever.
 	Retention time.Duration
 }
 
@@ -95,14 +96,14 @@ func key(id Identity) map[string]types.AttributeValue {
 // Begin records the intent to send id's digest under attempt. begun is
 // false when another attempt holds the row (sending or sent): held is it.
 func (m *Marks) Begin(ctx context.Context, id Identity, attempt string, now time.Time) (begun bool, held *Mark, err error) {
-	ret := m.Retention
-	if ret <= 0 {
-		ret = 365 * 24 * time.Hour
+	values := map[string]types.AttributeValue{":sending": sv(StatusSending), ":att": sv(attempt), ":at": sv(job.FormatTime(now)), ":released": sv(StatusReleased)}
+	set := "SET #s = :sending, attempt = :att, started_at = :at"
+	if m.Retention > 0 {
+		values[":exp"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(id.Week.End().Add(m.Retention).Unix(), 10)}
+		set += ", expires_at = :exp"
 	}
-	values := map[string]types.AttributeValue{":sending": sv(StatusSending), ":att": sv(attempt), ":at": sv(job.FormatTime(now)),
-		":released": sv(StatusReleased), ":exp": &types.AttributeValueMemberN{Value: strconv.FormatInt(id.Week.End().Add(ret).Unix(), 10)}}
 	_, err = m.API.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &m.Table, Key: key(id),
-		UpdateExpression:          aws.String("SET #s = :sending, attempt = :att, started_at = :at, expires_at = :exp"),
+		UpdateExpression:          aws.String(set),
 		ConditionExpression:       aws.String("attribute_not_exists(pk) OR #s = :released"),
 		ExpressionAttributeNames:  map[string]string{"#s": "status"},
 		ExpressionAttributeValues: values, ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld})

@@ -4,9 +4,14 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/digest"
@@ -137,6 +142,34 @@ func TestPassMarksDeliveredInDoubt(t *testing.T) {
 	for range 2 {
 		if rep, err := p.Run(ctx, w); err != nil || rep.AlreadySent != 1 || len(s.sent) != 0 {
 			t.Fatalf("run = %+v, %v: want it marked sent from the evidence, never resent", rep, err)
+		}
+	}
+}
+
+// A digest's row lives the uniqueness retention past its week (for ever
+// with 0), so a run for an old week still finds it sent.
+func TestMarkKeepsTheUniquenessRetention(t *testing.T) {
+	ctx := context.Background()
+	w, _ := digest.ParseWeek("2026-W47")
+	for _, ret := range []time.Duration{365 * 24 * time.Hour, 0} {
+		db := dynamotest.New()
+		m := &digest.Marks{API: db, Table: dynamotest.Table, Retention: ret}
+		id := digest.IdentityOf("lead@example.com", w, nil)
+		if begun, _, err := m.Begin(ctx, id, "a1", w.End()); err != nil || !begun {
+			t.Fatalf("begin: %v %v", begun, err)
+		}
+		out, err := db.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(dynamotest.Table), KeyConditionExpression: aws.String("pk = :pk"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: "DIGEST#sent#2026-W47"}}})
+		if err != nil || len(out.Items) != 1 {
+			t.Fatalf("rows %v, %v", out, err)
+		}
+		exp, has := out.Items[0]["expires_at"].(*types.AttributeValueMemberN)
+		want := strconv.FormatInt(w.End().Add(ret).Unix(), 10)
+		if (ret > 0) != has || (has && exp.Value != want) {
+			t.Errorf("retention %s: expires_at %v, want %s", ret, out.Items[0]["expires_at"], map[bool]string{true: want, false: "none"}[ret > 0])
+		}
+		if begun, held, _ := m.Begin(ctx, id, "a2", w.End()); begun || held.Attempt != "a1" {
+			t.Errorf("a second begin took the row: %v %+v", begun, held)
 		}
 	}
 }

@@ -416,8 +416,9 @@ func (c *Checker) report(ctx context.Context, msg, key string, n int) {
 // uniquenessPrefixes are the partition-key prefixes of the records that
 // make a promise unique: idempotency records, changelist version gates and
 // outbox rows (delivery identities), and the rerun ledger and the findings'
-// outcomes (shared/outcome) kept beside them, with their kinds' tallies.
-var uniquenessPrefixes = []string{"IDEM#", "CL#", "OUTBOX#", "LEDGER#", "OUTCOME#review#", "OUTCOME#cl#", "OUTCOME#kind#"}
+// outcomes (shared/outcome) kept beside them, with their kinds' tallies,
+// and the weekly digest's once-per-owner-and-week rows (shared/digest).
+var uniquenessPrefixes = []string{"IDEM#", "CL#", "OUTBOX#", "LEDGER#", "OUTCOME#review#", "OUTCOME#cl#", "OUTCOME#kind#", "DIGEST#sent#"}
 
 func uniquenessRecord(item map[string]types.AttributeValue) bool {
 	v, ok := item["pk"].(*types.AttributeValueMemberS)
