@@ -71,6 +71,9 @@ type Digest struct {
 	// jobs; Suppressions are the kinds withheld under the paths now.
 	Withheld     int
 	Suppressions []outcome.Suppression
+	// Unlisted counts findings of very large reviews their entries could
+	// not itemise (Entry.Unlisted): in no severity row.
+	Unlisted     int
 	InputTokens  int64
 	OutputTokens int64
 	CostUSD      float64
@@ -104,6 +107,7 @@ func Build(ctx context.Context, fates Fates, owner Owner, week Week, entries []E
 		}
 		d.Reviews++
 		d.Withheld += e.Withheld
+		d.Unlisted += e.Unlisted
 		d.InputTokens += e.InputTokens
 		d.OutputTokens += e.OutputTokens
 		d.CostUSD += e.CostUSD

@@ -3,11 +3,16 @@ package digest_test
 import (
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/criticizer/criticizer/shared/digest"
 	"github.com/criticizer/criticizer/shared/domain"
@@ -218,5 +223,51 @@ func TestEntryOf(t *testing.T) {
 	}
 	if e.InputTokens != 100 || e.OutputTokens != 10 || e.CostUSD != 0.5 || e.Withheld != 2 {
 		t.Fatalf("entry %+v: want the meta's tokens, cost and withheld count", e)
+	}
+}
+
+// A review of thousands of files still fits its entry in one item: its
+// directories coarsened to their scopes, its least severe findings left out
+// and counted, and the digest says so.
+func TestHugeEntryFitsOneItem(t *testing.T) {
+	ctx := context.Background()
+	db := dynamotest.New()
+	entries := &digest.Entries{API: db, Table: dynamotest.Table}
+	w, _ := digest.ParseWeek("2026-W47")
+	e := digest.Entry{JobID: "big"}
+	for i := range 6000 {
+		dir := fmt.Sprintf("//depot/engine/module%04d/src/generated/deeply/nested", i)
+		sev := "low"
+		if i == 4321 {
+			sev = "critical"
+		}
+		e.Dirs = append(e.Dirs, dir)
+		e.Findings = append(e.Findings, digest.Finding{Fingerprint: strings.Repeat("f", 64) + fmt.Sprint(i), File: dir + "/file.cpp", Severity: sev})
+	}
+	if err := entries.Record(ctx, w, e); err != nil {
+		t.Fatal(err)
+	}
+	out, err := db.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(dynamotest.Table), KeyConditionExpression: aws.String("pk = :pk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: "DIGEST#week#2026-W47"}}})
+	if err != nil || len(out.Items) != 1 {
+		t.Fatal(out, err)
+	}
+	if n := len(out.Items[0]["data"].(*types.AttributeValueMemberS).Value); n > 400_000-1_000 {
+		t.Fatalf("the entry is %d bytes: it does not fit one DynamoDB item", n)
+	}
+	got, err := entries.Week(ctx, w)
+	if err != nil || len(got) != 1 {
+		t.Fatal(got, err)
+	}
+	g := got[0]
+	if g.Unlisted == 0 || g.Unlisted+len(g.Findings) != 6000 || g.Findings[0].Severity != "critical" || strings.Join(g.Dirs, ",") != "//depot/engine" {
+		t.Fatalf("entry: %d listed, %d unlisted, first %+v, dirs %v; want the critical one kept, the rest counted, dirs by scope", len(g.Findings), g.Unlisted, g.Findings[0], g.Dirs)
+	}
+	d, err := digest.Build(ctx, fates(t), digest.Owner{Address: "a@example.com", Paths: []string{"//depot/engine/..."}}, w, got)
+	if err != nil || d.Unlisted != g.Unlisted {
+		t.Fatal(d.Unlisted, err)
+	}
+	if text, _, _ := digest.Render(d); !strings.Contains(text, "findings of very large reviews, not itemised here") {
+		t.Fatalf("the digest does not say what it left out:\n%s", text)
 	}
 }

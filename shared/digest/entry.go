@@ -16,6 +16,7 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/outcome"
 	"github.com/criticizer/criticizer/shared/rerun"
 	"github.com/criticizer/criticizer/shared/store"
 )
@@ -33,7 +34,10 @@ type Entry struct {
 	Dirs     []string  `json:"dirs"`
 	Findings []Finding `json:"findings,omitempty"`
 	// Withheld counts the findings withheld as repeatedly dismissed.
-	Withheld     int     `json:"withheld,omitempty"`
+	Withheld int `json:"withheld,omitempty"`
+	// Unlisted counts the findings left out of a job's entry so it fits
+	// one item (fit): a review of thousands of files.
+	Unlisted     int     `json:"unlisted,omitempty"`
 	InputTokens  int64   `json:"in,omitempty"`
 	OutputTokens int64   `json:"out,omitempty"`
 	CostUSD      float64 `json:"usd,omitempty"`
@@ -106,7 +110,7 @@ func (s *Entries) Record(ctx context.Context, week Week, e Entry) error {
 	if e.JobID == "" {
 		return failure.Errorf(failure.InternalBug, "digest: an entry needs its job id")
 	}
-	data, err := json.Marshal(e)
+	data, err := fit(e)
 	if err != nil {
 		return failure.Wrap(failure.InternalBug, err)
 	}
@@ -118,6 +122,34 @@ func (s *Entries) Record(ctx context.Context, week Week, e Entry) error {
 		return awserr.Wrap("digest entry", err)
 	}
 	return nil
+}
+
+// maxEntryBytes keeps an entry inside one DynamoDB item (400 KB), with
+// room for its keys.
+const maxEntryBytes = 350_000
+
+// fit marshals e, made smaller until it fits one item: its directories
+// coarsened to their scopes (outcome.Scope: an owner of a deeper path then
+// counts the job if it touched the scope), then its least severe findings
+// left out and counted in Unlisted, which the digest reports.
+func fit(e Entry) ([]byte, error) {
+	data, err := json.Marshal(e)
+	if err != nil || len(data) <= maxEntryBytes {
+		return data, err
+	}
+	for i, d := range e.Dirs {
+		e.Dirs[i] = strings.TrimSuffix(outcome.Scope(d+"/f"), "/...")
+	}
+	slices.Sort(e.Dirs)
+	e.Dirs = slices.Compact(e.Dirs)
+	slices.SortStableFunc(e.Findings, func(a, b Finding) int { return domain.SeverityRank(a.Severity) - domain.SeverityRank(b.Severity) })
+	for {
+		if data, err = json.Marshal(e); err != nil || len(data) <= maxEntryBytes || len(e.Findings) == 0 {
+			return data, err
+		}
+		drop := max(len(e.Findings)/10, 1)
+		e.Findings, e.Unlisted = e.Findings[:len(e.Findings)-drop], e.Unlisted+drop
+	}
 }
 
 // Week reads every entry of week, every page of its one partition.

@@ -64,6 +64,7 @@ Paths: {{join .Paths ", "}}
 Reviews touching these paths: {{.Reviews}}
 Findings: {{.Total.Findings}}; acceptance {{.Acceptance}} ({{.Total.Accepted}} accepted, {{.Total.Dismissed}} dismissed, {{.Total.Open}} open, {{.Total.Unknown}} unknown)
 {{range .Severity}}  {{printf "%-9s" .Label}} {{.Findings}} {{plural .Findings "finding"}}: {{.Accepted}} accepted, {{.Dismissed}} dismissed, {{.Open}} open, {{.Unknown}} unknown; acceptance {{.Share}}
+{{end}}{{if .Unlisted}}  and {{.Unlisted}} {{plural .Unlisted "finding"}} of very large reviews, not itemised here
 {{end}}
 Acceptance is accepted / (accepted + dismissed), as reviewers have reacted so far; a finding told by e-mail only is unknown, never accepted.
 
@@ -87,6 +88,7 @@ Findings: <b>{{.Total.Findings}}</b>; acceptance <b>{{.Acceptance}}</b> ({{.Tota
 <tr><th>severity</th><th>findings</th><th>accepted</th><th>dismissed</th><th>open</th><th>unknown</th><th>acceptance</th></tr>
 {{range .Severity}}<tr><td>{{.Label}}</td><td>{{.Findings}}</td><td>{{.Accepted}}</td><td>{{.Dismissed}}</td><td>{{.Open}}</td><td>{{.Unknown}}</td><td>{{.Share}}</td></tr>
 {{end}}</table>
+{{end}}{{if .Unlisted}}<p>and {{.Unlisted}} findings of very large reviews, not itemised here</p>
 {{end}}<p><small>Acceptance is accepted / (accepted + dismissed), as reviewers have reacted so far; a finding told by e-mail only is unknown, never accepted.</small></p>
 <p>Withheld as repeatedly dismissed: <b>{{.Withheld}}</b></p>
 {{if .Suppressions}}<p>Withheld here now (lift with <code>criticizer outcomes allow</code>):</p>
