@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/criticizer/criticizer/shared/digest"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/envelope"
 	"github.com/criticizer/criticizer/shared/webhook"
@@ -76,5 +78,18 @@ func TestSweeperSample(t *testing.T) {
 	decode(t, "sweeper.json", &ev)
 	if ev.DetailType != "Scheduled Event" {
 		t.Fatal("not a scheduled event")
+	}
+}
+
+// The digest's schedule event digests the ISO week before the one it fires
+// in: 2026-11-30 (a Monday, W49) digests 2026-W48.
+func TestDigestSample(t *testing.T) {
+	b, err := os.ReadFile("digest.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := digest.WeekOfEvent(b, time.Time{})
+	if err != nil || w.String() != "2026-W48" {
+		t.Fatalf("week %s, %v; want 2026-W48", w, err)
 	}
 }

@@ -287,6 +287,9 @@ type EnvConfig struct {
 	// base URL for those links (default: the API's own URL). See infra/jobpage.go.
 	JobPage       bool   `json:"jobPage,omitempty"`
 	PublicBaseURL string `json:"publicBaseUrl,omitempty"`
+
+	// DigestConfig: the weekly digest (digest.go).
+	DigestConfig
 }
 
 // VPCConfig is where functions run inside a studio's network. IDs only:

@@ -38,6 +38,8 @@ type stackFunctions struct {
 	// keeps the events it could not record.
 	sesEvents    awslambda.Function
 	sesEventsDLQ awssqs.Queue
+	// digest sends the weekly digest (weeklyDigest, else nil; digest.go).
+	digest awslambda.Function
 }
 
 // newFunctions defines the functions, each with its configuration and its
@@ -61,6 +63,7 @@ func newFunctions(stack awscdk.Stack, p functionsProps) stackFunctions {
 	p.notify.consumer, p.notify.concurrency = fns.notify, p.cfg.MaxConcurrency.Notify
 	consumeStages(p.cfg, []*stage{p.fetch, p.llm, p.notify})
 	newSchedules(stack, p.cfg, fns.sweeper)
+	fns.digest = newDigest(f, p, fns.notify)
 	return fns
 }
 
@@ -363,17 +366,7 @@ func newNotifyFunction(f *functionFactory, p functionsProps) awslambda.Function 
 	p.redacted.GrantRead(fn, nil)
 	p.secrets.delivery.GrantRead(fn, nil)
 	if cfg.EmailProvider == "ses" {
-		// Only as the configured identity, only through the configuration
-		// set whose events feed the provider evidence (SES authorizes SendEmail on
-		// both resources).
-		arn := func(kind, name string) *string {
-			return awscdk.Fn_Sub(jsii.String("arn:${AWS::Partition}:ses:${AWS::Region}:${AWS::AccountId}:"+kind+"/"+name), nil)
-		}
-		fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-			Actions:    jsii.Strings("ses:SendEmail"),
-			Resources:  &[]*string{arn("identity", sesIdentity(cfg)), arn("configuration-set", cfg.SESConfigurationSet)},
-			Conditions: &map[string]any{"StringEquals": map[string]any{"ses:FromAddress": cfg.SMTPFrom}},
-		}))
+		fn.AddToRolePolicy(sesSendStatement(cfg)) // digest.go
 	} else {
 		p.secrets.smtp.GrantRead(fn, nil)
 	}

@@ -56,6 +56,9 @@ func newApp(outdir string, extraContext map[string]any) (awscdk.App, awscdk.Stac
 	if cfg.JobPage {
 		fns = append(fns, "jobpage")
 	}
+	if cfg.WeeklyDigest {
+		fns = append(fns, "digest")
+	}
 	for _, fn := range fns {
 		if _, err := os.Stat(assetRoot + "/" + fn + "/bootstrap"); err != nil {
 			return nil, nil, fmt.Errorf("function asset missing (run `make build` first, or set context %s): %w", ctxAssetRoot, err)

@@ -93,6 +93,9 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 	if jobPageFn != nil {
 		alarmed = append(alarmed, namedFn{"JobPage", jobPageFn})
 	}
+	if fns.digest != nil {
+		alarmed = append(alarmed, namedFn{"Digest", fns.digest})
+	}
 	topic := newAlarms(stack, env, cfg, props.MetricMathAlarms, stages, alarmed)
 	addDailyBudgetAlarm(stack, env, cfg, topic) // review_settings.go
 	if fns.sesEventsDLQ != nil {

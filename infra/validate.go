@@ -48,6 +48,7 @@ var validators = []func(EnvConfig, *problems){
 	validateSwarmEvents,
 	validateDismissals,
 	validatePlaceholders,
+	validateDigest,
 }
 
 // Validate rejects settings AWS would reject at deploy time, or that would make

@@ -15,6 +15,7 @@ import (
 
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/coldstart"
+	"github.com/criticizer/criticizer/shared/digest"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/evidence"
 	"github.com/criticizer/criticizer/shared/jobpage"
@@ -76,6 +77,9 @@ func main() {
 		fates := outcome.NewStore(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention).WithMetrics(env.Metrics)
 		n.Outcomes = &notifystage.Outcomes{Store: fates, Reader: &outcome.Reader{Store: fates, Rows: n.Outbox.(*outbox.Outbox), Comments: api},
 			Threshold: set.DismissThreshold, Depth: set.DismissScopeDepth}
+	}
+	if set.WeeklyDigest {
+		n.Digest = &digest.Entries{API: ddb, Table: env.Config.JobsTable} // each job's week entry (shared/digest)
 	}
 	if set.Evidence.Provider == "ses" {
 		// IAM credentials, no password; SES's published events are the evidence.

@@ -54,7 +54,7 @@ func main() {
 		}
 	}
 	if ev := set.SwarmEvents; ev.SecretID != "" { // unset: P4 Code Review webhooks off
-		fates := outcome.NewStore(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention)
+		fates := outcome.NewStore(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention).WithMetrics(env.Metrics)
 		h.SwarmEvents = &swarmevents.Receiver{Scheme: ev.Scheme, Keys: swarmevents.Keys(webhook.SecretKeys(sm, ev.SecretID, nil)),
 			Claims:   swarmevents.NewDeliveries(ddb, env.Config.JobsTable, env.Config.UniquenessRetention),
 			Outcomes: &outcome.Reader{Store: fates, Rows: h.Deliveries.(*outbox.Outbox)}, Log: env.Log}

@@ -9,6 +9,7 @@ package fnsettings
 
 import (
 	"github.com/criticizer/criticizer/shared/config"
+	"github.com/criticizer/criticizer/shared/digest"
 	"github.com/criticizer/criticizer/shared/evidence"
 	"github.com/criticizer/criticizer/shared/fetchstage"
 	"github.com/criticizer/criticizer/shared/jobpage"
@@ -41,6 +42,7 @@ var Functions = map[string][]Loader{
 		{"outbox.SettingsFromEnv", func(r *config.Reader) { outbox.SettingsFromEnv(r) }}},
 	"sesevents": nil,
 	"jobpage":   {{"jobpage.SettingsFromEnv", func(r *config.Reader) { jobpage.SettingsFromEnv(r) }}},
+	"digest":    {{"digest.SettingsFromEnv", func(r *config.Reader) { digest.SettingsFromEnv(r) }}},
 }
 
 // Read runs the loaders of function over env and returns the variables

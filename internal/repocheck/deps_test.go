@@ -27,6 +27,7 @@ func TestFunctionDeps(t *testing.T) {
 		{"llm", [][]string{smtp, chain}},
 		{"notify", [][]string{llm, schema, chain}},
 		{"jobpage", [][]string{smtp, llm, schema, chain}},
+		{"digest", [][]string{llm, schema, chain}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.function, func(t *testing.T) {

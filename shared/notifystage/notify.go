@@ -17,6 +17,7 @@ import (
 
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/delivery"
+	"github.com/criticizer/criticizer/shared/digest"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
@@ -88,6 +89,14 @@ type Notify struct {
 	// Outcomes records the fate of each finding posted on a Swarm review
 	// (outcomes.go); nil: not recorded.
 	Outcomes *Outcomes
+	// Digest records each job's entry for the weekly digest
+	// (shared/digest); nil: the digest is off.
+	Digest DigestEntries
+}
+
+// DigestEntries keeps the weekly digest's entries (digest.Entries).
+type DigestEntries interface {
+	Record(ctx context.Context, week digest.Week, e digest.Entry) error
 }
 
 // JobPageLinks mints a job's page URL.
@@ -121,6 +130,9 @@ func (n *Notify) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	}
 	commented, err := n.commentAll(ctx, j, in, len(rcpts) > 0)
 	if err != nil {
+		return job.Result{}, err
+	}
+	if err := n.recordDigest(ctx, j, in.review, in.current, &in.cs); err != nil {
 		return job.Result{}, err
 	}
 	if len(permanent) > 0 {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/criticizer/criticizer/shared/digest"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/job"
 	fates "github.com/criticizer/criticizer/shared/outcome"
@@ -130,4 +131,19 @@ func (n *Notify) recordEmailOnly(ctx context.Context, j *job.Job, review domain.
 		}
 	}
 	return nil
+}
+
+// recordDigest adds the job to the weekly digest of the week it was created
+// in (so a retry writes the same entry): what it reported, after any
+// withheld, its tokens and estimated cost. A failed write retries the
+// attempt, whose outbox skips what was sent.
+func (n *Notify) recordDigest(ctx context.Context, j *job.Job, review domain.ReviewResult, current []rerun.Current, cs *domain.Changeset) error {
+	if n.Digest == nil {
+		return nil
+	}
+	created, err := job.ParseTime(j.CreatedAt)
+	if err != nil {
+		created = n.Now.Now()
+	}
+	return n.Digest.Record(ctx, digest.WeekOf(created), digest.EntryOf(j, review, current, cs))
 }

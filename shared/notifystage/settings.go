@@ -38,6 +38,9 @@ type Settings struct {
 	// DismissScopeDepth (DISMISS_SCOPE_DEPTH, 1–5, default 1:
 	// //depot/<first dir>/...) set the noise filter (Outcomes).
 	DismissThreshold, DismissScopeDepth int
+	// WeeklyDigest (WEEKLY_DIGEST) records each job's week entry for the
+	// weekly digest (shared/digest); off by default.
+	WeeklyDigest bool
 }
 
 // SettingsFromEnv reads the notify function's settings: outbox.SettingsFromEnv, evidence.SettingsFromEnv,
@@ -56,17 +59,10 @@ func SettingsFromEnv(r *config.Reader) Settings {
 	s.Outbox = outbox.SettingsFromEnv(r)
 	s.DismissThreshold = r.Int("DISMISS_THRESHOLD")
 	s.DismissScopeDepth = r.Int("DISMISS_SCOPE_DEPTH")
+	s.WeeklyDigest = r.Bool("WEEKLY_DIGEST")
 	switch s.Evidence.Provider {
 	case "smtp":
-		s.SMTP = smtpmail.Config{
-			Host: r.String("SMTP_HOST"),
-			Port: r.Int("SMTP_PORT"),
-			From: s.Evidence.From,
-			TLS:  smtpmail.TLSMode(r.OneOf("SMTP_TLS")),
-			// A send takes up to smtpmail.MaxSendDuration(Timeout): below the function's timeout.
-			Timeout: r.Seconds("SMTP_TIMEOUT_SECONDS"),
-		}
-		s.SMTPSecretID = r.String("SMTP_SECRET_ID")
+		s.SMTP, s.SMTPSecretID = smtpmail.SettingsFromEnv(r, s.Evidence.From)
 	case "ses":
 		s.SESConfigurationSet = r.String("SES_CONFIGURATION_SET")
 	}

@@ -417,8 +417,9 @@ func (c *Checker) report(ctx context.Context, msg, key string, n int) {
 // make a promise unique: idempotency records, changelist version gates and
 // outbox rows (delivery identities), and the rerun ledger and the findings'
 // outcomes (shared/outcome) kept beside them, with their kinds' tallies,
-// and the P4 Code Review webhook deliveries received (shared/swarmevents).
-var uniquenessPrefixes = []string{"IDEM#", "CL#", "OUTBOX#", "LEDGER#", "OUTCOME#review#", "OUTCOME#cl#", "OUTCOME#kind#", "SWARMEVENT#"}
+// the P4 Code Review webhook deliveries received (shared/swarmevents) and the
+// weekly digest's once-per-owner-and-week rows (shared/digest).
+var uniquenessPrefixes = []string{"IDEM#", "CL#", "OUTBOX#", "LEDGER#", "OUTCOME#review#", "OUTCOME#cl#", "OUTCOME#kind#", "SWARMEVENT#", "DIGEST#sent#"}
 
 func uniquenessRecord(item map[string]types.AttributeValue) bool {
 	v, ok := item["pk"].(*types.AttributeValueMemberS)

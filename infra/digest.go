@@ -1,0 +1,130 @@
+package main
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/criticizer/criticizer/shared/delivery"
+	"github.com/criticizer/criticizer/shared/digest"
+	"github.com/criticizer/criticizer/shared/recipients"
+)
+
+// DigestConfig is the weekly digest (shared/digest): off unless
+// WeeklyDigest; then the notify function records each job's week entry and
+// the digest function e-mails each owner in DigestOptIn about the paths
+// DigestOwners gives them, on DigestSchedule.
+type DigestConfig struct {
+	WeeklyDigest   bool                `json:"weeklyDigest,omitempty"`
+	DigestOwners   map[string][]string `json:"digestOwners,omitempty"`
+	DigestOptIn    []string            `json:"digestOptIn,omitempty"`
+	DigestSchedule string              `json:"digestSchedule,omitempty"`
+}
+
+// defaultDigestSchedule: Mondays 06:00 UTC, the week just ended.
+const defaultDigestSchedule = "cron(0 6 ? * MON *)"
+
+// itemDigest: shared/digest's week entries and once-per-week rows.
+const itemDigest = "DIGEST#"
+
+func (c DigestConfig) digestSchedule() string {
+	if c.DigestSchedule == "" {
+		return defaultDigestSchedule
+	}
+	return c.DigestSchedule
+}
+
+// validateDigest: the owners' paths are depot path patterns, everyone who
+// opted in owns a path and may receive e-mail under the recipient policy,
+// and somebody did opt in.
+func validateDigest(c EnvConfig, p *problems) {
+	if !c.WeeklyDigest {
+		return
+	}
+	if _, err := digest.Owners(c.DigestOwners, c.DigestOptIn); err != nil {
+		p.add("digestOwners: %v", err)
+	}
+	if len(c.DigestOptIn) == 0 {
+		p.add("weeklyDigest is on but digestOptIn is empty: name the owners who receive it")
+	}
+	policy, _ := recipients.Parse(c.RecipientDomains, 0)
+	for _, a := range c.DigestOptIn {
+		owns := false
+		for _, addrs := range c.DigestOwners {
+			owns = owns || slices.ContainsFunc(addrs, func(o string) bool { return delivery.Canonical(o) == delivery.Canonical(a) })
+		}
+		if !owns {
+			p.add("digestOptIn %q owns no path in digestOwners", a)
+		}
+		if policy != nil && policy.Check(a) != nil {
+			p.add("digestOptIn %q is outside recipientDomains", a)
+		}
+	}
+	if s := c.digestSchedule(); !strings.HasPrefix(s, "cron(") && !strings.HasPrefix(s, "rate(") {
+		p.add("digestSchedule %q: want an EventBridge cron(...) or rate(...) expression", s)
+	}
+}
+
+// newDigest adds the digest function and its weekly schedule, and lets the
+// notify function record week entries; nil when the digest is off.
+func newDigest(f *functionFactory, p functionsProps, notify awslambda.Function) awslambda.Function {
+	cfg := f.cfg
+	if !cfg.WeeklyDigest {
+		return nil
+	}
+	notify.AddEnvironment(jsii.String("WEEKLY_DIGEST"), jsii.String("true"), nil)
+	f.items(notify, p).grant(jsii.Strings("dynamodb:PutItem"), itemDigest)
+	owners, _ := json.Marshal(cfg.DigestOwners)
+	fn := f.newFn(fnSpec{id: "DigestFunction", asset: "digest", memory: 256, timeout: 300, env: map[string]*string{
+		"DIGEST_OWNERS": jsii.String(string(owners)), "DIGEST_OPT_IN": jsii.String(strings.Join(cfg.DigestOptIn, ",")),
+		"EMAIL_PROVIDER": jsii.String(cfg.EmailProvider), "SMTP_FROM": jsii.String(cfg.SMTPFrom),
+		"SMTP_HOST": jsii.String(cfg.SMTPHost), "SMTP_PORT": itoa(cfg.SMTPPort), "SMTP_TLS": jsii.String(cfg.SMTPTLS),
+		"SMTP_TIMEOUT_SECONDS": itoa(cfg.SMTPTimeoutSeconds), "SMTP_SECRET_ID": p.secrets.smtp.SecretArn(),
+		"SMTP_LOOKUP_URL": jsii.String(cfg.SMTPLookupURL), "SEND_COMPLETION_WINDOW_SECONDS": optItoa(cfg.SendCompletionWindowSeconds),
+		"SES_CONFIGURATION_SET":  jsii.String(cfg.SESConfigurationSet),
+		"DELIVERY_KEY_SECRET_ID": p.secrets.delivery.SecretArn(),
+	}})
+	wireRecipientPolicy(cfg, fn)
+	g := f.items(fn, p)
+	// The week's entries (one partition), the once-per-week rows; the
+	// reviews' outcomes and kind tallies; SES events for a send in doubt.
+	g.grant(jsii.Strings("dynamodb:Query", "dynamodb:UpdateItem"), itemDigest)
+	g.grant(jsii.Strings("dynamodb:Query"), itemOutcome, itemDelivery)
+	p.secrets.delivery.GrantRead(fn, nil)
+	if cfg.EmailProvider == "ses" {
+		fn.AddToRolePolicy(sesSendStatement(cfg))
+	} else {
+		p.secrets.smtp.GrantRead(fn, nil)
+	}
+	// A retried delivery of the schedule's event carries the same time, so
+	// the same week; the pass sends nothing twice (shared/digest).
+	rule := awsevents.NewRule(f.stack, jsii.String("DigestSchedule"), &awsevents.RuleProps{
+		Description: jsii.String("The weekly digest to depot path owners who opted in (the ISO week before the run)"),
+		Schedule:    awsevents.Schedule_Expression(jsii.String(cfg.digestSchedule())),
+		Targets:     &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(fn, nil)},
+	})
+	pinID(rule, "DigestSchedule")
+	awscdk.NewCfnOutput(f.stack, jsii.String("DigestFunctionName"), &awscdk.CfnOutputProps{Value: fn.FunctionName()})
+	return fn
+}
+
+// sesSendStatement lets a function send only as the configured identity,
+// only through the configuration set whose events feed the provider
+// evidence (SES authorizes SendEmail on both resources).
+func sesSendStatement(cfg EnvConfig) awsiam.PolicyStatement {
+	arn := func(kind, name string) *string {
+		return awscdk.Fn_Sub(jsii.String("arn:${AWS::Partition}:ses:${AWS::Region}:${AWS::AccountId}:"+kind+"/"+name), nil)
+	}
+	return awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:    jsii.Strings("ses:SendEmail"),
+		Resources:  &[]*string{arn("identity", sesIdentity(cfg)), arn("configuration-set", cfg.SESConfigurationSet)},
+		Conditions: &map[string]any{"StringEquals": map[string]any{"ses:FromAddress": cfg.SMTPFrom}},
+	})
+}

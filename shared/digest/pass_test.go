@@ -1,0 +1,175 @@
+package digest_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/criticizer/criticizer/shared/delivery"
+	"github.com/criticizer/criticizer/shared/digest"
+	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/notify"
+	"github.com/criticizer/criticizer/shared/outcome"
+	"github.com/criticizer/criticizer/shared/store/dynamotest"
+)
+
+// sender records what it sent; fail decides each send's error.
+type sender struct {
+	sent []*notify.Message
+	fail func() error
+}
+
+func (s *sender) Send(_ context.Context, m *notify.Message) (string, error) {
+	if m.Key != (delivery.Key{}) {
+		return "", errors.New("a digest was sent under a delivery key")
+	}
+	if s.fail != nil {
+		if err := s.fail(); err != nil {
+			return "", err
+		}
+	}
+	s.sent = append(s.sent, m)
+	return m.MessageID, nil
+}
+
+type evidence map[string]bool
+
+func (e evidence) Delivered(_ context.Context, id string) (bool, error) { return e[id], nil }
+
+type clock struct{ t time.Time }
+
+func (c *clock) Now() time.Time { return c.t }
+
+func pass(t *testing.T, s *sender) (*digest.Pass, digest.Week, *clock) {
+	t.Helper()
+	ctx := context.Background()
+	db := dynamotest.New()
+	w, _ := digest.ParseWeek("2026-W47")
+	entries := &digest.Entries{API: db, Table: dynamotest.Table}
+	for _, e := range week() {
+		if err := entries.Record(ctx, w, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Another week's job is not this week's.
+	if err := entries.Record(ctx, w.Previous(), digest.Entry{JobID: "old", Dirs: []string{"//depot/engine/old"}}); err != nil {
+		t.Fatal(err)
+	}
+	c := &clock{t: w.End().Add(2 * time.Hour)}
+	owners, err := digest.Owners(map[string][]string{"//depot/engine/...": {"lead@example.com", "quiet@example.com"}}, []string{"lead@example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &digest.Pass{Entries: entries, Fates: outcome.NewStore(db, dynamotest.Table), Marks: &digest.Marks{API: db, Table: dynamotest.Table},
+		Sender: s, Owners: owners, From: "Criticizer <criticizer@example.com>", Window: 10 * time.Minute,
+		Now: job.Clock(c.Now), Log: slog.New(slog.DiscardHandler)}, w, c
+}
+
+// A retried schedule sends nothing twice; an owner not opted in gets nothing.
+func TestPassSendsOncePerOwnerAndWeek(t *testing.T) {
+	s := &sender{}
+	p, w, _ := pass(t, s)
+	for run := 1; run <= 3; run++ {
+		rep, err := p.Run(context.Background(), w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run > 1 && (rep.Sent != 0 || rep.AlreadySent != 1) {
+			t.Fatalf("run %d: %+v, want nothing sent again", run, rep)
+		}
+	}
+	if len(s.sent) != 1 || s.sent[0].To != "lead@example.com" {
+		t.Fatalf("sent %d digests, want 1 to the opted-in owner", len(s.sent))
+	}
+	m := s.sent[0]
+	if !strings.HasPrefix(m.MessageID, "<digest.2026-W47.") || !strings.HasSuffix(m.MessageID, "@example.com>") || !strings.Contains(m.Text, "Reviews touching these paths: 2") {
+		t.Fatalf("digest %s:\n%s", m.MessageID, m.Text)
+	}
+}
+
+// A send that certainly failed is tried again by the next run; one whose
+// outcome is unknown is not, until the provider's evidence settles it.
+func TestPassSettlesBeforeResend(t *testing.T) {
+	ctx := context.Background()
+	s := &sender{fail: func() error { return failure.Errorf(failure.Upstream5xx, "451 try later") }}
+	p, w, c := pass(t, s)
+	if rep, err := p.Run(ctx, w); err == nil || rep.Failed != 1 {
+		t.Fatalf("first run = %+v, %v: want the failure reported", rep, err)
+	}
+	s.fail = func() error { return delivery.ErrOutcomeUnknown }
+	if rep, err := p.Run(ctx, w); err != nil || rep.InDoubt != 1 {
+		t.Fatalf("second run = %+v, %v: want a send in doubt", rep, err)
+	}
+	s.fail = nil
+	if rep, _ := p.Run(ctx, w); rep.InDoubt != 1 || len(s.sent) != 0 {
+		t.Fatalf("without evidence a send in doubt was resent: %+v", rep)
+	}
+	ev := evidence{}
+	p.Evidence = ev
+	if rep, _ := p.Run(ctx, w); rep.InDoubt != 1 || len(s.sent) != 0 {
+		t.Fatalf("resent inside the window: %+v", rep)
+	}
+	c.t = c.t.Add(11 * time.Minute)
+	if rep, err := p.Run(ctx, w); err != nil || rep.Sent != 1 || len(s.sent) != 1 {
+		t.Fatalf("no evidence after the window: %+v, %v; want it sent once", rep, err)
+	}
+	ev[s.sent[0].MessageID] = true
+	if rep, _ := p.Run(ctx, w); rep.Sent != 0 || rep.AlreadySent != 1 {
+		t.Fatalf("after the send: %+v", rep)
+	}
+}
+
+// A send in doubt that the provider did deliver is marked sent, not resent.
+func TestPassMarksDeliveredInDoubt(t *testing.T) {
+	ctx := context.Background()
+	s := &sender{fail: func() error { return delivery.ErrOutcomeUnknown }}
+	p, w, c := pass(t, s)
+	if _, err := p.Run(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	id := digest.IdentityOf("lead@example.com", w, nil)
+	p.Evidence, s.fail = evidence{id.MessageID(p.From): true}, nil
+	c.t = c.t.Add(time.Hour)
+	for range 2 {
+		if rep, err := p.Run(ctx, w); err != nil || rep.AlreadySent != 1 || len(s.sent) != 0 {
+			t.Fatalf("run = %+v, %v: want it marked sent from the evidence, never resent", rep, err)
+		}
+	}
+}
+
+// A digest's row lives the uniqueness retention past its week (for ever
+// with 0), so a run for an old week still finds it sent.
+func TestMarkKeepsTheUniquenessRetention(t *testing.T) {
+	ctx := context.Background()
+	w, _ := digest.ParseWeek("2026-W47")
+	for _, ret := range []time.Duration{365 * 24 * time.Hour, 0} {
+		db := dynamotest.New()
+		m := &digest.Marks{API: db, Table: dynamotest.Table, Retention: ret}
+		id := digest.IdentityOf("lead@example.com", w, nil)
+		if begun, _, err := m.Begin(ctx, id, "a1", w.End()); err != nil || !begun {
+			t.Fatalf("begin: %v %v", begun, err)
+		}
+		out, err := db.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(dynamotest.Table), KeyConditionExpression: aws.String("pk = :pk"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: "DIGEST#sent#2026-W47"}}})
+		if err != nil || len(out.Items) != 1 {
+			t.Fatalf("rows %v, %v", out, err)
+		}
+		exp, has := out.Items[0]["expires_at"].(*types.AttributeValueMemberN)
+		want := strconv.FormatInt(w.End().Add(ret).Unix(), 10)
+		if (ret > 0) != has || (has && exp.Value != want) {
+			t.Errorf("retention %s: expires_at %v, want %s", ret, out.Items[0]["expires_at"], map[bool]string{true: want, false: "none"}[ret > 0])
+		}
+		if begun, held, _ := m.Begin(ctx, id, "a2", w.End()); begun || held.Attempt != "a1" {
+			t.Errorf("a second begin took the row: %v %+v", begun, held)
+		}
+	}
+}
