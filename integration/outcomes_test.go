@@ -186,4 +186,14 @@ func TestReviewerOutcomesAcceptance(t *testing.T) {
 	if !strings.Contains(summary, "1 finding withheld as repeatedly dismissed here") {
 		t.Errorf("the next review's summary does not say what it withheld:\n%s", summary)
 	}
+	// Its e-mail (the participants are e-mailed here) says so too.
+	mails := mailsFor(cl2, 1)
+	if len(mails) == 0 {
+		t.Fatal("the next review e-mailed nobody")
+	}
+	for _, m := range mails {
+		if text := textPart(t, m.Raw); !strings.Contains(text, "1 finding withheld as repeatedly dismissed here") {
+			t.Errorf("the next review's e-mail to %v does not say what it withheld:\n%s", m.To, text)
+		}
+	}
 }

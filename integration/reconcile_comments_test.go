@@ -110,7 +110,7 @@ func TestCommentRowsAreReconciled(t *testing.T) {
 	}
 	sum = settle("second pass", func(rows map[string]outbox.Row) bool { return rows[claimed.ID].Status == outbox.Reconciling })
 	if sum.Requeued != 0 || sum.Violations != 1 || sum.Reconciling != 1 {
-		t.Fatalf("second pass %+v: want claimed left reconciling, not requeued twice", sum)
+		t.Fatalf("second pass %+v: want claimed left reconciling, not requeued twice; its row and history: %+v", sum, threadRows(t, review)[claimed.ID])
 	}
 
 	// The operator sees the row by review and item, and the job's comments.

@@ -17,7 +17,7 @@
 //	criticizer [--stack NAME] secret revoke-previous webhook|swarm           the old caller credential stops verifying now
 //	criticizer [--stack NAME] [--json] outcomes report [--by DIMENSION] [--path-depth N]  acceptance of posted findings by prompt version, model, category, severity, rule id, depot path
 //	criticizer [--stack NAME] outcomes export > outcomes.jsonl              every outcome record as JSON lines, for `go run ./cmd/eval -outcomes`
-//	criticizer [--stack NAME] [--json] outcomes suppressions              finding kinds withheld under a depot path as repeatedly dismissed
+//	criticizer [--stack NAME] [--json] outcomes suppressions [-after N]   finding kinds withheld under a depot path as repeatedly dismissed (N: DISMISS_THRESHOLD's default unless given)
 //	criticizer [--stack NAME] outcomes allow SCOPE CATEGORY KIND          report a withheld kind there again
 //	criticizer promote --env ENV [--cdk cdk.json] [--window 24h] [--min-jobs 20]  the candidate prompt to 100% if its canary meets the rollout SLOs
 //

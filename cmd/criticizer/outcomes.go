@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/criticizer/criticizer/shared/outcome"
+	"github.com/criticizer/criticizer/shared/settings"
 	"github.com/criticizer/criticizer/shared/store"
 )
 
@@ -20,7 +22,7 @@ import (
 // prompt version, model, category, severity, rule id and depot path;
 // outcomes export: the records as JSON lines, for `make eval`'s replay.
 func (a *app) outcomesCmd(ctx context.Context, api outcomeAPI, table string, args []string) error {
-	const usage = "usage: criticizer outcomes report [--by prompt_version|model|category|severity|rule_id|path] [--path-depth N] | export | suppressions | allow SCOPE CATEGORY KIND"
+	const usage = "usage: criticizer outcomes report [--by prompt_version|model|category|severity|rule_id|path] [--path-depth N] | export | suppressions [-after N] | allow SCOPE CATEGORY KIND"
 	switch {
 	case len(args) == 1 && args[0] == "export":
 		recs, err := outcome.All(ctx, api, table)
@@ -28,12 +30,16 @@ func (a *app) outcomesCmd(ctx context.Context, api outcomeAPI, table string, arg
 			return err
 		}
 		return exportOutcomes(a.out, recs)
-	case len(args) == 1 && args[0] == "suppressions":
+	case len(args) >= 1 && args[0] == "suppressions":
+		after, err := suppressionsAfter(args[1:])
+		if err != nil {
+			return err
+		}
 		ts, err := outcome.AllTallies(ctx, api, table)
 		if err != nil {
 			return err
 		}
-		return writeSuppressions(a.out, a.json, ts)
+		return writeSuppressions(a.out, a.json, ts, after)
 	case len(args) == 4 && args[0] == "allow":
 		if err := outcome.NewStore(api, table).Allow(ctx, args[1], args[2], args[3]); err != nil {
 			return err
@@ -82,12 +88,34 @@ type outcomeAPI interface {
 	store.ScanAPI
 }
 
+// suppressionsAfter reads the threshold the listing judges "withheld" by:
+// -after N, else DISMISS_THRESHOLD's declared default (shared/settings), the
+// notify stage's N where the environment sets none.
+func suppressionsAfter(args []string) (int, error) {
+	decl, ok := settings.Variable("DISMISS_THRESHOLD")
+	def, err := strconv.Atoi(decl.Default)
+	if !ok || err != nil {
+		return 0, fmt.Errorf("DISMISS_THRESHOLD has no declared whole-number default (%q)", decl.Default)
+	}
+	fs := flag.NewFlagSet("outcomes suppressions", flag.ContinueOnError)
+	after := fs.Int("after", def, "dismissals, none accepted, after which a kind counts as withheld: the environment's DISMISS_THRESHOLD")
+	if err := fs.Parse(args); err != nil {
+		return 0, err
+	}
+	if fs.NArg() > 0 || *after < int(decl.Min) || *after > int(decl.Max) {
+		return 0, fmt.Errorf("usage: criticizer outcomes suppressions [-after N] (N %v to %v, default %d)", decl.Min, decl.Max, def)
+	}
+	return *after, nil
+}
+
 // writeSuppressions lists every kind counted under a scope: those withheld
-// now first (WITHHELD yes), then the lifted and the ones still counting.
-func writeSuppressions(w io.Writer, asJSON bool, ts []outcome.Suppression) error {
+// now with N = after (the environment's threshold) first (WITHHELD yes), then
+// the lifted and the ones still counting. A review rules file may set
+// another N for its paths; the listing says so rather than read every file.
+func writeSuppressions(w io.Writer, asJSON bool, ts []outcome.Suppression, after int) error {
 	slices.SortFunc(ts, func(x, y outcome.Suppression) int {
-		if x.Active() != y.Active() {
-			if x.Active() {
+		if x.ActiveAt(after) != y.ActiveAt(after) {
+			if x.ActiveAt(after) {
 				return -1
 			}
 			return 1
@@ -95,16 +123,28 @@ func writeSuppressions(w io.Writer, asJSON bool, ts []outcome.Suppression) error
 		return strings.Compare(x.Scope+x.Category+x.Kind, y.Scope+y.Category+y.Kind)
 	})
 	if asJSON {
-		return json.NewEncoder(w).Encode(ts)
+		type kind struct {
+			outcome.Suppression
+			Withheld bool `json:"withheld"`
+		}
+		out := struct {
+			After int    `json:"after"`
+			Kinds []kind `json:"kinds"`
+		}{After: after, Kinds: []kind{}}
+		for _, t := range ts {
+			out.Kinds = append(out.Kinds, kind{t, t.ActiveAt(after)})
+		}
+		return json.NewEncoder(w).Encode(out)
 	}
+	fmt.Fprintf(w, "Withheld after %d dismissals with none accepted (-after; the notify stage uses DISMISS_THRESHOLD). A review rules file's dismissal_suppression.after may set another N for its paths (0: never withheld there), which this listing does not apply.\n\n", after)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "SCOPE\tCATEGORY\tKIND\tDISMISSED\tACCEPTED\tWITHHELD (after %d dismissals, none accepted)\n", outcome.DismissThreshold)
+	fmt.Fprintf(tw, "SCOPE\tCATEGORY\tKIND\tDISMISSED\tACCEPTED\tWITHHELD (after %d dismissals, none accepted)\n", after)
 	for _, t := range ts {
 		state := "no"
 		switch {
 		case t.Allowed:
 			state = "no (allowed by an operator)"
-		case t.Active():
+		case t.ActiveAt(after):
 			state = "yes"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", t.Scope, t.Category, t.Kind, t.Dismissed, t.Accepted, state)

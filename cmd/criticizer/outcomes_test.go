@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -31,19 +33,60 @@ func TestWriteAcceptance(t *testing.T) {
 	}
 }
 
+// TestWriteSuppressions: the listing judges "withheld" by the threshold it
+// is given (-after, else DISMISS_THRESHOLD's declared default), says which,
+// and that a review rules file may set another for its paths.
 func TestWriteSuppressions(t *testing.T) {
 	ts := []outcome.Suppression{
 		{Scope: "//depot/a/...", Category: "bug", Kind: "r1", Dismissed: 1},
-		{Scope: "//depot/a/...", Category: "maintainability", Kind: "standin.todo", Dismissed: outcome.DismissThreshold},
+		{Scope: "//depot/a/...", Category: "maintainability", Kind: "standin.todo", Dismissed: 3},
 		{Scope: "//depot/b/...", Category: "maintainability", Kind: "standin.todo", Dismissed: 5, Allowed: true},
+		{Scope: "//depot/c/...", Category: "style", Kind: "r9", Dismissed: 5},
 	}
-	var b strings.Builder
-	if err := writeSuppressions(&b, false, ts); err != nil {
-		t.Fatal(err)
+	def, err := suppressionsAfter(nil)
+	if err != nil || def != 3 {
+		t.Fatalf("default threshold %d (%v), want DISMISS_THRESHOLD's declared 3", def, err)
 	}
-	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	if len(lines) != 4 || !strings.Contains(lines[1], "standin.todo") || !strings.HasSuffix(lines[1], "yes") || !strings.Contains(b.String(), "allowed by an operator") {
-		t.Fatalf("suppressions:\n%s", b.String())
+	for _, tc := range []struct {
+		args     []string
+		withheld []string // scopes listed WITHHELD yes
+	}{
+		{nil, []string{"//depot/a/...", "//depot/c/..."}},
+		{[]string{"-after", "5"}, []string{"//depot/c/..."}},
+		{[]string{"-after", "1"}, []string{"//depot/a/...", "//depot/a/...", "//depot/c/..."}},
+	} {
+		after, err := suppressionsAfter(tc.args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		if err := writeSuppressions(&b, false, slices.Clone(ts), after); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		var yes []string
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasSuffix(l, " yes") {
+				yes = append(yes, strings.Fields(l)[0])
+			}
+		}
+		if !slices.Equal(yes, tc.withheld) {
+			t.Errorf("%v: withheld %v, want %v:\n%s", tc.args, yes, tc.withheld, out)
+		}
+		for _, want := range []string{fmt.Sprintf("Withheld after %d dismissals", after), "dismissal_suppression.after", "allowed by an operator"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%v: listing lacks %q:\n%s", tc.args, want, out)
+			}
+		}
+		b.Reset()
+		if err := writeSuppressions(&b, true, slices.Clone(ts), after); err != nil || !strings.Contains(b.String(), fmt.Sprintf(`"after":%d`, after)) {
+			t.Errorf("%v: JSON %s (%v) does not name the threshold", tc.args, b.String(), err)
+		}
+	}
+	for _, bad := range [][]string{{"-after", "0"}, {"-after", "x"}, {"extra"}} {
+		if _, err := suppressionsAfter(bad); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
 	}
 }
 

@@ -104,3 +104,15 @@ func (m ReviewMeta) Usage() string {
 	}
 	return s
 }
+
+// DismissedWithheld is what the e-mail and the Swarm summary both say of
+// the findings the notify stage withheld as a kind reviewers here dismissed
+// repeatedly (never silently: each medium adds how to list and lift them);
+// "" when none was withheld.
+func (m ReviewMeta) DismissedWithheld() string {
+	w := m.WithheldAsDismissed
+	if w <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d %s withheld as repeatedly dismissed here", w, plural(w, "finding"))
+}

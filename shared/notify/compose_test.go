@@ -374,3 +374,34 @@ func TestCodeExcerptURLsAreInert(t *testing.T) {
 		t.Errorf("excerpt line %q, want %q", got[1].Text, want)
 	}
 }
+
+// TestEmailSaysWhatWasWithheldAsDismissed: findings the notify stage
+// withheld as a kind reviewers under the path dismissed repeatedly are
+// counted in both parts of the e-mail, as the Swarm summary counts them,
+// with the commands that list and lift them; none withheld, no line.
+func TestEmailSaysWhatWasWithheldAsDismissed(t *testing.T) {
+	for _, tc := range []struct {
+		withheld int
+		want     string
+	}{
+		{0, ""},
+		{1, "1 finding withheld as repeatedly dismissed here (criticizer outcomes suppressions lists them; criticizer outcomes allow reports them again)."},
+		{3, "3 findings withheld as repeatedly dismissed here (criticizer outcomes suppressions lists them; criticizer outcomes allow reports them again)."},
+	} {
+		c := testContent()
+		c.Review.Meta = domain.ReviewMeta{WithheldAsDismissed: tc.withheld}.Map()
+		m, err := Compose(testKey, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for part, body := range map[string]string{"text": m.Text, "html": m.HTML} {
+			said := strings.Contains(body, "withheld as repeatedly dismissed")
+			if tc.want == "" && said {
+				t.Errorf("%d withheld: the %s part speaks of withheld findings:\n%s", tc.withheld, part, body)
+			}
+			if tc.want != "" && !strings.Contains(body, tc.want) {
+				t.Errorf("%d withheld: the %s part lacks %q:\n%s", tc.withheld, part, tc.want, body)
+			}
+		}
+	}
+}

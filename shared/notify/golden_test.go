@@ -37,7 +37,7 @@ func goldenContent() Content {
 	}}
 	c.Review.Meta = domain.ReviewMeta{
 		PromptVersion: "1.2.0", Chunks: 2, ModelCalls: 3, FilesTotal: 5, FilesReviewed: 2, DroppedFindings: 2, OutOfView: 1,
-		HiddenByCap: 3, Rules: []string{"//depot/app/.criticizer.yaml@12344"},
+		HiddenByCap: 3, WithheldAsDismissed: 2, Rules: []string{"//depot/app/.criticizer.yaml@12344"},
 		RulesRejected: []string{"//depot/gen/.criticizer.yaml@12344: /max_findings: must be >= 1 but found 0 (defaults applied)"},
 		InputTokens:   12345, OutputTokens: 678, CachedInputTokens: 8000, EstimatedCostUSD: 0.02172,
 		SkippedFiles:   []domain.SkippedFile{{File: "//depot/app/logo.png", Reason: "no_textual_diff"}, {File: "//depot/gen/huge.pb.go", Reason: "over_byte_limit", Bytes: 9000000}},
@@ -82,6 +82,7 @@ func TestComposeGolden(t *testing.T) {
 		"Coverage: reviewed 2 of 5 files; partly reviewed 1 (cut to fit); skipped 2: 1 no textual diff, 1 over the size limit.",
 		"Review rules rejected: //depot/gen/.criticizer.yaml@12344: /max_findings: must be >= 1",
 		"3 more findings not shown: the review rules cap", "1 named a line the model was not shown",
+		"2 findings withheld as repeatedly dismissed here (criticizer outcomes suppressions lists them",
 	} {
 		want = strings.ReplaceAll(want, "\t", "    ")
 		if !strings.Contains(m.Text, want) {
@@ -90,7 +91,7 @@ func TestComposeGolden(t *testing.T) {
 	}
 	for _, want := range []string{
 		`<a href="https://swarm.example.com/reviews/4711">`, "&lt;b&gt;not bold&lt;/b&gt; &amp; &#34;quoted&#34;",
-		"<b>   42 | ", "Dropped findings: 2",
+		"<b>   42 | ", "Dropped findings: 2", "<p>2 findings withheld as repeatedly dismissed here (",
 	} {
 		if !strings.Contains(m.HTML, want) {
 			t.Errorf("html part lacks %q", want)

@@ -213,7 +213,8 @@ func (v view) verdict() string {
 	return "No findings in the part that was reviewed. This is not a full review: see the coverage above and the files listed below."
 }
 
-// hidden says what the review rules kept out of the e-mail.
+// hidden says what the review rules, and reviewers' repeated dismissals,
+// kept out of the e-mail.
 func (v view) hidden() []string {
 	m := v.Meta
 	var out []string
@@ -222,6 +223,10 @@ func (v view) hidden() []string {
 	}
 	if m.FilteredByRules > 0 {
 		out = append(out, fmt.Sprintf("%d %s below the rules' severity threshold or in a disabled category not shown.", m.FilteredByRules, plural(m.FilteredByRules, "finding")))
+	}
+	if w := m.DismissedWithheld(); w != "" {
+		// As the Swarm summary says it: withheld, never silently.
+		out = append(out, w+" (criticizer outcomes suppressions lists them; criticizer outcomes allow reports them again).")
 	}
 	return out
 }

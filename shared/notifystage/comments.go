@@ -240,12 +240,8 @@ func summaryBody(version, total int, counts map[string]int, meta domain.ReviewMe
 	if u := meta.Usage(); u != "" {
 		fmt.Fprintf(&b, "\n\nModel usage: %s.", u)
 	}
-	if w := meta.WithheldAsDismissed; w > 0 {
-		noun := "findings"
-		if w == 1 {
-			noun = "finding"
-		}
-		fmt.Fprintf(&b, "\n\n%d %s withheld as repeatedly dismissed here (`criticizer outcomes suppressions` lists them; `criticizer outcomes allow` reports them again).", w, noun)
+	if w := meta.DismissedWithheld(); w != "" {
+		fmt.Fprintf(&b, "\n\n%s (`criticizer outcomes suppressions` lists them; `criticizer outcomes allow` reports them again).", w)
 	}
 	if pageURL != "" {
 		fmt.Fprintf(&b, "\n\n[The review's job page](%s)", pageURL)

@@ -134,3 +134,36 @@ func TestThrottlingIsRateLimited(t *testing.T) {
 		t.Fatalf("%v: want RATE_LIMITED, as the store classifies it", err)
 	}
 }
+
+// TestReconcilerWritesKnowTheirOwnLostAnswer: a reconciler's write applied
+// whose answer was lost meets a failed condition on the SDK's retry; the
+// row's last_write names the write, so it is reported done (the violation
+// counted, the repair made), while a row another writer moved is not ours.
+func TestReconcilerWritesKnowTheirOwnLostAnswer(t *testing.T) {
+	ref := Item{Channel: ChannelSwarmComments, Thread: 7, ID: "finding/abc"}
+	writes := map[string]func(o *Outbox) (bool, error){
+		"mark reconciling": func(o *Outbox) (bool, error) {
+			return o.MarkReconciling(context.Background(), ref, Sent, "no evidence", t0)
+		},
+		"backfill": func(o *Outbox) (bool, error) { return o.Backfill(context.Background(), ref, "1234", t0) },
+		"requeue":  func(o *Outbox) (bool, error) { return o.RequeueReconciled(context.Background(), ref, t0) },
+	}
+	for name, write := range writes {
+		for _, tc := range []struct {
+			own  bool
+			want bool
+		}{{own: true, want: true}, {own: false, want: false}} {
+			api := &oneAnswerAPI{old: func(in *dynamodb.UpdateItemInput) *Row {
+				r := &Row{Status: Reconciling, LastWrite: "reconcile/someone-else"}
+				if tc.own {
+					r.LastWrite = tokenOf(in, ":wtoken")
+				}
+				return r
+			}}
+			ok, err := write(New(api, "t"))
+			if err != nil || ok != tc.want {
+				t.Errorf("%s, condition failed on a row last written by this write=%v: ok %v (%v), want %v", name, tc.own, ok, err, tc.want)
+			}
+		}
+	}
+}
