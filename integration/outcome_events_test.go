@@ -74,7 +74,7 @@ func TestReviewerOutcomesFromWebhooks(t *testing.T) {
 
 	// Forged: signed with another key. Refused, nothing recorded, and the
 	// deliveries stay queued, as a sender retries them.
-	forged := env.local.Swarm.DeliverEvents(ctx, swarmstandin.DeliverOptions{Key: []byte("not-the-shared-secret")})
+	forged := env.local.Swarm.DeliverEvents(ctx, swarmstandin.DeliverOptions{Key: []byte("not-the-shared-secret"), Review: review})
 	if len(forged) != 3 {
 		t.Fatalf("forged: %d deliveries, want 3 (one per reaction): %+v", len(forged), forged)
 	}
@@ -88,7 +88,7 @@ func TestReviewerOutcomesFromWebhooks(t *testing.T) {
 	}
 
 	// Signed, each sent twice under its delivery id.
-	sent := env.local.Swarm.DeliverEvents(ctx, swarmstandin.DeliverOptions{Redeliver: true})
+	sent := env.local.Swarm.DeliverEvents(ctx, swarmstandin.DeliverOptions{Redeliver: true, Review: review})
 	if len(sent) != 6 {
 		t.Fatalf("signed: %d attempts, want 6 (3 deliveries, each retried once): %+v", len(sent), sent)
 	}

@@ -54,6 +54,7 @@ type EventAttempt struct {
 
 type pendingEvent struct {
 	id, event string
+	review    int64
 	body      []byte
 }
 
@@ -72,7 +73,7 @@ func (s *Server) queueEvent(event string, c Comment) {
 	}
 	review, _ := strconv.ParseInt(c.Topic[len("reviews/"):], 10, 64)
 	body, _ := json.Marshal(map[string]any{"event": event, "review": map[string]any{"id": review}, "comment": c.wire()})
-	s.pending = append(s.pending, pendingEvent{id: deliveryID(), event: event, body: body})
+	s.pending = append(s.pending, pendingEvent{id: deliveryID(), event: event, review: review, body: body})
 }
 
 // DeliverOptions say how DeliverEvents sends: Redeliver posts every
@@ -82,6 +83,10 @@ func (s *Server) queueEvent(event string, c Comment) {
 type DeliverOptions struct {
 	Redeliver bool
 	Key       []byte
+	// Review, when set, sends only that review's deliveries; the others
+	// stay queued (tests share one stand-in, and each test's reactions are
+	// its own).
+	Review int64
 }
 
 // DeliverEvents posts the queued deliveries, oldest first. A delivery not
@@ -101,6 +106,10 @@ func (s *Server) DeliverEvents(ctx context.Context, o DeliverOptions) []EventAtt
 	var out []EventAttempt
 	var kept []pendingEvent
 	for _, e := range queued {
+		if o.Review != 0 && e.review != o.Review {
+			kept = append(kept, e)
+			continue
+		}
 		a := s.post(ctx, t.URL, key, e)
 		out = append(out, a)
 		if a.Status/100 != 2 {

@@ -57,7 +57,10 @@ func TestEventsAreSignedDeliveriesWithRetries(t *testing.T) {
 	if _, err := s.Reply(c.ID, "bob", "false positive", true); err != nil {
 		t.Fatal(err)
 	}
-	forged := s.DeliverEvents(context.Background(), DeliverOptions{Key: []byte("wrong")})
+	if other := s.DeliverEvents(context.Background(), DeliverOptions{Review: 10}); len(other) != 0 || len(seen) != 0 {
+		t.Fatalf("another review's deliveries: %+v, want none sent and review 9's left queued", other)
+	}
+	forged := s.DeliverEvents(context.Background(), DeliverOptions{Key: []byte("wrong"), Review: 9})
 	if len(forged) != 2 || forged[0].Status != http.StatusUnauthorized || len(seen) != 0 {
 		t.Fatalf("forged: %+v (seen %v), want both refused", forged, seen)
 	}
