@@ -193,6 +193,8 @@ func TestDeclaredRangesRefusedInEveryEnvironment(t *testing.T) {
 		{"logLevel", "verbose", "logLevel verbose (LOG_LEVEL): must be one of debug, info, warn, error"},
 		{"smtpTLS", "ssl", "smtpTLS ssl (SMTP_TLS): must be one of starttls, tls, none"},
 		{"swarmMaxInlineComments", 501, "swarmMaxInlineComments 501 (SWARM_MAX_INLINE_COMMENTS): must be an integer in 1–500"},
+		{"dismissThreshold", 101, "dismissThreshold 101 (DISMISS_THRESHOLD): must be an integer in 1–100"},
+		{"dismissScopeDepth", -1, "dismissScopeDepth -1 (DISMISS_SCOPE_DEPTH): must be an integer in 1–5"},
 		{"redactEmails", "yes", "redactEmails"}, // not a bool: the JSON decoder refuses it first
 	}
 	for _, env := range []string{"local", "dev", "staging", "prod"} {

@@ -9,30 +9,16 @@ import (
 // a finding kind dismissed dismissThreshold times with no acceptance under
 // a depot path scope dismissScopeDepth directories deep is withheld there.
 // A review rules file's dismissal_suppression overrides the threshold for
-// its paths.
-const (
-	defaultDismissThreshold  = 3 // outcome.DismissThreshold
-	defaultDismissScopeDepth = 1 // //depot/<first dir>/...
-)
+// its paths. Their ranges and defaults are the declaration's
+// (shared/settings; validateDeclared checks cdk.json against it).
 
-func validateDismissals(c EnvConfig, p *problems) {
-	if n := c.DismissThreshold; n < 0 || n > 100 {
-		p.add("dismissThreshold %d: want 0 (%d) or 1..100 dismissals", n, defaultDismissThreshold)
-	}
-	if d := c.DismissScopeDepth; d < 0 || d > 5 {
-		p.add("dismissScopeDepth %d: want 0 (%d: //depot/<first dir>/...) or 1..5 directories", d, defaultDismissScopeDepth)
-	}
-}
-
-// wireDismissals gives the notify function the noise filter's settings.
+// wireDismissals gives the notify function the noise filter's settings;
+// one left 0 is unset, so the function takes its declared default.
 func wireDismissals(cfg EnvConfig, notify awslambda.Function) {
-	n, d := cfg.DismissThreshold, cfg.DismissScopeDepth
-	if n == 0 {
-		n = defaultDismissThreshold
+	if n := cfg.DismissThreshold; n > 0 {
+		notify.AddEnvironment(jsii.String("DISMISS_THRESHOLD"), itoa(n), nil)
 	}
-	if d == 0 {
-		d = defaultDismissScopeDepth
+	if d := cfg.DismissScopeDepth; d > 0 {
+		notify.AddEnvironment(jsii.String("DISMISS_SCOPE_DEPTH"), itoa(d), nil)
 	}
-	notify.AddEnvironment(jsii.String("DISMISS_THRESHOLD"), itoa(n), nil)
-	notify.AddEnvironment(jsii.String("DISMISS_SCOPE_DEPTH"), itoa(d), nil)
 }

@@ -46,7 +46,6 @@ var validators = []func(EnvConfig, *problems){
 	validateSwarmNetwork,
 	validateDeclared,
 	validateSwarmEvents,
-	validateDismissals,
 	validatePlaceholders,
 	validateDigest,
 }
