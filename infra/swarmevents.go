@@ -2,11 +2,15 @@ package main
 
 import (
 	"regexp"
+	"strconv"
+	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/criticizer/criticizer/shared/settings"
 )
 
 // SwarmEventsConfig turns on the receiver of P4 Code Review's signed
@@ -30,8 +34,27 @@ const itemSwarmEvent = "SWARMEVENT#"
 
 var headerToken = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 
+// swarmEventVar is one swarmEvents key and the webhook function's variable
+// it sets; val "" where the key is left out (the declared default applies).
+type swarmEventVar struct{ key, name, val string }
+
+func swarmEventsVars(e SwarmEventsConfig) []swarmEventVar {
+	tolerance := ""
+	if e.ToleranceSeconds != 0 {
+		tolerance = strconv.Itoa(e.ToleranceSeconds)
+	}
+	return []swarmEventVar{
+		{"signatureHeader", "SWARM_EVENTS_SIGNATURE_HEADER", e.SignatureHeader},
+		{"deliveryHeader", "SWARM_EVENTS_DELIVERY_HEADER", e.DeliveryHeader},
+		{"eventHeader", "SWARM_EVENTS_EVENT_HEADER", e.EventHeader},
+		{"timestampHeader", "SWARM_EVENTS_TIMESTAMP_HEADER", e.TimestampHeader},
+		{"toleranceSeconds", "SWARM_EVENTS_TOLERANCE_SECONDS", tolerance},
+	}
+}
+
 // validateSwarmEvents: on only with a Swarm server; header names are HTTP
-// tokens; the tolerance is what the receiver accepts.
+// tokens; each value is one its variable's declaration accepts
+// (shared/settings: the tolerance's range).
 func validateSwarmEvents(c EnvConfig, p *problems) {
 	e := c.SwarmEvents
 	if !e.Enabled {
@@ -40,13 +63,17 @@ func validateSwarmEvents(c EnvConfig, p *problems) {
 	if c.SwarmURL == "" {
 		p.add("swarmEvents.enabled needs swarmUrl: the events are about the reviews of that Swarm server")
 	}
-	for name, v := range map[string]string{"signatureHeader": e.SignatureHeader, "deliveryHeader": e.DeliveryHeader, "eventHeader": e.EventHeader, "timestampHeader": e.TimestampHeader} {
-		if v != "" && !headerToken.MatchString(v) {
-			p.add("swarmEvents.%s %q: want an HTTP header name", name, v)
+	for _, v := range swarmEventsVars(e) {
+		if v.val == "" {
+			continue
 		}
-	}
-	if t := e.ToleranceSeconds; t != 0 && (t < 30 || t > 3600) {
-		p.add("swarmEvents.toleranceSeconds %d: want 0 (300) or 30..3600", t)
+		if strings.HasSuffix(v.key, "Header") && !headerToken.MatchString(v.val) {
+			p.add("swarmEvents.%s %q: want an HTTP header name", v.key, v.val)
+		}
+		a, _ := settings.Variable(v.name)
+		if err := a.Check(v.val); err != nil {
+			p.add("swarmEvents.%s %s (%s): %v (docs/configuration.md)", v.key, v.val, v.name, err)
+		}
 	}
 }
 
@@ -68,25 +95,13 @@ func wireSwarmEvents(f *functionFactory, p functionsProps, fn awslambda.Function
 	})
 	pinID(secret, "SwarmEventsSecret")
 	secret.GrantRead(fn, nil)
-	or := func(v, def string) *string {
-		if v == "" {
-			return jsii.String(def)
+	fn.AddEnvironment(jsii.String("SWARM_EVENTS_SECRET_ID"), secret.SecretArn(), nil)
+	for _, v := range swarmEventsVars(e) {
+		if v.val == "" {
+			a, _ := settings.Variable(v.name)
+			v.val = a.Default
 		}
-		return jsii.String(v)
-	}
-	tolerance := e.ToleranceSeconds
-	if tolerance == 0 {
-		tolerance = 300
-	}
-	for k, v := range map[string]*string{
-		"SWARM_EVENTS_SECRET_ID":         secret.SecretArn(),
-		"SWARM_EVENTS_SIGNATURE_HEADER":  or(e.SignatureHeader, "X-Swarm-Signature"),
-		"SWARM_EVENTS_DELIVERY_HEADER":   or(e.DeliveryHeader, "X-Swarm-Delivery"),
-		"SWARM_EVENTS_EVENT_HEADER":      or(e.EventHeader, "X-Swarm-Event"),
-		"SWARM_EVENTS_TIMESTAMP_HEADER":  jsii.String(e.TimestampHeader),
-		"SWARM_EVENTS_TOLERANCE_SECONDS": itoa(tolerance),
-	} {
-		fn.AddEnvironment(jsii.String(k), v, nil)
+		fn.AddEnvironment(jsii.String(v.name), jsii.String(v.val), nil)
 	}
 	g := f.items(fn, p)
 	g.grant(jsii.Strings("dynamodb:PutItem", "dynamodb:DeleteItem"), itemSwarmEvent)
