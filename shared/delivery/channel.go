@@ -45,3 +45,10 @@ type Verdict struct {
 // SES: no reply, or a 5xx). The row is then "send may have happened" and
 // is settled before any resend.
 var ErrOutcomeUnknown = errors.New("delivery outcome unknown: the server may have accepted the message")
+
+// OutcomeVerdict is an e-mail provider's failed Send as its row records it:
+// its class, and maybe sent when ErrOutcomeUnknown is in its chain. The SMTP
+// and SES channels classify with it.
+func OutcomeVerdict(err error) Verdict {
+	return Verdict{Class: failure.Classify(err), MaybeSent: errors.Is(err, ErrOutcomeUnknown)}
+}

@@ -325,11 +325,9 @@ func queryAll[T any](ctx context.Context, api dynamodb.QueryAPIClient, in *dynam
 }
 
 // transition applies set to a row that is unsent (no notified_at) and in one
-// of the from states (any state when from is empty), as one conditional
-// write that records tok as last_write. ok is false when the condition did
-// not hold; old is then the row as it was (nil if missing). A row whose
-// last_write is tok was written by an earlier, unanswered attempt of this
-// very write: that is ok.
+// of the from states (any state when from is empty), as one owned write
+// (write) recording tok. ok is false when the condition did not hold; old is
+// then the row as it was (nil if missing).
 func (o *Outbox) transition(ctx context.Context, k Ref, op, tok, set string, from []Status, extra string, values map[string]types.AttributeValue) (old *Row, ok bool, err error) {
 	cond := "attribute_exists(pk) AND attribute_not_exists(notified_at)"
 	if len(from) > 0 {
@@ -347,13 +345,24 @@ func (o *Outbox) transition(ctx context.Context, k Ref, op, tok, set string, fro
 	if extra != "" {
 		cond += " AND " + extra
 	}
-	set = addSet(set, "last_write = :wtoken")
-	values[":wtoken"] = sv(tok)
 	fromNames := statusNames(from)
 	if len(fromNames) == 0 {
 		fromNames = []string{"unsent"}
 	}
-	set = o.withEvent(set, values, op, fromNames)
+	return o.write(ctx, k, op, tok, set, cond, fromNames, values)
+}
+
+// write applies set under cond as one conditional write that records tok as
+// last_write and the row event op (from the states named). ok is false when
+// the condition did not hold; old is then the row as it was (nil if missing).
+// A row whose last_write is tok was written by an earlier, unanswered attempt
+// of this very write (the SDK retried it after its answer was lost): that is
+// ok, not a row that moved on. Every owned write of the outbox — the send
+// protocol's and the reconciler's — comes through here.
+func (o *Outbox) write(ctx context.Context, k Ref, op, tok, set, cond string, from []string, values map[string]types.AttributeValue) (old *Row, ok bool, err error) {
+	set = addSet(set, "last_write = :wtoken")
+	values[":wtoken"] = sv(tok)
+	set = o.withEvent(set, values, op, from)
 	_, err = o.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &o.table, Key: itemKey(k),
 		UpdateExpression: aws.String(set), ConditionExpression: aws.String(cond),
 		ExpressionAttributeNames: map[string]string{"#s": "status"}, ExpressionAttributeValues: values,

@@ -2,19 +2,14 @@ package outbox
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/criticizer/criticizer/shared/awserr"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
 )
@@ -102,32 +97,13 @@ func (s Suspect) since() string {
 	return s.Since
 }
 
-// update applies set under cond; ok is false when cond did not hold. The
-// write records a token of its own (last_write): an attempt applied whose
-// answer was lost makes the SDK's retry meet a failed condition, and a row
-// whose last_write is the token is this very write, applied — not a row that
-// moved on. Without it the reconciler read its own MarkReconciling as
-// someone else's: the violation went uncounted and the row unrepaired.
+// update applies set under cond to an existing row, as an owned write (see
+// write); ok is false when cond did not hold. Without its own token the
+// reconciler read its own MarkReconciling, applied but unanswered, as a row
+// that moved on: the violation went uncounted and the row unrepaired.
 func (o *Outbox) update(ctx context.Context, op string, k Ref, set, cond string, values map[string]types.AttributeValue) (bool, error) {
-	tok := "reconcile/" + uuid.NewString()
-	set = addSet(o.withEvent(set, values, op, expected(cond, values)), "last_write = :wtoken")
-	values[":wtoken"] = sv(tok)
-	_, err := o.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &o.table, Key: itemKey(k),
-		UpdateExpression: aws.String(set), ConditionExpression: aws.String("attribute_exists(pk) AND " + cond),
-		ExpressionAttributeNames: map[string]string{"#s": "status"}, ExpressionAttributeValues: values,
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld})
-	var ccf *types.ConditionalCheckFailedException
-	if errors.As(err, &ccf) {
-		var old Row
-		if ccf.Item == nil || attributevalue.UnmarshalMap(ccf.Item, &old) != nil {
-			return false, nil
-		}
-		return old.LastWrite == tok, nil
-	}
-	if err != nil {
-		return false, awserr.Wrap(op, err)
-	}
-	return true, nil
+	_, ok, err := o.write(ctx, k, op, "reconcile/"+uuid.NewString(), set, "attribute_exists(pk) AND "+cond, expected(cond, values), values)
+	return ok, err
 }
 
 // The reconciler's and the operator's writes name a row by its Ref, so a

@@ -156,5 +156,5 @@ func (c *Channel) Lookup(ctx context.Context, m *notify.Message, _ int64) (strin
 // Classify says a send may have happened when SES did not answer or failed
 // inside (delivery.ErrOutcomeUnknown, see Classify).
 func (c *Channel) Classify(err error) delivery.Verdict {
-	return delivery.Verdict{Class: failure.Classify(err), MaybeSent: errors.Is(err, delivery.ErrOutcomeUnknown)}
+	return delivery.OutcomeVerdict(err)
 }

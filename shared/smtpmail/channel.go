@@ -7,7 +7,6 @@ package smtpmail
 
 import (
 	"context"
-	"errors"
 
 	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/failure"
@@ -58,5 +57,5 @@ func (c *Channel) Lookup(ctx context.Context, m *notify.Message, _ int64) (strin
 // Classify says a send may have happened when its answer was lost
 // (delivery.ErrOutcomeUnknown).
 func (c *Channel) Classify(err error) delivery.Verdict {
-	return delivery.Verdict{Class: failure.Classify(err), MaybeSent: errors.Is(err, delivery.ErrOutcomeUnknown)}
+	return delivery.OutcomeVerdict(err)
 }
