@@ -56,6 +56,7 @@ func (p *Pass) Run(ctx context.Context, week Week) (Report, error) {
 	if err != nil {
 		return rep, err
 	}
+	fates := cached(p.Fates) // owners' paths overlap: a review is read once per pass
 	var errs []error
 	for _, o := range p.Owners {
 		if p.Policy != nil {
@@ -65,7 +66,7 @@ func (p *Pass) Run(ctx context.Context, week Week) (Report, error) {
 				continue
 			}
 		}
-		if err := p.one(ctx, week, o, entries, &rep); err != nil {
+		if err := p.one(ctx, week, o, entries, fates, &rep); err != nil {
 			rep.Failed++
 			p.Log.WarnContext(ctx, "weekly digest not sent; the next run tries again", "week", rep.Week, "error_class", failure.Classify(err), "err", err)
 			errs = append(errs, err)
@@ -76,8 +77,8 @@ func (p *Pass) Run(ctx context.Context, week Week) (Report, error) {
 
 // one sends owner's digest unless its row says it was sent, or may have
 // been: send first, then mark.
-func (p *Pass) one(ctx context.Context, week Week, o Owner, entries []Entry, rep *Report) error {
-	d, err := Build(ctx, p.Fates, o, week, entries)
+func (p *Pass) one(ctx context.Context, week Week, o Owner, entries []Entry, fates *fateCache, rep *Report) error {
+	d, err := Build(ctx, fates, o, week, entries)
 	if err != nil {
 		return err
 	}

@@ -193,3 +193,42 @@ func TestMarkKeepsTheUniquenessRetention(t *testing.T) {
 		}
 	}
 }
+
+// reads counts the Fates reads a pass makes.
+type reads struct {
+	digest.Fates
+	reviews, tallies int
+}
+
+func (r *reads) Review(ctx context.Context, review int64) ([]outcome.Record, error) {
+	r.reviews++
+	return r.Fates.Review(ctx, review)
+}
+
+func (r *reads) Tallies(ctx context.Context, scope string) ([]outcome.Suppression, error) {
+	r.tallies++
+	return r.Fates.Tallies(ctx, scope)
+}
+
+// Owners whose paths overlap share the pass's reads: each review's fates
+// and each scope's tallies are read once per pass, not once per owner.
+func TestPassReadsEachReviewOnce(t *testing.T) {
+	p, w, _, _ := pass(t, &sender{})
+	one := &reads{Fates: p.Fates}
+	p.Fates = one
+	if _, err := p.Run(context.Background(), w); err != nil {
+		t.Fatal(err)
+	}
+	owners, err := digest.Owners(map[string][]string{"//depot/engine/...": {"lead@example.com", "quiet@example.com"}}, []string{"lead@example.com", "quiet@example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	two := &reads{Fates: one.Fates}
+	p.Fates, p.Owners = two, owners
+	if _, err := p.Run(context.Background(), w); err != nil {
+		t.Fatal(err)
+	}
+	if one.reviews == 0 || two.reviews != one.reviews || two.tallies != one.tallies {
+		t.Fatalf("two owners read %d reviews and %d tallies, one owner %d and %d: want the same", two.reviews, two.tallies, one.reviews, one.tallies)
+	}
+}
