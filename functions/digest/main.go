@@ -47,10 +47,9 @@ func main() {
 	case set.Evidence.Provider == "ses":
 		sender, err := ses.New(ses.NewClient(env.AWS), set.SESConfigurationSet, env.Log)
 		coldstart.Must(env, err)
-		ev := evidence.New(ddb, env.Config.JobsTable, 0)
-		p.Sender, p.Evidence = ses.NewChannel(sender, ev), ev
+		p.Channel = ses.NewChannel(sender, evidence.New(ddb, env.Config.JobsTable, 0))
 	default:
-		p.Sender, p.Evidence = smtpChannel(ctx, env, sm, set)
+		p.Channel = smtpChannel(ctx, env, sm, set)
 	}
 	lambda.Start(func(ctx context.Context, ev json.RawMessage) (digest.Report, error) {
 		week, err := digest.WeekOfEvent(ev, job.Now())
@@ -65,15 +64,12 @@ func main() {
 
 // smtpChannel is the SMTP e-mail channel with its rotating login (as the
 // notify function's), and the relay's lookup when SMTP_LOOKUP_URL names one.
-func smtpChannel(ctx context.Context, env *coldstart.Env, sm *secrets.Store, set digest.Settings) (*smtpmail.Channel, digest.Evidence) {
-	var lookup evidence.HTTP
-	if set.Evidence.LookupURL == "" {
-		ch, err := smtpmail.FromSecret(ctx, sm, set.SMTPSecretID, set.SMTP, nil, env.Log)
-		coldstart.Must(env, err)
-		return ch, nil
+func smtpChannel(ctx context.Context, env *coldstart.Env, sm *secrets.Store, set digest.Settings) *smtpmail.Channel {
+	var lookup smtpmail.Evidence // nil interface: the relay has no lookup
+	if set.Evidence.LookupURL != "" {
+		lookup = evidence.HTTP{URL: set.Evidence.LookupURL}
 	}
-	lookup = evidence.HTTP{URL: set.Evidence.LookupURL}
 	ch, err := smtpmail.FromSecret(ctx, sm, set.SMTPSecretID, set.SMTP, lookup, env.Log)
 	coldstart.Must(env, err)
-	return ch, lookup
+	return ch
 }

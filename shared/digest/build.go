@@ -90,12 +90,13 @@ type Fates interface {
 }
 
 // Build makes owner's digest of week from its entries. Each Swarm review's
-// outcomes and each scope's tallies are read once per call; a finding
-// told by e-mail only, or never posted, counts as unknown.
+// outcomes and each scope's tallies are read once per call (once per pass:
+// Pass.Run hands every owner's Build one cache); a finding told by e-mail
+// only, or never posted, counts as unknown.
 func Build(ctx context.Context, fates Fates, owner Owner, week Week, entries []Entry) (Digest, error) {
+	c := cached(fates)
 	d := Digest{Owner: owner.Address, Week: week, Paths: owner.Paths}
 	var recs []outcome.Record
-	reviews := map[int64]map[string]outcome.Fate{}
 	scopes := map[string]bool{}
 	for _, p := range owner.Paths {
 		// The scope a file directly under p counts in (outcome.Scope).
@@ -111,7 +112,7 @@ func Build(ctx context.Context, fates Fates, owner Owner, week Week, entries []E
 		d.InputTokens += e.InputTokens
 		d.OutputTokens += e.OutputTokens
 		d.CostUSD += e.CostUSD
-		fate, err := fatesOf(ctx, fates, reviews, e.Review)
+		fate, err := c.fates(ctx, e.Review)
 		if err != nil {
 			return Digest{}, err
 		}
@@ -131,7 +132,7 @@ func Build(ctx context.Context, fates Fates, owner Owner, week Week, entries []E
 	slices.SortStableFunc(d.Severity, func(a, b outcome.Row) int { return domain.SeverityRank(a.Key) - domain.SeverityRank(b.Key) })
 	d.Total = total(d.Severity)
 	for _, sc := range sortedKeys(scopes) {
-		ts, err := fates.Tallies(ctx, sc)
+		ts, err := c.Tallies(ctx, sc)
 		if err != nil {
 			return Digest{}, err
 		}
@@ -144,16 +145,50 @@ func Build(ctx context.Context, fates Fates, owner Owner, week Week, entries []E
 	return d, nil
 }
 
-// fatesOf is review's fates by fingerprint, read once per Build (none for
-// an e-mail-only job: review 0).
-func fatesOf(ctx context.Context, fates Fates, seen map[int64]map[string]outcome.Fate, review int64) (map[string]outcome.Fate, error) {
+// fateCache is Fates read once each: a review's fates by fingerprint, a
+// scope's tallies.
+type fateCache struct {
+	src     Fates
+	reviews map[int64]map[string]outcome.Fate
+	scopes  map[string][]outcome.Suppression
+}
+
+// cached is f read through a fateCache; f itself when it is one.
+func cached(f Fates) *fateCache {
+	if c, ok := f.(*fateCache); ok {
+		return c
+	}
+	return &fateCache{src: f, reviews: map[int64]map[string]outcome.Fate{}, scopes: map[string][]outcome.Suppression{}}
+}
+
+// Review reads review's outcomes from the source (Fates; Build reads
+// them through fates).
+func (c *fateCache) Review(ctx context.Context, review int64) ([]outcome.Record, error) {
+	return c.src.Review(ctx, review)
+}
+
+// Tallies is scope's tallies, read once (Fates).
+func (c *fateCache) Tallies(ctx context.Context, scope string) ([]outcome.Suppression, error) {
+	if ts, ok := c.scopes[scope]; ok {
+		return ts, nil
+	}
+	ts, err := c.src.Tallies(ctx, scope)
+	if err == nil {
+		c.scopes[scope] = ts
+	}
+	return ts, err
+}
+
+// fates is review's fates by fingerprint, read once (none for an
+// e-mail-only job: review 0).
+func (c *fateCache) fates(ctx context.Context, review int64) (map[string]outcome.Fate, error) {
 	if review <= 0 {
 		return nil, nil
 	}
-	if m, ok := seen[review]; ok {
+	if m, ok := c.reviews[review]; ok {
 		return m, nil
 	}
-	recs, err := fates.Review(ctx, review)
+	recs, err := c.src.Review(ctx, review)
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +196,7 @@ func fatesOf(ctx context.Context, fates Fates, seen map[int64]map[string]outcome
 	for _, r := range recs {
 		m[r.Fingerprint] = r.Fate
 	}
-	seen[review] = m
+	c.reviews[review] = m
 	return m, nil
 }
 

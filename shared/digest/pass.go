@@ -15,30 +15,20 @@ import (
 	"github.com/criticizer/criticizer/shared/recipients"
 )
 
-// Sender sends a composed e-mail and returns its notification id: the SMTP
-// or SES sender. A digest is sent with the zero delivery.Key (Compose).
-type Sender interface {
-	Send(ctx context.Context, m *notify.Message) (string, error)
-}
-
-// Evidence says whether the provider accepted a message (evidence.HTTP,
-// the relay's lookup; evidence.Table, SES events): how a digest left
-// "sending" is settled. nil: such a digest is never sent again.
-type Evidence interface {
-	Delivered(ctx context.Context, messageID string) (bool, error)
-}
-
 // Pass sends one week's digests, once per owner.
 type Pass struct {
-	Entries  *Entries
-	Fates    Fates
-	Marks    *Marks
-	Sender   Sender
-	Evidence Evidence
-	Owners   []Owner
-	From     string
-	Hash     Hasher             // keys an owner's address in its row; nil: SHA-256
-	Policy   *recipients.Policy // an owner outside it is refused; nil: none
+	Entries *Entries
+	Fates   Fates
+	Marks   *Marks
+	// Channel is the e-mail channel (smtpmail.Channel, ses.Channel): it
+	// sends a digest (composed with the zero delivery.Key), says whether a
+	// failed send may have happened (Classify), and looks up a send left in
+	// doubt (Lookup). A channel with no lookup leaves such a digest unsent.
+	Channel delivery.Channel[*notify.Message]
+	Owners  []Owner
+	From    string
+	Hash    Hasher             // keys an owner's address in its row; nil: SHA-256
+	Policy  *recipients.Policy // an owner outside it is refused; nil: none
 	// Window is how long a send may take to show in the evidence: a row
 	// left sending longer, with no evidence of it, is sent again.
 	Window time.Duration
@@ -66,6 +56,7 @@ func (p *Pass) Run(ctx context.Context, week Week) (Report, error) {
 	if err != nil {
 		return rep, err
 	}
+	fates := cached(p.Fates) // owners' paths overlap: a review is read once per pass
 	var errs []error
 	for _, o := range p.Owners {
 		if p.Policy != nil {
@@ -75,7 +66,7 @@ func (p *Pass) Run(ctx context.Context, week Week) (Report, error) {
 				continue
 			}
 		}
-		if err := p.one(ctx, week, o, entries, &rep); err != nil {
+		if err := p.one(ctx, week, o, entries, fates, &rep); err != nil {
 			rep.Failed++
 			p.Log.WarnContext(ctx, "weekly digest not sent; the next run tries again", "week", rep.Week, "error_class", failure.Classify(err), "err", err)
 			errs = append(errs, err)
@@ -86,8 +77,8 @@ func (p *Pass) Run(ctx context.Context, week Week) (Report, error) {
 
 // one sends owner's digest unless its row says it was sent, or may have
 // been: send first, then mark.
-func (p *Pass) one(ctx context.Context, week Week, o Owner, entries []Entry, rep *Report) error {
-	d, err := Build(ctx, p.Fates, o, week, entries)
+func (p *Pass) one(ctx context.Context, week Week, o Owner, entries []Entry, fates *fateCache, rep *Report) error {
+	d, err := Build(ctx, fates, o, week, entries)
 	if err != nil {
 		return err
 	}
@@ -107,15 +98,15 @@ func (p *Pass) one(ctx context.Context, week Week, o Owner, entries []Entry, rep
 		return err
 	}
 	if !begun {
-		send, err := p.settle(ctx, id, held, msg.MessageID, attempt, now, rep)
+		send, err := p.settle(ctx, id, held, msg, attempt, now, rep)
 		if err != nil || !send {
 			return err
 		}
 	}
-	nid, err := p.Sender.Send(ctx, msg)
+	nid, err := p.Channel.Send(ctx, msg)
 	switch {
-	case errors.Is(err, delivery.ErrOutcomeUnknown):
-		rep.InDoubt++ // left sending: settled by the evidence, never resent on a guess
+	case err != nil && p.Channel.Classify(err).MaybeSent:
+		rep.InDoubt++ // left sending: settled by the lookup, never resent on a guess
 		return nil
 	case err != nil:
 		return errors.Join(err, p.Marks.Release(ctx, id, attempt))
@@ -125,24 +116,24 @@ func (p *Pass) one(ctx context.Context, week Week, o Owner, entries []Entry, rep
 }
 
 // settle decides a row another attempt holds: sent stays sent; a send in
-// doubt is marked sent on the provider's evidence, sent again under
-// attempt when the evidence shows none after Window, else left alone.
-func (p *Pass) settle(ctx context.Context, id Identity, held *Mark, messageID, attempt string, now time.Time, rep *Report) (send bool, err error) {
+// doubt is marked sent when the channel's lookup finds it, sent again under
+// attempt when the lookup finds none after Window, else left alone (a
+// channel with no lookup answers DELIVERY_UNCONFIRMED: left alone too).
+func (p *Pass) settle(ctx context.Context, id Identity, held *Mark, msg *notify.Message, attempt string, now time.Time, rep *Report) (send bool, err error) {
 	if held == nil || held.Status == StatusSent {
 		rep.AlreadySent++
 		return false, nil
 	}
-	if p.Evidence == nil {
+	evidence, delivered, err := p.Channel.Lookup(ctx, msg, 0)
+	switch {
+	case failure.Classify(err) == failure.DeliveryUnconfirmed:
 		rep.InDoubt++
 		return false, nil
-	}
-	delivered, err := p.Evidence.Delivered(ctx, messageID)
-	switch {
 	case err != nil:
 		return false, err
 	case delivered:
 		rep.AlreadySent++
-		return false, p.Marks.MarkSent(ctx, id, held.Attempt, messageID, now)
+		return false, p.Marks.MarkSent(ctx, id, held.Attempt, evidence, now)
 	case now.Sub(held.StartedAt) < p.Window:
 		rep.InDoubt++ // too early to tell
 		return false, nil

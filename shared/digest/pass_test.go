@@ -41,15 +41,34 @@ func (s *sender) Send(_ context.Context, m *notify.Message) (string, error) {
 	return m.MessageID, nil
 }
 
+// evidence is the provider's record of accepted Message-IDs; nil: the
+// channel has no lookup (DELIVERY_UNCONFIRMED, as smtpmail.Channel's).
 type evidence map[string]bool
 
-func (e evidence) Delivered(_ context.Context, id string) (bool, error) { return e[id], nil }
+// channel is the digest's delivery.Channel over sender and evidence,
+// classifying as the e-mail channels do (delivery.ErrOutcomeUnknown: the
+// send may have happened).
+type channel struct {
+	*sender
+	ev evidence
+}
+
+func (c *channel) Lookup(_ context.Context, m *notify.Message, _ int64) (string, bool, error) {
+	if c.ev == nil {
+		return "", false, failure.Errorf(failure.DeliveryUnconfirmed, "no lookup")
+	}
+	return m.MessageID, c.ev[m.MessageID], nil
+}
+
+func (c *channel) Classify(err error) delivery.Verdict {
+	return delivery.Verdict{Class: failure.Classify(err), MaybeSent: errors.Is(err, delivery.ErrOutcomeUnknown)}
+}
 
 type clock struct{ t time.Time }
 
 func (c *clock) Now() time.Time { return c.t }
 
-func pass(t *testing.T, s *sender) (*digest.Pass, digest.Week, *clock) {
+func pass(t *testing.T, s *sender) (*digest.Pass, digest.Week, *clock, *channel) {
 	t.Helper()
 	ctx := context.Background()
 	db := dynamotest.New()
@@ -69,15 +88,16 @@ func pass(t *testing.T, s *sender) (*digest.Pass, digest.Week, *clock) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ch := &channel{sender: s}
 	return &digest.Pass{Entries: entries, Fates: outcome.NewStore(db, dynamotest.Table), Marks: &digest.Marks{API: db, Table: dynamotest.Table},
-		Sender: s, Owners: owners, From: "Criticizer <criticizer@example.com>", Window: 10 * time.Minute,
-		Now: job.Clock(c.Now), Log: slog.New(slog.DiscardHandler)}, w, c
+		Channel: ch, Owners: owners, From: "Criticizer <criticizer@example.com>", Window: 10 * time.Minute,
+		Now: job.Clock(c.Now), Log: slog.New(slog.DiscardHandler)}, w, c, ch
 }
 
 // A retried schedule sends nothing twice; an owner not opted in gets nothing.
 func TestPassSendsOncePerOwnerAndWeek(t *testing.T) {
 	s := &sender{}
-	p, w, _ := pass(t, s)
+	p, w, _, _ := pass(t, s)
 	for run := 1; run <= 3; run++ {
 		rep, err := p.Run(context.Background(), w)
 		if err != nil {
@@ -101,7 +121,7 @@ func TestPassSendsOncePerOwnerAndWeek(t *testing.T) {
 func TestPassSettlesBeforeResend(t *testing.T) {
 	ctx := context.Background()
 	s := &sender{fail: func() error { return failure.Errorf(failure.Upstream5xx, "451 try later") }}
-	p, w, c := pass(t, s)
+	p, w, c, ch := pass(t, s)
 	if rep, err := p.Run(ctx, w); err == nil || rep.Failed != 1 {
 		t.Fatalf("first run = %+v, %v: want the failure reported", rep, err)
 	}
@@ -114,7 +134,7 @@ func TestPassSettlesBeforeResend(t *testing.T) {
 		t.Fatalf("without evidence a send in doubt was resent: %+v", rep)
 	}
 	ev := evidence{}
-	p.Evidence = ev
+	ch.ev = ev
 	if rep, _ := p.Run(ctx, w); rep.InDoubt != 1 || len(s.sent) != 0 {
 		t.Fatalf("resent inside the window: %+v", rep)
 	}
@@ -132,12 +152,12 @@ func TestPassSettlesBeforeResend(t *testing.T) {
 func TestPassMarksDeliveredInDoubt(t *testing.T) {
 	ctx := context.Background()
 	s := &sender{fail: func() error { return delivery.ErrOutcomeUnknown }}
-	p, w, c := pass(t, s)
+	p, w, c, ch := pass(t, s)
 	if _, err := p.Run(ctx, w); err != nil {
 		t.Fatal(err)
 	}
 	id := digest.IdentityOf("lead@example.com", w, nil)
-	p.Evidence, s.fail = evidence{id.MessageID(p.From): true}, nil
+	ch.ev, s.fail = evidence{id.MessageID(p.From): true}, nil
 	c.t = c.t.Add(time.Hour)
 	for range 2 {
 		if rep, err := p.Run(ctx, w); err != nil || rep.AlreadySent != 1 || len(s.sent) != 0 {
@@ -171,5 +191,44 @@ func TestMarkKeepsTheUniquenessRetention(t *testing.T) {
 		if begun, held, _ := m.Begin(ctx, id, "a2", w.End()); begun || held.Attempt != "a1" {
 			t.Errorf("a second begin took the row: %v %+v", begun, held)
 		}
+	}
+}
+
+// reads counts the Fates reads a pass makes.
+type reads struct {
+	digest.Fates
+	reviews, tallies int
+}
+
+func (r *reads) Review(ctx context.Context, review int64) ([]outcome.Record, error) {
+	r.reviews++
+	return r.Fates.Review(ctx, review)
+}
+
+func (r *reads) Tallies(ctx context.Context, scope string) ([]outcome.Suppression, error) {
+	r.tallies++
+	return r.Fates.Tallies(ctx, scope)
+}
+
+// Owners whose paths overlap share the pass's reads: each review's fates
+// and each scope's tallies are read once per pass, not once per owner.
+func TestPassReadsEachReviewOnce(t *testing.T) {
+	p, w, _, _ := pass(t, &sender{})
+	one := &reads{Fates: p.Fates}
+	p.Fates = one
+	if _, err := p.Run(context.Background(), w); err != nil {
+		t.Fatal(err)
+	}
+	owners, err := digest.Owners(map[string][]string{"//depot/engine/...": {"lead@example.com", "quiet@example.com"}}, []string{"lead@example.com", "quiet@example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	two := &reads{Fates: one.Fates}
+	p.Fates, p.Owners = two, owners
+	if _, err := p.Run(context.Background(), w); err != nil {
+		t.Fatal(err)
+	}
+	if one.reviews == 0 || two.reviews != one.reviews || two.tallies != one.tallies {
+		t.Fatalf("two owners read %d reviews and %d tallies, one owner %d and %d: want the same", two.reviews, two.tallies, one.reviews, one.tallies)
 	}
 }
