@@ -130,8 +130,10 @@ func TestReviewerOutcomesAcceptance(t *testing.T) {
 	now = now.Add(24 * time.Hour)
 	second, err := pass.Run(ctx)
 	must(err)
-	if second.Read == 0 || second.FatesChanged != 0 || second.Failed != 0 {
-		t.Errorf("second pass %+v: want the review read again and nothing written", second)
+	// The pass's counts span every watched review (others' may settle
+	// now); that this one's records stay as they were is checked below.
+	if second.Read == 0 || second.Failed != 0 {
+		t.Errorf("second pass %+v: want the review read again", second)
 	}
 	again, err := st.Review(ctx, review)
 	must(err)
