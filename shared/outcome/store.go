@@ -199,24 +199,18 @@ func landed(err error, what string) (bool, error) {
 
 // Review returns the recorded outcomes of a review, every page read.
 func (s *Store) Review(ctx context.Context, review int64) ([]Record, error) {
-	items, err := s.partitionItems(ctx, partition(review), "outcome list")
-	if err != nil {
-		return nil, err
-	}
-	var out []Record
-	now := job.Now().Unix()
-	for _, it := range items {
-		if !expired(it, now) {
-			out = append(out, decode(it))
-		}
-	}
-	return out, nil
+	return s.partitionRecords(ctx, partition(review), "outcome list")
 }
 
 // EmailOnlyRecords returns the recorded e-mail-only findings of a
 // changelist (EmailOnly), every page read: their fate is unknown.
 func (s *Store) EmailOnlyRecords(ctx context.Context, changelist int64) ([]Record, error) {
-	items, err := s.partitionItems(ctx, emailPrefix+strconv.FormatInt(changelist, 10), "outcome e-mail-only list")
+	return s.partitionRecords(ctx, emailPrefix+strconv.FormatInt(changelist, 10), "outcome e-mail-only list")
+}
+
+// partitionRecords decodes the unexpired records of one partition.
+func (s *Store) partitionRecords(ctx context.Context, pk, what string) ([]Record, error) {
+	items, err := s.partitionItems(ctx, pk, what)
 	if err != nil {
 		return nil, err
 	}
