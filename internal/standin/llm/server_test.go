@@ -220,7 +220,14 @@ func TestFaults(t *testing.T) {
 			}
 		}
 	}
-	if n := len(srv.Requests()); n != len(steps) {
+	// The delayed request is recorded (499) when the server notices the
+	// client gave up, which can be after the client's next request: wait
+	// for it by lookup, with a deadline.
+	n := len(srv.Requests())
+	for deadline := time.Now().Add(5 * time.Second); n < len(steps) && time.Now().Before(deadline); n = len(srv.Requests()) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n != len(steps) {
 		t.Errorf("recorded %d requests, want %d", n, len(steps))
 	}
 }
