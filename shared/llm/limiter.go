@@ -84,16 +84,18 @@ type LimiterConfig struct {
 	Logger *slog.Logger
 }
 
-// Clock is the Limiter's time source.
+// Clock is the Limiter's time source. A waiter asks for the time it waits
+// until, not a duration: waiters that computed the same end from the same
+// now then end together, on a virtual clock as on the wall clock.
 type Clock interface {
 	Now() time.Time
-	After(d time.Duration) <-chan time.Time
+	At(t time.Time) <-chan time.Time
 }
 
 type systemClock struct{}
 
-func (systemClock) Now() time.Time                         { return time.Now() }
-func (systemClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+func (systemClock) Now() time.Time                  { return time.Now() }
+func (systemClock) At(t time.Time) <-chan time.Time { return time.After(time.Until(t)) }
 
 // DefaultMaxWait is the longest a Limiter waits at once (rule BO-2's ceiling).
 const DefaultMaxWait = 5 * time.Minute
@@ -317,7 +319,7 @@ func (l *Limiter) shared(ctx context.Context, model string, cost float64) (time.
 		select {
 		case <-ctx.Done():
 			return now.Sub(start), fmt.Errorf("llm: waiting for the shared rate limit: %w", context.Cause(ctx))
-		case <-l.cfg.Clock.After(wait):
+		case <-l.cfg.Clock.At(now.Add(wait)):
 		}
 	}
 }
@@ -365,7 +367,7 @@ func (l *Limiter) acquire(ctx context.Context, m *modelLimits, cost float64) (sp
 		m.mu.Unlock()
 		var timer <-chan time.Time
 		if wait > 0 {
-			timer = l.cfg.Clock.After(wait)
+			timer = l.cfg.Clock.At(now.Add(wait))
 		}
 		select {
 		case <-ctx.Done():

@@ -34,7 +34,11 @@ func TestRateLimitsAreWaitedOutInOneAttempt(t *testing.T) {
 	h := newHarness(t, wrap)
 	cs := chunked(1000) // ten chunks
 	h.standin.QueueFault(llmstandin.Fault{Status: 429, RetryAfter: "1", Count: 12})
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	// The llm function's own timeout (reviewTimeoutSeconds' default), on
+	// the virtual clock. Twelve consecutive 429s draw full-jitter backoffs
+	// of at most 1+2+4+8+16+32+6×60 = 423s in all (backoff.Default), so
+	// they always fit; a shorter deadline would fail on an unlucky draw.
+	ctx, cancel := context.WithDeadline(context.Background(), clock.Now().Add(900*time.Second))
 	defer cancel()
 	res, err := h.stage.Process(ctx, h.job(t, "job-429s", cs))
 	if err != nil {

@@ -25,11 +25,15 @@ func (c *VirtualClock) Now() time.Time {
 	return c.now
 }
 
-// After advances the virtual time by d and fires at once.
-func (c *VirtualClock) After(d time.Duration) <-chan time.Time {
+// At moves the virtual time forward to t, never back, and fires at once.
+// Two waiters for the same t move it once: the clock then says how long the
+// wait would have taken, not the sum of everyone's waits.
+func (c *VirtualClock) At(t time.Time) <-chan time.Time {
 	c.mu.Lock()
-	c.now = c.now.Add(d)
-	t := c.now
+	if t.After(c.now) {
+		c.now = t
+	}
+	t = c.now
 	c.mu.Unlock()
 	ch := make(chan time.Time, 1)
 	ch <- t
