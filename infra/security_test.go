@@ -480,7 +480,7 @@ func TestPlainHTTPAndSSLPorts(t *testing.T) {
 
 // TestPrivateSwarmPutsEveryCallerInTheVPC: in every environment, a Swarm
 // reachable only inside the studio's network (a private host, or
-// swarmPrivate) places every function that calls it (fetch, review, notify,
+// swarmPrivate) places every function that calls it (fetch, llm, notify,
 // the sweeper) in the VPC, and the others stay out; without a VPC, synth
 // refuses it; a public Swarm changes no placement.
 func TestPrivateSwarmPutsEveryCallerInTheVPC(t *testing.T) {

@@ -18,7 +18,7 @@ import (
 // Code Review webhooks"): the stack creates the shared secret the webhook
 // signs with and gives the webhook function its name and the header
 // names. Off by default. The header names are *unverified* guesses
-// (/work/shared/reference/swarm.md "Outbound webhooks"); set them to what
+// (docs/reference/swarm.md "Outbound webhooks"); set them to what
 // the instance's documentation names.
 type SwarmEventsConfig struct {
 	Enabled          bool   `json:"enabled"`

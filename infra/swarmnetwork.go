@@ -53,7 +53,7 @@ func validateSwarmNetwork(c EnvConfig, p *problems) {
 		p.add("swarmPrivate is set but swarmUrl is empty")
 	}
 	if c.swarmIsPrivate() && c.VPC == nil && !c.isLocal {
-		p.add("swarmUrl %q is private (swarmPrivate or a private host): set vpc, so every function that calls Swarm (fetch, review, notify, sweeper) runs where it can reach it", c.SwarmURL)
+		p.add("swarmUrl %q is private (swarmPrivate or a private host): set vpc, so every function that calls Swarm (fetch, llm, notify, sweeper) runs where it can reach it", c.SwarmURL)
 	}
 	if g := c.SwarmGateSeverity; g != "" && g != "off" && !slices.Contains(domain.Severities, g) {
 		p.add("swarmGateSeverity %q: want off or one of %s", g, strings.Join(domain.Severities, ", "))

@@ -43,7 +43,7 @@ import (
 )
 
 // BenchmarkInProcessStages measures the stages' own throughput, without the
-// emulator's Lambda runtime in the way: the fetch, review and notify stage
+// emulator's Lambda runtime in the way: the fetch, llm and notify stage
 // runtimes run in this process, wired from the deployed functions' settings
 // (same p4 stand-in and depot, LLM stand-in, SMTP stand-in and delivery
 // log), against the emulator's DynamoDB, SQS, S3 and Secrets Manager. They

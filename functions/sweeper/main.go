@@ -3,7 +3,9 @@
 // lease with no message in flight; see shared/sweep), then reconciles
 // delivery rows whose outcome is in doubt (see shared/reconcile), e-mails and,
 // where the stack gives it the Swarm login (comments on), Swarm review
-// comments. Every hour the event {"check":"retention"} runs the retention
+// comments, and then reads reviewers' reactions to them (outcome.Pass).
+// What each pass reads, writes and costs: docs/development.md, "What the
+// sweeper does and costs". Every hour the event {"check":"retention"} runs the retention
 // check instead (see shared/retention: a round a day, over as many runs as it
 // takes), which also scrubs the data fields of delivery rows past the data
 // retention (outbox.Scrubber).

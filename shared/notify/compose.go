@@ -1,7 +1,8 @@
 // Package notify owns the review e-mail: composing a deterministic
-// message from a domain.ReviewResult, and sending it over SMTP with errors
-// classified for the retry policy. It keeps no delivery state; the outbox row
-// that says whether a Key was already notified belongs to the caller.
+// message from a domain.ReviewResult and rendering it as the MIME message
+// both e-mail channels send. It sends nothing: those channels are
+// shared/smtpmail and shared/ses, and the outbox row that says whether a
+// Key was already notified belongs to the caller (shared/notifystage).
 package notify
 
 import (

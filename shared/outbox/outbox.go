@@ -1,6 +1,8 @@
-// Package outbox owns the delivery rows: one row per (changelist_id,
-// recipient, review_version), keyed by delivery.Key so the tuple is unique,
-// and the send-then-mark protocol around it. A row moves
+// Package outbox owns the delivery rows: one row per delivery, keyed by its
+// identity (Ref: an e-mail's delivery.Key, the tuple (changelist_id,
+// recipient, review_version); any other channel's Item, such as a Swarm
+// comment's) so each is unique, and the send-then-mark protocol around it.
+// A row moves
 //
 //	(none) → sending → sent                  (Begin creates the row and marks it sending in one
 //	                                          write; the send confirmed, marked in one write)

@@ -15,7 +15,7 @@ import (
 // cron script), not the API URL an operator configured: the origin is
 // therefore ignored, and the callback is always made on SWARM_URL (On), so
 // no request can make the service call a host of its choosing.
-// Source: /work/shared/reference/swarm.md, "Test-run callbacks" (Swarm
+// Source: docs/reference/swarm.md, "Test-run callbacks" (Swarm
 // 2022.1 module/TestIntegration/config/module.config.php, QualifiedUrl).
 type Callback struct {
 	Kind    string // update, pass or fail

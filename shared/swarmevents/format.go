@@ -1,5 +1,5 @@
 // Package swarmevents owns the receiver of P4 Code Review's signed outbound
-// webhooks (P4 Code Review 2025 and later; /work/shared/reference/swarm.md
+// webhooks (P4 Code Review 2025 and later; docs/reference/swarm.md
 // "Outbound webhooks"): the signature check, the deduplication of
 // deliveries by their id, and the turning of comment events (a like, a task
 // state moved, an archive, a reply) into the outcome records package

@@ -1,6 +1,6 @@
 package swarm
 
-// Review comments, as /work/shared/reference/swarm.md ("Review comments",
+// Review comments, as docs/reference/swarm.md ("Review comments",
 // checked against Swarm 2022.1's source) describes P4 Code Review's
 // comments API: list (v11 and v9 shapes, max/after/lastSeen pagination,
 // oldest first), create (v9 form fields, not idempotent; a 404 after the

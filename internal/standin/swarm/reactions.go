@@ -8,7 +8,7 @@ import (
 )
 
 // What reviewers do with a comment, for tests to act as people in Swarm's
-// UI (issue 32). Each follows /work/shared/reference/swarm.md: "Review
+// UI (issue 32). Each follows docs/reference/swarm.md: "Review
 // comments" (likes, task states and their transition table) and "Outbound
 // webhooks" (reactions readable without webhooks: likes, task-state moves,
 // an archived flag, replies).

@@ -1,5 +1,5 @@
 // Package swarm is a stand-in for Helix Swarm (P4 Code Review), built from
-// /work/shared/reference/swarm.md (checked against Swarm 2022.1's source),
+// docs/reference/swarm.md (checked against Swarm 2022.1's source),
 // for the integration suite: the reviews API (GET /api/v9 and /api/v11
 // /reviews/{id}, HTTP Basic login, field author, the versions array), the
 // review comments API (comments.go: list, create, edit, with fault
@@ -272,7 +272,7 @@ func (s *Server) reviewAPI(w http.ResponseWriter, r *http.Request, v11 bool) {
 // participantsWire is the review's participants keyed by user, as Swarm
 // lists them (the author is one): Swarm's reviews API docs show
 // "participants": {"swarm_admin": []} (help.perforce.com, Swarm 2024.1,
-// swarm-apidoc_endpoint_reviews.html); /work/shared/reference/swarm.md
+// swarm-apidoc_endpoint_reviews.html); docs/reference/swarm.md
 // does not describe the field.
 func participantsWire(r Review) map[string]any {
 	out := map[string]any{}
