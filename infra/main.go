@@ -1,6 +1,14 @@
 // Command infra is the Criticizer CDK app. `cdk synth|deploy -c env=<local|dev|staging|prod>`
 // runs it through cdk.json; internal/devstack runs it directly with CDK_OUTDIR and
 // CDK_CONTEXT_JSON to deploy the same template to the emulator.
+//
+// Where things are: stack.go builds the stack (table, buckets, queues and
+// DLQs, the API, the alarms in newAlarms); functions.go the functions, their
+// least-privilege grants and the sweeper's schedules; config.go reads
+// cdk.json into EnvConfig; validate.go runs synth's checks (declared.go:
+// each value against shared/settings, placeholders.go: checked-in
+// placeholders refused outside local); network.go and encryption.go the VPC
+// placement and the KMS key; the other files one feature each, named for it.
 package main
 
 import (

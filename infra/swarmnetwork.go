@@ -12,7 +12,7 @@ import (
 // Swarm's place in the network, and the gate on its test runs.
 //
 // Four functions call Swarm: fetch (the review, the {update} callback),
-// review and notify ({pass}/{fail}; notify's comments) and the sweeper (the
+// llm and notify ({pass}/{fail}; notify's comments) and the sweeper (the
 // comment reconciler; a dead letter's {fail}). A Swarm reachable only inside
 // the studio's network (swarmPrivate, or a private host in swarmUrl) puts
 // every one of them in the VPC; without a VPC, synth refuses it.

@@ -1,6 +1,10 @@
 // Package llmstage is the llm stage's stage.Processor: redacted changeset
-// → prompt → LLM → validated ReviewResult artifact. Leases, retries and dead
-// letters are the stage runtime's business, not its own.
+// → prompt → LLM → validated ReviewResult artifact. On the way it verifies
+// the fetch stage's proof of redaction and guards every prompt (guard), keeps
+// the environment's daily token budget (dailyGate), carries a rerun's
+// unchanged files over instead of asking the model (carry.go), and records
+// the version in the rerun ledger. Leases, retries and dead letters are the
+// stage runtime's business, not its own.
 package llmstage
 
 import (
