@@ -11,23 +11,46 @@ import (
 )
 
 // addAcceptanceAlarm adds the rollback alarm on acceptance (issue 32): the
-// share of settled findings reviewers accepted (outcome.AcceptanceMetric, 1
-// accepted / 0 dismissed, by Environment alone, so its daily Average is the
-// share) below the environment's acceptanceAlarmThreshold pages. A day is
-// the period because reactions come over days, not minutes; a day with no
-// settled finding is missing data, not a breach. 0 turns it off.
-func addAcceptanceAlarm(stack awscdk.Stack, env string, cfg EnvConfig, action awscloudwatch.IAlarmAction) {
-	if cfg.AcceptanceAlarmThreshold <= 0 {
+// share of settled findings reviewers accepted over a day, below the
+// environment's acceptanceAlarmThreshold, pages once at least
+// acceptanceAlarmMinSample findings settled that day. The share is
+// Sum(outcome.AcceptanceMetric) / Sum(outcome.SettledMetric), the deltas
+// outcome.Settled emits by Environment alone, so a finding that flips
+// class counts once; a day with fewer settled findings reads 1 (never a
+// breach: one dismissal is not a trend), and a day with none is missing
+// data, not a breach. A day is the period because reactions come over
+// days, not minutes. 0 turns it off.
+//
+// Metric math (CloudWatch User Guide, "Using metric math": IF(condition,
+// trueValue, falseValue) over time series; "Create a CloudWatch alarm
+// based on a metric math expression"; AWS::CloudWatch::Alarm Metrics),
+// which MiniStack's CloudFormation rejects: like EscalationsAlarm, it is
+// left out where the emulator harness sets metricMathAlarms=false, and
+// infra's TestAcceptanceAlarm evaluates the synthesized expression instead.
+func addAcceptanceAlarm(stack awscdk.Stack, env string, cfg EnvConfig, mathAlarms bool, action awscloudwatch.IAlarmAction) {
+	if cfg.AcceptanceAlarmThreshold <= 0 || !mathAlarms {
 		return
 	}
-	a := awscloudwatch.NewAlarm(stack, jsii.String("AcceptanceAlarm"), &awscloudwatch.AlarmProps{
-		AlarmDescription: jsii.String(fmt.Sprintf("Reviewers accepted under %v of the findings they reacted to over a day: see docs/operating.md#acceptancealarm; roll the prompt or model back",
-			cfg.AcceptanceAlarmThreshold)),
-		Metric: awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
-			Namespace: jsii.String("Criticizer"), MetricName: jsii.String(outcome.AcceptanceMetric),
+	daily := func(name string) awscloudwatch.IMetric {
+		return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+			Namespace: jsii.String("Criticizer"), MetricName: jsii.String(name),
 			DimensionsMap: &map[string]*string{"Environment": jsii.String(env)},
-			Period:        awscdk.Duration_Days(jsii.Number(1)), Statistic: jsii.String("Average"),
-		}),
+			Period:        awscdk.Duration_Days(jsii.Number(1)), Statistic: jsii.String("Sum"),
+		})
+	}
+	share := awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
+		Expression: jsii.String(fmt.Sprintf("IF(settled >= %d, accepted / settled, 1)", cfg.AcceptanceAlarmMinSample)),
+		UsingMetrics: &map[string]awscloudwatch.IMetric{
+			"accepted": daily(outcome.AcceptanceMetric),
+			"settled":  daily(outcome.SettledMetric),
+		},
+		Period: awscdk.Duration_Days(jsii.Number(1)),
+		Label:  jsii.String("share of settled findings accepted"),
+	})
+	a := awscloudwatch.NewAlarm(stack, jsii.String("AcceptanceAlarm"), &awscloudwatch.AlarmProps{
+		AlarmDescription: jsii.String(fmt.Sprintf("Reviewers accepted under %v of at least %d findings they reacted to over a day: see docs/operating.md#acceptancealarm; roll the prompt or model back",
+			cfg.AcceptanceAlarmThreshold, cfg.AcceptanceAlarmMinSample)),
+		Metric:             share,
 		Threshold:          jsii.Number(cfg.AcceptanceAlarmThreshold),
 		EvaluationPeriods:  jsii.Number(1),
 		ComparisonOperator: awscloudwatch.ComparisonOperator_LESS_THAN_THRESHOLD,

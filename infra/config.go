@@ -227,7 +227,10 @@ type EnvConfig struct {
 	// promote` refuses a candidate whose canary acceptance is below the
 	// stable version's by more than AcceptanceMargin, or that has fewer than
 	// AcceptanceMinSample settled findings (it reads these from cdk.json).
+	// AcceptanceAlarmMinSample is the fewest findings settled in a day the
+	// alarm judges: below it the day does not page.
 	AcceptanceAlarmThreshold float64 `json:"acceptanceAlarmThreshold"`
+	AcceptanceAlarmMinSample int     `json:"acceptanceAlarmMinSample"`
 	AcceptanceMargin         float64 `json:"acceptanceMargin"`
 	AcceptanceMinSample      int     `json:"acceptanceMinSample"`
 
@@ -330,6 +333,13 @@ const (
 // 0.24–0.75, issue 32). The promote gate's defaults are package outcome's.
 const DefaultAcceptanceAlarmThreshold = 0.3
 
+// DefaultAcceptanceAlarmMinSample is acceptanceAlarmMinSample unset: a day
+// with fewer settled findings does not page, as a share of a handful of
+// reactions is noise (one dismissed finding is 0 % accepted). A
+// placeholder like the threshold, below the promote gate's sample
+// (outcome.DefaultMinSample) because it is one day's, not a canary's.
+const DefaultAcceptanceAlarmMinSample = 20
+
 func DefaultConfig(name string) EnvConfig {
 	c := EnvConfig{
 		Architecture:            "arm64",
@@ -364,6 +374,7 @@ func DefaultConfig(name string) EnvConfig {
 		SweepSchedule:           "rate(1 minute)",
 
 		AcceptanceAlarmThreshold: DefaultAcceptanceAlarmThreshold,
+		AcceptanceAlarmMinSample: DefaultAcceptanceAlarmMinSample,
 		AcceptanceMargin:         outcome.DefaultMargin,
 		AcceptanceMinSample:      outcome.DefaultMinSample,
 

@@ -49,6 +49,9 @@ func validateGuarantees(c EnvConfig, p *problems) {
 	if t := c.AcceptanceAlarmThreshold; t < 0 || t >= 1 {
 		p.add("acceptanceAlarmThreshold %v: want a share of findings accepted, 0 (off) up to below 1", t)
 	}
+	if c.AcceptanceAlarmMinSample < 1 {
+		p.add("acceptanceAlarmMinSample %d: want the fewest settled findings in a day AcceptanceAlarm judges, 1 or more", c.AcceptanceAlarmMinSample)
+	}
 	if m := c.AcceptanceMargin; m < 0 || m >= 1 {
 		p.add("acceptanceMargin %v: want a share 0 up to below 1", m)
 	}

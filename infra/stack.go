@@ -601,7 +601,7 @@ func newAlarms(stack awscdk.Stack, env string, cfg EnvConfig, mathAlarms bool, s
 		a.AddAlarmAction(alarmAction)
 	}
 	addSLOAlarms(stack, env, cfg, alarmAction)
-	addAcceptanceAlarm(stack, env, cfg, alarmAction)
+	addAcceptanceAlarm(stack, env, cfg, mathAlarms, alarmAction)
 	// Escalations carry an ErrorClass dimension: summed by a Metrics Insights
 	// query. MiniStack rejects metric-math alarms, so the emulator harness sets
 	// context metricMathAlarms=false and this one alarm is left out there.

@@ -11,6 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	swarmstandin "github.com/criticizer/criticizer/internal/standin/swarm"
 	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/outcome"
@@ -35,6 +39,11 @@ func TestReviewerOutcomesAcceptance(t *testing.T) {
 		dir + "a.py": shell, dir + "b.py": shell, dir + "c.py": shell,
 		dir + "k1.c": key, dir + "k2.c": key, dir + "k3.c": key,
 	}
+	// Later tests under //depot/projectA/..., and this one run again
+	// (-count=2), see the tallies as they were: an `outcomes allow` here
+	// would lift the shell kind there for good, and the next run would
+	// find it never withheld.
+	restoreTallies(ctx, t, "//depot/projectA/...")
 	cl := reviewVersionChange(t, files)
 	review := cl + 1
 	runVersion(t, review, cl, 1)
@@ -58,8 +67,9 @@ func TestReviewerOutcomesAcceptance(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// What the reviewers do, as in Swarm's UI.
-	must(env.local.Swarm.Address(one("copy.c").ID))
+	// What the reviewers do, as in Swarm's UI; copy.c is archived first
+	// and addressed after the first read below (a flip of class).
+	must(env.local.Swarm.Archive(one("copy.c").ID))
 	_, err := env.local.Swarm.Dislike(one("a.py").ID, "alice")
 	must(err)
 	_, err = env.local.Swarm.Reply(one("b.py").ID, "alice", "False positive: cmd is a constant here.", true)
@@ -81,10 +91,11 @@ func TestReviewerOutcomesAcceptance(t *testing.T) {
 	}
 
 	// A read of this review alone, as the sweeper reads each review it
-	// watches, twice: the first settles the fates and tells the acceptance
-	// metric; the second changes nothing and tells nothing. Read alone,
-	// because a sweeper pass reads every watched review, other tests'
-	// too, and would tell their fates into the same count.
+	// watches: the first settles the fates and tells the acceptance
+	// metrics; then copy.c, archived, is addressed, and the next read tells
+	// that flip; a read after it changes nothing and tells nothing. Read
+	// alone, because a sweeper pass reads every watched review, other
+	// tests' too, and would tell their fates into the same count.
 	table := env.out["JobsTableName"]
 	var emitted bytes.Buffer // the acceptance metric, as the store writes it (EMF)
 	client := &swarm.Client{BaseURL: env.local.Swarm.URL(), Credentials: func(context.Context, bool) (swarm.Credentials, error) {
@@ -94,10 +105,14 @@ func TestReviewerOutcomesAcceptance(t *testing.T) {
 	if _, err := told.Read(ctx, review, nil); err != nil {
 		t.Fatal(err)
 	}
-	once := emitted.Len()
-	if once == 0 {
-		t.Fatal("reading the review settled fates and told the acceptance metric nothing")
+	if emitted.Len() == 0 {
+		t.Fatal("reading the review settled fates and told the acceptance metrics nothing")
 	}
+	must(env.local.Swarm.Address(one("copy.c").ID))
+	if flip, err := told.Read(ctx, review, nil); err != nil || flip.FatesChanged != 1 {
+		t.Fatalf("the read after copy.c was addressed changed %d fates (err %v): want its flip from archived", flip.FatesChanged, err)
+	}
+	once := emitted.Len()
 	if again, err := told.Read(ctx, review, nil); err != nil || again.FatesChanged != 0 || emitted.Len() != once {
 		t.Errorf("a second read of the review changed %d fates and told %q (err %v): want nothing", again.FatesChanged, emitted.Bytes()[once:], err)
 	}
@@ -152,36 +167,37 @@ func TestReviewerOutcomesAcceptance(t *testing.T) {
 			t.Errorf("by category: %+v", r)
 		}
 	}
-	// The metrics the rollout gate and AcceptanceAlarm read, as the read
-	// of this review alone told them: each settled fate once, 1 accepted
-	// and 0 dismissed, by prompt version and model and by environment alone.
-	var settled, accepted, byVersion float64
+	// The metrics the rollout gate and AcceptanceAlarm read, as the reads
+	// of this review alone told them, summed as CloudWatch sums a period:
+	// each settled finding once, copy.c's flip included (archived, then
+	// addressed: one settled finding, accepted), by prompt version and
+	// model and by environment alone.
+	sums := map[string]float64{}
 	for _, line := range bytes.Split(bytes.TrimSpace(emitted.Bytes()), []byte("\n")) {
 		var rec map[string]any
 		if err := json.Unmarshal(line, &rec); err != nil {
 			t.Fatalf("metric line %s: %v", line, err)
 		}
-		v, ok := rec[outcome.AcceptanceMetric].(float64)
-		switch {
-		case !ok:
-		case rec["PromptVersion"] == nil:
-			settled, accepted = settled+1, accepted+v
-		case rec["PromptVersion"] == byPrompt[0].Key:
-			byVersion++
+		for _, name := range []string{outcome.SettledMetric, outcome.AcceptanceMetric} {
+			v, ok := rec[name].(float64)
+			switch {
+			case !ok:
+			case rec["PromptVersion"] == nil:
+				sums[name] += v
+			case rec["PromptVersion"] == byPrompt[0].Key:
+				sums[name+" by version"] += v
+			}
 		}
 	}
-	if settled != float64(1+dismissed) || accepted != 1 || byVersion != settled {
-		t.Errorf("emitted %v settled (%v accepted), %v by prompt version %s: want %d settled, 1 accepted, each by version too", settled, accepted, byVersion, byPrompt[0].Key, 1+dismissed)
+	wantSums := map[string]float64{outcome.SettledMetric: float64(1 + dismissed), outcome.AcceptanceMetric: 1,
+		outcome.SettledMetric + " by version": float64(1 + dismissed), outcome.AcceptanceMetric + " by version": 1}
+	if fmt.Sprint(sums) != fmt.Sprint(wantSums) {
+		t.Errorf("emitted sums %v (prompt version %s): want %v: %d settled, 1 accepted, each by version too", sums, byPrompt[0].Key, wantSums, 1+dismissed)
 	}
 
 	// The next review under the same path: the shell finding (dismissed 3
 	// times) is withheld and the summary says so; the committed secret is
 	// reported however often it was dismissed.
-	t.Cleanup(func() { // later tests under //depot/projectA/... see every finding again
-		for _, kind := range []string{"standin.shell", "standin.redacted-secret"} {
-			_ = st.Allow(ctx, "//depot/projectA/...", "security", kind)
-		}
-	})
 	cl2 := reviewVersionChange(t, map[string]string{dir + "d.py": shell, dir + "k4.c": key, dir + "copy2.c": copyV1})
 	review2 := cl2 + 1
 	runVersion(t, review2, cl2, 1)
@@ -215,4 +231,41 @@ func TestReviewerOutcomesAcceptance(t *testing.T) {
 			t.Errorf("the next review's e-mail to %v does not say what it withheld:\n%s", m.To, text)
 		}
 	}
+}
+
+// restoreTallies puts the finding-kind tallies of scope back as they are
+// now once the test ends: every tally item the test wrote is deleted and
+// every one there before is put back as it was. The item layout (pk
+// OUTCOME#kind#<scope>, sk <category>#<kind>) is shared/outcome's
+// (kind.go, tallyKey); integration tests run one at a time, so no other
+// test moves these tallies meanwhile.
+func restoreTallies(ctx context.Context, t *testing.T, scope string) {
+	t.Helper()
+	table := env.out["JobsTableName"]
+	items := func() []map[string]ddbtypes.AttributeValue {
+		var out []map[string]ddbtypes.AttributeValue
+		p := dynamodb.NewQueryPaginator(env.ddb, &dynamodb.QueryInput{TableName: &table, KeyConditionExpression: aws.String("pk = :pk"),
+			ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":pk": &ddbtypes.AttributeValueMemberS{Value: "OUTCOME#kind#" + scope}}})
+		for p.HasMorePages() {
+			page, err := p.NextPage(ctx)
+			if err != nil {
+				t.Fatalf("read the tallies of %s: %v", scope, err)
+			}
+			out = append(out, page.Items...)
+		}
+		return out
+	}
+	before := items()
+	t.Cleanup(func() {
+		for _, it := range items() {
+			if _, err := env.ddb.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &table, Key: map[string]ddbtypes.AttributeValue{"pk": it["pk"], "sk": it["sk"]}}); err != nil {
+				t.Errorf("restore the tallies of %s: %v", scope, err)
+			}
+		}
+		for _, it := range before {
+			if _, err := env.ddb.PutItem(ctx, &dynamodb.PutItemInput{TableName: &table, Item: it}); err != nil {
+				t.Errorf("restore the tallies of %s: %v", scope, err)
+			}
+		}
+	})
 }

@@ -5,6 +5,7 @@ package integration
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
 
+	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/outcome"
 	"github.com/criticizer/criticizer/shared/result"
 )
@@ -25,6 +27,8 @@ import (
 // prompt that meets its job SLOs but whose findings reviewers accepted
 // well below the stable prompt's, naming both shares and counts, and
 // leaves cdk.json as it was; with acceptance as good, it promotes. The
+// acceptance data are what outcome.Settled emits, flips of class included:
+// a finding liked and then dismissed counts as one settled finding. The
 // environment ("gate-N") is the test's own, so the data of other tests
 // and of the refused run do not count (CloudWatch keeps each dimension
 // combination apart; so does the emulator's GetMetricStatistics). The data
@@ -42,19 +46,21 @@ func TestPromoteRefusesWorseAcceptance(t *testing.T) {
 	}
 	const candidate, model = "1.1.0", "gate-model"
 	for i, tt := range []struct {
-		candidateAccepted int // of 40 settled; the stable prompt: 32 of 40
-		refuse            string
+		candidateAccepted, flipped int // of 40 settled, flipped of the rest liked then dismissed; the stable prompt: 32 of 40
+		refuse                     string
 	}{
-		{20, "candidate 50.0% accepted of 40 settled, current 80.0% accepted of 40 settled"},
-		{31, ""},
+		{20, 10, "candidate 50.0% accepted of 40 settled, current 80.0% accepted of 40 settled"},
+		{31, 5, ""},
 	} {
 		envName := "gate-" + string(rune('a'+i)) + time.Now().Format("150405")
-		put := func(metric string, dims map[string]string, values ...float64) {
+		// Each set of data in as few calls as may be: a retried call is
+		// not idempotent (the emulator, like CloudWatch, keeps both).
+		put := func(points ...datum) {
 			var data []cwtypes.MetricDatum
-			for _, v := range values {
-				d := cwtypes.MetricDatum{MetricName: aws.String(metric), Value: aws.Float64(v), Unit: cwtypes.StandardUnitCount, Timestamp: aws.Time(time.Now().Add(-48 * time.Hour)),
+			for _, p := range points {
+				d := cwtypes.MetricDatum{MetricName: aws.String(p.metric), Value: aws.Float64(p.value), Unit: cwtypes.StandardUnitCount, Timestamp: aws.Time(time.Now().Add(-48 * time.Hour)),
 					Dimensions: []cwtypes.Dimension{{Name: aws.String("Environment"), Value: aws.String(envName)}}}
-				for k, v := range dims {
+				for k, v := range p.dims {
 					d.Dimensions = append(d.Dimensions, cwtypes.Dimension{Name: aws.String(k), Value: aws.String(v)})
 				}
 				data = append(data, d)
@@ -67,18 +73,14 @@ func TestPromoteRefusesWorseAcceptance(t *testing.T) {
 				data = data[n:]
 			}
 		}
-		ones := func(accepted, of int) []float64 {
-			v := make([]float64, of)
-			for i := range accepted {
-				v[i] = 1
-			}
-			return v
-		}
 		llm := map[string]string{"Stage": "llm", "PromptVersion": candidate}
-		put("ReviewValidFindings", llm, 1, 1, 1, 1, 1)
-		put("ReviewFindingsDropped", llm, 0, 0, 0, 0, 0)
-		put(outcome.AcceptanceMetric, map[string]string{"PromptVersion": candidate, "Model": model}, ones(tt.candidateAccepted, 40)...)
-		put(outcome.AcceptanceMetric, map[string]string{"PromptVersion": result.StablePromptVersion, "Model": model}, ones(32, 40)...)
+		var jobs []datum
+		for range 5 {
+			jobs = append(jobs, datum{"ReviewValidFindings", 1, llm}, datum{"ReviewFindingsDropped", 0, llm})
+		}
+		put(jobs...)
+		put(settledData(t, envName, candidate, model, tt.candidateAccepted, 40-tt.candidateAccepted-tt.flipped, tt.flipped)...)
+		put(settledData(t, envName, result.StablePromptVersion, model, 32, 8, 0)...)
 
 		cdk := `{"context": {"environments": {"` + envName + `": {"llmModel": "` + model + `", "promptCandidateVersion": "` + candidate + `", "promptCandidatePercent": 10,
   "validFindingsSlo": {"` + candidate + `": 0.1}, "droppedFindingsSlo": {"` + candidate + `": 0.5}}}}}
@@ -107,4 +109,52 @@ func TestPromoteRefusesWorseAcceptance(t *testing.T) {
 			t.Errorf("a refused promotion changed cdk.json:\n%s", got)
 		}
 	}
+}
+
+// datum is one metric value of an EMF line, with the line's dimensions
+// other than Environment.
+type datum struct {
+	metric string
+	value  float64
+	dims   map[string]string
+}
+
+// settledData is what CloudWatch makes of the EMF lines outcome.Settled
+// writes in environment envName for findings of version and model:
+// accepted accepted, dismissed dismissed, and flipped liked then
+// dismissed. Each metric of a line, per dimension set, becomes a data
+// point (the EMF specification).
+func settledData(t *testing.T, envName, version, model string, accepted, dismissed, flipped int) []datum {
+	t.Helper()
+	var buf bytes.Buffer
+	m := obs.NewMetrics(&buf, envName)
+	rec := outcome.Record{PromptVersion: version, Model: model}
+	for range accepted {
+		outcome.Settled(m, rec, outcome.Open, outcome.Addressed)
+	}
+	for range dismissed {
+		outcome.Settled(m, rec, outcome.Open, outcome.Dismissed)
+	}
+	for range flipped {
+		outcome.Settled(m, rec, outcome.Open, outcome.Liked)
+		outcome.Settled(m, rec, outcome.Liked, outcome.Dismissed)
+	}
+	var out []datum
+	for _, line := range bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n")) {
+		var rec map[string]any
+		if err := json.Unmarshal(line, &rec); err != nil {
+			t.Fatal(err)
+		}
+		cwm := rec["_aws"].(map[string]any)["CloudWatchMetrics"].([]any)[0].(map[string]any)
+		d := datum{dims: map[string]string{}}
+		d.metric = cwm["Metrics"].([]any)[0].(map[string]any)["Name"].(string)
+		d.value = rec[d.metric].(float64)
+		for _, k := range cwm["Dimensions"].([]any)[0].([]any) {
+			if k != "Environment" {
+				d.dims[k.(string)] = rec[k.(string)].(string)
+			}
+		}
+		out = append(out, d)
+	}
+	return out
 }

@@ -206,23 +206,35 @@ func judgeAcceptance(ctx context.Context, cw metricsAPI, set rolloutSettings, en
 }
 
 // acceptance reads a prompt version's acceptance at model between from and
-// to: outcome.AcceptanceMetric by PromptVersion and Model, whose Average is
-// the share accepted and SampleCount the findings settled.
+// to: the Sums of outcome.AcceptanceMetric and outcome.SettledMetric by
+// PromptVersion and Model, the deltas outcome.Settled emits, whose ratio is
+// the share accepted and whose settled Sum the findings settled (each once,
+// however often it flipped).
 func acceptance(ctx context.Context, cw metricsAPI, env, version, model string, from, to time.Time) (outcome.Measured, error) {
-	res, err := cw.GetMetricStatistics(ctx, &cloudwatch.GetMetricStatisticsInput{
-		Namespace: aws.String("Criticizer"), MetricName: aws.String(outcome.AcceptanceMetric),
-		Dimensions: []cwtypes.Dimension{{Name: aws.String("Environment"), Value: aws.String(env)},
-			{Name: aws.String("PromptVersion"), Value: aws.String(version)}, {Name: aws.String("Model"), Value: aws.String(model)}},
-		StartTime: aws.Time(from), EndTime: aws.Time(to), Period: aws.Int32(hourPeriod(from, to)),
-		Statistics: []cwtypes.Statistic{cwtypes.StatisticSum, cwtypes.StatisticSampleCount},
-	})
-	if err != nil {
-		return outcome.Measured{}, fmt.Errorf("read the acceptance of prompt %s: %w", version, err)
+	sum := func(metric string) (float64, error) {
+		res, err := cw.GetMetricStatistics(ctx, &cloudwatch.GetMetricStatisticsInput{
+			Namespace: aws.String("Criticizer"), MetricName: aws.String(metric),
+			Dimensions: []cwtypes.Dimension{{Name: aws.String("Environment"), Value: aws.String(env)},
+				{Name: aws.String("PromptVersion"), Value: aws.String(version)}, {Name: aws.String("Model"), Value: aws.String(model)}},
+			StartTime: aws.Time(from), EndTime: aws.Time(to), Period: aws.Int32(hourPeriod(from, to)),
+			Statistics: []cwtypes.Statistic{cwtypes.StatisticSum},
+		})
+		if err != nil {
+			return 0, fmt.Errorf("read the acceptance of prompt %s (%s): %w", version, metric, err)
+		}
+		var total float64
+		for _, d := range res.Datapoints {
+			total += aws.ToFloat64(d.Sum)
+		}
+		return total, nil
 	}
-	var accepted, settled float64
-	for _, d := range res.Datapoints {
-		accepted += aws.ToFloat64(d.Sum)
-		settled += aws.ToFloat64(d.SampleCount)
+	accepted, err := sum(outcome.AcceptanceMetric)
+	if err != nil {
+		return outcome.Measured{}, err
+	}
+	settled, err := sum(outcome.SettledMetric)
+	if err != nil {
+		return outcome.Measured{}, err
 	}
 	m := outcome.Measured{Settled: int(settled)}
 	if settled > 0 {

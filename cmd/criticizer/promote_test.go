@@ -25,21 +25,24 @@ import (
 type canaryMetrics struct {
 	now    time.Time
 	points map[string][]cwtypes.Datapoint
-	// accept holds FindingAccepted's points by prompt version, for the
-	// model staging runs only (outcome.Settled's PromptVersion and Model
-	// dimension set); nil: goodAcceptance.
-	accept map[string][]cwtypes.Datapoint
+	// accept holds the acceptance points by prompt version, for the model
+	// staging runs only (outcome.Settled's PromptVersion and Model
+	// dimension set), each the Sums of FindingAccepted and FindingSettled
+	// over one period; nil: goodAcceptance.
+	accept map[string][]acceptancePoint
 	asked  []*cloudwatch.GetMetricStatisticsInput
 }
 
 // goodAcceptance: both versions accepted alike, on plenty of findings.
-var goodAcceptance = map[string][]cwtypes.Datapoint{"1.0.0": {settled(60, 100)}, "1.1.0": {settled(30, 50)}}
+var goodAcceptance = map[string][]acceptancePoint{"1.0.0": {settled(60, 100)}, "1.1.0": {settled(30, 50)}}
 
-// settled is a FindingAccepted data point: accepted of n settled findings
-// (each 1 or 0, so Sum is the accepted and SampleCount the settled).
-func settled(accepted, n float64) cwtypes.Datapoint {
-	return cwtypes.Datapoint{Sum: aws.Float64(accepted), SampleCount: aws.Float64(n)}
-}
+// acceptancePoint is one period of outcome.Settled's deltas: the Sums of
+// FindingAccepted and FindingSettled.
+type acceptancePoint struct{ accepted, settled float64 }
+
+// settled is a period in which n findings settled, accepted of them
+// accepted (net of flips).
+func settled(accepted, n float64) acceptancePoint { return acceptancePoint{accepted, n} }
 
 func (c *canaryMetrics) GetMetricStatistics(_ context.Context, in *cloudwatch.GetMetricStatisticsInput, _ ...func(*cloudwatch.Options)) (*cloudwatch.GetMetricStatisticsOutput, error) {
 	c.asked = append(c.asked, in)
@@ -48,7 +51,7 @@ func (c *canaryMetrics) GetMetricStatistics(_ context.Context, in *cloudwatch.Ge
 		dims[aws.ToString(d.Name)] = aws.ToString(d.Value)
 	}
 	old := c.now.Sub(aws.ToTime(in.StartTime)) > 15*24*time.Hour && aws.ToInt32(in.Period)%300 != 0
-	if aws.ToString(in.MetricName) == "FindingAccepted" {
+	if name := aws.ToString(in.MetricName); name == "FindingAccepted" || name == "FindingSettled" {
 		if old || len(dims) != 3 || dims["Environment"] != "staging" || dims["Model"] != "model-s" || aws.ToString(in.Namespace) != "Criticizer" {
 			return &cloudwatch.GetMetricStatisticsOutput{}, nil
 		}
@@ -56,7 +59,17 @@ func (c *canaryMetrics) GetMetricStatistics(_ context.Context, in *cloudwatch.Ge
 		if accept == nil {
 			accept = goodAcceptance
 		}
-		return &cloudwatch.GetMetricStatisticsOutput{Datapoints: accept[dims["PromptVersion"]]}, nil
+		// A delta's SampleCount counts emissions, not findings: left out,
+		// so the acceptance is read from the Sums only.
+		var out []cwtypes.Datapoint
+		for _, p := range accept[dims["PromptVersion"]] {
+			v := p.accepted
+			if name == "FindingSettled" {
+				v = p.settled
+			}
+			out = append(out, cwtypes.Datapoint{Sum: aws.Float64(v)})
+		}
+		return &cloudwatch.GetMetricStatisticsOutput{Datapoints: out}, nil
 	}
 	if old || dims["Environment"] != "staging" || dims["Stage"] != "llm" || dims["PromptVersion"] != "1.1.0" || aws.ToString(in.Namespace) != "Criticizer" {
 		return &cloudwatch.GetMetricStatisticsOutput{}, nil
@@ -134,7 +147,8 @@ func TestPromoteJudgesTheCanaryBySLOs(t *testing.T) {
 				t.Errorf("cdk.json after promotion:\n%s\nwant only staging's percent changed:\n%s", got, want)
 			}
 			window, _ := time.ParseDuration(cmp.Or(tt.window, "24h"))
-			if len(cw.asked) != 4 || !cw.asked[0].StartTime.Equal(now.Add(-window)) || !strings.Contains(out.String(), "promoted") {
+			// 2 SLO metrics, then FindingAccepted and FindingSettled for each of 2 versions.
+			if len(cw.asked) != 6 || !cw.asked[0].StartTime.Equal(now.Add(-window)) || !strings.Contains(out.String(), "promoted") {
 				t.Errorf("canary read %d times from %v; output %q", len(cw.asked), cw.asked[0].StartTime, out.String())
 			}
 		})
@@ -159,20 +173,20 @@ func TestPromoteJudgesTheCanaryByAcceptance(t *testing.T) {
 	goodJobs := map[string][]cwtypes.Datapoint{"ReviewValidFindings": {point(0.3, 30)}, "ReviewFindingsDropped": {point(0.1, 30)}}
 	for _, tt := range []struct {
 		name     string
-		accept   map[string][]cwtypes.Datapoint
+		accept   map[string][]acceptancePoint
 		settings string // added to staging's settings
 		refuse   []string
 	}{
-		{"as good as the current prompt", map[string][]cwtypes.Datapoint{"1.0.0": {settled(60, 100)}, "1.1.0": {settled(29, 50)}}, "", nil},
-		{"worse by more than the default margin", map[string][]cwtypes.Datapoint{"1.0.0": {settled(60, 100)}, "1.1.0": {settled(20, 25), settled(5, 25)}}, "",
+		{"as good as the current prompt", map[string][]acceptancePoint{"1.0.0": {settled(60, 100)}, "1.1.0": {settled(29, 50)}}, "", nil},
+		{"worse by more than the default margin", map[string][]acceptancePoint{"1.0.0": {settled(60, 100)}, "1.1.0": {settled(20, 25), settled(5, 25)}}, "",
 			[]string{"promote prompt 1.1.0 in staging refused", "candidate 50.0% accepted of 50 settled", "current 60.0% accepted of 100 settled", "margin of 5.0", "model model-s"}},
-		{"worse, within a margin cdk.json widens", map[string][]cwtypes.Datapoint{"1.0.0": {settled(60, 100)}, "1.1.0": {settled(25, 50)}}, `"acceptanceMargin": 0.15,`, nil},
-		{"too few settled findings", map[string][]cwtypes.Datapoint{"1.0.0": {settled(60, 100)}, "1.1.0": {settled(29, 29)}}, "",
+		{"worse, within a margin cdk.json widens", map[string][]acceptancePoint{"1.0.0": {settled(60, 100)}, "1.1.0": {settled(25, 50)}}, `"acceptanceMargin": 0.15,`, nil},
+		{"too few settled findings", map[string][]acceptancePoint{"1.0.0": {settled(60, 100)}, "1.1.0": {settled(29, 29)}}, "",
 			[]string{"candidate has 29 settled finding(s), at least 30 needed"}},
 		{"too few for a sample cdk.json raises", goodAcceptance, `"acceptanceMinSample": 80,`, []string{"candidate has 50 settled finding(s), at least 80 needed"}},
-		{"nothing settled for the current prompt", map[string][]cwtypes.Datapoint{"1.1.0": {settled(50, 50)}}, "", []string{"current version has 0 settled finding(s)"}},
+		{"nothing settled for the current prompt", map[string][]acceptancePoint{"1.1.0": {settled(50, 50)}}, "", []string{"current version has 0 settled finding(s)"}},
 		// A deployment without Swarm comments has no reactions: it says so.
-		{"not judged where nothing can be", map[string][]cwtypes.Datapoint{}, `"acceptanceMinSample": 0,`, nil},
+		{"not judged where nothing can be", map[string][]acceptancePoint{}, `"acceptanceMinSample": 0,`, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			fixture := strings.Replace(promoteFixture, `"llmModel": "model-s",`, `"llmModel": "model-s", `+tt.settings, 1)

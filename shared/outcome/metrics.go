@@ -2,45 +2,64 @@ package outcome
 
 import "github.com/criticizer/criticizer/shared/obs"
 
-// AcceptanceMetric is the metric a settled fate emits (CloudWatch EMF, via
-// obs.Metrics): 1 when a finding is accepted, 0 when it is dismissed, so
-// over any period its Average is the acceptance share and its SampleCount
-// the findings settled. It is put twice: with PromptVersion and Model (what
-// `criticizer promote` compares the canary by) and with Environment only
-// (what the rollback alarm, AcceptanceAlarm, watches). Depot path, rule and
-// category stay out of the dimensions: each distinct value would be a
-// metric of its own (CloudWatch bills and lists per dimension combination);
-// the report reads those from the records instead.
-const AcceptanceMetric = "FindingAccepted"
+// The acceptance metrics a fate's move between classes emits (CloudWatch
+// EMF, via obs.Metrics), as deltas, so that over any period
+// Sum(AcceptanceMetric) / Sum(SettledMetric) is the share of findings
+// accepted and Sum(SettledMetric) the findings settled, each finding
+// counted once however often it flips:
+//
+//   - SettledMetric: +1 when a finding enters a settled class (accepted or
+//     dismissed) from neither, -1 when it leaves both, 0 on a flip between
+//     them;
+//   - AcceptanceMetric: +1 entering accepted, -1 leaving it, 0 otherwise.
+//
+// Liked then archived is one settled finding, not accepted: (+1, +1) then
+// (0, -1). A flip lands in the period it happens in, so a period's sum is
+// the net change of that period, and sums over adjacent periods add up to
+// the sum over their union (a flip across them counts once).
+//
+// Both are put twice: with PromptVersion and Model (what `criticizer
+// promote` compares the canary by) and with Environment only (what the
+// rollback alarm, AcceptanceAlarm, watches). Depot path, rule and category
+// stay out of the dimensions: each distinct value would be a metric of its
+// own (CloudWatch bills and lists per dimension combination); the report
+// reads those from the records instead.
+const (
+	AcceptanceMetric = "FindingAccepted"
+	SettledMetric    = "FindingSettled"
+)
 
 // Metrics is where settled fates are told (obs.Metrics); nil tells nobody.
 type Metrics interface {
 	Put(name string, value float64, unit string, dims map[string]string)
 }
 
-// Settled emits rec's move from one fate to another when it settles it:
-// into accepted from anything not accepted, or into dismissed from anything
-// not dismissed. A move within a class (liked, then addressed) emits
-// nothing, so a finding counts once; one that flips class (liked, then
-// archived) counts in both, as the later reaction is news the earlier
-// count did not have.
+// Settled emits rec's move from one fate to another as the deltas of the
+// acceptance metrics. A move within a class (liked, then addressed), or
+// between two unsettled fates, emits nothing.
 func Settled(m Metrics, rec Record, from, to Fate) {
-	if m == nil {
+	settled, accepted := count(to.settled())-count(from.settled()), count(to.Accepted())-count(from.Accepted())
+	if m == nil || settled == 0 && accepted == 0 {
 		return
 	}
-	var v float64
-	switch {
-	case to.Accepted() && !from.Accepted():
-		v = 1
-	case to.Dismissive() && !from.Dismissive():
-		v = 0
-	default:
-		return
+	byVersion := map[string]string{"PromptVersion": orNone(rec.PromptVersion), "Model": orNone(rec.Model)}
+	// The names are spelled out (they are SettledMetric and
+	// AcceptanceMetric) so infra's TestAlarmMetricsAreEmitted finds the Put
+	// of what the alarm watches.
+	m.Put("FindingSettled", settled, obs.Count, byVersion)
+	m.Put("FindingAccepted", accepted, obs.Count, byVersion)
+	m.Put("FindingSettled", settled, obs.Count, nil)
+	m.Put("FindingAccepted", accepted, obs.Count, nil)
+}
+
+// settled reports whether f is a reaction that counts: accepted or dismissed.
+func (f Fate) settled() bool { return f.Accepted() || f.Dismissive() }
+
+func count(b bool) float64 {
+	if b {
+		return 1
 	}
-	// The name is spelled out (it is AcceptanceMetric) so infra's
-	// TestAlarmMetricsAreEmitted finds the Put of what the alarm watches.
-	m.Put("FindingAccepted", v, obs.Count, map[string]string{"PromptVersion": orNone(rec.PromptVersion), "Model": orNone(rec.Model)})
-	m.Put("FindingAccepted", v, obs.Count, nil)
+	return 0
 }
 
 // orNone names a missing value as the report does: CloudWatch rejects an

@@ -12,11 +12,12 @@ import (
 	"github.com/criticizer/criticizer/shared/swarm"
 )
 
-// emf is one EMF line of the acceptance metric: its value and the
-// dimension names of its one dimension set.
+// emf is one EMF line of an acceptance metric: its name, value and the
+// dimensions of its one dimension set.
 type emf struct {
-	value float64
-	dims  map[string]string
+	metric string
+	value  float64
+	dims   map[string]string
 }
 
 func acceptanceLines(t *testing.T, b []byte) []emf {
@@ -30,24 +31,46 @@ func acceptanceLines(t *testing.T, b []byte) []emf {
 		if err := json.Unmarshal(line, &rec); err != nil {
 			t.Fatalf("EMF line %s: %v", line, err)
 		}
-		v, ok := rec[outcome.AcceptanceMetric].(float64)
-		if !ok {
+		aws := rec["_aws"].(map[string]any)["CloudWatchMetrics"].([]any)[0].(map[string]any)
+		name := aws["Metrics"].([]any)[0].(map[string]any)["Name"].(string)
+		if name != outcome.AcceptanceMetric && name != outcome.SettledMetric {
 			continue
 		}
-		aws := rec["_aws"].(map[string]any)["CloudWatchMetrics"].([]any)[0].(map[string]any)
 		dims := map[string]string{}
 		for _, k := range aws["Dimensions"].([]any)[0].([]any) {
 			dims[k.(string)] = rec[k.(string)].(string)
 		}
-		out = append(out, emf{v, dims})
+		out = append(out, emf{name, rec[name].(float64), dims})
 	}
 	return out
 }
 
-// Each fate that settles is told once as the acceptance metric — 1
-// accepted, 0 dismissed — by prompt version and model and by environment
-// alone; reading the same reactions again, an open finding and a move
-// within a class tell nothing.
+// sums adds up each acceptance metric per dimension set, as CloudWatch's
+// Sum over a period does: by "metric" for the environment-only set and
+// "metric/version" for PromptVersion and Model.
+func sums(t *testing.T, lines []emf) map[string]float64 {
+	t.Helper()
+	out := map[string]float64{}
+	for _, e := range lines {
+		key := e.metric
+		if e.dims["PromptVersion"] != "" {
+			key += "/" + e.dims["PromptVersion"] + "/" + e.dims["Model"]
+		}
+		if e.dims["Environment"] != "staging" || len(e.dims) != 1 && len(e.dims) != 3 {
+			t.Errorf("%s dimensions %v: want Environment alone or with PromptVersion and Model", e.metric, e.dims)
+		}
+		out[key] += e.value
+	}
+	return out
+}
+
+// Settled findings are told as the deltas of FindingSettled and
+// FindingAccepted, by prompt version and model and by environment alone,
+// so that Sum(accepted)/Sum(settled) is the share of findings accepted and
+// Sum(settled) the findings settled: reading the same reactions again, an
+// open finding and a move within a class tell nothing, and a finding that
+// flips class (liked, then "won't fix") stays one settled finding, no
+// longer accepted.
 func TestSettledFatesEmitAcceptance(t *testing.T) {
 	ctx := context.Background()
 	var buf bytes.Buffer
@@ -64,36 +87,84 @@ func TestSettledFatesEmitAcceptance(t *testing.T) {
 		{ID: 4, User: "bob", Body: "won't fix", ReplyTo: 2},
 	}
 	rd := &outcome.Reader{Store: st, Rows: rows{posted("fpA", 1), posted("fpB", 2), posted("fpC", 3)}, Comments: cs}
-	for range 2 {
+	read := func() map[string]float64 {
+		t.Helper()
+		buf.Reset()
 		if _, err := rd.Read(ctx, 9, nil); err != nil {
 			t.Fatal(err)
 		}
+		return sums(t, acceptanceLines(t, buf.Bytes()))
 	}
-	got := acceptanceLines(t, buf.Bytes())
-	if len(got) != 4 {
-		t.Fatalf("emitted %+v: want 2 settled fates × 2 dimension sets", got)
-	}
-	var sum float64
-	for i, e := range got {
-		sum += e.value
-		want := map[string]string{"Environment": "staging"}
-		if i%2 == 0 {
-			want["PromptVersion"], want["Model"] = "1.2.0", "m1"
-		}
-		if len(e.dims) != len(want) || e.dims["Environment"] != "staging" || e.dims["PromptVersion"] != want["PromptVersion"] || e.dims["Model"] != want["Model"] {
-			t.Errorf("line %d dimensions %v, want %v", i, e.dims, want)
+	day := map[string]float64{}
+	add := func(got map[string]float64) {
+		for k, v := range got {
+			day[k] += v
 		}
 	}
-	if sum != 2 { // the liked one, once per dimension set; the dismissed one is 0
-		t.Errorf("values sum to %v: want one accepted (1) and one dismissed (0), each twice", sum)
+	add(read())
+	add(read()) // the same reactions again
+	want := map[string]float64{"FindingSettled": 2, "FindingAccepted": 1, "FindingSettled/1.2.0/m1": 2, "FindingAccepted/1.2.0/m1": 1}
+	if !equal(day, want) {
+		t.Errorf("one liked, one dismissed, one open, read twice: sums %v, want %v", day, want)
 	}
 	// Liked, then addressed: still accepted, nothing new told.
-	buf.Reset()
 	(*cs)[0].TaskState = swarm.TaskAddressed
-	if _, err := rd.Read(ctx, 9, nil); err != nil {
-		t.Fatal(err)
+	if got := read(); len(got) != 0 {
+		t.Errorf("a move within accepted emitted %v", got)
 	}
-	if got := acceptanceLines(t, buf.Bytes()); len(got) != 0 {
-		t.Errorf("a move within accepted emitted %+v", got)
+	// Addressed, then argued with: one settled finding, now dismissed.
+	*cs = append(*cs, swarm.Comment{ID: 5, User: "carol", Body: "false positive", ReplyTo: 1})
+	add(read())
+	want = map[string]float64{"FindingSettled": 2, "FindingAccepted": 0, "FindingSettled/1.2.0/m1": 2, "FindingAccepted/1.2.0/m1": 0}
+	if !equal(day, want) {
+		t.Errorf("after the accepted finding was dismissed: sums %v, want %v (2 settled, none accepted)", day, want)
+	}
+}
+
+func equal(a, b map[string]float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// Settled's deltas for every kind of move: entering, leaving and flipping
+// between the accepted and dismissed classes.
+func TestSettledDeltas(t *testing.T) {
+	for _, tt := range []struct {
+		from, to          outcome.Fate
+		settled, accepted float64
+		told              bool
+	}{
+		{outcome.Open, outcome.Liked, 1, 1, true},
+		{outcome.Open, outcome.Archived, 1, 0, true},
+		{outcome.Unknown, outcome.Resolved, 1, 1, true},
+		{outcome.Liked, outcome.Disliked, 0, -1, true},
+		{outcome.Dismissed, outcome.Addressed, 0, 1, true},
+		{outcome.Liked, outcome.Open, -1, -1, true}, // the like withdrawn
+		{outcome.Archived, outcome.Open, -1, 0, true},
+		{outcome.Liked, outcome.Verified, 0, 0, false},
+		{outcome.Disliked, outcome.Archived, 0, 0, false},
+		{outcome.Open, outcome.Unknown, 0, 0, false},
+	} {
+		var buf bytes.Buffer
+		outcome.Settled(obs.NewMetrics(&buf, "staging"), outcome.Record{PromptVersion: "1.2.0", Model: "m1"}, tt.from, tt.to)
+		lines := acceptanceLines(t, buf.Bytes())
+		if !tt.told {
+			if len(lines) != 0 {
+				t.Errorf("%s → %s emitted %v, want nothing", tt.from, tt.to, lines)
+			}
+			continue
+		}
+		got := sums(t, lines)
+		want := map[string]float64{"FindingSettled": tt.settled, "FindingAccepted": tt.accepted, "FindingSettled/1.2.0/m1": tt.settled, "FindingAccepted/1.2.0/m1": tt.accepted}
+		if len(lines) != 4 || !equal(got, want) {
+			t.Errorf("%s → %s: %d lines summing to %v, want both metrics per dimension set: %v", tt.from, tt.to, len(lines), got, want)
+		}
 	}
 }
