@@ -121,6 +121,10 @@ func (s stored) created(set string, _ map[string]types.AttributeValue) string { 
 // ran over this protocol, "DIGEST#sent#<week>" / "OWNER#<hash>": a digest
 // that release sent is found sent (its row has notified_at), and the data
 // scrub, which reads only "OUTBOX" rows, has no address to look for in it.
+// A row that release left "released" or "sending" is not taken over (Begin
+// refuses the unknown state; the settle has no send start to time a window
+// from, so only evidence settles it): docs/operating.md says what an
+// operator does with one.
 func (it Item) keys() (string, string) {
 	if it.Channel == ChannelDigest {
 		week, owner, _ := strings.Cut(it.ID, "/")
