@@ -96,7 +96,8 @@ func (p *Pass) one(ctx context.Context, week Week, o Owner, entries []Entry, fat
 	}
 	proto := outbox.Protocol{Name: id.Item().String(), Window: p.Window, Words: digestWords, Now: p.Now.Now,
 		Log: p.Log.With("week", id.Week.String(), "owner", id.Owner[:16])}
-	sent, err := outbox.Deliver(ctx, proto, outbox.ForItem(p.Rows, id.Item(), outbox.After(0), ""), p.Channel, msg)
+	row := released{outbox.ForItem(p.Rows, id.Item(), outbox.After(0), "")}
+	sent, err := outbox.Deliver(ctx, proto, row, p.Channel, msg)
 	switch {
 	case sent:
 		rep.Sent++
@@ -108,6 +109,17 @@ func (p *Pass) one(ctx context.Context, week Week, o Owner, entries []Entry, fat
 		return nil
 	}
 	return err
+}
+
+// released is a digest's row operations: a send that certainly failed
+// leaves the row pending whatever its class, never failed for good, so the
+// next run sends it. A digest has no job whose operator would requeue the
+// row: a refusal that is the service's own (a rotated SMTP login, SES not
+// yet out of its sandbox) is fixed and the week run again.
+type released struct{ outbox.Record }
+
+func (r released) Release(ctx context.Context, tok string, c failure.Class, msg string, _ bool, now time.Time) error {
+	return r.Record.Release(ctx, tok, c, msg, false, now)
 }
 
 // inDoubt says err leaves a send that may have happened: the answer was

@@ -149,6 +149,25 @@ func TestPassSettlesBeforeResend(t *testing.T) {
 	}
 }
 
+// A send refused for a reason that is not retried at once (a login the
+// relay refuses) leaves the row to the next run: once the login is fixed,
+// running the week again sends the digest, once.
+func TestPassSendsARefusedDigestWhenRunAgain(t *testing.T) {
+	ctx := context.Background()
+	s := &sender{fail: func() error { return failure.Errorf(failure.AuthDenied, "535 authentication failed") }}
+	p, w, _, _ := pass(t, s)
+	if rep, err := p.Run(ctx, w); err == nil || rep.Failed != 1 {
+		t.Fatalf("first run = %+v, %v: want the refusal reported", rep, err)
+	}
+	s.fail = nil
+	for run := 2; run <= 3; run++ {
+		rep, err := p.Run(ctx, w)
+		if err != nil || len(s.sent) != 1 {
+			t.Fatalf("run %d = %+v, %v, %d sent: want it sent once after the fix", run, rep, err, len(s.sent))
+		}
+	}
+}
+
 // A send in doubt that the provider did deliver is marked sent, not resent.
 func TestPassMarksDeliveredInDoubt(t *testing.T) {
 	ctx := context.Background()
