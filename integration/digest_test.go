@@ -12,8 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	smtpstandin "github.com/criticizer/criticizer/internal/standin/smtp"
 	"github.com/criticizer/criticizer/shared/digest"
+	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/outcome"
 	"github.com/criticizer/criticizer/shared/swarm"
 )
@@ -63,6 +69,21 @@ func TestWeeklyDigest(t *testing.T) {
 	if reports[0].Owners != 1 || reports[0].Sent != 1 || reports[1].Sent != 0 || reports[1].AlreadySent != 1 {
 		entries, err := (&digest.Entries{API: env.ddb, Table: table}).Week(ctx, week)
 		t.Fatalf("runs %+v: want one opted-in owner, sent by the first run only (the week's entries: %+v, %v)", reports, entries, err)
+	}
+	// It went through the one delivery protocol: the owner's row is an
+	// outbox row of the digest channel, sent, with its history.
+	out, err := env.ddb.Query(ctx, &dynamodb.QueryInput{TableName: &table, ConsistentRead: aws.Bool(true),
+		KeyConditionExpression:    aws.String("pk = :pk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: "DIGEST#sent#" + week.String()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []outbox.Row
+	if err := attributevalue.UnmarshalListOfMaps(out.Items, &rows); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0].Channel != outbox.ChannelDigest || rows[0].Status != outbox.Sent || rows[0].NotifiedAt == "" || len(rows[0].Events) < 2 {
+		t.Fatalf("the week's digest rows %+v: want the one owner's outbox row, sent, with its begin and mark", rows)
 	}
 	digests := func(rcpt string) []smtpstandin.Message {
 		var out []smtpstandin.Message

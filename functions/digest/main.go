@@ -14,13 +14,12 @@ import (
 
 	"github.com/criticizer/criticizer/shared/coldstart"
 	"github.com/criticizer/criticizer/shared/digest"
-	"github.com/criticizer/criticizer/shared/evidence"
 	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/mailchannel"
+	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/outcome"
 	"github.com/criticizer/criticizer/shared/sanitize"
 	"github.com/criticizer/criticizer/shared/secrets"
-	"github.com/criticizer/criticizer/shared/ses"
-	"github.com/criticizer/criticizer/shared/smtpmail"
 )
 
 func main() {
@@ -36,21 +35,17 @@ func main() {
 	p := &digest.Pass{
 		Entries: &digest.Entries{API: ddb, Table: env.Config.JobsTable},
 		Fates:   outcome.NewStore(ddb, env.Config.JobsTable),
-		Marks:   &digest.Marks{API: ddb, Table: env.Config.JobsTable, Retention: env.Config.UniquenessRetention},
-		Owners:  set.Owners, From: set.Evidence.From, Policy: set.Recipients, Window: set.Evidence.Window,
+		// One row per owner and week, through the one delivery protocol.
+		Rows:   outbox.New(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention).WithActor("digest"),
+		Owners: set.Owners, From: set.Evidence.From, Policy: set.Recipients, Window: set.Evidence.Window,
 		Log: env.Log,
 	}
 	if key != nil {
 		p.Hash = key.Recipient
 	}
-	switch {
-	case set.Evidence.Provider == "ses":
-		sender, err := ses.New(ses.NewClient(env.AWS), set.SESConfigurationSet, env.Log)
-		coldstart.Must(env, err)
-		p.Channel = ses.NewChannel(sender, evidence.New(ddb, env.Config.JobsTable, 0))
-	default:
-		p.Channel = smtpChannel(ctx, env, sm, set)
-	}
+	mail := mailchannel.Settings{Evidence: set.Evidence, SMTP: set.SMTP, SMTPSecretID: set.SMTPSecretID, SESConfigurationSet: set.SESConfigurationSet}
+	p.Channel, err = mailchannel.New(ctx, mail, mailchannel.Deps{AWS: env.AWS, Jobs: ddb, Table: env.Config.JobsTable, Secrets: sm, Log: env.Log})
+	coldstart.Must(env, err)
 	lambda.Start(func(ctx context.Context, ev json.RawMessage) (digest.Report, error) {
 		week, err := digest.WeekOfEvent(ev, job.Now())
 		if err != nil {
@@ -60,16 +55,4 @@ func main() {
 		env.Log.InfoContext(ctx, "weekly digest run", "report", rep)
 		return rep, err
 	})
-}
-
-// smtpChannel is the SMTP e-mail channel with its rotating login (as the
-// notify function's), and the relay's lookup when SMTP_LOOKUP_URL names one.
-func smtpChannel(ctx context.Context, env *coldstart.Env, sm *secrets.Store, set digest.Settings) *smtpmail.Channel {
-	var lookup smtpmail.Evidence // nil interface: the relay has no lookup
-	if set.Evidence.LookupURL != "" {
-		lookup = evidence.HTTP{URL: set.Evidence.LookupURL}
-	}
-	ch, err := smtpmail.FromSecret(ctx, sm, set.SMTPSecretID, set.SMTP, lookup, env.Log)
-	coldstart.Must(env, err)
-	return ch
 }

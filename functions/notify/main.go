@@ -1,7 +1,8 @@
 // Command notify is the notify stage: it e-mails each recipient the review
 // exactly once through the outbox, and on a Swarm review posts its
 // comments and reports its test run. See shared/notifystage, and the
-// channels shared/smtpmail, shared/ses and shared/swarm/comments.
+// channels shared/smtpmail, shared/ses (chosen in shared/mailchannel) and
+// shared/swarm/comments.
 package main
 
 import (
@@ -17,9 +18,9 @@ import (
 	"github.com/criticizer/criticizer/shared/coldstart"
 	"github.com/criticizer/criticizer/shared/digest"
 	"github.com/criticizer/criticizer/shared/domain"
-	"github.com/criticizer/criticizer/shared/evidence"
 	"github.com/criticizer/criticizer/shared/jobpage"
 	"github.com/criticizer/criticizer/shared/ledger"
+	"github.com/criticizer/criticizer/shared/mailchannel"
 	"github.com/criticizer/criticizer/shared/notifystage"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/outcome"
@@ -27,8 +28,6 @@ import (
 	"github.com/criticizer/criticizer/shared/redact"
 	"github.com/criticizer/criticizer/shared/sanitize"
 	"github.com/criticizer/criticizer/shared/secrets"
-	"github.com/criticizer/criticizer/shared/ses"
-	"github.com/criticizer/criticizer/shared/smtpmail"
 	"github.com/criticizer/criticizer/shared/store"
 	"github.com/criticizer/criticizer/shared/swarm"
 )
@@ -81,14 +80,11 @@ func main() {
 	if set.WeeklyDigest {
 		n.Digest = &digest.Entries{API: ddb, Table: env.Config.JobsTable} // each job's week entry (shared/digest)
 	}
-	if set.Evidence.Provider == "ses" {
-		// IAM credentials, no password; SES's published events are the evidence.
-		sender, err := ses.New(ses.NewClient(env.AWS), set.SESConfigurationSet, env.Log)
-		coldstart.Must(env, err)
-		n.Email = ses.NewChannel(sender, evidence.New(ddb, env.Config.JobsTable, 0))
-	} else {
-		n.Email = smtpChannel(ctx, env, sm, set)
-	}
+	// SES (IAM credentials; its published events are the evidence) or SMTP
+	// (the relay's lookup when SMTP_LOOKUP_URL names one).
+	mail := mailchannel.Settings{Evidence: set.Evidence, SMTP: set.SMTP, SMTPSecretID: set.SMTPSecretID, SESConfigurationSet: set.SESConfigurationSet}
+	n.Email, err = mailchannel.New(ctx, mail, mailchannel.Deps{AWS: env.AWS, Jobs: ddb, Table: env.Config.JobsTable, Secrets: sm, Log: env.Log})
+	coldstart.Must(env, err)
 	// Diagnostics leave the system (job record, DLQ): recipient addresses
 	// are PII, so they are redacted along with secrets.
 	scrub, err := redact.New(redact.Policy{RedactEmails: true})
@@ -97,17 +93,4 @@ func main() {
 	rt.AfterDeadLetter = reporter.DeadLettered
 	rt.Redeliver = n // a succeeded job's repaired delivery (rule OB-5)
 	lambda.Start(rt.Handle)
-}
-
-// smtpChannel builds the SMTP e-mail channel from its settings and secret,
-// with the relay's message lookup (provider evidence) when SMTP_LOOKUP_URL
-// names one.
-func smtpChannel(ctx context.Context, env *coldstart.Env, sm *secrets.Store, set notifystage.Settings) *smtpmail.Channel {
-	var lookup smtpmail.Evidence
-	if set.Evidence.LookupURL != "" {
-		lookup = evidence.HTTP{URL: set.Evidence.LookupURL}
-	}
-	ch, err := smtpmail.FromSecret(ctx, sm, set.SMTPSecretID, set.SMTP, lookup, env.Log)
-	coldstart.Must(env, err)
-	return ch
 }

@@ -2,8 +2,6 @@ package digest
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"log/slog"
 	"time"
@@ -12,6 +10,7 @@ import (
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/notify"
+	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/recipients"
 )
 
@@ -19,7 +18,9 @@ import (
 type Pass struct {
 	Entries *Entries
 	Fates   Fates
-	Marks   *Marks
+	// Rows are the digests' outbox rows (*outbox.Outbox), one per owner
+	// and week (outbox.DigestItem).
+	Rows outbox.ItemRows
 	// Channel is the e-mail channel (smtpmail.Channel, ses.Channel): it
 	// sends a digest (composed with the zero delivery.Key), says whether a
 	// failed send may have happened (Classify), and looks up a send left in
@@ -75,8 +76,10 @@ func (p *Pass) Run(ctx context.Context, week Week) (Report, error) {
 	return rep, errors.Join(errs...)
 }
 
-// one sends owner's digest unless its row says it was sent, or may have
-// been: send first, then mark.
+// one sends owner's digest through the one delivery protocol
+// (outbox.Deliver) over its outbox row, one per owner and week: a row sent
+// is never sent again, one whose send may have happened is settled by the
+// channel's lookup before any resend (rule DG-1).
 func (p *Pass) one(ctx context.Context, week Week, o Owner, entries []Entry, fates *fateCache, rep *Report) error {
 	d, err := Build(ctx, fates, o, week, entries)
 	if err != nil {
@@ -86,66 +89,53 @@ func (p *Pass) one(ctx context.Context, week Week, o Owner, entries []Entry, fat
 		rep.Empty++
 		return nil
 	}
-	now := p.Now.Now()
 	id := IdentityOf(o.Address, week, p.Hash)
-	msg, err := Compose(d, id, p.From, now)
+	msg, err := Compose(d, id, p.From, p.Now.Now())
 	if err != nil {
 		return failure.Wrap(failure.InternalBug, err)
 	}
-	attempt := newAttempt()
-	begun, held, err := p.Marks.Begin(ctx, id, attempt, now)
-	if err != nil {
-		return err
-	}
-	if !begun {
-		send, err := p.settle(ctx, id, held, msg, attempt, now, rep)
-		if err != nil || !send {
-			return err
-		}
-	}
-	nid, err := p.Channel.Send(ctx, msg)
+	proto := outbox.Protocol{Name: id.Item().String(), Window: p.Window, Words: digestWords, Now: p.Now.Now,
+		Log: p.Log.With("week", id.Week.String(), "owner", id.Owner[:16])}
+	row := released{outbox.ForItem(p.Rows, id.Item(), outbox.After(0), "")}
+	sent, err := outbox.Deliver(ctx, proto, row, p.Channel, msg)
 	switch {
-	case err != nil && p.Channel.Classify(err).MaybeSent:
+	case sent:
+		rep.Sent++
+		return err // a mark that failed: the next run settles the row by lookup
+	case err == nil:
+		rep.AlreadySent++
+	case inDoubt(p.Channel, err):
 		rep.InDoubt++ // left sending: settled by the lookup, never resent on a guess
 		return nil
-	case err != nil:
-		return errors.Join(err, p.Marks.Release(ctx, id, attempt))
 	}
-	rep.Sent++
-	return p.Marks.MarkSent(ctx, id, attempt, nid, p.Now.Now())
+	return err
 }
 
-// settle decides a row another attempt holds: sent stays sent; a send in
-// doubt is marked sent when the channel's lookup finds it, sent again under
-// attempt when the lookup finds none after Window, else left alone (a
-// channel with no lookup answers DELIVERY_UNCONFIRMED: left alone too).
-func (p *Pass) settle(ctx context.Context, id Identity, held *Mark, msg *notify.Message, attempt string, now time.Time, rep *Report) (send bool, err error) {
-	if held == nil || held.Status == StatusSent {
-		rep.AlreadySent++
-		return false, nil
-	}
-	evidence, delivered, err := p.Channel.Lookup(ctx, msg, 0)
-	switch {
-	case failure.Classify(err) == failure.DeliveryUnconfirmed:
-		rep.InDoubt++
-		return false, nil
-	case err != nil:
-		return false, err
-	case delivered:
-		rep.AlreadySent++
-		return false, p.Marks.MarkSent(ctx, id, held.Attempt, evidence, now)
-	case now.Sub(held.StartedAt) < p.Window:
-		rep.InDoubt++ // too early to tell
-		return false, nil
-	}
-	if err := p.Marks.TakeOver(ctx, id, held.Attempt, attempt, now); err != nil {
-		return false, err
-	}
-	return true, nil
+// released is a digest's row operations: a send that certainly failed
+// leaves the row pending whatever its class, never failed for good, so the
+// next run sends it. A digest has no job whose operator would requeue the
+// row: a refusal that is the service's own (a rotated SMTP login, SES not
+// yet out of its sandbox) is fixed and the week run again.
+type released struct{ outbox.Record }
+
+func (r released) Release(ctx context.Context, tok string, c failure.Class, msg string, _ bool, now time.Time) error {
+	return r.Record.Release(ctx, tok, c, msg, false, now)
 }
 
-func newAttempt() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
+// inDoubt says err leaves a send that may have happened: the answer was
+// lost, the channel has no lookup, or the provider may still complete it.
+func inDoubt(ch delivery.Channel[*notify.Message], err error) bool {
+	return ch.Classify(err).MaybeSent || errors.Is(err, outbox.ErrInFlight) || failure.Classify(err) == failure.DeliveryUnconfirmed
+}
+
+// digestWords are the protocol's log lines for a digest.
+var digestWords = outbox.Words{
+	ReleaseLeaseFailed: "releasing an unsent digest row failed; the next run settles it",
+	MaybeSent:          "digest send outcome unknown; the row stays sending until settled",
+	ReleaseFailed:      "releasing a refused digest send failed; the next run settles it",
+	MarkFailed:         "marking a sent digest failed; the next run settles and backfills it",
+	Done:               "weekly digest e-mailed", DoneKey: "notification_id",
+	Found:       "settled: the provider had accepted the earlier digest",
+	MayComplete: "digest send may still complete at the provider; not resending",
+	NotFound:    "settled: the earlier digest never reached the provider; resending",
 }

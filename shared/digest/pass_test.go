@@ -18,6 +18,7 @@ import (
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/notify"
+	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/outcome"
 	"github.com/criticizer/criticizer/shared/store/dynamotest"
 )
@@ -89,7 +90,7 @@ func pass(t *testing.T, s *sender) (*digest.Pass, digest.Week, *clock, *channel)
 		t.Fatal(err)
 	}
 	ch := &channel{sender: s}
-	return &digest.Pass{Entries: entries, Fates: outcome.NewStore(db, dynamotest.Table), Marks: &digest.Marks{API: db, Table: dynamotest.Table},
+	return &digest.Pass{Entries: entries, Fates: outcome.NewStore(db, dynamotest.Table), Rows: outbox.New(db, dynamotest.Table).WithActor("digest"),
 		Channel: ch, Owners: owners, From: "Criticizer <criticizer@example.com>", Window: 10 * time.Minute,
 		Now: job.Clock(c.Now), Log: slog.New(slog.DiscardHandler)}, w, c, ch
 }
@@ -148,6 +149,25 @@ func TestPassSettlesBeforeResend(t *testing.T) {
 	}
 }
 
+// A send refused for a reason that is not retried at once (a login the
+// relay refuses) leaves the row to the next run: once the login is fixed,
+// running the week again sends the digest, once.
+func TestPassSendsARefusedDigestWhenRunAgain(t *testing.T) {
+	ctx := context.Background()
+	s := &sender{fail: func() error { return failure.Errorf(failure.AuthDenied, "535 authentication failed") }}
+	p, w, _, _ := pass(t, s)
+	if rep, err := p.Run(ctx, w); err == nil || rep.Failed != 1 {
+		t.Fatalf("first run = %+v, %v: want the refusal reported", rep, err)
+	}
+	s.fail = nil
+	for run := 2; run <= 3; run++ {
+		rep, err := p.Run(ctx, w)
+		if err != nil || len(s.sent) != 1 {
+			t.Fatalf("run %d = %+v, %v, %d sent: want it sent once after the fix", run, rep, err, len(s.sent))
+		}
+	}
+}
+
 // A send in doubt that the provider did deliver is marked sent, not resent.
 func TestPassMarksDeliveredInDoubt(t *testing.T) {
 	ctx := context.Background()
@@ -166,33 +186,104 @@ func TestPassMarksDeliveredInDoubt(t *testing.T) {
 	}
 }
 
-// A digest's row lives the uniqueness retention past its week (for ever
-// with 0), so a run for an old week still finds it sent.
-func TestMarkKeepsTheUniquenessRetention(t *testing.T) {
+// A digest's row is the outbox row of its (week, owner): it lives the
+// uniqueness retention past its send (for ever with 0), and it is the row
+// the digest's own uniqueness row was, so a digest the previous release
+// marked sent is not sent again.
+func TestDigestRowIsTheOutboxRowOfItsWeek(t *testing.T) {
 	ctx := context.Background()
-	w, _ := digest.ParseWeek("2026-W47")
 	for _, ret := range []time.Duration{365 * 24 * time.Hour, 0} {
+		s := &sender{}
+		p, w, c, _ := pass(t, s)
 		db := dynamotest.New()
-		m := &digest.Marks{API: db, Table: dynamotest.Table, Retention: ret}
-		id := digest.IdentityOf("lead@example.com", w, nil)
-		if begun, _, err := m.Begin(ctx, id, "a1", w.End()); err != nil || !begun {
-			t.Fatalf("begin: %v %v", begun, err)
+		p.Entries.API, p.Fates = db, outcome.NewStore(db, dynamotest.Table)
+		for _, e := range week() {
+			if err := p.Entries.Record(ctx, w, e); err != nil {
+				t.Fatal(err)
+			}
 		}
-		out, err := db.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(dynamotest.Table), KeyConditionExpression: aws.String("pk = :pk"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: "DIGEST#sent#2026-W47"}}})
-		if err != nil || len(out.Items) != 1 {
-			t.Fatalf("rows %v, %v", out, err)
+		p.Rows = outbox.New(db, dynamotest.Table).WithUniquenessRetention(ret)
+		if rep, err := p.Run(ctx, w); err != nil || rep.Sent != 1 {
+			t.Fatalf("run = %+v, %v", rep, err)
 		}
-		exp, has := out.Items[0]["expires_at"].(*types.AttributeValueMemberN)
-		want := strconv.FormatInt(w.End().Add(ret).Unix(), 10)
+		rows := partition(t, db, "DIGEST#sent#2026-W47")
+		if len(rows) != 1 || rows[0]["status"].(*types.AttributeValueMemberS).Value != "sent" {
+			t.Fatalf("rows %v: want the owner's one row, sent", rows)
+		}
+		exp, has := rows[0]["expires_at"].(*types.AttributeValueMemberN)
+		want := strconv.FormatInt(c.t.Add(ret).Unix(), 10)
 		if (ret > 0) != has || (has && exp.Value != want) {
-			t.Errorf("retention %s: expires_at %v, want %s", ret, out.Items[0]["expires_at"], map[bool]string{true: want, false: "none"}[ret > 0])
+			t.Errorf("retention %s: expires_at %v, want %s", ret, rows[0]["expires_at"], map[bool]string{true: want, false: "none"}[ret > 0])
 		}
-		if begun, held, _ := m.Begin(ctx, id, "a2", w.End()); begun || held.Attempt != "a1" {
-			t.Errorf("a second begin took the row: %v %+v", begun, held)
+	}
+	// The previous release's row: status and notified_at, no send token.
+	s := &sender{}
+	p, w, c, _ := pass(t, s)
+	id := digest.IdentityOf("lead@example.com", w, nil)
+	db := p.Entries.API
+	if _, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(dynamotest.Table), Item: map[string]types.AttributeValue{
+		"pk": sv("DIGEST#sent#2026-W47"), "sk": sv("OWNER#" + id.Owner), "status": sv("sent"), "attempt": sv("a1"),
+		"started_at": sv(job.FormatTime(c.t)), "notified_at": sv(job.FormatTime(c.t)), "notification_id": sv(id.MessageID(p.From))}}); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := p.Run(ctx, w); err != nil || rep.AlreadySent != 1 || len(s.sent) != 0 {
+		t.Fatalf("run = %+v, %v, %d sent: want the earlier release's digest found sent", rep, err, len(s.sent))
+	}
+}
+
+// A crash between the send and its record (the mark never written) leaves
+// the row sending: the next runs never resend it on a guess, and mark it
+// sent once the provider's evidence shows it.
+func TestPassCrashBetweenSendAndMark(t *testing.T) {
+	ctx := context.Background()
+	s := &sender{}
+	p, w, c, ch := pass(t, s)
+	rows := &crashingRows{ItemRows: p.Rows, crash: true}
+	p.Rows = rows
+	if rep, err := p.Run(ctx, w); err == nil || rep.Sent != 1 || len(s.sent) != 1 {
+		t.Fatalf("first run = %+v, %v: want it sent and the lost mark reported", rep, err)
+	}
+	rows.crash = false
+	c.t = c.t.Add(time.Hour) // past the window: only evidence holds a resend back
+	ch.ev = nil
+	if rep, err := p.Run(ctx, w); err != nil || rep.InDoubt != 1 || len(s.sent) != 1 {
+		t.Fatalf("without a lookup = %+v, %v, %d sent: want it left in doubt", rep, err, len(s.sent))
+	}
+	ch.ev = evidence{s.sent[0].MessageID: true}
+	for range 2 {
+		if rep, err := p.Run(ctx, w); err != nil || rep.AlreadySent != 1 || len(s.sent) != 1 {
+			t.Fatalf("with evidence = %+v, %v, %d sent: want it marked sent, never resent", rep, err, len(s.sent))
 		}
 	}
 }
+
+// crashingRows loses every mark while crash holds: the function died after
+// the provider accepted the digest.
+type crashingRows struct {
+	outbox.ItemRows
+	crash bool
+}
+
+func (r *crashingRows) MarkItemSent(ctx context.Context, it outbox.Item, evidence string, now time.Time) error {
+	if !r.crash {
+		return r.ItemRows.MarkItemSent(ctx, it, evidence, now)
+	}
+	return errors.New("function timed out")
+}
+
+func partition(t *testing.T, db interface {
+	Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+}, pk string) []map[string]types.AttributeValue {
+	t.Helper()
+	out, err := db.Query(context.Background(), &dynamodb.QueryInput{TableName: aws.String(dynamotest.Table), KeyConditionExpression: aws.String("pk = :pk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": sv(pk)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.Items
+}
+
+func sv(s string) types.AttributeValue { return &types.AttributeValueMemberS{Value: s} }
 
 // reads counts the Fates reads a pass makes.
 type reads struct {

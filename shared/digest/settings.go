@@ -25,7 +25,7 @@ type Settings struct {
 	SMTP                smtpmail.Config
 	SMTPSecretID        string
 	SESConfigurationSet string
-	// Outbox names the delivery key, which keys an owner's uniqueness row.
+	// Outbox names the delivery key, which keys an owner's outbox row.
 	Outbox outbox.Settings
 }
 

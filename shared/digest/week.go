@@ -5,7 +5,8 @@
 // dismissed, and the tokens and cost. The notify stage records one week
 // entry per job (Entries.Record); the sweeper's weekly run reads that one
 // week's partition, builds each owner's digest and sends it once per owner
-// and ISO week (Pass: a uniqueness row, send first then mark).
+// and ISO week (Pass: its outbox row, outbox.DigestItem, through the one
+// delivery protocol, outbox.Deliver).
 package digest
 
 import (

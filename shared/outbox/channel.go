@@ -26,6 +26,17 @@ import (
 // (docs/swarm-comments.md).
 const ChannelSwarmComments = "swarm-comments"
 
+// ChannelDigest is the channel of the weekly digest e-mail (shared/digest):
+// one per owner and ISO week. Its item has no thread; its ID is
+// "<ISO week>/<keyed hash of the owner's address>" (DigestItem).
+const ChannelDigest = "digest"
+
+// DigestItem is the Item of owner's digest for week ("2026-W48"); owner is
+// the keyed hash of the address, never the address.
+func DigestItem(week, owner string) Item {
+	return Item{Channel: ChannelDigest, ID: week + "/" + owner}
+}
+
 // Item is the identity of a delivery on a channel other than e-mail: the
 // thread it is said in (a Swarm review) and what is said there, e.g.
 // "finding/<fingerprint>" or "summary/v1". The version is not part of a
@@ -38,6 +49,9 @@ type Item struct {
 
 // String is the canonical form "<channel>/reviews/<thread>/<id>".
 func (it Item) String() string {
+	if it.Channel == ChannelDigest {
+		return it.Channel + "/" + it.ID
+	}
 	return it.Channel + "/reviews/" + strconv.FormatInt(it.Thread, 10) + "/" + it.ID
 }
 
@@ -102,7 +116,20 @@ func (s stored) created(set string, _ map[string]types.AttributeValue) string { 
 // A Swarm item's row is keyed per review, not per changelist (a review's
 // versions are different changes): one query yields everything the service
 // has said on a review, which reruns need.
+//
+// A digest's row keeps the key the digest's own uniqueness row had before it
+// ran over this protocol, "DIGEST#sent#<week>" / "OWNER#<hash>": a digest
+// that release sent is found sent (its row has notified_at), and the data
+// scrub, which reads only "OUTBOX" rows, has no address to look for in it.
+// A row that release left "released" or "sending" is not taken over (Begin
+// refuses the unknown state; the settle has no send start to time a window
+// from, so only evidence settles it): docs/operating.md says what an
+// operator does with one.
 func (it Item) keys() (string, string) {
+	if it.Channel == ChannelDigest {
+		week, owner, _ := strings.Cut(it.ID, "/")
+		return "DIGEST#sent#" + week, "OWNER#" + owner
+	}
 	return fmt.Sprintf("OUTBOX#SWARM#%d", it.Thread), "ITEM#" + it.ID
 }
 
@@ -218,10 +245,11 @@ func (r *Row) ChannelItem() (Item, bool) {
 
 // ItemKind is what a channel row says, in an operator's words: for a Swarm
 // comment "finding", "summary", "resolved note" or "task addressed" (the
-// part of its item before the slash); "" for an e-mail row.
+// part of its item before the slash); "digest" for a digest's row; "" for
+// an e-mail row.
 func (r *Row) ItemKind() string {
-	if r.Channel == "" {
-		return ""
+	if r.Channel == "" || r.Channel == ChannelDigest {
+		return r.Channel
 	}
 	kind, _, _ := strings.Cut(r.Item, "/")
 	switch kind {

@@ -33,6 +33,10 @@ func TestBeginKeysEachChannelByItsIdentity(t *testing.T) {
 			"OUTBOX#42#3", "RCPT#alice@example.com", false},
 		{"swarm comment", func(o *Outbox) error { _, err := o.BeginItem(context.Background(), it, "job-1", t0); return err },
 			"OUTBOX#SWARM#885", "ITEM#finding/abc", true},
+		{"weekly digest", func(o *Outbox) error {
+			_, err := o.BeginItem(context.Background(), DigestItem("2026-W48", "0a1b"), "", t0)
+			return err
+		}, "DIGEST#sent#2026-W48", "OWNER#0a1b", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			api := &oneAnswerAPI{}
@@ -53,6 +57,29 @@ func TestBeginKeysEachChannelByItsIdentity(t *testing.T) {
 				t.Errorf("update %q: no write token", upd)
 			}
 		})
+	}
+}
+
+// A digest's row read back names the row it was written as, so an
+// operator's requeue or confirm by the row's Ref reaches it.
+func TestDigestRowRefRoundTrips(t *testing.T) {
+	ctx := context.Background()
+	db := dynamotest.New()
+	o := New(db, dynamotest.Table)
+	it := DigestItem("2026-W48", "0a1b")
+	send, err := o.BeginItem(ctx, it, "", t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := send.Row.Ref()
+	if ref.String() != "digest/2026-W48/0a1b" || send.Row.ItemKind() != "digest" {
+		t.Fatalf("ref %q, kind %q", ref, send.Row.ItemKind())
+	}
+	if err := o.ConfirmRef(ctx, ref, "checked by hand", t0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.BeginItem(ctx, it, "", t0); err != ErrAlreadySent {
+		t.Fatalf("begin after confirm: %v, want ErrAlreadySent", err)
 	}
 }
 

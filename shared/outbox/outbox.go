@@ -16,7 +16,8 @@
 // unanswered finds its token in the returned old row and succeeds.
 //
 // Deliver runs that protocol for one delivery through its channel
-// (delivery.Channel), the same for e-mail and Swarm comments (deliver.go).
+// (delivery.Channel), the same for e-mail, Swarm comments and the weekly
+// digest, whose rows are keyed by an Item instead (channel.go, deliver.go).
 package outbox
 
 import (

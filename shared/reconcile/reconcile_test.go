@@ -487,3 +487,25 @@ func TestPassResumesAfterItsTimeBudget(t *testing.T) {
 		}
 	}
 }
+
+// A weekly digest's row left sending is the digest's own runs' to settle by
+// their lookup (rule DG-1): the reconciler, whose e-mail evidence is keyed by
+// review Message-IDs, neither marks nor requeues it, which would e-mail the
+// owner twice.
+func TestDigestRowsAreLeftToTheDigest(t *testing.T) {
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	old := job.FormatTime(now.Add(-time.Hour))
+	rows := &fakeRows{suspects: []outbox.Suspect{
+		{Row: outbox.Row{Channel: outbox.ChannelDigest, Item: "2026-W47/0a1b", Status: outbox.Sending, SendStartedAt: old}},
+		{Row: outbox.Row{Channel: outbox.ChannelDigest, Item: "2026-W47/0a1c", Status: outbox.Sent, SendStartedAt: old, NotifiedAt: old}},
+	}}
+	r := &Reconciler{Rows: rows, Window: 30 * time.Second, Lookback: 24 * time.Hour, Evidence: fakeEvidence{},
+		Comments: &fakeComments{}, Jobs: jobsIn{}.table(), Now: job.Clock(func() time.Time { return now }),
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: obs.NewMetrics(io.Discard, "test")}
+	if _, err := r.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows.calls) != 0 {
+		t.Errorf("the reconciler wrote digest rows: %q", rows.calls)
+	}
+}
