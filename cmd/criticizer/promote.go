@@ -165,7 +165,7 @@ func measure(ctx context.Context, cw metricsAPI, env, version, model string, fro
 		res, err := cw.GetMetricStatistics(ctx, &cloudwatch.GetMetricStatisticsInput{
 			Namespace: aws.String("Criticizer"), MetricName: aws.String(metric),
 			Dimensions: dims,
-			StartTime: aws.Time(from), EndTime: aws.Time(to), Period: aws.Int32(period),
+			StartTime:  aws.Time(from), EndTime: aws.Time(to), Period: aws.Int32(period),
 			Statistics: []cwtypes.Statistic{cwtypes.StatisticAverage, cwtypes.StatisticSampleCount},
 		})
 		if err != nil {
