@@ -109,6 +109,10 @@ type EnvConfig struct {
 	// (0..100) of jobs use it. Empty = no canary.
 	PromptCandidateVersion string `json:"promptCandidateVersion,omitempty"`
 	PromptCandidatePercent int    `json:"promptCandidatePercent,omitempty"`
+	// LLMModelCandidate is a model under canary, at the same provider;
+	// LLMModelCandidatePercent (0..100) of jobs use it. Empty = no canary.
+	LLMModelCandidate        string `json:"llmModelCandidate,omitempty"`
+	LLMModelCandidatePercent int    `json:"llmModelCandidatePercent,omitempty"`
 	// LLMTimeoutSeconds bounds one LLM call; must be below LeaseSeconds. Default 45, local 8.
 	LLMTimeoutSeconds int `json:"llmTimeoutSeconds"`
 	// LLMSettings are the llm function's optional model limits (infra/settings.go).

@@ -296,6 +296,9 @@ func newLLMFunction(f *functionFactory, p functionsProps) awslambda.Function {
 		"LLM_TIMEOUT_SECONDS":      itoa(cfg.LLMTimeoutSeconds),
 		"PROMPT_CANDIDATE_VERSION": jsii.String(cfg.PromptCandidateVersion),
 		"PROMPT_CANDIDATE_PERCENT": optItoa(cfg.PromptCandidatePercent),
+		// The model canary (result.ModelRollout): off without a share.
+		"LLM_MODEL_CANDIDATE":         jsii.String(cfg.LLMModelCandidate),
+		"LLM_MODEL_CANDIDATE_PERCENT": optItoa(cfg.LLMModelCandidatePercent),
 		// Rate limits are waited out inside an attempt: the function runs up
 		// to reviewTimeoutSeconds, its queue's visibility timeout, and sets a
 		// claimed message's visibility to the lease.
@@ -323,11 +326,16 @@ func newLLMFunction(f *functionFactory, p functionsProps) awslambda.Function {
 	p.redacted.GrantPut(fn, jsii.String(artifactReview))
 	p.redacted.GrantPut(fn, jsii.String(artifactChunks))
 	if cfg.LLMProvider == "bedrock" {
-		// The one configured model (Converse is authorized as InvokeModel);
-		// a cross-region inference profile ("eu.…") also needs its profile.
+		// The configured model (Converse is authorized as InvokeModel), and
+		// the model canary's while it serves a share; a cross-region
+		// inference profile ("eu.…") also needs its profile.
+		resources := *bedrockResources(cfg.LLMModel)
+		if cfg.LLMModelCandidate != "" && cfg.LLMModelCandidatePercent > 0 {
+			resources = append(resources, *bedrockResources(cfg.LLMModelCandidate)...)
+		}
 		fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 			Actions:   jsii.Strings("bedrock:InvokeModel"),
-			Resources: bedrockResources(cfg.LLMModel),
+			Resources: &resources,
 		}))
 	} else {
 		p.secrets.llm.GrantRead(fn, nil)

@@ -14,6 +14,7 @@ func everything(email, llm string) map[string]any {
 	o := map[string]any{
 		"swarmUrl": "https://swarm.example.com", "p4TrustFingerprint": testFingerprint, "p4Charset": "utf8", "p4Parallelism": 8,
 		"promptCandidateVersion": "1.1.0", "promptCandidatePercent": 10, "sendCompletionWindowSeconds": 600,
+		"llmModelCandidate": "anthropic.claude-3-7-sonnet-20250219-v1:0", "llmModelCandidatePercent": 10,
 		"validFindingsSlo": map[string]any{"1.1.0": 0.2}, "droppedFindingsSlo": map[string]any{"1.1.0": 0.4},
 		"confidentialDomains": []string{"corp.example.com"}, "confidentialCidrs": []string{"10.0.0.0/8"},
 		"emailProvider": email, "llmProvider": llm, "llmEndpoint": "https://llm.example.com",

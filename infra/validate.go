@@ -14,6 +14,7 @@ import (
 	"github.com/criticizer/criticizer/shared/depot"
 	"github.com/criticizer/criticizer/shared/llm"
 	"github.com/criticizer/criticizer/shared/p4"
+	"github.com/criticizer/criticizer/shared/result"
 )
 
 // problems collects every invalid setting of an environment, so one synth
@@ -156,6 +157,13 @@ func validateLLM(c EnvConfig, p *problems) {
 	}
 	if c.PromptCandidatePercent > 0 && c.PromptCandidateVersion == "" {
 		p.add("promptCandidatePercent %d: promptCandidateVersion is empty", c.PromptCandidatePercent)
+	}
+	if c.LLMModelCandidatePercent > 0 && c.LLMModelCandidate == "" {
+		p.add("llmModelCandidatePercent %d: llmModelCandidate is empty", c.LLMModelCandidatePercent)
+	}
+	// The llm function refuses the same (result.ModelRollout.Validate).
+	if err := (result.ModelRollout{Candidate: c.LLMModelCandidate, Percent: c.LLMModelCandidatePercent}).Validate(c.LLMModel); err != nil {
+		p.add("llmModelCandidate: %v", err)
 	}
 }
 

@@ -38,7 +38,6 @@ import (
 // (MiniStack's cloudwatch service, _evaluate_alarm), so recent data here
 // would sway TestRollbackAlarmsFire's.
 func TestPromoteRefusesWorseAcceptance(t *testing.T) {
-	ctx := context.Background()
 	cw := cloudwatch.NewFromConfig(env.local.AWS)
 	bin := filepath.Join(t.TempDir(), "criticizer")
 	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/criticizer").CombinedOutput(); err != nil {
@@ -53,26 +52,7 @@ func TestPromoteRefusesWorseAcceptance(t *testing.T) {
 		{31, 5, ""},
 	} {
 		envName := "gate-" + string(rune('a'+i)) + time.Now().Format("150405")
-		// Each set of data in as few calls as may be: a retried call is
-		// not idempotent (the emulator, like CloudWatch, keeps both).
-		put := func(points ...datum) {
-			var data []cwtypes.MetricDatum
-			for _, p := range points {
-				d := cwtypes.MetricDatum{MetricName: aws.String(p.metric), Value: aws.Float64(p.value), Unit: cwtypes.StandardUnitCount, Timestamp: aws.Time(time.Now().Add(-48 * time.Hour)),
-					Dimensions: []cwtypes.Dimension{{Name: aws.String("Environment"), Value: aws.String(envName)}}}
-				for k, v := range p.dims {
-					d.Dimensions = append(d.Dimensions, cwtypes.Dimension{Name: aws.String(k), Value: aws.String(v)})
-				}
-				data = append(data, d)
-			}
-			for len(data) > 0 { // PutMetricData takes at most 1000 data
-				n := min(len(data), 1000)
-				if _, err := cw.PutMetricData(ctx, &cloudwatch.PutMetricDataInput{Namespace: aws.String("Criticizer"), MetricData: data[:n]}); err != nil {
-					t.Fatal(err)
-				}
-				data = data[n:]
-			}
-		}
+		put := func(points ...datum) { putData(t, cw, envName, points) }
 		llm := map[string]string{"Stage": "llm", "PromptVersion": candidate}
 		var jobs []datum
 		for range 5 {
@@ -108,6 +88,29 @@ func TestPromoteRefusesWorseAcceptance(t *testing.T) {
 		if string(got) != cdk {
 			t.Errorf("a refused promotion changed cdk.json:\n%s", got)
 		}
+	}
+}
+
+// putData puts points in environment envName, two days ago, in as few
+// calls as may be: a retried call is not idempotent (the emulator, like
+// CloudWatch, keeps both).
+func putData(t *testing.T, cw *cloudwatch.Client, envName string, points []datum) {
+	t.Helper()
+	var data []cwtypes.MetricDatum
+	for _, p := range points {
+		d := cwtypes.MetricDatum{MetricName: aws.String(p.metric), Value: aws.Float64(p.value), Unit: cwtypes.StandardUnitCount, Timestamp: aws.Time(time.Now().Add(-48 * time.Hour)),
+			Dimensions: []cwtypes.Dimension{{Name: aws.String("Environment"), Value: aws.String(envName)}}}
+		for k, v := range p.dims {
+			d.Dimensions = append(d.Dimensions, cwtypes.Dimension{Name: aws.String(k), Value: aws.String(v)})
+		}
+		data = append(data, d)
+	}
+	for len(data) > 0 { // PutMetricData takes at most 1000 data
+		n := min(len(data), 1000)
+		if _, err := cw.PutMetricData(context.Background(), &cloudwatch.PutMetricDataInput{Namespace: aws.String("Criticizer"), MetricData: data[:n]}); err != nil {
+			t.Fatal(err)
+		}
+		data = data[n:]
 	}
 }
 

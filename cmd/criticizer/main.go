@@ -20,6 +20,7 @@
 //	criticizer [--stack NAME] [--json] outcomes suppressions [-after N]   finding kinds withheld under a depot path as repeatedly dismissed (N: DISMISS_THRESHOLD's default unless given)
 //	criticizer [--stack NAME] outcomes allow SCOPE CATEGORY KIND          report a withheld kind there again
 //	criticizer promote --env ENV [--cdk cdk.json] [--window 24h] [--min-jobs 20]  the candidate prompt to 100% if its canary meets the rollout SLOs
+//	criticizer promote --env ENV --model [--cdk cdk.json] [--window 24h] [--min-jobs 20]  the candidate model becomes llmModel if its canary meets the stable prompt's SLOs and acceptance
 //
 // Every command that changes state records the actor (CRITICIZER_ACTOR or
 // the login name) and the note, ticket or evidence in the job's history.

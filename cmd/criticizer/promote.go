@@ -33,6 +33,10 @@ type rolloutSettings struct {
 	Valid     map[string]float64 `json:"validFindingsSlo"`
 	Dropped   map[string]float64 `json:"droppedFindingsSlo"`
 	Model     string             `json:"llmModel"`
+	// The model canary (promote --model, promote_model.go).
+	ModelCandidate string `json:"llmModelCandidate"`
+	ModelPercent   int    `json:"llmModelCandidatePercent"`
+	Prices         string `json:"llmPricesPerMTok"`
 	// The acceptance gate (outcome.Gate); unset takes outcome's defaults.
 	Margin    *float64 `json:"acceptanceMargin"`
 	MinSample *int     `json:"acceptanceMinSample"`
@@ -58,20 +62,22 @@ func (s rolloutSettings) gate() outcome.Gate {
 // stable version's within acceptanceMargin, on at least acceptanceMinSample
 // settled findings each (issue 32); otherwise it refuses and changes
 // nothing. Reactions come days after a review: a window of a week judges
-// acceptance on more of them.
+// acceptance on more of them. With --model it judges the model canary
+// instead (promoteModel).
 //
-//	criticizer promote --env staging [--cdk cdk.json] [--window 24h] [--min-jobs 20]
+//	criticizer promote --env staging [--model] [--cdk cdk.json] [--window 24h] [--min-jobs 20]
 func promote(ctx context.Context, cw metricsAPI, out io.Writer, now time.Time, args []string) error {
 	fs := flag.NewFlagSet("promote", flag.ContinueOnError)
 	env := fs.String("env", "", "the environment whose candidate prompt is promoted (dev, staging, prod)")
 	cdkPath := fs.String("cdk", "cdk.json", "the CDK context file holding the environment's settings")
 	window := fs.Duration("window", 24*time.Hour, "how far back the canary is measured")
 	minJobs := fs.Int("min-jobs", 20, "the fewest candidate jobs the judgement needs")
+	model := fs.Bool("model", false, "judge the candidate model (llmModelCandidate) instead of the candidate prompt")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *env == "" || fs.NArg() != 0 || *window < time.Minute {
-		return errors.New("usage: criticizer promote --env ENV [--cdk cdk.json] [--window 24h] [--min-jobs 20]")
+		return errors.New("usage: criticizer promote --env ENV [--model] [--cdk cdk.json] [--window 24h] [--min-jobs 20]")
 	}
 	raw, err := os.ReadFile(*cdkPath)
 	if err != nil {
@@ -80,6 +86,9 @@ func promote(ctx context.Context, cw metricsAPI, out io.Writer, now time.Time, a
 	set, err := readRollout(raw, *env)
 	if err != nil {
 		return err
+	}
+	if *model {
+		return promoteModel(ctx, cw, out, raw, set, modelJudgement{env: *env, cdkPath: *cdkPath, window: *window, minJobs: *minJobs, now: now})
 	}
 	v := set.Candidate
 	if v == "" {
@@ -90,7 +99,7 @@ func promote(ctx context.Context, cw metricsAPI, out io.Writer, now time.Time, a
 	if !okV || !okD {
 		return fmt.Errorf("%s states no rollout SLO for prompt %s (validFindingsSlo and droppedFindingsSlo): nothing to judge the canary by", *env, v)
 	}
-	canary, err := measure(ctx, cw, *env, v, now.Add(-*window), now)
+	canary, err := measure(ctx, cw, *env, v, "", now.Add(-*window), now)
 	if err != nil {
 		return err
 	}
@@ -143,15 +152,20 @@ func hourPeriod(from, to time.Time) int32 {
 
 // measure reads the candidate's canary: jobs and the averages per job of
 // ReviewValidFindings and ReviewFindingsDropped (one data point per job,
-// emitted by the llm stage per prompt version) between from and to.
-func measure(ctx context.Context, cw metricsAPI, env, version string, from, to time.Time) (result.Canary, error) {
+// emitted by the llm stage per prompt version, and again per prompt version
+// and model) between from and to; model "" reads the per-version set.
+func measure(ctx context.Context, cw metricsAPI, env, version, model string, from, to time.Time) (result.Canary, error) {
 	period := hourPeriod(from, to)
+	dims := []cwtypes.Dimension{{Name: aws.String("Environment"), Value: aws.String(env)},
+		{Name: aws.String("Stage"), Value: aws.String(string(domain.StageLLM))}, {Name: aws.String("PromptVersion"), Value: aws.String(version)}}
+	if model != "" {
+		dims = append(dims, cwtypes.Dimension{Name: aws.String("Model"), Value: aws.String(model)})
+	}
 	stat := func(metric string) (avg float64, n int, err error) {
 		res, err := cw.GetMetricStatistics(ctx, &cloudwatch.GetMetricStatisticsInput{
 			Namespace: aws.String("Criticizer"), MetricName: aws.String(metric),
-			Dimensions: []cwtypes.Dimension{{Name: aws.String("Environment"), Value: aws.String(env)},
-				{Name: aws.String("Stage"), Value: aws.String(string(domain.StageLLM))}, {Name: aws.String("PromptVersion"), Value: aws.String(version)}},
-			StartTime: aws.Time(from), EndTime: aws.Time(to), Period: aws.Int32(period),
+			Dimensions: dims,
+			StartTime:  aws.Time(from), EndTime: aws.Time(to), Period: aws.Int32(period),
 			Statistics: []cwtypes.Statistic{cwtypes.StatisticAverage, cwtypes.StatisticSampleCount},
 		})
 		if err != nil {

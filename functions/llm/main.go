@@ -37,30 +37,8 @@ func main() {
 	cfg, provider, secretID := set.LLM.Config, set.LLM.Provider, set.LLM.SecretID
 	cfg.Schema, cfg.Logger = result.SchemaJSON(), env.Log
 
-	var complete llmstage.CompleterFunc
-	if provider == llm.Bedrock {
-		c, err := bedrock.New(cfg, env.AWS) // IAM: the function's role, no API key
-		coldstart.Must(env, err)
-		complete = c.Complete
-	} else {
-		// The client is rebuilt whenever the key changes, so an emergency
-		// rotation reaches warm functions: a rejected key re-reads the secret.
-		sm := secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL)
-		rot := secrets.NewRotating(sm, secretID, func(v string) (llm.Provider, error) {
-			var s struct {
-				APIKey string `json:"api_key"`
-			}
-			if err := secrets.Unmarshal(secretID, v, &s, "api_key"); err != nil {
-				return nil, err
-			}
-			return llm.New(provider, cfg, s.APIKey)
-		})
-		_, _, err := rot.Get(ctx, false) // fail the cold start on a bad secret, not the first job
-		coldstart.Must(env, err)
-		complete = func(ctx context.Context, p llm.Prompt) (llm.Completion, error) {
-			return secrets.Do(ctx, rot, func(c llm.Provider) (llm.Completion, error) { return c.Complete(ctx, p) })
-		}
-	}
+	sm := secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL)
+	complete := client(ctx, env, sm, provider, secretID, cfg)
 	// One Limiter per function instance, outside the rotating client: the
 	// limits it learnt survive a key rotation. 429s are waited out inside
 	// the attempt while the invocation has time for the call after the wait.
@@ -74,12 +52,20 @@ func main() {
 	}
 	limiter := llm.NewLimiter(lc)
 	limited := limiter.Wrap(cfg.Model, llm.ProviderFunc(complete))
+	var candidate llmstage.Completer
+	if set.ModelRollout.Active() {
+		// The model canary: the same provider, key (or role) and endpoint,
+		// its own client and its own limits (a model's quota is its own).
+		cc := cfg
+		cc.Model = set.ModelRollout.Candidate
+		candidate = limiter.Wrap(cc.Model, llm.ProviderFunc(client(ctx, env, sm, provider, secretID, cc)))
+	}
 	guard, err := redact.New(set.Redaction)
 	coldstart.Must(env, err)
 
 	queues := queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs)
 	proc := &llmstage.LLM{Redacted: artifacts.New(artifacts.NewS3Client(env.AWS), env.Config.RedactedBkt), Guard: guard,
-		LLM: limited, Model: cfg.Model, Budget: set.Budget, Rollout: set.Rollout, Parallelism: set.Parallelism, TokensPerMinute: set.TokensPerMinute, Prices: set.Prices,
+		LLM: limited, Model: cfg.Model, Budget: set.Budget, Rollout: set.Rollout, ModelRollout: set.ModelRollout, CandidateLLM: candidate, Parallelism: set.Parallelism, TokensPerMinute: set.TokensPerMinute, Prices: set.Prices,
 		AllowPromptPatchDrift: set.AllowPromptPatchDrift, Metrics: env.Metrics, Log: env.Log, Rules: set.Rules, DailyTokenBudget: set.DailyTokenBudget}
 	// Carried files' findings come from the previous version's job; each
 	// reviewed version is recorded in the rerun ledger, kept as long as the
@@ -92,4 +78,30 @@ func main() {
 	rt.QueueVisibility = set.QueueVisibility
 	rt.AfterDeadLetter = swarm.NewReporter(jobs, env.Log).DeadLettered // a dead-lettered Swarm run hears {fail}
 	lambda.Start(rt.Handle)
+}
+
+// client builds the provider's client for cfg.Model. Bedrock signs with
+// the function's role; the others read the API key from Secrets Manager,
+// and the client is rebuilt whenever the key changes, so an emergency
+// rotation reaches warm functions: a rejected key re-reads the secret.
+func client(ctx context.Context, env *coldstart.Env, sm *secrets.Store, provider, secretID string, cfg llm.Config) llmstage.CompleterFunc {
+	if provider == llm.Bedrock {
+		c, err := bedrock.New(cfg, env.AWS) // IAM: the function's role, no API key
+		coldstart.Must(env, err)
+		return c.Complete
+	}
+	rot := secrets.NewRotating(sm, secretID, func(v string) (llm.Provider, error) {
+		var s struct {
+			APIKey string `json:"api_key"`
+		}
+		if err := secrets.Unmarshal(secretID, v, &s, "api_key"); err != nil {
+			return nil, err
+		}
+		return llm.New(provider, cfg, s.APIKey)
+	})
+	_, _, err := rot.Get(ctx, false) // fail the cold start on a bad secret, not the first job
+	coldstart.Must(env, err)
+	return func(ctx context.Context, p llm.Prompt) (llm.Completion, error) {
+		return secrets.Do(ctx, rot, func(c llm.Provider) (llm.Completion, error) { return c.Complete(ctx, p) })
+	}
 }

@@ -193,6 +193,7 @@ type Job struct {
 // it used (rollout), the tokens it cost, and how much was not reviewed.
 type ReviewStats struct {
 	PromptVersion  string `json:"prompt_version"`
+	Model          string `json:"model,omitempty"` // the model that reviewed it (a model canary's, or the stable one)
 	InputTokens    int    `json:"input_tokens"`
 	OutputTokens   int    `json:"output_tokens"`
 	ModelCalls     int    `json:"model_calls"`

@@ -67,6 +67,12 @@ type LLM struct {
 	// model family's defaults.
 	Budget  result.Budget
 	Rollout result.Rollout
+	// ModelRollout serves the candidate model, through CandidateLLM, to its
+	// share of jobs (result.ModelRollout); the rest get LLM and Model. A
+	// job's model is what its chunk keys, result meta, stats and metrics
+	// name, so its findings' outcomes count for the model that found them.
+	ModelRollout result.ModelRollout
+	CandidateLLM Completer
 	// AllowPromptPatchDrift accepts an answer whose prompt_version differs
 	// from the one sent only in its patch segment (rule RC-4's configured
 	// drift; PROMPT_PATCH_DRIFT per environment).
@@ -133,6 +139,8 @@ type run struct {
 	proven  *redact.Proven // lines covered by a verified proof of redaction
 	plan    result.Plan
 	version string
+	model   string    // the model this job is reviewed by
+	llm     Completer // its client
 
 	mu        sync.Mutex
 	results   []leaf
@@ -163,11 +171,12 @@ func (r *LLM) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 		return job.Result{}, err
 	}
 	version := r.Rollout.Pick(j.ID)
+	model, client := r.pickModel(j.ID)
 	rules, err := r.ruleSet(ctx, j)
 	if err != nil {
 		return job.Result{}, err
 	}
-	budget := r.budget()
+	budget := r.budget(model)
 	// Files the fetch stage found unchanged since the previous version are
 	// not sent to the model: their findings are that version's. Files that
 	// changed since are sent as that change only (their interdiff).
@@ -176,9 +185,10 @@ func (r *LLM) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 		return job.Result{}, err
 	}
 	shown := shownToModel(cs, carry)
-	run := &run{r: r, job: j, cs: shown, proven: proven, version: version, plan: budget.PlanWith(shown, version, rules), diags: map[string]int{}}
+	run := &run{r: r, job: j, cs: shown, proven: proven, version: version, model: model, llm: client,
+		plan: budget.PlanWith(shown, version, rules), diags: map[string]int{}}
 	if n := len(run.plan.Skipped); n > 0 {
-		r.Log.WarnContext(ctx, "files not reviewed", "skipped_files", n, "prompt_version", version)
+		r.Log.WarnContext(ctx, "files not reviewed", "skipped_files", n, "prompt_version", version, "model", model)
 	}
 	withoutModel, err := r.modelGate(ctx, run, carry)
 	if err != nil {
@@ -226,10 +236,20 @@ func (r *LLM) changeset(ctx context.Context, j *job.Job) (domain.Changeset, *red
 	}
 }
 
-// budget is the configured model's budget, its context window no larger
-// than a configured tokens-per-minute limit allows one call.
-func (r *LLM) budget() result.Budget {
-	budget := r.Budget.For(r.Model)
+// pickModel is the model and client for job id: the candidate's for a job
+// in the model canary's share, else the stable ones. A candidate without a
+// client (a wiring fault) serves nobody: the job names the model it got.
+func (r *LLM) pickModel(id string) (string, Completer) {
+	if m := r.ModelRollout.Pick(id, r.Model); m != r.Model && r.CandidateLLM != nil {
+		return m, r.CandidateLLM
+	}
+	return r.Model, r.LLM
+}
+
+// budget is model's budget, its context window no larger than a
+// configured tokens-per-minute limit allows one call.
+func (r *LLM) budget(model string) result.Budget {
+	budget := r.Budget.For(model)
 	if r.TokensPerMinute > 0 && budget.ContextTokens > r.TokensPerMinute {
 		budget.ContextTokens = max(r.TokensPerMinute, budget.OutputTokens+1024)
 	}
@@ -321,7 +341,7 @@ func (run *run) merge(ctx context.Context, cs domain.Changeset, carry carryOver,
 	out.truncated = dropSkipped(dedupeTruncated(truncated), out.skipped)
 	applied, rejected := rules.Describe()
 	out.meta = domain.ReviewMeta{
-		PromptVersion: run.version, Model: run.r.Model, Chunks: len(leaves), ModelCalls: run.calls, ReusedChunks: run.reused,
+		PromptVersion: run.version, Model: run.model, Chunks: len(leaves), ModelCalls: run.calls, ReusedChunks: run.reused,
 		FilesTotal: len(cs.Files), FilesReviewed: len(cs.Files) - len(out.skipped) - len(out.truncated),
 		SkippedFiles: out.skipped, TruncatedFiles: out.truncated,
 		DroppedFindings: run.diags[result.KindFindingDropped],
@@ -335,7 +355,10 @@ func (run *run) merge(ctx context.Context, cs domain.Changeset, carry carryOver,
 	if carry.from != nil {
 		out.meta.CarriedOver, out.meta.Interdiffs, out.meta.CarriedFrom = len(carry.files), len(carry.interdiff), carry.from.Version
 	}
-	out.meta.EstimatedCostUSD, _ = run.r.Prices.Cost(run.usage)
+	if run.model == run.r.Model {
+		// The prices are the stable model's: a candidate's cost is not estimated.
+		out.meta.EstimatedCostUSD, _ = run.r.Prices.Cost(run.usage)
+	}
 	out.res.Meta = out.meta.Map()
 	return out
 }
@@ -360,13 +383,13 @@ func (out merged) jobResult(key string, run *run, ledgerNote string) job.Result 
 	n, version, meta := len(out.res.Findings), run.version, out.meta
 	coverage := meta.Coverage()
 	return job.Result{Artifacts: job.Artifacts{Result: key}, FindingCount: &n,
-		Review: &job.ReviewStats{PromptVersion: version, InputTokens: run.usage.InputTokens, OutputTokens: run.usage.OutputTokens,
+		Review: &job.ReviewStats{PromptVersion: version, Model: run.model, InputTokens: run.usage.InputTokens, OutputTokens: run.usage.OutputTokens,
 			ModelCalls: run.calls, Chunks: out.chunks, SkippedFiles: len(out.skipped), TruncatedFiles: len(out.truncated),
 			FilesTotal: meta.FilesTotal, FilesReviewed: meta.FilesReviewed, Coverage: coverage, WithoutModel: meta.WithoutModel,
 			CachedInputTokens: run.usage.CachedInputTokens, CacheWriteInputTokens: run.usage.CacheWriteInputTokens,
 			RateLimitedCalls: run.limited, RateLimitWaitMS: run.waited.Milliseconds()},
-		Detail: fmt.Sprintf("findings %d (secrets %d, hidden by cap %d), %s, chunks %d, model calls %d, prompt %s",
-			n, out.secrets, out.hidden, coverage, out.chunks, run.calls, version) + adjusted(out.adjusted) + ledgerNote}
+		Detail: fmt.Sprintf("findings %d (secrets %d, hidden by cap %d), %s, chunks %d, model calls %d, prompt %s, model %s",
+			n, out.secrets, out.hidden, coverage, out.chunks, run.calls, version, run.model) + adjusted(out.adjusted) + ledgerNote}
 }
 
 // adjusted is the job history's note of what merging the chunks adjusted
@@ -553,7 +576,7 @@ func (run *run) reviewChunk(ctx context.Context, c result.Chunk, order []int, de
 	if err := r.guard(prompt, run.proven); err != nil {
 		return err
 	}
-	key := artifacts.Key(run.job.ID, "chunks/"+chunkDigest(run.version, r.Model, prompt)+".json")
+	key := artifacts.Key(run.job.ID, "chunks/"+chunkDigest(run.version, run.model, prompt)+".json")
 	var stored chunkArtifact
 	switch err := r.Redacted.GetJSON(ctx, key, &stored); {
 	case err == nil && stored.Split:
@@ -566,7 +589,7 @@ func (run *run) reviewChunk(ctx context.Context, c result.Chunk, order []int, de
 		return err
 	}
 
-	comp, err := r.LLM.Complete(ctx, llm.Prompt(prompt))
+	comp, err := run.llm.Complete(ctx, llm.Prompt(prompt))
 	run.mu.Lock()
 	run.calls++
 	run.limited += comp.RateLimited
@@ -578,7 +601,7 @@ func (run *run) reviewChunk(ctx context.Context, c result.Chunk, order []int, de
 				d, _ := llm.Details(err)
 				r.Log.WarnContext(ctx, "chunk answer did not fit; splitting", "reason", d.Reason, "files", len(c.Files()),
 					"bytes", c.Bytes(), "request_id", d.RequestID, "depth", depth)
-				if err := r.Redacted.PutJSON(ctx, key, chunkArtifact{Split: true, PromptVersion: run.version, Model: r.Model,
+				if err := r.Redacted.PutJSON(ctx, key, chunkArtifact{Split: true, PromptVersion: run.version, Model: run.model,
 					RequestID: d.RequestID, ChunkResult: result.ChunkResult{Files: c.Files()}}); err != nil {
 					return err
 				}
@@ -612,7 +635,7 @@ func (run *run) reviewChunk(ctx context.Context, c result.Chunk, order []int, de
 	}
 	art := chunkArtifact{
 		ChunkResult:   result.ChunkResult{Files: c.Files(), Summary: res.Summary, Findings: res.Findings, Diagnostics: diags.Counts()},
-		PromptVersion: run.version, Model: r.Model, RequestID: comp.RequestID, FinishReason: comp.FinishReason,
+		PromptVersion: run.version, Model: run.model, RequestID: comp.RequestID, FinishReason: comp.FinishReason,
 		Usage: comp.Usage, Content: string(comp.Content),
 	}
 	if err := r.Redacted.PutJSON(ctx, key, art); err != nil {
@@ -705,6 +728,14 @@ func (run *run) emitMetrics(res *domain.ReviewResult, secrets int) {
 	if res != nil {
 		m.Put("ReviewValidFindings", float64(len(res.Findings)), obs.Count, dims)
 		m.Put("ReviewSecretFindings", float64(secrets), obs.Count, dims)
+	}
+	// The canary SLO metrics again by model, so promote can judge a
+	// candidate model (cmd/criticizer promote --model); the ones above keep
+	// the dimensions the alarms watch.
+	byModel := map[string]string{"Stage": string(domain.StageLLM), "PromptVersion": run.version, "Model": run.model}
+	m.Put("ReviewFindingsDropped", float64(run.diags[result.KindFindingDropped]), obs.Count, byModel)
+	if res != nil {
+		m.Put("ReviewValidFindings", float64(len(res.Findings)), obs.Count, byModel)
 	}
 }
 

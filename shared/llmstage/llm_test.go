@@ -366,12 +366,16 @@ func TestPromptRollout(t *testing.T) {
 			t.Fatal("request without prompt_version")
 		}
 	}
-	// ReviewValidFindings: one record per job, per version.
+	// ReviewValidFindings: one record per job, per version (and one more
+	// by model, which the model canary reads).
 	jobs, findings := map[string]int{}, map[string]float64{}
 	for _, line := range strings.Split(strings.TrimSpace(h.metrics.String()), "\n") {
 		var rec map[string]any
 		if err := json.Unmarshal([]byte(line), &rec); err != nil {
 			t.Fatal(err)
+		}
+		if _, byModel := rec["Model"]; byModel {
+			continue
 		}
 		if v, ok := rec["ReviewValidFindings"].(float64); ok {
 			pv := rec["PromptVersion"].(string)
@@ -387,6 +391,71 @@ func TestPromptRollout(t *testing.T) {
 	// Rollback is configuration: percent 0 serves only the stable version.
 	if v := (result.Rollout{Candidate: result.ChunkAwarePromptVersion}).Pick("job-00"); v != result.StablePromptVersion {
 		t.Errorf("rolled back rollout picked %s", v)
+	}
+}
+
+// TestModelRollout routes the model canary's share of jobs, by job id, to
+// the candidate model's client: its jobs ask the provider for that model,
+// and their stats, result meta and per-model metrics name it (so their
+// findings' outcomes count for it); the rest keep the stable model.
+func TestModelRollout(t *testing.T) {
+	const candidate = "gpt-4.1-mini"
+	var prices llm.Prices
+	h := newHarness(t, func(r *llmstage.LLM) {
+		r.ModelRollout = result.ModelRollout{Candidate: candidate, Percent: 40}
+		var err error
+		if prices, err = llm.ParsePrices("input=3,output=15"); err != nil {
+			t.Fatal(err)
+		}
+		r.Prices = prices
+	})
+	cand, err := llm.NewOpenAI(llm.Config{Endpoint: h.standin.URL(), Model: candidate, Timeout: 10 * time.Second,
+		Schema: result.SchemaJSON(), Logger: slog.New(slog.DiscardHandler)}, apiKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.stage.CandidateLLM = cand
+	served := map[string]int{}
+	for i := 0; i < 40; i++ {
+		id := fmt.Sprintf("job-%02d", i)
+		before := len(h.standin.Requests())
+		res, err := h.stage.Process(context.Background(), h.job(t, id, chunked(3)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "gpt-4o"
+		if result.ModelBucket(id) < 40 {
+			want = candidate
+		}
+		reqs := h.standin.Requests()[before:]
+		meta := domain.ReadReviewMeta(h.result(t, res).Meta)
+		if len(reqs) != 1 || reqs[0].Model != want || res.Review.Model != want || meta.Model != want || !strings.Contains(res.Detail, "model "+want) {
+			t.Fatalf("%s: want %s; %d request(s), stats %q, meta %q, detail %q", id, want, len(reqs), res.Review.Model, meta.Model, res.Detail)
+		}
+		// The prices are the stable model's: only its reviews are costed.
+		if (meta.EstimatedCostUSD > 0) != (want == "gpt-4o") {
+			t.Errorf("%s (%s): estimated cost %v", id, want, meta.EstimatedCostUSD)
+		}
+		served[want]++
+	}
+	if served[candidate] == 0 || served["gpt-4o"] == 0 {
+		t.Fatalf("served %v, want both models", served)
+	}
+	// The canary's SLO metrics, by model: one record per job.
+	jobs := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(h.metrics.String()), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatal(err)
+		}
+		if m, ok := rec["Model"].(string); ok && rec["ReviewValidFindings"] != nil {
+			jobs[m]++
+		}
+	}
+	for m, n := range served {
+		if jobs[m] != n {
+			t.Errorf("model %s: %d jobs, metrics by model show %d", m, n, jobs[m])
+		}
 	}
 }
 

@@ -16,9 +16,12 @@ type Settings struct {
 	// Budget sizes the chunks and bounds what one changelist gets
 	// reviewed; zero fields take the model family's defaults
 	// (result.Budget). OutputTokens is the provider's max_tokens.
-	Budget      result.Budget
-	Rollout     result.Rollout
-	Parallelism int // LLM_PARALLELISM: chunks reviewed at once
+	Budget  result.Budget
+	Rollout result.Rollout
+	// ModelRollout is the model canary: a share of jobs reviewed by
+	// another model at the same provider (LLM_MODEL_CANDIDATE[_PERCENT]).
+	ModelRollout result.ModelRollout
+	Parallelism  int // LLM_PARALLELISM: chunks reviewed at once
 	// DailyTokenBudget bounds the environment's model tokens per UTC day
 	// (REVIEW_DAILY_TOKEN_BUDGET); 0 for none.
 	DailyTokenBudget int64
@@ -60,6 +63,7 @@ type Settings struct {
 //	QUEUE_VISIBILITY_SECONDS  the llm queue's visibility when longer than the lease
 //	PROMPT_PATCH_DRIFT      true to accept another patch of the prompt version
 //	PROMPT_CANDIDATE_VERSION, PROMPT_CANDIDATE_PERCENT  the prompt rollout (rule RC-7)
+//	LLM_MODEL_CANDIDATE, LLM_MODEL_CANDIDATE_PERCENT    the model rollout (result.ModelRollout)
 //	LLM_PRICES_PER_MTOK     the model's prices, "input=…,cached_input=…,cache_write=…,output=…" (USD per million tokens; unset: no estimate)
 func SettingsFromEnv(r *config.Reader) Settings {
 	s := Settings{LLM: llm.SettingsFromEnv(r), Redaction: redact.PolicyFromConfig(r)}
@@ -86,6 +90,8 @@ func SettingsFromEnv(r *config.Reader) Settings {
 	}
 	s.Rollout = result.Rollout{Candidate: r.Optional("PROMPT_CANDIDATE_VERSION"), Percent: r.Int("PROMPT_CANDIDATE_PERCENT")}
 	r.Fail(s.Rollout.Validate())
+	s.ModelRollout = result.ModelRollout{Candidate: r.Optional("LLM_MODEL_CANDIDATE"), Percent: r.Int("LLM_MODEL_CANDIDATE_PERCENT")}
+	r.Fail(s.ModelRollout.Validate(s.LLM.Config.Model))
 	s.Parallelism = r.Int("LLM_PARALLELISM")
 	var err error
 	if s.Prices, err = llm.ParsePrices(r.Optional("LLM_PRICES_PER_MTOK")); err != nil {

@@ -35,6 +35,12 @@ func TestSettingsFromEnv(t *testing.T) {
 		{name: "parallelism zero", env: env("LLM_PARALLELISM", "0"), wantErr: "LLM_PARALLELISM"},
 		{name: "negative file limit", env: env("REVIEW_MAX_FILES", "-1"), wantErr: "REVIEW_MAX_FILES"},
 		{name: "unknown prompt candidate", env: env("PROMPT_CANDIDATE_VERSION", "9.9.9", "PROMPT_CANDIDATE_PERCENT", "10"), wantErr: "9.9.9"},
+		{name: "model canary", env: env("LLM_MODEL_CANDIDATE", "gpt-4.1-mini", "LLM_MODEL_CANDIDATE_PERCENT", "25"), check: func(s Settings) bool {
+			return s.ModelRollout.Candidate == "gpt-4.1-mini" && s.ModelRollout.Percent == 25
+		}},
+		{name: "model canary off by default", env: env(), check: func(s Settings) bool { return !s.ModelRollout.Active() }},
+		{name: "model candidate percent out of range", env: env("LLM_MODEL_CANDIDATE", "gpt-4.1-mini", "LLM_MODEL_CANDIDATE_PERCENT", "101"), wantErr: "LLM_MODEL_CANDIDATE_PERCENT"},
+		{name: "model candidate is the stable model", env: env("LLM_MODEL_CANDIDATE", "gpt-4o-mini", "LLM_MODEL_CANDIDATE_PERCENT", "10"), wantErr: "stable model"},
 		{name: "provider problem surfaces", env: map[string]string{"LLM_MODEL": "m"}, wantErr: "LLM_ENDPOINT is required"},
 	}
 	for _, tt := range tests {

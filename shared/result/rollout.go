@@ -42,11 +42,58 @@ func (r Rollout) Pick(jobID string) string {
 	return StablePromptVersion
 }
 
-// Bucket maps a job id onto 0-99, uniformly.
-func Bucket(jobID string) int {
-	sum := sha256.Sum256([]byte("prompt-rollout\x00" + jobID))
+// Bucket maps a job id onto 0-99, uniformly: the prompt rollout's bucket.
+func Bucket(jobID string) int { return bucket("prompt-rollout", jobID) }
+
+// bucket maps a job id onto 0-99 under salt: each rollout has its own
+// salt, so which jobs get a candidate model says nothing about which get a
+// candidate prompt (the two shares are independent).
+func bucket(salt, jobID string) int {
+	sum := sha256.Sum256([]byte(salt + "\x00" + jobID))
 	return int(binary.BigEndian.Uint64(sum[:8]) % 100)
 }
+
+// ModelRollout serves a candidate model to a share of jobs
+// (llmModelCandidate, llmModelCandidatePercent), as Rollout does a prompt
+// version: the choice is a pure function of the job id, under its own
+// salt, so a job's model and its prompt version are drawn independently.
+// With both canaries on, a share of jobs gets both candidates; promotion
+// compares like with like: a candidate model against the stable model
+// under the stable prompt version, a candidate prompt against the stable
+// prompt at the stable model (cmd/criticizer promote).
+type ModelRollout struct {
+	// Candidate is the model on trial; empty means none.
+	Candidate string
+	// Percent is the share of jobs, 0-100, that get Candidate.
+	Percent int
+}
+
+// Validate checks the share, and that a share has a model to serve.
+func (r ModelRollout) Validate(stable string) error {
+	if r.Percent < 0 || r.Percent > 100 {
+		return fmt.Errorf("model candidate percent %d is outside 0-100", r.Percent)
+	}
+	if r.Candidate != "" && r.Candidate == stable {
+		return fmt.Errorf("model candidate %q is the stable model", r.Candidate)
+	}
+	return nil
+}
+
+// Active reports whether any job gets the candidate model.
+func (r ModelRollout) Active() bool { return r.Candidate != "" && r.Percent > 0 }
+
+// Pick returns the model for jobID: Candidate for a job whose id falls in
+// the configured share, else stable.
+func (r ModelRollout) Pick(jobID, stable string) string {
+	if r.Active() && ModelBucket(jobID) < r.Percent {
+		return r.Candidate
+	}
+	return stable
+}
+
+// ModelBucket maps a job id onto 0-99, uniformly: the model rollout's
+// bucket, independent of Bucket.
+func ModelBucket(jobID string) int { return bucket("model-rollout", jobID) }
 
 // SLO is an environment's rollout SLO for one prompt version (cdk.json
 // validFindingsSlo, droppedFindingsSlo): the averages per job its reviews

@@ -2,6 +2,7 @@ package result
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -32,6 +33,64 @@ func TestPromotable(t *testing.T) {
 			if !strings.Contains(err.Error(), part) {
 				t.Errorf("%s: %v, want it to say %q", tt.name, err, part)
 			}
+		}
+	}
+}
+
+// The model canary serves its candidate to about its share of jobs, the
+// same model to a job every time, drawn independently of the prompt
+// canary's share; off, or at 0 %, every job gets the stable model.
+func TestModelRolloutPick(t *testing.T) {
+	const stable, cand = "stable-model", "candidate-model"
+	r := ModelRollout{Candidate: cand, Percent: 30}
+	var got, both int
+	for i := range 2000 {
+		id := fmt.Sprintf("job-%04d", i)
+		m := r.Pick(id, stable)
+		if m != r.Pick(id, stable) {
+			t.Fatalf("%s: the pick is not stable", id)
+		}
+		if m == cand {
+			got++
+			if Bucket(id) < 30 {
+				both++
+			}
+		}
+	}
+	if got < 500 || got > 700 {
+		t.Errorf("candidate model served %d of 2000 jobs, want about 600", got)
+	}
+	// Independent buckets: about 30 % of the candidate model's jobs also
+	// fall in the prompt's 30 %, not all (one salt) or none.
+	if both < got/5 || both > got*2/5 {
+		t.Errorf("%d of %d candidate-model jobs in the prompt's share: the buckets are not independent", both, got)
+	}
+	for _, off := range []ModelRollout{{}, {Candidate: cand}, {Percent: 50}} {
+		for i := range 100 {
+			if m := off.Pick(fmt.Sprintf("job-%d", i), stable); m != stable {
+				t.Fatalf("%+v served %s", off, m)
+			}
+		}
+	}
+	if m := (ModelRollout{Candidate: cand, Percent: 100}).Pick("any", stable); m != cand {
+		t.Errorf("100 %%: got %s", m)
+	}
+}
+
+func TestModelRolloutValidate(t *testing.T) {
+	for _, tt := range []struct {
+		r    ModelRollout
+		want string // "" valid
+	}{
+		{ModelRollout{}, ""},
+		{ModelRollout{Candidate: "b", Percent: 10}, ""},
+		{ModelRollout{Candidate: "b", Percent: 101}, "outside 0-100"},
+		{ModelRollout{Candidate: "b", Percent: -1}, "outside 0-100"},
+		{ModelRollout{Candidate: "a", Percent: 10}, "is the stable model"},
+	} {
+		err := tt.r.Validate("a")
+		if (err == nil) != (tt.want == "") || (err != nil && !strings.Contains(err.Error(), tt.want)) {
+			t.Errorf("%+v: %v, want %q", tt.r, err, tt.want)
 		}
 	}
 }

@@ -50,6 +50,7 @@ type eventItem struct {
 
 type reviewItem struct {
 	PromptVersion  string `dynamodbav:"prompt_version"`
+	Model          string `dynamodbav:"model,omitempty"`
 	InputTokens    int    `dynamodbav:"input_tokens"`
 	OutputTokens   int    `dynamodbav:"output_tokens"`
 	ModelCalls     int    `dynamodbav:"model_calls"`

@@ -1,0 +1,84 @@
+//go:build integration
+
+package integration
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
+
+	"github.com/criticizer/criticizer/shared/result"
+)
+
+// TestPromoteModelRefusesWorseAcceptance: `criticizer promote --model`, run
+// as an operator runs it against the emulator's CloudWatch, refuses a
+// candidate model that meets the stable prompt's job SLOs but whose
+// findings reviewers accepted well below the stable model's, naming both
+// shares and counts, and leaves cdk.json as it was; with acceptance as
+// good, it makes the candidate llmModel and clears the canary. Each run has
+// its own environment and two-day-old data, for the reasons
+// TestPromoteRefusesWorseAcceptance gives.
+func TestPromoteModelRefusesWorseAcceptance(t *testing.T) {
+	cw := cloudwatch.NewFromConfig(env.local.AWS)
+	bin := filepath.Join(t.TempDir(), "criticizer")
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/criticizer").CombinedOutput(); err != nil {
+		t.Fatalf("build the CLI: %v\n%s", err, out)
+	}
+	const stable, candidate = "gate-model-s", "gate-model-c"
+	prompt := result.StablePromptVersion
+	for i, tt := range []struct {
+		candidateAccepted int // of 40 settled; the stable model: 32 of 40
+		refuse            string
+	}{
+		{20, "candidate 50.0% accepted of 40 settled, current 80.0% accepted of 40 settled"},
+		{31, ""},
+	} {
+		envName := "mgate-" + string(rune('a'+i)) + time.Now().Format("150405")
+		put := func(points ...datum) { putData(t, cw, envName, points) }
+		// The candidate model's jobs under the stable prompt, as the llm
+		// stage emits them by model; the per-version set alone would not do.
+		llm := map[string]string{"Stage": "llm", "PromptVersion": prompt, "Model": candidate}
+		var jobs []datum
+		for range 5 {
+			jobs = append(jobs, datum{"ReviewValidFindings", 1, llm}, datum{"ReviewFindingsDropped", 0, llm})
+		}
+		put(jobs...)
+		put(settledData(t, envName, prompt, candidate, tt.candidateAccepted, 40-tt.candidateAccepted, 0)...)
+		put(settledData(t, envName, prompt, stable, 32, 8, 0)...)
+
+		cdk := `{"context": {"environments": {"` + envName + `": {"llmModel": "` + stable + `", "llmModelCandidate": "` + candidate + `", "llmModelCandidatePercent": 10,
+  "validFindingsSlo": {"` + prompt + `": 0.1}, "droppedFindingsSlo": {"` + prompt + `": 0.5}}}}}
+`
+		path := filepath.Join(t.TempDir(), "cdk.json")
+		if err := os.WriteFile(path, []byte(cdk), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(bin, "promote", "--env", envName, "--model", "--cdk", path, "--min-jobs", "5", "--window", "72h")
+		cmd.Env = append(os.Environ(), "AWS_ENDPOINT_URL="+env.local.Emulator.Endpoint, "AWS_ACCESS_KEY_ID=test",
+			"AWS_SECRET_ACCESS_KEY=test", "AWS_REGION=us-east-1")
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		got, _ := os.ReadFile(path)
+		if tt.refuse == "" {
+			want := strings.Replace(cdk, `"llmModel": "`+stable+`", "llmModelCandidate": "`+candidate+`", "llmModelCandidatePercent": 10`,
+				`"llmModel": "`+candidate+`", "llmModelCandidate": "", "llmModelCandidatePercent": 0`, 1)
+			if err != nil || string(got) != want {
+				t.Errorf("acceptance as good: promote --model %v\n%s%s\ncdk.json %s", err, stdout.String(), stderr.String(), got)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(stderr.String(), tt.refuse) || !strings.Contains(stderr.String(), "current model "+stable) {
+			t.Errorf("worse acceptance: promote --model %v, stderr %q: want a refusal saying %q", err, stderr.String(), tt.refuse)
+		}
+		if string(got) != cdk {
+			t.Errorf("a refused promotion changed cdk.json:\n%s", got)
+		}
+	}
+}
