@@ -86,9 +86,7 @@ func TestEveryKeyDeclared(t *testing.T) {
 // the stack sets itself (a *stack* row).
 func TestEveryVariableDeclared(t *testing.T) {
 	readers := map[string][]string{}
-	var stackVars strings.Builder
 	for _, s := range settings.Declared {
-		stackVars.WriteString(s.StackVars)
 		for _, v := range s.Vars {
 			readers[v] = append(readers[v], s.ReadBy...)
 		}
@@ -116,18 +114,12 @@ func TestEveryVariableDeclared(t *testing.T) {
 				case ok && (slices.Contains(r, "all") || slices.Contains(r, fn)):
 				case ok:
 					t.Errorf("%s reads %s; its declaration names readers %v", fn, k, r)
-				case !strings.Contains(stackVars.String(), "`"+k+"`") && !stackSet(k):
+				case !settings.StackName(k):
 					t.Errorf("%s reads %s, which no setting declares", fn, k)
 				}
 			}
 		}
 	}
-}
-
-// stackSet: the variables the stack's *stack* rows name by pattern
-// (<STAGE>_QUEUE_URL, <STAGE>_DLQ_URL).
-func stackSet(k string) bool {
-	return strings.HasSuffix(k, "_QUEUE_URL") || strings.HasSuffix(k, "_DLQ_URL")
 }
 
 // plainDefault is a declared default of one plain value.

@@ -111,3 +111,14 @@ func Variable(name string) (a Accepts, ok bool) {
 	}
 	return Accepts{}, false
 }
+
+// StackName reports whether name is a variable the stack sets itself (a
+// table, queue, bucket or secret name): listed in a *stack* row's Names.
+func StackName(name string) bool {
+	for _, s := range Declared {
+		if slices.Contains(s.Names, name) {
+			return true
+		}
+	}
+	return false
+}

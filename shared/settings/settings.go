@@ -4,7 +4,8 @@
 // default, where it is needed, and the placeholder values synth refuses
 // outside local. Everything else comes from it: the functions' loaders read
 // each variable's default and range here (shared/config's Reader refuses a
-// variable no row declares), synth checks each cdk.json value against the
+// variable no row declares, and a name the stack sets itself that no
+// *stack* row's Names lists), synth checks each cdk.json value against the
 // same row (infra/declared.go) and refuses its placeholders outside local
 // (infra/placeholders.go), and docs/configuration.md's "Every setting"
 // tables are generated from it (go generate ./shared/settings). Tests fail
@@ -78,6 +79,11 @@ type Setting struct {
 	// and secret names), which are not settings; Markdown. With Vars and
 	// Accepts, the functions read those through the declaration too.
 	StackVars string
+	// Names are the variables of a StackVars row without Vars, spelt out:
+	// names the stack gives (a table, a queue URL, a secret ID), with no
+	// default or range, which the functions read with config.Reader's
+	// Stack and StackRequired, refused for any name not listed here.
+	Names []string
 }
 
 // Required says in which environments a key must not be empty.
@@ -109,7 +115,8 @@ var Declared = []Setting{
 	{Table: Stack, Keys: []string{"operatorRoleArn"}, Default: "none", Needed: "optional: the one role besides fetch allowed to read raw artifacts"},
 	{Table: Stack, Keys: []string{"rawBucketDataEvents"}, Default: "false", Needed: "optional: CloudTrail S3 data events for the raw bucket"},
 	{Table: Stack, Keys: []string{"apiRateLimit", "apiBurstLimit"}, Default: "50 / 100 requests per second", Range: "API Gateway stage throttling"},
-	{Table: Stack, StackVars: "`CRITICIZER_ENV`, `JOBS_TABLE`, `<STAGE>_QUEUE_URL`, `<STAGE>_DLQ_URL`, `RAW_BUCKET`, `REDACTED_BUCKET`"},
+	{Table: Stack, StackVars: "`CRITICIZER_ENV`, `JOBS_TABLE`, `<STAGE>_QUEUE_URL`, `<STAGE>_DLQ_URL`, `RAW_BUCKET`, `REDACTED_BUCKET`",
+		Names: []string{"CRITICIZER_ENV", "JOBS_TABLE", "FETCH_QUEUE_URL", "LLM_QUEUE_URL", "NOTIFY_QUEUE_URL", "FETCH_DLQ_URL", "LLM_DLQ_URL", "NOTIFY_DLQ_URL", "RAW_BUCKET", "REDACTED_BUCKET"}},
 	{Table: Network, Keys: []string{"vpc"}, KeyNote: "(`vpcId`, `subnetIds`, `securityGroupIds`, `createEndpoints`, `routeTableIds`, `allFunctions`)", Default: "none: functions outside a VPC", Needed: "a Perforce server on a private network; refused in local"},
 	{Table: Network, Keys: []string{"apiGatewayCloudWatchRole"}, Default: "`create` outside local, `existing` in local", Needed: "one environment per account creates it; the others say `existing`"},
 	{Table: Network, Keys: []string{"kmsKey"}, Default: "empty: AWS-managed keys", Needed: "optional: `create` (prod as checked in) or a key ARN"},
@@ -127,7 +134,7 @@ var Declared = []Setting{
 	{Table: Webhook, StackVars: "`SWARM_EVENTS_TIMESTAMP_HEADER` (webhook, with `swarmEvents`: its `timestampHeader`; none: no timestamp check)", Vars: []string{"SWARM_EVENTS_TIMESTAMP_HEADER"}, ReadBy: []string{"webhook"}},
 	{Table: Webhook, StackVars: "`SWARM_EVENTS_TOLERANCE_SECONDS` (webhook, with `swarmEvents`: its `toleranceSeconds`)", Vars: []string{"SWARM_EVENTS_TOLERANCE_SECONDS"}, ReadBy: []string{"webhook"}, Accepts: Int(300, 30, 3600)},
 	{Table: Webhook, StackVars: "`SWARM_EVENTS_SECRET_ID` (webhook, with `swarmEvents`: the secret P4 Code Review signs its webhooks with)", Vars: []string{"SWARM_EVENTS_SECRET_ID"}, ReadBy: []string{"webhook"}},
-	{Table: Webhook, StackVars: "`WEBHOOK_SECRET_ID`; with `swarmUrl`, `SWARM_TOKEN_SECRET_ID` and, unless Swarm is private, `SWARM_API_SECRET_ID` (webhook: a run is held to its review with 422)"},
+	{Table: Webhook, StackVars: "`WEBHOOK_SECRET_ID`; with `swarmUrl`, `SWARM_TOKEN_SECRET_ID` and, unless Swarm is private, `SWARM_API_SECRET_ID` (webhook: a run is held to its review with 422)", Names: []string{"WEBHOOK_SECRET_ID", "SWARM_TOKEN_SECRET_ID", "SWARM_API_SECRET_ID"}},
 	{Table: Fetch, Keys: []string{"depotAllowList"}, Vars: []string{"DEPOT_ALLOWLIST"}, ReadBy: []string{"fetch"}, Default: "none", Needed: "every environment: the depot paths fetch may read (`//depot/projectA/...`)", Required: Everywhere},
 	{Table: Fetch, Keys: []string{"p4Port"}, Vars: []string{"P4PORT"}, ReadBy: []string{"fetch"}, Default: "none; local the stand-in", Needed: "every environment", Placeholder: ExampleDomain, Sample: "ssl:perforce.studio.test:1666", Required: Everywhere},
 	{Table: Fetch, Keys: []string{"p4User"}, Vars: []string{"P4USER"}, ReadBy: []string{"fetch"}, Default: "`criticizer`", Required: Everywhere},
@@ -142,7 +149,7 @@ var Declared = []Setting{
 	{Table: Fetch, Keys: []string{"redactEmails"}, Vars: []string{"REDACT_EMAILS"}, ReadBy: []string{"fetch", "llm"}, Default: "true", Accepts: Bool(true)},
 	{Table: Fetch, Keys: []string{"confidentialDomains"}, Vars: []string{"CONFIDENTIAL_DOMAINS"}, ReadBy: []string{"fetch", "llm"}, Default: "none", Needed: "optional: hosts under these domains are redacted"},
 	{Table: Fetch, Keys: []string{"confidentialCidrs"}, Vars: []string{"CONFIDENTIAL_CIDRS"}, ReadBy: []string{"fetch", "llm"}, Default: "none", Needed: "optional: addresses in these ranges are redacted"},
-	{Table: Fetch, StackVars: "`P4_SECRET_ID`; with `swarmUrl`, `SWARM_API_SECRET_ID` (fetch)"},
+	{Table: Fetch, StackVars: "`P4_SECRET_ID`; with `swarmUrl`, `SWARM_API_SECRET_ID` (fetch)", Names: []string{"P4_SECRET_ID"}},
 	{Table: LLM, Keys: []string{"llmProvider"}, Vars: []string{"LLM_PROVIDER"}, ReadBy: []string{"llm"}, Default: "`openai`; dev, staging and prod as checked in use `bedrock`", Range: "[choosing one](network-and-iam.md#the-llm-provider)", Accepts: Enum("openai", "openai", "anthropic", "bedrock")},
 	{Table: LLM, Keys: []string{"llmEndpoint"}, Vars: []string{"LLM_ENDPOINT"}, ReadBy: []string{"llm"}, Default: "none; local the stand-in", Needed: "openai and anthropic: the base URL, no path (`https://api.openai.com`); bedrock: optional VPC endpoint"},
 	{Table: LLM, Keys: []string{"llmModel"}, Vars: []string{"LLM_MODEL"}, ReadBy: []string{"llm"}, Default: "`gpt-4o-mini`", Range: "with bedrock, a Bedrock model ID enabled in the region", Required: Everywhere},
@@ -169,7 +176,7 @@ var Declared = []Setting{
 	{Table: LLM, Keys: []string{"reviewRules"}, Vars: []string{"REVIEW_RULES"}, ReadBy: []string{"llm"}, Default: "none", Needed: "optional: the environment's default review rules, in the schema of the depot's `.criticizer.yaml` ([design.md](design.md#reviews-developers-can-trust))"},
 	{Table: LLM, Keys: []string{"acceptanceAlarmThreshold"}, Default: "0.3", Range: "0 (off) up to below 1", Needed: "the share of settled findings reviewers accepted (addressed, verified, resolved, liked vs disliked, dismissed, archived) below which, over a day, `AcceptanceAlarm` pages; tune it to the team's normal from `criticizer outcomes report`"},
 	{Table: LLM, Keys: []string{"acceptanceMargin", "acceptanceMinSample"}, Default: "0.05; 30", Range: "0 up to below 1; 0 (not judged: a deployment that posts no Swarm comments has no reactions) or 1 and up", Needed: "`criticizer promote` refuses a candidate prompt whose canary acceptance is below the stable version's by more than the margin, or that has fewer settled findings than the minimum sample"},
-	{Table: LLM, StackVars: "`LLM_SECRET_ID` (llm; not with bedrock, which uses the function's role)"},
+	{Table: LLM, StackVars: "`LLM_SECRET_ID` (llm; not with bedrock, which uses the function's role)", Names: []string{"LLM_SECRET_ID"}},
 	{Table: Notify, Keys: []string{"emailProvider"}, Vars: []string{"EMAIL_PROVIDER"}, ReadBy: []string{"notify", "sweeper", "digest"}, Default: "`smtp`", Range: "dev, staging and prod use `ses`", Accepts: Enum("smtp", "smtp", "ses")},
 	{Table: Notify, Keys: []string{"smtpFrom"}, Vars: []string{"SMTP_FROM"}, ReadBy: []string{"notify", "sweeper", "digest"}, Default: "`criticizer@example.com`", Needed: "every environment: the From address (its domain is in every Message-ID)", Placeholder: ExampleDomain, Sample: "criticizer@studio.test", Required: Everywhere},
 	{Table: Notify, Keys: []string{"sesConfigurationSet"}, Vars: []string{"SES_CONFIGURATION_SET"}, ReadBy: []string{"notify", "digest"}, Default: "none", Needed: "`ses`: the stack creates it and routes its events to `sesevents`"},
@@ -185,7 +192,7 @@ var Declared = []Setting{
 	{Table: Notify, Keys: []string{"swarmEmailParticipants"}, Vars: []string{"SWARM_EMAIL_PARTICIPANTS"}, ReadBy: []string{"notify"}, ReadNote: "with swarm-comments", Default: "false", Range: "true also e-mails a Swarm review's participants the findings Swarm already tells them of", Accepts: Bool(false)},
 	{Table: Notify, Keys: []string{"swarmGateSeverity"}, Vars: []string{"SWARM_GATE_SEVERITY"}, ReadBy: []string{"notify"}, Default: "off", Needed: "optional, needs `swarmUrl`: findings at or above it fail the review's Swarm test run; a rules file's `gate_severity` overrides it for its path", Accepts: Str("off")},
 	{Table: Notify, Keys: []string{"swarmPrivate"}, VarNote: "(placement)", Default: "false", Needed: "a Swarm reachable only inside the studio's network (also inferred from a private host in `swarmUrl`): fetch, llm, notify and the sweeper run in `vpc`, which must be set"},
-	{Table: Notify, StackVars: "`SMTP_SECRET_ID` (notify and digest, with `smtp`); `DELIVERY_KEY_SECRET_ID` (notify, sweeper, digest: the key of the recipient hash and the e-mail token, generated by the stack, never rotated)"},
+	{Table: Notify, StackVars: "`SMTP_SECRET_ID` (notify and digest, with `smtp`); `DELIVERY_KEY_SECRET_ID` (notify, sweeper, digest: the key of the recipient hash and the e-mail token, generated by the stack, never rotated)", Names: []string{"SMTP_SECRET_ID", "DELIVERY_KEY_SECRET_ID"}},
 	{Table: Notify, StackVars: "`RAW_ARTIFACT_TTL_DAYS` (sweeper: the raw bucket's lifecycle, days)", Vars: []string{"RAW_ARTIFACT_TTL_DAYS"}, ReadBy: []string{"sweeper"}, Accepts: Int(7, 1, 3650)},
 	{Table: Notify, StackVars: "`REDACTED_ARTIFACT_TTL_DAYS` (sweeper: the redacted bucket's lifecycle, days)", Vars: []string{"REDACTED_ARTIFACT_TTL_DAYS"}, ReadBy: []string{"sweeper"}, Accepts: Int(30, 1, 3650)},
 	{Table: Notify, Keys: []string{"dismissThreshold"}, Vars: []string{"DISMISS_THRESHOLD"}, ReadBy: []string{"notify"}, Default: "3", Range: "dismissals, with no acceptance, after which a finding kind is withheld under its depot path scope; a review rules file's `dismissal_suppression.after` overrides it for its paths (0 there: never)", Accepts: Int(3, 1, 100)},

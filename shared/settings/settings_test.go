@@ -133,3 +133,25 @@ func TestAcceptsCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestStackNamesDocumented: each name a *stack* row lets the functions read
+// (config.Reader's Stack) is in that row's docs text, by name or as
+// `<STAGE>_…`, is declared once, and is no setting's variable.
+func TestStackNamesDocumented(t *testing.T) {
+	seen := map[string]bool{}
+	for _, s := range Declared {
+		for _, n := range s.Names {
+			stage, _, _ := strings.Cut(n, "_")
+			if !strings.Contains(s.StackVars, "`"+n+"`") && !strings.Contains(s.StackVars, "`<STAGE>"+strings.TrimPrefix(n, stage)+"`") {
+				t.Errorf("stack name %s is not in its row's text %q", n, s.StackVars)
+			}
+			if _, ok := Variable(n); ok || seen[n] {
+				t.Errorf("stack name %s declared twice", n)
+			}
+			seen[n] = true
+		}
+	}
+	if !StackName("JOBS_TABLE") || StackName("LEASE_SECONDS") {
+		t.Errorf("StackName: JOBS_TABLE is a stack name, LEASE_SECONDS a setting")
+	}
+}
