@@ -46,15 +46,6 @@ func validateGuarantees(c EnvConfig, p *problems) {
 			p.add("droppedFindingsSlo[%s] %v: want a non-negative average of dropped findings per job", v, slo)
 		}
 	}
-	if t := c.AcceptanceAlarmThreshold; t < 0 || t >= 1 {
-		p.add("acceptanceAlarmThreshold %v: want a share of findings accepted, 0 (off) up to below 1", t)
-	}
-	if m := c.AcceptanceMargin; m < 0 || m >= 1 {
-		p.add("acceptanceMargin %v: want a share 0 up to below 1", m)
-	}
-	if c.AcceptanceMinSample < 0 {
-		p.add("acceptanceMinSample %d: want 0 (acceptance not judged) or a number of settled findings", c.AcceptanceMinSample)
-	}
 	if c.isLocal {
 		return
 	}
