@@ -351,6 +351,9 @@ func TestDeclaredBoundsRefused(t *testing.T) {
 		}
 		for _, k := range s.Keys {
 			out, in := []float64{a.Min - step}, []float64{a.Min}
+			if a.ZeroToo {
+				in = append(in, 0)
+			}
 			switch {
 			case a.Below:
 				out, in = append(out, a.Max), append(in, a.Max-step)

@@ -33,7 +33,9 @@ type Accepts struct {
 	Min, Max float64 // Integer and Number; Max +Inf: no upper bound
 	// Below excludes Max: a share "from 0 up to below 1".
 	Below bool
-	OneOf []string // Choice
+	// ZeroToo also accepts 0 below Min: off, or forever.
+	ZeroToo bool
+	OneOf   []string // Choice
 }
 
 // Int accepts a whole number in [min, max]; def when unset (it may lie
@@ -60,6 +62,17 @@ func FloatBelow(def, min, max float64) Accepts {
 func IntAtLeast(def, min int) Accepts {
 	a := Int(def, min, 0)
 	a.Max = math.Inf(1)
+	return a
+}
+
+// IntOrZero accepts 0 (off, or forever) or a whole number in [min, max]
+// (max math.MaxInt: no upper bound); def when unset.
+func IntOrZero(def, min, max int) Accepts {
+	a := Int(def, min, max)
+	if max == math.MaxInt {
+		a.Max = math.Inf(1)
+	}
+	a.ZeroToo = true
 	return a
 }
 
@@ -98,6 +111,9 @@ func (a Accepts) Check(v string) error {
 
 // inRange reports whether x is in [Min, Max], or [Min, Max) when Below.
 func (a Accepts) inRange(x float64) bool {
+	if a.ZeroToo && x == 0 {
+		return true
+	}
 	if a.Below {
 		return x >= a.Min && x < a.Max
 	}
@@ -125,26 +141,31 @@ func (a Accepts) spanPhrase() string {
 	switch {
 	case a.Below:
 		return " from " + a.Span()
-	case math.IsInf(a.Max, 1):
+	case math.IsInf(a.Max, 1) || a.ZeroToo:
 		return ", " + a.Span()
 	}
 	return " in " + a.Span()
 }
 
-// Span is the range of a number, "5–900", "0 to below 1" or "at least 0";
+// Span is the range of a number, "5–900", "0 to below 1", "at least 0" or
+// "0 or 365–36500";
 // "" for other kinds.
 func (a Accepts) Span() string {
 	if a.Kind != Integer && a.Kind != Number {
 		return ""
 	}
 	f := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+	span := f(a.Min) + "–" + f(a.Max)
 	switch {
 	case math.IsInf(a.Max, 1):
-		return "at least " + f(a.Min)
+		span = "at least " + f(a.Min)
 	case a.Below:
-		return f(a.Min) + " to below " + f(a.Max)
+		span = f(a.Min) + " to below " + f(a.Max)
 	}
-	return f(a.Min) + "–" + f(a.Max)
+	if a.ZeroToo {
+		return "0 or " + span
+	}
+	return span
 }
 
 // Variable is the declaration of the variable name: what its setting accepts;

@@ -1,6 +1,7 @@
 package settings
 
 import (
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -127,6 +128,11 @@ func TestAcceptsCheck(t *testing.T) {
 		{IntAtLeast(30, 0), "0", ""},
 		{IntAtLeast(30, 0), "9000000000", ""},
 		{IntAtLeast(30, 0), "-1", "must be an integer, at least 0"},
+		{IntOrZero(365, 365, 36500), "0", ""},
+		{IntOrZero(365, 365, 36500), "365", ""},
+		{IntOrZero(365, 365, 36500), "364", "must be an integer, 0 or 365–36500"},
+		{IntOrZero(365, 365, 36500), "36501", "must be an integer, 0 or 365–36500"},
+		{IntOrZero(0, 10, math.MaxInt), "1", "must be an integer, 0 or at least 10"},
 		{Bool(false), "true", ""},
 		{Bool(false), "1", "must be true or false"},
 		{Enum("smtp", "smtp", "ses"), "ses", ""},
