@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"math"
 	"reflect"
 	"regexp"
 	"slices"
@@ -86,9 +88,7 @@ func TestEveryKeyDeclared(t *testing.T) {
 // the stack sets itself (a *stack* row).
 func TestEveryVariableDeclared(t *testing.T) {
 	readers := map[string][]string{}
-	var stackVars strings.Builder
 	for _, s := range settings.Declared {
-		stackVars.WriteString(s.StackVars)
 		for _, v := range s.Vars {
 			readers[v] = append(readers[v], s.ReadBy...)
 		}
@@ -116,18 +116,12 @@ func TestEveryVariableDeclared(t *testing.T) {
 				case ok && (slices.Contains(r, "all") || slices.Contains(r, fn)):
 				case ok:
 					t.Errorf("%s reads %s; its declaration names readers %v", fn, k, r)
-				case !strings.Contains(stackVars.String(), "`"+k+"`") && !stackSet(k):
+				case !settings.StackName(k):
 					t.Errorf("%s reads %s, which no setting declares", fn, k)
 				}
 			}
 		}
 	}
-}
-
-// stackSet: the variables the stack's *stack* rows name by pattern
-// (<STAGE>_QUEUE_URL, <STAGE>_DLQ_URL).
-func stackSet(k string) bool {
-	return strings.HasSuffix(k, "_QUEUE_URL") || strings.HasSuffix(k, "_DLQ_URL")
 }
 
 // plainDefault is a declared default of one plain value.
@@ -195,6 +189,9 @@ func TestDeclaredRangesRefusedInEveryEnvironment(t *testing.T) {
 		{"swarmMaxInlineComments", 501, "swarmMaxInlineComments 501 (SWARM_MAX_INLINE_COMMENTS): must be an integer in 1–500"},
 		{"dismissThreshold", 101, "dismissThreshold 101 (DISMISS_THRESHOLD): must be an integer in 1–100"},
 		{"dismissScopeDepth", -1, "dismissScopeDepth -1 (DISMISS_SCOPE_DEPTH): must be an integer in 1–5"},
+		{"acceptanceAlarmThreshold", 1, "acceptanceAlarmThreshold 1: must be a number from 0 to below 1"},
+		{"acceptanceMargin", 1, "acceptanceMargin 1: must be a number from 0 to below 1"},
+		{"acceptanceMinSample", -1, "acceptanceMinSample -1: must be an integer, at least 0"},
 		{"redactEmails", "yes", "redactEmails"}, // not a bool: the JSON decoder refuses it first
 	}
 	for _, env := range []string{"local", "dev", "staging", "prod"} {
@@ -313,4 +310,83 @@ func TestStackDefaultsAreTheDeclared(t *testing.T) {
 	if checked < 15 {
 		t.Errorf("checked %d defaults; the declaration and DefaultConfig share at least 15", checked)
 	}
+}
+
+// TestDeclaredBoundsRefused: synth refuses each number just outside its
+// declared range — a share's upper bound itself where the declaration
+// excludes it (acceptanceMargin 1), one below the lower bound — and accepts
+// the bounds it includes, from the declaration alone: no validator of its
+// own checks these ranges. (0 for a key cdk.json leaves out when zero is
+// "the function's default", never refused.)
+func TestDeclaredBoundsRefused(t *testing.T) {
+	base, err := jsonKeys(DefaultConfig("staging"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// refuses: whether key v is refused; unset when v is 0 for a key left
+	// out of cdk.json when zero (the function's default, not checked).
+	refuses := func(key string, v float64) (refused, set bool) {
+		m := maps.Clone(base)
+		m[key] = v
+		b, _ := json.Marshal(m)
+		var c EnvConfig
+		if err := json.Unmarshal(b, &c); err != nil {
+			t.Fatalf("%s %v: %v", key, v, err)
+		}
+		var p problems
+		validateDeclared(c, &p)
+		keys, _ := jsonKeys(c)
+		_, set = keys[key]
+		return slices.ContainsFunc(p, func(s string) bool { return strings.HasPrefix(s, key+" ") }), set
+	}
+	checked := 0
+	for _, s := range settings.Declared {
+		a := s.Accepts
+		if a.Kind != settings.Integer && a.Kind != settings.Number {
+			continue
+		}
+		step := 1.0
+		if a.Kind == settings.Number {
+			step = 0.01
+		}
+		for _, k := range s.Keys {
+			out, in := []float64{a.Min - step}, []float64{a.Min}
+			if a.ZeroToo {
+				in = append(in, 0)
+			}
+			switch {
+			case a.Below:
+				out, in = append(out, a.Max), append(in, a.Max-step)
+			case !math.IsInf(a.Max, 1):
+				out, in = append(out, a.Max+step), append(in, a.Max)
+			}
+			for _, v := range out {
+				if refused, set := refuses(k, v); set && !refused {
+					t.Errorf("%s %v: accepted, outside %s", k, v, a.Span())
+				}
+			}
+			for _, v := range in {
+				if refused, _ := refuses(k, v); refused {
+					t.Errorf("%s %v: refused, inside %s", k, v, a.Span())
+				}
+			}
+			checked++
+		}
+	}
+	for _, k := range []string{"acceptanceAlarmThreshold", "acceptanceMargin", "acceptanceMinSample"} {
+		if a := declaredAccepts(k); a.Kind == settings.Text {
+			t.Errorf("%s declares no range", k)
+		}
+	}
+	t.Logf("%d declared ranges checked", checked)
+}
+
+// declaredAccepts is what the declaration of cdk.json key k accepts.
+func declaredAccepts(k string) settings.Accepts {
+	for _, s := range settings.Declared {
+		if slices.Contains(s.Keys, k) {
+			return s.Accepts
+		}
+	}
+	return settings.Accepts{}
 }

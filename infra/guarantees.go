@@ -17,18 +17,15 @@ import (
 // does not set it: a year, as docs/guarantees.md promises.
 const DefaultUniquenessRetentionDays = 365
 
-// maxUniquenessRetentionDays bounds a finite uniqueness retention (100 years);
-// 0 means forever.
-const maxUniquenessRetentionDays = 36500
-
 var promptVersionRe = regexp.MustCompile(`^\d+\.\d+\.\d+$`)
 
 // validateGuarantees checks the settings of the newer guarantees: how long
 // uniqueness lasts (at least a year and never shorter than the data it
 // protects, or 0 for forever) and the rollback SLO per prompt version.
 func validateGuarantees(c EnvConfig, p *problems) {
-	if u := c.UniquenessRetentionDays; u != 0 && (u < c.RetentionDays || u < 365 || u > maxUniquenessRetentionDays) {
-		p.add("uniquenessRetentionDays %d: want 0 (forever) or 365..%d and not below retentionDays (%d)", u, maxUniquenessRetentionDays, c.RetentionDays)
+	// Its range (0 or a year to a century) is the declaration's.
+	if u := c.UniquenessRetentionDays; u != 0 && u < c.RetentionDays {
+		p.add("uniquenessRetentionDays %d: below retentionDays (%d); a promise must outlive the data it protects", u, c.RetentionDays)
 	}
 	for v, slo := range c.ValidFindingsSLO {
 		if !promptVersionRe.MatchString(v) {
@@ -45,18 +42,6 @@ func validateGuarantees(c EnvConfig, p *problems) {
 		if slo < 0 || slo > 1000 {
 			p.add("droppedFindingsSlo[%s] %v: want a non-negative average of dropped findings per job", v, slo)
 		}
-	}
-	if t := c.AcceptanceAlarmThreshold; t < 0 || t >= 1 {
-		p.add("acceptanceAlarmThreshold %v: want a share of findings accepted, 0 (off) up to below 1", t)
-	}
-	if c.AcceptanceAlarmMinSample < 1 {
-		p.add("acceptanceAlarmMinSample %d: want the fewest settled findings in a day AcceptanceAlarm judges, 1 or more", c.AcceptanceAlarmMinSample)
-	}
-	if m := c.AcceptanceMargin; m < 0 || m >= 1 {
-		p.add("acceptanceMargin %v: want a share 0 up to below 1", m)
-	}
-	if c.AcceptanceMinSample < 0 {
-		p.add("acceptanceMinSample %d: want 0 (acceptance not judged) or a number of settled findings", c.AcceptanceMinSample)
 	}
 	if c.isLocal {
 		return

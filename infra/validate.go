@@ -258,11 +258,9 @@ func validateRedaction(c EnvConfig, p *problems) {
 	}
 }
 
-// validateAPI: the API stage's throttling and the webhook's replay window.
+// validateAPI: the API Gateway CloudWatch role (the stage's throttling
+// limits are checked against their declaration, validateDeclared).
 func validateAPI(c EnvConfig, p *problems) {
-	if c.APIRateLimit < 1 || c.APIBurstLimit < 1 {
-		p.add("apiRateLimit %d / apiBurstLimit %d: want >= 1", c.APIRateLimit, c.APIBurstLimit)
-	}
 	switch r := c.APIGatewayCloudWatchRole; {
 	case r == "create" || r == "existing":
 	case iamRoleArnRe.MatchString(r):

@@ -144,24 +144,43 @@ func (r *Reader) Bool(key string) bool {
 	return v == "true"
 }
 
-// String returns a required variable.
+// String returns a declared text variable that must not be empty (its
+// declared default, when it has one, counts).
 func (r *Reader) String(key string) string {
-	v, ok := r.lookup(key)
-	if !ok || strings.TrimSpace(v) == "" {
+	v, ok := r.value(key, settings.Text)
+	if ok && v == "" {
 		r.errs = append(r.errs, fmt.Errorf("%s is required", key))
+	}
+	return v
+}
+
+// Optional returns a declared text variable, or its declared default when
+// unset.
+func (r *Reader) Optional(key string) string {
+	v, _ := r.value(key, settings.Text)
+	return v
+}
+
+// Stack returns a name the stack sets itself (a table, queue URL, bucket or
+// secret ID: a *stack* row's Names in shared/settings), "" when unset. It is
+// not a setting, so it has no default or range; a name no row lists is a
+// loader's mistake, recorded like an undeclared setting.
+func (r *Reader) Stack(key string) string {
+	v, _ := r.lookup(key)
+	if !settings.StackName(key) {
+		r.errs = append(r.errs, fmt.Errorf("%s is not declared in shared/settings (a *stack* row's Names)", key))
 		return ""
 	}
 	return strings.TrimSpace(v)
 }
 
-// Optional returns a variable, or when unset its declared default ("" for
-// a variable the stack sets, which has none).
-func (r *Reader) Optional(key string) string {
-	if v, ok := r.lookup(key); ok && strings.TrimSpace(v) != "" {
-		return strings.TrimSpace(v)
+// StackRequired is Stack for a name the function cannot run without.
+func (r *Reader) StackRequired(key string) string {
+	v := r.Stack(key)
+	if v == "" && settings.StackName(key) {
+		r.errs = append(r.errs, fmt.Errorf("%s is required", key))
 	}
-	a, _ := settings.Variable(key)
-	return a.Default
+	return v
 }
 
 // Int returns an integer within its declared range, or its declared
@@ -205,11 +224,11 @@ func (r *Reader) Err() error {
 func LoadCommon(r *Reader) Common {
 	c := Common{
 		// The stack always sets CRITICIZER_ENV; a function run by hand is dev.
-		Env:                 cmp.Or(r.Optional("CRITICIZER_ENV"), "dev"),
+		Env:                 cmp.Or(r.Stack("CRITICIZER_ENV"), "dev"),
 		LogLevel:            r.OneOf("LOG_LEVEL"),
-		JobsTable:           r.String("JOBS_TABLE"),
-		RawBucket:           r.Optional("RAW_BUCKET"),
-		RedactedBkt:         r.Optional("REDACTED_BUCKET"),
+		JobsTable:           r.StackRequired("JOBS_TABLE"),
+		RawBucket:           r.Stack("RAW_BUCKET"),
+		RedactedBkt:         r.Stack("REDACTED_BUCKET"),
 		Lease:               r.Seconds("LEASE_SECONDS"),
 		MaxAttempts:         r.Int("MAX_ATTEMPTS"),
 		ClockSkew:           r.Seconds("CLOCK_SKEW_SECONDS"),
@@ -220,8 +239,8 @@ func LoadCommon(r *Reader) Common {
 	}
 	for _, s := range domain.Stages {
 		prefix := strings.ToUpper(string(s))
-		c.QueueURLs[s] = r.Optional(prefix + "_QUEUE_URL")
-		c.DLQURLs[s] = r.Optional(prefix + "_DLQ_URL")
+		c.QueueURLs[s] = r.Stack(prefix + "_QUEUE_URL")
+		c.DLQURLs[s] = r.Stack(prefix + "_DLQ_URL")
 	}
 	return c
 }

@@ -37,9 +37,9 @@ func TestReaderReportsEveryProblem(t *testing.T) {
 }
 
 func TestList(t *testing.T) {
-	r := NewReaderFrom(map[string]string{"L": " //a/... , ,//b/..."})
-	got := r.List("L")
-	if len(got) != 2 || got[0] != "//a/..." || got[1] != "//b/..." {
+	r := NewReaderFrom(map[string]string{"CONFIDENTIAL_DOMAINS": " corp.test , ,lan.test"})
+	got := r.List("CONFIDENTIAL_DOMAINS")
+	if len(got) != 2 || got[0] != "corp.test" || got[1] != "lan.test" || r.Err() != nil {
 		t.Fatalf("List = %q", got)
 	}
 }
@@ -120,15 +120,24 @@ func TestReaderTypedValues(t *testing.T) {
 		{"int above", "901", func(r *Reader) any { return r.Int("LEASE_SECONDS") }, 60, "in 5–900"},
 		{"int not a number", "1e3", func(r *Reader) any { return r.Int("LEASE_SECONDS") }, 60, "must be an integer"},
 		{"optional default", "", func(r *Reader) any { return r.Optional("NOTIFY_CHANNELS") }, "email", ""},
-		{"stack variable", "", func(r *Reader) any { return r.Optional("RAW_BUCKET") }, "", ""},
+		{"optional", "email,swarm-comments", func(r *Reader) any { return r.Optional("NOTIFY_CHANNELS") }, "email,swarm-comments", ""},
+		{"stack name", "raw", func(r *Reader) any { return r.Stack("RAW_BUCKET") }, "raw", ""},
+		{"stack name unset", "", func(r *Reader) any { return r.Stack("RAW_BUCKET") }, "", ""},
+		{"stack name required", "", func(r *Reader) any { return r.StackRequired("RAW_BUCKET") }, "", "RAW_BUCKET is required"},
 		{"undeclared", "3", func(r *Reader) any { return r.Int("NOT_A_SETTING") }, 0, "NOT_A_SETTING is not declared in shared/settings"},
+		{"undeclared optional", "3", func(r *Reader) any { return r.Optional("NOT_A_SETTING") }, "", "NOT_A_SETTING is not declared in shared/settings"},
+		{"undeclared string", "3", func(r *Reader) any { return r.String("NOT_A_SETTING") }, "", "NOT_A_SETTING is not declared in shared/settings"},
+		{"undeclared list", "a,b", func(r *Reader) any { return len(r.List("NOT_A_SETTING")) }, 0, "NOT_A_SETTING is not declared in shared/settings"},
+		{"undeclared stack name", "3", func(r *Reader) any { return r.Stack("NOT_A_SETTING") }, "", "NOT_A_SETTING is not declared in shared/settings"},
+		{"a setting is no stack name", "3", func(r *Reader) any { return r.Stack("LEASE_SECONDS") }, "", "LEASE_SECONDS is not declared in shared/settings (a *stack* row's Names)"},
+		{"a stack name is no setting", "raw", func(r *Reader) any { return r.Optional("RAW_BUCKET") }, "", "RAW_BUCKET is not declared in shared/settings"},
 		{"another kind", "3", func(r *Reader) any { return r.Int("EMAIL_PROVIDER") }, 0, "EMAIL_PROVIDER is declared as another kind"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			env := map[string]string{}
 			if tt.env != "" {
-				for _, k := range []string{"LLM_BYTES_PER_TOKEN", "PROMPT_PATCH_DRIFT", "REDACT_EMAILS", "EMAIL_PROVIDER", "LEASE_SECONDS", "NOTIFY_CHANNELS", "NOT_A_SETTING"} {
+				for _, k := range []string{"LLM_BYTES_PER_TOKEN", "PROMPT_PATCH_DRIFT", "REDACT_EMAILS", "EMAIL_PROVIDER", "LEASE_SECONDS", "NOTIFY_CHANNELS", "NOT_A_SETTING", "RAW_BUCKET"} {
 					env[k] = tt.env
 				}
 			}
@@ -180,7 +189,7 @@ func TestReaderKeys(t *testing.T) {
 	r := NewReaderFrom(map[string]string{"JOBS_TABLE": "jobs"})
 	r.Optional("A")
 	r.Int("B")
-	r.Optional("A")
+	r.Stack("A")
 	if got := r.Keys(); strings.Join(got, ",") != "A,B" {
 		t.Errorf("Keys = %v, want [A B]", got)
 	}

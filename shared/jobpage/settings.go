@@ -32,5 +32,5 @@ type Settings struct {
 
 // SettingsFromEnv reads the jobpage function's settings.
 func SettingsFromEnv(r *config.Reader) Settings {
-	return Settings{SecretID: r.String("JOB_PAGE_SECRET_ID"), Bucket: r.String("REDACTED_BUCKET")}
+	return Settings{SecretID: r.String("JOB_PAGE_SECRET_ID"), Bucket: r.StackRequired("REDACTED_BUCKET")}
 }

@@ -32,7 +32,7 @@ func SettingsFromEnv(r *config.Reader) Settings {
 		fallthrough
 	default:
 		s.Config.Endpoint = r.String("LLM_ENDPOINT")
-		s.SecretID = r.String("LLM_SECRET_ID")
+		s.SecretID = r.StackRequired("LLM_SECRET_ID")
 	}
 	return s
 }

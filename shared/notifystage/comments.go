@@ -277,7 +277,7 @@ func commentSettingsFromEnv(r *config.Reader, swarmURL string) CommentSettings {
 	if swarmURL == "" {
 		r.Fail(fmt.Errorf("NOTIFY_CHANNELS has %s but SWARM_URL is not set", ChannelSwarmComments))
 	}
-	return CommentSettings{On: true, APISecretID: r.String("SWARM_API_SECRET_ID"),
+	return CommentSettings{On: true, APISecretID: r.StackRequired("SWARM_API_SECRET_ID"),
 		Window: swarm.CommentWindowFromEnv(r), MaxInline: maxInlineFromEnv(r)}
 }
 

@@ -17,7 +17,7 @@ type Settings struct {
 
 // SettingsFromEnv reads DELIVERY_KEY_SECRET_ID; problems are collected in r.
 func SettingsFromEnv(r *config.Reader) Settings {
-	return Settings{DeliveryKeySecretID: r.String("DELIVERY_KEY_SECRET_ID")}
+	return Settings{DeliveryKeySecretID: r.StackRequired("DELIVERY_KEY_SECRET_ID")}
 }
 
 // Key reads the delivery key and when its version was created (rows keyed

@@ -26,7 +26,7 @@ func SettingsFromEnv(r *config.Reader) Settings {
 			Timeout: r.Seconds("P4_TIMEOUT_SECONDS"),
 			Charset: r.Optional("P4CHARSET"), TrustFingerprint: r.Optional("P4TRUST_FINGERPRINT"),
 			Tickets: Home + "/tickets", Trust: Home + "/trust", Home: Home},
-		SecretID: r.Optional("P4_SECRET_ID"),
+		SecretID: r.Stack("P4_SECRET_ID"),
 		Options: Options{Parallelism: r.Int("P4_PARALLELISM"),
 			ServerRole: r.OneOf("P4_SERVER_ROLE")},
 	}

@@ -2,6 +2,7 @@ package settings
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,8 +14,8 @@ type Kind int
 // The kinds of value; the zero Kind is Text, which accepts any string.
 const (
 	Text    Kind = iota // any string
-	Integer             // a whole number in [Min, Max]: a count, seconds or days
-	Number              // a decimal number in [Min, Max]
+	Integer             // a whole number in [Min, Max] (or [Min, Max) Below): a count, seconds or days
+	Number              // a decimal number in [Min, Max] (or [Min, Max) Below)
 	Flag                // true or false
 	Choice              // one of OneOf
 )
@@ -29,8 +30,12 @@ type Accepts struct {
 	Kind Kind
 	// Default is the functions' value when the variable is unset, as text.
 	Default  string
-	Min, Max float64  // Integer and Number
-	OneOf    []string // Choice
+	Min, Max float64 // Integer and Number; Max +Inf: no upper bound
+	// Below excludes Max: a share "from 0 up to below 1".
+	Below bool
+	// ZeroToo also accepts 0 below Min: off, or forever.
+	ZeroToo bool
+	OneOf   []string // Choice
 }
 
 // Int accepts a whole number in [min, max]; def when unset (it may lie
@@ -42,6 +47,33 @@ func Int(def, min, max int) Accepts {
 // Float accepts a decimal number in [min, max]; def when unset.
 func Float(def, min, max float64) Accepts {
 	return Accepts{Kind: Number, Default: strconv.FormatFloat(def, 'f', -1, 64), Min: min, Max: max}
+}
+
+// FloatBelow accepts a decimal number from min up to, not including, max
+// (a share of findings below 1); def when unset.
+func FloatBelow(def, min, max float64) Accepts {
+	a := Float(def, min, max)
+	a.Below = true
+	return a
+}
+
+// IntAtLeast accepts a whole number of at least min, with no upper bound;
+// def when unset.
+func IntAtLeast(def, min int) Accepts {
+	a := Int(def, min, 0)
+	a.Max = math.Inf(1)
+	return a
+}
+
+// IntOrZero accepts 0 (off, or forever) or a whole number in [min, max]
+// (max math.MaxInt: no upper bound); def when unset.
+func IntOrZero(def, min, max int) Accepts {
+	a := Int(def, min, max)
+	if max == math.MaxInt {
+		a.Max = math.Inf(1)
+	}
+	a.ZeroToo = true
+	return a
 }
 
 // Bool accepts true or false; def when unset.
@@ -62,10 +94,10 @@ func (a Accepts) Check(v string) error {
 	switch a.Kind {
 	case Integer:
 		n, err := strconv.ParseInt(v, 10, 64)
-		ok = err == nil && float64(n) >= a.Min && float64(n) <= a.Max
+		ok = err == nil && a.inRange(float64(n))
 	case Number:
 		f, err := strconv.ParseFloat(v, 64)
-		ok = err == nil && f >= a.Min && f <= a.Max
+		ok = err == nil && a.inRange(f)
 	case Flag:
 		ok = v == "true" || v == "false"
 	case Choice:
@@ -77,13 +109,24 @@ func (a Accepts) Check(v string) error {
 	return nil
 }
 
+// inRange reports whether x is in [Min, Max], or [Min, Max) when Below.
+func (a Accepts) inRange(x float64) bool {
+	if a.ZeroToo && x == 0 {
+		return true
+	}
+	if a.Below {
+		return x >= a.Min && x < a.Max
+	}
+	return x >= a.Min && x <= a.Max
+}
+
 // describe is what a accepts, for an error: "an integer in 5–900".
 func (a Accepts) describe() string {
 	switch a.Kind {
 	case Integer:
-		return "an integer in " + a.Span()
+		return "an integer" + a.spanPhrase()
 	case Number:
-		return "a number in " + a.Span()
+		return "a number" + a.spanPhrase()
 	case Flag:
 		return "true or false"
 	case Choice:
@@ -92,13 +135,37 @@ func (a Accepts) describe() string {
 	return "text"
 }
 
-// Span is the range of a number, "5–900"; "" for other kinds.
+// spanPhrase is Span after "an integer": " in 5–900", " from 0 to below
+// 1", ", at least 0".
+func (a Accepts) spanPhrase() string {
+	switch {
+	case a.Below:
+		return " from " + a.Span()
+	case math.IsInf(a.Max, 1) || a.ZeroToo:
+		return ", " + a.Span()
+	}
+	return " in " + a.Span()
+}
+
+// Span is the range of a number, "5–900", "0 to below 1", "at least 0" or
+// "0 or 365–36500";
+// "" for other kinds.
 func (a Accepts) Span() string {
 	if a.Kind != Integer && a.Kind != Number {
 		return ""
 	}
 	f := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
-	return f(a.Min) + "–" + f(a.Max)
+	span := f(a.Min) + "–" + f(a.Max)
+	switch {
+	case math.IsInf(a.Max, 1):
+		span = "at least " + f(a.Min)
+	case a.Below:
+		span = f(a.Min) + " to below " + f(a.Max)
+	}
+	if a.ZeroToo {
+		return "0 or " + span
+	}
+	return span
 }
 
 // Variable is the declaration of the variable name: what its setting accepts;
@@ -110,4 +177,15 @@ func Variable(name string) (a Accepts, ok bool) {
 		}
 	}
 	return Accepts{}, false
+}
+
+// StackName reports whether name is a variable the stack sets itself (a
+// table, queue, bucket or secret name): listed in a *stack* row's Names.
+func StackName(name string) bool {
+	for _, s := range Declared {
+		if slices.Contains(s.Names, name) {
+			return true
+		}
+	}
+	return false
 }

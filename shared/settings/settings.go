@@ -4,7 +4,8 @@
 // default, where it is needed, and the placeholder values synth refuses
 // outside local. Everything else comes from it: the functions' loaders read
 // each variable's default and range here (shared/config's Reader refuses a
-// variable no row declares), synth checks each cdk.json value against the
+// variable no row declares, and a name the stack sets itself that no
+// *stack* row's Names lists), synth checks each cdk.json value against the
 // same row (infra/declared.go) and refuses its placeholders outside local
 // (infra/placeholders.go), and docs/configuration.md's "Every setting"
 // tables are generated from it (go generate ./shared/settings). Tests fail
@@ -78,6 +79,11 @@ type Setting struct {
 	// and secret names), which are not settings; Markdown. With Vars and
 	// Accepts, the functions read those through the declaration too.
 	StackVars string
+	// Names are the variables of a StackVars row without Vars, spelt out:
+	// names the stack gives (a table, a queue URL, a secret ID), with no
+	// default or range, which the functions read with config.Reader's
+	// Stack and StackRequired, refused for any name not listed here.
+	Names []string
 }
 
 // Required says in which environments a key must not be empty.
@@ -99,7 +105,7 @@ var Declared = []Setting{
 	{Table: Stack, Keys: []string{"batchSize"}, Default: "1", Accepts: Int(1, 1, 10)},
 	{Table: Stack, Keys: []string{"clockSkewSeconds"}, Vars: []string{"CLOCK_SKEW_SECONDS"}, ReadBy: All, Default: "2", Range: "below half the lease", Accepts: Int(2, 0, 60)},
 	{Table: Stack, Keys: []string{"retentionDays"}, Vars: []string{"RETENTION_DAYS"}, ReadBy: All, Default: "30", Range: "TTL of the job items, their data and history", Accepts: Int(30, 1, 30)},
-	{Table: Stack, Keys: []string{"uniquenessRetentionDays"}, Vars: []string{"UNIQUENESS_RETENTION_DAYS"}, ReadBy: All, Default: "365; 0 = forever", Range: "TTL of idempotency records, changelist version gates, outbox rows and the rerun ledger's entries: [how long each promise holds](guarantees.md#how-long-each-promise-holds)", Accepts: Int(365, 0, 36500)},
+	{Table: Stack, Keys: []string{"uniquenessRetentionDays"}, Vars: []string{"UNIQUENESS_RETENTION_DAYS"}, ReadBy: All, Default: "365; 0 = forever", Range: "TTL of idempotency records, changelist version gates, outbox rows and the rerun ledger's entries: [how long each promise holds](guarantees.md#how-long-each-promise-holds)", Accepts: IntOrZero(365, 365, 36500)},
 	{Table: Stack, Keys: []string{"logLevel"}, Vars: []string{"LOG_LEVEL"}, ReadBy: All, Default: "`info`; local and dev `debug`", Accepts: Enum("info", "debug", "info", "warn", "error")},
 	{Table: Stack, Keys: []string{"logRetentionDays"}, Default: "30; local 1, dev 14, prod 90", Range: "a CloudWatch Logs value"},
 	{Table: Stack, Keys: []string{"accessLogRetentionDays"}, Default: "365", Range: "S3 access logs; not in local", Accepts: Int(365, 1, 36500)},
@@ -108,8 +114,9 @@ var Declared = []Setting{
 	{Table: Stack, Keys: []string{"alarmEmail"}, Default: "none", Needed: "recommended outside local", Placeholder: ExampleDomain, Sample: "oncall@studio.test"},
 	{Table: Stack, Keys: []string{"operatorRoleArn"}, Default: "none", Needed: "optional: the one role besides fetch allowed to read raw artifacts"},
 	{Table: Stack, Keys: []string{"rawBucketDataEvents"}, Default: "false", Needed: "optional: CloudTrail S3 data events for the raw bucket"},
-	{Table: Stack, Keys: []string{"apiRateLimit", "apiBurstLimit"}, Default: "50 / 100 requests per second", Range: "API Gateway stage throttling"},
-	{Table: Stack, StackVars: "`CRITICIZER_ENV`, `JOBS_TABLE`, `<STAGE>_QUEUE_URL`, `<STAGE>_DLQ_URL`, `RAW_BUCKET`, `REDACTED_BUCKET`"},
+	{Table: Stack, Keys: []string{"apiRateLimit", "apiBurstLimit"}, Default: "50 / 100 requests per second", Range: "API Gateway stage throttling", Accepts: IntAtLeast(50, 1)},
+	{Table: Stack, StackVars: "`CRITICIZER_ENV`, `JOBS_TABLE`, `<STAGE>_QUEUE_URL`, `<STAGE>_DLQ_URL`, `RAW_BUCKET`, `REDACTED_BUCKET`",
+		Names: []string{"CRITICIZER_ENV", "JOBS_TABLE", "FETCH_QUEUE_URL", "LLM_QUEUE_URL", "NOTIFY_QUEUE_URL", "FETCH_DLQ_URL", "LLM_DLQ_URL", "NOTIFY_DLQ_URL", "RAW_BUCKET", "REDACTED_BUCKET"}},
 	{Table: Network, Keys: []string{"vpc"}, KeyNote: "(`vpcId`, `subnetIds`, `securityGroupIds`, `createEndpoints`, `routeTableIds`, `allFunctions`)", Default: "none: functions outside a VPC", Needed: "a Perforce server on a private network; refused in local"},
 	{Table: Network, Keys: []string{"apiGatewayCloudWatchRole"}, Default: "`create` outside local, `existing` in local", Needed: "one environment per account creates it; the others say `existing`"},
 	{Table: Network, Keys: []string{"kmsKey"}, Default: "empty: AWS-managed keys", Needed: "optional: `create` (prod as checked in) or a key ARN"},
@@ -127,7 +134,7 @@ var Declared = []Setting{
 	{Table: Webhook, StackVars: "`SWARM_EVENTS_TIMESTAMP_HEADER` (webhook, with `swarmEvents`: its `timestampHeader`; none: no timestamp check)", Vars: []string{"SWARM_EVENTS_TIMESTAMP_HEADER"}, ReadBy: []string{"webhook"}},
 	{Table: Webhook, StackVars: "`SWARM_EVENTS_TOLERANCE_SECONDS` (webhook, with `swarmEvents`: its `toleranceSeconds`)", Vars: []string{"SWARM_EVENTS_TOLERANCE_SECONDS"}, ReadBy: []string{"webhook"}, Accepts: Int(300, 30, 3600)},
 	{Table: Webhook, StackVars: "`SWARM_EVENTS_SECRET_ID` (webhook, with `swarmEvents`: the secret P4 Code Review signs its webhooks with)", Vars: []string{"SWARM_EVENTS_SECRET_ID"}, ReadBy: []string{"webhook"}},
-	{Table: Webhook, StackVars: "`WEBHOOK_SECRET_ID`; with `swarmUrl`, `SWARM_TOKEN_SECRET_ID` and, unless Swarm is private, `SWARM_API_SECRET_ID` (webhook: a run is held to its review with 422)"},
+	{Table: Webhook, StackVars: "`WEBHOOK_SECRET_ID`; with `swarmUrl`, `SWARM_TOKEN_SECRET_ID` and, unless Swarm is private, `SWARM_API_SECRET_ID` (webhook: a run is held to its review with 422)", Names: []string{"WEBHOOK_SECRET_ID", "SWARM_TOKEN_SECRET_ID", "SWARM_API_SECRET_ID"}},
 	{Table: Fetch, Keys: []string{"depotAllowList"}, Vars: []string{"DEPOT_ALLOWLIST"}, ReadBy: []string{"fetch"}, Default: "none", Needed: "every environment: the depot paths fetch may read (`//depot/projectA/...`)", Required: Everywhere},
 	{Table: Fetch, Keys: []string{"p4Port"}, Vars: []string{"P4PORT"}, ReadBy: []string{"fetch"}, Default: "none; local the stand-in", Needed: "every environment", Placeholder: ExampleDomain, Sample: "ssl:perforce.studio.test:1666", Required: Everywhere},
 	{Table: Fetch, Keys: []string{"p4User"}, Vars: []string{"P4USER"}, ReadBy: []string{"fetch"}, Default: "`criticizer`", Required: Everywhere},
@@ -142,13 +149,14 @@ var Declared = []Setting{
 	{Table: Fetch, Keys: []string{"redactEmails"}, Vars: []string{"REDACT_EMAILS"}, ReadBy: []string{"fetch", "llm"}, Default: "true", Accepts: Bool(true)},
 	{Table: Fetch, Keys: []string{"confidentialDomains"}, Vars: []string{"CONFIDENTIAL_DOMAINS"}, ReadBy: []string{"fetch", "llm"}, Default: "none", Needed: "optional: hosts under these domains are redacted"},
 	{Table: Fetch, Keys: []string{"confidentialCidrs"}, Vars: []string{"CONFIDENTIAL_CIDRS"}, ReadBy: []string{"fetch", "llm"}, Default: "none", Needed: "optional: addresses in these ranges are redacted"},
-	{Table: Fetch, StackVars: "`P4_SECRET_ID`; with `swarmUrl`, `SWARM_API_SECRET_ID` (fetch)"},
+	{Table: Fetch, StackVars: "`P4_SECRET_ID`; with `swarmUrl`, `SWARM_API_SECRET_ID` (fetch)", Names: []string{"P4_SECRET_ID"}},
 	{Table: LLM, Keys: []string{"llmProvider"}, Vars: []string{"LLM_PROVIDER"}, ReadBy: []string{"llm"}, Default: "`openai`; dev, staging and prod as checked in use `bedrock`", Range: "[choosing one](network-and-iam.md#the-llm-provider)", Accepts: Enum("openai", "openai", "anthropic", "bedrock")},
 	{Table: LLM, Keys: []string{"llmEndpoint"}, Vars: []string{"LLM_ENDPOINT"}, ReadBy: []string{"llm"}, Default: "none; local the stand-in", Needed: "openai and anthropic: the base URL, no path (`https://api.openai.com`); bedrock: optional VPC endpoint"},
 	{Table: LLM, Keys: []string{"llmModel"}, Vars: []string{"LLM_MODEL"}, ReadBy: []string{"llm"}, Default: "`gpt-4o-mini`", Range: "with bedrock, a Bedrock model ID enabled in the region", Required: Everywhere},
 	{Table: LLM, Keys: []string{"llmTimeoutSeconds"}, Vars: []string{"LLM_TIMEOUT_SECONDS"}, ReadBy: []string{"llm"}, Default: "45; local 8", Range: "below the lease", Accepts: Int(45, 1, 900)},
 	{Table: LLM, Keys: []string{"reviewTimeoutSeconds"}, Vars: []string{"QUEUE_VISIBILITY_SECONDS"}, ReadBy: []string{"llm"}, Default: "900; local 30", Range: "at least leaseSeconds: the llm function's timeout and the llm queue's visibility", Accepts: Int(0, 0, 900)},
-	{Table: LLM, Keys: []string{"llmRequestsPerMinute", "llmTokensPerMinute"}, Vars: []string{"LLM_REQUESTS_PER_MINUTE", "LLM_TOKENS_PER_MINUTE"}, ReadBy: []string{"llm"}, Default: "0: learnt from the provider's rate-limit headers", Needed: "bedrock (which sends none: Service Quotas shows them); a configured token limit is shared by every concurrent review (a per-minute budget item in the jobs table)", Accepts: Int(0, 0, 1_000_000_000)},
+	{Table: LLM, Keys: []string{"llmRequestsPerMinute"}, Vars: []string{"LLM_REQUESTS_PER_MINUTE"}, ReadBy: []string{"llm"}, Default: "0: learnt from the provider's rate-limit headers", Needed: "bedrock (which sends none: Service Quotas shows them)", Accepts: Int(0, 0, 1_000_000_000)},
+	{Table: LLM, Keys: []string{"llmTokensPerMinute"}, Vars: []string{"LLM_TOKENS_PER_MINUTE"}, ReadBy: []string{"llm"}, Default: "0: learnt from the provider's rate-limit headers", Range: "a call reserves its output budget against it: a smaller limit could not admit one chunk", Needed: "bedrock (which sends none: Service Quotas shows them); shared by every concurrent review (a per-minute budget item in the jobs table)", Accepts: IntOrZero(0, 10_000, 1_000_000_000)},
 	{Table: LLM, Keys: []string{"llmPricesPerMTok"}, Vars: []string{"LLM_PRICES_PER_MTOK"}, ReadBy: []string{"llm"}, Default: "empty: no cost estimate", Needed: "the model's list prices, `input=3,cached_input=0.3,cache_write=3.75,output=15` (USD per million tokens): each review records its estimated cost (`estimated_cost_usd` in the result's meta), shown in the e-mail beside its tokens; see [benchmarks.md](benchmarks.md#monthly-cost)"},
 	{Table: LLM, Keys: []string{"promptPatchDrift"}, Vars: []string{"PROMPT_PATCH_DRIFT"}, ReadBy: []string{"llm"}, Default: "false", Needed: "optional: accept an answer whose `prompt_version` differs only in its patch (RC-4)", Accepts: Bool(false)},
 	{Table: LLM, Keys: []string{"validFindingsSlo"}, Default: "outside local: `{\"1.0.0\": 0.1}`", Needed: "required outside local for every served prompt version (stable and candidate): minimum average valid findings per job; below it for an hour `ValidFindingsSloAlarm…` pages; `criticizer promote` judges by it"},
@@ -169,10 +177,11 @@ var Declared = []Setting{
 	{Table: LLM, Keys: []string{"reviewMaxTokens"}, Vars: []string{"REVIEW_MAX_TOKENS"}, ReadBy: []string{"llm"}, Default: "0: unbounded", Needed: "optional: one review's token budget; files past it are skipped `over_budget`", Accepts: Int(0, 0, 100_000_000)},
 	{Table: LLM, Keys: []string{"dailyTokenBudget"}, Vars: []string{"REVIEW_DAILY_TOKEN_BUDGET"}, ReadBy: []string{"llm"}, Default: "0: unbounded", Needed: "optional: the environment's model tokens per UTC day; `DailyTokenBudgetAlarm` at 80 %", Accepts: Int(0, 0, 1_000_000_000_000)},
 	{Table: LLM, Keys: []string{"reviewRules"}, Vars: []string{"REVIEW_RULES"}, ReadBy: []string{"llm"}, Default: "none", Needed: "optional: the environment's default review rules, in the schema of the depot's `.criticizer.yaml` ([design.md](design.md#reviews-developers-can-trust))"},
-	{Table: LLM, Keys: []string{"acceptanceAlarmThreshold"}, Default: "0.3", Range: "0 (off) up to below 1", Needed: "the share of settled findings reviewers accepted (addressed, verified, resolved, liked vs disliked, dismissed, archived) below which, over a day, `AcceptanceAlarm` pages; tune it to the team's normal from `criticizer outcomes report`"},
-	{Table: LLM, Keys: []string{"acceptanceAlarmMinSample"}, Default: "20", Range: "1 and up", Needed: "the fewest findings settled in a day for which `AcceptanceAlarm` judges acceptance: a day with fewer does not page (one dismissed finding is not a trend)"},
-	{Table: LLM, Keys: []string{"acceptanceMargin", "acceptanceMinSample"}, Default: "0.05; 30", Range: "0 up to below 1; 0 (not judged: a deployment that posts no Swarm comments has no reactions) or 1 and up", Needed: "`criticizer promote` refuses a candidate prompt whose canary acceptance is below the stable version's by more than the margin, or that has fewer settled findings than the minimum sample"},
-	{Table: LLM, StackVars: "`LLM_SECRET_ID` (llm; not with bedrock, which uses the function's role)"},
+	{Table: LLM, Keys: []string{"acceptanceAlarmThreshold"}, Default: "0.3", Range: "0: off", Needed: "the share of settled findings reviewers accepted (addressed, verified, resolved, liked vs disliked, dismissed, archived) below which, over a day, `AcceptanceAlarm` pages; tune it to the team's normal from `criticizer outcomes report`", Accepts: FloatBelow(0.3, 0, 1)},
+	{Table: LLM, Keys: []string{"acceptanceAlarmMinSample"}, Default: "20", Needed: "the fewest findings settled in a day for which `AcceptanceAlarm` judges acceptance: a day with fewer does not page (one dismissed finding is not a trend)", Accepts: IntAtLeast(20, 1)},
+	{Table: LLM, Keys: []string{"acceptanceMargin"}, Default: "0.05", Needed: "`criticizer promote` refuses a candidate prompt whose canary acceptance is below the stable version's by more than the margin", Accepts: FloatBelow(0.05, 0, 1)},
+	{Table: LLM, Keys: []string{"acceptanceMinSample"}, Default: "30", Range: "0: not judged, for a deployment that posts no Swarm comments (no reactions)", Needed: "`criticizer promote` refuses a candidate prompt that has fewer settled findings than this", Accepts: IntAtLeast(30, 0)},
+	{Table: LLM, StackVars: "`LLM_SECRET_ID` (llm; not with bedrock, which uses the function's role)", Names: []string{"LLM_SECRET_ID"}},
 	{Table: Notify, Keys: []string{"emailProvider"}, Vars: []string{"EMAIL_PROVIDER"}, ReadBy: []string{"notify", "sweeper", "digest"}, Default: "`smtp`", Range: "dev, staging and prod use `ses`", Accepts: Enum("smtp", "smtp", "ses")},
 	{Table: Notify, Keys: []string{"smtpFrom"}, Vars: []string{"SMTP_FROM"}, ReadBy: []string{"notify", "sweeper", "digest"}, Default: "`criticizer@example.com`", Needed: "every environment: the From address (its domain is in every Message-ID)", Placeholder: ExampleDomain, Sample: "criticizer@studio.test", Required: Everywhere},
 	{Table: Notify, Keys: []string{"sesConfigurationSet"}, Vars: []string{"SES_CONFIGURATION_SET"}, ReadBy: []string{"notify", "digest"}, Default: "none", Needed: "`ses`: the stack creates it and routes its events to `sesevents`"},
@@ -188,7 +197,7 @@ var Declared = []Setting{
 	{Table: Notify, Keys: []string{"swarmEmailParticipants"}, Vars: []string{"SWARM_EMAIL_PARTICIPANTS"}, ReadBy: []string{"notify"}, ReadNote: "with swarm-comments", Default: "false", Range: "true also e-mails a Swarm review's participants the findings Swarm already tells them of", Accepts: Bool(false)},
 	{Table: Notify, Keys: []string{"swarmGateSeverity"}, Vars: []string{"SWARM_GATE_SEVERITY"}, ReadBy: []string{"notify"}, Default: "off", Needed: "optional, needs `swarmUrl`: findings at or above it fail the review's Swarm test run; a rules file's `gate_severity` overrides it for its path", Accepts: Str("off")},
 	{Table: Notify, Keys: []string{"swarmPrivate"}, VarNote: "(placement)", Default: "false", Needed: "a Swarm reachable only inside the studio's network (also inferred from a private host in `swarmUrl`): fetch, llm, notify and the sweeper run in `vpc`, which must be set"},
-	{Table: Notify, StackVars: "`SMTP_SECRET_ID` (notify and digest, with `smtp`); `DELIVERY_KEY_SECRET_ID` (notify, sweeper, digest: the key of the recipient hash and the e-mail token, generated by the stack, never rotated)"},
+	{Table: Notify, StackVars: "`SMTP_SECRET_ID` (notify and digest, with `smtp`); `DELIVERY_KEY_SECRET_ID` (notify, sweeper, digest: the key of the recipient hash and the e-mail token, generated by the stack, never rotated)", Names: []string{"SMTP_SECRET_ID", "DELIVERY_KEY_SECRET_ID"}},
 	{Table: Notify, StackVars: "`RAW_ARTIFACT_TTL_DAYS` (sweeper: the raw bucket's lifecycle, days)", Vars: []string{"RAW_ARTIFACT_TTL_DAYS"}, ReadBy: []string{"sweeper"}, Accepts: Int(7, 1, 3650)},
 	{Table: Notify, StackVars: "`REDACTED_ARTIFACT_TTL_DAYS` (sweeper: the redacted bucket's lifecycle, days)", Vars: []string{"REDACTED_ARTIFACT_TTL_DAYS"}, ReadBy: []string{"sweeper"}, Accepts: Int(30, 1, 3650)},
 	{Table: Notify, Keys: []string{"dismissThreshold"}, Vars: []string{"DISMISS_THRESHOLD"}, ReadBy: []string{"notify"}, Default: "3", Range: "dismissals, with no acceptance, after which a finding kind is withheld under its depot path scope; a review rules file's `dismissal_suppression.after` overrides it for its paths (0 there: never)", Accepts: Int(3, 1, 100)},

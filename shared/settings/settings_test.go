@@ -1,6 +1,7 @@
 package settings
 
 import (
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -120,6 +121,18 @@ func TestAcceptsCheck(t *testing.T) {
 		{Int(60, 5, 900), "60.5", "must be an integer in 5–900"},
 		{Float(0, 1, 16), "3.5", ""},
 		{Float(0, 1, 16), "16.01", "must be a number in 1–16"},
+		{FloatBelow(0.05, 0, 1), "0", ""},
+		{FloatBelow(0.05, 0, 1), "0.999", ""},
+		{FloatBelow(0.05, 0, 1), "1", "must be a number from 0 to below 1"},
+		{FloatBelow(0.05, 0, 1), "-0.01", "must be a number from 0 to below 1"},
+		{IntAtLeast(30, 0), "0", ""},
+		{IntAtLeast(30, 0), "9000000000", ""},
+		{IntAtLeast(30, 0), "-1", "must be an integer, at least 0"},
+		{IntOrZero(365, 365, 36500), "0", ""},
+		{IntOrZero(365, 365, 36500), "365", ""},
+		{IntOrZero(365, 365, 36500), "364", "must be an integer, 0 or 365–36500"},
+		{IntOrZero(365, 365, 36500), "36501", "must be an integer, 0 or 365–36500"},
+		{IntOrZero(0, 10, math.MaxInt), "1", "must be an integer, 0 or at least 10"},
 		{Bool(false), "true", ""},
 		{Bool(false), "1", "must be true or false"},
 		{Enum("smtp", "smtp", "ses"), "ses", ""},
@@ -131,5 +144,27 @@ func TestAcceptsCheck(t *testing.T) {
 		if (c.want == "") != (err == nil) || (err != nil && err.Error() != c.want) {
 			t.Errorf("%+v.Check(%q) = %v, want %q", c.a, c.v, err, c.want)
 		}
+	}
+}
+
+// TestStackNamesDocumented: each name a *stack* row lets the functions read
+// (config.Reader's Stack) is in that row's docs text, by name or as
+// `<STAGE>_…`, is declared once, and is no setting's variable.
+func TestStackNamesDocumented(t *testing.T) {
+	seen := map[string]bool{}
+	for _, s := range Declared {
+		for _, n := range s.Names {
+			stage, _, _ := strings.Cut(n, "_")
+			if !strings.Contains(s.StackVars, "`"+n+"`") && !strings.Contains(s.StackVars, "`<STAGE>"+strings.TrimPrefix(n, stage)+"`") {
+				t.Errorf("stack name %s is not in its row's text %q", n, s.StackVars)
+			}
+			if _, ok := Variable(n); ok || seen[n] {
+				t.Errorf("stack name %s declared twice", n)
+			}
+			seen[n] = true
+		}
+	}
+	if !StackName("JOBS_TABLE") || StackName("LEASE_SECONDS") {
+		t.Errorf("StackName: JOBS_TABLE is a stack name, LEASE_SECONDS a setting")
 	}
 }

@@ -17,5 +17,5 @@ func SettingsFromEnv(r *config.Reader, from string) (cfg Config, secretID string
 		// A send takes up to MaxSendDuration(Timeout): below the function's timeout.
 		Timeout: r.Seconds("SMTP_TIMEOUT_SECONDS"),
 	}
-	return cfg, r.String("SMTP_SECRET_ID")
+	return cfg, r.StackRequired("SMTP_SECRET_ID")
 }

@@ -62,11 +62,11 @@ func SettingsFromEnv(r *config.Reader, use Use) Settings {
 	switch use {
 	case ForWebhook:
 		secretKey = "SWARM_TOKEN_SECRET_ID"
-		s.TokenSecretID = r.Optional(secretKey)
-		s.APISecretID = r.Optional("SWARM_API_SECRET_ID")
+		s.TokenSecretID = r.Stack(secretKey)
+		s.APISecretID = r.Stack("SWARM_API_SECRET_ID")
 	case ForAuthors, ForComments:
 		secretKey = "SWARM_API_SECRET_ID"
-		s.APISecretID = r.Optional(secretKey)
+		s.APISecretID = r.Stack(secretKey)
 		if use == ForComments && s.APISecretID != "" {
 			s.CommentWindow = CommentWindowFromEnv(r)
 		}

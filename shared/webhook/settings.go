@@ -32,7 +32,7 @@ type Settings struct {
 // SettingsFromEnv reads the webhook function's settings; problems are
 // collected in r.
 func SettingsFromEnv(r *config.Reader) Settings {
-	s := Settings{SecretID: r.String("WEBHOOK_SECRET_ID"), ReplayWindow: r.Seconds("REPLAY_WINDOW_SECONDS"),
+	s := Settings{SecretID: r.StackRequired("WEBHOOK_SECRET_ID"), ReplayWindow: r.Seconds("REPLAY_WINDOW_SECONDS"),
 		Swarm: swarm.SettingsFromEnv(r, swarm.ForWebhook), JobPage: jobpage.LinkSettingsFromEnv(r, false),
 		SwarmEvents: swarmevents.SettingsFromEnv(r)}
 	var err error
