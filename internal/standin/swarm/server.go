@@ -134,7 +134,8 @@ func (s *Server) Start(addr string) (string, error) {
 		return "", err
 	}
 	mux := http.NewServeMux()
-	// v11 from 2022.1 on; v9 on every supported release (reference: review author).
+	// v11 from 2022.1 on; v9 on every supported release (docs/reference/swarm.md,
+	// "Test-run callbacks": the review's author bullet).
 	mux.HandleFunc("GET /api/v11/reviews/{id}", s.review(true))
 	mux.HandleFunc("GET /api/v9/reviews/{id}", s.review(false))
 	// Swarm 2022.1 module/TestIntegration/config/module.config.php: the
@@ -254,7 +255,9 @@ func errorCode(r *http.Request, status int, body map[string]any) map[string]any 
 }
 
 // review answers the reviews API: v11 as {"data": {"reviews": [...]}},
-// v9 as {"review": {...}} (reference: review author and versions).
+// v9 as {"review": {...}} (docs/reference/swarm.md: the review's author
+// under "Test-run callbacks", "Review versions", and the answer shapes under
+// "Added by this project").
 func (s *Server) review(v11 bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) { s.reviewAPI(w, r, v11) }
 }
