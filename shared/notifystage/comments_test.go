@@ -484,6 +484,10 @@ func (r *commentRig) putVersion(t testing.TB, version int, fs []domain.Finding, 
 		Swarm: &job.SwarmRun{Review: swarmReview}, Artifacts: job.Artifacts{Result: res, Redacted: cs}}
 	record(t, r.ledger, j, fs, changes) // as the review stage does
 	r.jobs.put(j)
+	// Swarm has the version before a run of it comments on it (a
+	// context[version] the review lacks is a 400; docs/reference/swarm.md).
+	// Tests put versions in order, so this is the head.
+	r.swarm.AddReview(swarmstandin.Review{ID: swarmReview, Author: "bob", Change: 12348, Version: version})
 	return j
 }
 

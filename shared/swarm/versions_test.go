@@ -43,7 +43,7 @@ func TestGetReviewVersions(t *testing.T) {
 		{"both shapes of a version", s.URL(), 500, []swarm.ReviewVersion{
 			{Number: 1, Change: 501, User: "swarm", Time: 1700000000, Pending: true},
 			{Number: 2, Change: 510, ArchiveChange: 509, User: "swarm", Time: 1700000100, Difference: true}}, []int64{501, 509}, ""},
-		{"a review added without versions", s.URL(), review, []swarm.ReviewVersion{{Number: 1, Change: 12348, ArchiveChange: 12348, User: "swarm", Pending: true}}, []int64{12348}, ""},
+		{"a review added without versions", s.URL(), review, []swarm.ReviewVersion{{Number: 1, Change: review, ArchiveChange: 12348, User: "swarm", Pending: true}}, []int64{12348}, ""},
 		{"unknown review", s.URL(), 99, nil, nil, failure.NotFound},
 		{"flags as numbers, ids as strings", answer(`{"review":{"author":"a","versions":[{"change":"7","difference":1,"pending":0}]}}`), 1,
 			[]swarm.ReviewVersion{{Number: 1, Change: 7, Difference: true}}, []int64{7}, ""},

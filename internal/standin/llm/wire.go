@@ -257,7 +257,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, format string, re
 
 func truncating(reason string) bool { return reason == "length" || reason == "max_tokens" }
 
-// quoteKey is how providers quote a rejected key: a prefix and the last four.
+// quoteKey is how providers quote a rejected key: a prefix and the last four
+// (docs/reference/llm-providers.md: a 401's message "quotes part of the key").
 func quoteKey(k string) string {
 	if len(k) <= 8 {
 		return "****"
@@ -321,7 +322,9 @@ func (a reply) write(w http.ResponseWriter, format string) {
 
 // writeFormatError writes status in format's error shape. errType, when set,
 // names the Anthropic error.type or the Bedrock exception; otherwise the
-// status picks the one the provider uses for it.
+// status picks the one the provider uses for it (docs/reference/llm-providers.md:
+// the OpenAI table, Anthropic's {"type":"error",…,"request_id"} and Bedrock's
+// exceptions).
 func writeFormatError(w http.ResponseWriter, format string, status int, errType, msg, reqID string) {
 	switch format {
 	case FormatOpenAI:

@@ -360,7 +360,7 @@ func (s *Server) commentsAPI(op Op, h func(r *http.Request, user string) answer)
 			w.Header().Set("WWW-Authenticate", `Basic realm="swarm"`)
 			rec.Status = http.StatusUnauthorized
 			s.record(rec)
-			apiError(w, http.StatusUnauthorized, "Unauthorized")
+			apiError(w, r, http.StatusUnauthorized, "Unauthorized")
 			return
 		}
 		rec.User = user
@@ -377,6 +377,9 @@ func (s *Server) commentsAPI(op Op, h func(r *http.Request, user string) answer)
 		var a answer
 		if f == nil || f.AfterStore || f.normal() {
 			a = h(r, user)
+			if body, ok := a.body.(map[string]any); ok && a.status >= 400 {
+				a.body = errorCode(r, a.status, body)
+			}
 		}
 		if f != nil {
 			rec.Fault = f.String()
@@ -397,7 +400,7 @@ func (s *Server) commentsAPI(op Op, h func(r *http.Request, user string) answer)
 				writeJSON(w, a.status, a.body) // to a caller that may be gone
 				return
 			}
-			s.answerFault(w, *f)
+			s.answerFault(w, r, *f)
 			return
 		}
 		rec.Status, rec.Listed = a.status, a.listed
@@ -413,7 +416,7 @@ func (s *Server) record(r Request) {
 }
 
 // answerFault answers f: its status, or no answer at all.
-func (s *Server) answerFault(w http.ResponseWriter, f Fault) {
+func (s *Server) answerFault(w http.ResponseWriter, r *http.Request, f Fault) {
 	if f.Drop {
 		if hj, ok := w.(http.Hijacker); ok {
 			if conn, _, err := hj.Hijack(); err == nil {
@@ -427,7 +430,7 @@ func (s *Server) answerFault(w http.ResponseWriter, f Fault) {
 	if f.RetryAfter != "" {
 		w.Header().Set("Retry-After", f.RetryAfter)
 	}
-	apiError(w, f.Status, http.StatusText(f.Status))
+	apiError(w, r, f.Status, http.StatusText(f.Status))
 }
 
 func dropConn(conn net.Conn) {
@@ -566,7 +569,7 @@ func (s *Server) createComment(r *http.Request, user string) answer {
 	default:
 		return badRequest("taskState", "A new comment is a comment or an open task")
 	}
-	ctx, a := commentContext(f, headVersion(rev))
+	ctx, a := commentContext(f, rev)
 	if a != nil {
 		return *a
 	}
@@ -582,7 +585,12 @@ func (s *Server) createComment(r *http.Request, user string) answer {
 
 // commentContext reads the context[…] fields; nil when there are none. An
 // inline comment without a version is made on the review's head version.
-func commentContext(f url.Values, head int) (*CommentContext, *answer) {
+// A version the review does not have, or a file its change does not hold,
+// is a 400 (docs/reference/swarm.md, "Review comments": "Specified version
+// was not found", "Provided context could not be filtered"); the files are
+// checked where the review's versions list them (Version.Files).
+func commentContext(f url.Values, rev Review) (*CommentContext, *answer) {
+	head := headVersion(rev)
 	var ctx CommentContext
 	given := false
 	num := func(field string, dst *int) *answer {
@@ -621,6 +629,14 @@ func commentContext(f url.Values, head int) (*CommentContext, *answer) {
 	}
 	if ctx.File != "" && ctx.Version == 0 {
 		ctx.Version = head
+	}
+	if ctx.Version > head {
+		a := badRequest("context[version]", "Specified version was not found")
+		return nil, &a
+	}
+	if files := versionFiles(rev, ctx.Version); ctx.File != "" && files != nil && !slices.Contains(files, ctx.File) {
+		a := badRequest("context[file]", "Provided context could not be filtered")
+		return nil, &a
 	}
 	return &ctx, nil
 }

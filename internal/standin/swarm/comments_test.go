@@ -63,8 +63,8 @@ func startComments(t *testing.T) (*Server, client) {
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	s.AddReview(Review{ID: 885, Author: "bob"})
-	s.AddVersion(885, Version{Change: 886, ArchiveChange: 886, Pending: true})
-	s.AddVersion(885, Version{Change: 890, ArchiveChange: 890, Pending: true, Difference: true})
+	s.AddVersion(885, Version{Change: 886, ArchiveChange: 886, Pending: true, Files: []string{"//depot/a.c"}})
+	s.AddVersion(885, Version{Change: 890, ArchiveChange: 890, Pending: true, Difference: true, Files: []string{"//depot/a.c", "//depot/b.c"}})
 	s.AddLogin("alice", "t2")
 	return s, client{t, base}
 }
@@ -104,6 +104,17 @@ func TestCreateComment(t *testing.T) {
 		{"a new comment cannot be addressed", "criticizer", "t1", form("topic", "reviews/885", "body", "x", "taskState", "addressed"), 400, "", ""},
 		{"a line is a number", "criticizer", "t1", form("topic", "reviews/885", "body", "x", "context[file]", "//depot/a.c", "context[rightLine]", "x"), 400, "", ""},
 		{"a line needs its file", "criticizer", "t1", form("topic", "reviews/885", "body", "x", "context[rightLine]", "4"), 400, "", ""},
+		// docs/reference/swarm.md, "Review comments": a version the review
+		// does not have, or a file its version's change does not hold, is a 400.
+		{"a version the review does not have", "criticizer", "t1",
+			form("topic", "reviews/885", "body", "x", "context[file]", "//depot/a.c", "context[rightLine]", "4", "context[version]", "3"), 400, "", ""},
+		{"a file the version does not hold", "criticizer", "t1",
+			form("topic", "reviews/885", "body", "x", "context[file]", "//depot/b.c", "context[rightLine]", "4", "context[version]", "1"), 400, "", ""},
+		{"a file the head does not hold", "criticizer", "t1",
+			form("topic", "reviews/885", "body", "x", "context[file]", "//depot/gone.c", "context[rightLine]", "4"), 400, "", ""},
+		{"the file in the version that holds it", "criticizer", "t1",
+			form("topic", "reviews/885", "body", "x", "context[file]", "//depot/b.c", "context[rightLine]", "4", "context[content][]", "+y", "context[version]", "2"),
+			200, `{"content":["+y"],"file":"//depot/b.c","leftLine":null,"rightLine":4,"version":2}`, "comment"},
 	}
 	made := 0
 	for _, tt := range tests {
@@ -111,6 +122,9 @@ func TestCreateComment(t *testing.T) {
 			r := c.do("POST", "/api/v9/comments", tt.user, tt.ticket, tt.form)
 			if r.status != tt.want {
 				t.Fatalf("status %d %v, want %d", r.status, r.doc, tt.want)
+			}
+			if tt.want == 400 && r.doc["details"] == nil {
+				t.Fatalf("a 400 without its reason: %v", r.doc)
 			}
 			if tt.want != 200 {
 				return
@@ -331,6 +345,7 @@ func TestReviewVersions(t *testing.T) {
 	s.AddReview(Review{ID: 40, Author: "bob"})
 	s.AddVersion(40, Version{Change: 41, Pending: true}) // a release without archiveChange
 	s.AddVersion(40, Version{Change: 45, ArchiveChange: 44, Difference: true})
+	s.AddReview(Review{ID: 50, Author: "bob", Change: 52, Version: 1})
 	tests := []struct {
 		path         string
 		wantVersions string
@@ -338,6 +353,9 @@ func TestReviewVersions(t *testing.T) {
 	}{
 		{"/api/v11/reviews/885", `[{"archiveChange":886,"change":886,"difference":false,"pending":true},{"archiveChange":890,"change":890,"difference":true,"pending":true}]`, `[886,890]`},
 		{"/api/v11/reviews/40", `[{"change":41,"difference":false,"pending":true},{"archiveChange":44,"change":45,"difference":true,"pending":false}]`, `[41,45]`},
+		// Added without versions: a pre-commit head as 2022.1 shows it, change
+		// the review id and archiveChange the archive (reference: "Review versions").
+		{"/api/v11/reviews/50", `[{"archiveChange":52,"change":50,"difference":false,"pending":true}]`, `[52]`},
 	}
 	for _, tt := range tests {
 		r := c.do("GET", tt.path, "alice", "t2", nil)
@@ -345,7 +363,7 @@ func TestReviewVersions(t *testing.T) {
 		vs := rev["versions"].([]any)
 		for _, v := range vs {
 			m := v.(map[string]any)
-			if m["user"] != "swarm" || m["time"].(float64) <= 0 {
+			if m["user"] != "swarm" || (m["time"].(float64) <= 0 && tt.path != "/api/v11/reviews/50") {
 				t.Fatalf("%s version %v: want user and time", tt.path, m)
 			}
 			delete(m, "user")
@@ -401,5 +419,32 @@ func TestHeldCreate(t *testing.T) {
 	}
 	if len(hooked) != 1 || hooked[0].Fault != "held" || hooked[0].Status != 200 || hooked[0].Remote == "" {
 		t.Fatalf("fault hook saw %+v", hooked)
+	}
+}
+
+// TestV11ErrorsCarryTheCode: a v11 error body's "error" is the numeric
+// status, a v9 one's a message (docs/reference/swarm.md, "Review comments").
+func TestV11ErrorsCarryTheCode(t *testing.T) {
+	_, c := startComments(t)
+	tests := []struct {
+		name, path, user, ticket string
+		want                     int
+		wantError                any
+	}{
+		{"v11 review unknown", "/api/v11/reviews/999", "alice", "t2", 404, float64(404)},
+		{"v11 review without login", "/api/v11/reviews/885", "", "", 401, float64(401)},
+		{"v11 comments of an unknown review", "/api/v11/comments/reviews/999", "alice", "t2", 404, float64(404)},
+		{"v11 comments, a bad max", "/api/v11/comments/reviews/885?max=x", "alice", "t2", 400, float64(400)},
+		{"v11 comments without login", "/api/v11/comments/reviews/885", "alice", "nope", 401, float64(401)},
+		{"v9 review unknown", "/api/v9/reviews/999", "alice", "t2", 404, "Cannot fetch entry. Id does not exist."},
+		{"v9 comments without login", "/api/v9/comments?topic=reviews/885", "", "", 401, "Unauthorized"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := c.do("GET", tt.path, tt.user, tt.ticket, nil)
+			if r.status != tt.want || r.doc["error"] != tt.wantError {
+				t.Fatalf("%d %v, want %d with error %v", r.status, r.doc, tt.want, tt.wantError)
+			}
+		})
 	}
 }

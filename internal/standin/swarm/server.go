@@ -52,6 +52,9 @@ type Review struct {
 	Versions []Version
 	// Reviewers are participants besides the author.
 	Reviewers []string
+	// Files are the depot paths shelved in Change, for a review added
+	// without Versions; nil: not known (Version.Files).
+	Files []string
 }
 
 // Run is one test run of a review version, with its callback URLs as
@@ -131,7 +134,8 @@ func (s *Server) Start(addr string) (string, error) {
 		return "", err
 	}
 	mux := http.NewServeMux()
-	// v11 from 2022.1 on; v9 on every supported release (reference: review author).
+	// v11 from 2022.1 on; v9 on every supported release (docs/reference/swarm.md,
+	// "Test-run callbacks": the review's author bullet).
 	mux.HandleFunc("GET /api/v11/reviews/{id}", s.review(true))
 	mux.HandleFunc("GET /api/v9/reviews/{id}", s.review(false))
 	// Swarm 2022.1 module/TestIntegration/config/module.config.php: the
@@ -235,12 +239,25 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-func apiError(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, map[string]any{"error": msg, "messages": []any{map[string]string{"code": strconv.Itoa(status), "text": msg}}, "data": nil})
+// apiError answers an API error as Swarm does for r's API version.
+func apiError(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	writeJSON(w, status, errorCode(r, status, map[string]any{"error": msg, "messages": []any{map[string]string{"code": strconv.Itoa(status), "text": msg}}, "data": nil}))
+}
+
+// errorCode gives an error body of a v11 request the numeric status as its
+// "error" (docs/reference/swarm.md, "Review comments": "v11 error bodies
+// carry the numeric code (`"error": 401`)"); older APIs keep their text.
+func errorCode(r *http.Request, status int, body map[string]any) map[string]any {
+	if strings.HasPrefix(r.URL.Path, "/api/v11/") {
+		body["error"] = status
+	}
+	return body
 }
 
 // review answers the reviews API: v11 as {"data": {"reviews": [...]}},
-// v9 as {"review": {...}} (reference: review author and versions).
+// v9 as {"review": {...}} (docs/reference/swarm.md: the review's author
+// under "Test-run callbacks", "Review versions", and the answer shapes under
+// "Added by this project").
 func (s *Server) review(v11 bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) { s.reviewAPI(w, r, v11) }
 }
@@ -248,7 +265,7 @@ func (s *Server) review(v11 bool) http.HandlerFunc {
 func (s *Server) reviewAPI(w http.ResponseWriter, r *http.Request, v11 bool) {
 	if _, ok := s.login(r); !ok {
 		w.Header().Set("WWW-Authenticate", `Basic realm="swarm"`)
-		apiError(w, http.StatusUnauthorized, "Unauthorized")
+		apiError(w, r, http.StatusUnauthorized, "Unauthorized")
 		return
 	}
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
@@ -256,7 +273,7 @@ func (s *Server) reviewAPI(w http.ResponseWriter, r *http.Request, v11 bool) {
 	rev, found := s.revs[id]
 	s.mu.Unlock()
 	if err != nil || !found {
-		apiError(w, http.StatusNotFound, "Cannot fetch entry. Id does not exist.")
+		apiError(w, r, http.StatusNotFound, "Cannot fetch entry. Id does not exist.")
 		return
 	}
 	// Abridged to what is read.
@@ -292,20 +309,20 @@ func (s *Server) runFor(w http.ResponseWriter, r *http.Request) *Run {
 	run, ok := s.runs[id]
 	switch {
 	case !ok:
-		apiError(w, http.StatusNotFound, "Test run not found")
+		apiError(w, r, http.StatusNotFound, "Test run not found")
 		return nil
 	case r.PathValue("token") != run.token:
-		apiError(w, http.StatusUnauthorized, "Unauthorized")
+		apiError(w, r, http.StatusUnauthorized, "Unauthorized")
 		return nil
 	}
 	return run
 }
 
 // failed answers a status FailNext queued for kind. Called with s.mu held.
-func (s *Server) failed(w http.ResponseWriter, kind string) bool {
+func (s *Server) failed(w http.ResponseWriter, r *http.Request, kind string) bool {
 	if q := s.fail[kind]; len(q) > 0 {
 		s.fail[kind] = q[1:]
-		apiError(w, q[0], http.StatusText(q[0]))
+		apiError(w, r, q[0], http.StatusText(q[0]))
 		return true
 	}
 	return false
@@ -325,15 +342,15 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method != http.MethodPost {
-		apiError(w, http.StatusMethodNotAllowed, "Method not allowed")
+		apiError(w, r, http.StatusMethodNotAllowed, "Method not allowed")
 		return
 	}
-	if s.failed(w, "update") {
+	if s.failed(w, r, "update") {
 		return
 	}
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(body, &raw); err != nil {
-		apiError(w, http.StatusBadRequest, "Invalid JSON body")
+		apiError(w, r, http.StatusBadRequest, "Invalid JSON body")
 		return
 	}
 	var rep struct {
@@ -343,18 +360,18 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request) {
 	}
 	for k := range raw {
 		if k != "status" && k != "messages" && k != "url" {
-			apiError(w, http.StatusBadRequest, "Unknown field "+k)
+			apiError(w, r, http.StatusBadRequest, "Unknown field "+k)
 			return
 		}
 	}
 	if err := json.Unmarshal(body, &rep); err != nil || len(rep.URL) > 1024 {
-		apiError(w, http.StatusBadRequest, "Invalid messages, status or url")
+		apiError(w, r, http.StatusBadRequest, "Invalid messages, status or url")
 		return
 	}
 	switch rep.Status {
 	case "", "pass", "fail", "running", "notstarted":
 	default:
-		apiError(w, http.StatusBadRequest, "Invalid status")
+		apiError(w, r, http.StatusBadRequest, "Invalid status")
 		return
 	}
 	msgs := rep.Messages[:min(len(rep.Messages), 10)]
@@ -391,7 +408,7 @@ func (s *Server) finish(kind string) http.HandlerFunc {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		run := s.runFor(w, r)
-		if run == nil || s.failed(w, kind) {
+		if run == nil || s.failed(w, r, kind) {
 			return
 		}
 		run.view.Status, run.view.Completed = kind, true

@@ -15,6 +15,10 @@ type Version struct {
 	Time          int64  // Unix seconds; default now
 	Pending       bool
 	Difference    bool
+	// Files are the depot paths shelved in the version's change; nil: not
+	// known, and an inline comment on any file is accepted (kinder than
+	// Swarm, which refuses a file the change does not hold).
+	Files []string
 }
 
 // AddVersion appends a version to a review (its head change and version
@@ -44,12 +48,31 @@ func headVersion(r Review) int {
 	return max(r.Version, 1)
 }
 
+// versionFiles are the files of the review's version n (1 for the first);
+// nil when not known. A review added without versions knows its head's
+// (Review.Files) only.
+func versionFiles(r Review, n int) []string {
+	if len(r.Versions) == 0 {
+		if n == headVersion(r) {
+			return r.Files
+		}
+		return nil
+	}
+	if n >= 1 && n <= len(r.Versions) {
+		return r.Versions[n-1].Files
+	}
+	return nil
+}
+
 // versionsWire is the review's versions array, oldest first. A review
-// added without versions shows its head change as a single pending one.
+// added without versions shows its head as a single pending version the way
+// Swarm 2022.1 shows a pre-commit review's head: change is the review id
+// (the canonical shelf) and archiveChange the archive change
+// (docs/reference/swarm.md, "Review versions": Review::normalizeVersions).
 func versionsWire(r Review) []any {
 	vs := r.Versions
 	if len(vs) == 0 {
-		vs = []Version{{Change: r.Change, ArchiveChange: r.Change, User: "swarm", Pending: true}}
+		vs = []Version{{Change: r.ID, ArchiveChange: r.Change, User: "swarm", Pending: true}}
 	}
 	out := make([]any, 0, len(vs))
 	for _, v := range vs {
