@@ -29,7 +29,8 @@ type codeIndex struct {
 }
 
 // exportedName is one exported type, function, method, constant or
-// variable, or a package's own name (kind "package").
+// variable, an exported member (field or interface method) of an exported
+// type, or a package's own name (kind "package").
 type exportedName struct {
 	at, dir, kind, name string
 }
@@ -98,7 +99,7 @@ func (ix *codeIndex) declare(f *ast.File, dir string, test bool, at func(token.P
 				case *ast.TypeSpec:
 					add(s.Name.Name, s.Pos(), "type", true)
 					for _, m := range members(s) {
-						add(s.Name.Name+"."+m.Name, m.Pos(), "member", false)
+						add(s.Name.Name+"."+m.Name, m.Pos(), "member", ast.IsExported(s.Name.Name))
 					}
 				case *ast.ValueSpec:
 					for _, n := range s.Names {

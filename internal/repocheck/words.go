@@ -27,6 +27,11 @@ var againWords = map[string]*regexp.Regexp{
 	"rerun":      regexp.MustCompile(`(^|_)re_?run`),
 }
 
+// keptTerms are other vocabularies' names a word rule skips: the webhook's
+// replay window (the glossary's own paragraph on it) and HTTP's Retry-After
+// header (RFC 9110 §10.2.3), a provider's wait before the pipeline's retry.
+var keptTerms = []string{"replay_window", "retry_after"}
+
 // uncheckedAgainWords are glossary rows of the again table no name rule
 // follows (see againWords).
 var uncheckedAgainWords = []string{"returns"}
@@ -61,6 +66,9 @@ func MisusedWords(doc string, ix *codeIndex, allowed []WordUse) []string {
 	used := map[WordUse]bool{}
 	for _, n := range ix.exported {
 		split := identWords(n.name)
+		for _, k := range keptTerms {
+			split = strings.ReplaceAll(split, k, "")
+		}
 		for word, re := range againWords {
 			if !re.MatchString(split) || slices.Contains(cited[word], n.dir) {
 				continue
