@@ -88,7 +88,7 @@ func TestReviewerOutcomesFromWebhooks(t *testing.T) {
 	}
 
 	// Signed, each sent twice under its delivery id.
-	sent := env.local.Swarm.DeliverEvents(ctx, swarmstandin.DeliverOptions{Redeliver: true, Review: review})
+	sent := env.local.Swarm.DeliverEvents(ctx, swarmstandin.DeliverOptions{SendTwice: true, Review: review})
 	if len(sent) != 6 {
 		t.Fatalf("signed: %d attempts, want 6 (3 deliveries, each retried once): %+v", len(sent), sent)
 	}

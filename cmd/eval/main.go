@@ -12,9 +12,9 @@
 //
 // Run it against the real provider and model before promoting a prompt
 // version (README, "Measuring review quality"). With -outcomes it also
-// replays what reviewers did with real findings (`criticizer outcomes
-// export`): each configuration's findings on the corpus judged by the
-// recorded fate of the same finding or of its kind.
+// judges each configuration's findings on the corpus by what reviewers did
+// with real ones (`criticizer outcomes export`): the recorded fate of the
+// same finding or of its kind.
 package main
 
 import (
@@ -63,7 +63,7 @@ func main() {
 	flag.Float64Var(&o.priceOut, "price-out", 0, "USD per million output tokens, for the cost column")
 	flag.DurationVar(&o.timeout, "timeout", 60*time.Second, "per model call")
 	flag.BoolVar(&o.verbose, "v", false, "print each case's findings")
-	flag.StringVar(&o.outcomes, "outcomes", "", "recorded outcomes to replay (`criticizer outcomes export` JSON lines): judge each configuration's findings by what reviewers did with them")
+	flag.StringVar(&o.outcomes, "outcomes", "", "recorded outcomes to judge by (`criticizer outcomes export` JSON lines): judge each configuration's findings by what reviewers did with them")
 	flag.Parse()
 	if err := run(context.Background(), o, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "eval:", err)
@@ -119,7 +119,7 @@ func run(ctx context.Context, o options, w io.Writer) error {
 			}
 			s.add(c, res, usage)
 			if recorded != nil {
-				s.Replay.add(recorded, res, cs)
+				s.Verdicts.add(recorded, res, cs)
 			}
 			if o.verbose {
 				printCase(w, c, res)
@@ -130,7 +130,7 @@ func run(ctx context.Context, o options, w io.Writer) error {
 	fmt.Fprintf(w, "Review quality over %d changelists (%d clean) in %s:\n\n", len(cases), countClean(cases), o.corpus)
 	printTable(w, scores)
 	if recorded != nil {
-		printReplay(w, o.outcomes, recorded, scores)
+		printVerdicts(w, o.outcomes, recorded, scores)
 	}
 	for _, s := range scores {
 		if s.Errors > 0 {

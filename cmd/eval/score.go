@@ -28,7 +28,7 @@ type Score struct {
 	InputTokens, OutputTokens      int
 	Errors                         int // reviews that ended in an error
 	PriceIn, PriceOut              float64
-	Replay                         Replay // with -outcomes: the findings judged by recorded outcomes
+	Verdicts                       Verdicts // with -outcomes: the findings judged by recorded outcomes
 }
 
 // add scores one review of c.

@@ -3,9 +3,12 @@
 // binary or large blob bloats every clone forever, and a committed test
 // binary or bootstrap is code nobody reviewed); every test name and path the
 // docs and comments cite exists (StaleCitations); the imports follow
-// docs/design.md's package map (MapViolations); no package is named with a
-// word of several meanings (AmbiguousPackages); and no function in shared/ is
-// over MaxFuncLines (LongFunctions).
+// docs/design.md's package map (MapViolations); the glossary's references
+// exist (GlossaryReferences), its words for doing something again name
+// things only where it says (MisusedWords) and a type named Review is a
+// Swarm review (ReviewTypes); no package is named with a word of several
+// meanings (AmbiguousPackages); and no function in shared/ is over
+// MaxFuncLines (LongFunctions).
 package repocheck
 
 import (

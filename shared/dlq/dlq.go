@@ -166,7 +166,7 @@ func (c *Client) Replay(ctx context.Context, stage domain.Stage, f Filter, max i
 func (c *Client) Restart(ctx context.Context, env envelope.Envelope, actor, note string) error {
 	env.Stage, env.DeadLetter, env.Attempt = domain.StageFetch, nil, 0
 	env.SentAt = job.FormatTime(job.Now())
-	env.Replay = &envelope.Replay{Mode: envelope.ReplayFullRestart, RequestedBy: actor, RequestedAt: env.SentAt, Note: note}
+	env.Replay = &envelope.Request{Mode: envelope.ModeFullRestart, RequestedBy: actor, RequestedAt: env.SentAt, Note: note}
 	body, err := env.Encode()
 	if err != nil {
 		return err

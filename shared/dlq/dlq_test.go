@@ -95,7 +95,7 @@ func TestReplay(t *testing.T) {
 			t.Fatalf("fetch queue %v: want one restart request", got)
 		}
 		req, err := envelope.Decode(*got[0].Body)
-		if err != nil || req.Stage != domain.StageFetch || req.Replay == nil || req.Replay.Mode != envelope.ReplayFullRestart || req.DeadLetter != nil {
+		if err != nil || req.Stage != domain.StageFetch || req.Replay == nil || req.Replay.Mode != envelope.ModeFullRestart || req.DeadLetter != nil {
 			t.Fatalf("restart request %+v, %v", req, err)
 		}
 		if len(m.deleted) != 1 || m.deleted[0] != "r-a" {

@@ -21,14 +21,16 @@ import (
 // Version is the schema version this build writes and reads.
 const Version = 1
 
-// Replay modes an operator can ask for.
+// Modes of a Request: which way of doing the work again it asks for
+// (docs/design.md, "Words with one meaning"): an operator's replay, an
+// operator's restart, or a redelivery (the reconciler's or an operator's).
 const (
-	ReplayResume      = "resume"       // redo the failed stage only, fresh budget
-	ReplayFullRestart = "full_restart" // redo the whole pipeline from fetch
-	// ReplayRedeliver asks the notify stage of a succeeded job to deliver
+	ModeResume      = "resume"       // replay: redo the failed stage only, fresh budget
+	ModeFullRestart = "full_restart" // restart: redo the whole pipeline from fetch
+	// ModeRedeliver asks the notify stage of a succeeded job to deliver
 	// the rows left pending (a delivery the ordering contract repaired),
 	// each under its existing outbox key, without reopening the job.
-	ReplayRedeliver = "redeliver"
+	ModeRedeliver = "redeliver"
 )
 
 // Envelope is the message on every stage queue.
@@ -44,7 +46,7 @@ type Envelope struct {
 	TraceID    string      `json:"trace_id"`
 	SentAt     string      `json:"sent_at"`
 	DeadLetter *DeadLetter `json:"dead_letter,omitempty"`
-	Replay     *Replay     `json:"replay,omitempty"`
+	Replay     *Request    `json:"replay,omitempty"` // the wire keeps its first name
 }
 
 // DeadLetter is the diagnostic block the failing stage attaches before it
@@ -65,9 +67,11 @@ type DeadLetter struct {
 	ReplayCount      int            `json:"replay_count,omitempty"`
 }
 
-// Replay marks a message an operator sent to restart work explicitly. A
-// redriven DLQ message needs no Replay block: its dead_letter block says it.
-type Replay struct {
+// Request marks a message sent to do a job's work again explicitly, in one
+// of the modes above, and says who asked and why; on the wire it is the
+// envelope's "replay" block. A redriven DLQ message needs no Request: its
+// dead_letter block says it.
+type Request struct {
 	Mode        string `json:"mode"`
 	RequestedBy string `json:"requested_by,omitempty"`
 	RequestedAt string `json:"requested_at,omitempty"`
@@ -110,13 +114,13 @@ func (e Envelope) Validate() error {
 	if !e.Stage.Valid() {
 		errs = append(errs, fmt.Errorf("stage %q is not fetch, llm or notify", e.Stage))
 	}
-	if e.Replay != nil && e.Replay.Mode != ReplayResume && e.Replay.Mode != ReplayFullRestart && e.Replay.Mode != ReplayRedeliver {
+	if e.Replay != nil && e.Replay.Mode != ModeResume && e.Replay.Mode != ModeFullRestart && e.Replay.Mode != ModeRedeliver {
 		errs = append(errs, fmt.Errorf("replay.mode %q is not resume, full_restart or redeliver", e.Replay.Mode))
 	}
-	if e.Replay != nil && e.Replay.Mode == ReplayRedeliver && e.Stage != domain.StageNotify {
+	if e.Replay != nil && e.Replay.Mode == ModeRedeliver && e.Stage != domain.StageNotify {
 		errs = append(errs, errors.New("a redelivery must be sent to the notify stage"))
 	}
-	if e.Replay != nil && e.Replay.Mode == ReplayFullRestart && e.Stage != domain.StageFetch {
+	if e.Replay != nil && e.Replay.Mode == ModeFullRestart && e.Stage != domain.StageFetch {
 		errs = append(errs, errors.New("a full restart must be sent to the fetch stage"))
 	}
 	if len(errs) > 0 {
@@ -139,7 +143,7 @@ func (e Envelope) Encode() (string, error) {
 // end up in the job's history.
 func Redeliver(j *job.Job, actor, note string, now time.Time) Envelope {
 	e := ForJob(j, domain.StageNotify, now)
-	e.Replay = &Replay{Mode: ReplayRedeliver, RequestedBy: actor, RequestedAt: e.SentAt, Note: note}
+	e.Replay = &Request{Mode: ModeRedeliver, RequestedBy: actor, RequestedAt: e.SentAt, Note: note}
 	return e
 }
 

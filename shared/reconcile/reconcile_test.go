@@ -208,7 +208,7 @@ func TestSucceededJobsRowIsRedelivered(t *testing.T) {
 			t.Fatalf("%d redeliveries sent, want 1", len(q.sent))
 		}
 		e := q.sent[0]
-		if e.Stage != domain.StageNotify || e.JobID != "job-running" || e.Replay == nil || e.Replay.Mode != envelope.ReplayRedeliver ||
+		if e.Stage != domain.StageNotify || e.JobID != "job-running" || e.Replay == nil || e.Replay.Mode != envelope.ModeRedeliver ||
 			e.Replay.RequestedBy != "reconciler" || !strings.Contains(e.Replay.Note, ReasonUnproven) || e.Validate() != nil {
 			t.Errorf("redelivery %+v (replay %+v)", e, e.Replay)
 		}

@@ -42,7 +42,7 @@ const (
 	ReasonPathSeparator  = "normalized_path_separator"
 	ReasonIntegralString = "integral_string_to_integer"
 	ReasonIntegralNumber = "integral_number_canonicalized" // e.g. 12.0 -> 12
-	ReasonPathReconciled = "path_reconciled"               // finding path rewritten to the changed_files entry
+	ReasonPathMatched    = "path_reconciled"               // finding path matched to (rewritten as) its changed_files entry; the logged value keeps the spec's "file-path reconciliation" (RC-5)
 
 	// Merge's reasons: a duplicate merged, a finding id replaced by the
 	// fingerprint's (the one identity of a finding, rule RC-11).

@@ -195,7 +195,7 @@ func (p *parser) findings(items []any, changed []string, newerMinor bool) []doma
 			continue
 		}
 		if path != c.f.File {
-			p.coerced(c.index, c.f.ID, "file", ReasonPathReconciled, jsonLiteral(c.f.File), jsonLiteral(path))
+			p.coerced(c.index, c.f.ID, "file", ReasonPathMatched, jsonLiteral(c.f.File), jsonLiteral(path))
 			c.f.File = path
 		}
 		kept = append(kept, c.f)

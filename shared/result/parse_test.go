@@ -215,13 +215,13 @@ func TestParseCoercions(t *testing.T) {
 		{"line number with zero fraction", findingJSON(map[string]any{"line": json.Number("12.0")}), changed,
 			map[string]any{"line": 12}, []string{ReasonIntegralNumber}},
 		{"dot slash", findingJSON(map[string]any{"file": "./src/local.c"}), changed,
-			map[string]any{"file": "src/local.c"}, []string{ReasonPathReconciled}},
+			map[string]any{"file": "src/local.c"}, []string{ReasonPathMatched}},
 		{"depot path without slashes", findingJSON(map[string]any{"file": "depot/main/src/a.c"}), changed,
-			map[string]any{"file": "//depot/main/src/a.c"}, []string{ReasonPathReconciled}},
+			map[string]any{"file": "//depot/main/src/a.c"}, []string{ReasonPathMatched}},
 		{"windows dot slash", findingJSON(map[string]any{"file": `.\src\local.c`}), changed,
-			map[string]any{"file": "src/local.c"}, []string{ReasonPathSeparator, ReasonPathReconciled}},
+			map[string]any{"file": "src/local.c"}, []string{ReasonPathSeparator, ReasonPathMatched}},
 		{"changed list in local form", findingJSON(map[string]any{"file": "//depot/x.c"}), []string{"./depot/x.c"},
-			map[string]any{"file": "./depot/x.c"}, []string{ReasonPathReconciled}},
+			map[string]any{"file": "./depot/x.c"}, []string{ReasonPathMatched}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -446,7 +446,7 @@ func TestParsePathSuffix(t *testing.T) {
 				}
 				return
 			}
-			if len(res.Findings) != 1 || res.Findings[0].File != tt.want || !diags.Has(KindCoercion, ReasonPathReconciled) {
+			if len(res.Findings) != 1 || res.Findings[0].File != tt.want || !diags.Has(KindCoercion, ReasonPathMatched) {
 				t.Errorf("findings %+v diags %v, want reconciled to %s", res.Findings, diags, tt.want)
 			}
 		})

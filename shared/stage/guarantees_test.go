@@ -116,18 +116,18 @@ func TestRedeliveryOfASucceededJob(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
-		replay  *envelope.Replay
+		replay  *envelope.Request
 		err     error
 		want    outcome
 		runs    int
 		history string // the last history entry's type, "" for none added
 	}{
-		{name: "redelivery: delivered, recorded", replay: &envelope.Replay{Mode: envelope.ReplayRedeliver, RequestedBy: "reconciler", Note: "marked sent without provider evidence"},
+		{name: "redelivery: delivered, recorded", replay: &envelope.Request{Mode: envelope.ModeRedeliver, RequestedBy: "reconciler", Note: "marked sent without provider evidence"},
 			want: ack, runs: 1, history: "operator_redelivered"},
 		{name: "plain duplicate of a succeeded job: nothing runs", want: ack},
-		{name: "redelivery failing retryably comes back", replay: &envelope.Replay{Mode: envelope.ReplayRedeliver, RequestedBy: "ops", Note: "INC-1"},
+		{name: "redelivery failing retryably comes back", replay: &envelope.Request{Mode: envelope.ModeRedeliver, RequestedBy: "ops", Note: "INC-1"},
 			err: failure.Errorf(failure.NetworkTimeout, "relay down"), want: leave, runs: 1},
-		{name: "redelivery failing for good is recorded", replay: &envelope.Replay{Mode: envelope.ReplayRedeliver, RequestedBy: "ops", Note: "INC-1"},
+		{name: "redelivery failing for good is recorded", replay: &envelope.Request{Mode: envelope.ModeRedeliver, RequestedBy: "ops", Note: "INC-1"},
 			err: failure.Errorf(failure.NotFound, "no such mailbox"), want: ack, runs: 1, history: "operator_redelivery_failed"},
 	}
 	for _, tt := range tests {

@@ -107,7 +107,7 @@ type Runtime struct {
 	// message returns within the lease.
 	QueueVisibility time.Duration
 	// Redeliver, when set (the notify stage), runs for a succeeded job whose
-	// message asks for a redelivery (envelope.ReplayRedeliver): it delivers
+	// message asks for a redelivery (envelope.ModeRedeliver): it delivers
 	// the rows left pending under their existing keys. The job is not
 	// reopened; the outcome goes into its history.
 	Redeliver Processor
@@ -243,7 +243,7 @@ func (r *Runtime) applyReplay(ctx context.Context, env envelope.Envelope, messag
 	now := r.now()
 	var err error
 	switch {
-	case env.Replay != nil && env.Replay.Mode == envelope.ReplayFullRestart:
+	case env.Replay != nil && env.Replay.Mode == envelope.ModeFullRestart:
 		_, err = r.Jobs.Restart(ctx, env.JobID, env.Replay.RequestedBy, messageID, now, 2*r.Lease)
 		if err == nil {
 			r.Log.InfoContext(ctx, "job restarted from fetch", "requested_by", env.Replay.RequestedBy)
@@ -278,7 +278,7 @@ func (r *Runtime) refused(ctx context.Context, env envelope.Envelope, rec events
 		r.Log.InfoContext(ctx, "duplicate message of a completed stage acknowledged", "reason", refused.Reason, "job_state", j.State, "job_stage", j.Stage)
 		return ack
 	case job.RefusedSucceeded, job.RefusedStaleStage:
-		if refused.Reason == job.RefusedSucceeded && env.Replay != nil && env.Replay.Mode == envelope.ReplayRedeliver {
+		if refused.Reason == job.RefusedSucceeded && env.Replay != nil && env.Replay.Mode == envelope.ModeRedeliver {
 			return r.redeliver(ctx, env, rec, j)
 		}
 		r.Log.InfoContext(ctx, "duplicate or stale message acknowledged", "reason", refused.Reason, "job_state", j.State, "job_stage", j.Stage)

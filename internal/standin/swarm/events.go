@@ -76,12 +76,12 @@ func (s *Server) queueEvent(event string, c Comment) {
 	s.pending = append(s.pending, pendingEvent{id: deliveryID(), event: event, review: review, body: body})
 }
 
-// DeliverOptions say how DeliverEvents sends: Redeliver posts every
+// DeliverOptions say how DeliverEvents sends: SendTwice posts every
 // delivery that was answered 2xx once more, with the same delivery id, as
 // a sender does whose answer was lost; Key signs in place of the target's
 // secret (a forged delivery).
 type DeliverOptions struct {
-	Redeliver bool
+	SendTwice bool // Swarm's retry of a webhook; not the notify stage's redeliver
 	Key       []byte
 	// Review, when set, sends only that review's deliveries; the others
 	// stay queued (tests share one stand-in, and each test's reactions are
@@ -116,7 +116,7 @@ func (s *Server) DeliverEvents(ctx context.Context, o DeliverOptions) []EventAtt
 			kept = append(kept, e)
 			continue
 		}
-		if o.Redeliver {
+		if o.SendTwice {
 			out = append(out, s.post(ctx, t.URL, key, e))
 		}
 	}

@@ -13,7 +13,7 @@ import (
 )
 
 // The stand-in's webhook: each reaction is one signed delivery, with an id
-// the receiver can deduplicate by; Redeliver sends it again under the same
+// the receiver can deduplicate by; SendTwice sends it again under the same
 // id; a delivery not answered 2xx stays queued and is sent again later. The
 // receiver's defaults (shared/swarmevents) read what it sends.
 func TestEventsAreSignedDeliveriesWithRetries(t *testing.T) {
@@ -64,7 +64,7 @@ func TestEventsAreSignedDeliveriesWithRetries(t *testing.T) {
 	if len(forged) != 2 || forged[0].Status != http.StatusUnauthorized || len(seen) != 0 {
 		t.Fatalf("forged: %+v (seen %v), want both refused", forged, seen)
 	}
-	first := s.DeliverEvents(context.Background(), DeliverOptions{Redeliver: true})
+	first := s.DeliverEvents(context.Background(), DeliverOptions{SendTwice: true})
 	if len(first) != 3 || first[0].ID != first[1].ID || first[0].Event != EventCommentUpdated || first[2].Status != http.StatusServiceUnavailable {
 		t.Fatalf("first delivery: %+v, want the update twice under one id and the reply refused", first)
 	}

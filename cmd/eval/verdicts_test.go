@@ -33,7 +33,7 @@ func writeOutcomes(t *testing.T, recs ...outcome.Record) string {
 // A candidate's findings are judged by the recorded fate of the same
 // finding (fingerprint) first, else by the majority of its kind's settled
 // fates; a tie, an unsettled or an unseen kind gives no verdict.
-func TestReplayJudgesByFingerprintThenKind(t *testing.T) {
+func TestVerdictsJudgeByFingerprintThenKind(t *testing.T) {
 	cases, err := loadCorpus("../../eval/corpus")
 	if err != nil {
 		t.Fatal(err)
@@ -63,20 +63,20 @@ func TestReplayJudgesByFingerprintThenKind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var p Replay
+	var p Verdicts
 	p.add(rec, resultWith(same, byKind, tie, unseen), &cs)
-	if want := (Replay{Findings: 4, ByFingerprint: 1, ByKind: 1, Accepted: 1, Dismissed: 1, NoVerdict: 2}); p != want {
-		t.Errorf("replay = %+v, want %+v", p, want)
+	if want := (Verdicts{Findings: 4, ByFingerprint: 1, ByKind: 1, Accepted: 1, Dismissed: 1, NoVerdict: 2}); p != want {
+		t.Errorf("verdicts = %+v, want %+v", p, want)
 	}
 	var out bytes.Buffer
-	printReplay(&out, path, rec, []Score{{Provider: "p", Model: "m", PromptVersion: "1.2.0", Replay: p}})
+	printVerdicts(&out, path, rec, []Score{{Provider: "p", Model: "m", PromptVersion: "1.2.0", Verdicts: p}})
 	for _, want := range []string{
 		"| prompt version 1.0.0 | 3 | 2 | 1 | 0 | 0 | 0.67 (2 of 3) |",
 		"| prompt version 1.2.0 | 6 | 3 | 2 | 0 | 1 | 0.60 (3 of 5) |",
 		"| p | m | 1.2.0 | 4 | 1 | 1 | 1 | 1 | 2 | 0.50 (1 of 2) |",
 	} {
 		if !strings.Contains(out.String(), want) {
-			t.Errorf("replay tables lack %q:\n%s", want, out.String())
+			t.Errorf("verdict tables lack %q:\n%s", want, out.String())
 		}
 	}
 	// A file that is not an export is refused, naming the line.
@@ -90,7 +90,7 @@ func TestReplayJudgesByFingerprintThenKind(t *testing.T) {
 // `make eval -outcomes`: the stand-in's strcpy and sprintf findings, kinds
 // reviewers dismissed, would be dismissed; its TODO findings, a kind they
 // accepted, accepted.
-func TestEvalReplaysRecordedOutcomes(t *testing.T) {
+func TestEvalJudgesByRecordedOutcomes(t *testing.T) {
 	var recs []outcome.Record
 	for i, r := range []struct {
 		cat, kind string
@@ -113,12 +113,12 @@ func TestEvalReplaysRecordedOutcomes(t *testing.T) {
 		}
 	}
 	if len(row) != 10 {
-		t.Fatalf("no replay row:\n%s", out.String())
+		t.Fatalf("no verdicts row:\n%s", out.String())
 	}
 	// findings, by fingerprint, by kind, accepted, dismissed, no verdict, acceptance
 	todo := strings.Count(out.String(), "TODO left in code")
 	unbounded := strings.Count(out.String(), "Unbounded strcpy") + strings.Count(out.String(), "Unbounded sprintf")
 	if row[4] != "0" || todo == 0 || unbounded <= todo || row[6] != strconv.Itoa(todo) || row[7] != strconv.Itoa(unbounded) || !strings.Contains(out.String(), "| model real-model | 4 | 1 | 3 |") {
-		t.Errorf("replay row %v: want the %d TODO findings accepted and the %d strcpy and sprintf ones dismissed, judged by kind\n%s", row, todo, unbounded, out.String())
+		t.Errorf("verdicts row %v: want the %d TODO findings accepted and the %d strcpy and sprintf ones dismissed, judged by kind\n%s", row, todo, unbounded, out.String())
 	}
 }

@@ -25,7 +25,7 @@ type Recorded struct {
 }
 
 // loadOutcomes reads an export: one outcome.Record as JSON a line. A line
-// that is not one is an error naming it: a replay on part of the file
+// that is not one is an error naming it: verdicts on part of the file
 // would mislead.
 func loadOutcomes(path string) (*Recorded, error) {
 	f, err := os.Open(path)
@@ -73,17 +73,17 @@ func (r *Recorded) add(rec outcome.Record) {
 	}
 }
 
-// Replay is one configuration's findings judged by the recorded outcomes:
+// Verdicts is one configuration's findings judged by the recorded outcomes:
 // the same fingerprint's fate where it was recorded, else its kind's
 // majority (more accepted than dismissed, or the other way); a tie, a kind
 // with no settled record, or none at all gives no verdict.
-type Replay struct {
+type Verdicts struct {
 	Findings, ByFingerprint, ByKind int
 	Accepted, Dismissed, NoVerdict  int
 }
 
 // add judges one review's findings on the changeset they were made on.
-func (p *Replay) add(r *Recorded, res domain.ReviewResult, cs *domain.Changeset) {
+func (p *Verdicts) add(r *Recorded, res domain.ReviewResult, cs *domain.Changeset) {
 	for _, c := range rerun.Distinct(res.Findings, cs) {
 		p.Findings++
 		if fate, ok := r.byFP[c.Fingerprint]; ok && (fate.Accepted() || fate.Dismissive()) {
@@ -101,7 +101,7 @@ func (p *Replay) add(r *Recorded, res domain.ReviewResult, cs *domain.Changeset)
 	}
 }
 
-func (p *Replay) count(accepted bool) {
+func (p *Verdicts) count(accepted bool) {
 	if accepted {
 		p.Accepted++
 	} else {
@@ -109,9 +109,9 @@ func (p *Replay) count(accepted bool) {
 	}
 }
 
-// printReplay writes the recorded acceptance of each prompt version and
-// model (real traffic), then each configuration's replay, as Markdown.
-func printReplay(w io.Writer, path string, r *Recorded, scores []Score) {
+// printVerdicts writes the recorded acceptance of each prompt version and
+// model (real traffic), then each configuration's verdicts, as Markdown.
+func printVerdicts(w io.Writer, path string, r *Recorded, scores []Score) {
 	fmt.Fprintf(w, "\nRecorded outcomes in %s (%d findings; e-mail-only ones are unknown, never accepted):\n\n", path, len(r.Records))
 	fmt.Fprintln(w, "| recorded | findings | accepted | dismissed | open | unknown | acceptance |\n| --- | --- | --- | --- | --- | --- | --- |")
 	for _, d := range []outcome.Dimension{outcome.ByPromptVersion, outcome.ByModel} {
@@ -123,7 +123,7 @@ func printReplay(w io.Writer, path string, r *Recorded, scores []Score) {
 	fmt.Fprintf(w, "\nThe corpus's findings judged by them (same fingerprint, else the kind's majority):\n\n")
 	fmt.Fprintln(w, "| provider | model | prompt | findings | by fingerprint | by kind | would be accepted | would be dismissed | no verdict | acceptance |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 	for _, s := range scores {
-		p := s.Replay
+		p := s.Verdicts
 		fmt.Fprintf(w, "| %s | %s | %s | %d | %d | %d | %d | %d | %d | %s |\n", s.Provider, s.Model, s.PromptVersion, p.Findings, p.ByFingerprint, p.ByKind,
 			p.Accepted, p.Dismissed, p.NoVerdict, share(p.Accepted, p.Accepted+p.Dismissed))
 	}

@@ -1,0 +1,291 @@
+package repocheck
+
+import (
+	"fmt"
+	"go/ast"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// codeIndex is what the glossary may cite, read from the Go files of a tree:
+// packages by name, the names each package declares, string literals
+// (settings, environment variables, statuses, modes), the operator tool's
+// commands, and the exported names a word rule applies to.
+type codeIndex struct {
+	root     string
+	dirsOf   map[string][]string        // package name -> its directories
+	names    map[string]map[string]bool // directory -> "T", "F", "T.M", "T.Field"
+	methods  map[string]map[string]bool // directory -> "M" of each method T.M
+	declared map[string][]string        // a name's last element -> directories declaring it
+	strs     map[string]bool            // string literal values, struct tag values
+	cmdStrs  map[string]bool            // the string literals of cmd/criticizer
+	commands [][]string                 // cmd/criticizer's usage lines, as command words
+	exported []exportedName             // non-test files only
+}
+
+// exportedName is one exported type, function, method, constant or
+// variable, an exported member (field or interface method) of an exported
+// type, or a package's own name (kind "package").
+type exportedName struct {
+	at, dir, kind, name string
+}
+
+// usageLine is a command line of cmd/criticizer's doc comment, its
+// bracketed global flags removed.
+var (
+	usageLine   = regexp.MustCompile(`^\s*criticizer\s+(.*)$`)
+	bracketed   = regexp.MustCompile(`\[[^\]]*\]`)
+	commandWord = regexp.MustCompile(`^[a-z][a-z-]*$`)
+	tagValue    = regexp.MustCompile(`:"([^",]*)`)
+)
+
+// indexCode parses every .go file under dirs (relative to root).
+func indexCode(root string, dirs ...string) (*codeIndex, error) {
+	ix := &codeIndex{root: root, dirsOf: map[string][]string{}, names: map[string]map[string]bool{}, methods: map[string]map[string]bool{},
+		declared: map[string][]string{}, strs: map[string]bool{}, cmdStrs: map[string]bool{}}
+	seenPkg := map[string]bool{}
+	err := walkGo(root, dirs, func(rel string, f *ast.File, fset *token.FileSet) {
+		dir, test := filepath.ToSlash(filepath.Dir(rel)), strings.HasSuffix(rel, "_test.go")
+		pkg := strings.TrimSuffix(f.Name.Name, "_test")
+		if !slices.Contains(ix.dirsOf[pkg], dir) {
+			ix.dirsOf[pkg] = append(ix.dirsOf[pkg], dir)
+		}
+		if !test && !seenPkg[dir] {
+			seenPkg[dir] = true
+			ix.exported = append(ix.exported, exportedName{dir, dir, "package", filepath.Base(dir)})
+		}
+		if ix.names[dir] == nil {
+			ix.names[dir], ix.methods[dir] = map[string]bool{}, map[string]bool{}
+		}
+		at := func(p token.Pos) string { return fmt.Sprintf("%s:%d", rel, fset.Position(p).Line) }
+		ix.declare(f, dir, test, at)
+		ix.literals(f, dir == "cmd/criticizer")
+		if dir == "cmd/criticizer" && f.Doc != nil {
+			ix.usage(f.Doc.Text())
+		}
+	})
+	return ix, err
+}
+
+// declare records f's top-level names, methods, fields and interface
+// methods; the exported ones of a non-test file are also kept for the word
+// rules.
+func (ix *codeIndex) declare(f *ast.File, dir string, test bool, at func(token.Pos) string) {
+	add := func(name string, pos token.Pos, kind string, export bool) {
+		ix.names[dir][name] = true
+		last := name[strings.LastIndex(name, ".")+1:]
+		if !slices.Contains(ix.declared[last], dir) {
+			ix.declared[last] = append(ix.declared[last], dir)
+		}
+		if export && !test && ast.IsExported(last) {
+			ix.exported = append(ix.exported, exportedName{at(pos), dir, kind, name})
+		}
+	}
+	for _, d := range f.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			add(funcName(d), d.Pos(), "func", d.Recv == nil || ast.IsExported(strings.Split(funcName(d), ".")[0]))
+			if d.Recv != nil {
+				ix.methods[dir][d.Name.Name] = true
+			}
+		case *ast.GenDecl:
+			for _, s := range d.Specs {
+				switch s := s.(type) {
+				case *ast.TypeSpec:
+					add(s.Name.Name, s.Pos(), "type", true)
+					for _, m := range members(s) {
+						add(s.Name.Name+"."+m.Name, m.Pos(), "member", ast.IsExported(s.Name.Name))
+					}
+				case *ast.ValueSpec:
+					for _, n := range s.Names {
+						add(n.Name, n.Pos(), d.Tok.String(), true)
+					}
+				}
+			}
+		}
+	}
+}
+
+// members are a struct type's field names or an interface's method names.
+func members(s *ast.TypeSpec) []*ast.Ident {
+	var list *ast.FieldList
+	switch t := s.Type.(type) {
+	case *ast.StructType:
+		list = t.Fields
+	case *ast.InterfaceType:
+		list = t.Methods
+	}
+	var out []*ast.Ident
+	if list != nil {
+		for _, f := range list.List {
+			out = append(out, f.Names...)
+		}
+	}
+	return out
+}
+
+// literals records every string literal, and each value of a struct tag
+// (`json:"review_version,omitempty"` gives review_version).
+func (ix *codeIndex) literals(f *ast.File, operatorTool bool) {
+	ast.Inspect(f, func(n ast.Node) bool {
+		lit, ok := n.(*ast.BasicLit)
+		if !ok || lit.Kind != token.STRING {
+			return true
+		}
+		v, err := strconv.Unquote(lit.Value)
+		if err != nil {
+			return true
+		}
+		ix.strs[v] = true
+		if operatorTool {
+			ix.cmdStrs[v] = true
+		}
+		if strings.HasPrefix(lit.Value, "`") {
+			for _, m := range tagValue.FindAllStringSubmatch(v, -1) {
+				ix.strs[m[1]] = true
+			}
+		}
+		return true
+	})
+}
+
+// usage records the command words of each "criticizer …" line of the
+// operator tool's doc comment: "dlq replay" of
+// "criticizer [--stack NAME] [--json] dlq replay --stage S …".
+func (ix *codeIndex) usage(doc string) {
+	for _, line := range strings.Split(doc, "\n") {
+		m := usageLine.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		var words []string
+		for _, w := range strings.Fields(bracketed.ReplaceAllString(m[1], "")) {
+			if !commandWord.MatchString(w) {
+				break
+			}
+			words = append(words, w)
+		}
+		ix.commands = append(ix.commands, words)
+	}
+}
+
+// outsidePackages are packages outside the module the glossary may name by
+// their package name.
+var outsidePackages = []string{"slog"}
+
+// glossarySection is docs/design.md's "Words with one meaning", up to the
+// next section.
+func glossarySection(doc string) (string, bool) {
+	_, section, ok := strings.Cut(doc, "\n## Words with one meaning\n")
+	section, _, _ = strings.Cut(section, "\n## ")
+	return section, ok
+}
+
+// GlossaryReferences checks every code span of the glossary in doc (the text
+// of docs/design.md) against the code under root: `pkg.Name` and
+// `pkg.Type.Member` are declared there, a path exists, `criticizer …` is a
+// command of the operator tool, and any other span is a declared name, a
+// package name or a string literal (a setting, environment variable, status
+// or mode). It returns one line per broken reference.
+func GlossaryReferences(doc string, ix *codeIndex) []string {
+	section, ok := glossarySection(doc)
+	if !ok {
+		return []string{`docs/design.md has no "## Words with one meaning" section`}
+	}
+	var out []string
+	for _, span := range backquoted(section) {
+		if p := ix.reference(span); p != "" {
+			out = append(out, fmt.Sprintf("glossary: `%s`: %s", span, p))
+		}
+	}
+	return out
+}
+
+var qualified = regexp.MustCompile(`^([a-z]\w*)\.([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)$`)
+
+// reference returns why span names nothing in the code, or "".
+func (ix *codeIndex) reference(span string) string {
+	span = strings.TrimPrefix(span, "*")
+	if i := strings.Index(span, "…"); i >= 0 { // `internal/standin/…`: the directory
+		span = strings.TrimSuffix(span[:i], "/")
+		if span == "" {
+			return ""
+		}
+	}
+	if words, ok := strings.CutPrefix(span, "criticizer "); ok {
+		return ix.command(strings.Fields(words))
+	}
+	if strings.Contains(span, "/") {
+		if _, err := os.Stat(filepath.Join(ix.root, span)); err != nil {
+			return "no such path"
+		}
+		return ""
+	}
+	if m := qualified.FindStringSubmatch(span); m != nil {
+		if slices.Contains(outsidePackages, m[1]) {
+			return ""
+		}
+		if len(ix.dirsOf[m[1]]) == 0 {
+			return "no package " + m[1]
+		}
+		if len(ix.declaring(m[1], m[2])) == 0 {
+			return fmt.Sprintf("package %s (%s) declares no %s", m[1], strings.Join(ix.packageDirs(m[1]), ", "), m[2])
+		}
+		return ""
+	}
+	if len(ix.declared[span]) > 0 || len(ix.dirsOf[span]) > 0 || ix.strs[span] {
+		return ""
+	}
+	return "no declared name, package or string literal"
+}
+
+// packageDirs are the directories a package name in the glossary stands
+// for: the shared/ package of that name where there is one (`swarm.Review`
+// is shared/swarm's, not the Swarm stand-in's), else every package so named.
+func (ix *codeIndex) packageDirs(pkg string) []string {
+	var shared []string
+	for _, d := range ix.dirsOf[pkg] {
+		if strings.HasPrefix(d, "shared/") {
+			shared = append(shared, d)
+		}
+	}
+	if len(shared) > 0 {
+		return shared
+	}
+	return ix.dirsOf[pkg]
+}
+
+// declaring returns the directories of package pkg that declare name: a
+// top-level name, a type's member (Type.Member), or, as prose cites one by
+// its package (`store.Retry` for the method Store.Retry), a method.
+func (ix *codeIndex) declaring(pkg, name string) []string {
+	var out []string
+	for _, d := range ix.packageDirs(pkg) {
+		if ix.names[d][name] || ix.methods[d][name] {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// command returns why words are not a command of the operator tool: each
+// must begin a usage line of its doc comment and be a string literal the
+// tool dispatches on.
+func (ix *codeIndex) command(words []string) string {
+	for _, w := range words {
+		if !ix.cmdStrs[w] {
+			return fmt.Sprintf("cmd/criticizer never reads %q", w)
+		}
+	}
+	for _, c := range ix.commands {
+		if len(c) >= len(words) && slices.Equal(c[:len(words)], words) {
+			return ""
+		}
+	}
+	return "no such command in cmd/criticizer's usage"
+}
