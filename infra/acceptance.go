@@ -11,12 +11,12 @@ import (
 )
 
 // addAcceptanceAlarm adds the rollback alarm on acceptance (issue 32): the
-// share of settled findings reviewers accepted over a day, below the
+// share of judged findings reviewers accepted over a day, below the
 // environment's acceptanceAlarmThreshold, pages once at least
-// acceptanceAlarmMinSample findings settled that day. The share is
-// Sum(outcome.AcceptanceMetric) / Sum(outcome.SettledMetric), the deltas
-// outcome.Settled emits by Environment alone, so a finding that flips
-// class counts once; a day with fewer settled findings reads 1 (never a
+// acceptanceAlarmMinSample findings judged that day. The share is
+// Sum(outcome.AcceptanceMetric) / Sum(outcome.JudgedMetric), the deltas
+// outcome.FateMoved emits by Environment alone, so a finding that flips
+// class counts once; a day with fewer judged findings reads 1 (never a
 // breach: one dismissal is not a trend), and a day with none is missing
 // data, not a breach. A day is the period because reactions come over
 // days, not minutes. 0 turns it off.
@@ -39,13 +39,13 @@ func addAcceptanceAlarm(stack awscdk.Stack, env string, cfg EnvConfig, mathAlarm
 		})
 	}
 	share := awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
-		Expression: jsii.String(fmt.Sprintf("IF(settled >= %d, accepted / settled, 1)", cfg.AcceptanceAlarmMinSample)),
+		Expression: jsii.String(fmt.Sprintf("IF(judged >= %d, accepted / judged, 1)", cfg.AcceptanceAlarmMinSample)),
 		UsingMetrics: &map[string]awscloudwatch.IMetric{
 			"accepted": daily(outcome.AcceptanceMetric),
-			"settled":  daily(outcome.SettledMetric),
+			"judged":   daily(outcome.JudgedMetric),
 		},
 		Period: awscdk.Duration_Days(jsii.Number(1)),
-		Label:  jsii.String("share of settled findings accepted"),
+		Label:  jsii.String("share of judged findings accepted"),
 	})
 	a := awscloudwatch.NewAlarm(stack, jsii.String("AcceptanceAlarm"), &awscloudwatch.AlarmProps{
 		AlarmDescription: jsii.String(fmt.Sprintf("Reviewers accepted under %v of at least %d findings they reacted to over a day: see docs/operating.md#acceptancealarm; roll the prompt or model back",

@@ -17,14 +17,14 @@ import (
 // TestAcceptanceAlarm: every environment deploys the rollback alarm on
 // acceptance with its own acceptanceAlarmThreshold and
 // acceptanceAlarmMinSample from cdk.json, and the alarm as synthesized
-// fires on a day of at least the minimum sample of settled findings whose
+// fires on a day of at least the minimum sample of judged findings whose
 // acceptance is below the threshold, and only then: a day with fewer
-// settled findings stays OK however they went, and a finding that flips
+// judged findings stays OK however they went, and a finding that flips
 // class (liked, then dismissed) counts once.
 //
 // The alarm is evaluated here in Go from its definition (metric math
 // expression, the namespace, metrics, dimensions and statistics it reads,
-// threshold, operator, missing data) against the EMF lines outcome.Settled
+// threshold, operator, missing data) against the EMF lines outcome.FateMoved
 // writes, because the emulator evaluates no metric-math alarm (MiniStack's
 // CloudFormation rejects one, so the harness deploys without it: infra's
 // metricMathAlarms) and matches an alarm's points by namespace and metric
@@ -57,7 +57,7 @@ func TestAcceptanceAlarm(t *testing.T) {
 		if alarm["Threshold"] != stated || alarm["ComparisonOperator"] != "LessThanThreshold" || alarm["EvaluationPeriods"] != float64(1) {
 			t.Errorf("%s AcceptanceAlarm = %v: want one day's acceptance below %v", env, alarm, stated)
 		}
-		want := fmt.Sprintf("IF(settled >= %d, accepted / settled, 1)", int(sample))
+		want := fmt.Sprintf("IF(judged >= %d, accepted / judged, 1)", int(sample))
 		if e, _ := expression(alarm); e["Expression"] != want {
 			t.Errorf("%s AcceptanceAlarm expression %v: want %s", env, e["Expression"], want)
 		}
@@ -78,20 +78,20 @@ func TestAcceptanceAlarm(t *testing.T) {
 	if alarm == nil {
 		return
 	}
-	// prod's alarm, over a day of fates settled in prod.
+	// prod's alarm, over a day of fates judged in prod.
 	day := func(accepted, dismissed, flipped int) []byte {
 		var buf bytes.Buffer
 		m := obs.NewMetrics(&buf, "prod")
 		rec := outcome.Record{PromptVersion: "1.1.0", Model: "claude"}
 		for range accepted {
-			outcome.Settled(m, rec, outcome.Open, outcome.Addressed)
+			outcome.FateMoved(m, rec, outcome.Open, outcome.Addressed)
 		}
 		for range dismissed {
-			outcome.Settled(m, rec, outcome.Open, outcome.Dismissed)
+			outcome.FateMoved(m, rec, outcome.Open, outcome.Dismissed)
 		}
 		for range flipped { // liked, then argued with, the same day
-			outcome.Settled(m, rec, outcome.Open, outcome.Liked)
-			outcome.Settled(m, rec, outcome.Liked, outcome.Dismissed)
+			outcome.FateMoved(m, rec, outcome.Open, outcome.Liked)
+			outcome.FateMoved(m, rec, outcome.Liked, outcome.Dismissed)
 		}
 		return buf.Bytes()
 	}
@@ -102,15 +102,15 @@ func TestAcceptanceAlarm(t *testing.T) {
 		accepted, dismissed, flipped int
 		fires                        bool
 	}{
-		{"enough settled, acceptance below the threshold", 2, sample, 0, true},
-		{"enough settled, acceptance at the threshold's level or above", sample, sample, 0, false},
-		{"fewer settled than the minimum sample, all dismissed", 0, few, 0, false},
+		{"enough judged, acceptance below the threshold", 2, sample, 0, true},
+		{"enough judged, acceptance at the threshold's level or above", sample, sample, 0, false},
+		{"fewer judged than the minimum sample, all dismissed", 0, few, 0, false},
 		{"one dismissed finding", 0, 1, 0, false},
-		// Each flip is one settled finding, not accepted: counted twice it
+		// Each flip is one judged finding, not accepted: counted twice it
 		// would make the sample (2 × few) and the share (few of 2 × few).
 		{"flips counted once: below the sample", 0, 0, few, false},
 		{"flips counted once: enough, and none accepted", 0, 1, few, true},
-		{"no settled findings (missing data)", 0, 0, 0, false},
+		{"no judged findings (missing data)", 0, 0, 0, false},
 	} {
 		if got := fires(t, alarm, day(tt.accepted, tt.dismissed, tt.flipped)); got != tt.fires {
 			t.Errorf("%s (%d accepted, %d dismissed, %d flipped; threshold %v, sample %d): fires %v, want %v", tt.name, tt.accepted, tt.dismissed, tt.flipped, threshold, sample, got, tt.fires)

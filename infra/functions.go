@@ -368,7 +368,7 @@ func newNotifyFunction(f *functionFactory, p functionsProps) awslambda.Function 
 	g.grant(jsii.Strings("dynamodb:GetItem", "dynamodb:UpdateItem"), itemJob, itemOutbox)
 	g.grant(jsii.Strings("dynamodb:PutItem"), itemOutbox)
 	g.grant(jsii.Strings("dynamodb:Query"), itemOutbox, itemDelivery, itemLedger) // LEDGER#: reruns grouped new / still open / resolved
-	// OUTCOME#: a posted finding recorded, its fate settled, the review watched.
+	// OUTCOME#: a posted finding recorded, its fate judged, the review watched.
 	g.grant(jsii.Strings("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query"), itemOutcome)
 	p.notify.dlq.GrantSendMessages(fn)
 	p.redacted.GrantRead(fn, nil)
@@ -413,7 +413,7 @@ func newSweeperFunction(f *functionFactory, p functionsProps) awslambda.Function
 	// one transaction (authorized per item action).
 	g.grant(jsii.Strings("dynamodb:PutItem", "dynamodb:DeleteItem"), itemOutbox)
 	// Reviewers' reactions: the watch list moved on (a transaction of a
-	// delete and a put), fates settled, the review's comment rows listed.
+	// delete and a put), fates judged, the review's comment rows listed.
 	g.grant(jsii.Strings("dynamodb:Query", "dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:UpdateItem"), itemOutcome)
 	g.grant(jsii.Strings("dynamodb:Query"), itemOutbox)
 	for _, s := range []*stage{p.fetch, p.llm, p.notify} {

@@ -47,7 +47,7 @@ func TestGuaranteeSettings(t *testing.T) {
 			"droppedFindingsSlo has no entry for prompt 1.1.0"},
 		{map[string]any{"promptCandidateVersion": "1.1.0", "promptCandidatePercent": 10, "validFindingsSlo": map[string]any{"1.1.0": 0.2},
 			"droppedFindingsSlo": map[string]any{"1.1.0": 0.3}}, ""},
-		// AcceptanceAlarm divides by the settled count once it reaches the sample.
+		// AcceptanceAlarm divides by the judged count once it reaches the sample.
 		{map[string]any{"acceptanceAlarmMinSample": 1}, ""},
 		{map[string]any{"acceptanceAlarmMinSample": 0}, "acceptanceAlarmMinSample 0"},
 	} {

@@ -91,7 +91,7 @@ func TestReviewerOutcomesAcceptance(t *testing.T) {
 	}
 
 	// A read of this review alone, as the sweeper reads each review it
-	// watches: the first settles the fates and tells the acceptance
+	// watches: the first judges the fates and tells the acceptance
 	// metrics; then copy.c, archived, is addressed, and the next read tells
 	// that flip; a read after it changes nothing and tells nothing. Read
 	// alone, because a sweeper pass reads every watched review, other
@@ -106,7 +106,7 @@ func TestReviewerOutcomesAcceptance(t *testing.T) {
 		t.Fatal(err)
 	}
 	if emitted.Len() == 0 {
-		t.Fatal("reading the review settled fates and told the acceptance metrics nothing")
+		t.Fatal("reading the review judged fates and told the acceptance metrics nothing")
 	}
 	must(env.local.Swarm.Address(one("copy.c").ID))
 	if flip, err := told.Read(ctx, review, nil); err != nil || flip.FatesChanged != 1 {
@@ -145,7 +145,7 @@ func TestReviewerOutcomesAcceptance(t *testing.T) {
 	now = now.Add(24 * time.Hour)
 	second, err := pass.Run(ctx)
 	must(err)
-	// The pass's counts span every watched review (others' may settle
+	// The pass's counts span every watched review (others' may judge
 	// now); that this one's records stay as they were is checked below.
 	if second.Read == 0 || second.Failed != 0 {
 		t.Errorf("second pass %+v: want the review read again", second)
@@ -169,8 +169,8 @@ func TestReviewerOutcomesAcceptance(t *testing.T) {
 	}
 	// The metrics the rollout gate and AcceptanceAlarm read, as the reads
 	// of this review alone told them, summed as CloudWatch sums a period:
-	// each settled finding once, copy.c's flip included (archived, then
-	// addressed: one settled finding, accepted), by prompt version and
+	// each judged finding once, copy.c's flip included (archived, then
+	// addressed: one judged finding, accepted), by prompt version and
 	// model and by environment alone.
 	sums := map[string]float64{}
 	for _, line := range bytes.Split(bytes.TrimSpace(emitted.Bytes()), []byte("\n")) {
@@ -178,7 +178,7 @@ func TestReviewerOutcomesAcceptance(t *testing.T) {
 		if err := json.Unmarshal(line, &rec); err != nil {
 			t.Fatalf("metric line %s: %v", line, err)
 		}
-		for _, name := range []string{outcome.SettledMetric, outcome.AcceptanceMetric} {
+		for _, name := range []string{outcome.JudgedMetric, outcome.AcceptanceMetric} {
 			v, ok := rec[name].(float64)
 			switch {
 			case !ok:
@@ -189,10 +189,10 @@ func TestReviewerOutcomesAcceptance(t *testing.T) {
 			}
 		}
 	}
-	wantSums := map[string]float64{outcome.SettledMetric: float64(1 + dismissed), outcome.AcceptanceMetric: 1,
-		outcome.SettledMetric + " by version": float64(1 + dismissed), outcome.AcceptanceMetric + " by version": 1}
+	wantSums := map[string]float64{outcome.JudgedMetric: float64(1 + dismissed), outcome.AcceptanceMetric: 1,
+		outcome.JudgedMetric + " by version": float64(1 + dismissed), outcome.AcceptanceMetric + " by version": 1}
 	if fmt.Sprint(sums) != fmt.Sprint(wantSums) {
-		t.Errorf("emitted sums %v (prompt version %s): want %v: %d settled, 1 accepted, each by version too", sums, byPrompt[0].Key, wantSums, 1+dismissed)
+		t.Errorf("emitted sums %v (prompt version %s): want %v: %d judged, 1 accepted, each by version too", sums, byPrompt[0].Key, wantSums, 1+dismissed)
 	}
 
 	// The next review under the same path: the shell finding (dismissed 3

@@ -33,10 +33,10 @@ func TestPromoteModelRefusesWorseAcceptance(t *testing.T) {
 	const stable, candidate = "gate-model-s", "gate-model-c"
 	prompt := result.StablePromptVersion
 	for i, tt := range []struct {
-		candidateAccepted int // of 40 settled; the stable model: 32 of 40
+		candidateAccepted int // of 40 judged; the stable model: 32 of 40
 		refuse            string
 	}{
-		{20, "candidate 50.0% accepted of 40 settled, current 80.0% accepted of 40 settled"},
+		{20, "candidate 50.0% accepted of 40 judged, current 80.0% accepted of 40 judged"},
 		{31, ""},
 	} {
 		envName := "mgate-" + string(rune('a'+i)) + time.Now().Format("150405")
@@ -49,8 +49,8 @@ func TestPromoteModelRefusesWorseAcceptance(t *testing.T) {
 			jobs = append(jobs, datum{"ReviewValidFindings", 1, llm}, datum{"ReviewFindingsDropped", 0, llm})
 		}
 		put(jobs...)
-		put(settledData(t, envName, prompt, candidate, tt.candidateAccepted, 40-tt.candidateAccepted, 0)...)
-		put(settledData(t, envName, prompt, stable, 32, 8, 0)...)
+		put(judgedData(t, envName, prompt, candidate, tt.candidateAccepted, 40-tt.candidateAccepted, 0)...)
+		put(judgedData(t, envName, prompt, stable, 32, 8, 0)...)
 
 		cdk := `{"context": {"environments": {"` + envName + `": {"llmModel": "` + stable + `", "llmModelCandidate": "` + candidate + `", "llmModelCandidatePercent": 10,
   "validFindingsSlo": {"` + prompt + `": 0.1}, "droppedFindingsSlo": {"` + prompt + `": 0.5}}}}}

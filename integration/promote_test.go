@@ -27,8 +27,8 @@ import (
 // prompt that meets its job SLOs but whose findings reviewers accepted
 // well below the stable prompt's, naming both shares and counts, and
 // leaves cdk.json as it was; with acceptance as good, it promotes. The
-// acceptance data are what outcome.Settled emits, flips of class included:
-// a finding liked and then dismissed counts as one settled finding. The
+// acceptance data are what outcome.FateMoved emits, flips of class included:
+// a finding liked and then dismissed counts as one judged finding. The
 // environment ("gate-N") is the test's own, so the data of other tests
 // and of the refused run do not count (CloudWatch keeps each dimension
 // combination apart; so does the emulator's GetMetricStatistics). The data
@@ -45,10 +45,10 @@ func TestPromoteRefusesWorseAcceptance(t *testing.T) {
 	}
 	const candidate, model = "1.1.0", "gate-model"
 	for i, tt := range []struct {
-		candidateAccepted, flipped int // of 40 settled, flipped of the rest liked then dismissed; the stable prompt: 32 of 40
+		candidateAccepted, flipped int // of 40 judged, flipped of the rest liked then dismissed; the stable prompt: 32 of 40
 		refuse                     string
 	}{
-		{20, 10, "candidate 50.0% accepted of 40 settled, current 80.0% accepted of 40 settled"},
+		{20, 10, "candidate 50.0% accepted of 40 judged, current 80.0% accepted of 40 judged"},
 		{31, 5, ""},
 	} {
 		envName := "gate-" + string(rune('a'+i)) + time.Now().Format("150405")
@@ -59,8 +59,8 @@ func TestPromoteRefusesWorseAcceptance(t *testing.T) {
 			jobs = append(jobs, datum{"ReviewValidFindings", 1, llm}, datum{"ReviewFindingsDropped", 0, llm})
 		}
 		put(jobs...)
-		put(settledData(t, envName, candidate, model, tt.candidateAccepted, 40-tt.candidateAccepted-tt.flipped, tt.flipped)...)
-		put(settledData(t, envName, result.StablePromptVersion, model, 32, 8, 0)...)
+		put(judgedData(t, envName, candidate, model, tt.candidateAccepted, 40-tt.candidateAccepted-tt.flipped, tt.flipped)...)
+		put(judgedData(t, envName, result.StablePromptVersion, model, 32, 8, 0)...)
 
 		cdk := `{"context": {"environments": {"` + envName + `": {"llmModel": "` + model + `", "promptCandidateVersion": "` + candidate + `", "promptCandidatePercent": 10,
   "validFindingsSlo": {"` + candidate + `": 0.1}, "droppedFindingsSlo": {"` + candidate + `": 0.5}}}}}
@@ -122,25 +122,25 @@ type datum struct {
 	dims   map[string]string
 }
 
-// settledData is what CloudWatch makes of the EMF lines outcome.Settled
+// judgedData is what CloudWatch makes of the EMF lines outcome.FateMoved
 // writes in environment envName for findings of version and model:
 // accepted accepted, dismissed dismissed, and flipped liked then
 // dismissed. Each metric of a line, per dimension set, becomes a data
 // point (the EMF specification).
-func settledData(t *testing.T, envName, version, model string, accepted, dismissed, flipped int) []datum {
+func judgedData(t *testing.T, envName, version, model string, accepted, dismissed, flipped int) []datum {
 	t.Helper()
 	var buf bytes.Buffer
 	m := obs.NewMetrics(&buf, envName)
 	rec := outcome.Record{PromptVersion: version, Model: model}
 	for range accepted {
-		outcome.Settled(m, rec, outcome.Open, outcome.Addressed)
+		outcome.FateMoved(m, rec, outcome.Open, outcome.Addressed)
 	}
 	for range dismissed {
-		outcome.Settled(m, rec, outcome.Open, outcome.Dismissed)
+		outcome.FateMoved(m, rec, outcome.Open, outcome.Dismissed)
 	}
 	for range flipped {
-		outcome.Settled(m, rec, outcome.Open, outcome.Liked)
-		outcome.Settled(m, rec, outcome.Liked, outcome.Dismissed)
+		outcome.FateMoved(m, rec, outcome.Open, outcome.Liked)
+		outcome.FateMoved(m, rec, outcome.Liked, outcome.Dismissed)
 	}
 	var out []datum
 	for _, line := range bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n")) {

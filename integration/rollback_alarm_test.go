@@ -28,7 +28,7 @@ import (
 // share with a minimum sample), which MiniStack's CloudFormation rejects:
 // the harness deploys without it (metricMathAlarms=false), as the test
 // checks, and infra's TestAcceptanceAlarm fires it by evaluating its
-// synthesized expression over the metrics outcome.Settled writes.
+// synthesized expression over the metrics outcome.FateMoved writes.
 func TestRollbackAlarmsFire(t *testing.T) {
 	ctx := context.Background()
 	cw := cloudwatch.NewFromConfig(env.local.AWS)

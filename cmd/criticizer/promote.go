@@ -60,7 +60,7 @@ func (s rolloutSettings) gate() outcome.Gate {
 // metrics for that version over the window — meets the environment's
 // rollout SLOs, and reviewers accepted its findings no less than the
 // stable version's within acceptanceMargin, on at least acceptanceMinSample
-// settled findings each (issue 32); otherwise it refuses and changes
+// judged findings each (issue 32); otherwise it refuses and changes
 // nothing. Reactions come days after a review: a window of a week judges
 // acceptance on more of them. With --model it judges the model canary
 // instead (promoteModel).
@@ -220,9 +220,9 @@ func judgeAcceptance(ctx context.Context, cw metricsAPI, set rolloutSettings, en
 }
 
 // acceptance reads a prompt version's acceptance at model between from and
-// to: the Sums of outcome.AcceptanceMetric and outcome.SettledMetric by
-// PromptVersion and Model, the deltas outcome.Settled emits, whose ratio is
-// the share accepted and whose settled Sum the findings settled (each once,
+// to: the Sums of outcome.AcceptanceMetric and outcome.JudgedMetric by
+// PromptVersion and Model, the deltas outcome.FateMoved emits, whose ratio is
+// the share accepted and whose judged Sum the findings judged (each once,
 // however often it flipped).
 func acceptance(ctx context.Context, cw metricsAPI, env, version, model string, from, to time.Time) (outcome.Measured, error) {
 	sum := func(metric string) (float64, error) {
@@ -246,13 +246,13 @@ func acceptance(ctx context.Context, cw metricsAPI, env, version, model string, 
 	if err != nil {
 		return outcome.Measured{}, err
 	}
-	settled, err := sum(outcome.SettledMetric)
+	judged, err := sum(outcome.JudgedMetric)
 	if err != nil {
 		return outcome.Measured{}, err
 	}
-	m := outcome.Measured{Settled: int(settled)}
-	if settled > 0 {
-		m.Share = accepted / settled
+	m := outcome.Measured{Judged: int(judged)}
+	if judged > 0 {
+		m.Share = accepted / judged
 	}
 	return m, nil
 }

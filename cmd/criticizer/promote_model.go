@@ -24,7 +24,7 @@ type modelJudgement struct {
 // environment's candidate model (llmModelCandidate) replaces llmModel only
 // when its canary meets the rollout SLOs of the stable prompt version and
 // reviewers accepted its findings no less than the stable model's within
-// acceptanceMargin, on at least acceptanceMinSample settled findings each.
+// acceptanceMargin, on at least acceptanceMinSample judged findings each.
 // It compares like with like: both models under the stable prompt version,
 // whatever share a prompt canary has at the same time (the two buckets are
 // independent, so each model's stable-prompt jobs are a fair sample). On

@@ -34,16 +34,16 @@ func (c *modelMetrics) GetMetricStatistics(_ context.Context, in *cloudwatch.Get
 		return &cloudwatch.GetMetricStatisticsOutput{}, nil
 	}
 	model := dims["Model"]
-	if name := aws.ToString(in.MetricName); name == "FindingAccepted" || name == "FindingSettled" {
+	if name := aws.ToString(in.MetricName); name == "FindingAccepted" || name == "FindingJudged" {
 		if len(dims) != 3 {
 			return &cloudwatch.GetMetricStatisticsOutput{}, nil
 		}
-		// The Sums of outcome.Settled's deltas, as canaryMetrics answers.
+		// The Sums of outcome.FateMoved's deltas, as canaryMetrics answers.
 		var out []cwtypes.Datapoint
 		for _, p := range c.accept[model] {
 			v := p.accepted
-			if name == "FindingSettled" {
-				v = p.settled
+			if name == "FindingJudged" {
+				v = p.judged
 			}
 			out = append(out, cwtypes.Datapoint{Sum: aws.Float64(v)})
 		}
@@ -83,7 +83,7 @@ const modelFixture = `{
 // was.
 func TestPromoteModel(t *testing.T) {
 	goodJobs := map[string][]cwtypes.Datapoint{"ReviewValidFindings": {point(0.3, 30)}, "ReviewFindingsDropped": {point(0.1, 30)}}
-	goodAccept := map[string][]acceptancePoint{"model-s": {settled(60, 100)}, "model-c": {settled(30, 50)}}
+	goodAccept := map[string][]acceptancePoint{"model-s": {judged(60, 100)}, "model-c": {judged(30, 50)}}
 	for _, tt := range []struct {
 		name   string
 		jobs   map[string][]cwtypes.Datapoint // the candidate model's
@@ -95,10 +95,10 @@ func TestPromoteModel(t *testing.T) {
 			[]string{"promote model model-c in staging refused", "5 job(s) measured, at least 20"}},
 		{"finds too little", map[string][]cwtypes.Datapoint{"ReviewValidFindings": {point(0.05, 30)}, "ReviewFindingsDropped": {point(0, 30)}}, goodAccept,
 			[]string{"valid findings per job 0.050 below the SLO 0.100"}},
-		{"accepted less", goodJobs, map[string][]acceptancePoint{"model-s": {settled(60, 100)}, "model-c": {settled(25, 50)}},
-			[]string{"promote model model-c in staging refused (current model model-s, prompt 1.0.0", "candidate 50.0% accepted of 50 settled", "current 60.0% accepted of 100 settled", "margin of 5.0"}},
-		{"too few settled findings", goodJobs, map[string][]acceptancePoint{"model-s": {settled(60, 100)}, "model-c": {settled(10, 10)}},
-			[]string{"candidate has 10 settled finding(s), at least 30 needed"}},
+		{"accepted less", goodJobs, map[string][]acceptancePoint{"model-s": {judged(60, 100)}, "model-c": {judged(25, 50)}},
+			[]string{"promote model model-c in staging refused (current model model-s, prompt 1.0.0", "candidate 50.0% accepted of 50 judged", "current 60.0% accepted of 100 judged", "margin of 5.0"}},
+		{"too few judged findings", goodJobs, map[string][]acceptancePoint{"model-s": {judged(60, 100)}, "model-c": {judged(10, 10)}},
+			[]string{"candidate has 10 judged finding(s), at least 30 needed"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "cdk.json")
@@ -135,7 +135,7 @@ func TestPromoteModel(t *testing.T) {
 			if string(got) != want {
 				t.Errorf("cdk.json after promotion:\n%s\nwant only staging's model settings changed:\n%s", got, want)
 			}
-			for _, w := range []string{"llmModel model-s → model-c", "llmModelCandidatePercent 10 → 0", "acceptance 60.0% accepted of 50 settled vs model-s's 60.0% accepted of 100 settled", "llmPricesPerMTok"} {
+			for _, w := range []string{"llmModel model-s → model-c", "llmModelCandidatePercent 10 → 0", "acceptance 60.0% accepted of 50 judged vs model-s's 60.0% accepted of 100 judged", "llmPricesPerMTok"} {
 				if !strings.Contains(out.String(), w) {
 					t.Errorf("output %q does not say %q", out.String(), w)
 				}

@@ -26,23 +26,23 @@ type canaryMetrics struct {
 	now    time.Time
 	points map[string][]cwtypes.Datapoint
 	// accept holds the acceptance points by prompt version, for the model
-	// staging runs only (outcome.Settled's PromptVersion and Model
-	// dimension set), each the Sums of FindingAccepted and FindingSettled
+	// staging runs only (outcome.FateMoved's PromptVersion and Model
+	// dimension set), each the Sums of FindingAccepted and FindingJudged
 	// over one period; nil: goodAcceptance.
 	accept map[string][]acceptancePoint
 	asked  []*cloudwatch.GetMetricStatisticsInput
 }
 
 // goodAcceptance: both versions accepted alike, on plenty of findings.
-var goodAcceptance = map[string][]acceptancePoint{"1.0.0": {settled(60, 100)}, "1.1.0": {settled(30, 50)}}
+var goodAcceptance = map[string][]acceptancePoint{"1.0.0": {judged(60, 100)}, "1.1.0": {judged(30, 50)}}
 
-// acceptancePoint is one period of outcome.Settled's deltas: the Sums of
-// FindingAccepted and FindingSettled.
-type acceptancePoint struct{ accepted, settled float64 }
+// acceptancePoint is one period of outcome.FateMoved's deltas: the Sums of
+// FindingAccepted and FindingJudged.
+type acceptancePoint struct{ accepted, judged float64 }
 
-// settled is a period in which n findings settled, accepted of them
+// judged is a period in which n findings judged, accepted of them
 // accepted (net of flips).
-func settled(accepted, n float64) acceptancePoint { return acceptancePoint{accepted, n} }
+func judged(accepted, n float64) acceptancePoint { return acceptancePoint{accepted, n} }
 
 func (c *canaryMetrics) GetMetricStatistics(_ context.Context, in *cloudwatch.GetMetricStatisticsInput, _ ...func(*cloudwatch.Options)) (*cloudwatch.GetMetricStatisticsOutput, error) {
 	c.asked = append(c.asked, in)
@@ -51,7 +51,7 @@ func (c *canaryMetrics) GetMetricStatistics(_ context.Context, in *cloudwatch.Ge
 		dims[aws.ToString(d.Name)] = aws.ToString(d.Value)
 	}
 	old := c.now.Sub(aws.ToTime(in.StartTime)) > 15*24*time.Hour && aws.ToInt32(in.Period)%300 != 0
-	if name := aws.ToString(in.MetricName); name == "FindingAccepted" || name == "FindingSettled" {
+	if name := aws.ToString(in.MetricName); name == "FindingAccepted" || name == "FindingJudged" {
 		if old || len(dims) != 3 || dims["Environment"] != "staging" || dims["Model"] != "model-s" || aws.ToString(in.Namespace) != "Criticizer" {
 			return &cloudwatch.GetMetricStatisticsOutput{}, nil
 		}
@@ -64,8 +64,8 @@ func (c *canaryMetrics) GetMetricStatistics(_ context.Context, in *cloudwatch.Ge
 		var out []cwtypes.Datapoint
 		for _, p := range accept[dims["PromptVersion"]] {
 			v := p.accepted
-			if name == "FindingSettled" {
-				v = p.settled
+			if name == "FindingJudged" {
+				v = p.judged
 			}
 			out = append(out, cwtypes.Datapoint{Sum: aws.Float64(v)})
 		}
@@ -147,7 +147,7 @@ func TestPromoteJudgesTheCanaryBySLOs(t *testing.T) {
 				t.Errorf("cdk.json after promotion:\n%s\nwant only staging's percent changed:\n%s", got, want)
 			}
 			window, _ := time.ParseDuration(cmp.Or(tt.window, "24h"))
-			// 2 SLO metrics, then FindingAccepted and FindingSettled for each of 2 versions.
+			// 2 SLO metrics, then FindingAccepted and FindingJudged for each of 2 versions.
 			if len(cw.asked) != 6 || !cw.asked[0].StartTime.Equal(now.Add(-window)) || !strings.Contains(out.String(), "promoted") {
 				t.Errorf("canary read %d times from %v; output %q", len(cw.asked), cw.asked[0].StartTime, out.String())
 			}
@@ -167,7 +167,7 @@ func TestPromoteJudgesTheCanaryBySLOs(t *testing.T) {
 
 // `criticizer promote` also refuses a candidate whose findings reviewers
 // accepted less than the stable version's by more than the margin, or that
-// has too few settled findings to judge (or to compare with), saying both
+// has too few judged findings to judge (or to compare with), saying both
 // shares and counts; margin and sample come from cdk.json or the defaults.
 func TestPromoteJudgesTheCanaryByAcceptance(t *testing.T) {
 	goodJobs := map[string][]cwtypes.Datapoint{"ReviewValidFindings": {point(0.3, 30)}, "ReviewFindingsDropped": {point(0.1, 30)}}
@@ -177,14 +177,14 @@ func TestPromoteJudgesTheCanaryByAcceptance(t *testing.T) {
 		settings string // added to staging's settings
 		refuse   []string
 	}{
-		{"as good as the current prompt", map[string][]acceptancePoint{"1.0.0": {settled(60, 100)}, "1.1.0": {settled(29, 50)}}, "", nil},
-		{"worse by more than the default margin", map[string][]acceptancePoint{"1.0.0": {settled(60, 100)}, "1.1.0": {settled(20, 25), settled(5, 25)}}, "",
-			[]string{"promote prompt 1.1.0 in staging refused", "candidate 50.0% accepted of 50 settled", "current 60.0% accepted of 100 settled", "margin of 5.0", "model model-s"}},
-		{"worse, within a margin cdk.json widens", map[string][]acceptancePoint{"1.0.0": {settled(60, 100)}, "1.1.0": {settled(25, 50)}}, `"acceptanceMargin": 0.15,`, nil},
-		{"too few settled findings", map[string][]acceptancePoint{"1.0.0": {settled(60, 100)}, "1.1.0": {settled(29, 29)}}, "",
-			[]string{"candidate has 29 settled finding(s), at least 30 needed"}},
-		{"too few for a sample cdk.json raises", goodAcceptance, `"acceptanceMinSample": 80,`, []string{"candidate has 50 settled finding(s), at least 80 needed"}},
-		{"nothing settled for the current prompt", map[string][]acceptancePoint{"1.1.0": {settled(50, 50)}}, "", []string{"current version has 0 settled finding(s)"}},
+		{"as good as the current prompt", map[string][]acceptancePoint{"1.0.0": {judged(60, 100)}, "1.1.0": {judged(29, 50)}}, "", nil},
+		{"worse by more than the default margin", map[string][]acceptancePoint{"1.0.0": {judged(60, 100)}, "1.1.0": {judged(20, 25), judged(5, 25)}}, "",
+			[]string{"promote prompt 1.1.0 in staging refused", "candidate 50.0% accepted of 50 judged", "current 60.0% accepted of 100 judged", "margin of 5.0", "model model-s"}},
+		{"worse, within a margin cdk.json widens", map[string][]acceptancePoint{"1.0.0": {judged(60, 100)}, "1.1.0": {judged(25, 50)}}, `"acceptanceMargin": 0.15,`, nil},
+		{"too few judged findings", map[string][]acceptancePoint{"1.0.0": {judged(60, 100)}, "1.1.0": {judged(29, 29)}}, "",
+			[]string{"candidate has 29 judged finding(s), at least 30 needed"}},
+		{"too few for a sample cdk.json raises", goodAcceptance, `"acceptanceMinSample": 80,`, []string{"candidate has 50 judged finding(s), at least 80 needed"}},
+		{"nothing judged for the current prompt", map[string][]acceptancePoint{"1.1.0": {judged(50, 50)}}, "", []string{"current version has 0 judged finding(s)"}},
 		// A deployment without Swarm comments has no reactions: it says so.
 		{"not judged where nothing can be", map[string][]acceptancePoint{}, `"acceptanceMinSample": 0,`, nil},
 	} {

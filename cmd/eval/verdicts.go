@@ -14,7 +14,7 @@ import (
 )
 
 // Recorded is what reviewers did with real findings (`criticizer outcomes
-// export`): the fate of each fingerprint, and each kind's settled tally
+// export`): the fate of each fingerprint, and each kind's judged tally
 // (category and outcome.Kind: rule id or normalised title), so a
 // candidate's findings on the corpus can be judged by what reviewers did
 // with the same finding, or with findings of its kind.
@@ -76,7 +76,7 @@ func (r *Recorded) add(rec outcome.Record) {
 // Verdicts is one configuration's findings judged by the recorded outcomes:
 // the same fingerprint's fate where it was recorded, else its kind's
 // majority (more accepted than dismissed, or the other way); a tie, a kind
-// with no settled record, or none at all gives no verdict.
+// with no judged record, or none at all gives no verdict.
 type Verdicts struct {
 	Findings, ByFingerprint, ByKind int
 	Accepted, Dismissed, NoVerdict  int

@@ -31,8 +31,8 @@ func writeOutcomes(t *testing.T, recs ...outcome.Record) string {
 }
 
 // A candidate's findings are judged by the recorded fate of the same
-// finding (fingerprint) first, else by the majority of its kind's settled
-// fates; a tie, an unsettled or an unseen kind gives no verdict.
+// finding (fingerprint) first, else by the majority of its kind's judged
+// fates; a tie, an unjudged or an unseen kind gives no verdict.
 func TestVerdictsJudgeByFingerprintThenKind(t *testing.T) {
 	cases, err := loadCorpus("../../eval/corpus")
 	if err != nil {

@@ -38,10 +38,6 @@ var againAllowed = []WordUse{
 	{"redeliver", "shared/reconcile", "the reconciler sends the redeliveries its row names (Reconciler.Redeliver, Report.Redelivered)"},
 	{"rerun", "shared/notify", "an e-mail says whether it reports a rerun (Content.Rerun)"},
 	{"reconcile", "shared/outbox", "the row status reconciling the reconciler sets and an operator resolves (Reconciling, MarkReconciling, RequeueReconciled)"},
-	// A misuse not renamed here: outcome.Settled records a finding's fate
-	// moving, which the glossary says settle is never used for. The file
-	// (shared/outcome/metrics.go) is being changed on another branch.
-	{"settle", "shared/outcome", "NOT its meaning: outcome.Settled is a finding's fate moving; rename it (to FateMoved) once metrics.go is free"},
 }
 
 // reviewAllowed are the packages, beside the glossary's `swarm.Review`, that

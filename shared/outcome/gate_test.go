@@ -19,9 +19,9 @@ func TestGate(t *testing.T) {
 		{"within the margin", outcome.Measured{40, 0.56}, outcome.Measured{100, 0.60}, nil},
 		{"better", outcome.Measured{40, 0.9}, outcome.Measured{100, 0.60}, nil},
 		{"worse by more than the margin", outcome.Measured{40, 0.50}, outcome.Measured{100, 0.60},
-			[]string{"candidate 50.0% accepted of 40 settled", "current 60.0% accepted of 100 settled", "10.0 points below", "margin of 5.0"}},
-		{"candidate sample too small", outcome.Measured{29, 0.9}, outcome.Measured{100, 0.60}, []string{"candidate has 29 settled finding(s), at least 30 needed"}},
-		{"nothing to compare with", outcome.Measured{40, 0.9}, outcome.Measured{3, 0.60}, []string{"current version has 3 settled finding(s)"}},
+			[]string{"candidate 50.0% accepted of 40 judged", "current 60.0% accepted of 100 judged", "10.0 points below", "margin of 5.0"}},
+		{"candidate sample too small", outcome.Measured{29, 0.9}, outcome.Measured{100, 0.60}, []string{"candidate has 29 judged finding(s), at least 30 needed"}},
+		{"nothing to compare with", outcome.Measured{40, 0.9}, outcome.Measured{3, 0.60}, []string{"current version has 3 judged finding(s)"}},
 	} {
 		err := g.Promotable(tt.candidate, tt.stable)
 		if tt.refuse == nil {

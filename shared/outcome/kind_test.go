@@ -34,10 +34,10 @@ func TestWithheldAfterRepeatedDismissals(t *testing.T) {
 		}
 		rec.Fate = outcome.Open
 		if w, err := st.ChangeFate(ctx, rec, fate); err != nil || !w {
-			t.Fatalf("settle: %v %v", w, err)
+			t.Fatalf("judge: %v %v", w, err)
 		}
 		if w, _ := st.ChangeFate(ctx, rec, fate); w {
-			t.Fatal("the same move settled twice")
+			t.Fatal("the same move judged twice")
 		}
 	}
 	withheld := func() []domain.Finding {

@@ -4,16 +4,16 @@ import "github.com/criticizer/criticizer/shared/obs"
 
 // The acceptance metrics a fate's move between classes emits (CloudWatch
 // EMF, via obs.Metrics), as deltas, so that over any period
-// Sum(AcceptanceMetric) / Sum(SettledMetric) is the share of findings
-// accepted and Sum(SettledMetric) the findings settled, each finding
+// Sum(AcceptanceMetric) / Sum(JudgedMetric) is the share of findings
+// accepted and Sum(JudgedMetric) the findings judged, each finding
 // counted once however often it flips:
 //
-//   - SettledMetric: +1 when a finding enters a settled class (accepted or
+//   - JudgedMetric: +1 when a finding enters a judged class (accepted or
 //     dismissed) from neither, -1 when it leaves both, 0 on a flip between
 //     them;
 //   - AcceptanceMetric: +1 entering accepted, -1 leaving it, 0 otherwise.
 //
-// Liked then archived is one settled finding, not accepted: (+1, +1) then
+// Liked then archived is one judged finding, not accepted: (+1, +1) then
 // (0, -1). A flip lands in the period it happens in, so a period's sum is
 // the net change of that period, and sums over adjacent periods add up to
 // the sum over their union (a flip across them counts once).
@@ -26,34 +26,34 @@ import "github.com/criticizer/criticizer/shared/obs"
 // reads those from the records instead.
 const (
 	AcceptanceMetric = "FindingAccepted"
-	SettledMetric    = "FindingSettled"
+	JudgedMetric     = "FindingJudged"
 )
 
-// Metrics is where settled fates are told (obs.Metrics); nil tells nobody.
+// Metrics is where judged fates are told (obs.Metrics); nil tells nobody.
 type Metrics interface {
 	Put(name string, value float64, unit string, dims map[string]string)
 }
 
-// Settled emits rec's move from one fate to another as the deltas of the
+// FateMoved emits rec's move from one fate to another as the deltas of the
 // acceptance metrics. A move within a class (liked, then addressed), or
-// between two unsettled fates, emits nothing.
-func Settled(m Metrics, rec Record, from, to Fate) {
-	settled, accepted := count(to.settled())-count(from.settled()), count(to.Accepted())-count(from.Accepted())
-	if m == nil || settled == 0 && accepted == 0 {
+// between two unjudged fates, emits nothing.
+func FateMoved(m Metrics, rec Record, from, to Fate) {
+	judged, accepted := count(to.judged())-count(from.judged()), count(to.Accepted())-count(from.Accepted())
+	if m == nil || judged == 0 && accepted == 0 {
 		return
 	}
 	byVersion := map[string]string{"PromptVersion": orNone(rec.PromptVersion), "Model": orNone(rec.Model)}
-	// The names are spelled out (they are SettledMetric and
+	// The names are spelled out (they are JudgedMetric and
 	// AcceptanceMetric) so infra's TestAlarmMetricsAreEmitted finds the Put
 	// of what the alarm watches.
-	m.Put("FindingSettled", settled, obs.Count, byVersion)
+	m.Put("FindingJudged", judged, obs.Count, byVersion)
 	m.Put("FindingAccepted", accepted, obs.Count, byVersion)
-	m.Put("FindingSettled", settled, obs.Count, nil)
+	m.Put("FindingJudged", judged, obs.Count, nil)
 	m.Put("FindingAccepted", accepted, obs.Count, nil)
 }
 
-// settled reports whether f is a reaction that counts: accepted or dismissed.
-func (f Fate) settled() bool { return f.Accepted() || f.Dismissive() }
+// judged reports whether f is a reaction that counts: accepted or dismissed.
+func (f Fate) judged() bool { return f.Accepted() || f.Dismissive() }
 
 func count(b bool) float64 {
 	if b {

@@ -33,7 +33,7 @@ func acceptanceLines(t *testing.T, b []byte) []emf {
 		}
 		aws := rec["_aws"].(map[string]any)["CloudWatchMetrics"].([]any)[0].(map[string]any)
 		name := aws["Metrics"].([]any)[0].(map[string]any)["Name"].(string)
-		if name != outcome.AcceptanceMetric && name != outcome.SettledMetric {
+		if name != outcome.AcceptanceMetric && name != outcome.JudgedMetric {
 			continue
 		}
 		dims := map[string]string{}
@@ -64,14 +64,14 @@ func sums(t *testing.T, lines []emf) map[string]float64 {
 	return out
 }
 
-// Settled findings are told as the deltas of FindingSettled and
+// Judged findings are told as the deltas of FindingJudged and
 // FindingAccepted, by prompt version and model and by environment alone,
-// so that Sum(accepted)/Sum(settled) is the share of findings accepted and
-// Sum(settled) the findings settled: reading the same reactions again, an
+// so that Sum(accepted)/Sum(judged) is the share of findings accepted and
+// Sum(judged) the findings judged: reading the same reactions again, an
 // open finding and a move within a class tell nothing, and a finding that
-// flips class (liked, then "won't fix") stays one settled finding, no
+// flips class (liked, then "won't fix") stays one judged finding, no
 // longer accepted.
-func TestSettledFatesEmitAcceptance(t *testing.T) {
+func TestJudgedFatesEmitAcceptance(t *testing.T) {
 	ctx := context.Background()
 	var buf bytes.Buffer
 	st := outcome.NewStore(dynamotest.New(), dynamotest.Table).WithMetrics(obs.NewMetrics(&buf, "staging"))
@@ -103,7 +103,7 @@ func TestSettledFatesEmitAcceptance(t *testing.T) {
 	}
 	add(read())
 	add(read()) // the same reactions again
-	want := map[string]float64{"FindingSettled": 2, "FindingAccepted": 1, "FindingSettled/1.2.0/m1": 2, "FindingAccepted/1.2.0/m1": 1}
+	want := map[string]float64{"FindingJudged": 2, "FindingAccepted": 1, "FindingJudged/1.2.0/m1": 2, "FindingAccepted/1.2.0/m1": 1}
 	if !equal(day, want) {
 		t.Errorf("one liked, one dismissed, one open, read twice: sums %v, want %v", day, want)
 	}
@@ -112,12 +112,12 @@ func TestSettledFatesEmitAcceptance(t *testing.T) {
 	if got := read(); len(got) != 0 {
 		t.Errorf("a move within accepted emitted %v", got)
 	}
-	// Addressed, then argued with: one settled finding, now dismissed.
+	// Addressed, then argued with: one judged finding, now dismissed.
 	*cs = append(*cs, swarm.Comment{ID: 5, User: "carol", Body: "false positive", ReplyTo: 1})
 	add(read())
-	want = map[string]float64{"FindingSettled": 2, "FindingAccepted": 0, "FindingSettled/1.2.0/m1": 2, "FindingAccepted/1.2.0/m1": 0}
+	want = map[string]float64{"FindingJudged": 2, "FindingAccepted": 0, "FindingJudged/1.2.0/m1": 2, "FindingAccepted/1.2.0/m1": 0}
 	if !equal(day, want) {
-		t.Errorf("after the accepted finding was dismissed: sums %v, want %v (2 settled, none accepted)", day, want)
+		t.Errorf("after the accepted finding was dismissed: sums %v, want %v (2 judged, none accepted)", day, want)
 	}
 }
 
@@ -133,13 +133,13 @@ func equal(a, b map[string]float64) bool {
 	return true
 }
 
-// Settled's deltas for every kind of move: entering, leaving and flipping
+// FateMoved's deltas for every kind of move: entering, leaving and flipping
 // between the accepted and dismissed classes.
-func TestSettledDeltas(t *testing.T) {
+func TestJudgedDeltas(t *testing.T) {
 	for _, tt := range []struct {
-		from, to          outcome.Fate
-		settled, accepted float64
-		told              bool
+		from, to         outcome.Fate
+		judged, accepted float64
+		told             bool
 	}{
 		{outcome.Open, outcome.Liked, 1, 1, true},
 		{outcome.Open, outcome.Archived, 1, 0, true},
@@ -153,7 +153,7 @@ func TestSettledDeltas(t *testing.T) {
 		{outcome.Open, outcome.Unknown, 0, 0, false},
 	} {
 		var buf bytes.Buffer
-		outcome.Settled(obs.NewMetrics(&buf, "staging"), outcome.Record{PromptVersion: "1.2.0", Model: "m1"}, tt.from, tt.to)
+		outcome.FateMoved(obs.NewMetrics(&buf, "staging"), outcome.Record{PromptVersion: "1.2.0", Model: "m1"}, tt.from, tt.to)
 		lines := acceptanceLines(t, buf.Bytes())
 		if !tt.told {
 			if len(lines) != 0 {
@@ -162,7 +162,7 @@ func TestSettledDeltas(t *testing.T) {
 			continue
 		}
 		got := sums(t, lines)
-		want := map[string]float64{"FindingSettled": tt.settled, "FindingAccepted": tt.accepted, "FindingSettled/1.2.0/m1": tt.settled, "FindingAccepted/1.2.0/m1": tt.accepted}
+		want := map[string]float64{"FindingJudged": tt.judged, "FindingAccepted": tt.accepted, "FindingJudged/1.2.0/m1": tt.judged, "FindingAccepted/1.2.0/m1": tt.accepted}
 		if len(lines) != 4 || !equal(got, want) {
 			t.Errorf("%s → %s: %d lines summing to %v, want both metrics per dimension set: %v", tt.from, tt.to, len(lines), got, want)
 		}

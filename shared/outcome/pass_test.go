@@ -50,7 +50,7 @@ func TestPassReadsWithinTheWindow(t *testing.T) {
 		return rep
 	}
 	if rep := run(); rep.Read != 2 || rep.FatesChanged != 2 {
-		t.Fatalf("first pass = %+v, want both reviews read and settled", rep)
+		t.Fatalf("first pass = %+v, want both reviews read and judged", rep)
 	}
 	if rep := run(); rep.Due != 0 {
 		t.Fatalf("second pass at the same time = %+v, want nothing due", rep)

@@ -60,7 +60,7 @@ type Store struct {
 	api       store.API
 	table     string
 	retention time.Duration
-	metrics   Metrics // told each fate that settles (Settled); nil: nobody
+	metrics   Metrics // told each fate that judges (FateMoved); nil: nobody
 }
 
 // NewStore returns the outcome store over the jobs table, keeping records
@@ -79,7 +79,7 @@ func (s *Store) WithUniquenessRetention(d time.Duration) *Store {
 	return s
 }
 
-// WithMetrics tells m each fate ChangeFate settles (Settled), whoever read
+// WithMetrics tells m each fate ChangeFate judges (FateMoved), whoever read
 // it: the next version, the sweeper, a webhook.
 func (s *Store) WithMetrics(m Metrics) *Store {
 	s.metrics = m
@@ -139,7 +139,7 @@ func (s *Store) putOnce(ctx context.Context, item map[string]types.AttributeValu
 
 // ChangeFate moves a posted finding's fate from the one read (rec.Fate) to
 // fate, and its kind's tally with it, in one transaction (and tells the
-// store's metrics when that settles it): reading the same
+// store's metrics when that judges it): reading the same
 // reactions again (the next version, the sweeper twice, a retry) writes
 // nothing, and a record another reader moved meanwhile is left to the next
 // read. written says whether the fate moved. Unknown is the absence of a
@@ -150,7 +150,7 @@ func (s *Store) ChangeFate(ctx context.Context, rec Record, fate Fate) (written 
 	}
 	items := []types.TransactWriteItem{{Update: &types.Update{TableName: &s.table,
 		Key:                       map[string]types.AttributeValue{"pk": sv(partition(rec.Review)), "sk": sv(sortPrefix + rec.Fingerprint)},
-		UpdateExpression:          aws.String("SET fate = :fate, settled_at = :at"),
+		UpdateExpression:          aws.String("SET fate = :fate, judged_at = :at"),
 		ConditionExpression:       aws.String("fate = :was"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":fate": sv(string(fate)), ":was": sv(string(rec.Fate)), ":at": sv(job.FormatTime(job.Now()))},
 	}}}
@@ -167,7 +167,7 @@ func (s *Store) ChangeFate(ctx context.Context, rec Record, fate Fate) (written 
 		return false, nil // moved by another reader since it was read
 	}
 	if written, err = landed(err, "outcome fate change"); written {
-		Settled(s.metrics, rec, rec.Fate, fate)
+		FateMoved(s.metrics, rec, rec.Fate, fate)
 	}
 	return written, err
 }

@@ -53,7 +53,7 @@ func TestReadRecordsEachFateOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	if first != (outcome.Tally{Read: 4, FatesChanged: 2, Unknown: 1}) {
-		t.Fatalf("first read = %+v, want 4 read, 2 settled (addressed, dismissed), 1 unknown", first)
+		t.Fatalf("first read = %+v, want 4 read, 2 judged (addressed, dismissed), 1 unknown", first)
 	}
 	again, err := rd.Read(ctx, 7, nil)
 	if err != nil || again.FatesChanged != 0 {
@@ -62,7 +62,7 @@ func TestReadRecordsEachFateOnce(t *testing.T) {
 	// fpC resolved by a later version, then the sweeper reads a listing
 	// where nothing says so: it stays resolved.
 	if got, _ := rd.Read(ctx, 7, []string{"fpC"}); got.FatesChanged != 1 {
-		t.Fatalf("resolved read = %+v, want 1 settled", got)
+		t.Fatalf("resolved read = %+v, want 1 judged", got)
 	}
 	if got, _ := rd.Read(ctx, 7, nil); got.FatesChanged != 0 {
 		t.Fatalf("later read = %+v, want the resolved fate kept", got)
@@ -89,7 +89,7 @@ func TestReadRecordsEachFateOnce(t *testing.T) {
 func TestChangeFateNeedsAPostedFinding(t *testing.T) {
 	st := outcome.NewStore(dynamotest.New(), dynamotest.Table)
 	if w, err := st.ChangeFate(context.Background(), outcome.Record{Review: 7, Fingerprint: "never", Fate: outcome.Open}, outcome.Addressed); err != nil || w {
-		t.Fatalf("settle of an unposted finding = %v, %v", w, err)
+		t.Fatalf("judge of an unposted finding = %v, %v", w, err)
 	}
 	if recs, _ := st.Review(context.Background(), 7); len(recs) != 0 {
 		t.Fatalf("records = %+v", recs)
