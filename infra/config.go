@@ -230,8 +230,8 @@ type EnvConfig struct {
 	// AcceptanceAlarmThreshold over a day AcceptanceAlarm pages; `criticizer
 	// promote` refuses a candidate whose canary acceptance is below the
 	// stable version's by more than AcceptanceMargin, or that has fewer than
-	// AcceptanceMinSample settled findings (it reads these from cdk.json).
-	// AcceptanceAlarmMinSample is the fewest findings settled in a day the
+	// AcceptanceMinSample judged findings (it reads these from cdk.json).
+	// AcceptanceAlarmMinSample is the fewest findings judged in a day the
 	// alarm judges: below it the day does not page.
 	AcceptanceAlarmThreshold float64 `json:"acceptanceAlarmThreshold"`
 	AcceptanceAlarmMinSample int     `json:"acceptanceAlarmMinSample"`
@@ -338,7 +338,7 @@ const (
 const DefaultAcceptanceAlarmThreshold = 0.3
 
 // DefaultAcceptanceAlarmMinSample is acceptanceAlarmMinSample unset: a day
-// with fewer settled findings does not page, as a share of a handful of
+// with fewer judged findings does not page, as a share of a handful of
 // reactions is noise (one dismissed finding is 0 % accepted). A
 // placeholder like the threshold, below the promote gate's sample
 // (outcome.DefaultMinSample) because it is one day's, not a canary's.
