@@ -3,9 +3,7 @@
 package integration
 
 import (
-	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,10 +24,6 @@ import (
 // TestPromoteRefusesWorseAcceptance gives.
 func TestPromoteModelRefusesWorseAcceptance(t *testing.T) {
 	cw := cloudwatch.NewFromConfig(env.local.AWS)
-	bin := filepath.Join(t.TempDir(), "criticizer")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/criticizer").CombinedOutput(); err != nil {
-		t.Fatalf("build the CLI: %v\n%s", err, out)
-	}
 	const stable, candidate = "gate-model-s", "gate-model-c"
 	prompt := result.StablePromptVersion
 	for i, tt := range []struct {
@@ -59,23 +53,18 @@ func TestPromoteModelRefusesWorseAcceptance(t *testing.T) {
 		if err := os.WriteFile(path, []byte(cdk), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		cmd := exec.Command(bin, "promote", "--env", envName, "--model", "--cdk", path, "--min-jobs", "5", "--window", "72h")
-		cmd.Env = append(os.Environ(), "AWS_ENDPOINT_URL="+env.local.Emulator.Endpoint, "AWS_ACCESS_KEY_ID=test",
-			"AWS_SECRET_ACCESS_KEY=test", "AWS_REGION=us-east-1")
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
+		stdout, stderr, err := runCriticizer(t, "promote", "--env", envName, "--model", "--cdk", path, "--min-jobs", "5", "--window", "72h")
 		got, _ := os.ReadFile(path)
 		if tt.refuse == "" {
 			want := strings.Replace(cdk, `"llmModel": "`+stable+`", "llmModelCandidate": "`+candidate+`", "llmModelCandidatePercent": 10`,
 				`"llmModel": "`+candidate+`", "llmModelCandidate": "", "llmModelCandidatePercent": 0`, 1)
 			if err != nil || string(got) != want {
-				t.Errorf("acceptance as good: promote --model %v\n%s%s\ncdk.json %s", err, stdout.String(), stderr.String(), got)
+				t.Errorf("acceptance as good: promote --model %v\n%s%s\ncdk.json %s", err, stdout, stderr, got)
 			}
 			continue
 		}
-		if err == nil || !strings.Contains(stderr.String(), tt.refuse) || !strings.Contains(stderr.String(), "current model "+stable) {
-			t.Errorf("worse acceptance: promote --model %v, stderr %q: want a refusal saying %q", err, stderr.String(), tt.refuse)
+		if err == nil || !strings.Contains(stderr, tt.refuse) || !strings.Contains(stderr, "current model "+stable) {
+			t.Errorf("worse acceptance: promote --model %v, stderr %q: want a refusal saying %q", err, stderr, tt.refuse)
 		}
 		if string(got) != cdk {
 			t.Errorf("a refused promotion changed cdk.json:\n%s", got)

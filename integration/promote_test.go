@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -39,10 +38,6 @@ import (
 // would sway TestRollbackAlarmsFire's.
 func TestPromoteRefusesWorseAcceptance(t *testing.T) {
 	cw := cloudwatch.NewFromConfig(env.local.AWS)
-	bin := filepath.Join(t.TempDir(), "criticizer")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/criticizer").CombinedOutput(); err != nil {
-		t.Fatalf("build the CLI: %v\n%s", err, out)
-	}
 	const candidate, model = "1.1.0", "gate-model"
 	for i, tt := range []struct {
 		candidateAccepted, flipped int // of 40 judged, flipped of the rest liked then dismissed; the stable prompt: 32 of 40
@@ -69,21 +64,16 @@ func TestPromoteRefusesWorseAcceptance(t *testing.T) {
 		if err := os.WriteFile(path, []byte(cdk), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		cmd := exec.Command(bin, "promote", "--env", envName, "--cdk", path, "--min-jobs", "5", "--window", "72h")
-		cmd.Env = append(os.Environ(), "AWS_ENDPOINT_URL="+env.local.Emulator.Endpoint, "AWS_ACCESS_KEY_ID=test",
-			"AWS_SECRET_ACCESS_KEY=test", "AWS_REGION=us-east-1")
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
+		stdout, stderr, err := runCriticizer(t, "promote", "--env", envName, "--cdk", path, "--min-jobs", "5", "--window", "72h")
 		got, _ := os.ReadFile(path)
 		if tt.refuse == "" {
 			if err != nil || !strings.Contains(string(got), `"promptCandidatePercent": 100`) {
-				t.Errorf("acceptance as good: promote %v\n%s%s\ncdk.json %s", err, stdout.String(), stderr.String(), got)
+				t.Errorf("acceptance as good: promote %v\n%s%s\ncdk.json %s", err, stdout, stderr, got)
 			}
 			continue
 		}
-		if err == nil || !strings.Contains(stderr.String(), tt.refuse) || !strings.Contains(stderr.String(), "margin of 5.0") {
-			t.Errorf("worse acceptance: promote %v, stderr %q: want a refusal saying %q", err, stderr.String(), tt.refuse)
+		if err == nil || !strings.Contains(stderr, tt.refuse) || !strings.Contains(stderr, "margin of 5.0") {
+			t.Errorf("worse acceptance: promote %v, stderr %q: want a refusal saying %q", err, stderr, tt.refuse)
 		}
 		if string(got) != cdk {
 			t.Errorf("a refused promotion changed cdk.json:\n%s", got)
