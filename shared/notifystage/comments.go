@@ -51,6 +51,7 @@ const DefaultCommentWindow = swarm.DefaultCommentWindow
 type commentOutcome struct {
 	posted, earlier int
 	refused         []string          // "<item>: <class>" of rows failed for good
+	unanchored      []string          // "<item> (<reason>)" of findings said on the review as a whole: Swarm refused their file context
 	findings        []commentDelivery // the finding comments on the review now (posted now or earlier)
 }
 
@@ -58,6 +59,9 @@ func (o commentOutcome) detail() string {
 	s := fmt.Sprintf("Swarm comments: %d posted now, %d earlier", o.posted, o.earlier)
 	if len(o.refused) > 0 {
 		s += fmt.Sprintf("; %d refused for good (not retried): %s", len(o.refused), strings.Join(o.refused, ", "))
+	}
+	if len(o.unanchored) > 0 {
+		s += fmt.Sprintf("; %d posted unanchored, on the review as a whole: %s", len(o.unanchored), strings.Join(o.unanchored, ", "))
 	}
 	return s
 }
@@ -96,6 +100,10 @@ func (n *Notify) postComments(ctx context.Context, j *job.Job, review domain.Rev
 		did, err := n.postComment(ctx, j.ID, d, ch)
 		if err == nil && d.finding != nil {
 			out.findings = append(out.findings, d)
+		}
+		if why, ok := ch.Unanchored(d.comment.Marker); ok && err == nil {
+			n.Log.Warn("finding posted unanchored: Swarm refused its file context", "comment", d.item.String(), "reason", why)
+			out.unanchored = append(out.unanchored, d.item.ID+" ("+why+")")
 		}
 		switch {
 		case err == nil && did:
@@ -173,7 +181,7 @@ func commentDeliveries(j *job.Job, review domain.ReviewResult, distinct []rerun.
 		out = append(out, commentDelivery{
 			item: commentItem(k),
 			comment: swarm.NewComment{Review: rv, Body: findingBody(f), Marker: k.Marker(), Silent: true, Task: taskSeverity(f.Severity),
-				Context: at},
+				Context: at, Unanchored: unanchoredBody(f, version)},
 			finding: &f,
 		})
 	}
@@ -190,6 +198,20 @@ func commentDeliveries(j *job.Job, review domain.ReviewResult, distinct []rerun.
 		comment: swarm.NewComment{Review: rv, Body: summaryBody(version, len(distinct), counts, meta, pageURL, rc), Marker: k.Marker()},
 	})
 	return out, tasks
+}
+
+// unanchoredBody is a finding's comment when Swarm will not anchor it on
+// its file (the file is not in the version's change): the same body,
+// headed by the file and line it is about. Empty for a finding on no file.
+func unanchoredBody(f domain.Finding, version int) string {
+	if f.File == "" {
+		return ""
+	}
+	at := modeltext.Markdown(oneLineText(f.File))
+	if f.Line > 0 {
+		at = fmt.Sprintf("%s line %d", at, f.Line)
+	}
+	return fmt.Sprintf("On %s (not in version %d's change, so not anchored on it):\n\n%s", at, version, findingBody(f))
 }
 
 // taskSeverity: findings of high severity and above are open tasks.

@@ -671,3 +671,65 @@ func TestCommentLookupsReadOnlyTheCommentsSince(t *testing.T) {
 		t.Errorf("%d task rows, want the high finding's", tasks)
 	}
 }
+
+// A finding on a file not in the review version's change: Swarm refuses its
+// inline context (400, reference "Review comments"), and the finding is
+// posted once on the review as a whole, naming its file and line, under the
+// same marker, even when the answer to that create is lost; the job record
+// says it went unanchored and why.
+func TestFindingRefusedItsContextIsPostedUnanchored(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		faults []swarmstandin.Fault // the creates: the refused inline one, then the review-level one
+		later  time.Duration        // when the attempt that settles it runs (0: the first does)
+	}{
+		{"answered", nil, 0},
+		{"the review-level create stored, its answer lost: found by lookup", []swarmstandin.Fault{{}, {Drop: true, AfterStore: true}}, time.Second},
+		{"the review-level create lost unstored: posted once after the window", []swarmstandin.Fault{{}, {Drop: true}}, 3 * time.Minute},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newCommentRig(t)
+			// Version 1's change holds io.go only: db.go's finding cannot be anchored.
+			r.swarm.AddReview(swarmstandin.Review{ID: swarmReview, Author: "bob", Change: 12348, Version: 1, Files: []string{"//depot/app/io.go"}})
+			r.swarm.InjectFault(swarmstandin.OpCreateComment, tt.faults...)
+			res, err := r.process(t)
+			if tt.later > 0 {
+				if !failure.Classify(err).Retryable() {
+					t.Fatalf("first attempt: %v, want a retryable error", err)
+				}
+				r.now = t0.Add(tt.later)
+				res, err = r.process(t)
+			}
+			if err != nil {
+				t.Fatalf("job: %v", err)
+			}
+			var high []swarmstandin.Comment
+			for _, c := range r.ours(t) { // fails on a marker seen twice
+				if strings.Contains(c.Body, "SQL built from input") {
+					high = append(high, c)
+				}
+			}
+			if len(high) != 1 {
+				t.Fatalf("%d comments for the HIGH finding, want exactly 1", len(high))
+			}
+			c := high[0]
+			if c.Context != nil || c.TaskState != swarm.TaskOpen || !strings.Contains(c.Body, "//depot/app/db.go line 28") {
+				t.Errorf("HIGH finding's comment: context %+v task %q body %q; want it on the review as a whole, an open task, naming its file and line", c.Context, c.TaskState, c.Body)
+			}
+			if len(r.ours(t)) != 3 {
+				t.Errorf("%d comments, want both findings and the summary", len(r.ours(t)))
+			}
+			for _, row := range r.items.rows {
+				if row.Status != outbox.Sent {
+					t.Errorf("row %+v not sent", row)
+				}
+			}
+			if !strings.Contains(res.Detail, "1 posted unanchored") || !strings.Contains(res.Detail, "not in the version's change") && !strings.Contains(res.Detail, "earlier attempt") {
+				t.Errorf("job record %q: want the unanchored finding recorded", res.Detail)
+			}
+			if strings.Contains(res.Detail, "refused for good") {
+				t.Errorf("job record %q: the finding was posted, not refused", res.Detail)
+			}
+		})
+	}
+}

@@ -159,7 +159,23 @@ type NewComment struct {
 	Silent, Delay bool
 	Flags         []string
 	Context       *CommentContext // nil: a comment on the whole review
+	// Unanchored is the body posted instead, on the review as a whole and
+	// under the same marker, when Swarm refuses Context (ErrContextRefused);
+	// empty: the refusal stands.
+	Unanchored string
 }
+
+// ErrContextRefused marks a create Swarm refused (400, nothing stored)
+// because of its context: the file is not in the version's change, or the
+// review has no such version (reference: "Review comments"). The reasons
+// below wrap it; no reply text is kept.
+var ErrContextRefused = errors.New("the comment's context was refused")
+
+// The reasons a context is refused.
+var (
+	ErrVersionNotFound = fmt.Errorf("the review has no such version: %w", ErrContextRefused)
+	ErrNotInVersion    = fmt.Errorf("the file or line is not in the version's change: %w", ErrContextRefused)
+)
 
 // ErrMaybeCreated marks a failed create that Swarm may have carried out:
 // the answer was lost (connection reset, timeout), was a 5xx, or was not
@@ -497,6 +513,8 @@ func (c *Client) apiOnce(ctx context.Context, method, path string, q, form url.V
 		// retried and settled by lookup (a review that is gone fails the
 		// lookup's listing with its own 404).
 		return "", &failure.Error{Class: failure.Conflict, UpstreamCode: resp.StatusCode, Err: maybe(fmt.Errorf("%s: HTTP %d", what, resp.StatusCode))}
+	case create && resp.StatusCode == http.StatusBadRequest && contextRefusal(b) != nil:
+		return "", failure.Upstream(resp.StatusCode, 0, fmt.Errorf("%s: HTTP %d: %w", what, resp.StatusCode, contextRefusal(b)))
 	case resp.StatusCode/100 != 2:
 		// 429, 401/403 (login, or not the author), 404, 400: refused before
 		// any work.
@@ -521,6 +539,35 @@ func (c *Client) apiOnce(ctx context.Context, method, path string, q, form url.V
 		return "", failure.Errorf(failure.SchemaInvalid, "%s: answer does not fit: %w", what, maybe(errors.New("unreadable")))
 	}
 	return creds.User, nil
+}
+
+// contextRefusal is the reason a create's 400 answer b gives for refusing
+// its context, nil for any other 400. The reference names the messages;
+// that they come keyed by the form field in "details" is the stand-in's
+// reading of Swarm's form errors, *unverified*: a key "context" or
+// "context[…]", or either message anywhere in the answer, is accepted.
+func contextRefusal(b []byte) error {
+	var a struct {
+		Details map[string]json.RawMessage `json:"details"`
+	}
+	_ = json.Unmarshal(b, &a) // an unreadable answer is matched by its messages alone
+	version := bytes.Contains(b, []byte("Specified version was not found"))
+	file := bytes.Contains(b, []byte("Provided context could not be filtered"))
+	for k := range a.Details {
+		switch {
+		case k == "context[version]":
+			version = true
+		case k == "context" || strings.HasPrefix(k, "context["):
+			file = true
+		}
+	}
+	switch {
+	case version:
+		return ErrVersionNotFound
+	case file:
+		return ErrNotInVersion
+	}
+	return nil
 }
 
 // notSent reports whether a transport error came before the request left:

@@ -46,6 +46,31 @@ type Channel struct {
 	known  int64
 	from   int64
 	marked map[swarm.Marker]swarm.Comment // nil: not listed yet
+	// unanchored are the comments meant inline that went on the review as
+	// a whole this attempt, with why.
+	unanchored map[swarm.Marker]string
+}
+
+// Unanchored says whether the comment with marker m was meant inline but
+// was posted (or found) on the review as a whole this attempt, and why.
+func (c *Channel) Unanchored(m swarm.Marker) (string, bool) {
+	r, ok := c.unanchored[m]
+	return r, ok
+}
+
+func (c *Channel) unanchor(m swarm.Marker, reason string) {
+	if c.unanchored == nil {
+		c.unanchored = map[swarm.Marker]string{}
+	}
+	c.unanchored[m] = reason
+}
+
+// contextReason is the fixed reason a context refusal carries.
+func contextReason(err error) string {
+	if errors.Is(err, swarm.ErrVersionNotFound) {
+		return "the review has no such version"
+	}
+	return "the file or line is not in the version's change"
 }
 
 // New returns the channel for one attempt.
@@ -74,11 +99,20 @@ func (c *Channel) MarkedSince(ctx context.Context, review, from int64) (map[swar
 	return m, nil
 }
 
-// Send posts n and returns its comment id. A refusal that is not a create
-// that may have landed and is not retryable (401/403) is wrapped in
-// ErrRefused: its row is failed, never retried.
+// Send posts n and returns its comment id. When Swarm refuses n's context
+// (swarm.ErrContextRefused: nothing was stored) and n has an Unanchored
+// body, that is posted on the review as a whole under the same marker, so
+// a lookup finds whichever landed. A refusal that is not a create that
+// may have landed and is not retryable (401/403) is wrapped in ErrRefused:
+// its row is failed, never retried.
 func (c *Channel) Send(ctx context.Context, n swarm.NewComment) (string, error) {
 	cm, err := c.api.Create(ctx, n)
+	if errors.Is(err, swarm.ErrContextRefused) && n.Context != nil && n.Unanchored != "" {
+		c.unanchor(n.Marker, contextReason(err))
+		u := n
+		u.Context, u.Body, u.Unanchored = nil, n.Unanchored, ""
+		cm, err = c.api.Create(ctx, u)
+	}
 	if err == nil {
 		c.Saw(cm.ID)
 	}
@@ -102,6 +136,9 @@ func (c *Channel) Lookup(ctx context.Context, n swarm.NewComment, after int64) (
 	cm, ok := m[n.Marker]
 	if ok {
 		c.Saw(cm.ID)
+	}
+	if ok && n.Context != nil && cm.Context == nil {
+		c.unanchor(n.Marker, "found on the review as a whole: its context was refused in an earlier attempt")
 	}
 	return strconv.FormatInt(cm.ID, 10), ok, nil
 }
