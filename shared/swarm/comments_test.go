@@ -495,3 +495,56 @@ func TestCommentReactionShapes(t *testing.T) {
 		t.Errorf("comment 4 (no context.comment): %+v", list[3])
 	}
 }
+
+// A create Swarm refuses for its context (reference: "Review comments")
+// says why with ErrContextRefused, stores nothing and is not a create that
+// may have landed; any other 400 is not a context refusal.
+func TestContextRefusalIsTold(t *testing.T) {
+	s := startStandin(t)
+	s.AddReview(swarmstandin.Review{ID: review, Author: "bob", Change: 12348, Version: 1, Files: []string{"//depot/a.c"}})
+	c, _ := commentsClient(s.URL(), "ticket-1", "ticket-1")
+	at := func(file string, version int) swarm.NewComment {
+		return swarm.NewComment{Review: review, Body: "b", Marker: swarm.SummaryKey(review, 1).Marker(),
+			Context: &swarm.CommentContext{File: file, RightLine: 3, Version: version}}
+	}
+	for _, tt := range []struct {
+		name string
+		n    swarm.NewComment
+		want error // nil: not a context refusal
+	}{
+		{"a file not in the version's change", at("//depot/b.c", 1), swarm.ErrNotInVersion},
+		{"a version the review lacks", at("//depot/a.c", 4), swarm.ErrVersionNotFound},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := c.Create(context.Background(), tt.n)
+			if !errors.Is(err, tt.want) || !errors.Is(err, swarm.ErrContextRefused) || swarm.MaybeCreated(err) || failure.Classify(err).Retryable() {
+				t.Fatalf("err %v (class %s, maybe %v), want %v, not created", err, failure.Classify(err), swarm.MaybeCreated(err), tt.want)
+			}
+		})
+	}
+	if n := len(s.Comments(review)); n != 0 {
+		t.Fatalf("%d comments stored by refused creates", n)
+	}
+	// The reason is read from the answer's field or message; another
+	// field's 400 is refused for good as before.
+	for _, tt := range []struct {
+		body string
+		want error
+	}{
+		{`{"error":"Bad Request","details":{"context":"Provided context could not be filtered"}}`, swarm.ErrNotInVersion},
+		{`{"error":"Bad Request","details":{"context[version]":"Specified version was not found"}}`, swarm.ErrVersionNotFound},
+		{`{"error":"Bad Request","details":{"taskState":"Invalid task state"}}`, nil},
+		{`not json`, nil},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write([]byte(tt.body))
+		}))
+		c, _ := commentsClient(srv.URL, "ticket-1")
+		_, err := c.Create(context.Background(), at("//depot/a.c", 1))
+		srv.Close()
+		if failure.Classify(err) != failure.SchemaInvalid || (tt.want == nil) == errors.Is(err, swarm.ErrContextRefused) || tt.want != nil && !errors.Is(err, tt.want) {
+			t.Errorf("400 %s: err %v, want class %s and reason %v", tt.body, err, failure.SchemaInvalid, tt.want)
+		}
+	}
+}
