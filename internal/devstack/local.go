@@ -256,13 +256,34 @@ func (l *Local) prepareSES(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
+// changeFiles are the depot paths change cl holds in the p4 stand-in's
+// depot (changes/<cl>.json, depot/README.md), so the Swarm stand-in
+// anchors comments only on files really in a review's change, as Swarm
+// does; nil when the depot has no such change (then any file goes).
+func (l *Local) changeFiles(cl int64) []string {
+	var c struct {
+		Files []struct {
+			Path string `json:"path"`
+		} `json:"files"`
+	}
+	b, err := os.ReadFile(filepath.Join(l.Depot, "changes", fmt.Sprintf("%d.json", cl)))
+	if err != nil || json.Unmarshal(b, &c) != nil {
+		return nil
+	}
+	paths := make([]string, 0, len(c.Files))
+	for _, f := range c.Files {
+		paths = append(paths, f.Path)
+	}
+	return paths
+}
+
 // startSwarm starts the Swarm stand-in, stores its bearer token and API
 // login in Secrets Manager and points the webhook, fetch and notify
 // functions at them (notify posts the findings as review comments). The stack's own Swarm wiring (infra) is configured per environment;
 // here the harness adds it to the deployed functions.
 func (l *Local) startSwarm(ctx context.Context, logger *slog.Logger) error {
 	token, ticket := randomHex(24), randomHex(16)
-	l.Swarm = swarmstandin.NewServer(swarmstandin.Options{User: "criticizer", Ticket: ticket, Logger: logger})
+	l.Swarm = swarmstandin.NewServer(swarmstandin.Options{User: "criticizer", Ticket: ticket, Logger: logger, ChangeFiles: l.changeFiles})
 	base, err := l.Swarm.Start("127.0.0.1:0")
 	if err != nil {
 		return err

@@ -569,7 +569,7 @@ func (s *Server) createComment(r *http.Request, user string) answer {
 	default:
 		return badRequest("taskState", "A new comment is a comment or an open task")
 	}
-	ctx, a := commentContext(f, rev)
+	ctx, a := commentContext(f, s.withFiles(rev))
 	if a != nil {
 		return *a
 	}

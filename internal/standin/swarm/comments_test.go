@@ -448,3 +448,40 @@ func TestV11ErrorsCarryTheCode(t *testing.T) {
 		})
 	}
 }
+
+// Where a review or version was added without its files, Options.ChangeFiles
+// says what its change holds: a comment on another file is refused, as
+// Swarm refuses it, and the files a test gave win over it.
+func TestChangeFilesAnchorComments(t *testing.T) {
+	s := NewServer(Options{User: "criticizer", Ticket: "t1", ChangeFiles: func(cl int64) []string {
+		return map[int64][]string{886: {"//depot/a.c"}, 890: {"//depot/a.c", "//depot/b.c"}, 900: {"//depot/c.c"}}[cl]
+	}})
+	base, err := s.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	c := client{t, base}
+	s.AddReview(Review{ID: 885, Author: "bob"})
+	s.AddVersion(885, Version{Change: 885, ArchiveChange: 886, Pending: true})
+	s.AddVersion(885, Version{Change: 885, ArchiveChange: 890, Pending: true, Difference: true})
+	s.AddReview(Review{ID: 899, Author: "bob", Change: 900, Version: 1})
+	s.AddReview(Review{ID: 901, Author: "bob", Change: 900, Version: 1, Files: []string{"//depot/d.c"}})
+	for _, tt := range []struct {
+		review, file, version string
+		want                  int
+	}{
+		{"885", "//depot/a.c", "1", 200},
+		{"885", "//depot/b.c", "1", 400},
+		{"885", "//depot/b.c", "2", 200},
+		{"899", "//depot/c.c", "", 200},
+		{"899", "//depot/a.c", "", 400},
+		{"901", "//depot/d.c", "", 200},
+		{"901", "//depot/c.c", "", 400},
+	} {
+		f := form("topic", "reviews/"+tt.review, "body", "x", "context[file]", tt.file, "context[rightLine]", "2", "context[version]", tt.version)
+		if r := c.do("POST", "/api/v9/comments", "criticizer", "t1", f); r.status != tt.want {
+			t.Errorf("review %s v%q %s: %d, want %d", tt.review, tt.version, tt.file, r.status, tt.want)
+		}
+	}
+}

@@ -40,6 +40,11 @@ type Options struct {
 	// script makes to http://localhost (reference: "Test-run callbacks";
 	// QualifiedUrl view helper, p4-bin/scripts/swarm-cron.sh).
 	ExternalURL string
+	// ChangeFiles are the depot paths change holds, asked for a review or
+	// version added without Files (the harness reads the p4 stand-in's
+	// depot), so an inline comment on a file the change lacks is refused
+	// as Swarm refuses it; nil, or a nil answer: not known, any file goes.
+	ChangeFiles func(change int64) []string
 }
 
 // Review is a Swarm review.

@@ -1,6 +1,10 @@
 package swarm
 
-import "time"
+import (
+	"cmp"
+	"slices"
+	"time"
+)
 
 // Version is one version of a review, as the reviews API lists it: the
 // change that holds its files (for a pre-commit review the shelved archive
@@ -62,6 +66,30 @@ func versionFiles(r Review, n int) []string {
 		return r.Versions[n-1].Files
 	}
 	return nil
+}
+
+// withFiles is rev with the files of each version added without them
+// asked of Options.ChangeFiles: the archive change's (the version's change
+// when there is none), which holds every file of the review at that version.
+func (s *Server) withFiles(rev Review) Review {
+	cf := s.opts.ChangeFiles
+	if cf == nil {
+		return rev
+	}
+	if len(rev.Versions) == 0 {
+		if rev.Files == nil {
+			rev.Files = cf(rev.Change)
+		}
+		return rev
+	}
+	vs := slices.Clone(rev.Versions)
+	for i := range vs {
+		if vs[i].Files == nil {
+			vs[i].Files = cf(cmp.Or(vs[i].ArchiveChange, vs[i].Change))
+		}
+	}
+	rev.Versions = vs
+	return rev
 }
 
 // versionsWire is the review's versions array, oldest first. A review
