@@ -315,3 +315,63 @@ func TestSwarmParticipantsHearOnce(t *testing.T) {
 	}
 	assertRunShows(t, run, id, "pass", "posted on the review")
 }
+
+// A finding on a file Swarm's review version does not hold: Swarm refuses
+// the inline comment's context (reference: "Review comments", a 400), and
+// the finding still appears, once, as a comment on the review as a whole
+// naming its file and line; the job's history says it went unanchored.
+func TestSwarmFindingOffVersionIsPostedUnanchored(t *testing.T) {
+	const off = "//depot/projectA/src/net/copy.c"
+	cl := newChangeWith(t, 12348, addFile(off, "files/12345/buffer.c.after"))
+	review := cl + 1
+	// Version 1 as Swarm lists it lacks copy.c (the files a test gives win
+	// over the depot's): the findings on it cannot be anchored.
+	env.local.Swarm.AddReview(swarmstandin.Review{ID: review, Author: "bob", Change: cl, Version: 1,
+		Files: []string{"//depot/projectA/src/net/buffer.c", "//depot/projectA/src/net/retry.go"}})
+	run := env.local.Swarm.StartRun(review, 1)
+	id := swarmJob(t, cl, run, "shelved")
+	j := waitJob(t, id, untilSettled(), "succeeded", succeeded)
+
+	var result domain.ReviewResult
+	arts := artifacts.New(artifacts.NewS3Client(env.local.AWS), env.out["RedactedBucketName"])
+	if err := arts.GetJSON(context.Background(), j.Artifacts.Result, &result); err != nil {
+		t.Fatal(err)
+	}
+	var offFindings []domain.Finding
+	for _, f := range result.Findings {
+		if f.File == off {
+			offFindings = append(offFindings, f)
+		}
+	}
+	if len(offFindings) == 0 {
+		t.Fatalf("no finding on %s: the case needs one (findings %+v)", off, result.Findings)
+	}
+	comments := ourComments(t, review) // fails on a duplicate
+	for _, f := range offFindings {
+		at := fmt.Sprintf("%s line %d", off, f.Line)
+		n := 0
+		for _, c := range comments {
+			if strings.Contains(c.Body, at) && strings.Contains(c.Body, f.Title) {
+				n++
+				if c.Context != nil {
+					t.Errorf("the comment for %s is anchored at %+v; Swarm refuses that file in version 1", at, c.Context)
+				}
+			}
+		}
+		if n != 1 {
+			t.Errorf("%d review-level comments for the finding at %s, want 1", n, at)
+		}
+	}
+	for _, c := range comments {
+		if c.Context != nil && c.Context.File == off {
+			t.Errorf("a comment anchored on %s, which version 1 does not hold", off)
+		}
+	}
+	recorded := false
+	for _, e := range j.History {
+		recorded = recorded || strings.Contains(e.Detail, "posted unanchored") && strings.Contains(e.Detail, "not in the version's change")
+	}
+	if !recorded {
+		t.Errorf("the job's history does not say a finding was posted unanchored: %+v", j.History)
+	}
+}

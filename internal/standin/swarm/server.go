@@ -58,7 +58,7 @@ type Review struct {
 	// Reviewers are participants besides the author.
 	Reviewers []string
 	// Files are the depot paths shelved in Change, for a review added
-	// without Versions; nil: not known (Version.Files).
+	// without Versions; nil: asked of Options.ChangeFiles (Version.Files).
 	Files []string
 }
 

@@ -19,9 +19,10 @@ type Version struct {
 	Time          int64  // Unix seconds; default now
 	Pending       bool
 	Difference    bool
-	// Files are the depot paths shelved in the version's change; nil: not
-	// known, and an inline comment on any file is accepted (kinder than
-	// Swarm, which refuses a file the change does not hold).
+	// Files are the depot paths shelved in the version's change; nil: asked
+	// of Options.ChangeFiles, and where that does not know either, an inline
+	// comment on any file is accepted (kinder than Swarm, which refuses a
+	// file the change does not hold).
 	Files []string
 }
 
