@@ -201,8 +201,9 @@ func commentDeliveries(j *job.Job, review domain.ReviewResult, distinct []rerun.
 }
 
 // unanchoredBody is a finding's comment when Swarm will not anchor it on
-// its file (the file is not in the version's change): the same body,
-// headed by the file and line it is about. Empty for a finding on no file.
+// its file (the file is not in the version's change): the same body, with
+// the file and line it is about after the title line (which stays first: a
+// rerun's resolved note quotes it). Empty for a finding on no file.
 func unanchoredBody(f domain.Finding, version int) string {
 	if f.File == "" {
 		return ""
@@ -211,7 +212,8 @@ func unanchoredBody(f domain.Finding, version int) string {
 	if f.Line > 0 {
 		at = fmt.Sprintf("%s line %d", at, f.Line)
 	}
-	return fmt.Sprintf("On %s (not in version %d's change, so not anchored on it):\n\n%s", at, version, findingBody(f))
+	head, rest, _ := strings.Cut(findingBody(f), "\n\n")
+	return fmt.Sprintf("%s\n\nOn %s (not in version %d's change, so not anchored on it).\n\n%s", head, at, version, rest)
 }
 
 // taskSeverity: findings of high severity and above are open tasks.

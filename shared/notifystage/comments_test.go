@@ -713,8 +713,9 @@ func TestFindingRefusedItsContextIsPostedUnanchored(t *testing.T) {
 				t.Fatalf("%d comments for the HIGH finding, want exactly 1", len(high))
 			}
 			c := high[0]
-			if c.Context != nil || c.TaskState != swarm.TaskOpen || !strings.Contains(c.Body, "//depot/app/db.go line 28") {
-				t.Errorf("HIGH finding's comment: context %+v task %q body %q; want it on the review as a whole, an open task, naming its file and line", c.Context, c.TaskState, c.Body)
+			if c.Context != nil || c.TaskState != swarm.TaskOpen || !strings.Contains(c.Body, "//depot/app/db.go line 28") ||
+				!strings.HasPrefix(c.Body, "**HIGH** · security · SQL built from input\n") {
+				t.Errorf("HIGH finding's comment: context %+v task %q body %q; want it on the review as a whole, an open task, its title line first, then its file and line", c.Context, c.TaskState, c.Body)
 			}
 			if len(r.ours(t)) != 3 {
 				t.Errorf("%d comments, want both findings and the summary", len(r.ours(t)))
