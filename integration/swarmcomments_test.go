@@ -4,6 +4,7 @@ package integration
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -373,5 +374,26 @@ func TestSwarmFindingOffVersionIsPostedUnanchored(t *testing.T) {
 	}
 	if !recorded {
 		t.Errorf("the job's history does not say a finding was posted unanchored: %+v", j.History)
+	}
+}
+
+// The harness's Swarm knows a review's files from the p4 stand-in's depot,
+// as Swarm knows them from its change: an inline comment on a file the
+// change lacks is refused, one on a file it holds is taken.
+func TestSwarmAnchorsOnlyOnTheChangesFiles(t *testing.T) {
+	review, _ := swarmReview(newChange(t, 12348)) // no Files given: the depot says
+	client := &swarm.Client{BaseURL: env.local.Swarm.URL(), Credentials: func(context.Context, bool) (swarm.Credentials, error) {
+		return swarm.Credentials{User: "criticizer", Ticket: env.local.Secrets["Swarm API ticket"]}, nil
+	}}
+	at := func(file string) error {
+		_, err := client.Create(context.Background(), swarm.NewComment{Review: review, Body: "b", Marker: swarm.SummaryKey(review, 1).Marker(),
+			Context: &swarm.CommentContext{File: file, RightLine: 1, Version: 1}})
+		return err
+	}
+	if err := at("//depot/projectA/src/net/copy.c"); !errors.Is(err, swarm.ErrNotInVersion) {
+		t.Errorf("a comment on a file the change lacks: %v, want %v", err, swarm.ErrNotInVersion)
+	}
+	if err := at("//depot/projectA/src/net/retry.go"); err != nil {
+		t.Errorf("a comment on a file the change holds: %v", err)
 	}
 }
