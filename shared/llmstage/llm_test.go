@@ -495,3 +495,34 @@ func TestPromptPatchDriftIsConfigured(t *testing.T) {
 		}
 	}
 }
+
+// TestCandidateChunksFitItsOwnTokenLimit: the candidate model's chunks are
+// planned no larger than its own tokens-per-minute limit, not the stable
+// model's (providers limit each model apart), or a provider that admits
+// fewer tokens a minute for it could never admit one of them.
+func TestCandidateChunksFitItsOwnTokenLimit(t *testing.T) {
+	calls := func(percent int) (int, int) {
+		h := newHarness(t, func(r *llmstage.LLM) {
+			r.ModelRollout = result.ModelRollout{Candidate: "gpt-4.1-mini", Percent: percent}
+			r.TokensPerMinute = 1_000_000
+			r.Candidate = llmstage.ModelTerms{TokensPerMinute: 6_000}
+		})
+		cand, err := llm.NewOpenAI(llm.Config{Endpoint: h.standin.URL(), Model: "gpt-4.1-mini", Timeout: 10 * time.Second,
+			Schema: result.SchemaJSON(), Logger: slog.New(slog.DiscardHandler)}, apiKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.stage.CandidateLLM = cand
+		res, err := h.stage.Process(context.Background(), h.job(t, "job-00", chunked(300)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(h.standin.Requests()), res.Review.Chunks
+	}
+	stableCalls, stableChunks := calls(0)
+	candCalls, candChunks := calls(100)
+	if candChunks <= stableChunks || candCalls <= stableCalls {
+		t.Errorf("candidate at 6,000 tokens a minute: %d chunks in %d calls; stable at 1,000,000: %d chunks in %d calls; want the candidate's smaller",
+			candChunks, candCalls, stableChunks, stableCalls)
+	}
+}
