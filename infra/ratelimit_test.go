@@ -114,7 +114,7 @@ func TestModelCandidateHasItsOwnPricesAndLimits(t *testing.T) {
 				vars := props(m, "ReviewFunction")["Environment"].(map[string]any)["Variables"].(map[string]any)
 				want := map[string]any{"LLM_MODEL_CANDIDATE": candidate, "LLM_PRICES_PER_MTOK": "input=0.8,output=4",
 					"LLM_REQUESTS_PER_MINUTE": "100", "LLM_TOKENS_PER_MINUTE": "200000",
-					"LLM_MODEL_CANDIDATE_PRICES_PER_MTOK": "input=3,output=15",
+					"LLM_MODEL_CANDIDATE_PRICES_PER_MTOK":     "input=3,output=15",
 					"LLM_MODEL_CANDIDATE_REQUESTS_PER_MINUTE": "50", "LLM_MODEL_CANDIDATE_TOKENS_PER_MINUTE": "400000"}
 				if !own {
 					want["LLM_MODEL_CANDIDATE_PRICES_PER_MTOK"], want["LLM_MODEL_CANDIDATE_REQUESTS_PER_MINUTE"], want["LLM_MODEL_CANDIDATE_TOKENS_PER_MINUTE"] = "", nil, nil
