@@ -138,6 +138,14 @@ type EnvConfig struct {
 	// (LLM_PRICES_PER_MTOK): each review's estimated cost is then recorded
 	// and shown in its e-mail. Empty (the default): no estimate.
 	LLMPricesPerMTok string `json:"llmPricesPerMTok,omitempty"`
+	// LLMModelCandidatePricesPerMTok are llmModelCandidate's list prices, in
+	// the same format: its reviews' cost is estimated at them (empty: none).
+	// LLMModelCandidateRequestsPerMinute and LLMModelCandidateTokensPerMinute
+	// are its limits, which providers set per model; 0 (the default) takes
+	// llmModel's. `criticizer promote --model` moves all three to llmModel's.
+	LLMModelCandidatePricesPerMTok     string `json:"llmModelCandidatePricesPerMTok,omitempty"`
+	LLMModelCandidateRequestsPerMinute int    `json:"llmModelCandidateRequestsPerMinute,omitempty"`
+	LLMModelCandidateTokensPerMinute   int    `json:"llmModelCandidateTokensPerMinute,omitempty"`
 
 	SMTPHost string `json:"smtpHost"`
 	SMTPPort int    `json:"smtpPort"`

@@ -299,6 +299,10 @@ func newLLMFunction(f *functionFactory, p functionsProps) awslambda.Function {
 		// The model canary (result.ModelRollout): off without a share.
 		"LLM_MODEL_CANDIDATE":         jsii.String(cfg.LLMModelCandidate),
 		"LLM_MODEL_CANDIDATE_PERCENT": optItoa(cfg.LLMModelCandidatePercent),
+		// Its own prices and limits (providers limit each model apart).
+		"LLM_MODEL_CANDIDATE_PRICES_PER_MTOK":     jsii.String(cfg.LLMModelCandidatePricesPerMTok),
+		"LLM_MODEL_CANDIDATE_REQUESTS_PER_MINUTE": optItoa(cfg.LLMModelCandidateRequestsPerMinute),
+		"LLM_MODEL_CANDIDATE_TOKENS_PER_MINUTE":   optItoa(cfg.LLMModelCandidateTokensPerMinute),
 		// Rate limits are waited out inside an attempt: the function runs up
 		// to reviewTimeoutSeconds, its queue's visibility timeout, and sets a
 		// claimed message's visibility to the lease.

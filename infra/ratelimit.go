@@ -9,6 +9,9 @@ func validateRateLimits(c EnvConfig, p *problems) {
 	if _, err := llm.ParsePrices(c.LLMPricesPerMTok); err != nil {
 		p.add("llmPricesPerMTok %q: %v", c.LLMPricesPerMTok, err)
 	}
+	if _, err := llm.ParsePrices(c.LLMModelCandidatePricesPerMTok); err != nil {
+		p.add("llmModelCandidatePricesPerMTok %q: %v", c.LLMModelCandidatePricesPerMTok, err)
+	}
 	if c.ReviewTimeoutSeconds < c.LeaseSeconds || c.ReviewTimeoutSeconds > 900 {
 		p.add("reviewTimeoutSeconds %d: want leaseSeconds (%d)..900 (the llm function's timeout and its queue's visibility timeout)",
 			c.ReviewTimeoutSeconds, c.LeaseSeconds)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -82,3 +83,62 @@ func TestReviewSizedToWaitOutRateLimits(t *testing.T) {
 }
 
 func itoaStr(n int) string { return *itoa(n) }
+
+// TestModelCandidateHasItsOwnPricesAndLimits: in every environment, the
+// model canary's own prices and limits reach the llm function beside the
+// stable model's (providers price and limit each model apart), a canary
+// without its own limits sends none (the function takes the stable
+// model's), and bad ones are refused at synth.
+func TestModelCandidateHasItsOwnPricesAndLimits(t *testing.T) {
+	checkedIn := cdkContext(t)
+	const candidate = "anthropic.claude-3-7-sonnet-20250219-v1:0"
+	for _, env := range knownEnvs {
+		for _, own := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/own terms %v", env, own), func(t *testing.T) {
+				over := map[string]any{"llmModelCandidate": candidate, "llmModelCandidatePercent": 10,
+					"llmPricesPerMTok": "input=0.8,output=4", "llmRequestsPerMinute": 100, "llmTokensPerMinute": 200000}
+				if own {
+					over["llmModelCandidatePricesPerMTok"] = "input=3,output=15"
+					over["llmModelCandidateRequestsPerMinute"], over["llmModelCandidateTokensPerMinute"] = 50, 400000
+				}
+				if env != "local" {
+					over["p4LayerPath"], over["p4LayerSha256"] = fakeLayer(t), fakeLayerSHA256
+				}
+				ctx := map[string]any{}
+				for k, v := range checkedIn {
+					ctx[k] = v
+				}
+				ctx[ctxEnv], ctx[ctxOverrides] = env, over
+				delete(ctx, ctxAssetRoot)
+				_, m := synth(t, ctx)
+				vars := props(m, "ReviewFunction")["Environment"].(map[string]any)["Variables"].(map[string]any)
+				want := map[string]any{"LLM_MODEL_CANDIDATE": candidate, "LLM_PRICES_PER_MTOK": "input=0.8,output=4",
+					"LLM_REQUESTS_PER_MINUTE": "100", "LLM_TOKENS_PER_MINUTE": "200000",
+					"LLM_MODEL_CANDIDATE_PRICES_PER_MTOK":     "input=3,output=15",
+					"LLM_MODEL_CANDIDATE_REQUESTS_PER_MINUTE": "50", "LLM_MODEL_CANDIDATE_TOKENS_PER_MINUTE": "400000"}
+				if !own {
+					want["LLM_MODEL_CANDIDATE_PRICES_PER_MTOK"], want["LLM_MODEL_CANDIDATE_REQUESTS_PER_MINUTE"], want["LLM_MODEL_CANDIDATE_TOKENS_PER_MINUTE"] = "", nil, nil
+				}
+				for k, w := range want {
+					if got := vars[k]; got != w && (w != "" || got != nil) {
+						t.Errorf("%s = %v, want %v", k, got, w)
+					}
+				}
+			})
+		}
+	}
+
+	for _, c := range []struct {
+		over map[string]any
+		want string
+	}{
+		{map[string]any{"llmModelCandidatePricesPerMTok": "input=three"}, "llmModelCandidatePricesPerMTok"},
+		{map[string]any{"llmModelCandidateTokensPerMinute": 500}, "llmModelCandidateTokensPerMinute 500"},
+		{map[string]any{"llmModelCandidateRequestsPerMinute": -1}, "llmModelCandidateRequestsPerMinute -1"},
+	} {
+		ctx := map[string]any{ctxEnv: "local", ctxOverrides: c.over}
+		if _, _, err := LoadConfig(testApp(t, ctx).Node()); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want one naming %q", c.over, err, c.want)
+		}
+	}
+}

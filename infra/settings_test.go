@@ -15,6 +15,7 @@ func everything(email, llm string) map[string]any {
 		"swarmUrl": "https://swarm.example.com", "p4TrustFingerprint": testFingerprint, "p4Charset": "utf8", "p4Parallelism": 8,
 		"promptCandidateVersion": "1.1.0", "promptCandidatePercent": 10, "sendCompletionWindowSeconds": 600,
 		"llmModelCandidate": "anthropic.claude-3-7-sonnet-20250219-v1:0", "llmModelCandidatePercent": 10,
+		"llmModelCandidatePricesPerMTok": "input=3,cached_input=0.3,cache_write=3.75,output=15", "llmModelCandidateRequestsPerMinute": 50, "llmModelCandidateTokensPerMinute": 400000,
 		"validFindingsSlo": map[string]any{"1.1.0": 0.2}, "droppedFindingsSlo": map[string]any{"1.1.0": 0.4},
 		"confidentialDomains": []string{"corp.example.com"}, "confidentialCidrs": []string{"10.0.0.0/8"},
 		"emailProvider": email, "llmProvider": llm, "llmEndpoint": "https://llm.example.com",

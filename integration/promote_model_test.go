@@ -19,9 +19,9 @@ import (
 // candidate model that meets the stable prompt's job SLOs but whose
 // findings reviewers accepted well below the stable model's, naming both
 // shares and counts, and leaves cdk.json as it was; with acceptance as
-// good, it makes the candidate llmModel and clears the canary. Each run has
-// its own environment and two-day-old data, for the reasons
-// TestPromoteRefusesWorseAcceptance gives.
+// good, it makes the candidate llmModel, its prices llmPricesPerMTok, and
+// clears the canary. Each run has its own environment and two-day-old
+// data, for the reasons TestPromoteRefusesWorseAcceptance gives.
 func TestPromoteModelRefusesWorseAcceptance(t *testing.T) {
 	cw := cloudwatch.NewFromConfig(env.local.AWS)
 	const stable, candidate = "gate-model-s", "gate-model-c"
@@ -47,6 +47,7 @@ func TestPromoteModelRefusesWorseAcceptance(t *testing.T) {
 		put(judgedData(t, envName, prompt, stable, 32, 8, 0)...)
 
 		cdk := `{"context": {"environments": {"` + envName + `": {"llmModel": "` + stable + `", "llmModelCandidate": "` + candidate + `", "llmModelCandidatePercent": 10,
+  "llmPricesPerMTok": "input=3,output=15", "llmModelCandidatePricesPerMTok": "input=1,output=5",
   "validFindingsSlo": {"` + prompt + `": 0.1}, "droppedFindingsSlo": {"` + prompt + `": 0.5}}}}}
 `
 		path := filepath.Join(t.TempDir(), "cdk.json")
@@ -56,8 +57,10 @@ func TestPromoteModelRefusesWorseAcceptance(t *testing.T) {
 		stdout, stderr, err := runCriticizer(t, "promote", "--env", envName, "--model", "--cdk", path, "--min-jobs", "5", "--window", "72h")
 		got, _ := os.ReadFile(path)
 		if tt.refuse == "" {
-			want := strings.Replace(cdk, `"llmModel": "`+stable+`", "llmModelCandidate": "`+candidate+`", "llmModelCandidatePercent": 10`,
-				`"llmModel": "`+candidate+`", "llmModelCandidate": "", "llmModelCandidatePercent": 0`, 1)
+			want := strings.NewReplacer(`"llmModel": "`+stable+`", "llmModelCandidate": "`+candidate+`", "llmModelCandidatePercent": 10`,
+				`"llmModel": "`+candidate+`", "llmModelCandidate": "", "llmModelCandidatePercent": 0`,
+				`"llmPricesPerMTok": "input=3,output=15", "llmModelCandidatePricesPerMTok": "input=1,output=5"`,
+				`"llmPricesPerMTok": "input=1,output=5", "llmModelCandidatePricesPerMTok": ""`).Replace(cdk)
 			if err != nil || string(got) != want {
 				t.Errorf("acceptance as good: promote --model %v\n%s%s\ncdk.json %s", err, stdout, stderr, got)
 			}

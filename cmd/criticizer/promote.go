@@ -37,6 +37,13 @@ type rolloutSettings struct {
 	ModelCandidate string `json:"llmModelCandidate"`
 	ModelPercent   int    `json:"llmModelCandidatePercent"`
 	Prices         string `json:"llmPricesPerMTok"`
+	// The candidate model's own prices and limits, and the stable model's
+	// limits: promote --model moves the candidate's to llmModel's.
+	CandidatePrices   string `json:"llmModelCandidatePricesPerMTok"`
+	Requests          int    `json:"llmRequestsPerMinute"`
+	Tokens            int    `json:"llmTokensPerMinute"`
+	CandidateRequests int    `json:"llmModelCandidateRequestsPerMinute"`
+	CandidateTokens   int    `json:"llmModelCandidateTokensPerMinute"`
 	// The acceptance gate (outcome.Gate); unset takes outcome's defaults.
 	Margin    *float64 `json:"acceptanceMargin"`
 	MinSample *int     `json:"acceptanceMinSample"`

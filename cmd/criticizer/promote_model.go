@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/criticizer/criticizer/shared/result"
@@ -28,8 +30,9 @@ type modelJudgement struct {
 // It compares like with like: both models under the stable prompt version,
 // whatever share a prompt canary has at the same time (the two buckets are
 // independent, so each model's stable-prompt jobs are a fair sample). On
-// success it edits cdk.json — llmModel := the candidate, the candidate and
-// its share cleared — and says so; a refusal changes nothing.
+// success it edits cdk.json — llmModel := the candidate, its prices and
+// own limits llmModel's, the candidate's settings cleared (modelEdits) —
+// and says so; a refusal changes nothing.
 func promoteModel(ctx context.Context, cw metricsAPI, out io.Writer, raw []byte, set rolloutSettings, j modelJudgement) error {
 	cand, stable, v := set.ModelCandidate, set.Model, result.StablePromptVersion
 	if cand == "" {
@@ -55,7 +58,7 @@ func promoteModel(ctx context.Context, cw metricsAPI, out io.Writer, raw []byte,
 	if err != nil {
 		return err
 	}
-	edited, err := setModel(raw, j.env, cand)
+	edited, err := setModel(raw, j.env, set)
 	if err != nil {
 		return err
 	}
@@ -64,10 +67,26 @@ func promoteModel(ctx context.Context, cw metricsAPI, out io.Writer, raw []byte,
 	}
 	fmt.Fprintf(out, "model %s in %s: %d jobs under prompt %s, %.3f valid and %.3f dropped findings per job (SLO ≥ %.3f, ≤ %.3f); %s: promoted, llmModel %s → %s, llmModelCandidate cleared and llmModelCandidatePercent %d → 0 in %s; deploy to apply\n",
 		cand, j.env, canary.Jobs, v, canary.ValidPerJob, canary.DroppedPerJob, valid, dropped, judged, stable, cand, set.ModelPercent, j.cdkPath)
-	if set.Prices != "" {
-		fmt.Fprintf(out, "llmPricesPerMTok in %s are %s's: set %s's list prices before deploying, or costs are estimated at the old model's\n", j.env, stable, cand)
-	}
+	sayTerms(out, set, j.env)
 	return nil
+}
+
+// sayTerms says what promoting set's candidate did to the environment's
+// prices and limits (modelEdits).
+func sayTerms(out io.Writer, set rolloutSettings, env string) {
+	cand, stable := set.ModelCandidate, set.Model
+	switch {
+	case set.CandidatePrices != "":
+		fmt.Fprintf(out, "llmPricesPerMTok %q → %s's %q, llmModelCandidatePricesPerMTok cleared\n", set.Prices, cand, set.CandidatePrices)
+	case set.Prices != "":
+		fmt.Fprintf(out, "llmPricesPerMTok cleared: they were %s's, and %s had no llmModelCandidatePricesPerMTok; set %s's list prices in %s to estimate its reviews' cost\n", stable, cand, cand, env)
+	}
+	if set.CandidateRequests > 0 {
+		fmt.Fprintf(out, "llmRequestsPerMinute %d → %d (%s's), llmModelCandidateRequestsPerMinute cleared\n", set.Requests, set.CandidateRequests, cand)
+	}
+	if set.CandidateTokens > 0 {
+		fmt.Fprintf(out, "llmTokensPerMinute %d → %d (%s's), llmModelCandidateTokensPerMinute cleared\n", set.Tokens, set.CandidateTokens, cand)
+	}
 }
 
 // judgeModelAcceptance compares the candidate model's acceptance over the
@@ -92,41 +111,79 @@ func judgeModelAcceptance(ctx context.Context, cw metricsAPI, set rolloutSetting
 	return fmt.Sprintf("acceptance %s vs %s's %s", accepted, set.Model, current), nil
 }
 
-// modelSettings match the three settings setModel rewrites, each a JSON
-// string or integer value.
-var modelSettings = map[string]*regexp.Regexp{
-	"llmModel":                 regexp.MustCompile(`"llmModel"\s*:\s*"(?:[^"\\]|\\.)*"`),
-	"llmModelCandidate":        regexp.MustCompile(`"llmModelCandidate"\s*:\s*"(?:[^"\\]|\\.)*"`),
-	"llmModelCandidatePercent": regexp.MustCompile(`"llmModelCandidatePercent"\s*:\s*-?\d+`),
+// modelEdit is one setting promote --model writes in the environment's
+// block: key := value (JSON), added after llmModel when the block lacks
+// the key and add is set, else only replaced where present.
+type modelEdit struct {
+	key, value string
+	add        bool
 }
 
-// setModel rewrites one environment's llmModel to model and clears its
-// model canary (llmModelCandidate "", llmModelCandidatePercent 0) in
+// modelEdits are what promoting set's candidate model writes: it becomes
+// llmModel, its prices llmPricesPerMTok (none: the stable model's are
+// cleared, for they are not the new model's), and its own limits, where
+// set, llmModel's (unset, it ran at llmModel's, which stay); the canary's
+// settings are cleared.
+func modelEdits(set rolloutSettings) []modelEdit {
+	quoted, _ := json.Marshal(set.ModelCandidate)
+	prices, _ := json.Marshal(set.CandidatePrices)
+	edits := []modelEdit{{key: "llmModel", value: string(quoted)}, {key: "llmModelCandidate", value: `""`},
+		{key: "llmModelCandidatePercent", value: "0"}, {key: "llmPricesPerMTok", value: string(prices), add: set.CandidatePrices != ""},
+		{key: "llmModelCandidatePricesPerMTok", value: `""`}}
+	for _, l := range []struct {
+		stable, candidate string
+		n                 int
+	}{{"llmRequestsPerMinute", "llmModelCandidateRequestsPerMinute", set.CandidateRequests}, {"llmTokensPerMinute", "llmModelCandidateTokensPerMinute", set.CandidateTokens}} {
+		if l.n > 0 {
+			edits = append(edits, modelEdit{key: l.stable, value: strconv.Itoa(l.n), add: true}, modelEdit{key: l.candidate, value: "0"})
+		}
+	}
+	return edits
+}
+
+// settingValue matches key's setting, a JSON string or integer value.
+func settingValue(key string) *regexp.Regexp {
+	return regexp.MustCompile(`"` + regexp.QuoteMeta(key) + `"\s*:\s*(?:"(?:[^"\\]|\\.)*"|-?\d+)`)
+}
+
+// setModel applies modelEdits(set) to one environment's block in
 // cdk.json's text, leaving every other byte as it was, and checks the
 // result reads back so. llmModel must be in the environment's own block
-// (promote read it from there); absent canary keys stay absent.
-func setModel(raw []byte, env, model string) ([]byte, error) {
+// (promote read it from there); added settings follow it, indented alike.
+func setModel(raw []byte, env string, set rolloutSettings) ([]byte, error) {
 	start, end, err := objectSpan(raw, env)
 	if err != nil {
 		return nil, err
 	}
-	quoted, _ := json.Marshal(model)
 	block := append([]byte{}, raw[start:end]...)
-	for _, kv := range []struct{ key, value string }{
-		{"llmModel", string(quoted)}, {"llmModelCandidate", `""`}, {"llmModelCandidatePercent", "0"},
-	} {
-		loc := modelSettings[kv.key].FindIndex(block)
-		if loc == nil {
-			if kv.key == "llmModel" {
-				return nil, fmt.Errorf("cdk.json: %s states no llmModel of its own to replace", env)
+	model := settingValue("llmModel").FindIndex(block)
+	if model == nil {
+		return nil, fmt.Errorf("cdk.json: %s states no llmModel of its own to replace", env)
+	}
+	indent := model[0] // the whitespace before llmModel, for added settings
+	for indent > 0 && strings.ContainsRune(" \t\r\n", rune(block[indent-1])) {
+		indent--
+	}
+	ws, after := string(block[indent:model[0]]), model[1]
+	for _, e := range modelEdits(set) {
+		setting := fmt.Sprintf(`"%s": %s`, e.key, e.value)
+		loc := settingValue(e.key).FindIndex(block)
+		switch {
+		case loc != nil:
+			block = append(append(append([]byte{}, block[:loc[0]]...), setting...), block[loc[1]:]...)
+			if loc[0] < after {
+				after += len(setting) - (loc[1] - loc[0])
 			}
-			continue
+		case e.add:
+			setting = "," + ws + setting
+			block = append(append(append([]byte{}, block[:after]...), setting...), block[after:]...)
+			after += len(setting)
 		}
-		setting := fmt.Sprintf(`"%s": %s`, kv.key, kv.value)
-		block = append(append(append([]byte{}, block[:loc[0]]...), setting...), block[loc[1]:]...)
 	}
 	out := append(append(append([]byte{}, raw[:start]...), block...), raw[end:]...)
-	if got, err := readRollout(out, env); err != nil || got.Model != model || got.ModelCandidate != "" || got.ModelPercent != 0 {
+	if got, err := readRollout(out, env); err != nil || got.Model != set.ModelCandidate || got.ModelCandidate != "" || got.ModelPercent != 0 ||
+		got.Prices != set.CandidatePrices || got.CandidatePrices != "" || (set.CandidateRequests > 0 && got.Requests != set.CandidateRequests) ||
+		(set.CandidateTokens > 0 && got.Tokens != set.CandidateTokens) {
 		return nil, fmt.Errorf("cdk.json: could not set %s's llmModel (%v)", env, err)
 	}
 	return out, nil

@@ -68,6 +68,9 @@ const modelFixture = `{
         "llmModelCandidate": "model-c",
         "llmModelCandidatePercent": 10,
         "llmPricesPerMTok": "input=3,output=15",
+        "llmModelCandidatePricesPerMTok": "input=1,output=5",
+        "llmTokensPerMinute": 200000,
+        "llmModelCandidateTokensPerMinute": 400000,
         "logLevel": "info"
       }
     }
@@ -78,7 +81,8 @@ const modelFixture = `{
 // `criticizer promote --model` makes the candidate model llmModel only when
 // its canary, under the stable prompt, meets that prompt's rollout SLOs
 // and reviewers accepted its findings no less than the stable model's; it
-// edits only staging's model settings. Any failed check refuses, says the
+// edits only staging's model settings, the candidate's prices and limits
+// becoming llmModel's. Any failed check refuses, says the
 // numbers (both shares and counts for acceptance) and leaves cdk.json as it
 // was.
 func TestPromoteModel(t *testing.T) {
@@ -129,13 +133,22 @@ func TestPromoteModel(t *testing.T) {
 			}
 			want := strings.NewReplacer(`"llmModel": "model-s",
         "llmModelCandidate": "model-c",
-        "llmModelCandidatePercent": 10,`, `"llmModel": "model-c",
+        "llmModelCandidatePercent": 10,
+        "llmPricesPerMTok": "input=3,output=15",
+        "llmModelCandidatePricesPerMTok": "input=1,output=5",
+        "llmTokensPerMinute": 200000,
+        "llmModelCandidateTokensPerMinute": 400000,`, `"llmModel": "model-c",
         "llmModelCandidate": "",
-        "llmModelCandidatePercent": 0,`).Replace(modelFixture)
+        "llmModelCandidatePercent": 0,
+        "llmPricesPerMTok": "input=1,output=5",
+        "llmModelCandidatePricesPerMTok": "",
+        "llmTokensPerMinute": 400000,
+        "llmModelCandidateTokensPerMinute": 0,`).Replace(modelFixture)
 			if string(got) != want {
 				t.Errorf("cdk.json after promotion:\n%s\nwant only staging's model settings changed:\n%s", got, want)
 			}
-			for _, w := range []string{"llmModel model-s → model-c", "llmModelCandidatePercent 10 → 0", "acceptance 60.0% accepted of 50 judged vs model-s's 60.0% accepted of 100 judged", "llmPricesPerMTok"} {
+			for _, w := range []string{"llmModel model-s → model-c", "llmModelCandidatePercent 10 → 0", "acceptance 60.0% accepted of 50 judged vs model-s's 60.0% accepted of 100 judged",
+				`llmPricesPerMTok "input=3,output=15" → model-c's "input=1,output=5"`, "llmTokensPerMinute 200000 → 400000 (model-c's)"} {
 				if !strings.Contains(out.String(), w) {
 					t.Errorf("output %q does not say %q", out.String(), w)
 				}
@@ -160,5 +173,47 @@ func TestPromoteModelNothingToJudge(t *testing.T) {
 		if got, _ := os.ReadFile(path); err == nil || !strings.Contains(err.Error(), tt.want) || string(got) != tt.fixture {
 			t.Errorf("promote --model: %v, want %q and cdk.json untouched", err, tt.want)
 		}
+	}
+}
+
+// Promoting moves the candidate's prices and its own limits to llmModel's,
+// adding them after llmModel, indented alike, where the environment had
+// none; a candidate without prices clears the stable model's (they are not
+// the new model's); limits the candidate did not set stay (it ran at them).
+func TestSetModelMovesTheCandidatesTerms(t *testing.T) {
+	for _, tt := range []struct {
+		name, block, want, says string
+	}{
+		{"no candidate prices: the old model's cleared",
+			`{ "llmModel": "model-s", "llmModelCandidate": "model-c", "llmModelCandidatePercent": 5, "llmPricesPerMTok": "input=3,output=15", "llmTokensPerMinute": 200000 }`,
+			`{ "llmModel": "model-c", "llmModelCandidate": "", "llmModelCandidatePercent": 0, "llmPricesPerMTok": "", "llmTokensPerMinute": 200000 }`,
+			"llmPricesPerMTok cleared: they were model-s's"},
+		{"added inline",
+			`{ "llmModel": "model-s", "llmModelCandidate": "model-c", "llmModelCandidatePercent": 5, "llmModelCandidatePricesPerMTok": "input=1", "llmModelCandidateRequestsPerMinute": 50 }`,
+			`{ "llmModel": "model-c", "llmPricesPerMTok": "input=1", "llmRequestsPerMinute": 50, "llmModelCandidate": "", "llmModelCandidatePercent": 0, "llmModelCandidatePricesPerMTok": "", "llmModelCandidateRequestsPerMinute": 0 }`,
+			"llmRequestsPerMinute 0 → 50 (model-c's)"},
+		{"added on lines of their own",
+			"{\n        \"llmModel\": \"model-s\",\n        \"llmModelCandidate\": \"model-c\",\n        \"llmModelCandidateTokensPerMinute\": 400000\n      }",
+			"{\n        \"llmModel\": \"model-c\",\n        \"llmTokensPerMinute\": 400000,\n        \"llmModelCandidate\": \"\",\n        \"llmModelCandidateTokensPerMinute\": 0\n      }",
+			"llmTokensPerMinute 0 → 400000"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			doc := func(block string) []byte {
+				return []byte(`{"context": {"environments": {"dev": {"llmModel": "x"}, "staging": ` + block + `}}}`)
+			}
+			set, err := readRollout(doc(tt.block), "staging")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := setModel(doc(tt.block), "staging", set)
+			if err != nil || string(got) != string(doc(tt.want)) {
+				t.Fatalf("setModel: %v\n%s\nwant\n%s", err, got, doc(tt.want))
+			}
+			var out bytes.Buffer
+			sayTerms(&out, set, "staging")
+			if !strings.Contains(out.String(), tt.says) {
+				t.Errorf("says %q, want %q", out.String(), tt.says)
+			}
+		})
 	}
 }

@@ -39,33 +39,38 @@ func main() {
 
 	sm := secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL)
 	complete := client(ctx, env, sm, provider, secretID, cfg)
-	// One Limiter per function instance, outside the rotating client: the
+	// One Limiter per model and function instance, outside the rotating client: the
 	// limits it learnt survive a key rotation. 429s are waited out inside
 	// the attempt while the invocation has time for the call after the wait.
 	ddb := dynamodb.NewFromConfig(env.AWS)
 	jobs := store.New(ddb, env.Config.JobsTable)
-	lc := llm.LimiterConfig{RequestsPerMinute: set.RequestsPerMinute, TokensPerMinute: set.TokensPerMinute, MaxConcurrency: set.Parallelism,
-		OutputTokens: cfg.MaxTokens, BytesPerToken: set.Budget.For(cfg.Model).BytesPerToken, Reserve: cfg.Timeout, Logger: env.Log}
-	if set.TokensPerMinute > 0 {
-		// The configured limit is the account's: concurrent reviews share it.
-		lc.Shared = jobs.MinuteTokens(set.TokensPerMinute)
+	limiter := func(model string, t llmstage.ModelTerms) *llm.Limiter {
+		lc := llm.LimiterConfig{RequestsPerMinute: t.RequestsPerMinute, TokensPerMinute: t.TokensPerMinute, MaxConcurrency: set.Parallelism,
+			OutputTokens: cfg.MaxTokens, BytesPerToken: set.Budget.For(model).BytesPerToken, Reserve: cfg.Timeout, Logger: env.Log}
+		if t.TokensPerMinute > 0 {
+			// The configured limit is the account's: concurrent reviews share
+			// it (a budget item per model).
+			lc.Shared = jobs.MinuteTokens(t.TokensPerMinute)
+		}
+		return llm.NewLimiter(lc)
 	}
-	limiter := llm.NewLimiter(lc)
-	limited := limiter.Wrap(cfg.Model, llm.ProviderFunc(complete))
+	limited := limiter(cfg.Model, llmstage.ModelTerms{RequestsPerMinute: set.RequestsPerMinute, TokensPerMinute: set.TokensPerMinute}).
+		Wrap(cfg.Model, llm.ProviderFunc(complete))
 	var candidate llmstage.Completer
 	if set.ModelRollout.Active() {
 		// The model canary: the same provider, key (or role) and endpoint,
-		// its own client and its own limits (a model's quota is its own).
+		// its own client and its own limits (providers limit each model
+		// apart: docs/reference/llm-providers.md, "Rate-limit headers").
 		cc := cfg
 		cc.Model = set.ModelRollout.Candidate
-		candidate = limiter.Wrap(cc.Model, llm.ProviderFunc(client(ctx, env, sm, provider, secretID, cc)))
+		candidate = limiter(cc.Model, set.Candidate).Wrap(cc.Model, llm.ProviderFunc(client(ctx, env, sm, provider, secretID, cc)))
 	}
 	guard, err := redact.New(set.Redaction)
 	coldstart.Must(env, err)
 
 	queues := queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs)
 	proc := &llmstage.LLM{Redacted: artifacts.New(artifacts.NewS3Client(env.AWS), env.Config.RedactedBkt), Guard: guard,
-		LLM: limited, Model: cfg.Model, Budget: set.Budget, Rollout: set.Rollout, ModelRollout: set.ModelRollout, CandidateLLM: candidate, Parallelism: set.Parallelism, TokensPerMinute: set.TokensPerMinute, Prices: set.Prices,
+		LLM: limited, Model: cfg.Model, Budget: set.Budget, Rollout: set.Rollout, ModelRollout: set.ModelRollout, CandidateLLM: candidate, Candidate: set.Candidate, Parallelism: set.Parallelism, TokensPerMinute: set.TokensPerMinute, Prices: set.Prices,
 		AllowPromptPatchDrift: set.AllowPromptPatchDrift, Metrics: env.Metrics, Log: env.Log, Rules: set.Rules, DailyTokenBudget: set.DailyTokenBudget}
 	// Carried files' findings come from the previous version's job; each
 	// reviewed version is recorded in the rerun ledger, kept as long as the

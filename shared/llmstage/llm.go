@@ -73,6 +73,10 @@ type LLM struct {
 	// name, so its findings' outcomes count for the model that found them.
 	ModelRollout result.ModelRollout
 	CandidateLLM Completer
+	// Candidate is the candidate model's prices (its reviews' estimated
+	// cost) and token limit (its chunks' size cap), as Prices and
+	// TokensPerMinute are the stable model's.
+	Candidate ModelTerms
 	// AllowPromptPatchDrift accepts an answer whose prompt_version differs
 	// from the one sent only in its patch segment (rule RC-4's configured
 	// drift; PROMPT_PATCH_DRIFT per environment).
@@ -250,10 +254,19 @@ func (r *LLM) pickModel(id string) (string, Completer) {
 // configured tokens-per-minute limit allows one call.
 func (r *LLM) budget(model string) result.Budget {
 	budget := r.Budget.For(model)
-	if r.TokensPerMinute > 0 && budget.ContextTokens > r.TokensPerMinute {
-		budget.ContextTokens = max(r.TokensPerMinute, budget.OutputTokens+1024)
+	if tpm := r.terms(model).TokensPerMinute; tpm > 0 && budget.ContextTokens > tpm {
+		budget.ContextTokens = max(tpm, budget.OutputTokens+1024)
 	}
 	return budget
+}
+
+// terms are model's prices and limits: the candidate's for the model
+// canary's model, else the stable model's.
+func (r *LLM) terms(model string) ModelTerms {
+	if model != r.Model && model == r.ModelRollout.Candidate {
+		return r.Candidate
+	}
+	return ModelTerms{Prices: r.Prices, TokensPerMinute: r.TokensPerMinute}
 }
 
 // modelGate is why the run reviews without the model ("" when it may call
@@ -355,10 +368,8 @@ func (run *run) merge(ctx context.Context, cs domain.Changeset, carry carryOver,
 	if carry.from != nil {
 		out.meta.CarriedOver, out.meta.Interdiffs, out.meta.CarriedFrom = len(carry.files), len(carry.interdiff), carry.from.Version
 	}
-	if run.model == run.r.Model {
-		// The prices are the stable model's: a candidate's cost is not estimated.
-		out.meta.EstimatedCostUSD, _ = run.r.Prices.Cost(run.usage)
-	}
+	// At the prices of the model the job used; none configured: no estimate.
+	out.meta.EstimatedCostUSD, _ = run.r.terms(run.model).Prices.Cost(run.usage)
 	out.res.Meta = out.meta.Map()
 	return out
 }

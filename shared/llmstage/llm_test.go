@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -397,17 +398,16 @@ func TestPromptRollout(t *testing.T) {
 // TestModelRollout routes the model canary's share of jobs, by job id, to
 // the candidate model's client: its jobs ask the provider for that model,
 // and their stats, result meta and per-model metrics name it (so their
-// findings' outcomes count for it); the rest keep the stable model.
+// findings' outcomes count for it); the rest keep the stable model. Each
+// job's estimated cost is at the prices of the model that reviewed it.
 func TestModelRollout(t *testing.T) {
 	const candidate = "gpt-4.1-mini"
-	var prices llm.Prices
+	stablePrices := llm.Prices{Input: 3, Output: 15}
+	candidatePrices := llm.Prices{Input: 0.4, CachedInput: 0.1, Output: 1.6}
 	h := newHarness(t, func(r *llmstage.LLM) {
 		r.ModelRollout = result.ModelRollout{Candidate: candidate, Percent: 40}
-		var err error
-		if prices, err = llm.ParsePrices("input=3,output=15"); err != nil {
-			t.Fatal(err)
-		}
-		r.Prices = prices
+		r.Prices = stablePrices
+		r.Candidate = llmstage.ModelTerms{Prices: candidatePrices}
 	})
 	cand, err := llm.NewOpenAI(llm.Config{Endpoint: h.standin.URL(), Model: candidate, Timeout: 10 * time.Second,
 		Schema: result.SchemaJSON(), Logger: slog.New(slog.DiscardHandler)}, apiKey)
@@ -432,9 +432,13 @@ func TestModelRollout(t *testing.T) {
 		if len(reqs) != 1 || reqs[0].Model != want || res.Review.Model != want || meta.Model != want || !strings.Contains(res.Detail, "model "+want) {
 			t.Fatalf("%s: want %s; %d request(s), stats %q, meta %q, detail %q", id, want, len(reqs), res.Review.Model, meta.Model, res.Detail)
 		}
-		// The prices are the stable model's: only its reviews are costed.
-		if (meta.EstimatedCostUSD > 0) != (want == "gpt-4o") {
-			t.Errorf("%s (%s): estimated cost %v", id, want, meta.EstimatedCostUSD)
+		prices := map[string]llm.Prices{"gpt-4o": stablePrices, candidate: candidatePrices}[want]
+		usage := llm.Usage{InputTokens: meta.InputTokens, OutputTokens: meta.OutputTokens, CachedInputTokens: meta.CachedInputTokens}
+		// Input, cached input and output, each at the price of the model that reviewed the job.
+		wantCost := (float64(usage.InputTokens-usage.CachedInputTokens)*prices.Input + float64(usage.CachedInputTokens)*prices.CachedInput +
+			float64(usage.OutputTokens)*prices.Output) / 1e6
+		if wantCost == 0 || math.Abs(meta.EstimatedCostUSD-wantCost) > 1e-12 {
+			t.Errorf("%s (%s): estimated cost $%v, want $%v at its own prices", id, want, meta.EstimatedCostUSD, wantCost)
 		}
 		served[want]++
 	}
@@ -489,5 +493,36 @@ func TestPromptPatchDriftIsConfigured(t *testing.T) {
 		if !allow && failure.Classify(err) != failure.SchemaInvalid {
 			t.Errorf("drift not allowed: %v, want SCHEMA_INVALID", err)
 		}
+	}
+}
+
+// TestCandidateChunksFitItsOwnTokenLimit: the candidate model's chunks are
+// planned no larger than its own tokens-per-minute limit, not the stable
+// model's (providers limit each model apart), or a provider that admits
+// fewer tokens a minute for it could never admit one of them.
+func TestCandidateChunksFitItsOwnTokenLimit(t *testing.T) {
+	calls := func(percent int) (int, int) {
+		h := newHarness(t, func(r *llmstage.LLM) {
+			r.ModelRollout = result.ModelRollout{Candidate: "gpt-4.1-mini", Percent: percent}
+			r.TokensPerMinute = 1_000_000
+			r.Candidate = llmstage.ModelTerms{TokensPerMinute: 6_000}
+		})
+		cand, err := llm.NewOpenAI(llm.Config{Endpoint: h.standin.URL(), Model: "gpt-4.1-mini", Timeout: 10 * time.Second,
+			Schema: result.SchemaJSON(), Logger: slog.New(slog.DiscardHandler)}, apiKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.stage.CandidateLLM = cand
+		res, err := h.stage.Process(context.Background(), h.job(t, "job-00", chunked(300)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(h.standin.Requests()), res.Review.Chunks
+	}
+	stableCalls, stableChunks := calls(0)
+	candCalls, candChunks := calls(100)
+	if candChunks <= stableChunks || candCalls <= stableCalls {
+		t.Errorf("candidate at 6,000 tokens a minute: %d chunks in %d calls; stable at 1,000,000: %d chunks in %d calls; want the candidate's smaller",
+			candChunks, candCalls, stableChunks, stableCalls)
 	}
 }

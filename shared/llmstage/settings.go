@@ -1,6 +1,7 @@
 package llmstage
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -44,6 +45,18 @@ type Settings struct {
 	// Prices are the model's list prices (LLM_PRICES_PER_MTOK); each
 	// review's estimated cost is recorded when they are set.
 	Prices llm.Prices
+	// Candidate is the model canary's own prices and limits: providers
+	// price and limit each model apart (docs/reference/llm-providers.md,
+	// "Rate-limit headers"). Its limits are the stable model's unless set.
+	Candidate ModelTerms
+}
+
+// ModelTerms are what one model costs and how fast the provider admits
+// its calls: its list prices and its per-minute limits (0: learnt from
+// the provider's rate-limit headers).
+type ModelTerms struct {
+	Prices                             llm.Prices
+	RequestsPerMinute, TokensPerMinute int
 }
 
 // SettingsFromEnv reads the llm function's settings: llm.SettingsFromEnv,
@@ -65,6 +78,8 @@ type Settings struct {
 //	PROMPT_CANDIDATE_VERSION, PROMPT_CANDIDATE_PERCENT  the prompt rollout (rule RC-7)
 //	LLM_MODEL_CANDIDATE, LLM_MODEL_CANDIDATE_PERCENT    the model rollout (result.ModelRollout)
 //	LLM_PRICES_PER_MTOK     the model's prices, "input=…,cached_input=…,cache_write=…,output=…" (USD per million tokens; unset: no estimate)
+//	LLM_MODEL_CANDIDATE_PRICES_PER_MTOK  the candidate model's prices, in the same format (unset: no estimate for its reviews)
+//	LLM_MODEL_CANDIDATE_REQUESTS_PER_MINUTE, LLM_MODEL_CANDIDATE_TOKENS_PER_MINUTE  the candidate's limits (0: the stable model's)
 func SettingsFromEnv(r *config.Reader) Settings {
 	s := Settings{LLM: llm.SettingsFromEnv(r), Redaction: redact.PolicyFromConfig(r)}
 	s.Budget = result.Budget{
@@ -97,5 +112,10 @@ func SettingsFromEnv(r *config.Reader) Settings {
 	if s.Prices, err = llm.ParsePrices(r.Optional("LLM_PRICES_PER_MTOK")); err != nil {
 		r.Fail(fmt.Errorf("LLM_PRICES_PER_MTOK: %w", err))
 	}
+	if s.Candidate.Prices, err = llm.ParsePrices(r.Optional("LLM_MODEL_CANDIDATE_PRICES_PER_MTOK")); err != nil {
+		r.Fail(fmt.Errorf("LLM_MODEL_CANDIDATE_PRICES_PER_MTOK: %w", err))
+	}
+	s.Candidate.RequestsPerMinute = cmp.Or(r.Int("LLM_MODEL_CANDIDATE_REQUESTS_PER_MINUTE"), s.RequestsPerMinute)
+	s.Candidate.TokensPerMinute = cmp.Or(r.Int("LLM_MODEL_CANDIDATE_TOKENS_PER_MINUTE"), s.TokensPerMinute)
 	return s
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/criticizer/criticizer/shared/config/configtest"
+	"github.com/criticizer/criticizer/shared/llm"
 )
 
 func TestSettingsFromEnv(t *testing.T) {
@@ -39,6 +40,18 @@ func TestSettingsFromEnv(t *testing.T) {
 			return s.ModelRollout.Candidate == "gpt-4.1-mini" && s.ModelRollout.Percent == 25
 		}},
 		{name: "model canary off by default", env: env(), check: func(s Settings) bool { return !s.ModelRollout.Active() }},
+		{name: "candidate limits default to the stable model's", env: env("LLM_REQUESTS_PER_MINUTE", "500", "LLM_TOKENS_PER_MINUTE", "200000",
+			"LLM_MODEL_CANDIDATE", "gpt-4.1-mini", "LLM_MODEL_CANDIDATE_PERCENT", "25"), check: func(s Settings) bool {
+			return s.Candidate.RequestsPerMinute == 500 && s.Candidate.TokensPerMinute == 200000 && s.Candidate.Prices == llm.Prices{}
+		}},
+		{name: "candidate prices and limits of its own", env: env("LLM_REQUESTS_PER_MINUTE", "500", "LLM_TOKENS_PER_MINUTE", "200000", "LLM_PRICES_PER_MTOK", "input=3,output=15",
+			"LLM_MODEL_CANDIDATE", "gpt-4.1-mini", "LLM_MODEL_CANDIDATE_PERCENT", "25", "LLM_MODEL_CANDIDATE_PRICES_PER_MTOK", "input=0.4,output=1.6",
+			"LLM_MODEL_CANDIDATE_REQUESTS_PER_MINUTE", "30000", "LLM_MODEL_CANDIDATE_TOKENS_PER_MINUTE", "150000000"), check: func(s Settings) bool {
+			return s.Candidate == ModelTerms{Prices: llm.Prices{Input: 0.4, CacheWrite: 0.4, Output: 1.6}, RequestsPerMinute: 30000, TokensPerMinute: 150000000} &&
+				s.Prices == llm.Prices{Input: 3, CacheWrite: 3, Output: 15} && s.RequestsPerMinute == 500 && s.TokensPerMinute == 200000
+		}},
+		{name: "bad candidate prices", env: env("LLM_MODEL_CANDIDATE_PRICES_PER_MTOK", "input=cheap"), wantErr: "LLM_MODEL_CANDIDATE_PRICES_PER_MTOK"},
+		{name: "candidate token limit too small for one chunk", env: env("LLM_MODEL_CANDIDATE_TOKENS_PER_MINUTE", "500"), wantErr: "LLM_MODEL_CANDIDATE_TOKENS_PER_MINUTE"},
 		{name: "model candidate percent out of range", env: env("LLM_MODEL_CANDIDATE", "gpt-4.1-mini", "LLM_MODEL_CANDIDATE_PERCENT", "101"), wantErr: "LLM_MODEL_CANDIDATE_PERCENT"},
 		{name: "model candidate is the stable model", env: env("LLM_MODEL_CANDIDATE", "gpt-4o-mini", "LLM_MODEL_CANDIDATE_PERCENT", "10"), wantErr: "stable model"},
 		{name: "provider problem surfaces", env: map[string]string{"LLM_MODEL": "m"}, wantErr: "LLM_ENDPOINT is required"},
