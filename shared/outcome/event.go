@@ -13,9 +13,8 @@ import (
 // swarmevents): a comment as it stands after a like, a task-state move, an
 // archive, or a reply. Unlike a read of every comment it shows one comment,
 // and events may arrive late, twice or out of order, so an event only ever
-// raises a fate along Rank; moving a fate back (a task reopened, a like
-// withdrawn) is left to the next full read (Reader.Read), which sees the
-// whole review.
+// raises a fate along Rank, as a full read (Reader.Read) does: a fate is
+// never moved back (a task reopened, a like withdrawn).
 
 // Rank orders fates as Derive weighs them: a dismissing reply outweighs
 // every task state, verified outweighs resolved, resolved addressed, and so
