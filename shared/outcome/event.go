@@ -43,7 +43,9 @@ func Rank(f Fate) int {
 // finding it is about: for a reply, the comment it answers (by
 // context.comment; a reply that names none cannot be placed from the event
 // alone and is left to the next full read: about is 0); for any other
-// comment, the comment itself, read as Derive reads it alone.
+// comment, the comment itself, read as Derive reads it alone. A reply of
+// our own is no reaction, as in a full read: the event names no login of
+// ours, but what we post carries our marker (byUs).
 func EventFate(c swarm.Comment) (fate Fate, about int64) {
 	if c.ReplyTo != 0 {
 		return Derive(swarm.Comment{ID: c.ReplyTo}, []swarm.Comment{c}, "", false), c.ReplyTo

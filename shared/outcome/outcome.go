@@ -91,11 +91,11 @@ func Derive(ours swarm.Comment, all []swarm.Comment, self string, resolved bool)
 // replyVerdict is what the people's replies to ours say, oldest first:
 // each person's last dismissal or dislike counts unless that person
 // withdrew it since; a dismissal by anyone outweighs a dislike. Empty:
-// no standing verdict. Our own replies (the bot's) are never a reaction.
+// no standing verdict. Our own replies (byUs) are never a reaction.
 func replyVerdict(ours swarm.Comment, all []swarm.Comment, self string) Fate {
 	var replies []swarm.Comment
 	for _, c := range all {
-		if c.ID != ours.ID && c.User != self && repliesTo(c, ours) {
+		if c.ID != ours.ID && !byUs(c, self) && repliesTo(c, ours) {
 			replies = append(replies, c)
 		}
 	}
@@ -118,6 +118,13 @@ func replyVerdict(ours swarm.Comment, all []swarm.Comment, self string) Fate {
 		}
 	}
 	return verdict
+}
+
+// byUs: the service wrote c, as self or under any login it has used
+// since (credentials rotate): everything it posts carries its marker.
+func byUs(c swarm.Comment, self string) bool {
+	_, marked := swarm.MarkerOf(c.Body)
+	return c.User == self || marked
 }
 
 // saying is a reply's first line that says something: quoted lines ("> …",
