@@ -166,8 +166,6 @@ func interleave(t *testing.T, seed uint64) {
 	}
 }
 
-
-
 func checkTallies(t *testing.T, st *outcome.Store, recs []outcome.Record, scope string) {
 	t.Helper()
 	want := map[string][2]int64{}
