@@ -52,9 +52,9 @@ var (
 	mention      = regexp.MustCompile(`^(@[\w.\-]+[\s,:]*)+`)
 )
 
-// archivedFlags are the flags that mark a comment archived: Swarm's UI
-// archives by the flag "closed" (*unverified* in the reference, which names
-// only "an archived flag"), and "archived" is tolerated too.
+// archivedFlags are the flags that mark a comment archived: Swarm archives
+// by the flag "closed" (its 2022.1 source, IComment::FLAG_CLOSED; the
+// reference names only "an archived flag"), and "archived" is tolerated.
 var archivedFlags = []string{"closed", "archived"}
 
 // Derive returns the fate of the finding whose comment is ours, given
