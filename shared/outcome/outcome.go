@@ -41,13 +41,14 @@ func (f Fate) Dismissive() bool { return f == Disliked || f == Dismissed || f ==
 // The reply convention (docs/swarm-comments.md "Reactions"): a reply's
 // first line that says something (quoted lines, leading @mentions and
 // Markdown emphasis skipped, case ignored) starting with one of these
-// phrases dismisses the finding; a first line that is only a thumbs-down
-// (or "-1") is our dislike, as Swarm has likes but no dislike; one that
+// phrases dismisses the finding; a first line that starts with a
+// thumbs-down (any skin tone, or its shortcode), or is only "-1", is our
+// dislike, as Swarm has likes but no dislike; one that
 // starts by conceding ("actually you're right", "my mistake") withdraws
 // the same person's earlier dismissal.
 var (
 	dismissReply = regexp.MustCompile(`(?i)^(false[ -]?positive|fp|won'?t fix|will not fix|wontfix|not (a |an )?(bug|issue|problem)|not applicable|by design|works as (intended|designed)|working as (intended|designed)|ignore)\b`)
-	dislikeReply = regexp.MustCompile(`^(👎|:-1:|-1|:thumbsdown:)[\s.!]*$`)
+	dislikeReply = regexp.MustCompile(`^((👎[\x{1F3FB}-\x{1F3FF}\x{FE0F}]*|:-1:|:thumbsdown:)|-1[\s.!]*$)`)
 	retractReply = regexp.MustCompile(`(?i)^((actually|ok|okay|oh|ah|hmm)[\s,.!]+)*(you'?re right|you are right|my (mistake|bad)|never ?mind|i stand corrected|retract(ed)?|scratch that)\b`)
 	mention      = regexp.MustCompile(`^(@[\w.\-]+[\s,:]*)+`)
 )
