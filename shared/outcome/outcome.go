@@ -7,6 +7,7 @@
 package outcome
 
 import (
+	"cmp"
 	"regexp"
 	"slices"
 	"strings"
@@ -94,15 +95,20 @@ func Derive(ours swarm.Comment, all []swarm.Comment, self string, resolved bool)
 // withdrew it since; a dismissal by anyone outweighs a dislike. Empty:
 // no standing verdict. Our own replies (byUs) are never a reaction.
 func replyVerdict(ours swarm.Comment, all []swarm.Comment, self string) Fate {
-	var replies []swarm.Comment
-	for _, c := range all {
-		if c.ID != ours.ID && !byUs(c, self) && repliesTo(c, ours) {
-			replies = append(replies, c)
-		}
-	}
-	slices.SortFunc(replies, func(a, b swarm.Comment) int { return int(a.ID - b.ID) })
+	sorted := slices.SortedFunc(slices.Values(all), func(a, b swarm.Comment) int { return cmp.Compare(a.ID, b.ID) })
+	// Our thread: ours and, oldest first, every comment answering one in
+	// it (whether Swarm names the thread's first comment or the one
+	// answered in context.comment is unverified: both are read).
+	thread := map[int64]bool{ours.ID: true}
 	said := map[string]Fate{}
-	for _, c := range replies {
+	for _, c := range sorted {
+		if c.ID == ours.ID || !(thread[c.ReplyTo] || repliesTo(c, ours)) {
+			continue
+		}
+		thread[c.ID] = true
+		if byUs(c, self) {
+			continue
+		}
 		switch line := saying(c.Body); {
 		case dislikeReply.MatchString(line):
 			said[c.User] = Disliked

@@ -65,9 +65,14 @@ func (s *reactions) step(r *rand.Rand, fps map[int64]string) *swarm.Comment {
 		s.next++
 		rep := swarm.Comment{ID: s.next, User: who, Body: sayings[r.IntN(len(sayings))], TaskState: "comment",
 			Context: &swarm.CommentContext{File: "//depot/engine/net/a.cpp", RightLine: int(id), Version: 1 + r.IntN(2)}}
-		if r.IntN(3) > 0 {
-			rep.ReplyTo = id // else linked only by file, line and version (context.comment unverified)
-		}
+		switch r.IntN(4) {
+		case 0, 1:
+			rep.ReplyTo = id
+		case 2:
+			if n := len(s.replies); n > 0 { // an answer to a reply, in whichever thread that is
+				rep.ReplyTo = s.replies[r.IntN(n)].ID
+			}
+		} // else linked only by file, line and version (context.comment unverified)
 		if who == "criticizer" || r.IntN(8) == 0 { // ours carry our marker, under any login
 			rep.Body = swarm.FindingKey(9, rep.Body).Marker().Sign(rep.Body)
 		}
