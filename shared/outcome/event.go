@@ -13,9 +13,8 @@ import (
 // swarmevents): a comment as it stands after a like, a task-state move, an
 // archive, or a reply. Unlike a read of every comment it shows one comment,
 // and events may arrive late, twice or out of order, so an event only ever
-// raises a fate along Rank; moving a fate back (a task reopened, a like
-// withdrawn) is left to the next full read (Reader.Read), which sees the
-// whole review.
+// raises a fate along Rank, as a full read (Reader.Read) does: a fate is
+// never moved back (a task reopened, a like withdrawn).
 
 // Rank orders fates as Derive weighs them: a dismissing reply outweighs
 // every task state, verified outweighs resolved, resolved addressed, and so
@@ -44,7 +43,9 @@ func Rank(f Fate) int {
 // finding it is about: for a reply, the comment it answers (by
 // context.comment; a reply that names none cannot be placed from the event
 // alone and is left to the next full read: about is 0); for any other
-// comment, the comment itself, read as Derive reads it alone.
+// comment, the comment itself, read as Derive reads it alone. A reply of
+// our own is no reaction, as in a full read: the event names no login of
+// ours, but what we post carries our marker (byUs).
 func EventFate(c swarm.Comment) (fate Fate, about int64) {
 	if c.ReplyTo != 0 {
 		return Derive(swarm.Comment{ID: c.ReplyTo}, []swarm.Comment{c}, "", false), c.ReplyTo

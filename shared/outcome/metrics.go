@@ -13,8 +13,9 @@ import "github.com/criticizer/criticizer/shared/obs"
 //     them;
 //   - AcceptanceMetric: +1 entering accepted, -1 leaving it, 0 otherwise.
 //
-// Liked then archived is one judged finding, not accepted: (+1, +1) then
-// (0, -1). A flip lands in the period it happens in, so a period's sum is
+// Archived then liked is one judged finding, accepted: (+1, 0) then
+// (0, +1); fates only rise (Rank), so a judged finding never returns to
+// neither through a read or an event. A flip lands in the period it happens in, so a period's sum is
 // the net change of that period, and sums over adjacent periods add up to
 // the sum over their union (a flip across them counts once).
 //

@@ -35,8 +35,11 @@ type Tally struct {
 // Read derives the fate of every finding posted on review and records the
 // ones that changed. resolved holds the fingerprints a later version
 // resolved (rerun.Compare's Resolved); a fate recorded as Resolved stays
-// resolved however the comment reads later. Reading twice writes nothing
-// the second time.
+// resolved however the comment reads later. A fate only rises (Rank), as
+// by events: the first judgement of a finding is the one that counts, so a
+// reopened task, a like withdrawn or an unarchive leaves it recorded, and a
+// recorded fate and its tallies and metrics never flip back and forth.
+// Reading twice writes nothing the second time.
 func (r *Reader) Read(ctx context.Context, review int64, resolved []string) (Tally, error) {
 	var t Tally
 	recs, err := r.Store.Review(ctx, review)
@@ -67,6 +70,9 @@ func (r *Reader) Read(ctx context.Context, review int64, resolved []string) (Tal
 			continue
 		}
 		fate := Derive(ours, all, ours.User, gone[rec.Fingerprint] || rec.Fate == Resolved)
+		if Rank(fate) <= Rank(rec.Fate) {
+			continue // a fate recorded stays: a judgement is not taken back by a reopened task, a withdrawn like or an unarchive
+		}
 		written, err := r.Store.ChangeFate(ctx, rec, fate)
 		if err != nil {
 			return t, err
