@@ -54,8 +54,7 @@ func main() {
 		}
 		return llm.NewLimiter(lc)
 	}
-	limited := limiter(cfg.Model, llmstage.ModelTerms{RequestsPerMinute: set.RequestsPerMinute, TokensPerMinute: set.TokensPerMinute}).
-		Wrap(cfg.Model, llm.ProviderFunc(complete))
+	limited := limiter(cfg.Model, set.Terms).Wrap(cfg.Model, llm.ProviderFunc(complete))
 	var candidate llmstage.Completer
 	if set.ModelRollout.Active() {
 		// The model canary: the same provider, key (or role) and endpoint,
@@ -70,7 +69,7 @@ func main() {
 
 	queues := queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs)
 	proc := &llmstage.LLM{Redacted: artifacts.New(artifacts.NewS3Client(env.AWS), env.Config.RedactedBkt), Guard: guard,
-		LLM: limited, Model: cfg.Model, Budget: set.Budget, Rollout: set.Rollout, ModelRollout: set.ModelRollout, CandidateLLM: candidate, Candidate: set.Candidate, Parallelism: set.Parallelism, TokensPerMinute: set.TokensPerMinute, Prices: set.Prices,
+		LLM: limited, Model: cfg.Model, Budget: set.Budget, Rollout: set.Rollout, ModelRollout: set.ModelRollout, CandidateLLM: candidate, Candidate: set.Candidate, Parallelism: set.Parallelism, Terms: set.Terms,
 		AllowPromptPatchDrift: set.AllowPromptPatchDrift, Metrics: env.Metrics, Log: env.Log, Rules: set.Rules, DailyTokenBudget: set.DailyTokenBudget}
 	// Carried files' findings come from the previous version's job; each
 	// reviewed version is recorded in the rerun ledger, kept as long as the

@@ -73,9 +73,8 @@ type LLM struct {
 	// name, so its findings' outcomes count for the model that found them.
 	ModelRollout result.ModelRollout
 	CandidateLLM Completer
-	// Candidate is the candidate model's prices (its reviews' estimated
-	// cost) and token limit (its chunks' size cap), as Prices and
-	// TokensPerMinute are the stable model's.
+	// Candidate is the candidate model's prices and limits, as Terms are
+	// the stable model's.
 	Candidate ModelTerms
 	// AllowPromptPatchDrift accepts an answer whose prompt_version differs
 	// from the one sent only in its patch segment (rule RC-4's configured
@@ -83,8 +82,11 @@ type LLM struct {
 	AllowPromptPatchDrift bool
 	// Parallelism bounds concurrent model calls; 0 means DefaultParallelism.
 	Parallelism int
-	// Prices estimate each review's cost (ReviewMeta.EstimatedCostUSD); zero: none.
-	Prices  llm.Prices
+	// Terms are the stable model's: its Prices estimate each review's cost
+	// (ReviewMeta.EstimatedCostUSD; zero: none), and its TokensPerMinute,
+	// when set, is the provider's token limit: no chunk is planned larger
+	// than it, or the provider could never admit it.
+	Terms   ModelTerms
 	Metrics *obs.Metrics
 	Log     *slog.Logger
 	// Rules are the environment's default review rules (REVIEW_RULES);
@@ -97,9 +99,6 @@ type LLM struct {
 	Daily            DailyCounter
 	DailyTokenBudget int64
 
-	// TokensPerMinute, when set, is the provider's token limit: no chunk is
-	// planned larger than it, or the provider could never admit it.
-	TokensPerMinute int
 	// FinishReserve is the time kept, before the invocation's deadline, to
 	// store the result and record the attempt; chunks still in flight then
 	// are stopped. 0 means DefaultFinishReserve.
@@ -266,7 +265,7 @@ func (r *LLM) terms(model string) ModelTerms {
 	if model != r.Model && model == r.ModelRollout.Candidate {
 		return r.Candidate
 	}
-	return ModelTerms{Prices: r.Prices, TokensPerMinute: r.TokensPerMinute}
+	return r.Terms
 }
 
 // modelGate is why the run reviews without the model ("" when it may call

@@ -406,7 +406,7 @@ func TestModelRollout(t *testing.T) {
 	candidatePrices := llm.Prices{Input: 0.4, CachedInput: 0.1, Output: 1.6}
 	h := newHarness(t, func(r *llmstage.LLM) {
 		r.ModelRollout = result.ModelRollout{Candidate: candidate, Percent: 40}
-		r.Prices = stablePrices
+		r.Terms.Prices = stablePrices
 		r.Candidate = llmstage.ModelTerms{Prices: candidatePrices}
 	})
 	cand, err := llm.NewOpenAI(llm.Config{Endpoint: h.standin.URL(), Model: candidate, Timeout: 10 * time.Second,
@@ -504,7 +504,7 @@ func TestCandidateChunksFitItsOwnTokenLimit(t *testing.T) {
 	calls := func(percent int) (int, int) {
 		h := newHarness(t, func(r *llmstage.LLM) {
 			r.ModelRollout = result.ModelRollout{Candidate: "gpt-4.1-mini", Percent: percent}
-			r.TokensPerMinute = 1_000_000
+			r.Terms.TokensPerMinute = 1_000_000
 			r.Candidate = llmstage.ModelTerms{TokensPerMinute: 6_000}
 		})
 		cand, err := llm.NewOpenAI(llm.Config{Endpoint: h.standin.URL(), Model: "gpt-4.1-mini", Timeout: 10 * time.Second,

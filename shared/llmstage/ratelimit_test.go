@@ -139,7 +139,7 @@ func TestTokensBilledAreRecorded(t *testing.T) {
 			// they do at a real provider.
 			h := newHarness(t, func(r *llmstage.LLM) {
 				r.Parallelism = 1
-				r.Prices = llm.Prices{Input: 3, CachedInput: 0.3, CacheWrite: 3, Output: 15}
+				r.Terms.Prices = llm.Prices{Input: 3, CachedInput: 0.3, CacheWrite: 3, Output: 15}
 				if tt.version != result.StablePromptVersion {
 					r.Rollout = result.Rollout{Candidate: tt.version, Percent: 100}
 				}

@@ -29,10 +29,12 @@ type Settings struct {
 	// Rules are the environment's default review rules (REVIEW_RULES, JSON
 	// in the schema of the depot's .criticizer.yaml).
 	Rules result.Rules
-	// RequestsPerMinute and TokensPerMinute are the provider's limits for
-	// the model (LLM_REQUESTS_PER_MINUTE, LLM_TOKENS_PER_MINUTE); 0 = learnt
-	// from its rate-limit headers. TokensPerMinute also caps a chunk's size.
-	RequestsPerMinute, TokensPerMinute int
+	// Terms are the model's list prices (LLM_PRICES_PER_MTOK; each review's
+	// estimated cost is recorded when they are set) and the provider's
+	// limits for it (LLM_REQUESTS_PER_MINUTE, LLM_TOKENS_PER_MINUTE; 0 =
+	// learnt from its rate-limit headers). TokensPerMinute also caps a
+	// chunk's size.
+	Terms ModelTerms
 	// QueueVisibility is the llm queue's visibility timeout (the function's
 	// timeout) when longer than the lease (QUEUE_VISIBILITY_SECONDS); 0 = the lease.
 	QueueVisibility time.Duration
@@ -42,9 +44,6 @@ type Settings struct {
 	// Redaction must equal the fetch stage's, or its proofs of redaction
 	// cannot vouch for the changeset.
 	Redaction redact.Policy
-	// Prices are the model's list prices (LLM_PRICES_PER_MTOK); each
-	// review's estimated cost is recorded when they are set.
-	Prices llm.Prices
 	// Candidate is the model canary's own prices and limits: providers
 	// price and limit each model apart (docs/reference/llm-providers.md,
 	// "Rate-limit headers"). Its limits are the stable model's unless set.
@@ -92,8 +91,8 @@ func SettingsFromEnv(r *config.Reader) Settings {
 		MaxChunkFiles:   r.Int("REVIEW_MAX_CHUNK_FILES"),
 		MaxReviewTokens: r.Int("REVIEW_MAX_TOKENS"),
 	}
-	s.RequestsPerMinute = r.Int("LLM_REQUESTS_PER_MINUTE")
-	s.TokensPerMinute = r.Int("LLM_TOKENS_PER_MINUTE")
+	s.Terms.RequestsPerMinute = r.Int("LLM_REQUESTS_PER_MINUTE")
+	s.Terms.TokensPerMinute = r.Int("LLM_TOKENS_PER_MINUTE")
 	s.QueueVisibility = r.Seconds("QUEUE_VISIBILITY_SECONDS")
 	s.AllowPromptPatchDrift = r.Bool("PROMPT_PATCH_DRIFT")
 	s.DailyTokenBudget = int64(r.Int("REVIEW_DAILY_TOKEN_BUDGET"))
@@ -109,13 +108,13 @@ func SettingsFromEnv(r *config.Reader) Settings {
 	r.Fail(s.ModelRollout.Validate(s.LLM.Config.Model))
 	s.Parallelism = r.Int("LLM_PARALLELISM")
 	var err error
-	if s.Prices, err = llm.ParsePrices(r.Optional("LLM_PRICES_PER_MTOK")); err != nil {
+	if s.Terms.Prices, err = llm.ParsePrices(r.Optional("LLM_PRICES_PER_MTOK")); err != nil {
 		r.Fail(fmt.Errorf("LLM_PRICES_PER_MTOK: %w", err))
 	}
 	if s.Candidate.Prices, err = llm.ParsePrices(r.Optional("LLM_MODEL_CANDIDATE_PRICES_PER_MTOK")); err != nil {
 		r.Fail(fmt.Errorf("LLM_MODEL_CANDIDATE_PRICES_PER_MTOK: %w", err))
 	}
-	s.Candidate.RequestsPerMinute = cmp.Or(r.Int("LLM_MODEL_CANDIDATE_REQUESTS_PER_MINUTE"), s.RequestsPerMinute)
-	s.Candidate.TokensPerMinute = cmp.Or(r.Int("LLM_MODEL_CANDIDATE_TOKENS_PER_MINUTE"), s.TokensPerMinute)
+	s.Candidate.RequestsPerMinute = cmp.Or(r.Int("LLM_MODEL_CANDIDATE_REQUESTS_PER_MINUTE"), s.Terms.RequestsPerMinute)
+	s.Candidate.TokensPerMinute = cmp.Or(r.Int("LLM_MODEL_CANDIDATE_TOKENS_PER_MINUTE"), s.Terms.TokensPerMinute)
 	return s
 }

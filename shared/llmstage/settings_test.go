@@ -48,7 +48,7 @@ func TestSettingsFromEnv(t *testing.T) {
 			"LLM_MODEL_CANDIDATE", "gpt-4.1-mini", "LLM_MODEL_CANDIDATE_PERCENT", "25", "LLM_MODEL_CANDIDATE_PRICES_PER_MTOK", "input=0.4,output=1.6",
 			"LLM_MODEL_CANDIDATE_REQUESTS_PER_MINUTE", "30000", "LLM_MODEL_CANDIDATE_TOKENS_PER_MINUTE", "150000000"), check: func(s Settings) bool {
 			return s.Candidate == ModelTerms{Prices: llm.Prices{Input: 0.4, CacheWrite: 0.4, Output: 1.6}, RequestsPerMinute: 30000, TokensPerMinute: 150000000} &&
-				s.Prices == llm.Prices{Input: 3, CacheWrite: 3, Output: 15} && s.RequestsPerMinute == 500 && s.TokensPerMinute == 200000
+				s.Terms == ModelTerms{Prices: llm.Prices{Input: 3, CacheWrite: 3, Output: 15}, RequestsPerMinute: 500, TokensPerMinute: 200000}
 		}},
 		{name: "bad candidate prices", env: env("LLM_MODEL_CANDIDATE_PRICES_PER_MTOK", "input=cheap"), wantErr: "LLM_MODEL_CANDIDATE_PRICES_PER_MTOK"},
 		{name: "candidate token limit too small for one chunk", env: env("LLM_MODEL_CANDIDATE_TOKENS_PER_MINUTE", "500"), wantErr: "LLM_MODEL_CANDIDATE_TOKENS_PER_MINUTE"},
