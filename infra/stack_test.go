@@ -696,7 +696,7 @@ func TestConfig(t *testing.T) {
 		{map[string]any{ctxEnv: "dev", ctxOverrides: base(map[string]any{"confidentialCidrs": []any{"10.0.0.0/33"}})}, "confidentialCidrs"},
 		{map[string]any{ctxEnv: "dev", ctxOverrides: base(map[string]any{"retentionDays": 90})}, "retentionDays"},
 		{map[string]any{ctxEnv: "dev", ctxOverrides: base(map[string]any{"promptCandidatePercent": 10})}, "promptCandidateVersion"},
-		{map[string]any{ctxEnv: "dev", ctxOverrides: base(map[string]any{"llmModelCandidatePercent": 10})}, "llmModelCandidate is empty"},
+		{map[string]any{ctxEnv: "dev", ctxOverrides: base(map[string]any{"llmModelCandidatePercent": 10})}, "has no candidate model"},
 		{map[string]any{ctxEnv: "dev", ctxOverrides: base(map[string]any{"llmModel": "m", "llmModelCandidate": "m", "llmModelCandidatePercent": 10})}, "is the stable model"},
 		{map[string]any{ctxEnv: "staging", ctxOverrides: base(map[string]any{"p4LayerPath": ""})}, "p4LayerPath is empty"},
 		{map[string]any{ctxEnv: "staging", ctxOverrides: base(map[string]any{"p4LayerPath": t.TempDir()})}, "no bin/p4"},

@@ -158,9 +158,6 @@ func validateLLM(c EnvConfig, p *problems) {
 	if c.PromptCandidatePercent > 0 && c.PromptCandidateVersion == "" {
 		p.add("promptCandidatePercent %d: promptCandidateVersion is empty", c.PromptCandidatePercent)
 	}
-	if c.LLMModelCandidatePercent > 0 && c.LLMModelCandidate == "" {
-		p.add("llmModelCandidatePercent %d: llmModelCandidate is empty", c.LLMModelCandidatePercent)
-	}
 	// The llm function refuses the same (result.ModelRollout.Validate).
 	if err := (result.ModelRollout{Candidate: c.LLMModelCandidate, Percent: c.LLMModelCandidatePercent}).Validate(c.LLMModel); err != nil {
 		p.add("llmModelCandidate: %v", err)

@@ -68,10 +68,14 @@ type ModelRollout struct {
 	Percent int
 }
 
-// Validate checks the share, and that a share has a model to serve.
+// Validate checks the share, that a share has a model to serve, and that
+// the model is not the stable one. infra and the llm function both call it.
 func (r ModelRollout) Validate(stable string) error {
 	if r.Percent < 0 || r.Percent > 100 {
 		return fmt.Errorf("model candidate percent %d is outside 0-100", r.Percent)
+	}
+	if r.Percent > 0 && r.Candidate == "" {
+		return fmt.Errorf("model candidate percent %d has no candidate model to serve", r.Percent)
 	}
 	if r.Candidate != "" && r.Candidate == stable {
 		return fmt.Errorf("model candidate %q is the stable model", r.Candidate)

@@ -87,6 +87,7 @@ func TestModelRolloutValidate(t *testing.T) {
 		{ModelRollout{Candidate: "b", Percent: 101}, "outside 0-100"},
 		{ModelRollout{Candidate: "b", Percent: -1}, "outside 0-100"},
 		{ModelRollout{Candidate: "a", Percent: 10}, "is the stable model"},
+		{ModelRollout{Percent: 10}, "no candidate model"},
 	} {
 		err := tt.r.Validate("a")
 		if (err == nil) != (tt.want == "") || (err != nil && !strings.Contains(err.Error(), tt.want)) {
