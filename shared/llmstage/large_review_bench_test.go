@@ -84,11 +84,7 @@ func benchLargeReview(b *testing.B, version string) {
 			b.Fatal(err)
 		}
 		llmTimeout := 45 * time.Second / benchTimeScale
-		client, err := llm.NewOpenAI(llm.Config{Endpoint: url, Model: "gpt-4o", Timeout: 10 * time.Second,
-			Schema: result.SchemaJSON(), Logger: slog.New(slog.DiscardHandler)}, apiKey)
-		if err != nil {
-			b.Fatal(err)
-		}
+		client := standinClient(b, url, "gpt-4o")
 		lim := llm.NewLimiter(llm.LimiterConfig{MaxConcurrency: llmstage.DefaultParallelism, Reserve: llmTimeout})
 		s3 := artifacts.NewMemoryBucket()
 		stage := &llmstage.LLM{Redacted: artifacts.New(s3, "redacted"), Guard: guard, LLM: lim.Wrap("gpt-4o", client),

@@ -43,11 +43,7 @@ func newHarness(t testing.TB, mut func(*llmstage.LLM)) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	client, err := llm.NewOpenAI(llm.Config{Endpoint: url, Model: "gpt-4o", Timeout: 10 * time.Second,
-		Schema: result.SchemaJSON(), Logger: slog.New(slog.DiscardHandler)}, apiKey)
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := standinClient(t, url, "gpt-4o")
 	guard, err := guardOnce()
 	if err != nil {
 		t.Fatal(err)
@@ -59,6 +55,17 @@ func newHarness(t testing.TB, mut func(*llmstage.LLM)) *harness {
 		mut(h.stage)
 	}
 	return h
+}
+
+// standinClient is an OpenAI client of model at the LLM stand-in at url.
+func standinClient(t testing.TB, url, model string) *llm.Client {
+	t.Helper()
+	c, err := llm.NewOpenAI(llm.Config{Endpoint: url, Model: model, Timeout: 10 * time.Second,
+		Schema: result.SchemaJSON(), Logger: slog.New(slog.DiscardHandler)}, apiKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // job stores cs as the job's redacted changeset.
@@ -409,12 +416,7 @@ func TestModelRollout(t *testing.T) {
 		r.Terms.Prices = stablePrices
 		r.Candidate = llmstage.ModelTerms{Prices: candidatePrices}
 	})
-	cand, err := llm.NewOpenAI(llm.Config{Endpoint: h.standin.URL(), Model: candidate, Timeout: 10 * time.Second,
-		Schema: result.SchemaJSON(), Logger: slog.New(slog.DiscardHandler)}, apiKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.stage.CandidateLLM = cand
+	h.stage.CandidateLLM = standinClient(t, h.standin.URL(), candidate)
 	served := map[string]int{}
 	for i := 0; i < 40; i++ {
 		id := fmt.Sprintf("job-%02d", i)
@@ -507,12 +509,7 @@ func TestCandidateChunksFitItsOwnTokenLimit(t *testing.T) {
 			r.Terms.TokensPerMinute = 1_000_000
 			r.Candidate = llmstage.ModelTerms{TokensPerMinute: 6_000}
 		})
-		cand, err := llm.NewOpenAI(llm.Config{Endpoint: h.standin.URL(), Model: "gpt-4.1-mini", Timeout: 10 * time.Second,
-			Schema: result.SchemaJSON(), Logger: slog.New(slog.DiscardHandler)}, apiKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		h.stage.CandidateLLM = cand
+		h.stage.CandidateLLM = standinClient(t, h.standin.URL(), "gpt-4.1-mini")
 		res, err := h.stage.Process(context.Background(), h.job(t, "job-00", chunked(300)))
 		if err != nil {
 			t.Fatal(err)
