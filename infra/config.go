@@ -532,3 +532,9 @@ func contains(xs []string, x string) bool {
 }
 
 func strPtr(s string) *string { return &s }
+
+// modelRollout is the model canary as the llm function reads it
+// (LLM_MODEL_CANDIDATE[_PERCENT]): validated, and granted to, the same way.
+func (c EnvConfig) modelRollout() result.ModelRollout {
+	return result.ModelRollout{Candidate: c.LLMModelCandidate, Percent: c.LLMModelCandidatePercent}
+}

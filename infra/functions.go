@@ -334,7 +334,7 @@ func newLLMFunction(f *functionFactory, p functionsProps) awslambda.Function {
 		// the model canary's while it serves a share; a cross-region
 		// inference profile ("eu.…") also needs its profile.
 		resources := *bedrockResources(cfg.LLMModel)
-		if cfg.LLMModelCandidate != "" && cfg.LLMModelCandidatePercent > 0 {
+		if cfg.modelRollout().Active() {
 			resources = append(resources, *bedrockResources(cfg.LLMModelCandidate)...)
 		}
 		fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{

@@ -14,7 +14,6 @@ import (
 	"github.com/criticizer/criticizer/shared/depot"
 	"github.com/criticizer/criticizer/shared/llm"
 	"github.com/criticizer/criticizer/shared/p4"
-	"github.com/criticizer/criticizer/shared/result"
 )
 
 // problems collects every invalid setting of an environment, so one synth
@@ -159,7 +158,7 @@ func validateLLM(c EnvConfig, p *problems) {
 		p.add("promptCandidatePercent %d: promptCandidateVersion is empty", c.PromptCandidatePercent)
 	}
 	// The llm function refuses the same (result.ModelRollout.Validate).
-	if err := (result.ModelRollout{Candidate: c.LLMModelCandidate, Percent: c.LLMModelCandidatePercent}).Validate(c.LLMModel); err != nil {
+	if err := c.modelRollout().Validate(c.LLMModel); err != nil {
 		p.add("llmModelCandidate: %v", err)
 	}
 }
