@@ -37,14 +37,13 @@ func main() {
 		Fates:   outcome.NewStore(ddb, env.Config.JobsTable),
 		// One row per owner and week, through the one delivery protocol.
 		Rows:   outbox.New(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention).WithActor("digest"),
-		Owners: set.Owners, From: set.Evidence.From, Policy: set.Recipients, Window: set.Evidence.Window,
+		Owners: set.Owners, From: set.Mail.Evidence.From, Policy: set.Recipients, Window: set.Mail.Evidence.Window,
 		Log: env.Log,
 	}
 	if key != nil {
 		p.Hash = key.Recipient
 	}
-	mail := mailchannel.Settings{Evidence: set.Evidence, SMTP: set.SMTP, SMTPSecretID: set.SMTPSecretID, SESConfigurationSet: set.SESConfigurationSet}
-	p.Channel, err = mailchannel.New(ctx, mail, mailchannel.Deps{AWS: env.AWS, Jobs: ddb, Table: env.Config.JobsTable, Secrets: sm, Log: env.Log})
+	p.Channel, err = mailchannel.New(ctx, set.Mail, mailchannel.Deps{AWS: env.AWS, Jobs: ddb, Table: env.Config.JobsTable, Secrets: sm, Log: env.Log})
 	coldstart.Must(env, err)
 	lambda.Start(func(ctx context.Context, ev json.RawMessage) (digest.Report, error) {
 		week, err := digest.WeekOfEvent(ev, job.Now())

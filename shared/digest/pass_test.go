@@ -47,8 +47,7 @@ func (s *sender) Send(_ context.Context, m *notify.Message) (string, error) {
 type evidence map[string]bool
 
 // channel is the digest's delivery.Channel over sender and evidence,
-// classifying as the e-mail channels do (delivery.ErrOutcomeUnknown: the
-// send may have happened).
+// classifying as the e-mail channels do (delivery.OutcomeVerdict).
 type channel struct {
 	*sender
 	ev evidence
@@ -62,7 +61,7 @@ func (c *channel) Lookup(_ context.Context, m *notify.Message, _ int64) (string,
 }
 
 func (c *channel) Classify(err error) delivery.Verdict {
-	return delivery.Verdict{Class: failure.Classify(err), MaybeSent: errors.Is(err, delivery.ErrOutcomeUnknown)}
+	return delivery.OutcomeVerdict(err)
 }
 
 type clock struct{ t time.Time }

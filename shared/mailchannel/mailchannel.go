@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
+	"github.com/criticizer/criticizer/shared/config"
 	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/evidence"
 	"github.com/criticizer/criticizer/shared/notify"
@@ -32,6 +33,20 @@ type Settings struct {
 	// SESConfigurationSet for ses: it publishes the events that are the
 	// evidence.
 	SESConfigurationSet string
+}
+
+// SettingsFromEnv reads the channel's settings: the evidence settings
+// (evidence.SettingsFromEnv), then for smtp the relay and its login
+// (smtpmail.SettingsFromEnv), for ses SES_CONFIGURATION_SET.
+func SettingsFromEnv(r *config.Reader) Settings {
+	s := Settings{Evidence: evidence.SettingsFromEnv(r)}
+	switch s.Evidence.Provider {
+	case "smtp":
+		s.SMTP, s.SMTPSecretID = smtpmail.SettingsFromEnv(r, s.Evidence.From)
+	case "ses":
+		s.SESConfigurationSet = r.String("SES_CONFIGURATION_SET")
+	}
+	return s
 }
 
 // Deps are what the channel is built over: the AWS configuration (SES),

@@ -52,6 +52,20 @@ func outOfDoubt(update string) string {
 	return update + " REMOVE " + rm
 }
 
+// sentDoubt adds to an update expression that marks row k sent (at) its
+// doubt pair: sent, awaiting the reconciler's verification, for an e-mail
+// or a Swarm comment (shared/reconcile verifies those); out of the index
+// for a weekly digest, which nothing verifies (its own runs settle it by
+// the channel's lookup, rule DG-1): left in, every reconciler pass of its
+// lookback would read each owner's sent digest and skip it, and the index
+// would keep it until the row expires.
+func sentDoubt(k Ref, set string, values map[string]types.AttributeValue, at string) string {
+	if it, ok := k.(Item); ok && it.Channel == ChannelDigest {
+		return outOfDoubt(set)
+	}
+	return inDoubt(set, values, Sent, at)
+}
+
 // doubtQuery reads every page of one state of the doubt index whose doubt_at
 // satisfies cond (a key condition on :at1 and :at2; "" for all of it),
 // oldest first.

@@ -55,6 +55,13 @@ func TestEveryStateWriteKeepsTheDoubtIndex(t *testing.T) {
 		{"requeue reconciled", func(o *Outbox) error { _, err := o.RequeueReconciled(ctx, ref, t0); return err }, ""},
 		{"resolve, not delivered", func(o *Outbox) error { return o.Resolve(ctx, ref, false, "n", t0) }, ""},
 		{"resolve, delivered", func(o *Outbox) error { return o.Resolve(ctx, ref, true, "n", t0) }, ""},
+		// A sent digest is verified by nothing (the reconciler leaves it
+		// to the digest's runs): it leaves the index once sent.
+		{"digest mark sent", func(o *Outbox) error { return o.MarkItemSent(ctx, DigestItem("2026-W48", "0a1b"), "nid", t0) }, ""},
+		{"digest confirm", func(o *Outbox) error { return o.ConfirmRef(ctx, DigestItem("2026-W48", "0a1b"), "checked", t0) }, ""},
+		{"comment mark sent", func(o *Outbox) error {
+			return o.MarkItemSent(ctx, Item{Channel: ChannelSwarmComments, Thread: 885, ID: "summary/v1"}, "41", t0)
+		}, "sent"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			api := &writes{}

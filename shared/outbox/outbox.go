@@ -500,8 +500,8 @@ func (o *Outbox) MarkSent(ctx context.Context, k delivery.Key, notificationID st
 func (o *Outbox) markSent(ctx context.Context, k Ref, notificationID string, now time.Time) error {
 	values := map[string]types.AttributeValue{":sent": sv(string(Sent)), ":nid": sv(notificationID), ":now": sv(job.FormatTime(now))}
 	// Sent, awaiting the reconciler's verification: still in the doubt index.
-	set := inDoubt("SET #s = :sent, notification_id = :nid, notified_at = :now, updated_at = :now REMOVE last_error, last_error_class",
-		values, Sent, job.FormatTime(now))
+	set := sentDoubt(k, "SET #s = :sent, notification_id = :nid, notified_at = :now, updated_at = :now REMOVE last_error, last_error_class",
+		values, job.FormatTime(now))
 	old, ok, err := o.transition(ctx, k, "mark sent", "sent/"+notificationID, set, nil, "", values)
 	switch {
 	case err != nil || ok:
@@ -614,7 +614,7 @@ func (o *Outbox) Confirm(ctx context.Context, k delivery.Key, evidence string, n
 // review by hand).
 func (o *Outbox) ConfirmRef(ctx context.Context, k Ref, evidence string, now time.Time) error {
 	values := map[string]types.AttributeValue{":sent": sv(string(Sent)), ":nid": sv("operator-confirmed: " + evidence), ":now": sv(job.FormatTime(now))}
-	set := inDoubt("SET #s = :sent, notification_id = :nid, notified_at = :now, updated_at = :now", values, Sent, job.FormatTime(now))
+	set := sentDoubt(k, "SET #s = :sent, notification_id = :nid, notified_at = :now, updated_at = :now", values, job.FormatTime(now))
 	_, ok, err := o.transition(ctx, k, "confirm outbox row", "confirm/"+uuid.NewString(), set, []Status{Sending}, "", values)
 	if err == nil && !ok {
 		return fmt.Errorf("confirm %s: only a row whose send may have happened (status sending) can be confirmed", k)
