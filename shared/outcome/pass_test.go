@@ -122,13 +122,17 @@ func TestPassReadsAReviewOncePerIntervalWhateverItsVersions(t *testing.T) {
 	if rep, err := p.Run(ctx); err != nil || rep.Read != 1 {
 		t.Fatalf("second pass = %+v, %v: want the current entry read", rep, err)
 	}
-	for day := 1; day <= 5; day++ {
+	for day := 1; day <= 10; day++ { // to the end of the last version's window
 		now = start.Add(time.Duration(day)*24*time.Hour + 2*time.Hour)
 		if rep, err := p.Run(ctx); err != nil || rep.Due != 1 || rep.Read != 1 {
 			t.Fatalf("day %d = %+v, %v: want one entry due and read", day, rep, err)
 		}
 	}
-	if cs.lists[7] != 7 {
-		t.Fatalf("listings = %d, want 7 (2 on the first day, 1 a day after)", cs.lists[7])
+	now = start.Add(11*24*time.Hour + 2*time.Hour)
+	if rep, err := p.Run(ctx); err != nil || rep.Due != 0 {
+		t.Fatalf("after the window = %+v, %v: want nothing due", rep, err)
+	}
+	if cs.lists[7] != 12 {
+		t.Fatalf("listings = %d, want 12 (2 on the first day, 1 a day after)", cs.lists[7])
 	}
 }

@@ -62,15 +62,13 @@ func entry(sk string, review int64, until time.Time) (item map[string]types.Attr
 
 // Watch schedules review's reactions to be read at next and then every
 // interval until until. Called at each version's notify, it extends the
-// window from that version; entries of earlier versions expire at their
-// own until (reading twice writes nothing).
+// window from that version and supersedes the entries of earlier ones
+// (moves the review's pointer: Done drops them at their next read).
 func (s *Store) Watch(ctx context.Context, review int64, next, until time.Time) error {
-	item := map[string]types.AttributeValue{
-		"pk": sv(watchPartition), "sk": sv(watchKey(next, review)),
-		"review": nv(review), "until": nv(until.Unix()),
-		"expires_at": nv(until.Add(DefaultInterval).Unix()),
-	}
-	if _, err := s.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: item}); err != nil {
+	item, pointer := entry(watchKey(next, review), review, until)
+	if _, err := s.api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		{Put: &types.Put{TableName: &s.table, Item: item}}, {Put: &types.Put{TableName: &s.table, Item: pointer}},
+	}}); err != nil {
 		return awserr.Wrap("outcome watch", err)
 	}
 	return nil
