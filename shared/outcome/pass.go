@@ -50,13 +50,20 @@ func (p *Pass) Run(ctx context.Context) (PassReport, error) {
 		return PassReport{}, err
 	}
 	rep := PassReport{Due: len(due)}
+	read := map[int64]bool{} // a review with several entries due is read once
 	for i, d := range due {
 		if i == int(limit) || (p.Budget > 0 && !p.Now.Now().Before(now.Add(p.Budget))) {
 			rep.Backlog = len(due) - i
 			break
 		}
-		t, err := p.Reader.Read(ctx, d.Review, nil)
+		again := read[d.Review]
+		var t Tally
+		var err error
+		if !again {
+			t, err = p.Reader.Read(ctx, d.Review, nil)
+		}
 		if err == nil {
+			read[d.Review] = true
 			err = p.Store.Done(ctx, d, now.Add(every))
 		}
 		if err != nil {
@@ -67,7 +74,9 @@ func (p *Pass) Run(ctx context.Context) (PassReport, error) {
 			p.Log.WarnContext(ctx, "reading a review's reactions failed; the next pass retries", "review", d.Review, "err", err)
 			continue
 		}
-		rep.Read++
+		if !again {
+			rep.Read++
+		}
 		rep.FatesChanged += t.FatesChanged
 	}
 	return rep, nil

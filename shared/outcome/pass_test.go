@@ -92,3 +92,47 @@ func TestPassLimit(t *testing.T) {
 		t.Fatalf("next pass = %+v: want the one left", rep)
 	}
 }
+
+// A review notified again (a later version, a retried notify) is watched
+// from its last notify on: the entry of the earlier one is read no more
+// than once after, so a review costs one listing per interval however
+// many versions it had.
+func TestPassReadsAReviewOncePerIntervalWhateverItsVersions(t *testing.T) {
+	ctx := context.Background()
+	st := outcome.NewStore(dynamotest.New(), dynamotest.Table)
+	start := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	now := start
+	cs := &countingComments{comments: comments{{ID: 1, User: "svc"}}, lists: map[int64]int{}}
+	p := &outcome.Pass{Store: st, Reader: &outcome.Reader{Store: st, Rows: rows{posted("fp", 1)}, Comments: cs},
+		Interval: 24 * time.Hour, Now: func() time.Time { return now }, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if _, err := st.Posted(ctx, outcome.Record{Review: 7, Fingerprint: "fp"}); err != nil {
+		t.Fatal(err)
+	}
+	for v := range 3 { // three versions an hour apart, each watched for 10 days
+		at := start.Add(time.Duration(v) * time.Hour)
+		if err := st.Watch(ctx, 7, at, at.Add(240*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now = start.Add(time.Hour) // the first two entries due together: one listing
+	if rep, err := p.Run(ctx); err != nil || rep.Read != 1 || cs.lists[7] != 1 {
+		t.Fatalf("first pass = %+v, %v, listings %v: want one read", rep, err, cs.lists)
+	}
+	now = start.Add(2 * time.Hour) // the last version's entry
+	if rep, err := p.Run(ctx); err != nil || rep.Read != 1 {
+		t.Fatalf("second pass = %+v, %v: want the current entry read", rep, err)
+	}
+	for day := 1; day <= 10; day++ { // to the end of the last version's window
+		now = start.Add(time.Duration(day)*24*time.Hour + 2*time.Hour)
+		if rep, err := p.Run(ctx); err != nil || rep.Due != 1 || rep.Read != 1 {
+			t.Fatalf("day %d = %+v, %v: want one entry due and read", day, rep, err)
+		}
+	}
+	now = start.Add(11*24*time.Hour + 2*time.Hour)
+	if rep, err := p.Run(ctx); err != nil || rep.Due != 0 {
+		t.Fatalf("after the window = %+v, %v: want nothing due", rep, err)
+	}
+	if cs.lists[7] != 12 {
+		t.Fatalf("listings = %d, want 12 (2 on the first day, 1 a day after)", cs.lists[7])
+	}
+}

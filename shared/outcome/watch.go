@@ -2,6 +2,7 @@ package outcome
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -25,6 +26,13 @@ import (
 // now, oldest first, at most a limit), so it costs what is due, not what is
 // watched. Reads are rare (one per review per interval), so the one
 // partition stays far below DynamoDB's per-partition rate.
+//
+// Each review's current entry is named by its pointer, sk review#<review>
+// (after every timestamp, so never due), which each Watch moves to the
+// entry it writes: an entry a later version (or a retried notify) has
+// superseded is read once more and then dropped, not read every interval
+// for the rest of its window, so a review costs one read per interval
+// however many versions it had.
 const watchPartition = "OUTCOME#watch"
 
 // DefaultWindow is how long after a review's last notified version the
@@ -38,17 +46,29 @@ func watchKey(at time.Time, review int64) string {
 	return job.FormatTime(at.UTC()) + "#" + strconv.FormatInt(review, 10)
 }
 
+// pointerKey is the key of review's pointer to its current entry.
+func pointerKey(review int64) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{"pk": sv(watchPartition), "sk": sv("review#" + strconv.FormatInt(review, 10))}
+}
+
+// entry is a watch entry's item and its review's pointer moved to it.
+func entry(sk string, review int64, until time.Time) (item map[string]types.AttributeValue, pointer map[string]types.AttributeValue) {
+	expires := nv(until.Add(DefaultInterval).Unix())
+	item = map[string]types.AttributeValue{"pk": sv(watchPartition), "sk": sv(sk), "review": nv(review), "until": nv(until.Unix()), "expires_at": expires}
+	pointer = pointerKey(review)
+	pointer["at"], pointer["expires_at"] = sv(sk), expires
+	return item, pointer
+}
+
 // Watch schedules review's reactions to be read at next and then every
 // interval until until. Called at each version's notify, it extends the
-// window from that version; entries of earlier versions expire at their
-// own until (reading twice writes nothing).
+// window from that version and supersedes the entries of earlier ones
+// (moves the review's pointer: Done drops them at their next read).
 func (s *Store) Watch(ctx context.Context, review int64, next, until time.Time) error {
-	item := map[string]types.AttributeValue{
-		"pk": sv(watchPartition), "sk": sv(watchKey(next, review)),
-		"review": nv(review), "until": nv(until.Unix()),
-		"expires_at": nv(until.Add(DefaultInterval).Unix()),
-	}
-	if _, err := s.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: item}); err != nil {
+	item, pointer := entry(watchKey(next, review), review, until)
+	if _, err := s.api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		{Put: &types.Put{TableName: &s.table, Item: item}}, {Put: &types.Put{TableName: &s.table, Item: pointer}},
+	}}); err != nil {
 		return awserr.Wrap("outcome watch", err)
 	}
 	return nil
@@ -86,18 +106,30 @@ func (s *Store) Due(ctx context.Context, now time.Time, limit int32) ([]Due, err
 }
 
 // Done moves a read entry on: to its next read when that is still inside
-// its window, else off the list.
+// its window and the entry is still its review's current one (its pointer
+// names it; an entry written before pointers were kept takes the pointer),
+// else off the list.
 func (s *Store) Done(ctx context.Context, d Due, next time.Time) error {
-	var items []types.TransactWriteItem
-	items = append(items, types.TransactWriteItem{Delete: &types.Delete{TableName: &s.table,
-		Key: map[string]types.AttributeValue{"pk": sv(watchPartition), "sk": sv(d.sk)}}})
+	drop := types.TransactWriteItem{Delete: &types.Delete{TableName: &s.table,
+		Key: map[string]types.AttributeValue{"pk": sv(watchPartition), "sk": sv(d.sk)}}}
+	items := []types.TransactWriteItem{drop}
 	if !next.After(d.Until) {
-		items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: &s.table, Item: map[string]types.AttributeValue{
-			"pk": sv(watchPartition), "sk": sv(watchKey(next, d.Review)),
-			"review": nv(d.Review), "until": nv(d.Until.Unix()), "expires_at": nv(d.Until.Add(DefaultInterval).Unix()),
-		}}})
+		sk := watchKey(next, d.Review)
+		item, pointer := entry(sk, d.Review, d.Until)
+		items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: &s.table, Item: item}},
+			types.TransactWriteItem{Put: &types.Put{TableName: &s.table, Item: pointer,
+				ConditionExpression:       aws.String("attribute_not_exists(pk) OR #at = :was"),
+				ExpressionAttributeNames:  map[string]string{"#at": "at"},
+				ExpressionAttributeValues: map[string]types.AttributeValue{":was": sv(d.sk)}}})
 	}
-	if _, err := s.api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items}); err != nil {
+	_, err := s.api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	var cancelled *types.TransactionCanceledException
+	if len(items) > 2 && errors.As(err, &cancelled) && len(cancelled.CancellationReasons) == len(items) &&
+		aws.ToString(cancelled.CancellationReasons[2].Code) == "ConditionalCheckFailed" {
+		// superseded by a later Watch: only dropped
+		_, err = s.api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items[:1]})
+	}
+	if err != nil {
 		return awserr.Wrap("outcome watch done", err)
 	}
 	return nil

@@ -503,6 +503,10 @@ func (c *Client) apiOnce(ctx context.Context, method, path string, q, form url.V
 	if err != nil {
 		return "", failure.Errorf(failure.NetworkTimeout, "%s: reading the answer: %w", what, maybe(err))
 	}
+	var refusal error // a create's context refused: nothing stored
+	if create && resp.StatusCode == http.StatusBadRequest {
+		refusal = contextRefusal(b)
+	}
 	switch {
 	case resp.StatusCode >= 500 || resp.StatusCode == http.StatusRequestTimeout:
 		// Swarm (or a proxy in front of it) may have done the work first.
@@ -513,8 +517,8 @@ func (c *Client) apiOnce(ctx context.Context, method, path string, q, form url.V
 		// retried and settled by lookup (a review that is gone fails the
 		// lookup's listing with its own 404).
 		return "", &failure.Error{Class: failure.Conflict, UpstreamCode: resp.StatusCode, Err: maybe(fmt.Errorf("%s: HTTP %d", what, resp.StatusCode))}
-	case create && resp.StatusCode == http.StatusBadRequest && contextRefusal(b) != nil:
-		return "", failure.Upstream(resp.StatusCode, 0, fmt.Errorf("%s: HTTP %d: %w", what, resp.StatusCode, contextRefusal(b)))
+	case refusal != nil:
+		return "", failure.Upstream(resp.StatusCode, 0, fmt.Errorf("%s: HTTP %d: %w", what, resp.StatusCode, refusal))
 	case resp.StatusCode/100 != 2:
 		// 429, 401/403 (login, or not the author), 404, 400: refused before
 		// any work.

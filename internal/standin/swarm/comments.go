@@ -341,6 +341,10 @@ type answer struct {
 	listed int // a list: the comments on the page
 }
 
+// badRequest is a refused form: the messages are the reference's, their
+// shape ("details" keyed by form field) *unverified*; the client matches a
+// context refusal by its message anywhere in the answer too
+// (swarm.contextRefusal), so it reads either shape.
 func badRequest(field, msg string) answer {
 	return answer{status: http.StatusBadRequest, body: map[string]any{"error": "Bad Request", "details": map[string]string{field: msg}}}
 }

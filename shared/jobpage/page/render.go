@@ -202,19 +202,21 @@ func build(p Page) view {
 
 // acceptance groups a review's outcome records by every dimension of the
 // report (outcome.Acceptance, as `criticizer outcomes report`), depot paths
-// by the scope a kind is withheld under.
+// by the scope a kind is withheld under, and counts those reacted to.
 func acceptance(recs []outcome.Record) ([]acceptanceView, int) {
 	var out []acceptanceView
 	reacted := 0
+	for _, r := range recs {
+		if r.Fate.Accepted() || r.Fate.Dismissive() {
+			reacted++
+		}
+	}
 	for _, d := range outcome.Dimensions {
 		a := acceptanceView{Dimension: strings.ReplaceAll(string(d), "_", " ")}
 		for _, r := range outcome.Acceptance(recs, d, outcome.ScopeDepth) {
 			share := "–"
 			if r.Share >= 0 {
 				share = fmt.Sprintf("%.0f%% (%d of %d)", 100*r.Share, r.Accepted, r.Accepted+r.Dismissed)
-			}
-			if d == outcome.ByPromptVersion {
-				reacted += r.Accepted + r.Dismissed
 			}
 			a.Rows = append(a.Rows, acceptanceRow{Key: r.Key, Findings: r.Findings, Accepted: r.Accepted, Dismissed: r.Dismissed, Open: r.Open, None: r.Unknown, Share: share})
 		}
