@@ -3,6 +3,7 @@ package digest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -73,8 +74,19 @@ func (p *Pass) Run(ctx context.Context, week Week) (Report, error) {
 			errs = append(errs, err)
 		}
 	}
+	if rep.InDoubt > 0 {
+		// Nothing else settles a digest in doubt (the reconciler leaves
+		// digest rows alone and the schedule's next run is next week's):
+		// the run fails, so Lambda's retries of the scheduled event look it
+		// up again and DigestErrorsAlarm pages if it stays in doubt.
+		errs = append(errs, fmt.Errorf("%w: %d digest(s) of %s; run the week again to settle by lookup", ErrInDoubt, rep.InDoubt, rep.Week))
+	}
 	return rep, errors.Join(errs...)
 }
+
+// ErrInDoubt is a run that left a digest whose send may have happened: it
+// was not sent again, and the week's next run settles it by lookup.
+var ErrInDoubt = failure.Errorf(failure.DeliveryUnconfirmed, "weekly digest send in doubt")
 
 // one sends owner's digest through the one delivery protocol
 // (outbox.Deliver) over its outbox row, one per owner and week: a row sent

@@ -126,8 +126,8 @@ func TestPassSettlesBeforeResend(t *testing.T) {
 		t.Fatalf("first run = %+v, %v: want the failure reported", rep, err)
 	}
 	s.fail = func() error { return delivery.ErrOutcomeUnknown }
-	if rep, err := p.Run(ctx, w); err != nil || rep.InDoubt != 1 {
-		t.Fatalf("second run = %+v, %v: want a send in doubt", rep, err)
+	if rep, err := p.Run(ctx, w); !errors.Is(err, digest.ErrInDoubt) || rep.InDoubt != 1 {
+		t.Fatalf("second run = %+v, %v: want a send in doubt, and the run failed for it", rep, err)
 	}
 	s.fail = nil
 	if rep, _ := p.Run(ctx, w); rep.InDoubt != 1 || len(s.sent) != 0 {
@@ -172,8 +172,8 @@ func TestPassMarksDeliveredInDoubt(t *testing.T) {
 	ctx := context.Background()
 	s := &sender{fail: func() error { return delivery.ErrOutcomeUnknown }}
 	p, w, c, ch := pass(t, s)
-	if _, err := p.Run(ctx, w); err != nil {
-		t.Fatal(err)
+	if _, err := p.Run(ctx, w); !errors.Is(err, digest.ErrInDoubt) {
+		t.Fatalf("a run leaving a send in doubt = %v, want ErrInDoubt", err)
 	}
 	id := digest.IdentityOf("lead@example.com", w, nil)
 	ch.ev, s.fail = evidence{id.MessageID(p.From): true}, nil
@@ -245,7 +245,7 @@ func TestPassCrashBetweenSendAndMark(t *testing.T) {
 	rows.crash = false
 	c.t = c.t.Add(time.Hour) // past the window: only evidence holds a resend back
 	ch.ev = nil
-	if rep, err := p.Run(ctx, w); err != nil || rep.InDoubt != 1 || len(s.sent) != 1 {
+	if rep, err := p.Run(ctx, w); !errors.Is(err, digest.ErrInDoubt) || rep.InDoubt != 1 || len(s.sent) != 1 {
 		t.Fatalf("without a lookup = %+v, %v, %d sent: want it left in doubt", rep, err, len(s.sent))
 	}
 	ch.ev = evidence{s.sent[0].MessageID: true}
