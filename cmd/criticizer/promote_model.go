@@ -54,7 +54,7 @@ func promoteModel(ctx context.Context, cw metricsAPI, out io.Writer, raw []byte,
 	if err := (result.SLO{MinValidPerJob: valid, MaxDroppedPerJob: dropped}).Promotable(canary, j.minJobs); err != nil {
 		return fmt.Errorf("promote model %s in %s refused (prompt %s): %w", cand, j.env, v, err)
 	}
-	judged, err := judgeModelAcceptance(ctx, cw, set, j)
+	judged, err := judgeAcceptance(ctx, cw, set, j.env, arm{v, cand}, arm{v, stable}, j.window, j.now)
 	if err != nil {
 		return err
 	}
@@ -87,28 +87,6 @@ func sayTerms(out io.Writer, set rolloutSettings, env string) {
 	if set.CandidateTokens > 0 {
 		fmt.Fprintf(out, "llmTokensPerMinute %d → %d (%s's), llmModelCandidateTokensPerMinute cleared\n", set.Tokens, set.CandidateTokens, cand)
 	}
-}
-
-// judgeModelAcceptance compares the candidate model's acceptance over the
-// window with the stable model's, both under the stable prompt version
-// (outcome.Gate), and says how they compared.
-func judgeModelAcceptance(ctx context.Context, cw metricsAPI, set rolloutSettings, j modelJudgement) (string, error) {
-	if set.MinSample != nil && *set.MinSample == 0 {
-		return "acceptance not judged (acceptanceMinSample 0)", nil
-	}
-	v, from := result.StablePromptVersion, j.now.Add(-j.window)
-	accepted, err := acceptance(ctx, cw, j.env, v, set.ModelCandidate, from, j.now)
-	if err != nil {
-		return "", err
-	}
-	current, err := acceptance(ctx, cw, j.env, v, set.Model, from, j.now)
-	if err != nil {
-		return "", err
-	}
-	if err := set.gate().Promotable(accepted, current); err != nil {
-		return "", fmt.Errorf("promote model %s in %s refused (current model %s, prompt %s, over %s): %w", set.ModelCandidate, j.env, set.Model, v, j.window, err)
-	}
-	return fmt.Sprintf("acceptance %s vs %s's %s", accepted, set.Model, current), nil
 }
 
 // modelEdit is one setting promote --model writes in the environment's
