@@ -41,18 +41,9 @@ func promoteModel(ctx context.Context, cw metricsAPI, out io.Writer, raw []byte,
 	if stable == "" {
 		return fmt.Errorf("%s states no llmModel in cdk.json: nothing to compare the candidate model with", j.env)
 	}
-	valid, okV := set.Valid[v]
-	dropped, okD := set.Dropped[v]
-	if !okV || !okD {
-		return fmt.Errorf("%s states no rollout SLO for prompt %s (validFindingsSlo and droppedFindingsSlo): nothing to judge the model canary by", j.env, v)
-	}
-	from := j.now.Add(-j.window)
-	canary, err := measure(ctx, cw, j.env, v, cand, from, j.now)
+	canary, slo, err := judgeCanary(ctx, cw, set, j.env, arm{v, cand}, j.window, j.now, j.minJobs)
 	if err != nil {
 		return err
-	}
-	if err := (result.SLO{MinValidPerJob: valid, MaxDroppedPerJob: dropped}).Promotable(canary, j.minJobs); err != nil {
-		return fmt.Errorf("promote model %s in %s refused (prompt %s): %w", cand, j.env, v, err)
 	}
 	judged, err := judgeAcceptance(ctx, cw, set, j.env, arm{v, cand}, arm{v, stable}, j.window, j.now)
 	if err != nil {
@@ -66,7 +57,7 @@ func promoteModel(ctx context.Context, cw metricsAPI, out io.Writer, raw []byte,
 		return err
 	}
 	fmt.Fprintf(out, "model %s in %s: %d jobs under prompt %s, %.3f valid and %.3f dropped findings per job (SLO ≥ %.3f, ≤ %.3f); %s: promoted, llmModel %s → %s, llmModelCandidate cleared and llmModelCandidatePercent %d → 0 in %s; deploy to apply\n",
-		cand, j.env, canary.Jobs, v, canary.ValidPerJob, canary.DroppedPerJob, valid, dropped, judged, stable, cand, set.ModelPercent, j.cdkPath)
+		cand, j.env, canary.Jobs, v, canary.ValidPerJob, canary.DroppedPerJob, slo.MinValidPerJob, slo.MaxDroppedPerJob, judged, stable, cand, set.ModelPercent, j.cdkPath)
 	sayTerms(out, set, j.env)
 	return nil
 }
