@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 
@@ -33,8 +32,6 @@ func TestPromoteModelRefusesWorseAcceptance(t *testing.T) {
 		{20, "candidate 50.0% accepted of 40 judged, current 80.0% accepted of 40 judged"},
 		{31, ""},
 	} {
-		envName := "mgate-" + string(rune('a'+i)) + time.Now().Format("150405")
-		put := func(points ...datum) { putData(t, cw, envName, points) }
 		// The candidate model's jobs under the stable prompt, as the llm
 		// stage emits them by model; the per-version set alone would not do.
 		llm := map[string]string{"Stage": "llm", "PromptVersion": prompt, "Model": candidate}
@@ -42,9 +39,9 @@ func TestPromoteModelRefusesWorseAcceptance(t *testing.T) {
 		for range 5 {
 			jobs = append(jobs, datum{"ReviewValidFindings", 1, llm}, datum{"ReviewFindingsDropped", 0, llm})
 		}
-		put(jobs...)
-		put(judgedData(t, envName, prompt, candidate, tt.candidateAccepted, 40-tt.candidateAccepted, 0)...)
-		put(judgedData(t, envName, prompt, stable, 32, 8, 0)...)
+		envName := seedEnv(t, cw, "mgate-"+string(rune('a'+i)), jobs,
+			judgedData(t, prompt, candidate, tt.candidateAccepted, 40-tt.candidateAccepted, 0),
+			judgedData(t, prompt, stable, 32, 8, 0))
 
 		cdk := `{"context": {"environments": {"` + envName + `": {"llmModel": "` + stable + `", "llmModelCandidate": "` + candidate + `", "llmModelCandidatePercent": 10,
   "llmPricesPerMTok": "input=3,output=15", "llmModelCandidatePricesPerMTok": "input=1,output=5",

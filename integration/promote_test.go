@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,16 +47,14 @@ func TestPromoteRefusesWorseAcceptance(t *testing.T) {
 		{20, 10, "candidate 50.0% accepted of 40 judged, current 80.0% accepted of 40 judged"},
 		{31, 5, ""},
 	} {
-		envName := "gate-" + string(rune('a'+i)) + time.Now().Format("150405")
-		put := func(points ...datum) { putData(t, cw, envName, points) }
 		llm := map[string]string{"Stage": "llm", "PromptVersion": candidate}
 		var jobs []datum
 		for range 5 {
 			jobs = append(jobs, datum{"ReviewValidFindings", 1, llm}, datum{"ReviewFindingsDropped", 0, llm})
 		}
-		put(jobs...)
-		put(judgedData(t, envName, candidate, model, tt.candidateAccepted, 40-tt.candidateAccepted-tt.flipped, tt.flipped)...)
-		put(judgedData(t, envName, result.StablePromptVersion, model, 32, 8, 0)...)
+		envName := seedEnv(t, cw, "gate-"+string(rune('a'+i)), jobs,
+			judgedData(t, candidate, model, tt.candidateAccepted, 40-tt.candidateAccepted-tt.flipped, tt.flipped),
+			judgedData(t, result.StablePromptVersion, model, 32, 8, 0))
 
 		cdk := `{"context": {"environments": {"` + envName + `": {"llmModel": "` + model + `", "promptCandidateVersion": "` + candidate + `", "promptCandidatePercent": 10,
   "validFindingsSlo": {"` + candidate + `": 0.1}, "droppedFindingsSlo": {"` + candidate + `": 0.5}}}}}
@@ -81,11 +80,37 @@ func TestPromoteRefusesWorseAcceptance(t *testing.T) {
 	}
 }
 
-// putData puts points in environment envName, two days ago, in as few
-// calls as may be: a retried call is not idempotent (the emulator, like
-// CloudWatch, keeps both).
-func putData(t *testing.T, cw *cloudwatch.Client, envName string, points []datum) {
+// seedEnv puts each batch of points in a new environment, named prefix and
+// the time, two days ago, and returns its name. Each batch is one call,
+// attempted once: a retried call is not idempotent (the emulator, like
+// CloudWatch, keeps both), and the SDK's own retry of a call whose reply it
+// lost (a 200 whose body read failed, "use of closed network connection")
+// doubled one arm's judged findings in about one run in three. A failed
+// call may have stored its points or not, so its environment is abandoned
+// and every batch put again in a fresh one.
+func seedEnv(t *testing.T, cw *cloudwatch.Client, prefix string, batches ...[]datum) string {
 	t.Helper()
+	for attempt := 0; ; attempt++ {
+		envName := fmt.Sprintf("%s%s-%d", prefix, time.Now().Format("150405"), attempt)
+		var err error
+		for _, b := range batches {
+			if err = putData(cw, envName, b); err != nil {
+				break
+			}
+		}
+		switch {
+		case err == nil:
+			return envName
+		case attempt == 2:
+			t.Fatalf("put metric data in %s: %v", envName, err)
+		}
+		t.Logf("put metric data in %s: %v; seeding a fresh environment", envName, err)
+	}
+}
+
+// putData puts points in environment envName, two days ago, in as few
+// calls as may be, each attempted once (seedEnv).
+func putData(cw *cloudwatch.Client, envName string, points []datum) error {
 	var data []cwtypes.MetricDatum
 	for _, p := range points {
 		d := cwtypes.MetricDatum{MetricName: aws.String(p.metric), Value: aws.Float64(p.value), Unit: cwtypes.StandardUnitCount, Timestamp: aws.Time(time.Now().Add(-48 * time.Hour)),
@@ -97,11 +122,13 @@ func putData(t *testing.T, cw *cloudwatch.Client, envName string, points []datum
 	}
 	for len(data) > 0 { // PutMetricData takes at most 1000 data
 		n := min(len(data), 1000)
-		if _, err := cw.PutMetricData(context.Background(), &cloudwatch.PutMetricDataInput{Namespace: aws.String("Criticizer"), MetricData: data[:n]}); err != nil {
-			t.Fatal(err)
+		if _, err := cw.PutMetricData(context.Background(), &cloudwatch.PutMetricDataInput{Namespace: aws.String("Criticizer"), MetricData: data[:n]},
+			func(o *cloudwatch.Options) { o.RetryMaxAttempts = 1 }); err != nil {
+			return err
 		}
 		data = data[n:]
 	}
+	return nil
 }
 
 // datum is one metric value of an EMF line, with the line's dimensions
@@ -113,14 +140,15 @@ type datum struct {
 }
 
 // judgedData is what CloudWatch makes of the EMF lines outcome.FateMoved
-// writes in environment envName for findings of version and model:
+// writes for findings of version and model (their Environment left to
+// putData):
 // accepted accepted, dismissed dismissed, and flipped liked then
 // dismissed. Each metric of a line, per dimension set, becomes a data
 // point (the EMF specification).
-func judgedData(t *testing.T, envName, version, model string, accepted, dismissed, flipped int) []datum {
+func judgedData(t *testing.T, version, model string, accepted, dismissed, flipped int) []datum {
 	t.Helper()
 	var buf bytes.Buffer
-	m := obs.NewMetrics(&buf, envName)
+	m := obs.NewMetrics(&buf, "any")
 	rec := outcome.Record{PromptVersion: version, Model: model}
 	for range accepted {
 		outcome.FateMoved(m, rec, outcome.Open, outcome.Addressed)

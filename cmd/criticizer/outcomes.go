@@ -102,8 +102,8 @@ func suppressionsAfter(args []string) (int, error) {
 	if err := fs.Parse(args); err != nil {
 		return 0, err
 	}
-	if fs.NArg() > 0 || *after < int(decl.Min) || *after > int(decl.Max) {
-		return 0, fmt.Errorf("usage: criticizer outcomes suppressions [-after N] (N %v to %v, default %d)", decl.Min, decl.Max, def)
+	if err := decl.Check(strconv.Itoa(*after)); fs.NArg() > 0 || err != nil {
+		return 0, fmt.Errorf("usage: criticizer outcomes suppressions [-after N] (N %s, default %d)", decl.Span(), def)
 	}
 	return *after, nil
 }

@@ -101,19 +101,11 @@ func promote(ctx context.Context, cw metricsAPI, out io.Writer, now time.Time, a
 	if v == "" {
 		return fmt.Errorf("%s has no promptCandidateVersion: no candidate to promote", *env)
 	}
-	valid, okV := set.Valid[v]
-	dropped, okD := set.Dropped[v]
-	if !okV || !okD {
-		return fmt.Errorf("%s states no rollout SLO for prompt %s (validFindingsSlo and droppedFindingsSlo): nothing to judge the canary by", *env, v)
-	}
-	canary, err := measure(ctx, cw, *env, v, "", now.Add(-*window), now)
+	canary, slo, err := judgeCanary(ctx, cw, set, *env, arm{v, ""}, *window, now, *minJobs)
 	if err != nil {
 		return err
 	}
-	if err := (result.SLO{MinValidPerJob: valid, MaxDroppedPerJob: dropped}).Promotable(canary, *minJobs); err != nil {
-		return fmt.Errorf("promote prompt %s in %s refused: %w", v, *env, err)
-	}
-	judged, err := judgeAcceptance(ctx, cw, set, *env, *window, now)
+	judged, err := judgeAcceptance(ctx, cw, set, *env, arm{v, set.Model}, arm{result.StablePromptVersion, set.Model}, *window, now)
 	if err != nil {
 		return err
 	}
@@ -125,7 +117,7 @@ func promote(ctx context.Context, cw metricsAPI, out io.Writer, now time.Time, a
 		return err
 	}
 	fmt.Fprintf(out, "prompt %s in %s: %d jobs, %.3f valid and %.3f dropped findings per job (SLO ≥ %.3f, ≤ %.3f); %s: promoted, promptCandidatePercent %d → 100 in %s; deploy to apply\n",
-		v, *env, canary.Jobs, canary.ValidPerJob, canary.DroppedPerJob, valid, dropped, judged, set.Percent, *cdkPath)
+		v, *env, canary.Jobs, canary.ValidPerJob, canary.DroppedPerJob, slo.MinValidPerJob, slo.MaxDroppedPerJob, judged, set.Percent, *cdkPath)
 	return nil
 }
 
@@ -200,30 +192,62 @@ func measure(ctx context.Context, cw metricsAPI, env, version, model string, fro
 	return result.Canary{Jobs: jobs, ValidPerJob: valid, DroppedPerJob: dropped}, nil
 }
 
-// judgeAcceptance compares the candidate's acceptance over the window with
-// the stable version's, at the environment's model (outcome.Gate), and
-// says how they compared. acceptanceMinSample 0 judges nothing: a
-// deployment that posts no Swarm comments has no reactions to judge by.
-func judgeAcceptance(ctx context.Context, cw metricsAPI, set rolloutSettings, env string, window time.Duration, now time.Time) (string, error) {
+// arm is one side of a rollout's comparison: a prompt version at a model
+// (model "" in judgeCanary: at every model, the llm stage's per-version
+// metrics). A prompt rollout varies the version, a model rollout the model.
+type arm struct{ version, model string }
+
+// judgeCanary measures the candidate arm's canary over the window and
+// refuses it unless it meets the rollout SLOs of its prompt version on at
+// least minJobs jobs; it returns the canary and the SLOs it met.
+func judgeCanary(ctx context.Context, cw metricsAPI, set rolloutSettings, env string, cand arm, window time.Duration, now time.Time, minJobs int) (result.Canary, result.SLO, error) {
+	what, refused := "canary", fmt.Sprintf("promote prompt %s in %s refused", cand.version, env)
+	if cand.model != "" {
+		what, refused = "model canary", fmt.Sprintf("promote model %s in %s refused (prompt %s)", cand.model, env, cand.version)
+	}
+	valid, okV := set.Valid[cand.version]
+	dropped, okD := set.Dropped[cand.version]
+	if !okV || !okD {
+		return result.Canary{}, result.SLO{}, fmt.Errorf("%s states no rollout SLO for prompt %s (validFindingsSlo and droppedFindingsSlo): nothing to judge the %s by", env, cand.version, what)
+	}
+	slo := result.SLO{MinValidPerJob: valid, MaxDroppedPerJob: dropped}
+	canary, err := measure(ctx, cw, env, cand.version, cand.model, now.Add(-window), now)
+	if err != nil {
+		return result.Canary{}, result.SLO{}, err
+	}
+	if err := slo.Promotable(canary, minJobs); err != nil {
+		return result.Canary{}, result.SLO{}, fmt.Errorf("%s: %w", refused, err)
+	}
+	return canary, slo, nil
+}
+
+// judgeAcceptance compares the candidate arm's acceptance over the window
+// with the current arm's (outcome.Gate), and says how they compared.
+// acceptanceMinSample 0 judges nothing: a deployment that posts no Swarm
+// comments has no reactions to judge by.
+func judgeAcceptance(ctx context.Context, cw metricsAPI, set rolloutSettings, env string, cand, current arm, window time.Duration, now time.Time) (string, error) {
 	if set.MinSample != nil && *set.MinSample == 0 {
 		return "acceptance not judged (acceptanceMinSample 0)", nil
 	}
-	if set.Model == "" {
+	if current.model == "" {
 		return "", fmt.Errorf("%s states no llmModel in cdk.json: acceptance is measured per prompt version and model", env)
 	}
-	v, stable := set.Candidate, result.StablePromptVersion
-	accepted, err := acceptance(ctx, cw, env, v, set.Model, now.Add(-window), now)
+	accepted, err := acceptance(ctx, cw, env, cand.version, cand.model, now.Add(-window), now)
 	if err != nil {
 		return "", err
 	}
-	current, err := acceptance(ctx, cw, env, stable, set.Model, now.Add(-window), now)
+	was, err := acceptance(ctx, cw, env, current.version, current.model, now.Add(-window), now)
 	if err != nil {
 		return "", err
 	}
-	if err := set.gate().Promotable(accepted, current); err != nil {
-		return "", fmt.Errorf("promote prompt %s in %s refused (current prompt %s, model %s, over %s): %w", v, env, stable, set.Model, window, err)
+	what, c, s, shared := "prompt", cand.version, current.version, "model "+current.model
+	if cand.model != current.model {
+		what, c, s, shared = "model", cand.model, current.model, "prompt "+current.version
 	}
-	return fmt.Sprintf("acceptance %s vs %s's %s", accepted, stable, current), nil
+	if err := set.gate().Promotable(accepted, was); err != nil {
+		return "", fmt.Errorf("promote %s %s in %s refused (current %s %s, %s, over %s): %w", what, c, env, what, s, shared, window, err)
+	}
+	return fmt.Sprintf("acceptance %s vs %s's %s", accepted, s, was), nil
 }
 
 // acceptance reads a prompt version's acceptance at model between from and

@@ -41,20 +41,11 @@ func promoteModel(ctx context.Context, cw metricsAPI, out io.Writer, raw []byte,
 	if stable == "" {
 		return fmt.Errorf("%s states no llmModel in cdk.json: nothing to compare the candidate model with", j.env)
 	}
-	valid, okV := set.Valid[v]
-	dropped, okD := set.Dropped[v]
-	if !okV || !okD {
-		return fmt.Errorf("%s states no rollout SLO for prompt %s (validFindingsSlo and droppedFindingsSlo): nothing to judge the model canary by", j.env, v)
-	}
-	from := j.now.Add(-j.window)
-	canary, err := measure(ctx, cw, j.env, v, cand, from, j.now)
+	canary, slo, err := judgeCanary(ctx, cw, set, j.env, arm{v, cand}, j.window, j.now, j.minJobs)
 	if err != nil {
 		return err
 	}
-	if err := (result.SLO{MinValidPerJob: valid, MaxDroppedPerJob: dropped}).Promotable(canary, j.minJobs); err != nil {
-		return fmt.Errorf("promote model %s in %s refused (prompt %s): %w", cand, j.env, v, err)
-	}
-	judged, err := judgeModelAcceptance(ctx, cw, set, j)
+	judged, err := judgeAcceptance(ctx, cw, set, j.env, arm{v, cand}, arm{v, stable}, j.window, j.now)
 	if err != nil {
 		return err
 	}
@@ -66,7 +57,7 @@ func promoteModel(ctx context.Context, cw metricsAPI, out io.Writer, raw []byte,
 		return err
 	}
 	fmt.Fprintf(out, "model %s in %s: %d jobs under prompt %s, %.3f valid and %.3f dropped findings per job (SLO ≥ %.3f, ≤ %.3f); %s: promoted, llmModel %s → %s, llmModelCandidate cleared and llmModelCandidatePercent %d → 0 in %s; deploy to apply\n",
-		cand, j.env, canary.Jobs, v, canary.ValidPerJob, canary.DroppedPerJob, valid, dropped, judged, stable, cand, set.ModelPercent, j.cdkPath)
+		cand, j.env, canary.Jobs, v, canary.ValidPerJob, canary.DroppedPerJob, slo.MinValidPerJob, slo.MaxDroppedPerJob, judged, stable, cand, set.ModelPercent, j.cdkPath)
 	sayTerms(out, set, j.env)
 	return nil
 }
@@ -87,28 +78,6 @@ func sayTerms(out io.Writer, set rolloutSettings, env string) {
 	if set.CandidateTokens > 0 {
 		fmt.Fprintf(out, "llmTokensPerMinute %d → %d (%s's), llmModelCandidateTokensPerMinute cleared\n", set.Tokens, set.CandidateTokens, cand)
 	}
-}
-
-// judgeModelAcceptance compares the candidate model's acceptance over the
-// window with the stable model's, both under the stable prompt version
-// (outcome.Gate), and says how they compared.
-func judgeModelAcceptance(ctx context.Context, cw metricsAPI, set rolloutSettings, j modelJudgement) (string, error) {
-	if set.MinSample != nil && *set.MinSample == 0 {
-		return "acceptance not judged (acceptanceMinSample 0)", nil
-	}
-	v, from := result.StablePromptVersion, j.now.Add(-j.window)
-	accepted, err := acceptance(ctx, cw, j.env, v, set.ModelCandidate, from, j.now)
-	if err != nil {
-		return "", err
-	}
-	current, err := acceptance(ctx, cw, j.env, v, set.Model, from, j.now)
-	if err != nil {
-		return "", err
-	}
-	if err := set.gate().Promotable(accepted, current); err != nil {
-		return "", fmt.Errorf("promote model %s in %s refused (current model %s, prompt %s, over %s): %w", set.ModelCandidate, j.env, set.Model, v, j.window, err)
-	}
-	return fmt.Sprintf("acceptance %s vs %s's %s", accepted, set.Model, current), nil
 }
 
 // modelEdit is one setting promote --model writes in the environment's

@@ -38,16 +38,7 @@ func (c *modelMetrics) GetMetricStatistics(_ context.Context, in *cloudwatch.Get
 		if len(dims) != 3 {
 			return &cloudwatch.GetMetricStatisticsOutput{}, nil
 		}
-		// The Sums of outcome.FateMoved's deltas, as canaryMetrics answers.
-		var out []cwtypes.Datapoint
-		for _, p := range c.accept[model] {
-			v := p.accepted
-			if name == "FindingJudged" {
-				v = p.judged
-			}
-			out = append(out, cwtypes.Datapoint{Sum: aws.Float64(v)})
-		}
-		return &cloudwatch.GetMetricStatisticsOutput{Datapoints: out}, nil
+		return &cloudwatch.GetMetricStatisticsOutput{Datapoints: acceptanceSums(c.accept[model], name)}, nil
 	}
 	if len(dims) != 4 || dims["Stage"] != "llm" {
 		return &cloudwatch.GetMetricStatisticsOutput{}, nil

@@ -59,22 +59,28 @@ func (c *canaryMetrics) GetMetricStatistics(_ context.Context, in *cloudwatch.Ge
 		if accept == nil {
 			accept = goodAcceptance
 		}
-		// A delta's SampleCount counts emissions, not findings: left out,
-		// so the acceptance is read from the Sums only.
-		var out []cwtypes.Datapoint
-		for _, p := range accept[dims["PromptVersion"]] {
-			v := p.accepted
-			if name == "FindingJudged" {
-				v = p.judged
-			}
-			out = append(out, cwtypes.Datapoint{Sum: aws.Float64(v)})
-		}
-		return &cloudwatch.GetMetricStatisticsOutput{Datapoints: out}, nil
+		return &cloudwatch.GetMetricStatisticsOutput{Datapoints: acceptanceSums(accept[dims["PromptVersion"]], name)}, nil
 	}
 	if old || dims["Environment"] != "staging" || dims["Stage"] != "llm" || dims["PromptVersion"] != "1.1.0" || aws.ToString(in.Namespace) != "Criticizer" {
 		return &cloudwatch.GetMetricStatisticsOutput{}, nil
 	}
 	return &cloudwatch.GetMetricStatisticsOutput{Datapoints: c.points[aws.ToString(in.MetricName)]}, nil
+}
+
+// acceptanceSums are the data points of metric (FindingAccepted or
+// FindingJudged) over periods: their Sums. A delta's SampleCount counts
+// emissions, not findings: left out, so the acceptance is read from the
+// Sums only.
+func acceptanceSums(periods []acceptancePoint, metric string) []cwtypes.Datapoint {
+	var out []cwtypes.Datapoint
+	for _, p := range periods {
+		v := p.accepted
+		if metric == "FindingJudged" {
+			v = p.judged
+		}
+		out = append(out, cwtypes.Datapoint{Sum: aws.Float64(v)})
+	}
+	return out
 }
 
 func point(avg, n float64) cwtypes.Datapoint {

@@ -46,15 +46,7 @@ func TestStaleCitations(t *testing.T) {
 		"shared/x/x_test.go": "package x_test\n\nimport \"testing\"\n\nfunc TestReal(t *testing.T) {}\n",
 		"integration/doc.go": "package integration\n",
 	}
-	for name, body := range files {
-		p := filepath.Join(root, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeTree(t, root, files)
 	_, stale, err := StaleCitations(root)
 	if err != nil {
 		t.Fatal(err)
@@ -77,5 +69,19 @@ func TestStaleCitations(t *testing.T) {
 	slices.Sort(want)
 	if !slices.Equal(stale, want) {
 		t.Errorf("stale citations:\n got %q\nwant %q", stale, want)
+	}
+}
+
+// writeTree writes files (slash-separated path under root → content).
+func writeTree(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for name, body := range files {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -2,7 +2,6 @@ package repocheck
 
 import (
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -96,15 +95,7 @@ func TestGlossaryChecksFindOffenders(t *testing.T) {
 		"shared/settlement/s.go":      "package settlement\n",
 		"internal/standin/swarm/x.go": "package swarm\n\ntype Reviews []int\n",
 	}
-	for name, src := range files {
-		path := filepath.Join(root, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeTree(t, root, files)
 	doc := "# Design\n\n## Words with one meaning\n\n| word | means | never used for |\n|---|---|---|\n" +
 		"| **review** (alone) | a Swarm review (`swarm.Review`) | a package |\n" +
 		"| **refs** | `dlq.Client.Queue`, `dlq.Replay`, `store.Gone`, `nopkg.X`, `shared/dlq/dlq.go`, `shared/none`, `internal/standin/…`, `criticizer dlq replay`, `criticizer dlq purge`, `criticizer dlq restart`, `full_restart`, `Store`, `Missing`, `*slog.Logger` | — |\n\n" +

@@ -1,8 +1,6 @@
 package repocheck
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -74,15 +72,7 @@ func TestShapeChecksFindOffenders(t *testing.T) {
 		"functions/reviewer/x.go":  "package main\n",
 		"functions/review/main.go": "package main\n",
 	}
-	for name, src := range files {
-		path := filepath.Join(root, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeTree(t, root, files)
 	names, err := AmbiguousPackages(root, "shared", "functions")
 	if err != nil {
 		t.Fatal(err)
