@@ -462,11 +462,9 @@ func (c *Client) api(ctx context.Context, method, path string, q, form url.Value
 	return user, err
 }
 
-func (c *Client) apiOnce(ctx context.Context, method, path string, q, form url.Values, out any, what string, create, fresh bool) (string, error) {
-	creds, err := c.Credentials(ctx, fresh)
-	if err != nil {
-		return "", err
-	}
+// newRequest is an API call to path with query q and, when form is set, a
+// form body, authenticated by creds.
+func (c *Client) newRequest(ctx context.Context, method, path string, q, form url.Values, creds Credentials) (*http.Request, error) {
 	u := strings.TrimSuffix(c.BaseURL, "/") + path
 	if len(q) > 0 {
 		u += "?" + q.Encode()
@@ -477,12 +475,24 @@ func (c *Client) apiOnce(ctx context.Context, method, path string, q, form url.V
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u, body)
 	if err != nil {
-		return "", failure.Wrap(failure.InternalBug, err)
+		return nil, err
 	}
 	req.Header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(creds.User+":"+creds.Ticket)))
 	req.Header.Set("Accept", "application/json")
 	if form != nil {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	return req, nil
+}
+
+func (c *Client) apiOnce(ctx context.Context, method, path string, q, form url.Values, out any, what string, create, fresh bool) (string, error) {
+	creds, err := c.Credentials(ctx, fresh)
+	if err != nil {
+		return "", err
+	}
+	req, err := c.newRequest(ctx, method, path, q, form, creds)
+	if err != nil {
+		return "", failure.Wrap(failure.InternalBug, err)
 	}
 	maybe := func(err error) error {
 		if create {
