@@ -168,7 +168,7 @@ func RenderedMarkdown(h string, allowed ...string) []string {
 
 // inertMailElements may not appear in a mail's HTML part at all.
 var inertMailElements = map[atom.Atom]bool{atom.Img: true, atom.Script: true, atom.Iframe: true, atom.Object: true, atom.Embed: true,
-	atom.Form: true, atom.Svg: true, atom.Math: true, atom.Video: true, atom.Audio: true, atom.Link: true, atom.Base: true, atom.Meta: true,
+	atom.Form: true, atom.Svg: true, atom.Math: true, atom.Video: true, atom.Audio: true, atom.Link: true, atom.Base: true,
 	atom.Input: true, atom.Button: true, atom.Frame: true, atom.Source: true, atom.Picture: true}
 
 // urlAttrs are the attributes that load or link a URL.
@@ -193,6 +193,8 @@ func MailHTML(h string, allowed ...string) []string {
 				out = append(out, fmt.Sprintf("attribute %s=%q on <%s>", a.Key, a.Val, n.Data))
 			case strings.HasPrefix(k, "on"):
 				out = append(out, fmt.Sprintf("event handler %s on <%s>", a.Key, n.Data))
+			case k == "http-equiv":
+				out = append(out, fmt.Sprintf("<%s http-equiv=%q>", n.Data, a.Val))
 			case k == "style" && strings.Contains(strings.ToLower(a.Val), "url("):
 				out = append(out, fmt.Sprintf("style with url() on <%s>", n.Data))
 			}
