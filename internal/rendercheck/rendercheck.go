@@ -22,6 +22,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/criticizer/criticizer/internal/standin/swarm"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/parser"
@@ -241,23 +242,21 @@ func MailText(text string, allowed ...string) []string {
 	return out
 }
 
-// calloutSplit is Linkify::WORD_PATTERN; calloutTrim and calloutPattern are
-// getCallouts' (docs/reference/swarm.md, "Mentions").
-var (
-	calloutSplit   = regexp.MustCompile(`[\t\n\v\f\r <>{}]+`)
-	calloutTrim    = regexp.MustCompile(`^[”’"'(<]*(.+?)[.”’"',!?:;)>]*$`)
-	calloutPattern = regexp.MustCompile(`^@{1,2}(\*|!?)[\pL\pN_]+[\\\pL\pN_.\-]{0,253}$`)
-)
-
-// Callouts are the words of raw that Swarm's getCallouts takes for a
-// mention (@user, @*user, @@group, @@*group, @@!group), as it reads a
-// comment's raw body on create and edit, code or not.
+// Callouts are the names Swarm's getCallouts takes from raw for a mention
+// ("@name" for a participant, "@*name" a required reviewer, "@@!name" a
+// required group), as it reads a comment's raw body on create and edit,
+// code or not: the Swarm stand-in's reading (swarm.GetCallouts).
 func Callouts(raw string) []string {
+	c := swarm.GetCallouts(raw)
 	var out []string
-	for _, w := range calloutSplit.Split(raw, -1) {
-		if m := calloutTrim.FindStringSubmatch(w); m != nil && calloutPattern.MatchString(m[1]) {
-			out = append(out, m[1])
-		}
+	for _, n := range c.Plain {
+		out = append(out, "@"+n)
+	}
+	for _, n := range c.Starred {
+		out = append(out, "@*"+n)
+	}
+	for _, n := range c.RequireOne {
+		out = append(out, "@@!"+n)
 	}
 	return out
 }
