@@ -1,5 +1,5 @@
 // Package rendercheck judges what the service posts as its readers'
-// software renders it (DESIGN.md, "Judge text by its renderer"): a Swarm
+// software renders it (the design brief's principle "Judge text by its renderer"): a Swarm
 // comment body through P4 Code Review's Linkify pass and Parsedown 1.7.4
 // (Debian's php-parsedown, the release Swarm 2022.1 bundles; installed with
 // apt by install.sh when missing) and through goldmark (CommonMark, GFM,

@@ -1,7 +1,7 @@
 <?php
 // Renders comment bodies as P4 Code Review (Helix Swarm 2022.1) shows them:
 // its Linkify pass, then Parsedown with line breaks on and raw HTML allowed
-// (docs/reference/swarm.md, "How P4 Code Review renders a comment"). The
+// (docs/reference/swarm.md, "How P4 Code Review renders a comment, and reads its mentions"). The
 // Linkify pass here is written from that description, not Swarm's code.
 // Reads a JSON array of bodies on stdin, writes a JSON array of HTML.
 

@@ -5,7 +5,7 @@
 // service makes (the job page, the Swarm review).
 //
 // The text is judged as the reader's software reads the assembled body
-// (docs/reference/swarm.md, "How P4 Code Review renders a comment"): Swarm
+// (docs/reference/swarm.md, "How P4 Code Review renders a comment, and reads its mentions"): Swarm
 // runs its Linkify pass (which links URLs, addresses, @names and "change N",
 // and guesses at code by backticks), then Parsedown 1.7.4 with raw HTML
 // allowed, and reads @mentions from the raw body split on white space, code

@@ -7,7 +7,7 @@ import (
 )
 
 // Callouts: what Swarm does with a comment's @mentions
-// (docs/reference/swarm.md, "Mentions"). On every comment create and edit,
+// (docs/reference/swarm.md, "How P4 Code Review renders a comment, and reads its mentions"). On every comment create and edit,
 // CommentListener::commentCreated reads the comment's raw body with
 // Linkify::getCallouts — split on white space and < > { }, leading and
 // trailing quotes and brackets trimmed, Markdown and code not known — and
