@@ -276,8 +276,6 @@ func summaryBody(version, total int, counts map[string]int, meta domain.ReviewMe
 	return b.String()
 }
 
-func oneLineText(s string) string { return strings.Join(strings.Fields(s), " ") }
-
 // Channel names NOTIFY_CHANNELS lists.
 const (
 	ChannelEmail         = "email"
