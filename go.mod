@@ -33,6 +33,11 @@ require (
 )
 
 require (
+	github.com/yuin/goldmark v1.8.7 // indirect
+	golang.org/x/net v0.56.0 // indirect
+)
+
+require (
 	dario.cat/mergo v1.0.1 // indirect
 	github.com/BobuSumisu/aho-corasick v1.0.3
 	github.com/Masterminds/goutils v1.1.1 // indirect

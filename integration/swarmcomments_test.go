@@ -262,7 +262,7 @@ func TestModelTextIsInertInEveryChannel(t *testing.T) {
 			t.Errorf("the Swarm comment carries %q live:\n%s", live, body)
 		}
 	}
-	if !strings.Contains(body, "＠alice") || !strings.Contains(body, `\[log in\](https[:]//evil.example/login)`) {
+	if !strings.Contains(body, "＠alice") || !strings.Contains(body, `\[log in\](https\[:\]//evil\[.\]example/login)`) {
 		t.Errorf("the Swarm comment does not show the model's text as text:\n%s", body)
 	}
 
@@ -271,7 +271,7 @@ func TestModelTextIsInertInEveryChannel(t *testing.T) {
 		t.Fatalf("%d e-mails, want 1", len(mails))
 	}
 	text, html := textPart(t, mails[0].Raw), mailPart(t, mails[0].Raw, "text/html")
-	if !strings.Contains(text, "https[:]//evil.example/login") {
+	if !strings.Contains(text, "https[:]//evil[.]example/login") {
 		t.Fatalf("the plain-text e-mail lacks the model's message as inert text:\n%.2000s", text)
 	}
 	// Neither the model's words nor the code excerpt (the change's own
@@ -289,7 +289,7 @@ func TestModelTextIsInertInEveryChannel(t *testing.T) {
 			t.Errorf("the HTML e-mail carries %q", live)
 		}
 	}
-	if !strings.Contains(html, "https[:]//evil.example/login") {
+	if !strings.Contains(html, "https[:]//evil[.]example/login") {
 		t.Errorf("the HTML e-mail lacks the model's message as inert text")
 	}
 }

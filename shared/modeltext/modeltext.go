@@ -4,146 +4,282 @@
 // HTML or an @mention: the only links a reader gets are the ones the
 // service makes (the job page, the Swarm review).
 //
-// Markdown is for bodies P4 Code Review renders (review comments): code
-// spans and fenced blocks stay code, verbatim; elsewhere link and image
-// syntax is escaped, HTML is written as text, URLs are written inert and
-// @mentions lose their "@". Plain is for e-mail, text and HTML parts alike
-// (the HTML renderer escapes after it), the model's text and the code
-// excerpts (a changelist can carry the injection) alike: every URL is
-// written inert, so a mail client's auto-linking finds none.
+// The text is judged as the reader's software reads the assembled body
+// (docs/reference/swarm.md, "How P4 Code Review renders a comment, and reads its mentions"): Swarm
+// runs its Linkify pass (which links URLs, addresses, @names and "change N",
+// and guesses at code by backticks), then Parsedown 1.7.4 with raw HTML
+// allowed, and reads @mentions from the raw body split on white space, code
+// or not; mail clients autolink the text part. So every fragment is made
+// inert whatever the renderer takes it for, code included:
+//
+//   - Line is a one-line field (title, file, rule, category, a list entry):
+//     nothing in it is code, it opens and closes nothing.
+//   - Markdown is a message: its prose as Line's, each code block the model
+//     wrote moved into a fence the service writes (Code).
+//   - Code is a fence the service writes around code (a suggestion): a
+//     marker no line inside can close, on its own lines.
+//   - Plain is for e-mail (text and HTML parts, the HTML template escapes
+//     after it) and the digest.
+//
+// All four drop invisible format characters (zero-width, bidi), write every
+// URL scheme and host inert ("https[:]//evil[.]example", "www[.]x") and
+// every "@" as a full-width "＠" (U+FF20), which Swarm's callout pattern
+// (a literal "@") never matches.
 package modeltext
 
 import (
 	"regexp"
 	"strings"
+	"unicode"
 )
 
-// scheme matches the start of a URL a renderer or mail client would link:
-// a scheme and its colon (and slashes), or a bare www. host.
-var scheme = regexp.MustCompile(`(?i)\b(https?|ftps?|file|mailto|javascript|data|vbscript|sftp|ssh|git|svn):(//)?|\bwww\.`)
+// Plain neutralises model text for e-mail: format characters dropped, URLs
+// and hosts inert, "@" full-width; the rest as written.
+func Plain(s string) string { return inert(clean(s)) }
 
-// inert writes every URL so that nothing links it: "https://x" becomes
-// "https[:]//x", "www.x" becomes "www[.]x". The text stays readable.
-func inert(s string) string {
-	return scheme.ReplaceAllStringFunc(s, func(m string) string {
-		if strings.EqualFold(m, "www.") {
-			return m[:3] + "[.]"
+// Line neutralises a one-line field for a Markdown body: white space
+// collapsed to single spaces, then every character Markdown or Swarm's
+// Linkify would act on written as text (prose).
+func Line(s string) string { return prose(strings.Join(strings.Fields(clean(s)), " ")) }
+
+// Markdown neutralises a model's message for a Markdown body: its lines are
+// prose (as Line's, line breaks kept), and each fenced code block the model
+// wrote (a line opening with ``` or ~~~, to its closing line or the end) is
+// written again in a fence of the service's own (Code), on its own lines.
+func Markdown(s string) string {
+	lines := strings.Split(clean(s), "\n")
+	var out []string
+	for i := 0; i < len(lines); i++ {
+		marker := fenceOpener(lines[i])
+		if marker == "" {
+			out = append(out, prose(lines[i]))
+			continue
 		}
-		i := strings.IndexByte(m, ':')
-		return m[:i] + "[:]" + m[i+1:]
+		var code []string
+		for i++; i < len(lines) && !closes(lines[i], marker); i++ {
+			code = append(code, lines[i])
+		}
+		out = append(out, "", Code(strings.Join(code, "\n")), "")
+	}
+	return strings.Trim(strings.Join(out, "\n"), "\n")
+}
+
+// fenceOpener returns the run of ``` or ~~~ (three or more) a line opens a
+// model's code block with, "" for none. Lenient on purpose: whatever a
+// renderer might take for a fence is treated as one.
+func fenceOpener(line string) string {
+	t := strings.TrimLeft(line, " \t")
+	if len(t) < 3 || (t[0] != '`' && t[0] != '~') {
+		return ""
+	}
+	if n := len(t) - len(strings.TrimLeft(t, t[:1])); n >= 3 {
+		return t[:n]
+	}
+	return ""
+}
+
+func closes(line, marker string) bool {
+	t := strings.TrimSpace(line)
+	return len(t) >= len(marker) && strings.Trim(t, marker[:1]) == ""
+}
+
+// Code writes s as a fenced code block of the service's own, opening and
+// closing lines included (no blank lines around it: the caller puts it on
+// its own lines). The marker is the character, ~ or `, of which no line of
+// s consists (Parsedown 1.7.4 closes a fence on any line of three or more
+// of its character, whatever its length or indentation), longer than any
+// run of it in s (CommonMark closes on one at least as long). When both
+// characters have such a line, s is an indented code block instead, which
+// only an unindented line ends. Inside, "@" and URLs are inert too: Swarm
+// reads mentions from the raw body, code or not, and its e-mails carry
+// the raw body.
+func Code(s string) string {
+	s = inertCode(clean(s))
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for _, c := range []byte{'~', '`'} {
+		if closerIn(lines, c) {
+			continue
+		}
+		fence := strings.Repeat(string(c), max(3, longestRun(s, c)+1))
+		return fence + "\n" + strings.Join(lines, "\n") + "\n" + fence
+	}
+	for i, l := range lines {
+		lines[i] = "    " + l
+	}
+	return strings.Join(lines, "\n")
+}
+
+// closerIn reports whether a line of lines is only c, three or more times,
+// with white space around (Parsedown's closing fence).
+func closerIn(lines []string, c byte) bool {
+	for _, l := range lines {
+		t := strings.TrimSpace(l)
+		if len(t) >= 3 && strings.Trim(t, string(c)) == "" {
+			return true
+		}
+	}
+	return false
+}
+
+func longestRun(s string, c byte) int {
+	best, n := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			n++
+			best = max(best, n)
+		} else {
+			n = 0
+		}
+	}
+	return best
+}
+
+// clean drops what no reader sees but a pattern would (format characters:
+// zero-width spaces and joiners, bidi controls, the soft hyphen, BOM), so
+// "ht\u200btps://" is matched as the URL a renderer that drops it shows;
+// line ends become "\n" (Parsedown reads a lone CR as one) and other
+// control characters but the tab become spaces.
+func clean(s string) string {
+	s = strings.NewReplacer("\r\n", "\n", "\r", "\n").Replace(s)
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\n' || r == '\t':
+			return r
+		case unicode.Is(unicode.Cf, r):
+			return -1
+		case unicode.IsControl(r):
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// scheme matches a URL scheme and its colon, with no word boundary before
+// it ("_https://x_" is a link to Swarm's Linkify, which strips the "_"): any
+// scheme followed by "//", and the schemes that act without one.
+var scheme = regexp.MustCompile(`(?i)[a-z][a-z0-9+.-]*://|(?:javascript|vbscript|data|mailto|file|tel|sms|blob|about):`)
+
+// www matches a "www." host start, which GFM's autolink extension links.
+var www = regexp.MustCompile(`(?i)www\.`)
+
+// dotted matches a run that may be a host name: labels joined by dots.
+var dotted = regexp.MustCompile(`(?i)[a-z0-9_-]+(?:\.[a-z0-9_-]+)+`)
+
+// tlds are the top-level domains a bare host is recognised by (mail
+// clients link "evil.example/x" and "evil.com" by their known TLDs). Left
+// out on purpose: ones that are common file extensions or member names
+// (rs, py, sh, md, pl, pm, mk, ml, cc, so, ps, in, id, name, info, app,
+// top, store, local, test, page, link, click), so "main.py" and
+// "user.name" stay readable; such a host is still defanged after a scheme
+// or before a path.
+var tlds = map[string]bool{}
+
+func init() {
+	for _, t := range strings.Fields(`com net org edu gov mil biz pro io dev xyz online site website shop tech
+		cloud news blog zip mov example invalid localhost onion co me ai ly to gg tk ga cf gq su ru cn uk de
+		fr jp us eu ca au br nl it es ch se no be at dk fi cz kr tw hk sg nz za mx ar ir tr ua vn th pk ng ke
+		il gr pt ro hu bg sk si hr lt lv ee ie lu li ws tv fm cx ph my by kz ve cl pe uy`) {
+		tlds[t] = true
+	}
+}
+
+// linkifyWord matches "change 12", "changelist 12", "review 12" and
+// "job 12", which Swarm's Linkify links to its own pages, and "job123456",
+// a job id it links.
+var linkifyWord = regexp.MustCompile(`(?i)(change(?:list)?|review|job)([ \t]+)([0-9])|(job)([0-9]{6})`)
+
+// inert writes every URL, host and mention of s so that nothing links it:
+// "https://x.example" becomes "https[:]//x[.]example", "www.x" "www[.]x",
+// a bare host with a known TLD (or before a path) has its dots as "[.]",
+// "@" is "＠", and Swarm's "change 12" has a no-break space, one word to
+// its Linkify. The text stays readable.
+func inert(s string) string {
+	s = inertCode(s)
+	return linkifyWord.ReplaceAllStringFunc(s, func(m string) string {
+		sub := linkifyWord.FindStringSubmatch(m)
+		if sub[1] != "" {
+			return sub[1] + "\u00a0" + sub[3]
+		}
+		return sub[4] + "\u00a0" + sub[5]
 	})
 }
 
-// Plain neutralises model text for e-mail: URLs inert, the rest as written.
-func Plain(s string) string { return inert(s) }
+// inertCode is inert without the rewording of Swarm's "change 12": inside a
+// fence Parsedown writes Linkify's link as text, and code keeps its spaces.
+func inertCode(s string) string {
+	s = scheme.ReplaceAllStringFunc(s, func(m string) string {
+		i := strings.IndexByte(m, ':')
+		return m[:i] + "[:]" + m[i+1:]
+	})
+	s = www.ReplaceAllStringFunc(s, func(m string) string { return m[:3] + "[.]" })
+	s = defangHosts(s)
+	return strings.ReplaceAll(s, "@", "＠")
+}
 
-// mention matches an @ that Swarm would take for a user or group mention
-// (@user, @*group) or an address's @.
-var mention = regexp.MustCompile(`@([\p{L}\p{N}_*.-])`)
-
-// mdEscaper escapes outside code what Markdown (GFM and Parsedown alike)
-// would turn into links, images or HTML: brackets and "!" by backslash,
-// "<" and "&" as entities (Parsedown has no backslash escape for "<").
-var mdEscaper = strings.NewReplacer(`\`, `\\`, `[`, `\[`, `]`, `\]`, `!`, `\!`, `<`, `&lt;`, `>`, `&gt;`, `&`, `&amp;`)
-
-// Markdown neutralises model text for a Markdown body: code fences and
-// code spans are kept verbatim (code stays code); everything else has its
-// link, image and HTML syntax escaped, its URLs inert and its @mentions
-// written with a full-width "＠". An unclosed fence is closed, so nothing
-// after the text (the service's own lines) falls inside it.
-func Markdown(s string) string {
+// defangHosts writes the dots of every run that a linker could take for a
+// host as "[.]": after "//" (a scheme's), before a "/" or ":port", with a
+// known TLD, or an IPv4 address.
+func defangHosts(s string) string {
+	idx := dotted.FindAllStringIndex(s, -1)
+	if idx == nil {
+		return s
+	}
 	var b strings.Builder
-	fence := ""
-	for i, line := range strings.Split(s, "\n") {
-		if i > 0 {
-			b.WriteByte('\n')
+	last := 0
+	for _, m := range idx {
+		run := s[m[0]:m[1]]
+		if hostLike(s, m[0], m[1], run) {
+			b.WriteString(s[last:m[0]])
+			b.WriteString(strings.ReplaceAll(run, ".", "[.]"))
+			last = m[1]
 		}
-		if fence != "" {
-			b.WriteString(line)
-			if closesFence(line, fence) {
-				fence = ""
-			}
-			continue
-		}
-		if f := opensFence(line); f != "" {
-			fence = f
-			b.WriteString(line)
-			continue
-		}
-		b.WriteString(markdownLine(line))
 	}
-	if fence != "" {
-		b.WriteString("\n" + fence)
-	}
+	b.WriteString(s[last:])
 	return b.String()
 }
 
-// opensFence returns the fence a line opens (``` or ~~~, three or more,
-// indented at most three spaces), "" when it opens none.
-func opensFence(line string) string {
-	t := strings.TrimLeft(line, " ")
-	if len(line)-len(t) > 3 || len(t) < 3 || (t[0] != '`' && t[0] != '~') {
-		return ""
+func hostLike(s string, from, to int, run string) bool {
+	labels := strings.Split(run, ".")
+	tld := strings.ToLower(labels[len(labels)-1])
+	if strings.HasSuffix(s[:from], "//") || tlds[tld] || ipv4(labels) {
+		return true
 	}
-	n := len(t) - len(strings.TrimLeft(t, t[:1]))
-	if n < 3 || (t[0] == '`' && strings.Contains(t[n:], "`")) {
-		return ""
-	}
-	return t[:n]
+	// Before a path ("evil.py/login") it is a link to a linker that knows the TLD.
+	return to < len(s) && s[to] == '/' && !allDigits(tld)
 }
 
-func closesFence(line, fence string) bool {
-	t := strings.TrimSpace(line)
-	return len(t) >= len(fence) && strings.Trim(t, fence[:1]) == ""
-}
-
-// markdownLine escapes one line outside fences, keeping its code spans (a
-// run of backticks up to the next run of the same length) verbatim; a
-// backtick without its match is escaped.
-func markdownLine(line string) string {
-	var b strings.Builder
-	for len(line) > 0 {
-		i := strings.IndexByte(line, '`')
-		if i < 0 {
-			b.WriteString(prose(line))
-			break
-		}
-		b.WriteString(prose(line[:i]))
-		rest := line[i:]
-		n := len(rest) - len(strings.TrimLeft(rest, "`"))
-		tick := rest[:n]
-		end := closingTicks(rest[n:], n)
-		if end < 0 {
-			b.WriteString(strings.Repeat("\\`", n))
-			line = rest[n:]
-			continue
-		}
-		b.WriteString(tick + rest[n:n+end] + tick)
-		line = rest[n+end+n:]
+func ipv4(labels []string) bool {
+	if len(labels) != 4 {
+		return false
 	}
-	return b.String()
-}
-
-// closingTicks finds a run of exactly n backticks in s, -1 when none.
-func closingTicks(s string, n int) int {
-	for i := 0; i < len(s); {
-		j := strings.IndexByte(s[i:], '`')
-		if j < 0 {
-			return -1
+	for _, l := range labels {
+		if l == "" || !allDigits(l) {
+			return false
 		}
-		j += i
-		k := j
-		for k < len(s) && s[k] == '`' {
-			k++
-		}
-		if k-j == n {
-			return j
-		}
-		i = k
 	}
-	return -1
+	return true
 }
 
+func allDigits(s string) bool {
+	return strings.Trim(s, "0123456789") == ""
+}
+
+// mdEscaper escapes what Markdown (Parsedown and CommonMark alike) would
+// turn into links, images, code, HTML or reference definitions: "\", "`",
+// "[", "]" and "!" by backslash (both renderers take these escapes; Swarm's
+// Linkify leaves them as they are); "<" as the full-width "＜" (U+FF1C):
+// Parsedown has no backslash escape for it, and an entity would be escaped
+// again by Linkify and shown as "&lt;".
+var mdEscaper = strings.NewReplacer(`\`, `\\`, "`", "\\`", `[`, `\[`, `]`, `\]`, `!`, `\!`, `<`, "＜")
+
+// tildes matches a run of three or more tildes, a fence marker at a
+// line's start.
+var tildes = regexp.MustCompile(`~~~+`)
+
+// prose neutralises one line of model text outside any code: URLs, hosts
+// and mentions inert, Markdown's active characters escaped, a run of
+// tildes with its first escaped so it never opens or closes a fence.
 func prose(s string) string {
-	return mention.ReplaceAllString(inert(mdEscaper.Replace(s)), "＠$1")
+	s = mdEscaper.Replace(inert(s))
+	return tildes.ReplaceAllStringFunc(s, func(m string) string { return `\` + m })
 }

@@ -370,7 +370,7 @@ func TestCodeExcerptURLsAreInert(t *testing.T) {
 	if len(got) != 3 || !got[1].Hit {
 		t.Fatalf("snippet = %+v, want lines 1-3 with line 2 hit", got)
 	}
-	if want := "// see https[:]//evil.example/login and www[.]evil.example"; got[1].Text != want {
+	if want := "// see https[:]//evil[.]example/login and www[.]evil[.]example"; got[1].Text != want {
 		t.Errorf("excerpt line %q, want %q", got[1].Text, want)
 	}
 }

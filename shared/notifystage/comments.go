@@ -208,7 +208,7 @@ func unanchoredBody(f domain.Finding, version int) string {
 	if f.File == "" {
 		return ""
 	}
-	at := modeltext.Markdown(oneLineText(f.File))
+	at := modeltext.Line(f.File)
 	if f.Line > 0 {
 		at = fmt.Sprintf("%s line %d", at, f.Line)
 	}
@@ -223,13 +223,16 @@ func taskSeverity(sev string) bool {
 
 // findingBody is a finding's comment: severity, category and title, then
 // the message and the suggestion, each written by the model and so made
-// inert for Swarm's Markdown (modeltext). The marker is appended by the client.
+// inert for Swarm's Markdown where it lands (modeltext): the title on the
+// heading line (Line), the message as prose with its code re-fenced
+// (Markdown), the suggestion in a fence of the service's own (Code). The
+// marker is appended by the client.
 func findingBody(f domain.Finding) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "**%s** · %s · %s\n\n%s", strings.ToUpper(word(f.Severity)), word(f.Category), modeltext.Markdown(oneLineText(f.Title)),
+	fmt.Fprintf(&b, "**%s** · %s · %s\n\n%s", strings.ToUpper(word(f.Severity)), modeltext.Line(word(f.Category)), modeltext.Line(f.Title),
 		modeltext.Markdown(strings.TrimSpace(f.Message)))
 	if s := strings.TrimSpace(f.Suggestion); s != "" {
-		fmt.Fprintf(&b, "\n\n**Suggestion:** %s", modeltext.Markdown(s))
+		fmt.Fprintf(&b, "\n\n**Suggestion:**\n\n%s", modeltext.Code(s))
 	}
 	return b.String()
 }
@@ -272,8 +275,6 @@ func summaryBody(version, total int, counts map[string]int, meta domain.ReviewMe
 	}
 	return b.String()
 }
-
-func oneLineText(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // Channel names NOTIFY_CHANNELS lists.
 const (

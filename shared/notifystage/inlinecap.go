@@ -81,13 +81,14 @@ func notInline(over []domain.Finding, max int) string {
 	}
 	fmt.Fprintf(&b, "\n\n**%d %s not posted inline** (at most %d inline comments per version; all are in the e-mail):\n", len(over), noun, max)
 	for _, f := range over {
-		at := oneLineText(f.File)
-		if at == "" {
-			at = "the change as a whole"
-		} else if f.Line > 0 {
-			at = fmt.Sprintf("%s:%d", at, f.Line)
+		at := "the change as a whole"
+		if f.File != "" {
+			at = modeltext.Line(f.File)
+			if f.Line > 0 {
+				at = fmt.Sprintf("%s:%d", at, f.Line)
+			}
 		}
-		fmt.Fprintf(&b, "\n- %s · %s (`%s`)", strings.ToUpper(word(f.Severity)), modeltext.Markdown(oneLineText(f.Title)), strings.ReplaceAll(at, "`", "'"))
+		fmt.Fprintf(&b, "\n- %s · %s (%s)", strings.ToUpper(word(f.Severity)), modeltext.Line(f.Title), at)
 	}
 	return b.String()
 }

@@ -35,9 +35,9 @@ func TestCapInline(t *testing.T) {
 		{"under the cap: all, summary unchanged", 6, []string{"finding/a", "finding/b", "finding/c", "finding/d", "finding/e", "finding/f", "resolved/x", "summary/v1"}, nil},
 		{"no cap", 0, []string{"finding/a", "finding/b", "finding/c", "finding/d", "finding/e", "finding/f", "resolved/x", "summary/v1"}, nil},
 		{"cap 3: critical, high and the first medium", 3, []string{"finding/b", "finding/c", "finding/d", "resolved/x", "summary/v1"},
-			[]string{"**3 findings were not posted inline** (at most 3 inline comments per version", "- MEDIUM · title f (`//d/f.go:2`)", "- LOW · title a (`//d/a.go:3`)", "- INFO · title e (`//d/e.go`)"}},
+			[]string{"**3 findings were not posted inline** (at most 3 inline comments per version", "- MEDIUM · title f (//d/f.go:2)", "- LOW · title a (//d/a.go:3)", "- INFO · title e (//d/e.go)"}},
 		{"cap 1", 1, []string{"finding/b", "resolved/x", "summary/v1"},
-			[]string{"**5 findings were not posted inline**", "- HIGH · title d (`the change as a whole`)", "- MEDIUM · title c", "- MEDIUM · title f", "- LOW · title a", "- INFO · title e"}},
+			[]string{"**5 findings were not posted inline**", "- HIGH · title d (the change as a whole)", "- MEDIUM · title c", "- MEDIUM · title f", "- LOW · title a", "- INFO · title e"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got := capInline(slices.Clone(all), tt.max)
@@ -129,7 +129,7 @@ func TestInlineCapAndContextThroughTheStage(t *testing.T) {
 		t.Errorf("inline comment context %+v, want db.go:28 with content %q", inline.Context, wantContent)
 	}
 	if !strings.Contains(summary.Body, "2 findings (1 high, 1 medium)") || !strings.Contains(summary.Body, "**1 finding was not posted inline**") ||
-		!strings.Contains(summary.Body, "- MEDIUM · Error ignored (`//depot/app/io.go:7`)") {
+		!strings.Contains(summary.Body, "- MEDIUM · Error ignored (//depot/app/io.go:7)") {
 		t.Errorf("summary %q: want the medium finding listed as not posted inline", summary.Body)
 	}
 	// A retry posts nothing more: the same finding is left out again.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/criticizer/criticizer/shared/modeltext"
 	"strconv"
 	"strings"
 
@@ -167,7 +168,7 @@ func resolvedDeliveries(review int64, version int, p *prior, g *rerun.Groups) (n
 			}
 			notes = append(notes, commentDelivery{item: commentItem(k),
 				comment: swarm.NewComment{Review: review, Marker: k.Marker(), Silent: true,
-					Body: fmt.Sprintf("Resolved in version %d: %s (%s line %d in version %d) is gone from the file, which was reviewed in full.", version, title, file, line, was)}})
+					Body: fmt.Sprintf("Resolved in version %d: %s (%s line %d in version %d) is gone from the file, which was reviewed in full.", version, title, modeltext.Line(file), line, was)}})
 		}
 	}
 	return notes, tasks

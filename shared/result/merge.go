@@ -39,12 +39,19 @@ func Merge(parts []ChunkResult, version string, code CodeOf, pipeline ...domain.
 		code = func(string) map[int]string { return nil }
 	}
 	byKey := map[string]domain.Finding{}
+	ours := map[string]bool{} // fingerprints of the pipeline's own findings
 	var diags Diagnostics
 	add := func(f domain.Finding) {
 		k := finding.Fingerprint(f, code(f.File))
 		id := finding.ID(k)
 		prev, dup := byKey[k]
 		switch {
+		case dup && ours[k]:
+			// What the pipeline knows for certain is stated by the pipeline:
+			// the model's answer for the same rule and line never rewords it.
+			diags = append(diags, Diagnostic{Kind: KindFindingMerged, Reason: ReasonDuplicateFinding, FindingID: id, Index: -1, File: f.File, Line: f.Line,
+				Detail: "restates a finding of the pipeline's own; the pipeline's kept"})
+			return
 		case dup:
 			diags = append(diags, Diagnostic{Kind: KindFindingMerged, Reason: ReasonDuplicateFinding, FindingID: id, Index: -1, File: f.File, Line: f.Line,
 				Detail: "reported again with the same fingerprint; the most severe, most confident wording kept"})
@@ -63,14 +70,17 @@ func Merge(parts []ChunkResult, version string, code CodeOf, pipeline ...domain.
 	secretAt := map[string]bool{}
 	for _, f := range pipeline {
 		add(f)
+		ours[finding.Fingerprint(f, code(f.File))] = true
 		secretAt[f.File+"\x00"+strconv.Itoa(f.Line)] = true
+		secretAt[f.File+"\x00"+strconv.Itoa(f.Line)+"\x00"+f.RuleID] = true
 	}
 	for _, p := range parts {
 		if s := strings.TrimSpace(p.Summary); s != "" && !slices.Contains(summaries, s) {
 			summaries = append(summaries, s)
 		}
 		for _, f := range p.Findings {
-			if f.Category == "security" && secretAt[f.File+"\x00"+strconv.Itoa(f.Line)] {
+			at := f.File + "\x00" + strconv.Itoa(f.Line)
+			if (f.Category == "security" && secretAt[at]) || secretAt[at+"\x00"+f.RuleID] {
 				continue
 			}
 			add(f)

@@ -582,6 +582,7 @@ func (s *Server) createComment(r *http.Request, user string) answer {
 	c := s.store(Comment{Topic: topic, Body: body, User: user, Time: now, Updated: now, TaskState: state, Flags: f["flags[]"],
 		Context: ctx, Silenced: truthy(f.Get("silenceNotification")),
 		Delayed: truthy(f.Get("delayNotification")) || truthy(f.Get("silenceNotification"))})
+	s.applyCallouts(review, body) // CommentListener, on create (callouts.go)
 	s.mu.Unlock()
 	s.log.Info("swarm comment created", "id", c.ID, "topic", topic, "user", user)
 	return answer{status: http.StatusOK, body: map[string]any{"comment": c.wire()}}
@@ -689,6 +690,12 @@ func (s *Server) editComment(r *http.Request, user string) answer {
 		next.Flags = slices.Clone(fl)
 	}
 	next.Updated = time.Now().Unix()
+	changed := next.Body != c.Body || next.TaskState != c.TaskState || !slices.Equal(next.Flags, c.Flags)
 	*c = next
+	if changed { // CommentListener runs on every change but none (callouts.go)
+		if review, err := strconv.ParseInt(strings.TrimPrefix(c.Topic, "reviews/"), 10, 64); err == nil {
+			s.applyCallouts(review, c.Body)
+		}
+	}
 	return answer{status: http.StatusOK, body: map[string]any{"comment": c.clone().wire()}}
 }

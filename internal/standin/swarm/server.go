@@ -45,6 +45,9 @@ type Options struct {
 	// depot), so an inline comment on a file the change lacks is refused
 	// as Swarm refuses it; nil, or a nil answer: not known, any file goes.
 	ChangeFiles func(change int64) []string
+	// Users and Groups are the accounts a comment's callouts are checked
+	// against (callouts.go); both nil: every name called out is taken.
+	Users, Groups []string
 }
 
 // Review is a Swarm review.
@@ -60,6 +63,10 @@ type Review struct {
 	// Files are the depot paths shelved in Change, for a review added
 	// without Versions; nil: asked of Options.ChangeFiles (Version.Files).
 	Files []string
+	// Required are the required reviewers by participant id ("true", or
+	// "1" for a group one member of which must vote), as comments' callouts
+	// set them (callouts.go); Reviewers gains the participants they add.
+	Required map[string]string
 }
 
 // Run is one test run of a review version, with its callback URLs as
@@ -296,13 +303,19 @@ func (s *Server) reviewAPI(w http.ResponseWriter, r *http.Request, v11 bool) {
 // "participants": {"swarm_admin": []} (help.perforce.com, Swarm 2024.1,
 // swarm-apidoc_endpoint_reviews.html); docs/reference/swarm.md
 // does not describe the field.
+// A required participant carries "required": true, or "1" for a group
+// one member of which must vote (Reviews\Model\Review::addRequired).
 func participantsWire(r Review) map[string]any {
 	out := map[string]any{}
-	if r.Author != "" {
-		out[r.Author] = map[string]any{}
-	}
-	for _, u := range r.Reviewers {
-		out[u] = map[string]any{}
+	for _, p := range participantsOf(r) {
+		switch p.Required {
+		case "":
+			out[p.ID] = []any{} // PHP's empty array, as the docs show it
+		case "true":
+			out[p.ID] = map[string]any{"required": true}
+		default:
+			out[p.ID] = map[string]any{"required": p.Required}
+		}
 	}
 	return out
 }

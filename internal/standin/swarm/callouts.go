@@ -1,0 +1,180 @@
+package swarm
+
+import (
+	"regexp"
+	"slices"
+	"sort"
+)
+
+// Callouts: what Swarm does with a comment's @mentions
+// (docs/reference/swarm.md, "How P4 Code Review renders a comment, and reads its mentions"). On every comment create and edit,
+// CommentListener::commentCreated reads the comment's raw body with
+// Linkify::getCallouts — split on white space and < > { }, leading and
+// trailing quotes and brackets trimmed, Markdown and code not known — and
+// changes the review: @name and @@name make the user or group a
+// participant, @*name and @@*name a required reviewer (a required reviewer
+// blocks approval), @@!name a required group of which one member must vote
+// (Swarm 2022.1 module/Application/src/Filter/Linkify.php getCallouts;
+// module/Comments/src/Listener/CommentListener.php; Reviews\Model\Review
+// addRequired, addParticipant, setParticipantsData).
+
+// Callouts are the names a body calls out, without their @, by kind.
+type Callouts struct {
+	Plain      []string // @name, @@name: participants
+	Starred    []string // @*name, @@*name: required reviewers
+	RequireOne []string // @@!name: a group one member of which must vote
+}
+
+var (
+	// Linkify::WORD_PATTERN, without the u modifier: ASCII white space.
+	calloutWords = regexp.MustCompile(`[\t\n\v\f\r <>{}]+`)
+	calloutTrim  = regexp.MustCompile(`^[”’"'(<]*(.+?)[.”’"',!?:;)>]*$`)
+	// PHP's \w under /u is Unicode letters, digits and the underscore.
+	calloutPattern = regexp.MustCompile(`^(@{1,2})(\*|!?)([\pL\pN_]+[\\\pL\pN_.\-]{0,253})$`)
+)
+
+// GetCallouts reads body as getCallouts does. Its blacklist (@see, @todo,
+// …) is compared with the name without its "@" and so never matches: it
+// is left out here too.
+func GetCallouts(body string) Callouts {
+	var c Callouts
+	for _, w := range calloutWords.Split(body, -1) {
+		t := calloutTrim.FindStringSubmatch(w)
+		if t == nil {
+			continue
+		}
+		m := calloutPattern.FindStringSubmatch(t[1])
+		switch {
+		case m == nil:
+		case m[2] == "*":
+			c.Starred = appendNew(c.Starred, m[3])
+		case m[2] == "!":
+			if m[1] == "@@" {
+				c.RequireOne = appendNew(c.RequireOne, m[3])
+			}
+		default:
+			c.Plain = appendNew(c.Plain, m[3])
+		}
+	}
+	return c
+}
+
+// Empty reports whether the body calls no one out.
+func (c Callouts) Empty() bool { return len(c.Plain)+len(c.Starred)+len(c.RequireOne) == 0 }
+
+func appendNew(s []string, v string) []string {
+	if slices.Contains(s, v) {
+		return s
+	}
+	return append(s, v)
+}
+
+// groupPrefix names a group among a review's participants (Groups\Model\Config::KEY_PREFIX).
+const groupPrefix = "swarm-group-"
+
+// Participant is one of a review's participants as the reviews API lists
+// it: its id (a user, or swarm-group-<name>) and its required value (""
+// not required, "true" required, "1" one member of the group required).
+type Participant struct {
+	ID       string
+	Required string
+}
+
+// applyCallouts changes review's participants by the callouts of body as
+// CommentListener does: each name is kept when it is a known user (added
+// as is) or group (swarm-group-<name>), starred ones made required, @@!
+// ones required "1". Names are checked against Options.Users and
+// Options.Groups; with none given, a single-@ name is taken for a user and
+// a double-@ one for a group (the stand-in has no user table: it takes
+// every callout, so a test sees one the real Swarm might drop). Called
+// with s.mu held.
+func (s *Server) applyCallouts(review int64, body string) {
+	rev, ok := s.revs[review]
+	if !ok {
+		return
+	}
+	c := GetCallouts(body)
+	if c.Empty() {
+		return
+	}
+	if rev.Required == nil {
+		rev.Required = map[string]string{}
+	}
+	for _, id := range s.known(body, c.Plain) {
+		if id != rev.Author && !slices.Contains(rev.Reviewers, id) {
+			rev.Reviewers = append(rev.Reviewers, id)
+		}
+	}
+	for _, id := range s.known(body, c.Starred) {
+		rev.Required[id] = "true"
+	}
+	for _, id := range s.known(body, c.RequireOne) {
+		if g := groupPrefix; len(id) > len(g) && id[:len(g)] == g {
+			rev.Required[id] = "1"
+		}
+	}
+	s.revs[review] = rev
+	s.log.Info("swarm callouts applied", "review", review, "participants", len(rev.Reviewers), "required", len(rev.Required))
+}
+
+// known is the participant ids names stand for: users, then groups.
+func (s *Server) known(body string, names []string) []string {
+	var out []string
+	for _, n := range names {
+		if s.opts.Users == nil && s.opts.Groups == nil {
+			if calledAs(body, "@@", n) {
+				out = append(out, groupPrefix+n)
+			} else {
+				out = append(out, n)
+			}
+			continue
+		}
+		if slices.Contains(s.opts.Users, n) {
+			out = append(out, n)
+		}
+		if slices.Contains(s.opts.Groups, n) {
+			out = append(out, groupPrefix+n)
+		}
+	}
+	return out
+}
+
+// calledAs reports whether body calls name out with prefix ("@@").
+func calledAs(body, prefix, name string) bool {
+	for _, w := range calloutWords.Split(body, -1) {
+		if t := calloutTrim.FindStringSubmatch(w); t != nil {
+			if m := calloutPattern.FindStringSubmatch(t[1]); m != nil && m[1] == prefix && m[3] == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Participants are review's participants as the reviews API lists them,
+// sorted by id: the author, reviewers, and everyone a comment called out.
+func (s *Server) Participants(review int64) []Participant {
+	s.mu.Lock()
+	rev := s.revs[review]
+	s.mu.Unlock()
+	return participantsOf(rev)
+}
+
+func participantsOf(r Review) []Participant {
+	ids := map[string]string{}
+	if r.Author != "" {
+		ids[r.Author] = ""
+	}
+	for _, u := range r.Reviewers {
+		ids[u] = ""
+	}
+	for u, req := range r.Required {
+		ids[u] = req
+	}
+	out := make([]Participant, 0, len(ids))
+	for id, req := range ids {
+		out = append(out, Participant{ID: id, Required: req})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}

@@ -1,0 +1,67 @@
+package swarm
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"testing"
+)
+
+func TestGetCallouts(t *testing.T) {
+	got := GetCallouts("cc @alice, (@*bob) \"@@leads\" @@*ops. @@!one @!nope x@y `@*code` **@emph** ＠wide @first.last! @*a-b @alice")
+	want := Callouts{Plain: []string{"alice", "leads", "first.last"}, Starred: []string{"bob", "ops", "a-b"}, RequireOne: []string{"one"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("GetCallouts = %+v\nwant %+v", got, want)
+	}
+}
+
+// A comment's callouts change the review as Swarm's CommentListener does,
+// on create and on edit, and the reviews API answer lists the change;
+// full-width look-alikes change nothing.
+func TestCommentCalloutsChangeTheReview(t *testing.T) {
+	s, c := startComments(t)
+	participants := func() map[string]any {
+		t.Helper()
+		r := c.do("GET", "/api/v9/reviews/885", "criticizer", "t1", nil)
+		return r.doc["review"].(map[string]any)["participants"].(map[string]any)
+	}
+	before := participants()
+	if r := c.do("POST", "/api/v9/comments", "criticizer", "t1", form("topic", "reviews/885", "body", "＠alice ＠*mallory ＠＠*leads\n\n~~~\n＠*x\n~~~")); r.status != 200 {
+		t.Fatalf("create: %d", r.status)
+	}
+	if got := participants(); !reflect.DeepEqual(got, before) {
+		t.Fatalf("look-alikes changed the participants: %v, were %v", got, before)
+	}
+	r := c.do("POST", "/api/v9/comments", "criticizer", "t1", form("topic", "reviews/885", "body", "see\n\n```\n@*mallory\n```\ncc (@alice)"))
+	if r.status != 200 {
+		t.Fatalf("create: %d", r.status)
+	}
+	want := `{"alice":[],"bob":[],"mallory":{"required":true}}`
+	if got, _ := json.Marshal(participants()); string(got) != want {
+		t.Errorf("after create: participants %s, want %s", got, want)
+	}
+	id := r.doc["comment"].(map[string]any)["id"]
+	if r := c.do("PATCH", fmt.Sprint("/api/v9/comments/", id), "criticizer", "t1", form("body", "now @@*leads and @@!ops")); r.status != 200 {
+		t.Fatalf("edit: %d", r.status)
+	}
+	want = `{"alice":[],"bob":[],"mallory":{"required":true},"swarm-group-leads":{"required":true},"swarm-group-ops":{"required":"1"}}`
+	if got, _ := json.Marshal(participants()); string(got) != want {
+		t.Errorf("after edit: participants %s, want %s", got, want)
+	}
+	if p := s.Participants(885); len(p) != 5 || p[2] != (Participant{ID: "mallory", Required: "true"}) {
+		t.Errorf("Participants = %+v", p)
+	}
+}
+
+// With the accounts known, a name counts only as the user or group it is.
+func TestCalloutsNeedKnownAccounts(t *testing.T) {
+	s := NewServer(Options{Users: []string{"alice"}, Groups: []string{"leads"}})
+	s.AddReview(Review{ID: 1, Author: "bob"})
+	s.mu.Lock()
+	s.applyCallouts(1, "@alice @*nobody @*leads @ghost")
+	s.mu.Unlock()
+	want := []Participant{{ID: "alice"}, {ID: "bob"}, {ID: "swarm-group-leads", Required: "true"}}
+	if got := s.Participants(1); !reflect.DeepEqual(got, want) {
+		t.Errorf("Participants = %+v, want %+v", got, want)
+	}
+}
