@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/criticizer/criticizer/shared/digest"
+	"github.com/criticizer/criticizer/shared/doctor"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/envelope"
 	"github.com/criticizer/criticizer/shared/webhook"
@@ -91,5 +92,13 @@ func TestDigestSample(t *testing.T) {
 	w, err := digest.WeekOfEvent(b, time.Time{})
 	if err != nil || w.String() != "2026-W48" {
 		t.Fatalf("week %s, %v; want 2026-W48", w, err)
+	}
+}
+
+func TestDoctorSample(t *testing.T) {
+	var req doctor.Request
+	decode(t, "doctor.json", &req)
+	if req.Change <= 0 {
+		t.Fatalf("doctor.json: %+v, want a sample changelist", req)
 	}
 }

@@ -27,7 +27,7 @@ const testFingerprint = "AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89:AB:CD:E
 func dummyAssets(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, fn := range []string{"webhook", "fetch", "llm", "notify", "sweeper", "sesevents", "jobpage", "digest"} {
+	for _, fn := range []string{"webhook", "fetch", "llm", "notify", "sweeper", "sesevents", "jobpage", "digest", "doctor"} {
 		if err := os.MkdirAll(filepath.Join(dir, fn), 0o755); err != nil {
 			t.Fatal(err)
 		}
