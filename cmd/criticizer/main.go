@@ -1,26 +1,8 @@
-// Command criticizer is the operator's tool: triage and replay dead letters,
-// restart a failed job from the beginning, and inspect a job's state and
-// history. It finds queues and tables from the deployed stack's outputs.
-//
-//	criticizer [--stack NAME] [--json] dlq list   [--stage fetch|llm|notify|all] [--max N]
-//	criticizer [--stack NAME] [--json] dlq show   MESSAGE_ID [--stage S|all]
-//	criticizer [--stack NAME] [--json] dlq replay --stage S (--id MSG | --job ID | --error-class C | --all) --note TEXT [--max N]
-//	criticizer [--stack NAME] [--json] restart JOB_ID --note TEXT
-//	criticizer [--stack NAME] resolve JOB_ID --note TEXT             after a replay: verify it succeeded, record the resolution
-//	criticizer [--stack NAME] [--json] job JOB_ID
-//	criticizer [--stack NAME] [--json] outbox JOB_ID                      the job's delivery rows (e-mails, Swarm comments)
-//	criticizer [--stack NAME] outbox requeue JOB_ID RECIPIENT|ITEM --note TEXT  not delivered: send again on the next run
-//	criticizer [--stack NAME] outbox confirm JOB_ID RECIPIENT|ITEM --evidence TEXT   delivered (checked by hand): never resend
-//	criticizer [--stack NAME] [--json] outbox reconcile                    rows the reconciler could not settle
-//	criticizer [--stack NAME] outbox reconcile resolve JOB_ID RECIPIENT|ITEM --delivered|--not-delivered --note TEXT
-//	criticizer [--stack NAME] secret rotate webhook|swarm [--overlap 24h]   new caller credential; the old one verifies until then
-//	criticizer [--stack NAME] secret revoke-previous webhook|swarm           the old caller credential stops verifying now
-//	criticizer [--stack NAME] [--json] outcomes report [--by DIMENSION] [--path-depth N]  acceptance of posted findings by prompt version, model, category, severity, rule id, depot path
-//	criticizer [--stack NAME] outcomes export > outcomes.jsonl              every outcome record as JSON lines, for `go run ./cmd/eval -outcomes`
-//	criticizer [--stack NAME] [--json] outcomes suppressions [-after N]   finding kinds withheld under a depot path as repeatedly dismissed (N: DISMISS_THRESHOLD's default unless given)
-//	criticizer [--stack NAME] outcomes allow SCOPE CATEGORY KIND          report a withheld kind there again
-//	criticizer promote --env ENV [--cdk cdk.json] [--window 24h] [--min-jobs 20]  the candidate prompt to 100% if its canary meets the rollout SLOs
-//	criticizer promote --env ENV --model [--cdk cdk.json] [--window 24h] [--min-jobs 20]  the candidate model becomes llmModel if its canary meets the stable prompt's SLOs and acceptance
+// Command criticizer is the operator's tool: a pre-flight of a deployment
+// (doctor), triage and replay of dead letters, restarting a failed job from
+// the beginning, and inspecting a job's state and history. It finds queues,
+// tables and functions from the deployed stack's outputs. `criticizer
+// help` lists the commands (usage, in help.go) without touching AWS.
 //
 // Every command that changes state records the actor (CRITICIZER_ACTOR or
 // the login name) and the note, ticket or evidence in the job's history.
@@ -76,15 +58,29 @@ type app struct {
 }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
-	global := flag.NewFlagSet("criticizer", flag.ContinueOnError)
-	stack := global.String("stack", envOr("CRITICIZER_STACK", "Criticizer-"+envOr("CRITICIZER_ENV", "local")), "CloudFormation stack to operate on")
-	asJSON := global.Bool("json", false, "print JSON instead of tables")
-	if err := global.Parse(args); err != nil {
+	if len(args) == 0 || isHelp(args[0]) {
+		_, err := io.WriteString(out, usage)
 		return err
 	}
+	global := flag.NewFlagSet("criticizer", flag.ContinueOnError)
+	global.SetOutput(io.Discard)
+	stack := global.String("stack", envOr("CRITICIZER_STACK", "Criticizer-"+envOr("CRITICIZER_ENV", "local")), "CloudFormation stack to operate on")
+	asJSON := global.Bool("json", false, "print JSON instead of tables")
+	if err := global.Parse(args); errors.Is(err, flag.ErrHelp) {
+		_, err := io.WriteString(out, usage)
+		return err
+	} else if err != nil {
+		return fmt.Errorf("%w (criticizer help lists the commands)", err)
+	}
 	rest := global.Args()
-	if len(rest) == 0 {
-		return errors.New("usage: criticizer [--stack NAME] [--json] dlq list|replay, restart JOB_ID, job JOB_ID, outbox …, secret rotate|revoke-previous webhook|swarm")
+	if len(rest) == 0 || isHelp(rest[0]) {
+		_, err := io.WriteString(out, usage)
+		return err
+	}
+	if rest[0] == "doctor" { // an invocation of the stack's doctor function, with its own AWS settings for --local
+		given := os.Getenv("CRITICIZER_STACK") != ""
+		global.Visit(func(f *flag.Flag) { given = given || f.Name == "stack" })
+		return doctorCmd(ctx, out, *stack, given, *asJSON, rest[1:])
 	}
 	// The SDK's default chain: profiles, SSO, environment, instance roles.
 	cfg, err := awsconfig.LoadDefaultConfig(ctx)

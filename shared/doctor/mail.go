@@ -37,7 +37,7 @@ func (c *Mail) checks(ctx context.Context) []Verdict {
 	}
 	if err := c.Probe(ctx); err != nil {
 		return []Verdict{{Check: CheckMail, Status: Fail, Detail: err.Error(),
-			Fix: "check smtpHost, smtpPort and smtpTLS, that the functions' network reaches the relay, and the login in SMTP_SECRET_ID (output SmtpSecretArn) (docs/configuration.md)"}}
+			Fix: "check smtpHost, smtpPort and smtpTLS, that the functions' network reaches the relay, and the login in SMTP_SECRET_ID (output SmtpSecretArn) (docs/configuration.md); " + elsewhere}}
 	}
 	return []Verdict{ok(CheckMail, "the SMTP relay %s accepts the connection and the login; mail is sent as %s", c.Relay, c.From)}
 }

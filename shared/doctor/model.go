@@ -33,6 +33,10 @@ const (
 	CheckModelContext = "model context window"
 )
 
+// elsewhere qualifies a network failure of a check whose function may run
+// on another network than the doctor, which runs where fetch runs.
+const elsewhere = "the doctor runs in fetch's network: where vpc.allFunctions is false the llm and notify functions run outside the VPC, and a network failure here may not be theirs"
+
 // probe is a one-line review: a short answer, enough to see the form work.
 var probe = llm.Prompt{
 	System:    "You are a code reviewer. Answer with the JSON review result the schema describes, with no findings.",
@@ -63,7 +67,7 @@ func (c *Model) answer(ctx context.Context) Verdict {
 			Fix: fmt.Sprintf("the endpoint refuses the request the llm stage sends (model %s, structured output %s): check llmEndpoint (a base URL, no path) and llmModel; a server without json_schema needs llmResponseFormat json_object", c.Model, c.Form)}
 	default:
 		return Verdict{Check: CheckModel, Status: Fail, Detail: err.Error(),
-			Fix: "check llmEndpoint and that the functions' network reaches it (egress or a VPC endpoint: docs/network-and-iam.md)"}
+			Fix: "check llmEndpoint and that the functions' network reaches it (egress or a VPC endpoint: docs/network-and-iam.md); " + elsewhere}
 	}
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(comp.Content, &obj) != nil {
