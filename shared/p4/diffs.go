@@ -375,7 +375,9 @@ func (f *Fetcher) printSpecs(ctx context.Context, batch []filePlan) ([]printed, 
 }
 
 // printedFiles splits print output into one content per spec: each file is a
-// header record followed by {"data"} records. The answer must name the files
+// header record followed by {"data"} records (reference, "Output channel and
+// record shapes": print's tagged header {depotFile, rev, change, action,
+// type, …}, then data records, the last empty). The answer must name the files
 // asked for, in order; anything else is not trusted.
 func printedFiles(recs []Record, specs, paths []string) ([]string, error) {
 	var (

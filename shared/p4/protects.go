@@ -259,7 +259,9 @@ func (f *Fetcher) refuse(r *refusal) error {
 		"p4 protections refused (%s): %s; the service user needs read on every allow-listed path and no exclusion beneath them (docs/perforce-and-swarm.md, The service user)", r.reason, r.detail)
 }
 
-// permMax runs "p4 protects -M path" and returns its permMax.
+// permMax runs "p4 protects -M path" and returns its permMax, the one field
+// of its record (command reference for p4 protects -m/-M; the .NET API's
+// GetMaxProtectionAccessCmdFlags; reference, Protections).
 func (f *Fetcher) permMax(ctx context.Context, path string) (string, error) {
 	recs, err := f.p4.Run(ctx, "protects", "-M", path)
 	if err != nil {
