@@ -15,8 +15,12 @@ func (f *Fetcher) ProveProtections(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []string
-	for _, l := range readProtections(recs) {
+	lines, err := readProtections(recs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(lines))
+	for _, l := range lines {
 		out = append(out, l.String())
 	}
 	return out, nil
