@@ -53,6 +53,7 @@ func TestDoctorLocal(t *testing.T) {
 		t.Errorf("Swarm is configured locally: %+v", v)
 	}
 	text := criticizer(t, "doctor", "--local")
+	t.Logf("criticizer doctor --local:\n%s", text)
 	if !strings.Contains(text, "ok    "+doctor.CheckP4Protections+": ") || !strings.Contains(text, " 0 fail,") {
 		t.Errorf("doctor --local output:\n%s", text)
 	}
