@@ -20,7 +20,7 @@ export JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION := 1
 # CI=true and no stdin: a clean clone installs and runs it without a prompt.
 CDK := CI=true npx --yes aws-cdk@$(AWS_CDK_CLI_VERSION)
 
-FUNCTIONS := webhook fetch llm notify sweeper sesevents jobpage digest
+FUNCTIONS := webhook fetch llm notify sweeper sesevents jobpage digest doctor
 # go build flags of every bootstrap (internal/devstack.LambdaBuildFlags is the same list).
 LAMBDA_BUILD_FLAGS := -tags lambda.norpc -trimpath -ldflags='-s -w'
 # Fuzz targets run for FUZZTIME each in `make test` (package:Target).

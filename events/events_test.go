@@ -11,8 +11,10 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/criticizer/criticizer/shared/digest"
+	"github.com/criticizer/criticizer/shared/doctor"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/envelope"
+	"github.com/criticizer/criticizer/shared/swarm"
 	"github.com/criticizer/criticizer/shared/webhook"
 )
 
@@ -35,8 +37,14 @@ func TestWebhookSamples(t *testing.T) {
 	}
 	var sw events.APIGatewayProxyRequest
 	decode(t, "webhook-swarm.json", &sw)
-	if r, err := webhook.Parse([]byte(sw.Body)); err != nil || r.Swarm == nil || !r.Shelved {
+	r, err := webhook.Parse([]byte(sw.Body))
+	if err != nil || r.Swarm == nil || !r.Shelved {
 		t.Fatalf("webhook-swarm.json body: %+v, %v; want a shelved Swarm run", r, err)
+	}
+	// The callbacks as Swarm 2022.1 builds them, accepted as the handler
+	// accepts them (uuid = the review's token, ".v", the head version).
+	if _, field, err := swarm.RunCallbacks("https://swarm.example.com", r.Swarm.Update, r.Swarm.Pass, r.Swarm.Fail); err != nil {
+		t.Fatalf("webhook-swarm.json: {%s} refused: %v", field, err)
 	}
 	var get events.APIGatewayProxyRequest
 	decode(t, "webhook-get.json", &get)
@@ -91,5 +99,13 @@ func TestDigestSample(t *testing.T) {
 	w, err := digest.WeekOfEvent(b, time.Time{})
 	if err != nil || w.String() != "2026-W48" {
 		t.Fatalf("week %s, %v; want 2026-W48", w, err)
+	}
+}
+
+func TestDoctorSample(t *testing.T) {
+	var req doctor.Request
+	decode(t, "doctor.json", &req)
+	if req.Change <= 0 {
+		t.Fatalf("doctor.json: %+v, want a sample changelist", req)
 	}
 }

@@ -16,7 +16,7 @@ import (
 // functionDirs maps the stack's function constructs to functions/<dir>.
 var functionDirs = map[string]string{"WebhookFunction": "webhook", "FetchFunction": "fetch", "ReviewFunction": "llm",
 	"NotifyFunction": "notify", "SweeperFunction": "sweeper", "SesEventsFunction": "sesevents", "JobPageFunction": "jobpage",
-	"DigestFunction": "digest"}
+	"DigestFunction": "digest", "DoctorFunction": "doctor"}
 
 // functionEnvs returns each function's environment as the template will hold
 // it: plain values as strings, values resolved at deploy (a queue URL, a

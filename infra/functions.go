@@ -40,6 +40,8 @@ type stackFunctions struct {
 	sesEventsDLQ awssqs.Queue
 	// digest sends the weekly digest (weeklyDigest, else nil; digest.go).
 	digest awslambda.Function
+	// doctor is the pre-flight, invoked by `criticizer doctor` (doctor.go).
+	doctor awslambda.Function
 }
 
 // newFunctions defines the functions, each with its configuration and its
@@ -47,9 +49,10 @@ type stackFunctions struct {
 // event source mappings and the sweeper's schedules.
 func newFunctions(stack awscdk.Stack, p functionsProps) stackFunctions {
 	f := newFunctionFactory(stack, p)
+	p4Layer := newP4Layer(stack, p.cfg, f.arch, p.removal)
 	fns := stackFunctions{
 		webhook: newWebhookFunction(f, p),
-		fetch:   newFetchFunction(f, p, newP4Layer(stack, p.cfg, f.arch, p.removal)),
+		fetch:   newFetchFunction(f, p, p4Layer),
 		llm:     newLLMFunction(f, p),
 		notify:  newNotifyFunction(f, p),
 		sweeper: newSweeperFunction(f, p),
@@ -64,6 +67,7 @@ func newFunctions(stack awscdk.Stack, p functionsProps) stackFunctions {
 	consumeStages(p.cfg, []*stage{p.fetch, p.llm, p.notify})
 	newSchedules(stack, p.cfg, fns.sweeper)
 	fns.digest = newDigest(f, p, fns.notify)
+	fns.doctor = newDoctorFunction(f, p, p4Layer) // doctor.go
 	return fns
 }
 

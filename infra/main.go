@@ -57,7 +57,7 @@ func newApp(outdir string, extraContext map[string]any) (awscdk.App, awscdk.Stac
 	if v, ok := app.Node().TryGetContext(jsii.String(ctxAssetRoot)).(string); ok && v != "" {
 		assetRoot = v
 	}
-	fns := []string{"webhook", "fetch", "llm", "notify", "sweeper"}
+	fns := []string{"webhook", "fetch", "llm", "notify", "sweeper", "doctor"}
 	if cfg.EmailProvider == "ses" {
 		fns = append(fns, "sesevents")
 	}

@@ -27,7 +27,7 @@ const testFingerprint = "AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89:AB:CD:E
 func dummyAssets(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, fn := range []string{"webhook", "fetch", "llm", "notify", "sweeper", "sesevents", "jobpage", "digest"} {
+	for _, fn := range []string{"webhook", "fetch", "llm", "notify", "sweeper", "sesevents", "jobpage", "digest", "doctor"} {
 		if err := os.MkdirAll(filepath.Join(dir, fn), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -190,8 +190,8 @@ func TestLocalStack(t *testing.T) {
 
 	counts := map[string]int{
 		"AWS::DynamoDB::Table": 1, "AWS::S3::Bucket": 2, "AWS::SecretsManager::Secret": 5, "AWS::SQS::Queue": 6,
-		"AWS::Lambda::Function": 5, "AWS::Lambda::EventSourceMapping": 3, "AWS::ApiGateway::RestApi": 1,
-		"AWS::ApiGateway::Method": 3, "AWS::Events::Rule": 2, "AWS::CloudWatch::Alarm": 32, "AWS::Logs::LogGroup": 6,
+		"AWS::Lambda::Function": 6, "AWS::Lambda::EventSourceMapping": 3, "AWS::ApiGateway::RestApi": 1,
+		"AWS::ApiGateway::Method": 3, "AWS::Events::Rule": 2, "AWS::CloudWatch::Alarm": 32, "AWS::Logs::LogGroup": 7,
 		"AWS::Lambda::LayerVersion": 0,
 	}
 	for typ, n := range counts {
@@ -445,7 +445,7 @@ func TestLocalStack(t *testing.T) {
 
 	outputs := []string{"ApiId", "ApiStage", "ApiUrl", "JobsTableName", "FetchQueueUrl", "LlmQueueUrl", "NotifyQueueUrl",
 		"FetchDlqUrl", "LlmDlqUrl", "NotifyDlqUrl", "RawBucketName", "RedactedBucketName", "WebhookSecretArn", "LlmSecretArn",
-		"SmtpSecretArn", "DeliveryKeySecretArn", "P4SecretArn", "AlarmTopicArn", "WebhookFunctionName", "FetchFunctionName", "LlmFunctionName", "NotifyFunctionName", "SweeperFunctionName"}
+		"SmtpSecretArn", "DeliveryKeySecretArn", "P4SecretArn", "AlarmTopicArn", "WebhookFunctionName", "FetchFunctionName", "LlmFunctionName", "NotifyFunctionName", "SweeperFunctionName", "DoctorFunctionName"}
 	got := m["Outputs"].(map[string]any)
 	for _, o := range outputs {
 		if got[o] == nil {
@@ -1044,7 +1044,7 @@ func TestFunctionsSection(t *testing.T) {
 		table: table, raw: raw, redacted: redacted, fetch: fetch, llm: llm, notify: notify,
 		secrets: newSecrets(stack, cfg, awscdk.RemovalPolicy_RETAIN)})
 	tmpl := assertions.Template_FromStack(stack, nil)
-	check(t, "five functions", func() { tmpl.ResourceCountIs(jsii.String("AWS::Lambda::Function"), jsii.Number(5)) })
+	check(t, "five functions and the doctor", func() { tmpl.ResourceCountIs(jsii.String("AWS::Lambda::Function"), jsii.Number(6)) })
 	check(t, "three stage consumers, partial batch responses", func() {
 		tmpl.ResourceCountIs(jsii.String("AWS::Lambda::EventSourceMapping"), jsii.Number(3))
 		tmpl.AllResourcesProperties(jsii.String("AWS::Lambda::EventSourceMapping"), &map[string]any{

@@ -155,27 +155,34 @@ func TestKeywordFileReviewShowsOnlyItsRealChange(t *testing.T) {
 	}
 }
 
-// The Perforce server presents another key than the pinned one (the
-// client's HostKeyMismatch text on stderr, as the stand-in's fault
-// injection gives it): the job is dead-lettered at once as a security
-// failure, not retried as a network timeout, and the DeadLettered metric
-// the SecurityFailureAlarm pages on (infra, TestProdStack) is emitted.
+// The Perforce server presents another key than the pinned one: the job is
+// dead-lettered at once as a security failure, not retried as a network
+// timeout, and the DeadLettered metric the SecurityFailureAlarm pages on
+// (infra, TestProdStack) is emitted. The client's HostKeyMismatch text may
+// come as a -Mj message on stdout (internal/standin/p4 testdata/realshapes
+// trust.json) or as "Perforce client error:" text on stderr (the
+// reference's form): both are injected.
 func TestTrustMismatchDeadLettersAtOnceAndPages(t *testing.T) {
-	off := fileSize(env.local.Emulator.LogFile)
-	cl := newChangeWith(t, 12349, func(fx map[string]any) {
-		fx["faults"] = []any{map[string]any{"command": "describe", "exit": 1,
-			"stderr": "Perforce client error:\n\t******* WARNING P4PORT IDENTIFICATION HAS CHANGED! *******\n\tIt is possible that someone is intercepting your connection\n\tto the Perforce P4PORT 'ssl:perforce:1666'\n\tIf this is not a scheduled key change, then you should contact\n\tyour Perforce administrator.\n\tThe fingerprint for the mismatched key sent to your client is\n\t2E:2E:2E:2E:2E:2E:2E:2E:2E:2E:2E:2E:2E:2E:2E:2E:2E:2E:2E:2E\n\tTo allow connection use the 'p4 trust' command."}}
-	})
-	dl := deadLetter(t, map[string]any{"changelist_id": cl})
-	if dl.ErrorClass != "SECURITY_FAILURE" || dl.Attempts != 1 || !strings.Contains(dl.Reason, "IDENTIFICATION HAS CHANGED") {
-		t.Fatalf("dead letter %+v, want SECURITY_FAILURE after one attempt", dl)
-	}
-	logs := logSince(t, off, `"ErrorClass":"SECURITY_FAILURE","Stage":"fetch"`, env.lease)
-	if !strings.Contains(logs, `"event":"p4_trust_mismatch","security_event":true`) {
-		t.Error("no security event for the key mismatch")
-	}
-	if !strings.Contains(logs, `"ErrorClass":"SECURITY_FAILURE","Stage":"fetch"`) {
-		t.Error("no DeadLettered metric for SECURITY_FAILURE: the alarm would not page")
+	const text = "******* WARNING P4PORT IDENTIFICATION HAS CHANGED! *******\nIt is possible that someone is intercepting your connection\nto the Perforce P4PORT 'ssl:perforce:1666'\nIf this is not a scheduled key change, then you should contact\nyour Perforce administrator.\nThe fingerprint for the mismatched key sent to your client is\n2E:2E:2E:2E:2E:2E:2E:2E:2E:2E:2E:2E:2E:2E:2E:2E:2E:2E:2E:2E\nTo allow connection use the 'p4 trust' command."
+	for name, fault := range map[string]map[string]any{
+		"json message on stdout": {"command": "describe", "message": text, "severity": 3, "generic": 38},
+		"text on stderr":         {"command": "describe", "exit": 1, "stderr": "Perforce client error:\n\t" + strings.ReplaceAll(text, "\n", "\n\t")},
+	} {
+		t.Run(name, func(t *testing.T) {
+			off := fileSize(env.local.Emulator.LogFile)
+			cl := newChangeWith(t, 12349, func(fx map[string]any) { fx["faults"] = []any{fault} })
+			dl := deadLetter(t, map[string]any{"changelist_id": cl})
+			if dl.ErrorClass != "SECURITY_FAILURE" || dl.Attempts != 1 || !strings.Contains(dl.Reason, "IDENTIFICATION HAS CHANGED") {
+				t.Fatalf("dead letter %+v, want SECURITY_FAILURE after one attempt", dl)
+			}
+			logs := logSince(t, off, `"ErrorClass":"SECURITY_FAILURE","Stage":"fetch"`, env.lease)
+			if !strings.Contains(logs, `"event":"p4_trust_mismatch","security_event":true`) {
+				t.Error("no security event for the key mismatch")
+			}
+			if !strings.Contains(logs, `"ErrorClass":"SECURITY_FAILURE","Stage":"fetch"`) {
+				t.Error("no DeadLettered metric for SECURITY_FAILURE: the alarm would not page")
+			}
+		})
 	}
 }
 

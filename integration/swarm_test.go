@@ -163,6 +163,10 @@ func awaitQueuesIdle(t *testing.T, timeout time.Duration) {
 	}
 }
 
+// swarmUUID is a callback's uuid as Swarm 2022.1 builds it
+// (Review::getToken): an upper-case UUID token, ".v", the head version.
+var swarmUUID = regexp.MustCompile(`/[0-9A-F]{8}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{12}\.v[0-9]+$`)
+
 // A Swarm pre-commit review end to end: bearer token, string placeholders,
 // {status} shelved. The shelved files are reviewed, the review's author (not
 // Swarm's service user who owns the change) is e-mailed, and Swarm hears
@@ -206,6 +210,11 @@ func TestSwarmPreCommitReview(t *testing.T) {
 
 	if !strings.HasPrefix(run.Update, "http://localhost/api/v10/testruns/") {
 		t.Fatalf("{update} is %q: want it as a default Swarm builds it, on http://localhost", run.Update)
+	}
+	// The uuid as Swarm builds it, Review::getToken(): the review's
+	// upper-case token, ".v", the head version (docs/reference/swarm.md).
+	if !swarmUUID.MatchString(run.Update) || !strings.HasSuffix(run.Update, fmt.Sprintf(".v%d", run.Version)) {
+		t.Fatalf("{update} is %q: want the uuid TOKEN.v%d", run.Update, run.Version)
 	}
 	calls := awaitCalls(t, run, "pass", untilDeadLettered())
 	if got := callKinds(calls); !slices.Equal(got, []string{"running", "update:pass", "pass"}) {

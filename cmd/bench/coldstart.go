@@ -34,6 +34,9 @@ var FunctionEnv = map[string][]string{
 	"sweeper":   {"SMTP_FROM=criticizer@example.com", "DELIVERY_KEY_SECRET_ID=bench/delivery"},
 	"sesevents": nil,
 	"jobpage":   {"JOB_PAGE_SECRET_ID=bench/jobpage"},
+	"doctor": {"P4_BIN=/bin/true", "P4PORT=127.0.0.1:1666", "P4USER=bench", "DEPOT_ALLOWLIST=//depot/...", "P4_SECRET_ID=bench/p4",
+		"LLM_PROVIDER=openai", "LLM_ENDPOINT=http://127.0.0.1:9", "LLM_MODEL=bench-model", "LLM_SECRET_ID=bench/llm",
+		"EMAIL_PROVIDER=smtp", "SMTP_HOST=127.0.0.1", "SMTP_PORT=2525", "SMTP_TLS=none", "SMTP_FROM=criticizer@example.com", "SMTP_SECRET_ID=bench/smtp"},
 	"digest": {"EMAIL_PROVIDER=smtp", "SMTP_HOST=127.0.0.1", "SMTP_PORT=2525", "SMTP_TLS=none", "SMTP_FROM=criticizer@example.com",
 		"SMTP_SECRET_ID=bench/smtp", "DELIVERY_KEY_SECRET_ID=bench/delivery", "RECIPIENT_DOMAINS=example.com", `DIGEST_OWNERS={"//depot/...":["lead@example.com"]}`, "DIGEST_OPT_IN=lead@example.com"},
 }

@@ -1,7 +1,12 @@
-// Command criticizer is the operator's tool: triage and replay dead letters,
-// restart a failed job from the beginning, and inspect a job's state and
-// history. It finds queues and tables from the deployed stack's outputs.
+// Command criticizer is the operator's tool: a pre-flight of a deployment
+// (doctor), triage and replay of dead letters, restarting a failed job from
+// the beginning, and inspecting a job's state and history. It finds queues,
+// tables and functions from the deployed stack's outputs. `criticizer
+// help` lists the commands (usage, in help.go) without touching AWS.
 //
+//	criticizer help                                                         every command (usage, help.go), without touching AWS
+//	criticizer [--stack NAME] [--json] doctor [--change CL] [--review ID]   pre-flight from the functions' network: a verdict and fix per check
+//	criticizer doctor --local [--change CL] [--review ID]                   the same on the local emulator, against the stand-ins
 //	criticizer [--stack NAME] [--json] dlq list   [--stage fetch|llm|notify|all] [--max N]
 //	criticizer [--stack NAME] [--json] dlq show   MESSAGE_ID [--stage S|all]
 //	criticizer [--stack NAME] [--json] dlq replay --stage S (--id MSG | --job ID | --error-class C | --all) --note TEXT [--max N]
@@ -76,15 +81,29 @@ type app struct {
 }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
-	global := flag.NewFlagSet("criticizer", flag.ContinueOnError)
-	stack := global.String("stack", envOr("CRITICIZER_STACK", "Criticizer-"+envOr("CRITICIZER_ENV", "local")), "CloudFormation stack to operate on")
-	asJSON := global.Bool("json", false, "print JSON instead of tables")
-	if err := global.Parse(args); err != nil {
+	if len(args) == 0 || isHelp(args[0]) {
+		_, err := io.WriteString(out, usage)
 		return err
 	}
+	global := flag.NewFlagSet("criticizer", flag.ContinueOnError)
+	global.SetOutput(io.Discard)
+	stack := global.String("stack", envOr("CRITICIZER_STACK", "Criticizer-"+envOr("CRITICIZER_ENV", "local")), "CloudFormation stack to operate on")
+	asJSON := global.Bool("json", false, "print JSON instead of tables")
+	if err := global.Parse(args); errors.Is(err, flag.ErrHelp) {
+		_, err := io.WriteString(out, usage)
+		return err
+	} else if err != nil {
+		return fmt.Errorf("%w (criticizer help lists the commands)", err)
+	}
 	rest := global.Args()
-	if len(rest) == 0 {
-		return errors.New("usage: criticizer [--stack NAME] [--json] dlq list|replay, restart JOB_ID, job JOB_ID, outbox …, secret rotate|revoke-previous webhook|swarm")
+	if len(rest) == 0 || isHelp(rest[0]) {
+		_, err := io.WriteString(out, usage)
+		return err
+	}
+	if rest[0] == "doctor" { // an invocation of the stack's doctor function, with its own AWS settings for --local
+		given := os.Getenv("CRITICIZER_STACK") != ""
+		global.Visit(func(f *flag.Flag) { given = given || f.Name == "stack" })
+		return doctorCmd(ctx, out, *stack, given, *asJSON, rest[1:])
 	}
 	// The SDK's default chain: profiles, SSO, environment, instance roles.
 	cfg, err := awsconfig.LoadDefaultConfig(ctx)

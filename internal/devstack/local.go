@@ -335,6 +335,8 @@ func (l *Local) startSwarm(ctx context.Context, logger *slog.Logger) error {
 		// stack wires it for a Swarm it can reach.
 		"WebhookFunctionName": {"SWARM_TOKEN_SECRET_ID": tokenArn, "SWARM_URL": base, "SWARM_API_SECRET_ID": apiArn, "SWARM_EVENTS_SECRET_ID": eventsArn},
 		"FetchFunctionName":   {"SWARM_URL": base, "SWARM_API_SECRET_ID": apiArn},
+		// The pre-flight checks Swarm as fetch meets it.
+		"DoctorFunctionName": {"SWARM_URL": base, "SWARM_API_SECRET_ID": apiArn},
 		// Findings also as comments on the job's Swarm review (docs/swarm-comments.md).
 		// The comment window is the least infra accepts (more than 3 × the
 		// client's 10 s timeout): the stand-in stores a held create within

@@ -14,7 +14,7 @@ import (
 
 // FunctionNames are the Lambda functions of the stack (functions/<name>,
 // built to <assetRoot>/<name>/bootstrap).
-var FunctionNames = []string{"webhook", "fetch", "llm", "notify", "sweeper", "sesevents", "jobpage", "digest"}
+var FunctionNames = []string{"webhook", "fetch", "llm", "notify", "sweeper", "sesevents", "jobpage", "digest", "doctor"}
 
 // SynthOptions configures Synth.
 type SynthOptions struct {

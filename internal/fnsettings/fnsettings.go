@@ -10,6 +10,7 @@ package fnsettings
 import (
 	"github.com/criticizer/criticizer/shared/config"
 	"github.com/criticizer/criticizer/shared/digest"
+	"github.com/criticizer/criticizer/shared/doctor"
 	"github.com/criticizer/criticizer/shared/evidence"
 	"github.com/criticizer/criticizer/shared/fetchstage"
 	"github.com/criticizer/criticizer/shared/jobpage"
@@ -43,6 +44,7 @@ var Functions = map[string][]Loader{
 	"sesevents": nil,
 	"jobpage":   {{"jobpage.SettingsFromEnv", func(r *config.Reader) { jobpage.SettingsFromEnv(r) }}},
 	"digest":    {{"digest.SettingsFromEnv", func(r *config.Reader) { digest.SettingsFromEnv(r) }}},
+	"doctor":    {{"doctor.SettingsFromEnv", func(r *config.Reader) { doctor.SettingsFromEnv(r, nil) }}},
 }
 
 // Read runs the loaders of function over env and returns the variables

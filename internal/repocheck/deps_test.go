@@ -16,6 +16,7 @@ func TestFunctionDeps(t *testing.T) {
 	// The SDK's default credential chain (shared config, SSO, STS, IMDS): a
 	// function takes its role's credentials from the environment (config.AWS).
 	chain := []string{"github.com/aws/aws-sdk-go-v2/config", "github.com/aws/aws-sdk-go-v2/service/sso", "github.com/aws/aws-sdk-go-v2/service/sts", "github.com/aws/aws-sdk-go-v2/feature/ec2/imds"}
+	stages := []string{"github.com/criticizer/criticizer/shared/fetchstage", "github.com/criticizer/criticizer/shared/llmstage", "github.com/criticizer/criticizer/shared/notifystage"}
 	tests := []struct {
 		function  string
 		forbidden [][]string
@@ -28,6 +29,8 @@ func TestFunctionDeps(t *testing.T) {
 		{"notify", [][]string{llm, schema, chain}},
 		{"jobpage", [][]string{smtp, llm, schema, chain}},
 		{"digest", [][]string{llm, schema, chain}},
+		// The pre-flight probes each outside system with its own client; it runs no stage.
+		{"doctor", [][]string{stages, chain}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.function, func(t *testing.T) {

@@ -33,8 +33,15 @@ var (
 		"p4port identification has changed",
 		"someone is intercepting your connection",
 	}
+	// The server's protections refused a file: fail closed, never retried
+	// (a re-login cannot change protections). Both are E_WARN / EV_EMPTY
+	// (severity 2, generic 17): "protected namespace" as the reference's
+	// message table records it, and the client source's message catalog
+	// msgs/msgdm.cc ExPROTECT / ExPROTECT2 ("[%argc% - no|No] permission
+	// for operation on file(s).").
 	policyPatterns = []string{
 		"protected namespace - access denied",
+		"no permission for operation on file(s)",
 	}
 	authPatterns = []string{
 		"password (p4passwd) invalid or unset",
@@ -72,10 +79,14 @@ var (
 		"file(s) not in client view",
 		"file(s) not on client",
 	}
+	// msgs/msgdm.cc: ExATREVISION ("[%argc% - no|No] file(s) at that
+	// revision.", E_WARN / EV_EMPTY), what a file deleted at the revision
+	// asked for may answer (a removed rules file: none is read).
 	notFoundPatterns = []string{
 		"no such changelist",
 		"no such file(s)",
 		"no file(s) at that changelist number",
+		"file(s) at that revision",
 	}
 	notFoundRe = regexp.MustCompile(`change \d+ unknown`)
 	noUserRe   = regexp.MustCompile(`user \S+ doesn't exist`)

@@ -150,14 +150,13 @@ func (f *Fetcher) moveOrigins(ctx context.Context, shelved bool, files []domain.
 				return nil, err
 			}
 			for _, r := range recs {
-				if r["how0,0"] != "moved from" {
-					continue
+				o, ok, err := movedFrom(r)
+				if err != nil {
+					return nil, err
 				}
-				rev, err := strconv.Atoi(strings.TrimPrefix(r["erev0,0"], "#"))
-				if err != nil || rev < 1 {
-					return nil, failure.Errorf(failure.SchemaInvalid, "p4 filelog %s: bad erev %q", r["depotFile"], r["erev0,0"])
+				if ok {
+					out[r["depotFile"]] = o
 				}
-				out[r["depotFile"]] = origin{r["file0,0"], rev}
 			}
 		}
 	}
@@ -168,6 +167,33 @@ func (f *Fetcher) moveOrigins(ctx context.Context, shelved bool, files []domain.
 		}
 	}
 	return out, nil
+}
+
+// movedFrom reads where a filelog -m1 record's revision was moved from.
+// The revision's integration records are how0,<n>, file0,<n>, srev0,<n>,
+// erev0,<n> (the tagged form of P4Python's revisions[0].integrations[n]);
+// "moved from" is not always record 0: a move/add that was also
+// integrated lists "copy from" or "ignored" first (perforce/p4transfer
+// test/TestP4Transfer.py, testMoveCopyCombo: index 1,
+// testMoveCopyIgnoreCombo: index 2, against a real p4d; reference,
+// Changelists). So every record of the revision is read.
+func movedFrom(r Record) (origin, bool, error) {
+	for n := 0; n < len(r); n++ {
+		k := "0," + strconv.Itoa(n)
+		how, ok := r["how"+k]
+		if !ok {
+			break
+		}
+		if how != "moved from" {
+			continue
+		}
+		rev, err := strconv.Atoi(strings.TrimPrefix(r["erev"+k], "#"))
+		if err != nil || rev < 1 || r["file"+k] == "" {
+			return origin{}, false, failure.Errorf(failure.SchemaInvalid, "p4 filelog %s: bad moved-from record %d (file %q, erev %q)", r["depotFile"], n, r["file"+k], r["erev"+k])
+		}
+		return origin{r["file"+k], rev}, true, nil
+	}
+	return origin{}, false, nil
 }
 
 // fetchDiffs prints the planned files in batches on a bounded pool of p4
@@ -349,7 +375,9 @@ func (f *Fetcher) printSpecs(ctx context.Context, batch []filePlan) ([]printed, 
 }
 
 // printedFiles splits print output into one content per spec: each file is a
-// header record followed by {"data"} records. The answer must name the files
+// header record followed by {"data"} records (reference, "Output channel and
+// record shapes": print's tagged header {depotFile, rev, change, action,
+// type, …}, then data records, the last empty). The answer must name the files
 // asked for, in order; anything else is not trusted.
 func printedFiles(recs []Record, specs, paths []string) ([]string, error) {
 	var (

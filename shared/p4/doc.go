@@ -48,16 +48,27 @@
 // printed with exit status 0 ("no such file(s)", "protected namespace",
 // "not in client view") means the answer is incomplete, so the command
 // fails with the warning's class. Client-side failures ("Perforce client
-// error:" — cannot connect, DNS, SSL trust) are plain text on stderr.
+// error:" — cannot connect, DNS) are plain text on stderr; a refused ssl:
+// key may come either there or as a -Mj message on stdout, and both are
+// read alike.
 //
 //	describe -s [-S] <cl>   one record: change, user, client, time, desc,
 //	                        status, [shelved], depotFile<i>, action<i>,
 //	                        type<i>, rev<i> for i = 0, 1, …
 //	print -k <spec>…        per file a header {depotFile, rev, change, action,
 //	                        type, …}, then {"data"} records, the last empty
-//	filelog -m1 <spec>…     per file {depotFile, rev0, action0, …, how0,0,
-//	                        file0,0, srev0,0, erev0,0} (a move's origin)
+//	filelog -m1 <spec>…     per file {depotFile, rev0, action0, …, how0,<n>,
+//	                        file0,<n>, srev0,<n>, erev0,<n>}: the move's origin
+//	                        is the record whose how is "moved from", at any n
 //	user -o <name>          one record: User, Email, FullName, [Update, Access]
+//	protects                per line {perm, host, user, line, depotFile,
+//	                        [isgroup], [unmap]}: line is the line's number
+//	protects -M <path>      one record: permMax
+//
+// Which fields are verified against real servers, and from which source:
+// docs/reference/p4-cli.md, "Added by this project". The recorded shapes
+// are fixtures in internal/standin/p4/testdata/realshapes, which the
+// stand-in must print and this package's tests read.
 //
 // # Errors
 //

@@ -263,6 +263,9 @@ func (f *Fetcher) describe(ctx context.Context, changelist int64, shelved bool) 
 	if err != nil {
 		return domain.Changeset{}, nil, err
 	}
+	// describe's record: change, user, client, time, desc, status and the
+	// indexed file fields (reference, "Output channel and record shapes";
+	// git-p4's p4_describe and P4Python read the same keys).
 	var rec Record
 	for _, r := range recs {
 		if _, ok := r["change"]; ok {
@@ -416,6 +419,10 @@ func (f *Fetcher) email(ctx context.Context, user string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// The user spec's fields as "p4 user -o" names them (User, Email,
+	// FullName, Update, Access; reference, Changelists: Email defaults to
+	// user@client). That an unknown user's default spec has no Update is
+	// *unverified*; such a spec is taken for an unknown user (no address).
 	for _, r := range recs {
 		if _, ok := r["User"]; !ok {
 			continue

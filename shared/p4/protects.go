@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -63,33 +65,96 @@ func (v *protectionsVerified) set(d string) {
 
 // protectionLine is one line of "p4 protects" as it applies to the caller.
 type protectionLine struct {
-	perm, host, path string
-	exclude          bool
+	number     int    // the line's place in the whole table (tagged "line")
+	perm, host string // a level ("read") or a right ("=read"); a host pattern
+	name       string // the user or group the line names
+	group      bool   // the line names a group the caller belongs to
+	path       string
+	exclude    bool
 }
 
 func (l protectionLine) String() string {
-	ex := ""
+	ex, kind := "", "user"
 	if l.exclude {
 		ex = "-"
 	}
-	return fmt.Sprintf("%s %s %s%s", l.perm, l.host, ex, l.path)
+	if l.group {
+		kind = "group"
+	}
+	return fmt.Sprintf("line %d: %s %s %s %s %s%s", l.number, l.perm, kind, l.name, l.host, ex, l.path)
 }
 
-// readProtections reads the tagged table. An exclusionary line is marked by
-// an "unmap" field or by a leading "-" on its path; the reference leaves
-// the tagged form unverified, so both are read.
-func readProtections(recs []Record) []protectionLine {
-	var out []protectionLine
-	for _, r := range recs {
-		line, ok := r["line"]
-		if !ok {
-			continue
+// readProtections reads the tagged table of "p4 protects": one record per
+// line, {perm, host, user, line, depotFile}, with "isgroup" (empty value)
+// on a group's line and "unmap" (empty value) on an exclusionary one.
+// "line" is the line's number in the protections table, the path is
+// depotFile, and an exclusion's depotFile carries no "-" (the "-" belongs
+// to the text form). Sources: github.com/brettbates/p4access
+// prots/prots_test.go (records captured from a real server) and
+// prots/prots.go; a P4Python administration tool that prints "-" +
+// depotFile exactly when "unmap" is present (reference, "Tagged output of
+// p4 protects"). A leading "-" on depotFile is also read as an exclusion:
+// no source shows it, but misreading one as a grant would open the proof.
+// A record that is not such a line is SCHEMA_INVALID: the proof fails
+// closed rather than judge a table it cannot read.
+func readProtections(recs []Record) ([]protectionLine, error) {
+	out := make([]protectionLine, 0, len(recs))
+	numbered := true
+	for i, r := range recs {
+		path, okPath := r["depotFile"]
+		perm, okPerm := r["perm"]
+		if !okPath || !okPerm || path == "" || perm == "" {
+			return nil, failure.Errorf(failure.SchemaInvalid, "p4 protects: record %d has no perm or depotFile (fields %s)", i, fieldNames(r))
 		}
+		l := protectionLine{perm: perm, host: r["host"], name: r["user"]}
+		_, l.group = r["isgroup"]
 		_, unmap := r["unmap"]
-		path, dash := strings.CutPrefix(line, "-")
-		out = append(out, protectionLine{perm: r["perm"], host: r["host"], path: path, exclude: unmap || dash})
+		path, dash := strings.CutPrefix(path, "-")
+		l.path, l.exclude = path, unmap || dash
+		if v, ok := r["line"]; ok {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return nil, failure.Errorf(failure.SchemaInvalid, "p4 protects: record %d: line %q is not a line number", i, v)
+			}
+			l.number = n
+		} else {
+			// Unverified: every source shows "line"; without it the
+			// table is taken in the order the server printed it.
+			numbered = false
+			l.number = i + 1
+		}
+		out = append(out, l)
 	}
-	return out
+	if numbered {
+		// The table's order decides which line wins; "line" says it.
+		sort.SliceStable(out, func(a, b int) bool { return out[a].number < out[b].number })
+	}
+	return out, nil
+}
+
+// fieldNames lists a record's keys (never its values) for an error.
+func fieldNames(r Record) string {
+	keys := make([]string, 0, len(r))
+	for k := range r {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return strings.Join(keys, ",")
+}
+
+// anyHost reports whether a line applies from every host. Only "*" does:
+// a host pattern (an address, a wildcard, a CIDR block) names the hosts a
+// line applies from, and a Lambda's outbound address is not fixed, so a
+// host-restricted grant cannot be proven to apply to the service. A
+// host-restricted exclusion is still taken as excluding (it may apply).
+func (l protectionLine) anyHost() bool { return l.host == "*" }
+
+// grantsRead reports whether an include line grants at least the read
+// level. A right ("=read", "=open", …) grants one right, not a level
+// (command reference, p4 protect), so "=read" is never a read-level grant:
+// whether it alone lets a user list files is unverified.
+func (l protectionLine) grantsRead() bool {
+	return !l.exclude && !strings.HasPrefix(l.perm, "=") && accessRank[l.perm] >= accessRank["read"]
 }
 
 // refusal says why a table does not prove whole-changelist visibility.
@@ -112,14 +177,24 @@ func judgeProtections(lines []protectionLine, entries []string) *refusal {
 	}
 	for _, e := range entries {
 		last := -1
+		var hostOnly *protectionLine
 		for i, l := range lines {
-			if !l.exclude && (l.host == "*" || l.host == "") && accessRank[l.perm] >= accessRank["read"] && depot.Covers(l.path, e) {
-				last = i
+			if !l.grantsRead() || !depot.Covers(l.path, e) {
+				continue
 			}
+			if l.anyHost() {
+				last = i
+			} else {
+				hostOnly = &lines[i]
+			}
+		}
+		if last < 0 && hostOnly != nil {
+			return &refusal{reason: "no_read", entry: e, line: hostOnly.String(),
+				detail: fmt.Sprintf("read on %s is granted only from host %q (%s): a Lambda's address is not fixed, so only a line with host * proves access", e, hostOnly.host, hostOnly)}
 		}
 		if last < 0 {
 			return &refusal{reason: "no_read", entry: e,
-				detail: fmt.Sprintf("no protections line grants read on all of %s from every host", e)}
+				detail: fmt.Sprintf("no protections line grants read on all of %s from every host (a =read right is not the read level)", e)}
 		}
 		for _, l := range lines[last+1:] {
 			if l.exclude && depot.MayOverlap(l.path, e) {
@@ -147,7 +222,10 @@ func (f *Fetcher) verifyProtections(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	lines := readProtections(recs)
+	lines, err := readProtections(recs)
+	if err != nil {
+		return err
+	}
 	digest := tableDigest(lines)
 	entries := f.allow.Entries()
 	if !f.protects.is(digest) {
@@ -181,7 +259,9 @@ func (f *Fetcher) refuse(r *refusal) error {
 		"p4 protections refused (%s): %s; the service user needs read on every allow-listed path and no exclusion beneath them (docs/perforce-and-swarm.md, The service user)", r.reason, r.detail)
 }
 
-// permMax runs "p4 protects -M path" and returns its permMax.
+// permMax runs "p4 protects -M path" and returns its permMax, the one field
+// of its record (command reference for p4 protects -m/-M; the .NET API's
+// GetMaxProtectionAccessCmdFlags; reference, Protections).
 func (f *Fetcher) permMax(ctx context.Context, path string) (string, error) {
 	recs, err := f.p4.Run(ctx, "protects", "-M", path)
 	if err != nil {

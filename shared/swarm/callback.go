@@ -27,7 +27,17 @@ type Callback struct {
 // callbackPath is the path tail of {update}, {pass} and {fail}:
 // /api/v10/testruns/{id}/{uuid}, …/pass/{uuid}, …/fail/{uuid}. What comes
 // before /api (a sub-path Swarm is served under) is not kept.
-var callbackPath = regexp.MustCompile(`/api/(v[0-9]{1,2})/testruns/([0-9]{1,18})/(?:(pass|fail)/)?([A-Za-z0-9-]{8,64})$`)
+//
+// The uuid is Review::getToken(): the review's token, an upper-case UUID
+// made when the review is saved (strtoupper(new Uuid)), then ".v" and the
+// review's head version, e.g. FAE4501C-1E7B-4C65-9A5F-FF710601BC3F.v3
+// (Swarm 2022.1 module/Reviews/src/Model/Review.php getToken,
+// module/TestIntegration/src/Service/TestExecutor.php startTest and
+// generateCallbackUrls; docs/reference/swarm.md). The token's characters
+// are read leniently (letters, digits, "-"); a token without the version
+// suffix has no source but is tolerated, since the uuid is Swarm's
+// credential, not ours, and is only ever sent back to SWARM_URL.
+var callbackPath = regexp.MustCompile(`/api/(v[0-9]{1,2})/testruns/([0-9]{1,18})/(?:(pass|fail)/)?([A-Za-z0-9-]{8,64}(?:\.v[1-9][0-9]{0,8})?)$`)
 
 // ParseCallback reads a callback URL Swarm substituted for {update},
 // {pass} or {fail}. Anything that is not an absolute http(s) URL of that

@@ -615,7 +615,10 @@ func (n *flexInt) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// wireComment is a comment as the API sends it.
+// wireComment is a comment as the API sends it: id, topic, body, user,
+// time, updated, taskState, flags, likes, context (reference, "Review
+// comments"; Swarm 2022.1 module/Comments/src/Model/Comment.php, public
+// copy github.com/dfrees/swarm). Numbers may arrive as strings (flexInt).
 type wireComment struct {
 	ID        int64       `json:"id"`
 	Topic     string      `json:"topic"`

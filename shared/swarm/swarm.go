@@ -143,6 +143,13 @@ func (c *Client) GetReview(ctx context.Context, id int64) (Review, error) {
 	return r, nil
 }
 
+// wireReview is the reviews API's review. Sources: author (reference,
+// "review's author … field author"), versions and their fields
+// (reference, "Review versions": Swarm 2022.1 Review::normalizeVersions,
+// pending stored as 0/1, hence flexBool/flexInt), participants keyed by
+// user (help.perforce.com reviews endpoint, Swarm 2024.1). changes and
+// commits are the review's change lists as the same endpoint documents
+// them; *unverified* against a capture, so each is optional.
 type wireReview struct {
 	Author       string        `json:"author"`
 	Participants wireUsers     `json:"participants"`

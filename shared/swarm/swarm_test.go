@@ -79,7 +79,9 @@ func TestShelved(t *testing.T) {
 // SWARM_URL; anything else names the refused field.
 func TestRunCallbacks(t *testing.T) {
 	const base = "https://swarm.example.com/sw/"
-	const id = "0f9c2a4e-7b1d-4e8f-9a3c-5d6e7f8a9b0c"
+	// Review::getToken(): the review's upper-case token, ".v", the head
+	// version (docs/reference/swarm.md, test-run callbacks).
+	const id = "FAE4501C-1E7B-4C65-9A5F-FF710601BC3F.v3"
 	cb := func(origin, kind string) string {
 		if kind != "" {
 			kind += "/"
@@ -104,6 +106,7 @@ func TestRunCallbacks(t *testing.T) {
 		{"not http", cb("file://localhost", ""), "", "", "update"},
 		{"unsubstituted", "{update}", "", "", "update"},
 		{"path traversal", "http://localhost/api/v10/testruns/42/../../comments/" + id, "", "", "update"},
+		{"two versions of one review", cb("http://localhost", ""), strings.Replace(cb("http://localhost", "pass"), ".v3", ".v4", 1), "", "pass"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -113,6 +116,42 @@ func TestRunCallbacks(t *testing.T) {
 			}
 			if tt.wantField == "" && got != want {
 				t.Fatalf("RunCallbacks = %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+// TestCallbackUUIDs: the uuid Swarm puts on a callback is accepted in
+// Swarm's shape (token, ".v", head version) and kept whole when the
+// callback is rebuilt on SWARM_URL; anything else in its place is refused.
+func TestCallbackUUIDs(t *testing.T) {
+	for _, tt := range []struct {
+		name, uuid string
+		ok         bool
+	}{
+		{"Swarm's token and head version", "FAE4501C-1E7B-4C65-9A5F-FF710601BC3F.v3", true},
+		{"a two-digit version", "FAE4501C-1E7B-4C65-9A5F-FF710601BC3F.v12", true},
+		{"the token alone (no source; tolerated)", "FAE4501C-1E7B-4C65-9A5F-FF710601BC3F", true},
+		{"a lower-case token", "fae4501c-1e7b-4c65-9a5f-ff710601bc3f.v1", true},
+		{"version 0", "FAE4501C-1E7B-4C65-9A5F-FF710601BC3F.v0", false},
+		{"no version number", "FAE4501C-1E7B-4C65-9A5F-FF710601BC3F.v", false},
+		{"two versions", "FAE4501C-1E7B-4C65-9A5F-FF710601BC3F.v3.v4", false},
+		{"another suffix", "FAE4501C-1E7B-4C65-9A5F-FF710601BC3F.json", false},
+		{"a dot-dot segment", "..", false},
+		{"too short", "FAE4.v3", false},
+		{"an encoded dot", "FAE4501C-1E7B-4C65-9A5F-FF710601BC3F%2Ev3", false},
+		{"a path after it", "FAE4501C-1E7B-4C65-9A5F-FF710601BC3F.v3/x", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, kind := range []string{"", "pass/", "fail/"} {
+				raw := "http://localhost/api/v10/testruns/706/" + kind + tt.uuid
+				c, err := swarm.ParseCallback(raw)
+				if (err == nil) != tt.ok {
+					t.Fatalf("ParseCallback(%s) = %+v, %v; want ok=%v", raw, c, err, tt.ok)
+				}
+				if tt.ok && (c.UUID != tt.uuid || c.Run != 706 || c.On("https://swarm.example.com") != "https://swarm.example.com/api/v10/testruns/706/"+kind+tt.uuid) {
+					t.Errorf("ParseCallback(%s) = %+v, rebuilt %s", raw, c, c.On("https://swarm.example.com"))
+				}
 			}
 		})
 	}

@@ -43,8 +43,10 @@ func (r *recordingJobs) Get(_ context.Context, id string) (*job.Job, error) {
 
 const swarmBase = "https://swarm.example.com"
 
-// swarmRunUUID is the test run's uuid, the credential its callbacks carry.
-const swarmRunUUID = "ab12cd34-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+// swarmRunUUID is the test run's uuid, the credential its callbacks carry:
+// Review::getToken(), the review's upper-case token, ".v" and the head
+// version (docs/reference/swarm.md, test-run callbacks).
+const swarmRunUUID = "FAE4501C-1E7B-4C65-9A5F-FF710601BC3F.v1"
 
 // swarmCallback is a callback as Swarm 2022.1 builds it without an
 // external_url: on http://localhost, the origin of its cron worker's request

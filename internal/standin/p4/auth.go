@@ -86,11 +86,17 @@ func (s *session) login(args []string) {
 		s.msg(sevError, evIllegal, "'p4 login -a' has been disabled on this server.")
 		return
 	}
-	// The real client prompts even when the password comes from a pipe.
-	io.WriteString(s.stdout, "Enter password: \n")
+	// The text client prompts even when the password comes from a pipe;
+	// under -Mj no prompt is printed (issue 36, from a capture; the prompt
+	// is MsgServer::PasswordPrompt, an E_INFO message the client's JSON
+	// writer does not print as text).
+	if !s.json {
+		io.WriteString(s.stdout, "Enter password: \n")
+	}
 	line, _ := bufio.NewReader(s.stdin).ReadString('\n')
 	if strings.TrimRight(line, "\r\n") != s.d.server.Password || s.d.server.Password == "" {
-		s.msg(sevError, evContext, "Password invalid.")
+		// msgs/msgserver.cc BadPassword0: E_FAILED / EV_ILLEGAL (generic 4).
+		s.msg(sevError, evIllegal, "Password invalid.")
 		return
 	}
 	host := "*"

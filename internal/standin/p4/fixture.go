@@ -56,6 +56,22 @@ type file struct {
 	// revision; filelog reports them as "moved from".
 	MovedFrom    string `json:"moved_from"`
 	MovedFromRev int    `json:"moved_from_rev"`
+	// Integrations, when set, are filelog's integration records of this
+	// revision in the order the server lists them (how<rev>,<n>,
+	// file<rev>,<n>, srev<rev>,<n>, erev<rev>,<n>): a move/add that was
+	// also integrated lists "copy from" or "ignored" before "moved from"
+	// (perforce/p4transfer test/TestP4Transfer.py, testMoveCopyCombo and
+	// testMoveCopyIgnoreCombo, against a real p4d). Without them a move/add
+	// has one record, "moved from" MovedFrom#MovedFromRev.
+	Integrations []integration `json:"integrations"`
+}
+
+// integration is one "how" record of a filelog revision.
+type integration struct {
+	How  string `json:"how"`  // "moved from", "copy from", "ignored", "branch from", …
+	File string `json:"file"` // the other file
+	SRev string `json:"srev"` // "#none" or "#N": the start of the range (exclusive)
+	ERev string `json:"erev"` // "#N": its end
 }
 
 // user is one users/<name>.json fixture.
@@ -107,11 +123,20 @@ type server struct {
 	// configurables catalog: "Hide exclusionary protections (protects)";
 	// docs/reference/p4-cli.md, Protections).
 	HideExclusions bool `json:"hide_exclusions"`
-	// ExclusionStyle is how tagged "protects" marks an exclusionary line:
-	// "unmap" (default: an "unmap" field, the path as it is) or "dash" (a
-	// leading "-" on the path, as text output shows it). The reference
-	// leaves the tagged field name unverified, so the client reads both.
-	ExclusionStyle string `json:"exclusion_style"`
+	// Protections, when set, is the server's protections table, one line
+	// each as "p4 protect" spells it: "mode user|group name host path",
+	// an exclusion's path starting with "-" (command reference, p4
+	// protect). "protects" then lists the lines that apply to the caller
+	// (its own user lines, lines of user "*", and every group line: list
+	// only the groups the caller belongs to), numbered by their place in
+	// this table. It shapes the listing only: "protects -M", describe and
+	// print still follow Protect, ListOnly and Access.
+	Protections []string `json:"protections"`
+	// TrustFailureStderr makes a refused ssl: key (HostKeyUnknown,
+	// HostKeyMismatch) print as plain text on stderr under "Perforce client
+	// error:", as the reference describes it, instead of as a -Mj message
+	// on stdout; the client must read both.
+	TrustFailureStderr bool `json:"trust_failure_stderr"`
 	// LatencyMS is slept once per command: a simulated network round trip.
 	LatencyMS int `json:"latency_ms"`
 	// Fingerprint makes the server an ssl: one: the client refuses to talk
@@ -274,7 +299,10 @@ func matchAny(patterns []string, path string) bool {
 // protectLine is one line of the protections table as it applies to the
 // stand-in's one user.
 type protectLine struct {
+	number     int
 	perm, path string
+	host, name string // host "" means "*", name "" the caller
+	group      bool
 	exclude    bool
 }
 
@@ -291,7 +319,28 @@ func (d *depot) table() []protectLine {
 	for _, p := range d.server.Protect {
 		out = append(out, protectLine{perm: "list", path: p, exclude: true})
 	}
+	for i := range out {
+		out[i].number = i + 1
+	}
 	return out
+}
+
+// explicitTable reads server.json's "protections" lines ("mode user|group
+// name host path") and keeps those that apply to user.
+func (d *depot) explicitTable(user string) ([]protectLine, error) {
+	var out []protectLine
+	for i, spec := range d.server.Protections {
+		f := strings.Fields(spec)
+		if len(f) != 5 || (f[1] != "user" && f[1] != "group") {
+			return nil, fmt.Errorf("protections line %d %q: want \"mode user|group name host path\"", i+1, spec)
+		}
+		if f[1] == "user" && f[2] != user && f[2] != "*" {
+			continue // another user's line: not the caller's
+		}
+		path, exclude := strings.CutPrefix(f[4], "-")
+		out = append(out, protectLine{number: i + 1, perm: f[0], group: f[1] == "group", name: f[2], host: f[3], path: path, exclude: exclude})
+	}
+	return out, nil
 }
 
 func (d *depot) access() string {

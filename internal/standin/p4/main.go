@@ -57,6 +57,7 @@ const (
 	evIllegal = 4
 	evEmpty   = 17
 	evContext = 36 // login required
+	evComm    = 38 // communications (EV_COMM)
 )
 
 func run(args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -503,17 +504,27 @@ func (s *session) filelog(args []string) {
 			"time0":     strconv.FormatInt(r.change.Time, 10),
 			"desc0":     r.change.Desc,
 		}
-		if r.file.MovedFrom != "" {
-			rec["how0,0"] = "moved from"
-			rec["file0,0"] = r.file.MovedFrom
-			rec["srev0,0"] = "#" + strconv.Itoa(r.file.MovedFromRev-1)
-			rec["erev0,0"] = "#" + strconv.Itoa(r.file.MovedFromRev)
-			if r.file.MovedFromRev <= 1 {
-				rec["srev0,0"] = "#none"
-			}
+		for n, in := range integrations(r.file) {
+			// how<rev>,<n>: every integration record of revision 0, in the
+			// server's order (perforce/p4transfer test/TestP4Transfer.py).
+			k := "0," + strconv.Itoa(n)
+			rec["how"+k], rec["file"+k], rec["srev"+k], rec["erev"+k] = in.How, in.File, in.SRev, in.ERev
 		}
 		s.emit(rec)
 	}
+}
+
+// integrations are a revision's filelog "how" records: the fixture's, or
+// for a move/add without them its one "moved from".
+func integrations(f *file) []integration {
+	if len(f.Integrations) > 0 || f.MovedFrom == "" {
+		return f.Integrations
+	}
+	srev := "#" + strconv.Itoa(f.MovedFromRev-1)
+	if f.MovedFromRev <= 1 {
+		srev = "#none"
+	}
+	return []integration{{How: "moved from", File: f.MovedFrom, SRev: srev, ERev: "#" + strconv.Itoa(f.MovedFromRev)}}
 }
 
 func (s *session) userSpec(args []string) {
@@ -576,9 +587,8 @@ func (s *session) userSpec(args []string) {
 //   - "protects -M path": {"permMax"} with the path and exclusions taken
 //     into account, still a maximum (see depot.maxAccess);
 //   - "protects": one record per line of the table that applies to the
-//     user, {perm, host, user, line}, an exclusionary line marked (see
-//     server.ExclusionStyle); with dm.protects.hide (hide_exclusions) the
-//     exclusionary lines are left out.
+//     user (see protectsTable); with dm.protects.hide (hide_exclusions)
+//     the exclusionary lines are left out.
 //
 // Other users' lines (-a, -g, -u) need super access and are not modelled.
 func (s *session) protects(args []string) {
@@ -612,16 +622,38 @@ func (s *session) protects(args []string) {
 	}
 }
 
+// protectsTable prints the caller's lines in the shape real servers send:
+// {perm, host, user, line, depotFile}, "isgroup" (empty value) on a group's
+// line, "unmap" (empty value) on an exclusionary one, "line" the line's
+// number in the table, depotFile without "-" (github.com/brettbates/p4access
+// prots/prots_test.go, records captured from a real server; reference,
+// "Tagged output of p4 protects"; testdata/realshapes/protects.json pins
+// every shape).
 func (s *session) protectsTable() {
-	for _, l := range s.d.table() {
-		rec := map[string]any{"perm": l.perm, "host": "*", "user": s.user, "line": l.path}
-		switch {
-		case !l.exclude:
-		case s.d.server.HideExclusions:
+	lines := s.d.table()
+	if len(s.d.server.Protections) > 0 {
+		var err error
+		if lines, err = s.d.explicitTable(s.user); err != nil {
+			s.msg(4, 0, "Perforce server error:\n\tstandin: %v", err)
+			return
+		}
+	}
+	for _, l := range lines {
+		if l.exclude && s.d.server.HideExclusions {
 			continue
-		case s.d.server.ExclusionStyle == "dash":
-			rec["line"] = "-" + l.path
-		default:
+		}
+		host, name := l.host, l.name
+		if host == "" {
+			host = "*"
+		}
+		if name == "" {
+			name = s.user
+		}
+		rec := map[string]any{"perm": l.perm, "host": host, "user": name, "line": strconv.Itoa(l.number), "depotFile": l.path}
+		if l.group {
+			rec["isgroup"] = ""
+		}
+		if l.exclude {
 			rec["unmap"] = ""
 		}
 		s.emit(rec)

@@ -244,17 +244,17 @@ func TestProtections(t *testing.T) {
 }
 
 // TestProtectsTable: plain "protects" lists the user's lines, exclusionary
-// ones marked by an "unmap" field or a leading "-"; dm.protects.hide
-// (hide_exclusions) leaves them out.
+// ones marked by an "unmap" field, the path in depotFile and "line" the
+// line's number (every shape: TestRealShapeProtects); dm.protects.hide
+// (hide_exclusions) leaves the exclusions out.
 func TestProtectsTable(t *testing.T) {
 	for _, tt := range []struct {
 		server string
 		want   []string
 	}{
 		{`{"protect":["//depot/secret/..."],"list_only":["//depot/x/..."]}`,
-			[]string{"read //...", "=read //depot/x/... unmap", "list //depot/secret/... unmap"}},
-		{`{"protect":["//depot/secret/..."],"exclusion_style":"dash"}`, []string{"read //...", "list -//depot/secret/..."}},
-		{`{"protect":["//depot/secret/..."],"hide_exclusions":true}`, []string{"read //..."}},
+			[]string{"1 read //...", "2 =read //depot/x/... unmap", "3 list //depot/secret/... unmap"}},
+		{`{"protect":["//depot/secret/..."],"hide_exclusions":true}`, []string{"1 read //..."}},
 	} {
 		port := copyDepot(t)
 		if err := os.WriteFile(filepath.Join(port, "server.json"), []byte(tt.server), 0o644); err != nil {
@@ -263,7 +263,7 @@ func TestProtectsTable(t *testing.T) {
 		lines, stderr, exit := p4(t, port, "-ztag", "-Mj", "protects")
 		var got []string
 		for _, r := range lines {
-			l := r.s("perm") + " " + r.s("line")
+			l := r.s("line") + " " + r.s("perm") + " " + r.s("depotFile")
 			if _, ok := r["unmap"]; ok {
 				l += " unmap"
 			}
@@ -313,7 +313,8 @@ func TestPrintExpandsKeywords(t *testing.T) {
 // TestTicketsAndTrust: tickets are host-locked unless "login -a", expire
 // with "Your session has expired" (3 / 4), and a trusted fingerprint that
 // differs from the server's key fails every command with the client's
-// HostKeyMismatch text on stderr.
+// HostKeyMismatch text, a -Mj message on stdout (both channels:
+// TestRealShapeTrust).
 func TestTicketsAndTrust(t *testing.T) {
 	port := copyDepot(t)
 	os.WriteFile(filepath.Join(port, "server.json"), []byte(`{"password":"pw"}`), 0o644)
@@ -369,8 +370,8 @@ func TestTicketsAndTrust(t *testing.T) {
 	if _, _, stderr, exit := p4env(t, env, "", "-ztag", "-Mj", "trust", "-i", other); exit != 0 {
 		t.Fatalf("trust -i: exit %d %s", exit, stderr)
 	}
-	_, _, stderr, exit := p4env(t, env, "", "-ztag", "-Mj", "describe", "-s", "12345")
-	if exit != 1 || !strings.HasPrefix(stderr, "Perforce client error:\n\t******* WARNING P4PORT IDENTIFICATION HAS CHANGED! *******\n") || !strings.Contains(stderr, fp) {
-		t.Errorf("a pinned fingerprint that differs: exit %d stderr %q", exit, stderr)
+	lines, _, stderr, exit := p4env(t, env, "", "-ztag", "-Mj", "describe", "-s", "12345")
+	if exit != 1 || stderr != "" || len(lines) != 1 || !strings.HasPrefix(lines[0].s("data"), "******* WARNING P4PORT IDENTIFICATION HAS CHANGED! *******\n") || !strings.Contains(lines[0].s("data"), fp) {
+		t.Errorf("a pinned fingerprint that differs: exit %d stderr %q stdout %v", exit, stderr, lines)
 	}
 }

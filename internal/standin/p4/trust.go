@@ -37,13 +37,18 @@ func (s *session) trustCmd(args []string) int {
 }
 
 // checkTrust fails like the real client talking to an ssl: server whose
-// key is not the one in the trust file: plain text on stderr, exit 1. The
-// texts are the client's message catalog (msgs/msgrpc.cc: HostKeyUnknown
-// when the trust file holds nothing for P4PORT, HostKeyMismatch when it
-// holds another fingerprint; both E_FAILED / EV_COMM), under the
-// "Perforce client error:" line the client prints for every client-side
-// failure (reference, "Client-side failures"; "Keywords, trust, tickets,
-// edge servers": "a later mismatch fails every command").
+// key is not the one in the trust file, exit 1. The texts are the client's
+// message catalog (msgs/msgrpc.cc: HostKeyUnknown when the trust file
+// holds nothing for P4PORT, HostKeyMismatch when it holds another
+// fingerprint; both E_FAILED / EV_COMM, generic 38). The check fails while
+// the command is dispatched, and the client hands the connection's error
+// to its ClientUser (client/client.cc WaitTag: ui->Message(IoError())),
+// which under -Mj writes it as a JSON message on stdout
+// (client/clientusermsh.cc HandleError: data, severity, generic); issue 36
+// reports it there. The reference describes it as "Perforce client error:"
+// text on stderr (trust_failure_stderr), so the client reads both
+// (reference, "Keywords, trust, tickets, edge servers": "a later mismatch
+// fails every command").
 func (s *session) checkTrust() int {
 	fp := s.d.server.Fingerprint
 	if fp == "" {
@@ -59,11 +64,18 @@ func (s *session) checkTrust() int {
 			}
 		}
 	}
+	var text string
 	switch trusted {
 	case fp:
 		return 0
 	case "":
-		return s.clientFailure("Perforce client error:\n\tThe authenticity of '" + s.port + "' can't be established,\n\tthis may be your first attempt to connect to this P4PORT.\n\tThe fingerprint for the key sent to your client is\n\t" + fp + "\n\tTo allow connection use the 'p4 trust' command.")
+		text = "The authenticity of '" + s.port + "' can't be established,\nthis may be your first attempt to connect to this P4PORT.\nThe fingerprint for the key sent to your client is\n" + fp + "\nTo allow connection use the 'p4 trust' command."
+	default:
+		text = "******* WARNING P4PORT IDENTIFICATION HAS CHANGED! *******\nIt is possible that someone is intercepting your connection\nto the Perforce P4PORT '" + s.port + "'\nIf this is not a scheduled key change, then you should contact\nyour Perforce administrator.\nThe fingerprint for the mismatched key sent to your client is\n" + fp + "\nTo allow connection use the 'p4 trust' command."
 	}
-	return s.clientFailure("Perforce client error:\n\t******* WARNING P4PORT IDENTIFICATION HAS CHANGED! *******\n\tIt is possible that someone is intercepting your connection\n\tto the Perforce P4PORT '" + s.port + "'\n\tIf this is not a scheduled key change, then you should contact\n\tyour Perforce administrator.\n\tThe fingerprint for the mismatched key sent to your client is\n\t" + fp + "\n\tTo allow connection use the 'p4 trust' command.")
+	if s.json && !s.d.server.TrustFailureStderr {
+		s.msg(sevError, evComm, "%s", text)
+		return 1
+	}
+	return s.clientFailure("Perforce client error:\n\t" + strings.ReplaceAll(text, "\n", "\n\t"))
 }

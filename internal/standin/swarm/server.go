@@ -115,6 +115,8 @@ type Server struct {
 	calls []Call
 	fail  map[string][]int // kind → statuses to answer next, in order
 	seq   int64
+	// tokens are the reviews' raw tokens (Review::getToken before ".v").
+	tokens map[int64]string
 	// The comments API (comments.go).
 	logins     map[string]string // user → ticket, besides Options'
 	comments   map[int64]*Comment
@@ -136,7 +138,7 @@ func NewServer(o Options) *Server {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &Server{opts: o, log: log, revs: map[int64]Review{}, runs: map[int64]*Run{}, fail: map[string][]int{}, seq: 700, closing: make(chan struct{})}
+	return &Server{opts: o, log: log, revs: map[int64]Review{}, runs: map[int64]*Run{}, fail: map[string][]int{}, seq: 700, tokens: map[int64]string{}, closing: make(chan struct{})}
 }
 
 // Start listens on addr ("127.0.0.1:0" for any port) and returns the base URL.
@@ -191,15 +193,25 @@ func (s *Server) AddReview(r Review) {
 }
 
 // StartRun creates a test run for a review version, as Swarm does before it
-// calls the test's URL, and returns it with its callback URLs.
+// calls the test's URL, and returns it with its callback URLs. Their uuid
+// is Review::getToken(): the review's token, an upper-case UUID made once
+// per review (strtoupper(new Uuid)), then ".v" and the head version, e.g.
+// FAE4501C-1E7B-4C65-9A5F-FF710601BC3F.v3 (Swarm 2022.1
+// module/Reviews/src/Model/Review.php getToken; TestExecutor.php
+// generateCallbackUrls; docs/reference/swarm.md, test-run callbacks).
 func (s *Server) StartRun(review int64, version int) Run {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.seq++
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	h := hex.EncodeToString(b)
-	r := &Run{ID: s.seq, Review: review, Version: version, token: h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:],
+	tok, ok := s.tokens[review]
+	if !ok {
+		b := make([]byte, 16)
+		_, _ = rand.Read(b)
+		h := strings.ToUpper(hex.EncodeToString(b))
+		tok = h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+		s.tokens[review] = tok
+	}
+	r := &Run{ID: s.seq, Review: review, Version: version, token: tok + ".v" + strconv.Itoa(version),
 		view: RunView{Status: "notstarted"}}
 	origin := strings.TrimRight(s.opts.ExternalURL, "/")
 	if origin == "" {

@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -145,5 +147,32 @@ func TestReviewsAPIAndCallbacks(t *testing.T) {
 	}
 	if v := s.RunView(run2.ID); v.Status != "fail" || len(v.Messages) != 0 || v.URL != "" {
 		t.Fatalf("fail with a JSON body shows %+v: want failed with no message and no link", v)
+	}
+}
+
+// TestRunUUIDIsReviewTokenAndVersion: callbacks carry Review::getToken(),
+// the review's upper-case UUID token plus ".v" and the head version
+// (docs/reference/swarm.md, test-run callbacks): one token per review, the
+// suffix following the version.
+func TestRunUUIDIsReviewTokenAndVersion(t *testing.T) {
+	s := NewServer(Options{})
+	shape := regexp.MustCompile(`^http://localhost/api/v10/testruns/[0-9]+/([0-9A-F]{8}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{12})\.v([0-9]+)$`)
+	var tokens []string
+	for _, tt := range []struct {
+		review  int64
+		version int
+	}{{40, 1}, {40, 3}, {41, 1}} {
+		run := s.StartRun(tt.review, tt.version)
+		m := shape.FindStringSubmatch(run.Update)
+		if m == nil || m[2] != strconv.Itoa(tt.version) {
+			t.Fatalf("review %d v%d: {update} %q is not <origin>/api/v10/testruns/<id>/<TOKEN>.v%d", tt.review, tt.version, run.Update, tt.version)
+		}
+		if !strings.HasSuffix(run.Pass, "/pass/"+m[1]+".v"+m[2]) || !strings.HasSuffix(run.Fail, "/fail/"+m[1]+".v"+m[2]) {
+			t.Errorf("{pass} %q / {fail} %q do not carry the uuid of {update}", run.Pass, run.Fail)
+		}
+		tokens = append(tokens, m[1])
+	}
+	if tokens[0] != tokens[1] || tokens[0] == tokens[2] {
+		t.Errorf("tokens %q: want one per review", tokens)
 	}
 }

@@ -1,0 +1,29 @@
+// Command doctor is the pre-flight (shared/doctor): invoked by `criticizer
+// doctor`, it checks Perforce, P4 Code Review, the model endpoint and the
+// e-mail identity from the functions' own network, with their settings and
+// secrets, and answers with a verdict per check. It changes nothing, and
+// logs no verdict (they may carry a server's text).
+package main
+
+import (
+	"context"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/sesv2"
+
+	"github.com/criticizer/criticizer/shared/coldstart"
+	"github.com/criticizer/criticizer/shared/doctor"
+	"github.com/criticizer/criticizer/shared/sanitize"
+	"github.com/criticizer/criticizer/shared/secrets"
+)
+
+func main() {
+	ctx := context.Background()
+	env := coldstart.Must(coldstart.Load(ctx, "doctor", sanitize.Logs))
+	set := doctor.SettingsFromEnv(env.Vars, env.Log)
+	coldstart.Must(env, env.Vars.Err())
+	d := doctor.New(ctx, set, doctor.Deps{AWS: env.AWS, Log: env.Log,
+		Secrets: secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL), SES: sesv2.NewFromConfig(env.AWS)})
+	lambda.Start(d.Handle)
+}

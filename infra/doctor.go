@@ -1,0 +1,77 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// newDoctorFunction: the pre-flight (functions/doctor, shared/doctor),
+// invoked by `criticizer doctor`. It must meet Perforce, Swarm, the model
+// and the e-mail relay as the pipeline does, so it runs where fetch runs
+// (the VPC, with the p4 layer) and gets their settings and only read
+// access to their secrets; no table, queue or bucket (TestDoctorFunction
+// holds its variables to the functions').
+func newDoctorFunction(f *functionFactory, p functionsProps, p4Layer awslambda.LayerVersion) awslambda.Function {
+	cfg, sec := f.cfg, p.secrets
+	var layers []awslambda.ILayerVersion
+	if p4Layer != nil {
+		layers = append(layers, p4Layer)
+	}
+	env := map[string]*string{
+		// The fetch function's Perforce settings.
+		"P4_SECRET_ID": sec.p4.SecretArn(), "P4TRUST_FINGERPRINT": jsii.String(cfg.P4TrustFingerprint), "P4CHARSET": jsii.String(cfg.P4Charset),
+		"P4_PARALLELISM": optItoa(cfg.P4Parallelism), "P4_BIN": jsii.String(cfg.P4Bin), "P4PORT": jsii.String(cfg.P4Port), "P4USER": jsii.String(cfg.P4User),
+		"DEPOT_ALLOWLIST": jsii.String(strings.Join(cfg.DepotAllowList, ",")), "P4_TIMEOUT_SECONDS": itoa(cfg.P4TimeoutSeconds), "P4_SERVER_ROLE": jsii.String(cfg.P4ServerRole),
+		// The llm function's model settings (and llmEnv's limits, below).
+		"LLM_PROVIDER": jsii.String(cfg.LLMProvider), "LLM_ENDPOINT": jsii.String(cfg.LLMEndpoint), "LLM_MODEL": jsii.String(cfg.LLMModel),
+		"LLM_TIMEOUT_SECONDS": itoa(cfg.LLMTimeoutSeconds),
+		// The notify function's e-mail identity.
+		"EMAIL_PROVIDER": jsii.String(cfg.EmailProvider), "SMTP_FROM": jsii.String(cfg.SMTPFrom),
+	}
+	grantRead := []awssecretsmanager.Secret{sec.p4}
+	if cfg.EmailProvider != "ses" {
+		env["SMTP_HOST"], env["SMTP_PORT"], env["SMTP_TLS"] = jsii.String(cfg.SMTPHost), itoa(cfg.SMTPPort), jsii.String(cfg.SMTPTLS)
+		env["SMTP_TIMEOUT_SECONDS"], env["SMTP_SECRET_ID"] = itoa(cfg.SMTPTimeoutSeconds), sec.smtp.SecretArn()
+		grantRead = append(grantRead, sec.smtp)
+	}
+	if cfg.LLMProvider != "bedrock" {
+		env["LLM_SECRET_ID"] = sec.llm.SecretArn()
+		grantRead = append(grantRead, sec.llm)
+	}
+	if cfg.SwarmURL != "" {
+		env["SWARM_URL"], env["SWARM_API_SECRET_ID"] = jsii.String(cfg.SwarmURL), sec.swarmAPI.SecretArn()
+		grantRead = append(grantRead, sec.swarmAPI)
+	}
+	// A few commands per system, each bounded by its own timeout.
+	fn := f.newFn(fnSpec{id: "DoctorFunction", asset: "doctor", memory: 256, timeout: 300, layers: layers,
+		privateNetwork: true, swarmCaller: true, env: env, extra: []map[string]*string{cfg.llmEnv()}})
+	for _, s := range grantRead {
+		s.GrantRead(fn, nil)
+	}
+	if key := dataKey(f.stack, cfg); key != nil {
+		key.GrantDecrypt(fn) // its environment is encrypted with the data key
+	}
+	if cfg.LLMProvider == "bedrock" {
+		// The configured model only (the llm function's own grant).
+		fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions: jsii.Strings("bedrock:InvokeModel"), Resources: bedrockResources(cfg.LLMModel)}))
+	}
+	if cfg.EmailProvider == "ses" {
+		// Reads the verification of the From domain (what the check asks)
+		// and of the identity notify sends as; sends nothing.
+		arn := func(id string) *string {
+			return awscdk.Fn_Sub(jsii.String("arn:${AWS::Partition}:ses:${AWS::Region}:${AWS::AccountId}:identity/"+id), nil)
+		}
+		fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions:   jsii.Strings("ses:GetEmailIdentity"),
+			Resources: &[]*string{arn(cfg.SMTPFrom[strings.LastIndexByte(cfg.SMTPFrom, '@')+1:]), arn(sesIdentity(cfg))},
+		}))
+	}
+	awscdk.NewCfnOutput(f.stack, jsii.String("DoctorFunctionName"), &awscdk.CfnOutputProps{Value: fn.FunctionName()})
+	return fn
+}

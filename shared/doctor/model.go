@@ -1,0 +1,79 @@
+package doctor
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/llm"
+)
+
+// Model checks the model endpoint as the llm stage meets it: the same
+// provider client, with the result schema in the same structured-output
+// form, so a form the endpoint refuses shows here and not on the first job.
+type Model struct {
+	Complete func(ctx context.Context, p llm.Prompt) (llm.Completion, error)
+	Provider string
+	Model    string
+	// Form is the structured-output form the client sends: json_schema or
+	// json_object (openai), the tool form of anthropic and bedrock.
+	Form string
+	// ContextTokens is the context window the llm stage plans chunks for,
+	// and ContextSource where it comes from (configured, the model family
+	// table; a detecting client says "detected"). 0: unknown.
+	ContextTokens int
+	ContextSource string
+}
+
+// The model checks' names.
+const (
+	CheckModel        = "model endpoint and structured output"
+	CheckModelContext = "model context window"
+)
+
+// elsewhere qualifies a network failure of a check whose function may run
+// on another network than the doctor, which runs where fetch runs.
+const elsewhere = "the doctor runs in fetch's network: where vpc.allFunctions is false the llm and notify functions run outside the VPC, and a network failure here may not be theirs"
+
+// probe is a one-line review: a short answer, enough to see the form work.
+var probe = llm.Prompt{
+	System:    "You are a code reviewer. Answer with the JSON review result the schema describes, with no findings.",
+	User:      "Pre-flight check: there is no change to review. Answer with an empty findings list.",
+	MaxTokens: 256,
+}
+
+func (c *Model) checks(ctx context.Context) []Verdict {
+	v := c.answer(ctx)
+	if c.ContextTokens <= 0 {
+		return []Verdict{v, {Check: CheckModelContext, Status: Warn, Detail: "unknown for " + c.Model,
+			Fix: "set llmContextTokens to the model's context window: chunks are planned for a small default until then"}}
+	}
+	return []Verdict{v, ok(CheckModelContext, "%d tokens for %s (%s)", c.ContextTokens, c.Model, c.ContextSource)}
+}
+
+func (c *Model) answer(ctx context.Context) Verdict {
+	start := time.Now()
+	comp, err := c.Complete(ctx, probe)
+	took := time.Since(start).Round(time.Millisecond)
+	switch failure.Classify(err) {
+	case "":
+	case failure.AuthDenied:
+		return Verdict{Check: CheckModel, Status: Fail, Detail: err.Error(),
+			Fix: "the model endpoint refuses the credential: put a valid {\"api_key\": …} in LLM_SECRET_ID (output LlmSecretArn), or for bedrock enable the model and check the function's role (docs/network-and-iam.md, The LLM provider)"}
+	case failure.SchemaInvalid, failure.NotFound, failure.InternalBug:
+		return Verdict{Check: CheckModel, Status: Fail, Detail: err.Error(),
+			Fix: fmt.Sprintf("the endpoint refuses the request the llm stage sends (model %s, structured output %s): check llmEndpoint (a base URL, no path) and llmModel; a server without json_schema needs llmResponseFormat json_object", c.Model, c.Form)}
+	default:
+		return Verdict{Check: CheckModel, Status: Fail, Detail: err.Error(),
+			Fix: "check llmEndpoint and that the functions' network reaches it (egress or a VPC endpoint: docs/network-and-iam.md); " + elsewhere}
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(comp.Content, &obj) != nil {
+		return Verdict{Check: CheckModel, Status: Warn, Detail: fmt.Sprintf("%s answered in %s, but not with a JSON object: the structured-output form %s is not honoured", c.Model, took, c.Form),
+			Fix: "choose a model or llmResponseFormat the endpoint honours: answers that are not the schema's JSON dead-letter as SCHEMA_INVALID"}
+	}
+	return ok(CheckModel, "%s (%s) answered in %s with a JSON object (structured output %s; %d input, %d output tokens)",
+		c.Model, c.Provider, took, c.Form, comp.Usage.InputTokens, comp.Usage.OutputTokens)
+}

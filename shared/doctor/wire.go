@@ -1,0 +1,127 @@
+package doctor
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+
+	"github.com/criticizer/criticizer/shared/llm"
+	"github.com/criticizer/criticizer/shared/llm/bedrock"
+	"github.com/criticizer/criticizer/shared/p4"
+	"github.com/criticizer/criticizer/shared/result"
+	"github.com/criticizer/criticizer/shared/secrets"
+	"github.com/criticizer/criticizer/shared/smtpmail"
+	"github.com/criticizer/criticizer/shared/swarm"
+)
+
+// Deps are what the checks are built over.
+type Deps struct {
+	AWS     aws.Config
+	Secrets *secrets.Store
+	SES     SESAPI
+	Log     *slog.Logger
+}
+
+// New builds the pre-flight for set the way the pipeline's functions build
+// their clients. A part that cannot be built (the p4 executable missing, a
+// setting refused) becomes a failed verdict naming the fix, not a failed
+// cold start: the doctor is where a broken deployment is diagnosed.
+func New(ctx context.Context, set Settings, d Deps) *Doctor {
+	doc := &Doctor{Model: newModel(set, d), Mail: newMail(set, d)}
+	var broken *Verdict
+	doc.P4, broken = newP4(ctx, set, d)
+	if broken != nil {
+		doc.Broken = append(doc.Broken, *broken)
+	}
+	if set.Swarm.URL != "" {
+		doc.Swarm = &Swarm{URL: set.Swarm.URL, API: &swarm.Client{BaseURL: set.Swarm.URL, Credentials: swarm.SecretCredentials(d.Secrets, set.Swarm.APISecretID)}}
+	}
+	return doc
+}
+
+func newP4(ctx context.Context, set Settings, d Deps) (*P4, *Verdict) {
+	broken := func(err error, fix string) (*P4, *Verdict) {
+		return nil, &Verdict{Check: CheckP4Connection, Status: Fail, Detail: err.Error(), Fix: fix}
+	}
+	cfg := set.P4.Config
+	if err := os.MkdirAll(cfg.Home, 0o700); err != nil {
+		return broken(err, "the function cannot write its p4 home under /tmp: redeploy")
+	}
+	runner, err := p4.NewRunner(cfg, d.Log)
+	if err != nil {
+		return broken(err, "the p4 client is missing or p4Bin/p4Port/p4User are wrong: check p4LayerPath (make p4-layer) and p4Bin (docs/perforce-and-swarm.md, The p4 layer)")
+	}
+	c := &P4{Runner: runner, Port: cfg.Port}
+	if id := set.P4.SecretID; id != "" {
+		creds := secrets.NewRotating(d.Secrets, id, func(value string) (p4.Credential, error) { return p4.ParseCredential(id, value) })
+		cred, _, err := creds.Get(ctx, false)
+		if err != nil {
+			return broken(err, "the service user's credential cannot be read: put {\"password\": …} or {\"ticket\": …} in P4_SECRET_ID (output P4SecretArn)")
+		}
+		c.Ticket = cred.Ticket != ""
+		runner.SetCredentials(creds)
+	}
+	if set.AllowList == nil {
+		return broken(fmt.Errorf("DEPOT_ALLOWLIST is empty"), "set depotAllowList and deploy")
+	}
+	fetcher, err := p4.NewFetcher(runner, set.AllowList, d.Log)
+	if err != nil {
+		return broken(err, "redeploy: the fetcher could not be built")
+	}
+	c.Fetcher = fetcher.WithOptions(set.P4.Options).CheckProtections()
+	return c, nil
+}
+
+func newModel(set Settings, d Deps) *Model {
+	cfg := set.LLM.Config
+	cfg.Schema, cfg.Logger = result.SchemaJSON(), d.Log
+	m := &Model{Provider: set.LLM.Provider, Model: cfg.Model, Form: "the prompt's instructions (no schema parameter)",
+		ContextTokens: set.ContextTokens, ContextSource: "llmContextTokens"}
+	if m.Provider == llm.OpenAI || m.Provider == "" {
+		m.Form = "response_format " + firstOf(cfg.ResponseFormat, llm.FormatJSONSchema)
+	}
+	if m.ContextTokens <= 0 {
+		m.ContextTokens, m.ContextSource = result.Budget{}.For(cfg.Model).ContextTokens, "the model family table; llmContextTokens overrides it"
+	}
+	if set.LLM.Provider == llm.Bedrock {
+		c, err := bedrock.New(cfg, d.AWS) // the function's role, as the llm function's
+		m.Complete = func(ctx context.Context, p llm.Prompt) (llm.Completion, error) {
+			if err != nil {
+				return llm.Completion{}, err
+			}
+			return c.Complete(ctx, p)
+		}
+		return m
+	}
+	key := secrets.NewRotating(d.Secrets, set.LLM.SecretID, func(v string) (llm.Provider, error) {
+		var s struct {
+			APIKey string `json:"api_key"`
+		}
+		if err := secrets.Unmarshal(set.LLM.SecretID, v, &s, "api_key"); err != nil {
+			return nil, err
+		}
+		return llm.New(set.LLM.Provider, cfg, s.APIKey)
+	})
+	m.Complete = func(ctx context.Context, p llm.Prompt) (llm.Completion, error) {
+		return secrets.Do(ctx, key, func(c llm.Provider) (llm.Completion, error) { return c.Complete(ctx, p) })
+	}
+	return m
+}
+
+func newMail(set Settings, d Deps) *Mail {
+	m := &Mail{Provider: set.Provider, From: set.From, SES: d.SES, Identity: set.From[strings.LastIndexByte(set.From, '@')+1:]}
+	m.Relay = fmt.Sprintf("%s:%d", set.SMTP.Host, set.SMTP.Port)
+	m.Probe = func(ctx context.Context) error { return smtpmail.Probe(ctx, d.Secrets, set.SMTPSecretID, set.SMTP) }
+	return m
+}
+
+func firstOf(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
