@@ -256,6 +256,7 @@ func newFetchFunction(f *functionFactory, p functionsProps, p4Layer awslambda.La
 		"P4TRUST_FINGERPRINT": jsii.String(cfg.P4TrustFingerprint),
 		"P4CHARSET":           jsii.String(cfg.P4Charset),
 		"P4_PARALLELISM":      optItoa(cfg.P4Parallelism),
+		"P4_MAX_FILE_BYTES":   optItoa(cfg.P4MaxFileBytes),
 		"P4_BIN":              jsii.String(cfg.P4Bin),
 		"P4PORT":              jsii.String(cfg.P4Port),
 		"P4USER":              jsii.String(cfg.P4User),

@@ -323,6 +323,7 @@ func tags(f domain.Finding) string {
 
 var skipReasons = map[string]string{
 	"no_textual_diff": "no textual diff: binary, deleted or empty",
+	"over_file_bytes": "larger than the per-file limit (p4MaxFileBytes, 2 MiB by default): not fetched",
 	"over_file_limit": "over the per-changelist file limit",
 	"over_byte_limit": "over the per-changelist size limit",
 	"too_large":       "too large to review",
