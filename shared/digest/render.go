@@ -2,6 +2,7 @@ package digest
 
 import (
 	"fmt"
+	"html"
 	"strings"
 	"time"
 
@@ -12,7 +13,7 @@ import (
 
 // view is what both templates show. Every string from a person or a
 // model (depot paths, rule ids) is plain text made inert
-// (modeltext.Plain); the HTML body escapes it again for HTML (escapeHTML).
+// (modeltext.Plain); the HTML body escapes it again for HTML.
 type view struct {
 	Digest
 	From, To     string
@@ -62,8 +63,8 @@ func (v view) LastDay() time.Time { return v.Week.End().AddDate(0, 0, -1) }
 // executing a template reaches reflect's MethodByName, which keeps every
 // exported method of every type in the digest function's binary (the AWS
 // SDK clients' hundreds of operations) and made its bootstrap 60% larger.
-// Every value of the HTML body is escaped by escapeHTML, html/template's
-// escaping for text and quoted attributes.
+// Every value of the HTML body is escaped by html.EscapeString, as the
+// review e-mail's (shared/notify).
 
 func plural(n int, word string) string {
 	if n == 1 {
@@ -107,7 +108,7 @@ func renderText(v view) string {
 
 func renderHTML(v view) string {
 	var b strings.Builder
-	e, t := escapeHTML, v.Total
+	e, t := html.EscapeString, v.Total
 	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html><body>\n<h2>Criticizer weekly digest for %s</h2>\n<p>%s – %s · paths: ", e(v.Week.String()), e(v.Week.Start().Format("2 Jan")), e(v.LastDay().Format("2 Jan 2006")))
 	for i, p := range v.Paths {
 		if i > 0 {
@@ -140,9 +141,6 @@ func renderHTML(v view) string {
 	fmt.Fprintf(&b, "<p>Tokens: %d in, %d out; cost %s</p>\n<p><small>You receive this because you own these paths and opted in to the weekly digest.</small></p>\n</body></html>\n", v.InputTokens, v.OutputTokens, e(v.Cost))
 	return b.String()
 }
-
-// escapeHTML escapes s as html/template does in text and quoted attributes.
-var escapeHTML = strings.NewReplacer("\x00", "\uFFFD", `"`, "&#34;", "&", "&amp;", "'", "&#39;", "+", "&#43;", "<", "&lt;", ">", "&gt;").Replace
 
 // Compose builds d's e-mail from from, with the Message-ID and token of
 // its (owner, week) identity (Identity). It is no review delivery: it has

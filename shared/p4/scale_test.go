@@ -258,7 +258,7 @@ func TestFetchListsHugeFilesAndShelvedMoves(t *testing.T) {
 		"describe -s 32": {{"change": "32", "user": "bob", "status": "submitted",
 			"depotFile0": "//depot/projectA/big.txt", "action0": "add", "type0": "text", "rev0": "1"}},
 		"print -k //depot/projectA/big.txt#1": {{"depotFile": "//depot/projectA/big.txt"}, {"data": strings.Repeat("x\n", 600)}, {"data": ""}},
-		"user -o bob": {{"User": "bob", "Email": "bob@example.com", "Update": "x"}},
+		"user -o bob":                         {{"User": "bob", "Email": "bob@example.com", "Update": "x"}},
 	}}
 	f, _ = NewFetcher(fr, testAllowList(t, nil), nil)
 	f.WithOptions(Options{MaxFileBytes: 1000})
