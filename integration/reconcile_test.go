@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/evidence"
 	"github.com/criticizer/criticizer/shared/job"

@@ -26,9 +26,9 @@ type Score struct {
 	CleanFindings                  int // findings on clean changes
 	Dropped                        int // model findings the parser dropped (the dropped-finding SLO's measure)
 	InputTokens, OutputTokens      int
-	Errors                         int // reviews that ended in an error
-	Priced                         bool    // -prices given: CostUSD is the stage's estimate
-	CostUSD                        float64 // the reviews' ReviewMeta.EstimatedCostUSD, summed
+	Errors                         int      // reviews that ended in an error
+	Priced                         bool     // -prices given: CostUSD is the stage's estimate
+	CostUSD                        float64  // the reviews' ReviewMeta.EstimatedCostUSD, summed
 	Verdicts                       Verdicts // with -outcomes: the findings judged by recorded outcomes
 }
 
