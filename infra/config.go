@@ -97,6 +97,8 @@ type EnvConfig struct {
 	P4Charset string `json:"p4Charset,omitempty"`
 	// P4Parallelism bounds concurrent p4 prints per job. 0 = the fetch default.
 	P4Parallelism int `json:"p4Parallelism,omitempty"`
+	// P4MaxFileBytes: a larger file is listed, not fetched (P4_MAX_FILE_BYTES). 0 = the fetch default.
+	P4MaxFileBytes int `json:"p4MaxFileBytes,omitempty"`
 
 	// LLMProvider: openai (OpenAI-compatible), anthropic or bedrock.
 	LLMProvider string `json:"llmProvider"`

@@ -25,7 +25,7 @@ func newDoctorFunction(f *functionFactory, p functionsProps, p4Layer awslambda.L
 	env := map[string]*string{
 		// The fetch function's Perforce settings.
 		"P4_SECRET_ID": sec.p4.SecretArn(), "P4TRUST_FINGERPRINT": jsii.String(cfg.P4TrustFingerprint), "P4CHARSET": jsii.String(cfg.P4Charset),
-		"P4_PARALLELISM": optItoa(cfg.P4Parallelism), "P4_BIN": jsii.String(cfg.P4Bin), "P4PORT": jsii.String(cfg.P4Port), "P4USER": jsii.String(cfg.P4User),
+		"P4_PARALLELISM": optItoa(cfg.P4Parallelism), "P4_MAX_FILE_BYTES": optItoa(cfg.P4MaxFileBytes), "P4_BIN": jsii.String(cfg.P4Bin), "P4PORT": jsii.String(cfg.P4Port), "P4USER": jsii.String(cfg.P4User),
 		"DEPOT_ALLOWLIST": jsii.String(strings.Join(cfg.DepotAllowList, ",")), "P4_TIMEOUT_SECONDS": itoa(cfg.P4TimeoutSeconds), "P4_SERVER_ROLE": jsii.String(cfg.P4ServerRole),
 		// The llm function's model settings (and llmEnv's limits, below).
 		"LLM_PROVIDER": jsii.String(cfg.LLMProvider), "LLM_ENDPOINT": jsii.String(cfg.LLMEndpoint), "LLM_MODEL": jsii.String(cfg.LLMModel),

@@ -260,6 +260,7 @@ func newFetchFunction(f *functionFactory, p functionsProps, p4Layer awslambda.La
 		"P4TRUST_FINGERPRINT": jsii.String(cfg.P4TrustFingerprint),
 		"P4CHARSET":           jsii.String(cfg.P4Charset),
 		"P4_PARALLELISM":      optItoa(cfg.P4Parallelism),
+		"P4_MAX_FILE_BYTES":   optItoa(cfg.P4MaxFileBytes),
 		"P4_BIN":              jsii.String(cfg.P4Bin),
 		"P4PORT":              jsii.String(cfg.P4Port),
 		"P4USER":              jsii.String(cfg.P4User),
@@ -402,7 +403,7 @@ func newSweeperFunction(f *functionFactory, p functionsProps) awslambda.Function
 		// The daily retention check (rule RT-3) compares artifacts with these.
 		"RAW_ARTIFACT_TTL_DAYS":      itoa(rawArtifactDays),
 		"REDACTED_ARTIFACT_TTL_DAYS": itoa(redactedArtifactDays),
-		// The data scrub moves rows keyed by the address to their keyed row.
+		// The reconciler names e-mail rows by the recipient's keyed hash.
 		"DELIVERY_KEY_SECRET_ID": p.secrets.delivery.SecretArn(),
 	}})
 	p.secrets.delivery.GrantRead(fn, nil)
@@ -414,12 +415,8 @@ func newSweeperFunction(f *functionFactory, p functionsProps) awslambda.Function
 	// Reconcile: the rows in doubt from the sparse doubt index.
 	g.grantIndex(jsii.Strings("dynamodb:Query"), "doubt")
 	// The retention check reads every row's TTL, the data scrub every old
-	// delivery row, and the one-off indexing of rows written before the
-	// doubt index existed: scans no key condition can narrow.
+	// delivery row: scans no key condition can narrow.
 	g.grantTable(jsii.Strings("dynamodb:Scan"))
-	// The scrub's move: the keyed row put, the address-keyed one deleted, in
-	// one transaction (authorized per item action).
-	g.grant(jsii.Strings("dynamodb:PutItem", "dynamodb:DeleteItem"), itemOutbox)
 	// Reviewers' reactions: the watch list moved on (a transaction of a
 	// delete and a put), fates judged, the review's comment rows listed.
 	g.grant(jsii.Strings("dynamodb:Query", "dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:UpdateItem"), itemOutcome)

@@ -131,10 +131,9 @@ func TestTableItemAccess(t *testing.T) {
 			"SweeperFunction": {
 				"dynamodb:GetItem":    {"JOB#", "OUTBOX#"},
 				"dynamodb:UpdateItem": {"JOB#", "OUTBOX#", "OUTCOME#"},
-				// The data scrub moves an address-keyed row to its keyed row;
-				// the outcome watch list moves its entries on.
-				"dynamodb:PutItem":    {"OUTBOX#", "OUTCOME#"},
-				"dynamodb:DeleteItem": {"OUTBOX#", "OUTCOME#"},
+				// The outcome watch list moves its entries on.
+				"dynamodb:PutItem":    {"OUTCOME#"},
+				"dynamodb:DeleteItem": {"OUTCOME#"},
 				"dynamodb:Query":      {"<index:doubt>", "<index:sweep>", "DELIVERY#", "OUTBOX#", "OUTCOME#"},
 				"dynamodb:Scan":       {"<table>"},
 			},

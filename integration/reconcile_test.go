@@ -11,10 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
 	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/evidence"
 	"github.com/criticizer/criticizer/shared/job"
@@ -209,66 +205,4 @@ type onlyOne struct {
 
 func (o onlyOne) Delivered(_ context.Context, id string) (bool, error) {
 	return id != messageID(delivery.Key{Changelist: o.cl, Recipient: o.recipient, ReviewVersion: 1}, "localhost"), nil
-}
-
-// A delivery row written before the doubt index existed (in doubt, without
-// the index pair) is not seen by the reconciler until the one-off indexing
-// gives it its pair; after that the reconciler's Query finds it, and a
-// finished indexing is not repeated.
-func TestRowsFromBeforeTheDoubtIndexAreIndexed(t *testing.T) {
-	ctx := context.Background()
-	cl := changeSeq.Add(1)
-	table := env.out["JobsTableName"]
-	at := job.Now().Add(-time.Hour)
-	k := delivery.Key{Changelist: cl, Recipient: "gina@example.com", ReviewVersion: 1}
-	if _, err := env.outbox.Begin(ctx, k, "job-old", at); err != nil {
-		t.Fatal(err)
-	}
-	// As the code before the index left it: sending, no pair.
-	row, err := env.outbox.Get(ctx, k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := map[string]ddbtypes.AttributeValue{"pk": &ddbtypes.AttributeValueMemberS{Value: row.PK}, "sk": &ddbtypes.AttributeValueMemberS{Value: row.SK}}
-	if _, err := env.ddb.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &table, Key: key, UpdateExpression: aws.String("REMOVE doubt, doubt_at")}); err != nil {
-		t.Fatal(err)
-	}
-	found := func() bool {
-		s, err := env.outbox.Suspects(ctx, job.Now(), time.Time{}, time.Time{}, false, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return slices.ContainsFunc(s, func(s outbox.Suspect) bool { return s.Changelist == cl })
-	}
-	if found() {
-		t.Fatal("a row without the index pair was found: the test does not test the indexing")
-	}
-	// Start the one-off indexing afresh (the deployed sweeper may have finished it).
-	if _, err := env.ddb.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &table, Key: map[string]ddbtypes.AttributeValue{
-		"pk": &ddbtypes.AttributeValueMemberS{Value: "OUTBOX#PASS"}, "sk": &ddbtypes.AttributeValueMemberS{Value: "doubt-index-v1"}}}); err != nil {
-		t.Fatal(err)
-	}
-	for run := 0; ; run++ {
-		rep, err := env.outbox.IndexExisting(ctx, job.Now().Add(-24*time.Hour), time.Now().Add(2*time.Second), job.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if rep.Done {
-			break
-		}
-		if run == 50 {
-			t.Fatal("the indexing never finished")
-		}
-	}
-	// The index is eventually consistent: give it a moment (DynamoDB propagates in well under a second).
-	deadline := time.Now().Add(10 * time.Second)
-	for !found() {
-		if time.Now().After(deadline) {
-			t.Fatal("the indexed row is not among the reconciler's suspects")
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	if rep, err := env.outbox.IndexExisting(ctx, job.Now(), time.Now().Add(time.Second), job.Now()); err != nil || !rep.Done || rep.Read != 0 {
-		t.Errorf("a run after the indexing finished: %+v, %v; want done without a scan", rep, err)
-	}
 }

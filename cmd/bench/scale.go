@@ -67,7 +67,7 @@ func runScale(ctx context.Context, sizes []int, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	// Unmeasured runs: the cold start, the one-off indexing of older rows,
+	// Unmeasured runs: the cold start
 	// and the sample job's e-mail verified once its completion window has
 	// passed, so the measured runs find only history.
 	if err := settleSample(ctx, fn, sweeper, wire); err != nil {

@@ -8,7 +8,7 @@
 //
 //	make eval                       # against the LLM stand-in: proves the harness, not a model
 //	go run ./cmd/eval -provider openai -endpoint https://api.openai.com -model gpt-4o \
-//	    -api-key-env OPENAI_API_KEY -price-in 2.5 -price-out 10
+//	    -api-key-env OPENAI_API_KEY -prices input=2.5,cached_input=1.25,output=10
 //
 // Run it against the real provider and model before promoting a prompt
 // version (README, "Measuring review quality"). With -outcomes it also
@@ -46,7 +46,7 @@ import (
 type options struct {
 	corpus, provider, endpoint, model, keyEnv, prompts string
 	outcomes                                           string
-	priceIn, priceOut                                  float64
+	prices                                             string // LLM_PRICES_PER_MTOK's form, read by llm.ParsePrices
 	timeout                                            time.Duration
 	verbose                                            bool
 }
@@ -59,8 +59,7 @@ func main() {
 	flag.StringVar(&o.model, "model", "", "model name or Bedrock model id (required but for standin)")
 	flag.StringVar(&o.keyEnv, "api-key-env", "LLM_API_KEY", "environment variable holding the API key (openai, anthropic)")
 	flag.StringVar(&o.prompts, "prompts", strings.Join(allVersions(), ","), "prompt versions to evaluate, comma-separated")
-	flag.Float64Var(&o.priceIn, "price-in", 0, "USD per million input tokens, for the cost column")
-	flag.Float64Var(&o.priceOut, "price-out", 0, "USD per million output tokens, for the cost column")
+	flag.StringVar(&o.prices, "prices", "", "the model's list prices, USD per million tokens, as LLM_PRICES_PER_MTOK: input=3,cached_input=0.3,cache_write=3.75,output=15 (the cost column: the llm stage's own estimate)")
 	flag.DurationVar(&o.timeout, "timeout", 60*time.Second, "per model call")
 	flag.BoolVar(&o.verbose, "v", false, "print each case's findings")
 	flag.StringVar(&o.outcomes, "outcomes", "", "recorded outcomes to judge by (`criticizer outcomes export` JSON lines): judge each configuration's findings by what reviewers did with them")
@@ -80,6 +79,12 @@ func run(ctx context.Context, o options, w io.Writer) error {
 	cases, err := loadCorpus(o.corpus)
 	if err != nil {
 		return err
+	}
+	// The cost column is the stage's own estimate (ReviewMeta.EstimatedCostUSD,
+	// llm.Prices.Cost): cached and cache-written input at their own prices.
+	prices, err := llm.ParsePrices(o.prices)
+	if err != nil {
+		return fmt.Errorf("-prices: %w", err)
 	}
 	complete, model, stop, err := provider(ctx, o)
 	if err != nil {
@@ -102,14 +107,14 @@ func run(ctx context.Context, o options, w io.Writer) error {
 		if !result.KnownPromptVersion(version) {
 			return fmt.Errorf("prompt version %q has no template in this build (known: %s)", version, strings.Join(allVersions(), ", "))
 		}
-		s := Score{Provider: o.provider, Model: model, PromptVersion: version, PriceIn: o.priceIn, PriceOut: o.priceOut}
+		s := Score{Provider: o.provider, Model: model, PromptVersion: version, Priced: prices != llm.Prices{}}
 		rollout := result.Rollout{Candidate: version, Percent: 100}
 		if version == result.StablePromptVersion {
 			rollout = result.Rollout{}
 		}
 		mem := artifacts.NewMemoryBucket()
 		stage := &llmstage.LLM{Redacted: artifacts.New(mem, "eval"), Guard: red, LLM: complete, Model: model,
-			Rollout: rollout, Metrics: obs.NewMetrics(io.Discard, "eval"), Log: slog.New(slog.DiscardHandler)}
+			Rollout: rollout, Terms: llmstage.ModelTerms{Prices: prices}, Metrics: obs.NewMetrics(io.Discard, "eval"), Log: slog.New(slog.DiscardHandler)}
 		for i, c := range cases {
 			res, cs, usage, err := reviewCase(ctx, stage, red, c, int64(1000+i), version)
 			if err != nil {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/criticizer/criticizer/shared/domain"
 )
 
 // TestCorpusCoversTheStudioLanguages: at least 30 labelled changelists, in
@@ -56,6 +58,26 @@ func TestEvalAgainstTheStandin(t *testing.T) {
 	}
 	if !strings.HasSuffix(strings.TrimSpace(table), "| 0 |") {
 		t.Errorf("reviews failed:\n%s", table)
+	}
+}
+
+// The cost column is the llm stage's own estimate of each review
+// (ReviewMeta.EstimatedCostUSD, from llm.Prices.Cost: cached input at its
+// own price), averaged over the reviews, never a formula of eval's own: a
+// review whose input was mostly read from the prompt cache costs what the
+// stage said, not its tokens at the input price.
+func TestCostIsTheStagesEstimate(t *testing.T) {
+	s := Score{Priced: true}
+	for _, usd := range []float64{0.0125, 0.0075} {
+		res := resultWith()
+		res.Meta = domain.ReviewMeta{InputTokens: 10000, OutputTokens: 100, EstimatedCostUSD: usd}.Map()
+		s.add(Case{}, res, [2]int{10000, 100})
+	}
+	if row := strings.Join(s.row(), "|"); !strings.Contains(row, "|10000|100|$0.0100|") {
+		t.Errorf("row = %s: want the stage's estimates averaged, $0.0100 a review", row)
+	}
+	if row := strings.Join(Score{}.row(), "|"); !strings.Contains(row, "|n/a|0") {
+		t.Errorf("row without -prices = %s: want the cost n/a", row)
 	}
 }
 

@@ -26,8 +26,9 @@ type Score struct {
 	CleanFindings                  int // findings on clean changes
 	Dropped                        int // model findings the parser dropped (the dropped-finding SLO's measure)
 	InputTokens, OutputTokens      int
-	Errors                         int // reviews that ended in an error
-	PriceIn, PriceOut              float64
+	Errors                         int      // reviews that ended in an error
+	Priced                         bool     // -prices given: CostUSD is the stage's estimate
+	CostUSD                        float64  // the reviews' ReviewMeta.EstimatedCostUSD, summed
 	Verdicts                       Verdicts // with -outcomes: the findings judged by recorded outcomes
 }
 
@@ -37,7 +38,9 @@ func (s *Score) add(c Case, res domain.ReviewResult, usage [2]int) {
 	s.InputTokens += usage[0]
 	s.OutputTokens += usage[1]
 	s.Defects += len(c.Defects)
-	s.Dropped += domain.ReadReviewMeta(res.Meta).DroppedFindings
+	meta := domain.ReadReviewMeta(res.Meta)
+	s.Dropped += meta.DroppedFindings
+	s.CostUSD += meta.EstimatedCostUSD
 	if len(c.Defects) == 0 {
 		s.CleanReviews++
 		s.CleanFindings += len(res.Findings)
@@ -91,9 +94,8 @@ func (s Score) row() []string {
 		return fmt.Sprintf("%.0f", float64(n)/float64(s.Reviews))
 	}
 	cost := "n/a"
-	if s.PriceIn > 0 || s.PriceOut > 0 {
-		usd := (float64(s.InputTokens)*s.PriceIn + float64(s.OutputTokens)*s.PriceOut) / 1e6
-		cost = fmt.Sprintf("$%.4f", usd/float64(max(s.Reviews, 1)))
+	if s.Priced {
+		cost = fmt.Sprintf("$%.4f", s.CostUSD/float64(max(s.Reviews, 1)))
 	}
 	return []string{s.Provider, s.Model, s.PromptVersion, fmt.Sprint(s.Reviews),
 		ratio(s.TruePositives, s.Findings), ratio(s.DefectsFound, s.Defects), ratio(s.ExactLine, s.TruePositives),

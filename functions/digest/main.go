@@ -30,7 +30,7 @@ func main() {
 
 	ddb := dynamodb.NewFromConfig(env.AWS)
 	sm := secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL)
-	key, _, err := set.Outbox.Key(ctx, sm)
+	key, err := set.Outbox.Key(ctx, sm)
 	coldstart.Must(env, err)
 	p := &digest.Pass{
 		Entries: &digest.Entries{API: ddb, Table: env.Config.JobsTable},

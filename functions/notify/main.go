@@ -7,7 +7,6 @@ package main
 
 import (
 	"context"
-	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -46,17 +45,9 @@ func main() {
 	sm := secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL)
 	// The delivery key, read once: a key that changed under running
 	// functions would make every row a new intent (docs/operating.md).
-	key, ver, err := set.Outbox.Key(ctx, sm)
+	key, err := set.Outbox.Key(ctx, sm)
 	coldstart.Must(env, err)
 	rows := outbox.New(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention).WithActor("notify").WithSecret(key)
-	if env.Config.UniquenessRetention > 0 && !ver.Created.IsZero() {
-		// Rows written before the key (keyed by the address) have all
-		// expired by then: no more looking for them. The week covers the
-		// previous release's functions still writing while the key is new;
-		// an expired row that TTL has not deleted yet (days) is no longer
-		// a promise.
-		rows.WithAddressKeyedUntil(ver.Created.Add(env.Config.UniquenessRetention + 7*24*time.Hour))
-	}
 	n := &notifystage.Notify{Outbox: rows,
 		Secret: key, From: set.Evidence.From, Log: env.Log, Swarm: swarm.RunReport{Reporter: reporter}, Gate: set.Gate, EmailParticipants: set.EmailParticipants, Window: set.Evidence.Window,
 		Artifacts: artifacts.New(artifacts.NewS3Client(env.AWS), env.Config.RedactedBkt),

@@ -43,9 +43,6 @@ type result struct {
 	Sweep     sweep.Report      `json:"sweep"`
 	Reconcile reconcile.Report  `json:"reconcile"`
 	Retention *retention.Report `json:"retention,omitempty"`
-	// Indexed is the one-off indexing of delivery rows written before the
-	// doubt index existed (outbox.IndexExisting), until it is done.
-	Indexed *outbox.IndexReport `json:"indexed,omitempty"`
 	// Outcomes is the read of reviewers' reactions (outcome.Pass), where
 	// the environment posts Swarm comments.
 	Outcomes *outcome.PassReport `json:"outcomes,omitempty"`
@@ -54,7 +51,7 @@ type result struct {
 // budgets splits what is left of an invocation between its passes, keeping
 // a margin for the last writes and the log line: each pass stops taking new
 // work at its share, records where it stopped, and the next run resumes.
-func budgets(ctx context.Context) (index, sweep, reconcile time.Duration) {
+func budgets(ctx context.Context) (short, sweep, reconcile time.Duration) {
 	left := 60 * time.Second
 	if dl, ok := ctx.Deadline(); ok {
 		left = time.Until(dl)
@@ -67,7 +64,7 @@ func main() {
 	env := coldstart.Must(coldstart.Load(context.Background(), "sweeper", sanitize.Logs))
 	ev, ttl := evidence.SettingsFromEnv(env.Vars), retention.SettingsFromEnv(env.Vars)
 	sw := swarm.SettingsFromEnv(env.Vars, swarm.ForComments)
-	rowSet := outbox.SettingsFromEnv(env.Vars) // the data scrub moves address-keyed rows
+	rowSet := outbox.SettingsFromEnv(env.Vars) // the delivery key names the rows the reconciler settles
 	coldstart.Must(env, env.Vars.Err())
 
 	ddb := dynamodb.NewFromConfig(env.AWS)
@@ -75,7 +72,7 @@ func main() {
 	queues := queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs)
 	s := &sweep.Sweeper{Jobs: jobs, Queue: queues, Lease: env.Config.Lease, Skew: env.Config.ClockSkew, Log: env.Log, Metrics: env.Metrics}
 	sm := secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL) // the delivery key and the Swarm login
-	key, _, err := rowSet.Key(context.Background(), sm)
+	key, err := rowSet.Key(context.Background(), sm)
 	coldstart.Must(env, err)
 	rows := outbox.New(ddb, env.Config.JobsTable).WithActor("reconciler").WithSecret(key)
 	rec := &reconcile.Reconciler{Rows: rows, Progress: rows, Jobs: jobs, Redeliver: queues, FromDomain: ev.FromDomain(),
@@ -122,23 +119,20 @@ func main() {
 			env.Log.InfoContext(ctx, "retention check run", "report", rep)
 			return res, err
 		}
-		var errIndex, errSweep, errRec error
-		indexFor, sweepFor, recFor := budgets(ctx)
+		var errSweep, errRec error
+		shortFor, sweepFor, recFor := budgets(ctx)
 		s.Budget, rec.Budget = sweepFor, recFor
-		if indexed, err := rows.IndexExisting(ctx, job.Now().Add(-rec.Lookback), time.Now().Add(indexFor), job.Now()); err != nil || indexed.Read > 0 || !indexed.Done {
-			res.Indexed, errIndex = &indexed, err
-		}
 		res.Sweep, errSweep = s.Run(ctx)
 		res.Reconcile, errRec = rec.Run(ctx)
 		var errOutcomes error
 		if reactions != nil {
-			reactions.Budget = indexFor // a short pass: what it does not reach stays due
+			reactions.Budget = shortFor // a short pass: what it does not reach stays due
 			var rep outcome.PassReport
 			rep, errOutcomes = reactions.Run(ctx)
 			res.Outcomes = &rep
 		}
 		env.Log.InfoContext(ctx, "sweep finished", "due", res.Sweep.Due, "enqueued", res.Sweep.Enqueued, "postponed", res.Sweep.Postponed, "backlog", res.Sweep.Backlog,
 			"conflicted", res.Sweep.Conflicted, "reconcile", res.Reconcile)
-		return res, errors.Join(errIndex, errSweep, errRec, errOutcomes)
+		return res, errors.Join(errSweep, errRec, errOutcomes)
 	})
 }

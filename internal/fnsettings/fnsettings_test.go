@@ -29,6 +29,7 @@ func TestCodeDefaultsAreTheDeclared(t *testing.T) {
 		{"LLM_MAX_OUTPUT_TOKENS", llm.DefaultMaxTokens},
 		{"LLM_PARALLELISM", llmstage.DefaultParallelism},
 		{"P4_PARALLELISM", p4.DefaultParallelism},
+		{"P4_MAX_FILE_BYTES", p4.DefaultMaxFileBytes},
 		{"SMTP_TIMEOUT_SECONDS", secs(smtpmail.DefaultTimeout)},
 		{"SWARM_COMMENT_WINDOW_SECONDS", secs(swarm.DefaultCommentWindow)},
 		{"DISMISS_THRESHOLD", outcome.DismissThreshold},

@@ -78,3 +78,42 @@ func TestLogicDoesNotImportTheStore(t *testing.T) {
 		})
 	}
 }
+
+// TestNoFunctionExecutesATemplate keeps text/template and html/template out
+// of every function's own code: executing a template reaches reflect's
+// MethodByName, and then the linker keeps every exported method of every
+// type the binary holds — for the AWS SDK clients, hundreds of operations
+// with their serializers (the jobpage bootstrap was 18.8 MB with its
+// html/template page, 10.2 MB without; the digest 17.6 MB and 10.9 MB).
+// The review e-mail, the digest and the job page write their HTML by hand,
+// each value through html.EscapeString. (A dependency may import the
+// packages, as spf13/cast does, without executing a template: it costs
+// nothing.) Sizes are measured by make bench (bootstrap-MB), not here.
+func TestNoFunctionExecutesATemplate(t *testing.T) {
+	const module = "github.com/criticizer/criticizer/"
+	for _, fn := range []string{"webhook", "fetch", "llm", "notify", "sweeper", "sesevents", "jobpage", "digest"} {
+		t.Run(fn, func(t *testing.T) {
+			out, err := exec.Command("go", "list", "-deps", "-f", `{{.ImportPath}} {{join .Imports " "}}`, module+"functions/"+fn).CombinedOutput()
+			if err != nil {
+				t.Fatalf("go list: %v\n%s", err, out)
+			}
+			lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+			own := 0
+			for _, line := range lines {
+				fields := strings.Fields(line)
+				if len(fields) == 0 || !strings.HasPrefix(fields[0], module) {
+					continue
+				}
+				own++
+				for _, imp := range fields[1:] {
+					if imp == "text/template" || imp == "html/template" {
+						t.Errorf("functions/%s links %s, which imports %s: write the output by hand (shared/jobpage/page/html.go)", fn, fields[0], imp)
+					}
+				}
+			}
+			if own < 5 {
+				t.Fatalf("go list named %d project packages; the check would prove nothing", own)
+			}
+		})
+	}
+}

@@ -186,9 +186,7 @@ func TestPassMarksDeliveredInDoubt(t *testing.T) {
 }
 
 // A digest's row is the outbox row of its (week, owner): it lives the
-// uniqueness retention past its send (for ever with 0), and it is the row
-// the digest's own uniqueness row was, so a digest the previous release
-// marked sent is not sent again.
+// uniqueness retention past its send (for ever with 0).
 func TestDigestRowIsTheOutboxRowOfItsWeek(t *testing.T) {
 	ctx := context.Background()
 	for _, ret := range []time.Duration{365 * 24 * time.Hour, 0} {
@@ -214,19 +212,6 @@ func TestDigestRowIsTheOutboxRowOfItsWeek(t *testing.T) {
 		if (ret > 0) != has || (has && exp.Value != want) {
 			t.Errorf("retention %s: expires_at %v, want %s", ret, rows[0]["expires_at"], map[bool]string{true: want, false: "none"}[ret > 0])
 		}
-	}
-	// The previous release's row: status and notified_at, no send token.
-	s := &sender{}
-	p, w, c, _ := pass(t, s)
-	id := digest.IdentityOf("lead@example.com", w, nil)
-	db := p.Entries.API
-	if _, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(dynamotest.Table), Item: map[string]types.AttributeValue{
-		"pk": sv("DIGEST#sent#2026-W47"), "sk": sv("OWNER#" + id.Owner), "status": sv("sent"), "attempt": sv("a1"),
-		"started_at": sv(job.FormatTime(c.t)), "notified_at": sv(job.FormatTime(c.t)), "notification_id": sv(id.MessageID(p.From))}}); err != nil {
-		t.Fatal(err)
-	}
-	if rep, err := p.Run(ctx, w); err != nil || rep.AlreadySent != 1 || len(s.sent) != 0 {
-		t.Fatalf("run = %+v, %v, %d sent: want the earlier release's digest found sent", rep, err, len(s.sent))
 	}
 }
 

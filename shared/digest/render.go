@@ -1,11 +1,9 @@
 package digest
 
 import (
-	"bytes"
 	"fmt"
-	htmltemplate "html/template"
+	"html"
 	"strings"
-	"text/template"
 	"time"
 
 	"github.com/criticizer/criticizer/shared/modeltext"
@@ -15,7 +13,7 @@ import (
 
 // view is what both templates show. Every string from a person or a
 // model (depot paths, rule ids) is plain text made inert
-// (modeltext.Plain); the HTML template escapes it again for HTML.
+// (modeltext.Plain); the HTML body escapes it again for HTML.
 type view struct {
 	Digest
 	From, To     string
@@ -58,57 +56,15 @@ func viewOf(d Digest) view {
 	return v
 }
 
-const textBody = `Criticizer weekly digest for {{.Week}} ({{.Week.Start.Format "2 Jan"}} – {{.LastDay.Format "2 Jan 2006"}})
-Paths: {{join .Paths ", "}}
-
-Reviews touching these paths: {{.Reviews}}
-Findings: {{.Total.Findings}}; acceptance {{.Acceptance}} ({{.Total.Accepted}} accepted, {{.Total.Dismissed}} dismissed, {{.Total.Open}} open, {{.Total.Unknown}} unknown)
-{{range .Severity}}  {{printf "%-9s" .Label}} {{.Findings}} {{plural .Findings "finding"}}: {{.Accepted}} accepted, {{.Dismissed}} dismissed, {{.Open}} open, {{.Unknown}} unknown; acceptance {{.Share}}
-{{end}}{{if .Unlisted}}  and {{.Unlisted}} {{plural .Unlisted "finding"}} of very large reviews, not itemised here
-{{end}}
-Acceptance is accepted / (accepted + dismissed), as reviewers have reacted so far; a finding told by e-mail only is unknown, never accepted.
-
-Withheld as repeatedly dismissed: {{.Withheld}} {{plural .Withheld "finding"}}
-{{if .Suppressions}}Withheld here now (lift with criticizer outcomes allow):
-{{range .Suppressions}}  {{.Scope}}  {{.Category}}  {{.Kind}}
-{{end}}{{else}}Nothing is withheld under these paths.
-{{end}}
-Tokens: {{.InputTokens}} in, {{.OutputTokens}} out; cost {{.Cost}}
-
-You receive this because you own these paths and opted in to the weekly digest.
-`
-
-const htmlBody = `<!DOCTYPE html>
-<html><body>
-<h2>Criticizer weekly digest for {{.Week}}</h2>
-<p>{{.Week.Start.Format "2 Jan"}} – {{.LastDay.Format "2 Jan 2006"}} · paths: {{range $i, $p := .Paths}}{{if $i}}, {{end}}<code>{{$p}}</code>{{end}}</p>
-<p>Reviews touching these paths: <b>{{.Reviews}}</b><br>
-Findings: <b>{{.Total.Findings}}</b>; acceptance <b>{{.Acceptance}}</b> ({{.Total.Accepted}} accepted, {{.Total.Dismissed}} dismissed, {{.Total.Open}} open, {{.Total.Unknown}} unknown)</p>
-{{if .Severity}}<table border="1" cellpadding="4" cellspacing="0">
-<tr><th>severity</th><th>findings</th><th>accepted</th><th>dismissed</th><th>open</th><th>unknown</th><th>acceptance</th></tr>
-{{range .Severity}}<tr><td>{{.Label}}</td><td>{{.Findings}}</td><td>{{.Accepted}}</td><td>{{.Dismissed}}</td><td>{{.Open}}</td><td>{{.Unknown}}</td><td>{{.Share}}</td></tr>
-{{end}}</table>
-{{end}}{{if .Unlisted}}<p>and {{.Unlisted}} findings of very large reviews, not itemised here</p>
-{{end}}<p><small>Acceptance is accepted / (accepted + dismissed), as reviewers have reacted so far; a finding told by e-mail only is unknown, never accepted.</small></p>
-<p>Withheld as repeatedly dismissed: <b>{{.Withheld}}</b></p>
-{{if .Suppressions}}<p>Withheld here now (lift with <code>criticizer outcomes allow</code>):</p>
-<ul>
-{{range .Suppressions}}<li><code>{{.Scope}}</code> {{.Category}} <code>{{.Kind}}</code></li>
-{{end}}</ul>
-{{else}}<p>Nothing is withheld under these paths.</p>
-{{end}}<p>Tokens: {{.InputTokens}} in, {{.OutputTokens}} out; cost {{.Cost}}</p>
-<p><small>You receive this because you own these paths and opted in to the weekly digest.</small></p>
-</body></html>
-`
-
 // LastDay is the Sunday that ends the week.
 func (v view) LastDay() time.Time { return v.Week.End().AddDate(0, 0, -1) }
 
-var (
-	funcs   = template.FuncMap{"join": strings.Join, "plural": plural}
-	textTpl = template.Must(template.New("text").Funcs(funcs).Parse(textBody))
-	htmlTpl = htmltemplate.Must(htmltemplate.New("html").Parse(htmlBody))
-)
+// The bodies are written by hand, not with text/template or html/template:
+// executing a template reaches reflect's MethodByName, which keeps every
+// exported method of every type in the digest function's binary (the AWS
+// SDK clients' hundreds of operations) and made its bootstrap 60% larger.
+// Every value of the HTML body is escaped by html.EscapeString, as the
+// review e-mail's (shared/notify).
 
 func plural(n int, word string) string {
 	if n == 1 {
@@ -120,14 +76,70 @@ func plural(n int, word string) string {
 // Render returns d's text and HTML bodies.
 func Render(d Digest) (text, html string, err error) {
 	v := viewOf(d)
-	var t, h bytes.Buffer
-	if err := textTpl.Execute(&t, v); err != nil {
-		return "", "", err
+	return renderText(v), renderHTML(v), nil
+}
+
+func renderText(v view) string {
+	var b strings.Builder
+	t := v.Total
+	fmt.Fprintf(&b, "Criticizer weekly digest for %s (%s – %s)\nPaths: %s\n\n", v.Week, v.Week.Start().Format("2 Jan"), v.LastDay().Format("2 Jan 2006"), strings.Join(v.Paths, ", "))
+	fmt.Fprintf(&b, "Reviews touching these paths: %d\nFindings: %d; acceptance %s (%d accepted, %d dismissed, %d open, %d unknown)\n",
+		v.Reviews, t.Findings, v.Acceptance, t.Accepted, t.Dismissed, t.Open, t.Unknown)
+	for _, r := range v.Severity {
+		fmt.Fprintf(&b, "  %-9s %d %s: %d accepted, %d dismissed, %d open, %d unknown; acceptance %s\n",
+			r.Label, r.Findings, plural(r.Findings, "finding"), r.Accepted, r.Dismissed, r.Open, r.Unknown, r.Share)
 	}
-	if err := htmlTpl.Execute(&h, v); err != nil {
-		return "", "", err
+	if v.Unlisted != 0 {
+		fmt.Fprintf(&b, "  and %d %s of very large reviews, not itemised here\n", v.Unlisted, plural(v.Unlisted, "finding"))
 	}
-	return t.String(), h.String(), nil
+	b.WriteString("\nAcceptance is accepted / (accepted + dismissed), as reviewers have reacted so far; a finding told by e-mail only is unknown, never accepted.\n\n")
+	fmt.Fprintf(&b, "Withheld as repeatedly dismissed: %d %s\n", v.Withheld, plural(v.Withheld, "finding"))
+	if len(v.Suppressions) > 0 {
+		b.WriteString("Withheld here now (lift with criticizer outcomes allow):\n")
+		for _, s := range v.Suppressions {
+			fmt.Fprintf(&b, "  %s  %s  %s\n", s.Scope, s.Category, s.Kind)
+		}
+	} else {
+		b.WriteString("Nothing is withheld under these paths.\n")
+	}
+	fmt.Fprintf(&b, "\nTokens: %d in, %d out; cost %s\n\nYou receive this because you own these paths and opted in to the weekly digest.\n", v.InputTokens, v.OutputTokens, v.Cost)
+	return b.String()
+}
+
+func renderHTML(v view) string {
+	var b strings.Builder
+	e, t := html.EscapeString, v.Total
+	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html><body>\n<h2>Criticizer weekly digest for %s</h2>\n<p>%s – %s · paths: ", e(v.Week.String()), e(v.Week.Start().Format("2 Jan")), e(v.LastDay().Format("2 Jan 2006")))
+	for i, p := range v.Paths {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "<code>%s</code>", e(p))
+	}
+	fmt.Fprintf(&b, "</p>\n<p>Reviews touching these paths: <b>%d</b><br>\nFindings: <b>%d</b>; acceptance <b>%s</b> (%d accepted, %d dismissed, %d open, %d unknown)</p>\n",
+		v.Reviews, t.Findings, e(v.Acceptance), t.Accepted, t.Dismissed, t.Open, t.Unknown)
+	if len(v.Severity) > 0 {
+		b.WriteString("<table border=\"1\" cellpadding=\"4\" cellspacing=\"0\">\n<tr><th>severity</th><th>findings</th><th>accepted</th><th>dismissed</th><th>open</th><th>unknown</th><th>acceptance</th></tr>\n")
+		for _, r := range v.Severity {
+			fmt.Fprintf(&b, "<tr><td>%s</td><td>%d</td><td>%d</td><td>%d</td><td>%d</td><td>%d</td><td>%s</td></tr>\n", e(r.Label), r.Findings, r.Accepted, r.Dismissed, r.Open, r.Unknown, e(r.Share))
+		}
+		b.WriteString("</table>\n")
+	}
+	if v.Unlisted != 0 {
+		fmt.Fprintf(&b, "<p>and %d findings of very large reviews, not itemised here</p>\n", v.Unlisted)
+	}
+	fmt.Fprintf(&b, "<p><small>Acceptance is accepted / (accepted + dismissed), as reviewers have reacted so far; a finding told by e-mail only is unknown, never accepted.</small></p>\n<p>Withheld as repeatedly dismissed: <b>%d</b></p>\n", v.Withheld)
+	if len(v.Suppressions) > 0 {
+		b.WriteString("<p>Withheld here now (lift with <code>criticizer outcomes allow</code>):</p>\n<ul>\n")
+		for _, s := range v.Suppressions {
+			fmt.Fprintf(&b, "<li><code>%s</code> %s <code>%s</code></li>\n", e(s.Scope), e(s.Category), e(s.Kind))
+		}
+		b.WriteString("</ul>\n")
+	} else {
+		b.WriteString("<p>Nothing is withheld under these paths.</p>\n")
+	}
+	fmt.Fprintf(&b, "<p>Tokens: %d in, %d out; cost %s</p>\n<p><small>You receive this because you own these paths and opted in to the weekly digest.</small></p>\n</body></html>\n", v.InputTokens, v.OutputTokens, e(v.Cost))
+	return b.String()
 }
 
 // Compose builds d's e-mail from from, with the Message-ID and token of

@@ -10,6 +10,7 @@ import (
 // was not reviewed (shared/result's Skip* reasons).
 var SkipLabels = map[string]string{
 	"no_textual_diff":   "no textual diff",
+	"over_file_bytes":   "larger than the per-file limit (p4MaxFileBytes)",
 	"binary":            "binary",
 	"deleted":           "deleted",
 	"over_file_limit":   "over the file limit",

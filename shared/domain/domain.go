@@ -75,7 +75,16 @@ type FileChange struct {
 	// InterdiffFrom set: the content did not change.
 	Interdiff     string `json:"interdiff,omitempty"`
 	InterdiffFrom int    `json:"interdiff_from,omitempty"`
+	// NotDiffed says why fetch gave a text file no diff: OverFileBytes.
+	// "" for a diffed file, and for one with nothing to diff (binary,
+	// deleted), which the llm stage tells apart by action and type.
+	NotDiffed string `json:"not_diffed,omitempty"`
 }
+
+// OverFileBytes is FileChange.NotDiffed for a file larger than the fetch
+// stage's per-file limit (P4_MAX_FILE_BYTES, p4MaxFileBytes: 2 MiB by
+// default): listed, never printed, and never reviewed.
+const OverFileBytes = "over_file_bytes"
 
 // PreviousReview is the earlier version a changeset's carried files come
 // from: its review version and the job that reviewed it (whose result holds

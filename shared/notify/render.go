@@ -169,6 +169,7 @@ const maxNamed = 50
 
 var skipReasons = map[string]string{
 	"no_textual_diff":   "no textual diff: binary, deleted or empty",
+	"over_file_bytes":   "larger than the per-file limit (p4MaxFileBytes, 2 MiB by default): not fetched",
 	"binary":            "binary",
 	"deleted":           "deleted",
 	"over_file_limit":   "over the per-changelist file limit",

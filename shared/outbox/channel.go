@@ -66,14 +66,12 @@ type Ref interface {
 
 // emailID is an e-mail row's identity. An outbox with a delivery key
 // (WithSecret) keys the row by the keyed hash of the canonical recipient
-// ("RCPTH#<hmac>") and keeps the keyed token on it; without one, or for a
-// row written before the key existed, by the address itself ("RCPT#<addr>").
-// existing marks such an address-keyed row: it is used, never created.
+// ("RCPTH#<hmac>") and keeps the keyed token on it; without one (unit
+// tests) by the address itself ("RCPT#<addr>").
 type emailID struct {
-	k        delivery.Key
-	hash     string // keyed hash of the recipient; "" for the address key
-	token    string // keyed delivery token, stored on a created row
-	existing bool
+	k     delivery.Key
+	hash  string // keyed hash of the recipient; "" for the address key
+	token string // keyed delivery token, stored on a created row
 }
 
 func (e emailID) String() string {
@@ -117,14 +115,9 @@ func (s stored) created(set string, _ map[string]types.AttributeValue) string { 
 // versions are different changes): one query yields everything the service
 // has said on a review, which reruns need.
 //
-// A digest's row keeps the key the digest's own uniqueness row had before it
-// ran over this protocol, "DIGEST#sent#<week>" / "OWNER#<hash>": a digest
-// that release sent is found sent (its row has notified_at), and the data
-// scrub, which reads only "OUTBOX" rows, has no address to look for in it.
-// A row that release left "released" or "sending" is not taken over (Begin
-// refuses the unknown state; the settle has no send start to time a window
-// from, so only evidence settles it): docs/operating.md says what an
-// operator does with one.
+// A digest's row is keyed per ISO week and owner ("DIGEST#sent#<week>" /
+// "OWNER#<hash>"): the data scrub, which reads only "OUTBOX" rows, has no
+// address to look for in it.
 func (it Item) keys() (string, string) {
 	if it.Channel == ChannelDigest {
 		week, owner, _ := strings.Cut(it.ID, "/")

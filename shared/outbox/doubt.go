@@ -2,7 +2,6 @@ package outbox
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -16,7 +15,6 @@ import (
 	"github.com/criticizer/criticizer/shared/awserr"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
-	"github.com/criticizer/criticizer/shared/store"
 )
 
 // The doubt index is a sparse global secondary index over the rows whose
@@ -102,19 +100,13 @@ func passKey(name string) map[string]types.AttributeValue {
 }
 
 // passKeep is how long a pass's position outlives its last save (a lost
-// position only restarts the pass); doneKeep how long a one-off pass's
-// "done" does: were it to expire, the one-off scan would run again.
-const (
-	passKeep = 30 * 24 * time.Hour
-	doneKeep = 10 * 365 * 24 * time.Hour
-)
+// position only restarts the pass).
+const passKeep = 30 * 24 * time.Hour
 
 // Progress is a scheduled pass's saved position: Cursor names where the
-// pass stopped (empty: start at the beginning), Done that a one-off pass
-// (the index migration) has finished.
+// pass stopped (empty: start at the beginning).
 type Progress struct {
 	Cursor string `dynamodbav:"cursor,omitempty"`
-	Done   bool   `dynamodbav:"done,omitempty"`
 }
 
 // Progress reads the named pass's saved position (zero when none).
@@ -132,97 +124,13 @@ func (o *Outbox) Progress(ctx context.Context, name string) (Progress, error) {
 
 // SaveProgress records the named pass's position for its next run.
 func (o *Outbox) SaveProgress(ctx context.Context, name string, p Progress, now time.Time) error {
-	keep := passKeep
-	if p.Done {
-		keep = doneKeep
-	}
 	_, err := o.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &o.table, Key: passKey(name),
-		UpdateExpression:         aws.String("SET #c = :c, done = :d, updated_at = :now, expires_at = :exp"),
+		UpdateExpression:         aws.String("SET #c = :c, updated_at = :now, expires_at = :exp"),
 		ExpressionAttributeNames: map[string]string{"#c": "cursor"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":c": sv(p.Cursor), ":d": &types.AttributeValueMemberBOOL{Value: p.Done},
-			":now": sv(job.FormatTime(now)), ":exp": &types.AttributeValueMemberN{Value: fmt.Sprint(now.Add(keep).Unix())}}})
+		ExpressionAttributeValues: map[string]types.AttributeValue{":c": sv(p.Cursor),
+			":now": sv(job.FormatTime(now)), ":exp": &types.AttributeValueMemberN{Value: fmt.Sprint(now.Add(passKeep).Unix())}}})
 	if err != nil {
 		return awserr.Wrap("save pass progress", err)
-	}
-	return nil
-}
-
-// indexPass names the migration's progress.
-const indexPass = "doubt-index-v1"
-
-// IndexReport says what one run of the migration did.
-type IndexReport struct {
-	Done    bool `json:"done"`
-	Read    int  `json:"read"`    // rows the scan returned this run
-	Indexed int  `json:"indexed"` // rows given their doubt pair
-}
-
-// IndexExisting puts the rows written before the doubt index existed into
-// it: a scan over outbox rows in doubt with no doubt pair, resumed from
-// where the last run stopped and ended at deadline, each row indexed by a
-// write conditional on the status it was read in. Sent rows notified before
-// sentSince are not indexed (no pass verifies them). Once a run finishes the
-// table it records so, and every later run is a single read.
-func (o *Outbox) IndexExisting(ctx context.Context, sentSince, deadline, now time.Time) (IndexReport, error) {
-	p, err := o.Progress(ctx, indexPass)
-	if err != nil || p.Done {
-		return IndexReport{Done: p.Done}, err
-	}
-	scanner, ok := o.api.(store.ScanAPI)
-	if !ok {
-		return IndexReport{}, failure.Errorf(failure.InternalBug, "outbox: the DynamoDB client cannot scan")
-	}
-	in := &dynamodb.ScanInput{TableName: &o.table,
-		FilterExpression: aws.String("begins_with(pk, :outbox) AND attribute_not_exists(#d) AND (#s IN (:sending, :reconciling)" +
-			" OR (#s = :sent AND notified_at >= :since AND attribute_not_exists(verified_at)))"),
-		ExpressionAttributeNames: map[string]string{"#s": "status", "#d": DoubtAttr},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":outbox": sv("OUTBOX#"), ":sending": sv(string(Sending)),
-			":reconciling": sv(string(Reconciling)), ":sent": sv(string(Sent)), ":since": sv(job.FormatTime(sentSince))}}
-	if pk, sk, ok := strings.Cut(p.Cursor, "\x00"); ok {
-		in.ExclusiveStartKey = map[string]types.AttributeValue{"pk": sv(pk), "sk": sv(sk)}
-	}
-	var rep IndexReport
-	for {
-		page, err := scanner.Scan(ctx, in)
-		if err != nil {
-			return rep, awserr.Wrap("scan outbox rows to index", err)
-		}
-		var rows []Suspect
-		if err := attributevalue.UnmarshalListOfMaps(page.Items, &rows); err != nil {
-			return rep, failure.Wrap(failure.InternalBug, err)
-		}
-		rep.Read += len(rows)
-		for _, r := range rows {
-			if err := o.index(ctx, r); err != nil {
-				return rep, err
-			}
-			rep.Indexed++
-		}
-		if len(page.LastEvaluatedKey) == 0 {
-			rep.Done = true
-			return rep, o.SaveProgress(ctx, indexPass, Progress{Done: true}, now)
-		}
-		in.ExclusiveStartKey = page.LastEvaluatedKey
-		if !time.Now().Before(deadline) {
-			break // at least one page a run: every run makes progress
-		}
-	}
-	var pk, sk string
-	_ = attributevalue.Unmarshal(in.ExclusiveStartKey["pk"], &pk)
-	_ = attributevalue.Unmarshal(in.ExclusiveStartKey["sk"], &sk)
-	return rep, o.SaveProgress(ctx, indexPass, Progress{Cursor: pk + "\x00" + sk}, now)
-}
-
-// index gives one row its doubt pair, if it is still in the status read.
-func (o *Outbox) index(ctx context.Context, r Suspect) error {
-	values := map[string]types.AttributeValue{":status": sv(string(r.Status)), ":doubt": sv(string(r.Status)), ":doubtat": sv(r.since())}
-	set := "SET " + DoubtAttr + " = :doubt, " + DoubtAtAttr + " = :doubtat"
-	_, err := o.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &o.table, Key: itemKey(r.Ref()),
-		UpdateExpression: aws.String(set), ConditionExpression: aws.String("#s = :status AND attribute_not_exists(#d)"),
-		ExpressionAttributeNames: map[string]string{"#s": "status", "#d": DoubtAttr}, ExpressionAttributeValues: values})
-	var ccf *types.ConditionalCheckFailedException
-	if err != nil && !errors.As(err, &ccf) {
-		return awserr.Wrap("index outbox row", err)
 	}
 	return nil
 }

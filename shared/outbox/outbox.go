@@ -25,7 +25,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -101,14 +100,8 @@ type Row struct {
 }
 
 // Key returns the row's identity.
-// A row keyed by the address (written before the delivery key) still names
-// its recipient in its sort key after the scrub removed the attribute.
 func (r *Row) Key() delivery.Key {
-	rcpt := r.Recipient
-	if rcpt == "" && strings.HasPrefix(r.SK, "RCPT#") {
-		rcpt = strings.TrimPrefix(r.SK, "RCPT#")
-	}
-	return delivery.Key{Changelist: r.Changelist, Recipient: rcpt, ReviewVersion: r.ReviewVersion}
+	return delivery.Key{Changelist: r.Changelist, Recipient: r.Recipient, ReviewVersion: r.ReviewVersion}
 }
 
 // Outbox reads and writes delivery rows in the jobs table.
@@ -118,30 +111,14 @@ type Outbox struct {
 	retention time.Duration
 	actor     string // who writes, for the rows' event history
 	secret    *delivery.Secret
-	// addressKeyedUntil: no address-keyed row can exist from then on
-	// (zero: they may exist for ever); addressKeyed caches, per partition,
-	// the sort keys of its address-keyed rows.
-	addressKeyedUntil time.Time
-	mu                sync.Mutex
-	addressKeyed      map[string]map[string]bool
 }
 
-// WithSecret sets the delivery key: new e-mail rows are keyed by the keyed
-// hash of their recipient and keep the keyed token, so they hold no address
-// once the data scrub has run. Rows written before, keyed by the address,
-// are still found (ref) until the scrub moves them (Scrub).
+// WithSecret sets the delivery key: e-mail rows are keyed by the keyed hash
+// of their recipient and keep the keyed token, so they hold no address once
+// the data scrub has run. Every deployment has one (DELIVERY_KEY_SECRET_ID,
+// required); an outbox without one (unit tests) keys rows by the address.
 func (o *Outbox) WithSecret(s *delivery.Secret) *Outbox {
 	o.secret = s
-	o.addressKeyed = map[string]map[string]bool{}
-	return o
-}
-
-// WithAddressKeyedUntil says when the last row written before the delivery
-// key expires (the key's creation plus the uniqueness retention): from then
-// on no changelist version is searched for address-keyed rows, and a
-// delivery costs no more requests than before the key (OB-7).
-func (o *Outbox) WithAddressKeyedUntil(t time.Time) *Outbox {
-	o.addressKeyedUntil = t
 	return o
 }
 
@@ -152,63 +129,6 @@ func (r *Row) MessageID(domain string) string {
 		return delivery.MessageIDOf(r.Changelist, r.ReviewVersion, r.DeliveryToken, domain)
 	}
 	return r.Key().MessageID(domain)
-}
-
-// ref is k's row: the keyed one, or the row written under k's address
-// before the outbox had a delivery key, while such rows may exist
-// (WithAddressKeyedUntil). Which address-keyed rows a changelist version
-// has is read once per outbox (one consistent Query of its partition):
-// none is ever created again, so the answer only goes stale by a row
-// leaving, which Begin notices (errMoved).
-func (o *Outbox) ref(ctx context.Context, k delivery.Key) (Ref, error) {
-	if o.secret == nil {
-		return emailID{k: k}, nil
-	}
-	if !o.addressKeyedUntil.IsZero() && !job.Now().Before(o.addressKeyedUntil) {
-		return o.Email(k), nil
-	}
-	legacy := emailID{k: k, existing: true}
-	p, s := legacy.keys()
-	o.mu.Lock()
-	rows, ok := o.addressKeyed[p]
-	o.mu.Unlock()
-	if !ok {
-		var err error
-		if rows, err = o.addressKeyedRows(ctx, p); err != nil {
-			return nil, err
-		}
-		o.mu.Lock()
-		if len(o.addressKeyed) >= 1024 {
-			clear(o.addressKeyed) // a warm function's memory stays bounded
-		}
-		o.addressKeyed[p] = rows
-		o.mu.Unlock()
-	}
-	if rows[s] {
-		return legacy, nil
-	}
-	return o.Email(k), nil
-}
-
-// addressKeyedRows returns the sort keys of a partition's address-keyed
-// rows ("RCPT#<address>"; a keyed row's "RCPTH#" does not match).
-func (o *Outbox) addressKeyedRows(ctx context.Context, partition string) (map[string]bool, error) {
-	in := &dynamodb.QueryInput{TableName: &o.table, ConsistentRead: aws.Bool(true), ProjectionExpression: aws.String("sk"),
-		KeyConditionExpression:    aws.String("pk = :pk AND begins_with(sk, :rcpt)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": sv(partition), ":rcpt": sv("RCPT#")}}
-	rows := map[string]bool{}
-	for pages := dynamodb.NewQueryPaginator(o.api, in); pages.HasMorePages(); {
-		out, err := pages.NextPage(ctx)
-		if err != nil {
-			return nil, awserr.Wrap("list address-keyed outbox rows", err)
-		}
-		for _, item := range out.Items {
-			if sk, ok := item["sk"].(*types.AttributeValueMemberS); ok {
-				rows[sk.Value] = true
-			}
-		}
-	}
-	return rows, nil
 }
 
 // DefaultRetention is how long a row is kept (expires_at) when
@@ -279,10 +199,7 @@ func sv(v string) types.AttributeValue { return &types.AttributeValueMemberS{Val
 
 // Get reads a row with a strongly consistent read (the re-read before every send).
 func (o *Outbox) Get(ctx context.Context, k delivery.Key) (*Row, error) {
-	ref, err := o.ref(ctx, k)
-	if err != nil {
-		return nil, err
-	}
+	ref := o.Email(k)
 	out, err := o.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &o.table, Key: itemKey(ref), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return nil, awserr.Wrap("get outbox row", err)
@@ -408,24 +325,8 @@ type Send struct {
 // *InFlightError, or a NOT_FOUND error for a row that failed for good.
 // It is the only way a row comes to exist.
 func (o *Outbox) Begin(ctx context.Context, k delivery.Key, jobID string, now time.Time) (*Send, error) {
-	ref, err := o.ref(ctx, k)
-	if err != nil {
-		return nil, err
-	}
-	s, err := o.begin(ctx, ref, jobID, now)
-	if errors.Is(err, errMoved) {
-		// The scrub moved it to its keyed row meanwhile (or it expired).
-		p, _ := ref.keys()
-		o.mu.Lock()
-		delete(o.addressKeyed, p)
-		o.mu.Unlock()
-		return o.begin(ctx, o.Email(k), jobID, now)
-	}
-	return s, err
+	return o.begin(ctx, o.Email(k), jobID, now)
 }
-
-// errMoved is an address-keyed row gone between the read and the write.
-var errMoved = errors.New("outbox row moved to its keyed row")
 
 func (o *Outbox) begin(ctx context.Context, k Ref, jobID string, now time.Time) (*Send, error) {
 	tok := uuid.NewString()
@@ -440,9 +341,6 @@ func (o *Outbox) begin(ctx context.Context, k Ref, jobID string, now time.Time) 
 		values[":exp"] = &types.AttributeValueMemberN{Value: fmt.Sprint(exp)}
 	}
 	cond := "attribute_not_exists(pk) OR (#s = :pending AND attribute_not_exists(notified_at))"
-	if e, ok := k.(emailID); ok && e.existing {
-		cond = "attribute_exists(pk) AND #s = :pending AND attribute_not_exists(notified_at)" // never re-created under the address
-	}
 	set = inDoubt(set, values, Sending, job.FormatTime(now)) // in flight: in the doubt index until settled
 	set = o.withEvent(set, values, "begin send", []string{"new", string(Pending)})
 	out, err := o.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &o.table, Key: itemKey(k),
@@ -461,9 +359,6 @@ func (o *Outbox) begin(ctx context.Context, k Ref, jobID string, now time.Time) 
 	case !errors.As(err, &ccf):
 		return nil, awserr.Wrap("begin send", err)
 	case ccf.Item == nil:
-		if e, ok := k.(emailID); ok && e.existing {
-			return nil, errMoved
-		}
 		return nil, failure.Errorf(failure.InternalBug, "outbox row %s missing", k)
 	}
 	var old Row
@@ -490,10 +385,7 @@ func (o *Outbox) begin(ctx context.Context, k Ref, jobID string, now time.Time) 
 // id, notified_at and status together. A row already marked (by an earlier,
 // unanswered attempt of this write, or by a reconciliation) stays as it is.
 func (o *Outbox) MarkSent(ctx context.Context, k delivery.Key, notificationID string, now time.Time) error {
-	ref, err := o.ref(ctx, k)
-	if err != nil {
-		return err
-	}
+	ref := o.Email(k)
 	return o.markSent(ctx, ref, notificationID, now)
 }
 
@@ -516,10 +408,7 @@ func (o *Outbox) markSent(ctx context.Context, k Ref, notificationID string, now
 // happen (the provider refused it): permanent failures end the row,
 // transient ones make it pending again. It settles only that attempt.
 func (o *Outbox) Release(ctx context.Context, k delivery.Key, sendToken string, class failure.Class, msg string, permanent bool, now time.Time) error {
-	ref, err := o.ref(ctx, k)
-	if err != nil {
-		return err
-	}
+	ref := o.Email(k)
 	return o.release(ctx, ref, sendToken, class, msg, permanent, now)
 }
 
@@ -540,10 +429,7 @@ func (o *Outbox) release(ctx context.Context, k Ref, sendToken string, class fai
 // Reset returns an in-flight row to pending after settling proved the
 // earlier send (named by its token) did not happen.
 func (o *Outbox) Reset(ctx context.Context, k delivery.Key, sendToken string, now time.Time) error {
-	ref, err := o.ref(ctx, k)
-	if err != nil {
-		return err
-	}
+	ref := o.Email(k)
 	return o.reset(ctx, ref, sendToken, now)
 }
 
@@ -578,10 +464,7 @@ func statusOf(r *Row) string {
 // after fixing the recipient (a permanent failure). A sent row is never
 // requeued: that would e-mail twice.
 func (o *Outbox) Requeue(ctx context.Context, k delivery.Key, now time.Time) error {
-	ref, err := o.ref(ctx, k)
-	if err != nil {
-		return err
-	}
+	ref := o.Email(k)
 	return o.RequeueRef(ctx, ref, now)
 }
 
@@ -603,10 +486,7 @@ func (o *Outbox) toPending(ctx context.Context, k Ref, op string, from []Status,
 // Confirm marks an unsent row sent on an operator's word that the provider
 // delivered it (an uncertain send checked by hand), so it is never resent.
 func (o *Outbox) Confirm(ctx context.Context, k delivery.Key, evidence string, now time.Time) error {
-	ref, err := o.ref(ctx, k)
-	if err != nil {
-		return err
-	}
+	ref := o.Email(k)
 	return o.ConfirmRef(ctx, ref, evidence, now)
 }
 

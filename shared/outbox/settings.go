@@ -20,13 +20,11 @@ func SettingsFromEnv(r *config.Reader) Settings {
 	return Settings{DeliveryKeySecretID: r.StackRequired("DELIVERY_KEY_SECRET_ID")}
 }
 
-// Key reads the delivery key and when its version was created (rows keyed
-// by the address are older: WithAddressKeyedUntil).
-func (s Settings) Key(ctx context.Context, sm *secrets.Store) (*delivery.Secret, secrets.Version, error) {
+// Key reads the delivery key.
+func (s Settings) Key(ctx context.Context, sm *secrets.Store) (*delivery.Secret, error) {
 	v, _, err := sm.Version(ctx, s.DeliveryKeySecretID, secrets.Current)
 	if err != nil {
-		return nil, secrets.Version{}, err
+		return nil, err
 	}
-	key, err := delivery.NewSecret(v.Value)
-	return key, v, err
+	return delivery.NewSecret(v.Value)
 }

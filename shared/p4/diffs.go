@@ -66,6 +66,7 @@ func (f *Fetcher) plan(ctx context.Context, changelist int64, shelved bool, file
 		}
 		if sizes[i] > f.opt.MaxFileBytes {
 			f.log.Info("file too large to diff; listed only", "event", "p4_file_not_diffed", "bytes", sizes[i])
+			files[i].NotDiffed = domain.OverFileBytes // the review says why, not "no textual diff"
 			continue
 		}
 		if !shelved && fc.Rev < 1 {
@@ -223,7 +224,7 @@ func (f *Fetcher) fetchDiffs(ctx context.Context, plans []filePlan, files []doma
 						break
 					}
 					fc := files[p.index] // a copy: files is only read here
-					fc.Diff = diffs[i].diff
+					fc.Diff, fc.NotDiffed = diffs[i].diff, diffs[i].notDiffed
 					if diffs[i].since > 0 {
 						fc.Interdiff, fc.InterdiffFrom = diffs[i].interdiff, diffs[i].since
 					}
@@ -294,6 +295,7 @@ func (f *Fetcher) batches(plans []filePlan) [][]filePlan {
 type printed struct {
 	diff, interdiff string
 	since           int
+	notDiffed       string // domain.OverFileBytes: found too large only once printed
 }
 
 // printBatch prints every spec of the batch in one command and returns each
@@ -359,6 +361,7 @@ func (f *Fetcher) printSpecs(ctx context.Context, batch []filePlan) ([]printed, 
 		newContent := got[n-1]
 		if len(newContent) > int(f.opt.MaxFileBytes) {
 			// Only now known to be huge (describe gave no size): listed only.
+			out[i].notDiffed = domain.OverFileBytes
 			continue
 		}
 		if p.prevSpec != "" {

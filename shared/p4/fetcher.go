@@ -24,7 +24,7 @@ const (
 	DefaultParallelism  = 4
 	DefaultBatchFiles   = 200     // file specs per print command
 	DefaultBatchBytes   = 8 << 20 // content per print command, by describe's fileSize
-	DefaultMaxFileBytes = 2 << 20 // larger files are listed, not diffed
+	DefaultMaxFileBytes = 2 << 20 // larger files are listed, not diffed (P4_MAX_FILE_BYTES)
 )
 
 // Options tune how a Fetcher talks to the server. The zero value is usable.
@@ -35,8 +35,9 @@ type Options struct {
 	// trips instead of one per file, each answer small enough to hold.
 	BatchFiles int
 	BatchBytes int64
-	// MaxFileBytes: a file larger than this is listed without a diff, like
-	// a binary one.
+	// MaxFileBytes (P4_MAX_FILE_BYTES): a file larger than this is listed
+	// without a diff, marked domain.OverFileBytes so the review names the
+	// limit as the reason it was not reviewed.
 	MaxFileBytes int64
 	// ServerRole is the role of the server P4PORT names (P4_SERVER_ROLE):
 	// RoleStandard (default), or RoleCommit / RoleEdge in a commit-edge
@@ -127,19 +128,19 @@ func (f *Fetcher) WithOptions(o Options) *Fetcher {
 func (f *Fetcher) Fetch(ctx context.Context, changelist int64, shelved bool) (domain.Changeset, error) {
 	var (
 		mu    sync.Mutex
-		diffs = map[int]string{}
+		files = map[int]domain.FileChange{}
 	)
 	cs, err := f.FetchEach(ctx, changelist, shelved, func(i int, fc domain.FileChange) error {
 		mu.Lock()
 		defer mu.Unlock()
-		diffs[i] = fc.Diff
+		files[i] = fc
 		return nil
 	})
 	if err != nil {
 		return domain.Changeset{}, err
 	}
-	for i, d := range diffs {
-		cs.Files[i].Diff = d
+	for i, fc := range files {
+		cs.Files[i] = fc
 	}
 	return cs, nil
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/criticizer/criticizer/internal/standin/p4depot"
+	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 )
 
@@ -226,7 +227,7 @@ func TestProtectionsRecheckedWhenChanged(t *testing.T) {
 }
 
 // TestFetchListsHugeFilesAndShelvedMoves: a file over MaxFileBytes is listed
-// without a diff; a shelved move/add is diffed from the move/delete of the
+// without a diff, marked as over the limit (the review's reason); a shelved move/add is diffed from the move/delete of the
 // same name (its base revision).
 func TestFetchListsHugeFilesAndShelvedMoves(t *testing.T) {
 	fr := &fakeRunner{answers: map[string][]Record{
@@ -248,7 +249,27 @@ func TestFetchListsHugeFilesAndShelvedMoves(t *testing.T) {
 	if want := "--- //depot/projectA/old/name.c#6\n+++ //depot/projectA/new/name.c@=31\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n"; cs.Files[0].Diff != want {
 		t.Errorf("shelved move diff = %q", cs.Files[0].Diff)
 	}
-	if cs.Files[2].Diff != "" || len(cs.Files) != 3 {
-		t.Errorf("huge file = %+v", cs.Files[2])
+	if cs.Files[2].Diff != "" || cs.Files[2].NotDiffed != domain.OverFileBytes || len(cs.Files) != 3 {
+		t.Errorf("huge file = %+v: want listed, no diff, marked over the per-file limit", cs.Files[2])
+	}
+	if cs.Files[0].NotDiffed != "" {
+		t.Errorf("diffed file marked %q", cs.Files[0].NotDiffed)
+	}
+
+	// Without describe's fileSize, a file is known too large only once
+	// printed: it is marked the same.
+	fr = &fakeRunner{answers: map[string][]Record{
+		"describe -s 32": {{"change": "32", "user": "bob", "status": "submitted",
+			"depotFile0": "//depot/projectA/big.txt", "action0": "add", "type0": "text", "rev0": "1"}},
+		"print -k //depot/projectA/big.txt#1": {{"depotFile": "//depot/projectA/big.txt"}, {"data": strings.Repeat("x\n", 600)}, {"data": ""}},
+		"user -o bob":                         {{"User": "bob", "Email": "bob@example.com", "Update": "x"}},
+	}}
+	f, _ = NewFetcher(fr, testAllowList(t, nil), nil)
+	f.WithOptions(Options{MaxFileBytes: 1000})
+	if cs, err = f.Fetch(context.Background(), 32, false); err != nil {
+		t.Fatal(err)
+	}
+	if cs.Files[0].Diff != "" || cs.Files[0].NotDiffed != domain.OverFileBytes {
+		t.Errorf("file found huge by print = %+v: want no diff, marked over the per-file limit", cs.Files[0])
 	}
 }

@@ -17,7 +17,7 @@ type Settings struct {
 
 // SettingsFromEnv reads P4_BIN, P4PORT, P4USER (required), P4_TIMEOUT_SECONDS
 // P4CHARSET, P4TRUST_FINGERPRINT, P4_SECRET_ID,
-// P4_PARALLELISM and P4_SERVER_ROLE (standard,
+// P4_PARALLELISM, P4_MAX_FILE_BYTES and P4_SERVER_ROLE (standard,
 // commit or edge; default standard). No client workspace is set:
 // the fetch stage reads depot paths only (p4 describe, print), which need none.
 func SettingsFromEnv(r *config.Reader) Settings {
@@ -27,7 +27,7 @@ func SettingsFromEnv(r *config.Reader) Settings {
 			Charset: r.Optional("P4CHARSET"), TrustFingerprint: r.Optional("P4TRUST_FINGERPRINT"),
 			Tickets: Home + "/tickets", Trust: Home + "/trust", Home: Home},
 		SecretID: r.Stack("P4_SECRET_ID"),
-		Options: Options{Parallelism: r.Int("P4_PARALLELISM"),
+		Options: Options{Parallelism: r.Int("P4_PARALLELISM"), MaxFileBytes: int64(r.Int("P4_MAX_FILE_BYTES")),
 			ServerRole: r.OneOf("P4_SERVER_ROLE")},
 	}
 }

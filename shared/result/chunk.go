@@ -122,14 +122,15 @@ func (b Budget) inputBytes() int {
 
 // Skipped reasons, as named in the result's meta, the job and the e-mail.
 const (
-	SkipNoTextualDiff = "no_textual_diff" // binary, deleted or empty: nothing to review
-	SkipOverFileLimit = "over_file_limit" // beyond Budget.MaxFiles
-	SkipOverByteLimit = "over_byte_limit" // beyond Budget.MaxBytes
-	SkipTooLarge      = "too_large"       // not even one line fits a chunk
-	SkipBinary        = "binary"          // a binary file: no text to review
-	SkipDeleted       = "deleted"         // deleted: nothing left to review
-	SkipIgnored       = "ignored_by_rule" // matches an ignore pattern of the review rules
-	SkipOverBudget    = "over_budget"     // past Budget.MaxReviewTokens
+	SkipNoTextualDiff = "no_textual_diff"    // binary, deleted or empty: nothing to review
+	SkipOverFileBytes = domain.OverFileBytes // larger than fetch's per-file limit: never printed
+	SkipOverFileLimit = "over_file_limit"    // beyond Budget.MaxFiles
+	SkipOverByteLimit = "over_byte_limit"    // beyond Budget.MaxBytes
+	SkipTooLarge      = "too_large"          // not even one line fits a chunk
+	SkipBinary        = "binary"             // a binary file: no text to review
+	SkipDeleted       = "deleted"            // deleted: nothing left to review
+	SkipIgnored       = "ignored_by_rule"    // matches an ignore pattern of the review rules
+	SkipOverBudget    = "over_budget"        // past Budget.MaxReviewTokens
 	SkipDailyBudget   = "over_daily_budget"
 	SkipModelRefused  = "model_refused" // the model refused or filtered the chunk
 )
@@ -137,6 +138,8 @@ const (
 // noDiffReason says why a file has no textual diff.
 func noDiffReason(f domain.FileChange) string {
 	switch {
+	case f.NotDiffed != "":
+		return f.NotDiffed
 	case strings.Contains(f.Action, "delete"):
 		return SkipDeleted
 	case strings.Contains(f.Type, "binary") || strings.Contains(f.Type, "apple") || strings.Contains(f.Type, "resource"):

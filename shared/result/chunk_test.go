@@ -74,14 +74,17 @@ func TestPlanLimitsNameWhatIsSkipped(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		cs.Files = append(cs.Files, domain.FileChange{DepotPath: fmt.Sprintf("//d/%d", i), Diff: strings.Repeat("+a\n", 100)})
 	}
-	cs.Files = append(cs.Files, domain.FileChange{DepotPath: "//d/bin", Type: "binary"})
+	cs.Files = append(cs.Files, domain.FileChange{DepotPath: "//d/bin", Type: "binary"},
+		domain.FileChange{DepotPath: "//d/huge.sql", Type: "text", NotDiffed: domain.OverFileBytes}, domain.FileChange{DepotPath: "//d/empty.txt", Type: "text"})
 	plan := Budget{MaxFiles: 6, MaxBytes: 1000}.For("gpt-4o").Plan(cs, StablePromptVersion)
 	reasons := map[string]int{}
 	for _, s := range plan.Skipped {
 		reasons[s.Reason]++
 	}
-	// 1000 bytes: three files of 300 and a fourth cut to 100; then the byte limit.
-	if reasons[SkipOverByteLimit] != 6 || reasons[SkipBinary] != 1 || len(plan.Truncated) != 1 {
+	// 1000 bytes: three files of 300 and a fourth cut to 100; then the byte
+	// limit. The file fetch did not print for its size says so, not "no
+	// textual diff" (which an empty text file is).
+	if reasons[SkipOverByteLimit] != 6 || reasons[SkipBinary] != 1 || reasons[SkipOverFileBytes] != 1 || reasons[SkipNoTextualDiff] != 1 || len(plan.Truncated) != 1 {
 		t.Errorf("skipped %v truncated %v", reasons, plan.Truncated)
 	}
 }

@@ -126,7 +126,7 @@ func oneReview(b *testing.B, recipients int) int64 {
 	if err != nil {
 		b.Fatal(err)
 	}
-	rows := outbox.New(countingDDB{c: c}, "jobs").WithSecret(key).WithAddressKeyedUntil(time.Now().Add(-time.Hour))
+	rows := outbox.New(countingDDB{c: c}, "jobs").WithSecret(key)
 	n := &notifystage.Notify{Outbox: rows, Secret: key, Artifacts: artifacts.New(memS3{}, "b"), From: "criticizer@example.com", Log: log,
 		Email: smtpmail.NewChannel(func(_ context.Context, _ delivery.Key, m *notify.Message) (string, error) { return m.MessageID, nil }, nil)}
 	rt := func(s domain.Stage, p stage.Processor) *stage.Runtime {

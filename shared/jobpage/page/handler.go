@@ -1,9 +1,9 @@
 // Package page is the job page itself (shared/jobpage mints and checks its
 // links): GET /view/{id}/{token} answered with the job's state, coverage,
-// findings as stored after redaction and deliveries, rendered with
-// html/template under a strict Content-Security-Policy, and 404 with a
+// findings as stored after redaction and deliveries, every value escaped
+// (html.go), under a strict Content-Security-Policy, and 404 with a
 // security event for anything it cannot prove. Only the jobpage function
-// links it (html/template has no place in the pipeline's binaries).
+// links it.
 package page
 
 import (

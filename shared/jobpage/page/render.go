@@ -5,7 +5,6 @@ import (
 	"embed"
 	"encoding/base64"
 	"fmt"
-	"html/template"
 	"io"
 	"sort"
 	"strconv"
@@ -18,17 +17,15 @@ import (
 	"github.com/criticizer/criticizer/shared/outcome"
 )
 
-// The page is rendered with html/template: every value is escaped for the
-// context it lands in (text, attribute, URL). The stylesheet is a constant,
-// allowed by its hash in the Content-Security-Policy, so the page needs no
-// 'unsafe-inline' and carries no script at all.
+// The page is written by html.go, every value escaped. The stylesheet is a
+// constant, allowed by its hash in the Content-Security-Policy, so the page
+// needs no 'unsafe-inline' and carries no script at all.
 
-//go:embed page.html.tmpl page.css
+//go:embed page.css
 var files embed.FS
 
 var (
-	pageCSS  = mustRead("page.css")
-	pageTmpl = template.Must(template.New("page.html.tmpl").ParseFS(files, "page.html.tmpl"))
+	pageCSS = mustRead("page.css")
 	// CSP is the page's Content-Security-Policy: nothing may load, the one
 	// inline stylesheet by its hash, no framing, no form posts, no base.
 	CSP = "default-src 'none'; style-src '" + styleHash(pageCSS) + "'; img-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
@@ -75,7 +72,7 @@ func severity(s string) string {
 }
 
 type view struct {
-	CSS        template.CSS
+	CSS        string // the constant stylesheet, written raw
 	JobID      string
 	Changelist int64
 	Version    int
@@ -149,12 +146,15 @@ type deliveryView struct{ Channel, To, Status, At, Ref string }
 
 // Render writes p as HTML.
 func Render(w io.Writer, p Page) error {
-	return pageTmpl.Execute(w, build(p))
+	var h writer
+	h.page(build(p))
+	_, err := io.WriteString(w, h.String())
+	return err
 }
 
 func build(p Page) view {
 	j := p.Job
-	v := view{CSS: template.CSS(pageCSS), JobID: j.ID, Changelist: j.Changelist, Version: j.ReviewVersion,
+	v := view{CSS: pageCSS, JobID: j.ID, Changelist: j.Changelist, Version: j.ReviewVersion,
 		State: string(j.State), Stage: string(j.Stage), Created: j.CreatedAt, Updated: j.UpdatedAt}
 	if j.ExpiresAt > 0 {
 		v.Expires = job.FormatTime(time.Unix(j.ExpiresAt, 0))
@@ -323,6 +323,7 @@ func tags(f domain.Finding) string {
 
 var skipReasons = map[string]string{
 	"no_textual_diff": "no textual diff: binary, deleted or empty",
+	"over_file_bytes": "larger than the per-file limit (p4MaxFileBytes, 2 MiB by default): not fetched",
 	"over_file_limit": "over the per-changelist file limit",
 	"over_byte_limit": "over the per-changelist size limit",
 	"too_large":       "too large to review",
