@@ -36,8 +36,8 @@ func main() {
 		Jobs:       store.New(ddb, env.Config.JobsTable),
 		Deliveries: outbox.New(ddb, env.Config.JobsTable),
 		Outcomes:   outcome.NewStore(ddb, env.Config.JobsTable), Dismissals: dismissals,
-		Results:    artifacts.New(artifacts.NewS3Client(env.AWS), set.Bucket),
-		Log:        env.Log, Metrics: env.Metrics,
+		Results: artifacts.New(artifacts.NewS3Client(env.AWS), set.Bucket),
+		Log:     env.Log, Metrics: env.Metrics,
 	}
 	lambda.Start(h.Handle)
 }

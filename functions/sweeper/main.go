@@ -67,7 +67,7 @@ func main() {
 	env := coldstart.Must(coldstart.Load(context.Background(), "sweeper", sanitize.Logs))
 	ev, ttl := evidence.SettingsFromEnv(env.Vars), retention.SettingsFromEnv(env.Vars)
 	sw := swarm.SettingsFromEnv(env.Vars, swarm.ForComments)
-	rowSet := outbox.SettingsFromEnv(env.Vars) // the data scrub moves address-keyed rows
+	rowSet := outbox.SettingsFromEnv(env.Vars)    // the data scrub moves address-keyed rows
 	dismissals := outcome.PolicyFromEnv(env.Vars) // who has a say on a review (standing)
 	coldstart.Must(env, env.Vars.Err())
 

@@ -24,7 +24,7 @@ func TestOutcomesAtTheNextVersion(t *testing.T) {
 	// One review: its author bob and a decider, lead, dismissing is enough here.
 	pol := fates.PolicyFromEnv(config.NewReaderFrom(map[string]string{"DISMISS_MIN_REVIEWS": "1", "DISMISS_DECIDERS": "lead"}))
 	r.n.Outcomes = &Outcomes{Store: st, Policy: pol,
-		Reader: &fates.Reader{Store: st, Rows: r.items, Comments: r.n.Comments.API.(fates.Comments), Reviews: r.n.Comments.API.(fates.Reviews), Policy: pol}}
+		Reader: &fates.Reader{Store: st, Rows: r.items, Comments: r.n.Comments.API.(fates.Comments), Reviews: r.n.Comments.API.(fates.Deciders), Policy: pol}}
 	fixed := domain.Finding{Severity: "high", Category: "security", Title: "SQL built from input", File: "//depot/app/db.go", Line: 28, Message: "m", RuleID: "sql"}
 	nagging := func(line int) domain.Finding {
 		return domain.Finding{Severity: "low", Category: "style", Title: "Long line", File: "//depot/app/io.go", Line: line, Message: "m", RuleID: "long-line"}

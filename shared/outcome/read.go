@@ -12,9 +12,9 @@ type Comments interface {
 	List(ctx context.Context, review int64) ([]swarm.Comment, error)
 }
 
-// Reviews reads a review as Swarm lists it: its author and participants,
-// who may decide on it (the Swarm client's GetReview).
-type Reviews interface {
+// Deciders reads who may decide on a review as Swarm lists them: its author and participants
+// (the Swarm client's GetReview).
+type Deciders interface {
 	GetReview(ctx context.Context, id int64) (swarm.Review, error)
 }
 
@@ -31,7 +31,7 @@ type Reader struct {
 	Store    *Store
 	Rows     Rows
 	Comments Comments
-	Reviews  Reviews
+	Reviews  Deciders
 	Policy   Policy
 }
 
@@ -104,7 +104,7 @@ func (r *Reader) Read(ctx context.Context, review int64, resolved []string) (Tal
 // lazyDeciders reads who may decide on the review once, and only when a
 // dismissal needs it (cost follows work).
 type lazyDeciders struct {
-	reviews Reviews
+	reviews Deciders
 	review  int64
 	who     []string
 	read    bool
