@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
@@ -87,6 +88,9 @@ func (r *Receiver) verify(ctx context.Context, h Header, body []byte) (Answer, b
 		if err != nil {
 			return err
 		}
+		if !slices.ContainsFunc(keys, func(k []byte) bool { return len(k) > 0 }) {
+			return ErrEmptyKey // a misconfigured secret: refused, never a key that verifies everything
+		}
 		return r.Scheme.Verify(h, body, keys, r.Now.Now())
 	}
 	err := check(false)
@@ -103,6 +107,10 @@ func (r *Receiver) verify(ctx context.Context, h Header, body []byte) (Answer, b
 	r.Log.ErrorContext(ctx, "loading the Swarm events secret failed", "err", err, "error_class", failure.Classify(err))
 	return unavailable(), false
 }
+
+// ErrEmptyKey: the events secret holds no key; every delivery is refused
+// (503, logged as the secret's fault) until it does.
+var ErrEmptyKey = errors.New("the Swarm events secret holds an empty key")
 
 var rejections = map[error]string{
 	ErrMissingSignature: "the delivery carries no signature",

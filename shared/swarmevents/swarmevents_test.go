@@ -43,7 +43,7 @@ func TestHMACVerify(t *testing.T) {
 	body := []byte(`{"event":"comment.liked"}`)
 	sig := swarmevents.Sign(key, body)
 	withTS := scheme
-	withTS.TimestampHeader, withTS.Tolerance = "X-Swarm-Timestamp", 5*time.Minute
+	withTS.TimestampHeader, withTS.Tolerance, withTS.Skew = "X-Swarm-Timestamp", 5*time.Minute, 2*time.Second
 	ts := strconv.FormatInt(now.Unix(), 10)
 	cases := []struct {
 		name   string
@@ -63,6 +63,9 @@ func TestHMACVerify(t *testing.T) {
 		{"not a digest", scheme, map[string]string{"X-Swarm-Signature": "abc"}, body, [][]byte{key}, swarmevents.ErrBadSignature},
 		{"timestamp fresh", withTS, map[string]string{"X-Swarm-Signature": hex.EncodeToString(sig), "X-Swarm-Timestamp": ts}, body, [][]byte{key}, nil},
 		{"timestamp missing", withTS, map[string]string{"X-Swarm-Signature": hex.EncodeToString(sig)}, body, [][]byte{key}, swarmevents.ErrBadTimestamp},
+		{"timestamp within the clock skew ahead", withTS, map[string]string{"X-Swarm-Signature": hex.EncodeToString(sig), "X-Swarm-Timestamp": strconv.FormatInt(now.Unix()+2, 10)}, body, [][]byte{key}, nil},
+		{"timestamp in the future beyond the skew", withTS, map[string]string{"X-Swarm-Signature": hex.EncodeToString(sig), "X-Swarm-Timestamp": strconv.FormatInt(now.Unix()+60, 10)}, body, [][]byte{key}, swarmevents.ErrStaleTimestamp},
+		{"an empty key verifies nothing", scheme, map[string]string{"X-Swarm-Signature": hex.EncodeToString(swarmevents.Sign(nil, body))}, body, [][]byte{{}}, swarmevents.ErrBadSignature},
 		{"timestamp stale", withTS, map[string]string{"X-Swarm-Signature": hex.EncodeToString(sig), "X-Swarm-Timestamp": strconv.FormatInt(now.Unix()-301, 10)}, body, [][]byte{key}, swarmevents.ErrStaleTimestamp},
 	}
 	for _, tc := range cases {
@@ -192,5 +195,18 @@ func TestReceiver(t *testing.T) {
 	r.Outcomes = reader
 	if a := send("d4", liked, key); a.Status != http.StatusOK || a.Result == "duplicate" {
 		t.Fatalf("the retry after a 503: %+v, want it done, not taken for a duplicate", a)
+	}
+}
+
+// An events secret holding an empty key refuses every delivery (503, the
+// secret's fault), even one signed with the empty key.
+func TestReceiverRefusesAnEmptyKey(t *testing.T) {
+	body := `{"review":{"id":42},"comment":{"id":7}}`
+	r := &swarmevents.Receiver{Scheme: scheme, Claims: nil, Outcomes: failing{},
+		Keys: func(context.Context, bool) ([][]byte, error) { return [][]byte{{}}, nil },
+		Log:  slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return now }}
+	a := r.Receive(context.Background(), headers(map[string]string{"X-Swarm-Delivery": "d", "X-Swarm-Signature": hex.EncodeToString(swarmevents.Sign(nil, []byte(body)))}), []byte(body))
+	if a.Status != http.StatusServiceUnavailable {
+		t.Fatalf("empty key: %+v, want 503", a)
 	}
 }
