@@ -109,7 +109,7 @@ func (p Policy) Floor(f domain.Finding) string {
 	return g
 }
 
-// NeverWithheld: f is always reported (at or above its floor, security,
+// NeverWithheld reports whether f is always reported (at or above its floor, security,
 // a committed secret).
 func (p Policy) NeverWithheld(f domain.Finding) bool {
 	floor := slices.Index(domain.Severities, p.Floor(f))

@@ -108,7 +108,7 @@ func (r *Receiver) verify(ctx context.Context, h Header, body []byte) (Answer, b
 	return unavailable(), false
 }
 
-// ErrEmptyKey: the events secret holds no key; every delivery is refused
+// ErrEmptyKey is the refusal of an events secret that holds no key: every delivery is refused
 // (503, logged as the secret's fault) until it does.
 var ErrEmptyKey = errors.New("the Swarm events secret holds an empty key")
 
