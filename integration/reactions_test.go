@@ -4,6 +4,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	swarmstandin "github.com/criticizer/criticizer/internal/standin/swarm"
 	"github.com/criticizer/criticizer/shared/config"
+	"github.com/criticizer/criticizer/shared/digest"
 	"github.com/criticizer/criticizer/shared/outcome"
 	"github.com/criticizer/criticizer/shared/swarm"
 )
@@ -46,7 +48,8 @@ func runReviewed(t *testing.T, review, change int64, version int) swarmstandin.R
 // while the high finding there is still posted and fails the gated run;
 // the finding withheld at version 1 of that review is recorded as
 // withheld, and is not "resolved" when version 2 removes it; a finding
-// addressed and then replied "ignore" stays accepted.
+// addressed and then replied "ignore" stays accepted; and the digest,
+// given the same settings, lists the suppression as notify applies it.
 func TestReactionsOnlyDecidersWithhold(t *testing.T) {
 	ctx := context.Background()
 	vars := map[string]string{"DISMISS_THRESHOLD": "2", "DISMISS_SCOPE_DEPTH": "2", "SWARM_GATE_SEVERITY": "high"}
@@ -162,6 +165,26 @@ func TestReactionsOnlyDecidersWithhold(t *testing.T) {
 	_, err = reader.Read(ctx, next, nil)
 	must(err)
 	withheld("version 2")
+
+	// The digest lists the suppression as notify withheld it: under the
+	// environment's depth, by its threshold and standing.
+	setFunctionEnv(t, "DigestFunctionName", vars)
+	week := digest.WeekOf(time.Now())
+	t.Cleanup(func() { forgetDigests(t, table, week.String()) })
+	mailBefore := len(env.smtp.Messages())
+	var rep digest.Report
+	if err := json.Unmarshal(invoke(t, "DigestFunctionName", []byte(`{"week":"`+week.String()+`"}`)), &rep); err != nil {
+		t.Fatal(err)
+	}
+	var text string
+	for _, m := range env.smtp.Messages()[mailBefore:] {
+		if strings.HasPrefix(m.MessageID, "<digest.") && strings.Join(m.To, ",") == "lead@example.com" {
+			text = textPart(t, m.Raw)
+		}
+	}
+	if !strings.Contains(text, scope) || !strings.Contains(text, "standin.task-result") {
+		t.Errorf("the digest (%+v) does not list the kind notify withholds under %s:\n%s", rep, scope, text)
+	}
 
 	// Addressed, then "ignore" by its author: stays accepted.
 	c, _ := mediumOn(probe)

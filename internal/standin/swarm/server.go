@@ -55,8 +55,10 @@ type Review struct {
 	Version int
 	// Versions, oldest first (AddVersion); empty shows Change as the only one.
 	Versions []Version
-	// Reviewers are participants besides the author.
+	// Reviewers are participants besides the author; Required are
+	// reviewers whose vote the review requires (listed with required).
 	Reviewers []string
+	Required  []string
 	// Files are the depot paths shelved in Change, for a review added
 	// without Versions; nil: asked of Options.ChangeFiles (Version.Files).
 	Files []string
@@ -295,7 +297,11 @@ func (s *Server) reviewAPI(w http.ResponseWriter, r *http.Request, v11 bool) {
 // lists them (the author is one): Swarm's reviews API docs show
 // "participants": {"swarm_admin": []} (help.perforce.com, Swarm 2024.1,
 // swarm-apidoc_endpoint_reviews.html); docs/reference/swarm.md
-// does not describe the field.
+// does not describe the field. A required reviewer's value carries
+// "required": true (the participant data keys required and vote, as the
+// reviews API names required reviewers; *unverified*: the client reads
+// every key whatever its value, so either shape counts the same). Who
+// has a say on a review for the noise filter is read from these keys.
 func participantsWire(r Review) map[string]any {
 	out := map[string]any{}
 	if r.Author != "" {
@@ -303,6 +309,9 @@ func participantsWire(r Review) map[string]any {
 	}
 	for _, u := range r.Reviewers {
 		out[u] = map[string]any{}
+	}
+	for _, u := range r.Required {
+		out[u] = map[string]any{"required": true}
 	}
 	return out
 }
