@@ -58,7 +58,7 @@ func (a *app) outcomesCmd(ctx context.Context, api outcomeAPI, table string, arg
 	}
 	fs := flag.NewFlagSet("outcomes report", flag.ContinueOnError)
 	by := fs.String("by", "", "one grouping (default: every one)")
-	depth := fs.Int("path-depth", 2, "directory levels of a depot path that name its group")
+	depth := fs.Int("path-depth", outcome.DefaultPolicy().PathDepth(), "directory levels of a depot path that name its group (default: the noise filter's scope)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
