@@ -205,6 +205,13 @@ type EnvConfig struct {
 	// scope (infra/dismissals.go); 0: 3 and 1 (//depot/<first dir>/...).
 	DismissThreshold  int `json:"dismissThreshold,omitempty"`
 	DismissScopeDepth int `json:"dismissScopeDepth,omitempty"`
+	// The rest of the noise filter's one policy (shared/outcome Policy):
+	// standing and confirmation.
+	DismissMinPeople  int      `json:"dismissMinPeople,omitempty"`
+	DismissMinReviews int      `json:"dismissMinReviews,omitempty"`
+	DismissDeciders   []string `json:"dismissDeciders,omitempty"`
+	DismissBotLogins  []string `json:"dismissBotLogins,omitempty"`
+	DismissConfirm    bool     `json:"dismissConfirm,omitempty"`
 
 	// Recipient policy (shared/recipients; webhook, fetch, notify): the e-mail
 	// domains that may receive code ("example.com" exactly, "*.example.com"

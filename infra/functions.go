@@ -377,8 +377,9 @@ func newNotifyFunction(f *functionFactory, p functionsProps) awslambda.Function 
 	g.grant(jsii.Strings("dynamodb:GetItem", "dynamodb:UpdateItem"), itemJob, itemOutbox)
 	g.grant(jsii.Strings("dynamodb:PutItem"), itemOutbox)
 	g.grant(jsii.Strings("dynamodb:Query"), itemOutbox, itemDelivery, itemLedger) // LEDGER#: reruns grouped new / still open / resolved
-	// OUTCOME#: a posted finding recorded, its fate judged, the review watched.
-	g.grant(jsii.Strings("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query"), itemOutcome)
+	// OUTCOME#: a posted finding recorded, its fate judged (with its kind's
+	// dismissal item put or deleted in the same transaction), the review watched.
+	g.grant(jsii.Strings("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:Query"), itemOutcome)
 	p.notify.dlq.GrantSendMessages(fn)
 	p.redacted.GrantRead(fn, nil)
 	p.secrets.delivery.GrantRead(fn, nil)

@@ -126,6 +126,7 @@ func TestTableItemAccess(t *testing.T) {
 				"dynamodb:GetItem":    {"JOB#", "OUTBOX#"},
 				"dynamodb:UpdateItem": {"JOB#", "OUTBOX#", "OUTCOME#"},
 				"dynamodb:PutItem":    {"OUTBOX#", "OUTCOME#"},
+				"dynamodb:DeleteItem": {"OUTCOME#"},
 				"dynamodb:Query":      {"DELIVERY#", "LEDGER#", "OUTBOX#", "OUTCOME#"},
 			},
 			"SweeperFunction": {

@@ -26,6 +26,7 @@ func everything(email, llm string) map[string]any {
 		"notifyChannels": []string{"email", "swarm-comments"}, "swarmCommentWindowSeconds": 180, "swarmMaxInlineComments": 40,
 		"swarmGateSeverity": "high", "swarmEmailParticipants": true,
 		"swarmEvents": map[string]any{"enabled": true, "timestampHeader": "X-Swarm-Timestamp"}, "dismissThreshold": 4, "dismissScopeDepth": 2,
+		"dismissMinPeople": 3, "dismissMinReviews": 3, "dismissDeciders": []string{"lead"}, "dismissBotLogins": []string{"lintbot"}, "dismissConfirm": true,
 		"weeklyDigest": true, "digestOwners": map[string]any{"//depot/engine/...": []string{"lead@studio.test"}}, "digestOptIn": []string{"lead@studio.test"},
 	}
 	if email == "smtp" {

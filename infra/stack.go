@@ -83,9 +83,9 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 		table: table, raw: raw, redacted: redacted, fetch: fetchStage, llm: llmStage, notify: notifyStage, secrets: sec})
 	wireRecipientPolicy(cfg, fns.webhook, fns.fetch, fns.notify)
 	wireNotifyChannels(cfg, sec, fns.notify, fns.sweeper)
-	wireDismissals(cfg, fns.notify)
 	api := newAPI(stack, env, cfg, removal, fns.webhook)
 	jobPageFn := newJobPage(stack, jobPageProps{env: env, cfg: cfg, assetRoot: props.AssetRoot, removal: removal, table: table, redacted: redacted, api: api, webhook: fns.webhook, notify: fns.notify})
+	wireDismissals(cfg, fns.notify, fns.sweeper, fns.webhook, fns.digest, jobPageFn)
 	alarmed := []namedFn{{"Webhook", fns.webhook}, {"Fetch", fns.fetch}, {"Review", fns.llm}, {"Notify", fns.notify}, {"Sweeper", fns.sweeper}}
 	if fns.sesEvents != nil {
 		alarmed = append(alarmed, namedFn{"SesEvents", fns.sesEvents})

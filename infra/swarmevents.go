@@ -105,6 +105,8 @@ func wireSwarmEvents(f *functionFactory, p functionsProps, fn awslambda.Function
 	}
 	g := f.items(fn, p)
 	g.grant(jsii.Strings("dynamodb:PutItem", "dynamodb:DeleteItem"), itemSwarmEvent)
-	g.grant(jsii.Strings("dynamodb:Query", "dynamodb:UpdateItem"), itemOutcome)
+	// A fate judged from the review read back: the record updated, its
+	// kind's dismissal item put or deleted, in one transaction.
+	g.grant(jsii.Strings("dynamodb:Query", "dynamodb:UpdateItem", "dynamodb:PutItem", "dynamodb:DeleteItem"), itemOutcome)
 	awscdk.NewCfnOutput(f.stack, jsii.String("SwarmEventsSecretArn"), &awscdk.CfnOutputProps{Value: secret.SecretArn()})
 }

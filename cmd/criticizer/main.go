@@ -22,8 +22,9 @@
 //	criticizer [--stack NAME] secret revoke-previous webhook|swarm           the old caller credential stops verifying now
 //	criticizer [--stack NAME] [--json] outcomes report [--by DIMENSION] [--path-depth N]  acceptance of posted findings by prompt version, model, category, severity, rule id, depot path
 //	criticizer [--stack NAME] outcomes export > outcomes.jsonl              every outcome record as JSON lines, for `go run ./cmd/eval -outcomes`
-//	criticizer [--stack NAME] [--json] outcomes suppressions [-after N]   finding kinds withheld under a depot path as repeatedly dismissed (N: DISMISS_THRESHOLD's default unless given)
+//	criticizer [--stack NAME] [--json] outcomes suppressions [--env ENV] [--cdk cdk.json]   finding kinds withheld under a depot path as repeatedly dismissed, by the environment's policy, with who dismissed them
 //	criticizer [--stack NAME] outcomes allow SCOPE CATEGORY KIND          report a withheld kind there again
+//	criticizer [--stack NAME] outcomes confirm SCOPE CATEGORY KIND        let a suppression waiting for confirmation (dismissConfirm) apply
 //	criticizer promote --env ENV [--cdk cdk.json] [--window 24h] [--min-jobs 20]  the candidate prompt to 100% if its canary meets the rollout SLOs
 //	criticizer promote --env ENV --model [--cdk cdk.json] [--window 24h] [--min-jobs 20]  the candidate model becomes llmModel if its canary meets the stable prompt's SLOs and acceptance
 //

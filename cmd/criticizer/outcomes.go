@@ -7,11 +7,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/criticizer/criticizer/shared/config"
 	"github.com/criticizer/criticizer/shared/outcome"
 	"github.com/criticizer/criticizer/shared/settings"
 	"github.com/criticizer/criticizer/shared/store"
@@ -22,7 +23,7 @@ import (
 // prompt version, model, category, severity, rule id and depot path;
 // outcomes export: the records as JSON lines, for `make eval`'s replay.
 func (a *app) outcomesCmd(ctx context.Context, api outcomeAPI, table string, args []string) error {
-	const usage = "usage: criticizer outcomes report [--by prompt_version|model|category|severity|rule_id|path] [--path-depth N] | export | suppressions [-after N] | allow SCOPE CATEGORY KIND"
+	const usage = "usage: criticizer outcomes report [--by prompt_version|model|category|severity|rule_id|path] [--path-depth N] | export | suppressions [--env ENV] [--cdk cdk.json] | allow SCOPE CATEGORY KIND | confirm SCOPE CATEGORY KIND"
 	switch {
 	case len(args) == 1 && args[0] == "export":
 		recs, err := outcome.All(ctx, api, table)
@@ -31,7 +32,7 @@ func (a *app) outcomesCmd(ctx context.Context, api outcomeAPI, table string, arg
 		}
 		return exportOutcomes(a.out, recs)
 	case len(args) >= 1 && args[0] == "suppressions":
-		after, err := suppressionsAfter(args[1:])
+		pol, err := policyOf(args[1:])
 		if err != nil {
 			return err
 		}
@@ -39,19 +40,25 @@ func (a *app) outcomesCmd(ctx context.Context, api outcomeAPI, table string, arg
 		if err != nil {
 			return err
 		}
-		return writeSuppressions(a.out, a.json, ts, after)
+		return writeSuppressions(a.out, a.json, ts, pol)
 	case len(args) == 4 && args[0] == "allow":
 		if err := outcome.NewStore(api, table).Allow(ctx, args[1], args[2], args[3]); err != nil {
 			return err
 		}
 		_, err := fmt.Fprintf(a.out, "%s %s under %s: reported again from the next review\n", args[2], args[3], args[1])
 		return err
+	case len(args) == 4 && args[0] == "confirm":
+		if err := outcome.NewStore(api, table).Confirm(ctx, args[1], args[2], args[3]); err != nil {
+			return err
+		}
+		_, err := fmt.Fprintf(a.out, "%s %s under %s: confirmed; withheld from the next review once its dismissals suffice (lift: criticizer outcomes allow %s %s %s)\n", args[2], args[3], args[1], args[1], args[2], args[3])
+		return err
 	case len(args) == 0 || args[0] != "report":
 		return errors.New(usage)
 	}
 	fs := flag.NewFlagSet("outcomes report", flag.ContinueOnError)
 	by := fs.String("by", "", "one grouping (default: every one)")
-	depth := fs.Int("path-depth", 2, "directory levels of a depot path that name its group")
+	depth := fs.Int("path-depth", outcome.DefaultPolicy().PathDepth(), "directory levels of a depot path that name its group (default: the noise filter's scope)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -88,68 +95,145 @@ type outcomeAPI interface {
 	store.ScanAPI
 }
 
-// suppressionsAfter reads the threshold the listing judges "withheld" by:
-// -after N, else DISMISS_THRESHOLD's declared default (shared/settings), the
-// notify stage's N where the environment sets none.
-func suppressionsAfter(args []string) (int, error) {
-	decl, ok := settings.Variable("DISMISS_THRESHOLD")
-	def, err := strconv.Atoi(decl.Default)
-	if !ok || err != nil {
-		return 0, fmt.Errorf("DISMISS_THRESHOLD has no declared whole-number default (%q)", decl.Default)
-	}
+// policyOf is the environment's noise filter, read by the one loader
+// (outcome.PolicyFromEnv) from the environment's settings in cdk.json
+// (--env, --cdk) as the functions read them from their variables; with no
+// --env, the declared defaults.
+func policyOf(args []string) (outcome.Policy, error) {
 	fs := flag.NewFlagSet("outcomes suppressions", flag.ContinueOnError)
-	after := fs.Int("after", def, "dismissals, none accepted, after which a kind counts as withheld: the environment's DISMISS_THRESHOLD")
-	if err := fs.Parse(args); err != nil {
-		return 0, err
+	env := fs.String("env", "", "the environment whose settings (cdk.json) decide what is withheld")
+	cdkPath := fs.String("cdk", "cdk.json", "the CDK context file holding the environment's settings")
+	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
+		return outcome.Policy{}, errors.New("usage: criticizer outcomes suppressions [--env ENV] [--cdk cdk.json]")
 	}
-	if err := decl.Check(strconv.Itoa(*after)); fs.NArg() > 0 || err != nil {
-		return 0, fmt.Errorf("usage: criticizer outcomes suppressions [-after N] (N %s, default %d)", decl.Span(), def)
+	if *env == "" {
+		return outcome.DefaultPolicy(), nil
 	}
-	return *after, nil
+	raw, err := os.ReadFile(*cdkPath)
+	if err != nil {
+		return outcome.Policy{}, err
+	}
+	vars, err := envVars(raw, *env)
+	if err != nil {
+		return outcome.Policy{}, err
+	}
+	r := config.NewReaderFrom(vars)
+	pol := outcome.PolicyFromEnv(r)
+	return pol, r.Err()
 }
 
-// writeSuppressions lists every kind counted under a scope: those withheld
-// now with N = after (the environment's threshold) first (WITHHELD yes), then
-// the lifted and the ones still counting. A review rules file may set
-// another N for its paths; the listing says so rather than read every file.
-func writeSuppressions(w io.Writer, asJSON bool, ts []outcome.Suppression, after int) error {
-	slices.SortFunc(ts, func(x, y outcome.Suppression) int {
-		if x.ActiveAt(after) != y.ActiveAt(after) {
-			if x.ActiveAt(after) {
-				return -1
+// envVars maps an environment's cdk.json keys to the variables the
+// functions read them as (shared/settings: one key, one variable).
+func envVars(raw []byte, env string) (map[string]string, error) {
+	var doc struct {
+		Context struct {
+			Environments map[string]map[string]json.RawMessage `json:"environments"`
+		} `json:"context"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, fmt.Errorf("read cdk.json: %w", err)
+	}
+	e, ok := doc.Context.Environments[env]
+	if !ok {
+		return nil, fmt.Errorf("cdk.json has no environment %q", env)
+	}
+	vars := map[string]string{}
+	for _, d := range settings.Declared {
+		if len(d.Keys) != 1 || len(d.Vars) != 1 {
+			continue
+		}
+		v, ok := e[d.Keys[0]]
+		if !ok {
+			continue
+		}
+		var text string
+		if json.Unmarshal(v, &text) != nil {
+			var list []string
+			if json.Unmarshal(v, &list) == nil {
+				text = strings.Join(list, ",")
+			} else {
+				text = string(v)
 			}
-			return 1
+		}
+		vars[d.Vars[0]] = text
+	}
+	return vars, nil
+}
+
+// writeSuppressions lists every kind counted under a scope by the
+// environment's one policy: those withheld now first, then those awaiting
+// an operator's confirmation, the lifted and the ones still counting;
+// each with who dismissed it with standing (logins, reviews, dates) and
+// how to lift it. A review rules file may set another N for its paths;
+// the listing says so rather than read every file.
+func writeSuppressions(w io.Writer, asJSON bool, ts []outcome.Suppression, pol outcome.Policy) error {
+	state := func(t outcome.Suppression) string {
+		switch {
+		case t.Allowed:
+			return "no (allowed by an operator)"
+		case pol.Active(t):
+			return "yes"
+		case pol.Awaiting(t):
+			return "awaiting confirmation (criticizer outcomes confirm)"
+		}
+		return "no"
+	}
+	slices.SortFunc(ts, func(x, y outcome.Suppression) int {
+		if c := strings.Compare(rankState(state(x)), rankState(state(y))); c != 0 {
+			return c
 		}
 		return strings.Compare(x.Scope+x.Category+x.Kind, y.Scope+y.Category+y.Kind)
 	})
 	if asJSON {
 		type kind struct {
 			outcome.Suppression
-			Withheld bool `json:"withheld"`
+			Withheld bool   `json:"withheld"`
+			State    string `json:"state"`
+			Lift     string `json:"lift"`
 		}
 		out := struct {
-			After int    `json:"after"`
-			Kinds []kind `json:"kinds"`
-		}{After: after, Kinds: []kind{}}
+			Policy string `json:"policy"`
+			After  int    `json:"after"`
+			Kinds  []kind `json:"kinds"`
+		}{Policy: pol.Describe(), After: pol.Threshold, Kinds: []kind{}}
 		for _, t := range ts {
-			out.Kinds = append(out.Kinds, kind{t, t.ActiveAt(after)})
+			out.Kinds = append(out.Kinds, kind{t, pol.Active(t), state(t), lift(t)})
 		}
 		return json.NewEncoder(w).Encode(out)
 	}
-	fmt.Fprintf(w, "Withheld after %d dismissals with none accepted (-after; the notify stage uses DISMISS_THRESHOLD). A review rules file's dismissal_suppression.after may set another N for its paths (0: never withheld there), which this listing does not apply.\n\n", after)
+	fmt.Fprintf(w, "Policy: %s. A review rules file's dismissal_suppression.after may set another N for its paths (0: never withheld there), which this listing does not apply.\n\n", pol.Describe())
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "SCOPE\tCATEGORY\tKIND\tDISMISSED\tACCEPTED\tWITHHELD (after %d dismissals, none accepted)\n", after)
+	fmt.Fprintln(tw, "SCOPE\tCATEGORY\tKIND\tDISMISSED\tACCEPTED\tWITHHELD\tDISMISSED BY (with a say)\tLIFT")
 	for _, t := range ts {
-		state := "no"
-		switch {
-		case t.Allowed:
-			state = "no (allowed by an operator)"
-		case t.ActiveAt(after):
-			state = "yes"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", t.Scope, t.Category, t.Kind, t.Dismissed, t.Accepted, state)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", t.Scope, t.Category, t.Kind, t.Dismissed, t.Accepted, state(t), who(t), lift(t))
 	}
 	return tw.Flush()
+}
+
+func rankState(s string) string {
+	switch {
+	case s == "yes":
+		return "0"
+	case strings.HasPrefix(s, "awaiting"):
+		return "1"
+	}
+	return "2" + s
+}
+
+// who is each dismissal with standing: logins, review and date.
+func who(t outcome.Suppression) string {
+	if len(t.Dismissals) == 0 {
+		return "-"
+	}
+	var parts []string
+	for _, d := range t.Dismissals {
+		parts = append(parts, fmt.Sprintf("%s on review %d at %s", strings.Join(d.By, "+"), d.Review, d.At))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func lift(t outcome.Suppression) string {
+	return fmt.Sprintf("criticizer outcomes allow %s %s %s", t.Scope, t.Category, t.Kind)
 }
 
 // writeAcceptance prints one table per grouping: counts, and the share

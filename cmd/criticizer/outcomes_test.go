@@ -3,10 +3,16 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/criticizer/criticizer/shared/config"
+	"github.com/criticizer/criticizer/shared/digest"
+	"github.com/criticizer/criticizer/shared/notifystage"
 	"github.com/criticizer/criticizer/shared/outcome"
 )
 
@@ -33,60 +39,96 @@ func TestWriteAcceptance(t *testing.T) {
 	}
 }
 
-// TestWriteSuppressions: the listing judges "withheld" by the threshold it
-// is given (-after, else DISMISS_THRESHOLD's declared default), says which,
-// and that a review rules file may set another for its paths.
+// TestWriteSuppressions: the listing judges "withheld" by the one policy,
+// says it, names who dismissed each kind with standing and how to lift it,
+// and lists one awaiting confirmation as such.
 func TestWriteSuppressions(t *testing.T) {
+	by := func(pairs ...string) []outcome.Dismissal {
+		var out []outcome.Dismissal
+		for i := 0; i+1 < len(pairs); i += 2 {
+			out = append(out, outcome.Dismissal{Review: int64(len(out) + 1), Fingerprint: "fp", By: []string{pairs[i]}, At: pairs[i+1]})
+		}
+		return out
+	}
+	three := by("alice", "2026-11-01T00:00:00Z", "bob", "2026-11-02T00:00:00Z", "alice", "2026-11-03T00:00:00Z")
 	ts := []outcome.Suppression{
 		{Scope: "//depot/a/...", Category: "bug", Kind: "r1", Dismissed: 1},
-		{Scope: "//depot/a/...", Category: "maintainability", Kind: "standin.todo", Dismissed: 3},
-		{Scope: "//depot/b/...", Category: "maintainability", Kind: "standin.todo", Dismissed: 5, Allowed: true},
-		{Scope: "//depot/c/...", Category: "style", Kind: "r9", Dismissed: 5},
+		{Scope: "//depot/a/...", Category: "maintainability", Kind: "standin.todo", Dismissed: 3, Dismissals: three},
+		{Scope: "//depot/b/...", Category: "maintainability", Kind: "standin.todo", Dismissed: 5, Allowed: true, Dismissals: three},
+		{Scope: "//depot/c/...", Category: "style", Kind: "r9", Dismissed: 5}, // five by people with no say
 	}
-	def, err := suppressionsAfter(nil)
-	if err != nil || def != 3 {
-		t.Fatalf("default threshold %d (%v), want DISMISS_THRESHOLD's declared 3", def, err)
+	pol := outcome.DefaultPolicy()
+	var b strings.Builder
+	if err := writeSuppressions(&b, false, slices.Clone(ts), pol); err != nil {
+		t.Fatal(err)
 	}
-	for _, tc := range []struct {
-		args     []string
-		withheld []string // scopes listed WITHHELD yes
-	}{
-		{nil, []string{"//depot/a/...", "//depot/c/..."}},
-		{[]string{"-after", "5"}, []string{"//depot/c/..."}},
-		{[]string{"-after", "1"}, []string{"//depot/a/...", "//depot/a/...", "//depot/c/..."}},
+	out := b.String()
+	var yes []string
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) > 5 && f[5] == "yes" {
+			yes = append(yes, f[0])
+		}
+	}
+	if !slices.Equal(yes, []string{"//depot/a/..."}) {
+		t.Errorf("withheld %v, want only //depot/a/...:\n%s", yes, out)
+	}
+	for _, want := range []string{pol.Describe(), "dismissal_suppression.after", "allowed by an operator", "alice on review 1 at 2026-11-01", "criticizer outcomes allow //depot/a/... maintainability standin.todo"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("listing lacks %q:\n%s", want, out)
+		}
+	}
+	pol.Confirm = true
+	b.Reset()
+	if err := writeSuppressions(&b, true, slices.Clone(ts), pol); err != nil || !strings.Contains(b.String(), `"state":"awaiting confirmation`) {
+		t.Errorf("JSON %s (%v) does not list the suppression awaiting confirmation", b.String(), err)
+	}
+}
+
+// TestOnePolicyEveryReader: each setting of the noise filter, changed in
+// an environment, reads the same in the notify stage, the digest and
+// `criticizer outcomes` (cdk.json), through the one loader; the sweeper,
+// the webhook and the job page call that loader too.
+func TestOnePolicyEveryReader(t *testing.T) {
+	for _, tc := range []struct{ key, value, variable string }{
+		{"dismissThreshold", "7", "DISMISS_THRESHOLD"},
+		{"dismissScopeDepth", "3", "DISMISS_SCOPE_DEPTH"},
+		{"dismissMinPeople", "4", "DISMISS_MIN_PEOPLE"},
+		{"dismissMinReviews", "5", "DISMISS_MIN_REVIEWS"},
+		{"dismissConfirm", "true", "DISMISS_CONFIRM"},
+		{"dismissDeciders", "lead,qa", "DISMISS_DECIDERS"},
+		{"dismissBotLogins", "lintbot", "DISMISS_BOT_LOGINS"},
+		{"swarmGateSeverity", "medium", "SWARM_GATE_SEVERITY"},
 	} {
-		after, err := suppressionsAfter(tc.args)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var b strings.Builder
-		if err := writeSuppressions(&b, false, slices.Clone(ts), after); err != nil {
-			t.Fatal(err)
-		}
-		out := b.String()
-		var yes []string
-		for _, l := range strings.Split(out, "\n") {
-			if strings.HasSuffix(l, " yes") {
-				yes = append(yes, strings.Fields(l)[0])
+		t.Run(tc.key, func(t *testing.T) {
+			val := fmt.Sprintf("%q", tc.value)
+			switch tc.key {
+			case "dismissConfirm":
+				val = tc.value
+			case "dismissThreshold", "dismissScopeDepth", "dismissMinPeople", "dismissMinReviews":
+				val = tc.value
+			case "dismissDeciders", "dismissBotLogins":
+				b, _ := json.Marshal(strings.Split(tc.value, ","))
+				val = string(b)
 			}
-		}
-		if !slices.Equal(yes, tc.withheld) {
-			t.Errorf("%v: withheld %v, want %v:\n%s", tc.args, yes, tc.withheld, out)
-		}
-		for _, want := range []string{fmt.Sprintf("Withheld after %d dismissals", after), "dismissal_suppression.after", "allowed by an operator"} {
-			if !strings.Contains(out, want) {
-				t.Errorf("%v: listing lacks %q:\n%s", tc.args, want, out)
+			dir := t.TempDir()
+			cdk := filepath.Join(dir, "cdk.json")
+			if err := os.WriteFile(cdk, []byte(`{"context":{"environments":{"dev":{"`+tc.key+`":`+val+`}}}}`), 0o644); err != nil {
+				t.Fatal(err)
 			}
-		}
-		b.Reset()
-		if err := writeSuppressions(&b, true, slices.Clone(ts), after); err != nil || !strings.Contains(b.String(), fmt.Sprintf(`"after":%d`, after)) {
-			t.Errorf("%v: JSON %s (%v) does not name the threshold", tc.args, b.String(), err)
-		}
-	}
-	for _, bad := range [][]string{{"-after", "0"}, {"-after", "x"}, {"extra"}} {
-		if _, err := suppressionsAfter(bad); err == nil {
-			t.Errorf("%v accepted", bad)
-		}
+			cli, err := policyOf([]string{"--env", "dev", "--cdk", cdk})
+			if err != nil {
+				t.Fatal(err)
+			}
+			env := map[string]string{tc.variable: tc.value, "EVIDENCE_PROVIDER": "smtp"}
+			notify := notifystage.SettingsFromEnv(config.NewReaderFrom(env)).Dismissals
+			dig := digest.SettingsFromEnv(config.NewReaderFrom(env)).Dismissals
+			if fmt.Sprint(cli) != fmt.Sprint(notify) || fmt.Sprint(dig) != fmt.Sprint(notify) {
+				t.Fatalf("readers disagree: cli %+v, notify %+v, digest %+v", cli, notify, dig)
+			}
+			if fmt.Sprint(notify) == fmt.Sprint(outcome.DefaultPolicy()) {
+				t.Fatalf("%s=%s changed nothing: %+v", tc.variable, tc.value, notify)
+			}
+		})
 	}
 }
 
@@ -106,7 +148,7 @@ func TestExportOutcomes(t *testing.T) {
 		t.Fatalf("export:\n%s", b.String())
 	}
 	var back outcome.Record
-	if err := json.Unmarshal([]byte(lines[0]), &back); err != nil || back != recs[0] {
+	if err := json.Unmarshal([]byte(lines[0]), &back); err != nil || !reflect.DeepEqual(back, recs[0]) {
 		t.Errorf("export reads back as %+v (%v), want %+v", back, err, recs[0])
 	}
 }

@@ -37,7 +37,7 @@ func main() {
 		Fates:   outcome.NewStore(ddb, env.Config.JobsTable),
 		// One row per owner and week, through the one delivery protocol.
 		Rows:   outbox.New(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention).WithActor("digest"),
-		Owners: set.Owners, From: set.Mail.Evidence.From, Policy: set.Recipients, Window: set.Mail.Evidence.Window,
+		Owners: set.Owners, From: set.Mail.Evidence.From, Policy: set.Recipients, Dismissals: set.Dismissals, Window: set.Mail.Evidence.Window,
 		Log: env.Log,
 	}
 	if key != nil {

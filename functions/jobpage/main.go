@@ -27,6 +27,7 @@ func main() {
 	ctx := context.Background()
 	env := coldstart.Must(coldstart.Load(ctx, "jobpage", sanitize.Logs))
 	set := jobpage.SettingsFromEnv(env.Vars)
+	dismissals := outcome.PolicyFromEnv(env.Vars) // the noise filter's scope groups the acceptance by path
 	coldstart.Must(env, env.Vars.Err())
 
 	ddb := dynamodb.NewFromConfig(env.AWS)
@@ -34,9 +35,9 @@ func main() {
 		Key:        &jobpage.Key{Secrets: secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL), SecretID: set.SecretID},
 		Jobs:       store.New(ddb, env.Config.JobsTable),
 		Deliveries: outbox.New(ddb, env.Config.JobsTable),
-		Outcomes:   outcome.NewStore(ddb, env.Config.JobsTable),
-		Results:    artifacts.New(artifacts.NewS3Client(env.AWS), set.Bucket),
-		Log:        env.Log, Metrics: env.Metrics,
+		Outcomes:   outcome.NewStore(ddb, env.Config.JobsTable), Dismissals: dismissals,
+		Results: artifacts.New(artifacts.NewS3Client(env.AWS), set.Bucket),
+		Log:     env.Log, Metrics: env.Metrics,
 	}
 	lambda.Start(h.Handle)
 }

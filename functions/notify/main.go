@@ -65,8 +65,8 @@ func main() {
 		n.Comments = &notifystage.SwarmComments{Rows: n.Outbox.(*outbox.Outbox), Window: c.Window, API: api}
 		// What reviewers do with each posted finding (package outcome).
 		fates := outcome.NewStore(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention).WithMetrics(env.Metrics)
-		n.Outcomes = &notifystage.Outcomes{Store: fates, Reader: &outcome.Reader{Store: fates, Rows: n.Outbox.(*outbox.Outbox), Comments: api},
-			Threshold: set.DismissThreshold, Depth: set.DismissScopeDepth}
+		n.Outcomes = &notifystage.Outcomes{Store: fates, Policy: set.Dismissals,
+			Reader: &outcome.Reader{Store: fates, Rows: n.Outbox.(*outbox.Outbox), Comments: api, Reviews: api, Policy: set.Dismissals}}
 	}
 	if set.WeeklyDigest {
 		n.Digest = &digest.Entries{API: ddb, Table: env.Config.JobsTable} // each job's week entry (shared/digest)

@@ -64,7 +64,8 @@ func main() {
 	env := coldstart.Must(coldstart.Load(context.Background(), "sweeper", sanitize.Logs))
 	ev, ttl := evidence.SettingsFromEnv(env.Vars), retention.SettingsFromEnv(env.Vars)
 	sw := swarm.SettingsFromEnv(env.Vars, swarm.ForComments)
-	rowSet := outbox.SettingsFromEnv(env.Vars) // the delivery key names the rows the reconciler settles
+	rowSet := outbox.SettingsFromEnv(env.Vars)    // the delivery key names the rows the reconciler settles
+	dismissals := outcome.PolicyFromEnv(env.Vars) // who has a say on a review (standing)
 	coldstart.Must(env, env.Vars.Err())
 
 	ddb := dynamodb.NewFromConfig(env.AWS)
@@ -94,7 +95,7 @@ func main() {
 		// Reviewers' reactions, read within a window after each review's
 		// last version (package outcome).
 		fates := outcome.NewStore(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention).WithMetrics(env.Metrics)
-		reactions = &outcome.Pass{Store: fates, Reader: &outcome.Reader{Store: fates, Rows: rows, Comments: api}, Log: env.Log}
+		reactions = &outcome.Pass{Store: fates, Reader: &outcome.Reader{Store: fates, Rows: rows, Comments: api, Reviews: api, Policy: dismissals}, Log: env.Log}
 	}
 	check := &retention.Checker{Table: ddb, TableName: env.Config.JobsTable, S3: artifacts.NewS3Client(env.AWS),
 		Buckets:           []retention.Bucket{{Name: env.Config.RawBucket, TTL: ttl.RawTTL}, {Name: env.Config.RedactedBkt, TTL: ttl.RedactedTTL}},

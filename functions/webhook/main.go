@@ -27,6 +27,7 @@ func main() {
 	ctx := context.Background()
 	env := coldstart.Must(coldstart.Load(ctx, "webhook", sanitize.Logs))
 	set := webhook.SettingsFromEnv(env.Vars)
+	dismissals := outcome.PolicyFromEnv(env.Vars) // who has a say on a review (standing), for events read back
 	coldstart.Must(env, env.Vars.Err())
 
 	ddb := dynamodb.NewFromConfig(env.AWS)
@@ -43,8 +44,10 @@ func main() {
 	if set.Swarm.TokenSecretID != "" { // unset: bearer authentication off
 		h.SwarmTokens = webhook.SecretKeys(sm, set.Swarm.TokenSecretID, nil)
 	}
+	var api *swarm.Client
 	if set.Swarm.URL != "" && set.Swarm.APISecretID != "" { // unset: the fetch stage alone holds a run to its review
-		h.Reviews = &swarm.Client{BaseURL: set.Swarm.URL, Credentials: swarm.SecretCredentials(sm, set.Swarm.APISecretID)}
+		api = &swarm.Client{BaseURL: set.Swarm.URL, Credentials: swarm.SecretCredentials(sm, set.Swarm.APISecretID)}
+		h.Reviews = api
 	}
 	if page := set.JobPage; page.SecretID != "" {
 		links := &jobpage.Links{Key: &jobpage.Key{Secrets: sm, SecretID: page.SecretID}, Base: page.BaseURL}
@@ -57,7 +60,18 @@ func main() {
 		fates := outcome.NewStore(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention).WithMetrics(env.Metrics)
 		h.SwarmEvents = &swarmevents.Receiver{Scheme: ev.Scheme, Keys: swarmevents.Keys(webhook.SecretKeys(sm, ev.SecretID, nil)),
 			Claims:   swarmevents.NewDeliveries(ddb, env.Config.JobsTable, env.Config.UniquenessRetention),
-			Outcomes: &outcome.Reader{Store: fates, Rows: h.Deliveries.(*outbox.Outbox)}, Log: env.Log}
+			Outcomes: eventReader(fates, h.Deliveries.(*outbox.Outbox), api, dismissals), Log: env.Log}
 	}
 	lambda.Start(h.Handle)
+}
+
+// eventReader reads back the review an event points at, through Swarm's
+// API as the sweeper does (an event is never believed); with no Swarm
+// login the events are left to the sweeper's pass.
+func eventReader(fates *outcome.Store, rows *outbox.Outbox, api *swarm.Client, p outcome.Policy) *outcome.Reader {
+	r := &outcome.Reader{Store: fates, Rows: rows, Policy: p}
+	if api != nil {
+		r.Comments, r.Reviews = api, api
+	}
+	return r
 }

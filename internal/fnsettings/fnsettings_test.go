@@ -7,7 +7,6 @@ import (
 
 	"github.com/criticizer/criticizer/shared/llm"
 	"github.com/criticizer/criticizer/shared/llmstage"
-	"github.com/criticizer/criticizer/shared/outcome"
 	"github.com/criticizer/criticizer/shared/p4"
 	"github.com/criticizer/criticizer/shared/recipients"
 	"github.com/criticizer/criticizer/shared/settings"
@@ -32,7 +31,6 @@ func TestCodeDefaultsAreTheDeclared(t *testing.T) {
 		{"P4_MAX_FILE_BYTES", p4.DefaultMaxFileBytes},
 		{"SMTP_TIMEOUT_SECONDS", secs(smtpmail.DefaultTimeout)},
 		{"SWARM_COMMENT_WINDOW_SECONDS", secs(swarm.DefaultCommentWindow)},
-		{"DISMISS_THRESHOLD", outcome.DismissThreshold},
 	}
 	for _, tt := range tests {
 		a, ok := settings.Variable(tt.variable)

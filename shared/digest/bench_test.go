@@ -73,7 +73,7 @@ func BenchmarkDigestWeek(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				d, err := digest.Build(ctx, reader, owner, week, es)
+				d, err := digest.Build(ctx, reader, outcome.DefaultPolicy(), owner, week, es)
 				if err != nil || d.Reviews != 200 {
 					b.Fatalf("digest of %d reviews, %v", d.Reviews, err)
 				}

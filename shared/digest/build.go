@@ -68,9 +68,13 @@ type Digest struct {
 	Severity []outcome.Row
 	Total    outcome.Row
 	// Withheld counts findings withheld as repeatedly dismissed in those
-	// jobs; Suppressions are the kinds withheld under the paths now.
+	// jobs; Suppressions are the kinds withheld under the paths now, and
+	// Awaiting those waiting for an operator's confirmation, both by the
+	// environment's one policy (Dismissals) the notify stage withholds by.
 	Withheld     int
 	Suppressions []outcome.Suppression
+	Awaiting     []outcome.Suppression
+	Dismissals   outcome.Policy
 	// Unlisted counts findings of very large reviews their entries could
 	// not itemise (Entry.Unlisted): in no severity row.
 	Unlisted     int
@@ -93,14 +97,14 @@ type Fates interface {
 // outcomes and each scope's tallies are read once per call (once per pass:
 // Pass.Run hands every owner's Build one cache); a finding told by e-mail
 // only, or never posted, counts as unknown.
-func Build(ctx context.Context, fates Fates, owner Owner, week Week, entries []Entry) (Digest, error) {
+func Build(ctx context.Context, fates Fates, pol outcome.Policy, owner Owner, week Week, entries []Entry) (Digest, error) {
 	c := cached(fates)
-	d := Digest{Owner: owner.Address, Week: week, Paths: owner.Paths}
+	d := Digest{Owner: owner.Address, Week: week, Paths: owner.Paths, Dismissals: pol}
 	var recs []outcome.Record
 	scopes := map[string]bool{}
 	for _, p := range owner.Paths {
-		// The scope a file directly under p counts in (outcome.Scope).
-		scopes[outcome.Scope(strings.TrimSuffix(p, "...")+"f")] = true
+		// The scope a file directly under p counts in (the policy's depth).
+		scopes[pol.Scope(strings.TrimSuffix(p, "...")+"f")] = true
 	}
 	for _, e := range entries {
 		if !slices.ContainsFunc(e.Dirs, func(dir string) bool { return under(dir, owner.Paths) }) {
@@ -120,7 +124,7 @@ func Build(ctx context.Context, fates Fates, owner Owner, week Week, entries []E
 			if !under(f.File, owner.Paths) {
 				continue
 			}
-			scopes[outcome.Scope(f.File)] = true
+			scopes[pol.Scope(f.File)] = true
 			r := outcome.Record{Fingerprint: f.Fingerprint, File: f.File, Severity: f.Severity, Fate: outcome.Unknown}
 			if got, ok := fate[f.Fingerprint]; ok {
 				r.Fate = got
@@ -137,8 +141,11 @@ func Build(ctx context.Context, fates Fates, owner Owner, week Week, entries []E
 			return Digest{}, err
 		}
 		for _, t := range ts {
-			if t.Active() {
+			switch {
+			case pol.Active(t):
 				d.Suppressions = append(d.Suppressions, t)
+			case pol.Awaiting(t):
+				d.Awaiting = append(d.Awaiting, t)
 			}
 		}
 	}

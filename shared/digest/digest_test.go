@@ -89,7 +89,7 @@ func fates(t *testing.T) *outcome.Store {
 		}
 	}
 	// a1 addressed; a2 dismissed 3 times over (its kind withheld); a3 open.
-	if _, err := st.ChangeFate(ctx, outcome.Record{Review: 885, Fingerprint: "a1", Fate: outcome.Open, File: "//depot/engine/render/gl.cpp", Category: "bug", Kind: "k1"}, outcome.Addressed); err != nil {
+	if _, err := st.ChangeFate(ctx, outcome.Record{Review: 885, Fingerprint: "a1", Fate: outcome.Open, File: "//depot/engine/render/gl.cpp", Category: "bug", Kind: "k1"}, outcome.Addressed, nil); err != nil {
 		t.Fatal(err)
 	}
 	for i, fp := range []string{"a2", "b2", "c2"} {
@@ -99,7 +99,7 @@ func fates(t *testing.T) *outcome.Store {
 				t.Fatal(err)
 			}
 		}
-		if _, err := st.ChangeFate(ctx, outcome.Record{Review: rv, Fingerprint: fp, Fate: outcome.Open, File: "//depot/engine/x.cpp", Category: "style", Kind: "k2"}, outcome.Dismissed); err != nil {
+		if _, err := st.ChangeFate(ctx, outcome.Record{Review: rv, Fingerprint: fp, Fate: outcome.Open, File: "//depot/engine/x.cpp", Category: "style", Kind: "k2"}, outcome.Dismissed, []string{[]string{"alice", "bob"}[i%2]}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -126,7 +126,7 @@ func week() []digest.Entry {
 func TestBuild(t *testing.T) {
 	w, _ := digest.ParseWeek("2026-W47")
 	owner := digest.Owner{Address: "lead@example.com", Paths: []string{"//depot/engine/..."}}
-	d, err := digest.Build(context.Background(), fates(t), owner, w, week())
+	d, err := digest.Build(context.Background(), fates(t), outcome.DefaultPolicy(), owner, w, week())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestBuild(t *testing.T) {
 	if len(d.Suppressions) != 1 || d.Suppressions[0].Kind != "k2" || d.Suppressions[0].Scope != "//depot/engine/..." {
 		t.Fatalf("suppressions = %+v, want k2 under //depot/engine/...", d.Suppressions)
 	}
-	tools, err := digest.Build(context.Background(), fates(t), digest.Owner{Address: "t@example.com", Paths: []string{"//depot/tools/..."}}, w, week())
+	tools, err := digest.Build(context.Background(), fates(t), outcome.DefaultPolicy(), digest.Owner{Address: "t@example.com", Paths: []string{"//depot/tools/..."}}, w, week())
 	if err != nil || tools.Reviews != 1 || tools.Total.Findings != 1 || len(tools.Suppressions) != 0 {
 		t.Fatalf("tools digest = %+v, %v", tools, err)
 	}
@@ -157,7 +157,7 @@ func TestBuild(t *testing.T) {
 
 func TestRenderGolden(t *testing.T) {
 	w, _ := digest.ParseWeek("2026-W47")
-	d, err := digest.Build(context.Background(), fates(t), digest.Owner{Address: "lead@example.com", Paths: []string{"//depot/engine/..."}}, w, week())
+	d, err := digest.Build(context.Background(), fates(t), outcome.DefaultPolicy(), digest.Owner{Address: "lead@example.com", Paths: []string{"//depot/engine/..."}}, w, week())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +263,7 @@ func TestHugeEntryFitsOneItem(t *testing.T) {
 	if g.Unlisted == 0 || g.Unlisted+len(g.Findings) != 6000 || g.Findings[0].Severity != "critical" || strings.Join(g.Dirs, ",") != "//depot/engine" {
 		t.Fatalf("entry: %d listed, %d unlisted, first %+v, dirs %v; want the critical one kept, the rest counted, dirs by scope", len(g.Findings), g.Unlisted, g.Findings[0], g.Dirs)
 	}
-	d, err := digest.Build(ctx, fates(t), digest.Owner{Address: "a@example.com", Paths: []string{"//depot/engine/..."}}, w, got)
+	d, err := digest.Build(ctx, fates(t), outcome.DefaultPolicy(), digest.Owner{Address: "a@example.com", Paths: []string{"//depot/engine/..."}}, w, got)
 	if err != nil || d.Unlisted != g.Unlisted {
 		t.Fatal(d.Unlisted, err)
 	}

@@ -129,7 +129,7 @@ func (s *Entries) Record(ctx context.Context, week Week, e Entry) error {
 const maxEntryBytes = 350_000
 
 // fit marshals e, made smaller until it fits one item: its directories
-// coarsened to their scopes (outcome.Scope: an owner of a deeper path then
+// coarsened to the shallowest scope (outcome.ScopeAt depth 1: an owner of a deeper path then
 // counts the job if it touched the scope), then its least severe findings
 // left out and counted in Unlisted, which the digest reports.
 func fit(e Entry) ([]byte, error) {
@@ -138,7 +138,7 @@ func fit(e Entry) ([]byte, error) {
 		return data, err
 	}
 	for i, d := range e.Dirs {
-		e.Dirs[i] = strings.TrimSuffix(outcome.Scope(d+"/f"), "/...")
+		e.Dirs[i] = strings.TrimSuffix(outcome.ScopeAt(d+"/f", 1), "/...")
 	}
 	slices.Sort(e.Dirs)
 	e.Dirs = slices.Compact(e.Dirs)

@@ -12,6 +12,7 @@ import (
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/notify"
 	"github.com/criticizer/criticizer/shared/outbox"
+	"github.com/criticizer/criticizer/shared/outcome"
 	"github.com/criticizer/criticizer/shared/recipients"
 )
 
@@ -31,6 +32,9 @@ type Pass struct {
 	From    string
 	Hash    Hasher             // keys an owner's address in its row; nil: SHA-256
 	Policy  *recipients.Policy // an owner outside it is refused; nil: none
+	// Dismissals is the noise filter (outcome.PolicyFromEnv), the one the
+	// notify stage withholds by: the suppressions listed are its.
+	Dismissals outcome.Policy
 	// Window is how long a send may take to show in the evidence: a row
 	// left sending longer, with no evidence of it, is sent again.
 	Window time.Duration
@@ -93,7 +97,7 @@ var ErrInDoubt = failure.Errorf(failure.DeliveryUnconfirmed, "weekly digest send
 // is never sent again, one whose send may have happened is settled by the
 // channel's lookup before any resend (rule DG-1).
 func (p *Pass) one(ctx context.Context, week Week, o Owner, entries []Entry, fates *fateCache, rep *Report) error {
-	d, err := Build(ctx, fates, o, week, entries)
+	d, err := Build(ctx, fates, p.Dismissals, o, week, entries)
 	if err != nil {
 		return err
 	}

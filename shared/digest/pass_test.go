@@ -20,6 +20,7 @@ import (
 	"github.com/criticizer/criticizer/shared/notify"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/outcome"
+	"github.com/criticizer/criticizer/shared/recipients"
 	"github.com/criticizer/criticizer/shared/store/dynamotest"
 )
 
@@ -305,5 +306,28 @@ func TestPassReadsEachReviewOnce(t *testing.T) {
 	}
 	if one.reviews == 0 || two.reviews != one.reviews || two.tallies != one.tallies {
 		t.Fatalf("two owners read %d reviews and %d tallies, one owner %d and %d: want the same", two.reviews, two.tallies, one.reviews, one.tallies)
+	}
+}
+
+// An owner outside the recipient policy (RECIPIENT_DOMAINS) is refused:
+// no digest, no row, counted in the report; one inside it is sent hers.
+func TestPassRefusesAnOwnerOutsideTheRecipientPolicy(t *testing.T) {
+	for _, tc := range []struct {
+		domain        string
+		sent, refused int
+	}{{"studio.test", 0, 1}, {"example.com", 1, 0}} {
+		t.Run(tc.domain, func(t *testing.T) {
+			s := &sender{}
+			p, w, _, _ := pass(t, s)
+			pol, err := recipients.Parse([]string{tc.domain}, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.Policy = pol
+			rep, err := p.Run(context.Background(), w)
+			if err != nil || len(s.sent) != tc.sent || rep.Refused != tc.refused {
+				t.Fatalf("policy %s: %+v (%v), %d sent; want %d sent, %d refused", tc.domain, rep, err, len(s.sent), tc.sent, tc.refused)
+			}
+		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/criticizer/criticizer/shared/config"
 	"github.com/criticizer/criticizer/shared/mailchannel"
 	"github.com/criticizer/criticizer/shared/outbox"
+	"github.com/criticizer/criticizer/shared/outcome"
 	"github.com/criticizer/criticizer/shared/recipients"
 )
 
@@ -23,6 +24,8 @@ type Settings struct {
 	Recipients *recipients.Policy
 	// Outbox names the delivery key, which keys an owner's outbox row.
 	Outbox outbox.Settings
+	// Dismissals is the noise filter's one policy (outcome.PolicyFromEnv).
+	Dismissals outcome.Policy
 }
 
 // SettingsFromEnv reads the digest function's settings: the e-mail
@@ -41,5 +44,6 @@ func SettingsFromEnv(r *config.Reader) Settings {
 	s.Owners = owners
 	s.Recipients, err = recipients.Load(r)
 	r.Fail(err)
+	s.Dismissals = outcome.PolicyFromEnv(r)
 	return s
 }

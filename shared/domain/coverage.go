@@ -115,5 +115,21 @@ func (m ReviewMeta) DismissedWithheld() string {
 	if w <= 0 {
 		return ""
 	}
-	return fmt.Sprintf("%d %s withheld as repeatedly dismissed here", w, plural(w, "finding"))
+	s := fmt.Sprintf("%d %s withheld as repeatedly dismissed here", w, plural(w, "finding"))
+	for i, k := range m.WithheldKinds {
+		sep := ": "
+		if i > 0 {
+			sep = "; "
+		}
+		s += fmt.Sprintf("%s%s %s under %s (lift: criticizer outcomes allow %s %s %s)", sep, k.Category, k.Kind, k.Scope, k.Scope, k.Category, k.Kind)
+	}
+	return s
+}
+
+// WithheldKind is one finding kind withheld under a scope as repeatedly
+// dismissed (package outcome's Suppression, named).
+type WithheldKind struct {
+	Category string `json:"category"`
+	Kind     string `json:"kind"`
+	Scope    string `json:"scope"`
 }

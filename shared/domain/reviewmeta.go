@@ -41,6 +41,9 @@ type ReviewMeta struct {
 	// notify stage as a kind reviewers under their path repeatedly
 	// dismissed (package outcome); their fingerprints are in Withheld.
 	WithheldAsDismissed int `json:"withheld_as_dismissed,omitempty"`
+	// WithheldKinds name each kind withheld so (its category, kind and
+	// scope), which the summary and the e-mail say with how to lift it.
+	WithheldKinds []WithheldKind `json:"withheld_kinds,omitempty"`
 	// RulesDigest identifies the review rules in play (result.RuleSet
 	// Digest): a later version carries this one's findings over only under
 	// the same rules.

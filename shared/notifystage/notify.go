@@ -170,7 +170,7 @@ func (n *Notify) read(ctx context.Context, j *job.Job) (*input, error) {
 	}
 	var err error
 	if n.Outcomes != nil && j.Swarm != nil && j.Swarm.Review > 0 {
-		if in.review, err = n.withholdDismissed(ctx, in.review, &in.cs); err != nil {
+		if in.review, err = n.withholdDismissed(ctx, j, in.review, &in.cs); err != nil {
 			return nil, err
 		}
 	}

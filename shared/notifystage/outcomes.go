@@ -2,6 +2,7 @@ package notifystage
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -25,20 +26,15 @@ type Outcomes struct {
 	// Window (OUTCOME_WINDOW_DAYS) and Interval: how long after a review's
 	// last version the sweeper reads its reactions, and how often.
 	Window, Interval time.Duration
-	// Threshold and Depth set the noise filter (DISMISS_THRESHOLD,
-	// DISMISS_SCOPE_DEPTH; 0: outcome's defaults); a review rules file's
-	// dismissal_suppression overrides Threshold for its paths.
-	Threshold, Depth int
+	// Policy is the noise filter (outcome.PolicyFromEnv), the one the
+	// digest, `criticizer outcomes` and the job page read too; a review
+	// rules file's dismissal_suppression and gate apply per finding.
+	Policy fates.Policy
 }
 
 // policy is the noise filter for one review: the environment's, with what
-// the rules of each finding's file set (ReviewMeta.SuppressAfter).
-func (o *Outcomes) policy(meta domain.ReviewMeta) fates.Policy {
-	return fates.Policy{Threshold: o.Threshold, Depth: o.Depth, For: func(f domain.Finding) (int, bool) {
-		n, ok := meta.SuppressAfter[f.ID]
-		return n, ok
-	}}
-}
+// the rules of each finding's file set (ReviewMeta.SuppressAfter, Gates).
+func (o *Outcomes) policy(meta domain.ReviewMeta) fates.Policy { return o.Policy.WithRules(meta) }
 
 // recordOutcomes runs after the comments are posted. Writing the records
 // fails the attempt (retried; every write is conditional, so a retry
@@ -88,20 +84,34 @@ func (o *Outcomes) interval() time.Duration {
 	return fates.DefaultInterval
 }
 
-// withholdDismissed drops the findings of a kind reviewers under their
-// depot path dismissed repeatedly and never accepted (outcome.WithheldBy under policy;
-// never a committed secret). They are counted in the review's meta, which
-// the Swarm summary shows, and their fingerprints join Withheld, so a rerun
-// does not call them resolved.
-func (n *Notify) withholdDismissed(ctx context.Context, review domain.ReviewResult, cs *domain.Changeset) (domain.ReviewResult, error) {
+// withholdDismissed drops the findings of a kind people with a say
+// under their depot path dismissed repeatedly and never accepted
+// (outcome.WithheldBy under the policy; never one at or above its gate,
+// security, or a committed secret, so the run's gate result is the same).
+// They are counted and their kinds named in the review's meta, which the
+// Swarm summary and the e-mail show with how to lift them; their
+// fingerprints join Withheld, so a rerun does not call them resolved; and
+// each is recorded as withheld (outcome.MarkWithheld), never as resolved
+// or judged.
+func (n *Notify) withholdDismissed(ctx context.Context, j *job.Job, review domain.ReviewResult, cs *domain.Changeset) (domain.ReviewResult, error) {
 	meta := domain.ReadReviewMeta(review.Meta)
-	keep, withheld, err := n.Outcomes.Store.WithheldBy(ctx, review.Findings, n.Outcomes.policy(meta))
+	pol := n.Outcomes.policy(meta)
+	keep, withheld, err := n.Outcomes.Store.WithheldBy(ctx, review.Findings, pol)
 	if err != nil || len(withheld) == 0 {
 		return review, err
 	}
 	gone := rerun.Distinct(withheld, cs)
 	for _, c := range gone {
 		meta.Withheld = append(meta.Withheld, c.Fingerprint)
+		f := c.Finding
+		if _, err := n.Outcomes.Store.MarkWithheld(ctx, fates.Record{Review: j.Swarm.Review, Fingerprint: c.Fingerprint, File: f.File,
+			Severity: strings.ToLower(f.Severity), Category: f.Category, RuleID: f.RuleID, JobID: j.ID, Kind: fates.Kind(f), Scope: pol.Scope(f.File)}); err != nil {
+			return review, err
+		}
+		k := domain.WithheldKind{Category: f.Category, Kind: fates.Kind(f), Scope: pol.Scope(f.File)}
+		if !slices.Contains(meta.WithheldKinds, k) {
+			meta.WithheldKinds = append(meta.WithheldKinds, k)
+		}
 	}
 	meta.WithheldAsDismissed += len(gone)
 	merged := map[string]any{}

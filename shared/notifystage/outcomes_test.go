@@ -2,10 +2,13 @@ package notifystage
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/criticizer/criticizer/shared/config"
 	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/job"
 	fates "github.com/criticizer/criticizer/shared/outcome"
 	"github.com/criticizer/criticizer/shared/store/dynamotest"
 )
@@ -18,7 +21,10 @@ func TestOutcomesAtTheNextVersion(t *testing.T) {
 	ctx := context.Background()
 	r := newCommentRig(t)
 	st := fates.NewStore(dynamotest.New(), dynamotest.Table)
-	r.n.Outcomes = &Outcomes{Store: st, Reader: &fates.Reader{Store: st, Rows: r.items, Comments: r.n.Comments.API.(fates.Comments)}}
+	// One review: its author bob and a decider, lead, dismissing is enough here.
+	pol := fates.PolicyFromEnv(config.NewReaderFrom(map[string]string{"DISMISS_MIN_REVIEWS": "1", "DISMISS_DECIDERS": "lead"}))
+	r.n.Outcomes = &Outcomes{Store: st, Policy: pol,
+		Reader: &fates.Reader{Store: st, Rows: r.items, Comments: r.n.Comments.API.(fates.Comments), Reviews: r.n.Comments.API.(fates.Deciders), Policy: pol}}
 	fixed := domain.Finding{Severity: "high", Category: "security", Title: "SQL built from input", File: "//depot/app/db.go", Line: 28, Message: "m", RuleID: "sql"}
 	nagging := func(line int) domain.Finding {
 		return domain.Finding{Severity: "low", Category: "style", Title: "Long line", File: "//depot/app/io.go", Line: line, Message: "m", RuleID: "long-line"}
@@ -31,9 +37,9 @@ func TestOutcomesAtTheNextVersion(t *testing.T) {
 	if err != nil || len(recs) != 4 {
 		t.Fatalf("version 1 recorded %+v, %v: want 4 open findings", recs, err)
 	}
-	for _, c := range r.ours(t) {
+	for i, c := range r.ours(t) {
 		if c.Context != nil && strings.HasSuffix(c.Context.File, "io.go") {
-			if _, err := r.swarm.Dislike(c.ID, "alice"); err != nil {
+			if _, err := r.swarm.Dislike(c.ID, []string{"bob", "lead"}[i%2]); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -131,19 +137,33 @@ func TestWithholdFollowsRulesAndSettings(t *testing.T) {
 					t.Fatal(err)
 				}
 				rec.Fate = fates.Open
-				if _, err := st.ChangeFate(ctx, rec, fates.Dismissed); err != nil {
+				if _, err := st.ChangeFate(ctx, rec, fates.Dismissed, []string{[]string{"alice", "bob"}[i%2]}); err != nil {
 					t.Fatal(err)
 				}
 			}
-			n := &Notify{Outcomes: &Outcomes{Store: st, Threshold: tc.n, Depth: 1}}
+			pol := fates.PolicyFromEnv(config.NewReaderFrom(map[string]string{"DISMISS_THRESHOLD": fmt.Sprint(tc.n), "DISMISS_SCOPE_DEPTH": "1"}))
+			n := &Notify{Outcomes: &Outcomes{Store: st, Policy: pol}}
 			review := domain.ReviewResult{Findings: []domain.Finding{long("a", 1), long("b", 2)},
 				Meta: domain.ReviewMeta{SuppressAfter: tc.rules}.Map()}
-			got, err := n.withholdDismissed(ctx, review, &domain.Changeset{})
+			got, err := n.withholdDismissed(ctx, &job.Job{ID: "j", Swarm: &job.SwarmRun{Review: 9}}, review, &domain.Changeset{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if w := domain.ReadReviewMeta(got.Meta).WithheldAsDismissed; w != tc.withheld || len(got.Findings) != 2-tc.withheld {
+			meta := domain.ReadReviewMeta(got.Meta)
+			if w := meta.WithheldAsDismissed; w != tc.withheld || len(got.Findings) != 2-tc.withheld {
 				t.Errorf("withheld %d, kept %d; want %d withheld", w, len(got.Findings), tc.withheld)
+			}
+			recs, err := st.Review(ctx, 9)
+			if err != nil || len(recs) != tc.withheld {
+				t.Fatalf("%d records of review 9 (%v), want each withheld finding recorded", len(recs), err)
+			}
+			for _, r := range recs {
+				if r.Fate != fates.Withheld {
+					t.Errorf("%s recorded %s, want withheld (never resolved, not counted)", r.Fingerprint, r.Fate)
+				}
+			}
+			if tc.withheld > 0 && !strings.Contains(meta.DismissedWithheld(), "criticizer outcomes allow //depot/app/... style long-line") {
+				t.Errorf("summary %q does not name the kind, scope and how to lift it", meta.DismissedWithheld())
 			}
 		})
 	}

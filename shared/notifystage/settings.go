@@ -5,6 +5,7 @@ import (
 	"github.com/criticizer/criticizer/shared/evidence"
 	"github.com/criticizer/criticizer/shared/jobpage"
 	"github.com/criticizer/criticizer/shared/outbox"
+	fates "github.com/criticizer/criticizer/shared/outcome"
 	"github.com/criticizer/criticizer/shared/recipients"
 	"github.com/criticizer/criticizer/shared/smtpmail"
 	"github.com/criticizer/criticizer/shared/swarm"
@@ -34,10 +35,9 @@ type Settings struct {
 	// Outbox names the delivery key: the rows are keyed by the keyed hash
 	// of their recipient and the e-mail's token is keyed by it.
 	Outbox outbox.Settings
-	// DismissThreshold (DISMISS_THRESHOLD, 1–100, default 3) and
-	// DismissScopeDepth (DISMISS_SCOPE_DEPTH, 1–5, default 1:
-	// //depot/<first dir>/...) set the noise filter (Outcomes).
-	DismissThreshold, DismissScopeDepth int
+	// Dismissals is the noise filter (outcome.PolicyFromEnv: the
+	// DISMISS_* settings and the gate), the one policy every reader uses.
+	Dismissals fates.Policy
 	// WeeklyDigest (WEEKLY_DIGEST) records each job's week entry for the
 	// weekly digest (shared/digest); off by default.
 	WeeklyDigest bool
@@ -57,8 +57,7 @@ func SettingsFromEnv(r *config.Reader) Settings {
 	s.Gate = GateFromEnv(r)
 	s.EmailParticipants = r.Bool("SWARM_EMAIL_PARTICIPANTS")
 	s.Outbox = outbox.SettingsFromEnv(r)
-	s.DismissThreshold = r.Int("DISMISS_THRESHOLD")
-	s.DismissScopeDepth = r.Int("DISMISS_SCOPE_DEPTH")
+	s.Dismissals = fates.PolicyFromEnv(r)
 	s.WeeklyDigest = r.Bool("WEEKLY_DIGEST")
 	switch s.Evidence.Provider {
 	case "smtp":

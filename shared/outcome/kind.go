@@ -19,17 +19,9 @@ import (
 // A finding kind is what "the same finding again" means for a team: its
 // rule id, or (a model's finding without one) its normalised title,
 // hashed so no model text is stored; with its category, under a depot path
-// scope. Reviewers who dismiss a kind under a scope DismissThreshold times
-// and never accept it have it withheld there (WithheldHere), listed in the
-// review summary and reversible (Allow).
-
-// DismissThreshold is N: the dismissals, with no acceptance, after which a
-// kind is withheld under its scope.
-const DismissThreshold = 3
-
-// ScopeDepth is how many directory levels of a depot path make a scope:
-// //depot/projectA/... for //depot/projectA/src/net/copy.c.
-const ScopeDepth = 2
+// scope. Reviewers with a say who dismiss a kind under a scope often
+// enough and never accept it have it withheld there (Policy, WithheldBy),
+// listed in the review summary and reversible (Allow).
 
 // Kind is f's kind: its rule id, else "title:" and a hash of its
 // lower-cased, space-normalised title.
@@ -41,9 +33,6 @@ func Kind(f domain.Finding) string {
 	return "title:" + hex.EncodeToString(sum[:8])
 }
 
-// Scope is the depot path pattern a finding on file counts under.
-func Scope(file string) string { return PathGroup(file, ScopeDepth) }
-
 // SecretRulePrefix is result.SecretRulePrefix, the rule id prefix of a
 // committed-secret finding, restated so the notify function does not link
 // the result package and its schema validator (repocheck.TestFunctionDeps);
@@ -54,20 +43,31 @@ const SecretRulePrefix = "secret/"
 // dismissed (issue 32).
 func committedSecret(f domain.Finding) bool { return strings.HasPrefix(f.RuleID, SecretRulePrefix) }
 
-// A tally item counts a kind's outcomes under a scope:
+// A tally counts a kind's outcomes under a scope, with who dismissed it:
 //
 //	pk  OUTCOME#kind#<scope>
-//	sk  <category>#<kind>
+//	sk  <category>#<kind>                         the counts (accepted, dismissed), allowed, confirmed
+//	sk  <category>#<kind>#by#<review>#<fp>         one dismissal with standing: logins, review, date
 //
-// updated in one transaction with the record whose fate moved, so it
-// agrees with the records.
-const tallyPrefix = "OUTCOME#kind#"
+// both updated in one transaction with the record whose fate moved, so
+// they agree with the records, and read by one Query of the scope.
+const (
+	tallyPrefix  = "OUTCOME#kind#"
+	dismissalSep = "#by#"
+)
 
 func tallyKey(scope, category, kind string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{"pk": sv(tallyPrefix + scope), "sk": sv(category + "#" + kind)}
 }
 
-// Suppression is one kind's tally under a scope.
+func dismissalKey(scope, category, kind string, review int64, fp string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{"pk": sv(tallyPrefix + scope),
+		"sk": sv(category + "#" + kind + dismissalSep + strconv.FormatInt(review, 10) + "#" + fp)}
+}
+
+// Suppression is one kind's tally under a scope. Dismissed counts every
+// dismissal (a measurement, whoever made it); Dismissals are those by
+// people with a say on their review, which alone can withhold it (Policy).
 type Suppression struct {
 	Scope     string `json:"scope"`
 	Category  string `json:"category"`
@@ -76,11 +76,30 @@ type Suppression struct {
 	Dismissed int64  `json:"dismissed"`
 	// Allowed: an operator lifted the suppression (Allow); it stays lifted.
 	Allowed bool `json:"allowed,omitempty"`
+	// Confirmed: an operator confirmed it (Confirm; Policy.Confirm).
+	Confirmed  bool        `json:"confirmed,omitempty"`
+	Dismissals []Dismissal `json:"dismissals,omitempty"`
 }
 
-// Active reports whether the kind is withheld under its scope.
-func (s Suppression) Active() bool {
-	return !s.Allowed && s.Accepted == 0 && s.Dismissed >= DismissThreshold
+// Dismissal is who dismissed one finding of the kind, with standing.
+type Dismissal struct {
+	Review      int64    `json:"review"`
+	Fingerprint string   `json:"fp"`
+	By          []string `json:"by"`
+	At          string   `json:"at"`
+}
+
+// Standing counts the dismissals with standing, the distinct people who
+// made them and the distinct reviews they are on.
+func (s Suppression) Standing() (count, people, reviews int) {
+	who, where := map[string]bool{}, map[int64]bool{}
+	for _, d := range s.Dismissals {
+		for _, u := range d.By {
+			who[u] = true
+		}
+		where[d.Review] = true
+	}
+	return len(s.Dismissals), len(who), len(where)
 }
 
 // Tallies returns the kinds counted under scope.
@@ -89,27 +108,75 @@ func (s *Store) Tallies(ctx context.Context, scope string) ([]Suppression, error
 	return tallies(items), err
 }
 
+// tallies folds the counts and dismissal items into one Suppression each.
 func tallies(items []map[string]types.AttributeValue) []Suppression {
-	var out []Suppression
+	by := map[string]*Suppression{}
+	var order []string
+	get := func(pk, key string) *Suppression {
+		if t, ok := by[pk+"|"+key]; ok {
+			return t
+		}
+		t := &Suppression{Scope: strings.TrimPrefix(pk, tallyPrefix)}
+		by[pk+"|"+key] = t
+		order = append(order, pk+"|"+key)
+		return t
+	}
 	for _, it := range items {
-		out = append(out, decodeTally(it))
+		pk, sk := str(it["pk"]), str(it["sk"])
+		key, _, isDismissal := strings.Cut(sk, dismissalSep)
+		t := get(pk, key)
+		if isDismissal {
+			review, _ := num(it["review"])
+			t.Dismissals = append(t.Dismissals, Dismissal{Review: review, Fingerprint: str(it["fp"]), By: list(it["by"]), At: str(it["at"])})
+			continue
+		}
+		t.Category, t.Kind = str(it["category"]), str(it["kind"])
+		t.Accepted, _ = num(it["accepted"])
+		t.Dismissed, _ = num(it["dismissed"])
+		t.Allowed, t.Confirmed = flag(it["allowed"]), flag(it["confirmed"])
+	}
+	out := make([]Suppression, 0, len(order))
+	for _, k := range order {
+		if t := by[k]; t.Kind != "" {
+			out = append(out, *t)
+		}
 	}
 	return out
 }
 
-func decodeTally(it map[string]types.AttributeValue) Suppression {
-	acc, _ := num(it["accepted"])
-	dis, _ := num(it["dismissed"])
-	allowed, _ := it["allowed"].(*types.AttributeValueMemberBOOL)
-	return Suppression{Scope: strings.TrimPrefix(str(it["pk"]), tallyPrefix), Category: str(it["category"]), Kind: str(it["kind"]),
-		Accepted: acc, Dismissed: dis, Allowed: allowed != nil && allowed.Value}
+func flag(av types.AttributeValue) bool {
+	b, ok := av.(*types.AttributeValueMemberBOOL)
+	return ok && b.Value
 }
 
-// WithheldHere splits findings into those to report and those withheld
-// as repeatedly dismissed under their scope. Committed secrets are never
-// withheld. Each scope's tallies are read once.
-func (s *Store) WithheldHere(ctx context.Context, findings []domain.Finding) (keep, withheld []domain.Finding, err error) {
-	return s.WithheldBy(ctx, findings, Policy{})
+// WithheldBy splits findings into those to report and those withheld by
+// p (Policy.Withholds) under their scope; each scope's tallies are read
+// once, and only for findings that could be withheld at all.
+func (s *Store) WithheldBy(ctx context.Context, findings []domain.Finding, p Policy) (keep, withheld []domain.Finding, err error) {
+	tallied := map[string]map[string]Suppression{} // scope → category#kind
+	for _, f := range findings {
+		sc := p.Scope(f.File)
+		if _, read := tallied[sc]; read || p.NeverWithheld(f) || p.threshold(f) <= 0 {
+			continue
+		}
+		ts, err := s.Tallies(ctx, sc)
+		if err != nil {
+			return nil, nil, err
+		}
+		tallied[sc] = map[string]Suppression{}
+		for _, t := range ts {
+			tallied[sc][t.Category+"#"+t.Kind] = t
+		}
+	}
+	for _, f := range findings {
+		t, ok := tallied[p.Scope(f.File)][f.Category+"#"+Kind(f)]
+		if ok && p.Withholds(t, f) {
+			withheld = append(withheld, f)
+		} else {
+			keep = append(keep, f)
+		}
+	}
+	return keep, withheld, nil
 }
 
 // Allow lifts a kind's suppression under scope for good (the operator's
@@ -120,6 +187,18 @@ func (s *Store) Allow(ctx context.Context, scope, category, kind string) error {
 		UpdateExpression: aws.String(s.keep("SET allowed = :t, category = :c, kind = :k", values)), ExpressionAttributeValues: values})
 	if err != nil {
 		return awserr.Wrap("outcome allow", err)
+	}
+	return nil
+}
+
+// Confirm makes a kind's suppression under scope apply where the policy
+// waits for confirmation (DISMISS_CONFIRM; `criticizer outcomes confirm`).
+func (s *Store) Confirm(ctx context.Context, scope, category, kind string) error {
+	values := map[string]types.AttributeValue{":t": &types.AttributeValueMemberBOOL{Value: true}, ":c": sv(category), ":k": sv(kind)}
+	_, err := s.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &s.table, Key: tallyKey(scope, category, kind),
+		UpdateExpression: aws.String(s.keep("SET confirmed = :t, category = :c, kind = :k", values)), ExpressionAttributeValues: values})
+	if err != nil {
+		return awserr.Wrap("outcome confirm", err)
 	}
 	return nil
 }

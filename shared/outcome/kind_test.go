@@ -16,77 +16,135 @@ import (
 	"github.com/criticizer/criticizer/shared/store/dynamotest"
 )
 
-// A kind dismissed DismissThreshold times under a scope, never accepted,
-// is withheld there (not elsewhere, not a committed secret), and an
-// operator's Allow lifts it; one acceptance keeps it reported.
-func TestWithheldAfterRepeatedDismissals(t *testing.T) {
+// judge records f posted on review as fp, then moved to fate with who
+// stands dismissing it (people with a say).
+func judge(t *testing.T, st *outcome.Store, review int64, fp string, f domain.Finding, fate outcome.Fate, by ...string) {
+	t.Helper()
 	ctx := context.Background()
-	st := outcome.NewStore(dynamotest.New(), dynamotest.Table)
-	todo := domain.Finding{RuleID: "standin.todo", Category: "maintainability", Title: "TODO left in code", File: "//depot/projectA/src/log.c"}
-	secret := domain.Finding{RuleID: result.SecretRulePrefix + "aws-key", Category: "security", Title: "Committed secret", File: "//depot/projectA/src/cfg.c"}
-	elsewhere := todo
-	elsewhere.File = "//depot/projectB/log.c"
-	dismiss := func(review int64, f domain.Finding, fate outcome.Fate) {
-		t.Helper()
-		rec := outcome.Record{Review: review, Fingerprint: fmt.Sprint("fp", review), File: f.File, Category: f.Category, Kind: outcome.Kind(f)}
-		if _, err := st.Posted(ctx, rec); err != nil {
-			t.Fatal(err)
-		}
-		rec.Fate = outcome.Open
-		if w, err := st.ChangeFate(ctx, rec, fate); err != nil || !w {
-			t.Fatalf("judge: %v %v", w, err)
-		}
-		if w, _ := st.ChangeFate(ctx, rec, fate); w {
-			t.Fatal("the same move judged twice")
-		}
+	rec := outcome.Record{Review: review, Fingerprint: fp, File: f.File, Category: f.Category, Kind: outcome.Kind(f), Scope: outcome.DefaultPolicy().Scope(f.File)}
+	if _, err := st.Posted(ctx, rec); err != nil {
+		t.Fatal(err)
 	}
-	withheld := func() []domain.Finding {
+	rec.Fate = outcome.Open
+	if w, err := st.ChangeFate(ctx, rec, fate, by); err != nil || !w {
+		t.Fatalf("judge: %v %v", w, err)
+	}
+	rec.Fate, rec.By = fate, by
+	if w, _ := st.ChangeFate(ctx, rec, fate, by); w {
+		t.Fatal("the same move judged twice")
+	}
+}
+
+// Only dismissals by people with a say count toward withholding, and
+// they must come from two people across two reviews: one person's
+// replies on many reviews, or many people on one review, withhold
+// nothing; the author on one review and a reviewer on another do.
+// Whatever was dismissed, a finding at or above the floor (high, no gate
+// set), a security finding and a committed secret are posted; an
+// operator's Allow lifts the suppression.
+func TestStandingWithholds(t *testing.T) {
+	ctx := context.Background()
+	todo := domain.Finding{ID: "t", RuleID: "standin.todo", Category: "maintainability", Severity: "medium", Title: "TODO left in code", File: "//depot/projectA/src/log.c"}
+	critical := todo
+	critical.ID, critical.Severity = "c", "critical"
+	security := todo
+	security.ID, security.Category = "s", "security"
+	secret := todo
+	secret.ID, secret.RuleID = "k", result.SecretRulePrefix+"aws-key"
+	elsewhere := todo
+	elsewhere.ID, elsewhere.File = "e", "//depot/projectB/log.c"
+	pol := outcome.DefaultPolicy()
+	withheld := func(st *outcome.Store) []string {
 		t.Helper()
-		_, w, err := st.WithheldHere(ctx, []domain.Finding{todo, secret, elsewhere})
+		_, w, err := st.WithheldBy(ctx, []domain.Finding{todo, critical, security, secret, elsewhere}, pol)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return w
+		var ids []string
+		for _, f := range w {
+			ids = append(ids, f.ID)
+		}
+		return ids
 	}
-	for i := int64(1); i < outcome.DismissThreshold; i++ {
-		dismiss(i, todo, outcome.Dismissed)
-		dismiss(100+i, secret, outcome.Disliked)
+	cases := []struct {
+		name string
+		by   [][2]string // review, login ("" : no say)
+		want []string
+	}{
+		{"one non-participant's three replies", [][2]string{{"1", ""}, {"2", ""}, {"3", ""}}, nil},
+		{"one person with a say on three reviews", [][2]string{{"1", "alice"}, {"2", "alice"}, {"3", "alice"}}, nil},
+		{"two people on one review", [][2]string{{"1", "alice"}, {"1", "bob"}, {"1", "alice"}}, nil},
+		{"author and a reviewer across two reviews", [][2]string{{"1", "alice"}, {"2", "bob"}, {"2", "alice"}}, []string{"t"}},
+		{"below N", [][2]string{{"1", "alice"}, {"2", "bob"}}, nil},
 	}
-	if w := withheld(); len(w) != 0 {
-		t.Fatalf("withheld below the threshold: %+v", w)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			st := outcome.NewStore(dynamotest.New(), dynamotest.Table)
+			for i, d := range tc.by {
+				var by []string
+				if d[1] != "" {
+					by = []string{d[1]}
+				}
+				var review int64
+				fmt.Sscan(d[0], &review)
+				judge(t, st, review, fmt.Sprint("fp", i), todo, outcome.Dismissed, by...)
+			}
+			got := withheld(st)
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Fatalf("withheld %v, want %v", got, tc.want)
+			}
+			if len(got) > 0 {
+				if err := st.Allow(ctx, pol.Scope(todo.File), todo.Category, outcome.Kind(todo)); err != nil {
+					t.Fatal(err)
+				}
+				if w := withheld(st); len(w) != 0 {
+					t.Fatalf("withheld after Allow: %v", w)
+				}
+			}
+		})
 	}
-	dismiss(outcome.DismissThreshold, todo, outcome.Disliked)
-	dismiss(100+outcome.DismissThreshold, secret, outcome.Disliked)
-	if w := withheld(); len(w) != 1 || w[0] != todo {
-		t.Fatalf("withheld = %+v, want only the TODO under //depot/projectA/... (never the secret, never another scope)", w)
+}
+
+// Under DISMISS_CONFIRM a suppression that would apply waits for an
+// operator's Confirm.
+func TestConfirmBeforeWithholding(t *testing.T) {
+	ctx := context.Background()
+	st := outcome.NewStore(dynamotest.New(), dynamotest.Table)
+	f := domain.Finding{RuleID: "r", Category: "style", Severity: "low", File: "//depot/p/a.c"}
+	for i, who := range []string{"alice", "bob", "alice"} {
+		judge(t, st, int64(i+1), "fp", f, outcome.Dismissed, who)
 	}
-	if err := st.Allow(ctx, outcome.Scope(todo.File), todo.Category, outcome.Kind(todo)); err != nil {
+	pol := outcome.DefaultPolicy()
+	pol.Confirm = true
+	ts, _ := st.Tallies(ctx, pol.Scope(f.File))
+	if len(ts) != 1 || pol.Active(ts[0]) || !pol.Awaiting(ts[0]) {
+		t.Fatalf("tally %+v: want awaiting confirmation, not active", ts)
+	}
+	if _, w, _ := st.WithheldBy(ctx, []domain.Finding{f}, pol); len(w) != 0 {
+		t.Fatal("withheld before confirmation")
+	}
+	if err := st.Confirm(ctx, pol.Scope(f.File), f.Category, outcome.Kind(f)); err != nil {
 		t.Fatal(err)
 	}
-	if w := withheld(); len(w) != 0 {
-		t.Fatalf("withheld after Allow: %+v", w)
+	if _, w, _ := st.WithheldBy(ctx, []domain.Finding{f}, pol); len(w) != 1 {
+		t.Fatal("not withheld once confirmed")
+	}
+	ts, _ = st.Tallies(ctx, pol.Scope(f.File))
+	if n, people, reviews := ts[0].Standing(); n != 3 || people != 2 || reviews != 3 || ts[0].Dismissals[0].At == "" {
+		t.Fatalf("dismissals %+v: want who, where and when of each", ts[0].Dismissals)
 	}
 }
 
 func TestOneAcceptanceKeepsAKindReported(t *testing.T) {
 	ctx := context.Background()
 	st := outcome.NewStore(dynamotest.New(), dynamotest.Table)
-	f := domain.Finding{Category: "bug", Title: "Null  dereference", File: "//depot/p/a/b.c"}
-	for i := int64(1); i <= outcome.DismissThreshold+1; i++ {
-		rec := outcome.Record{Review: i, Fingerprint: "fp", File: f.File, Category: f.Category, Kind: outcome.Kind(f), Fate: outcome.Open}
-		if _, err := st.Posted(ctx, rec); err != nil {
-			t.Fatal(err)
-		}
-		fate := outcome.Dismissed
-		if i == 1 {
-			fate = outcome.Addressed
-		}
-		if _, err := st.ChangeFate(ctx, rec, fate); err != nil {
-			t.Fatal(err)
-		}
+	f := domain.Finding{Category: "bug", Severity: "low", Title: "Null  dereference", File: "//depot/p/a/b.c"}
+	judge(t, st, 1, "fp", f, outcome.Addressed)
+	for i, who := range []string{"alice", "bob", "alice", "bob"} {
+		judge(t, st, int64(i+2), "fp", f, outcome.Dismissed, who)
 	}
-	same := domain.Finding{Category: "bug", Title: "null dereference", File: "//depot/p/a/c.c"} // the same kind: title normalised
-	if _, w, err := st.WithheldHere(ctx, []domain.Finding{same}); err != nil || len(w) != 0 {
+	same := domain.Finding{Category: "bug", Severity: "low", Title: "null dereference", File: "//depot/p/a/c.c"} // the same kind: title normalised
+	if _, w, err := st.WithheldBy(ctx, []domain.Finding{same}, outcome.DefaultPolicy()); err != nil || len(w) != 0 {
 		t.Fatalf("withheld %+v, %v: a kind once accepted stays reported", w, err)
 	}
 }
@@ -104,6 +162,7 @@ func TestSecretRulePrefix(t *testing.T) {
 func TestTallyExpiresWithTheRecords(t *testing.T) {
 	ctx := context.Background()
 	f := domain.Finding{RuleID: "standin.todo", Category: "maintainability", File: "//depot/projectA/src/log.c"}
+	scope := outcome.DefaultPolicy().Scope(f.File)
 	for _, tt := range []struct {
 		name      string
 		retention time.Duration
@@ -112,24 +171,19 @@ func TestTallyExpiresWithTheRecords(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			db := dynamotest.New()
 			st := outcome.NewStore(db, dynamotest.Table).WithUniquenessRetention(tt.retention)
-			rec := outcome.Record{Review: 1, Fingerprint: "fp", File: f.File, Category: f.Category, Kind: outcome.Kind(f), Fate: outcome.Open}
-			if _, err := st.Posted(ctx, rec); err != nil {
+			judge(t, st, 1, "fp", f, outcome.Dismissed, "alice")
+			if err := st.Allow(ctx, scope, f.Category, outcome.Kind(f)); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := st.ChangeFate(ctx, rec, outcome.Dismissed); err != nil {
-				t.Fatal(err)
-			}
-			if err := st.Allow(ctx, outcome.Scope(f.File), f.Category, outcome.Kind(f)); err != nil {
-				t.Fatal(err)
-			}
-			out, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(dynamotest.Table), Key: map[string]types.AttributeValue{
-				"pk": &types.AttributeValueMemberS{Value: "OUTCOME#kind#" + outcome.Scope(f.File)},
-				"sk": &types.AttributeValueMemberS{Value: f.Category + "#" + outcome.Kind(f)}}})
-			if err != nil || out.Item == nil {
-				t.Fatalf("tally: %v %v", out, err)
-			}
-			if _, has := out.Item["expires_at"]; has != tt.expires {
-				t.Fatalf("tally has expires_at: %v, want %v", has, tt.expires)
+			for _, sk := range []string{f.Category + "#" + outcome.Kind(f), f.Category + "#" + outcome.Kind(f) + "#by#1#fp"} {
+				out, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(dynamotest.Table), Key: map[string]types.AttributeValue{
+					"pk": &types.AttributeValueMemberS{Value: "OUTCOME#kind#" + scope}, "sk": &types.AttributeValueMemberS{Value: sk}}})
+				if err != nil || out.Item == nil {
+					t.Fatalf("tally item %s: %v %v", sk, out, err)
+				}
+				if _, has := out.Item["expires_at"]; has != tt.expires {
+					t.Fatalf("%s has expires_at: %v, want %v", sk, has, tt.expires)
+				}
 			}
 		})
 	}

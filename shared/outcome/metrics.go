@@ -14,8 +14,9 @@ import "github.com/criticizer/criticizer/shared/obs"
 //   - AcceptanceMetric: +1 entering accepted, -1 leaving it, 0 otherwise.
 //
 // Archived then liked is one judged finding, accepted: (+1, 0) then
-// (0, +1); fates only rise (Rank), so a judged finding never returns to
-// neither through a read or an event. A flip lands in the period it happens in, so a period's sum is
+// (0, +1); fates follow the one precedence (Decide), under which a judged
+// finding returns to neither only when a person retracts their dismissal
+// (-1, 0), and an accepted one never leaves accepted. A flip lands in the period it happens in, so a period's sum is
 // the net change of that period, and sums over adjacent periods add up to
 // the sum over their union (a flip across them counts once).
 //

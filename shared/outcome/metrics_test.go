@@ -112,12 +112,18 @@ func TestJudgedFatesEmitAcceptance(t *testing.T) {
 	if got := read(); len(got) != 0 {
 		t.Errorf("a move within accepted emitted %v", got)
 	}
-	// Addressed, then argued with: one judged finding, now dismissed.
+	// Addressed, then argued with: still accepted (what people did
+	// outranks what anyone said), nothing new told.
 	*cs = append(*cs, swarm.Comment{ID: 5, User: "carol", Body: "false positive", ReplyTo: 1})
+	if got := read(); len(got) != 0 {
+		t.Errorf("a dismissal after an acceptance emitted %v", got)
+	}
+	// The dismissal of the other one retracted: no longer judged.
+	*cs = append(*cs, swarm.Comment{ID: 6, User: "bob", Body: "Fair enough, my mistake", ReplyTo: 2})
 	add(read())
-	want = map[string]float64{"FindingJudged": 2, "FindingAccepted": 0, "FindingJudged/1.2.0/m1": 2, "FindingAccepted/1.2.0/m1": 0}
+	want = map[string]float64{"FindingJudged": 1, "FindingAccepted": 1, "FindingJudged/1.2.0/m1": 1, "FindingAccepted/1.2.0/m1": 1}
 	if !equal(day, want) {
-		t.Errorf("after the accepted finding was dismissed: sums %v, want %v (2 judged, none accepted)", day, want)
+		t.Errorf("after the dismissal was retracted: sums %v, want %v (1 judged, accepted)", day, want)
 	}
 }
 

@@ -8,9 +8,7 @@ package outcome
 
 import (
 	"cmp"
-	"regexp"
 	"slices"
-	"strings"
 
 	"github.com/criticizer/criticizer/shared/swarm"
 )
@@ -29,8 +27,9 @@ const (
 	Dismissed Fate = "dismissed" // a reply by the documented convention ("false positive", "won't fix", …)
 	Archived  Fate = "archived"  // archived while never addressed
 	// Neither.
-	Open    Fate = "open"    // still open, nobody reacted
-	Unknown Fate = "unknown" // no comment to read (e-mail only, or the comment is gone)
+	Open     Fate = "open"     // still open, nobody reacted
+	Withheld Fate = "withheld" // withheld as a kind repeatedly dismissed: not posted again, not judged, never resolved
+	Unknown  Fate = "unknown"  // no comment to read (e-mail only, or the comment is gone)
 )
 
 // Accepted reports whether f counts as the finding taken.
@@ -39,92 +38,81 @@ func (f Fate) Accepted() bool { return f == Addressed || f == Verified || f == R
 // Dismissive reports whether f counts as the finding rejected.
 func (f Fate) Dismissive() bool { return f == Disliked || f == Dismissed || f == Archived }
 
-// The reply convention (docs/swarm-comments.md "Reactions"): a reply's
-// first line that says something (quoted lines, leading @mentions and
-// Markdown emphasis skipped, case ignored) starting with one of these
-// phrases dismisses the finding; a first line that starts with a
-// thumbs-down (any skin tone, or its shortcode), or is only "-1", is our
-// dislike, as Swarm has likes but no dislike; one that
-// starts by conceding ("actually you're right", "my mistake") withdraws
-// the same person's earlier dismissal.
-var (
-	dismissReply = regexp.MustCompile(`(?i)^(false[ -]?positive|fp|won'?t fix|will not fix|wontfix|not (a |an )?(bug|issue|problem)|not applicable|by design|works as (intended|designed)|working as (intended|designed)|ignore)\b`)
-	dislikeReply = regexp.MustCompile(`^((👎[\x{1F3FB}-\x{1F3FF}\x{FE0F}]*|:-1:|:thumbsdown:)|-1[\s.!]*$)`)
-	retractReply = regexp.MustCompile(`(?i)^((actually|ok|okay|oh|ah|hmm)[\s,.!]+)*(you'?re right|you are right|my (mistake|bad)|never ?mind|i stand corrected|retract(ed)?|scratch that)\b`)
-	mention      = regexp.MustCompile(`^(@[\w.\-]+[\s,:]*)+`)
-)
-
 // archivedFlags are the flags that mark a comment archived: Swarm archives
 // by the flag "closed" (its 2022.1 source, IComment::FLAG_CLOSED; the
 // reference names only "an archived flag"), and "archived" is tolerated.
 var archivedFlags = []string{"closed", "archived"}
 
-// Derive returns the fate of the finding whose comment is ours, given
-// every comment on the review (all pages) and our login. resolved says
-// whether a later version resolved it (rerun.Compare's Resolved). Replies
-// are linked by context.comment when Swarm names it; where it does not
-// (the field name is unverified), a comment by someone else on the same
-// file, line and version, made after ours, is taken as the reply. A
-// person's reply outweighs every task state; then verified, resolved,
-// addressed, liked, archived (Rank, which Read and events only raise).
-func Derive(ours swarm.Comment, all []swarm.Comment, self string, resolved bool) Fate {
-	if f := replyVerdict(ours, all, self); f != "" {
-		return f
-	}
+// Derive reads the finding whose comment is ours, given every comment on
+// the review (all pages) and our login; resolved says whether a later
+// version resolved it (rerun.Compare's Resolved). Its fate is the highest
+// by Rank of what the comment shows: verified, resolved, addressed, liked
+// by someone other than us (what people did), then the standing replies
+// (what people said: Dismissed or Disliked), archived, open. Replies are
+// the comments whose context.comment names ours or a reply in its thread,
+// never a comment of ours (byUs) and never a top-level comment elsewhere
+// on the same line (docs/swarm-comments.md "Reactions").
+func Derive(ours swarm.Comment, all []swarm.Comment, self string, resolved bool) Verdict {
+	v := replyVerdict(ours, all, self)
 	// Our own rerun sets a resolved finding's open task to addressed: that
-	// is the rerun's verdict, not a person's.
+	// is the rerun's verdict, not a person's (resolved outranks addressed).
 	switch {
 	case ours.TaskState == swarm.TaskVerified:
-		return Verified
+		v.Fate = Verified
 	case resolved:
-		return Resolved
+		v.Fate = Resolved
 	case ours.TaskState == swarm.TaskAddressed:
-		return Addressed
+		v.Fate = Addressed
+	case slices.ContainsFunc(ours.Likes, func(u string) bool { return u != self }):
+		v.Fate = Liked
+	case v.Fate != "":
+	case slices.ContainsFunc(ours.Flags, func(f string) bool { return slices.Contains(archivedFlags, f) }):
+		v.Fate = Archived
+	default:
+		v.Fate = Open
 	}
-	if slices.ContainsFunc(ours.Likes, func(u string) bool { return u != self }) {
-		return Liked
-	}
-	if slices.ContainsFunc(ours.Flags, func(f string) bool { return slices.Contains(archivedFlags, f) }) {
-		return Archived
-	}
-	return Open
+	return v
 }
 
-// replyVerdict is what the people's replies to ours say, oldest first:
-// each person's last dismissal or dislike counts unless that person
-// withdrew it since; a dismissal by anyone outweighs a dislike. Empty:
-// no standing verdict. Our own replies (byUs) are never a reaction.
-func replyVerdict(ours swarm.Comment, all []swarm.Comment, self string) Fate {
+// replyVerdict is what the people's replies in our thread say, oldest
+// first (ReadReply): each person's last dismissal or dislike stands
+// unless that person retracted it since; a dismissal by anyone outweighs a
+// dislike. Fate is empty when none stands.
+func replyVerdict(ours swarm.Comment, all []swarm.Comment, self string) Verdict {
 	sorted := slices.SortedFunc(slices.Values(all), func(a, b swarm.Comment) int { return cmp.Compare(a.ID, b.ID) })
-	// Our thread: ours and, oldest first, every comment answering one in
-	// it (whether Swarm names the thread's first comment or the one
-	// answered in context.comment is unverified: both are read).
+	// Our thread: ours and, oldest first, every reply to one in it (whether
+	// Swarm names the thread's first comment or the one answered in
+	// context.comment is unverified: both are read). A comment of ours is
+	// never part of it, so a second finding of ours on the same line, or
+	// our note on a reply, never pulls its own replies in.
 	thread := map[int64]bool{ours.ID: true}
 	said := map[string]Fate{}
+	var v Verdict
 	for _, c := range sorted {
-		if c.ID == ours.ID || !(thread[c.ReplyTo] || repliesTo(c, ours)) {
+		if c.ID == ours.ID || c.ReplyTo == 0 || !thread[c.ReplyTo] || byUs(c, self) {
 			continue
 		}
 		thread[c.ID] = true
-		if byUs(c, self) {
-			continue
-		}
-		switch line := saying(c.Body); {
-		case dislikeReply.MatchString(line):
+		switch ReadReply(c.Body) {
+		case Dislikes:
 			said[c.User] = Disliked
-		case dismissReply.MatchString(line):
+		case Dismisses:
 			said[c.User] = Dismissed
-		case retractReply.MatchString(line):
+		case Retracts:
+			if _, ok := said[c.User]; ok {
+				v.Retracted = true
+			}
 			delete(said, c.User)
 		}
 	}
-	verdict := Fate("")
-	for _, f := range said {
-		if verdict == "" || f == Dismissed {
-			verdict = f
+	for u, f := range said {
+		v.By = append(v.By, u)
+		if v.Fate == "" || f == Dismissed {
+			v.Fate = f
 		}
 	}
-	return verdict
+	slices.Sort(v.By)
+	return v
 }
 
 // byUs: the service wrote c, as self or under any login it has used
@@ -132,36 +120,4 @@ func replyVerdict(ours swarm.Comment, all []swarm.Comment, self string) Fate {
 func byUs(c swarm.Comment, self string) bool {
 	_, marked := swarm.MarkerOf(c.Body)
 	return c.User == self || marked
-}
-
-// saying is a reply's first line that says something: quoted lines ("> …",
-// Markdown's quote of the comment answered) and blank lines skipped, leading
-// @mentions and emphasis stripped, typographic apostrophes made plain.
-func saying(body string) string {
-	for line := range strings.SplitSeq(body, "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, ">") {
-			continue
-		}
-		line = mention.ReplaceAllString(line, "")
-		line = strings.TrimLeft(line, "*_~ ")
-		return strings.NewReplacer("\u2019", "'", "\u2018", "'").Replace(line)
-	}
-	return ""
-}
-
-// repliesTo: c answers ours by context.comment, or, naming none, by being
-// later on the same file, lines and (where both name one) review version.
-func repliesTo(c, ours swarm.Comment) bool {
-	if c.ReplyTo != 0 {
-		return c.ReplyTo == ours.ID
-	}
-	if c.ID < ours.ID || c.Context == nil || ours.Context == nil {
-		return false
-	}
-	a, b := c.Context, ours.Context
-	if a.Version != 0 && b.Version != 0 && a.Version != b.Version {
-		return false // another version's line N is another line
-	}
-	return a.File == b.File && a.RightLine == b.RightLine && a.LeftLine == b.LeftLine
 }

@@ -33,9 +33,13 @@ func TestDerive(t *testing.T) {
 		{"reply won't fix", ours, []swarm.Comment{reply(9, 5, "bob", "won't fix", nil)}, false, Dismissed},
 		{"thumbs-down reply is our dislike", ours, []swarm.Comment{reply(9, 5, "bob", "👎", nil)}, false, Disliked},
 		{"-1 reply is our dislike", ours, []swarm.Comment{reply(9, 5, "bob", " -1 ", nil)}, false, Disliked},
-		{"dismissal outranks addressed", with(func(c *swarm.Comment) { c.TaskState = swarm.TaskAddressed }), []swarm.Comment{reply(9, 5, "bob", "false positive", nil)}, false, Dismissed},
+		{"addressed outranks a dismissal: what people did outranks what anyone said", with(func(c *swarm.Comment) { c.TaskState = swarm.TaskAddressed }), []swarm.Comment{reply(9, 5, "bob", "false positive", nil)}, false, Addressed},
+		{"liked outranks a dismissal", with(func(c *swarm.Comment) { c.Likes = []string{"alice"} }), []swarm.Comment{reply(9, 5, "bob", "ignore", nil)}, false, Liked},
+		{"our second comment on the same line is not a reply, nor are its replies ours", ours, []swarm.Comment{
+			{ID: 7, User: "criticizer", Body: "another finding\n\n[//]: # (criticizer:finding/885/x)", Context: at}, reply(9, 7, "bob", "false positive", at)}, false, Open},
+		{"another bot's top-level comment at our line is not a reply", ours, []swarm.Comment{reply(9, 0, "lintbot", "FP precision: 0.93", at)}, false, Open},
 		{"reply to another comment is not ours", ours, []swarm.Comment{reply(9, 4, "bob", "false positive", at)}, false, Open},
-		{"no context.comment: same file and line after ours", ours, []swarm.Comment{reply(9, 0, "bob", "false positive", &swarm.CommentContext{File: "//depot/a.go", RightLine: 10})}, false, Dismissed},
+		{"no context.comment: a top-level comment at the same file and line is no reply", ours, []swarm.Comment{reply(9, 0, "bob", "false positive", &swarm.CommentContext{File: "//depot/a.go", RightLine: 10})}, false, Open},
 		{"no context.comment: another line", ours, []swarm.Comment{reply(9, 0, "bob", "false positive", &swarm.CommentContext{File: "//depot/a.go", RightLine: 11})}, false, Open},
 		{"no context.comment: before ours", ours, []swarm.Comment{reply(3, 0, "bob", "false positive", at)}, false, Open},
 		{"an argument that is not the convention", ours, []swarm.Comment{reply(9, 5, "bob", "Why? This looks right to me.", nil)}, false, Open},
@@ -45,7 +49,7 @@ func TestDerive(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			all := append([]swarm.Comment{c.ours}, c.others...)
-			if got := Derive(c.ours, all, "criticizer", c.resolved); got != c.want {
+			if got := Derive(c.ours, all, "criticizer", c.resolved).Fate; got != c.want {
 				t.Fatalf("fate = %s, want %s", got, c.want)
 			}
 		})
@@ -63,7 +67,7 @@ func TestFateCounts(t *testing.T) {
 			t.Errorf("%s should count as dismissed", f)
 		}
 	}
-	for _, f := range []Fate{Open, Unknown} {
+	for _, f := range []Fate{Open, Withheld, Unknown} {
 		if f.Accepted() || f.Dismissive() {
 			t.Errorf("%s should count as neither", f)
 		}

@@ -1,92 +1,183 @@
 package outcome
 
 import (
-	"context"
+	"fmt"
+	"slices"
+	"strings"
 
+	"github.com/criticizer/criticizer/shared/config"
 	"github.com/criticizer/criticizer/shared/domain"
 )
 
-// Policy is how the noise filter is set for one review: the environment's
-// N and scope depth (DISMISS_THRESHOLD, DISMISS_SCOPE_DEPTH) and, per
-// finding, what the review rules file of its path says
-// (dismissal_suppression). The zero Policy is the defaults.
+// Policy is the noise filter, stated once and read by everything that
+// withholds or lists a withheld kind (the notify stage, the digest,
+// `criticizer outcomes`, the job page, the report): built from the
+// environment by PolicyFromEnv alone, with per finding what the review
+// rules file of its path says (WithRules: dismissal_suppression, the gate).
+//
+// A kind is withheld under its scope when, with none of its findings
+// accepted there, its dismissals by people with standing on their review
+// (Standing) number at least Threshold, come from at least MinPeople
+// distinct people across at least MinReviews reviews, and, under Confirm,
+// an operator confirmed it. Never withheld, whatever was dismissed: a
+// finding at or above its gate severity (high when no gate is set), one
+// in the security category, a committed secret.
 type Policy struct {
-	// Threshold is N, the dismissals with no acceptance after which a kind
-	// is withheld; DismissThreshold when 0.
+	// Threshold is N (DISMISS_THRESHOLD): dismissals with standing.
 	Threshold int
-	// Depth is how many directories below the depot make a scope: 1 is
-	// //depot/<first dir>/...; the default (ScopeDepth) when 0.
+	// Depth is how many directories below the depot make a scope
+	// (DISMISS_SCOPE_DEPTH; 1 is //depot/<first dir>/...).
 	Depth int
-	// For returns the N a finding's review rules set for it (0: never
-	// withheld there), and whether they set one; nil: none do.
-	For func(f domain.Finding) (n int, set bool)
+	// MinPeople and MinReviews (DISMISS_MIN_PEOPLE, DISMISS_MIN_REVIEWS):
+	// one person, or one review, never withholds a kind alone.
+	MinPeople, MinReviews int
+	// Gate is the environment's gate severity (SWARM_GATE_SEVERITY; ""
+	// when off): findings at or above it, or at or above high when it is
+	// off, are never withheld, so withholding never changes a gate result.
+	Gate string
+	// Confirm (DISMISS_CONFIRM): a new suppression waits for `criticizer
+	// outcomes confirm` instead of applying at once.
+	Confirm bool
+	// Bots are logins whose reactions never count toward withholding
+	// (DISMISS_BOT_LOGINS), besides the service's own.
+	Bots []string
+	// Deciders are logins who may decide on every review besides its
+	// author and the reviewers Swarm lists (DISMISS_DECIDERS: leads, QA).
+	Deciders []string
+	// rules and gates are the review rules' per finding (WithRules).
+	rules map[string]int
+	gates map[string]string
+}
+
+// PolicyFromEnv reads the noise filter's settings (their defaults and
+// ranges are the declaration's, shared/settings): the one loader.
+func PolicyFromEnv(r *config.Reader) Policy {
+	p := Policy{Threshold: r.Int("DISMISS_THRESHOLD"), Depth: r.Int("DISMISS_SCOPE_DEPTH"),
+		MinPeople: r.Int("DISMISS_MIN_PEOPLE"), MinReviews: r.Int("DISMISS_MIN_REVIEWS"),
+		Confirm: r.Bool("DISMISS_CONFIRM"), Bots: r.List("DISMISS_BOT_LOGINS"), Deciders: r.List("DISMISS_DECIDERS")}
+	g := strings.ToLower(strings.TrimSpace(r.Optional("SWARM_GATE_SEVERITY")))
+	switch {
+	case g == "off" || g == "":
+	case slices.Contains(domain.Severities, g):
+		p.Gate = g
+	default:
+		r.Fail(fmt.Errorf("SWARM_GATE_SEVERITY=%q: want off or one of %s", g, strings.Join(domain.Severities, ", ")))
+	}
+	return p
+}
+
+// DefaultPolicy is the policy of an environment that sets none of it.
+func DefaultPolicy() Policy { return PolicyFromEnv(config.NewReaderFrom(nil)) }
+
+// WithRules is p for one review: a finding's N where its review rules
+// file sets dismissal_suppression (0: never withheld there), and its gate
+// where the rules set gate_severity (ReviewMeta.SuppressAfter, Gates).
+func (p Policy) WithRules(meta domain.ReviewMeta) Policy {
+	p.rules, p.gates = meta.SuppressAfter, meta.Gates
+	return p
 }
 
 // ScopeAt is the scope of a finding on file at depth directories below the
 // depot (depth 1: //depot/<first dir>/...).
 func ScopeAt(file string, depth int) string { return PathGroup(file, depth+1) }
 
-// Scope is the scope a record counts under.
-func (p Policy) Scope(file string) string {
-	if p.Depth <= 0 {
-		return Scope(file)
-	}
-	return ScopeAt(file, p.Depth)
-}
+// Scope is the depot path pattern a finding on file counts under.
+func (p Policy) Scope(file string) string { return ScopeAt(file, max(p.Depth, 1)) }
+
+// PathDepth is the depth a report groups depot paths by so that a group
+// is a scope (PathGroup counts the depot itself).
+func (p Policy) PathDepth() int { return max(p.Depth, 1) + 1 }
 
 // threshold is N for f: its rules', else the environment's.
 func (p Policy) threshold(f domain.Finding) int {
-	if p.For != nil {
-		if n, set := p.For(f); set {
-			return n
-		}
+	if n, set := p.rules[f.ID]; set {
+		return n
 	}
-	if p.Threshold > 0 {
-		return p.Threshold
-	}
-	return DismissThreshold
+	return p.Threshold
 }
 
-// ActiveAt reports whether the kind is withheld under its scope with N = n
-// (0: never).
-func (s Suppression) ActiveAt(n int) bool {
-	return n > 0 && !s.Allowed && s.Accepted == 0 && s.Dismissed >= int64(n)
-}
-
-// tallyScope is the scope the record's fate counts under.
-func (r Record) tallyScope() string {
-	if r.Scope != "" {
-		return r.Scope
+// Floor is the severity at and above which f is never withheld: its
+// rules' gate, else the environment's, else high.
+func (p Policy) Floor(f domain.Finding) string {
+	g, set := p.gates[f.ID]
+	if !set {
+		g = p.Gate
 	}
-	return Scope(r.File)
+	if g == "" || g == "off" {
+		return "high"
+	}
+	return g
 }
 
-// WithheldBy is WithheldHere under p: each finding against its own N and
-// its scope at p's depth. Committed secrets are never withheld; a finding
-// whose rules set N to 0 is always reported.
-func (s *Store) WithheldBy(ctx context.Context, findings []domain.Finding, p Policy) (keep, withheld []domain.Finding, err error) {
-	tallied := map[string]map[string]Suppression{} // scope → category#kind
-	for _, f := range findings {
-		sc := p.Scope(f.File)
-		if _, read := tallied[sc]; read || committedSecret(f) || p.threshold(f) == 0 {
+// NeverWithheld reports whether f is always reported (at or above its floor, security,
+// a committed secret).
+func (p Policy) NeverWithheld(f domain.Finding) bool {
+	floor := slices.Index(domain.Severities, p.Floor(f))
+	return committedSecret(f) || strings.EqualFold(f.Category, "security") ||
+		floor < 0 || domain.SeverityRank(f.Severity) <= floor
+}
+
+// Withholds reports whether f is withheld by its kind's tally s.
+func (p Policy) Withholds(s Suppression, f domain.Finding) bool {
+	return !p.NeverWithheld(f) && p.activeAt(s, p.threshold(f))
+}
+
+// Active reports whether s withholds its kind at the environment's N
+// (a rules file may set another for its paths).
+func (p Policy) Active(s Suppression) bool { return p.activeAt(s, p.Threshold) }
+
+// Awaiting reports whether s would withhold its kind but waits for an
+// operator's confirmation (Confirm).
+func (p Policy) Awaiting(s Suppression) bool {
+	return p.Confirm && !s.Confirmed && p.meets(s, p.Threshold)
+}
+
+func (p Policy) activeAt(s Suppression, n int) bool {
+	return p.meets(s, n) && (!p.Confirm || s.Confirmed)
+}
+
+// meets: the dismissals with standing suffice and nothing was accepted.
+func (p Policy) meets(s Suppression, n int) bool {
+	if n <= 0 || s.Allowed || s.Accepted > 0 {
+		return false
+	}
+	count, people, reviews := s.Standing()
+	return count >= n && people >= max(p.MinPeople, 1) && reviews >= max(p.MinReviews, 1)
+}
+
+// Standing filters who dismissed a finding on a review to the people who
+// may decide there: its author, the reviewers Swarm lists, the policy's
+// deciders; never the service (self) or a configured bot.
+func (p Policy) Standing(by []string, self string, deciders []string) []string {
+	var out []string
+	for _, u := range by {
+		if u == "" || u == self || slices.Contains(p.Bots, u) {
 			continue
 		}
-		ts, err := s.Tallies(ctx, sc)
-		if err != nil {
-			return nil, nil, err
-		}
-		tallied[sc] = map[string]Suppression{}
-		for _, t := range ts {
-			tallied[sc][t.Category+"#"+t.Kind] = t
+		if slices.Contains(deciders, u) || slices.Contains(p.Deciders, u) {
+			out = append(out, u)
 		}
 	}
-	for _, f := range findings {
-		t, ok := tallied[p.Scope(f.File)][f.Category+"#"+Kind(f)]
-		if ok && !committedSecret(f) && t.ActiveAt(p.threshold(f)) {
-			withheld = append(withheld, f)
-		} else {
-			keep = append(keep, f)
-		}
+	return out
+}
+
+// Describe says the policy in one sentence, for listings and digests.
+func (p Policy) Describe() string {
+	s := fmt.Sprintf("a kind is withheld under its scope (%d director%s below the depot) after %d dismissals, with none accepted, by at least %d people with a say on their review across at least %d reviews",
+		max(p.Depth, 1), plural(max(p.Depth, 1), "y", "ies"), p.Threshold, max(p.MinPeople, 1), max(p.MinReviews, 1))
+	if p.Confirm {
+		s += ", once an operator confirms it (criticizer outcomes confirm)"
 	}
-	return keep, withheld, nil
+	floor := "high"
+	if p.Gate != "" {
+		floor = p.Gate
+	}
+	return s + fmt.Sprintf("; findings at or above %s, security findings and committed secrets are never withheld", floor)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

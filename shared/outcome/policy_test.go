@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/criticizer/criticizer/shared/config"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/outcome"
 	"github.com/criticizer/criticizer/shared/result"
@@ -13,14 +14,23 @@ import (
 
 // The noise filter under a Policy: the environment's N and scope depth,
 // and a rules file's own N (0: off) for its paths. A committed secret is
-// never withheld, whatever N.
+// never withheld, whatever N; nor is a finding at or above the gate.
 func TestWithheldByPolicy(t *testing.T) {
-	shell := domain.Finding{ID: "f1", RuleID: "standin.shell", Category: "security", File: "//depot/game/engine/net/a.py"}
-	sibling := shell // another directory under //depot/game/
+	style := domain.Finding{ID: "f1", RuleID: "standin.shell", Category: "style", Severity: "low", File: "//depot/game/engine/net/a.py"}
+	sibling := style // another directory under //depot/game/
 	sibling.ID, sibling.File = "f2", "//depot/game/tools/b.py"
-	secret := domain.Finding{ID: "f3", RuleID: result.SecretRulePrefix + "aws-key", Category: "security", File: "//depot/game/engine/k.c"}
-	rulesN := func(n int) func(domain.Finding) (int, bool) {
-		return func(domain.Finding) (int, bool) { return n, true }
+	secret := domain.Finding{ID: "f3", RuleID: result.SecretRulePrefix + "aws-key", Category: "style", Severity: "low", File: "//depot/game/engine/k.c"}
+	gated := style
+	gated.ID, gated.Severity = "f4", "medium"
+	env := func(kv ...string) outcome.Policy {
+		m := map[string]string{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return outcome.PolicyFromEnv(config.NewReaderFrom(m))
+	}
+	rules := func(p outcome.Policy, n int) outcome.Policy {
+		return p.WithRules(domain.ReviewMeta{SuppressAfter: map[string]int{"f1": n, "f2": n, "f4": n}})
 	}
 	cases := []struct {
 		name       string
@@ -29,31 +39,32 @@ func TestWithheldByPolicy(t *testing.T) {
 		p          outcome.Policy
 		want       []string // IDs withheld
 	}{
-		{"default N=3, not yet", outcome.Policy{}, 2, outcome.Policy{}, nil},
-		{"default N=3 reached: the whole first directory", outcome.Policy{}, 3, outcome.Policy{}, []string{"f1", "f2"}},
-		{"environment N=2", outcome.Policy{}, 2, outcome.Policy{Threshold: 2}, []string{"f1", "f2"}},
-		{"depth 2: only the directory dismissed in", outcome.Policy{Depth: 2}, 3, outcome.Policy{Depth: 2}, []string{"f1"}},
-		{"rules turn it off", outcome.Policy{}, 5, outcome.Policy{For: rulesN(0)}, nil},
-		{"rules raise N", outcome.Policy{}, 3, outcome.Policy{For: rulesN(4)}, nil},
-		{"rules lower N", outcome.Policy{}, 1, outcome.Policy{For: rulesN(1)}, []string{"f1", "f2"}},
+		{"default N=3, not yet", env(), 2, env(), nil},
+		{"default N=3 reached: the whole first directory", env(), 3, env(), []string{"f1", "f2", "f4"}},
+		{"environment N=2", env(), 2, env("DISMISS_THRESHOLD", "2"), []string{"f1", "f2", "f4"}},
+		{"gate medium: the medium one is posted", env(), 3, env("SWARM_GATE_SEVERITY", "medium"), []string{"f1", "f2"}},
+		{"depth 2: only the directory dismissed in", env("DISMISS_SCOPE_DEPTH", "2"), 3, env("DISMISS_SCOPE_DEPTH", "2"), []string{"f1", "f4"}},
+		{"rules turn it off", env(), 5, rules(env(), 0), nil},
+		{"rules raise N", env(), 3, rules(env(), 4), nil},
+		{"rules lower N", env(), 2, rules(env(), 2), []string{"f1", "f2", "f4"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			st := outcome.NewStore(dynamotest.New(), dynamotest.Table)
 			for i := 1; i <= tc.dismissals; i++ {
-				for j, f := range []domain.Finding{shell, secret} {
+				for j, f := range []domain.Finding{style, secret} {
 					rec := outcome.Record{Review: int64(i), Fingerprint: fmt.Sprint("fp", j), File: f.File, Category: f.Category, Kind: outcome.Kind(f), Scope: tc.post.Scope(f.File)}
 					if _, err := st.Posted(ctx, rec); err != nil {
 						t.Fatal(err)
 					}
 					rec.Fate = outcome.Open
-					if _, err := st.ChangeFate(ctx, rec, outcome.Disliked); err != nil {
+					if _, err := st.ChangeFate(ctx, rec, outcome.Disliked, []string{[]string{"alice", "bob"}[i%2]}); err != nil {
 						t.Fatal(err)
 					}
 				}
 			}
-			_, withheld, err := st.WithheldBy(ctx, []domain.Finding{shell, sibling, secret}, tc.p)
+			_, withheld, err := st.WithheldBy(ctx, []domain.Finding{style, sibling, secret, gated}, tc.p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -65,6 +76,40 @@ func TestWithheldByPolicy(t *testing.T) {
 				t.Errorf("withheld %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// Standing: the author, the reviewers Swarm lists and the configured
+// deciders; never the service or a configured bot.
+func TestStanding(t *testing.T) {
+	p := outcome.PolicyFromEnv(config.NewReaderFrom(map[string]string{"DISMISS_DECIDERS": "lead", "DISMISS_BOT_LOGINS": "lintbot"}))
+	got := p.Standing([]string{"alice", "carol", "criticizer", "lead", "lintbot", "bob"}, "criticizer", []string{"alice", "bob", "lintbot", "criticizer"})
+	if fmt.Sprint(got) != "[alice lead bob]" {
+		t.Fatalf("standing %v, want alice (author), lead (decider), bob (reviewer)", got)
+	}
+}
+
+// The precedence: what people did outranks what anyone said, and a
+// retraction withdraws a dismissal whenever it is read.
+func TestDecide(t *testing.T) {
+	for _, tc := range []struct {
+		recorded outcome.Fate
+		now      outcome.Verdict
+		want     outcome.Fate
+	}{
+		{outcome.Addressed, outcome.Verdict{Fate: outcome.Dismissed}, outcome.Addressed},
+		{outcome.Resolved, outcome.Verdict{Fate: outcome.Disliked}, outcome.Resolved},
+		{outcome.Liked, outcome.Verdict{Fate: outcome.Archived}, outcome.Liked},
+		{outcome.Dismissed, outcome.Verdict{Fate: outcome.Addressed}, outcome.Addressed},
+		{outcome.Dismissed, outcome.Verdict{Fate: outcome.Open, Retracted: true}, outcome.Open},
+		{outcome.Dismissed, outcome.Verdict{Fate: outcome.Open}, outcome.Dismissed},
+		{outcome.Archived, outcome.Verdict{Fate: outcome.Open, Retracted: true}, outcome.Archived},
+		{outcome.Withheld, outcome.Verdict{Fate: outcome.Open}, outcome.Withheld},
+		{outcome.Open, outcome.Verdict{Fate: outcome.Dismissed}, outcome.Dismissed},
+	} {
+		if got := outcome.Decide(tc.recorded, tc.now); got != tc.want {
+			t.Errorf("Decide(%s, %+v) = %s, want %s", tc.recorded, tc.now, got, tc.want)
+		}
 	}
 }
 

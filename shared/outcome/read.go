@@ -12,6 +12,12 @@ type Comments interface {
 	List(ctx context.Context, review int64) ([]swarm.Comment, error)
 }
 
+// Deciders reads who may decide on a review as Swarm lists them: its author and participants
+// (the Swarm client's GetReview).
+type Deciders interface {
+	GetReview(ctx context.Context, id int64) (swarm.Review, error)
+}
+
 // Rows lists a review's comment rows in the outbox: which comment holds
 // each finding we posted (its notification id).
 type Rows interface {
@@ -19,10 +25,14 @@ type Rows interface {
 }
 
 // Reader reads a review's reactions and changes the fates they decide.
+// Reviews nil: nobody has standing (fates are still recorded; nothing
+// counts toward withholding).
 type Reader struct {
 	Store    *Store
 	Rows     Rows
 	Comments Comments
+	Reviews  Deciders
+	Policy   Policy
 }
 
 // Tally is what one read did.
@@ -32,14 +42,14 @@ type Tally struct {
 	Unknown      int `json:"unknown"`       // posted findings whose comment could not be read
 }
 
-// Read derives the fate of every finding posted on review and records the
-// ones that changed. resolved holds the fingerprints a later version
+// Read derives the fate of every finding posted on review, as Swarm's API
+// lists its comments now, and records the ones that changed by the one
+// precedence (Decide). resolved holds the fingerprints a later version
 // resolved (rerun.Compare's Resolved); a fate recorded as Resolved stays
-// resolved however the comment reads later. A fate only rises (Rank), as
-// by events: the first judgement of a finding is the one that counts, so a
-// reopened task, a like withdrawn or an unarchive leaves it recorded, and a
-// recorded fate and its tallies and metrics never flip back and forth.
-// Reading twice writes nothing the second time.
+// resolved, a withheld finding is never resolved (it was not posted
+// again). Who stands dismissing a finding is kept only for the people
+// with a say on the review (Policy.Standing). Reading twice writes
+// nothing the second time.
 func (r *Reader) Read(ctx context.Context, review int64, resolved []string) (Tally, error) {
 	var t Tally
 	recs, err := r.Store.Review(ctx, review)
@@ -62,18 +72,25 @@ func (r *Reader) Read(ctx context.Context, review int64, resolved []string) (Tal
 	for _, fp := range resolved {
 		gone[fp] = true
 	}
+	deciders := lazyDeciders{reviews: r.Reviews, review: review}
 	for _, rec := range recs {
 		t.Read++
 		ours, ok := byID[ids[rec.Fingerprint]]
 		if !ok {
-			t.Unknown++ // never posted, or deleted: no reaction to read
+			t.Unknown++ // never posted, withheld, or deleted: no reaction to read
 			continue
 		}
-		fate := Derive(ours, all, ours.User, gone[rec.Fingerprint] || rec.Fate == Resolved)
-		if Rank(fate) <= Rank(rec.Fate) {
-			continue // a fate recorded stays: a judgement is not taken back by a reopened task, a withdrawn like or an unarchive
+		v := Derive(ours, all, ours.User, gone[rec.Fingerprint] && rec.Fate != Withheld || rec.Fate == Resolved)
+		fate := Decide(rec.Fate, v)
+		var by []string
+		if fate.Dismissive() && len(v.By) > 0 {
+			who, err := deciders.get(ctx)
+			if err != nil {
+				return t, err
+			}
+			by = r.Policy.Standing(v.By, ours.User, who)
 		}
-		written, err := r.Store.ChangeFate(ctx, rec, fate)
+		written, err := r.Store.ChangeFate(ctx, rec, fate, by)
 		if err != nil {
 			return t, err
 		}
@@ -82,4 +99,25 @@ func (r *Reader) Read(ctx context.Context, review int64, resolved []string) (Tal
 		}
 	}
 	return t, nil
+}
+
+// lazyDeciders reads who may decide on the review once, and only when a
+// dismissal needs it (cost follows work).
+type lazyDeciders struct {
+	reviews Deciders
+	review  int64
+	who     []string
+	read    bool
+}
+
+func (l *lazyDeciders) get(ctx context.Context) ([]string, error) {
+	if l.read || l.reviews == nil {
+		return l.who, nil
+	}
+	rv, err := l.reviews.GetReview(ctx, l.review)
+	if err != nil {
+		return nil, err
+	}
+	l.who, l.read = append([]string{rv.Author}, rv.Participants...), true
+	return l.who, nil
 }

@@ -25,8 +25,9 @@ const (
 var Dimensions = []Dimension{ByPromptVersion, ByModel, ByCategory, BySeverity, ByRule, ByPath}
 
 // Row is one group of the report. Share is Accepted / (Accepted +
-// Dismissed): a finding nobody reacted to (open) or whose reaction cannot
-// be read (unknown: e-mail only, comment gone) counts in neither, and
+// Dismissed): a finding nobody reacted to (open), withheld as its kind was
+// repeatedly dismissed, or whose reaction cannot be read (unknown: e-mail
+// only, comment gone) counts in neither, and
 // Share is -1 while nothing was accepted or dismissed.
 type Row struct {
 	Dimension Dimension `json:"dimension"`
@@ -35,6 +36,7 @@ type Row struct {
 	Accepted  int       `json:"accepted"`
 	Dismissed int       `json:"dismissed"`
 	Open      int       `json:"open"`
+	Withheld  int       `json:"withheld,omitempty"`
 	Unknown   int       `json:"unknown"`
 	Share     float64   `json:"share"`
 }
@@ -59,6 +61,8 @@ func Acceptance(recs []Record, d Dimension, pathDepth int) []Row {
 			row.Dismissed++
 		case r.Fate == Open:
 			row.Open++
+		case r.Fate == Withheld:
+			row.Withheld++ // not posted again: neither accepted nor dismissed
 		default:
 			row.Unknown++
 		}

@@ -3,6 +3,8 @@ package outcome
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 
@@ -39,6 +41,9 @@ type Record struct {
 	// the environment's DISMISS_SCOPE_DEPTH when posted); empty, as on
 	// records written before it was kept: Scope(File).
 	Scope string `dynamodbav:"scope,omitempty" json:"scope,omitempty"`
+	// By are the people with a say on the review who stand dismissing it
+	// (Policy.Standing): only their dismissals can withhold its kind.
+	By []string `dynamodbav:"dismissed_by,omitempty" json:"by,omitempty"`
 }
 
 // An outcome is one item of the jobs table, beside the ledger:
@@ -96,7 +101,28 @@ func (s *Store) Posted(ctx context.Context, r Record) (written bool, err error) 
 	}
 	item := s.item(partition(r.Review), r, Open)
 	item["review"] = nv(r.Review)
-	return s.putOnce(ctx, item, "outcome posted")
+	// A finding withheld before (MarkWithheld) and posted now is open.
+	_, err = s.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: item,
+		ConditionExpression:       aws.String("attribute_not_exists(pk) OR fate = :w"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":w": sv(string(Withheld))}})
+	return landed(err, "outcome posted")
+}
+
+// MarkWithheld records a finding withheld as its kind is repeatedly
+// dismissed: Withheld, neither accepted nor dismissed, so a later version
+// never calls it resolved and the acceptance never counts it. A record
+// already judged keeps its fate; an open one (posted at an earlier
+// version) becomes withheld.
+func (s *Store) MarkWithheld(ctx context.Context, r Record) (written bool, err error) {
+	if r.Review <= 0 || r.Fingerprint == "" {
+		return false, failure.Errorf(failure.InternalBug, "outcome: a record needs a review and a fingerprint (%d %q)", r.Review, r.Fingerprint)
+	}
+	item := s.item(partition(r.Review), r, Withheld)
+	item["review"] = nv(r.Review)
+	_, err = s.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: item,
+		ConditionExpression:       aws.String("attribute_not_exists(pk) OR fate = :o"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":o": sv(string(Open))}})
+	return landed(err, "outcome withheld")
 }
 
 // EmailOnly records a finding told by e-mail only (a changelist with no
@@ -138,28 +164,35 @@ func (s *Store) putOnce(ctx context.Context, item map[string]types.AttributeValu
 }
 
 // ChangeFate moves a posted finding's fate from the one read (rec.Fate) to
-// fate, and its kind's tally with it, in one transaction (and tells the
-// store's metrics when that judges it): reading the same
-// reactions again (the next version, the sweeper twice, a retry) writes
-// nothing, and a record another reader moved meanwhile is left to the next
-// read. written says whether the fate moved. Unknown is the absence of a
-// fate and is never written.
-func (s *Store) ChangeFate(ctx context.Context, rec Record, fate Fate) (written bool, err error) {
-	if fate == Unknown || fate == "" || fate == rec.Fate {
+// fate, with who stands dismissing it (by, people with standing), and its
+// kind's tally with it, in one transaction (and tells the store's metrics
+// when that judges it): reading the same reactions again (the next
+// version, the sweeper twice, a retry) writes nothing, and a record
+// another reader moved meanwhile is left to the next read. written says
+// whether anything moved. Unknown is the absence of a fate and is never
+// written.
+func (s *Store) ChangeFate(ctx context.Context, rec Record, fate Fate, by []string) (written bool, err error) {
+	by = slices.Sorted(slices.Values(by))
+	if !fate.Dismissive() {
+		by = nil
+	}
+	if fate == Unknown || fate == "" || fate == rec.Fate && slices.Equal(by, rec.By) {
 		return false, nil
+	}
+	values := map[string]types.AttributeValue{":fate": sv(string(fate)), ":was": sv(string(rec.Fate)), ":at": sv(job.FormatTime(job.Now()))}
+	set := "SET fate = :fate, judged_at = :at REMOVE dismissed_by"
+	if len(by) > 0 {
+		values[":by"] = lv(by)
+		set = "SET fate = :fate, judged_at = :at, dismissed_by = :by"
 	}
 	items := []types.TransactWriteItem{{Update: &types.Update{TableName: &s.table,
 		Key:                       map[string]types.AttributeValue{"pk": sv(partition(rec.Review)), "sk": sv(sortPrefix + rec.Fingerprint)},
-		UpdateExpression:          aws.String("SET fate = :fate, judged_at = :at"),
+		UpdateExpression:          aws.String(set),
 		ConditionExpression:       aws.String("fate = :was"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":fate": sv(string(fate)), ":was": sv(string(rec.Fate)), ":at": sv(job.FormatTime(job.Now()))},
+		ExpressionAttributeValues: values,
 	}}}
-	if acc, dis := delta(rec.Fate, fate); (acc != 0 || dis != 0) && rec.Kind != "" {
-		values := map[string]types.AttributeValue{":c": sv(rec.Category), ":k": sv(rec.Kind),
-			":a": &types.AttributeValueMemberN{Value: itoa(acc)}, ":d": &types.AttributeValueMemberN{Value: itoa(dis)}}
-		items = append(items, types.TransactWriteItem{Update: &types.Update{TableName: &s.table, Key: tallyKey(rec.tallyScope(), rec.Category, rec.Kind),
-			UpdateExpression: aws.String(s.keep("SET category = :c, kind = :k", values) + " ADD accepted :a, dismissed :d"), ExpressionAttributeValues: values,
-		}})
+	if rec.Kind != "" {
+		items = append(items, s.tallyMoves(rec, fate, by)...)
 	}
 	_, err = s.api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 	var cancelled *types.TransactionCanceledException
@@ -170,6 +203,44 @@ func (s *Store) ChangeFate(ctx context.Context, rec Record, fate Fate) (written 
 		FateMoved(s.metrics, rec, rec.Fate, fate)
 	}
 	return written, err
+}
+
+// tallyMoves are the tally writes of rec's move to fate: the counts by
+// class, and its dismissal item put (people with standing stand
+// dismissing it) or deleted (none do any more).
+func (s *Store) tallyMoves(rec Record, fate Fate, by []string) []types.TransactWriteItem {
+	var items []types.TransactWriteItem
+	scope := rec.tallyScope()
+	if acc, dis := delta(rec.Fate, fate); acc != 0 || dis != 0 {
+		values := map[string]types.AttributeValue{":c": sv(rec.Category), ":k": sv(rec.Kind),
+			":a": &types.AttributeValueMemberN{Value: itoa(acc)}, ":d": &types.AttributeValueMemberN{Value: itoa(dis)}}
+		items = append(items, types.TransactWriteItem{Update: &types.Update{TableName: &s.table, Key: tallyKey(scope, rec.Category, rec.Kind),
+			UpdateExpression: aws.String(s.keep("SET category = :c, kind = :k", values) + " ADD accepted :a, dismissed :d"), ExpressionAttributeValues: values,
+		}})
+	}
+	key := dismissalKey(scope, rec.Category, rec.Kind, rec.Review, rec.Fingerprint)
+	switch {
+	case len(by) > 0:
+		item := map[string]types.AttributeValue{"review": nv(rec.Review), "fp": sv(rec.Fingerprint), "by": lv(by), "at": sv(job.FormatTime(job.Now()))}
+		maps.Copy(item, key)
+		if s.retention > 0 {
+			item["expires_at"] = nv(job.Now().Add(s.retention).Unix())
+		}
+		items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: &s.table, Item: item}})
+	case len(rec.By) > 0:
+		items = append(items, types.TransactWriteItem{Delete: &types.Delete{TableName: &s.table, Key: key}})
+	}
+	return items
+}
+
+// tallyScope is the scope the record's fate counts under: the one kept
+// with it, else (records written before scopes were kept) the default
+// policy's.
+func (r Record) tallyScope() string {
+	if r.Scope != "" {
+		return r.Scope
+	}
+	return DefaultPolicy().Scope(r.File)
 }
 
 // keep adds to an update's SET the item's expires_at, the uniqueness
@@ -268,7 +339,27 @@ func decode(it map[string]types.AttributeValue) Record {
 	review, _ := num(it["review"])
 	return Record{Review: review, Fingerprint: str(it["fp"]), Fate: Fate(str(it["fate"])), File: str(it["file"]),
 		Severity: str(it["severity"]), Category: str(it["category"]), RuleID: str(it["rule_id"]),
-		PromptVersion: str(it["prompt_version"]), Model: str(it["model"]), JobID: str(it["job_id"]), Kind: str(it["kind"]), Scope: str(it["scope"])}
+		PromptVersion: str(it["prompt_version"]), Model: str(it["model"]), JobID: str(it["job_id"]), Kind: str(it["kind"]), Scope: str(it["scope"]), By: list(it["dismissed_by"])}
+}
+
+func lv(ss []string) types.AttributeValue {
+	l := make([]types.AttributeValue, 0, len(ss))
+	for _, s := range ss {
+		l = append(l, sv(s))
+	}
+	return &types.AttributeValueMemberL{Value: l}
+}
+
+func list(av types.AttributeValue) []string {
+	l, ok := av.(*types.AttributeValueMemberL)
+	if !ok {
+		return nil
+	}
+	out := make([]string, 0, len(l.Value))
+	for _, v := range l.Value {
+		out = append(out, str(v))
+	}
+	return out
 }
 
 func sv(s string) types.AttributeValue { return &types.AttributeValueMemberS{Value: s} }

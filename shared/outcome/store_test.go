@@ -88,7 +88,7 @@ func TestReadRecordsEachFateOnce(t *testing.T) {
 // ChangeFate never creates a record for a fingerprint that was not posted.
 func TestChangeFateNeedsAPostedFinding(t *testing.T) {
 	st := outcome.NewStore(dynamotest.New(), dynamotest.Table)
-	if w, err := st.ChangeFate(context.Background(), outcome.Record{Review: 7, Fingerprint: "never", Fate: outcome.Open}, outcome.Addressed); err != nil || w {
+	if w, err := st.ChangeFate(context.Background(), outcome.Record{Review: 7, Fingerprint: "never", Fate: outcome.Open}, outcome.Addressed, nil); err != nil || w {
 		t.Fatalf("judge of an unposted finding = %v, %v", w, err)
 	}
 	if recs, _ := st.Review(context.Background(), 7); len(recs) != 0 {

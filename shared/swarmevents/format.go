@@ -63,11 +63,16 @@ const (
 // here (*unverified*): HMAC-SHA256 of the raw body with the shared secret,
 // hex or base64, optionally prefixed "sha256=". With TimestampHeader set,
 // the delivery must also carry a Unix-seconds timestamp within Tolerance
-// of now (the signature covers the body only).
+// of now (the signature covers the body only): no older than Tolerance
+// (the window P4 Code Review delivers and retries in) and no later than
+// Skew ahead of our clock (CLOCK_SKEW_SECONDS), so a delivery stamped in
+// the future cannot be replayed for as long as it likes. A key that is
+// empty never verifies anything.
 type HMAC struct {
 	SignatureHeader, DeliveryHeader, EventHeader string
 	TimestampHeader                              string // "": no timestamp check
 	Tolerance                                    time.Duration
+	Skew                                         time.Duration
 }
 
 // Reasons a delivery is refused with 401; each error's text is its code.
@@ -86,7 +91,7 @@ func (s HMAC) Verify(h Header, body []byte, keys [][]byte, now time.Time) error 
 		if err != nil || ts <= 0 {
 			return ErrBadTimestamp
 		}
-		if d := now.Sub(time.Unix(ts, 0)); d > s.Tolerance || d < -s.Tolerance {
+		if d := now.Sub(time.Unix(ts, 0)); d > s.Tolerance || d < -s.Skew {
 			return ErrStaleTimestamp
 		}
 	}

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
-	"github.com/criticizer/criticizer/shared/outcome"
 )
 
 // Keys returns the secret's values that verify (current, then previous
@@ -21,9 +21,10 @@ type Claims interface {
 	Release(ctx context.Context, id string) error
 }
 
-// Outcomes raises a posted finding's fate (outcome.Reader.Raise).
+// Outcomes reads a review's reactions back from Swarm's API because an
+// event pointed at it (outcome.Reader.Point): an event is never believed.
 type Outcomes interface {
-	Raise(ctx context.Context, review, comment int64, fate outcome.Fate) (written, found bool, err error)
+	Point(ctx context.Context, review int64) (written, found bool, err error)
 }
 
 // Receiver turns P4 Code Review's deliveries into outcome records.
@@ -87,6 +88,9 @@ func (r *Receiver) verify(ctx context.Context, h Header, body []byte) (Answer, b
 		if err != nil {
 			return err
 		}
+		if !slices.ContainsFunc(keys, func(k []byte) bool { return len(k) > 0 }) {
+			return ErrEmptyKey // a misconfigured secret: refused, never a key that verifies everything
+		}
 		return r.Scheme.Verify(h, body, keys, r.Now.Now())
 	}
 	err := check(false)
@@ -104,6 +108,10 @@ func (r *Receiver) verify(ctx context.Context, h Header, body []byte) (Answer, b
 	return unavailable(), false
 }
 
+// ErrEmptyKey is the refusal of an events secret that holds no key: every delivery is refused
+// (503, logged as the secret's fault) until it does.
+var ErrEmptyKey = errors.New("the Swarm events secret holds an empty key")
+
 var rejections = map[error]string{
 	ErrMissingSignature: "the delivery carries no signature",
 	ErrBadSignature:     "signature does not match",
@@ -111,17 +119,15 @@ var rejections = map[error]string{
 	ErrStaleTimestamp:   "the delivery's timestamp is outside the accepted tolerance",
 }
 
-// apply records what the event's comment shows. An event about no comment,
-// or about a comment that holds none of our findings, is ignored.
+// apply reads back the review a comment event names: the fate is raised
+// from the comments as Swarm's API lists them, never from the event's own
+// copy of the comment (which only says where to look). An event about no
+// comment, or on a review none of our findings is recorded on, is ignored.
 func (r *Receiver) apply(ctx context.Context, d Delivery) (string, error) {
-	if d.Comment == nil {
+	if d.Comment == nil || d.Review <= 0 {
 		return "ignored", nil
 	}
-	fate, about := outcome.EventFate(*d.Comment)
-	if about == 0 || outcome.Rank(fate) <= outcome.Rank(outcome.Open) {
-		return "ignored", nil // a neutral reply, a new comment, a reply naming no comment
-	}
-	written, found, err := r.Outcomes.Raise(ctx, d.Review, about, fate)
+	written, found, err := r.Outcomes.Point(ctx, d.Review)
 	switch {
 	case err != nil:
 		return "", err

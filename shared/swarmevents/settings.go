@@ -31,6 +31,7 @@ func SettingsFromEnv(r *config.Reader) Settings {
 		EventHeader:     headerName(r, "SWARM_EVENTS_EVENT_HEADER"),
 		TimestampHeader: headerName(r, "SWARM_EVENTS_TIMESTAMP_HEADER"),
 		Tolerance:       r.Seconds("SWARM_EVENTS_TOLERANCE_SECONDS"),
+		Skew:            r.Seconds("CLOCK_SKEW_SECONDS"),
 	}
 	return s
 }

@@ -43,7 +43,7 @@ func TestHMACVerify(t *testing.T) {
 	body := []byte(`{"event":"comment.liked"}`)
 	sig := swarmevents.Sign(key, body)
 	withTS := scheme
-	withTS.TimestampHeader, withTS.Tolerance = "X-Swarm-Timestamp", 5*time.Minute
+	withTS.TimestampHeader, withTS.Tolerance, withTS.Skew = "X-Swarm-Timestamp", 5*time.Minute, 2*time.Second
 	ts := strconv.FormatInt(now.Unix(), 10)
 	cases := []struct {
 		name   string
@@ -63,6 +63,9 @@ func TestHMACVerify(t *testing.T) {
 		{"not a digest", scheme, map[string]string{"X-Swarm-Signature": "abc"}, body, [][]byte{key}, swarmevents.ErrBadSignature},
 		{"timestamp fresh", withTS, map[string]string{"X-Swarm-Signature": hex.EncodeToString(sig), "X-Swarm-Timestamp": ts}, body, [][]byte{key}, nil},
 		{"timestamp missing", withTS, map[string]string{"X-Swarm-Signature": hex.EncodeToString(sig)}, body, [][]byte{key}, swarmevents.ErrBadTimestamp},
+		{"timestamp within the clock skew ahead", withTS, map[string]string{"X-Swarm-Signature": hex.EncodeToString(sig), "X-Swarm-Timestamp": strconv.FormatInt(now.Unix()+2, 10)}, body, [][]byte{key}, nil},
+		{"timestamp in the future beyond the skew", withTS, map[string]string{"X-Swarm-Signature": hex.EncodeToString(sig), "X-Swarm-Timestamp": strconv.FormatInt(now.Unix()+60, 10)}, body, [][]byte{key}, swarmevents.ErrStaleTimestamp},
+		{"an empty key verifies nothing", scheme, map[string]string{"X-Swarm-Signature": hex.EncodeToString(swarmevents.Sign(nil, body))}, body, [][]byte{{}}, swarmevents.ErrBadSignature},
 		{"timestamp stale", withTS, map[string]string{"X-Swarm-Signature": hex.EncodeToString(sig), "X-Swarm-Timestamp": strconv.FormatInt(now.Unix()-301, 10)}, body, [][]byte{key}, swarmevents.ErrStaleTimestamp},
 	}
 	for _, tc := range cases {
@@ -122,13 +125,20 @@ func (r rows) ListThread(context.Context, string, int64) ([]outbox.Row, error) {
 
 type failing struct{ swarmevents.Outcomes }
 
-func (failing) Raise(context.Context, int64, int64, outcome.Fate) (bool, bool, error) {
+func (failing) Point(context.Context, int64) (bool, bool, error) {
 	return false, false, errors.New("table unavailable")
 }
 
-// The receiver: a signed event records its fate once; the same delivery
-// again is a duplicate; a bad signature is a 401 that records nothing; a
-// failure of ours is a 503 that lets the retry do the work.
+// listed is the review's comments as Swarm's API lists them.
+type listed struct{ comments []swarm.Comment }
+
+func (l *listed) List(context.Context, int64) ([]swarm.Comment, error) { return l.comments, nil }
+
+// The receiver: a signed event only points, its review is read back from
+// Swarm's API and the fate raised from what Swarm shows (a forged body
+// records nothing); the same delivery again is a duplicate; a bad
+// signature is a 401 that records nothing; a failure of ours is a 503
+// that lets the retry do the work.
 func TestReceiver(t *testing.T) {
 	ctx := context.Background()
 	db := dynamotest.New()
@@ -136,7 +146,9 @@ func TestReceiver(t *testing.T) {
 	if _, err := st.Posted(ctx, outcome.Record{Review: 42, Fingerprint: "fpA", Category: "bug", Kind: "k", File: "//depot/a/x.c"}); err != nil {
 		t.Fatal(err)
 	}
-	reader := &outcome.Reader{Store: st, Rows: rows{{Item: swarm.KindFinding + "/fpA", NotificationID: "7", NotifiedAt: "2026-11-01T00:00:00Z"}}}
+	ours := swarm.Comment{ID: 7, User: "svc", TaskState: swarm.TaskOpen}
+	api := &listed{comments: []swarm.Comment{ours}}
+	reader := &outcome.Reader{Store: st, Rows: rows{{Item: swarm.KindFinding + "/fpA", NotificationID: "7", NotifiedAt: "2026-11-01T00:00:00Z"}}, Comments: api}
 	r := &swarmevents.Receiver{Scheme: scheme, Claims: swarmevents.NewDeliveries(db, dynamotest.Table, time.Hour), Outcomes: reader,
 		Keys: func(context.Context, bool) ([][]byte, error) { return [][]byte{key}, nil },
 		Log:  slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return now }}
@@ -154,9 +166,10 @@ func TestReceiver(t *testing.T) {
 	if a := send("d-forged", reply, []byte("not the secret")); a.Status != http.StatusUnauthorized || a.Code != "invalid_signature" {
 		t.Fatalf("forged: %+v, want 401 invalid_signature", a)
 	}
-	if f := fate(); f != outcome.Open {
-		t.Fatalf("a forged delivery recorded %s", f)
+	if a := send("d0", reply, key); a.Status != http.StatusOK || a.Result != "unchanged" || fate() != outcome.Open {
+		t.Fatalf("a signed event whose reply Swarm does not show: %+v, fate %s; want unchanged, open", a, fate())
 	}
+	api.comments = append(api.comments, swarm.Comment{ID: 9, User: "alice", Body: "False positive", ReplyTo: 7})
 	if a := send("d1", reply, key); a.Status != http.StatusOK || a.Result != "recorded" {
 		t.Fatalf("first delivery: %+v, want 200 recorded", a)
 	}
@@ -165,14 +178,14 @@ func TestReceiver(t *testing.T) {
 	}
 	liked := `{"event":"comment.liked","review":{"id":42},"comment":{"id":7,"user":"svc","likes":["bob"]}}`
 	if a := send("d2", liked, key); a.Status != http.StatusOK || a.Result != "unchanged" {
-		t.Fatalf("a like after the dismissal: %+v, want 200 unchanged", a)
+		t.Fatalf("a like the event claims and Swarm does not show: %+v, want 200 unchanged", a)
 	}
 	if f := fate(); f != outcome.Dismissed {
 		t.Fatalf("fate %s, want dismissed", f)
 	}
-	other := `{"review":{"id":42},"comment":{"id":8,"user":"bob","taskState":"addressed"}}`
+	other := `{"review":{"id":43},"comment":{"id":8,"user":"bob","taskState":"addressed"}}`
 	if a := send("d3", other, key); a.Status != http.StatusOK || a.Result != "ignored" {
-		t.Fatalf("someone else's comment: %+v, want 200 ignored", a)
+		t.Fatalf("a review we never commented on: %+v, want 200 ignored", a)
 	}
 
 	r.Outcomes = failing{}
@@ -182,5 +195,18 @@ func TestReceiver(t *testing.T) {
 	r.Outcomes = reader
 	if a := send("d4", liked, key); a.Status != http.StatusOK || a.Result == "duplicate" {
 		t.Fatalf("the retry after a 503: %+v, want it done, not taken for a duplicate", a)
+	}
+}
+
+// An events secret holding an empty key refuses every delivery (503, the
+// secret's fault), even one signed with the empty key.
+func TestReceiverRefusesAnEmptyKey(t *testing.T) {
+	body := `{"review":{"id":42},"comment":{"id":7}}`
+	r := &swarmevents.Receiver{Scheme: scheme, Claims: nil, Outcomes: failing{},
+		Keys: func(context.Context, bool) ([][]byte, error) { return [][]byte{{}}, nil },
+		Log:  slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return now }}
+	a := r.Receive(context.Background(), headers(map[string]string{"X-Swarm-Delivery": "d", "X-Swarm-Signature": hex.EncodeToString(swarmevents.Sign(nil, []byte(body)))}), []byte(body))
+	if a.Status != http.StatusServiceUnavailable {
+		t.Fatalf("empty key: %+v, want 503", a)
 	}
 }

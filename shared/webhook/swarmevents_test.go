@@ -11,7 +11,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/criticizer/criticizer/shared/outcome"
 	"github.com/criticizer/criticizer/shared/swarmevents"
 )
 
@@ -22,7 +21,7 @@ func (nopClaims) Release(context.Context, string) error       { return nil }
 
 type noOutcomes struct{}
 
-func (noOutcomes) Raise(context.Context, int64, int64, outcome.Fate) (bool, bool, error) {
+func (noOutcomes) Point(context.Context, int64) (bool, bool, error) {
 	return false, false, nil
 }
 

@@ -317,6 +317,9 @@ func (s *Server) reviewAPI(w http.ResponseWriter, r *http.Request, v11 bool) {
 // does not describe the field.
 // A required participant carries "required": true, or "1" for a group
 // one member of which must vote (Reviews\Model\Review::addRequired).
+// Who has a say on a review for the noise filter is read from these keys
+// (the client reads every key whatever its value: *unverified* shapes count
+// the same).
 func participantsWire(r Review) map[string]any {
 	out := map[string]any{}
 	for _, p := range participantsOf(r) {

@@ -52,6 +52,8 @@ type Handler struct {
 	Results    Results
 	Deliveries Deliveries
 	Outcomes   Outcomes // nil: no acceptance section
+	// Dismissals is the environment's noise filter (outcome.PolicyFromEnv).
+	Dismissals outcome.Policy
 	Log        *slog.Logger
 	Metrics    *obs.Metrics // JobPageResponses by Status; nil emits none
 	Now        job.Clock
@@ -151,7 +153,7 @@ func (h *Handler) handle(ctx context.Context, req events.APIGatewayProxyRequest)
 			h.Log.ErrorContext(ctx, "reading the review's outcomes failed", "err", err, "error_class", failure.Classify(err))
 			return unavailable()
 		}
-		page.Outcomes, page.OutcomesRead = recs, true
+		page.Outcomes, page.OutcomesRead, page.Dismissals = recs, true, h.Dismissals
 	}
 	var b bytes.Buffer
 	if err := Render(&b, page); err != nil {

@@ -5,6 +5,8 @@ import (
 	"html"
 	"strconv"
 	"strings"
+
+	"github.com/criticizer/criticizer/shared/job"
 )
 
 // The page is written by hand, not with html/template: executing a
@@ -44,7 +46,7 @@ func (h *writer) page(v view) {
 	h.WriteString("<style>" + string(v.CSS) + "</style></head>\n") // the constant stylesheet, allowed by its hash
 	h.f("<body>\n<h1>Changelist %d, review version %d</h1>\n", v.Changelist, v.Version)
 	h.f(`<p><span class="state state-%s">%s</span> <span class="muted">job <code>%s</code>`, v.State, v.State, v.JobID)
-	if v.State != "succeeded" {
+	if v.State != string(job.Succeeded) {
 		h.f(" &middot; current stage %s", v.Stage)
 	}
 	h.f(" &middot; updated %s</span></p>\n\n<h2>Coverage</h2>", v.Updated)

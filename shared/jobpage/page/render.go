@@ -59,6 +59,9 @@ type Page struct {
 	// were read (the section shows).
 	Outcomes     []outcome.Record
 	OutcomesRead bool
+	// Dismissals is the noise filter's policy (outcome.PolicyFromEnv):
+	// depot paths are grouped by its scope.
+	Dismissals outcome.Policy
 }
 
 // severity is a finding's severity as a known word, "other" otherwise: it
@@ -195,7 +198,7 @@ func build(p Page) view {
 	}
 	v.OutcomesRead, v.Recorded = p.OutcomesRead, len(p.Outcomes)
 	if len(p.Outcomes) > 0 {
-		v.Acceptance, v.Reacted = acceptance(p.Outcomes)
+		v.Acceptance, v.Reacted = acceptance(p.Outcomes, p.Dismissals)
 	}
 	return v
 }
@@ -203,7 +206,7 @@ func build(p Page) view {
 // acceptance groups a review's outcome records by every dimension of the
 // report (outcome.Acceptance, as `criticizer outcomes report`), depot paths
 // by the scope a kind is withheld under, and counts those reacted to.
-func acceptance(recs []outcome.Record) ([]acceptanceView, int) {
+func acceptance(recs []outcome.Record, pol outcome.Policy) ([]acceptanceView, int) {
 	var out []acceptanceView
 	reacted := 0
 	for _, r := range recs {
@@ -213,7 +216,7 @@ func acceptance(recs []outcome.Record) ([]acceptanceView, int) {
 	}
 	for _, d := range outcome.Dimensions {
 		a := acceptanceView{Dimension: strings.ReplaceAll(string(d), "_", " ")}
-		for _, r := range outcome.Acceptance(recs, d, outcome.ScopeDepth) {
+		for _, r := range outcome.Acceptance(recs, d, pol.PathDepth()) {
 			share := "–"
 			if r.Share >= 0 {
 				share = fmt.Sprintf("%.0f%% (%d of %d)", 100*r.Share, r.Accepted, r.Accepted+r.Dismissed)
