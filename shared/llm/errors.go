@@ -27,7 +27,7 @@ const (
 	ReasonRateLimited   Reason = "rate_limited"
 	ReasonAuth          Reason = "auth"
 	ReasonUpstream      Reason = "upstream"
-	ReasonBadRequest    Reason = "bad_request"  // the provider says our request is wrong
+	ReasonBadRequest    Reason = "bad_request" // the provider says our request is wrong
 	// ReasonInvalidRequest: the server says the request itself is invalid
 	// (a validation error, an unsupported parameter or response format),
 	// whatever status it sent it with: a configuration error, never an
@@ -35,8 +35,8 @@ const (
 	ReasonInvalidRequest Reason = "invalid_request"
 	// ReasonBusy: 503, the server's queue is full (Ollama: "server busy,
 	// please try again", ollama/ollama PR 4144): waited out with backoff.
-	ReasonBusy Reason = "server_busy"
-	ReasonBadResponse   Reason = "bad_response" // the answer is not the provider's documented shape
+	ReasonBusy        Reason = "server_busy"
+	ReasonBadResponse Reason = "bad_response" // the answer is not the provider's documented shape
 )
 
 // Error is what a failed call tells: the provider's own code and type
