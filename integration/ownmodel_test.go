@@ -5,7 +5,6 @@ package integration
 import (
 	"context"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -57,16 +56,11 @@ func stopModelServer() {
 // once, never retried as a 5xx. Either outcome is checked in full.
 func TestReviewByARealModelServer(t *testing.T) {
 	ms := startModelServer(t)
-	setReviewEnv(t, map[string]string{
-		"LLM_PROVIDER": "openai", "LLM_ENDPOINT": ms.Endpoint, "LLM_MODEL": devstack.LocalModel,
-		"LLM_RESPONSE_FORMAT": llm.FormatAuto,
-		// llama-cpp-python's listing reports no window: configured, as
-		// docs/configuration.md "Run with your own model" says.
-		"LLM_CONTEXT_TOKENS": strconv.Itoa(ms.ContextTokens), "LLM_MAX_OUTPUT_TOKENS": "512",
-		// The first call has no measured rate yet: its floor. Later calls
-		// get their timeout from the model's measured tokens per second.
-		"LLM_TIMEOUT_SECONDS": "25",
-	})
+	// What an operator sets for their own server (ModelEnv): the endpoint,
+	// the key, response format auto, the window llama-cpp-python does not
+	// report, and a first call's timeout floor (later calls get theirs
+	// from the model's measured tokens per second).
+	setReviewEnv(t, ms.ModelEnv())
 	cl := newChange(t, 12345)
 	resp := postWebhook(t, map[string]any{"changelist_id": cl, "review_version": 1, "idempotency_key": uniqueKey(t),
 		"recipients": []string{"reviewers@example.com"}, "source": "p4-trigger"})

@@ -32,7 +32,11 @@ func demo(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("demo", flag.ExitOnError)
 	port := fs.Int("port", 0, "emulator port on 127.0.0.1 (0 picks a free one)")
 	keep := fs.Bool("keep", false, "keep the environment running until Ctrl-C")
+	model := fs.String("llm", "standin", "standin: the LLM stand-in; local: a real model server (llama.cpp with SmolLM2, installed once by localstack/llama.sh)")
 	_ = fs.Parse(args)
+	if *model != "standin" && *model != "local" {
+		return fmt.Errorf("-llm %q: want standin or local", *model)
+	}
 
 	root, err := devstack.RepoRoot()
 	if err != nil {
@@ -67,6 +71,17 @@ func demo(ctx context.Context, args []string) error {
 		}
 	}()
 
+	if *model == "local" {
+		ms, err := devstack.StartModelServer(ctx, devstack.ModelServerOptions{APIKey: l.Secrets["LLM API key"]})
+		if err != nil {
+			return err
+		}
+		defer func() { _ = ms.Stop() }()
+		if err := l.UseModelServer(ctx, ms); err != nil {
+			return fmt.Errorf("point the llm function at the model server: %w", err)
+		}
+		progress("reviews by %s on %s (a 135M model: its findings are a tiny model's)", devstack.LocalModel, ms.Endpoint)
+	}
 	result := runDemo(ctx, l, body, hook)
 	if result == nil {
 		progress("demo done in %s", since(start))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -12,6 +13,10 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
 )
 
 // ModelServerOptions configures StartModelServer.
@@ -176,4 +181,53 @@ func (s *ModelServer) Stop() error {
 	}
 	s.cmd = nil
 	return err
+}
+
+// ModelEnv is the llm function's configuration for a model server: what an
+// operator sets for their own llama.cpp server (docs/configuration.md "Run
+// with your own model"). llama-cpp-python reports no context window, so it
+// is configured; the response format is found (auto).
+func (s *ModelServer) ModelEnv() map[string]string {
+	return map[string]string{
+		"LLM_PROVIDER": "openai", "LLM_ENDPOINT": s.Endpoint, "LLM_MODEL": LocalModel, "LLM_RESPONSE_FORMAT": "auto",
+		"LLM_CONTEXT_TOKENS": strconv.Itoa(s.ContextTokens), "LLM_MAX_OUTPUT_TOKENS": "512",
+		// The floor of the first call, before the model's rate is measured.
+		"LLM_TIMEOUT_SECONDS": "25",
+	}
+}
+
+// UseModelServer points the deployed llm function at s (its environment
+// merged with s.ModelEnv) and waits until the update is applied.
+func (l *Local) UseModelServer(ctx context.Context, s *ModelServer) error {
+	lc := lambda.NewFromConfig(l.AWS)
+	name := aws.String(l.Outputs["LlmFunctionName"])
+	cur, err := lc.GetFunctionConfiguration(ctx, &lambda.GetFunctionConfigurationInput{FunctionName: name})
+	if err != nil {
+		return err
+	}
+	vars := map[string]string{}
+	if cur.Environment != nil {
+		maps.Copy(vars, cur.Environment.Variables)
+	}
+	maps.Copy(vars, s.ModelEnv())
+	if _, err := lc.UpdateFunctionConfiguration(ctx, &lambda.UpdateFunctionConfigurationInput{FunctionName: name,
+		Environment: &lambdatypes.Environment{Variables: vars}}); err != nil {
+		return err
+	}
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		c, err := lc.GetFunctionConfiguration(ctx, &lambda.GetFunctionConfigurationInput{FunctionName: name})
+		if err != nil {
+			return err
+		}
+		if c.LastUpdateStatus != lambdatypes.LastUpdateStatusInProgress && c.Environment != nil && maps.Equal(c.Environment.Variables, vars) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
 }
