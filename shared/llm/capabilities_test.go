@@ -17,9 +17,10 @@ import (
 )
 
 // llamaCppRefusal is llama-cpp-python 0.3.36's answer to response_format
-// json_schema, as measured (../shared/reference/llm-providers.md): the
-// pydantic error list in error.message, status 500.
-const llamaCppRefusal = `{"error":{"message":"[{'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema', 'ctx': {'expected': \"'text' or 'json_object'\"}}]","type":"internal_server_error","param":null,"code":null}}`
+// json_schema, as observed here on 2026-12-01 (../shared/reference/
+// llm-providers.md): the pydantic error list and a traceback line in
+// error.message, status 500 (the install path shortened).
+const llamaCppRefusal = `{"error":{"message":"1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema', 'ctx': {'expected': \"'text' or 'json_object'\"}}\n\n  File \"/srv/venv/lib/python3.11/site-packages/llama_cpp/server/app.py\", line 376, in create_chat_completion\n    POST /v1/chat/completions","type":"internal_server_error","param":null,"code":null}}`
 
 // formServer answers like a server that accepts only the forms in accept
 // (by the wire shape: "json_schema", "json_object+schema", "json_object")

@@ -812,6 +812,7 @@ func (r *LLM) recordError(ctx context.Context, key string, err error) {
 		// Provider text is untrusted: it passes the sanitizer like any stored error.
 		"class": failure.Classify(err), "reason": d.Reason, "status": d.Status, "code": sanitize.Text(d.Code), "type": sanitize.Text(d.Type),
 		"request_id": sanitize.Text(d.RequestID), "refusal": sanitize.Text(d.Refusal), "detail": sanitize.Text(d.Detail),
+		"server_reason": sanitize.Text(d.ServerReason),
 	}); perr != nil && !errors.Is(perr, context.Canceled) {
 		r.Log.WarnContext(ctx, "could not store chunk error diagnostics", "error", perr.Error())
 	}
