@@ -29,7 +29,7 @@ var formsBestFirst = []string{FormatJSONSchema, FormatJSONObjectSchema, FormatJS
 
 // Capabilities are what was found about an endpoint: the structured-output
 // form in use and the context window the server states. Found, not
-// assumed (DESIGN.md): a refusal or the server's own listing says.
+// assumed (docs/design.md, "Capabilities are found, not assumed"): a refusal or the server's own listing says.
 type Capabilities struct {
 	// ResponseFormat is the form calls use now (one of formsBestFirst).
 	ResponseFormat string `json:"response_format"`
