@@ -54,7 +54,7 @@ type endpointState struct {
 	pace     pace
 }
 
-var endpoints sync.Map // url + "\x00" + model → *endpointState
+var endpoints sync.Map // url, model and configured form → *endpointState
 
 func stateFor(url, model, configured string) *endpointState {
 	key := url + "\x00" + model + "\x00" + configured
@@ -110,8 +110,10 @@ func refusesFormat(err error) bool {
 func (c *Client) Probe(ctx context.Context) (Capabilities, error) {
 	_, err := c.Complete(ctx, Prompt{System: "Answer with the JSON object {}.", User: "{}", MaxTokens: 1})
 	caps := c.Capabilities()
-	if err != nil && !NeedsSmallerInput(err) && !refusesFormat(err) {
-		// A 1-token answer is cut ("length"): that is an accepted form.
+	if err != nil && !NeedsSmallerInput(err) {
+		// A 1-token answer is cut ("length") or empty: either way the form
+		// was accepted. Anything else (every form refused, a bad key, a
+		// server down) is the probe's answer.
 		if e, ok := Details(err); !ok || e.Reason != ReasonBadResponse {
 			return caps, err
 		}

@@ -261,3 +261,29 @@ func TestContextTokensFromTheServer(t *testing.T) {
 		})
 	}
 }
+
+// Probe, for `criticizer doctor`: the form the server takes and its window,
+// in a call or two that answer one token.
+func TestProbe(t *testing.T) {
+	fs := &formServer{accept: map[string]bool{"json_object+schema": true}}
+	mux := http.NewServeMux()
+	mux.Handle("/v1/chat/completions", fs)
+	mux.HandleFunc("/v1/models", func(w http.ResponseWriter, _ *http.Request) {
+		io.WriteString(w, `{"data":[{"id":"gpt-test","max_model_len":2048}]}`)
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	var logs bytes.Buffer
+	c := newClient(t, srv.URL, &logs, func(c *Config) { c.ResponseFormat = FormatAuto; c.Schema = json.RawMessage(`{"type":"object"}`) })
+	caps, err := c.Probe(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Capabilities{ResponseFormat: FormatJSONObjectSchema, Detected: true, ContextTokens: 2048, ContextSource: "/v1/models max_model_len"}
+	if caps != want {
+		t.Errorf("Probe = %+v, want %+v", caps, want)
+	}
+	if got := fs.requests(); len(got) != 2 {
+		t.Errorf("probe sent %v, want json_schema refused, then json_object with the schema", got)
+	}
+}

@@ -56,17 +56,3 @@ func (p *pace) timeout(floor time.Duration, inputTokens, maxTokens int) time.Dur
 	secs := float64(inputTokens)/p.tokensPerSec + float64(out)/p.outPerSec
 	return max(floor, time.Duration(2*secs*float64(time.Second)))
 }
-
-// Pace is an endpoint's measured speed (for `make bench` and doctor).
-type Pace struct {
-	Calls        int
-	TokensPerSec float64 // input+output tokens per second of a whole call
-	OutPerSec    float64 // output tokens per second, prompt time included
-}
-
-// Pace returns the client's endpoint's measured speed so far.
-func (c *Client) Pace() Pace {
-	c.state.mu.Lock()
-	defer c.state.mu.Unlock()
-	return Pace{Calls: c.state.pace.calls, TokensPerSec: c.state.pace.tokensPerSec, OutPerSec: c.state.pace.outPerSec}
-}
