@@ -188,3 +188,51 @@ func (c *Client) getJSON(ctx context.Context, url string, v any) bool {
 	}
 	return json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(v) == nil
 }
+
+// grammarSchema is schema without its "pattern" keywords, for
+// FormatJSONObjectSchema: llama-cpp-python 0.3.36 turns the schema into a
+// llama.cpp grammar, and a pattern with an escaped dot (the ReviewResult's
+// version fields, ^[0-9]+\.[0-9]+$) becomes "\." in it, which llama.cpp's
+// grammar parser refuses ("unknown escape", "failed to parse grammar"),
+// dropping the connection: observed here on 2026-12-01. The grammar still
+// fixes the shape, types and enums; the parser checks the patterns.
+func grammarSchema(schema json.RawMessage) json.RawMessage {
+	var v any
+	if json.Unmarshal(schema, &v) != nil {
+		return schema
+	}
+	out, err := json.Marshal(dropPatterns(v))
+	if err != nil {
+		return schema
+	}
+	return out
+}
+
+// dropPatterns removes the "pattern" keyword from every schema in v; under
+// "properties" the keys are property names, never keywords.
+func dropPatterns(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, sub := range t {
+			switch {
+			case k == "pattern":
+				if _, ok := sub.(string); ok {
+					delete(t, k)
+				}
+			case k == "properties":
+				if props, ok := sub.(map[string]any); ok {
+					for name, ps := range props {
+						props[name] = dropPatterns(ps)
+					}
+				}
+			default:
+				t[k] = dropPatterns(sub)
+			}
+		}
+	case []any:
+		for i := range t {
+			t[i] = dropPatterns(t[i])
+		}
+	}
+	return v
+}

@@ -287,3 +287,14 @@ func TestProbe(t *testing.T) {
 		t.Errorf("probe sent %v, want json_schema refused, then json_object with the schema", got)
 	}
 }
+
+// The json_object schema goes without "pattern": llama-cpp-python's grammar
+// cannot hold the version fields' escaped dot.
+func TestGrammarSchemaDropsPatterns(t *testing.T) {
+	in := json.RawMessage(`{"type":"object","properties":{"pattern":{"type":"string","pattern":"^a\\.b$"},"v":{"type":"string","pattern":"^[0-9]+\\.[0-9]+$"},"xs":{"type":"array","items":{"type":"string","pattern":"x"}}}}`)
+	got := string(grammarSchema(in))
+	want := `{"properties":{"pattern":{"type":"string"},"v":{"type":"string"},"xs":{"items":{"type":"string"},"type":"array"}},"type":"object"}`
+	if got != want {
+		t.Errorf("grammarSchema = %s, want %s", got, want)
+	}
+}

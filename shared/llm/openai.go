@@ -16,7 +16,8 @@ import (
 // concurrent use.
 type Client struct {
 	base
-	state *endpointState
+	state         *endpointState
+	grammarSchema json.RawMessage // the schema as FormatJSONObjectSchema sends it
 }
 
 // NewOpenAI returns an OpenAI-compatible client authenticating with apiKey.
@@ -38,7 +39,7 @@ func NewOpenAI(cfg Config, apiKey string) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{base: b, state: stateFor(b.url, cfg.Model, cfg.ResponseFormat)}, nil
+	return &Client{base: b, state: stateFor(b.url, cfg.Model, cfg.ResponseFormat), grammarSchema: grammarSchema(cfg.Schema)}, nil
 }
 
 // String keeps the key out of %v and %+v output.
@@ -128,7 +129,7 @@ func (c *Client) completeAs(ctx context.Context, p Prompt, form string) (Complet
 	case FormatJSONSchema:
 		rf.JSONSchema = &jsonSchema{Name: "review_result", Schema: c.cfg.Schema}
 	case FormatJSONObjectSchema:
-		rf.Type, rf.Schema = FormatJSONObject, c.cfg.Schema
+		rf.Type, rf.Schema = FormatJSONObject, c.grammarSchema
 	}
 	req := chatRequest{
 		Model:          c.cfg.Model,
