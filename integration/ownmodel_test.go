@@ -4,11 +4,16 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
 
 	"github.com/criticizer/criticizer/internal/devstack"
 	"github.com/criticizer/criticizer/shared/domain"
@@ -61,6 +66,11 @@ func TestReviewByARealModelServer(t *testing.T) {
 	// report, and a first call's timeout floor (later calls get theirs
 	// from the model's measured tokens per second).
 	setReviewEnv(t, ms.ModelEnv())
+	// A 135M model on two shared cores may take minutes over a review (a
+	// truncated answer is split and asked again): the function's timeout
+	// is raised as an operator would for a slow server; the heartbeat keeps
+	// the message's visibility.
+	setFunctionTimeout(t, "LlmFunctionName", devstack.ModelFunctionTimeout)
 	cl := newChange(t, 12345)
 	resp := postWebhook(t, map[string]any{"changelist_id": cl, "review_version": 1, "idempotency_key": uniqueKey(t),
 		"recipients": []string{"reviewers@example.com"}, "source": "p4-trigger"})
@@ -68,7 +78,7 @@ func TestReviewByARealModelServer(t *testing.T) {
 		t.Fatalf("POST status %d, body %s", resp.Status, resp.Body)
 	}
 	id := resp.Decoded["job_id"].(string)
-	j := waitJob(t, id, 5*time.Minute, "finished", func(j *job.Job) bool { return j.State == job.Succeeded || j.State == job.Failed })
+	j := waitJob(t, id, 2*devstack.ModelFunctionTimeout, "finished", func(j *job.Job) bool { return j.State == job.Succeeded || j.State == job.Failed })
 	llmRec := j.Stages[domain.StageLLM]
 	if llmRec == nil {
 		t.Fatalf("job %s has no llm stage record", id)
@@ -99,4 +109,43 @@ func TestReviewByARealModelServer(t *testing.T) {
 		}
 		t.Logf("the model's answer was unusable (a 135M model): %s", llmRec.LastError)
 	}
+}
+
+// setFunctionTimeout sets the function's timeout for one test and restores it.
+func setFunctionTimeout(t *testing.T, output string, d time.Duration) {
+	t.Helper()
+	ctx := context.Background()
+	name := aws.String(env.out[output])
+	update := func(secs int32) error {
+		if _, err := env.lambda.UpdateFunctionConfiguration(ctx, &lambda.UpdateFunctionConfigurationInput{FunctionName: name, Timeout: aws.Int32(secs)}); err != nil {
+			return err
+		}
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			c, err := env.lambda.GetFunctionConfiguration(ctx, &lambda.GetFunctionConfigurationInput{FunctionName: name})
+			if err != nil {
+				return err
+			}
+			if c.LastUpdateStatus != lambdatypes.LastUpdateStatusInProgress && aws.ToInt32(c.Timeout) == secs {
+				return nil
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("%s timeout not updated after 60s", output)
+			}
+			time.Sleep(200 * time.Millisecond) // polling an API for a state change, not synchronising on time
+		}
+	}
+	cur, err := env.lambda.GetFunctionConfiguration(ctx, &lambda.GetFunctionConfigurationInput{FunctionName: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig := aws.ToInt32(cur.Timeout)
+	if err := update(int32(d.Seconds())); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := update(orig); err != nil {
+			t.Errorf("restore the timeout of %s: %v", output, err)
+		}
+	})
 }

@@ -20,10 +20,11 @@ import (
 	"github.com/criticizer/criticizer/shared/webhook"
 )
 
-const (
-	demoJobTimeout = 90 * time.Second
-	demoPoll       = 500 * time.Millisecond
-)
+const demoPoll = 500 * time.Millisecond
+
+// demoJobTimeout is how long the demo follows a job: longer with a local
+// model server, whose calls take tens of seconds.
+var demoJobTimeout = 90 * time.Second
 
 // demo starts the local environment, sends the sample webhook through API
 // Gateway, follows the job and prints the e-mails it produced; then runs a
@@ -80,6 +81,7 @@ func demo(ctx context.Context, args []string) error {
 		if err := l.UseModelServer(ctx, ms); err != nil {
 			return fmt.Errorf("point the llm function at the model server: %w", err)
 		}
+		demoJobTimeout = 2 * devstack.ModelFunctionTimeout
 		progress("reviews by %s on %s (a 135M model: its findings are a tiny model's)", devstack.LocalModel, ms.Endpoint)
 	}
 	result := runDemo(ctx, l, body, hook)

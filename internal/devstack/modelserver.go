@@ -43,6 +43,12 @@ const DefaultModelContext = 4096
 // model whatever name the request gives.
 const LocalModel = "smollm2-135m-instruct"
 
+// ModelFunctionTimeout is the llm function's timeout with the local model
+// server: a 135M model on two shared cores takes tens of seconds a call
+// (measured: docs/benchmarks.md), and a truncated answer is split and
+// asked again.
+const ModelFunctionTimeout = 300 * time.Second
+
 // ModelServer is a running llama.cpp OpenAI-compatible server
 // (llama-cpp-python[server], pinned in versions.env) with the SmolLM2 model.
 type ModelServer struct {
@@ -192,12 +198,13 @@ func (s *ModelServer) ModelEnv() map[string]string {
 		"LLM_PROVIDER": "openai", "LLM_ENDPOINT": s.Endpoint, "LLM_MODEL": LocalModel, "LLM_RESPONSE_FORMAT": "auto",
 		"LLM_CONTEXT_TOKENS": strconv.Itoa(s.ContextTokens), "LLM_MAX_OUTPUT_TOKENS": "512",
 		// The floor of the first call, before the model's rate is measured.
-		"LLM_TIMEOUT_SECONDS": "25",
+		"LLM_TIMEOUT_SECONDS": "120",
 	}
 }
 
 // UseModelServer points the deployed llm function at s (its environment
-// merged with s.ModelEnv) and waits until the update is applied.
+// merged with s.ModelEnv, its timeout ModelFunctionTimeout) and waits until
+// the update is applied.
 func (l *Local) UseModelServer(ctx context.Context, s *ModelServer) error {
 	lc := lambda.NewFromConfig(l.AWS)
 	name := aws.String(l.Outputs["LlmFunctionName"])
@@ -211,7 +218,7 @@ func (l *Local) UseModelServer(ctx context.Context, s *ModelServer) error {
 	}
 	maps.Copy(vars, s.ModelEnv())
 	if _, err := lc.UpdateFunctionConfiguration(ctx, &lambda.UpdateFunctionConfigurationInput{FunctionName: name,
-		Environment: &lambdatypes.Environment{Variables: vars}}); err != nil {
+		Environment: &lambdatypes.Environment{Variables: vars}, Timeout: aws.Int32(int32(ModelFunctionTimeout.Seconds()))}); err != nil {
 		return err
 	}
 	tick := time.NewTicker(200 * time.Millisecond)
