@@ -80,13 +80,24 @@ func runLocalModel(ctx context.Context, out io.Writer) error {
 		inTokens = int(float64(p.Size()) / budget.BytesPerToken)
 	}
 	row.promptPerSec = float64(inTokens) / row.promptDur.Seconds()
-
+	// Generation: up to 128 tokens of the same prompt behind another nonce;
+	// a cut answer ("length") generated all 128.
+	const genTokens = 128
+	start = time.Now()
+	comp, err = c.Complete(ctx, llm.Prompt{System: nonce() + "\n" + p.System, User: p.User, MaxTokens: genTokens})
+	took := time.Since(start)
+	generated := comp.Usage.OutputTokens
+	if d, ok := llm.Details(err); ok && d.Reason == llm.ReasonTruncated {
+		generated = genTokens
+	} else if err != nil && generated == 0 {
+		return fmt.Errorf("local model: generation call: %w", err)
+	}
+	if gen := took.Seconds() - float64(inTokens)/row.promptPerSec; gen > 0 && generated > 0 {
+		row.outputPerSec = float64(generated) / gen
+	}
 	row.review, row.in, row.out, row.outcome, err = benchReview(ctx, c, budget)
 	if err != nil {
 		return err
-	}
-	if gen := row.review.Seconds() - float64(row.in)/row.promptPerSec; gen > 0 && row.out > 0 {
-		row.outputPerSec = float64(row.out) / gen
 	}
 	renderLocalModel(out, row)
 	return nil
@@ -112,7 +123,7 @@ func benchReview(ctx context.Context, c *llm.Client, budget result.Budget) (time
 		return took, res.Review.InputTokens, res.Review.OutputTokens,
 			fmt.Sprintf("parsed: %d finding(s), form %s", *res.FindingCount, res.Review.ResponseFormat), nil
 	case failure.Classify(err) == failure.SchemaInvalid:
-		return took, 0, 0, "SCHEMA_INVALID: " + err.Error(), nil
+		return took, 0, 0, err.Error(), nil
 	}
 	return took, 0, 0, "", fmt.Errorf("local model: review: %w", err)
 }
