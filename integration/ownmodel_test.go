@@ -4,6 +4,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -105,7 +106,8 @@ func TestReviewByARealModelServer(t *testing.T) {
 	case job.Failed:
 		// The model's answer was unusable: stated once, not retried.
 		if llmRec.LastErrorClass != failure.SchemaInvalid || llmRec.Attempts != 1 || llmRec.LastError == "" {
-			t.Errorf("llm stage %s after %d attempts (%q), want SCHEMA_INVALID once, with the reason", llmRec.LastErrorClass, llmRec.Attempts, llmRec.LastError)
+			hist, _ := json.MarshalIndent(j.History, "", "  ")
+			t.Errorf("llm stage %s after %d attempts (%q), want SCHEMA_INVALID once, with the reason; history %s", llmRec.LastErrorClass, llmRec.Attempts, llmRec.LastError, hist)
 		}
 		t.Logf("the model's answer was unusable (a 135M model): %s", llmRec.LastError)
 	}

@@ -189,49 +189,49 @@ func (c *Client) getJSON(ctx context.Context, url string, v any) bool {
 	return json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(v) == nil
 }
 
-// grammarSchema is schema without its "pattern" keywords, for
-// FormatJSONObjectSchema: llama-cpp-python 0.3.36 turns the schema into a
-// llama.cpp grammar, and a pattern with an escaped dot (the ReviewResult's
-// version fields, ^[0-9]+\.[0-9]+$) becomes "\." in it, which llama.cpp's
-// grammar parser refuses ("unknown escape", "failed to parse grammar"),
-// dropping the connection: observed here on 2026-12-01. The grammar still
-// fixes the shape, types and enums; the parser checks the patterns.
+// grammarSchema is schema with every escaped dot in its "pattern"
+// keywords written as the class [.], for FormatJSONObjectSchema:
+// llama-cpp-python 0.3.36 turns the schema into a llama.cpp grammar, and
+// "\." (the ReviewResult's version fields, ^[0-9]+\.[0-9]+$) reaches it
+// as an escape llama.cpp's grammar parser refuses ("unknown escape",
+// "failed to parse grammar"), dropping the connection; "[.]" is the same
+// pattern and parses (both observed here on 2026-12-01).
 func grammarSchema(schema json.RawMessage) json.RawMessage {
 	var v any
 	if json.Unmarshal(schema, &v) != nil {
 		return schema
 	}
-	out, err := json.Marshal(dropPatterns(v))
+	out, err := json.Marshal(classDots(v))
 	if err != nil {
 		return schema
 	}
 	return out
 }
 
-// dropPatterns removes the "pattern" keyword from every schema in v; under
+// classDots rewrites the "pattern" keyword of every schema in v; under
 // "properties" the keys are property names, never keywords.
-func dropPatterns(v any) any {
+func classDots(v any) any {
 	switch t := v.(type) {
 	case map[string]any:
 		for k, sub := range t {
 			switch {
 			case k == "pattern":
-				if _, ok := sub.(string); ok {
-					delete(t, k)
+				if p, ok := sub.(string); ok {
+					t[k] = strings.ReplaceAll(p, `\.`, "[.]")
 				}
 			case k == "properties":
 				if props, ok := sub.(map[string]any); ok {
 					for name, ps := range props {
-						props[name] = dropPatterns(ps)
+						props[name] = classDots(ps)
 					}
 				}
 			default:
-				t[k] = dropPatterns(sub)
+				t[k] = classDots(sub)
 			}
 		}
 	case []any:
 		for i := range t {
-			t[i] = dropPatterns(t[i])
+			t[i] = classDots(t[i])
 		}
 	}
 	return v

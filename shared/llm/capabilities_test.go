@@ -288,12 +288,12 @@ func TestProbe(t *testing.T) {
 	}
 }
 
-// The json_object schema goes without "pattern": llama-cpp-python's grammar
-// cannot hold the version fields' escaped dot.
-func TestGrammarSchemaDropsPatterns(t *testing.T) {
-	in := json.RawMessage(`{"type":"object","properties":{"pattern":{"type":"string","pattern":"^a\\.b$"},"v":{"type":"string","pattern":"^[0-9]+\\.[0-9]+$"},"xs":{"type":"array","items":{"type":"string","pattern":"x"}}}}`)
+// The json_object schema's patterns carry no escaped dot: llama-cpp-python's
+// grammar cannot hold it, and [.] means the same.
+func TestGrammarSchemaClassesDots(t *testing.T) {
+	in := json.RawMessage(`{"type":"object","properties":{"pattern":{"type":"string","pattern":"^a\\.b$"},"v":{"type":"string","pattern":"^[0-9]+\\.[0-9]+$"},"xs":{"type":"array","items":{"type":"string","pattern":"x\\d"}}}}`)
 	got := string(grammarSchema(in))
-	want := `{"properties":{"pattern":{"type":"string"},"v":{"type":"string"},"xs":{"items":{"type":"string"},"type":"array"}},"type":"object"}`
+	want := `{"properties":{"pattern":{"pattern":"^a[.]b$","type":"string"},"v":{"pattern":"^[0-9]+[.][0-9]+$","type":"string"},"xs":{"items":{"pattern":"x\\d","type":"string"},"type":"array"}},"type":"object"}`
 	if got != want {
 		t.Errorf("grammarSchema = %s, want %s", got, want)
 	}
