@@ -66,8 +66,9 @@ func runLocalModel(ctx context.Context, out io.Writer) error {
 	// Prompt processing: a 1-token answer to the review prompt, behind a
 	// fresh nonce so the server's prompt cache cannot serve it. It also
 	// finds the response format (the server refuses json_schema).
+	system := nonce() + "\n" + p.System
 	start := time.Now()
-	comp, err := c.Complete(ctx, llm.Prompt{System: nonce() + "\n" + p.System, User: p.User, MaxTokens: 1})
+	comp, err := c.Complete(ctx, llm.Prompt{System: system, User: p.User, MaxTokens: 1})
 	row.promptDur = time.Since(start)
 	if err != nil && !llm.NeedsSmallerInput(err) {
 		return fmt.Errorf("local model: prompt-rate call: %w", err)
@@ -80,11 +81,13 @@ func runLocalModel(ctx context.Context, out io.Writer) error {
 		inTokens = int(float64(p.Size()) / budget.BytesPerToken)
 	}
 	row.promptPerSec = float64(inTokens) / row.promptDur.Seconds()
-	// Generation: up to 128 tokens of the same prompt behind another nonce;
-	// a cut answer ("length") generated all 128.
+	// Generation: up to 128 tokens of the same prompt, which the server
+	// keeps evaluated from the call before (llama-cpp-python reuses the
+	// matching prefix), so the call's time is generation; a cut answer
+	// ("length") generated all 128.
 	const genTokens = 128
 	start = time.Now()
-	comp, err = c.Complete(ctx, llm.Prompt{System: nonce() + "\n" + p.System, User: p.User, MaxTokens: genTokens})
+	comp, err = c.Complete(ctx, llm.Prompt{System: system, User: p.User, MaxTokens: genTokens})
 	took := time.Since(start)
 	generated := comp.Usage.OutputTokens
 	if d, ok := llm.Details(err); ok && d.Reason == llm.ReasonTruncated {
@@ -92,8 +95,8 @@ func runLocalModel(ctx context.Context, out io.Writer) error {
 	} else if err != nil && generated == 0 {
 		return fmt.Errorf("local model: generation call: %w", err)
 	}
-	if gen := took.Seconds() - float64(inTokens)/row.promptPerSec; gen > 0 && generated > 0 {
-		row.outputPerSec = float64(generated) / gen
+	if generated > 0 {
+		row.outputPerSec = float64(generated) / took.Seconds()
 	}
 	row.review, row.in, row.out, row.outcome, err = benchReview(ctx, c, budget)
 	if err != nil {
