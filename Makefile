@@ -75,6 +75,9 @@ unit: ## unit tests only: go test ./... (no emulator; the emulator suite is behi
 
 integration: setup ## the emulator suite (integration/ and the devstack deploy test; emulator and stand-ins started and stopped by the harness)
 	@mkdir -p .run && rm -f $(CHAOS_REPORT)
+	@# The local model server (TestReviewByARealModelServer): installed before the suite's
+	@# timeout starts, since a cold machine builds llama.cpp first (docs/development.md).
+	localstack/llama.sh --install-only
 	CHAOS_REPORT=$(CHAOS_REPORT) $(GO) test -tags integration -count=1 -timeout 40m ./integration ./internal/devstack
 	@cat $(CHAOS_REPORT)
 
