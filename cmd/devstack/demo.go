@@ -16,6 +16,7 @@ import (
 	"github.com/criticizer/criticizer/internal/devstack"
 	smtpstandin "github.com/criticizer/criticizer/internal/standin/smtp"
 	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/webhook"
 )
@@ -33,7 +34,7 @@ var tinyModel bool
 // failed (SCHEMA_INVALID: stated once, not retried): the demo says so and
 // goes on, as the suite's TestReviewByARealModelServer accepts it.
 func unusableAnswer(st jobStatus) bool {
-	if !tinyModel || st.State != string(job.Failed) || st.Stages[string(domain.StageLLM)].LastErrorClass != "SCHEMA_INVALID" {
+	if !tinyModel || st.State != string(job.Failed) || st.Stages[string(domain.StageLLM)].LastErrorClass != string(failure.SchemaInvalid) {
 		return false
 	}
 	progress("the 135M model's answer was unusable: SCHEMA_INVALID, stated once and not retried; a real model answers these")
