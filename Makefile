@@ -75,6 +75,9 @@ unit: ## unit tests only: go test ./... (no emulator; the emulator suite is behi
 
 integration: setup ## the emulator suite (integration/ and the devstack deploy test; emulator and stand-ins started and stopped by the harness)
 	@mkdir -p .run && rm -f $(CHAOS_REPORT)
+	@# The local model server (TestReviewByARealModelServer): installed before the suite's
+	@# timeout starts, since a cold machine builds llama.cpp first (docs/development.md).
+	localstack/llama.sh --install-only
 	CHAOS_REPORT=$(CHAOS_REPORT) $(GO) test -tags integration -count=1 -timeout 40m ./integration ./internal/devstack
 	@cat $(CHAOS_REPORT)
 
@@ -88,11 +91,15 @@ chaos: setup ## the fault-injection suite alone, any size: make chaos SEEDS=1,2,
 	@cat $(CHAOS_REPORT)
 
 EVAL_ARGS ?=
-eval: ## review quality over the labelled corpus (eval/corpus); default: the LLM stand-in. Real provider: make eval EVAL_ARGS='-provider openai -endpoint … -model …'
-	$(GO) run ./cmd/eval $(EVAL_ARGS)
+# LLM=local: a real model server started here (llama.cpp with SmolLM2-135M, installed once
+# by localstack/llama.sh) instead of the stand-in, for `make demo` and `make eval`.
+LLM ?=
+LOCAL_EVAL_ARGS := -provider local -prompts 1.0.0
+eval: ## review quality over the labelled corpus (eval/corpus); default: the LLM stand-in. make eval LLM=local: a local model server; your own: make eval EVAL_ARGS='-provider openai -endpoint … -model … -response-format auto -context-tokens …'
+	$(GO) run ./cmd/eval $(if $(filter local,$(LLM)),$(LOCAL_EVAL_ARGS)) $(EVAL_ARGS)
 
-demo: setup ## emulator up, stack deployed, sample changelist reviewed, the e-mail printed; a Swarm review's comments printed, version 1 and 2
-	$(GO) run ./cmd/devstack demo
+demo: setup ## emulator up, stack deployed, sample changelist reviewed, the e-mail printed; a Swarm review's comments printed, version 1 and 2. LLM=local: reviewed by a real model server
+	$(GO) run ./cmd/devstack demo $(if $(LLM),-llm $(LLM))
 
 up: setup ## run the local environment in the foreground (Ctrl-C stops it); then `make invoke`
 	$(GO) run ./cmd/devstack run
@@ -119,7 +126,7 @@ bootstrap: ## cdk bootstrap the account/region of your credentials (once per acc
 deploy: build-aws ## cdk deploy ENV to the AWS account in your credentials
 	$(CDK) deploy -c env=$(ENV) --require-approval broadening
 
-bench: ## every benchmark plus bootstrap size and cold start per function, as one table (raw output in .run/bench.txt)
+bench: ## every benchmark plus bootstrap size and cold start per function, and a local model server's speed, as one table (raw output in .run/bench.txt)
 	@mkdir -p .run
 	$(GO) run ./cmd/bench -raw .run/bench.txt | tee .run/bench.md
 

@@ -16,7 +16,7 @@ type LLMSettings struct {
 	LLMContextTokens   int     `json:"llmContextTokens,omitempty"`   // LLM_CONTEXT_TOKENS: the model's context window
 	LLMBytesPerToken   float64 `json:"llmBytesPerToken,omitempty"`   // LLM_BYTES_PER_TOKEN: prompt bytes per token, 1..16
 	LLMMaxOutputTokens int     `json:"llmMaxOutputTokens,omitempty"` // LLM_MAX_OUTPUT_TOKENS: max_tokens per call
-	LLMResponseFormat  string  `json:"llmResponseFormat,omitempty"`  // LLM_RESPONSE_FORMAT: json_schema or json_object (openai only)
+	LLMResponseFormat  string  `json:"llmResponseFormat,omitempty"`  // LLM_RESPONSE_FORMAT: auto, json_schema, json_object_schema or json_object (openai only)
 	LLMParallelism     int     `json:"llmParallelism,omitempty"`     // LLM_PARALLELISM: chunks reviewed at once
 }
 

@@ -81,6 +81,7 @@ func run(m *testing.M) (int, error) {
 		return 0, err
 	}
 	defer l.Close()
+	defer stopModelServer() // started by the first test that needs it (ownmodel_test.go)
 	fmt.Fprintf(os.Stderr, "integration harness: stack %s up on %s in %s\n", l.StackName, l.Emulator.Endpoint, time.Since(start).Round(time.Second))
 
 	env.local, env.out, env.apiURL, env.depot = l, l.Outputs, l.APIURL, l.Depot

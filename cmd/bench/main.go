@@ -5,10 +5,11 @@
 // running the bootstrap against a fake Lambda runtime API. `make bench` runs
 // it; docs/benchmarks.md shows its latest output.
 //
-//	bench [-bench REGEXP] [-benchtime D] [-pkgs "./..."] [-runs N] [-raw FILE] [-no-functions] [-no-go-test] [-scale=false] [-scale-rows 0,10000,100000]
+//	bench [-bench REGEXP] [-benchtime D] [-pkgs "./..."] [-runs N] [-raw FILE] [-no-functions] [-no-go-test] [-scale=false] [-scale-rows 0,10000,100000] [-local-model=false]
 //
 // The scale benchmark (scale.go) deploys the stack on the emulator and
-// reports what one sweeper run reads as the history grows.
+// reports what one sweeper run reads as the history grows; the local-model
+// benchmark (localmodel.go) times a real model server reviewing one change.
 package main
 
 import (
@@ -48,6 +49,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	scale := fs.Bool("scale", true, "run the scale benchmark: the deployed sweeper over N rows of history on the emulator")
 	fs.BoolVar(&scaleVerbose, "scale-verbose", false, "print the sweeper's answers in the scale benchmark")
 	scaleRows := fs.String("scale-rows", "0,10000,100000", "the history sizes N of the scale benchmark")
+	localModel := fs.Bool("local-model", true, "run the local model benchmark: a real model server (llama.cpp with SmolLM2, localstack/llama.sh) reviewing one change")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -92,6 +94,11 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 		if err != nil {
 			fnErrs = append(fnErrs, "scale: "+err.Error())
+		}
+	}
+	if *localModel {
+		if err := runLocalModel(ctx, out); err != nil {
+			fnErrs = append(fnErrs, "local model: "+err.Error())
 		}
 	}
 	problems := append(slices.Clone(parsed.Failures), fnErrs...)

@@ -60,6 +60,9 @@ func runSwarmDemo(ctx context.Context, l *devstack.Local, a api) error {
 		if err != nil {
 			return err
 		}
+		if unusableAnswer(st) {
+			continue
+		}
 		if st.State != string(job.Succeeded) {
 			return fmt.Errorf("job %s %s: %s", created.JobID, st.State, st.stages())
 		}

@@ -1,6 +1,6 @@
 // Command devstack runs the Criticizer stack on the local AWS emulator.
 //
-//	devstack demo    [-port 0] [-keep]                                               emulator + stack + stand-ins, send the sample webhook, print the e-mail
+//	devstack demo    [-port 0] [-keep] [-llm local]                                  emulator + stack + stand-ins, send the sample webhook, print the e-mail
 //	devstack run     [-port 4566]                                                    the same environment in the foreground until Ctrl-C (make up)
 //	devstack invoke  -fn webhook|fetch|llm|notify|sweeper -event FILE                invoke a function of the environment `run` started
 //	devstack up      [-port 4566] [-env local] [-overrides JSON] [-asset-root DIR]   start MiniStack (detached) and deploy

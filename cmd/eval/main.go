@@ -7,8 +7,11 @@
 // prompt version.
 //
 //	make eval                       # against the LLM stand-in: proves the harness, not a model
+//	make eval LLM=local             # against a real model server started here (llama.cpp, SmolLM2-135M)
 //	go run ./cmd/eval -provider openai -endpoint https://api.openai.com -model gpt-4o \
 //	    -api-key-env OPENAI_API_KEY -prices input=2.5,cached_input=1.25,output=10
+//	go run ./cmd/eval -provider openai -endpoint http://vllm.internal:8000 -model my-model \
+//	    -response-format auto -context-tokens 8192
 //
 // Run it against the real provider and model before promoting a prompt
 // version (README, "Measuring review quality"). With -outcomes it also
@@ -30,6 +33,7 @@ import (
 
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 
+	"github.com/criticizer/criticizer/internal/devstack"
 	llmstandin "github.com/criticizer/criticizer/internal/standin/llm"
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/domain"
@@ -45,8 +49,9 @@ import (
 // options are the command's flags.
 type options struct {
 	corpus, provider, endpoint, model, keyEnv, prompts string
-	outcomes                                           string
+	outcomes, responseFormat                           string
 	prices                                             string // LLM_PRICES_PER_MTOK's form, read by llm.ParsePrices
+	contextTokens, maxTokens                           int
 	timeout                                            time.Duration
 	verbose                                            bool
 }
@@ -54,7 +59,10 @@ type options struct {
 func main() {
 	var o options
 	flag.StringVar(&o.corpus, "corpus", "eval/corpus", "directory of labelled cases (*.yaml)")
-	flag.StringVar(&o.provider, "provider", "standin", "standin | openai | anthropic | bedrock")
+	flag.StringVar(&o.provider, "provider", "standin", "standin | local (a model server started here: llama.cpp with SmolLM2-135M) | openai | anthropic | bedrock")
+	flag.StringVar(&o.responseFormat, "response-format", "", "openai: auto (default) | json_schema | json_object_schema | json_object")
+	flag.IntVar(&o.contextTokens, "context-tokens", 0, "the model's context window (0: what the server reports, else by model family)")
+	flag.IntVar(&o.maxTokens, "max-tokens", 0, "output tokens per call (0: 4096, at most a quarter of the window)")
 	flag.StringVar(&o.endpoint, "endpoint", "", "provider base URL (openai, anthropic; optional for bedrock)")
 	flag.StringVar(&o.model, "model", "", "model name or Bedrock model id (required but for standin)")
 	flag.StringVar(&o.keyEnv, "api-key-env", "LLM_API_KEY", "environment variable holding the API key (openai, anthropic)")
@@ -86,11 +94,13 @@ func run(ctx context.Context, o options, w io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("-prices: %w", err)
 	}
-	complete, model, stop, err := provider(ctx, o)
+	complete, model, window, stop, err := provider(ctx, o)
 	if err != nil {
 		return err
 	}
 	defer stop()
+	budget := result.Budget{ContextTokens: o.contextTokens, OutputTokens: o.maxTokens}
+	llmstage.DiscoverWindow(ctx, &budget, window, slog.New(slog.DiscardHandler))
 	red, err := redact.New(redact.Policy{})
 	if err != nil {
 		return err
@@ -114,7 +124,7 @@ func run(ctx context.Context, o options, w io.Writer) error {
 		}
 		mem := artifacts.NewMemoryBucket()
 		stage := &llmstage.LLM{Redacted: artifacts.New(mem, "eval"), Guard: red, LLM: complete, Model: model,
-			Rollout: rollout, Terms: llmstage.ModelTerms{Prices: prices}, Metrics: obs.NewMetrics(io.Discard, "eval"), Log: slog.New(slog.DiscardHandler)}
+			Rollout: rollout, Budget: budget, Terms: llmstage.ModelTerms{Prices: prices}, Metrics: obs.NewMetrics(io.Discard, "eval"), Log: slog.New(slog.DiscardHandler)}
 		for i, c := range cases {
 			res, cs, usage, err := reviewCase(ctx, stage, red, c, int64(1000+i), version)
 			if err != nil {
@@ -136,6 +146,12 @@ func run(ctx context.Context, o options, w io.Writer) error {
 	printTable(w, scores)
 	if recorded != nil {
 		printVerdicts(w, o.outcomes, recorded, scores)
+	}
+	if o.provider == providerLocal {
+		// Its reviews that fail are the model's (a 135M model's unusable
+		// answers, SCHEMA_INVALID), counted in the errors column.
+		fmt.Fprintf(w, "\nThese are a 135M-parameter model's numbers (%s on 2 CPU cores): they prove the path to your own model server, not review quality.\n", model)
+		return nil
 	}
 	for _, s := range scores {
 		if s.Errors > 0 {
@@ -190,51 +206,73 @@ func printCase(w io.Writer, c Case, res domain.ReviewResult) {
 	}
 }
 
-// provider returns the model client: the LLM stand-in on a local port, or
-// a real provider as the llm function builds it.
-func provider(ctx context.Context, o options) (llmstage.CompleterFunc, string, func(), error) {
+// providerLocal is the model server this command starts itself.
+const providerLocal = "local"
+
+// provider returns the model client: the LLM stand-in on a local port, a
+// model server started here (local), or a real provider as the llm
+// function builds it; and the client again, to ask its server its window.
+func provider(ctx context.Context, o options) (llmstage.CompleterFunc, string, any, func(), error) {
 	cfg := llm.Config{Endpoint: o.endpoint, Model: o.model, Timeout: o.timeout, Schema: result.SchemaJSON(),
-		Logger: slog.New(slog.DiscardHandler)}
+		ResponseFormat: o.responseFormat, MaxTokens: o.maxTokens, Logger: slog.New(slog.DiscardHandler)}
 	switch o.provider {
 	case "standin":
 		srv := llmstandin.NewServer(llmstandin.Options{APIKey: "eval"})
 		url, err := srv.Start("")
 		if err != nil {
-			return nil, "", nil, err
+			return nil, "", nil, nil, err
 		}
 		cfg.Endpoint, cfg.Model = url, "standin-reviewer-1"
 		c, err := llm.NewOpenAI(cfg, "eval")
 		if err != nil {
 			srv.Close()
-			return nil, "", nil, err
+			return nil, "", nil, nil, err
 		}
-		return c.Complete, cfg.Model, func() { srv.Close() }, nil
+		return c.Complete, cfg.Model, nil, func() { srv.Close() }, nil
+	case providerLocal:
+		ms, err := devstack.StartModelServer(ctx, devstack.ModelServerOptions{})
+		if err != nil {
+			return nil, "", nil, nil, err
+		}
+		cfg.Endpoint, cfg.Model = ms.Endpoint, devstack.LocalModel
+		c, err := llm.NewOpenAI(cfg, "local") // the server was started without a key
+		if err != nil {
+			_ = ms.Stop()
+			return nil, "", nil, nil, err
+		}
+		// llama-cpp-python reports no window: the one it was started with.
+		return c.Complete, cfg.Model, staticWindow(ms.ContextTokens), func() { _ = ms.Stop() }, nil
 	case llm.Bedrock:
 		if o.model == "" {
-			return nil, "", nil, errors.New("-model is required")
+			return nil, "", nil, nil, errors.New("-model is required")
 		}
 		awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
 		if err != nil {
-			return nil, "", nil, err
+			return nil, "", nil, nil, err
 		}
 		c, err := bedrock.New(cfg, awsCfg)
 		if err != nil {
-			return nil, "", nil, err
+			return nil, "", nil, nil, err
 		}
-		return c.Complete, o.model, func() {}, nil
+		return c.Complete, o.model, nil, func() {}, nil
 	case llm.OpenAI, llm.Anthropic:
 		if o.model == "" || o.endpoint == "" {
-			return nil, "", nil, errors.New("-model and -endpoint are required")
+			return nil, "", nil, nil, errors.New("-model and -endpoint are required")
 		}
 		key := os.Getenv(o.keyEnv)
 		if key == "" {
-			return nil, "", nil, fmt.Errorf("the API key is read from $%s, which is empty", o.keyEnv)
+			return nil, "", nil, nil, fmt.Errorf("the API key is read from $%s, which is empty", o.keyEnv)
 		}
 		c, err := llm.New(o.provider, cfg, key)
 		if err != nil {
-			return nil, "", nil, err
+			return nil, "", nil, nil, err
 		}
-		return c.Complete, o.model, func() {}, nil
+		return c.Complete, o.model, c, func() {}, nil
 	}
-	return nil, "", nil, fmt.Errorf("-provider %q: want standin, openai, anthropic or bedrock", o.provider)
+	return nil, "", nil, nil, fmt.Errorf("-provider %q: want standin, local, openai, anthropic or bedrock", o.provider)
 }
+
+// staticWindow reports a window known from how the server was started.
+type staticWindow int
+
+func (w staticWindow) ContextTokens(context.Context) (int, string) { return int(w), "--n_ctx" }

@@ -38,7 +38,10 @@ func main() {
 	cfg.Schema, cfg.Logger = result.SchemaJSON(), env.Log
 
 	sm := secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL)
-	complete := client(ctx, env, sm, provider, secretID, cfg)
+	complete, first := client(ctx, env, sm, provider, secretID, cfg)
+	// A self-hosted server's window bounds the chunks (vLLM max_model_len,
+	// llama-server /props), unless LLM_CONTEXT_TOKENS says it.
+	llmstage.DiscoverWindow(ctx, &set.Budget, first, env.Log)
 	// One Limiter per model and function instance, outside the rotating client: the
 	// limits it learnt survive a key rotation. 429s are waited out inside
 	// the attempt while the invocation has time for the call after the wait.
@@ -62,7 +65,8 @@ func main() {
 		// apart: docs/reference/llm-providers.md, "Rate-limit headers").
 		cc := cfg
 		cc.Model = set.ModelRollout.Candidate
-		candidate = limiter(cc.Model, set.Candidate).Wrap(cc.Model, llm.ProviderFunc(client(ctx, env, sm, provider, secretID, cc)))
+		cand, _ := client(ctx, env, sm, provider, secretID, cc)
+		candidate = limiter(cc.Model, set.Candidate).Wrap(cc.Model, llm.ProviderFunc(cand))
 	}
 	guard, err := redact.New(set.Redaction)
 	coldstart.Must(env, err)
@@ -87,12 +91,13 @@ func main() {
 // client builds the provider's client for cfg.Model. Bedrock signs with
 // the function's role; the others read the API key from Secrets Manager,
 // and the client is rebuilt whenever the key changes, so an emergency
-// rotation reaches warm functions: a rejected key re-reads the secret.
-func client(ctx context.Context, env *coldstart.Env, sm *secrets.Store, provider, secretID string, cfg llm.Config) llmstage.CompleterFunc {
+// rotation reaches warm functions: a rejected key re-reads the secret. It
+// also returns the first client built, to ask its server about itself.
+func client(ctx context.Context, env *coldstart.Env, sm *secrets.Store, provider, secretID string, cfg llm.Config) (llmstage.CompleterFunc, llm.Provider) {
 	if provider == llm.Bedrock {
 		c, err := bedrock.New(cfg, env.AWS) // IAM: the function's role, no API key
 		coldstart.Must(env, err)
-		return c.Complete
+		return c.Complete, c
 	}
 	rot := secrets.NewRotating(sm, secretID, func(v string) (llm.Provider, error) {
 		var s struct {
@@ -103,9 +108,9 @@ func client(ctx context.Context, env *coldstart.Env, sm *secrets.Store, provider
 		}
 		return llm.New(provider, cfg, s.APIKey)
 	})
-	_, _, err := rot.Get(ctx, false) // fail the cold start on a bad secret, not the first job
+	first, _, err := rot.Get(ctx, false) // fail the cold start on a bad secret, not the first job
 	coldstart.Must(env, err)
 	return func(ctx context.Context, p llm.Prompt) (llm.Completion, error) {
 		return secrets.Do(ctx, rot, func(c llm.Provider) (llm.Completion, error) { return c.Complete(ctx, p) })
-	}
+	}, first
 }

@@ -205,6 +205,25 @@ func TestModelChecks(t *testing.T) {
 	}
 }
 
+// A detecting client's findings replace what the settings say: the form it
+// uses and the window the server reports.
+func TestModelChecksReportWhatTheClientFound(t *testing.T) {
+	m := &Model{Provider: "openai", Model: "smollm2", Form: "response_format auto", ContextTokens: 0,
+		Complete: func(context.Context, llm.Prompt) (llm.Completion, error) {
+			return llm.Completion{Content: []byte(`{"findings":[]}`)}, nil
+		},
+		Found: func(context.Context) (llm.Capabilities, bool) {
+			return llm.Capabilities{ResponseFormat: llm.FormatJSONObjectSchema, Detected: true, ContextTokens: 4096, ContextSource: "/props n_ctx"}, true
+		}}
+	got := verdicts((&Doctor{Model: m}).Run(context.Background(), Request{}))
+	if v := got[CheckModel]; v.Status != OK || !strings.Contains(v.Detail, "uses response_format "+llm.FormatJSONObjectSchema) {
+		t.Errorf("model: %+v, want ok naming the form found", v)
+	}
+	if v := got[CheckModelContext]; v.Status != OK || !strings.Contains(v.Detail, "4096") || !strings.Contains(v.Detail, "/props n_ctx") {
+		t.Errorf("context: %+v, want the server's 4096 and where it was read", v)
+	}
+}
+
 type fakeSES struct {
 	out *sesv2.GetEmailIdentityOutput
 	err error

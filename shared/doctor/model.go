@@ -25,6 +25,10 @@ type Model struct {
 	// table; a detecting client says "detected"). 0: unknown.
 	ContextTokens int
 	ContextSource string
+	// Found, when set, reports what a detecting client found on the probe's
+	// call: the structured-output form it uses and the window the server
+	// reports; false when the client finds nothing.
+	Found func(ctx context.Context) (llm.Capabilities, bool)
 }
 
 // The model checks' names.
@@ -46,6 +50,9 @@ var probe = llm.Prompt{
 
 func (c *Model) checks(ctx context.Context) []Verdict {
 	v := c.answer(ctx)
+	if v.Status == OK && c.found(ctx) {
+		v.Detail += "; the client uses " + c.Form
+	}
 	if c.ContextTokens <= 0 {
 		return []Verdict{v, {Check: CheckModelContext, Status: Warn, Detail: "unknown for " + c.Model,
 			Fix: "set llmContextTokens to the model's context window: chunks are planned for a small default until then"}}
@@ -64,7 +71,7 @@ func (c *Model) answer(ctx context.Context) Verdict {
 			Fix: "the model endpoint refuses the credential: put a valid {\"api_key\": …} in LLM_SECRET_ID (output LlmSecretArn), or for bedrock enable the model and check the function's role (docs/network-and-iam.md, The LLM provider)"}
 	case failure.SchemaInvalid, failure.NotFound, failure.InternalBug:
 		return Verdict{Check: CheckModel, Status: Fail, Detail: err.Error(),
-			Fix: fmt.Sprintf("the endpoint refuses the request the llm stage sends (model %s, structured output %s): check llmEndpoint (a base URL, no path) and llmModel; a server without json_schema needs llmResponseFormat json_object", c.Model, c.Form)}
+			Fix: fmt.Sprintf("the endpoint refuses the request the llm stage sends (model %s, structured output %s): check llmEndpoint (a base URL, no path) and llmModel; llmResponseFormat auto (the default) falls back from json_schema to json_object_schema and json_object; a pinned form the server refuses is this error", c.Model, c.Form)}
 	default:
 		return Verdict{Check: CheckModel, Status: Fail, Detail: err.Error(),
 			Fix: "check llmEndpoint and that the functions' network reaches it (egress or a VPC endpoint: docs/network-and-iam.md); " + elsewhere}
@@ -76,4 +83,26 @@ func (c *Model) answer(ctx context.Context) Verdict {
 	}
 	return ok(CheckModel, "%s (%s) answered in %s with a JSON object (structured output %s; %d input, %d output tokens)",
 		c.Model, c.Provider, took, c.Form, comp.Usage.InputTokens, comp.Usage.OutputTokens)
+}
+
+// found takes what a detecting client found on the probe's call in place of
+// what the settings say.
+func (c *Model) found(ctx context.Context) bool {
+	if c.Found == nil {
+		return false
+	}
+	caps, ok := c.Found(ctx)
+	if !ok {
+		return false
+	}
+	if caps.ResponseFormat != "" {
+		c.Form = "response_format " + caps.ResponseFormat
+		if caps.Detected {
+			c.Form += " (found on the probe's call)"
+		}
+	}
+	if caps.ContextTokens > 0 {
+		c.ContextTokens, c.ContextSource = caps.ContextTokens, "reported by the server: "+caps.ContextSource
+	}
+	return true
 }

@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -109,8 +110,31 @@ func newModel(set Settings, d Deps) *Model {
 	m.Complete = func(ctx context.Context, p llm.Prompt) (llm.Completion, error) {
 		return secrets.Do(ctx, key, func(c llm.Provider) (llm.Completion, error) { return c.Complete(ctx, p) })
 	}
+	// A detecting client (openai) says which form it found and the window
+	// the server reports, after the probe's call.
+	m.Found = func(ctx context.Context) (llm.Capabilities, bool) {
+		caps, err := secrets.Do(ctx, key, func(c llm.Provider) (llm.Capabilities, error) {
+			d, ok := c.(capable)
+			if !ok {
+				return llm.Capabilities{}, errNotCapable
+			}
+			caps := d.Capabilities()
+			caps.ContextTokens, caps.ContextSource = d.ContextTokens(ctx)
+			return caps, nil
+		})
+		return caps, err == nil
+	}
 	return m
 }
+
+// capable is a provider client that finds its endpoint's capabilities
+// (*llm.Client).
+type capable interface {
+	Capabilities() llm.Capabilities
+	ContextTokens(ctx context.Context) (int, string)
+}
+
+var errNotCapable = errors.New("the provider client finds no capabilities")
 
 func newMail(set Settings, d Deps) *Mail {
 	m := &Mail{Provider: set.Provider, From: set.From, SES: d.SES, Identity: set.From[strings.LastIndexByte(set.From, '@')+1:]}

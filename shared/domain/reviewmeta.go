@@ -10,10 +10,14 @@ type ReviewMeta struct {
 	PromptVersion string `json:"prompt_version,omitempty"`
 	// Model is the model the review asked (LLM model id); the acceptance
 	// report groups outcomes by it.
-	Model        string `json:"model,omitempty"`
-	Chunks       int    `json:"chunks"`
-	ModelCalls   int    `json:"model_calls"`
-	ReusedChunks int    `json:"reused_chunks"`
+	Model string `json:"model,omitempty"`
+	// ResponseFormat is the structured-output form the model was asked in
+	// (json_schema, json_object_schema, json_object; "" for providers
+	// without one), as found for the endpoint (shared/llm Capabilities).
+	ResponseFormat string `json:"response_format,omitempty"`
+	Chunks         int    `json:"chunks"`
+	ModelCalls     int    `json:"model_calls"`
+	ReusedChunks   int    `json:"reused_chunks"`
 	// FilesTotal is every file of the changelist; each is in exactly one
 	// of: reviewed in full (FilesReviewed), reviewed in part
 	// (TruncatedFiles) or not reviewed (SkippedFiles). See Coverage.

@@ -214,6 +214,10 @@ type ReviewStats struct {
 	// for its rate limits (rule BO-4).
 	RateLimitedCalls int   `json:"rate_limited_calls"`
 	RateLimitWaitMS  int64 `json:"rate_limit_wait_ms"`
+	// ResponseFormat is the structured-output form the model was asked in
+	// (openai-compatible servers: json_schema, json_object_schema or
+	// json_object, as found for the endpoint; shared/llm Capabilities).
+	ResponseFormat string `json:"response_format,omitempty"`
 }
 
 // SweepShard is the single partition of the sweep index. One shard is

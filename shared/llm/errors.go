@@ -27,14 +27,24 @@ const (
 	ReasonRateLimited   Reason = "rate_limited"
 	ReasonAuth          Reason = "auth"
 	ReasonUpstream      Reason = "upstream"
-	ReasonBadRequest    Reason = "bad_request"  // the provider says our request is wrong
-	ReasonBadResponse   Reason = "bad_response" // the answer is not the provider's documented shape
+	ReasonBadRequest    Reason = "bad_request" // the provider says our request is wrong
+	// ReasonInvalidRequest: the server says the request itself is invalid
+	// (a validation error, an unsupported parameter or response format),
+	// whatever status it sent it with: a configuration error, never an
+	// upstream fault to retry.
+	ReasonInvalidRequest Reason = "invalid_request"
+	// ReasonBusy: 503, the server's queue is full (Ollama: "server busy,
+	// please try again", ollama/ollama PR 4144): waited out with backoff.
+	ReasonBusy        Reason = "server_busy"
+	ReasonBadResponse Reason = "bad_response" // the answer is not the provider's documented shape
 )
 
 // Error is what a failed call tells: the provider's own code and type
 // (clipped), its request id, and for a refusal the model's sanitized text.
 // It never holds the provider's error message: a 401 message quotes part of
-// the API key. It is always wrapped in a *failure.Error that carries the class.
+// the API key; only an invalid request's validation reason is kept
+// (ServerReason: the field and rule, sanitized). It is always wrapped in a
+// *failure.Error that carries the class.
 type Error struct {
 	Provider  string
 	Reason    Reason
@@ -46,6 +56,12 @@ type Error struct {
 	Refusal string
 	// Detail is our own wording, never upstream text.
 	Detail string
+	// ServerReason is, for ReasonInvalidRequest, what the server said was
+	// invalid: the validation messages without the values they quote,
+	// one line, clipped and passed through shared/sanitize.
+	ServerReason string
+	// namesFormat: the invalid request's reason names the response format.
+	namesFormat bool
 	// RateLimit is what the answer's headers said about the limits.
 	RateLimit RateLimit
 	// RetryAfterHeader is the wait the answer's Retry-After (or
@@ -72,6 +88,9 @@ func (e *Error) Error() string {
 		fmt.Fprintf(&b, ", type %q", e.Type)
 	}
 	fmt.Fprintf(&b, ", request %s)", orDash(e.RequestID))
+	if e.ServerReason != "" {
+		fmt.Fprintf(&b, " server says: %q", e.ServerReason)
+	}
 	if e.Refusal != "" {
 		fmt.Fprintf(&b, " refusal: %q", e.Refusal)
 	}
@@ -118,6 +137,10 @@ func ClassFor(r Reason) failure.Class {
 		return failure.RateLimited
 	case ReasonUpstream:
 		return failure.Upstream5xx
+	case ReasonBusy:
+		return failure.NetworkTimeout
+	case ReasonInvalidRequest:
+		return failure.InternalBug
 	}
 	// Truncated, ContextLength, BadRequest, BadResponse: retrying the same
 	// request cannot help; the llm stage re-chunks the first two.
@@ -161,15 +184,31 @@ func (e openAIError) typ() string {
 //	  message names the context length (DeepSeek)
 //	content_filter / content_policy_violation      POLICY_REJECTED (Azure prompt filter)
 //	401, 403                                       AUTH_DENIED
+//	any status whose body says the request is      INTERNAL_BUG (invalid_request, not retried;
+//	  invalid (InvalidRequest)                       the server's reason kept, sanitized)
 //	internal_error / server_error, other 5xx       UPSTREAM_5XX
-//	502, 503, 504, 408                             NETWORK_TIMEOUT
+//	503                                            NETWORK_TIMEOUT, server_busy: the Limiter backs off
+//	502, 504, 408                                  NETWORK_TIMEOUT
 //	other 4xx                                      SCHEMA_INVALID
 //
-// The message is read only to recognise a context-length look-alike; it is
-// never kept (for 401 it quotes part of the key).
+// The message is read only to recognise a context-length look-alike and an
+// invalid request; only the latter's validation reason is kept
+// (ServerReason), never the message of any other answer (for 401 it quotes
+// part of the key).
 func openAIStatusError(provider string, resp *http.Response, body []byte, reqID string) error {
 	var ae openAIError
 	_ = json.Unmarshal(body, &ae) // a non-JSON body leaves code and type empty
+	if ae.Error.Message == "" {
+		// vLLM's envelope is flat: {"object":"error","message","type","code"}.
+		var flat struct {
+			Message string          `json:"message"`
+			Type    *string         `json:"type"`
+			Code    json.RawMessage `json:"code"`
+		}
+		if json.Unmarshal(body, &flat) == nil && flat.Message != "" {
+			ae.Error.Message, ae.Error.Type, ae.Error.Code = flat.Message, flat.Type, flat.Code
+		}
+	}
 	code, typ := Clip(ae.code(), 64), Clip(ae.typ(), 64)
 	status := resp.StatusCode
 	e := &Error{Provider: provider, Status: status, Code: code, Type: typ, RequestID: reqID}
@@ -199,10 +238,15 @@ func openAIStatusError(provider string, resp *http.Response, body []byte, reqID 
 		e.Detail = "the provider's content filter rejected the prompt"
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
 		e.Reason = ReasonAuth
+	case InvalidRequest(status, code, typ, ae.Error.Message, body):
+		e.Reason, e.Detail = ReasonInvalidRequest, "the server refused the request as invalid: a configuration error (model, response format, parameters), not a fault a retry fixes"
+		e.ServerReason, e.namesFormat = invalidReason(ae.Error.Message, body)
 	case code == "internal_error" || typ == "internal_error":
 		e.Reason = ReasonUpstream
-	case status == http.StatusBadGateway || status == http.StatusServiceUnavailable ||
-		status == http.StatusGatewayTimeout || status == http.StatusRequestTimeout:
+	case status == http.StatusServiceUnavailable:
+		e.Reason = ReasonBusy
+		return Classed(failure.NetworkTimeout, retryAfter, e)
+	case status == http.StatusBadGateway || status == http.StatusGatewayTimeout || status == http.StatusRequestTimeout:
 		e.Reason = ReasonUpstream
 		return Classed(failure.NetworkTimeout, retryAfter, e)
 	case status >= 500:

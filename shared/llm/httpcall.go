@@ -36,13 +36,13 @@ func (b *base) post(ctx context.Context, body any, headers map[string]string) (a
 	}
 	resp, err := b.http.Do(req)
 	if err != nil {
-		return answer{}, TransportError(ctx, b.cfg.Timeout, err)
+		return answer{}, TransportError(ctx, callTimeout(ctx, b.cfg.Timeout), err)
 	}
 	defer resp.Body.Close()
 	a := answer{resp: resp, requestID: requestID(resp.Header)}
 	a.body, err = io.ReadAll(io.LimitReader(resp.Body, b.cfg.MaxResponseBytes+1))
 	if err != nil {
-		return a, TransportError(ctx, b.cfg.Timeout, err)
+		return a, TransportError(ctx, callTimeout(ctx, b.cfg.Timeout), err)
 	}
 	if int64(len(a.body)) > b.cfg.MaxResponseBytes {
 		return a, Classed(failure.SchemaInvalid, 0, &Error{Provider: b.provider, Reason: ReasonBadResponse,
@@ -65,9 +65,15 @@ func withRateLimit(a answer, comp Completion, err error) (Completion, error) {
 	return comp, err
 }
 
-// complete runs one call with the timeout and the log record around do.
+// complete runs one call with the configured timeout and the log record around do.
 func (b *base) complete(ctx context.Context, p Prompt, do func(ctx context.Context) (Completion, int, error)) (Completion, error) {
-	ctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
+	return b.completeWithin(ctx, p, b.cfg.Timeout, do)
+}
+
+// completeWithin is complete with the call's own timeout (one measured
+// from the endpoint's pace).
+func (b *base) completeWithin(ctx context.Context, p Prompt, timeout time.Duration, do func(ctx context.Context) (Completion, int, error)) (Completion, error) {
+	ctx, cancel := context.WithTimeout(context.WithValue(ctx, timeoutKey{}, timeout), timeout)
 	defer cancel()
 	start := time.Now()
 	comp, status, err := do(ctx)
@@ -76,4 +82,14 @@ func (b *base) complete(ctx context.Context, p Prompt, do func(ctx context.Conte
 		return Completion{}, err
 	}
 	return comp, nil
+}
+
+type timeoutKey struct{}
+
+// callTimeout is the timeout the running call was given, for its error.
+func callTimeout(ctx context.Context, configured time.Duration) time.Duration {
+	if d, ok := ctx.Value(timeoutKey{}).(time.Duration); ok {
+		return d
+	}
+	return configured
 }

@@ -24,10 +24,11 @@ import (
 //   - a call waits until both buckets hold its cost (prompt tokens,
 //     estimated from bytes with the ratio the provider's usage reports, plus
 //     its output reservation), and until any provider-requested pause ends;
-//   - a 429 (RATE_LIMITED) is retried after the provider's Retry-After or
-//     reset hint (full-jitter backoff when there is none, as Bedrock sends),
-//     and halves the calls allowed in flight; each success raises it again
-//     by one per window of calls (AIMD);
+//   - a 429 (RATE_LIMITED), or a 503 from a busy server (at most
+//     maxBusyRetries per call), is retried after the provider's Retry-After
+//     or reset hint (full-jitter backoff when there is none, as Bedrock and
+//     self-hosted servers send), and halves the calls allowed in flight;
+//     each success raises it again by one per window of calls (AIMD);
 //   - a wait that cannot end Reserve before the context's deadline, or that
 //     is longer than MaxWait (the spec's 5-minute ceiling), is not waited:
 //     the call fails RATE_LIMITED with the wait as its Retry-After, and the
@@ -288,7 +289,7 @@ func (l *Limiter) complete(ctx context.Context, model string, m *modelLimits, ne
 		}
 		comp, err := next.Complete(ctx, p)
 		l.release(m, p, comp, err, mark)
-		if failure.Classify(err) != failure.RateLimited {
+		if !slowDown(err) || (busy(err) && limited >= maxBusyRetries) {
 			if err == nil {
 				comp.RateLimited, comp.Waited = limited, waited
 			}
@@ -419,7 +420,7 @@ func (l *Limiter) release(m *modelLimits, p Prompt, comp Completion, err error, 
 	m.tokens.learn(rl.TokensLimit, rl.TokensRemaining, rl.HasTokens, m.spentTokens-mark.tokens, now)
 	m.requests.learn(rl.RequestsLimit, rl.RequestsRemaining, rl.HasRequests, m.spentCalls-mark.calls, now)
 
-	if failure.Classify(err) != failure.RateLimited {
+	if !slowDown(err) {
 		if err == nil {
 			m.consecutive = 0
 			// Additive increase: one more slot per window of successes.
@@ -474,6 +475,24 @@ func (l *Limiter) release(m *modelLimits, p Prompt, comp Completion, err error, 
 	}
 	l.cfg.Logger.Warn("llm rate limited; waiting", slog.Duration("retry_after", hint), slog.Int("concurrency", m.allowed()),
 		slog.Int("consecutive", m.consecutive), slog.String("reason", string(reason)))
+}
+
+// maxBusyRetries bounds the 503s one call waits out: a server whose queue
+// stays full (or a gateway answering 503 for a server that is gone) ends
+// the attempt, retryable, instead of spending the invocation on it.
+const maxBusyRetries = 5
+
+// slowDown reports whether err asks the caller to wait and send again: a
+// rate limit (429) or a busy server (503, Ollama's full queue). Servers
+// without rate-limit headers (llama.cpp, vLLM, Ollama) pace by the
+// configured limits and these answers' backoff.
+func slowDown(err error) bool {
+	return failure.Classify(err) == failure.RateLimited || busy(err)
+}
+
+func busy(err error) bool {
+	d, ok := Details(err)
+	return ok && d.Reason == ReasonBusy
 }
 
 func (l *Limiter) backoff(n int) time.Duration {

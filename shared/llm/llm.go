@@ -44,13 +44,17 @@ const (
 	Bedrock   = "bedrock"
 )
 
-// Response formats for OpenAI-compatible endpoints (LLM_RESPONSE_FORMAT).
+// Response formats for OpenAI-compatible endpoints (LLM_RESPONSE_FORMAT;
+// FormatAuto and FormatJSONObjectSchema are in capabilities.go).
 const (
 	// FormatJSONSchema sends response_format json_schema with the ReviewResult
 	// schema (OpenAI, Azure OpenAI, vLLM, Ollama).
 	FormatJSONSchema = "json_schema"
 	// FormatJSONObject sends response_format json_object (DeepSeek and older
-	// servers): valid JSON is enforced, the shape only by the prompt.
+	// servers): valid JSON is enforced, the shape only by the prompt, whose
+	// text states the output contract in every prompt version (1.2.0 carries
+	// the schema verbatim). The client never adds to the prompt's text: that
+	// would be a new prompt_version.
 	FormatJSONObject = "json_object"
 )
 
@@ -74,9 +78,10 @@ type Config struct {
 	Timeout time.Duration
 	// MaxTokens is the output budget; 0 means DefaultMaxTokens.
 	MaxTokens int
-	// ResponseFormat is FormatJSONSchema (default) or FormatJSONObject; openai only.
+	// ResponseFormat is FormatAuto (default), FormatJSONSchema,
+	// FormatJSONObjectSchema or FormatJSONObject; openai only.
 	ResponseFormat string
-	// Schema is the JSON schema sent with FormatJSONSchema.
+	// Schema is the JSON schema sent with FormatJSONSchema and FormatJSONObjectSchema.
 	Schema json.RawMessage
 	// AnthropicVersion is the anthropic-version header; empty means 2023-06-01.
 	AnthropicVersion string
@@ -142,6 +147,9 @@ type Completion struct {
 	// answer: the provider's 429s it waited out, and the time it waited.
 	RateLimited int
 	Waited      time.Duration
+	// ResponseFormat is the structured-output form the answer was asked in
+	// (openai: one of formsBestFirst; empty for the other families).
+	ResponseFormat string
 }
 
 // New returns the client for cfg's provider family. apiKey is read by the

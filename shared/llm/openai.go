@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/criticizer/criticizer/shared/failure"
 )
@@ -13,25 +14,32 @@ import (
 // Client speaks OpenAI-compatible Chat Completions (POST
 // {Endpoint}/v1/chat/completions, Authorization: Bearer). It is safe for
 // concurrent use.
-type Client struct{ base }
+type Client struct {
+	base
+	state         *endpointState
+	grammarSchema json.RawMessage // the schema as FormatJSONObjectSchema sends it
+}
 
 // NewOpenAI returns an OpenAI-compatible client authenticating with apiKey.
+// Its structured-output form is cfg.ResponseFormat, or with FormatAuto
+// (the default) the best one the server accepts, found on the first calls
+// and remembered for the endpoint while the process lives.
 func NewOpenAI(cfg Config, apiKey string) (*Client, error) {
 	switch cfg.ResponseFormat {
 	case "":
-		cfg.ResponseFormat = FormatJSONSchema
-	case FormatJSONSchema, FormatJSONObject:
+		cfg.ResponseFormat = FormatAuto
+	case FormatAuto, FormatJSONSchema, FormatJSONObjectSchema, FormatJSONObject:
 	default:
-		return nil, failure.Errorf(failure.InternalBug, "llm: config: response format %q is not json_schema or json_object", cfg.ResponseFormat)
+		return nil, failure.Errorf(failure.InternalBug, "llm: config: response format %q is not auto, json_schema, json_object_schema or json_object", cfg.ResponseFormat)
 	}
-	if cfg.ResponseFormat == FormatJSONSchema && len(cfg.Schema) == 0 {
-		return nil, failure.Errorf(failure.InternalBug, "llm: config: json_schema response format needs Schema")
+	if cfg.ResponseFormat != FormatJSONObject && len(cfg.Schema) == 0 {
+		return nil, failure.Errorf(failure.InternalBug, "llm: config: response format %s needs Schema", cfg.ResponseFormat)
 	}
 	b, err := newBase(OpenAI, cfg, apiKey, apiPaths[OpenAI])
 	if err != nil {
 		return nil, err
 	}
-	return &Client{b}, nil
+	return &Client{base: b, state: stateFor(b.url, cfg.Model, cfg.ResponseFormat), grammarSchema: grammarSchema(cfg.Schema)}, nil
 }
 
 // String keeps the key out of %v and %+v output.
@@ -60,6 +68,8 @@ type chatRequest struct {
 type responseFormat struct {
 	Type       string      `json:"type"`
 	JSONSchema *jsonSchema `json:"json_schema,omitempty"`
+	// Schema is llama-cpp-python's json_object schema (FormatJSONObjectSchema).
+	Schema json.RawMessage `json:"schema,omitempty"`
 }
 
 // jsonSchema is sent non-strict: strict mode requires every property to be
@@ -92,11 +102,34 @@ type chatResponse struct {
 
 // Complete sends p and returns the model's answer. Errors are classed with
 // shared/failure and carry an *Error; a cancelled ctx returns its cause
-// unclassed, so a lost lease stays a lost lease.
+// unclassed, so a lost lease stays a lost lease. With FormatAuto a refusal
+// of the response format is answered at once with the next form (at most
+// len(formsBestFirst)-1 times): the request was ours to fix, not a fault.
 func (c *Client) Complete(ctx context.Context, p Prompt) (Completion, error) {
-	rf := responseFormat{Type: c.cfg.ResponseFormat}
-	if rf.Type == FormatJSONSchema {
+	form := c.state.current()
+	for {
+		comp, err := c.completeAs(ctx, p, form)
+		if err == nil || !refusesFormat(err) {
+			return comp, err
+		}
+		next, ok := c.state.stepDown(form)
+		if !ok {
+			return comp, err
+		}
+		c.log.WarnContext(ctx, "llm server refused the response format; using the next form", "refused", form, "next", next,
+			"endpoint_host", c.host())
+		form = next
+	}
+}
+
+// completeAs sends p with the structured-output form form.
+func (c *Client) completeAs(ctx context.Context, p Prompt, form string) (Completion, error) {
+	rf := responseFormat{Type: form}
+	switch form {
+	case FormatJSONSchema:
 		rf.JSONSchema = &jsonSchema{Name: "review_result", Schema: c.cfg.Schema}
+	case FormatJSONObjectSchema:
+		rf.Type, rf.Schema = FormatJSONObject, c.grammarSchema
 	}
 	req := chatRequest{
 		Model:          c.cfg.Model,
@@ -104,7 +137,13 @@ func (c *Client) Complete(ctx context.Context, p Prompt) (Completion, error) {
 		MaxTokens:      c.maxTokens(p),
 		ResponseFormat: rf,
 	}
-	return c.complete(ctx, p, func(ctx context.Context) (Completion, int, error) {
+	c.state.mu.Lock()
+	// Prompt tokens estimated at 4 bytes each: the rate's own estimate of a
+	// slow model's time needs no more precision than that.
+	timeout := c.state.pace.timeout(c.cfg.Timeout, (len(p.System)+len(p.User))/4, req.MaxTokens)
+	c.state.mu.Unlock()
+	start := time.Now()
+	comp, err := c.completeWithin(ctx, p, timeout, func(ctx context.Context) (Completion, int, error) {
 		a, err := c.post(ctx, req, map[string]string{"Authorization": "Bearer " + c.apiKey})
 		if err != nil {
 			return Completion{RequestID: a.requestID}, statusOf(a), err
@@ -113,6 +152,13 @@ func (c *Client) Complete(ctx context.Context, p Prompt) (Completion, error) {
 		comp, err = withRateLimit(a, comp, err)
 		return comp, a.resp.StatusCode, err
 	})
+	if err == nil {
+		comp.ResponseFormat = form
+		c.state.mu.Lock()
+		c.state.pace.observe(comp.Usage, time.Since(start))
+		c.state.mu.Unlock()
+	}
+	return comp, err
 }
 
 func statusOf(a answer) int {

@@ -18,7 +18,7 @@ type Settings struct {
 // (required but for bedrock, where it overrides the regional endpoint),
 // LLM_SECRET_ID (not for bedrock), LLM_TIMEOUT_SECONDS,
 // LLM_MAX_OUTPUT_TOKENS and LLM_RESPONSE_FORMAT
-// (openai only; json_schema or json_object).
+// (openai only; auto, json_schema, json_object_schema or json_object).
 func SettingsFromEnv(r *config.Reader) Settings {
 	s := Settings{Provider: r.OneOf("LLM_PROVIDER")}
 	s.Config = Config{Model: r.String("LLM_MODEL"),

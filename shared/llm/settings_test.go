@@ -16,7 +16,7 @@ func TestSettingsFromEnv(t *testing.T) {
 	}{
 		{name: "openai defaults", env: map[string]string{"LLM_MODEL": "gpt-4o-mini", "LLM_ENDPOINT": "https://api.openai.com", "LLM_SECRET_ID": "arn:llm"},
 			want: Settings{Provider: OpenAI, SecretID: "arn:llm", Config: Config{Model: "gpt-4o-mini", Endpoint: "https://api.openai.com", Timeout: 45 * time.Second,
-				MaxTokens: DefaultMaxTokens, ResponseFormat: FormatJSONSchema}}},
+				MaxTokens: DefaultMaxTokens, ResponseFormat: FormatAuto}}},
 		{name: "anthropic", env: map[string]string{"LLM_PROVIDER": "anthropic", "LLM_MODEL": "claude", "LLM_ENDPOINT": "https://api.anthropic.com",
 			"LLM_SECRET_ID": "arn:llm", "LLM_TIMEOUT_SECONDS": "20", "LLM_MAX_OUTPUT_TOKENS": "8192"},
 			want: Settings{Provider: Anthropic, SecretID: "arn:llm", Config: Config{Model: "claude", Endpoint: "https://api.anthropic.com", Timeout: 20 * time.Second, MaxTokens: 8192}}},

