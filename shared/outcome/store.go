@@ -96,16 +96,8 @@ func (s *Store) WithMetrics(m Metrics) *Store {
 // lands: a retried notify, or the same finding posted again in a later
 // version, changes nothing (written is false).
 func (s *Store) Posted(ctx context.Context, r Record) (written bool, err error) {
-	if r.Review <= 0 || r.Fingerprint == "" {
-		return false, failure.Errorf(failure.InternalBug, "outcome: a record needs a review and a fingerprint (%d %q)", r.Review, r.Fingerprint)
-	}
-	item := s.item(partition(r.Review), r, Open)
-	item["review"] = nv(r.Review)
 	// A finding withheld before (MarkWithheld) and posted now is open.
-	_, err = s.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: item,
-		ConditionExpression:       aws.String("attribute_not_exists(pk) OR fate = :w"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":w": sv(string(Withheld))}})
-	return landed(err, "outcome posted")
+	return s.putOnReview(ctx, r, Open, Withheld, "outcome posted")
 }
 
 // MarkWithheld records a finding withheld as its kind is repeatedly
@@ -114,15 +106,21 @@ func (s *Store) Posted(ctx context.Context, r Record) (written bool, err error) 
 // already judged keeps its fate; an open one (posted at an earlier
 // version) becomes withheld.
 func (s *Store) MarkWithheld(ctx context.Context, r Record) (written bool, err error) {
+	return s.putOnReview(ctx, r, Withheld, Open, "outcome withheld")
+}
+
+// putOnReview writes r's record on its review with fate, where none is yet
+// or the one there has the fate over (so a judged record keeps its fate).
+func (s *Store) putOnReview(ctx context.Context, r Record, fate, over Fate, what string) (bool, error) {
 	if r.Review <= 0 || r.Fingerprint == "" {
 		return false, failure.Errorf(failure.InternalBug, "outcome: a record needs a review and a fingerprint (%d %q)", r.Review, r.Fingerprint)
 	}
-	item := s.item(partition(r.Review), r, Withheld)
+	item := s.item(partition(r.Review), r, fate)
 	item["review"] = nv(r.Review)
-	_, err = s.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: item,
-		ConditionExpression:       aws.String("attribute_not_exists(pk) OR fate = :o"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":o": sv(string(Open))}})
-	return landed(err, "outcome withheld")
+	_, err := s.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: item,
+		ConditionExpression:       aws.String("attribute_not_exists(pk) OR fate = :over"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":over": sv(string(over))}})
+	return landed(err, what)
 }
 
 // EmailOnly records a finding told by e-mail only (a changelist with no
