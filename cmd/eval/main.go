@@ -212,7 +212,7 @@ const providerLocal = "local"
 // provider returns the model client: the LLM stand-in on a local port, a
 // model server started here (local), or a real provider as the llm
 // function builds it; and the client again, to ask its server its window.
-func provider(ctx context.Context, o options) (llmstage.CompleterFunc, string, any, func(), error) {
+func provider(ctx context.Context, o options) (llm.Provider, string, any, func(), error) {
 	cfg := llm.Config{Endpoint: o.endpoint, Model: o.model, Timeout: o.timeout, Schema: result.SchemaJSON(),
 		ResponseFormat: o.responseFormat, MaxTokens: o.maxTokens, Logger: slog.New(slog.DiscardHandler)}
 	switch o.provider {
@@ -228,7 +228,7 @@ func provider(ctx context.Context, o options) (llmstage.CompleterFunc, string, a
 			srv.Close()
 			return nil, "", nil, nil, err
 		}
-		return c.Complete, cfg.Model, nil, func() { srv.Close() }, nil
+		return c, cfg.Model, nil, func() { srv.Close() }, nil
 	case providerLocal:
 		ms, err := devstack.StartModelServer(ctx, devstack.ModelServerOptions{})
 		if err != nil {
@@ -241,7 +241,7 @@ func provider(ctx context.Context, o options) (llmstage.CompleterFunc, string, a
 			return nil, "", nil, nil, err
 		}
 		// llama-cpp-python reports no window: the one it was started with.
-		return c.Complete, cfg.Model, staticWindow(ms.ContextTokens), func() { _ = ms.Stop() }, nil
+		return c, cfg.Model, staticWindow(ms.ContextTokens), func() { _ = ms.Stop() }, nil
 	case llm.Bedrock:
 		if o.model == "" {
 			return nil, "", nil, nil, errors.New("-model is required")
@@ -254,7 +254,7 @@ func provider(ctx context.Context, o options) (llmstage.CompleterFunc, string, a
 		if err != nil {
 			return nil, "", nil, nil, err
 		}
-		return c.Complete, o.model, nil, func() {}, nil
+		return c, o.model, nil, func() {}, nil
 	case llm.OpenAI, llm.Anthropic:
 		if o.model == "" || o.endpoint == "" {
 			return nil, "", nil, nil, errors.New("-model and -endpoint are required")
@@ -267,7 +267,7 @@ func provider(ctx context.Context, o options) (llmstage.CompleterFunc, string, a
 		if err != nil {
 			return nil, "", nil, nil, err
 		}
-		return c.Complete, o.model, c, func() {}, nil
+		return c, o.model, c, func() {}, nil
 	}
 	return nil, "", nil, nil, fmt.Errorf("-provider %q: want standin, local, openai, anthropic or bedrock", o.provider)
 }

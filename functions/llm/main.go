@@ -57,8 +57,8 @@ func main() {
 		}
 		return llm.NewLimiter(lc)
 	}
-	limited := limiter(cfg.Model, set.Terms).Wrap(cfg.Model, llm.ProviderFunc(complete))
-	var candidate llmstage.Completer
+	limited := limiter(cfg.Model, set.Terms).Wrap(cfg.Model, complete)
+	var candidate llm.Provider
 	if set.ModelRollout.Active() {
 		// The model canary: the same provider, key (or role) and endpoint,
 		// its own client and its own limits (providers limit each model
@@ -66,7 +66,7 @@ func main() {
 		cc := cfg
 		cc.Model = set.ModelRollout.Candidate
 		cand, _ := client(ctx, env, sm, provider, secretID, cc)
-		candidate = limiter(cc.Model, set.Candidate).Wrap(cc.Model, llm.ProviderFunc(cand))
+		candidate = limiter(cc.Model, set.Candidate).Wrap(cc.Model, cand)
 	}
 	guard, err := redact.New(set.Redaction)
 	coldstart.Must(env, err)
@@ -93,11 +93,11 @@ func main() {
 // and the client is rebuilt whenever the key changes, so an emergency
 // rotation reaches warm functions: a rejected key re-reads the secret. It
 // also returns the first client built, to ask its server about itself.
-func client(ctx context.Context, env *coldstart.Env, sm *secrets.Store, provider, secretID string, cfg llm.Config) (llmstage.CompleterFunc, llm.Provider) {
+func client(ctx context.Context, env *coldstart.Env, sm *secrets.Store, provider, secretID string, cfg llm.Config) (llm.Provider, llm.Provider) {
 	if provider == llm.Bedrock {
 		c, err := bedrock.New(cfg, env.AWS) // IAM: the function's role, no API key
 		coldstart.Must(env, err)
-		return c.Complete, c
+		return c, c
 	}
 	rot := secrets.NewRotating(sm, secretID, func(v string) (llm.Provider, error) {
 		var s struct {
@@ -110,7 +110,7 @@ func client(ctx context.Context, env *coldstart.Env, sm *secrets.Store, provider
 	})
 	first, _, err := rot.Get(ctx, false) // fail the cold start on a bad secret, not the first job
 	coldstart.Must(env, err)
-	return func(ctx context.Context, p llm.Prompt) (llm.Completion, error) {
+	return llm.ProviderFunc(func(ctx context.Context, p llm.Prompt) (llm.Completion, error) {
 		return secrets.Do(ctx, rot, func(c llm.Provider) (llm.Completion, error) { return c.Complete(ctx, p) })
-	}, first
+	}), first
 }

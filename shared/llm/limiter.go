@@ -131,12 +131,6 @@ func (l *Limiter) Wrap(model string, next Provider) Provider {
 	})
 }
 
-// ProviderFunc adapts a function to Provider.
-type ProviderFunc func(ctx context.Context, p Prompt) (Completion, error)
-
-// Complete calls f.
-func (f ProviderFunc) Complete(ctx context.Context, p Prompt) (Completion, error) { return f(ctx, p) }
-
 // LimiterStats are a model's counters, for tests, benchmarks and logs.
 type LimiterStats struct {
 	Calls       int           // calls sent to the provider

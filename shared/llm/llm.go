@@ -58,10 +58,17 @@ const (
 	FormatJSONObject = "json_object"
 )
 
-// Provider is what the llm stage needs from a model: one completion.
+// Provider is what the llm stage needs from a model: one completion. Each
+// family's client, the Limiter's wrapper and the tests' fakes implement it.
 type Provider interface {
 	Complete(ctx context.Context, p Prompt) (Completion, error)
 }
+
+// ProviderFunc adapts a function to Provider.
+type ProviderFunc func(ctx context.Context, p Prompt) (Completion, error)
+
+// Complete calls f.
+func (f ProviderFunc) Complete(ctx context.Context, p Prompt) (Completion, error) { return f(ctx, p) }
 
 // Config is the non-secret configuration of a provider client.
 type Config struct {

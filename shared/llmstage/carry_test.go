@@ -14,7 +14,8 @@ import (
 	"github.com/criticizer/criticizer/shared/ledger/ledgertest"
 	"github.com/criticizer/criticizer/shared/llmstage"
 	"github.com/criticizer/criticizer/shared/result"
-	"github.com/criticizer/criticizer/shared/store/memstore"
+	"github.com/criticizer/criticizer/shared/store"
+	"github.com/criticizer/criticizer/shared/store/dynamotest"
 	"github.com/criticizer/criticizer/shared/udiff"
 )
 
@@ -29,12 +30,24 @@ func strcpyFile(path, digest string, line int) domain.FileChange {
 		Diff: fmt.Sprintf("@@ -%d,2 +%d,3 @@\n int copy(char *d, const char *s) {\n+    strcpy(d, s);\n }\n", line, line)}
 }
 
+// jobsTable is the store over an in-process table.
+type jobsTable struct{ *store.Store }
+
+func newJobs() jobsTable { return jobsTable{store.New(dynamotest.New(), dynamotest.Table)} }
+
+// seed stores j as it is (a test's starting point).
+func (t jobsTable) seed(j *job.Job) {
+	if err := t.Put(context.Background(), j); err != nil {
+		panic(err)
+	}
+}
+
 // rerun is a review thread's version 1 (reviewed, recorded) and the
 // version 2 changeset the fetch stage would make of it: copy.c and
 // clean.c unchanged (carried over), other.c changed.
 type rerun struct {
 	h      *harness
-	jobs   *memstore.Jobs
+	jobs   jobsTable
 	ledger *ledgertest.Memory
 	v1     domain.ReviewResult
 	v1Job  *job.Job
@@ -43,7 +56,7 @@ type rerun struct {
 
 func newRerun(t *testing.T) *rerun {
 	t.Helper()
-	r := &rerun{jobs: memstore.New(), ledger: &ledgertest.Memory{}}
+	r := &rerun{jobs: newJobs(), ledger: &ledgertest.Memory{}}
 	r.h = newHarness(t, func(s *llmstage.LLM) { s.Jobs, s.Ledger = r.jobs, r.ledger })
 	clean := domain.FileChange{DepotPath: "//depot/main/clean.c", Action: "edit", Type: "text", Rev: 2, Digest: digest3,
 		Diff: "@@ -1,2 +1,3 @@\n int f(void) {\n+    return 1;\n }\n"}
@@ -58,7 +71,7 @@ func newRerun(t *testing.T) *rerun {
 	r.v1 = r.h.result(t, res)
 	j1.Artifacts.Result = res.Artifacts.Result
 	r.v1Job = j1
-	r.jobs.Put(j1)
+	r.jobs.seed(j1)
 
 	r.cs2 = domain.Changeset{Changelist: 102, Status: "shelved", User: "alice", Description: "v2",
 		Previous: &domain.PreviousReview{Version: 1, JobID: "job-v1"},
@@ -149,16 +162,16 @@ func TestReviewReviewsAgainWhenThePreviousIsGone(t *testing.T) {
 		setup func(r *rerun)
 		class failure.Class
 	}{
-		{"the previous job has expired", func(r *rerun) { r.jobs = memstore.New(); r.h.stage.Jobs = r.jobs }, ""},
+		{"the previous job has expired", func(r *rerun) { r.jobs = newJobs(); r.h.stage.Jobs = r.jobs }, ""},
 		{"the previous job is past its TTL", func(r *rerun) {
 			j := *r.v1Job
 			j.ExpiresAt = job.Now().Unix() - 60
-			r.jobs.Put(&j)
+			r.jobs.seed(&j)
 		}, ""},
 		{"the previous result has expired", func(r *rerun) {
 			j := *r.v1Job
 			j.Artifacts.Result = "job-v1/gone.json"
-			r.jobs.Put(&j)
+			r.jobs.seed(&j)
 		}, ""},
 		{"the review rules changed since", func(r *rerun) { r.h.stage.Rules = result.Rules{DisabledCategories: []string{"style"}} }, ""},
 		{"the previous result was capped by the rules", func(r *rerun) {
@@ -171,7 +184,7 @@ func TestReviewReviewsAgainWhenThePreviousIsGone(t *testing.T) {
 			}
 			j := *r.v1Job
 			j.Artifacts.Result = "job-v1/capped.json"
-			r.jobs.Put(&j)
+			r.jobs.seed(&j)
 		}, ""},
 		{"the job store fails", func(r *rerun) {
 			r.h.stage.Jobs = failingJobs{failure.Errorf(failure.Upstream5xx, "dynamodb: 500")}
@@ -277,7 +290,7 @@ func TestReviewShowsTheInterdiff(t *testing.T) {
 		t.Fatal(err)
 	}
 	j1.Artifacts.Result = res1.Artifacts.Result
-	r.jobs.Put(j1)
+	r.jobs.seed(j1)
 	out1 := r.h.result(t, res1)
 	var at30 string
 	for _, f := range out1.Findings {
@@ -329,7 +342,7 @@ func TestReviewShowsTheInterdiff(t *testing.T) {
 	}
 
 	// Without the earlier result the file is reviewed whole: nothing lost.
-	r.jobs = memstore.New()
+	r.jobs = newJobs()
 	r.h.stage.Jobs = r.jobs
 	j3 := r.h.job(t, "job-big-v2-again", domain.Changeset{Changelist: 202, Status: "shelved", User: "alice",
 		Previous: &domain.PreviousReview{Version: 1, JobID: "job-big-v1"}, Files: []domain.FileChange{big2}})

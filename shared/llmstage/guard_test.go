@@ -68,7 +68,7 @@ func TestReviewGuardVerifiesFetchProof(t *testing.T) {
 		t.Fatal(err)
 	}
 	rev := &LLM{Redacted: store3, Guard: guard, Log: log, Model: "gpt-4o",
-		LLM: CompleterFunc(func(_ context.Context, p llm.Prompt) (llm.Completion, error) {
+		LLM: llm.ProviderFunc(func(_ context.Context, p llm.Prompt) (llm.Completion, error) {
 			prompts = append(prompts, p.User)
 			return llm.Completion{}, errCalled
 		})}

@@ -40,11 +40,6 @@ type TextRedactor interface {
 	GuardPrompt(prompt string, proven *redact.Proven) ([]redact.Match, error)
 }
 
-// Completer is the LLM provider.
-type Completer interface {
-	Complete(ctx context.Context, p llm.Prompt) (llm.Completion, error)
-}
-
 // DefaultParallelism bounds the chunks reviewed at once.
 const DefaultParallelism = 4
 
@@ -62,7 +57,7 @@ const maxSplitDepth = 8
 type LLM struct {
 	Redacted *artifacts.Store // reads the redacted changeset, writes chunk results and the result
 	Guard    TextRedactor
-	LLM      Completer
+	LLM      llm.Provider
 	// Model names the model; it is part of each chunk's cache key, so a
 	// chunk reviewed by another model is not reused.
 	Model string
@@ -75,7 +70,7 @@ type LLM struct {
 	// job's model is what its chunk keys, result meta, stats and metrics
 	// name, so its findings' outcomes count for the model that found them.
 	ModelRollout result.ModelRollout
-	CandidateLLM Completer
+	CandidateLLM llm.Provider
 	// Candidate is the candidate model's prices and limits, as Terms are
 	// the stable model's.
 	Candidate ModelTerms
@@ -148,8 +143,8 @@ type run struct {
 	plan    result.Plan
 	budget  result.Budget // the model's: its OutputFor bounds each call's max_tokens
 	version string
-	model   string    // the model this job is reviewed by
-	llm     Completer // its client
+	model   string       // the model this job is reviewed by
+	llm     llm.Provider // its client
 
 	mu        sync.Mutex
 	results   []leaf
@@ -249,7 +244,7 @@ func (r *LLM) changeset(ctx context.Context, j *job.Job) (domain.Changeset, *red
 // pickModel is the model and client for job id: the candidate's for a job
 // in the model canary's share, else the stable ones. A candidate without a
 // client (a wiring fault) serves nobody: the job names the model it got.
-func (r *LLM) pickModel(id string) (string, Completer) {
+func (r *LLM) pickModel(id string) (string, llm.Provider) {
 	if m := r.ModelRollout.Pick(id, r.Model); m != r.Model && r.CandidateLLM != nil {
 		return m, r.CandidateLLM
 	}
@@ -843,12 +838,4 @@ func sortLeaves(ls []leaf) {
 			ls[j], ls[j-1] = ls[j-1], ls[j]
 		}
 	}
-}
-
-// CompleterFunc adapts a function to Completer.
-type CompleterFunc func(ctx context.Context, p llm.Prompt) (llm.Completion, error)
-
-// Complete calls f.
-func (f CompleterFunc) Complete(ctx context.Context, p llm.Prompt) (llm.Completion, error) {
-	return f(ctx, p)
 }

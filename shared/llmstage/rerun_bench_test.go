@@ -13,7 +13,6 @@ import (
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/llm"
 	"github.com/criticizer/criticizer/shared/llmstage"
-	"github.com/criticizer/criticizer/shared/store/memstore"
 	"github.com/criticizer/criticizer/shared/udiff"
 )
 
@@ -39,7 +38,7 @@ func BenchmarkRerunSmallFix(b *testing.B) {
 
 	var sent atomic.Int64
 	model := instantModel(func(p llm.Prompt) { sent.Add(int64(len(p.System) + len(p.User))) })
-	jobs := memstore.New()
+	jobs := newJobs()
 	stage := &llmstage.LLM{Redacted: artifacts.New(artifacts.NewMemoryBucket(), "redacted"), Guard: guard, LLM: model, Model: "gpt-4o",
 		Log: slog.New(slog.DiscardHandler), Jobs: jobs}
 	put := func(id string, cs domain.Changeset) *job.Job {
@@ -63,7 +62,7 @@ func BenchmarkRerunSmallFix(b *testing.B) {
 		b.Fatal(err)
 	}
 	j1.Artifacts.Result = res.Artifacts.Result
-	jobs.Put(j1)
+	jobs.seed(j1)
 
 	whole := domain.Changeset{Changelist: 302, Status: "shelved", User: "alice",
 		Files: []domain.FileChange{{DepotPath: path, Action: "add", Type: "text", Diff: added(v2)}}}

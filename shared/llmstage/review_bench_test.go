@@ -57,7 +57,7 @@ func BenchmarkReviewStage(b *testing.B) {
 
 // instantModel answers every prompt at once with the LLM stand-in's
 // review, tokens counted as a quarter of the bytes; seen sees each prompt.
-func instantModel(seen func(llm.Prompt)) llmstage.CompleterFunc {
+func instantModel(seen func(llm.Prompt)) llm.ProviderFunc {
 	return func(_ context.Context, p llm.Prompt) (llm.Completion, error) {
 		seen(p)
 		content, _ := json.Marshal(llmstandin.Review(p.User, "", ""))

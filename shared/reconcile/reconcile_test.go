@@ -17,7 +17,8 @@ import (
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/outbox"
-	"github.com/criticizer/criticizer/shared/store/memstore"
+	"github.com/criticizer/criticizer/shared/store"
+	"github.com/criticizer/criticizer/shared/store/dynamotest"
 	"github.com/criticizer/criticizer/shared/swarm"
 )
 
@@ -59,15 +60,17 @@ func (f *fakeRows) RequeueReconciled(_ context.Context, k outbox.Ref, _ time.Tim
 	return true, nil
 }
 
-// jobsIn is the in-memory jobs table holding one job per id → state.
+// jobsIn is the jobs table holding one job per id → state.
 type jobsIn map[string]job.State
 
-func (f jobsIn) table() *memstore.Jobs {
-	m := memstore.New()
-	for id, st := range f {
-		m.Put(&job.Job{ID: id, Changelist: 7, ReviewVersion: 1, State: st, Stage: domain.StageNotify, TraceID: "t"})
+func (f jobsIn) table() *store.Store {
+	st := store.New(dynamotest.New(), dynamotest.Table)
+	for id, state := range f {
+		if err := st.Put(context.Background(), &job.Job{ID: id, Changelist: 7, ReviewVersion: 1, State: state, Stage: domain.StageNotify, TraceID: "t"}); err != nil {
+			panic(err)
+		}
 	}
-	return m
+	return st
 }
 
 // fakeQueue records the redeliveries sent; fail makes the send fail.

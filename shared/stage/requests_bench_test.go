@@ -30,7 +30,7 @@ import (
 	"github.com/criticizer/criticizer/shared/smtpmail"
 	"github.com/criticizer/criticizer/shared/stage"
 	"github.com/criticizer/criticizer/shared/store"
-	"github.com/criticizer/criticizer/shared/store/memstore"
+	"github.com/criticizer/criticizer/shared/store/dynamotest"
 )
 
 // counter counts the DynamoDB and SQS requests of one review.
@@ -50,6 +50,23 @@ func (d countingDDB) UpdateItem(_ context.Context, in *dynamodb.UpdateItemInput,
 		out.Attributes, _ = attributevalue.MarshalMap(outbox.Row{Status: outbox.Sending, SendToken: "t"})
 	}
 	return out, nil
+}
+
+// countedJobs is the in-process jobs table with the store's requests
+// counted (the runtime's writes, and any read it makes).
+type countedJobs struct {
+	*dynamotest.Dynamo
+	c *counter
+}
+
+func (d countedJobs) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, o ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	d.c.n.Add(1)
+	return d.Dynamo.UpdateItem(ctx, in, o...)
+}
+
+func (d countedJobs) GetItem(ctx context.Context, in *dynamodb.GetItemInput, o ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+	d.c.n.Add(1)
+	return d.Dynamo.GetItem(ctx, in, o...)
 }
 
 // countingSQS captures the messages sent, for the next stage to receive.
@@ -108,12 +125,15 @@ func oneReview(b *testing.B, recipients int) int64 {
 	var sent []string
 	urls := map[domain.Stage]string{domain.StageFetch: "f", domain.StageLLM: "l", domain.StageNotify: "n"}
 	queues := queue.New(countingSQS{c: c, sent: &sent}, urls, urls)
-	// The in-memory jobs table: each of its writes is the one conditional
-	// UpdateItem the store makes for it, counted as such.
-	jobs := memstore.New()
+	// The store over the in-process table, its requests counted once the
+	// job is in place.
+	db := dynamotest.New()
 	j := job.New("j1", "k", 1, 1, time.Now(), time.Minute)
 	j.Artifacts = job.Artifacts{Redacted: "jobs/j1/changeset.json", Result: "jobs/j1/result.json"}
-	jobs.Put(j)
+	if err := store.New(db, dynamotest.Table).Put(ctx, j); err != nil {
+		b.Fatal(err)
+	}
+	jobs := store.New(countedJobs{Dynamo: db, c: c}, dynamotest.Table)
 	var rcpts []string
 	for i := 0; i < recipients; i++ {
 		rcpts = append(rcpts, fmt.Sprintf("dev%d@example.com", i))
@@ -145,10 +165,11 @@ func oneReview(b *testing.B, recipients int) int64 {
 			body, sent = sent[0], sent[1:]
 		}
 	}
+	count := c.n.Load()
 	if done, err := jobs.Get(ctx, "j1"); err != nil || done.State != job.Succeeded {
 		b.Fatalf("job %+v (%v), want succeeded", done, err)
 	}
-	return c.n.Load() + int64(jobs.Writes())
+	return count
 }
 
 func fetchMessage() (string, error) {

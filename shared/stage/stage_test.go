@@ -15,7 +15,8 @@ import (
 	"github.com/criticizer/criticizer/shared/envelope"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
-	"github.com/criticizer/criticizer/shared/store/memstore"
+	"github.com/criticizer/criticizer/shared/store"
+	"github.com/criticizer/criticizer/shared/store/dynamotest"
 )
 
 // fakeQueues records what the runtime sends.
@@ -51,7 +52,7 @@ func (q *fakeQueues) SetVisibility(_ context.Context, _ domain.Stage, _ string, 
 
 var now = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 
-func runtimeFor(jobs *memstore.Jobs, q *fakeQueues, proc Processor) *Runtime {
+func runtimeFor(jobs *jobsTable, q *fakeQueues, proc Processor) *Runtime {
 	return &Runtime{Stage: domain.StageFetch, Jobs: jobs, Queues: q, Processor: proc, Lease: time.Minute, MaxAttempts: 3,
 		Backoff: backoff.Default, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Skew: 2 * time.Second,
 		Now: func() time.Time { return now }}
@@ -66,13 +67,88 @@ func message(t *testing.T) events.SQSMessage {
 	return events.SQSMessage{MessageId: "m1", ReceiptHandle: "r1", Body: body, Attributes: map[string]string{"ApproximateReceiveCount": "2"}}
 }
 
-// table returns an in-memory jobs table holding j (none when j is nil).
-func table(j *job.Job) *memstore.Jobs {
-	m := memstore.New()
+// jobsTable is the jobs table of these tests: the store over dynamotest,
+// whose condition expressions decide every write, with faults queued per
+// operation and the calls the runtime makes counted.
+type jobsTable struct {
+	*store.Store
+	mu     sync.Mutex
+	calls  map[string]int
+	faults map[string][]fault
+}
+
+// fault is what an injected fault does to one call: Err is returned; with
+// Applied the write is made first (its answer was lost).
+type fault struct {
+	Err     error
+	Applied bool
+}
+
+// table returns a jobs table holding j (none when j is nil).
+func table(j *job.Job) *jobsTable {
+	m := &jobsTable{Store: store.New(dynamotest.New(), dynamotest.Table), calls: map[string]int{}, faults: map[string][]fault{}}
 	if j != nil {
-		m.Put(j)
+		if err := m.Put(context.Background(), j); err != nil {
+			panic(err)
+		}
 	}
 	return m
+}
+
+// Inject queues faults for the next calls of op, one per call; a zero
+// fault lets that call through.
+func (m *jobsTable) Inject(op string, faults ...fault) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.faults[op] = append(m.faults[op], faults...)
+}
+
+// Calls reports how often the runtime called op.
+func (m *jobsTable) Calls(op string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.calls[op]
+}
+
+// call counts op and makes write under op's next fault.
+func call[T any](m *jobsTable, op string, write func() (T, error)) (T, error) {
+	m.mu.Lock()
+	m.calls[op]++
+	var f fault
+	if q := m.faults[op]; len(q) > 0 {
+		f, m.faults[op] = q[0], q[1:]
+	}
+	m.mu.Unlock()
+	var zero T
+	if f.Err != nil && !f.Applied {
+		return zero, f.Err
+	}
+	v, err := write()
+	if f.Err != nil {
+		return zero, f.Err
+	}
+	return v, err
+}
+
+func (m *jobsTable) Claim(ctx context.Context, id string, st domain.Stage, l job.Lease, maxAttempts int) (*job.Job, error) {
+	return call(m, "claim", func() (*job.Job, error) { return m.Store.Claim(ctx, id, st, l, maxAttempts) })
+}
+
+func (m *jobsTable) Renew(ctx context.Context, id string, st domain.Stage, l job.Lease) error {
+	_, err := call(m, "renew", func() (any, error) { return nil, m.Store.Renew(ctx, id, st, l) })
+	return err
+}
+
+func (m *jobsTable) Complete(ctx context.Context, id string, st domain.Stage, l job.Lease, r job.Result, sweepAfter time.Duration) (*job.Job, error) {
+	return call(m, "complete", func() (*job.Job, error) { return m.Store.Complete(ctx, id, st, l, r, sweepAfter) })
+}
+
+func (m *jobsTable) Retry(ctx context.Context, id string, st domain.Stage, l job.Lease, f job.FailureInfo, delay time.Duration) (*job.Job, error) {
+	return call(m, "retry", func() (*job.Job, error) { return m.Store.Retry(ctx, id, st, l, f, delay) })
+}
+
+func (m *jobsTable) DeadLetter(ctx context.Context, id string, st domain.Stage, l job.Lease, f job.FailureInfo, dlID, body string) (*job.Job, error) {
+	return call(m, "dead_letter", func() (*job.Job, error) { return m.Store.DeadLetter(ctx, id, st, l, f, dlID, body) })
 }
 
 func stageJob(state job.State, at domain.Stage, rec job.StageRecord) *job.Job {
@@ -87,7 +163,7 @@ func claimable() *job.Job {
 
 func ok(context.Context, *job.Job) (job.Result, error) { return job.Result{}, nil }
 
-func get(t *testing.T, m *memstore.Jobs) *job.Job {
+func get(t *testing.T, m *jobsTable) *job.Job {
 	t.Helper()
 	j, err := m.Get(context.Background(), "j1")
 	if err != nil {
@@ -133,7 +209,7 @@ func TestClaimRefusals(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			jobs, q := table(tt.job), &fakeQueues{}
 			if tt.fault != nil {
-				jobs.Inject("claim", memstore.Fault{Err: tt.fault})
+				jobs.Inject("claim", fault{Err: tt.fault})
 			}
 			got := runtimeFor(jobs, q, ProcessorFunc(ok)).handleRecord(context.Background(), message(t))
 			if got != tt.want {
@@ -191,7 +267,7 @@ func TestCompletion(t *testing.T) {
 	throttled := failure.Errorf(failure.RateLimited, "complete: throttled")
 	tests := []struct {
 		name      string
-		complete  []memstore.Fault
+		complete  []fault
 		want      outcome
 		nextSent  int
 		completes int
@@ -202,10 +278,10 @@ func TestCompletion(t *testing.T) {
 		// The first answer was lost; the store recognises the applied write
 		// on the retry (same token) and answers success: the next stage is
 		// sent at once, not after a sweep.
-		{name: "answer lost, recognised on retry", complete: []memstore.Fault{{Err: throttled, Applied: true}}, want: ack, nextSent: 1, completes: 2, state: job.Queued},
-		{name: "lease taken over: results discarded", complete: []memstore.Fault{{Err: job.ErrLeaseLost}}, want: leave, completes: 1, state: job.Running},
+		{name: "answer lost, recognised on retry", complete: []fault{{Err: throttled, Applied: true}}, want: ack, nextSent: 1, completes: 2, state: job.Queued},
+		{name: "lease taken over: results discarded", complete: []fault{{Err: job.ErrLeaseLost}}, want: leave, completes: 1, state: job.Running},
 		{name: "recording keeps failing: an ordinary retryable failure (the message comes back delayed)",
-			complete: []memstore.Fault{{Err: throttled}, {Err: throttled}, {Err: throttled}}, want: leave, completes: 3, retries: 1, state: job.RetryWait},
+			complete: []fault{{Err: throttled}, {Err: throttled}, {Err: throttled}}, want: leave, completes: 3, retries: 1, state: job.RetryWait},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

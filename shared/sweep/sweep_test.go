@@ -16,7 +16,8 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/envelope"
 	"github.com/criticizer/criticizer/shared/job"
-	"github.com/criticizer/criticizer/shared/store/memstore"
+	"github.com/criticizer/criticizer/shared/store"
+	"github.com/criticizer/criticizer/shared/store/dynamotest"
 )
 
 type fakeQueue struct{ sent []envelope.Envelope }
@@ -26,9 +27,39 @@ func (q *fakeQueue) Send(_ context.Context, e envelope.Envelope) error {
 	return nil
 }
 
+// racing is the jobs table in which job "moved" changes between the
+// sweeper's read and its write, so its seq-guarded reschedule is refused.
+type racing struct{ *store.Store }
+
+func (r racing) Due(ctx context.Context, now time.Time, limit int32) ([]*job.Job, error) {
+	due, err := r.Store.Due(ctx, now, limit)
+	for _, j := range due {
+		if j.ID == "moved" {
+			changed := *j
+			changed.Seq++
+			if err := r.Put(ctx, &changed); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return due, err
+}
+
+// table returns the store over an in-process table holding jobs.
+func table(t *testing.T, jobs ...*job.Job) *store.Store {
+	t.Helper()
+	st := store.New(dynamotest.New(), dynamotest.Table)
+	for _, j := range jobs {
+		if err := st.Put(context.Background(), j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return st
+}
+
 func TestSweep(t *testing.T) {
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
-	// The in-memory jobs table, every job due (on the sweep index, deadline passed).
+	// The jobs table, every job due (on the sweep index, deadline passed).
 	due := now.Add(-time.Second)
 	onIndex := func(j *job.Job) *job.Job {
 		j.Seq, j.SweepShard, j.SweepAt = 1, job.SweepShard, job.FormatTime(due)
@@ -38,8 +69,7 @@ func TestSweep(t *testing.T) {
 		return onIndex(&job.Job{ID: id, State: job.Running, Stage: domain.StageLLM, Stages: map[domain.Stage]*job.StageRecord{
 			domain.StageLLM: {Status: job.StageRunning, Attempts: 1, LeaseExpiresAt: job.FormatTime(now.Add(expires))}}})
 	}
-	jobs := memstore.New()
-	for _, j := range []*job.Job{
+	jobs := racing{table(t,
 		// next-stage message lost: re-enqueue
 		onIndex(&job.Job{ID: "queued", State: job.Queued, Stage: domain.StageLLM, Stages: map[domain.Stage]*job.StageRecord{domain.StageLLM: {Status: job.StagePending}}}),
 		running("live", 30*time.Second), // live lease: postpone
@@ -49,12 +79,7 @@ func TestSweep(t *testing.T) {
 		running("expired", -10*time.Second),                 // expired: re-enqueue
 		onIndex(&job.Job{ID: "done", State: job.Succeeded}), // terminal: stale index entry
 		onIndex(&job.Job{ID: "moved", State: job.Queued, Stage: domain.StageNotify}),
-	} {
-		jobs.Put(j)
-	}
-	// "moved" changes between the sweeper's read and its reschedule: the
-	// seq-guarded write is refused.
-	jobs.InjectFor("reschedule", "moved", memstore.Fault{Err: job.ErrConflict})
+	)}
 	notAt := map[string]string{}
 	for _, id := range []string{"queued", "live", "skew", "expired"} {
 		j, _ := jobs.Get(context.Background(), id)
@@ -116,12 +141,13 @@ func TestSweepBoundedPassResumes(t *testing.T) {
 		{"time", 100, 25 * time.Second, 2, 3}, // the clock moves 10 s a read: 2 jobs before 25 s
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			jobs := memstore.New()
+			var due []*job.Job
 			for i := range 5 {
-				jobs.Put(&job.Job{ID: fmt.Sprintf("j%d", i), State: job.Queued, Stage: domain.StageFetch, Seq: 1, SweepShard: job.SweepShard,
+				due = append(due, &job.Job{ID: fmt.Sprintf("j%d", i), State: job.Queued, Stage: domain.StageFetch, Seq: 1, SweepShard: job.SweepShard,
 					SweepAt: job.FormatTime(start.Add(-time.Hour + time.Duration(i)*time.Second)),
 					Stages:  map[domain.Stage]*job.StageRecord{domain.StageFetch: {Status: job.StagePending}}})
 			}
+			jobs := table(t, due...)
 			clock := &ticking{now: start, step: 10 * time.Second}
 			if tt.budget == 0 {
 				clock.step = 0

@@ -16,13 +16,13 @@ import (
 type fixture struct {
 	t    *testing.T
 	ctx  context.Context
-	jobs Jobs
+	jobs *store.Store
 	t0   time.Time
 	n    names
 }
 
-func newFixture(t *testing.T, d Driver) *fixture {
-	return &fixture{t: t, ctx: context.Background(), jobs: d.Jobs(t), t0: start(), n: newNames()}
+func newFixture(t *testing.T, jobs *store.Store) *fixture {
+	return &fixture{t: t, ctx: context.Background(), jobs: jobs, t0: start(), n: newNames()}
 }
 
 // create stores a new job queued at fetch (as the webhook does) and
@@ -97,7 +97,7 @@ func (f *fixture) lost(id, what string, err error, before *job.Job) {
 
 var upstream = job.FailureInfo{Class: failure.Upstream5xx, Message: "502 from the model"}
 
-func runJobs(t *testing.T, d Driver) {
+func runJobs(t *testing.T, jobs *store.Store) {
 	for name, scenario := range map[string]func(f *fixture){
 		"create/new job is queued at fetch":         createNew,
 		"create/key gate":                           createKeyGate,
@@ -120,7 +120,7 @@ func runJobs(t *testing.T, d Driver) {
 		"due/lists passed deadlines oldest first":   dueLists,
 		"reschedule/refused after a change":         rescheduleSeq,
 	} {
-		t.Run(name, func(t *testing.T) { scenario(newFixture(t, d)) })
+		t.Run(name, func(t *testing.T) { scenario(newFixture(t, jobs)) })
 	}
 }
 

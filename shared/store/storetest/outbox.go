@@ -47,7 +47,7 @@ func (f *rowFixture) status(want outbox.Status, notified bool) {
 	}
 }
 
-func runOutbox(t *testing.T, d Driver) {
+func runOutbox(t *testing.T, rows *outbox.Outbox) {
 	for name, scenario := range map[string]func(f *rowFixture){
 		"outbox/begin then mark sent":              beginMark,
 		"outbox/one send in flight":                beginInFlight,
@@ -60,7 +60,7 @@ func runOutbox(t *testing.T, d Driver) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			n := newNames()
-			f := &rowFixture{t: t, ctx: context.Background(), o: d.Outbox(t), t0: start(),
+			f := &rowFixture{t: t, ctx: context.Background(), o: rows, t0: start(),
 				k: delivery.Key{Changelist: changelist(), Recipient: n.id("dev") + "@example.com", ReviewVersion: 1}}
 			scenario(f)
 		})

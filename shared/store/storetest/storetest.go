@@ -3,64 +3,32 @@
 // version gates, claim, renew, complete, retry, dead-letter with and without
 // an owner, replay, sweep due, and the outbox's begin/mark/release/reset/
 // reconcile) written once as scenarios that every implementation must pass.
-// It runs against memstore and against shared/store over an in-process
-// DynamoDB that evaluates the real condition expressions (plain go test), and
-// against shared/store on the emulator (integration build tag) — one suite,
-// many drivers, the way riverqueue/river's driver tests run. Scenarios assert
+// It runs against shared/store over dynamotest, the in-process DynamoDB
+// that evaluates the real condition expressions (plain go test), and on the
+// emulator (integration build tag), which shows the two agree — one suite,
+// two drivers, the way riverqueue/river's driver tests run. Scenarios assert
 // outcomes seen through the exported API (the job or row after each
 // operation, the error's meaning), never a request's text, so a change of a
 // condition that changes what the table admits fails here at unit speed.
 package storetest
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
 
-	"github.com/criticizer/criticizer/shared/domain"
-	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/store"
 )
 
-// Jobs is the jobs table as the pipeline uses it: the methods memstore.Jobs
-// and *store.Store share.
-type Jobs interface {
-	job.Getter
-	Create(ctx context.Context, j *job.Job, idem *store.Idempotency) error
-	Claim(ctx context.Context, id string, stage domain.Stage, l job.Lease, maxAttempts int) (*job.Job, error)
-	Renew(ctx context.Context, id string, stage domain.Stage, l job.Lease) error
-	Complete(ctx context.Context, id string, stage domain.Stage, l job.Lease, r job.Result, sweepAfter time.Duration) (*job.Job, error)
-	Retry(ctx context.Context, id string, stage domain.Stage, l job.Lease, f job.FailureInfo, delay time.Duration) (*job.Job, error)
-	DeadLetter(ctx context.Context, id string, stage domain.Stage, l job.Lease, f job.FailureInfo, dlID, body string) (*job.Job, error)
-	MarkDeadLetterSent(ctx context.Context, id string, stage domain.Stage, dlID string, now time.Time) error
-	Replay(ctx context.Context, id string, stage domain.Stage, dlID string, dlClass failure.Class, now time.Time, sweepAfter time.Duration) (*job.Job, error)
-	Restart(ctx context.Context, id, actor, requestID string, now time.Time, sweepAfter time.Duration) (*job.Job, error)
-	Due(ctx context.Context, now time.Time, limit int32) ([]*job.Job, error)
-	Reschedule(ctx context.Context, j *job.Job, now, next time.Time, note string) error
-}
-
-// Driver gives the suite a table to run against.
-type Driver struct {
-	// Jobs returns the jobs table. Rows other scenarios (or other tests)
-	// left in it are ignored: every scenario names its own ids, keys and
-	// changelists.
-	Jobs func(t *testing.T) Jobs
-	// Outbox returns the delivery rows over the same table; nil skips the
-	// outbox scenarios (memstore has no outbox).
-	Outbox func(t *testing.T) *outbox.Outbox
-}
-
-// Run runs every scenario against d.
-func Run(t *testing.T, d Driver) {
+// Run runs every scenario against the jobs table and the delivery rows
+// over it.
+func Run(t *testing.T, jobs *store.Store, rows *outbox.Outbox) {
 	t.Helper()
-	runJobs(t, d)
-	if d.Outbox != nil {
-		runOutbox(t, d)
-	}
+	runJobs(t, jobs)
+	runOutbox(t, rows)
 }
 
 // start is a scenario's clock (its t0): fifty years ahead of the host's, so
