@@ -5,7 +5,7 @@
 // running the bootstrap against a fake Lambda runtime API. `make bench` runs
 // it; docs/benchmarks.md shows its latest output.
 //
-//	bench [-bench REGEXP] [-benchtime D] [-pkgs "./..."] [-runs N] [-raw FILE] [-no-functions] [-no-go-test] [-scale=false] [-scale-rows 0,10000,100000] [-requests=false] [-local-model=false]
+//	bench [-bench REGEXP] [-benchtime D] [-pkgs "./..."] [-runs N] [-raw FILE] [-no-functions] [-no-go-test] [-scale=false] [-scale-rows 0,10000,100000] [-requests=false] [-requests-doc docs/benchmarks.md] [-local-model=false]
 //
 // The request benchmark (requests.go) and the scale benchmark (scale.go)
 // deploy the stack on the emulator: the first counts every DynamoDB and SQS
@@ -52,6 +52,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs.BoolVar(&scaleVerbose, "scale-verbose", false, "print the sweeper's answers in the scale benchmark")
 	scaleRows := fs.String("scale-rows", "0,10000,100000", "the history sizes N of the scale benchmark")
 	requests := fs.Bool("requests", true, "run the request benchmark: every DynamoDB and SQS request of one review, end to end on the emulator, for 1, 2 and 5 recipients")
+	requestsDoc := fs.String("requests-doc", "", "write the request benchmark's table into this file's requests block (docs/benchmarks.md)")
 	localModel := fs.Bool("local-model", true, "run the local model benchmark: a real model server (llama.cpp with SmolLM2, localstack/llama.sh) reviewing one change")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -91,7 +92,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		fmt.Fprintln(out, "\nskipped:", s)
 	}
 	if *scale || *requests {
-		fnErrs = append(fnErrs, onStack(ctx, out, *scale, *scaleRows, *requests)...)
+		fnErrs = append(fnErrs, onStack(ctx, out, *scale, *scaleRows, *requests, *requestsDoc)...)
 	}
 	if *localModel {
 		if err := runLocalModel(ctx, out); err != nil {
@@ -107,7 +108,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 
 // onStack deploys the stack on the emulator once, every function's AWS
 // calls through a wireCounter, and runs the scale and request benchmarks on it.
-func onStack(ctx context.Context, out io.Writer, scale bool, scaleRows string, requests bool) []string {
+func onStack(ctx context.Context, out io.Writer, scale bool, scaleRows string, requests bool, requestsDoc string) []string {
 	sizes, err := parseSizes(scaleRows)
 	if err != nil {
 		return []string{"scale: " + err.Error()}
@@ -135,7 +136,7 @@ func onStack(ctx context.Context, out io.Writer, scale bool, scaleRows string, r
 		}
 	}
 	if requests {
-		if err := runRequests(ctx, l, wire, out); err != nil {
+		if err := runRequests(ctx, l, wire, out, requestsDoc); err != nil {
 			errs = append(errs, "requests: "+err.Error())
 		}
 	}

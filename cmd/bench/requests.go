@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -36,7 +37,10 @@ func (r reviewCount) total() int {
 	return n
 }
 
-func runRequests(ctx context.Context, l *devstack.Local, wire *wireCounter, out io.Writer) error {
+// runRequests measures the reviews and prints their table; with doc set
+// it also writes the table into that file between its requests markers
+// (docs/benchmarks.md), so the page shows what was measured.
+func runRequests(ctx context.Context, l *devstack.Local, wire *wireCounter, out io.Writer, doc string) error {
 	var counts []reviewCount
 	for _, r := range reviewRecipients {
 		rcpts := make([]string, r)
@@ -63,8 +67,27 @@ func runRequests(ctx context.Context, l *devstack.Local, wire *wireCounter, out 
 		_, calls := wire.take()
 		counts = append(counts, reviewCount{Recipients: len(j.Recipients), Calls: calls})
 	}
-	renderRequests(out, counts)
-	return nil
+	var table strings.Builder
+	renderRequests(&table, counts)
+	fmt.Fprint(out, table.String())
+	if doc == "" {
+		return nil
+	}
+	return writeBetween(doc, "<!-- requests:begin -->\n", "<!-- requests:end -->", time.Now().UTC().Format("Measured 2006-01-02 by `make bench`.")+"\n"+table.String())
+}
+
+// writeBetween replaces what file holds between its begin and end markers.
+func writeBetween(file, begin, end, text string) error {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	head, rest, ok := strings.Cut(string(b), begin)
+	_, tail, ok2 := strings.Cut(rest, end)
+	if !ok || !ok2 {
+		return fmt.Errorf("%s has no %q … %q block", file, strings.TrimSpace(begin), end)
+	}
+	return os.WriteFile(file, []byte(head+begin+text+end+tail), 0o644)
 }
 
 // settle waits until no request has been counted for two seconds: the
