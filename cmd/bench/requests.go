@@ -104,7 +104,7 @@ func settle(ctx context.Context, wire *wireCounter) error {
 // renderRequests prints a row per function and operation, a column per
 // review, then the totals per function and the review's total.
 func renderRequests(w io.Writer, counts []reviewCount) {
-	fmt.Fprintln(w, "\nDynamoDB and SQS requests of one review, end to end on the emulator (counted at the wire):")
+	fmt.Fprintln(w, "\nDynamoDB and SQS requests of one review, end to end on the emulator (counted at the wire; R is the job's recipients as resolved, the changelist's author included):")
 	fmt.Fprintln(w)
 	head, rule := "| function | request |", "|---|---|"
 	for _, c := range counts {
