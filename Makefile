@@ -128,7 +128,7 @@ deploy: build-aws ## cdk deploy ENV to the AWS account in your credentials
 
 bench: ## every benchmark plus bootstrap size and cold start per function, and a local model server's speed, as one table (raw output in .run/bench.txt)
 	@mkdir -p .run
-	$(GO) run ./cmd/bench -raw .run/bench.txt | tee .run/bench.md
+	$(GO) run ./cmd/bench -raw .run/bench.txt -requests-doc docs/benchmarks.md | tee .run/bench.md
 
 P4   ?=
 ARCH ?= arm64

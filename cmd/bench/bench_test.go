@@ -175,3 +175,25 @@ func TestLargeReviewTable(t *testing.T) {
 		}
 	}
 }
+
+// The cost formula printed under the request table is the line through the
+// measured reviews, and only when every review lies on it.
+func TestRequestFormula(t *testing.T) {
+	review := func(r, total int) reviewCount {
+		return reviewCount{Recipients: r, Calls: map[call]int{{Fn: "notify", Op: "dynamodb.UpdateItem"}: total}}
+	}
+	for _, tc := range []struct {
+		counts []reviewCount
+		want   string
+	}{
+		{[]reviewCount{review(1, 20), review(2, 22), review(5, 28)}, "18 + 2R"},
+		{[]reviewCount{review(1, 14), review(2, 16), review(5, 22)}, "12 + 2R"},
+		{[]reviewCount{review(1, 20), review(2, 23), review(5, 28)}, ""}, // not a line
+		{[]reviewCount{review(1, 20)}, ""},
+	} {
+		got, ok := fit(tc.counts)
+		if got != tc.want || ok != (tc.want != "") {
+			t.Errorf("fit(%v) = %q, %v; want %q", tc.counts, got, ok, tc.want)
+		}
+	}
+}

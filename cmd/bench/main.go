@@ -5,10 +5,12 @@
 // running the bootstrap against a fake Lambda runtime API. `make bench` runs
 // it; docs/benchmarks.md shows its latest output.
 //
-//	bench [-bench REGEXP] [-benchtime D] [-pkgs "./..."] [-runs N] [-raw FILE] [-no-functions] [-no-go-test] [-scale=false] [-scale-rows 0,10000,100000] [-local-model=false]
+//	bench [-bench REGEXP] [-benchtime D] [-pkgs "./..."] [-runs N] [-raw FILE] [-no-functions] [-no-go-test] [-scale=false] [-scale-rows 0,10000,100000] [-requests=false] [-requests-doc docs/benchmarks.md] [-local-model=false]
 //
-// The scale benchmark (scale.go) deploys the stack on the emulator and
-// reports what one sweeper run reads as the history grows; the local-model
+// The request benchmark (requests.go) and the scale benchmark (scale.go)
+// deploy the stack on the emulator: the first counts every DynamoDB and SQS
+// request of one review end to end, the second what one sweeper run reads
+// as the history grows; the local-model
 // benchmark (localmodel.go) times a real model server reviewing one change.
 package main
 
@@ -49,6 +51,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	scale := fs.Bool("scale", true, "run the scale benchmark: the deployed sweeper over N rows of history on the emulator")
 	fs.BoolVar(&scaleVerbose, "scale-verbose", false, "print the sweeper's answers in the scale benchmark")
 	scaleRows := fs.String("scale-rows", "0,10000,100000", "the history sizes N of the scale benchmark")
+	requests := fs.Bool("requests", true, "run the request benchmark: every DynamoDB and SQS request of one review, end to end on the emulator, for 1, 2 and 5 recipients")
+	requestsDoc := fs.String("requests-doc", "", "write the request benchmark's table into this file's requests block (docs/benchmarks.md)")
 	localModel := fs.Bool("local-model", true, "run the local model benchmark: a real model server (llama.cpp with SmolLM2, localstack/llama.sh) reviewing one change")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -87,14 +91,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	for _, s := range parsed.Skips {
 		fmt.Fprintln(out, "\nskipped:", s)
 	}
-	if *scale {
-		sizes, err := parseSizes(*scaleRows)
-		if err == nil {
-			err = runScale(ctx, sizes, out)
-		}
-		if err != nil {
-			fnErrs = append(fnErrs, "scale: "+err.Error())
-		}
+	if *scale || *requests {
+		fnErrs = append(fnErrs, onStack(ctx, out, *scale, *scaleRows, *requests, *requestsDoc)...)
 	}
 	if *localModel {
 		if err := runLocalModel(ctx, out); err != nil {
@@ -106,6 +104,43 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return fmt.Errorf("%d failures:\n  %s", len(problems), strings.Join(problems, "\n  "))
 	}
 	return nil
+}
+
+// onStack deploys the stack on the emulator once, every function's AWS
+// calls through a wireCounter, and runs the scale and request benchmarks on it.
+func onStack(ctx context.Context, out io.Writer, scale bool, scaleRows string, requests bool, requestsDoc string) []string {
+	sizes, err := parseSizes(scaleRows)
+	if err != nil {
+		return []string{"scale: " + err.Error()}
+	}
+	wire, err := newWireCounter()
+	if err != nil {
+		return []string{err.Error()}
+	}
+	defer wire.Close()
+	devstack.Logf = func(string, ...any) {}
+	fmt.Fprintln(out, "\ndeploying the stack on the emulator…")
+	l, err := devstack.StartLocal(ctx, devstack.LocalOptions{FunctionEndpoint: wire.setUpstream})
+	if err != nil {
+		return []string{"deploying the stack: " + err.Error()}
+	}
+	defer l.Close()
+	if err := disableSchedules(ctx, l.AWS, l.StackName); err != nil {
+		return []string{"turning the schedules off, so no scheduled run is counted: " + err.Error()}
+	}
+	var errs []string
+	// Scale first: its history is cloned from the table's one job.
+	if scale {
+		if err := runScale(ctx, l, wire, sizes, out); err != nil {
+			errs = append(errs, "scale: "+err.Error())
+		}
+	}
+	if requests {
+		if err := runRequests(ctx, l, wire, out, requestsDoc); err != nil {
+			errs = append(errs, "requests: "+err.Error())
+		}
+	}
+	return errs
 }
 
 // goBench runs go test -bench over pkgs, keeping the raw output in rawPath.

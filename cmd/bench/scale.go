@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/criticizer/criticizer/internal/devstack"
 	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/store"
 	"github.com/criticizer/criticizer/shared/webhook"
 )
 
@@ -42,25 +44,10 @@ type scalePass struct {
 	Result   string // the function's own report
 }
 
-func runScale(ctx context.Context, sizes []int, out io.Writer) error {
-	wire, err := newWireCounter()
-	if err != nil {
-		return err
-	}
-	defer wire.Close()
-	devstack.Logf = func(string, ...any) {}
-	fmt.Fprintln(out, "scale: deploying the stack on the emulator…")
-	l, err := devstack.StartLocal(ctx, devstack.LocalOptions{FunctionEndpoint: wire.setUpstream})
-	if err != nil {
-		return err
-	}
-	defer l.Close()
-	if err := disableSchedules(ctx, l.AWS, l.StackName); err != nil {
-		return fmt.Errorf("turning the schedules off, so no scheduled run is counted: %w", err)
-	}
+func runScale(ctx context.Context, l *devstack.Local, wire *wireCounter, sizes []int, out io.Writer) error {
 	ddb, fn := dynamodb.NewFromConfig(l.AWS), lambda.NewFromConfig(l.AWS)
 	table, sweeper := l.Outputs["JobsTableName"], l.Outputs["SweeperFunctionName"]
-	if err := runSampleJob(ctx, l.APIURL, l.WebhookKey); err != nil {
+	if err := runSampleJob(ctx, l); err != nil {
 		return err
 	}
 	tmpl, err := scanAll(ctx, ddb, table)
@@ -99,54 +86,89 @@ func runScale(ctx context.Context, sizes []int, out io.Writer) error {
 }
 
 // runSampleJob posts the repository's sample webhook and waits for its job.
-func runSampleJob(ctx context.Context, base string, key []byte) error {
-	body := []byte(`{"changelist_id":12345,"review_version":1,"idempotency_key":"bench-scale-12345-v1","source":"p4-trigger","recipients":["reviewers@example.com"],"requested_by":"bench"}`)
-	hc := &http.Client{Timeout: 30 * time.Second}
-	call := func(method, path string, body []byte) ([]byte, error) {
-		req, err := http.NewRequestWithContext(ctx, method, base+path, bytes.NewReader(body))
-		if err != nil {
-			return nil, err
-		}
-		ts := time.Now().Unix()
-		req.Header.Set(webhook.HeaderTimestamp, strconv.FormatInt(ts, 10))
-		req.Header.Set(webhook.HeaderSignature, webhook.Sign(key, ts, method, path, body))
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := hc.Do(req)
-		if err != nil {
-			return nil, err
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		if err == nil && resp.StatusCode/100 != 2 {
-			err = fmt.Errorf("%s %s: HTTP %d: %s", method, path, resp.StatusCode, b)
-		}
-		return b, err
-	}
-	b, err := call(http.MethodPost, "/webhooks/changelist", body)
+func runSampleJob(ctx context.Context, l *devstack.Local) error {
+	_, err := runReview(ctx, l, 12345, "bench-scale-12345-v1", []string{"reviewers@example.com"})
+	return err
+}
+
+// newChange copies the depot's sample changelist 12345 to changelist n,
+// each review of the request benchmark a version 1 of its own (a second
+// version 1 of one changelist is refused as stale).
+func newChange(l *devstack.Local, n int64) error {
+	dir := filepath.Join(l.Depot, "changes")
+	b, err := os.ReadFile(filepath.Join(dir, "12345.json"))
 	if err != nil {
 		return err
+	}
+	var fx map[string]any
+	if err := json.Unmarshal(b, &fx); err != nil {
+		return err
+	}
+	fx["change"] = n
+	out, err := json.Marshal(fx)
+	if err != nil {
+		return err
+	}
+	// Written aside and renamed: a p4 stand-in indexing the folder never
+	// reads a half-written change.
+	tmp := filepath.Join(dir, fmt.Sprintf(".%d.json.tmp", n))
+	if err := os.WriteFile(tmp, out, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(dir, fmt.Sprintf("%d.json", n)))
+}
+
+// runReview posts a signed webhook for the sample changelist and waits until
+// its job has succeeded, reading the job with the bench's own client (not
+// through the wireCounter, and through no function, so the wait costs the
+// count nothing).
+func runReview(ctx context.Context, l *devstack.Local, cl int64, key string, recipients []string) (*job.Job, error) {
+	body, err := json.Marshal(map[string]any{"changelist_id": cl, "review_version": 1, "idempotency_key": key,
+		"source": "p4-trigger", "recipients": recipients, "requested_by": "bench"})
+	if err != nil {
+		return nil, err
+	}
+	const path = "/webhooks/changelist"
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.APIURL+path, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	ts := time.Now().Unix()
+	req.Header.Set(webhook.HeaderTimestamp, strconv.FormatInt(ts, 10))
+	req.Header.Set(webhook.HeaderSignature, webhook.Sign(l.WebhookKey, ts, http.MethodPost, path, body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode/100 != 2 {
+		err = fmt.Errorf("POST %s: HTTP %d: %s", path, resp.StatusCode, b)
+	}
+	if err != nil {
+		return nil, err
 	}
 	var created struct {
 		JobID string `json:"job_id"`
 	}
 	if err := json.Unmarshal(b, &created); err != nil || created.JobID == "" {
-		return fmt.Errorf("webhook answer %s: no job id", b)
+		return nil, fmt.Errorf("webhook answer %s: no job id", b)
 	}
+	jobs := store.New(dynamodb.NewFromConfig(l.AWS), l.Outputs["JobsTableName"])
 	for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) { // polling an external process
-		b, err := call(http.MethodGet, "/jobs/"+created.JobID, nil)
+		j, err := jobs.Get(ctx, created.JobID)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		var st struct{ State job.State }
-		_ = json.Unmarshal(b, &st)
-		switch st.State {
+		switch j.State {
 		case job.Succeeded:
-			return nil
+			return j, nil
 		case job.Failed:
-			return fmt.Errorf("the sample job failed: %s", b)
+			return nil, fmt.Errorf("job %s failed at %s", j.ID, j.Stage)
 		}
 	}
-	return fmt.Errorf("the sample job %s did not finish in 3 minutes", created.JobID)
+	return nil, fmt.Errorf("job %s did not finish in 3 minutes", created.JobID)
 }
 
 // scanAll reads every item of the table (the bench's own client, not counted).
@@ -182,7 +204,13 @@ func invokeOnce(ctx context.Context, fn *lambda.Client, name, event string, wire
 	if out.FunctionError != nil {
 		return scalePass{}, fmt.Errorf("the sweeper failed: %s: %s", aws.ToString(out.FunctionError), out.Payload)
 	}
-	read, reqs := wire.take()
+	read, calls := wire.take()
+	reqs := map[string]int{}
+	for c, n := range calls {
+		if op, ok := strings.CutPrefix(c.Op, "dynamodb."); ok {
+			reqs[op] += n
+		}
+	}
 	return scalePass{Rows: rows, Event: event, Read: read, Requests: reqs, Took: took, Result: string(out.Payload)}, nil
 }
 

@@ -10,29 +10,38 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"time"
+
+	"github.com/criticizer/criticizer/internal/faultproxy"
 )
 
 // wireCounter sits between the deployed functions and the emulator (the
 // emulator hands every function process its AWS_ENDPOINT_URL, this proxy's
-// address) and counts what DynamoDB answers: requests by operation and the
-// items each read evaluated — ScannedCount for a Query or Scan, which is
-// what DynamoDB bills a read by, not what a filter keeps; one for a GetItem
-// that found its item.
+// address) and counts their DynamoDB and SQS requests by function and
+// operation, and the DynamoDB items each read evaluated — ScannedCount for a
+// Query or Scan, which is what DynamoDB bills a read by, not what a filter
+// keeps; one for a GetItem that found its item. The function is the
+// application id every function's SDK client puts in its User-Agent
+// (coldstart.Load sets it).
 type wireCounter struct {
 	mu       sync.Mutex
 	upstream *url.URL
-	requests map[string]int
+	calls    map[call]int
 	read     int
+	last     time.Time // of the last request counted
 	ln       net.Listener
 	srv      *http.Server
 }
+
+// call is a function's request kind: Fn "fetch", Op "dynamodb.GetItem".
+type call struct{ Fn, Op string }
 
 func newWireCounter() (*wireCounter, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	w := &wireCounter{requests: map[string]int{}, ln: ln}
+	w := &wireCounter{calls: map[call]int{}, ln: ln}
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			w.mu.Lock()
@@ -61,25 +70,28 @@ func (w *wireCounter) setUpstream(endpoint string) string {
 }
 
 func (w *wireCounter) count(resp *http.Response) error {
-	target := resp.Request.Header.Get("X-Amz-Target")
-	prefix, op, ok := strings.Cut(target, ".")
-	if !ok || !strings.HasPrefix(prefix, "DynamoDB_") {
+	op := string(faultproxy.Classify(resp.Request))
+	if !strings.HasPrefix(op, "dynamodb.") && !strings.HasPrefix(op, "sqs.") {
 		return nil
 	}
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		return err
-	}
-	resp.Body = io.NopCloser(bytes.NewReader(body))
+	c := call{Fn: appID(resp.Request.Header.Get("User-Agent")), Op: op}
 	var out struct {
 		ScannedCount *int
 		Item         map[string]any
 	}
-	_ = json.Unmarshal(body, &out) // an error answer counts as a request only
+	if strings.HasPrefix(op, "dynamodb.") {
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return err
+		}
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		_ = json.Unmarshal(body, &out) // an error answer counts as a request only
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.requests[op]++
+	w.calls[c]++
+	w.last = time.Now()
 	switch {
 	case out.ScannedCount != nil:
 		w.read += *out.ScannedCount
@@ -89,13 +101,30 @@ func (w *wireCounter) count(resp *http.Response) error {
 	return nil
 }
 
+// appID is the "app/<id>" of an SDK User-Agent, "?" without one.
+func appID(ua string) string {
+	for _, f := range strings.Fields(ua) {
+		if id, ok := strings.CutPrefix(f, "app/"); ok {
+			return id
+		}
+	}
+	return "?"
+}
+
 // take returns the counts since the last take and starts again.
-func (w *wireCounter) take() (read int, requests map[string]int) {
+func (w *wireCounter) take() (read int, calls map[call]int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	read, requests = w.read, w.requests
-	w.read, w.requests = 0, map[string]int{}
-	return read, requests
+	read, calls = w.read, w.calls
+	w.read, w.calls = 0, map[call]int{}
+	return read, calls
+}
+
+// idle is how long ago the last request was counted.
+func (w *wireCounter) idle() time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return time.Since(w.last)
 }
 
 func (w *wireCounter) Close() error { return w.srv.Close() }

@@ -47,6 +47,9 @@ func Load(ctx context.Context, function string, logs obs.Sanitizer) (*Env, error
 	if err != nil {
 		return &Env{Log: log}, err
 	}
+	// "app/<function>" in every AWS request's User-Agent: CloudTrail, and
+	// make bench's request count, tell which function made a request.
+	cfg.AppID = function
 	return &Env{Config: common, Vars: vars, Log: log, Metrics: obs.NewMetrics(os.Stdout, common.Env), AWS: cfg}, nil
 }
 
