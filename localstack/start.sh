@@ -23,32 +23,14 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 VENV="$ROOT/.venv"
 RUN="$ROOT/.run"
-PYTHON="${PYTHON:-python3}"
 PORT="${PORT:-${GATEWAY_PORT:-4566}}"
 REGION="${MINISTACK_REGION:-us-east-1}"
-STAMP="$VENV/.ministack-$MINISTACK_VERSION-cbor2-$CBOR2_VERSION"
-
-mkdir -p "$RUN"
-[ -f "$RUN/.gitignore" ] || printf '*\n' >"$RUN/.gitignore"
+# shellcheck source=install.sh
+. "$ROOT/localstack/install.sh"
 
 install() {
-  # Serialize concurrent installs (parallel test packages each call this).
-  exec 9>"$RUN/install.lock"
-  flock 9
-  if [ -x "$VENV/bin/ministack" ] && [ -f "$STAMP" ]; then
-    return 0
-  fi
-  echo "start.sh: installing ministack==$MINISTACK_VERSION into $VENV" >&2
-  if [ ! -x "$VENV/bin/python" ]; then
-    "$PYTHON" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' ||
-      { echo "start.sh: $PYTHON must be Python >= 3.10" >&2; exit 1; }
-    "$PYTHON" -m venv "$VENV"
-  fi
-  printf '*\n' >"$VENV/.gitignore"
-  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "ministack==$MINISTACK_VERSION" "cbor2==$CBOR2_VERSION"
-  rm -f "$VENV"/.ministack-*
-  touch "$STAMP"
-  exec 9>&-
+  install_venv "$VENV" "$VENV/.pinned-ministack-$MINISTACK_VERSION-cbor2-$CBOR2_VERSION" \
+    "ministack==$MINISTACK_VERSION" "cbor2==$CBOR2_VERSION"
 }
 
 # The template validators (cfn-lint, checkov) at their pinned versions, in a
@@ -56,25 +38,8 @@ install() {
 # MiniStack's.
 install_validators() {
   : "${CFN_LINT_VERSION:?versions.env must set CFN_LINT_VERSION}" "${CHECKOV_VERSION:?versions.env must set CHECKOV_VERSION}"
-  local venv="$VENV/validators" stamp="$VENV/validators/.pinned-cfn-lint-$CFN_LINT_VERSION-checkov-$CHECKOV_VERSION"
-  exec 8>"$RUN/install-validators.lock"
-  flock 8
-  if [ -x "$venv/bin/cfn-lint" ] && [ -x "$venv/bin/checkov" ] && [ -f "$stamp" ]; then
-    return 0
-  fi
-  echo "start.sh: installing cfn-lint==$CFN_LINT_VERSION checkov==$CHECKOV_VERSION into $venv" >&2
-  mkdir -p "$VENV"
-  printf '*\n' >"$VENV/.gitignore"
-  if [ ! -x "$venv/bin/python" ]; then
-    "$PYTHON" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' ||
-      { echo "start.sh: $PYTHON must be Python >= 3.10" >&2; exit 1; }
-    "$PYTHON" -m venv "$venv"
-  fi
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+  install_venv "$VENV/validators" "$VENV/validators/.pinned-cfn-lint-$CFN_LINT_VERSION-checkov-$CHECKOV_VERSION" \
     "cfn-lint==$CFN_LINT_VERSION" "checkov==$CHECKOV_VERSION"
-  rm -f "$venv"/.pinned-*
-  touch "$stamp"
-  exec 8>&-
 }
 
 if [ "${1:-}" = "--install-validators" ]; then

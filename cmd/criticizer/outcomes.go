@@ -125,17 +125,9 @@ func policyOf(args []string) (outcome.Policy, error) {
 // envVars maps an environment's cdk.json keys to the variables the
 // functions read them as (shared/settings: one key, one variable).
 func envVars(raw []byte, env string) (map[string]string, error) {
-	var doc struct {
-		Context struct {
-			Environments map[string]map[string]json.RawMessage `json:"environments"`
-		} `json:"context"`
-	}
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		return nil, fmt.Errorf("read cdk.json: %w", err)
-	}
-	e, ok := doc.Context.Environments[env]
-	if !ok {
-		return nil, fmt.Errorf("cdk.json has no environment %q", env)
+	var e map[string]json.RawMessage
+	if err := cdkEnvironment(raw, env, &e); err != nil {
+		return nil, err
 	}
 	vars := map[string]string{}
 	for _, d := range settings.Declared {

@@ -122,23 +122,28 @@ func promote(ctx context.Context, cw metricsAPI, out io.Writer, now time.Time, a
 }
 
 func readRollout(raw []byte, env string) (rolloutSettings, error) {
+	var s rolloutSettings
+	return s, cdkEnvironment(raw, env, &s)
+}
+
+// cdkEnvironment decodes the environment env of cdk.json's context into v.
+func cdkEnvironment(raw []byte, env string, v any) error {
 	var doc struct {
 		Context struct {
 			Environments map[string]json.RawMessage `json:"environments"`
 		} `json:"context"`
 	}
 	if err := json.Unmarshal(raw, &doc); err != nil {
-		return rolloutSettings{}, fmt.Errorf("read cdk.json: %w", err)
+		return fmt.Errorf("read cdk.json: %w", err)
 	}
 	e, ok := doc.Context.Environments[env]
 	if !ok {
-		return rolloutSettings{}, fmt.Errorf("cdk.json has no environment %q", env)
+		return fmt.Errorf("cdk.json has no environment %q", env)
 	}
-	var s rolloutSettings
-	if err := json.Unmarshal(e, &s); err != nil {
-		return rolloutSettings{}, fmt.Errorf("read cdk.json environment %s: %w", env, err)
+	if err := json.Unmarshal(e, v); err != nil {
+		return fmt.Errorf("read cdk.json environment %s: %w", env, err)
 	}
-	return s, nil
+	return nil
 }
 
 // hourPeriod is one period over from..to in whole hours: CloudWatch

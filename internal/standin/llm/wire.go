@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
@@ -186,23 +187,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, format string, re
 		w.Header().Set(k, v)
 	}
 
-	if fault.DelayMS > 0 {
-		t := time.NewTimer(time.Duration(fault.DelayMS) * time.Millisecond)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-r.Context().Done():
-			return record(499, fault.String()) // client gave up; nginx's convention
-		}
-	}
-	if s.opts.Latency > 0 {
-		t := time.NewTimer(s.opts.Latency)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-r.Context().Done():
-			return record(499, fault.String())
-		}
+	if !wait(r.Context(), time.Duration(fault.DelayMS)*time.Millisecond+s.opts.Latency) {
+		return record(499, fault.String()) // client gave up; nginx's convention
 	}
 	if fault.RetryAfter != "" {
 		w.Header().Set("Retry-After", fault.RetryAfter)
@@ -356,5 +342,20 @@ func writeFormatError(w http.ResponseWriter, format string, status int, errType,
 		}
 		w.Header().Set("X-Amzn-Errortype", errType)
 		writeJSON(w, status, map[string]any{"message": msg})
+	}
+}
+
+// wait waits d, or less if ctx ends first: then it answers false.
+func wait(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
