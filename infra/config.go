@@ -47,272 +47,105 @@ type StageConcurrency struct {
 
 // EnvConfig is everything that differs between environments. JSON names are the
 // keys used in cdk.json `environments.<env>` and in the `overrides` context.
+// What each key means, its default and what it accepts are its declaration's
+// (shared/settings.Declared, rendered in docs/configuration.md), and the
+// functions get it from there too (declaredEnv); this struct only decodes
+// the keys for the stack's own use.
 type EnvConfig struct {
-	// Account and Region pin the stack's environment. Empty = environment-agnostic
-	// (the cdk CLI / CloudFormation decide).
-	Account string `json:"account"`
-	Region  string `json:"region"`
-
-	// Architecture of all functions: "arm64" (default) or "x86_64" (local: the
-	// emulator runs bootstrap as a host process, so it must match the host).
-	Architecture string `json:"architecture"`
-
-	// LeaseSeconds is the stage lease = SQS visibility timeout of each stage queue
-	// = timeout of the consuming function. Default 60, local 10.
-	LeaseSeconds int `json:"leaseSeconds"`
-	// MaxAttempts is the per-stage attempt budget (spec: 5). Queue redrive
-	// maxReceiveCount is MaxAttempts+3, a backstop for crashes only.
-	MaxAttempts int `json:"maxAttempts"`
-	// MaxConcurrency per stage: W, the most messages of a stage in work at once
-	// (ESM MaximumConcurrency × BatchSize = W). Default 2 each.
-	MaxConcurrency StageConcurrency `json:"maxConcurrency"`
-	// BatchSize of each SQS event source mapping (1..10). Default 1.
-	BatchSize int `json:"batchSize"`
-
-	// DepotAllowList: depot paths the fetch stage may read, e.g. "//depot/projectA/...".
-	DepotAllowList []string `json:"depotAllowList"`
-	// P4Bin is the p4 client binary. Default "/opt/bin/p4" (the p4 layer);
-	// local overrides it with an absolute path to the stand-in.
-	P4Bin  string `json:"p4Bin"`
-	P4Port string `json:"p4Port"`
-	P4User string `json:"p4User"`
-	// P4TimeoutSeconds bounds one p4 invocation; must be below LeaseSeconds. Default 30, local 8.
-	P4TimeoutSeconds int `json:"p4TimeoutSeconds"`
-	// P4LayerPath is a directory whose content becomes a Lambda layer (mounted at
-	// /opt) attached to the fetch function: `make p4-layer P4=…` stages the
-	// binary in build/p4-layer/bin/p4 (→ /opt/bin/p4). Required outside local.
-	P4LayerPath string `json:"p4LayerPath"`
-	// P4LayerSHA256 is the SHA-256 of the p4 client this environment runs
-	// (lower-case hex, as Perforce publishes it): `make p4-layer P4_SHA256=…`
-	// refuses any other binary, and synth refuses a layer whose recorded or
-	// actual checksum differs. Required with p4LayerPath.
-	P4LayerSHA256 string `json:"p4LayerSha256,omitempty"`
-	// P4ServerRole is the role of the server p4Port names: "standard"
-	// (default), or "commit" / "edge" in a commit-edge installation, where a
-	// shelf not promoted from its edge is SHELF_NOT_PROMOTED (P4_SERVER_ROLE).
-	P4ServerRole string `json:"p4ServerRole,omitempty"`
-	// P4TrustFingerprint: the server's SSL fingerprint for ssl: ports (P4TRUST).
-	P4TrustFingerprint string `json:"p4TrustFingerprint,omitempty"`
-	// P4Charset for non-unicode servers (P4CHARSET), e.g. "utf8". Empty = unset.
-	P4Charset string `json:"p4Charset,omitempty"`
-	// P4Parallelism bounds concurrent p4 prints per job. 0 = the fetch default.
-	P4Parallelism int `json:"p4Parallelism,omitempty"`
-	// P4MaxFileBytes: a larger file is listed, not fetched (P4_MAX_FILE_BYTES). 0 = the fetch default.
-	P4MaxFileBytes int `json:"p4MaxFileBytes,omitempty"`
-
-	// LLMProvider: openai (OpenAI-compatible), anthropic or bedrock.
-	LLMProvider string `json:"llmProvider"`
-	// LLMEndpoint is the provider's BASE URL (scheme://host[:port], no API path):
-	// the client appends /v1/chat/completions (openai) or /v1/messages
-	// (anthropic). Not used by bedrock (the SDK resolves the regional endpoint).
-	LLMEndpoint string `json:"llmEndpoint"`
-	LLMModel    string `json:"llmModel"`
-	// PromptCandidateVersion is a prompt version under canary; PromptCandidatePercent
-	// (0..100) of jobs use it. Empty = no canary.
-	PromptCandidateVersion string `json:"promptCandidateVersion,omitempty"`
-	PromptCandidatePercent int    `json:"promptCandidatePercent,omitempty"`
-	// LLMModelCandidate is a model under canary, at the same provider;
-	// LLMModelCandidatePercent (0..100) of jobs use it. Empty = no canary.
-	LLMModelCandidate        string `json:"llmModelCandidate,omitempty"`
-	LLMModelCandidatePercent int    `json:"llmModelCandidatePercent,omitempty"`
-	// LLMTimeoutSeconds bounds one LLM call; must be below LeaseSeconds. Default 45, local 8.
-	LLMTimeoutSeconds int `json:"llmTimeoutSeconds"`
-	// LLMSettings are the llm function's optional model limits (infra/settings.go).
+	Account                  string           `json:"account"`
+	Region                   string           `json:"region"`
+	Architecture             string           `json:"architecture"`
+	LeaseSeconds             int              `json:"leaseSeconds"`
+	MaxAttempts              int              `json:"maxAttempts"`
+	MaxConcurrency           StageConcurrency `json:"maxConcurrency"`
+	BatchSize                int              `json:"batchSize"`
+	DepotAllowList           []string         `json:"depotAllowList"`
+	P4Bin                    string           `json:"p4Bin"`
+	P4Port                   string           `json:"p4Port"`
+	P4User                   string           `json:"p4User"`
+	P4TimeoutSeconds         int              `json:"p4TimeoutSeconds"`
+	P4LayerPath              string           `json:"p4LayerPath"`
+	P4LayerSHA256            string           `json:"p4LayerSha256,omitempty"`
+	P4ServerRole             string           `json:"p4ServerRole,omitempty"`
+	P4TrustFingerprint       string           `json:"p4TrustFingerprint,omitempty"`
+	P4Charset                string           `json:"p4Charset,omitempty"`
+	P4Parallelism            int              `json:"p4Parallelism,omitempty"`
+	P4MaxFileBytes           int              `json:"p4MaxFileBytes,omitempty"`
+	LLMProvider              string           `json:"llmProvider"`
+	LLMEndpoint              string           `json:"llmEndpoint"`
+	LLMModel                 string           `json:"llmModel"`
+	PromptCandidateVersion   string           `json:"promptCandidateVersion,omitempty"`
+	PromptCandidatePercent   int              `json:"promptCandidatePercent,omitempty"`
+	LLMModelCandidate        string           `json:"llmModelCandidate,omitempty"`
+	LLMModelCandidatePercent int              `json:"llmModelCandidatePercent,omitempty"`
+	LLMTimeoutSeconds        int              `json:"llmTimeoutSeconds"`
 	LLMSettings
-	// ReviewTimeoutSeconds is the llm function's timeout and so its
-	// queue's visibility timeout (AWS requires it to be at least the
-	// function's): a long review waits out the provider's rate limits inside
-	// one attempt (docs/guarantees.md rule BO-4). The stage sets each claimed
-	// message's visibility to leaseSeconds at once and heartbeats it, so a
-	// crashed worker's message still returns within the lease. Default 900
-	// (Lambda's maximum), local 30.
-	ReviewTimeoutSeconds int `json:"reviewTimeoutSeconds"`
-	// LLMRequestsPerMinute and LLMTokensPerMinute are the provider's limits
-	// for llmModel (LLM_REQUESTS_PER_MINUTE, LLM_TOKENS_PER_MINUTE): the
-	// llm function paces its calls to them from the first call. 0 (the
-	// default) learns them from the provider's rate-limit headers; set them
-	// for bedrock, which sends none (Service Quotas shows them). A chunk is
-	// never planned larger than the token limit.
-	LLMRequestsPerMinute int `json:"llmRequestsPerMinute,omitempty"`
-	LLMTokensPerMinute   int `json:"llmTokensPerMinute,omitempty"`
-	// LLMPricesPerMTok are llmModel's list prices in USD per million tokens,
-	// "input=3,cached_input=0.3,cache_write=3.75,output=15"
-	// (LLM_PRICES_PER_MTOK): each review's estimated cost is then recorded
-	// and shown in its e-mail. Empty (the default): no estimate.
-	LLMPricesPerMTok string `json:"llmPricesPerMTok,omitempty"`
-	// LLMModelCandidatePricesPerMTok are llmModelCandidate's list prices, in
-	// the same format: its reviews' cost is estimated at them (empty: none).
-	// LLMModelCandidateRequestsPerMinute and LLMModelCandidateTokensPerMinute
-	// are its limits, which providers set per model; 0 (the default) takes
-	// llmModel's. `criticizer promote --model` moves all three to llmModel's.
-	LLMModelCandidatePricesPerMTok     string `json:"llmModelCandidatePricesPerMTok,omitempty"`
-	LLMModelCandidateRequestsPerMinute int    `json:"llmModelCandidateRequestsPerMinute,omitempty"`
-	LLMModelCandidateTokensPerMinute   int    `json:"llmModelCandidateTokensPerMinute,omitempty"`
-
-	SMTPHost string `json:"smtpHost"`
-	SMTPPort int    `json:"smtpPort"`
-	SMTPFrom string `json:"smtpFrom"`
-	// SMTPTLS is "starttls", "tls" or "none".
-	SMTPTLS string `json:"smtpTLS"`
-	// SMTPLookupURL is an optional provider-evidence endpoint (the relay message lookup) (GET ?message_id=)
-	// the notify stage asks before resending a message whose send may have
-	// happened. Without one, such a delivery is dead-lettered as
-	// DELIVERY_UNCONFIRMED for an operator instead of being resent blind.
-	SMTPLookupURL string `json:"smtpLookupUrl,omitempty"`
-	// SMTPTimeoutSeconds bounds dialling and each SMTP step (SMTP_TIMEOUT_SECONDS).
-	// The notify function's timeout is leaseSeconds, which must exceed it.
-	SMTPTimeoutSeconds int `json:"smtpTimeoutSeconds"`
-	// EmailProvider: smtp or ses (SES v2 with IAM, no SMTP password).
-	EmailProvider string `json:"emailProvider"`
-	// SESConfigurationSet: the SES configuration set whose event publishing
-	// feeds delivery lookups (ses only).
-	SESConfigurationSet string `json:"sesConfigurationSet,omitempty"`
-	// SendCompletionWindowSeconds: how long after a send started the provider may
-	// still complete it. 0 = the provider's default.
-	SendCompletionWindowSeconds int `json:"sendCompletionWindowSeconds,omitempty"`
-
-	// SwarmURL is the Helix Swarm base URL; when set, the stack creates the Swarm
-	// bearer-token and API secrets for the webhook. Empty = Swarm auth off.
-	SwarmURL string `json:"swarmUrl,omitempty"`
-	// SwarmPrivate: the Swarm server is reachable only inside the studio's
-	// network (also inferred from a private host in swarmUrl): fetch,
-	// review, notify and the sweeper then run in the VPC, which must be set
-	// (infra/swarmnetwork.go).
-	SwarmPrivate bool `json:"swarmPrivate,omitempty"`
-	// SwarmGateSeverity: findings at or above it fail the review's Swarm
-	// test run (a workflow requiring tests to pass then blocks the merge);
-	// "" or "off" never does (SWARM_GATE_SEVERITY; docs/perforce-and-swarm.md).
-	SwarmGateSeverity string `json:"swarmGateSeverity,omitempty"`
-	// SwarmEmailParticipants: with Swarm comments on, also e-mail a Swarm
-	// review's participants its findings (SWARM_EMAIL_PARTICIPANTS). false,
-	// the default: Swarm's own notification of the comments tells them,
-	// once. Changelists from triggers and the API are e-mailed either way.
-	SwarmEmailParticipants bool `json:"swarmEmailParticipants,omitempty"`
-	// NotifyChannels: how the notify stage tells people, ["email"] (the
-	// default) or ["email", "swarm-comments"] (findings also as comments on
-	// the job's Swarm review; needs swarmUrl). SwarmCommentWindowSeconds: how
-	// long Swarm may still store a comment whose answer was lost (0 = 120).
-	// See infra/notifychannels.go.
-	NotifyChannels            []string `json:"notifyChannels,omitempty"`
-	SwarmCommentWindowSeconds int      `json:"swarmCommentWindowSeconds,omitempty"`
-	// SwarmMaxInlineComments caps the finding comments one review version
-	// gets (0 = 50, at most 500); the rest are listed in the summary comment.
-	SwarmMaxInlineComments int `json:"swarmMaxInlineComments,omitempty"`
-	// SwarmEvents: P4 Code Review's signed outbound webhooks, off by
-	// default (infra/swarmevents.go).
-	SwarmEvents SwarmEventsConfig `json:"swarmEvents,omitzero"`
-	// DismissThreshold and DismissScopeDepth: the noise filter's N and
-	// scope (infra/dismissals.go); 0: 3 and 1 (//depot/<first dir>/...).
-	DismissThreshold  int `json:"dismissThreshold,omitempty"`
-	DismissScopeDepth int `json:"dismissScopeDepth,omitempty"`
-	// The rest of the noise filter's one policy (shared/outcome Policy):
-	// standing and confirmation.
-	DismissMinPeople  int      `json:"dismissMinPeople,omitempty"`
-	DismissMinReviews int      `json:"dismissMinReviews,omitempty"`
-	DismissDeciders   []string `json:"dismissDeciders,omitempty"`
-	DismissBotLogins  []string `json:"dismissBotLogins,omitempty"`
-	DismissConfirm    bool     `json:"dismissConfirm,omitempty"`
-
-	// Recipient policy (shared/recipients; webhook, fetch, notify): the e-mail
-	// domains that may receive code ("example.com" exactly, "*.example.com"
-	// its subdomains), required outside local, and how many recipients a
-	// request may name (default 10, at most 50). See infra/recipients.go.
-	RecipientDomains []string `json:"recipientDomains,omitempty"`
-	MaxRecipients    int      `json:"maxRecipients,omitempty"`
-
-	// Redaction policy, used by the fetch stage AND the llm-stage guard.
-	RedactEmails        bool     `json:"redactEmails"`
-	ConfidentialDomains []string `json:"confidentialDomains,omitempty"`
-	ConfidentialCIDRs   []string `json:"confidentialCidrs,omitempty"`
-
-	// ClockSkewSeconds: the clock-skew budget between function hosts. Default 2.
-	ClockSkewSeconds int `json:"clockSkewSeconds"`
-	// RetentionDays: TTL (expires_at) of job, idempotency and outbox rows. Default 30.
-	RetentionDays int `json:"retentionDays"`
-	// The settings of docs/guarantees.md's newer rules (validated in
-	// guarantees.go): UniquenessRetentionDays is the TTL of idempotency
-	// records, changelist gates and outbox rows (default 365, 0 = forever);
-	// PromptPatchDrift accepts a model's prompt_version differing in its
-	// patch segment; ValidFindingsSLO maps a prompt version to the minimum
-	// average of valid findings per job below which its rollback alarm pages.
-	UniquenessRetentionDays int                `json:"uniquenessRetentionDays"`
-	PromptPatchDrift        bool               `json:"promptPatchDrift,omitempty"`
-	ValidFindingsSLO        map[string]float64 `json:"validFindingsSlo,omitempty"`
-	// DroppedFindingsSLO maps a prompt version to the maximum average of
-	// model findings the parser drops per job; above it its rollback alarm
-	// pages. Outside local both SLOs are required for every served version.
-	DroppedFindingsSLO map[string]float64 `json:"droppedFindingsSlo,omitempty"`
-	// Acceptance of posted findings (issue 32, package outcome): the share
-	// accepted of those reviewers accepted or dismissed. Below
-	// AcceptanceAlarmThreshold over a day AcceptanceAlarm pages; `criticizer
-	// promote` refuses a candidate whose canary acceptance is below the
-	// stable version's by more than AcceptanceMargin, or that has fewer than
-	// AcceptanceMinSample judged findings (it reads these from cdk.json).
-	// AcceptanceAlarmMinSample is the fewest findings judged in a day the
-	// alarm judges: below it the day does not page.
-	AcceptanceAlarmThreshold float64 `json:"acceptanceAlarmThreshold"`
-	AcceptanceAlarmMinSample int     `json:"acceptanceAlarmMinSample"`
-	AcceptanceMargin         float64 `json:"acceptanceMargin"`
-	AcceptanceMinSample      int     `json:"acceptanceMinSample"`
-
-	// APIRateLimit / APIBurstLimit: API Gateway stage throttling (requests/s, burst).
-	APIRateLimit  int `json:"apiRateLimit"`
-	APIBurstLimit int `json:"apiBurstLimit"`
-
-	// ReplayWindowSeconds is the webhook HMAC timestamp tolerance. Default 300.
-	ReplayWindowSeconds int `json:"replayWindowSeconds"`
-	// LogLevel for the functions: debug, info, warn, error.
-	LogLevel string `json:"logLevel"`
-	// LogRetentionDays of the functions' log groups (a CloudWatch Logs allowed value).
-	LogRetentionDays int `json:"logRetentionDays"`
-	// AccessLogRetentionDays: expiry of the S3 server access logs (not used in local).
-	AccessLogRetentionDays int `json:"accessLogRetentionDays"`
-	// SweepSchedule is the EventBridge schedule expression of the sweeper.
-	SweepSchedule string `json:"sweepSchedule"`
-	// AlarmTopicArn: an existing SNS topic notified by every alarm. Empty = the
-	// stack creates one (AlarmTopic).
-	AlarmTopicArn string `json:"alarmTopicArn"`
+	ReviewTimeoutSeconds               int                `json:"reviewTimeoutSeconds"`
+	LLMRequestsPerMinute               int                `json:"llmRequestsPerMinute,omitempty"`
+	LLMTokensPerMinute                 int                `json:"llmTokensPerMinute,omitempty"`
+	LLMPricesPerMTok                   string             `json:"llmPricesPerMTok,omitempty"`
+	LLMModelCandidatePricesPerMTok     string             `json:"llmModelCandidatePricesPerMTok,omitempty"`
+	LLMModelCandidateRequestsPerMinute int                `json:"llmModelCandidateRequestsPerMinute,omitempty"`
+	LLMModelCandidateTokensPerMinute   int                `json:"llmModelCandidateTokensPerMinute,omitempty"`
+	SMTPHost                           string             `json:"smtpHost"`
+	SMTPPort                           int                `json:"smtpPort"`
+	SMTPFrom                           string             `json:"smtpFrom"`
+	SMTPTLS                            string             `json:"smtpTLS"`
+	SMTPLookupURL                      string             `json:"smtpLookupUrl,omitempty"`
+	SMTPTimeoutSeconds                 int                `json:"smtpTimeoutSeconds"`
+	EmailProvider                      string             `json:"emailProvider"`
+	SESConfigurationSet                string             `json:"sesConfigurationSet,omitempty"`
+	SendCompletionWindowSeconds        int                `json:"sendCompletionWindowSeconds,omitempty"`
+	SwarmURL                           string             `json:"swarmUrl,omitempty"`
+	SwarmPrivate                       bool               `json:"swarmPrivate,omitempty"`
+	SwarmGateSeverity                  string             `json:"swarmGateSeverity,omitempty"`
+	SwarmEmailParticipants             bool               `json:"swarmEmailParticipants,omitempty"`
+	NotifyChannels                     []string           `json:"notifyChannels,omitempty"`
+	SwarmCommentWindowSeconds          int                `json:"swarmCommentWindowSeconds,omitempty"`
+	SwarmMaxInlineComments             int                `json:"swarmMaxInlineComments,omitempty"`
+	SwarmEvents                        SwarmEventsConfig  `json:"swarmEvents,omitzero"`
+	DismissThreshold                   int                `json:"dismissThreshold,omitempty"`
+	DismissScopeDepth                  int                `json:"dismissScopeDepth,omitempty"`
+	DismissMinPeople                   int                `json:"dismissMinPeople,omitempty"`
+	DismissMinReviews                  int                `json:"dismissMinReviews,omitempty"`
+	DismissDeciders                    []string           `json:"dismissDeciders,omitempty"`
+	DismissBotLogins                   []string           `json:"dismissBotLogins,omitempty"`
+	DismissConfirm                     bool               `json:"dismissConfirm,omitempty"`
+	RecipientDomains                   []string           `json:"recipientDomains,omitempty"`
+	MaxRecipients                      int                `json:"maxRecipients,omitempty"`
+	RedactEmails                       bool               `json:"redactEmails"`
+	ConfidentialDomains                []string           `json:"confidentialDomains,omitempty"`
+	ConfidentialCIDRs                  []string           `json:"confidentialCidrs,omitempty"`
+	ClockSkewSeconds                   int                `json:"clockSkewSeconds"`
+	RetentionDays                      int                `json:"retentionDays"`
+	UniquenessRetentionDays            int                `json:"uniquenessRetentionDays"`
+	PromptPatchDrift                   bool               `json:"promptPatchDrift,omitempty"`
+	ValidFindingsSLO                   map[string]float64 `json:"validFindingsSlo,omitempty"`
+	DroppedFindingsSLO                 map[string]float64 `json:"droppedFindingsSlo,omitempty"`
+	AcceptanceAlarmThreshold           float64            `json:"acceptanceAlarmThreshold"`
+	AcceptanceAlarmMinSample           int                `json:"acceptanceAlarmMinSample"`
+	AcceptanceMargin                   float64            `json:"acceptanceMargin"`
+	AcceptanceMinSample                int                `json:"acceptanceMinSample"`
+	APIRateLimit                       int                `json:"apiRateLimit"`
+	APIBurstLimit                      int                `json:"apiBurstLimit"`
+	ReplayWindowSeconds                int                `json:"replayWindowSeconds"`
+	LogLevel                           string             `json:"logLevel"`
+	LogRetentionDays                   int                `json:"logRetentionDays"`
+	AccessLogRetentionDays             int                `json:"accessLogRetentionDays"`
+	SweepSchedule                      string             `json:"sweepSchedule"`
+	AlarmTopicArn                      string             `json:"alarmTopicArn"`
 	// isLocal is set by LoadConfig for the local environment (not a setting).
-	isLocal bool
-
-	// OperatorRoleArn: the one human/operator role allowed to read the raw
-	// (unredacted) artifacts besides the fetch function that writes them.
-	OperatorRoleArn string `json:"operatorRoleArn,omitempty"`
-	// RawBucketDataEvents: a CloudTrail trail logging S3 data events (every
-	// read and write) of the raw bucket.
-	RawBucketDataEvents bool `json:"rawBucketDataEvents,omitempty"`
-
-	// AlarmEmail: optional e-mail subscription to the alarm topic.
-	AlarmEmail string `json:"alarmEmail,omitempty"`
-
-	// ReviewSettings: per-review limits, daily budget, default review rules (review_settings.go).
+	isLocal             bool
+	OperatorRoleArn     string `json:"operatorRoleArn,omitempty"`
+	RawBucketDataEvents bool   `json:"rawBucketDataEvents,omitempty"`
+	AlarmEmail          string `json:"alarmEmail,omitempty"`
 	ReviewSettings
-
-	// VPC places functions in an existing VPC (a private path to Perforce);
-	// nil = no VPC. See VPCConfig and docs/network-and-iam.md.
-	VPC *VPCConfig `json:"vpc,omitempty"`
-	// APIGatewayCloudWatchRole is API Gateway's account-level CloudWatch role,
-	// which access logging needs: "create" (the stack creates the role and
-	// sets the account to it), "existing" (the account is already set; the
-	// stack leaves it alone) or an IAM role ARN the stack sets the account to.
-	// Default create; local existing (the emulator needs none).
-	APIGatewayCloudWatchRole string `json:"apiGatewayCloudWatchRole"`
-	// KMSKey: a customer-managed key for tables, queues, buckets, secrets,
-	// logs, the alarm topic and function environments: "" (AWS-managed
-	// encryption), "create" (the stack creates one, rotated yearly) or a key ARN.
-	KMSKey string `json:"kmsKey,omitempty"`
-	// SESIdentity is the SES identity notify sends as (a domain or address);
-	// its sending is limited to it and the configuration set. Default: the
-	// domain of smtpFrom.
-	SESIdentity string `json:"sesIdentity,omitempty"`
-
-	// JobPage turns on the read-only job page (GET /view/{id}/{token}) and
-	// its links in Swarm and the e-mail; PublicBaseURL is the API's public
-	// base URL for those links (default: the API's own URL). See infra/jobpage.go.
-	JobPage       bool   `json:"jobPage,omitempty"`
-	PublicBaseURL string `json:"publicBaseUrl,omitempty"`
-
-	// DigestConfig: the weekly digest (digest.go).
+	VPC                      *VPCConfig `json:"vpc,omitempty"`
+	APIGatewayCloudWatchRole string     `json:"apiGatewayCloudWatchRole"`
+	KMSKey                   string     `json:"kmsKey,omitempty"`
+	SESIdentity              string     `json:"sesIdentity,omitempty"`
+	JobPage                  bool       `json:"jobPage,omitempty"`
+	PublicBaseURL            string     `json:"publicBaseUrl,omitempty"`
 	DigestConfig
 }
 

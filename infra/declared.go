@@ -3,7 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
+
+	"github.com/aws/jsii-runtime-go"
 
 	"github.com/criticizer/criticizer/shared/settings"
 )
@@ -70,4 +74,52 @@ func jsonText(v any) string {
 	}
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// declaredEnv is function dir's settings environment, derived from the
+// declarations: each variable of a setting whose ReadBy names dir (or All),
+// set to the value cdk.json gives its key (values, as jsonKeys spells c), as
+// the function's loader reads it. A key left empty is left unset, so the
+// function takes its declared default; a Computed setting's variable is the
+// stack's to set.
+func declaredEnv(values map[string]any, dir string) map[string]*string {
+	env := map[string]*string{}
+	for _, s := range settings.Declared {
+		if s.Computed || !(slices.Contains(s.ReadBy, dir) || slices.Equal(s.ReadBy, settings.All)) {
+			continue
+		}
+		for i, name := range s.Vars {
+			if i >= len(s.Keys) {
+				break
+			}
+			if v := envText(values[s.Keys[i]]); v != "" {
+				env[name] = jsii.String(v)
+			}
+		}
+	}
+	return env
+}
+
+// envText is a cdk.json value as its variable holds it: a scalar as text,
+// a list of strings comma-separated, an object as JSON; "" for none.
+func envText(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return ""
+	case []any:
+		parts := make([]string, 0, len(v))
+		for _, e := range v {
+			s, ok := e.(string)
+			if !ok {
+				return jsonText(v)
+			}
+			parts = append(parts, s)
+		}
+		return strings.Join(parts, ",")
+	case map[string]any:
+		if len(v) == 0 {
+			return ""
+		}
+	}
+	return jsonText(v)
 }

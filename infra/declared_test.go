@@ -390,3 +390,69 @@ func declaredAccepts(k string) settings.Accepts {
 	}
 	return settings.Accepts{}
 }
+
+// TestEachFunctionGetsExactlyItsSettings: in dev, staging and prod as
+// checked in, and with every optional setting given, each function's
+// environment holds exactly the settings whose declarations name it among
+// their readers, each with the value cdk.json gives its key: no variable a
+// function does not read, none it reads left out.
+func TestEachFunctionGetsExactlyItsSettings(t *testing.T) {
+	reads := func(s settings.Setting, fn string) bool {
+		return slices.Contains(s.ReadBy, fn) || slices.Equal(s.ReadBy, settings.All)
+	}
+	cases := map[string]map[string]any{
+		"dev": checkedInContext(t, "dev", nil), "staging": checkedInContext(t, "staging", nil), "prod": checkedInContext(t, "prod", nil),
+	}
+	for _, ctx := range cases {
+		ctx[ctxAssetRoot] = dummyAssets(t)
+	}
+	for name, over := range map[string]map[string]any{"everything, smtp and openai": everything("smtp", "openai"), "everything, ses and bedrock": everything("ses", "bedrock")} {
+		o := map[string]any{"p4LayerPath": fakeLayer(t), "p4LayerSha256": fakeLayerSHA256}
+		for k, v := range over {
+			o[k] = v
+		}
+		ctx := cdkContext(t)
+		ctx[ctxEnv], ctx[ctxAssetRoot], ctx[ctxOverrides] = "staging", dummyAssets(t), o
+		cases[name] = ctx
+	}
+	for name, ctx := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, stack, err := newApp(t.TempDir(), ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, cfg, err := LoadConfig(stack.Node())
+			if err != nil {
+				t.Fatal(err)
+			}
+			values, err := jsonKeys(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			envs, err := functionEnvs(stack)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for fn, env := range envs {
+				for _, s := range settings.Declared {
+					if len(s.Keys) == 0 || s.Computed {
+						continue // the stack's own names, and variables it computes
+					}
+					for i, v := range s.Vars {
+						got, set := env[v]
+						want := envText(values[s.Keys[i]])
+						switch {
+						case !reads(s, fn) && set:
+							t.Errorf("%s has %s, but its declaration names readers %v", fn, v, s.ReadBy)
+						case reads(s, fn) && got != want:
+							t.Errorf("%s has %s=%q (set %v), want %q from %s", fn, v, got, set, want, s.Keys[i])
+						}
+					}
+				}
+			}
+			if len(envs) < 6 {
+				t.Errorf("checked %d functions, want every one of functions/", len(envs))
+			}
+		})
+	}
+}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"slices"
 	"strings"
 
@@ -79,19 +78,10 @@ func newDigest(f *functionFactory, p functionsProps, notify awslambda.Function) 
 	if !cfg.WeeklyDigest {
 		return nil
 	}
-	notify.AddEnvironment(jsii.String("WEEKLY_DIGEST"), jsii.String("true"), nil)
 	f.items(notify, p).grant(jsii.Strings("dynamodb:PutItem"), itemDigest)
-	owners, _ := json.Marshal(cfg.DigestOwners)
 	fn := f.newFn(fnSpec{id: "DigestFunction", asset: "digest", memory: 256, timeout: 300, env: map[string]*string{
-		"DIGEST_OWNERS": jsii.String(string(owners)), "DIGEST_OPT_IN": jsii.String(strings.Join(cfg.DigestOptIn, ",")),
-		"EMAIL_PROVIDER": jsii.String(cfg.EmailProvider), "SMTP_FROM": jsii.String(cfg.SMTPFrom),
-		"SMTP_HOST": jsii.String(cfg.SMTPHost), "SMTP_PORT": itoa(cfg.SMTPPort), "SMTP_TLS": jsii.String(cfg.SMTPTLS),
-		"SMTP_TIMEOUT_SECONDS": itoa(cfg.SMTPTimeoutSeconds), "SMTP_SECRET_ID": p.secrets.smtp.SecretArn(),
-		"SMTP_LOOKUP_URL": jsii.String(cfg.SMTPLookupURL), "SEND_COMPLETION_WINDOW_SECONDS": optItoa(cfg.SendCompletionWindowSeconds),
-		"SES_CONFIGURATION_SET":  jsii.String(cfg.SESConfigurationSet),
-		"DELIVERY_KEY_SECRET_ID": p.secrets.delivery.SecretArn(),
+		"SMTP_SECRET_ID": p.secrets.smtp.SecretArn(), "DELIVERY_KEY_SECRET_ID": p.secrets.delivery.SecretArn(),
 	}})
-	wireRecipientPolicy(cfg, fn)
 	g := f.items(fn, p)
 	// The week's entries (one partition), the once-per-week rows; the
 	// reviews' outcomes and kind tallies; SES events for a send in doubt.

@@ -14,29 +14,19 @@ import (
 // invoked by `criticizer doctor`. It must meet Perforce, Swarm, the model
 // and the e-mail relay as the pipeline does, so it runs where fetch runs
 // (the VPC, with the p4 layer) and gets their settings and only read
-// access to their secrets; no table, queue or bucket (TestDoctorFunction
-// holds its variables to the functions').
+// access to their secrets; no table, queue or bucket. Its settings are
+// those whose declarations name the doctor (TestDoctorFunction holds them
+// to the functions').
 func newDoctorFunction(f *functionFactory, p functionsProps, p4Layer awslambda.LayerVersion) awslambda.Function {
 	cfg, sec := f.cfg, p.secrets
 	var layers []awslambda.ILayerVersion
 	if p4Layer != nil {
 		layers = append(layers, p4Layer)
 	}
-	env := map[string]*string{
-		// The fetch function's Perforce settings.
-		"P4_SECRET_ID": sec.p4.SecretArn(), "P4TRUST_FINGERPRINT": jsii.String(cfg.P4TrustFingerprint), "P4CHARSET": jsii.String(cfg.P4Charset),
-		"P4_PARALLELISM": optItoa(cfg.P4Parallelism), "P4_MAX_FILE_BYTES": optItoa(cfg.P4MaxFileBytes), "P4_BIN": jsii.String(cfg.P4Bin), "P4PORT": jsii.String(cfg.P4Port), "P4USER": jsii.String(cfg.P4User),
-		"DEPOT_ALLOWLIST": jsii.String(strings.Join(cfg.DepotAllowList, ",")), "P4_TIMEOUT_SECONDS": itoa(cfg.P4TimeoutSeconds), "P4_SERVER_ROLE": jsii.String(cfg.P4ServerRole),
-		// The llm function's model settings (and llmEnv's limits, below).
-		"LLM_PROVIDER": jsii.String(cfg.LLMProvider), "LLM_ENDPOINT": jsii.String(cfg.LLMEndpoint), "LLM_MODEL": jsii.String(cfg.LLMModel),
-		"LLM_TIMEOUT_SECONDS": itoa(cfg.LLMTimeoutSeconds),
-		// The notify function's e-mail identity.
-		"EMAIL_PROVIDER": jsii.String(cfg.EmailProvider), "SMTP_FROM": jsii.String(cfg.SMTPFrom),
-	}
+	env := map[string]*string{"P4_SECRET_ID": sec.p4.SecretArn()}
 	grantRead := []awssecretsmanager.Secret{sec.p4}
 	if cfg.EmailProvider != "ses" {
-		env["SMTP_HOST"], env["SMTP_PORT"], env["SMTP_TLS"] = jsii.String(cfg.SMTPHost), itoa(cfg.SMTPPort), jsii.String(cfg.SMTPTLS)
-		env["SMTP_TIMEOUT_SECONDS"], env["SMTP_SECRET_ID"] = itoa(cfg.SMTPTimeoutSeconds), sec.smtp.SecretArn()
+		env["SMTP_SECRET_ID"] = sec.smtp.SecretArn()
 		grantRead = append(grantRead, sec.smtp)
 	}
 	if cfg.LLMProvider != "bedrock" {
@@ -44,12 +34,12 @@ func newDoctorFunction(f *functionFactory, p functionsProps, p4Layer awslambda.L
 		grantRead = append(grantRead, sec.llm)
 	}
 	if cfg.SwarmURL != "" {
-		env["SWARM_URL"], env["SWARM_API_SECRET_ID"] = jsii.String(cfg.SwarmURL), sec.swarmAPI.SecretArn()
+		env["SWARM_API_SECRET_ID"] = sec.swarmAPI.SecretArn()
 		grantRead = append(grantRead, sec.swarmAPI)
 	}
 	// A few commands per system, each bounded by its own timeout.
 	fn := f.newFn(fnSpec{id: "DoctorFunction", asset: "doctor", memory: 256, timeout: 300, layers: layers,
-		privateNetwork: true, swarmCaller: true, env: env, extra: []map[string]*string{cfg.llmEnv()}})
+		privateNetwork: true, swarmCaller: true, env: env})
 	for _, s := range grantRead {
 		s.GrantRead(fn, nil)
 	}

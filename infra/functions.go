@@ -2,7 +2,6 @@ package main
 
 import (
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -72,7 +71,8 @@ func newFunctions(stack awscdk.Stack, p functionsProps) stackFunctions {
 }
 
 // functionFactory builds functions with what they all share: runtime,
-// architecture, log group, log level and the common environment.
+// architecture, log group, log level, the common environment and, for
+// each, the settings whose declarations name it (declaredEnv).
 type functionFactory struct {
 	stack          awscdk.Stack
 	env, assetRoot string
@@ -81,9 +81,8 @@ type functionFactory struct {
 	arch           awslambda.Architecture
 	common         map[string]*string
 	vpc            *vpcPlacement // nil: no VPC
-	// redaction is the redaction policy: fetch redacts with it, the
-	// llm-stage guard checks with it.
-	redaction map[string]*string
+	// values is cfg as cdk.json spells it, the settings' values by key.
+	values map[string]any
 }
 
 func newFunctionFactory(stack awscdk.Stack, p functionsProps) *functionFactory {
@@ -92,7 +91,8 @@ func newFunctionFactory(stack awscdk.Stack, p functionsProps) *functionFactory {
 	if cfg.Architecture == "x86_64" {
 		arch = awslambda.Architecture_X86_64()
 	}
-	return &functionFactory{stack: stack, env: p.env, assetRoot: p.assetRoot, cfg: cfg, removal: p.removal, arch: arch,
+	values, _ := jsonKeys(cfg) // validateDeclared reported an error already
+	return &functionFactory{values: values, stack: stack, env: p.env, assetRoot: p.assetRoot, cfg: cfg, removal: p.removal, arch: arch,
 		vpc: newVPCPlacement(stack, cfg),
 		common: map[string]*string{
 			"CRITICIZER_ENV":   jsii.String(p.env),
@@ -105,20 +105,6 @@ func newFunctionFactory(stack awscdk.Stack, p functionsProps) *functionFactory {
 			"NOTIFY_DLQ_URL":   p.notify.dlq.QueueUrl(),
 			"RAW_BUCKET":       p.raw.BucketName(),
 			"REDACTED_BUCKET":  p.redacted.BucketName(),
-			"LEASE_SECONDS":    itoa(cfg.LeaseSeconds),
-			"MAX_ATTEMPTS":     itoa(cfg.MaxAttempts),
-			"LOG_LEVEL":        jsii.String(cfg.LogLevel),
-			// The clock-skew budget between function hosts; lease comparisons respect it.
-			"CLOCK_SKEW_SECONDS": itoa(cfg.ClockSkewSeconds),
-			// TTL of job rows: the data (expires_at).
-			"RETENTION_DAYS": itoa(cfg.RetentionDays),
-			// TTL of the uniqueness records (idempotency, changelist gate, outbox rows); 0 = forever.
-			"UNIQUENESS_RETENTION_DAYS": itoa(cfg.UniquenessRetentionDays),
-		},
-		redaction: map[string]*string{
-			"REDACT_EMAILS":        jsii.String(strconv.FormatBool(cfg.RedactEmails)),
-			"CONFIDENTIAL_DOMAINS": jsii.String(strings.Join(cfg.ConfidentialDomains, ",")),
-			"CONFIDENTIAL_CIDRS":   jsii.String(strings.Join(cfg.ConfidentialCIDRs, ",")),
 		},
 	}
 }
@@ -129,8 +115,7 @@ type fnSpec struct {
 	memory    int
 	tmpMiB    int // /tmp size; 0 for Lambda's default 512 MiB
 	timeout   int
-	env       map[string]*string
-	extra     []map[string]*string
+	env       map[string]*string // the stack's own names (secrets, queues); the settings come from their declarations
 	layers    []awslambda.ILayerVersion
 	// privateNetwork: the function talks to the studio's network (Perforce),
 	// so it runs in the VPC whenever one is configured; the others only with
@@ -149,7 +134,7 @@ func (f *functionFactory) newFn(s fnSpec) awslambda.Function {
 	for k, v := range f.common {
 		vars[k] = v
 	}
-	for _, m := range append([]map[string]*string{s.env}, s.extra...) {
+	for _, m := range []map[string]*string{declaredEnv(f.values, s.asset), s.env} {
 		for k, v := range m {
 			if v != nil && *v != "" { // unset optional settings stay unset
 				vars[k] = v
@@ -216,11 +201,9 @@ func newP4Layer(stack awscdk.Stack, cfg EnvConfig, arch awslambda.Architecture, 
 func newWebhookFunction(f *functionFactory, p functionsProps) awslambda.Function {
 	cfg, sec := f.cfg, p.secrets
 	fn := f.newFn(fnSpec{id: "WebhookFunction", asset: "webhook", memory: 256, timeout: 15, env: map[string]*string{
-		"WEBHOOK_SECRET_ID":     sec.webhook.SecretArn(),
-		"REPLAY_WINDOW_SECONDS": itoa(cfg.ReplayWindowSeconds),
+		"WEBHOOK_SECRET_ID": sec.webhook.SecretArn(),
 	}})
 	if cfg.SwarmURL != "" {
-		fn.AddEnvironment(jsii.String("SWARM_URL"), jsii.String(cfg.SwarmURL), nil)
 		fn.AddEnvironment(jsii.String("SWARM_TOKEN_SECRET_ID"), sec.swarmToken.SecretArn(), nil)
 		sec.swarmToken.GrantRead(fn, nil)
 		if !cfg.swarmIsPrivate() || cfg.isLocal {
@@ -255,22 +238,11 @@ func newFetchFunction(f *functionFactory, p functionsProps, p4Layer awslambda.La
 	}
 	// fetch spools the raw and the redacted changeset to /tmp as it arrives
 	// (about three times the changelist's diffs at the peak, see fetchstage).
-	fn := f.newFn(fnSpec{id: "FetchFunction", swarmCaller: true, asset: "fetch", memory: 256, tmpMiB: 2048, timeout: cfg.LeaseSeconds, layers: layers, privateNetwork: true, extra: []map[string]*string{f.redaction}, env: map[string]*string{
-		"P4_SECRET_ID":        sec.p4.SecretArn(),
-		"P4TRUST_FINGERPRINT": jsii.String(cfg.P4TrustFingerprint),
-		"P4CHARSET":           jsii.String(cfg.P4Charset),
-		"P4_PARALLELISM":      optItoa(cfg.P4Parallelism),
-		"P4_MAX_FILE_BYTES":   optItoa(cfg.P4MaxFileBytes),
-		"P4_BIN":              jsii.String(cfg.P4Bin),
-		"P4PORT":              jsii.String(cfg.P4Port),
-		"P4USER":              jsii.String(cfg.P4User),
-		"DEPOT_ALLOWLIST":     jsii.String(strings.Join(cfg.DepotAllowList, ",")),
-		"P4_TIMEOUT_SECONDS":  itoa(cfg.P4TimeoutSeconds),
-		"P4_SERVER_ROLE":      jsii.String(cfg.P4ServerRole),
+	fn := f.newFn(fnSpec{id: "FetchFunction", swarmCaller: true, asset: "fetch", memory: 256, tmpMiB: 2048, timeout: cfg.LeaseSeconds, layers: layers, privateNetwork: true, env: map[string]*string{
+		"P4_SECRET_ID": sec.p4.SecretArn(),
 	}})
 	if cfg.SwarmURL != "" {
 		// Fetch asks Swarm for the review's author (as the local harness wires it).
-		fn.AddEnvironment(jsii.String("SWARM_URL"), jsii.String(cfg.SwarmURL), nil)
 		fn.AddEnvironment(jsii.String("SWARM_API_SECRET_ID"), sec.swarmAPI.SecretArn(), nil)
 		sec.swarmAPI.GrantRead(fn, nil)
 	}
@@ -294,36 +266,14 @@ func newFetchFunction(f *functionFactory, p functionsProps, p4Layer awslambda.La
 // (docs/operating.md, "Upgrading"). Its stack output is LlmFunctionName.
 func newLLMFunction(f *functionFactory, p functionsProps) awslambda.Function {
 	cfg := f.cfg
-	env := map[string]*string{
-		"LLM_PROVIDER":             jsii.String(cfg.LLMProvider),
-		"LLM_ENDPOINT":             jsii.String(cfg.LLMEndpoint),
-		"LLM_MODEL":                jsii.String(cfg.LLMModel),
-		"LLM_TIMEOUT_SECONDS":      itoa(cfg.LLMTimeoutSeconds),
-		"PROMPT_CANDIDATE_VERSION": jsii.String(cfg.PromptCandidateVersion),
-		"PROMPT_CANDIDATE_PERCENT": optItoa(cfg.PromptCandidatePercent),
-		// The model canary (result.ModelRollout): off without a share.
-		"LLM_MODEL_CANDIDATE":         jsii.String(cfg.LLMModelCandidate),
-		"LLM_MODEL_CANDIDATE_PERCENT": optItoa(cfg.LLMModelCandidatePercent),
-		// Its own prices and limits (providers limit each model apart).
-		"LLM_MODEL_CANDIDATE_PRICES_PER_MTOK":     jsii.String(cfg.LLMModelCandidatePricesPerMTok),
-		"LLM_MODEL_CANDIDATE_REQUESTS_PER_MINUTE": optItoa(cfg.LLMModelCandidateRequestsPerMinute),
-		"LLM_MODEL_CANDIDATE_TOKENS_PER_MINUTE":   optItoa(cfg.LLMModelCandidateTokensPerMinute),
-		// Rate limits are waited out inside an attempt: the function runs up
-		// to reviewTimeoutSeconds, its queue's visibility timeout, and sets a
-		// claimed message's visibility to the lease.
-		"QUEUE_VISIBILITY_SECONDS": itoa(cfg.ReviewTimeoutSeconds),
-		"LLM_REQUESTS_PER_MINUTE":  optItoa(cfg.LLMRequestsPerMinute),
-		"LLM_TOKENS_PER_MINUTE":    optItoa(cfg.LLMTokensPerMinute),
-		"LLM_PRICES_PER_MTOK":      jsii.String(cfg.LLMPricesPerMTok),
-		"PROMPT_PATCH_DRIFT":       jsii.String(strconv.FormatBool(cfg.PromptPatchDrift)),
-	}
+	// Rate limits are waited out inside an attempt: the function runs up to
+	// reviewTimeoutSeconds (QUEUE_VISIBILITY_SECONDS), its queue's visibility
+	// timeout, and sets a claimed message's visibility to the lease.
+	env := map[string]*string{}
 	if cfg.LLMProvider != "bedrock" {
 		env["LLM_SECRET_ID"] = p.secrets.llm.SecretArn()
 	}
-	for k, v := range cfg.reviewEnv() { // review_settings.go
-		env[k] = v
-	}
-	fn := f.newFn(fnSpec{id: "ReviewFunction", swarmCaller: true, asset: "llm", memory: 512, timeout: cfg.ReviewTimeoutSeconds, env: env, extra: []map[string]*string{f.redaction, cfg.llmEnv()}})
+	fn := f.newFn(fnSpec{id: "ReviewFunction", swarmCaller: true, asset: "llm", memory: 512, timeout: cfg.ReviewTimeoutSeconds, env: env})
 	f.items(fn, p).grant(jsii.Strings("dynamodb:GetItem", "dynamodb:UpdateItem"), itemJob, itemBudget)
 	// It records each reviewed version in the rerun ledger (and reads the
 	// previous version's job, above, for the findings it carries over).
@@ -356,21 +306,9 @@ func newLLMFunction(f *functionFactory, p functionsProps) awslambda.Function {
 func newNotifyFunction(f *functionFactory, p functionsProps) awslambda.Function {
 	cfg := f.cfg
 	fn := f.newFn(fnSpec{id: "NotifyFunction", swarmCaller: true, asset: "notify", memory: 256, timeout: cfg.LeaseSeconds, env: map[string]*string{
-		"SMTP_HOST":      jsii.String(cfg.SMTPHost),
-		"SMTP_PORT":      itoa(cfg.SMTPPort),
-		"SMTP_FROM":      jsii.String(cfg.SMTPFrom),
-		"SMTP_TLS":       jsii.String(cfg.SMTPTLS),
 		"SMTP_SECRET_ID": p.secrets.smtp.SecretArn(),
 		// Outbox rows are keyed by the keyed hash of the recipient.
 		"DELIVERY_KEY_SECRET_ID": p.secrets.delivery.SecretArn(),
-		// The notify function times out at leaseSeconds, above this (validated).
-		"SMTP_TIMEOUT_SECONDS":           itoa(cfg.SMTPTimeoutSeconds),
-		"EMAIL_PROVIDER":                 jsii.String(cfg.EmailProvider),
-		"SES_CONFIGURATION_SET":          jsii.String(cfg.SESConfigurationSet),
-		"SEND_COMPLETION_WINDOW_SECONDS": optItoa(cfg.SendCompletionWindowSeconds),
-		"SMTP_LOOKUP_URL":                jsii.String(cfg.SMTPLookupURL),
-		// The e-mail links a Swarm review (unset: no link).
-		"SWARM_URL": jsii.String(cfg.SwarmURL),
 	}})
 	// The job, its outbox rows; the SES events recorded for lookup-before-resend.
 	g := f.items(fn, p)
@@ -395,12 +333,7 @@ func newNotifyFunction(f *functionFactory, p functionsProps) awslambda.Function 
 // asks the same provider evidence as the notify stage, over the same
 // completion window) and the retention check.
 func newSweeperFunction(f *functionFactory, p functionsProps) awslambda.Function {
-	cfg := f.cfg
 	fn := f.newFn(fnSpec{id: "SweeperFunction", swarmCaller: true, asset: "sweeper", memory: 256, timeout: 60, env: map[string]*string{
-		"EMAIL_PROVIDER":                 jsii.String(cfg.EmailProvider),
-		"SMTP_FROM":                      jsii.String(cfg.SMTPFrom),
-		"SMTP_LOOKUP_URL":                jsii.String(cfg.SMTPLookupURL),
-		"SEND_COMPLETION_WINDOW_SECONDS": optItoa(cfg.SendCompletionWindowSeconds),
 		// The daily retention check (rule RT-3) compares artifacts with these.
 		"RAW_ARTIFACT_TTL_DAYS":      itoa(rawArtifactDays),
 		"REDACTED_ARTIFACT_TTL_DAYS": itoa(redactedArtifactDays),

@@ -72,20 +72,18 @@ func newJobPage(stack awscdk.Stack, p jobPageProps) awslambda.Function {
 		arch = awslambda.Architecture_X86_64()
 	}
 	// Only what it reads: no queue, no raw bucket, no other secret.
+	values, _ := jsonKeys(p.cfg)
+	env := declaredEnv(values, "jobpage")
+	env["CRITICIZER_ENV"], env["JOBS_TABLE"], env["REDACTED_BUCKET"] = jsii.String(p.env), p.table.TableName(), p.redacted.BucketName()
+	env["JOB_PAGE_SECRET_ID"] = secret.SecretArn()
 	fn := awslambda.NewFunction(stack, jsii.String("JobPageFunction"), &awslambda.FunctionProps{
-		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
-		Handler:      jsii.String("bootstrap"),
-		Code:         awslambda.Code_FromAsset(jsii.String(filepath.Join(p.assetRoot, "jobpage")), nil),
-		Architecture: arch,
-		MemorySize:   jsii.Number(128),
-		Timeout:      awscdk.Duration_Seconds(jsii.Number(10)),
-		Environment: &map[string]*string{
-			"CRITICIZER_ENV":     jsii.String(p.env),
-			"LOG_LEVEL":          jsii.String(p.cfg.LogLevel),
-			"JOBS_TABLE":         p.table.TableName(),
-			"REDACTED_BUCKET":    p.redacted.BucketName(),
-			"JOB_PAGE_SECRET_ID": secret.SecretArn(),
-		},
+		Runtime:               awslambda.Runtime_PROVIDED_AL2023(),
+		Handler:               jsii.String("bootstrap"),
+		Code:                  awslambda.Code_FromAsset(jsii.String(filepath.Join(p.assetRoot, "jobpage")), nil),
+		Architecture:          arch,
+		MemorySize:            jsii.Number(128),
+		Timeout:               awscdk.Duration_Seconds(jsii.Number(10)),
+		Environment:           &env,
 		LogGroup:              logs,
 		LoggingFormat:         awslambda.LoggingFormat_JSON,
 		ApplicationLogLevelV2: appLogLevel(p.cfg.LogLevel),

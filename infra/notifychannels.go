@@ -2,7 +2,6 @@ package main
 
 import (
 	"slices"
-	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/jsii-runtime-go"
@@ -45,35 +44,17 @@ func validateNotifyChannels(c EnvConfig, p *problems) {
 	}
 }
 
-// wireNotifyChannels gives the notify function its channels and, when it
-// posts Swarm comments, read access to the API login (SWARM_URL it has
-// already, for the review's link in the e-mail); the sweeper then gets the
-// same login, URL and window, to reconcile comment rows by listing the
-// review's comments as the notify stage does.
+// wireNotifyChannels gives the notify function, when it posts Swarm
+// comments, read access to the API login; the sweeper then gets the same
+// login, to reconcile comment rows by listing the review's comments as the
+// notify stage does. The channels and the comments' settings reach them
+// from their declarations (declaredEnv).
 func wireNotifyChannels(cfg EnvConfig, sec stackSecrets, notify, sweeper awslambda.Function) {
-	chs := cfg.notifyChannels()
-	notify.AddEnvironment(jsii.String("NOTIFY_CHANNELS"), jsii.String(strings.Join(chs, ",")), nil)
-	if g := cfg.SwarmGateSeverity; g != "" && g != "off" {
-		notify.AddEnvironment(jsii.String("SWARM_GATE_SEVERITY"), jsii.String(g), nil)
-	}
-	if !slices.Contains(chs, channelSwarmComments) || sec.swarmAPI == nil {
+	if !slices.Contains(cfg.notifyChannels(), channelSwarmComments) || sec.swarmAPI == nil {
 		return
 	}
-	notify.AddEnvironment(jsii.String("SWARM_API_SECRET_ID"), sec.swarmAPI.SecretArn(), nil)
-	if cfg.SwarmEmailParticipants {
-		notify.AddEnvironment(jsii.String("SWARM_EMAIL_PARTICIPANTS"), jsii.String("true"), nil)
+	for _, fn := range []awslambda.Function{notify, sweeper} {
+		fn.AddEnvironment(jsii.String("SWARM_API_SECRET_ID"), sec.swarmAPI.SecretArn(), nil)
+		sec.swarmAPI.GrantRead(fn, nil)
 	}
-	if w := cfg.SwarmCommentWindowSeconds; w > 0 {
-		notify.AddEnvironment(jsii.String("SWARM_COMMENT_WINDOW_SECONDS"), itoa(w), nil)
-	}
-	if m := cfg.SwarmMaxInlineComments; m > 0 {
-		notify.AddEnvironment(jsii.String("SWARM_MAX_INLINE_COMMENTS"), itoa(m), nil)
-	}
-	sec.swarmAPI.GrantRead(notify, nil)
-	sweeper.AddEnvironment(jsii.String("SWARM_URL"), jsii.String(cfg.SwarmURL), nil)
-	sweeper.AddEnvironment(jsii.String("SWARM_API_SECRET_ID"), sec.swarmAPI.SecretArn(), nil)
-	if w := cfg.SwarmCommentWindowSeconds; w > 0 {
-		sweeper.AddEnvironment(jsii.String("SWARM_COMMENT_WINDOW_SECONDS"), itoa(w), nil)
-	}
-	sec.swarmAPI.GrantRead(sweeper, nil)
 }

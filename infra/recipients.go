@@ -2,11 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
-
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
-	"github.com/aws/jsii-runtime-go"
 
 	"github.com/criticizer/criticizer/shared/recipients"
 )
@@ -30,18 +25,4 @@ func (c EnvConfig) recipientPolicyErrors() []string {
 		}
 	}
 	return errs
-}
-
-// wireRecipientPolicy gives the functions that apply the recipient policy
-// (webhook at the door, fetch on resolved recipients, notify before every
-// send) its settings.
-func wireRecipientPolicy(cfg EnvConfig, fns ...awslambda.Function) {
-	max := cfg.MaxRecipients
-	if max == 0 {
-		max = recipients.DefaultMax
-	}
-	for _, fn := range fns {
-		fn.AddEnvironment(jsii.String(recipients.EnvDomains), jsii.String(strings.Join(cfg.RecipientDomains, ",")), nil)
-		fn.AddEnvironment(jsii.String(recipients.EnvMax), jsii.String(strconv.Itoa(max)), nil)
-	}
 }

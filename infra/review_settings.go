@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -69,29 +68,6 @@ func (s ReviewSettings) validateReview() error {
 		return fmt.Errorf("invalid review settings: %s", strings.Join(errs, "; "))
 	}
 	return nil
-}
-
-// reviewEnv is the llm function's environment for the settings.
-func (s ReviewSettings) reviewEnv() map[string]*string {
-	opt := func(n int64) *string { // unset: the function's default
-		if n == 0 {
-			return nil
-		}
-		return jsii.String(strconv.FormatInt(n, 10))
-	}
-	var rules *string
-	if len(s.ReviewRules) > 0 {
-		rules = jsii.String(string(s.ReviewRules))
-	}
-	return map[string]*string{
-		"REVIEW_MAX_FILES":          opt(int64(s.ReviewMaxFiles)),
-		"REVIEW_MAX_BYTES":          opt(int64(s.ReviewMaxBytes)),
-		"REVIEW_MAX_FILE_BYTES":     opt(int64(s.ReviewMaxFileBytes)),
-		"REVIEW_MAX_CHUNK_FILES":    opt(int64(s.ReviewMaxChunkFiles)),
-		"REVIEW_MAX_TOKENS":         opt(int64(s.ReviewMaxTokens)),
-		"REVIEW_DAILY_TOKEN_BUDGET": opt(s.DailyTokenBudget),
-		"REVIEW_RULES":              rules,
-	}
 }
 
 // addDailyBudgetAlarm pages when the environment has used 80 % of its daily

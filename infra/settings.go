@@ -2,9 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strconv"
-
-	"github.com/aws/jsii-runtime-go"
 )
 
 // LLMSettings are the llm function's optional model limits. They are
@@ -18,23 +15,6 @@ type LLMSettings struct {
 	LLMMaxOutputTokens int     `json:"llmMaxOutputTokens,omitempty"` // LLM_MAX_OUTPUT_TOKENS: max_tokens per call
 	LLMResponseFormat  string  `json:"llmResponseFormat,omitempty"`  // LLM_RESPONSE_FORMAT: auto, json_schema, json_object_schema or json_object (openai only)
 	LLMParallelism     int     `json:"llmParallelism,omitempty"`     // LLM_PARALLELISM: chunks reviewed at once
-}
-
-// llmEnv is the llm function's environment for the fields that are set.
-func (s LLMSettings) llmEnv() map[string]*string {
-	out := map[string]*string{}
-	for k, n := range map[string]int{"LLM_CONTEXT_TOKENS": s.LLMContextTokens, "LLM_MAX_OUTPUT_TOKENS": s.LLMMaxOutputTokens, "LLM_PARALLELISM": s.LLMParallelism} {
-		if n != 0 {
-			out[k] = jsii.String(strconv.Itoa(n))
-		}
-	}
-	if s.LLMBytesPerToken != 0 {
-		out["LLM_BYTES_PER_TOKEN"] = jsii.String(strconv.FormatFloat(s.LLMBytesPerToken, 'g', -1, 64))
-	}
-	if s.LLMResponseFormat != "" {
-		out["LLM_RESPONSE_FORMAT"] = jsii.String(s.LLMResponseFormat)
-	}
-	return out
 }
 
 // validateLLM checks what the llm function cannot see: a response format

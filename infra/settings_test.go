@@ -13,7 +13,7 @@ import (
 func everything(email, llm string) map[string]any {
 	o := map[string]any{
 		"swarmUrl": "https://swarm.example.com", "p4TrustFingerprint": testFingerprint, "p4Charset": "utf8", "p4Parallelism": 8, "p4MaxFileBytes": 4 << 20,
-		"promptCandidateVersion": "1.1.0", "promptCandidatePercent": 10, "sendCompletionWindowSeconds": 600,
+		"promptCandidateVersion": "1.1.0", "promptCandidatePercent": 10, "sendCompletionWindowSeconds": 600, "promptPatchDrift": true,
 		"llmModelCandidate": "anthropic.claude-3-7-sonnet-20250219-v1:0", "llmModelCandidatePercent": 10,
 		"llmModelCandidatePricesPerMTok": "input=3,cached_input=0.3,cache_write=3.75,output=15", "llmModelCandidateRequestsPerMinute": 50, "llmModelCandidateTokensPerMinute": 400000,
 		"validFindingsSlo": map[string]any{"1.1.0": 0.2}, "droppedFindingsSlo": map[string]any{"1.1.0": 0.4},

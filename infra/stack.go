@@ -81,11 +81,9 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 	stages := []*stage{fetchStage, llmStage, notifyStage}
 	fns := newFunctions(stack, functionsProps{env: env, cfg: cfg, assetRoot: props.AssetRoot, removal: removal,
 		table: table, raw: raw, redacted: redacted, fetch: fetchStage, llm: llmStage, notify: notifyStage, secrets: sec})
-	wireRecipientPolicy(cfg, fns.webhook, fns.fetch, fns.notify)
 	wireNotifyChannels(cfg, sec, fns.notify, fns.sweeper)
 	api := newAPI(stack, env, cfg, removal, fns.webhook)
 	jobPageFn := newJobPage(stack, jobPageProps{env: env, cfg: cfg, assetRoot: props.AssetRoot, removal: removal, table: table, redacted: redacted, api: api, webhook: fns.webhook, notify: fns.notify})
-	wireDismissals(cfg, fns.notify, fns.sweeper, fns.webhook, fns.digest, jobPageFn)
 	alarmed := []namedFn{{"Webhook", fns.webhook}, {"Fetch", fns.fetch}, {"Review", fns.llm}, {"Notify", fns.notify}, {"Sweeper", fns.sweeper}}
 	if fns.sesEvents != nil {
 		alarmed = append(alarmed, namedFn{"SesEvents", fns.sesEvents})
@@ -206,14 +204,6 @@ func appLogLevel(l string) awslambda.ApplicationLogLevel {
 }
 
 func itoa(n int) *string { return jsii.String(strconv.Itoa(n)) }
-
-// optItoa leaves a zero (= "use the function's default") setting unset.
-func optItoa(n int) *string {
-	if n == 0 {
-		return nil
-	}
-	return itoa(n)
-}
 
 // Artifact expiry (rule RT-1): raw content at most 7 days, redacted 30. The
 // sweeper's retention check is told the same numbers.

@@ -6,15 +6,17 @@
 // each variable's default and range here (shared/config's Reader refuses a
 // variable no row declares, and a name the stack sets itself that no
 // *stack* row's Names lists), synth checks each cdk.json value against the
-// same row (infra/declared.go) and refuses its placeholders outside local
-// (infra/placeholders.go), and docs/configuration.md's "Every setting"
+// same row (infra/declared.go), refuses its placeholders outside local
+// (infra/placeholders.go) and gives each function the variables of the rows
+// whose ReadBy names it (infra's declaredEnv), and docs/configuration.md's "Every setting"
 // tables are generated from it (go generate ./shared/settings). Tests fail
 // when the docs, infra's EnvConfig or a loader disagree with it.
 //
 // Adding a setting: one Setting appended to Declared beside its neighbours
 // in its table, then go generate ./shared/settings; the code that uses it
-// reads it by its variable (r.Int("MY_VARIABLE")) and infra's EnvConfig
-// decodes its key (docs/development.md, Adding a setting).
+// reads it by its variable (r.Int("MY_VARIABLE")), infra's EnvConfig
+// decodes its key and the stack passes it to the functions in ReadBy
+// (docs/development.md, Adding a setting).
 package settings
 
 //go:generate go run ../../cmd/settingsdoc -docs ../../docs/configuration.md
@@ -84,6 +86,9 @@ type Setting struct {
 	// default or range, which the functions read with config.Reader's
 	// Stack and StackRequired, refused for any name not listed here.
 	Names []string
+	// Computed: the stack computes the variables from the key (a secret's
+	// ARN, the API's URL) instead of passing its value on.
+	Computed bool
 }
 
 // Required says in which environments a key must not be empty.
@@ -124,8 +129,8 @@ var Declared = []Setting{
 	{Table: Webhook, Keys: []string{"replayWindowSeconds"}, Vars: []string{"REPLAY_WINDOW_SECONDS"}, ReadBy: []string{"webhook"}, Default: "300", Accepts: Int(300, 30, 3600)},
 	{Table: Webhook, Keys: []string{"recipientDomains"}, Vars: []string{"RECIPIENT_DOMAINS"}, ReadBy: []string{"webhook", "fetch", "notify", "digest"}, Default: "none", Needed: "every environment but local: the e-mail domains that may receive code ([who may receive code](api.md#who-may-receive-code))", Placeholder: ExampleDomain, Sample: []string{"studio.test", "*.corp.studio.test"}, Required: OutsideLocal},
 	{Table: Webhook, Keys: []string{"maxRecipients"}, Vars: []string{"MAX_RECIPIENTS"}, ReadBy: []string{"webhook", "fetch", "notify", "digest"}, Default: "10", Range: "per request", Accepts: Int(10, 1, 50)},
-	{Table: Webhook, Keys: []string{"jobPage"}, Vars: []string{"JOB_PAGE_SECRET_ID"}, ReadBy: []string{"webhook", "notify", "jobpage"}, Default: "false", Needed: "optional: the read-only job page ([jobpage.md](jobpage.md))"},
-	{Table: Webhook, Keys: []string{"publicBaseUrl"}, Vars: []string{"JOB_PAGE_BASE_URL"}, ReadBy: []string{"notify", "webhook"}, Default: "the API's URL", Needed: "optional, with `jobPage`: the links' base behind a custom domain"},
+	{Table: Webhook, Keys: []string{"jobPage"}, Vars: []string{"JOB_PAGE_SECRET_ID"}, ReadBy: []string{"webhook", "notify", "jobpage"}, Computed: true, Default: "false", Needed: "optional: the read-only job page ([jobpage.md](jobpage.md))"},
+	{Table: Webhook, Keys: []string{"publicBaseUrl"}, Vars: []string{"JOB_PAGE_BASE_URL"}, ReadBy: []string{"notify", "webhook"}, Computed: true, Default: "the API's URL", Needed: "optional, with `jobPage`: the links' base behind a custom domain"},
 	{Table: Webhook, Keys: []string{"swarmUrl"}, Vars: []string{"SWARM_URL"}, ReadBy: []string{"webhook", "fetch", "notify", "sweeper", "doctor"}, Default: "none: Swarm off", Needed: "with Swarm; creates the two Swarm secrets"},
 	{Table: Webhook, Keys: []string{"swarmEvents"}, KeyNote: "(`enabled`, `signatureHeader`, `deliveryHeader`, `eventHeader`, `timestampHeader`, `toleranceSeconds`)", VarNote: "(below)", Default: "off; `X-Swarm-Signature`, `X-Swarm-Delivery`, `X-Swarm-Event`, no timestamp, 300", Range: "tolerance 30–3600 s; header names *unverified*: use the ones your P4 Code Review documents", Needed: "optional, needs `swarmUrl`: receive P4 Code Review's signed webhooks on `POST /webhooks/swarm-events`; the stack creates the secret (`SWARM_EVENTS_SECRET_ID`, output `SwarmEventsSecretArn`) ([operating.md](operating.md#receiving-p4-code-review-webhooks))"},
 	{Table: Webhook, StackVars: "`SWARM_EVENTS_SIGNATURE_HEADER` (webhook, with `swarmEvents`: its `signatureHeader`)", Vars: []string{"SWARM_EVENTS_SIGNATURE_HEADER"}, ReadBy: []string{"webhook"}, Accepts: Str("X-Swarm-Signature")},
