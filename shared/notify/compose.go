@@ -22,9 +22,9 @@ import (
 	gomail "github.com/wneessen/go-mail"
 
 	"github.com/criticizer/criticizer/shared/domain"
-	"github.com/criticizer/criticizer/shared/render"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/modeltext"
+	"github.com/criticizer/criticizer/shared/render"
 	"github.com/criticizer/criticizer/shared/rerun"
 )
 

@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/criticizer/criticizer/shared/domain"
-	"github.com/criticizer/criticizer/shared/render"
 	"github.com/criticizer/criticizer/shared/modeltext"
+	"github.com/criticizer/criticizer/shared/render"
 	"github.com/criticizer/criticizer/shared/rerun"
 )
 
