@@ -34,7 +34,7 @@ require (
 
 require (
 	github.com/yuin/goldmark v1.8.7 // indirect
-	golang.org/x/net v0.56.0 // indirect
+	golang.org/x/net v0.56.0
 )
 
 require (

@@ -6,12 +6,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/modeltext"
 	"github.com/criticizer/criticizer/shared/notify"
 	"github.com/criticizer/criticizer/shared/outcome"
 )
 
-// view is what both templates show. Every string from a person or a
+// view is what both bodies show. Every string from a person or a
 // model (depot paths, rule ids) is plain text made inert
 // (modeltext.Plain); the HTML body escapes it again for HTML.
 type view struct {
@@ -48,7 +49,7 @@ func viewOf(d Digest) view {
 		v.Paths[i] = modeltext.Plain(p)
 	}
 	for _, r := range d.Severity {
-		v.Severity = append(v.Severity, row{Label: modeltext.Plain(r.Key), Findings: r.Findings, Accepted: r.Accepted, Dismissed: r.Dismissed, Open: r.Open, Unknown: r.Unknown, Share: share(r)})
+		v.Severity = append(v.Severity, row{Label: domain.SeverityWord(r.Key), Findings: r.Findings, Accepted: r.Accepted, Dismissed: r.Dismissed, Open: r.Open, Unknown: r.Unknown, Share: share(r)})
 	}
 	for _, s := range d.Suppressions {
 		v.Suppressions = append(v.Suppressions, suppression{Scope: modeltext.Plain(s.Scope), Category: modeltext.Plain(s.Category), Kind: modeltext.Plain(s.Kind)})
@@ -59,12 +60,10 @@ func viewOf(d Digest) view {
 // LastDay is the Sunday that ends the week.
 func (v view) LastDay() time.Time { return v.Week.End().AddDate(0, 0, -1) }
 
-// The bodies are written by hand, not with text/template or html/template:
-// executing a template reaches reflect's MethodByName, which keeps every
-// exported method of every type in the digest function's binary (the AWS
-// SDK clients' hundreds of operations) and made its bootstrap 60% larger.
-// Every value of the HTML body is escaped by html.EscapeString, as the
-// review e-mail's (shared/notify).
+// The bodies are written by hand, as shared/render explains; every value
+// of the HTML body is escaped by html.EscapeString. A severity is the
+// label table's word (shared/domain); a suppression's category is kept as
+// stored (inert), since the lift command must name it exactly.
 
 func plural(n int, word string) string {
 	if n == 1 {

@@ -6,22 +6,6 @@ import (
 	"strings"
 )
 
-// SkipLabels are the words the coverage line uses for each reason a file
-// was not reviewed (shared/result's Skip* reasons).
-var SkipLabels = map[string]string{
-	"no_textual_diff":   "no textual diff",
-	"over_file_bytes":   "larger than the per-file limit (p4MaxFileBytes)",
-	"binary":            "binary",
-	"deleted":           "deleted",
-	"over_file_limit":   "over the file limit",
-	"over_byte_limit":   "over the size limit",
-	"too_large":         "too large",
-	"ignored_by_rule":   "ignored by rule",
-	"over_budget":       "over the token budget",
-	"over_daily_budget": "daily budget spent",
-	"model_refused":     "model refused",
-}
-
 // Complete reports whether every file of the changelist was reviewed in
 // full by the model. Only then does "no findings" mean a clean bill.
 func (m ReviewMeta) Complete() bool {
@@ -61,11 +45,7 @@ func (m ReviewMeta) Coverage() string {
 		sort.Strings(reasons)
 		parts := make([]string, len(reasons))
 		for i, r := range reasons {
-			label := SkipLabels[r]
-			if label == "" {
-				label = r
-			}
-			parts[i] = fmt.Sprintf("%d %s", counts[r], label)
+			parts[i] = fmt.Sprintf("%d %s", counts[r], SkipLabel(r))
 		}
 		s += fmt.Sprintf("; skipped %d: %s", n, strings.Join(parts, ", "))
 	}

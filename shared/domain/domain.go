@@ -5,8 +5,6 @@ package domain
 
 import (
 	"fmt"
-	"slices"
-	"strings"
 )
 
 // Stage is one step of the pipeline. The names are the stages of rule LC-3 and
@@ -162,20 +160,6 @@ type Finding struct {
 	Suggestion string `json:"suggestion,omitempty"`
 	Confidence string `json:"confidence,omitempty"`
 	RuleID     string `json:"rule_id,omitempty"`
-}
-
-// Severities is the one order of a finding's severity, most severe first
-// (the ReviewResult schema's enum): ranking, grouping, gates and tasks all
-// follow it.
-var Severities = []string{"critical", "high", "medium", "low", "info"}
-
-// SeverityRank is s's place in Severities, 0 the most severe, ignoring case
-// and surrounding space; an unknown word ranks last, len(Severities).
-func SeverityRank(s string) int {
-	if i := slices.Index(Severities, strings.ToLower(strings.TrimSpace(s))); i >= 0 {
-		return i
-	}
-	return len(Severities)
 }
 
 // ReviewResult is the canonical, validated output of the llm stage.

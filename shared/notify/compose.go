@@ -15,11 +15,8 @@ import (
 	"fmt"
 	"io"
 	"net/mail"
-	"sort"
-	"strconv"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	gomail "github.com/wneessen/go-mail"
@@ -27,6 +24,7 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/modeltext"
+	"github.com/criticizer/criticizer/shared/render"
 	"github.com/criticizer/criticizer/shared/rerun"
 )
 
@@ -120,25 +118,25 @@ func Compose(k delivery.Key, in Content) (*Message, error) {
 		findings[i] = inertFinding(c.Finding)
 	}
 	meta := domain.ReadReviewMeta(in.Review.Meta)
-	groups := groupFindings(findings)
+	counts := render.Counts(findings)
 	token := k.IdempotencyToken()
 	if in.Secret != nil {
 		token = in.Secret.Token(k)
 	}
 	v := view{
 		Key:         k,
-		Author:      oneLine(in.Author),
+		Author:      render.OneLine(in.Author),
 		Description: firstLine(in.Description),
-		JobID:       oneLine(in.JobID),
+		JobID:       render.OneLine(in.JobID),
 		ReviewURL:   safeURL(in.ReviewURL),
 		JobPageURL:  safeURL(in.JobPageURL),
 		Summary:     modeltext.Plain(strings.TrimSpace(in.Review.Summary)),
 		Total:       len(findings),
-		Counts:      countLine(groups),
-		Files:       groupByFile(findings, in.Changeset, 0),
+		Counts:      render.CountLine(counts),
+		Files:       render.ByFile(findings, in.Changeset, 0),
 		Meta:        meta,
-		Schema:      oneLine(in.Review.SchemaVersion),
-		Prompt:      oneLine(in.Review.PromptVersion),
+		Schema:      render.OneLine(in.Review.SchemaVersion),
+		Prompt:      render.OneLine(in.Review.PromptVersion),
 		Token:       token,
 	}
 	if in.Rerun != nil {
@@ -148,7 +146,7 @@ func Compose(k delivery.Key, in Content) (*Message, error) {
 		Key:       k,
 		From:      from.String(),
 		To:        strings.TrimSpace(k.Recipient),
-		Subject:   subject(k, groups, len(findings), v.Description, meta, v.Rerun),
+		Subject:   subject(k, counts, len(findings), v.Description, meta, v.Rerun),
 		MessageID: delivery.MessageIDOf(k.Changelist, k.ReviewVersion, token, from.Address[strings.LastIndexByte(from.Address, '@')+1:]),
 		Token:     token,
 		JobID:     v.JobID,
@@ -229,105 +227,11 @@ func boundary(k delivery.Key) string {
 	return "criticizer-" + hex.EncodeToString(sum[:16])
 }
 
-// group is the findings of one severity, in a stable order.
-type group struct {
-	Severity string
-	Label    string // upper-case heading
-	Findings []numbered
-}
-
-type numbered struct {
-	N int
-	domain.Finding
-}
-
-// Location is "file:line" or "file:line-end_line".
-func (f numbered) Location() string {
-	loc := f.File + ":" + strconv.Itoa(f.Line)
-	if f.EndLine > f.Line {
-		loc += "-" + strconv.Itoa(f.EndLine)
-	}
-	return loc
-}
-
-// Tags is the bracketed detail line: category, confidence, rule.
-func (f numbered) Tags() string {
-	var parts []string
-	if f.Category != "" {
-		parts = append(parts, f.Category)
-	}
-	if f.Confidence != "" {
-		parts = append(parts, "confidence: "+f.Confidence)
-	}
-	if f.RuleID != "" {
-		parts = append(parts, "rule: "+f.RuleID)
-	}
-	return strings.Join(parts, ", ")
-}
-
-// groupFindings groups by severity, most severe first, and sorts each group
-// by file, line and id so that the order of the model's output does not
-// change the e-mail. An unknown severity (validation should have dropped it)
-// is still shown, under "other": a finding is never silently hidden.
-func groupFindings(fs []domain.Finding) []group {
-	by := map[string][]domain.Finding{}
-	for _, f := range fs {
-		s := strings.ToLower(strings.TrimSpace(f.Severity))
-		if !known(s) {
-			s = "other"
-		}
-		by[s] = append(by[s], f)
-	}
-	var out []group
-	n := 0
-	for _, s := range append(append([]string{}, domain.Severities...), "other") {
-		list := by[s]
-		if len(list) == 0 {
-			continue
-		}
-		sort.SliceStable(list, func(i, j int) bool {
-			a, b := list[i], list[j]
-			if a.File != b.File {
-				return a.File < b.File
-			}
-			if a.Line != b.Line {
-				return a.Line < b.Line
-			}
-			return a.ID < b.ID
-		})
-		g := group{Severity: s, Label: strings.ToUpper(s)}
-		for _, f := range list {
-			n++
-			g.Findings = append(g.Findings, numbered{N: n, Finding: f})
-		}
-		out = append(out, g)
-	}
-	return out
-}
-
-func known(s string) bool {
-	for _, v := range domain.Severities {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
-
-// countLine is "1 high, 2 low".
-func countLine(gs []group) string {
-	parts := make([]string, 0, len(gs))
-	for _, g := range gs {
-		parts = append(parts, fmt.Sprintf("%d %s", len(g.Findings), g.Severity))
-	}
-	return strings.Join(parts, ", ")
-}
-
 // subject is e.g. "[Criticizer] CL 12345 v1: 3 findings (1 high) - Fix login".
 // Only critical and high are counted in the subject: they are what decides
 // whether the reader opens the mail now. A rerun adds what changed since the
 // version it was compared with ("; since v1: 1 new, 2 resolved").
-func subject(k delivery.Key, gs []group, total int, desc string, meta domain.ReviewMeta, rr *rerunView) string {
+func subject(k delivery.Key, cs []render.Count, total int, desc string, meta domain.ReviewMeta, rr *rerunView) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[Criticizer] CL %d v%d: ", k.Changelist, k.ReviewVersion)
 	switch total {
@@ -339,9 +243,9 @@ func subject(k delivery.Key, gs []group, total int, desc string, meta domain.Rev
 		fmt.Fprintf(&b, "%d findings", total)
 	}
 	var urgent []string
-	for _, g := range gs {
-		if domain.SeverityRank(g.Severity) <= domain.SeverityRank("high") {
-			urgent = append(urgent, fmt.Sprintf("%d %s", len(g.Findings), g.Severity))
+	for _, c := range cs {
+		if domain.SeverityRank(c.Severity) <= domain.SeverityRank("high") {
+			urgent = append(urgent, fmt.Sprintf("%d %s", c.N, c.Severity))
 		}
 	}
 	if len(urgent) > 0 {
@@ -373,31 +277,11 @@ func plural(n int, word string) string {
 // firstLine returns the first non-blank line of s, cleaned for a header.
 func firstLine(s string) string {
 	for _, line := range strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n") {
-		if l := oneLine(line); l != "" {
+		if l := render.OneLine(line); l != "" {
 			return l
 		}
 	}
 	return ""
-}
-
-// oneLine replaces control characters (CR and LF included: header injection)
-// with spaces and collapses runs of white space.
-func oneLine(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return ' '
-		}
-		return r
-	}, s)
-	return strings.Join(strings.Fields(s), " ")
-}
-
-func indent(s, prefix string) string {
-	lines := strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
-	for i, l := range lines {
-		lines[i] = prefix + strings.TrimRight(l, " \t")
-	}
-	return strings.Join(lines, "\n")
 }
 
 // inertFinding is f with the fields the model wrote made inert for e-mail.

@@ -102,7 +102,7 @@ func parse(t *testing.T, raw []byte) parsed {
 	return p
 }
 
-func render(t *testing.T, k delivery.Key, c Content) ([]byte, *Message) {
+func renderMail(t *testing.T, k delivery.Key, c Content) ([]byte, *Message) {
 	t.Helper()
 	m, err := Compose(k, c)
 	if err != nil {
@@ -135,8 +135,8 @@ func TestComposeDeterministic(t *testing.T) {
 	dateLine := regexp.MustCompile(`(?m)^Date: .*\r\n`)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a, _ := render(t, testKey, tt.a)
-			b, _ := render(t, testKey, tt.b)
+			a, _ := renderMail(t, testKey, tt.a)
+			b, _ := renderMail(t, testKey, tt.b)
 			if tt.ignoreDay {
 				a, b = dateLine.ReplaceAll(a, nil), dateLine.ReplaceAll(b, nil)
 			}
@@ -147,7 +147,7 @@ func TestComposeDeterministic(t *testing.T) {
 	}
 
 	// Rendering one Message twice must also be stable (no go-mail state).
-	_, m := render(t, testKey, testContent())
+	_, m := renderMail(t, testKey, testContent())
 	x, _ := m.Bytes()
 	y, _ := m.Bytes()
 	if !bytes.Equal(x, y) {
@@ -181,7 +181,7 @@ func TestComposeSubject(t *testing.T) {
 			c := testContent()
 			c.Review.Findings = tt.findings
 			c.Description = tt.desc
-			raw, m := render(t, testKey, c)
+			raw, m := renderMail(t, testKey, c)
 			if m.Subject != tt.want {
 				t.Errorf("Subject = %q, want %q", m.Subject, tt.want)
 			}
@@ -202,7 +202,7 @@ func TestComposeBodyGrouping(t *testing.T) {
 		newFinding("F9", "critical", "//depot/app/z.go", 1),
 		newFinding("F8", "bogus", "//depot/app/y.go", 9), // not in the enum: still shown
 	)
-	raw, _ := render(t, testKey, c)
+	raw, _ := renderMail(t, testKey, c)
 	p := parse(t, raw)
 
 	// Files in order of their most severe finding, findings numbered across
@@ -216,7 +216,7 @@ func TestComposeBodyGrouping(t *testing.T) {
 		"   Suggestion: Use a parameterised query.",
 		"3. [LOW] //depot/app/a.go:7  Missing test",
 		"//depot/app/b.go (1)", "4. [LOW] //depot/app/b.go:3  Naming",
-		"//depot/app/y.go (1)", "5. [BOGUS] //depot/app/y.go:9  title F8",
+		"//depot/app/y.go (1)", "5. [OTHER] //depot/app/y.go:9  title F8",
 		"Reference: " + testKey.IdempotencyToken(),
 	}
 	pos := 0
@@ -243,7 +243,7 @@ func TestComposeNoFindings(t *testing.T) {
 	c := testContent()
 	c.Review.Findings = nil
 	c.HTML = false
-	raw, m := render(t, testKey, c)
+	raw, m := renderMail(t, testKey, c)
 	if m.HTML != "" {
 		t.Error("HTML part rendered although not asked for")
 	}
@@ -257,7 +257,7 @@ func TestComposeNoFindings(t *testing.T) {
 }
 
 func TestComposeHeaders(t *testing.T) {
-	raw, m := render(t, testKey, testContent())
+	raw, m := renderMail(t, testKey, testContent())
 	h := parse(t, raw).header
 	tests := []struct {
 		header, want string
@@ -296,7 +296,7 @@ func TestComposeNoSecrets(t *testing.T) {
 	c.Description = "Rotate keys\npassword=" + secret // only the first line is used
 	c.Review.Meta = map[string]any{"api_key": secret, "raw_response": secret}
 	c.Review.Findings[0].Title = `<script>alert("x")</script>`
-	raw, _ := render(t, testKey, c)
+	raw, _ := renderMail(t, testKey, c)
 	p := parse(t, raw)
 	for name, s := range map[string]string{"raw": string(raw), "text": p.text, "html": p.html} {
 		if strings.Contains(s, secret) {
@@ -347,7 +347,7 @@ func TestComposeWithDeliveryKey(t *testing.T) {
 	}
 	c := testContent()
 	c.Secret = key
-	raw, m := render(t, testKey, c)
+	raw, m := renderMail(t, testKey, c)
 	p := parse(t, raw)
 	token := key.Token(testKey)
 	if want := delivery.MessageIDOf(testKey.Changelist, testKey.ReviewVersion, token, "example.com"); m.MessageID != want ||
@@ -359,19 +359,6 @@ func TestComposeWithDeliveryKey(t *testing.T) {
 	}
 	if !strings.Contains(p.text, "Reference: "+token) || strings.Contains(string(raw), testKey.IdempotencyToken()[:32]) {
 		t.Errorf("the body's reference is not the keyed token, or the unkeyed one leaks:\n%s", p.text)
-	}
-}
-
-// The code excerpt is the change's own lines, and an injection can sit in
-// them: a URL there is written inert in both parts as the model's text is,
-// so no mail client links it (issue 30, "model text is data").
-func TestCodeExcerptURLsAreInert(t *testing.T) {
-	got := snippet(map[int]string{1: "x := 1", 2: `// see https://evil.example/login and www.evil.example`, 3: "y := 2"}, 2, 2)
-	if len(got) != 3 || !got[1].Hit {
-		t.Fatalf("snippet = %+v, want lines 1-3 with line 2 hit", got)
-	}
-	if want := "// see https[:]//evil[.]example/login and www[.]evil[.]example"; got[1].Text != want {
-		t.Errorf("excerpt line %q, want %q", got[1].Text, want)
 	}
 }
 

@@ -20,7 +20,7 @@ func TestJobPageLink(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := testContent()
 			c.JobPageURL = tt.url
-			raw, _ := render(t, testKey, c)
+			raw, _ := renderMail(t, testKey, c)
 			p := parse(t, raw)
 			if got := strings.Contains(p.text, "View this review: "+page); got != tt.want {
 				t.Errorf("text part has the link: %v, want %v\n%s", got, tt.want, p.text)

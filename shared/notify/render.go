@@ -4,13 +4,11 @@ import (
 	"fmt"
 	"html"
 	"net/url"
-	"sort"
 	"strings"
 
 	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/domain"
-	"github.com/criticizer/criticizer/shared/finding"
-	"github.com/criticizer/criticizer/shared/modeltext"
+	"github.com/criticizer/criticizer/shared/render"
 )
 
 // The bodies are rendered by hand, not with html/template: reflection-based
@@ -29,129 +27,12 @@ type view struct {
 	Summary     string
 	Total       int
 	Counts      string
-	Files       []fileGroup
+	Files       []render.File
 	Meta        domain.ReviewMeta
 	Schema      string
 	Prompt      string
 	Token       string
 	Rerun       *rerunView // nil for a first version
-}
-
-// fileGroup is one file's findings, most severe first.
-type fileGroup struct {
-	File     string
-	Findings []shown
-}
-
-// shown is a finding as the e-mail shows it: numbered, with its code.
-type shown struct {
-	numbered
-	Code []codeLine
-}
-
-// codeLine is one line of the new revision; Hit marks the lines the finding
-// names.
-type codeLine struct {
-	N    int
-	Text string
-	Hit  bool
-}
-
-// groupByFile groups findings by file. Files come in order of their most
-// severe finding (then path); within a file, by severity, line and id. The
-// model's output order never changes the e-mail.
-func groupByFile(fs []domain.Finding, cs *domain.Changeset, n int) []fileGroup {
-	by := map[string][]domain.Finding{}
-	for _, f := range fs {
-		by[f.File] = append(by[f.File], f)
-	}
-	files := make([]string, 0, len(by))
-	worst := map[string]int{}
-	for file, list := range by {
-		files = append(files, file)
-		w := len(domain.Severities)
-		for _, f := range list {
-			w = min(w, domain.SeverityRank(f.Severity))
-		}
-		worst[file] = w
-		sort.SliceStable(list, func(i, j int) bool {
-			a, b := list[i], list[j]
-			ra, rb := domain.SeverityRank(a.Severity), domain.SeverityRank(b.Severity)
-			if ra != rb {
-				return ra < rb
-			}
-			if a.Line != b.Line {
-				return a.Line < b.Line
-			}
-			return a.ID < b.ID
-		})
-	}
-	sort.Slice(files, func(i, j int) bool {
-		if worst[files[i]] != worst[files[j]] {
-			return worst[files[i]] < worst[files[j]]
-		}
-		return files[i] < files[j]
-	})
-	code := finding.CodeOf(cs)
-	var out []fileGroup
-	for _, file := range files {
-		g := fileGroup{File: file}
-		lines := code(file)
-		for _, f := range by[file] {
-			n++
-			g.Findings = append(g.Findings, shown{numbered: numbered{N: n, Finding: f}, Code: snippet(lines, f.Line, f.EndLine)})
-		}
-		out = append(out, g)
-	}
-	return out
-}
-
-// Snippet bounds: lines of context around the finding, and at most maxCode
-// lines in all, so a finding over a long range stays readable.
-const (
-	codeContext = 2
-	maxCode     = 8
-	maxCodeLine = 160 // runes per line
-)
-
-func snippet(lines map[int]string, line, end int) []codeLine {
-	if len(lines) == 0 || line <= 0 {
-		return nil
-	}
-	if end < line {
-		end = line
-	}
-	from, to := line-codeContext, min(end+codeContext, line+maxCode-1-codeContext)
-	var out []codeLine
-	for n := max(from, 1); n <= to; n++ {
-		text, ok := lines[n]
-		if !ok {
-			continue
-		}
-		text = strings.TrimRight(strings.ReplaceAll(text, "\t", "    "), " \r")
-		if r := []rune(text); len(r) > maxCodeLine {
-			text = string(r[:maxCodeLine-1]) + "…"
-		}
-		// The change's own code, but a changelist can carry an injection too:
-		// a URL in it is written inert like the model's text, so no mail
-		// client links it (the code itself is in the review and the diff).
-		out = append(out, codeLine{N: n, Text: modeltext.Plain(stripControl(text)), Hit: n >= line && n <= end})
-	}
-	for _, c := range out {
-		if c.Hit {
-			return out
-		}
-	}
-	return nil // the diff does not show the line itself: show nothing rather than unrelated code
-}
-
-func stripControl(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return ' '
-		}
-		return r
-	}, s)
 }
 
 // safeURL keeps only an absolute http(s) URL for the review link.
@@ -167,20 +48,6 @@ func safeURL(s string) string {
 // name; the result's meta and the job name them all.
 const maxNamed = 50
 
-var skipReasons = map[string]string{
-	"no_textual_diff":   "no textual diff: binary, deleted or empty",
-	"over_file_bytes":   "larger than the per-file limit (p4MaxFileBytes, 2 MiB by default): not fetched",
-	"binary":            "binary",
-	"deleted":           "deleted",
-	"over_file_limit":   "over the per-changelist file limit",
-	"over_byte_limit":   "over the per-changelist size limit",
-	"too_large":         "too large to review",
-	"ignored_by_rule":   "ignored by the review rules",
-	"over_budget":       "over the review's token budget",
-	"over_daily_budget": "the environment's daily model budget is spent",
-	"model_refused":     "the model refused to review it",
-}
-
 // status is what the e-mail says about the review as a whole, before the
 // findings: its coverage, and every reason it is less than a full review.
 // Both bodies render these lines, so they cannot disagree.
@@ -191,13 +58,13 @@ func (v view) status() []string {
 		out = append(out, "Coverage: "+c+".")
 	}
 	if m.WithoutModel != "" {
-		out = append(out, "The model was not called: "+oneLine(m.WithoutModel)+". Only what the pipeline knows for certain (committed secrets, coverage) is reported.")
+		out = append(out, "The model was not called: "+render.OneLine(m.WithoutModel)+". Only what the pipeline knows for certain (committed secrets, coverage) is reported.")
 	}
 	for _, r := range m.RulesRejected {
-		out = append(out, "Review rules rejected: "+oneLine(r)+".")
+		out = append(out, "Review rules rejected: "+render.OneLine(r)+".")
 	}
 	if len(m.Rules) > 0 {
-		out = append(out, "Review rules: "+oneLine(strings.Join(m.Rules, ", "))+".")
+		out = append(out, "Review rules: "+render.OneLine(strings.Join(m.Rules, ", "))+".")
 	}
 	return out
 }
@@ -230,13 +97,6 @@ func (v view) hidden() []string {
 		out = append(out, w+" (criticizer outcomes suppressions lists them; criticizer outcomes allow reports them again).")
 	}
 	return out
-}
-
-func skipReason(r string) string {
-	if s, ok := skipReasons[r]; ok {
-		return s
-	}
-	return oneLine(r)
 }
 
 func droppedWhy(m domain.ReviewMeta) string {
@@ -279,7 +139,7 @@ func renderText(v view) string {
 	}
 	b.WriteString("\n")
 	if v.Summary != "" {
-		b.WriteString("Summary:\n" + indent(v.Summary, "  ") + "\n\n")
+		b.WriteString("Summary:\n" + render.Indent(v.Summary, "  ") + "\n\n")
 	}
 	for _, l := range v.status() {
 		b.WriteString(l + "\n")
@@ -288,7 +148,7 @@ func renderText(v view) string {
 	if r := v.Rerun; r != nil {
 		textRerun(&b, r)
 	} else {
-		textFiles(&b, v.Files)
+		render.Text(&b, v.Files)
 	}
 	textCoverage(&b, v)
 	// "-- " with the trailing space is the RFC 3676 signature separator.
@@ -307,11 +167,11 @@ func textRerun(b *strings.Builder, r *rerunView) {
 	}
 	if r.NNew > 0 {
 		section("NEW", r.NNew)
-		textFiles(b, r.New)
+		render.Text(b, r.New)
 	}
 	if r.NOpen > 0 {
 		section("STILL OPEN", r.NOpen)
-		textFiles(b, r.Open)
+		render.Text(b, r.Open)
 	}
 	if len(r.Resolved) > 0 {
 		section("RESOLVED", len(r.Resolved))
@@ -341,7 +201,7 @@ func textCoverage(b *strings.Builder, v view) {
 				fmt.Fprintf(b, "  ... and %d more (listed in the job's review result)\n", len(m.SkippedFiles)-maxNamed)
 				break
 			}
-			fmt.Fprintf(b, "  %s (%s)\n", oneLine(s.File), skipReason(s.Reason))
+			fmt.Fprintf(b, "  %s (%s)\n", render.OneLine(s.File), domain.SkipReason(s.Reason))
 		}
 	}
 	if len(m.TruncatedFiles) > 0 {
@@ -351,7 +211,7 @@ func textCoverage(b *strings.Builder, v view) {
 				fmt.Fprintf(b, "  ... and %d more\n", len(m.TruncatedFiles)-maxNamed)
 				break
 			}
-			fmt.Fprintf(b, "  %s (first %d of %d bytes)\n", oneLine(t.File), t.ReviewedBytes, t.OriginalBytes)
+			fmt.Fprintf(b, "  %s (first %d of %d bytes)\n", render.OneLine(t.File), t.ReviewedBytes, t.OriginalBytes)
 		}
 	}
 	for _, l := range v.hidden() {
@@ -361,33 +221,6 @@ func textCoverage(b *strings.Builder, v view) {
 		fmt.Fprintf(b, "\nDropped findings: %d (%s).\n", m.DroppedFindings, droppedWhy(m))
 	}
 }
-
-// textFiles writes findings grouped by file, as the text part shows them.
-func textFiles(b *strings.Builder, files []fileGroup) {
-	for _, g := range files {
-		head := fmt.Sprintf("%s (%d)", oneLine(g.File), len(g.Findings))
-		b.WriteString("\n" + head + "\n" + strings.Repeat("=", min(len(head), 78)) + "\n")
-		for _, f := range g.Findings {
-			fmt.Fprintf(b, "\n%d. [%s] %s  %s\n", f.N, strings.ToUpper(oneLine(f.Severity)), f.Location(), oneLine(f.Title))
-			if t := f.Tags(); t != "" {
-				b.WriteString("   [" + t + "]\n")
-			}
-			b.WriteString(indent(strings.TrimSpace(f.Message), "   ") + "\n")
-			for _, c := range f.Code {
-				mark := " "
-				if c.Hit {
-					mark = ">"
-				}
-				fmt.Fprintf(b, "   %s %5d | %s\n", mark, c.N, c.Text)
-			}
-			if s := strings.TrimSpace(f.Suggestion); s != "" {
-				b.WriteString(indent("Suggestion: "+s, "   ") + "\n")
-			}
-		}
-	}
-}
-
-var sevColor = map[string]string{"critical": "#8b0000", "high": "#c0392b", "medium": "#d35400", "low": "#2c3e50", "info": "#7f8c8d"}
 
 func renderHTML(v view) string {
 	e := html.EscapeString
@@ -421,7 +254,7 @@ func renderHTML(v view) string {
 	if r := v.Rerun; r != nil {
 		htmlRerun(&b, r)
 	} else {
-		htmlFiles(&b, v.Files)
+		render.HTML(&b, v.Files, true)
 	}
 	htmlCoverage(&b, v)
 	fmt.Fprintf(&b, "<hr><p><small>Criticizer%s &middot; Reference: %s</small></p>\n</body></html>\n", e(v.footer()), e(v.Token))
@@ -435,11 +268,11 @@ func htmlRerun(b *strings.Builder, r *rerunView) {
 	fmt.Fprintf(b, "<p>%s</p>\n", e(r.line()))
 	if r.NNew > 0 {
 		fmt.Fprintf(b, "<h2>New (%d)</h2>\n", r.NNew)
-		htmlFiles(b, r.New)
+		render.HTML(b, r.New, true)
 	}
 	if r.NOpen > 0 {
 		fmt.Fprintf(b, "<h2>Still open (%d)</h2>\n", r.NOpen)
-		htmlFiles(b, r.Open)
+		render.HTML(b, r.Open, true)
 	}
 	if len(r.Resolved) > 0 {
 		fmt.Fprintf(b, "<h2>Resolved (%d)</h2>\n<p>%s</p>\n<ul>\n", len(r.Resolved), e(resolvedNote))
@@ -470,7 +303,7 @@ func htmlCoverage(b *strings.Builder, v view) {
 				fmt.Fprintf(b, "<li>&hellip; and %d more (listed in the job's review result)</li>\n", len(m.SkippedFiles)-maxNamed)
 				break
 			}
-			fmt.Fprintf(b, "<li><code>%s</code> (%s)</li>\n", e(s.File), e(skipReason(s.Reason)))
+			fmt.Fprintf(b, "<li><code>%s</code> (%s)</li>\n", e(s.File), e(domain.SkipReason(s.Reason)))
 		}
 		b.WriteString("</ul>\n")
 	}
@@ -491,46 +324,4 @@ func htmlCoverage(b *strings.Builder, v view) {
 	if m.DroppedFindings > 0 {
 		fmt.Fprintf(b, "<p>Dropped findings: %d (%s).</p>\n", m.DroppedFindings, e(droppedWhy(m)))
 	}
-}
-
-// htmlFiles writes findings grouped by file, as the HTML part shows them.
-func htmlFiles(b *strings.Builder, files []fileGroup) {
-	e := html.EscapeString
-	for _, g := range files {
-		fmt.Fprintf(b, "<h3><code>%s</code> (%d)</h3>\n<ol>\n", e(g.File), len(g.Findings))
-		for _, f := range g.Findings {
-			sev := strings.ToLower(oneLine(f.Severity))
-			color := sevColorOf(sev)
-			fmt.Fprintf(b, "<li value=\"%d\"><b style=\"color:%s\">%s</b> <code>%s</code> <b>%s</b>",
-				f.N, color, e(strings.ToUpper(sev)), e(f.Location()), e(oneLine(f.Title)))
-			if t := f.Tags(); t != "" {
-				fmt.Fprintf(b, " <small>[%s]</small>", e(t))
-			}
-			fmt.Fprintf(b, "\n<div style=\"white-space:pre-wrap\">%s</div>\n", e(strings.TrimSpace(f.Message)))
-			if len(f.Code) > 0 {
-				b.WriteString("<pre style=\"background:#f6f8fa;padding:4px\">")
-				for _, c := range f.Code {
-					line := fmt.Sprintf("%5d | %s", c.N, e(c.Text))
-					if c.Hit {
-						line = "<b>" + line + "</b>"
-					}
-					b.WriteString(line + "\n")
-				}
-				b.WriteString("</pre>\n")
-			}
-			if s := strings.TrimSpace(f.Suggestion); s != "" {
-				fmt.Fprintf(b, "<div style=\"white-space:pre-wrap\"><i>Suggestion:</i> %s</div>\n", e(s))
-			}
-			b.WriteString("</li>\n")
-		}
-		b.WriteString("</ol>\n")
-	}
-}
-
-// sevColorOf is a severity's colour, black for an unknown one.
-func sevColorOf(sev string) string {
-	if c := sevColor[strings.ToLower(sev)]; c != "" {
-		return c
-	}
-	return "#000"
 }

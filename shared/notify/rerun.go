@@ -7,6 +7,7 @@ import (
 
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/modeltext"
+	"github.com/criticizer/criticizer/shared/render"
 	"github.com/criticizer/criticizer/shared/rerun"
 )
 
@@ -17,7 +18,7 @@ import (
 type rerunView struct {
 	Previous     int    // the review version compared with
 	PreviousJob  string // its job, for support
-	New, Open    []fileGroup
+	New, Open    []render.File
 	NNew, NOpen  int
 	Resolved     []rerun.Earlier
 	NotRechecked int
@@ -35,8 +36,8 @@ func rerunOf(g *rerun.Groups, current []rerun.Current, cs *domain.Changeset) *re
 		}
 	}
 	return &rerunView{
-		Previous: g.PreviousVersion, PreviousJob: oneLine(g.PreviousJob),
-		New: groupByFile(fresh, cs, 0), Open: groupByFile(open, cs, len(fresh)),
+		Previous: g.PreviousVersion, PreviousJob: render.OneLine(g.PreviousJob),
+		New: render.ByFile(fresh, cs, 0), Open: render.ByFile(open, cs, len(fresh)),
 		NNew: len(fresh), NOpen: len(open),
 		Resolved: g.Resolved, NotRechecked: len(g.NotRechecked),
 	}
@@ -69,10 +70,10 @@ const resolvedNote = "Gone from files that were reviewed in full in this version
 // resolvedText is one resolved finding: where it was, its severity and,
 // while the previous job's result is kept, its title.
 func resolvedText(f rerun.Earlier) (where, sev, title string) {
-	where = oneLine(f.File) + ":" + strconv.Itoa(f.Line)
-	sev = strings.ToUpper(oneLine(f.Severity))
+	where = render.OneLine(f.File) + ":" + strconv.Itoa(f.Line)
+	sev = strings.ToUpper(render.OneLine(f.Severity))
 	if sev == "" {
 		sev = "FINDING"
 	}
-	return where, sev, modeltext.Plain(oneLine(f.Title))
+	return where, sev, modeltext.Plain(render.OneLine(f.Title))
 }

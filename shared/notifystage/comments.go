@@ -11,8 +11,8 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
-	"github.com/criticizer/criticizer/shared/modeltext"
 	"github.com/criticizer/criticizer/shared/outbox"
+	"github.com/criticizer/criticizer/shared/render"
 	"github.com/criticizer/criticizer/shared/rerun"
 	"github.com/criticizer/criticizer/shared/swarm"
 	"github.com/criticizer/criticizer/shared/swarm/comments"
@@ -180,8 +180,8 @@ func commentDeliveries(j *job.Job, review domain.ReviewResult, distinct []rerun.
 		}
 		out = append(out, commentDelivery{
 			item: commentItem(k),
-			comment: swarm.NewComment{Review: rv, Body: findingBody(f), Marker: k.Marker(), Silent: true, Task: taskSeverity(f.Severity),
-				Context: at, Unanchored: unanchoredBody(f, version)},
+			comment: swarm.NewComment{Review: rv, Body: render.Markdown(f), Marker: k.Marker(), Silent: true, Task: taskSeverity(f.Severity),
+				Context: at, Unanchored: render.MarkdownUnanchored(f, version)},
 			finding: &f,
 		})
 	}
@@ -200,41 +200,9 @@ func commentDeliveries(j *job.Job, review domain.ReviewResult, distinct []rerun.
 	return out, tasks
 }
 
-// unanchoredBody is a finding's comment when Swarm will not anchor it on
-// its file (the file is not in the version's change): the same body, with
-// the file and line it is about after the title line (which stays first: a
-// rerun's resolved note quotes it). Empty for a finding on no file.
-func unanchoredBody(f domain.Finding, version int) string {
-	if f.File == "" {
-		return ""
-	}
-	at := modeltext.Line(f.File)
-	if f.Line > 0 {
-		at = fmt.Sprintf("%s line %d", at, f.Line)
-	}
-	head, rest, _ := strings.Cut(findingBody(f), "\n\n")
-	return fmt.Sprintf("%s\n\nOn %s (not in version %d's change, so not anchored on it).\n\n%s", head, at, version, rest)
-}
-
 // taskSeverity: findings of high severity and above are open tasks.
 func taskSeverity(sev string) bool {
 	return domain.SeverityRank(sev) <= domain.SeverityRank("high")
-}
-
-// findingBody is a finding's comment: severity, category and title, then
-// the message and the suggestion, each written by the model and so made
-// inert for Swarm's Markdown where it lands (modeltext): the title on the
-// heading line (Line), the message as prose with its code re-fenced
-// (Markdown), the suggestion in a fence of the service's own (Code). The
-// marker is appended by the client.
-func findingBody(f domain.Finding) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "**%s** · %s · %s\n\n%s", strings.ToUpper(word(f.Severity)), modeltext.Line(word(f.Category)), modeltext.Line(f.Title),
-		modeltext.Markdown(strings.TrimSpace(f.Message)))
-	if s := strings.TrimSpace(f.Suggestion); s != "" {
-		fmt.Fprintf(&b, "\n\n**Suggestion:**\n\n%s", modeltext.Code(s))
-	}
-	return b.String()
 }
 
 // summaryBody is a version's summary: counts by severity, coverage, the

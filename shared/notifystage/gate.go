@@ -56,19 +56,7 @@ func outcome(count int, findings []domain.Finding, gates map[string]string, envG
 	}
 	if worst >= 0 {
 		f := findings[worst]
-		o.Worst = fmt.Sprintf("%s %s finding in %s line %d", strings.ToLower(f.Severity), word(f.Category), path.Base(f.File), f.Line)
+		o.Worst = fmt.Sprintf("%s %s finding in %s line %d", strings.ToLower(f.Severity), domain.CategoryWord(f.Category), path.Base(f.File), f.Line)
 	}
 	return o
-}
-
-// word keeps a model-chosen label to letters, digits, - and _ (24 at most):
-// a category, never a sentence or a link.
-func word(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
-			return r
-		}
-		return -1
-	}, s)
-	return s[:min(len(s), 24)]
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/criticizer/criticizer/internal/rendercheck"
 	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/render"
 )
 
 const inertPageURL = "https://criticizer.example/jobs/j-1?t=abc"
@@ -14,7 +15,7 @@ const inertPageURL = "https://criticizer.example/jobs/j-1?t=abc"
 // comment, anchored and not, and the summary listing it past the inline cap.
 func inertBodies(f domain.Finding) []string {
 	summary := summaryBody(1, 1, map[string]int{"high": 1}, domain.ReviewMeta{}, inertPageURL, rerunCounts{}) + notInline([]domain.Finding{f}, 1)
-	return []string{findingBody(f), unanchoredBody(f, 2), summary}
+	return []string{render.Markdown(f), render.MarkdownUnanchored(f, 2), summary}
 }
 
 // Every hostile fragment in every model-written field of a finding (title,

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/render"
 )
 
 // The page is written by hand, not with html/template: executing a
@@ -120,22 +121,8 @@ func (h *writer) findings(v view) {
 		h.f(` <span class="sev sev-%s">%d %s</span>`, c.Severity, c.N, c.Severity)
 	}
 	h.WriteString("</p>")
-	for _, file := range v.Files {
-		h.f("\n<h3><code>%s</code> (%d)</h3>\n<ol class=\"findings\">", file.File, len(file.Findings))
-		for _, f := range file.Findings {
-			h.f(`
-<li value="%d"><span class="sev sev-%s">%s</span> <code>%s</code> <b>%s</b>`, f.N, f.Severity, f.Severity, f.Location, f.Title)
-			if f.Tags != "" {
-				h.f(` <span class="muted">[%s]</span>`, f.Tags)
-			}
-			h.f("\n<div class=\"text\">%s</div>", f.Message)
-			if f.Suggestion != "" {
-				h.f("\n<div class=\"suggestion\"><i>Suggestion:</i> %s</div>", f.Suggestion)
-			}
-			h.WriteString("\n</li>")
-		}
-		h.WriteString("\n</ol>")
-	}
+	h.WriteString("\n")
+	render.HTML(&h.Builder, v.Files, false)
 }
 
 func (h *writer) deliveries(ds []deliveryView) {

@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/outcome"
+	"github.com/criticizer/criticizer/shared/render"
 )
 
 // The page is written by html.go, every value escaped. The stylesheet is a
@@ -64,16 +64,6 @@ type Page struct {
 	Dismissals outcome.Policy
 }
 
-// severity is a finding's severity as a known word, "other" otherwise: it
-// names a CSS class, so it is never the model's free text.
-func severity(s string) string {
-	s = strings.ToLower(strings.TrimSpace(s))
-	if domain.SeverityRank(s) < len(domain.Severities) {
-		return s
-	}
-	return "other"
-}
-
 type view struct {
 	CSS        string // the constant stylesheet, written raw
 	JobID      string
@@ -88,8 +78,8 @@ type view struct {
 	Reviewed   bool
 	Summary    string
 	Total      int
-	Counts     []countView
-	Files      []fileView
+	Counts     []render.Count
+	Files      []render.File
 	Coverage   coverageView
 	Deliveries []deliveryView
 	// Acceptance: one table per outcome.Dimensions grouping; nil hides the
@@ -113,22 +103,6 @@ type acceptanceRow struct {
 }
 
 type stageView struct{ Name, Status, ErrorClass, Attempts string }
-
-type countView struct {
-	Severity string
-	N        int
-}
-
-type fileView struct {
-	File     string
-	Findings []findingView
-}
-
-type findingView struct {
-	N                               int
-	Severity, Location, Title, Tags string
-	Message, Suggestion             string
-}
 
 type coverageView struct {
 	FilesReviewed, ModelCalls, Dropped int
@@ -170,11 +144,11 @@ func build(p Page) view {
 		v.Reviewed = true
 		v.Summary = strings.TrimSpace(p.Result.Summary)
 		v.Total = len(p.Result.Findings)
-		v.Files, v.Counts = byFile(p.Result.Findings)
+		v.Files, v.Counts = render.ByFile(p.Result.Findings, nil, 0), render.Counts(p.Result.Findings)
 		m := domain.ReadReviewMeta(p.Result.Meta)
 		v.Coverage = coverageView{FilesReviewed: m.FilesReviewed, ModelCalls: m.ModelCalls, Dropped: m.DroppedFindings, Prompt: p.Result.PromptVersion}
 		for _, s := range m.SkippedFiles {
-			v.Coverage.Skipped = append(v.Coverage.Skipped, skippedView{File: s.File, Reason: skipReason(s.Reason)})
+			v.Coverage.Skipped = append(v.Coverage.Skipped, skippedView{File: s.File, Reason: domain.SkipReason(s.Reason)})
 		}
 		for _, t := range m.TruncatedFiles {
 			v.Coverage.Truncated = append(v.Coverage.Truncated, truncatedView{File: t.File, Reviewed: t.ReviewedBytes, Original: t.OriginalBytes})
@@ -244,99 +218,6 @@ func commentRef(r outbox.Row) string {
 		return ""
 	}
 	return "comment " + r.NotificationID
-}
-
-// byFile groups findings by file, files in order of their most severe
-// finding then path, findings by severity, line and id — the review
-// e-mail's order, so the page and the mail number findings alike.
-func byFile(fs []domain.Finding) ([]fileView, []countView) {
-	by := map[string][]domain.Finding{}
-	worst := map[string]int{}
-	counts := map[string]int{}
-	for _, f := range fs {
-		if _, ok := worst[f.File]; !ok {
-			worst[f.File] = len(domain.Severities) + 1
-		}
-		by[f.File] = append(by[f.File], f)
-		worst[f.File] = min(worst[f.File], domain.SeverityRank(severity(f.Severity)))
-		counts[severity(f.Severity)]++
-	}
-	files := make([]string, 0, len(by))
-	for file := range by {
-		files = append(files, file)
-	}
-	sort.Slice(files, func(i, j int) bool {
-		if worst[files[i]] != worst[files[j]] {
-			return worst[files[i]] < worst[files[j]]
-		}
-		return files[i] < files[j]
-	})
-	var out []fileView
-	n := 0
-	for _, file := range files {
-		list := by[file]
-		sort.SliceStable(list, func(i, j int) bool {
-			a, b := list[i], list[j]
-			if ra, rb := domain.SeverityRank(severity(a.Severity)), domain.SeverityRank(severity(b.Severity)); ra != rb {
-				return ra < rb
-			}
-			if a.Line != b.Line {
-				return a.Line < b.Line
-			}
-			return a.ID < b.ID
-		})
-		g := fileView{File: file}
-		for _, f := range list {
-			n++
-			g.Findings = append(g.Findings, findingView{N: n, Severity: severity(f.Severity), Location: location(f), Title: f.Title,
-				Tags: tags(f), Message: strings.TrimSpace(f.Message), Suggestion: strings.TrimSpace(f.Suggestion)})
-		}
-		out = append(out, g)
-	}
-	var cv []countView
-	for _, s := range append(append([]string{}, domain.Severities...), "other") {
-		if counts[s] > 0 {
-			cv = append(cv, countView{Severity: s, N: counts[s]})
-		}
-	}
-	return out, cv
-}
-
-func location(f domain.Finding) string {
-	loc := f.File + ":" + strconv.Itoa(f.Line)
-	if f.EndLine > f.Line {
-		loc += "-" + strconv.Itoa(f.EndLine)
-	}
-	return loc
-}
-
-func tags(f domain.Finding) string {
-	var parts []string
-	if f.Category != "" {
-		parts = append(parts, f.Category)
-	}
-	if f.Confidence != "" {
-		parts = append(parts, "confidence: "+f.Confidence)
-	}
-	if f.RuleID != "" {
-		parts = append(parts, "rule: "+f.RuleID)
-	}
-	return strings.Join(parts, ", ")
-}
-
-var skipReasons = map[string]string{
-	"no_textual_diff": "no textual diff: binary, deleted or empty",
-	"over_file_bytes": "larger than the per-file limit (p4MaxFileBytes, 2 MiB by default): not fetched",
-	"over_file_limit": "over the per-changelist file limit",
-	"over_byte_limit": "over the per-changelist size limit",
-	"too_large":       "too large to review",
-}
-
-func skipReason(r string) string {
-	if s, ok := skipReasons[r]; ok {
-		return s
-	}
-	return r
 }
 
 // maskAddress shows a recipient as the e-mail's reader would recognise it
