@@ -13,8 +13,8 @@ import (
 
 	smtpstandin "github.com/criticizer/criticizer/internal/standin/smtp"
 	"github.com/criticizer/criticizer/shared/delivery"
-	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/outbox"
 )
 
 // An SMTP server refusing a recipient with a 550 that quotes a line of the
