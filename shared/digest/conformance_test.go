@@ -33,7 +33,7 @@ func (r relay) Delivered(_ context.Context, id string) (bool, error) { return r.
 
 // The weekly digest, its own rows (one per owner and week) over the SMTP
 // channel, passes the one conformance suite: once per owner and week, never
-// twice after a crash, and a refusal leaves the row pending (Retry: the
+// twice after a crash, and a refusal leaves the row pending (KeepPending: the
 // week is run again once the service's own refusal is fixed).
 func TestDigestConformance(t *testing.T) {
 	outboxtest.RunChannelSuite(t, func(t *testing.T) outboxtest.Harness[*notify.Message] {
@@ -78,8 +78,8 @@ func TestDigestConformance(t *testing.T) {
 					t.Fatal(err)
 				}
 			},
-			Window: time.Hour,
-			Retry:  true,
+			Window:      time.Hour,
+			KeepPending: true,
 		}
 	})
 }

@@ -110,9 +110,9 @@ func (p *Pass) one(ctx context.Context, week Week, o Owner, entries []Entry, fat
 	if err != nil {
 		return failure.Wrap(failure.InternalBug, err)
 	}
-	// Retry: a digest has no job whose operator would requeue its row, so
+	// KeepPending: a digest has no job whose operator would requeue its row, so
 	// a refusal that is the service's own is fixed and the week run again.
-	proto := outbox.Protocol{Ref: id.Item(), Retry: true, Name: id.Item().String(), Window: p.Window, Words: digestWords, Now: p.Now.Now,
+	proto := outbox.Protocol{Ref: id.Item(), KeepPending: true, Name: id.Item().String(), Window: p.Window, Words: digestWords, Now: p.Now.Now,
 		Log: p.Log.With("week", id.Week.String(), "owner", id.Owner[:16])}
 	sent, err := outbox.Deliver(ctx, proto, p.Rows, p.Channel, msg)
 	switch {

@@ -47,12 +47,13 @@ type Protocol struct {
 	Ref   Ref    // the delivery's row: Email(key) or an Item
 	JobID string // the job a created row names
 	After Bound  // the id the row's lookup starts after; nil: none
-	// Retry releases every refused send pending, never failed for good: a
-	// digest has no job whose operator would requeue it, so a refusal that
-	// is the service's own (a rotated SMTP login) is fixed and run again.
-	Retry bool
-	Name  string // the delivery in errors: an idempotency token, a comment's identity
-	Log   *slog.Logger
+	// KeepPending releases every refused send pending, never failed for
+	// good: a digest has no job whose operator would requeue it, so a
+	// refusal that is the service's own (a rotated SMTP login) is fixed and
+	// the week run again.
+	KeepPending bool
+	Name        string // the delivery in errors: an idempotency token, a comment's identity
+	Log         *slog.Logger
 	// Window is how long after a send started the provider may still
 	// complete it: before it, "not found" proves nothing.
 	Window time.Duration
@@ -119,7 +120,7 @@ func refused(ctx context.Context, p Protocol, rows Rows, send *Send, v delivery.
 		p.Log.WarnContext(ctx, p.Words.MaybeSent, "error_class", v.Class)
 		return err
 	}
-	permanent := !v.Class.Retryable() && !p.Retry
+	permanent := !v.Class.Retryable() && !p.KeepPending
 	if rerr := rows.Release(context.WithoutCancel(ctx), p.Ref, send.Token, v.Class, rowError(v.Class, err), permanent, p.Now()); rerr != nil {
 		// The row stays "sending": the next attempt settles it (the
 		// provider has no record, so after the window it is resent).

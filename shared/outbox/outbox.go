@@ -93,7 +93,7 @@ type Row struct {
 	Thread  int64  `dynamodbav:"channel_thread,omitempty" json:"thread,omitempty"`
 	Item    string `dynamodbav:"channel_item,omitempty" json:"item,omitempty"`
 	// LookupAfter is a channel id that existed before the row's first send
-	// began (a Swarm comment id, BeginItemAfter): whatever that send made
+	// began (a Swarm comment id, Bounded): whatever that send made
 	// has a higher id, so its lookup reads only what came after. 0: none
 	// known, the lookup reads everything.
 	LookupAfter int64 `dynamodbav:"lookup_after,omitempty" json:"lookup_after,omitempty"`

@@ -38,96 +38,107 @@ type Harness[M any] struct {
 	// Window is the channel's completion window (0: a send is final when
 	// Send returns).
 	Window time.Duration
-	// Retry is the channel's Protocol.Retry: a refusal never fails its row
-	// for good (the digest).
-	Retry bool
+	// KeepPending is the channel's Protocol.KeepPending: a refusal never
+	// fails its row for good (the digest).
+	KeepPending bool
 }
 
 // RunChannelSuite runs the conformance suite over the channel newHarness
 // returns, a fresh one (and provider) per case.
 func RunChannelSuite[M any](t *testing.T, newHarness func(t *testing.T) Harness[M]) {
-	t.Run("delivered once under retries", func(t *testing.T) {
-		r := start(t, newHarness(t))
-		if sent, err := r.deliver(t, 0); !sent || err != nil {
-			t.Fatalf("first attempt: sent %v, %v; want sent", sent, err)
-		}
-		for range 2 {
-			if sent, err := r.deliver(t, 0); sent || err != nil {
-				t.Fatalf("retry: sent %v, %v; want skipped, its row sent", sent, err)
-			}
-		}
-		r.want(t, 0, 1, outbox.Sent)
-	})
-	t.Run("a crash after the send is settled by lookup, not sent twice", func(t *testing.T) {
-		r := start(t, newHarness(t))
-		r.rows.crash = true
-		if sent, err := r.deliver(t, 0); !sent || err == nil {
-			t.Fatalf("crashed attempt: sent %v, %v; want sent and the mark lost", sent, err)
-		}
-		r.rows.crash = false
-		r.now = r.now.Add(r.h.Window + time.Second) // past the window: only the lookup holds a resend back
-		// A channel whose send is idempotent at the provider (a task
-		// change) may send again; what the user sees is the same.
-		for range 2 {
-			if _, err := r.deliver(t, 0); err != nil {
-				t.Fatalf("retry after the crash: %v; want settled as sent", err)
-			}
-		}
-		r.want(t, 0, 1, outbox.Sent)
-	})
-	t.Run("a crash before the send is sent once after the window", func(t *testing.T) {
-		r := start(t, newHarness(t))
-		ref, _ := r.h.Delivery(0)
-		if _, err := r.rows.Begin(context.Background(), ref, "job-1", r.now); err != nil {
-			t.Fatal(err)
-		}
-		if r.h.Window > 0 {
-			if sent, err := r.deliver(t, 0); sent || !errors.Is(err, outbox.ErrInFlight) {
-				t.Fatalf("within the window: sent %v, %v; want it left in flight", sent, err)
-			}
-			r.want(t, 0, 0, outbox.Sending)
-		}
-		r.now = r.now.Add(r.h.Window + time.Second)
-		if sent, err := r.deliver(t, 0); !sent || err != nil {
-			t.Fatalf("after the window: sent %v, %v; want sent", sent, err)
-		}
-		r.want(t, 0, 1, outbox.Sent)
-	})
-	for _, permanent := range []bool{true, false} {
-		name := map[bool]string{true: "a permanent refusal fails the row for good", false: "a transient refusal is sent on retry"}[permanent]
-		t.Run(name, func(t *testing.T) {
-			r := start(t, newHarness(t))
-			secret := "upstream-" + fmt.Sprint(time.Now().UnixNano())
-			r.h.Refuse(t, permanent, secret)
-			sent, err := r.deliver(t, 0)
-			if sent || err == nil {
-				t.Fatalf("refused send: sent %v, %v; want an error", sent, err)
-			}
-			v := r.h.Channel.Classify(err)
-			if v.MaybeSent || v.Class.Retryable() == permanent {
-				t.Fatalf("refusal classified %+v (%v); want permanent=%v, certainly not sent", v, err, permanent)
-			}
-			status := outbox.Pending
-			if permanent && !r.h.Retry {
-				status = outbox.Failed
-			}
-			row := r.want(t, 0, 0, status)
-			if s := fmt.Sprintf("%+v", *row); strings.Contains(s, secret) {
-				t.Fatalf("the row keeps the provider's reply text: %s", s)
-			}
-			if status == outbox.Failed {
-				if _, err := r.deliver(t, 0); !errors.Is(err, outbox.ErrFailed) {
-					t.Fatalf("retry of a row failed for good: %v; want ErrFailed, nothing sent", err)
-				}
-				r.want(t, 0, 0, outbox.Failed)
-				return
-			}
-			if sent, err := r.deliver(t, 0); !sent || err != nil {
-				t.Fatalf("retry: sent %v, %v; want sent", sent, err)
-			}
-			r.want(t, 0, 1, outbox.Sent)
-		})
+	cases := []struct {
+		name string
+		run  func(*testing.T, *run[M])
+	}{
+		{"delivered once under retries", onceUnderRetries[M]},
+		{"a crash after the send is settled by lookup, not sent twice", crashAfterSend[M]},
+		{"a crash before the send is sent once after the window", crashBeforeSend[M]},
+		{"a permanent refusal fails the row for good", func(t *testing.T, r *run[M]) { refusal(t, r, true) }},
+		{"a transient refusal is sent on retry", func(t *testing.T, r *run[M]) { refusal(t, r, false) }},
 	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { c.run(t, start(t, newHarness(t))) })
+	}
+}
+
+func onceUnderRetries[M any](t *testing.T, r *run[M]) {
+	if sent, err := r.deliver(t, 0); !sent || err != nil {
+		t.Fatalf("first attempt: sent %v, %v; want sent", sent, err)
+	}
+	for range 2 {
+		if sent, err := r.deliver(t, 0); sent || err != nil {
+			t.Fatalf("retry: sent %v, %v; want skipped, its row sent", sent, err)
+		}
+	}
+	r.want(t, 0, 1, outbox.Sent)
+}
+
+func crashAfterSend[M any](t *testing.T, r *run[M]) {
+	r.rows.crash = true
+	if sent, err := r.deliver(t, 0); !sent || err == nil {
+		t.Fatalf("crashed attempt: sent %v, %v; want sent and the mark lost", sent, err)
+	}
+	r.rows.crash = false
+	r.now = r.now.Add(r.h.Window + time.Second) // past the window: only the lookup holds a resend back
+	// A channel whose send is idempotent at the provider (a task change)
+	// may send again; what the user sees is the same.
+	for range 2 {
+		if _, err := r.deliver(t, 0); err != nil {
+			t.Fatalf("retry after the crash: %v; want settled as sent", err)
+		}
+	}
+	r.want(t, 0, 1, outbox.Sent)
+}
+
+func crashBeforeSend[M any](t *testing.T, r *run[M]) {
+	ref, _ := r.h.Delivery(0)
+	if _, err := r.rows.Begin(context.Background(), ref, "job-1", r.now); err != nil {
+		t.Fatal(err)
+	}
+	if r.h.Window > 0 {
+		if sent, err := r.deliver(t, 0); sent || !errors.Is(err, outbox.ErrInFlight) {
+			t.Fatalf("within the window: sent %v, %v; want it left in flight", sent, err)
+		}
+		r.want(t, 0, 0, outbox.Sending)
+	}
+	r.now = r.now.Add(r.h.Window + time.Second)
+	if sent, err := r.deliver(t, 0); !sent || err != nil {
+		t.Fatalf("after the window: sent %v, %v; want sent", sent, err)
+	}
+	r.want(t, 0, 1, outbox.Sent)
+}
+
+// refusal: the provider refuses with text in its reply; the row is failed
+// for good or pending by the refusal's class, and keeps none of the text.
+func refusal[M any](t *testing.T, r *run[M], permanent bool) {
+	secret := "upstream-" + fmt.Sprint(time.Now().UnixNano())
+	r.h.Refuse(t, permanent, secret)
+	sent, err := r.deliver(t, 0)
+	if sent || err == nil {
+		t.Fatalf("refused send: sent %v, %v; want an error", sent, err)
+	}
+	if v := r.h.Channel.Classify(err); v.MaybeSent || v.Class.Retryable() == permanent {
+		t.Fatalf("refusal classified %+v (%v); want permanent=%v, certainly not sent", v, err, permanent)
+	}
+	status := outbox.Pending
+	if permanent && !r.h.KeepPending {
+		status = outbox.Failed
+	}
+	row := r.want(t, 0, 0, status)
+	if s := fmt.Sprintf("%+v", *row); strings.Contains(s, secret) {
+		t.Fatalf("the row keeps the provider's reply text: %s", s)
+	}
+	if status == outbox.Failed {
+		if _, err := r.deliver(t, 0); !errors.Is(err, outbox.ErrFailed) {
+			t.Fatalf("retry of a row failed for good: %v; want ErrFailed, nothing sent", err)
+		}
+		r.want(t, 0, 0, outbox.Failed)
+		return
+	}
+	if sent, err := r.deliver(t, 0); !sent || err != nil {
+		t.Fatalf("retry: sent %v, %v; want sent", sent, err)
+	}
+	r.want(t, 0, 1, outbox.Sent)
 }
 
 // run is one case: the harness, its rows and the clock.
@@ -147,7 +158,7 @@ func start[M any](t *testing.T, h Harness[M]) *run[M] {
 func (r *run[M]) deliver(t *testing.T, i int) (bool, error) {
 	t.Helper()
 	ref, m := r.h.Delivery(i)
-	p := outbox.Protocol{Ref: ref, JobID: "job-1", Retry: r.h.Retry, Name: ref.String(), Window: r.h.Window,
+	p := outbox.Protocol{Ref: ref, JobID: "job-1", KeepPending: r.h.KeepPending, Name: ref.String(), Window: r.h.Window,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return r.now }}
 	return outbox.Deliver(context.Background(), p, r.rows, r.h.Channel, m)
 }
