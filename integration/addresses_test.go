@@ -110,7 +110,7 @@ func TestYearOldRowWithoutAddressBlocksResend(t *testing.T) {
 			t.Errorf("row names Message-ID %s, the e-mail carried %s", r.MessageID("localhost"), mails[0].MessageID)
 		}
 	}
-	_, err = env.outbox.Begin(ctx, delivery.Key{Changelist: cl, Recipient: " ALICE@example.com", ReviewVersion: 1}, "resend", job.Now())
+	_, err = env.outbox.Begin(ctx, outbox.Email(delivery.Key{Changelist: cl, Recipient: " ALICE@example.com", ReviewVersion: 1}), "resend", job.Now())
 	if !errors.Is(err, outbox.ErrAlreadySent) {
 		t.Fatalf("resend a year later: %v, want ErrAlreadySent", err)
 	}
@@ -143,7 +143,7 @@ func TestScrubbedDoubtfulSendIsSettledByTheRelayLookup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := env.outbox.Begin(ctx, k, "doubt", job.Now()); err != nil {
+	if _, err := env.outbox.Begin(ctx, outbox.Email(k), "doubt", job.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := sender.Send(ctx, k, msg); err != nil {
@@ -165,7 +165,7 @@ func TestScrubbedDoubtfulSendIsSettledByTheRelayLookup(t *testing.T) {
 	if rep.Backfilled != 1 || rep.Requeued != 0 {
 		t.Fatalf("reconcile %+v: want the doubtful send settled by the relay's record of %s", rep, msg.MessageID)
 	}
-	if _, err := env.outbox.Begin(ctx, k, "resend", job.Now()); !errors.Is(err, outbox.ErrAlreadySent) {
+	if _, err := env.outbox.Begin(ctx, outbox.Email(k), "resend", job.Now()); !errors.Is(err, outbox.ErrAlreadySent) {
 		t.Errorf("resend after settling: %v, want ErrAlreadySent", err)
 	}
 }

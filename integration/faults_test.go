@@ -54,7 +54,7 @@ func TestStalledDataReplyIsNotSentTwice(t *testing.T) {
 		}
 		t.Fatalf("%d e-mails to alice (Message-IDs %v), want exactly 1; history %s", len(mails), ids, historyOf(j))
 	}
-	row, err := env.outbox.Get(context.Background(), delivery.Key{Changelist: cl, Recipient: "alice@example.com", ReviewVersion: 1})
+	row, err := env.outbox.Get(context.Background(), outbox.Email(delivery.Key{Changelist: cl, Recipient: "alice@example.com", ReviewVersion: 1}))
 	if err != nil {
 		t.Fatal(err)
 	}

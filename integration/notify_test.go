@@ -32,7 +32,7 @@ func TestSendThatMayHaveHappenedIsSettledNotResent(t *testing.T) {
 	if n := len(mailsFor(cl, 1)); n != 1 {
 		t.Fatalf("%d e-mails to alice, want exactly 1", n)
 	}
-	row, err := env.outbox.Get(context.Background(), delivery.Key{Changelist: cl, Recipient: "alice@example.com", ReviewVersion: 1})
+	row, err := env.outbox.Get(context.Background(), outbox.Email(delivery.Key{Changelist: cl, Recipient: "alice@example.com", ReviewVersion: 1}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestRefusedSendIsRetriedOnce(t *testing.T) {
 	if n := len(mailsFor(cl, 1)); n != 1 {
 		t.Fatalf("%d e-mails, want 1", n)
 	}
-	row, _ := env.outbox.Get(context.Background(), delivery.Key{Changelist: cl, Recipient: "alice@example.com", ReviewVersion: 1})
+	row, _ := env.outbox.Get(context.Background(), outbox.Email(delivery.Key{Changelist: cl, Recipient: "alice@example.com", ReviewVersion: 1}))
 	if row.Attempts != 2 || row.Status != outbox.Sent {
 		t.Fatalf("outbox row %+v, want two send attempts, sent", row)
 	}
@@ -99,7 +99,7 @@ func TestPermanentRecipientFailureThenOperatorRequeue(t *testing.T) {
 	if !strings.Contains(rowOf("aaron@example.com"), "failed") || !strings.Contains(rowOf("alice@example.com"), "sent") {
 		t.Fatalf("outbox listing:\n%s", listing)
 	}
-	if err := env.outbox.Requeue(context.Background(), delivery.Key{Changelist: cl, Recipient: "alice@example.com", ReviewVersion: 1}, job.Now()); err == nil {
+	if err := env.outbox.Requeue(context.Background(), outbox.Email(delivery.Key{Changelist: cl, Recipient: "alice@example.com", ReviewVersion: 1}), job.Now()); err == nil {
 		t.Fatal("a sent row was requeued: that would e-mail twice")
 	}
 	criticizer(t, "outbox", "requeue", id, "aaron@example.com", "--note", "OPS-43 mailbox created")

@@ -68,7 +68,7 @@ func TestWebhookToEmail(t *testing.T) {
 
 	// Outbox rows: sent, with the provider id, keyed by (changelist, recipient, version).
 	for _, r := range wantRcpts {
-		row, err := env.outbox.Get(context.Background(), delivery.Key{Changelist: cl, Recipient: r, ReviewVersion: 1})
+		row, err := env.outbox.Get(context.Background(), outbox.Email(delivery.Key{Changelist: cl, Recipient: r, ReviewVersion: 1}))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -51,7 +51,7 @@ func TestCommentRowsAreReconciled(t *testing.T) {
 	landed, lost, claimed := item("finding/"+fpLanded), item("summary/v1"), item("finding/"+fpClaimed)
 	started := job.Now()
 	for _, it := range []outbox.Item{landed, lost, claimed} {
-		if _, err := env.outbox.BeginItem(ctx, it, j.ID, started); err != nil {
+		if _, err := env.outbox.Begin(ctx, it, j.ID, started); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -59,7 +59,7 @@ func TestCommentRowsAreReconciled(t *testing.T) {
 	// marked sent with an id Swarm never gave.
 	stored := env.local.Swarm.AddComment(swarmstandin.Comment{Topic: topic, User: "criticizer",
 		Body: swarm.FindingKey(review, fpLanded).Marker().Sign("**HIGH** · security · SQL built from input")})
-	if err := env.outbox.MarkItemSent(ctx, claimed, "424242", started); err != nil {
+	if err := env.outbox.MarkSent(ctx, claimed, "424242", started); err != nil {
 		t.Fatal(err)
 	}
 
@@ -102,10 +102,10 @@ func TestCommentRowsAreReconciled(t *testing.T) {
 
 	// "claimed" is marked sent without a comment again: reconciling, for an
 	// operator, not requeued twice.
-	if _, err := env.outbox.BeginItem(ctx, claimed, j.ID, started); err != nil {
+	if _, err := env.outbox.Begin(ctx, claimed, j.ID, started); err != nil {
 		t.Fatal(err)
 	}
-	if err := env.outbox.MarkItemSent(ctx, claimed, "434343", started); err != nil {
+	if err := env.outbox.MarkSent(ctx, claimed, "434343", started); err != nil {
 		t.Fatal(err)
 	}
 	sum = settle("second pass", func(rows map[string]outbox.Row) bool { return rows[claimed.ID].Status == outbox.Reconciling })

@@ -35,10 +35,10 @@ func TestSentWithoutEvidenceIsReconciledOnce(t *testing.T) {
 	unproven := delivery.Key{Changelist: cl, Recipient: "erin@example.com", ReviewVersion: 1}
 	proven := delivery.Key{Changelist: cl, Recipient: "frank@example.com", ReviewVersion: 1}
 	for _, k := range []delivery.Key{unproven, proven} {
-		if _, err := env.outbox.Begin(ctx, k, j.ID, sentAt); err != nil {
+		if _, err := env.outbox.Begin(ctx, outbox.Email(k), j.ID, sentAt); err != nil {
 			t.Fatal(err)
 		}
-		if err := env.outbox.MarkSent(ctx, k, "claimed-"+k.Recipient, sentAt); err != nil {
+		if err := env.outbox.MarkSent(ctx, outbox.Email(k), "claimed-"+k.Recipient, sentAt); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -68,7 +68,7 @@ func TestSentWithoutEvidenceIsReconciledOnce(t *testing.T) {
 	if !strings.Contains(metrics.String(), `"OutboxReconciling"`) {
 		t.Errorf("no OutboxReconciling metric: %s", metrics.String())
 	}
-	row, err := env.outbox.Get(ctx, unproven)
+	row, err := env.outbox.Get(ctx, outbox.Email(unproven))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,10 +78,10 @@ func TestSentWithoutEvidenceIsReconciledOnce(t *testing.T) {
 
 	// The requeued row is sent again by notify; if that send too leaves no
 	// evidence, the next pass finds it reconciling and stops: no second requeue.
-	if _, err := env.outbox.Begin(ctx, unproven, j.ID, sentAt); err != nil {
+	if _, err := env.outbox.Begin(ctx, outbox.Email(unproven), j.ID, sentAt); err != nil {
 		t.Fatal(err)
 	}
-	if err := env.outbox.MarkSent(ctx, unproven, "claimed again", sentAt); err != nil {
+	if err := env.outbox.MarkSent(ctx, outbox.Email(unproven), "claimed again", sentAt); err != nil {
 		t.Fatal(err)
 	}
 	metrics.Reset()
@@ -96,16 +96,16 @@ func TestSentWithoutEvidenceIsReconciledOnce(t *testing.T) {
 		t.Errorf("OutboxReconciling not 1 while a row waits: %s", metrics.String())
 	}
 	// While reconciling, the notify stage cannot send to erin.
-	if _, err := env.outbox.Begin(ctx, unproven, j.ID, job.Now()); err == nil {
+	if _, err := env.outbox.Begin(ctx, outbox.Email(unproven), j.ID, job.Now()); err == nil {
 		t.Fatal("Begin succeeded on a reconciling row")
 	}
 
 	// The operator checked with the provider: not delivered. The row is
 	// pending again for the next notify run.
-	if err := env.outbox.Resolve(ctx, env.outbox.Email(unproven), false, "", job.Now()); err != nil {
+	if err := env.outbox.Resolve(ctx, outbox.Email(unproven), false, "", job.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if row, _ := env.outbox.Get(ctx, unproven); row.Status != outbox.Pending {
+	if row, _ := env.outbox.Get(ctx, outbox.Email(unproven)); row.Status != outbox.Pending {
 		t.Errorf("after the operator's resolution: %+v, want pending", row)
 	}
 }
@@ -183,7 +183,7 @@ func TestSucceededJobsUnprovenRowIsRedelivered(t *testing.T) {
 	if after.State != job.Succeeded || after.StageRecord("notify").Attempts != before.StageRecord("notify").Attempts {
 		t.Errorf("job %s, notify attempts %d → %d: a redelivery must not reopen the job", after.State, before.StageRecord("notify").Attempts, after.StageRecord("notify").Attempts)
 	}
-	row, err := env.outbox.Get(ctx, delivery.Key{Changelist: cl, Recipient: "reviewers@example.com", ReviewVersion: 1})
+	row, err := env.outbox.Get(ctx, outbox.Email(delivery.Key{Changelist: cl, Recipient: "reviewers@example.com", ReviewVersion: 1}))
 	if err != nil || row.Status != outbox.Sent || row.NotifiedAt == "" {
 		t.Errorf("row %+v (%v): want sent again", row, err)
 	}

@@ -14,6 +14,7 @@ import (
 	smtpstandin "github.com/criticizer/criticizer/internal/standin/smtp"
 	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/outbox"
 )
 
 // An SMTP server refusing a recipient with a 550 that quotes a line of the
@@ -73,7 +74,7 @@ func TestSMTPReplyEchoingSecretsIsNotStored(t *testing.T) {
 		t.Errorf("no proof of redaction recorded: %+v", j.Artifacts)
 	}
 	it := awaitDLQ(t, domain.StageNotify, forJob(id), 30*time.Second)
-	row, err := env.outbox.Get(context.Background(), delivery.Key{Changelist: cl, Recipient: "aa" + rcpt, ReviewVersion: 1})
+	row, err := env.outbox.Get(context.Background(), outbox.Email(delivery.Key{Changelist: cl, Recipient: "aa" + rcpt, ReviewVersion: 1}))
 	if err != nil {
 		t.Fatal(err)
 	}

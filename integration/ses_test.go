@@ -71,7 +71,7 @@ func TestSESEventsDecideLookupBeforeResend(t *testing.T) {
 	// Both sends started and were never confirmed.
 	for _, r := range j.Recipients {
 		k := delivery.Key{Changelist: cl, Recipient: r, ReviewVersion: 1}
-		if _, err := env.outbox.Begin(ctx, k, jobID, job.Now()); err != nil {
+		if _, err := env.outbox.Begin(ctx, outbox.Email(k), jobID, job.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -102,7 +102,7 @@ func TestSESEventsDecideLookupBeforeResend(t *testing.T) {
 	if strings.Join(sender.sent, ",") != "bob@example.com" {
 		t.Fatalf("e-mailed %v, want only bob (alice's send is proven by SES's event)", sender.sent)
 	}
-	row, err := env.outbox.Get(ctx, alice)
+	row, err := env.outbox.Get(ctx, outbox.Email(alice))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -436,7 +436,7 @@ func (a *app) outboxCmd(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		if err := a.rows.RequeueRef(ctx, k, job.Now()); err != nil {
+		if err := a.rows.Requeue(ctx, k, job.Now()); err != nil {
 			return err
 		}
 		if err := a.record(ctx, j.ID, "outbox_requeue", rest[1]+"; "+*note); err != nil {
@@ -461,7 +461,7 @@ func (a *app) outboxCmd(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		if err := a.rows.ConfirmRef(ctx, k, *evidence, job.Now()); err != nil {
+		if err := a.rows.Confirm(ctx, k, *evidence, job.Now()); err != nil {
 			return err
 		}
 		if err := a.record(ctx, j.ID, "outbox_confirm", rest[1]+"; "+*evidence); err != nil {

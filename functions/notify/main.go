@@ -62,11 +62,11 @@ func main() {
 	if c := set.Comments; c.On {
 		// Findings as comments on the job's Swarm review (NOTIFY_CHANNELS, docs/swarm-comments.md).
 		api := &swarm.Client{BaseURL: set.SwarmLinks.URL, Credentials: swarm.SecretCredentials(sm, c.APISecretID)}
-		n.Comments = &notifystage.SwarmComments{Rows: n.Outbox.(*outbox.Outbox), Window: c.Window, API: api}
+		n.Comments = &notifystage.SwarmComments{Rows: rows, Window: c.Window, API: api}
 		// What reviewers do with each posted finding (package outcome).
 		fates := outcome.NewStore(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention).WithMetrics(env.Metrics)
 		n.Outcomes = &notifystage.Outcomes{Store: fates, Policy: set.Dismissals,
-			Reader: &outcome.Reader{Store: fates, Rows: n.Outbox.(*outbox.Outbox), Comments: api, Reviews: api, Policy: set.Dismissals}}
+			Reader: &outcome.Reader{Store: fates, Rows: rows, Comments: api, Reviews: api, Policy: set.Dismissals}}
 	}
 	if set.WeeklyDigest {
 		n.Digest = &digest.Entries{API: ddb, Table: env.Config.JobsTable} // each job's week entry (shared/digest)

@@ -33,9 +33,10 @@ func main() {
 	ddb := dynamodb.NewFromConfig(env.AWS)
 	// A short cache: a revoked previous credential is refused within KeyCacheTTL.
 	sm := secrets.New(secretsmanager.NewFromConfig(env.AWS), webhook.KeyCacheTTL)
+	deliveries := outbox.New(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention)
 	h := &webhook.Handler{
 		Jobs:       store.New(ddb, env.Config.JobsTable).WithRetention(env.Config.Retention).WithUniquenessRetention(env.Config.UniquenessRetention),
-		Deliveries: outbox.New(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention),
+		Deliveries: deliveries,
 		Queue:      queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs),
 		Keys:       webhook.SecretKeys(sm, set.SecretID, nil), Log: env.Log, Metrics: env.Metrics,
 		ReplayWindow: set.ReplayWindow, SweepAfter: 2 * env.Config.Lease,
@@ -60,7 +61,7 @@ func main() {
 		fates := outcome.NewStore(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention).WithMetrics(env.Metrics)
 		h.SwarmEvents = &swarmevents.Receiver{Scheme: ev.Scheme, Keys: swarmevents.Keys(webhook.SecretKeys(sm, ev.SecretID, nil)),
 			Claims:   swarmevents.NewDeliveries(ddb, env.Config.JobsTable, env.Config.UniquenessRetention),
-			Outcomes: eventReader(fates, h.Deliveries.(*outbox.Outbox), api, dismissals), Log: env.Log}
+			Outcomes: eventReader(fates, deliveries, api, dismissals), Log: env.Log}
 	}
 	lambda.Start(h.Handle)
 }

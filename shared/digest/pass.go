@@ -22,7 +22,7 @@ type Pass struct {
 	Fates   Fates
 	// Rows are the digests' outbox rows (*outbox.Outbox), one per owner
 	// and week (outbox.DigestItem).
-	Rows outbox.ItemRows
+	Rows outbox.Rows
 	// Channel is the e-mail channel (smtpmail.Channel, ses.Channel): it
 	// sends a digest (composed with the zero delivery.Key), says whether a
 	// failed send may have happened (Classify), and looks up a send left in
@@ -110,10 +110,11 @@ func (p *Pass) one(ctx context.Context, week Week, o Owner, entries []Entry, fat
 	if err != nil {
 		return failure.Wrap(failure.InternalBug, err)
 	}
-	proto := outbox.Protocol{Name: id.Item().String(), Window: p.Window, Words: digestWords, Now: p.Now.Now,
+	// KeepPending: a digest has no job whose operator would requeue its row, so
+	// a refusal that is the service's own is fixed and the week run again.
+	proto := outbox.Protocol{Ref: id.Item(), KeepPending: true, Name: id.Item().String(), Window: p.Window, Words: digestWords, Now: p.Now.Now,
 		Log: p.Log.With("week", id.Week.String(), "owner", id.Owner[:16])}
-	row := released{outbox.ForItem(p.Rows, id.Item(), outbox.After(0), "")}
-	sent, err := outbox.Deliver(ctx, proto, row, p.Channel, msg)
+	sent, err := outbox.Deliver(ctx, proto, p.Rows, p.Channel, msg)
 	switch {
 	case sent:
 		rep.Sent++
@@ -125,17 +126,6 @@ func (p *Pass) one(ctx context.Context, week Week, o Owner, entries []Entry, fat
 		return nil
 	}
 	return err
-}
-
-// released is a digest's row operations: a send that certainly failed
-// leaves the row pending whatever its class, never failed for good, so the
-// next run sends it. A digest has no job whose operator would requeue the
-// row: a refusal that is the service's own (a rotated SMTP login, SES not
-// yet out of its sandbox) is fixed and the week run again.
-type released struct{ outbox.Record }
-
-func (r released) Release(ctx context.Context, tok string, c failure.Class, msg string, _ bool, now time.Time) error {
-	return r.Record.Release(ctx, tok, c, msg, false, now)
 }
 
 // inDoubt says err leaves a send that may have happened: the answer was

@@ -223,7 +223,7 @@ func TestPassCrashBetweenSendAndMark(t *testing.T) {
 	ctx := context.Background()
 	s := &sender{}
 	p, w, c, ch := pass(t, s)
-	rows := &crashingRows{ItemRows: p.Rows, crash: true}
+	rows := &crashingRows{Rows: p.Rows, crash: true}
 	p.Rows = rows
 	if rep, err := p.Run(ctx, w); err == nil || rep.Sent != 1 || len(s.sent) != 1 {
 		t.Fatalf("first run = %+v, %v: want it sent and the lost mark reported", rep, err)
@@ -245,13 +245,13 @@ func TestPassCrashBetweenSendAndMark(t *testing.T) {
 // crashingRows loses every mark while crash holds: the function died after
 // the provider accepted the digest.
 type crashingRows struct {
-	outbox.ItemRows
+	outbox.Rows
 	crash bool
 }
 
-func (r *crashingRows) MarkItemSent(ctx context.Context, it outbox.Item, evidence string, now time.Time) error {
+func (r *crashingRows) MarkSent(ctx context.Context, it outbox.Ref, evidence string, now time.Time) error {
 	if !r.crash {
-		return r.ItemRows.MarkItemSent(ctx, it, evidence, now)
+		return r.Rows.MarkSent(ctx, it, evidence, now)
 	}
 	return errors.New("function timed out")
 }

@@ -29,8 +29,8 @@ import (
 
 // SwarmComments configures the comments channel; nil on Notify turns it off.
 type SwarmComments struct {
-	// Rows are the comment rows (outbox.ItemRows of *outbox.Outbox).
-	Rows outbox.ItemRows
+	// Rows are the comment rows (*outbox.Outbox).
+	Rows outbox.Rows
 	// API is the Swarm client the comments channel posts and looks up
 	// with; with SetTaskState (comments.TaskSetter) it also sets the tasks
 	// of resolved findings addressed.
@@ -123,8 +123,8 @@ func (n *Notify) postComments(ctx context.Context, j *job.Job, review domain.Rev
 // attempt's comments channel ch (whose known ids bound its row's lookup).
 func (n *Notify) postComment(ctx context.Context, jobID string, cd commentDelivery, ch *comments.Channel) (bool, error) {
 	it := cd.item
-	p := outbox.Protocol{Name: it.String(), Log: n.Log.With("comment", it.String()), Window: n.Comments.Window, Words: commentWords, Now: n.Now.Now}
-	return outbox.Deliver(ctx, p, outbox.ForItem(n.Comments.Rows, it, ch, jobID), ch, cd.comment)
+	p := outbox.Protocol{Ref: it, JobID: jobID, After: ch, Name: it.String(), Log: n.Log.With("comment", it.String()), Window: n.Comments.Window, Words: commentWords, Now: n.Now.Now}
+	return outbox.Deliver(ctx, p, n.Comments.Rows, ch, cd.comment)
 }
 
 // refused reports whether a comment or task change was refused for good:

@@ -28,9 +28,12 @@ import (
 // fakeRows has for e-mail rows.
 type fakeItemRows struct{ rows map[string]*outbox.Row }
 
-func (f *fakeItemRows) row(it outbox.Item) *outbox.Row { return f.rows[it.String()] }
+func (f *fakeItemRows) row(it outbox.Ref) *outbox.Row { return f.rows[it.String()] }
 
-func (f *fakeItemRows) BeginItem(_ context.Context, it outbox.Item, jobID string, now time.Time) (*outbox.Send, error) {
+// Begin records the lookup bound of the row's first send, as outbox.Begin
+// does (if_not_exists).
+func (f *fakeItemRows) Begin(_ context.Context, k outbox.Ref, jobID string, now time.Time) (*outbox.Send, error) {
+	it, _ := outbox.ItemOf(k)
 	r := f.row(it)
 	if r == nil {
 		r = &outbox.Row{Channel: it.Channel, Thread: it.Thread, Item: it.ID, JobID: jobID, Status: outbox.Pending}
@@ -47,28 +50,21 @@ func (f *fakeItemRows) BeginItem(_ context.Context, it outbox.Item, jobID string
 	}
 	r.Attempts++
 	r.Status, r.SendStartedAt, r.SendToken = outbox.Sending, job.FormatTime(now), fmt.Sprint("tok", r.Attempts)
+	if r.LookupAfter == 0 {
+		r.LookupAfter = outbox.LookupAfter(k)
+	}
 	c := *r
 	return &outbox.Send{Token: r.SendToken, Row: &c}, nil
 }
 
-// BeginItemAfter records the lookup bound of the row's first send, as
-// outbox.BeginItemAfter does (if_not_exists).
-func (f *fakeItemRows) BeginItemAfter(ctx context.Context, it outbox.Item, after int64, jobID string, now time.Time) (*outbox.Send, error) {
-	send, err := f.BeginItem(ctx, it, jobID, now)
-	if r := f.row(it); err == nil && r.LookupAfter == 0 {
-		r.LookupAfter, send.Row.LookupAfter = after, after
-	}
-	return send, err
-}
-
-func (f *fakeItemRows) MarkItemSent(_ context.Context, it outbox.Item, evidence string, now time.Time) error {
+func (f *fakeItemRows) MarkSent(_ context.Context, it outbox.Ref, evidence string, now time.Time) error {
 	if r := f.row(it); r.NotifiedAt == "" {
 		r.Status, r.NotificationID, r.NotifiedAt = outbox.Sent, evidence, job.FormatTime(now)
 	}
 	return nil
 }
 
-func (f *fakeItemRows) ReleaseItem(_ context.Context, it outbox.Item, tok string, c failure.Class, msg string, permanent bool, _ time.Time) error {
+func (f *fakeItemRows) Release(_ context.Context, it outbox.Ref, tok string, c failure.Class, msg string, permanent bool, _ time.Time) error {
 	r := f.row(it)
 	if r.Status != outbox.Sending || r.SendToken != tok {
 		return outbox.ErrConflict
@@ -80,7 +76,7 @@ func (f *fakeItemRows) ReleaseItem(_ context.Context, it outbox.Item, tok string
 	return nil
 }
 
-func (f *fakeItemRows) ResetItem(_ context.Context, it outbox.Item, tok string, _ time.Time) error {
+func (f *fakeItemRows) Reset(_ context.Context, it outbox.Ref, tok string, _ time.Time) error {
 	r := f.row(it)
 	if r.Status != outbox.Sending || r.SendToken != tok {
 		return outbox.ErrConflict

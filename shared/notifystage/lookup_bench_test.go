@@ -65,8 +65,9 @@ func (w wholeListing) MarkedAfter(ctx context.Context, review, _ int64) (map[swa
 // unboundedRows is the outbox as it was before rows recorded a bound.
 type unboundedRows struct{ *outbox.Outbox }
 
-func (u unboundedRows) BeginItemAfter(ctx context.Context, it outbox.Item, _ int64, jobID string, now time.Time) (*outbox.Send, error) {
-	return u.BeginItem(ctx, it, jobID, now)
+func (u unboundedRows) Begin(ctx context.Context, k outbox.Ref, jobID string, now time.Time) (*outbox.Send, error) {
+	it, _ := outbox.ItemOf(k)
+	return u.Outbox.Begin(ctx, it, jobID, now)
 }
 
 // BenchmarkNotifyAttemptOnBusyReview: one notify attempt on a Swarm review

@@ -32,7 +32,7 @@ import (
 
 // Notify is the notify stage.
 type Notify struct {
-	Outbox    outbox.KeyRows
+	Outbox    outbox.Rows
 	Artifacts *artifacts.Store // the redacted bucket
 	// Email is the e-mail channel (smtpmail.Channel, ses.Channel): it sends
 	// each recipient's e-mail and settles an uncertain send by the
@@ -299,8 +299,8 @@ func recipientLevel(c failure.Class) bool {
 // deliver runs the outbox protocol for one recipient's e-mail through the
 // e-mail channel and reports whether it sent now.
 func (n *Notify) deliver(ctx context.Context, jobID string, k delivery.Key, msg *notify.Message) (bool, error) {
-	p := outbox.Protocol{Name: msg.Token, Log: n.Log.With("key", msg.Token), Window: n.Window, Words: emailWords, Now: n.Now.Now}
-	return outbox.Deliver(ctx, p, outbox.ForKey(n.Outbox, k, jobID), n.Email, msg)
+	p := outbox.Protocol{Ref: outbox.Email(k), JobID: jobID, Name: msg.Token, Log: n.Log.With("key", msg.Token), Window: n.Window, Words: emailWords, Now: n.Now.Now}
+	return outbox.Deliver(ctx, p, n.Outbox, n.Email, msg)
 }
 
 // emailWords are the e-mail channel's log lines.

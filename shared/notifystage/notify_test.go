@@ -32,8 +32,9 @@ type fakeRows struct {
 
 func (f *fakeRows) row(k delivery.Key) *outbox.Row { return f.rows[k.Canonical().String()] }
 
-func (f *fakeRows) Begin(_ context.Context, k delivery.Key, jobID string, now time.Time) (*outbox.Send, error) {
+func (f *fakeRows) Begin(_ context.Context, ref outbox.Ref, jobID string, now time.Time) (*outbox.Send, error) {
 	f.calls = append(f.calls, "begin")
+	k, _ := outbox.KeyOf(ref)
 	r := f.row(k)
 	if r == nil {
 		r = &outbox.Row{Changelist: k.Changelist, ReviewVersion: k.ReviewVersion, Recipient: k.Canonical().Recipient, JobID: jobID, Status: outbox.Pending}
@@ -55,7 +56,8 @@ func (f *fakeRows) Begin(_ context.Context, k delivery.Key, jobID string, now ti
 	return &outbox.Send{Token: r.SendToken, Row: &c}, nil
 }
 
-func (f *fakeRows) MarkSent(_ context.Context, k delivery.Key, nid string, now time.Time) error {
+func (f *fakeRows) MarkSent(_ context.Context, ref outbox.Ref, nid string, now time.Time) error {
+	k, _ := outbox.KeyOf(ref)
 	f.calls = append(f.calls, "mark_sent")
 	r := f.row(k)
 	if r.NotifiedAt == "" {
@@ -64,7 +66,8 @@ func (f *fakeRows) MarkSent(_ context.Context, k delivery.Key, nid string, now t
 	return nil
 }
 
-func (f *fakeRows) Release(_ context.Context, k delivery.Key, tok string, c failure.Class, msg string, permanent bool, _ time.Time) error {
+func (f *fakeRows) Release(_ context.Context, ref outbox.Ref, tok string, c failure.Class, msg string, permanent bool, _ time.Time) error {
+	k, _ := outbox.KeyOf(ref)
 	f.calls = append(f.calls, "release")
 	r := f.row(k)
 	if r.Status != outbox.Sending || r.SendToken != tok {
@@ -77,7 +80,8 @@ func (f *fakeRows) Release(_ context.Context, k delivery.Key, tok string, c fail
 	return nil
 }
 
-func (f *fakeRows) Reset(_ context.Context, k delivery.Key, tok string, _ time.Time) error {
+func (f *fakeRows) Reset(_ context.Context, ref outbox.Ref, tok string, _ time.Time) error {
+	k, _ := outbox.KeyOf(ref)
 	f.calls = append(f.calls, "reset")
 	r := f.row(k)
 	if r.Status != outbox.Sending || r.SendToken != tok {

@@ -192,8 +192,7 @@ func (n *Notify) address(ctx context.Context, jobID string, tc taskChange) error
 	}
 	it := tc.item
 	// Its evidence is the finding's comment: a lookup starts just before it.
-	rec := outbox.ForItem(n.Comments.Rows, it, outbox.After(tc.comment-1), jobID)
-	p := outbox.Protocol{Name: it.String(), Log: n.Log.With("comment", it.String()), Words: commentWords, Now: n.Now.Now}
-	_, err := outbox.Deliver(ctx, p, rec, comments.NewTasks(setter), comments.Task{Review: it.Thread, Comment: tc.comment})
+	p := outbox.Protocol{Ref: it, JobID: jobID, After: outbox.After(tc.comment - 1), Name: it.String(), Log: n.Log.With("comment", it.String()), Words: commentWords, Now: n.Now.Now}
+	_, err := outbox.Deliver(ctx, p, n.Comments.Rows, comments.NewTasks(setter), comments.Task{Review: it.Thread, Comment: tc.comment})
 	return err
 }

@@ -65,7 +65,7 @@ func TestBeginStartsOnlyFromAPendingUnnotifiedRow(t *testing.T) {
 	{
 		api := &oneAnswerAPI{}
 		o := New(api, "jobs")
-		o.Begin(context.Background(), k, "j1", t0)
+		o.Begin(context.Background(), Email(k), "j1", t0)
 		for _, tt := range []struct {
 			row  map[string]string
 			want bool

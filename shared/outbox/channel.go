@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/criticizer/criticizer/shared/delivery"
-	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
 )
 
@@ -78,7 +76,7 @@ func (e emailID) String() string {
 	if e.hash != "" {
 		return fmt.Sprintf("%d/v%d/~%s", e.k.Changelist, e.k.ReviewVersion, e.hash[:16])
 	}
-	return e.k.String()
+	return e.k.Canonical().String()
 }
 
 func (e emailID) keys() (string, string) {
@@ -132,17 +130,23 @@ func (it Item) created(set string, values map[string]types.AttributeValue) strin
 	return set + ", delivery_channel = :ch, channel_thread = :th, channel_item = :it"
 }
 
-// Email is the Ref of an e-mail row keyed by its address: the row of an
-// outbox without a delivery key. An outbox names its own rows (Outbox.Email).
+// Email is the Ref of the e-mail row of k. An outbox with a delivery key
+// keys it by the recipient's keyed hash (own), so every caller names an
+// e-mail row the same way.
 func Email(k delivery.Key) Ref { return emailID{k: k} }
 
-// Email is the Ref of k's row in this outbox: keyed by the recipient's keyed
+// own is k as this outbox keys it: an e-mail row by the recipient's keyed
 // hash when the outbox has a delivery key.
-func (o *Outbox) Email(k delivery.Key) Ref {
-	if o.secret == nil {
-		return emailID{k: k}
+func (o *Outbox) own(k Ref) Ref {
+	switch e := k.(type) {
+	case emailID:
+		if o.secret != nil && e.hash == "" {
+			return emailID{k: e.k, hash: o.secret.Recipient(e.k.Recipient), token: o.secret.Token(e.k)}
+		}
+	case bounded:
+		return bounded{o.own(e.Ref), e.after}
 	}
-	return emailID{k: k, hash: o.secret.Recipient(k.Recipient), token: o.secret.Token(k)}
+	return k
 }
 
 // Ref returns the row's identity: the keys it was read with, so a row whose
@@ -177,48 +181,49 @@ func truncate(s string, n int) string {
 	return s
 }
 
-// BeginItem is Begin for another channel's delivery: the row is created if
-// missing and marked sending in one conditional write, with a write token.
-func (o *Outbox) BeginItem(ctx context.Context, it Item, jobID string, now time.Time) (*Send, error) {
-	return o.begin(ctx, it, jobID, now)
-}
-
-// BeginItemAfter is BeginItem that also records after as the row's
-// LookupAfter, unless the row has one: the first send's bound holds for
-// every later one (a later send follows a lookup that proved the earlier
-// absent, or a reset after its window), so the lowest is kept.
-func (o *Outbox) BeginItemAfter(ctx context.Context, it Item, after int64, jobID string, now time.Time) (*Send, error) {
+// Bounded is ref whose Begin also records after as the row's LookupAfter,
+// unless the row has one: the first send's bound holds for every later one
+// (a later send follows a lookup that proved the earlier absent, or a reset
+// after its window), so the lowest is kept. after ≤ 0: ref itself.
+func Bounded(ref Ref, after int64) Ref {
 	if after <= 0 {
-		return o.begin(ctx, it, jobID, now)
+		return ref
 	}
-	return o.begin(ctx, itemAfter{it, after}, jobID, now)
+	return bounded{ref, after}
 }
 
-// itemAfter is an Item whose Begin records a lookup bound.
-type itemAfter struct {
-	Item
+type bounded struct {
+	Ref
 	after int64
 }
 
-func (it itemAfter) created(set string, values map[string]types.AttributeValue) string {
-	values[":after"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(it.after, 10)}
-	return it.Item.created(set, values) + ", lookup_after = if_not_exists(lookup_after, :after)"
+func (b bounded) created(set string, values map[string]types.AttributeValue) string {
+	values[":after"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(b.after, 10)}
+	return b.Ref.created(set, values) + ", lookup_after = if_not_exists(lookup_after, :after)"
 }
 
-// MarkItemSent is MarkSent for another channel's delivery; evidence is the
-// channel's id for what it delivered (a Swarm comment id).
-func (o *Outbox) MarkItemSent(ctx context.Context, it Item, evidence string, now time.Time) error {
-	return o.markSent(ctx, it, evidence, now)
+// LookupAfter is the bound a Bounded ref records (0: none).
+func LookupAfter(ref Ref) int64 {
+	if b, ok := ref.(bounded); ok {
+		return b.after
+	}
+	return 0
 }
 
-// ReleaseItem is Release for another channel's delivery.
-func (o *Outbox) ReleaseItem(ctx context.Context, it Item, sendToken string, class failure.Class, msg string, permanent bool, now time.Time) error {
-	return o.release(ctx, it, sendToken, class, msg, permanent, now)
+// ItemOf is the channel item ref names; ok is false for an e-mail row.
+func ItemOf(ref Ref) (Item, bool) {
+	if b, ok := ref.(bounded); ok {
+		ref = b.Ref
+	}
+	it, ok := ref.(Item)
+	return it, ok
 }
 
-// ResetItem is Reset for another channel's delivery.
-func (o *Outbox) ResetItem(ctx context.Context, it Item, sendToken string, now time.Time) error {
-	return o.reset(ctx, it, sendToken, now)
+// KeyOf is the delivery key ref names, canonical; ok is false for a
+// channel item or a row named by its stored keys.
+func KeyOf(ref Ref) (delivery.Key, bool) {
+	e, ok := ref.(emailID)
+	return e.k.Canonical(), ok
 }
 
 // ListThread returns every row of a channel's thread: all a Swarm review

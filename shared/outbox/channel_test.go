@@ -29,12 +29,12 @@ func TestBeginKeysEachChannelByItsIdentity(t *testing.T) {
 		pk, sk       string
 		channelAttrs bool
 	}{
-		{"email", func(o *Outbox) error { _, err := o.Begin(context.Background(), k, "job-1", t0); return err },
+		{"email", func(o *Outbox) error { _, err := o.Begin(context.Background(), Email(k), "job-1", t0); return err },
 			"OUTBOX#42#3", "RCPT#alice@example.com", false},
-		{"swarm comment", func(o *Outbox) error { _, err := o.BeginItem(context.Background(), it, "job-1", t0); return err },
+		{"swarm comment", func(o *Outbox) error { _, err := o.Begin(context.Background(), it, "job-1", t0); return err },
 			"OUTBOX#SWARM#885", "ITEM#finding/abc", true},
 		{"weekly digest", func(o *Outbox) error {
-			_, err := o.BeginItem(context.Background(), DigestItem("2026-W48", "0a1b"), "", t0)
+			_, err := o.Begin(context.Background(), DigestItem("2026-W48", "0a1b"), "", t0)
 			return err
 		}, "DIGEST#sent#2026-W48", "OWNER#0a1b", true},
 	} {
@@ -67,7 +67,7 @@ func TestDigestRowRefRoundTrips(t *testing.T) {
 	db := dynamotest.New()
 	o := New(db, dynamotest.Table)
 	it := DigestItem("2026-W48", "0a1b")
-	send, err := o.BeginItem(ctx, it, "", t0)
+	send, err := o.Begin(ctx, it, "", t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,10 +75,10 @@ func TestDigestRowRefRoundTrips(t *testing.T) {
 	if ref.String() != "digest/2026-W48/0a1b" || send.Row.ItemKind() != "digest" {
 		t.Fatalf("ref %q, kind %q", ref, send.Row.ItemKind())
 	}
-	if err := o.ConfirmRef(ctx, ref, "checked by hand", t0); err != nil {
+	if err := o.Confirm(ctx, ref, "checked by hand", t0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := o.BeginItem(ctx, it, "", t0); err != ErrAlreadySent {
+	if _, err := o.Begin(ctx, it, "", t0); err != ErrAlreadySent {
 		t.Fatalf("begin after confirm: %v, want ErrAlreadySent", err)
 	}
 }
@@ -176,17 +176,17 @@ func TestBeginItemAfterKeepsTheFirstBound(t *testing.T) {
 	ctx := context.Background()
 	o := New(dynamotest.New(), dynamotest.Table)
 	it := Item{Channel: ChannelSwarmComments, Thread: 885, ID: "summary/v1"}
-	send, err := o.BeginItemAfter(ctx, it, 500, "job-1", t0)
+	send, err := o.Begin(ctx, Bounded(it, 500), "job-1", t0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if send.Row.LookupAfter != 500 {
 		t.Fatalf("first Begin: LookupAfter = %d, want 500", send.Row.LookupAfter)
 	}
-	if err := o.ReleaseItem(ctx, it, send.Token, "RATE_LIMITED", "429", false, t0); err != nil {
+	if err := o.Release(ctx, it, send.Token, "RATE_LIMITED", "429", false, t0); err != nil {
 		t.Fatal(err)
 	}
-	again, err := o.BeginItemAfter(ctx, it, 650, "job-1", t0.Add(time.Minute))
+	again, err := o.Begin(ctx, Bounded(it, 650), "job-1", t0.Add(time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +199,7 @@ func TestBeginItemAfterKeepsTheFirstBound(t *testing.T) {
 	}
 	// No bound known: the row has none, and its lookup reads everything.
 	other := Item{Channel: ChannelSwarmComments, Thread: 885, ID: "finding/abc"}
-	if s, err := o.BeginItemAfter(ctx, other, 0, "job-1", t0); err != nil || s.Row.LookupAfter != 0 {
+	if s, err := o.Begin(ctx, Bounded(other, 0), "job-1", t0); err != nil || s.Row.LookupAfter != 0 {
 		t.Fatalf("Begin without a bound: %+v, %v", s, err)
 	}
 }

@@ -16,29 +16,57 @@ import (
 // "Comments are a channel of the one outbox"): begin the row (skipping a
 // sent one, settling one in flight by the channel's Lookup), send through
 // the channel, then mark the row sent. The channel (a delivery.Channel)
-// supplies send, lookup and classification; the row operations are this
-// package's, bound to the delivery's identity (a Record). A delivery goes
-// caller → Deliver → channel, row, and back to the caller, never up.
+// supplies send, lookup and classification; the row operations are Rows,
+// each naming its row by its Ref. A delivery goes caller → Deliver →
+// channel, row, and back to the caller, never up. Every channel passes the
+// one conformance suite (outboxtest.RunChannelSuite).
 
-// Record is one delivery's row operations, bound to its identity: an
-// e-mail's delivery.Key (ForKey) or a channel item (ForItem).
-type Record interface {
-	Begin(ctx context.Context, now time.Time) (*Send, error)
-	MarkSent(ctx context.Context, evidence string, now time.Time) error
-	Release(ctx context.Context, sendToken string, class failure.Class, msg string, permanent bool, now time.Time) error
-	Reset(ctx context.Context, sendToken string, now time.Time) error
+// Rows are the row operations the protocol runs on (*Outbox; a test's
+// fake), each naming its row by its Ref.
+type Rows interface {
+	Begin(ctx context.Context, k Ref, jobID string, now time.Time) (*Send, error)
+	MarkSent(ctx context.Context, k Ref, evidence string, now time.Time) error
+	Release(ctx context.Context, k Ref, sendToken string, class failure.Class, msg string, permanent bool, now time.Time) error
+	Reset(ctx context.Context, k Ref, sendToken string, now time.Time) error
 }
 
-// Protocol is how one delivery runs: its name in errors, its log, its
+// Bound is the id a row's lookup may start after, read at each Begin: a
+// channel that learns of later ids during an attempt (comments.Channel)
+// raises it; After is a fixed one.
+type Bound interface{ Known() int64 }
+
+// After is a fixed Bound.
+type After int64
+
+// Known returns a.
+func (a After) Known() int64 { return int64(a) }
+
+// Protocol is one delivery: its row, its name in errors, its log, its
 // channel's completion window and log lines, and the clock.
 type Protocol struct {
-	Name string // the delivery in errors: an idempotency token, a comment's identity
-	Log  *slog.Logger
+	Ref   Ref    // the delivery's row: Email(key) or an Item
+	JobID string // the job a created row names
+	After Bound  // the id the row's lookup starts after; nil: none
+	// KeepPending releases every refused send pending, never failed for
+	// good: a digest has no job whose operator would requeue it, so a
+	// refusal that is the service's own (a rotated SMTP login) is fixed and
+	// the week run again.
+	KeepPending bool
+	Name        string // the delivery in errors: an idempotency token, a comment's identity
+	Log         *slog.Logger
 	// Window is how long after a send started the provider may still
 	// complete it: before it, "not found" proves nothing.
 	Window time.Duration
 	Words  Words
 	Now    func() time.Time
+}
+
+func (p Protocol) begin(ctx context.Context, rows Rows) (*Send, error) {
+	ref := p.Ref
+	if p.After != nil {
+		ref = Bounded(ref, p.After.Known())
+	}
+	return rows.Begin(ctx, ref, p.JobID, p.Now())
 }
 
 // Words are a channel's log lines.
@@ -47,15 +75,15 @@ type Words struct {
 	Found, MayComplete, NotFound                                            string
 }
 
-// Deliver runs the protocol for m through ch, recorded by r, and reports
+// Deliver runs the protocol for m through ch, recorded on rows, and reports
 // whether it sent now.
-func Deliver[M any](ctx context.Context, p Protocol, r Record, ch delivery.Channel[M], m M) (bool, error) {
-	send, err := r.Begin(ctx, p.Now())
+func Deliver[M any](ctx context.Context, p Protocol, rows Rows, ch delivery.Channel[M], m M) (bool, error) {
+	send, err := p.begin(ctx, rows)
 	var inflight *InFlightError
 	if errors.As(err, &inflight) {
-		err = settle(ctx, p, r, ch, m, inflight.Row)
+		err = settle(ctx, p, rows, ch, m, inflight.Row)
 		if err == nil {
-			send, err = r.Begin(ctx, p.Now())
+			send, err = p.begin(ctx, rows)
 		}
 	}
 	if errors.Is(err, ErrAlreadySent) {
@@ -65,17 +93,17 @@ func Deliver[M any](ctx context.Context, p Protocol, r Record, ch delivery.Chann
 		return false, err
 	}
 	if ctx.Err() != nil { // lease lost between the re-read and the send: no side effect
-		if rerr := r.Release(context.WithoutCancel(ctx), send.Token, failure.LeaseLost, "lease lost before the send", false, p.Now()); rerr != nil {
+		if rerr := rows.Release(context.WithoutCancel(ctx), p.Ref, send.Token, failure.LeaseLost, "lease lost before the send", false, p.Now()); rerr != nil {
 			p.Log.WarnContext(ctx, p.Words.ReleaseLeaseFailed, "err", rerr)
 		}
 		return false, failure.Wrap(failure.LeaseLost, context.Cause(ctx))
 	}
 	evidence, err := ch.Send(ctx, m)
 	if err != nil {
-		return false, refused(ctx, p, r, send, ch.Classify(err), err)
+		return false, refused(ctx, p, rows, send, ch.Classify(err), err)
 	}
 	// Marked with a context that survives a lost lease: the send happened.
-	if err := r.MarkSent(context.WithoutCancel(ctx), evidence, p.Now()); err != nil {
+	if err := rows.MarkSent(context.WithoutCancel(ctx), p.Ref, evidence, p.Now()); err != nil {
 		p.Log.WarnContext(ctx, p.Words.MarkFailed, "err", err)
 		return true, err // row stays "sending": the retry settles and backfills
 	}
@@ -87,12 +115,13 @@ func Deliver[M any](ctx context.Context, p Protocol, r Record, ch delivery.Chann
 // have happened leaves the row sending for the next attempt to settle; one
 // that certainly did not releases it (failed for good when its class is not
 // retryable).
-func refused(ctx context.Context, p Protocol, r Record, send *Send, v delivery.Verdict, err error) error {
+func refused(ctx context.Context, p Protocol, rows Rows, send *Send, v delivery.Verdict, err error) error {
 	if v.MaybeSent {
 		p.Log.WarnContext(ctx, p.Words.MaybeSent, "error_class", v.Class)
 		return err
 	}
-	if rerr := r.Release(context.WithoutCancel(ctx), send.Token, v.Class, rowError(v.Class, err), !v.Class.Retryable(), p.Now()); rerr != nil {
+	permanent := !v.Class.Retryable() && !p.KeepPending
+	if rerr := rows.Release(context.WithoutCancel(ctx), p.Ref, send.Token, v.Class, rowError(v.Class, err), permanent, p.Now()); rerr != nil {
 		// The row stays "sending": the next attempt settles it (the
 		// provider has no record, so after the window it is resent).
 		p.Log.WarnContext(ctx, p.Words.ReleaseFailed, "err", rerr)
@@ -111,14 +140,14 @@ func refused(ctx context.Context, p Protocol, r Record, send *Send, v delivery.V
 //
 // The window starts at the row's send_started_at: only after it can the
 // provider no longer complete that send, so "not found" is proof.
-func settle[M any](ctx context.Context, p Protocol, r Record, ch delivery.Channel[M], m M, row *Row) error {
+func settle[M any](ctx context.Context, p Protocol, rows Rows, ch delivery.Channel[M], m M, row *Row) error {
 	evidence, ok, err := ch.Lookup(ctx, m, row.LookupAfter)
 	if err != nil {
 		return err
 	}
 	if ok {
 		p.Log.WarnContext(ctx, p.Words.Found)
-		if err := r.MarkSent(ctx, evidence, p.Now()); err != nil {
+		if err := rows.MarkSent(ctx, p.Ref, evidence, p.Now()); err != nil {
 			return err
 		}
 		return ErrAlreadySent
@@ -134,7 +163,7 @@ func settle[M any](ctx context.Context, p Protocol, r Record, ch delivery.Channe
 			Err: fmt.Errorf("a send of %s started at %s may still complete: %w", p.Name, row.SendStartedAt, ErrInFlight)}
 	}
 	p.Log.WarnContext(ctx, p.Words.NotFound)
-	return r.Reset(ctx, row.SendToken, now)
+	return rows.Reset(ctx, p.Ref, row.SendToken, now)
 }
 
 // rowError is what a row keeps of a refused send: the class and the
@@ -149,80 +178,4 @@ func rowError(class failure.Class, err error) string {
 		return fmt.Sprintf("%s (reply %d)", class, code)
 	}
 	return string(class)
-}
-
-// KeyRows are the row operations of e-mail rows, by delivery.Key (*Outbox).
-type KeyRows interface {
-	Begin(ctx context.Context, k delivery.Key, jobID string, now time.Time) (*Send, error)
-	MarkSent(ctx context.Context, k delivery.Key, notificationID string, now time.Time) error
-	Release(ctx context.Context, k delivery.Key, sendToken string, class failure.Class, msg string, permanent bool, now time.Time) error
-	Reset(ctx context.Context, k delivery.Key, sendToken string, now time.Time) error
-}
-
-// ForKey is the Record of the e-mail row k, begun for job jobID.
-func ForKey(rows KeyRows, k delivery.Key, jobID string) Record { return keyRecord{rows, k, jobID} }
-
-type keyRecord struct {
-	rows  KeyRows
-	k     delivery.Key
-	jobID string
-}
-
-func (r keyRecord) Begin(ctx context.Context, now time.Time) (*Send, error) {
-	return r.rows.Begin(ctx, r.k, r.jobID, now)
-}
-func (r keyRecord) MarkSent(ctx context.Context, id string, now time.Time) error {
-	return r.rows.MarkSent(ctx, r.k, id, now)
-}
-func (r keyRecord) Release(ctx context.Context, tok string, c failure.Class, msg string, permanent bool, now time.Time) error {
-	return r.rows.Release(ctx, r.k, tok, c, msg, permanent, now)
-}
-func (r keyRecord) Reset(ctx context.Context, tok string, now time.Time) error {
-	return r.rows.Reset(ctx, r.k, tok, now)
-}
-
-// ItemRows are the row operations of channel items (*Outbox), whose Begin
-// records the id the row's lookup may start after (BeginItemAfter).
-type ItemRows interface {
-	BeginItemAfter(ctx context.Context, it Item, after int64, jobID string, now time.Time) (*Send, error)
-	MarkItemSent(ctx context.Context, it Item, evidence string, now time.Time) error
-	ReleaseItem(ctx context.Context, it Item, sendToken string, class failure.Class, msg string, permanent bool, now time.Time) error
-	ResetItem(ctx context.Context, it Item, sendToken string, now time.Time) error
-}
-
-// Bound is the id a row's lookup may start after, read at each Begin: a
-// channel that learns of later ids during an attempt (comments.Channel)
-// raises it; After is a fixed one.
-type Bound interface{ Known() int64 }
-
-// After is a fixed Bound.
-type After int64
-
-// Known returns a.
-func (a After) Known() int64 { return int64(a) }
-
-// ForItem is the Record of the row of it, begun for job jobID after the id
-// after knows at each Begin.
-func ForItem(rows ItemRows, it Item, after Bound, jobID string) Record {
-	return itemRecord{rows, it, after, jobID}
-}
-
-type itemRecord struct {
-	rows  ItemRows
-	it    Item
-	after Bound
-	jobID string
-}
-
-func (r itemRecord) Begin(ctx context.Context, now time.Time) (*Send, error) {
-	return r.rows.BeginItemAfter(ctx, r.it, r.after.Known(), r.jobID, now)
-}
-func (r itemRecord) MarkSent(ctx context.Context, id string, now time.Time) error {
-	return r.rows.MarkItemSent(ctx, r.it, id, now)
-}
-func (r itemRecord) Release(ctx context.Context, tok string, c failure.Class, msg string, permanent bool, now time.Time) error {
-	return r.rows.ReleaseItem(ctx, r.it, tok, c, msg, permanent, now)
-}
-func (r itemRecord) Reset(ctx context.Context, tok string, now time.Time) error {
-	return r.rows.ResetItem(ctx, r.it, tok, now)
 }

@@ -16,7 +16,7 @@ import (
 // memRecord is one row with the outbox's transitions, for the protocol alone.
 type memRecord struct{ row Row }
 
-func (m *memRecord) Begin(_ context.Context, now time.Time) (*Send, error) {
+func (m *memRecord) Begin(_ context.Context, _ Ref, _ string, now time.Time) (*Send, error) {
 	switch {
 	case m.row.NotifiedAt != "":
 		return nil, ErrAlreadySent
@@ -30,12 +30,12 @@ func (m *memRecord) Begin(_ context.Context, now time.Time) (*Send, error) {
 	return &Send{Token: "tok"}, nil
 }
 
-func (m *memRecord) MarkSent(_ context.Context, id string, now time.Time) error {
+func (m *memRecord) MarkSent(_ context.Context, _ Ref, id string, now time.Time) error {
 	m.row.Status, m.row.NotificationID, m.row.NotifiedAt = Sent, id, job.FormatTime(now)
 	return nil
 }
 
-func (m *memRecord) Release(_ context.Context, _ string, c failure.Class, _ string, permanent bool, _ time.Time) error {
+func (m *memRecord) Release(_ context.Context, _ Ref, _ string, c failure.Class, _ string, permanent bool, _ time.Time) error {
 	m.row.Status, m.row.LastErrorClass = Pending, string(c)
 	if permanent {
 		m.row.Status = Failed
@@ -43,7 +43,7 @@ func (m *memRecord) Release(_ context.Context, _ string, c failure.Class, _ stri
 	return nil
 }
 
-func (m *memRecord) Reset(context.Context, string, time.Time) error {
+func (m *memRecord) Reset(context.Context, Ref, string, time.Time) error {
 	m.row.Status = Pending
 	return nil
 }
@@ -107,7 +107,7 @@ func TestDeliverSendsOnceAndLooksUpBeforeAnyResend(t *testing.T) {
 			if at.IsZero() {
 				at = t0
 			}
-			p := Protocol{Name: "d", Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Window: 5 * time.Minute, Now: func() time.Time { return at }}
+			p := Protocol{Ref: Item{Channel: "test", ID: "d"}, Name: "d", Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Window: 5 * time.Minute, Now: func() time.Time { return at }}
 			did, err := Deliver(context.Background(), p, rec, delivery.Channel[string](&ch), "m")
 			if got := failure.Classify(err); (err != nil || tt.wantClass != "") && got != tt.wantClass {
 				t.Fatalf("error %v (class %s), want class %q", err, got, tt.wantClass)

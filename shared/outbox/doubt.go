@@ -58,7 +58,7 @@ func outOfDoubt(update string) string {
 // lookback would read each owner's sent digest and skip it, and the index
 // would keep it until the row expires.
 func sentDoubt(k Ref, set string, values map[string]types.AttributeValue, at string) string {
-	if it, ok := k.(Item); ok && it.Channel == ChannelDigest {
+	if it, ok := ItemOf(k); ok && it.Channel == ChannelDigest {
 		return outOfDoubt(set)
 	}
 	return inDoubt(set, values, Sent, at)

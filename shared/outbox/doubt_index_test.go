@@ -42,13 +42,13 @@ func TestEveryStateWriteKeepsTheDoubtIndex(t *testing.T) {
 		write func(o *Outbox) error
 		want  string // the doubt state set; "" removed
 	}{
-		{"begin", func(o *Outbox) error { _, err := o.Begin(ctx, k, "j", t0); return err }, "sending"},
-		{"mark sent", func(o *Outbox) error { return o.MarkSent(ctx, k, "nid", t0) }, "sent"},
-		{"release, transient", func(o *Outbox) error { return o.Release(ctx, k, "tok", failure.RateLimited, "m", false, t0) }, ""},
-		{"release, permanent", func(o *Outbox) error { return o.Release(ctx, k, "tok", failure.NotFound, "m", true, t0) }, ""},
-		{"reset", func(o *Outbox) error { return o.Reset(ctx, k, "tok", t0) }, ""},
-		{"requeue", func(o *Outbox) error { return o.Requeue(ctx, k, t0) }, ""},
-		{"confirm", func(o *Outbox) error { return o.Confirm(ctx, k, "checked", t0) }, "sent"},
+		{"begin", func(o *Outbox) error { _, err := o.Begin(ctx, Email(k), "j", t0); return err }, "sending"},
+		{"mark sent", func(o *Outbox) error { return o.MarkSent(ctx, Email(k), "nid", t0) }, "sent"},
+		{"release, transient", func(o *Outbox) error { return o.Release(ctx, Email(k), "tok", failure.RateLimited, "m", false, t0) }, ""},
+		{"release, permanent", func(o *Outbox) error { return o.Release(ctx, Email(k), "tok", failure.NotFound, "m", true, t0) }, ""},
+		{"reset", func(o *Outbox) error { return o.Reset(ctx, Email(k), "tok", t0) }, ""},
+		{"requeue", func(o *Outbox) error { return o.Requeue(ctx, Email(k), t0) }, ""},
+		{"confirm", func(o *Outbox) error { return o.Confirm(ctx, Email(k), "checked", t0) }, "sent"},
 		{"mark reconciling", func(o *Outbox) error { _, err := o.MarkReconciling(ctx, ref, Sending, "r", t0); return err }, "reconciling"},
 		{"verified", func(o *Outbox) error { return o.Verified(ctx, ref, t0) }, ""},
 		{"backfill", func(o *Outbox) error { _, err := o.Backfill(ctx, ref, "e", t0); return err }, ""},
@@ -57,10 +57,10 @@ func TestEveryStateWriteKeepsTheDoubtIndex(t *testing.T) {
 		{"resolve, delivered", func(o *Outbox) error { return o.Resolve(ctx, ref, true, "n", t0) }, ""},
 		// A sent digest is verified by nothing (the reconciler leaves it
 		// to the digest's runs): it leaves the index once sent.
-		{"digest mark sent", func(o *Outbox) error { return o.MarkItemSent(ctx, DigestItem("2026-W48", "0a1b"), "nid", t0) }, ""},
-		{"digest confirm", func(o *Outbox) error { return o.ConfirmRef(ctx, DigestItem("2026-W48", "0a1b"), "checked", t0) }, ""},
+		{"digest mark sent", func(o *Outbox) error { return o.MarkSent(ctx, DigestItem("2026-W48", "0a1b"), "nid", t0) }, ""},
+		{"digest confirm", func(o *Outbox) error { return o.Confirm(ctx, DigestItem("2026-W48", "0a1b"), "checked", t0) }, ""},
 		{"comment mark sent", func(o *Outbox) error {
-			return o.MarkItemSent(ctx, Item{Channel: ChannelSwarmComments, Thread: 885, ID: "summary/v1"}, "41", t0)
+			return o.MarkSent(ctx, Item{Channel: ChannelSwarmComments, Thread: 885, ID: "summary/v1"}, "41", t0)
 		}, "sent"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -20,10 +20,10 @@ func TestRowWritesRecordTheirEvent(t *testing.T) {
 		call func(o *Outbox) error
 		want RowEvent
 	}{
-		{"begin (create and mark sending)", func(o *Outbox) error { _, err := o.Begin(ctx, k, "j1", t0); return err },
+		{"begin (create and mark sending)", func(o *Outbox) error { _, err := o.Begin(ctx, Email(k), "j1", t0); return err },
 			RowEvent{Op: "begin send", From: "new|pending", To: "sending"}},
-		{"mark sent", func(o *Outbox) error { return o.MarkSent(ctx, k, "<id@x>", t0) }, RowEvent{Op: "mark sent", From: "unsent", To: "sent"}},
-		{"release, permanent", func(o *Outbox) error { return o.Release(ctx, k, "tok", failure.NotFound, "550", true, t0) },
+		{"mark sent", func(o *Outbox) error { return o.MarkSent(ctx, Email(k), "<id@x>", t0) }, RowEvent{Op: "mark sent", From: "unsent", To: "sent"}},
+		{"release, permanent", func(o *Outbox) error { return o.Release(ctx, Email(k), "tok", failure.NotFound, "550", true, t0) },
 			RowEvent{Op: "release outbox row", From: "sending", To: "failed"}},
 		{"reconciler parks a row", func(o *Outbox) error { _, err := o.MarkReconciling(ctx, Email(k), Sent, "no evidence", t0); return err },
 			RowEvent{Op: "mark outbox row reconciling", From: "sent", To: "reconciling"}},

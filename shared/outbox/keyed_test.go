@@ -95,10 +95,10 @@ func TestYearOldRowWithoutAddressBlocksResend(t *testing.T) {
 	o := New(d, dynamotest.Table).WithSecret(key)
 	k := delivery.Key{Changelist: 4711, Recipient: "Alice.Smith@Example.com", ReviewVersion: 2}
 	sentAt := t0.Add(-364 * day)
-	if _, err := o.Begin(ctx, k, "job-1", sentAt); err != nil {
+	if _, err := o.Begin(ctx, Email(k), "job-1", sentAt); err != nil {
 		t.Fatal(err)
 	}
-	if err := o.MarkSent(ctx, k, "provider-id", sentAt); err != nil {
+	if err := o.MarkSent(ctx, Email(k), "provider-id", sentAt); err != nil {
 		t.Fatal(err)
 	}
 	scrubAll(t, d, o, t0.Add(-30*day), t0)
@@ -106,7 +106,7 @@ func TestYearOldRowWithoutAddressBlocksResend(t *testing.T) {
 		t.Fatalf("a year-old delivery row still holds the address: %v", found)
 	}
 
-	_, err := o.Begin(ctx, delivery.Key{Changelist: 4711, Recipient: " alice.smith@example.COM ", ReviewVersion: 2}, "job-2", t0)
+	_, err := o.Begin(ctx, Email(delivery.Key{Changelist: 4711, Recipient: " alice.smith@example.COM ", ReviewVersion: 2}), "job-2", t0)
 	if !errors.Is(err, ErrAlreadySent) {
 		t.Fatalf("resend to the same mailbox a year later: %v, want ErrAlreadySent", err)
 	}
@@ -122,7 +122,7 @@ func TestYearOldRowWithoutAddressBlocksResend(t *testing.T) {
 		t.Errorf("scrubbed row named %q / %q: want its hashed name", r.Ref(), r.Addressee())
 	}
 	// The row is still settled by the name it is read with.
-	if err := o.RequeueRef(ctx, r.Ref(), t0); err == nil {
+	if err := o.Requeue(ctx, r.Ref(), t0); err == nil {
 		t.Error("a sent row was requeued")
 	}
 }
@@ -153,18 +153,18 @@ func TestRowSentAgainAfterTheScrubIsScrubbedAgain(t *testing.T) {
 	d := dynamotest.New()
 	o := New(d, dynamotest.Table).WithSecret(testSecret(t, strings.Repeat("r", 32)))
 	k := delivery.Key{Changelist: 21, Recipient: "erin@example.com", ReviewVersion: 1}
-	s, err := o.Begin(ctx, k, "job", t0.Add(-300*day))
+	s, err := o.Begin(ctx, Email(k), "job", t0.Add(-300*day))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := o.Release(ctx, k, s.Token, "SMTP_TRANSIENT", "x", false, t0.Add(-300*day)); err != nil {
+	if err := o.Release(ctx, Email(k), s.Token, "SMTP_TRANSIENT", "x", false, t0.Add(-300*day)); err != nil {
 		t.Fatal(err)
 	}
 	scrubAll(t, d, o, t0.Add(-30*day), t0)
-	if _, err := o.Begin(ctx, k, "job", t0); err != nil {
+	if _, err := o.Begin(ctx, Email(k), "job", t0); err != nil {
 		t.Fatal(err)
 	}
-	if err := o.MarkSent(ctx, k, "id", t0); err != nil {
+	if err := o.MarkSent(ctx, Email(k), "id", t0); err != nil {
 		t.Fatal(err)
 	}
 	if found := mentions(t, d, "erin"); len(found) != 1 {
@@ -174,7 +174,7 @@ func TestRowSentAgainAfterTheScrubIsScrubbedAgain(t *testing.T) {
 	if found := mentions(t, d, "erin"); len(found) > 0 {
 		t.Errorf("a row sent again after its scrub keeps the address: %v", found)
 	}
-	if _, err := o.Begin(ctx, k, "job", t0.Add(day)); !errors.Is(err, ErrAlreadySent) {
+	if _, err := o.Begin(ctx, Email(k), "job", t0.Add(day)); !errors.Is(err, ErrAlreadySent) {
 		t.Errorf("resend: %v, want ErrAlreadySent", err)
 	}
 }

@@ -93,7 +93,7 @@ type Row struct {
 	Thread  int64  `dynamodbav:"channel_thread,omitempty" json:"thread,omitempty"`
 	Item    string `dynamodbav:"channel_item,omitempty" json:"item,omitempty"`
 	// LookupAfter is a channel id that existed before the row's first send
-	// began (a Swarm comment id, BeginItemAfter): whatever that send made
+	// began (a Swarm comment id, Bounded): whatever that send made
 	// has a higher id, so its lookup reads only what came after. 0: none
 	// known, the lookup reads everything.
 	LookupAfter int64 `dynamodbav:"lookup_after,omitempty" json:"lookup_after,omitempty"`
@@ -198,8 +198,8 @@ func itemKey(id Ref) map[string]types.AttributeValue {
 func sv(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 
 // Get reads a row with a strongly consistent read (the re-read before every send).
-func (o *Outbox) Get(ctx context.Context, k delivery.Key) (*Row, error) {
-	ref := o.Email(k)
+func (o *Outbox) Get(ctx context.Context, k Ref) (*Row, error) {
+	ref := o.own(k)
 	out, err := o.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &o.table, Key: itemKey(ref), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return nil, awserr.Wrap("get outbox row", err)
@@ -280,6 +280,7 @@ func (o *Outbox) transition(ctx context.Context, k Ref, op, tok, set string, fro
 // ok, not a row that moved on. Every owned write of the outbox — the send
 // protocol's and the reconciler's — comes through here.
 func (o *Outbox) write(ctx context.Context, k Ref, op, tok, set, cond string, from []string, values map[string]types.AttributeValue) (old *Row, ok bool, err error) {
+	k = o.own(k)
 	set = addSet(set, "last_write = :wtoken")
 	values[":wtoken"] = sv(tok)
 	set = o.withEvent(set, values, op, from)
@@ -324,11 +325,8 @@ type Send struct {
 // sent and no other send is in flight. It returns ErrAlreadySent, an
 // *InFlightError, or a NOT_FOUND error for a row that failed for good.
 // It is the only way a row comes to exist.
-func (o *Outbox) Begin(ctx context.Context, k delivery.Key, jobID string, now time.Time) (*Send, error) {
-	return o.begin(ctx, o.Email(k), jobID, now)
-}
-
-func (o *Outbox) begin(ctx context.Context, k Ref, jobID string, now time.Time) (*Send, error) {
+func (o *Outbox) Begin(ctx context.Context, k Ref, jobID string, now time.Time) (*Send, error) {
+	k = o.own(k)
 	tok := uuid.NewString()
 	values := map[string]types.AttributeValue{":sending": sv(string(Sending)), ":pending": sv(string(Pending)), ":now": sv(job.FormatTime(now)),
 		":one": &types.AttributeValueMemberN{Value: "1"}, ":zero": &types.AttributeValueMemberN{Value: "0"}, ":tok": sv(tok)}
@@ -384,12 +382,7 @@ func (o *Outbox) begin(ctx context.Context, k Ref, jobID string, now time.Time) 
 // MarkSent records the provider's acceptance in a single write: notification
 // id, notified_at and status together. A row already marked (by an earlier,
 // unanswered attempt of this write, or by a reconciliation) stays as it is.
-func (o *Outbox) MarkSent(ctx context.Context, k delivery.Key, notificationID string, now time.Time) error {
-	ref := o.Email(k)
-	return o.markSent(ctx, ref, notificationID, now)
-}
-
-func (o *Outbox) markSent(ctx context.Context, k Ref, notificationID string, now time.Time) error {
+func (o *Outbox) MarkSent(ctx context.Context, k Ref, notificationID string, now time.Time) error {
 	values := map[string]types.AttributeValue{":sent": sv(string(Sent)), ":nid": sv(notificationID), ":now": sv(job.FormatTime(now))}
 	// Sent, awaiting the reconciler's verification: still in the doubt index.
 	set := sentDoubt(k, "SET #s = :sent, notification_id = :nid, notified_at = :now, updated_at = :now REMOVE last_error, last_error_class",
@@ -407,12 +400,7 @@ func (o *Outbox) markSent(ctx context.Context, k Ref, notificationID string, now
 // Release records that the send attempt named by sendToken certainly did not
 // happen (the provider refused it): permanent failures end the row,
 // transient ones make it pending again. It settles only that attempt.
-func (o *Outbox) Release(ctx context.Context, k delivery.Key, sendToken string, class failure.Class, msg string, permanent bool, now time.Time) error {
-	ref := o.Email(k)
-	return o.release(ctx, ref, sendToken, class, msg, permanent, now)
-}
-
-func (o *Outbox) release(ctx context.Context, k Ref, sendToken string, class failure.Class, msg string, permanent bool, now time.Time) error {
+func (o *Outbox) Release(ctx context.Context, k Ref, sendToken string, class failure.Class, msg string, permanent bool, now time.Time) error {
 	to := Pending
 	if permanent {
 		to = Failed
@@ -428,12 +416,7 @@ func (o *Outbox) release(ctx context.Context, k Ref, sendToken string, class fai
 
 // Reset returns an in-flight row to pending after settling proved the
 // earlier send (named by its token) did not happen.
-func (o *Outbox) Reset(ctx context.Context, k delivery.Key, sendToken string, now time.Time) error {
-	ref := o.Email(k)
-	return o.reset(ctx, ref, sendToken, now)
-}
-
-func (o *Outbox) reset(ctx context.Context, k Ref, sendToken string, now time.Time) error {
+func (o *Outbox) Reset(ctx context.Context, k Ref, sendToken string, now time.Time) error {
 	guard := "send_token = :stok"
 	if sendToken == "" {
 		guard = "attribute_not_exists(send_token)" // a row begun before sends carried tokens
@@ -462,15 +445,10 @@ func statusOf(r *Row) string {
 // Requeue makes an unsent row pending again: the operator's "this was not
 // delivered, send it" after checking the provider (an uncertain send) or
 // after fixing the recipient (a permanent failure). A sent row is never
-// requeued: that would e-mail twice.
-func (o *Outbox) Requeue(ctx context.Context, k delivery.Key, now time.Time) error {
-	ref := o.Email(k)
-	return o.RequeueRef(ctx, ref, now)
-}
-
-// RequeueRef is Requeue for any channel's row: a Swarm comment refused for
-// good (401/403/404) is posted again once the login's rights are fixed.
-func (o *Outbox) RequeueRef(ctx context.Context, k Ref, now time.Time) error {
+// requeued: that would e-mail twice. Any channel's row: a Swarm comment
+// refused for good (401/403/404) is posted again once the login's rights
+// are fixed.
+func (o *Outbox) Requeue(ctx context.Context, k Ref, now time.Time) error {
 	_, ok, err := o.toPending(ctx, k, "requeue outbox row", []Status{Sending, Failed}, now)
 	if err == nil && !ok {
 		return fmt.Errorf("requeue %s: the row is sent, pending already, or missing", k)
@@ -484,15 +462,9 @@ func (o *Outbox) toPending(ctx context.Context, k Ref, op string, from []Status,
 }
 
 // Confirm marks an unsent row sent on an operator's word that the provider
-// delivered it (an uncertain send checked by hand), so it is never resent.
-func (o *Outbox) Confirm(ctx context.Context, k delivery.Key, evidence string, now time.Time) error {
-	ref := o.Email(k)
-	return o.ConfirmRef(ctx, ref, evidence, now)
-}
-
-// ConfirmRef is Confirm for any channel's row (a comment found in the
-// review by hand).
-func (o *Outbox) ConfirmRef(ctx context.Context, k Ref, evidence string, now time.Time) error {
+// delivered it (an uncertain send checked by hand, or a comment found in
+// the review), so it is never resent.
+func (o *Outbox) Confirm(ctx context.Context, k Ref, evidence string, now time.Time) error {
 	values := map[string]types.AttributeValue{":sent": sv(string(Sent)), ":nid": sv("operator-confirmed: " + evidence), ":now": sv(job.FormatTime(now))}
 	set := sentDoubt(k, "SET #s = :sent, notification_id = :nid, notified_at = :now, updated_at = :now", values, job.FormatTime(now))
 	_, ok, err := o.transition(ctx, k, "confirm outbox row", "confirm/"+uuid.NewString(), set, []Status{Sending}, "", values)

@@ -69,7 +69,7 @@ func TestBegin(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			api := &oneAnswerAPI{old: tt.old}
-			s, err := New(api, "jobs").WithUniquenessRetention(24*time.Hour).Begin(ctx, k, "j1", t0)
+			s, err := New(api, "jobs").WithUniquenessRetention(24*time.Hour).Begin(ctx, Email(k), "j1", t0)
 			if tt.class != "" && failure.Classify(err) != tt.class {
 				t.Fatalf("err %v, want class %s", err, tt.class)
 			}
@@ -103,7 +103,7 @@ func TestReleaseAndResetSettleOnlyTheirOwnSend(t *testing.T) {
 		return New(api, "jobs"), api
 	}
 	o, api := ob(func(*dynamodb.UpdateItemInput) *Row { return &Row{Status: Sending, SendToken: "later"} })
-	if err := o.Release(ctx, k, "mine", failure.Upstream5xx, "451", false, t0); !errors.Is(err, ErrConflict) {
+	if err := o.Release(ctx, Email(k), "mine", failure.Upstream5xx, "451", false, t0); !errors.Is(err, ErrConflict) {
 		t.Errorf("releasing another attempt's send: %v, want ErrConflict", err)
 	}
 	if !strings.Contains(*api.last.ConditionExpression, "send_token = :stok") {
@@ -112,24 +112,24 @@ func TestReleaseAndResetSettleOnlyTheirOwnSend(t *testing.T) {
 	o, _ = ob(func(in *dynamodb.UpdateItemInput) *Row {
 		return &Row{Status: Pending, SendToken: "mine", LastWrite: tokenOf(in, ":wtoken")}
 	})
-	if err := o.Release(ctx, k, "mine", failure.Upstream5xx, "451", false, t0); err != nil {
+	if err := o.Release(ctx, Email(k), "mine", failure.Upstream5xx, "451", false, t0); err != nil {
 		t.Errorf("a release whose answer was lost: %v, want success", err)
 	}
 	o, _ = ob(func(in *dynamodb.UpdateItemInput) *Row {
 		return &Row{Status: Pending, LastWrite: tokenOf(in, ":wtoken")}
 	})
-	if err := o.Reset(ctx, k, "mine", t0); err != nil {
+	if err := o.Reset(ctx, Email(k), "mine", t0); err != nil {
 		t.Errorf("a reset whose answer was lost: %v, want success", err)
 	}
 	o, _ = ob(func(*dynamodb.UpdateItemInput) *Row { return &Row{Status: Sent, NotifiedAt: "x"} })
-	if err := o.MarkSent(ctx, k, "<id>", t0); err != nil {
+	if err := o.MarkSent(ctx, Email(k), "<id>", t0); err != nil {
 		t.Errorf("marking a row already marked: %v, want success", err)
 	}
 }
 
 func TestThrottlingIsRateLimited(t *testing.T) {
 	api := &oneAnswerAPI{err: &smithy.GenericAPIError{Code: "ProvisionedThroughputExceededException"}}
-	_, err := New(api, "jobs").Begin(context.Background(), k, "j1", t0)
+	_, err := New(api, "jobs").Begin(context.Background(), Email(k), "j1", t0)
 	if failure.Classify(err) != failure.RateLimited {
 		t.Fatalf("%v: want RATE_LIMITED, as the store classifies it", err)
 	}

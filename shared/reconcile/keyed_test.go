@@ -36,7 +36,7 @@ func TestScrubbedDoubtfulSendSettledByItsMessageID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rows.Begin(ctx, k, "job-1", now.Add(-360*24*time.Hour)); err != nil {
+	if _, err := rows.Begin(ctx, outbox.Email(k), "job-1", now.Add(-360*24*time.Hour)); err != nil {
 		t.Fatal(err) // sent, and the process died before marking it
 	}
 	scan, err := d.Scan(ctx, &dynamodb.ScanInput{TableName: new(string)})
@@ -60,11 +60,11 @@ func TestScrubbedDoubtfulSendSettledByItsMessageID(t *testing.T) {
 	if rep.Backfilled != 1 {
 		t.Fatalf("report %+v: want the doubtful send settled by the provider's record of %s", rep, msg.MessageID)
 	}
-	row, err := rows.Get(ctx, k)
+	row, err := rows.Get(ctx, outbox.Email(k))
 	if err != nil || row.Status != outbox.Sent || row.Recipient != "" {
 		t.Fatalf("row %+v, %v: want sent, without the address", row, err)
 	}
-	if _, err := rows.Begin(ctx, k, "job-2", now); !errors.Is(err, outbox.ErrAlreadySent) {
+	if _, err := rows.Begin(ctx, outbox.Email(k), "job-2", now); !errors.Is(err, outbox.ErrAlreadySent) {
 		t.Errorf("resend after settling: %v, want ErrAlreadySent", err)
 	}
 }

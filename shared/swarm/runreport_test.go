@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/outbox"
+	"github.com/criticizer/criticizer/shared/outbox/outboxtest"
 	"github.com/criticizer/criticizer/shared/swarm"
 )
 
@@ -49,4 +51,41 @@ func TestRunReportChannelReportsTheOutcomeOnce(t *testing.T) {
 	if v := ch.Classify(failure.Errorf(failure.NotFound, "run deleted")); v.Class.Retryable() {
 		t.Fatalf("a deleted run is retried: %+v", v)
 	}
+}
+
+// The test-run channel passes the one outbox conformance suite against the
+// Swarm stand-in: a run's outcome is reported once (one final callback),
+// whatever crashes between the callback and its row's mark.
+func TestRunReportChannelConformance(t *testing.T) {
+	outboxtest.RunChannelSuite(t, func(t *testing.T) outboxtest.Harness[swarm.Finished] {
+		s := startStandin(t)
+		run := s.StartRun(12340, 1)
+		j := swarmRunJob(t, s, "job-tr", run)
+		ch := swarm.RunReport{Reporter: &swarm.Reporter{Swarm: &swarm.Client{}, Jobs: &memRecorder{run: j.Swarm}, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}}
+		done := swarm.Finished{Job: j, Outcome: swarm.Outcome{Findings: 1, Where: "posted on the review"}}
+		return outboxtest.Harness[swarm.Finished]{
+			Channel: ch,
+			Delivery: func(i int) (outbox.Ref, swarm.Finished) {
+				return outbox.Item{Channel: "swarm-run", Thread: run.ID, ID: "final"}, done
+			},
+			Delivered: func(t *testing.T, i int) int {
+				n := 0
+				for _, c := range s.Calls(run.ID) {
+					if c.Kind == "pass" || c.Kind == "fail" {
+						n++
+					}
+				}
+				return n
+			},
+			// The stand-in's refusal carries no text of the test's: the
+			// check that no reply text reaches a row holds trivially here.
+			Refuse: func(t *testing.T, permanent bool, _ string) {
+				if permanent {
+					s.FailNext("pass", 404)
+					return
+				}
+				s.FailNext("pass", 503)
+			},
+		}
+	})
 }

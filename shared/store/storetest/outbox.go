@@ -22,7 +22,7 @@ type rowFixture struct {
 
 func (f *rowFixture) row() *outbox.Row {
 	f.t.Helper()
-	r, err := f.o.Get(f.ctx, f.k)
+	r, err := f.o.Get(f.ctx, outbox.Email(f.k))
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func (f *rowFixture) row() *outbox.Row {
 
 func (f *rowFixture) begin(at time.Time) *outbox.Send {
 	f.t.Helper()
-	s, err := f.o.Begin(f.ctx, f.k, "job-1", at)
+	s, err := f.o.Begin(f.ctx, outbox.Email(f.k), "job-1", at)
 	if err != nil {
 		f.t.Fatalf("begin: %v", err)
 	}
@@ -72,15 +72,15 @@ func beginMark(f *rowFixture) {
 	if s.Row.Status != outbox.Sending || s.Row.Attempts != 1 {
 		f.t.Fatalf("begun row %s attempts %d", s.Row.Status, s.Row.Attempts)
 	}
-	if err := f.o.MarkSent(f.ctx, f.k, "msg-1", f.t0); err != nil {
+	if err := f.o.MarkSent(f.ctx, outbox.Email(f.k), "msg-1", f.t0); err != nil {
 		f.t.Fatal(err)
 	}
 	f.status(outbox.Sent, true)
-	if _, err := f.o.Begin(f.ctx, f.k, "job-2", f.t0.Add(time.Hour)); !errors.Is(err, outbox.ErrAlreadySent) {
+	if _, err := f.o.Begin(f.ctx, outbox.Email(f.k), "job-2", f.t0.Add(time.Hour)); !errors.Is(err, outbox.ErrAlreadySent) {
 		f.t.Fatalf("begin of a sent row: %v, want already sent", err)
 	}
 	// Marked again (a retry, or a reconciliation): stays sent with its id.
-	if err := f.o.MarkSent(f.ctx, f.k, "msg-2", f.t0.Add(time.Minute)); err != nil {
+	if err := f.o.MarkSent(f.ctx, outbox.Email(f.k), "msg-2", f.t0.Add(time.Minute)); err != nil {
 		f.t.Fatal(err)
 	}
 	if r := f.row(); r.NotificationID != "msg-1" {
@@ -90,7 +90,7 @@ func beginMark(f *rowFixture) {
 
 func beginInFlight(f *rowFixture) {
 	f.begin(f.t0)
-	_, err := f.o.Begin(f.ctx, f.k, "job-1", f.t0.Add(time.Hour))
+	_, err := f.o.Begin(f.ctx, outbox.Email(f.k), "job-1", f.t0.Add(time.Hour))
 	var inflight *outbox.InFlightError
 	if !errors.As(err, &inflight) || inflight.Row.Status != outbox.Sending {
 		f.t.Fatalf("begin while a send is in flight: %v", err)
@@ -102,7 +102,7 @@ func beginInFlight(f *rowFixture) {
 
 func releaseOwn(f *rowFixture) {
 	first := f.begin(f.t0)
-	if err := f.o.Release(f.ctx, f.k, first.Token, failure.RateLimited, "slow down", false, f.t0); err != nil {
+	if err := f.o.Release(f.ctx, outbox.Email(f.k), first.Token, failure.RateLimited, "slow down", false, f.t0); err != nil {
 		f.t.Fatal(err)
 	}
 	f.status(outbox.Pending, false)
@@ -111,15 +111,15 @@ func releaseOwn(f *rowFixture) {
 		f.t.Fatalf("attempts %d after two begins", r.Attempts)
 	}
 	// A late release of the first attempt does not settle the second.
-	if err := f.o.Release(f.ctx, f.k, first.Token, failure.RateLimited, "late", false, f.t0.Add(2*time.Minute)); !errors.Is(err, outbox.ErrConflict) {
+	if err := f.o.Release(f.ctx, outbox.Email(f.k), first.Token, failure.RateLimited, "late", false, f.t0.Add(2*time.Minute)); !errors.Is(err, outbox.ErrConflict) {
 		f.t.Fatalf("a stale release: %v, want a conflict", err)
 	}
 	f.status(outbox.Sending, false)
-	if err := f.o.MarkSent(f.ctx, f.k, "msg-2", f.t0.Add(2*time.Minute)); err != nil {
+	if err := f.o.MarkSent(f.ctx, outbox.Email(f.k), "msg-2", f.t0.Add(2*time.Minute)); err != nil {
 		f.t.Fatal(err)
 	}
 	// Nor does a release after the send was marked.
-	if err := f.o.Release(f.ctx, f.k, second.Token, failure.RateLimited, "late", false, f.t0.Add(3*time.Minute)); err == nil {
+	if err := f.o.Release(f.ctx, outbox.Email(f.k), second.Token, failure.RateLimited, "late", false, f.t0.Add(3*time.Minute)); err == nil {
 		f.t.Fatal("a sent row was released")
 	}
 	f.status(outbox.Sent, true)
@@ -127,22 +127,22 @@ func releaseOwn(f *rowFixture) {
 
 func releasePermanent(f *rowFixture) {
 	s := f.begin(f.t0)
-	if err := f.o.Release(f.ctx, f.k, s.Token, failure.SchemaInvalid, "mailbox does not exist", true, f.t0); err != nil {
+	if err := f.o.Release(f.ctx, outbox.Email(f.k), s.Token, failure.SchemaInvalid, "mailbox does not exist", true, f.t0); err != nil {
 		f.t.Fatal(err)
 	}
 	f.status(outbox.Failed, false)
-	if _, err := f.o.Begin(f.ctx, f.k, "job-1", f.t0.Add(time.Minute)); err == nil || failure.Classify(err) != failure.NotFound {
+	if _, err := f.o.Begin(f.ctx, outbox.Email(f.k), "job-1", f.t0.Add(time.Minute)); err == nil || failure.Classify(err) != failure.NotFound {
 		f.t.Fatalf("begin of a row that failed for good: %v", err)
 	}
 }
 
 func resetSettled(f *rowFixture) {
 	s := f.begin(f.t0)
-	if err := f.o.Reset(f.ctx, f.k, "another-token", f.t0); !errors.Is(err, outbox.ErrConflict) {
+	if err := f.o.Reset(f.ctx, outbox.Email(f.k), "another-token", f.t0); !errors.Is(err, outbox.ErrConflict) {
 		f.t.Fatalf("a reset naming another attempt: %v", err)
 	}
 	f.status(outbox.Sending, false)
-	if err := f.o.Reset(f.ctx, f.k, s.Token, f.t0); err != nil {
+	if err := f.o.Reset(f.ctx, outbox.Email(f.k), s.Token, f.t0); err != nil {
 		f.t.Fatal(err)
 	}
 	f.status(outbox.Pending, false)
@@ -154,13 +154,13 @@ func resetSettled(f *rowFixture) {
 func (f *rowFixture) inDoubt() outbox.Ref {
 	f.t.Helper()
 	f.begin(f.t0)
-	ref := f.o.Email(f.k)
+	ref := outbox.Email(f.k)
 	ok, err := f.o.MarkReconciling(f.ctx, ref, outbox.Sending, "stuck", f.t0.Add(time.Hour))
 	if err != nil || !ok {
 		f.t.Fatalf("mark reconciling: %v %v", ok, err)
 	}
 	f.status(outbox.Reconciling, false)
-	if _, err := f.o.Begin(f.ctx, f.k, "job-1", f.t0.Add(time.Hour)); err == nil {
+	if _, err := f.o.Begin(f.ctx, outbox.Email(f.k), "job-1", f.t0.Add(time.Hour)); err == nil {
 		f.t.Fatal("a row in doubt was begun again")
 	}
 	return ref
@@ -176,7 +176,7 @@ func reconcileBackfill(f *rowFixture) {
 	if r := f.row(); r.NotificationID != "ses:evidence" {
 		f.t.Fatalf("backfilled notification id %q", r.NotificationID)
 	}
-	if _, err := f.o.Begin(f.ctx, f.k, "job-1", f.t0.Add(3*time.Hour)); !errors.Is(err, outbox.ErrAlreadySent) {
+	if _, err := f.o.Begin(f.ctx, outbox.Email(f.k), "job-1", f.t0.Add(3*time.Hour)); !errors.Is(err, outbox.ErrAlreadySent) {
 		f.t.Fatalf("begin after backfill: %v", err)
 	}
 }
@@ -185,10 +185,10 @@ func reconcileBackfill(f *rowFixture) {
 // its sent markers go with it, or the resend would be refused as sent.
 func reconcileRequeue(f *rowFixture) {
 	f.begin(f.t0)
-	if err := f.o.MarkSent(f.ctx, f.k, "msg-1", f.t0); err != nil {
+	if err := f.o.MarkSent(f.ctx, outbox.Email(f.k), "msg-1", f.t0); err != nil {
 		f.t.Fatal(err)
 	}
-	ref := f.o.Email(f.k)
+	ref := outbox.Email(f.k)
 	// Sent with no evidence at the provider: in doubt.
 	if ok, err := f.o.MarkReconciling(f.ctx, ref, outbox.Sent, "no evidence", f.t0.Add(time.Hour)); err != nil || !ok {
 		f.t.Fatalf("mark reconciling: %v %v", ok, err)
@@ -216,14 +216,14 @@ func reconcileRequeue(f *rowFixture) {
 
 func reconcileMovedOn(f *rowFixture) {
 	s := f.begin(f.t0)
-	ref := f.o.Email(f.k)
+	ref := outbox.Email(f.k)
 	// Only a row in doubt is settled: a send in flight is not backfilled
 	// as sent, nor a pending row (never sent) marked so.
 	if ok, err := f.o.Backfill(f.ctx, ref, "ses:evidence", f.t0); err != nil || ok {
 		f.t.Fatalf("backfill of a row that is not reconciling: %v %v, want refused", ok, err)
 	}
 	f.status(outbox.Sending, false)
-	if err := f.o.Release(f.ctx, f.k, s.Token, failure.RateLimited, "slow down", false, f.t0); err != nil {
+	if err := f.o.Release(f.ctx, outbox.Email(f.k), s.Token, failure.RateLimited, "slow down", false, f.t0); err != nil {
 		f.t.Fatal(err)
 	}
 	if ok, err := f.o.Backfill(f.ctx, ref, "ses:evidence", f.t0); err != nil || ok {
@@ -231,7 +231,7 @@ func reconcileMovedOn(f *rowFixture) {
 	}
 	f.status(outbox.Pending, false)
 	f.begin(f.t0)
-	if err := f.o.MarkSent(f.ctx, f.k, "msg-1", f.t0); err != nil {
+	if err := f.o.MarkSent(f.ctx, outbox.Email(f.k), "msg-1", f.t0); err != nil {
 		f.t.Fatal(err)
 	}
 	// The reconciler saw the row sending; it was marked sent since.
