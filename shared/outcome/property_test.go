@@ -102,6 +102,14 @@ func (p participants) GetReview(_ context.Context, id int64) (swarm.Review, erro
 	return swarm.Review{ID: id, Author: p.author, Participants: []string{p.author, "bob"}}, nil
 }
 
+func (participants) GetModerators(context.Context, string, []string) (swarm.Moderators, error) {
+	return swarm.Moderators{}, nil
+}
+
+func (participants) GetGroup(context.Context, string) (swarm.Group, bool, error) {
+	return swarm.Group{}, false, nil
+}
+
 // For random interleavings of reactions and their webhook events (which
 // only point: the review is read back), reading after every step: the fate
 // on record is the one precedence (outcome.Decide) applied to every read
