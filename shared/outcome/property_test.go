@@ -138,7 +138,7 @@ func interleave(t *testing.T, seed uint64) {
 		s.ours[id] = &swarm.Comment{ID: id, User: "criticizer", TaskState: swarm.TaskOpen,
 			Context: &swarm.CommentContext{File: file, RightLine: int(id), Version: 1}}
 		kind := []string{"k-even", "k-odd"}[id%2]
-		if _, err := st.Posted(ctx, outcome.Record{Review: 9, Fingerprint: fp, File: file, Category: "bug", Kind: kind, PromptVersion: "1.2", Model: "m"}); err != nil {
+		if _, err := st.Posted(ctx, outcome.Record{Review: 9, Fingerprint: fp, File: file, Scope: outcome.DefaultPolicy().Scope(file), Category: "bug", Kind: kind, PromptVersion: "1.2", Model: "m"}); err != nil {
 			t.Fatal(err)
 		}
 		outRows = append(outRows, posted(fp, id))
