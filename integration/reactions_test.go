@@ -20,12 +20,14 @@ import (
 
 // waitCS holds one medium finding (the LLM stand-in's standin.task-result,
 // reliability) on line 3; waitCriticalCS adds one of the same kind graded
-// critical on line 4 (the stand-in's standin-severity mark); waitFixedCS
-// is the file without either.
+// critical on line 4 (the stand-in's standin-severity mark);
+// waitFixedMediumCS is the latter without the medium one.
 const (
 	waitCS         = "class W\n{\n    int Get() { return Load().Result; }\n}\n"
 	waitCriticalCS = "class W\n{\n    int Get() { return Load().Result; }\n    int Key() { return LoadKey().Result; } // standin-severity: critical\n}\n"
-	waitFixedCS    = "class W\n{\n    async Task<int> Get() { return await Load(); }\n}\n"
+	// The critical finding stays, so no finding of the kind is resolved
+	// (accepted), which would lift the suppression.
+	waitFixedMediumCS = "class W\n{\n    async Task<int> Get() { return await Load(); }\n    int Key() { return LoadKey().Result; } // standin-severity: critical\n}\n"
 )
 
 // runReviewed is runVersion for a review whose author is bob, whose
@@ -172,9 +174,8 @@ func TestReactionsOnlyDecidersWithhold(t *testing.T) {
 	}
 	withheld("version 1")
 
-	// Version 2 removes both lines: the medium finding still withheld,
-	// never resolved.
-	cl2 := reviewVersionChange(t, map[string]string{dir + "wait.cs": waitFixedCS})
+	// Version 2 removes the medium line: still withheld, never resolved.
+	cl2 := reviewVersionChange(t, map[string]string{dir + "wait.cs": waitFixedMediumCS})
 	runReviewed(t, next, cl2, 2, nil)
 	_, err = reader.Read(ctx, next, nil)
 	must(err)
