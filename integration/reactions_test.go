@@ -19,15 +19,13 @@ import (
 )
 
 // waitCS holds one medium finding (the LLM stand-in's standin.task-result,
-// reliability) on line 3; waitCriticalCS adds one of the same kind graded
-// critical on line 4 (the stand-in's standin-severity mark);
-// waitFixedMediumCS is the latter without the medium one.
+// reliability) on line 3, waitFixedCS is the file without it; keyCS holds
+// one of the same kind graded critical (the stand-in's standin-severity
+// mark) on line 3.
 const (
-	waitCS         = "class W\n{\n    int Get() { return Load().Result; }\n}\n"
-	waitCriticalCS = "class W\n{\n    int Get() { return Load().Result; }\n    int Key() { return LoadKey().Result; } // standin-severity: critical\n}\n"
-	// The critical finding stays, so no finding of the kind is resolved
-	// (accepted), which would lift the suppression.
-	waitFixedMediumCS = "class W\n{\n    async Task<int> Get() { return await Load(); }\n    int Key() { return LoadKey().Result; } // standin-severity: critical\n}\n"
+	waitCS      = "class W\n{\n    int Get() { return Load().Result; }\n}\n"
+	waitFixedCS = "class W\n{\n    async Task<int> Get() { return await Load(); }\n}\n"
+	keyCS       = "class K\n{\n    int Key() { return LoadKey().Result; } // standin-severity: critical\n}\n"
 )
 
 // runReviewed is runVersion for a review whose author is bob, whose
@@ -83,7 +81,7 @@ func TestReactionsOnlyDecidersWithhold(t *testing.T) {
 		}
 	}
 	// lineOn is the comment holding review's wait.cs finding on line, if
-	// posted (line 3 the medium one, line 4 the critical one).
+	// posted (line 3: the medium one).
 	lineOn := func(review int64, line int) (swarmstandin.Comment, bool) {
 		for _, c := range ourComments(t, review) {
 			if c.Context != nil && strings.HasSuffix(c.Context.File, "wait.cs") && c.Context.RightLine == line {
@@ -93,6 +91,14 @@ func TestReactionsOnlyDecidersWithhold(t *testing.T) {
 		return swarmstandin.Comment{}, false
 	}
 	mediumOn := func(review int64) (swarmstandin.Comment, bool) { return lineOn(review, 3) }
+	fileOn := func(review int64, name string) (swarmstandin.Comment, bool) {
+		for _, c := range ourComments(t, review) {
+			if c.Context != nil && strings.HasSuffix(c.Context.File, name) {
+				return c, true
+			}
+		}
+		return swarmstandin.Comment{}, false
+	}
 	reviewIn := func(dir string, projects map[string][]string) int64 {
 		t.Helper()
 		rv := reviewNoCheck(t, dir, projects)
@@ -136,13 +142,13 @@ func TestReactionsOnlyDecidersWithhold(t *testing.T) {
 
 	// The next review: the medium finding of the kind withheld and named,
 	// the critical one of the same kind posted and failing the gated run.
-	cl := reviewVersionChange(t, map[string]string{dir + "wait.cs": waitCriticalCS})
+	cl := reviewVersionChange(t, map[string]string{dir + "wait.cs": waitCS, dir + "key.cs": keyCS})
 	next := cl + 1
 	run := runReviewed(t, next, cl, 1, nil)
 	if c, ok := mediumOn(next); ok {
 		t.Fatalf("the next review posted the withheld medium finding: %+v", c)
 	}
-	if c, ok := lineOn(next, 4); !ok || !strings.Contains(strings.ToLower(c.Body), "critical") || !strings.Contains(c.Body, "Blocking wait on a Task") {
+	if c, ok := fileOn(next, "key.cs"); !ok || !strings.Contains(strings.ToLower(c.Body), "critical") || !strings.Contains(c.Body, "Blocking wait on a Task") {
 		t.Errorf("the next review did not post the critical finding of the withheld kind (%v): %q", ok, c.Body)
 	}
 	var summary string
@@ -174,8 +180,10 @@ func TestReactionsOnlyDecidersWithhold(t *testing.T) {
 	}
 	withheld("version 1")
 
-	// Version 2 removes the medium line: still withheld, never resolved.
-	cl2 := reviewVersionChange(t, map[string]string{dir + "wait.cs": waitFixedMediumCS})
+	// Version 2 removes the medium line: still withheld, never resolved
+	// (the critical one stays: a finding of the kind resolved is an
+	// acceptance, which would lift the suppression).
+	cl2 := reviewVersionChange(t, map[string]string{dir + "wait.cs": waitFixedCS, dir + "key.cs": keyCS})
 	runReviewed(t, next, cl2, 2, nil)
 	_, err = reader.Read(ctx, next, nil)
 	must(err)
