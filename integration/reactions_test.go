@@ -19,17 +19,21 @@ import (
 )
 
 // waitCS holds one medium finding (the LLM stand-in's standin.task-result,
-// reliability); waitFixedCS is the same file without it.
+// reliability) on line 3, waitFixedCS is the file without it; keyCS holds
+// one of the same kind graded critical (the stand-in's standin-severity
+// mark) on line 3.
 const (
 	waitCS      = "class W\n{\n    int Get() { return Load().Result; }\n}\n"
 	waitFixedCS = "class W\n{\n    async Task<int> Get() { return await Load(); }\n}\n"
+	keyCS       = "class K\n{\n    int Key() { return LoadKey().Result; } // standin-severity: critical\n}\n"
 )
 
-// runReviewed is runVersion for a review whose author is bob and whose
-// reviewer Swarm lists is carol, and returns the version's test run.
-func runReviewed(t *testing.T, review, change int64, version int) swarmstandin.Run {
+// runReviewed is runVersion for a review whose author is bob, whose
+// reviewer Swarm lists is carol, touching projects' branches, and returns
+// the version's test run.
+func runReviewed(t *testing.T, review, change int64, version int, projects map[string][]string) swarmstandin.Run {
 	t.Helper()
-	env.local.Swarm.AddReview(swarmstandin.Review{ID: review, Author: "bob", Reviewers: []string{"carol"}, Change: change, Version: version})
+	env.local.Swarm.AddReview(swarmstandin.Review{ID: review, Author: "bob", Reviewers: []string{"carol"}, Change: change, Version: version, Projects: projects})
 	run := env.local.Swarm.StartRun(review, version)
 	resp := swarmPost(t, change, run, "shelved")
 	if resp.Status != http.StatusAccepted {
@@ -41,18 +45,22 @@ func runReviewed(t *testing.T, review, change int64, version int) swarmstandin.R
 
 // TestReactionsOnlyDecidersWithhold is issue 38's acceptance, end to end
 // with the environment's threshold and depth changed (DISMISS_THRESHOLD 2,
-// DISMISS_SCOPE_DEPTH 2) and a gate (high): one non-participant's three
-// "ignore" replies on three reviews withhold nothing; the author on one
-// review and a reviewer on another dismissing the medium kind withhold it
-// at the next review, which names the kind, its scope and how to lift it,
-// while the high finding there is still posted and fails the gated run;
+// DISMISS_SCOPE_DEPTH 2), a decider group (DISMISS_DECIDERS swarm-group-qa)
+// and a gate (high): one non-participant's three "ignore" replies on three
+// reviews withhold nothing; the author on one review and a reviewer on
+// another dismissing the medium kind withhold it at the next review, which
+// names the kind, its scope and how to lift it, while a critical finding
+// of that kind there is still posted and fails the gated run; under
+// another scope, a moderator of the reviews' project branch and a member
+// of the decider group withhold the kind, a non-member's dismissal
+// counting for nothing;
 // the finding withheld at version 1 of that review is recorded as
 // withheld, and is not "resolved" when version 2 removes it; a finding
 // addressed and then replied "ignore" stays accepted; and the digest,
 // given the same settings, lists the suppression as notify applies it.
 func TestReactionsOnlyDecidersWithhold(t *testing.T) {
 	ctx := context.Background()
-	vars := map[string]string{"DISMISS_THRESHOLD": "2", "DISMISS_SCOPE_DEPTH": "2", "SWARM_GATE_SEVERITY": "high"}
+	vars := map[string]string{"DISMISS_THRESHOLD": "2", "DISMISS_SCOPE_DEPTH": "2", "SWARM_GATE_SEVERITY": "high", "DISMISS_DECIDERS": "swarm-group-qa"}
 	setFunctionEnv(t, "NotifyFunctionName", vars)
 	dir := fmt.Sprintf("//depot/projectA/reactions%d/", time.Now().UnixNano()%1e6)
 	scope := strings.TrimSuffix(dir, "/") + "/..."
@@ -72,24 +80,34 @@ func TestReactionsOnlyDecidersWithhold(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// mediumOn is the comment holding review's medium finding, if posted.
-	mediumOn := func(review int64) (swarmstandin.Comment, bool) {
+	// lineOn is the comment holding review's wait.cs finding on line, if
+	// posted (line 3: the medium one).
+	lineOn := func(review int64, line int) (swarmstandin.Comment, bool) {
 		for _, c := range ourComments(t, review) {
-			if c.Context != nil && strings.HasSuffix(c.Context.File, "wait.cs") {
+			if c.Context != nil && strings.HasSuffix(c.Context.File, "wait.cs") && c.Context.RightLine == line {
 				return c, true
 			}
 		}
 		return swarmstandin.Comment{}, false
 	}
-	review := func() int64 {
-		t.Helper()
-		cl := reviewVersionChange(t, map[string]string{dir + "wait.cs": waitCS})
-		runReviewed(t, cl+1, cl, 1)
-		if _, ok := mediumOn(cl + 1); !ok {
-			t.Fatalf("review %d: the medium finding was not posted", cl+1)
+	mediumOn := func(review int64) (swarmstandin.Comment, bool) { return lineOn(review, 3) }
+	fileOn := func(review int64, name string) (swarmstandin.Comment, bool) {
+		for _, c := range ourComments(t, review) {
+			if c.Context != nil && strings.HasSuffix(c.Context.File, name) {
+				return c, true
+			}
 		}
-		return cl + 1
+		return swarmstandin.Comment{}, false
 	}
+	reviewIn := func(dir string, projects map[string][]string) int64 {
+		t.Helper()
+		rv := reviewNoCheck(t, dir, projects)
+		if _, ok := mediumOn(rv); !ok {
+			t.Fatalf("review %d: the medium finding was not posted", rv)
+		}
+		return rv
+	}
+	review := func() int64 { return reviewIn(dir, nil) }
 
 	// mallory takes no part in any review: three "ignore"s withhold nothing.
 	var reviews []int64
@@ -122,26 +140,22 @@ func TestReactionsOnlyDecidersWithhold(t *testing.T) {
 		must(err)
 	}
 
-	// The next review: the medium kind withheld and named, the high
-	// strcpy posted and failing the gated run.
-	cl := reviewVersionChange(t, map[string]string{dir + "wait.cs": waitCS, dir + "copy.c": copyV1})
+	// The next review: the medium finding of the kind withheld and named,
+	// the critical one of the same kind posted and failing the gated run.
+	cl := reviewVersionChange(t, map[string]string{dir + "wait.cs": waitCS, dir + "key.cs": keyCS})
 	next := cl + 1
-	run := runReviewed(t, next, cl, 1)
+	run := runReviewed(t, next, cl, 1, nil)
 	if c, ok := mediumOn(next); ok {
 		t.Fatalf("the next review posted the withheld medium finding: %+v", c)
 	}
-	var summary string
-	strcpy := false
-	for _, c := range ourComments(t, next) {
-		switch {
-		case c.Context == nil:
-			summary = c.Body
-		case strings.Contains(c.Body, "Unbounded strcpy"):
-			strcpy = true
-		}
+	if c, ok := fileOn(next, "key.cs"); !ok || !strings.Contains(strings.ToLower(c.Body), "critical") || !strings.Contains(c.Body, "Blocking wait on a Task") {
+		t.Errorf("the next review did not post the critical finding of the withheld kind (%v): %q", ok, c.Body)
 	}
-	if !strcpy {
-		t.Error("the next review did not post the high strcpy finding")
+	var summary string
+	for _, c := range ourComments(t, next) {
+		if c.Context == nil {
+			summary = c.Body
+		}
 	}
 	if lift := "criticizer outcomes allow " + scope + " reliability standin.task-result"; !strings.Contains(summary, "1 finding withheld as repeatedly dismissed here") || !strings.Contains(summary, lift) {
 		t.Errorf("the next review's summary does not name what it withheld and how to lift it (%q):\n%s", lift, summary)
@@ -151,17 +165,26 @@ func TestReactionsOnlyDecidersWithhold(t *testing.T) {
 		t.Helper()
 		recs, err := st.Review(ctx, next)
 		must(err)
+		n := 0
 		for _, r := range recs {
-			if strings.HasSuffix(r.File, "wait.cs") && r.Fate != outcome.Withheld {
-				t.Errorf("%s: the withheld finding is recorded %s, want withheld", when, r.Fate)
+			if r.Severity == "medium" {
+				n++
+				if r.Fate != outcome.Withheld {
+					t.Errorf("%s: the withheld finding is recorded %s, want withheld", when, r.Fate)
+				}
 			}
+		}
+		if n != 1 {
+			t.Errorf("%s: %d medium records, want the one withheld: %+v", when, n, recs)
 		}
 	}
 	withheld("version 1")
 
-	// Version 2 removes the medium line: still withheld, never resolved.
-	cl2 := reviewVersionChange(t, map[string]string{dir + "wait.cs": waitFixedCS, dir + "copy.c": copyV1})
-	runReviewed(t, next, cl2, 2)
+	// Version 2 removes the medium line: still withheld, never resolved
+	// (the critical one stays: a finding of the kind resolved is an
+	// acceptance, which would lift the suppression).
+	cl2 := reviewVersionChange(t, map[string]string{dir + "wait.cs": waitFixedCS, dir + "key.cs": keyCS})
+	runReviewed(t, next, cl2, 2, nil)
 	_, err = reader.Read(ctx, next, nil)
 	must(err)
 	withheld("version 2")
@@ -198,4 +221,43 @@ func TestReactionsOnlyDecidersWithhold(t *testing.T) {
 	if len(recs) != 1 || recs[0].Fate != outcome.Addressed {
 		t.Errorf("addressed then replied ignore: %+v, want addressed", recs)
 	}
+
+	// Another scope, reviews on project game's main branch: mona moderates
+	// it (Swarm lists her on the branch), quinn is in the decider group qa,
+	// nora is not. nora's dismissal counts for nothing; quinn's and mona's
+	// withhold the kind at the next review.
+	dir2 := strings.TrimSuffix(dir, "/") + "b/"
+	env.local.Swarm.AddGroup(swarmstandin.Group{ID: "qa", Users: []string{"quinn"}})
+	env.local.Swarm.AddProject(swarmstandin.Project{ID: "game", Branches: []swarmstandin.Branch{
+		{ID: "main", Name: "Main", Paths: []string{dir2 + "..."}, Moderators: []string{"mona"}}}})
+	game := map[string][]string{"game": {"main"}}
+	a, b := reviewIn(dir2, game), reviewIn(dir2, game)
+	ca, _ := mediumOn(a)
+	_, err = env.local.Swarm.Reply(ca.ID, "nora", "false positive", true)
+	must(err)
+	_, err = reader.Read(ctx, a, nil)
+	must(err)
+	if recs, err = st.Review(ctx, a); err != nil || len(recs) != 1 || recs[0].Fate != outcome.Dismissed || len(recs[0].By) != 0 {
+		t.Fatalf("nora's (not in qa) dismissal: %+v, %v; want dismissed with nobody of standing", recs, err)
+	}
+	cb, _ := mediumOn(b)
+	_, err = env.local.Swarm.Reply(cb.ID, "quinn", "false positive", true)
+	must(err)
+	_, err = env.local.Swarm.Reply(ca.ID, "mona", "Not a bug", true)
+	must(err)
+	for _, rv := range []int64{a, b} {
+		_, err := reader.Read(ctx, rv, nil)
+		must(err)
+	}
+	if c, ok := mediumOn(reviewNoCheck(t, dir2, game)); ok {
+		t.Errorf("a moderator's and a decider group member's dismissals did not withhold the kind: posted %+v", c)
+	}
+}
+
+// reviewNoCheck runs a new review of waitCS under dir and returns its id.
+func reviewNoCheck(t *testing.T, dir string, projects map[string][]string) int64 {
+	t.Helper()
+	cl := reviewVersionChange(t, map[string]string{dir + "wait.cs": waitCS})
+	runReviewed(t, cl+1, cl, 1, projects)
+	return cl + 1
 }

@@ -284,6 +284,10 @@ func (l *Local) changeFiles(cl int64) []string {
 func (l *Local) startSwarm(ctx context.Context, logger *slog.Logger) error {
 	token, ticket := randomHex(24), randomHex(16)
 	l.Swarm = swarmstandin.NewServer(swarmstandin.Options{User: "criticizer", Ticket: ticket, Logger: logger, ChangeFiles: l.changeFiles})
+	// The accounts the suite's reviews and hostile findings name: Swarm
+	// adds only users and groups it knows from a comment's callouts.
+	l.Swarm.AddUsers("alice", "bob", "carol", "mallory", "criticizer")
+	l.Swarm.AddGroup(swarmstandin.Group{ID: "leads", Users: []string{"alice"}})
 	base, err := l.Swarm.Start("127.0.0.1:0")
 	if err != nil {
 		return err

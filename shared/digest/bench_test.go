@@ -56,7 +56,7 @@ func BenchmarkDigestWeek(b *testing.B) {
 			for i := range 200 {
 				rv := int64(1000 + i/4) // four versions per review
 				fp := "fp" + strconv.Itoa(i)
-				if _, err := fates.Posted(ctx, outcome.Record{Review: rv, Fingerprint: fp, File: "//depot/engine/a/x.cpp", Severity: "high", Kind: "k"}); err != nil {
+				if _, err := fates.Posted(ctx, outcome.Record{Review: rv, Fingerprint: fp, File: "//depot/engine/a/x.cpp", Scope: "//depot/engine/...", Severity: "high", Kind: "k"}); err != nil {
 					b.Fatal(err)
 				}
 				e := digest.Entry{JobID: "j" + strconv.Itoa(i), Review: rv, Dirs: []string{"//depot/engine/a"},

@@ -80,26 +80,26 @@ func fates(t *testing.T) *outcome.Store {
 	ctx := context.Background()
 	st := outcome.NewStore(dynamotest.New(), dynamotest.Table)
 	for _, r := range []outcome.Record{
-		{Review: 885, Fingerprint: "a1", File: "//depot/engine/render/gl.cpp", Severity: "high", Category: "bug", Kind: "k1"},
-		{Review: 885, Fingerprint: "a2", File: "//depot/engine/render/gl.cpp", Severity: "low", Category: "style", Kind: "k2"},
-		{Review: 885, Fingerprint: "a3", File: "//depot/engine/io/file.cpp", Severity: "high", Category: "bug", Kind: "k3"},
+		{Review: 885, Fingerprint: "a1", File: "//depot/engine/render/gl.cpp", Scope: "//depot/engine/...", Severity: "high", Category: "bug", Kind: "k1"},
+		{Review: 885, Fingerprint: "a2", File: "//depot/engine/render/gl.cpp", Scope: "//depot/engine/...", Severity: "low", Category: "style", Kind: "k2"},
+		{Review: 885, Fingerprint: "a3", File: "//depot/engine/io/file.cpp", Scope: "//depot/engine/...", Severity: "high", Category: "bug", Kind: "k3"},
 	} {
 		if _, err := st.Posted(ctx, r); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// a1 addressed; a2 dismissed 3 times over (its kind withheld); a3 open.
-	if _, err := st.ChangeFate(ctx, outcome.Record{Review: 885, Fingerprint: "a1", Fate: outcome.Open, File: "//depot/engine/render/gl.cpp", Category: "bug", Kind: "k1"}, outcome.Addressed, nil); err != nil {
+	if _, err := st.ChangeFate(ctx, outcome.Record{Review: 885, Fingerprint: "a1", Fate: outcome.Open, File: "//depot/engine/render/gl.cpp", Scope: "//depot/engine/...", Category: "bug", Kind: "k1"}, outcome.Addressed, nil); err != nil {
 		t.Fatal(err)
 	}
 	for i, fp := range []string{"a2", "b2", "c2"} {
 		rv := int64(885 + i)
 		if i > 0 {
-			if _, err := st.Posted(ctx, outcome.Record{Review: rv, Fingerprint: fp, File: "//depot/engine/x.cpp", Severity: "low", Category: "style", Kind: "k2"}); err != nil {
+			if _, err := st.Posted(ctx, outcome.Record{Review: rv, Fingerprint: fp, File: "//depot/engine/x.cpp", Scope: "//depot/engine/...", Severity: "low", Category: "style", Kind: "k2"}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if _, err := st.ChangeFate(ctx, outcome.Record{Review: rv, Fingerprint: fp, Fate: outcome.Open, File: "//depot/engine/x.cpp", Category: "style", Kind: "k2"}, outcome.Dismissed, []string{[]string{"alice", "bob"}[i%2]}); err != nil {
+		if _, err := st.ChangeFate(ctx, outcome.Record{Review: rv, Fingerprint: fp, Fate: outcome.Open, File: "//depot/engine/x.cpp", Scope: "//depot/engine/...", Category: "style", Kind: "k2"}, outcome.Dismissed, []string{[]string{"alice", "bob"}[i%2]}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/criticizer/criticizer/shared/config"
 	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/swarm"
 )
 
 // Policy is the noise filter, stated once and read by everything that
@@ -41,8 +42,10 @@ type Policy struct {
 	// Bots are logins whose reactions never count toward withholding
 	// (DISMISS_BOT_LOGINS), besides the service's own.
 	Bots []string
-	// Deciders are logins who may decide on every review besides its
-	// author and the reviewers Swarm lists (DISMISS_DECIDERS: leads, QA).
+	// Deciders may decide on every review besides the people Swarm lists
+	// on it (DISMISS_DECIDERS: leads, QA): logins, and groups written as
+	// Swarm lists them among participants, swarm-group-<name>, whose
+	// members (subgroups too) count.
 	Deciders []string
 	// rules and gates are the review rules' per finding (WithRules).
 	rules map[string]int
@@ -146,19 +149,28 @@ func (p Policy) meets(s Suppression, n int) bool {
 }
 
 // Standing filters who dismissed a finding on a review to the people who
-// may decide there: its author, the reviewers Swarm lists, the policy's
-// deciders; never the service (self) or a configured bot.
+// may decide there (deciders: decidersOf); never the service (self) or a
+// configured bot.
 func (p Policy) Standing(by []string, self string, deciders []string) []string {
 	var out []string
 	for _, u := range by {
-		if u == "" || u == self || slices.Contains(p.Bots, u) {
-			continue
-		}
-		if slices.Contains(deciders, u) || slices.Contains(p.Deciders, u) {
+		if u != "" && u != self && !slices.Contains(p.Bots, u) && slices.Contains(deciders, u) {
 			out = append(out, u)
 		}
 	}
 	return out
+}
+
+// decidersNamed splits Deciders into logins and group names.
+func (p Policy) decidersNamed() (users, groups []string) {
+	for _, d := range p.Deciders {
+		if g, ok := strings.CutPrefix(d, swarm.GroupPrefix); ok {
+			groups = append(groups, g)
+		} else {
+			users = append(users, d)
+		}
+	}
+	return users, groups
 }
 
 // Describe says the policy in one sentence, for listings and digests.

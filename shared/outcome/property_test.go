@@ -102,6 +102,14 @@ func (p participants) GetReview(_ context.Context, id int64) (swarm.Review, erro
 	return swarm.Review{ID: id, Author: p.author, Participants: []string{p.author, "bob"}}, nil
 }
 
+func (participants) GetModerators(context.Context, string, []string) (swarm.Moderators, error) {
+	return swarm.Moderators{}, nil
+}
+
+func (participants) GetGroup(context.Context, string) (swarm.Group, bool, error) {
+	return swarm.Group{}, false, nil
+}
+
 // For random interleavings of reactions and their webhook events (which
 // only point: the review is read back), reading after every step: the fate
 // on record is the one precedence (outcome.Decide) applied to every read
@@ -130,7 +138,7 @@ func interleave(t *testing.T, seed uint64) {
 		s.ours[id] = &swarm.Comment{ID: id, User: "criticizer", TaskState: swarm.TaskOpen,
 			Context: &swarm.CommentContext{File: file, RightLine: int(id), Version: 1}}
 		kind := []string{"k-even", "k-odd"}[id%2]
-		if _, err := st.Posted(ctx, outcome.Record{Review: 9, Fingerprint: fp, File: file, Category: "bug", Kind: kind, PromptVersion: "1.2", Model: "m"}); err != nil {
+		if _, err := st.Posted(ctx, outcome.Record{Review: 9, Fingerprint: fp, File: file, Scope: outcome.DefaultPolicy().Scope(file), Category: "bug", Kind: kind, PromptVersion: "1.2", Model: "m"}); err != nil {
 			t.Fatal(err)
 		}
 		outRows = append(outRows, posted(fp, id))

@@ -2,6 +2,9 @@ package outcome
 
 import (
 	"context"
+	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/swarm"
@@ -12,10 +15,13 @@ type Comments interface {
 	List(ctx context.Context, review int64) ([]swarm.Comment, error)
 }
 
-// Deciders reads who may decide on a review as Swarm lists them: its author and participants
-// (the Swarm client's GetReview).
+// Deciders reads who may decide on a review as Swarm lists them (the
+// Swarm client): its author and participants, the moderators of the
+// project branches it touches, and the members of groups among them.
 type Deciders interface {
 	GetReview(ctx context.Context, id int64) (swarm.Review, error)
+	GetModerators(ctx context.Context, project string, branches []string) (swarm.Moderators, error)
+	GetGroup(ctx context.Context, id string) (swarm.Group, bool, error)
 }
 
 // Rows lists a review's comment rows in the outbox: which comment holds
@@ -72,7 +78,7 @@ func (r *Reader) Read(ctx context.Context, review int64, resolved []string) (Tal
 	for _, fp := range resolved {
 		gone[fp] = true
 	}
-	deciders := lazyDeciders{reviews: r.Reviews, review: review}
+	deciders := lazyDeciders{reviews: r.Reviews, review: review, policy: r.Policy}
 	for _, rec := range recs {
 		t.Read++
 		ours, ok := byID[ids[rec.Fingerprint]]
@@ -106,6 +112,7 @@ func (r *Reader) Read(ctx context.Context, review int64, resolved []string) (Tal
 type lazyDeciders struct {
 	reviews Deciders
 	review  int64
+	policy  Policy
 	who     []string
 	read    bool
 }
@@ -114,10 +121,47 @@ func (l *lazyDeciders) get(ctx context.Context) ([]string, error) {
 	if l.read || l.reviews == nil {
 		return l.who, nil
 	}
-	rv, err := l.reviews.GetReview(ctx, l.review)
+	who, err := decidersOf(ctx, l.reviews, l.review, l.policy)
+	l.who, l.read = who, err == nil
+	return who, err
+}
+
+// decidersOf is everyone who may decide on review: its author, its
+// participants (reviewers, required reviewers), the moderators of the
+// project branches it touches (Project::getModerators), the policy's
+// deciders, and every member of a group among them, subgroups followed
+// once each as Swarm follows them (GroupDAO::fetchAllMembers; a group that
+// does not exist has none).
+func decidersOf(ctx context.Context, sw Deciders, review int64, p Policy) ([]string, error) {
+	rv, err := sw.GetReview(ctx, review)
 	if err != nil {
 		return nil, err
 	}
-	l.who, l.read = append([]string{rv.Author}, rv.Participants...), true
-	return l.who, nil
+	users, groups := p.decidersNamed()
+	users = append(append(users, rv.Author), rv.Participants...)
+	groups = append(groups, rv.Groups...)
+	for _, project := range slices.Sorted(maps.Keys(rv.Projects)) {
+		m, err := sw.GetModerators(ctx, project, rv.Projects[project])
+		if err != nil {
+			return nil, fmt.Errorf("moderators of %s: %w", project, err)
+		}
+		users, groups = append(users, m.Users...), append(groups, m.Groups...)
+	}
+	seen := map[string]bool{}
+	for len(groups) > 0 {
+		id := groups[0]
+		if groups = groups[1:]; seen[id] {
+			continue
+		}
+		seen[id] = true
+		g, found, err := sw.GetGroup(ctx, id)
+		if err != nil {
+			return nil, fmt.Errorf("members of group %s: %w", id, err)
+		}
+		if found {
+			users, groups = append(users, g.Users...), append(groups, g.Subgroups...)
+		}
+	}
+	slices.Sort(users)
+	return slices.Compact(users), nil
 }

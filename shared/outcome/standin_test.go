@@ -7,7 +7,9 @@ import (
 	"time"
 
 	swarmstandin "github.com/criticizer/criticizer/internal/standin/swarm"
+	"github.com/criticizer/criticizer/shared/config"
 	"github.com/criticizer/criticizer/shared/outcome"
+	"github.com/criticizer/criticizer/shared/store/dynamotest"
 	"github.com/criticizer/criticizer/shared/swarm"
 )
 
@@ -71,6 +73,69 @@ func TestReactionsThroughTheClient(t *testing.T) {
 	for id, w := range want {
 		if got := outcome.Derive(byID[id], all, "criticizer", false).Fate; got != w {
 			t.Errorf("comment %d: fate %s, want %s", id, got, w)
+		}
+	}
+}
+
+// Who may decide, as the real client reads Swarm (the stand-in in Swarm's
+// shapes): the author, a participant group's members, the moderators of
+// the review's project branch and the members of its moderators group
+// with their subgroups, a configured decider group's members; not the
+// moderators of a branch the review does not touch, not a non-member, not
+// a member of a group nobody made a decider.
+func TestDecidersAsSwarmListsThem(t *testing.T) {
+	s := swarmstandin.NewServer(swarmstandin.Options{User: "criticizer", Ticket: "t1"})
+	if _, err := s.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	s.AddGroup(swarmstandin.Group{ID: "qa", Users: []string{"quinn"}})
+	s.AddGroup(swarmstandin.Group{ID: "leads", Users: []string{"lee"}, Subgroups: []string{"seniors", "leads"}})
+	s.AddGroup(swarmstandin.Group{ID: "seniors", Users: []string{"sam"}, Subgroups: []string{"leads"}})
+	s.AddGroup(swarmstandin.Group{ID: "release", Users: []string{"rel"}})
+	s.AddGroup(swarmstandin.Group{ID: "art", Users: []string{"artie"}})
+	s.AddProject(swarmstandin.Project{ID: "game", Branches: []swarmstandin.Branch{
+		{ID: "main", Moderators: []string{"mod"}, ModeratorGroups: []string{"leads", "gone"}},
+		{ID: "dev", Moderators: []string{"devmod"}}}})
+	s.AddReview(swarmstandin.Review{ID: 885, Author: "bob", Change: 886, Version: 1, Reviewers: []string{"swarm-group-qa"},
+		Projects: map[string][]string{"game": {"main"}, "deleted": {"main"}}})
+	cl := &swarm.Client{BaseURL: s.URL(), HTTP: &http.Client{Timeout: 5 * time.Second},
+		Credentials: func(context.Context, bool) (swarm.Credentials, error) {
+			return swarm.Credentials{User: "criticizer", Ticket: "t1"}, nil
+		}}
+	ctx := context.Background()
+	people := []string{"bob", "quinn", "mod", "lee", "sam", "rel", "devmod", "artie", "eve", "lintbot"}
+	st := outcome.NewStore(dynamotest.New(), dynamotest.Table)
+	var posts rows
+	for i, who := range people {
+		c, err := cl.Create(ctx, swarm.NewComment{Review: 885, Body: "finding", Marker: swarm.FindingKey(885, who).Marker(), Context: &swarm.CommentContext{File: "//depot/a.go", RightLine: i + 1, Content: []string{"+x"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Reply(c.ID, who, "false positive", true); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Posted(ctx, outcome.Record{Review: 885, Fingerprint: who, Category: "bug"}); err != nil {
+			t.Fatal(err)
+		}
+		posts = append(posts, posted(who, c.ID))
+	}
+	pol := outcome.PolicyFromEnv(config.NewReaderFrom(map[string]string{"DISMISS_DECIDERS": "swarm-group-release", "DISMISS_BOT_LOGINS": "lintbot"}))
+	rd := &outcome.Reader{Store: st, Rows: posts, Comments: cl, Reviews: cl, Policy: pol}
+	if _, err := rd.Read(ctx, 885, nil); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := st.Review(ctx, 885)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stands := map[string]bool{"bob": true, "quinn": true, "mod": true, "lee": true, "sam": true, "rel": true}
+	for _, r := range recs {
+		if r.Fate != outcome.Dismissed {
+			t.Errorf("%s's reply: fate %s, want dismissed (recorded whoever replied)", r.Fingerprint, r.Fate)
+		}
+		if got := len(r.By) == 1 && r.By[0] == r.Fingerprint; got != stands[r.Fingerprint] {
+			t.Errorf("%s's dismissal counts: %v (by %v), want %v", r.Fingerprint, got, r.By, stands[r.Fingerprint])
 		}
 	}
 }

@@ -35,12 +35,11 @@ type Record struct {
 	Model         string `dynamodbav:"model" json:"model"`
 	JobID         string `dynamodbav:"job_id" json:"job_id"` // the job that posted the finding
 	// Kind is the finding's kind (Kind: rule id or hashed title); with
-	// Category and Scope(File) it names the tally its fate counts in.
+	// Category and Scope it names the tally its fate counts in.
 	Kind string `dynamodbav:"kind" json:"kind"`
-	// Scope is the depot path pattern its fate counts under (ScopeAt with
-	// the environment's DISMISS_SCOPE_DEPTH when posted); empty, as on
-	// records written before it was kept: Scope(File).
-	Scope string `dynamodbav:"scope,omitempty" json:"scope,omitempty"`
+	// Scope is the depot path pattern its fate counts under (Policy.Scope
+	// when posted: the environment's DISMISS_SCOPE_DEPTH then).
+	Scope string `dynamodbav:"scope" json:"scope"`
 	// By are the people with a say on the review who stand dismissing it
 	// (Policy.Standing): only their dismissals can withhold its kind.
 	By []string `dynamodbav:"dismissed_by,omitempty" json:"by,omitempty"`
@@ -143,10 +142,7 @@ func (s *Store) item(pk string, r Record, fate Fate) map[string]types.AttributeV
 		"fp": sv(r.Fingerprint), "fate": sv(string(fate)),
 		"file": sv(r.File), "severity": sv(r.Severity), "category": sv(r.Category), "rule_id": sv(r.RuleID),
 		"prompt_version": sv(r.PromptVersion), "model": sv(r.Model), "job_id": sv(r.JobID), "kind": sv(r.Kind),
-		"recorded_at": sv(job.FormatTime(now)),
-	}
-	if r.Scope != "" {
-		item["scope"] = sv(r.Scope)
+		"recorded_at": sv(job.FormatTime(now)), "scope": sv(r.Scope),
 	}
 	if s.retention > 0 {
 		item["expires_at"] = nv(now.Add(s.retention).Unix())
@@ -208,7 +204,7 @@ func (s *Store) ChangeFate(ctx context.Context, rec Record, fate Fate, by []stri
 // dismissing it) or deleted (none do any more).
 func (s *Store) tallyMoves(rec Record, fate Fate, by []string) []types.TransactWriteItem {
 	var items []types.TransactWriteItem
-	scope := rec.tallyScope()
+	scope := rec.Scope
 	if acc, dis := delta(rec.Fate, fate); acc != 0 || dis != 0 {
 		values := map[string]types.AttributeValue{":c": sv(rec.Category), ":k": sv(rec.Kind),
 			":a": &types.AttributeValueMemberN{Value: itoa(acc)}, ":d": &types.AttributeValueMemberN{Value: itoa(dis)}}
@@ -229,16 +225,6 @@ func (s *Store) tallyMoves(rec Record, fate Fate, by []string) []types.TransactW
 		items = append(items, types.TransactWriteItem{Delete: &types.Delete{TableName: &s.table, Key: key}})
 	}
 	return items
-}
-
-// tallyScope is the scope the record's fate counts under: the one kept
-// with it, else (records written before scopes were kept) the default
-// policy's.
-func (r Record) tallyScope() string {
-	if r.Scope != "" {
-		return r.Scope
-	}
-	return DefaultPolicy().Scope(r.File)
 }
 
 // keep adds to an update's SET the item's expires_at, the uniqueness

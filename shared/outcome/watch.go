@@ -107,8 +107,7 @@ func (s *Store) Due(ctx context.Context, now time.Time, limit int32) ([]Due, err
 
 // Done moves a read entry on: to its next read when that is still inside
 // its window and the entry is still its review's current one (its pointer
-// names it; an entry written before pointers were kept takes the pointer),
-// else off the list.
+// names it), else off the list.
 func (s *Store) Done(ctx context.Context, d Due, next time.Time) error {
 	drop := types.TransactWriteItem{Delete: &types.Delete{TableName: &s.table,
 		Key: map[string]types.AttributeValue{"pk": sv(watchPartition), "sk": sv(d.sk)}}}
@@ -118,7 +117,7 @@ func (s *Store) Done(ctx context.Context, d Due, next time.Time) error {
 		item, pointer := entry(sk, d.Review, d.Until)
 		items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: &s.table, Item: item}},
 			types.TransactWriteItem{Put: &types.Put{TableName: &s.table, Item: pointer,
-				ConditionExpression:       aws.String("attribute_not_exists(pk) OR #at = :was"),
+				ConditionExpression:       aws.String("#at = :was"),
 				ExpressionAttributeNames:  map[string]string{"#at": "at"},
 				ExpressionAttributeValues: map[string]types.AttributeValue{":was": sv(d.sk)}}})
 	}

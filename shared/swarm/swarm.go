@@ -86,8 +86,12 @@ type Review struct {
 	ID     int64
 	Author string
 	// Participants are the users Swarm lists as taking part (the author,
-	// reviewers, users who commented or voted), sorted.
-	Participants []string
+	// reviewers, required reviewers, users who commented or voted), sorted;
+	// Groups the groups among them (listed as swarm-group-<name>), by name.
+	Participants, Groups []string
+	// Projects are the project branches the review touches, by project id
+	// (the moderators of those branches may decide on it: Moderators).
+	Projects map[string][]string
 	Versions     []ReviewVersion
 	// Changes are the review's changes as Swarm lists them (changes and
 	// commits), beside the versions' own.
@@ -128,7 +132,8 @@ func (c *Client) GetReview(ctx context.Context, id int64) (Review, error) {
 	if w == nil || strings.TrimSpace(w.Author) == "" {
 		return Review{}, failure.Errorf(failure.SchemaInvalid, "%s: no author in the answer", what)
 	}
-	r := Review{ID: id, Author: strings.TrimSpace(w.Author), Participants: w.Participants.users()}
+	r := Review{ID: id, Author: strings.TrimSpace(w.Author), Participants: w.Participants.without(GroupPrefix),
+		Groups: w.Participants.with(GroupPrefix), Projects: w.Projects}
 	for _, n := range append(w.Changes, w.Commits...) {
 		r.Changes = append(r.Changes, int64(n))
 	}
@@ -147,12 +152,16 @@ func (c *Client) GetReview(ctx context.Context, id int64) (Review, error) {
 // "review's author … field author"), versions and their fields
 // (reference, "Review versions": Swarm 2022.1 Review::normalizeVersions,
 // pending stored as 0/1, hence flexBool/flexInt), participants keyed by
-// user (help.perforce.com reviews endpoint, Swarm 2024.1). changes and
+// user (help.perforce.com reviews endpoint, Swarm 2024.1; a group keyed
+// swarm-group-<name>, Groups\Model\Config::KEY_PREFIX), projects keyed by
+// project id with its branch ids, or [] when none (PHP's empty array;
+// Reviews\Model\Review 'projects', Swarm 2022.1). changes and
 // commits are the review's change lists as the same endpoint documents
 // them; *unverified* against a capture, so each is optional.
 type wireReview struct {
 	Author       string        `json:"author"`
 	Participants wireUsers     `json:"participants"`
+	Projects     wireProjects  `json:"projects"`
 	Changes      []flexInt     `json:"changes"`
 	Commits      []flexInt     `json:"commits"`
 	Versions     []wireVersion `json:"versions"`
@@ -194,10 +203,27 @@ func (u *wireUsers) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-func (u wireUsers) users() []string {
+// GroupPrefix names a group among a review's participants
+// (Groups\Model\Config::KEY_PREFIX, Swarm 2022.1).
+const GroupPrefix = "swarm-group-"
+
+// without is the ids not starting with prefix, sorted.
+func (u wireUsers) without(prefix string) []string {
 	out := make([]string, 0, len(u))
 	for _, s := range u {
-		if s = strings.TrimSpace(s); s != "" {
+		if s = strings.TrimSpace(s); s != "" && !strings.HasPrefix(s, prefix) {
+			out = append(out, s)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// with is the ids starting with prefix, without it, sorted.
+func (u wireUsers) with(prefix string) []string {
+	var out []string
+	for _, s := range u {
+		if s, ok := strings.CutPrefix(strings.TrimSpace(s), prefix); ok && s != "" {
 			out = append(out, s)
 		}
 	}

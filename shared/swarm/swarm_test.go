@@ -352,3 +352,36 @@ func TestGetReviewReadsSwarms200Unauthorized(t *testing.T) {
 		})
 	}
 }
+
+// A review's participants split into users and groups (swarm-group-<name>)
+// and its projects read as Swarm writes them: an object of branch ids, or
+// [] for none (PHP's empty array).
+func TestGetReviewParticipantsAndProjects(t *testing.T) {
+	for _, tc := range []struct {
+		name, body   string
+		users        string
+		groups       string
+		projects     string
+		wantSchemaOK bool
+	}{
+		{"groups and projects", `{"review":{"author":"bob","participants":{"bob":[],"carol":{"required":true},"swarm-group-leads":{"required":"1"}},"projects":{"game":["main","dev"]},"versions":[{"change":2}]}}`,
+			"[bob carol]", "[leads]", "map[game:[main dev]]", true},
+		{"no projects: []", `{"review":{"author":"bob","participants":{"bob":[]},"projects":[],"versions":[{"change":2}]}}`, "[bob]", "[]", "map[]", true},
+		{"projects not a list of branches", `{"review":{"author":"bob","projects":"game","versions":[{"change":2}]}}`, "[]", "[]", "map[]", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, tc.body) }))
+			t.Cleanup(srv.Close)
+			c := &swarm.Client{BaseURL: srv.URL, Credentials: func(context.Context, bool) (swarm.Credentials, error) {
+				return swarm.Credentials{User: "u", Ticket: "t"}, nil
+			}}
+			r, err := c.GetReview(context.Background(), 1)
+			if (err == nil) != tc.wantSchemaOK {
+				t.Fatalf("GetReview: %v, want ok %v", err, tc.wantSchemaOK)
+			}
+			if got := fmt.Sprint(r.Participants, r.Groups, r.Projects); got != fmt.Sprint(tc.users, " ", tc.groups, " ", tc.projects) && tc.wantSchemaOK {
+				t.Errorf("read %s, want %s %s %s", got, tc.users, tc.groups, tc.projects)
+			}
+		})
+	}
+}

@@ -73,9 +73,16 @@ var rules = []rule{
 	{"REVIEWER-NOTE:", "standin.injected", "medium", "maintainability", "Note for the reviewer", "", ""},
 }
 
+// severityMark on an added line sets its findings' severity, so a test can
+// have a finding of one kind at another severity (a real model grades the
+// same kind of problem differently by context; this is ours, not an
+// upstream's, behaviour).
+var severityMark = regexp.MustCompile(`standin-severity: (critical|high|medium|low|info)\b`)
+
 // Review answers a review prompt's user message: it reads the changed files
 // and the diffs by their markers and reports one finding per rule match on
-// each added line, numbered in the new revision. promptVersion and
+// each added line, numbered in the new revision, at the rule's severity or
+// the line's severityMark. promptVersion and
 // schemaVersion, when non-empty, override the versions read from the prompt.
 func Review(user, promptVersion, schemaVersion string) ReviewResult {
 	p := readPrompt(user)
@@ -92,13 +99,16 @@ func Review(user, promptVersion, schemaVersion string) ReviewResult {
 				if !strings.Contains(l.text, r.needle) {
 					continue
 				}
-				msg := r.message
+				msg, sev := r.message, r.severity
 				if msg == "" {
 					msg = strings.TrimSpace(l.text[strings.Index(l.text, r.needle)+len(r.needle):])
 				}
+				if m := severityMark.FindStringSubmatch(l.text); m != nil {
+					sev = m[1]
+				}
 				res.Findings = append(res.Findings, Finding{
 					ID:         fmt.Sprintf("SI-%03d", len(res.Findings)+1),
-					Severity:   r.severity,
+					Severity:   sev,
 					Category:   r.category,
 					Title:      r.title,
 					File:       fd.path,

@@ -60,3 +60,17 @@ func TestReviewReadsMarkers(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// A line's standin-severity mark grades its findings; other lines keep
+// their rule's severity, and an unknown grade is not a mark.
+func TestSeverityMark(t *testing.T) {
+	diff := "@@ -0,0 +1,3 @@\n+x = Load().Result; // standin-severity: critical\n+y = Load().Result;\n+z = Load().Result; // standin-severity: urgent\n"
+	user := "CHANGED_FILES_JSON:\n[\"//depot/w.cs\"]\nDIFFS:\nFILE: {\"path\":\"//depot/w.cs\",\"diff_bytes\":" + itoa(len(diff)) + "}\n" + diff
+	var got []string
+	for _, f := range Review(user, "", "").Findings {
+		got = append(got, f.RuleID+" "+f.Severity)
+	}
+	if want := "standin.task-result critical,standin.task-result medium,standin.task-result medium"; strings.Join(got, ",") != want {
+		t.Errorf("findings %v, want %s", got, want)
+	}
+}

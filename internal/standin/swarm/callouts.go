@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strings"
 )
 
 // Callouts: what Swarm does with a comment's @mentions
@@ -83,11 +84,10 @@ type Participant struct {
 // applyCallouts changes review's participants by the callouts of body as
 // CommentListener does: each name is kept when it is a known user (added
 // as is) or group (swarm-group-<name>), starred ones made required, @@!
-// ones required "1". Names are checked against Options.Users and
-// Options.Groups; with none given, a single-@ name is taken for a user and
-// a double-@ one for a group (the stand-in has no user table: it takes
-// every callout, so a test sees one the real Swarm might drop). Called
-// with s.mu held.
+// ones required "1"; a name Swarm does not know changes nothing
+// (CommentListener adds only users and groups that exist:
+// Users\Model\User::exists, Groups\Model\Group::exists). Names are
+// checked against AddUsers and AddGroup. Called with s.mu held.
 func (s *Server) applyCallouts(review int64, body string) {
 	rev, ok := s.revs[review]
 	if !ok {
@@ -100,16 +100,16 @@ func (s *Server) applyCallouts(review int64, body string) {
 	if rev.Required == nil {
 		rev.Required = map[string]string{}
 	}
-	for _, id := range s.known(body, c.Plain) {
+	for _, id := range s.known(c.Plain) {
 		if id != rev.Author && !slices.Contains(rev.Reviewers, id) {
 			rev.Reviewers = append(rev.Reviewers, id)
 		}
 	}
-	for _, id := range s.known(body, c.Starred) {
+	for _, id := range s.known(c.Starred) {
 		rev.Required[id] = "true"
 	}
-	for _, id := range s.known(body, c.RequireOne) {
-		if g := groupPrefix; len(id) > len(g) && id[:len(g)] == g {
+	for _, id := range s.known(c.RequireOne) {
+		if strings.HasPrefix(id, groupPrefix) {
 			rev.Required[id] = "1"
 		}
 	}
@@ -118,37 +118,17 @@ func (s *Server) applyCallouts(review int64, body string) {
 }
 
 // known is the participant ids names stand for: users, then groups.
-func (s *Server) known(body string, names []string) []string {
+func (s *Server) known(names []string) []string {
 	var out []string
 	for _, n := range names {
-		if s.opts.Users == nil && s.opts.Groups == nil {
-			if calledAs(body, "@@", n) {
-				out = append(out, groupPrefix+n)
-			} else {
-				out = append(out, n)
-			}
-			continue
-		}
-		if slices.Contains(s.opts.Users, n) {
+		if slices.Contains(s.users, n) {
 			out = append(out, n)
 		}
-		if slices.Contains(s.opts.Groups, n) {
+		if _, ok := s.groups[n]; ok {
 			out = append(out, groupPrefix+n)
 		}
 	}
 	return out
-}
-
-// calledAs reports whether body calls name out with prefix ("@@").
-func calledAs(body, prefix, name string) bool {
-	for _, w := range calloutWords.Split(body, -1) {
-		if t := calloutTrim.FindStringSubmatch(w); t != nil {
-			if m := calloutPattern.FindStringSubmatch(t[1]); m != nil && m[1] == prefix && m[3] == name {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // Participants are review's participants as the reviews API lists them,

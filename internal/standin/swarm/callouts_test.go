@@ -20,6 +20,9 @@ func TestGetCallouts(t *testing.T) {
 // full-width look-alikes change nothing.
 func TestCommentCalloutsChangeTheReview(t *testing.T) {
 	s, c := startComments(t)
+	s.AddUsers("alice", "mallory")
+	s.AddGroup(Group{ID: "leads"})
+	s.AddGroup(Group{ID: "ops"})
 	participants := func() map[string]any {
 		t.Helper()
 		r := c.do("GET", "/api/v9/reviews/885", "criticizer", "t1", nil)
@@ -53,15 +56,24 @@ func TestCommentCalloutsChangeTheReview(t *testing.T) {
 	}
 }
 
-// With the accounts known, a name counts only as the user or group it is.
+// A name counts only as the user or group Swarm knows it for: with no
+// accounts, a callout changes nothing.
 func TestCalloutsNeedKnownAccounts(t *testing.T) {
-	s := NewServer(Options{Users: []string{"alice"}, Groups: []string{"leads"}})
+	s := NewServer(Options{})
 	s.AddReview(Review{ID: 1, Author: "bob"})
-	s.mu.Lock()
-	s.applyCallouts(1, "@alice @*nobody @*leads @ghost")
-	s.mu.Unlock()
-	want := []Participant{{ID: "alice"}, {ID: "bob"}, {ID: "swarm-group-leads", Required: "true"}}
-	if got := s.Participants(1); !reflect.DeepEqual(got, want) {
+	call := func() []Participant {
+		s.mu.Lock()
+		s.applyCallouts(1, "@alice @*nobody @*leads @ghost @@!leads")
+		s.mu.Unlock()
+		return s.Participants(1)
+	}
+	if got, want := call(), []Participant{{ID: "bob"}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("no accounts: Participants = %+v, want %+v", got, want)
+	}
+	s.AddUsers("alice")
+	s.AddGroup(Group{ID: "leads"})
+	want := []Participant{{ID: "alice"}, {ID: "bob"}, {ID: "swarm-group-leads", Required: "1"}}
+	if got := call(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Participants = %+v, want %+v", got, want)
 	}
 }

@@ -45,9 +45,6 @@ type Options struct {
 	// depot), so an inline comment on a file the change lacks is refused
 	// as Swarm refuses it; nil, or a nil answer: not known, any file goes.
 	ChangeFiles func(change int64) []string
-	// Users and Groups are the accounts a comment's callouts are checked
-	// against (callouts.go); both nil: every name called out is taken.
-	Users, Groups []string
 }
 
 // Review is a Swarm review.
@@ -67,6 +64,9 @@ type Review struct {
 	// "1" for a group one member of which must vote), as comments' callouts
 	// set them (callouts.go); Reviewers gains the participants they add.
 	Required map[string]string
+	// Projects are the project branches the review touches, by project id
+	// (AddProject: their moderators).
+	Projects map[string][]string
 }
 
 // Run is one test run of a review version, with its callback URLs as
@@ -130,6 +130,10 @@ type Server struct {
 	// Outbound webhooks (events.go): nil until SetEventTarget.
 	events  *EventTarget
 	pending []pendingEvent
+	// Accounts (accounts.go).
+	users    []string
+	groups   map[string]Group
+	projects map[string]Project
 }
 
 // NewServer returns a stopped stand-in.
@@ -138,7 +142,8 @@ func NewServer(o Options) *Server {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &Server{opts: o, log: log, revs: map[int64]Review{}, runs: map[int64]*Run{}, fail: map[string][]int{}, seq: 700, tokens: map[int64]string{}, closing: make(chan struct{})}
+	return &Server{opts: o, log: log, revs: map[int64]Review{}, runs: map[int64]*Run{}, fail: map[string][]int{}, seq: 700, tokens: map[int64]string{}, closing: make(chan struct{}),
+		groups: map[string]Group{}, projects: map[string]Project{}}
 }
 
 // Start listens on addr ("127.0.0.1:0" for any port) and returns the base URL.
@@ -152,6 +157,8 @@ func (s *Server) Start(addr string) (string, error) {
 	// "Test-run callbacks": the review's author bullet).
 	mux.HandleFunc("GET /api/v11/reviews/{id}", s.review(true))
 	mux.HandleFunc("GET /api/v9/reviews/{id}", s.review(false))
+	mux.HandleFunc("GET /api/v9/groups/{id}", s.groupAPI)
+	mux.HandleFunc("GET /api/v9/projects/{id}", s.projectAPI)
 	// Swarm 2022.1 module/TestIntegration/config/module.config.php: the
 	// callbacks' routes, v10, no login (the uuid is the credential).
 	mux.HandleFunc("/api/v10/testruns/{run}/{token}", s.update)
@@ -302,7 +309,7 @@ func (s *Server) reviewAPI(w http.ResponseWriter, r *http.Request, v11 bool) {
 	}
 	// Abridged to what is read.
 	doc := map[string]any{"id": rev.ID, "type": "default", "author": rev.Author, "changes": changesOf(rev), "state": "needsReview",
-		"versions": versionsWire(rev), "participants": participantsWire(rev)}
+		"versions": versionsWire(rev), "participants": participantsWire(rev), "projects": projectsWire(rev)}
 	if !v11 {
 		writeJSON(w, http.StatusOK, map[string]any{"review": doc})
 		return

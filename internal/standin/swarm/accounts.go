@@ -1,0 +1,117 @@
+package swarm
+
+import (
+	"net/http"
+	"slices"
+)
+
+// Accounts: the users, groups and projects Swarm knows, which decide whose
+// callouts change a review (callouts.go) and who moderates a review's
+// project branches. Served in Swarm 2022.1's shapes (docs/reference/swarm.md,
+// "Who may decide on a review").
+
+// Group is a Perforce group: its users and subgroups (p4 group's Users
+// and Subgroups, as GET /api/v9/groups/{id} lists them).
+type Group struct {
+	ID               string
+	Users, Subgroups []string
+}
+
+// Project is a Swarm project with its branches.
+type Project struct {
+	ID       string
+	Branches []Branch
+}
+
+// Branch is a project branch: its moderators, users and groups
+// (Projects\Model\Project branches' moderators and moderators-groups).
+type Branch struct {
+	ID, Name        string
+	Paths           []string
+	Moderators      []string
+	ModeratorGroups []string
+}
+
+// AddUsers makes users known (p4 users): a callout of one adds it.
+func (s *Server) AddUsers(users ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, u := range users {
+		if !slices.Contains(s.users, u) {
+			s.users = append(s.users, u)
+		}
+	}
+}
+
+// AddGroup adds or replaces a group.
+func (s *Server) AddGroup(g Group) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.groups[g.ID] = g
+}
+
+// AddProject adds or replaces a project.
+func (s *Server) AddProject(p Project) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.projects[p.ID] = p
+}
+
+// groupAPI answers GET /api/v9/groups/{id}: {"group": {p4 group's fields,
+// sorted, then "config"}} (Api\Controller\GroupsController::get and
+// normalizeGroup; Groups\Controller\IndexController::groupAction, which
+// answers 404 for a group that does not exist). Abridged to the spec's
+// lists; mentions' exclude list is not kept (every group is served as
+// under ignoreExcludeList=true).
+func (s *Server) groupAPI(w http.ResponseWriter, r *http.Request) {
+	if _, ok := s.login(r); !ok {
+		apiError(w, r, http.StatusUnauthorized, "Unauthorized")
+		return
+	}
+	s.mu.Lock()
+	g, ok := s.groups[r.PathValue("id")]
+	s.mu.Unlock()
+	if !ok {
+		apiError(w, r, http.StatusNotFound, "Not Found")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"group": map[string]any{"Group": g.ID, "Owners": []string{},
+		"Subgroups": orEmpty(g.Subgroups), "Users": orEmpty(g.Users), "config": map[string]any{"name": g.ID}}})
+}
+
+// projectAPI answers GET /api/v9/projects/{id}: {"project": {…,
+// "branches": [{"id", "name", "paths", "moderators", "moderators-groups",
+// "defaults"}]}} (Projects\Controller\IndexController::projectAction,
+// branch defaults from Projects\Model\Project::getBranches;
+// moderators-groups listed from API v7 on, ProjectsController
+// normalizeProject), 404 for a project that does not exist.
+func (s *Server) projectAPI(w http.ResponseWriter, r *http.Request) {
+	if _, ok := s.login(r); !ok {
+		apiError(w, r, http.StatusUnauthorized, "Unauthorized")
+		return
+	}
+	s.mu.Lock()
+	p, ok := s.projects[r.PathValue("id")]
+	s.mu.Unlock()
+	if !ok {
+		apiError(w, r, http.StatusNotFound, "Not Found")
+		return
+	}
+	branches := []any{}
+	for _, b := range p.Branches {
+		branches = append(branches, map[string]any{"id": b.ID, "name": b.Name, "paths": orEmpty(b.Paths),
+			"moderators": orEmpty(b.Moderators), "moderators-groups": orEmpty(b.ModeratorGroups),
+			"defaults": map[string]any{"reviewers": []any{}}})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"project": map[string]any{"id": p.ID, "name": p.ID, "branches": branches, "deleted": false}})
+}
+
+// projectsWire is a review's projects as the reviews API lists them:
+// project id to its branch ids, or [] for none (PHP's empty array;
+// Reviews\Model\Review 'projects').
+func projectsWire(r Review) any {
+	if len(r.Projects) == 0 {
+		return []any{}
+	}
+	return r.Projects
+}
