@@ -17,8 +17,9 @@ import (
 // ranges and defaults are the declaration's (shared/settings;
 // validateDeclared checks cdk.json against it).
 
-// wireDismissals gives every function that reads the one policy (notify
-// withholds by it, the sweeper and the webhook record standing by it, the
+// wireDismissals gives every function that reads the one policy (the llm
+// stage withholds by it when it decides a review, notify records the
+// scope of what it posts, the sweeper and the webhook record standing by it, the
 // digest and the job page list by it) the same settings; one left 0 or
 // empty is unset, so the function takes its declared default.
 func wireDismissals(cfg EnvConfig, fns ...awslambda.Function) {
@@ -48,8 +49,8 @@ func wireDismissals(cfg EnvConfig, fns ...awslambda.Function) {
 		for k, v := range vars {
 			fn.AddEnvironment(jsii.String(k), jsii.String(v), nil)
 		}
-		if g := cfg.SwarmGateSeverity; g != "" && g != "off" && fn != fns[0] {
-			fn.AddEnvironment(jsii.String("SWARM_GATE_SEVERITY"), jsii.String(g), nil) // notify (fns[0]) has it from wireNotifyChannels
+		if g := cfg.SwarmGateSeverity; g != "" && g != "off" {
+			fn.AddEnvironment(jsii.String("SWARM_GATE_SEVERITY"), jsii.String(g), nil)
 		}
 	}
 }

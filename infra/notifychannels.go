@@ -53,9 +53,6 @@ func validateNotifyChannels(c EnvConfig, p *problems) {
 func wireNotifyChannels(cfg EnvConfig, sec stackSecrets, notify, sweeper awslambda.Function) {
 	chs := cfg.notifyChannels()
 	notify.AddEnvironment(jsii.String("NOTIFY_CHANNELS"), jsii.String(strings.Join(chs, ",")), nil)
-	if g := cfg.SwarmGateSeverity; g != "" && g != "off" {
-		notify.AddEnvironment(jsii.String("SWARM_GATE_SEVERITY"), jsii.String(g), nil)
-	}
 	if !slices.Contains(chs, channelSwarmComments) || sec.swarmAPI == nil {
 		return
 	}

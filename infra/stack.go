@@ -85,7 +85,7 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 	wireNotifyChannels(cfg, sec, fns.notify, fns.sweeper)
 	api := newAPI(stack, env, cfg, removal, fns.webhook)
 	jobPageFn := newJobPage(stack, jobPageProps{env: env, cfg: cfg, assetRoot: props.AssetRoot, removal: removal, table: table, redacted: redacted, api: api, webhook: fns.webhook, notify: fns.notify})
-	wireDismissals(cfg, fns.notify, fns.sweeper, fns.webhook, fns.digest, jobPageFn)
+	wireDismissals(cfg, fns.llm, fns.notify, fns.sweeper, fns.webhook, fns.digest, jobPageFn)
 	alarmed := []namedFn{{"Webhook", fns.webhook}, {"Fetch", fns.fetch}, {"Review", fns.llm}, {"Notify", fns.notify}, {"Sweeper", fns.sweeper}}
 	if fns.sesEvents != nil {
 		alarmed = append(alarmed, namedFn{"SesEvents", fns.sesEvents})

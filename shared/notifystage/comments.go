@@ -229,7 +229,7 @@ func taskSeverity(sev string) bool {
 // marker is appended by the client.
 func findingBody(f domain.Finding) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "**%s** · %s · %s\n\n%s", strings.ToUpper(word(f.Severity)), modeltext.Line(word(f.Category)), modeltext.Line(f.Title),
+	fmt.Fprintf(&b, "**%s** · %s · %s\n\n%s", strings.ToUpper(modeltext.Word(f.Severity)), modeltext.Line(modeltext.Word(f.Category)), modeltext.Line(f.Title),
 		modeltext.Markdown(strings.TrimSpace(f.Message)))
 	if s := strings.TrimSpace(f.Suggestion); s != "" {
 		fmt.Fprintf(&b, "\n\n**Suggestion:**\n\n%s", modeltext.Code(s))

@@ -88,7 +88,7 @@ func notInline(over []domain.Finding, max int) string {
 				at = fmt.Sprintf("%s:%d", at, f.Line)
 			}
 		}
-		fmt.Fprintf(&b, "\n- %s · %s (%s)", strings.ToUpper(word(f.Severity)), modeltext.Line(f.Title), at)
+		fmt.Fprintf(&b, "\n- %s · %s (%s)", strings.ToUpper(modeltext.Word(f.Severity)), modeltext.Line(f.Title), at)
 	}
 	return b.String()
 }

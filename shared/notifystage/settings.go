@@ -28,8 +28,6 @@ type Settings struct {
 	JobPage jobpage.LinkSettings
 	// Comments: Swarm review comments beside the e-mail (comments.go).
 	Comments CommentSettings
-	// Gate is SWARM_GATE_SEVERITY (gate.go): off unless set.
-	Gate string
 	// EmailParticipants is SWARM_EMAIL_PARTICIPANTS.
 	EmailParticipants bool
 	// Outbox names the delivery key: the rows are keyed by the keyed hash
@@ -38,9 +36,6 @@ type Settings struct {
 	// Dismissals is the noise filter (outcome.PolicyFromEnv: the
 	// DISMISS_* settings and the gate), the one policy every reader uses.
 	Dismissals fates.Policy
-	// WeeklyDigest (WEEKLY_DIGEST) records each job's week entry for the
-	// weekly digest (shared/digest); off by default.
-	WeeklyDigest bool
 }
 
 // SettingsFromEnv reads the notify function's settings: outbox.SettingsFromEnv, evidence.SettingsFromEnv,
@@ -54,11 +49,9 @@ func SettingsFromEnv(r *config.Reader) Settings {
 	s.Recipients, err = recipients.Load(r)
 	r.Fail(err)
 	s.Comments = commentSettingsFromEnv(r, s.SwarmLinks.URL)
-	s.Gate = GateFromEnv(r)
 	s.EmailParticipants = r.Bool("SWARM_EMAIL_PARTICIPANTS")
 	s.Outbox = outbox.SettingsFromEnv(r)
 	s.Dismissals = fates.PolicyFromEnv(r)
-	s.WeeklyDigest = r.Bool("WEEKLY_DIGEST")
 	switch s.Evidence.Provider {
 	case "smtp":
 		s.SMTP, s.SMTPSecretID = smtpmail.SettingsFromEnv(r, s.Evidence.From)
