@@ -73,15 +73,14 @@ func validateDigest(c EnvConfig, p *problems) {
 }
 
 // newDigest adds the digest function and its weekly schedule, and lets the
-// llm function (which decides each review, shared/decide) record week
-// entries; nil when the digest is off.
-func newDigest(f *functionFactory, p functionsProps, decider awslambda.Function) awslambda.Function {
+// notify function record week entries; nil when the digest is off.
+func newDigest(f *functionFactory, p functionsProps, notify awslambda.Function) awslambda.Function {
 	cfg := f.cfg
 	if !cfg.WeeklyDigest {
 		return nil
 	}
-	decider.AddEnvironment(jsii.String("WEEKLY_DIGEST"), jsii.String("true"), nil)
-	f.items(decider, p).grant(jsii.Strings("dynamodb:PutItem"), itemDigest)
+	notify.AddEnvironment(jsii.String("WEEKLY_DIGEST"), jsii.String("true"), nil)
+	f.items(notify, p).grant(jsii.Strings("dynamodb:PutItem"), itemDigest)
 	owners, _ := json.Marshal(cfg.DigestOwners)
 	fn := f.newFn(fnSpec{id: "DigestFunction", asset: "digest", memory: 256, timeout: 300, env: map[string]*string{
 		"DIGEST_OWNERS": jsii.String(string(owners)), "DIGEST_OPT_IN": jsii.String(strings.Join(cfg.DigestOptIn, ",")),

@@ -32,16 +32,16 @@ func TestDigestOnlyWhereEnabled(t *testing.T) {
 				res := resources(m)
 				_, fn := res["DigestFunction"]
 				_, rule := res["DigestSchedule"]
-				_, flag := envVars(m, "ReviewFunction")["WEEKLY_DIGEST"]
+				_, flag := envVars(m, "NotifyFunction")["WEEKLY_DIGEST"]
 				writes := false
-				for _, st := range policyStatements(t, m, "ReviewFunction") {
+				for _, st := range policyStatements(t, m, "NotifyFunction") {
 					cond, _ := json.Marshal(st["Condition"])
 					for _, a := range stringsOf(st["Action"]) {
 						writes = writes || (a == "dynamodb:PutItem" && strings.Contains(string(cond), `"DIGEST#*"`))
 					}
 				}
 				if fn != on || rule != on || flag != on || writes != on {
-					t.Fatalf("function %v, schedule %v, review WEEKLY_DIGEST %v, review writes DIGEST# %v; want all %v", fn, rule, flag, writes, on)
+					t.Fatalf("function %v, schedule %v, notify WEEKLY_DIGEST %v, notify writes DIGEST# %v; want all %v", fn, rule, flag, writes, on)
 				}
 				if !on {
 					return

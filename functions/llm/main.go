@@ -16,7 +16,6 @@ import (
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/coldstart"
 	"github.com/criticizer/criticizer/shared/decide"
-	"github.com/criticizer/criticizer/shared/digest"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/ledger"
 	"github.com/criticizer/criticizer/shared/llm"
@@ -85,12 +84,9 @@ func main() {
 	proc.Jobs, proc.Ledger = jobs, led
 	// What the review says is decided here, once, before notify delivers
 	// it (package decide): withheld as dismissed, the rerun's comparison,
-	// the gate, the week's digest entry.
+	// the gate.
 	fates := outcome.NewStore(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention).WithMetrics(env.Metrics)
 	proc.Decide = &decide.Decider{Artifacts: proc.Redacted, Ledger: led, Jobs: jobs, Outcomes: fates, Policy: set.Decide.Dismissals, Gate: set.Decide.Gate}
-	if set.Decide.WeeklyDigest {
-		proc.Decide.Digest = &digest.Entries{API: ddb, Table: env.Config.JobsTable} // each job's week entry (shared/digest)
-	}
 	if set.DailyTokenBudget > 0 {
 		proc.Daily = jobs.DailyTokens()
 	}

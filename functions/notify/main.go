@@ -15,6 +15,7 @@ import (
 
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/coldstart"
+	"github.com/criticizer/criticizer/shared/digest"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/jobpage"
 	"github.com/criticizer/criticizer/shared/mailchannel"
@@ -61,6 +62,9 @@ func main() {
 		// What reviewers do with each posted finding (package outcome).
 		fates := outcome.NewStore(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention).WithMetrics(env.Metrics)
 		n.Outcomes = &notifystage.Outcomes{Store: fates, Policy: set.Dismissals}
+	}
+	if set.WeeklyDigest {
+		n.Digest = &digest.Entries{API: ddb, Table: env.Config.JobsTable} // each job's week entry (shared/digest)
 	}
 	// SES (IAM credentials; its published events are the evidence) or SMTP
 	// (the relay's lookup when SMTP_LOOKUP_URL names one).

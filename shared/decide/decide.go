@@ -1,7 +1,7 @@
 // Package decide decides what a review says before it is delivered: the
 // findings the team's dismissal policy withholds, the comparison with the
 // previous version (new, still open, resolved), the Swarm run's gate
-// verdict and the week's digest entry. The llm stage calls Decide once the
+// verdict. The llm stage calls Decide once the
 // result is validated and stored, and stores the decided review beside
 // it; the notify stage only delivers that one decided review, so a retry
 // or a replay of notify tells the same thing and never decides again.
@@ -16,7 +16,6 @@ import (
 	"strings"
 
 	"github.com/criticizer/criticizer/shared/artifacts"
-	"github.com/criticizer/criticizer/shared/digest"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
@@ -27,16 +26,16 @@ import (
 	"github.com/criticizer/criticizer/shared/swarm"
 )
 
-// Review is a decided review, as the notify stage delivers it.
-type Review struct {
+// Decided is a decided review, as the notify stage delivers it.
+type Decided struct {
 	// Result is the review less what is withheld as dismissed (counted,
 	// with its kinds, in its meta).
 	Result domain.ReviewResult `json:"result"`
 	// Current are its distinct findings by the one fingerprint.
 	Current []rerun.Current `json:"current"`
-	// Rerun is the one comparison with the previous version (nil for a
+	// Groups is the one comparison with the previous version (nil for a
 	// first one); the e-mail and the Swarm summary both show it.
-	Rerun *rerun.Groups `json:"rerun,omitempty"`
+	Groups *rerun.Groups `json:"groups,omitempty"`
 	// Gate is the Swarm test run's verdict; notify fills in Where.
 	Gate swarm.Outcome `json:"gate"`
 }
@@ -46,7 +45,7 @@ func Key(jobID string) string { return artifacts.Key(jobID, "decided.json") }
 
 // Decider decides reviews. Every dependency but Artifacts may be nil or
 // zero: nothing compared (Ledger), nothing withheld or resolved
-// (Outcomes), no digest entry (Digest), no gate ("").
+// (Outcomes), no gate ("").
 type Decider struct {
 	Artifacts *artifacts.Store // the redacted bucket: the previous version's result, the decided review
 	// Ledger has the previous version's entry; Jobs reads that version's
@@ -58,18 +57,11 @@ type Decider struct {
 	Outcomes *outcome.Store
 	Policy   outcome.Policy // the noise filter (outcome.PolicyFromEnv)
 	Gate     string         // SWARM_GATE_SEVERITY (GateFromEnv)
-	Digest   DigestEntries
-	Now      job.Clock
-}
-
-// DigestEntries keeps the weekly digest's entries (digest.Entries).
-type DigestEntries interface {
-	Record(ctx context.Context, week digest.Week, e digest.Entry) error
 }
 
 // Decide decides j's review over its redacted changeset, records what the
-// decision records (withheld and resolved fates, the digest entry: each
-// write conditional or keyed, so deciding again writes nothing twice) and
+// decision records (withheld and resolved fates: each write conditional,
+// so deciding again writes nothing twice) and
 // stores the decided review at Key(j.ID).
 func (d *Decider) Decide(ctx context.Context, j *job.Job, review domain.ReviewResult, cs *domain.Changeset) error {
 	found := len(review.Findings)
@@ -80,26 +72,16 @@ func (d *Decider) Decide(ctx context.Context, j *job.Job, review domain.ReviewRe
 			return err
 		}
 	}
-	dr := Review{Result: review, Current: rerun.Distinct(review.Findings, cs)}
-	if dr.Rerun, err = d.compare(ctx, j, review, dr.Current, cs); err != nil {
+	dr := Decided{Result: review, Current: rerun.Distinct(review.Findings, cs)}
+	if dr.Groups, err = d.compare(ctx, j, review, dr.Current, cs); err != nil {
 		return err
 	}
-	if swarmReview && dr.Rerun != nil {
-		if err := d.resolve(ctx, j.Swarm.Review, dr.Rerun); err != nil {
+	if swarmReview && dr.Groups != nil {
+		if err := d.resolve(ctx, j.Swarm.Review, dr.Groups); err != nil {
 			return err
 		}
 	}
 	dr.Gate = gate(found, review.Findings, domain.ReadReviewMeta(review.Meta).Gates, d.Gate)
-	if d.Digest != nil {
-		// The week the job was created in, so deciding again writes the same entry.
-		created, err := job.ParseTime(j.CreatedAt)
-		if err != nil {
-			created = d.Now.Now()
-		}
-		if err := d.Digest.Record(ctx, digest.WeekOf(created), digest.EntryOf(j, review, dr.Current, cs)); err != nil {
-			return err
-		}
-	}
 	return d.Artifacts.PutJSON(ctx, Key(j.ID), dr)
 }
 

@@ -51,8 +51,8 @@ type Settings struct {
 	// price and limit each model apart (docs/reference/llm-providers.md,
 	// "Rate-limit headers"). Its limits are the stable model's unless set.
 	Candidate ModelTerms
-	// Decide is what deciding a review reads: the gate, the dismissal
-	// policy, the weekly digest (package decide).
+	// Decide is what deciding a review reads: the gate and the dismissal
+	// policy (package decide).
 	Decide decide.Settings
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/decide"
 	"github.com/criticizer/criticizer/shared/delivery"
+	"github.com/criticizer/criticizer/shared/digest"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
@@ -79,6 +80,14 @@ type Notify struct {
 	// Outcomes records the fate of each finding posted on a Swarm review
 	// (outcomes.go); nil: not recorded.
 	Outcomes *Outcomes
+	// Digest records each job's entry for the weekly digest
+	// (shared/digest); nil: the digest is off.
+	Digest DigestEntries
+}
+
+// DigestEntries keeps the weekly digest's entries (digest.Entries).
+type DigestEntries interface {
+	Record(ctx context.Context, week digest.Week, e digest.Entry) error
 }
 
 // JobPageLinks mints a job's page URL.
@@ -114,6 +123,9 @@ func (n *Notify) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	if err != nil {
 		return job.Result{}, err
 	}
+	if err := n.recordDigest(ctx, j, in); err != nil {
+		return job.Result{}, err
+	}
 	if len(permanent) > 0 {
 		return job.Result{}, errors.Join(permanent...)
 	}
@@ -128,7 +140,7 @@ func (n *Notify) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 // fingerprint, the one comparison with the previous version, the gate),
 // its changeset and the job page link.
 type input struct {
-	decide.Review
+	decide.Decided
 	cs      domain.Changeset
 	pageURL string
 }
@@ -140,7 +152,7 @@ func (n *Notify) read(ctx context.Context, j *job.Job) (*input, error) {
 		return nil, failure.Errorf(failure.InternalBug, "job reached notify without review artifacts")
 	}
 	in := &input{}
-	if err := n.Artifacts.GetJSON(ctx, decide.Key(j.ID), &in.Review); err != nil {
+	if err := n.Artifacts.GetJSON(ctx, decide.Key(j.ID), &in.Decided); err != nil {
 		return nil, err
 	}
 	if err := n.Artifacts.GetJSON(ctx, j.Artifacts.Redacted, &in.cs); err != nil {
@@ -180,7 +192,7 @@ func (n *Notify) emailAll(ctx context.Context, j *job.Job, in *input, rcpts []st
 	for _, rcpt := range rcpts {
 		k := delivery.Key{Changelist: j.Changelist, Recipient: rcpt, ReviewVersion: j.ReviewVersion}
 		msg, err := notify.Compose(k, notify.Content{Author: in.cs.User, Description: in.cs.Description, JobID: j.ID, Review: in.Result, From: n.From, HTML: n.HTML,
-			Secret: n.Secret, Changeset: &in.cs, ReviewURL: n.reviewURL(j), JobPageURL: in.pageURL, Rerun: in.Rerun, Current: in.Current})
+			Secret: n.Secret, Changeset: &in.cs, ReviewURL: n.reviewURL(j), JobPageURL: in.pageURL, Rerun: in.Groups, Current: in.Current})
 		if err != nil {
 			return 0, nil, failure.Wrap(failure.InternalBug, err)
 		}
@@ -212,7 +224,7 @@ func (n *Notify) commentAll(ctx context.Context, j *job.Job, in *input, emailed 
 	}
 	// After the e-mails: a Swarm failure retries the stage, whose outbox
 	// skips the recipients already e-mailed.
-	out, err := n.postComments(ctx, j, in.Result, in.Current, &in.cs, in.pageURL, in.Rerun)
+	out, err := n.postComments(ctx, j, in.Result, in.Current, &in.cs, in.pageURL, in.Groups)
 	if err != nil {
 		return "", err
 	}
@@ -295,4 +307,19 @@ func (n *Notify) emailRecipients(j *job.Job) []string {
 	rcpts := slices.Clone(j.Recipients)
 	slices.Sort(rcpts)
 	return rcpts
+}
+
+// recordDigest adds the job to the weekly digest of the week it was created
+// in (so a retry writes the same entry): what it reported, after any
+// withheld, its tokens and estimated cost. A failed write retries the
+// attempt, whose outbox skips what was sent.
+func (n *Notify) recordDigest(ctx context.Context, j *job.Job, in *input) error {
+	if n.Digest == nil {
+		return nil
+	}
+	created, err := job.ParseTime(j.CreatedAt)
+	if err != nil {
+		created = n.Now.Now()
+	}
+	return n.Digest.Record(ctx, digest.WeekOf(created), digest.EntryOf(j, in.Result, in.Current, &in.cs))
 }

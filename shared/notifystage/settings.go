@@ -36,6 +36,9 @@ type Settings struct {
 	// Dismissals is the noise filter (outcome.PolicyFromEnv: the
 	// DISMISS_* settings and the gate), the one policy every reader uses.
 	Dismissals fates.Policy
+	// WeeklyDigest (WEEKLY_DIGEST) records each job's week entry for the
+	// weekly digest (shared/digest); off by default.
+	WeeklyDigest bool
 }
 
 // SettingsFromEnv reads the notify function's settings: outbox.SettingsFromEnv, evidence.SettingsFromEnv,
@@ -52,6 +55,7 @@ func SettingsFromEnv(r *config.Reader) Settings {
 	s.EmailParticipants = r.Bool("SWARM_EMAIL_PARTICIPANTS")
 	s.Outbox = outbox.SettingsFromEnv(r)
 	s.Dismissals = fates.PolicyFromEnv(r)
+	s.WeeklyDigest = r.Bool("WEEKLY_DIGEST")
 	switch s.Evidence.Provider {
 	case "smtp":
 		s.SMTP, s.SMTPSecretID = smtpmail.SettingsFromEnv(r, s.Evidence.From)
