@@ -278,11 +278,17 @@ func newLLMFunction(f *functionFactory, p functionsProps) awslambda.Function {
 	// It records each reviewed version in the rerun ledger (and reads the
 	// previous version's job, above, for the findings it carries over).
 	f.items(fn, p).grant(jsii.Strings("dynamodb:PutItem"), itemLedger)
+	// It decides the review before notify delivers it (shared/decide): the
+	// previous version's entry, withheld and resolved fates (OUTCOME#,
+	// with their kinds' tallies moved in the same transaction).
+	f.items(fn, p).grant(jsii.Strings("dynamodb:Query"), itemLedger)
+	f.items(fn, p).grant(jsii.Strings("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:Query"), itemOutcome)
 	p.notify.queue.GrantSendMessages(fn)
 	p.llm.dlq.GrantSendMessages(fn)
 	p.redacted.GrantRead(fn, nil)
 	// Only the review and its per-chunk cache (shared/llmstage).
 	p.redacted.GrantPut(fn, jsii.String(artifactReview))
+	p.redacted.GrantPut(fn, jsii.String(artifactDecided))
 	p.redacted.GrantPut(fn, jsii.String(artifactChunks))
 	if cfg.LLMProvider == "bedrock" {
 		// The configured model (Converse is authorized as InvokeModel), and
@@ -314,7 +320,7 @@ func newNotifyFunction(f *functionFactory, p functionsProps) awslambda.Function 
 	g := f.items(fn, p)
 	g.grant(jsii.Strings("dynamodb:GetItem", "dynamodb:UpdateItem"), itemJob, itemOutbox)
 	g.grant(jsii.Strings("dynamodb:PutItem"), itemOutbox)
-	g.grant(jsii.Strings("dynamodb:Query"), itemOutbox, itemDelivery, itemLedger) // LEDGER#: reruns grouped new / still open / resolved
+	g.grant(jsii.Strings("dynamodb:Query"), itemOutbox, itemDelivery)
 	// OUTCOME#: a posted finding recorded, its fate judged (with its kind's
 	// dismissal item put or deleted in the same transaction), the review watched.
 	g.grant(jsii.Strings("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:Query"), itemOutcome)
@@ -569,6 +575,7 @@ const (
 	artifactRawChangeset = "jobs/*/changeset.raw.json" // fetch, raw bucket
 	artifactChangeset    = "jobs/*/changeset.json"     // fetch, redacted bucket
 	artifactReview       = "jobs/*/review.json"        // review
+	artifactDecided      = "jobs/*/decided.json"       // review: the decided review notify delivers (shared/decide)
 	artifactChunks       = "jobs/*/chunks/*"           // review's per-chunk results and errors
 	artifactRules        = "jobs/*/rules.json"         // fetch: the depot's review rules files (domain.RulesArtifact)
 )

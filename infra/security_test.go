@@ -117,9 +117,12 @@ func TestTableItemAccess(t *testing.T) {
 				"dynamodb:GetItem":    {"CL#", "IDEM#", "JOB#"},
 				"dynamodb:Query":      {"OUTBOX#"},
 			},
-			// LEDGER#: the rerun ledger; fetch and notify read it, only review writes it.
-			"FetchFunction":  {"dynamodb:GetItem": {"JOB#"}, "dynamodb:UpdateItem": {"JOB#"}, "dynamodb:Query": {"LEDGER#"}},
-			"ReviewFunction": {"dynamodb:GetItem": {"BUDGET#", "JOB#"}, "dynamodb:UpdateItem": {"BUDGET#", "JOB#"}, "dynamodb:PutItem": {"LEDGER#"}}, // BUDGET#: the daily token counter
+			// LEDGER#: the rerun ledger; fetch and review read it, only review writes it.
+			"FetchFunction": {"dynamodb:GetItem": {"JOB#"}, "dynamodb:UpdateItem": {"JOB#"}, "dynamodb:Query": {"LEDGER#"}},
+			// BUDGET#: the daily token counter; OUTCOME#: review decides
+			// what is withheld and resolved (shared/decide).
+			"ReviewFunction": {"dynamodb:GetItem": {"BUDGET#", "JOB#"}, "dynamodb:UpdateItem": {"BUDGET#", "JOB#", "OUTCOME#"}, "dynamodb:PutItem": {"LEDGER#", "OUTCOME#"},
+				"dynamodb:DeleteItem": {"OUTCOME#"}, "dynamodb:Query": {"LEDGER#", "OUTCOME#"}},
 			// OUTCOME#: each posted finding's fate (notify records and
 			// settles, the sweeper settles and moves its watch list on).
 			"NotifyFunction": {
@@ -127,7 +130,7 @@ func TestTableItemAccess(t *testing.T) {
 				"dynamodb:UpdateItem": {"JOB#", "OUTBOX#", "OUTCOME#"},
 				"dynamodb:PutItem":    {"OUTBOX#", "OUTCOME#"},
 				"dynamodb:DeleteItem": {"OUTCOME#"},
-				"dynamodb:Query":      {"DELIVERY#", "LEDGER#", "OUTBOX#", "OUTCOME#"},
+				"dynamodb:Query":      {"DELIVERY#", "OUTBOX#", "OUTCOME#"},
 			},
 			"SweeperFunction": {
 				"dynamodb:GetItem":    {"JOB#", "OUTBOX#"},

@@ -61,6 +61,7 @@ func runReviewed(t *testing.T, review, change int64, version int, projects map[s
 func TestReactionsOnlyDecidersWithhold(t *testing.T) {
 	ctx := context.Background()
 	vars := map[string]string{"DISMISS_THRESHOLD": "2", "DISMISS_SCOPE_DEPTH": "2", "SWARM_GATE_SEVERITY": "high", "DISMISS_DECIDERS": "swarm-group-qa"}
+	setFunctionEnv(t, "LlmFunctionName", vars) // the llm stage decides what is withheld and the gate (shared/decide)
 	setFunctionEnv(t, "NotifyFunctionName", vars)
 	dir := fmt.Sprintf("//depot/projectA/reactions%d/", time.Now().UnixNano()%1e6)
 	scope := strings.TrimSuffix(dir, "/") + "/..."

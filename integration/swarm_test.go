@@ -361,12 +361,12 @@ func TestSwarmCallbacksSurviveStageRetries(t *testing.T) {
 }
 
 // TestSwarmGateFailsTheRunOnHighFindings: with SWARM_GATE_SEVERITY=high on
-// the notify function (an environment's opt-in), a review with a high
+// the llm function (an environment's opt-in; the gate is decided there), a review with a high
 // finding (12345's unbounded strcpy) ends its Swarm run failed, naming the
 // count and the worst finding, while the job itself succeeds: the findings
 // block, the review ran.
 func TestSwarmGateFailsTheRunOnHighFindings(t *testing.T) {
-	setFunctionEnv(t, "NotifyFunctionName", map[string]string{"SWARM_GATE_SEVERITY": "high"})
+	setFunctionEnv(t, "LlmFunctionName", map[string]string{"SWARM_GATE_SEVERITY": "high"}) // the gate is decided before notify (shared/decide)
 	cl := newChange(t, 12345)
 	_, run := swarmReview(cl)
 	id := swarmJob(t, cl, run, "submitted")

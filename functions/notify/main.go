@@ -18,7 +18,6 @@ import (
 	"github.com/criticizer/criticizer/shared/digest"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/jobpage"
-	"github.com/criticizer/criticizer/shared/ledger"
 	"github.com/criticizer/criticizer/shared/mailchannel"
 	"github.com/criticizer/criticizer/shared/notifystage"
 	"github.com/criticizer/criticizer/shared/outbox"
@@ -49,13 +48,10 @@ func main() {
 	coldstart.Must(env, err)
 	rows := outbox.New(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention).WithActor("notify").WithSecret(key)
 	n := &notifystage.Notify{Outbox: rows,
-		Secret: key, From: set.Evidence.From, Log: env.Log, Swarm: swarm.RunReport{Reporter: reporter}, Gate: set.Gate, EmailParticipants: set.EmailParticipants, Window: set.Evidence.Window,
+		Secret: key, From: set.Evidence.From, Log: env.Log, Swarm: swarm.RunReport{Reporter: reporter}, EmailParticipants: set.EmailParticipants, Window: set.Evidence.Window,
 		Artifacts: artifacts.New(artifacts.NewS3Client(env.AWS), env.Config.RedactedBkt),
 		HTML:      true, SwarmLinks: set.SwarmLinks, // HTML + text alternatives; Swarm review link when known
-		Recipients: set.Recipients, Metrics: env.Metrics,
-		// A rerun is compared with the previous version's ledger entry, and
-		// names what it resolved from that version's job result.
-		Ledger: ledger.NewStore(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention), Jobs: jobs}
+		Recipients: set.Recipients, Metrics: env.Metrics}
 	if set.JobPage.SecretID != "" {
 		n.JobPage = &jobpage.Links{Key: &jobpage.Key{Secrets: sm, SecretID: set.JobPage.SecretID}, Base: set.JobPage.BaseURL}
 	}
@@ -65,8 +61,7 @@ func main() {
 		n.Comments = &notifystage.SwarmComments{Rows: rows, Window: c.Window, API: api}
 		// What reviewers do with each posted finding (package outcome).
 		fates := outcome.NewStore(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention).WithMetrics(env.Metrics)
-		n.Outcomes = &notifystage.Outcomes{Store: fates, Policy: set.Dismissals,
-			Reader: &outcome.Reader{Store: fates, Rows: rows, Comments: api, Reviews: api, Policy: set.Dismissals}}
+		n.Outcomes = &notifystage.Outcomes{Store: fates, Policy: set.Dismissals}
 	}
 	if set.WeeklyDigest {
 		n.Digest = &digest.Entries{API: ddb, Table: env.Config.JobsTable} // each job's week entry (shared/digest)

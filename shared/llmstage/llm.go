@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/criticizer/criticizer/shared/artifacts"
+	"github.com/criticizer/criticizer/shared/decide"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/finding"
@@ -107,6 +108,10 @@ type LLM struct {
 	// Either nil: nothing carried over / nothing recorded.
 	Jobs   job.Getter
 	Ledger LedgerWriter
+	// Decide decides what the stored review says before it is delivered
+	// (package decide) and stores the decided review notify delivers; nil
+	// decides with nothing withheld, compared or gated.
+	Decide *decide.Decider
 }
 
 // DailyCounter is the environment's shared per-day token counter.
@@ -376,8 +381,9 @@ func (run *run) merge(ctx context.Context, cs domain.Changeset, carry carryOver,
 	return out
 }
 
-// store writes the result artifact, then records the version in the rerun
-// ledger; it returns the artifact's key and the ledger's note for the job.
+// store writes the result artifact, records the version in the rerun
+// ledger, then decides the review (Decide); it returns the artifact's key
+// and the ledger's note for the job.
 func (r *LLM) store(ctx context.Context, j *job.Job, cs domain.Changeset, out merged) (key, ledgerNote string, err error) {
 	key = artifacts.Key(j.ID, "review.json")
 	if err := r.Redacted.PutJSON(ctx, key, out.res); err != nil {
@@ -386,6 +392,13 @@ func (r *LLM) store(ctx context.Context, j *job.Job, cs domain.Changeset, out me
 	ledgerNote, err = r.record(ctx, ledgerEntry(j, cs, out.res, out.skipped, out.truncated, out.codeOf))
 	if err != nil {
 		return "", "", err
+	}
+	d := r.Decide
+	if d == nil {
+		d = &decide.Decider{Artifacts: r.Redacted}
+	}
+	if err := d.Decide(ctx, j, out.res, &cs); err != nil {
+		return "", "", fmt.Errorf("deciding the review: %w", err)
 	}
 	return key, ledgerNote, nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/criticizer/criticizer/shared/config"
+	"github.com/criticizer/criticizer/shared/decide"
 	"github.com/criticizer/criticizer/shared/llm"
 	"github.com/criticizer/criticizer/shared/redact"
 	"github.com/criticizer/criticizer/shared/result"
@@ -50,6 +51,9 @@ type Settings struct {
 	// price and limit each model apart (docs/reference/llm-providers.md,
 	// "Rate-limit headers"). Its limits are the stable model's unless set.
 	Candidate ModelTerms
+	// Decide is what deciding a review reads: the gate and the dismissal
+	// policy (package decide).
+	Decide decide.Settings
 }
 
 // ModelTerms are what one model costs and how fast the provider admits
@@ -82,7 +86,7 @@ type ModelTerms struct {
 //	LLM_MODEL_CANDIDATE_PRICES_PER_MTOK  the candidate model's prices, in the same format (unset: no estimate for its reviews)
 //	LLM_MODEL_CANDIDATE_REQUESTS_PER_MINUTE, LLM_MODEL_CANDIDATE_TOKENS_PER_MINUTE  the candidate's limits (0: the stable model's)
 func SettingsFromEnv(r *config.Reader) Settings {
-	s := Settings{LLM: llm.SettingsFromEnv(r), Redaction: redact.PolicyFromConfig(r)}
+	s := Settings{LLM: llm.SettingsFromEnv(r), Redaction: redact.PolicyFromConfig(r), Decide: decide.SettingsFromEnv(r)}
 	s.Budget = result.Budget{
 		ContextTokens:   r.Int("LLM_CONTEXT_TOKENS"),
 		OutputTokens:    s.LLM.Config.MaxTokens,

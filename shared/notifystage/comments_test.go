@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/criticizer/criticizer/shared/artifacts"
+	"github.com/criticizer/criticizer/shared/decide"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
@@ -108,6 +109,8 @@ type commentRig struct {
 	window time.Duration
 	ledger *ledgertest.Memory
 	jobs   fakeJobs
+	// decider decides each version before it is delivered, as the llm stage does.
+	decider *decide.Decider
 }
 
 func newCommentRig(t testing.TB) *commentRig {
@@ -133,7 +136,8 @@ func newCommentRig(t testing.TB) *commentRig {
 	r := &commentRig{mail: &fakeSender{}, rows: &fakeRows{rows: map[string]*outbox.Row{}}, items: &fakeItemRows{rows: map[string]*outbox.Row{}},
 		swarm: s, now: t0, window: 2 * time.Minute}
 	r.ledger, r.jobs = &ledgertest.Memory{}, fakeJobs{}
-	r.n = &Notify{Ledger: r.ledger, Jobs: r.jobs, Outbox: r.rows, Email: smtpmail.NewChannel(r.mail.Send, &fakeLog{}), Window: 5 * time.Minute, Artifacts: arts, From: "criticizer@example.com",
+	r.decider = &decide.Decider{Artifacts: arts, Ledger: r.ledger, Jobs: r.jobs}
+	r.n = &Notify{Outbox: r.rows, Email: smtpmail.NewChannel(r.mail.Send, &fakeLog{}), Window: 5 * time.Minute, Artifacts: arts, From: "criticizer@example.com",
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return r.now },
 		// Participants e-mailed too: these tests watch both channels together.
 		Comments: &SwarmComments{Rows: r.items, API: client, Window: r.window}, EmailParticipants: true}
@@ -143,9 +147,27 @@ func newCommentRig(t testing.TB) *commentRig {
 	return r
 }
 
+// process decides the rig's job, as the llm stage does, then notifies it.
 func (r *commentRig) process(t testing.TB) (job.Result, error) {
 	t.Helper()
+	if err := decideJob(r.decider, r.job); err != nil {
+		return job.Result{}, err
+	}
 	return r.n.Process(context.Background(), r.job)
+}
+
+// decideJob decides j's stored result over its stored changeset.
+func decideJob(d *decide.Decider, j *job.Job) error {
+	ctx := context.Background()
+	var res domain.ReviewResult
+	var cs domain.Changeset
+	if err := d.Artifacts.GetJSON(ctx, j.Artifacts.Result, &res); err != nil {
+		return err
+	}
+	if err := d.Artifacts.GetJSON(ctx, j.Artifacts.Redacted, &cs); err != nil {
+		return err
+	}
+	return d.Decide(ctx, j, res, &cs)
 }
 
 // ours returns the service's comments on the review, and fails the test on

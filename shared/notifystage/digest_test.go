@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/criticizer/criticizer/shared/artifacts"
+	"github.com/criticizer/criticizer/shared/decide"
 	"github.com/criticizer/criticizer/shared/digest"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/job"
@@ -41,6 +42,9 @@ func TestNotifyRecordsTheWeeklyDigestEntry(t *testing.T) {
 		}
 		j := &job.Job{ID: "j", Changelist: 42, ReviewVersion: 1, Recipients: []string{"alice@example.com"}, CreatedAt: "2026-11-22T23:00:00Z",
 			Artifacts: job.Artifacts{Result: "jobs/j/result.json", Redacted: "jobs/j/changeset.json"}}
+		if err := decideJob(&decide.Decider{Artifacts: arts}, j); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := n.Process(ctx, j); err != nil {
 			t.Fatal(err)
 		}

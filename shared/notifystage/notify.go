@@ -1,5 +1,6 @@
-// Package notifystage is the notify stage's stage.Processor: it plans what
-// to tell whom about a ReviewResult — one e-mail per recipient, the
+// Package notifystage is the notify stage's stage.Processor: it delivers
+// the review the llm stage decided (package decide) and plans what to
+// tell whom about it — one e-mail per recipient, the
 // findings as comments on the job's Swarm review with their task changes,
 // the Swarm test run's outcome — and runs each delivery through the one
 // outbox protocol (outbox.Deliver) and its channel (shared/smtpmail,
@@ -16,17 +17,16 @@ import (
 	"time"
 
 	"github.com/criticizer/criticizer/shared/artifacts"
+	"github.com/criticizer/criticizer/shared/decide"
 	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/digest"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
-	"github.com/criticizer/criticizer/shared/ledger"
 	"github.com/criticizer/criticizer/shared/notify"
 	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/recipients"
-	"github.com/criticizer/criticizer/shared/rerun"
 	"github.com/criticizer/criticizer/shared/swarm"
 )
 
@@ -55,9 +55,6 @@ type Notify struct {
 	// outcome to the job's Helix Swarm test run once every recipient is
 	// e-mailed, kept once by the job record; nil for none.
 	Swarm delivery.Channel[swarm.Finished]
-	// Gate is SWARM_GATE_SEVERITY (GateFromEnv): findings at or above it
-	// fail the Swarm run; "" never does.
-	Gate string
 	// EmailParticipants (SWARM_EMAIL_PARTICIPANTS) e-mails a Swarm review's
 	// participants its findings beside the comments; false (the default)
 	// leaves them to Swarm's own notification of the comments, so nobody
@@ -80,12 +77,6 @@ type Notify struct {
 	// Comments posts the findings on the job's Swarm review, after the
 	// e-mails (NOTIFY_CHANNELS has swarm-comments); nil: e-mail only.
 	Comments *SwarmComments
-	// Ledger has the previous version's entry, for a rerun's grouping new /
-	// still open / resolved (e-mail and Swarm summary); Jobs reads that
-	// version's job for its findings' titles. nil Ledger: every version is
-	// shown as a first one.
-	Ledger ledger.Entries
-	Jobs   job.Getter
 	// Outcomes records the fate of each finding posted on a Swarm review
 	// (outcomes.go); nil: not recorded.
 	Outcomes *Outcomes
@@ -132,55 +123,45 @@ func (n *Notify) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	if err != nil {
 		return job.Result{}, err
 	}
-	if err := n.recordDigest(ctx, j, in.review, in.current, &in.cs); err != nil {
+	if err := n.recordDigest(ctx, j, in); err != nil {
 		return job.Result{}, err
 	}
 	if len(permanent) > 0 {
 		return job.Result{}, errors.Join(permanent...)
 	}
-	if err := n.reportRun(ctx, j, in.review, commented != ""); err != nil {
+	if err := n.reportRun(ctx, j, in.Gate, commented != ""); err != nil {
 		return job.Result{}, err
 	}
 	return job.Result{Detail: detail(j, sent, len(rcpts), refused, commented)}, nil
 }
 
-// input is what every channel and recipient is told: the review (less
-// what is withheld as dismissed), its changeset, its findings by
-// fingerprint, the one comparison with the previous version, and the job
-// page link.
+// input is what every channel and recipient is told: the decided review
+// (package decide: less what is withheld as dismissed, its findings by
+// fingerprint, the one comparison with the previous version, the gate),
+// its changeset and the job page link.
 type input struct {
-	review  domain.ReviewResult
+	decide.Decided
 	cs      domain.Changeset
-	current []rerun.Current
-	groups  *rerun.Groups
 	pageURL string
 }
 
-// read loads j's review and changeset and derives what every channel shows.
+// read loads j's decided review and changeset: decided once, by the llm
+// stage, so every attempt of this stage delivers the same review.
 func (n *Notify) read(ctx context.Context, j *job.Job) (*input, error) {
 	if j.Artifacts.Result == "" || j.Artifacts.Redacted == "" {
 		return nil, failure.Errorf(failure.InternalBug, "job reached notify without review artifacts")
 	}
 	in := &input{}
-	if err := n.Artifacts.GetJSON(ctx, j.Artifacts.Result, &in.review); err != nil {
+	if err := n.Artifacts.GetJSON(ctx, decide.Key(j.ID), &in.Decided); err != nil {
 		return nil, err
 	}
 	if err := n.Artifacts.GetJSON(ctx, j.Artifacts.Redacted, &in.cs); err != nil {
 		return nil, err
 	}
-	var err error
-	if n.Outcomes != nil && j.Swarm != nil && j.Swarm.Review > 0 {
-		if in.review, err = n.withholdDismissed(ctx, j, in.review, &in.cs); err != nil {
-			return nil, err
-		}
-	}
-	in.current = rerun.Distinct(in.review.Findings, &in.cs)
-	if in.groups, err = n.compare(ctx, j, in.review, in.current, &in.cs); err != nil {
-		return nil, err
-	}
 	if n.JobPage != nil {
 		// Unreadable key: retried like any dependency, so the e-mail never
 		// goes out without the link the environment promises.
+		var err error
 		if in.pageURL, err = n.JobPage.URL(ctx, j.ID); err != nil {
 			return nil, fmt.Errorf("job page link: %w", err)
 		}
@@ -210,8 +191,8 @@ func (n *Notify) recipients(ctx context.Context, j *job.Job) ([]string, []recipi
 func (n *Notify) emailAll(ctx context.Context, j *job.Job, in *input, rcpts []string) (sent int, permanent []error, err error) {
 	for _, rcpt := range rcpts {
 		k := delivery.Key{Changelist: j.Changelist, Recipient: rcpt, ReviewVersion: j.ReviewVersion}
-		msg, err := notify.Compose(k, notify.Content{Author: in.cs.User, Description: in.cs.Description, JobID: j.ID, Review: in.review, From: n.From, HTML: n.HTML,
-			Secret: n.Secret, Changeset: &in.cs, ReviewURL: n.reviewURL(j), JobPageURL: in.pageURL, Rerun: in.groups, Current: in.current})
+		msg, err := notify.Compose(k, notify.Content{Author: in.cs.User, Description: in.cs.Description, JobID: j.ID, Review: in.Result, From: n.From, HTML: n.HTML,
+			Secret: n.Secret, Changeset: &in.cs, ReviewURL: n.reviewURL(j), JobPageURL: in.pageURL, Rerun: in.Groups, Current: in.Current})
 		if err != nil {
 			return 0, nil, failure.Wrap(failure.InternalBug, err)
 		}
@@ -237,18 +218,18 @@ func (n *Notify) emailAll(ctx context.Context, j *job.Job, in *input, rcpts []st
 func (n *Notify) commentAll(ctx context.Context, j *job.Job, in *input, emailed bool) (string, error) {
 	if n.Comments == nil || j.Swarm == nil || j.Swarm.Review <= 0 {
 		if n.Outcomes != nil && emailed {
-			return "", n.recordEmailOnly(ctx, j, in.review, in.current)
+			return "", n.recordEmailOnly(ctx, j, in.Result, in.Current)
 		}
 		return "", nil
 	}
 	// After the e-mails: a Swarm failure retries the stage, whose outbox
 	// skips the recipients already e-mailed.
-	out, err := n.postComments(ctx, j, in.review, in.current, &in.cs, in.pageURL, in.groups)
+	out, err := n.postComments(ctx, j, in.Result, in.Current, &in.cs, in.pageURL, in.Groups)
 	if err != nil {
 		return "", err
 	}
 	if n.Outcomes != nil {
-		if err := n.recordOutcomes(ctx, j, in.review, out.findings, in.groups); err != nil {
+		if err := n.recordOutcomes(ctx, j, in.Result, out.findings); err != nil {
 			return "", err
 		}
 	}
@@ -260,15 +241,14 @@ func (n *Notify) commentAll(ctx context.Context, j *job.Job, in *input, emailed 
 // outbox skips the recipients already e-mailed. A refusal for good (the
 // run was deleted, …) is logged: the review was delivered, which is what
 // the job is for.
-func (n *Notify) reportRun(ctx context.Context, j *job.Job, review domain.ReviewResult, commented bool) error {
+func (n *Notify) reportRun(ctx context.Context, j *job.Job, o swarm.Outcome, commented bool) error {
 	if n.Swarm == nil || j.Swarm == nil {
 		return nil
 	}
-	where := "e-mailed to the author"
+	o.Where = "e-mailed to the author"
 	if commented {
-		where = "posted on the review"
+		o.Where = "posted on the review"
 	}
-	o := outcome(j.FindingCount, review.Findings, domain.ReadReviewMeta(review.Meta).Gates, n.Gate, where)
 	_, err := n.Swarm.Send(ctx, swarm.Finished{Job: j, Outcome: o})
 	if err == nil || n.Swarm.Classify(err).Class.Retryable() {
 		return err
@@ -327,4 +307,19 @@ func (n *Notify) emailRecipients(j *job.Job) []string {
 	rcpts := slices.Clone(j.Recipients)
 	slices.Sort(rcpts)
 	return rcpts
+}
+
+// recordDigest adds the job to the weekly digest of the week it was created
+// in (so a retry writes the same entry): what it reported, after any
+// withheld, its tokens and estimated cost. A failed write retries the
+// attempt, whose outbox skips what was sent.
+func (n *Notify) recordDigest(ctx context.Context, j *job.Job, in *input) error {
+	if n.Digest == nil {
+		return nil
+	}
+	created, err := job.ParseTime(j.CreatedAt)
+	if err != nil {
+		created = n.Now.Now()
+	}
+	return n.Digest.Record(ctx, digest.WeekOf(created), digest.EntryOf(j, in.Result, in.Current, &in.cs))
 }

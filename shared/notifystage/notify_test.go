@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/criticizer/criticizer/shared/artifacts"
+	"github.com/criticizer/criticizer/shared/decide"
 	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/evidence"
@@ -275,6 +276,9 @@ func TestNotifyNeverMailsOutsideThePolicy(t *testing.T) {
 			n.Artifacts, n.From, n.Recipients, n.Log = arts, "criticizer@example.com", policy, slog.New(slog.NewJSONHandler(&logs, nil))
 			j := &job.Job{ID: "j", Changelist: 42, ReviewVersion: 1, Recipients: tt.rcpts,
 				Artifacts: job.Artifacts{Result: "jobs/j/result.json", Redacted: "jobs/j/changeset.json"}}
+			if err := decideJob(&decide.Decider{Artifacts: arts}, j); err != nil {
+				t.Fatal(err)
+			}
 			res, err := n.Process(ctx, j)
 			if failure.Classify(err) != tt.wantClass {
 				t.Fatalf("err = %v, want class %q", err, tt.wantClass)

@@ -2,16 +2,11 @@ package notifystage
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"github.com/criticizer/criticizer/shared/modeltext"
 	"strconv"
 	"strings"
 
-	"github.com/criticizer/criticizer/shared/domain"
-	"github.com/criticizer/criticizer/shared/failure"
-	"github.com/criticizer/criticizer/shared/job"
-	"github.com/criticizer/criticizer/shared/ledger"
+	"github.com/criticizer/criticizer/shared/modeltext"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/rerun"
 	"github.com/criticizer/criticizer/shared/swarm"
@@ -20,47 +15,14 @@ import (
 
 // Reruns (docs/swarm-comments.md, "Reruns"): a later version of a
 // changelist or review is compared with the previous version's ledger
-// entry (shared/ledger) by package rerun, once per attempt; the e-mail and
-// the Swarm summary both show that one comparison. On Swarm, the review's
+// entry (shared/ledger) by package rerun, once, when the review is decided
+// (package decide); the e-mail and the Swarm summary both show that one
+// comparison. On Swarm, the review's
 // rows ("finding/<fingerprint>" → comment id) are the record of what was
 // commented on: a finding commented on in an earlier version is not
 // commented again, and of the resolved findings (gone from a file reviewed
 // in full in this version) an open task is set to addressed, a plain
 // comment gets one short note. Anything else is "not re-checked".
-
-// compare is the rerun's comparison for j (nil for a first version, or
-// when the environment has no ledger). The resolved findings are named by
-// the previous job's result while it is kept; once it has expired they are
-// shown by file, line and severity.
-func (n *Notify) compare(ctx context.Context, j *job.Job, review domain.ReviewResult, current []rerun.Current, cs *domain.Changeset) (*rerun.Groups, error) {
-	if n.Ledger == nil {
-		return nil, nil
-	}
-	prev, err := n.Ledger.Previous(ctx, ledger.ThreadOf(j), j.ReviewVersion)
-	if err != nil {
-		return nil, fmt.Errorf("rerun ledger: %w", err)
-	}
-	meta := domain.ReadReviewMeta(review.Meta)
-	g := rerun.Compare(prev, current, rerun.FullyReviewed(cs, meta), meta.Withheld)
-	if g == nil || g.PreviousJob == "" || n.Jobs == nil || len(g.Resolved)+len(g.NotRechecked) == 0 {
-		return g, nil
-	}
-	pj, err := n.Jobs.Get(ctx, g.PreviousJob)
-	if errors.Is(err, job.ErrNotFound) || (err == nil && pj.Artifacts.Result == "") {
-		return g, nil // the job's data has expired: identities only
-	}
-	if err != nil {
-		return nil, fmt.Errorf("previous version's job: %w", err)
-	}
-	var was domain.ReviewResult
-	if err := n.Artifacts.GetJSON(ctx, pj.Artifacts.Result, &was); failure.Classify(err) == failure.NotFound {
-		return g, nil
-	} else if err != nil {
-		return nil, fmt.Errorf("previous version's result: %w", err)
-	}
-	g.Name(was)
-	return g, nil
-}
 
 // ThreadRows lists a review's rows; the outbox has it.
 type ThreadRows interface {

@@ -28,8 +28,6 @@ type Settings struct {
 	JobPage jobpage.LinkSettings
 	// Comments: Swarm review comments beside the e-mail (comments.go).
 	Comments CommentSettings
-	// Gate is SWARM_GATE_SEVERITY (gate.go): off unless set.
-	Gate string
 	// EmailParticipants is SWARM_EMAIL_PARTICIPANTS.
 	EmailParticipants bool
 	// Outbox names the delivery key: the rows are keyed by the keyed hash
@@ -54,7 +52,6 @@ func SettingsFromEnv(r *config.Reader) Settings {
 	s.Recipients, err = recipients.Load(r)
 	r.Fail(err)
 	s.Comments = commentSettingsFromEnv(r, s.SwarmLinks.URL)
-	s.Gate = GateFromEnv(r)
 	s.EmailParticipants = r.Bool("SWARM_EMAIL_PARTICIPANTS")
 	s.Outbox = outbox.SettingsFromEnv(r)
 	s.Dismissals = fates.PolicyFromEnv(r)

@@ -1,0 +1,223 @@
+// Package decide decides what a review says before it is delivered: the
+// findings the team's dismissal policy withholds, the comparison with the
+// previous version (new, still open, resolved), the Swarm run's gate
+// verdict. The llm stage calls Decide once the
+// result is validated and stored, and stores the decided review beside
+// it; the notify stage only delivers that one decided review, so a retry
+// or a replay of notify tells the same thing and never decides again.
+package decide
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/criticizer/criticizer/shared/artifacts"
+	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/ledger"
+	"github.com/criticizer/criticizer/shared/modeltext"
+	"github.com/criticizer/criticizer/shared/outcome"
+	"github.com/criticizer/criticizer/shared/rerun"
+	"github.com/criticizer/criticizer/shared/swarm"
+)
+
+// Decided is a decided review, as the notify stage delivers it.
+type Decided struct {
+	// Result is the review less what is withheld as dismissed (counted,
+	// with its kinds, in its meta).
+	Result domain.ReviewResult `json:"result"`
+	// Current are its distinct findings by the one fingerprint.
+	Current []rerun.Current `json:"current"`
+	// Groups is the one comparison with the previous version (nil for a
+	// first one); the e-mail and the Swarm summary both show it.
+	Groups *rerun.Groups `json:"groups,omitempty"`
+	// Gate is the Swarm test run's verdict; notify fills in Where.
+	Gate swarm.Outcome `json:"gate"`
+}
+
+// Key is where a job's decided review is stored, beside its result.
+func Key(jobID string) string { return artifacts.Key(jobID, "decided.json") }
+
+// Decider decides reviews. Every dependency but Artifacts may be nil or
+// zero: nothing compared (Ledger), nothing withheld or resolved
+// (Outcomes), no gate ("").
+type Decider struct {
+	Artifacts *artifacts.Store // the redacted bucket: the previous version's result, the decided review
+	// Ledger has the previous version's entry; Jobs reads that version's
+	// job for the titles of what it resolved.
+	Ledger ledger.Entries
+	Jobs   job.Getter
+	// Outcomes are the reviewers' recorded fates: withholding reads them,
+	// and the findings a rerun resolved are recorded resolved.
+	Outcomes *outcome.Store
+	Policy   outcome.Policy // the noise filter (outcome.PolicyFromEnv)
+	Gate     string         // SWARM_GATE_SEVERITY (GateFromEnv)
+}
+
+// Decide decides j's review over its redacted changeset, records what the
+// decision records (withheld and resolved fates: each write conditional,
+// so deciding again writes nothing twice) and
+// stores the decided review at Key(j.ID).
+func (d *Decider) Decide(ctx context.Context, j *job.Job, review domain.ReviewResult, cs *domain.Changeset) error {
+	found := len(review.Findings)
+	swarmReview := d.Outcomes != nil && j.Swarm != nil && j.Swarm.Review > 0
+	var err error
+	if swarmReview {
+		if review, err = d.withholdDismissed(ctx, j, review, cs); err != nil {
+			return err
+		}
+	}
+	dr := Decided{Result: review, Current: rerun.Distinct(review.Findings, cs)}
+	if dr.Groups, err = d.compare(ctx, j, review, dr.Current, cs); err != nil {
+		return err
+	}
+	if swarmReview && dr.Groups != nil {
+		if err := d.resolve(ctx, j.Swarm.Review, dr.Groups); err != nil {
+			return err
+		}
+	}
+	dr.Gate = gate(found, review.Findings, domain.ReadReviewMeta(review.Meta).Gates, d.Gate)
+	return d.Artifacts.PutJSON(ctx, Key(j.ID), dr)
+}
+
+// withholdDismissed drops the findings of a kind people with a say
+// under their depot path dismissed repeatedly and never accepted
+// (outcome.WithheldBy under the policy; never one at or above its gate,
+// security, or a committed secret, so the run's gate result is the same).
+// They are counted and their kinds named in the review's meta, which the
+// Swarm summary and the e-mail show with how to lift them; their
+// fingerprints join Withheld, so a rerun does not call them resolved; and
+// each is recorded as withheld (outcome.MarkWithheld), never as resolved
+// or judged.
+func (d *Decider) withholdDismissed(ctx context.Context, j *job.Job, review domain.ReviewResult, cs *domain.Changeset) (domain.ReviewResult, error) {
+	meta := domain.ReadReviewMeta(review.Meta)
+	pol := d.Policy.WithRules(meta)
+	keep, withheld, err := d.Outcomes.WithheldBy(ctx, review.Findings, pol)
+	if err != nil || len(withheld) == 0 {
+		return review, err
+	}
+	gone := rerun.Distinct(withheld, cs)
+	for _, c := range gone {
+		meta.Withheld = append(meta.Withheld, c.Fingerprint)
+		f := c.Finding
+		if _, err := d.Outcomes.MarkWithheld(ctx, outcome.Record{Review: j.Swarm.Review, Fingerprint: c.Fingerprint, File: f.File,
+			Severity: strings.ToLower(f.Severity), Category: f.Category, RuleID: f.RuleID, JobID: j.ID, Kind: outcome.Kind(f), Scope: pol.Scope(f.File)}); err != nil {
+			return review, err
+		}
+		k := domain.WithheldKind{Category: f.Category, Kind: outcome.Kind(f), Scope: pol.Scope(f.File)}
+		if !slices.Contains(meta.WithheldKinds, k) {
+			meta.WithheldKinds = append(meta.WithheldKinds, k)
+		}
+	}
+	meta.WithheldAsDismissed += len(gone)
+	merged := map[string]any{}
+	for k, v := range review.Meta {
+		merged[k] = v // a model's own meta keys are kept
+	}
+	for k, v := range meta.Map() {
+		merged[k] = v
+	}
+	review.Findings, review.Meta = keep, merged
+	return review, nil
+}
+
+// compare is the rerun's comparison for j (nil for a first version, or
+// when there is no ledger). The resolved findings are named by the
+// previous job's result while it is kept; once it has expired they are
+// shown by file, line and severity.
+func (d *Decider) compare(ctx context.Context, j *job.Job, review domain.ReviewResult, current []rerun.Current, cs *domain.Changeset) (*rerun.Groups, error) {
+	if d.Ledger == nil {
+		return nil, nil
+	}
+	prev, err := d.Ledger.Previous(ctx, ledger.ThreadOf(j), j.ReviewVersion)
+	if err != nil {
+		return nil, fmt.Errorf("rerun ledger: %w", err)
+	}
+	meta := domain.ReadReviewMeta(review.Meta)
+	g := rerun.Compare(prev, current, rerun.FullyReviewed(cs, meta), meta.Withheld)
+	if g == nil || g.PreviousJob == "" || d.Jobs == nil || len(g.Resolved)+len(g.NotRechecked) == 0 {
+		return g, nil
+	}
+	pj, err := d.Jobs.Get(ctx, g.PreviousJob)
+	if errors.Is(err, job.ErrNotFound) || (err == nil && pj.Artifacts.Result == "") {
+		return g, nil // the job's data has expired: identities only
+	}
+	if err != nil {
+		return nil, fmt.Errorf("previous version's job: %w", err)
+	}
+	var was domain.ReviewResult
+	if err := d.Artifacts.GetJSON(ctx, pj.Artifacts.Result, &was); failure.Classify(err) == failure.NotFound {
+		return g, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("previous version's result: %w", err)
+	}
+	g.Name(was)
+	return g, nil
+}
+
+// resolve records the findings this version resolved as resolved, by the
+// one precedence (a verified finding stays verified; a withheld one was
+// not posted again and is never resolved). Their comments' reactions are
+// read by the outcome pass (the sweeper, Swarm events), never here.
+func (d *Decider) resolve(ctx context.Context, review int64, g *rerun.Groups) error {
+	if len(g.Resolved) == 0 {
+		return nil
+	}
+	gone := map[string]bool{}
+	for _, e := range g.Resolved {
+		gone[e.Fingerprint] = true
+	}
+	recs, err := d.Outcomes.Review(ctx, review)
+	if err != nil {
+		return err
+	}
+	for _, rec := range recs {
+		if !gone[rec.Fingerprint] || rec.Fate == outcome.Withheld {
+			continue
+		}
+		if _, err := d.Outcomes.ChangeFate(ctx, rec, outcome.Decide(rec.Fate, outcome.Verdict{Fate: outcome.Resolved}), rec.By); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// gate is what the Swarm run shows of a finished review: the count, and
+// under a gate the findings at or above it with the worst one named in
+// our own words (severity, category, file and line: no model prose). A
+// finding's gate is the one its file's review rules set (gates, by
+// finding ID; "off" for none), else the environment's.
+func gate(count int, findings []domain.Finding, gates map[string]string, envGate string) swarm.Outcome {
+	o := swarm.Outcome{Findings: count}
+	worst := -1
+	for i, f := range findings {
+		g, ok := gates[f.ID]
+		if !ok {
+			g = envGate
+		}
+		if g == "" || g == "off" || !atOrAbove(f.Severity, g) {
+			continue
+		}
+		o.Blocking++
+		if worst < 0 || domain.SeverityRank(f.Severity) < domain.SeverityRank(findings[worst].Severity) {
+			worst, o.Gate = i, g
+		}
+	}
+	if worst >= 0 {
+		f := findings[worst]
+		o.Worst = fmt.Sprintf("%s %s finding in %s line %d", strings.ToLower(f.Severity), modeltext.Word(f.Category), path.Base(f.File), f.Line)
+	}
+	return o
+}
+
+// atOrAbove reports whether sev is gate or worse (domain.Severities runs
+// worst first); no severity is at or above a gate that is none.
+func atOrAbove(sev, gate string) bool {
+	g := slices.Index(domain.Severities, gate)
+	return g >= 0 && domain.SeverityRank(sev) <= g
+}
