@@ -110,7 +110,7 @@ func TestInlineCapAndContextThroughTheStage(t *testing.T) {
 	}
 	cs := domain.Changeset{Changelist: 42, User: "bob", Status: "pending", Description: "d\n",
 		Files: []domain.FileChange{{DepotPath: "//depot/app/db.go", Action: "edit", Type: "text", Rev: 3, Diff: diff.String()}}}
-	if err := r.n.Artifacts.PutJSON(context.Background(), "jobs/j/changeset.json", cs); err != nil {
+	if err := r.arts.PutJSON(context.Background(), "jobs/j/changeset.json", cs); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := r.process(t); err != nil {
