@@ -16,7 +16,6 @@ import (
 	"github.com/criticizer/criticizer/shared/rerun"
 	"github.com/criticizer/criticizer/shared/swarm"
 	"github.com/criticizer/criticizer/shared/swarm/comments"
-	"github.com/criticizer/criticizer/shared/udiff"
 )
 
 // Swarm review comments are the notify stage's second channel
@@ -176,7 +175,7 @@ func commentDeliveries(j *job.Job, review domain.ReviewResult, distinct []rerun.
 		var at *swarm.CommentContext
 		if f.File != "" { // a finding on no file is said on the review as a whole
 			at = &swarm.CommentContext{File: f.File, RightLine: max(f.Line, 0), Version: version,
-				Content: around(files[f.File], f.Line)}
+				Content: render.CommentContext(files[f.File], f.Line)}
 		}
 		out = append(out, commentDelivery{
 			item: commentItem(k),
@@ -296,16 +295,6 @@ func SwarmCommentsOn(channels string) (bool, error) {
 		return false, fmt.Errorf("NOTIFY_CHANNELS=%q: %s must be one of the channels", channels, ChannelEmail)
 	}
 	return comments, nil
-}
-
-// around is the redacted diff's lines a comment on line shows with it: its
-// diff's, or its interdiff's where the diff does not show the line (a
-// rerun's finding on a line changed back to the base's text).
-func around(fc domain.FileChange, line int) []string {
-	if c := udiff.Around(fc.Diff, line, contextLines, contextLineBytes); c != nil {
-		return c
-	}
-	return udiff.Around(fc.Interdiff, line, contextLines, contextLineBytes)
 }
 
 // commentItem is the outbox row key of the comment k identifies. A

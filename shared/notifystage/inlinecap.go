@@ -27,13 +27,6 @@ func maxInlineFromEnv(r *config.Reader) int {
 	return r.Int("SWARM_MAX_INLINE_COMMENTS")
 }
 
-// contextLines and contextLineBytes bound an inline comment's
-// context[content]: the few lines of the redacted diff Swarm shows with it.
-const (
-	contextLines     = 5
-	contextLineBytes = 300
-)
-
 // capInline keeps at most max finding comments of ds (0: all), the most
 // severe, in their order, and adds the ones left out to the summary.
 func capInline(ds []commentDelivery, max int) []commentDelivery {
