@@ -162,7 +162,6 @@ func commentDeliveries(j *job.Job, review domain.ReviewResult, distinct []rerun.
 	}
 	var out []commentDelivery
 	counts := map[string]int{}
-	rc := countsOf(g)
 	for _, c := range distinct {
 		f, fp := c.Finding, c.Fingerprint
 		counts[strings.ToLower(f.Severity)]++
@@ -194,7 +193,7 @@ func commentDeliveries(j *job.Job, review domain.ReviewResult, distinct []rerun.
 	k := swarm.SummaryKey(rv, version)
 	out = append(out, commentDelivery{
 		item:    commentItem(k),
-		comment: swarm.NewComment{Review: rv, Body: summaryBody(version, len(distinct), counts, meta, pageURL, rc), Marker: k.Marker()},
+		comment: swarm.NewComment{Review: rv, Body: render.SwarmSummary(version, len(distinct), counts, meta, pageURL, since(g)), Marker: k.Marker()},
 	})
 	return out, tasks
 }
@@ -202,45 +201,6 @@ func commentDeliveries(j *job.Job, review domain.ReviewResult, distinct []rerun.
 // taskSeverity: findings of high severity and above are open tasks.
 func taskSeverity(sev string) bool {
 	return domain.SeverityRank(sev) <= domain.SeverityRank("high")
-}
-
-// summaryBody is a version's summary: counts by severity, coverage, the
-// model's tokens and estimated cost, the job page link when the environment
-// has one.
-func summaryBody(version, total int, counts map[string]int, meta domain.ReviewMeta, pageURL string, rc rerunCounts) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "**Criticizer review of version %d:** ", version)
-	if total == 0 {
-		b.WriteString("no findings.")
-	} else {
-		var parts []string
-		for _, s := range domain.Severities {
-			if counts[s] > 0 {
-				parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
-			}
-		}
-		noun := "findings"
-		if total == 1 {
-			noun = "finding"
-		}
-		fmt.Fprintf(&b, "%d %s (%s).", total, noun, strings.Join(parts, ", "))
-	}
-	if l := rc.line(); l != "" {
-		b.WriteString("\n\n" + l)
-	}
-	if c := meta.Coverage(); c != "" {
-		fmt.Fprintf(&b, "\n\nCoverage: %s.", c)
-	}
-	if u := meta.Usage(); u != "" {
-		fmt.Fprintf(&b, "\n\nModel usage: %s.", u)
-	}
-	if w := meta.DismissedWithheld(); w != "" {
-		fmt.Fprintf(&b, "\n\n%s (`criticizer outcomes suppressions` lists them; `criticizer outcomes allow` reports them again).", w)
-	}
-	if pageURL != "" {
-		fmt.Fprintf(&b, "\n\n[The review's job page](%s)", pageURL)
-	}
-	return b.String()
 }
 
 // Channel names NOTIFY_CHANNELS lists.
