@@ -35,6 +35,7 @@ func main() {
 	env := coldstart.Must(coldstart.Load(ctx, "notify", sanitize.Logs))
 	set := notifystage.SettingsFromEnv(env.Vars)
 	mail := mailchannel.SettingsFromEnv(env.Vars)
+	page := jobpage.LinkSettingsFromEnv(env.Vars, true) // the job page link in the e-mail (optional; a full URL)
 	coldstart.Must(env, env.Vars.Err())
 
 	ddb := dynamodb.NewFromConfig(env.AWS)
@@ -53,8 +54,8 @@ func main() {
 		Artifacts: artifacts.New(artifacts.NewS3Client(env.AWS), env.Config.RedactedBkt),
 		HTML:      true, SwarmLinks: set.SwarmLinks, // HTML + text alternatives; Swarm review link when known
 		Recipients: set.Recipients, Metrics: env.Metrics}
-	if set.JobPage.SecretID != "" {
-		n.JobPage = &jobpage.Links{Key: &jobpage.Key{Secrets: sm, SecretID: set.JobPage.SecretID}, Base: set.JobPage.BaseURL}
+	if page.SecretID != "" {
+		n.JobPage = &jobpage.Links{Key: &jobpage.Key{Secrets: sm, SecretID: page.SecretID}, Base: page.BaseURL}
 	}
 	if c := set.Comments; c.On {
 		// Findings as comments on the job's Swarm review (NOTIFY_CHANNELS, docs/swarm-comments.md).

@@ -2,22 +2,20 @@ package notifystage
 
 import (
 	"github.com/criticizer/criticizer/shared/config"
-	"github.com/criticizer/criticizer/shared/jobpage"
 	"github.com/criticizer/criticizer/shared/outbox"
 	fates "github.com/criticizer/criticizer/shared/outcome"
 	"github.com/criticizer/criticizer/shared/recipients"
 	"github.com/criticizer/criticizer/shared/swarm"
 )
 
-// Settings are what the notify stage reads beyond the common settings and
-// its e-mail channel's (mailchannel.SettingsFromEnv, read by the function
-// beside these).
+// Settings are what the notify stage reads beyond the common settings, its
+// e-mail channel's (mailchannel.SettingsFromEnv) and its job page link's
+// (jobpage.LinkSettingsFromEnv), which the function reads beside these: the
+// stage sees the channel and the link minter only through interfaces.
 type Settings struct {
 	SwarmLinks swarm.Settings
 	// Recipients is the recipient policy (RECIPIENT_DOMAINS, MAX_RECIPIENTS).
 	Recipients *recipients.Policy
-	// JobPage links the job page in the e-mail (optional; a full URL).
-	JobPage jobpage.LinkSettings
 	// Comments: Swarm review comments beside the e-mail (comments.go).
 	Comments CommentSettings
 	// EmailParticipants is SWARM_EMAIL_PARTICIPANTS.
@@ -35,10 +33,9 @@ type Settings struct {
 
 // SettingsFromEnv reads the notify stage's settings: outbox.SettingsFromEnv,
 // SWARM_URL, NOTIFY_CHANNELS (with swarm-comments also SWARM_API_SECRET_ID and
-// SWARM_COMMENT_WINDOW_SECONDS), the recipient policy, the job page link,
-// the dismissal policy and WEEKLY_DIGEST.
+// SWARM_COMMENT_WINDOW_SECONDS), the recipient policy, the dismissal policy and WEEKLY_DIGEST.
 func SettingsFromEnv(r *config.Reader) Settings {
-	s := Settings{SwarmLinks: swarm.SettingsFromEnv(r, swarm.ForLinks), JobPage: jobpage.LinkSettingsFromEnv(r, true)}
+	s := Settings{SwarmLinks: swarm.SettingsFromEnv(r, swarm.ForLinks)}
 	var err error
 	s.Recipients, err = recipients.Load(r)
 	r.Fail(err)
