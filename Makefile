@@ -24,7 +24,7 @@ FUNCTIONS := webhook fetch llm notify sweeper sesevents jobpage digest doctor
 # go build flags of every bootstrap (internal/devstack.LambdaBuildFlags is the same list).
 LAMBDA_BUILD_FLAGS := -tags lambda.norpc -trimpath -ldflags='-s -w'
 # Fuzz targets run for FUZZTIME each in `make test` (package:Target).
-FUZZ := ./shared/webhook:FuzzWebhook ./shared/envelope:FuzzDecode ./shared/result:FuzzParse ./shared/redact:FuzzRedact ./shared/notifystage:FuzzCommentBodies
+FUZZ := ./shared/webhook:FuzzWebhook ./shared/envelope:FuzzDecode ./shared/result:FuzzParse ./shared/redact:FuzzRedact ./shared/render:FuzzCommentBodies
 
 .PHONY: help setup build build-aws test unit integration mutate fuzz vet check validate vulncheck demo up down deploy-local invoke synth diff bootstrap deploy bench p4-layer clean chaos eval
 

@@ -34,6 +34,8 @@ func main() {
 	ctx := context.Background()
 	env := coldstart.Must(coldstart.Load(ctx, "notify", sanitize.Logs))
 	set := notifystage.SettingsFromEnv(env.Vars)
+	mail := mailchannel.SettingsFromEnv(env.Vars)
+	page := jobpage.LinkSettingsFromEnv(env.Vars, true) // the job page link in the e-mail (optional; a full URL)
 	coldstart.Must(env, env.Vars.Err())
 
 	ddb := dynamodb.NewFromConfig(env.AWS)
@@ -48,12 +50,12 @@ func main() {
 	coldstart.Must(env, err)
 	rows := outbox.New(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention).WithActor("notify").WithSecret(key)
 	n := &notifystage.Notify{Outbox: rows,
-		Secret: key, From: set.Evidence.From, Log: env.Log, Swarm: swarm.RunReport{Reporter: reporter}, EmailParticipants: set.EmailParticipants, Window: set.Evidence.Window,
+		Secret: key, From: mail.Evidence.From, Log: env.Log, Swarm: swarm.RunReport{Reporter: reporter}, EmailParticipants: set.EmailParticipants, Window: mail.Evidence.Window,
 		Artifacts: artifacts.New(artifacts.NewS3Client(env.AWS), env.Config.RedactedBkt),
 		HTML:      true, SwarmLinks: set.SwarmLinks, // HTML + text alternatives; Swarm review link when known
 		Recipients: set.Recipients, Metrics: env.Metrics}
-	if set.JobPage.SecretID != "" {
-		n.JobPage = &jobpage.Links{Key: &jobpage.Key{Secrets: sm, SecretID: set.JobPage.SecretID}, Base: set.JobPage.BaseURL}
+	if page.SecretID != "" {
+		n.JobPage = &jobpage.Links{Key: &jobpage.Key{Secrets: sm, SecretID: page.SecretID}, Base: page.BaseURL}
 	}
 	if c := set.Comments; c.On {
 		// Findings as comments on the job's Swarm review (NOTIFY_CHANNELS, docs/swarm-comments.md).
@@ -68,7 +70,6 @@ func main() {
 	}
 	// SES (IAM credentials; its published events are the evidence) or SMTP
 	// (the relay's lookup when SMTP_LOOKUP_URL names one).
-	mail := mailchannel.Settings{Evidence: set.Evidence, SMTP: set.SMTP, SMTPSecretID: set.SMTPSecretID, SESConfigurationSet: set.SESConfigurationSet}
 	n.Email, err = mailchannel.New(ctx, mail, mailchannel.Deps{AWS: env.AWS, Jobs: ddb, Table: env.Config.JobsTable, Secrets: sm, Log: env.Log})
 	coldstart.Must(env, err)
 	// Diagnostics leave the system (job record, DLQ): recipient addresses

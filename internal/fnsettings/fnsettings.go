@@ -15,6 +15,7 @@ import (
 	"github.com/criticizer/criticizer/shared/fetchstage"
 	"github.com/criticizer/criticizer/shared/jobpage"
 	"github.com/criticizer/criticizer/shared/llmstage"
+	"github.com/criticizer/criticizer/shared/mailchannel"
 	"github.com/criticizer/criticizer/shared/notifystage"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/retention"
@@ -37,7 +38,9 @@ var Functions = map[string][]Loader{
 	"webhook": {{"webhook.SettingsFromEnv", func(r *config.Reader) { webhook.SettingsFromEnv(r) }}},
 	"fetch":   {{"fetchstage.SettingsFromEnv", func(r *config.Reader) { fetchstage.SettingsFromEnv(r, nil) }}},
 	"llm":     {{"llmstage.SettingsFromEnv", func(r *config.Reader) { llmstage.SettingsFromEnv(r) }}},
-	"notify":  {{"notifystage.SettingsFromEnv", func(r *config.Reader) { notifystage.SettingsFromEnv(r) }}},
+	"notify": {{"notifystage.SettingsFromEnv", func(r *config.Reader) { notifystage.SettingsFromEnv(r) }},
+		{"mailchannel.SettingsFromEnv", func(r *config.Reader) { mailchannel.SettingsFromEnv(r) }},
+		{"jobpage.LinkSettingsFromEnv", func(r *config.Reader) { jobpage.LinkSettingsFromEnv(r, true) }}},
 	"sweeper": {{"evidence.SettingsFromEnv", func(r *config.Reader) { evidence.SettingsFromEnv(r) }}, {"retention.SettingsFromEnv", func(r *config.Reader) { retention.SettingsFromEnv(r) }},
 		{"swarm.SettingsFromEnv", func(r *config.Reader) { swarm.SettingsFromEnv(r, swarm.ForComments) }},
 		{"outbox.SettingsFromEnv", func(r *config.Reader) { outbox.SettingsFromEnv(r) }}},

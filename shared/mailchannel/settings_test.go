@@ -2,8 +2,10 @@ package mailchannel
 
 import (
 	"testing"
+	"time"
 
 	"github.com/criticizer/criticizer/shared/config/configtest"
+	"github.com/criticizer/criticizer/shared/smtpmail"
 )
 
 // SettingsFromEnv reads the provider's own settings and only those: the
@@ -23,6 +25,16 @@ func TestSettingsFromEnv(t *testing.T) {
 			check: func(s Settings) bool {
 				return s.Evidence.Provider == "ses" && s.SESConfigurationSet == "criticizer" && s.SMTP.Host == "" && s.SMTPSecretID == ""
 			}},
+		{name: "smtp defaults", env: map[string]string{"SMTP_FROM": "c@example.com", "SMTP_HOST": "smtp.example.com", "SMTP_SECRET_ID": "arn:smtp"},
+			check: func(s Settings) bool {
+				return s.SMTP.Port == 587 && s.SMTP.TLS == smtpmail.TLSStartTLS && s.SMTP.Timeout == smtpmail.DefaultTimeout
+			}},
+		{name: "smtp all set", env: map[string]string{"SMTP_FROM": "c@example.com", "SMTP_HOST": "smtp.example.com", "SMTP_SECRET_ID": "arn:smtp",
+			"SMTP_PORT": "2526", "SMTP_TLS": "none", "SMTP_TIMEOUT_SECONDS": "5"},
+			check: func(s Settings) bool {
+				return s.SMTP.Port == 2526 && s.SMTP.TLS == smtpmail.TLSNone && s.SMTP.Timeout == 5*time.Second
+			}},
+		{name: "unknown TLS mode", env: map[string]string{"SMTP_FROM": "c@example.com", "SMTP_HOST": "smtp.example.com", "SMTP_SECRET_ID": "s", "SMTP_TLS": "ssl"}, wantErr: "SMTP_TLS"},
 		{name: "ses without configuration set", env: map[string]string{"EMAIL_PROVIDER": "ses", "SMTP_FROM": "c@example.com"}, wantErr: "SES_CONFIGURATION_SET is required"},
 		{name: "smtp without host", env: map[string]string{"SMTP_FROM": "c@example.com", "SMTP_SECRET_ID": "s"}, wantErr: "SMTP_HOST is required"},
 	} {

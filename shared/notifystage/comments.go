@@ -16,7 +16,6 @@ import (
 	"github.com/criticizer/criticizer/shared/rerun"
 	"github.com/criticizer/criticizer/shared/swarm"
 	"github.com/criticizer/criticizer/shared/swarm/comments"
-	"github.com/criticizer/criticizer/shared/udiff"
 )
 
 // Swarm review comments are the notify stage's second channel
@@ -163,7 +162,6 @@ func commentDeliveries(j *job.Job, review domain.ReviewResult, distinct []rerun.
 	}
 	var out []commentDelivery
 	counts := map[string]int{}
-	rc := countsOf(g)
 	for _, c := range distinct {
 		f, fp := c.Finding, c.Fingerprint
 		counts[strings.ToLower(f.Severity)]++
@@ -176,7 +174,7 @@ func commentDeliveries(j *job.Job, review domain.ReviewResult, distinct []rerun.
 		var at *swarm.CommentContext
 		if f.File != "" { // a finding on no file is said on the review as a whole
 			at = &swarm.CommentContext{File: f.File, RightLine: max(f.Line, 0), Version: version,
-				Content: around(files[f.File], f.Line)}
+				Content: render.CommentContext(files[f.File], f.Line)}
 		}
 		out = append(out, commentDelivery{
 			item: commentItem(k),
@@ -195,7 +193,7 @@ func commentDeliveries(j *job.Job, review domain.ReviewResult, distinct []rerun.
 	k := swarm.SummaryKey(rv, version)
 	out = append(out, commentDelivery{
 		item:    commentItem(k),
-		comment: swarm.NewComment{Review: rv, Body: summaryBody(version, len(distinct), counts, meta, pageURL, rc), Marker: k.Marker()},
+		comment: swarm.NewComment{Review: rv, Body: render.SwarmSummary(version, len(distinct), counts, meta, pageURL, since(g)), Marker: k.Marker()},
 	})
 	return out, tasks
 }
@@ -203,45 +201,6 @@ func commentDeliveries(j *job.Job, review domain.ReviewResult, distinct []rerun.
 // taskSeverity: findings of high severity and above are open tasks.
 func taskSeverity(sev string) bool {
 	return domain.SeverityRank(sev) <= domain.SeverityRank("high")
-}
-
-// summaryBody is a version's summary: counts by severity, coverage, the
-// model's tokens and estimated cost, the job page link when the environment
-// has one.
-func summaryBody(version, total int, counts map[string]int, meta domain.ReviewMeta, pageURL string, rc rerunCounts) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "**Criticizer review of version %d:** ", version)
-	if total == 0 {
-		b.WriteString("no findings.")
-	} else {
-		var parts []string
-		for _, s := range domain.Severities {
-			if counts[s] > 0 {
-				parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
-			}
-		}
-		noun := "findings"
-		if total == 1 {
-			noun = "finding"
-		}
-		fmt.Fprintf(&b, "%d %s (%s).", total, noun, strings.Join(parts, ", "))
-	}
-	if l := rc.line(); l != "" {
-		b.WriteString("\n\n" + l)
-	}
-	if c := meta.Coverage(); c != "" {
-		fmt.Fprintf(&b, "\n\nCoverage: %s.", c)
-	}
-	if u := meta.Usage(); u != "" {
-		fmt.Fprintf(&b, "\n\nModel usage: %s.", u)
-	}
-	if w := meta.DismissedWithheld(); w != "" {
-		fmt.Fprintf(&b, "\n\n%s (`criticizer outcomes suppressions` lists them; `criticizer outcomes allow` reports them again).", w)
-	}
-	if pageURL != "" {
-		fmt.Fprintf(&b, "\n\n[The review's job page](%s)", pageURL)
-	}
-	return b.String()
 }
 
 // Channel names NOTIFY_CHANNELS lists.
@@ -296,16 +255,6 @@ func SwarmCommentsOn(channels string) (bool, error) {
 		return false, fmt.Errorf("NOTIFY_CHANNELS=%q: %s must be one of the channels", channels, ChannelEmail)
 	}
 	return comments, nil
-}
-
-// around is the redacted diff's lines a comment on line shows with it: its
-// diff's, or its interdiff's where the diff does not show the line (a
-// rerun's finding on a line changed back to the base's text).
-func around(fc domain.FileChange, line int) []string {
-	if c := udiff.Around(fc.Diff, line, contextLines, contextLineBytes); c != nil {
-		return c
-	}
-	return udiff.Around(fc.Interdiff, line, contextLines, contextLineBytes)
 }
 
 // commentItem is the outbox row key of the comment k identifies. A

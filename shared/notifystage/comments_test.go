@@ -109,6 +109,7 @@ type commentRig struct {
 	window time.Duration
 	ledger *ledgertest.Memory
 	jobs   fakeJobs
+	arts   *artifacts.Store // what n.Artifacts reads
 	// decider decides each version before it is delivered, as the llm stage does.
 	decider *decide.Decider
 }
@@ -134,7 +135,7 @@ func newCommentRig(t testing.TB) *commentRig {
 		t.Fatal(err)
 	}
 	r := &commentRig{mail: &fakeSender{}, rows: &fakeRows{rows: map[string]*outbox.Row{}}, items: &fakeItemRows{rows: map[string]*outbox.Row{}},
-		swarm: s, now: t0, window: 2 * time.Minute}
+		swarm: s, now: t0, window: 2 * time.Minute, arts: arts}
 	r.ledger, r.jobs = &ledgertest.Memory{}, fakeJobs{}
 	r.decider = &decide.Decider{Artifacts: arts, Ledger: r.ledger, Jobs: r.jobs}
 	r.n = &Notify{Outbox: r.rows, Email: smtpmail.NewChannel(r.mail.Send, &fakeLog{}), Window: 5 * time.Minute, Artifacts: arts, From: "criticizer@example.com",
@@ -492,10 +493,10 @@ func (r *commentRig) putVersion(t testing.TB, version int, fs []domain.Finding, 
 		changes = append(changes, domain.FileChange{DepotPath: f, Action: "edit", Type: "text", Rev: 2, Diff: "@@ -1,1 +1,1 @@\n-a\n+b\n"})
 	}
 	fs = withIDs(fs, changes)
-	if err := r.n.Artifacts.PutJSON(ctx, res, domain.ReviewResult{SchemaVersion: "1", PromptVersion: "p1", Findings: fs}); err != nil {
+	if err := r.arts.PutJSON(ctx, res, domain.ReviewResult{SchemaVersion: "1", PromptVersion: "p1", Findings: fs}); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.n.Artifacts.PutJSON(ctx, cs, domain.Changeset{Changelist: 42, User: "bob", Status: "pending", Description: "d\n", Files: changes}); err != nil {
+	if err := r.arts.PutJSON(ctx, cs, domain.Changeset{Changelist: 42, User: "bob", Status: "pending", Description: "d\n", Files: changes}); err != nil {
 		t.Fatal(err)
 	}
 	j := &job.Job{ID: fmt.Sprint("j-v", version), Changelist: 42, ReviewVersion: version, Recipients: []string{"bob@example.com"},

@@ -2,13 +2,12 @@ package notifystage
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/criticizer/criticizer/shared/config"
 	"github.com/criticizer/criticizer/shared/domain"
-	"github.com/criticizer/criticizer/shared/modeltext"
+	"github.com/criticizer/criticizer/shared/render"
 	"github.com/criticizer/criticizer/shared/swarm"
 )
 
@@ -26,13 +25,6 @@ import (
 func maxInlineFromEnv(r *config.Reader) int {
 	return r.Int("SWARM_MAX_INLINE_COMMENTS")
 }
-
-// contextLines and contextLineBytes bound an inline comment's
-// context[content]: the few lines of the redacted diff Swarm shows with it.
-const (
-	contextLines     = 5
-	contextLineBytes = 300
-)
 
 // capInline keeps at most max finding comments of ds (0: all), the most
 // severe, in their order, and adds the ones left out to the summary.
@@ -63,32 +55,11 @@ func capInline(ds []commentDelivery, max int) []commentDelivery {
 		switch {
 		case left[i]:
 		case strings.HasPrefix(d.item.ID, swarm.KindSummary+"/"):
-			d.comment.Body += notInline(over, max)
+			d.comment.Body += render.NotInline(over, max)
 			out = append(out, d)
 		default:
 			out = append(out, d)
 		}
 	}
 	return out
-}
-
-// notInline is the summary's list of the findings past the cap.
-func notInline(over []domain.Finding, max int) string {
-	var b strings.Builder
-	noun := "findings were"
-	if len(over) == 1 {
-		noun = "finding was"
-	}
-	fmt.Fprintf(&b, "\n\n**%d %s not posted inline** (at most %d inline comments per version; all are in the e-mail):\n", len(over), noun, max)
-	for _, f := range over {
-		at := "the change as a whole"
-		if f.File != "" {
-			at = modeltext.Line(f.File)
-			if f.Line > 0 {
-				at = fmt.Sprintf("%s:%d", at, f.Line)
-			}
-		}
-		fmt.Fprintf(&b, "\n- %s · %s (%s)", strings.ToUpper(domain.SeverityWord(f.Severity)), modeltext.Line(f.Title), at)
-	}
-	return b.String()
 }

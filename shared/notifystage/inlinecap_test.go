@@ -110,7 +110,7 @@ func TestInlineCapAndContextThroughTheStage(t *testing.T) {
 	}
 	cs := domain.Changeset{Changelist: 42, User: "bob", Status: "pending", Description: "d\n",
 		Files: []domain.FileChange{{DepotPath: "//depot/app/db.go", Action: "edit", Type: "text", Rev: 3, Diff: diff.String()}}}
-	if err := r.n.Artifacts.PutJSON(context.Background(), "jobs/j/changeset.json", cs); err != nil {
+	if err := r.arts.PutJSON(context.Background(), "jobs/j/changeset.json", cs); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := r.process(t); err != nil {
@@ -138,26 +138,5 @@ func TestInlineCapAndContextThroughTheStage(t *testing.T) {
 	}
 	if n := len(r.ours(t)); n != 2 {
 		t.Errorf("%d comments after a retry, want 2", n)
-	}
-}
-
-// A comment's context[content] comes from the file's diff, or from its
-// interdiff where a rerun's finding sits on a line the diff does not show.
-func TestAroundFallsBackToTheInterdiff(t *testing.T) {
-	fc := domain.FileChange{
-		Diff:      "--- a#1\n+++ a@=12\n@@ -1,2 +1,2 @@\n x\n-y\n+z\n",
-		Interdiff: "--- a@=11\n+++ a@=12\n@@ -7,2 +7,2 @@\n p\n-q\n+r\n",
-	}
-	for _, tt := range []struct {
-		line int
-		want string
-	}{
-		{2, " x|-y|+z"},
-		{8, " p|-q|+r"},
-		{30, ""},
-	} {
-		if got := strings.Join(around(fc, tt.line), "|"); got != tt.want {
-			t.Errorf("line %d: %q, want %q", tt.line, got, tt.want)
-		}
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/decide"
 	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/digest"
@@ -33,7 +32,7 @@ import (
 // Notify is the notify stage.
 type Notify struct {
 	Outbox    outbox.Rows
-	Artifacts *artifacts.Store // the redacted bucket
+	Artifacts Artifacts // the redacted bucket (*artifacts.Store)
 	// Email is the e-mail channel (smtpmail.Channel, ses.Channel): it sends
 	// each recipient's e-mail and settles an uncertain send by the
 	// provider's evidence (without any, it refuses to guess:
@@ -83,6 +82,11 @@ type Notify struct {
 	// Digest records each job's entry for the weekly digest
 	// (shared/digest); nil: the digest is off.
 	Digest DigestEntries
+}
+
+// Artifacts reads the decided review and the redacted changeset.
+type Artifacts interface {
+	GetJSON(ctx context.Context, key string, v any) error
 }
 
 // DigestEntries keeps the weekly digest's entries (digest.Entries).

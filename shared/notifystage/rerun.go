@@ -2,12 +2,11 @@ package notifystage
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"strings"
 
-	"github.com/criticizer/criticizer/shared/modeltext"
 	"github.com/criticizer/criticizer/shared/outbox"
+	"github.com/criticizer/criticizer/shared/render"
 	"github.com/criticizer/criticizer/shared/rerun"
 	"github.com/criticizer/criticizer/shared/swarm"
 	"github.com/criticizer/criticizer/shared/swarm/comments"
@@ -39,26 +38,13 @@ type prior struct {
 	channel *comments.Channel
 }
 
-// rerunCounts is what the summary says about a rerun: the comparison's
-// counts, the same the e-mail shows.
-type rerunCounts struct {
-	on                                      bool
-	previous                                int
-	fresh, stillOpen, resolved, unrechecked int
-}
-
-func countsOf(g *rerun.Groups) rerunCounts {
+// since is what the summary says about a rerun: the comparison's counts,
+// the same the e-mail shows ("" for a first version).
+func since(g *rerun.Groups) string {
 	if g == nil {
-		return rerunCounts{}
-	}
-	return rerunCounts{on: true, previous: g.PreviousVersion, fresh: len(g.New), stillOpen: len(g.StillOpen), resolved: len(g.Resolved), unrechecked: len(g.NotRechecked)}
-}
-
-func (c rerunCounts) line() string {
-	if !c.on {
 		return ""
 	}
-	return fmt.Sprintf("Since version %d: %d new, %d still open, %d resolved, %d not re-checked.", c.previous, c.fresh, c.stillOpen, c.resolved, c.unrechecked)
+	return render.SinceLine(g.PreviousVersion, len(g.New), len(g.StillOpen), len(g.Resolved), len(g.NotRechecked))
 }
 
 // loadPrior reads the review's finding rows and the comments they name
@@ -130,7 +116,7 @@ func resolvedDeliveries(review int64, version int, p *prior, g *rerun.Groups) (n
 			}
 			notes = append(notes, commentDelivery{item: commentItem(k),
 				comment: swarm.NewComment{Review: review, Marker: k.Marker(), Silent: true,
-					Body: fmt.Sprintf("Resolved in version %d: %s (%s line %d in version %d) is gone from the file, which was reviewed in full.", version, title, modeltext.Line(file), line, was)}})
+					Body: render.ResolvedNote(version, title, file, line, was)}})
 		}
 	}
 	return notes, tasks

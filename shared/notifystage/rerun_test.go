@@ -86,7 +86,7 @@ func TestRerunEmailGroupsWithoutSwarm(t *testing.T) {
 				t.Errorf("a first version is grouped:\n%s", first)
 			}
 			r.job = r.putVersion(t, 2, []domain.Finding{stillOpen, fresh}, "//depot/app/db.go", "//depot/app/io.go", "//depot/app/big.go")
-			if err := r.n.Artifacts.PutJSON(context.Background(), r.job.Artifacts.Result, domain.ReviewResult{SchemaVersion: "1", PromptVersion: "p1",
+			if err := r.arts.PutJSON(context.Background(), r.job.Artifacts.Result, domain.ReviewResult{SchemaVersion: "1", PromptVersion: "p1",
 				Findings: []domain.Finding{stillOpen, fresh},
 				Meta:     domain.ReviewMeta{FilesTotal: 3, FilesReviewed: 2, SkippedFiles: []domain.SkippedFile{{File: "//depot/app/big.go", Reason: "over_budget"}}}.Map()}); err != nil {
 				t.Fatal(err)

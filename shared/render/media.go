@@ -8,6 +8,7 @@ import (
 
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/modeltext"
+	"github.com/criticizer/criticizer/shared/udiff"
 )
 
 // Text writes files' findings as plain text (the e-mail's text part).
@@ -114,6 +115,23 @@ func MarkdownUnanchored(f domain.Finding, version int) string {
 	}
 	head, rest, _ := strings.Cut(Markdown(f), "\n\n")
 	return fmt.Sprintf("%s\n\nOn %s (not in version %d's change, so not anchored on it).\n\n%s", head, at, version, rest)
+}
+
+// contextLines and contextLineBytes bound an inline comment's
+// context[content]: the few lines of the redacted diff Swarm shows with it.
+const (
+	contextLines     = 5
+	contextLineBytes = 300
+)
+
+// CommentContext is the redacted diff's lines a Swarm comment on line shows
+// with it: its diff's, or its interdiff's where the diff does not show the
+// line (a rerun's finding on a line changed back to the base's text).
+func CommentContext(fc domain.FileChange, line int) []string {
+	if c := udiff.Around(fc.Diff, line, contextLines, contextLineBytes); c != nil {
+		return c
+	}
+	return udiff.Around(fc.Interdiff, line, contextLines, contextLineBytes)
 }
 
 // OneLine replaces control characters (CR and LF included: header

@@ -1,7 +1,8 @@
 // Package render is how a review's findings look to a reader: one finding
 // model (Finding, grouped by file in one order) written to each medium from
 // the same structure — plain text (Text) and HTML (HTML) for the review
-// e-mail and the job page, Swarm Markdown (Markdown) for review comments.
+// e-mail and the job page, Swarm Markdown (Markdown) for review comments
+// with the diff lines each shows (CommentContext).
 // The words for severities, categories and skip reasons are the one label
 // table in shared/domain.
 //

@@ -1,4 +1,4 @@
-package notifystage
+package render
 
 import (
 	"strings"
@@ -24,7 +24,7 @@ func TestSummaryStatesTheReviewsUsage(t *testing.T) {
 		{"no model", domain.ReviewMeta{}, nil, []string{"Model usage"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			body := summaryBody(1, 0, nil, tt.meta, "", rerunCounts{})
+			body := SwarmSummary(1, 0, nil, tt.meta, "", "")
 			for _, w := range tt.want {
 				if !strings.Contains(body, w) {
 					t.Errorf("summary %q lacks %q", body, w)

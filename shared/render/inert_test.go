@@ -1,4 +1,4 @@
-package notifystage
+package render
 
 import (
 	"strings"
@@ -6,7 +6,6 @@ import (
 
 	"github.com/criticizer/criticizer/internal/rendercheck"
 	"github.com/criticizer/criticizer/shared/domain"
-	"github.com/criticizer/criticizer/shared/render"
 )
 
 const inertPageURL = "https://criticizer.example/jobs/j-1?t=abc"
@@ -14,8 +13,8 @@ const inertPageURL = "https://criticizer.example/jobs/j-1?t=abc"
 // inertBodies are the bodies the service posts that carry f's text: its
 // comment, anchored and not, and the summary listing it past the inline cap.
 func inertBodies(f domain.Finding) []string {
-	summary := summaryBody(1, 1, map[string]int{"high": 1}, domain.ReviewMeta{}, inertPageURL, rerunCounts{}) + notInline([]domain.Finding{f}, 1)
-	return []string{render.Markdown(f), render.MarkdownUnanchored(f, 2), summary}
+	summary := SwarmSummary(1, 1, map[string]int{"high": 1}, domain.ReviewMeta{}, inertPageURL, "") + NotInline([]domain.Finding{f}, 1)
+	return []string{Markdown(f), MarkdownUnanchored(f, 2), summary}
 }
 
 // Every hostile fragment in every model-written field of a finding (title,
