@@ -92,7 +92,7 @@ type Review struct {
 	// Projects are the project branches the review touches, by project id
 	// (the moderators of those branches may decide on it: Moderators).
 	Projects map[string][]string
-	Versions     []ReviewVersion
+	Versions []ReviewVersion
 	// Changes are the review's changes as Swarm lists them (changes and
 	// commits), beside the versions' own.
 	Changes []int64
