@@ -22,6 +22,7 @@ import (
 
 	smtpstandin "github.com/criticizer/criticizer/internal/standin/smtp"
 	"github.com/criticizer/criticizer/shared/artifacts"
+	"github.com/criticizer/criticizer/shared/decide"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/envelope"
 	"github.com/criticizer/criticizer/shared/failure"
@@ -72,7 +73,28 @@ func jobWithArtifacts(t *testing.T, at domain.Stage, a job.Artifacts, recipients
 	if err != nil {
 		t.Fatal(err)
 	}
+	if at == domain.StageNotify && a.Result != "" {
+		decideAsTheLLMStage(t, redactedStore(), got)
+	}
 	return got
+}
+
+// decideAsTheLLMStage stores the job's decided review (shared/decide) from
+// its result and changeset, as the llm stage does before notify runs.
+func decideAsTheLLMStage(t *testing.T, arts *artifacts.Store, j *job.Job) {
+	t.Helper()
+	ctx := context.Background()
+	var review domain.ReviewResult
+	var cs domain.Changeset
+	if err := arts.GetJSON(ctx, j.Artifacts.Result, &review); err != nil {
+		t.Fatal(err)
+	}
+	if err := arts.GetJSON(ctx, j.Artifacts.Redacted, &cs); err != nil {
+		t.Fatal(err)
+	}
+	if err := (&decide.Decider{Artifacts: arts}).Decide(ctx, j, review, &cs); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // The llm stage scans the prompt once more before the LLM call. A

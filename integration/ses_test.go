@@ -67,6 +67,7 @@ func TestSESEventsDecideLookupBeforeResend(t *testing.T) {
 	if err := arts.PutJSON(ctx, j.Artifacts.Result, domain.ReviewResult{Summary: "Looks fine."}); err != nil {
 		t.Fatal(err)
 	}
+	decideAsTheLLMStage(t, arts, j)
 
 	// Both sends started and were never confirmed.
 	for _, r := range j.Recipients {
