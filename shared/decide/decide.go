@@ -20,7 +20,6 @@ import (
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/ledger"
-	"github.com/criticizer/criticizer/shared/modeltext"
 	"github.com/criticizer/criticizer/shared/outcome"
 	"github.com/criticizer/criticizer/shared/rerun"
 	"github.com/criticizer/criticizer/shared/swarm"
@@ -210,7 +209,7 @@ func gate(count int, findings []domain.Finding, gates map[string]string, envGate
 	}
 	if worst >= 0 {
 		f := findings[worst]
-		o.Worst = fmt.Sprintf("%s %s finding in %s line %d", strings.ToLower(f.Severity), modeltext.Word(f.Category), path.Base(f.File), f.Line)
+		o.Worst = fmt.Sprintf("%s %s finding in %s line %d", strings.ToLower(f.Severity), domain.CategoryWord(f.Category), path.Base(f.File), f.Line)
 	}
 	return o
 }

@@ -42,18 +42,6 @@ func Plain(s string) string { return inert(clean(s)) }
 // Linkify would act on written as text (prose).
 func Line(s string) string { return prose(strings.Join(strings.Fields(clean(s)), " ")) }
 
-// Word keeps a model-chosen label to letters, digits, - and _ (24 at most):
-// a category or severity, never a sentence or a link.
-func Word(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
-			return r
-		}
-		return -1
-	}, s)
-	return s[:min(len(s), 24)]
-}
-
 // Markdown neutralises a model's message for a Markdown body: its lines are
 // prose (as Line's, line breaks kept), and each fenced code block the model
 // wrote (a line opening with ``` or ~~~, to its closing line or the end) is
