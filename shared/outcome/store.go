@@ -146,10 +146,7 @@ func (s *Store) item(pk string, r Record, fate Fate) map[string]types.AttributeV
 		"prompt_version": sv(r.PromptVersion), "model": sv(r.Model), "job_id": sv(r.JobID), "kind": sv(r.Kind),
 		"recorded_at": sv(job.FormatTime(now)), "scope": sv(r.Scope),
 	}
-	if s.retention > 0 {
-		item["expires_at"] = nv(now.Add(s.retention).Unix())
-	}
-	return item
+	return s.kept(item)
 }
 
 // putOnce writes item unless its key is taken (written is false then).
@@ -219,14 +216,20 @@ func (s *Store) tallyMoves(rec Record, fate Fate, by []string) []types.TransactW
 	case len(by) > 0:
 		item := map[string]types.AttributeValue{"review": nv(rec.Review), "fp": sv(rec.Fingerprint), "by": lv(by), "at": sv(job.FormatTime(job.Now()))}
 		maps.Copy(item, key)
-		if s.retention > 0 {
-			item["expires_at"] = nv(job.Now().Add(s.retention).Unix())
-		}
-		items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: &s.table, Item: item}})
+		items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: &s.table, Item: s.kept(item)}})
 	case len(rec.By) > 0:
 		items = append(items, types.TransactWriteItem{Delete: &types.Delete{TableName: &s.table, Key: key}})
 	}
 	return items
+}
+
+// kept is item with its expires_at, the uniqueness retention from now
+// (none when kept forever).
+func (s *Store) kept(item map[string]types.AttributeValue) map[string]types.AttributeValue {
+	if s.retention > 0 {
+		item["expires_at"] = nv(job.Now().Add(s.retention).Unix())
+	}
+	return item
 }
 
 // keep adds to an update's SET the item's expires_at, the uniqueness
@@ -295,10 +298,7 @@ func (s *Store) FirstFetched(ctx context.Context, rv swarm.Review) error {
 	item := map[string]types.AttributeValue{"pk": sv(partition(rv.ID)), "sk": sv(firstSort), "author": sv(rv.Author),
 		"participants": lv(rv.Participants), "groups": lv(rv.Groups), "projects": &types.AttributeValueMemberM{Value: projects},
 		"recorded_at": sv(job.FormatTime(job.Now()))}
-	if s.retention > 0 {
-		item["expires_at"] = nv(job.Now().Add(s.retention).Unix())
-	}
-	_, err := s.putOnce(ctx, item, "outcome first fetched")
+	_, err := s.putOnce(ctx, s.kept(item), "outcome first fetched")
 	return err
 }
 
