@@ -249,6 +249,8 @@ func newFetchFunction(f *functionFactory, p functionsProps, p4Layer awslambda.La
 	f.items(fn, p).grant(jsii.Strings("dynamodb:GetItem", "dynamodb:UpdateItem"), itemJob)
 	// The rerun ledger's previous version: which files are unchanged.
 	f.items(fn, p).grant(jsii.Strings("dynamodb:Query"), itemLedger)
+	// Who was on a Swarm review when first fetched: the noise filter's standing (shared/outcome).
+	f.items(fn, p).grant(jsii.Strings("dynamodb:PutItem"), itemOutcome)
 	p.llm.queue.GrantSendMessages(fn)
 	p.fetch.dlq.GrantSendMessages(fn)
 	// Only the changeset artifacts it writes (shared/fetchstage).

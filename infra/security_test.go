@@ -118,7 +118,8 @@ func TestTableItemAccess(t *testing.T) {
 				"dynamodb:Query":      {"OUTBOX#"},
 			},
 			// LEDGER#: the rerun ledger; fetch and review read it, only review writes it.
-			"FetchFunction": {"dynamodb:GetItem": {"JOB#"}, "dynamodb:UpdateItem": {"JOB#"}, "dynamodb:Query": {"LEDGER#"}},
+			// OUTCOME#: fetch records who was on a review when first fetched (standing).
+			"FetchFunction": {"dynamodb:GetItem": {"JOB#"}, "dynamodb:UpdateItem": {"JOB#"}, "dynamodb:Query": {"LEDGER#"}, "dynamodb:PutItem": {"OUTCOME#"}},
 			// BUDGET#: the daily token counter; OUTCOME#: review decides
 			// what is withheld and resolved (shared/decide).
 			"ReviewFunction": {"dynamodb:GetItem": {"BUDGET#", "JOB#"}, "dynamodb:UpdateItem": {"BUDGET#", "JOB#", "OUTCOME#"}, "dynamodb:PutItem": {"LEDGER#", "OUTCOME#"},

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -47,7 +48,8 @@ func runReviewed(t *testing.T, review, change int64, version int, projects map[s
 // with the environment's threshold and depth changed (DISMISS_THRESHOLD 2,
 // DISMISS_SCOPE_DEPTH 2), a decider group (DISMISS_DECIDERS swarm-group-qa)
 // and a gate (high): one non-participant's three "ignore" replies on three
-// reviews withhold nothing; the author on one review and a reviewer on
+// reviews, and a second's on another, withhold nothing, though replying
+// made each a participant as Swarm makes every commenter one; the author on one review and a reviewer on
 // another dismissing the medium kind withhold it at the next review, which
 // names the kind, its scope and how to lift it, while a critical finding
 // of that kind there is still posted and fails the gated run; under
@@ -121,10 +123,24 @@ func TestReactionsOnlyDecidersWithhold(t *testing.T) {
 		must(err)
 		reviews = append(reviews, rv)
 	}
-	recs, err := st.Review(ctx, reviews[0])
+	// dave, on none of them either, replies on the second: two people
+	// across three reviews, both participants by now.
+	d, _ := mediumOn(reviews[1])
+	_, err := env.local.Swarm.Reply(d.ID, "dave", "ignore", true)
 	must(err)
-	if len(recs) != 1 || recs[0].Fate != outcome.Dismissed || len(recs[0].By) != 0 {
-		t.Fatalf("mallory's reply: %+v, want dismissed (a measurement) with nobody of standing", recs)
+	_, err = reader.Read(ctx, reviews[1], nil)
+	must(err)
+	for _, who := range []string{"mallory", "dave"} {
+		if p := env.local.Swarm.Participants(reviews[1]); !slices.Contains(p, swarmstandin.Participant{ID: who}) {
+			t.Fatalf("%s replied and is not a participant (%+v): the stand-in must add commenters as Swarm does", who, p)
+		}
+	}
+	for _, rv := range reviews[:2] {
+		recs, err := st.Review(ctx, rv)
+		must(err)
+		if len(recs) != 1 || recs[0].Fate != outcome.Dismissed || len(recs[0].By) != 0 {
+			t.Fatalf("review %d: %+v, want dismissed (a measurement) with nobody of standing", rv, recs)
+		}
 	}
 	probe := review() // still posted
 	_ = probe
@@ -217,7 +233,7 @@ func TestReactionsOnlyDecidersWithhold(t *testing.T) {
 	must(err)
 	_, err = reader.Read(ctx, probe, nil)
 	must(err)
-	recs, err = st.Review(ctx, probe)
+	recs, err := st.Review(ctx, probe)
 	must(err)
 	if len(recs) != 1 || recs[0].Fate != outcome.Addressed {
 		t.Errorf("addressed then replied ignore: %+v, want addressed", recs)

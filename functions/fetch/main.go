@@ -17,6 +17,7 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/fetchstage"
 	"github.com/criticizer/criticizer/shared/ledger"
+	"github.com/criticizer/criticizer/shared/outcome"
 	"github.com/criticizer/criticizer/shared/p4"
 	"github.com/criticizer/criticizer/shared/queue"
 	"github.com/criticizer/criticizer/shared/redact"
@@ -61,6 +62,7 @@ func main() {
 	if set.Swarm.URL != "" && set.Swarm.APISecretID != "" {
 		proc.Users = fetcher
 		proc.Reviews = &swarm.Client{BaseURL: set.Swarm.URL, Credentials: swarm.SecretCredentials(sm, set.Swarm.APISecretID)}
+		proc.Standing = outcome.NewStore(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention)
 	}
 	rt := env.Runtime(domain.StageFetch, jobs, queues, proc, red.Sanitize)
 	rt.AfterDeadLetter = reporter.DeadLettered

@@ -55,6 +55,13 @@ type UserEmails interface {
 	UserEmail(ctx context.Context, user string) (string, error)
 }
 
+// FirstReviewed keeps who was on a Swarm review when it was first fetched,
+// before any comment of ours existed: the noise filter's standing
+// (outcome.Store.FirstFetched; written once per review).
+type FirstReviewed interface {
+	FirstFetched(ctx context.Context, review swarm.Review) error
+}
+
 // SwarmUpdater links a Swarm test run to its job (swarm.Reporter).
 type SwarmUpdater interface {
 	Update(ctx context.Context, j *job.Job) error
@@ -82,6 +89,8 @@ type Fetch struct {
 	Reviews ReviewReader
 	Users   UserEmails
 	Swarm   SwarmUpdater
+	// Standing, when set, records the review as first fetched (nil: tests).
+	Standing FirstReviewed
 	// Rules, when set, reads the teams' review rules files; they are stored
 	// beside the changeset (domain.RulesArtifact) for the llm stage,
 	// which parses them (the fetch binary links no schema validator).
@@ -409,6 +418,11 @@ func (f *Fetch) swarmReview(ctx context.Context, j *job.Job) (swarm.Review, erro
 	}
 	if !review.HasChange(j.Changelist) {
 		return swarm.Review{}, failure.Errorf(failure.PolicyRejected, "change %d is not a version of Swarm review %d: nothing fetched", j.Changelist, j.Swarm.Review)
+	}
+	if f.Standing != nil {
+		if err := f.Standing.FirstFetched(ctx, review); err != nil {
+			return swarm.Review{}, fmt.Errorf("swarm review %d as first fetched: %w", review.ID, err)
+		}
 	}
 	return review, nil
 }

@@ -94,19 +94,15 @@ func (s *reactions) all() []swarm.Comment {
 	return append(out, s.replies...)
 }
 
-// participants answers GetReview with a fixed author and reviewers: who
-// has a say on the review (standing).
-type participants struct{ author string }
+// noAccounts is a Swarm with no projects and no groups: who has a say on
+// the review is who was on it when first fetched.
+type noAccounts struct{}
 
-func (p participants) GetReview(_ context.Context, id int64) (swarm.Review, error) {
-	return swarm.Review{ID: id, Author: p.author, Participants: []string{p.author, "bob"}}, nil
-}
-
-func (participants) GetModerators(context.Context, string, []string) (swarm.Moderators, error) {
+func (noAccounts) GetModerators(context.Context, string, []string) (swarm.Moderators, error) {
 	return swarm.Moderators{}, nil
 }
 
-func (participants) GetGroup(context.Context, string) (swarm.Group, bool, error) {
+func (noAccounts) GetGroup(context.Context, string) (swarm.Group, bool, error) {
 	return swarm.Group{}, false, nil
 }
 
@@ -143,9 +139,12 @@ func interleave(t *testing.T, seed uint64) {
 		}
 		outRows = append(outRows, posted(fp, id))
 	}
+	if err := st.FirstFetched(ctx, swarm.Review{ID: 9, Author: "alice", Participants: []string{"alice", "bob"}}); err != nil {
+		t.Fatal(err)
+	}
 	list := comments(nil)
 	pol := outcome.DefaultPolicy()
-	rd := &outcome.Reader{Store: st, Rows: outRows, Comments: &list, Reviews: participants{author: "alice"}, Policy: pol}
+	rd := &outcome.Reader{Store: st, Rows: outRows, Comments: &list, Reviews: noAccounts{}, Policy: pol}
 	model, fpIDs := map[string]outcome.Fate{}, map[string]int64{}
 	for id, fp := range fps {
 		fpIDs[fp], model[fp] = id, outcome.Open

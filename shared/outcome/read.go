@@ -15,11 +15,9 @@ type Comments interface {
 	List(ctx context.Context, review int64) ([]swarm.Comment, error)
 }
 
-// Deciders reads who may decide on a review as Swarm lists them (the
-// Swarm client): its author and participants, the moderators of the
-// project branches it touches, and the members of groups among them.
+// Deciders reads, as Swarm lists them (the Swarm client), the moderators
+// of the project branches a review touches and the members of groups.
 type Deciders interface {
-	GetReview(ctx context.Context, id int64) (swarm.Review, error)
 	GetModerators(ctx context.Context, project string, branches []string) (swarm.Moderators, error)
 	GetGroup(ctx context.Context, id string) (swarm.Group, bool, error)
 }
@@ -58,7 +56,7 @@ type Tally struct {
 // nothing the second time.
 func (r *Reader) Read(ctx context.Context, review int64, resolved []string) (Tally, error) {
 	var t Tally
-	recs, err := r.Store.Review(ctx, review)
+	recs, first, err := r.Store.review(ctx, review)
 	if err != nil || len(recs) == 0 {
 		return t, err
 	}
@@ -78,7 +76,7 @@ func (r *Reader) Read(ctx context.Context, review int64, resolved []string) (Tal
 	for _, fp := range resolved {
 		gone[fp] = true
 	}
-	deciders := lazyDeciders{reviews: r.Reviews, review: review, policy: r.Policy}
+	deciders := lazyDeciders{reviews: r.Reviews, first: first, policy: r.Policy}
 	for _, rec := range recs {
 		t.Read++
 		ours, ok := byID[ids[rec.Fingerprint]]
@@ -111,7 +109,7 @@ func (r *Reader) Read(ctx context.Context, review int64, resolved []string) (Tal
 // dismissal needs it (cost follows work).
 type lazyDeciders struct {
 	reviews Deciders
-	review  int64
+	first   swarm.Review // who was on it when first fetched (Store.FirstFetched)
 	policy  Policy
 	who     []string
 	read    bool
@@ -121,27 +119,28 @@ func (l *lazyDeciders) get(ctx context.Context) ([]string, error) {
 	if l.read || l.reviews == nil {
 		return l.who, nil
 	}
-	who, err := decidersOf(ctx, l.reviews, l.review, l.policy)
+	who, err := decidersOf(ctx, l.reviews, l.first, l.policy)
 	l.who, l.read = who, err == nil
 	return who, err
 }
 
-// decidersOf is everyone who may decide on review: its author, its
-// participants (reviewers, required reviewers), the moderators of the
-// project branches it touches (Project::getModerators), the policy's
+// decidersOf is everyone who may decide on a review, first as the fetch
+// stage first read it (a review nothing recorded has only the policy's
+// deciders): its author, its participants then (reviewers, required
+// reviewers; not whoever joined later by commenting), the moderators of
+// the project branches it touched (Project::getModerators), the policy's
 // deciders, and every member of a group among them, subgroups followed
 // once each as Swarm follows them (GroupDAO::fetchAllMembers; a group that
 // does not exist has none).
-func decidersOf(ctx context.Context, sw Deciders, review int64, p Policy) ([]string, error) {
-	rv, err := sw.GetReview(ctx, review)
-	if err != nil {
-		return nil, err
-	}
+func decidersOf(ctx context.Context, sw Deciders, first swarm.Review, p Policy) ([]string, error) {
 	users, groups := p.decidersNamed()
-	users = append(append(users, rv.Author), rv.Participants...)
-	groups = append(groups, rv.Groups...)
-	for _, project := range slices.Sorted(maps.Keys(rv.Projects)) {
-		m, err := sw.GetModerators(ctx, project, rv.Projects[project])
+	if first.Author != "" {
+		users = append(users, first.Author)
+	}
+	users = append(users, first.Participants...)
+	groups = append(groups, first.Groups...)
+	for _, project := range slices.Sorted(maps.Keys(first.Projects)) {
+		m, err := sw.GetModerators(ctx, project, first.Projects[project])
 		if err != nil {
 			return nil, fmt.Errorf("moderators of %s: %w", project, err)
 		}

@@ -5,7 +5,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/criticizer/criticizer/shared/job"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/criticizer/criticizer/shared/store"
 )
 
@@ -125,12 +126,11 @@ func All(ctx context.Context, api store.ScanAPI, table string) ([]Record, error)
 	if err != nil {
 		return nil, err
 	}
-	var out []Record
-	now := job.Now().Unix()
+	var mine []map[string]types.AttributeValue
 	for _, it := range items {
-		if pk := str(it["pk"]); !expired(it, now) && (strings.HasPrefix(pk, itemPrefix) || strings.HasPrefix(pk, emailPrefix)) {
-			out = append(out, decode(it))
+		if pk := str(it["pk"]); strings.HasPrefix(pk, itemPrefix) || strings.HasPrefix(pk, emailPrefix) {
+			mine = append(mine, it)
 		}
 	}
-	return out, nil
+	return records(mine), nil
 }

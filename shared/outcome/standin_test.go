@@ -3,6 +3,7 @@ package outcome_test
 import (
 	"context"
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
@@ -78,7 +79,9 @@ func TestReactionsThroughTheClient(t *testing.T) {
 }
 
 // Who may decide, as the real client reads Swarm (the stand-in in Swarm's
-// shapes): the author, a participant group's members, the moderators of
+// shapes): the author, a participant group's members (as the review was
+// when first fetched: a reply makes its author a participant, as Swarm
+// does, and gives no say), the moderators of
 // the review's project branch and the members of its moderators group
 // with their subgroups, a configured decider group's members; not the
 // moderators of a branch the review does not touch, not a non-member, not
@@ -106,6 +109,13 @@ func TestDecidersAsSwarmListsThem(t *testing.T) {
 	ctx := context.Background()
 	people := []string{"bob", "quinn", "mod", "lee", "sam", "rel", "devmod", "artie", "eve", "lintbot"}
 	st := outcome.NewStore(dynamotest.New(), dynamotest.Table)
+	first, err := cl.GetReview(ctx, 885) // as the fetch stage records it
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.FirstFetched(ctx, first); err != nil {
+		t.Fatal(err)
+	}
 	var posts rows
 	for i, who := range people {
 		c, err := cl.Create(ctx, swarm.NewComment{Review: 885, Body: "finding", Marker: swarm.FindingKey(885, who).Marker(), Context: &swarm.CommentContext{File: "//depot/a.go", RightLine: i + 1, Content: []string{"+x"}}})
@@ -122,6 +132,9 @@ func TestDecidersAsSwarmListsThem(t *testing.T) {
 	}
 	pol := outcome.PolicyFromEnv(config.NewReaderFrom(map[string]string{"DISMISS_DECIDERS": "swarm-group-release", "DISMISS_BOT_LOGINS": "lintbot"}))
 	rd := &outcome.Reader{Store: st, Rows: posts, Comments: cl, Reviews: cl, Policy: pol}
+	if p := s.Participants(885); !slices.Contains(p, swarmstandin.Participant{ID: "eve"}) {
+		t.Fatalf("eve replied and is not a participant (%v): Swarm makes every commenter one", p)
+	}
 	if _, err := rd.Read(ctx, 885, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -16,6 +17,7 @@ import (
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/store"
+	"github.com/criticizer/criticizer/shared/swarm"
 )
 
 // Record is the fate of one posted finding with what the acceptance report
@@ -144,10 +146,7 @@ func (s *Store) item(pk string, r Record, fate Fate) map[string]types.AttributeV
 		"prompt_version": sv(r.PromptVersion), "model": sv(r.Model), "job_id": sv(r.JobID), "kind": sv(r.Kind),
 		"recorded_at": sv(job.FormatTime(now)), "scope": sv(r.Scope),
 	}
-	if s.retention > 0 {
-		item["expires_at"] = nv(now.Add(s.retention).Unix())
-	}
-	return item
+	return s.kept(item)
 }
 
 // putOnce writes item unless its key is taken (written is false then).
@@ -217,14 +216,20 @@ func (s *Store) tallyMoves(rec Record, fate Fate, by []string) []types.TransactW
 	case len(by) > 0:
 		item := map[string]types.AttributeValue{"review": nv(rec.Review), "fp": sv(rec.Fingerprint), "by": lv(by), "at": sv(job.FormatTime(job.Now()))}
 		maps.Copy(item, key)
-		if s.retention > 0 {
-			item["expires_at"] = nv(job.Now().Add(s.retention).Unix())
-		}
-		items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: &s.table, Item: item}})
+		items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: &s.table, Item: s.kept(item)}})
 	case len(rec.By) > 0:
 		items = append(items, types.TransactWriteItem{Delete: &types.Delete{TableName: &s.table, Key: key}})
 	}
 	return items
+}
+
+// kept is item with its expires_at, the uniqueness retention from now
+// (none when kept forever).
+func (s *Store) kept(item map[string]types.AttributeValue) map[string]types.AttributeValue {
+	if s.retention > 0 {
+		item["expires_at"] = nv(job.Now().Add(s.retention).Unix())
+	}
+	return item
 }
 
 // keep adds to an update's SET the item's expires_at, the uniqueness
@@ -254,7 +259,58 @@ func landed(err error, what string) (bool, error) {
 
 // Review returns the recorded outcomes of a review, every page read.
 func (s *Store) Review(ctx context.Context, review int64) ([]Record, error) {
-	return s.partitionRecords(ctx, partition(review), "outcome list")
+	recs, _, err := s.review(ctx, review)
+	return recs, err
+}
+
+// review is Review with who was on the review when it was first fetched
+// (FirstFetched; zero when nothing recorded it), read by the same query.
+func (s *Store) review(ctx context.Context, review int64) ([]Record, swarm.Review, error) {
+	var first swarm.Review
+	items, err := s.partitionItems(ctx, partition(review), "outcome list")
+	if err != nil {
+		return nil, first, err
+	}
+	for _, it := range items {
+		if str(it["sk"]) == firstSort && !expired(it, job.Now().Unix()) {
+			first = decodeFirst(review, it)
+		}
+	}
+	return records(items), first, nil
+}
+
+// Who was on a review when the service first fetched it for a review,
+// before any comment of ours could exist, is one more item of its
+// partition (sk FIRST): Swarm makes every commenter a participant
+// (CommentListener::commentCreated), so participants listed later include
+// whoever replied to a finding; these are the ones who were not there
+// only because they did.
+const firstSort = "FIRST"
+
+// FirstFetched records rv's author, participants, groups and project
+// branches as the fetch stage read them, once per review: a later version's
+// fetch changes nothing.
+func (s *Store) FirstFetched(ctx context.Context, rv swarm.Review) error {
+	projects := map[string]types.AttributeValue{}
+	for p, branches := range rv.Projects {
+		projects[p] = lv(branches)
+	}
+	item := map[string]types.AttributeValue{"pk": sv(partition(rv.ID)), "sk": sv(firstSort), "author": sv(rv.Author),
+		"participants": lv(rv.Participants), "groups": lv(rv.Groups), "projects": &types.AttributeValueMemberM{Value: projects},
+		"recorded_at": sv(job.FormatTime(job.Now()))}
+	_, err := s.putOnce(ctx, s.kept(item), "outcome first fetched")
+	return err
+}
+
+func decodeFirst(review int64, it map[string]types.AttributeValue) swarm.Review {
+	rv := swarm.Review{ID: review, Author: str(it["author"]), Participants: list(it["participants"]), Groups: list(it["groups"]),
+		Projects: map[string][]string{}}
+	if m, ok := it["projects"].(*types.AttributeValueMemberM); ok {
+		for p, branches := range m.Value {
+			rv.Projects[p] = list(branches)
+		}
+	}
+	return rv
 }
 
 // EmailOnlyRecords returns the recorded e-mail-only findings of a
@@ -269,14 +325,19 @@ func (s *Store) partitionRecords(ctx context.Context, pk, what string) ([]Record
 	if err != nil {
 		return nil, err
 	}
+	return records(items), nil
+}
+
+// records decodes the unexpired finding records among items.
+func records(items []map[string]types.AttributeValue) []Record {
 	var out []Record
 	now := job.Now().Unix()
 	for _, it := range items {
-		if !expired(it, now) {
+		if strings.HasPrefix(str(it["sk"]), sortPrefix) && !expired(it, now) {
 			out = append(out, decode(it))
 		}
 	}
-	return out, nil
+	return out
 }
 
 // partitionItems reads every item of one partition, every page.

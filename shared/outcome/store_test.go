@@ -2,6 +2,7 @@ package outcome_test
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -106,5 +107,51 @@ func TestRetention(t *testing.T) {
 	out, err := db.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(dynamotest.Table)})
 	if err != nil || len(out.Items) != 1 || out.Items[0]["expires_at"] == nil {
 		t.Fatalf("record without expires_at: %v %v", out, err)
+	}
+}
+
+// Standing is who was on the review when it was first fetched: a later
+// fetch, whose participants include whoever replied meanwhile (Swarm makes
+// every commenter one), changes nothing, and a review nothing recorded
+// gives nobody but the configured deciders a say.
+func TestStandingIsTheReviewAsFirstFetched(t *testing.T) {
+	ctx := context.Background()
+	st := outcome.NewStore(dynamotest.New(), dynamotest.Table)
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(st.FirstFetched(ctx, swarm.Review{ID: 7, Author: "bob", Participants: []string{"bob", "carol"}}))
+	must(st.FirstFetched(ctx, swarm.Review{ID: 7, Author: "bob", Participants: []string{"bob", "carol", "eve"}}))
+	list := comments{}
+	var posts rows
+	for i, who := range []string{"bob", "carol", "eve", "lead"} {
+		id := int64(100 + i)
+		list = append(list, swarm.Comment{ID: id, User: "criticizer", Context: &swarm.CommentContext{File: "//depot/a.go", RightLine: i + 1}},
+			swarm.Comment{ID: id + 50, User: who, Body: "false positive", ReplyTo: id})
+		for _, rv := range []int64{7, 8} {
+			_, err := st.Posted(ctx, outcome.Record{Review: rv, Fingerprint: who, Category: "bug"})
+			must(err)
+		}
+		posts = append(posts, posted(who, id))
+	}
+	pol := outcome.DefaultPolicy()
+	pol.Deciders = []string{"lead"}
+	rd := &outcome.Reader{Store: st, Rows: posts, Comments: &list, Reviews: noAccounts{}, Policy: pol}
+	for review, stands := range map[int64][]string{7: {"bob", "carol", "lead"}, 8: {"lead"}} {
+		_, err := rd.Read(ctx, review, nil)
+		must(err)
+		recs, err := st.Review(ctx, review)
+		must(err)
+		if len(recs) != 4 {
+			t.Fatalf("review %d: %d records, want 4 (the first-fetched item is no record): %+v", review, len(recs), recs)
+		}
+		for _, r := range recs {
+			if want := slices.Contains(stands, r.Fingerprint); (len(r.By) == 1) != want || r.Fate != outcome.Dismissed {
+				t.Errorf("review %d: %s dismissed %s by %v; want standing %v", review, r.Fingerprint, r.Fate, r.By, want)
+			}
+		}
 	}
 }

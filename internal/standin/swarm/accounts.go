@@ -64,19 +64,10 @@ func (s *Server) AddProject(p Project) {
 // lists; mentions' exclude list is not kept (every group is served as
 // under ignoreExcludeList=true).
 func (s *Server) groupAPI(w http.ResponseWriter, r *http.Request) {
-	if _, ok := s.login(r); !ok {
-		apiError(w, r, http.StatusUnauthorized, "Unauthorized")
-		return
-	}
-	s.mu.Lock()
-	g, ok := s.groups[r.PathValue("id")]
-	s.mu.Unlock()
-	if !ok {
-		apiError(w, r, http.StatusNotFound, "Not Found")
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"group": map[string]any{"Group": g.ID, "Owners": []string{},
-		"Subgroups": orEmpty(g.Subgroups), "Users": orEmpty(g.Users), "config": map[string]any{"name": g.ID}}})
+	serveAccount(s, w, r, s.groups, func(g Group) map[string]any {
+		return map[string]any{"group": map[string]any{"Group": g.ID, "Owners": []string{},
+			"Subgroups": orEmpty(g.Subgroups), "Users": orEmpty(g.Users), "config": map[string]any{"name": g.ID}}}
+	})
 }
 
 // projectAPI answers GET /api/v9/projects/{id}: {"project": {…,
@@ -86,24 +77,32 @@ func (s *Server) groupAPI(w http.ResponseWriter, r *http.Request) {
 // moderators-groups listed from API v7 on, ProjectsController
 // normalizeProject), 404 for a project that does not exist.
 func (s *Server) projectAPI(w http.ResponseWriter, r *http.Request) {
+	serveAccount(s, w, r, s.projects, func(p Project) map[string]any {
+		branches := []any{}
+		for _, b := range p.Branches {
+			branches = append(branches, map[string]any{"id": b.ID, "name": b.Name, "paths": orEmpty(b.Paths),
+				"moderators": orEmpty(b.Moderators), "moderators-groups": orEmpty(b.ModeratorGroups),
+				"defaults": map[string]any{"reviewers": []any{}}})
+		}
+		return map[string]any{"project": map[string]any{"id": p.ID, "name": p.ID, "branches": branches, "deleted": false}}
+	})
+}
+
+// serveAccount answers GET …/{id} for one of known, as Swarm answers its
+// groups and projects: 401 without a login, 404 for an id it does not know.
+func serveAccount[T any](s *Server, w http.ResponseWriter, r *http.Request, known map[string]T, body func(T) map[string]any) {
 	if _, ok := s.login(r); !ok {
 		apiError(w, r, http.StatusUnauthorized, "Unauthorized")
 		return
 	}
 	s.mu.Lock()
-	p, ok := s.projects[r.PathValue("id")]
+	v, ok := known[r.PathValue("id")]
 	s.mu.Unlock()
 	if !ok {
 		apiError(w, r, http.StatusNotFound, "Not Found")
 		return
 	}
-	branches := []any{}
-	for _, b := range p.Branches {
-		branches = append(branches, map[string]any{"id": b.ID, "name": b.Name, "paths": orEmpty(b.Paths),
-			"moderators": orEmpty(b.Moderators), "moderators-groups": orEmpty(b.ModeratorGroups),
-			"defaults": map[string]any{"reviewers": []any{}}})
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"project": map[string]any{"id": p.ID, "name": p.ID, "branches": branches, "deleted": false}})
+	writeJSON(w, http.StatusOK, body(v))
 }
 
 // projectsWire is a review's projects as the reviews API lists them:

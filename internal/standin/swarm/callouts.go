@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -115,6 +116,22 @@ func (s *Server) applyCallouts(review int64, body string) {
 	}
 	s.revs[review] = rev
 	s.log.Info("swarm callouts applied", "review", review, "participants", len(rev.Reviewers), "required", len(rev.Required))
+}
+
+// commented makes a comment's author a participant of its review, as
+// Swarm 2022.1 does for every comment created or changed on a review
+// (Comments\Listener\CommentListener::commentCreated:
+// "$review->addParticipant($comment->get('user'))", unfiltered, before the
+// mentions): whoever replies to a finding is then listed among the
+// review's participants. Called with s.mu held.
+func (s *Server) commented(topic, user string) {
+	review, err := strconv.ParseInt(strings.TrimPrefix(topic, "reviews/"), 10, 64)
+	rev, ok := s.revs[review]
+	if err != nil || !ok || user == "" || user == rev.Author || slices.Contains(rev.Reviewers, user) {
+		return
+	}
+	rev.Reviewers = append(rev.Reviewers, user)
+	s.revs[review] = rev
 }
 
 // known is the participant ids names stand for: users, then groups.

@@ -583,6 +583,7 @@ func (s *Server) createComment(r *http.Request, user string) answer {
 		Context: ctx, Silenced: truthy(f.Get("silenceNotification")),
 		Delayed: truthy(f.Get("delayNotification")) || truthy(f.Get("silenceNotification"))})
 	s.applyCallouts(review, body) // CommentListener, on create (callouts.go)
+	s.commented(topic, user)
 	s.mu.Unlock()
 	s.log.Info("swarm comment created", "id", c.ID, "topic", topic, "user", user)
 	return answer{status: http.StatusOK, body: map[string]any{"comment": c.wire()}}

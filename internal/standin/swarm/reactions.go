@@ -58,6 +58,7 @@ func (s *Server) Reply(id int64, user, body string, linked bool) (Comment, error
 		r.Context = &x
 	}
 	stored := s.store(r)
+	s.commented(r.Topic, user)
 	s.queueEvent(EventCommentReply, stored)
 	return stored, nil
 }
