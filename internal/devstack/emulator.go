@@ -10,14 +10,12 @@ import (
 	"errors"
 	"fmt"
 	"log"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -64,8 +62,7 @@ type Emulator struct {
 	PID      int
 	LogFile  string
 
-	cmd     *exec.Cmd
-	done    chan struct{}
+	proc    *group
 	tmpDir  string
 	pidFile string
 }
@@ -96,25 +93,8 @@ func StartEmulator(ctx context.Context, opts EmulatorOptions) (*Emulator, error)
 	}
 	bin := filepath.Join(root, ".venv", "bin", "ministack")
 
-	// A free port can be taken between probing and binding: retry a few times.
-	for attempt := 0; ; attempt++ {
-		port := opts.Port
-		if port == 0 {
-			if port, err = freePort(); err != nil {
-				return nil, err
-			}
-		}
-		e, err := startOnce(ctx, root, bin, port, opts)
-		if err == nil {
-			return e, nil
-		}
-		if opts.Port != 0 || attempt == 2 || !errors.Is(err, errPortInUse) {
-			return nil, err
-		}
-	}
+	return onFreePort(opts.Port, func(port int) (*Emulator, error) { return startOnce(ctx, root, bin, port, opts) })
 }
-
-var errPortInUse = errors.New("port already in use")
 
 func startOnce(ctx context.Context, root, bin string, port int, opts EmulatorOptions) (*Emulator, error) {
 	endpoint := "http://127.0.0.1:" + strconv.Itoa(port)
@@ -125,7 +105,7 @@ func startOnce(ctx context.Context, root, bin string, port int, opts EmulatorOpt
 	if err != nil {
 		return nil, err
 	}
-	e := &Emulator{Endpoint: endpoint, Port: port, Region: opts.Region, LogFile: opts.LogFile, done: make(chan struct{})}
+	e := &Emulator{Endpoint: endpoint, Port: port, Region: opts.Region, LogFile: opts.LogFile}
 	switch {
 	case e.LogFile != "":
 	case opts.Detach:
@@ -172,12 +152,10 @@ func startOnce(ctx context.Context, root, bin string, port int, opts EmulatorOpt
 	)
 	cmd.Env = append(cmd.Env, opts.Env...)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	if e.proc, err = startGroup(cmd); err != nil {
 		return nil, fmt.Errorf("start %s: %w", bin, err)
 	}
-	e.cmd, e.PID = cmd, cmd.Process.Pid
-	go func() { _ = cmd.Wait(); close(e.done) }()
+	e.PID = e.proc.pid
 	if opts.Detach {
 		e.pidFile = filepath.Join(runDir, fmt.Sprintf("ministack-%d.pid", port))
 		if err := os.WriteFile(e.pidFile, []byte(strconv.Itoa(e.PID)+"\n"), 0o644); err != nil {
@@ -186,54 +164,37 @@ func startOnce(ctx context.Context, root, bin string, port int, opts EmulatorOpt
 		}
 	}
 
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if probe(endpoint) {
-			Logf("MiniStack ready on %s (pid %d, log %s)", endpoint, e.PID, e.LogFile)
-			return e, nil
+	switch err := e.proc.awaitReady(ctx, 100*time.Millisecond, func() bool { return probe(endpoint) }); {
+	case err == nil:
+		Logf("MiniStack ready on %s (pid %d, log %s)", endpoint, e.PID, e.LogFile)
+		return e, nil
+	case errors.Is(err, errExited):
+		tail := logTail(e.LogFile, 20)
+		_ = e.Stop()
+		if strings.Contains(tail, "already in use") {
+			return nil, fmt.Errorf("%s: %w", endpoint, errPortInUse)
 		}
-		select {
-		case <-e.done:
-			tail := logTail(e.LogFile, 20)
-			_ = e.Stop()
-			if strings.Contains(tail, "already in use") {
-				return nil, fmt.Errorf("%s: %w", endpoint, errPortInUse)
-			}
-			return nil, fmt.Errorf("emulator exited during startup; log %s:\n%s", e.LogFile, tail)
-		case <-ctx.Done():
-			_ = e.Stop()
-			return nil, fmt.Errorf("emulator not healthy on %s: %w (log %s)", endpoint, ctx.Err(), e.LogFile)
-		case <-tick.C:
-		}
+		return nil, fmt.Errorf("emulator exited during startup; log %s:\n%s", e.LogFile, tail)
+	default:
+		_ = e.Stop()
+		return nil, fmt.Errorf("emulator not healthy on %s: %w (log %s)", endpoint, err, e.LogFile)
 	}
 }
 
 // Stop sends SIGTERM to the emulator's process group (the emulator and every
 // Lambda process it spawned), waits up to 10 s, then SIGKILLs the group.
 func (e *Emulator) Stop() error {
-	if e == nil || e.cmd == nil {
+	if e == nil || e.proc == nil {
 		return nil
 	}
-	pgid := e.PID
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
-	var err error
-	select {
-	case <-e.done:
-	case <-time.After(10 * time.Second):
-		err = fmt.Errorf("emulator pid %d ignored SIGTERM; killed", e.PID)
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		<-e.done
-	}
-	// Reap stragglers left in the group (Lambda workers).
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	err := e.proc.stop("emulator")
 	if e.pidFile != "" {
 		_ = os.Remove(e.pidFile)
 	}
 	if e.tmpDir != "" {
 		_ = os.RemoveAll(e.tmpDir)
 	}
-	e.cmd = nil
+	e.proc = nil
 	return err
 }
 
@@ -262,15 +223,6 @@ func emulatorEnv(env []string) []string {
 		out = append(out, kv)
 	}
 	return out
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // RunDir returns <root>/.run, the untracked directory for pid files, logs and
