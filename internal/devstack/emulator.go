@@ -32,21 +32,9 @@ type EmulatorOptions struct {
 	RepoRoot string
 	// Port to listen on (127.0.0.1 only). 0 picks a free port.
 	Port int
-	// Region of the emulator (MINISTACK_REGION). Default us-east-1.
-	Region string
-	// LogFile receives the emulator's (and its Lambda processes') output.
-	// Default: <repo>/.run/ministack-<port>.log when detached, else
-	// <repo>/.run/logs/ministack-<port>.log (logs older than a day are pruned).
-	LogFile string
 	// Env holds extra KEY=VALUE entries for the emulator; the Lambda processes it
 	// spawns inherit them.
 	Env []string
-	// Detach leaves the emulator running after this process exits; it writes
-	// <repo>/.run/ministack-<port>.pid like localstack/start.sh, so
-	// localstack/stop.sh (or `devstack down`) stops it.
-	Detach bool
-	// StartTimeout bounds install + start + health. Default 3 minutes.
-	StartTimeout time.Duration
 	// FunctionEndpoint, when set, is given the emulator's own endpoint and
 	// returns the AWS_ENDPOINT_URL the emulator hands to every function
 	// process (e.g. a fault-injecting proxy in front of it). Default: the
@@ -58,13 +46,11 @@ type EmulatorOptions struct {
 type Emulator struct {
 	Endpoint string // http://127.0.0.1:<port>
 	Port     int
-	Region   string
 	PID      int
-	LogFile  string
+	LogFile  string // its (and its Lambda processes') output, in <repo>/.run/logs (pruned after a day)
 
-	proc    *group
-	tmpDir  string
-	pidFile string
+	proc   *group
+	tmpDir string
 }
 
 // StartEmulator installs the pinned MiniStack into <repo>/.venv (through
@@ -77,13 +63,7 @@ func StartEmulator(ctx context.Context, opts EmulatorOptions) (*Emulator, error)
 	if err != nil {
 		return nil, err
 	}
-	if opts.Region == "" {
-		opts.Region = DefaultRegion
-	}
-	if opts.StartTimeout == 0 {
-		opts.StartTimeout = 3 * time.Minute
-	}
-	ctx, cancel := context.WithTimeout(ctx, opts.StartTimeout)
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute) // install, start and health
 	defer cancel()
 
 	install := exec.CommandContext(ctx, "bash", filepath.Join(root, "localstack", "start.sh"), "--install-only")
@@ -105,27 +85,14 @@ func startOnce(ctx context.Context, root, bin string, port int, opts EmulatorOpt
 	if err != nil {
 		return nil, err
 	}
-	e := &Emulator{Endpoint: endpoint, Port: port, Region: opts.Region, LogFile: opts.LogFile}
-	switch {
-	case e.LogFile != "":
-	case opts.Detach:
-		e.LogFile = filepath.Join(runDir, fmt.Sprintf("ministack-%d.log", port))
-	default:
-		logDir := filepath.Join(runDir, "logs")
-		if err := os.MkdirAll(logDir, 0o755); err != nil {
-			return nil, err
-		}
-		pruneOld(logDir, 24*time.Hour)
-		e.LogFile = filepath.Join(logDir, fmt.Sprintf("ministack-%d.log", port))
+	logDir := filepath.Join(runDir, "logs")
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return nil, err
 	}
+	pruneOld(logDir, 24*time.Hour)
+	e := &Emulator{Endpoint: endpoint, Port: port, LogFile: filepath.Join(logDir, fmt.Sprintf("ministack-%d.log", port))}
 	// The emulator's temp dir holds extracted Lambda code; keep it per instance.
-	if opts.Detach {
-		e.tmpDir = filepath.Join(runDir, fmt.Sprintf("tmp-%d", port))
-		err = os.MkdirAll(e.tmpDir, 0o755)
-	} else {
-		e.tmpDir, err = os.MkdirTemp("", fmt.Sprintf("ministack-%d-", port))
-	}
-	if err != nil {
+	if e.tmpDir, err = os.MkdirTemp("", fmt.Sprintf("ministack-%d-", port)); err != nil {
 		return nil, err
 	}
 	logf, err := os.Create(e.LogFile)
@@ -143,11 +110,11 @@ func startOnce(ctx context.Context, root, bin string, port int, opts EmulatorOpt
 	cmd.Env = append(emulatorEnv(os.Environ()),
 		"GATEWAY_PORT="+strconv.Itoa(port),
 		"BIND_HOST=127.0.0.1",
-		"MINISTACK_REGION="+opts.Region,
+		"MINISTACK_REGION="+DefaultRegion,
 		"AWS_ENDPOINT_URL="+functionEndpoint,
 		"AWS_ACCESS_KEY_ID=test",
 		"AWS_SECRET_ACCESS_KEY=test",
-		"AWS_DEFAULT_REGION="+opts.Region,
+		"AWS_DEFAULT_REGION="+DefaultRegion,
 		"TMPDIR="+e.tmpDir,
 	)
 	cmd.Env = append(cmd.Env, opts.Env...)
@@ -156,13 +123,6 @@ func startOnce(ctx context.Context, root, bin string, port int, opts EmulatorOpt
 		return nil, fmt.Errorf("start %s: %w", bin, err)
 	}
 	e.PID = e.proc.pid
-	if opts.Detach {
-		e.pidFile = filepath.Join(runDir, fmt.Sprintf("ministack-%d.pid", port))
-		if err := os.WriteFile(e.pidFile, []byte(strconv.Itoa(e.PID)+"\n"), 0o644); err != nil {
-			_ = e.Stop()
-			return nil, err
-		}
-	}
 
 	switch err := e.proc.awaitReady(ctx, 100*time.Millisecond, func() bool { return probe(endpoint) }); {
 	case err == nil:
@@ -188,9 +148,6 @@ func (e *Emulator) Stop() error {
 		return nil
 	}
 	err := e.proc.stop("emulator")
-	if e.pidFile != "" {
-		_ = os.Remove(e.pidFile)
-	}
 	if e.tmpDir != "" {
 		_ = os.RemoveAll(e.tmpDir)
 	}
