@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Stop the MiniStack started by localstack/start.sh (or `devstack up`) on PORT
+# Stop the MiniStack started by localstack/start.sh on PORT
 # (default 4566): SIGTERM to its process group (the emulator and the Lambda
 # processes it spawned), then SIGKILL after 10 s.
 set -euo pipefail

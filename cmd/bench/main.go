@@ -24,7 +24,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -176,29 +175,21 @@ func goBench(ctx context.Context, benchRe, benchtime string, pkgs []string, rawP
 	return parsed, nil
 }
 
-// functionRows builds every functions/<name> bootstrap with the deploy's
-// flags and reports its size and median cold start.
+// functionRows builds every function's bootstrap as the deploy does
+// (devstack.BuildFunctions) and reports its size and median cold start.
 func functionRows(ctx context.Context, runs int) ([]Result, []string) {
-	names, err := functionNames()
-	if err != nil {
-		return nil, []string{err.Error()}
-	}
 	dir, err := os.MkdirTemp("", "bench-bootstrap-")
 	if err != nil {
 		return nil, []string{err.Error()}
 	}
 	defer os.RemoveAll(dir)
+	if _, err := devstack.BuildFunctions(ctx, devstack.BuildOptions{OutDir: dir}); err != nil {
+		return nil, []string{err.Error()}
+	}
 	var rows []Result
 	var errs []string
-	for _, name := range names {
+	for _, name := range devstack.FunctionNames {
 		bin := filepath.Join(dir, name, "bootstrap")
-		args := append(append([]string{"build"}, devstack.LambdaBuildFlags...), "-o", bin, "./functions/"+name)
-		cmd := exec.CommandContext(ctx, "go", args...)
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if b, err := cmd.CombinedOutput(); err != nil {
-			errs = append(errs, fmt.Sprintf("build functions/%s: %v: %s", name, err, b))
-			continue
-		}
 		fi, err := os.Stat(bin)
 		if err != nil {
 			errs = append(errs, err.Error())
@@ -216,25 +207,12 @@ func functionRows(ctx context.Context, runs int) ([]Result, []string) {
 			times = append(times, d)
 		}
 		if len(times) == runs && runs > 0 {
-			sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
+			slices.Sort(times)
 			row.Metrics = append(row.Metrics, Metric{Value: float64(times[len(times)/2].Microseconds()) / 1000, Unit: "init-ms"})
 		}
 		rows = append(rows, row)
 	}
 	return rows, errs
-}
-
-// functionNames lists functions/<name> directories with a main.go.
-func functionNames() ([]string, error) {
-	matches, err := filepath.Glob("functions/*/main.go")
-	if err != nil || len(matches) == 0 {
-		return nil, fmt.Errorf("no functions/*/main.go here: run bench from the repository root")
-	}
-	var names []string
-	for _, m := range matches {
-		names = append(names, filepath.Base(filepath.Dir(m)))
-	}
-	return names, nil
 }
 
 // parseSizes reads "0,10000,100000".

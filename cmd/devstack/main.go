@@ -3,10 +3,8 @@
 //	devstack demo    [-port 0] [-keep] [-llm local]                                  emulator + stack + stand-ins, send the sample webhook, print the e-mail
 //	devstack run     [-port 4566]                                                    the same environment in the foreground until Ctrl-C (make up)
 //	devstack invoke  -fn webhook|fetch|llm|notify|sweeper -event FILE                invoke a function of the environment `run` started
-//	devstack up      [-port 4566] [-env local] [-overrides JSON] [-asset-root DIR]   start MiniStack (detached) and deploy
 //	devstack deploy  [-endpoint URL] [-env local] [-overrides JSON] [-asset-root DIR] synth + deploy to a running emulator
-//	devstack outputs [-endpoint URL] [-env local] [-format json|env]                 print the stack outputs
-//	devstack down    [-port 4566]                                                    stop the emulator started by up/start.sh
+//	devstack down    [-port 4566]                                                    stop the emulator started by localstack/start.sh
 //
 // demo and run start the whole local environment (devstack.StartLocal): the
 // emulator with the stack deployed and the Perforce, LLM and SMTP stand-ins.
@@ -17,10 +15,10 @@
 // which signs API Gateway sample events whose signature headers hold the
 // placeholder SIGNED-AT-INVOKE and invokes the function synchronously.
 //
-// up/deploy/outputs/down manage a detached emulator without the stand-ins.
-// Their endpoint defaults to $AWS_ENDPOINT_URL, else http://127.0.0.1:4566.
-// Outputs are printed as JSON (or KEY=VALUE lines) with an extra LocalApiUrl,
-// the emulator URL of the API stage.
+// deploy and down work with an emulator localstack/start.sh started, without
+// the stand-ins. deploy's endpoint defaults to $AWS_ENDPOINT_URL, else
+// http://127.0.0.1:4566; it prints the stack outputs as JSON (or KEY=VALUE
+// lines) with an extra LocalApiUrl, the emulator URL of the API stage.
 package main
 
 import (
@@ -35,7 +33,6 @@ import (
 	"sort"
 	"strconv"
 	"syscall"
-	"time"
 
 	"github.com/criticizer/criticizer/internal/devstack"
 )
@@ -54,12 +51,8 @@ func main() {
 		err = run(ctx, args)
 	case "invoke":
 		err = invoke(ctx, args)
-	case "up":
-		err = up(ctx, args)
 	case "deploy":
 		err = deploy(ctx, args)
-	case "outputs":
-		err = outputs(ctx, args)
 	case "down":
 		err = down(args)
 	default:
@@ -72,7 +65,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: devstack demo|run|invoke|up|deploy|outputs|down [flags]  (devstack <cmd> -h for flags)")
+	fmt.Fprintln(os.Stderr, "usage: devstack demo|run|invoke|deploy|down [flags]  (devstack <cmd> -h for flags)")
 	os.Exit(2)
 }
 
@@ -114,33 +107,6 @@ func (s *synthFlags) options() (devstack.SynthOptions, error) {
 	return o, nil
 }
 
-func up(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("up", flag.ExitOnError)
-	port := fs.Int("port", 4566, "emulator port on 127.0.0.1")
-	var sf synthFlags
-	sf.register(fs)
-	_ = fs.Parse(args)
-	so, err := sf.options()
-	if err != nil {
-		return err
-	}
-	start := time.Now()
-	if endpoint := fmt.Sprintf("http://127.0.0.1:%d", *port); devstack.Healthy(endpoint) {
-		fmt.Fprintf(os.Stderr, "devstack: an emulator already answers on %s; deploying to it\n", endpoint)
-		return synthAndDeploy(ctx, so, endpoint, sf.format)
-	}
-	d, err := devstack.Up(ctx, devstack.UpOptions{
-		Emulator: devstack.EmulatorOptions{RepoRoot: so.RepoRoot, Port: *port, Detach: true},
-		Synth:    so,
-	})
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(os.Stderr, "devstack: %s deployed on %s in %s; stop with `devstack down -port %d`\n",
-		d.StackName, d.Emulator.Endpoint, time.Since(start).Round(100*time.Millisecond), *port)
-	return printOutputs(d.Outputs, d.Emulator.Endpoint, sf.format)
-}
-
 func deploy(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("deploy", flag.ExitOnError)
 	endpoint := fs.String("endpoint", defaultEndpoint(), "emulator endpoint")
@@ -154,32 +120,15 @@ func deploy(ctx context.Context, args []string) error {
 	if !devstack.Healthy(*endpoint) {
 		return fmt.Errorf("no emulator answering on %s (start one with localstack/start.sh or devstack up)", *endpoint)
 	}
-	return synthAndDeploy(ctx, so, *endpoint, sf.format)
-}
-
-func synthAndDeploy(ctx context.Context, so devstack.SynthOptions, endpoint, format string) error {
 	dir, err := devstack.Synth(ctx, so)
 	if err != nil {
 		return err
 	}
-	out, err := devstack.Deploy(ctx, devstack.EmulatorConfig(endpoint), dir, devstack.StackName(so.Env), os.Stderr)
+	out, err := devstack.Deploy(ctx, devstack.EmulatorConfig(*endpoint), dir, devstack.StackName(so.Env), os.Stderr)
 	if err != nil {
 		return err
 	}
-	return printOutputs(out, endpoint, format)
-}
-
-func outputs(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("outputs", flag.ExitOnError)
-	endpoint := fs.String("endpoint", defaultEndpoint(), "emulator endpoint")
-	env := fs.String("env", "local", "environment")
-	format := fs.String("format", "json", "json or env")
-	_ = fs.Parse(args)
-	out, err := devstack.StackOutputs(ctx, devstack.EmulatorConfig(*endpoint), devstack.StackName(*env))
-	if err != nil {
-		return err
-	}
-	return printOutputs(out, *endpoint, *format)
+	return printOutputs(out, *endpoint, sf.format)
 }
 
 func down(args []string) error {

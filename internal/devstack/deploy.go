@@ -15,7 +15,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 )
 
@@ -145,22 +144,6 @@ func Deploy(ctx context.Context, cfg aws.Config, assemblyDir, stackName string, 
 
 // emulatorAccount is the account MiniStack answers for the test credentials.
 const emulatorAccount = "000000000000"
-
-// StackOutputs returns the outputs of an existing stack.
-func StackOutputs(ctx context.Context, cfg aws.Config, stackName string) (Outputs, error) {
-	res, err := cloudformation.NewFromConfig(cfg).DescribeStacks(ctx, &cloudformation.DescribeStacksInput{StackName: aws.String(stackName)})
-	if err != nil {
-		return nil, fmt.Errorf("describe stack %s: %w", stackName, err)
-	}
-	if len(res.Stacks) == 0 {
-		return nil, fmt.Errorf("stack %s does not exist", stackName)
-	}
-	o := Outputs{}
-	for _, out := range res.Stacks[0].Outputs {
-		o[aws.ToString(out.OutputKey)] = aws.ToString(out.OutputValue)
-	}
-	return fixSecretArns(ctx, cfg, o)
-}
 
 // fixSecretArns works around an emulator deviation: MiniStack (1.5.33) answers
 // Ref of an AWS::SecretsManager::Secret with the secret's name, where

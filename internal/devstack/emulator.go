@@ -10,14 +10,12 @@ import (
 	"errors"
 	"fmt"
 	"log"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -34,21 +32,9 @@ type EmulatorOptions struct {
 	RepoRoot string
 	// Port to listen on (127.0.0.1 only). 0 picks a free port.
 	Port int
-	// Region of the emulator (MINISTACK_REGION). Default us-east-1.
-	Region string
-	// LogFile receives the emulator's (and its Lambda processes') output.
-	// Default: <repo>/.run/ministack-<port>.log when detached, else
-	// <repo>/.run/logs/ministack-<port>.log (logs older than a day are pruned).
-	LogFile string
 	// Env holds extra KEY=VALUE entries for the emulator; the Lambda processes it
 	// spawns inherit them.
 	Env []string
-	// Detach leaves the emulator running after this process exits; it writes
-	// <repo>/.run/ministack-<port>.pid like localstack/start.sh, so
-	// localstack/stop.sh (or `devstack down`) stops it.
-	Detach bool
-	// StartTimeout bounds install + start + health. Default 3 minutes.
-	StartTimeout time.Duration
 	// FunctionEndpoint, when set, is given the emulator's own endpoint and
 	// returns the AWS_ENDPOINT_URL the emulator hands to every function
 	// process (e.g. a fault-injecting proxy in front of it). Default: the
@@ -60,14 +46,11 @@ type EmulatorOptions struct {
 type Emulator struct {
 	Endpoint string // http://127.0.0.1:<port>
 	Port     int
-	Region   string
 	PID      int
-	LogFile  string
+	LogFile  string // its (and its Lambda processes') output, in <repo>/.run/logs (pruned after a day)
 
-	cmd     *exec.Cmd
-	done    chan struct{}
-	tmpDir  string
-	pidFile string
+	proc   *group
+	tmpDir string
 }
 
 // StartEmulator installs the pinned MiniStack into <repo>/.venv (through
@@ -80,13 +63,7 @@ func StartEmulator(ctx context.Context, opts EmulatorOptions) (*Emulator, error)
 	if err != nil {
 		return nil, err
 	}
-	if opts.Region == "" {
-		opts.Region = DefaultRegion
-	}
-	if opts.StartTimeout == 0 {
-		opts.StartTimeout = 3 * time.Minute
-	}
-	ctx, cancel := context.WithTimeout(ctx, opts.StartTimeout)
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute) // install, start and health
 	defer cancel()
 
 	install := exec.CommandContext(ctx, "bash", filepath.Join(root, "localstack", "start.sh"), "--install-only")
@@ -96,25 +73,8 @@ func StartEmulator(ctx context.Context, opts EmulatorOptions) (*Emulator, error)
 	}
 	bin := filepath.Join(root, ".venv", "bin", "ministack")
 
-	// A free port can be taken between probing and binding: retry a few times.
-	for attempt := 0; ; attempt++ {
-		port := opts.Port
-		if port == 0 {
-			if port, err = freePort(); err != nil {
-				return nil, err
-			}
-		}
-		e, err := startOnce(ctx, root, bin, port, opts)
-		if err == nil {
-			return e, nil
-		}
-		if opts.Port != 0 || attempt == 2 || !errors.Is(err, errPortInUse) {
-			return nil, err
-		}
-	}
+	return onFreePort(opts.Port, func(port int) (*Emulator, error) { return startOnce(ctx, root, bin, port, opts) })
 }
-
-var errPortInUse = errors.New("port already in use")
 
 func startOnce(ctx context.Context, root, bin string, port int, opts EmulatorOptions) (*Emulator, error) {
 	endpoint := "http://127.0.0.1:" + strconv.Itoa(port)
@@ -125,27 +85,14 @@ func startOnce(ctx context.Context, root, bin string, port int, opts EmulatorOpt
 	if err != nil {
 		return nil, err
 	}
-	e := &Emulator{Endpoint: endpoint, Port: port, Region: opts.Region, LogFile: opts.LogFile, done: make(chan struct{})}
-	switch {
-	case e.LogFile != "":
-	case opts.Detach:
-		e.LogFile = filepath.Join(runDir, fmt.Sprintf("ministack-%d.log", port))
-	default:
-		logDir := filepath.Join(runDir, "logs")
-		if err := os.MkdirAll(logDir, 0o755); err != nil {
-			return nil, err
-		}
-		pruneOld(logDir, 24*time.Hour)
-		e.LogFile = filepath.Join(logDir, fmt.Sprintf("ministack-%d.log", port))
+	logDir := filepath.Join(runDir, "logs")
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return nil, err
 	}
+	pruneOld(logDir, 24*time.Hour)
+	e := &Emulator{Endpoint: endpoint, Port: port, LogFile: filepath.Join(logDir, fmt.Sprintf("ministack-%d.log", port))}
 	// The emulator's temp dir holds extracted Lambda code; keep it per instance.
-	if opts.Detach {
-		e.tmpDir = filepath.Join(runDir, fmt.Sprintf("tmp-%d", port))
-		err = os.MkdirAll(e.tmpDir, 0o755)
-	} else {
-		e.tmpDir, err = os.MkdirTemp("", fmt.Sprintf("ministack-%d-", port))
-	}
-	if err != nil {
+	if e.tmpDir, err = os.MkdirTemp("", fmt.Sprintf("ministack-%d-", port)); err != nil {
 		return nil, err
 	}
 	logf, err := os.Create(e.LogFile)
@@ -163,77 +110,48 @@ func startOnce(ctx context.Context, root, bin string, port int, opts EmulatorOpt
 	cmd.Env = append(emulatorEnv(os.Environ()),
 		"GATEWAY_PORT="+strconv.Itoa(port),
 		"BIND_HOST=127.0.0.1",
-		"MINISTACK_REGION="+opts.Region,
+		"MINISTACK_REGION="+DefaultRegion,
 		"AWS_ENDPOINT_URL="+functionEndpoint,
 		"AWS_ACCESS_KEY_ID=test",
 		"AWS_SECRET_ACCESS_KEY=test",
-		"AWS_DEFAULT_REGION="+opts.Region,
+		"AWS_DEFAULT_REGION="+DefaultRegion,
 		"TMPDIR="+e.tmpDir,
 	)
 	cmd.Env = append(cmd.Env, opts.Env...)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	if e.proc, err = startGroup(cmd); err != nil {
 		return nil, fmt.Errorf("start %s: %w", bin, err)
 	}
-	e.cmd, e.PID = cmd, cmd.Process.Pid
-	go func() { _ = cmd.Wait(); close(e.done) }()
-	if opts.Detach {
-		e.pidFile = filepath.Join(runDir, fmt.Sprintf("ministack-%d.pid", port))
-		if err := os.WriteFile(e.pidFile, []byte(strconv.Itoa(e.PID)+"\n"), 0o644); err != nil {
-			_ = e.Stop()
-			return nil, err
-		}
-	}
+	e.PID = e.proc.pid
 
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if probe(endpoint) {
-			Logf("MiniStack ready on %s (pid %d, log %s)", endpoint, e.PID, e.LogFile)
-			return e, nil
+	switch err := e.proc.awaitReady(ctx, 100*time.Millisecond, func() bool { return probe(endpoint) }); {
+	case err == nil:
+		Logf("MiniStack ready on %s (pid %d, log %s)", endpoint, e.PID, e.LogFile)
+		return e, nil
+	case errors.Is(err, errExited):
+		tail := logTail(e.LogFile, 20)
+		_ = e.Stop()
+		if strings.Contains(tail, "already in use") {
+			return nil, fmt.Errorf("%s: %w", endpoint, errPortInUse)
 		}
-		select {
-		case <-e.done:
-			tail := logTail(e.LogFile, 20)
-			_ = e.Stop()
-			if strings.Contains(tail, "already in use") {
-				return nil, fmt.Errorf("%s: %w", endpoint, errPortInUse)
-			}
-			return nil, fmt.Errorf("emulator exited during startup; log %s:\n%s", e.LogFile, tail)
-		case <-ctx.Done():
-			_ = e.Stop()
-			return nil, fmt.Errorf("emulator not healthy on %s: %w (log %s)", endpoint, ctx.Err(), e.LogFile)
-		case <-tick.C:
-		}
+		return nil, fmt.Errorf("emulator exited during startup; log %s:\n%s", e.LogFile, tail)
+	default:
+		_ = e.Stop()
+		return nil, fmt.Errorf("emulator not healthy on %s: %w (log %s)", endpoint, err, e.LogFile)
 	}
 }
 
 // Stop sends SIGTERM to the emulator's process group (the emulator and every
 // Lambda process it spawned), waits up to 10 s, then SIGKILLs the group.
 func (e *Emulator) Stop() error {
-	if e == nil || e.cmd == nil {
+	if e == nil || e.proc == nil {
 		return nil
 	}
-	pgid := e.PID
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
-	var err error
-	select {
-	case <-e.done:
-	case <-time.After(10 * time.Second):
-		err = fmt.Errorf("emulator pid %d ignored SIGTERM; killed", e.PID)
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		<-e.done
-	}
-	// Reap stragglers left in the group (Lambda workers).
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	if e.pidFile != "" {
-		_ = os.Remove(e.pidFile)
-	}
+	err := e.proc.stop("emulator")
 	if e.tmpDir != "" {
 		_ = os.RemoveAll(e.tmpDir)
 	}
-	e.cmd = nil
+	e.proc = nil
 	return err
 }
 
@@ -262,15 +180,6 @@ func emulatorEnv(env []string) []string {
 		out = append(out, kv)
 	}
 	return out
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // RunDir returns <root>/.run, the untracked directory for pid files, logs and

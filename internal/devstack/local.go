@@ -329,7 +329,6 @@ func (l *Local) startSwarm(ctx context.Context, logger *slog.Logger) error {
 		return err
 	}
 	l.Swarm.SetEventTarget(swarmstandin.EventTarget{URL: strings.TrimRight(l.APIURL, "/") + "/webhooks/swarm-events", Secret: []byte(eventsKey)})
-	lc := lambda.NewFromConfig(l.AWS)
 	for fn, vars := range map[string]map[string]string{
 		// The sweeper reconciles comment rows as the notify stage's login, over
 		// the default window (120 s): longer than notify's is always safe, and
@@ -351,31 +350,44 @@ func (l *Local) startSwarm(ctx context.Context, logger *slog.Logger) error {
 		"NotifyFunctionName": {"SWARM_URL": base, "SWARM_API_SECRET_ID": apiArn, "NOTIFY_CHANNELS": "email,swarm-comments",
 			"SWARM_COMMENT_WINDOW_SECONDS": "31", "SWARM_EMAIL_PARTICIPANTS": "true"},
 	} {
-		name := aws.String(l.Outputs[fn])
-		cur, err := lc.GetFunctionConfiguration(ctx, &lambda.GetFunctionConfigurationInput{FunctionName: name})
-		if err != nil {
-			return err
-		}
-		merged := map[string]string{}
-		if cur.Environment != nil {
-			maps.Copy(merged, cur.Environment.Variables)
-		}
-		maps.Copy(merged, vars)
-		if fn == "NotifyFunctionName" && merged["JOB_PAGE_SECRET_ID"] != "" {
+		edit := func(env map[string]string) {
+			maps.Copy(env, vars)
+			if fn != "NotifyFunctionName" || env["JOB_PAGE_SECRET_ID"] == "" {
+				return
+			}
 			// The stack gives the e-mail and the summary comment the API's
 			// AWS address (execute-api.amazonaws.com), which does not resolve
 			// to the emulator: locally the job page is on the emulator's
 			// address, where the webhook's own link already points.
-			merged["JOB_PAGE_BASE_URL"] = l.APIURL
+			env["JOB_PAGE_BASE_URL"] = l.APIURL
 		}
-		if _, err := lc.UpdateFunctionConfiguration(ctx, &lambda.UpdateFunctionConfigurationInput{FunctionName: name,
-			Environment: &lambdatypes.Environment{Variables: merged}}); err != nil {
+		if _, err := l.setFunctionEnv(ctx, fn, edit, nil); err != nil {
 			return err
 		}
 	}
 	l.SwarmToken = token
 	l.Secrets["Swarm bearer token"], l.Secrets["Swarm API ticket"], l.Secrets["Swarm events secret"] = token, ticket, eventsKey
 	return nil
+}
+
+// setFunctionEnv lets edit change the environment of the function the stack
+// output names (and sets its timeout, when given); it returns the
+// environment set.
+func (l *Local) setFunctionEnv(ctx context.Context, output string, edit func(map[string]string), timeout *int32) (map[string]string, error) {
+	lc := lambda.NewFromConfig(l.AWS)
+	name := aws.String(l.Outputs[output])
+	cur, err := lc.GetFunctionConfiguration(ctx, &lambda.GetFunctionConfigurationInput{FunctionName: name})
+	if err != nil {
+		return nil, err
+	}
+	merged := map[string]string{}
+	if cur.Environment != nil {
+		maps.Copy(merged, cur.Environment.Variables)
+	}
+	edit(merged)
+	_, err = lc.UpdateFunctionConfiguration(ctx, &lambda.UpdateFunctionConfigurationInput{FunctionName: name,
+		Environment: &lambdatypes.Environment{Variables: merged}, Timeout: timeout})
+	return merged, err
 }
 
 func randomHex(n int) string {

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -57,8 +56,7 @@ type ModelServer struct {
 	ModelFile     string
 	ContextTokens int
 	LogFile       string
-	cmd           *exec.Cmd
-	done          chan struct{}
+	proc          *group
 }
 
 // StartModelServer installs the pinned server and model once (through
@@ -97,21 +95,12 @@ func StartModelServer(ctx context.Context, opts ModelServerOptions) (*ModelServe
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return nil, err
 	}
-	for attempt := 0; ; attempt++ {
-		port, err := freePort()
-		if err != nil {
-			return nil, err
-		}
-		s, err := startModelOnce(ctx, root, model, port, logDir, opts)
-		if err == nil || attempt == 2 || !errors.Is(err, errPortInUse) {
-			return s, err
-		}
-	}
+	return onFreePort(0, func(port int) (*ModelServer, error) { return startModelOnce(ctx, root, model, port, logDir, opts) })
 }
 
 func startModelOnce(ctx context.Context, root, model string, port int, logDir string, opts ModelServerOptions) (*ModelServer, error) {
 	s := &ModelServer{Endpoint: "http://127.0.0.1:" + strconv.Itoa(port), ModelFile: model, ContextTokens: opts.ContextTokens,
-		LogFile: filepath.Join(logDir, fmt.Sprintf("llama-%d.log", port)), done: make(chan struct{})}
+		LogFile: filepath.Join(logDir, fmt.Sprintf("llama-%d.log", port))}
 	logf, err := os.Create(s.LogFile)
 	if err != nil {
 		return nil, err
@@ -126,31 +115,23 @@ func startModelOnce(ctx context.Context, root, model string, port int, logDir st
 	}
 	cmd := exec.Command(filepath.Join(root, ".venv", "llama", "bin", "python"), args...)
 	cmd.Dir, cmd.Stdout, cmd.Stderr = root, logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	if s.proc, err = startGroup(cmd); err != nil {
 		return nil, fmt.Errorf("start the model server: %w", err)
 	}
-	s.cmd, s.PID = cmd, cmd.Process.Pid
-	go func() { _ = cmd.Wait(); close(s.done) }()
-	tick := time.NewTicker(200 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if s.listsModels(opts.APIKey) {
-			Logf("model server (llama-cpp-python, %s) ready on %s (pid %d, n_ctx %d, log %s)", filepath.Base(model), s.Endpoint, s.PID, s.ContextTokens, s.LogFile)
-			return s, nil
+	s.PID = s.proc.pid
+	switch err := s.proc.awaitReady(ctx, 200*time.Millisecond, func() bool { return s.listsModels(opts.APIKey) }); {
+	case err == nil:
+		Logf("model server (llama-cpp-python, %s) ready on %s (pid %d, n_ctx %d, log %s)", filepath.Base(model), s.Endpoint, s.PID, s.ContextTokens, s.LogFile)
+		return s, nil
+	case errors.Is(err, errExited):
+		tail := logTail(s.LogFile, 20)
+		if strings.Contains(tail, "address already in use") {
+			return nil, fmt.Errorf("%s: %w", s.Endpoint, errPortInUse)
 		}
-		select {
-		case <-s.done:
-			tail := logTail(s.LogFile, 20)
-			if strings.Contains(tail, "address already in use") {
-				return nil, fmt.Errorf("%s: %w", s.Endpoint, errPortInUse)
-			}
-			return nil, fmt.Errorf("model server exited during startup; log %s:\n%s", s.LogFile, tail)
-		case <-ctx.Done():
-			_ = s.Stop()
-			return nil, fmt.Errorf("model server not ready on %s: %w (log %s)", s.Endpoint, ctx.Err(), s.LogFile)
-		case <-tick.C:
-		}
+		return nil, fmt.Errorf("model server exited during startup; log %s:\n%s", s.LogFile, tail)
+	default:
+		_ = s.Stop()
+		return nil, fmt.Errorf("model server not ready on %s: %w (log %s)", s.Endpoint, err, s.LogFile)
 	}
 }
 
@@ -170,22 +151,13 @@ func (s *ModelServer) listsModels(key string) bool {
 	return resp.StatusCode == http.StatusOK
 }
 
-// Stop sends SIGTERM to the server's process group, waits up to 10 s, then
-// SIGKILLs it.
+// Stop ends the server's process group (see group.stop).
 func (s *ModelServer) Stop() error {
-	if s == nil || s.cmd == nil {
+	if s == nil || s.proc == nil {
 		return nil
 	}
-	_ = syscall.Kill(-s.PID, syscall.SIGTERM)
-	var err error
-	select {
-	case <-s.done:
-	case <-time.After(10 * time.Second):
-		err = fmt.Errorf("model server pid %d ignored SIGTERM; killed", s.PID)
-		_ = syscall.Kill(-s.PID, syscall.SIGKILL)
-		<-s.done
-	}
-	s.cmd = nil
+	err := s.proc.stop("model server")
+	s.proc = nil
 	return err
 }
 
@@ -206,21 +178,12 @@ func (s *ModelServer) ModelEnv() map[string]string {
 // merged with s.ModelEnv, its timeout ModelFunctionTimeout) and waits until
 // the update is applied.
 func (l *Local) UseModelServer(ctx context.Context, s *ModelServer) error {
-	lc := lambda.NewFromConfig(l.AWS)
-	name := aws.String(l.Outputs["LlmFunctionName"])
-	cur, err := lc.GetFunctionConfiguration(ctx, &lambda.GetFunctionConfigurationInput{FunctionName: name})
+	vars, err := l.setFunctionEnv(ctx, "LlmFunctionName", func(env map[string]string) { maps.Copy(env, s.ModelEnv()) }, aws.Int32(int32(ModelFunctionTimeout.Seconds())))
 	if err != nil {
 		return err
 	}
-	vars := map[string]string{}
-	if cur.Environment != nil {
-		maps.Copy(vars, cur.Environment.Variables)
-	}
-	maps.Copy(vars, s.ModelEnv())
-	if _, err := lc.UpdateFunctionConfiguration(ctx, &lambda.UpdateFunctionConfigurationInput{FunctionName: name,
-		Environment: &lambdatypes.Environment{Variables: vars}, Timeout: aws.Int32(int32(ModelFunctionTimeout.Seconds()))}); err != nil {
-		return err
-	}
+	lc := lambda.NewFromConfig(l.AWS)
+	name := aws.String(l.Outputs["LlmFunctionName"])
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 	for {

@@ -1,9 +1,8 @@
 // Package smtp owns the SMTP stand-in: a real SMTP server on the loopback
 // interface, built on github.com/emersion/go-smtp, that accepts mail like a
-// provider would, keeps every accepted message in memory (and optionally on
-// disk) and injects faults on demand. Tests use it in-process; cmd/devstack
-// runs it in its own process, and internal/standin/smtp/cmd/smtp-sink runs it
-// alone; out of process it is driven through its HTTP control API.
+// provider would, keeps every accepted message in memory and injects faults on
+// demand. Tests and cmd/devstack run it in-process; the functions, out of
+// process, read it through its HTTP control API.
 package smtp
 
 import (
@@ -18,8 +17,6 @@ import (
 	"net"
 	"net/http"
 	"net/mail"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,10 +38,6 @@ type Options struct {
 	// from the test or the environment, never from source.
 	Username string
 	Password string
-	// EMLDir, when set, receives every accepted message as <seq>.eml.
-	EMLDir string
-	// MboxPath, when set, gets every accepted message appended in mbox form.
-	MboxPath string
 	// Control enables the HTTP control API on 127.0.0.1:ControlPort
 	// (0 picks a free port); see Server.ControlAddr.
 	Control     bool
@@ -124,14 +117,13 @@ type Server struct {
 	addr, controlAddr string
 	done              chan struct{}
 
-	mu       sync.Mutex
-	msgs     []Message
-	seq      int
-	faults   []Fault
-	arrived  chan struct{} // closed and replaced whenever a message is stored
-	held     int           // DATA transactions held by a fault's delay
-	served   map[Stage]int // fault hits served, per stage
-	diskLock sync.Mutex
+	mu      sync.Mutex
+	msgs    []Message
+	seq     int
+	faults  []Fault
+	arrived chan struct{} // closed and replaced whenever a message is stored
+	held    int           // DATA transactions held by a fault's delay
+	served  map[Stage]int // fault hits served, per stage
 }
 
 // NewServer returns a server configured by opts; Start runs it.
@@ -149,11 +141,6 @@ func NewServer(opts Options) *Server {
 // Start listens on 127.0.0.1 and serves in the background. It returns the
 // SMTP address ("127.0.0.1:port").
 func (s *Server) Start() (addr string, err error) {
-	if s.opts.EMLDir != "" {
-		if err := os.MkdirAll(s.opts.EMLDir, 0o755); err != nil {
-			return "", fmt.Errorf("smtp standin: eml dir: %w", err)
-		}
-	}
 	// Loopback only: AllowInsecureAuth below is acceptable because the
 	// credentials never leave the machine.
 	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(s.opts.Port)))
@@ -390,55 +377,7 @@ func (s *Server) store(from string, to []string, user string, raw []byte) Messag
 	// Logged without the body: it is the review, and tests may put secrets
 	// in it on purpose to prove they do not leak elsewhere.
 	s.log.Info("message accepted", "seq", m.Seq, "message_id", m.MessageID, "rcpt_count", len(to), "bytes", len(raw))
-	if err := s.persist(m); err != nil {
-		s.log.Error("persist message", "seq", m.Seq, "err", err)
-	}
 	return m
-}
-
-func (s *Server) persist(m Message) error {
-	s.diskLock.Lock()
-	defer s.diskLock.Unlock()
-	if s.opts.EMLDir != "" {
-		name := filepath.Join(s.opts.EMLDir, fmt.Sprintf("%06d.eml", m.Seq))
-		if err := os.WriteFile(name, m.Raw, 0o644); err != nil {
-			return fmt.Errorf("write eml: %w", err)
-		}
-	}
-	if s.opts.MboxPath != "" {
-		f, err := os.OpenFile(s.opts.MboxPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-		if err != nil {
-			return fmt.Errorf("open mbox: %w", err)
-		}
-		defer f.Close()
-		if _, err := f.Write(mboxEntry(m)); err != nil {
-			return fmt.Errorf("append mbox: %w", err)
-		}
-	}
-	return nil
-}
-
-// mboxEntry renders m in mboxrd form: a "From " separator line, LF line
-// endings, and ">"-quoting of body lines that start with (">"*)"From ".
-func mboxEntry(m Message) []byte {
-	from := m.From
-	if from == "" {
-		from = "MAILER-DAEMON"
-	}
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "From %s %s\n", from, m.ReceivedAt.Format(time.ANSIC))
-	body := strings.ReplaceAll(string(m.Raw), "\r\n", "\n")
-	for _, line := range strings.SplitAfter(body, "\n") {
-		if strings.HasPrefix(strings.TrimLeft(line, ">"), "From ") {
-			b.WriteByte('>')
-		}
-		b.WriteString(line)
-	}
-	if !strings.HasSuffix(body, "\n") {
-		b.WriteByte('\n')
-	}
-	b.WriteByte('\n')
-	return b.Bytes()
 }
 
 func (s *Server) newSession(c *gosmtp.Conn) (gosmtp.Session, error) {

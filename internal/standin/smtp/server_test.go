@@ -12,9 +12,6 @@ import (
 	"net/http"
 	netsmtp "net/smtp"
 	"net/textproto"
-	"os"
-	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -261,34 +258,6 @@ func TestWaitForAndReset(t *testing.T) {
 	}
 	if m := s.Messages(); len(m) != 1 || m[0].Seq != 3 {
 		t.Errorf("after Reset: %+v (sequence numbers keep growing, so files never collide)", m)
-	}
-}
-
-func TestPersist(t *testing.T) {
-	dir := t.TempDir()
-	mbox := filepath.Join(dir, "mail.mbox")
-	s := start(t, Options{EMLDir: filepath.Join(dir, "eml"), MboxPath: mbox})
-	for i := range 2 {
-		if err := send(s, nil, fmt.Sprintf("<%d@x>", i)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	eml, err := os.ReadFile(filepath.Join(dir, "eml", "000002.eml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(eml, s.Messages()[1].Raw) {
-		t.Error("eml file differs from the stored raw message")
-	}
-	box, err := os.ReadFile(mbox)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := len(regexp.MustCompile(`(?m)^From a@example\.com `).FindAll(box, -1)); n != 2 {
-		t.Errorf("mbox has %d separators, want 2:\n%s", n, box)
-	}
-	if !strings.Contains(string(box), "\n>From the body\n") {
-		t.Errorf("mbox body line starting with From is not quoted:\n%s", box)
 	}
 }
 
