@@ -145,24 +145,24 @@ func newSecrets(stack awscdk.Stack, cfg EnvConfig, removal awscdk.RemovalPolicy)
 		pinID(s, id)
 		return s
 	}
-	webhookSecret := secret("WebhookSecret", "HMAC key shared with the Perforce trigger / Swarm",
-		&awssecretsmanager.SecretStringGenerator{PasswordLength: jsii.Number(48), ExcludePunctuation: jsii.Bool(true)})
-	llmSecret := secret("LlmSecret", "LLM provider credentials: {\"api_key\": ...}",
-		&awssecretsmanager.SecretStringGenerator{SecretStringTemplate: jsii.String("{}"), GenerateStringKey: jsii.String("api_key"), ExcludePunctuation: jsii.Bool(true)})
-	p4Secret := secret("P4Secret", "Perforce service user credentials: {\"password\": ...} or {\"ticket\": ...}",
-		&awssecretsmanager.SecretStringGenerator{SecretStringTemplate: jsii.String("{}"), GenerateStringKey: jsii.String("password"), ExcludePunctuation: jsii.Bool(true)})
+	// random is a generated value; field a generated value under key in a
+	// JSON object (the operator fills in the others).
+	random := func(n int) *awssecretsmanager.SecretStringGenerator {
+		return &awssecretsmanager.SecretStringGenerator{PasswordLength: jsii.Number(n), ExcludePunctuation: jsii.Bool(true)}
+	}
+	field := func(template, key string) *awssecretsmanager.SecretStringGenerator {
+		return &awssecretsmanager.SecretStringGenerator{SecretStringTemplate: jsii.String(template), GenerateStringKey: jsii.String(key), ExcludePunctuation: jsii.Bool(true)}
+	}
+	webhookSecret := secret("WebhookSecret", "HMAC key shared with the Perforce trigger / Swarm", random(48))
+	llmSecret := secret("LlmSecret", "LLM provider credentials: {\"api_key\": ...}", field("{}", "api_key"))
+	p4Secret := secret("P4Secret", "Perforce service user credentials: {\"password\": ...} or {\"ticket\": ...}", field("{}", "password"))
 	var swarmTokenSecret, swarmAPISecret awssecretsmanager.Secret
 	if cfg.SwarmURL != "" {
-		swarmTokenSecret = secret("SwarmTokenSecret", "Bearer token Swarm sends as a static header (source: swarm)",
-			&awssecretsmanager.SecretStringGenerator{PasswordLength: jsii.Number(48), ExcludePunctuation: jsii.Bool(true)})
-		swarmAPISecret = secret("SwarmApiSecret", "Swarm API credentials: {\"user\": ..., \"ticket\": ...}",
-			&awssecretsmanager.SecretStringGenerator{SecretStringTemplate: jsii.String(`{"user":"criticizer"}`), GenerateStringKey: jsii.String("ticket"), ExcludePunctuation: jsii.Bool(true)})
+		swarmTokenSecret = secret("SwarmTokenSecret", "Bearer token Swarm sends as a static header (source: swarm)", random(48))
+		swarmAPISecret = secret("SwarmApiSecret", "Swarm API credentials: {\"user\": ..., \"ticket\": ...}", field(`{"user":"criticizer"}`, "ticket"))
 	}
-	smtpSecret := secret("SmtpSecret", "SMTP relay credentials: {\"username\": ..., \"password\": ...}",
-		&awssecretsmanager.SecretStringGenerator{SecretStringTemplate: jsii.String(`{"username":"criticizer"}`), GenerateStringKey: jsii.String("password"), ExcludePunctuation: jsii.Bool(true)})
-
-	deliverySecret := secret("DeliveryKeySecret", "Delivery key: HMAC key of the outbox rows' recipients and e-mail tokens; never rotate (docs/operating.md)",
-		&awssecretsmanager.SecretStringGenerator{PasswordLength: jsii.Number(64), ExcludePunctuation: jsii.Bool(true)})
+	smtpSecret := secret("SmtpSecret", "SMTP relay credentials: {\"username\": ..., \"password\": ...}", field(`{"username":"criticizer"}`, "password"))
+	deliverySecret := secret("DeliveryKeySecret", "Delivery key: HMAC key of the outbox rows' recipients and e-mail tokens; never rotate (docs/operating.md)", random(64))
 
 	return stackSecrets{webhook: webhookSecret, llm: llmSecret, p4: p4Secret, smtp: smtpSecret, swarmToken: swarmTokenSecret, swarmAPI: swarmAPISecret,
 		delivery: deliverySecret}
