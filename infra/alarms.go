@@ -131,7 +131,7 @@ func newAlarms(stack awscdk.Stack, env string, cfg EnvConfig, mathAlarms bool, s
 // features add theirs only when on.
 func alarms(a alarmer, cfg EnvConfig, mathAlarms bool, stages []*stage, fns stackFunctions, jobPage awslambda.Function) []alarm {
 	minute := awscdk.Duration_Seconds(jsii.Number(60))
-	maxOver := func(stat string) *awscloudwatch.MetricOptions {
+	perMinute := func(stat string) *awscloudwatch.MetricOptions {
 		return &awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String(stat)}
 	}
 	stage := func(name string) map[string]*string { return map[string]*string{"Stage": jsii.String(name)} }
@@ -145,26 +145,30 @@ func alarms(a alarmer, cfg EnvConfig, mathAlarms bool, stages []*stage, fns stac
 		}
 		out = append(out,
 			alarm{id: s.id + "DlqAlarm", desc: "Messages in the " + s.name + " DLQ: triage and replay",
-				metric: s.dlq.MetricApproximateNumberOfMessagesVisible(maxOver("Maximum"))},
+				metric: s.dlq.MetricApproximateNumberOfMessagesVisible(perMinute("Maximum"))},
 			alarm{id: s.id + "BacklogAgeAlarm", desc: "Oldest " + s.name + " message older than 5 leases: the stage is not keeping up",
-				metric: s.queue.MetricApproximateAgeOfOldestMessage(maxOver("Maximum")), threshold: float64(backlog), periods: 5},
+				metric: s.queue.MetricApproximateAgeOfOldestMessage(perMinute("Maximum")), threshold: float64(backlog), periods: 5},
 			alarm{id: s.id + "LeaseLostAlarm", desc: "Workers of " + s.name + " lose their lease: leaseSeconds too short or a host clock off",
 				metric: a.sum("LeaseLost", stage(s.name))})
 	}
-	named := []namedFn{{"Webhook", fns.webhook}, {"Fetch", fns.fetch}, {"Review", fns.llm}, {"Notify", fns.notify}, {"Sweeper", fns.sweeper},
+	// Each function's errors and throttles, under the function's alarm id prefix.
+	named := []struct {
+		id string
+		fn awslambda.Function
+	}{{"Webhook", fns.webhook}, {"Fetch", fns.fetch}, {"Review", fns.llm}, {"Notify", fns.notify}, {"Sweeper", fns.sweeper},
 		{"SesEvents", fns.sesEvents}, {"JobPage", jobPage}, {"Digest", fns.digest}}
 	for _, f := range named {
 		if f.fn == nil { // an optional function that is off
 			continue
 		}
 		out = append(out,
-			alarm{id: f.id + "ErrorsAlarm", desc: f.id + " function errors", metric: f.fn.MetricErrors(maxOver("Sum"))},
-			alarm{id: f.id + "ThrottlesAlarm", desc: f.id + " function throttled", metric: f.fn.MetricThrottles(maxOver("Sum"))})
+			alarm{id: f.id + "ErrorsAlarm", desc: f.id + " function errors", metric: f.fn.MetricErrors(perMinute("Sum"))},
+			alarm{id: f.id + "ThrottlesAlarm", desc: f.id + " function throttled", metric: f.fn.MetricThrottles(perMinute("Sum"))})
 	}
 	if fns.sesEventsDLQ != nil {
 		out = append(out, alarm{id: "SesEventsDlqAlarm",
 			desc:   "SES events not recorded: delivery evidence is missing and uncertain sends may be resent; re-invoke SesEventsFunctionName with each SesEventsDlqUrl message body (docs/network-and-iam.md)",
-			metric: fns.sesEventsDLQ.MetricApproximateNumberOfMessagesVisible(maxOver("Maximum"))})
+			metric: fns.sesEventsDLQ.MetricApproximateNumberOfMessagesVisible(perMinute("Maximum"))})
 	}
 	deadLettered := func(stage, class string) awscloudwatch.IMetric {
 		return a.sum("DeadLettered", map[string]*string{"Stage": jsii.String(stage), "ErrorClass": jsii.String(class)})
@@ -227,12 +231,6 @@ func alarms(a alarmer, cfg EnvConfig, mathAlarms bool, stages []*stage, fns stac
 		}
 	}
 	return out
-}
-
-// namedFn is a function and the id prefix of its alarms.
-type namedFn struct {
-	id string
-	fn awslambda.Function
 }
 
 // promptCanaryAlarm: while a candidate prompt version serves a share of
