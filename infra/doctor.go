@@ -29,10 +29,6 @@ func newDoctorFunction(f *functionFactory, p functionsProps, p4Layer awslambda.L
 		env["SMTP_SECRET_ID"] = sec.smtp.SecretArn()
 		grantRead = append(grantRead, sec.smtp)
 	}
-	if cfg.LLMProvider != "bedrock" {
-		env["LLM_SECRET_ID"] = sec.llm.SecretArn()
-		grantRead = append(grantRead, sec.llm)
-	}
 	if cfg.SwarmURL != "" {
 		env["SWARM_API_SECRET_ID"] = sec.swarmAPI.SecretArn()
 		grantRead = append(grantRead, sec.swarmAPI)
@@ -46,11 +42,7 @@ func newDoctorFunction(f *functionFactory, p functionsProps, p4Layer awslambda.L
 	if key := dataKey(f.stack, cfg); key != nil {
 		key.GrantDecrypt(fn) // its environment is encrypted with the data key
 	}
-	if cfg.LLMProvider == "bedrock" {
-		// The configured model only (the llm function's own grant).
-		fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-			Actions: jsii.Strings("bedrock:InvokeModel"), Resources: bedrockResources(cfg.LLMModel)}))
-	}
+	grantModel(fn, cfg, sec.llm, cfg.LLMModel) // the configured model only
 	if cfg.EmailProvider == "ses" {
 		// Reads the verification of the From domain (what the check asks)
 		// and of the identity notify sends as; sends nothing.

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsses"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
@@ -271,11 +272,7 @@ func newLLMFunction(f *functionFactory, p functionsProps) awslambda.Function {
 	// Rate limits are waited out inside an attempt: the function runs up to
 	// reviewTimeoutSeconds (QUEUE_VISIBILITY_SECONDS), its queue's visibility
 	// timeout, and sets a claimed message's visibility to the lease.
-	env := map[string]*string{}
-	if cfg.LLMProvider != "bedrock" {
-		env["LLM_SECRET_ID"] = p.secrets.llm.SecretArn()
-	}
-	fn := f.newFn(fnSpec{id: "ReviewFunction", swarmCaller: true, asset: "llm", memory: 512, timeout: cfg.ReviewTimeoutSeconds, env: env})
+	fn := f.newFn(fnSpec{id: "ReviewFunction", swarmCaller: true, asset: "llm", memory: 512, timeout: cfg.ReviewTimeoutSeconds})
 	f.items(fn, p).grant(jsii.Strings("dynamodb:GetItem", "dynamodb:UpdateItem"), itemJob, itemBudget)
 	// It records each reviewed version in the rerun ledger (and reads the
 	// previous version's job, above, for the findings it carries over).
@@ -292,21 +289,12 @@ func newLLMFunction(f *functionFactory, p functionsProps) awslambda.Function {
 	p.redacted.GrantPut(fn, jsii.String(artifactReview))
 	p.redacted.GrantPut(fn, jsii.String(artifactDecided))
 	p.redacted.GrantPut(fn, jsii.String(artifactChunks))
-	if cfg.LLMProvider == "bedrock" {
-		// The configured model (Converse is authorized as InvokeModel), and
-		// the model canary's while it serves a share; a cross-region
-		// inference profile ("eu.…") also needs its profile.
-		resources := *bedrockResources(cfg.LLMModel)
-		if cfg.modelRollout().Active() {
-			resources = append(resources, *bedrockResources(cfg.LLMModelCandidate)...)
-		}
-		fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-			Actions:   jsii.Strings("bedrock:InvokeModel"),
-			Resources: &resources,
-		}))
-	} else {
-		p.secrets.llm.GrantRead(fn, nil)
+	// The configured model, and the model canary's while it serves a share.
+	models := []string{cfg.LLMModel}
+	if cfg.modelRollout().Active() {
+		models = append(models, cfg.LLMModelCandidate)
 	}
+	grantModel(fn, cfg, p.secrets.llm, models...)
 	return fn
 }
 
@@ -553,10 +541,29 @@ func (g itemGrants) grantTable(actions *[]*string) {
 	g.fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{Actions: actions, Resources: &[]*string{g.table.TableArn()}}))
 }
 
+// grantModel lets fn call the models: with the provider's key from the LLM
+// secret, or, for bedrock (authorized by IAM, no key), with InvokeModel on
+// each model (Converse is authorized as InvokeModel). The one place a
+// provider's credentials are wired (the llm function and the doctor).
+func grantModel(fn awslambda.Function, cfg EnvConfig, llmSecret awssecretsmanager.Secret, models ...string) {
+	if cfg.LLMProvider != "bedrock" {
+		fn.AddEnvironment(jsii.String("LLM_SECRET_ID"), llmSecret.SecretArn(), nil)
+		llmSecret.GrantRead(fn, nil)
+		return
+	}
+	var resources []*string
+	for _, m := range models {
+		resources = append(resources, bedrockResources(m)...)
+	}
+	fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions: jsii.Strings("bedrock:InvokeModel"), Resources: &resources,
+	}))
+}
+
 // bedrockResources are the ARNs invoking model needs: the foundation model
 // (in any region, for inference profiles that route across regions) and,
-// for a geographic inference profile id, the profile itself.
-func bedrockResources(model string) *[]*string {
+// for a geographic inference profile id ("eu.…"), the profile itself.
+func bedrockResources(model string) []*string {
 	base, profile := model, false
 	for _, geo := range []string{"us.", "eu.", "apac.", "us-gov.", "global."} {
 		if rest, ok := strings.CutPrefix(model, geo); ok {
@@ -567,7 +574,7 @@ func bedrockResources(model string) *[]*string {
 	if profile {
 		out = append(out, awscdk.Fn_Sub(jsii.String("arn:${AWS::Partition}:bedrock:${AWS::Region}:${AWS::AccountId}:inference-profile/"+model), nil))
 	}
-	return &out
+	return out
 }
 
 // Artifact key patterns each stage writes (shared/artifacts.Key: jobs/<job id>/<name>),

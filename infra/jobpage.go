@@ -33,12 +33,10 @@ type jobPageProps struct {
 	webhook, notify awslambda.Function // mint links: Swarm's run link, the e-mail's
 }
 
-// Key prefixes the page function may read in the jobs table (shared/store's
-// job items, shared/outbox's delivery rows), and the one artifact it reads
-// (the review result the llm stage stored, already redacted).
+// Key prefixes the page function may read in the jobs table beside its job
+// items and delivery rows (itemJob, itemOutbox), and the one artifact it
+// reads (the review result the llm stage stored, already redacted).
 const (
-	jobItemPrefix    = "JOB#"
-	outboxItemPrefix = "OUTBOX#"
 	// shared/outcome's records of a review's findings and of a changelist's
 	// e-mail-only findings.
 	outcomeReviewPrefix = "OUTCOME#review#"
@@ -99,11 +97,11 @@ func newJobPage(stack awscdk.Stack, p jobPageProps) awslambda.Function {
 	}
 	fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Sid: jsii.String("ReadJobItems"), Actions: jsii.Strings("dynamodb:GetItem"),
-		Resources: &[]*string{p.table.TableArn()}, Conditions: leading(jobItemPrefix),
+		Resources: &[]*string{p.table.TableArn()}, Conditions: leading(itemJob),
 	}))
 	fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Sid: jsii.String("ReadDeliveryRows"), Actions: jsii.Strings("dynamodb:Query"),
-		Resources: &[]*string{p.table.TableArn()}, Conditions: leading(outboxItemPrefix),
+		Resources: &[]*string{p.table.TableArn()}, Conditions: leading(itemOutbox),
 	}))
 	// What reviewers did with the findings of the job's review, or of its
 	// changelist's e-mail-only findings (shared/outcome's record items;

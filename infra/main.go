@@ -3,8 +3,9 @@
 // CDK_CONTEXT_JSON to deploy the same template to the emulator.
 //
 // Where things are: stack.go builds the stack (table, buckets, queues and
-// DLQs, the API, the alarms in newAlarms); functions.go the functions, their
-// least-privilege grants and the sweeper's schedules; config.go reads
+// DLQs, the API); alarms.go every alarm, one row each, and the dashboard;
+// functions.go the functions, their least-privilege grants and the
+// sweeper's schedules; config.go reads
 // cdk.json into EnvConfig; validate.go runs synth's checks (declared.go:
 // each value against shared/settings, placeholders.go: checked-in
 // placeholders refused outside local); network.go and encryption.go the VPC

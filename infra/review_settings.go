@@ -5,12 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/aws/aws-cdk-go/awscdk/v2"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
-	"github.com/aws/jsii-runtime-go"
-
 	"github.com/criticizer/criticizer/shared/result"
 )
 
@@ -68,28 +62,4 @@ func (s ReviewSettings) validateReview() error {
 		return fmt.Errorf("invalid review settings: %s", strings.Join(errs, "; "))
 	}
 	return nil
-}
-
-// addDailyBudgetAlarm pages when the environment has used 80 % of its daily
-// token budget (the llm function emits DailyTokenBudgetUsedPercent after
-// each review that counts tokens, and at the gate).
-func addDailyBudgetAlarm(stack awscdk.Stack, env string, cfg EnvConfig, topic awssns.ITopic) {
-	if cfg.DailyTokenBudget <= 0 {
-		return
-	}
-	a := awscloudwatch.NewAlarm(stack, jsii.String("DailyTokenBudgetAlarm"), &awscloudwatch.AlarmProps{
-		AlarmDescription: jsii.String(fmt.Sprintf("%s has used 80%% of its daily model token budget (%d): above 100%% reviews run without the model",
-			env, cfg.DailyTokenBudget)),
-		Metric: awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
-			Namespace: jsii.String("Criticizer"), MetricName: jsii.String("DailyTokenBudgetUsedPercent"),
-			DimensionsMap: &map[string]*string{"Environment": jsii.String(env)},
-			Period:        awscdk.Duration_Minutes(jsii.Number(5)), Statistic: jsii.String("Maximum"),
-		}),
-		Threshold:          jsii.Number(80),
-		EvaluationPeriods:  jsii.Number(1),
-		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
-	})
-	pinID(a, "DailyTokenBudgetAlarm")
-	a.AddAlarmAction(awscloudwatchactions.NewSnsAction(topic))
 }

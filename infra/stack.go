@@ -5,8 +5,6 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
@@ -15,12 +13,10 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awssnssubscriptions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 
 	"github.com/aws/jsii-runtime-go"
-	"github.com/criticizer/criticizer/shared/result"
 )
 
 // StackProps configures NewCriticizerStack.
@@ -84,21 +80,7 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 	wireNotifyChannels(cfg, sec, fns.notify, fns.sweeper)
 	api := newAPI(stack, env, cfg, removal, fns.webhook)
 	jobPageFn := newJobPage(stack, jobPageProps{env: env, cfg: cfg, assetRoot: props.AssetRoot, removal: removal, table: table, redacted: redacted, api: api, webhook: fns.webhook, notify: fns.notify})
-	alarmed := []namedFn{{"Webhook", fns.webhook}, {"Fetch", fns.fetch}, {"Review", fns.llm}, {"Notify", fns.notify}, {"Sweeper", fns.sweeper}}
-	if fns.sesEvents != nil {
-		alarmed = append(alarmed, namedFn{"SesEvents", fns.sesEvents})
-	}
-	if jobPageFn != nil {
-		alarmed = append(alarmed, namedFn{"JobPage", jobPageFn})
-	}
-	if fns.digest != nil {
-		alarmed = append(alarmed, namedFn{"Digest", fns.digest})
-	}
-	topic := newAlarms(stack, env, cfg, props.MetricMathAlarms, stages, alarmed)
-	addDailyBudgetAlarm(stack, env, cfg, topic) // review_settings.go
-	if fns.sesEventsDLQ != nil {
-		alarmOnDLQ(stack, topic, "SesEventsDlqAlarm", "SES events not recorded: delivery evidence is missing and uncertain sends may be resent; re-invoke SesEventsFunctionName with each SesEventsDlqUrl message body (docs/network-and-iam.md)", fns.sesEventsDLQ)
-	}
+	topic := newAlarms(stack, env, cfg, props.MetricMathAlarms, stages, fns, jobPageFn)
 	newOutputs(stack, api, table, raw, redacted, stages, sec, fns, topic)
 	return stack
 }
@@ -163,24 +145,24 @@ func newSecrets(stack awscdk.Stack, cfg EnvConfig, removal awscdk.RemovalPolicy)
 		pinID(s, id)
 		return s
 	}
-	webhookSecret := secret("WebhookSecret", "HMAC key shared with the Perforce trigger / Swarm",
-		&awssecretsmanager.SecretStringGenerator{PasswordLength: jsii.Number(48), ExcludePunctuation: jsii.Bool(true)})
-	llmSecret := secret("LlmSecret", "LLM provider credentials: {\"api_key\": ...}",
-		&awssecretsmanager.SecretStringGenerator{SecretStringTemplate: jsii.String("{}"), GenerateStringKey: jsii.String("api_key"), ExcludePunctuation: jsii.Bool(true)})
-	p4Secret := secret("P4Secret", "Perforce service user credentials: {\"password\": ...} or {\"ticket\": ...}",
-		&awssecretsmanager.SecretStringGenerator{SecretStringTemplate: jsii.String("{}"), GenerateStringKey: jsii.String("password"), ExcludePunctuation: jsii.Bool(true)})
+	// random is a generated value; field a generated value under key in a
+	// JSON object (the operator fills in the others).
+	random := func(n int) *awssecretsmanager.SecretStringGenerator {
+		return &awssecretsmanager.SecretStringGenerator{PasswordLength: jsii.Number(n), ExcludePunctuation: jsii.Bool(true)}
+	}
+	field := func(template, key string) *awssecretsmanager.SecretStringGenerator {
+		return &awssecretsmanager.SecretStringGenerator{SecretStringTemplate: jsii.String(template), GenerateStringKey: jsii.String(key), ExcludePunctuation: jsii.Bool(true)}
+	}
+	webhookSecret := secret("WebhookSecret", "HMAC key shared with the Perforce trigger / Swarm", random(48))
+	llmSecret := secret("LlmSecret", "LLM provider credentials: {\"api_key\": ...}", field("{}", "api_key"))
+	p4Secret := secret("P4Secret", "Perforce service user credentials: {\"password\": ...} or {\"ticket\": ...}", field("{}", "password"))
 	var swarmTokenSecret, swarmAPISecret awssecretsmanager.Secret
 	if cfg.SwarmURL != "" {
-		swarmTokenSecret = secret("SwarmTokenSecret", "Bearer token Swarm sends as a static header (source: swarm)",
-			&awssecretsmanager.SecretStringGenerator{PasswordLength: jsii.Number(48), ExcludePunctuation: jsii.Bool(true)})
-		swarmAPISecret = secret("SwarmApiSecret", "Swarm API credentials: {\"user\": ..., \"ticket\": ...}",
-			&awssecretsmanager.SecretStringGenerator{SecretStringTemplate: jsii.String(`{"user":"criticizer"}`), GenerateStringKey: jsii.String("ticket"), ExcludePunctuation: jsii.Bool(true)})
+		swarmTokenSecret = secret("SwarmTokenSecret", "Bearer token Swarm sends as a static header (source: swarm)", random(48))
+		swarmAPISecret = secret("SwarmApiSecret", "Swarm API credentials: {\"user\": ..., \"ticket\": ...}", field(`{"user":"criticizer"}`, "ticket"))
 	}
-	smtpSecret := secret("SmtpSecret", "SMTP relay credentials: {\"username\": ..., \"password\": ...}",
-		&awssecretsmanager.SecretStringGenerator{SecretStringTemplate: jsii.String(`{"username":"criticizer"}`), GenerateStringKey: jsii.String("password"), ExcludePunctuation: jsii.Bool(true)})
-
-	deliverySecret := secret("DeliveryKeySecret", "Delivery key: HMAC key of the outbox rows' recipients and e-mail tokens; never rotate (docs/operating.md)",
-		&awssecretsmanager.SecretStringGenerator{PasswordLength: jsii.Number(64), ExcludePunctuation: jsii.Bool(true)})
+	smtpSecret := secret("SmtpSecret", "SMTP relay credentials: {\"username\": ..., \"password\": ...}", field(`{"username":"criticizer"}`, "password"))
+	deliverySecret := secret("DeliveryKeySecret", "Delivery key: HMAC key of the outbox rows' recipients and e-mail tokens; never rotate (docs/operating.md)", random(64))
 
 	return stackSecrets{webhook: webhookSecret, llm: llmSecret, p4: p4Secret, smtp: smtpSecret, swarmToken: swarmTokenSecret, swarmAPI: swarmAPISecret,
 		delivery: deliverySecret}
@@ -397,239 +379,6 @@ func newAPI(stack awscdk.Stack, env string, cfg EnvConfig, removal awscdk.Remova
 	api.Root().AddResource(jsii.String("jobs"), nil).AddResource(jsii.String("{id}"), nil).
 		AddMethod(jsii.String("GET"), integration, noKey)
 	return api
-}
-
-// alarmOnDLQ pages when a dead-letter queue holds a message.
-func alarmOnDLQ(stack awscdk.Stack, topic awssns.ITopic, id, desc string, dlq awssqs.Queue) {
-	a := awscloudwatch.NewAlarm(stack, jsii.String(id), &awscloudwatch.AlarmProps{
-		AlarmDescription: jsii.String(desc),
-		Metric: dlq.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{
-			Period: awscdk.Duration_Seconds(jsii.Number(60)), Statistic: jsii.String("Maximum")}),
-		Threshold:          jsii.Number(0),
-		EvaluationPeriods:  jsii.Number(1),
-		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
-		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
-	})
-	pinID(a, id)
-	a.AddAlarmAction(awscloudwatchactions.NewSnsAction(topic))
-}
-
-// retentionRoundAgeHours is how long after the last complete retention
-// round began RetentionRoundAgeAlarm pages: a round a day, and a day's slack.
-const retentionRoundAgeHours = 48
-
-// namedFn is a function and the id prefix of its alarms.
-type namedFn struct {
-	id string
-	fn awslambda.Function
-}
-
-// newAlarms is the alarms section: the environment's alarm topic (given or
-// created, optional e-mail subscription), every alarm paging it, and the
-// pipeline dashboard. It returns the topic.
-func newAlarms(stack awscdk.Stack, env string, cfg EnvConfig, mathAlarms bool, stages []*stage, fns []namedFn) awssns.ITopic {
-	// ---- alarms -------------------------------------------------------------
-	// Every environment pages somewhere: the given topic, or one of its own.
-	var topic awssns.ITopic
-	if cfg.AlarmTopicArn != "" {
-		topic = awssns.Topic_FromTopicArn(stack, jsii.String("AlarmTopic"), jsii.String(cfg.AlarmTopicArn))
-	} else {
-		t := awssns.NewTopic(stack, jsii.String("AlarmTopic"), &awssns.TopicProps{DisplayName: jsii.String(StackName(env) + " alarms"),
-			MasterKey: dataKey(stack, cfg), EnforceSSL: jsii.Bool(true)})
-		pinID(t, "AlarmTopic")
-		topic = t
-	}
-	if cfg.AlarmEmail != "" {
-		topic.AddSubscription(awssnssubscriptions.NewEmailSubscription(jsii.String(cfg.AlarmEmail), nil))
-	}
-	alarmAction := awscloudwatchactions.NewSnsAction(topic)
-	minute := awscdk.Duration_Seconds(jsii.Number(60))
-	addAlarm := func(id, desc string, metric awscloudwatch.IMetric) {
-		a := awscloudwatch.NewAlarm(stack, jsii.String(id), &awscloudwatch.AlarmProps{
-			AlarmDescription:   jsii.String(desc),
-			Metric:             metric,
-			Threshold:          jsii.Number(0),
-			EvaluationPeriods:  jsii.Number(1),
-			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
-			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
-		})
-		pinID(a, id)
-		a.AddAlarmAction(alarmAction)
-	}
-	for _, s := range stages {
-		addAlarm(s.id+"DlqAlarm", "Messages in the "+s.name+" DLQ: triage and replay",
-			s.dlq.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String("Maximum")}))
-	}
-	for _, f := range fns {
-		addAlarm(f.id+"ErrorsAlarm", f.id+" function errors",
-			f.fn.MetricErrors(&awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String("Sum")}))
-		addAlarm(f.id+"ThrottlesAlarm", f.id+" function throttled",
-			f.fn.MetricThrottles(&awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String("Sum")}))
-	}
-	// Backlog: a stage message waiting longer than a few leases means the stage
-	// is stuck (for llm, beyond the time a long review may run).
-	for _, s := range stages {
-		threshold := 5 * cfg.LeaseSeconds
-		if s.name == "llm" {
-			threshold += cfg.ReviewTimeoutSeconds
-		}
-		a := awscloudwatch.NewAlarm(stack, jsii.String(s.id+"BacklogAgeAlarm"), &awscloudwatch.AlarmProps{
-			AlarmDescription:   jsii.String("Oldest " + s.name + " message older than 5 leases: the stage is not keeping up"),
-			Metric:             s.queue.MetricApproximateAgeOfOldestMessage(&awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String("Maximum")}),
-			Threshold:          jsii.Number(threshold),
-			EvaluationPeriods:  jsii.Number(5),
-			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
-			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
-		})
-		pinID(a, s.id+"BacklogAgeAlarm")
-		a.AddAlarmAction(alarmAction)
-	}
-	// Application metrics (obs.Metrics, EMF, namespace Criticizer), summed over
-	// their other dimensions with a Metrics Insights query.
-	insights := func(metric, where string) awscloudwatch.IMetric {
-		q := "SELECT SUM(" + metric + ") FROM Criticizer WHERE Environment = '" + env + "'"
-		if where != "" {
-			q += " AND " + where
-		}
-		return awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
-			Expression: jsii.String(q), Period: awscdk.Duration_Minutes(jsii.Number(5)),
-			UsingMetrics: &map[string]awscloudwatch.IMetric{},
-			Label:        jsii.String(metric),
-		})
-	}
-	appMetric := func(name string, dims map[string]*string) awscloudwatch.IMetric {
-		dims["Environment"] = jsii.String(env) // obs.Metrics adds it to every metric
-		return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
-			Namespace: jsii.String("Criticizer"), MetricName: jsii.String(name), DimensionsMap: &dims,
-			Period: awscdk.Duration_Minutes(jsii.Number(5)), Statistic: jsii.String("Sum"),
-		})
-	}
-	addAlarm("DeliveryUnconfirmedAlarm", "A notification could not be confirmed sent or unsent: check the provider, then confirm or requeue",
-		appMetric("DeadLettered", map[string]*string{"Stage": jsii.String("notify"), "ErrorClass": jsii.String("DELIVERY_UNCONFIRMED")}))
-	// A security failure (the Perforce server's key changed, or the service
-	// user's protections cannot prove whole changes) pages on its first
-	// dead letter: only an operator can settle it.
-	addAlarm("SecurityFailureAlarm", "The fetch stage refused Perforce for a security reason (server key changed, or protections that hide files under the allow-list): see docs/operating.md, SecurityFailureAlarm",
-		appMetric("DeadLettered", map[string]*string{"Stage": jsii.String("fetch"), "ErrorClass": jsii.String("SECURITY_FAILURE")}))
-	for _, s := range stages {
-		addAlarm(s.id+"LeaseLostAlarm", "Workers of "+s.name+" lose their lease: leaseSeconds too short or a host clock off",
-			appMetric("LeaseLost", map[string]*string{"Stage": jsii.String(s.name)}))
-	}
-	for _, m := range []string{"RetentionRowsOverdue", "RetentionRowsWithoutTTL", "RetentionObjectsOverdue"} {
-		addAlarm(m+"Alarm", "The daily retention check found data past its TTL ("+m+"): see the sweeper's retention_violation log lines",
-			appMetric(m, map[string]*string{}))
-	}
-	// A retention round a day: pages when none has completed for two days
-	// (a round that stops completing), and when the hourly runs stop
-	// reporting for three hours (missing data breaches).
-	roundAge := awscloudwatch.NewAlarm(stack, jsii.String("RetentionRoundAgeAlarm"), &awscloudwatch.AlarmProps{
-		AlarmDescription: jsii.String("No retention round has completed for 2 days, or the hourly retention runs stopped: see docs/operating.md#retentionroundagealarm"),
-		Metric: awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
-			Namespace: jsii.String("Criticizer"), MetricName: jsii.String("RetentionRoundAgeHours"),
-			DimensionsMap: &map[string]*string{"Environment": jsii.String(env)},
-			Period:        awscdk.Duration_Hours(jsii.Number(1)), Statistic: jsii.String("Maximum"),
-		}),
-		Threshold:          jsii.Number(retentionRoundAgeHours),
-		EvaluationPeriods:  jsii.Number(3),
-		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
-		TreatMissingData:   awscloudwatch.TreatMissingData_BREACHING,
-	})
-	pinID(roundAge, "RetentionRoundAgeAlarm")
-	roundAge.AddAlarmAction(alarmAction)
-	addAlarm("OutboxReconcilingAlarm", "Outbox rows sent without provider evidence or stuck sending: sends blocked, see `criticizer outbox`",
-		appMetric("OutboxReconciling", map[string]*string{}))
-	// Rule OB-5: every ordering-contract violation the reconciler detects
-	// pages, also the ones it repairs itself; a redelivery that failed for
-	// good pages too.
-	addAlarm("OutboxViolationsAlarm", "The outbox ordering contract was violated (row stuck sending or marked sent without provider evidence); repaired or not, see the sweeper's log and `criticizer outbox reconcile`",
-		appMetric("OutboxViolations", map[string]*string{}))
-	// The sweeper's passes are bounded in time and resume where they
-	// stopped; work they leave for the next pass in every pass of 15
-	// minutes (3 periods) is a backlog they cannot drain.
-	for _, m := range []string{"SweepBacklog", "ReconcileBacklog"} {
-		a := awscloudwatch.NewAlarm(stack, jsii.String(m+"Alarm"), &awscloudwatch.AlarmProps{
-			AlarmDescription:   jsii.String("The sweeper's passes leave work behind for 15 minutes (" + m + "): see docs/operating.md#sweeper-backlog-alarms"),
-			Metric:             appMetric(m, map[string]*string{}),
-			Threshold:          jsii.Number(0),
-			EvaluationPeriods:  jsii.Number(3),
-			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
-			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
-		})
-		pinID(a, m+"Alarm")
-		a.AddAlarmAction(alarmAction)
-	}
-	addAlarm("RedeliveryFailedAlarm", "A repaired delivery of a succeeded job failed for good: see the job's history, fix the recipient, `criticizer outbox reconcile resolve`",
-		appMetric("RedeliveryFailed", map[string]*string{"Stage": jsii.String("notify")}))
-	// The prompt canary: while a candidate prompt version serves a share of jobs,
-	// page when its rejected-response rate per model call stays above twice the
-	// stable version's for 30 minutes (6 × 5 min). Metric math: not on the emulator.
-	if mathAlarms && cfg.PromptCandidatePercent > 0 {
-		perVersion := func(name, version string) awscloudwatch.IMetric {
-			return appMetric(name, map[string]*string{"Stage": jsii.String("llm"), "PromptVersion": jsii.String(version)})
-		}
-		canary := awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
-			Expression: jsii.String("IF(sc > 0 AND cc > 0, (cr / cc) - 2 * (sr / sc), 0)"),
-			UsingMetrics: &map[string]awscloudwatch.IMetric{
-				"cr": perVersion("ReviewResponsesRejected", cfg.PromptCandidateVersion),
-				"cc": perVersion("ReviewModelCalls", cfg.PromptCandidateVersion),
-				"sr": perVersion("ReviewResponsesRejected", result.StablePromptVersion),
-				"sc": perVersion("ReviewModelCalls", result.StablePromptVersion),
-			},
-			Period: awscdk.Duration_Minutes(jsii.Number(5)),
-			Label:  jsii.String("candidate rejection rate above 2x stable"),
-		})
-		a := awscloudwatch.NewAlarm(stack, jsii.String("PromptCanaryAlarm"), &awscloudwatch.AlarmProps{
-			AlarmDescription:   jsii.String("Prompt " + cfg.PromptCandidateVersion + ": response_rejected above 2x the stable prompt's for 30 min; set promptCandidatePercent to 0"),
-			Metric:             canary,
-			Threshold:          jsii.Number(0),
-			EvaluationPeriods:  jsii.Number(6),
-			DatapointsToAlarm:  jsii.Number(6),
-			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
-			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
-		})
-		pinID(a, "PromptCanaryAlarm")
-		a.AddAlarmAction(alarmAction)
-	}
-	addSLOAlarms(stack, env, cfg, alarmAction)
-	addAcceptanceAlarm(stack, env, cfg, mathAlarms, alarmAction)
-	// Escalations carry an ErrorClass dimension: summed by a Metrics Insights
-	// query. MiniStack rejects metric-math alarms, so the emulator harness sets
-	// context metricMathAlarms=false and this one alarm is left out there.
-	if mathAlarms {
-		addAlarm("EscalationsAlarm", "A stage escalated a job to an operator", insights("Escalations", ""))
-	}
-
-	// ---- dashboard: one row per stage -----------------------------------------
-	dash := awscloudwatch.NewDashboard(stack, jsii.String("Dashboard"), &awscloudwatch.DashboardProps{
-		DashboardName: jsii.String(StackName(env) + "-pipeline"),
-	})
-	pinID(dash, "Dashboard")
-	for _, s := range stages {
-		stageWhere := "Stage = '" + s.name + "'"
-		dash.AddWidgets(
-			awscloudwatch.NewGraphWidget(&awscloudwatch.GraphWidgetProps{
-				Title: jsii.String(s.name + ": backlog"), Width: jsii.Number(6),
-				Left: &[]awscloudwatch.IMetric{
-					s.queue.MetricApproximateNumberOfMessagesVisible(nil),
-					s.dlq.MetricApproximateNumberOfMessagesVisible(nil),
-				},
-				Right: &[]awscloudwatch.IMetric{s.queue.MetricApproximateAgeOfOldestMessage(nil)},
-			}),
-			awscloudwatch.NewGraphWidget(&awscloudwatch.GraphWidgetProps{
-				Title: jsii.String(s.name + ": outcomes"), Width: jsii.Number(6),
-				Left: &[]awscloudwatch.IMetric{
-					insights("StageSucceeded", stageWhere), insights("StageRetried", stageWhere),
-					insights("DeadLettered", stageWhere), insights("LeaseLost", stageWhere),
-				},
-			}),
-			awscloudwatch.NewGraphWidget(&awscloudwatch.GraphWidgetProps{
-				Title: jsii.String(s.name + ": function"), Width: jsii.Number(6),
-				Left:  &[]awscloudwatch.IMetric{s.consumer.MetricInvocations(nil), s.consumer.MetricErrors(nil), s.consumer.MetricThrottles(nil)},
-				Right: &[]awscloudwatch.IMetric{s.consumer.MetricDuration(nil)},
-			}),
-		)
-	}
-	return topic
 }
 
 // apiGatewayAccount sets API Gateway's account-level CloudWatch role, which
