@@ -24,6 +24,10 @@ import (
 	"github.com/criticizer/criticizer/shared/llm"
 )
 
+func init() {
+	llm.Register(llm.Bedrock, func(cfg llm.Config, cred llm.Credentials) (llm.Provider, error) { return New(cfg, cred.AWS) })
+}
+
 // ConverseAPI is the part of the Bedrock runtime client Client uses.
 type ConverseAPI interface {
 	Converse(ctx context.Context, in *bedrockruntime.ConverseInput, optFns ...func(*bedrockruntime.Options)) (*bedrockruntime.ConverseOutput, error)
