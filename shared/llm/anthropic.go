@@ -103,15 +103,7 @@ func (c *AnthropicClient) Complete(ctx context.Context, p Prompt) (Completion, e
 		// review's chunks: marked as the cacheable prefix.
 		req.System = []anthropicBlock{{Type: "text", Text: p.System, CacheControl: &cacheControl{Type: "ephemeral"}}}
 	}
-	return c.complete(ctx, p, func(ctx context.Context) (Completion, int, error) {
-		a, err := c.post(ctx, req, map[string]string{"X-Api-Key": c.apiKey, "Anthropic-Version": c.cfg.AnthropicVersion})
-		if err != nil {
-			return Completion{RequestID: a.requestID}, statusOf(a), err
-		}
-		comp, err := c.read(a)
-		comp, err = withRateLimit(a, comp, err)
-		return comp, a.resp.StatusCode, err
-	})
+	return c.call(ctx, p, c.cfg.Timeout, req, map[string]string{"X-Api-Key": c.apiKey, "Anthropic-Version": c.cfg.AnthropicVersion}, c.read)
 }
 
 func (c *AnthropicClient) read(a answer) (Completion, error) {

@@ -143,15 +143,7 @@ func (c *Client) completeAs(ctx context.Context, p Prompt, form string) (Complet
 	timeout := c.state.pace.timeout(c.cfg.Timeout, (len(p.System)+len(p.User))/4, req.MaxTokens)
 	c.state.mu.Unlock()
 	start := time.Now()
-	comp, err := c.completeWithin(ctx, p, timeout, func(ctx context.Context) (Completion, int, error) {
-		a, err := c.post(ctx, req, map[string]string{"Authorization": "Bearer " + c.apiKey})
-		if err != nil {
-			return Completion{RequestID: a.requestID}, statusOf(a), err
-		}
-		comp, err := c.read(a)
-		comp, err = withRateLimit(a, comp, err)
-		return comp, a.resp.StatusCode, err
-	})
+	comp, err := c.call(ctx, p, timeout, req, map[string]string{"Authorization": "Bearer " + c.apiKey}, c.read)
 	if err == nil {
 		comp.ResponseFormat = form
 		c.state.mu.Lock()
@@ -159,13 +151,6 @@ func (c *Client) completeAs(ctx context.Context, p Prompt, form string) (Complet
 		c.state.mu.Unlock()
 	}
 	return comp, err
-}
-
-func statusOf(a answer) int {
-	if a.resp == nil {
-		return 0
-	}
-	return a.resp.StatusCode
 }
 
 func (c *Client) read(a answer) (Completion, error) {
