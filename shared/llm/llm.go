@@ -233,11 +233,9 @@ type base struct {
 }
 
 func newBase(provider string, cfg Config, apiKey, path string) (base, error) {
-	if cfg.Timeout <= 0 {
-		return base{}, failure.Errorf(failure.InternalBug, "llm: config: Timeout must be positive")
-	}
-	if cfg.Model == "" {
-		return base{}, failure.Errorf(failure.InternalBug, "llm: config: Model is empty")
+	cfg, err := cfg.WithDefaults()
+	if err != nil {
+		return base{}, err
 	}
 	if apiKey == "" {
 		return base{}, failure.Errorf(failure.AuthDenied, "llm: API key is empty")
@@ -249,19 +247,30 @@ func newBase(provider string, cfg Config, apiKey, path string) (base, error) {
 	if cfg.MaxResponseBytes <= 0 {
 		cfg.MaxResponseBytes = DefaultMaxResponseBytes
 	}
-	if cfg.MaxTokens <= 0 {
-		cfg.MaxTokens = DefaultMaxTokens
-	}
 	hc := cfg.HTTPClient
 	if hc == nil {
 		hc = &http.Client{}
 	}
-	lg := cfg.Logger
-	if lg == nil {
-		lg = slog.Default()
-	}
 	return base{cfg: cfg, provider: provider, url: strings.TrimRight(u.String(), "/") + path,
-		apiKey: apiKey, http: hc, log: lg}, nil
+		apiKey: apiKey, http: hc, log: cfg.Logger}, nil
+}
+
+// WithDefaults checks what every family requires (a timeout, a model) and
+// fills in MaxTokens and Logger.
+func (cfg Config) WithDefaults() (Config, error) {
+	if cfg.Timeout <= 0 {
+		return cfg, failure.Errorf(failure.InternalBug, "llm: config: Timeout must be positive")
+	}
+	if cfg.Model == "" {
+		return cfg, failure.Errorf(failure.InternalBug, "llm: config: Model is empty")
+	}
+	if cfg.MaxTokens <= 0 {
+		cfg.MaxTokens = DefaultMaxTokens
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return cfg, nil
 }
 
 // apiPaths are what each family appends to the base URL.
