@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"strings"
 	"time"
@@ -31,16 +30,6 @@ func NewAnthropic(cfg Config, apiKey string) (*AnthropicClient, error) {
 		return nil, err
 	}
 	return &AnthropicClient{b}, nil
-}
-
-// String keeps the key out of %v and %+v output.
-func (c *AnthropicClient) String() string {
-	return fmt.Sprintf("llm.AnthropicClient{model=%s}", c.cfg.Model)
-}
-
-// LogValue keeps the key out of logs when a client is logged.
-func (c *AnthropicClient) LogValue() slog.Value {
-	return slog.GroupValue(slog.String("provider", Anthropic), slog.String("model", c.cfg.Model), slog.String("endpoint_host", c.host()))
 }
 
 type anthropicRequest struct {

@@ -298,6 +298,14 @@ func ValidateEndpoint(provider, endpoint string) (*url.URL, error) {
 	return u, nil
 }
 
+// String keeps the key out of %v and %+v output.
+func (b *base) String() string { return fmt.Sprintf("llm %s client{model=%s}", b.provider, b.cfg.Model) }
+
+// LogValue keeps the key out of logs when a client is logged.
+func (b *base) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("provider", b.provider), slog.String("model", b.cfg.Model), slog.String("endpoint_host", b.host()))
+}
+
 func (b *base) host() string {
 	if u, err := url.Parse(b.url); err == nil {
 		return u.Host

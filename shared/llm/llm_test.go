@@ -333,3 +333,21 @@ func TestNewByFamily(t *testing.T) {
 		t.Error("bedrock is not an AWS family: it would be asked for an API key")
 	}
 }
+
+// A client printed or logged names its family and model, never its key.
+func TestClientPrintsWithoutKey(t *testing.T) {
+	cfg := Config{Endpoint: "https://llm.example", Model: "m", Timeout: time.Second, ResponseFormat: FormatJSONObject}
+	for _, provider := range []string{OpenAI, Anthropic} {
+		c, err := New(provider, cfg, Credentials{APIKey: "sk-secret-key"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var logs strings.Builder
+		slog.New(slog.NewTextHandler(&logs, nil)).Info("client", "c", c)
+		for _, s := range []string{fmt.Sprintf("%v %+v %s", c, c, c), logs.String()} {
+			if strings.Contains(s, "sk-secret") || !strings.Contains(s, provider) {
+				t.Errorf("%s client shows as %q", provider, s)
+			}
+		}
+	}
+}

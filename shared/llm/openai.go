@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"time"
 
@@ -40,16 +39,6 @@ func NewOpenAI(cfg Config, apiKey string) (*Client, error) {
 		return nil, err
 	}
 	return &Client{base: b, state: stateFor(b.url, cfg.Model, cfg.ResponseFormat), grammarSchema: grammarSchema(cfg.Schema)}, nil
-}
-
-// String keeps the key out of %v and %+v output.
-func (c *Client) String() string {
-	return fmt.Sprintf("llm.Client{provider=openai model=%s}", c.cfg.Model)
-}
-
-// LogValue keeps the key out of logs when a Client is logged.
-func (c *Client) LogValue() slog.Value {
-	return slog.GroupValue(slog.String("provider", OpenAI), slog.String("model", c.cfg.Model), slog.String("endpoint_host", c.host()))
 }
 
 type message struct {
