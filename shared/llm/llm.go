@@ -299,7 +299,9 @@ func ValidateEndpoint(provider, endpoint string) (*url.URL, error) {
 }
 
 // String keeps the key out of %v and %+v output.
-func (b *base) String() string { return fmt.Sprintf("llm %s client{model=%s}", b.provider, b.cfg.Model) }
+func (b *base) String() string {
+	return fmt.Sprintf("llm %s client{model=%s}", b.provider, b.cfg.Model)
+}
 
 // LogValue keeps the key out of logs when a client is logged.
 func (b *base) LogValue() slog.Value {
