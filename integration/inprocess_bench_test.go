@@ -135,7 +135,7 @@ func newInProcess(b *testing.B) *inProcess {
 		b.Fatal(err)
 	}
 	provider, err := llm.New(cmpOr(rv["LLM_PROVIDER"], llm.OpenAI), llm.Config{Endpoint: rv["LLM_ENDPOINT"], Model: rv["LLM_MODEL"],
-		Timeout: 45 * time.Second, Schema: result.SchemaJSON(), Logger: env.quiet}, key)
+		Timeout: 45 * time.Second, Schema: result.SchemaJSON(), Logger: env.quiet}, llm.Credentials{APIKey: key})
 	if err != nil {
 		b.Fatal(err)
 	}

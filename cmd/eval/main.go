@@ -39,7 +39,7 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/llm"
-	"github.com/criticizer/criticizer/shared/llm/bedrock"
+	_ "github.com/criticizer/criticizer/shared/llm/bedrock" // the bedrock family
 	"github.com/criticizer/criticizer/shared/llmstage"
 	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/redact"
@@ -242,34 +242,29 @@ func provider(ctx context.Context, o options) (llm.Provider, string, any, func()
 		}
 		// llama-cpp-python reports no window: the one it was started with.
 		return c, cfg.Model, staticWindow(ms.ContextTokens), func() { _ = ms.Stop() }, nil
-	case llm.Bedrock:
-		if o.model == "" {
-			return nil, "", nil, nil, errors.New("-model is required")
-		}
+	}
+	f, ok := llm.FamilyOf(o.provider)
+	switch {
+	case !ok:
+		return nil, "", nil, nil, fmt.Errorf("-provider %q: want standin, local, openai, anthropic or bedrock", o.provider)
+	case o.model == "" || (o.endpoint == "" && !f.AWS):
+		return nil, "", nil, nil, errors.New("-model (and but for an AWS provider, -endpoint) is required")
+	}
+	var cred llm.Credentials
+	if f.AWS {
 		awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
 		if err != nil {
 			return nil, "", nil, nil, err
 		}
-		c, err := bedrock.New(cfg, awsCfg)
-		if err != nil {
-			return nil, "", nil, nil, err
-		}
-		return c, o.model, nil, func() {}, nil
-	case llm.OpenAI, llm.Anthropic:
-		if o.model == "" || o.endpoint == "" {
-			return nil, "", nil, nil, errors.New("-model and -endpoint are required")
-		}
-		key := os.Getenv(o.keyEnv)
-		if key == "" {
-			return nil, "", nil, nil, fmt.Errorf("the API key is read from $%s, which is empty", o.keyEnv)
-		}
-		c, err := llm.New(o.provider, cfg, key)
-		if err != nil {
-			return nil, "", nil, nil, err
-		}
-		return c, o.model, c, func() {}, nil
+		cred.AWS = awsCfg
+	} else if cred.APIKey = os.Getenv(o.keyEnv); cred.APIKey == "" {
+		return nil, "", nil, nil, fmt.Errorf("the API key is read from $%s, which is empty", o.keyEnv)
 	}
-	return nil, "", nil, nil, fmt.Errorf("-provider %q: want standin, local, openai, anthropic or bedrock", o.provider)
+	c, err := llm.New(o.provider, cfg, cred)
+	if err != nil {
+		return nil, "", nil, nil, err
+	}
+	return c, o.model, c, func() {}, nil
 }
 
 // staticWindow reports a window known from how the server was started.

@@ -19,7 +19,7 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/ledger"
 	"github.com/criticizer/criticizer/shared/llm"
-	"github.com/criticizer/criticizer/shared/llm/bedrock"
+	_ "github.com/criticizer/criticizer/shared/llm/bedrock" // the bedrock family
 	"github.com/criticizer/criticizer/shared/llmstage"
 	"github.com/criticizer/criticizer/shared/outcome"
 	"github.com/criticizer/criticizer/shared/queue"
@@ -96,14 +96,15 @@ func main() {
 	lambda.Start(rt.Handle)
 }
 
-// client builds the provider's client for cfg.Model. Bedrock signs with
-// the function's role; the others read the API key from Secrets Manager,
-// and the client is rebuilt whenever the key changes, so an emergency
-// rotation reaches warm functions: a rejected key re-reads the secret. It
-// also returns the first client built, to ask its server about itself.
+// client builds the provider's client for cfg.Model. An AWS family signs
+// with the function's role; the others read the API key from Secrets
+// Manager, and the client is rebuilt whenever the key changes, so an
+// emergency rotation reaches warm functions: a rejected key re-reads the
+// secret. It also returns the first client built, to ask its server about
+// itself.
 func client(ctx context.Context, env *coldstart.Env, sm *secrets.Store, provider, secretID string, cfg llm.Config) (llm.Provider, llm.Provider) {
-	if provider == llm.Bedrock {
-		c, err := bedrock.New(cfg, env.AWS) // IAM: the function's role, no API key
+	if f, _ := llm.FamilyOf(provider); f.AWS {
+		c, err := llm.New(provider, cfg, llm.Credentials{AWS: env.AWS})
 		coldstart.Must(env, err)
 		return c, c
 	}
@@ -114,7 +115,7 @@ func client(ctx context.Context, env *coldstart.Env, sm *secrets.Store, provider
 		if err := secrets.Unmarshal(secretID, v, &s, "api_key"); err != nil {
 			return nil, err
 		}
-		return llm.New(provider, cfg, s.APIKey)
+		return llm.New(provider, cfg, llm.Credentials{APIKey: s.APIKey})
 	})
 	first, _, err := rot.Get(ctx, false) // fail the cold start on a bad secret, not the first job
 	coldstart.Must(env, err)

@@ -11,7 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/criticizer/criticizer/shared/llm"
-	"github.com/criticizer/criticizer/shared/llm/bedrock"
+	_ "github.com/criticizer/criticizer/shared/llm/bedrock" // the bedrock family
 	"github.com/criticizer/criticizer/shared/p4"
 	"github.com/criticizer/criticizer/shared/result"
 	"github.com/criticizer/criticizer/shared/secrets"
@@ -88,8 +88,8 @@ func newModel(set Settings, d Deps) *Model {
 	if m.ContextTokens <= 0 {
 		m.ContextTokens, m.ContextSource = result.Budget{}.For(cfg.Model).ContextTokens, "the model family table; llmContextTokens overrides it"
 	}
-	if set.LLM.Provider == llm.Bedrock {
-		c, err := bedrock.New(cfg, d.AWS) // the function's role, as the llm function's
+	if f, _ := llm.FamilyOf(set.LLM.Provider); f.AWS {
+		c, err := llm.New(set.LLM.Provider, cfg, llm.Credentials{AWS: d.AWS}) // the function's role, as the llm function's
 		m.Complete = func(ctx context.Context, p llm.Prompt) (llm.Completion, error) {
 			if err != nil {
 				return llm.Completion{}, err
@@ -105,7 +105,7 @@ func newModel(set Settings, d Deps) *Model {
 		if err := secrets.Unmarshal(set.LLM.SecretID, v, &s, "api_key"); err != nil {
 			return nil, err
 		}
-		return llm.New(set.LLM.Provider, cfg, s.APIKey)
+		return llm.New(set.LLM.Provider, cfg, llm.Credentials{APIKey: s.APIKey})
 	})
 	m.Complete = func(ctx context.Context, p llm.Prompt) (llm.Completion, error) {
 		return secrets.Do(ctx, key, func(c llm.Provider) (llm.Completion, error) { return c.Complete(ctx, p) })

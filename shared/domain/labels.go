@@ -3,6 +3,7 @@ package domain
 import (
 	"slices"
 	"strings"
+	"unicode"
 )
 
 // The one label table: the words every reader-facing medium (e-mail,
@@ -81,4 +82,17 @@ func SkipReason(r string) string {
 		return l.long
 	}
 	return strings.Join(strings.Fields(r), " ")
+}
+
+// OneLine is s as one line of plain words, for a mail header, a label or
+// a log field: control characters (CR and LF included: header injection)
+// become spaces and runs of white space collapse.
+func OneLine(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
+	return strings.Join(strings.Fields(s), " ")
 }

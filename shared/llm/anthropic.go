@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"strings"
 	"time"
@@ -31,16 +30,6 @@ func NewAnthropic(cfg Config, apiKey string) (*AnthropicClient, error) {
 		return nil, err
 	}
 	return &AnthropicClient{b}, nil
-}
-
-// String keeps the key out of %v and %+v output.
-func (c *AnthropicClient) String() string {
-	return fmt.Sprintf("llm.AnthropicClient{model=%s}", c.cfg.Model)
-}
-
-// LogValue keeps the key out of logs when a client is logged.
-func (c *AnthropicClient) LogValue() slog.Value {
-	return slog.GroupValue(slog.String("provider", Anthropic), slog.String("model", c.cfg.Model), slog.String("endpoint_host", c.host()))
 }
 
 type anthropicRequest struct {
@@ -103,15 +92,7 @@ func (c *AnthropicClient) Complete(ctx context.Context, p Prompt) (Completion, e
 		// review's chunks: marked as the cacheable prefix.
 		req.System = []anthropicBlock{{Type: "text", Text: p.System, CacheControl: &cacheControl{Type: "ephemeral"}}}
 	}
-	return c.complete(ctx, p, func(ctx context.Context) (Completion, int, error) {
-		a, err := c.post(ctx, req, map[string]string{"X-Api-Key": c.apiKey, "Anthropic-Version": c.cfg.AnthropicVersion})
-		if err != nil {
-			return Completion{RequestID: a.requestID}, statusOf(a), err
-		}
-		comp, err := c.read(a)
-		comp, err = withRateLimit(a, comp, err)
-		return comp, a.resp.StatusCode, err
-	})
+	return c.call(ctx, p, c.cfg.Timeout, req, map[string]string{"X-Api-Key": c.apiKey, "Anthropic-Version": c.cfg.AnthropicVersion}, c.read)
 }
 
 func (c *AnthropicClient) read(a answer) (Completion, error) {

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
+	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 )
 
@@ -332,7 +332,7 @@ func clampRetryAfter(secs float64) time.Duration {
 func requestID(h http.Header) string {
 	for _, name := range []string{"X-Request-Id", "Request-Id", "Apim-Request-Id", "X-Ms-Request-Id", "X-Amzn-Requestid"} {
 		if v := h.Get(name); v != "" {
-			return Clip(oneLine(v), 128)
+			return Clip(domain.OneLine(v), 128)
 		}
 	}
 	return ""
@@ -340,17 +340,7 @@ func requestID(h http.Header) string {
 
 // sanitizeRefusal keeps a refusal readable in diagnostics: one line, no
 // control characters, at most 500 bytes.
-func sanitizeRefusal(s string) string { return Clip(oneLine(s), 500) }
-
-func oneLine(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return ' '
-		}
-		return r
-	}, s)
-	return strings.Join(strings.Fields(s), " ")
-}
+func sanitizeRefusal(s string) string { return Clip(domain.OneLine(s), 500) }
 
 // Clip cuts s to at most n bytes at a UTF-8 boundary.
 func Clip(s string, n int) string {

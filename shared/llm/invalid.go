@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
+
+	"github.com/criticizer/criticizer/shared/domain"
 )
 
 // invalidMarkers are the words servers use when the request itself is
@@ -83,7 +85,7 @@ func invalidReason(msg string, body []byte) (reason string, namesFormat bool) {
 		first, _, _ := strings.Cut(msg, "\n")
 		parts = append(parts, first)
 	}
-	reason = Clip(oneLine(strings.Join(parts, "; ")), 300)
+	reason = Clip(domain.OneLine(strings.Join(parts, "; ")), 300)
 	lower := strings.ToLower(reason + " " + msg)
 	namesFormat = strings.Contains(lower, "response_format") || strings.Contains(lower, "json_schema") || strings.Contains(lower, "json_object")
 	return reason, namesFormat

@@ -26,6 +26,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+
 	"github.com/criticizer/criticizer/shared/failure"
 )
 
@@ -159,16 +161,65 @@ type Completion struct {
 	ResponseFormat string
 }
 
-// New returns the client for cfg's provider family. apiKey is read by the
-// caller from Secrets Manager; bedrock uses IAM and takes none (see shared/llm/bedrock).
-func New(provider string, cfg Config, apiKey string) (Provider, error) {
-	switch provider {
-	case OpenAI, "":
-		return NewOpenAI(cfg, apiKey)
-	case Anthropic:
-		return NewAnthropic(cfg, apiKey)
+// Family is one provider family (an LLM_PROVIDER value): how its client
+// authenticates and is built.
+type Family struct {
+	// AWS says the client signs with the function's IAM role (an AWS
+	// service: the SDK resolves the regional endpoint, LLM_ENDPOINT only
+	// overrides it); otherwise it sends an API key read from LLM_SECRET_ID
+	// to the required LLM_ENDPOINT.
+	AWS bool
+	// build returns the client; nil until the family's package registers
+	// it (Register).
+	build func(cfg Config, cred Credentials) (Provider, error)
+}
+
+// Credentials are what a client authenticates with: the API key (read by
+// the caller from Secrets Manager) or the AWS configuration (region and the
+// role's credentials), as its Family says.
+type Credentials struct {
+	APIKey string
+	AWS    aws.Config
+}
+
+// families are the provider families by name: adding a provider is its
+// client and a row here (docs/development.md, "Add an LLM provider").
+var families = map[string]*Family{
+	OpenAI:    {build: func(cfg Config, c Credentials) (Provider, error) { return NewOpenAI(cfg, c.APIKey) }},
+	Anthropic: {build: func(cfg Config, c Credentials) (Provider, error) { return NewAnthropic(cfg, c.APIKey) }},
+	// Built by shared/llm/bedrock, which registers itself: only binaries
+	// that import it link the Bedrock SDK.
+	Bedrock: {AWS: true},
+}
+
+// FamilyOf is provider's family ("" is openai, the default).
+func FamilyOf(provider string) (Family, bool) {
+	if provider == "" {
+		provider = OpenAI
 	}
-	return nil, failure.Errorf(failure.InternalBug, "llm: config: provider %q is not openai or anthropic (bedrock: shared/llm/bedrock)", provider)
+	f, ok := families[provider]
+	if !ok {
+		return Family{}, false
+	}
+	return *f, true
+}
+
+// Register sets how a family declared in families is built, for a family
+// in its own package (called from its init).
+func Register(provider string, build func(cfg Config, cred Credentials) (Provider, error)) {
+	families[provider].build = build
+}
+
+// New returns the client for cfg's provider family.
+func New(provider string, cfg Config, cred Credentials) (Provider, error) {
+	f, ok := FamilyOf(provider)
+	switch {
+	case !ok:
+		return nil, failure.Errorf(failure.InternalBug, "llm: config: provider %q is not openai, anthropic or bedrock", provider)
+	case f.build == nil:
+		return nil, failure.Errorf(failure.InternalBug, "llm: provider %q is not linked into this binary (import shared/llm/%s)", provider, provider)
+	}
+	return f.build(cfg, cred)
 }
 
 // base is what the HTTP clients share.
@@ -182,11 +233,9 @@ type base struct {
 }
 
 func newBase(provider string, cfg Config, apiKey, path string) (base, error) {
-	if cfg.Timeout <= 0 {
-		return base{}, failure.Errorf(failure.InternalBug, "llm: config: Timeout must be positive")
-	}
-	if cfg.Model == "" {
-		return base{}, failure.Errorf(failure.InternalBug, "llm: config: Model is empty")
+	cfg, err := cfg.WithDefaults()
+	if err != nil {
+		return base{}, err
 	}
 	if apiKey == "" {
 		return base{}, failure.Errorf(failure.AuthDenied, "llm: API key is empty")
@@ -198,19 +247,30 @@ func newBase(provider string, cfg Config, apiKey, path string) (base, error) {
 	if cfg.MaxResponseBytes <= 0 {
 		cfg.MaxResponseBytes = DefaultMaxResponseBytes
 	}
-	if cfg.MaxTokens <= 0 {
-		cfg.MaxTokens = DefaultMaxTokens
-	}
 	hc := cfg.HTTPClient
 	if hc == nil {
 		hc = &http.Client{}
 	}
-	lg := cfg.Logger
-	if lg == nil {
-		lg = slog.Default()
-	}
 	return base{cfg: cfg, provider: provider, url: strings.TrimRight(u.String(), "/") + path,
-		apiKey: apiKey, http: hc, log: lg}, nil
+		apiKey: apiKey, http: hc, log: cfg.Logger}, nil
+}
+
+// WithDefaults checks what every family requires (a timeout, a model) and
+// fills in MaxTokens and Logger.
+func (cfg Config) WithDefaults() (Config, error) {
+	if cfg.Timeout <= 0 {
+		return cfg, failure.Errorf(failure.InternalBug, "llm: config: Timeout must be positive")
+	}
+	if cfg.Model == "" {
+		return cfg, failure.Errorf(failure.InternalBug, "llm: config: Model is empty")
+	}
+	if cfg.MaxTokens <= 0 {
+		cfg.MaxTokens = DefaultMaxTokens
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return cfg, nil
 }
 
 // apiPaths are what each family appends to the base URL.
@@ -236,6 +296,16 @@ func ValidateEndpoint(provider, endpoint string) (*url.URL, error) {
 		return nil, failure.Errorf(failure.InternalBug, "llm: config: LLM_ENDPOINT is a base URL; drop the trailing /v1 (the client appends /v1/chat/completions)")
 	}
 	return u, nil
+}
+
+// String keeps the key out of %v and %+v output.
+func (b *base) String() string {
+	return fmt.Sprintf("llm %s client{model=%s}", b.provider, b.cfg.Model)
+}
+
+// LogValue keeps the key out of logs when a client is logged.
+func (b *base) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("provider", b.provider), slog.String("model", b.cfg.Model), slog.String("endpoint_host", b.host()))
 }
 
 func (b *base) host() string {

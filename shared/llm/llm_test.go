@@ -251,7 +251,7 @@ func TestNew(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := New(OpenAI, tt.cfg, tt.key)
+			c, err := New(OpenAI, tt.cfg, Credentials{APIKey: tt.key})
 			if got := failure.Classify(err); got != tt.class {
 				t.Fatalf("class = %q, want %q (%v)", got, tt.class, err)
 			}
@@ -295,6 +295,59 @@ func TestParseRetryAfter(t *testing.T) {
 		}
 		if got := parseRetryAfter(h, now); got != tt.want {
 			t.Errorf("parseRetryAfter(%v) = %v, want %v", tt.h, got, tt.want)
+		}
+	}
+}
+
+// A provider name picks its family; one not linked into the binary (the
+// bedrock family lives in its own package) or not known says so, not a
+// nil client.
+func TestNewByFamily(t *testing.T) {
+	cfg := Config{Endpoint: "https://llm.example", Model: "m", Timeout: time.Second, ResponseFormat: FormatJSONObject}
+	tests := []struct {
+		provider string
+		want     string // the client's type, or a word of the error
+	}{
+		{"", "*llm.Client"},
+		{OpenAI, "*llm.Client"},
+		{Anthropic, "*llm.AnthropicClient"},
+		{Bedrock, "not linked"},
+		{"gemini", "is not openai"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.provider, func(t *testing.T) {
+			c, err := New(tt.provider, cfg, Credentials{APIKey: "k"})
+			got := fmt.Sprintf("%T", c)
+			if err != nil {
+				got = err.Error()
+				if failure.Classify(err) != failure.InternalBug {
+					t.Errorf("class = %s, want INTERNAL_BUG", failure.Classify(err))
+				}
+			}
+			if !strings.Contains(got, tt.want) {
+				t.Errorf("New(%q) = %s, want %s", tt.provider, got, tt.want)
+			}
+		})
+	}
+	if f, _ := FamilyOf(Bedrock); !f.AWS {
+		t.Error("bedrock is not an AWS family: it would be asked for an API key")
+	}
+}
+
+// A client printed or logged names its family and model, never its key.
+func TestClientPrintsWithoutKey(t *testing.T) {
+	cfg := Config{Endpoint: "https://llm.example", Model: "m", Timeout: time.Second, ResponseFormat: FormatJSONObject}
+	for _, provider := range []string{OpenAI, Anthropic} {
+		c, err := New(provider, cfg, Credentials{APIKey: "sk-secret-key"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var logs strings.Builder
+		slog.New(slog.NewTextHandler(&logs, nil)).Info("client", "c", c)
+		for _, s := range []string{fmt.Sprintf("%v %+v %s", c, c, c), logs.String()} {
+			if strings.Contains(s, "sk-secret") || !strings.Contains(s, provider) {
+				t.Errorf("%s client shows as %q", provider, s)
+			}
 		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"time"
 
@@ -40,16 +39,6 @@ func NewOpenAI(cfg Config, apiKey string) (*Client, error) {
 		return nil, err
 	}
 	return &Client{base: b, state: stateFor(b.url, cfg.Model, cfg.ResponseFormat), grammarSchema: grammarSchema(cfg.Schema)}, nil
-}
-
-// String keeps the key out of %v and %+v output.
-func (c *Client) String() string {
-	return fmt.Sprintf("llm.Client{provider=openai model=%s}", c.cfg.Model)
-}
-
-// LogValue keeps the key out of logs when a Client is logged.
-func (c *Client) LogValue() slog.Value {
-	return slog.GroupValue(slog.String("provider", OpenAI), slog.String("model", c.cfg.Model), slog.String("endpoint_host", c.host()))
 }
 
 type message struct {
@@ -143,15 +132,7 @@ func (c *Client) completeAs(ctx context.Context, p Prompt, form string) (Complet
 	timeout := c.state.pace.timeout(c.cfg.Timeout, (len(p.System)+len(p.User))/4, req.MaxTokens)
 	c.state.mu.Unlock()
 	start := time.Now()
-	comp, err := c.completeWithin(ctx, p, timeout, func(ctx context.Context) (Completion, int, error) {
-		a, err := c.post(ctx, req, map[string]string{"Authorization": "Bearer " + c.apiKey})
-		if err != nil {
-			return Completion{RequestID: a.requestID}, statusOf(a), err
-		}
-		comp, err := c.read(a)
-		comp, err = withRateLimit(a, comp, err)
-		return comp, a.resp.StatusCode, err
-	})
+	comp, err := c.call(ctx, p, timeout, req, map[string]string{"Authorization": "Bearer " + c.apiKey}, c.read)
 	if err == nil {
 		comp.ResponseFormat = form
 		c.state.mu.Lock()
@@ -159,13 +140,6 @@ func (c *Client) completeAs(ctx context.Context, p Prompt, form string) (Complet
 		c.state.mu.Unlock()
 	}
 	return comp, err
-}
-
-func statusOf(a answer) int {
-	if a.resp == nil {
-		return 0
-	}
-	return a.resp.StatusCode
 }
 
 func (c *Client) read(a answer) (Completion, error) {

@@ -24,15 +24,14 @@ func SettingsFromEnv(r *config.Reader) Settings {
 	s.Config = Config{Model: r.String("LLM_MODEL"),
 		Timeout:   r.Seconds("LLM_TIMEOUT_SECONDS"),
 		MaxTokens: r.Int("LLM_MAX_OUTPUT_TOKENS")}
-	switch s.Provider {
-	case Bedrock:
+	if f, _ := FamilyOf(s.Provider); f.AWS {
 		s.Config.Endpoint = r.Optional("LLM_ENDPOINT")
-	case OpenAI:
-		s.Config.ResponseFormat = r.OneOf("LLM_RESPONSE_FORMAT")
-		fallthrough
-	default:
-		s.Config.Endpoint = r.String("LLM_ENDPOINT")
-		s.SecretID = r.StackRequired("LLM_SECRET_ID")
+		return s
 	}
+	if s.Provider == OpenAI {
+		s.Config.ResponseFormat = r.OneOf("LLM_RESPONSE_FORMAT")
+	}
+	s.Config.Endpoint = r.String("LLM_ENDPOINT")
+	s.SecretID = r.StackRequired("LLM_SECRET_ID")
 	return s
 }

@@ -125,9 +125,9 @@ func Compose(k delivery.Key, in Content) (*Message, error) {
 	}
 	v := view{
 		Key:         k,
-		Author:      render.OneLine(in.Author),
+		Author:      domain.OneLine(in.Author),
 		Description: firstLine(in.Description),
-		JobID:       render.OneLine(in.JobID),
+		JobID:       domain.OneLine(in.JobID),
 		ReviewURL:   safeURL(in.ReviewURL),
 		JobPageURL:  safeURL(in.JobPageURL),
 		Summary:     modeltext.Plain(strings.TrimSpace(in.Review.Summary)),
@@ -135,8 +135,8 @@ func Compose(k delivery.Key, in Content) (*Message, error) {
 		Counts:      render.CountLine(counts),
 		Files:       render.ByFile(findings, in.Changeset, 0),
 		Meta:        meta,
-		Schema:      render.OneLine(in.Review.SchemaVersion),
-		Prompt:      render.OneLine(in.Review.PromptVersion),
+		Schema:      domain.OneLine(in.Review.SchemaVersion),
+		Prompt:      domain.OneLine(in.Review.PromptVersion),
 		Token:       token,
 	}
 	if in.Rerun != nil {
@@ -277,7 +277,7 @@ func plural(n int, word string) string {
 // firstLine returns the first non-blank line of s, cleaned for a header.
 func firstLine(s string) string {
 	for _, line := range strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n") {
-		if l := render.OneLine(line); l != "" {
+		if l := domain.OneLine(line); l != "" {
 			return l
 		}
 	}

@@ -58,13 +58,13 @@ func (v view) status() []string {
 		out = append(out, "Coverage: "+c+".")
 	}
 	if m.WithoutModel != "" {
-		out = append(out, "The model was not called: "+render.OneLine(m.WithoutModel)+". Only what the pipeline knows for certain (committed secrets, coverage) is reported.")
+		out = append(out, "The model was not called: "+domain.OneLine(m.WithoutModel)+". Only what the pipeline knows for certain (committed secrets, coverage) is reported.")
 	}
 	for _, r := range m.RulesRejected {
-		out = append(out, "Review rules rejected: "+render.OneLine(r)+".")
+		out = append(out, "Review rules rejected: "+domain.OneLine(r)+".")
 	}
 	if len(m.Rules) > 0 {
-		out = append(out, "Review rules: "+render.OneLine(strings.Join(m.Rules, ", "))+".")
+		out = append(out, "Review rules: "+domain.OneLine(strings.Join(m.Rules, ", "))+".")
 	}
 	return out
 }
@@ -201,7 +201,7 @@ func textCoverage(b *strings.Builder, v view) {
 				fmt.Fprintf(b, "  ... and %d more (listed in the job's review result)\n", len(m.SkippedFiles)-maxNamed)
 				break
 			}
-			fmt.Fprintf(b, "  %s (%s)\n", render.OneLine(s.File), domain.SkipReason(s.Reason))
+			fmt.Fprintf(b, "  %s (%s)\n", domain.OneLine(s.File), domain.SkipReason(s.Reason))
 		}
 	}
 	if len(m.TruncatedFiles) > 0 {
@@ -211,7 +211,7 @@ func textCoverage(b *strings.Builder, v view) {
 				fmt.Fprintf(b, "  ... and %d more\n", len(m.TruncatedFiles)-maxNamed)
 				break
 			}
-			fmt.Fprintf(b, "  %s (first %d of %d bytes)\n", render.OneLine(t.File), t.ReviewedBytes, t.OriginalBytes)
+			fmt.Fprintf(b, "  %s (first %d of %d bytes)\n", domain.OneLine(t.File), t.ReviewedBytes, t.OriginalBytes)
 		}
 	}
 	for _, l := range v.hidden() {

@@ -36,7 +36,7 @@ func rerunOf(g *rerun.Groups, current []rerun.Current, cs *domain.Changeset) *re
 		}
 	}
 	return &rerunView{
-		Previous: g.PreviousVersion, PreviousJob: render.OneLine(g.PreviousJob),
+		Previous: g.PreviousVersion, PreviousJob: domain.OneLine(g.PreviousJob),
 		New: render.ByFile(fresh, cs, 0), Open: render.ByFile(open, cs, len(fresh)),
 		NNew: len(fresh), NOpen: len(open),
 		Resolved: g.Resolved, NotRechecked: len(g.NotRechecked),
@@ -70,10 +70,10 @@ const resolvedNote = "Gone from files that were reviewed in full in this version
 // resolvedText is one resolved finding: where it was, its severity and,
 // while the previous job's result is kept, its title.
 func resolvedText(f rerun.Earlier) (where, sev, title string) {
-	where = render.OneLine(f.File) + ":" + strconv.Itoa(f.Line)
-	sev = strings.ToUpper(render.OneLine(f.Severity))
+	where = domain.OneLine(f.File) + ":" + strconv.Itoa(f.Line)
+	sev = strings.ToUpper(domain.OneLine(f.Severity))
 	if sev == "" {
 		sev = "FINDING"
 	}
-	return where, sev, modeltext.Plain(render.OneLine(f.Title))
+	return where, sev, modeltext.Plain(domain.OneLine(f.Title))
 }

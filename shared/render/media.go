@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"html"
 	"strings"
-	"unicode"
 
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/modeltext"
@@ -14,10 +13,10 @@ import (
 // Text writes files' findings as plain text (the e-mail's text part).
 func Text(b *strings.Builder, files []File) {
 	for _, g := range files {
-		head := fmt.Sprintf("%s (%d)", OneLine(g.File), len(g.Findings))
+		head := fmt.Sprintf("%s (%d)", domain.OneLine(g.File), len(g.Findings))
 		b.WriteString("\n" + head + "\n" + strings.Repeat("=", min(len(head), 78)) + "\n")
 		for _, f := range g.Findings {
-			fmt.Fprintf(b, "\n%d. [%s] %s  %s\n", f.N, strings.ToUpper(f.Sev()), f.Location(), OneLine(f.Title))
+			fmt.Fprintf(b, "\n%d. [%s] %s  %s\n", f.N, strings.ToUpper(f.Sev()), f.Location(), domain.OneLine(f.Title))
 			if t := f.Tags(); t != "" {
 				b.WriteString("   [" + t + "]\n")
 			}
@@ -60,7 +59,7 @@ func HTML(b *strings.Builder, files []File, mail bool) {
 		for _, f := range g.Findings {
 			sev := f.Sev()
 			fmt.Fprintf(b, "<li value=\"%d\"><b%s>%s</b> <code>%s</code> <b>%s</b>", f.N, at("sev sev-"+sev, "color:"+sevColor[sev]),
-				strings.ToUpper(sev), e(f.Location()), e(OneLine(f.Title)))
+				strings.ToUpper(sev), e(f.Location()), e(domain.OneLine(f.Title)))
 			if t := f.Tags(); t != "" {
 				fmt.Fprintf(b, " <small%s>[%s]</small>", at("muted", ""), e(t))
 			}
@@ -132,18 +131,6 @@ func CommentContext(fc domain.FileChange, line int) []string {
 		return c
 	}
 	return udiff.Around(fc.Interdiff, line, contextLines, contextLineBytes)
-}
-
-// OneLine replaces control characters (CR and LF included: header
-// injection) with spaces and collapses runs of white space.
-func OneLine(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return ' '
-		}
-		return r
-	}, s)
-	return strings.Join(strings.Fields(s), " ")
 }
 
 // Indent prefixes every line of s, trailing space trimmed.

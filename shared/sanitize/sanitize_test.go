@@ -150,7 +150,7 @@ func TestLLMErrorBodyEchoingSecrets(t *testing.T) {
 	for _, provider := range []string{llm.OpenAI, llm.Anthropic} {
 		t.Run(provider, func(t *testing.T) {
 			var logs bytes.Buffer
-			c, err := llm.New(provider, llm.Config{Endpoint: srv.URL, Model: "m", Timeout: 5 * time.Second, ResponseFormat: llm.FormatJSONObject, Logger: obs.NewLogger(&logs, "debug", "review", Logs)}, "sk-test-"+p.token)
+			c, err := llm.New(provider, llm.Config{Endpoint: srv.URL, Model: "m", Timeout: 5 * time.Second, ResponseFormat: llm.FormatJSONObject, Logger: obs.NewLogger(&logs, "debug", "review", Logs)}, llm.Credentials{APIKey: "sk-test-" + p.token})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -158,7 +158,7 @@ func TestAuth(t *testing.T) {
 		})
 	}
 	_, url := start(t, llm.Options{APIKey: key})
-	c, _ := llmclient.New(llmclient.OpenAI, llmclient.Config{Endpoint: url, Model: "m", Timeout: time.Second, ResponseFormat: llmclient.FormatJSONObject}, "sk-wrong")
+	c, _ := llmclient.New(llmclient.OpenAI, llmclient.Config{Endpoint: url, Model: "m", Timeout: time.Second, ResponseFormat: llmclient.FormatJSONObject}, llmclient.Credentials{APIKey: "sk-wrong"})
 	if _, err := c.Complete(context.Background(), llmclient.Prompt{User: "x"}); failure.Classify(err) != failure.AuthDenied {
 		t.Errorf("wrong key: %v", err)
 	}

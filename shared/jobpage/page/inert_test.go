@@ -9,7 +9,6 @@ import (
 	"github.com/criticizer/criticizer/internal/rendercheck"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/outcome"
-	"github.com/criticizer/criticizer/shared/render"
 )
 
 // pageMarkup is every element and attribute the page itself writes: a
@@ -81,7 +80,7 @@ func TestHostileTextIsInertOnThePage(t *testing.T) {
 			}
 		}
 		walk(doc)
-		if want := render.OneLine(h); !strings.Contains(text.String(), want) {
+		if want := domain.OneLine(h); !strings.Contains(text.String(), want) {
 			t.Errorf("%q: the page's text lacks the title %q: it was dropped or became markup", h, want)
 		}
 	}

@@ -24,6 +24,10 @@ import (
 	"github.com/criticizer/criticizer/shared/llm"
 )
 
+func init() {
+	llm.Register(llm.Bedrock, func(cfg llm.Config, cred llm.Credentials) (llm.Provider, error) { return New(cfg, cred.AWS) })
+}
+
 // ConverseAPI is the part of the Bedrock runtime client Client uses.
 type ConverseAPI interface {
 	Converse(ctx context.Context, in *bedrockruntime.ConverseInput, optFns ...func(*bedrockruntime.Options)) (*bedrockruntime.ConverseOutput, error)
@@ -42,23 +46,14 @@ type Client struct {
 // endpoint, or the local stand-in). The SDK's own retries are off: the stage's
 // retry policy decides, with the class this client returns.
 func New(cfg llm.Config, awsCfg aws.Config) (*Client, error) {
-	if cfg.Timeout <= 0 {
-		return nil, failure.Errorf(failure.InternalBug, "llm: config: Timeout must be positive")
-	}
-	if cfg.Model == "" {
-		return nil, failure.Errorf(failure.InternalBug, "llm: config: Model (Bedrock model id) is empty")
+	cfg, err := cfg.WithDefaults()
+	if err != nil {
+		return nil, err
 	}
 	if cfg.Endpoint != "" {
 		if _, err := llm.ValidateEndpoint(llm.Bedrock, cfg.Endpoint); err != nil {
 			return nil, err
 		}
-	}
-	if cfg.MaxTokens <= 0 {
-		cfg.MaxTokens = llm.DefaultMaxTokens
-	}
-	lg := cfg.Logger
-	if lg == nil {
-		lg = slog.Default()
 	}
 	api := bedrockruntime.NewFromConfig(awsCfg, func(o *bedrockruntime.Options) {
 		if cfg.Endpoint != "" {
@@ -69,7 +64,7 @@ func New(cfg llm.Config, awsCfg aws.Config) (*Client, error) {
 		}
 		o.Retryer = aws.NopRetryer{}
 	})
-	return &Client{cfg: cfg, api: api, log: lg}, nil
+	return &Client{cfg: cfg, api: api, log: cfg.Logger}, nil
 }
 
 // String names the client without anything secret (it holds none).
