@@ -236,7 +236,7 @@ func (f *Fetcher) FetchSince(ctx context.Context, changelist int64, shelved bool
 		return domain.Changeset{}, err
 	}
 
-	email, err := f.email(ctx, cs.User)
+	email, err := f.UserEmail(ctx, cs.User)
 	if err != nil {
 		return domain.Changeset{}, err
 	}
@@ -410,9 +410,11 @@ func addedDiff(spec, content string) string {
 	return b.String()
 }
 
-// email looks up the author's e-mail address. An unknown user (the server
-// answers with a default spec that has no Update date) has none.
-func (f *Fetcher) email(ctx context.Context, user string) (string, error) {
+// UserEmail returns the e-mail address of a Perforce user from its user spec
+// (p4 user -o), "" for a user the server does not know. Besides the change's
+// owner, the fetch stage asks it for the author of a Helix Swarm review, who
+// is not the owner of the archive change Swarm hands over.
+func (f *Fetcher) UserEmail(ctx context.Context, user string) (string, error) {
 	if !validUser(user) {
 		return "", failure.Errorf(failure.SchemaInvalid, "p4 describe: implausible user name (%d bytes)", len(user))
 	}

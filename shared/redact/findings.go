@@ -2,6 +2,7 @@ package redact
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -21,20 +22,11 @@ func TokenRules(line string) []string {
 	}
 	var out []string
 	for _, m := range tokenRE.FindAllStringSubmatch(line, -1) {
-		if !contains(out, m[1]) {
+		if !slices.Contains(out, m[1]) {
 			out = append(out, m[1])
 		}
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // notSecret are the rules that remove confidential but non-secret text

@@ -191,7 +191,7 @@ func newAllowlist(a tomlAllowlist) (*glAllowlist, error) {
 func (r *glRule) compiled() (*regexp.Regexp, error) {
 	r.once.Do(func() {
 		pattern := r.pattern
-		if m := lazyPrefixRe.FindStringSubmatch(pattern); m != nil {
+		if m := lazyPrefixRe().FindStringSubmatch(pattern); m != nil {
 			if n, err := strconv.Atoi(m[2]); err == nil && n > 0 {
 				r.back = n
 				pattern = m[1] + pattern[len(m[0]):]

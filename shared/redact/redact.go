@@ -641,7 +641,7 @@ func dropInsideTokens(text string, spans []span) []span {
 	if len(spans) == 0 || !strings.Contains(text, "[REDACTED:") {
 		return spans
 	}
-	tokens := tokenRe.FindAllStringIndex(text, -1)
+	tokens := tokenRe().FindAllStringIndex(text, -1)
 	return slices.DeleteFunc(spans, func(s span) bool {
 		i, _ := slices.BinarySearchFunc(tokens, s.start, func(t []int, x int) int { return t[0] - x })
 		for _, k := range []int{i - 1, i} {
@@ -738,7 +738,7 @@ func writeToken(b *strings.Builder, secret, rule string, diff bool) {
 	for i, line := range strings.Split(secret, "\n") {
 		if i > 0 {
 			b.WriteByte('\n')
-			p := prefix.FindString(line)
+			p := prefix().FindString(line)
 			b.WriteString(p)
 			line = line[len(p):]
 		}

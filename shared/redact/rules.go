@@ -35,7 +35,7 @@ var (
 func isPasswordKey(key string) bool {
 	key = strings.Trim(key, `"'`)
 	lower := strings.ToLower(key)
-	loc := passwordKeyRe.FindStringSubmatchIndex(lower)
+	loc := passwordKeyRe().FindStringSubmatchIndex(lower)
 	if loc == nil {
 		return false
 	}
@@ -56,7 +56,7 @@ func isPasswordKey(key string) bool {
 // placeholder, a format verb or an earlier redaction.
 func plausibleSecret(v string) bool {
 	v = strings.TrimSpace(v)
-	return v != "" && !placeholderRe.MatchString(v) && !strings.Contains(v, "[REDACTED:")
+	return v != "" && !placeholderRe().MatchString(v) && !strings.Contains(v, "[REDACTED:")
 }
 
 var codeTypes = map[string]bool{
@@ -76,7 +76,7 @@ func plausibleBareValue(v, key, op, rest string) bool {
 	if !plausibleSecret(v) || strings.ContainsAny(v[:1], "$%{<([@*&!=./\\") || strings.ContainsAny(v, "()") {
 		return false
 	}
-	if memberRe.MatchString(v) || codeTypes[strings.ToLower(v)] {
+	if memberRe().MatchString(v) || codeTypes[strings.ToLower(v)] {
 		return false
 	}
 	if isPasswordKey(v) || strings.EqualFold(v, strings.Trim(key, `"'`)) {
@@ -97,7 +97,7 @@ func plausibleBareValue(v, key, op, rest string) bool {
 func findPasswordAssignments(text string) []span {
 	var spans []span
 	for pos := 0; pos < len(text); {
-		m := assignRe.FindStringSubmatchIndex(text[pos:])
+		m := assignRe().FindStringSubmatchIndex(text[pos:])
 		if m == nil {
 			break
 		}
@@ -142,12 +142,12 @@ func findPasswordAssignments(text string) []span {
 			}
 		}
 	}
-	for _, m := range xmlRe.FindAllStringSubmatchIndex(text, -1) {
+	for _, m := range xmlRe().FindAllStringSubmatchIndex(text, -1) {
 		if isPasswordKey(text[m[2]:m[3]]) && plausibleSecret(text[m[4]:m[5]]) {
 			spans = append(spans, span{start: m[4], end: m[5]})
 		}
 	}
-	for _, m := range sqlRe.FindAllStringSubmatchIndex(text, -1) {
+	for _, m := range sqlRe().FindAllStringSubmatchIndex(text, -1) {
 		if plausibleSecret(text[m[2]:m[3]]) {
 			spans = append(spans, span{start: m[2], end: m[3]})
 		}
@@ -172,13 +172,13 @@ var (
 // looks like key material or a PEM header.
 func findPEMKeys(text string) []span {
 	var spans []span
-	begins := pemBeginRe.FindAllStringIndex(text, -1)
+	begins := pemBeginRe().FindAllStringIndex(text, -1)
 	for i, b := range begins {
 		limit := len(text)
 		if i+1 < len(begins) {
 			limit = begins[i+1][0]
 		}
-		if e := pemEndRe.FindStringIndex(text[b[1]:limit]); e != nil {
+		if e := pemEndRe().FindStringIndex(text[b[1]:limit]); e != nil {
 			end := b[1] + e[1]
 			if allKeyLines(text[b[1] : b[1]+e[0]]) {
 				spans = append(spans, span{start: b[0], end: end})
@@ -227,8 +227,8 @@ func allKeyLines(between string) bool {
 }
 
 func keyLine(line string) (body, header bool) {
-	l := strings.TrimRight(diffLinePrefix.ReplaceAllString(line, ""), " \t\r")
-	return pemBodyRe.MatchString(l), pemHeaderRe.MatchString(l)
+	l := strings.TrimRight(diffLinePrefix().ReplaceAllString(line, ""), " \t\r")
+	return pemBodyRe().MatchString(l), pemHeaderRe().MatchString(l)
 }
 
 func isBlank(s string) bool { return strings.Trim(s, "+- \t\r") == "" }
@@ -248,7 +248,7 @@ var (
 
 func findURICredentials(text string) []span {
 	var spans []span
-	for _, m := range uriCredRe.FindAllStringSubmatchIndex(text, -1) {
+	for _, m := range uriCredRe().FindAllStringSubmatchIndex(text, -1) {
 		if plausibleSecret(text[m[4]:m[5]]) {
 			spans = append(spans, span{start: m[2], end: m[3]})
 		}
@@ -258,7 +258,7 @@ func findURICredentials(text string) []span {
 
 func findSMTPAuth(text string) []span {
 	var spans []span
-	for _, m := range smtpAuthRe.FindAllStringSubmatchIndex(text, -1) {
+	for _, m := range smtpAuthRe().FindAllStringSubmatchIndex(text, -1) {
 		spans = append(spans, span{start: m[2], end: m[3]})
 	}
 	return spans
@@ -266,8 +266,8 @@ func findSMTPAuth(text string) []span {
 
 func findBearerTokens(text string) []span {
 	var spans []span
-	for _, re := range []*lazyRE{authHdrRe, bearerRe} {
-		for _, m := range re.FindAllStringSubmatchIndex(text, -1) {
+	for _, re := range []func() *regexp.Regexp{authHdrRe, bearerRe} {
+		for _, m := range re().FindAllStringSubmatchIndex(text, -1) {
 			// A sentence may end right after the word: "Basic authentication."
 			v := strings.TrimRight(text[m[2]:m[3]], ".")
 			if len(v) >= 8 && looksLikeToken(v) {
@@ -305,7 +305,7 @@ var emailRe = lazy(`(?i)\b[a-z0-9._%+\-]+@(?:[a-z0-9](?:[a-z0-9\-]{0,61}[a-z0-9]
 
 func findEmails(text string) []span {
 	var spans []span
-	for _, m := range emailRe.FindAllStringIndex(text, -1) {
+	for _, m := range emailRe().FindAllStringIndex(text, -1) {
 		if inURIAuthority(text, m[0]) {
 			continue // user:password@host is uri-credentials' and the host rule's
 		}
@@ -332,7 +332,7 @@ func hostFinder(suffixes []string) (func(string) []span, error) {
 	var alts []string
 	for _, s := range suffixes {
 		s = strings.Trim(strings.ToLower(strings.TrimSpace(s)), ".")
-		if !domainRe.MatchString(s) {
+		if !domainRe().MatchString(s) {
 			return nil, fmt.Errorf("confidential domain %q is not a domain name", s)
 		}
 		labels := `(?:[a-z0-9](?:[a-z0-9\-]{0,61}[a-z0-9])?\.)*`
@@ -388,7 +388,7 @@ func ipFinder(prefixes []netip.Prefix) func(string) []span {
 	}
 	return func(text string) []span {
 		var spans []span
-		for _, m := range ipv4Re.FindAllStringIndex(text, -1) {
+		for _, m := range ipv4Re().FindAllStringIndex(text, -1) {
 			if m[0] > 0 && (text[m[0]-1] == '.' || isDigit(text[m[0]-1])) {
 				continue
 			}
@@ -402,7 +402,7 @@ func ipFinder(prefixes []netip.Prefix) func(string) []span {
 		if !strings.Contains(text, ":") {
 			return spans
 		}
-		for _, m := range ipv6Re.FindAllStringIndex(text, -1) {
+		for _, m := range ipv6Re().FindAllStringIndex(text, -1) {
 			cand := strings.TrimRight(text[m[0]:m[1]], ".")
 			if strings.Count(cand, ":") >= 2 && inside(cand) {
 				spans = append(spans, span{start: m[0], end: m[0] + len(cand)})
@@ -430,8 +430,8 @@ func findCredentialAssignments(text string) []span {
 		return nil // no value long enough to qualify: skip the regexp
 	}
 	var spans []span
-	for _, m := range assignRe.FindAllStringSubmatchIndex(text, -1) {
-		if !credentialKeyRe.MatchString(strings.Trim(text[m[2]:m[3]], `"'`)) {
+	for _, m := range assignRe().FindAllStringSubmatchIndex(text, -1) {
+		if !credentialKeyRe().MatchString(strings.Trim(text[m[2]:m[3]], `"'`)) {
 			continue
 		}
 		for g := 6; g+1 < len(m); g += 2 {

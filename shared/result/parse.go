@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -151,7 +152,7 @@ func (p *parser) topLevel(doc any) (top map[string]any, newerMinor bool, err err
 		return nil, false, rerr
 	}
 	if newerMinor {
-		for _, k := range keys(top) {
+		for _, k := range slices.Sorted(maps.Keys(top)) {
 			if !slices.Contains(factsOnce().topRequired, k) && !slices.Contains(factsOnce().topOptional, k) {
 				delete(top, k)
 				p.add(Diagnostic{Kind: KindFieldDropped, Reason: ReasonUnknownField, Index: -1, Field: clip(k, 64)})
@@ -253,7 +254,7 @@ func (p *parser) finding(i int, item any, newerMinor bool) (domain.Finding, bool
 		}
 	}
 	if newerMinor {
-		for _, k := range keys(obj) {
+		for _, k := range slices.Sorted(maps.Keys(obj)) {
 			if !factsOnce().findingFields[k] {
 				delete(obj, k)
 				p.add(Diagnostic{Kind: KindFieldDropped, Reason: ReasonUnknownField, Index: i, FindingID: id, Field: clip(k, 64)})

@@ -13,7 +13,10 @@ package result
 import (
 	"bytes"
 	_ "embed"
+	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -111,7 +114,7 @@ func mustFacts() schemaFacts {
 			} `json:"items"`
 		} `json:"properties"`
 	}
-	if err := jsonUnmarshal(schemaJSON, &s); err != nil {
+	if err := json.Unmarshal(schemaJSON, &s); err != nil {
 		panic(fmt.Sprintf("result: embedded schema: %v", err))
 	}
 	f := schemaFacts{
@@ -120,7 +123,7 @@ func mustFacts() schemaFacts {
 		findingFields:   map[string]bool{},
 		enums:           map[string][]string{},
 	}
-	f.topOptional = optional(keys(s.Properties), f.topRequired)
+	f.topOptional = optional(slices.Sorted(maps.Keys(s.Properties)), f.topRequired)
 	items := s.Properties["findings"].Items.Properties
 	names := make([]string, 0, len(items))
 	for name, p := range items {
