@@ -7,13 +7,14 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/constructs-go/constructs/v10"
 
-	"github.com/criticizer/criticizer/shared/outcome"
 	"github.com/criticizer/criticizer/shared/result"
+	"github.com/criticizer/criticizer/shared/settings"
 )
 
 // Context keys read by the app. The cdk CLI passes them from cdk.json and -c;
@@ -181,59 +182,23 @@ const (
 	DefaultDroppedFindingsSLO = 0.5
 )
 
-// DefaultAcceptanceAlarmThreshold is acceptanceAlarmThreshold unset: page below 30 % accepted over a day
-// (docs/operating.md#acceptancealarm), a placeholder until real traffic
-// says what a team's normal is (published precision of AI reviewers runs
-// 0.24–0.75, issue 32). The promote gate's defaults are package outcome's.
-const DefaultAcceptanceAlarmThreshold = 0.3
-
-// DefaultAcceptanceAlarmMinSample is acceptanceAlarmMinSample unset: a day
-// with fewer judged findings does not page, as a share of a handful of
-// reactions is noise (one dismissed finding is 0 % accepted). A
-// placeholder like the threshold, below the promote gate's sample
-// (outcome.DefaultMinSample) because it is one day's, not a canary's.
-const DefaultAcceptanceAlarmMinSample = 20
-
 func DefaultConfig(name string) EnvConfig {
 	c := EnvConfig{
-		Architecture:            "arm64",
-		LeaseSeconds:            60,
-		MaxAttempts:             5,
-		MaxConcurrency:          StageConcurrency{Fetch: 2, LLM: 2, Notify: 2},
-		BatchSize:               1,
-		DepotAllowList:          []string{},
-		P4Bin:                   "/opt/bin/p4",
-		P4User:                  "criticizer",
-		P4TimeoutSeconds:        30,
-		P4ServerRole:            "standard",
-		LLMProvider:             "openai",
-		LLMModel:                "gpt-4o-mini",
-		LLMTimeoutSeconds:       45,
-		ReviewTimeoutSeconds:    900,
-		SMTPPort:                587,
-		SMTPFrom:                "criticizer@example.com",
-		SMTPTLS:                 "starttls",
-		SMTPTimeoutSeconds:      10,
-		EmailProvider:           "smtp",
-		RedactEmails:            true,
-		ClockSkewSeconds:        2,
-		RetentionDays:           30,
-		UniquenessRetentionDays: DefaultUniquenessRetentionDays,
-		APIRateLimit:            50,
-		APIBurstLimit:           100,
-		ReplayWindowSeconds:     300,
-		LogLevel:                "info",
-		LogRetentionDays:        30,
-		AccessLogRetentionDays:  365,
-		SweepSchedule:           "rate(1 minute)",
-
-		AcceptanceAlarmThreshold: DefaultAcceptanceAlarmThreshold,
-		AcceptanceAlarmMinSample: DefaultAcceptanceAlarmMinSample,
-		AcceptanceMargin:         outcome.DefaultMargin,
-		AcceptanceMinSample:      outcome.DefaultMinSample,
-
+		MaxConcurrency:           StageConcurrency{Fetch: 2, LLM: 2, Notify: 2},
+		DepotAllowList:           []string{},
+		P4Bin:                    "/opt/bin/p4",
+		P4User:                   "criticizer",
+		P4ServerRole:             "standard",
+		LLMModel:                 "gpt-4o-mini",
+		ReviewTimeoutSeconds:     900,
+		SMTPFrom:                 "criticizer@example.com",
+		APIRateLimit:             50,
+		APIBurstLimit:            100,
+		LogRetentionDays:         30,
+		SweepSchedule:            "rate(1 minute)",
 		APIGatewayCloudWatchRole: "create",
 	}
+	declaredDefaults(&c)
 	if name != "local" {
 		// The rollout SLOs of the stable prompt (cdk.json states them per
 		// environment too): placeholders from the stand-in eval (`make eval`:
@@ -270,6 +235,28 @@ func DefaultConfig(name string) EnvConfig {
 		c.LogRetentionDays = 90
 	}
 	return c
+}
+
+// declaredDefaults sets each key c always holds (no omitempty) and leaves
+// zero to its declared default (shared/settings), where the declaration
+// has one value of its own: a number, flag or choice of a one-key setting.
+func declaredDefaults(c *EnvConfig) {
+	have, _ := jsonKeys(*c)
+	defaults := map[string]json.RawMessage{}
+	for _, s := range settings.Declared {
+		if len(s.Keys) != 1 || s.Accepts.Kind == settings.Text {
+			continue
+		}
+		if v, ok := have[s.Keys[0]]; ok && (v == 0.0 || v == "" || v == false) {
+			defaults[s.Keys[0]] = json.RawMessage(s.Accepts.Default)
+			if s.Accepts.Kind == settings.Choice {
+				defaults[s.Keys[0]] = json.RawMessage(strconv.Quote(s.Accepts.Default))
+			}
+		}
+	}
+	if err := decodeContext(defaults, c); err != nil {
+		panic(err) // a declaration and its EnvConfig field disagree: every test fails
+	}
 }
 
 // LoadConfig resolves the environment name and its configuration from the
