@@ -189,3 +189,16 @@ func StackName(name string) bool {
 	}
 	return false
 }
+
+// Key reports whether a setting declares cdk.json key k (an object's
+// key: maxConcurrency for maxConcurrency.{fetch,llm,notify}).
+func Key(k string) bool {
+	for _, s := range Declared {
+		for _, d := range s.Keys {
+			if d, _, _ = strings.Cut(d, "."); d == k {
+				return true
+			}
+		}
+	}
+	return false
+}
