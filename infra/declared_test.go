@@ -344,6 +344,9 @@ func TestDeclaredBoundsRefused(t *testing.T) {
 			step = 0.01
 		}
 		for _, k := range s.Keys {
+			if strings.Contains(k, ".") {
+				continue // an object's key: its own validator (swarmEvents)
+			}
 			out, in := []float64{a.Min - step}, []float64{a.Min}
 			if a.ZeroToo {
 				in = append(in, 0)
