@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"reflect"
 	"regexp"
 	"sort"
@@ -182,20 +181,6 @@ func (c *EnvConfig) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	return strictUnmarshal(rest, (*envFields)(c))
-}
-
-// MarshalJSON is c as cdk.json spells it, Passed included.
-func (c EnvConfig) MarshalJSON() ([]byte, error) {
-	b, err := json.Marshal(envFields(c))
-	if err != nil || len(c.Passed) == 0 {
-		return b, err
-	}
-	var keys map[string]any
-	if err := json.Unmarshal(b, &keys); err != nil {
-		return nil, err
-	}
-	maps.Copy(keys, c.Passed)
-	return json.Marshal(keys)
 }
 
 // VPCConfig is where functions run inside a studio's network. IDs only:
