@@ -5,15 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/constructs-go/constructs/v10"
 
-	"github.com/criticizer/criticizer/shared/outcome"
 	"github.com/criticizer/criticizer/shared/result"
+	"github.com/criticizer/criticizer/shared/settings"
 )
 
 // Context keys read by the app. The cdk CLI passes them from cdk.json and -c;
@@ -50,90 +52,71 @@ type StageConcurrency struct {
 // What each key means, its default and what it accepts are its declaration's
 // (shared/settings.Declared, rendered in docs/configuration.md), and the
 // functions get it from there too (declaredEnv); this struct only decodes
-// the keys for the stack's own use.
+// the keys the stack uses itself. A declared key with no field here is
+// kept in Passed, as cdk.json gives it: adding a setting the stack only
+// passes on takes its declaration alone.
 type EnvConfig struct {
-	Account                  string           `json:"account"`
-	Region                   string           `json:"region"`
-	Architecture             string           `json:"architecture"`
-	LeaseSeconds             int              `json:"leaseSeconds"`
-	MaxAttempts              int              `json:"maxAttempts"`
-	MaxConcurrency           StageConcurrency `json:"maxConcurrency"`
-	BatchSize                int              `json:"batchSize"`
-	DepotAllowList           []string         `json:"depotAllowList"`
-	P4Bin                    string           `json:"p4Bin"`
-	P4Port                   string           `json:"p4Port"`
-	P4User                   string           `json:"p4User"`
-	P4TimeoutSeconds         int              `json:"p4TimeoutSeconds"`
-	P4LayerPath              string           `json:"p4LayerPath"`
-	P4LayerSHA256            string           `json:"p4LayerSha256,omitempty"`
-	P4ServerRole             string           `json:"p4ServerRole,omitempty"`
-	P4TrustFingerprint       string           `json:"p4TrustFingerprint,omitempty"`
-	P4Charset                string           `json:"p4Charset,omitempty"`
-	P4Parallelism            int              `json:"p4Parallelism,omitempty"`
-	P4MaxFileBytes           int              `json:"p4MaxFileBytes,omitempty"`
-	LLMProvider              string           `json:"llmProvider"`
-	LLMEndpoint              string           `json:"llmEndpoint"`
-	LLMModel                 string           `json:"llmModel"`
-	PromptCandidateVersion   string           `json:"promptCandidateVersion,omitempty"`
-	PromptCandidatePercent   int              `json:"promptCandidatePercent,omitempty"`
-	LLMModelCandidate        string           `json:"llmModelCandidate,omitempty"`
-	LLMModelCandidatePercent int              `json:"llmModelCandidatePercent,omitempty"`
-	LLMTimeoutSeconds        int              `json:"llmTimeoutSeconds"`
-	LLMSettings
-	ReviewTimeoutSeconds               int                `json:"reviewTimeoutSeconds"`
-	LLMRequestsPerMinute               int                `json:"llmRequestsPerMinute,omitempty"`
-	LLMTokensPerMinute                 int                `json:"llmTokensPerMinute,omitempty"`
-	LLMPricesPerMTok                   string             `json:"llmPricesPerMTok,omitempty"`
-	LLMModelCandidatePricesPerMTok     string             `json:"llmModelCandidatePricesPerMTok,omitempty"`
-	LLMModelCandidateRequestsPerMinute int                `json:"llmModelCandidateRequestsPerMinute,omitempty"`
-	LLMModelCandidateTokensPerMinute   int                `json:"llmModelCandidateTokensPerMinute,omitempty"`
-	SMTPHost                           string             `json:"smtpHost"`
-	SMTPPort                           int                `json:"smtpPort"`
-	SMTPFrom                           string             `json:"smtpFrom"`
-	SMTPTLS                            string             `json:"smtpTLS"`
-	SMTPLookupURL                      string             `json:"smtpLookupUrl,omitempty"`
-	SMTPTimeoutSeconds                 int                `json:"smtpTimeoutSeconds"`
-	EmailProvider                      string             `json:"emailProvider"`
-	SESConfigurationSet                string             `json:"sesConfigurationSet,omitempty"`
-	SendCompletionWindowSeconds        int                `json:"sendCompletionWindowSeconds,omitempty"`
-	SwarmURL                           string             `json:"swarmUrl,omitempty"`
-	SwarmPrivate                       bool               `json:"swarmPrivate,omitempty"`
-	SwarmGateSeverity                  string             `json:"swarmGateSeverity,omitempty"`
-	SwarmEmailParticipants             bool               `json:"swarmEmailParticipants,omitempty"`
-	NotifyChannels                     []string           `json:"notifyChannels,omitempty"`
-	SwarmCommentWindowSeconds          int                `json:"swarmCommentWindowSeconds,omitempty"`
-	SwarmMaxInlineComments             int                `json:"swarmMaxInlineComments,omitempty"`
-	SwarmEvents                        SwarmEventsConfig  `json:"swarmEvents,omitzero"`
-	DismissThreshold                   int                `json:"dismissThreshold,omitempty"`
-	DismissScopeDepth                  int                `json:"dismissScopeDepth,omitempty"`
-	DismissMinPeople                   int                `json:"dismissMinPeople,omitempty"`
-	DismissMinReviews                  int                `json:"dismissMinReviews,omitempty"`
-	DismissDeciders                    []string           `json:"dismissDeciders,omitempty"`
-	DismissBotLogins                   []string           `json:"dismissBotLogins,omitempty"`
-	DismissConfirm                     bool               `json:"dismissConfirm,omitempty"`
-	RecipientDomains                   []string           `json:"recipientDomains,omitempty"`
-	MaxRecipients                      int                `json:"maxRecipients,omitempty"`
-	RedactEmails                       bool               `json:"redactEmails"`
-	ConfidentialDomains                []string           `json:"confidentialDomains,omitempty"`
-	ConfidentialCIDRs                  []string           `json:"confidentialCidrs,omitempty"`
-	ClockSkewSeconds                   int                `json:"clockSkewSeconds"`
-	RetentionDays                      int                `json:"retentionDays"`
-	UniquenessRetentionDays            int                `json:"uniquenessRetentionDays"`
-	PromptPatchDrift                   bool               `json:"promptPatchDrift,omitempty"`
-	ValidFindingsSLO                   map[string]float64 `json:"validFindingsSlo,omitempty"`
-	DroppedFindingsSLO                 map[string]float64 `json:"droppedFindingsSlo,omitempty"`
-	AcceptanceAlarmThreshold           float64            `json:"acceptanceAlarmThreshold"`
-	AcceptanceAlarmMinSample           int                `json:"acceptanceAlarmMinSample"`
-	AcceptanceMargin                   float64            `json:"acceptanceMargin"`
-	AcceptanceMinSample                int                `json:"acceptanceMinSample"`
-	APIRateLimit                       int                `json:"apiRateLimit"`
-	APIBurstLimit                      int                `json:"apiBurstLimit"`
-	ReplayWindowSeconds                int                `json:"replayWindowSeconds"`
-	LogLevel                           string             `json:"logLevel"`
-	LogRetentionDays                   int                `json:"logRetentionDays"`
-	AccessLogRetentionDays             int                `json:"accessLogRetentionDays"`
-	SweepSchedule                      string             `json:"sweepSchedule"`
-	AlarmTopicArn                      string             `json:"alarmTopicArn"`
+	Account                        string             `json:"account"`
+	Region                         string             `json:"region"`
+	Architecture                   string             `json:"architecture"`
+	LeaseSeconds                   int                `json:"leaseSeconds"`
+	MaxAttempts                    int                `json:"maxAttempts"`
+	MaxConcurrency                 StageConcurrency   `json:"maxConcurrency"`
+	BatchSize                      int                `json:"batchSize"`
+	DepotAllowList                 []string           `json:"depotAllowList"`
+	P4Bin                          string             `json:"p4Bin"`
+	P4Port                         string             `json:"p4Port"`
+	P4User                         string             `json:"p4User"`
+	P4TimeoutSeconds               int                `json:"p4TimeoutSeconds"`
+	P4LayerPath                    string             `json:"p4LayerPath"`
+	P4ServerRole                   string             `json:"p4ServerRole,omitempty"` // always set: fetch names an unpromoted edge shelf by it
+	P4LayerSHA256                  string             `json:"p4LayerSha256,omitempty"`
+	P4TrustFingerprint             string             `json:"p4TrustFingerprint,omitempty"`
+	LLMProvider                    string             `json:"llmProvider"`
+	LLMEndpoint                    string             `json:"llmEndpoint"`
+	LLMModel                       string             `json:"llmModel"`
+	PromptCandidateVersion         string             `json:"promptCandidateVersion,omitempty"`
+	PromptCandidatePercent         int                `json:"promptCandidatePercent,omitempty"`
+	LLMModelCandidate              string             `json:"llmModelCandidate,omitempty"`
+	LLMModelCandidatePercent       int                `json:"llmModelCandidatePercent,omitempty"`
+	LLMTimeoutSeconds              int                `json:"llmTimeoutSeconds"`
+	ReviewTimeoutSeconds           int                `json:"reviewTimeoutSeconds"`
+	LLMPricesPerMTok               string             `json:"llmPricesPerMTok,omitempty"`
+	LLMModelCandidatePricesPerMTok string             `json:"llmModelCandidatePricesPerMTok,omitempty"`
+	SMTPHost                       string             `json:"smtpHost"`
+	SMTPPort                       int                `json:"smtpPort"`
+	SMTPFrom                       string             `json:"smtpFrom"`
+	SMTPTLS                        string             `json:"smtpTLS"`
+	SMTPLookupURL                  string             `json:"smtpLookupUrl,omitempty"`
+	SMTPTimeoutSeconds             int                `json:"smtpTimeoutSeconds"`
+	EmailProvider                  string             `json:"emailProvider"`
+	SESConfigurationSet            string             `json:"sesConfigurationSet,omitempty"`
+	SendCompletionWindowSeconds    int                `json:"sendCompletionWindowSeconds,omitempty"`
+	SwarmURL                       string             `json:"swarmUrl,omitempty"`
+	SwarmPrivate                   bool               `json:"swarmPrivate,omitempty"`
+	SwarmGateSeverity              string             `json:"swarmGateSeverity,omitempty"`
+	NotifyChannels                 []string           `json:"notifyChannels,omitempty"`
+	SwarmEvents                    SwarmEventsConfig  `json:"swarmEvents,omitzero"`
+	RecipientDomains               []string           `json:"recipientDomains,omitempty"`
+	MaxRecipients                  int                `json:"maxRecipients,omitempty"`
+	RedactEmails                   bool               `json:"redactEmails"` // always set: redaction stays on unless cdk.json turns it off
+	ConfidentialDomains            []string           `json:"confidentialDomains,omitempty"`
+	ConfidentialCIDRs              []string           `json:"confidentialCidrs,omitempty"`
+	ClockSkewSeconds               int                `json:"clockSkewSeconds"`
+	RetentionDays                  int                `json:"retentionDays"`
+	UniquenessRetentionDays        int                `json:"uniquenessRetentionDays"`
+	ValidFindingsSLO               map[string]float64 `json:"validFindingsSlo,omitempty"`
+	DroppedFindingsSLO             map[string]float64 `json:"droppedFindingsSlo,omitempty"`
+	AcceptanceAlarmThreshold       float64            `json:"acceptanceAlarmThreshold"`
+	AcceptanceAlarmMinSample       int                `json:"acceptanceAlarmMinSample"`
+	APIRateLimit                   int                `json:"apiRateLimit"`
+	APIBurstLimit                  int                `json:"apiBurstLimit"`
+	ReplayWindowSeconds            int                `json:"replayWindowSeconds"`
+	LogLevel                       string             `json:"logLevel"`
+	LogRetentionDays               int                `json:"logRetentionDays"`
+	AccessLogRetentionDays         int                `json:"accessLogRetentionDays"`
+	SweepSchedule                  string             `json:"sweepSchedule"`
+	AlarmTopicArn                  string             `json:"alarmTopicArn"`
 	// isLocal is set by LoadConfig for the local environment (not a setting).
 	isLocal             bool
 	OperatorRoleArn     string `json:"operatorRoleArn,omitempty"`
@@ -147,6 +130,57 @@ type EnvConfig struct {
 	JobPage                  bool       `json:"jobPage,omitempty"`
 	PublicBaseURL            string     `json:"publicBaseUrl,omitempty"`
 	DigestConfig
+	// Passed are the declared keys with no field, by key (UnmarshalJSON).
+	Passed map[string]any `json:"-"`
+}
+
+// envFields is EnvConfig without its JSON methods: its fields alone.
+type envFields EnvConfig
+
+// fieldKeys are the cdk.json keys EnvConfig has a field for, embedded
+// structs' included.
+var fieldKeys = func() map[string]bool {
+	keys := map[string]bool{}
+	var add func(reflect.Type)
+	add = func(t reflect.Type) {
+		for f := range t.Fields() {
+			if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); f.Anonymous && name == "" {
+				add(f.Type)
+			} else if name != "" && name != "-" {
+				keys[name] = true
+			}
+		}
+	}
+	add(reflect.TypeFor[EnvConfig]())
+	return keys
+}()
+
+// UnmarshalJSON lays b over c: a declared key with no field goes into
+// Passed; any other key must be a field's (an unknown key is refused).
+func (c *EnvConfig) UnmarshalJSON(b []byte) error {
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(b, &keys); err != nil {
+		return err
+	}
+	for k, raw := range keys {
+		if fieldKeys[k] || !settings.Key(k) {
+			continue
+		}
+		var v any
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return fmt.Errorf("%s: %w", k, err)
+		}
+		if c.Passed == nil {
+			c.Passed = map[string]any{}
+		}
+		c.Passed[k] = v
+		delete(keys, k)
+	}
+	rest, err := json.Marshal(keys)
+	if err != nil {
+		return err
+	}
+	return strictUnmarshal(rest, (*envFields)(c))
 }
 
 // VPCConfig is where functions run inside a studio's network. IDs only:
@@ -181,59 +215,23 @@ const (
 	DefaultDroppedFindingsSLO = 0.5
 )
 
-// DefaultAcceptanceAlarmThreshold is acceptanceAlarmThreshold unset: page below 30 % accepted over a day
-// (docs/operating.md#acceptancealarm), a placeholder until real traffic
-// says what a team's normal is (published precision of AI reviewers runs
-// 0.24–0.75, issue 32). The promote gate's defaults are package outcome's.
-const DefaultAcceptanceAlarmThreshold = 0.3
-
-// DefaultAcceptanceAlarmMinSample is acceptanceAlarmMinSample unset: a day
-// with fewer judged findings does not page, as a share of a handful of
-// reactions is noise (one dismissed finding is 0 % accepted). A
-// placeholder like the threshold, below the promote gate's sample
-// (outcome.DefaultMinSample) because it is one day's, not a canary's.
-const DefaultAcceptanceAlarmMinSample = 20
-
 func DefaultConfig(name string) EnvConfig {
 	c := EnvConfig{
-		Architecture:            "arm64",
-		LeaseSeconds:            60,
-		MaxAttempts:             5,
-		MaxConcurrency:          StageConcurrency{Fetch: 2, LLM: 2, Notify: 2},
-		BatchSize:               1,
-		DepotAllowList:          []string{},
-		P4Bin:                   "/opt/bin/p4",
-		P4User:                  "criticizer",
-		P4TimeoutSeconds:        30,
-		P4ServerRole:            "standard",
-		LLMProvider:             "openai",
-		LLMModel:                "gpt-4o-mini",
-		LLMTimeoutSeconds:       45,
-		ReviewTimeoutSeconds:    900,
-		SMTPPort:                587,
-		SMTPFrom:                "criticizer@example.com",
-		SMTPTLS:                 "starttls",
-		SMTPTimeoutSeconds:      10,
-		EmailProvider:           "smtp",
-		RedactEmails:            true,
-		ClockSkewSeconds:        2,
-		RetentionDays:           30,
-		UniquenessRetentionDays: DefaultUniquenessRetentionDays,
-		APIRateLimit:            50,
-		APIBurstLimit:           100,
-		ReplayWindowSeconds:     300,
-		LogLevel:                "info",
-		LogRetentionDays:        30,
-		AccessLogRetentionDays:  365,
-		SweepSchedule:           "rate(1 minute)",
-
-		AcceptanceAlarmThreshold: DefaultAcceptanceAlarmThreshold,
-		AcceptanceAlarmMinSample: DefaultAcceptanceAlarmMinSample,
-		AcceptanceMargin:         outcome.DefaultMargin,
-		AcceptanceMinSample:      outcome.DefaultMinSample,
-
+		MaxConcurrency:           StageConcurrency{Fetch: 2, LLM: 2, Notify: 2},
+		DepotAllowList:           []string{},
+		P4Bin:                    "/opt/bin/p4",
+		P4User:                   "criticizer",
+		P4ServerRole:             "standard",
+		LLMModel:                 "gpt-4o-mini",
+		ReviewTimeoutSeconds:     900,
+		SMTPFrom:                 "criticizer@example.com",
+		APIRateLimit:             50,
+		APIBurstLimit:            100,
+		LogRetentionDays:         30,
+		SweepSchedule:            "rate(1 minute)",
 		APIGatewayCloudWatchRole: "create",
 	}
+	declaredDefaults(&c)
 	if name != "local" {
 		// The rollout SLOs of the stable prompt (cdk.json states them per
 		// environment too): placeholders from the stand-in eval (`make eval`:
@@ -270,6 +268,28 @@ func DefaultConfig(name string) EnvConfig {
 		c.LogRetentionDays = 90
 	}
 	return c
+}
+
+// declaredDefaults sets each key c always holds (no omitempty) and leaves
+// zero to its declared default (shared/settings), where the declaration
+// has one value of its own: a number, flag or choice of a one-key setting.
+func declaredDefaults(c *EnvConfig) {
+	have, _ := jsonKeys(*c)
+	defaults := map[string]json.RawMessage{}
+	for _, s := range settings.Declared {
+		if len(s.Keys) != 1 || s.Accepts.Kind == settings.Text {
+			continue
+		}
+		if v, ok := have[s.Keys[0]]; ok && (v == 0.0 || v == "" || v == false) {
+			defaults[s.Keys[0]] = json.RawMessage(s.Accepts.Default)
+			if s.Accepts.Kind == settings.Choice {
+				defaults[s.Keys[0]] = json.RawMessage(strconv.Quote(s.Accepts.Default))
+			}
+		}
+	}
+	if err := decodeContext(defaults, c); err != nil {
+		panic(err) // a declaration and its EnvConfig field disagree: every test fails
+	}
 }
 
 // LoadConfig resolves the environment name and its configuration from the

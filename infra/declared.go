@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -52,13 +53,14 @@ func validateDeclared(c EnvConfig, p *problems) {
 	}
 }
 
-// jsonKeys is c as cdk.json spells it: its keys and their values.
+// jsonKeys is c as cdk.json spells it: its keys and their values, its
+// Passed ones included.
 func jsonKeys(c EnvConfig) (map[string]any, error) {
-	b, err := json.Marshal(c)
+	b, err := json.Marshal(envFields(c))
 	if err != nil {
 		return nil, err
 	}
-	var keys map[string]any
+	keys := maps.Clone(c.Passed)
 	return keys, json.Unmarshal(b, &keys)
 }
 

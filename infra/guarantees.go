@@ -6,10 +6,6 @@ import (
 	"github.com/criticizer/criticizer/shared/result"
 )
 
-// DefaultUniquenessRetentionDays is uniquenessRetentionDays when cdk.json
-// does not set it: a year, as docs/guarantees.md promises.
-const DefaultUniquenessRetentionDays = 365
-
 var promptVersionRe = regexp.MustCompile(`^\d+\.\d+\.\d+$`)
 
 // validateGuarantees checks the settings of the newer guarantees: how long

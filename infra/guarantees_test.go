@@ -58,8 +58,8 @@ func TestGuaranteeSettings(t *testing.T) {
 			t.Errorf("%v rejected: %v", tt.set, err)
 		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
 			t.Errorf("%v: error %v, want one naming %q", tt.set, err, tt.want)
-		case tt.want == "" && tt.set["uniquenessRetentionDays"] == nil && cfg.UniquenessRetentionDays != DefaultUniquenessRetentionDays:
-			t.Errorf("default uniquenessRetentionDays %d, want %d", cfg.UniquenessRetentionDays, DefaultUniquenessRetentionDays)
+		case tt.want == "" && tt.set["uniquenessRetentionDays"] == nil && cfg.UniquenessRetentionDays != 365: // a year, as docs/guarantees.md promises
+			t.Errorf("default uniquenessRetentionDays %d, want 365", cfg.UniquenessRetentionDays)
 		}
 	}
 }

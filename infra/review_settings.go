@@ -13,10 +13,6 @@ import (
 // their keys sit beside the others in cdk.json `environments.<env>`; zero
 // means the llm function's default (functions/llm).
 type ReviewSettings struct {
-	ReviewMaxFiles      int `json:"reviewMaxFiles,omitempty"`      // REVIEW_MAX_FILES
-	ReviewMaxBytes      int `json:"reviewMaxBytes,omitempty"`      // REVIEW_MAX_BYTES
-	ReviewMaxFileBytes  int `json:"reviewMaxFileBytes,omitempty"`  // REVIEW_MAX_FILE_BYTES
-	ReviewMaxChunkFiles int `json:"reviewMaxChunkFiles,omitempty"` // REVIEW_MAX_CHUNK_FILES
 	// ReviewMaxTokens is the token budget of one review (REVIEW_MAX_TOKENS);
 	// files past it are skipped "over budget". 0 = unbounded.
 	ReviewMaxTokens int `json:"reviewMaxTokens,omitempty"`
@@ -29,27 +25,11 @@ type ReviewSettings struct {
 	ReviewRules json.RawMessage `json:"reviewRules,omitempty"`
 }
 
-// validateReview checks the review settings against what the review
-// function accepts, so a bad value fails the synth, not a cold start.
+// validateReview checks what no one declaration's range can (those
+// validateDeclared checks): one review's budget within the day's, and
+// the default rules, so a bad value fails the synth, not a cold start.
 func (s ReviewSettings) validateReview() error {
 	var errs []string
-	for _, r := range []struct {
-		name   string
-		v, max int
-	}{
-		{"reviewMaxFiles", s.ReviewMaxFiles, 1_000_000},
-		{"reviewMaxBytes", s.ReviewMaxBytes, 1 << 30},
-		{"reviewMaxFileBytes", s.ReviewMaxFileBytes, 1 << 30},
-		{"reviewMaxChunkFiles", s.ReviewMaxChunkFiles, 10_000},
-		{"reviewMaxTokens", s.ReviewMaxTokens, 100_000_000},
-	} {
-		if r.v < 0 || r.v > r.max {
-			errs = append(errs, fmt.Sprintf("%s %d: want 0..%d (0 = the default)", r.name, r.v, r.max))
-		}
-	}
-	if s.DailyTokenBudget < 0 || s.DailyTokenBudget > 1e12 {
-		errs = append(errs, fmt.Sprintf("dailyTokenBudget %d: want 0..1e12 (0 = unbounded)", s.DailyTokenBudget))
-	}
 	if s.DailyTokenBudget > 0 && s.ReviewMaxTokens > 0 && int64(s.ReviewMaxTokens) > s.DailyTokenBudget {
 		errs = append(errs, fmt.Sprintf("reviewMaxTokens %d is above dailyTokenBudget %d", s.ReviewMaxTokens, s.DailyTokenBudget))
 	}

@@ -1,8 +1,8 @@
 package main
 
 import (
+	"encoding/json"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -34,22 +34,27 @@ const itemSwarmEvent = "SWARMEVENT#"
 
 var headerToken = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 
-// swarmEventVar is one swarmEvents key and the webhook function's variable
-// it sets; val "" where the key is left out (the declared default applies).
-type swarmEventVar struct{ key, name, val string }
+// swarmEventVar is one swarmEvents key, from its declaration: the webhook
+// function's variable it sets and what it accepts; val "" where the key is
+// left out (the declared default applies).
+type swarmEventVar struct {
+	key, name, val string
+	accepts        settings.Accepts
+}
 
-func swarmEventsVars(e SwarmEventsConfig) []swarmEventVar {
-	tolerance := ""
-	if e.ToleranceSeconds != 0 {
-		tolerance = strconv.Itoa(e.ToleranceSeconds)
+func swarmEventsVars(e SwarmEventsConfig) (vars []swarmEventVar) {
+	b, _ := json.Marshal(e)
+	var given map[string]any
+	_ = json.Unmarshal(b, &given)
+	for _, s := range settings.Declared {
+		if len(s.Keys) == 0 {
+			continue
+		}
+		if key, ok := strings.CutPrefix(s.Keys[0], "swarmEvents."); ok {
+			vars = append(vars, swarmEventVar{key, s.Vars[0], envText(given[key]), s.Accepts})
+		}
 	}
-	return []swarmEventVar{
-		{"signatureHeader", "SWARM_EVENTS_SIGNATURE_HEADER", e.SignatureHeader},
-		{"deliveryHeader", "SWARM_EVENTS_DELIVERY_HEADER", e.DeliveryHeader},
-		{"eventHeader", "SWARM_EVENTS_EVENT_HEADER", e.EventHeader},
-		{"timestampHeader", "SWARM_EVENTS_TIMESTAMP_HEADER", e.TimestampHeader},
-		{"toleranceSeconds", "SWARM_EVENTS_TOLERANCE_SECONDS", tolerance},
-	}
+	return vars
 }
 
 // validateSwarmEvents: on only with a Swarm server; header names are HTTP
@@ -70,8 +75,7 @@ func validateSwarmEvents(c EnvConfig, p *problems) {
 		if strings.HasSuffix(v.key, "Header") && !headerToken.MatchString(v.val) {
 			p.add("swarmEvents.%s %q: want an HTTP header name", v.key, v.val)
 		}
-		a, _ := settings.Variable(v.name)
-		if err := a.Check(v.val); err != nil {
+		if err := v.accepts.Check(v.val); err != nil {
 			p.add("swarmEvents.%s %s (%s): %v (docs/configuration.md)", v.key, v.val, v.name, err)
 		}
 	}
@@ -98,8 +102,7 @@ func wireSwarmEvents(f *functionFactory, p functionsProps, fn awslambda.Function
 	fn.AddEnvironment(jsii.String("SWARM_EVENTS_SECRET_ID"), secret.SecretArn(), nil)
 	for _, v := range swarmEventsVars(e) {
 		if v.val == "" {
-			a, _ := settings.Variable(v.name)
-			v.val = a.Default
+			v.val = v.accepts.Default
 		}
 		fn.AddEnvironment(jsii.String(v.name), jsii.String(v.val), nil)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/criticizer/criticizer/shared/mailchannel"
 	"github.com/criticizer/criticizer/shared/notifystage"
 	"github.com/criticizer/criticizer/shared/outbox"
+	"github.com/criticizer/criticizer/shared/outcome"
 	"github.com/criticizer/criticizer/shared/retention"
 	"github.com/criticizer/criticizer/shared/swarm"
 	"github.com/criticizer/criticizer/shared/webhook"
@@ -32,10 +33,14 @@ type Loader struct {
 // Common is what coldstart.Load reads for every function.
 var Common = Loader{"config.LoadCommon", func(r *config.Reader) { config.LoadCommon(r) }}
 
+// policy is the noise filter's loader, which the functions that judge or
+// show reviewers' reactions call beside their own.
+var policy = Loader{"outcome.PolicyFromEnv", func(r *config.Reader) { outcome.PolicyFromEnv(r) }}
+
 // Functions maps each function (its directory under functions/) to the
 // loaders its main calls besides Common.
 var Functions = map[string][]Loader{
-	"webhook": {{"webhook.SettingsFromEnv", func(r *config.Reader) { webhook.SettingsFromEnv(r) }}},
+	"webhook": {{"webhook.SettingsFromEnv", func(r *config.Reader) { webhook.SettingsFromEnv(r) }}, policy},
 	"fetch":   {{"fetchstage.SettingsFromEnv", func(r *config.Reader) { fetchstage.SettingsFromEnv(r, nil) }}},
 	"llm":     {{"llmstage.SettingsFromEnv", func(r *config.Reader) { llmstage.SettingsFromEnv(r) }}},
 	"notify": {{"notifystage.SettingsFromEnv", func(r *config.Reader) { notifystage.SettingsFromEnv(r) }},
@@ -43,9 +48,9 @@ var Functions = map[string][]Loader{
 		{"jobpage.LinkSettingsFromEnv", func(r *config.Reader) { jobpage.LinkSettingsFromEnv(r, true) }}},
 	"sweeper": {{"evidence.SettingsFromEnv", func(r *config.Reader) { evidence.SettingsFromEnv(r) }}, {"retention.SettingsFromEnv", func(r *config.Reader) { retention.SettingsFromEnv(r) }},
 		{"swarm.SettingsFromEnv", func(r *config.Reader) { swarm.SettingsFromEnv(r, swarm.ForComments) }},
-		{"outbox.SettingsFromEnv", func(r *config.Reader) { outbox.SettingsFromEnv(r) }}},
+		{"outbox.SettingsFromEnv", func(r *config.Reader) { outbox.SettingsFromEnv(r) }}, policy},
 	"sesevents": nil,
-	"jobpage":   {{"jobpage.SettingsFromEnv", func(r *config.Reader) { jobpage.SettingsFromEnv(r) }}},
+	"jobpage":   {{"jobpage.SettingsFromEnv", func(r *config.Reader) { jobpage.SettingsFromEnv(r) }}, policy},
 	"digest":    {{"digest.SettingsFromEnv", func(r *config.Reader) { digest.SettingsFromEnv(r) }}},
 	"doctor":    {{"doctor.SettingsFromEnv", func(r *config.Reader) { doctor.SettingsFromEnv(r, nil) }}},
 }

@@ -1,6 +1,7 @@
 package fnsettings
 
 import (
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -44,5 +45,45 @@ func TestCodeDefaultsAreTheDeclared(t *testing.T) {
 	}
 	if a, _ := settings.Variable("MAX_RECIPIENTS"); a.Max != recipients.HardMax {
 		t.Errorf("MAX_RECIPIENTS: declared at most %v, recipients.Parse %d", a.Max, recipients.HardMax)
+	}
+}
+
+// TestEveryReaderReadsIt: every function a setting's ReadBy names looks its
+// variables up, with the setting's branches switched on (an SMTP or SES
+// provider, an OpenAI or Bedrock model, Swarm and its comments): the
+// stack gives a function exactly its declared settings, so a reader listed
+// by mistake gets a variable it never reads, and the docs name it wrongly.
+func TestEveryReaderReadsIt(t *testing.T) {
+	read := map[string]map[string]bool{}
+	for _, email := range []string{"smtp", "ses"} {
+		for _, model := range []string{"openai", "bedrock"} {
+			env := map[string]string{"EMAIL_PROVIDER": email, "LLM_PROVIDER": model, "SWARM_URL": "https://swarm.studio.test",
+				"NOTIFY_CHANNELS": "email,swarm-comments", "SWARM_EVENTS_SECRET_ID": "x", "SWARM_API_SECRET_ID": "x", "JOB_PAGE_SECRET_ID": "x"}
+			for fn := range Functions {
+				keys, _ := Read(fn, env)
+				if read[fn] == nil {
+					read[fn] = map[string]bool{}
+				}
+				for _, k := range keys {
+					read[fn][k] = true
+				}
+			}
+		}
+	}
+	for _, s := range settings.Declared {
+		if slices.Equal(s.ReadBy, settings.All) {
+			continue // config.LoadCommon, for every function
+		}
+		for _, fn := range s.ReadBy {
+			if _, ok := Functions[fn]; !ok {
+				t.Errorf("%v: ReadBy names %s, which is not a function", s.Vars, fn)
+				continue
+			}
+			for _, v := range s.Vars {
+				if !read[fn][v] {
+					t.Errorf("%s: ReadBy names %s, whose loaders never read it", v, fn)
+				}
+			}
+		}
 	}
 }

@@ -55,7 +55,7 @@ func TestMainsOnlyWire(t *testing.T) {
 						return true
 					}
 					callee := selector(call.Fun)
-					if strings.HasSuffix(callee, "SettingsFromEnv") { // jobpage.LinkSettingsFromEnv too
+					if strings.HasSuffix(callee, "FromEnv") { // jobpage.LinkSettingsFromEnv, outcome.PolicyFromEnv too
 						got = append(got, callee)
 					}
 					if callee == "os.Getenv" || callee == "os.LookupEnv" || callee == "os.Environ" {

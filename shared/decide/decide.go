@@ -55,7 +55,7 @@ type Decider struct {
 	// and the findings a rerun resolved are recorded resolved.
 	Outcomes *outcome.Store
 	Policy   outcome.Policy // the noise filter (outcome.PolicyFromEnv)
-	Gate     string         // SWARM_GATE_SEVERITY (GateFromEnv)
+	Gate     string         // SWARM_GATE_SEVERITY (SettingsFromEnv)
 }
 
 // Decide decides j's review over its redacted changeset, records what the

@@ -42,10 +42,10 @@ func TestGate(t *testing.T) {
 	}
 }
 
-func TestGateFromEnv(t *testing.T) {
+func TestGateFromSettings(t *testing.T) {
 	for v, want := range map[string]string{"": "", "off": "", "HIGH": "high", "critical": "critical", "severe": "!"} {
 		r := config.NewReaderFrom(map[string]string{"SWARM_GATE_SEVERITY": v})
-		got := GateFromEnv(r)
+		got := SettingsFromEnv(r).Gate
 		if (want == "!") != (r.Err() != nil) || (want != "!" && got != want) {
 			t.Errorf("SWARM_GATE_SEVERITY=%q: %q, %v; want %q", v, got, r.Err(), want)
 		}

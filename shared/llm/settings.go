@@ -14,11 +14,9 @@ type Settings struct {
 	SecretID string
 }
 
-// SettingsFromEnv reads LLM_PROVIDER, LLM_MODEL (required), LLM_ENDPOINT
-// (required but for bedrock, where it overrides the regional endpoint),
-// LLM_SECRET_ID (not for bedrock), LLM_TIMEOUT_SECONDS,
-// LLM_MAX_OUTPUT_TOKENS and LLM_RESPONSE_FORMAT
-// (openai only; auto, json_schema, json_object_schema or json_object).
+// SettingsFromEnv reads the provider's settings: LLM_ENDPOINT is required
+// but for bedrock (where it overrides the regional endpoint), which needs
+// no LLM_SECRET_ID; LLM_RESPONSE_FORMAT is openai's only.
 func SettingsFromEnv(r *config.Reader) Settings {
 	s := Settings{Provider: r.OneOf("LLM_PROVIDER")}
 	s.Config = Config{Model: r.String("LLM_MODEL"),

@@ -65,26 +65,9 @@ type ModelTerms struct {
 }
 
 // SettingsFromEnv reads the llm function's settings: llm.SettingsFromEnv,
-// the redaction policy, and
-//
-//	LLM_CONTEXT_TOKENS      context window (default: by model family)
-//	LLM_BYTES_PER_TOKEN     token estimate (default: by model family)
-//	LLM_PARALLELISM         chunks reviewed at once
-//	REVIEW_MAX_FILES        files reviewed per changelist (default: result.Budget's)
-//	REVIEW_MAX_BYTES        diff bytes reviewed per changelist
-//	REVIEW_MAX_FILE_BYTES   diff bytes reviewed per file
-//	REVIEW_MAX_CHUNK_FILES  files per model call
-//	REVIEW_MAX_TOKENS       token budget of one review; files past it are skipped "over budget" (0: none)
-//	REVIEW_DAILY_TOKEN_BUDGET  model tokens per environment per UTC day (0: none)
-//	REVIEW_RULES            the environment's default review rules (JSON)
-//	LLM_REQUESTS_PER_MINUTE, LLM_TOKENS_PER_MINUTE  the provider's limits (0: learnt from its headers)
-//	QUEUE_VISIBILITY_SECONDS  the llm queue's visibility when longer than the lease
-//	PROMPT_PATCH_DRIFT      true to accept another patch of the prompt version
-//	PROMPT_CANDIDATE_VERSION, PROMPT_CANDIDATE_PERCENT  the prompt rollout (rule RC-7)
-//	LLM_MODEL_CANDIDATE, LLM_MODEL_CANDIDATE_PERCENT    the model rollout (result.ModelRollout)
-//	LLM_PRICES_PER_MTOK     the model's prices, "input=…,cached_input=…,cache_write=…,output=…" (USD per million tokens; unset: no estimate)
-//	LLM_MODEL_CANDIDATE_PRICES_PER_MTOK  the candidate model's prices, in the same format (unset: no estimate for its reviews)
-//	LLM_MODEL_CANDIDATE_REQUESTS_PER_MINUTE, LLM_MODEL_CANDIDATE_TOKENS_PER_MINUTE  the candidate's limits (0: the stable model's)
+// the redaction policy, the review decision's (decide.SettingsFromEnv) and
+// its own, each described, with its default and range, by its declaration
+// (shared/settings; docs/configuration.md's LLM table).
 func SettingsFromEnv(r *config.Reader) Settings {
 	s := Settings{LLM: llm.SettingsFromEnv(r), Redaction: redact.PolicyFromConfig(r), Decide: decide.SettingsFromEnv(r)}
 	s.Budget = result.Budget{

@@ -15,11 +15,9 @@ type Settings struct {
 	Options  Options
 }
 
-// SettingsFromEnv reads P4_BIN, P4PORT, P4USER (required), P4_TIMEOUT_SECONDS
-// P4CHARSET, P4TRUST_FINGERPRINT, P4_SECRET_ID,
-// P4_PARALLELISM, P4_MAX_FILE_BYTES and P4_SERVER_ROLE (standard,
-// commit or edge; default standard). No client workspace is set:
-// the fetch stage reads depot paths only (p4 describe, print), which need none.
+// SettingsFromEnv reads the p4 settings (shared/settings' fetch table). No
+// client workspace is set: the fetch stage reads depot paths only (p4
+// describe, print), which need none.
 func SettingsFromEnv(r *config.Reader) Settings {
 	return Settings{
 		Config: Config{Path: r.String("P4_BIN"), Port: r.String("P4PORT"), User: r.String("P4USER"),

@@ -189,3 +189,19 @@ func StackName(name string) bool {
 	}
 	return false
 }
+
+// Key reports whether a setting declares top-level cdk.json key k (an
+// object's too: maxConcurrency for maxConcurrency.{fetch,llm,notify}).
+func Key(k string) bool {
+	if strings.Contains(k, ".") {
+		return false
+	}
+	for _, s := range Declared {
+		for _, d := range s.Keys {
+			if d, _, _ = strings.Cut(d, "."); d == k {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -14,9 +14,9 @@
 //
 // Adding a setting: one Setting appended to Declared beside its neighbours
 // in its table, then go generate ./shared/settings; the code that uses it
-// reads it by its variable (r.Int("MY_VARIABLE")), infra's EnvConfig
-// decodes its key and the stack passes it to the functions in ReadBy
-// (docs/development.md, Adding a setting).
+// reads it by its variable (r.Int("MY_VARIABLE")), and the stack passes
+// its cdk.json value to the functions in ReadBy, which must read it
+// (internal/fnsettings; docs/development.md, Adding a setting).
 package settings
 
 //go:generate go run ../../cmd/settingsdoc -docs ../../docs/configuration.md
@@ -87,7 +87,8 @@ type Setting struct {
 	// Stack and StackRequired, refused for any name not listed here.
 	Names []string
 	// Computed: the stack computes the variables from the key (a secret's
-	// ARN, the API's URL) instead of passing its value on.
+	// ARN, the API's URL) instead of passing its value on, or sets them
+	// only with another key (swarmEvents' with its enabled).
 	Computed bool
 }
 
@@ -133,11 +134,11 @@ var Declared = []Setting{
 	{Table: Webhook, Keys: []string{"publicBaseUrl"}, Vars: []string{"JOB_PAGE_BASE_URL"}, ReadBy: []string{"notify", "webhook"}, Computed: true, Default: "the API's URL", Needed: "optional, with `jobPage`: the links' base behind a custom domain"},
 	{Table: Webhook, Keys: []string{"swarmUrl"}, Vars: []string{"SWARM_URL"}, ReadBy: []string{"webhook", "fetch", "notify", "sweeper", "doctor"}, Default: "none: Swarm off", Needed: "with Swarm; creates the two Swarm secrets"},
 	{Table: Webhook, Keys: []string{"swarmEvents"}, KeyNote: "(`enabled`, `signatureHeader`, `deliveryHeader`, `eventHeader`, `timestampHeader`, `toleranceSeconds`)", VarNote: "(below)", Default: "off; `X-Swarm-Signature`, `X-Swarm-Delivery`, `X-Swarm-Event`, no timestamp, 300", Range: "tolerance 30–3600 s; header names *unverified*: use the ones your P4 Code Review documents", Needed: "optional, needs `swarmUrl`: receive P4 Code Review's signed webhooks on `POST /webhooks/swarm-events`; the stack creates the secret (`SWARM_EVENTS_SECRET_ID`, output `SwarmEventsSecretArn`) ([operating.md](operating.md#receiving-p4-code-review-webhooks))"},
-	{Table: Webhook, StackVars: "`SWARM_EVENTS_SIGNATURE_HEADER` (webhook, with `swarmEvents`: its `signatureHeader`)", Vars: []string{"SWARM_EVENTS_SIGNATURE_HEADER"}, ReadBy: []string{"webhook"}, Accepts: Str("X-Swarm-Signature")},
-	{Table: Webhook, StackVars: "`SWARM_EVENTS_DELIVERY_HEADER` (webhook, with `swarmEvents`: its `deliveryHeader`)", Vars: []string{"SWARM_EVENTS_DELIVERY_HEADER"}, ReadBy: []string{"webhook"}, Accepts: Str("X-Swarm-Delivery")},
-	{Table: Webhook, StackVars: "`SWARM_EVENTS_EVENT_HEADER` (webhook, with `swarmEvents`: its `eventHeader`)", Vars: []string{"SWARM_EVENTS_EVENT_HEADER"}, ReadBy: []string{"webhook"}, Accepts: Str("X-Swarm-Event")},
-	{Table: Webhook, StackVars: "`SWARM_EVENTS_TIMESTAMP_HEADER` (webhook, with `swarmEvents`: its `timestampHeader`; none: no timestamp check)", Vars: []string{"SWARM_EVENTS_TIMESTAMP_HEADER"}, ReadBy: []string{"webhook"}},
-	{Table: Webhook, StackVars: "`SWARM_EVENTS_TOLERANCE_SECONDS` (webhook, with `swarmEvents`: its `toleranceSeconds`)", Vars: []string{"SWARM_EVENTS_TOLERANCE_SECONDS"}, ReadBy: []string{"webhook"}, Accepts: Int(300, 30, 3600)},
+	{Table: Webhook, StackVars: "`SWARM_EVENTS_SIGNATURE_HEADER` (webhook, with `swarmEvents`: its `signatureHeader`)", Keys: []string{"swarmEvents.signatureHeader"}, Computed: true, Vars: []string{"SWARM_EVENTS_SIGNATURE_HEADER"}, ReadBy: []string{"webhook"}, Accepts: Str("X-Swarm-Signature")},
+	{Table: Webhook, StackVars: "`SWARM_EVENTS_DELIVERY_HEADER` (webhook, with `swarmEvents`: its `deliveryHeader`)", Keys: []string{"swarmEvents.deliveryHeader"}, Computed: true, Vars: []string{"SWARM_EVENTS_DELIVERY_HEADER"}, ReadBy: []string{"webhook"}, Accepts: Str("X-Swarm-Delivery")},
+	{Table: Webhook, StackVars: "`SWARM_EVENTS_EVENT_HEADER` (webhook, with `swarmEvents`: its `eventHeader`)", Keys: []string{"swarmEvents.eventHeader"}, Computed: true, Vars: []string{"SWARM_EVENTS_EVENT_HEADER"}, ReadBy: []string{"webhook"}, Accepts: Str("X-Swarm-Event")},
+	{Table: Webhook, StackVars: "`SWARM_EVENTS_TIMESTAMP_HEADER` (webhook, with `swarmEvents`: its `timestampHeader`; none: no timestamp check)", Keys: []string{"swarmEvents.timestampHeader"}, Computed: true, Vars: []string{"SWARM_EVENTS_TIMESTAMP_HEADER"}, ReadBy: []string{"webhook"}},
+	{Table: Webhook, StackVars: "`SWARM_EVENTS_TOLERANCE_SECONDS` (webhook, with `swarmEvents`: its `toleranceSeconds`)", Keys: []string{"swarmEvents.toleranceSeconds"}, Computed: true, Vars: []string{"SWARM_EVENTS_TOLERANCE_SECONDS"}, ReadBy: []string{"webhook"}, Accepts: Int(300, 30, 3600)},
 	{Table: Webhook, StackVars: "`SWARM_EVENTS_SECRET_ID` (webhook, with `swarmEvents`: the secret P4 Code Review signs its webhooks with)", Vars: []string{"SWARM_EVENTS_SECRET_ID"}, ReadBy: []string{"webhook"}},
 	{Table: Webhook, StackVars: "`WEBHOOK_SECRET_ID`; with `swarmUrl`, `SWARM_TOKEN_SECRET_ID` and, unless Swarm is private, `SWARM_API_SECRET_ID` (webhook: a run is held to its review with 422)", Names: []string{"WEBHOOK_SECRET_ID", "SWARM_TOKEN_SECRET_ID", "SWARM_API_SECRET_ID"}},
 	{Table: Fetch, Keys: []string{"depotAllowList"}, Vars: []string{"DEPOT_ALLOWLIST"}, ReadBy: []string{"fetch", "doctor"}, Default: "none", Needed: "every environment: the depot paths fetch may read (`//depot/projectA/...`)", Required: Everywhere},

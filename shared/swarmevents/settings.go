@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/criticizer/criticizer/shared/config"
-	"github.com/criticizer/criticizer/shared/settings"
 )
 
 // Settings turn the receiver on and say how P4 Code Review signs.
@@ -37,20 +36,12 @@ func SettingsFromEnv(r *config.Reader) Settings {
 }
 
 // headerName reads an HTTP header name: a token (RFC 9110 §5.1), or empty
-// where its declared default is.
+// where its declared default is (no timestamp check).
 func headerName(r *config.Reader, key string) string {
-	def, _ := settings.Variable(key)
-	return checkHeaderName(r, key, r.Optional(key), def.Default)
-}
-
-func checkHeaderName(r *config.Reader, key, v, def string) string {
-	v = strings.TrimSpace(v)
-	if v == "" && def == "" {
-		return ""
-	}
-	if v == "" || strings.ContainsFunc(v, func(c rune) bool { return c <= ' ' || c > '~' || strings.ContainsRune(`"(),/:;<=>?@[\]{}`, c) }) {
+	v := r.Optional(key) // its declared default when unset
+	if strings.ContainsFunc(v, func(c rune) bool { return c <= ' ' || c > '~' || strings.ContainsRune(`"(),/:;<=>?@[\]{}`, c) }) {
 		r.Fail(fmt.Errorf("%s=%q: want an HTTP header name", key, v))
-		return def
+		return ""
 	}
 	return textproto.CanonicalMIMEHeaderKey(v)
 }
