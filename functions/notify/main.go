@@ -23,6 +23,7 @@ import (
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/outcome"
 	"github.com/criticizer/criticizer/shared/queue"
+	"github.com/criticizer/criticizer/shared/recipients"
 	"github.com/criticizer/criticizer/shared/redact"
 	"github.com/criticizer/criticizer/shared/sanitize"
 	"github.com/criticizer/criticizer/shared/secrets"
@@ -53,7 +54,7 @@ func main() {
 		Secret: key, From: mail.Evidence.From, Log: env.Log, Swarm: swarm.RunReport{Reporter: reporter}, EmailParticipants: set.EmailParticipants, Window: mail.Evidence.Window,
 		Artifacts: artifacts.New(artifacts.NewS3Client(env.AWS), env.Config.RedactedBkt),
 		HTML:      true, SwarmLinks: set.SwarmLinks, // HTML + text alternatives; Swarm review link when known
-		Recipients: set.Recipients, Metrics: env.Metrics}
+		Recipients: &recipients.Gate{Policy: set.Recipients, Log: env.Log, Metrics: env.Metrics, Stage: string(domain.StageNotify)}}
 	if page.SecretID != "" {
 		n.JobPage = &jobpage.Links{Key: &jobpage.Key{Secrets: sm, SecretID: page.SecretID}, Base: page.BaseURL}
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/render"
-	"github.com/criticizer/criticizer/shared/rerun"
 	"github.com/criticizer/criticizer/shared/swarm"
 	"github.com/criticizer/criticizer/shared/swarm/comments"
 )
@@ -76,13 +75,13 @@ type commentDelivery struct {
 // retryable failure is returned (the stage's backoff retries it, and the
 // e-mails already sent are skipped by their rows); a permanent refusal is
 // recorded on the comment's row and in the outcome, and never fails the job.
-func (n *Notify) postComments(ctx context.Context, j *job.Job, review domain.ReviewResult, current []rerun.Current, cs *domain.Changeset, pageURL string, g *rerun.Groups) (commentOutcome, error) {
+func (n *Notify) postComments(ctx context.Context, j *job.Job, in *input) (commentOutcome, error) {
 	var out commentOutcome
 	pr, err := n.loadPrior(ctx, j.Swarm.Review, j.ReviewVersion)
 	if err != nil {
 		return out, err
 	}
-	ds, tasks := commentDeliveries(j, review, current, cs, pageURL, pr, g)
+	ds, tasks := commentDeliveries(j, in, pr)
 	for _, tc := range tasks {
 		if err := n.address(ctx, j.ID, tc); refused(err) {
 			out.refused = append(out.refused, tc.item.ID+": "+string(failure.Classify(err)))
@@ -147,22 +146,20 @@ var commentWords = outbox.Words{
 // commentDeliveries are the comments a job's review gets: one per distinct
 // finding (by the one fingerprint) not commented on in an earlier version,
 // in the review's order, the notes on resolved plain comments, then the
-// version's summary; and the resolved tasks to set addressed. g is the
-// rerun's comparison (nil for a first version): the summary's counts and
-// what is resolved come from it, the e-mail's grouping too; pr (the
-// review's rows) only says what was commented on before.
-func commentDeliveries(j *job.Job, review domain.ReviewResult, distinct []rerun.Current, cs *domain.Changeset, pageURL string, pr *prior, g *rerun.Groups) ([]commentDelivery, []taskChange) {
+// version's summary; and the resolved tasks to set addressed. The rerun's
+// comparison (in.Groups, nil for a first version) gives the summary's
+// counts and what is resolved, the e-mail's grouping too; pr (the review's
+// rows) only says what was commented on before.
+func commentDeliveries(j *job.Job, in *input, pr *prior) ([]commentDelivery, []taskChange) {
 	rv := j.Swarm.Review
 	version := max(j.ReviewVersion, 1)
 	files := map[string]domain.FileChange{}
-	if cs != nil {
-		for _, f := range cs.Files {
-			files[f.DepotPath] = f
-		}
+	for _, f := range in.cs.Files {
+		files[f.DepotPath] = f
 	}
 	var out []commentDelivery
 	counts := map[string]int{}
-	for _, c := range distinct {
+	for _, c := range in.Current {
 		f, fp := c.Finding, c.Fingerprint
 		counts[strings.ToLower(f.Severity)]++
 		if pr != nil {
@@ -183,17 +180,17 @@ func commentDeliveries(j *job.Job, review domain.ReviewResult, distinct []rerun.
 			finding: &f,
 		})
 	}
-	meta := domain.ReadReviewMeta(review.Meta)
+	meta := domain.ReadReviewMeta(in.Result.Meta)
 	var tasks []taskChange
-	if pr != nil && g != nil {
+	if pr != nil && in.Groups != nil {
 		var notes []commentDelivery
-		notes, tasks = resolvedDeliveries(rv, version, pr, g)
+		notes, tasks = resolvedDeliveries(rv, version, pr, in)
 		out = append(out, notes...)
 	}
 	k := swarm.SummaryKey(rv, version)
 	out = append(out, commentDelivery{
 		item:    commentItem(k),
-		comment: swarm.NewComment{Review: rv, Body: render.SwarmSummary(version, len(distinct), counts, meta, pageURL, since(g)), Marker: k.Marker()},
+		comment: swarm.NewComment{Review: rv, Body: render.SwarmSummary(version, len(in.Current), counts, meta, in.pageURL, since(in)), Marker: k.Marker()},
 	})
 	return out, tasks
 }

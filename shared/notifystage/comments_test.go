@@ -584,7 +584,8 @@ func TestFindingWithoutFileIsAReviewComment(t *testing.T) {
 		{Severity: "info", Category: "coverage", Title: "Binary file not reviewed", Message: "m"},
 		{Severity: "low", Category: "style", Title: "t", File: "//depot/a.c", Line: 3, Message: "m"},
 	}}
-	ds, _ := commentDeliveries(j, review, rerun.Distinct(review.Findings, nil), nil, "", nil, nil)
+	in := &input{Decided: decide.Decided{Result: review, Current: rerun.Distinct(review.Findings, nil)}}
+	ds, _ := commentDeliveries(j, in, nil)
 	if len(ds) != 3 || ds[0].comment.Context != nil || ds[1].comment.Context == nil || ds[1].comment.Context.RightLine != 3 {
 		t.Fatalf("deliveries %+v: want the file-less finding on the review, the other inline, then the summary", ds)
 	}

@@ -23,9 +23,7 @@ import (
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/notify"
-	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/outbox"
-	"github.com/criticizer/criticizer/shared/recipients"
 	"github.com/criticizer/criticizer/shared/swarm"
 )
 
@@ -67,12 +65,11 @@ type Notify struct {
 	Window time.Duration
 	// Now is the time source (the system clock when nil).
 	Now job.Clock
-	// Recipients is the recipient policy, checked again before every send
-	// (the policy may have tightened since fetch, a replayed job may carry
-	// an old list); nil checks nothing (tests only: the function always sets
-	// it). Metrics counts its refusals.
-	Recipients *recipients.Policy
-	Metrics    *obs.Metrics
+	// Recipients is the recipient policy (recipients.Gate), checked again
+	// before every send (the policy may have tightened since fetch, a
+	// replayed job may carry an old list); nil checks nothing (tests only:
+	// the function always sets it).
+	Recipients RecipientPolicy
 	// Comments posts the findings on the job's Swarm review, after the
 	// e-mails (NOTIFY_CHANNELS has swarm-comments); nil: e-mail only.
 	Comments *SwarmComments
@@ -92,6 +89,13 @@ type Artifacts interface {
 // DigestEntries keeps the weekly digest's entries (digest.Entries).
 type DigestEntries interface {
 	Record(ctx context.Context, week digest.Week, e digest.Entry) error
+}
+
+// RecipientPolicy splits addresses into those the recipient policy allows
+// and a description of those it refused ("" for none), reporting each
+// refusal.
+type RecipientPolicy interface {
+	Allow(ctx context.Context, source string, addrs []string) (allowed []string, refused string)
 }
 
 // JobPageLinks mints a job's page URL.
@@ -175,16 +179,15 @@ func (n *Notify) read(ctx context.Context, j *job.Job) (*input, error) {
 
 // recipients is who is e-mailed (emailRecipients) within the recipient
 // policy, and whom the policy refused; none allowed of some is an error.
-func (n *Notify) recipients(ctx context.Context, j *job.Job) ([]string, []recipients.Refusal, error) {
+func (n *Notify) recipients(ctx context.Context, j *job.Job) ([]string, string, error) {
 	rcpts := n.emailRecipients(j)
 	if n.Recipients == nil {
-		return rcpts, nil, nil
+		return rcpts, "", nil
 	}
 	// An address outside the policy is never e-mailed, whatever the job says.
-	rcpts, refused := n.Recipients.Split(rcpts)
-	recipients.Report(ctx, n.Log, n.Metrics, string(domain.StageNotify), j.Source, refused)
-	if len(rcpts) == 0 && len(refused) > 0 {
-		return nil, nil, failure.Errorf(failure.PolicyRejected, "no recipient allowed by the recipient policy: %s", recipients.Describe(refused))
+	rcpts, refused := n.Recipients.Allow(ctx, j.Source, rcpts)
+	if len(rcpts) == 0 && refused != "" {
+		return nil, "", failure.Errorf(failure.PolicyRejected, "no recipient allowed by the recipient policy: %s", refused)
 	}
 	return rcpts, refused, nil
 }
@@ -228,7 +231,7 @@ func (n *Notify) commentAll(ctx context.Context, j *job.Job, in *input, emailed 
 	}
 	// After the e-mails: a Swarm failure retries the stage, whose outbox
 	// skips the recipients already e-mailed.
-	out, err := n.postComments(ctx, j, in.Result, in.Current, &in.cs, in.pageURL, in.Groups)
+	out, err := n.postComments(ctx, j, in)
 	if err != nil {
 		return "", err
 	}
@@ -262,13 +265,13 @@ func (n *Notify) reportRun(ctx context.Context, j *job.Job, o swarm.Outcome, com
 }
 
 // detail is the job's record of what the attempt told whom.
-func detail(j *job.Job, sent, rcpts int, refused []recipients.Refusal, commented string) string {
+func detail(j *job.Job, sent, rcpts int, refused string, commented string) string {
 	d := fmt.Sprintf("%d of %d recipients e-mailed now, the rest earlier", sent, rcpts)
-	if len(j.Recipients) > 0 && rcpts == 0 && len(refused) == 0 {
+	if len(j.Recipients) > 0 && rcpts == 0 && refused == "" {
 		d = "not e-mailed: the review's participants hear of the comments from Swarm"
 	}
-	if len(refused) > 0 {
-		d += "; not e-mailed, outside the recipient policy: " + recipients.Describe(refused)
+	if refused != "" {
+		d += "; not e-mailed, outside the recipient policy: " + refused
 	}
 	return d + commented
 }
