@@ -15,6 +15,7 @@ import (
 
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/coldstart"
+	"github.com/criticizer/criticizer/shared/decide"
 	"github.com/criticizer/criticizer/shared/digest"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/jobpage"
@@ -64,7 +65,7 @@ func main() {
 		n.Comments = &notifystage.SwarmComments{Rows: rows, Window: c.Window, API: api}
 		// What reviewers do with each posted finding (package outcome).
 		fates := outcome.NewStore(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention).WithMetrics(env.Metrics)
-		n.Outcomes = &notifystage.Outcomes{Store: fates, Policy: set.Dismissals}
+		n.Outcomes = &decide.Outcomes{Store: fates}
 	}
 	if set.WeeklyDigest {
 		n.Digest = &digest.Entries{API: ddb, Table: env.Config.JobsTable} // each job's week entry (shared/digest)

@@ -37,6 +37,10 @@ type Decided struct {
 	Groups *rerun.Groups `json:"groups,omitempty"`
 	// Gate is the Swarm test run's verdict; notify fills in Where.
 	Gate swarm.Outcome `json:"gate"`
+	// Scopes are a Swarm review's findings' depot path scopes under the
+	// policy (by fingerprint), which their outcome records are kept under
+	// when they are posted (Outcomes.Posted).
+	Scopes map[string]string `json:"scopes,omitempty"`
 }
 
 // Key is where a job's decided review is stored, beside its result.
@@ -72,6 +76,13 @@ func (d *Decider) Decide(ctx context.Context, j *job.Job, review domain.ReviewRe
 		}
 	}
 	dr := Decided{Result: review, Current: rerun.Distinct(review.Findings, cs)}
+	if swarmReview {
+		pol := d.Policy.WithRules(domain.ReadReviewMeta(review.Meta))
+		dr.Scopes = map[string]string{}
+		for _, c := range dr.Current {
+			dr.Scopes[c.Fingerprint] = pol.Scope(c.Finding.File)
+		}
+	}
 	if dr.Groups, err = d.compare(ctx, j, review, dr.Current, cs); err != nil {
 		return err
 	}

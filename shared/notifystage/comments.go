@@ -48,9 +48,9 @@ const DefaultCommentWindow = swarm.DefaultCommentWindow
 // commentOutcome is what the channel did in one attempt, for the job record.
 type commentOutcome struct {
 	posted, earlier int
-	refused         []string          // "<item>: <class>" of rows failed for good
-	unanchored      []string          // "<item> (<reason>)" of findings said on the review as a whole: Swarm refused their file context
-	findings        []commentDelivery // the finding comments on the review now (posted now or earlier)
+	refused         []string // "<item>: <class>" of rows failed for good
+	unanchored      []string // "<item> (<reason>)" of findings said on the review as a whole: Swarm refused their file context
+	findings        []string // the fingerprints of the finding comments on the review now (posted now or earlier)
 }
 
 func (o commentOutcome) detail() string {
@@ -97,7 +97,7 @@ func (n *Notify) postComments(ctx context.Context, j *job.Job, in *input) (comme
 	for _, d := range ds {
 		did, err := n.postComment(ctx, j.ID, d, ch)
 		if err == nil && d.finding != nil {
-			out.findings = append(out.findings, d)
+			out.findings = append(out.findings, strings.TrimPrefix(d.item.ID, swarm.KindFinding+"/"))
 		}
 		if why, ok := ch.Unanchored(d.comment.Marker); ok && err == nil {
 			n.Log.Warn("finding posted unanchored: Swarm refused its file context", "comment", d.item.String(), "reason", why)

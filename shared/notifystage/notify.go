@@ -73,9 +73,9 @@ type Notify struct {
 	// Comments posts the findings on the job's Swarm review, after the
 	// e-mails (NOTIFY_CHANNELS has swarm-comments); nil: e-mail only.
 	Comments *SwarmComments
-	// Outcomes records the fate of each finding posted on a Swarm review
-	// (outcomes.go); nil: not recorded.
-	Outcomes *Outcomes
+	// Outcomes records what was told of each finding (decide.Outcomes):
+	// commented on a Swarm review, or e-mailed only; nil: not recorded.
+	Outcomes Outcomes
 	// Digest records each job's entry for the weekly digest
 	// (shared/digest); nil: the digest is off.
 	Digest DigestEntries
@@ -84,6 +84,13 @@ type Notify struct {
 // Artifacts reads the decided review and the redacted changeset.
 type Artifacts interface {
 	GetJSON(ctx context.Context, key string, v any) error
+}
+
+// Outcomes records the findings posted on a Swarm review (by fingerprint)
+// and those of a job told by e-mail only.
+type Outcomes interface {
+	Posted(ctx context.Context, j *job.Job, d *decide.Decided, fingerprints []string) error
+	EmailOnly(ctx context.Context, j *job.Job, d *decide.Decided) error
 }
 
 // DigestEntries keeps the weekly digest's entries (digest.Entries).
@@ -225,7 +232,7 @@ func (n *Notify) emailAll(ctx context.Context, j *job.Job, in *input, rcpts []st
 func (n *Notify) commentAll(ctx context.Context, j *job.Job, in *input, emailed bool) (string, error) {
 	if n.Comments == nil || j.Swarm == nil || j.Swarm.Review <= 0 {
 		if n.Outcomes != nil && emailed {
-			return "", n.recordEmailOnly(ctx, j, in.Result, in.Current)
+			return "", n.Outcomes.EmailOnly(ctx, j, &in.Decided)
 		}
 		return "", nil
 	}
@@ -236,7 +243,7 @@ func (n *Notify) commentAll(ctx context.Context, j *job.Job, in *input, emailed 
 		return "", err
 	}
 	if n.Outcomes != nil {
-		if err := n.recordOutcomes(ctx, j, in.Result, out.findings); err != nil {
+		if err := n.Outcomes.Posted(ctx, j, &in.Decided, out.findings); err != nil {
 			return "", err
 		}
 	}

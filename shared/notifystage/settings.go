@@ -3,7 +3,6 @@ package notifystage
 import (
 	"github.com/criticizer/criticizer/shared/config"
 	"github.com/criticizer/criticizer/shared/outbox"
-	fates "github.com/criticizer/criticizer/shared/outcome"
 	"github.com/criticizer/criticizer/shared/recipients"
 	"github.com/criticizer/criticizer/shared/swarm"
 )
@@ -23,9 +22,6 @@ type Settings struct {
 	// Outbox names the delivery key: the rows are keyed by the keyed hash
 	// of their recipient and the e-mail's token is keyed by it.
 	Outbox outbox.Settings
-	// Dismissals is the noise filter (outcome.PolicyFromEnv: the
-	// DISMISS_* settings and the gate), the one policy every reader uses.
-	Dismissals fates.Policy
 	// WeeklyDigest (WEEKLY_DIGEST) records each job's week entry for the
 	// weekly digest (shared/digest); off by default.
 	WeeklyDigest bool
@@ -33,7 +29,7 @@ type Settings struct {
 
 // SettingsFromEnv reads the notify stage's settings: outbox.SettingsFromEnv,
 // SWARM_URL, NOTIFY_CHANNELS (with swarm-comments also SWARM_API_SECRET_ID and
-// SWARM_COMMENT_WINDOW_SECONDS), the recipient policy, the dismissal policy and WEEKLY_DIGEST.
+// SWARM_COMMENT_WINDOW_SECONDS), the recipient policy and WEEKLY_DIGEST.
 func SettingsFromEnv(r *config.Reader) Settings {
 	s := Settings{SwarmLinks: swarm.SettingsFromEnv(r, swarm.ForLinks)}
 	var err error
@@ -42,7 +38,6 @@ func SettingsFromEnv(r *config.Reader) Settings {
 	s.Comments = commentSettingsFromEnv(r, s.SwarmLinks.URL)
 	s.EmailParticipants = r.Bool("SWARM_EMAIL_PARTICIPANTS")
 	s.Outbox = outbox.SettingsFromEnv(r)
-	s.Dismissals = fates.PolicyFromEnv(r)
 	s.WeeklyDigest = r.Bool("WEEKLY_DIGEST")
 	return s
 }
