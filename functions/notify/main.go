@@ -16,10 +16,10 @@ import (
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/coldstart"
 	"github.com/criticizer/criticizer/shared/decide"
-	"github.com/criticizer/criticizer/shared/digest"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/jobpage"
 	"github.com/criticizer/criticizer/shared/mailchannel"
+	"github.com/criticizer/criticizer/shared/notifysettings"
 	"github.com/criticizer/criticizer/shared/notifystage"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/outcome"
@@ -35,7 +35,7 @@ import (
 func main() {
 	ctx := context.Background()
 	env := coldstart.Must(coldstart.Load(ctx, "notify", sanitize.Logs))
-	set := notifystage.SettingsFromEnv(env.Vars)
+	set := notifysettings.SettingsFromEnv(env.Vars)
 	mail := mailchannel.SettingsFromEnv(env.Vars)
 	page := jobpage.LinkSettingsFromEnv(env.Vars, true) // the job page link in the e-mail (optional; a full URL)
 	coldstart.Must(env, env.Vars.Err())
@@ -62,13 +62,10 @@ func main() {
 	if c := set.Comments; c.On {
 		// Findings as comments on the job's Swarm review (NOTIFY_CHANNELS, docs/swarm-comments.md).
 		api := &swarm.Client{BaseURL: set.SwarmLinks.URL, Credentials: swarm.SecretCredentials(sm, c.APISecretID)}
-		n.Comments = &notifystage.SwarmComments{Rows: rows, Window: c.Window, API: api}
+		n.Comments = &notifystage.SwarmComments{Rows: rows, Window: c.Window, MaxInline: c.MaxInline, API: api}
 		// What reviewers do with each posted finding (package outcome).
 		fates := outcome.NewStore(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention).WithMetrics(env.Metrics)
 		n.Outcomes = &decide.Outcomes{Store: fates}
-	}
-	if set.WeeklyDigest {
-		n.Digest = &digest.Entries{API: ddb, Table: env.Config.JobsTable} // each job's week entry (shared/digest)
 	}
 	// SES (IAM credentials; its published events are the evidence) or SMTP
 	// (the relay's lookup when SMTP_LOOKUP_URL names one).

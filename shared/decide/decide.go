@@ -1,7 +1,7 @@
 // Package decide decides what a review says before it is delivered: the
 // findings the team's dismissal policy withholds, the comparison with the
 // previous version (new, still open, resolved), the Swarm run's gate
-// verdict. The llm stage calls Decide once the
+// verdict, the review's entry in the weekly digest. The llm stage calls Decide once the
 // result is validated and stored, and stores the decided review beside
 // it; the notify stage only delivers that one decided review, so a retry
 // or a replay of notify tells the same thing and never decides again.
@@ -14,6 +14,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/domain"
@@ -23,6 +24,7 @@ import (
 	"github.com/criticizer/criticizer/shared/outcome"
 	"github.com/criticizer/criticizer/shared/rerun"
 	"github.com/criticizer/criticizer/shared/swarm"
+	"github.com/criticizer/criticizer/shared/weekly"
 )
 
 // Decided is a decided review, as the notify stage delivers it.
@@ -60,6 +62,14 @@ type Decider struct {
 	Outcomes *outcome.Store
 	Policy   outcome.Policy // the noise filter (outcome.PolicyFromEnv)
 	Gate     string         // SWARM_GATE_SEVERITY (GateFromEnv)
+	// Digest keeps the weekly digest's entries (weekly.Entries): what the
+	// digest will list of each review; nil: the digest is off.
+	Digest WeekEntries
+}
+
+// WeekEntries keeps the weekly digest's entries.
+type WeekEntries interface {
+	Record(ctx context.Context, week weekly.Week, e weekly.Entry) error
 }
 
 // Decide decides j's review over its redacted changeset, records what the
@@ -92,7 +102,27 @@ func (d *Decider) Decide(ctx context.Context, j *job.Job, review domain.ReviewRe
 		}
 	}
 	dr.Gate = gate(found, review.Findings, domain.ReadReviewMeta(review.Meta).Gates, d.Gate)
+	if err := d.recordDigest(ctx, j, &dr, cs); err != nil {
+		return err
+	}
 	return d.Artifacts.PutJSON(ctx, Key(j.ID), dr)
+}
+
+// recordDigest adds the job to the weekly digest of the week it was
+// created in (so deciding again writes the same entry): what it reports,
+// after any withheld, its tokens and estimated cost.
+func (d *Decider) recordDigest(ctx context.Context, j *job.Job, dr *Decided, cs *domain.Changeset) error {
+	if d.Digest == nil {
+		return nil
+	}
+	created, err := job.ParseTime(j.CreatedAt)
+	if err != nil {
+		created = time.Now()
+	}
+	if err := d.Digest.Record(ctx, weekly.WeekOf(created), weekly.EntryOf(j, dr.Result, dr.Current, cs)); err != nil {
+		return fmt.Errorf("weekly digest entry: %w", err)
+	}
+	return nil
 }
 
 // withholdDismissed drops the findings of a kind people with a say

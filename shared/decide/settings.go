@@ -17,11 +17,15 @@ type Settings struct {
 	// Dismissals is the noise filter (outcome.PolicyFromEnv: the
 	// DISMISS_* settings and the gate), the one policy every reader uses.
 	Dismissals outcome.Policy
+	// WeeklyDigest (WEEKLY_DIGEST) records each review's week entry for
+	// the weekly digest (shared/weekly); off by default.
+	WeeklyDigest bool
 }
 
-// SettingsFromEnv reads SWARM_GATE_SEVERITY and the DISMISS_* settings.
+// SettingsFromEnv reads SWARM_GATE_SEVERITY, the DISMISS_* settings and
+// WEEKLY_DIGEST.
 func SettingsFromEnv(r *config.Reader) Settings {
-	return Settings{Gate: GateFromEnv(r), Dismissals: outcome.PolicyFromEnv(r)}
+	return Settings{Gate: GateFromEnv(r), Dismissals: outcome.PolicyFromEnv(r), WeeklyDigest: r.Bool("WEEKLY_DIGEST")}
 }
 
 // GateFromEnv reads SWARM_GATE_SEVERITY: the severity at or above which a

@@ -3,6 +3,7 @@ package digest
 import (
 	"context"
 	"fmt"
+	"github.com/criticizer/criticizer/shared/weekly"
 	"slices"
 	"strings"
 
@@ -60,7 +61,7 @@ func under(p string, patterns []string) bool {
 // Digest is one owner's week.
 type Digest struct {
 	Owner   string
-	Week    Week
+	Week    weekly.Week
 	Paths   []string
 	Reviews int // jobs whose changes touched the paths
 	// Severity is the findings on the paths by severity (most severe
@@ -97,7 +98,7 @@ type Fates interface {
 // outcomes and each scope's tallies are read once per call (once per pass:
 // Pass.Run hands every owner's Build one cache); a finding told by e-mail
 // only, or never posted, counts as unknown.
-func Build(ctx context.Context, fates Fates, pol outcome.Policy, owner Owner, week Week, entries []Entry) (Digest, error) {
+func Build(ctx context.Context, fates Fates, pol outcome.Policy, owner Owner, week weekly.Week, entries []weekly.Entry) (Digest, error) {
 	c := cached(fates)
 	d := Digest{Owner: owner.Address, Week: week, Paths: owner.Paths, Dismissals: pol}
 	var recs []outcome.Record

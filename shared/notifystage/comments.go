@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/criticizer/criticizer/shared/config"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
@@ -41,9 +40,6 @@ type SwarmComments struct {
 	// (SWARM_MAX_INLINE_COMMENTS; inlinecap.go); 0: no cap.
 	MaxInline int
 }
-
-// DefaultCommentWindow is Window when the environment sets none.
-const DefaultCommentWindow = swarm.DefaultCommentWindow
 
 // commentOutcome is what the channel did in one attempt, for the job record.
 type commentOutcome struct {
@@ -198,60 +194,6 @@ func commentDeliveries(j *job.Job, in *input, pr *prior) ([]commentDelivery, []t
 // taskSeverity: findings of high severity and above are open tasks.
 func taskSeverity(sev string) bool {
 	return domain.SeverityRank(sev) <= domain.SeverityRank("high")
-}
-
-// Channel names NOTIFY_CHANNELS lists.
-const (
-	ChannelEmail         = "email"
-	ChannelSwarmComments = outbox.ChannelSwarmComments
-)
-
-// CommentSettings turn the Swarm comments channel on.
-type CommentSettings struct {
-	On          bool          // NOTIFY_CHANNELS has swarm-comments
-	APISecretID string        // SWARM_API_SECRET_ID: the login comments are posted as
-	Window      time.Duration // SWARM_COMMENT_WINDOW_SECONDS
-	MaxInline   int           // SWARM_MAX_INLINE_COMMENTS
-}
-
-// commentSettingsFromEnv reads NOTIFY_CHANNELS and, when it names
-// swarm-comments, the Swarm API login and the comment window; swarmURL
-// (SWARM_URL) is then required.
-func commentSettingsFromEnv(r *config.Reader, swarmURL string) CommentSettings {
-	on, err := SwarmCommentsOn(r.Optional("NOTIFY_CHANNELS"))
-	r.Fail(err)
-	if !on {
-		return CommentSettings{}
-	}
-	if swarmURL == "" {
-		r.Fail(fmt.Errorf("NOTIFY_CHANNELS has %s but SWARM_URL is not set", ChannelSwarmComments))
-	}
-	return CommentSettings{On: true, APISecretID: r.StackRequired("SWARM_API_SECRET_ID"),
-		Window: swarm.CommentWindowFromEnv(r), MaxInline: maxInlineFromEnv(r)}
-}
-
-// SwarmCommentsOn parses NOTIFY_CHANNELS ("email" or "email,swarm-comments";
-// empty means "email") and reports whether Swarm comments are on. E-mail is
-// always a channel; anything else is an error naming the setting.
-func SwarmCommentsOn(channels string) (bool, error) {
-	if strings.TrimSpace(channels) == "" {
-		return false, nil
-	}
-	email, comments := false, false
-	for _, ch := range strings.Split(channels, ",") {
-		switch strings.TrimSpace(ch) {
-		case ChannelEmail:
-			email = true
-		case ChannelSwarmComments:
-			comments = true
-		default:
-			return false, fmt.Errorf("NOTIFY_CHANNELS=%q: unknown channel %q (want %s, %s)", channels, ch, ChannelEmail, ChannelSwarmComments)
-		}
-	}
-	if !email {
-		return false, fmt.Errorf("NOTIFY_CHANNELS=%q: %s must be one of the channels", channels, ChannelEmail)
-	}
-	return comments, nil
 }
 
 // commentItem is the outbox row key of the comment k identifies. A

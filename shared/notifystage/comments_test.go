@@ -453,26 +453,6 @@ func TestSwarmCommentTransientFailureRetriedWithoutResendingEmail(t *testing.T) 
 	}
 }
 
-func TestSwarmCommentsOn(t *testing.T) {
-	for _, tt := range []struct {
-		in      string
-		want    bool
-		wantErr string
-	}{
-		{"", false, ""},
-		{"email", false, ""},
-		{"email,swarm-comments", true, ""},
-		{" swarm-comments , email ", true, ""},
-		{"swarm-comments", false, "email must be one of the channels"},
-		{"email,slack", false, `unknown channel "slack"`},
-	} {
-		got, err := SwarmCommentsOn(tt.in)
-		if got != tt.want || (err == nil) != (tt.wantErr == "") || (err != nil && !strings.Contains(err.Error(), tt.wantErr)) {
-			t.Errorf("SwarmCommentsOn(%q) = %v, %v; want %v, error with %q", tt.in, got, err, tt.want, tt.wantErr)
-		}
-	}
-}
-
 func (f *fakeItemRows) ListThread(_ context.Context, ch string, thread int64) ([]outbox.Row, error) {
 	var out []outbox.Row
 	for _, r := range f.rows {

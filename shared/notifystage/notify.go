@@ -18,7 +18,6 @@ import (
 
 	"github.com/criticizer/criticizer/shared/decide"
 	"github.com/criticizer/criticizer/shared/delivery"
-	"github.com/criticizer/criticizer/shared/digest"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
@@ -76,9 +75,6 @@ type Notify struct {
 	// Outcomes records what was told of each finding (decide.Outcomes):
 	// commented on a Swarm review, or e-mailed only; nil: not recorded.
 	Outcomes Outcomes
-	// Digest records each job's entry for the weekly digest
-	// (shared/digest); nil: the digest is off.
-	Digest DigestEntries
 }
 
 // Artifacts reads the decided review and the redacted changeset.
@@ -91,11 +87,6 @@ type Artifacts interface {
 type Outcomes interface {
 	Posted(ctx context.Context, j *job.Job, d *decide.Decided, fingerprints []string) error
 	EmailOnly(ctx context.Context, j *job.Job, d *decide.Decided) error
-}
-
-// DigestEntries keeps the weekly digest's entries (digest.Entries).
-type DigestEntries interface {
-	Record(ctx context.Context, week digest.Week, e digest.Entry) error
 }
 
 // RecipientPolicy splits addresses into those the recipient policy allows
@@ -136,9 +127,6 @@ func (n *Notify) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	}
 	commented, err := n.commentAll(ctx, j, in, len(rcpts) > 0)
 	if err != nil {
-		return job.Result{}, err
-	}
-	if err := n.recordDigest(ctx, j, in); err != nil {
 		return job.Result{}, err
 	}
 	if len(permanent) > 0 {
@@ -321,19 +309,4 @@ func (n *Notify) emailRecipients(j *job.Job) []string {
 	rcpts := slices.Clone(j.Recipients)
 	slices.Sort(rcpts)
 	return rcpts
-}
-
-// recordDigest adds the job to the weekly digest of the week it was created
-// in (so a retry writes the same entry): what it reported, after any
-// withheld, its tokens and estimated cost. A failed write retries the
-// attempt, whose outbox skips what was sent.
-func (n *Notify) recordDigest(ctx context.Context, j *job.Job, in *input) error {
-	if n.Digest == nil {
-		return nil
-	}
-	created, err := job.ParseTime(j.CreatedAt)
-	if err != nil {
-		created = n.Now.Now()
-	}
-	return n.Digest.Record(ctx, digest.WeekOf(created), digest.EntryOf(j, in.Result, in.Current, &in.cs))
 }

@@ -7,7 +7,7 @@
 // week's partition, builds each owner's digest and sends it once per owner
 // and ISO week (Pass: its outbox row, outbox.DigestItem, through the one
 // delivery protocol, outbox.Deliver).
-package digest
+package weekly
 
 import (
 	"encoding/json"
