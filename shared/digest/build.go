@@ -1,3 +1,12 @@
+// Package digest owns the weekly digest (issue 32): one e-mail per owner of
+// a depot path who opted in, about the week just ended — the reviews that
+// touched their paths, the findings by severity and what reviewers did with
+// them (acceptance, package outcome), what was withheld there as repeatedly
+// dismissed, and the tokens and cost. Each job's week entry is recorded when
+// its review is decided (weekly.Entries.Record); the sweeper's weekly run reads that one
+// week's partition, builds each owner's digest and sends it once per owner
+// and ISO week (Pass: its outbox row, outbox.DigestItem, through the one
+// delivery protocol, outbox.Deliver).
 package digest
 
 import (
