@@ -125,15 +125,17 @@ func (d *Decider) recordDigest(ctx context.Context, j *job.Job, dr *Decided, cs 
 	return nil
 }
 
-// withholdDismissed drops the findings of a kind people with a say
-// under their depot path dismissed repeatedly and never accepted
-// (outcome.WithheldBy under the policy; never one at or above its gate,
-// security, or a committed secret, so the run's gate result is the same).
-// They are counted and their kinds named in the review's meta, which the
-// Swarm summary and the e-mail show with how to lift them; their
-// fingerprints join Withheld, so a rerun does not call them resolved; and
-// each is recorded as withheld (outcome.MarkWithheld), never as resolved
-// or judged.
+// withholdDismissed drops, from a Swarm review's findings, those of a kind
+// people with a say under their depot path dismissed repeatedly and never
+// accepted (outcome.WithheldBy under the policy; never one at or above its
+// gate, security, or a committed secret, so the run's gate result is the
+// same). It is the team's policy for the scope, whichever channel tells the
+// review: with NOTIFY_CHANNELS e-mail only, the e-mail names what was
+// withheld (docs/swarm-comments.md). They are counted and their kinds named
+// in the review's meta, which the Swarm summary and the e-mail show with
+// how to lift them; their fingerprints join Withheld, so a rerun does not
+// call them resolved; and each is recorded as withheld
+// (outcome.MarkWithheld), never as resolved or judged.
 func (d *Decider) withholdDismissed(ctx context.Context, j *job.Job, review domain.ReviewResult, cs *domain.Changeset) (domain.ReviewResult, error) {
 	meta := domain.ReadReviewMeta(review.Meta)
 	pol := d.Policy.WithRules(meta)
