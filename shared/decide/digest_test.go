@@ -3,6 +3,7 @@ package decide
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/domain"
@@ -31,7 +32,7 @@ func TestDecideRecordsTheWeeklyDigestEntry(t *testing.T) {
 		if on {
 			d.Digest = weeks
 		}
-		j := &job.Job{ID: "j", Changelist: 42, ReviewVersion: 1, Recipients: []string{"alice@example.com"}, CreatedAt: "2026-11-22T23:00:00Z"}
+		j := &job.Job{ID: "j", Changelist: 42, ReviewVersion: 1, Recipients: []string{"alice@example.com"}, CreatedAt: job.FormatTime(time.Date(2026, 11, 22, 23, 0, 0, 0, time.UTC))}
 		if err := d.Decide(ctx, j, result, &cs); err != nil {
 			t.Fatal(err)
 		}
