@@ -10,12 +10,12 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/criticizer/criticizer/shared/digest"
 	"github.com/criticizer/criticizer/shared/doctor"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/envelope"
 	"github.com/criticizer/criticizer/shared/swarm"
 	"github.com/criticizer/criticizer/shared/webhook"
+	"github.com/criticizer/criticizer/shared/weekly"
 )
 
 func decode(t *testing.T, file string, v any) {
@@ -96,7 +96,7 @@ func TestDigestSample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := digest.WeekOfEvent(b, time.Time{})
+	w, err := weekly.WeekOfEvent(b, time.Time{})
 	if err != nil || w.String() != "2026-W48" {
 		t.Fatalf("week %s, %v; want 2026-W48", w, err)
 	}

@@ -12,7 +12,7 @@ var digestOn = map[string]any{"weeklyDigest": true, "recipientDomains": []string
 
 // TestDigestOnlyWhereEnabled synthesizes dev, staging and prod as checked
 // in (digest off) and each with the digest on: the digest function, its
-// weekly schedule and notify's week entries exist exactly when
+// weekly schedule and review's week entries (decided with the review) exist exactly when
 // weeklyDigest is set, and the function reads keyed items, never a scan.
 func TestDigestOnlyWhereEnabled(t *testing.T) {
 	for _, env := range []string{"dev", "staging", "prod"} {
@@ -32,16 +32,16 @@ func TestDigestOnlyWhereEnabled(t *testing.T) {
 				res := resources(m)
 				_, fn := res["DigestFunction"]
 				_, rule := res["DigestSchedule"]
-				_, flag := envVars(m, "NotifyFunction")["WEEKLY_DIGEST"]
+				_, flag := envVars(m, "ReviewFunction")["WEEKLY_DIGEST"]
 				writes := false
-				for _, st := range policyStatements(t, m, "NotifyFunction") {
+				for _, st := range policyStatements(t, m, "ReviewFunction") {
 					cond, _ := json.Marshal(st["Condition"])
 					for _, a := range stringsOf(st["Action"]) {
 						writes = writes || (a == "dynamodb:PutItem" && strings.Contains(string(cond), `"DIGEST#*"`))
 					}
 				}
 				if fn != on || rule != on || flag != on || writes != on {
-					t.Fatalf("function %v, schedule %v, notify WEEKLY_DIGEST %v, notify writes DIGEST# %v; want all %v", fn, rule, flag, writes, on)
+					t.Fatalf("function %v, schedule %v, review WEEKLY_DIGEST %v, review writes DIGEST# %v; want all %v", fn, rule, flag, writes, on)
 				}
 				if !on {
 					return

@@ -145,10 +145,10 @@ func TestTableItemAccess(t *testing.T) {
 			"SesEventsFunction": {"dynamodb:PutItem": {"DELIVERY#"}},
 		}
 		if env == "local" { // the weekly digest is on there (cdk.json)
-			// DIGEST#: notify writes each job's week entry; the digest reads
-			// one week's entries and the reviews' outcomes, and moves its
-			// once-per-week rows.
-			want["NotifyFunction"]["dynamodb:PutItem"] = []string{"DIGEST#", "OUTBOX#", "OUTCOME#"}
+			// DIGEST#: review writes each job's week entry as it decides the
+			// review; the digest reads one week's entries and the reviews'
+			// outcomes, and moves its once-per-week rows.
+			want["ReviewFunction"]["dynamodb:PutItem"] = []string{"DIGEST#", "LEDGER#", "OUTCOME#"}
 			want["DigestFunction"] = map[string][]string{"dynamodb:Query": {"DELIVERY#", "DIGEST#", "OUTCOME#"}, "dynamodb:UpdateItem": {"DIGEST#"}}
 		}
 		for fn, w := range want {
@@ -171,7 +171,7 @@ func TestItemPrefixesMatchTheStore(t *testing.T) {
 	for prefix, file := range map[string]string{
 		itemJob: "../shared/store/item.go", itemIdempotency: "../shared/store/item.go", itemChangelist: "../shared/store/item.go",
 		itemOutbox: "../shared/outbox/outbox.go", itemDelivery: "../shared/evidence/evidence.go", itemBudget: "../shared/store/budget.go",
-		itemLedger: "../shared/ledger/store.go", itemSwarmEvent: "../shared/swarmevents/deliveries.go", itemDigest: "../shared/digest/entry.go",
+		itemLedger: "../shared/ledger/store.go", itemSwarmEvent: "../shared/swarmevents/deliveries.go", itemDigest: "../shared/weekly/entry.go",
 	} {
 		b, err := os.ReadFile(filepath.Clean(file))
 		if err != nil {

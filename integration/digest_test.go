@@ -22,6 +22,7 @@ import (
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/outcome"
 	"github.com/criticizer/criticizer/shared/swarm"
+	"github.com/criticizer/criticizer/shared/weekly"
 )
 
 // TestWeeklyDigest: a week of reviews under //depot/projectA/..., whose two
@@ -56,7 +57,7 @@ func TestWeeklyDigest(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	week := digest.WeekOf(time.Now())
+	week := weekly.WeekOf(time.Now())
 	payload := []byte(`{"week":"` + week.String() + `"}`)
 	// The owner's digest for this week is sent once for good: a run of this
 	// test again in the same emulator (-count) starts from no digest row,
@@ -72,7 +73,7 @@ func TestWeeklyDigest(t *testing.T) {
 		reports = append(reports, rep)
 	}
 	if reports[0].Owners != 1 || reports[0].Sent != 1 || reports[1].Sent != 0 || reports[1].AlreadySent != 1 {
-		entries, err := (&digest.Entries{API: env.ddb, Table: table}).Week(ctx, week)
+		entries, err := (&weekly.Entries{API: env.ddb, Table: table}).Week(ctx, week)
 		t.Fatalf("runs %+v: want one opted-in owner, sent by the first run only (the week's entries: %+v, %v)", reports, entries, err)
 	}
 	// It went through the one delivery protocol: the owner's row is an

@@ -173,7 +173,7 @@ func newInProcess(b *testing.B) *inProcess {
 		b.Fatal(err)
 	}
 	note := &notifystage.Notify{Outbox: env.outbox, Secret: env.deliveryKey, Artifacts: redacted, Email: smtpmail.NewChannel(sender.Send, evidence.HTTP{URL: nv["SMTP_LOOKUP_URL"]}),
-		From: nv["SMTP_FROM"], HTML: true, Log: env.quiet, Window: evidence.DefaultWindow("smtp"), Recipients: notifyPolicy, Metrics: metrics}
+		From: nv["SMTP_FROM"], HTML: true, Log: env.quiet, Window: evidence.DefaultWindow("smtp"), Recipients: &recipients.Gate{Policy: notifyPolicy, Log: env.quiet, Metrics: metrics, Stage: string(domain.StageNotify)}}
 
 	rt := func(s domain.Stage, proc stage.Processor, sanitize func(string) string) *stage.Runtime {
 		return &stage.Runtime{Stage: s, Jobs: env.jobs, Queues: p.queues, Processor: proc, Lease: env.lease, MaxAttempts: 5,

@@ -17,6 +17,7 @@ import (
 	"github.com/criticizer/criticizer/shared/digest"
 	"github.com/criticizer/criticizer/shared/outcome"
 	"github.com/criticizer/criticizer/shared/swarm"
+	"github.com/criticizer/criticizer/shared/weekly"
 )
 
 // waitCS holds one medium finding (the LLM stand-in's standin.task-result,
@@ -209,7 +210,7 @@ func TestReactionsOnlyDecidersWithhold(t *testing.T) {
 	// The digest lists the suppression as notify withheld it: under the
 	// environment's depth, by its threshold and standing.
 	setFunctionEnv(t, "DigestFunctionName", vars)
-	week := digest.WeekOf(time.Now())
+	week := weekly.WeekOf(time.Now())
 	t.Cleanup(func() { forgetDigests(t, table, week.String()) })
 	mailBefore := len(env.smtp.Messages())
 	var rep digest.Report

@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/criticizer/criticizer/shared/config"
+	"github.com/criticizer/criticizer/shared/decide"
 	"github.com/criticizer/criticizer/shared/digest"
-	"github.com/criticizer/criticizer/shared/notifystage"
 	"github.com/criticizer/criticizer/shared/outcome"
 )
 
@@ -120,7 +120,7 @@ func TestOnePolicyEveryReader(t *testing.T) {
 				t.Fatal(err)
 			}
 			env := map[string]string{tc.variable: tc.value, "EVIDENCE_PROVIDER": "smtp"}
-			notify := notifystage.SettingsFromEnv(config.NewReaderFrom(env)).Dismissals
+			notify := decide.SettingsFromEnv(config.NewReaderFrom(env)).Dismissals // decided by the llm stage
 			dig := digest.SettingsFromEnv(config.NewReaderFrom(env)).Dismissals
 			if fmt.Sprint(cli) != fmt.Sprint(notify) || fmt.Sprint(dig) != fmt.Sprint(notify) {
 				t.Fatalf("readers disagree: cli %+v, notify %+v, digest %+v", cli, notify, dig)

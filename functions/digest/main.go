@@ -20,6 +20,7 @@ import (
 	"github.com/criticizer/criticizer/shared/outcome"
 	"github.com/criticizer/criticizer/shared/sanitize"
 	"github.com/criticizer/criticizer/shared/secrets"
+	"github.com/criticizer/criticizer/shared/weekly"
 )
 
 func main() {
@@ -33,7 +34,7 @@ func main() {
 	key, err := set.Outbox.Key(ctx, sm)
 	coldstart.Must(env, err)
 	p := &digest.Pass{
-		Entries: &digest.Entries{API: ddb, Table: env.Config.JobsTable},
+		Entries: &weekly.Entries{API: ddb, Table: env.Config.JobsTable},
 		Fates:   outcome.NewStore(ddb, env.Config.JobsTable),
 		// One row per owner and week, through the one delivery protocol.
 		Rows:   outbox.New(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention).WithActor("digest"),
@@ -46,7 +47,7 @@ func main() {
 	p.Channel, err = mailchannel.New(ctx, set.Mail, mailchannel.Deps{AWS: env.AWS, Jobs: ddb, Table: env.Config.JobsTable, Secrets: sm, Log: env.Log})
 	coldstart.Must(env, err)
 	lambda.Start(func(ctx context.Context, ev json.RawMessage) (digest.Report, error) {
-		week, err := digest.WeekOfEvent(ev, job.Now())
+		week, err := weekly.WeekOfEvent(ev, job.Now())
 		if err != nil {
 			return digest.Report{}, err
 		}

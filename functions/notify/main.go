@@ -15,14 +15,16 @@ import (
 
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/coldstart"
-	"github.com/criticizer/criticizer/shared/digest"
+	"github.com/criticizer/criticizer/shared/decide"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/jobpage"
 	"github.com/criticizer/criticizer/shared/mailchannel"
+	"github.com/criticizer/criticizer/shared/notifysettings"
 	"github.com/criticizer/criticizer/shared/notifystage"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/outcome"
 	"github.com/criticizer/criticizer/shared/queue"
+	"github.com/criticizer/criticizer/shared/recipients"
 	"github.com/criticizer/criticizer/shared/redact"
 	"github.com/criticizer/criticizer/shared/sanitize"
 	"github.com/criticizer/criticizer/shared/secrets"
@@ -33,7 +35,7 @@ import (
 func main() {
 	ctx := context.Background()
 	env := coldstart.Must(coldstart.Load(ctx, "notify", sanitize.Logs))
-	set := notifystage.SettingsFromEnv(env.Vars)
+	set := notifysettings.SettingsFromEnv(env.Vars)
 	mail := mailchannel.SettingsFromEnv(env.Vars)
 	page := jobpage.LinkSettingsFromEnv(env.Vars, true) // the job page link in the e-mail (optional; a full URL)
 	coldstart.Must(env, env.Vars.Err())
@@ -53,20 +55,17 @@ func main() {
 		Secret: key, From: mail.Evidence.From, Log: env.Log, Swarm: swarm.RunReport{Reporter: reporter}, EmailParticipants: set.EmailParticipants, Window: mail.Evidence.Window,
 		Artifacts: artifacts.New(artifacts.NewS3Client(env.AWS), env.Config.RedactedBkt),
 		HTML:      true, SwarmLinks: set.SwarmLinks, // HTML + text alternatives; Swarm review link when known
-		Recipients: set.Recipients, Metrics: env.Metrics}
+		Recipients: &recipients.Gate{Policy: set.Recipients, Log: env.Log, Metrics: env.Metrics, Stage: string(domain.StageNotify)}}
 	if page.SecretID != "" {
 		n.JobPage = &jobpage.Links{Key: &jobpage.Key{Secrets: sm, SecretID: page.SecretID}, Base: page.BaseURL}
 	}
 	if c := set.Comments; c.On {
 		// Findings as comments on the job's Swarm review (NOTIFY_CHANNELS, docs/swarm-comments.md).
 		api := &swarm.Client{BaseURL: set.SwarmLinks.URL, Credentials: swarm.SecretCredentials(sm, c.APISecretID)}
-		n.Comments = &notifystage.SwarmComments{Rows: rows, Window: c.Window, API: api}
+		n.Comments = &notifystage.SwarmComments{Rows: rows, Window: c.Window, MaxInline: c.MaxInline, API: api}
 		// What reviewers do with each posted finding (package outcome).
 		fates := outcome.NewStore(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention).WithMetrics(env.Metrics)
-		n.Outcomes = &notifystage.Outcomes{Store: fates, Policy: set.Dismissals}
-	}
-	if set.WeeklyDigest {
-		n.Digest = &digest.Entries{API: ddb, Table: env.Config.JobsTable} // each job's week entry (shared/digest)
+		n.Outcomes = &decide.Outcomes{Store: fates}
 	}
 	// SES (IAM credentials; its published events are the evidence) or SMTP
 	// (the relay's lookup when SMTP_LOOKUP_URL names one).

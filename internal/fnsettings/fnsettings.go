@@ -16,7 +16,7 @@ import (
 	"github.com/criticizer/criticizer/shared/jobpage"
 	"github.com/criticizer/criticizer/shared/llmstage"
 	"github.com/criticizer/criticizer/shared/mailchannel"
-	"github.com/criticizer/criticizer/shared/notifystage"
+	"github.com/criticizer/criticizer/shared/notifysettings"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/outcome"
 	"github.com/criticizer/criticizer/shared/retention"
@@ -43,7 +43,7 @@ var Functions = map[string][]Loader{
 	"webhook": {{"webhook.SettingsFromEnv", func(r *config.Reader) { webhook.SettingsFromEnv(r) }}, policy},
 	"fetch":   {{"fetchstage.SettingsFromEnv", func(r *config.Reader) { fetchstage.SettingsFromEnv(r, nil) }}},
 	"llm":     {{"llmstage.SettingsFromEnv", func(r *config.Reader) { llmstage.SettingsFromEnv(r) }}},
-	"notify": {{"notifystage.SettingsFromEnv", func(r *config.Reader) { notifystage.SettingsFromEnv(r) }},
+	"notify": {{"notifysettings.SettingsFromEnv", func(r *config.Reader) { notifysettings.SettingsFromEnv(r) }},
 		{"mailchannel.SettingsFromEnv", func(r *config.Reader) { mailchannel.SettingsFromEnv(r) }},
 		{"jobpage.LinkSettingsFromEnv", func(r *config.Reader) { jobpage.LinkSettingsFromEnv(r, true) }}},
 	"sweeper": {{"evidence.SettingsFromEnv", func(r *config.Reader) { evidence.SettingsFromEnv(r) }}, {"retention.SettingsFromEnv", func(r *config.Reader) { retention.SettingsFromEnv(r) }},

@@ -73,13 +73,11 @@ func TestMapViolations(t *testing.T) {
 	}
 }
 
-// maxNotifyImports bounds the project packages the notify stage imports:
-// it delivers a review decided before it (shared/decide), so it should not
-// grow back past 16 (the artifacts store behind a one-method interface,
-// the comment text in shared/render, the e-mail channel's and the job page
-// link's settings read by their own loaders in the main). Issue 40 aims at
-// 10; lower this as more moves out of it.
-const maxNotifyImports = 16
+// maxNotifyImports bounds the project packages the notify stage imports
+// (issue 40): it delivers a review decided before it (shared/decide, which
+// also records the digest entry and builds the outcome records), so it reads
+// no environment (shared/notifysettings), no policy and no reactions.
+const maxNotifyImports = 10
 
 // TestNotifyOnlyDelivers fails when shared/notifystage imports more project
 // packages than maxNotifyImports, or imports what decides a review.

@@ -1,7 +1,7 @@
 // Package decide decides what a review says before it is delivered: the
 // findings the team's dismissal policy withholds, the comparison with the
 // previous version (new, still open, resolved), the Swarm run's gate
-// verdict. The llm stage calls Decide once the
+// verdict, the review's entry in the weekly digest. The llm stage calls Decide once the
 // result is validated and stored, and stores the decided review beside
 // it; the notify stage only delivers that one decided review, so a retry
 // or a replay of notify tells the same thing and never decides again.
@@ -14,6 +14,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/criticizer/criticizer/shared/artifacts"
 	"github.com/criticizer/criticizer/shared/domain"
@@ -23,6 +24,7 @@ import (
 	"github.com/criticizer/criticizer/shared/outcome"
 	"github.com/criticizer/criticizer/shared/rerun"
 	"github.com/criticizer/criticizer/shared/swarm"
+	"github.com/criticizer/criticizer/shared/weekly"
 )
 
 // Decided is a decided review, as the notify stage delivers it.
@@ -37,6 +39,10 @@ type Decided struct {
 	Groups *rerun.Groups `json:"groups,omitempty"`
 	// Gate is the Swarm test run's verdict; notify fills in Where.
 	Gate swarm.Outcome `json:"gate"`
+	// Scopes are a Swarm review's findings' depot path scopes under the
+	// policy (by fingerprint), which their outcome records are kept under
+	// when they are posted (Outcomes.Posted).
+	Scopes map[string]string `json:"scopes,omitempty"`
 }
 
 // Key is where a job's decided review is stored, beside its result.
@@ -56,6 +62,14 @@ type Decider struct {
 	Outcomes *outcome.Store
 	Policy   outcome.Policy // the noise filter (outcome.PolicyFromEnv)
 	Gate     string         // SWARM_GATE_SEVERITY (SettingsFromEnv)
+	// Digest keeps the weekly digest's entries (weekly.Entries): what the
+	// digest will list of each review; nil: the digest is off.
+	Digest WeekEntries
+}
+
+// WeekEntries keeps the weekly digest's entries.
+type WeekEntries interface {
+	Record(ctx context.Context, week weekly.Week, e weekly.Entry) error
 }
 
 // Decide decides j's review over its redacted changeset, records what the
@@ -72,6 +86,13 @@ func (d *Decider) Decide(ctx context.Context, j *job.Job, review domain.ReviewRe
 		}
 	}
 	dr := Decided{Result: review, Current: rerun.Distinct(review.Findings, cs)}
+	if swarmReview {
+		pol := d.Policy.WithRules(domain.ReadReviewMeta(review.Meta))
+		dr.Scopes = map[string]string{}
+		for _, c := range dr.Current {
+			dr.Scopes[c.Fingerprint] = pol.Scope(c.Finding.File)
+		}
+	}
 	if dr.Groups, err = d.compare(ctx, j, review, dr.Current, cs); err != nil {
 		return err
 	}
@@ -81,18 +102,40 @@ func (d *Decider) Decide(ctx context.Context, j *job.Job, review domain.ReviewRe
 		}
 	}
 	dr.Gate = gate(found, review.Findings, domain.ReadReviewMeta(review.Meta).Gates, d.Gate)
+	if err := d.recordDigest(ctx, j, &dr, cs); err != nil {
+		return err
+	}
 	return d.Artifacts.PutJSON(ctx, Key(j.ID), dr)
 }
 
-// withholdDismissed drops the findings of a kind people with a say
-// under their depot path dismissed repeatedly and never accepted
-// (outcome.WithheldBy under the policy; never one at or above its gate,
-// security, or a committed secret, so the run's gate result is the same).
-// They are counted and their kinds named in the review's meta, which the
-// Swarm summary and the e-mail show with how to lift them; their
-// fingerprints join Withheld, so a rerun does not call them resolved; and
-// each is recorded as withheld (outcome.MarkWithheld), never as resolved
-// or judged.
+// recordDigest adds the job to the weekly digest of the week it was
+// created in (so deciding again writes the same entry): what it reports,
+// after any withheld, its tokens and estimated cost.
+func (d *Decider) recordDigest(ctx context.Context, j *job.Job, dr *Decided, cs *domain.Changeset) error {
+	if d.Digest == nil {
+		return nil
+	}
+	created, err := job.ParseTime(j.CreatedAt)
+	if err != nil {
+		created = time.Now()
+	}
+	if err := d.Digest.Record(ctx, weekly.WeekOf(created), weekly.EntryOf(j, dr.Result, dr.Current, cs)); err != nil {
+		return fmt.Errorf("weekly digest entry: %w", err)
+	}
+	return nil
+}
+
+// withholdDismissed drops, from a Swarm review's findings, those of a kind
+// people with a say under their depot path dismissed repeatedly and never
+// accepted (outcome.WithheldBy under the policy; never one at or above its
+// gate, security, or a committed secret, so the run's gate result is the
+// same). It is the team's policy for the scope, whichever channel tells the
+// review: with NOTIFY_CHANNELS e-mail only, the e-mail names what was
+// withheld (docs/swarm-comments.md). They are counted and their kinds named
+// in the review's meta, which the Swarm summary and the e-mail show with
+// how to lift them; their fingerprints join Withheld, so a rerun does not
+// call them resolved; and each is recorded as withheld
+// (outcome.MarkWithheld), never as resolved or judged.
 func (d *Decider) withholdDismissed(ctx context.Context, j *job.Job, review domain.ReviewResult, cs *domain.Changeset) (domain.ReviewResult, error) {
 	meta := domain.ReadReviewMeta(review.Meta)
 	pol := d.Policy.WithRules(meta)

@@ -12,11 +12,15 @@ type Settings struct {
 	// Dismissals is the noise filter (outcome.PolicyFromEnv: the
 	// DISMISS_* settings and the gate), the one policy every reader uses.
 	Dismissals outcome.Policy
+	// WeeklyDigest (WEEKLY_DIGEST) records each review's week entry for
+	// the weekly digest (shared/weekly); off by default.
+	WeeklyDigest bool
 }
 
 // SettingsFromEnv reads SWARM_GATE_SEVERITY and the DISMISS_* settings:
-// the noise filter's one loader, whose gate is the run's gate too.
+// the noise filter's one loader, whose gate is the run's gate too —
+// and WEEKLY_DIGEST.
 func SettingsFromEnv(r *config.Reader) Settings {
 	p := outcome.PolicyFromEnv(r)
-	return Settings{Gate: p.Gate, Dismissals: p}
+	return Settings{Gate: p.Gate, Dismissals: p, WeeklyDigest: r.Bool("WEEKLY_DIGEST")}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/criticizer/criticizer/shared/outcome"
 	"github.com/criticizer/criticizer/shared/store"
 	"github.com/criticizer/criticizer/shared/store/dynamotest"
+	"github.com/criticizer/criticizer/shared/weekly"
 )
 
 // counting counts the requests and the items read through it.
@@ -37,19 +38,19 @@ func (c *counting) Query(ctx context.Context, in *dynamodb.QueryInput, o ...func
 // partition by key.
 func BenchmarkDigestWeek(b *testing.B) {
 	ctx := context.Background()
-	week, _ := digest.ParseWeek("2026-W47")
+	week, _ := weekly.ParseWeek("2026-W47")
 	owner := digest.Owner{Address: "lead@example.com", Paths: []string{"//depot/engine/..."}}
 	for _, history := range []int{0, 3_000, 30_000} {
 		b.Run(fmt.Sprintf("history=%d", history), func(b *testing.B) {
 			db := dynamotest.New()
-			entries := &digest.Entries{API: db, Table: dynamotest.Table}
+			entries := &weekly.Entries{API: db, Table: dynamotest.Table}
 			fates := outcome.NewStore(db, dynamotest.Table)
 			old := week
 			for i := range history {
 				if i%1000 == 0 {
 					old = old.Previous()
 				}
-				if err := entries.Record(ctx, old, digest.Entry{JobID: "old" + strconv.Itoa(i), Dirs: []string{"//depot/engine/a"}}); err != nil {
+				if err := entries.Record(ctx, old, weekly.Entry{JobID: "old" + strconv.Itoa(i), Dirs: []string{"//depot/engine/a"}}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -59,14 +60,14 @@ func BenchmarkDigestWeek(b *testing.B) {
 				if _, err := fates.Posted(ctx, outcome.Record{Review: rv, Fingerprint: fp, File: "//depot/engine/a/x.cpp", Scope: "//depot/engine/...", Severity: "high", Kind: "k"}); err != nil {
 					b.Fatal(err)
 				}
-				e := digest.Entry{JobID: "j" + strconv.Itoa(i), Review: rv, Dirs: []string{"//depot/engine/a"},
-					Findings: []digest.Finding{{Fingerprint: fp, File: "//depot/engine/a/x.cpp", Severity: "high"}}, InputTokens: 1000}
+				e := weekly.Entry{JobID: "j" + strconv.Itoa(i), Review: rv, Dirs: []string{"//depot/engine/a"},
+					Findings: []weekly.Finding{{Fingerprint: fp, File: "//depot/engine/a/x.cpp", Severity: "high"}}, InputTokens: 1000}
 				if err := entries.Record(ctx, week, e); err != nil {
 					b.Fatal(err)
 				}
 			}
 			c := &counting{API: db}
-			read := &digest.Entries{API: c, Table: dynamotest.Table}
+			read := &weekly.Entries{API: c, Table: dynamotest.Table}
 			reader := outcome.NewStore(c, dynamotest.Table)
 			for b.Loop() {
 				es, err := read.Week(ctx, week)

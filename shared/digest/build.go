@@ -1,8 +1,18 @@
+// Package digest owns the weekly digest (issue 32): one e-mail per owner of
+// a depot path who opted in, about the week just ended — the reviews that
+// touched their paths, the findings by severity and what reviewers did with
+// them (acceptance, package outcome), what was withheld there as repeatedly
+// dismissed, and the tokens and cost. Each job's week entry is recorded when
+// its review is decided (weekly.Entries.Record); the sweeper's weekly run reads that one
+// week's partition, builds each owner's digest and sends it once per owner
+// and ISO week (Pass: its outbox row, outbox.DigestItem, through the one
+// delivery protocol, outbox.Deliver).
 package digest
 
 import (
 	"context"
 	"fmt"
+	"github.com/criticizer/criticizer/shared/weekly"
 	"slices"
 	"strings"
 
@@ -60,7 +70,7 @@ func under(p string, patterns []string) bool {
 // Digest is one owner's week.
 type Digest struct {
 	Owner   string
-	Week    Week
+	Week    weekly.Week
 	Paths   []string
 	Reviews int // jobs whose changes touched the paths
 	// Severity is the findings on the paths by severity (most severe
@@ -97,7 +107,7 @@ type Fates interface {
 // outcomes and each scope's tallies are read once per call (once per pass:
 // Pass.Run hands every owner's Build one cache); a finding told by e-mail
 // only, or never posted, counts as unknown.
-func Build(ctx context.Context, fates Fates, pol outcome.Policy, owner Owner, week Week, entries []Entry) (Digest, error) {
+func Build(ctx context.Context, fates Fates, pol outcome.Policy, owner Owner, week weekly.Week, entries []weekly.Entry) (Digest, error) {
 	c := cached(fates)
 	d := Digest{Owner: owner.Address, Week: week, Paths: owner.Paths, Dismissals: pol}
 	var recs []outcome.Record

@@ -14,6 +14,7 @@ import (
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/outbox/outboxtest"
 	"github.com/criticizer/criticizer/shared/smtpmail"
+	"github.com/criticizer/criticizer/shared/weekly"
 )
 
 // relay is the SMTP stand-in's mailbox as the relay's message lookup.
@@ -50,7 +51,7 @@ func TestDigestConformance(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		week := digest.WeekOf(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC))
+		week := weekly.WeekOf(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC))
 		msgs := map[int]*notify.Message{}
 		delivery := func(i int) (outbox.Ref, *notify.Message) {
 			owner := fmt.Sprintf("owner%d@example.com", i)

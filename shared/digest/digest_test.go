@@ -20,6 +20,7 @@ import (
 	"github.com/criticizer/criticizer/shared/outcome"
 	"github.com/criticizer/criticizer/shared/rerun"
 	"github.com/criticizer/criticizer/shared/store/dynamotest"
+	"github.com/criticizer/criticizer/shared/weekly"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -37,22 +38,22 @@ func TestWeek(t *testing.T) {
 		{"2025-12-29T00:00:00Z", "2026-W01", "2025-12-29"},
 	} {
 		at, _ := time.Parse(time.RFC3339, tc.at)
-		w := digest.WeekOf(at)
+		w := weekly.WeekOf(at)
 		if w.String() != tc.want || w.Start().Format("2006-01-02") != tc.mon {
 			t.Errorf("WeekOf(%s) = %s starting %s, want %s starting %s", tc.at, w, w.Start().Format("2006-01-02"), tc.want, tc.mon)
 		}
-		if back, err := digest.ParseWeek(tc.want); err != nil || back != w {
+		if back, err := weekly.ParseWeek(tc.want); err != nil || back != w {
 			t.Errorf("ParseWeek(%s) = %v, %v", tc.want, back, err)
 		}
-		if !w.End().Equal(w.Start().AddDate(0, 0, 7)) || digest.WeekOf(w.End()) == w {
+		if !w.End().Equal(w.Start().AddDate(0, 0, 7)) || weekly.WeekOf(w.End()) == w {
 			t.Errorf("%s ends at %s", w, w.End())
 		}
 	}
-	if w, _ := digest.ParseWeek("2026-W48"); w.Previous().String() != "2026-W47" {
+	if w, _ := weekly.ParseWeek("2026-W48"); w.Previous().String() != "2026-W47" {
 		t.Errorf("previous of 2026-W48 = %s", w.Previous())
 	}
 	for _, bad := range []string{"2026-W54", "2025-W53", "2026-48", "2026-W0", "x"} {
-		if _, err := digest.ParseWeek(bad); err == nil {
+		if _, err := weekly.ParseWeek(bad); err == nil {
 			t.Errorf("ParseWeek(%q) accepted", bad)
 		}
 	}
@@ -108,23 +109,23 @@ func fates(t *testing.T) *outcome.Store {
 
 // week is a week of entries: a Swarm review on the engine, an e-mail-only
 // change on the engine, and a change on tools only.
-func week() []digest.Entry {
-	return []digest.Entry{
+func week() []weekly.Entry {
+	return []weekly.Entry{
 		{JobID: "j1", Changelist: 101, Review: 885, Dirs: []string{"//depot/engine/io", "//depot/engine/render", "//depot/shared"},
-			Findings: []digest.Finding{{"a1", "//depot/engine/render/gl.cpp", "high"}, {"a2", "//depot/engine/render/gl.cpp", "low"},
-				{"a3", "//depot/engine/io/file.cpp", "high"}, {"zz", "//depot/engine/io/file.cpp", "critical"}, {"s1", "//depot/shared/util.h", "high"}},
+			Findings: []weekly.Finding{{Fingerprint: "a1", File: "//depot/engine/render/gl.cpp", Severity: "high"}, {Fingerprint: "a2", File: "//depot/engine/render/gl.cpp", Severity: "low"},
+				{Fingerprint: "a3", File: "//depot/engine/io/file.cpp", Severity: "high"}, {Fingerprint: "zz", File: "//depot/engine/io/file.cpp", Severity: "critical"}, {Fingerprint: "s1", File: "//depot/shared/util.h", Severity: "high"}},
 			Withheld: 1, InputTokens: 12000, OutputTokens: 800, CostUSD: 0.042},
 		{JobID: "j2", Changelist: 102, Dirs: []string{"//depot/engine/net"},
-			Findings:    []digest.Finding{{"e1", "//depot/engine/net/sock.cpp", "medium"}},
+			Findings:    []weekly.Finding{{Fingerprint: "e1", File: "//depot/engine/net/sock.cpp", Severity: "medium"}},
 			InputTokens: 3000, OutputTokens: 200, CostUSD: 0.01},
 		{JobID: "j3", Changelist: 103, Dirs: []string{"//depot/tools/build"},
-			Findings:    []digest.Finding{{"t1", "//depot/tools/build/mk.py", "high"}},
+			Findings:    []weekly.Finding{{Fingerprint: "t1", File: "//depot/tools/build/mk.py", Severity: "high"}},
 			InputTokens: 999, OutputTokens: 99},
 	}
 }
 
 func TestBuild(t *testing.T) {
-	w, _ := digest.ParseWeek("2026-W47")
+	w, _ := weekly.ParseWeek("2026-W47")
 	owner := digest.Owner{Address: "lead@example.com", Paths: []string{"//depot/engine/..."}}
 	d, err := digest.Build(context.Background(), fates(t), outcome.DefaultPolicy(), owner, w, week())
 	if err != nil {
@@ -156,7 +157,7 @@ func TestBuild(t *testing.T) {
 }
 
 func TestRenderGolden(t *testing.T) {
-	w, _ := digest.ParseWeek("2026-W47")
+	w, _ := weekly.ParseWeek("2026-W47")
 	d, err := digest.Build(context.Background(), fates(t), outcome.DefaultPolicy(), digest.Owner{Address: "lead@example.com", Paths: []string{"//depot/engine/..."}}, w, week())
 	if err != nil {
 		t.Fatal(err)
@@ -196,12 +197,12 @@ func TestWeekOfEvent(t *testing.T) {
 		{``, "2026-W48"},
 		{`{}`, "2026-W48"},
 	} {
-		w, err := digest.WeekOfEvent([]byte(tc.event), now)
+		w, err := weekly.WeekOfEvent([]byte(tc.event), now)
 		if err != nil || w.String() != tc.want {
 			t.Errorf("WeekOfEvent(%s) = %s, %v; want %s", tc.event, w, err, tc.want)
 		}
 	}
-	if _, err := digest.WeekOfEvent([]byte(`{"week":"soon"}`), now); err == nil {
+	if _, err := weekly.WeekOfEvent([]byte(`{"week":"soon"}`), now); err == nil {
 		t.Error("a malformed week was accepted")
 	}
 }
@@ -214,11 +215,11 @@ func TestEntryOf(t *testing.T) {
 	cs := &domain.Changeset{Files: []domain.FileChange{{DepotPath: "//depot/engine/a/x.cpp"}, {DepotPath: "//depot/engine/a/y.cpp"}, {DepotPath: "//depot/tools/z.py"}}}
 	review := domain.ReviewResult{Meta: domain.ReviewMeta{InputTokens: 100, OutputTokens: 10, EstimatedCostUSD: 0.5, WithheldAsDismissed: 2}.Map()}
 	cur := []rerun.Current{{Fingerprint: "fp", Finding: domain.Finding{File: "//depot/engine/a/x.cpp", Severity: "HIGH"}}}
-	e := digest.EntryOf(j, review, cur, cs)
+	e := weekly.EntryOf(j, review, cur, cs)
 	if strings.Join(e.Dirs, ",") != "//depot/engine/a,//depot/tools" || e.Review != 8 || e.Changelist != 7 {
 		t.Fatalf("entry %+v: want the depot directories, once each", e)
 	}
-	if len(e.Findings) != 1 || e.Findings[0] != (digest.Finding{Fingerprint: "fp", File: "//depot/engine/a/x.cpp", Severity: "high"}) {
+	if len(e.Findings) != 1 || e.Findings[0] != (weekly.Finding{Fingerprint: "fp", File: "//depot/engine/a/x.cpp", Severity: "high"}) {
 		t.Fatalf("findings %+v", e.Findings)
 	}
 	if e.InputTokens != 100 || e.OutputTokens != 10 || e.CostUSD != 0.5 || e.Withheld != 2 {
@@ -232,9 +233,9 @@ func TestEntryOf(t *testing.T) {
 func TestHugeEntryFitsOneItem(t *testing.T) {
 	ctx := context.Background()
 	db := dynamotest.New()
-	entries := &digest.Entries{API: db, Table: dynamotest.Table}
-	w, _ := digest.ParseWeek("2026-W47")
-	e := digest.Entry{JobID: "big"}
+	entries := &weekly.Entries{API: db, Table: dynamotest.Table}
+	w, _ := weekly.ParseWeek("2026-W47")
+	e := weekly.Entry{JobID: "big"}
 	for i := range 6000 {
 		dir := fmt.Sprintf("//depot/engine/module%04d/src/generated/deeply/nested", i)
 		sev := "low"
@@ -242,7 +243,7 @@ func TestHugeEntryFitsOneItem(t *testing.T) {
 			sev = "critical"
 		}
 		e.Dirs = append(e.Dirs, dir)
-		e.Findings = append(e.Findings, digest.Finding{Fingerprint: strings.Repeat("f", 64) + fmt.Sprint(i), File: dir + "/file.cpp", Severity: sev})
+		e.Findings = append(e.Findings, weekly.Finding{Fingerprint: strings.Repeat("f", 64) + fmt.Sprint(i), File: dir + "/file.cpp", Severity: sev})
 	}
 	if err := entries.Record(ctx, w, e); err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package digest
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"github.com/criticizer/criticizer/shared/weekly"
 	"strings"
 
 	"github.com/criticizer/criticizer/shared/delivery"
@@ -12,7 +13,7 @@ import (
 // Identity is a digest's one identity, (owner, ISO week): its outbox row
 // (Item), Message-ID and token derive from it, never the address itself.
 type Identity struct {
-	Week  Week
+	Week  weekly.Week
 	Owner string // keyed hash of the canonical address
 	Token string // hex; the Message-ID and the X-Criticizer-Key header carry it
 }
@@ -21,7 +22,7 @@ type Identity struct {
 type Hasher func(addr string) string
 
 // IdentityOf is (owner, week)'s identity under h.
-func IdentityOf(owner string, week Week, h Hasher) Identity {
+func IdentityOf(owner string, week weekly.Week, h Hasher) Identity {
 	if h == nil {
 		h = func(a string) string {
 			sum := sha256.Sum256([]byte("criticizer.digest.v1\x00" + a))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/criticizer/criticizer/shared/weekly"
 	"log/slog"
 	"time"
 
@@ -18,7 +19,7 @@ import (
 
 // Pass sends one week's digests, once per owner.
 type Pass struct {
-	Entries *Entries
+	Entries *weekly.Entries
 	Fates   Fates
 	// Rows are the digests' outbox rows (*outbox.Outbox), one per owner
 	// and week (outbox.DigestItem).
@@ -56,7 +57,7 @@ type Report struct {
 
 // Run sends week's digests. The week's entries are read once (one
 // partition); an owner whose digest fails does not stop the others.
-func (p *Pass) Run(ctx context.Context, week Week) (Report, error) {
+func (p *Pass) Run(ctx context.Context, week weekly.Week) (Report, error) {
 	rep := Report{Week: week.String(), Owners: len(p.Owners)}
 	entries, err := p.Entries.Week(ctx, week)
 	if err != nil {
@@ -96,7 +97,7 @@ var ErrInDoubt = failure.Errorf(failure.DeliveryUnconfirmed, "weekly digest send
 // (outbox.Deliver) over its outbox row, one per owner and week: a row sent
 // is never sent again, one whose send may have happened is settled by the
 // channel's lookup before any resend (rule DG-1).
-func (p *Pass) one(ctx context.Context, week Week, o Owner, entries []Entry, fates *fateCache, rep *Report) error {
+func (p *Pass) one(ctx context.Context, week weekly.Week, o Owner, entries []weekly.Entry, fates *fateCache, rep *Report) error {
 	d, err := Build(ctx, fates, p.Dismissals, o, week, entries)
 	if err != nil {
 		return err

@@ -22,6 +22,7 @@ import (
 	"github.com/criticizer/criticizer/shared/outcome"
 	"github.com/criticizer/criticizer/shared/recipients"
 	"github.com/criticizer/criticizer/shared/store/dynamotest"
+	"github.com/criticizer/criticizer/shared/weekly"
 )
 
 // sender records what it sent; fail decides each send's error.
@@ -69,19 +70,19 @@ type clock struct{ t time.Time }
 
 func (c *clock) Now() time.Time { return c.t }
 
-func pass(t *testing.T, s *sender) (*digest.Pass, digest.Week, *clock, *channel) {
+func pass(t *testing.T, s *sender) (*digest.Pass, weekly.Week, *clock, *channel) {
 	t.Helper()
 	ctx := context.Background()
 	db := dynamotest.New()
-	w, _ := digest.ParseWeek("2026-W47")
-	entries := &digest.Entries{API: db, Table: dynamotest.Table}
+	w, _ := weekly.ParseWeek("2026-W47")
+	entries := &weekly.Entries{API: db, Table: dynamotest.Table}
 	for _, e := range week() {
 		if err := entries.Record(ctx, w, e); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// Another week's job is not this week's.
-	if err := entries.Record(ctx, w.Previous(), digest.Entry{JobID: "old", Dirs: []string{"//depot/engine/old"}}); err != nil {
+	if err := entries.Record(ctx, w.Previous(), weekly.Entry{JobID: "old", Dirs: []string{"//depot/engine/old"}}); err != nil {
 		t.Fatal(err)
 	}
 	c := &clock{t: w.End().Add(2 * time.Hour)}

@@ -7,13 +7,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/criticizer/criticizer/shared/config"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/render"
-	"github.com/criticizer/criticizer/shared/rerun"
 	"github.com/criticizer/criticizer/shared/swarm"
 	"github.com/criticizer/criticizer/shared/swarm/comments"
 )
@@ -43,15 +41,12 @@ type SwarmComments struct {
 	MaxInline int
 }
 
-// DefaultCommentWindow is Window when the environment sets none.
-const DefaultCommentWindow = swarm.DefaultCommentWindow
-
 // commentOutcome is what the channel did in one attempt, for the job record.
 type commentOutcome struct {
 	posted, earlier int
-	refused         []string          // "<item>: <class>" of rows failed for good
-	unanchored      []string          // "<item> (<reason>)" of findings said on the review as a whole: Swarm refused their file context
-	findings        []commentDelivery // the finding comments on the review now (posted now or earlier)
+	refused         []string // "<item>: <class>" of rows failed for good
+	unanchored      []string // "<item> (<reason>)" of findings said on the review as a whole: Swarm refused their file context
+	findings        []string // the fingerprints of the finding comments on the review now (posted now or earlier)
 }
 
 func (o commentOutcome) detail() string {
@@ -76,13 +71,13 @@ type commentDelivery struct {
 // retryable failure is returned (the stage's backoff retries it, and the
 // e-mails already sent are skipped by their rows); a permanent refusal is
 // recorded on the comment's row and in the outcome, and never fails the job.
-func (n *Notify) postComments(ctx context.Context, j *job.Job, review domain.ReviewResult, current []rerun.Current, cs *domain.Changeset, pageURL string, g *rerun.Groups) (commentOutcome, error) {
+func (n *Notify) postComments(ctx context.Context, j *job.Job, in *input) (commentOutcome, error) {
 	var out commentOutcome
 	pr, err := n.loadPrior(ctx, j.Swarm.Review, j.ReviewVersion)
 	if err != nil {
 		return out, err
 	}
-	ds, tasks := commentDeliveries(j, review, current, cs, pageURL, pr, g)
+	ds, tasks := commentDeliveries(j, in, pr)
 	for _, tc := range tasks {
 		if err := n.address(ctx, j.ID, tc); refused(err) {
 			out.refused = append(out.refused, tc.item.ID+": "+string(failure.Classify(err)))
@@ -98,7 +93,7 @@ func (n *Notify) postComments(ctx context.Context, j *job.Job, review domain.Rev
 	for _, d := range ds {
 		did, err := n.postComment(ctx, j.ID, d, ch)
 		if err == nil && d.finding != nil {
-			out.findings = append(out.findings, d)
+			out.findings = append(out.findings, strings.TrimPrefix(d.item.ID, swarm.KindFinding+"/"))
 		}
 		if why, ok := ch.Unanchored(d.comment.Marker); ok && err == nil {
 			n.Log.Warn("finding posted unanchored: Swarm refused its file context", "comment", d.item.String(), "reason", why)
@@ -147,22 +142,20 @@ var commentWords = outbox.Words{
 // commentDeliveries are the comments a job's review gets: one per distinct
 // finding (by the one fingerprint) not commented on in an earlier version,
 // in the review's order, the notes on resolved plain comments, then the
-// version's summary; and the resolved tasks to set addressed. g is the
-// rerun's comparison (nil for a first version): the summary's counts and
-// what is resolved come from it, the e-mail's grouping too; pr (the
-// review's rows) only says what was commented on before.
-func commentDeliveries(j *job.Job, review domain.ReviewResult, distinct []rerun.Current, cs *domain.Changeset, pageURL string, pr *prior, g *rerun.Groups) ([]commentDelivery, []taskChange) {
+// version's summary; and the resolved tasks to set addressed. The rerun's
+// comparison (in.Groups, nil for a first version) gives the summary's
+// counts and what is resolved, the e-mail's grouping too; pr (the review's
+// rows) only says what was commented on before.
+func commentDeliveries(j *job.Job, in *input, pr *prior) ([]commentDelivery, []taskChange) {
 	rv := j.Swarm.Review
 	version := max(j.ReviewVersion, 1)
 	files := map[string]domain.FileChange{}
-	if cs != nil {
-		for _, f := range cs.Files {
-			files[f.DepotPath] = f
-		}
+	for _, f := range in.cs.Files {
+		files[f.DepotPath] = f
 	}
 	var out []commentDelivery
 	counts := map[string]int{}
-	for _, c := range distinct {
+	for _, c := range in.Current {
 		f, fp := c.Finding, c.Fingerprint
 		counts[strings.ToLower(f.Severity)]++
 		if pr != nil {
@@ -183,17 +176,17 @@ func commentDeliveries(j *job.Job, review domain.ReviewResult, distinct []rerun.
 			finding: &f,
 		})
 	}
-	meta := domain.ReadReviewMeta(review.Meta)
+	meta := domain.ReadReviewMeta(in.Result.Meta)
 	var tasks []taskChange
-	if pr != nil && g != nil {
+	if pr != nil && in.Groups != nil {
 		var notes []commentDelivery
-		notes, tasks = resolvedDeliveries(rv, version, pr, g)
+		notes, tasks = resolvedDeliveries(rv, version, pr, in)
 		out = append(out, notes...)
 	}
 	k := swarm.SummaryKey(rv, version)
 	out = append(out, commentDelivery{
 		item:    commentItem(k),
-		comment: swarm.NewComment{Review: rv, Body: render.SwarmSummary(version, len(distinct), counts, meta, pageURL, since(g)), Marker: k.Marker()},
+		comment: swarm.NewComment{Review: rv, Body: render.SwarmSummary(version, len(in.Current), counts, meta, in.pageURL, since(in)), Marker: k.Marker()},
 	})
 	return out, tasks
 }
@@ -201,60 +194,6 @@ func commentDeliveries(j *job.Job, review domain.ReviewResult, distinct []rerun.
 // taskSeverity: findings of high severity and above are open tasks.
 func taskSeverity(sev string) bool {
 	return domain.SeverityRank(sev) <= domain.SeverityRank("high")
-}
-
-// Channel names NOTIFY_CHANNELS lists.
-const (
-	ChannelEmail         = "email"
-	ChannelSwarmComments = outbox.ChannelSwarmComments
-)
-
-// CommentSettings turn the Swarm comments channel on.
-type CommentSettings struct {
-	On          bool          // NOTIFY_CHANNELS has swarm-comments
-	APISecretID string        // SWARM_API_SECRET_ID: the login comments are posted as
-	Window      time.Duration // SWARM_COMMENT_WINDOW_SECONDS
-	MaxInline   int           // SWARM_MAX_INLINE_COMMENTS
-}
-
-// commentSettingsFromEnv reads NOTIFY_CHANNELS and, when it names
-// swarm-comments, the Swarm API login and the comment window; swarmURL
-// (SWARM_URL) is then required.
-func commentSettingsFromEnv(r *config.Reader, swarmURL string) CommentSettings {
-	on, err := SwarmCommentsOn(r.Optional("NOTIFY_CHANNELS"))
-	r.Fail(err)
-	if !on {
-		return CommentSettings{}
-	}
-	if swarmURL == "" {
-		r.Fail(fmt.Errorf("NOTIFY_CHANNELS has %s but SWARM_URL is not set", ChannelSwarmComments))
-	}
-	return CommentSettings{On: true, APISecretID: r.StackRequired("SWARM_API_SECRET_ID"),
-		Window: swarm.CommentWindowFromEnv(r), MaxInline: maxInlineFromEnv(r)}
-}
-
-// SwarmCommentsOn parses NOTIFY_CHANNELS ("email" or "email,swarm-comments";
-// empty means "email") and reports whether Swarm comments are on. E-mail is
-// always a channel; anything else is an error naming the setting.
-func SwarmCommentsOn(channels string) (bool, error) {
-	if strings.TrimSpace(channels) == "" {
-		return false, nil
-	}
-	email, comments := false, false
-	for _, ch := range strings.Split(channels, ",") {
-		switch strings.TrimSpace(ch) {
-		case ChannelEmail:
-			email = true
-		case ChannelSwarmComments:
-			comments = true
-		default:
-			return false, fmt.Errorf("NOTIFY_CHANNELS=%q: unknown channel %q (want %s, %s)", channels, ch, ChannelEmail, ChannelSwarmComments)
-		}
-	}
-	if !email {
-		return false, fmt.Errorf("NOTIFY_CHANNELS=%q: %s must be one of the channels", channels, ChannelEmail)
-	}
-	return comments, nil
 }
 
 // commentItem is the outbox row key of the comment k identifies. A

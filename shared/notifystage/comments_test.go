@@ -453,26 +453,6 @@ func TestSwarmCommentTransientFailureRetriedWithoutResendingEmail(t *testing.T) 
 	}
 }
 
-func TestSwarmCommentsOn(t *testing.T) {
-	for _, tt := range []struct {
-		in      string
-		want    bool
-		wantErr string
-	}{
-		{"", false, ""},
-		{"email", false, ""},
-		{"email,swarm-comments", true, ""},
-		{" swarm-comments , email ", true, ""},
-		{"swarm-comments", false, "email must be one of the channels"},
-		{"email,slack", false, `unknown channel "slack"`},
-	} {
-		got, err := SwarmCommentsOn(tt.in)
-		if got != tt.want || (err == nil) != (tt.wantErr == "") || (err != nil && !strings.Contains(err.Error(), tt.wantErr)) {
-			t.Errorf("SwarmCommentsOn(%q) = %v, %v; want %v, error with %q", tt.in, got, err, tt.want, tt.wantErr)
-		}
-	}
-}
-
 func (f *fakeItemRows) ListThread(_ context.Context, ch string, thread int64) ([]outbox.Row, error) {
 	var out []outbox.Row
 	for _, r := range f.rows {
@@ -584,7 +564,8 @@ func TestFindingWithoutFileIsAReviewComment(t *testing.T) {
 		{Severity: "info", Category: "coverage", Title: "Binary file not reviewed", Message: "m"},
 		{Severity: "low", Category: "style", Title: "t", File: "//depot/a.c", Line: 3, Message: "m"},
 	}}
-	ds, _ := commentDeliveries(j, review, rerun.Distinct(review.Findings, nil), nil, "", nil, nil)
+	in := &input{Decided: decide.Decided{Result: review, Current: rerun.Distinct(review.Findings, nil)}}
+	ds, _ := commentDeliveries(j, in, nil)
 	if len(ds) != 3 || ds[0].comment.Context != nil || ds[1].comment.Context == nil || ds[1].comment.Context.RightLine != 3 {
 		t.Fatalf("deliveries %+v: want the file-less finding on the review, the other inline, then the summary", ds)
 	}

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/criticizer/criticizer/shared/config"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/render"
 	"github.com/criticizer/criticizer/shared/swarm"
@@ -19,12 +18,6 @@ import (
 // posted inline. The choice depends on the findings alone, so a retry
 // posts the same comments, and a finding left out gets no row: a later
 // version that still has it comments on it as new, within its own cap.
-
-// maxInlineFromEnv reads SWARM_MAX_INLINE_COMMENTS (its default and range:
-// shared/settings).
-func maxInlineFromEnv(r *config.Reader) int {
-	return r.Int("SWARM_MAX_INLINE_COMMENTS")
-}
 
 // capInline keeps at most max finding comments of ds (0: all), the most
 // severe, in their order, and adds the ones left out to the summary.

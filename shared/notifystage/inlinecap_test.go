@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/criticizer/criticizer/shared/config"
-	"github.com/criticizer/criticizer/shared/config/configtest"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/outbox"
 )
@@ -67,24 +65,6 @@ func TestCapInline(t *testing.T) {
 				t.Error("capInline changed its input's summary")
 			}
 		})
-	}
-}
-
-func TestMaxInlineFromEnv(t *testing.T) {
-	for _, tt := range []struct {
-		env     map[string]string
-		want    int
-		wantErr string
-	}{
-		{map[string]string{}, 50, ""},
-		{map[string]string{"SWARM_MAX_INLINE_COMMENTS": "10"}, 10, ""},
-		{map[string]string{"SWARM_MAX_INLINE_COMMENTS": "0"}, 0, "SWARM_MAX_INLINE_COMMENTS"},
-		{map[string]string{"SWARM_MAX_INLINE_COMMENTS": "501"}, 0, "SWARM_MAX_INLINE_COMMENTS"},
-	} {
-		got, ok := configtest.Load(t, tt.env, func(r *config.Reader) int { return maxInlineFromEnv(r) }, tt.wantErr)
-		if ok && got != tt.want {
-			t.Errorf("%v: %d, want %d", tt.env, got, tt.want)
-		}
 	}
 }
 

@@ -18,14 +18,11 @@ import (
 
 	"github.com/criticizer/criticizer/shared/decide"
 	"github.com/criticizer/criticizer/shared/delivery"
-	"github.com/criticizer/criticizer/shared/digest"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/notify"
-	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/outbox"
-	"github.com/criticizer/criticizer/shared/recipients"
 	"github.com/criticizer/criticizer/shared/swarm"
 )
 
@@ -67,21 +64,17 @@ type Notify struct {
 	Window time.Duration
 	// Now is the time source (the system clock when nil).
 	Now job.Clock
-	// Recipients is the recipient policy, checked again before every send
-	// (the policy may have tightened since fetch, a replayed job may carry
-	// an old list); nil checks nothing (tests only: the function always sets
-	// it). Metrics counts its refusals.
-	Recipients *recipients.Policy
-	Metrics    *obs.Metrics
+	// Recipients is the recipient policy (recipients.Gate), checked again
+	// before every send (the policy may have tightened since fetch, a
+	// replayed job may carry an old list); nil checks nothing (tests only:
+	// the function always sets it).
+	Recipients RecipientPolicy
 	// Comments posts the findings on the job's Swarm review, after the
 	// e-mails (NOTIFY_CHANNELS has swarm-comments); nil: e-mail only.
 	Comments *SwarmComments
-	// Outcomes records the fate of each finding posted on a Swarm review
-	// (outcomes.go); nil: not recorded.
-	Outcomes *Outcomes
-	// Digest records each job's entry for the weekly digest
-	// (shared/digest); nil: the digest is off.
-	Digest DigestEntries
+	// Outcomes records what was told of each finding (decide.Outcomes):
+	// commented on a Swarm review, or e-mailed only; nil: not recorded.
+	Outcomes Outcomes
 }
 
 // Artifacts reads the decided review and the redacted changeset.
@@ -89,9 +82,18 @@ type Artifacts interface {
 	GetJSON(ctx context.Context, key string, v any) error
 }
 
-// DigestEntries keeps the weekly digest's entries (digest.Entries).
-type DigestEntries interface {
-	Record(ctx context.Context, week digest.Week, e digest.Entry) error
+// Outcomes records the findings posted on a Swarm review (by fingerprint)
+// and those of a job told by e-mail only.
+type Outcomes interface {
+	Posted(ctx context.Context, j *job.Job, d *decide.Decided, fingerprints []string) error
+	EmailOnly(ctx context.Context, j *job.Job, d *decide.Decided) error
+}
+
+// RecipientPolicy splits addresses into those the recipient policy allows
+// and a description of those it refused ("" for none), reporting each
+// refusal.
+type RecipientPolicy interface {
+	Allow(ctx context.Context, source string, addrs []string) (allowed []string, refused string)
 }
 
 // JobPageLinks mints a job's page URL.
@@ -125,9 +127,6 @@ func (n *Notify) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	}
 	commented, err := n.commentAll(ctx, j, in, len(rcpts) > 0)
 	if err != nil {
-		return job.Result{}, err
-	}
-	if err := n.recordDigest(ctx, j, in); err != nil {
 		return job.Result{}, err
 	}
 	if len(permanent) > 0 {
@@ -175,16 +174,15 @@ func (n *Notify) read(ctx context.Context, j *job.Job) (*input, error) {
 
 // recipients is who is e-mailed (emailRecipients) within the recipient
 // policy, and whom the policy refused; none allowed of some is an error.
-func (n *Notify) recipients(ctx context.Context, j *job.Job) ([]string, []recipients.Refusal, error) {
+func (n *Notify) recipients(ctx context.Context, j *job.Job) ([]string, string, error) {
 	rcpts := n.emailRecipients(j)
 	if n.Recipients == nil {
-		return rcpts, nil, nil
+		return rcpts, "", nil
 	}
 	// An address outside the policy is never e-mailed, whatever the job says.
-	rcpts, refused := n.Recipients.Split(rcpts)
-	recipients.Report(ctx, n.Log, n.Metrics, string(domain.StageNotify), j.Source, refused)
-	if len(rcpts) == 0 && len(refused) > 0 {
-		return nil, nil, failure.Errorf(failure.PolicyRejected, "no recipient allowed by the recipient policy: %s", recipients.Describe(refused))
+	rcpts, refused := n.Recipients.Allow(ctx, j.Source, rcpts)
+	if len(rcpts) == 0 && refused != "" {
+		return nil, "", failure.Errorf(failure.PolicyRejected, "no recipient allowed by the recipient policy: %s", refused)
 	}
 	return rcpts, refused, nil
 }
@@ -222,18 +220,18 @@ func (n *Notify) emailAll(ctx context.Context, j *job.Job, in *input, rcpts []st
 func (n *Notify) commentAll(ctx context.Context, j *job.Job, in *input, emailed bool) (string, error) {
 	if n.Comments == nil || j.Swarm == nil || j.Swarm.Review <= 0 {
 		if n.Outcomes != nil && emailed {
-			return "", n.recordEmailOnly(ctx, j, in.Result, in.Current)
+			return "", n.Outcomes.EmailOnly(ctx, j, &in.Decided)
 		}
 		return "", nil
 	}
 	// After the e-mails: a Swarm failure retries the stage, whose outbox
 	// skips the recipients already e-mailed.
-	out, err := n.postComments(ctx, j, in.Result, in.Current, &in.cs, in.pageURL, in.Groups)
+	out, err := n.postComments(ctx, j, in)
 	if err != nil {
 		return "", err
 	}
 	if n.Outcomes != nil {
-		if err := n.recordOutcomes(ctx, j, in.Result, out.findings); err != nil {
+		if err := n.Outcomes.Posted(ctx, j, &in.Decided, out.findings); err != nil {
 			return "", err
 		}
 	}
@@ -262,13 +260,13 @@ func (n *Notify) reportRun(ctx context.Context, j *job.Job, o swarm.Outcome, com
 }
 
 // detail is the job's record of what the attempt told whom.
-func detail(j *job.Job, sent, rcpts int, refused []recipients.Refusal, commented string) string {
+func detail(j *job.Job, sent, rcpts int, refused string, commented string) string {
 	d := fmt.Sprintf("%d of %d recipients e-mailed now, the rest earlier", sent, rcpts)
-	if len(j.Recipients) > 0 && rcpts == 0 && len(refused) == 0 {
+	if len(j.Recipients) > 0 && rcpts == 0 && refused == "" {
 		d = "not e-mailed: the review's participants hear of the comments from Swarm"
 	}
-	if len(refused) > 0 {
-		d += "; not e-mailed, outside the recipient policy: " + recipients.Describe(refused)
+	if refused != "" {
+		d += "; not e-mailed, outside the recipient policy: " + refused
 	}
 	return d + commented
 }
@@ -311,19 +309,4 @@ func (n *Notify) emailRecipients(j *job.Job) []string {
 	rcpts := slices.Clone(j.Recipients)
 	slices.Sort(rcpts)
 	return rcpts
-}
-
-// recordDigest adds the job to the weekly digest of the week it was created
-// in (so a retry writes the same entry): what it reported, after any
-// withheld, its tokens and estimated cost. A failed write retries the
-// attempt, whose outbox skips what was sent.
-func (n *Notify) recordDigest(ctx context.Context, j *job.Job, in *input) error {
-	if n.Digest == nil {
-		return nil
-	}
-	created, err := job.ParseTime(j.CreatedAt)
-	if err != nil {
-		created = n.Now.Now()
-	}
-	return n.Digest.Record(ctx, digest.WeekOf(created), digest.EntryOf(j, in.Result, in.Current, &in.cs))
 }

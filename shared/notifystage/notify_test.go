@@ -273,7 +273,8 @@ func TestNotifyNeverMailsOutsideThePolicy(t *testing.T) {
 			var logs bytes.Buffer
 			rows, sender := &fakeRows{rows: map[string]*outbox.Row{}}, &fakeSender{}
 			n := stage(rows, sender, &fakeLog{}, t0)
-			n.Artifacts, n.From, n.Recipients, n.Log = arts, "criticizer@example.com", policy, slog.New(slog.NewJSONHandler(&logs, nil))
+			n.Artifacts, n.From, n.Log = arts, "criticizer@example.com", slog.New(slog.NewJSONHandler(&logs, nil))
+			n.Recipients = &recipients.Gate{Policy: policy, Log: n.Log, Stage: "notify"}
 			j := &job.Job{ID: "j", Changelist: 42, ReviewVersion: 1, Recipients: tt.rcpts,
 				Artifacts: job.Artifacts{Result: "jobs/j/result.json", Redacted: "jobs/j/changeset.json"}}
 			if err := decideJob(&decide.Decider{Artifacts: arts}, j); err != nil {

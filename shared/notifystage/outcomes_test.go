@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/criticizer/criticizer/shared/config"
+	"github.com/criticizer/criticizer/shared/decide"
 	"github.com/criticizer/criticizer/shared/domain"
 	fates "github.com/criticizer/criticizer/shared/outcome"
 	"github.com/criticizer/criticizer/shared/store/dynamotest"
@@ -21,7 +22,7 @@ func TestOutcomesAtTheNextVersion(t *testing.T) {
 	st := fates.NewStore(dynamotest.New(), dynamotest.Table)
 	// One review: its author bob and a decider, lead, dismissing is enough here.
 	pol := fates.PolicyFromEnv(config.NewReaderFrom(map[string]string{"DISMISS_MIN_REVIEWS": "1", "DISMISS_DECIDERS": "lead"}))
-	r.n.Outcomes = &Outcomes{Store: st, Policy: pol}
+	r.n.Outcomes = &decide.Outcomes{Store: st, Now: r.n.Now}
 	r.decider.Outcomes, r.decider.Policy = st, pol
 	sweep := &fates.Reader{Store: st, Rows: r.items, Comments: r.n.Comments.API.(fates.Comments), Reviews: r.n.Comments.API.(fates.Deciders), Policy: pol}
 	fixed := domain.Finding{Severity: "high", Category: "security", Title: "SQL built from input", File: "//depot/app/db.go", Line: 28, Message: "m", RuleID: "sql"}
@@ -89,7 +90,7 @@ func TestEmailOnlyFindingsAreUnknown(t *testing.T) {
 	r := newCommentRig(t)
 	db := dynamotest.New()
 	st := fates.NewStore(db, dynamotest.Table)
-	r.n.Outcomes = &Outcomes{Store: st}
+	r.n.Outcomes = &decide.Outcomes{Store: st, Now: r.n.Now}
 	r.job.Swarm = nil
 	for range 2 { // a returned message records nothing twice
 		if _, err := r.process(t); err != nil {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/render"
-	"github.com/criticizer/criticizer/shared/rerun"
 	"github.com/criticizer/criticizer/shared/swarm"
 	"github.com/criticizer/criticizer/shared/swarm/comments"
 )
@@ -40,7 +39,8 @@ type prior struct {
 
 // since is what the summary says about a rerun: the comparison's counts,
 // the same the e-mail shows ("" for a first version).
-func since(g *rerun.Groups) string {
+func since(in *input) string {
+	g := in.Groups
 	if g == nil {
 		return ""
 	}
@@ -97,7 +97,8 @@ func (n *Notify) loadPrior(ctx context.Context, review int64, version int) (*pri
 // (review, fingerprint, resolved); the open tasks to set addressed are
 // returned beside them. Only findings commented on earlier (p) have a
 // comment to mark.
-func resolvedDeliveries(review int64, version int, p *prior, g *rerun.Groups) (notes []commentDelivery, tasks []taskChange) {
+func resolvedDeliveries(review int64, version int, p *prior, in *input) (notes []commentDelivery, tasks []taskChange) {
+	g := in.Groups
 	for _, r := range g.Resolved {
 		fp := r.Fingerprint
 		c, ok := p.comments[fp]

@@ -208,3 +208,20 @@ func Report(ctx context.Context, log *slog.Logger, m *obs.Metrics, stage, source
 		m.Put(MetricRejected, 1, obs.Count, map[string]string{"Stage": stage})
 	}
 }
+
+// Gate is the policy as a stage applies it before it sends: each refusal
+// reported (Report) under the stage's name.
+type Gate struct {
+	Policy  *Policy
+	Log     *slog.Logger
+	Metrics *obs.Metrics
+	Stage   string
+}
+
+// Allow returns the addresses the policy allows (Split) and the refused
+// ones described ("" for none), having reported the refusals.
+func (g *Gate) Allow(ctx context.Context, source string, addrs []string) (allowed []string, refused string) {
+	allowed, rs := g.Policy.Split(addrs)
+	Report(ctx, g.Log, g.Metrics, g.Stage, source, rs)
+	return allowed, Describe(rs)
+}

@@ -1,51 +1,39 @@
-package notifystage
+package decide
 
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/criticizer/criticizer/shared/artifacts"
-	"github.com/criticizer/criticizer/shared/decide"
-	"github.com/criticizer/criticizer/shared/digest"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/job"
-	"github.com/criticizer/criticizer/shared/outbox"
+	"github.com/criticizer/criticizer/shared/weekly"
 )
 
-type weekEntries map[string][]digest.Entry
+type weekEntries map[string][]weekly.Entry
 
-func (w weekEntries) Record(_ context.Context, week digest.Week, e digest.Entry) error {
+func (w weekEntries) Record(_ context.Context, week weekly.Week, e weekly.Entry) error {
 	w[week.String()] = append(w[week.String()], e)
 	return nil
 }
 
-// With the weekly digest on, a notified job adds its entry to the week it
-// was created in: what it reported, its changed directories, its tokens.
-func TestNotifyRecordsTheWeeklyDigestEntry(t *testing.T) {
+// With the weekly digest on, a decided review adds its entry to the week
+// its job was created in: what it reported, its changed directories, its
+// tokens; with it off, nothing.
+func TestDecideRecordsTheWeeklyDigestEntry(t *testing.T) {
 	ctx := context.Background()
-	arts := artifacts.New(artifacts.NewMemoryBucket(), "red")
 	result := domain.ReviewResult{SchemaVersion: "1", PromptVersion: "p1", Meta: domain.ReviewMeta{InputTokens: 900, OutputTokens: 90}.Map(),
 		Findings: []domain.Finding{{ID: "f1", File: "//depot/engine/a.cpp", Line: 1, Severity: "high", Category: "bug", Title: "t", Message: "m"}}}
-	if err := arts.PutJSON(ctx, "jobs/j/result.json", result); err != nil {
-		t.Fatal(err)
-	}
 	cs := domain.Changeset{Changelist: 42, User: "alice", Status: "submitted", Description: "d\n", Files: []domain.FileChange{{DepotPath: "//depot/engine/a.cpp", Action: "edit"}}}
-	if err := arts.PutJSON(ctx, "jobs/j/changeset.json", cs); err != nil {
-		t.Fatal(err)
-	}
 	for _, on := range []bool{false, true} {
-		n := stage(&fakeRows{rows: map[string]*outbox.Row{}}, &fakeSender{}, &fakeLog{}, t0)
-		n.Artifacts, n.From = arts, "criticizer@example.com"
+		d := &Decider{Artifacts: artifacts.New(artifacts.NewMemoryBucket(), "red")}
 		weeks := weekEntries{}
 		if on {
-			n.Digest = weeks
+			d.Digest = weeks
 		}
-		j := &job.Job{ID: "j", Changelist: 42, ReviewVersion: 1, Recipients: []string{"alice@example.com"}, CreatedAt: "2026-11-22T23:00:00Z",
-			Artifacts: job.Artifacts{Result: "jobs/j/result.json", Redacted: "jobs/j/changeset.json"}}
-		if err := decideJob(&decide.Decider{Artifacts: arts}, j); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := n.Process(ctx, j); err != nil {
+		j := &job.Job{ID: "j", Changelist: 42, ReviewVersion: 1, Recipients: []string{"alice@example.com"}, CreatedAt: job.FormatTime(time.Date(2026, 11, 22, 23, 0, 0, 0, time.UTC))}
+		if err := d.Decide(ctx, j, result, &cs); err != nil {
 			t.Fatal(err)
 		}
 		got := weeks["2026-W47"]

@@ -1,13 +1,9 @@
-// Package digest owns the weekly digest (issue 32): one e-mail per owner of
-// a depot path who opted in, about the week just ended — the reviews that
-// touched their paths, the findings by severity and what reviewers did with
-// them (acceptance, package outcome), what was withheld there as repeatedly
-// dismissed, and the tokens and cost. The notify stage records one week
-// entry per job (Entries.Record); the sweeper's weekly run reads that one
-// week's partition, builds each owner's digest and sends it once per owner
-// and ISO week (Pass: its outbox row, outbox.DigestItem, through the one
-// delivery protocol, outbox.Deliver).
-package digest
+// Package weekly holds what the weekly digest will list: each reviewed
+// job's entry in the ISO week its job was created in (Entry, Entries),
+// recorded when the review is decided (shared/decide) and read by the
+// digest (shared/digest). It links no mail code, so the llm stage can
+// record entries.
+package weekly
 
 import (
 	"encoding/json"
