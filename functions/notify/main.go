@@ -62,11 +62,11 @@ func main() {
 		api := &swarm.Client{BaseURL: set.SwarmLinks.URL, Credentials: swarm.SecretCredentials(sm, c.APISecretID)}
 		n.Comments = &notifystage.SwarmComments{Rows: rows, Window: c.Window, API: api}
 		// What reviewers do with each posted finding (package outcome).
-		fates := outcome.NewStore(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention).WithMetrics(env.Metrics)
+		fates := outcome.NewStore(store.Deferring{API: ddb}, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention).WithMetrics(env.Metrics)
 		n.Outcomes = &notifystage.Outcomes{Store: fates, Policy: set.Dismissals}
 	}
 	if set.WeeklyDigest {
-		n.Digest = &digest.Entries{API: ddb, Table: env.Config.JobsTable} // each job's week entry (shared/digest)
+		n.Digest = &digest.Entries{API: store.Deferring{API: ddb}, Table: env.Config.JobsTable} // each job's week entry (shared/digest)
 	}
 	// SES (IAM credentials; its published events are the evidence) or SMTP
 	// (the relay's lookup when SMTP_LOOKUP_URL names one).
@@ -79,5 +79,6 @@ func main() {
 	rt := env.Runtime(domain.StageNotify, jobs, queues, n, scrub.Sanitize)
 	rt.AfterDeadLetter = reporter.DeadLettered
 	rt.Redeliver = n // a succeeded job's repaired delivery (rule OB-5)
+	rt.Defer = store.Defer // outcome records and the digest entry land with the job's finish
 	lambda.Start(rt.Handle)
 }
