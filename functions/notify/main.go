@@ -78,7 +78,7 @@ func main() {
 	coldstart.Must(env, err)
 	rt := env.Runtime(domain.StageNotify, jobs, queues, n, scrub.Sanitize)
 	rt.AfterDeadLetter = reporter.DeadLettered
-	rt.Redeliver = n // a succeeded job's repaired delivery (rule OB-5)
+	rt.Redeliver = n       // a succeeded job's repaired delivery (rule OB-5)
 	rt.Defer = store.Defer // outcome records and the digest entry land with the job's finish
 	lambda.Start(rt.Handle)
 }
