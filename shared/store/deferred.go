@@ -13,9 +13,10 @@ import (
 // Rows a stage attempt records (the notify stage's outcome records and
 // digest entry) need not cost a request each: put through Deferring under
 // a context from Defer, they are held and written by the attempt's
-// completion (Complete), in the one transaction that finishes the job. So
-// they land exactly when the attempt does: a failed or lost attempt writes
-// none, and its retry records them again.
+// completion (Complete), in the one transaction that finishes the job. An
+// attempt that fails writes them with its retry or dead letter, one by
+// one, as before; one whose lease was lost writes none (its successor
+// records them again).
 
 type deferKey struct{}
 
@@ -59,6 +60,19 @@ func (d Deferring) PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts 
 	return &dynamodb.PutItemOutput{}, nil
 }
 
+// putDeferred writes the rows an attempt that failed had deferred, one by
+// one, as they were written before they were deferred: what it recorded
+// before failing (a digest entry before a recipient refused for good)
+// stays recorded. A taken key leaves its row as it is.
+func (st *Store) putDeferred(ctx context.Context) error {
+	for _, p := range deferredPuts(ctx) {
+		if _, err := st.api.PutItem(ctx, p); err != nil && !errors.As(err, new(*types.ConditionalCheckFailedException)) {
+			return classifyAWS("deferred row", err)
+		}
+	}
+	return nil
+}
+
 // maxTransact is DynamoDB's limit of items in one transaction.
 const maxTransact = 100
 
@@ -66,13 +80,13 @@ const maxTransact = 100
 // A put whose own condition fails is dropped and the rest written again, as
 // that PutItem alone would have failed; a failed condition of the job's
 // update returns the job as it was (ccf), as UpdateItem does. Puts past the
-// transaction's limit are written first, one by one.
+// transaction's limit are written first, one by one (putDeferred).
 func (st *Store) transact(ctx context.Context, in *dynamodb.UpdateItemInput, puts []*dynamodb.PutItemInput) error {
-	for len(puts) > maxTransact-1 {
-		if _, err := st.api.PutItem(ctx, puts[0]); err != nil && !errors.As(err, new(*types.ConditionalCheckFailedException)) {
+	if len(puts) > maxTransact-1 {
+		if err := st.putDeferred(context.WithValue(ctx, deferKey{}, &deferred{puts: puts[maxTransact-1:]})); err != nil {
 			return err
 		}
-		puts = puts[1:]
+		puts = puts[:maxTransact-1]
 	}
 	for {
 		items := []types.TransactWriteItem{{Update: &types.Update{TableName: in.TableName, Key: in.Key,

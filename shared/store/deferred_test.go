@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/store"
 	"github.com/criticizer/criticizer/shared/store/dynamotest"
@@ -44,7 +45,8 @@ func row(pk, v string) map[string]types.AttributeValue {
 // The rows a last stage's attempt puts through Deferring land with its
 // finish, in one request, exactly when the finish does: a put whose key is
 // taken keeps the row there, as its PutItem alone would; a finish refused
-// (the lease lost) writes none of them.
+// (the lease lost) writes none of them; a failed attempt writes them with
+// its retry.
 func TestDeferredRowsLandWithTheFinish(t *testing.T) {
 	ctx := context.Background()
 	db := dynamotest.New()
@@ -105,6 +107,17 @@ func TestDeferredRowsLandWithTheFinish(t *testing.T) {
 	}
 	if v := get("LOST"); v != "" {
 		t.Errorf("a refused finish wrote its attempt's row (%q)", v)
+	}
+
+	// A failed attempt keeps what it recorded, as it did when each row was
+	// written at once.
+	toNotify("retry", 9)
+	actx = attempt("retry", row("RETRIED", "r"))
+	if _, err := jobs.Retry(actx, "retry", domain.StageNotify, lease("o-retry"), job.FailureInfo{Class: failure.Upstream5xx, Message: "x"}, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if v := get("RETRIED"); v != "r" {
+		t.Errorf("a retried attempt's row = %q, want it written", v)
 	}
 
 	toNotify("j", 8)

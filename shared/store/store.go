@@ -479,6 +479,9 @@ func (st *Store) Complete(ctx context.Context, id string, stage domain.Stage, l 
 // Retry records a retryable failure by the owner and releases the lease; the
 // job waits in retry_wait until the delayed message comes back.
 func (st *Store) Retry(ctx context.Context, id string, stage domain.Stage, l job.Lease, f job.FailureInfo, delay time.Duration) (*job.Job, error) {
+	if err := st.putDeferred(ctx); err != nil {
+		return nil, err
+	}
 	now := job.FormatTime(l.Now)
 	v := map[string]types.AttributeValue{
 		":s": s(string(stage)), ":sretry": s(string(job.StageRetryWait)), ":retry": s(string(job.Target(job.OpRetry))), ":now": s(now), ":one": n(1),
@@ -504,6 +507,9 @@ func (st *Store) Retry(ctx context.Context, id string, stage domain.Stage, l job
 // without one (budget exhausted by crashed workers) it requires that no live
 // lease exists. dlID (unique per dead letter) is its write token.
 func (st *Store) DeadLetter(ctx context.Context, id string, stage domain.Stage, l job.Lease, f job.FailureInfo, dlID, body string) (*job.Job, error) {
+	if err := st.putDeferred(ctx); err != nil {
+		return nil, err
+	}
 	now := job.FormatTime(l.Now)
 	v := map[string]types.AttributeValue{
 		":s": s(string(stage)), ":sfailed": s(string(job.StageFailed)), ":failed": s(string(job.Target(job.OpDeadLetter))), ":now": s(now), ":one": n(1),
