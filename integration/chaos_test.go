@@ -112,9 +112,9 @@ var chaosRules = []faultproxy.Rule{
 
 // The one fault each job is sure to meet, chosen by the seed.
 var forcedRules = []faultproxy.Rule{
-	{Op: "dynamodb.UpdateItem", Contains: "stage_completed", Nth: 1, Kinds: []faultproxy.Kind{faultproxy.LostAnswer}},
-	{Op: "dynamodb.UpdateItem", Contains: "stage_completed", Nth: 2, Kinds: []faultproxy.Kind{faultproxy.LostAnswer5xx}},
-	{Op: "dynamodb.UpdateItem", Contains: "stage_completed", Nth: 3, Kinds: []faultproxy.Kind{faultproxy.Kill}},
+	{Op: "dynamodb.", Contains: "stage_completed", Nth: 1, Kinds: []faultproxy.Kind{faultproxy.LostAnswer}},
+	{Op: "dynamodb.", Contains: "stage_completed", Nth: 2, Kinds: []faultproxy.Kind{faultproxy.LostAnswer5xx}},
+	{Op: "dynamodb.", Contains: "stage_completed", Nth: 3, Kinds: []faultproxy.Kind{faultproxy.Kill}},
 	{Op: "dynamodb.UpdateItem", Contains: "stage_claimed", Nth: 2, Kinds: []faultproxy.Kind{faultproxy.LostAnswer}},
 	{Op: "dynamodb.UpdateItem", Contains: "stage_claimed", Nth: 3, Kinds: []faultproxy.Kind{faultproxy.Kill}},
 	{Op: "sqs.SendMessage", Nth: 1, Kinds: []faultproxy.Kind{faultproxy.LostAnswer}},

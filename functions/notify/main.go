@@ -64,7 +64,7 @@ func main() {
 		api := &swarm.Client{BaseURL: set.SwarmLinks.URL, Credentials: swarm.SecretCredentials(sm, c.APISecretID)}
 		n.Comments = &notifystage.SwarmComments{Rows: rows, Window: c.Window, MaxInline: c.MaxInline, API: api}
 		// What reviewers do with each posted finding (package outcome).
-		fates := outcome.NewStore(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention).WithMetrics(env.Metrics)
+		fates := outcome.NewStore(store.Deferring{API: ddb}, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention).WithMetrics(env.Metrics)
 		n.Outcomes = &decide.Outcomes{Store: fates}
 	}
 	// SES (IAM credentials; its published events are the evidence) or SMTP
@@ -77,6 +77,7 @@ func main() {
 	coldstart.Must(env, err)
 	rt := env.Runtime(domain.StageNotify, jobs, queues, n, scrub.Sanitize)
 	rt.AfterDeadLetter = reporter.DeadLettered
-	rt.Redeliver = n // a succeeded job's repaired delivery (rule OB-5)
+	rt.Redeliver = n       // a succeeded job's repaired delivery (rule OB-5)
+	rt.Defer = store.Defer // the outcome records land with the job's finish
 	lambda.Start(rt.Handle)
 }

@@ -111,6 +111,10 @@ type Runtime struct {
 	// the rows left pending under their existing keys. The job is not
 	// reopened; the outcome goes into its history.
 	Redeliver Processor
+	// Defer, when set (the notify stage: store.Defer), gives each attempt's
+	// Processor a context whose rows are written by the stage's completion,
+	// in the same request, instead of one request each.
+	Defer func(context.Context) context.Context
 	// tick starts the heartbeat's ticker (time.NewTicker when nil); tests
 	// drive the heartbeat with their own channel.
 	tick func(d time.Duration) (<-chan time.Time, func())
@@ -219,6 +223,9 @@ func (r *Runtime) handleRecord(ctx context.Context, rec events.SQSMessage) (out 
 			// visibility timeout if this worker crashes; the heartbeat retries.
 			r.Log.WarnContext(ctx, "shortening the message's visibility to the lease failed", "err", err)
 		}
+	}
+	if r.Defer != nil {
+		ctx = r.Defer(ctx)
 	}
 	workCtx, stop := r.heartbeat(ctx, env.JobID, rec.ReceiptHandle, owner)
 	result, stack, perr := r.process(workCtx, r.Processor, j)

@@ -142,16 +142,22 @@ func (st *Store) createFailed(ctx context.Context, j *job.Job, idem *Idempotency
 		}
 		return &StaleVersionError{Current: cur}
 	}
+	return cancelled("create job", err, reasons)
+}
+
+// cancelled classifies a cancelled transaction that no failed condition
+// explains: a conflict or throttling (retryable), else the AWS error's class.
+func cancelled(op string, err error, reasons []types.CancellationReason) error {
 	for _, r := range reasons {
 		if aws.ToString(r.Code) == "TransactionConflict" {
 			// Another transaction on the same items was in flight: retryable.
-			return failure.Wrap(failure.Conflict, fmt.Errorf("create job: %w", err))
+			return failure.Wrap(failure.Conflict, fmt.Errorf("%s: %w", op, err))
 		}
 		if aws.ToString(r.Code) == "ThrottlingError" || aws.ToString(r.Code) == "ProvisionedThroughputExceeded" {
-			return failure.Wrap(failure.RateLimited, fmt.Errorf("create job: %w", err))
+			return failure.Wrap(failure.RateLimited, fmt.Errorf("%s: %w", op, err))
 		}
 	}
-	return classifyAWS("create job", err)
+	return classifyAWS(op, err)
 }
 
 // fromReason decodes the item a cancelled transaction returned for a failed

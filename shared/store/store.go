@@ -194,6 +194,10 @@ type write struct {
 	// token identifies this write (the same on every retry of it); it is
 	// stored as last_write.
 	token string
+	// finish: the job's last stage completes (finishAt), writing with it
+	// the rows its attempt deferred (Defer).
+	finish   bool
+	finishAt domain.Stage
 	// applied recognises, in the item as it was when the condition failed,
 	// that this write had been applied already (its answer was lost). nil
 	// means: last_write equals token.
@@ -222,6 +226,15 @@ func (st *Store) update(ctx context.Context, id string, w write) (*job.Job, erro
 		ReturnValues:                        types.ReturnValueAllNew,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}
+	if puts := deferredPuts(ctx); len(puts) > 0 && w.finish {
+		err := st.transact(ctx, in, puts)
+		if err == nil {
+			// A transaction returns no image: the job as its finish left it
+			// is all the runtime reads of it after the last stage.
+			return &job.Job{ID: id, Stage: w.finishAt, State: job.Target(job.OpFinish)}, nil
+		}
+		return st.failed(ctx, id, w, err)
+	}
 	out, err := st.api.UpdateItem(ctx, in)
 	if err == nil {
 		it, derr := decodeItem(out.Attributes)
@@ -230,6 +243,13 @@ func (st *Store) update(ctx context.Context, id string, w write) (*job.Job, erro
 		}
 		return it.job(), nil
 	}
+	return st.failed(ctx, id, w, err)
+}
+
+// failed settles an update whose write failed: the old image of a failed
+// condition shows whether w had been applied already (success) or not
+// (errConditionCheck).
+func (st *Store) failed(ctx context.Context, id string, w write, err error) (*job.Job, error) {
 	var ccf *types.ConditionalCheckFailedException
 	if !errors.As(err, &ccf) {
 		return nil, classifyAWS(w.op, err)
@@ -446,7 +466,7 @@ func (st *Store) Complete(ctx context.Context, id string, stage domain.Stage, l 
 		upd += " REMOVE stages.#stg.#owner, stages.#stg.lease_expires_at, sweep_at, sweep_shard"
 	}
 	j, err := st.update(ctx, id, write{op: "complete stage", update: upd, cond: ownerGuard(op, l, v), names: nm, values: v,
-		token: token(l.Owner, op), applied: func(o *jobItem) bool {
+		token: token(l.Owner, op), finish: !hasNext, finishAt: stage, applied: func(o *jobItem) bool {
 			r := o.Stages[stage]
 			return r != nil && r.Status == job.StageDone && r.CompletedBy == l.Owner
 		}})
@@ -459,6 +479,9 @@ func (st *Store) Complete(ctx context.Context, id string, stage domain.Stage, l 
 // Retry records a retryable failure by the owner and releases the lease; the
 // job waits in retry_wait until the delayed message comes back.
 func (st *Store) Retry(ctx context.Context, id string, stage domain.Stage, l job.Lease, f job.FailureInfo, delay time.Duration) (*job.Job, error) {
+	if err := st.putDeferred(ctx); err != nil {
+		return nil, err
+	}
 	now := job.FormatTime(l.Now)
 	v := map[string]types.AttributeValue{
 		":s": s(string(stage)), ":sretry": s(string(job.StageRetryWait)), ":retry": s(string(job.Target(job.OpRetry))), ":now": s(now), ":one": n(1),
@@ -484,6 +507,9 @@ func (st *Store) Retry(ctx context.Context, id string, stage domain.Stage, l job
 // without one (budget exhausted by crashed workers) it requires that no live
 // lease exists. dlID (unique per dead letter) is its write token.
 func (st *Store) DeadLetter(ctx context.Context, id string, stage domain.Stage, l job.Lease, f job.FailureInfo, dlID, body string) (*job.Job, error) {
+	if err := st.putDeferred(ctx); err != nil {
+		return nil, err
+	}
 	now := job.FormatTime(l.Now)
 	v := map[string]types.AttributeValue{
 		":s": s(string(stage)), ":sfailed": s(string(job.StageFailed)), ":failed": s(string(job.Target(job.OpDeadLetter))), ":now": s(now), ":one": n(1),
