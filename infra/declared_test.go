@@ -60,8 +60,8 @@ func TestEveryKeyDeclared(t *testing.T) {
 	if err := strictUnmarshal([]byte(`{"dismissThreshold": 4, "p4Port": "ssl:p4.studio.test:1666"}`), &c); err != nil {
 		t.Fatal(err)
 	}
-	if env := declaredEnv(mustJSONKeys(t, c), "notify"); *env["DISMISS_THRESHOLD"] != "4" || c.P4Port != "ssl:p4.studio.test:1666" {
-		t.Errorf("dismissThreshold 4 gives notify %v; p4Port decoded as %q", env["DISMISS_THRESHOLD"], c.P4Port)
+	if env := declaredEnv(mustJSONKeys(t, c), "llm"); env["DISMISS_THRESHOLD"] == nil || *env["DISMISS_THRESHOLD"] != "4" || c.P4Port != "ssl:p4.studio.test:1666" {
+		t.Errorf("dismissThreshold 4 gives the llm function %v; p4Port decoded as %q", env["DISMISS_THRESHOLD"], c.P4Port)
 	}
 	if err := strictUnmarshal([]byte(`{"dismissThreshhold": 4}`), &c); err == nil || !strings.Contains(err.Error(), "dismissThreshhold") {
 		t.Errorf("a misspelt key: %v, want it refused by name", err)
