@@ -72,14 +72,15 @@ func validateDigest(c EnvConfig, p *problems) {
 }
 
 // newDigest adds the digest function and its weekly schedule, and lets the
-// llm function record week entries (decided with the review: shared/decide);
-// nil when the digest is off.
-func newDigest(f *functionFactory, p functionsProps, llm awslambda.Function) awslambda.Function {
+// notify function record week entries (decided with the review by the llm
+// function, shared/decide; written with notify's finish); nil when the
+// digest is off.
+func newDigest(f *functionFactory, p functionsProps, notify awslambda.Function) awslambda.Function {
 	cfg := f.cfg
 	if !cfg.WeeklyDigest {
 		return nil
 	}
-	f.items(llm, p).grant(jsii.Strings("dynamodb:PutItem"), itemDigest)
+	f.items(notify, p).grant(jsii.Strings("dynamodb:PutItem"), itemDigest)
 	fn := f.newFn(fnSpec{id: "DigestFunction", asset: "digest", memory: 256, timeout: 300, env: map[string]*string{
 		"SMTP_SECRET_ID": p.secrets.smtp.SecretArn(), "DELIVERY_KEY_SECRET_ID": p.secrets.delivery.SecretArn(),
 	}})

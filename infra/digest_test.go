@@ -12,7 +12,8 @@ var digestOn = map[string]any{"weeklyDigest": true, "recipientDomains": []string
 
 // TestDigestOnlyWhereEnabled synthesizes dev, staging and prod as checked
 // in (digest off) and each with the digest on: the digest function, its
-// weekly schedule and review's week entries (decided with the review) exist exactly when
+// weekly schedule, the review's week entry (decided by the review function,
+// written by notify) exist exactly when
 // weeklyDigest is set, and the function reads keyed items, never a scan.
 func TestDigestOnlyWhereEnabled(t *testing.T) {
 	for _, env := range []string{"dev", "staging", "prod"} {
@@ -34,14 +35,14 @@ func TestDigestOnlyWhereEnabled(t *testing.T) {
 				_, rule := res["DigestSchedule"]
 				_, flag := envVars(m, "ReviewFunction")["WEEKLY_DIGEST"]
 				writes := false
-				for _, st := range policyStatements(t, m, "ReviewFunction") {
+				for _, st := range policyStatements(t, m, "NotifyFunction") {
 					cond, _ := json.Marshal(st["Condition"])
 					for _, a := range stringsOf(st["Action"]) {
 						writes = writes || (a == "dynamodb:PutItem" && strings.Contains(string(cond), `"DIGEST#*"`))
 					}
 				}
 				if fn != on || rule != on || flag != on || writes != on {
-					t.Fatalf("function %v, schedule %v, review WEEKLY_DIGEST %v, review writes DIGEST# %v; want all %v", fn, rule, flag, writes, on)
+					t.Fatalf("function %v, schedule %v, review WEEKLY_DIGEST %v, notify writes DIGEST# %v; want all %v", fn, rule, flag, writes, on)
 				}
 				if !on {
 					return

@@ -66,7 +66,7 @@ func newFunctions(stack awscdk.Stack, p functionsProps) stackFunctions {
 	p.notify.consumer, p.notify.concurrency = fns.notify, p.cfg.MaxConcurrency.Notify
 	consumeStages(p.cfg, []*stage{p.fetch, p.llm, p.notify})
 	newSchedules(stack, p.cfg, fns.sweeper)
-	fns.digest = newDigest(f, p, fns.llm)
+	fns.digest = newDigest(f, p, fns.notify)
 	fns.doctor = newDoctorFunction(f, p, p4Layer) // doctor.go
 	return fns
 }

@@ -29,7 +29,6 @@ import (
 	"github.com/criticizer/criticizer/shared/secrets"
 	"github.com/criticizer/criticizer/shared/store"
 	"github.com/criticizer/criticizer/shared/swarm"
-	"github.com/criticizer/criticizer/shared/weekly"
 )
 
 func main() {
@@ -88,9 +87,7 @@ func main() {
 	// the gate.
 	fates := outcome.NewStore(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention).WithMetrics(env.Metrics)
 	proc.Decide = &decide.Decider{Artifacts: proc.Redacted, Ledger: led, Jobs: jobs, Outcomes: fates, Policy: set.Decide.Dismissals, Gate: set.Decide.Gate}
-	if set.Decide.WeeklyDigest {
-		proc.Decide.Digest = &weekly.Entries{API: ddb, Table: env.Config.JobsTable} // each review's week entry
-	}
+	proc.Decide.WeeklyDigest = set.Decide.WeeklyDigest // each review's week entry, recorded by notify
 	if set.DailyTokenBudget > 0 {
 		proc.Daily = jobs.DailyTokens()
 	}

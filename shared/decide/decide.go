@@ -43,6 +43,16 @@ type Decided struct {
 	// policy (by fingerprint), which their outcome records are kept under
 	// when they are posted (Outcomes.Posted).
 	Scopes map[string]string `json:"scopes,omitempty"`
+	// Week is the weekly digest's entry of the review (nil: the digest is
+	// off), in the week its job was created in; notify records it (Weeks)
+	// with the job's finish, so it costs no request of its own.
+	Week *WeekEntry `json:"week,omitempty"`
+}
+
+// WeekEntry is a review's entry in the weekly digest's week.
+type WeekEntry struct {
+	Week  weekly.Week  `json:"week"`
+	Entry weekly.Entry `json:"entry"`
 }
 
 // Key is where a job's decided review is stored, beside its result.
@@ -62,14 +72,27 @@ type Decider struct {
 	Outcomes *outcome.Store
 	Policy   outcome.Policy // the noise filter (outcome.PolicyFromEnv)
 	Gate     string         // SWARM_GATE_SEVERITY (SettingsFromEnv)
-	// Digest keeps the weekly digest's entries (weekly.Entries): what the
-	// digest will list of each review; nil: the digest is off.
-	Digest WeekEntries
+	// WeeklyDigest (WEEKLY_DIGEST) decides each review's week entry.
+	WeeklyDigest bool
 }
 
-// WeekEntries keeps the weekly digest's entries.
+// WeekEntries keeps the weekly digest's entries (weekly.Entries).
 type WeekEntries interface {
 	Record(ctx context.Context, week weekly.Week, e weekly.Entry) error
+}
+
+// Weeks records a decided review's week entry (notify's, with its finish).
+type Weeks struct{ Entries WeekEntries }
+
+// Record keeps d's week entry, if it has one.
+func (w *Weeks) Record(ctx context.Context, d *Decided) error {
+	if d.Week == nil {
+		return nil
+	}
+	if err := w.Entries.Record(ctx, d.Week.Week, d.Week.Entry); err != nil {
+		return fmt.Errorf("weekly digest entry: %w", err)
+	}
+	return nil
 }
 
 // Decide decides j's review over its redacted changeset, records what the
@@ -102,27 +125,22 @@ func (d *Decider) Decide(ctx context.Context, j *job.Job, review domain.ReviewRe
 		}
 	}
 	dr.Gate = gate(found, review.Findings, domain.ReadReviewMeta(review.Meta).Gates, d.Gate)
-	if err := d.recordDigest(ctx, j, &dr, cs); err != nil {
-		return err
-	}
+	d.weekEntry(j, &dr, cs)
 	return d.Artifacts.PutJSON(ctx, Key(j.ID), dr)
 }
 
-// recordDigest adds the job to the weekly digest of the week it was
-// created in (so deciding again writes the same entry): what it reports,
-// after any withheld, its tokens and estimated cost.
-func (d *Decider) recordDigest(ctx context.Context, j *job.Job, dr *Decided, cs *domain.Changeset) error {
-	if d.Digest == nil {
-		return nil
+// weekEntry decides the job's entry in the weekly digest of the week it
+// was created in (so deciding again gives the same entry): what it
+// reports, after any withheld, its tokens and estimated cost.
+func (d *Decider) weekEntry(j *job.Job, dr *Decided, cs *domain.Changeset) {
+	if !d.WeeklyDigest {
+		return
 	}
 	created, err := job.ParseTime(j.CreatedAt)
 	if err != nil {
 		created = time.Now()
 	}
-	if err := d.Digest.Record(ctx, weekly.WeekOf(created), weekly.EntryOf(j, dr.Result, dr.Current, cs)); err != nil {
-		return fmt.Errorf("weekly digest entry: %w", err)
-	}
-	return nil
+	dr.Week = &WeekEntry{Week: weekly.WeekOf(created), Entry: weekly.EntryOf(j, dr.Result, dr.Current, cs)}
 }
 
 // withholdDismissed drops, from a Swarm review's findings, those of a kind

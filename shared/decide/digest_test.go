@@ -18,22 +18,26 @@ func (w weekEntries) Record(_ context.Context, week weekly.Week, e weekly.Entry)
 	return nil
 }
 
-// With the weekly digest on, a decided review adds its entry to the week
-// its job was created in: what it reported, its changed directories, its
-// tokens; with it off, nothing.
+// With the weekly digest on, a decided review holds its entry in the week
+// its job was created in — what it reported, its changed directories, its
+// tokens — and Weeks records it there; with it off, nothing.
 func TestDecideRecordsTheWeeklyDigestEntry(t *testing.T) {
 	ctx := context.Background()
 	result := domain.ReviewResult{SchemaVersion: "1", PromptVersion: "p1", Meta: domain.ReviewMeta{InputTokens: 900, OutputTokens: 90}.Map(),
 		Findings: []domain.Finding{{ID: "f1", File: "//depot/engine/a.cpp", Line: 1, Severity: "high", Category: "bug", Title: "t", Message: "m"}}}
 	cs := domain.Changeset{Changelist: 42, User: "alice", Status: "submitted", Description: "d\n", Files: []domain.FileChange{{DepotPath: "//depot/engine/a.cpp", Action: "edit"}}}
 	for _, on := range []bool{false, true} {
-		d := &Decider{Artifacts: artifacts.New(artifacts.NewMemoryBucket(), "red")}
+		d := &Decider{Artifacts: artifacts.New(artifacts.NewMemoryBucket(), "red"), WeeklyDigest: on}
 		weeks := weekEntries{}
-		if on {
-			d.Digest = weeks
-		}
 		j := &job.Job{ID: "j", Changelist: 42, ReviewVersion: 1, Recipients: []string{"alice@example.com"}, CreatedAt: job.FormatTime(time.Date(2026, 11, 22, 23, 0, 0, 0, time.UTC))}
 		if err := d.Decide(ctx, j, result, &cs); err != nil {
+			t.Fatal(err)
+		}
+		var decided Decided
+		if err := d.Artifacts.GetJSON(ctx, Key(j.ID), &decided); err != nil {
+			t.Fatal(err)
+		}
+		if err := (&Weeks{Entries: weeks}).Record(ctx, &decided); err != nil {
 			t.Fatal(err)
 		}
 		got := weeks["2026-W47"]

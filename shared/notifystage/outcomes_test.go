@@ -9,6 +9,7 @@ import (
 	"github.com/criticizer/criticizer/shared/decide"
 	"github.com/criticizer/criticizer/shared/domain"
 	fates "github.com/criticizer/criticizer/shared/outcome"
+	"github.com/criticizer/criticizer/shared/swarm"
 	"github.com/criticizer/criticizer/shared/store/dynamotest"
 )
 
@@ -24,6 +25,10 @@ func TestOutcomesAtTheNextVersion(t *testing.T) {
 	pol := fates.PolicyFromEnv(config.NewReaderFrom(map[string]string{"DISMISS_MIN_REVIEWS": "1", "DISMISS_DECIDERS": "lead"}))
 	r.n.Outcomes = &decide.Outcomes{Store: st, Now: r.n.Now}
 	r.decider.Outcomes, r.decider.Policy = st, pol
+	// Who has a say is the review as the fetch stage first read it.
+	if err := st.FirstFetched(ctx, swarm.Review{ID: swarmReview, Author: "bob"}); err != nil {
+		t.Fatal(err)
+	}
 	sweep := &fates.Reader{Store: st, Rows: r.items, Comments: r.n.Comments.API.(fates.Comments), Reviews: r.n.Comments.API.(fates.Deciders), Policy: pol}
 	fixed := domain.Finding{Severity: "high", Category: "security", Title: "SQL built from input", File: "//depot/app/db.go", Line: 28, Message: "m", RuleID: "sql"}
 	nagging := func(line int) domain.Finding {
