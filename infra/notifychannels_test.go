@@ -89,7 +89,8 @@ func TestNotifyChannelSettings(t *testing.T) {
 
 // TestSwarmGateSetting: the gate is off unless an environment sets it (and
 // participants are not e-mailed what Swarm tells them); set,
-// the notify function gets SWARM_GATE_SEVERITY; a severity the review does
+// the review function, which decides the gate (shared/decide), gets
+// SWARM_GATE_SEVERITY; a severity the review does
 // not use, or a gate without Swarm, fails synth naming the setting.
 func TestSwarmGateSetting(t *testing.T) {
 	for _, env := range []string{"dev", "staging", "prod"} {
@@ -102,11 +103,12 @@ func TestSwarmGateSetting(t *testing.T) {
 			{map[string]any{"swarmUrl": "https://swarm.example.com", "swarmGateSeverity": "high"}, "high"},
 		} {
 			_, m := synth(t, checkedInContext(t, env, c.over))
-			vars := props(m, "NotifyFunction")["Environment"].(map[string]any)["Variables"].(map[string]any)
+			vars := props(m, "ReviewFunction")["Environment"].(map[string]any)["Variables"].(map[string]any)
 			if vars["SWARM_GATE_SEVERITY"] != c.want {
 				t.Errorf("%s %v: SWARM_GATE_SEVERITY %v, want %v", env, c.over, vars["SWARM_GATE_SEVERITY"], c.want)
 			}
-			if _, ok := vars["SWARM_EMAIL_PARTICIPANTS"]; ok {
+			notifyVars := props(m, "NotifyFunction")["Environment"].(map[string]any)["Variables"].(map[string]any)
+			if _, ok := notifyVars["SWARM_EMAIL_PARTICIPANTS"]; ok {
 				t.Errorf("%s %v: SWARM_EMAIL_PARTICIPANTS set; the default is no duplicate e-mail", env, c.over)
 			}
 		}
