@@ -9,8 +9,8 @@ import (
 	"github.com/criticizer/criticizer/shared/decide"
 	"github.com/criticizer/criticizer/shared/domain"
 	fates "github.com/criticizer/criticizer/shared/outcome"
-	"github.com/criticizer/criticizer/shared/swarm"
 	"github.com/criticizer/criticizer/shared/store/dynamotest"
+	"github.com/criticizer/criticizer/shared/swarm"
 )
 
 // Each finding commented on is recorded once, as open; the next version's
