@@ -130,6 +130,9 @@ func (f *Fetch) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	if err != nil {
 		return job.Result{}, err
 	}
+	if err := f.recordStanding(ctx, review, prev); err != nil {
+		return job.Result{}, err
+	}
 	fx := &fetched{raw: raw, red: red, prev: prev}
 	if err := f.fetch(ctx, j, fx); err != nil {
 		return job.Result{}, err
@@ -419,12 +422,20 @@ func (f *Fetch) swarmReview(ctx context.Context, j *job.Job) (swarm.Review, erro
 	if !review.HasChange(j.Changelist) {
 		return swarm.Review{}, failure.Errorf(failure.PolicyRejected, "change %d is not a version of Swarm review %d: nothing fetched", j.Changelist, j.Swarm.Review)
 	}
-	if f.Standing != nil {
-		if err := f.Standing.FirstFetched(ctx, review); err != nil {
-			return swarm.Review{}, fmt.Errorf("swarm review %d as first fetched: %w", review.ID, err)
-		}
-	}
 	return review, nil
+}
+
+// recordStanding keeps who is on the review as this first fetch of it reads
+// it (Standing), before any comment of ours exists. A version after one the
+// ledger holds was not the first: its fetch recorded it, so nothing is sent.
+func (f *Fetch) recordStanding(ctx context.Context, review swarm.Review, prev *ledger.Version) error {
+	if f.Standing == nil || review.ID == 0 || prev != nil {
+		return nil
+	}
+	if err := f.Standing.FirstFetched(ctx, review); err != nil {
+		return fmt.Errorf("swarm review %d as first fetched: %w", review.ID, err)
+	}
+	return nil
 }
 
 // participantEmails resolves the review author's address (required) and

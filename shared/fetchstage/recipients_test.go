@@ -12,6 +12,8 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/ledger"
+	"github.com/criticizer/criticizer/shared/ledger/ledgertest"
 	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/p4"
 	"github.com/criticizer/criticizer/shared/recipients"
@@ -171,4 +173,55 @@ type fetchSpy struct {
 func (f fetchSpy) FetchSince(ctx context.Context, cl int64, shelved bool, since p4.Since, sink func(int, domain.FileChange) error) (domain.Changeset, error) {
 	*f.fetched = true
 	return f.oneFile.FetchSince(ctx, cl, shelved, since, sink)
+}
+
+// firstFetched records the reviews Standing is handed.
+type firstFetched []swarm.Review
+
+func (f *firstFetched) FirstFetched(_ context.Context, rv swarm.Review) error {
+	*f = append(*f, rv)
+	return nil
+}
+
+// TestStandingIsTheReviewAtItsFirstFetch: who is on a Swarm review is
+// recorded at the fetch of a version no earlier one precedes in the ledger
+// (before any comment of ours), as Swarm listed them; a later version's
+// fetch records nothing (its first did), and a refused run nothing either.
+func TestStandingIsTheReviewAtItsFirstFetch(t *testing.T) {
+	red, err := redact.New(redact.Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	earlier := ledger.Version{Thread: ledger.Thread{Kind: ledger.KindReview, ID: 9}, Version: 1, JobID: "job-v1", Change: 5}
+	tests := []struct {
+		name       string
+		changelist int64
+		version    int
+		want       int // reviews recorded
+	}{
+		{"the review's first version", 5, 1, 1},
+		{"a version after one reviewed", 101, 2, 0},
+		{"a change of another review: refused", 7, 1, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			led := &ledgertest.Memory{}
+			if err := led.Put(context.Background(), earlier); err != nil {
+				t.Fatal(err)
+			}
+			var got firstFetched
+			mem := artifacts.NewMemoryBucket()
+			f := &Fetch{P4: oneFile{"swarm", "swarm@example.com"}, Redactor: red, Raw: artifacts.New(mem, "raw"), Redacted: artifacts.New(mem, "red"),
+				Log: slog.New(slog.DiscardHandler), SpoolDir: t.TempDir(), Ledger: led, Standing: &got,
+				Reviews: swarmAuthors{}, Users: swarmAuthors{"mallory": "mallory@example.com", "carol": "carol@example.com"}}
+			j := &job.Job{ID: "j", Changelist: tt.changelist, ReviewVersion: tt.version, Source: "swarm", Shelved: true, Swarm: &job.SwarmRun{Review: 9}}
+			_, _ = f.Process(context.Background(), j)
+			if len(got) != tt.want {
+				t.Fatalf("recorded %+v, want %d", got, tt.want)
+			}
+			if tt.want == 1 && (got[0].ID != 9 || got[0].Author != "mallory" || !slices.Equal(got[0].Participants, []string{"carol", "dave", "mallory"})) {
+				t.Fatalf("recorded %+v, want review 9 as Swarm listed it", got[0])
+			}
+		})
+	}
 }
