@@ -86,7 +86,7 @@ func main() {
 	// it (package decide): withheld as dismissed, the rerun's comparison,
 	// the gate.
 	fates := outcome.NewStore(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention).WithMetrics(env.Metrics)
-	proc.Decide = &decide.Decider{Artifacts: proc.Redacted, Ledger: led, Jobs: jobs, Outcomes: fates, Policy: set.Decide.Dismissals, Gate: set.Decide.Gate}
+	proc.Decide = &decide.Decider{Artifacts: proc.Redacted, Ledger: led, Jobs: jobs, Outcomes: fates, Policy: set.Decide.Dismissals}
 	proc.Decide.WeeklyDigest = set.Decide.WeeklyDigest // each review's week entry, recorded by notify
 	if set.DailyTokenBudget > 0 {
 		proc.Daily = jobs.DailyTokens()

@@ -70,8 +70,9 @@ type Decider struct {
 	// Outcomes are the reviewers' recorded fates: withholding reads them,
 	// and the findings a rerun resolved are recorded resolved.
 	Outcomes *outcome.Store
-	Policy   outcome.Policy // the noise filter (outcome.PolicyFromEnv)
-	Gate     string         // SWARM_GATE_SEVERITY (SettingsFromEnv)
+	// Policy is the noise filter (outcome.PolicyFromEnv); its Gate
+	// (SWARM_GATE_SEVERITY, "" off) is the run's gate too.
+	Policy outcome.Policy
 	// WeeklyDigest (WEEKLY_DIGEST) decides each review's week entry.
 	WeeklyDigest bool
 }
@@ -124,7 +125,7 @@ func (d *Decider) Decide(ctx context.Context, j *job.Job, review domain.ReviewRe
 			return err
 		}
 	}
-	dr.Gate = gate(found, review.Findings, domain.ReadReviewMeta(review.Meta).Gates, d.Gate)
+	dr.Gate = gate(found, review.Findings, domain.ReadReviewMeta(review.Meta).Gates, d.Policy.Gate)
 	d.weekEntry(j, &dr, cs)
 	return d.Artifacts.PutJSON(ctx, Key(j.ID), dr)
 }

@@ -45,7 +45,7 @@ func TestGate(t *testing.T) {
 func TestGateFromSettings(t *testing.T) {
 	for v, want := range map[string]string{"": "", "off": "", "HIGH": "high", "critical": "critical", "severe": "!"} {
 		r := config.NewReaderFrom(map[string]string{"SWARM_GATE_SEVERITY": v})
-		got := SettingsFromEnv(r).Gate
+		got := SettingsFromEnv(r).Dismissals.Gate
 		if (want == "!") != (r.Err() != nil) || (want != "!" && got != want) {
 			t.Errorf("SWARM_GATE_SEVERITY=%q: %q, %v; want %q", v, got, r.Err(), want)
 		}
