@@ -78,7 +78,7 @@ func (r *Redactor) Changeset(cs domain.Changeset) (domain.Changeset, Report, err
 			rep.Files = append(rep.Files, FileReport{DepotPath: f.DepotPath, Matches: fileMatches[i]})
 		}
 	}
-	if r.redactEmails && out.UserEmail != "" {
+	if r.policy.RedactEmails && out.UserEmail != "" {
 		out.UserEmail = "[REDACTED:email]"
 		rep.UserEmail = true
 	}

@@ -107,23 +107,19 @@ func looksEncoded(run string) bool {
 
 // decodeRun decodes a hex or base64 run; "" unless it yields printable text.
 func decodeRun(run string) string {
+	b, err := []byte(nil), hex.ErrLength
 	if len(run) >= 32 && len(run)%2 == 0 {
-		if b, err := hex.DecodeString(run); err == nil {
-			if printable(string(b)) {
-				return string(b)
-			}
-			return ""
-		}
+		b, err = hex.DecodeString(run)
 	}
 	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
-		if b, err := enc.DecodeString(run); err == nil {
-			if printable(string(b)) {
-				return string(b)
-			}
-			return ""
+		if err != nil {
+			b, err = enc.DecodeString(run)
 		}
 	}
-	return ""
+	if err != nil || !printable(string(b)) {
+		return ""
+	}
+	return string(b)
 }
 
 // printable: at least 8 bytes, all printable ASCII or whitespace.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,25 +14,18 @@ import (
 )
 
 // The gitleaks rule set is read from the TOML the gitleaks module embeds
-// (config.DefaultConfig) and evaluated here, not through gitleaks' detector:
+// (config.DefaultConfig) and evaluated here, not by gitleaks' detector:
+// nothing is compiled at start-up (a rule's regexp, and its allowlists', on
+// the first line holding one of its keywords, so a cold start pays nothing
+// for ~220 rules), and the keyword prefilter works per line, not per fragment.
 //
-//   - Nothing is compiled at start-up. Parsing the TOML is cheap; each
-//     rule's regular expression, and each allowlist's, is compiled the first
-//     time a line holding one of the rule's keywords is seen. A function's
-//     cold start pays nothing for ~220 rules, and a typical diff compiles a
-//     few dozen of them once per process.
-//   - The keyword prefilter works per line (gitleaks' works per fragment,
-//     then runs the rule's regexp over the whole fragment), so a rule's
-//     regexp only ever sees the lines that hold one of its keywords.
-//
-// The semantics follow gitleaks' detector for content without a path: the
-// secret is the rule's secretGroup (or the first non-empty group), its
-// Shannon entropy must exceed the rule's minimum, and a finding the global
-// or the rule's allowlists allow (regexes on secret, match or line;
-// stopwords on the secret; AND/OR conditions) is dropped. Path-only rules
-// and path/commit allowlist conditions never apply: there is no file path
-// in what is redacted. The in-band "gitleaks:allow" opt-out is ignored.
-// TestRecallAtLeastGitleaks holds this engine to gitleaks' own findings.
+// The semantics are gitleaks' for content without a path: the secret is the
+// rule's secretGroup (or the first non-empty group), its Shannon entropy must
+// exceed the rule's minimum, and a finding the global or the rule's
+// allowlists allow (regexes on secret, match or line; stopwords; AND/OR) is
+// dropped. Path-only rules and path/commit conditions never apply, and
+// "gitleaks:allow" is ignored. TestRecallAtLeastGitleaks holds this engine
+// to gitleaks' own findings.
 
 // glRule is one gitleaks rule, compiled on first use.
 type glRule struct {
@@ -231,35 +225,13 @@ func (a *glAllowlist) allows(secret, match, line string) (bool, error) {
 		target = line
 	}
 	regexOK := re != nil && target != "" && re.MatchString(target)
-	stopOK := false
-	if len(a.stopwords) > 0 && secret != "" {
-		lower := strings.ToLower(secret)
-		for _, w := range a.stopwords {
-			if strings.Contains(lower, w) {
-				stopOK = true
-				break
-			}
-		}
-	}
+	lower := strings.ToLower(secret)
+	stopOK := secret != "" && slices.ContainsFunc(a.stopwords, func(w string) bool { return strings.Contains(lower, w) })
 	if !a.and {
 		return regexOK || stopOK, nil
 	}
-	var checks []bool
-	if len(a.patterns) > 0 {
-		checks = append(checks, regexOK)
-	}
-	if len(a.stopwords) > 0 {
-		checks = append(checks, stopOK)
-	}
-	if len(checks) == 0 {
-		return false, nil
-	}
-	for _, c := range checks {
-		if !c {
-			return false, nil
-		}
-	}
-	return true, nil
+	hasRe, hasStop := len(a.patterns) > 0, len(a.stopwords) > 0
+	return (hasRe || hasStop) && (regexOK || !hasRe) && (stopOK || !hasStop), nil
 }
 
 // find returns the secrets the rule finds in text (one line, or a window
@@ -312,18 +284,12 @@ func (r *glRule) find(set *glSet, text string) ([]span, error) {
 		}
 		line := text[ls:le]
 		allowed := false
-		for _, lists := range [][]*glAllowlist{set.global, r.allow} {
-			for _, a := range lists {
-				ok, err := a.allows(secret, match, line)
-				if err != nil {
-					return nil, fmt.Errorf("gitleaks rule %s allowlist: %w", r.id, err)
-				}
-				if ok {
-					allowed = true
-					break
-				}
+		for _, a := range slices.Concat(set.global, r.allow) {
+			ok, err := a.allows(secret, match, line)
+			if err != nil {
+				return nil, fmt.Errorf("gitleaks rule %s allowlist: %w", r.id, err)
 			}
-			if allowed {
+			if allowed = ok; ok {
 				break
 			}
 		}

@@ -2,17 +2,14 @@
 // a deterministic pass that replaces secrets and confidential identifiers in
 // changelist descriptions and diffs with "[REDACTED:<rule-id>]" tokens.
 //
-// Detection combines the default rule set of gitleaks
-// (github.com/zricethezav/gitleaks/v8, used as a library: about 220 rules for
-// known token formats and generic high-entropy keys) with the classes the
-// rule RD-1 (docs/guarantees.md) requires that gitleaks does not cover, or not reliably:
+// Detection combines gitleaks' default rule set (github.com/zricethezav/gitleaks/v8,
+// about 220 rules, evaluated by gitleaks.go) with the classes rule RD-1
+// (docs/guarantees.md) requires that gitleaks does not cover reliably:
 //
-//	password-assignment  password/passphrase/secret assignments in code and
-//	                     config: quoted literals after = : := == => and bare
-//	                     config values (password=hunter2), XML elements, SQL
-//	                     IDENTIFIED BY '…'
-//	pem-private-key      PEM/PGP private key blocks, also when truncated (a
-//	                     BEGIN line with no END)
+//	password-assignment  password/passphrase/secret assignments: quoted literals
+//	                     after = : := == =>, bare config values (password=hunter2),
+//	                     XML elements, SQL IDENTIFIED BY '…'
+//	pem-private-key      PEM/PGP private key blocks, also when truncated
 //	uri-credentials      user:password@ in any URI (smtp://, postgres://, …)
 //	smtp-auth            AUTH PLAIN/LOGIN/XOAUTH2 payloads in SMTP transcripts
 //	bearer-token         Authorization headers and Bearer/Basic credentials
@@ -20,39 +17,28 @@
 //	internal-host        host names under Policy.ConfidentialDomains
 //	internal-ip          addresses inside Policy.ConfidentialCIDRs
 //
-// What is deliberately not redacted (each has a negative test): code that
-// only names a password (password := flag.String("password", "", "…"),
-// Password: cfg.Password, def login(password: str)), placeholders
-// (${DB_PASSWORD}, {{ .Values.pw }}, %s, <password>), UUIDs, version strings,
-// commit hashes and lockfile integrity hashes that gitleaks itself does not
-// flag, and prose such as "uses Bearer authentication". Depot paths are not
-// redacted either: review findings are matched against them.
+// Deliberately not redacted (each has a negative test): code that only names
+// a password (password := flag.String("password", "", "…")), placeholders
+// (${DB_PASSWORD}, {{ .Values.pw }}, %s, <password>), UUIDs, versions, commit
+// and lockfile hashes gitleaks does not flag, prose ("uses Bearer
+// authentication"), and depot paths, which findings are matched against.
 //
-// Output keeps the line structure: a replacement never removes or adds a
-// newline, so line numbers in a redacted diff are the original ones. A secret
-// spanning lines (a PEM block) becomes one token per line, keeping each
-// line's leading diff marker (+, - or space) and indentation. Every
-// occurrence of a detected secret value of eight or more bytes is redacted,
-// not just the one a rule matched, so a key repeated elsewhere in the diff
-// does not survive. Redaction runs to a fixed point: the lines it changed
-// are rescanned and must come back clean, so Redact(Redact(x)) == Redact(x).
+// A replacement never adds or removes a newline, so line numbers survive; a
+// multi-line secret becomes one token per line, keeping each line's diff
+// marker and indentation. Every occurrence of a detected value of eight or
+// more bytes is redacted, not just the one a rule matched. Redaction runs to
+// a fixed point (changed lines are rescanned), so Redact(Redact(x)) == Redact(x).
 //
-// Speed: every line is read once. One Aho-Corasick pass over the lower-cased
-// text finds the keywords of all rules (gitleaks' and ours); a rule's regular
-// expression runs only on the lines holding one of its keywords (the few
-// rules that can span lines run on a bounded window around such a line).
-// Decoding (base64, hex, percent) is tried only on runs that look encoded,
-// and a hit in the decoded text redacts the encoded run. Large inputs are
-// split at line boundaries over the available cores, and Changeset spreads
-// files over them. Nothing is compiled before it is needed (gitleaks.go).
+// Speed: one Aho-Corasick pass over the lower-cased text finds every rule's
+// keywords; a rule's regexp runs only on lines holding one (multiline rules on
+// a bounded window). Only runs that look encoded (base64, hex, percent) are
+// decoded, and a hit in the decoded text redacts the encoded run. Large inputs
+// are split over the cores; nothing is compiled before it is needed.
 //
-// Policy.BareSecrets adds secrets seen without their usual context (a lone
-// AWS secret key, one line of a PEM body, a bare high-entropy token). It is
-// meant for diagnostics (package sanitize), where over-redaction costs
-// nothing, not for diffs, where it would hide hashes and test data.
-//
-// gitleaks' in-band opt-out ("gitleaks:allow" comments) is ignored: whether
-// a secret leaves the building is not the author's call.
+// Policy.BareSecrets adds secrets seen without context (a lone AWS secret
+// key, a bare high-entropy token): for diagnostics (package sanitize), where
+// over-redaction costs nothing, not for diffs. gitleaks' in-band opt-out
+// ("gitleaks:allow") is ignored: whether a secret leaves is not the author's call.
 package redact
 
 import (
@@ -89,9 +75,8 @@ type Match struct {
 
 // Redactor applies a Policy. It is safe for concurrent use.
 type Redactor struct {
-	policy       Policy
-	own          []detector // the policy's own rules; gitleaks' are added on first use
-	redactEmails bool
+	policy Policy
+	own    []detector // the policy's own rules; gitleaks' are added on first use
 
 	once  sync.Once
 	ix    *index
@@ -150,16 +135,11 @@ const (
 // gitleaks rule set is loaded on first use; a failure to load it makes
 // Redact fail, never pass text through.
 func New(p Policy) (*Redactor, error) {
-	r := &Redactor{policy: p, redactEmails: p.RedactEmails, own: []detector{
+	r := &Redactor{policy: p, own: []detector{
 		lineRule("password-assignment", []string{"pass", "pwd", "secret", "identified"}, findPasswordAssignments),
 		lineRule("credential-assignment", []string{"secret", "token", "key", "credential", "auth"}, findCredentialAssignments),
 		{id: "pem-private-key", keywords: []string{"-----begin"}, multiline: true, find: noErr(findPEMKeys)},
-		lineRule("uri-credentials", []string{"://"}, func(l string) []span {
-			if !strings.Contains(l, "@") {
-				return nil
-			}
-			return findURICredentials(l)
-		}),
+		lineRule("uri-credentials", []string{"://"}, findURICredentials),
 		lineRule("smtp-auth", []string{"auth"}, findSMTPAuth),
 		lineRule("bearer-token", []string{"bearer", "basic", "authorization"}, findBearerTokens),
 	}}
@@ -531,9 +511,6 @@ func (s *lineScan) long(ls, le int) error {
 // windowBefore bytes back, at a line start when one is that near.
 func windowStart(text string, ls int) int {
 	off := max(0, ls-windowBefore)
-	if off == 0 {
-		return 0
-	}
 	if nl := strings.IndexByte(text[off:ls], '\n'); nl >= 0 && off > 0 && text[off-1] != '\n' {
 		return off + nl + 1
 	}

@@ -115,20 +115,13 @@ func findPasswordAssignments(text string) []span {
 		}
 		pos = m[1]
 		op := text[m[4]:m[5]]
-		switch {
-		case m[6] >= 0: // "…"
-			if plausibleSecret(text[m[6]:m[7]]) {
-				spans = append(spans, span{start: m[6], end: m[7]})
+		if m[12] < 0 { // a quoted literal: "…", '…' or `…`
+			for g := 6; g <= 10; g += 2 {
+				if m[g] >= 0 && plausibleSecret(text[m[g]:m[g+1]]) {
+					spans = append(spans, span{start: m[g], end: m[g+1]})
+				}
 			}
-		case m[8] >= 0: // '…'
-			if plausibleSecret(text[m[8]:m[9]]) {
-				spans = append(spans, span{start: m[8], end: m[9]})
-			}
-		case m[10] >= 0: // `…`
-			if plausibleSecret(text[m[10]:m[11]]) {
-				spans = append(spans, span{start: m[10], end: m[11]})
-			}
-		case m[12] >= 0:
+		} else {
 			end := m[13]
 			if end < len(text) && text[end] == '&' && !(m[2] > 0 && (text[m[2]-1] == '?' || text[m[2]-1] == '&')) {
 				// Outside a URL query, '&' is part of the value
@@ -247,6 +240,9 @@ var (
 )
 
 func findURICredentials(text string) []span {
+	if !strings.Contains(text, "@") {
+		return nil
+	}
 	var spans []span
 	for _, m := range uriCredRe().FindAllStringSubmatchIndex(text, -1) {
 		if plausibleSecret(text[m[4]:m[5]]) {

@@ -89,11 +89,7 @@ func (b Budget) For(model string) Budget {
 		}
 	}
 	def := DefaultBudget
-	set := func(v *int, d int) {
-		if *v <= 0 {
-			*v = d
-		}
-	}
+	set := orDefault
 	set(&b.ContextTokens, f.contextTokens)
 	if b.BytesPerToken <= 0 {
 		b.BytesPerToken = f.bytesPerToken

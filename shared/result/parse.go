@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
@@ -39,41 +40,30 @@ type Options struct {
 	MaxBytes int
 }
 
-// Parse validates a model response and returns the ReviewResult to use, in the
-// order of rule RC-2: (1) parse JSON, (2) validate the top level, including version
-// compatibility, (3) validate each finding, (4) match each finding's file
-// with changedFiles.
+// Parse validates a model response and returns the ReviewResult to use, in
+// the order of rule RC-2: (1) parse JSON, (2) validate the top level and the
+// version compatibility, (3) validate each finding, (4) match each finding's
+// file with changedFiles.
 //
-// A response that fails (1) or (2) is rejected: the error is classed
-// failure.SchemaInvalid, wraps a *RejectError, and the diagnostics end with a
-// response_rejected entry. A finding that fails (3) or (4) is dropped on its
-// own with a finding_dropped diagnostic; if findings were dropped and none
-// remain, the result has an empty findings list and an all_findings_dropped
-// warning, and err is nil.
+// Failing (1) or (2) rejects the response: the error is classed
+// failure.SchemaInvalid, wraps a *RejectError, and the diagnostics end with
+// response_rejected. Failing (3) or (4) drops the finding alone
+// (finding_dropped); if all were dropped, the findings list is empty, an
+// all_findings_dropped warning is added, and err is nil.
 //
-// Before each check, only the safe coercions of rule RC-3 are applied, each
-// recorded as coercion_applied: surrounding whitespace is trimmed from string
-// fields, `\` in file becomes `/`, and integral numeric strings (and integral
-// numbers written as 12.0) in line/end_line become integers.
+// Only rule RC-3's safe coercions are applied, each a coercion_applied:
+// whitespace trimmed from strings, `\` in file as `/`, integral numeric
+// strings and numbers (12.0) in line/end_line as integers. Unknown keys
+// reject (top level) or drop (finding) as schema_mismatch under
+// SchemaVersion; under a newer compatible minor (RC-4) they are removed as
+// field_dropped/unknown_field.
 //
-// Unknown keys: with schema_version equal to SchemaVersion, the schema's
-// additionalProperties:false applies, so an unknown top-level key rejects the
-// response and an unknown key in a finding drops that finding
-// (schema_mismatch). A newer compatible minor may add fields by the
-// compatibility policy of rule RC-4, so for such a response unknown keys are removed
-// instead, each recorded as field_dropped/unknown_field.
-//
-// File matching (the spec's "file-path reconciliation", rule RC-5): a finding's
-// file matches a changed file if equal to it, or if both are equal after
-// removing leading "./" segments and leading slashes, so that "./src/a.c"
-// matches "src/a.c" and "depot/main/a.c" or "/depot/main/a.c" match the depot
-// path "//depot/main/a.c". A normalized match rewrites file to the changed
-// path exactly as given (coercion_applied/path_reconciled). Models also write
-// paths relative to some root ("src/net/buffer.c" for
-// "//depot/projectA/src/net/buffer.c"): a file that is a whole-segment suffix
-// of exactly one changed path is reconciled to it the same way. A suffix
-// shared by two changed paths, or a normalized form shared by two, is
-// ambiguous and dropped as file_not_in_changed_files.
+// File matching (RC-5, "file-path reconciliation"): a file matches a changed
+// path equal to it, or equal after removing leading "./" and slashes
+// ("depot/main/a.c" matches "//depot/main/a.c"), or of which it is a
+// whole-segment suffix ("src/a.c"); the file is rewritten to the changed path
+// (coercion_applied/path_reconciled). A form two changed paths share is
+// ambiguous: file_not_in_changed_files.
 func Parse(raw []byte, changedFiles []string, opts Options) (domain.ReviewResult, Diagnostics, error) {
 	if opts.PromptVersion == "" {
 		opts.PromptVersion = StablePromptVersion
@@ -88,9 +78,6 @@ func Parse(raw []byte, changedFiles []string, opts Options) (domain.ReviewResult
 	}
 	return res, p.diags, nil
 }
-
-func topSchemaV() *jsonschema.Schema     { t, _ := schemas(); return t }
-func findingSchemaV() *jsonschema.Schema { _, f := schemas(); return f }
 
 type parser struct {
 	opts  Options
@@ -159,14 +146,11 @@ func (p *parser) topLevel(doc any) (top map[string]any, newerMinor bool, err err
 			}
 		}
 	}
-	shallow := make(map[string]any, len(top))
-	for k, v := range top {
-		shallow[k] = v
-	}
+	shallow := maps.Clone(top)
 	if _, isArr := top["findings"].([]any); isArr {
 		shallow["findings"] = []any{}
 	}
-	if vs := violations(topSchemaV().Validate(shallow)); len(vs) > 0 {
+	if vs := violations(topSchema().Validate(shallow)); len(vs) > 0 {
 		v := vs[0]
 		return nil, false, p.reject(v.reason, v.field, v.detail)
 	}
@@ -262,9 +246,9 @@ func (p *parser) finding(i int, item any, newerMinor bool) (domain.Finding, bool
 		}
 	}
 
-	if vs := violations(findingSchemaV().Validate(obj)); len(vs) > 0 {
+	if vs := violations(findingSchema().Validate(obj)); len(vs) > 0 {
 		v := vs[0]
-		p.drop(i, id, v.reason, v.field, locFile(obj), locLine(obj), v.detail)
+		p.drop(i, id, v.reason, v.field, str(obj, "file"), locLine(obj), v.detail)
 		return domain.Finding{}, false
 	}
 
@@ -321,7 +305,7 @@ func (p *parser) coerceLine(obj map[string]any, name string, i int, id string) b
 	case json.Number:
 		f, err := strconv.ParseFloat(string(v), 64)
 		if err != nil {
-			p.drop(i, id, ReasonInvalidLineRange, name, locFile(obj), 0, "number out of range")
+			p.drop(i, id, ReasonInvalidLineRange, name, str(obj, "file"), 0, "number out of range")
 			return false
 		}
 		if f != math.Trunc(f) || math.Abs(f) > maxLine {
@@ -504,16 +488,10 @@ func (c changedSet) match(file string) (string, bool) {
 // resolve ".." or case: Perforce paths are compared as written.
 func repoKey(p string) string {
 	p = strings.ReplaceAll(p, `\`, "/")
-	for {
-		switch {
-		case strings.HasPrefix(p, "./"):
-			p = p[2:]
-		case strings.HasPrefix(p, "/"):
-			p = p[1:]
-		default:
-			return p
-		}
+	for strings.HasPrefix(p, "./") || strings.HasPrefix(p, "/") {
+		p = strings.TrimPrefix(strings.TrimPrefix(p, "./"), "/")
 	}
+	return p
 }
 
 func toLine(v any) (int, bool) {
@@ -532,8 +510,6 @@ func str(obj map[string]any, name string) string {
 	s, _ := obj[name].(string)
 	return s
 }
-
-func locFile(obj map[string]any) string { return str(obj, "file") }
 
 func locLine(obj map[string]any) int {
 	n, _ := toLine(obj["line"])
@@ -569,13 +545,11 @@ func clip(s string, n int) string {
 		return s
 	}
 	cut := n
-	for cut > 0 && !utf8RuneStart(s[cut]) {
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
 	return s[:cut] + "…"
 }
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // jsonErrorDetail describes a decode failure by position only: the decoder's
 // own message quotes the offending character, which is model output.

@@ -207,16 +207,17 @@ func marshalLine(v any) string {
 }
 
 func (l PromptLimits) withDefaults() PromptLimits {
-	if l.MaxDiffBytes <= 0 {
-		l.MaxDiffBytes = DefaultPromptLimits.MaxDiffBytes
-	}
-	if l.MaxFileDiffBytes <= 0 {
-		l.MaxFileDiffBytes = DefaultPromptLimits.MaxFileDiffBytes
-	}
-	if l.MaxDescriptionBytes <= 0 {
-		l.MaxDescriptionBytes = DefaultPromptLimits.MaxDescriptionBytes
-	}
+	orDefault(&l.MaxDiffBytes, DefaultPromptLimits.MaxDiffBytes)
+	orDefault(&l.MaxFileDiffBytes, DefaultPromptLimits.MaxFileDiffBytes)
+	orDefault(&l.MaxDescriptionBytes, DefaultPromptLimits.MaxDescriptionBytes)
 	return l
+}
+
+// orDefault sets a zero or negative *v to d.
+func orDefault(v *int, d int) {
+	if *v <= 0 {
+		*v = d
+	}
 }
 
 // allowances shares budget among files by water-filling: files smaller than

@@ -58,38 +58,31 @@ func SchemaJSON() []byte { return bytes.Clone(schemaJSON) }
 
 const schemaURL = "urn:criticizer:reviewresult.schema.json"
 
-// The schema is compiled once, on first use rather than at package init, so
-// a cold start that never parses (or parses later) does not pay for it: the
-// root validates the top level and the findings item schema validates each
-// finding on its own, which is what lets the parser drop a bad finding
-// instead of failing the whole response.
-var schemas = sync.OnceValues(func() (*jsonschema.Schema, *jsonschema.Schema) {
-	top, finding, err := compileSchemas()
-	if err != nil {
-		// The schema is embedded at build time; failing here is a build defect.
+// The schema is compiled on first use, not at init, so a cold start that
+// never parses does not pay for it. The findings item schema validates each
+// finding on its own, which lets the parser drop a bad finding instead of
+// failing the whole response.
+var schemas = sync.OnceValues(func() (top, finding *jsonschema.Schema) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schemaJSON))
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	if err == nil {
+		err = c.AddResource(schemaURL, doc)
+	}
+	if err == nil {
+		top, err = c.Compile(schemaURL)
+	}
+	if err == nil {
+		finding, err = c.Compile(schemaURL + "#/properties/findings/items")
+	}
+	if err != nil { // embedded at build time: a build defect
 		panic(fmt.Sprintf("result: embedded schema does not compile: %v", err))
 	}
 	return top, finding
 })
 
-func compileSchemas() (top, finding *jsonschema.Schema, err error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schemaJSON))
-	if err != nil {
-		return nil, nil, fmt.Errorf("decode schema: %w", err)
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	if err := c.AddResource(schemaURL, doc); err != nil {
-		return nil, nil, fmt.Errorf("add schema: %w", err)
-	}
-	if top, err = c.Compile(schemaURL); err != nil {
-		return nil, nil, fmt.Errorf("compile schema: %w", err)
-	}
-	if finding, err = c.Compile(schemaURL + "#/properties/findings/items"); err != nil {
-		return nil, nil, fmt.Errorf("compile finding schema: %w", err)
-	}
-	return top, finding, nil
-}
+func topSchema() *jsonschema.Schema     { t, _ := schemas(); return t }
+func findingSchema() *jsonschema.Schema { _, f := schemas(); return f }
 
 // schemaFacts are the parts of the schema the prompt restates and the parser
 // needs by name, read from the embedded schema so they cannot drift from it.

@@ -250,17 +250,14 @@ func (s RuleSet) For(file string) (Rules, string) {
 			best = i
 		}
 	}
-	if best < 0 || len(s.Roots[best].Rejected) > 0 {
-		root := ""
-		if best >= 0 {
-			root = s.Roots[best].Root
-		}
-		if root == "" {
-			return s.Defaults, strings.TrimPrefix(file, "//")
-		}
-		return s.Defaults, strings.TrimPrefix(file, root)
+	if best >= 0 && len(s.Roots[best].Rejected) == 0 {
+		return s.Roots[best].Rules, strings.TrimPrefix(file, s.Roots[best].Root)
 	}
-	return s.Roots[best].Rules, strings.TrimPrefix(file, s.Roots[best].Root)
+	root := "//"
+	if best >= 0 && s.Roots[best].Root != "" {
+		root = s.Roots[best].Root
+	}
+	return s.Defaults, strings.TrimPrefix(file, root)
 }
 
 // Gates maps each finding's ID to the gate severity its file's rules set
