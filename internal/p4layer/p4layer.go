@@ -1,10 +1,9 @@
-// Package p4layer owns the p4 client layer: staging a Perforce client binary
+// Package p4layer owns the p4 client layer: staging the Perforce client binary
 // the operator chose as <layer>/bin/p4, only if its SHA-256 is the one they
 // named and it is an ELF executable for the functions' architecture, with a
 // record (<layer>/p4-layer.json: checksum, "p4 -V" version, architecture)
-// that synth verifies against the environment's configured checksum. That
-// binary receives the Perforce password and runs with the fetch function's
-// AWS credentials: it is trusted by checksum, never by shape.
+// that synth verifies. The binary receives the Perforce password and the
+// fetch function's AWS credentials: it is trusted by checksum, never by shape.
 package p4layer
 
 import (

@@ -1,13 +1,12 @@
 // Package rendercheck judges what the service posts as its readers'
 // software renders it (the design brief's principle "Judge text by its renderer"): a Swarm
 // comment body through P4 Code Review's Linkify pass and Parsedown 1.7.4
-// (Debian's php-parsedown, the release Swarm 2022.1 bundles; installed with
-// apt by install.sh when missing) and through goldmark (CommonMark, GFM,
-// linkify), its raw text as Swarm reads @mentions; an e-mail's HTML part by
-// its elements and attributes, its text part through a GFM autolinker. Each
-// check returns the problems found, empty when nothing from model text is
-// live: the one assertion the unit tests, the fuzz target and the
-// integration suite share.
+// (Debian's php-parsedown, the release Swarm 2022.1 bundles; installed by
+// install.sh when missing) and through goldmark (CommonMark, GFM, linkify),
+// its raw text as Swarm reads @mentions; an e-mail's HTML part by its
+// elements and attributes, its text part through a GFM autolinker. Each check
+// returns the problems found: the one assertion the unit tests, the fuzz
+// target and the integration suite share.
 package rendercheck
 
 import (

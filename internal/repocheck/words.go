@@ -48,7 +48,14 @@ type WordUse struct {
 // `criticizer …`, a bare declared name), or where allowed lists it. It
 // returns one line per misuse, then one per allowance nothing needs.
 func MisusedWords(doc string, ix *codeIndex, allowed []WordUse) []string {
-	rows, out := againRows(doc)
+	rows, err := glossaryTable(doc, 2) // the table of words for doing something again
+	if err == "" && len(rows) == 0 {
+		err = "glossary: no table of words for doing something again"
+	}
+	var out []string
+	if err != "" {
+		out = append(out, err)
+	}
 	cited := map[string][]string{} // word -> directories its row cites
 	for word, spans := range rows {
 		if againWords[word] == nil && !slices.Contains(uncheckedAgainWords, word) {
@@ -87,19 +94,6 @@ func MisusedWords(doc string, ix *codeIndex, allowed []WordUse) []string {
 		}
 	}
 	return out
-}
-
-// againRows reads the glossary's table of words for doing something again
-// (its second table): each row's word and the code spans of its meaning.
-func againRows(doc string) (map[string][]string, []string) {
-	rows, err := glossaryTable(doc, 2)
-	if err == "" && len(rows) == 0 {
-		err = "glossary: no table of words for doing something again"
-	}
-	if err != "" {
-		return nil, []string{err}
-	}
-	return rows, nil
 }
 
 // glossaryTable reads the n-th table of the glossary: each row's word (in

@@ -1,24 +1,19 @@
 // Package depot owns the depot path allow-list: which Perforce depot paths
-// Criticizer may read at all. The list is parsed and validated once, at
-// startup, from configuration; every candidate path is normalized and checked
-// against it before any p4 command names it, and a denial fails closed with a
-// failure.PolicyRejected error and a structured security event.
+// Criticizer may read at all. It is parsed and validated once at startup;
+// every candidate path is normalized and checked against it before any p4
+// command names it, and a denial fails closed (failure.PolicyRejected and a
+// security event).
 //
-// Entry syntax (validated by NewAllowList):
+// An entry is "//depot/projectA/..." (everything under it) or
+// "//depot/tools/build.sh" (that file): it starts with "//", names at least a
+// depot, has no empty, "." or ".." segments, and its only wildcard is a
+// trailing "/..."; "*", "...", "@", "#" and "%" elsewhere would broaden the
+// scope or smuggle in a revision specifier or an escape.
 //
-//	//depot/projectA/...     every file under //depot/projectA/
-//	//depot/tools/build.sh   exactly that file
-//
-// An entry starts with "//", names at least a depot, and has no empty, "." or
-// ".." segments. The only wildcard is a trailing "/..."; "*", "...", "@",
-// "#" and "%" anywhere else are rejected because each would either broaden the
-// approved scope or smuggle a revision specifier or an escape into a prefix.
-//
-// Candidate paths are compared case-sensitively after decoding Perforce's
-// escapes for the reserved characters (%40 @, %23 #, %25 %, %2A *). Raw
-// wildcards, revision specifiers, doubled slashes and "."/".." segments in a
-// candidate are denied rather than cleaned up: a path that needs repair did
-// not come from Perforce and is not worth the risk of guessing what it meant.
+// Candidates are compared case-sensitively after decoding Perforce's escapes
+// (%40 @, %23 #, %25 %, %2A *). Raw wildcards, revision specifiers, doubled
+// slashes and "."/".." segments are denied, never cleaned up: a path that
+// needs repair did not come from Perforce.
 package depot
 
 import (
@@ -77,10 +72,9 @@ func ParseAllowList(spec string, log *slog.Logger) (*AllowList, error) {
 }
 
 // NewAllowList validates entries and builds the allow-list. Any invalid entry
-// fails the whole list: a half-loaded policy is worse than none, because the
-// service must refuse to start rather than run with a scope nobody approved.
-// It logs the loaded entries and their digest (event=depot_allowlist_loaded)
-// so that every change of the list is visible in the audit trail.
+// fails the whole list: the service must refuse to start rather than run
+// with a scope nobody approved. It logs the entries and their digest
+// (event=depot_allowlist_loaded), so every change is in the audit trail.
 func NewAllowList(entries []string, log *slog.Logger) (*AllowList, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -109,15 +103,12 @@ func NewAllowList(entries []string, log *slog.Logger) (*AllowList, error) {
 		h.Write([]byte{'\n'})
 	}
 	al.digest = hex.EncodeToString(h.Sum(nil))
-	log.Info("depot allow-list loaded",
-		"event", "depot_allowlist_loaded",
-		"entries", al.Entries(),
-		"digest", al.digest)
+	log.Info("depot allow-list loaded", "event", "depot_allowlist_loaded", "entries", al.Entries(), "digest", al.digest)
 	return al, nil
 }
 
 func parseEntry(raw string) (entry, error) {
-	if raw == "" || strings.TrimSpace(raw) == "" {
+	if strings.TrimSpace(raw) == "" {
 		return entry{}, errors.New("empty entry")
 	}
 	if raw != strings.TrimSpace(raw) {
@@ -178,11 +169,8 @@ func (a *AllowList) Check(path string) error {
 		}
 		reason = "outside the allow-list"
 	}
-	a.log.Warn("depot access denied",
-		"event", "depot_access_denied",
-		"path", truncate(path),
-		"reason", reason,
-		"allowlist_digest", a.digest)
+	a.log.Warn("depot access denied", "event", "depot_access_denied", "path", truncate(path),
+		"reason", reason, "allowlist_digest", a.digest)
 	return failure.Wrap(failure.PolicyRejected, fmt.Errorf("%w: %q: %s", ErrDenied, truncate(path), reason))
 }
 
@@ -279,22 +267,17 @@ func unescape(s string) (string, bool) {
 		if i+2 >= len(s) {
 			return "", false
 		}
-		switch strings.ToUpper(s[i+1 : i+3]) {
-		case "40":
-			b.WriteByte('@')
-		case "23":
-			b.WriteByte('#')
-		case "25":
-			b.WriteByte('%')
-		case "2A":
-			b.WriteByte('*')
-		default:
+		c, ok := escapes[strings.ToUpper(s[i+1:i+3])]
+		if !ok {
 			return "", false
 		}
+		b.WriteByte(c)
 		i += 2
 	}
 	return b.String(), true
 }
+
+var escapes = map[string]byte{"40": '@', "23": '#', "25": '%', "2A": '*'}
 
 // truncate keeps untrusted paths bounded in errors and logs.
 func truncate(s string) string {

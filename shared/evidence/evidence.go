@@ -1,9 +1,8 @@
 // Package evidence owns the provider's evidence of a send: the delivery
 // events an e-mail provider publishes (for SES: send, delivery, bounce,
 // complaint, reject), recorded in the jobs table under the outbox tag every
-// message carries, and the lookup the notify stage makes before it resends a
-// send that may have happened. The tag is derived from the message's
-// deterministic Message-ID, so the lookup needs nothing the outbox row lacks.
+// message carries (derived from its deterministic Message-ID), and the lookup
+// the notify stage makes before it resends a send that may have happened.
 package evidence
 
 import (

@@ -1,13 +1,9 @@
 // Package finding owns the identity of a review finding: the one
-// fingerprint definition (docs/guarantees.md RC-11) that the
-// review's merge, the e-mail's grouping, rerun comparison and comment
-// identity all use, for the model's findings and the pipeline's own alike.
-//
-// A fingerprint is the SHA-256 of the file, the rule (the finding's rule_id,
-// or its normalized title when it has none) and the normalized code around
-// the finding's line. Line numbers are not part of it, so the same finding
-// on code that moved keeps its fingerprint; whitespace is normalized, so a
-// re-indent does not change it either.
+// fingerprint (docs/guarantees.md RC-11) that the review's merge, the
+// e-mail's grouping, rerun comparison and comment identity all use. It is
+// the SHA-256 of the file, the rule (rule_id, or the normalized title) and
+// the whitespace-normalized code around the finding's line, not the line
+// number: a finding on code that moved or was re-indented keeps it.
 package finding
 
 import (

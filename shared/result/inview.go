@@ -27,15 +27,12 @@ func KeepShown(fs []domain.Finding, shown map[string]map[int]string) ([]domain.F
 		lines := shown[f.File]
 		end := max(f.EndLine, f.Line)
 		missing := 0
-		switch {
-		case end-f.Line > maxCheckedRange:
+		if end-f.Line > maxCheckedRange {
 			missing = f.Line
-		default:
-			for n := f.Line; n <= end; n++ {
-				if _, ok := lines[n]; !ok {
-					missing = n
-					break
-				}
+		}
+		for n := f.Line; missing == 0 && n <= end; n++ {
+			if _, ok := lines[n]; !ok {
+				missing = n
 			}
 		}
 		if missing == 0 {

@@ -343,3 +343,14 @@ func buildSystemPrompt(version string, chunkAware bool) string {
 	}
 	return b.String()
 }
+
+// schemaSection closes RulesPromptVersion's system prompt with the canonical
+// schema, verbatim: the system prompt is the static prefix of every request
+// (rules and diffs come after it), and providers cache a prefix once it
+// reaches their minimum (1,024 tokens for OpenAI and most Anthropic and
+// Bedrock models), which the instructions alone stay under. The schema also
+// states the contract the parser enforces, exactly.
+func schemaSection() string {
+	return "\nThe response must validate against this JSON schema (the canonical ReviewResult schema, verbatim):\n" +
+		strings.TrimRight(string(schemaJSON), "\n") + "\n"
+}

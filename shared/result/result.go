@@ -37,7 +37,7 @@ const (
 	// RulesPromptVersion is ChunkAwarePromptVersion plus the team-rules
 	// guidance (prompt_rules.go) and the canonical schema verbatim: a
 	// static part above the 1,024 tokens providers need before they cache
-	// a prefix, so a review's chunks pay for it once (prompt_cache.go).
+	// a prefix, so a review's chunks pay for it once (prompt.go, schemaSection).
 	// It is the first version that carries a team's instructions.
 	RulesPromptVersion = "1.2.0"
 

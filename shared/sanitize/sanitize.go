@@ -2,22 +2,13 @@
 // a stage: error reasons and stacks in the job record, an outbox row's
 // last_error, dead-letter payloads, and every string or error field of a log
 // record (each function builds its logger with Logs, see coldstart.Load).
-//
-// Three things happen, in this order:
-//
-//  1. Upstream replies are untrusted. The free text of a remote party's
-//     reply (an SMTP server's reply line, which may quote the message; an
-//     HTTP error body) is replaced by its codes: reply code, enhanced status
-//     code. Errors are recognised by type anywhere in the chain (net/textproto
-//     replies, go-mail's SendError), so callers pass the error, not its text.
-//  2. Registered secrets (obs.DefaultMasker: every value read from Secrets
-//     Manager) are masked wherever they appear, whatever their shape.
-//  3. The redaction rules run with e-mail de-identification and bare-secret
-//     detection on (redact.Policy.BareSecrets): a lone AWS secret key, a
-//     line of a PEM body or a random token is caught without the context
-//     that usually gives it away; recipient addresses go too.
-//
-// If redaction itself fails, the text is withheld, never passed through.
+// In order: (1) the free text of an upstream reply (an SMTP reply line, which
+// may quote the message) is replaced by its codes, recognised by error type
+// anywhere in the chain (net/textproto, go-mail's SendError), so callers pass
+// the error, not its text; (2) registered secrets (obs.DefaultMasker: every
+// value read from Secrets Manager) are masked; (3) the redaction rules run
+// with e-mail de-identification and bare-secret detection on
+// (redact.Policy.BareSecrets). If redaction fails, the text is withheld.
 package sanitize
 
 import (
