@@ -1,63 +1,32 @@
 package udiff
 
-import (
-	"strconv"
-	"strings"
-	"unicode/utf8"
-)
+import "unicode/utf8"
 
 // Around returns the diff lines a review comment on new-revision line
 // shows with it (Swarm's context[content]): up to n lines of line's hunk,
-// ending with line itself, each with its marker ("+", "-" or " ") as the
-// diff has it, and each cut to maxLine bytes. nil when the diff does not
-// show line (the comment is then anchored by file and line alone). A diff
-// without hunk headers is an added file, every line "+".
+// ending with line itself, each with its marker as the diff has it and cut
+// to maxLine bytes. nil when the diff does not show line (the comment is
+// then anchored by file and line alone).
 func Around(diff string, line, n, maxLine int) []string {
-	if diff == "" || line <= 0 || n <= 0 {
+	if line <= 0 || n <= 0 {
 		return nil
 	}
-	lines := strings.Split(strings.TrimSuffix(diff, "\n"), "\n")
-	if !strings.HasPrefix(diff, "@@ ") && !strings.Contains(diff, "\n@@ ") {
-		if line > len(lines) {
-			return nil
+	var hunk, out []string // the current hunk's lines up to here
+	hunkLines(diff, func(l string, at int) bool {
+		if l == "" {
+			hunk = hunk[:0]
+			return true
 		}
-		var out []string
-		for _, l := range lines[max(0, line-n):line] {
-			out = append(out, cut("+"+l, maxLine))
+		hunk = append(hunk, l)
+		if at != line {
+			return true
 		}
-		return out
-	}
-	var hunk []string // the current hunk's lines up to here
-	next, in := 0, false
-	for _, l := range lines {
-		if m := hunkRE.FindStringSubmatch(l); m != nil {
-			next, _ = strconv.Atoi(m[3])
-			hunk, in = hunk[:0], true
-			continue
+		for _, h := range hunk[max(0, len(hunk)-n):] {
+			out = append(out, cut(h, maxLine))
 		}
-		if !in || l == "" {
-			continue
-		}
-		switch l[0] {
-		case '+', ' ':
-			hunk = append(hunk, l)
-			if next == line {
-				out := make([]string, 0, n)
-				for _, h := range hunk[max(0, len(hunk)-n):] {
-					out = append(out, cut(h, maxLine))
-				}
-				return out
-			}
-			next++
-		case '-':
-			hunk = append(hunk, l)
-		case '\\':
-			// "\ No newline at end of file": not a line of either side
-		default:
-			in = false // a file header ends the hunk
-		}
-	}
-	return nil
+		return false
+	})
+	return out
 }
 
 // cut shortens s to at most max bytes without splitting a character.

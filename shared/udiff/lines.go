@@ -17,27 +17,30 @@ type Line struct {
 // length (submatches 1-4; a length is "" when the header leaves it out).
 var hunkRE = regexp.MustCompile(`^@@ -([0-9]+)(?:,([0-9]+))? \+([0-9]+)(?:,([0-9]+))? @@`)
 
-// NewLines returns the new-revision lines a unified diff shows (context and
-// added lines of each hunk), numbered. A diff without hunk headers is taken
-// as the whole text of an added file. Removed lines have no new-revision
-// number and are not returned.
-func NewLines(diff string) []Line {
+// hunkLines calls f with each line of diff's hunks, marker included, and
+// its new-revision number (0 for a removed line), and with ("", 0) at the
+// start of each hunk, until f returns false. A diff without hunk headers is
+// the whole text of an added file: one hunk, every line "+".
+func hunkLines(diff string, f func(l string, n int) bool) {
 	if diff == "" {
-		return nil
+		return
 	}
 	lines := strings.Split(strings.TrimSuffix(diff, "\n"), "\n")
-	var out []Line
 	if !strings.HasPrefix(diff, "@@ ") && !strings.Contains(diff, "\n@@ ") {
 		for i, l := range lines {
-			out = append(out, Line{N: i + 1, Text: l, Added: true})
+			if (i == 0 && !f("", 0)) || !f("+"+l, i+1) {
+				return
+			}
 		}
-		return out
+		return
 	}
 	next, in := 0, false
 	for _, l := range lines {
 		if m := hunkRE.FindStringSubmatch(l); m != nil {
 			next, _ = strconv.Atoi(m[3])
-			in = true
+			if in = true; !f("", 0) {
+				return
+			}
 			continue
 		}
 		if !in || l == "" {
@@ -45,14 +48,32 @@ func NewLines(diff string) []Line {
 		}
 		switch l[0] {
 		case '+', ' ':
-			out = append(out, Line{N: next, Text: l[1:], Added: l[0] == '+'})
+			if !f(l, next) {
+				return
+			}
 			next++
-		case '-', '\\':
-			// removed line, or "\ No newline at end of file"
+		case '-':
+			if !f(l, 0) {
+				return
+			}
+		case '\\': // "\ No newline at end of file": not a line of either side
 		default:
 			in = false // a file header ends the hunk
 		}
 	}
+}
+
+// NewLines returns the new-revision lines a unified diff shows (context and
+// added lines of each hunk), numbered; removed lines have no new-revision
+// number and are not returned.
+func NewLines(diff string) []Line {
+	var out []Line
+	hunkLines(diff, func(l string, n int) bool {
+		if n > 0 {
+			out = append(out, Line{N: n, Text: l[1:], Added: l[0] == '+'})
+		}
+		return true
+	})
 	return out
 }
 
