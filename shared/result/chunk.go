@@ -45,8 +45,8 @@ type family struct {
 }
 
 // families are matched by model-name prefix, after any Bedrock region or
-// vendor prefix ("us.", "anthropic."). The numbers are the published context
-// windows; bytes per token is a conservative estimate for code and diffs.
+// vendor prefix ("us.", "anthropic."): published context windows, and a
+// conservative bytes-per-token estimate for code.
 var families = []family{
 	{[]string{"gpt-4o", "gpt-4.1", "gpt-5", "o1", "o3", "o4"}, 128000, 3.6},
 	{[]string{"gpt-4-turbo"}, 128000, 3.6},
@@ -95,10 +95,8 @@ func (b Budget) For(model string) Budget {
 		b.BytesPerToken = f.bytesPerToken
 	}
 	set(&b.OutputTokens, def.OutputTokens)
-	// A small window (a self-hosted model's 2,048 or 4,096 tokens) cannot
-	// hold a 4,096-token answer and a prompt: the answer gets at most a
-	// quarter, the prompt (its ~800-token system part and the diffs) the
-	// rest, so the request always fits.
+	// A small window (a self-hosted model's 2,048 tokens) cannot hold a
+	// 4,096-token answer and a prompt: the answer gets at most a quarter.
 	b.OutputTokens = max(min(b.OutputTokens, b.ContextTokens/4), min(b.OutputTokens, MinOutputTokens))
 	set(&b.MaxChunkFiles, def.MaxChunkFiles)
 	set(&b.MaxFiles, def.MaxFiles)
@@ -112,10 +110,9 @@ func (b Budget) For(model string) Budget {
 // review's JSON fits.
 const MinOutputTokens = 256
 
-// OutputFor is the max_tokens for prompt p: the budget's output, less
-// whatever the prompt (estimated from its bytes, with the safety margin)
-// leaves short of the context window, so prompt and answer fit together;
-// never below MinOutputTokens (the plan keeps prompts well inside that).
+// OutputFor is the max_tokens for prompt p: the budget's output, less what
+// the prompt (estimated, with the safety margin) leaves short of the
+// context window; never below MinOutputTokens.
 func (b Budget) OutputFor(p Prompt) int {
 	if b.ContextTokens <= 0 || b.BytesPerToken <= 0 {
 		return b.OutputTokens
@@ -165,7 +162,7 @@ func noDiffReason(f domain.FileChange) string {
 	return SkipNoTextualDiff
 }
 
-// SkippedFile and TruncatedFile are the shapes ReviewMeta records.
+// SkippedFile and TruncatedFile are what ReviewMeta records.
 type (
 	SkippedFile   = domain.SkippedFile
 	TruncatedFile = domain.TruncatedFile
@@ -194,9 +191,8 @@ func (c Chunk) Bytes() int {
 	return n
 }
 
-// Split halves the chunk: by files when it has several, else by cutting the
-// one file's diff in half at a line boundary (reported as truncation). ok is
-// false when nothing smaller is possible.
+// Split halves the chunk: by files, or by cutting its one file's diff in
+// half at a line (a truncation); ok is false when nothing smaller is possible.
 func (c Chunk) Split() (parts []Chunk, truncated *TruncatedFile, ok bool) {
 	if len(c.blocks) > 1 {
 		h := len(c.blocks) / 2
@@ -230,15 +226,14 @@ type Plan struct {
 }
 
 // Plan splits cs into chunks that fit b (call b.For(model) first) for the
-// prompt version's system prompt. Files keep the changeset's order; each
-// chunk is filled greedily up to the input budget and MaxChunkFiles.
+// prompt version, in the changeset's order, each filled greedily up to the
+// input budget and MaxChunkFiles.
 func (b Budget) Plan(cs domain.Changeset, version string) Plan {
 	return b.PlanWith(cs, version, RuleSet{})
 }
 
-// PlanWith is Plan under review rules: files the rules ignore are skipped,
-// and the per-path instructions are added to the prompts of the files they
-// name (prompt versions that carry them, see RulesPromptVersion).
+// PlanWith is Plan under review rules: ignored files are skipped, and
+// per-path instructions go into the prompts of their files (RulesPromptVersion).
 func (b Budget) PlanWith(cs domain.Changeset, version string, rules RuleSet) Plan {
 	var p Plan
 	p.rules = rules
@@ -247,13 +242,11 @@ func (b Budget) PlanWith(cs domain.Changeset, version string, rules RuleSet) Pla
 		p.description = cutUTF8(p.description, b.MaxDescriptionBytes)
 		p.DescriptionTruncated = true
 	}
-	// Room for the diffs: the input budget minus the system prompt and the
-	// user message's fixed parts (header, description, notes).
+	// Room for the diffs: the input budget less the fixed parts.
 	room := b.inputBytes() - len(SystemPrompt(version)) - len(marshalLine(p.description)) - 1024
 	var cur Chunk
 	curBytes, total, files := 0, 0, 0
-	// The token estimate of the review so far: each chunk costs its fixed
-	// part (system prompt, header, description) and the output reserved.
+	// The review's token estimate: each chunk costs its fixed part and the output reserved.
 	bpt := max(b.BytesPerToken, 1)
 	chunkTokens := int(float64(len(SystemPrompt(version))+len(marshalLine(p.description))+1024)/bpt) + b.OutputTokens
 	tokens := 0

@@ -14,8 +14,8 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 )
 
-// Markers in the user message. Each stands alone on its line; the LLM
-// stand-in (and any tool reading stored prompts) locates the data by them.
+// Markers in the user message, each alone on its line: the LLM stand-in and
+// tools reading stored prompts locate the data by them.
 const (
 	// ChangedFilesMarker is followed by one line: the changed depot paths as a JSON array.
 	ChangedFilesMarker = "CHANGED_FILES_JSON:"
@@ -31,8 +31,7 @@ const (
 	NotePrefix = "NOTE: "
 )
 
-// Prompt is one chat request: a system and a user message. Its fields match
-// llm.Prompt, so llm.Prompt(p) converts without copying field by field.
+// Prompt is one chat request. Its fields match llm.Prompt, so llm.Prompt(p) converts.
 type Prompt struct {
 	System string
 	User   string
@@ -40,8 +39,7 @@ type Prompt struct {
 	MaxTokens int
 }
 
-// Digest is a short sha256 of the prompt for logs and artifact ids; the
-// prompt itself is never logged.
+// Digest is a short sha256 of the prompt for logs and artifact ids.
 func (p Prompt) Digest() string {
 	h := sha256.New()
 	h.Write([]byte(p.System))
@@ -64,9 +62,8 @@ type FileHeader struct {
 	OriginalBytes int `json:"original_bytes,omitempty"`
 }
 
-// PromptLimits bound what a prompt carries. Diffs beyond the limits are cut
-// at a line boundary and the cut is stated in the prompt (NotePrefix lines)
-// and in PromptInfo; nothing is dropped silently.
+// PromptLimits bound what a prompt carries. Diffs beyond them are cut at a
+// line, and the cut is stated in the prompt (NotePrefix) and in PromptInfo.
 type PromptLimits struct {
 	// MaxDiffBytes bounds the diff text of all files together.
 	MaxDiffBytes int
@@ -220,10 +217,9 @@ func orDefault(v *int, d int) {
 	}
 }
 
-// allowances shares budget among files by water-filling: files smaller than
-// an equal share keep their whole diff and the rest split what remains, each
-// capped at perFile. A changelist with one huge file and many small ones thus
-// still shows every small file in full.
+// allowances shares budget among files by water-filling: files under an
+// equal share keep their whole diff, the rest split what remains (each at
+// most perFile), so one huge file does not hide the small ones.
 func allowances(sizes []int, budget, perFile int) []int {
 	order := make([]int, len(sizes))
 	for i := range order {
@@ -240,9 +236,8 @@ func allowances(sizes []int, budget, perFile int) []int {
 	return out
 }
 
-// cutAtLine returns the longest prefix of s of at most n bytes that ends at a
-// line break, so the model never sees half a line (and misreads it as code);
-// when even the first line does not fit, nothing is shown.
+// cutAtLine returns the longest prefix of s of at most n bytes that ends at
+// a line break, so the model never sees half a line; "" if no line fits.
 func cutAtLine(s string, n int) string {
 	if len(s) <= n {
 		return s
@@ -279,22 +274,18 @@ func KnownPromptVersion(version string) bool {
 	return ok
 }
 
-// systemPrompts are the templates by version, each rendered once on first
-// use. 1.1.0 adds guidance the 1.0.0 parser already tolerates (the parser
-// changes first, then the prompt: the rollout order of rule RC-1).
+// systemPrompts are the templates by version, each rendered once. The parser
+// changes first, then the prompt: the rollout order of rule RC-1.
 var systemPrompts = map[string]func() string{
 	StablePromptVersion:     sync.OnceValue(func() string { return buildSystemPrompt(StablePromptVersion, false) }),
 	ChunkAwarePromptVersion: sync.OnceValue(func() string { return buildSystemPrompt(ChunkAwarePromptVersion, true) }),
-	// the team-rules guidance and the schema
-	// verbatim, which lifts the static part above providers' cache minimum.
 	RulesPromptVersion: sync.OnceValue(func() string {
 		return buildSystemPrompt(RulesPromptVersion, true) + rulesGuidance + schemaSection()
 	}),
 }
 
-// buildSystemPrompt states the output contract (rules RC-1..RC-3): the prompt
-// construction rules, with field lists and enum sets taken from the
-// embedded schema.
+// buildSystemPrompt states the output contract (rules RC-1..RC-3), field
+// lists and enum sets taken from the embedded schema.
 func buildSystemPrompt(version string, chunkAware bool) string {
 	facts := factsOnce()
 	q := func(names []string) string {
@@ -304,10 +295,10 @@ func buildSystemPrompt(version string, chunkAware bool) string {
 		}
 		return strings.Join(out, ", ")
 	}
-	req := slices.Clone(facts.findingRequired)
-	slices.SortFunc(req, func(a, b string) int { return fieldRank(a) - fieldRank(b) })
-	topReq := slices.Clone(facts.topRequired)
-	slices.SortFunc(topReq, func(a, b string) int { return fieldRank(a) - fieldRank(b) })
+	ranked := func(names []string) []string {
+		return slices.SortedFunc(slices.Values(names), func(a, b string) int { return fieldRank(a) - fieldRank(b) })
+	}
+	req, topReq := ranked(facts.findingRequired), ranked(facts.topRequired)
 
 	var b strings.Builder
 	b.WriteString("You are Criticizer, a senior code reviewer for Perforce changelists. ")
