@@ -148,16 +148,14 @@ func checkELF(path, arch string) error {
 // "Rev. P4/LINUX26X86_64/2023.2/2519561 (2023/11/20)."
 var revRe = regexp.MustCompile(`Rev\. P4/[A-Za-z0-9_]+/[0-9]{4}\.[0-9]+[A-Za-z.]*/[0-9]+( \([0-9/]+\))?`)
 
-// identRe is the same version as a real p4 binary stores it: the line is
-// composed when printed (support/ident.cc: "Rev. " << GetIdent() << " ("
-// << GetDate() << ")."), from an ident string with the "@(#)" magic
-// (support/ident.h IdentMagic; client/clientmain.cc: "P4/<os>/<release>/
-// <patch>") and a date stored apart, so no "Rev. P4/…" is in the file.
+// identRe is the version as a real p4 binary stores it: the line is composed
+// when printed (support/ident.cc: "Rev. " << GetIdent() << " (" << GetDate()
+// << ")."), from an ident string with the "@(#)" magic (support/ident.h
+// IdentMagic; client/clientmain.cc: "P4/<os>/<release>/<patch>").
 var identRe = regexp.MustCompile(`@\(#\)(P4/[A-Za-z0-9_]+/[0-9]{4}\.[0-9]+[A-Za-z.]*/[0-9]+)`)
 
-// versionOf is the binary's "p4 -V" version: run when it can run here,
-// else (another architecture) read from the binary: its ident string as
-// "Rev. P4/…" without the date, or a version line stored whole.
+// versionOf is the binary's "p4 -V" version: run, or (another
+// architecture) read from its ident string or a stored version line.
 func versionOf(path string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -192,15 +190,14 @@ func install(src, dir, name string, mode os.FileMode) error {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := io.Copy(tmp, in); err != nil {
-		tmp.Close()
-		return err
+	_, err = io.Copy(tmp, in)
+	if err == nil {
+		err = tmp.Chmod(mode)
 	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
 	}
-	if err := tmp.Close(); err != nil {
+	if err != nil {
 		return err
 	}
 	return os.Rename(tmp.Name(), filepath.Join(dir, name))

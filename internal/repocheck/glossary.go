@@ -12,10 +12,7 @@ import (
 	"strings"
 )
 
-// codeIndex is what the glossary may cite, read from the Go files of a tree:
-// packages by name, the names each package declares, string literals
-// (settings, environment variables, statuses, modes), the operator tool's
-// commands, and the exported names a word rule applies to.
+// codeIndex is what the glossary may cite, read from the Go files of a tree.
 type codeIndex struct {
 	root     string
 	dirsOf   map[string][]string        // package name -> its directories
@@ -28,9 +25,8 @@ type codeIndex struct {
 	exported []exportedName             // non-test files only
 }
 
-// exportedName is one exported type, function, method, constant or
-// variable, an exported member (field or interface method) of an exported
-// type, or a package's own name (kind "package").
+// exportedName is one exported declaration or member of an exported type,
+// or a package's own name (kind "package").
 type exportedName struct {
 	at, dir, kind, name string
 }
@@ -72,9 +68,8 @@ func indexCode(root string, dirs ...string) (*codeIndex, error) {
 	return ix, err
 }
 
-// declare records f's top-level names, methods, fields and interface
-// methods; the exported ones of a non-test file are also kept for the word
-// rules.
+// declare records f's names, methods and members; a non-test file's
+// exported ones also for the word rules.
 func (ix *codeIndex) declare(f *ast.File, dir string, test bool, at func(token.Pos) string) {
 	add := func(name string, pos token.Pos, kind string, export bool) {
 		ix.names[dir][name] = true
@@ -129,7 +124,7 @@ func members(s *ast.TypeSpec) []*ast.Ident {
 	return out
 }
 
-// literals records every string literal, and each value of a struct tag
+// literals records every string literal and struct tag value
 // (`json:"review_version,omitempty"` gives review_version).
 func (ix *codeIndex) literals(f *ast.File, operatorTool bool) {
 	ast.Inspect(f, func(n ast.Node) bool {
@@ -154,9 +149,8 @@ func (ix *codeIndex) literals(f *ast.File, operatorTool bool) {
 	})
 }
 
-// usage records the command words of each "criticizer …" line of the
-// operator tool's doc comment: "dlq replay" of
-// "criticizer [--stack NAME] [--json] dlq replay --stage S …".
+// usage records the command words of each "criticizer …" doc line: "dlq
+// replay" of "criticizer [--stack NAME] [--json] dlq replay --stage S …".
 func (ix *codeIndex) usage(doc string) {
 	for _, line := range strings.Split(doc, "\n") {
 		m := usageLine.FindStringSubmatch(line)
@@ -186,12 +180,11 @@ func glossarySection(doc string) (string, bool) {
 	return section, ok
 }
 
-// GlossaryReferences checks every code span of the glossary in doc (the text
-// of docs/design.md) against the code under root: `pkg.Name` and
-// `pkg.Type.Member` are declared there, a path exists, `criticizer …` is a
-// command of the operator tool, and any other span is a declared name, a
-// package name or a string literal (a setting, environment variable, status
-// or mode). It returns one line per broken reference.
+// GlossaryReferences checks every code span of the glossary in doc (the
+// text of docs/design.md) against ix: `pkg.Name` and `pkg.Type.Member` are
+// declared, a path exists, `criticizer …` is an operator command, and any
+// other span is a declared name, a package name or a string literal. It
+// returns one line per broken reference.
 func GlossaryReferences(doc string, ix *codeIndex) []string {
 	section, ok := glossarySection(doc)
 	if !ok {
@@ -244,9 +237,8 @@ func (ix *codeIndex) reference(span string) string {
 	return "no declared name, package or string literal"
 }
 
-// packageDirs are the directories a package name in the glossary stands
-// for: the shared/ package of that name where there is one (`swarm.Review`
-// is shared/swarm's, not the Swarm stand-in's), else every package so named.
+// packageDirs are the directories a glossary package name stands for: the
+// shared/ one where there is one (`swarm.Review` is shared/swarm's), else all.
 func (ix *codeIndex) packageDirs(pkg string) []string {
 	var shared []string
 	for _, d := range ix.dirsOf[pkg] {
@@ -260,9 +252,8 @@ func (ix *codeIndex) packageDirs(pkg string) []string {
 	return ix.dirsOf[pkg]
 }
 
-// declaring returns the directories of package pkg that declare name: a
-// top-level name, a type's member (Type.Member), or, as prose cites one by
-// its package (`store.Retry` for the method Store.Retry), a method.
+// declaring returns pkg's directories that declare name: a top-level name,
+// Type.Member, or a method (`store.Retry` for Store.Retry).
 func (ix *codeIndex) declaring(pkg, name string) []string {
 	var out []string
 	for _, d := range ix.packageDirs(pkg) {
@@ -273,9 +264,8 @@ func (ix *codeIndex) declaring(pkg, name string) []string {
 	return out
 }
 
-// command returns why words are not a command of the operator tool: each
-// must begin a usage line of its doc comment and be a string literal the
-// tool dispatches on.
+// command returns why words are not an operator command: they must begin
+// a usage line and each be a string literal the tool dispatches on.
 func (ix *codeIndex) command(words []string) string {
 	for _, w := range words {
 		if !ix.cmdStrs[w] {

@@ -9,11 +9,9 @@ import (
 	"unicode"
 )
 
-// againWords are the glossary's words for doing something again, each with
-// the forms it takes inside an identifier split into lower-case words and
-// joined by "_" (ReEnqueue is re_enqueue, ReRun re_run). "returns" (SQS handing a message
-// out again) has no entry: the word is every function's "returns", so a
-// name cannot be checked for it.
+// againWords are the glossary's words for doing something again, as they
+// appear in identWords (ReEnqueue is re_enqueue). "returns" (SQS handing a
+// message out again) has none: every function "returns".
 var againWords = map[string]*regexp.Regexp{
 	"retry":      regexp.MustCompile(`(^|_)(retry|retries|retried|retrying|retryable)(_|$)`),
 	"re-enqueue": regexp.MustCompile(`(^|_)re_?enqueue`),
@@ -28,8 +26,8 @@ var againWords = map[string]*regexp.Regexp{
 }
 
 // keptTerms are other vocabularies' names a word rule skips: the webhook's
-// replay window (the glossary's own paragraph on it) and HTTP's Retry-After
-// header (RFC 9110 §10.2.3), a provider's wait before the pipeline's retry.
+// replay window (the glossary's own paragraph) and HTTP's Retry-After
+// header (RFC 9110 §10.2.3).
 var keptTerms = []string{"replay_window", "retry_after"}
 
 // uncheckedAgainWords are glossary rows of the again table no name rule
@@ -42,11 +40,9 @@ type WordUse struct {
 	Word, Dir, Why string
 }
 
-// MisusedWords checks the exported names (and package names) of ix against
-// the again table of the glossary in doc: a name may use a word only in the
-// packages that word's row cites in its meaning (`pkg.Name`, a path,
-// `criticizer …`, a bare declared name), or where allowed lists it. It
-// returns one line per misuse, then one per allowance nothing needs.
+// MisusedWords checks ix's exported and package names against the glossary's
+// again table: a name may use a word only in the packages its row cites, or
+// where allowed lists it. One line per misuse, then per unneeded allowance.
 func MisusedWords(doc string, ix *codeIndex, allowed []WordUse) []string {
 	rows, err := glossaryTable(doc, 2) // the table of words for doing something again
 	if err == "" && len(rows) == 0 {
@@ -96,9 +92,8 @@ func MisusedWords(doc string, ix *codeIndex, allowed []WordUse) []string {
 	return out
 }
 
-// glossaryTable reads the n-th table of the glossary: each row's word (in
-// bold: "**review** (alone)" is review) and the code spans of its second
-// cell, its meaning.
+// glossaryTable reads the glossary's n-th table: each row's bold word
+// ("**review** (alone)" is review) and its meaning's code spans.
 func glossaryTable(doc string, n int) (map[string][]string, string) {
 	section, ok := glossarySection(doc)
 	if !ok {
@@ -127,10 +122,8 @@ func glossaryTable(doc string, n int) (map[string][]string, string) {
 var reviewTypes = []string{"Review", "Reviews"}
 
 // ReviewTypes checks that an exported type named Review or Reviews is a
-// Swarm review: it is declared where the glossary's "review" row cites a
-// Review type (`swarm.Review`), or where allowed lists it (Word "review").
-// It returns one line per other such type, then one per allowance nothing
-// needs.
+// Swarm review: declared where the glossary's "review" row cites one, or
+// where allowed lists it. One line per other such type, then per unneeded allowance.
 func ReviewTypes(doc string, ix *codeIndex, allowed []WordUse) []string {
 	rows, err := glossaryTable(doc, 1)
 	if err != "" {

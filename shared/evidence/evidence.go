@@ -60,10 +60,10 @@ type Event struct {
 	ExpiresAt         int64     `dynamodbav:"expires_at"` // DynamoDB TTL, epoch seconds
 }
 
-// Tag returns the outbox tag of a message from its Message-ID header value
-// ("<cl12.v1.3f2a…@example.com>" → "cl12_v1_3f2a…"): its local part with
-// every character SES does not allow in a tag value (letters, digits, _ and
-// - only) replaced by '_'. The local part is unique per outbox key.
+// Tag returns the outbox tag of a message from its Message-ID
+// ("<cl12.v1.3f2a…@example.com>" → "cl12_v1_3f2a…"): its local part, unique
+// per outbox key, with what SES does not allow in a tag (letters, digits, _
+// and - only) as '_'.
 func Tag(messageID string) string {
 	id := strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(messageID), "<"), ">")
 	if at := strings.LastIndexByte(id, '@'); at >= 0 {
@@ -144,9 +144,8 @@ func (l *Table) Events(ctx context.Context, messageID string) ([]Event, error) {
 }
 
 // Delivered reports whether the provider accepted the message with this
-// Message-ID: the notify stage's lookup before a resend. It is only as
-// complete as the events that have arrived: the caller must wait out the
-// provider's send-completion window before it trusts a "no".
+// Message-ID: notify's lookup before a resend. A "no" is only trusted after
+// the provider's send-completion window.
 func (l *Table) Delivered(ctx context.Context, messageID string) (bool, error) {
 	events, err := l.Events(ctx, messageID)
 	if err != nil {
@@ -161,10 +160,8 @@ func (l *Table) Delivered(ctx context.Context, messageID string) (bool, error) {
 }
 
 // DefaultWindow is how long after a send started the provider may still
-// complete it and publish its evidence, per EMAIL_PROVIDER: an SMTP send's
-// outcome is known when its session ends (the relay's log has it at once);
-// SES publishes its events through SNS or EventBridge, usually in seconds,
-// with retries for minutes.
+// publish its evidence, per EMAIL_PROVIDER: an SMTP relay's log has it at
+// once; SES publishes through SNS or EventBridge, with retries for minutes.
 func DefaultWindow(provider string) time.Duration {
 	if provider == "ses" {
 		return 15 * time.Minute

@@ -5,14 +5,11 @@ import (
 	"strings"
 )
 
-// bare-secret (Policy.BareSecrets): a secret that reached an error message
-// without the assignment, header or armor that usually gives it away — an
-// AWS secret access key alone, one line of a PEM body, a token echoed back
-// by an upstream. What counts: a run of base64/base64url characters of at
-// least 20 bytes that mixes upper case, lower case and digits and whose
-// entropy is near that of random text of its length. Hex (hashes, request
-// ids, UUIDs), paths, identifiers, words and numbers do not qualify; see
-// TestBareSecrets for both sides.
+// bare-secret (Policy.BareSecrets): a secret in an error message without its
+// usual context (a lone AWS secret key, a PEM body line, an echoed token): a
+// base64/base64url run of 20+ bytes mixing upper case, lower case and digits
+// with near-random entropy. Hex, paths, identifiers, words and numbers do not
+// qualify; see TestBareSecrets for both sides.
 
 const minBare = 20
 
@@ -98,10 +95,8 @@ func wordChars(s string) int {
 	return n
 }
 
-// wordish reports whether a slash-separated run reads as a path: at least
-// two segments, and at least half of them, are lower-case words
-// (src/main/java/Foo2Bar). A random key may hold a slash or two, but its
-// segments are rarely letters only.
+// wordish reports whether a slash-separated run reads as a path: two or
+// more, and at least half, of its segments are lower-case words.
 func wordish(s string) bool {
 	segs := strings.Split(s, "/")
 	words := 0

@@ -7,12 +7,10 @@ import (
 	"strings"
 )
 
-// Encoded secrets (a Kubernetes Secret's base64 data, a hex-encoded config
-// blob, a percent-encoded query) are found by decoding what looks encoded
-// and scanning the result with every rule; a hit redacts the whole encoded
-// run, whose bytes cannot be cut more precisely. Unlike gitleaks, which
-// tries every run of 16 word characters, a run is only decoded when it
-// looks like an encoding: identifiers and words are not.
+// Encoded secrets (a Kubernetes Secret's base64, a hex blob, a percent-
+// encoded query) are found by decoding what looks encoded (unlike gitleaks,
+// not every run of 16 word characters) and scanning it with every rule; a
+// hit redacts the whole encoded run.
 
 // minEncoded is the shortest run worth decoding (12 decoded bytes).
 const minEncoded = 16

@@ -66,8 +66,8 @@ type Policy struct {
 	BareSecrets bool
 }
 
-// Match records one redaction: which rule fired and on which line (1-based,
-// of the input). It never carries the redacted text.
+// Match records one redaction: the rule and the input's line (1-based),
+// never the redacted text.
 type Match struct {
 	Rule string
 	Line int
@@ -87,8 +87,7 @@ type Redactor struct {
 type detector struct {
 	id       string
 	keywords []string // lower-case; the rule runs on lines holding one of them
-	// line, for rules without keywords, is a cheap test of the original
-	// line; nil means every line.
+	// line, for rules without keywords, is a cheap test of the line; nil: every line.
 	line      func(line string) bool
 	multiline bool // runs on a window around the line rather than the line
 	find      func(text string) ([]span, error)
@@ -102,38 +101,33 @@ type index struct {
 	keywordless []int
 }
 
-// span is a byte range [start, end) of text to replace, and the rule that
-// asked for it. multiline spans are never searched for elsewhere.
+// span is a byte range [start, end) of text to replace, and its rule.
 type span struct {
 	start, end int
 	rule       string
 }
 
 const (
-	// maxPasses bounds the fixed-point iteration; real input converges
-	// after one rescan, and hitting the bound means a rule misbehaves,
-	// which must block.
+	// maxPasses bounds the fixed-point iteration; real input converges after
+	// one rescan, so hitting it means a rule misbehaves, which must block.
 	maxPasses = 4
-	// A multiline rule sees this much text around a line holding its
-	// keyword: before it (a YAML Secret's data: may precede its kind:) and
-	// after it (a 4096-bit RSA key in PEM is about 3.3 KB).
+	// A multiline rule's window around its keyword's line: before it (a YAML
+	// Secret's data: may precede its kind:), after it (a 4096-bit PEM key is ~3.3 KB).
 	windowBefore = 1 << 10
 	windowAfter  = 16 << 10
 	// maxDecodeDepth: encoded text inside encoded text is decoded once more.
 	maxDecodeDepth = 2
 	// Inputs above parallelMin bytes are split over the cores.
 	parallelMin = 256 << 10
-	// On lines longer than longLine, a rule runs on the keywordReach bytes
-	// either side of its keywords (more than any single-line secret and
-	// the key naming it).
+	// On lines over longLine, a rule runs on keywordReach bytes either side
+	// of its keywords (more than any single-line secret and its key).
 	longLine     = 2 << 10
 	keywordReach = 512
 	maxWindow    = 2 << 10
 )
 
-// New builds a Redactor for p. It fails on an invalid policy entry. The
-// gitleaks rule set is loaded on first use; a failure to load it makes
-// Redact fail, never pass text through.
+// New builds a Redactor for p; it fails on an invalid policy entry. The
+// gitleaks rules load on first use; a failure makes Redact fail, never pass.
 func New(p Policy) (*Redactor, error) {
 	r := &Redactor{policy: p, own: []detector{
 		lineRule("password-assignment", []string{"pass", "pwd", "secret", "identified"}, findPasswordAssignments),
@@ -182,8 +176,7 @@ func noErr(f func(string) []span) func(string) ([]span, error) {
 	return func(s string) ([]span, error) { return f(s), nil }
 }
 
-// index builds the keyword automaton over the gitleaks rules and the
-// policy's own, once.
+// index builds the keyword automaton over all rules, once.
 func (r *Redactor) index() (*index, error) {
 	r.once.Do(func() {
 		gl, err := gitleaksRules()
@@ -224,7 +217,7 @@ func (r *Redactor) index() (*index, error) {
 
 // Redact returns text with every detected secret replaced by
 // "[REDACTED:<rule-id>]", and what was replaced where. An error means the
-// text could not be vetted and must not be sent anywhere.
+// text was not vetted and must not be sent anywhere.
 func (r *Redactor) Redact(text string) (string, []Match, error) {
 	if text == "" {
 		return "", nil, nil
@@ -243,8 +236,7 @@ func (r *Redactor) Redact(text string) (string, []Match, error) {
 		if pass == maxPasses {
 			return "", nil, failure.Errorf(failure.InternalBug, "redact: output still matches after %d passes", maxPasses)
 		}
-		// Replacements keep every newline, so line numbers of later
-		// passes are still the input's.
+		// Replacements keep every newline: later passes' lines are the input's.
 		touched := map[int]bool{}
 		for _, s := range spans {
 			first, last := lineOf(starts, s.start), lineOf(starts, max(s.start, s.end-1))
@@ -284,9 +276,7 @@ func (r *Redactor) Redact(text string) (string, []Match, error) {
 
 // scan returns the spans to replace in text, merged and sorted.
 func (r *Redactor) scan(text string, depth int) (spans []span, err error) {
-	defer func() {
-		// A detector that panics on hostile input must block the
-		// submission, not crash the stage.
+	defer func() { // a detector panic on hostile input blocks, not crashes
 		if p := recover(); p != nil {
 			spans, err = nil, fmt.Errorf("detector panic: %v", p)
 		}
@@ -353,8 +343,8 @@ func (r *Redactor) scanParallel(ix *index, text string, lower []byte) ([]span, e
 	return spans, nil
 }
 
-// scanLines runs the rules over the lines in text[from:to], which start and
-// end at line boundaries. Multiline windows may reach outside it.
+// scanLines runs the rules over the whole lines of text[from:to];
+// multiline windows may reach outside it.
 func (r *Redactor) scanLines(ix *index, text string, lower []byte, from, to, depth int) ([]span, error) {
 	s := &lineScan{r: r, ix: ix, text: text, lower: lower, depth: depth, hits: make([]uint64, (len(ix.dets)+63)/64)}
 	s.markHit = s.mark // one func value for every line's trie walk
@@ -379,8 +369,7 @@ func (r *Redactor) scanLines(ix *index, text string, lower []byte, from, to, dep
 	return s.spans, nil
 }
 
-// lineScan is one scanLines call: the text, its lower-cased bytes, the
-// spans found so far, and the scratch space reused from line to line.
+// lineScan is one scanLines call and its scratch space.
 type lineScan struct {
 	r     *Redactor
 	ix    *index
@@ -402,8 +391,7 @@ func (s *lineScan) mark(_, _, pattern int64) bool {
 	return true
 }
 
-// run runs rule d on text[ls:le] (a multiline rule: on the window around
-// it) and keeps what it finds.
+// run runs rule d on text[ls:le] (a multiline rule on its window).
 func (s *lineScan) run(d int, ls, le int) error {
 	det := &s.ix.dets[d]
 	off, t := ls, s.text[ls:le]
@@ -424,8 +412,7 @@ func (s *lineScan) run(d int, ls, le int) error {
 	return nil
 }
 
-// decodeLine runs the rules on what text[ls:le] hides encoded (base64,
-// hex, percent-encoding), down to maxDecodeDepth.
+// decodeLine runs the rules on what text[ls:le] hides encoded, to maxDecodeDepth.
 func (s *lineScan) decodeLine(ls, le int) error {
 	if s.depth >= maxDecodeDepth {
 		return nil
@@ -440,9 +427,8 @@ func (s *lineScan) decodeLine(ls, le int) error {
 	return nil
 }
 
-// segment scans a line of at most longLine bytes: every rule whose keyword
-// it holds, and every rule without keywords that accepts it, runs on the
-// whole line.
+// segment scans a line of at most longLine bytes with every rule whose
+// keyword it holds, and every keywordless rule that accepts it.
 func (s *lineScan) segment(ls, le int) error {
 	clear(s.hits)
 	s.ix.trie.Walk(s.lower[ls:le], s.markHit)
@@ -464,10 +450,9 @@ func (s *lineScan) segment(ls, le int) error {
 	return s.decodeLine(ls, le)
 }
 
-// long scans a long line (minified code, a serialized blob), which has
-// keywords all over it: a rule runs only on windows of keywordReach bytes
-// around each of its keywords, not on the whole line. Rules without
-// keywords and the decoder still see the whole line.
+// long scans a long line (minified code, a blob): a rule runs only on
+// windows of keywordReach bytes around its keywords; keywordless rules and
+// the decoder still see the whole line.
 func (s *lineScan) long(ls, le int) error {
 	if s.wins == nil {
 		s.wins = make([][][2]int, len(s.ix.dets))
@@ -479,8 +464,7 @@ func (s *lineScan) long(ls, le int) error {
 	s.ix.trie.Walk(s.lower[ls:le], func(end, n, pattern int64) bool {
 		ws, we := max(ls, ls+int(end-n+1)-keywordReach), min(le, ls+int(end)+1+keywordReach)
 		for _, d := range s.ix.byPattern[pattern] {
-			// Windows stay short (the regexp engine is much faster on
-			// short inputs); each keyword's own reach lies whole in one.
+			// Windows stay short (regexps are much faster on short inputs).
 			if k := len(wins[d]); k > 0 && wins[d][k-1][1] >= ws && we-wins[d][k-1][0] <= maxWindow {
 				wins[d][k-1][1] = we
 			} else {
@@ -507,8 +491,7 @@ func (s *lineScan) long(ls, le int) error {
 	return s.decodeLine(ls, le)
 }
 
-// windowStart is where a multiline rule's window around offset ls begins:
-// windowBefore bytes back, at a line start when one is that near.
+// windowStart is windowBefore bytes before ls, at a line start if one is that near.
 func windowStart(text string, ls int) int {
 	off := max(0, ls-windowBefore)
 	if nl := strings.IndexByte(text[off:ls], '\n'); nl >= 0 && off > 0 && text[off-1] != '\n' {
@@ -517,8 +500,8 @@ func windowStart(text string, ls int) int {
 	return off
 }
 
-// minRepeat is the shortest secret value searched for elsewhere in the text;
-// shorter values are too likely to be ordinary substrings.
+// minRepeat is the shortest secret value searched for elsewhere in the
+// text; shorter ones are too likely ordinary substrings.
 const minRepeat = 8
 
 // repeats finds further occurrences of single-line secret values.
@@ -544,8 +527,7 @@ func repeats(text string, spans []span) []span {
 	}
 	var out []span
 	if len(values) <= 16 {
-		// A few values: a substring search each beats building an
-		// automaton (one 2 KB table per state).
+		// A few values: a search each beats an automaton (2 KB per state).
 		for k, v := range values {
 			for i := 0; ; {
 				j := strings.Index(text[i:], v)
@@ -558,9 +540,8 @@ func repeats(text string, spans []span) []span {
 		}
 		return out
 	}
-	// Many values (a large input full of secrets): index them by their
-	// first eight bytes, and look at the positions whose first two bytes
-	// start some value.
+	// Many values: index them by their first eight bytes, and look at the
+	// positions whose first two bytes start some value.
 	byPrefix := map[uint64][]int{}
 	var first [(1 << 16) / 64]uint64
 	for k, v := range values {
@@ -583,8 +564,8 @@ func repeats(text string, spans []span) []span {
 	return out
 }
 
-// fallback rules catch what the specific rules miss; where they overlap a
-// specific rule's span, the specific one decides what is cut and its name.
+// fallback rules catch what specific rules miss; where they overlap, the
+// specific one decides what is cut and its name.
 func fallback(rule string) bool {
 	return strings.HasPrefix(rule, "generic-") || rule == "credential-assignment"
 }
@@ -612,8 +593,8 @@ func dropFallbackOverlaps(spans []span) []span {
 // tokenRe matches the replacement tokens this package writes.
 var tokenRe = lazy(`\[REDACTED:[a-z0-9-]+\]`)
 
-// dropInsideTokens discards spans that lie entirely within an existing
-// token, so a rescan of redacted text does not redact the redaction.
+// dropInsideTokens discards spans inside an existing token, so a rescan
+// does not redact the redaction.
 func dropInsideTokens(text string, spans []span) []span {
 	if len(spans) == 0 || !strings.Contains(text, "[REDACTED:") {
 		return spans
@@ -646,9 +627,9 @@ func trim(text string, s span) span {
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
-// merge sorts spans and joins overlapping ones. The earliest, then longest,
-// then non-generic, then alphabetically first rule names the merged span, so the result does
-// not depend on the order rules ran in.
+// merge sorts spans and joins overlapping ones, named by the earliest, then
+// longest, then non-generic, then alphabetically first rule: the result
+// does not depend on the order rules ran in.
 func merge(spans []span) []span {
 	if len(spans) == 0 {
 		return nil
@@ -698,9 +679,8 @@ func apply(text string, spans []span) string {
 	return b.String()
 }
 
-// What a line inside a multiline span keeps: indentation and, when the span
-// starts on a diff line, the line's diff marker; neither is secret. Telling
-// the two cases apart matters because a PEM armor line also starts with "-".
+// A line inside a multiline span keeps its indentation and, when the span
+// starts on a diff line, its diff marker (a PEM armor line also starts "-").
 var (
 	indentPrefix   = lazy(`^[ \t]*`)
 	diffLinePrefix = lazy(`^[+\- ]?[ \t]*`)
@@ -764,8 +744,7 @@ func mayHoldIP(line string) bool {
 	return strings.Count(line, ".") >= 3 || strings.Count(line, ":") >= 2
 }
 
-// asciiLower lower-cases ASCII letters only, so that byte offsets stay
-// those of the original text (strings.ToLower may change lengths).
+// asciiLower lower-cases ASCII only, so byte offsets stay the text's.
 func asciiLower(s string) []byte {
 	b := []byte(s)
 	for i, c := range b {
@@ -776,10 +755,8 @@ func asciiLower(s string) []byte {
 	return b
 }
 
-// Sanitize redacts s for text that leaves the system as diagnostics. If
-// redaction fails, the text is withheld rather than passed through. Package
-// sanitize is the one place diagnostics pass; this applies a function's own
-// policy (confidential hosts, say) on top of it.
+// Sanitize redacts diagnostic text under r's own policy (confidential hosts,
+// say) on top of package sanitize; if redaction fails, the text is withheld.
 func (r *Redactor) Sanitize(s string) string {
 	out, _, err := r.Redact(s)
 	if err != nil {
@@ -795,10 +772,9 @@ type ConfigReader interface {
 	List(name string) []string
 }
 
-// PolicyFromConfig reads the redaction policy both the fetch and the review
-// stage use: REDACT_EMAILS (true|false), CONFIDENTIAL_DOMAINS and
-// CONFIDENTIAL_CIDRS (comma-separated). The two must agree: a proof of
-// redaction made under one policy does not vouch for the other.
+// PolicyFromConfig reads the policy fetch and review share (a proof made
+// under one policy does not vouch for another): REDACT_EMAILS,
+// CONFIDENTIAL_DOMAINS and CONFIDENTIAL_CIDRS (comma-separated).
 func PolicyFromConfig(c ConfigReader) Policy {
 	return Policy{RedactEmails: c.Bool("REDACT_EMAILS"),
 		ConfidentialDomains: c.List("CONFIDENTIAL_DOMAINS"), ConfidentialCIDRs: c.List("CONFIDENTIAL_CIDRS")}

@@ -20,18 +20,16 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 )
 
-// DefaultMaxResponseBytes bounds the model output Parse accepts. A ReviewResult
-// far larger than this is a runaway generation, not a review.
+// DefaultMaxResponseBytes bounds the model output Parse accepts: more is a
+// runaway generation, not a review.
 const DefaultMaxResponseBytes = 1 << 20
 
-// maxLine bounds line numbers: far beyond any real file, and it keeps the
-// value in range of int on every platform.
+// maxLine bounds line numbers: beyond any real file, and an int everywhere.
 const maxLine = math.MaxInt32
 
 // Options tune Parse. The zero value is the strict default.
 type Options struct {
-	// PromptVersion is the prompt_version the request was built with; empty
-	// means this build's StablePromptVersion. A rollout slice on a newer prompt sets it.
+	// PromptVersion is the request's prompt_version; "" is StablePromptVersion.
 	PromptVersion string
 	// AllowPromptPatchDrift accepts a prompt_version differing from
 	// PromptVersion only in its patch segment (rule RC-4's configured drift).
@@ -121,11 +119,9 @@ func (p *parser) parse(raw []byte, changed []string) (domain.ReviewResult, error
 	return res, nil
 }
 
-// topLevel checks the answer's top level: an object whose versions are
-// compatible (newerMinor: a newer minor schema, whose unknown fields are
-// dropped) and which matches the schema. Findings are validated one by one
-// later; here the top level is checked with an empty list so one bad
-// finding cannot reject the response.
+// topLevel checks the answer's top level: an object with compatible versions
+// (newerMinor: its unknown fields are dropped) that matches the schema, with
+// an empty findings list so one bad finding cannot reject the response.
 func (p *parser) topLevel(doc any) (top map[string]any, newerMinor bool, err error) {
 	top, ok := doc.(map[string]any)
 	if !ok {
@@ -158,8 +154,7 @@ func (p *parser) topLevel(doc any) (top map[string]any, newerMinor bool, err err
 }
 
 // findings validates each finding on its own, then reconciles its file
-// with the changed files (RC-5): a finding whose file matches none is
-// dropped, one that matches another spelling takes the changed file's.
+// with the changed files (RC-5).
 func (p *parser) findings(items []any, changed []string, newerMinor bool) []domain.Finding {
 	type candidate struct {
 		index int
@@ -192,9 +187,8 @@ func (p *parser) findings(items []any, changed []string, newerMinor bool) []doma
 	return kept
 }
 
-// checkVersions runs the compatibility rules on version literals that are
-// well-formed; malformed or missing ones are left to the schema check, which
-// reports them as schema_mismatch or missing_required_field.
+// checkVersions runs the compatibility rules on well-formed version
+// literals; the schema check reports malformed or missing ones.
 func (p *parser) checkVersions(top map[string]any) (newerMinor bool, err error) {
 	if sv, ok := top["schema_version"].(string); ok && schemaVersionRE.MatchString(sv) {
 		n, verr := checkSchemaVersion(sv)
@@ -211,8 +205,7 @@ func (p *parser) checkVersions(top map[string]any) (newerMinor bool, err error) 
 	return newerMinor, nil
 }
 
-// finding coerces and validates one finding. It reports false, after
-// recording why, when the finding must be dropped.
+// finding coerces and validates one finding; false (after saying why) drops it.
 func (p *parser) finding(i int, item any, newerMinor bool) (domain.Finding, bool) {
 	obj, ok := item.(map[string]any)
 	if !ok {
@@ -284,11 +277,10 @@ func (p *parser) finding(i int, item any, newerMinor bool) (domain.Finding, bool
 	return f, true
 }
 
-// coerceLine turns an integral numeric string ("12", " 12 ", "12.0") or an
-// integral number written in another form (12.0, 1.2e1) into a canonical
-// integer. Anything else is left for the schema to judge, except a number
-// that does not fit a float64, which is dropped here (reported false) so the
-// validator never does arbitrary-precision work on it.
+// coerceLine turns an integral numeric string ("12", "12.0") or number
+// (12.0, 1.2e1) into a canonical integer; anything else is the schema's,
+// except a number beyond float64, dropped here (false) so the validator never
+// does arbitrary-precision work on it.
 func (p *parser) coerceLine(obj map[string]any, name string, i int, id string) bool {
 	switch v := obj[name].(type) {
 	case string:
@@ -338,8 +330,7 @@ func (p *parser) trim(obj map[string]any, name string, i int, id string) {
 	p.coerced(i, id, name, ReasonTrimmed, old, nw)
 }
 
-// sensitiveFields hold free text written by the model, which may quote code;
-// their values never appear in diagnostics.
+// sensitiveFields hold the model's free text, which may quote code: never in diagnostics.
 var sensitiveFields = map[string]bool{"title": true, "message": true, "suggestion": true, "summary": true}
 
 func redacted(s string) string {
@@ -365,9 +356,8 @@ func (p *parser) reject(reason, field, detail string) error {
 // violation is one schema failure mapped onto a reason code.
 type violation struct{ reason, field, detail string }
 
-// reasonRank orders violations so the reported reason is deterministic and
-// the most basic problem wins: a missing field before a wrong type, a wrong
-// type before a bad enum value, a bad enum before a bad range.
+// reasonRank orders violations so the most basic problem is reported:
+// missing field, wrong type, bad enum value, bad range.
 var reasonRank = map[string]int{
 	ReasonMissingRequiredField: 0,
 	ReasonSchemaMismatch:       1,
@@ -375,8 +365,8 @@ var reasonRank = map[string]int{
 	ReasonInvalidLineRange:     3,
 }
 
-// violations flattens a validation error into its leaf failures, sorted by
-// reasonRank then field order. Details name keywords and types, never values.
+// violations flattens a validation error into its leaf failures, by
+// reasonRank then field order; details never name values.
 func violations(err error) []violation {
 	if err == nil {
 		return nil
@@ -483,9 +473,8 @@ func (c changedSet) match(file string) (string, bool) {
 	return hit, hit != ""
 }
 
-// repoKey is the repository-normalized form of a path: separators as "/",
-// leading "./" segments and leading slashes removed. It is never used to
-// resolve ".." or case: Perforce paths are compared as written.
+// repoKey is a path with "/" separators and no leading "./" or slashes;
+// never ".." or case: Perforce paths are compared as written.
 func repoKey(p string) string {
 	p = strings.ReplaceAll(p, `\`, "/")
 	for strings.HasPrefix(p, "./") || strings.HasPrefix(p, "/") {
@@ -551,8 +540,8 @@ func clip(s string, n int) string {
 	return s[:cut] + "…"
 }
 
-// jsonErrorDetail describes a decode failure by position only: the decoder's
-// own message quotes the offending character, which is model output.
+// jsonErrorDetail describes a decode failure by position only: the
+// decoder's message quotes model output.
 func jsonErrorDetail(err error) string {
 	var se *json.SyntaxError
 	switch {
