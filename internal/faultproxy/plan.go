@@ -17,15 +17,13 @@ type Rule struct {
 	// Contains, when set, further requires the body to contain it (e.g. the
 	// "stage_completed" history event only a stage's Complete writes).
 	Contains string
-	// Nth, when > 0, fires on exactly the n-th request of the job that
-	// matches this rule (Op and Contains); otherwise each matching request
-	// fires with probability Rate.
+	// Nth > 0 fires on exactly the job's n-th request matching the rule;
+	// otherwise each matching request fires with probability Rate.
 	Nth  int
 	Rate float64
 	// Kinds the fault is chosen from (by the seed).
 	Kinds []Kind
-	// MaxDelay bounds a Delay fault (default 1 s); the actual delay is
-	// chosen by the seed between MaxDelay/4 and MaxDelay.
+	// MaxDelay bounds a Delay fault (default 1 s): the seed picks in [MaxDelay/4, MaxDelay].
 	MaxDelay time.Duration
 }
 
@@ -33,12 +31,11 @@ type Rule struct {
 // always give the same decision.
 type Plan struct {
 	Seed int64
-	// Rules apply to every registered job; Jobs[i] only to job i (e.g. the
-	// one fault each job is guaranteed to meet). Job rules are tried first.
+	// Rules apply to every registered job; Jobs[i], tried first, only to job i.
 	Rules []Rule
 	Jobs  map[int][]Rule
-	// MaxPerJob caps injected faults per job (0: no cap), so that a plan
-	// cannot exhaust a job's retry budget by chance alone.
+	// MaxPerJob caps faults per job (0: none), so chance alone cannot
+	// exhaust a job's retry budget.
 	MaxPerJob int
 
 	mu       sync.Mutex

@@ -1,15 +1,12 @@
 // Package faultproxy is a fault-injecting HTTP proxy for the AWS APIs the
-// functions call. The local emulator hands its AWS_ENDPOINT_URL to every
-// function process it starts, so pointing that variable at this proxy puts
-// every DynamoDB, SQS, S3 and Secrets Manager call of every function through
-// it. The proxy forwards requests unchanged, except where a Plan says to
-// inject a fault: a lost answer (the write is applied, the answer never
-// arrives), a connection reset before forwarding, a throttling error shaped
-// exactly as AWS sends it, a delay, or the death of the calling process.
-//
-// Decisions depend only on the seed, the job a request belongs to (found by
-// the tokens registered for it) and the request's kind and ordinal, so a plan
-// is reproducible as far as the functions' request sequence is.
+// functions call: the local emulator hands its AWS_ENDPOINT_URL to every
+// function it starts, so pointing it here puts every DynamoDB, SQS, S3 and
+// Secrets Manager call through the proxy. Requests are forwarded unchanged
+// unless a Plan injects a fault: a lost answer (applied, never answered), a
+// reset before forwarding, a throttling error shaped as AWS sends it, a
+// delay, or the death of the calling process. Decisions depend only on the
+// seed, the request's job (by its registered tokens), kind and ordinal, so a
+// plan is as reproducible as the functions' request sequence.
 package faultproxy
 
 import (
@@ -55,8 +52,7 @@ var Kinds = []Kind{Delay, ResetBefore, LostAnswer, LostAnswer5xx, Throttle, Kill
 type Op string
 
 // Classify names a request's operation from its X-Amz-Target header (the
-// JSON protocols: DynamoDB, SQS, Secrets Manager) or, for S3's REST
-// protocol, from its method.
+// JSON protocols) or, for S3's REST protocol, its method.
 func Classify(r *http.Request) Op {
 	if t := r.Header.Get("X-Amz-Target"); t != "" {
 		prefix, action, ok := strings.Cut(t, ".")
@@ -87,9 +83,8 @@ type Fault struct {
 	Delay time.Duration // for Delay (and the hold before the other kinds, if set)
 }
 
-// Decider decides the fault for the n-th request (1-based) of op that
-// belongs to the registered job with the given ordinal. ok=false forwards
-// the request unchanged.
+// Decider decides the fault for the n-th request (1-based) of op of the
+// registered job with that ordinal; ok=false forwards it unchanged.
 type Decider interface {
 	Decide(job int, op Op, n int, body []byte) (Fault, bool)
 }
@@ -104,8 +99,8 @@ type Event struct {
 	Note string // e.g. the killed pid, or why a kill found no process
 }
 
-// Proxy is the fault proxy. Create it with New, start it with Start, set
-// the upstream once the emulator is up. It is safe for concurrent use.
+// Proxy is the fault proxy: New, Start, then SetUpstream once the emulator
+// is up. It is safe for concurrent use.
 type Proxy struct {
 	srv      *http.Server
 	ln       net.Listener
@@ -168,8 +163,8 @@ func (p *Proxy) SetUpstream(endpoint string) error {
 	return nil
 }
 
-// SetDecider installs d (nil: forward everything) and forgets the registered
-// jobs and request counts, not the recorded events.
+// SetDecider installs d (nil: forward everything) and forgets the jobs and
+// counts, not the events.
 func (p *Proxy) SetDecider(d Decider) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -177,8 +172,8 @@ func (p *Proxy) SetDecider(d Decider) {
 	p.tokens, p.counts = map[string]int{}, map[string]int{}
 }
 
-// Register ties requests whose body or path contain any of tokens (a job id,
-// an outbox key prefix) to the job with ordinal job.
+// Register ties requests whose body or path holds any of tokens (a job id,
+// an outbox key prefix) to job.
 func (p *Proxy) Register(job int, tokens ...string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -196,8 +191,7 @@ func (p *Proxy) Events() []Event {
 	return append([]Event(nil), p.events...)
 }
 
-// Counts returns the number of injected faults per kind (and per job, by
-// ordinal) among events.
+// Counts returns the injected faults per kind and per job among events.
 func Counts(events []Event) (byKind map[Kind]int, byJob map[int]int) {
 	byKind, byJob = map[Kind]int{}, map[int]int{}
 	for _, e := range events {
@@ -216,8 +210,7 @@ func Format(byKind map[Kind]int) string {
 	return strings.Join(parts, " ")
 }
 
-// match finds the job a request belongs to: the longest registered token
-// found in its path or body wins (tokens are unique per job in practice).
+// match finds a request's job: the longest registered token in its path or body.
 func (p *Proxy) match(path string, body []byte) int {
 	job, best := -1, 0
 	for t, j := range p.tokens {
@@ -269,7 +262,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		reset(w)
 	case Throttle:
 		p.record(ev)
-		writeThrottle(w, op)
+		writeAWSError(w, throttles, op)
 	case LostAnswer, LostAnswer5xx:
 		resp, err := p.send(r, up, body)
 		if err != nil {
@@ -283,7 +276,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if f.Kind == LostAnswer {
 			reset(w)
 		} else {
-			writeInternalError(w, op)
+			writeAWSError(w, internalErrors, op)
 		}
 	case Kill:
 		pid, err := p.killPeer(r.RemoteAddr)
@@ -293,8 +286,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			ev.Note = "killed pid " + pid
 		}
 		p.record(ev)
-		// The request is forwarded anyway: a write sent before the process
-		// died may still be applied.
+		// Forwarded anyway: a write sent before the death may still apply.
 		p.forward(w, r, up, body)
 	default:
 		p.forward(w, r, up, body)
@@ -351,51 +343,47 @@ func reset(w http.ResponseWriter) {
 	_ = conn.Close()
 }
 
-// writeThrottle answers the way the service does when it throttles a JSON
-// protocol request: HTTP 400, the error type in __type (and, for SQS, the
-// query-compatible x-amzn-query-error header the SDK reads).
-func writeThrottle(w http.ResponseWriter, op Op) {
-	switch op.Service() {
-	case "dynamodb":
-		writeAWSError(w, "application/x-amz-json-1.0", http.StatusBadRequest,
-			"com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException",
-			"The level of configured provisioned throughput for the table was exceeded. Consider increasing your provisioning level with the UpdateTable API.", "")
-	case "sqs":
-		writeAWSError(w, "application/x-amz-json-1.0", http.StatusBadRequest,
-			"com.amazonaws.sqs#ThrottlingException", "Rate exceeded", "ThrottlingException;Sender")
-	case "s3":
-		w.Header().Set("Content-Type", "application/xml")
-		w.WriteHeader(http.StatusServiceUnavailable)
-		_, _ = io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`)
-	default:
-		writeAWSError(w, "application/x-amz-json-1.1", http.StatusBadRequest, "ThrottlingException", "Rate exceeded", "")
-	}
+// awsError is one service's error answer: S3 answers XML; the JSON
+// protocols put the type in __type (and, for SQS, the query-compatible
+// x-amzn-query-error header the SDK reads).
+type awsError struct {
+	status                       int
+	contentType, typ, msg, query string
 }
 
-// writeInternalError is the service's 500 for a request it may have applied.
-func writeInternalError(w http.ResponseWriter, op Op) {
-	switch op.Service() {
-	case "dynamodb":
-		writeAWSError(w, "application/x-amz-json-1.0", http.StatusInternalServerError,
-			"com.amazonaws.dynamodb.v20120810#InternalServerError", "Internal server error", "")
-	case "sqs":
-		writeAWSError(w, "application/x-amz-json-1.0", http.StatusInternalServerError,
-			"com.amazonaws.sqs#InternalError", "We encountered an internal error. Please try again.", "InternalError;Receiver")
-	case "s3":
-		w.Header().Set("Content-Type", "application/xml")
-		w.WriteHeader(http.StatusInternalServerError)
-		_, _ = io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>InternalError</Code><Message>We encountered an internal error. Please try again.</Message></Error>`)
-	default:
-		writeAWSError(w, "application/x-amz-json-1.1", http.StatusInternalServerError, "InternalFailure", "An internal error occurred.", "")
+// throttles answer a throttled request as each service does; internalErrors
+// are its 500 for a request it may have applied ("" for other services).
+var (
+	throttles = map[string]awsError{
+		"dynamodb": {http.StatusBadRequest, "application/x-amz-json-1.0", "com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException",
+			"The level of configured provisioned throughput for the table was exceeded. Consider increasing your provisioning level with the UpdateTable API.", ""},
+		"sqs": {http.StatusBadRequest, "application/x-amz-json-1.0", "com.amazonaws.sqs#ThrottlingException", "Rate exceeded", "ThrottlingException;Sender"},
+		"s3":  {http.StatusServiceUnavailable, "application/xml", "SlowDown", "Please reduce your request rate.", ""},
+		"":    {http.StatusBadRequest, "application/x-amz-json-1.1", "ThrottlingException", "Rate exceeded", ""},
 	}
-}
+	internalErrors = map[string]awsError{
+		"dynamodb": {http.StatusInternalServerError, "application/x-amz-json-1.0", "com.amazonaws.dynamodb.v20120810#InternalServerError", "Internal server error", ""},
+		"sqs":      {http.StatusInternalServerError, "application/x-amz-json-1.0", "com.amazonaws.sqs#InternalError", "We encountered an internal error. Please try again.", "InternalError;Receiver"},
+		"s3":       {http.StatusInternalServerError, "application/xml", "InternalError", "We encountered an internal error. Please try again.", ""},
+		"":         {http.StatusInternalServerError, "application/x-amz-json-1.1", "InternalFailure", "An internal error occurred.", ""},
+	}
+)
 
-func writeAWSError(w http.ResponseWriter, contentType string, status int, typ, msg, queryError string) {
-	w.Header().Set("Content-Type", contentType)
+func writeAWSError(w http.ResponseWriter, errs map[string]awsError, op Op) {
+	e, ok := errs[op.Service()]
+	if !ok {
+		e = errs[""]
+	}
+	w.Header().Set("Content-Type", e.contentType)
+	if e.contentType == "application/xml" {
+		w.WriteHeader(e.status)
+		fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>%s</Code><Message>%s</Message></Error>`, e.typ, e.msg)
+		return
+	}
 	w.Header().Set("X-Amzn-Requestid", fmt.Sprintf("FAULTPROXY%018d", time.Now().UnixNano()%1e18))
-	if queryError != "" {
-		w.Header().Set("X-Amzn-Query-Error", queryError)
+	if e.query != "" {
+		w.Header().Set("X-Amzn-Query-Error", e.query)
 	}
-	w.WriteHeader(status)
-	fmt.Fprintf(w, `{"__type":%q,"message":%q}`, typ, msg)
+	w.WriteHeader(e.status)
+	fmt.Fprintf(w, `{"__type":%q,"message":%q}`, e.typ, e.msg)
 }
