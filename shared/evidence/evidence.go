@@ -6,8 +6,13 @@
 package evidence
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -19,6 +24,7 @@ import (
 	"github.com/criticizer/criticizer/shared/awserr"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/store"
 )
 
@@ -167,4 +173,140 @@ func DefaultWindow(provider string) time.Duration {
 		return 15 * time.Minute
 	}
 	return 5 * time.Minute
+}
+
+// HTTP asks an HTTP endpoint for accepted messages:
+// GET <URL>?message_id=<id> answering a JSON array (empty when unknown). The
+// local SMTP stand-in serves it; a relay's message-tracking API can too.
+type HTTP struct {
+	URL    string
+	Client *http.Client
+}
+
+// Delivered reports whether the endpoint knows the Message-ID.
+func (l HTTP) Delivered(ctx context.Context, messageID string) (bool, error) {
+	c := l.Client
+	if c == nil {
+		c = &http.Client{Timeout: 10 * time.Second}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, l.URL+"?message_id="+url.QueryEscape(messageID), nil)
+	if err != nil {
+		return false, failure.Wrap(failure.InternalBug, err)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return false, fmt.Errorf("evidence lookup: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return false, failure.Upstream(resp.StatusCode, 0, fmt.Errorf("evidence lookup: HTTP %d", resp.StatusCode))
+	}
+	var found []json.RawMessage
+	if err := json.NewDecoder(resp.Body).Decode(&found); err != nil {
+		return false, failure.Errorf(failure.Upstream5xx, "evidence lookup: %w", err)
+	}
+	return len(found) > 0, nil
+}
+
+// sesEvent is the part of an SES event-publishing record (or of an SES
+// notification, which names the type notificationType) this package reads.
+type sesEvent struct {
+	EventType        string `json:"eventType"`
+	NotificationType string `json:"notificationType"`
+	Mail             struct {
+		Timestamp string              `json:"timestamp"`
+		MessageID string              `json:"messageId"`
+		Tags      map[string][]string `json:"tags"`
+	} `json:"mail"`
+	Bounce *struct {
+		BounceType string `json:"bounceType"`
+	} `json:"bounce"`
+}
+
+// ParseSES reads the SES events in a payload as Lambda receives it: an SNS
+// event (one SES event per record, JSON in the message), an EventBridge
+// event (the SES event in detail), or a bare SES event. Events that carry no
+// outbox tag were not sent by this system and are skipped (counted in
+// untagged).
+func ParseSES(payload []byte) (events []Event, untagged int, err error) {
+	var probe struct {
+		Records []struct {
+			SNS struct {
+				Message string `json:"Message"`
+			} `json:"Sns"`
+		} `json:"Records"`
+		Detail json.RawMessage `json:"detail"`
+		Source string          `json:"source"`
+	}
+	if err := json.Unmarshal(payload, &probe); err != nil {
+		return nil, 0, failure.Errorf(failure.SchemaInvalid, "delivery event payload is not JSON: %w", err)
+	}
+	var raws [][]byte
+	switch {
+	case len(probe.Records) > 0:
+		for _, r := range probe.Records {
+			raws = append(raws, []byte(r.SNS.Message))
+		}
+	case len(probe.Detail) > 0:
+		if probe.Source != "aws.ses" {
+			return nil, 0, failure.Errorf(failure.SchemaInvalid, "EventBridge event from %q, want aws.ses", probe.Source)
+		}
+		raws = append(raws, probe.Detail)
+	default:
+		raws = append(raws, payload)
+	}
+	for i, raw := range raws {
+		var se sesEvent
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		if err := dec.Decode(&se); err != nil {
+			return nil, 0, failure.Errorf(failure.SchemaInvalid, "SES event %d is not JSON: %w", i, err)
+		}
+		typ := se.EventType
+		if typ == "" {
+			typ = se.NotificationType
+		}
+		if typ == "" || se.Mail.MessageID == "" {
+			return nil, 0, failure.Errorf(failure.SchemaInvalid, "SES event %d has no event type or message id", i)
+		}
+		tags := se.Mail.Tags[TagName]
+		if len(tags) == 0 || tags[0] == "" {
+			untagged++
+			continue
+		}
+		e := Event{Tag: tags[0], Type: EventType(typ), ProviderMessageID: se.Mail.MessageID, At: se.Mail.Timestamp}
+		if se.Bounce != nil {
+			e.BounceType = se.Bounce.BounceType
+		}
+		events = append(events, e)
+	}
+	return events, untagged, nil
+}
+
+// Report says what one delivery-events invocation did.
+type Report struct {
+	Recorded int `json:"recorded"`
+	Untagged int `json:"untagged"`
+}
+
+// HandleSES records the SES events of one Lambda payload (the sesevents
+// function). A malformed payload will not heal on retry: it is logged,
+// counted in the DeliveryEventsMalformed metric and dropped. A failed write
+// is returned, so the event source retries the invocation.
+func (l *Table) HandleSES(ctx context.Context, payload []byte, log *slog.Logger, metrics *obs.Metrics) (Report, error) {
+	events, untagged, err := ParseSES(payload)
+	if err != nil {
+		log.ErrorContext(ctx, "delivery event dropped: malformed", "err", err, "bytes", len(payload))
+		metrics.Put("DeliveryEventsMalformed", 1, obs.Count, nil)
+		return Report{}, nil
+	}
+	rep := Report{Untagged: untagged}
+	for _, e := range events {
+		if err := l.Record(ctx, e); err != nil {
+			return rep, fmt.Errorf("delivery event %s %s: %w", e.Type, e.Tag, err)
+		}
+		log.InfoContext(ctx, "delivery event recorded", "event_type", e.Type, "tag", e.Tag, "provider_message_id", e.ProviderMessageID)
+		metrics.Put("DeliveryEvents", 1, obs.Count, map[string]string{"EventType": string(e.Type)})
+		rep.Recorded++
+	}
+	return rep, nil
 }

@@ -46,6 +46,7 @@ import (
 	"fmt"
 	"math/bits"
 	"net/netip"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -778,4 +779,11 @@ type ConfigReader interface {
 func PolicyFromConfig(c ConfigReader) Policy {
 	return Policy{RedactEmails: c.Bool("REDACT_EMAILS"),
 		ConfidentialDomains: c.List("CONFIDENTIAL_DOMAINS"), ConfidentialCIDRs: c.List("CONFIDENTIAL_CIDRS")}
+}
+
+// lazy returns a package-level regular expression compiled on first use, so
+// a function's cold start pays for none of this package's expressions (every
+// function links the package through the sanitizer).
+func lazy(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }

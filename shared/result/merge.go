@@ -1,12 +1,15 @@
 package result
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/finding"
+	"github.com/criticizer/criticizer/shared/redact"
+	"github.com/criticizer/criticizer/shared/udiff"
 )
 
 // ChunkResult is one chunk's validated answer, as stored and merged.
@@ -127,4 +130,82 @@ func better(a, b domain.Finding) bool {
 		return len(a.Message) > len(b.Message)
 	}
 	return a.Message+a.Suggestion < b.Message+b.Suggestion
+}
+
+// SecretRulePrefix starts the rule_id of a committed-secret finding; the
+// rest is the redaction detector's rule id.
+const SecretRulePrefix = "secret/"
+
+// SecretFindings returns one finding per secret the redactor removed from an
+// added line of the (redacted) changeset: the pipeline knows these for
+// certain, so they are stated whatever the model answers, and whether or not
+// the file fit the review. Each names the detector's rule id and the line,
+// never the secret: the redacted diff no longer holds it.
+func SecretFindings(cs domain.Changeset) []domain.Finding {
+	var out []domain.Finding
+	for _, f := range cs.Files {
+		for _, l := range udiff.NewLines(f.Diff) {
+			if !l.Added {
+				continue
+			}
+			for _, rule := range redact.TokenRules(l.Text) {
+				sev, ok := redact.SecretSeverity(rule)
+				if !ok {
+					continue
+				}
+				out = append(out, domain.Finding{
+					Severity:   sev,
+					Category:   "security",
+					Title:      fmt.Sprintf("Committed secret (%s)", rule),
+					File:       f.DepotPath,
+					Line:       l.N,
+					Message:    fmt.Sprintf("A secret matching detector rule %q was committed on this line. It was redacted before review and is not shown here, but it is in the depot: treat it as leaked.", rule),
+					Suggestion: "Rotate the credential now, load it from a secret store at run time, and remove it from the depot history (p4 obliterate) if your policy requires.",
+					Confidence: "high",
+					RuleID:     SecretRulePrefix + rule,
+				})
+			}
+		}
+	}
+	return out
+}
+
+// ReasonLineNotShown drops a finding whose line, or any line of its range,
+// is not among the new-revision lines of that file the model was shown (the
+// hunks of its diff in that request, after any cut). A model cannot have
+// seen what it claims there: such a finding is fabricated or misplaced.
+const ReasonLineNotShown = "line_not_shown"
+
+// maxCheckedRange bounds the range checked line by line; a longer range is
+// itself implausible for a finding on shown lines and is dropped.
+const maxCheckedRange = 10000
+
+// KeepShown keeps the findings whose every line lies in the text the model
+// was shown for their file (shown maps file -> line -> text, Chunk.Shown)
+// and drops the others, each with a finding_dropped/line_not_shown
+// diagnostic.
+func KeepShown(fs []domain.Finding, shown map[string]map[int]string) ([]domain.Finding, Diagnostics) {
+	var diags Diagnostics
+	kept := fs[:0:0]
+	for i, f := range fs {
+		lines := shown[f.File]
+		end := max(f.EndLine, f.Line)
+		missing := 0
+		if end-f.Line > maxCheckedRange {
+			missing = f.Line
+		}
+		for n := f.Line; missing == 0 && n <= end; n++ {
+			if _, ok := lines[n]; !ok {
+				missing = n
+			}
+		}
+		if missing == 0 {
+			kept = append(kept, f)
+			continue
+		}
+		diags = append(diags, Diagnostic{Kind: KindFindingDropped, Reason: ReasonLineNotShown, FindingID: clip(f.ID, 64),
+			Index: i, Field: "line", File: f.File, Line: f.Line,
+			Detail: fmt.Sprintf("line %d of the range %d-%d is not in the diff the model was shown", missing, f.Line, end)})
+	}
+	return kept, diags
 }
