@@ -36,26 +36,21 @@ const (
 	Delay Kind = "delay"
 	// ResetBefore resets the connection without forwarding: nothing applied.
 	ResetBefore Kind = "reset-before"
-	// LostAnswer forwards the request (so a write is applied), then resets
-	// the connection instead of answering.
+	// LostAnswer forwards the request (applied), then resets instead of answering.
 	LostAnswer Kind = "lost-answer"
-	// LostAnswer5xx forwards the request, then answers 500 InternalFailure
-	// (or SQS InternalError): applied, but reported as failed.
+	// LostAnswer5xx forwards the request, then answers the service's 500.
 	LostAnswer5xx Kind = "lost-answer-5xx"
-	// Throttle answers 400 ProvisionedThroughputExceededException (DynamoDB)
-	// or ThrottlingException (SQS, Secrets Manager) without forwarding.
+	// Throttle answers the service's throttling error without forwarding.
 	Throttle Kind = "throttle"
 	// Kill SIGKILLs the function process that sent the request (found by its
-	// socket) and then forwards the request: the write may apply, its worker
-	// is gone.
+	// socket), then forwards it: the write may apply, its worker is gone.
 	Kill Kind = "kill"
 )
 
 // Kinds lists every fault kind, in report order.
 var Kinds = []Kind{Delay, ResetBefore, LostAnswer, LostAnswer5xx, Throttle, Kill}
 
-// Op is the kind of an AWS request: service and action, e.g.
-// "dynamodb.UpdateItem", "sqs.SendMessage", "s3.PUT".
+// Op is an AWS request's service and action: "dynamodb.UpdateItem", "s3.PUT".
 type Op string
 
 // Classify names a request's operation from its X-Amz-Target header (the
@@ -333,8 +328,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, up *url.URL, bod
 	_, _ = io.Copy(w, resp.Body)
 }
 
-// reset closes the client's connection with an RST (linger 0), the way a
-// dropped load-balancer connection looks: "connection reset by peer".
+// reset closes the client's connection with an RST (linger 0): "connection reset by peer".
 func reset(w http.ResponseWriter) {
 	hj, ok := w.(http.Hijacker)
 	if !ok {
@@ -413,8 +407,7 @@ type Rule struct {
 	MaxDelay time.Duration
 }
 
-// Plan is a seeded Decider: the same seed, job ordinal, op and ordinal
-// always give the same decision.
+// Plan is a seeded Decider: the same seed, job, op and ordinal give the same decision.
 type Plan struct {
 	Seed int64
 	// Rules apply to every registered job; Jobs[i], tried first, only to job i.
@@ -475,11 +468,10 @@ func (p *Plan) hash(job int, op Op, n, rule int) uint64 {
 	return h.Sum64()
 }
 
-// KillBootstrapPeer SIGKILLs the local process that owns the client end of
-// the TCP connection remote ("127.0.0.1:<port>" as the server saw it),
-// provided it is a Lambda function process (its program is named
-// "bootstrap", as provided.al2023 functions are). It returns the pid.
-// Linux only: it reads /proc.
+// KillBootstrapPeer SIGKILLs the local process owning the client end of the
+// TCP connection remote (as the server saw it), if it is a function process
+// (program "bootstrap", as provided.al2023's), and returns its pid. Linux
+// only: it reads /proc.
 func KillBootstrapPeer(remote string) (string, error) {
 	pid, err := PeerPID(remote)
 	if err != nil {

@@ -7,6 +7,7 @@ package evidence
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -44,9 +45,8 @@ const (
 	RenderingFailure EventType = "RenderingFailure" // a template failed: never sent
 )
 
-// Accepted reports whether the event proves the provider took the message
-// for delivery: after such an event a resend would be a second e-mail (a
-// bounce would only bounce again).
+// Accepted reports whether the event proves the provider took the message:
+// a resend would be a second e-mail (or bounce again).
 func (t EventType) Accepted() bool {
 	switch t {
 	case Send, Delivery, DeliveryDelay, Bounce, Complaint:
@@ -109,8 +109,8 @@ func New(api store.LogAPI, table string, retention time.Duration) *Table {
 
 func pk(tag string) string { return "DELIVERY#" + tag }
 
-// Record stores e. Providers deliver events at least once; the item key is
-// (tag, type, provider id), so a redelivered event overwrites itself.
+// Record stores e, keyed by (tag, type, provider id): a redelivered event
+// overwrites itself.
 func (l *Table) Record(ctx context.Context, e Event) error {
 	if e.Tag == "" || e.Type == "" {
 		return failure.Errorf(failure.SchemaInvalid, "delivery event without tag or type")
@@ -208,8 +208,7 @@ func (l HTTP) Delivered(ctx context.Context, messageID string) (bool, error) {
 	return len(found) > 0, nil
 }
 
-// sesEvent is the part of an SES event-publishing record (or of an SES
-// notification, which names the type notificationType) this package reads.
+// sesEvent is what is read of an SES event record (or notification).
 type sesEvent struct {
 	EventType        string `json:"eventType"`
 	NotificationType string `json:"notificationType"`
@@ -223,11 +222,9 @@ type sesEvent struct {
 	} `json:"bounce"`
 }
 
-// ParseSES reads the SES events in a payload as Lambda receives it: an SNS
-// event (one SES event per record, JSON in the message), an EventBridge
-// event (the SES event in detail), or a bare SES event. Events that carry no
-// outbox tag were not sent by this system and are skipped (counted in
-// untagged).
+// ParseSES reads the SES events of a Lambda payload: an SNS event (one per
+// record), an EventBridge event (in detail) or a bare SES event. Events
+// without an outbox tag were not ours: skipped, counted in untagged.
 func ParseSES(payload []byte) (events []Event, untagged int, err error) {
 	var probe struct {
 		Records []struct {
@@ -257,14 +254,10 @@ func ParseSES(payload []byte) (events []Event, untagged int, err error) {
 	}
 	for i, raw := range raws {
 		var se sesEvent
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		if err := dec.Decode(&se); err != nil {
+		if err := json.NewDecoder(bytes.NewReader(raw)).Decode(&se); err != nil {
 			return nil, 0, failure.Errorf(failure.SchemaInvalid, "SES event %d is not JSON: %w", i, err)
 		}
-		typ := se.EventType
-		if typ == "" {
-			typ = se.NotificationType
-		}
+		typ := cmp.Or(se.EventType, se.NotificationType)
 		if typ == "" || se.Mail.MessageID == "" {
 			return nil, 0, failure.Errorf(failure.SchemaInvalid, "SES event %d has no event type or message id", i)
 		}
@@ -288,10 +281,9 @@ type Report struct {
 	Untagged int `json:"untagged"`
 }
 
-// HandleSES records the SES events of one Lambda payload (the sesevents
-// function). A malformed payload will not heal on retry: it is logged,
-// counted in the DeliveryEventsMalformed metric and dropped. A failed write
-// is returned, so the event source retries the invocation.
+// HandleSES records the SES events of one payload (the sesevents function).
+// A malformed payload will not heal: logged, counted in
+// DeliveryEventsMalformed and dropped; a failed write is returned, to be retried.
 func (l *Table) HandleSES(ctx context.Context, payload []byte, log *slog.Logger, metrics *obs.Metrics) (Report, error) {
 	events, untagged, err := ParseSES(payload)
 	if err != nil {

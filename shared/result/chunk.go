@@ -8,32 +8,26 @@ import (
 	"github.com/criticizer/criticizer/shared/udiff"
 )
 
-// Budget sizes the chunks a changelist is reviewed in, and states the
-// per-changelist limits. Zero fields take the model family's defaults
-// (BudgetFor); every field is configurable (see functions/llm).
+// Budget sizes the chunks a changelist is reviewed in and its limits. Zero
+// fields take the model family's defaults (For); all are configurable.
 type Budget struct {
 	// ContextTokens is the model's context window.
 	ContextTokens int
 	// OutputTokens is reserved for the answer (the request's max_tokens).
 	OutputTokens int
-	// BytesPerToken estimates how many prompt bytes make one token for the
-	// model family's tokenizer; lower is more conservative.
+	// BytesPerToken estimates prompt bytes per token; lower is more conservative.
 	BytesPerToken float64
-	// MaxChunkFiles bounds the files in one chunk, so one answer's findings
-	// stay well inside OutputTokens.
+	// MaxChunkFiles bounds a chunk's files, so its answer fits OutputTokens.
 	MaxChunkFiles int
-	// MaxFiles and MaxBytes bound what one changelist gets reviewed at all;
-	// files beyond them are named as skipped, never dropped silently.
+	// MaxFiles and MaxBytes bound a changelist's review; files beyond are named skipped.
 	MaxFiles int
 	MaxBytes int
-	// MaxFileBytes bounds one file's diff; longer diffs are cut at a line
-	// boundary and named as truncated.
+	// MaxFileBytes bounds one file's diff; longer ones are cut at a line, named truncated.
 	MaxFileBytes int
 	// MaxDescriptionBytes bounds the description repeated in every chunk.
 	MaxDescriptionBytes int
-	// MaxReviewTokens bounds the tokens (input, estimated from bytes, plus
-	// the output reserved) one changelist's review may spend; files past it
-	// are skipped "over_budget". 0 means no bound.
+	// MaxReviewTokens bounds the tokens (estimated input plus reserved output)
+	// a review may spend; files past it are skipped "over_budget". 0: no bound.
 	MaxReviewTokens int
 }
 
@@ -125,8 +119,7 @@ func (b Budget) OutputFor(p Prompt) int {
 // an estimate.
 const safetyMargin = 0.9
 
-// perFileOverhead is what a file costs beyond its diff: its header line, its
-// entry in the changed-files list and a possible NOTE line.
+// perFileOverhead is a file's header, changed-files entry and NOTE line.
 func perFileOverhead(path string) int { return 2*len(path) + 200 }
 
 // inputBytes is how many prompt bytes one chunk may hold.

@@ -28,15 +28,11 @@ var confidenceRank = map[string]int{"high": 0, "medium": 1, "low": 2, "": 3}
 type CodeOf func(file string) map[int]string
 
 // Merge combines chunk results and the pipeline's own findings (committed
-// secrets) into one ReviewResult for version. Findings are identified by
-// the one fingerprint (package finding), so the same finding reported twice
-// (a file split across chunks, a replay, the model restating a pipeline
-// finding in the same words) is kept once: the most severe, most confident
-// wording wins. Findings are ordered most severe first, then by file, line
-// and id; the distinct chunk summaries are combined in chunk order. Each
-// silent adjustment is a diagnostic (rule RC-3): a duplicate merged
-// (finding_merged/duplicate_finding) and a finding id replaced by the
-// fingerprint's (coercion_applied/finding_id_replaced).
+// secrets) into one ReviewResult for version. A finding reported twice
+// (same fingerprint, package finding) is kept once, the most severe, most
+// confident wording; findings are ordered by SortFindings, distinct
+// summaries joined in chunk order. Each adjustment is a diagnostic (RC-3):
+// finding_merged/duplicate_finding, coercion_applied/finding_id_replaced.
 func Merge(parts []ChunkResult, version string, code CodeOf, pipeline ...domain.Finding) (domain.ReviewResult, Diagnostics) {
 	if code == nil {
 		code = func(string) map[int]string { return nil }
@@ -50,8 +46,7 @@ func Merge(parts []ChunkResult, version string, code CodeOf, pipeline ...domain.
 		prev, dup := byKey[k]
 		switch {
 		case dup && ours[k]:
-			// What the pipeline knows for certain is stated by the pipeline:
-			// the model's answer for the same rule and line never rewords it.
+			// What the pipeline knows for certain the model never rewords.
 			diags = append(diags, Diagnostic{Kind: KindFindingMerged, Reason: ReasonDuplicateFinding, FindingID: id, Index: -1, File: f.File, Line: f.Line,
 				Detail: "restates a finding of the pipeline's own; the pipeline's kept"})
 			return
@@ -68,8 +63,7 @@ func Merge(parts []ChunkResult, version string, code CodeOf, pipeline ...domain.
 		byKey[k] = f
 	}
 	var summaries []string
-	// A security finding of the model on a line where the pipeline already
-	// states a committed secret says the same thing less surely: one entry.
+	// The model's security finding on a committed secret's line says it less surely.
 	secretAt := map[string]bool{}
 	for _, f := range pipeline {
 		add(f)
@@ -137,10 +131,9 @@ func better(a, b domain.Finding) bool {
 const SecretRulePrefix = "secret/"
 
 // SecretFindings returns one finding per secret the redactor removed from an
-// added line of the (redacted) changeset: the pipeline knows these for
-// certain, so they are stated whatever the model answers, and whether or not
-// the file fit the review. Each names the detector's rule id and the line,
-// never the secret: the redacted diff no longer holds it.
+// added line of the redacted changeset: certain, so stated whatever the
+// model answers or whether the file fit the review. Each names the rule and
+// line, never the secret.
 func SecretFindings(cs domain.Changeset) []domain.Finding {
 	var out []domain.Finding
 	for _, f := range cs.Files {
@@ -170,20 +163,15 @@ func SecretFindings(cs domain.Changeset) []domain.Finding {
 	return out
 }
 
-// ReasonLineNotShown drops a finding whose line, or any line of its range,
-// is not among the new-revision lines of that file the model was shown (the
-// hunks of its diff in that request, after any cut). A model cannot have
-// seen what it claims there: such a finding is fabricated or misplaced.
+// ReasonLineNotShown drops a finding with a line the model was not shown
+// (its diff's hunks in that request, after any cut): fabricated or misplaced.
 const ReasonLineNotShown = "line_not_shown"
 
-// maxCheckedRange bounds the range checked line by line; a longer range is
-// itself implausible for a finding on shown lines and is dropped.
+// maxCheckedRange bounds the range checked line by line; a longer one is dropped.
 const maxCheckedRange = 10000
 
-// KeepShown keeps the findings whose every line lies in the text the model
-// was shown for their file (shown maps file -> line -> text, Chunk.Shown)
-// and drops the others, each with a finding_dropped/line_not_shown
-// diagnostic.
+// KeepShown keeps the findings whose every line the model was shown (shown:
+// file -> line -> text, Chunk.Shown); the others get finding_dropped/line_not_shown.
 func KeepShown(fs []domain.Finding, shown map[string]map[int]string) ([]domain.Finding, Diagnostics) {
 	var diags Diagnostics
 	kept := fs[:0:0]

@@ -1,13 +1,9 @@
-// Package result owns the result contract with the LLM: the versioned
-// prompt that asks for a ReviewResult, and the parser that turns a model's
-// answer into a validated domain.ReviewResult plus machine-readable
-// diagnostics.
-//
-// The contract is rules RC-1..RC-5 (docs/guarantees.md): the
-// canonical JSON schema is embedded verbatim (reviewresult.schema.json) and is
-// the single source of truth for field names, types and enum sets. Both
-// BuildPrompt and Parse pin StablePromptVersion and SchemaVersion; changing either
-// follows the rollout order (parser support first, then the prompt).
+// Package result owns the result contract with the LLM (rules RC-1..RC-5,
+// docs/guarantees.md): the versioned prompt that asks for a ReviewResult,
+// and the parser that turns a model's answer into a validated
+// domain.ReviewResult and diagnostics. The embedded schema
+// (reviewresult.schema.json) is the one source of field names, types and
+// enums; changing a version follows the rollout order (parser, then prompt).
 package result
 
 import (
@@ -24,28 +20,21 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// Versions pinned by this build, each prompt version named for what its
-// text adds. The stable version is served to every job outside a canary; a canary serves the
-// configured candidate (PROMPT_CANDIDATE_VERSION, see Rollout), which is any
-// of these by value, never a constant. The parser accepts answers for any of
-// them; SchemaVersion is the output schema's (x.y).
+// Versions pinned by this build, each prompt version named for what its text
+// adds. A canary serves the configured candidate (PROMPT_CANDIDATE_VERSION,
+// see Rollout), any of these by value; the parser accepts all of them.
 const (
 	// BasePromptVersion states the output contract and nothing more.
 	BasePromptVersion = "1.0.0"
-	// ChunkAwarePromptVersion adds guidance for a review in parts (the
-	// message may hold part of a large changelist) and orders findings
-	// most severe first with concrete suggestions.
+	// ChunkAwarePromptVersion adds guidance for a review in parts, and
+	// findings most severe first with concrete suggestions.
 	ChunkAwarePromptVersion = "1.1.0"
-	// RulesPromptVersion is ChunkAwarePromptVersion plus the team-rules
-	// guidance (prompt_rules.go) and the canonical schema verbatim: a
-	// static part above the 1,024 tokens providers need before they cache
-	// a prefix, so a review's chunks pay for it once (prompt.go, schemaSection).
-	// It is the first version that carries a team's instructions.
+	// RulesPromptVersion adds the team-rules guidance (prompt_rules.go) and
+	// the schema verbatim, a static prefix providers cache (schemaSection).
 	RulesPromptVersion = "1.2.0"
 
-	// StablePromptVersion is the version every job gets unless a rollout
-	// picks the candidate: one of the above, so promoting a version is
-	// this one line.
+	// StablePromptVersion is every job's unless a rollout picks the
+	// candidate: promoting a version is this one line.
 	StablePromptVersion = BasePromptVersion
 
 	SchemaVersion = "1.0"
@@ -54,8 +43,8 @@ const (
 //go:embed reviewresult.schema.json
 var schemaJSON []byte
 
-// SchemaJSON returns a copy of the embedded canonical ReviewResult schema
-// (sent as the json_schema response format to providers that support it).
+// SchemaJSON returns a copy of the embedded schema (the json_schema
+// response format, where providers support it).
 func SchemaJSON() []byte { return bytes.Clone(schemaJSON) }
 
 const schemaURL = "urn:criticizer:reviewresult.schema.json"
@@ -86,8 +75,8 @@ var schemas = sync.OnceValues(func() (top, finding *jsonschema.Schema) {
 func topSchema() *jsonschema.Schema     { t, _ := schemas(); return t }
 func findingSchema() *jsonschema.Schema { _, f := schemas(); return f }
 
-// schemaFacts are the parts of the schema the prompt restates and the parser
-// needs by name, read from the embedded schema so they cannot drift from it.
+// schemaFacts are the parts of the schema the prompt and parser need by
+// name, read from it so they cannot drift.
 type schemaFacts struct {
 	topRequired, topOptional         []string
 	findingRequired, findingOptional []string
@@ -132,8 +121,7 @@ func mustFacts() schemaFacts {
 	return f
 }
 
-// optional returns the names in all that are not in required, in the
-// schema's canonical order (see fieldOrder) so prompts are byte-stable.
+// optional returns the names in all not in required, in fieldOrder.
 func optional(all, required []string) []string {
 	var out []string
 	for _, n := range all {
@@ -145,8 +133,7 @@ func optional(all, required []string) []string {
 	return out
 }
 
-// fieldOrder is the order the schema lists fields in (rule RC-1); prompts restate them in
-// this order rather than in map order.
+// fieldOrder is the schema's field order (rule RC-1), which prompts keep.
 var fieldOrder = []string{
 	"schema_version", "prompt_version", "summary", "findings", "meta",
 	"id", "severity", "category", "title", "file", "line", "end_line",
@@ -160,8 +147,7 @@ func fieldRank(name string) int {
 	return len(fieldOrder)
 }
 
-// digest is a short content fingerprint for logs: enough to correlate two
-// log lines, too short to be useful to recover anything.
+// digest is a short fingerprint for logs: enough to correlate, too short to recover.
 func digest(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:6])
