@@ -38,10 +38,9 @@ type glRule struct {
 	allow       []*glAllowlist
 
 	// back is N when the pattern starts with a lazy [\w.-]{0,N}? prefix
-	// (about 100 of gitleaks' rules do): the prefix is left out of the
-	// compiled expression, which makes the search several times faster,
-	// and the match start is found by extending back over [\w.-] — the
-	// same start leftmost-first matching gives.
+	// (~100 rules do): it is left out of the compiled expression (several
+	// times faster) and the match start found by extending back over [\w.-],
+	// the start leftmost-first matching gives.
 	back int
 
 	once sync.Once
@@ -234,9 +233,8 @@ func (a *glAllowlist) allows(secret, match, line string) (bool, error) {
 	return (hasRe || hasStop) && (regexOK || !hasRe) && (stopOK || !hasStop), nil
 }
 
-// find returns the secrets the rule finds in text (one line, or a window
-// starting at a line for multiline rules). A span covers the secret group,
-// not the whole match, so the context that named the secret stays.
+// find returns the secrets the rule finds in text (a line, or a multiline
+// rule's window): the secret group, so the context naming it stays.
 func (r *glRule) find(set *glSet, text string) ([]span, error) {
 	re, err := r.compiled()
 	if err != nil {
@@ -253,14 +251,13 @@ func (r *glRule) find(set *glSet, text string) ([]span, error) {
 		}
 		prevEnd = m[1]
 		start, end := m[0], m[1]
-		// As gitleaks does: the secret is the chosen group, or the first
-		// non-empty one, or the whole match.
-		if len(m) > 2 {
-			if r.secretGroup > 0 {
-				if 2*r.secretGroup+1 >= len(m) || m[2*r.secretGroup] < 0 {
+		// As gitleaks: the chosen group, or the first non-empty one, or the match.
+		if g := r.secretGroup; len(m) > 2 {
+			if g > 0 {
+				if 2*g+1 >= len(m) || m[2*g] < 0 {
 					continue
 				}
-				start, end = m[2*r.secretGroup], m[2*r.secretGroup+1]
+				start, end = m[2*g], m[2*g+1]
 			} else {
 				for g := 1; 2*g+1 < len(m); g++ {
 					if m[2*g] >= 0 && m[2*g+1] > m[2*g] {
@@ -302,8 +299,7 @@ func (r *glRule) find(set *glSet, text string) ([]span, error) {
 
 func isWordDotDash(c byte) bool { return isAlnum(c) || c == '_' || c == '.' || c == '-' }
 
-// shannon is gitleaks' entropy measure: rune frequencies over the byte
-// length, so thresholds in its rules mean the same here.
+// shannon is gitleaks' entropy (rune frequencies over the byte length), so its thresholds hold.
 func shannon(s string) float64 {
 	if s == "" {
 		return 0
