@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -291,21 +292,9 @@ func render(n *html.Node) string {
 	return b.String()
 }
 
-func allowedURL(u string, allowed []string) bool {
-	for _, a := range allowed {
-		if a != "" && u == a {
-			return true
-		}
-	}
-	return false
-}
+func allowedURL(u string, allowed []string) bool { return u != "" && slices.Contains(allowed, u) }
 
 // allowedHost: a bare host that is an allowed URL's own.
 func allowedHost(host string, allowed []string) bool {
-	for _, a := range allowed {
-		if strings.Contains(a, "//"+host) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(allowed, func(a string) bool { return strings.Contains(a, "//"+host) })
 }

@@ -137,14 +137,7 @@ func scanRepo(root string) (*repo, error) {
 
 // skippedDir is tool output and hidden directories: not the repository's own.
 func skippedDir(rel, name string) bool {
-	if strings.HasPrefix(name, ".") {
-		return true
-	}
-	switch rel {
-	case "build", "cdk.out", "node_modules":
-		return true
-	}
-	return false
+	return strings.HasPrefix(name, ".") || slices.Contains([]string{"build", "cdk.out", "node_modules"}, rel)
 }
 
 // readGo records the tests a file declares and the citations in its comments.
@@ -209,13 +202,8 @@ func (r *repo) commentLine(rel string, n int, line string) {
 // inForeignPath: text[i:j], shaped like a test name, is a segment of another
 // project's path (module/TestIntegration/…, TestRunApi.php).
 func inForeignPath(text string, i, j int) bool {
-	if i > 0 && text[i-1] == '/' {
-		return true
-	}
-	if j < len(text) && text[j] == '/' {
-		return true
-	}
-	return j+1 < len(text) && text[j] == '.' && text[j+1] >= 'a' && text[j+1] <= 'z'
+	return i > 0 && text[i-1] == '/' || j < len(text) && text[j] == '/' ||
+		j+1 < len(text) && text[j] == '.' && text[j+1] >= 'a' && text[j+1] <= 'z'
 }
 
 // pathWords matches a path that starts at one of the top-level directories.

@@ -46,7 +46,8 @@ func MapViolations(doc string, pkgs []Package) []string {
 				}
 				continue
 			}
-			if allowed := m.outside[layer]; allowed != nil && !standard(imp) && !hasAnyPrefix(imp, allowed) {
+			if allowed := m.outside[layer]; allowed != nil && !standard(imp) &&
+				!slices.ContainsFunc(allowed, func(p string) bool { return strings.HasPrefix(imp, p) }) {
 				out = append(out, fmt.Sprintf("%s (%s) imports %s: outside the module %s may import only the standard library and %s", p.Path, layer, imp, layer, strings.Join(allowed, ", ")))
 			}
 		}
@@ -168,13 +169,4 @@ func backquoted(s string) []string {
 func standard(imp string) bool {
 	first, _, _ := strings.Cut(imp, "/")
 	return !strings.Contains(first, ".")
-}
-
-func hasAnyPrefix(s string, prefixes []string) bool {
-	for _, p := range prefixes {
-		if strings.HasPrefix(s, p) {
-			return true
-		}
-	}
-	return false
 }

@@ -324,16 +324,14 @@ func (r *Redactor) scanParallel(ix *index, text string, lower []byte) ([]span, e
 	errs := make([]error, len(bounds)-1)
 	var wg sync.WaitGroup
 	for i := 0; i+1 < len(bounds); i++ {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
+		wg.Go(func() {
 			defer func() {
 				if p := recover(); p != nil {
 					errs[i] = fmt.Errorf("detector panic: %v", p)
 				}
 			}()
 			results[i], errs[i] = r.scanLines(ix, text, lower, bounds[i], bounds[i+1], 0)
-		}(i)
+		})
 	}
 	wg.Wait()
 	var spans []span
@@ -835,15 +833,13 @@ func (r *Redactor) Changeset(cs domain.Changeset) (domain.Changeset, Report, err
 	next := atomic.Int64{}
 	var wg sync.WaitGroup
 	for w := min(runtime.GOMAXPROCS(0), len(cs.Files)); w > 0; w-- {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := int(next.Add(1) - 1); i < len(cs.Files); i = int(next.Add(1) - 1) {
 				f := cs.Files[i]
 				f.Diff, fileMatches[i], errs[i] = r.Redact(f.Diff)
 				out.Files[i] = f
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	for i, f := range cs.Files {
