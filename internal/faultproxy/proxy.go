@@ -399,19 +399,16 @@ type Rule struct {
 	Contains string
 	// Nth > 0 fires on exactly the job's n-th request matching the rule;
 	// otherwise each matching request fires with probability Rate.
-	Nth  int
-	Rate float64
-	// Kinds the fault is chosen from (by the seed).
-	Kinds []Kind
-	// MaxDelay bounds a Delay fault (default 1 s): the seed picks in [MaxDelay/4, MaxDelay].
-	MaxDelay time.Duration
+	Nth      int
+	Rate     float64
+	Kinds    []Kind        // fault kinds the seed chooses from
+	MaxDelay time.Duration // bounds a Delay fault (default 1 s): the seed picks in [MaxDelay/4, MaxDelay].
 }
 
 // Plan is a seeded Decider: the same seed, job, op and ordinal give the same decision.
 type Plan struct {
-	Seed int64
-	// Rules apply to every registered job; Jobs[i], tried first, only to job i.
-	Rules []Rule
+	Seed  int64
+	Rules []Rule // apply to every registered job; Jobs[i], tried first, only to job i.
 	Jobs  map[int][]Rule
 	// MaxPerJob caps faults per job (0: none), so chance alone cannot
 	// exhaust a job's retry budget.

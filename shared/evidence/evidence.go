@@ -308,8 +308,7 @@ func (l *Table) HandleSES(ctx context.Context, payload []byte, log *slog.Logger,
 // send may take to show up there. The notify stage and the sweeper's
 // reconciler read the same settings, so they judge a send alike.
 type Settings struct {
-	// Provider is EMAIL_PROVIDER: "smtp" (default) or "ses".
-	Provider string
+	Provider string // EMAIL_PROVIDER: "smtp" (default) or "ses".
 	// From is SMTP_FROM, the sender address: every Message-ID carries its
 	// domain, so the lookup needs it.
 	From string

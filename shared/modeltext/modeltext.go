@@ -26,8 +26,7 @@ import (
 func Plain(s string) string { return inert(clean(s)) }
 
 // Line neutralises a one-line field for a Markdown body: white space
-// collapsed to single spaces, then every character Markdown or Swarm's
-// Linkify would act on written as text (prose).
+// collapsed, then written as prose.
 func Line(s string) string { return prose(strings.Join(strings.Fields(clean(s)), " ")) }
 
 // Markdown neutralises a model's message for a Markdown body: its lines are
@@ -51,9 +50,8 @@ func Markdown(s string) string {
 	return strings.Trim(strings.Join(out, "\n"), "\n")
 }
 
-// fenceOpener returns the run of ``` or ~~~ (three or more) a line opens a
-// model's code block with, "" for none. Lenient on purpose: whatever a
-// renderer might take for a fence is treated as one.
+// fenceOpener returns the run of three or more ` or ~ a line opens a code
+// block with, "" for none; lenient: whatever a renderer might take for a fence.
 func fenceOpener(line string) string {
 	t := strings.TrimLeft(line, " \t")
 	if len(t) < 3 || (t[0] != '`' && t[0] != '~') {
@@ -92,8 +90,7 @@ func Code(s string) string {
 	return strings.Join(lines, "\n")
 }
 
-// closerIn reports whether a line of lines is only c, three or more times,
-// with white space around (Parsedown's closing fence).
+// closerIn: a line is c three or more times, with white space (Parsedown's closer).
 func closerIn(lines []string, c byte) bool {
 	for _, l := range lines {
 		t := strings.TrimSpace(l)
@@ -162,9 +159,8 @@ func init() {
 	}
 }
 
-// linkifyWord matches "change 12", "changelist 12", "review 12" and
-// "job 12", which Swarm's Linkify links to its own pages, and "job123456",
-// a job id it links.
+// linkifyWord matches what Swarm's Linkify links to its pages: "change 12",
+// "changelist 12", "review 12", "job 12" and the job id "job123456".
 var linkifyWord = regexp.MustCompile(`(?i)(change(?:list)?|review|job)([ \t]+)([0-9])|(job)([0-9]{6})`)
 
 // inert writes every URL, host and mention of s so nothing links it (see
@@ -181,8 +177,8 @@ func inert(s string) string {
 	})
 }
 
-// inertCode is inert without the rewording of Swarm's "change 12": inside a
-// fence Parsedown writes Linkify's link as text, and code keeps its spaces.
+// inertCode is inert without the "change 12" rewording: in a fence Linkify's
+// link is text, and code keeps its spaces.
 func inertCode(s string) string {
 	s = scheme.ReplaceAllStringFunc(s, func(m string) string {
 		i := strings.IndexByte(m, ':')
@@ -193,9 +189,8 @@ func inertCode(s string) string {
 	return strings.ReplaceAll(s, "@", "＠")
 }
 
-// defangHosts writes the dots of every run that a linker could take for a
-// host as "[.]": after "//" (a scheme's), before a "/" or ":port", with a
-// known TLD, or an IPv4 address.
+// defangHosts writes as "[.]" the dots of every run a linker could take for
+// a host: after "//", before a "/", with a known TLD, or an IPv4 address.
 func defangHosts(s string) string {
 	idx := dotted.FindAllStringIndex(s, -1)
 	if idx == nil {
@@ -248,13 +243,11 @@ func allDigits(s string) bool {
 // entity as "&lt;".
 var mdEscaper = strings.NewReplacer(`\`, `\\`, "`", "\\`", `[`, `\[`, `]`, `\]`, `!`, `\!`, `<`, "＜")
 
-// tildes matches a run of three or more tildes, a fence marker at a
-// line's start.
+// tildes matches a fence marker of three or more tildes.
 var tildes = regexp.MustCompile(`~~~+`)
 
-// prose neutralises one line of model text outside any code: URLs, hosts
-// and mentions inert, Markdown's active characters escaped, a run of
-// tildes with its first escaped so it never opens or closes a fence.
+// prose neutralises one line outside code: inert, Markdown's active
+// characters escaped, a tilde run's first escaped so it is no fence.
 func prose(s string) string {
 	s = mdEscaper.Replace(inert(s))
 	return tildes.ReplaceAllStringFunc(s, func(m string) string { return `\` + m })

@@ -11,21 +11,15 @@ import (
 // Budget sizes the chunks a changelist is reviewed in and its limits. Zero
 // fields take the model family's defaults (For); all are configurable.
 type Budget struct {
-	// ContextTokens is the model's context window.
-	ContextTokens int
-	// OutputTokens is reserved for the answer (the request's max_tokens).
-	OutputTokens int
-	// BytesPerToken estimates prompt bytes per token; lower is more conservative.
-	BytesPerToken float64
-	// MaxChunkFiles bounds a chunk's files, so its answer fits OutputTokens.
-	MaxChunkFiles int
+	ContextTokens int     // the model's context window.
+	OutputTokens  int     // reserved for the answer (the request's max_tokens).
+	BytesPerToken float64 // estimates prompt bytes per token; lower is more conservative.
+	MaxChunkFiles int     // bounds a chunk's files, so its answer fits OutputTokens.
 	// MaxFiles and MaxBytes bound a changelist's review; files beyond are named skipped.
-	MaxFiles int
-	MaxBytes int
-	// MaxFileBytes bounds one file's diff; longer ones are cut at a line, named truncated.
-	MaxFileBytes int
-	// MaxDescriptionBytes bounds the description repeated in every chunk.
-	MaxDescriptionBytes int
+	MaxFiles            int
+	MaxBytes            int
+	MaxFileBytes        int // bounds one file's diff; longer ones are cut at a line, named truncated.
+	MaxDescriptionBytes int // bounds the description repeated in every chunk.
 	// MaxReviewTokens bounds the tokens (estimated input plus reserved output)
 	// a review may spend; files past it are skipped "over_budget". 0: no bound.
 	MaxReviewTokens int

@@ -53,14 +53,13 @@ type Diagnostic struct {
 	Kind      string `json:"kind"`
 	Reason    string `json:"reason"`
 	FindingID string `json:"finding_id,omitempty"`
-	// Index is the finding's position in findings, -1 for the top level.
-	Index  int    `json:"index"`
-	Field  string `json:"field,omitempty"`
-	Old    string `json:"old,omitempty"`
-	New    string `json:"new,omitempty"`
-	File   string `json:"file,omitempty"`
-	Line   int    `json:"line,omitempty"`
-	Detail string `json:"detail,omitempty"`
+	Index     int    `json:"index"` // the finding's position in findings, -1 for the top level.
+	Field     string `json:"field,omitempty"`
+	Old       string `json:"old,omitempty"`
+	New       string `json:"new,omitempty"`
+	File      string `json:"file,omitempty"`
+	Line      int    `json:"line,omitempty"`
+	Detail    string `json:"detail,omitempty"`
 }
 
 // Level is the log level the diagnostic is worth.

@@ -14,11 +14,10 @@ import (
 
 // ChunkResult is one chunk's validated answer, as stored and merged.
 type ChunkResult struct {
-	Files    []string         `json:"files"`
-	Summary  string           `json:"summary,omitempty"`
-	Findings []domain.Finding `json:"findings"`
-	// Diagnostics counts the parser's diagnostics by "kind/reason".
-	Diagnostics map[string]int `json:"diagnostics,omitempty"`
+	Files       []string         `json:"files"`
+	Summary     string           `json:"summary,omitempty"`
+	Findings    []domain.Finding `json:"findings"`
+	Diagnostics map[string]int   `json:"diagnostics,omitempty"` // counts the parser's diagnostics by "kind/reason".
 }
 
 var confidenceRank = map[string]int{"high": 0, "medium": 1, "low": 2, "": 3}

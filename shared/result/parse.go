@@ -30,13 +30,11 @@ const maxLine = math.MaxInt32
 
 // Options tune Parse. The zero value is the strict default.
 type Options struct {
-	// PromptVersion is the request's prompt_version; "" is StablePromptVersion.
-	PromptVersion string
+	PromptVersion string // the request's prompt_version; "" is StablePromptVersion.
 	// AllowPromptPatchDrift accepts a prompt_version differing from
 	// PromptVersion only in its patch segment (rule RC-4's configured drift).
 	AllowPromptPatchDrift bool
-	// MaxBytes caps len(raw); 0 means DefaultMaxResponseBytes.
-	MaxBytes int
+	MaxBytes              int // caps len(raw); 0 means DefaultMaxResponseBytes.
 }
 
 // Parse validates a model response and returns the ReviewResult to use, in

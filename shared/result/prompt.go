@@ -33,10 +33,9 @@ const (
 
 // Prompt is one chat request. Its fields match llm.Prompt, so llm.Prompt(p) converts.
 type Prompt struct {
-	System string
-	User   string
-	// MaxTokens, when positive, raises the output budget for this request.
-	MaxTokens int
+	System    string
+	User      string
+	MaxTokens int // when positive, raises the output budget for this request.
 }
 
 // Digest is a short sha256 of the prompt for logs and artifact ids.
@@ -53,24 +52,20 @@ func (p Prompt) Size() int { return len(p.System) + len(p.User) }
 
 // FileHeader describes one file block under DiffsMarker.
 type FileHeader struct {
-	Path      string `json:"path"`
-	Action    string `json:"action,omitempty"`
-	Type      string `json:"type,omitempty"`
-	Rev       int    `json:"rev,omitempty"`
-	DiffBytes int    `json:"diff_bytes"`
-	// OriginalBytes is set when the diff was cut: the size before cutting.
-	OriginalBytes int `json:"original_bytes,omitempty"`
+	Path          string `json:"path"`
+	Action        string `json:"action,omitempty"`
+	Type          string `json:"type,omitempty"`
+	Rev           int    `json:"rev,omitempty"`
+	DiffBytes     int    `json:"diff_bytes"`
+	OriginalBytes int    `json:"original_bytes,omitempty"` // set when the diff was cut: the size before cutting.
 }
 
 // PromptLimits bound what a prompt carries. Diffs beyond them are cut at a
 // line, and the cut is stated in the prompt (NotePrefix) and in PromptInfo.
 type PromptLimits struct {
-	// MaxDiffBytes bounds the diff text of all files together.
-	MaxDiffBytes int
-	// MaxFileDiffBytes bounds one file's diff text.
-	MaxFileDiffBytes int
-	// MaxDescriptionBytes bounds the changelist description.
-	MaxDescriptionBytes int
+	MaxDiffBytes        int // bounds the diff text of all files together.
+	MaxFileDiffBytes    int // bounds one file's diff text.
+	MaxDescriptionBytes int // bounds the changelist description.
 }
 
 // DefaultPromptLimits keep a prompt well inside common context windows.

@@ -13,10 +13,8 @@ import (
 // retry or replay of a job gets the version it had; rollback is setting
 // Percent to 0 (PROMPT_CANDIDATE_PERCENT), a configuration change.
 type Rollout struct {
-	// Candidate is the prompt version on trial; empty means none.
-	Candidate string
-	// Percent is the share of jobs, 0-100, that get Candidate.
-	Percent int
+	Candidate string // the prompt version on trial; empty means none.
+	Percent   int    // the share of jobs, 0-100, that get Candidate.
 }
 
 // Validate checks that the candidate has a template in this build.
@@ -57,10 +55,8 @@ func bucket(salt, jobID string) int {
 // version, under its own salt, so a job's model and prompt are drawn
 // independently; promotion compares like with like (cmd/criticizer promote).
 type ModelRollout struct {
-	// Candidate is the model on trial; empty means none.
-	Candidate string
-	// Percent is the share of jobs, 0-100, that get Candidate.
-	Percent int
+	Candidate string // the model on trial; empty means none.
+	Percent   int    // the share of jobs, 0-100, that get Candidate.
 }
 
 // Validate checks the share, that a share has a model to serve, and that

@@ -44,16 +44,13 @@ var rulesSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
 // paths, which files not to review, and which findings to report. The zero
 // value reports everything the model finds.
 type Rules struct {
-	Instructions []Instruction `json:"instructions,omitempty"`
-	// Ignore lists path patterns of files not to review ("ignored by rule").
-	Ignore []string `json:"ignore,omitempty"`
-	// SeverityThreshold drops model findings less severe than it.
-	SeverityThreshold string `json:"severity_threshold,omitempty"`
+	Instructions      []Instruction `json:"instructions,omitempty"`
+	Ignore            []string      `json:"ignore,omitempty"`             // lists path patterns of files not to review ("ignored by rule").
+	SeverityThreshold string        `json:"severity_threshold,omitempty"` // drops model findings less severe than it.
 	// MaxFindings caps the findings of one e-mail (most severe kept); 0
 	// means no cap.
-	MaxFindings int `json:"max_findings,omitempty"`
-	// DisabledCategories drops model findings in these categories.
-	DisabledCategories []string `json:"disabled_categories,omitempty"`
+	MaxFindings        int      `json:"max_findings,omitempty"`
+	DisabledCategories []string `json:"disabled_categories,omitempty"` // drops model findings in these categories.
 	// GateSeverity: findings at or above it, in the files under these
 	// rules, fail the review's Swarm test run; "off" never does; "" leaves
 	// it to the environment (SWARM_GATE_SEVERITY).
@@ -225,10 +222,8 @@ type RuleSet struct {
 
 // RootRules is one allow-listed root's rules file.
 type RootRules struct {
-	// Root is the depot path prefix, ending in "/", e.g. "//depot/game/".
-	Root string `json:"root"`
-	// Source names the file and revision read, e.g. "//depot/game/.criticizer.yaml@41".
-	Source string `json:"source"`
+	Root   string `json:"root"`   // the depot path prefix, ending in "/", e.g. "//depot/game/".
+	Source string `json:"source"` // names the file and revision read, e.g. "//depot/game/.criticizer.yaml@41".
 	Rules  Rules  `json:"rules"`
 	// Rejected says why the file was rejected (Rules is then unused and the
 	// defaults apply to the root's files).

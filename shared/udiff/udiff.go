@@ -265,8 +265,7 @@ func (s Shift) line(n int, inner bool) (int, bool) {
 			if m, ok := h.context[n]; ok {
 				return m, true
 			}
-			// An insertion at the hunk's end, before a line it does not show.
-			return n + h.delta, true
+			return n + h.delta, true // an insertion at the hunk's end, before a line it does not show
 		}
 		delta = h.delta
 	}
