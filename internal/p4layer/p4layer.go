@@ -65,9 +65,8 @@ func FileSHA256(path string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// Stage copies src to <out>/bin/p4 (mode 0755) and writes the record, after
-// checking that src's SHA-256 is wantSHA and that it is an ELF executable
-// for arch. Nothing is written when a check fails.
+// Stage copies src to <out>/bin/p4 (mode 0755) and writes the record, if
+// src's SHA-256 is wantSHA and it is an ELF executable for arch.
 func Stage(src, arch, wantSHA, out string) (Record, error) {
 	if src == "" {
 		return Record{}, errors.New("name the p4 binary: make p4-layer P4=/path/to/p4 P4_SHA256=<its published SHA-256>")
@@ -144,8 +143,7 @@ func checkELF(path, arch string) error {
 	return nil
 }
 
-// revRe is the version line "p4 -V" prints, e.g.
-// "Rev. P4/LINUX26X86_64/2023.2/2519561 (2023/11/20)."
+// revRe is "p4 -V"'s version line: "Rev. P4/LINUX26X86_64/2023.2/2519561 (2023/11/20)."
 var revRe = regexp.MustCompile(`Rev\. P4/[A-Za-z0-9_]+/[0-9]{4}\.[0-9]+[A-Za-z.]*/[0-9]+( \([0-9/]+\))?`)
 
 // identRe is the version as a real p4 binary stores it: the line is composed

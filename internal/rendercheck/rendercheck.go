@@ -46,7 +46,7 @@ var setup struct {
 }
 
 // prepare installs php-cli and php-parsedown when missing and writes the
-// renderer script to a temporary directory, once per process.
+// renderer to a temporary directory, once.
 func prepare() (string, error) {
 	setup.once.Do(func() {
 		dir, err := os.MkdirTemp("", "rendercheck-")
@@ -133,8 +133,7 @@ func Markdown(body string, allowed ...string) []string {
 	return out
 }
 
-// markdownElements are the elements Markdown makes of text; anything else
-// in a rendered body is raw HTML that got through.
+// markdownElements are what Markdown makes of text; others are raw HTML that got through.
 var markdownElements = map[atom.Atom]bool{atom.P: true, atom.Br: true, atom.Strong: true, atom.Em: true, atom.Code: true, atom.Pre: true,
 	atom.Ul: true, atom.Ol: true, atom.Li: true, atom.Blockquote: true, atom.H1: true, atom.H2: true, atom.H3: true, atom.H4: true,
 	atom.H5: true, atom.H6: true, atom.Hr: true, atom.Del: true, atom.Table: true, atom.Thead: true, atom.Tbody: true, atom.Tr: true,
@@ -204,8 +203,7 @@ func MailHTML(h string, allowed ...string) []string {
 	return out
 }
 
-// bareHost is a host with a TLD mail clients' linkers (linkify-it and the
-// like) link without a scheme.
+// bareHost is a host with a TLD mail clients' linkers link without a scheme.
 var bareHost = regexp.MustCompile(`(?i)(?:^|[^a-z0-9.-])((?:[a-z0-9-]+\.)+(?:com|net|org|io|dev|co|me|ai|ru|cn|uk|de|xyz|example|zip))(?:[^a-z0-9-]|$)`)
 
 // autolinker is goldmark reduced to what a mail client does to a text
@@ -216,8 +214,8 @@ var autolinker = goldmark.New(
 		parser.WithInlineParsers(util.Prioritized(parser.NewAutoLinkParser(), 100)))),
 	goldmark.WithExtensions(extension.Linkify))
 
-// MailText checks an e-mail's text part: nothing a GFM autolinker links
-// but an allowed URL, and no bare host with a common TLD.
+// MailText checks an e-mail's text part: no autolink but an allowed URL,
+// no bare host with a common TLD.
 func MailText(text string, allowed ...string) []string {
 	var b bytes.Buffer
 	if err := autolinker.Convert([]byte(text), &b); err != nil {

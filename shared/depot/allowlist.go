@@ -30,12 +30,11 @@ import (
 	"github.com/criticizer/criticizer/shared/failure"
 )
 
-// ErrDenied is wrapped by every error Check returns, so callers can tell an
-// allow-list denial from other policy rejections with errors.Is.
+// ErrDenied is wrapped by every error Check returns (errors.Is).
 var ErrDenied = errors.New("depot path not allowed")
 
-// maxPathLen bounds what is checked and logged; real depot paths are far
-// shorter, and an unbounded attacker-supplied string has no business in a log.
+// maxPathLen bounds what is checked and logged: an unbounded
+// attacker-supplied string has no business in a log.
 const maxPathLen = 1024
 
 // entry is one validated allow-list entry.
@@ -45,17 +44,15 @@ type entry struct {
 	file   string // "//depot/tools/build.sh" for a file entry, "" for a subtree
 }
 
-// AllowList is the validated set of depot paths the service may read. It is
-// immutable after construction and safe for concurrent use.
+// AllowList is the validated set of depot paths the service may read; immutable.
 type AllowList struct {
 	entries []entry
 	digest  string
 	log     *slog.Logger
 }
 
-// ParseAllowList parses an allow-list as it appears in configuration (an
-// environment variable or a config file): entries separated by commas or
-// newlines, surrounding blanks ignored, lines starting with '#' skipped.
+// ParseAllowList parses an allow-list as configured: entries separated by
+// commas or newlines, blanks around ignored, lines starting with '#' skipped.
 func ParseAllowList(spec string, log *slog.Logger) (*AllowList, error) {
 	var entries []string
 	for _, line := range strings.Split(spec, "\n") {
@@ -153,14 +150,12 @@ func (a *AllowList) Entries() []string {
 	return out
 }
 
-// Digest is a SHA-256 over the canonical entries: two processes with the same
-// digest enforce the same policy. It is logged at load time for auditing.
+// Digest is a SHA-256 over the canonical entries: equal digests, equal policies.
 func (a *AllowList) Digest() string { return a.digest }
 
-// Check reports whether path may be read. It returns nil when the normalized
-// path is inside an entry, otherwise a failure.PolicyRejected error wrapping
-// ErrDenied, after logging a security event (event=depot_access_denied) with
-// the path and the reason.
+// Check returns nil when the normalized path is inside an entry, else a
+// failure.PolicyRejected error wrapping ErrDenied, after logging a security
+// event (event=depot_access_denied) with the path and the reason.
 func (a *AllowList) Check(path string) error {
 	norm, reason := Normalize(path)
 	if reason == "" {
@@ -186,9 +181,8 @@ func (a *AllowList) allows(norm string) bool {
 	return false
 }
 
-// Normalize validates a candidate depot file path and returns its canonical
-// form with Perforce's %40 %23 %25 %2A escapes decoded. When the path cannot
-// be trusted it returns a non-empty reason instead; it never repairs a path.
+// Normalize validates a candidate depot file path and returns it with
+// Perforce's escapes decoded, or why it cannot be trusted; it never repairs one.
 func Normalize(path string) (norm, reason string) {
 	switch {
 	case path == "":
@@ -218,9 +212,8 @@ func Normalize(path string) (norm, reason string) {
 	return "//" + decoded, ""
 }
 
-// ValidSyntax reports whether path is a well-formed depot file path, without
-// consulting any allow-list. It is for deciding what may be logged, not what
-// may be read.
+// ValidSyntax reports whether path is a well-formed depot file path, for
+// deciding what may be logged, not what may be read.
 func ValidSyntax(path string) bool {
 	_, reason := Normalize(path)
 	return reason == ""
@@ -251,9 +244,8 @@ func badChars(s string) string {
 	return ""
 }
 
-// unescape decodes the four escapes Perforce uses for reserved characters in
-// depot syntax. Any other % sequence is refused: Perforce never produces one,
-// so it can only be an attempt to sneak something past the comparison.
+// unescape decodes Perforce's four escapes; any other % sequence is refused:
+// Perforce never writes one, so it can only be an attempt to sneak past.
 func unescape(s string) (string, bool) {
 	if !strings.Contains(s, "%") {
 		return s, true
@@ -287,15 +279,12 @@ func truncate(s string) string {
 	return s[:maxPathLen] + "…"
 }
 
-// A Perforce path pattern (a protections line, a view line) may hold the
-// wildcards "...", "*" and "%%n" anywhere. The two questions below are
-// answered from the pattern's literal prefix, the part before its first
-// wildcard, and always err on the side that keeps a security check closed:
-// Covers says yes only for a pattern whose sole wildcard is a trailing
-// "...", MayOverlap says no only when no file could match both.
+// A Perforce path pattern (a protections or view line) may hold "...", "*"
+// and "%%n" anywhere. Covers and MayOverlap judge by its literal prefix and
+// err on the side that keeps a security check closed: Covers says yes only
+// for a sole trailing "...", MayOverlap no only when no file could match both.
 
-// literal returns the pattern's text before its first wildcard and whether
-// it has one.
+// literal returns the pattern's text before its first wildcard, and whether it has one.
 func literal(pattern string) (string, bool) {
 	i := strings.IndexAny(pattern, "*%")
 	if j := strings.Index(pattern, "..."); j >= 0 && (i < 0 || j < i) {
