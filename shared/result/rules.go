@@ -60,8 +60,8 @@ type Rules struct {
 	DismissalSuppression *DismissalSuppression `json:"dismissal_suppression,omitempty"`
 }
 
-// DismissalSuppression: After is N (nil: the environment's
-// DISMISS_THRESHOLD; 0: nothing withheld); Never lists kinds always reported.
+// DismissalSuppression is a team's say over what it dismissed: After is N (nil:
+// the environment's DISMISS_THRESHOLD; 0: nothing withheld); Never lists kinds always reported.
 type DismissalSuppression struct {
 	After *int     `json:"after,omitempty"`
 	Never []string `json:"never,omitempty"`
