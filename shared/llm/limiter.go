@@ -445,7 +445,6 @@ const maxBusyRetries = 5
 
 // slowDown: err asks to wait and send again (a 429, or a 503 busy server
 // such as Ollama's full queue).
-
 func slowDown(err error) bool {
 	return failure.Classify(err) == failure.RateLimited || busy(err)
 }

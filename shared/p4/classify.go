@@ -126,7 +126,6 @@ var (
 // sanitize makes p4's text fit for an error and a log: password and
 // ticket-like strings masked, control characters replaced, whitespace
 // folded, truncated.
-
 func sanitize(text, password string) string {
 	if password != "" {
 		text = strings.ReplaceAll(text, password, "[REDACTED]")

@@ -396,7 +396,6 @@ func printedFiles(recs []Record, specs, paths []string) ([]string, error) {
 }
 
 // editDiff renders old → new as a unified diff with headers naming both.
-
 func editDiff(oldSpec, newSpec, old, new string) string {
 	body := udiff.Unified(old, new, 3)
 	if body == "" {

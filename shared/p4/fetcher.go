@@ -451,7 +451,6 @@ func isAdd(action string) bool {
 // SHELF_NOT_PROMOTED rather than NOT_FOUND; on a standard server, err. Which
 // answer a real commit server gives is unverified (reference, "Keywords,
 // trust, tickets, edge servers"), so both are read.
-
 func (f *Fetcher) shelfNotVisible(changelist int64, err error) error {
 	if f.opt.ServerRole == RoleStandard {
 		return err

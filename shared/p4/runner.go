@@ -340,7 +340,6 @@ func loggableArgs(args []string) []string {
 		if !flagArgRe.MatchString(a) && !numberRe.MatchString(a) && !depot.ValidSyntax(path) {
 			out[i] = fmt.Sprintf("<redacted len=%d>", len(a))
 		}
-
 	}
 	return out
 }

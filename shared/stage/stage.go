@@ -540,7 +540,6 @@ func (r *Runtime) sendDeadLetter(ctx context.Context, jobID string, class failur
 
 // rejectMalformed moves an unusable message to the DLQ unchanged, with
 // diagnostics in its attributes, and acknowledges it.
-
 func (r *Runtime) rejectMalformed(ctx context.Context, rec events.SQSMessage, err error) outcome {
 	class := failure.Classify(err)
 	now := job.FormatTime(r.now())
