@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/criticizer/criticizer/shared/depot"
@@ -77,8 +78,8 @@ type Fetcher struct {
 	log   *slog.Logger
 	opt   Options
 
-	checkProtects bool // CheckProtections
-	protects      protectionsVerified
+	checkProtects bool         // CheckProtections
+	protects      atomic.Value // digest of the last table judged sound
 }
 
 // NewFetcher returns a Fetcher that runs commands with p4 and admits only
