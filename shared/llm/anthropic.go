@@ -14,10 +14,9 @@ import (
 // DefaultAnthropicVersion is the anthropic-version header sent by default.
 const DefaultAnthropicVersion = "2023-06-01"
 
-// AnthropicClient speaks the Anthropic Messages API (POST
-// {Endpoint}/v1/messages, x-api-key, anthropic-version). Anthropic has no
-// response_format: JSON output is asked for by the prompt and validated by the
-// parser. It is safe for concurrent use.
+// AnthropicClient speaks the Anthropic Messages API (x-api-key,
+// anthropic-version); no response_format: the prompt asks for JSON. It is
+// safe for concurrent use.
 type AnthropicClient struct{ base }
 
 // NewAnthropic returns an Anthropic Messages client authenticating with apiKey.
@@ -88,8 +87,7 @@ func (c *AnthropicClient) Complete(ctx context.Context, p Prompt) (Completion, e
 		Messages:  []anthropicMessage{{Role: "user", Content: []anthropicBlock{{Type: "text", Text: p.User}}}},
 	}
 	if p.System != "" {
-		// The system prompt is the static part, byte-identical across a
-		// review's chunks: marked as the cacheable prefix.
+		// The static part, identical across chunks: the cacheable prefix.
 		req.System = []anthropicBlock{{Type: "text", Text: p.System, CacheControl: &cacheControl{Type: "ephemeral"}}}
 	}
 	return c.call(ctx, p, c.cfg.Timeout, req, map[string]string{"X-Api-Key": c.apiKey, "Anthropic-Version": c.cfg.AnthropicVersion}, c.read)

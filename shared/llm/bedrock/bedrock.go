@@ -1,7 +1,6 @@
-// Package bedrock is the Amazon Bedrock Converse family of llm.Provider: the
-// AWS SDK with the function's IAM role (SigV4, no API key). It is its own
-// package so that binaries which only share shared/llm's types do not link
-// the Bedrock SDK.
+// Package bedrock is the Amazon Bedrock Converse family of llm.Provider (AWS
+// SDK, the function's IAM role), its own package so only binaries that
+// import it link the Bedrock SDK.
 package bedrock
 
 import (
@@ -33,18 +32,16 @@ type ConverseAPI interface {
 	Converse(ctx context.Context, in *bedrockruntime.ConverseInput, optFns ...func(*bedrockruntime.Options)) (*bedrockruntime.ConverseOutput, error)
 }
 
-// Client speaks Amazon Bedrock Converse through the AWS SDK: SigV4
-// with the function's IAM role, no API key. It is safe for concurrent use.
+// Client speaks Amazon Bedrock Converse. It is safe for concurrent use.
 type Client struct {
 	cfg llm.Config
 	api ConverseAPI
 	log *slog.Logger
 }
 
-// New returns a Bedrock Converse client using awsCfg's region and
-// credentials. cfg.Endpoint, when set, replaces the regional endpoint (a VPC
-// endpoint, or the local stand-in). The SDK's own retries are off: the stage's
-// retry policy decides, with the class this client returns.
+// New returns a Converse client with awsCfg's region and credentials;
+// cfg.Endpoint replaces the regional endpoint. The SDK's retries are off:
+// the stage's retry policy decides.
 func New(cfg llm.Config, awsCfg aws.Config) (*Client, error) {
 	cfg, err := cfg.WithDefaults()
 	if err != nil {
@@ -106,9 +103,8 @@ func (c *Client) Complete(ctx context.Context, p llm.Prompt) (llm.Completion, er
 	return comp, nil
 }
 
-// system is the system prompt, followed by a cache point on the models
-// that support prompt caching: the system prompt is the static part,
-// byte-identical across a review's chunks.
+// system is the system prompt (the static part), with a cache point on
+// models that cache prompts.
 func (c *Client) system(text string) []types.SystemContentBlock {
 	blocks := []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: text}}
 	if CachesPrompts(c.cfg.Model) {
