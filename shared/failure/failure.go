@@ -117,57 +117,38 @@ func Classify(err error) Class {
 	if errors.As(err, &fe) {
 		return fe.Class
 	}
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) {
-		return NetworkTimeout
-	}
-	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
-		errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ETIMEDOUT) {
-		return NetworkTimeout
-	}
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		return NetworkTimeout
-	}
-	var dnsErr *net.DNSError
-	if errors.As(err, &dnsErr) {
-		return NetworkTimeout
-	}
-	var opErr *net.OpError
-	if errors.As(err, &opErr) {
-		return NetworkTimeout
-	}
-	// An HTTP client's request that met a closed connection ("Post …: EOF"):
-	// the server or a proxy hung up before answering, a transport failure.
-	var urlErr *url.Error
-	if errors.As(err, &urlErr) && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) {
+	var (
+		ne     net.Error
+		dnsErr *net.DNSError
+		opErr  *net.OpError
+		urlErr *url.Error
+	)
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded),
+		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET),
+		errors.Is(err, syscall.EPIPE), errors.Is(err, syscall.ETIMEDOUT),
+		errors.As(err, &ne) && ne.Timeout(), errors.As(err, &dnsErr), errors.As(err, &opErr),
+		// An HTTP request that met a closed connection ("Post …: EOF").
+		errors.As(err, &urlErr) && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)):
 		return NetworkTimeout
 	}
 	return InternalBug
 }
 
-// RetryAfter returns the upstream-requested delay carried by err, if any.
-func RetryAfter(err error) time.Duration {
+// outer is the outermost *Error in err's chain, or a zero one.
+func outer(err error) *Error {
 	var fe *Error
 	if errors.As(err, &fe) {
-		return fe.RetryAfter
+		return fe
 	}
-	return 0
+	return &Error{}
 }
+
+// RetryAfter returns the upstream-requested delay carried by err, if any.
+func RetryAfter(err error) time.Duration { return outer(err).RetryAfter }
 
 // UpstreamStatus returns the structured upstream status carried by err, if any.
-func UpstreamStatus(err error) string {
-	var fe *Error
-	if errors.As(err, &fe) {
-		return fe.UpstreamStatus
-	}
-	return ""
-}
+func UpstreamStatus(err error) string { return outer(err).UpstreamStatus }
 
 // UpstreamCode returns the upstream status code carried by err, if any.
-func UpstreamCode(err error) int {
-	var fe *Error
-	if errors.As(err, &fe) {
-		return fe.UpstreamCode
-	}
-	return 0
-}
+func UpstreamCode(err error) int { return outer(err).UpstreamCode }

@@ -291,7 +291,7 @@ func interdiffSince(j *job.Job, prev *ledger.Version, carryable map[string]ledge
 	}}
 }
 
-// ReasonAuthorAddressCanonicalized: the author's address was trimmed or
+// ReasonAuthorAddressCanonicalized says the author's address was trimmed or
 // lower-cased before it became a recipient.
 const ReasonAuthorAddressCanonicalized = "coercion_applied/author_address_canonicalized"
 

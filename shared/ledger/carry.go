@@ -20,13 +20,13 @@ func FileOf(fc domain.FileChange) File {
 	return File{Path: fc.DepotPath, Action: fc.Action, Digest: fc.Digest, Rev: fc.Rev, Type: fc.Type}
 }
 
-// Unchanged: fc is, for review, prev (same path, action, type, base
+// Unchanged reports whether fc is, for review, prev (same path, action, type, base
 // revision and digest: the same diff and fingerprints). No digest: never.
 func (prev File) Unchanged(fc domain.FileChange) bool {
 	return prev.Digest != "" && prev.Digest == fc.Digest && prev.Comparable(fc)
 }
 
-// Comparable: fc is prev with, perhaps, other content (same path, action,
+// Comparable reports whether fc is prev with, perhaps, other content (same path, action,
 // type and base revision), so the interdiff says which earlier findings'
 // lines the new content touched.
 func (prev File) Comparable(fc domain.FileChange) bool {

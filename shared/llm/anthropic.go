@@ -113,20 +113,18 @@ func (c *AnthropicClient) read(a answer) (Completion, error) {
 		}
 	}
 	e := &Error{Provider: Anthropic, Status: status, RequestID: reqID, Code: Clip(r.StopReason, 64)}
-	switch r.StopReason {
-	case "refusal":
+	switch {
+	case r.StopReason == "refusal":
 		e.Reason, e.Refusal, e.Detail = ReasonRefusal, sanitizeRefusal(text.String()), "the model refused"
-		return Completion{RequestID: reqID}, Classed(failure.PolicyRejected, 0, e)
-	case "max_tokens":
+	case r.StopReason == "max_tokens":
 		e.Reason, e.Detail = ReasonTruncated, fmt.Sprintf("output cut at max_tokens (%d output tokens)", r.Usage.OutputTokens)
-		return Completion{RequestID: reqID}, Classed(failure.SchemaInvalid, 0, e)
-	case "tool_use":
+	case r.StopReason == "tool_use":
 		e.Reason, e.Detail = ReasonBadResponse, "the model asked for a tool; none was offered"
-		return Completion{RequestID: reqID}, Classed(failure.SchemaInvalid, 0, e)
-	}
-	if text.Len() == 0 {
+	case text.Len() == 0:
 		e.Reason, e.Detail = ReasonBadResponse, "no text content block"
-		return Completion{RequestID: reqID}, Classed(failure.SchemaInvalid, 0, e)
+	}
+	if e.Reason != "" {
+		return Completion{RequestID: reqID}, Classed(ClassFor(e.Reason), 0, e)
 	}
 	return Completion{
 		Content: []byte(text.String()), RequestID: reqID, Model: r.Model, FinishReason: r.StopReason,

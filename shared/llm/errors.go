@@ -102,7 +102,7 @@ func Details(err error) (*Error, bool) {
 	return e, ok
 }
 
-// NeedsSmallerInput: the request or its answer did not fit the model; a
+// NeedsSmallerInput reports whether the request or its answer did not fit the model; a
 // smaller chunk may succeed where a retry cannot.
 func NeedsSmallerInput(err error) bool {
 	e, ok := Details(err)

@@ -165,15 +165,15 @@ func (c *Client) read(a answer) (Completion, error) {
 	switch {
 	case ch.Message.Refusal != nil && *ch.Message.Refusal != "":
 		e.Reason, e.Refusal, e.Detail = ReasonRefusal, sanitizeRefusal(*ch.Message.Refusal), "the model refused"
-		return Completion{RequestID: reqID}, Classed(failure.PolicyRejected, 0, e)
 	case ch.FinishReason == "content_filter":
 		e.Reason, e.Detail = ReasonContentFilter, "completion stopped by the provider's content filter"
-		return Completion{RequestID: reqID}, Classed(failure.PolicyRejected, 0, e)
 	case ch.FinishReason == "length":
 		e.Reason, e.Detail = ReasonTruncated, fmt.Sprintf("output cut at max_tokens (%d completion tokens)", cr.Usage.CompletionTokens)
-		return Completion{RequestID: reqID}, Classed(failure.SchemaInvalid, 0, e)
 	case ch.Message.Content == nil || *ch.Message.Content == "":
 		return Completion{RequestID: reqID}, bad(fmt.Sprintf("no message content (finish_reason %q)", Clip(ch.FinishReason, 64)))
+	}
+	if e.Reason != "" {
+		return Completion{RequestID: reqID}, Classed(ClassFor(e.Reason), 0, e)
 	}
 	return Completion{
 		Content:      []byte(*ch.Message.Content),

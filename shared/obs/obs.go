@@ -80,7 +80,6 @@ type vetter struct {
 }
 
 func (v vetter) replaceAttr(groups []string, a slog.Attr) slog.Attr {
-	m := v.m
 	if a.Value.Kind() == slog.KindGroup {
 		return a
 	}
@@ -90,10 +89,12 @@ func (v vetter) replaceAttr(groups []string, a slog.Attr) slog.Attr {
 	if len(groups) == 0 && (a.Key == slog.TimeKey || a.Key == slog.LevelKey) {
 		return a
 	}
-	var text func(string) string
-	var errText func(error) string
-	if v.s != nil {
-		text, errText = v.s.Text, v.s.Error
+	vet := func(s string) string {
+		s = v.m.String(s)
+		if v.s != nil {
+			s = v.s.Text(s)
+		}
+		return s
 	}
 	switch a.Value.Kind() {
 	case slog.KindString:
@@ -101,34 +102,23 @@ func (v vetter) replaceAttr(groups []string, a slog.Attr) slog.Attr {
 		if addressKey.MatchString(a.Key) && strings.Contains(s, "@") {
 			return slog.String(a.Key, Pseudonym(s))
 		}
-		s = m.String(s)
-		if text != nil {
-			s = text(s)
-		}
-		return slog.String(a.Key, s)
+		return slog.String(a.Key, vet(s))
 	case slog.KindAny:
 		if err, ok := a.Value.Any().(error); ok {
-			if errText != nil {
-				return slog.String(a.Key, errText(err))
+			if v.s != nil {
+				return slog.String(a.Key, v.s.Error(err))
 			}
-			return slog.String(a.Key, m.String(err.Error()))
+			return slog.String(a.Key, v.m.String(err.Error()))
 		}
 		if st, ok := a.Value.Any().(fmt.Stringer); ok {
-			s := m.String(st.String())
-			if text != nil {
-				s = text(s)
-			}
-			return slog.String(a.Key, s)
+			return slog.String(a.Key, vet(st.String()))
 		}
 		// Slices, maps, structs: vetted as the JSON they are logged as.
 		b, err := json.Marshal(a.Value.Any())
 		if err != nil {
 			return slog.String(a.Key, Mask)
 		}
-		s := m.String(string(b))
-		if text != nil {
-			s = text(s)
-		}
+		s := vet(string(b))
 		if json.Valid([]byte(s)) {
 			return slog.Any(a.Key, json.RawMessage(s))
 		}

@@ -142,7 +142,7 @@ var (
 	fingerprintRe = regexp.MustCompile(`^[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){15,63}$`)
 )
 
-// CheckTrustFingerprint: fp has the shape "p4 trust -i" accepts (the stack
+// CheckTrustFingerprint checks fp has the shape "p4 trust -i" accepts (the stack
 // checks it at synth with this same function).
 func CheckTrustFingerprint(fp string) error {
 	if !fingerprintRe.MatchString(fp) {

@@ -4,6 +4,7 @@
 package bedrock
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -73,10 +74,7 @@ func (c *Client) String() string {
 func (c *Client) Complete(ctx context.Context, p llm.Prompt) (llm.Completion, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
-	maxTokens := c.cfg.MaxTokens
-	if p.MaxTokens > 0 {
-		maxTokens = p.MaxTokens
-	}
+	maxTokens := cmp.Or(max(p.MaxTokens, 0), c.cfg.MaxTokens)
 	in := &bedrockruntime.ConverseInput{
 		ModelId: aws.String(c.cfg.Model),
 		System:  c.system(p.System),
@@ -132,23 +130,20 @@ func (c *Client) read(out *bedrockruntime.ConverseOutput) (llm.Completion, error
 	}
 	sr := string(out.StopReason)
 	e := &llm.Error{Provider: llm.Bedrock, Status: http.StatusOK, RequestID: reqID, Code: llm.Clip(sr, 64)}
-	switch out.StopReason {
-	case types.StopReasonGuardrailIntervened, types.StopReasonContentFiltered:
+	switch {
+	case out.StopReason == types.StopReasonGuardrailIntervened, out.StopReason == types.StopReasonContentFiltered:
 		e.Reason, e.Detail = llm.ReasonContentFilter, "stopped by a Bedrock guardrail or content filter ("+sr+")"
-		return llm.Completion{RequestID: reqID}, llm.Classed(failure.PolicyRejected, 0, e)
-	case types.StopReasonMaxTokens:
+	case out.StopReason == types.StopReasonMaxTokens:
 		e.Reason, e.Detail = llm.ReasonTruncated, "output cut at maxTokens"
-		return llm.Completion{RequestID: reqID}, llm.Classed(failure.SchemaInvalid, 0, e)
-	case types.StopReasonModelContextWindowExceeded:
+	case out.StopReason == types.StopReasonModelContextWindowExceeded:
 		e.Reason = llm.ReasonContextLength
-		return llm.Completion{RequestID: reqID}, llm.Classed(failure.SchemaInvalid, 0, e)
-	case types.StopReasonToolUse, types.StopReasonMalformedModelOutput, types.StopReasonMalformedToolUse:
+	case out.StopReason == types.StopReasonToolUse, out.StopReason == types.StopReasonMalformedModelOutput, out.StopReason == types.StopReasonMalformedToolUse:
 		e.Reason, e.Detail = llm.ReasonBadResponse, "unexpected stopReason "+sr
-		return llm.Completion{RequestID: reqID}, llm.Classed(failure.SchemaInvalid, 0, e)
-	}
-	if text.Len() == 0 {
+	case text.Len() == 0:
 		e.Reason, e.Detail = llm.ReasonBadResponse, "no text content block"
-		return llm.Completion{RequestID: reqID}, llm.Classed(failure.SchemaInvalid, 0, e)
+	}
+	if e.Reason != "" {
+		return llm.Completion{RequestID: reqID}, llm.Classed(llm.ClassFor(e.Reason), 0, e)
 	}
 	comp := llm.Completion{Content: []byte(text.String()), RequestID: reqID, Model: c.cfg.Model, FinishReason: sr}
 	if u := out.Usage; u != nil {
