@@ -174,17 +174,17 @@ func (st *Store) fromReason(ctx context.Context, r types.CancellationReason, pk,
 
 // GetIdempotency reads the record holding an idempotency key.
 func (st *Store) GetIdempotency(ctx context.Context, idemKey string) (*Idempotency, error) {
-	var rec Idempotency
-	if err := st.getItem(ctx, idemPK(idemKey), skIdem, &rec); err != nil {
-		return nil, err
-	}
-	return &rec, nil
+	return getAs[Idempotency](ctx, st, idemPK(idemKey), skIdem)
 }
 
 // GetChangelist reads a changelist's version gate.
 func (st *Store) GetChangelist(ctx context.Context, cl int64) (*Changelist, error) {
-	var rec Changelist
-	if err := st.getItem(ctx, changelistPK(cl), skChangelist, &rec); err != nil {
+	return getAs[Changelist](ctx, st, changelistPK(cl), skChangelist)
+}
+
+func getAs[T any](ctx context.Context, st *Store, pk, sk string) (*T, error) {
+	var rec T
+	if err := st.getItem(ctx, pk, sk, &rec); err != nil {
 		return nil, err
 	}
 	return &rec, nil

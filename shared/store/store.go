@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -273,19 +274,10 @@ func (st *Store) failed(ctx context.Context, id string, w write, err error) (*jo
 
 // addSet adds a SET action to an update expression that has one.
 func addSet(update, action string) string {
-	if i := indexWord(update, " REMOVE "); i >= 0 {
+	if i := strings.Index(update, " REMOVE "); i >= 0 {
 		return update[:i] + ", " + action + update[i:]
 	}
 	return update + ", " + action
-}
-
-func indexWord(s, w string) int {
-	for i := 0; i+len(w) <= len(s); i++ {
-		if s[i:i+len(w)] == w {
-			return i
-		}
-	}
-	return -1
 }
 
 // placeholder matches expression attribute names (#x) and values (:x).
@@ -299,25 +291,20 @@ func used(expr string, names map[string]string, values map[string]types.Attribut
 	for _, p := range placeholder.FindAllString(expr, -1) {
 		refs[p] = true
 	}
-	var nm map[string]string
-	for k, v := range names {
+	return pick(refs, names), pick(refs, values)
+}
+
+func pick[V any](refs map[string]bool, m map[string]V) map[string]V {
+	var out map[string]V
+	for k, v := range m {
 		if refs[k] {
-			if nm == nil {
-				nm = map[string]string{}
+			if out == nil {
+				out = map[string]V{}
 			}
-			nm[k] = v
+			out[k] = v
 		}
 	}
-	var vals map[string]types.AttributeValue
-	for k, v := range values {
-		if refs[k] {
-			if vals == nil {
-				vals = map[string]types.AttributeValue{}
-			}
-			vals[k] = v
-		}
-	}
-	return nm, vals
+	return out
 }
 
 // Names used by every job update. #stg is bound to the stage being written.
@@ -328,30 +315,17 @@ func names(stage domain.Stage) map[string]string {
 // expect renders "#state IN (...)" for the states op applies to, from
 // job.Transitions.
 func expect(op job.Op, values map[string]types.AttributeValue) string {
-	out := "#state IN ("
-	for i, stt := range job.Expect(op) {
-		k := fmt.Sprintf(":from_%s_%d", op, i)
-		values[k] = s(string(stt))
-		if i > 0 {
-			out += ", "
-		}
-		out += k
-	}
-	return out + ")"
+	return in("#state", ":from_"+string(op)+"_", job.Expect(op), values)
 }
 
-// stageStatuses renders "stages.#stg.#st IN (...)".
-func stageStatuses(prefix string, st []job.StageStatus, values map[string]types.AttributeValue) string {
-	out := "stages.#stg.#st IN ("
-	for i, x := range st {
-		k := fmt.Sprintf(":%s%d", prefix, i)
-		values[k] = s(string(x))
-		if i > 0 {
-			out += ", "
-		}
-		out += k
+// in renders "lhs IN (:prefix0, ...)", binding each x.
+func in[T ~string](lhs, prefix string, xs []T, values map[string]types.AttributeValue) string {
+	phs := make([]string, len(xs))
+	for i, x := range xs {
+		phs[i] = prefix + strconv.Itoa(i)
+		values[phs[i]] = s(string(x))
 	}
-	return out + ")"
+	return lhs + " IN (" + strings.Join(phs, ", ") + ")"
 }
 
 // token is the write token of an owner's write: the owner is unique per
@@ -378,7 +352,7 @@ func (st *Store) Claim(ctx context.Context, id string, stage domain.Stage, l job
 		":one": n(1), ":ev": event(now, job.EventClaimed, stage, "", job.Running, "owner "+l.Owner), ":empty": &types.AttributeValueMemberL{},
 		":sweep": s(job.FormatTime(l.Now.Add(2 * l.TTL))),
 	}
-	cond := "#stage = :s AND " + expect(job.OpClaim, v) + " AND " + stageStatuses("claimable", job.Claimable, v) +
+	cond := "#stage = :s AND " + expect(job.OpClaim, v) + " AND " + in("stages.#stg.#st", ":claimable", job.Claimable, v) +
 		" AND stages.#stg.attempts < :max" +
 		" AND (stages.#stg.#st <> :srunning OR stages.#stg.lease_expires_at <= :expired)"
 	upd := "SET #state = :running, stages.#stg.#st = :srunning, stages.#stg.attempts = stages.#stg.attempts + :one," +
@@ -429,21 +403,11 @@ func (st *Store) Complete(ctx context.Context, id string, stage domain.Stage, l 
 	upd := "SET stages.#stg.#st = :sdone, stages.#stg.completed_at = :now, stages.#stg.completed_by = :by, #state = :to, #stage = :next, updated_at = :now," +
 		" seq = seq + :one, history = list_append(if_not_exists(history, :empty), :ev)"
 	nm := names(stage)
-	if r.Artifacts.Raw != "" {
-		upd += ", artifacts.#raw = :raw"
-		v[":raw"], nm["#raw"] = s(r.Artifacts.Raw), "raw" // RAW and RESULT are DynamoDB reserved words
-	}
-	if r.Artifacts.Redacted != "" {
-		upd += ", artifacts.#redacted = :redacted"
-		v[":redacted"], nm["#redacted"] = s(r.Artifacts.Redacted), "redacted"
-	}
-	if r.Artifacts.RedactedProof != "" {
-		upd += ", artifacts.redacted_proof = :rproof"
-		v[":rproof"] = s(r.Artifacts.RedactedProof)
-	}
-	if r.Artifacts.Result != "" {
-		upd += ", artifacts.#result = :result"
-		v[":result"], nm["#result"] = s(r.Artifacts.Result), "result"
+	for _, a := range [...][2]string{{"raw", r.Artifacts.Raw}, {"redacted", r.Artifacts.Redacted}, {"redacted_proof", r.Artifacts.RedactedProof}, {"result", r.Artifacts.Result}} {
+		if a[1] != "" { // RAW and RESULT are DynamoDB reserved words: every artifact goes by a name
+			upd += ", artifacts.#" + a[0] + " = :" + a[0]
+			v[":"+a[0]], nm["#"+a[0]] = s(a[1]), a[0]
+		}
 	}
 	if r.Recipients != nil {
 		upd += ", recipients = :rcpts"
