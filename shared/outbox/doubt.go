@@ -91,52 +91,10 @@ func (o *Outbox) doubtQuery(ctx context.Context, state Status, cond string, at .
 	return slices.DeleteFunc(rows, func(r Suspect) bool { return r.Status != state }), nil
 }
 
-// passRow is where a scheduled pass keeps its progress: one item per pass,
-// in the outbox's key space (the sweeper may read and write OUTBOX# items).
-// It carries a TTL, refreshed by every save, so the retention check never
-// counts it as a row that lives forever.
-func passKey(name string) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{"pk": sv("OUTBOX#PASS"), "sk": sv(name)}
-}
-
-// passKeep is how long a pass's position outlives its last save (a lost
-// position only restarts the pass).
-const passKeep = 30 * 24 * time.Hour
-
-// Progress is a scheduled pass's saved position: Cursor names where the
-// pass stopped (empty: start at the beginning).
-type Progress struct {
-	Cursor string `dynamodbav:"cursor,omitempty"`
-}
-
-// Progress reads the named pass's saved position (zero when none).
-func (o *Outbox) Progress(ctx context.Context, name string) (Progress, error) {
-	out, err := o.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &o.table, Key: passKey(name), ConsistentRead: aws.Bool(true)})
-	if err != nil {
-		return Progress{}, awserr.Wrap("read pass progress", err)
-	}
-	var p Progress
-	if err := attributevalue.UnmarshalMap(out.Item, &p); err != nil {
-		return Progress{}, failure.Wrap(failure.InternalBug, err)
-	}
-	return p, nil
-}
-
-// SaveProgress records the named pass's position for its next run.
-func (o *Outbox) SaveProgress(ctx context.Context, name string, p Progress, now time.Time) error {
-	_, err := o.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &o.table, Key: passKey(name),
-		UpdateExpression:         aws.String("SET #c = :c, updated_at = :now, expires_at = :exp"),
-		ExpressionAttributeNames: map[string]string{"#c": "cursor"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":c": sv(p.Cursor),
-			":now": sv(job.FormatTime(now)), ":exp": &types.AttributeValueMemberN{Value: fmt.Sprint(now.Add(passKeep).Unix())}}})
-	if err != nil {
-		return awserr.Wrap("save pass progress", err)
-	}
-	return nil
-}
-
-// Pass is one scheduled pass's saved position as a string (the retention
-// check's round).
+// Pass is a scheduled pass's saved position (the reconciler's cursor, the
+// retention check's round): one item per pass in the outbox's key space (the
+// sweeper may read and write OUTBOX# items), with a TTL refreshed by every
+// save, so the retention check never counts it as living forever.
 type Pass struct {
 	o    *Outbox
 	name string
@@ -145,13 +103,39 @@ type Pass struct {
 // Pass returns the named pass's saved position.
 func (o *Outbox) Pass(name string) Pass { return Pass{o: o, name: name} }
 
-// Load reads the position ("" when none).
-func (p Pass) Load(ctx context.Context) (string, error) {
-	pr, err := p.o.Progress(ctx, p.name)
-	return pr.Cursor, err
+// passKeep is how long a pass's position outlives its last save (a lost
+// position only restarts the pass).
+const passKeep = 30 * 24 * time.Hour
+
+func (p Pass) key() map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{"pk": sv("OUTBOX#PASS"), "sk": sv(p.name)}
 }
 
-// Save records the position.
+// Load reads the position ("" when none).
+func (p Pass) Load(ctx context.Context) (string, error) {
+	out, err := p.o.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &p.o.table, Key: p.key(), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return "", awserr.Wrap("read pass progress", err)
+	}
+	var pr struct {
+		Cursor string `dynamodbav:"cursor,omitempty"`
+	}
+	if err := attributevalue.UnmarshalMap(out.Item, &pr); err != nil {
+		return "", failure.Wrap(failure.InternalBug, err)
+	}
+	return pr.Cursor, nil
+}
+
+// Save records the position for the pass's next run.
 func (p Pass) Save(ctx context.Context, cursor string) error {
-	return p.o.SaveProgress(ctx, p.name, Progress{Cursor: cursor}, job.Now())
+	now := job.Now()
+	_, err := p.o.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &p.o.table, Key: p.key(),
+		UpdateExpression:         aws.String("SET #c = :c, updated_at = :now, expires_at = :exp"),
+		ExpressionAttributeNames: map[string]string{"#c": "cursor"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":c": sv(cursor),
+			":now": sv(job.FormatTime(now)), ":exp": &types.AttributeValueMemberN{Value: fmt.Sprint(now.Add(passKeep).Unix())}}})
+	if err != nil {
+		return awserr.Wrap("save pass progress", err)
+	}
+	return nil
 }

@@ -250,24 +250,13 @@ func queryAll[T any](ctx context.Context, api dynamodb.QueryAPIClient, in *dynam
 // then the row as it was (nil if missing).
 func (o *Outbox) transition(ctx context.Context, k Ref, op, tok, set string, from []Status, extra string, values map[string]types.AttributeValue) (old *Row, ok bool, err error) {
 	cond := "attribute_exists(pk) AND attribute_not_exists(notified_at)"
+	fromNames := []string{"unsent"}
 	if len(from) > 0 {
-		cond += " AND #s IN ("
-		for i, s := range from {
-			ph := fmt.Sprintf(":from%d", i)
-			values[ph] = sv(string(s))
-			if i > 0 {
-				cond += ", "
-			}
-			cond += ph
-		}
-		cond += ")"
+		cond += " AND " + store.In("#s", ":from", from, values)
+		fromNames = statusNames(from)
 	}
 	if extra != "" {
 		cond += " AND " + extra
-	}
-	fromNames := statusNames(from)
-	if len(fromNames) == 0 {
-		fromNames = []string{"unsent"}
 	}
 	return o.write(ctx, k, op, tok, set, cond, fromNames, values)
 }
@@ -417,11 +406,7 @@ func (o *Outbox) Release(ctx context.Context, k Ref, sendToken string, class fai
 // Reset returns an in-flight row to pending after settling proved the
 // earlier send (named by its token) did not happen.
 func (o *Outbox) Reset(ctx context.Context, k Ref, sendToken string, now time.Time) error {
-	guard := "send_token = :stok"
-	if sendToken == "" {
-		guard = "attribute_not_exists(send_token)" // a row begun before sends carried tokens
-	}
-	old, ok, err := o.transition(ctx, k, "reset outbox row", sendToken+"/reset", outOfDoubt("SET #s = :pending, updated_at = :now"), []Status{Sending}, guard,
+	old, ok, err := o.transition(ctx, k, "reset outbox row", sendToken+"/reset", outOfDoubt("SET #s = :pending, updated_at = :now"), []Status{Sending}, "send_token = :stok",
 		map[string]types.AttributeValue{":pending": sv(string(Pending)), ":now": sv(job.FormatTime(now)), ":stok": sv(sendToken)})
 	if err == nil && !ok {
 		return fmt.Errorf("reset %s: the row moved on (%s): %w", k, statusOf(old), ErrConflict)
@@ -449,16 +434,12 @@ func statusOf(r *Row) string {
 // refused for good (401/403/404) is posted again once the login's rights
 // are fixed.
 func (o *Outbox) Requeue(ctx context.Context, k Ref, now time.Time) error {
-	_, ok, err := o.toPending(ctx, k, "requeue outbox row", []Status{Sending, Failed}, now)
+	_, ok, err := o.transition(ctx, k, "requeue outbox row", "requeue/"+uuid.NewString(), outOfDoubt("SET #s = :pending, updated_at = :now"),
+		[]Status{Sending, Failed}, "", map[string]types.AttributeValue{":pending": sv(string(Pending)), ":now": sv(job.FormatTime(now))})
 	if err == nil && !ok {
 		return fmt.Errorf("requeue %s: the row is sent, pending already, or missing", k)
 	}
 	return err
-}
-
-func (o *Outbox) toPending(ctx context.Context, k Ref, op string, from []Status, now time.Time) (*Row, bool, error) {
-	return o.transition(ctx, k, op, "requeue/"+uuid.NewString(), outOfDoubt("SET #s = :pending, updated_at = :now"), from, "",
-		map[string]types.AttributeValue{":pending": sv(string(Pending)), ":now": sv(job.FormatTime(now))})
 }
 
 // Confirm marks an unsent row sent on an operator's word that the provider

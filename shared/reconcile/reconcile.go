@@ -42,14 +42,11 @@ type Rows interface {
 	RequeueReconciled(ctx context.Context, k outbox.Ref, now time.Time) (bool, error)
 }
 
-// Progress keeps where a pass stopped (shared/outbox's pass rows).
+// Progress keeps where a pass stopped (outbox.Pass).
 type Progress interface {
-	Progress(ctx context.Context, name string) (outbox.Progress, error)
-	SaveProgress(ctx context.Context, name string, p outbox.Progress, now time.Time) error
+	Load(ctx context.Context) (string, error)
+	Save(ctx context.Context, cursor string) error
 }
-
-// progressName names the reconciler's saved position.
-const progressName = "reconcile"
 
 // Enqueuer sends a stage message (the notify redelivery of a succeeded job).
 type Enqueuer interface {
@@ -290,9 +287,9 @@ func (r *Reconciler) resume(ctx context.Context, suspects []outbox.Suspect) ([]o
 	if r.Progress == nil {
 		return suspects, "", nil
 	}
-	p, err := r.Progress.Progress(ctx, progressName)
-	if err != nil || p.Cursor == "" {
-		return suspects, p.Cursor, err
+	cursor, err := r.Progress.Load(ctx)
+	if err != nil || cursor == "" {
+		return suspects, cursor, err
 	}
 	first := len(suspects)
 	for i, s := range suspects {
@@ -304,13 +301,13 @@ func (r *Reconciler) resume(ctx context.Context, suspects []outbox.Suspect) ([]o
 	head, recon := suspects[:first:first], suspects[first:]
 	cut := len(recon)
 	for i, s := range recon {
-		if position(s) > p.Cursor {
+		if position(s) > cursor {
 			cut = i
 			break
 		}
 	}
 	out := append(head, recon[cut:]...)
-	return append(out, recon[:cut]...), p.Cursor, nil
+	return append(out, recon[:cut]...), cursor, nil
 }
 
 // saveCursor records where a pass cut short stopped in the reconciling rows;
@@ -328,7 +325,7 @@ func (r *Reconciler) saveCursor(ctx context.Context, old, last string, cut bool)
 	if next == old {
 		return nil
 	}
-	return r.Progress.SaveProgress(ctx, progressName, outbox.Progress{Cursor: next}, r.Now.Now())
+	return r.Progress.Save(ctx, next)
 }
 
 func (r *Reconciler) commentWindow() time.Duration {

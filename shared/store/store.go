@@ -315,11 +315,11 @@ func names(stage domain.Stage) map[string]string {
 // expect renders "#state IN (...)" for the states op applies to, from
 // job.Transitions.
 func expect(op job.Op, values map[string]types.AttributeValue) string {
-	return in("#state", ":from_"+string(op)+"_", job.Expect(op), values)
+	return In("#state", ":from_"+string(op)+"_", job.Expect(op), values)
 }
 
-// in renders "lhs IN (:prefix0, ...)", binding each x.
-func in[T ~string](lhs, prefix string, xs []T, values map[string]types.AttributeValue) string {
+// In renders "lhs IN (:prefix0, ...)", binding each x in values.
+func In[T ~string](lhs, prefix string, xs []T, values map[string]types.AttributeValue) string {
 	phs := make([]string, len(xs))
 	for i, x := range xs {
 		phs[i] = prefix + strconv.Itoa(i)
@@ -352,7 +352,7 @@ func (st *Store) Claim(ctx context.Context, id string, stage domain.Stage, l job
 		":one": n(1), ":ev": event(now, job.EventClaimed, stage, "", job.Running, "owner "+l.Owner), ":empty": &types.AttributeValueMemberL{},
 		":sweep": s(job.FormatTime(l.Now.Add(2 * l.TTL))),
 	}
-	cond := "#stage = :s AND " + expect(job.OpClaim, v) + " AND " + in("stages.#stg.#st", ":claimable", job.Claimable, v) +
+	cond := "#stage = :s AND " + expect(job.OpClaim, v) + " AND " + In("stages.#stg.#st", ":claimable", job.Claimable, v) +
 		" AND stages.#stg.attempts < :max" +
 		" AND (stages.#stg.#st <> :srunning OR stages.#stg.lease_expires_at <= :expired)"
 	upd := "SET #state = :running, stages.#stg.#st = :srunning, stages.#stg.attempts = stages.#stg.attempts + :one," +
