@@ -15,6 +15,7 @@ import (
 	"github.com/criticizer/criticizer/shared/awserr"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/store"
 )
 
 // The doubt index is a sparse global secondary index over the rows whose
@@ -82,7 +83,7 @@ func (o *Outbox) doubtQuery(ctx context.Context, state Status, cond string, at .
 	if cond == "" {
 		delete(in.ExpressionAttributeNames, "#at")
 	}
-	rows, err := queryAll[Suspect](ctx, o.api, in, "query the doubt index")
+	rows, err := decodeAll[Suspect](store.QueryAll(ctx, o.api, in, "query the doubt index"))
 	if err != nil {
 		return nil, err
 	}

@@ -222,26 +222,17 @@ func (o *Outbox) List(ctx context.Context, changelist int64, version int) ([]Row
 // query reads every page of a partition: a review's thread can outgrow one
 // answer (1 MB), and a rerun that missed a row would comment a finding twice.
 func (o *Outbox) query(ctx context.Context, partition string) ([]Row, error) {
-	return queryAll[Row](ctx, o.api, &dynamodb.QueryInput{TableName: &o.table, ConsistentRead: aws.Bool(true),
-		KeyConditionExpression:    aws.String("pk = :pk"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": sv(partition)}}, "list outbox rows")
+	return decodeAll[Row](store.Partition(ctx, o.api, o.table, partition, "list outbox rows"))
 }
 
-// queryAll reads every page of in as T.
-func queryAll[T any](ctx context.Context, api dynamodb.QueryAPIClient, in *dynamodb.QueryInput, what string) ([]T, error) {
+func decodeAll[T any](items []map[string]types.AttributeValue, err error) ([]T, error) {
 	var out []T
-	for pages := dynamodb.NewQueryPaginator(api, in); pages.HasMorePages(); {
-		page, err := pages.NextPage(ctx)
-		if err != nil {
-			return nil, awserr.Wrap(what, err)
-		}
-		var items []T
-		if err := attributevalue.UnmarshalListOfMaps(page.Items, &items); err != nil {
+	if err == nil {
+		if err = attributevalue.UnmarshalListOfMaps(items, &out); err != nil {
 			return nil, failure.Wrap(failure.InternalBug, err)
 		}
-		out = append(out, items...)
 	}
-	return out, nil
+	return out, err
 }
 
 // transition applies set to a row that is unsent (no notified_at) and in one

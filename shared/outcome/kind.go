@@ -104,7 +104,7 @@ func (s Suppression) Standing() (count, people, reviews int) {
 
 // Tallies returns the kinds counted under scope.
 func (s *Store) Tallies(ctx context.Context, scope string) ([]Suppression, error) {
-	items, err := s.partitionItems(ctx, tallyPrefix+scope, "outcome tallies")
+	items, err := store.Partition(ctx, s.api, s.table, tallyPrefix+scope, "outcome tallies")
 	return tallies(items), err
 }
 
@@ -182,23 +182,21 @@ func (s *Store) WithheldBy(ctx context.Context, findings []domain.Finding, p Pol
 // Allow lifts a kind's suppression under scope for good (the operator's
 // `criticizer outcomes allow`); its tally is kept, so the lift is visible.
 func (s *Store) Allow(ctx context.Context, scope, category, kind string) error {
-	values := map[string]types.AttributeValue{":t": &types.AttributeValueMemberBOOL{Value: true}, ":c": sv(category), ":k": sv(kind)}
-	_, err := s.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &s.table, Key: tallyKey(scope, category, kind),
-		UpdateExpression: aws.String(s.keep("SET allowed = :t, category = :c, kind = :k", values)), ExpressionAttributeValues: values})
-	if err != nil {
-		return awserr.Wrap("outcome allow", err)
-	}
-	return nil
+	return s.flagTally(ctx, scope, category, kind, "allowed")
 }
 
 // Confirm makes a kind's suppression under scope apply where the policy
 // waits for confirmation (DISMISS_CONFIRM; `criticizer outcomes confirm`).
 func (s *Store) Confirm(ctx context.Context, scope, category, kind string) error {
+	return s.flagTally(ctx, scope, category, kind, "confirmed")
+}
+
+func (s *Store) flagTally(ctx context.Context, scope, category, kind, flag string) error {
 	values := map[string]types.AttributeValue{":t": &types.AttributeValueMemberBOOL{Value: true}, ":c": sv(category), ":k": sv(kind)}
 	_, err := s.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &s.table, Key: tallyKey(scope, category, kind),
-		UpdateExpression: aws.String(s.keep("SET confirmed = :t, category = :c, kind = :k", values)), ExpressionAttributeValues: values})
+		UpdateExpression: aws.String(s.keep("SET "+flag+" = :t, category = :c, kind = :k", values)), ExpressionAttributeValues: values})
 	if err != nil {
-		return awserr.Wrap("outcome confirm", err)
+		return awserr.Wrap("outcome "+flag, err)
 	}
 	return nil
 }
@@ -224,7 +222,7 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 // AllTallies reads every kind's tally (a scan for OUTCOME#kind# items, every
 // page), for the operator's list of suppressions.
 func AllTallies(ctx context.Context, api store.ScanAPI, table string) ([]Suppression, error) {
-	items, err := scanPrefix(ctx, api, table, tallyPrefix, "outcome tallies scan")
+	items, err := store.ScanPrefix(ctx, api, table, tallyPrefix, "outcome tallies scan")
 	if err != nil {
 		return nil, err
 	}

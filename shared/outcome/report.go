@@ -122,7 +122,7 @@ func PathGroup(file string, depth int) string {
 // jobs table for OUTCOME# items, every page): the report is an operator's occasional question,
 // not a path any review waits on.
 func All(ctx context.Context, api store.ScanAPI, table string) ([]Record, error) {
-	items, err := scanPrefix(ctx, api, table, "OUTCOME#", "outcome scan")
+	items, err := store.ScanPrefix(ctx, api, table, "OUTCOME#", "outcome scan")
 	if err != nil {
 		return nil, err
 	}

@@ -267,7 +267,7 @@ func (s *Store) Review(ctx context.Context, review int64) ([]Record, error) {
 // (FirstFetched; zero when nothing recorded it), read by the same query.
 func (s *Store) review(ctx context.Context, review int64) ([]Record, swarm.Review, error) {
 	var first swarm.Review
-	items, err := s.partitionItems(ctx, partition(review), "outcome list")
+	items, err := store.Partition(ctx, s.api, s.table, partition(review), "outcome list")
 	if err != nil {
 		return nil, first, err
 	}
@@ -316,16 +316,8 @@ func decodeFirst(review int64, it map[string]types.AttributeValue) swarm.Review 
 // EmailOnlyRecords returns the recorded e-mail-only findings of a
 // changelist (EmailOnly), every page read: their fate is unknown.
 func (s *Store) EmailOnlyRecords(ctx context.Context, changelist int64) ([]Record, error) {
-	return s.partitionRecords(ctx, emailPrefix+strconv.FormatInt(changelist, 10), "outcome e-mail-only list")
-}
-
-// partitionRecords decodes the unexpired records of one partition.
-func (s *Store) partitionRecords(ctx context.Context, pk, what string) ([]Record, error) {
-	items, err := s.partitionItems(ctx, pk, what)
-	if err != nil {
-		return nil, err
-	}
-	return records(items), nil
+	items, err := store.Partition(ctx, s.api, s.table, emailPrefix+strconv.FormatInt(changelist, 10), "outcome e-mail-only list")
+	return records(items), err
 }
 
 // records decodes the unexpired finding records among items.
@@ -338,39 +330,6 @@ func records(items []map[string]types.AttributeValue) []Record {
 		}
 	}
 	return out
-}
-
-// partitionItems reads every item of one partition, every page.
-func (s *Store) partitionItems(ctx context.Context, pk, what string) ([]map[string]types.AttributeValue, error) {
-	var out []map[string]types.AttributeValue
-	pages := dynamodb.NewQueryPaginator(s.api, &dynamodb.QueryInput{TableName: &s.table, ConsistentRead: aws.Bool(true),
-		KeyConditionExpression:    aws.String("pk = :pk"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": sv(pk)}})
-	for pages.HasMorePages() {
-		page, err := pages.NextPage(ctx)
-		if err != nil {
-			return nil, awserr.Wrap(what, err)
-		}
-		out = append(out, page.Items...)
-	}
-	return out, nil
-}
-
-// scanPrefix reads every item of the table whose pk begins with prefix (a
-// scan, every page): for the operator's occasional questions only.
-func scanPrefix(ctx context.Context, api store.ScanAPI, table, prefix, what string) ([]map[string]types.AttributeValue, error) {
-	var out []map[string]types.AttributeValue
-	pages := dynamodb.NewScanPaginator(api, &dynamodb.ScanInput{TableName: &table, ConsistentRead: aws.Bool(true),
-		FilterExpression:          aws.String("begins_with(pk, :p)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":p": sv(prefix)}})
-	for pages.HasMorePages() {
-		page, err := pages.NextPage(ctx)
-		if err != nil {
-			return nil, awserr.Wrap(what, err)
-		}
-		out = append(out, page.Items...)
-	}
-	return out, nil
 }
 
 // expired: the item's expires_at has passed and DynamoDB has not yet

@@ -590,3 +590,38 @@ func (st *Store) RecordCallback(ctx context.Context, id string, c job.Callback, 
 	}
 	return err
 }
+
+// Partition reads every item of partition pk, every page, consistently: a
+// list that missed a page would act on half of it.
+func Partition(ctx context.Context, api dynamodb.QueryAPIClient, table, pk, what string) ([]map[string]types.AttributeValue, error) {
+	return QueryAll(ctx, api, &dynamodb.QueryInput{TableName: &table, ConsistentRead: aws.Bool(true),
+		KeyConditionExpression: aws.String("pk = :pk"), ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(pk)}}, what)
+}
+
+// QueryAll reads every page of in.
+func QueryAll(ctx context.Context, api dynamodb.QueryAPIClient, in *dynamodb.QueryInput, what string) ([]map[string]types.AttributeValue, error) {
+	var out []map[string]types.AttributeValue
+	for pages := dynamodb.NewQueryPaginator(api, in); pages.HasMorePages(); {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return nil, awserr.Wrap(what, err)
+		}
+		out = append(out, page.Items...)
+	}
+	return out, nil
+}
+
+// ScanPrefix reads every item of the table whose pk begins with prefix (a
+// scan, every page): for the operator's occasional questions only.
+func ScanPrefix(ctx context.Context, api ScanAPI, table, prefix, what string) ([]map[string]types.AttributeValue, error) {
+	var out []map[string]types.AttributeValue
+	for pages := dynamodb.NewScanPaginator(api, &dynamodb.ScanInput{TableName: &table, ConsistentRead: aws.Bool(true),
+		FilterExpression: aws.String("begins_with(pk, :p)"), ExpressionAttributeValues: map[string]types.AttributeValue{":p": s(prefix)}}); pages.HasMorePages(); {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return nil, awserr.Wrap(what, err)
+		}
+		out = append(out, page.Items...)
+	}
+	return out, nil
+}
