@@ -18,15 +18,11 @@ import (
 	"github.com/criticizer/criticizer/shared/store"
 )
 
-// The doubt index is a sparse global secondary index over the rows whose
-// delivery is in doubt: a send in flight ("sending"), a send marked sent and
-// not yet verified against the provider ("sent"), and a row reconciling. A
-// row carries DoubtAttr (its status) and DoubtAtAttr (when that state began)
-// only while it is in one of those states; the same conditional write that
-// moves a row into or out of them sets or removes the pair, so the index
-// never disagrees with the row for longer than the index's own propagation.
-// The reconciler Queries it instead of scanning the table: a pass reads the
-// rows in doubt, never the delivery history
+// The doubt index is a sparse GSI over the rows in doubt: sending, sent and not
+// yet verified, reconciling. A row carries DoubtAttr (its status) and
+// DoubtAtAttr (since when) only in those states, set and removed by the same
+// write that moves it, so the reconciler Queries the rows in doubt instead of
+// scanning the history
 // (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/bp-indexes-general-sparse-indexes.html).
 const (
 	DoubtIndex  = "doubt"
@@ -34,15 +30,13 @@ const (
 	DoubtAtAttr = "doubt_at"
 )
 
-// inDoubt adds to an update expression the SET of the row's doubt pair:
-// state (a status) since at.
+// inDoubt adds the SET of the row's doubt pair: state since at.
 func inDoubt(set string, values map[string]types.AttributeValue, state Status, at string) string {
 	values[":doubt"], values[":doubtat"] = sv(string(state)), sv(at)
 	return addSet(set, DoubtAttr+" = :doubt, "+DoubtAtAttr+" = :doubtat")
 }
 
-// outOfDoubt adds to an update expression the REMOVE of the row's doubt pair:
-// the row leaves the index.
+// outOfDoubt adds the REMOVE of the doubt pair: the row leaves the index.
 func outOfDoubt(update string) string {
 	const rm = DoubtAttr + ", " + DoubtAtAttr
 	if i := strings.Index(update, " REMOVE "); i >= 0 {
@@ -51,13 +45,10 @@ func outOfDoubt(update string) string {
 	return update + " REMOVE " + rm
 }
 
-// sentDoubt adds to an update expression that marks row k sent (at) its
-// doubt pair: sent, awaiting the reconciler's verification, for an e-mail
-// or a Swarm comment (shared/reconcile verifies those); out of the index
-// for a weekly digest, which nothing verifies (its own runs settle it by
-// the channel's lookup, rule DG-1): left in, every reconciler pass of its
-// lookback would read each owner's sent digest and skip it, and the index
-// would keep it until the row expires.
+// sentDoubt keeps a row marked sent in the index for the reconciler's
+// verification — except a digest, which nothing verifies (its runs settle it by
+// lookup, rule DG-1): left in, every pass would read and skip it until it
+// expired.
 func sentDoubt(k Ref, set string, values map[string]types.AttributeValue, at string) string {
 	if it, ok := ItemOf(k); ok && it.Channel == ChannelDigest {
 		return outOfDoubt(set)
@@ -65,9 +56,8 @@ func sentDoubt(k Ref, set string, values map[string]types.AttributeValue, at str
 	return inDoubt(set, values, Sent, at)
 }
 
-// doubtQuery reads every page of one state of the doubt index whose doubt_at
-// satisfies cond (a key condition on :at1 and :at2; "" for all of it),
-// oldest first.
+// doubtQuery reads one state of the doubt index whose doubt_at satisfies cond
+// (on :at1, :at2; "": all), oldest first.
 func (o *Outbox) doubtQuery(ctx context.Context, state Status, cond string, at ...time.Time) ([]Suspect, error) {
 	key := "#d = :state"
 	values := map[string]types.AttributeValue{":state": sv(string(state))}
@@ -87,8 +77,7 @@ func (o *Outbox) doubtQuery(ctx context.Context, state Status, cond string, at .
 	if err != nil {
 		return nil, err
 	}
-	// The index is eventually consistent: a row whose status moved on is not
-	// a suspect of this state (every repair is conditional anyway).
+	// The index is eventually consistent: drop rows that moved on.
 	return slices.DeleteFunc(rows, func(r Suspect) bool { return r.Status != state }), nil
 }
 
