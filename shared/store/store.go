@@ -1,12 +1,11 @@
 // Package store is the jobs table: it maps shared/job's types onto DynamoDB
-// items (job records with their per-stage leases and event history,
-// idempotency records with saved responses, changelist records that gate
-// versioned reruns) and performs every state change as one conditional write
-// (never read-then-write) whose expected states come from job.Transitions,
-// guarded for stage work by the lease owner. Every change bumps seq, sets
-// updated_at, appends an event and records its write token (last_write), so
-// a retried write whose first attempt was applied but unanswered recognises
-// itself in the returned old item and succeeds.
+// items (jobs with per-stage leases and history, idempotency records with saved
+// responses, changelist version gates) and makes every state change one
+// conditional write (never read-then-write) whose expected states come from
+// job.Transitions, owner-guarded for stage work. Every change bumps seq, sets
+// updated_at, appends an event and records its write token (last_write), so a
+// retried write whose first attempt was applied but unanswered recognises itself
+// and succeeds.
 package store
 
 import (
@@ -39,16 +38,15 @@ type API interface {
 	Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
 }
 
-// LogAPI is the part of the DynamoDB client a log kept in the jobs table
-// uses: put a record, query a key's records (the rerun ledger, provider
+// LogAPI is what a log kept in the jobs table uses (the rerun ledger, provider
 // evidence).
 type LogAPI interface {
 	PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
 	Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
 }
 
-// ScanAPI is the one call a pass over the whole jobs table makes (the
-// retention check, the outcome report, the outbox's one-off passes).
+// ScanAPI is what a pass over the whole table uses (the retention check, the
+// outcome report).
 type ScanAPI interface {
 	Scan(context.Context, *dynamodb.ScanInput, ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
 }
@@ -66,8 +64,8 @@ type Store struct {
 	api       API
 	table     string
 	retention time.Duration
-	// uniqueness is the TTL of the records that make a job unique
-	// (idempotency record, changelist gate); 0 keeps them forever.
+	// uniqueness is the TTL of the idempotency record and changelist gate; 0
+	// keeps them forever.
 	uniqueness time.Duration
 }
 
@@ -77,12 +75,11 @@ func New(api API, table string) *Store {
 	return &Store{api: api, table: table, retention: DefaultRetention, uniqueness: DefaultUniquenessRetention}
 }
 
-// WithUniquenessRetention sets how long idempotency records and changelist
-// version gates are kept (UNIQUENESS_RETENTION_DAYS); 0 keeps them forever.
-// They hold keys, hashes, the job id and the saved response, no code or
-// findings, so they outlive the job they point to: a webhook re-sent after
-// the job expired still gets the original job, and a version already
-// reviewed is never reviewed (nor e-mailed) again.
+// WithUniquenessRetention sets how long idempotency records and version gates
+// live (UNIQUENESS_RETENTION_DAYS; 0: forever). They hold no code or findings,
+// so they outlive their job: a webhook re-sent after the job expired still gets
+// the original job, and a reviewed version is never reviewed (nor e-mailed)
+// again.
 func (st *Store) WithUniquenessRetention(d time.Duration) *Store {
 	if d >= 0 {
 		st.uniqueness = d
@@ -90,8 +87,8 @@ func (st *Store) WithUniquenessRetention(d time.Duration) *Store {
 	return st
 }
 
-// UniquenessExpiresAt is the TTL value (epoch seconds) of a uniqueness
-// record created at now; 0 means none (kept forever).
+// UniquenessExpiresAt is the TTL (epoch seconds) of a uniqueness record created
+// at now; 0: none.
 func (st *Store) UniquenessExpiresAt(now time.Time) int64 {
 	if st.uniqueness == 0 {
 		return 0
@@ -110,9 +107,8 @@ func (st *Store) WithRetention(d time.Duration) *Store {
 // ExpiresAt is the TTL value (epoch seconds) of an item created at now.
 func (st *Store) ExpiresAt(now time.Time) int64 { return now.Add(st.retention).Unix() }
 
-// Errors of the idempotency record. The job's own write errors
-// (job.ErrNotFound, job.ErrLeaseLost, job.ErrNotReplayable, job.ErrConflict) live in
-// shared/job so callers need not import the store for them.
+// Errors of the idempotency record; the job's own write errors live in
+// shared/job, so callers need not import the store.
 var (
 	ErrStaleVersion   = errors.New("review_version is not higher than the changelist's latest")
 	ErrDuplicateKey   = errors.New("idempotency key already used")
@@ -134,8 +130,8 @@ func event(at string, typ job.EventType, stage domain.Stage, from, to job.State,
 	return av
 }
 
-// classifyAWS maps a DynamoDB error: a failed condition is the caller's to
-// interpret, anything else goes through the one AWS classifier.
+// classifyAWS leaves a failed condition to the caller and classifies anything
+// else.
 func classifyAWS(op string, err error) error {
 	if awserr.ConditionFailed(err) {
 		return fmt.Errorf("%s: %w", op, errConditionCheck)
@@ -159,8 +155,7 @@ func (st *Store) Get(ctx context.Context, id string) (*job.Job, error) {
 	return it.job(), nil
 }
 
-// Put writes j as it is, with no condition: a unit test's starting point
-// (the pipeline changes a job only through the conditional writes below).
+// Put writes j unconditionally: a unit test's starting point.
 func (st *Store) Put(ctx context.Context, j *job.Job) error {
 	it := toItem(j)
 	if it.History == nil {
@@ -192,22 +187,19 @@ type write struct {
 	cond   string
 	names  map[string]string
 	values map[string]types.AttributeValue
-	// token identifies this write (the same on every retry of it); it is
-	// stored as last_write.
+	// token identifies this write across its retries (last_write).
 	token string
-	// finish: the job's last stage completes (finishAt), writing with it
-	// the rows its attempt deferred (Defer).
+	// finish: the last stage completes at finishAt, writing the rows its attempt
+	// deferred (Defer).
 	finish   bool
 	finishAt domain.Stage
-	// applied recognises, in the item as it was when the condition failed,
-	// that this write had been applied already (its answer was lost). nil
-	// means: last_write equals token.
+	// applied recognises in the old item that this write was applied already
+	// (its answer lost); nil: last_write equals token.
 	applied func(old *jobItem) bool
 }
 
-// update runs w and returns the new image; when the condition failed it
-// returns the old image with errConditionCheck, unless the old image shows
-// the write was applied already, which is success.
+// update runs w and returns the new image; on a failed condition the old image
+// with errConditionCheck, unless it shows w applied already.
 func (st *Store) update(ctx context.Context, id string, w write) (*job.Job, error) {
 	cond := "attribute_exists(pk) AND (" + w.cond + ")"
 	upd := w.update
@@ -230,8 +222,8 @@ func (st *Store) update(ctx context.Context, id string, w write) (*job.Job, erro
 	if puts := deferredPuts(ctx); len(puts) > 0 && w.finish {
 		err := st.transact(ctx, in, puts)
 		if err == nil {
-			// A transaction returns no image: the job as its finish left it
-			// is all the runtime reads of it after the last stage.
+			// A transaction returns no image; the runtime reads only this of the
+			// job after its last stage.
 			return &job.Job{ID: id, Stage: w.finishAt, State: job.Target(job.OpFinish)}, nil
 		}
 		return st.failed(ctx, id, w, err)
@@ -247,9 +239,8 @@ func (st *Store) update(ctx context.Context, id string, w write) (*job.Job, erro
 	return st.failed(ctx, id, w, err)
 }
 
-// failed settles an update whose write failed: the old image of a failed
-// condition shows whether w had been applied already (success) or not
-// (errConditionCheck).
+// failed settles a failed update by the old image: w applied already (success)
+// or errConditionCheck.
 func (st *Store) failed(ctx context.Context, id string, w write, err error) (*job.Job, error) {
 	var ccf *types.ConditionalCheckFailedException
 	if !errors.As(err, &ccf) {
@@ -284,8 +275,7 @@ func addSet(update, action string) string {
 var placeholder = regexp.MustCompile(`[#:][A-Za-z0-9_]+`)
 
 // used keeps only the names and values the expressions reference: DynamoDB
-// rejects a request that defines one it does not use, and the shared name
-// set below is a superset.
+// rejects unused ones, and names() is a superset.
 func used(expr string, names map[string]string, values map[string]types.AttributeValue) (map[string]string, map[string]types.AttributeValue) {
 	refs := map[string]bool{}
 	for _, p := range placeholder.FindAllString(expr, -1) {
@@ -328,22 +318,21 @@ func In[T ~string](lhs, prefix string, xs []T, values map[string]types.Attribute
 	return lhs + " IN (" + strings.Join(phs, ", ") + ")"
 }
 
-// token is the write token of an owner's write: the owner is unique per
-// delivery, so owner+op names one logical write across its retries.
+// token is an owner's write token: owners are unique per delivery, so owner+op
+// names one write across retries.
 func token(owner string, op job.Op) string { return owner + "/" + string(op) }
 
-// ownerGuard is the condition of every owner's write: the job is at the
-// stage, in a state op applies to, and the stage is running under owner.
+// ownerGuard: the job is at the stage, in a state op applies to, and the stage
+// runs under owner.
 func ownerGuard(op job.Op, l job.Lease, v map[string]types.AttributeValue) string {
 	v[":owner"], v[":srunning"] = s(l.Owner), s(string(job.StageRunning))
 	return "#stage = :s AND " + expect(op, v) + " AND stages.#stg.#st = :srunning AND stages.#stg.#owner = :owner"
 }
 
-// Claim atomically takes the lease of a job's stage and counts the attempt:
-// the queued → running claim of rule LS-1, as one conditional update. It is refused when the stage
-// is done, dead-lettered, leased by a live owner (live within the clock-skew
-// budget), or out of budget; the returned *job.ClaimRefused says which. A
-// retried claim that finds its own lease recognises it and succeeds.
+// Claim takes a stage's lease and counts the attempt in one conditional update
+// (rule LS-1). It is refused — *job.ClaimRefused says why — when the stage is
+// done, dead-lettered, leased by a live owner (within the skew budget) or out of
+// budget; a retried claim that finds its own lease succeeds.
 func (st *Store) Claim(ctx context.Context, id string, stage domain.Stage, l job.Lease, maxAttempts int) (*job.Job, error) {
 	now := job.FormatTime(l.Now)
 	v := map[string]types.AttributeValue{
@@ -370,9 +359,8 @@ func (st *Store) Claim(ctx context.Context, id string, stage domain.Stage, l job
 	return nil, &job.ClaimRefused{Reason: job.Refuse(j, stage, l, maxAttempts), Job: j}
 }
 
-// Renew extends the lease; only the current owner of a running stage can.
-// Renewing is idempotent, so a retry of an applied renewal passes the same
-// condition again.
+// Renew extends the lease; only the running stage's owner can, and a retry
+// passes the same condition.
 func (st *Store) Renew(ctx context.Context, id string, stage domain.Stage, l job.Lease) error {
 	v := map[string]types.AttributeValue{":exp": s(l.Expires()), ":now": s(job.FormatTime(l.Now)), ":s": s(string(stage))}
 	_, err := st.update(ctx, id, write{op: "renew lease", update: "SET stages.#stg.lease_expires_at = :exp, updated_at = :now",
@@ -383,11 +371,10 @@ func (st *Store) Renew(ctx context.Context, id string, stage domain.Stage, l job
 	return err
 }
 
-// Complete marks the owner's stage done and moves the job to the next stage
-// (queued) or, after the last stage, to succeeded. sweepAfter is when the
-// sweeper should re-enqueue the next stage if its message never arrives. The
-// stage records who completed it, so a retry whose first attempt was applied
-// but unanswered recognises it (even after later writes) and succeeds.
+// Complete marks the owner's stage done and queues the next (or, after the last,
+// succeeds the job); sweepAfter is when the sweeper re-enqueues a next stage
+// whose message never came. completed_by lets a retry of an applied completion
+// succeed, even after later writes.
 func (st *Store) Complete(ctx context.Context, id string, stage domain.Stage, l job.Lease, r job.Result, sweepAfter time.Duration) (*job.Job, error) {
 	now := job.FormatTime(l.Now)
 	next, hasNext := stage.Next()
@@ -440,8 +427,8 @@ func (st *Store) Complete(ctx context.Context, id string, stage domain.Stage, l 
 	return j, err
 }
 
-// Retry records a retryable failure by the owner and releases the lease; the
-// job waits in retry_wait until the delayed message comes back.
+// Retry records the owner's retryable failure and releases the lease; the job
+// waits in retry_wait for the delayed message.
 func (st *Store) Retry(ctx context.Context, id string, stage domain.Stage, l job.Lease, f job.FailureInfo, delay time.Duration) (*job.Job, error) {
 	if err := st.putDeferred(ctx); err != nil {
 		return nil, err
@@ -465,11 +452,10 @@ func (st *Store) Retry(ctx context.Context, id string, stage domain.Stage, l job
 	return j, err
 }
 
-// DeadLetter records that the stage is being dead-lettered and keeps the DLQ
-// body until MarkDeadLetterSent confirms the send, so a crash between the two
-// resends rather than loses it. With an owner the write is owner-guarded;
-// without one (budget exhausted by crashed workers) it requires that no live
-// lease exists. dlID (unique per dead letter) is its write token.
+// DeadLetter fails the stage and keeps the DLQ body until MarkDeadLetterSent, so
+// a crash between them resends rather than loses it. Owner-guarded with an
+// owner; without one (budget spent by crashed workers) it needs no live lease.
+// dlID is its write token.
 func (st *Store) DeadLetter(ctx context.Context, id string, stage domain.Stage, l job.Lease, f job.FailureInfo, dlID, body string) (*job.Job, error) {
 	if err := st.putDeferred(ctx); err != nil {
 		return nil, err
@@ -515,10 +501,9 @@ func (st *Store) MarkDeadLetterSent(ctx context.Context, id string, stage domain
 	return err
 }
 
-// Replay resumes a dead-lettered stage with a fresh attempt budget. It is
-// keyed by the dead-letter id so that a DLQ message redriven twice replays
-// once; the class it was dead-lettered with is kept to detect a repeat
-// failure (escalation).
+// Replay resumes a dead-lettered stage with a fresh budget, once per dead-letter
+// id (a DLQ message redriven twice replays once), keeping its class to detect a
+// repeat failure.
 func (st *Store) Replay(ctx context.Context, id string, stage domain.Stage, dlID string, dlClass failure.Class, now time.Time, sweepAfter time.Duration) (*job.Job, error) {
 	at := job.FormatTime(now)
 	v := map[string]types.AttributeValue{
@@ -540,9 +525,8 @@ func (st *Store) Replay(ctx context.Context, id string, stage domain.Stage, dlID
 	return j, err
 }
 
-// Restart sends a dead-lettered job back to fetch with every stage reset: the
-// operator's explicit full restart. Succeeded jobs are never restarted.
-// requestID (the restart message's id) is its write token.
+// Restart sends a failed job back to fetch with every stage reset (never a
+// succeeded one); requestID is its write token.
 func (st *Store) Restart(ctx context.Context, id, actor, requestID string, now time.Time, sweepAfter time.Duration) (*job.Job, error) {
 	at := job.FormatTime(now)
 	v := map[string]types.AttributeValue{":queued": s(string(job.Target(job.OpRestart))), ":fetch": s(string(domain.StageFetch)),
@@ -558,8 +542,8 @@ func (st *Store) Restart(ctx context.Context, id, actor, requestID string, now t
 	return j, err
 }
 
-// Reschedule moves a job's sweep deadline, only if nobody changed the job
-// since it was read (seq unchanged).
+// Reschedule moves a job's sweep deadline if nobody changed it since it was read
+// (seq).
 func (st *Store) Reschedule(ctx context.Context, j *job.Job, now, next time.Time, note string) error {
 	at := job.FormatTime(now)
 	v := map[string]types.AttributeValue{":seq": n(j.Seq), ":sweep": s(job.FormatTime(next)), ":now": s(at), ":one": n(1),
@@ -572,9 +556,8 @@ func (st *Store) Reschedule(ctx context.Context, j *job.Job, now, next time.Time
 	return err
 }
 
-// RecordCallback records that the Swarm callback c of job id was made, once:
-// the write is conditional on it not being recorded yet, and a second
-// recording (or a job without a Swarm run) gets job.ErrConflict.
+// RecordCallback records Swarm callback c of job id once; a second recording, or
+// a job without a Swarm run, is job.ErrConflict.
 func (st *Store) RecordCallback(ctx context.Context, id string, c job.Callback, now time.Time) error {
 	switch c {
 	case job.CallbackUpdate, job.CallbackPass, job.CallbackFail:
