@@ -27,10 +27,9 @@ type Deps struct {
 	Log     *slog.Logger
 }
 
-// New builds the pre-flight for set the way the pipeline's functions build
-// their clients. A part that cannot be built (the p4 executable missing, a
-// setting refused) becomes a failed verdict naming the fix, not a failed
-// cold start: the doctor is where a broken deployment is diagnosed.
+// New builds the pre-flight as the pipeline's functions build their clients; a
+// part that cannot be built is a failed verdict naming the fix, not a failed
+// cold start.
 func New(ctx context.Context, set Settings, d Deps) *Doctor {
 	doc := &Doctor{Model: newModel(set, d), Mail: newMail(set, d)}
 	var broken *Verdict
@@ -110,8 +109,8 @@ func newModel(set Settings, d Deps) *Model {
 	m.Complete = func(ctx context.Context, p llm.Prompt) (llm.Completion, error) {
 		return secrets.Do(ctx, key, func(c llm.Provider) (llm.Completion, error) { return c.Complete(ctx, p) })
 	}
-	// A detecting client (openai) says which form it found and the window
-	// the server reports, after the probe's call.
+	// A detecting client (openai) reports its form and the server's window after
+	// the probe.
 	m.Found = func(ctx context.Context) (llm.Capabilities, bool) {
 		caps, err := secrets.Do(ctx, key, func(c llm.Provider) (llm.Capabilities, error) {
 			d, ok := c.(capable)
