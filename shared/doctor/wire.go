@@ -1,6 +1,7 @@
 package doctor
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -82,7 +83,7 @@ func newModel(set Settings, d Deps) *Model {
 	m := &Model{Provider: set.LLM.Provider, Model: cfg.Model, Form: "the prompt's instructions (no schema parameter)",
 		ContextTokens: set.ContextTokens, ContextSource: "llmContextTokens"}
 	if m.Provider == llm.OpenAI || m.Provider == "" {
-		m.Form = "response_format " + firstOf(cfg.ResponseFormat, llm.FormatJSONSchema)
+		m.Form = "response_format " + cmp.Or(cfg.ResponseFormat, llm.FormatJSONSchema)
 	}
 	if m.ContextTokens <= 0 {
 		m.ContextTokens, m.ContextSource = result.Budget{}.For(cfg.Model).ContextTokens, "the model family table; llmContextTokens overrides it"
@@ -140,11 +141,4 @@ func newMail(set Settings, d Deps) *Mail {
 	m.Relay = fmt.Sprintf("%s:%d", set.SMTP.Host, set.SMTP.Port)
 	m.Probe = func(ctx context.Context) error { return smtpmail.Probe(ctx, d.Secrets, set.SMTPSecretID, set.SMTP) }
 	return m
-}
-
-func firstOf(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

@@ -5,6 +5,7 @@ package domain
 
 import (
 	"fmt"
+	"slices"
 )
 
 // Stage is one step of the pipeline (rule LC-3); its name appears in queue
@@ -22,23 +23,14 @@ var Stages = []Stage{StageFetch, StageLLM, StageNotify}
 
 // Next returns the stage after s, or false when s is the last one.
 func (s Stage) Next() (Stage, bool) {
-	for i, st := range Stages {
-		if st == s && i+1 < len(Stages) {
-			return Stages[i+1], true
-		}
+	if i := slices.Index(Stages, s); i >= 0 && i+1 < len(Stages) {
+		return Stages[i+1], true
 	}
 	return "", false
 }
 
 // Valid reports whether s names a pipeline stage.
-func (s Stage) Valid() bool {
-	for _, st := range Stages {
-		if st == s {
-			return true
-		}
-	}
-	return false
-}
+func (s Stage) Valid() bool { return slices.Contains(Stages, s) }
 
 // ParseStage converts a string into a Stage, rejecting unknown names.
 func ParseStage(v string) (Stage, error) {
@@ -103,27 +95,25 @@ type Changeset struct {
 
 // Carried returns the files carried over from Previous, by path.
 func (c Changeset) Carried() map[string]bool {
-	out := map[string]bool{}
-	if c.Previous == nil {
-		return out
-	}
-	for _, f := range c.Files {
-		if f.CarriedFrom == c.Previous.Version && f.CarriedFrom > 0 {
-			out[f.DepotPath] = true
-		}
-	}
-	return out
+	return c.since(func(f FileChange) int { return f.CarriedFrom })
 }
 
 // Interdiffs returns the files reviewed as their interdiff since
 // Previous, by path.
 func (c Changeset) Interdiffs() map[string]bool {
+	return c.since(func(f FileChange) int {
+		if f.CarriedFrom > 0 {
+			return 0 // carried whole: not an interdiff
+		}
+		return f.InterdiffFrom
+	})
+}
+
+// since returns the files whose from is Previous's version, by path.
+func (c Changeset) since(from func(FileChange) int) map[string]bool {
 	out := map[string]bool{}
-	if c.Previous == nil {
-		return out
-	}
 	for _, f := range c.Files {
-		if f.InterdiffFrom == c.Previous.Version && f.InterdiffFrom > 0 && f.CarriedFrom == 0 {
+		if c.Previous != nil && from(f) > 0 && from(f) == c.Previous.Version {
 			out[f.DepotPath] = true
 		}
 	}

@@ -141,8 +141,8 @@ func (o *Outbox) own(k Ref) Ref {
 
 // Ref returns the row's identity by the keys it was read with.
 func (r *Row) Ref() Ref {
-	if r.Channel != "" {
-		return Item{Channel: r.Channel, Thread: r.Thread, ID: r.Item}
+	if it, ok := r.ChannelItem(); ok {
+		return it
 	}
 	if r.SK != "" && strings.HasPrefix(r.SK, hashedSK) {
 		return stored{pk: r.PK, sk: r.SK, name: fmt.Sprintf("%d/v%d/~%s", r.Changelist, r.ReviewVersion, truncate(strings.TrimPrefix(r.SK, hashedSK), 16))}
@@ -162,12 +162,7 @@ func (r *Row) Addressee() string {
 	return "~" + truncate(strings.TrimPrefix(r.SK, hashedSK), 16)
 }
 
-func truncate(s string, n int) string {
-	if len(s) > n {
-		return s[:n]
-	}
-	return s
-}
+func truncate(s string, n int) string { return s[:min(len(s), n)] }
 
 // Bounded is ref whose Begin also records after as LookupAfter unless the row
 // has one: the first send's bound holds for every later one, so the lowest is

@@ -14,6 +14,7 @@
 package retention
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -121,10 +122,7 @@ func (r Report) Clean() bool { return r.RowsOverdue+r.RowsWithoutTTL+r.ObjectsOv
 // RetentionRowsWithoutTTL and RetentionObjectsOverdue (zeros too) and logs the
 // first offending keys.
 func (c *Checker) Run(ctx context.Context) (Report, error) {
-	now := time.Now().UTC()
-	if c.Now != nil {
-		now = c.Now().UTC()
-	}
+	now := c.now().UTC()
 	tableGrace, bucketGrace := c.TableGrace, c.BucketGrace
 	if tableGrace <= 0 {
 		tableGrace = DefaultTableGrace
@@ -170,10 +168,7 @@ func (c *Checker) Run(ctx context.Context) (Report, error) {
 // stops completing raises it past the alarm, and runs that stop leave it
 // missing, which the alarm treats as breaching.
 func (c *Checker) putAge(r *round, now time.Time) {
-	from := r.Last
-	if from == "" {
-		from = r.Started
-	}
+	from := cmp.Or(r.Last, r.Started)
 	age := 0.0
 	if t, err := time.Parse(time.RFC3339, from); err == nil {
 		age = now.Sub(t).Hours()

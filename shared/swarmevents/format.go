@@ -10,6 +10,7 @@ package swarmevents
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -131,9 +132,7 @@ func (s HMAC) Parse(h Header, body []byte) (Delivery, error) {
 	if err := json.Unmarshal(body, &p); err != nil {
 		return Delivery{}, errors.New("body is not a JSON object")
 	}
-	if d.Event == "" {
-		d.Event = firstNonEmpty(p.Event, p.Type)
-	}
+	d.Event = cmp.Or(d.Event, p.Event, p.Type)
 	if c := bytes.TrimSpace(p.Comment); len(c) > 0 && c[0] == '{' {
 		cm, err := swarm.DecodeComment(c)
 		if err != nil {
@@ -167,13 +166,4 @@ func reviewID(raw json.RawMessage) int64 {
 	}
 	id, _ := n.Int64()
 	return id
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
