@@ -184,8 +184,7 @@ func (r *Reconciler) Run(ctx context.Context) (Report, error) {
 		r.judge(ctx, sub, s, now, &rep)
 	}
 	if err := r.saveCursor(ctx, cursor, last, rep.Stopped != ""); err != nil {
-		r.Log.WarnContext(ctx, "reconcile: saving the pass's position failed; the next pass starts from the oldest row", "err", err)
-		rep.Errors++
+		rep.failed(ctx, r.Log, "reconcile: saving the pass's position failed; the next pass starts from the oldest row", err)
 	}
 	// Every pass emits all three, zeros too, so alarms see rows resolved; every
 	// violation pages, repaired or not (the contract should never break).
@@ -195,6 +194,13 @@ func (r *Reconciler) Run(ctx context.Context) (Report, error) {
 	return rep, nil
 }
 
+// failed logs a row's error and counts it; the next pass retries the row.
+func (rep *Report) failed(ctx context.Context, log *slog.Logger, msg string, err error) bool {
+	log.WarnContext(ctx, msg, "err", err)
+	rep.Errors++
+	return false
+}
+
 // judge verifies, marks reconciling and repairs one suspect.
 func (r *Reconciler) judge(ctx context.Context, sub subject, s outbox.Suspect, now time.Time, rep *Report) {
 	log := sub.log
@@ -202,14 +208,12 @@ func (r *Reconciler) judge(ctx context.Context, sub subject, s outbox.Suspect, n
 	if status == outbox.Sent {
 		_, ok, err := sub.evidence(ctx, true)
 		if err != nil {
-			log.WarnContext(ctx, "reconcile: delivery lookup failed", "err", err)
-			rep.Errors++
+			rep.failed(ctx, log, "reconcile: delivery lookup failed", err)
 			return
 		}
 		if ok {
 			if err := r.Rows.Verified(ctx, sub.ref, now); err != nil {
-				log.WarnContext(ctx, "reconcile: recording verification failed", "err", err)
-				rep.Errors++
+				rep.failed(ctx, log, "reconcile: recording verification failed", err)
 			}
 			rep.Verified++
 			return
@@ -224,8 +228,7 @@ func (r *Reconciler) judge(ctx context.Context, sub subject, s outbox.Suspect, n
 		moved, err := r.Rows.MarkReconciling(ctx, sub.ref, status, reason, now)
 		if err != nil || !moved {
 			if err != nil {
-				log.WarnContext(ctx, "reconcile: marking reconciling failed", "err", err)
-				rep.Errors++
+				rep.failed(ctx, log, "reconcile: marking reconciling failed", err)
 			}
 			return // moved on meanwhile (a send completed): not ours
 		}
@@ -411,16 +414,12 @@ func (r *Reconciler) repair(ctx context.Context, sub subject, s outbox.Suspect, 
 	}
 	evidence, delivered, err := sub.evidence(ctx, false)
 	if err != nil {
-		log.WarnContext(ctx, "reconcile: delivery lookup failed", "err", err)
-		rep.Errors++
-		return false
+		return rep.failed(ctx, log, "reconcile: delivery lookup failed", err)
 	}
 	if delivered {
 		ok, err := r.Rows.Backfill(ctx, k, evidence, now)
 		if err != nil {
-			log.WarnContext(ctx, "reconcile: backfill failed", "err", err)
-			rep.Errors++
-			return false
+			return rep.failed(ctx, log, "reconcile: backfill failed", err)
 		}
 		if ok {
 			log.WarnContext(ctx, "reconciled: the provider has the message; row backfilled as sent")
@@ -438,16 +437,12 @@ func (r *Reconciler) repair(ctx context.Context, sub subject, s outbox.Suspect, 
 			log.WarnContext(ctx, "reconcile: the provider has no record, and the job will not notify again; an operator resolves it")
 			return false
 		case err != nil:
-			log.WarnContext(ctx, "reconcile: reading the job failed", "err", err)
-			rep.Errors++
-			return false
+			return rep.failed(ctx, log, "reconcile: reading the job failed", err)
 		}
 	}
 	ok, err := r.Rows.RequeueReconciled(ctx, k, now)
 	if err != nil {
-		log.WarnContext(ctx, "reconcile: requeue failed", "err", err)
-		rep.Errors++
-		return false
+		return rep.failed(ctx, log, "reconcile: requeue failed", err)
 	}
 	if !ok {
 		return false
