@@ -1,11 +1,9 @@
-// Package dynamotest is an in-process DynamoDB for unit tests: one table
-// with the jobs table's key schema and sweep index, which evaluates the
-// condition, update, key-condition and filter expressions it is sent the way
-// DynamoDB does (DynamoDB Developer Guide: "Condition and filter
-// expressions", "Update expressions", "TransactWriteItems"). It lets the
-// store's and the outbox's own requests decide what a unit test sees; the
-// jobs table's contract suite (shared/store/storetest) runs the same
-// scenarios on the emulator to show the two agree.
+// Package dynamotest is an in-process DynamoDB for unit tests that evaluates the
+// condition, update, key-condition and filter expressions it is sent as DynamoDB
+// does (DynamoDB Developer Guide: "Condition and filter expressions", "Update
+// expressions", "TransactWriteItems"), so the store's and outbox's own requests
+// decide what a test sees; the contract suite (shared/store/storetest) runs the
+// same scenarios on the emulator to show the two agree.
 package dynamotest
 
 import (
@@ -24,15 +22,10 @@ import (
 // Table is the in-process table's name.
 const Table = "jobs"
 
-// Dynamo is an in-process DynamoDB holding one table with the jobs table's
-// key schema and sweep and doubt indexes (infra/stack.go: pk/sk; sweep on
-// sweep_shard/sweep_at, doubt on doubt/doubt_at). It evaluates the condition, update, key-condition
-// and filter expressions the store and the outbox send (expr.go), answers
-// a failed condition the way DynamoDB does (ConditionalCheckFailedException
-// with the old item when asked for ALL_OLD; a cancelled transaction with a
-// reason per item) and rejects a request that defines a placeholder it does
-// not use. It is the unit-speed stand-in for the table: the emulator run of
-// the suite checks that the two agree.
+// Dynamo holds one table with the jobs table's key schema and its sweep and
+// doubt indexes (infra/stack.go). It answers a failed condition as DynamoDB does
+// (ConditionalCheckFailedException with the old item under ALL_OLD; a cancelled
+// transaction with a reason per item) and rejects an unused placeholder.
 type Dynamo struct {
 	mu    sync.Mutex
 	items map[[2]string]map[string]types.AttributeValue
@@ -155,9 +148,9 @@ func (d *Dynamo) one(w types.TransactWriteItem) (map[string]types.AttributeValue
 	return apply(), nil
 }
 
-// prepare is what every write does before it changes anything: find the
-// item's key, refuse an unused placeholder, check the condition on the
-// stored item and compute the new one. apply stores it (or deletes).
+// prepare is what every write does before changing anything: find the key,
+// refuse unused placeholders, check the condition and compute the new item;
+// apply stores (or deletes) it.
 func (d *Dynamo) prepare(w types.TransactWriteItem) (k [2]string, apply func() map[string]types.AttributeValue, err error) {
 	var key map[string]types.AttributeValue
 	var cond *string
@@ -205,9 +198,8 @@ func (d *Dynamo) prepare(w types.TransactWriteItem) (k [2]string, apply func() m
 	return k, func() map[string]types.AttributeValue { d.items[k] = item; return item }, nil
 }
 
-// TransactWriteItems applies every write or none: each condition is
-// checked first, and a failed one cancels the transaction with a reason per
-// item (DynamoDB's TransactionCanceledException).
+// TransactWriteItems applies every write or none (TransactionCanceledException
+// with a reason per item).
 func (d *Dynamo) TransactWriteItems(_ context.Context, in *dynamodb.TransactWriteItemsInput, _ ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -244,10 +236,9 @@ func (d *Dynamo) TransactWriteItems(_ context.Context, in *dynamodb.TransactWrit
 	return &dynamodb.TransactWriteItemsOutput{}, nil
 }
 
-// Query reads the items of a key condition, on the table (sorted by sk)
-// or an index (sorted by its range key; descending when ScanIndexForward
-// is false), up to Limit. Every answer is one page: a request that starts
-// after a page's key is refused rather than answered from the start.
+// Query reads a key condition's items in range-key order (reversed when
+// ScanIndexForward is false), up to Limit, in one page: a request starting after
+// a key is refused, not answered from the start.
 func (d *Dynamo) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
 	if in.ExclusiveStartKey != nil {
 		return nil, validation("dynamotest answers every query in one page; ExclusiveStartKey is not modelled")
