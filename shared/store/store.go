@@ -196,6 +196,8 @@ type write struct {
 	// applied recognises in the old item that this write was applied already
 	// (its answer lost); nil: last_write equals token.
 	applied func(old *jobItem) bool
+	// refused, when set, is the error of a condition that did not hold.
+	refused error
 }
 
 // update runs w and returns the new image; on a failed condition the old image
@@ -259,6 +261,9 @@ func (st *Store) failed(ctx context.Context, id string, w write, err error) (*jo
 	}
 	if applied(old) {
 		return old.job(), nil
+	}
+	if w.refused != nil {
+		return old.job(), w.refused
 	}
 	return old.job(), fmt.Errorf("%s: job %s: %w", w.op, id, errConditionCheck)
 }
@@ -364,10 +369,8 @@ func (st *Store) Claim(ctx context.Context, id string, stage domain.Stage, l job
 func (st *Store) Renew(ctx context.Context, id string, stage domain.Stage, l job.Lease) error {
 	v := map[string]types.AttributeValue{":exp": s(l.Expires()), ":now": s(job.FormatTime(l.Now)), ":s": s(string(stage))}
 	_, err := st.update(ctx, id, write{op: "renew lease", update: "SET stages.#stg.lease_expires_at = :exp, updated_at = :now",
-		cond: ownerGuard(job.OpRenew, l, v), names: names(stage), values: v, token: token(l.Owner, job.OpRenew)})
-	if errors.Is(err, errConditionCheck) {
-		return fmt.Errorf("renew: %w", job.ErrLeaseLost)
-	}
+		cond: ownerGuard(job.OpRenew, l, v), names: names(stage), values: v, token: token(l.Owner, job.OpRenew),
+		refused: fmt.Errorf("renew: %w", job.ErrLeaseLost)})
 	return err
 }
 
@@ -417,13 +420,10 @@ func (st *Store) Complete(ctx context.Context, id string, stage domain.Stage, l 
 		upd += " REMOVE stages.#stg.#owner, stages.#stg.lease_expires_at, sweep_at, sweep_shard"
 	}
 	j, err := st.update(ctx, id, write{op: "complete stage", update: upd, cond: ownerGuard(op, l, v), names: nm, values: v,
-		token: token(l.Owner, op), finish: !hasNext, finishAt: stage, applied: func(o *jobItem) bool {
+		token: token(l.Owner, op), finish: !hasNext, finishAt: stage, refused: fmt.Errorf("complete: %w", job.ErrLeaseLost), applied: func(o *jobItem) bool {
 			r := o.Stages[stage]
 			return r != nil && r.Status == job.StageDone && r.CompletedBy == l.Owner
 		}})
-	if errors.Is(err, errConditionCheck) {
-		return j, fmt.Errorf("complete: %w", job.ErrLeaseLost)
-	}
 	return j, err
 }
 
@@ -445,10 +445,7 @@ func (st *Store) Retry(ctx context.Context, id string, stage domain.Stage, l job
 		" updated_at = :now, seq = seq + :one, sweep_at = :sweep, history = list_append(if_not_exists(history, :empty), :ev)" +
 		" REMOVE stages.#stg.#owner, stages.#stg.lease_expires_at"
 	j, err := st.update(ctx, id, write{op: "schedule retry", update: upd, cond: ownerGuard(job.OpRetry, l, v), names: names(stage), values: v,
-		token: token(l.Owner, job.OpRetry)})
-	if errors.Is(err, errConditionCheck) {
-		return j, fmt.Errorf("retry: %w", job.ErrLeaseLost)
-	}
+		token: token(l.Owner, job.OpRetry), refused: fmt.Errorf("retry: %w", job.ErrLeaseLost)})
 	return j, err
 }
 
@@ -480,13 +477,10 @@ func (st *Store) DeadLetter(ctx context.Context, id string, stage domain.Stage, 
 		" updated_at = :now, seq = seq + :one, history = list_append(if_not_exists(history, :empty), :ev)" +
 		" REMOVE stages.#stg.#owner, stages.#stg.lease_expires_at, sweep_at, sweep_shard"
 	j, err := st.update(ctx, id, write{op: "dead-letter stage", update: upd, cond: cond, names: names(stage), values: v,
-		token: "dead_letter/" + dlID, applied: func(o *jobItem) bool {
+		token: "dead_letter/" + dlID, refused: fmt.Errorf("dead-letter: %w", job.ErrLeaseLost), applied: func(o *jobItem) bool {
 			r := o.Stages[stage]
 			return r != nil && r.DeadLetterID == dlID && o.State == job.Failed
 		}})
-	if errors.Is(err, errConditionCheck) {
-		return j, fmt.Errorf("dead-letter: %w", job.ErrLeaseLost)
-	}
 	return j, err
 }
 
@@ -549,10 +543,7 @@ func (st *Store) Reschedule(ctx context.Context, j *job.Job, now, next time.Time
 	v := map[string]types.AttributeValue{":seq": n(j.Seq), ":sweep": s(job.FormatTime(next)), ":now": s(at), ":one": n(1),
 		":ev": event(at, job.EventSwept, j.Stage, j.State, j.State, note), ":empty": &types.AttributeValueMemberL{}}
 	_, err := st.update(ctx, j.ID, write{op: "reschedule", update: "SET sweep_at = :sweep, updated_at = :now, seq = seq + :one, history = list_append(if_not_exists(history, :empty), :ev)",
-		cond: "seq = :seq", values: v, token: fmt.Sprintf("sweep/%d/%s", j.Seq, at)})
-	if errors.Is(err, errConditionCheck) {
-		return fmt.Errorf("reschedule: %w", job.ErrConflict)
-	}
+		cond: "seq = :seq", values: v, token: fmt.Sprintf("sweep/%d/%s", j.Seq, at), refused: fmt.Errorf("reschedule: %w", job.ErrConflict)})
 	return err
 }
 
