@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -315,11 +316,12 @@ func expired(it map[string]types.AttributeValue, now int64) bool {
 	return ok && exp > 0 && exp <= now
 }
 
+// decode reads a record item by Record's dynamodbav tags (the attributes item
+// writes).
 func decode(it map[string]types.AttributeValue) Record {
-	review, _ := num(it["review"])
-	return Record{Review: review, Fingerprint: str(it["fp"]), Fate: Fate(str(it["fate"])), File: str(it["file"]),
-		Severity: str(it["severity"]), Category: str(it["category"]), RuleID: str(it["rule_id"]),
-		PromptVersion: str(it["prompt_version"]), Model: str(it["model"]), JobID: str(it["job_id"]), Kind: str(it["kind"]), Scope: str(it["scope"]), By: list(it["dismissed_by"])}
+	var r Record
+	_ = attributevalue.UnmarshalMap(it, &r)
+	return r
 }
 
 func lv(ss []string) types.AttributeValue {
