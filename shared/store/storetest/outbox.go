@@ -227,15 +227,10 @@ func reconcileMovedOn(f *rowFixture) {
 	f.status(outbox.Sent, true)
 }
 
-// ok fails the scenario on err; must does for a write that also returns a value.
+// ok fails the scenario on err.
 func (f *rowFixture) ok(err error) {
 	f.t.Helper()
 	if err != nil {
 		f.t.Fatal(err)
 	}
-}
-
-func (f *rowFixture) must(_ any, err error) {
-	f.t.Helper()
-	f.ok(err)
 }
