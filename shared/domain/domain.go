@@ -67,7 +67,7 @@ type FileChange struct {
 	NotDiffed string `json:"not_diffed,omitempty"`
 }
 
-// OverFileBytes: the file exceeds P4_MAX_FILE_BYTES (p4MaxFileBytes, 2 MiB by
+// OverFileBytes marks that the file exceeds P4_MAX_FILE_BYTES (p4MaxFileBytes, 2 MiB by
 // default): listed, never printed or reviewed.
 const OverFileBytes = "over_file_bytes"
 

@@ -45,7 +45,7 @@ func SettingsFromEnv(r *config.Reader) Settings {
 	return s
 }
 
-// Deps: AWS config (SES), the jobs table (SES evidence), Secrets Manager (SMTP
+// Deps are AWS config (SES), the jobs table (SES evidence), Secrets Manager (SMTP
 // login), the log.
 type Deps struct {
 	AWS     aws.Config

@@ -99,7 +99,7 @@ func (p Policy) Floor(f domain.Finding) string {
 	return g
 }
 
-// NeverWithheld: at or above its floor, security, or a committed secret.
+// NeverWithheld reports whether f is at or above its floor, security, or a committed secret.
 func (p Policy) NeverWithheld(f domain.Finding) bool {
 	floor := slices.Index(domain.Severities, p.Floor(f))
 	return committedSecret(f) || strings.EqualFold(f.Category, "security") ||
@@ -111,10 +111,10 @@ func (p Policy) Withholds(s Suppression, f domain.Finding) bool {
 	return !p.NeverWithheld(f) && p.activeAt(s, p.threshold(f))
 }
 
-// Active: s withholds at the environment's N.
+// Active reports whether s withholds at the environment's N.
 func (p Policy) Active(s Suppression) bool { return p.activeAt(s, p.Threshold) }
 
-// Awaiting: s would withhold but waits for confirmation.
+// Awaiting reports whether s would withhold but waits for confirmation.
 func (p Policy) Awaiting(s Suppression) bool {
 	return p.Confirm && !s.Confirmed && p.meets(s, p.Threshold)
 }

@@ -143,7 +143,7 @@ func Distinct(fs []domain.Finding, cs *domain.Changeset) []Current {
 	return out
 }
 
-// FullyReviewed: a file neither skipped nor cut, and the model called or the
+// FullyReviewed counts a file as reviewed in full when neither skipped nor cut, and the model called or the
 // file carried over from a full review. When the cap hid findings (HiddenByCap)
 // without listing them (Withheld), a gone fingerprint proves nothing and no file
 // counts.

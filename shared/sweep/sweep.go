@@ -26,7 +26,7 @@ type Enqueuer interface {
 	Send(ctx context.Context, e envelope.Envelope) error
 }
 
-// DefaultLimit: two requests a job, so 200 finish well inside the timeout while
+// DefaultLimit is how many due jobs a pass takes: two requests a job, so 200 finish well inside the timeout while
 // draining a backlog.
 const DefaultLimit = 200
 
