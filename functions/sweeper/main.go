@@ -69,7 +69,7 @@ func main() {
 	key, err := rowSet.Key(context.Background(), sm)
 	coldstart.Must(env, err)
 	rows := outbox.New(ddb, env.Config.JobsTable).WithActor("reconciler").WithSecret(key)
-	rec := &reconcile.Reconciler{Rows: rows, Progress: rows, Jobs: jobs, Redeliver: queues, FromDomain: ev.FromDomain(),
+	rec := &reconcile.Reconciler{Rows: rows, Progress: rows.Pass("reconcile"), Jobs: jobs, Redeliver: queues, FromDomain: ev.FromDomain(),
 		Window: ev.Window, Lookback: evidence.DefaultRetention, Log: env.Log, Metrics: env.Metrics}
 	switch {
 	case ev.Provider == "ses":

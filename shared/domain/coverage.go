@@ -12,9 +12,9 @@ func (m ReviewMeta) Complete() bool {
 	return m.WithoutModel == "" && len(m.SkippedFiles) == 0 && len(m.TruncatedFiles) == 0 && m.FilesReviewed == m.FilesTotal
 }
 
-// Coverage states how much of the changelist was reviewed, e.g. "reviewed
-// 38 of 40 files; partly reviewed 1 (cut to fit); skipped 1: 1 binary".
-// It is "" for a result written before coverage was recorded.
+// Coverage says how much was reviewed ("reviewed 38 of 40 files; partly reviewed
+// 1 (cut to fit); skipped 1: 1 binary"); "" for a result from before coverage
+// was recorded.
 func (m ReviewMeta) Coverage() string {
 	if m.FilesTotal == 0 && m.FilesReviewed == 0 && len(m.SkippedFiles) == 0 {
 		return ""
@@ -69,9 +69,8 @@ func plural(n int, word string) string {
 	return word + "s"
 }
 
-// Usage is what the review cost, as the e-mail's footer and the Swarm
-// summary both state it: tokens, model calls, the prompt cache's share and,
-// where prices are configured, the estimate; "" when no model ran.
+// Usage is the review's cost as the e-mail and the Swarm summary state it; ""
+// when no model ran.
 func (m ReviewMeta) Usage() string {
 	if m.InputTokens == 0 && m.OutputTokens == 0 {
 		return ""
@@ -86,10 +85,8 @@ func (m ReviewMeta) Usage() string {
 	return s
 }
 
-// DismissedWithheld is what the e-mail and the Swarm summary both say of
-// the findings the notify stage withheld as a kind reviewers here dismissed
-// repeatedly (never silently: each medium adds how to list and lift them);
-// "" when none was withheld.
+// DismissedWithheld is what the e-mail and Swarm summary say of findings
+// withheld as repeatedly dismissed (never silently); "" when none.
 func (m ReviewMeta) DismissedWithheld() string {
 	w := m.WithheldAsDismissed
 	if w <= 0 {
