@@ -18,6 +18,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsses"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/criticizer/criticizer/shared/llm"
 )
 
 // functionsProps is what the functions section is wired to.
@@ -431,10 +433,6 @@ func restrictRawBucket(stack awscdk.Stack, cfg EnvConfig, raw awss3.Bucket, fetc
 	// The trail's own bucket, as locked down as the artifacts' (CloudTrail
 	// delivers with SSE-S3 or the data key).
 	tb := &awss3.BucketProps{
-		Encryption:        awss3.BucketEncryption_S3_MANAGED,
-		BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(),
-		EnforceSSL:        jsii.Bool(true),
-		ObjectOwnership:   awss3.ObjectOwnership_BUCKET_OWNER_ENFORCED,
 		// Audit evidence: an overwritten or deleted log file stays recoverable.
 		Versioned:     jsii.Bool(true),
 		RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
@@ -442,8 +440,7 @@ func restrictRawBucket(stack awscdk.Stack, cfg EnvConfig, raw awss3.Bucket, fetc
 	if logs := stack.Node().TryFindChild(jsii.String("AccessLogs")); logs != nil {
 		tb.ServerAccessLogsBucket, tb.ServerAccessLogsPrefix = logs.(awss3.IBucket), jsii.String("trail/")
 	}
-	trailBucket := awss3.NewBucket(stack, jsii.String("RawDataEventsTrailBucket"), tb)
-	pinID(trailBucket, "RawDataEventsTrailBucket")
+	trailBucket := newBucket(stack, "RawDataEventsTrailBucket", tb)
 	trail := awscloudtrail.NewTrail(stack, jsii.String("RawDataEventsTrail"), &awscloudtrail.TrailProps{
 		IsMultiRegionTrail: jsii.Bool(false), IncludeGlobalServiceEvents: jsii.Bool(false),
 		ManagementEvents: awscloudtrail.ReadWriteType_NONE, Bucket: trailBucket,
@@ -542,39 +539,25 @@ func (g itemGrants) grantTable(actions *[]*string) {
 }
 
 // grantModel lets fn call the models: with the provider's key from the LLM
-// secret, or, for bedrock (authorized by IAM, no key), with InvokeModel on
-// each model (Converse is authorized as InvokeModel). The one place a
-// provider's credentials are wired (the llm function and the doctor).
+// secret, or, for an AWS family (authorized by IAM, no key), with the
+// family's Invoke action on each model's ARNs (shared/llm's families). The
+// one place a provider's credentials are wired (the llm function and the doctor).
 func grantModel(fn awslambda.Function, cfg EnvConfig, llmSecret awssecretsmanager.Secret, models ...string) {
-	if cfg.LLMProvider != "bedrock" {
+	f, _ := llm.FamilyOf(cfg.LLMProvider)
+	if !f.AWS {
 		fn.AddEnvironment(jsii.String("LLM_SECRET_ID"), llmSecret.SecretArn(), nil)
 		llmSecret.GrantRead(fn, nil)
 		return
 	}
 	var resources []*string
 	for _, m := range models {
-		resources = append(resources, bedrockResources(m)...)
-	}
-	fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Actions: jsii.Strings("bedrock:InvokeModel"), Resources: &resources,
-	}))
-}
-
-// bedrockResources are the ARNs invoking model needs: the foundation model
-// (in any region, for inference profiles that route across regions) and,
-// for a geographic inference profile id ("eu.…"), the profile itself.
-func bedrockResources(model string) []*string {
-	base, profile := model, false
-	for _, geo := range []string{"us.", "eu.", "apac.", "us-gov.", "global."} {
-		if rest, ok := strings.CutPrefix(model, geo); ok {
-			base, profile = rest, true
+		for _, arn := range f.ModelARNs(m) {
+			resources = append(resources, awscdk.Fn_Sub(jsii.String(arn), nil))
 		}
 	}
-	out := []*string{awscdk.Fn_Sub(jsii.String("arn:${AWS::Partition}:bedrock:*::foundation-model/"+base), nil)}
-	if profile {
-		out = append(out, awscdk.Fn_Sub(jsii.String("arn:${AWS::Partition}:bedrock:${AWS::Region}:${AWS::AccountId}:inference-profile/"+model), nil))
-	}
-	return out
+	fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions: jsii.Strings(f.Invoke), Resources: &resources,
+	}))
 }
 
 // Artifact key patterns each stage writes (shared/artifacts.Key: jobs/<job id>/<name>),

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"net/url"
 	"path/filepath"
 
@@ -140,29 +139,19 @@ func newJobPage(stack awscdk.Stack, p jobPageProps) awslambda.Function {
 	return fn
 }
 
-// validateJobPageSettings: the job page (one of Validate's validators).
-func validateJobPageSettings(c EnvConfig, p *problems) {
-	for _, e := range c.validateJobPage() {
-		p.add("%s", e)
-	}
-}
-
-// validateJobPage checks the job page's settings.
-func (c EnvConfig) validateJobPage() []string {
+// validateJobPage: publicBaseUrl is for job page links only, and a link is
+// a credential: https, no credentials, query or fragment.
+func validateJobPage(c EnvConfig, p *problems) {
 	if c.PublicBaseURL == "" {
-		return nil
+		return
 	}
-	var errs []string
 	if !c.JobPage {
-		errs = append(errs, "publicBaseUrl is set but jobPage is off: it is used only for job page links; set jobPage: true or remove it")
+		p.add("publicBaseUrl is set but jobPage is off: it is used only for job page links; set jobPage: true or remove it")
 	}
-	u, err := url.Parse(c.PublicBaseURL)
-	switch {
+	switch u, err := url.Parse(c.PublicBaseURL); {
 	case err != nil || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "":
-		errs = append(errs, fmt.Sprintf("publicBaseUrl %q: want an absolute URL without credentials, query or fragment (e.g. https://reviews.example.com/prod)", c.PublicBaseURL))
+		p.add("publicBaseUrl %q: want an absolute URL without credentials, query or fragment (e.g. https://reviews.example.com/prod)", c.PublicBaseURL)
 	case u.Scheme != "https" && !(u.Scheme == "http" && c.isLocal):
-		// The link is a credential: it must not travel in clear text.
-		errs = append(errs, fmt.Sprintf("publicBaseUrl %q: want https (http only in local)", c.PublicBaseURL))
+		p.add("publicBaseUrl %q: want https (http only in local)", c.PublicBaseURL)
 	}
-	return errs
 }
