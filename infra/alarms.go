@@ -152,12 +152,7 @@ func alarms(a alarmer, cfg EnvConfig, mathAlarms bool, stages []*stage, fns stac
 				metric: a.sum("LeaseLost", stage(s.name))})
 	}
 	// Each function's errors and throttles, under the function's alarm id prefix.
-	named := []struct {
-		id string
-		fn awslambda.Function
-	}{{"Webhook", fns.webhook}, {"Fetch", fns.fetch}, {"Review", fns.llm}, {"Notify", fns.notify}, {"Sweeper", fns.sweeper},
-		{"SesEvents", fns.sesEvents}, {"JobPage", jobPage}, {"Digest", fns.digest}}
-	for _, f := range named {
+	for _, f := range append(fns.alarmed, namedFn{"JobPage", jobPage}) {
 		if f.fn == nil { // an optional function that is off
 			continue
 		}

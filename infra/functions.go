@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"path/filepath"
 	"strings"
 
@@ -36,14 +37,16 @@ type functionsProps struct {
 // stackFunctions are the pipeline's Lambda functions.
 type stackFunctions struct {
 	webhook, fetch, llm, notify, sweeper awslambda.Function
-	// sesEvents records SES events (emailProvider ses, else nil); sesEventsDLQ
-	// keeps the events it could not record.
-	sesEvents    awslambda.Function
+	// sesEventsDLQ keeps the SES events the sesevents function could not
+	// record (emailProvider ses, else nil).
 	sesEventsDLQ awssqs.Queue
-	// digest sends the weekly digest (weeklyDigest, else nil; digest.go).
-	digest awslambda.Function
-	// doctor is the pre-flight, invoked by `criticizer doctor` (doctor.go).
-	doctor awslambda.Function
+	// alarmed are the functions with errors and throttles alarms, by alarm id prefix.
+	alarmed []namedFn
+}
+
+type namedFn struct {
+	id string
+	fn awslambda.Function
 }
 
 // newFunctions defines the functions, each with its configuration and its
@@ -60,7 +63,7 @@ func newFunctions(stack awscdk.Stack, p functionsProps) stackFunctions {
 		sweeper: newSweeperFunction(f, p),
 	}
 	if p.cfg.EmailProvider == "ses" {
-		fns.sesEvents, fns.sesEventsDLQ = newSESEvents(f, p)
+		fns.sesEventsDLQ = newSESEvents(f, p)
 	}
 	restrictRawBucket(stack, p.cfg, p.raw, fns.fetch)
 	p.fetch.consumer, p.fetch.concurrency = fns.fetch, p.cfg.MaxConcurrency.Fetch
@@ -68,8 +71,9 @@ func newFunctions(stack awscdk.Stack, p functionsProps) stackFunctions {
 	p.notify.consumer, p.notify.concurrency = fns.notify, p.cfg.MaxConcurrency.Notify
 	consumeStages(p.cfg, []*stage{p.fetch, p.llm, p.notify})
 	newSchedules(stack, p.cfg, fns.sweeper)
-	fns.digest = newDigest(f, p, fns.notify)
-	fns.doctor = newDoctorFunction(f, p, p4Layer) // doctor.go
+	newDigest(f, p, fns.notify)
+	newDoctorFunction(f, p, p4Layer) // doctor.go
+	fns.alarmed = f.alarmed
 	return fns
 }
 
@@ -85,7 +89,8 @@ type functionFactory struct {
 	common         map[string]*string
 	vpc            *vpcPlacement // nil: no VPC
 	// values is cfg as cdk.json spells it, the settings' values by key.
-	values map[string]any
+	values  map[string]any
+	alarmed []namedFn // what newFn made, but the doctor
 }
 
 func newFunctionFactory(stack awscdk.Stack, p functionsProps) *functionFactory {
@@ -130,6 +135,9 @@ type fnSpec struct {
 	// asyncDLQ receives events of an asynchronously invoked function that
 	// failed every retry.
 	asyncDLQ awssqs.IQueue
+	// output names the stack output of the function's name (default <id>Name).
+	output   string
+	noAlarms bool
 }
 
 func (f *functionFactory) newFn(s fnSpec) awslambda.Function {
@@ -181,6 +189,10 @@ func (f *functionFactory) newFn(s fnSpec) awslambda.Function {
 	}
 	fn := awslambda.NewFunction(f.stack, jsii.String(s.id), fp)
 	pinID(fn, s.id)
+	awscdk.NewCfnOutput(f.stack, jsii.String(cmp.Or(s.output, s.id+"Name")), &awscdk.CfnOutputProps{Value: fn.FunctionName()})
+	if !s.noAlarms {
+		f.alarmed = append(f.alarmed, namedFn{strings.TrimSuffix(s.id, "Function"), fn})
+	}
 	return fn
 }
 
@@ -274,7 +286,7 @@ func newLLMFunction(f *functionFactory, p functionsProps) awslambda.Function {
 	// Rate limits are waited out inside an attempt: the function runs up to
 	// reviewTimeoutSeconds (QUEUE_VISIBILITY_SECONDS), its queue's visibility
 	// timeout, and sets a claimed message's visibility to the lease.
-	fn := f.newFn(fnSpec{id: "ReviewFunction", swarmCaller: true, asset: "llm", memory: 512, timeout: cfg.ReviewTimeoutSeconds})
+	fn := f.newFn(fnSpec{id: "ReviewFunction", output: "LlmFunctionName", swarmCaller: true, asset: "llm", memory: 512, timeout: cfg.ReviewTimeoutSeconds})
 	f.items(fn, p).grant(jsii.Strings("dynamodb:GetItem", "dynamodb:UpdateItem"), itemJob, itemBudget)
 	// It records each reviewed version in the rerun ledger (and reads the
 	// previous version's job, above, for the findings it carries over).
@@ -367,7 +379,7 @@ func newSweeperFunction(f *functionFactory, p functionsProps) awslambda.Function
 // newSESEvents: the configuration set publishes send/delivery/bounce/
 // complaint/reject events to EventBridge; sesevents records them where
 // lookup-before-resend and the outbox reconciler read them.
-func newSESEvents(f *functionFactory, p functionsProps) (awslambda.Function, awssqs.Queue) {
+func newSESEvents(f *functionFactory, p functionsProps) awssqs.Queue {
 	cfg, stack := f.cfg, f.stack
 	// Lost delivery evidence is not silent: events that fail every retry
 	// (EventBridge's delivery or the function's own) land here and page.
@@ -399,16 +411,20 @@ func newSESEvents(f *functionFactory, p functionsProps) (awslambda.Function, aws
 		})},
 	})
 	pinID(rule, "SesEventsRule")
-	return fn, dlq
+	return dlq
 }
 
 // sesIdentity is the SES identity notify sends as: sesIdentity, or the
-// domain of smtpFrom.
-func sesIdentity(cfg EnvConfig) string {
-	if cfg.SESIdentity != "" {
-		return cfg.SESIdentity
-	}
+// domain of smtpFrom (fromDomain).
+func sesIdentity(cfg EnvConfig) string { return cmp.Or(cfg.SESIdentity, fromDomain(cfg)) }
+
+func fromDomain(cfg EnvConfig) string {
 	return cfg.SMTPFrom[strings.LastIndexByte(cfg.SMTPFrom, '@')+1:]
+}
+
+// sesARN is an SES resource of the stack's account and region.
+func sesARN(kind, name string) *string {
+	return awscdk.Fn_Sub(jsii.String("arn:${AWS::Partition}:ses:${AWS::Region}:${AWS::AccountId}:"+kind+"/"+name), nil)
 }
 
 // restrictRawBucket: only the function that writes raw (unredacted) artifacts

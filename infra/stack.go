@@ -82,15 +82,15 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 	api := newAPI(stack, env, cfg, removal, fns.webhook)
 	jobPageFn := newJobPage(stack, jobPageProps{env: env, cfg: cfg, assetRoot: props.AssetRoot, removal: removal, table: table, redacted: redacted, api: api, webhook: fns.webhook, notify: fns.notify})
 	topic := newAlarms(stack, env, cfg, props.MetricMathAlarms, stages, fns, jobPageFn)
-	newOutputs(stack, api, table, raw, redacted, stages, sec, fns, topic)
+	newOutputs(stack, api, table, raw, redacted, stages, fns, topic)
 	return stack
 }
 
 // newOutputs lists what operators and the devstack harness read from the
-// stack (no exports: nothing else imports them).
+// stack (no exports: nothing else imports them). Each secret and function
+// adds its own (newSecrets, newFn).
 func newOutputs(stack awscdk.Stack, api awsapigateway.RestApi, table awsdynamodb.Table, raw, redacted awss3.Bucket,
-	stages []*stage, sec stackSecrets, fns stackFunctions, topic awssns.ITopic) {
-
+	stages []*stage, fns stackFunctions, topic awssns.ITopic) {
 	out := func(id string, v *string) {
 		awscdk.NewCfnOutput(stack, jsii.String(id), &awscdk.CfnOutputProps{Value: v})
 	}
@@ -104,22 +104,8 @@ func newOutputs(stack awscdk.Stack, api awsapigateway.RestApi, table awsdynamodb
 	}
 	out("RawBucketName", raw.BucketName())
 	out("RedactedBucketName", redacted.BucketName())
-	out("WebhookSecretArn", sec.webhook.SecretArn())
-	if sec.swarmToken != nil { // for criticizer secret rotate|revoke-previous swarm
-		out("SwarmTokenSecretArn", sec.swarmToken.SecretArn())
-	}
-	out("LlmSecretArn", sec.llm.SecretArn())
-	out("SmtpSecretArn", sec.smtp.SecretArn())
-	out("DeliveryKeySecretArn", sec.delivery.SecretArn())
-	out("P4SecretArn", sec.p4.SecretArn())
 	out("AlarmTopicArn", topic.TopicArn())
-	out("WebhookFunctionName", fns.webhook.FunctionName())
-	out("FetchFunctionName", fns.fetch.FunctionName())
-	out("LlmFunctionName", fns.llm.FunctionName())
-	out("NotifyFunctionName", fns.notify.FunctionName())
-	out("SweeperFunctionName", fns.sweeper.FunctionName())
-	if fns.sesEvents != nil {
-		out("SesEventsFunctionName", fns.sesEvents.FunctionName())
+	if fns.sesEventsDLQ != nil {
 		out("SesEventsDlqUrl", fns.sesEventsDLQ.QueueUrl())
 	}
 }
@@ -136,16 +122,6 @@ type stackSecrets struct {
 
 // newSecrets defines the Secrets Manager secrets.
 func newSecrets(stack awscdk.Stack, cfg EnvConfig, removal awscdk.RemovalPolicy) stackSecrets {
-	secret := func(id, desc string, gen *awssecretsmanager.SecretStringGenerator) awssecretsmanager.Secret {
-		s := awssecretsmanager.NewSecret(stack, jsii.String(id), &awssecretsmanager.SecretProps{
-			Description:          jsii.String(desc),
-			GenerateSecretString: gen,
-			RemovalPolicy:        removal,
-			EncryptionKey:        dataKey(stack, cfg), // nil: the AWS-managed key
-		})
-		pinID(s, id)
-		return s
-	}
 	// random is a generated value; field a generated value under key in a
 	// JSON object (the operator fills in the others).
 	random := func(n int) *awssecretsmanager.SecretStringGenerator {
@@ -154,19 +130,36 @@ func newSecrets(stack awscdk.Stack, cfg EnvConfig, removal awscdk.RemovalPolicy)
 	field := func(template, key string) *awssecretsmanager.SecretStringGenerator {
 		return &awssecretsmanager.SecretStringGenerator{SecretStringTemplate: jsii.String(template), GenerateStringKey: jsii.String(key), ExcludePunctuation: jsii.Bool(true)}
 	}
-	webhookSecret := secret("WebhookSecret", "HMAC key shared with the Perforce trigger / Swarm", random(48))
-	llmSecret := secret("LlmSecret", "LLM provider credentials: {\"api_key\": ...}", field("{}", "api_key"))
-	p4Secret := secret("P4Secret", "Perforce service user credentials: {\"password\": ...} or {\"ticket\": ...}", field("{}", "password"))
-	var swarmTokenSecret, swarmAPISecret awssecretsmanager.Secret
-	if cfg.SwarmURL != "" {
-		swarmTokenSecret = secret("SwarmTokenSecret", "Bearer token Swarm sends as a static header (source: swarm)", random(48))
-		swarmAPISecret = secret("SwarmApiSecret", "Swarm API credentials: {\"user\": ..., \"ticket\": ...}", field(`{"user":"criticizer"}`, "ticket"))
+	secret := func(id, desc string, gen *awssecretsmanager.SecretStringGenerator) awssecretsmanager.Secret {
+		return newSecret(stack, cfg, removal, id, desc, gen)
 	}
-	smtpSecret := secret("SmtpSecret", "SMTP relay credentials: {\"username\": ..., \"password\": ...}", field(`{"username":"criticizer"}`, "password"))
-	deliverySecret := secret("DeliveryKeySecret", "Delivery key: HMAC key of the outbox rows' recipients and e-mail tokens; never rotate (docs/operating.md)", random(64))
+	sec := stackSecrets{
+		webhook: secret("WebhookSecret", "HMAC key shared with the Perforce trigger / Swarm", random(48)),
+		llm:     secret("LlmSecret", "LLM provider credentials: {\"api_key\": ...}", field("{}", "api_key")),
+		p4:      secret("P4Secret", "Perforce service user credentials: {\"password\": ...} or {\"ticket\": ...}", field("{}", "password")),
+	}
+	if cfg.SwarmURL != "" {
+		sec.swarmToken = secret("SwarmTokenSecret", "Bearer token Swarm sends as a static header (source: swarm)", random(48))
+		sec.swarmAPI = secret("SwarmApiSecret", "Swarm API credentials: {\"user\": ..., \"ticket\": ...}", field(`{"user":"criticizer"}`, "ticket"))
+	}
+	sec.smtp = secret("SmtpSecret", "SMTP relay credentials: {\"username\": ..., \"password\": ...}", field(`{"username":"criticizer"}`, "password"))
+	sec.delivery = secret("DeliveryKeySecret", "Delivery key: HMAC key of the outbox rows' recipients and e-mail tokens; never rotate (docs/operating.md)", random(64))
+	return sec
+}
 
-	return stackSecrets{webhook: webhookSecret, llm: llmSecret, p4: p4Secret, smtp: smtpSecret, swarmToken: swarmTokenSecret, swarmAPI: swarmAPISecret,
-		delivery: deliverySecret}
+// newSecret is a secret encrypted with the data key (nil: the AWS-managed
+// key) and its stack output <id>Arn, which `criticizer secret` and the
+// operator fill it by.
+func newSecret(stack awscdk.Stack, cfg EnvConfig, removal awscdk.RemovalPolicy, id, desc string, gen *awssecretsmanager.SecretStringGenerator) awssecretsmanager.Secret {
+	s := awssecretsmanager.NewSecret(stack, jsii.String(id), &awssecretsmanager.SecretProps{
+		Description:          jsii.String(desc),
+		GenerateSecretString: gen,
+		RemovalPolicy:        removal,
+		EncryptionKey:        dataKey(stack, cfg),
+	})
+	pinID(s, id)
+	awscdk.NewCfnOutput(stack, jsii.String(id+"Arn"), &awscdk.CfnOutputProps{Value: s.SecretArn()})
+	return s
 }
 
 // pinID gives an L2 construct's CloudFormation resource a fixed logical id.
