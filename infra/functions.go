@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"maps"
 	"path/filepath"
 	"strings"
 
@@ -40,8 +41,7 @@ type stackFunctions struct {
 	// sesEventsDLQ keeps the SES events the sesevents function could not
 	// record (emailProvider ses, else nil).
 	sesEventsDLQ awssqs.Queue
-	// alarmed are the functions with errors and throttles alarms, by alarm id prefix.
-	alarmed []namedFn
+	factory      *functionFactory // for the job page (jobpage.go)
 }
 
 type namedFn struct {
@@ -73,7 +73,7 @@ func newFunctions(stack awscdk.Stack, p functionsProps) stackFunctions {
 	newSchedules(stack, p.cfg, fns.sweeper)
 	newDigest(f, p, fns.notify)
 	newDoctorFunction(f, p, p4Layer) // doctor.go
-	fns.alarmed = f.alarmed
+	fns.factory = f
 	return fns
 }
 
@@ -89,8 +89,8 @@ type functionFactory struct {
 	common         map[string]*string
 	vpc            *vpcPlacement // nil: no VPC
 	// values is cfg as cdk.json spells it, the settings' values by key.
-	values  map[string]any
-	alarmed []namedFn // what newFn made, but the doctor
+	values map[string]any
+	made   []namedFn // the functions newFn made, but the doctor: alarms watch them
 }
 
 func newFunctionFactory(stack awscdk.Stack, p functionsProps) *functionFactory {
@@ -138,12 +138,16 @@ type fnSpec struct {
 	// output names the stack output of the function's name (default <id>Name).
 	output   string
 	noAlarms bool
+	// page: the internet-facing job page, which gets only its own
+	// environment, runs outside the VPC and keeps its logs and environment
+	// under AWS-managed keys.
+	page bool
 }
 
 func (f *functionFactory) newFn(s fnSpec) awslambda.Function {
 	vars := map[string]*string{}
-	for k, v := range f.common {
-		vars[k] = v
+	if !s.page {
+		maps.Copy(vars, f.common)
 	}
 	for _, m := range []map[string]*string{declaredEnv(f.values, s.asset), s.env} {
 		for k, v := range m {
@@ -152,10 +156,14 @@ func (f *functionFactory) newFn(s fnSpec) awslambda.Function {
 			}
 		}
 	}
+	key := dataKey(f.stack, f.cfg)
+	if s.page {
+		key = nil
+	}
 	logs := awslogs.NewLogGroup(f.stack, jsii.String(s.id+"Logs"), &awslogs.LogGroupProps{
 		Retention:     retentionDays[f.cfg.LogRetentionDays],
 		RemovalPolicy: f.removal,
-		EncryptionKey: dataKey(f.stack, f.cfg),
+		EncryptionKey: key,
 	})
 	pinID(logs, s.id+"Logs")
 	fp := &awslambda.FunctionProps{
@@ -178,10 +186,10 @@ func (f *functionFactory) newFn(s fnSpec) awslambda.Function {
 	if s.tmpMiB > 0 {
 		fp.EphemeralStorageSize = awscdk.Size_Mebibytes(jsii.Number(s.tmpMiB))
 	}
-	if key := dataKey(f.stack, f.cfg); key != nil {
+	if key != nil {
 		fp.EnvironmentEncryption = key
 	}
-	if f.vpc != nil && (s.privateNetwork || f.vpc.all || (s.swarmCaller && f.cfg.swarmIsPrivate())) {
+	if f.vpc != nil && !s.page && (s.privateNetwork || f.vpc.all || (s.swarmCaller && f.cfg.swarmIsPrivate())) {
 		fp.Vpc, fp.VpcSubnets, fp.SecurityGroups = f.vpc.vpc, f.vpc.subnets, &f.vpc.groups
 	}
 	if s.asyncDLQ != nil {
@@ -191,7 +199,7 @@ func (f *functionFactory) newFn(s fnSpec) awslambda.Function {
 	pinID(fn, s.id)
 	awscdk.NewCfnOutput(f.stack, jsii.String(cmp.Or(s.output, s.id+"Name")), &awscdk.CfnOutputProps{Value: fn.FunctionName()})
 	if !s.noAlarms {
-		f.alarmed = append(f.alarmed, namedFn{strings.TrimSuffix(s.id, "Function"), fn})
+		f.made = append(f.made, namedFn{strings.TrimSuffix(s.id, "Function"), fn})
 	}
 	return fn
 }

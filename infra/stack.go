@@ -76,13 +76,14 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 	sec := newSecrets(stack, cfg, removal)
 	fetchStage, llmStage, notifyStage := newQueues(stack, cfg, removal)
 	stages := []*stage{fetchStage, llmStage, notifyStage}
-	fns := newFunctions(stack, functionsProps{env: env, cfg: cfg, assetRoot: props.AssetRoot, removal: removal,
-		table: table, raw: raw, redacted: redacted, fetch: fetchStage, llm: llmStage, notify: notifyStage, secrets: sec})
+	fp := functionsProps{env: env, cfg: cfg, assetRoot: props.AssetRoot, removal: removal,
+		table: table, raw: raw, redacted: redacted, fetch: fetchStage, llm: llmStage, notify: notifyStage, secrets: sec}
+	fns := newFunctions(stack, fp)
 	wireNotifyChannels(cfg, sec, fns.notify, fns.sweeper)
 	api := newAPI(stack, env, cfg, removal, fns.webhook)
-	jobPageFn := newJobPage(stack, jobPageProps{env: env, cfg: cfg, assetRoot: props.AssetRoot, removal: removal, table: table, redacted: redacted, api: api, webhook: fns.webhook, notify: fns.notify})
-	topic := newAlarms(stack, env, cfg, props.MetricMathAlarms, stages, fns, jobPageFn)
-	newOutputs(stack, api, table, raw, redacted, stages, fns, topic)
+	newJobPage(fns.factory, fp, api, fns.webhook, fns.notify)
+	topic := newAlarms(stack, env, cfg, props.MetricMathAlarms, stages, fns)
+	newOutputs(stack, api, table, raw, redacted, stages, fns.sesEventsDLQ, topic)
 	return stack
 }
 
@@ -90,7 +91,7 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 // stack (no exports: nothing else imports them). Each secret and function
 // adds its own (newSecrets, newFn).
 func newOutputs(stack awscdk.Stack, api awsapigateway.RestApi, table awsdynamodb.Table, raw, redacted awss3.Bucket,
-	stages []*stage, fns stackFunctions, topic awssns.ITopic) {
+	stages []*stage, sesEventsDLQ awssqs.Queue, topic awssns.ITopic) {
 	out := func(id string, v *string) {
 		awscdk.NewCfnOutput(stack, jsii.String(id), &awscdk.CfnOutputProps{Value: v})
 	}
@@ -105,8 +106,8 @@ func newOutputs(stack awscdk.Stack, api awsapigateway.RestApi, table awsdynamodb
 	out("RawBucketName", raw.BucketName())
 	out("RedactedBucketName", redacted.BucketName())
 	out("AlarmTopicArn", topic.TopicArn())
-	if fns.sesEventsDLQ != nil {
-		out("SesEventsDlqUrl", fns.sesEventsDLQ.QueueUrl())
+	if sesEventsDLQ != nil {
+		out("SesEventsDlqUrl", sesEventsDLQ.QueueUrl())
 	}
 }
 
