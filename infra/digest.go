@@ -87,12 +87,7 @@ func newDigest(f *functionFactory, p functionsProps, notify awslambda.Function) 
 	// reviews' outcomes and kind tallies; SES events for a send in doubt.
 	g.grant(jsii.Strings("dynamodb:Query", "dynamodb:UpdateItem"), itemDigest)
 	g.grant(jsii.Strings("dynamodb:Query"), itemOutcome, itemDelivery)
-	p.secrets.delivery.GrantRead(fn, nil)
-	if cfg.EmailProvider == "ses" {
-		fn.AddToRolePolicy(sesSendStatement(cfg))
-	} else {
-		p.secrets.smtp.GrantRead(fn, nil)
-	}
+	grantMail(fn, cfg, p.secrets)
 	// A retried delivery of the schedule's event carries the same time, so
 	// the same week; the pass sends nothing twice (shared/digest).
 	rule := awsevents.NewRule(f.stack, jsii.String("DigestSchedule"), &awsevents.RuleProps{
@@ -103,13 +98,19 @@ func newDigest(f *functionFactory, p functionsProps, notify awslambda.Function) 
 	pinID(rule, "DigestSchedule")
 }
 
-// sesSendStatement lets a function send only as the configured identity,
-// only through the configuration set whose events feed the provider
-// evidence (SES authorizes SendEmail on both resources).
-func sesSendStatement(cfg EnvConfig) awsiam.PolicyStatement {
-	return awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+// grantMail lets fn read the delivery key (the outbox rows' recipients are
+// named by it) and send: through the SMTP relay's login, or with SES only as
+// the configured identity, only through the configuration set whose events
+// feed the provider evidence (SES authorizes SendEmail on both resources).
+func grantMail(fn awslambda.Function, cfg EnvConfig, sec stackSecrets) {
+	sec.delivery.GrantRead(fn, nil)
+	if cfg.EmailProvider != "ses" {
+		sec.smtp.GrantRead(fn, nil)
+		return
+	}
+	fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Actions:    jsii.Strings("ses:SendEmail"),
 		Resources:  &[]*string{sesARN("identity", sesIdentity(cfg)), sesARN("configuration-set", cfg.SESConfigurationSet)},
 		Conditions: &map[string]any{"StringEquals": map[string]any{"ses:FromAddress": cfg.SMTPFrom}},
-	})
+	}))
 }

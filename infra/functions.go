@@ -54,10 +54,9 @@ type namedFn struct {
 // event source mappings and the sweeper's schedules.
 func newFunctions(stack awscdk.Stack, p functionsProps) stackFunctions {
 	f := newFunctionFactory(stack, p)
-	p4Layer := newP4Layer(stack, p.cfg, f.arch, p.removal)
 	fns := stackFunctions{
 		webhook: newWebhookFunction(f, p),
-		fetch:   newFetchFunction(f, p, p4Layer),
+		fetch:   newFetchFunction(f, p),
 		llm:     newLLMFunction(f, p),
 		notify:  newNotifyFunction(f, p),
 		sweeper: newSweeperFunction(f, p),
@@ -72,7 +71,7 @@ func newFunctions(stack awscdk.Stack, p functionsProps) stackFunctions {
 	consumeStages(p.cfg, []*stage{p.fetch, p.llm, p.notify})
 	newSchedules(stack, p.cfg, fns.sweeper)
 	newDigest(f, p, fns.notify)
-	newDoctorFunction(f, p, p4Layer) // doctor.go
+	newDoctorFunction(f, p) // doctor.go
 	fns.factory = f
 	return fns
 }
@@ -87,7 +86,8 @@ type functionFactory struct {
 	removal        awscdk.RemovalPolicy
 	arch           awslambda.Architecture
 	common         map[string]*string
-	vpc            *vpcPlacement // nil: no VPC
+	vpc            *vpcPlacement          // nil: no VPC
+	p4Layer        awslambda.LayerVersion // nil: local
 	// values is cfg as cdk.json spells it, the settings' values by key.
 	values map[string]any
 	made   []namedFn // the functions newFn made, but the doctor: alarms watch them
@@ -101,7 +101,7 @@ func newFunctionFactory(stack awscdk.Stack, p functionsProps) *functionFactory {
 	}
 	values, _ := jsonKeys(cfg) // validateDeclared reported an error already
 	return &functionFactory{values: values, stack: stack, env: p.env, assetRoot: p.assetRoot, cfg: cfg, removal: p.removal, arch: arch,
-		vpc: newVPCPlacement(stack, cfg),
+		vpc: newVPCPlacement(stack, cfg), p4Layer: newP4Layer(stack, cfg, arch, p.removal),
 		common: map[string]*string{
 			"CRITICIZER_ENV":   jsii.String(p.env),
 			"JOBS_TABLE":       p.table.TableName(),
@@ -124,11 +124,10 @@ type fnSpec struct {
 	tmpMiB    int // /tmp size; 0 for Lambda's default 512 MiB
 	timeout   int
 	env       map[string]*string // the stack's own names (secrets, queues); the settings come from their declarations
-	layers    []awslambda.ILayerVersion
-	// privateNetwork: the function talks to the studio's network (Perforce),
-	// so it runs in the VPC whenever one is configured; the others only with
-	// vpc.allFunctions.
-	privateNetwork bool
+	// perforce: the function runs p4 (the layer) against the studio's
+	// network, so it runs in the VPC whenever one is configured; the others
+	// only with vpc.allFunctions.
+	perforce bool
 	// swarmCaller: the function calls Swarm, so it runs in the VPC when
 	// Swarm is private (swarmnetwork.go).
 	swarmCaller bool
@@ -179,21 +178,17 @@ func (f *functionFactory) newFn(s fnSpec) awslambda.Function {
 		ApplicationLogLevelV2: appLogLevel(f.cfg.LogLevel),
 		SystemLogLevelV2:      awslambda.SystemLogLevel_INFO,
 		Description:           jsii.String("Criticizer " + s.asset + " (" + f.env + ")"),
+		EnvironmentEncryption: key,
+		DeadLetterQueue:       s.asyncDLQ,
 	}
-	if len(s.layers) > 0 {
-		fp.Layers = &s.layers
+	if s.perforce && f.p4Layer != nil {
+		fp.Layers = &[]awslambda.ILayerVersion{f.p4Layer}
 	}
 	if s.tmpMiB > 0 {
 		fp.EphemeralStorageSize = awscdk.Size_Mebibytes(jsii.Number(s.tmpMiB))
 	}
-	if key != nil {
-		fp.EnvironmentEncryption = key
-	}
-	if f.vpc != nil && !s.page && (s.privateNetwork || f.vpc.all || (s.swarmCaller && f.cfg.swarmIsPrivate())) {
+	if f.vpc != nil && !s.page && (s.perforce || f.vpc.all || (s.swarmCaller && f.cfg.swarmIsPrivate())) {
 		fp.Vpc, fp.VpcSubnets, fp.SecurityGroups = f.vpc.vpc, f.vpc.subnets, &f.vpc.groups
-	}
-	if s.asyncDLQ != nil {
-		fp.DeadLetterQueue = s.asyncDLQ
 	}
 	fn := awslambda.NewFunction(f.stack, jsii.String(s.id), fp)
 	pinID(fn, s.id)
@@ -253,15 +248,11 @@ func newWebhookFunction(f *functionFactory, p functionsProps) awslambda.Function
 }
 
 // newFetchFunction: the fetch stage, with the p4 layer.
-func newFetchFunction(f *functionFactory, p functionsProps, p4Layer awslambda.LayerVersion) awslambda.Function {
+func newFetchFunction(f *functionFactory, p functionsProps) awslambda.Function {
 	cfg, sec := f.cfg, p.secrets
-	var layers []awslambda.ILayerVersion
-	if p4Layer != nil {
-		layers = append(layers, p4Layer)
-	}
 	// fetch spools the raw and the redacted changeset to /tmp as it arrives
 	// (about three times the changelist's diffs at the peak, see fetchstage).
-	fn := f.newFn(fnSpec{id: "FetchFunction", swarmCaller: true, asset: "fetch", memory: 256, tmpMiB: 2048, timeout: cfg.LeaseSeconds, layers: layers, privateNetwork: true, env: map[string]*string{
+	fn := f.newFn(fnSpec{id: "FetchFunction", swarmCaller: true, asset: "fetch", memory: 256, tmpMiB: 2048, timeout: cfg.LeaseSeconds, perforce: true, env: map[string]*string{
 		"P4_SECRET_ID": sec.p4.SecretArn(),
 	}})
 	if cfg.SwarmURL != "" {
@@ -322,8 +313,7 @@ func newLLMFunction(f *functionFactory, p functionsProps) awslambda.Function {
 
 // newNotifyFunction: the notify stage, sending through SMTP or SES.
 func newNotifyFunction(f *functionFactory, p functionsProps) awslambda.Function {
-	cfg := f.cfg
-	fn := f.newFn(fnSpec{id: "NotifyFunction", swarmCaller: true, asset: "notify", memory: 256, timeout: cfg.LeaseSeconds, env: map[string]*string{
+	fn := f.newFn(fnSpec{id: "NotifyFunction", swarmCaller: true, asset: "notify", memory: 256, timeout: f.cfg.LeaseSeconds, env: map[string]*string{
 		"SMTP_SECRET_ID": p.secrets.smtp.SecretArn(),
 		// Outbox rows are keyed by the keyed hash of the recipient.
 		"DELIVERY_KEY_SECRET_ID": p.secrets.delivery.SecretArn(),
@@ -338,12 +328,7 @@ func newNotifyFunction(f *functionFactory, p functionsProps) awslambda.Function 
 	g.grant(jsii.Strings("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:Query"), itemOutcome)
 	p.notify.dlq.GrantSendMessages(fn)
 	p.redacted.GrantRead(fn, nil)
-	p.secrets.delivery.GrantRead(fn, nil)
-	if cfg.EmailProvider == "ses" {
-		fn.AddToRolePolicy(sesSendStatement(cfg)) // digest.go
-	} else {
-		p.secrets.smtp.GrantRead(fn, nil)
-	}
+	grantMail(fn, f.cfg, p.secrets) // digest.go
 	return fn
 }
 
