@@ -134,6 +134,12 @@ type Family struct {
 	// overrides it); otherwise it sends an API key read from LLM_SECRET_ID
 	// to the required LLM_ENDPOINT.
 	AWS bool
+	// For an AWS family, what infra grants its callers: the service's VPC
+	// interface endpoint (Endpoint), the IAM action a model call needs
+	// (Invoke) and the ARNs of a model it is granted on (ModelARNs, as
+	// CloudFormation ${AWS::…} templates).
+	Endpoint, Invoke string
+	ModelARNs        func(model string) []string
 	// build returns the client; nil until the family's package registers
 	// it (Register).
 	build func(cfg Config, cred Credentials) (Provider, error)
@@ -153,7 +159,25 @@ var families = map[string]*Family{
 	Anthropic: {build: func(cfg Config, c Credentials) (Provider, error) { return NewAnthropic(cfg, c.APIKey) }},
 	// Built by shared/llm/bedrock, which registers itself: only binaries
 	// that import it link the Bedrock SDK.
-	Bedrock: {AWS: true},
+	// Converse is authorized as bedrock:InvokeModel.
+	Bedrock: {AWS: true, Endpoint: "bedrock-runtime", Invoke: "bedrock:InvokeModel", ModelARNs: bedrockModelARNs},
+}
+
+// bedrockModelARNs: the foundation model (in any region, for inference
+// profiles that route across regions) and, for a geographic inference
+// profile id ("eu.…"), the profile itself.
+func bedrockModelARNs(model string) []string {
+	base, profile := model, false
+	for _, geo := range []string{"us.", "eu.", "apac.", "us-gov.", "global."} {
+		if rest, ok := strings.CutPrefix(model, geo); ok {
+			base, profile = rest, true
+		}
+	}
+	out := []string{"arn:${AWS::Partition}:bedrock:*::foundation-model/" + base}
+	if profile {
+		out = append(out, "arn:${AWS::Partition}:bedrock:${AWS::Region}:${AWS::AccountId}:inference-profile/"+model)
+	}
+	return out
 }
 
 // FamilyOf is provider's family ("" is openai, the default).
