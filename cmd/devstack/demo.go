@@ -67,14 +67,13 @@ func demo(ctx context.Context, args []string) error {
 		return fmt.Errorf("%s is not an API Gateway proxy request", sample)
 	}
 	body, err := req.body()
+	var hook webhook.Request
+	if err == nil {
+		hook, err = webhook.Parse(body)
+	}
 	if err != nil {
 		return fmt.Errorf("%s: body: %w", sample, err)
 	}
-	hook, err := webhook.Parse(body)
-	if err != nil {
-		return fmt.Errorf("%s: body: %w", sample, err)
-	}
-
 	start := time.Now()
 	l, err := startLocal(ctx, *port)
 	if err != nil {
@@ -86,7 +85,6 @@ func demo(ctx context.Context, args []string) error {
 			progress("stopping: %v", err)
 		}
 	}()
-
 	if *model == "local" {
 		ms, err := devstack.StartModelServer(ctx, devstack.ModelServerOptions{APIKey: l.Secrets["LLM API key"]})
 		if err != nil {
@@ -187,19 +185,14 @@ func runDemo(ctx context.Context, l *devstack.Local, body []byte, hook webhook.R
 	}
 	fmt.Printf("POST %s (changelist %d v%d): HTTP %d\n", post, hook.ChangelistID, hook.ReviewVersion, code)
 	printJSON(answer)
-	var created struct {
-		JobID string `json:"job_id"`
-	}
-	if code/100 != 2 || json.Unmarshal(answer, &created) != nil || created.JobID == "" {
+	id := createdJob(answer)
+	if code/100 != 2 || id == "" {
 		return fmt.Errorf("the webhook was not accepted (HTTP %d)", code)
 	}
-	id := created.JobID
-
 	st, raw, err := followJob(ctx, a, id)
 	if err != nil {
 		return err
 	}
-
 	mails := mailsFor(ctx, l.SMTP, fmt.Sprintf("CL %d v%d", hook.ChangelistID, hook.ReviewVersion), st.State == string(job.Succeeded))
 	for i, m := range mails {
 		if err := printMail(id, i, len(mails), m.From, m.To, m.Raw); err != nil {
@@ -212,13 +205,21 @@ func runDemo(ctx context.Context, l *devstack.Local, body []byte, hook webhook.R
 
 	switch {
 	case unusableAnswer(st):
-		return runSwarmDemo(ctx, l, a)
 	case st.State != string(job.Succeeded):
 		return fmt.Errorf("job %s %s: %s", id, st.State, st.stages())
 	case len(mails) == 0:
 		return fmt.Errorf("job %s succeeded but the SMTP stand-in received no e-mail for CL %d v%d: %s", id, hook.ChangelistID, hook.ReviewVersion, st.stages())
 	}
 	return runSwarmDemo(ctx, l, a)
+}
+
+// createdJob is the job id of the webhook's answer, "" if none.
+func createdJob(answer []byte) string {
+	var created struct {
+		JobID string `json:"job_id"`
+	}
+	_ = json.Unmarshal(answer, &created)
+	return created.JobID
 }
 
 // followJob polls GET /jobs/{id} until the job ends, printing each change of
