@@ -7,7 +7,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -109,33 +108,6 @@ func demo(ctx context.Context, args []string) error {
 	return result
 }
 
-// api sends signed requests to the stack's API stage.
-type api struct {
-	base string
-	key  []byte
-	http *http.Client
-}
-
-func (a api) do(ctx context.Context, method, path string, body []byte) (int, []byte, error) {
-	req, err := http.NewRequestWithContext(ctx, method, a.base+path, bytes.NewReader(body))
-	if err != nil {
-		return 0, nil, err
-	}
-	ts, sig := sign(a.key, method, path, body)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set(webhook.HeaderTimestamp, ts)
-	req.Header.Set(webhook.HeaderSignature, sig)
-	resp, err := a.http.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, b, err
-}
-
 // jobStatus is the part of GET /jobs/{id} the demo follows.
 type jobStatus struct {
 	State        string `json:"state"`
@@ -177,9 +149,8 @@ func plural(n int) string {
 }
 
 func runDemo(ctx context.Context, l *devstack.Local, body []byte, hook webhook.Request) error {
-	a := api{base: l.APIURL, key: l.WebhookKey, http: &http.Client{Timeout: 30 * time.Second}}
 	const post = "/webhooks/changelist"
-	code, answer, err := a.do(ctx, http.MethodPost, post, body)
+	code, answer, err := l.Call(ctx, http.MethodPost, post, body)
 	if err != nil {
 		return fmt.Errorf("POST %s: %w", post, err)
 	}
@@ -189,7 +160,7 @@ func runDemo(ctx context.Context, l *devstack.Local, body []byte, hook webhook.R
 	if code/100 != 2 || id == "" {
 		return fmt.Errorf("the webhook was not accepted (HTTP %d)", code)
 	}
-	st, raw, err := followJob(ctx, a, id)
+	st, raw, err := followJob(ctx, l, id)
 	if err != nil {
 		return err
 	}
@@ -210,7 +181,7 @@ func runDemo(ctx context.Context, l *devstack.Local, body []byte, hook webhook.R
 	case len(mails) == 0:
 		return fmt.Errorf("job %s succeeded but the SMTP stand-in received no e-mail for CL %d v%d: %s", id, hook.ChangelistID, hook.ReviewVersion, st.stages())
 	}
-	return runSwarmDemo(ctx, l, a)
+	return runSwarmDemo(ctx, l)
 }
 
 // createdJob is the job id of the webhook's answer, "" if none.
@@ -224,7 +195,7 @@ func createdJob(answer []byte) string {
 
 // followJob polls GET /jobs/{id} until the job ends, printing each change of
 // state, stage or attempt once. It returns the last status and its JSON.
-func followJob(ctx context.Context, a api, id string) (jobStatus, []byte, error) {
+func followJob(ctx context.Context, l *devstack.Local, id string) (jobStatus, []byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, demoJobTimeout)
 	defer cancel()
 	path := "/jobs/" + id
@@ -238,7 +209,7 @@ func followJob(ctx context.Context, a api, id string) (jobStatus, []byte, error)
 		lastErr error
 	)
 	for {
-		code, b, err := a.do(ctx, http.MethodGet, path, nil)
+		code, b, err := l.Call(ctx, http.MethodGet, path, nil)
 		var cur jobStatus
 		switch {
 		case err != nil:

@@ -29,7 +29,7 @@ const (
 // TODO gone, a new strcpy) runs the same way: only the new finding is
 // commented, the resolved one gets its note, and the summary says what
 // changed since version 1.
-func runSwarmDemo(ctx context.Context, l *devstack.Local, a api) error {
+func runSwarmDemo(ctx context.Context, l *devstack.Local) error {
 	sw := l.Swarm
 	def, err := l.SwarmTestDefinition()
 	if err != nil {
@@ -53,7 +53,7 @@ func runSwarmDemo(ctx context.Context, l *devstack.Local, a api) error {
 		if out.Failed || id == "" {
 			return fmt.Errorf("the Swarm test run's request was not accepted (%s)", out.StatusLine)
 		}
-		st, _, err := followJob(ctx, a, id)
+		st, _, err := followJob(ctx, l, id)
 		if err != nil {
 			return err
 		}

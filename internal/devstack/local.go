@@ -1,6 +1,7 @@
 package devstack
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/rand"
@@ -11,10 +12,12 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -31,6 +34,7 @@ import (
 	swarmstandin "github.com/criticizer/criticizer/internal/standin/swarm"
 	"github.com/criticizer/criticizer/shared/secrets"
 	"github.com/criticizer/criticizer/shared/settings"
+	"github.com/criticizer/criticizer/shared/webhook"
 )
 
 // LocalOptions configures StartLocal.
@@ -321,6 +325,28 @@ func (l *Local) startSwarm(ctx context.Context, logger *slog.Logger) error {
 	l.SwarmToken = token
 	l.Secrets["Swarm bearer token"], l.Secrets["Swarm API ticket"], l.Secrets["Swarm events secret"] = token, ticket, eventsKey
 	return nil
+}
+
+// Call sends a request to the stack's API stage, signed with the webhook
+// key as a caller signs it, and returns the answer's status and body.
+func (l *Local) Call(ctx context.Context, method, path string, body []byte) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, method, l.APIURL+path, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	now := time.Now().Unix()
+	req.Header.Set(webhook.HeaderTimestamp, strconv.FormatInt(now, 10))
+	req.Header.Set(webhook.HeaderSignature, webhook.Sign(l.WebhookKey, now, method, path, body))
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, err
 }
 
 // setFunctionEnv lets edit change the environment of the function the stack
