@@ -81,8 +81,43 @@ func (v view) verdict() string {
 	return "No findings in the part that was reviewed. This is not a full review: see the coverage above and the files listed below."
 }
 
-// hidden says what the review rules, and reviewers' repeated dismissals,
-// kept out of the e-mail.
+// section is a list of files the e-mail names: (file, why) each, and the
+// line for those past maxNamed.
+type section struct {
+	title string
+	items [][2]string
+	more  string
+}
+
+// coverage is what both parts say of files not reviewed or reviewed in part.
+func (v view) coverage() []section {
+	m := v.Meta
+	var out []section
+	if n := len(m.SkippedFiles); n > 0 {
+		sec := section{title: fmt.Sprintf("Not reviewed: %d %s", n, plural(n, "file"))}
+		for _, s := range m.SkippedFiles[:min(n, maxNamed)] {
+			sec.items = append(sec.items, [2]string{s.File, domain.SkipReason(s.Reason)})
+		}
+		if n > maxNamed {
+			sec.more = fmt.Sprintf("and %d more (listed in the job's review result)", n-maxNamed)
+		}
+		out = append(out, sec)
+	}
+	if n := len(m.TruncatedFiles); n > 0 {
+		sec := section{title: fmt.Sprintf("Reviewed in part: %d %s", n, plural(n, "file"))}
+		for _, t := range m.TruncatedFiles[:min(n, maxNamed)] {
+			sec.items = append(sec.items, [2]string{t.File, fmt.Sprintf("first %d of %d bytes", t.ReviewedBytes, t.OriginalBytes)})
+		}
+		if n > maxNamed {
+			sec.more = fmt.Sprintf("and %d more", n-maxNamed)
+		}
+		out = append(out, sec)
+	}
+	return out
+}
+
+// hidden says what the review rules, reviewers' repeated dismissals and
+// validation kept out of the e-mail.
 func (v view) hidden() []string {
 	m := v.Meta
 	var out []string
@@ -96,15 +131,14 @@ func (v view) hidden() []string {
 		// As the Swarm summary says it: withheld, never silently.
 		out = append(out, w+" (criticizer outcomes suppressions lists them; criticizer outcomes allow reports them again).")
 	}
-	return out
-}
-
-func droppedWhy(m domain.ReviewMeta) string {
-	s := "the model's answer did not pass validation"
-	if m.OutOfView > 0 {
-		s += fmt.Sprintf("; %d named a line the model was not shown", m.OutOfView)
+	if m.DroppedFindings > 0 {
+		why := "the model's answer did not pass validation"
+		if m.OutOfView > 0 {
+			why += fmt.Sprintf("; %d named a line the model was not shown", m.OutOfView)
+		}
+		out = append(out, fmt.Sprintf("Dropped findings: %d (%s).", m.DroppedFindings, why))
 	}
-	return s
+	return out
 }
 
 // footer is the signature line's details.
@@ -150,7 +184,18 @@ func renderText(v view) string {
 	} else {
 		render.Text(&b, v.Files)
 	}
-	textCoverage(&b, v)
+	for _, sec := range v.coverage() {
+		fmt.Fprintf(&b, "\n%s\n", sec.title)
+		for _, it := range sec.items {
+			fmt.Fprintf(&b, "  %s (%s)\n", domain.OneLine(it[0]), it[1])
+		}
+		if sec.more != "" {
+			b.WriteString("  ... " + sec.more + "\n")
+		}
+	}
+	for _, l := range v.hidden() {
+		b.WriteString("\n" + l + "\n")
+	}
 	// "-- " with the trailing space is the RFC 3676 signature separator.
 	b.WriteString("\n-- \nCriticizer" + v.footer())
 	b.WriteString("\nReference: " + v.Token + "\n")
@@ -190,38 +235,6 @@ func textRerun(b *strings.Builder, r *rerunView) {
 	}
 }
 
-// textCoverage is what the text part says of the review's coverage: files
-// not reviewed, reviewed in part, findings hidden or dropped.
-func textCoverage(b *strings.Builder, v view) {
-	m := v.Meta
-	if len(m.SkippedFiles) > 0 {
-		fmt.Fprintf(b, "\nNot reviewed: %d %s\n", len(m.SkippedFiles), plural(len(m.SkippedFiles), "file"))
-		for i, s := range m.SkippedFiles {
-			if i == maxNamed {
-				fmt.Fprintf(b, "  ... and %d more (listed in the job's review result)\n", len(m.SkippedFiles)-maxNamed)
-				break
-			}
-			fmt.Fprintf(b, "  %s (%s)\n", domain.OneLine(s.File), domain.SkipReason(s.Reason))
-		}
-	}
-	if len(m.TruncatedFiles) > 0 {
-		fmt.Fprintf(b, "\nReviewed in part: %d %s\n", len(m.TruncatedFiles), plural(len(m.TruncatedFiles), "file"))
-		for i, t := range m.TruncatedFiles {
-			if i == maxNamed {
-				fmt.Fprintf(b, "  ... and %d more\n", len(m.TruncatedFiles)-maxNamed)
-				break
-			}
-			fmt.Fprintf(b, "  %s (first %d of %d bytes)\n", domain.OneLine(t.File), t.ReviewedBytes, t.OriginalBytes)
-		}
-	}
-	for _, l := range v.hidden() {
-		b.WriteString("\n" + l + "\n")
-	}
-	if m.DroppedFindings > 0 {
-		fmt.Fprintf(b, "\nDropped findings: %d (%s).\n", m.DroppedFindings, droppedWhy(m))
-	}
-}
-
 func renderHTML(v view) string {
 	e := html.EscapeString
 	var b strings.Builder
@@ -256,7 +269,19 @@ func renderHTML(v view) string {
 	} else {
 		render.HTML(&b, v.Files, true)
 	}
-	htmlCoverage(&b, v)
+	for _, sec := range v.coverage() {
+		fmt.Fprintf(&b, "<h3>%s</h3>\n<ul>\n", sec.title)
+		for _, it := range sec.items {
+			fmt.Fprintf(&b, "<li><code>%s</code> (%s)</li>\n", e(it[0]), e(it[1]))
+		}
+		if sec.more != "" {
+			fmt.Fprintf(&b, "<li>&hellip; %s</li>\n", sec.more)
+		}
+		b.WriteString("</ul>\n")
+	}
+	for _, l := range v.hidden() {
+		fmt.Fprintf(&b, "<p>%s</p>\n", e(l))
+	}
 	fmt.Fprintf(&b, "<hr><p><small>Criticizer%s &middot; Reference: %s</small></p>\n</body></html>\n", e(v.footer()), e(v.Token))
 	return b.String()
 }
@@ -288,40 +313,5 @@ func htmlRerun(b *strings.Builder, r *rerunView) {
 	}
 	if s := r.notRechecked(); s != "" {
 		fmt.Fprintf(b, "<p>%s</p>\n", e(s))
-	}
-}
-
-// htmlCoverage is what the HTML part says of the review's coverage: files
-// not reviewed, reviewed in part, findings hidden or dropped.
-func htmlCoverage(b *strings.Builder, v view) {
-	e := html.EscapeString
-	m := v.Meta
-	if len(m.SkippedFiles) > 0 {
-		fmt.Fprintf(b, "<h3>Not reviewed: %d %s</h3>\n<ul>\n", len(m.SkippedFiles), plural(len(m.SkippedFiles), "file"))
-		for i, s := range m.SkippedFiles {
-			if i == maxNamed {
-				fmt.Fprintf(b, "<li>&hellip; and %d more (listed in the job's review result)</li>\n", len(m.SkippedFiles)-maxNamed)
-				break
-			}
-			fmt.Fprintf(b, "<li><code>%s</code> (%s)</li>\n", e(s.File), e(domain.SkipReason(s.Reason)))
-		}
-		b.WriteString("</ul>\n")
-	}
-	if len(m.TruncatedFiles) > 0 {
-		fmt.Fprintf(b, "<h3>Reviewed in part: %d %s</h3>\n<ul>\n", len(m.TruncatedFiles), plural(len(m.TruncatedFiles), "file"))
-		for i, t := range m.TruncatedFiles {
-			if i == maxNamed {
-				fmt.Fprintf(b, "<li>&hellip; and %d more</li>\n", len(m.TruncatedFiles)-maxNamed)
-				break
-			}
-			fmt.Fprintf(b, "<li><code>%s</code> (first %d of %d bytes)</li>\n", e(t.File), t.ReviewedBytes, t.OriginalBytes)
-		}
-		b.WriteString("</ul>\n")
-	}
-	for _, l := range v.hidden() {
-		fmt.Fprintf(b, "<p>%s</p>\n", e(l))
-	}
-	if m.DroppedFindings > 0 {
-		fmt.Fprintf(b, "<p>Dropped findings: %d (%s).</p>\n", m.DroppedFindings, e(droppedWhy(m)))
 	}
 }

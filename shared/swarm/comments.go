@@ -55,19 +55,17 @@ type CommentKey struct {
 	ID     string // the finding fingerprint, or "v<version>" for a summary
 }
 
-// FindingKey is the identity of a finding's comment: a finding commented on
-// in one version of a review is not commented again in a later one.
+// FindingKey is a finding's comment: commented once per review, whatever the version.
 func FindingKey(review int64, fingerprint string) CommentKey {
 	return CommentKey{Review: review, Kind: KindFinding, ID: fingerprint}
 }
 
-// SummaryKey is the identity of a review version's summary comment.
+// SummaryKey is a review version's summary comment.
 func SummaryKey(review int64, version int) CommentKey {
 	return CommentKey{Review: review, Kind: KindSummary, ID: "v" + strconv.Itoa(version)}
 }
 
-// ResolvedKey is the identity of the note that a plain finding comment was
-// resolved.
+// ResolvedKey is the note that a plain finding comment was resolved.
 func ResolvedKey(review int64, fingerprint string) CommentKey {
 	return CommentKey{Review: review, Kind: KindResolved, ID: fingerprint}
 }
@@ -185,17 +183,13 @@ var ErrMaybeCreated = errors.New("the comment may have been created")
 // MaybeCreated reports whether err is a create that may have landed.
 func MaybeCreated(err error) bool { return errors.Is(err, ErrMaybeCreated) }
 
-// pageSize is the list page asked for: Swarm's default and the most it
-// documents.
-const pageSize = 100
-
-// maxPages bounds a listing (100,000 comments): past it the review cannot
-// be read whole, and a lookup that cannot read it whole must not answer
-// "not there".
-const maxPages = 1000
-
-// maxAnswer bounds one answer's size.
-const maxAnswer = 16 << 20
+const (
+	pageSize = 100 // the list page asked for: Swarm's default and the most it documents
+	// maxPages bounds a listing (100,000 comments): a lookup that cannot
+	// read the review whole must not answer "not there".
+	maxPages  = 1000
+	maxAnswer = 16 << 20 // one answer's size
+)
 
 // Create posts a comment (POST /api/v9/comments, form fields) and returns
 // it as Swarm stored it. A failed create wraps ErrMaybeCreated when it may
@@ -211,25 +205,21 @@ func (c *Client) Create(ctx context.Context, n NewComment) (Comment, error) {
 	if n.Task {
 		f.Set("taskState", TaskOpen)
 	}
-	if n.Silent {
-		f.Set("silenceNotification", "true")
-	}
-	if n.Delay {
-		f.Set("delayNotification", "true")
+	for k, on := range map[string]bool{"silenceNotification": n.Silent, "delayNotification": n.Delay} {
+		if on {
+			f.Set(k, "true")
+		}
 	}
 	for _, fl := range n.Flags {
 		f.Add("flags[]", fl)
 	}
 	if x := n.Context; x != nil {
 		f.Set("context[file]", x.File)
-		setLine := func(k string, v int) {
+		for k, v := range map[string]int{"leftLine": x.LeftLine, "rightLine": x.RightLine, "version": x.Version} {
 			if v > 0 {
-				f.Set(k, strconv.Itoa(v))
+				f.Set("context["+k+"]", strconv.Itoa(v))
 			}
 		}
-		setLine("context[leftLine]", x.LeftLine)
-		setLine("context[rightLine]", x.RightLine)
-		setLine("context[version]", x.Version)
 		for _, l := range x.Content {
 			f.Add("context[content][]", l)
 		}
@@ -317,29 +307,18 @@ func (c *Client) comment(ctx context.Context, review, id int64) (Comment, error)
 
 // List returns every comment on a review, oldest first, reading page after
 // page (GET /api/v11/comments/reviews/{id}, max and after=lastSeen) until
-// Swarm has none left: a review with more than one page of comments is read
-// whole, or the listing fails.
+// Swarm has none left: a review is read whole, or the listing fails.
 func (c *Client) List(ctx context.Context, review int64) ([]Comment, error) {
-	list, _, err := c.list(ctx, review)
+	list, _, err := c.pages(ctx, review, 0, 0)
 	return list, err
 }
 
-// list also returns the login the listing was made as.
-func (c *Client) list(ctx context.Context, review int64) ([]Comment, string, error) {
-	return c.listAfter(ctx, review, 0)
-}
-
-// listAfter is list over the comments with ids above from (0: all). Swarm
-// numbers comments as it stores them and pages oldest first, after=<id>
-// starting past that id (reference "Review comments"), so the comments
-// stored since a comment existed are exactly those listed after its id.
-func (c *Client) listAfter(ctx context.Context, review, from int64) ([]Comment, string, error) {
-	return c.pages(ctx, review, from, 0)
-}
-
-// pages reads the pages after from, stopping early, when until > 0, at the
-// first page that holds a comment with an id of at least until (then a page
-// is one comment: the one wanted, unless protections hide it).
+// pages lists the comments with ids above from (0: all) and the login it
+// listed as. Swarm numbers comments as it stores them and pages oldest
+// first, after=<id> starting past that id (reference "Review comments"), so
+// the comments stored since a comment existed are those listed after its
+// id. until > 0 stops at the first page holding an id of at least until
+// (then a page is one comment).
 func (c *Client) pages(ctx context.Context, review, from, until int64) ([]Comment, string, error) {
 	var out []Comment
 	seen := map[int64]bool{}
@@ -397,55 +376,39 @@ func (c *Client) pages(ctx context.Context, review, from, until int64) ([]Commen
 
 // Marked lists a review's comments (all pages) and returns those the
 // service posted, by marker: each comment of the listing's login whose last
-// line is a marker. Where a marker appears more than once, the first
-// comment holds it. One listing settles any number of uncertain creates.
+// line is a marker (a reviewer quoting ours is not ours); a marker held
+// twice is the first comment's. One listing settles any number of
+// uncertain creates.
 func (c *Client) Marked(ctx context.Context, review int64) (map[Marker]Comment, error) {
-	list, user, err := c.list(ctx, review)
+	return c.MarkedAfter(ctx, review, 0)
+}
+
+// MarkedAfter is Marked over the comments stored after comment id after
+// only: a create that began once that comment existed can only have made a
+// comment with a higher id. A marker missing still means the whole listing
+// was read (to a null lastSeen) without it.
+func (c *Client) MarkedAfter(ctx context.Context, review, after int64) (map[Marker]Comment, error) {
+	list, user, err := c.pages(ctx, review, max(after, 0), 0)
 	if err != nil {
 		return nil, err
 	}
-	return marked(list, user), nil
-}
-
-// marked picks the service's comments out of a listing, by marker.
-func marked(list []Comment, user string) map[Marker]Comment {
 	out := map[Marker]Comment{}
 	for _, cm := range list {
-		if cm.User != user {
-			continue // a reviewer quoting our comment is not our comment
-		}
-		if m, ok := MarkerOf(cm.Body); ok {
+		if m, ok := MarkerOf(cm.Body); ok && cm.User == user {
 			if _, dup := out[m]; !dup {
 				out[m] = cm
 			}
 		}
 	}
-	return out
+	return out, nil
 }
 
-// MarkedAfter is Marked over the comments stored after comment id after
-// only: a create that began once that comment existed can only have made a
-// comment with a higher id, so the lookup of its marker reads the comments
-// since, not the review's history. As with Marked, a marker missing means
-// the whole listing was read (every page, to a null lastSeen) without it.
-func (c *Client) MarkedAfter(ctx context.Context, review, after int64) (map[Marker]Comment, error) {
-	list, user, err := c.listAfter(ctx, review, max(after, 0))
-	if err != nil {
-		return nil, err
-	}
-	return marked(list, user), nil
-}
-
-// FindByMarker looks for the service's comment carrying m on a review,
-// across all pages of its comments. found is false only when the whole
-// listing was read and holds no such comment.
+// FindByMarker looks for the service's comment carrying m on a review:
+// found is false only when the whole listing holds none.
 func (c *Client) FindByMarker(ctx context.Context, review int64, m Marker) (cm Comment, found bool, err error) {
 	marked, err := c.Marked(ctx, review)
-	if err != nil {
-		return Comment{}, false, err
-	}
 	cm, found = marked[m]
-	return cm, found, nil
+	return cm, found, err
 }
 
 // api makes one Swarm API call, decoding a 2xx answer into out,
@@ -462,9 +425,11 @@ func (c *Client) api(ctx context.Context, method, path string, q, form url.Value
 	return user, err
 }
 
-// newRequest is an API call to path with query q and, when form is set, a
-// form body, authenticated by creds.
-func (c *Client) newRequest(ctx context.Context, method, path string, q, form url.Values, creds Credentials) (*http.Request, error) {
+func (c *Client) apiOnce(ctx context.Context, method, path string, q, form url.Values, out any, what string, create, fresh bool) (string, error) {
+	creds, err := c.Credentials(ctx, fresh)
+	if err != nil {
+		return "", err
+	}
 	u := strings.TrimSuffix(c.BaseURL, "/") + path
 	if len(q) > 0 {
 		u += "?" + q.Encode()
@@ -475,24 +440,12 @@ func (c *Client) newRequest(ctx context.Context, method, path string, q, form ur
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u, body)
 	if err != nil {
-		return nil, err
+		return "", failure.Wrap(failure.InternalBug, err)
 	}
 	req.Header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(creds.User+":"+creds.Ticket)))
 	req.Header.Set("Accept", "application/json")
 	if form != nil {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	}
-	return req, nil
-}
-
-func (c *Client) apiOnce(ctx context.Context, method, path string, q, form url.Values, out any, what string, create, fresh bool) (string, error) {
-	creds, err := c.Credentials(ctx, fresh)
-	if err != nil {
-		return "", err
-	}
-	req, err := c.newRequest(ctx, method, path, q, form, creds)
-	if err != nil {
-		return "", failure.Wrap(failure.InternalBug, err)
 	}
 	maybe := func(err error) error {
 		if create {
@@ -706,21 +659,13 @@ func (w *wireContext) UnmarshalJSON(b []byte) error {
 type wireCommentList []wireComment
 
 func (l *wireCommentList) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if len(b) > 0 && b[0] == '{' {
+	if b = bytes.TrimSpace(b); len(b) > 0 && b[0] == '{' {
 		var m map[string]wireComment
-		if err := json.Unmarshal(b, &m); err != nil {
-			return err
-		}
+		err := json.Unmarshal(b, &m)
 		for _, c := range m {
 			*l = append(*l, c)
 		}
-		return nil
-	}
-	var a []wireComment
-	if err := json.Unmarshal(b, &a); err != nil {
 		return err
 	}
-	*l = a
-	return nil
+	return json.Unmarshal(b, (*[]wireComment)(l))
 }
