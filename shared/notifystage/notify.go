@@ -55,7 +55,7 @@ type Notify struct {
 	// resent only after it, and only if the evidence has no record. Zero:
 	// final when the call returns (synchronous test fakes).
 	Window time.Duration
-	Now job.Clock // the system clock when nil
+	Now    job.Clock // the system clock when nil
 	// Recipients is the recipient policy (recipients.Gate), checked again
 	// before every send (it may have tightened since fetch, a replayed job
 	// may carry an old list); nil checks nothing (tests only).

@@ -1,13 +1,12 @@
 package swarm
 
 // Review comments in P4 Code Review (Helix Swarm), as a delivery channel
-// needs them (docs/swarm-comments.md): send (Create), lookup (List and
-// FindByMarker over every page) and classification (errors carry failure
-// classes; MaybeCreated tells a create that may have landed from one that
-// certainly did not). Swarm's create has no idempotency key, so every
-// comment the service posts ends with a marker derived from its delivery
-// identity, and a create whose answer was lost is settled by listing the
-// review's comments and finding that marker, never by posting again blind.
+// needs them (docs/swarm-comments.md): send (Create), lookup (List, Marked
+// over every page) and classification (failure classes; MaybeCreated tells
+// a create that may have landed). Swarm's create has no idempotency key, so
+// every comment the service posts ends with a marker derived from its
+// delivery identity, and a lost answer is settled by finding that marker,
+// never by posting again blind.
 
 import (
 	"bytes"
@@ -31,8 +30,7 @@ import (
 	"github.com/criticizer/criticizer/shared/failure"
 )
 
-// Task states of a comment: a plain comment, or a task that is open, then
-// addressed, then verified.
+// Task states: a plain comment, or a task open, then addressed, then verified.
 const (
 	TaskComment   = "comment"
 	TaskOpen      = "open"
@@ -47,8 +45,8 @@ const (
 	KindResolved = "resolved" // the note on a resolved plain comment, one per (review, fingerprint)
 )
 
-// CommentKey is the delivery identity of a comment the service posts on a
-// review: the promise "this review has been told this" that must hold once.
+// CommentKey is the delivery identity of a comment the service posts: "this
+// review has been told this", once.
 type CommentKey struct {
 	Review int64
 	Kind   string
@@ -75,13 +73,12 @@ func (k CommentKey) String() string {
 	return reviewTopic(k.Review) + "/" + k.Kind + "/" + k.ID
 }
 
-// MarkerScheme versions the marker's hash input. Changing it makes every
-// comment already posted unrecognisable, and its finding commented again.
+// MarkerScheme versions the marker's hash input: changing it makes every
+// posted comment unrecognisable, and its finding commented again.
 const MarkerScheme = "criticizer.swarm.comment.v1"
 
-// Marker is the token a posted comment carries: "criticizer:" and the first
-// 128 bits of the SHA-256 of its key, in hex. It says nothing about the
-// finding or the code.
+// Marker is a posted comment's token: "criticizer:" and the first 128 bits
+// of its key's SHA-256, in hex; nothing about the finding or the code.
 type Marker string
 
 // Marker returns k's marker.
@@ -90,10 +87,9 @@ func (k CommentKey) Marker() Marker {
 	return Marker("criticizer:" + hex.EncodeToString(sum[:16]))
 }
 
-// markerLine is a Markdown link reference definition: Swarm renders
-// comments as Markdown (GFM or Parsedown), where a definition shows
-// nothing, and its safe mode would print an HTML comment as text. A
-// renderer without Markdown shows one short line.
+// markerLine is a Markdown link reference definition: Swarm's Markdown (GFM
+// or Parsedown) shows nothing for it, where safe mode would print an HTML
+// comment as text; without Markdown it is one short line.
 var markerLine = regexp.MustCompile(`^\[//\]: # \((criticizer:[0-9a-f]{32})\)$`)
 
 // Line is the marker as the last line of a comment body.
@@ -104,9 +100,8 @@ func (m Marker) Sign(body string) string {
 	return strings.TrimRight(body, " \t\r\n") + "\n\n" + m.Line()
 }
 
-// MarkerOf returns the marker on body's last non-blank line, if any. Only
-// the last line counts: a marker quoted inside a body (a finding's text that
-// happens to hold one) is not the comment's identity.
+// MarkerOf returns the marker on body's last non-blank line, if any: a
+// marker quoted inside a body is not the comment's identity.
 func MarkerOf(body string) (Marker, bool) {
 	body = strings.TrimRight(body, " \t\r\n")
 	last := body[strings.LastIndexByte(body, '\n')+1:]
@@ -132,13 +127,12 @@ type Comment struct {
 	// webhooks", reactions readable without webhooks).
 	Likes []string
 	// ReplyTo is the comment this one answers, from context.comment
-	// (*unverified* field name, per a third-party capture); 0 when the
-	// answer names none, and readers must tolerate that (package outcome).
+	// (*unverified* field name, per a third-party capture); 0 when none,
+	// which readers must tolerate (package outcome).
 	ReplyTo int64
 }
 
-// CommentContext anchors an inline comment to a file and line of a review
-// version.
+// CommentContext anchors an inline comment to a file and line of a version.
 type CommentContext struct {
 	File      string // depot path
 	LeftLine  int    // line in the old revision; 0: none
@@ -157,16 +151,14 @@ type NewComment struct {
 	Silent, Delay bool
 	Flags         []string
 	Context       *CommentContext // nil: a comment on the whole review
-	// Unanchored is the body posted instead, on the review as a whole and
-	// under the same marker, when Swarm refuses Context (ErrContextRefused);
-	// empty: the refusal stands.
+	// Unanchored is the body posted instead, on the whole review under the
+	// same marker, when Swarm refuses Context; empty: the refusal stands.
 	Unanchored string
 }
 
-// ErrContextRefused marks a create Swarm refused (400, nothing stored)
-// because of its context: the file is not in the version's change, or the
-// review has no such version (reference: "Review comments"). The reasons
-// below wrap it; no reply text is kept.
+// ErrContextRefused marks a create Swarm refused (400, nothing stored) for
+// its context: the file is not in the version's change, or there is no such
+// version (reference: "Review comments"). No reply text is kept.
 var ErrContextRefused = errors.New("the comment's context was refused")
 
 // The reasons a context is refused.
@@ -175,9 +167,8 @@ var (
 	ErrNotInVersion    = fmt.Errorf("the file or line is not in the version's change: %w", ErrContextRefused)
 )
 
-// ErrMaybeCreated marks a failed create that Swarm may have carried out:
-// the answer was lost (connection reset, timeout), was a 5xx, or was not
-// readable. Settle it with FindByMarker before any new attempt.
+// ErrMaybeCreated marks a failed create Swarm may have carried out (answer
+// lost, a 5xx, unreadable): settle it by marker before any new attempt.
 var ErrMaybeCreated = errors.New("the comment may have been created")
 
 // MaybeCreated reports whether err is a create that may have landed.
@@ -192,8 +183,7 @@ const (
 )
 
 // Create posts a comment (POST /api/v9/comments, form fields) and returns
-// it as Swarm stored it. A failed create wraps ErrMaybeCreated when it may
-// have happened anyway; otherwise it certainly did not.
+// it as stored. A failure wraps ErrMaybeCreated when it may have happened.
 func (c *Client) Create(ctx context.Context, n NewComment) (Comment, error) {
 	if !markerLine.MatchString(n.Marker.Line()) {
 		return Comment{}, failure.Errorf(failure.InternalBug, "swarm comment on review %d: no marker", n.Review)
@@ -240,8 +230,7 @@ func (c *Client) Create(ctx context.Context, n NewComment) (Comment, error) {
 }
 
 // taskTransitions is Swarm's table of task-state changes; anything else,
-// the state a comment already has included, is a 400 (reference: "Review
-// comments", task-state transitions).
+// the current state included, is a 400 (reference: "Review comments").
 var taskTransitions = map[string][]string{
 	TaskComment:   {TaskOpen},
 	TaskOpen:      {TaskAddressed, TaskComment},
@@ -249,17 +238,15 @@ var taskTransitions = map[string][]string{
 	TaskVerified:  {TaskOpen},
 }
 
-// ErrNoTransition marks a task change Swarm's table does not offer from
-// the comment's current state (someone moved it meanwhile): nothing was
-// changed, and trying again cannot change that.
+// ErrNoTransition marks a task change the table does not offer from the
+// current state (someone moved it): nothing changed, nor will a retry.
 var ErrNoTransition = errors.New("no such task-state transition in Swarm")
 
 // SetTaskState moves comment id of review to state (PATCH
-// /api/v9/comments/{id}; any user who can see the review may). It reads
-// the comment's current state first: already there is done (Swarm answers
-// the same state with a 400, so a retry whose first PATCH landed must not
-// send it again), a move the table does not offer is ErrNoTransition, and
-// a refused PATCH is read again, done if the state landed after all.
+// /api/v9/comments/{id}), reading the current state first: already there
+// is done (Swarm answers the same state with a 400), a move the table does
+// not offer is ErrNoTransition, and a refused PATCH is read again, done if
+// the state landed after all.
 func (c *Client) SetTaskState(ctx context.Context, review, id int64, state string) (Comment, error) {
 	if _, ok := taskTransitions[state]; !ok {
 		return Comment{}, failure.Errorf(failure.InternalBug, "swarm comment %d: unknown task state %q", id, state)
@@ -291,8 +278,7 @@ func (c *Client) SetTaskState(ctx context.Context, review, id int64, state strin
 
 // comment reads one comment of review by id from the listing (every page).
 func (c *Client) comment(ctx context.Context, review, id int64) (Comment, error) {
-	// Pages run oldest first by id: the comment is on the first page that
-	// reaches its id, listed from just before it (not the whole review).
+	// Pages run oldest first: listed from just before its id.
 	list, _, err := c.pages(ctx, review, id-1, id)
 	if err != nil {
 		return Comment{}, err
@@ -345,13 +331,11 @@ func (c *Client) pages(ctx context.Context, review, from, until int64) ([]Commen
 			return nil, "", err
 		}
 		if user != "" && u != user {
-			// Credentials rotated to another login mid-listing: whose
-			// comments are "ours" would change between pages.
+			// Rotated to another login mid-listing: "ours" would change.
 			return nil, "", failure.Errorf(failure.Conflict, "%s: the login changed during the listing", what)
 		}
 		user = u
-		// An answer without data.comments is not an empty review: a lookup
-		// that took it for one would post a second comment.
+		// No data.comments is not an empty review (a second comment would follow).
 		if page.Data == nil || page.Data.Comments == nil {
 			return nil, "", failure.Errorf(failure.SchemaInvalid, "%s: the answer has no data.comments", what)
 		}
@@ -411,12 +395,10 @@ func (c *Client) FindByMarker(ctx context.Context, review int64, m Marker) (cm C
 	return cm, found, err
 }
 
-// api makes one Swarm API call, decoding a 2xx answer into out,
-// and returns the login it was made as. A refused login is retried once
-// with fresh credentials (the ticket may have been rotated); Swarm did
-// nothing with the refused request. create marks failures that may have
-// been carried out with ErrMaybeCreated. No reply text is kept: only
-// statuses reach the error.
+// api makes one Swarm API call, decoding a 2xx answer into out, and
+// returns the login it was made as. A refused login is retried once with
+// fresh credentials (a rotated ticket). create marks failures that may have
+// been carried out with ErrMaybeCreated. Only statuses reach the error.
 func (c *Client) api(ctx context.Context, method, path string, q, form url.Values, out any, what string, create bool) (string, error) {
 	user, err := c.apiOnce(ctx, method, path, q, form, out, what, create, false)
 	if failure.Classify(err) == failure.AuthDenied && !MaybeCreated(err) {
@@ -476,9 +458,8 @@ func (c *Client) apiOnce(ctx context.Context, method, path string, q, form url.V
 		return "", failure.Upstream(resp.StatusCode, retryAfter(resp), maybe(fmt.Errorf("%s: HTTP %d", what, resp.StatusCode)))
 	case create && resp.StatusCode == http.StatusNotFound:
 		// A create can answer 404 with the comment stored (helix-swarm
-		// issue #2; reference: "Review comments"): an uncertain outcome,
-		// retried and settled by lookup (a review that is gone fails the
-		// lookup's listing with its own 404).
+		// issue #2; reference: "Review comments"): settled by lookup, whose
+		// listing fails with its own 404 if the review is gone.
 		return "", &failure.Error{Class: failure.Conflict, UpstreamCode: resp.StatusCode, Err: maybe(fmt.Errorf("%s: HTTP %d", what, resp.StatusCode))}
 	case refusal != nil:
 		return "", failure.Upstream(resp.StatusCode, 0, fmt.Errorf("%s: HTTP %d: %w", what, resp.StatusCode, refusal))
@@ -508,11 +489,10 @@ func (c *Client) apiOnce(ctx context.Context, method, path string, q, form url.V
 	return creds.User, nil
 }
 
-// contextRefusal is the reason a create's 400 answer b gives for refusing
-// its context, nil for any other 400. The reference names the messages;
-// that they come keyed by the form field in "details" is the stand-in's
-// reading of Swarm's form errors, *unverified*: a key "context" or
-// "context[…]", or either message anywhere in the answer, is accepted.
+// contextRefusal is why a create's 400 answer b refuses its context, nil
+// for any other 400. The reference names the messages; their keying by
+// form field in "details" is the stand-in's reading, *unverified*: a key
+// "context" or "context[…]", or either message anywhere, is accepted.
 func contextRefusal(b []byte) error {
 	var a struct {
 		Details map[string]json.RawMessage `json:"details"`
@@ -537,8 +517,7 @@ func contextRefusal(b []byte) error {
 	return nil
 }
 
-// notSent reports whether a transport error came before the request left:
-// no connection was made, so nothing can have been created.
+// notSent reports whether a transport error came before any connection.
 func notSent(err error) bool {
 	var op *net.OpError
 	if errors.As(err, &op) && op.Op == "dial" {
@@ -550,8 +529,7 @@ func notSent(err error) bool {
 
 func reviewTopic(id int64) string { return "reviews/" + strconv.FormatInt(id, 10) }
 
-// flexInt reads a number Swarm may send as a number, a numeric string
-// (form values stored as given) or null.
+// flexInt is a number Swarm may send as a number, a numeric string or null.
 type flexInt int64
 
 func (n *flexInt) UnmarshalJSON(b []byte) error {
@@ -590,9 +568,8 @@ func (w wireComment) comment() Comment {
 		TaskState: w.TaskState, Flags: w.Flags, Context: w.Context.ctx, Likes: w.Likes, ReplyTo: w.Context.replyTo}
 }
 
-// likeList is likes as a list of logins; an object keyed by login (PHP's
-// associative array) is read too, and anything else as none: reactions
-// are a signal, never a reason to fail a listing.
+// likeList is likes as logins, from a list or an object keyed by login
+// (PHP's associative array); anything else is none: never a failed listing.
 type likeList []string
 
 func (l *likeList) UnmarshalJSON(b []byte) error {
