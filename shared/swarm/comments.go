@@ -429,24 +429,18 @@ func (c *Client) apiOnce(ctx context.Context, method, path string, q, form url.V
 	if form != nil {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	}
-	maybe := func(err error) error {
-		if create {
-			return fmt.Errorf("%w (%w)", err, ErrMaybeCreated)
-		}
-		return err
-	}
 	resp, err := c.http().Do(req)
 	if err != nil {
 		if notSent(err) {
 			return "", failure.Errorf(failure.NetworkTimeout, "%s: %w", what, err)
 		}
 		// Sent, and the answer lost: reset, closed, timed out.
-		return "", failure.Errorf(failure.NetworkTimeout, "%s: %w", what, maybe(err))
+		return "", failure.Errorf(failure.NetworkTimeout, "%s: %w", what, maybe(create, err))
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
 	if err != nil {
-		return "", failure.Errorf(failure.NetworkTimeout, "%s: reading the answer: %w", what, maybe(err))
+		return "", failure.Errorf(failure.NetworkTimeout, "%s: reading the answer: %w", what, maybe(create, err))
 	}
 	var refusal error // a create's context refused: nothing stored
 	if create && resp.StatusCode == http.StatusBadRequest {
@@ -455,12 +449,12 @@ func (c *Client) apiOnce(ctx context.Context, method, path string, q, form url.V
 	switch {
 	case resp.StatusCode >= 500 || resp.StatusCode == http.StatusRequestTimeout:
 		// Swarm (or a proxy in front of it) may have done the work first.
-		return "", failure.Upstream(resp.StatusCode, retryAfter(resp), maybe(fmt.Errorf("%s: HTTP %d", what, resp.StatusCode)))
+		return "", failure.Upstream(resp.StatusCode, retryAfter(resp), maybe(create, fmt.Errorf("%s: HTTP %d", what, resp.StatusCode)))
 	case create && resp.StatusCode == http.StatusNotFound:
 		// A create can answer 404 with the comment stored (helix-swarm
 		// issue #2; reference: "Review comments"): settled by lookup, whose
 		// listing fails with its own 404 if the review is gone.
-		return "", &failure.Error{Class: failure.Conflict, UpstreamCode: resp.StatusCode, Err: maybe(fmt.Errorf("%s: HTTP %d", what, resp.StatusCode))}
+		return "", &failure.Error{Class: failure.Conflict, UpstreamCode: resp.StatusCode, Err: maybe(create, fmt.Errorf("%s: HTTP %d", what, resp.StatusCode))}
 	case refusal != nil:
 		return "", failure.Upstream(resp.StatusCode, 0, fmt.Errorf("%s: HTTP %d: %w", what, resp.StatusCode, refusal))
 	case resp.StatusCode/100 != 2:
@@ -468,25 +462,33 @@ func (c *Client) apiOnce(ctx context.Context, method, path string, q, form url.V
 		// any work.
 		return "", failure.Upstream(resp.StatusCode, retryAfter(resp), fmt.Errorf("%s: HTTP %d", what, resp.StatusCode))
 	case len(b) > maxAnswer:
-		return "", failure.Errorf(failure.SchemaInvalid, "%s: answer over %d bytes: %w", what, maxAnswer, maybe(errors.New("unread")))
+		return "", failure.Errorf(failure.SchemaInvalid, "%s: answer over %d bytes: %w", what, maxAnswer, maybe(create, errors.New("unread")))
 	}
 	// Some releases answer a refused login with 200 and {"error": "Unauthorized"}.
 	var env struct {
 		Error json.RawMessage `json:"error"`
 	}
 	if err := json.Unmarshal(b, &env); err != nil {
-		return "", failure.Errorf(failure.SchemaInvalid, "%s: answer is not JSON: %w", what, maybe(errors.New("unreadable")))
+		return "", failure.Errorf(failure.SchemaInvalid, "%s: answer is not JSON: %w", what, maybe(create, errors.New("unreadable")))
 	}
 	if e := bytes.TrimSpace(env.Error); len(e) > 0 && !bytes.Equal(e, []byte("null")) {
 		if bytes.EqualFold(e, []byte(`"Unauthorized"`)) {
 			return "", failure.Errorf(failure.AuthDenied, "%s: HTTP %d with error Unauthorized", what, resp.StatusCode)
 		}
-		return "", failure.Errorf(failure.SchemaInvalid, "%s: HTTP %d with an error: %w", what, resp.StatusCode, maybe(errors.New("error set")))
+		return "", failure.Errorf(failure.SchemaInvalid, "%s: HTTP %d with an error: %w", what, resp.StatusCode, maybe(create, errors.New("error set")))
 	}
 	if err := json.Unmarshal(b, out); err != nil {
-		return "", failure.Errorf(failure.SchemaInvalid, "%s: answer does not fit: %w", what, maybe(errors.New("unreadable")))
+		return "", failure.Errorf(failure.SchemaInvalid, "%s: answer does not fit: %w", what, maybe(create, errors.New("unreadable")))
 	}
 	return creds.User, nil
+}
+
+// maybe marks a create's failure as one that may have created the comment.
+func maybe(create bool, err error) error {
+	if create {
+		return fmt.Errorf("%w (%w)", err, ErrMaybeCreated)
+	}
+	return err
 }
 
 // contextRefusal is why a create's 400 answer b refuses its context, nil
