@@ -234,13 +234,10 @@ func boundary(k delivery.Key) string {
 func subject(k delivery.Key, cs []render.Count, total int, desc string, meta domain.ReviewMeta, rr *rerunView) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[Criticizer] CL %d v%d: ", k.Changelist, k.ReviewVersion)
-	switch total {
-	case 0:
+	if total == 0 {
 		b.WriteString("no findings")
-	case 1:
-		b.WriteString("1 finding")
-	default:
-		fmt.Fprintf(&b, "%d findings", total)
+	} else {
+		fmt.Fprintf(&b, "%d %s", total, plural(total, "finding"))
 	}
 	var urgent []string
 	for _, c := range cs {

@@ -180,7 +180,7 @@ func renderText(v view) string {
 	}
 	b.WriteString(v.verdict() + "\n")
 	if r := v.Rerun; r != nil {
-		textRerun(&b, r)
+		writeRerun(&b, r, false)
 	} else {
 		render.Text(&b, v.Files)
 	}
@@ -202,36 +202,70 @@ func renderText(v view) string {
 	return b.String()
 }
 
-// textRerun is a rerun's findings in the text part: new, still open,
-// resolved, and what was not re-checked.
-func textRerun(b *strings.Builder, r *rerunView) {
-	b.WriteString(r.line() + "\n")
-	section := func(title string, n int) {
-		head := fmt.Sprintf("%s (%d)", title, n)
+// writeRerun is a rerun's findings in the text or HTML part: new, still
+// open, resolved, and what was not re-checked.
+func writeRerun(b *strings.Builder, r *rerunView, asHTML bool) {
+	e := html.EscapeString
+	para := func(s string) {
+		if asHTML {
+			fmt.Fprintf(b, "<p>%s</p>\n", e(s))
+		} else {
+			b.WriteString(s + "\n")
+		}
+	}
+	heading := func(title string, n int) {
+		if asHTML {
+			fmt.Fprintf(b, "<h2>%s (%d)</h2>\n", title, n)
+			return
+		}
+		head := fmt.Sprintf("%s (%d)", strings.ToUpper(title), n)
 		b.WriteString("\n" + head + "\n" + strings.Repeat("#", len(head)) + "\n")
 	}
-	if r.NNew > 0 {
-		section("NEW", r.NNew)
-		render.Text(b, r.New)
-	}
-	if r.NOpen > 0 {
-		section("STILL OPEN", r.NOpen)
-		render.Text(b, r.Open)
+	para(r.line())
+	for _, g := range []struct {
+		title string
+		n     int
+		files []render.File
+	}{{"New", r.NNew, r.New}, {"Still open", r.NOpen, r.Open}} {
+		switch {
+		case g.n == 0:
+		case asHTML:
+			heading(g.title, g.n)
+			render.HTML(b, g.files, true)
+		default:
+			heading(g.title, g.n)
+			render.Text(b, g.files)
+		}
 	}
 	if len(r.Resolved) > 0 {
-		section("RESOLVED", len(r.Resolved))
-		b.WriteString(resolvedNote + "\n\n")
+		heading("Resolved", len(r.Resolved))
+		if asHTML {
+			fmt.Fprintf(b, "<p>%s</p>\n<ul>\n", e(resolvedNote))
+		} else {
+			b.WriteString(resolvedNote + "\n\n")
+		}
 		for _, f := range r.Resolved {
 			where, sev, title := resolvedText(f)
-			fmt.Fprintf(b, "  [%s] %s", sev, where)
-			if title != "" {
-				b.WriteString("  " + title)
+			switch {
+			case asHTML && title != "":
+				fmt.Fprintf(b, "<li><b style=\"color:#2e7d32\">&#10003;</b> <small>%s</small> <code>%s</code> %s</li>\n", e(sev), e(where), e(title))
+			case asHTML:
+				fmt.Fprintf(b, "<li><b style=\"color:#2e7d32\">&#10003;</b> <small>%s</small> <code>%s</code></li>\n", e(sev), e(where))
+			case title != "":
+				fmt.Fprintf(b, "  [%s] %s  %s\n", sev, where, title)
+			default:
+				fmt.Fprintf(b, "  [%s] %s\n", sev, where)
 			}
-			b.WriteString("\n")
+		}
+		if asHTML {
+			b.WriteString("</ul>\n")
 		}
 	}
 	if s := r.notRechecked(); s != "" {
-		b.WriteString("\n" + s + "\n")
+		if !asHTML {
+			b.WriteString("\n")
+		}
+		para(s)
 	}
 }
 
@@ -265,7 +299,7 @@ func renderHTML(v view) string {
 	}
 	fmt.Fprintf(&b, "<p>%s</p>\n", e(v.verdict()))
 	if r := v.Rerun; r != nil {
-		htmlRerun(&b, r)
+		writeRerun(&b, r, true)
 	} else {
 		render.HTML(&b, v.Files, true)
 	}
@@ -284,34 +318,4 @@ func renderHTML(v view) string {
 	}
 	fmt.Fprintf(&b, "<hr><p><small>Criticizer%s &middot; Reference: %s</small></p>\n</body></html>\n", e(v.footer()), e(v.Token))
 	return b.String()
-}
-
-// htmlRerun is a rerun's findings in the HTML part: new, still open,
-// resolved, and what was not re-checked.
-func htmlRerun(b *strings.Builder, r *rerunView) {
-	e := html.EscapeString
-	fmt.Fprintf(b, "<p>%s</p>\n", e(r.line()))
-	if r.NNew > 0 {
-		fmt.Fprintf(b, "<h2>New (%d)</h2>\n", r.NNew)
-		render.HTML(b, r.New, true)
-	}
-	if r.NOpen > 0 {
-		fmt.Fprintf(b, "<h2>Still open (%d)</h2>\n", r.NOpen)
-		render.HTML(b, r.Open, true)
-	}
-	if len(r.Resolved) > 0 {
-		fmt.Fprintf(b, "<h2>Resolved (%d)</h2>\n<p>%s</p>\n<ul>\n", len(r.Resolved), e(resolvedNote))
-		for _, f := range r.Resolved {
-			where, sev, title := resolvedText(f)
-			fmt.Fprintf(b, "<li><b style=\"color:#2e7d32\">&#10003;</b> <small>%s</small> <code>%s</code>", e(sev), e(where))
-			if title != "" {
-				fmt.Fprintf(b, " %s", e(title))
-			}
-			b.WriteString("</li>\n")
-		}
-		b.WriteString("</ul>\n")
-	}
-	if s := r.notRechecked(); s != "" {
-		fmt.Fprintf(b, "<p>%s</p>\n", e(s))
-	}
 }
