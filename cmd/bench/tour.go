@@ -21,8 +21,8 @@ import (
 // resolved by VTA, so an interface call goes to the implementations main
 // actually wires in. From notifystage.(*Notify).Process the calls are
 // followed depth first in source order, each project function at its first
-// call only; code outside the module is stepped through (a callback from
-// the standard library is a call too) but is no room.
+// call only; neither code outside the module nor the branches taken when an
+// error is not nil (a normal job takes none) are followed.
 //
 //	rooms:  project packages entered
 //	stays:  maximal runs of consecutive entered functions in one package
