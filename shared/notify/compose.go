@@ -53,7 +53,7 @@ type Content struct {
 	// line) as the outbox row does; nil (tests, previews): the unkeyed token.
 	Secret *delivery.Secret
 	// Changeset is the REDACTED changeset: each finding shows its lines of code.
-	Changeset *domain.Changeset
+	Changeset  *domain.Changeset
 	ReviewURL  string // the Swarm review, when the job came from one
 	JobPageURL string // the job's read-only page ("View this review"), when on
 	// Date is the Date header (zero: job.Now()), the only input not derived
