@@ -40,15 +40,7 @@ func (r *Redactor) decoded(line string, depth int) ([]span, error) {
 		spans = append(spans, span{start: start, end: end, rule: found[0].rule})
 		return nil
 	}
-	for i := 0; i < len(line); {
-		if !b64Class[line[i]] {
-			i++
-			continue
-		}
-		j := i
-		for j < len(line) && b64Class[line[j]] {
-			j++
-		}
+	for i, j := nextRun(line, 0, &b64Class); i < len(line); i, j = nextRun(line, i, &b64Class) {
 		end := j
 		for end < len(line) && end-j < 2 && line[end] == '=' {
 			end++
@@ -58,7 +50,7 @@ func (r *Redactor) decoded(line string, depth int) ([]span, error) {
 				return nil, err
 			}
 		}
-		i = max(end, i+1)
+		i = end
 	}
 	if strings.IndexByte(line, '%') >= 0 {
 		for _, f := range percentRuns(line) {
@@ -184,21 +176,22 @@ var bareClass = func() (t [256]bool) {
 
 func findBareSecrets(line string) []span {
 	var spans []span
-	for i := 0; i < len(line); {
-		if !bareClass[line[i]] {
-			i++
-			continue
-		}
-		j := i
-		for j < len(line) && bareClass[line[j]] {
-			j++
-		}
+	for i, j := nextRun(line, 0, &bareClass); i < len(line); i, j = nextRun(line, j, &bareClass) {
 		if j-i >= minBare && bareSecret(line[i:j]) {
 			spans = append(spans, span{start: i, end: j})
 		}
-		i = j
 	}
 	return spans
+}
+
+// nextRun is the first run of class bytes at or after from: [i, j), or
+// i = len(line) when none is left.
+func nextRun(line string, from int, class *[256]bool) (i, j int) {
+	for i = from; i < len(line) && !class[line[i]]; i++ {
+	}
+	for j = i; j < len(line) && class[line[j]]; j++ {
+	}
+	return i, j
 }
 
 func bareSecret(run string) bool {
