@@ -61,6 +61,11 @@ func newJobPage(f *functionFactory, p functionsProps, api awsapigateway.RestApi,
 		Actions: jsii.Strings("s3:GetObject"), Resources: &[]*string{p.redacted.ArnForObjects(jsii.String(reviewResultKeys))},
 	}))
 	secret.GrantRead(fn, nil)
+	// With a customer-managed key the table and the artifacts are encrypted
+	// with it: reading them takes kms:Decrypt, and nothing more.
+	if key := dataKey(f.stack, f.cfg); key != nil {
+		key.GrantDecrypt(fn)
+	}
 
 	noKey := &awsapigateway.MethodOptions{ApiKeyRequired: jsii.Bool(false), AuthorizationType: awsapigateway.AuthorizationType_NONE}
 	api.Root().AddResource(jsii.String("view"), nil).AddResource(jsii.String("{id}"), nil).AddResource(jsii.String("{token}"), nil).
