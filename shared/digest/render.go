@@ -27,13 +27,6 @@ func share(r outcome.Row) string {
 	return fmt.Sprintf("%.0f%%", 100*r.Share)
 }
 
-func plural(n int, word string) string {
-	if n == 1 {
-		return word
-	}
-	return word + "s"
-}
-
 // Render returns d's text and HTML bodies.
 func Render(d Digest) (text, html string, err error) {
 	d.Paths = slices.Clone(d.Paths)
@@ -67,13 +60,13 @@ func renderText(v Digest, cost string) string {
 		v.Reviews, t.Findings, share(t), t.Accepted, t.Dismissed, t.Open, t.Unknown)
 	for _, r := range v.Severity {
 		fmt.Fprintf(&b, "  %-9s %d %s: %d accepted, %d dismissed, %d open, %d unknown; acceptance %s\n",
-			domain.SeverityWord(r.Key), r.Findings, plural(r.Findings, "finding"), r.Accepted, r.Dismissed, r.Open, r.Unknown, share(r))
+			domain.SeverityWord(r.Key), r.Findings, domain.Plural(r.Findings, "finding"), r.Accepted, r.Dismissed, r.Open, r.Unknown, share(r))
 	}
 	if v.Unlisted != 0 {
-		fmt.Fprintf(&b, "  and %d %s of very large reviews, not itemised here\n", v.Unlisted, plural(v.Unlisted, "finding"))
+		fmt.Fprintf(&b, "  and %d %s of very large reviews, not itemised here\n", v.Unlisted, domain.Plural(v.Unlisted, "finding"))
 	}
 	b.WriteString("\nAcceptance is accepted / (accepted + dismissed), as reviewers have reacted so far; a finding told by e-mail only is unknown, never accepted.\n\n")
-	fmt.Fprintf(&b, "Withheld as repeatedly dismissed: %d %s\n", v.Withheld, plural(v.Withheld, "finding"))
+	fmt.Fprintf(&b, "Withheld as repeatedly dismissed: %d %s\n", v.Withheld, domain.Plural(v.Withheld, "finding"))
 	if len(v.Suppressions) > 0 {
 		b.WriteString("Withheld here now (lift with criticizer outcomes allow):\n")
 		for _, s := range v.suppressions() {

@@ -225,7 +225,7 @@ func subject(k delivery.Key, cs []render.Count, total int, desc string, meta dom
 	if total == 0 {
 		b.WriteString("no findings")
 	} else {
-		fmt.Fprintf(&b, "%d %s", total, plural(total, "finding"))
+		fmt.Fprintf(&b, "%d %s", total, domain.Plural(total, "finding"))
 	}
 	var urgent []string
 	for _, c := range cs {
@@ -250,13 +250,6 @@ func subject(k delivery.Key, cs []render.Count, total int, desc string, meta dom
 		b.WriteString(" - " + desc)
 	}
 	return b.String()
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return word
-	}
-	return word + "s"
 }
 
 // firstLine returns the first non-blank line of s, cleaned for a header.

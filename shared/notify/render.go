@@ -73,7 +73,7 @@ func (v view) status() []string {
 // a review that saw every file.
 func (v view) verdict() string {
 	if v.Total > 0 {
-		return fmt.Sprintf("%d %s: %s.", v.Total, plural(v.Total, "finding"), v.Counts)
+		return fmt.Sprintf("%d %s: %s.", v.Total, domain.Plural(v.Total, "finding"), v.Counts)
 	}
 	if v.Meta.Coverage() == "" || v.Meta.Complete() {
 		return "No findings."
@@ -94,7 +94,7 @@ func (v view) coverage() []section {
 	m := v.Meta
 	var out []section
 	if n := len(m.SkippedFiles); n > 0 {
-		sec := section{title: fmt.Sprintf("Not reviewed: %d %s", n, plural(n, "file"))}
+		sec := section{title: fmt.Sprintf("Not reviewed: %d %s", n, domain.Plural(n, "file"))}
 		for _, s := range m.SkippedFiles[:min(n, maxNamed)] {
 			sec.items = append(sec.items, [2]string{s.File, domain.SkipReason(s.Reason)})
 		}
@@ -104,7 +104,7 @@ func (v view) coverage() []section {
 		out = append(out, sec)
 	}
 	if n := len(m.TruncatedFiles); n > 0 {
-		sec := section{title: fmt.Sprintf("Reviewed in part: %d %s", n, plural(n, "file"))}
+		sec := section{title: fmt.Sprintf("Reviewed in part: %d %s", n, domain.Plural(n, "file"))}
 		for _, t := range m.TruncatedFiles[:min(n, maxNamed)] {
 			sec.items = append(sec.items, [2]string{t.File, fmt.Sprintf("first %d of %d bytes", t.ReviewedBytes, t.OriginalBytes)})
 		}
@@ -122,10 +122,10 @@ func (v view) hidden() []string {
 	m := v.Meta
 	var out []string
 	if m.HiddenByCap > 0 {
-		out = append(out, fmt.Sprintf("%d more %s not shown: the review rules cap the findings of one e-mail (the most severe are shown).", m.HiddenByCap, plural(m.HiddenByCap, "finding")))
+		out = append(out, fmt.Sprintf("%d more %s not shown: the review rules cap the findings of one e-mail (the most severe are shown).", m.HiddenByCap, domain.Plural(m.HiddenByCap, "finding")))
 	}
 	if m.FilteredByRules > 0 {
-		out = append(out, fmt.Sprintf("%d %s below the rules' severity threshold or in a disabled category not shown.", m.FilteredByRules, plural(m.FilteredByRules, "finding")))
+		out = append(out, fmt.Sprintf("%d %s below the rules' severity threshold or in a disabled category not shown.", m.FilteredByRules, domain.Plural(m.FilteredByRules, "finding")))
 	}
 	if w := m.DismissedWithheld(); w != "" {
 		// As the Swarm summary says it: withheld, never silently.

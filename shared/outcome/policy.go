@@ -159,7 +159,7 @@ func (p Policy) decidersNamed() (users, groups []string) {
 // Describe says the policy in one sentence, for listings and digests.
 func (p Policy) Describe() string {
 	s := fmt.Sprintf("a kind is withheld under its scope (%d director%s below the depot) after %d dismissals, with none accepted, by at least %d people with a say on their review across at least %d reviews",
-		max(p.Depth, 1), plural(max(p.Depth, 1), "y", "ies"), p.Threshold, max(p.MinPeople, 1), max(p.MinReviews, 1))
+		max(p.Depth, 1), domain.PluralOf(max(p.Depth, 1), "y", "ies"), p.Threshold, max(p.MinPeople, 1), max(p.MinReviews, 1))
 	if p.Confirm {
 		s += ", once an operator confirms it (criticizer outcomes confirm)"
 	}
@@ -168,11 +168,4 @@ func (p Policy) Describe() string {
 		floor = p.Gate
 	}
 	return s + fmt.Sprintf("; findings at or above %s, security findings and committed secrets are never withheld", floor)
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
