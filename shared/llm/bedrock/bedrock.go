@@ -130,17 +130,19 @@ func (c *Client) read(out *bedrockruntime.ConverseOutput) (llm.Completion, error
 	}
 	sr := string(out.StopReason)
 	e := &llm.Error{Provider: llm.Bedrock, Status: http.StatusOK, RequestID: reqID, Code: llm.Clip(sr, 64)}
-	switch {
-	case out.StopReason == types.StopReasonGuardrailIntervened, out.StopReason == types.StopReasonContentFiltered:
+	switch out.StopReason {
+	case types.StopReasonGuardrailIntervened, types.StopReasonContentFiltered:
 		e.Reason, e.Detail = llm.ReasonContentFilter, "stopped by a Bedrock guardrail or content filter ("+sr+")"
-	case out.StopReason == types.StopReasonMaxTokens:
+	case types.StopReasonMaxTokens:
 		e.Reason, e.Detail = llm.ReasonTruncated, "output cut at maxTokens"
-	case out.StopReason == types.StopReasonModelContextWindowExceeded:
+	case types.StopReasonModelContextWindowExceeded:
 		e.Reason = llm.ReasonContextLength
-	case out.StopReason == types.StopReasonToolUse, out.StopReason == types.StopReasonMalformedModelOutput, out.StopReason == types.StopReasonMalformedToolUse:
+	case types.StopReasonToolUse, types.StopReasonMalformedModelOutput, types.StopReasonMalformedToolUse:
 		e.Reason, e.Detail = llm.ReasonBadResponse, "unexpected stopReason "+sr
-	case text.Len() == 0:
-		e.Reason, e.Detail = llm.ReasonBadResponse, "no text content block"
+	default:
+		if text.Len() == 0 {
+			e.Reason, e.Detail = llm.ReasonBadResponse, "no text content block"
+		}
 	}
 	if e.Reason != "" {
 		return llm.Completion{RequestID: reqID}, llm.Classed(llm.ClassFor(e.Reason), 0, e)
