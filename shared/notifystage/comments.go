@@ -24,8 +24,9 @@ import (
 
 // SwarmComments configures the comments channel; nil on Notify turns it off.
 type SwarmComments struct {
-	// Rows are the comment rows (*outbox.Outbox).
-	Rows outbox.Rows
+	// Rows are the comment rows (*outbox.Outbox): run by the protocol, and
+	// listed by review for a rerun.
+	Rows CommentRows
 	// API is the Swarm client the comments channel posts and looks up
 	// with; with SetTaskState (comments.TaskSetter) it also sets the tasks
 	// of resolved findings addressed.
@@ -37,6 +38,13 @@ type SwarmComments struct {
 	// MaxInline caps the finding comments one version gets
 	// (SWARM_MAX_INLINE_COMMENTS; inlinecap.go); 0: no cap.
 	MaxInline int
+}
+
+// CommentRows are the comment rows: the protocol's, and a review's listing
+// (what earlier versions were told).
+type CommentRows interface {
+	outbox.Rows
+	ListThread(ctx context.Context, channel string, thread int64) ([]outbox.Row, error)
 }
 
 // commentOutcome is what the channel did in one attempt, for the job record.

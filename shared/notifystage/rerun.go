@@ -17,11 +17,6 @@ import (
 // what was commented: not commented again; of the resolved findings an open
 // task is set to addressed, a plain comment gets one short note.
 
-// ThreadRows lists a review's rows; the outbox has it.
-type ThreadRows interface {
-	ListThread(ctx context.Context, channel string, thread int64) ([]outbox.Row, error)
-}
-
 // prior is what earlier versions of the review were told.
 type prior struct {
 	comments map[string]swarm.Comment // by fingerprint: the finding's comment as Swarm has it now
@@ -41,14 +36,12 @@ func since(in *input) string {
 }
 
 // loadPrior reads the review's finding rows and the comments they name (one
-// listing from the first of them on); nil for a first version, or an
-// outbox that cannot list a thread.
+// listing from the first of them on); nil for a first version.
 func (n *Notify) loadPrior(ctx context.Context, review int64, version int) (*prior, error) {
-	tr, ok := n.Comments.Rows.(ThreadRows)
-	if version <= 1 || !ok {
+	if version <= 1 {
 		return nil, nil
 	}
-	rows, err := tr.ListThread(ctx, outbox.ChannelSwarmComments, review)
+	rows, err := n.Comments.Rows.ListThread(ctx, outbox.ChannelSwarmComments, review)
 	if err != nil {
 		return nil, err
 	}
