@@ -39,6 +39,14 @@ type Processor interface {
 	Process(ctx context.Context, j *job.Job) (job.Result, error)
 }
 
+// ProcessorFunc adapts a function to Processor.
+type ProcessorFunc func(ctx context.Context, j *job.Job) (job.Result, error)
+
+// Process calls f.
+func (f ProcessorFunc) Process(ctx context.Context, j *job.Job) (job.Result, error) {
+	return f(ctx, j)
+}
+
 // Jobs is the part of the job store the runtime uses.
 type Jobs interface {
 	Claim(ctx context.Context, id string, stage domain.Stage, l job.Lease, maxAttempts int) (*job.Job, error)

@@ -407,10 +407,3 @@ func TestHeartbeatRenewsWithinTheLease(t *testing.T) {
 		t.Errorf("message visibility extended %d times after two heartbeats", len(q.visibility))
 	}
 }
-
-// ProcessorFunc adapts a function to Processor.
-type ProcessorFunc func(ctx context.Context, j *job.Job) (job.Result, error)
-
-func (f ProcessorFunc) Process(ctx context.Context, j *job.Job) (job.Result, error) {
-	return f(ctx, j)
-}
