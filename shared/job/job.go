@@ -1,8 +1,8 @@
 // Package job is the job state machine: a review job, its states and
 // per-stage status, the operations that move it (Transitions), a stage's
-// lease, why a claim is refused, and the one clock. No I/O: shared/store
-// maps these types onto DynamoDB, its conditional writes expecting the
-// states Transitions names.
+// lease, why a claim is refused, and the one clock. No I/O: its types name
+// their DynamoDB attributes (dynamodbav tags) for shared/store, whose
+// conditional writes expect the states Transitions names.
 package job
 
 import (
@@ -99,30 +99,30 @@ var Claimable = []StageStatus{StagePending, StageRetryWait, StageRunning}
 
 // StageRecord is a stage's lease, budget and failure history.
 type StageRecord struct {
-	Status         StageStatus   `json:"status"`
-	Attempts       int           `json:"attempts"`
-	Owner          string        `json:"owner,omitempty"`
-	LeaseExpiresAt string        `json:"lease_expires_at,omitempty"`
-	FirstFailureAt string        `json:"first_failure_at,omitempty"`
-	LastFailureAt  string        `json:"last_failure_at,omitempty"`
-	LastErrorClass failure.Class `json:"last_error_class,omitempty"`
-	LastError      string        `json:"last_error,omitempty"`
-	CompletedAt    string        `json:"completed_at,omitempty"`
-	CompletedBy    string        `json:"completed_by,omitempty"` // the lease owner whose Complete was applied
-	Replays        int           `json:"replays"`
-	ReplayedFrom   string        `json:"replayed_from,omitempty"`
-	ReplayedClass  failure.Class `json:"replayed_class,omitempty"`
-	DeadLetterID   string        `json:"dead_letter_id,omitempty"`
-	DeadLetter     string        `json:"-"` // the DLQ body, kept until the send is confirmed
-	DLQPending     bool          `json:"dlq_pending"`
+	Status         StageStatus   `json:"status" dynamodbav:"status"`
+	Attempts       int           `json:"attempts" dynamodbav:"attempts"`
+	Owner          string        `json:"owner,omitempty" dynamodbav:"owner,omitempty"`
+	LeaseExpiresAt string        `json:"lease_expires_at,omitempty" dynamodbav:"lease_expires_at,omitempty"`
+	FirstFailureAt string        `json:"first_failure_at,omitempty" dynamodbav:"first_failure_at,omitempty"`
+	LastFailureAt  string        `json:"last_failure_at,omitempty" dynamodbav:"last_failure_at,omitempty"`
+	LastErrorClass failure.Class `json:"last_error_class,omitempty" dynamodbav:"last_error_class,omitempty"`
+	LastError      string        `json:"last_error,omitempty" dynamodbav:"last_error,omitempty"`
+	CompletedAt    string        `json:"completed_at,omitempty" dynamodbav:"completed_at,omitempty"`
+	CompletedBy    string        `json:"completed_by,omitempty" dynamodbav:"completed_by,omitempty"` // the lease owner whose Complete was applied
+	Replays        int           `json:"replays" dynamodbav:"replays"`
+	ReplayedFrom   string        `json:"replayed_from,omitempty" dynamodbav:"replayed_from,omitempty"`
+	ReplayedClass  failure.Class `json:"replayed_class,omitempty" dynamodbav:"replayed_class,omitempty"`
+	DeadLetterID   string        `json:"dead_letter_id,omitempty" dynamodbav:"dead_letter_id,omitempty"`
+	DeadLetter     string        `json:"-" dynamodbav:"dead_letter,omitempty"` // the DLQ body, kept until the send is confirmed
+	DLQPending     bool          `json:"dlq_pending" dynamodbav:"dlq_pending"`
 }
 
 // Artifacts are the S3 keys a job's stages wrote.
 type Artifacts struct {
-	Raw           string `json:"raw,omitempty"`
-	Redacted      string `json:"redacted,omitempty"`
-	RedactedProof string `json:"redacted_proof,omitempty"` // fetch's proof of redaction (redact.Redactor.Seal)
-	Result        string `json:"result,omitempty"`
+	Raw           string `json:"raw,omitempty" dynamodbav:"raw,omitempty"`
+	Redacted      string `json:"redacted,omitempty" dynamodbav:"redacted,omitempty"`
+	RedactedProof string `json:"redacted_proof,omitempty" dynamodbav:"redacted_proof,omitempty"` // fetch's proof of redaction (redact.Redactor.Seal)
+	Result        string `json:"result,omitempty" dynamodbav:"result,omitempty"`
 }
 
 // EventType names an entry of a job's history.
@@ -143,66 +143,66 @@ const (
 
 // Event is one entry of a job's history.
 type Event struct {
-	At     string    `json:"at"`
-	Type   EventType `json:"type"`
-	Stage  string    `json:"stage,omitempty"`
-	From   string    `json:"from,omitempty"`
-	To     string    `json:"to,omitempty"`
-	Actor  string    `json:"actor,omitempty"`
-	Detail string    `json:"detail,omitempty"`
+	At     string    `json:"at" dynamodbav:"at"`
+	Type   EventType `json:"type" dynamodbav:"type"`
+	Stage  string    `json:"stage,omitempty" dynamodbav:"stage,omitempty"`
+	From   string    `json:"from,omitempty" dynamodbav:"from,omitempty"`
+	To     string    `json:"to,omitempty" dynamodbav:"to,omitempty"`
+	Actor  string    `json:"actor,omitempty" dynamodbav:"actor,omitempty"`
+	Detail string    `json:"detail,omitempty" dynamodbav:"detail,omitempty"`
 }
 
 // Job is a review of one changelist at one review_version.
 type Job struct {
-	ID                  string                        `json:"job_id"`
-	IdempotencyKey      string                        `json:"idempotency_key"`
-	Changelist          int64                         `json:"changelist_id"`
-	ReviewVersion       int                           `json:"review_version"`
-	Shelved             bool                          `json:"shelved"`
-	Source              string                        `json:"source"`
-	RequestedRecipients []string                      `json:"requested_recipients"`
-	Recipients          []string                      `json:"recipients"`
-	State               State                         `json:"state"`
-	Stage               domain.Stage                  `json:"stage"`
-	TraceID             string                        `json:"trace_id"`
-	CreatedAt           string                        `json:"created_at"`
-	UpdatedAt           string                        `json:"updated_at"`
-	Seq                 int64                         `json:"seq"`
-	Artifacts           Artifacts                     `json:"artifacts"`
-	FindingCount        int                           `json:"finding_count"`
-	Review              *ReviewStats                  `json:"review,omitempty"`
-	Stages              map[domain.Stage]*StageRecord `json:"stages"`
-	History             []Event                       `json:"history"`
-	SweepShard          string                        `json:"-"`
-	SweepAt             string                        `json:"sweep_at,omitempty"`
-	ExpiresAt           int64                         `json:"expires_at,omitempty"` // retention (DynamoDB TTL), epoch seconds
+	ID                  string                        `json:"job_id" dynamodbav:"job_id"`
+	IdempotencyKey      string                        `json:"idempotency_key" dynamodbav:"idempotency_key"`
+	Changelist          int64                         `json:"changelist_id" dynamodbav:"changelist_id"`
+	ReviewVersion       int                           `json:"review_version" dynamodbav:"review_version"`
+	Shelved             bool                          `json:"shelved" dynamodbav:"shelved"`
+	Source              string                        `json:"source" dynamodbav:"source"`
+	RequestedRecipients []string                      `json:"requested_recipients" dynamodbav:"requested_recipients"`
+	Recipients          []string                      `json:"recipients" dynamodbav:"recipients"`
+	State               State                         `json:"state" dynamodbav:"state"`
+	Stage               domain.Stage                  `json:"stage" dynamodbav:"stage"`
+	TraceID             string                        `json:"trace_id" dynamodbav:"trace_id"`
+	CreatedAt           string                        `json:"created_at" dynamodbav:"created_at"`
+	UpdatedAt           string                        `json:"updated_at" dynamodbav:"updated_at"`
+	Seq                 int64                         `json:"seq" dynamodbav:"seq"`
+	Artifacts           Artifacts                     `json:"artifacts" dynamodbav:"artifacts"`
+	FindingCount        int                           `json:"finding_count" dynamodbav:"finding_count"`
+	Review              *ReviewStats                  `json:"review,omitempty" dynamodbav:"review,omitempty"`
+	Stages              map[domain.Stage]*StageRecord `json:"stages" dynamodbav:"stages"`
+	History             []Event                       `json:"history" dynamodbav:"history"`
+	SweepShard          string                        `json:"-" dynamodbav:"sweep_shard,omitempty"`
+	SweepAt             string                        `json:"sweep_at,omitempty" dynamodbav:"sweep_at,omitempty"`
+	ExpiresAt           int64                         `json:"expires_at,omitempty" dynamodbav:"expires_at,omitempty"` // retention (DynamoDB TTL), epoch seconds
 	// Swarm is a Helix Swarm test run's; its callback URLs carry Swarm's
 	// per-run token, so it never leaves the table.
-	Swarm *SwarmRun `json:"-"`
+	Swarm *SwarmRun `json:"-" dynamodbav:"swarm,omitempty"`
 }
 
 // ReviewStats is what the llm stage records on the job.
 type ReviewStats struct {
-	PromptVersion  string `json:"prompt_version"`
-	Model          string `json:"model,omitempty"` // the model that reviewed it (a model canary's, or the stable one)
-	InputTokens    int    `json:"input_tokens"`
-	OutputTokens   int    `json:"output_tokens"`
-	ModelCalls     int    `json:"model_calls"`
-	Chunks         int    `json:"chunks"`
-	SkippedFiles   int    `json:"skipped_files"`
-	TruncatedFiles int    `json:"truncated_files"`
+	PromptVersion  string `json:"prompt_version" dynamodbav:"prompt_version"`
+	Model          string `json:"model,omitempty" dynamodbav:"model,omitempty"` // the model that reviewed it (a model canary's, or the stable one)
+	InputTokens    int    `json:"input_tokens" dynamodbav:"input_tokens"`
+	OutputTokens   int    `json:"output_tokens" dynamodbav:"output_tokens"`
+	ModelCalls     int    `json:"model_calls" dynamodbav:"model_calls"`
+	Chunks         int    `json:"chunks" dynamodbav:"chunks"`
+	SkippedFiles   int    `json:"skipped_files" dynamodbav:"skipped_files"`
+	TruncatedFiles int    `json:"truncated_files" dynamodbav:"truncated_files"`
 	// Coverage states what was reviewed; WithoutModel why the model was not called.
-	FilesTotal    int    `json:"files_total"`
-	FilesReviewed int    `json:"files_reviewed"`
-	Coverage      string `json:"coverage,omitempty"`
-	WithoutModel  string `json:"without_model,omitempty"`
+	FilesTotal    int    `json:"files_total" dynamodbav:"files_total"`
+	FilesReviewed int    `json:"files_reviewed" dynamodbav:"files_reviewed"`
+	Coverage      string `json:"coverage,omitempty" dynamodbav:"coverage,omitempty"`
+	WithoutModel  string `json:"without_model,omitempty" dynamodbav:"without_model,omitempty"`
 	// Of InputTokens, those read from and written to the prompt cache.
-	CachedInputTokens     int `json:"cached_input_tokens"`
-	CacheWriteInputTokens int `json:"cache_write_input_tokens"`
+	CachedInputTokens     int `json:"cached_input_tokens" dynamodbav:"cached_input_tokens"`
+	CacheWriteInputTokens int `json:"cache_write_input_tokens" dynamodbav:"cache_write_input_tokens"`
 	// The 429s waited out, and the time waited for rate limits (rule BO-4).
-	RateLimitedCalls int    `json:"rate_limited_calls"`
-	RateLimitWaitMS  int64  `json:"rate_limit_wait_ms"`
-	ResponseFormat   string `json:"response_format,omitempty"` // structured-output form (shared/llm Capabilities)
+	RateLimitedCalls int    `json:"rate_limited_calls" dynamodbav:"rate_limited_calls"`
+	RateLimitWaitMS  int64  `json:"rate_limit_wait_ms" dynamodbav:"rate_limit_wait_ms"`
+	ResponseFormat   string `json:"response_format,omitempty" dynamodbav:"response_format,omitempty"` // structured-output form (shared/llm Capabilities)
 }
 
 // SweepShard is the sweep index's one partition: plenty for a few thousand
@@ -245,14 +245,14 @@ func (j *Job) Terminal() bool { return j.State == Succeeded || j.State == Failed
 // SwarmRun is the Helix Swarm test run a job reports to: the review, the
 // callback URLs, and when each was made (set once: never called back twice).
 type SwarmRun struct {
-	Review    int64
-	JobURL    string // the link {update} gives Swarm
-	UpdateURL string
-	PassURL   string
-	FailURL   string
-	UpdateAt  string
-	PassAt    string
-	FailAt    string
+	Review    int64  `dynamodbav:"review"`
+	JobURL    string `dynamodbav:"job_url,omitempty"` // the link {update} gives Swarm
+	UpdateURL string `dynamodbav:"update_url,omitempty"`
+	PassURL   string `dynamodbav:"pass_url,omitempty"`
+	FailURL   string `dynamodbav:"fail_url,omitempty"`
+	UpdateAt  string `dynamodbav:"update_at,omitempty"`
+	PassAt    string `dynamodbav:"pass_at,omitempty"`
+	FailAt    string `dynamodbav:"fail_at,omitempty"`
 }
 
 // Callback names one of a Swarm run's callbacks.

@@ -43,7 +43,7 @@ var archivedFlags = []string{"closed", "archived"}
 
 // Derive reads our finding's comment given every comment on the review and our
 // login; resolved: a later version resolved it (rerun.Compare). The fate is the
-// highest by Rank shown: verified, resolved, addressed, liked by another (what
+// highest by rank shown: verified, resolved, addressed, liked by another (what
 // people did), then standing replies (what they said), archived, open. Replies
 // are comments whose context.comment names ours or a reply in its thread, never
 // ours (byUs), never a top-level comment on the same line

@@ -54,20 +54,14 @@ type Evidence interface {
 	Delivered(ctx context.Context, messageID string) (bool, error)
 }
 
-// Comments is the Swarm comments channel's evidence: the service's marked
-// comments on a review, every page (swarm.Client.Marked).
+// Comments is the Swarm comments channel's evidence (swarm.Client): the
+// service's marked comments on a review, every page, or only those after a
+// known id — a comment row records the id its send came after
+// (outbox.Row.LookupAfter), so its lookup skips the review's history.
 type Comments interface {
 	Marked(ctx context.Context, review int64) (map[swarm.Marker]swarm.Comment, error)
-}
-
-// MarkedAfter lists only the comments after a known id
-// (swarm.Client.MarkedAfter): a comment row records the id its send came after
-// (outbox.Row.LookupAfter), so its lookup skips the review's history.
-type MarkedAfter interface {
 	MarkedAfter(ctx context.Context, review, after int64) (map[swarm.Marker]swarm.Comment, error)
 }
-
-var _ MarkedAfter = (*swarm.Client)(nil) // the deployed reconciler's lookups read the comments since
 
 // listing is one review's marked comments, from the id it started after (0:
 // all).
@@ -377,11 +371,10 @@ func (r *Reconciler) commentEvidence(it outbox.Item, after int64, marked map[int
 	return func(ctx context.Context, sent bool) (string, bool, error) {
 		l, ok := marked[it.Thread]
 		if !ok || l.from > after {
-			ma, bounded := r.Comments.(MarkedAfter)
 			var m map[swarm.Marker]swarm.Comment
 			var err error
-			if bounded && after > 0 {
-				m, err = ma.MarkedAfter(ctx, it.Thread, after)
+			if after > 0 {
+				m, err = r.Comments.MarkedAfter(ctx, it.Thread, after)
 			} else {
 				after = 0
 				m, err = r.Comments.Marked(ctx, it.Thread)

@@ -37,11 +37,11 @@ import (
 // Attribute is the jobs table's TTL attribute (epoch seconds).
 const Attribute = "expires_at"
 
-// Default lags: DynamoDB deletes expired items "typically within a few days", S3
-// applies lifecycle expiry about daily.
+// The lags allowed: DynamoDB deletes expired items "typically within a few
+// days", S3 applies lifecycle expiry about daily.
 const (
-	DefaultTableGrace  = 72 * time.Hour
-	DefaultBucketGrace = 48 * time.Hour
+	TableGrace  = 72 * time.Hour
+	BucketGrace = 48 * time.Hour
 )
 
 // BucketAPI is the part of the S3 client the check uses.
@@ -57,13 +57,11 @@ type Bucket struct {
 
 // Checker verifies the jobs table and the artifact buckets.
 type Checker struct {
-	Table       store.ScanAPI
-	TableName   string
-	S3          BucketAPI
-	Buckets     []Bucket
-	TableGrace  time.Duration // default DefaultTableGrace
-	BucketGrace time.Duration // default DefaultBucketGrace
-	Now         func() time.Time
+	Table     store.ScanAPI
+	TableName string
+	S3        BucketAPI
+	Buckets   []Bucket
+	Now       func() time.Time
 	// UniquenessForever (UNIQUENESS_RETENTION_DAYS 0): the uniqueness records
 	// are kept without TTL by design and exempt from the "no TTL" count.
 	UniquenessForever bool
@@ -123,13 +121,6 @@ func (r Report) Clean() bool { return r.RowsOverdue+r.RowsWithoutTTL+r.ObjectsOv
 // first offending keys.
 func (c *Checker) Run(ctx context.Context) (Report, error) {
 	now := c.now().UTC()
-	tableGrace, bucketGrace := c.TableGrace, c.BucketGrace
-	if tableGrace <= 0 {
-		tableGrace = DefaultTableGrace
-	}
-	if bucketGrace <= 0 {
-		bucketGrace = DefaultBucketGrace
-	}
 	r, due, err := c.load(ctx, now)
 	if err != nil {
 		return Report{}, err
@@ -138,7 +129,7 @@ func (c *Checker) Run(ctx context.Context) (Report, error) {
 		c.putAge(r, now)
 		return Report{Idle: true}, nil
 	}
-	if err := c.scan(ctx, r, now.Add(-tableGrace), now); err != nil {
+	if err := c.scan(ctx, r, now.Add(-TableGrace), now); err != nil {
 		return r.Report, err // progress since the last save is scanned again: nothing counted twice
 	}
 	if !r.done() {
@@ -151,7 +142,7 @@ func (c *Checker) Run(ctx context.Context) (Report, error) {
 	rep := r.Report
 	rep.Pending = false
 	for _, b := range c.Buckets {
-		if err := c.objects(ctx, b, now.Add(-b.TTL-bucketGrace), &rep); err != nil {
+		if err := c.objects(ctx, b, now.Add(-b.TTL-BucketGrace), &rep); err != nil {
 			return rep, err
 		}
 	}

@@ -168,19 +168,10 @@ func (st *Store) fromReason(ctx context.Context, r types.CancellationReason, pk,
 	return st.getItem(ctx, pk, sk, into)
 }
 
-// GetIdempotency reads the record holding an idempotency key.
-func (st *Store) GetIdempotency(ctx context.Context, idemKey string) (*Idempotency, error) {
-	return getAs[Idempotency](ctx, st, idemPK(idemKey), skIdem)
-}
-
 // GetChangelist reads a changelist's version gate.
 func (st *Store) GetChangelist(ctx context.Context, cl int64) (*Changelist, error) {
-	return getAs[Changelist](ctx, st, changelistPK(cl), skChangelist)
-}
-
-func getAs[T any](ctx context.Context, st *Store, pk, sk string) (*T, error) {
-	var rec T
-	if err := st.getItem(ctx, pk, sk, &rec); err != nil {
+	var rec Changelist
+	if err := st.getItem(ctx, changelistPK(cl), skChangelist, &rec); err != nil {
 		return nil, err
 	}
 	return &rec, nil

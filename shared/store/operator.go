@@ -19,7 +19,7 @@ func (st *Store) RecordOperator(ctx context.Context, id, action, actor, note str
 		return failure.Errorf(failure.SchemaInvalid, "an operator action needs an actor and a note or ticket reference")
 	}
 	at := job.FormatTime(now)
-	ev, _ := attributevalue.Marshal([]eventItem{{At: at, Type: job.EventType("operator_" + action), Actor: actor, Detail: note}}) // strings only: cannot fail
+	ev, _ := attributevalue.Marshal([]job.Event{{At: at, Type: job.EventType("operator_" + action), Actor: actor, Detail: note}}) // strings only: cannot fail
 	// No write token: a note appended twice after a lost answer is harmless in
 	// an audit log.
 	_, err := st.update(ctx, id, write{op: "record operator action",

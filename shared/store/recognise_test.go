@@ -42,8 +42,8 @@ var (
 )
 
 // after returns the item as op by lease.Owner left it.
-func after(state job.State, at domain.Stage, rec stageItem, lastWrite string) *jobItem {
-	return &jobItem{ID: "j1", State: state, Stage: at, Stages: map[domain.Stage]*stageItem{domain.StageFetch: &rec}, LastWrite: lastWrite}
+func after(state job.State, at domain.Stage, rec job.StageRecord, lastWrite string) *jobItem {
+	return &jobItem{Job: job.Job{ID: "j1", State: state, Stage: at, Stages: map[domain.Stage]*job.StageRecord{domain.StageFetch: &rec}}, LastWrite: lastWrite}
 }
 
 func TestAppliedButUnansweredWritesAreRecognised(t *testing.T) {
@@ -56,40 +56,40 @@ func TestAppliedButUnansweredWritesAreRecognised(t *testing.T) {
 		call  func(st *Store) error
 		want  error // the refusal when it was not ours
 	}{
-		{"claim", after(job.Running, domain.StageFetch, stageItem{Status: job.StageRunning, Owner: lease.Owner, Attempts: 1}, "x"),
-			after(job.Running, domain.StageFetch, stageItem{Status: job.StageRunning, Owner: "msg-2#1", Attempts: 1, LeaseExpiresAt: job.FormatTime(t0.Add(time.Minute))}, "msg-2#1/claim"),
+		{"claim", after(job.Running, domain.StageFetch, job.StageRecord{Status: job.StageRunning, Owner: lease.Owner, Attempts: 1}, "x"),
+			after(job.Running, domain.StageFetch, job.StageRecord{Status: job.StageRunning, Owner: "msg-2#1", Attempts: 1, LeaseExpiresAt: job.FormatTime(t0.Add(time.Minute))}, "msg-2#1/claim"),
 			func(st *Store) error { _, err := st.Claim(ctx, "j1", domain.StageFetch, lease, 5); return err }, job.ErrClaimRefused},
-		{"renew", after(job.Running, domain.StageFetch, stageItem{Status: job.StageRunning, Owner: lease.Owner}, lease.Owner+"/renew"),
-			after(job.Running, domain.StageFetch, stageItem{Status: job.StageRunning, Owner: "msg-2#1"}, "msg-2#1/claim"),
+		{"renew", after(job.Running, domain.StageFetch, job.StageRecord{Status: job.StageRunning, Owner: lease.Owner}, lease.Owner+"/renew"),
+			after(job.Running, domain.StageFetch, job.StageRecord{Status: job.StageRunning, Owner: "msg-2#1"}, "msg-2#1/claim"),
 			func(st *Store) error { return st.Renew(ctx, "j1", domain.StageFetch, lease) }, job.ErrLeaseLost},
 		// Complete is recognised by completed_by even after later writes
 		// (the sweeper's reschedule) replaced last_write.
-		{"complete", after(job.Queued, domain.StageLLM, stageItem{Status: job.StageDone, CompletedBy: lease.Owner}, "sweep/9/x"),
-			after(job.Queued, domain.StageLLM, stageItem{Status: job.StageDone, CompletedBy: "msg-2#1"}, "msg-2#1/complete"),
+		{"complete", after(job.Queued, domain.StageLLM, job.StageRecord{Status: job.StageDone, CompletedBy: lease.Owner}, "sweep/9/x"),
+			after(job.Queued, domain.StageLLM, job.StageRecord{Status: job.StageDone, CompletedBy: "msg-2#1"}, "msg-2#1/complete"),
 			func(st *Store) error {
 				_, err := st.Complete(ctx, "j1", domain.StageFetch, lease, job.Result{}, time.Minute)
 				return err
 			}, job.ErrLeaseLost},
-		{"retry", after(job.RetryWait, domain.StageFetch, stageItem{Status: job.StageRetryWait}, lease.Owner+"/retry"),
-			after(job.RetryWait, domain.StageFetch, stageItem{Status: job.StageRetryWait}, "msg-2#1/retry"),
+		{"retry", after(job.RetryWait, domain.StageFetch, job.StageRecord{Status: job.StageRetryWait}, lease.Owner+"/retry"),
+			after(job.RetryWait, domain.StageFetch, job.StageRecord{Status: job.StageRetryWait}, "msg-2#1/retry"),
 			func(st *Store) error {
 				_, err := st.Retry(ctx, "j1", domain.StageFetch, lease, fi, time.Second)
 				return err
 			}, job.ErrLeaseLost},
-		{"dead letter", after(job.Failed, domain.StageFetch, stageItem{Status: job.StageFailed, DeadLetterID: "dl-1"}, "dead_letter/dl-1"),
-			after(job.Failed, domain.StageFetch, stageItem{Status: job.StageFailed, DeadLetterID: "dl-0"}, "dead_letter/dl-0"),
+		{"dead letter", after(job.Failed, domain.StageFetch, job.StageRecord{Status: job.StageFailed, DeadLetterID: "dl-1"}, "dead_letter/dl-1"),
+			after(job.Failed, domain.StageFetch, job.StageRecord{Status: job.StageFailed, DeadLetterID: "dl-0"}, "dead_letter/dl-0"),
 			func(st *Store) error {
 				_, err := st.DeadLetter(ctx, "j1", domain.StageFetch, lease, fi, "dl-1", "{}")
 				return err
 			}, job.ErrLeaseLost},
-		{"replay", after(job.Queued, domain.StageFetch, stageItem{Status: job.StagePending, ReplayedFrom: "dl-1"}, "replay/dl-1"),
-			after(job.Queued, domain.StageFetch, stageItem{Status: job.StagePending, ReplayedFrom: "dl-0"}, "replay/dl-0"),
+		{"replay", after(job.Queued, domain.StageFetch, job.StageRecord{Status: job.StagePending, ReplayedFrom: "dl-1"}, "replay/dl-1"),
+			after(job.Queued, domain.StageFetch, job.StageRecord{Status: job.StagePending, ReplayedFrom: "dl-0"}, "replay/dl-0"),
 			func(st *Store) error {
 				_, err := st.Replay(ctx, "j1", domain.StageFetch, "dl-1", failure.NotFound, t0, time.Minute)
 				return err
 			}, job.ErrNotReplayable},
-		{"restart", after(job.Queued, domain.StageFetch, stageItem{Status: job.StagePending}, "restart/req-1"),
-			after(job.Queued, domain.StageFetch, stageItem{Status: job.StagePending}, "restart/req-0"),
+		{"restart", after(job.Queued, domain.StageFetch, job.StageRecord{Status: job.StagePending}, "restart/req-1"),
+			after(job.Queued, domain.StageFetch, job.StageRecord{Status: job.StagePending}, "restart/req-0"),
 			func(st *Store) error {
 				_, err := st.Restart(ctx, "j1", "ops", "req-1", t0, time.Minute)
 				return err
@@ -153,8 +153,8 @@ func TestWritesFollowTransitions(t *testing.T) {
 		for _, state := range job.States {
 			db := dynamotest.New()
 			rec := tt.rec
-			it, err := attributevalue.MarshalMap(toItem(&job.Job{ID: "j1", State: state, Stage: tt.stage, Seq: 1, CreatedAt: job.FormatTime(t0), History: []job.Event{{Type: job.EventCreated}},
-				Stages: map[domain.Stage]*job.StageRecord{tt.stage: &rec}}))
+			it, err := attributevalue.MarshalMap(&jobItem{Job: job.Job{ID: "j1", State: state, Stage: tt.stage, Seq: 1, CreatedAt: job.FormatTime(t0), History: []job.Event{{Type: job.EventCreated}},
+				Stages: map[domain.Stage]*job.StageRecord{tt.stage: &rec}}})
 			if err != nil {
 				t.Fatal(err)
 			}

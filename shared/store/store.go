@@ -125,8 +125,8 @@ func n(v int64) types.AttributeValue {
 }
 
 func event(at string, typ job.EventType, stage domain.Stage, from, to job.State, detail string) types.AttributeValue {
-	ev := eventItem{At: at, Type: typ, Stage: string(stage), From: string(from), To: string(to), Detail: detail}
-	av, _ := attributevalue.Marshal([]eventItem{ev}) // only strings: cannot fail
+	ev := job.Event{At: at, Type: typ, Stage: string(stage), From: string(from), To: string(to), Detail: detail}
+	av, _ := attributevalue.Marshal([]job.Event{ev}) // only strings: cannot fail
 	return av
 }
 
@@ -159,7 +159,7 @@ func (st *Store) Get(ctx context.Context, id string) (*job.Job, error) {
 func (st *Store) Put(ctx context.Context, j *job.Job) error {
 	it := toItem(j)
 	if it.History == nil {
-		it.History = []eventItem{} // a list, as every write appends to it
+		it.History = []job.Event{} // a list, as every write appends to it
 	}
 	item, err := attributevalue.MarshalMap(it)
 	if err != nil {
@@ -409,7 +409,7 @@ func (st *Store) Complete(ctx context.Context, id string, stage domain.Stage, l 
 	}
 	if r.Review != nil {
 		upd += ", #review = :review"
-		v[":review"], _ = attributevalue.Marshal(reviewItem(*r.Review))
+		v[":review"], _ = attributevalue.Marshal(r.Review)
 		nm["#review"] = "review"
 	}
 	if hasNext {
@@ -526,7 +526,7 @@ func (st *Store) Restart(ctx context.Context, id, actor, requestID string, now t
 	v := map[string]types.AttributeValue{":queued": s(string(job.Target(job.OpRestart))), ":fetch": s(string(domain.StageFetch)),
 		":now": s(at), ":one": n(1), ":shard": s(job.SweepShard), ":sweep": s(job.FormatTime(now.Add(sweepAfter))),
 		":ev": event(at, job.EventRestarted, domain.StageFetch, job.Failed, job.Queued, "by "+actor), ":empty": &types.AttributeValueMemberL{}}
-	v[":stages"], _ = attributevalue.Marshal(stagesItem(job.PendingStages()))
+	v[":stages"], _ = attributevalue.Marshal(job.PendingStages())
 	j, err := st.update(ctx, id, write{op: "restart",
 		update: "SET #state = :queued, #stage = :fetch, stages = :stages, updated_at = :now, seq = seq + :one, sweep_shard = :shard, sweep_at = :sweep, history = list_append(if_not_exists(history, :empty), :ev)",
 		cond:   expect(job.OpRestart, v), names: map[string]string{"#state": "state", "#stage": "stage"}, values: v, token: "restart/" + requestID})
