@@ -77,7 +77,11 @@ func (b Budget) For(model string) Budget {
 		}
 	}
 	def := DefaultBudget
-	set := orDefault
+	set := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
 	set(&b.ContextTokens, f.contextTokens)
 	if b.BytesPerToken <= 0 {
 		b.BytesPerToken = f.bytesPerToken
