@@ -109,7 +109,7 @@ func TestUserPromptLayout(t *testing.T) {
 }
 
 func TestPromptTruncation(t *testing.T) {
-	line := strings.Repeat("x", 99) + "\n" // 100 bytes
+	line := strings.Repeat("x", 99) + "\n"                                                                  // 100 bytes
 	cs := domain.Changeset{Changelist: 1, Description: strings.Repeat("é", 10), Files: []domain.FileChange{ // 20 bytes
 		{DepotPath: "//d/big", Diff: strings.Repeat(line, 50)}, // 5000
 		{DepotPath: "//d/small", Diff: strings.Repeat(line, 3)},
