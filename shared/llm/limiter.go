@@ -111,24 +111,6 @@ func (l *Limiter) Wrap(model string, next Provider) Provider {
 	})
 }
 
-// LimiterStats are a model's counters, for tests, benchmarks and logs.
-type LimiterStats struct {
-	Calls       int           // calls sent to the provider
-	RateLimited int           // 429s (RATE_LIMITED answers) met
-	Waited      time.Duration // total time calls spent waiting
-	Concurrency int           // calls currently allowed in flight
-}
-
-// Stats returns model's counters.
-func (l *Limiter) Stats(model string) LimiterStats {
-	m := l.model(model)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	s := m.stats
-	s.Concurrency = m.allowed()
-	return s
-}
-
 func (l *Limiter) model(name string) *modelLimits {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -162,7 +144,6 @@ type modelLimits struct {
 	spentTokens  float64       // tokens reserved so far, to age header readings
 	spentCalls   float64       // requests reserved so far, likewise
 	changed      chan struct{} // closed and replaced when a slot frees or limits change
-	stats        LimiterStats
 }
 
 func (m *modelLimits) allowed() int { return max(1, int(m.concurrency)) }
@@ -319,14 +300,11 @@ func (l *Limiter) acquire(ctx context.Context, m *modelLimits, cost float64) (sp
 			m.spentCalls++
 			mark := spentMark{tokens: m.spentTokens, calls: m.spentCalls, waited: now.Sub(start)}
 			m.inFlight++
-			m.stats.Calls++
-			m.stats.Waited += now.Sub(start)
 			m.mu.Unlock()
 			return mark, nil
 		}
 		if wait > 0 {
 			if err := l.fits(ctx, now, wait); err != nil {
-				m.stats.Waited += now.Sub(start)
 				m.mu.Unlock()
 				return spentMark{}, err
 			}
@@ -398,7 +376,6 @@ func (l *Limiter) release(m *modelLimits, p Prompt, comp Completion, err error, 
 		}
 		return
 	}
-	m.stats.RateLimited++
 	m.consecutive++
 	// The wait: Retry-After; else, with headers, what the buckets need (a
 	// reset header is when a limit is full again, longer than needed); else
