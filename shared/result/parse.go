@@ -281,12 +281,11 @@ func (p *parser) finding(i int, item any, newerMinor bool) (domain.Finding, bool
 // does arbitrary-precision work on it.
 func (p *parser) coerceLine(obj map[string]any, name string, i int, id string) bool {
 	switch v := obj[name].(type) {
-	case string:
-		s := strings.TrimSpace(v) // already trimmed by trim; kept for clarity
-		if !integralRE.MatchString(s) {
+	case string: // trimmed already (trim)
+		if !integralRE.MatchString(v) {
 			return true
 		}
-		n, err := strconv.ParseInt(strings.SplitN(strings.TrimPrefix(s, "+"), ".", 2)[0], 10, 64)
+		n, err := strconv.ParseInt(strings.SplitN(strings.TrimPrefix(v, "+"), ".", 2)[0], 10, 64)
 		if err != nil {
 			return true // out of int64: stays a string, the schema rejects its type
 		}
