@@ -169,7 +169,7 @@ func (r *LLM) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	}
 	shown := shownToModel(cs, carry)
 	run := &run{r: r, job: j, cs: shown, proven: proven, version: version, model: model, llm: client, budget: budget,
-		plan: budget.PlanWith(shown, version, rules), diags: map[string]int{}, forms: map[string]bool{}}
+		plan: budget.Plan(shown, version, rules), diags: map[string]int{}, forms: map[string]bool{}}
 	if n := len(run.plan.Skipped); n > 0 {
 		r.Log.WarnContext(ctx, "files not reviewed", "skipped_files", n, "prompt_version", version, "model", model)
 	}

@@ -39,7 +39,7 @@ func BenchmarkBuildPrompt(b *testing.B) {
 	}
 	budget := Budget{}.For("gpt-4o")
 	for b.Loop() {
-		plan := budget.Plan(cs, StablePromptVersion)
+		plan := budget.Plan(cs, StablePromptVersion, RuleSet{})
 		for _, c := range plan.Chunks {
 			_ = plan.Prompt(cs, c, StablePromptVersion)
 		}

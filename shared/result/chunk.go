@@ -212,14 +212,9 @@ type Plan struct {
 
 // Plan splits cs into chunks that fit b (call b.For(model) first) for the
 // prompt version, in the changeset's order, each filled greedily up to the
-// input budget and MaxChunkFiles.
-func (b Budget) Plan(cs domain.Changeset, version string) Plan {
-	return b.PlanWith(cs, version, RuleSet{})
-}
-
-// PlanWith is Plan under review rules: ignored files are skipped, and
-// per-path instructions go into the prompts of their files (RulesPromptVersion).
-func (b Budget) PlanWith(cs domain.Changeset, version string, rules RuleSet) Plan {
+// input budget and MaxChunkFiles, under review rules: ignored files are
+// skipped, per-path instructions go into their files' prompts (RulesPromptVersion).
+func (b Budget) Plan(cs domain.Changeset, version string, rules RuleSet) Plan {
 	var p Plan
 	p.rules = rules
 	p.description = cs.Description

@@ -24,7 +24,7 @@ func sampleChangeset() domain.Changeset {
 // the llm stage builds it.
 func stablePrompt(cs domain.Changeset, b Budget) Prompt {
 	b = b.For("gpt-4o")
-	plan := b.Plan(cs, StablePromptVersion)
+	plan := b.Plan(cs, StablePromptVersion, RuleSet{})
 	return plan.Prompt(cs, plan.Chunks[0], StablePromptVersion)
 }
 

@@ -46,7 +46,7 @@ func changeset() domain.Changeset {
 
 // reviewPrompt is cs's first request at the stable prompt version, as the llm stage builds it.
 func reviewPrompt(cs domain.Changeset) llmclient.Prompt {
-	plan := result.Budget{}.For("gpt-4o").Plan(cs, result.StablePromptVersion)
+	plan := result.Budget{}.For("gpt-4o").Plan(cs, result.StablePromptVersion, result.RuleSet{})
 	return llmclient.Prompt(plan.Prompt(cs, plan.Chunks[0], result.StablePromptVersion))
 }
 
