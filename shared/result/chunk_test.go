@@ -152,7 +152,7 @@ func TestMergeReportsItsAdjustments(t *testing.T) {
 		t.Fatalf("findings %+v, want one", res.Findings)
 	}
 	id := res.Findings[0].ID
-	if !diags.Has(KindFindingMerged, ReasonDuplicateFinding) || !diags.Has(KindCoercion, ReasonFindingIDReplaced) {
+	if diags.Counts()[KindFindingMerged+"/"+ReasonDuplicateFinding] == 0 || diags.Counts()[KindCoercion+"/"+ReasonFindingIDReplaced] == 0 {
 		t.Fatalf("diagnostics %v, want a merged duplicate and a replaced id", diags)
 	}
 	for _, d := range diags {

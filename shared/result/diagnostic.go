@@ -135,16 +135,6 @@ func (ds Diagnostics) Summary() string {
 	return strings.Join(parts, ", ")
 }
 
-// Has reports whether a diagnostic of that kind and reason is present.
-func (ds Diagnostics) Has(kind, reason string) bool {
-	for _, d := range ds {
-		if d.Kind == kind && d.Reason == reason {
-			return true
-		}
-	}
-	return false
-}
-
 // RejectError is why a response was rejected, wrapped by Parse in a
 // failure.SchemaInvalid error.
 type RejectError struct {
