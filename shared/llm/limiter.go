@@ -58,8 +58,7 @@ type LimiterConfig struct {
 	// Reserve is the time a call needs after its wait, before the deadline:
 	// the client's timeout.
 	Reserve time.Duration
-	MaxWait time.Duration // longest single wait; 0 means DefaultMaxWait
-	Clock   Clock         // nil: the system clock
+	Clock   Clock // nil: the system clock
 	// Backoff draws the wait after the nth consecutive 429; nil means
 	// backoff.Default.Delay(n, 0).
 	Backoff func(n int) time.Duration
@@ -78,8 +77,8 @@ type systemClock struct{}
 func (systemClock) Now() time.Time                  { return time.Now() }
 func (systemClock) At(t time.Time) <-chan time.Time { return time.After(time.Until(t)) }
 
-// DefaultMaxWait is the longest a Limiter waits at once (rule BO-2's ceiling).
-const DefaultMaxWait = 5 * time.Minute
+// MaxWait is the longest a Limiter waits at once (rule BO-2's ceiling).
+const MaxWait = 5 * time.Minute
 
 // NewLimiter returns a Limiter with cfg's defaults filled in.
 func NewLimiter(cfg LimiterConfig) *Limiter {
@@ -91,9 +90,6 @@ func NewLimiter(cfg LimiterConfig) *Limiter {
 	}
 	if cfg.BytesPerToken <= 0 {
 		cfg.BytesPerToken = 4
-	}
-	if cfg.MaxWait <= 0 {
-		cfg.MaxWait = DefaultMaxWait
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = systemClock{}
@@ -327,8 +323,8 @@ func (l *Limiter) acquire(ctx context.Context, m *modelLimits, cost float64) (sp
 // fits refuses a wait over MaxWait or not leaving Reserve before the deadline.
 func (l *Limiter) fits(ctx context.Context, now time.Time, wait time.Duration) error {
 	e := &Error{Provider: "limiter", Reason: ReasonRateLimited}
-	if wait > l.cfg.MaxWait {
-		e.Detail = fmt.Sprintf("the rate limit needs a wait of %s, over the %s ceiling", wait.Round(time.Millisecond), l.cfg.MaxWait)
+	if wait > MaxWait {
+		e.Detail = fmt.Sprintf("the rate limit needs a wait of %s, over the %s ceiling", wait.Round(time.Millisecond), MaxWait)
 		return Classed(failure.RateLimited, wait, e)
 	}
 	if dl, ok := ctx.Deadline(); ok && now.Add(wait+l.cfg.Reserve).After(dl) {
