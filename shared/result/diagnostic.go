@@ -32,7 +32,7 @@ const (
 	ReasonFileNotInChanged     = "file_not_in_changed_files"
 	ReasonIncompatibleVersion  = "incompatible_version"
 	ReasonAllFindingsDropped   = "all_findings_dropped"
-	ReasonResponseTooLarge     = "response_too_large" // extension: raw bytes over Options.MaxBytes
+	ReasonResponseTooLarge     = "response_too_large" // extension: raw bytes over MaxResponseBytes
 	ReasonUnknownField         = "unknown_field"      // extension: see KindFieldDropped
 
 	// Coercion reasons say which safe normalization was applied.

@@ -59,7 +59,7 @@ func TestParseRejects(t *testing.T) {
 		{"code fence", []byte("```json\n{}\n```"), Options{}, ReasonInvalidJSON, ""},
 		{"trailing data", append(response(nil), []byte(` {}`)...), Options{}, ReasonInvalidJSON, ""},
 		{"empty", nil, Options{}, ReasonInvalidJSON, ""},
-		{"too large", response(map[string]any{"summary": strings.Repeat("x", 100)}), Options{MaxBytes: 50}, ReasonResponseTooLarge, ""},
+		{"too large", response(map[string]any{"summary": strings.Repeat("x", MaxResponseBytes)}), Options{}, ReasonResponseTooLarge, ""},
 		{"top level array", []byte(`[]`), Options{}, ReasonSchemaMismatch, ""},
 		{"missing findings", response(map[string]any{"findings": nil}), Options{}, ReasonMissingRequiredField, "findings"},
 		{"missing schema_version", response(map[string]any{"schema_version": nil}), Options{}, ReasonMissingRequiredField, "schema_version"},
