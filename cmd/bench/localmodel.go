@@ -58,7 +58,7 @@ func runLocalModel(ctx context.Context, out io.Writer) error {
 	}
 	row := localModelRow{model: devstack.LocalModel, contextTokens: ms.ContextTokens}
 	budget := result.Budget{ContextTokens: ms.ContextTokens, OutputTokens: 512}.For(devstack.LocalModel)
-	plan := budget.Plan(benchChange, result.StablePromptVersion)
+	plan := budget.Plan(benchChange, result.StablePromptVersion, result.RuleSet{})
 	if len(plan.Chunks) != 1 {
 		return fmt.Errorf("local model: the bench change planned into %d chunks, want 1", len(plan.Chunks))
 	}

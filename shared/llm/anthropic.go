@@ -11,8 +11,8 @@ import (
 	"github.com/criticizer/criticizer/shared/failure"
 )
 
-// DefaultAnthropicVersion is the anthropic-version header sent by default.
-const DefaultAnthropicVersion = "2023-06-01"
+// AnthropicVersion is the anthropic-version header sent.
+const AnthropicVersion = "2023-06-01"
 
 // AnthropicClient speaks the Anthropic Messages API (x-api-key,
 // anthropic-version); no response_format: the prompt asks for JSON. It is
@@ -21,9 +21,6 @@ type AnthropicClient struct{ base }
 
 // NewAnthropic returns an Anthropic Messages client authenticating with apiKey.
 func NewAnthropic(cfg Config, apiKey string) (*AnthropicClient, error) {
-	if cfg.AnthropicVersion == "" {
-		cfg.AnthropicVersion = DefaultAnthropicVersion
-	}
 	b, err := newBase(Anthropic, cfg, apiKey, apiPaths[Anthropic])
 	if err != nil {
 		return nil, err
@@ -90,7 +87,7 @@ func (c *AnthropicClient) Complete(ctx context.Context, p Prompt) (Completion, e
 		// The static part, identical across chunks: the cacheable prefix.
 		req.System = []anthropicBlock{{Type: "text", Text: p.System, CacheControl: &cacheControl{Type: "ephemeral"}}}
 	}
-	return c.call(ctx, p, c.cfg.Timeout, req, map[string]string{"X-Api-Key": c.apiKey, "Anthropic-Version": c.cfg.AnthropicVersion}, c.read)
+	return c.call(ctx, p, c.cfg.Timeout, req, map[string]string{"X-Api-Key": c.apiKey, "Anthropic-Version": AnthropicVersion}, c.read)
 }
 
 func (c *AnthropicClient) read(a answer) (Completion, error) {

@@ -95,22 +95,6 @@ func refusesFormat(err error) bool {
 	return ok && e.Reason == ReasonInvalidRequest && e.namesFormat
 }
 
-// Probe finds the endpoint's capabilities: the form, by a max_tokens 1
-// completion stepping down as forms are refused, and the context window from
-// the server's listing (`criticizer doctor`, cold starts).
-func (c *Client) Probe(ctx context.Context) (Capabilities, error) {
-	_, err := c.Complete(ctx, Prompt{System: "Answer with the JSON object {}.", User: "{}", MaxTokens: 1})
-	caps := c.Capabilities()
-	if err != nil && !NeedsSmallerInput(err) {
-		// A 1-token answer is cut or empty: the form was accepted.
-		if e, ok := Details(err); !ok || e.Reason != ReasonBadResponse {
-			return caps, err
-		}
-	}
-	caps.ContextTokens, caps.ContextSource = c.ContextTokens(ctx)
-	return caps, nil
-}
-
 // Capabilities is what the client knows now, without asking the server.
 func (c *Client) Capabilities() Capabilities {
 	c.state.mu.Lock()

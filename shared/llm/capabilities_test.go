@@ -190,7 +190,7 @@ func TestLimiterBacksOffOnBusy(t *testing.T) {
 		if waited := clock.Now().Sub(start); waited < 3*time.Second {
 			t.Errorf("waited %v, want the backoff of 1s + 2s", waited)
 		}
-		if c := l.Stats("m").Concurrency; c >= 4 {
+		if c := l.model("m").allowed(); c >= 4 {
 			t.Errorf("concurrency %d after 503s, want it lowered", c)
 		}
 	})
@@ -259,32 +259,6 @@ func TestContextTokensFromTheServer(t *testing.T) {
 				t.Errorf("ContextTokens = %d %q, want %d %q", n, src, tt.want, tt.source)
 			}
 		})
-	}
-}
-
-// Probe, for `criticizer doctor`: the form the server takes and its window,
-// in a call or two that answer one token.
-func TestProbe(t *testing.T) {
-	fs := &formServer{accept: map[string]bool{"json_object+schema": true}}
-	mux := http.NewServeMux()
-	mux.Handle("/v1/chat/completions", fs)
-	mux.HandleFunc("/v1/models", func(w http.ResponseWriter, _ *http.Request) {
-		io.WriteString(w, `{"data":[{"id":"gpt-test","max_model_len":2048}]}`)
-	})
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
-	var logs bytes.Buffer
-	c := newClient(t, srv.URL, &logs, func(c *Config) { c.ResponseFormat = FormatAuto; c.Schema = json.RawMessage(`{"type":"object"}`) })
-	caps, err := c.Probe(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := Capabilities{ResponseFormat: FormatJSONObjectSchema, Detected: true, ContextTokens: 2048, ContextSource: "/v1/models max_model_len"}
-	if caps != want {
-		t.Errorf("Probe = %+v, want %+v", caps, want)
-	}
-	if got := fs.requests(); len(got) != 2 {
-		t.Errorf("probe sent %v, want json_schema refused, then json_object with the schema", got)
 	}
 }
 

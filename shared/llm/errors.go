@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -78,7 +79,7 @@ func (e *Error) Error() string {
 	if e.Type != "" {
 		fmt.Fprintf(&b, ", type %q", e.Type)
 	}
-	fmt.Fprintf(&b, ", request %s)", orDash(e.RequestID))
+	fmt.Fprintf(&b, ", request %s)", cmp.Or(e.RequestID, "-"))
 	if e.ServerReason != "" {
 		fmt.Fprintf(&b, " server says: %q", e.ServerReason)
 	}
@@ -86,13 +87,6 @@ func (e *Error) Error() string {
 		fmt.Fprintf(&b, " refusal: %q", e.Refusal)
 	}
 	return b.String()
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 // Details returns the *Error in err's chain, if any.

@@ -66,11 +66,11 @@ func (b *base) post(ctx context.Context, timeout time.Duration, body any, header
 	}
 	defer resp.Body.Close()
 	a := answer{resp: resp, requestID: requestID(resp.Header)}
-	a.body, err = io.ReadAll(io.LimitReader(resp.Body, b.cfg.MaxResponseBytes+1))
+	a.body, err = io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes+1))
 	if err != nil {
 		return a, TransportError(ctx, timeout, err)
 	}
-	if int64(len(a.body)) > b.cfg.MaxResponseBytes {
+	if len(a.body) > MaxResponseBytes {
 		return a, Classed(failure.SchemaInvalid, 0, &Error{Provider: b.provider, Reason: ReasonBadResponse,
 			Status: resp.StatusCode, RequestID: a.requestID, Detail: "response body over the size limit"})
 	}

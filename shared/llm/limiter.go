@@ -58,8 +58,7 @@ type LimiterConfig struct {
 	// Reserve is the time a call needs after its wait, before the deadline:
 	// the client's timeout.
 	Reserve time.Duration
-	MaxWait time.Duration // longest single wait; 0 means DefaultMaxWait
-	Clock   Clock         // nil: the system clock
+	Clock   Clock // nil: the system clock
 	// Backoff draws the wait after the nth consecutive 429; nil means
 	// backoff.Default.Delay(n, 0).
 	Backoff func(n int) time.Duration
@@ -78,8 +77,8 @@ type systemClock struct{}
 func (systemClock) Now() time.Time                  { return time.Now() }
 func (systemClock) At(t time.Time) <-chan time.Time { return time.After(time.Until(t)) }
 
-// DefaultMaxWait is the longest a Limiter waits at once (rule BO-2's ceiling).
-const DefaultMaxWait = 5 * time.Minute
+// MaxWait is the longest a Limiter waits at once (rule BO-2's ceiling).
+const MaxWait = 5 * time.Minute
 
 // NewLimiter returns a Limiter with cfg's defaults filled in.
 func NewLimiter(cfg LimiterConfig) *Limiter {
@@ -91,9 +90,6 @@ func NewLimiter(cfg LimiterConfig) *Limiter {
 	}
 	if cfg.BytesPerToken <= 0 {
 		cfg.BytesPerToken = 4
-	}
-	if cfg.MaxWait <= 0 {
-		cfg.MaxWait = DefaultMaxWait
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = systemClock{}
@@ -109,24 +105,6 @@ func (l *Limiter) Wrap(model string, next Provider) Provider {
 	return ProviderFunc(func(ctx context.Context, p Prompt) (Completion, error) {
 		return l.complete(ctx, model, l.model(model), next, p)
 	})
-}
-
-// LimiterStats are a model's counters, for tests, benchmarks and logs.
-type LimiterStats struct {
-	Calls       int           // calls sent to the provider
-	RateLimited int           // 429s (RATE_LIMITED answers) met
-	Waited      time.Duration // total time calls spent waiting
-	Concurrency int           // calls currently allowed in flight
-}
-
-// Stats returns model's counters.
-func (l *Limiter) Stats(model string) LimiterStats {
-	m := l.model(model)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	s := m.stats
-	s.Concurrency = m.allowed()
-	return s
 }
 
 func (l *Limiter) model(name string) *modelLimits {
@@ -162,7 +140,6 @@ type modelLimits struct {
 	spentTokens  float64       // tokens reserved so far, to age header readings
 	spentCalls   float64       // requests reserved so far, likewise
 	changed      chan struct{} // closed and replaced when a slot frees or limits change
-	stats        LimiterStats
 }
 
 func (m *modelLimits) allowed() int { return max(1, int(m.concurrency)) }
@@ -319,14 +296,11 @@ func (l *Limiter) acquire(ctx context.Context, m *modelLimits, cost float64) (sp
 			m.spentCalls++
 			mark := spentMark{tokens: m.spentTokens, calls: m.spentCalls, waited: now.Sub(start)}
 			m.inFlight++
-			m.stats.Calls++
-			m.stats.Waited += now.Sub(start)
 			m.mu.Unlock()
 			return mark, nil
 		}
 		if wait > 0 {
 			if err := l.fits(ctx, now, wait); err != nil {
-				m.stats.Waited += now.Sub(start)
 				m.mu.Unlock()
 				return spentMark{}, err
 			}
@@ -349,8 +323,8 @@ func (l *Limiter) acquire(ctx context.Context, m *modelLimits, cost float64) (sp
 // fits refuses a wait over MaxWait or not leaving Reserve before the deadline.
 func (l *Limiter) fits(ctx context.Context, now time.Time, wait time.Duration) error {
 	e := &Error{Provider: "limiter", Reason: ReasonRateLimited}
-	if wait > l.cfg.MaxWait {
-		e.Detail = fmt.Sprintf("the rate limit needs a wait of %s, over the %s ceiling", wait.Round(time.Millisecond), l.cfg.MaxWait)
+	if wait > MaxWait {
+		e.Detail = fmt.Sprintf("the rate limit needs a wait of %s, over the %s ceiling", wait.Round(time.Millisecond), MaxWait)
 		return Classed(failure.RateLimited, wait, e)
 	}
 	if dl, ok := ctx.Deadline(); ok && now.Add(wait+l.cfg.Reserve).After(dl) {
@@ -398,7 +372,6 @@ func (l *Limiter) release(m *modelLimits, p Prompt, comp Completion, err error, 
 		}
 		return
 	}
-	m.stats.RateLimited++
 	m.consecutive++
 	// The wait: Retry-After; else, with headers, what the buckets need (a
 	// reset header is when a limit is full again, longer than needed); else

@@ -59,12 +59,8 @@ func TestLimiterWaitsOutRetryAfter(t *testing.T) {
 	if waited := clock.Now().Sub(start); waited < 7*time.Second {
 		t.Errorf("waited %v, want at least the 7s the provider asked for", waited)
 	}
-	st := l.Stats("m")
-	if st.RateLimited != 3 || st.Calls != 4 {
-		t.Errorf("stats = %+v", st)
-	}
-	if st.Concurrency >= 4 {
-		t.Errorf("concurrency = %d after 429s, want it lowered", st.Concurrency)
+	if c := l.model("m").allowed(); c >= 4 {
+		t.Errorf("concurrency = %d after 429s, want it lowered", c)
 	}
 }
 
@@ -156,7 +152,7 @@ func TestLimiterConcurrencyAIMD(t *testing.T) {
 	if _, err := m.Complete(context.Background(), prompt); err != nil {
 		t.Fatal(err)
 	}
-	if c := l.Stats("m").Concurrency; c != 4 {
+	if c := l.model("m").allowed(); c != 4 {
 		t.Fatalf("concurrency after one 429 = %d, want 4", c)
 	}
 	for range 40 {
@@ -164,7 +160,7 @@ func TestLimiterConcurrencyAIMD(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if c := l.Stats("m").Concurrency; c != 8 {
+	if c := l.model("m").allowed(); c != 8 {
 		t.Errorf("concurrency after 40 successes = %d, want back at 8", c)
 	}
 }

@@ -27,7 +27,7 @@ import (
 )
 
 const (
-	DefaultMaxResponseBytes = 4 << 20 // response body read from the provider
+	MaxResponseBytes = 4 << 20 // response body read from the provider
 	// DefaultMaxTokens is the output budget when Config.MaxTokens is unset
 	// (Anthropic and Bedrock require one).
 	DefaultMaxTokens = 4096
@@ -71,12 +71,10 @@ type Config struct {
 	Model    string // or Bedrock model id / inference profile
 	// Timeout bounds one Complete call, connection to last byte. Required:
 	// the stage must never wait on the provider longer than its lease.
-	Timeout          time.Duration
-	MaxTokens        int             // 0 means DefaultMaxTokens
-	ResponseFormat   string          // openai only: FormatAuto (default) or a form
-	Schema           json.RawMessage // sent with FormatJSONSchema and FormatJSONObjectSchema
-	AnthropicVersion string          // "" means DefaultAnthropicVersion
-	MaxResponseBytes int64           // 0 means DefaultMaxResponseBytes
+	Timeout        time.Duration
+	MaxTokens      int             // 0 means DefaultMaxTokens
+	ResponseFormat string          // openai only: FormatAuto (default) or a form
+	Schema         json.RawMessage // sent with FormatJSONSchema and FormatJSONObjectSchema
 	// HTTPClient nil: a client with no timeout of its own (Timeout applies
 	// through the request context).
 	HTTPClient *http.Client
@@ -230,9 +228,6 @@ func newBase(provider string, cfg Config, apiKey, path string) (base, error) {
 	u, err := ValidateEndpoint(provider, cfg.Endpoint)
 	if err != nil {
 		return base{}, err
-	}
-	if cfg.MaxResponseBytes <= 0 {
-		cfg.MaxResponseBytes = DefaultMaxResponseBytes
 	}
 	hc := cfg.HTTPClient
 	if hc == nil {

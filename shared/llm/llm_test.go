@@ -221,11 +221,11 @@ func TestCompleteCallerCancelKeepsCause(t *testing.T) {
 
 func TestCompleteResponseTooLarge(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.WriteString(w, okBody(strings.Repeat("x", 5000)))
+		io.WriteString(w, okBody(strings.Repeat("x", MaxResponseBytes)))
 	}))
 	defer srv.Close()
 	var logs bytes.Buffer
-	_, err := newClient(t, srv.URL, &logs, func(c *Config) { c.MaxResponseBytes = 1000 }).Complete(context.Background(), testPrompt)
+	_, err := newClient(t, srv.URL, &logs).Complete(context.Background(), testPrompt)
 	if failure.Classify(err) != failure.SchemaInvalid {
 		t.Fatalf("err = %v", err)
 	}

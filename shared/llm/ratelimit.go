@@ -21,11 +21,6 @@ type RateLimit struct {
 	RequestsReset, TokensReset time.Duration
 }
 
-// Known reports whether the answer carried any rate-limit header.
-func (r RateLimit) Known() bool {
-	return r.RequestsLimit > 0 || r.TokensLimit > 0 || r.HasRequests || r.HasTokens
-}
-
 // ParseRateLimit reads OpenAI's x-ratelimit-* (resets as Go durations) and
 // Anthropic's anthropic-ratelimit-* (RFC 3339 resets; -tokens-, else
 // input-tokens). Bedrock sends none.

@@ -162,7 +162,7 @@ func shownToModel(cs domain.Changeset, c carryOver) domain.Changeset {
 }
 
 // ledgerEntry is what the ledger keeps of this version.
-func ledgerEntry(j *job.Job, cs domain.Changeset, result domain.ReviewResult, skipped []result.SkippedFile, truncated []result.TruncatedFile, codeOf result.CodeOf) ledger.Version {
+func ledgerEntry(j *job.Job, cs domain.Changeset, result domain.ReviewResult, skipped []domain.SkippedFile, truncated []domain.TruncatedFile, codeOf result.CodeOf) ledger.Version {
 	partial := map[string]bool{}
 	for _, s := range skipped {
 		partial[s.File] = true

@@ -63,7 +63,7 @@ func benchLargeReview(b *testing.B, version string) {
 	// The limit: what the review's calls will be charged (prompt plus the
 	// output reservation), spread over about 4 s.
 	budget := result.Budget{}.For("gpt-4o")
-	plan := budget.Plan(cs, version)
+	plan := budget.Plan(cs, version, result.RuleSet{})
 	estimate := 0
 	for _, c := range plan.Chunks {
 		estimate += plan.Prompt(cs, c, version).Size()/4 + budget.OutputTokens + 500

@@ -104,7 +104,7 @@ type chunkArtifact struct {
 	result.ChunkResult
 	// Split: answered by reviewing smaller pieces; a replay goes straight to them.
 	Split          bool                   `json:"split,omitempty"`
-	Truncated      []result.TruncatedFile `json:"truncated,omitempty"`
+	Truncated      []domain.TruncatedFile `json:"truncated,omitempty"`
 	PromptVersion  string                 `json:"prompt_version"`
 	Model          string                 `json:"model,omitempty"`
 	RequestID      string                 `json:"request_id,omitempty"`
@@ -130,8 +130,8 @@ type run struct {
 
 	mu        sync.Mutex
 	results   []leaf
-	truncated []result.TruncatedFile
-	skipped   []result.SkippedFile // decided while reviewing (refusals, budget)
+	truncated []domain.TruncatedFile
+	skipped   []domain.SkippedFile // decided while reviewing (refusals, budget)
 	calls     int
 	reused    int
 	// usage is of every chunk in the result, reused ones included; fresh
@@ -169,7 +169,7 @@ func (r *LLM) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	}
 	shown := shownToModel(cs, carry)
 	run := &run{r: r, job: j, cs: shown, proven: proven, version: version, model: model, llm: client, budget: budget,
-		plan: budget.PlanWith(shown, version, rules), diags: map[string]int{}, forms: map[string]bool{}}
+		plan: budget.Plan(shown, version, rules), diags: map[string]int{}, forms: map[string]bool{}}
 	if n := len(run.plan.Skipped); n > 0 {
 		r.Log.WarnContext(ctx, "files not reviewed", "skipped_files", n, "prompt_version", version, "model", model)
 	}
@@ -284,8 +284,8 @@ type merged struct {
 	meta                    domain.ReviewMeta
 	adjusted                result.Diagnostics // what merging adjusted
 	codeOf                  result.CodeOf
-	skipped                 []result.SkippedFile
-	truncated               []result.TruncatedFile
+	skipped                 []domain.SkippedFile
+	truncated               []domain.TruncatedFile
 	chunks, secrets, hidden int
 }
 
@@ -313,8 +313,8 @@ func (run *run) merge(ctx context.Context, cs domain.Changeset, carry carryOver,
 	for _, f := range append(filtered, hidden...) {
 		withheld = append(withheld, finding.Fingerprint(f, out.codeOf(f.File)))
 	}
-	truncated := append(append([]result.TruncatedFile{}, run.plan.Truncated...), run.truncated...)
-	out.skipped = append(append([]result.SkippedFile{}, run.plan.Skipped...), run.skipped...)
+	truncated := append(append([]domain.TruncatedFile{}, run.plan.Truncated...), run.truncated...)
+	out.skipped = append(append([]domain.SkippedFile{}, run.plan.Skipped...), run.skipped...)
 	out.truncated = dropSkipped(dedupeTruncated(truncated), out.skipped)
 	applied, rejected := rules.Describe()
 	out.meta = domain.ReviewMeta{
@@ -440,9 +440,9 @@ func (r *LLM) putDailyUsed(spent int64) {
 }
 
 // dedupeTruncated keeps one entry per file: the smallest part reviewed.
-func dedupeTruncated(ts []result.TruncatedFile) []result.TruncatedFile {
+func dedupeTruncated(ts []domain.TruncatedFile) []domain.TruncatedFile {
 	idx := map[string]int{}
-	var out []result.TruncatedFile
+	var out []domain.TruncatedFile
 	for _, t := range ts {
 		if i, ok := idx[t.File]; ok {
 			out[i].ReviewedBytes = min(out[i].ReviewedBytes, t.ReviewedBytes)
@@ -456,19 +456,19 @@ func dedupeTruncated(ts []result.TruncatedFile) []result.TruncatedFile {
 
 // dropSkipped removes files that ended up skipped from the truncated list,
 // so every file is in exactly one coverage class.
-func dropSkipped(ts []result.TruncatedFile, skipped []result.SkippedFile) []result.TruncatedFile {
+func dropSkipped(ts []domain.TruncatedFile, skipped []domain.SkippedFile) []domain.TruncatedFile {
 	gone := map[string]bool{}
 	for _, s := range skipped {
 		gone[s.File] = true
 	}
-	return slices.DeleteFunc(ts, func(t result.TruncatedFile) bool { return gone[t.File] })
+	return slices.DeleteFunc(ts, func(t domain.TruncatedFile) bool { return gone[t.File] })
 }
 
 func (run *run) skip(files []string, reason string) {
 	run.mu.Lock()
 	defer run.mu.Unlock()
 	for _, f := range files {
-		run.skipped = append(run.skipped, result.SkippedFile{File: f, Reason: reason})
+		run.skipped = append(run.skipped, domain.SkippedFile{File: f, Reason: reason})
 	}
 }
 
@@ -617,7 +617,7 @@ func (run *run) reviewChunk(ctx context.Context, c result.Chunk, order []int, de
 func (run *run) split(ctx context.Context, c result.Chunk, order []int, depth int) error {
 	parts, trunc, _ := c.Split()
 	if trunc != nil {
-		run.addTruncated([]result.TruncatedFile{*trunc})
+		run.addTruncated([]domain.TruncatedFile{*trunc})
 	}
 	for i, p := range parts {
 		if err := run.reviewChunk(ctx, p, append(append([]int{}, order...), i), depth+1); err != nil {
@@ -627,7 +627,7 @@ func (run *run) split(ctx context.Context, c result.Chunk, order []int, depth in
 	return nil
 }
 
-func (run *run) addTruncated(t []result.TruncatedFile) {
+func (run *run) addTruncated(t []domain.TruncatedFile) {
 	run.mu.Lock()
 	defer run.mu.Unlock()
 	run.truncated = append(run.truncated, t...)

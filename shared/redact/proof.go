@@ -36,19 +36,11 @@ var (
 // ownRulesVersion changes whenever this package's own rules redact differently.
 const ownRulesVersion = "2"
 
-var (
-	fpOnce sync.Once
-	fp     string
-)
-
 // rulesFingerprint names the rule set: gitleaks' config and ours.
-func rulesFingerprint() string {
-	fpOnce.Do(func() {
-		sum := sha256.Sum256([]byte(ownRulesVersion + "\x00" + config.DefaultConfig))
-		fp = hex.EncodeToString(sum[:])
-	})
-	return fp
-}
+var rulesFingerprint = sync.OnceValue(func() string {
+	sum := sha256.Sum256([]byte(ownRulesVersion + "\x00" + config.DefaultConfig))
+	return hex.EncodeToString(sum[:])
+})
 
 // fingerprint names the rule set and r's policy.
 func (r *Redactor) fingerprint() string {

@@ -37,7 +37,11 @@ func BenchmarkBuildPrompt(b *testing.B) {
 		cs.Files = append(cs.Files, domain.FileChange{DepotPath: fmt.Sprintf("//depot/p/f%d.c", i), Action: "edit", Type: "text", Rev: 2,
 			Diff: "@@ -1,3 +1,3 @@\n" + strings.Repeat("+int x = compute(y);\n", 100)})
 	}
+	budget := Budget{}.For("gpt-4o")
 	for b.Loop() {
-		_, _ = DefaultPromptLimits.Build(cs)
+		plan := budget.Plan(cs, StablePromptVersion, RuleSet{})
+		for _, c := range plan.Chunks {
+			_ = plan.Prompt(cs, c, StablePromptVersion)
+		}
 	}
 }

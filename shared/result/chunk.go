@@ -77,7 +77,11 @@ func (b Budget) For(model string) Budget {
 		}
 	}
 	def := DefaultBudget
-	set := orDefault
+	set := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
 	set(&b.ContextTokens, f.contextTokens)
 	if b.BytesPerToken <= 0 {
 		b.BytesPerToken = f.bytesPerToken
@@ -149,12 +153,6 @@ func noDiffReason(f domain.FileChange) string {
 	return SkipNoTextualDiff
 }
 
-// SkippedFile and TruncatedFile are what ReviewMeta records.
-type (
-	SkippedFile   = domain.SkippedFile
-	TruncatedFile = domain.TruncatedFile
-)
-
 // Chunk is one request's worth of files.
 type Chunk struct {
 	blocks []block
@@ -180,7 +178,7 @@ func (c Chunk) Bytes() int {
 
 // Split halves the chunk: by files, or by cutting its one file's diff in
 // half at a line (a truncation); ok is false when nothing smaller is possible.
-func (c Chunk) Split() (parts []Chunk, truncated *TruncatedFile, ok bool) {
+func (c Chunk) Split() (parts []Chunk, truncated *domain.TruncatedFile, ok bool) {
 	if len(c.blocks) > 1 {
 		h := len(c.blocks) / 2
 		return []Chunk{{blocks: c.blocks[:h:h]}, {blocks: c.blocks[h:]}}, nil, true
@@ -198,15 +196,15 @@ func (c Chunk) Split() (parts []Chunk, truncated *TruncatedFile, ok bool) {
 		orig = len(b.file.Diff)
 	}
 	nb := block{file: b.file, diff: cut, original: orig}
-	return []Chunk{{blocks: []block{nb}}}, &TruncatedFile{File: b.file.DepotPath, ReviewedBytes: len(cut), OriginalBytes: orig}, true
+	return []Chunk{{blocks: []block{nb}}}, &domain.TruncatedFile{File: b.file.DepotPath, ReviewedBytes: len(cut), OriginalBytes: orig}, true
 }
 
 // Plan is how a changelist is reviewed: its chunks, and every changed file
 // that is not reviewed (Skipped) or reviewed in part (Truncated).
 type Plan struct {
 	Chunks               []Chunk
-	Skipped              []SkippedFile
-	Truncated            []TruncatedFile
+	Skipped              []domain.SkippedFile
+	Truncated            []domain.TruncatedFile
 	DescriptionTruncated bool
 	description          string
 	rules                RuleSet
@@ -214,14 +212,9 @@ type Plan struct {
 
 // Plan splits cs into chunks that fit b (call b.For(model) first) for the
 // prompt version, in the changeset's order, each filled greedily up to the
-// input budget and MaxChunkFiles.
-func (b Budget) Plan(cs domain.Changeset, version string) Plan {
-	return b.PlanWith(cs, version, RuleSet{})
-}
-
-// PlanWith is Plan under review rules: ignored files are skipped, and
-// per-path instructions go into the prompts of their files (RulesPromptVersion).
-func (b Budget) PlanWith(cs domain.Changeset, version string, rules RuleSet) Plan {
+// input budget and MaxChunkFiles, under review rules: ignored files are
+// skipped, per-path instructions go into their files' prompts (RulesPromptVersion).
+func (b Budget) Plan(cs domain.Changeset, version string, rules RuleSet) Plan {
 	var p Plan
 	p.rules = rules
 	p.description = cs.Description
@@ -247,16 +240,16 @@ func (b Budget) PlanWith(cs domain.Changeset, version string, rules RuleSet) Pla
 		size := len(f.Diff)
 		switch {
 		case rules.Ignored(f.DepotPath):
-			p.Skipped = append(p.Skipped, SkippedFile{File: f.DepotPath, Reason: SkipIgnored, Bytes: size})
+			p.Skipped = append(p.Skipped, domain.SkippedFile{File: f.DepotPath, Reason: SkipIgnored, Bytes: size})
 			continue
 		case size == 0:
-			p.Skipped = append(p.Skipped, SkippedFile{File: f.DepotPath, Reason: noDiffReason(f)})
+			p.Skipped = append(p.Skipped, domain.SkippedFile{File: f.DepotPath, Reason: noDiffReason(f)})
 			continue
 		case files >= b.MaxFiles:
-			p.Skipped = append(p.Skipped, SkippedFile{File: f.DepotPath, Reason: SkipOverFileLimit, Bytes: size})
+			p.Skipped = append(p.Skipped, domain.SkippedFile{File: f.DepotPath, Reason: SkipOverFileLimit, Bytes: size})
 			continue
 		case total >= b.MaxBytes:
-			p.Skipped = append(p.Skipped, SkippedFile{File: f.DepotPath, Reason: SkipOverByteLimit, Bytes: size})
+			p.Skipped = append(p.Skipped, domain.SkippedFile{File: f.DepotPath, Reason: SkipOverByteLimit, Bytes: size})
 			continue
 		}
 		limit := min(b.MaxFileBytes, room-perFileOverhead(f.DepotPath), b.MaxBytes-total)
@@ -266,7 +259,7 @@ func (b Budget) PlanWith(cs domain.Changeset, version string, rules RuleSet) Pla
 			if b.MaxBytes-total < min(b.MaxFileBytes, room-perFileOverhead(f.DepotPath)) {
 				reason = SkipOverByteLimit // what is left of the changelist's budget is too small
 			}
-			p.Skipped = append(p.Skipped, SkippedFile{File: f.DepotPath, Reason: reason, Bytes: size})
+			p.Skipped = append(p.Skipped, domain.SkippedFile{File: f.DepotPath, Reason: reason, Bytes: size})
 			continue
 		}
 		bl := block{file: f, diff: diff}
@@ -280,11 +273,11 @@ func (b Budget) PlanWith(cs domain.Changeset, version string, rules RuleSet) Pla
 			fileTokens += chunkTokens
 		}
 		if b.MaxReviewTokens > 0 && tokens+fileTokens > b.MaxReviewTokens {
-			p.Skipped = append(p.Skipped, SkippedFile{File: f.DepotPath, Reason: SkipOverBudget, Bytes: size})
+			p.Skipped = append(p.Skipped, domain.SkippedFile{File: f.DepotPath, Reason: SkipOverBudget, Bytes: size})
 			continue
 		}
 		if bl.original > 0 {
-			p.Truncated = append(p.Truncated, TruncatedFile{File: f.DepotPath, ReviewedBytes: len(diff), OriginalBytes: size})
+			p.Truncated = append(p.Truncated, domain.TruncatedFile{File: f.DepotPath, ReviewedBytes: len(diff), OriginalBytes: size})
 		}
 		tokens += fileTokens
 		if len(cur.blocks) > 0 && newChunk {

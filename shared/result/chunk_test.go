@@ -46,7 +46,7 @@ func TestPlanFitsTheBudget(t *testing.T) {
 			Diff: "@@ -1 +1 @@\n" + strings.Repeat("+x = y;\n", size/8)})
 	}
 	b := Budget{ContextTokens: 16000, OutputTokens: 2000, MaxChunkFiles: 40}.For("gpt-4o")
-	plan := b.Plan(cs, StablePromptVersion)
+	plan := b.Plan(cs, StablePromptVersion, RuleSet{})
 	limitTokens := b.ContextTokens - b.OutputTokens
 	covered := map[string]bool{}
 	for _, c := range plan.Chunks {
@@ -76,7 +76,7 @@ func TestPlanLimitsNameWhatIsSkipped(t *testing.T) {
 	}
 	cs.Files = append(cs.Files, domain.FileChange{DepotPath: "//d/bin", Type: "binary"},
 		domain.FileChange{DepotPath: "//d/huge.sql", Type: "text", NotDiffed: domain.OverFileBytes}, domain.FileChange{DepotPath: "//d/empty.txt", Type: "text"})
-	plan := Budget{MaxFiles: 6, MaxBytes: 1000}.For("gpt-4o").Plan(cs, StablePromptVersion)
+	plan := Budget{MaxFiles: 6, MaxBytes: 1000}.For("gpt-4o").Plan(cs, StablePromptVersion, RuleSet{})
 	reasons := map[string]int{}
 	for _, s := range plan.Skipped {
 		reasons[s.Reason]++
@@ -152,7 +152,7 @@ func TestMergeReportsItsAdjustments(t *testing.T) {
 		t.Fatalf("findings %+v, want one", res.Findings)
 	}
 	id := res.Findings[0].ID
-	if !diags.Has(KindFindingMerged, ReasonDuplicateFinding) || !diags.Has(KindCoercion, ReasonFindingIDReplaced) {
+	if diags.Counts()[KindFindingMerged+"/"+ReasonDuplicateFinding] == 0 || diags.Counts()[KindCoercion+"/"+ReasonFindingIDReplaced] == 0 {
 		t.Fatalf("diagnostics %v, want a merged duplicate and a replaced id", diags)
 	}
 	for _, d := range diags {

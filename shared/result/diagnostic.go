@@ -32,7 +32,7 @@ const (
 	ReasonFileNotInChanged     = "file_not_in_changed_files"
 	ReasonIncompatibleVersion  = "incompatible_version"
 	ReasonAllFindingsDropped   = "all_findings_dropped"
-	ReasonResponseTooLarge     = "response_too_large" // extension: raw bytes over Options.MaxBytes
+	ReasonResponseTooLarge     = "response_too_large" // extension: raw bytes over MaxResponseBytes
 	ReasonUnknownField         = "unknown_field"      // extension: see KindFieldDropped
 
 	// Coercion reasons say which safe normalization was applied.
@@ -133,16 +133,6 @@ func (ds Diagnostics) Summary() string {
 		parts[i] = fmt.Sprintf("%s %d", k, counts[k])
 	}
 	return strings.Join(parts, ", ")
-}
-
-// Has reports whether a diagnostic of that kind and reason is present.
-func (ds Diagnostics) Has(kind, reason string) bool {
-	for _, d := range ds {
-		if d.Kind == kind && d.Reason == reason {
-			return true
-		}
-	}
-	return false
 }
 
 // RejectError is why a response was rejected, wrapped by Parse in a

@@ -20,9 +20,9 @@ import (
 	"github.com/criticizer/criticizer/shared/failure"
 )
 
-// DefaultMaxResponseBytes bounds the model output Parse accepts: more is a
+// MaxResponseBytes bounds the model output Parse accepts: more is a
 // runaway generation, not a review.
-const DefaultMaxResponseBytes = 1 << 20
+const MaxResponseBytes = 1 << 20
 
 // maxLine bounds line numbers: beyond any real file, and an int everywhere.
 const maxLine = math.MaxInt32
@@ -33,7 +33,6 @@ type Options struct {
 	// AllowPromptPatchDrift accepts a prompt_version differing from
 	// PromptVersion only in its patch segment (rule RC-4's configured drift).
 	AllowPromptPatchDrift bool
-	MaxBytes              int // caps len(raw); 0 means DefaultMaxResponseBytes.
 }
 
 // Parse validates a model response and returns the ReviewResult to use, in
@@ -64,9 +63,6 @@ func Parse(raw []byte, changedFiles []string, opts Options) (domain.ReviewResult
 	if opts.PromptVersion == "" {
 		opts.PromptVersion = StablePromptVersion
 	}
-	if opts.MaxBytes <= 0 {
-		opts.MaxBytes = DefaultMaxResponseBytes
-	}
 	p := &parser{opts: opts}
 	res, err := p.parse(raw, changedFiles)
 	if err != nil {
@@ -88,9 +84,9 @@ var (
 
 func (p *parser) parse(raw []byte, changed []string) (domain.ReviewResult, error) {
 	// 1. Parse JSON.
-	if len(raw) > p.opts.MaxBytes {
+	if len(raw) > MaxResponseBytes {
 		return domain.ReviewResult{}, p.reject(ReasonResponseTooLarge, "",
-			fmt.Sprintf("%d bytes, limit %d", len(raw), p.opts.MaxBytes))
+			fmt.Sprintf("%d bytes, limit %d", len(raw), MaxResponseBytes))
 	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
@@ -281,12 +277,11 @@ func (p *parser) finding(i int, item any, newerMinor bool) (domain.Finding, bool
 // does arbitrary-precision work on it.
 func (p *parser) coerceLine(obj map[string]any, name string, i int, id string) bool {
 	switch v := obj[name].(type) {
-	case string:
-		s := strings.TrimSpace(v) // already trimmed by trim; kept for clarity
-		if !integralRE.MatchString(s) {
+	case string: // trimmed already (trim)
+		if !integralRE.MatchString(v) {
 			return true
 		}
-		n, err := strconv.ParseInt(strings.SplitN(strings.TrimPrefix(s, "+"), ".", 2)[0], 10, 64)
+		n, err := strconv.ParseInt(strings.SplitN(strings.TrimPrefix(v, "+"), ".", 2)[0], 10, 64)
 		if err != nil {
 			return true // out of int64: stays a string, the schema rejects its type
 		}

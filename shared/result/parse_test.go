@@ -59,7 +59,7 @@ func TestParseRejects(t *testing.T) {
 		{"code fence", []byte("```json\n{}\n```"), Options{}, ReasonInvalidJSON, ""},
 		{"trailing data", append(response(nil), []byte(` {}`)...), Options{}, ReasonInvalidJSON, ""},
 		{"empty", nil, Options{}, ReasonInvalidJSON, ""},
-		{"too large", response(map[string]any{"summary": strings.Repeat("x", 100)}), Options{MaxBytes: 50}, ReasonResponseTooLarge, ""},
+		{"too large", response(map[string]any{"summary": strings.Repeat("x", MaxResponseBytes)}), Options{}, ReasonResponseTooLarge, ""},
 		{"top level array", []byte(`[]`), Options{}, ReasonSchemaMismatch, ""},
 		{"missing findings", response(map[string]any{"findings": nil}), Options{}, ReasonMissingRequiredField, "findings"},
 		{"missing schema_version", response(map[string]any{"schema_version": nil}), Options{}, ReasonMissingRequiredField, "schema_version"},
@@ -100,7 +100,7 @@ func TestParseRejects(t *testing.T) {
 			if last.Kind != KindRejected || last.Reason != tt.reason || last.Index != -1 {
 				t.Errorf("last diagnostic = %v, want response_rejected/%s", last, tt.reason)
 			}
-			if diags.Has(KindFindingDropped, ReasonIncompatibleVersion) || res.Findings != nil {
+			if diags.Counts()[KindFindingDropped+"/"+ReasonIncompatibleVersion] > 0 || res.Findings != nil {
 				t.Errorf("rejected response produced findings or finding diagnostics: %v", diags)
 			}
 		})
@@ -297,7 +297,7 @@ func TestParseAllFindingsDroppedWarning(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
-		if got := diags.Has(KindWarning, ReasonAllFindingsDropped); got != tt.want {
+		if got := diags.Counts()[KindWarning+"/"+ReasonAllFindingsDropped] > 0; got != tt.want {
 			t.Errorf("%s: all_findings_dropped warning %v, want %v (%v)", tt.name, got, tt.want, diags)
 		}
 	}
@@ -315,7 +315,7 @@ func TestParseAllFindingsDropped(t *testing.T) {
 	if b, _ := json.Marshal(res); !strings.Contains(string(b), `"findings":[]`) {
 		t.Errorf("result marshals as %s", b)
 	}
-	if !diags.Has(KindWarning, ReasonAllFindingsDropped) {
+	if diags.Counts()[KindWarning+"/"+ReasonAllFindingsDropped] == 0 {
 		t.Errorf("missing all_findings_dropped warning: %v", diags)
 	}
 	if got := diags.Counts()[KindFindingDropped+"/"+ReasonInvalidEnumValue] + diags.Counts()[KindFindingDropped+"/"+ReasonFileNotInChanged]; got != 2 {
@@ -371,7 +371,7 @@ func TestRepoKey(t *testing.T) {
 func TestAmbiguousNormalizedPathDoesNotMatch(t *testing.T) {
 	raw := response(nil, findingJSON(map[string]any{"file": "depot/x.c"}))
 	_, diags, _ := Parse(raw, []string{"//depot/x.c", "/depot/x.c"}, Options{})
-	if !diags.Has(KindFindingDropped, ReasonFileNotInChanged) {
+	if diags.Counts()[KindFindingDropped+"/"+ReasonFileNotInChanged] == 0 {
 		t.Errorf("ambiguous key matched: %v", diags)
 	}
 }
@@ -441,12 +441,12 @@ func TestParsePathSuffix(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tt.want == "" {
-				if len(res.Findings) != 0 || !diags.Has(KindFindingDropped, ReasonFileNotInChanged) {
+				if len(res.Findings) != 0 || diags.Counts()[KindFindingDropped+"/"+ReasonFileNotInChanged] == 0 {
 					t.Errorf("findings %+v diags %v, want dropped as file_not_in_changed_files", res.Findings, diags)
 				}
 				return
 			}
-			if len(res.Findings) != 1 || res.Findings[0].File != tt.want || !diags.Has(KindCoercion, ReasonPathMatched) {
+			if len(res.Findings) != 1 || res.Findings[0].File != tt.want || diags.Counts()[KindCoercion+"/"+ReasonPathMatched] == 0 {
 				t.Errorf("findings %+v diags %v, want reconciled to %s", res.Findings, diags, tt.want)
 			}
 		})

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -60,88 +59,8 @@ type FileHeader struct {
 	OriginalBytes int    `json:"original_bytes,omitempty"` // set when the diff was cut: the size before cutting.
 }
 
-// PromptLimits bound what a prompt carries. Diffs beyond them are cut at a
-// line, and the cut is stated in the prompt (NotePrefix) and in PromptInfo.
-type PromptLimits struct {
-	MaxDiffBytes        int // bounds the diff text of all files together.
-	MaxFileDiffBytes    int // bounds one file's diff text.
-	MaxDescriptionBytes int // bounds the changelist description.
-}
-
-// DefaultPromptLimits keep a prompt well inside common context windows.
-var DefaultPromptLimits = PromptLimits{
-	MaxDiffBytes:        200 << 10,
-	MaxFileDiffBytes:    64 << 10,
-	MaxDescriptionBytes: 8 << 10,
-}
-
-// PromptInfo reports what Build cut, for logs and metrics.
-type PromptInfo struct {
-	DiffBytes            int      // diff bytes included
-	OriginalDiffBytes    int      // diff bytes in the changeset
-	TruncatedFiles       []string // depot paths whose diff was cut
-	OmittedFiles         []string // depot paths whose diff did not fit at all
-	DescriptionTruncated bool
-}
-
-// Truncated reports whether anything was cut.
-func (i PromptInfo) Truncated() bool {
-	return len(i.TruncatedFiles) > 0 || len(i.OmittedFiles) > 0 || i.DescriptionTruncated
-}
-
-// BuildPrompt builds the review prompt for cs with DefaultPromptLimits and
-// logs a warning to slog.Default when the limits cut anything.
-func BuildPrompt(cs domain.Changeset) Prompt {
-	p, info := DefaultPromptLimits.Build(cs)
-	if info.Truncated() {
-		slog.Default().Warn("review prompt truncated",
-			slog.Int64("changelist", cs.Changelist),
-			slog.Int("diff_bytes", info.DiffBytes),
-			slog.Int("original_diff_bytes", info.OriginalDiffBytes),
-			slog.Int("truncated_files", len(info.TruncatedFiles)),
-			slog.Int("omitted_files", len(info.OmittedFiles)),
-			slog.Bool("description_truncated", info.DescriptionTruncated),
-			slog.String("prompt_sha256", p.Digest()))
-	}
-	return p
-}
-
-// Build builds the review prompt for cs within l. Zero limits take the
-// DefaultPromptLimits value.
-func (l PromptLimits) Build(cs domain.Changeset) (Prompt, PromptInfo) {
-	l = l.withDefaults()
-	var info PromptInfo
-	desc := cs.Description
-	if len(desc) > l.MaxDescriptionBytes {
-		desc = cutUTF8(desc, l.MaxDescriptionBytes)
-		info.DescriptionTruncated = true
-	}
-	sizes := make([]int, len(cs.Files))
-	for i, f := range cs.Files {
-		sizes[i] = len(f.Diff)
-		info.OriginalDiffBytes += len(f.Diff)
-	}
-	allow := allowances(sizes, l.MaxDiffBytes, l.MaxFileDiffBytes)
-	blocks := make([]block, len(cs.Files))
-	for i, f := range cs.Files {
-		b := block{file: f, diff: cutAtLine(f.Diff, allow[i])}
-		if len(b.diff) < len(f.Diff) {
-			b.original = len(f.Diff)
-			if b.diff == "" {
-				info.OmittedFiles = append(info.OmittedFiles, f.DepotPath)
-			} else {
-				info.TruncatedFiles = append(info.TruncatedFiles, f.DepotPath)
-			}
-		}
-		info.DiffBytes += len(b.diff)
-		blocks[i] = b
-	}
-	user := renderUser(cs, StablePromptVersion, desc, blocks, cs.ChangedFiles(), "", "")
-	return Prompt{System: SystemPrompt(StablePromptVersion), User: user}, info
-}
-
-// block is one file as a prompt shows it: diff is what is sent, original the
-// full diff's size when diff was cut (0 when whole).
+// block is one file as a prompt shows it: diff is what is sent (never
+// empty), original the full diff's size when diff was cut (0 when whole).
 type block struct {
 	file     domain.FileChange
 	diff     string
@@ -173,15 +92,10 @@ func renderUser(cs domain.Changeset, version, desc string, blocks []block, chang
 		u.WriteString(marshalLine(h))
 		u.WriteByte('\n')
 		u.WriteString(b.diff)
-		if b.diff != "" && !strings.HasSuffix(b.diff, "\n") {
+		if !strings.HasSuffix(b.diff, "\n") {
 			u.WriteByte('\n')
 		}
-		switch {
-		case b.original == 0 && b.diff == "":
-			fmt.Fprintf(&u, "%sno textual diff for %s (binary, deleted or empty); do not report findings in it.\n", NotePrefix, f.DepotPath)
-		case b.diff == "":
-			fmt.Fprintf(&u, "%sdiff of %s omitted (%d bytes) by the prompt size limit; do not report findings in it.\n", NotePrefix, f.DepotPath, b.original)
-		case b.original > 0:
+		if b.original > 0 {
 			fmt.Fprintf(&u, "%sdiff of %s truncated to %d of %d bytes by the prompt size limit; do not report findings on lines not shown.\n", NotePrefix, f.DepotPath, len(b.diff), b.original)
 		}
 	}
@@ -196,39 +110,6 @@ func marshalLine(v any) string {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v) // strings, slices of strings and FileHeader always encode
 	return strings.TrimSuffix(b.String(), "\n")
-}
-
-func (l PromptLimits) withDefaults() PromptLimits {
-	orDefault(&l.MaxDiffBytes, DefaultPromptLimits.MaxDiffBytes)
-	orDefault(&l.MaxFileDiffBytes, DefaultPromptLimits.MaxFileDiffBytes)
-	orDefault(&l.MaxDescriptionBytes, DefaultPromptLimits.MaxDescriptionBytes)
-	return l
-}
-
-// orDefault sets a zero or negative *v to d.
-func orDefault(v *int, d int) {
-	if *v <= 0 {
-		*v = d
-	}
-}
-
-// allowances shares budget among files by water-filling: files under an
-// equal share keep their whole diff, the rest split what remains (each at
-// most perFile), so one huge file does not hide the small ones.
-func allowances(sizes []int, budget, perFile int) []int {
-	order := make([]int, len(sizes))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return sizes[a] - sizes[b] })
-	out := make([]int, len(sizes))
-	remaining := budget
-	for k, i := range order {
-		share := min(remaining/(len(order)-k), perFile)
-		out[i] = min(sizes[i], share)
-		remaining -= out[i]
-	}
-	return out
 }
 
 // cutAtLine returns the longest prefix of s of at most n bytes that ends at

@@ -28,7 +28,7 @@ func TestPromptTemplatesGolden(t *testing.T) {
 	for _, version := range []string{BasePromptVersion, ChunkAwarePromptVersion, RulesPromptVersion} {
 		t.Run(version, func(t *testing.T) {
 			b := Budget{ContextTokens: 8000, MaxChunkFiles: 1}.For("gpt-4o")
-			plan := b.Plan(cs, version)
+			plan := b.Plan(cs, version, RuleSet{})
 			var got strings.Builder
 			got.WriteString("=== system ===\n" + SystemPrompt(version))
 			for i, c := range plan.Chunks {

@@ -20,8 +20,16 @@ func sampleChangeset() domain.Changeset {
 	}
 }
 
+// stablePrompt is the first chunk's prompt for cs at the stable version, as
+// the llm stage builds it.
+func stablePrompt(cs domain.Changeset, b Budget) Prompt {
+	b = b.For("gpt-4o")
+	plan := b.Plan(cs, StablePromptVersion, RuleSet{})
+	return plan.Prompt(cs, plan.Chunks[0], StablePromptVersion)
+}
+
 func TestSystemPromptStatesContract(t *testing.T) {
-	p := BuildPrompt(sampleChangeset())
+	p := stablePrompt(sampleChangeset(), Budget{})
 	for _, want := range []string{
 		// rule 1: version literals
 		`prompt_version "1.0.0"`, `schema_version "1.0"`,
@@ -52,7 +60,7 @@ func TestSystemPromptStatesContract(t *testing.T) {
 
 func TestUserPromptLayout(t *testing.T) {
 	cs := sampleChangeset()
-	p := BuildPrompt(cs)
+	p := stablePrompt(cs, Budget{})
 	lines := strings.Split(p.User, "\n")
 	idx := func(s string) int {
 		for i, l := range lines {
@@ -67,7 +75,7 @@ func TestUserPromptLayout(t *testing.T) {
 		t.Fatalf("markers out of order:\n%s", p.User)
 	}
 	var files []string
-	if err := json.Unmarshal([]byte(lines[i+1]), &files); err != nil || len(files) != 2 || files[0] != "//depot/main/src/a.c" {
+	if err := json.Unmarshal([]byte(lines[i+1]), &files); err != nil || len(files) != 1 || files[0] != "//depot/main/src/a.c" {
 		t.Fatalf("changed files line %q: %v", lines[i+1], err)
 	}
 	var desc string
@@ -92,65 +100,29 @@ func TestUserPromptLayout(t *testing.T) {
 	if h.Path != "//depot/main/src/a.c" || rest[:h.DiffBytes] != cs.Files[0].Diff {
 		t.Errorf("header %+v does not frame the diff", h)
 	}
-	if !strings.Contains(p.User, NotePrefix+"no textual diff for //depot/main/img/logo.png") {
-		t.Error("binary file has no note")
+	if strings.Contains(p.User, "logo.png") {
+		t.Error("the binary file, skipped, is in the prompt")
 	}
-	if p2 := BuildPrompt(cs); p2 != p {
-		t.Error("BuildPrompt is not deterministic")
+	if p2 := stablePrompt(cs, Budget{}); p2 != p {
+		t.Error("the prompt is not deterministic")
 	}
 }
 
 func TestPromptTruncation(t *testing.T) {
-	line := strings.Repeat("x", 99) + "\n" // 100 bytes
-	cs := domain.Changeset{Changelist: 1, Files: []domain.FileChange{
-		{DepotPath: "//d/big", Diff: strings.Repeat(line, 50)},   // 5000
-		{DepotPath: "//d/small", Diff: strings.Repeat(line, 3)},  // 300
-		{DepotPath: "//d/medium", Diff: strings.Repeat(line, 9)}, // 900
+	line := strings.Repeat("x", 99) + "\n"                                                                  // 100 bytes
+	cs := domain.Changeset{Changelist: 1, Description: strings.Repeat("é", 10), Files: []domain.FileChange{ // 20 bytes
+		{DepotPath: "//d/big", Diff: strings.Repeat(line, 50)}, // 5000
+		{DepotPath: "//d/small", Diff: strings.Repeat(line, 3)},
 	}}
-	tests := []struct {
-		name      string
-		limits    PromptLimits
-		truncated []string
-		omitted   []string
-		diffBytes int
-	}{
-		{"fits", PromptLimits{MaxDiffBytes: 10000, MaxFileDiffBytes: 10000}, nil, nil, 6200},
-		{"per-file cap", PromptLimits{MaxDiffBytes: 10000, MaxFileDiffBytes: 1000}, []string{"//d/big"}, nil, 2200},
-		{"water-filling keeps small files whole", PromptLimits{MaxDiffBytes: 1500, MaxFileDiffBytes: 10000}, []string{"//d/big", "//d/medium"}, nil, 1500},
-		{"budget smaller than files", PromptLimits{MaxDiffBytes: 150, MaxFileDiffBytes: 10000}, nil, []string{"//d/big", "//d/small", "//d/medium"}, 0},
+	p := stablePrompt(cs, Budget{MaxFileBytes: 1000, MaxDescriptionBytes: 7})
+	for _, want := range []string{NotePrefix + "diff of //d/big truncated to 1000 of 5000 bytes",
+		"\"ééé\"\n" + NotePrefix + "description truncated to 6 of 20 bytes"} {
+		if !strings.Contains(p.User, want) {
+			t.Errorf("prompt lacks %q:\n%s", want, p.User)
+		}
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			p, info := tt.limits.Build(cs)
-			if strings.Join(info.TruncatedFiles, ",") != strings.Join(tt.truncated, ",") ||
-				strings.Join(info.OmittedFiles, ",") != strings.Join(tt.omitted, ",") || info.DiffBytes != tt.diffBytes {
-				t.Fatalf("info = %+v", info)
-			}
-			if info.OriginalDiffBytes != 6200 || info.DiffBytes > tt.limits.MaxDiffBytes {
-				t.Errorf("info = %+v", info)
-			}
-			for _, f := range tt.truncated {
-				if !strings.Contains(p.User, NotePrefix+"diff of "+f+" truncated") {
-					t.Errorf("no truncation note for %s", f)
-				}
-			}
-			for _, f := range tt.omitted {
-				if !strings.Contains(p.User, NotePrefix+"diff of "+f+" omitted") {
-					t.Errorf("no omission note for %s", f)
-				}
-			}
-			if got := strings.Count(p.User, FileHeaderPrefix); got != 3 {
-				t.Errorf("%d file headers, want 3", got)
-			}
-		})
-	}
-}
-
-func TestDescriptionTruncation(t *testing.T) {
-	cs := domain.Changeset{Description: strings.Repeat("é", 10)} // 20 bytes
-	p, info := PromptLimits{MaxDescriptionBytes: 7}.Build(cs)
-	if !info.DescriptionTruncated || !strings.Contains(p.User, "\"ééé\"\n"+NotePrefix+"description truncated to 6 of 20 bytes") {
-		t.Errorf("info=%+v\n%s", info, p.User)
+	if strings.Contains(p.User, "//d/small truncated") || strings.Count(p.User, FileHeaderPrefix) != 2 {
+		t.Errorf("prompt:\n%s", p.User)
 	}
 }
 

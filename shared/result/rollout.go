@@ -31,10 +31,7 @@ func (r Rollout) Validate() error {
 // Pick returns the prompt version for jobID: Candidate for a job whose id
 // falls in the configured share, else the stable StablePromptVersion.
 func (r Rollout) Pick(jobID string) string {
-	if r.Candidate == "" || r.Percent <= 0 || !KnownPromptVersion(r.Candidate) {
-		return StablePromptVersion
-	}
-	if Bucket(jobID) < r.Percent {
+	if r.Candidate != "" && r.Percent > 0 && KnownPromptVersion(r.Candidate) && Bucket(jobID) < r.Percent {
 		return r.Candidate
 	}
 	return StablePromptVersion

@@ -126,7 +126,7 @@ func TestRulesPromptGolden(t *testing.T) {
 	b := Budget{ContextTokens: 8000, MaxChunkFiles: 1}.For("gpt-4o")
 	var got strings.Builder
 	for _, version := range []string{BasePromptVersion, RulesPromptVersion} {
-		plan := b.PlanWith(cs, version, rs)
+		plan := b.Plan(cs, version, rs)
 		got.WriteString("=== " + version + " system ===\n" + SystemPrompt(version))
 		for i, c := range plan.Chunks {
 			p := plan.Prompt(cs, c, version)

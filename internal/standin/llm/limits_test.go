@@ -11,14 +11,13 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 	llmclient "github.com/criticizer/criticizer/shared/llm"
-	"github.com/criticizer/criticizer/shared/result"
 )
 
 var formats = []string{llm.FormatOpenAI, llm.FormatAnthropic, llm.FormatBedrock}
 
 // userPrompt is a review request's user message for one file.
 func userPrompt(path, diff string) string {
-	return result.BuildPrompt(domain.Changeset{Changelist: 7, Status: "submitted",
+	return reviewPrompt(domain.Changeset{Changelist: 7, Status: "submitted",
 		Files: []domain.FileChange{{DepotPath: path, Action: "edit", Type: "text", Rev: 2, Diff: "@@ -1,1 +1,2 @@\n" + diff}}}).User
 }
 
@@ -103,7 +102,7 @@ func TestRateLimitAnswers(t *testing.T) {
 					t.Errorf("429 details = %+v", d)
 				}
 			case llm.FormatBedrock:
-				if d.Code != "ThrottlingException" || failure.RetryAfter(err) != 0 || d.RateLimit.Known() {
+				if d.Code != "ThrottlingException" || failure.RetryAfter(err) != 0 || d.RateLimit != (llmclient.RateLimit{}) {
 					t.Errorf("throttling details = %+v", d)
 				}
 			}

@@ -104,8 +104,8 @@ func TestProviderAnswers(t *testing.T) {
 			}
 			var logs bytes.Buffer
 			c := providerClient(t, tt.format, url, &logs)
-			p := result.BuildPrompt(changeset())
-			comp, err := c.Complete(context.Background(), llmclient.Prompt(p))
+			p := reviewPrompt(changeset())
+			comp, err := c.Complete(context.Background(), p)
 			reqs := srv.Requests()
 			if len(reqs) != 1 || reqs[0].Format != tt.format {
 				t.Fatalf("stand-in saw %d requests (%+v)", len(reqs), reqs)
@@ -160,8 +160,8 @@ func TestProviderRequestShapes(t *testing.T) {
 		t.Run(format, func(t *testing.T) {
 			srv, url := start(t, llm.Options{APIKey: key})
 			var logs bytes.Buffer
-			p := result.BuildPrompt(changeset())
-			if _, err := providerClient(t, format, url, &logs).Complete(context.Background(), llmclient.Prompt(p)); err != nil {
+			p := reviewPrompt(changeset())
+			if _, err := providerClient(t, format, url, &logs).Complete(context.Background(), p); err != nil {
 				t.Fatal(err)
 			}
 			r := srv.Requests()[0]

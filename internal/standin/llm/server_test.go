@@ -44,6 +44,12 @@ func changeset() domain.Changeset {
 	}
 }
 
+// reviewPrompt is cs's first request at the stable prompt version, as the llm stage builds it.
+func reviewPrompt(cs domain.Changeset) llmclient.Prompt {
+	plan := result.Budget{}.For("gpt-4o").Plan(cs, result.StablePromptVersion, result.RuleSet{})
+	return llmclient.Prompt(plan.Prompt(cs, plan.Chunks[0], result.StablePromptVersion))
+}
+
 func start(t *testing.T, opts llm.Options) (*llm.Server, string) {
 	t.Helper()
 	srv := llm.NewServer(opts)
@@ -67,8 +73,8 @@ func client(t *testing.T, url string, timeout time.Duration) *llmclient.Client {
 func TestEndToEndReview(t *testing.T) {
 	srv, url := start(t, llm.Options{APIKey: key})
 	cs := changeset()
-	p := result.BuildPrompt(cs)
-	comp, err := client(t, url, 5*time.Second).Complete(context.Background(), llmclient.Prompt(p))
+	p := reviewPrompt(cs)
+	comp, err := client(t, url, 5*time.Second).Complete(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +173,7 @@ func TestAuth(t *testing.T) {
 func TestFaults(t *testing.T) {
 	srv, url := start(t, llm.Options{})
 	c := client(t, url, 300*time.Millisecond)
-	p := llmclient.Prompt(result.BuildPrompt(changeset()))
+	p := reviewPrompt(changeset())
 	ctx := context.Background()
 	content := `{"schema_version":"1.0","prompt_version":"1.0.0","findings":[]}`
 
@@ -278,12 +284,12 @@ func TestControlAPI(t *testing.T) {
 
 func TestVersionOverride(t *testing.T) {
 	_, url := start(t, llm.Options{SchemaVersion: "2.0"})
-	comp, err := client(t, url, 2*time.Second).Complete(context.Background(), llmclient.Prompt(result.BuildPrompt(changeset())))
+	comp, err := client(t, url, 2*time.Second).Complete(context.Background(), reviewPrompt(changeset()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, diags, err := result.Parse(comp.Content, changeset().ChangedFiles(), result.Options{})
-	if !diags.Has(result.KindRejected, result.ReasonIncompatibleVersion) || failure.Classify(err) != failure.SchemaInvalid {
+	if diags.Counts()[result.KindRejected+"/"+result.ReasonIncompatibleVersion] == 0 || failure.Classify(err) != failure.SchemaInvalid {
 		t.Errorf("err = %v diags = %v", err, diags)
 	}
 }
