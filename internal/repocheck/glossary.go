@@ -369,17 +369,12 @@ func glossaryTable(doc string, n int) (map[string][]string, string) {
 	if !ok {
 		return nil, `docs/design.md has no "## Words with one meaning" section`
 	}
-	rows, tables, in := map[string][]string{}, 0, false
-	for _, line := range strings.Split(section, "\n") {
-		if !strings.HasPrefix(line, "|") {
-			in = false
-			continue
-		}
-		cells := strings.Split(strings.Trim(line, "|"), "|")
-		switch {
-		case !in:
-			in, tables = true, tables+1
-		case tables == n && len(cells) >= 2 && !strings.HasPrefix(strings.TrimSpace(cells[0]), "---"):
+	rows, ts := map[string][]string{}, tables(section)
+	if len(ts) < n {
+		return rows, ""
+	}
+	for _, cells := range ts[n-1][1:] {
+		if len(cells) >= 2 {
 			_, word, _ := strings.Cut(cells[0], "**")
 			word, _, _ = strings.Cut(word, "**")
 			rows[word] = backquoted(cells[1])
