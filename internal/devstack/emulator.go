@@ -67,7 +67,7 @@ func StartEmulator(ctx context.Context, opts EmulatorOptions) (*Emulator, error)
 
 func startOnce(ctx context.Context, root, bin string, port int, opts EmulatorOptions) (*Emulator, error) {
 	endpoint := "http://127.0.0.1:" + strconv.Itoa(port)
-	if probe(endpoint) {
+	if Healthy(endpoint) {
 		return nil, fmt.Errorf("%s: %w by another process", endpoint, errPortInUse)
 	}
 	logDir, err := logDir(root)
@@ -89,7 +89,7 @@ func startOnce(ctx context.Context, root, bin string, port int, opts EmulatorOpt
 		"MINISTACK_REGION="+DefaultRegion, "AWS_ENDPOINT_URL="+functionEndpoint, "AWS_ACCESS_KEY_ID=test",
 		"AWS_SECRET_ACCESS_KEY=test", "AWS_DEFAULT_REGION="+DefaultRegion, "TMPDIR="+e.tmpDir)
 	cmd.Env = append(cmd.Env, opts.Env...)
-	if e.proc, err = startLogged(ctx, "emulator", cmd, e.LogFile, 100*time.Millisecond, "already in use", func() bool { return probe(endpoint) }); err != nil {
+	if e.proc, err = startLogged(ctx, "emulator", cmd, e.LogFile, 100*time.Millisecond, "already in use", func() bool { return Healthy(endpoint) }); err != nil {
 		_ = os.RemoveAll(e.tmpDir)
 		return nil, fmt.Errorf("%s: %w", endpoint, err)
 	}
@@ -112,9 +112,7 @@ func (e *Emulator) Stop() error {
 }
 
 // Healthy reports whether an emulator answers its health endpoint.
-func Healthy(endpoint string) bool { return probe(endpoint) }
-
-func probe(endpoint string) bool {
+func Healthy(endpoint string) bool {
 	c := http.Client{Timeout: 2 * time.Second}
 	resp, err := c.Get(strings.TrimRight(endpoint, "/") + "/_ministack/health")
 	if err != nil {

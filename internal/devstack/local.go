@@ -376,10 +376,7 @@ func (l *Local) Close() error {
 	if l.Swarm != nil {
 		errs = append(errs, l.Swarm.Close())
 	}
-	if l.Deployment != nil {
-		errs = append(errs, l.Deployment.Close())
-	}
-	return errors.Join(append(errs, os.RemoveAll(l.workDir))...)
+	return errors.Join(append(errs, l.Deployment.Close(), os.RemoveAll(l.workDir))...)
 }
 
 // stagingOverrides are what the staging shape needs beyond the stand-ins'
