@@ -410,8 +410,8 @@ func sayTerms(out io.Writer, set rolloutSettings, env string) {
 	}
 }
 
-// modelEdit is one setting promote --model writes in the environment's
-// block: key := value (JSON), added after llmModel when the block lacks
+// modelEdit is one setting promote writes in the environment's block:
+// key := value (JSON), added (editEnvironment's anchor) when the block lacks
 // the key and add is set, else only replaced where present.
 type modelEdit struct {
 	key, value string
