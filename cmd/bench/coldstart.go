@@ -21,24 +21,26 @@ import (
 // cold start runs its real secret read and client build.
 const benchSecret = `{"username":"bench","password":"bench-password","api_key":"bench-key"}`
 
+// The settings groups the functions share, beyond the common settings.
+var (
+	p4Env   = []string{"P4_BIN=/bin/true", "P4PORT=127.0.0.1:1666", "P4USER=bench", "DEPOT_ALLOWLIST=//depot/...", "P4_SECRET_ID=bench/p4"}
+	llmEnv  = []string{"LLM_PROVIDER=openai", "LLM_ENDPOINT=http://127.0.0.1:9", "LLM_MODEL=bench-model", "LLM_SECRET_ID=bench/llm"}
+	smtpEnv = []string{"EMAIL_PROVIDER=smtp", "SMTP_HOST=127.0.0.1", "SMTP_PORT=2525", "SMTP_TLS=none", "SMTP_FROM=criticizer@example.com", "SMTP_SECRET_ID=bench/smtp"}
+	mailEnv = append(slices.Clone(smtpEnv), "DELIVERY_KEY_SECRET_ID=bench/delivery", "RECIPIENT_DOMAINS=example.com")
+)
+
 // FunctionEnv is a minimal valid environment per function, beyond the common
 // settings and the endpoints set by MeasureInit.
 var FunctionEnv = map[string][]string{
-	"fetch": {"P4_BIN=/bin/true", "P4PORT=127.0.0.1:1666", "P4USER=bench", "DEPOT_ALLOWLIST=//depot/...", "P4_SECRET_ID=bench/p4",
-		"RECIPIENT_DOMAINS=example.com"},
-	"llm": {"LLM_PROVIDER=openai", "LLM_ENDPOINT=http://127.0.0.1:9", "LLM_MODEL=bench-model",
-		"LLM_SECRET_ID=bench/llm"},
-	"notify": {"EMAIL_PROVIDER=smtp", "SMTP_HOST=127.0.0.1", "SMTP_PORT=2525", "SMTP_TLS=none",
-		"SMTP_FROM=criticizer@example.com", "SMTP_SECRET_ID=bench/smtp", "DELIVERY_KEY_SECRET_ID=bench/delivery", "RECIPIENT_DOMAINS=example.com"},
+	"fetch":     append(slices.Clone(p4Env), "RECIPIENT_DOMAINS=example.com"),
+	"llm":       llmEnv,
+	"notify":    mailEnv,
 	"webhook":   {"WEBHOOK_SECRET_ID=bench/webhook", "RECIPIENT_DOMAINS=example.com"},
 	"sweeper":   {"SMTP_FROM=criticizer@example.com", "DELIVERY_KEY_SECRET_ID=bench/delivery"},
 	"sesevents": nil,
 	"jobpage":   {"JOB_PAGE_SECRET_ID=bench/jobpage"},
-	"doctor": {"P4_BIN=/bin/true", "P4PORT=127.0.0.1:1666", "P4USER=bench", "DEPOT_ALLOWLIST=//depot/...", "P4_SECRET_ID=bench/p4",
-		"LLM_PROVIDER=openai", "LLM_ENDPOINT=http://127.0.0.1:9", "LLM_MODEL=bench-model", "LLM_SECRET_ID=bench/llm",
-		"EMAIL_PROVIDER=smtp", "SMTP_HOST=127.0.0.1", "SMTP_PORT=2525", "SMTP_TLS=none", "SMTP_FROM=criticizer@example.com", "SMTP_SECRET_ID=bench/smtp"},
-	"digest": {"EMAIL_PROVIDER=smtp", "SMTP_HOST=127.0.0.1", "SMTP_PORT=2525", "SMTP_TLS=none", "SMTP_FROM=criticizer@example.com",
-		"SMTP_SECRET_ID=bench/smtp", "DELIVERY_KEY_SECRET_ID=bench/delivery", "RECIPIENT_DOMAINS=example.com", `DIGEST_OWNERS={"//depot/...":["lead@example.com"]}`, "DIGEST_OPT_IN=lead@example.com"},
+	"doctor":    slices.Concat(p4Env, llmEnv, smtpEnv),
+	"digest":    append(slices.Clone(mailEnv), `DIGEST_OWNERS={"//depot/...":["lead@example.com"]}`, "DIGEST_OPT_IN=lead@example.com"),
 }
 
 var commonEnv = []string{

@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"go/parser"
-	"go/token"
-	"slices"
 	"strings"
 	"testing"
 
@@ -101,47 +98,6 @@ func TestDoctorLocalRefusesAWS(t *testing.T) {
 		t.Setenv("AWS_ENDPOINT_URL", endpoint)
 		if _, err := localAWS(); (err == nil) != ok {
 			t.Errorf("AWS_ENDPOINT_URL=%q: err %v", endpoint, err)
-		}
-	}
-}
-
-// Every command the package's doc comment lists is in the help text, and
-// the other way round: one list of commands shown two ways.
-func TestUsageMatchesTheDocComment(t *testing.T) {
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, "main.go", nil, parser.ParseComments)
-	if err != nil {
-		t.Fatal(err)
-	}
-	command := func(line string) string {
-		line = strings.TrimSpace(line)
-		if i := strings.Index(line, "   "); i > 0 {
-			line = line[:i] // the description after the command
-		}
-		return strings.Join(strings.Fields(line), " ")
-	}
-	var doc, help []string
-	for _, l := range strings.Split(f.Doc.Text(), "\n") {
-		if strings.HasPrefix(strings.TrimSpace(l), "criticizer ") {
-			doc = append(doc, command(l))
-		}
-	}
-	for _, l := range strings.Split(usage, "\n") {
-		if strings.HasPrefix(strings.TrimSpace(l), "criticizer ") {
-			help = append(help, command(l))
-		}
-	}
-	if len(doc) < 20 {
-		t.Fatalf("%d commands in the doc comment: the check would prove little", len(doc))
-	}
-	for _, c := range doc {
-		if !slices.Contains(help, c) {
-			t.Errorf("the doc comment lists %q; criticizer help does not", c)
-		}
-	}
-	for _, c := range help {
-		if !slices.Contains(doc, c) {
-			t.Errorf("criticizer help lists %q; the doc comment does not", c)
 		}
 	}
 }

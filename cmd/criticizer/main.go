@@ -1,38 +1,14 @@
 // Command criticizer is the operator's tool: a pre-flight of a deployment
-// (doctor), triage and replay of dead letters, restarting a failed job from
-// the beginning, and inspecting a job's state and history. It finds queues,
-// tables and functions from the deployed stack's outputs. `criticizer
-// help` lists the commands (usage, in help.go) without touching AWS.
-//
-//	criticizer help                                                         every command (usage, help.go), without touching AWS
-//	criticizer [--stack NAME] [--json] doctor [--change CL] [--review ID]   pre-flight from the functions' network: a verdict and fix per check
-//	criticizer doctor --local [--change CL] [--review ID]                   the same on the local emulator, against the stand-ins
-//	criticizer [--stack NAME] [--json] dlq list   [--stage fetch|llm|notify|all] [--max N]
-//	criticizer [--stack NAME] [--json] dlq show   MESSAGE_ID [--stage S|all]
-//	criticizer [--stack NAME] [--json] dlq replay --stage S (--id MSG | --job ID | --error-class C | --all) --note TEXT [--max N]
-//	criticizer [--stack NAME] [--json] restart JOB_ID --note TEXT
-//	criticizer [--stack NAME] resolve JOB_ID --note TEXT             after a replay: verify it succeeded, record the resolution
-//	criticizer [--stack NAME] [--json] job JOB_ID
-//	criticizer [--stack NAME] [--json] outbox JOB_ID                      the job's delivery rows (e-mails, Swarm comments)
-//	criticizer [--stack NAME] outbox requeue JOB_ID RECIPIENT|ITEM --note TEXT  not delivered: send again on the next run
-//	criticizer [--stack NAME] outbox confirm JOB_ID RECIPIENT|ITEM --evidence TEXT   delivered (checked by hand): never resend
-//	criticizer [--stack NAME] [--json] outbox reconcile                    rows the reconciler could not settle
-//	criticizer [--stack NAME] outbox reconcile resolve JOB_ID RECIPIENT|ITEM --delivered|--not-delivered --note TEXT
-//	criticizer [--stack NAME] secret rotate webhook|swarm [--overlap 24h]   new caller credential; the old one verifies until then
-//	criticizer [--stack NAME] secret revoke-previous webhook|swarm           the old caller credential stops verifying now
-//	criticizer [--stack NAME] [--json] outcomes report [--by DIMENSION] [--path-depth N]  acceptance of posted findings by prompt version, model, category, severity, rule id, depot path
-//	criticizer [--stack NAME] outcomes export > outcomes.jsonl              every outcome record as JSON lines, for `go run ./cmd/eval -outcomes`
-//	criticizer [--stack NAME] [--json] outcomes suppressions [--env ENV] [--cdk cdk.json]   finding kinds withheld under a depot path as repeatedly dismissed, by the environment's policy, with who dismissed them
-//	criticizer [--stack NAME] outcomes allow SCOPE CATEGORY KIND          report a withheld kind there again
-//	criticizer [--stack NAME] outcomes confirm SCOPE CATEGORY KIND        let a suppression waiting for confirmation (dismissConfirm) apply
-//	criticizer promote --env ENV [--cdk cdk.json] [--window 24h] [--min-jobs 20]  the candidate prompt to 100% if its canary meets the rollout SLOs
-//	criticizer promote --env ENV --model [--cdk cdk.json] [--window 24h] [--min-jobs 20]  the candidate model becomes llmModel if its canary meets the stable prompt's SLOs and acceptance
-//
-// Every command that changes state records the actor (CRITICIZER_ACTOR or
-// the login name) and the note, ticket or evidence in the job's history.
-//
-// AWS credentials, region and AWS_ENDPOINT_URL come from the usual SDK
-// sources, so the same commands work against AWS and the local emulator.
+// (doctor), triage and replay of dead letters, restarting a failed job,
+// inspecting a job's state, history and deliveries, settling delivery rows,
+// rotating caller credentials, reviewers' outcomes and promoting a canary.
+// `criticizer help` lists every command (usage, in help.go) without
+// touching AWS. It finds queues, tables and functions from the deployed
+// stack's outputs; AWS credentials, region and AWS_ENDPOINT_URL come from
+// the usual SDK sources, so the same commands work against AWS and the
+// local emulator. Every command that changes state records the actor
+// (CRITICIZER_ACTOR or the login name) and the note, ticket or evidence in
+// the job's history.
 package main
 
 import (
@@ -162,12 +138,27 @@ func stackOutputs(ctx context.Context, cf *cloudformation.Client, name string) (
 	return m, nil
 }
 
-func stages(v string) ([]domain.Stage, error) {
-	if v == "all" || v == "" {
-		return domain.Stages, nil
+// dlqItems lists up to max items of the DLQ of stage ("all": every stage),
+// released at once for the next reader.
+func (a *app) dlqItems(ctx context.Context, stage string, max int) ([]dlq.Item, error) {
+	ss := domain.Stages
+	if stage != "all" && stage != "" {
+		s, err := domain.ParseStage(stage)
+		if err != nil {
+			return nil, err
+		}
+		ss = []domain.Stage{s}
 	}
-	s, err := domain.ParseStage(v)
-	return []domain.Stage{s}, err
+	var all []dlq.Item
+	for _, s := range ss {
+		items, err := a.dlq.List(ctx, s, max)
+		if err != nil {
+			return nil, err
+		}
+		a.dlq.Release(ctx, items)
+		all = append(all, items...)
+	}
+	return all, nil
 }
 
 func (a *app) dlqList(ctx context.Context, args []string) error {
@@ -177,18 +168,9 @@ func (a *app) dlqList(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	ss, err := stages(*stage)
+	all, err := a.dlqItems(ctx, *stage, *max)
 	if err != nil {
 		return err
-	}
-	var all []dlq.Item
-	for _, s := range ss {
-		items, err := a.dlq.List(ctx, s, *max)
-		if err != nil {
-			return err
-		}
-		a.dlq.Release(ctx, items)
-		all = append(all, items...)
 	}
 	if a.json {
 		return json.NewEncoder(a.out).Encode(all)
@@ -218,35 +200,28 @@ func (a *app) dlqShow(ctx context.Context, args []string) error {
 	if fs.NArg() != 1 {
 		return errors.New("usage: criticizer dlq show MESSAGE_ID [--stage S]")
 	}
-	ss, err := stages(*stage)
+	items, err := a.dlqItems(ctx, *stage, 1000)
 	if err != nil {
 		return err
 	}
-	for _, s := range ss {
-		items, err := a.dlq.List(ctx, s, 1000)
-		if err != nil {
-			return err
+	for _, it := range items {
+		if it.MessageID != fs.Arg(0) {
+			continue
 		}
-		a.dlq.Release(ctx, items)
-		for _, it := range items {
-			if it.MessageID != fs.Arg(0) {
-				continue
-			}
-			if a.json {
-				return json.NewEncoder(a.out).Encode(it)
-			}
-			fmt.Fprintf(a.out, "message %s on the %s DLQ (job %s, %s)\n", it.MessageID, it.Stage, it.JobID(), it.ErrorClass())
-			for k, v := range it.Attributes {
-				fmt.Fprintf(a.out, "  attribute %s = %s\n", k, v)
-			}
-			if it.Envelope == nil {
-				fmt.Fprintf(a.out, "body (not an envelope; replaying it would fail again):\n%s\n", it.Body)
-				return nil
-			}
-			b, _ := json.MarshalIndent(it.Envelope, "", "  ")
-			fmt.Fprintf(a.out, "%s\n", b)
+		if a.json {
+			return json.NewEncoder(a.out).Encode(it)
+		}
+		fmt.Fprintf(a.out, "message %s on the %s DLQ (job %s, %s)\n", it.MessageID, it.Stage, it.JobID(), it.ErrorClass())
+		for k, v := range it.Attributes {
+			fmt.Fprintf(a.out, "  attribute %s = %s\n", k, v)
+		}
+		if it.Envelope == nil {
+			fmt.Fprintf(a.out, "body (not an envelope; replaying it would fail again):\n%s\n", it.Body)
 			return nil
 		}
+		b, _ := json.MarshalIndent(it.Envelope, "", "  ")
+		fmt.Fprintf(a.out, "%s\n", b)
+		return nil
 	}
 	return fmt.Errorf("message %s is not on the DLQ of %s", fs.Arg(0), *stage)
 }
@@ -409,48 +384,8 @@ func (a *app) outboxCmd(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	switch action {
-	case "requeue":
-		if *note == "" {
-			return errors.New("requeue needs --note (what shows it was not delivered, or the ticket)")
-		}
-		k, err := rowRef(ctx, a.rows, j, rest[1])
-		if err != nil {
-			return err
-		}
-		if err := a.rows.Requeue(ctx, k, job.Now()); err != nil {
-			return err
-		}
-		if err := a.record(ctx, j.ID, "outbox_requeue", rest[1]+"; "+*note); err != nil {
-			return err
-		}
-		if j.State == job.Succeeded {
-			// A comment refused for good does not fail the job: its notify
-			// stage delivers the requeued row on a redelivery (rule OB-5).
-			if err := a.sendRedelivery(ctx, j, *note); err != nil {
-				return fmt.Errorf("%s is pending, but the redelivery to the succeeded job's notify stage could not be sent: %w", rest[1], err)
-			}
-			fmt.Fprintf(a.out, "%s is pending again; a redelivery was sent to the succeeded job's notify stage\n", rest[1])
-			return nil
-		}
-		fmt.Fprintf(a.out, "%s is pending again; replay the job's notify dead letter to send it\n", rest[1])
-		return nil
-	case "confirm":
-		if *evidence == "" {
-			return errors.New("confirm needs --evidence (e.g. the provider's message id or a ticket)")
-		}
-		k, err := rowRef(ctx, a.rows, j, rest[1])
-		if err != nil {
-			return err
-		}
-		if err := a.rows.Confirm(ctx, k, *evidence, job.Now()); err != nil {
-			return err
-		}
-		if err := a.record(ctx, j.ID, "outbox_confirm", rest[1]+"; "+*evidence); err != nil {
-			return err
-		}
-		fmt.Fprintf(a.out, "%s marked delivered; it will never be resent\n", rest[1])
-		return nil
+	if action != "list" {
+		return a.settleRow(ctx, j, action, rest[1], *note, *evidence)
 	}
 	emails, comments, err := a.rows.JobRows(ctx, j)
 	if err != nil {
@@ -464,4 +399,44 @@ func (a *app) outboxCmd(ctx context.Context, args []string) error {
 		return err
 	}
 	return writeComments(a.out, j, comments)
+}
+
+// settleRow requeues (not delivered: send again) or confirms (delivered,
+// checked by hand: never resend) job j's delivery row name, and records why.
+func (a *app) settleRow(ctx context.Context, j *job.Job, action, name, note, evidence string) error {
+	why, needs := note, "--note (what shows it was not delivered, or the ticket)"
+	if action == "confirm" {
+		why, needs = evidence, "--evidence (e.g. the provider's message id or a ticket)"
+	}
+	if why == "" {
+		return fmt.Errorf("%s needs %s", action, needs)
+	}
+	k, err := rowRef(ctx, a.rows, j, name)
+	if err != nil {
+		return err
+	}
+	if action == "confirm" {
+		err = a.rows.Confirm(ctx, k, evidence, job.Now())
+	} else {
+		err = a.rows.Requeue(ctx, k, job.Now())
+	}
+	if err == nil {
+		err = a.record(ctx, j.ID, "outbox_"+action, name+"; "+why)
+	}
+	switch {
+	case err != nil:
+		return err
+	case action == "confirm":
+		fmt.Fprintf(a.out, "%s marked delivered; it will never be resent\n", name)
+	case j.State == job.Succeeded:
+		// A comment refused for good does not fail the job: its notify
+		// stage delivers the requeued row on a redelivery (rule OB-5).
+		if err := a.sendRedelivery(ctx, j, note); err != nil {
+			return fmt.Errorf("%s is pending, but the redelivery to the succeeded job's notify stage could not be sent: %w", name, err)
+		}
+		fmt.Fprintf(a.out, "%s is pending again; a redelivery was sent to the succeeded job's notify stage\n", name)
+	default:
+		fmt.Fprintf(a.out, "%s is pending again; replay the job's notify dead letter to send it\n", name)
+	}
+	return nil
 }

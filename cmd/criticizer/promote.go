@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -34,7 +35,7 @@ type rolloutSettings struct {
 	Valid     map[string]float64 `json:"validFindingsSlo"`
 	Dropped   map[string]float64 `json:"droppedFindingsSlo"`
 	Model     string             `json:"llmModel"`
-	// The model canary (promote --model, promote_model.go).
+	// The model canary (promote --model).
 	ModelCandidate string `json:"llmModelCandidate"`
 	ModelPercent   int    `json:"llmModelCandidatePercent"`
 	Prices         string `json:"llmPricesPerMTok"`
@@ -62,16 +63,21 @@ func (s rolloutSettings) gate() outcome.Gate {
 	return g
 }
 
-// promote is the gate of a prompt rollout (rule RC-7): the environment's
-// candidate prompt version serves every job (promptCandidatePercent 100 in
-// cdk.json, deployed as usual) only when its canary — the llm stage's
-// metrics for that version over the window — meets the environment's
-// rollout SLOs, and reviewers accepted its findings no less than the
-// stable version's within acceptanceMargin, on at least acceptanceMinSample
-// judged findings each (issue 32); otherwise it refuses and changes
-// nothing. Reactions come days after a review: a window of a week judges
-// acceptance on more of them. With --model it judges the model canary
-// instead (promoteModel).
+// promote is the gate of a rollout. A prompt rollout (rule RC-7): the
+// environment's candidate prompt version serves every job
+// (promptCandidatePercent 100 in cdk.json, deployed as usual) only when its
+// canary — the llm stage's metrics for that version over the window — meets
+// the environment's rollout SLOs, and reviewers accepted its findings no
+// less than the stable version's within acceptanceMargin, on at least
+// acceptanceMinSample judged findings each (issue 32). A model rollout
+// (--model, result.ModelRollout): the candidate model (llmModelCandidate)
+// replaces llmModel by the same judgement, like with like: both models under
+// the stable prompt version, whatever share a prompt canary has at the same
+// time (the two buckets are independent, so each model's stable-prompt jobs
+// are a fair sample); on success its prices and own limits become
+// llmModel's and the candidate's settings are cleared (modelEdits). A
+// refusal changes nothing. Reactions come days after a review: a window of
+// a week judges acceptance on more of them.
 //
 //	criticizer promote --env staging [--model] [--cdk cdk.json] [--window 24h] [--min-jobs 20]
 func promote(ctx context.Context, cw metricsAPI, out io.Writer, now time.Time, args []string) error {
@@ -95,30 +101,51 @@ func promote(ctx context.Context, cw metricsAPI, out io.Writer, now time.Time, a
 	if err != nil {
 		return err
 	}
-	if *model {
-		return promoteModel(ctx, cw, out, raw, set, modelJudgement{env: *env, cdkPath: *cdkPath, window: *window, minJobs: *minJobs, now: now})
-	}
-	v := set.Candidate
-	if v == "" {
+	// The prompt's canary is its per-version metrics (at every model).
+	v, stable := set.Candidate, result.StablePromptVersion
+	cand, current, canaryArm := arm{v, set.Model}, arm{stable, set.Model}, arm{v, ""}
+	switch {
+	case *model && set.ModelCandidate == "":
+		return fmt.Errorf("%s has no llmModelCandidate: no candidate model to promote", *env)
+	case *model && set.Model == "":
+		return fmt.Errorf("%s states no llmModel in cdk.json: nothing to compare the candidate model with", *env)
+	case *model:
+		v = stable
+		cand, current = arm{v, set.ModelCandidate}, arm{v, set.Model}
+		canaryArm = cand
+	case v == "":
 		return fmt.Errorf("%s has no promptCandidateVersion: no candidate to promote", *env)
 	}
-	canary, slo, err := judgeCanary(ctx, cw, set, *env, arm{v, ""}, *window, now, *minJobs)
+	canary, slo, err := judgeCanary(ctx, cw, set, *env, canaryArm, *window, now, *minJobs)
 	if err != nil {
 		return err
 	}
-	judged, err := judgeAcceptance(ctx, cw, set, *env, arm{v, set.Model}, arm{result.StablePromptVersion, set.Model}, *window, now)
+	judged, err := judgeAcceptance(ctx, cw, set, *env, cand, current, *window, now)
 	if err != nil {
 		return err
 	}
-	edited, err := setCandidatePercent(raw, *env, 100)
+	var edited []byte
+	if *model {
+		edited, err = setModel(raw, *env, set)
+	} else {
+		edited, err = editEnvironment(raw, *env, "", []modelEdit{{key: "promptCandidatePercent", value: "100", add: true}},
+			func(got rolloutSettings) bool { return got.Percent == 100 })
+	}
 	if err != nil {
 		return err
 	}
 	if err := os.WriteFile(*cdkPath, edited, 0o644); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "prompt %s in %s: %d jobs, %.3f valid and %.3f dropped findings per job (SLO ≥ %.3f, ≤ %.3f); %s: promoted, promptCandidatePercent %d → 100 in %s; deploy to apply\n",
-		v, *env, canary.Jobs, canary.ValidPerJob, canary.DroppedPerJob, slo.MinValidPerJob, slo.MaxDroppedPerJob, judged, set.Percent, *cdkPath)
+	measured := fmt.Sprintf("%d jobs, %.3f valid and %.3f dropped findings per job (SLO ≥ %.3f, ≤ %.3f); %s: promoted",
+		canary.Jobs, canary.ValidPerJob, canary.DroppedPerJob, slo.MinValidPerJob, slo.MaxDroppedPerJob, judged)
+	if !*model {
+		fmt.Fprintf(out, "prompt %s in %s: %s, promptCandidatePercent %d → 100 in %s; deploy to apply\n", v, *env, measured, set.Percent, *cdkPath)
+		return nil
+	}
+	fmt.Fprintf(out, "model %s in %s under prompt %s: %s, llmModel %s → %s, llmModelCandidate cleared and llmModelCandidatePercent %d → 0 in %s; deploy to apply\n",
+		set.ModelCandidate, *env, v, measured, set.Model, set.ModelCandidate, set.ModelPercent, *cdkPath)
+	sayTerms(out, set, *env)
 	return nil
 }
 
@@ -286,14 +313,6 @@ func acceptance(ctx context.Context, cw metricsAPI, env, version, model string, 
 	return m, nil
 }
 
-// setCandidatePercent rewrites one environment's promptCandidatePercent in
-// cdk.json's text, leaving every other byte as it was (a re-encoded file
-// would reorder and reformat it), and checks the result reads back so.
-func setCandidatePercent(raw []byte, env string, percent int) ([]byte, error) {
-	return editEnvironment(raw, env, "", []modelEdit{{key: "promptCandidatePercent", value: strconv.Itoa(percent), add: true}},
-		func(got rolloutSettings) bool { return got.Percent == percent })
-}
-
 // editEnvironment applies edits to one environment's block in cdk.json's
 // text, leaving every other byte as it was, and checks with ok that the
 // result reads back so. An added setting follows the setting anchor,
@@ -371,4 +390,68 @@ func objectSpan(raw []byte, env string) (int, int, error) {
 		}
 	}
 	return 0, 0, fmt.Errorf("cdk.json environment %q is not closed", env)
+}
+
+// sayTerms says what promoting set's candidate did to the environment's
+// prices and limits (modelEdits).
+func sayTerms(out io.Writer, set rolloutSettings, env string) {
+	cand, stable := set.ModelCandidate, set.Model
+	switch {
+	case set.CandidatePrices != "":
+		fmt.Fprintf(out, "llmPricesPerMTok %q → %s's %q, llmModelCandidatePricesPerMTok cleared\n", set.Prices, cand, set.CandidatePrices)
+	case set.Prices != "":
+		fmt.Fprintf(out, "llmPricesPerMTok cleared: they were %s's, and %s had no llmModelCandidatePricesPerMTok; set %s's list prices in %s to estimate its reviews' cost\n", stable, cand, cand, env)
+	}
+	if set.CandidateRequests > 0 {
+		fmt.Fprintf(out, "llmRequestsPerMinute %d → %d (%s's), llmModelCandidateRequestsPerMinute cleared\n", set.Requests, set.CandidateRequests, cand)
+	}
+	if set.CandidateTokens > 0 {
+		fmt.Fprintf(out, "llmTokensPerMinute %d → %d (%s's), llmModelCandidateTokensPerMinute cleared\n", set.Tokens, set.CandidateTokens, cand)
+	}
+}
+
+// modelEdit is one setting promote writes in the environment's block:
+// key := value (JSON), added (editEnvironment's anchor) when the block lacks
+// the key and add is set, else only replaced where present.
+type modelEdit struct {
+	key, value string
+	add        bool
+}
+
+// modelEdits are what promoting set's candidate model writes: it becomes
+// llmModel, its prices llmPricesPerMTok (none: the stable model's are
+// cleared, for they are not the new model's), and its own limits, where
+// set, llmModel's (unset, it ran at llmModel's, which stay); the canary's
+// settings are cleared.
+func modelEdits(set rolloutSettings) []modelEdit {
+	quoted, _ := json.Marshal(set.ModelCandidate)
+	prices, _ := json.Marshal(set.CandidatePrices)
+	edits := []modelEdit{{key: "llmModel", value: string(quoted)}, {key: "llmModelCandidate", value: `""`},
+		{key: "llmModelCandidatePercent", value: "0"}, {key: "llmPricesPerMTok", value: string(prices), add: set.CandidatePrices != ""},
+		{key: "llmModelCandidatePricesPerMTok", value: `""`}}
+	for _, l := range []struct {
+		stable, candidate string
+		n                 int
+	}{{"llmRequestsPerMinute", "llmModelCandidateRequestsPerMinute", set.CandidateRequests}, {"llmTokensPerMinute", "llmModelCandidateTokensPerMinute", set.CandidateTokens}} {
+		if l.n > 0 {
+			edits = append(edits, modelEdit{key: l.stable, value: strconv.Itoa(l.n), add: true}, modelEdit{key: l.candidate, value: "0"})
+		}
+	}
+	return edits
+}
+
+// settingValue matches key's setting, a JSON string or integer value.
+func settingValue(key string) *regexp.Regexp {
+	return regexp.MustCompile(`"` + regexp.QuoteMeta(key) + `"\s*:\s*(?:"(?:[^"\\]|\\.)*"|-?\d+)`)
+}
+
+// setModel applies modelEdits(set) to one environment's block in
+// cdk.json's text (editEnvironment). llmModel must be in the environment's
+// own block (promote read it from there); added settings follow it.
+func setModel(raw []byte, env string, set rolloutSettings) ([]byte, error) {
+	return editEnvironment(raw, env, "llmModel", modelEdits(set), func(got rolloutSettings) bool {
+		return got.Model == set.ModelCandidate && got.ModelCandidate == "" && got.ModelPercent == 0 &&
+			got.Prices == set.CandidatePrices && got.CandidatePrices == "" && (set.CandidateRequests <= 0 || got.Requests == set.CandidateRequests) &&
+			(set.CandidateTokens <= 0 || got.Tokens == set.CandidateTokens)
+	})
 }

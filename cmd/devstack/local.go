@@ -132,8 +132,9 @@ func (r proxyRequest) signed(key []byte) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("body: %w", err)
 	}
-	ts, sig := sign(key, r.HTTPMethod, r.signedPath(), body)
-	set := map[string]string{webhook.HeaderTimestamp: ts, webhook.HeaderSignature: sig}
+	now := time.Now().Unix()
+	set := map[string]string{webhook.HeaderTimestamp: strconv.FormatInt(now, 10),
+		webhook.HeaderSignature: webhook.Sign(key, now, r.HTTPMethod, r.signedPath(), body)}
 	for field, multi := range map[string]bool{"headers": false, "multiValueHeaders": true} {
 		h, _ := r.raw[field].(map[string]any)
 		if h == nil && multi {
@@ -157,12 +158,6 @@ func (r proxyRequest) signed(key []byte) ([]byte, error) {
 		}
 	}
 	return json.Marshal(r.raw)
-}
-
-// sign returns the timestamp and signature header values for a request made now.
-func sign(key []byte, method, path string, body []byte) (ts, sig string) {
-	now := time.Now().Unix()
-	return strconv.FormatInt(now, 10), webhook.Sign(key, now, method, path, body)
 }
 
 // printJSON pretty-prints b when it is JSON, else writes it unchanged.

@@ -6,19 +6,15 @@
 //	devstack deploy  [-endpoint URL] [-env local] [-overrides JSON] [-asset-root DIR] synth + deploy to a running emulator
 //	devstack down    [-port 4566]                                                    stop the emulator started by localstack/start.sh
 //
-// demo and run start the whole local environment (devstack.StartLocal): the
-// emulator with the stack deployed and the Perforce, LLM and SMTP stand-ins.
-// demo sends events/webhook-post.json through API Gateway, follows the job to
-// its end and prints every e-mail the SMTP stand-in received for it; it exits
-// 0 only if the job succeeded and an e-mail arrived. run writes
-// .run/devstack.json (endpoint, outputs, webhook key; mode 0600) for invoke,
-// which signs API Gateway sample events whose signature headers hold the
-// placeholder SIGNED-AT-INVOKE and invokes the function synchronously.
-//
-// deploy and down work with an emulator localstack/start.sh started, without
-// the stand-ins. deploy's endpoint defaults to $AWS_ENDPOINT_URL, else
-// http://127.0.0.1:4566; it prints the stack outputs as JSON (or KEY=VALUE
-// lines) with an extra LocalApiUrl, the emulator URL of the API stage.
+// demo and run start the whole local environment (devstack.StartLocal).
+// demo follows the sample webhook's job (events/webhook-post.json) and a
+// Swarm review's test run to their end, printing the e-mails and comments;
+// it exits 0 only if both succeeded. run writes .run/devstack.json
+// (endpoint, outputs, webhook key; mode 0600) for invoke, which signs
+// sample events whose signature headers hold SIGNED-AT-INVOKE. deploy and
+// down work with an emulator localstack/start.sh started; deploy prints the
+// stack outputs (JSON or KEY=VALUE) with LocalApiUrl, the API stage's
+// emulator URL.
 package main
 
 import (

@@ -38,8 +38,6 @@ type EmulatorOptions struct {
 // Emulator is a running MiniStack process (and its process group).
 type Emulator struct {
 	Endpoint string // http://127.0.0.1:<port>
-	Port     int
-	PID      int
 	LogFile  string // its (and its Lambda processes') output, in <repo>/.run/logs (pruned after a day)
 
 	proc   *group
@@ -69,23 +67,18 @@ func StartEmulator(ctx context.Context, opts EmulatorOptions) (*Emulator, error)
 
 func startOnce(ctx context.Context, root, bin string, port int, opts EmulatorOptions) (*Emulator, error) {
 	endpoint := "http://127.0.0.1:" + strconv.Itoa(port)
-	if probe(endpoint) {
+	if Healthy(endpoint) {
 		return nil, fmt.Errorf("%s: %w by another process", endpoint, errPortInUse)
 	}
 	logDir, err := logDir(root)
 	if err != nil {
 		return nil, err
 	}
-	e := &Emulator{Endpoint: endpoint, Port: port, LogFile: filepath.Join(logDir, fmt.Sprintf("ministack-%d.log", port))}
+	e := &Emulator{Endpoint: endpoint, LogFile: filepath.Join(logDir, fmt.Sprintf("ministack-%d.log", port))}
 	// The emulator's temp dir holds extracted Lambda code; keep it per instance.
 	if e.tmpDir, err = os.MkdirTemp("", fmt.Sprintf("ministack-%d-", port)); err != nil {
 		return nil, err
 	}
-	logf, err := os.Create(e.LogFile)
-	if err != nil {
-		return nil, err
-	}
-	defer logf.Close()
 	functionEndpoint := endpoint
 	if opts.FunctionEndpoint != nil {
 		functionEndpoint = opts.FunctionEndpoint(endpoint)
@@ -96,26 +89,12 @@ func startOnce(ctx context.Context, root, bin string, port int, opts EmulatorOpt
 		"MINISTACK_REGION="+DefaultRegion, "AWS_ENDPOINT_URL="+functionEndpoint, "AWS_ACCESS_KEY_ID=test",
 		"AWS_SECRET_ACCESS_KEY=test", "AWS_DEFAULT_REGION="+DefaultRegion, "TMPDIR="+e.tmpDir)
 	cmd.Env = append(cmd.Env, opts.Env...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if e.proc, err = startGroup(cmd); err != nil {
-		return nil, fmt.Errorf("start %s: %w", bin, err)
+	if e.proc, err = startLogged(ctx, "emulator", cmd, e.LogFile, 100*time.Millisecond, "already in use", func() bool { return Healthy(endpoint) }); err != nil {
+		_ = os.RemoveAll(e.tmpDir)
+		return nil, fmt.Errorf("%s: %w", endpoint, err)
 	}
-	e.PID = e.proc.pid
-	switch err := e.proc.awaitReady(ctx, 100*time.Millisecond, func() bool { return probe(endpoint) }); {
-	case err == nil:
-		Logf("MiniStack ready on %s (pid %d, log %s)", endpoint, e.PID, e.LogFile)
-		return e, nil
-	case errors.Is(err, errExited):
-		tail := logTail(e.LogFile, 20)
-		_ = e.Stop()
-		if strings.Contains(tail, "already in use") {
-			return nil, fmt.Errorf("%s: %w", endpoint, errPortInUse)
-		}
-		return nil, fmt.Errorf("emulator exited during startup; log %s:\n%s", e.LogFile, tail)
-	default:
-		_ = e.Stop()
-		return nil, fmt.Errorf("emulator not healthy on %s: %w (log %s)", endpoint, err, e.LogFile)
-	}
+	Logf("MiniStack ready on %s (pid %d, log %s)", endpoint, e.proc.pid, e.LogFile)
+	return e, nil
 }
 
 // Stop sends SIGTERM to the emulator's process group (the emulator and every
@@ -133,9 +112,7 @@ func (e *Emulator) Stop() error {
 }
 
 // Healthy reports whether an emulator answers its health endpoint.
-func Healthy(endpoint string) bool { return probe(endpoint) }
-
-func probe(endpoint string) bool {
+func Healthy(endpoint string) bool {
 	c := http.Client{Timeout: 2 * time.Second}
 	resp, err := c.Get(strings.TrimRight(endpoint, "/") + "/_ministack/health")
 	if err != nil {

@@ -89,9 +89,8 @@ func StartLocal(ctx context.Context, opts LocalOptions) (l *Local, err error) {
 	if _, err := BuildFunctions(ctx, BuildOptions{}); err != nil {
 		return nil, err
 	}
-	// The stand-ins' ports are part of the functions' configuration, so they
-	// are chosen before synth; the servers start once the stack's generated
-	// credentials can be read.
+	// The stand-ins' ports are configuration, chosen before synth; the
+	// servers start once the stack's generated credentials can be read.
 	var ports [3]int
 	for i := range ports {
 		if ports[i], err = freePort(); err != nil {
@@ -112,11 +111,10 @@ func StartLocal(ctx context.Context, opts LocalOptions) (l *Local, err error) {
 	case "local":
 	case "staging":
 		maps.Copy(overrides, stagingOverrides(filepath.Dir(filepath.Dir(l.P4Bin)), p4Sum))
-		// The checked-in staging holds placeholders synth refuses outside
-		// local: the declared samples stand in for what an operator fills in.
+		// The declared samples stand in for the placeholders an operator
+		// fills in (synth refuses them outside local). Staging sends through
+		// SES, which the emulator relays to SMTP_HOST: the SMTP stand-in.
 		overrides = settings.SamplesUnder(overrides)
-		// Staging sends through SES; the emulator's SES relays to SMTP_HOST,
-		// where the SMTP stand-in plays the recipients' mail server.
 		emulatorEnv = append(emulatorEnv, fmt.Sprintf("SMTP_HOST=127.0.0.1:%d", smtpPort))
 	default:
 		return nil, fmt.Errorf("shape %q: want local or staging", opts.Shape)
@@ -139,14 +137,13 @@ func StartLocal(ctx context.Context, opts LocalOptions) (l *Local, err error) {
 			return nil, err
 		}
 	}
-	// The bare value, or {"key": …} once rotated with criticizer secret rotate.
 	hookCred, err := secrets.ParseCallerCredential(hook)
 	if err != nil {
 		return nil, err
 	}
 	l.WebhookKey = []byte(hookCred.Key)
-	// The fixture server's service user gets the generated password, so the
-	// fetch stage logs in ("p4 login", password on stdin) as against a real server.
+	// The fixture server's service user gets the generated password: fetch
+	// logs in as against a real server.
 	serverJSON, _ := json.Marshal(map[string]string{"password": creds[3]})
 	if err := os.WriteFile(filepath.Join(l.Depot, "server.json"), serverJSON, 0o600); err != nil {
 		return nil, fmt.Errorf("configure the p4 stand-in's password: %w", err)
@@ -225,10 +222,9 @@ func (l *Local) prepareSES(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
-// changeFiles are the depot paths change cl holds in the p4 stand-in's
-// depot (changes/<cl>.json, depot/README.md), so the Swarm stand-in
-// anchors comments only on files really in a review's change, as Swarm
-// does; nil when the depot has no such change (then any file goes).
+// changeFiles are the depot paths of change cl in the p4 stand-in's depot
+// (changes/<cl>.json), so the Swarm stand-in, as Swarm, anchors comments
+// only on a change's files; nil (any file) for a change it lacks.
 func (l *Local) changeFiles(cl int64) []string {
 	var c struct {
 		Files []struct {
@@ -247,14 +243,13 @@ func (l *Local) changeFiles(cl int64) []string {
 }
 
 // startSwarm starts the Swarm stand-in, stores its bearer token, API login
-// and events secret in Secrets Manager and points the functions at them:
-// the stack's own Swarm wiring (infra) is configured per environment, so
-// here the harness adds it to the deployed functions.
+// and events secret in Secrets Manager and points the deployed functions
+// at them (the stack wires Swarm per environment, from its settings).
 func (l *Local) startSwarm(ctx context.Context, logger *slog.Logger) error {
 	token, ticket, eventsKey := randomHex(24), randomHex(16), randomHex(24)
 	l.Swarm = swarmstandin.NewServer(swarmstandin.Options{User: "criticizer", Ticket: ticket, Logger: logger, ChangeFiles: l.changeFiles})
-	// The accounts the suite's reviews and hostile findings name: Swarm
-	// adds only users and groups it knows from a comment's callouts.
+	// Swarm adds only users and groups it knows from a comment's callouts:
+	// those the suite's reviews and hostile findings name.
 	l.Swarm.AddUsers("alice", "bob", "carol", "mallory", "criticizer")
 	l.Swarm.AddGroup(swarmstandin.Group{ID: "leads", Users: []string{"alice"}})
 	base, err := l.Swarm.Start("127.0.0.1:0")
@@ -267,8 +262,7 @@ func (l *Local) startSwarm(ctx context.Context, logger *slog.Logger) error {
 		id := aws.String(l.StackName + "-" + name)
 		out, err := sm.CreateSecret(ctx, &secretsmanager.CreateSecretInput{Name: id, SecretString: aws.String(value)})
 		if exists := (*smtypes.ResourceExistsException)(nil); errors.As(err, &exists) {
-			// The SDK retried a create whose first answer was lost (a
-			// loaded emulator): the secret is ours; give it this value.
+			// The SDK retried a create whose answer a loaded emulator lost.
 			var put *secretsmanager.PutSecretValueOutput
 			if put, err = sm.PutSecretValue(ctx, &secretsmanager.PutSecretValueInput{SecretId: id, SecretString: aws.String(value)}); err == nil {
 				out = &secretsmanager.CreateSecretOutput{ARN: put.ARN}
@@ -279,9 +273,8 @@ func (l *Local) startSwarm(ctx context.Context, logger *slog.Logger) error {
 		}
 		arn[name] = aws.ToString(out.ARN)
 	}
-	// P4 Code Review's outbound webhooks (off in the checked-in
-	// environments, swarmEvents): the stand-in signs with this secret and
-	// posts to the deployed route with the receiver's default headers.
+	// P4 Code Review's outbound webhooks (swarmEvents, off in the
+	// checked-in environments), signed with this secret.
 	l.Swarm.SetEventTarget(swarmstandin.EventTarget{URL: strings.TrimRight(l.APIURL, "/") + "/webhooks/swarm-events", Secret: []byte(eventsKey)})
 	api := map[string]string{"SWARM_URL": base, "SWARM_API_SECRET_ID": arn["swarm-api"]}
 	with := func(extra ...string) map[string]string {
@@ -292,29 +285,25 @@ func (l *Local) startSwarm(ctx context.Context, logger *slog.Logger) error {
 		return m
 	}
 	for fn, vars := range map[string]map[string]string{
-		// The sweeper reconciles comment rows as notify's login, over the
-		// default window (120 s): longer than notify's is always safe, and
-		// it leaves the fault suite's held creates to the notify stage.
+		// The sweeper reconciles comment rows over its default window
+		// (120 s), longer than notify's: the fault suite's held creates
+		// stay notify's.
 		"SweeperFunctionName": api,
-		// The webhook holds a run to its review at the door (422), as the
-		// stack wires it for a Swarm it can reach.
+		// The webhook holds a run to its review at the door (422).
 		"WebhookFunctionName": with("SWARM_TOKEN_SECRET_ID", arn["swarm-token"], "SWARM_EVENTS_SECRET_ID", arn["swarm-events"]),
 		"FetchFunctionName":   api,
 		"DoctorFunctionName":  api, // the pre-flight checks Swarm as fetch meets it
-		// Findings also as comments on the job's review (docs/swarm-comments.md).
-		// The comment window is the least infra accepts (more than 3 × the
-		// client's 10 s timeout): the stand-in stores a held create within
-		// 2 leases (20 s), and a shorter wait keeps the fault suite quick.
-		// The review's participants are also e-mailed (not the default), so
-		// the suite can read every finding in the e-mail too;
-		// TestSwarmParticipantsHearOnce runs the default.
+		// Findings also as comments (docs/swarm-comments.md), within the
+		// least window infra accepts (over 3 × the client's 10 s timeout;
+		// the stand-in stores a held create within 20 s), and the
+		// participants e-mailed too, so the suite reads every finding in
+		// the e-mail (TestSwarmParticipantsHearOnce runs the default).
 		"NotifyFunctionName": with("NOTIFY_CHANNELS", "email,swarm-comments", "SWARM_COMMENT_WINDOW_SECONDS", "31", "SWARM_EMAIL_PARTICIPANTS", "true"),
 	} {
 		edit := func(env map[string]string) {
 			maps.Copy(env, vars)
 			if fn == "NotifyFunctionName" && env["JOB_PAGE_SECRET_ID"] != "" {
-				// The stack links the API's AWS address, which does not
-				// resolve to the emulator: the job page is on the emulator's.
+				// The stack links the API's AWS address; here it is the emulator's.
 				env["JOB_PAGE_BASE_URL"] = l.APIURL
 			}
 		}
@@ -387,10 +376,7 @@ func (l *Local) Close() error {
 	if l.Swarm != nil {
 		errs = append(errs, l.Swarm.Close())
 	}
-	if l.Deployment != nil {
-		errs = append(errs, l.Deployment.Close())
-	}
-	return errors.Join(append(errs, os.RemoveAll(l.workDir))...)
+	return errors.Join(append(errs, l.Deployment.Close(), os.RemoveAll(l.workDir))...)
 }
 
 // stagingOverrides are what the staging shape needs beyond the stand-ins'

@@ -2,7 +2,6 @@ package devstack
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -45,8 +44,6 @@ const ModelFunctionTimeout = 300 * time.Second
 // (llama-cpp-python[server], pinned in versions.env) with the SmolLM2 model.
 type ModelServer struct {
 	Endpoint      string // http://127.0.0.1:<port>, the base URL an openai client takes
-	PID           int
-	ModelFile     string
 	ContextTokens int
 	LogFile       string
 	proc          *group
@@ -83,13 +80,8 @@ func StartModelServer(ctx context.Context, opts ModelServerOptions) (*ModelServe
 }
 
 func startModelOnce(ctx context.Context, root, model string, port int, logDir string, opts ModelServerOptions) (*ModelServer, error) {
-	s := &ModelServer{Endpoint: "http://127.0.0.1:" + strconv.Itoa(port), ModelFile: model, ContextTokens: DefaultModelContext,
+	s := &ModelServer{Endpoint: "http://127.0.0.1:" + strconv.Itoa(port), ContextTokens: DefaultModelContext,
 		LogFile: filepath.Join(logDir, fmt.Sprintf("llama-%d.log", port))}
-	logf, err := os.Create(s.LogFile)
-	if err != nil {
-		return nil, err
-	}
-	defer logf.Close()
 	args := []string{"-m", "llama_cpp.server", "--model", model, "--model_alias", LocalModel,
 		"--host", "127.0.0.1", "--port", strconv.Itoa(port), "--n_ctx", strconv.Itoa(s.ContextTokens),
 		// Fixed seed and the client's temperature 0: the same prompt gets the same answer.
@@ -98,25 +90,13 @@ func startModelOnce(ctx context.Context, root, model string, port int, logDir st
 		args = append(args, "--api_key", opts.APIKey)
 	}
 	cmd := exec.Command(filepath.Join(root, ".venv", "llama", "bin", "python"), args...)
-	cmd.Dir, cmd.Stdout, cmd.Stderr = root, logf, logf
-	if s.proc, err = startGroup(cmd); err != nil {
-		return nil, fmt.Errorf("start the model server: %w", err)
+	cmd.Dir = root
+	var err error
+	if s.proc, err = startLogged(ctx, "model server", cmd, s.LogFile, 200*time.Millisecond, "address already in use", func() bool { return s.listsModels(opts.APIKey) }); err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Endpoint, err)
 	}
-	s.PID = s.proc.pid
-	switch err := s.proc.awaitReady(ctx, 200*time.Millisecond, func() bool { return s.listsModels(opts.APIKey) }); {
-	case err == nil:
-		Logf("model server (llama-cpp-python, %s) ready on %s (pid %d, n_ctx %d, log %s)", filepath.Base(model), s.Endpoint, s.PID, s.ContextTokens, s.LogFile)
-		return s, nil
-	case errors.Is(err, errExited):
-		tail := logTail(s.LogFile, 20)
-		if strings.Contains(tail, "address already in use") {
-			return nil, fmt.Errorf("%s: %w", s.Endpoint, errPortInUse)
-		}
-		return nil, fmt.Errorf("model server exited during startup; log %s:\n%s", s.LogFile, tail)
-	default:
-		_ = s.Stop()
-		return nil, fmt.Errorf("model server not ready on %s: %w (log %s)", s.Endpoint, err, s.LogFile)
-	}
+	Logf("model server (llama-cpp-python, %s) ready on %s (pid %d, n_ctx %d, log %s)", filepath.Base(model), s.Endpoint, s.proc.pid, s.ContextTokens, s.LogFile)
+	return s, nil
 }
 
 func (s *ModelServer) listsModels(key string) bool {

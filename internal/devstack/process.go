@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -66,6 +68,34 @@ func (g *group) stop(name string) error {
 	}
 	_ = syscall.Kill(-g.pid, syscall.SIGKILL)
 	return err
+}
+
+// startLogged starts cmd as a group, its output in logFile, and waits until
+// ready holds; errPortInUse when it exits saying inUse.
+func startLogged(ctx context.Context, name string, cmd *exec.Cmd, logFile string, interval time.Duration, inUse string, ready func() bool) (*group, error) {
+	logf, err := os.Create(logFile)
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
+	cmd.Stdout, cmd.Stderr = logf, logf
+	g, err := startGroup(cmd)
+	if err != nil {
+		return nil, fmt.Errorf("start the %s: %w", name, err)
+	}
+	err = g.awaitReady(ctx, interval, ready)
+	if err == nil {
+		return g, nil
+	}
+	_ = g.stop(name)
+	tail := logTail(logFile, 20)
+	switch {
+	case errors.Is(err, errExited) && strings.Contains(tail, inUse):
+		return nil, errPortInUse
+	case errors.Is(err, errExited):
+		return nil, fmt.Errorf("%s exited during startup; log %s:\n%s", name, logFile, tail)
+	}
+	return nil, fmt.Errorf("%s not ready: %w (log %s)", name, err, logFile)
 }
 
 var errPortInUse = errors.New("port already in use")

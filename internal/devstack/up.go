@@ -14,20 +14,16 @@ func StackName(env string) string { return "Criticizer-" + env }
 // UpOptions configures Up.
 type UpOptions struct {
 	Emulator EmulatorOptions
-	Synth    SynthOptions // Synth.Env defaults to "local"
-	// KeepAssembly keeps the synthesized cloud assembly (when Synth.OutDir is
-	// empty it is a temporary directory, removed by default).
-	KeepAssembly bool
+	Synth    SynthOptions // Synth.Env defaults to "local"; without Synth.OutDir the assembly is removed once deployed
 }
 
 // Deployment is a running emulator with the stack deployed on it.
 type Deployment struct {
-	Emulator    *Emulator
-	AWS         aws.Config // EmulatorConfig(Emulator.Endpoint)
-	StackName   string
-	Outputs     Outputs
-	APIURL      string // Outputs.LocalAPIURL(Emulator.Endpoint)
-	AssemblyDir string // empty unless kept
+	Emulator  *Emulator
+	AWS       aws.Config // EmulatorConfig(Emulator.Endpoint)
+	StackName string
+	Outputs   Outputs
+	APIURL    string // Outputs.LocalAPIURL(Emulator.Endpoint)
 }
 
 // Up starts an emulator, synthesizes the CDK app and deploys it: what an
@@ -42,7 +38,7 @@ func Up(ctx context.Context, opts UpOptions) (*Deployment, error) {
 		return nil, err
 	}
 	cleanup := func() {
-		if !opts.KeepAssembly && opts.Synth.OutDir == "" {
+		if opts.Synth.OutDir == "" {
 			_ = os.RemoveAll(dir)
 		}
 	}
@@ -58,11 +54,7 @@ func Up(ctx context.Context, opts UpOptions) (*Deployment, error) {
 	if err != nil {
 		return nil, errors.Join(err, em.Stop())
 	}
-	d := &Deployment{Emulator: em, AWS: cfg, StackName: name, Outputs: out, APIURL: out.LocalAPIURL(em.Endpoint)}
-	if opts.KeepAssembly || opts.Synth.OutDir != "" {
-		d.AssemblyDir = dir
-	}
-	return d, nil
+	return &Deployment{Emulator: em, AWS: cfg, StackName: name, Outputs: out, APIURL: out.LocalAPIURL(em.Endpoint)}, nil
 }
 
 // Close stops the emulator (all state is in memory and goes with it).

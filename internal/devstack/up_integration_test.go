@@ -34,7 +34,7 @@ func TestUpDeploysAndRuns(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
-	assets, probes := t.TempDir(), t.TempDir()
+	assets, probes, assembly := t.TempDir(), t.TempDir(), t.TempDir()
 	for _, fn := range FunctionNames {
 		if err := os.MkdirAll(filepath.Join(assets, fn), 0o755); err != nil {
 			t.Fatal(err)
@@ -45,9 +45,8 @@ func TestUpDeploysAndRuns(t *testing.T) {
 	}
 	start := time.Now()
 	d, err := Up(ctx, UpOptions{
-		Emulator:     EmulatorOptions{Env: []string{"PROBE_DIR=" + probes}},
-		Synth:        SynthOptions{AssetRoot: assets, Overrides: map[string]any{"llmEndpoint": "http://127.0.0.1:1", "smtpPort": 2599}},
-		KeepAssembly: true,
+		Emulator: EmulatorOptions{Env: []string{"PROBE_DIR=" + probes}},
+		Synth:    SynthOptions{AssetRoot: assets, OutDir: assembly, Overrides: map[string]any{"llmEndpoint": "http://127.0.0.1:1", "smtpPort": 2599}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -56,7 +55,6 @@ func TestUpDeploysAndRuns(t *testing.T) {
 		if err := d.Close(); err != nil {
 			t.Error(err)
 		}
-		os.RemoveAll(d.AssemblyDir)
 	}()
 	t.Logf("up in %s: %s", time.Since(start).Round(time.Millisecond), d.APIURL)
 
@@ -96,7 +94,7 @@ func TestUpDeploysAndRuns(t *testing.T) {
 	}
 
 	// Redeploying the same assembly with the stock CLI is a no-op update.
-	if _, err := Deploy(ctx, d.AWS, d.AssemblyDir, d.StackName, nil); err != nil {
+	if _, err := Deploy(ctx, d.AWS, assembly, d.StackName, nil); err != nil {
 		t.Errorf("redeploy: %v", err)
 	}
 }

@@ -10,7 +10,6 @@
 package faultproxy
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -504,66 +503,17 @@ func PeerPID(remote string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	inode := ""
-	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
-		if inode, err = socketInode(table, port); err != nil {
-			return 0, err
-		}
-		if inode != "" {
-			break
-		}
-	}
-	if inode == "" {
-		return 0, fmt.Errorf("no socket with local port %d", port)
-	}
-	want := "socket:[" + inode + "]"
-	procs, err := os.ReadDir("/proc")
-	if err != nil {
-		return 0, err
-	}
-	self := os.Getpid()
-	for _, p := range procs {
-		pid, err := strconv.Atoi(p.Name())
-		if err != nil || pid == self {
-			continue
-		}
-		fds, err := os.ReadDir(filepath.Join("/proc", p.Name(), "fd"))
-		if err != nil {
-			continue // gone, or not ours
-		}
-		for _, fd := range fds {
-			if l, err := os.Readlink(filepath.Join("/proc", p.Name(), "fd", fd.Name())); err == nil && l == want {
-				return pid, nil
-			}
-		}
-	}
-	return 0, errors.New("no process holds socket " + want)
-}
-
-// socketInode scans a /proc/net/tcp table for a socket whose local port is
-// port and returns its inode.
-func socketInode(table string, port int) (string, error) {
-	f, err := os.Open(table)
-	if errors.Is(err, os.ErrNotExist) {
-		return "", nil
-	}
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
 	hexPort := fmt.Sprintf(":%04X", port)
-	sc := bufio.NewScanner(f)
-	sc.Scan() // header
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 10 {
-			continue
-		}
-		if strings.HasSuffix(fields[1], hexPort) && fields[9] != "0" {
-			return fields[9], nil
-		}
+	inodes, err := sockets(func(f []string) bool { return strings.HasSuffix(f[1], hexPort) })
+	if err != nil || len(inodes) == 0 {
+		return 0, errors.Join(err, fmt.Errorf("no socket with local port %d", port))
 	}
-	return "", sc.Err()
+	pid := 0
+	err = holders(inodes, func(p int) bool { pid = p; return false })
+	if err == nil && pid == 0 {
+		err = fmt.Errorf("no process holds the socket with local port %d", port)
+	}
+	return pid, err
 }
 
 // KillBootstrapsConnectedTo SIGKILLs every function process (program
@@ -571,52 +521,67 @@ func socketInode(table string, port int) (string, error) {
 // worker in the middle of talking to a stand-in (an SMTP relay, the LLM) —
 // and returns their pids.
 func KillBootstrapsConnectedTo(port int) ([]int, error) {
+	hexPort := fmt.Sprintf(":%04X", port)
+	// rem_address is the peer; state 01 is ESTABLISHED.
+	inodes, err := sockets(func(f []string) bool { return strings.HasSuffix(f[2], hexPort) && f[3] == "01" })
+	if err != nil || len(inodes) == 0 {
+		return nil, errors.Join(err, fmt.Errorf("no connection to port %d", port))
+	}
+	var killed []int
+	err = holders(inodes, func(pid int) bool {
+		if ProgramName(pid) == "bootstrap" && syscall.Kill(pid, syscall.SIGKILL) == nil {
+			killed = append(killed, pid)
+		}
+		return true
+	})
+	if err == nil && len(killed) == 0 {
+		err = fmt.Errorf("no function process holds a connection to port %d", port)
+	}
+	return killed, err
+}
+
+// sockets are the inodes ("socket:[N]") of the TCP sockets in
+// /proc/net/tcp and tcp6 whose fields match accepts.
+func sockets(match func(fields []string) bool) (map[string]bool, error) {
 	inodes := map[string]bool{}
 	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
-		f, err := os.Open(table)
+		b, err := os.ReadFile(table)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
 		if err != nil {
 			return nil, err
 		}
-		sc := bufio.NewScanner(f)
-		sc.Scan()
-		hexPort := fmt.Sprintf(":%04X", port)
-		for sc.Scan() {
-			fields := strings.Fields(sc.Text())
-			// rem_address is the peer; state 01 is ESTABLISHED.
-			if len(fields) >= 10 && strings.HasSuffix(fields[2], hexPort) && fields[3] == "01" && fields[9] != "0" {
-				inodes["socket:["+fields[9]+"]"] = true
+		for _, line := range strings.Split(string(b), "\n")[1:] { // after the header
+			if f := strings.Fields(line); len(f) >= 10 && f[9] != "0" && match(f) {
+				inodes["socket:["+f[9]+"]"] = true
 			}
 		}
-		f.Close()
 	}
-	if len(inodes) == 0 {
-		return nil, fmt.Errorf("no connection to port %d", port)
-	}
+	return inodes, nil
+}
+
+// holders calls found with each other process holding one of inodes, while
+// found returns true.
+func holders(inodes map[string]bool, found func(pid int) bool) error {
 	procs, err := os.ReadDir("/proc")
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var killed []int
 	for _, p := range procs {
 		pid, err := strconv.Atoi(p.Name())
-		if err != nil || ProgramName(pid) != "bootstrap" {
+		if err != nil || pid == os.Getpid() {
 			continue
 		}
-		fds, _ := os.ReadDir(filepath.Join("/proc", p.Name(), "fd"))
+		fds, _ := os.ReadDir(filepath.Join("/proc", p.Name(), "fd")) // gone, or not ours
 		for _, fd := range fds {
 			if l, err := os.Readlink(filepath.Join("/proc", p.Name(), "fd", fd.Name())); err == nil && inodes[l] {
-				if err := syscall.Kill(pid, syscall.SIGKILL); err == nil {
-					killed = append(killed, pid)
+				if !found(pid) {
+					return nil
 				}
 				break
 			}
 		}
 	}
-	if len(killed) == 0 {
-		return nil, fmt.Errorf("no function process holds a connection to port %d", port)
-	}
-	return killed, nil
+	return nil
 }

@@ -22,7 +22,7 @@ type codeIndex struct {
 	declared map[string][]string        // a name's last element -> directories declaring it
 	strs     map[string]bool            // string literal values, struct tag values
 	cmdStrs  map[string]bool            // the string literals of cmd/criticizer
-	commands [][]string                 // cmd/criticizer's usage lines, as command words
+	commands [][]string                 // cmd/criticizer's usage lines (help.go), as command words
 	exported []exportedName             // non-test files only
 }
 
@@ -32,7 +32,7 @@ type exportedName struct {
 	at, dir, kind, name string
 }
 
-// usageLine is a command line of cmd/criticizer's doc comment, its
+// usageLine is a command line of cmd/criticizer's usage text, its
 // bracketed global flags removed.
 var (
 	usageLine   = regexp.MustCompile(`^\s*criticizer\s+(.*)$`)
@@ -62,9 +62,6 @@ func indexCode(root string, dirs ...string) (*codeIndex, error) {
 		at := func(p token.Pos) string { return fmt.Sprintf("%s:%d", rel, fset.Position(p).Line) }
 		ix.declare(f, dir, test, at)
 		ix.literals(f, dir == "cmd/criticizer")
-		if dir == "cmd/criticizer" && f.Doc != nil {
-			ix.usage(f.Doc.Text())
-		}
 	})
 	return ix, err
 }
@@ -140,6 +137,7 @@ func (ix *codeIndex) literals(f *ast.File, operatorTool bool) {
 		ix.strs[v] = true
 		if operatorTool {
 			ix.cmdStrs[v] = true
+			ix.usage(v)
 		}
 		if strings.HasPrefix(lit.Value, "`") {
 			for _, m := range tagValue.FindAllStringSubmatch(v, -1) {
@@ -150,10 +148,10 @@ func (ix *codeIndex) literals(f *ast.File, operatorTool bool) {
 	})
 }
 
-// usage records the command words of each "criticizer …" doc line: "dlq
-// replay" of "criticizer [--stack NAME] [--json] dlq replay --stage S …".
-func (ix *codeIndex) usage(doc string) {
-	for _, line := range strings.Split(doc, "\n") {
+// usage records the command words of each "criticizer …" line of a
+// literal: "dlq replay" of "criticizer [--stack NAME] [--json] dlq replay --stage S …".
+func (ix *codeIndex) usage(text string) {
+	for _, line := range strings.Split(text, "\n") {
 		m := usageLine.FindStringSubmatch(line)
 		if m == nil {
 			continue
@@ -371,17 +369,12 @@ func glossaryTable(doc string, n int) (map[string][]string, string) {
 	if !ok {
 		return nil, `docs/design.md has no "## Words with one meaning" section`
 	}
-	rows, tables, in := map[string][]string{}, 0, false
-	for _, line := range strings.Split(section, "\n") {
-		if !strings.HasPrefix(line, "|") {
-			in = false
-			continue
-		}
-		cells := strings.Split(strings.Trim(line, "|"), "|")
-		switch {
-		case !in:
-			in, tables = true, tables+1
-		case tables == n && len(cells) >= 2 && !strings.HasPrefix(strings.TrimSpace(cells[0]), "---"):
+	rows, ts := map[string][]string{}, tables(section)
+	if len(ts) < n {
+		return rows, ""
+	}
+	for _, cells := range ts[n-1][1:] {
+		if len(cells) >= 2 {
 			_, word, _ := strings.Cut(cells[0], "**")
 			word, _, _ = strings.Cut(word, "**")
 			rows[word] = backquoted(cells[1])

@@ -77,7 +77,7 @@ func TestGlossary(t *testing.T) {
 func TestGlossaryChecksFindOffenders(t *testing.T) {
 	root := t.TempDir()
 	files := map[string]string{
-		"cmd/criticizer/main.go": "// Command criticizer.\n//\n//\tcriticizer [--stack NAME] dlq replay --note TEXT\n//\tcriticizer [--stack NAME] restart JOB_ID\npackage main\n\n" +
+		"cmd/criticizer/main.go": "// Command criticizer.\npackage main\n\nconst usage = `\n  criticizer [--stack NAME] dlq replay --note TEXT\n  criticizer [--stack NAME] restart JOB_ID\n`\n\n" +
 			"func main() { _ = []string{\"dlq\", \"replay\", \"restart\"} }\n",
 		"shared/dlq/dlq.go":           "package dlq\n\ntype Client struct{ Queue string }\n\nfunc (c *Client) Replay() {}\n\nfunc (c *Client) Restart() {}\n",
 		"shared/store/store.go":       "package store\n\ntype Store struct{}\n\nfunc (s *Store) Retry() {}\n\nconst mode = \"full_restart\"\n",

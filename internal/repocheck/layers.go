@@ -96,32 +96,22 @@ func parseLayerMap(doc string) *layerMap {
 		return m
 	}
 	section, _, _ = strings.Cut(section, "\n## ")
-	table := ""
-	for _, line := range strings.Split(section, "\n") {
-		if !strings.HasPrefix(line, "|") {
-			table = ""
-			continue
-		}
-		cells := strings.Split(strings.Trim(line, "|"), "|")
-		for i := range cells {
-			cells[i] = strings.TrimSpace(cells[i])
-		}
-		switch {
-		case table == "":
-			table = cells[0] // the header names the table
-		case strings.HasPrefix(cells[0], "---"):
-		case table == "layer" && len(cells) >= 3:
-			m.may[cells[0]] = splitList(cells[1])
-			if cells[2] != "any" {
-				m.outside[cells[0]] = backquoted(cells[2])
+	for _, t := range tables(section) {
+		for _, cells := range t[1:] {
+			switch table := t[0][0]; { // the header names the table
+			case table == "layer" && len(cells) >= 3:
+				m.may[cells[0]] = splitList(cells[1])
+				if cells[2] != "any" {
+					m.outside[cells[0]] = backquoted(cells[2])
+				}
+			case table == "package" && len(cells) >= 2:
+				row := strings.Trim(cells[0], "`")
+				if _, dup := m.layerOf[row]; dup {
+					m.problems = append(m.problems, fmt.Sprintf("the package map lists %s twice", row))
+				}
+				m.rows = append(m.rows, row)
+				m.layerOf[row] = cells[1]
 			}
-		case table == "package" && len(cells) >= 2:
-			row := strings.Trim(cells[0], "`")
-			if _, dup := m.layerOf[row]; dup {
-				m.problems = append(m.problems, fmt.Sprintf("the package map lists %s twice", row))
-			}
-			m.rows = append(m.rows, row)
-			m.layerOf[row] = cells[1]
 		}
 	}
 	m.validate()
@@ -145,6 +135,31 @@ func (m *layerMap) validate() {
 			m.problems = append(m.problems, fmt.Sprintf("the package map puts %s in %s, which is no layer", r, m.layerOf[r]))
 		}
 	}
+}
+
+// tables are the Markdown tables in text: rows of trimmed cells, the
+// header first, the delimiter row left out.
+func tables(text string) [][][]string {
+	var out [][][]string
+	in := false
+	for _, line := range strings.Split(text, "\n") {
+		if !strings.HasPrefix(line, "|") {
+			in = false
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "|"), "|")
+		for i := range cells {
+			cells[i] = strings.TrimSpace(cells[i])
+		}
+		switch {
+		case !in:
+			in = true
+			out = append(out, [][]string{cells})
+		case !strings.HasPrefix(cells[0], "---"):
+			out[len(out)-1] = append(out[len(out)-1], cells)
+		}
+	}
+	return out
 }
 
 func splitList(s string) []string {
