@@ -68,6 +68,7 @@ import (
 	ahocorasick "github.com/BobuSumisu/aho-corasick"
 
 	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/settings"
 )
 
 // Policy says which confidential, non-secret information to remove as well.
@@ -814,8 +815,8 @@ func (r *Redactor) Sanitize(s string) string {
 // ConfigReader is the part of a function's configuration reader the policy
 // needs (config.Reader).
 type ConfigReader interface {
-	Bool(name string) bool
-	List(name string) []string
+	Bool(settings.FlagVar) bool
+	List(settings.TextVar) []string
 }
 
 // PolicyFromConfig reads the redaction policy both the fetch and the review

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/criticizer/criticizer/shared/config"
+	"github.com/criticizer/criticizer/shared/settings"
 )
 
 // Settings are the Helix Swarm settings, all optional: without SWARM_URL a
@@ -58,15 +59,14 @@ func CommentWindowFromEnv(r *config.Reader) time.Duration {
 // URL, or a URL that is not an absolute http(s) URL, is a configuration error.
 func SettingsFromEnv(r *config.Reader, use Use) Settings {
 	s := Settings{URL: r.Optional("SWARM_URL")}
-	secretKey := ""
+	secret := settings.SwarmAPISecretID
 	switch use {
 	case ForWebhook:
-		secretKey = "SWARM_TOKEN_SECRET_ID"
-		s.TokenSecretID = r.Stack(secretKey)
-		s.APISecretID = r.Stack("SWARM_API_SECRET_ID")
+		secret = settings.SwarmTokenSecretID
+		s.TokenSecretID = r.Stack(secret)
+		s.APISecretID = r.Stack(settings.SwarmAPISecretID)
 	case ForAuthors, ForComments:
-		secretKey = "SWARM_API_SECRET_ID"
-		s.APISecretID = r.Stack(secretKey)
+		s.APISecretID = r.Stack(secret)
 		if use == ForComments && s.APISecretID != "" {
 			s.CommentWindow = CommentWindowFromEnv(r)
 		}
@@ -76,7 +76,7 @@ func SettingsFromEnv(r *config.Reader, use Use) Settings {
 			r.Fail(fmt.Errorf("SWARM_URL=%q must be an absolute http(s) URL", s.URL))
 		}
 	} else if s.TokenSecretID != "" || s.APISecretID != "" {
-		r.Fail(fmt.Errorf("%s is set but SWARM_URL is not", secretKey))
+		r.Fail(fmt.Errorf("%s is set but SWARM_URL is not", secret.Name))
 	}
 	return s
 }
