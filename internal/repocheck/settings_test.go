@@ -4,7 +4,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -13,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/criticizer/criticizer/internal/fnsettings"
-	"github.com/criticizer/criticizer/shared/settings"
 )
 
 // envName is how a setting is spelled: a main that passes one to a call is
