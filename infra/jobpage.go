@@ -14,6 +14,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/criticizer/criticizer/shared/settings"
 )
 
 // The job page (docs/jobpage.md): GET /view/{id}/{token}, a read-only HTML
@@ -72,8 +74,8 @@ func newJobPage(stack awscdk.Stack, p jobPageProps) awslambda.Function {
 	// Only what it reads: no queue, no raw bucket, no other secret.
 	values, _ := jsonKeys(p.cfg)
 	env := declaredEnv(values, "jobpage")
-	env["CRITICIZER_ENV"], env["JOBS_TABLE"], env["REDACTED_BUCKET"] = jsii.String(p.env), p.table.TableName(), p.redacted.BucketName()
-	env["JOB_PAGE_SECRET_ID"] = secret.SecretArn()
+	env[settings.CriticizerEnv.Name], env[settings.JobsTable.Name], env[settings.RedactedBucket.Name] = jsii.String(p.env), p.table.TableName(), p.redacted.BucketName()
+	env[settings.JobPageSecretID.Name] = secret.SecretArn()
 	fn := awslambda.NewFunction(stack, jsii.String("JobPageFunction"), &awslambda.FunctionProps{
 		Runtime:               awslambda.Runtime_PROVIDED_AL2023(),
 		Handler:               jsii.String("bootstrap"),
@@ -127,11 +129,11 @@ func newJobPage(stack awscdk.Stack, p jobPageProps) awslambda.Function {
 	base := p.api.Url()
 	if p.cfg.PublicBaseURL != "" {
 		base = jsii.String(p.cfg.PublicBaseURL)
-		p.webhook.AddEnvironment(jsii.String("JOB_PAGE_BASE_URL"), base, nil)
+		p.webhook.AddEnvironment(jsii.String(settings.JobPageBaseURL.Name), base, nil)
 	}
-	p.webhook.AddEnvironment(jsii.String("JOB_PAGE_SECRET_ID"), secret.SecretArn(), nil)
-	p.notify.AddEnvironment(jsii.String("JOB_PAGE_SECRET_ID"), secret.SecretArn(), nil)
-	p.notify.AddEnvironment(jsii.String("JOB_PAGE_BASE_URL"), base, nil)
+	p.webhook.AddEnvironment(jsii.String(settings.JobPageSecretID.Name), secret.SecretArn(), nil)
+	p.notify.AddEnvironment(jsii.String(settings.JobPageSecretID.Name), secret.SecretArn(), nil)
+	p.notify.AddEnvironment(jsii.String(settings.JobPageBaseURL.Name), base, nil)
 	secret.GrantRead(p.webhook, nil)
 	secret.GrantRead(p.notify, nil)
 

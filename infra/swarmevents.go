@@ -99,7 +99,7 @@ func wireSwarmEvents(f *functionFactory, p functionsProps, fn awslambda.Function
 	})
 	pinID(secret, "SwarmEventsSecret")
 	secret.GrantRead(fn, nil)
-	fn.AddEnvironment(jsii.String("SWARM_EVENTS_SECRET_ID"), secret.SecretArn(), nil)
+	fn.AddEnvironment(jsii.String(settings.SwarmEventsSecretID.Name), secret.SecretArn(), nil)
 	for _, v := range swarmEventsVars(e) {
 		if v.val == "" {
 			v.val = v.accepts.Default

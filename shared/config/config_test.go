@@ -40,7 +40,7 @@ func TestReaderReportsEveryProblem(t *testing.T) {
 
 func TestList(t *testing.T) {
 	r := NewReaderFrom(map[string]string{"CONFIDENTIAL_DOMAINS": " corp.test , ,lan.test"})
-	got := r.List("CONFIDENTIAL_DOMAINS")
+	got := r.List(settings.ConfidentialDomains)
 	if len(got) != 2 || got[0] != "corp.test" || got[1] != "lan.test" || r.Err() != nil {
 		t.Fatalf("List = %q", got)
 	}
@@ -106,26 +106,26 @@ func TestReaderTypedValues(t *testing.T) {
 		want    any
 		wantErr string
 	}{
-		{"float", "3.5", func(r *Reader) any { return r.Float("LLM_BYTES_PER_TOKEN") }, 3.5, ""},
-		{"float default", "", func(r *Reader) any { return r.Float("LLM_BYTES_PER_TOKEN") }, 0.0, ""},
-		{"float bad", "x", func(r *Reader) any { return r.Float("LLM_BYTES_PER_TOKEN") }, 0.0, `LLM_BYTES_PER_TOKEN="x" must be a number in 1–16`},
-		{"float out of range", "17", func(r *Reader) any { return r.Float("LLM_BYTES_PER_TOKEN") }, 0.0, "in 1–16"},
-		{"bool", "true", func(r *Reader) any { return r.Bool("PROMPT_PATCH_DRIFT") }, true, ""},
-		{"bool default", "", func(r *Reader) any { return r.Bool("REDACT_EMAILS") }, true, ""},
-		{"bool bad", "yes", func(r *Reader) any { return r.Bool("PROMPT_PATCH_DRIFT") }, false, "PROMPT_PATCH_DRIFT=\"yes\" must be true or false"},
-		{"one of", "ses", func(r *Reader) any { return r.OneOf("EMAIL_PROVIDER") }, "ses", ""},
-		{"one of default", "", func(r *Reader) any { return r.OneOf("EMAIL_PROVIDER") }, "smtp", ""},
-		{"one of bad", "pigeon", func(r *Reader) any { return r.OneOf("EMAIL_PROVIDER") }, "smtp", "EMAIL_PROVIDER=\"pigeon\" must be one of smtp, ses"},
-		{"int", "900", func(r *Reader) any { return r.Int("LEASE_SECONDS") }, 900, ""},
-		{"int default", "", func(r *Reader) any { return r.Int("LEASE_SECONDS") }, 60, ""},
-		{"int below", "4", func(r *Reader) any { return r.Int("LEASE_SECONDS") }, 60, `LEASE_SECONDS="4" must be an integer in 5–900`},
-		{"int above", "901", func(r *Reader) any { return r.Int("LEASE_SECONDS") }, 60, "in 5–900"},
-		{"int not a number", "1e3", func(r *Reader) any { return r.Int("LEASE_SECONDS") }, 60, "must be an integer"},
-		{"optional default", "", func(r *Reader) any { return r.Optional("NOTIFY_CHANNELS") }, "email", ""},
-		{"optional", "email,swarm-comments", func(r *Reader) any { return r.Optional("NOTIFY_CHANNELS") }, "email,swarm-comments", ""},
-		{"stack name", "raw", func(r *Reader) any { return r.Stack("RAW_BUCKET") }, "raw", ""},
-		{"stack name unset", "", func(r *Reader) any { return r.Stack("RAW_BUCKET") }, "", ""},
-		{"stack name required", "", func(r *Reader) any { return r.StackRequired("RAW_BUCKET") }, "", "RAW_BUCKET is required"},
+		{"float", "3.5", func(r *Reader) any { return r.Float(settings.LLMBytesPerToken) }, 3.5, ""},
+		{"float default", "", func(r *Reader) any { return r.Float(settings.LLMBytesPerToken) }, 0.0, ""},
+		{"float bad", "x", func(r *Reader) any { return r.Float(settings.LLMBytesPerToken) }, 0.0, `LLM_BYTES_PER_TOKEN="x" must be a number in 1–16`},
+		{"float out of range", "17", func(r *Reader) any { return r.Float(settings.LLMBytesPerToken) }, 0.0, "in 1–16"},
+		{"bool", "true", func(r *Reader) any { return r.Bool(settings.PromptPatchDrift) }, true, ""},
+		{"bool default", "", func(r *Reader) any { return r.Bool(settings.RedactEmails) }, true, ""},
+		{"bool bad", "yes", func(r *Reader) any { return r.Bool(settings.PromptPatchDrift) }, false, "PROMPT_PATCH_DRIFT=\"yes\" must be true or false"},
+		{"one of", "ses", func(r *Reader) any { return r.OneOf(settings.EmailProvider) }, "ses", ""},
+		{"one of default", "", func(r *Reader) any { return r.OneOf(settings.EmailProvider) }, "smtp", ""},
+		{"one of bad", "pigeon", func(r *Reader) any { return r.OneOf(settings.EmailProvider) }, "smtp", "EMAIL_PROVIDER=\"pigeon\" must be one of smtp, ses"},
+		{"int", "900", func(r *Reader) any { return r.Int(settings.LeaseSeconds) }, 900, ""},
+		{"int default", "", func(r *Reader) any { return r.Int(settings.LeaseSeconds) }, 60, ""},
+		{"int below", "4", func(r *Reader) any { return r.Int(settings.LeaseSeconds) }, 60, `LEASE_SECONDS="4" must be an integer in 5–900`},
+		{"int above", "901", func(r *Reader) any { return r.Int(settings.LeaseSeconds) }, 60, "in 5–900"},
+		{"int not a number", "1e3", func(r *Reader) any { return r.Int(settings.LeaseSeconds) }, 60, "must be an integer"},
+		{"optional default", "", func(r *Reader) any { return r.Optional(settings.NotifyChannels) }, "email", ""},
+		{"optional", "email,swarm-comments", func(r *Reader) any { return r.Optional(settings.NotifyChannels) }, "email,swarm-comments", ""},
+		{"stack name", "raw", func(r *Reader) any { return r.Stack(settings.RawBucket) }, "raw", ""},
+		{"stack name unset", "", func(r *Reader) any { return r.Stack(settings.RawBucket) }, "", ""},
+		{"stack name required", "", func(r *Reader) any { return r.StackRequired(settings.RawBucket) }, "", "RAW_BUCKET is required"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

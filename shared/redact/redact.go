@@ -824,6 +824,6 @@ type ConfigReader interface {
 // CONFIDENTIAL_CIDRS (comma-separated). The two must agree: a proof of
 // redaction made under one policy does not vouch for the other.
 func PolicyFromConfig(c ConfigReader) Policy {
-	return Policy{RedactEmails: c.Bool("REDACT_EMAILS"),
-		ConfidentialDomains: c.List("CONFIDENTIAL_DOMAINS"), ConfidentialCIDRs: c.List("CONFIDENTIAL_CIDRS")}
+	return Policy{RedactEmails: c.Bool(settings.RedactEmails),
+		ConfidentialDomains: c.List(settings.ConfidentialDomains), ConfidentialCIDRs: c.List(settings.ConfidentialCIDRs)}
 }

@@ -52,13 +52,13 @@ const DefaultCommentWindow = 120 * time.Second
 // CommentWindowFromEnv reads SWARM_COMMENT_WINDOW_SECONDS: the notify stage and the sweeper's reconciler judge a comment
 // whose create may have landed over the same window.
 func CommentWindowFromEnv(r *config.Reader) time.Duration {
-	return r.Seconds("SWARM_COMMENT_WINDOW_SECONDS")
+	return r.Seconds(settings.SwarmCommentWindowSeconds)
 }
 
 // SettingsFromEnv reads the Swarm settings use needs. A secret without a
 // URL, or a URL that is not an absolute http(s) URL, is a configuration error.
 func SettingsFromEnv(r *config.Reader, use Use) Settings {
-	s := Settings{URL: r.Optional("SWARM_URL")}
+	s := Settings{URL: r.Optional(settings.SwarmURL)}
 	secret := settings.SwarmAPISecretID
 	switch use {
 	case ForWebhook:

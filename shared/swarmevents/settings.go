@@ -21,7 +21,7 @@ type Settings struct {
 // SettingsFromEnv reads the receiver's settings; the header names are read
 // only when it is on. Problems are collected in r.
 func SettingsFromEnv(r *config.Reader) Settings {
-	s := Settings{SecretID: r.Optional("SWARM_EVENTS_SECRET_ID")}
+	s := Settings{SecretID: r.Optional(settings.SwarmEventsSecretID)}
 	if s.SecretID == "" {
 		return s
 	}
@@ -30,8 +30,8 @@ func SettingsFromEnv(r *config.Reader) Settings {
 		DeliveryHeader:  headerName(r, settings.SwarmEventsDeliveryHeader),
 		EventHeader:     headerName(r, settings.SwarmEventsEventHeader),
 		TimestampHeader: headerName(r, settings.SwarmEventsTimestampHeader),
-		Tolerance:       r.Seconds("SWARM_EVENTS_TOLERANCE_SECONDS"),
-		Skew:            r.Seconds("CLOCK_SKEW_SECONDS"),
+		Tolerance:       r.Seconds(settings.SwarmEventsToleranceSeconds),
+		Skew:            r.Seconds(settings.ClockSkewSeconds),
 	}
 	return s
 }
