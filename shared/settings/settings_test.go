@@ -3,7 +3,6 @@ package settings
 import (
 	"math"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -167,27 +166,5 @@ func TestStackNamesDocumented(t *testing.T) {
 	}
 	if !StackName("JOBS_TABLE") || StackName("LEASE_SECONDS") {
 		t.Errorf("StackName: JOBS_TABLE is a stack name, LEASE_SECONDS a setting")
-	}
-}
-
-// TestEveryVariableHasAHandle: a declared variable with no handle could not
-// be read; two handles of one would be named twice.
-func TestEveryVariableHasAHandle(t *testing.T) {
-	var want []string
-	for _, s := range Declared {
-		want = append(append(want, s.Vars...), s.Names...)
-	}
-	if !slices.Equal(handled, want) {
-		t.Errorf("handles %v,\nwant one per declared variable, in Declared's order: %v", handled, want)
-	}
-	for _, bad := range []func(){func() { intVar("LOG_LEVEL") }, func() { textVar("NOT_DECLARED") }, func() { nameVar("LOG_LEVEL") }} {
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Error("a handle of an undeclared variable, or of another kind, did not panic")
-				}
-			}()
-			bad()
-		}()
 	}
 }
