@@ -98,7 +98,6 @@ type EnvConfig struct {
 	NotifyChannels                 []string           `json:"notifyChannels,omitempty"`
 	SwarmEvents                    SwarmEventsConfig  `json:"swarmEvents,omitzero"`
 	RecipientDomains               []string           `json:"recipientDomains,omitempty"`
-	MaxRecipients                  int                `json:"maxRecipients,omitempty"`
 	RedactEmails                   bool               `json:"redactEmails"` // always set: redaction stays on unless cdk.json turns it off
 	ConfidentialDomains            []string           `json:"confidentialDomains,omitempty"`
 	ConfidentialCIDRs              []string           `json:"confidentialCidrs,omitempty"`

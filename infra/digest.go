@@ -13,6 +13,7 @@ import (
 	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/digest"
 	"github.com/criticizer/criticizer/shared/recipients"
+	"github.com/criticizer/criticizer/shared/settings"
 )
 
 // DigestConfig is the weekly digest (shared/digest): off unless
@@ -80,7 +81,7 @@ func newDigest(f *functionFactory, p functionsProps, notify awslambda.Function) 
 	}
 	f.items(notify, p).grant(jsii.Strings("dynamodb:PutItem"), itemDigest)
 	fn := f.newFn(fnSpec{id: "DigestFunction", asset: "digest", memory: 256, timeout: 300, env: map[string]*string{
-		"SMTP_SECRET_ID": p.secrets.smtp.SecretArn(), "DELIVERY_KEY_SECRET_ID": p.secrets.delivery.SecretArn(),
+		settings.SMTPSecretID.Name: p.secrets.smtp.SecretArn(), settings.DeliveryKeySecretID.Name: p.secrets.delivery.SecretArn(),
 	}})
 	g := f.items(fn, p)
 	// The week's entries (one partition), the once-per-week rows; the

@@ -4,6 +4,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/criticizer/criticizer/shared/settings"
 )
 
 // newDoctorFunction: the pre-flight (functions/doctor, shared/doctor),
@@ -15,14 +17,14 @@ import (
 // to the functions').
 func newDoctorFunction(f *functionFactory, p functionsProps) {
 	cfg, sec := f.cfg, p.secrets
-	env := map[string]*string{"P4_SECRET_ID": sec.p4.SecretArn()}
+	env := map[string]*string{settings.P4SecretID.Name: sec.p4.SecretArn()}
 	grantRead := []awssecretsmanager.Secret{sec.p4}
 	if cfg.EmailProvider != "ses" {
-		env["SMTP_SECRET_ID"] = sec.smtp.SecretArn()
+		env[settings.SMTPSecretID.Name] = sec.smtp.SecretArn()
 		grantRead = append(grantRead, sec.smtp)
 	}
 	if cfg.SwarmURL != "" {
-		env["SWARM_API_SECRET_ID"] = sec.swarmAPI.SecretArn()
+		env[settings.SwarmAPISecretID.Name] = sec.swarmAPI.SecretArn()
 		grantRead = append(grantRead, sec.swarmAPI)
 	}
 	// A few commands per system, each bounded by its own timeout.

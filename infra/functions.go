@@ -22,6 +22,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/criticizer/criticizer/shared/llm"
+	"github.com/criticizer/criticizer/shared/settings"
 )
 
 // functionsProps is what the functions section is wired to.
@@ -103,16 +104,16 @@ func newFunctionFactory(stack awscdk.Stack, p functionsProps) *functionFactory {
 	return &functionFactory{values: values, stack: stack, env: p.env, assetRoot: p.assetRoot, cfg: cfg, removal: p.removal, arch: arch,
 		vpc: newVPCPlacement(stack, cfg), p4Layer: newP4Layer(stack, cfg, arch, p.removal),
 		common: map[string]*string{
-			"CRITICIZER_ENV":   jsii.String(p.env),
-			"JOBS_TABLE":       p.table.TableName(),
-			"FETCH_QUEUE_URL":  p.fetch.queue.QueueUrl(),
-			"LLM_QUEUE_URL":    p.llm.queue.QueueUrl(),
-			"NOTIFY_QUEUE_URL": p.notify.queue.QueueUrl(),
-			"FETCH_DLQ_URL":    p.fetch.dlq.QueueUrl(),
-			"LLM_DLQ_URL":      p.llm.dlq.QueueUrl(),
-			"NOTIFY_DLQ_URL":   p.notify.dlq.QueueUrl(),
-			"RAW_BUCKET":       p.raw.BucketName(),
-			"REDACTED_BUCKET":  p.redacted.BucketName(),
+			settings.CriticizerEnv.Name:  jsii.String(p.env),
+			settings.JobsTable.Name:      p.table.TableName(),
+			settings.FetchQueueURL.Name:  p.fetch.queue.QueueUrl(),
+			settings.LLMQueueURL.Name:    p.llm.queue.QueueUrl(),
+			settings.NotifyQueueURL.Name: p.notify.queue.QueueUrl(),
+			settings.FetchDLQURL.Name:    p.fetch.dlq.QueueUrl(),
+			settings.LLMDLQURL.Name:      p.llm.dlq.QueueUrl(),
+			settings.NotifyDLQURL.Name:   p.notify.dlq.QueueUrl(),
+			settings.RawBucket.Name:      p.raw.BucketName(),
+			settings.RedactedBucket.Name: p.redacted.BucketName(),
 		},
 	}
 }
@@ -219,17 +220,17 @@ func newP4Layer(stack awscdk.Stack, cfg EnvConfig, arch awslambda.Architecture, 
 func newWebhookFunction(f *functionFactory, p functionsProps) awslambda.Function {
 	cfg, sec := f.cfg, p.secrets
 	fn := f.newFn(fnSpec{id: "WebhookFunction", asset: "webhook", memory: 256, timeout: 15, env: map[string]*string{
-		"WEBHOOK_SECRET_ID": sec.webhook.SecretArn(),
+		settings.WebhookSecretID.Name: sec.webhook.SecretArn(),
 	}})
 	if cfg.SwarmURL != "" {
-		fn.AddEnvironment(jsii.String("SWARM_TOKEN_SECRET_ID"), sec.swarmToken.SecretArn(), nil)
+		fn.AddEnvironment(jsii.String(settings.SwarmTokenSecretID.Name), sec.swarmToken.SecretArn(), nil)
 		sec.swarmToken.GrantRead(fn, nil)
 		if !cfg.swarmIsPrivate() || cfg.isLocal {
 			// The run is held to its review at the door (422); a private
 			// Swarm is out of the internet-facing function's reach (the
 			// emulator's stand-in is not), and the fetch stage makes the
 			// same check inside the VPC in any case.
-			fn.AddEnvironment(jsii.String("SWARM_API_SECRET_ID"), sec.swarmAPI.SecretArn(), nil)
+			fn.AddEnvironment(jsii.String(settings.SwarmAPISecretID.Name), sec.swarmAPI.SecretArn(), nil)
 			sec.swarmAPI.GrantRead(fn, nil)
 		}
 	}
@@ -253,11 +254,11 @@ func newFetchFunction(f *functionFactory, p functionsProps) awslambda.Function {
 	// fetch spools the raw and the redacted changeset to /tmp as it arrives
 	// (about three times the changelist's diffs at the peak, see fetchstage).
 	fn := f.newFn(fnSpec{id: "FetchFunction", swarmCaller: true, asset: "fetch", memory: 256, tmpMiB: 2048, timeout: cfg.LeaseSeconds, perforce: true, env: map[string]*string{
-		"P4_SECRET_ID": sec.p4.SecretArn(),
+		settings.P4SecretID.Name: sec.p4.SecretArn(),
 	}})
 	if cfg.SwarmURL != "" {
 		// Fetch asks Swarm for the review's author (as the local harness wires it).
-		fn.AddEnvironment(jsii.String("SWARM_API_SECRET_ID"), sec.swarmAPI.SecretArn(), nil)
+		fn.AddEnvironment(jsii.String(settings.SwarmAPISecretID.Name), sec.swarmAPI.SecretArn(), nil)
 		sec.swarmAPI.GrantRead(fn, nil)
 	}
 	f.items(fn, p).grant(jsii.Strings("dynamodb:GetItem", "dynamodb:UpdateItem"), itemJob)
@@ -314,9 +315,9 @@ func newLLMFunction(f *functionFactory, p functionsProps) awslambda.Function {
 // newNotifyFunction: the notify stage, sending through SMTP or SES.
 func newNotifyFunction(f *functionFactory, p functionsProps) awslambda.Function {
 	fn := f.newFn(fnSpec{id: "NotifyFunction", swarmCaller: true, asset: "notify", memory: 256, timeout: f.cfg.LeaseSeconds, env: map[string]*string{
-		"SMTP_SECRET_ID": p.secrets.smtp.SecretArn(),
+		settings.SMTPSecretID.Name: p.secrets.smtp.SecretArn(),
 		// Outbox rows are keyed by the keyed hash of the recipient.
-		"DELIVERY_KEY_SECRET_ID": p.secrets.delivery.SecretArn(),
+		settings.DeliveryKeySecretID.Name: p.secrets.delivery.SecretArn(),
 	}})
 	// The job, its outbox rows; the SES events recorded for lookup-before-resend.
 	g := f.items(fn, p)
@@ -338,10 +339,10 @@ func newNotifyFunction(f *functionFactory, p functionsProps) awslambda.Function 
 func newSweeperFunction(f *functionFactory, p functionsProps) awslambda.Function {
 	fn := f.newFn(fnSpec{id: "SweeperFunction", swarmCaller: true, asset: "sweeper", memory: 256, timeout: 60, env: map[string]*string{
 		// The daily retention check (rule RT-3) compares artifacts with these.
-		"RAW_ARTIFACT_TTL_DAYS":      itoa(rawArtifactDays),
-		"REDACTED_ARTIFACT_TTL_DAYS": itoa(redactedArtifactDays),
+		settings.RawArtifactTTLDays.Name:      itoa(rawArtifactDays),
+		settings.RedactedArtifactTTLDays.Name: itoa(redactedArtifactDays),
 		// The reconciler names e-mail rows by the recipient's keyed hash.
-		"DELIVERY_KEY_SECRET_ID": p.secrets.delivery.SecretArn(),
+		settings.DeliveryKeySecretID.Name: p.secrets.delivery.SecretArn(),
 	}})
 	p.secrets.delivery.GrantRead(fn, nil)
 	g := f.items(fn, p)
@@ -554,7 +555,7 @@ func (g itemGrants) grantTable(actions *[]*string) {
 func grantModel(fn awslambda.Function, cfg EnvConfig, llmSecret awssecretsmanager.Secret, models ...string) {
 	f, _ := llm.FamilyOf(cfg.LLMProvider)
 	if !f.AWS {
-		fn.AddEnvironment(jsii.String("LLM_SECRET_ID"), llmSecret.SecretArn(), nil)
+		fn.AddEnvironment(jsii.String(settings.LLMSecretID.Name), llmSecret.SecretArn(), nil)
 		llmSecret.GrantRead(fn, nil)
 		return
 	}

@@ -9,6 +9,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/criticizer/criticizer/shared/settings"
 )
 
 // The job page (docs/jobpage.md): GET /view/{id}/{token}, a read-only HTML
@@ -45,8 +47,8 @@ func newJobPage(f *functionFactory, p functionsProps, api awsapigateway.RestApi,
 	pinID(secret, "JobPageSecret")
 	// Only what it reads: no queue, no raw bucket, no other secret.
 	fn := f.newFn(fnSpec{id: "JobPageFunction", asset: "jobpage", memory: 128, timeout: 10, page: true, env: map[string]*string{
-		"CRITICIZER_ENV": jsii.String(f.env), "JOBS_TABLE": p.table.TableName(), "REDACTED_BUCKET": p.redacted.BucketName(),
-		"JOB_PAGE_SECRET_ID": secret.SecretArn(),
+		settings.CriticizerEnv.Name: jsii.String(f.env), settings.JobsTable.Name: p.table.TableName(), settings.RedactedBucket.Name: p.redacted.BucketName(),
+		settings.JobPageSecretID.Name: secret.SecretArn(),
 	}})
 	// Read-only and scoped: one job item or one job's delivery rows per
 	// request (dynamodb:LeadingKeys); what reviewers did with the findings of
@@ -77,11 +79,11 @@ func newJobPage(f *functionFactory, p functionsProps, api awsapigateway.RestApi,
 	base := api.Url()
 	if f.cfg.PublicBaseURL != "" {
 		base = jsii.String(f.cfg.PublicBaseURL)
-		webhook.AddEnvironment(jsii.String("JOB_PAGE_BASE_URL"), base, nil)
+		webhook.AddEnvironment(jsii.String(settings.JobPageBaseURL.Name), base, nil)
 	}
-	webhook.AddEnvironment(jsii.String("JOB_PAGE_SECRET_ID"), secret.SecretArn(), nil)
-	notify.AddEnvironment(jsii.String("JOB_PAGE_SECRET_ID"), secret.SecretArn(), nil)
-	notify.AddEnvironment(jsii.String("JOB_PAGE_BASE_URL"), base, nil)
+	webhook.AddEnvironment(jsii.String(settings.JobPageSecretID.Name), secret.SecretArn(), nil)
+	notify.AddEnvironment(jsii.String(settings.JobPageSecretID.Name), secret.SecretArn(), nil)
+	notify.AddEnvironment(jsii.String(settings.JobPageBaseURL.Name), base, nil)
 	secret.GrantRead(webhook, nil)
 	secret.GrantRead(notify, nil)
 

@@ -5,6 +5,8 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/criticizer/criticizer/shared/settings"
 )
 
 // The notify stage's channels (docs/swarm-comments.md): e-mail always, and
@@ -54,7 +56,7 @@ func wireNotifyChannels(cfg EnvConfig, sec stackSecrets, notify, sweeper awslamb
 		return
 	}
 	for _, fn := range []awslambda.Function{notify, sweeper} {
-		fn.AddEnvironment(jsii.String("SWARM_API_SECRET_ID"), sec.swarmAPI.SecretArn(), nil)
+		fn.AddEnvironment(jsii.String(settings.SwarmAPISecretID.Name), sec.swarmAPI.SecretArn(), nil)
 		sec.swarmAPI.GrantRead(fn, nil)
 	}
 }

@@ -49,7 +49,7 @@ func (c EnvConfig) Validate() error {
 // validateRuntime: the clock skew that depends on the lease, and the sweep
 // schedule (their ranges: validateDeclared).
 func validateRuntime(c EnvConfig, p *problems) {
-	if c.ClockSkewSeconds < 0 || c.ClockSkewSeconds*2 >= c.LeaseSeconds {
+	if c.ClockSkewSeconds*2 >= c.LeaseSeconds { // below 0: validateDeclared
 		p.add("clockSkewSeconds %d: want 0..(leaseSeconds/2)-1", c.ClockSkewSeconds)
 	}
 	if !validSchedule(c.SweepSchedule) {
@@ -175,7 +175,7 @@ func validateEmail(c EnvConfig, p *problems) {
 		p.add("smtpTimeoutSeconds %d: want 1..%d: a send takes up to 3 × smtpTimeoutSeconds and must end before the notify function times out at leaseSeconds (%d)",
 			c.SMTPTimeoutSeconds, (c.LeaseSeconds-1)/3, c.LeaseSeconds)
 	}
-	if c.SendCompletionWindowSeconds < 0 || (c.SendCompletionWindowSeconds > 0 && c.SendCompletionWindowSeconds <= 3*c.SMTPTimeoutSeconds) {
+	if c.SendCompletionWindowSeconds > 0 && c.SendCompletionWindowSeconds <= 3*c.SMTPTimeoutSeconds { // below 0: validateDeclared
 		p.add("sendCompletionWindowSeconds %d: want 0 (the provider's default) or more than 3 × smtpTimeoutSeconds (%d)", c.SendCompletionWindowSeconds, 3*c.SMTPTimeoutSeconds)
 	}
 }

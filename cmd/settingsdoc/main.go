@@ -1,5 +1,6 @@
 // Command settingsdoc writes docs/configuration.md's "Every setting" tables
-// from the declaration in shared/settings (go generate ./shared/settings).
+// and shared/settings/handles.go from the declaration in shared/settings
+// (go generate ./shared/settings).
 package main
 
 import (
@@ -12,14 +13,22 @@ import (
 
 func main() {
 	path := flag.String("docs", "docs/configuration.md", "the Markdown file holding the tables")
+	handlesPath := flag.String("handles", "shared/settings/handles.go", "the Go file of the handles")
 	flag.Parse()
-	if err := run(*path); err != nil {
+	if err := run(*path, *handlesPath); err != nil {
 		fmt.Fprintln(os.Stderr, "settingsdoc:", err)
 		os.Exit(1)
 	}
 }
 
-func run(path string) error {
+func run(path, handlesPath string) error {
+	h, err := handles()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(handlesPath, h, 0o644); err != nil {
+		return err
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return err

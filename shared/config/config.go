@@ -88,123 +88,83 @@ func (r *Reader) Fail(err error) {
 	}
 }
 
-// declared is what the settings declaration says key accepts, for a reader
-// of kind: a variable no setting declares, or one declared as another kind,
-// is a loader's mistake, recorded like a bad value so every test that loads
-// it fails.
-func (r *Reader) declared(key string, kind settings.Kind) (settings.Accepts, bool) {
-	a, ok := settings.Variable(key)
-	switch {
-	case !ok:
-		r.errs = append(r.errs, fmt.Errorf("%s is not declared in shared/settings", key))
-	case a.Kind != kind:
-		r.errs = append(r.errs, fmt.Errorf("%s is declared as another kind of value in shared/settings", key))
-		ok = false
-	}
-	return a, ok
-}
-
-// value is key's value checked against its declaration, or the declared
+// value is v's value checked against its declaration, or the declared
 // default when it is unset or refused (the refusal is recorded).
-func (r *Reader) value(key string, kind settings.Kind) (string, bool) {
-	v, set := r.lookup(key)
-	a, ok := r.declared(key, kind)
-	if !ok {
-		return "", false
+func (r *Reader) value(v settings.Var) string {
+	s, set := r.lookup(v.Name)
+	if s = strings.TrimSpace(s); !set || s == "" {
+		return v.Accepts.Default
 	}
-	if v = strings.TrimSpace(v); !set || v == "" {
-		return a.Default, true
+	if err := v.Accepts.Check(s); err != nil {
+		r.errs = append(r.errs, fmt.Errorf("%s=%q %w", v.Name, s, err))
+		return v.Accepts.Default
 	}
-	if err := a.Check(v); err != nil {
-		r.errs = append(r.errs, fmt.Errorf("%s=%q %w", key, v, err))
-		return a.Default, true
-	}
-	return v, true
+	return s
 }
 
 // OneOf returns a variable that must be one of its declared choices, or
 // its declared default when unset.
-func (r *Reader) OneOf(key string) string {
-	v, _ := r.value(key, settings.Choice)
-	return v
-}
+func (r *Reader) OneOf(v settings.ChoiceVar) string { return r.value(v.Var) }
 
 // Float returns a number within its declared range, or its declared
 // default when unset.
-func (r *Reader) Float(key string) float64 {
-	v, _ := r.value(key, settings.Number)
-	f, _ := strconv.ParseFloat(v, 64)
+func (r *Reader) Float(v settings.NumberVar) float64 {
+	f, _ := strconv.ParseFloat(r.value(v.Var), 64)
 	return f
 }
 
 // Bool returns a declared true/false variable, or its declared default
 // when unset.
-func (r *Reader) Bool(key string) bool {
-	v, _ := r.value(key, settings.Flag)
-	return v == "true"
-}
+func (r *Reader) Bool(v settings.FlagVar) bool { return r.value(v.Var) == "true" }
 
 // String returns a declared text variable that must not be empty (its
 // declared default, when it has one, counts).
-func (r *Reader) String(key string) string {
-	v, ok := r.value(key, settings.Text)
-	if ok && v == "" {
-		r.errs = append(r.errs, fmt.Errorf("%s is required", key))
-	}
-	return v
-}
+func (r *Reader) String(v settings.TextVar) string { return r.required(v.Var, r.value(v.Var)) }
 
 // Optional returns a declared text variable, or its declared default when
 // unset.
-func (r *Reader) Optional(key string) string {
-	v, _ := r.value(key, settings.Text)
-	return v
-}
+func (r *Reader) Optional(v settings.TextVar) string { return r.value(v.Var) }
 
 // Stack returns a name the stack sets itself (a table, queue URL, bucket or
 // secret ID: a *stack* row's Names in shared/settings), "" when unset. It is
-// not a setting, so it has no default or range; a name no row lists is a
-// loader's mistake, recorded like an undeclared setting.
-func (r *Reader) Stack(key string) string {
-	v, _ := r.lookup(key)
-	if !settings.StackName(key) {
-		r.errs = append(r.errs, fmt.Errorf("%s is not declared in shared/settings (a *stack* row's Names)", key))
-		return ""
-	}
-	return strings.TrimSpace(v)
+// not a setting, so it has no default or range.
+func (r *Reader) Stack(v settings.NameVar) string {
+	s, _ := r.lookup(v.Name)
+	return strings.TrimSpace(s)
 }
 
 // StackRequired is Stack for a name the function cannot run without.
-func (r *Reader) StackRequired(key string) string {
-	v := r.Stack(key)
-	if v == "" && settings.StackName(key) {
-		r.errs = append(r.errs, fmt.Errorf("%s is required", key))
+func (r *Reader) StackRequired(v settings.NameVar) string { return r.required(v.Var, r.Stack(v)) }
+
+// required records v as required when s is empty.
+func (r *Reader) required(v settings.Var, s string) string {
+	if s == "" {
+		r.errs = append(r.errs, fmt.Errorf("%s is required", v.Name))
 	}
-	return v
+	return s
 }
 
 // Int returns an integer within its declared range, or its declared
 // default when unset.
-func (r *Reader) Int(key string) int {
-	v, _ := r.value(key, settings.Integer)
-	n, _ := strconv.Atoi(v)
+func (r *Reader) Int(v settings.IntVar) int {
+	n, _ := strconv.Atoi(r.value(v.Var))
 	return n
 }
 
 // Seconds returns a declared integer variable as a duration in seconds.
-func (r *Reader) Seconds(key string) time.Duration {
-	return time.Duration(r.Int(key)) * time.Second
+func (r *Reader) Seconds(v settings.IntVar) time.Duration {
+	return time.Duration(r.Int(v)) * time.Second
 }
 
 // Days returns a declared integer variable as a duration in days.
-func (r *Reader) Days(key string) time.Duration {
-	return time.Duration(r.Int(key)) * 24 * time.Hour
+func (r *Reader) Days(v settings.IntVar) time.Duration {
+	return time.Duration(r.Int(v)) * 24 * time.Hour
 }
 
 // List returns a comma-separated list with empty items removed.
-func (r *Reader) List(key string) []string {
+func (r *Reader) List(v settings.TextVar) []string {
 	var out []string
-	for _, item := range strings.Split(r.Optional(key), ",") {
+	for _, item := range strings.Split(r.Optional(v), ",") {
 		if item = strings.TrimSpace(item); item != "" {
 			out = append(out, item)
 		}
@@ -224,23 +184,20 @@ func (r *Reader) Err() error {
 func LoadCommon(r *Reader) Common {
 	c := Common{
 		// The stack always sets CRITICIZER_ENV; a function run by hand is dev.
-		Env:                 cmp.Or(r.Stack("CRITICIZER_ENV"), "dev"),
-		LogLevel:            r.OneOf("LOG_LEVEL"),
-		JobsTable:           r.StackRequired("JOBS_TABLE"),
-		RawBucket:           r.Stack("RAW_BUCKET"),
-		RedactedBkt:         r.Stack("REDACTED_BUCKET"),
-		Lease:               r.Seconds("LEASE_SECONDS"),
-		MaxAttempts:         r.Int("MAX_ATTEMPTS"),
-		ClockSkew:           r.Seconds("CLOCK_SKEW_SECONDS"),
-		Retention:           r.Days("RETENTION_DAYS"),
-		UniquenessRetention: r.Days("UNIQUENESS_RETENTION_DAYS"),
-		QueueURLs:           map[domain.Stage]string{},
-		DLQURLs:             map[domain.Stage]string{},
-	}
-	for _, s := range domain.Stages {
-		prefix := strings.ToUpper(string(s))
-		c.QueueURLs[s] = r.Stack(prefix + "_QUEUE_URL")
-		c.DLQURLs[s] = r.Stack(prefix + "_DLQ_URL")
+		Env:                 cmp.Or(r.Stack(settings.CriticizerEnv), "dev"),
+		LogLevel:            r.OneOf(settings.LogLevel),
+		JobsTable:           r.StackRequired(settings.JobsTable),
+		RawBucket:           r.Stack(settings.RawBucket),
+		RedactedBkt:         r.Stack(settings.RedactedBucket),
+		Lease:               r.Seconds(settings.LeaseSeconds),
+		MaxAttempts:         r.Int(settings.MaxAttempts),
+		ClockSkew:           r.Seconds(settings.ClockSkewSeconds),
+		Retention:           r.Days(settings.RetentionDays),
+		UniquenessRetention: r.Days(settings.UniquenessRetentionDays),
+		QueueURLs: map[domain.Stage]string{domain.StageFetch: r.Stack(settings.FetchQueueURL),
+			domain.StageLLM: r.Stack(settings.LLMQueueURL), domain.StageNotify: r.Stack(settings.NotifyQueueURL)},
+		DLQURLs: map[domain.Stage]string{domain.StageFetch: r.Stack(settings.FetchDLQURL),
+			domain.StageLLM: r.Stack(settings.LLMDLQURL), domain.StageNotify: r.Stack(settings.NotifyDLQURL)},
 	}
 	return c
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+
+	"github.com/criticizer/criticizer/shared/settings"
 )
 
 func TestLoadCommon(t *testing.T) {
@@ -38,7 +40,7 @@ func TestReaderReportsEveryProblem(t *testing.T) {
 
 func TestList(t *testing.T) {
 	r := NewReaderFrom(map[string]string{"CONFIDENTIAL_DOMAINS": " corp.test , ,lan.test"})
-	got := r.List("CONFIDENTIAL_DOMAINS")
+	got := r.List(settings.ConfidentialDomains)
 	if len(got) != 2 || got[0] != "corp.test" || got[1] != "lan.test" || r.Err() != nil {
 		t.Fatalf("List = %q", got)
 	}
@@ -104,40 +106,32 @@ func TestReaderTypedValues(t *testing.T) {
 		want    any
 		wantErr string
 	}{
-		{"float", "3.5", func(r *Reader) any { return r.Float("LLM_BYTES_PER_TOKEN") }, 3.5, ""},
-		{"float default", "", func(r *Reader) any { return r.Float("LLM_BYTES_PER_TOKEN") }, 0.0, ""},
-		{"float bad", "x", func(r *Reader) any { return r.Float("LLM_BYTES_PER_TOKEN") }, 0.0, `LLM_BYTES_PER_TOKEN="x" must be a number in 1–16`},
-		{"float out of range", "17", func(r *Reader) any { return r.Float("LLM_BYTES_PER_TOKEN") }, 0.0, "in 1–16"},
-		{"bool", "true", func(r *Reader) any { return r.Bool("PROMPT_PATCH_DRIFT") }, true, ""},
-		{"bool default", "", func(r *Reader) any { return r.Bool("REDACT_EMAILS") }, true, ""},
-		{"bool bad", "yes", func(r *Reader) any { return r.Bool("PROMPT_PATCH_DRIFT") }, false, "PROMPT_PATCH_DRIFT=\"yes\" must be true or false"},
-		{"one of", "ses", func(r *Reader) any { return r.OneOf("EMAIL_PROVIDER") }, "ses", ""},
-		{"one of default", "", func(r *Reader) any { return r.OneOf("EMAIL_PROVIDER") }, "smtp", ""},
-		{"one of bad", "pigeon", func(r *Reader) any { return r.OneOf("EMAIL_PROVIDER") }, "smtp", "EMAIL_PROVIDER=\"pigeon\" must be one of smtp, ses"},
-		{"int", "900", func(r *Reader) any { return r.Int("LEASE_SECONDS") }, 900, ""},
-		{"int default", "", func(r *Reader) any { return r.Int("LEASE_SECONDS") }, 60, ""},
-		{"int below", "4", func(r *Reader) any { return r.Int("LEASE_SECONDS") }, 60, `LEASE_SECONDS="4" must be an integer in 5–900`},
-		{"int above", "901", func(r *Reader) any { return r.Int("LEASE_SECONDS") }, 60, "in 5–900"},
-		{"int not a number", "1e3", func(r *Reader) any { return r.Int("LEASE_SECONDS") }, 60, "must be an integer"},
-		{"optional default", "", func(r *Reader) any { return r.Optional("NOTIFY_CHANNELS") }, "email", ""},
-		{"optional", "email,swarm-comments", func(r *Reader) any { return r.Optional("NOTIFY_CHANNELS") }, "email,swarm-comments", ""},
-		{"stack name", "raw", func(r *Reader) any { return r.Stack("RAW_BUCKET") }, "raw", ""},
-		{"stack name unset", "", func(r *Reader) any { return r.Stack("RAW_BUCKET") }, "", ""},
-		{"stack name required", "", func(r *Reader) any { return r.StackRequired("RAW_BUCKET") }, "", "RAW_BUCKET is required"},
-		{"undeclared", "3", func(r *Reader) any { return r.Int("NOT_A_SETTING") }, 0, "NOT_A_SETTING is not declared in shared/settings"},
-		{"undeclared optional", "3", func(r *Reader) any { return r.Optional("NOT_A_SETTING") }, "", "NOT_A_SETTING is not declared in shared/settings"},
-		{"undeclared string", "3", func(r *Reader) any { return r.String("NOT_A_SETTING") }, "", "NOT_A_SETTING is not declared in shared/settings"},
-		{"undeclared list", "a,b", func(r *Reader) any { return len(r.List("NOT_A_SETTING")) }, 0, "NOT_A_SETTING is not declared in shared/settings"},
-		{"undeclared stack name", "3", func(r *Reader) any { return r.Stack("NOT_A_SETTING") }, "", "NOT_A_SETTING is not declared in shared/settings"},
-		{"a setting is no stack name", "3", func(r *Reader) any { return r.Stack("LEASE_SECONDS") }, "", "LEASE_SECONDS is not declared in shared/settings (a *stack* row's Names)"},
-		{"a stack name is no setting", "raw", func(r *Reader) any { return r.Optional("RAW_BUCKET") }, "", "RAW_BUCKET is not declared in shared/settings"},
-		{"another kind", "3", func(r *Reader) any { return r.Int("EMAIL_PROVIDER") }, 0, "EMAIL_PROVIDER is declared as another kind"},
+		{"float", "3.5", func(r *Reader) any { return r.Float(settings.LLMBytesPerToken) }, 3.5, ""},
+		{"float default", "", func(r *Reader) any { return r.Float(settings.LLMBytesPerToken) }, 0.0, ""},
+		{"float bad", "x", func(r *Reader) any { return r.Float(settings.LLMBytesPerToken) }, 0.0, `LLM_BYTES_PER_TOKEN="x" must be a number in 1–16`},
+		{"float out of range", "17", func(r *Reader) any { return r.Float(settings.LLMBytesPerToken) }, 0.0, "in 1–16"},
+		{"bool", "true", func(r *Reader) any { return r.Bool(settings.PromptPatchDrift) }, true, ""},
+		{"bool default", "", func(r *Reader) any { return r.Bool(settings.RedactEmails) }, true, ""},
+		{"bool bad", "yes", func(r *Reader) any { return r.Bool(settings.PromptPatchDrift) }, false, "PROMPT_PATCH_DRIFT=\"yes\" must be true or false"},
+		{"one of", "ses", func(r *Reader) any { return r.OneOf(settings.EmailProvider) }, "ses", ""},
+		{"one of default", "", func(r *Reader) any { return r.OneOf(settings.EmailProvider) }, "smtp", ""},
+		{"one of bad", "pigeon", func(r *Reader) any { return r.OneOf(settings.EmailProvider) }, "smtp", "EMAIL_PROVIDER=\"pigeon\" must be one of smtp, ses"},
+		{"int", "900", func(r *Reader) any { return r.Int(settings.LeaseSeconds) }, 900, ""},
+		{"int default", "", func(r *Reader) any { return r.Int(settings.LeaseSeconds) }, 60, ""},
+		{"int below", "4", func(r *Reader) any { return r.Int(settings.LeaseSeconds) }, 60, `LEASE_SECONDS="4" must be an integer in 5–900`},
+		{"int above", "901", func(r *Reader) any { return r.Int(settings.LeaseSeconds) }, 60, "in 5–900"},
+		{"int not a number", "1e3", func(r *Reader) any { return r.Int(settings.LeaseSeconds) }, 60, "must be an integer"},
+		{"optional default", "", func(r *Reader) any { return r.Optional(settings.NotifyChannels) }, "email", ""},
+		{"optional", "email,swarm-comments", func(r *Reader) any { return r.Optional(settings.NotifyChannels) }, "email,swarm-comments", ""},
+		{"stack name", "raw", func(r *Reader) any { return r.Stack(settings.RawBucket) }, "raw", ""},
+		{"stack name unset", "", func(r *Reader) any { return r.Stack(settings.RawBucket) }, "", ""},
+		{"stack name required", "", func(r *Reader) any { return r.StackRequired(settings.RawBucket) }, "", "RAW_BUCKET is required"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			env := map[string]string{}
 			if tt.env != "" {
-				for _, k := range []string{"LLM_BYTES_PER_TOKEN", "PROMPT_PATCH_DRIFT", "REDACT_EMAILS", "EMAIL_PROVIDER", "LEASE_SECONDS", "NOTIFY_CHANNELS", "NOT_A_SETTING", "RAW_BUCKET"} {
+				for _, k := range []string{"LLM_BYTES_PER_TOKEN", "PROMPT_PATCH_DRIFT", "REDACT_EMAILS", "EMAIL_PROVIDER", "LEASE_SECONDS", "NOTIFY_CHANNELS", "RAW_BUCKET"} {
 					env[k] = tt.env
 				}
 			}
@@ -183,14 +177,15 @@ func TestLoadCommonRanges(t *testing.T) {
 	}
 }
 
-// Keys lists every variable looked up, set or not, declared or not, once: what infra checks
+// Keys lists every variable looked up, set or not, once: what infra checks
 // the stack can set.
 func TestReaderKeys(t *testing.T) {
 	r := NewReaderFrom(map[string]string{"JOBS_TABLE": "jobs"})
-	r.Optional("A")
-	r.Int("B")
-	r.Stack("A")
-	if got := r.Keys(); strings.Join(got, ",") != "A,B" {
-		t.Errorf("Keys = %v, want [A B]", got)
+	r.Optional(settings.SMTPHost)
+	r.Int(settings.SMTPPort)
+	r.Optional(settings.SMTPHost)
+	r.Stack(settings.JobsTable)
+	if got := r.Keys(); strings.Join(got, ",") != "SMTP_HOST,SMTP_PORT,JOBS_TABLE" {
+		t.Errorf("Keys = %v, want [SMTP_HOST SMTP_PORT JOBS_TABLE]", got)
 	}
 }

@@ -3,6 +3,7 @@ package decide
 import (
 	"github.com/criticizer/criticizer/shared/config"
 	"github.com/criticizer/criticizer/shared/outcome"
+	"github.com/criticizer/criticizer/shared/settings"
 )
 
 // Settings are what deciding a review reads (by the llm function).
@@ -20,5 +21,5 @@ type Settings struct {
 // the noise filter's one loader, whose gate is the run's gate too —
 // and WEEKLY_DIGEST.
 func SettingsFromEnv(r *config.Reader) Settings {
-	return Settings{Dismissals: outcome.PolicyFromEnv(r), WeeklyDigest: r.Bool("WEEKLY_DIGEST")}
+	return Settings{Dismissals: outcome.PolicyFromEnv(r), WeeklyDigest: r.Bool(settings.WeeklyDigest)}
 }

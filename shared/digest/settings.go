@@ -9,6 +9,7 @@ import (
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/outcome"
 	"github.com/criticizer/criticizer/shared/recipients"
+	"github.com/criticizer/criticizer/shared/settings"
 )
 
 // Settings are what the digest function reads beyond the common settings.
@@ -34,12 +35,12 @@ type Settings struct {
 func SettingsFromEnv(r *config.Reader) Settings {
 	s := Settings{Mail: mailchannel.SettingsFromEnv(r), Outbox: outbox.SettingsFromEnv(r)}
 	var byPath map[string][]string
-	if raw := r.String("DIGEST_OWNERS"); raw != "" {
+	if raw := r.String(settings.DigestOwners); raw != "" {
 		if err := json.Unmarshal([]byte(raw), &byPath); err != nil {
 			r.Fail(fmt.Errorf("DIGEST_OWNERS: want a JSON object of depot path patterns to addresses: %w", err))
 		}
 	}
-	owners, err := Owners(byPath, r.List("DIGEST_OPT_IN"))
+	owners, err := Owners(byPath, r.List(settings.DigestOptIn))
 	r.Fail(err)
 	s.Owners = owners
 	s.Recipients, err = recipients.Load(r)

@@ -7,6 +7,7 @@ import (
 	"github.com/criticizer/criticizer/shared/depot"
 	"github.com/criticizer/criticizer/shared/llm"
 	"github.com/criticizer/criticizer/shared/p4"
+	"github.com/criticizer/criticizer/shared/settings"
 	"github.com/criticizer/criticizer/shared/smtpmail"
 	"github.com/criticizer/criticizer/shared/swarm"
 )
@@ -31,8 +32,8 @@ type Settings struct {
 // collected in r. log receives the allow-list's warnings.
 func SettingsFromEnv(r *config.Reader, log *slog.Logger) Settings {
 	s := Settings{P4: p4.SettingsFromEnv(r), Swarm: swarm.SettingsFromEnv(r, swarm.ForAuthors), LLM: llm.SettingsFromEnv(r),
-		ContextTokens: r.Int("LLM_CONTEXT_TOKENS"), Provider: r.OneOf("EMAIL_PROVIDER"), From: r.String("SMTP_FROM")}
-	if spec := r.String("DEPOT_ALLOWLIST"); spec != "" {
+		ContextTokens: r.Int(settings.LLMContextTokens), Provider: r.OneOf(settings.EmailProvider), From: r.String(settings.SMTPFrom)}
+	if spec := r.String(settings.DepotAllowList); spec != "" {
 		al, err := depot.ParseAllowList(spec, log)
 		r.Fail(err)
 		s.AllowList = al

@@ -27,6 +27,7 @@ import (
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/obs"
+	"github.com/criticizer/criticizer/shared/settings"
 	"github.com/criticizer/criticizer/shared/store"
 )
 
@@ -322,15 +323,15 @@ type Settings struct {
 
 // SettingsFromEnv reads the evidence settings; problems are collected in r.
 func SettingsFromEnv(r *config.Reader) Settings {
-	s := Settings{Provider: r.OneOf("EMAIL_PROVIDER"), From: r.String("SMTP_FROM")}
+	s := Settings{Provider: r.OneOf(settings.EmailProvider), From: r.String(settings.SMTPFrom)}
 	if s.From != "" && !strings.Contains(s.From, "@") {
 		r.Fail(fmt.Errorf("SMTP_FROM=%q must be an e-mail address", s.From))
 	}
 	if s.Provider == "smtp" {
-		s.LookupURL = r.Optional("SMTP_LOOKUP_URL")
+		s.LookupURL = r.Optional(settings.SMTPLookupURL)
 	}
 	// 0 (the declared default) is the provider's own window.
-	if s.Window = r.Seconds("SEND_COMPLETION_WINDOW_SECONDS"); s.Window == 0 {
+	if s.Window = r.Seconds(settings.SendCompletionWindowSeconds); s.Window == 0 {
 		s.Window = DefaultWindow(s.Provider)
 	}
 	return s

@@ -8,6 +8,7 @@ import (
 	"github.com/criticizer/criticizer/shared/p4"
 	"github.com/criticizer/criticizer/shared/recipients"
 	"github.com/criticizer/criticizer/shared/redact"
+	"github.com/criticizer/criticizer/shared/settings"
 	"github.com/criticizer/criticizer/shared/swarm"
 )
 
@@ -32,7 +33,7 @@ func SettingsFromEnv(r *config.Reader, log *slog.Logger) Settings {
 	var err error
 	s.Recipients, err = recipients.Load(r)
 	r.Fail(err)
-	if spec := r.String("DEPOT_ALLOWLIST"); spec != "" {
+	if spec := r.String(settings.DepotAllowList); spec != "" {
 		al, err := depot.ParseAllowList(spec, log)
 		r.Fail(err)
 		s.AllowList = al

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/criticizer/criticizer/shared/config"
+	"github.com/criticizer/criticizer/shared/settings"
 )
 
 // LinkSettings are what a function that mints job-page links reads; both are
@@ -17,7 +18,7 @@ type LinkSettings struct {
 // needBase (an e-mail must carry a full URL), a secret without a base URL is
 // a configuration error.
 func LinkSettingsFromEnv(r *config.Reader, needBase bool) LinkSettings {
-	s := LinkSettings{SecretID: r.Optional("JOB_PAGE_SECRET_ID"), BaseURL: r.Optional("JOB_PAGE_BASE_URL")}
+	s := LinkSettings{SecretID: r.Optional(settings.JobPageSecretID), BaseURL: r.Optional(settings.JobPageBaseURL)}
 	if needBase && s.SecretID != "" && s.BaseURL == "" {
 		r.Fail(errors.New("JOB_PAGE_BASE_URL is required with JOB_PAGE_SECRET_ID"))
 	}
@@ -32,5 +33,5 @@ type Settings struct {
 
 // SettingsFromEnv reads the jobpage function's settings.
 func SettingsFromEnv(r *config.Reader) Settings {
-	return Settings{SecretID: r.String("JOB_PAGE_SECRET_ID"), Bucket: r.StackRequired("REDACTED_BUCKET")}
+	return Settings{SecretID: r.String(settings.JobPageSecretID), Bucket: r.StackRequired(settings.RedactedBucket)}
 }

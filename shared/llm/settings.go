@@ -2,6 +2,7 @@ package llm
 
 import (
 	"github.com/criticizer/criticizer/shared/config"
+	"github.com/criticizer/criticizer/shared/settings"
 )
 
 // Settings are the llm function's provider settings. The wiring adds
@@ -18,18 +19,18 @@ type Settings struct {
 // but for bedrock (where it overrides the regional endpoint), which needs
 // no LLM_SECRET_ID; LLM_RESPONSE_FORMAT is openai's only.
 func SettingsFromEnv(r *config.Reader) Settings {
-	s := Settings{Provider: r.OneOf("LLM_PROVIDER")}
-	s.Config = Config{Model: r.String("LLM_MODEL"),
-		Timeout:   r.Seconds("LLM_TIMEOUT_SECONDS"),
-		MaxTokens: r.Int("LLM_MAX_OUTPUT_TOKENS")}
+	s := Settings{Provider: r.OneOf(settings.LLMProvider)}
+	s.Config = Config{Model: r.String(settings.LLMModel),
+		Timeout:   r.Seconds(settings.LLMTimeoutSeconds),
+		MaxTokens: r.Int(settings.LLMMaxOutputTokens)}
 	if f, _ := FamilyOf(s.Provider); f.AWS {
-		s.Config.Endpoint = r.Optional("LLM_ENDPOINT")
+		s.Config.Endpoint = r.Optional(settings.LLMEndpoint)
 		return s
 	}
 	if s.Provider == OpenAI {
-		s.Config.ResponseFormat = r.OneOf("LLM_RESPONSE_FORMAT")
+		s.Config.ResponseFormat = r.OneOf(settings.LLMResponseFormat)
 	}
-	s.Config.Endpoint = r.String("LLM_ENDPOINT")
-	s.SecretID = r.StackRequired("LLM_SECRET_ID")
+	s.Config.Endpoint = r.String(settings.LLMEndpoint)
+	s.SecretID = r.StackRequired(settings.LLMSecretID)
 	return s
 }

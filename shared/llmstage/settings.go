@@ -12,6 +12,7 @@ import (
 	"github.com/criticizer/criticizer/shared/llm"
 	"github.com/criticizer/criticizer/shared/redact"
 	"github.com/criticizer/criticizer/shared/result"
+	"github.com/criticizer/criticizer/shared/settings"
 )
 
 // Settings are what the llm function reads beyond the common settings.
@@ -57,40 +58,40 @@ type ModelTerms struct {
 func SettingsFromEnv(r *config.Reader) Settings {
 	s := Settings{LLM: llm.SettingsFromEnv(r), Redaction: redact.PolicyFromConfig(r), Decide: decide.SettingsFromEnv(r)}
 	s.Budget = result.Budget{
-		ContextTokens:   r.Int("LLM_CONTEXT_TOKENS"),
+		ContextTokens:   r.Int(settings.LLMContextTokens),
 		OutputTokens:    s.LLM.Config.MaxTokens,
-		BytesPerToken:   r.Float("LLM_BYTES_PER_TOKEN"),
-		MaxFiles:        r.Int("REVIEW_MAX_FILES"),
-		MaxBytes:        r.Int("REVIEW_MAX_BYTES"),
-		MaxFileBytes:    r.Int("REVIEW_MAX_FILE_BYTES"),
-		MaxChunkFiles:   r.Int("REVIEW_MAX_CHUNK_FILES"),
-		MaxReviewTokens: r.Int("REVIEW_MAX_TOKENS"),
+		BytesPerToken:   r.Float(settings.LLMBytesPerToken),
+		MaxFiles:        r.Int(settings.ReviewMaxFiles),
+		MaxBytes:        r.Int(settings.ReviewMaxBytes),
+		MaxFileBytes:    r.Int(settings.ReviewMaxFileBytes),
+		MaxChunkFiles:   r.Int(settings.ReviewMaxChunkFiles),
+		MaxReviewTokens: r.Int(settings.ReviewMaxTokens),
 	}
-	s.Terms.RequestsPerMinute = r.Int("LLM_REQUESTS_PER_MINUTE")
-	s.Terms.TokensPerMinute = r.Int("LLM_TOKENS_PER_MINUTE")
-	s.QueueVisibility = r.Seconds("QUEUE_VISIBILITY_SECONDS")
-	s.AllowPromptPatchDrift = r.Bool("PROMPT_PATCH_DRIFT")
-	s.DailyTokenBudget = int64(r.Int("REVIEW_DAILY_TOKEN_BUDGET"))
-	if js := r.Optional("REVIEW_RULES"); js != "" {
+	s.Terms.RequestsPerMinute = r.Int(settings.LLMRequestsPerMinute)
+	s.Terms.TokensPerMinute = r.Int(settings.LLMTokensPerMinute)
+	s.QueueVisibility = r.Seconds(settings.QueueVisibilitySeconds)
+	s.AllowPromptPatchDrift = r.Bool(settings.PromptPatchDrift)
+	s.DailyTokenBudget = int64(r.Int(settings.ReviewDailyTokenBudget))
+	if js := r.Optional(settings.ReviewRules); js != "" {
 		var rejected []string
 		if s.Rules, rejected = result.ParseRules([]byte(js)); len(rejected) > 0 {
 			r.Fail(fmt.Errorf("REVIEW_RULES rejected: %v", rejected))
 		}
 	}
-	s.Rollout = result.Rollout{Candidate: r.Optional("PROMPT_CANDIDATE_VERSION"), Percent: r.Int("PROMPT_CANDIDATE_PERCENT")}
+	s.Rollout = result.Rollout{Candidate: r.Optional(settings.PromptCandidateVersion), Percent: r.Int(settings.PromptCandidatePercent)}
 	r.Fail(s.Rollout.Validate())
-	s.ModelRollout = result.ModelRollout{Candidate: r.Optional("LLM_MODEL_CANDIDATE"), Percent: r.Int("LLM_MODEL_CANDIDATE_PERCENT")}
+	s.ModelRollout = result.ModelRollout{Candidate: r.Optional(settings.LLMModelCandidate), Percent: r.Int(settings.LLMModelCandidatePercent)}
 	r.Fail(s.ModelRollout.Validate(s.LLM.Config.Model))
-	s.Parallelism = r.Int("LLM_PARALLELISM")
+	s.Parallelism = r.Int(settings.LLMParallelism)
 	var err error
-	if s.Terms.Prices, err = llm.ParsePrices(r.Optional("LLM_PRICES_PER_MTOK")); err != nil {
+	if s.Terms.Prices, err = llm.ParsePrices(r.Optional(settings.LLMPricesPerMTok)); err != nil {
 		r.Fail(fmt.Errorf("LLM_PRICES_PER_MTOK: %w", err))
 	}
-	if s.Candidate.Prices, err = llm.ParsePrices(r.Optional("LLM_MODEL_CANDIDATE_PRICES_PER_MTOK")); err != nil {
+	if s.Candidate.Prices, err = llm.ParsePrices(r.Optional(settings.LLMModelCandidatePricesPerMTok)); err != nil {
 		r.Fail(fmt.Errorf("LLM_MODEL_CANDIDATE_PRICES_PER_MTOK: %w", err))
 	}
-	s.Candidate.RequestsPerMinute = cmp.Or(r.Int("LLM_MODEL_CANDIDATE_REQUESTS_PER_MINUTE"), s.Terms.RequestsPerMinute)
-	s.Candidate.TokensPerMinute = cmp.Or(r.Int("LLM_MODEL_CANDIDATE_TOKENS_PER_MINUTE"), s.Terms.TokensPerMinute)
+	s.Candidate.RequestsPerMinute = cmp.Or(r.Int(settings.LLMModelCandidateRequestsPerMinute), s.Terms.RequestsPerMinute)
+	s.Candidate.TokensPerMinute = cmp.Or(r.Int(settings.LLMModelCandidateTokensPerMinute), s.Terms.TokensPerMinute)
 	return s
 }
 

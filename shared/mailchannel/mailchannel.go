@@ -17,6 +17,7 @@ import (
 	"github.com/criticizer/criticizer/shared/notify"
 	"github.com/criticizer/criticizer/shared/secrets"
 	"github.com/criticizer/criticizer/shared/ses"
+	"github.com/criticizer/criticizer/shared/settings"
 	"github.com/criticizer/criticizer/shared/smtpmail"
 	"github.com/criticizer/criticizer/shared/store"
 )
@@ -40,7 +41,7 @@ func SettingsFromEnv(r *config.Reader) Settings {
 	case "smtp":
 		s.SMTP, s.SMTPSecretID = smtpmail.SettingsFromEnv(r, s.Evidence.From)
 	case "ses":
-		s.SESConfigurationSet = r.String("SES_CONFIGURATION_SET")
+		s.SESConfigurationSet = r.String(settings.SESConfigurationSet)
 	}
 	return s
 }

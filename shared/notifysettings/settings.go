@@ -13,6 +13,7 @@ import (
 	"github.com/criticizer/criticizer/shared/config"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/recipients"
+	"github.com/criticizer/criticizer/shared/settings"
 	"github.com/criticizer/criticizer/shared/swarm"
 )
 
@@ -41,7 +42,7 @@ func SettingsFromEnv(r *config.Reader) Settings {
 	s.Recipients, err = recipients.Load(r)
 	r.Fail(err)
 	s.Comments = commentSettingsFromEnv(r, s.SwarmLinks.URL)
-	s.EmailParticipants = r.Bool("SWARM_EMAIL_PARTICIPANTS")
+	s.EmailParticipants = r.Bool(settings.SwarmEmailParticipants)
 	s.Outbox = outbox.SettingsFromEnv(r)
 	return s
 }
@@ -64,7 +65,7 @@ type CommentSettings struct {
 // swarm-comments, the Swarm API login and the comment window; swarmURL
 // (SWARM_URL) is then required.
 func commentSettingsFromEnv(r *config.Reader, swarmURL string) CommentSettings {
-	on, err := SwarmCommentsOn(r.Optional("NOTIFY_CHANNELS"))
+	on, err := SwarmCommentsOn(r.Optional(settings.NotifyChannels))
 	r.Fail(err)
 	if !on {
 		return CommentSettings{}
@@ -72,7 +73,7 @@ func commentSettingsFromEnv(r *config.Reader, swarmURL string) CommentSettings {
 	if swarmURL == "" {
 		r.Fail(fmt.Errorf("NOTIFY_CHANNELS has %s but SWARM_URL is not set", ChannelSwarmComments))
 	}
-	return CommentSettings{On: true, APISecretID: r.StackRequired("SWARM_API_SECRET_ID"),
+	return CommentSettings{On: true, APISecretID: r.StackRequired(settings.SwarmAPISecretID),
 		Window: swarm.CommentWindowFromEnv(r), MaxInline: maxInlineFromEnv(r)}
 }
 
@@ -103,5 +104,5 @@ func SwarmCommentsOn(channels string) (bool, error) {
 // maxInlineFromEnv reads SWARM_MAX_INLINE_COMMENTS (its default and range:
 // shared/settings).
 func maxInlineFromEnv(r *config.Reader) int {
-	return r.Int("SWARM_MAX_INLINE_COMMENTS")
+	return r.Int(settings.SwarmMaxInlineComments)
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/criticizer/criticizer/shared/config"
 	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/secrets"
+	"github.com/criticizer/criticizer/shared/settings"
 )
 
 // Settings name the delivery key the rows are keyed by (WithSecret).
@@ -17,7 +18,7 @@ type Settings struct {
 
 // SettingsFromEnv reads DELIVERY_KEY_SECRET_ID; problems are collected in r.
 func SettingsFromEnv(r *config.Reader) Settings {
-	return Settings{DeliveryKeySecretID: r.StackRequired("DELIVERY_KEY_SECRET_ID")}
+	return Settings{DeliveryKeySecretID: r.StackRequired(settings.DeliveryKeySecretID)}
 }
 
 // Key reads the delivery key.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/criticizer/criticizer/shared/config"
 	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/settings"
 	"github.com/criticizer/criticizer/shared/swarm"
 )
 
@@ -45,10 +46,10 @@ type Policy struct {
 
 // PolicyFromEnv is the one loader (defaults and ranges: shared/settings).
 func PolicyFromEnv(r *config.Reader) Policy {
-	p := Policy{Threshold: r.Int("DISMISS_THRESHOLD"), Depth: r.Int("DISMISS_SCOPE_DEPTH"),
-		MinPeople: r.Int("DISMISS_MIN_PEOPLE"), MinReviews: r.Int("DISMISS_MIN_REVIEWS"),
-		Confirm: r.Bool("DISMISS_CONFIRM"), Bots: r.List("DISMISS_BOT_LOGINS"), Deciders: r.List("DISMISS_DECIDERS")}
-	g := strings.ToLower(strings.TrimSpace(r.Optional("SWARM_GATE_SEVERITY")))
+	p := Policy{Threshold: r.Int(settings.DismissThreshold), Depth: r.Int(settings.DismissScopeDepth),
+		MinPeople: r.Int(settings.DismissMinPeople), MinReviews: r.Int(settings.DismissMinReviews),
+		Confirm: r.Bool(settings.DismissConfirm), Bots: r.List(settings.DismissBotLogins), Deciders: r.List(settings.DismissDeciders)}
+	g := strings.ToLower(strings.TrimSpace(r.Optional(settings.SwarmGateSeverity)))
 	switch {
 	case g == "off" || g == "":
 	case slices.Contains(domain.Severities, g):

@@ -2,6 +2,7 @@ package p4
 
 import (
 	"github.com/criticizer/criticizer/shared/config"
+	"github.com/criticizer/criticizer/shared/settings"
 )
 
 // Home is where the fetch function keeps p4's tickets and trust files: /tmp
@@ -20,12 +21,12 @@ type Settings struct {
 // describe, print), which need none.
 func SettingsFromEnv(r *config.Reader) Settings {
 	return Settings{
-		Config: Config{Path: r.String("P4_BIN"), Port: r.String("P4PORT"), User: r.String("P4USER"),
-			Timeout: r.Seconds("P4_TIMEOUT_SECONDS"),
-			Charset: r.Optional("P4CHARSET"), TrustFingerprint: r.Optional("P4TRUST_FINGERPRINT"),
+		Config: Config{Path: r.String(settings.P4Bin), Port: r.String(settings.P4Port), User: r.String(settings.P4User),
+			Timeout: r.Seconds(settings.P4TimeoutSeconds),
+			Charset: r.Optional(settings.P4Charset), TrustFingerprint: r.Optional(settings.P4TrustFingerprint),
 			Tickets: Home + "/tickets", Trust: Home + "/trust", Home: Home},
-		SecretID: r.Stack("P4_SECRET_ID"),
-		Options: Options{Parallelism: r.Int("P4_PARALLELISM"), MaxFileBytes: int64(r.Int("P4_MAX_FILE_BYTES")),
-			ServerRole: r.OneOf("P4_SERVER_ROLE")},
+		SecretID: r.Stack(settings.P4SecretID),
+		Options: Options{Parallelism: r.Int(settings.P4Parallelism), MaxFileBytes: int64(r.Int(settings.P4MaxFileBytes)),
+			ServerRole: r.OneOf(settings.P4ServerRole)},
 	}
 }

@@ -22,13 +22,7 @@ import (
 
 	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/obs"
-)
-
-// Environment variables the functions read the policy from (set by the
-// stack from cdk.json recipientDomains and maxRecipients).
-const (
-	EnvDomains = "RECIPIENT_DOMAINS" // comma-separated; required
-	EnvMax     = "MAX_RECIPIENTS"    // optional, DefaultMax
+	"github.com/criticizer/criticizer/shared/settings"
 )
 
 // Bounds of the maximum: DefaultMax when unset, never above HardMax (the
@@ -90,7 +84,7 @@ func Parse(domains []string, max int) (*Policy, error) {
 		}
 	}
 	if len(p.exact)+len(p.suffixes) == 0 {
-		return nil, fmt.Errorf("%s: no allowed recipient domains (name the company's domains)", EnvDomains)
+		return nil, fmt.Errorf("%s: no allowed recipient domains (name the company's domains)", settings.RecipientDomains.Name)
 	}
 	return p, nil
 }
@@ -98,18 +92,18 @@ func Parse(domains []string, max int) (*Policy, error) {
 // Reader is the part of the functions' configuration reader Load uses
 // (config.Reader).
 type Reader interface {
-	String(key string) string
-	Int(key string) int
-	List(key string) []string
+	String(settings.TextVar) string
+	Int(settings.IntVar) int
+	List(settings.TextVar) []string
 }
 
 // Load reads the policy from RECIPIENT_DOMAINS and MAX_RECIPIENTS. A missing
 // RECIPIENT_DOMAINS is reported by the reader (required); a malformed one by
 // the returned error, so cold start fails either way.
 func Load(v Reader) (*Policy, error) {
-	v.String(EnvDomains) // records "required" when unset
-	max := v.Int(EnvMax)
-	domains := v.List(EnvDomains)
+	v.String(settings.RecipientDomains) // records "required" when unset
+	max := v.Int(settings.MaxRecipients)
+	domains := v.List(settings.RecipientDomains)
 	if len(domains) == 0 {
 		return nil, nil // the reader already holds the error
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/criticizer/criticizer/shared/config"
 	"github.com/criticizer/criticizer/shared/obs"
+	"github.com/criticizer/criticizer/shared/settings"
 )
 
 func TestParse(t *testing.T) {
@@ -123,11 +124,11 @@ func TestLoad(t *testing.T) {
 		wantErr bool
 		max     int
 	}{
-		{"set", map[string]string{EnvDomains: "example.com, *.corp.example.com", EnvMax: "5"}, false, 5},
-		{"default max", map[string]string{EnvDomains: "example.com"}, false, DefaultMax},
+		{"set", map[string]string{settings.RecipientDomains.Name: "example.com, *.corp.example.com", settings.MaxRecipients.Name: "5"}, false, 5},
+		{"default max", map[string]string{settings.RecipientDomains.Name: "example.com"}, false, DefaultMax},
 		{"missing domains", map[string]string{}, true, 0},
-		{"bad domain", map[string]string{EnvDomains: "example.com,@x"}, true, 0},
-		{"bad max", map[string]string{EnvDomains: "example.com", EnvMax: "500"}, true, 0},
+		{"bad domain", map[string]string{settings.RecipientDomains.Name: "example.com,@x"}, true, 0},
+		{"bad max", map[string]string{settings.RecipientDomains.Name: "example.com", settings.MaxRecipients.Name: "500"}, true, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -57,6 +57,7 @@ import (
 
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/settings"
 )
 
 // Policy says which confidential, non-secret information to remove as well.
@@ -769,16 +770,16 @@ func (r *Redactor) Sanitize(s string) string {
 // ConfigReader is the part of a function's configuration reader the policy
 // needs (config.Reader).
 type ConfigReader interface {
-	Bool(name string) bool
-	List(name string) []string
+	Bool(settings.FlagVar) bool
+	List(settings.TextVar) []string
 }
 
 // PolicyFromConfig reads the policy fetch and review share (a proof made
 // under one policy does not vouch for another): REDACT_EMAILS,
 // CONFIDENTIAL_DOMAINS and CONFIDENTIAL_CIDRS (comma-separated).
 func PolicyFromConfig(c ConfigReader) Policy {
-	return Policy{RedactEmails: c.Bool("REDACT_EMAILS"),
-		ConfidentialDomains: c.List("CONFIDENTIAL_DOMAINS"), ConfidentialCIDRs: c.List("CONFIDENTIAL_CIDRS")}
+	return Policy{RedactEmails: c.Bool(settings.RedactEmails),
+		ConfidentialDomains: c.List(settings.ConfidentialDomains), ConfidentialCIDRs: c.List(settings.ConfidentialCIDRs)}
 }
 
 // lazy returns a package-level regular expression compiled on first use, so

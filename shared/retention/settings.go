@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/criticizer/criticizer/shared/config"
+	"github.com/criticizer/criticizer/shared/settings"
 )
 
 // Settings are the artifact lifetimes the check compares objects with: the
@@ -16,6 +17,6 @@ type Settings struct {
 // SettingsFromEnv reads the retention check's settings; problems are
 // collected in r.
 func SettingsFromEnv(r *config.Reader) Settings {
-	return Settings{RawTTL: r.Days("RAW_ARTIFACT_TTL_DAYS"),
-		RedactedTTL: r.Days("REDACTED_ARTIFACT_TTL_DAYS")}
+	return Settings{RawTTL: r.Days(settings.RawArtifactTTLDays),
+		RedactedTTL: r.Days(settings.RedactedArtifactTTLDays)}
 }

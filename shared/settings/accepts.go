@@ -205,3 +205,36 @@ func Key(k string) bool {
 	}
 	return false
 }
+
+// Var is a declared variable: its name and what its setting accepts. Each
+// has a handle in handles.go (generated from Declared), typed by its kind,
+// which shared/config's Reader takes (r.Int(settings.LeaseSeconds)) and
+// infra names the variable by: a misspelt variable or a read of the wrong
+// kind does not compile.
+type Var struct {
+	Name    string
+	Accepts Accepts
+}
+
+// The handles' types, one per kind; NameVar is a name the stack sets itself
+// (a *stack* row's Names: no default or range).
+type (
+	IntVar    struct{ Var }
+	NumberVar struct{ Var }
+	FlagVar   struct{ Var }
+	ChoiceVar struct{ Var }
+	TextVar   struct{ Var }
+	NameVar   struct{ Var }
+)
+
+func declare(name string) Var {
+	a, _ := Variable(name)
+	return Var{name, a}
+}
+
+func intVar(n string) IntVar       { return IntVar{declare(n)} }
+func numberVar(n string) NumberVar { return NumberVar{declare(n)} }
+func flagVar(n string) FlagVar     { return FlagVar{declare(n)} }
+func choiceVar(n string) ChoiceVar { return ChoiceVar{declare(n)} }
+func textVar(n string) TextVar     { return TextVar{declare(n)} }
+func nameVar(n string) NameVar     { return NameVar{declare(n)} }

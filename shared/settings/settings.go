@@ -3,23 +3,23 @@
 // read them, what it accepts (kind, range or choices) and the functions'
 // default, where it is needed, and the placeholder values synth refuses
 // outside local. Everything else comes from it: the functions' loaders read
-// each variable's default and range here (shared/config's Reader refuses a
-// variable no row declares, and a name the stack sets itself that no
-// *stack* row's Names lists), synth checks each cdk.json value against the
-// same row (infra/declared.go), refuses its placeholders outside local
-// (infra/placeholders.go) and gives each function the variables of the rows
-// whose ReadBy names it (infra's declaredEnv), and docs/configuration.md's "Every setting"
-// tables are generated from it (go generate ./shared/settings). Tests fail
+// each variable's default and range here, through its typed handle
+// (handles.go, generated; shared/config's Reader takes nothing else), synth
+// checks each cdk.json value against the same row (infra/declared.go),
+// refuses its placeholders outside local (infra/placeholders.go) and gives
+// each function the variables of the rows whose ReadBy names it (infra's
+// declaredEnv), and docs/configuration.md's "Every setting" tables and the
+// handles are generated from it (go generate ./shared/settings). Tests fail
 // when the docs, infra's EnvConfig or a loader disagree with it.
 //
 // Adding a setting: one Setting appended to Declared beside its neighbours
 // in its table, then go generate ./shared/settings; the code that uses it
-// reads it by its variable (r.Int("MY_VARIABLE")), and the stack passes
+// reads it by its handle (r.Int(settings.MyVariable)), and the stack passes
 // its cdk.json value to the functions in ReadBy, which must read it
 // (internal/fnsettings; docs/development.md, Adding a setting).
 package settings
 
-//go:generate go run ../../cmd/settingsdoc -docs ../../docs/configuration.md
+//go:generate go run ../../cmd/settingsdoc -docs ../../docs/configuration.md -handles handles.go
 
 // Table is the docs table a setting is listed in.
 type Table string

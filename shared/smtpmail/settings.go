@@ -1,5 +1,6 @@
 package smtpmail
 
+import "github.com/criticizer/criticizer/shared/settings"
 import "github.com/criticizer/criticizer/shared/config"
 
 // SettingsFromEnv reads the SMTP channel's settings, for every function
@@ -10,12 +11,12 @@ import "github.com/criticizer/criticizer/shared/config"
 // envelope sender (SMTP_FROM, read with the evidence settings).
 func SettingsFromEnv(r *config.Reader, from string) (cfg Config, secretID string) {
 	cfg = Config{
-		Host: r.String("SMTP_HOST"),
-		Port: r.Int("SMTP_PORT"),
+		Host: r.String(settings.SMTPHost),
+		Port: r.Int(settings.SMTPPort),
 		From: from,
-		TLS:  TLSMode(r.OneOf("SMTP_TLS")),
+		TLS:  TLSMode(r.OneOf(settings.SMTPTLS)),
 		// A send takes up to MaxSendDuration(Timeout): below the function's timeout.
-		Timeout: r.Seconds("SMTP_TIMEOUT_SECONDS"),
+		Timeout: r.Seconds(settings.SMTPTimeoutSeconds),
 	}
-	return cfg, r.StackRequired("SMTP_SECRET_ID")
+	return cfg, r.StackRequired(settings.SMTPSecretID)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/criticizer/criticizer/shared/config"
+	"github.com/criticizer/criticizer/shared/settings"
 )
 
 // Settings are the Helix Swarm settings, all optional: without SWARM_URL a
@@ -51,22 +52,21 @@ const DefaultCommentWindow = 120 * time.Second
 // CommentWindowFromEnv reads SWARM_COMMENT_WINDOW_SECONDS: the notify stage and the sweeper's reconciler judge a comment
 // whose create may have landed over the same window.
 func CommentWindowFromEnv(r *config.Reader) time.Duration {
-	return r.Seconds("SWARM_COMMENT_WINDOW_SECONDS")
+	return r.Seconds(settings.SwarmCommentWindowSeconds)
 }
 
 // SettingsFromEnv reads the Swarm settings use needs. A secret without a
 // URL, or a URL that is not an absolute http(s) URL, is a configuration error.
 func SettingsFromEnv(r *config.Reader, use Use) Settings {
-	s := Settings{URL: r.Optional("SWARM_URL")}
-	secretKey := ""
+	s := Settings{URL: r.Optional(settings.SwarmURL)}
+	secret := settings.SwarmAPISecretID
 	switch use {
 	case ForWebhook:
-		secretKey = "SWARM_TOKEN_SECRET_ID"
-		s.TokenSecretID = r.Stack(secretKey)
-		s.APISecretID = r.Stack("SWARM_API_SECRET_ID")
+		secret = settings.SwarmTokenSecretID
+		s.TokenSecretID = r.Stack(secret)
+		s.APISecretID = r.Stack(settings.SwarmAPISecretID)
 	case ForAuthors, ForComments:
-		secretKey = "SWARM_API_SECRET_ID"
-		s.APISecretID = r.Stack(secretKey)
+		s.APISecretID = r.Stack(secret)
 		if use == ForComments && s.APISecretID != "" {
 			s.CommentWindow = CommentWindowFromEnv(r)
 		}
@@ -76,7 +76,7 @@ func SettingsFromEnv(r *config.Reader, use Use) Settings {
 			r.Fail(fmt.Errorf("SWARM_URL=%q must be an absolute http(s) URL", s.URL))
 		}
 	} else if s.TokenSecretID != "" || s.APISecretID != "" {
-		r.Fail(fmt.Errorf("%s is set but SWARM_URL is not", secretKey))
+		r.Fail(fmt.Errorf("%s is set but SWARM_URL is not", secret.Name))
 	}
 	return s
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/criticizer/criticizer/shared/config"
+	"github.com/criticizer/criticizer/shared/settings"
 )
 
 // Settings turn the receiver on and say how P4 Code Review signs.
@@ -20,27 +21,27 @@ type Settings struct {
 // SettingsFromEnv reads the receiver's settings; the header names are read
 // only when it is on. Problems are collected in r.
 func SettingsFromEnv(r *config.Reader) Settings {
-	s := Settings{SecretID: r.Optional("SWARM_EVENTS_SECRET_ID")}
+	s := Settings{SecretID: r.Optional(settings.SwarmEventsSecretID)}
 	if s.SecretID == "" {
 		return s
 	}
 	s.Scheme = HMAC{
-		SignatureHeader: headerName(r, "SWARM_EVENTS_SIGNATURE_HEADER"),
-		DeliveryHeader:  headerName(r, "SWARM_EVENTS_DELIVERY_HEADER"),
-		EventHeader:     headerName(r, "SWARM_EVENTS_EVENT_HEADER"),
-		TimestampHeader: headerName(r, "SWARM_EVENTS_TIMESTAMP_HEADER"),
-		Tolerance:       r.Seconds("SWARM_EVENTS_TOLERANCE_SECONDS"),
-		Skew:            r.Seconds("CLOCK_SKEW_SECONDS"),
+		SignatureHeader: headerName(r, settings.SwarmEventsSignatureHeader),
+		DeliveryHeader:  headerName(r, settings.SwarmEventsDeliveryHeader),
+		EventHeader:     headerName(r, settings.SwarmEventsEventHeader),
+		TimestampHeader: headerName(r, settings.SwarmEventsTimestampHeader),
+		Tolerance:       r.Seconds(settings.SwarmEventsToleranceSeconds),
+		Skew:            r.Seconds(settings.ClockSkewSeconds),
 	}
 	return s
 }
 
 // headerName reads an HTTP header name: a token (RFC 9110 §5.1), or empty
 // where its declared default is (no timestamp check).
-func headerName(r *config.Reader, key string) string {
+func headerName(r *config.Reader, key settings.TextVar) string {
 	v := r.Optional(key) // its declared default when unset
 	if strings.ContainsFunc(v, func(c rune) bool { return c <= ' ' || c > '~' || strings.ContainsRune(`"(),/:;<=>?@[\]{}`, c) }) {
-		r.Fail(fmt.Errorf("%s=%q: want an HTTP header name", key, v))
+		r.Fail(fmt.Errorf("%s=%q: want an HTTP header name", key.Name, v))
 		return ""
 	}
 	return textproto.CanonicalMIMEHeaderKey(v)

@@ -6,6 +6,7 @@ import (
 	"github.com/criticizer/criticizer/shared/config"
 	"github.com/criticizer/criticizer/shared/jobpage"
 	"github.com/criticizer/criticizer/shared/recipients"
+	"github.com/criticizer/criticizer/shared/settings"
 	"github.com/criticizer/criticizer/shared/swarm"
 	"github.com/criticizer/criticizer/shared/swarmevents"
 )
@@ -32,7 +33,7 @@ type Settings struct {
 // SettingsFromEnv reads the webhook function's settings; problems are
 // collected in r.
 func SettingsFromEnv(r *config.Reader) Settings {
-	s := Settings{SecretID: r.StackRequired("WEBHOOK_SECRET_ID"), ReplayWindow: r.Seconds("REPLAY_WINDOW_SECONDS"),
+	s := Settings{SecretID: r.StackRequired(settings.WebhookSecretID), ReplayWindow: r.Seconds(settings.ReplayWindowSeconds),
 		Swarm: swarm.SettingsFromEnv(r, swarm.ForWebhook), JobPage: jobpage.LinkSettingsFromEnv(r, false),
 		SwarmEvents: swarmevents.SettingsFromEnv(r)}
 	var err error
