@@ -33,12 +33,10 @@ func (r Record) isData() bool {
 	return ok && len(r) == 1
 }
 
-// p4's message severities (E_*), as -Mj prints them in "severity".
+// p4's message severities (E_*), as -Mj prints them in "severity": 2 a
+// warning, 3 and 4 errors.
 const (
-	sevInfo    = 1
 	sevWarn    = 2
-	sevFailed  = 3
-	sevFatal   = 4
 	sevUnknown = -1 // a -G style record with a code but no severity
 )
 
