@@ -244,13 +244,7 @@ func (f *Fetcher) describe(ctx context.Context, changelist int64, shelved bool) 
 	// describe's record: change, user, client, time, desc, status and the
 	// indexed file fields (reference, "Output channel and record shapes";
 	// git-p4's p4_describe and P4Python read the same keys).
-	var rec Record
-	for _, r := range recs {
-		if _, ok := r["change"]; ok {
-			rec = r
-			break
-		}
-	}
+	rec := first(recs, "change")
 	if rec == nil {
 		return domain.Changeset{}, nil, failure.Errorf(failure.SchemaInvalid, "p4 describe %d: no change record in output", changelist)
 	}
@@ -392,17 +386,15 @@ func (f *Fetcher) UserEmail(ctx context.Context, user string) (string, error) {
 	// The spec's fields (User, Email, FullName, Update, Access; reference,
 	// Changelists). That an unknown user's default spec has no Update is
 	// *unverified*; such a spec is taken for an unknown user.
-	for _, r := range recs {
-		if _, ok := r["User"]; !ok {
-			continue
-		}
-		if _, ok := r["Update"]; !ok {
-			f.log.Warn("changelist author has no user spec", "event", "p4_user_unknown")
-			return "", nil
-		}
-		return r["Email"], nil
+	r := first(recs, "User")
+	if r == nil {
+		return "", failure.Errorf(failure.SchemaInvalid, "p4 user -o: no user record in output")
 	}
-	return "", failure.Errorf(failure.SchemaInvalid, "p4 user -o: no user record in output")
+	if _, ok := r["Update"]; !ok {
+		f.log.Warn("changelist author has no user spec", "event", "p4_user_unknown")
+		return "", nil
+	}
+	return r["Email"], nil
 }
 
 // validUser rejects names that could be read as an option or a file spec;

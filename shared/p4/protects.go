@@ -228,10 +228,8 @@ func (f *Fetcher) permMax(ctx context.Context, path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	for _, r := range recs {
-		if v, ok := r["permMax"]; ok {
-			return v, nil
-		}
+	if r := first(recs, "permMax"); r != nil {
+		return r["permMax"], nil
 	}
 	return "", failure.Errorf(failure.SchemaInvalid, "p4 protects -M %s: no permMax in output", path)
 }

@@ -26,6 +26,16 @@ func (r Record) Int(key string) (int64, error) {
 	return n, nil
 }
 
+// first is the first of recs holding field key, nil when none does.
+func first(recs []Record, key string) Record {
+	for _, r := range recs {
+		if _, ok := r[key]; ok {
+			return r
+		}
+	}
+	return nil
+}
+
 // isData reports whether r only carries content ("data"), as the records
 // after a print or diff2 header do.
 func (r Record) isData() bool {
