@@ -1,6 +1,7 @@
 package p4
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -52,22 +53,20 @@ const (
 )
 
 func (o Options) withDefaults() Options {
-	if o.Parallelism <= 0 {
-		o.Parallelism = DefaultParallelism
-	}
-	if o.BatchFiles <= 0 {
-		o.BatchFiles = DefaultBatchFiles
-	}
-	if o.BatchBytes <= 0 {
-		o.BatchBytes = DefaultBatchBytes
-	}
-	if o.MaxFileBytes <= 0 {
-		o.MaxFileBytes = DefaultMaxFileBytes
-	}
-	if o.ServerRole == "" {
-		o.ServerRole = RoleStandard
-	}
+	o.Parallelism = positiveOr(o.Parallelism, DefaultParallelism)
+	o.BatchFiles = positiveOr(o.BatchFiles, DefaultBatchFiles)
+	o.BatchBytes = positiveOr(o.BatchBytes, DefaultBatchBytes)
+	o.MaxFileBytes = positiveOr(o.MaxFileBytes, DefaultMaxFileBytes)
+	o.ServerRole = cmp.Or(o.ServerRole, RoleStandard)
 	return o
+}
+
+// positiveOr is v, or def when v is not positive.
+func positiveOr[T int | int64 | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
 // Fetcher is the ChangeFetcher of rule AL-2: the single enforcement point of the
@@ -122,7 +121,7 @@ func (f *Fetcher) Fetch(ctx context.Context, changelist int64, shelved bool) (do
 		mu    sync.Mutex
 		files = map[int]domain.FileChange{}
 	)
-	cs, err := f.FetchEach(ctx, changelist, shelved, func(i int, fc domain.FileChange) error {
+	cs, err := f.FetchSince(ctx, changelist, shelved, Since{}, func(i int, fc domain.FileChange) error {
 		mu.Lock()
 		defer mu.Unlock()
 		files[i] = fc
@@ -135,14 +134,6 @@ func (f *Fetcher) Fetch(ctx context.Context, changelist int64, shelved bool) (do
 		cs.Files[i] = fc
 	}
 	return cs, nil
-}
-
-// FetchEach is Fetch for changelists too large to hold: each diffed file
-// goes to sink (by its index in Files, concurrently, in no order) as its
-// batch arrives; sink's error stops the fetch. The returned changeset has
-// empty Diffs. On an error, whatever sink received must be discarded.
-func (f *Fetcher) FetchEach(ctx context.Context, changelist int64, shelved bool, sink func(index int, file domain.FileChange) error) (domain.Changeset, error) {
-	return f.FetchSince(ctx, changelist, shelved, Since{}, sink)
 }
 
 // Since names an earlier shelf of the same review (a Swarm review's previous
@@ -159,15 +150,19 @@ func (s Since) wants(changelist int64, shelved bool, fc domain.FileChange) bool 
 	return shelved && s.Change > 0 && s.Change != changelist && s.Version > 0 && s.Wants != nil && s.Wants(fc)
 }
 
-// FetchSince is FetchEach plus the interdiffs since picks (step 4 prints
+// FetchSince is Fetch for changelists too large to hold: each diffed file
+// goes to sink (by its index in Files, concurrently, in no order) as its
+// batch arrives; sink's error stops the fetch, and on an error whatever sink
+// received must be discarded. The returned changeset has empty Diffs. The
+// files since picks also get their interdiffs (step 4 prints
 // <path>@=<since.Change> in the same batches, through the same allow-list
-// re-check). An unreadable earlier shelf costs only the interdiffs.
+// re-check); an unreadable earlier shelf costs only the interdiffs.
 func (f *Fetcher) FetchSince(ctx context.Context, changelist int64, shelved bool, since Since, sink func(index int, file domain.FileChange) error) (domain.Changeset, error) {
 	start := time.Now()
 	if changelist <= 0 {
 		return domain.Changeset{}, failure.Errorf(failure.SchemaInvalid, "changelist must be positive, got %d", changelist)
 	}
-	if err := f.verifyProtections(ctx); err != nil {
+	if _, err := f.verifyProtections(ctx); err != nil {
 		return domain.Changeset{}, err
 	}
 	cs, sizes, err := f.describe(ctx, changelist, shelved)
@@ -249,13 +244,7 @@ func (f *Fetcher) describe(ctx context.Context, changelist int64, shelved bool) 
 	// describe's record: change, user, client, time, desc, status and the
 	// indexed file fields (reference, "Output channel and record shapes";
 	// git-p4's p4_describe and P4Python read the same keys).
-	var rec Record
-	for _, r := range recs {
-		if _, ok := r["change"]; ok {
-			rec = r
-			break
-		}
-	}
+	rec := first(recs, "change")
 	if rec == nil {
 		return domain.Changeset{}, nil, failure.Errorf(failure.SchemaInvalid, "p4 describe %d: no change record in output", changelist)
 	}
@@ -397,17 +386,15 @@ func (f *Fetcher) UserEmail(ctx context.Context, user string) (string, error) {
 	// The spec's fields (User, Email, FullName, Update, Access; reference,
 	// Changelists). That an unknown user's default spec has no Update is
 	// *unverified*; such a spec is taken for an unknown user.
-	for _, r := range recs {
-		if _, ok := r["User"]; !ok {
-			continue
-		}
-		if _, ok := r["Update"]; !ok {
-			f.log.Warn("changelist author has no user spec", "event", "p4_user_unknown")
-			return "", nil
-		}
-		return r["Email"], nil
+	r := first(recs, "User")
+	if r == nil {
+		return "", failure.Errorf(failure.SchemaInvalid, "p4 user -o: no user record in output")
 	}
-	return "", failure.Errorf(failure.SchemaInvalid, "p4 user -o: no user record in output")
+	if _, ok := r["Update"]; !ok {
+		f.log.Warn("changelist author has no user spec", "event", "p4_user_unknown")
+		return "", nil
+	}
+	return r["Email"], nil
 }
 
 // validUser rejects names that could be read as an option or a file spec;

@@ -7,15 +7,7 @@ import "context"
 // fetch's refusal, naming the reason and the line; on success it returns
 // the protection lines read, in table order, as the proof's log names them.
 func (f *Fetcher) ProveProtections(ctx context.Context) ([]string, error) {
-	f.CheckProtections()
-	if err := f.verifyProtections(ctx); err != nil {
-		return nil, err
-	}
-	recs, err := f.p4.Run(ctx, "protects")
-	if err != nil {
-		return nil, err
-	}
-	lines, err := readProtections(recs)
+	lines, err := f.CheckProtections().verifyProtections(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -175,40 +175,42 @@ func tableDigest(lines []protectionLine) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-func (f *Fetcher) verifyProtections(ctx context.Context) error {
+// verifyProtections makes the proof (CheckProtections) and returns the
+// lines it read; nil, nil when the Fetcher is not asked to.
+func (f *Fetcher) verifyProtections(ctx context.Context) ([]protectionLine, error) {
 	if !f.checkProtects {
-		return nil
+		return nil, nil
 	}
 	recs, err := f.p4.Run(ctx, "protects")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	lines, err := readProtections(recs)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	digest := tableDigest(lines)
 	entries := f.allow.Entries()
 	if f.protects.Load() != digest {
 		if r := judgeProtections(lines, entries); r != nil {
-			return f.refuse(r)
+			return nil, f.refuse(r)
 		}
 	}
 	// Every time: a hidden exclusion leaves the listing's digest unchanged.
 	for _, e := range entries {
 		perm, err := f.permMax(ctx, e)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if accessRank[perm] < accessRank["read"] {
-			return f.refuse(&refusal{reason: "hidden_exclusions", entry: e,
+			return nil, f.refuse(&refusal{reason: "hidden_exclusions", entry: e,
 				detail: fmt.Sprintf("the listed lines grant read on %s but the server answers %q for it: exclusionary lines are hidden (dm.protects.hide)", e, perm)})
 		}
 	}
 	if f.protects.Swap(digest) != digest {
 		f.log.Info("p4 service user protections verified", "event", "p4_protections_verified", "lines", len(lines), "digest", digest)
 	}
-	return nil
+	return lines, nil
 }
 
 func (f *Fetcher) refuse(r *refusal) error {
@@ -226,10 +228,8 @@ func (f *Fetcher) permMax(ctx context.Context, path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	for _, r := range recs {
-		if v, ok := r["permMax"]; ok {
-			return v, nil
-		}
+	if r := first(recs, "permMax"); r != nil {
+		return r["permMax"], nil
 	}
 	return "", failure.Errorf(failure.SchemaInvalid, "p4 protects -M %s: no permMax in output", path)
 }

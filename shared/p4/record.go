@@ -26,6 +26,16 @@ func (r Record) Int(key string) (int64, error) {
 	return n, nil
 }
 
+// first is the first of recs holding field key, nil when none does.
+func first(recs []Record, key string) Record {
+	for _, r := range recs {
+		if _, ok := r[key]; ok {
+			return r
+		}
+	}
+	return nil
+}
+
 // isData reports whether r only carries content ("data"), as the records
 // after a print or diff2 header do.
 func (r Record) isData() bool {
@@ -33,12 +43,10 @@ func (r Record) isData() bool {
 	return ok && len(r) == 1
 }
 
-// p4's message severities (E_*), as -Mj prints them in "severity".
+// p4's message severities (E_*), as -Mj prints them in "severity": 2 a
+// warning, 3 and 4 errors.
 const (
-	sevInfo    = 1
 	sevWarn    = 2
-	sevFailed  = 3
-	sevFatal   = 4
 	sevUnknown = -1 // a -G style record with a code but no severity
 )
 

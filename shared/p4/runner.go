@@ -118,23 +118,16 @@ func NewRunner(cfg Config, log *slog.Logger) (*Runner, error) {
 			return nil, failure.Wrap(failure.InternalBug, err)
 		}
 	}
-	r := &Runner{
+	return &Runner{
 		path:             cfg.Path,
 		env:              env,
 		dir:              home,
 		password:         cfg.Password,
-		timeout:          cfg.Timeout,
-		maxOutput:        cfg.MaxOutput,
+		timeout:          positiveOr(cfg.Timeout, DefaultTimeout),
+		maxOutput:        positiveOr(cfg.MaxOutput, DefaultMaxOutput),
 		trustFingerprint: cfg.TrustFingerprint,
 		log:              log,
-	}
-	if r.timeout <= 0 {
-		r.timeout = DefaultTimeout
-	}
-	if r.maxOutput <= 0 {
-		r.maxOutput = DefaultMaxOutput
-	}
-	return r, nil
+	}, nil
 }
 
 var (

@@ -142,20 +142,16 @@ func (s *Store) ForgetOlderThan(id string, age time.Duration) bool {
 }
 
 // Field returns one string field of a JSON secret (current version).
-func (s *Store) Field(ctx context.Context, id, field string) (string, error) {
+func (s *Store) Field(ctx context.Context, id, name string) (string, error) {
 	raw, _, err := s.Get(ctx, id, Current)
 	if err != nil {
 		return "", err
 	}
 	var fields map[string]any
-	if err := json.Unmarshal([]byte(raw), &fields); err != nil {
-		return "", failure.Errorf(failure.InternalBug, "secret %s is not a JSON object", id)
+	if err := Unmarshal(id, raw, &fields, name); err != nil {
+		return "", err
 	}
-	v, ok := fields[field].(string)
-	if !ok || v == "" {
-		return "", failure.Errorf(failure.InternalBug, "secret %s has no string field %q", id, field)
-	}
-	return v, nil
+	return field(fields, name).(string), nil
 }
 
 func classify(err error) error {

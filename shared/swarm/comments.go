@@ -387,14 +387,6 @@ func (c *Client) MarkedAfter(ctx context.Context, review, after int64) (map[Mark
 	return out, nil
 }
 
-// FindByMarker looks for the service's comment carrying m on a review:
-// found is false only when the whole listing holds none.
-func (c *Client) FindByMarker(ctx context.Context, review int64, m Marker) (cm Comment, found bool, err error) {
-	marked, err := c.Marked(ctx, review)
-	cm, found = marked[m]
-	return cm, found, err
-}
-
 // api makes one Swarm API call, decoding a 2xx answer into out, and
 // returns the login it was made as. A refused login is retried once with
 // fresh credentials (a rotated ticket). create marks failures that may have

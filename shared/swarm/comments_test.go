@@ -168,12 +168,13 @@ func TestLostCreateIsSettledByLookup(t *testing.T) {
 				t.Fatalf("%d comments: the case needs more than one page", total)
 			}
 			listsBefore := countOps(s, swarmstandin.OpListComments)
-			got, found, err := c.FindByMarker(ctx, review, n.Marker)
+			marked, err := c.Marked(ctx, review)
 			if err != nil {
 				t.Fatal(err)
 			}
+			got, found := marked[n.Marker]
 			if found != tt.wantStored {
-				t.Fatalf("FindByMarker found=%v, want %v", found, tt.wantStored)
+				t.Fatalf("Marked found=%v, want %v", found, tt.wantStored)
 			}
 			pages := countOps(s, swarmstandin.OpListComments) - listsBefore
 			if want := len(s.Comments(review))/100 + 1; pages < want {
@@ -236,8 +237,8 @@ func TestMarkedIsOnlyOurOwn(t *testing.T) {
 		t.Fatalf("marked %+v: want only the service's own marked comment, the first of two", marked)
 	}
 	for _, m := range []swarm.Marker{quoted, inside} {
-		if _, found, err := c.FindByMarker(ctx, review, m); found || err != nil {
-			t.Fatalf("FindByMarker(%s) = %v, %v: a quote or an inner mention is not our comment", m, found, err)
+		if _, found := marked[m]; found {
+			t.Fatalf("Marked holds %s: a quote or an inner mention is not our comment", m)
 		}
 	}
 }

@@ -92,14 +92,8 @@ func (o Outcome) Messages() []string {
 	return []string{fmt.Sprintf("Criticizer review done: %d findings, %s", o.Findings, o.Where)}
 }
 
-// Pass reports a finished review: passed, or failed when the outcome
-// blocks (the opt-in gate).
-func (r *Reporter) Pass(ctx context.Context, j *job.Job, o Outcome) error {
-	c, rep := final(j, o)
-	return r.finish(ctx, j, c, rep)
-}
-
-// final is the callback and report that end j's run with outcome o.
+// final is the callback and report that end j's run with outcome o:
+// passed, or failed when the outcome blocks (the opt-in gate).
 func final(j *job.Job, o Outcome) (job.Callback, Report) {
 	status, c := statusPass, job.CallbackPass
 	if o.Blocks() {

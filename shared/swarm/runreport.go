@@ -12,7 +12,7 @@ import (
 // reported to its run, a delivery.Channel of Finished. Its record is the
 // job, not an outbox row (the run's callbacks are kept in the job,
 // job.SwarmRun): Send makes the run's final callbacks unless the job
-// records them, and records them after (Reporter.Pass); Lookup reads that
+// records them, and records them after (Reporter.finish); Lookup reads that
 // record; Classify keeps the error's class. No callback "may have
 // happened" in a way a repeat could harm: Swarm takes a repeated status as
 // the same status.

@@ -204,7 +204,7 @@ func TestReporterCallsEachCallbackOnce(t *testing.T) {
 	if v := s.RunView(run.ID); v.Status != "running" || v.URL != j.Swarm.JobURL {
 		t.Fatalf("run after {update}: %+v, want running with the job link", v)
 	}
-	err := r.Pass(ctx, j, done)
+	err := pass(ctx, r, j, done)
 	if !failure.Classify(err).Retryable() || j.Swarm.PassAt != "" {
 		t.Fatalf("pass during an outage: %v (class %s), recorded %q", err, failure.Classify(err), j.Swarm.PassAt)
 	}
@@ -216,7 +216,7 @@ func TestReporterCallsEachCallbackOnce(t *testing.T) {
 		if err := r.Update(ctx, j); err != nil {
 			t.Fatal(err)
 		}
-		if err := r.Pass(ctx, j, done); err != nil {
+		if err := pass(ctx, r, j, done); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -250,7 +250,7 @@ func TestReporterCallsEachCallbackOnce(t *testing.T) {
 		t.Fatalf("fail with a wrong run uuid: %v, want AUTH_DENIED (401)", err)
 	}
 	// A job that is not from Swarm calls nothing.
-	if err := r.Pass(ctx, &job.Job{ID: "job-3"}, swarm.Outcome{}); err != nil {
+	if err := pass(ctx, r, &job.Job{ID: "job-3"}, swarm.Outcome{}); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(s.Calls(run.ID)); n != 4 {
@@ -270,10 +270,10 @@ func TestReporterOutcomes(t *testing.T) {
 		wantText   []string
 	}{
 		{"gated: findings at or above high block", func(r *swarm.Reporter, j *job.Job) error {
-			return r.Pass(ctx, j, swarm.Outcome{Findings: 5, Gate: "high", Blocking: 2, Worst: "critical security finding in retry.go line 12", Where: "posted on the review"})
+			return pass(ctx, r, j, swarm.Outcome{Findings: 5, Gate: "high", Blocking: 2, Worst: "critical security finding in retry.go line 12", Where: "posted on the review"})
 		}, "fail", []string{"2 finding(s) at or above high", "critical security finding in retry.go line 12"}},
 		{"gate on, nothing at or above it", func(r *swarm.Reporter, j *job.Job) error {
-			return r.Pass(ctx, j, swarm.Outcome{Findings: 4, Gate: "high", Where: "e-mailed to the author"})
+			return pass(ctx, r, j, swarm.Outcome{Findings: 4, Gate: "high", Where: "e-mailed to the author"})
 		}, "pass", []string{"4 findings"}},
 		{"dead letter: could not run, not findings", func(r *swarm.Reporter, j *job.Job) error {
 			return r.Fail(ctx, j, failure.Upstream5xx)
@@ -384,4 +384,10 @@ func TestGetReviewParticipantsAndProjects(t *testing.T) {
 			}
 		})
 	}
+}
+
+// pass ends j's run with o as the notify stage does (RunReport.Send).
+func pass(ctx context.Context, r *swarm.Reporter, j *job.Job, o swarm.Outcome) error {
+	_, err := swarm.RunReport{Reporter: r}.Send(ctx, swarm.Finished{Job: j, Outcome: o})
+	return err
 }

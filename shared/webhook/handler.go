@@ -276,9 +276,10 @@ func (h *Handler) authenticateBearer(ctx context.Context, req events.APIGatewayP
 		}
 		ok := 0
 		for _, t := range tokens {
-			t = bytes.TrimSpace(t) // a secret pasted with its newline still matches
-			want := sha256.Sum256(t)
-			ok |= subtle.ConstantTimeCompare(got[:], want[:]) & boolInt(len(t) > 0)
+			if t = bytes.TrimSpace(t); len(t) > 0 { // a secret pasted with its newline still matches
+				want := sha256.Sum256(t)
+				ok |= subtle.ConstantTimeCompare(got[:], want[:])
+			}
 		}
 		return ok == 1, nil
 	}
@@ -294,13 +295,6 @@ func (h *Handler) authenticateBearer(ctx context.Context, req events.APIGatewayP
 		return reject("invalid_token", "bearer token does not match")
 	}
 	return events.APIGatewayProxyResponse{}, true
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // authRejections are the answers to a request that fails authentication.
