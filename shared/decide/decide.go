@@ -94,9 +94,9 @@ func (w *Weeks) Record(ctx context.Context, d *Decided) error {
 	return nil
 }
 
-// Decide decides j's review over its redacted changeset, records withheld
-// and resolved fates (conditional writes: deciding again writes nothing
-// twice) and stores the decided review at Key(j.ID).
+// Decide decides j's review, records withheld and resolved fates
+// (conditional writes: deciding again writes nothing twice) and stores it
+// at Key(j.ID).
 func (d *Decider) Decide(ctx context.Context, j *job.Job, review domain.ReviewResult, cs *domain.Changeset) error {
 	found := len(review.Findings)
 	swarmReview := d.Outcomes != nil && j.Swarm != nil && j.Swarm.Review > 0
@@ -141,17 +141,14 @@ func (d *Decider) weekEntry(j *job.Job, dr *Decided, cs *domain.Changeset) {
 	dr.Week = &WeekEntry{Week: weekly.WeekOf(created), Entry: weekly.EntryOf(j, dr.Result, dr.Current, cs)}
 }
 
-// withholdDismissed drops, from a Swarm review's findings, those of a kind
-// people with a say under their depot path dismissed repeatedly and never
-// accepted (outcome.WithheldBy under the policy; never one at or above its
-// gate, security, or a committed secret, so the run's gate result is the
-// same). It is the team's policy for the scope, whichever channel tells the
-// review: with NOTIFY_CHANNELS e-mail only, the e-mail names what was
-// withheld (docs/swarm-comments.md). They are counted and their kinds named
-// in the review's meta, which the Swarm summary and the e-mail show with
-// how to lift them; their fingerprints join Withheld, so a rerun does not
-// call them resolved; and each is recorded as withheld
-// (outcome.MarkWithheld), never as resolved or judged.
+// withholdDismissed drops the findings of a kind people with a say under
+// their depot path dismissed repeatedly and never accepted
+// (outcome.WithheldBy; never one at or above the gate, security, or a
+// committed secret, so the gate result is the same), whichever channel
+// tells the review (docs/swarm-comments.md). The review's meta counts and
+// names them, so the summary and e-mail say how to lift them; their
+// fingerprints join Withheld, so a rerun does not call them resolved; each
+// is recorded withheld (outcome.MarkWithheld).
 func (d *Decider) withholdDismissed(ctx context.Context, j *job.Job, review domain.ReviewResult, cs *domain.Changeset) (domain.ReviewResult, error) {
 	meta := domain.ReadReviewMeta(review.Meta)
 	pol := d.Policy.WithRules(meta)
@@ -184,10 +181,9 @@ func (d *Decider) withholdDismissed(ctx context.Context, j *job.Job, review doma
 	return review, nil
 }
 
-// compare is the rerun's comparison for j (nil for a first version, or
-// when there is no ledger). The resolved findings are named by the
-// previous job's result while it is kept; once it has expired they are
-// shown by file, line and severity.
+// compare is the rerun's comparison for j (nil for a first version or no
+// ledger); resolved findings are shown by file, line and severity once the
+// previous job's result has expired.
 func (d *Decider) compare(ctx context.Context, j *job.Job, review domain.ReviewResult, current []rerun.Current, cs *domain.Changeset) (*rerun.Groups, error) {
 	if d.Ledger == nil {
 		return nil, nil

@@ -34,10 +34,9 @@ func (k Key) String() string {
 	return strconv.FormatInt(k.Changelist, 10) + "/v" + strconv.Itoa(k.ReviewVersion) + "/" + Canonical(k.Recipient)
 }
 
-// IdempotencyToken returns the hex SHA-256 of the canonical key: the token
-// of an outbox without a delivery key (Secret), and of the rows written
-// before one existed. Anyone who can list candidate addresses can test
-// them against it, so a deployed outbox uses Secret.Token instead.
+// IdempotencyToken returns the hex SHA-256 of the canonical key, for an
+// outbox without a Secret. Candidate addresses can be tested against it,
+// so a deployed outbox uses Secret.Token.
 func (k Key) IdempotencyToken() string {
 	sum := sha256.Sum256([]byte(KeyScheme + "\x00" + k.String()))
 	return hex.EncodeToString(sum[:])
@@ -74,9 +73,8 @@ func (k Key) Validate() error {
 	return nil
 }
 
-// Canonical is the one rule for a recipient address, trimmed and
-// lower-cased, used wherever recipients are compared, stored or keyed: a
-// second spelling past it would be a second e-mail to one mailbox.
+// Canonical is the one rule (trim, lower-case) wherever recipients are
+// compared, stored or keyed: a second spelling would be a second e-mail.
 func Canonical(addr string) string { return strings.ToLower(strings.TrimSpace(addr)) }
 
 // Canonical returns k with its recipient canonicalized.

@@ -81,8 +81,7 @@ type Artifacts interface {
 	GetJSON(ctx context.Context, key string, v any) error
 }
 
-// Outcomes records the findings posted on a Swarm review (by fingerprint)
-// and those of a job told by e-mail only.
+// Outcomes records the findings posted on a Swarm review or e-mailed only.
 type Outcomes interface {
 	Posted(ctx context.Context, j *job.Job, d *decide.Decided, fingerprints []string) error
 	EmailOnly(ctx context.Context, j *job.Job, d *decide.Decided) error
@@ -99,9 +98,7 @@ type JobPageLinks interface {
 	URL(ctx context.Context, jobID string) (string, error)
 }
 
-// Process tells every recipient and channel of j what has not been told
-// yet: it reads the review, plans the recipients, e-mails them, posts the
-// Swarm comments and records their outcomes, then reports the test run.
+// Process tells every recipient and channel of j what it has not been told yet.
 func (n *Notify) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	in, err := n.read(ctx, j)
 	if err != nil {
@@ -133,8 +130,7 @@ func (n *Notify) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	return job.Result{Detail: detail(j, sent, len(rcpts), refused, commented)}, nil
 }
 
-// input is what every channel and recipient is told: the decided review
-// (package decide), its changeset and the links.
+// input is what every channel and recipient is told.
 type input struct {
 	decide.Decided
 	cs                 domain.Changeset
@@ -201,8 +197,6 @@ func (n *Notify) emailAll(ctx context.Context, j *job.Job, in *input, rcpts []st
 				sent++
 			}
 		case slices.Contains([]failure.Class{failure.NotFound, failure.PolicyRejected}, failure.Classify(err)):
-			// This recipient cannot be e-mailed (no such mailbox, refused by
-			// policy); the others still get theirs.
 			permanent = append(permanent, fmt.Errorf("%s: %w", rcpt, err))
 		default:
 			return 0, nil, err
@@ -267,8 +261,7 @@ func detail(j *job.Job, sent, rcpts int, refused string, commented string) strin
 	return d + commented
 }
 
-// deliver runs the outbox protocol for one recipient's e-mail through the
-// e-mail channel and reports whether it sent now.
+// deliver runs the outbox protocol for one recipient's e-mail; true: sent now.
 func (n *Notify) deliver(ctx context.Context, jobID string, k delivery.Key, msg *notify.Message) (bool, error) {
 	p := outbox.Protocol{Ref: outbox.Email(k), JobID: jobID, Name: msg.Token, Log: n.Log.With("key", msg.Token), Window: n.Window, Words: emailWords, Now: n.Now.Now}
 	return outbox.Deliver(ctx, p, n.Outbox, n.Email, msg)

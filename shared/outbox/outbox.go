@@ -105,10 +105,9 @@ type Outbox struct {
 	secret    *delivery.Secret
 }
 
-// WithSecret sets the delivery key: e-mail rows are keyed by the keyed hash of
-// their recipient, so none holds an address after the scrub. Every deployment
-// has one (DELIVERY_KEY_SECRET_ID); without one (unit tests) rows are keyed by
-// address.
+// WithSecret keys e-mail rows by the keyed hash of their recipient, so none
+// holds an address after the scrub (DELIVERY_KEY_SECRET_ID; unit tests key
+// by address).
 func (o *Outbox) WithSecret(s *delivery.Secret) *Outbox {
 	o.secret = s
 	return o

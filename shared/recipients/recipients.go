@@ -47,10 +47,9 @@ type Policy struct {
 // after canonicalization); a single label ("localhost") is allowed.
 var domainPattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$`)
 
-// ParseDomain validates one allowed-domain entry and returns it canonical
-// (lower case): "example.com" allows exactly that domain, "*.example.com"
-// any of its subdomains (not the domain itself). Synth (infra) and the
-// functions use this one rule.
+// ParseDomain validates one allowed-domain entry and returns it lower case:
+// "example.com" allows exactly that domain, "*.example.com" its subdomains
+// only. Synth (infra) and the functions share this rule.
 func ParseDomain(entry string) (string, error) {
 	d := strings.ToLower(strings.TrimSpace(entry))
 	host := strings.TrimPrefix(d, "*.")
@@ -97,9 +96,8 @@ type Reader interface {
 	List(settings.TextVar) []string
 }
 
-// Load reads the policy from RECIPIENT_DOMAINS and MAX_RECIPIENTS. A missing
-// RECIPIENT_DOMAINS is reported by the reader (required); a malformed one by
-// the returned error, so cold start fails either way.
+// Load reads the policy from RECIPIENT_DOMAINS (required) and
+// MAX_RECIPIENTS; a missing or malformed one fails cold start.
 func Load(v Reader) (*Policy, error) {
 	v.String(settings.RecipientDomains) // records "required" when unset
 	max := v.Int(settings.MaxRecipients)
@@ -127,9 +125,8 @@ type Refusal struct {
 	Reason  string
 }
 
-// Check reports why addr may not receive code, or nil when it may. addr is
-// canonicalized first; it must be a bare address (no display name, one
-// address) whose domain is allowed.
+// Check reports why addr (canonicalized; a bare address) may not receive
+// code, or nil when its domain is allowed.
 func (p *Policy) Check(addr string) *Refusal {
 	c := delivery.Canonical(addr)
 	a, err := mail.ParseAddress(c)
@@ -212,8 +209,7 @@ type Gate struct {
 	Stage   string
 }
 
-// Allow returns the addresses the policy allows (Split) and the refused
-// ones described ("" for none), having reported the refusals.
+// Allow is Split with the refusals reported and described ("" for none).
 func (g *Gate) Allow(ctx context.Context, source string, addrs []string) (allowed []string, refused string) {
 	allowed, rs := g.Policy.Split(addrs)
 	Report(ctx, g.Log, g.Metrics, g.Stage, source, rs)
