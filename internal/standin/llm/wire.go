@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -84,16 +85,16 @@ func keyDigest(key string) string {
 	return "present sha256:" + hex.EncodeToString(sum[:6])
 }
 
+// complete answers one completion request and records it with its outcome.
 func (s *Server) complete(w http.ResponseWriter, r *http.Request, format string) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBytes+1))
+	body, readErr := io.ReadAll(io.LimitReader(r.Body, maxRequestBytes+1))
 	rec := Request{
 		Time: time.Now().UTC(), Format: format, Method: r.Method, Path: r.URL.Path,
 		Header: r.Header.Clone(), BodyBytes: len(body), Authorization: "absent",
 	}
 	rec.Header.Del("Authorization")
 	rec.Header.Del("X-Api-Key")
-	var key string
-	var hasKey bool
+	key, hasKey := "", false
 	switch format {
 	case FormatOpenAI:
 		key, hasKey = bearer(r.Header.Get("Authorization"))
@@ -119,42 +120,42 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, format string)
 			rec.Model = r.PathValue("model")
 		}
 	}
-	status := s.serve(w, r, format, rec, req, err, jsonErr, key, hasKey)
-	s.log.Info("llm standin request", slog.String("format", format), slog.Int("status", status),
-		slog.Int("body_bytes", len(body)), slog.String("authorization", rec.Authorization))
-}
-
-// serve answers one completion request and records it with its outcome.
-func (s *Server) serve(w http.ResponseWriter, r *http.Request, format string, rec Request, req wireRequest,
-	readErr, jsonErr error, key string, hasKey bool) int {
-	record := func(status int, fault string) int {
+	record := func(status int, fault string) {
 		rec.Status, rec.Fault = status, fault
 		s.mu.Lock()
 		s.requests = append(s.requests, rec)
 		s.mu.Unlock()
-		return status
+		s.log.Info("llm standin request", slog.String("format", format), slog.Int("status", status),
+			slog.Int("body_bytes", len(body)), slog.String("authorization", rec.Authorization))
 	}
-	fail := func(status int, msg string) int {
+	fail := func(status int, msg string) {
 		writeFormatError(w, format, status, "", msg, "")
-		return record(status, "")
+		record(status, "")
 	}
 	switch {
 	case !hasKey:
-		return fail(http.StatusUnauthorized, "missing credentials")
+		fail(http.StatusUnauthorized, "missing credentials")
+		return
 	case format != FormatBedrock && s.opts.APIKey != "" && subtle.ConstantTimeCompare([]byte(key), []byte(s.opts.APIKey)) != 1:
 		// Real providers quote part of the key here; so does the stand-in,
 		// so tests prove the client never repeats the message.
-		return fail(http.StatusUnauthorized, "Incorrect API key provided: "+quoteKey(key))
+		fail(http.StatusUnauthorized, "Incorrect API key provided: "+quoteKey(key))
+		return
 	case format == FormatAnthropic && r.Header.Get("Anthropic-Version") == "":
-		return fail(http.StatusBadRequest, "anthropic-version header is required")
+		fail(http.StatusBadRequest, "anthropic-version header is required")
+		return
 	case readErr != nil || rec.BodyBytes > maxRequestBytes:
-		return fail(http.StatusRequestEntityTooLarge, "request body too large")
+		fail(http.StatusRequestEntityTooLarge, "request body too large")
+		return
 	case jsonErr != nil:
-		return fail(http.StatusBadRequest, "request body is not JSON")
+		fail(http.StatusBadRequest, "request body is not JSON")
+		return
 	case format == FormatAnthropic && req.MaxTokens <= 0:
-		return fail(http.StatusBadRequest, "max_tokens: field required")
+		fail(http.StatusBadRequest, "max_tokens: field required")
+		return
 	case userMessage(rec.Messages) == "":
-		return fail(http.StatusBadRequest, "a user message is required")
+		fail(http.StatusBadRequest, "a user message is required")
+		return
 	}
 
 	text, marker := promptText(req)
@@ -165,45 +166,34 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, format string, re
 	adm := s.admit(format, pt+rec.MaxTokens, time.Now())
 	s.mu.Unlock()
 	reqID := fmt.Sprintf("req_standin_%d", seq)
-	switch format {
-	case FormatOpenAI:
-		w.Header().Set("X-Request-Id", reqID)
-	case FormatAnthropic:
-		w.Header().Set("Request-Id", reqID)
-	case FormatBedrock:
-		w.Header().Set("X-Amzn-Requestid", reqID)
-	}
+	w.Header().Set(map[string]string{FormatOpenAI: "X-Request-Id", FormatAnthropic: "Request-Id", FormatBedrock: "X-Amzn-Requestid"}[format], reqID)
 	if adm.limited != "" {
 		rec.RateLimited = adm.limited
 		writeRateLimited(w, format, adm, reqID)
-		return record(http.StatusTooManyRequests, "")
+		record(http.StatusTooManyRequests, "")
+		return
 	}
 	rec.ChargedTokens = adm.charged
 	for k, v := range adm.headers {
 		w.Header()[k] = v
 	}
-	fault, faulted := s.nextFault(userMessage(rec.Messages))
+	fault := s.nextFault(userMessage(rec.Messages))
 	for k, v := range fault.Headers {
 		w.Header().Set(k, v)
 	}
 
 	if !wait(r.Context(), time.Duration(fault.DelayMS)*time.Millisecond+s.opts.Latency) {
-		return record(499, fault.String()) // client gave up; nginx's convention
+		record(499, fault.String()) // client gave up; nginx's convention
+		return
 	}
 	if fault.RetryAfter != "" {
 		w.Header().Set("Retry-After", fault.RetryAfter)
 	}
-	model := rec.Model
-	if model == "" {
-		model = s.opts.Model
-	}
+	model := cmp.Or(rec.Model, s.opts.Model)
 	a := reply{seq: seq, reqID: reqID, model: model, finish: fault.FinishReason, promptTokens: pt}
 	switch {
 	case fault.Body != nil || (fault.Status != 0 && fault.Status != http.StatusOK):
-		st := fault.Status
-		if st == 0 {
-			st = http.StatusOK
-		}
+		st := cmp.Or(fault.Status, http.StatusOK)
 		if fault.Body != nil {
 			if format == FormatBedrock && fault.ErrorType != "" {
 				w.Header().Set("X-Amzn-Errortype", fault.ErrorType)
@@ -214,7 +204,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, format string, re
 		} else {
 			writeFormatError(w, format, st, fault.ErrorType, http.StatusText(st), reqID)
 		}
-		return record(st, fault.String())
+		record(st, fault.String())
+		return
 	case fault.Refusal != "":
 		a.refusal = fault.Refusal
 	case fault.Malformed:
@@ -235,10 +226,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, format string, re
 	rec.InputTokens, rec.CachedTokens, rec.CacheWriteTokens = pt, a.cache.read, a.cache.write
 	rec.OutputTokens = tokens(len(a.content) + len(a.refusal))
 	a.write(w, format)
-	if faulted {
-		return record(http.StatusOK, fault.String())
-	}
-	return record(http.StatusOK, "")
+	record(http.StatusOK, fault.String()) // "" without a fault
 }
 
 func truncating(reason string) bool { return reason == "length" || reason == "max_tokens" }
