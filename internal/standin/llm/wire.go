@@ -22,8 +22,7 @@ const (
 	FormatBedrock   = "bedrock"
 )
 
-// wireRequest is the union of the three request shapes, as far as the
-// stand-in reads them.
+// wireRequest is the union of the three request shapes, as far as read.
 type wireRequest struct {
 	Model          string          `json:"model"`
 	Messages       []wireMessage   `json:"messages"`
@@ -217,7 +216,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, format string)
 		content, _ := json.Marshal(res) // plain structs always marshal
 		a.content = string(content)
 	}
-	if truncating(a.finish) {
+	if a.finish == "length" || a.finish == "max_tokens" {
 		a.content = a.content[:len(a.content)/2] // cut mid-JSON, as a real token limit does
 	}
 	s.mu.Lock()
@@ -228,8 +227,6 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, format string)
 	a.write(w, format)
 	record(http.StatusOK, fault.String()) // "" without a fault
 }
-
-func truncating(reason string) bool { return reason == "length" || reason == "max_tokens" }
 
 // quoteKey is how providers quote a rejected key: a prefix and the last four
 // (docs/reference/llm-providers.md: a 401's message "quotes part of the key").
@@ -250,7 +247,6 @@ type reply struct {
 }
 
 func (a reply) write(w http.ResponseWriter, format string) {
-	// Tokens are approximated at four bytes each; tests only need plausible usage.
 	pt, ct := a.promptTokens, tokens(len(a.content)+len(a.refusal))
 	uncached := pt - a.cache.read - a.cache.write // Anthropic's and Bedrock's input_tokens
 	switch format {
@@ -294,11 +290,10 @@ func (a reply) write(w http.ResponseWriter, format string) {
 	}
 }
 
-// writeFormatError writes status in format's error shape. errType, when set,
-// names the Anthropic error.type or the Bedrock exception; otherwise the
-// status picks the one the provider uses for it (docs/reference/llm-providers.md:
-// the OpenAI table, Anthropic's {"type":"error",…,"request_id"} and Bedrock's
-// exceptions).
+// writeFormatError writes status in format's error shape, errType (default:
+// the status's) the Anthropic error.type or Bedrock exception
+// (docs/reference/llm-providers.md: the OpenAI table, Anthropic's
+// {"type":"error",…,"request_id"} and Bedrock's exceptions).
 func writeFormatError(w http.ResponseWriter, format string, status int, errType, msg, reqID string) {
 	switch format {
 	case FormatOpenAI:
@@ -310,24 +305,14 @@ func writeFormatError(w http.ResponseWriter, format string, status int, errType,
 		w.WriteHeader(status)
 		w.Write(defaultErrorBody(status))
 	case FormatAnthropic:
-		if errType == "" {
-			errType = map[int]string{400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
-				404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error", 500: "api_error", 529: "overloaded_error"}[status]
-			if errType == "" {
-				errType = "api_error"
-			}
-		}
+		errType = cmp.Or(errType, map[int]string{400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
+			404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error", 500: "api_error", 529: "overloaded_error"}[status], "api_error")
 		writeJSON(w, status, map[string]any{"type": "error",
 			"error": map[string]any{"type": errType, "message": msg}, "request_id": reqID})
 	case FormatBedrock:
-		if errType == "" {
-			errType = map[int]string{400: "ValidationException", 401: "UnrecognizedClientException", 403: "AccessDeniedException",
-				404: "ResourceNotFoundException", 424: "ModelErrorException", 429: "ThrottlingException",
-				500: "InternalServerException", 503: "ServiceUnavailableException"}[status]
-			if errType == "" {
-				errType = "InternalServerException"
-			}
-		}
+		errType = cmp.Or(errType, map[int]string{400: "ValidationException", 401: "UnrecognizedClientException", 403: "AccessDeniedException",
+			404: "ResourceNotFoundException", 424: "ModelErrorException", 429: "ThrottlingException",
+			500: "InternalServerException", 503: "ServiceUnavailableException"}[status], "InternalServerException")
 		w.Header().Set("X-Amzn-Errortype", errType)
 		writeJSON(w, status, map[string]any{"message": msg})
 	}

@@ -9,15 +9,13 @@ import (
 	"time"
 )
 
-// messageJSON is the wire form of a Message: Raw as text, since the
-// consumers are shell scripts and tests in other processes.
+// messageJSON is a Message on the wire: Raw as text, for scripts.
 type messageJSON struct {
 	Message
 	Raw string `json:"raw"`
 }
 
-// faultJSON is the wire form of a Fault: delay as a Go duration string
-// ("2s"), friendlier to curl than nanoseconds.
+// faultJSON is a Fault on the wire, delay a Go duration ("2s") for curl.
 type faultJSON struct {
 	Stage    Stage  `json:"stage"`
 	Code     int    `json:"code,omitempty"`
