@@ -14,6 +14,7 @@
 package llm
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -151,9 +152,7 @@ type Server struct {
 
 // NewServer returns a stopped Server; Start or Handler puts it to work.
 func NewServer(opts Options) *Server {
-	if opts.Model == "" {
-		opts.Model = "standin-reviewer-1"
-	}
+	opts.Model = cmp.Or(opts.Model, "standin-reviewer-1")
 	lg := opts.Logger
 	if lg == nil {
 		lg = slog.New(slog.DiscardHandler)
@@ -166,9 +165,7 @@ func NewServer(opts Options) *Server {
 // Start serves on addr, a loopback address ("127.0.0.1:0" when empty),
 // until Close, and returns the base URL.
 func (s *Server) Start(addr string) (string, error) {
-	if addr == "" {
-		addr = "127.0.0.1:0"
-	}
+	addr = cmp.Or(addr, "127.0.0.1:0")
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return "", fmt.Errorf("llm standin: address %q: %w", addr, err)
@@ -235,9 +232,7 @@ func (s *Server) QueueFault(f Fault) {
 func (s *Server) Requests() []Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]Request, len(s.requests))
-	copy(out, s.requests)
-	return out
+	return append([]Request{}, s.requests...)
 }
 
 // Reset clears queued faults and recorded requests.
@@ -269,16 +264,12 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /v1/messages", func(w http.ResponseWriter, r *http.Request) { s.complete(w, r, FormatAnthropic) })
 	mux.HandleFunc("POST /model/{model}/converse", func(w http.ResponseWriter, r *http.Request) { s.complete(w, r, FormatBedrock) })
 	mux.HandleFunc("POST /_standin/faults", s.queueFaults)
-	mux.HandleFunc("GET /_standin/requests", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, s.Requests())
-	})
+	mux.HandleFunc("GET /_standin/requests", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, s.Requests()) })
 	mux.HandleFunc("POST /_standin/reset", func(w http.ResponseWriter, r *http.Request) {
 		s.Reset()
 		w.WriteHeader(http.StatusNoContent)
 	})
-	mux.HandleFunc("GET /_standin/health", func(w http.ResponseWriter, r *http.Request) {
-		io.WriteString(w, "ok\n")
-	})
+	mux.HandleFunc("GET /_standin/health", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "invalid_request_error", "unknown path")
 	})

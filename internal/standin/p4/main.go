@@ -14,10 +14,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -232,20 +232,12 @@ func (s *session) describe(args []string) {
 		if done := s.serveFaults(fmt.Sprintf("change-%d", cl), "describe", c.Faults, c.SleepMS); done {
 			return
 		}
-		rec := map[string]any{
-			"change":     strconv.FormatInt(c.Change, 10),
-			"user":       c.User,
-			"client":     c.Client,
-			"time":       strconv.FormatInt(c.Time, 10),
-			"desc":       c.Desc,
-			"status":     c.Status,
-			"changeType": "public",
-		}
-		showFiles := !shelved || c.Shelved
+		rec := map[string]any{"change": strconv.FormatInt(c.Change, 10), "user": c.User, "client": c.Client,
+			"time": strconv.FormatInt(c.Time, 10), "desc": c.Desc, "status": c.Status, "changeType": "public"}
 		if shelved && c.Shelved {
 			rec["shelved"] = ""
 		}
-		if showFiles && len(c.Files) > 0 {
+		if (!shelved || c.Shelved) && len(c.Files) > 0 {
 			rec["path"] = commonDir(c.Files) + "..."
 			n := 0
 			for _, f := range c.Files {
@@ -258,10 +250,7 @@ func (s *session) describe(args []string) {
 				if c.Shelved && rev == 0 {
 					rev = 1 // an opened add shows as #1
 				}
-				rec["depotFile"+idx] = f.Path
-				rec["action"+idx] = f.Action
-				rec["type"+idx] = f.Type
-				rec["rev"+idx] = strconv.Itoa(rev)
+				rec["depotFile"+idx], rec["action"+idx], rec["type"+idx], rec["rev"+idx] = f.Path, f.Action, f.Type, strconv.Itoa(rev)
 				if !isDelete(f.Action) {
 					if size, ok := s.d.size(&f); ok {
 						rec["fileSize"+idx] = strconv.FormatInt(size, 10)
@@ -360,15 +349,8 @@ func (s *session) print(args []string) {
 			content = expandKeywords(content, r.file.Type, r.file.Path, r.rev, change, r.change.User, at)
 		}
 		if !quiet {
-			s.emit(map[string]any{
-				"depotFile": r.file.Path,
-				"rev":       strconv.Itoa(r.rev),
-				"change":    strconv.FormatInt(r.change.Change, 10),
-				"action":    r.file.Action,
-				"type":      r.file.Type,
-				"time":      strconv.FormatInt(r.change.Time, 10),
-				"fileSize":  strconv.Itoa(len(content)),
-			})
+			s.emit(map[string]any{"depotFile": r.file.Path, "rev": strconv.Itoa(r.rev), "change": strconv.FormatInt(r.change.Change, 10),
+				"action": r.file.Action, "type": r.file.Type, "time": strconv.FormatInt(r.change.Time, 10), "fileSize": strconv.Itoa(len(content))})
 		}
 		for _, chunk := range chunks(content, 4096) {
 			s.emit(map[string]any{"data": chunk})
@@ -421,15 +403,8 @@ func (s *session) diff2(args []string) {
 	if body == "" {
 		status = "identical"
 	}
-	s.emit(map[string]any{
-		"status":     status,
-		"depotFile":  left.file.Path,
-		"rev":        strconv.Itoa(left.rev),
-		"type":       left.file.Type,
-		"depotFile2": right.file.Path,
-		"rev2":       strconv.Itoa(right.rev),
-		"type2":      right.file.Type,
-	})
+	s.emit(map[string]any{"status": status, "depotFile": left.file.Path, "rev": strconv.Itoa(left.rev), "type": left.file.Type,
+		"depotFile2": right.file.Path, "rev2": strconv.Itoa(right.rev), "type2": right.file.Type})
 	for _, chunk := range chunks(body, 4096) {
 		s.emit(map[string]any{"data": chunk})
 	}
@@ -452,17 +427,9 @@ func (s *session) filelog(args []string) {
 			continue
 		}
 		r := f.rev
-		rec := map[string]any{
-			"depotFile": r.file.Path,
-			"rev0":      strconv.Itoa(r.rev),
-			"change0":   strconv.FormatInt(r.change.Change, 10),
-			"action0":   r.file.Action,
-			"type0":     r.file.Type,
-			"user0":     r.change.User,
-			"client0":   r.change.Client,
-			"time0":     strconv.FormatInt(r.change.Time, 10),
-			"desc0":     r.change.Desc,
-		}
+		rec := map[string]any{"depotFile": r.file.Path, "rev0": strconv.Itoa(r.rev), "change0": strconv.FormatInt(r.change.Change, 10),
+			"action0": r.file.Action, "type0": r.file.Type, "user0": r.change.User, "client0": r.change.Client,
+			"time0": strconv.FormatInt(r.change.Time, 10), "desc0": r.change.Desc}
 		for n, in := range integrations(r.file) {
 			// how<rev>,<n>: every integration record of revision 0, in the
 			// server's order (perforce/p4transfer test/TestP4Transfer.py).
@@ -510,27 +477,14 @@ func (s *session) userSpec(args []string) {
 	}
 	if u == nil {
 		// An unknown user's default spec: no dates, a made-up Email.
-		s.emit(map[string]any{
-			"User":       name,
-			"Email":      name + "@" + s.client,
-			"FullName":   name,
-			"Type":       "standard",
-			"AuthMethod": "perforce",
-		})
+		s.emit(map[string]any{"User": name, "Email": name + "@" + s.client, "FullName": name, "Type": "standard", "AuthMethod": "perforce"})
 		return
 	}
 	if s.serveFaults("user-"+name, "user", u.Faults, u.SleepMS) {
 		return
 	}
-	s.emit(map[string]any{
-		"User":       u.User,
-		"Email":      u.Email,
-		"Update":     "2024/01/15 09:30:00",
-		"Access":     "2024/06/01 12:00:00",
-		"FullName":   u.FullName,
-		"Type":       "standard",
-		"AuthMethod": "perforce",
-	})
+	s.emit(map[string]any{"User": u.User, "Email": u.Email, "Update": "2024/01/15 09:30:00", "Access": "2024/06/01 12:00:00",
+		"FullName": u.FullName, "Type": "standard", "AuthMethod": "perforce"})
 }
 
 // protects answers the caller's own protections (docs/reference/p4-cli.md,
@@ -609,14 +563,8 @@ func (s *session) protectsTable() {
 }
 
 func (s *session) info([]string) {
-	s.emit(map[string]any{
-		"userName":      s.user,
-		"clientName":    s.client,
-		"serverAddress": s.port,
-		"serverVersion": "P4D/STANDIN/2024.2/0000000",
-		"serverLicense": "none",
-		"caseHandling":  "sensitive",
-	})
+	s.emit(map[string]any{"userName": s.user, "clientName": s.client, "serverAddress": s.port,
+		"serverVersion": "P4D/STANDIN/2024.2/0000000", "serverLicense": "none", "caseHandling": "sensitive"})
 }
 
 // serveFaults sleeps the fixture's delay and serves the first pending fault
@@ -686,12 +634,7 @@ func (s *session) msg(severity, generic int, format string, args ...any) {
 // UTF-8 with U+FFFD, as -Mj does.
 func (s *session) emit(r map[string]any) {
 	if !s.json {
-		keys := make([]string, 0, len(r))
-		for k := range r {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(r)) {
 			if k == "data" {
 				fmt.Fprint(s.stdout, r[k])
 				continue
@@ -728,11 +671,11 @@ func chunks(s string, n int) []string {
 
 // commonDir is the longest directory prefix (ending in "/") of the files.
 func commonDir(files []file) string {
-	paths := make([]string, len(files))
-	for i, f := range files {
-		paths[i] = f.Path
+	var paths []string
+	for _, f := range files {
+		paths = append(paths, f.Path)
 	}
-	sort.Strings(paths)
+	slices.Sort(paths)
 	first, last := paths[0], paths[len(paths)-1]
 	n := 0
 	for n < len(first) && n < len(last) && first[n] == last[n] {

@@ -155,10 +155,7 @@ func (f Fault) String() string {
 		s = strconv.Itoa(f.Status)
 	}
 	if f.Hold > 0 {
-		if s == "" {
-			return "held"
-		}
-		return "held+" + s
+		return strings.TrimSuffix("held+"+s, "+")
 	}
 	return s
 }
@@ -434,30 +431,27 @@ func (s *Server) listComments(v11 bool) func(r *http.Request, user string) answe
 			}
 			topic = reviewTopic(id)
 		}
-		limit, after := defaultMax, int64(0)
-		if v := q.Get("max"); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 {
-				return badRequest("max", "must be a positive integer")
+		var bad *answer
+		num := func(field, msg string, def int64) int64 {
+			v := q.Get(field)
+			if v == "" || bad != nil {
+				return def
 			}
-			limit = n
-		}
-		if v := q.Get("after"); v != "" {
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil || n < 1 {
-				return badRequest("after", "must be a comment id")
+				a := badRequest(field, msg)
+				bad = &a
 			}
-			after = n
+			return n
 		}
-		version := 0
-		if v := q.Get("context[version]"); v != "" && !v11 {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 {
-				return badRequest("context[version]", "must be a review version")
-			}
-			version = n
+		limit, after, version := num("max", "must be a positive integer", defaultMax), num("after", "must be a comment id", 0), 0
+		if !v11 {
+			version = int(num("context[version]", "must be a review version", 0))
 		}
-		page, lastSeen := s.page(topic, after, limit)
+		if bad != nil {
+			return *bad
+		}
+		page, lastSeen := s.page(topic, after, int(limit))
 		if version > 0 {
 			// Filtered after paging: "max does not guarantee that max
 			// comments are returned".
@@ -569,22 +563,17 @@ func commentContext(f url.Values, rev Review) (*CommentContext, *answer) {
 	head := headVersion(rev)
 	var ctx CommentContext
 	given := false
-	num := func(field string, dst *int) *answer {
-		v := strings.TrimSpace(f.Get(field))
-		if v == "" {
-			return nil
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			a := badRequest(field, "must be a positive integer")
-			return &a
-		}
-		*dst, given = n, true
-		return nil
+	bad := func(field, msg string) (*CommentContext, *answer) {
+		a := badRequest(field, msg)
+		return nil, &a
 	}
 	for field, dst := range map[string]*int{"context[leftLine]": &ctx.LeftLine, "context[rightLine]": &ctx.RightLine, "context[version]": &ctx.Version} {
-		if a := num(field, dst); a != nil {
-			return nil, a
+		if v := strings.TrimSpace(f.Get(field)); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return bad(field, "must be a positive integer")
+			}
+			*dst, given = n, true
 		}
 	}
 	ctx.File = strings.TrimSpace(f.Get("context[file]"))
@@ -596,23 +585,19 @@ func commentContext(f url.Values, rev Review) (*CommentContext, *answer) {
 		return nil, nil
 	}
 	if ctx.File == "" && (ctx.LeftLine > 0 || ctx.RightLine > 0 || len(ctx.Content) > 0) {
-		a := badRequest("context[file]", "A comment on a line names its file")
-		return nil, &a
+		return bad("context[file]", "A comment on a line names its file")
 	}
 	if ctx.File != "" && !strings.HasPrefix(ctx.File, "//") {
-		a := badRequest("context[file]", "must be a depot path")
-		return nil, &a
+		return bad("context[file]", "must be a depot path")
 	}
 	if ctx.File != "" && ctx.Version == 0 {
 		ctx.Version = head
 	}
 	if ctx.Version > head {
-		a := badRequest("context[version]", "Specified version was not found")
-		return nil, &a
+		return bad("context[version]", "Specified version was not found")
 	}
 	if files := versionFiles(rev, ctx.Version); ctx.File != "" && files != nil && !slices.Contains(files, ctx.File) {
-		a := badRequest("context[file]", "Provided context could not be filtered")
-		return nil, &a
+		return bad("context[file]", "Provided context could not be filtered")
 	}
 	return &ctx, nil
 }
