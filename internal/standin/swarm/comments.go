@@ -50,7 +50,7 @@ type Comment struct {
 	Edited    int64 // 0: never edited (null)
 	TaskState string
 	Flags     []string
-	Likes     []string
+	Likes     []string        // the users who liked
 	Context   *CommentContext // nil: a comment on the whole review (context [])
 	ReplyTo   int64           // the comment this one answers (context.comment); 0: none
 	// What the create asked of notifications; not part of the API's answer.
@@ -165,17 +165,15 @@ func (f Fault) normal() bool { return f.Status == 0 && !f.Drop }
 
 // Request is one comments API request the stand-in received.
 type Request struct {
-	Op     Op
-	Method string
-	Path   string
-	Query  url.Values
-	Form   url.Values
-	User   string // the authenticated login; "" when refused
-	Status int    // the status answered; 0 when the connection was dropped
-	Fault  string // the fault the request met (Fault.String); "" none
-	Listed int    // a list: how many comments its page held
-	Remote string // the caller's address
-	At     time.Time
+	Op           Op
+	Method, Path string
+	Query, Form  url.Values
+	User         string // the authenticated login; "" when refused
+	Status       int    // the status answered; 0 when the connection was dropped
+	Fault        string // the fault the request met (Fault.String); "" none
+	Listed       int    // a list: how many comments its page held
+	Remote       string // the caller's address
+	At           time.Time
 }
 
 // AddLogin adds an API login besides Options' (a reviewer, say).

@@ -20,6 +20,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -59,14 +60,11 @@ type Review struct {
 
 // Run is one test run of a review version, with its callback URLs.
 type Run struct {
-	ID      int64
-	Review  int64
-	Version int
-	Update  string
-	Pass    string
-	Fail    string
-	token   string
-	view    RunView
+	ID, Review         int64
+	Version            int
+	Update, Pass, Fail string
+	token              string
+	view               RunView
 }
 
 // RunView is a test run as a reviewer sees it on the review.
@@ -79,14 +77,13 @@ type RunView struct {
 
 // Call is one callback Swarm received.
 type Call struct {
-	Run         int64
-	Kind        string // update, pass or fail
-	Method      string
-	ContentType string
-	Status      string   // {update}'s status
-	Messages    []string // as sent
-	URL         string   // the link sent
-	At          time.Time
+	Run                 int64
+	Kind                string // update, pass or fail
+	Method, ContentType string
+	Status              string   // {update}'s status
+	Messages            []string // as sent
+	URL                 string   // the link sent
+	At                  time.Time
 }
 
 // Server is the stand-in.
@@ -236,13 +233,7 @@ func (s *Server) FailNext(kind string, statuses ...int) {
 func (s *Server) Calls(run int64) []Call {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []Call
-	for _, c := range s.calls {
-		if c.Run == run {
-			out = append(out, c)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(s.calls), func(c Call) bool { return c.Run != run })
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -390,9 +381,7 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request) {
 		apiError(w, r, http.StatusBadRequest, "Invalid messages, status or url")
 		return
 	}
-	switch rep.Status {
-	case "", "pass", "fail", "running", "notstarted":
-	default:
+	if !slices.Contains([]string{"", "pass", "fail", "running", "notstarted"}, rep.Status) {
 		apiError(w, r, http.StatusBadRequest, "Invalid status")
 		return
 	}
