@@ -100,11 +100,9 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, format string)
 	case FormatAnthropic:
 		key = strings.TrimSpace(r.Header.Get("X-Api-Key"))
 		hasKey = key != ""
-	case FormatBedrock:
-		// SigV4: the stand-in checks the scheme and credential scope, not
-		// the signature (it has no secret key to check against).
-		if a := r.Header.Get("Authorization"); strings.HasPrefix(a, "AWS4-HMAC-SHA256 Credential=") {
-			cred, _, _ := strings.Cut(strings.TrimPrefix(a, "AWS4-HMAC-SHA256 Credential="), "/")
+	case FormatBedrock: // SigV4: the scheme and credential scope, not the signature (no secret to check)
+		if cred, ok := strings.CutPrefix(r.Header.Get("Authorization"), "AWS4-HMAC-SHA256 Credential="); ok {
+			cred, _, _ = strings.Cut(cred, "/")
 			rec.Authorization, hasKey = "sigv4 "+cred, true
 		}
 	}

@@ -59,18 +59,8 @@ const (
 )
 
 func run(args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
-	s := &session{
-		port:    getenv("P4PORT"),
-		user:    getenv("P4USER"),
-		client:  getenv("P4CLIENT"),
-		passwd:  getenv("P4PASSWD"),
-		tickets: getenv("P4TICKETS"),
-		trust:   getenv("P4TRUST"),
-		home:    getenv("HOME"),
-		stdin:   stdin,
-		stdout:  stdout,
-		stderr:  stderr,
-	}
+	s := &session{port: getenv("P4PORT"), user: getenv("P4USER"), client: getenv("P4CLIENT"), passwd: getenv("P4PASSWD"),
+		tickets: getenv("P4TICKETS"), trust: getenv("P4TRUST"), home: getenv("HOME"), stdin: stdin, stdout: stdout, stderr: stderr}
 	i := 0
 	for ; i < len(args) && strings.HasPrefix(args[i], "-") && len(args[i]) > 1; i++ {
 		flag, val := args[i][1], args[i][2:]
@@ -81,15 +71,11 @@ func run(args []string, getenv func(string) string, stdin io.Reader, stdout, std
 			i++
 			val = args[i]
 		}
+		if p, ok := map[byte]*string{'p': &s.port, 'u': &s.user, 'c': &s.client, 'P': &s.passwd}[flag]; ok {
+			*p = val
+			continue
+		}
 		switch flag {
-		case 'p':
-			s.port = val
-		case 'u':
-			s.user = val
-		case 'c':
-			s.client = val
-		case 'P':
-			s.passwd = val
 		case 'z':
 			if val != "tag" && !strings.HasPrefix(val, "prog=") && !strings.HasPrefix(val, "version=") {
 				return s.clientError("Invalid -z option: " + val + ".")

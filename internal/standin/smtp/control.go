@@ -104,16 +104,13 @@ func (s *Server) handleQueueFaults(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
-		faults = append(faults, f)
-	}
-	// Validate all before queueing any, so a bad array queues nothing.
-	for _, f := range faults {
 		if err := validateFault(f); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
+		faults = append(faults, f)
 	}
-	for _, f := range faults {
+	for _, f := range faults { // all valid: a bad array queues nothing
 		_ = s.QueueFault(f) // validated above
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -126,15 +126,9 @@ func (s *Server) Start() (addr string, err error) {
 	if err != nil {
 		return "", fmt.Errorf("smtp standin: listen: %w", err)
 	}
-	srv := gosmtp.NewServer(gosmtp.BackendFunc(s.newSession))
-	srv.Domain = s.opts.Domain
-	srv.AllowInsecureAuth = true
-	srv.TLSConfig = s.opts.TLSConfig
-	srv.MaxMessageBytes = 10 << 20
-	srv.MaxRecipients = 100
-	srv.ReadTimeout = time.Minute
-	srv.WriteTimeout = time.Minute
-	srv.ErrorLog = errorLog{s.log}
+	srv := gosmtp.NewServer(gosmtp.BackendFunc(func(c *gosmtp.Conn) (gosmtp.Session, error) { return &session{srv: s, conn: c}, nil }))
+	srv.Domain, srv.AllowInsecureAuth, srv.TLSConfig, srv.ErrorLog = s.opts.Domain, true, s.opts.TLSConfig, errorLog{s.log}
+	srv.MaxMessageBytes, srv.MaxRecipients, srv.ReadTimeout, srv.WriteTimeout = 10<<20, 100, time.Minute, time.Minute
 	s.smtp = srv
 	s.addr = ln.Addr().String()
 
@@ -188,7 +182,7 @@ func (s *Server) Close() {
 func (s *Server) Messages() []Message {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]Message(nil), s.msgs...)
+	return slices.Clone(s.msgs)
 }
 
 // WaitFor blocks until at least n messages have been accepted since the last
@@ -349,10 +343,6 @@ func (s *Server) store(from string, to []string, user string, raw []byte) Messag
 	// Not the body: tests put secrets in it to prove they do not leak.
 	s.log.Info("message accepted", "seq", m.Seq, "message_id", m.MessageID, "rcpt_count", len(to), "bytes", len(raw))
 	return m
-}
-
-func (s *Server) newSession(c *gosmtp.Conn) (gosmtp.Session, error) {
-	return &session{srv: s, conn: c}, nil
 }
 
 // session is one SMTP connection's transaction state.
