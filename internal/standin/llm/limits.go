@@ -79,9 +79,6 @@ type cacheUse struct{ read, write int }
 
 // cache looks up and records a request's cacheable prefix. Call with s.mu held.
 func (s *Server) cache(format, model, text string, marker int, now time.Time) cacheUse {
-	if s.cacheSeen == nil {
-		s.cacheSeen = map[uint64]time.Time{}
-	}
 	minTokens := minCacheTokens
 	if strings.Contains(strings.ToLower(model), "haiku") {
 		minTokens = minCacheTokensHaiku
@@ -96,24 +93,18 @@ func (s *Server) cache(format, model, text string, marker int, now time.Time) ca
 		hashed = n
 		return h.Sum64()
 	}
-	hit := func(k uint64) bool {
+	hit := func(k uint64) bool { // and (re)starts k's life
 		exp, ok := s.cacheSeen[k]
-		if ok && now.Before(exp) {
-			s.cacheSeen[k] = now.Add(cacheTTL)
-			return true
-		}
-		return false
+		s.cacheSeen[k] = now.Add(cacheTTL)
+		return ok && now.Before(exp)
 	}
 	if format == FormatOpenAI {
 		// Automatic: the longest previously seen prefix, in 128-token steps
 		// from 1,024 tokens. Every step of this prompt is remembered.
 		read := 0
 		for n := minTokens * bytesPerToken; n <= len(text); n += cacheStepTokens * bytesPerToken {
-			k := key(n)
-			if hit(k) {
+			if hit(key(n)) {
 				read = tokens(n)
-			} else {
-				s.cacheSeen[k] = now.Add(cacheTTL)
 			}
 		}
 		return cacheUse{read: read}
@@ -121,11 +112,9 @@ func (s *Server) cache(format, model, text string, marker int, now time.Time) ca
 	if marker < 0 || tokens(marker) < minTokens {
 		return cacheUse{}
 	}
-	k := key(marker)
-	if hit(k) {
+	if hit(key(marker)) {
 		return cacheUse{read: tokens(marker)}
 	}
-	s.cacheSeen[k] = now.Add(cacheTTL)
 	return cacheUse{write: tokens(marker)}
 }
 

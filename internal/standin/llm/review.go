@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -82,8 +83,8 @@ var severityMark = regexp.MustCompile(`standin-severity: (critical|high|medium|l
 func Review(user, promptVersion, schemaVersion string) ReviewResult {
 	p := readPrompt(user)
 	res := ReviewResult{
-		SchemaVersion: firstNonEmpty(schemaVersion, p.schemaVersion, defaultSchemaVersion),
-		PromptVersion: firstNonEmpty(promptVersion, p.promptVersion, defaultPromptVersion),
+		SchemaVersion: cmp.Or(schemaVersion, p.schemaVersion, defaultSchemaVersion),
+		PromptVersion: cmp.Or(promptVersion, p.promptVersion, defaultPromptVersion),
 		Findings:      []Finding{},
 		Meta:          map[string]any{"reviewer": "llm-standin", "changed_files": len(p.changed)},
 	}
@@ -218,13 +219,4 @@ func addedLines(diff string) []numberedLine {
 		}
 	}
 	return out
-}
-
-func firstNonEmpty(vs ...string) string {
-	for _, v := range vs {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }

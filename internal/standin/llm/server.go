@@ -157,7 +157,7 @@ func NewServer(opts Options) *Server {
 	if lg == nil {
 		lg = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{opts: opts, log: lg}
+	s := &Server{opts: opts, log: lg, cacheSeen: map[uint64]time.Time{}}
 	s.SetLimits(opts.TokensPerMinute, opts.RequestsPerMinute, opts.RateLimitBurst)
 	return s
 }

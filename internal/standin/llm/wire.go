@@ -247,9 +247,9 @@ type reply struct {
 func (a reply) write(w http.ResponseWriter, format string) {
 	pt, ct := a.promptTokens, tokens(len(a.content)+len(a.refusal))
 	uncached := pt - a.cache.read - a.cache.write // Anthropic's and Bedrock's input_tokens
+	text := cmp.Or(a.refusal, a.content)          // Anthropic's and Bedrock's
 	switch format {
 	case FormatOpenAI:
-		finish := firstNonEmpty(a.finish, "stop")
 		msg := map[string]any{"role": "assistant", "content": a.content, "refusal": nil}
 		if a.refusal != "" {
 			msg["content"], msg["refusal"] = nil, a.refusal
@@ -257,14 +257,14 @@ func (a reply) write(w http.ResponseWriter, format string) {
 		writeJSON(w, http.StatusOK, map[string]any{
 			"id": fmt.Sprintf("chatcmpl-standin-%d", a.seq), "object": "chat.completion",
 			"created": time.Now().Unix(), "model": a.model,
-			"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
+			"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": cmp.Or(a.finish, "stop")}},
 			"usage": map[string]any{"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct,
 				"prompt_tokens_details": map[string]int{"cached_tokens": a.cache.read}},
 		})
 	case FormatAnthropic:
-		stop, text := firstNonEmpty(a.finish, "end_turn"), a.content
+		stop := cmp.Or(a.finish, "end_turn")
 		if a.refusal != "" {
-			stop, text = "refusal", a.refusal
+			stop = "refusal"
 		}
 		writeJSON(w, http.StatusOK, map[string]any{
 			"id": fmt.Sprintf("msg_standin_%d", a.seq), "type": "message", "role": "assistant", "model": a.model,
@@ -274,13 +274,9 @@ func (a reply) write(w http.ResponseWriter, format string) {
 				"cache_creation_input_tokens": a.cache.write, "cache_read_input_tokens": a.cache.read},
 		})
 	case FormatBedrock:
-		text := a.content
-		if a.refusal != "" {
-			text = a.refusal
-		}
 		writeJSON(w, http.StatusOK, map[string]any{
 			"output":     map[string]any{"message": map[string]any{"role": "assistant", "content": []any{map[string]any{"text": text}}}},
-			"stopReason": firstNonEmpty(a.finish, "end_turn"),
+			"stopReason": cmp.Or(a.finish, "end_turn"),
 			"usage": map[string]int{"inputTokens": uncached, "outputTokens": ct, "totalTokens": pt + ct,
 				"cacheReadInputTokens": a.cache.read, "cacheWriteInputTokens": a.cache.write},
 			"metrics": map[string]int{"latencyMs": 1},
