@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 )
@@ -69,7 +70,7 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 		if id != "" && m.MessageID != id && m.MessageID != "<"+strings.Trim(id, "<>")+">" {
 			continue
 		}
-		if to != "" && !containsFold(m.To, to) {
+		if to != "" && !slices.ContainsFunc(m.To, func(x string) bool { return strings.EqualFold(x, to) }) {
 			continue
 		}
 		out = append(out, messageJSON{Message: m, Raw: string(m.Raw)})
@@ -114,15 +115,6 @@ func (s *Server) handleQueueFaults(w http.ResponseWriter, r *http.Request) {
 		_ = s.QueueFault(f) // validated above
 	}
 	w.WriteHeader(http.StatusNoContent)
-}
-
-func containsFold(list []string, v string) bool {
-	for _, x := range list {
-		if strings.EqualFold(x, v) {
-			return true
-		}
-	}
-	return false
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

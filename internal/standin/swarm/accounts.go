@@ -1,9 +1,6 @@
 package swarm
 
-import (
-	"net/http"
-	"slices"
-)
+import "net/http"
 
 // Accounts: the users, groups and projects Swarm knows, which decide whose
 // callouts count (callouts.go) and who moderates a branch, in Swarm 2022.1's
@@ -35,9 +32,7 @@ func (s *Server) AddUsers(users ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, u := range users {
-		if !slices.Contains(s.users, u) {
-			s.users = append(s.users, u)
-		}
+		s.users = appendNew(s.users, u)
 	}
 }
 

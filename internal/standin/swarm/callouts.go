@@ -97,8 +97,8 @@ func (s *Server) applyCallouts(review int64, body string) {
 		rev.Required = map[string]string{}
 	}
 	for _, id := range s.known(c.Plain) {
-		if id != rev.Author && !slices.Contains(rev.Reviewers, id) {
-			rev.Reviewers = append(rev.Reviewers, id)
+		if id != rev.Author {
+			rev.Reviewers = appendNew(rev.Reviewers, id)
 		}
 	}
 	for _, id := range s.known(c.Starred) {

@@ -18,9 +18,7 @@ const ArchivedFlag = "closed"
 // Like adds user to the comment's likes (reference "Review comments"), once.
 func (s *Server) Like(id int64, user string) error {
 	return s.react(id, func(c *Comment) error {
-		if !slices.Contains(c.Likes, user) {
-			c.Likes = append(c.Likes, user)
-		}
+		c.Likes = appendNew(c.Likes, user)
 		return nil
 	})
 }
@@ -63,9 +61,7 @@ func (s *Server) Verify(id int64) error { return s.moveTo(id, TaskVerified) }
 // Archive sets the comment's archived flag.
 func (s *Server) Archive(id int64) error {
 	return s.react(id, func(c *Comment) error {
-		if !slices.Contains(c.Flags, ArchivedFlag) {
-			c.Flags = append(c.Flags, ArchivedFlag)
-		}
+		c.Flags = appendNew(c.Flags, ArchivedFlag)
 		return nil
 	})
 }

@@ -198,11 +198,7 @@ func (s *Server) StartRun(review int64, version int) Run {
 	}
 	r := &Run{ID: s.seq, Review: review, Version: version, token: tok + ".v" + strconv.Itoa(version),
 		view: RunView{Status: "notstarted"}}
-	origin := strings.TrimRight(s.opts.ExternalURL, "/")
-	if origin == "" {
-		origin = "http://localhost"
-	}
-	prefix := fmt.Sprintf("%s/api/v10/testruns/%d/", origin, r.ID)
+	prefix := fmt.Sprintf("%s/api/v10/testruns/%d/", cmp.Or(strings.TrimRight(s.opts.ExternalURL, "/"), "http://localhost"), r.ID)
 	r.Update, r.Pass, r.Fail = prefix+r.token, prefix+"pass/"+r.token, prefix+"fail/"+r.token
 	s.runs[r.ID] = r
 	return *r
