@@ -2,13 +2,13 @@ package main
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssnssubscriptions"
 	"github.com/aws/jsii-runtime-go"
@@ -105,7 +105,7 @@ const retentionRoundAgeHours = 48
 // newAlarms is the alarms section: the environment's alarm topic (given or
 // created, optional e-mail subscription), every alarm paging it, and the
 // pipeline dashboard. It returns the topic.
-func newAlarms(stack awscdk.Stack, env string, cfg EnvConfig, mathAlarms bool, stages []*stage, fns stackFunctions, jobPage awslambda.Function) awssns.ITopic {
+func newAlarms(stack awscdk.Stack, env string, cfg EnvConfig, mathAlarms bool, stages []*stage, fns stackFunctions) awssns.ITopic {
 	// Every environment pages somewhere: the given topic, or one of its own.
 	var topic awssns.ITopic
 	if cfg.AlarmTopicArn != "" {
@@ -120,7 +120,7 @@ func newAlarms(stack awscdk.Stack, env string, cfg EnvConfig, mathAlarms bool, s
 		topic.AddSubscription(awssnssubscriptions.NewEmailSubscription(jsii.String(cfg.AlarmEmail), nil))
 	}
 	a := alarmer{stack: stack, env: env, action: awscloudwatchactions.NewSnsAction(topic)}
-	for _, al := range alarms(a, cfg, mathAlarms, stages, fns, jobPage) {
+	for _, al := range alarms(a, cfg, mathAlarms, stages, fns) {
 		a.add(al)
 	}
 	newDashboard(a, stages)
@@ -129,7 +129,7 @@ func newAlarms(stack awscdk.Stack, env string, cfg EnvConfig, mathAlarms bool, s
 
 // alarms are the alarms of the environment, one row each; optional
 // features add theirs only when on.
-func alarms(a alarmer, cfg EnvConfig, mathAlarms bool, stages []*stage, fns stackFunctions, jobPage awslambda.Function) []alarm {
+func alarms(a alarmer, cfg EnvConfig, mathAlarms bool, stages []*stage, fns stackFunctions) []alarm {
 	minute := awscdk.Duration_Seconds(jsii.Number(60))
 	perMinute := func(stat string) *awscloudwatch.MetricOptions {
 		return &awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String(stat)}
@@ -151,16 +151,8 @@ func alarms(a alarmer, cfg EnvConfig, mathAlarms bool, stages []*stage, fns stac
 			alarm{id: s.id + "LeaseLostAlarm", desc: "Workers of " + s.name + " lose their lease: leaseSeconds too short or a host clock off",
 				metric: a.sum("LeaseLost", stage(s.name))})
 	}
-	// Each function's errors and throttles, under the function's alarm id prefix.
-	named := []struct {
-		id string
-		fn awslambda.Function
-	}{{"Webhook", fns.webhook}, {"Fetch", fns.fetch}, {"Review", fns.llm}, {"Notify", fns.notify}, {"Sweeper", fns.sweeper},
-		{"SesEvents", fns.sesEvents}, {"JobPage", jobPage}, {"Digest", fns.digest}}
-	for _, f := range named {
-		if f.fn == nil { // an optional function that is off
-			continue
-		}
+	// Each function's errors and throttles, under its id without "Function".
+	for _, f := range fns.factory.made {
 		out = append(out,
 			alarm{id: f.id + "ErrorsAlarm", desc: f.id + " function errors", metric: f.fn.MetricErrors(perMinute("Sum"))},
 			alarm{id: f.id + "ThrottlesAlarm", desc: f.id + " function throttled", metric: f.fn.MetricThrottles(perMinute("Sum"))})
@@ -271,12 +263,7 @@ func sloAlarms(a alarmer, cfg EnvConfig) []alarm {
 		{"ValidFindingsSloAlarm", "ReviewValidFindings", "valid findings per job below", awscloudwatch.ComparisonOperator_LESS_THAN_THRESHOLD, cfg.ValidFindingsSLO},
 		{"DroppedFindingsSloAlarm", "ReviewFindingsDropped", "dropped findings per job above", awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD, cfg.DroppedFindingsSLO},
 	} {
-		versions := make([]string, 0, len(k.slo))
-		for v := range k.slo {
-			versions = append(versions, v)
-		}
-		sort.Strings(versions)
-		for _, v := range versions {
+		for _, v := range slices.Sorted(maps.Keys(k.slo)) {
 			out = append(out, alarm{id: k.idPrefix + strings.ReplaceAll(v, ".", "x"),
 				desc:      fmt.Sprintf("Prompt %s: %s the SLO %v for an hour; roll the prompt version back", v, k.what, k.slo[v]),
 				metric:    a.metric(k.metric, "Average", fiveMinutes(), map[string]*string{"Stage": jsii.String("llm"), "PromptVersion": jsii.String(v)}),
@@ -286,16 +273,13 @@ func sloAlarms(a alarmer, cfg EnvConfig) []alarm {
 	return out
 }
 
-// acceptanceAlarm is the rollback alarm on acceptance (issue 32): the
-// share of judged findings reviewers accepted over a day, below the
-// environment's acceptanceAlarmThreshold, pages once at least
-// acceptanceAlarmMinSample findings judged that day. The share is
-// Sum(outcome.AcceptanceMetric) / Sum(outcome.JudgedMetric), the deltas
-// outcome.FateMoved emits by Environment alone, so a finding that flips
-// class counts once; a day with fewer judged findings reads 1 (never a
-// breach: one dismissal is not a trend), and a day with none is missing
-// data, not a breach. A day is the period because reactions come over
-// days, not minutes. 0 turns it off.
+// acceptanceAlarm is the rollback alarm on acceptance (issue 32): the share
+// of judged findings reviewers accepted over a day (reactions come over
+// days), Sum(outcome.AcceptanceMetric) / Sum(outcome.JudgedMetric) by
+// Environment alone (a finding that flips class counts once), below
+// acceptanceAlarmThreshold pages once acceptanceAlarmMinSample findings were
+// judged that day; a smaller day reads 1 (one dismissal is not a trend), an
+// empty one is missing data. 0 turns it off.
 //
 // Metric math (CloudWatch User Guide, "Using metric math": IF(condition,
 // trueValue, falseValue) over time series; "Create a CloudWatch alarm

@@ -4,7 +4,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
@@ -73,12 +72,11 @@ func validateDigest(c EnvConfig, p *problems) {
 
 // newDigest adds the digest function and its weekly schedule, and lets the
 // notify function record week entries (decided with the review by the llm
-// function, shared/decide; written with notify's finish); nil when the
-// digest is off.
-func newDigest(f *functionFactory, p functionsProps, notify awslambda.Function) awslambda.Function {
+// function, shared/decide; written with notify's finish).
+func newDigest(f *functionFactory, p functionsProps, notify awslambda.Function) {
 	cfg := f.cfg
 	if !cfg.WeeklyDigest {
-		return nil
+		return
 	}
 	f.items(notify, p).grant(jsii.Strings("dynamodb:PutItem"), itemDigest)
 	fn := f.newFn(fnSpec{id: "DigestFunction", asset: "digest", memory: 256, timeout: 300, env: map[string]*string{
@@ -89,12 +87,7 @@ func newDigest(f *functionFactory, p functionsProps, notify awslambda.Function) 
 	// reviews' outcomes and kind tallies; SES events for a send in doubt.
 	g.grant(jsii.Strings("dynamodb:Query", "dynamodb:UpdateItem"), itemDigest)
 	g.grant(jsii.Strings("dynamodb:Query"), itemOutcome, itemDelivery)
-	p.secrets.delivery.GrantRead(fn, nil)
-	if cfg.EmailProvider == "ses" {
-		fn.AddToRolePolicy(sesSendStatement(cfg))
-	} else {
-		p.secrets.smtp.GrantRead(fn, nil)
-	}
+	grantMail(fn, cfg, p.secrets)
 	// A retried delivery of the schedule's event carries the same time, so
 	// the same week; the pass sends nothing twice (shared/digest).
 	rule := awsevents.NewRule(f.stack, jsii.String("DigestSchedule"), &awsevents.RuleProps{
@@ -103,20 +96,21 @@ func newDigest(f *functionFactory, p functionsProps, notify awslambda.Function) 
 		Targets:     &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(fn, nil)},
 	})
 	pinID(rule, "DigestSchedule")
-	awscdk.NewCfnOutput(f.stack, jsii.String("DigestFunctionName"), &awscdk.CfnOutputProps{Value: fn.FunctionName()})
-	return fn
 }
 
-// sesSendStatement lets a function send only as the configured identity,
-// only through the configuration set whose events feed the provider
-// evidence (SES authorizes SendEmail on both resources).
-func sesSendStatement(cfg EnvConfig) awsiam.PolicyStatement {
-	arn := func(kind, name string) *string {
-		return awscdk.Fn_Sub(jsii.String("arn:${AWS::Partition}:ses:${AWS::Region}:${AWS::AccountId}:"+kind+"/"+name), nil)
+// grantMail lets fn read the delivery key (the outbox rows' recipients are
+// named by it) and send: through the SMTP relay's login, or with SES only as
+// the configured identity, only through the configuration set whose events
+// feed the provider evidence (SES authorizes SendEmail on both resources).
+func grantMail(fn awslambda.Function, cfg EnvConfig, sec stackSecrets) {
+	sec.delivery.GrantRead(fn, nil)
+	if cfg.EmailProvider != "ses" {
+		sec.smtp.GrantRead(fn, nil)
+		return
 	}
-	return awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+	fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Actions:    jsii.Strings("ses:SendEmail"),
-		Resources:  &[]*string{arn("identity", sesIdentity(cfg)), arn("configuration-set", cfg.SESConfigurationSet)},
+		Resources:  &[]*string{sesARN("identity", sesIdentity(cfg)), sesARN("configuration-set", cfg.SESConfigurationSet)},
 		Conditions: &map[string]any{"StringEquals": map[string]any{"ses:FromAddress": cfg.SMTPFrom}},
-	})
+	}))
 }

@@ -1,11 +1,7 @@
 package main
 
 import (
-	"strings"
-
-	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/jsii-runtime-go"
 )
@@ -17,12 +13,8 @@ import (
 // access to their secrets; no table, queue or bucket. Its settings are
 // those whose declarations name the doctor (TestDoctorFunction holds them
 // to the functions').
-func newDoctorFunction(f *functionFactory, p functionsProps, p4Layer awslambda.LayerVersion) awslambda.Function {
+func newDoctorFunction(f *functionFactory, p functionsProps) {
 	cfg, sec := f.cfg, p.secrets
-	var layers []awslambda.ILayerVersion
-	if p4Layer != nil {
-		layers = append(layers, p4Layer)
-	}
 	env := map[string]*string{"P4_SECRET_ID": sec.p4.SecretArn()}
 	grantRead := []awssecretsmanager.Secret{sec.p4}
 	if cfg.EmailProvider != "ses" {
@@ -34,8 +26,8 @@ func newDoctorFunction(f *functionFactory, p functionsProps, p4Layer awslambda.L
 		grantRead = append(grantRead, sec.swarmAPI)
 	}
 	// A few commands per system, each bounded by its own timeout.
-	fn := f.newFn(fnSpec{id: "DoctorFunction", asset: "doctor", memory: 256, timeout: 300, layers: layers,
-		privateNetwork: true, swarmCaller: true, env: env})
+	fn := f.newFn(fnSpec{id: "DoctorFunction", asset: "doctor", memory: 256, timeout: 300,
+		perforce: true, swarmCaller: true, noAlarms: true, env: env})
 	for _, s := range grantRead {
 		s.GrantRead(fn, nil)
 	}
@@ -46,14 +38,9 @@ func newDoctorFunction(f *functionFactory, p functionsProps, p4Layer awslambda.L
 	if cfg.EmailProvider == "ses" {
 		// Reads the verification of the From domain (what the check asks)
 		// and of the identity notify sends as; sends nothing.
-		arn := func(id string) *string {
-			return awscdk.Fn_Sub(jsii.String("arn:${AWS::Partition}:ses:${AWS::Region}:${AWS::AccountId}:identity/"+id), nil)
-		}
 		fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 			Actions:   jsii.Strings("ses:GetEmailIdentity"),
-			Resources: &[]*string{arn(cfg.SMTPFrom[strings.LastIndexByte(cfg.SMTPFrom, '@')+1:]), arn(sesIdentity(cfg))},
+			Resources: &[]*string{sesARN("identity", fromDomain(cfg)), sesARN("identity", sesIdentity(cfg))},
 		}))
 	}
-	awscdk.NewCfnOutput(f.stack, jsii.String("DoctorFunctionName"), &awscdk.CfnOutputProps{Value: fn.FunctionName()})
-	return fn
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"cmp"
+	"maps"
 	"path/filepath"
 	"strings"
 
@@ -18,6 +20,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsses"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/criticizer/criticizer/shared/llm"
 )
 
 // functionsProps is what the functions section is wired to.
@@ -34,14 +38,15 @@ type functionsProps struct {
 // stackFunctions are the pipeline's Lambda functions.
 type stackFunctions struct {
 	webhook, fetch, llm, notify, sweeper awslambda.Function
-	// sesEvents records SES events (emailProvider ses, else nil); sesEventsDLQ
-	// keeps the events it could not record.
-	sesEvents    awslambda.Function
+	// sesEventsDLQ keeps the SES events the sesevents function could not
+	// record (emailProvider ses, else nil).
 	sesEventsDLQ awssqs.Queue
-	// digest sends the weekly digest (weeklyDigest, else nil; digest.go).
-	digest awslambda.Function
-	// doctor is the pre-flight, invoked by `criticizer doctor` (doctor.go).
-	doctor awslambda.Function
+	factory      *functionFactory // for the job page (jobpage.go)
+}
+
+type namedFn struct {
+	id string
+	fn awslambda.Function
 }
 
 // newFunctions defines the functions, each with its configuration and its
@@ -49,16 +54,15 @@ type stackFunctions struct {
 // event source mappings and the sweeper's schedules.
 func newFunctions(stack awscdk.Stack, p functionsProps) stackFunctions {
 	f := newFunctionFactory(stack, p)
-	p4Layer := newP4Layer(stack, p.cfg, f.arch, p.removal)
 	fns := stackFunctions{
 		webhook: newWebhookFunction(f, p),
-		fetch:   newFetchFunction(f, p, p4Layer),
+		fetch:   newFetchFunction(f, p),
 		llm:     newLLMFunction(f, p),
 		notify:  newNotifyFunction(f, p),
 		sweeper: newSweeperFunction(f, p),
 	}
 	if p.cfg.EmailProvider == "ses" {
-		fns.sesEvents, fns.sesEventsDLQ = newSESEvents(f, p)
+		fns.sesEventsDLQ = newSESEvents(f, p)
 	}
 	restrictRawBucket(stack, p.cfg, p.raw, fns.fetch)
 	p.fetch.consumer, p.fetch.concurrency = fns.fetch, p.cfg.MaxConcurrency.Fetch
@@ -66,8 +70,9 @@ func newFunctions(stack awscdk.Stack, p functionsProps) stackFunctions {
 	p.notify.consumer, p.notify.concurrency = fns.notify, p.cfg.MaxConcurrency.Notify
 	consumeStages(p.cfg, []*stage{p.fetch, p.llm, p.notify})
 	newSchedules(stack, p.cfg, fns.sweeper)
-	fns.digest = newDigest(f, p, fns.notify)
-	fns.doctor = newDoctorFunction(f, p, p4Layer) // doctor.go
+	newDigest(f, p, fns.notify)
+	newDoctorFunction(f, p) // doctor.go
+	fns.factory = f
 	return fns
 }
 
@@ -81,9 +86,11 @@ type functionFactory struct {
 	removal        awscdk.RemovalPolicy
 	arch           awslambda.Architecture
 	common         map[string]*string
-	vpc            *vpcPlacement // nil: no VPC
+	vpc            *vpcPlacement          // nil: no VPC
+	p4Layer        awslambda.LayerVersion // nil: local
 	// values is cfg as cdk.json spells it, the settings' values by key.
 	values map[string]any
+	made   []namedFn // the functions newFn made, but the doctor: alarms watch them
 }
 
 func newFunctionFactory(stack awscdk.Stack, p functionsProps) *functionFactory {
@@ -94,7 +101,7 @@ func newFunctionFactory(stack awscdk.Stack, p functionsProps) *functionFactory {
 	}
 	values, _ := jsonKeys(cfg) // validateDeclared reported an error already
 	return &functionFactory{values: values, stack: stack, env: p.env, assetRoot: p.assetRoot, cfg: cfg, removal: p.removal, arch: arch,
-		vpc: newVPCPlacement(stack, cfg),
+		vpc: newVPCPlacement(stack, cfg), p4Layer: newP4Layer(stack, cfg, arch, p.removal),
 		common: map[string]*string{
 			"CRITICIZER_ENV":   jsii.String(p.env),
 			"JOBS_TABLE":       p.table.TableName(),
@@ -117,23 +124,29 @@ type fnSpec struct {
 	tmpMiB    int // /tmp size; 0 for Lambda's default 512 MiB
 	timeout   int
 	env       map[string]*string // the stack's own names (secrets, queues); the settings come from their declarations
-	layers    []awslambda.ILayerVersion
-	// privateNetwork: the function talks to the studio's network (Perforce),
-	// so it runs in the VPC whenever one is configured; the others only with
-	// vpc.allFunctions.
-	privateNetwork bool
+	// perforce: the function runs p4 (the layer) against the studio's
+	// network, so it runs in the VPC whenever one is configured; the others
+	// only with vpc.allFunctions.
+	perforce bool
 	// swarmCaller: the function calls Swarm, so it runs in the VPC when
 	// Swarm is private (swarmnetwork.go).
 	swarmCaller bool
 	// asyncDLQ receives events of an asynchronously invoked function that
 	// failed every retry.
 	asyncDLQ awssqs.IQueue
+	// output names the stack output of the function's name (default <id>Name).
+	output   string
+	noAlarms bool
+	// page: the internet-facing job page, which gets only its own
+	// environment, runs outside the VPC and keeps its logs and environment
+	// under AWS-managed keys.
+	page bool
 }
 
 func (f *functionFactory) newFn(s fnSpec) awslambda.Function {
 	vars := map[string]*string{}
-	for k, v := range f.common {
-		vars[k] = v
+	if !s.page {
+		maps.Copy(vars, f.common)
 	}
 	for _, m := range []map[string]*string{declaredEnv(f.values, s.asset), s.env} {
 		for k, v := range m {
@@ -142,10 +155,14 @@ func (f *functionFactory) newFn(s fnSpec) awslambda.Function {
 			}
 		}
 	}
+	key := dataKey(f.stack, f.cfg)
+	if s.page {
+		key = nil
+	}
 	logs := awslogs.NewLogGroup(f.stack, jsii.String(s.id+"Logs"), &awslogs.LogGroupProps{
 		Retention:     retentionDays[f.cfg.LogRetentionDays],
 		RemovalPolicy: f.removal,
-		EncryptionKey: dataKey(f.stack, f.cfg),
+		EncryptionKey: key,
 	})
 	pinID(logs, s.id+"Logs")
 	fp := &awslambda.FunctionProps{
@@ -161,24 +178,24 @@ func (f *functionFactory) newFn(s fnSpec) awslambda.Function {
 		ApplicationLogLevelV2: appLogLevel(f.cfg.LogLevel),
 		SystemLogLevelV2:      awslambda.SystemLogLevel_INFO,
 		Description:           jsii.String("Criticizer " + s.asset + " (" + f.env + ")"),
+		EnvironmentEncryption: key,
+		DeadLetterQueue:       s.asyncDLQ,
 	}
-	if len(s.layers) > 0 {
-		fp.Layers = &s.layers
+	if s.perforce && f.p4Layer != nil {
+		fp.Layers = &[]awslambda.ILayerVersion{f.p4Layer}
 	}
 	if s.tmpMiB > 0 {
 		fp.EphemeralStorageSize = awscdk.Size_Mebibytes(jsii.Number(s.tmpMiB))
 	}
-	if key := dataKey(f.stack, f.cfg); key != nil {
-		fp.EnvironmentEncryption = key
-	}
-	if f.vpc != nil && (s.privateNetwork || f.vpc.all || (s.swarmCaller && f.cfg.swarmIsPrivate())) {
+	if f.vpc != nil && !s.page && (s.perforce || f.vpc.all || (s.swarmCaller && f.cfg.swarmIsPrivate())) {
 		fp.Vpc, fp.VpcSubnets, fp.SecurityGroups = f.vpc.vpc, f.vpc.subnets, &f.vpc.groups
-	}
-	if s.asyncDLQ != nil {
-		fp.DeadLetterQueue = s.asyncDLQ
 	}
 	fn := awslambda.NewFunction(f.stack, jsii.String(s.id), fp)
 	pinID(fn, s.id)
+	awscdk.NewCfnOutput(f.stack, jsii.String(cmp.Or(s.output, s.id+"Name")), &awscdk.CfnOutputProps{Value: fn.FunctionName()})
+	if !s.noAlarms {
+		f.made = append(f.made, namedFn{strings.TrimSuffix(s.id, "Function"), fn})
+	}
 	return fn
 }
 
@@ -231,15 +248,11 @@ func newWebhookFunction(f *functionFactory, p functionsProps) awslambda.Function
 }
 
 // newFetchFunction: the fetch stage, with the p4 layer.
-func newFetchFunction(f *functionFactory, p functionsProps, p4Layer awslambda.LayerVersion) awslambda.Function {
+func newFetchFunction(f *functionFactory, p functionsProps) awslambda.Function {
 	cfg, sec := f.cfg, p.secrets
-	var layers []awslambda.ILayerVersion
-	if p4Layer != nil {
-		layers = append(layers, p4Layer)
-	}
 	// fetch spools the raw and the redacted changeset to /tmp as it arrives
 	// (about three times the changelist's diffs at the peak, see fetchstage).
-	fn := f.newFn(fnSpec{id: "FetchFunction", swarmCaller: true, asset: "fetch", memory: 256, tmpMiB: 2048, timeout: cfg.LeaseSeconds, layers: layers, privateNetwork: true, env: map[string]*string{
+	fn := f.newFn(fnSpec{id: "FetchFunction", swarmCaller: true, asset: "fetch", memory: 256, tmpMiB: 2048, timeout: cfg.LeaseSeconds, perforce: true, env: map[string]*string{
 		"P4_SECRET_ID": sec.p4.SecretArn(),
 	}})
 	if cfg.SwarmURL != "" {
@@ -272,7 +285,7 @@ func newLLMFunction(f *functionFactory, p functionsProps) awslambda.Function {
 	// Rate limits are waited out inside an attempt: the function runs up to
 	// reviewTimeoutSeconds (QUEUE_VISIBILITY_SECONDS), its queue's visibility
 	// timeout, and sets a claimed message's visibility to the lease.
-	fn := f.newFn(fnSpec{id: "ReviewFunction", swarmCaller: true, asset: "llm", memory: 512, timeout: cfg.ReviewTimeoutSeconds})
+	fn := f.newFn(fnSpec{id: "ReviewFunction", output: "LlmFunctionName", swarmCaller: true, asset: "llm", memory: 512, timeout: cfg.ReviewTimeoutSeconds})
 	f.items(fn, p).grant(jsii.Strings("dynamodb:GetItem", "dynamodb:UpdateItem"), itemJob, itemBudget)
 	// It records each reviewed version in the rerun ledger (and reads the
 	// previous version's job, above, for the findings it carries over).
@@ -300,8 +313,7 @@ func newLLMFunction(f *functionFactory, p functionsProps) awslambda.Function {
 
 // newNotifyFunction: the notify stage, sending through SMTP or SES.
 func newNotifyFunction(f *functionFactory, p functionsProps) awslambda.Function {
-	cfg := f.cfg
-	fn := f.newFn(fnSpec{id: "NotifyFunction", swarmCaller: true, asset: "notify", memory: 256, timeout: cfg.LeaseSeconds, env: map[string]*string{
+	fn := f.newFn(fnSpec{id: "NotifyFunction", swarmCaller: true, asset: "notify", memory: 256, timeout: f.cfg.LeaseSeconds, env: map[string]*string{
 		"SMTP_SECRET_ID": p.secrets.smtp.SecretArn(),
 		// Outbox rows are keyed by the keyed hash of the recipient.
 		"DELIVERY_KEY_SECRET_ID": p.secrets.delivery.SecretArn(),
@@ -316,12 +328,7 @@ func newNotifyFunction(f *functionFactory, p functionsProps) awslambda.Function 
 	g.grant(jsii.Strings("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:Query"), itemOutcome)
 	p.notify.dlq.GrantSendMessages(fn)
 	p.redacted.GrantRead(fn, nil)
-	p.secrets.delivery.GrantRead(fn, nil)
-	if cfg.EmailProvider == "ses" {
-		fn.AddToRolePolicy(sesSendStatement(cfg)) // digest.go
-	} else {
-		p.secrets.smtp.GrantRead(fn, nil)
-	}
+	grantMail(fn, f.cfg, p.secrets) // digest.go
 	return fn
 }
 
@@ -365,7 +372,7 @@ func newSweeperFunction(f *functionFactory, p functionsProps) awslambda.Function
 // newSESEvents: the configuration set publishes send/delivery/bounce/
 // complaint/reject events to EventBridge; sesevents records them where
 // lookup-before-resend and the outbox reconciler read them.
-func newSESEvents(f *functionFactory, p functionsProps) (awslambda.Function, awssqs.Queue) {
+func newSESEvents(f *functionFactory, p functionsProps) awssqs.Queue {
 	cfg, stack := f.cfg, f.stack
 	// Lost delivery evidence is not silent: events that fail every retry
 	// (EventBridge's delivery or the function's own) land here and page.
@@ -397,16 +404,20 @@ func newSESEvents(f *functionFactory, p functionsProps) (awslambda.Function, aws
 		})},
 	})
 	pinID(rule, "SesEventsRule")
-	return fn, dlq
+	return dlq
 }
 
 // sesIdentity is the SES identity notify sends as: sesIdentity, or the
-// domain of smtpFrom.
-func sesIdentity(cfg EnvConfig) string {
-	if cfg.SESIdentity != "" {
-		return cfg.SESIdentity
-	}
+// domain of smtpFrom (fromDomain).
+func sesIdentity(cfg EnvConfig) string { return cmp.Or(cfg.SESIdentity, fromDomain(cfg)) }
+
+func fromDomain(cfg EnvConfig) string {
 	return cfg.SMTPFrom[strings.LastIndexByte(cfg.SMTPFrom, '@')+1:]
+}
+
+// sesARN is an SES resource of the stack's account and region.
+func sesARN(kind, name string) *string {
+	return awscdk.Fn_Sub(jsii.String("arn:${AWS::Partition}:ses:${AWS::Region}:${AWS::AccountId}:"+kind+"/"+name), nil)
 }
 
 // restrictRawBucket: only the function that writes raw (unredacted) artifacts
@@ -431,10 +442,6 @@ func restrictRawBucket(stack awscdk.Stack, cfg EnvConfig, raw awss3.Bucket, fetc
 	// The trail's own bucket, as locked down as the artifacts' (CloudTrail
 	// delivers with SSE-S3 or the data key).
 	tb := &awss3.BucketProps{
-		Encryption:        awss3.BucketEncryption_S3_MANAGED,
-		BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(),
-		EnforceSSL:        jsii.Bool(true),
-		ObjectOwnership:   awss3.ObjectOwnership_BUCKET_OWNER_ENFORCED,
 		// Audit evidence: an overwritten or deleted log file stays recoverable.
 		Versioned:     jsii.Bool(true),
 		RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
@@ -442,8 +449,7 @@ func restrictRawBucket(stack awscdk.Stack, cfg EnvConfig, raw awss3.Bucket, fetc
 	if logs := stack.Node().TryFindChild(jsii.String("AccessLogs")); logs != nil {
 		tb.ServerAccessLogsBucket, tb.ServerAccessLogsPrefix = logs.(awss3.IBucket), jsii.String("trail/")
 	}
-	trailBucket := awss3.NewBucket(stack, jsii.String("RawDataEventsTrailBucket"), tb)
-	pinID(trailBucket, "RawDataEventsTrailBucket")
+	trailBucket := newBucket(stack, "RawDataEventsTrailBucket", tb)
 	trail := awscloudtrail.NewTrail(stack, jsii.String("RawDataEventsTrail"), &awscloudtrail.TrailProps{
 		IsMultiRegionTrail: jsii.Bool(false), IncludeGlobalServiceEvents: jsii.Bool(false),
 		ManagementEvents: awscloudtrail.ReadWriteType_NONE, Bucket: trailBucket,
@@ -542,39 +548,25 @@ func (g itemGrants) grantTable(actions *[]*string) {
 }
 
 // grantModel lets fn call the models: with the provider's key from the LLM
-// secret, or, for bedrock (authorized by IAM, no key), with InvokeModel on
-// each model (Converse is authorized as InvokeModel). The one place a
-// provider's credentials are wired (the llm function and the doctor).
+// secret, or, for an AWS family (authorized by IAM, no key), with the
+// family's Invoke action on each model's ARNs (shared/llm's families). The
+// one place a provider's credentials are wired (the llm function and the doctor).
 func grantModel(fn awslambda.Function, cfg EnvConfig, llmSecret awssecretsmanager.Secret, models ...string) {
-	if cfg.LLMProvider != "bedrock" {
+	f, _ := llm.FamilyOf(cfg.LLMProvider)
+	if !f.AWS {
 		fn.AddEnvironment(jsii.String("LLM_SECRET_ID"), llmSecret.SecretArn(), nil)
 		llmSecret.GrantRead(fn, nil)
 		return
 	}
 	var resources []*string
 	for _, m := range models {
-		resources = append(resources, bedrockResources(m)...)
-	}
-	fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Actions: jsii.Strings("bedrock:InvokeModel"), Resources: &resources,
-	}))
-}
-
-// bedrockResources are the ARNs invoking model needs: the foundation model
-// (in any region, for inference profiles that route across regions) and,
-// for a geographic inference profile id ("eu.…"), the profile itself.
-func bedrockResources(model string) []*string {
-	base, profile := model, false
-	for _, geo := range []string{"us.", "eu.", "apac.", "us-gov.", "global."} {
-		if rest, ok := strings.CutPrefix(model, geo); ok {
-			base, profile = rest, true
+		for _, arn := range f.ModelARNs(m) {
+			resources = append(resources, awscdk.Fn_Sub(jsii.String(arn), nil))
 		}
 	}
-	out := []*string{awscdk.Fn_Sub(jsii.String("arn:${AWS::Partition}:bedrock:*::foundation-model/"+base), nil)}
-	if profile {
-		out = append(out, awscdk.Fn_Sub(jsii.String("arn:${AWS::Partition}:bedrock:${AWS::Region}:${AWS::AccountId}:inference-profile/"+model), nil))
-	}
-	return out
+	fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions: jsii.Strings(f.Invoke), Resources: &resources,
+	}))
 }
 
 // Artifact key patterns each stage writes (shared/artifacts.Key: jobs/<job id>/<name>),

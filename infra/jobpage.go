@@ -1,17 +1,12 @@
 package main
 
 import (
-	"fmt"
 	"net/url"
-	"path/filepath"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/jsii-runtime-go"
 )
@@ -21,17 +16,6 @@ import (
 // the e-mail shows, so nothing of it exists unless the environment sets
 // jobPage: the secret that mints links, the function, the route and the
 // grants are all created here, and only then.
-
-// jobPageProps is what the job page is wired to.
-type jobPageProps struct {
-	env, assetRoot  string
-	cfg             EnvConfig
-	removal         awscdk.RemovalPolicy
-	table           awsdynamodb.Table
-	redacted        awss3.Bucket
-	api             awsapigateway.RestApi
-	webhook, notify awslambda.Function // mint links: Swarm's run link, the e-mail's
-}
 
 // Key prefixes the page function may read in the jobs table beside its job
 // items and delivery rows (itemJob, itemOutbox), and the one artifact it
@@ -44,125 +28,79 @@ const (
 	reviewResultKeys    = "jobs/*/review.json"
 )
 
-// newJobPage adds the job page when cfg.JobPage is set and returns its
-// function (nil when off).
-func newJobPage(stack awscdk.Stack, p jobPageProps) awslambda.Function {
-	if !p.cfg.JobPage {
-		return nil
+// newJobPage adds the job page when cfg.JobPage is set, on the API, and
+// lets the webhook and notify functions mint its links.
+func newJobPage(f *functionFactory, p functionsProps, api awsapigateway.RestApi, webhook, notify awslambda.Function) {
+	if !f.cfg.JobPage {
+		return
 	}
 	// A key of its own: rotating it revokes every page link and nothing else.
-	secret := awssecretsmanager.NewSecret(stack, jsii.String("JobPageSecret"), &awssecretsmanager.SecretProps{
+	secret := awssecretsmanager.NewSecret(f.stack, jsii.String("JobPageSecret"), &awssecretsmanager.SecretProps{
 		Description: jsii.String("Job page link key (HMAC of the job id); rotate to revoke every page link"),
 		GenerateSecretString: &awssecretsmanager.SecretStringGenerator{
 			PasswordLength: jsii.Number(64), ExcludePunctuation: jsii.Bool(true),
 		},
-		RemovalPolicy: p.removal,
+		RemovalPolicy: f.removal,
 	})
 	pinID(secret, "JobPageSecret")
-
-	logs := awslogs.NewLogGroup(stack, jsii.String("JobPageFunctionLogs"), &awslogs.LogGroupProps{
-		Retention:     retentionDays[p.cfg.LogRetentionDays],
-		RemovalPolicy: p.removal,
-	})
-	pinID(logs, "JobPageFunctionLogs")
-	arch := awslambda.Architecture_ARM_64()
-	if p.cfg.Architecture == "x86_64" {
-		arch = awslambda.Architecture_X86_64()
-	}
 	// Only what it reads: no queue, no raw bucket, no other secret.
-	values, _ := jsonKeys(p.cfg)
-	env := declaredEnv(values, "jobpage")
-	env["CRITICIZER_ENV"], env["JOBS_TABLE"], env["REDACTED_BUCKET"] = jsii.String(p.env), p.table.TableName(), p.redacted.BucketName()
-	env["JOB_PAGE_SECRET_ID"] = secret.SecretArn()
-	fn := awslambda.NewFunction(stack, jsii.String("JobPageFunction"), &awslambda.FunctionProps{
-		Runtime:               awslambda.Runtime_PROVIDED_AL2023(),
-		Handler:               jsii.String("bootstrap"),
-		Code:                  awslambda.Code_FromAsset(jsii.String(filepath.Join(p.assetRoot, "jobpage")), nil),
-		Architecture:          arch,
-		MemorySize:            jsii.Number(128),
-		Timeout:               awscdk.Duration_Seconds(jsii.Number(10)),
-		Environment:           &env,
-		LogGroup:              logs,
-		LoggingFormat:         awslambda.LoggingFormat_JSON,
-		ApplicationLogLevelV2: appLogLevel(p.cfg.LogLevel),
-		SystemLogLevelV2:      awslambda.SystemLogLevel_INFO,
-		Description:           jsii.String("Criticizer jobpage (" + p.env + ")"),
-	})
-	pinID(fn, "JobPageFunction")
-
+	fn := f.newFn(fnSpec{id: "JobPageFunction", asset: "jobpage", memory: 128, timeout: 10, page: true, env: map[string]*string{
+		"CRITICIZER_ENV": jsii.String(f.env), "JOBS_TABLE": p.table.TableName(), "REDACTED_BUCKET": p.redacted.BucketName(),
+		"JOB_PAGE_SECRET_ID": secret.SecretArn(),
+	}})
 	// Read-only and scoped: one job item or one job's delivery rows per
-	// request (dynamodb:LeadingKeys), the stored review result per job.
-	leading := func(prefix string) *map[string]any {
-		return &map[string]any{"ForAllValues:StringLike": map[string]any{"dynamodb:LeadingKeys": []string{prefix + "*"}}}
-	}
+	// request (dynamodb:LeadingKeys); what reviewers did with the findings of
+	// the job's review, or of its changelist's e-mail-only findings
+	// (shared/outcome's record items; never its tallies or watch list); the
+	// stored review result per job.
+	g := itemGrants{fn: fn, table: p.table}
+	g.grant(jsii.Strings("dynamodb:GetItem"), itemJob)
+	g.grant(jsii.Strings("dynamodb:Query"), itemOutbox)
+	g.grant(jsii.Strings("dynamodb:Query"), outcomeReviewPrefix, outcomeEmailPrefix)
 	fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Sid: jsii.String("ReadJobItems"), Actions: jsii.Strings("dynamodb:GetItem"),
-		Resources: &[]*string{p.table.TableArn()}, Conditions: leading(itemJob),
-	}))
-	fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Sid: jsii.String("ReadDeliveryRows"), Actions: jsii.Strings("dynamodb:Query"),
-		Resources: &[]*string{p.table.TableArn()}, Conditions: leading(itemOutbox),
-	}))
-	// What reviewers did with the findings of the job's review, or of its
-	// changelist's e-mail-only findings (shared/outcome's record items;
-	// never its tallies or watch list).
-	fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Sid: jsii.String("ReadOutcomes"), Actions: jsii.Strings("dynamodb:Query"),
-		Resources:  &[]*string{p.table.TableArn()},
-		Conditions: &map[string]any{"ForAllValues:StringLike": map[string]any{"dynamodb:LeadingKeys": []string{outcomeReviewPrefix + "*", outcomeEmailPrefix + "*"}}},
-	}))
-	fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Sid: jsii.String("ReadReviewResults"), Actions: jsii.Strings("s3:GetObject"),
-		Resources: &[]*string{p.redacted.ArnForObjects(jsii.String(reviewResultKeys))},
+		Actions: jsii.Strings("s3:GetObject"), Resources: &[]*string{p.redacted.ArnForObjects(jsii.String(reviewResultKeys))},
 	}))
 	secret.GrantRead(fn, nil)
+	// With a customer-managed key the table and the artifacts are encrypted
+	// with it: reading them takes kms:Decrypt, and nothing more.
+	if key := dataKey(f.stack, f.cfg); key != nil {
+		key.GrantDecrypt(fn)
+	}
 
 	noKey := &awsapigateway.MethodOptions{ApiKeyRequired: jsii.Bool(false), AuthorizationType: awsapigateway.AuthorizationType_NONE}
-	p.api.Root().AddResource(jsii.String("view"), nil).AddResource(jsii.String("{id}"), nil).AddResource(jsii.String("{token}"), nil).
+	api.Root().AddResource(jsii.String("view"), nil).AddResource(jsii.String("{id}"), nil).AddResource(jsii.String("{token}"), nil).
 		AddMethod(jsii.String("GET"), awsapigateway.NewLambdaIntegration(fn, &awsapigateway.LambdaIntegrationOptions{Proxy: jsii.Bool(true)}), noKey)
 
 	// The functions that mint links read the key. The webhook places its
 	// link on the API address Swarm called (or publicBaseUrl); the e-mail
 	// has no request to take it from: publicBaseUrl, else the API's URL.
-	base := p.api.Url()
-	if p.cfg.PublicBaseURL != "" {
-		base = jsii.String(p.cfg.PublicBaseURL)
-		p.webhook.AddEnvironment(jsii.String("JOB_PAGE_BASE_URL"), base, nil)
+	base := api.Url()
+	if f.cfg.PublicBaseURL != "" {
+		base = jsii.String(f.cfg.PublicBaseURL)
+		webhook.AddEnvironment(jsii.String("JOB_PAGE_BASE_URL"), base, nil)
 	}
-	p.webhook.AddEnvironment(jsii.String("JOB_PAGE_SECRET_ID"), secret.SecretArn(), nil)
-	p.notify.AddEnvironment(jsii.String("JOB_PAGE_SECRET_ID"), secret.SecretArn(), nil)
-	p.notify.AddEnvironment(jsii.String("JOB_PAGE_BASE_URL"), base, nil)
-	secret.GrantRead(p.webhook, nil)
-	secret.GrantRead(p.notify, nil)
+	webhook.AddEnvironment(jsii.String("JOB_PAGE_SECRET_ID"), secret.SecretArn(), nil)
+	notify.AddEnvironment(jsii.String("JOB_PAGE_SECRET_ID"), secret.SecretArn(), nil)
+	notify.AddEnvironment(jsii.String("JOB_PAGE_BASE_URL"), base, nil)
+	secret.GrantRead(webhook, nil)
+	secret.GrantRead(notify, nil)
 
-	awscdk.NewCfnOutput(stack, jsii.String("JobPageSecretArn"), &awscdk.CfnOutputProps{Value: secret.SecretArn()})
-	awscdk.NewCfnOutput(stack, jsii.String("JobPageFunctionName"), &awscdk.CfnOutputProps{Value: fn.FunctionName()})
-	return fn
+	awscdk.NewCfnOutput(f.stack, jsii.String("JobPageSecretArn"), &awscdk.CfnOutputProps{Value: secret.SecretArn()})
 }
 
-// validateJobPageSettings: the job page (one of Validate's validators).
-func validateJobPageSettings(c EnvConfig, p *problems) {
-	for _, e := range c.validateJobPage() {
-		p.add("%s", e)
-	}
-}
-
-// validateJobPage checks the job page's settings.
-func (c EnvConfig) validateJobPage() []string {
+// validateJobPage: publicBaseUrl is for job page links only, and a link is
+// a credential: https, no credentials, query or fragment.
+func validateJobPage(c EnvConfig, p *problems) {
 	if c.PublicBaseURL == "" {
-		return nil
+		return
 	}
-	var errs []string
 	if !c.JobPage {
-		errs = append(errs, "publicBaseUrl is set but jobPage is off: it is used only for job page links; set jobPage: true or remove it")
+		p.add("publicBaseUrl is set but jobPage is off: it is used only for job page links; set jobPage: true or remove it")
 	}
-	u, err := url.Parse(c.PublicBaseURL)
-	switch {
+	switch u, err := url.Parse(c.PublicBaseURL); {
 	case err != nil || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "":
-		errs = append(errs, fmt.Sprintf("publicBaseUrl %q: want an absolute URL without credentials, query or fragment (e.g. https://reviews.example.com/prod)", c.PublicBaseURL))
+		p.add("publicBaseUrl %q: want an absolute URL without credentials, query or fragment (e.g. https://reviews.example.com/prod)", c.PublicBaseURL)
 	case u.Scheme != "https" && !(u.Scheme == "http" && c.isLocal):
-		// The link is a credential: it must not travel in clear text.
-		errs = append(errs, fmt.Sprintf("publicBaseUrl %q: want https (http only in local)", c.PublicBaseURL))
+		p.add("publicBaseUrl %q: want https (http only in local)", c.PublicBaseURL)
 	}
-	return errs
 }

@@ -70,6 +70,12 @@ func TestJobPageOnlyWhereEnabled(t *testing.T) {
 				t.Errorf("notify JOB_PAGE_BASE_URL = %s, want the API's own URL", base)
 			}
 			assertPageFunctionReadOnly(t, m)
+			// prod encrypts the table and the artifacts with its own key:
+			// without kms:Decrypt every page would fail to read its job.
+			_, hasKey := res["DataKey"]
+			if decrypts := allowed(grants(t, m, "JobPageFunction"), "kms:Decrypt", "DataKey"); decrypts != hasKey {
+				t.Errorf("the page function may decrypt with the data key: %v; the environment has one: %v", decrypts, hasKey)
+			}
 		})
 	}
 }
@@ -108,6 +114,10 @@ func assertPageFunctionReadOnly(t *testing.T, m map[string]any) {
 			case "secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret":
 				if !strings.Contains(string(res), `"JobPageSecret"`) {
 					t.Errorf("%s on %s: want the page secret only", a, res)
+				}
+			case "kms:Decrypt":
+				if !strings.Contains(string(res), `"DataKey"`) {
+					t.Errorf("kms:Decrypt on %s: want the data key only", res)
 				}
 			default:
 				t.Errorf("the page function may not %s (on %s)", a, res)

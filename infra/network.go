@@ -2,10 +2,13 @@ package main
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsec2"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/criticizer/criticizer/shared/llm"
 )
 
 // vpcPlacement is where VPC-placed functions run: the studio's existing VPC,
@@ -60,10 +63,10 @@ func endpointServices(cfg EnvConfig) (gateway, iface []string) {
 	if cfg.KMSKey != "" {
 		iface = append(iface, "kms")
 	}
-	if (cfg.VPC.AllFunctions || cfg.swarmIsPrivate()) && cfg.LLMProvider == "bedrock" {
-		// review (in the VPC with every function, or as a caller of a
-		// private Swarm): the code never leaves AWS's network.
-		iface = append(iface, "bedrock-runtime")
+	if f, _ := llm.FamilyOf(cfg.LLMProvider); f.Endpoint != "" && (cfg.VPC.AllFunctions || cfg.swarmIsPrivate()) {
+		// llm in the VPC (with every function, or as a caller of a private
+		// Swarm) calling an AWS family: the code never leaves AWS's network.
+		iface = append(iface, f.Endpoint)
 	}
 	return gateway, iface
 }
@@ -73,15 +76,14 @@ func endpointServices(cfg EnvConfig) (gateway, iface []string) {
 func newVPCEndpoints(stack awscdk.Stack, cfg EnvConfig) {
 	v := cfg.VPC
 	gateway, iface := endpointServices(cfg)
-	service := func(name string) *string {
-		return awscdk.Fn_Join(jsii.String(""), &[]*string{jsii.String("com.amazonaws."), awscdk.Aws_REGION(), jsii.String("." + name)})
+	endpoint := func(name string, p *awsec2.CfnVPCEndpointProps) {
+		id := "VpcEndpoint" + endpointID(name)
+		p.VpcId = jsii.String(v.VpcID)
+		p.ServiceName = awscdk.Fn_Join(jsii.String(""), &[]*string{jsii.String("com.amazonaws."), awscdk.Aws_REGION(), jsii.String("." + name)})
+		awsec2.NewCfnVPCEndpoint(stack, jsii.String(id), p).OverrideLogicalId(jsii.String(id))
 	}
 	for _, name := range gateway {
-		id := "VpcEndpoint" + endpointID(name)
-		awsec2.NewCfnVPCEndpoint(stack, jsii.String(id), &awsec2.CfnVPCEndpointProps{
-			VpcId: jsii.String(v.VpcID), ServiceName: service(name), VpcEndpointType: jsii.String("Gateway"),
-			RouteTableIds: jsii.Strings(v.RouteTableIDs...),
-		}).OverrideLogicalId(jsii.String(id))
+		endpoint(name, &awsec2.CfnVPCEndpointProps{VpcEndpointType: jsii.String("Gateway"), RouteTableIds: jsii.Strings(v.RouteTableIDs...)})
 	}
 	var ingress []*awsec2.CfnSecurityGroup_IngressProperty
 	for _, sg := range v.SecurityGroupIDs {
@@ -102,30 +104,16 @@ func newVPCEndpoints(stack awscdk.Stack, cfg EnvConfig) {
 	})
 	sg.OverrideLogicalId(jsii.String("VpcEndpointSecurityGroup"))
 	for _, name := range iface {
-		id := "VpcEndpoint" + endpointID(name)
-		awsec2.NewCfnVPCEndpoint(stack, jsii.String(id), &awsec2.CfnVPCEndpointProps{
-			VpcId: jsii.String(v.VpcID), ServiceName: service(name), VpcEndpointType: jsii.String("Interface"),
-			SubnetIds: jsii.Strings(v.SubnetIDs...), SecurityGroupIds: &[]*string{sg.AttrGroupId()},
-			PrivateDnsEnabled: jsii.Bool(true),
-		}).OverrideLogicalId(jsii.String(id))
+		endpoint(name, &awsec2.CfnVPCEndpointProps{VpcEndpointType: jsii.String("Interface"), SubnetIds: jsii.Strings(v.SubnetIDs...),
+			SecurityGroupIds: &[]*string{sg.AttrGroupId()}, PrivateDnsEnabled: jsii.Bool(true)})
 	}
 }
 
 // endpointID turns "bedrock-runtime" into "BedrockRuntime".
 func endpointID(name string) string {
-	out := []byte{}
-	up := true
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if c == '-' {
-			up = true
-			continue
-		}
-		if up && c >= 'a' && c <= 'z' {
-			c -= 'a' - 'A'
-		}
-		up = false
-		out = append(out, c)
+	var b strings.Builder
+	for _, w := range strings.Split(name, "-") {
+		b.WriteString(strings.ToUpper(w[:1]) + w[1:])
 	}
-	return string(out)
+	return b.String()
 }

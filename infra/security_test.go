@@ -475,7 +475,7 @@ func TestPlainHTTPAndSSLPorts(t *testing.T) {
 		{false, "https://llm.example.com", false}, {true, "http://llm.example.com", false},
 	} {
 		var p problems
-		checkPlainHTTP(EnvConfig{isLocal: c.local}, &p, "llmEndpoint", c.url)
+		checkURL(EnvConfig{isLocal: c.local}, &p, "llmEndpoint", c.url)
 		if (len(p) > 0) != c.bad {
 			t.Errorf("local=%v %s: problems %v", c.local, c.url, p)
 		}

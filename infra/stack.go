@@ -1,13 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"strconv"
+	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
@@ -75,21 +76,22 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 	sec := newSecrets(stack, cfg, removal)
 	fetchStage, llmStage, notifyStage := newQueues(stack, cfg, removal)
 	stages := []*stage{fetchStage, llmStage, notifyStage}
-	fns := newFunctions(stack, functionsProps{env: env, cfg: cfg, assetRoot: props.AssetRoot, removal: removal,
-		table: table, raw: raw, redacted: redacted, fetch: fetchStage, llm: llmStage, notify: notifyStage, secrets: sec})
+	fp := functionsProps{env: env, cfg: cfg, assetRoot: props.AssetRoot, removal: removal,
+		table: table, raw: raw, redacted: redacted, fetch: fetchStage, llm: llmStage, notify: notifyStage, secrets: sec}
+	fns := newFunctions(stack, fp)
 	wireNotifyChannels(cfg, sec, fns.notify, fns.sweeper)
 	api := newAPI(stack, env, cfg, removal, fns.webhook)
-	jobPageFn := newJobPage(stack, jobPageProps{env: env, cfg: cfg, assetRoot: props.AssetRoot, removal: removal, table: table, redacted: redacted, api: api, webhook: fns.webhook, notify: fns.notify})
-	topic := newAlarms(stack, env, cfg, props.MetricMathAlarms, stages, fns, jobPageFn)
-	newOutputs(stack, api, table, raw, redacted, stages, sec, fns, topic)
+	newJobPage(fns.factory, fp, api, fns.webhook, fns.notify)
+	topic := newAlarms(stack, env, cfg, props.MetricMathAlarms, stages, fns)
+	newOutputs(stack, api, table, raw, redacted, stages, fns.sesEventsDLQ, topic)
 	return stack
 }
 
 // newOutputs lists what operators and the devstack harness read from the
-// stack (no exports: nothing else imports them).
+// stack (no exports: nothing else imports them). Each secret and function
+// adds its own (newSecrets, newFn).
 func newOutputs(stack awscdk.Stack, api awsapigateway.RestApi, table awsdynamodb.Table, raw, redacted awss3.Bucket,
-	stages []*stage, sec stackSecrets, fns stackFunctions, topic awssns.ITopic) {
-
+	stages []*stage, sesEventsDLQ awssqs.Queue, topic awssns.ITopic) {
 	out := func(id string, v *string) {
 		awscdk.NewCfnOutput(stack, jsii.String(id), &awscdk.CfnOutputProps{Value: v})
 	}
@@ -103,23 +105,9 @@ func newOutputs(stack awscdk.Stack, api awsapigateway.RestApi, table awsdynamodb
 	}
 	out("RawBucketName", raw.BucketName())
 	out("RedactedBucketName", redacted.BucketName())
-	out("WebhookSecretArn", sec.webhook.SecretArn())
-	if sec.swarmToken != nil { // for criticizer secret rotate|revoke-previous swarm
-		out("SwarmTokenSecretArn", sec.swarmToken.SecretArn())
-	}
-	out("LlmSecretArn", sec.llm.SecretArn())
-	out("SmtpSecretArn", sec.smtp.SecretArn())
-	out("DeliveryKeySecretArn", sec.delivery.SecretArn())
-	out("P4SecretArn", sec.p4.SecretArn())
 	out("AlarmTopicArn", topic.TopicArn())
-	out("WebhookFunctionName", fns.webhook.FunctionName())
-	out("FetchFunctionName", fns.fetch.FunctionName())
-	out("LlmFunctionName", fns.llm.FunctionName())
-	out("NotifyFunctionName", fns.notify.FunctionName())
-	out("SweeperFunctionName", fns.sweeper.FunctionName())
-	if fns.sesEvents != nil {
-		out("SesEventsFunctionName", fns.sesEvents.FunctionName())
-		out("SesEventsDlqUrl", fns.sesEventsDLQ.QueueUrl())
+	if sesEventsDLQ != nil {
+		out("SesEventsDlqUrl", sesEventsDLQ.QueueUrl())
 	}
 }
 
@@ -135,16 +123,6 @@ type stackSecrets struct {
 
 // newSecrets defines the Secrets Manager secrets.
 func newSecrets(stack awscdk.Stack, cfg EnvConfig, removal awscdk.RemovalPolicy) stackSecrets {
-	secret := func(id, desc string, gen *awssecretsmanager.SecretStringGenerator) awssecretsmanager.Secret {
-		s := awssecretsmanager.NewSecret(stack, jsii.String(id), &awssecretsmanager.SecretProps{
-			Description:          jsii.String(desc),
-			GenerateSecretString: gen,
-			RemovalPolicy:        removal,
-			EncryptionKey:        dataKey(stack, cfg), // nil: the AWS-managed key
-		})
-		pinID(s, id)
-		return s
-	}
 	// random is a generated value; field a generated value under key in a
 	// JSON object (the operator fills in the others).
 	random := func(n int) *awssecretsmanager.SecretStringGenerator {
@@ -153,19 +131,36 @@ func newSecrets(stack awscdk.Stack, cfg EnvConfig, removal awscdk.RemovalPolicy)
 	field := func(template, key string) *awssecretsmanager.SecretStringGenerator {
 		return &awssecretsmanager.SecretStringGenerator{SecretStringTemplate: jsii.String(template), GenerateStringKey: jsii.String(key), ExcludePunctuation: jsii.Bool(true)}
 	}
-	webhookSecret := secret("WebhookSecret", "HMAC key shared with the Perforce trigger / Swarm", random(48))
-	llmSecret := secret("LlmSecret", "LLM provider credentials: {\"api_key\": ...}", field("{}", "api_key"))
-	p4Secret := secret("P4Secret", "Perforce service user credentials: {\"password\": ...} or {\"ticket\": ...}", field("{}", "password"))
-	var swarmTokenSecret, swarmAPISecret awssecretsmanager.Secret
-	if cfg.SwarmURL != "" {
-		swarmTokenSecret = secret("SwarmTokenSecret", "Bearer token Swarm sends as a static header (source: swarm)", random(48))
-		swarmAPISecret = secret("SwarmApiSecret", "Swarm API credentials: {\"user\": ..., \"ticket\": ...}", field(`{"user":"criticizer"}`, "ticket"))
+	secret := func(id, desc string, gen *awssecretsmanager.SecretStringGenerator) awssecretsmanager.Secret {
+		return newSecret(stack, cfg, removal, id, desc, gen)
 	}
-	smtpSecret := secret("SmtpSecret", "SMTP relay credentials: {\"username\": ..., \"password\": ...}", field(`{"username":"criticizer"}`, "password"))
-	deliverySecret := secret("DeliveryKeySecret", "Delivery key: HMAC key of the outbox rows' recipients and e-mail tokens; never rotate (docs/operating.md)", random(64))
+	sec := stackSecrets{
+		webhook: secret("WebhookSecret", "HMAC key shared with the Perforce trigger / Swarm", random(48)),
+		llm:     secret("LlmSecret", "LLM provider credentials: {\"api_key\": ...}", field("{}", "api_key")),
+		p4:      secret("P4Secret", "Perforce service user credentials: {\"password\": ...} or {\"ticket\": ...}", field("{}", "password")),
+	}
+	if cfg.SwarmURL != "" {
+		sec.swarmToken = secret("SwarmTokenSecret", "Bearer token Swarm sends as a static header (source: swarm)", random(48))
+		sec.swarmAPI = secret("SwarmApiSecret", "Swarm API credentials: {\"user\": ..., \"ticket\": ...}", field(`{"user":"criticizer"}`, "ticket"))
+	}
+	sec.smtp = secret("SmtpSecret", "SMTP relay credentials: {\"username\": ..., \"password\": ...}", field(`{"username":"criticizer"}`, "password"))
+	sec.delivery = secret("DeliveryKeySecret", "Delivery key: HMAC key of the outbox rows' recipients and e-mail tokens; never rotate (docs/operating.md)", random(64))
+	return sec
+}
 
-	return stackSecrets{webhook: webhookSecret, llm: llmSecret, p4: p4Secret, smtp: smtpSecret, swarmToken: swarmTokenSecret, swarmAPI: swarmAPISecret,
-		delivery: deliverySecret}
+// newSecret is a secret encrypted with the data key (nil: the AWS-managed
+// key) and its stack output <id>Arn, which `criticizer secret` and the
+// operator fill it by.
+func newSecret(stack awscdk.Stack, cfg EnvConfig, removal awscdk.RemovalPolicy, id, desc string, gen *awssecretsmanager.SecretStringGenerator) awssecretsmanager.Secret {
+	s := awssecretsmanager.NewSecret(stack, jsii.String(id), &awssecretsmanager.SecretProps{
+		Description:          jsii.String(desc),
+		GenerateSecretString: gen,
+		RemovalPolicy:        removal,
+		EncryptionKey:        dataKey(stack, cfg),
+	})
+	pinID(s, id)
+	awscdk.NewCfnOutput(stack, jsii.String(id+"Arn"), &awscdk.CfnOutputProps{Value: s.SecretArn()})
+	return s
 }
 
 // pinID gives an L2 construct's CloudFormation resource a fixed logical id.
@@ -173,16 +168,9 @@ func pinID(c constructs.IConstruct, id string) {
 	c.Node().DefaultChild().(awscdk.CfnResource).OverrideLogicalId(jsii.String(id))
 }
 
+// appLogLevel: Lambda's level names are LOG_LEVEL's values (its Enum) in capitals.
 func appLogLevel(l string) awslambda.ApplicationLogLevel {
-	switch l {
-	case "debug":
-		return awslambda.ApplicationLogLevel_DEBUG
-	case "warn":
-		return awslambda.ApplicationLogLevel_WARN
-	case "error":
-		return awslambda.ApplicationLogLevel_ERROR
-	}
-	return awslambda.ApplicationLogLevel_INFO
+	return awslambda.ApplicationLogLevel(strings.ToUpper(cmp.Or(l, "info")))
 }
 
 func itoa(n int) *string { return jsii.String(strconv.Itoa(n)) }
@@ -198,7 +186,6 @@ const (
 // index) and the raw and redacted artifact buckets (lifecycle expiry, access
 // logs outside local).
 func newData(stack awscdk.Stack, cfg EnvConfig, local bool, removal awscdk.RemovalPolicy) (awsdynamodb.Table, awss3.Bucket, awss3.Bucket) {
-	// ---- state: jobs table -------------------------------------------------
 	tp := &awsdynamodb.TableProps{
 		PartitionKey:        &awsdynamodb.Attribute{Name: jsii.String("pk"), Type: awsdynamodb.AttributeType_STRING},
 		SortKey:             &awsdynamodb.Attribute{Name: jsii.String("sk"), Type: awsdynamodb.AttributeType_STRING},
@@ -230,31 +217,20 @@ func newData(stack awscdk.Stack, cfg EnvConfig, local bool, removal awscdk.Remov
 	})
 	pinID(table, "JobsTable")
 
-	// ---- artifacts ---------------------------------------------------------
 	var accessLogs awss3.Bucket
 	if !local {
 		// S3 server access logs: the audit trail of every artifact read.
-		accessLogs = awss3.NewBucket(stack, jsii.String("AccessLogs"), &awss3.BucketProps{
-			Encryption:        awss3.BucketEncryption_S3_MANAGED, // log delivery supports SSE-S3 only
-			BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(),
-			EnforceSSL:        jsii.Bool(true),
-			Versioned:         jsii.Bool(false),
-			ObjectOwnership:   awss3.ObjectOwnership_BUCKET_OWNER_ENFORCED,
+		accessLogs = newBucket(stack, "AccessLogs", &awss3.BucketProps{
+			Encryption: awss3.BucketEncryption_S3_MANAGED, // log delivery supports SSE-S3 only
 			LifecycleRules: &[]*awss3.LifecycleRule{{
 				Id:         jsii.String("expire-access-logs"),
 				Expiration: awscdk.Duration_Days(jsii.Number(cfg.AccessLogRetentionDays)),
 			}},
 			RemovalPolicy: removal,
 		})
-		pinID(accessLogs, "AccessLogs")
 	}
 	artifactBucket := func(id string, days int, logPrefix string) awss3.Bucket {
 		bp := &awss3.BucketProps{
-			Encryption:        awss3.BucketEncryption_S3_MANAGED,
-			BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(),
-			EnforceSSL:        jsii.Bool(true),
-			Versioned:         jsii.Bool(false),
-			ObjectOwnership:   awss3.ObjectOwnership_BUCKET_OWNER_ENFORCED,
 			LifecycleRules: &[]*awss3.LifecycleRule{{
 				Id:                                  jsii.String("expire-artifacts"),
 				Expiration:                          awscdk.Duration_Days(jsii.Number(days)),
@@ -270,19 +246,30 @@ func newData(stack awscdk.Stack, cfg EnvConfig, local bool, removal awscdk.Remov
 			bp.ServerAccessLogsBucket = accessLogs
 			bp.ServerAccessLogsPrefix = jsii.String(logPrefix)
 		}
-		b := awss3.NewBucket(stack, jsii.String(id), bp)
-		pinID(b, id)
-		return b
+		return newBucket(stack, id, bp)
 	}
 	raw := artifactBucket("RawArtifacts", rawArtifactDays, "raw/")
 	redacted := artifactBucket("RedactedArtifacts", redactedArtifactDays, "redacted/")
 	return table, raw, redacted
 }
 
+// newBucket is a private bucket: public access blocked, TLS only, owner
+// enforced, SSE-S3 and unversioned unless bp says otherwise.
+func newBucket(stack awscdk.Stack, id string, bp *awss3.BucketProps) awss3.Bucket {
+	bp.BlockPublicAccess, bp.EnforceSSL = awss3.BlockPublicAccess_BLOCK_ALL(), jsii.Bool(true)
+	bp.ObjectOwnership = awss3.ObjectOwnership_BUCKET_OWNER_ENFORCED
+	bp.Encryption = cmp.Or(bp.Encryption, awss3.BucketEncryption_S3_MANAGED)
+	if bp.Versioned == nil {
+		bp.Versioned = jsii.Bool(false)
+	}
+	b := awss3.NewBucket(stack, jsii.String(id), bp)
+	pinID(b, id)
+	return b
+}
+
 // newQueues is the queues section: per stage a queue whose visibility timeout
 // is the lease, and its DLQ (redrive after maxAttempts+3 receives).
 func newQueues(stack awscdk.Stack, cfg EnvConfig, removal awscdk.RemovalPolicy) (fetch, llm, notify *stage) {
-	// ---- queues ------------------------------------------------------------
 	lease := awscdk.Duration_Seconds(jsii.Number(cfg.LeaseSeconds))
 	newStage := func(name, id string) *stage {
 		visibility := lease
@@ -292,52 +279,36 @@ func newQueues(stack awscdk.Stack, cfg EnvConfig, removal awscdk.RemovalPolicy) 
 			visibility = awscdk.Duration_Seconds(jsii.Number(cfg.ReviewTimeoutSeconds))
 		}
 		dlq := newDLQ(stack, cfg, id+"DLQ", lease, removal)
-		enc, key := queueEncryption(stack, cfg)
-		q := awssqs.NewQueue(stack, jsii.String(id+"Queue"), &awssqs.QueueProps{
-			Encryption:          enc,
-			EncryptionMasterKey: key,
-			EnforceSSL:          jsii.Bool(true),
-			VisibilityTimeout:   visibility,
-			RetentionPeriod:     awscdk.Duration_Days(jsii.Number(4)),
-			DeadLetterQueue: &awssqs.DeadLetterQueue{
-				Queue:           dlq,
-				MaxReceiveCount: jsii.Number(cfg.MaxAttempts + 3),
-			},
-			RemovalPolicy: removal,
+		q := newQueue(stack, cfg, id+"Queue", removal, &awssqs.QueueProps{
+			VisibilityTimeout: visibility,
+			RetentionPeriod:   awscdk.Duration_Days(jsii.Number(4)),
+			DeadLetterQueue:   &awssqs.DeadLetterQueue{Queue: dlq, MaxReceiveCount: jsii.Number(cfg.MaxAttempts + 3)},
 		})
-		pinID(q, id+"Queue")
 		return &stage{name: name, id: id, queue: q, dlq: dlq}
 	}
 	return newStage("fetch", "Fetch"), newStage("llm", "Llm"), newStage("notify", "Notify")
 }
 
-// queueEncryption: the customer-managed key when configured, else SQS-managed SSE.
-func queueEncryption(stack awscdk.Stack, cfg EnvConfig) (awssqs.QueueEncryption, awskms.IKey) {
+// newQueue is a TLS-only queue encrypted with the data key when configured,
+// else with SQS-managed SSE.
+func newQueue(stack awscdk.Stack, cfg EnvConfig, id string, removal awscdk.RemovalPolicy, qp *awssqs.QueueProps) awssqs.Queue {
+	qp.Encryption, qp.EnforceSSL, qp.RemovalPolicy = awssqs.QueueEncryption_SQS_MANAGED, jsii.Bool(true), removal
 	if key := dataKey(stack, cfg); key != nil {
-		return awssqs.QueueEncryption_KMS, key
+		qp.Encryption, qp.EncryptionMasterKey = awssqs.QueueEncryption_KMS, key
 	}
-	return awssqs.QueueEncryption_SQS_MANAGED, nil
+	q := awssqs.NewQueue(stack, jsii.String(id), qp)
+	pinID(q, id)
+	return q
 }
 
-// newDLQ is a dead-letter queue: 14 days' retention, encrypted, TLS only.
+// newDLQ is a dead-letter queue: 14 days' retention.
 func newDLQ(stack awscdk.Stack, cfg EnvConfig, id string, visibility awscdk.Duration, removal awscdk.RemovalPolicy) awssqs.Queue {
-	enc, key := queueEncryption(stack, cfg)
-	dlq := awssqs.NewQueue(stack, jsii.String(id), &awssqs.QueueProps{
-		Encryption:          enc,
-		EncryptionMasterKey: key,
-		EnforceSSL:          jsii.Bool(true),
-		RetentionPeriod:     awscdk.Duration_Days(jsii.Number(14)),
-		VisibilityTimeout:   visibility,
-		RemovalPolicy:       removal,
-	})
-	pinID(dlq, id)
-	return dlq
+	return newQueue(stack, cfg, id, removal, &awssqs.QueueProps{RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)), VisibilityTimeout: visibility})
 }
 
 // newAPI is the API section: the REST API (throttled, JSON access logs) with
 // the webhook intake and job status routes on the webhook function.
 func newAPI(stack awscdk.Stack, env string, cfg EnvConfig, removal awscdk.RemovalPolicy, webhookFn awslambda.Function) awsapigateway.RestApi {
-	// ---- API ---------------------------------------------------------------
 	apiLogs := awslogs.NewLogGroup(stack, jsii.String("ApiAccessLogs"), &awslogs.LogGroupProps{
 		Retention:     retentionDays[cfg.LogRetentionDays],
 		RemovalPolicy: removal,

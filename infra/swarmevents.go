@@ -5,7 +5,6 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/jsii-runtime-go"
@@ -91,13 +90,8 @@ func wireSwarmEvents(f *functionFactory, p functionsProps, fn awslambda.Function
 	if !e.Enabled {
 		return
 	}
-	secret := awssecretsmanager.NewSecret(f.stack, jsii.String("SwarmEventsSecret"), &awssecretsmanager.SecretProps{
-		Description:          jsii.String("Shared secret P4 Code Review signs its outbound webhooks with (swarmEvents)"),
-		GenerateSecretString: &awssecretsmanager.SecretStringGenerator{PasswordLength: jsii.Number(48), ExcludePunctuation: jsii.Bool(true)},
-		RemovalPolicy:        f.removal,
-		EncryptionKey:        dataKey(f.stack, f.cfg),
-	})
-	pinID(secret, "SwarmEventsSecret")
+	secret := newSecret(f.stack, f.cfg, f.removal, "SwarmEventsSecret", "Shared secret P4 Code Review signs its outbound webhooks with (swarmEvents)",
+		&awssecretsmanager.SecretStringGenerator{PasswordLength: jsii.Number(48), ExcludePunctuation: jsii.Bool(true)})
 	secret.GrantRead(fn, nil)
 	fn.AddEnvironment(jsii.String("SWARM_EVENTS_SECRET_ID"), secret.SecretArn(), nil)
 	for _, v := range swarmEventsVars(e) {
@@ -111,5 +105,4 @@ func wireSwarmEvents(f *functionFactory, p functionsProps, fn awslambda.Function
 	// A fate judged from the review read back: the record updated, its
 	// kind's dismissal item put or deleted, in one transaction.
 	g.grant(jsii.Strings("dynamodb:Query", "dynamodb:UpdateItem", "dynamodb:PutItem", "dynamodb:DeleteItem"), itemOutcome)
-	awscdk.NewCfnOutput(f.stack, jsii.String("SwarmEventsSecretArn"), &awscdk.CfnOutputProps{Value: secret.SecretArn()})
 }

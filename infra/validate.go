@@ -26,28 +26,10 @@ func (p *problems) add(format string, a ...any) { *p = append(*p, fmt.Sprintf(fo
 // settings it rejects. A new setting gets its check in the validator of the
 // concern it belongs to (or a new one appended here).
 var validators = []func(EnvConfig, *problems){
-	validateRuntime,
-	validateQueues,
-	validateP4,
-	validateLLM,
-	validateEmail,
-	validateSwarm,
-	validateRedaction,
-	validateAPI,
-	validateAlarms,
-	validateLogs,
-	validateNetwork,
-	validateEncryption,
-	validateRecipients,
-	validateJobPageSettings,
-	validateRateLimits,
-	validateGuarantees,
-	validateNotifyChannels,
-	validateSwarmNetwork,
-	validateDeclared,
-	validateSwarmEvents,
-	validatePlaceholders,
-	validateDigest,
+	validateRuntime, validateQueues, validateP4, validateLLM, validateEmail, validateSwarm,
+	validateRedaction, validateAPI, validateAlarms, validateLogs, validateNetwork, validateEncryption,
+	validateRecipients, validateJobPage, validateRateLimits, validateGuarantees, validateNotifyChannels,
+	validateSwarmNetwork, validateDeclared, validateSwarmEvents, validatePlaceholders, validateDigest,
 }
 
 // Validate rejects settings AWS would reject at deploy time, or that would make
@@ -140,19 +122,17 @@ func validateLLM(c EnvConfig, p *problems) {
 	if c.LLMTimeoutSeconds < 1 || c.LLMTimeoutSeconds >= c.LeaseSeconds {
 		p.add("llmTimeoutSeconds %d: want 1..leaseSeconds-1 (%d)", c.LLMTimeoutSeconds, c.LeaseSeconds-1)
 	}
-	switch c.LLMProvider {
-	case "openai", "anthropic":
-		if c.LLMEndpoint == "" {
-			p.add("llmEndpoint is empty: llmProvider %s needs the provider's base URL, e.g. https://api.openai.com", c.LLMProvider)
-		}
-	case "bedrock": // the SDK resolves the regional endpoint; llmEndpoint optionally overrides it
+	// An AWS family's SDK resolves the regional endpoint; llmEndpoint only overrides it.
+	if f, ok := llm.FamilyOf(c.LLMProvider); ok && !f.AWS && c.LLMEndpoint == "" {
+		p.add("llmEndpoint is empty: llmProvider %s needs the provider's base URL, e.g. https://api.openai.com", c.LLMProvider)
 	}
 	if c.LLMEndpoint != "" {
 		// The llm function checks LLM_ENDPOINT with this same function.
 		if _, err := llm.ValidateEndpoint(c.LLMProvider, c.LLMEndpoint); err != nil {
 			p.add("llmEndpoint %q: %v", c.LLMEndpoint, err)
+		} else {
+			checkURL(c, p, "llmEndpoint", c.LLMEndpoint)
 		}
-		checkPlainHTTP(c, p, "llmEndpoint", c.LLMEndpoint)
 	}
 	if c.PromptCandidatePercent > 0 && c.PromptCandidateVersion == "" {
 		p.add("promptCandidatePercent %d: promptCandidateVersion is empty", c.PromptCandidatePercent)
@@ -182,11 +162,7 @@ func validateEmail(c EnvConfig, p *problems) {
 		p.add("smtpFrom %q: want an address whose domain is the SES identity (or set sesIdentity)", c.SMTPFrom)
 	}
 	if c.SMTPLookupURL != "" {
-		if u, err := url.Parse(c.SMTPLookupURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			p.add("smtpLookupUrl %q: want an http(s) URL", c.SMTPLookupURL)
-		} else {
-			checkPlainHTTP(c, p, "smtpLookupUrl", c.SMTPLookupURL)
-		}
+		checkURL(c, p, "smtpLookupUrl", c.SMTPLookupURL)
 	}
 	// A relay over plain SMTP outside local carries the review in clear text.
 	if c.EmailProvider == "smtp" && c.SMTPTLS == "none" && !c.isLocal && !isLoopback(c.SMTPHost) {
@@ -206,25 +182,21 @@ func validateEmail(c EnvConfig, p *problems) {
 
 // validateSwarm: the optional Helix Swarm base URL.
 func validateSwarm(c EnvConfig, p *problems) {
-	if c.SwarmURL == "" {
-		return
+	if c.SwarmURL != "" {
+		checkURL(c, p, "swarmUrl", c.SwarmURL)
 	}
-	if u, err := url.Parse(c.SwarmURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		p.add("swarmUrl %q: want an http(s) URL", c.SwarmURL)
-		return
-	}
-	checkPlainHTTP(c, p, "swarmUrl", c.SwarmURL)
 }
 
-// checkPlainHTTP refuses an http:// endpoint outside local unless its host is
+// checkURL: raw is an http(s) URL, and an http:// one outside local only to
 // a loopback address (the staging-shaped run on the emulator): credentials
 // and code would cross the network in clear text.
-func checkPlainHTTP(c EnvConfig, p *problems, setting, raw string) {
-	u, err := url.Parse(raw)
-	if err != nil || u.Scheme != "http" || c.isLocal || isLoopback(u.Hostname()) {
-		return
+func checkURL(c EnvConfig, p *problems, setting, raw string) {
+	switch u, err := url.Parse(raw); {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		p.add("%s %q: want an http(s) URL", setting, raw)
+	case u.Scheme == "http" && !c.isLocal && !isLoopback(u.Hostname()):
+		p.add("%s %q: http:// outside local is allowed only to a loopback address; use https://", setting, raw)
 	}
-	p.add("%s %q: http:// outside local is allowed only to a loopback address; use https://", setting, raw)
 }
 
 // isLoopback: "localhost" or a loopback IP literal (no DNS at synth).
@@ -287,13 +259,12 @@ func validateLogs(c EnvConfig, p *problems) {
 	}
 }
 
-var (
-	vpcIDRe    = regexp.MustCompile(`^vpc-[0-9a-f]{8}([0-9a-f]{9})?$`)
-	subnetIDRe = regexp.MustCompile(`^subnet-[0-9a-f]{8}([0-9a-f]{9})?$`)
-	sgIDRe     = regexp.MustCompile(`^sg-[0-9a-f]{8}([0-9a-f]{9})?$`)
-	rtbIDRe    = regexp.MustCompile(`^rtb-[0-9a-f]{8}([0-9a-f]{9})?$`)
-	kmsKeyRe   = regexp.MustCompile(`^arn:aws[a-z-]*:kms:[a-z0-9-]+:[0-9]{12}:key/[0-9a-f-]{36}$`)
-)
+var kmsKeyRe = regexp.MustCompile(`^arn:aws[a-z-]*:kms:[a-z0-9-]+:[0-9]{12}:key/[0-9a-f-]{36}$`)
+
+// awsID: an EC2 resource ID of the kind ("vpc", "subnet", …): 8 or 17 hex digits.
+func awsID(kind, id string) bool {
+	return regexp.MustCompile(`^` + kind + `-[0-9a-f]{8}([0-9a-f]{9})?$`).MatchString(id)
+}
 
 // validateNetwork: the optional VPC placement, by ID only (no lookups).
 func validateNetwork(c EnvConfig, p *problems) {
@@ -305,22 +276,22 @@ func validateNetwork(c EnvConfig, p *problems) {
 		p.add("vpc: not supported in local (the emulator runs functions as host processes)")
 		return
 	}
-	if !vpcIDRe.MatchString(v.VpcID) {
+	if !awsID("vpc", v.VpcID) {
 		p.add("vpc.vpcId %q: want vpc-<8 or 17 hex digits>", v.VpcID)
 	}
-	ids := func(name string, list []string, re *regexp.Regexp, required bool) {
+	ids := func(name, kind string, list []string, required bool) {
 		if required && len(list) == 0 {
 			p.add("vpc.%s is empty", name)
 		}
 		for _, id := range list {
-			if !re.MatchString(id) {
+			if !awsID(kind, id) {
 				p.add("vpc.%s entry %q: not an ID of that kind", name, id)
 			}
 		}
 	}
-	ids("subnetIds", v.SubnetIDs, subnetIDRe, true)
-	ids("securityGroupIds", v.SecurityGroupIDs, sgIDRe, true)
-	ids("routeTableIds", v.RouteTableIDs, rtbIDRe, v.CreateEndpoints)
+	ids("subnetIds", "subnet", v.SubnetIDs, true)
+	ids("securityGroupIds", "sg", v.SecurityGroupIDs, true)
+	ids("routeTableIds", "rtb", v.RouteTableIDs, v.CreateEndpoints)
 }
 
 // validateEncryption: the optional customer-managed KMS key.

@@ -50,8 +50,8 @@ func TestParse(t *testing.T) {
 	if run.Results[0].Name != "Redact/project" || run.Results[0].Metrics[2] != (Metric{0.98, "recall"}) {
 		t.Errorf("first result = %+v", run.Results[0])
 	}
-	if run.CPU != "AMD EPYC" || run.GOOS != "linux" || run.GOARCH != "amd64" {
-		t.Errorf("machine = %q %q %q", run.CPU, run.GOOS, run.GOARCH)
+	if run.CPU != "AMD EPYC" {
+		t.Errorf("cpu = %q", run.CPU)
 	}
 	if len(run.Failures) != 2 {
 		t.Errorf("failures = %q, want the --- FAIL and the FAIL pkg lines", run.Failures)

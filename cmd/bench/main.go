@@ -93,6 +93,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if *scale || *requests {
 		fnErrs = append(fnErrs, onStack(ctx, out, *scale, *scaleRows, *requests, *requestsDoc)...)
 	}
+	fnErrs = append(fnErrs, runTour(out)...) // tour.go
 	if *localModel {
 		if err := runLocalModel(ctx, out); err != nil {
 			fnErrs = append(fnErrs, "local model: "+err.Error())

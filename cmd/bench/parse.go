@@ -26,8 +26,6 @@ type Result struct {
 type Run struct {
 	Results  []Result
 	CPU      string   // the "cpu:" line
-	GOOS     string   // the "goos:" line
-	GOARCH   string   // the "goarch:" line
 	Failures []string // "--- FAIL" and "FAIL pkg" lines
 	Skips    []string // "--- SKIP" lines with the reason on the next line
 }
@@ -37,8 +35,7 @@ type Run struct {
 // to every name when it is above 1.
 func Parse(r io.Reader, procs int) (Run, error) {
 	var run Run
-	pkg := ""
-	suffix := ""
+	pkg, suffix := "", ""
 	if procs > 1 {
 		suffix = "-" + strconv.Itoa(procs)
 	}
@@ -59,10 +56,6 @@ func Parse(r io.Reader, procs int) (Run, error) {
 			pkg = strings.TrimPrefix(line, "pkg: ")
 		case strings.HasPrefix(line, "cpu: "):
 			run.CPU = strings.TrimPrefix(line, "cpu: ")
-		case strings.HasPrefix(line, "goos: "):
-			run.GOOS = strings.TrimPrefix(line, "goos: ")
-		case strings.HasPrefix(line, "goarch: "):
-			run.GOARCH = strings.TrimPrefix(line, "goarch: ")
 		case strings.HasPrefix(trimmed, "--- FAIL"), strings.HasPrefix(line, "FAIL\t"), strings.HasPrefix(line, "FAIL "):
 			run.Failures = append(run.Failures, trimmed)
 		case strings.HasPrefix(trimmed, "--- SKIP"):

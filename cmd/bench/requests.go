@@ -1,11 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -113,16 +115,11 @@ func renderRequests(w io.Writer, counts []reviewCount) {
 	}
 	fmt.Fprintln(w, head)
 	fmt.Fprintln(w, rule)
-	keys := map[call]bool{}
-	fns := map[string]bool{}
+	keys, fns := map[call]bool{}, map[string]bool{}
 	for _, c := range counts {
 		for k := range c.Calls {
 			keys[k], fns[k.Fn] = true, true
 		}
-	}
-	sorted := make([]call, 0, len(keys))
-	for k := range keys {
-		sorted = append(sorted, k)
 	}
 	order := func(fn string) string { // pipeline order first, then any other function
 		if i := strings.Index("webhook fetch llm notify sweeper", fn); i >= 0 {
@@ -130,42 +127,28 @@ func renderRequests(w io.Writer, counts []reviewCount) {
 		}
 		return "99" + fn
 	}
-	sort.Slice(sorted, func(i, j int) bool {
-		if a, b := order(sorted[i].Fn), order(sorted[j].Fn); a != b {
-			return a < b
-		}
-		return sorted[i].Op < sorted[j].Op
-	})
-	for _, k := range sorted {
-		row := fmt.Sprintf("| %s | %s |", k.Fn, k.Op)
+	row := func(name, op, cell string, n func(reviewCount) int) {
+		line := fmt.Sprintf("| %s | %s |", name, op)
 		for _, c := range counts {
-			row += fmt.Sprintf(" %d |", c.Calls[k])
+			line += fmt.Sprintf(" "+cell+" |", n(c))
 		}
-		fmt.Fprintln(w, row)
+		fmt.Fprintln(w, line)
 	}
-	var fnNames []string
-	for fn := range fns {
-		fnNames = append(fnNames, fn)
+	for _, k := range slices.SortedFunc(maps.Keys(keys), func(a, b call) int { return cmp.Or(cmp.Compare(order(a.Fn), order(b.Fn)), cmp.Compare(a.Op, b.Op)) }) {
+		row(k.Fn, k.Op, "%d", func(c reviewCount) int { return c.Calls[k] })
 	}
-	sort.Slice(fnNames, func(i, j int) bool { return order(fnNames[i]) < order(fnNames[j]) })
-	for _, fn := range fnNames {
-		row := fmt.Sprintf("| **%s** | all |", fn)
-		for _, c := range counts {
+	for _, fn := range slices.SortedFunc(maps.Keys(fns), func(a, b string) int { return cmp.Compare(order(a), order(b)) }) {
+		row("**"+fn+"**", "all", "%d", func(c reviewCount) int {
 			n := 0
 			for k, v := range c.Calls {
 				if k.Fn == fn {
 					n += v
 				}
 			}
-			row += fmt.Sprintf(" %d |", n)
-		}
-		fmt.Fprintln(w, row)
+			return n
+		})
 	}
-	row := "| **review** | **total** |"
-	for _, c := range counts {
-		row += fmt.Sprintf(" **%d** |", c.total())
-	}
-	fmt.Fprintln(w, row)
+	row("**review**", "**total**", "**%d**", reviewCount.total)
 	if f, ok := fit(counts); ok {
 		fmt.Fprintf(w, "\nPer review: %s DynamoDB and SQS requests for R recipients.\n", f)
 	}

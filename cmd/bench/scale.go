@@ -1,14 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,7 +26,6 @@ import (
 	"github.com/criticizer/criticizer/internal/devstack"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/store"
-	"github.com/criticizer/criticizer/shared/webhook"
 )
 
 // The scale benchmark: what one scheduled sweeper run reads as the table's
@@ -47,16 +48,15 @@ type scalePass struct {
 func runScale(ctx context.Context, l *devstack.Local, wire *wireCounter, sizes []int, out io.Writer) error {
 	ddb, fn := dynamodb.NewFromConfig(l.AWS), lambda.NewFromConfig(l.AWS)
 	table, sweeper := l.Outputs["JobsTableName"], l.Outputs["SweeperFunctionName"]
-	if err := runSampleJob(ctx, l); err != nil {
+	if _, err := runReview(ctx, l, 12345, "bench-scale-12345-v1", []string{"reviewers@example.com"}); err != nil {
 		return err
 	}
 	tmpl, err := scanAll(ctx, ddb, table)
 	if err != nil {
 		return err
 	}
-	// Unmeasured runs: the cold start
-	// and the sample job's e-mail verified once its completion window has
-	// passed, so the measured runs find only history.
+	// Unmeasured runs: the cold start and the sample job's e-mail verified
+	// once its completion window has passed, so measured runs find only history.
 	if err := settleSample(ctx, fn, sweeper, wire); err != nil {
 		return err
 	}
@@ -83,12 +83,6 @@ func runScale(ctx context.Context, l *devstack.Local, wire *wireCounter, sizes [
 		renderScale(out, p)
 	}
 	return nil
-}
-
-// runSampleJob posts the repository's sample webhook and waits for its job.
-func runSampleJob(ctx context.Context, l *devstack.Local) error {
-	_, err := runReview(ctx, l, 12345, "bench-scale-12345-v1", []string{"reviewers@example.com"})
-	return err
 }
 
 // newChange copies the depot's sample changelist 12345 to changelist n,
@@ -129,22 +123,9 @@ func runReview(ctx context.Context, l *devstack.Local, cl int64, key string, rec
 		return nil, err
 	}
 	const path = "/webhooks/changelist"
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.APIURL+path, bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	ts := time.Now().Unix()
-	req.Header.Set(webhook.HeaderTimestamp, strconv.FormatInt(ts, 10))
-	req.Header.Set(webhook.HeaderSignature, webhook.Sign(l.WebhookKey, ts, http.MethodPost, path, body))
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err == nil && resp.StatusCode/100 != 2 {
-		err = fmt.Errorf("POST %s: HTTP %d: %s", path, resp.StatusCode, b)
+	code, b, err := l.Call(ctx, http.MethodPost, path, body)
+	if err == nil && code/100 != 2 {
+		err = fmt.Errorf("POST %s: HTTP %d: %s", path, code, b)
 	}
 	if err != nil {
 		return nil, err
@@ -277,37 +258,20 @@ func retentionRound(ctx context.Context, ddb *dynamodb.Client, fn *lambda.Client
 // (verified, out of the doubt index), jobs off the sweep index.
 func seed(ctx context.Context, ddb *dynamodb.Client, table string, tmpl []map[string]types.AttributeValue, from, n int) error {
 	oldJob, oldCL := sampleIDs(tmpl)
-	items := make(chan map[string]types.AttributeValue, 100)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var firstErr error
-	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := writeBatches(ctx, ddb, table, items); err != nil {
-				mu.Lock()
-				firstErr = err
-				mu.Unlock()
-				for range items { // keep the producer going; the error ends the run
-				}
-			}
-		}()
-	}
-	written := 0
-	for c := from / len(tmpl); written < n; c++ {
+	var items []map[string]types.AttributeValue
+	for c := from / len(tmpl); len(items) < n; c++ {
 		newJob, newCL := uuid.NewString(), strconv.Itoa(2_000_000+c)
-		for _, it := range tmpl {
-			if written == n {
-				break
-			}
-			items <- cloneItem(it, oldJob, newJob, oldCL, newCL)
-			written++
+		for _, it := range tmpl[:min(len(tmpl), n-len(items))] {
+			items = append(items, cloneItem(it, oldJob, newJob, oldCL, newCL))
 		}
 	}
-	close(items)
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for w := range errs {
+		wg.Go(func() { errs[w] = writeBatches(ctx, ddb, table, items[w*len(items)/4:(w+1)*len(items)/4]) })
+	}
 	wg.Wait()
-	return firstErr
+	return errors.Join(errs...)
 }
 
 // countItems counts the table's items (the bench's own client, not counted).
@@ -337,10 +301,7 @@ func sampleIDs(tmpl []map[string]types.AttributeValue) (jobID, cl string) {
 }
 
 func cloneItem(it map[string]types.AttributeValue, oldJob, newJob, oldCL, newCL string) map[string]types.AttributeValue {
-	out := make(map[string]types.AttributeValue, len(it))
-	for k, v := range it {
-		out[k] = v
-	}
+	out := maps.Clone(it)
 	swap := func(s string) string {
 		if oldJob != "" {
 			s = strings.ReplaceAll(s, oldJob, newJob)
@@ -369,9 +330,12 @@ func cloneItem(it map[string]types.AttributeValue, oldJob, newJob, oldCL, newCL 
 
 // writeBatches writes items 25 to a request, retrying what DynamoDB leaves
 // unprocessed.
-func writeBatches(ctx context.Context, ddb *dynamodb.Client, table string, items <-chan map[string]types.AttributeValue) error {
-	var batch []types.WriteRequest
-	flush := func() error {
+func writeBatches(ctx context.Context, ddb *dynamodb.Client, table string, items []map[string]types.AttributeValue) error {
+	for chunk := range slices.Chunk(items, 25) {
+		var batch []types.WriteRequest
+		for _, it := range chunk {
+			batch = append(batch, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
+		}
 		for len(batch) > 0 {
 			out, err := ddb.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{table: batch}})
 			if err != nil {
@@ -379,17 +343,8 @@ func writeBatches(ctx context.Context, ddb *dynamodb.Client, table string, items
 			}
 			batch = out.UnprocessedItems[table]
 		}
-		return nil
 	}
-	for it := range items {
-		batch = append(batch, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
-		if len(batch) == 25 {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-	}
-	return flush()
+	return nil
 }
 
 const scaleHeader = "\n| history rows | run | DynamoDB items read | DynamoDB requests | time |\n|---:|---|---:|---|---:|"

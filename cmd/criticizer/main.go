@@ -82,25 +82,18 @@ type app struct {
 }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
-	if len(args) == 0 || isHelp(args[0]) {
-		_, err := io.WriteString(out, usage)
-		return err
-	}
 	global := flag.NewFlagSet("criticizer", flag.ContinueOnError)
 	global.SetOutput(io.Discard)
 	stack := global.String("stack", envOr("CRITICIZER_STACK", "Criticizer-"+envOr("CRITICIZER_ENV", "local")), "CloudFormation stack to operate on")
 	asJSON := global.Bool("json", false, "print JSON instead of tables")
-	if err := global.Parse(args); errors.Is(err, flag.ErrHelp) {
+	err := global.Parse(args)
+	if rest := global.Args(); errors.Is(err, flag.ErrHelp) || err == nil && (len(rest) == 0 || isHelp(rest[0])) {
 		_, err := io.WriteString(out, usage)
 		return err
 	} else if err != nil {
 		return fmt.Errorf("%w (criticizer help lists the commands)", err)
 	}
 	rest := global.Args()
-	if len(rest) == 0 || isHelp(rest[0]) {
-		_, err := io.WriteString(out, usage)
-		return err
-	}
 	if rest[0] == "doctor" { // an invocation of the stack's doctor function, with its own AWS settings for --local
 		given := os.Getenv("CRITICIZER_STACK") != ""
 		global.Visit(func(f *flag.Flag) { given = given || f.Name == "stack" })
@@ -119,8 +112,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	queues := map[domain.Stage]dlq.Queues{}
-	for _, s := range domain.Stages {
-		name := map[domain.Stage]string{domain.StageFetch: "Fetch", domain.StageLLM: "Llm", domain.StageNotify: "Notify"}[s]
+	for s, name := range map[domain.Stage]string{domain.StageFetch: "Fetch", domain.StageLLM: "Llm", domain.StageNotify: "Notify"} {
 		queues[s] = dlq.Queues{Source: outputs[name+"QueueUrl"], DLQ: outputs[name+"DlqUrl"]}
 	}
 	a := &app{out: out, json: *asJSON, stack: outputs,
@@ -128,32 +120,22 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		jobs: store.New(dynamodb.NewFromConfig(cfg), outputs["JobsTableName"]),
 		rows: outbox.New(dynamodb.NewFromConfig(cfg), outputs["JobsTableName"]).WithActor("operator " + operatorName()),
 		sm:   secretsmanager.NewFromConfig(cfg)}
-	switch rest[0] {
-	case "dlq":
+	dlqCommands := map[string]func(context.Context, []string) error{"list": a.dlqList, "show": a.dlqShow, "replay": a.dlqReplay}
+	commands := map[string]func(context.Context, []string) error{
+		"restart": a.restart, "resolve": a.resolve, "job": a.job, "outbox": a.outboxCmd, "secret": a.secretCmd,
+		"outcomes": func(ctx context.Context, args []string) error {
+			return a.outcomesCmd(ctx, dynamodb.NewFromConfig(cfg), outputs["JobsTableName"], args)
+		}}
+	if rest[0] == "dlq" {
 		if len(rest) < 2 {
 			return errors.New("usage: criticizer dlq list|show|replay")
-		}
-		switch rest[1] {
-		case "list":
-			return a.dlqList(ctx, rest[2:])
-		case "show":
-			return a.dlqShow(ctx, rest[2:])
-		case "replay":
-			return a.dlqReplay(ctx, rest[2:])
+		} else if cmd, ok := dlqCommands[rest[1]]; ok {
+			return cmd(ctx, rest[2:])
 		}
 		return fmt.Errorf("unknown dlq command %q", rest[1])
-	case "restart":
-		return a.restart(ctx, rest[1:])
-	case "resolve":
-		return a.resolve(ctx, rest[1:])
-	case "job":
-		return a.job(ctx, rest[1:])
-	case "outbox":
-		return a.outboxCmd(ctx, rest[1:])
-	case "secret":
-		return a.secretCmd(ctx, rest[1:])
-	case "outcomes":
-		return a.outcomesCmd(ctx, dynamodb.NewFromConfig(cfg), outputs["JobsTableName"], rest[1:])
+	}
+	if cmd, ok := commands[rest[0]]; ok {
+		return cmd(ctx, rest[1:])
 	}
 	return fmt.Errorf("unknown command %q", rest[0])
 }

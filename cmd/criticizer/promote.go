@@ -9,7 +9,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -159,42 +160,49 @@ func hourPeriod(from, to time.Time) int32 {
 // emitted by the llm stage per prompt version, and again per prompt version
 // and model) between from and to; model "" reads the per-version set.
 func measure(ctx context.Context, cw metricsAPI, env, version, model string, from, to time.Time) (result.Canary, error) {
-	period := hourPeriod(from, to)
-	dims := []cwtypes.Dimension{{Name: aws.String("Environment"), Value: aws.String(env)},
-		{Name: aws.String("Stage"), Value: aws.String(string(domain.StageLLM))}, {Name: aws.String("PromptVersion"), Value: aws.String(version)}}
+	dims := []string{"Environment", env, "Stage", string(domain.StageLLM), "PromptVersion", version}
 	if model != "" {
-		dims = append(dims, cwtypes.Dimension{Name: aws.String("Model"), Value: aws.String(model)})
+		dims = append(dims, "Model", model)
 	}
-	stat := func(metric string) (avg float64, n int, err error) {
-		res, err := cw.GetMetricStatistics(ctx, &cloudwatch.GetMetricStatisticsInput{
-			Namespace: aws.String("Criticizer"), MetricName: aws.String(metric),
-			Dimensions: dims,
-			StartTime:  aws.Time(from), EndTime: aws.Time(to), Period: aws.Int32(period),
-			Statistics: []cwtypes.Statistic{cwtypes.StatisticAverage, cwtypes.StatisticSampleCount},
-		})
+	var c result.Canary
+	for i, m := range []struct { // the jobs are the valid findings' samples
+		metric string
+		avg    *float64
+	}{{"ReviewValidFindings", &c.ValidPerJob}, {"ReviewFindingsDropped", &c.DroppedPerJob}} {
+		points, err := statistics(ctx, cw, m.metric, dims, from, to, cwtypes.StatisticAverage, cwtypes.StatisticSampleCount)
 		if err != nil {
-			return 0, 0, fmt.Errorf("read %s of prompt %s: %w", metric, version, err)
+			return result.Canary{}, fmt.Errorf("read %s of prompt %s: %w", m.metric, version, err)
 		}
 		var sum, count float64
-		for _, d := range res.Datapoints {
-			c := aws.ToFloat64(d.SampleCount)
-			sum += aws.ToFloat64(d.Average) * c
-			count += c
+		for _, d := range points {
+			sum += aws.ToFloat64(d.Average) * aws.ToFloat64(d.SampleCount)
+			count += aws.ToFloat64(d.SampleCount)
 		}
-		if count == 0 {
-			return 0, 0, nil
+		if count > 0 {
+			*m.avg = sum / count
 		}
-		return sum / count, int(count), nil
+		if i == 0 {
+			c.Jobs = int(count)
+		}
 	}
-	valid, jobs, err := stat("ReviewValidFindings")
+	return c, nil
+}
+
+// statistics reads metric's data points with dims (name, value pairs) in
+// the namespace Criticizer between from and to, one period over the window.
+func statistics(ctx context.Context, cw metricsAPI, metric string, dims []string, from, to time.Time, stats ...cwtypes.Statistic) ([]cwtypes.Datapoint, error) {
+	var ds []cwtypes.Dimension
+	for i := 0; i < len(dims); i += 2 {
+		ds = append(ds, cwtypes.Dimension{Name: aws.String(dims[i]), Value: aws.String(dims[i+1])})
+	}
+	res, err := cw.GetMetricStatistics(ctx, &cloudwatch.GetMetricStatisticsInput{
+		Namespace: aws.String("Criticizer"), MetricName: aws.String(metric), Dimensions: ds,
+		StartTime: aws.Time(from), EndTime: aws.Time(to), Period: aws.Int32(hourPeriod(from, to)), Statistics: stats,
+	})
 	if err != nil {
-		return result.Canary{}, err
+		return nil, err
 	}
-	dropped, _, err := stat("ReviewFindingsDropped")
-	if err != nil {
-		return result.Canary{}, err
-	}
-	return result.Canary{Jobs: jobs, ValidPerJob: valid, DroppedPerJob: dropped}, nil
+	return res.Datapoints, nil
 }
 
 // arm is one side of a rollout's comparison: a prompt version at a model
@@ -261,59 +269,74 @@ func judgeAcceptance(ctx context.Context, cw metricsAPI, set rolloutSettings, en
 // the share accepted and whose judged Sum the findings judged (each once,
 // however often it flipped).
 func acceptance(ctx context.Context, cw metricsAPI, env, version, model string, from, to time.Time) (outcome.Measured, error) {
-	sum := func(metric string) (float64, error) {
-		res, err := cw.GetMetricStatistics(ctx, &cloudwatch.GetMetricStatisticsInput{
-			Namespace: aws.String("Criticizer"), MetricName: aws.String(metric),
-			Dimensions: []cwtypes.Dimension{{Name: aws.String("Environment"), Value: aws.String(env)},
-				{Name: aws.String("PromptVersion"), Value: aws.String(version)}, {Name: aws.String("Model"), Value: aws.String(model)}},
-			StartTime: aws.Time(from), EndTime: aws.Time(to), Period: aws.Int32(hourPeriod(from, to)),
-			Statistics: []cwtypes.Statistic{cwtypes.StatisticSum},
-		})
+	var sums [2]float64
+	for i, metric := range []string{outcome.AcceptanceMetric, outcome.JudgedMetric} {
+		points, err := statistics(ctx, cw, metric, []string{"Environment", env, "PromptVersion", version, "Model", model}, from, to, cwtypes.StatisticSum)
 		if err != nil {
-			return 0, fmt.Errorf("read the acceptance of prompt %s (%s): %w", version, metric, err)
+			return outcome.Measured{}, fmt.Errorf("read the acceptance of prompt %s (%s): %w", version, metric, err)
 		}
-		var total float64
-		for _, d := range res.Datapoints {
-			total += aws.ToFloat64(d.Sum)
+		for _, d := range points {
+			sums[i] += aws.ToFloat64(d.Sum)
 		}
-		return total, nil
 	}
-	accepted, err := sum(outcome.AcceptanceMetric)
-	if err != nil {
-		return outcome.Measured{}, err
-	}
-	judged, err := sum(outcome.JudgedMetric)
-	if err != nil {
-		return outcome.Measured{}, err
-	}
-	m := outcome.Measured{Judged: int(judged)}
-	if judged > 0 {
-		m.Share = accepted / judged
+	m := outcome.Measured{Judged: int(sums[1])}
+	if sums[1] > 0 {
+		m.Share = sums[0] / sums[1]
 	}
 	return m, nil
 }
-
-var percentSetting = regexp.MustCompile(`"promptCandidatePercent"\s*:\s*\d+`)
 
 // setCandidatePercent rewrites one environment's promptCandidatePercent in
 // cdk.json's text, leaving every other byte as it was (a re-encoded file
 // would reorder and reformat it), and checks the result reads back so.
 func setCandidatePercent(raw []byte, env string, percent int) ([]byte, error) {
+	return editEnvironment(raw, env, "", []modelEdit{{key: "promptCandidatePercent", value: strconv.Itoa(percent), add: true}},
+		func(got rolloutSettings) bool { return got.Percent == percent })
+}
+
+// editEnvironment applies edits to one environment's block in cdk.json's
+// text, leaving every other byte as it was, and checks with ok that the
+// result reads back so. An added setting follows the setting anchor,
+// indented alike (which the block must state), or with no anchor opens the
+// block.
+func editEnvironment(raw []byte, env, anchor string, edits []modelEdit, ok func(rolloutSettings) bool) ([]byte, error) {
 	start, end, err := objectSpan(raw, env)
 	if err != nil {
 		return nil, err
 	}
-	block := raw[start:end]
-	setting := fmt.Sprintf(`"promptCandidatePercent": %d`, percent)
-	var edited []byte
-	if loc := percentSetting.FindIndex(block); loc != nil {
-		edited = append(append(append([]byte{}, block[:loc[0]]...), setting...), block[loc[1]:]...)
-	} else {
-		edited = append(append([]byte{'{'}, []byte(" "+setting+",")...), block[1:]...)
+	block := append([]byte{}, raw[start:end]...)
+	ws, after := "", 1
+	if anchor != "" {
+		at := settingValue(anchor).FindIndex(block)
+		if at == nil {
+			return nil, fmt.Errorf("cdk.json: %s states no %s of its own to replace", env, anchor)
+		}
+		indent := at[0] // the whitespace before the anchor, for added settings
+		for indent > 0 && strings.ContainsRune(" \t\r\n", rune(block[indent-1])) {
+			indent--
+		}
+		ws, after = string(block[indent:at[0]]), at[1]
 	}
-	out := append(append(append([]byte{}, raw[:start]...), edited...), raw[end:]...)
-	if got, err := readRollout(out, env); err != nil || got.Percent != percent {
-		return nil, fmt.Errorf("cdk.json: could not set %s's promptCandidatePercent (%v)", env, err)
+	for _, e := range edits {
+		setting := fmt.Sprintf(`"%s": %s`, e.key, e.value)
+		loc := settingValue(e.key).FindIndex(block)
+		switch {
+		case loc != nil:
+			block = append(append(append([]byte{}, block[:loc[0]]...), setting...), block[loc[1]:]...)
+			if loc[0] < after {
+				after += len(setting) - (loc[1] - loc[0])
+			}
+		case e.add:
+			if setting = "," + ws + setting; anchor == "" {
+				setting = " " + setting[1:] + ","
+			}
+			block = append(append(append([]byte{}, block[:after]...), setting...), block[after:]...)
+			after += len(setting)
+		}
+	}
+	out := append(append(append([]byte{}, raw[:start]...), block...), raw[end:]...)
+	if got, err := readRollout(out, env); err != nil || !ok(got) {
+		return nil, fmt.Errorf("cdk.json: could not set %s's %s (%v)", env, edits[0].key, err)
 	}
 	return out, nil
 }

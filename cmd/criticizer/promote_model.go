@@ -8,7 +8,6 @@ import (
 	"os"
 	"regexp"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/criticizer/criticizer/shared/result"
@@ -116,44 +115,12 @@ func settingValue(key string) *regexp.Regexp {
 }
 
 // setModel applies modelEdits(set) to one environment's block in
-// cdk.json's text, leaving every other byte as it was, and checks the
-// result reads back so. llmModel must be in the environment's own block
-// (promote read it from there); added settings follow it, indented alike.
+// cdk.json's text (editEnvironment). llmModel must be in the environment's
+// own block (promote read it from there); added settings follow it.
 func setModel(raw []byte, env string, set rolloutSettings) ([]byte, error) {
-	start, end, err := objectSpan(raw, env)
-	if err != nil {
-		return nil, err
-	}
-	block := append([]byte{}, raw[start:end]...)
-	model := settingValue("llmModel").FindIndex(block)
-	if model == nil {
-		return nil, fmt.Errorf("cdk.json: %s states no llmModel of its own to replace", env)
-	}
-	indent := model[0] // the whitespace before llmModel, for added settings
-	for indent > 0 && strings.ContainsRune(" \t\r\n", rune(block[indent-1])) {
-		indent--
-	}
-	ws, after := string(block[indent:model[0]]), model[1]
-	for _, e := range modelEdits(set) {
-		setting := fmt.Sprintf(`"%s": %s`, e.key, e.value)
-		loc := settingValue(e.key).FindIndex(block)
-		switch {
-		case loc != nil:
-			block = append(append(append([]byte{}, block[:loc[0]]...), setting...), block[loc[1]:]...)
-			if loc[0] < after {
-				after += len(setting) - (loc[1] - loc[0])
-			}
-		case e.add:
-			setting = "," + ws + setting
-			block = append(append(append([]byte{}, block[:after]...), setting...), block[after:]...)
-			after += len(setting)
-		}
-	}
-	out := append(append(append([]byte{}, raw[:start]...), block...), raw[end:]...)
-	if got, err := readRollout(out, env); err != nil || got.Model != set.ModelCandidate || got.ModelCandidate != "" || got.ModelPercent != 0 ||
-		got.Prices != set.CandidatePrices || got.CandidatePrices != "" || (set.CandidateRequests > 0 && got.Requests != set.CandidateRequests) ||
-		(set.CandidateTokens > 0 && got.Tokens != set.CandidateTokens) {
-		return nil, fmt.Errorf("cdk.json: could not set %s's llmModel (%v)", env, err)
-	}
-	return out, nil
+	return editEnvironment(raw, env, "llmModel", modelEdits(set), func(got rolloutSettings) bool {
+		return got.Model == set.ModelCandidate && got.ModelCandidate == "" && got.ModelPercent == 0 &&
+			got.Prices == set.CandidatePrices && got.CandidatePrices == "" && (set.CandidateRequests <= 0 || got.Requests == set.CandidateRequests) &&
+			(set.CandidateTokens <= 0 || got.Tokens == set.CandidateTokens)
+	})
 }

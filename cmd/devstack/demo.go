@@ -7,7 +7,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -67,14 +66,13 @@ func demo(ctx context.Context, args []string) error {
 		return fmt.Errorf("%s is not an API Gateway proxy request", sample)
 	}
 	body, err := req.body()
+	var hook webhook.Request
+	if err == nil {
+		hook, err = webhook.Parse(body)
+	}
 	if err != nil {
 		return fmt.Errorf("%s: body: %w", sample, err)
 	}
-	hook, err := webhook.Parse(body)
-	if err != nil {
-		return fmt.Errorf("%s: body: %w", sample, err)
-	}
-
 	start := time.Now()
 	l, err := startLocal(ctx, *port)
 	if err != nil {
@@ -86,7 +84,6 @@ func demo(ctx context.Context, args []string) error {
 			progress("stopping: %v", err)
 		}
 	}()
-
 	if *model == "local" {
 		ms, err := devstack.StartModelServer(ctx, devstack.ModelServerOptions{APIKey: l.Secrets["LLM API key"]})
 		if err != nil {
@@ -109,33 +106,6 @@ func demo(ctx context.Context, args []string) error {
 		<-ctx.Done()
 	}
 	return result
-}
-
-// api sends signed requests to the stack's API stage.
-type api struct {
-	base string
-	key  []byte
-	http *http.Client
-}
-
-func (a api) do(ctx context.Context, method, path string, body []byte) (int, []byte, error) {
-	req, err := http.NewRequestWithContext(ctx, method, a.base+path, bytes.NewReader(body))
-	if err != nil {
-		return 0, nil, err
-	}
-	ts, sig := sign(a.key, method, path, body)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set(webhook.HeaderTimestamp, ts)
-	req.Header.Set(webhook.HeaderSignature, sig)
-	resp, err := a.http.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, b, err
 }
 
 // jobStatus is the part of GET /jobs/{id} the demo follows.
@@ -179,27 +149,21 @@ func plural(n int) string {
 }
 
 func runDemo(ctx context.Context, l *devstack.Local, body []byte, hook webhook.Request) error {
-	a := api{base: l.APIURL, key: l.WebhookKey, http: &http.Client{Timeout: 30 * time.Second}}
 	const post = "/webhooks/changelist"
-	code, answer, err := a.do(ctx, http.MethodPost, post, body)
+	code, answer, err := l.Call(ctx, http.MethodPost, post, body)
 	if err != nil {
 		return fmt.Errorf("POST %s: %w", post, err)
 	}
 	fmt.Printf("POST %s (changelist %d v%d): HTTP %d\n", post, hook.ChangelistID, hook.ReviewVersion, code)
 	printJSON(answer)
-	var created struct {
-		JobID string `json:"job_id"`
-	}
-	if code/100 != 2 || json.Unmarshal(answer, &created) != nil || created.JobID == "" {
+	id := createdJob(answer)
+	if code/100 != 2 || id == "" {
 		return fmt.Errorf("the webhook was not accepted (HTTP %d)", code)
 	}
-	id := created.JobID
-
-	st, raw, err := followJob(ctx, a, id)
+	st, raw, err := followJob(ctx, l, id)
 	if err != nil {
 		return err
 	}
-
 	mails := mailsFor(ctx, l.SMTP, fmt.Sprintf("CL %d v%d", hook.ChangelistID, hook.ReviewVersion), st.State == string(job.Succeeded))
 	for i, m := range mails {
 		if err := printMail(id, i, len(mails), m.From, m.To, m.Raw); err != nil {
@@ -212,18 +176,26 @@ func runDemo(ctx context.Context, l *devstack.Local, body []byte, hook webhook.R
 
 	switch {
 	case unusableAnswer(st):
-		return runSwarmDemo(ctx, l, a)
 	case st.State != string(job.Succeeded):
 		return fmt.Errorf("job %s %s: %s", id, st.State, st.stages())
 	case len(mails) == 0:
 		return fmt.Errorf("job %s succeeded but the SMTP stand-in received no e-mail for CL %d v%d: %s", id, hook.ChangelistID, hook.ReviewVersion, st.stages())
 	}
-	return runSwarmDemo(ctx, l, a)
+	return runSwarmDemo(ctx, l)
+}
+
+// createdJob is the job id of the webhook's answer, "" if none.
+func createdJob(answer []byte) string {
+	var created struct {
+		JobID string `json:"job_id"`
+	}
+	_ = json.Unmarshal(answer, &created)
+	return created.JobID
 }
 
 // followJob polls GET /jobs/{id} until the job ends, printing each change of
 // state, stage or attempt once. It returns the last status and its JSON.
-func followJob(ctx context.Context, a api, id string) (jobStatus, []byte, error) {
+func followJob(ctx context.Context, l *devstack.Local, id string) (jobStatus, []byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, demoJobTimeout)
 	defer cancel()
 	path := "/jobs/" + id
@@ -237,7 +209,7 @@ func followJob(ctx context.Context, a api, id string) (jobStatus, []byte, error)
 		lastErr error
 	)
 	for {
-		code, b, err := a.do(ctx, http.MethodGet, path, nil)
+		code, b, err := l.Call(ctx, http.MethodGet, path, nil)
 		var cur jobStatus
 		switch {
 		case err != nil:

@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -30,7 +29,7 @@ const (
 // TODO gone, a new strcpy) runs the same way: only the new finding is
 // commented, the resolved one gets its note, and the summary says what
 // changed since version 1.
-func runSwarmDemo(ctx context.Context, l *devstack.Local, a api) error {
+func runSwarmDemo(ctx context.Context, l *devstack.Local) error {
 	sw := l.Swarm
 	def, err := l.SwarmTestDefinition()
 	if err != nil {
@@ -50,13 +49,11 @@ func runSwarmDemo(ctx context.Context, l *devstack.Local, a api) error {
 		fmt.Printf("\n===== Swarm review %d, version %d (archive change %d) =====\n", demoSwarmReview, v.version, v.change)
 		fmt.Printf("Swarm's test run POSTs /webhooks/changelist with its bearer token: %s\n", out.StatusLine)
 		printJSON(out.Body)
-		var created struct {
-			JobID string `json:"job_id"`
-		}
-		if out.Failed || json.Unmarshal(out.Body, &created) != nil || created.JobID == "" {
+		id := createdJob(out.Body)
+		if out.Failed || id == "" {
 			return fmt.Errorf("the Swarm test run's request was not accepted (%s)", out.StatusLine)
 		}
-		st, _, err := followJob(ctx, a, created.JobID)
+		st, _, err := followJob(ctx, l, id)
 		if err != nil {
 			return err
 		}
@@ -64,7 +61,7 @@ func runSwarmDemo(ctx context.Context, l *devstack.Local, a api) error {
 			continue
 		}
 		if st.State != string(job.Succeeded) {
-			return fmt.Errorf("job %s %s: %s", created.JobID, st.State, st.stages())
+			return fmt.Errorf("job %s %s: %s", id, st.State, st.stages())
 		}
 
 		all, summary := ourComments(sw.Comments(demoSwarmReview), sw.Requests(), v.version)
@@ -97,10 +94,10 @@ func runSwarmDemo(ctx context.Context, l *devstack.Local, a api) error {
 		fmt.Printf("review %d version %d: %d finding%s, %d new comment%s\n", demoSwarmReview, v.version, st.FindingCount, plural(st.FindingCount),
 			len(all)-before, plural(len(all)-before))
 		if summary == nil {
-			return fmt.Errorf("job %s succeeded but Swarm received no summary comment for version %d on review %d", created.JobID, v.version, demoSwarmReview)
+			return fmt.Errorf("job %s succeeded but Swarm received no summary comment for version %d on review %d", id, v.version, demoSwarmReview)
 		}
 		if v.version == 1 && len(all)-1 != st.FindingCount {
-			return fmt.Errorf("job %s: %d findings but %d inline comments on review %d", created.JobID, st.FindingCount, len(all)-1, demoSwarmReview)
+			return fmt.Errorf("job %s: %d findings but %d inline comments on review %d", id, st.FindingCount, len(all)-1, demoSwarmReview)
 		}
 		before = len(all)
 	}

@@ -36,7 +36,7 @@ func decodeMail(raw []byte) (mailParts, error) {
 		case "quoted-printable":
 			r = quotedprintable.NewReader(r)
 		case "base64":
-			r = newBase64Reader(r)
+			r = base64.NewDecoder(base64.StdEncoding, r) // it skips the line breaks
 		}
 		b, err := io.ReadAll(r)
 		if err != nil {
@@ -102,23 +102,4 @@ func printMail(jobID string, i, n int, from string, to []string, raw []byte) err
 	}
 	fmt.Println()
 	return nil
-}
-
-// newBase64Reader decodes a base64 body, ignoring its line breaks.
-func newBase64Reader(r io.Reader) io.Reader {
-	return base64.NewDecoder(base64.StdEncoding, lineBreakFilter{r})
-}
-
-// lineBreakFilter drops CR and LF, which base64 bodies wrap with.
-type lineBreakFilter struct{ r io.Reader }
-
-func (f lineBreakFilter) Read(p []byte) (int, error) {
-	n, err := f.r.Read(p)
-	out := p[:0]
-	for _, c := range p[:n] {
-		if c != '\r' && c != '\n' {
-			out = append(out, c)
-		}
-	}
-	return len(out), err
 }

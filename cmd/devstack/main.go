@@ -26,11 +26,12 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"syscall"
 
@@ -98,7 +99,6 @@ func (s *synthFlags) options() (devstack.SynthOptions, error) {
 	if err != nil {
 		return o, err
 	}
-	o.RepoRoot = root
 	run, err := devstack.RunDir(root)
 	if err != nil {
 		return o, err
@@ -146,19 +146,11 @@ func down(args []string) error {
 }
 
 func printOutputs(o devstack.Outputs, endpoint, format string) error {
-	m := map[string]string{}
-	for k, v := range o {
-		m[k] = v
-	}
+	m := maps.Clone(o)
 	m["LocalApiUrl"] = o.LocalAPIURL(endpoint)
 	switch format {
 	case "env":
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			fmt.Printf("%s=%s\n", k, m[k])
 		}
 		return nil

@@ -1,7 +1,5 @@
-// Command digest sends the weekly digest (shared/digest): once a week, on
-// its EventBridge schedule, each depot path owner who opted in gets one
-// e-mail about the week just ended, once per owner and week. It exists only
-// where the environment turns the digest on (weeklyDigest).
+// Command digest sends the weekly digest (shared/digest): one e-mail per
+// opted-in path owner and week, where the environment turns it on.
 package main
 
 import (

@@ -1,8 +1,6 @@
-// Command doctor is the pre-flight (shared/doctor): invoked by `criticizer
-// doctor`, it checks Perforce, P4 Code Review, the model endpoint and the
-// e-mail identity from the functions' own network, with their settings and
-// secrets, and answers with a verdict per check. It changes nothing, and
-// logs no verdict (they may carry a server's text).
+// Command doctor is the pre-flight (shared/doctor) of `criticizer doctor`:
+// it checks Perforce, P4 Code Review, the model and the e-mail identity
+// from the functions' network; it changes nothing and logs no verdict.
 package main
 
 import (

@@ -1,8 +1,5 @@
 // Command jobpage serves the read-only job page behind GET
-// /view/{id}/{token}: the link a reviewer opens from Swarm or the e-mail.
-// It only reads (the job record, the job's delivery rows, the stored review
-// result, the outcomes of the job's review) and exists only where the environment turns the page on. See
-// shared/jobpage.
+// /view/{id}/{token} (shared/jobpage), where the environment turns it on.
 package main
 
 import (

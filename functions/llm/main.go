@@ -1,8 +1,6 @@
-// Command llm runs the llm stage (shared/llmstage): it reviews the redacted
-// changeset in chunks that fit the configured model and stores the merged,
-// validated ReviewResult. Its settings are llmstage.SettingsFromEnv's
-// (docs/configuration.md lists them). See shared/llmstage, shared/result
-// and shared/llm.
+// Command llm runs the llm stage (shared/llmstage, shared/result,
+// shared/llm): it reviews the redacted changeset in chunks that fit the
+// model and stores the validated ReviewResult (settings: docs/configuration.md).
 package main
 
 import (
@@ -41,30 +39,25 @@ func main() {
 
 	sm := secrets.New(secretsmanager.NewFromConfig(env.AWS), secrets.CacheTTL)
 	complete, first := client(ctx, env, sm, provider, secretID, cfg)
-	// A self-hosted server's window bounds the chunks (vLLM max_model_len,
-	// llama-server /props), unless LLM_CONTEXT_TOKENS says it.
+	// A self-hosted server's window bounds the chunks, unless LLM_CONTEXT_TOKENS says.
 	llmstage.DiscoverWindow(ctx, &set.Budget, first, env.Log)
-	// One Limiter per model and function instance, outside the rotating client: the
-	// limits it learnt survive a key rotation. 429s are waited out inside
-	// the attempt while the invocation has time for the call after the wait.
+	// One Limiter per model and instance, outside the rotating client: what
+	// it learnt survives a key rotation.
 	ddb := dynamodb.NewFromConfig(env.AWS)
 	jobs := store.New(ddb, env.Config.JobsTable)
 	limiter := func(model string, t llmstage.ModelTerms) *llm.Limiter {
 		lc := llm.LimiterConfig{RequestsPerMinute: t.RequestsPerMinute, TokensPerMinute: t.TokensPerMinute, MaxConcurrency: set.Parallelism,
 			OutputTokens: cfg.MaxTokens, BytesPerToken: set.Budget.For(model).BytesPerToken, Reserve: cfg.Timeout, Logger: env.Log}
 		if t.TokensPerMinute > 0 {
-			// The configured limit is the account's: concurrent reviews share
-			// it (a budget item per model).
-			lc.Shared = jobs.MinuteTokens(t.TokensPerMinute)
+			lc.Shared = jobs.MinuteTokens(t.TokensPerMinute) // the account's limit, shared by concurrent reviews
 		}
 		return llm.NewLimiter(lc)
 	}
 	limited := limiter(cfg.Model, set.Terms).Wrap(cfg.Model, complete)
 	var candidate llm.Provider
 	if set.ModelRollout.Active() {
-		// The model canary: the same provider, key (or role) and endpoint,
-		// its own client and its own limits (providers limit each model
-		// apart: docs/reference/llm-providers.md, "Rate-limit headers").
+		// The model canary: same provider, key and endpoint, its own limits
+		// (docs/reference/llm-providers.md, "Rate-limit headers").
 		cc := cfg
 		cc.Model = set.ModelRollout.Candidate
 		cand, _ := client(ctx, env, sm, provider, secretID, cc)
@@ -77,14 +70,10 @@ func main() {
 	proc := &llmstage.LLM{Redacted: artifacts.New(artifacts.NewS3Client(env.AWS), env.Config.RedactedBkt), Guard: guard,
 		LLM: limited, Model: cfg.Model, Budget: set.Budget, Rollout: set.Rollout, ModelRollout: set.ModelRollout, CandidateLLM: candidate, Candidate: set.Candidate, Parallelism: set.Parallelism, Terms: set.Terms,
 		AllowPromptPatchDrift: set.AllowPromptPatchDrift, Metrics: env.Metrics, Log: env.Log, Rules: set.Rules, DailyTokenBudget: set.DailyTokenBudget}
-	// Carried files' findings come from the previous version's job; each
-	// reviewed version is recorded in the rerun ledger, kept as long as the
-	// delivery identities beside it.
+	// The rerun ledger, kept as long as the delivery identities beside it.
 	led := ledger.NewStore(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention)
 	proc.Jobs, proc.Ledger = jobs, led
-	// What the review says is decided here, once, before notify delivers
-	// it (package decide): withheld as dismissed, the rerun's comparison,
-	// the gate.
+	// What the review says is decided here, once, before notify delivers it.
 	fates := outcome.NewStore(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention).WithMetrics(env.Metrics)
 	proc.Decide = &decide.Decider{Artifacts: proc.Redacted, Ledger: led, Jobs: jobs, Outcomes: fates, Policy: set.Decide.Dismissals}
 	proc.Decide.WeeklyDigest = set.Decide.WeeklyDigest // each review's week entry, recorded by notify
@@ -97,12 +86,9 @@ func main() {
 	lambda.Start(rt.Handle)
 }
 
-// client builds the provider's client for cfg.Model. An AWS family signs
-// with the function's role; the others read the API key from Secrets
-// Manager, and the client is rebuilt whenever the key changes, so an
-// emergency rotation reaches warm functions: a rejected key re-reads the
-// secret. It also returns the first client built, to ask its server about
-// itself.
+// client builds the provider's client for cfg.Model: an AWS family signs
+// with the role; the others' client is rebuilt whenever the API key changes
+// (a rejected key re-reads it). It also returns the first client built.
 func client(ctx context.Context, env *coldstart.Env, sm *secrets.Store, provider, secretID string, cfg llm.Config) (llm.Provider, llm.Provider) {
 	if f, _ := llm.FamilyOf(provider); f.AWS {
 		c, err := llm.New(provider, cfg, llm.Credentials{AWS: env.AWS})

@@ -1,8 +1,6 @@
-// Command notify is the notify stage: it e-mails each recipient the review
-// exactly once through the outbox, and on a Swarm review posts its
-// comments and reports its test run. See shared/notifystage, and the
-// channels shared/smtpmail, shared/ses (chosen in shared/mailchannel) and
-// shared/swarm/comments.
+// Command notify is the notify stage (shared/notifystage): each recipient
+// gets the review once through the outbox; a Swarm review gets its comments
+// and test run (channels: shared/mailchannel, shared/swarm/comments).
 package main
 
 import (

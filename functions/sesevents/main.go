@@ -1,8 +1,6 @@
-// Command sesevents records SES delivery events (send, delivery, bounce,
-// complaint, reject), delivered by SNS or EventBridge from the notify
-// stage's configuration set, in the jobs table keyed by each message's
-// outbox tag: the evidence the notify stage's lookup-before-resend and the
-// outbox reconciler read. See shared/evidence.
+// Command sesevents records SES delivery events (via SNS or EventBridge) in
+// the jobs table by outbox tag: the evidence notify's lookup-before-resend
+// and the reconciler read (shared/evidence).
 package main
 
 import (

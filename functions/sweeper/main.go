@@ -1,14 +1,10 @@
-// Command sweeper runs on a schedule. It re-enqueues jobs that would
-// otherwise be lost (stored but never enqueued, or stuck behind an expired
-// lease with no message in flight; see shared/sweep), then reconciles
-// delivery rows whose outcome is in doubt (see shared/reconcile), e-mails and,
-// where the stack gives it the Swarm login (comments on), Swarm review
-// comments, and then reads reviewers' reactions to them (outcome.Pass).
-// What each pass reads, writes and costs: docs/development.md, "What the
-// sweeper does and costs". Every hour the event {"check":"retention"} runs the retention
-// check instead (see shared/retention: a round a day, over as many runs as it
-// takes), which also scrubs the data fields of delivery rows past the data
-// retention (outbox.Scrubber).
+// Command sweeper runs on a schedule: it re-enqueues jobs that would
+// otherwise be lost (shared/sweep), reconciles delivery rows whose outcome is
+// in doubt (shared/reconcile), e-mails and, with the Swarm login, review
+// comments, then reads reviewers' reactions (outcome.Pass). What each pass
+// costs: docs/development.md, "What the sweeper does and costs". Hourly,
+// {"check":"retention"} runs the retention check instead (shared/retention),
+// which also scrubs delivery rows past the data retention (outbox.Scrubber).
 package main
 
 import (
@@ -40,17 +36,14 @@ import (
 
 // result is what one scheduled run did.
 type result struct {
-	Sweep     sweep.Report      `json:"sweep"`
-	Reconcile reconcile.Report  `json:"reconcile"`
-	Retention *retention.Report `json:"retention,omitempty"`
-	// Outcomes is the read of reviewers' reactions (outcome.Pass), where
-	// the environment posts Swarm comments.
-	Outcomes *outcome.PassReport `json:"outcomes,omitempty"`
+	Sweep     sweep.Report        `json:"sweep"`
+	Reconcile reconcile.Report    `json:"reconcile"`
+	Retention *retention.Report   `json:"retention,omitempty"`
+	Outcomes  *outcome.PassReport `json:"outcomes,omitempty"`
 }
 
-// budgets splits what is left of an invocation between its passes, keeping
-// a margin for the last writes and the log line: each pass stops taking new
-// work at its share, records where it stopped, and the next run resumes.
+// budgets splits what is left of an invocation between its passes, with a
+// margin; each stops at its share and the next run resumes.
 func budgets(ctx context.Context) (short, sweep, reconcile time.Duration) {
 	left := 60 * time.Second
 	if dl, ok := ctx.Deadline(); ok {
@@ -76,7 +69,7 @@ func main() {
 	key, err := rowSet.Key(context.Background(), sm)
 	coldstart.Must(env, err)
 	rows := outbox.New(ddb, env.Config.JobsTable).WithActor("reconciler").WithSecret(key)
-	rec := &reconcile.Reconciler{Rows: rows, Progress: rows, Jobs: jobs, Redeliver: queues, FromDomain: ev.FromDomain(),
+	rec := &reconcile.Reconciler{Rows: rows, Progress: rows.Pass("reconcile"), Jobs: jobs, Redeliver: queues, FromDomain: ev.FromDomain(),
 		Window: ev.Window, Lookback: evidence.DefaultRetention, Log: env.Log, Metrics: env.Metrics}
 	switch {
 	case ev.Provider == "ses":
@@ -86,22 +79,16 @@ func main() {
 	}
 	var reactions *outcome.Pass
 	if sw.APISecretID != "" {
-		// The environment posts Swarm comments: their rows are reconciled by
-		// their own evidence, the review's comments, listed as the login the
-		// notify stage posts with.
+		// Swarm comment rows are reconciled against the review's comments.
 		api := &swarm.Client{BaseURL: sw.URL, Credentials: swarm.SecretCredentials(sm, sw.APISecretID)}
 		rec.Comments = api
 		rec.CommentWindow = sw.CommentWindow
-		// Reviewers' reactions, read within a window after each review's
-		// last version (package outcome).
 		fates := outcome.NewStore(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention).WithMetrics(env.Metrics)
 		reactions = &outcome.Pass{Store: fates, Reader: &outcome.Reader{Store: fates, Rows: rows, Comments: api, Reviews: api, Policy: dismissals}, Log: env.Log}
 	}
 	check := &retention.Checker{Table: ddb, TableName: env.Config.JobsTable, S3: artifacts.NewS3Client(env.AWS),
 		Buckets:           []retention.Bucket{{Name: env.Config.RawBucket, TTL: ttl.RawTTL}, {Name: env.Config.RedactedBkt, TTL: ttl.RedactedTTL}},
 		UniquenessForever: env.Config.UniquenessRetention == 0, State: rows.Pass("retention"), Log: env.Log, Metrics: env.Metrics}
-	// The event is the EventBridge schedule's (or a manual invoke's): empty
-	// for the sweep, {"check":"retention"} for the retention check.
 	lambda.Start(func(ctx context.Context, ev json.RawMessage) (result, error) {
 		var res result
 		var in struct {
@@ -109,8 +96,6 @@ func main() {
 		}
 		_ = json.Unmarshal(ev, &in) // anything else is a sweep
 		if in.Check == "retention" {
-			// Hourly: a round of the table's scan continues where the last
-			// run stopped, and a new one starts a day after the last began.
 			now := job.Now()
 			check.Also = rows.Scrubber(now.Add(-env.Config.Retention), now)
 			_, _, check.Budget = budgets(ctx)

@@ -30,12 +30,13 @@ type Baseline struct {
 }
 
 func loadBaseline(path string) (*Baseline, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
+	defer f.Close()
 	var base Baseline
-	d := json.NewDecoder(strings.NewReader(string(b)))
+	d := json.NewDecoder(f)
 	d.DisallowUnknownFields()
 	if err := d.Decode(&base); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)

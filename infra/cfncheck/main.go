@@ -86,32 +86,29 @@ func run(venv, baselinePath, keep string) error {
 // bootstrap per function and a staged p4 layer (bin/p4 and its record, with
 // the checksum synth checks it by).
 func placeholders(dir string) (assets, layer, layerSHA256 string, err error) {
-	assets = filepath.Join(dir, "assets")
-	for _, fn := range devstack.FunctionNames {
-		if err := os.MkdirAll(filepath.Join(assets, fn), 0o755); err != nil {
-			return "", "", "", err
+	write := func(path string, b []byte) {
+		if err == nil {
+			err = os.MkdirAll(filepath.Dir(path), 0o755)
 		}
-		if err := os.WriteFile(filepath.Join(assets, fn, "bootstrap"), []byte("#!/bin/sh\n"), 0o755); err != nil {
-			return "", "", "", err
+		if err == nil {
+			err = os.WriteFile(path, b, 0o755)
 		}
 	}
-	layer = filepath.Join(dir, "p4-layer")
-	if err := os.MkdirAll(filepath.Join(layer, "bin"), 0o755); err != nil {
-		return "", "", "", err
+	assets, layer = filepath.Join(dir, "assets"), filepath.Join(dir, "p4-layer")
+	for _, fn := range devstack.FunctionNames {
+		write(filepath.Join(assets, fn, "bootstrap"), []byte("#!/bin/sh\n"))
 	}
 	p4 := filepath.Join(layer, "bin", "p4")
-	if err := os.WriteFile(p4, []byte("#!/bin/sh\n"), 0o755); err != nil {
-		return "", "", "", err
-	}
-	sum, err := p4layer.FileSHA256(p4)
+	write(p4, []byte("#!/bin/sh\n"))
 	if err != nil {
 		return "", "", "", err
 	}
-	rec, err := json.Marshal(p4layer.Record{SHA256: sum, Version: "placeholder", Arch: "arm64"})
-	if err != nil {
+	if layerSHA256, err = p4layer.FileSHA256(p4); err != nil {
 		return "", "", "", err
 	}
-	return assets, layer, sum, os.WriteFile(filepath.Join(layer, p4layer.RecordName), rec, 0o644)
+	rec, _ := json.Marshal(p4layer.Record{SHA256: layerSHA256, Version: "placeholder", Arch: "arm64"})
+	write(filepath.Join(layer, p4layer.RecordName), rec)
+	return assets, layer, layerSHA256, err
 }
 
 // overrides replace what the checked-in environments only hold a place for

@@ -4,12 +4,12 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -73,7 +73,7 @@ func pinnedVersion(root, key string) (string, error) {
 // but the tail is part of a returned error).
 func Deploy(ctx context.Context, cfg aws.Config, assemblyDir, stackName string, out io.Writer) (Outputs, error) {
 	start := time.Now()
-	root, err := repoRoot("")
+	root, err := RepoRoot()
 	if err != nil {
 		return nil, err
 	}
@@ -82,9 +82,6 @@ func Deploy(ctx context.Context, cfg aws.Config, assemblyDir, stackName string, 
 		return nil, err
 	}
 	endpoint := aws.ToString(cfg.BaseEndpoint)
-	if endpoint == "" {
-		return nil, errors.New("deploy: the aws.Config has no emulator endpoint")
-	}
 	outFile := filepath.Join(assemblyDir, "outputs.json")
 	env := append(os.Environ(),
 		"AWS_ENDPOINT_URL="+endpoint,
@@ -95,11 +92,8 @@ func Deploy(ctx context.Context, cfg aws.Config, assemblyDir, stackName string, 
 	)
 	run := func(args ...string) error {
 		var tail strings.Builder
-		full := append(append([]string{}, cdk[1:]...), args...)
-		cmd := exec.CommandContext(ctx, cdk[0], full...)
-		cmd.Dir = root
-		cmd.Env = env
-		cmd.Stdin = nil // /dev/null: the CLI never waits on a prompt
+		cmd := exec.CommandContext(ctx, cdk[0], slices.Concat(cdk[1:], args)...)
+		cmd.Dir, cmd.Env = root, env // no Stdin: /dev/null, the CLI never waits on a prompt
 		w := io.Writer(&tail)
 		if out != nil {
 			w = io.MultiWriter(&tail, out)
@@ -107,10 +101,7 @@ func Deploy(ctx context.Context, cfg aws.Config, assemblyDir, stackName string, 
 		cmd.Stdout, cmd.Stderr = w, w
 		if err := cmd.Run(); err != nil {
 			s := tail.String()
-			if len(s) > 4000 {
-				s = s[len(s)-4000:]
-			}
-			return fmt.Errorf("cdk %s: %w\n%s", args[0], err, s)
+			return fmt.Errorf("cdk %s: %w\n%s", args[0], err, s[max(0, len(s)-4000):])
 		}
 		return nil
 	}
@@ -125,10 +116,10 @@ func Deploy(ctx context.Context, cfg aws.Config, assemblyDir, stackName string, 
 	}
 	var all map[string]Outputs
 	b, err := os.ReadFile(outFile)
-	if err != nil {
-		return nil, err
+	if err == nil {
+		err = json.Unmarshal(b, &all)
 	}
-	if err := json.Unmarshal(b, &all); err != nil {
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", outFile, err)
 	}
 	o, ok := all[stackName]
@@ -151,13 +142,10 @@ const emulatorAccount = "000000000000"
 // are resolved to the secret's real ARN. (Function environments still carry
 // the name there; GetSecretValue accepts either.)
 func fixSecretArns(ctx context.Context, cfg aws.Config, o Outputs) (Outputs, error) {
-	var sm *secretsmanager.Client
+	sm := secretsmanager.NewFromConfig(cfg)
 	for k, v := range o {
 		if !strings.HasSuffix(k, "SecretArn") || v == "" || strings.HasPrefix(v, "arn:") {
 			continue
-		}
-		if sm == nil {
-			sm = secretsmanager.NewFromConfig(cfg)
 		}
 		d, err := sm.DescribeSecret(ctx, &secretsmanager.DescribeSecretInput{SecretId: aws.String(v)})
 		if err != nil {

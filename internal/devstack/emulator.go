@@ -27,18 +27,11 @@ const DefaultRegion = "us-east-1"
 
 // EmulatorOptions configures StartEmulator. Zero values are sensible defaults.
 type EmulatorOptions struct {
-	// RepoRoot is the repository root (holding localstack/start.sh). Default:
-	// found by walking up from the working directory.
-	RepoRoot string
-	// Port to listen on (127.0.0.1 only). 0 picks a free port.
-	Port int
-	// Env holds extra KEY=VALUE entries for the emulator; the Lambda processes it
-	// spawns inherit them.
-	Env []string
+	Port int      // on 127.0.0.1; 0 picks a free port
+	Env  []string // extra KEY=VALUE entries, inherited by its Lambda processes
 	// FunctionEndpoint, when set, is given the emulator's own endpoint and
 	// returns the AWS_ENDPOINT_URL the emulator hands to every function
-	// process (e.g. a fault-injecting proxy in front of it). Default: the
-	// emulator itself.
+	// process (e.g. a fault-injecting proxy in front of it).
 	FunctionEndpoint func(emulator string) string
 }
 
@@ -59,20 +52,18 @@ type Emulator struct {
 // (so the Lambda processes it spawns call back to it) and waits for
 // /_ministack/health.
 func StartEmulator(ctx context.Context, opts EmulatorOptions) (*Emulator, error) {
-	root, err := repoRoot(opts.RepoRoot)
+	root, err := RepoRoot()
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute) // install, start and health
 	defer cancel()
-
 	install := exec.CommandContext(ctx, "bash", filepath.Join(root, "localstack", "start.sh"), "--install-only")
 	install.Dir = root
 	if out, err := install.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("install emulator: %w\n%s", err, out)
 	}
 	bin := filepath.Join(root, ".venv", "bin", "ministack")
-
 	return onFreePort(opts.Port, func(port int) (*Emulator, error) { return startOnce(ctx, root, bin, port, opts) })
 }
 
@@ -81,15 +72,10 @@ func startOnce(ctx context.Context, root, bin string, port int, opts EmulatorOpt
 	if probe(endpoint) {
 		return nil, fmt.Errorf("%s: %w by another process", endpoint, errPortInUse)
 	}
-	runDir, err := RunDir(root)
+	logDir, err := logDir(root)
 	if err != nil {
 		return nil, err
 	}
-	logDir := filepath.Join(runDir, "logs")
-	if err := os.MkdirAll(logDir, 0o755); err != nil {
-		return nil, err
-	}
-	pruneOld(logDir, 24*time.Hour)
 	e := &Emulator{Endpoint: endpoint, Port: port, LogFile: filepath.Join(logDir, fmt.Sprintf("ministack-%d.log", port))}
 	// The emulator's temp dir holds extracted Lambda code; keep it per instance.
 	if e.tmpDir, err = os.MkdirTemp("", fmt.Sprintf("ministack-%d-", port)); err != nil {
@@ -100,30 +86,21 @@ func startOnce(ctx context.Context, root, bin string, port int, opts EmulatorOpt
 		return nil, err
 	}
 	defer logf.Close()
-
 	functionEndpoint := endpoint
 	if opts.FunctionEndpoint != nil {
 		functionEndpoint = opts.FunctionEndpoint(endpoint)
 	}
 	cmd := exec.Command(bin)
 	cmd.Dir = root
-	cmd.Env = append(emulatorEnv(os.Environ()),
-		"GATEWAY_PORT="+strconv.Itoa(port),
-		"BIND_HOST=127.0.0.1",
-		"MINISTACK_REGION="+DefaultRegion,
-		"AWS_ENDPOINT_URL="+functionEndpoint,
-		"AWS_ACCESS_KEY_ID=test",
-		"AWS_SECRET_ACCESS_KEY=test",
-		"AWS_DEFAULT_REGION="+DefaultRegion,
-		"TMPDIR="+e.tmpDir,
-	)
+	cmd.Env = append(emulatorEnv(os.Environ()), "GATEWAY_PORT="+strconv.Itoa(port), "BIND_HOST=127.0.0.1",
+		"MINISTACK_REGION="+DefaultRegion, "AWS_ENDPOINT_URL="+functionEndpoint, "AWS_ACCESS_KEY_ID=test",
+		"AWS_SECRET_ACCESS_KEY=test", "AWS_DEFAULT_REGION="+DefaultRegion, "TMPDIR="+e.tmpDir)
 	cmd.Env = append(cmd.Env, opts.Env...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if e.proc, err = startGroup(cmd); err != nil {
 		return nil, fmt.Errorf("start %s: %w", bin, err)
 	}
 	e.PID = e.proc.pid
-
 	switch err := e.proc.awaitReady(ctx, 100*time.Millisecond, func() bool { return probe(endpoint) }); {
 	case err == nil:
 		Logf("MiniStack ready on %s (pid %d, log %s)", endpoint, e.PID, e.LogFile)
@@ -198,13 +175,20 @@ func RunDir(root string) (string, error) {
 	return dir, nil
 }
 
-func pruneOld(dir string, age time.Duration) {
+// logDir is <root>/.run/logs, its files older than a day pruned.
+func logDir(root string) (string, error) {
+	run, err := RunDir(root)
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(run, "logs")
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
-		if fi, err := e.Info(); err == nil && !fi.IsDir() && time.Since(fi.ModTime()) > age {
+		if fi, err := e.Info(); err == nil && !fi.IsDir() && time.Since(fi.ModTime()) > 24*time.Hour {
 			_ = os.Remove(filepath.Join(dir, e.Name()))
 		}
 	}
+	return dir, os.MkdirAll(dir, 0o755)
 }
 
 func logTail(path string, n int) string {
@@ -219,12 +203,9 @@ func logTail(path string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// repoRoot returns dir if set, else the nearest ancestor of the working
-// directory holding go.mod and localstack/start.sh.
-func repoRoot(dir string) (string, error) {
-	if dir != "" {
-		return filepath.Abs(dir)
-	}
+// RepoRoot is the nearest ancestor of the working directory holding go.mod
+// and localstack/start.sh.
+func RepoRoot() (string, error) {
 	wd, err := os.Getwd()
 	if err != nil {
 		return "", err
@@ -238,8 +219,5 @@ func repoRoot(dir string) (string, error) {
 		}
 	}
 }
-
-// RepoRoot is repoRoot for callers: the repository root above the working directory.
-func RepoRoot() (string, error) { return repoRoot("") }
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }

@@ -1,6 +1,8 @@
 package devstack
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -10,10 +12,12 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -30,30 +34,23 @@ import (
 	swarmstandin "github.com/criticizer/criticizer/internal/standin/swarm"
 	"github.com/criticizer/criticizer/shared/secrets"
 	"github.com/criticizer/criticizer/shared/settings"
+	"github.com/criticizer/criticizer/shared/webhook"
 )
 
 // LocalOptions configures StartLocal.
 type LocalOptions struct {
-	RepoRoot string // default: found from the working directory
-	Port     int    // emulator port; 0 picks a free one
-	WorkDir  string // where the p4 stand-in and its depot copy go; default a temp dir (removed on Close)
-	// SynthOutput receives the CDK app's output; default io.Discard.
-	SynthOutput io.Writer
-	Logger      *slog.Logger // stand-ins' diagnostics; default discards
+	Port        int       // emulator port; 0 picks a free one
+	SynthOutput io.Writer // the CDK app's output; default io.Discard
 	// Shape is the environment whose cdk.json settings are deployed: "local"
-	// (default) or "staging" — the prod-shaped run: staging's lease, timeouts,
-	// base-URL LLM endpoint, p4 layer, created alarm topic and redaction policy,
-	// with only the addresses of the stand-ins and the emulator deviations
-	// (see stagingOverrides) laid over it.
-	Shape string
-	// FunctionEndpoint: see EmulatorOptions.FunctionEndpoint.
-	FunctionEndpoint func(emulator string) string
+	// (default) or "staging", the prod-shaped run with only the stand-ins'
+	// addresses and the emulator deviations (stagingOverrides) laid over it.
+	Shape            string
+	FunctionEndpoint func(emulator string) string // see EmulatorOptions.FunctionEndpoint
 }
 
 // Local is the whole local environment: the emulator with the stack
 // deployed, and the stand-ins for the systems outside AWS (Perforce, the LLM
-// provider, the SMTP relay) on 127.0.0.1, wired into the stack's
-// configuration.
+// provider, the SMTP relay, Swarm) on 127.0.0.1, wired into its configuration.
 type Local struct {
 	*Deployment
 	Depot      string             // the p4 stand-in's fixture depot (a private, writable copy)
@@ -65,68 +62,36 @@ type Local struct {
 	WebhookKey []byte               // signs webhooks
 	Secrets    map[string]string    // every generated credential, by name: scan outputs for leaks with these
 	workDir    string
-	ownWorkDir bool
 }
 
 // StartLocal builds the functions and the p4 stand-in, starts the emulator,
-// deploys the stack with the stand-ins' addresses, then starts the LLM and
-// SMTP stand-ins with the credentials the stack generated. Close stops all.
+// deploys the stack with the stand-ins' addresses, then starts the stand-ins
+// with the credentials the stack generated. Close stops all.
 func StartLocal(ctx context.Context, opts LocalOptions) (l *Local, err error) {
-	root := opts.RepoRoot
-	if root == "" {
-		if root, err = RepoRoot(); err != nil {
-			return nil, err
-		}
-	}
-	l = &Local{workDir: opts.WorkDir}
-	if l.workDir == "" {
-		if l.workDir, err = os.MkdirTemp("", "criticizer-local-"); err != nil {
-			return nil, err
-		}
-		l.ownWorkDir = true
-	}
-	started := l // a failed start returns nil: close what was started
-	defer func() {
-		if err != nil {
-			if cerr := started.Close(); cerr != nil {
-				err = errors.Join(err, cerr)
-			}
-		}
-	}()
-	logger := opts.Logger
-	if logger == nil {
-		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-
-	// The p4 stand-in is staged as `make p4-layer` stages the real client, and
-	// that folder is the staging shape's p4 layer.
-	l.P4Bin = filepath.Join(l.workDir, "p4-layer", "bin", "p4")
-	built := filepath.Join(l.workDir, "p4-standin")
-	build := exec.CommandContext(ctx, "go", "build", "-o", built, "./internal/standin/p4")
-	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return nil, fmt.Errorf("build the p4 stand-in: %w", err)
-	}
-	// Pinned by its own checksum, as an operator pins the client they chose.
-	p4Sum, err := p4layer.FileSHA256(built)
-	if err == nil {
-		_, err = p4layer.Stage(built, hostArch(), p4Sum, filepath.Dir(filepath.Dir(l.P4Bin)))
-	}
+	root, err := RepoRoot()
 	if err != nil {
-		return nil, fmt.Errorf("stage the p4 stand-in as the p4 layer: %w", err)
-	}
-	l.Depot = filepath.Join(l.workDir, "depot")
-	_ = os.RemoveAll(l.Depot)
-	if err := os.CopyFS(l.Depot, os.DirFS(filepath.Join(root, "internal", "standin", "p4", "depot"))); err != nil {
-		return nil, fmt.Errorf("copy the fixture depot: %w", err)
-	}
-	if _, err := BuildFunctions(ctx, BuildOptions{RepoRoot: root}); err != nil {
 		return nil, err
 	}
-
+	l = &Local{}
+	if l.workDir, err = os.MkdirTemp("", "criticizer-local-"); err != nil {
+		return nil, err
+	}
+	defer func() { // a failed start returns nil: close what was started
+		if err != nil {
+			err, l = errors.Join(err, l.Close()), nil
+		}
+	}()
+	logger := slog.New(slog.DiscardHandler)
+	p4Sum, err := l.stageP4(ctx, root)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := BuildFunctions(ctx, BuildOptions{}); err != nil {
+		return nil, err
+	}
 	// The stand-ins' ports are part of the functions' configuration, so they
-	// are chosen before synth; the servers start once the credentials the
-	// stack generated can be read.
+	// are chosen before synth; the servers start once the stack's generated
+	// credentials can be read.
 	var ports [3]int
 	for i := range ports {
 		if ports[i], err = freePort(); err != nil {
@@ -134,10 +99,7 @@ func StartLocal(ctx context.Context, opts LocalOptions) (l *Local, err error) {
 		}
 	}
 	llmPort, smtpPort, ctlPort := ports[0], ports[1], ports[2]
-	out := opts.SynthOutput
-	if out == nil {
-		out = io.Discard
-	}
+	out := cmp.Or(opts.SynthOutput, io.Discard)
 	overrides := map[string]any{
 		"p4Bin": l.P4Bin, "p4Port": l.Depot,
 		"llmEndpoint": fmt.Sprintf("http://127.0.0.1:%d", llmPort),
@@ -145,41 +107,34 @@ func StartLocal(ctx context.Context, opts LocalOptions) (l *Local, err error) {
 		"smtpLookupUrl": fmt.Sprintf("http://127.0.0.1:%d/messages", ctlPort),
 	}
 	var emulatorEnv []string
-	shape := opts.Shape
+	shape := cmp.Or(opts.Shape, "local")
 	switch shape {
-	case "", "local":
-		shape = "local"
+	case "local":
 	case "staging":
-		for k, v := range stagingOverrides(filepath.Dir(filepath.Dir(l.P4Bin)), p4Sum) {
-			overrides[k] = v
-		}
+		maps.Copy(overrides, stagingOverrides(filepath.Dir(filepath.Dir(l.P4Bin)), p4Sum))
 		// The checked-in staging holds placeholders synth refuses outside
-		// local (an all-zero fingerprint, example.com addresses): the
-		// declared samples stand in for what an operator fills in, where
-		// the stand-ins do not already give a value.
+		// local: the declared samples stand in for what an operator fills in.
 		overrides = settings.SamplesUnder(overrides)
-		// Staging sends through SES; the emulator's SES relays what it
-		// accepts to SMTP_HOST, where the SMTP stand-in plays the
-		// recipients' mail server.
+		// Staging sends through SES; the emulator's SES relays to SMTP_HOST,
+		// where the SMTP stand-in plays the recipients' mail server.
 		emulatorEnv = append(emulatorEnv, fmt.Sprintf("SMTP_HOST=127.0.0.1:%d", smtpPort))
 	default:
 		return nil, fmt.Errorf("shape %q: want local or staging", opts.Shape)
 	}
 	l.Deployment, err = Up(ctx, UpOptions{
-		Emulator: EmulatorOptions{RepoRoot: root, Port: opts.Port, FunctionEndpoint: opts.FunctionEndpoint, Env: emulatorEnv},
-		Synth:    SynthOptions{RepoRoot: root, Env: shape, Output: out, Overrides: overrides},
+		Emulator: EmulatorOptions{Port: opts.Port, FunctionEndpoint: opts.FunctionEndpoint, Env: emulatorEnv},
+		Synth:    SynthOptions{Env: shape, Output: out, Overrides: overrides},
 	})
 	if err != nil {
 		return nil, err
 	}
-
 	sm := secrets.New(secretsmanager.NewFromConfig(l.AWS), time.Minute)
 	hook, _, err := sm.Get(ctx, l.Outputs["WebhookSecretArn"], secrets.Current)
 	if err != nil {
 		return nil, err
 	}
-	var creds [3]string
-	for i, f := range [][2]string{{"SmtpSecretArn", "username"}, {"SmtpSecretArn", "password"}, {"LlmSecretArn", "api_key"}} {
+	var creds [4]string // SMTP username and password, LLM API key, p4 password
+	for i, f := range [][2]string{{"SmtpSecretArn", "username"}, {"SmtpSecretArn", "password"}, {"LlmSecretArn", "api_key"}, {"P4SecretArn", "password"}} {
 		if creds[i], err = sm.Field(ctx, l.Outputs[f[0]], f[1]); err != nil {
 			return nil, err
 		}
@@ -190,30 +145,20 @@ func StartLocal(ctx context.Context, opts LocalOptions) (l *Local, err error) {
 		return nil, err
 	}
 	l.WebhookKey = []byte(hookCred.Key)
-	// The fixture server's service user gets the password the stack
-	// generated, so the fetch stage logs in ("p4 login", password on stdin)
-	// as it must against a real server.
-	p4Password, err := sm.Field(ctx, l.Outputs["P4SecretArn"], "password")
-	if err != nil {
-		return nil, err
-	}
-	serverJSON, err := json.Marshal(map[string]string{"password": p4Password})
-	if err != nil {
-		return nil, err
-	}
+	// The fixture server's service user gets the generated password, so the
+	// fetch stage logs in ("p4 login", password on stdin) as against a real server.
+	serverJSON, _ := json.Marshal(map[string]string{"password": creds[3]})
 	if err := os.WriteFile(filepath.Join(l.Depot, "server.json"), serverJSON, 0o600); err != nil {
 		return nil, fmt.Errorf("configure the p4 stand-in's password: %w", err)
 	}
-	l.Secrets = map[string]string{"webhook HMAC key": hook, "SMTP password": creds[1], "LLM API key": creds[2], "p4 password": p4Password}
+	l.Secrets = map[string]string{"webhook HMAC key": hook, "SMTP password": creds[1], "LLM API key": creds[2], "p4 password": creds[3]}
 
 	smtpOpts := smtpstandin.Options{Port: smtpPort, Username: creds[0], Password: creds[1], Control: true, ControlPort: ctlPort, Logger: logger}
 	ses, err := l.prepareSES(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if ses {
-		// The notify function sends through SES with its role; the stand-in
-		// receives SES's relay, which does not log in.
+	if ses { // notify sends through SES with its role; SES's relay does not log in
 		smtpOpts.Username, smtpOpts.Password = "", ""
 	}
 	l.SMTP = smtpstandin.NewServer(smtpOpts)
@@ -228,6 +173,30 @@ func StartLocal(ctx context.Context, opts LocalOptions) (l *Local, err error) {
 		return nil, fmt.Errorf("start the Swarm stand-in: %w", err)
 	}
 	return l, nil
+}
+
+// stageP4 builds the p4 stand-in and stages it as `make p4-layer` stages the
+// real client (that folder is the staging shape's p4 layer), pinned by its
+// own checksum as an operator pins theirs; and copies the fixture depot.
+func (l *Local) stageP4(ctx context.Context, root string) (sum string, err error) {
+	l.P4Bin = filepath.Join(l.workDir, "p4-layer", "bin", "p4")
+	built := filepath.Join(l.workDir, "p4-standin")
+	build := exec.CommandContext(ctx, "go", "build", "-o", built, "./internal/standin/p4")
+	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return "", fmt.Errorf("build the p4 stand-in: %w", err)
+	}
+	if sum, err = p4layer.FileSHA256(built); err == nil {
+		_, err = p4layer.Stage(built, hostArch(), sum, filepath.Dir(filepath.Dir(l.P4Bin)))
+	}
+	if err != nil {
+		return "", fmt.Errorf("stage the p4 stand-in as the p4 layer: %w", err)
+	}
+	l.Depot = filepath.Join(l.workDir, "depot")
+	if err := os.CopyFS(l.Depot, os.DirFS(filepath.Join(root, "internal", "standin", "p4", "depot"))); err != nil {
+		return "", fmt.Errorf("copy the fixture depot: %w", err)
+	}
+	return sum, nil
 }
 
 // prepareSES reports whether the deployed notify function sends through SES
@@ -277,12 +246,12 @@ func (l *Local) changeFiles(cl int64) []string {
 	return paths
 }
 
-// startSwarm starts the Swarm stand-in, stores its bearer token and API
-// login in Secrets Manager and points the webhook, fetch and notify
-// functions at them (notify posts the findings as review comments). The stack's own Swarm wiring (infra) is configured per environment;
+// startSwarm starts the Swarm stand-in, stores its bearer token, API login
+// and events secret in Secrets Manager and points the functions at them:
+// the stack's own Swarm wiring (infra) is configured per environment, so
 // here the harness adds it to the deployed functions.
 func (l *Local) startSwarm(ctx context.Context, logger *slog.Logger) error {
-	token, ticket := randomHex(24), randomHex(16)
+	token, ticket, eventsKey := randomHex(24), randomHex(16), randomHex(24)
 	l.Swarm = swarmstandin.NewServer(swarmstandin.Options{User: "criticizer", Ticket: ticket, Logger: logger, ChangeFiles: l.changeFiles})
 	// The accounts the suite's reviews and hostile findings name: Swarm
 	// adds only users and groups it knows from a comment's callouts.
@@ -293,73 +262,61 @@ func (l *Local) startSwarm(ctx context.Context, logger *slog.Logger) error {
 		return err
 	}
 	sm := secretsmanager.NewFromConfig(l.AWS)
-	put := func(name, value string) (string, error) {
+	arn := map[string]string{}
+	for name, value := range map[string]string{"swarm-token": token, "swarm-api": fmt.Sprintf(`{"user":"criticizer","ticket":%q}`, ticket), "swarm-events": eventsKey} {
 		id := aws.String(l.StackName + "-" + name)
 		out, err := sm.CreateSecret(ctx, &secretsmanager.CreateSecretInput{Name: id, SecretString: aws.String(value)})
-		var exists *smtypes.ResourceExistsException
-		if errors.As(err, &exists) {
+		if exists := (*smtypes.ResourceExistsException)(nil); errors.As(err, &exists) {
 			// The SDK retried a create whose first answer was lost (a
 			// loaded emulator): the secret is ours; give it this value.
-			put, perr := sm.PutSecretValue(ctx, &secretsmanager.PutSecretValueInput{SecretId: id, SecretString: aws.String(value)})
-			if perr != nil {
-				return "", perr
+			var put *secretsmanager.PutSecretValueOutput
+			if put, err = sm.PutSecretValue(ctx, &secretsmanager.PutSecretValueInput{SecretId: id, SecretString: aws.String(value)}); err == nil {
+				out = &secretsmanager.CreateSecretOutput{ARN: put.ARN}
 			}
-			return aws.ToString(put.ARN), nil
 		}
 		if err != nil {
-			return "", err
+			return err
 		}
-		return aws.ToString(out.ARN), nil
-	}
-	tokenArn, err := put("swarm-token", token)
-	if err != nil {
-		return err
-	}
-	apiArn, err := put("swarm-api", fmt.Sprintf(`{"user":"criticizer","ticket":%q}`, ticket))
-	if err != nil {
-		return err
+		arn[name] = aws.ToString(out.ARN)
 	}
 	// P4 Code Review's outbound webhooks (off in the checked-in
 	// environments, swarmEvents): the stand-in signs with this secret and
-	// posts to the deployed route; the header names are the receiver's
-	// defaults, which the stand-in sends.
-	eventsKey := randomHex(24)
-	eventsArn, err := put("swarm-events", eventsKey)
-	if err != nil {
-		return err
-	}
+	// posts to the deployed route with the receiver's default headers.
 	l.Swarm.SetEventTarget(swarmstandin.EventTarget{URL: strings.TrimRight(l.APIURL, "/") + "/webhooks/swarm-events", Secret: []byte(eventsKey)})
+	api := map[string]string{"SWARM_URL": base, "SWARM_API_SECRET_ID": arn["swarm-api"]}
+	with := func(extra ...string) map[string]string {
+		m := maps.Clone(api)
+		for i := 0; i < len(extra); i += 2 {
+			m[extra[i]] = extra[i+1]
+		}
+		return m
+	}
 	for fn, vars := range map[string]map[string]string{
-		// The sweeper reconciles comment rows as the notify stage's login, over
-		// the default window (120 s): longer than notify's is always safe, and
+		// The sweeper reconciles comment rows as notify's login, over the
+		// default window (120 s): longer than notify's is always safe, and
 		// it leaves the fault suite's held creates to the notify stage.
-		"SweeperFunctionName": {"SWARM_URL": base, "SWARM_API_SECRET_ID": apiArn},
+		"SweeperFunctionName": api,
 		// The webhook holds a run to its review at the door (422), as the
 		// stack wires it for a Swarm it can reach.
-		"WebhookFunctionName": {"SWARM_TOKEN_SECRET_ID": tokenArn, "SWARM_URL": base, "SWARM_API_SECRET_ID": apiArn, "SWARM_EVENTS_SECRET_ID": eventsArn},
-		"FetchFunctionName":   {"SWARM_URL": base, "SWARM_API_SECRET_ID": apiArn},
-		// The pre-flight checks Swarm as fetch meets it.
-		"DoctorFunctionName": {"SWARM_URL": base, "SWARM_API_SECRET_ID": apiArn},
-		// Findings also as comments on the job's Swarm review (docs/swarm-comments.md).
+		"WebhookFunctionName": with("SWARM_TOKEN_SECRET_ID", arn["swarm-token"], "SWARM_EVENTS_SECRET_ID", arn["swarm-events"]),
+		"FetchFunctionName":   api,
+		"DoctorFunctionName":  api, // the pre-flight checks Swarm as fetch meets it
+		// Findings also as comments on the job's review (docs/swarm-comments.md).
 		// The comment window is the least infra accepts (more than 3 × the
 		// client's 10 s timeout): the stand-in stores a held create within
 		// 2 leases (20 s), and a shorter wait keeps the fault suite quick.
 		// The review's participants are also e-mailed (not the default), so
 		// the suite can read every finding in the e-mail too;
 		// TestSwarmParticipantsHearOnce runs the default.
-		"NotifyFunctionName": {"SWARM_URL": base, "SWARM_API_SECRET_ID": apiArn, "NOTIFY_CHANNELS": "email,swarm-comments",
-			"SWARM_COMMENT_WINDOW_SECONDS": "31", "SWARM_EMAIL_PARTICIPANTS": "true"},
+		"NotifyFunctionName": with("NOTIFY_CHANNELS", "email,swarm-comments", "SWARM_COMMENT_WINDOW_SECONDS", "31", "SWARM_EMAIL_PARTICIPANTS", "true"),
 	} {
 		edit := func(env map[string]string) {
 			maps.Copy(env, vars)
-			if fn != "NotifyFunctionName" || env["JOB_PAGE_SECRET_ID"] == "" {
-				return
+			if fn == "NotifyFunctionName" && env["JOB_PAGE_SECRET_ID"] != "" {
+				// The stack links the API's AWS address, which does not
+				// resolve to the emulator: the job page is on the emulator's.
+				env["JOB_PAGE_BASE_URL"] = l.APIURL
 			}
-			// The stack gives the e-mail and the summary comment the API's
-			// AWS address (execute-api.amazonaws.com), which does not resolve
-			// to the emulator: locally the job page is on the emulator's
-			// address, where the webhook's own link already points.
-			env["JOB_PAGE_BASE_URL"] = l.APIURL
 		}
 		if _, err := l.setFunctionEnv(ctx, fn, edit, nil); err != nil {
 			return err
@@ -368,6 +325,28 @@ func (l *Local) startSwarm(ctx context.Context, logger *slog.Logger) error {
 	l.SwarmToken = token
 	l.Secrets["Swarm bearer token"], l.Secrets["Swarm API ticket"], l.Secrets["Swarm events secret"] = token, ticket, eventsKey
 	return nil
+}
+
+// Call sends a request to the stack's API stage, signed with the webhook
+// key as a caller signs it, and returns the answer's status and body.
+func (l *Local) Call(ctx context.Context, method, path string, body []byte) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, method, l.APIURL+path, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	now := time.Now().Unix()
+	req.Header.Set(webhook.HeaderTimestamp, strconv.FormatInt(now, 10))
+	req.Header.Set(webhook.HeaderSignature, webhook.Sign(l.WebhookKey, now, method, path, body))
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, err
 }
 
 // setFunctionEnv lets edit change the environment of the function the stack
@@ -411,10 +390,7 @@ func (l *Local) Close() error {
 	if l.Deployment != nil {
 		errs = append(errs, l.Deployment.Close())
 	}
-	if l.ownWorkDir {
-		errs = append(errs, os.RemoveAll(l.workDir))
-	}
-	return errors.Join(errs...)
+	return errors.Join(append(errs, os.RemoveAll(l.workDir))...)
 }
 
 // stagingOverrides are what the staging shape needs beyond the stand-ins'

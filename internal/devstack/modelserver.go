@@ -20,16 +20,9 @@ import (
 
 // ModelServerOptions configures StartModelServer.
 type ModelServerOptions struct {
-	RepoRoot string // default: found from the working directory
 	// APIKey, when set, is the bearer token the server requires
 	// (llama-cpp-python --api_key), as an operator's server would.
 	APIKey string
-	// ContextTokens is the server's context window (--n_ctx); 0 means
-	// DefaultModelContext.
-	ContextTokens int
-	// StartTimeout bounds install and start; 0 means 60 minutes (a cold
-	// machine builds llama.cpp from source first).
-	StartTimeout time.Duration
 }
 
 // DefaultModelContext is the local model server's window: SmolLM2 was
@@ -64,17 +57,12 @@ type ModelServer struct {
 // 127.0.0.1 port in its own process group and waits until it lists its
 // model. Stop ends it by its PID.
 func StartModelServer(ctx context.Context, opts ModelServerOptions) (*ModelServer, error) {
-	root, err := repoRoot(opts.RepoRoot)
+	root, err := RepoRoot()
 	if err != nil {
 		return nil, err
 	}
-	if opts.StartTimeout == 0 {
-		opts.StartTimeout = 60 * time.Minute
-	}
-	if opts.ContextTokens == 0 {
-		opts.ContextTokens = DefaultModelContext
-	}
-	ctx, cancel := context.WithTimeout(ctx, opts.StartTimeout)
+	// A cold machine builds llama.cpp from source first.
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Minute)
 	defer cancel()
 	started := time.Now()
 	install := exec.CommandContext(ctx, "bash", filepath.Join(root, "localstack", "llama.sh"), "--model-path")
@@ -87,19 +75,15 @@ func StartModelServer(ctx context.Context, opts ModelServerOptions) (*ModelServe
 		Logf("model server installed in %s (cached for the next run)", d.Round(time.Second))
 	}
 	model := strings.TrimSpace(string(out))
-	runDir, err := RunDir(root)
+	logs, err := logDir(root)
 	if err != nil {
 		return nil, err
 	}
-	logDir := filepath.Join(runDir, "logs")
-	if err := os.MkdirAll(logDir, 0o755); err != nil {
-		return nil, err
-	}
-	return onFreePort(0, func(port int) (*ModelServer, error) { return startModelOnce(ctx, root, model, port, logDir, opts) })
+	return onFreePort(0, func(port int) (*ModelServer, error) { return startModelOnce(ctx, root, model, port, logs, opts) })
 }
 
 func startModelOnce(ctx context.Context, root, model string, port int, logDir string, opts ModelServerOptions) (*ModelServer, error) {
-	s := &ModelServer{Endpoint: "http://127.0.0.1:" + strconv.Itoa(port), ModelFile: model, ContextTokens: opts.ContextTokens,
+	s := &ModelServer{Endpoint: "http://127.0.0.1:" + strconv.Itoa(port), ModelFile: model, ContextTokens: DefaultModelContext,
 		LogFile: filepath.Join(logDir, fmt.Sprintf("llama-%d.log", port))}
 	logf, err := os.Create(s.LogFile)
 	if err != nil {
@@ -107,7 +91,7 @@ func startModelOnce(ctx context.Context, root, model string, port int, logDir st
 	}
 	defer logf.Close()
 	args := []string{"-m", "llama_cpp.server", "--model", model, "--model_alias", LocalModel,
-		"--host", "127.0.0.1", "--port", strconv.Itoa(port), "--n_ctx", strconv.Itoa(opts.ContextTokens),
+		"--host", "127.0.0.1", "--port", strconv.Itoa(port), "--n_ctx", strconv.Itoa(s.ContextTokens),
 		// Fixed seed and the client's temperature 0: the same prompt gets the same answer.
 		"--seed", "42", "--n_threads", "2"}
 	if opts.APIKey != "" {

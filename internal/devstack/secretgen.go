@@ -1,6 +1,7 @@
 package devstack
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -53,11 +54,11 @@ func fixGeneratedSecrets(ctx context.Context, cfg aws.Config, assemblyDir, stack
 			return fmt.Errorf("secret %s: %w", logical, err)
 		}
 		value, fixed, err := g.conform(aws.ToString(cur.SecretString))
-		if err != nil || !fixed {
-			if err != nil {
-				err = fmt.Errorf("secret %s: %w", logical, err)
-			}
-			return err
+		if err != nil {
+			return fmt.Errorf("secret %s: %w", logical, err)
+		}
+		if !fixed {
+			continue
 		}
 		if _, err := sm.PutSecretValue(ctx, &secretsmanager.PutSecretValueInput{SecretId: aws.String(id), SecretString: aws.String(value)}); err != nil {
 			return fmt.Errorf("secret %s: %w", logical, err)
@@ -80,18 +81,13 @@ const alphanumerics = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01234
 // of the same length when that part holds anything else; fixed says
 // whether it did.
 func (g secretGenerator) conform(value string) (string, bool, error) {
-	generated := value
+	generated, key := value, cmp.Or(g.GenerateStringKey, "password")
 	var obj map[string]any
-	key := g.GenerateStringKey
-	if key == "" {
-		key = "password"
-	}
 	if g.SecretStringTemplate != "" {
 		if err := json.Unmarshal([]byte(value), &obj); err != nil {
 			return "", false, fmt.Errorf("value is not the template's JSON: %w", err)
 		}
-		s, _ := obj[key].(string)
-		generated = s
+		generated, _ = obj[key].(string)
 		if _, ok := obj[key]; !ok {
 			return "", false, fmt.Errorf("value has no %q", key)
 		}

@@ -1,10 +1,12 @@
 package devstack
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,42 +20,27 @@ var FunctionNames = []string{"webhook", "fetch", "llm", "notify", "sweeper", "se
 
 // SynthOptions configures Synth.
 type SynthOptions struct {
-	RepoRoot string // default: found from the working directory
-	// Env is the environment to synthesize (context "env"). Default "local".
-	Env string
-	// Overrides are laid over the environment's settings (context "overrides"),
-	// e.g. {"llmEndpoint": "http://127.0.0.1:5001", "smtpPort": 2526}.
-	Overrides map[string]any
-	// AssetRoot holds <function>/bootstrap (context "assetRoot"). Default <repo>/build/lambda.
-	AssetRoot string
-	// Context holds any further context keys; it wins over cdk.json's context.
-	Context map[string]any
-	// OutDir receives the cloud assembly. Default: a new temporary directory.
-	OutDir string
-	// Output receives the app's stdout/stderr. Default: os.Stderr.
-	Output io.Writer
+	Env       string         // the environment to synthesize (context "env"); default "local"
+	Overrides map[string]any // laid over the environment's settings (context "overrides")
+	AssetRoot string         // holds <function>/bootstrap (context "assetRoot"); default <repo>/build/lambda
+	Context   map[string]any // further context keys; they win over cdk.json's context
+	OutDir    string         // receives the cloud assembly; default a new temporary directory
+	Output    io.Writer      // the app's stdout/stderr; default os.Stderr
 }
 
 // Synth builds ./infra and runs it the way the cdk CLI does: context from
 // cdk.json plus the options, passed in CDK_CONTEXT_JSON, with CDK_OUTDIR set.
 // It returns the cloud assembly directory.
 func Synth(ctx context.Context, opts SynthOptions) (string, error) {
-	root, err := repoRoot(opts.RepoRoot)
+	root, err := RepoRoot()
 	if err != nil {
 		return "", err
 	}
-	if opts.Env == "" {
-		opts.Env = "local"
-	}
-	if opts.AssetRoot == "" {
-		opts.AssetRoot = filepath.Join(root, "build", "lambda")
-	}
-	if opts.AssetRoot, err = filepath.Abs(opts.AssetRoot); err != nil {
+	opts.Env = cmp.Or(opts.Env, "local")
+	if opts.AssetRoot, err = filepath.Abs(cmp.Or(opts.AssetRoot, filepath.Join(root, "build", "lambda"))); err != nil {
 		return "", err
 	}
-	if opts.Output == nil {
-		opts.Output = os.Stderr
-	}
+	opts.Output = cmp.Or[io.Writer](opts.Output, os.Stderr)
 	outDir := opts.OutDir
 	if outDir == "" {
 		if outDir, err = os.MkdirTemp("", "criticizer-cdk.out-"); err != nil {
@@ -73,7 +60,6 @@ func Synth(ctx context.Context, opts SynthOptions) (string, error) {
 	if outDir, err = filepath.Abs(outDir); err != nil {
 		return "", err
 	}
-
 	cdkCtx, err := cdkJSONContext(root)
 	if err != nil {
 		return "", err
@@ -87,14 +73,11 @@ func Synth(ctx context.Context, opts SynthOptions) (string, error) {
 	if len(opts.Overrides) > 0 {
 		cdkCtx["overrides"] = opts.Overrides
 	}
-	for k, v := range opts.Context {
-		cdkCtx[k] = v
-	}
+	maps.Copy(cdkCtx, opts.Context)
 	ctxJSON, err := json.Marshal(cdkCtx)
 	if err != nil {
 		return "", fmt.Errorf("context: %w", err)
 	}
-
 	binDir, err := os.MkdirTemp("", "criticizer-infra-")
 	if err != nil {
 		return "", err
@@ -107,7 +90,6 @@ func Synth(ctx context.Context, opts SynthOptions) (string, error) {
 	if err := build.Run(); err != nil {
 		return "", fmt.Errorf("go build ./infra: %w", err)
 	}
-
 	app := exec.CommandContext(ctx, bin)
 	app.Dir = root
 	app.Env = append(os.Environ(),
@@ -149,12 +131,7 @@ func cdkJSONContext(root string) (map[string]any, error) {
 
 // BuildOptions configures BuildFunctions.
 type BuildOptions struct {
-	RepoRoot string   // default: found from the working directory
-	OutDir   string   // default <repo>/build/lambda
-	Names    []string // default FunctionNames
-	// GOARCH of the binaries. Default runtime.GOARCH: the emulator runs
-	// bootstrap as a host process, whatever architecture the stack declares.
-	GOARCH string
+	OutDir string // default <repo>/build/lambda
 }
 
 // LambdaBuildFlags are the go build flags of every function bootstrap, the
@@ -165,27 +142,21 @@ type BuildOptions struct {
 var LambdaBuildFlags = []string{"-tags", "lambda.norpc", "-trimpath", "-ldflags", "-s -w"}
 
 // BuildFunctions compiles functions/<name> to <OutDir>/<name>/bootstrap for
-// linux (CGO off, -tags lambda.norpc), like the Makefile. It returns OutDir.
+// linux (CGO off, -tags lambda.norpc), like the Makefile, for the host's
+// GOARCH: the emulator runs bootstrap as a host process, whatever
+// architecture the stack declares. It returns OutDir.
 func BuildFunctions(ctx context.Context, opts BuildOptions) (string, error) {
-	root, err := repoRoot(opts.RepoRoot)
+	root, err := RepoRoot()
 	if err != nil {
 		return "", err
 	}
-	if opts.OutDir == "" {
-		opts.OutDir = filepath.Join(root, "build", "lambda")
-	}
-	if opts.Names == nil {
-		opts.Names = FunctionNames
-	}
-	if opts.GOARCH == "" {
-		opts.GOARCH = runtime.GOARCH
-	}
-	for _, name := range opts.Names {
+	opts.OutDir = cmp.Or(opts.OutDir, filepath.Join(root, "build", "lambda"))
+	for _, name := range FunctionNames {
 		out := filepath.Join(opts.OutDir, name, "bootstrap")
 		args := append(append([]string{"build"}, LambdaBuildFlags...), "-o", out, "./functions/"+name)
 		cmd := exec.CommandContext(ctx, "go", args...)
 		cmd.Dir = root
-		cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+opts.GOARCH, "CGO_ENABLED=0")
+		cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+runtime.GOARCH, "CGO_ENABLED=0")
 		if b, err := cmd.CombinedOutput(); err != nil {
 			return "", fmt.Errorf("build functions/%s: %w\n%s", name, err, strings.TrimSpace(string(b)))
 		}

@@ -36,9 +36,6 @@ func Up(ctx context.Context, opts UpOptions) (*Deployment, error) {
 	if opts.Synth.Env == "" {
 		opts.Synth.Env = "local"
 	}
-	if opts.Synth.RepoRoot == "" {
-		opts.Synth.RepoRoot = opts.Emulator.RepoRoot
-	}
 	// Synthesize first: it is the slow, failure-prone step and needs no emulator.
 	dir, err := Synth(ctx, opts.Synth)
 	if err != nil {

@@ -1,26 +1,30 @@
 // Package faultproxy is a fault-injecting HTTP proxy for the AWS APIs the
-// functions call. The local emulator hands its AWS_ENDPOINT_URL to every
-// function process it starts, so pointing that variable at this proxy puts
-// every DynamoDB, SQS, S3 and Secrets Manager call of every function through
-// it. The proxy forwards requests unchanged, except where a Plan says to
-// inject a fault: a lost answer (the write is applied, the answer never
-// arrives), a connection reset before forwarding, a throttling error shaped
-// exactly as AWS sends it, a delay, or the death of the calling process.
-//
-// Decisions depend only on the seed, the job a request belongs to (found by
-// the tokens registered for it) and the request's kind and ordinal, so a plan
-// is reproducible as far as the functions' request sequence is.
+// functions call: the local emulator hands its AWS_ENDPOINT_URL to every
+// function it starts, so pointing it here puts every DynamoDB, SQS, S3 and
+// Secrets Manager call through the proxy. Requests are forwarded unchanged
+// unless a Plan injects a fault: a lost answer (applied, never answered), a
+// reset before forwarding, a throttling error shaped as AWS sends it, a
+// delay, or the death of the calling process. Decisions depend only on the
+// seed, the request's job (by its registered tokens), kind and ordinal, so a
+// plan is as reproducible as the functions' request sequence.
 package faultproxy
 
 import (
+	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -32,31 +36,25 @@ const (
 	Delay Kind = "delay"
 	// ResetBefore resets the connection without forwarding: nothing applied.
 	ResetBefore Kind = "reset-before"
-	// LostAnswer forwards the request (so a write is applied), then resets
-	// the connection instead of answering.
+	// LostAnswer forwards the request (applied), then resets instead of answering.
 	LostAnswer Kind = "lost-answer"
-	// LostAnswer5xx forwards the request, then answers 500 InternalFailure
-	// (or SQS InternalError): applied, but reported as failed.
+	// LostAnswer5xx forwards the request, then answers the service's 500.
 	LostAnswer5xx Kind = "lost-answer-5xx"
-	// Throttle answers 400 ProvisionedThroughputExceededException (DynamoDB)
-	// or ThrottlingException (SQS, Secrets Manager) without forwarding.
+	// Throttle answers the service's throttling error without forwarding.
 	Throttle Kind = "throttle"
 	// Kill SIGKILLs the function process that sent the request (found by its
-	// socket) and then forwards the request: the write may apply, its worker
-	// is gone.
+	// socket), then forwards it: the write may apply, its worker is gone.
 	Kill Kind = "kill"
 )
 
 // Kinds lists every fault kind, in report order.
 var Kinds = []Kind{Delay, ResetBefore, LostAnswer, LostAnswer5xx, Throttle, Kill}
 
-// Op is the kind of an AWS request: service and action, e.g.
-// "dynamodb.UpdateItem", "sqs.SendMessage", "s3.PUT".
+// Op is an AWS request's service and action: "dynamodb.UpdateItem", "s3.PUT".
 type Op string
 
 // Classify names a request's operation from its X-Amz-Target header (the
-// JSON protocols: DynamoDB, SQS, Secrets Manager) or, for S3's REST
-// protocol, from its method.
+// JSON protocols) or, for S3's REST protocol, its method.
 func Classify(r *http.Request) Op {
 	if t := r.Header.Get("X-Amz-Target"); t != "" {
 		prefix, action, ok := strings.Cut(t, ".")
@@ -87,9 +85,8 @@ type Fault struct {
 	Delay time.Duration // for Delay (and the hold before the other kinds, if set)
 }
 
-// Decider decides the fault for the n-th request (1-based) of op that
-// belongs to the registered job with the given ordinal. ok=false forwards
-// the request unchanged.
+// Decider decides the fault for the n-th request (1-based) of op of the
+// registered job with that ordinal; ok=false forwards it unchanged.
 type Decider interface {
 	Decide(job int, op Op, n int, body []byte) (Fault, bool)
 }
@@ -104,8 +101,8 @@ type Event struct {
 	Note string // e.g. the killed pid, or why a kill found no process
 }
 
-// Proxy is the fault proxy. Create it with New, start it with Start, set
-// the upstream once the emulator is up. It is safe for concurrent use.
+// Proxy is the fault proxy: New, Start, then SetUpstream once the emulator
+// is up. It is safe for concurrent use.
 type Proxy struct {
 	srv      *http.Server
 	ln       net.Listener
@@ -168,8 +165,8 @@ func (p *Proxy) SetUpstream(endpoint string) error {
 	return nil
 }
 
-// SetDecider installs d (nil: forward everything) and forgets the registered
-// jobs and request counts, not the recorded events.
+// SetDecider installs d (nil: forward everything) and forgets the jobs and
+// counts, not the events.
 func (p *Proxy) SetDecider(d Decider) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -177,8 +174,8 @@ func (p *Proxy) SetDecider(d Decider) {
 	p.tokens, p.counts = map[string]int{}, map[string]int{}
 }
 
-// Register ties requests whose body or path contain any of tokens (a job id,
-// an outbox key prefix) to the job with ordinal job.
+// Register ties requests whose body or path holds any of tokens (a job id,
+// an outbox key prefix) to job.
 func (p *Proxy) Register(job int, tokens ...string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -196,8 +193,7 @@ func (p *Proxy) Events() []Event {
 	return append([]Event(nil), p.events...)
 }
 
-// Counts returns the number of injected faults per kind (and per job, by
-// ordinal) among events.
+// Counts returns the injected faults per kind and per job among events.
 func Counts(events []Event) (byKind map[Kind]int, byJob map[int]int) {
 	byKind, byJob = map[Kind]int{}, map[int]int{}
 	for _, e := range events {
@@ -216,8 +212,7 @@ func Format(byKind map[Kind]int) string {
 	return strings.Join(parts, " ")
 }
 
-// match finds the job a request belongs to: the longest registered token
-// found in its path or body wins (tokens are unique per job in practice).
+// match finds a request's job: the longest registered token in its path or body.
 func (p *Proxy) match(path string, body []byte) int {
 	job, best := -1, 0
 	for t, j := range p.tokens {
@@ -269,7 +264,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		reset(w)
 	case Throttle:
 		p.record(ev)
-		writeThrottle(w, op)
+		writeAWSError(w, throttles, op)
 	case LostAnswer, LostAnswer5xx:
 		resp, err := p.send(r, up, body)
 		if err != nil {
@@ -283,7 +278,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if f.Kind == LostAnswer {
 			reset(w)
 		} else {
-			writeInternalError(w, op)
+			writeAWSError(w, internalErrors, op)
 		}
 	case Kill:
 		pid, err := p.killPeer(r.RemoteAddr)
@@ -293,8 +288,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			ev.Note = "killed pid " + pid
 		}
 		p.record(ev)
-		// The request is forwarded anyway: a write sent before the process
-		// died may still be applied.
+		// Forwarded anyway: a write sent before the death may still apply.
 		p.forward(w, r, up, body)
 	default:
 		p.forward(w, r, up, body)
@@ -334,8 +328,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, up *url.URL, bod
 	_, _ = io.Copy(w, resp.Body)
 }
 
-// reset closes the client's connection with an RST (linger 0), the way a
-// dropped load-balancer connection looks: "connection reset by peer".
+// reset closes the client's connection with an RST (linger 0): "connection reset by peer".
 func reset(w http.ResponseWriter) {
 	hj, ok := w.(http.Hijacker)
 	if !ok {
@@ -351,51 +344,279 @@ func reset(w http.ResponseWriter) {
 	_ = conn.Close()
 }
 
-// writeThrottle answers the way the service does when it throttles a JSON
-// protocol request: HTTP 400, the error type in __type (and, for SQS, the
-// query-compatible x-amzn-query-error header the SDK reads).
-func writeThrottle(w http.ResponseWriter, op Op) {
-	switch op.Service() {
-	case "dynamodb":
-		writeAWSError(w, "application/x-amz-json-1.0", http.StatusBadRequest,
-			"com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException",
-			"The level of configured provisioned throughput for the table was exceeded. Consider increasing your provisioning level with the UpdateTable API.", "")
-	case "sqs":
-		writeAWSError(w, "application/x-amz-json-1.0", http.StatusBadRequest,
-			"com.amazonaws.sqs#ThrottlingException", "Rate exceeded", "ThrottlingException;Sender")
-	case "s3":
-		w.Header().Set("Content-Type", "application/xml")
-		w.WriteHeader(http.StatusServiceUnavailable)
-		_, _ = io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`)
-	default:
-		writeAWSError(w, "application/x-amz-json-1.1", http.StatusBadRequest, "ThrottlingException", "Rate exceeded", "")
-	}
+// awsError is one service's error answer: S3 answers XML; the JSON
+// protocols put the type in __type (and, for SQS, the query-compatible
+// x-amzn-query-error header the SDK reads).
+type awsError struct {
+	status                       int
+	contentType, typ, msg, query string
 }
 
-// writeInternalError is the service's 500 for a request it may have applied.
-func writeInternalError(w http.ResponseWriter, op Op) {
-	switch op.Service() {
-	case "dynamodb":
-		writeAWSError(w, "application/x-amz-json-1.0", http.StatusInternalServerError,
-			"com.amazonaws.dynamodb.v20120810#InternalServerError", "Internal server error", "")
-	case "sqs":
-		writeAWSError(w, "application/x-amz-json-1.0", http.StatusInternalServerError,
-			"com.amazonaws.sqs#InternalError", "We encountered an internal error. Please try again.", "InternalError;Receiver")
-	case "s3":
-		w.Header().Set("Content-Type", "application/xml")
-		w.WriteHeader(http.StatusInternalServerError)
-		_, _ = io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>InternalError</Code><Message>We encountered an internal error. Please try again.</Message></Error>`)
-	default:
-		writeAWSError(w, "application/x-amz-json-1.1", http.StatusInternalServerError, "InternalFailure", "An internal error occurred.", "")
+// throttles answer a throttled request as each service does; internalErrors
+// are its 500 for a request it may have applied ("" for other services).
+var (
+	throttles = map[string]awsError{
+		"dynamodb": {http.StatusBadRequest, "application/x-amz-json-1.0", "com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException",
+			"The level of configured provisioned throughput for the table was exceeded. Consider increasing your provisioning level with the UpdateTable API.", ""},
+		"sqs": {http.StatusBadRequest, "application/x-amz-json-1.0", "com.amazonaws.sqs#ThrottlingException", "Rate exceeded", "ThrottlingException;Sender"},
+		"s3":  {http.StatusServiceUnavailable, "application/xml", "SlowDown", "Please reduce your request rate.", ""},
+		"":    {http.StatusBadRequest, "application/x-amz-json-1.1", "ThrottlingException", "Rate exceeded", ""},
 	}
-}
+	internalErrors = map[string]awsError{
+		"dynamodb": {http.StatusInternalServerError, "application/x-amz-json-1.0", "com.amazonaws.dynamodb.v20120810#InternalServerError", "Internal server error", ""},
+		"sqs":      {http.StatusInternalServerError, "application/x-amz-json-1.0", "com.amazonaws.sqs#InternalError", "We encountered an internal error. Please try again.", "InternalError;Receiver"},
+		"s3":       {http.StatusInternalServerError, "application/xml", "InternalError", "We encountered an internal error. Please try again.", ""},
+		"":         {http.StatusInternalServerError, "application/x-amz-json-1.1", "InternalFailure", "An internal error occurred.", ""},
+	}
+)
 
-func writeAWSError(w http.ResponseWriter, contentType string, status int, typ, msg, queryError string) {
-	w.Header().Set("Content-Type", contentType)
+func writeAWSError(w http.ResponseWriter, errs map[string]awsError, op Op) {
+	e, ok := errs[op.Service()]
+	if !ok {
+		e = errs[""]
+	}
+	w.Header().Set("Content-Type", e.contentType)
+	if e.contentType == "application/xml" {
+		w.WriteHeader(e.status)
+		fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>%s</Code><Message>%s</Message></Error>`, e.typ, e.msg)
+		return
+	}
 	w.Header().Set("X-Amzn-Requestid", fmt.Sprintf("FAULTPROXY%018d", time.Now().UnixNano()%1e18))
-	if queryError != "" {
-		w.Header().Set("X-Amzn-Query-Error", queryError)
+	if e.query != "" {
+		w.Header().Set("X-Amzn-Query-Error", e.query)
 	}
-	w.WriteHeader(status)
-	fmt.Fprintf(w, `{"__type":%q,"message":%q}`, typ, msg)
+	w.WriteHeader(e.status)
+	fmt.Fprintf(w, `{"__type":%q,"message":%q}`, e.typ, e.msg)
+}
+
+// Rule selects requests and the faults they may get.
+type Rule struct {
+	// Op matches requests whose Op has this prefix ("dynamodb.UpdateItem",
+	// "sqs.", "" for all).
+	Op string
+	// Contains, when set, further requires the body to contain it (e.g. the
+	// "stage_completed" history event only a stage's Complete writes).
+	Contains string
+	// Nth > 0 fires on exactly the job's n-th request matching the rule;
+	// otherwise each matching request fires with probability Rate.
+	Nth      int
+	Rate     float64
+	Kinds    []Kind        // fault kinds the seed chooses from
+	MaxDelay time.Duration // bounds a Delay fault (default 1 s): the seed picks in [MaxDelay/4, MaxDelay].
+}
+
+// Plan is a seeded Decider: the same seed, job, op and ordinal give the same decision.
+type Plan struct {
+	Seed  int64
+	Rules []Rule // apply to every registered job; Jobs[i], tried first, only to job i.
+	Jobs  map[int][]Rule
+	// MaxPerJob caps faults per job (0: none), so chance alone cannot
+	// exhaust a job's retry budget.
+	MaxPerJob int
+
+	mu       sync.Mutex
+	injected map[int]int
+	matched  map[string]int // "<job>|<rule>" → matching requests seen
+}
+
+// Decide implements Decider.
+func (p *Plan) Decide(job int, op Op, n int, body []byte) (Fault, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.injected == nil {
+		p.injected, p.matched = map[int]int{}, map[string]int{}
+	}
+	rules := append(append([]Rule(nil), p.Jobs[job]...), p.Rules...)
+	for i, r := range rules {
+		if !strings.HasPrefix(string(op), r.Op) || (r.Contains != "" && !bytes.Contains(body, []byte(r.Contains))) || len(r.Kinds) == 0 {
+			continue
+		}
+		key := fmt.Sprintf("%d|%d", job, i)
+		p.matched[key]++
+		if i >= len(p.Jobs[job]) && p.MaxPerJob > 0 && p.injected[job] >= p.MaxPerJob {
+			continue // the cap limits chance, not a job's own rules
+		}
+		h := p.hash(job, op, n, i)
+		if r.Nth > 0 {
+			if p.matched[key] != r.Nth {
+				continue
+			}
+		} else if float64(h%1_000_000)/1_000_000 >= r.Rate {
+			continue
+		}
+		k := r.Kinds[(h/1_000_000)%uint64(len(r.Kinds))]
+		f := Fault{Kind: k}
+		if k == Delay {
+			maxD := r.MaxDelay
+			if maxD <= 0 {
+				maxD = time.Second
+			}
+			f.Delay = maxD/4 + time.Duration((h>>20)%uint64(maxD-maxD/4+1))
+		}
+		p.injected[job]++
+		return f, true
+	}
+	return Fault{}, false
+}
+
+func (p *Plan) hash(job int, op Op, n, rule int) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d|%d|%s|%d|%d", p.Seed, job, op, n, rule)
+	return h.Sum64()
+}
+
+// KillBootstrapPeer SIGKILLs the local process owning the client end of the
+// TCP connection remote (as the server saw it), if it is a function process
+// (program "bootstrap", as provided.al2023's), and returns its pid. Linux
+// only: it reads /proc.
+func KillBootstrapPeer(remote string) (string, error) {
+	pid, err := PeerPID(remote)
+	if err != nil {
+		return "", err
+	}
+	if name := ProgramName(pid); name != "bootstrap" {
+		return "", fmt.Errorf("peer pid %d runs %q, not a function bootstrap", pid, name)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		return "", fmt.Errorf("kill %d: %w", pid, err)
+	}
+	return strconv.Itoa(pid), nil
+}
+
+// ProgramName is the base name of pid's program (argv[0]), "" if unknown.
+func ProgramName(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil || len(b) == 0 {
+		return ""
+	}
+	argv0, _, _ := strings.Cut(string(b), "\x00")
+	return filepath.Base(argv0)
+}
+
+// PeerPID finds the pid owning the loopback socket whose local port is
+// remote's port.
+func PeerPID(remote string) (int, error) {
+	_, portStr, err := net.SplitHostPort(remote)
+	if err != nil {
+		return 0, err
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil {
+		return 0, err
+	}
+	inode := ""
+	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		if inode, err = socketInode(table, port); err != nil {
+			return 0, err
+		}
+		if inode != "" {
+			break
+		}
+	}
+	if inode == "" {
+		return 0, fmt.Errorf("no socket with local port %d", port)
+	}
+	want := "socket:[" + inode + "]"
+	procs, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, err
+	}
+	self := os.Getpid()
+	for _, p := range procs {
+		pid, err := strconv.Atoi(p.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		fds, err := os.ReadDir(filepath.Join("/proc", p.Name(), "fd"))
+		if err != nil {
+			continue // gone, or not ours
+		}
+		for _, fd := range fds {
+			if l, err := os.Readlink(filepath.Join("/proc", p.Name(), "fd", fd.Name())); err == nil && l == want {
+				return pid, nil
+			}
+		}
+	}
+	return 0, errors.New("no process holds socket " + want)
+}
+
+// socketInode scans a /proc/net/tcp table for a socket whose local port is
+// port and returns its inode.
+func socketInode(table string, port int) (string, error) {
+	f, err := os.Open(table)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	hexPort := fmt.Sprintf(":%04X", port)
+	sc := bufio.NewScanner(f)
+	sc.Scan() // header
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 10 {
+			continue
+		}
+		if strings.HasSuffix(fields[1], hexPort) && fields[9] != "0" {
+			return fields[9], nil
+		}
+	}
+	return "", sc.Err()
+}
+
+// KillBootstrapsConnectedTo SIGKILLs every function process (program
+// "bootstrap") holding an established TCP connection to 127.0.0.1:port — a
+// worker in the middle of talking to a stand-in (an SMTP relay, the LLM) —
+// and returns their pids.
+func KillBootstrapsConnectedTo(port int) ([]int, error) {
+	inodes := map[string]bool{}
+	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		f, err := os.Open(table)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		sc := bufio.NewScanner(f)
+		sc.Scan()
+		hexPort := fmt.Sprintf(":%04X", port)
+		for sc.Scan() {
+			fields := strings.Fields(sc.Text())
+			// rem_address is the peer; state 01 is ESTABLISHED.
+			if len(fields) >= 10 && strings.HasSuffix(fields[2], hexPort) && fields[3] == "01" && fields[9] != "0" {
+				inodes["socket:["+fields[9]+"]"] = true
+			}
+		}
+		f.Close()
+	}
+	if len(inodes) == 0 {
+		return nil, fmt.Errorf("no connection to port %d", port)
+	}
+	procs, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	var killed []int
+	for _, p := range procs {
+		pid, err := strconv.Atoi(p.Name())
+		if err != nil || ProgramName(pid) != "bootstrap" {
+			continue
+		}
+		fds, _ := os.ReadDir(filepath.Join("/proc", p.Name(), "fd"))
+		for _, fd := range fds {
+			if l, err := os.Readlink(filepath.Join("/proc", p.Name(), "fd", fd.Name())); err == nil && inodes[l] {
+				if err := syscall.Kill(pid, syscall.SIGKILL); err == nil {
+					killed = append(killed, pid)
+				}
+				break
+			}
+		}
+	}
+	if len(killed) == 0 {
+		return nil, fmt.Errorf("no function process holds a connection to port %d", port)
+	}
+	return killed, nil
 }

@@ -1,10 +1,9 @@
-// Package p4layer owns the p4 client layer: staging a Perforce client binary
+// Package p4layer owns the p4 client layer: staging the Perforce client binary
 // the operator chose as <layer>/bin/p4, only if its SHA-256 is the one they
 // named and it is an ELF executable for the functions' architecture, with a
 // record (<layer>/p4-layer.json: checksum, "p4 -V" version, architecture)
-// that synth verifies against the environment's configured checksum. That
-// binary receives the Perforce password and runs with the fetch function's
-// AWS credentials: it is trusted by checksum, never by shape.
+// that synth verifies. The binary receives the Perforce password and the
+// fetch function's AWS credentials: it is trusted by checksum, never by shape.
 package p4layer
 
 import (
@@ -66,9 +65,8 @@ func FileSHA256(path string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// Stage copies src to <out>/bin/p4 (mode 0755) and writes the record, after
-// checking that src's SHA-256 is wantSHA and that it is an ELF executable
-// for arch. Nothing is written when a check fails.
+// Stage copies src to <out>/bin/p4 (mode 0755) and writes the record, if
+// src's SHA-256 is wantSHA and it is an ELF executable for arch.
 func Stage(src, arch, wantSHA, out string) (Record, error) {
 	if src == "" {
 		return Record{}, errors.New("name the p4 binary: make p4-layer P4=/path/to/p4 P4_SHA256=<its published SHA-256>")
@@ -145,20 +143,17 @@ func checkELF(path, arch string) error {
 	return nil
 }
 
-// revRe is the version line "p4 -V" prints, e.g.
-// "Rev. P4/LINUX26X86_64/2023.2/2519561 (2023/11/20)."
+// revRe is "p4 -V"'s version line: "Rev. P4/LINUX26X86_64/2023.2/2519561 (2023/11/20)."
 var revRe = regexp.MustCompile(`Rev\. P4/[A-Za-z0-9_]+/[0-9]{4}\.[0-9]+[A-Za-z.]*/[0-9]+( \([0-9/]+\))?`)
 
-// identRe is the same version as a real p4 binary stores it: the line is
-// composed when printed (support/ident.cc: "Rev. " << GetIdent() << " ("
-// << GetDate() << ")."), from an ident string with the "@(#)" magic
-// (support/ident.h IdentMagic; client/clientmain.cc: "P4/<os>/<release>/
-// <patch>") and a date stored apart, so no "Rev. P4/…" is in the file.
+// identRe is the version as a real p4 binary stores it: the line is composed
+// when printed (support/ident.cc: "Rev. " << GetIdent() << " (" << GetDate()
+// << ")."), from an ident string with the "@(#)" magic (support/ident.h
+// IdentMagic; client/clientmain.cc: "P4/<os>/<release>/<patch>").
 var identRe = regexp.MustCompile(`@\(#\)(P4/[A-Za-z0-9_]+/[0-9]{4}\.[0-9]+[A-Za-z.]*/[0-9]+)`)
 
-// versionOf is the binary's "p4 -V" version: run when it can run here,
-// else (another architecture) read from the binary: its ident string as
-// "Rev. P4/…" without the date, or a version line stored whole.
+// versionOf is the binary's "p4 -V" version: run, or (another
+// architecture) read from its ident string or a stored version line.
 func versionOf(path string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -193,15 +188,14 @@ func install(src, dir, name string, mode os.FileMode) error {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := io.Copy(tmp, in); err != nil {
-		tmp.Close()
-		return err
+	_, err = io.Copy(tmp, in)
+	if err == nil {
+		err = tmp.Chmod(mode)
 	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
 	}
-	if err := tmp.Close(); err != nil {
+	if err != nil {
 		return err
 	}
 	return os.Rename(tmp.Name(), filepath.Join(dir, name))

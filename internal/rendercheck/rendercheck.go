@@ -1,13 +1,12 @@
 // Package rendercheck judges what the service posts as its readers'
 // software renders it (the design brief's principle "Judge text by its renderer"): a Swarm
 // comment body through P4 Code Review's Linkify pass and Parsedown 1.7.4
-// (Debian's php-parsedown, the release Swarm 2022.1 bundles; installed with
-// apt by install.sh when missing) and through goldmark (CommonMark, GFM,
-// linkify), its raw text as Swarm reads @mentions; an e-mail's HTML part by
-// its elements and attributes, its text part through a GFM autolinker. Each
-// check returns the problems found, empty when nothing from model text is
-// live: the one assertion the unit tests, the fuzz target and the
-// integration suite share.
+// (Debian's php-parsedown, the release Swarm 2022.1 bundles; installed by
+// install.sh when missing) and through goldmark (CommonMark, GFM, linkify),
+// its raw text as Swarm reads @mentions; an e-mail's HTML part by its
+// elements and attributes, its text part through a GFM autolinker. Each check
+// returns the problems found: the one assertion the unit tests, the fuzz
+// target and the integration suite share.
 package rendercheck
 
 import (
@@ -19,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -46,7 +46,7 @@ var setup struct {
 }
 
 // prepare installs php-cli and php-parsedown when missing and writes the
-// renderer script to a temporary directory, once per process.
+// renderer to a temporary directory, once.
 func prepare() (string, error) {
 	setup.once.Do(func() {
 		dir, err := os.MkdirTemp("", "rendercheck-")
@@ -97,9 +97,8 @@ func SwarmHTML(bodies ...string) ([]string, error) {
 	return out, nil
 }
 
-// SwarmComments checks each body as Swarm renders it (SwarmHTML) and as
-// it reads its mentions (Callouts), and as goldmark renders it (Markdown):
-// problems per body, in order.
+// SwarmComments checks each body as Swarm renders it (SwarmHTML), reads its
+// mentions (Callouts) and as goldmark renders it (Markdown), per body.
 func SwarmComments(bodies []string, allowed ...string) ([][]string, error) {
 	rendered, err := SwarmHTML(bodies...)
 	if err != nil {
@@ -117,9 +116,8 @@ func SwarmComments(bodies []string, allowed ...string) ([][]string, error) {
 
 var markdown = goldmark.New(goldmark.WithExtensions(extension.GFM), goldmark.WithRendererOptions(gmhtml.WithUnsafe()))
 
-// Markdown checks a body as goldmark (CommonMark, GFM with linkify, raw
-// HTML passed through as a permissive renderer does) renders it, and its
-// raw text as Swarm reads mentions.
+// Markdown checks a body as goldmark (CommonMark, GFM, linkify, raw HTML
+// passed) renders it, and its raw text as Swarm reads mentions.
 func Markdown(body string, allowed ...string) []string {
 	var b bytes.Buffer
 	if err := markdown.Convert([]byte(body), &b); err != nil {
@@ -135,16 +133,15 @@ func Markdown(body string, allowed ...string) []string {
 	return out
 }
 
-// markdownElements are the elements Markdown makes of text; anything else
-// in a rendered body is raw HTML that got through.
+// markdownElements are what Markdown makes of text; others are raw HTML that got through.
 var markdownElements = map[atom.Atom]bool{atom.P: true, atom.Br: true, atom.Strong: true, atom.Em: true, atom.Code: true, atom.Pre: true,
 	atom.Ul: true, atom.Ol: true, atom.Li: true, atom.Blockquote: true, atom.H1: true, atom.H2: true, atom.H3: true, atom.H4: true,
 	atom.H5: true, atom.H6: true, atom.Hr: true, atom.Del: true, atom.Table: true, atom.Thead: true, atom.Tbody: true, atom.Tr: true,
 	atom.Th: true, atom.Td: true, atom.A: true}
 
-// RenderedMarkdown checks HTML a Markdown renderer made: only Markdown's
-// elements, a link only to an allowed URL, no image, no attribute but a
-// code block's class, a table cell's alignment or an allowed link's href.
+// RenderedMarkdown checks a Markdown renderer's HTML: Markdown's elements
+// only, links only to allowed URLs, no attribute but a code block's class,
+// a cell's alignment or an allowed href.
 func RenderedMarkdown(h string, allowed ...string) []string {
 	var out []string
 	walk(h, func(n *html.Node) {
@@ -177,9 +174,8 @@ var urlAttrs = map[string]bool{"href": true, "src": true, "srcset": true, "actio
 	"poster": true, "xlink:href": true, "data": true, "cite": true, "longdesc": true, "ping": true}
 
 // MailHTML checks an e-mail's HTML part: no image, script, frame or form,
-// no URL attribute but an allowed link, no event handler, no url() in a
-// style; and its text, as a mail client that autolinks it reads it
-// (MailText).
+// URL attribute but an allowed link, event handler or url() in a style;
+// and its text as an autolinking mail client reads it (MailText).
 func MailHTML(h string, allowed ...string) []string {
 	var out []string
 	var text strings.Builder
@@ -207,22 +203,19 @@ func MailHTML(h string, allowed ...string) []string {
 	return out
 }
 
-// bareHost is a host with a TLD mail clients' linkers (linkify-it and the
-// like) link without a scheme.
+// bareHost is a host with a TLD mail clients' linkers link without a scheme.
 var bareHost = regexp.MustCompile(`(?i)(?:^|[^a-z0-9.-])((?:[a-z0-9-]+\.)+(?:com|net|org|io|dev|co|me|ai|ru|cn|uk|de|xyz|example|zip))(?:[^a-z0-9-]|$)`)
 
 // autolinker is goldmark reduced to what a mail client does to a text
-// part: paragraphs, <scheme:…> autolinks and GFM's linkify (scheme URLs,
-// www. hosts, addresses); no Markdown links, which a text part does not
-// have.
+// part: paragraphs, <scheme:…> autolinks and GFM's linkify.
 var autolinker = goldmark.New(
 	goldmark.WithParser(parser.NewParser(
 		parser.WithBlockParsers(util.Prioritized(parser.NewParagraphParser(), 1000)),
 		parser.WithInlineParsers(util.Prioritized(parser.NewAutoLinkParser(), 100)))),
 	goldmark.WithExtensions(extension.Linkify))
 
-// MailText checks an e-mail's text part: nothing a GFM autolinker links
-// but an allowed URL, and no bare host with a common TLD.
+// MailText checks an e-mail's text part: no autolink but an allowed URL,
+// no bare host with a common TLD.
 func MailText(text string, allowed ...string) []string {
 	var b bytes.Buffer
 	if err := autolinker.Convert([]byte(text), &b); err != nil {
@@ -242,21 +235,16 @@ func MailText(text string, allowed ...string) []string {
 	return out
 }
 
-// Callouts are the names Swarm's getCallouts takes from raw for a mention
-// ("@name" for a participant, "@*name" a required reviewer, "@@!name" a
-// required group), as it reads a comment's raw body on create and edit,
-// code or not: the Swarm stand-in's reading (swarm.GetCallouts).
+// Callouts are the mentions Swarm's getCallouts reads in a raw body, code or
+// not ("@name", "@*name" a required reviewer, "@@!name" a required group),
+// as the Swarm stand-in reads them (swarm.GetCallouts).
 func Callouts(raw string) []string {
 	c := swarm.GetCallouts(raw)
 	var out []string
-	for _, n := range c.Plain {
-		out = append(out, "@"+n)
-	}
-	for _, n := range c.Starred {
-		out = append(out, "@*"+n)
-	}
-	for _, n := range c.RequireOne {
-		out = append(out, "@@!"+n)
+	for i, names := range [][]string{c.Plain, c.Starred, c.RequireOne} {
+		for _, n := range names {
+			out = append(out, []string{"@", "@*", "@@!"}[i]+n)
+		}
 	}
 	return out
 }
@@ -302,21 +290,9 @@ func render(n *html.Node) string {
 	return b.String()
 }
 
-func allowedURL(u string, allowed []string) bool {
-	for _, a := range allowed {
-		if a != "" && u == a {
-			return true
-		}
-	}
-	return false
-}
+func allowedURL(u string, allowed []string) bool { return u != "" && slices.Contains(allowed, u) }
 
 // allowedHost: a bare host that is an allowed URL's own.
 func allowedHost(host string, allowed []string) bool {
-	for _, a := range allowed {
-		if strings.Contains(a, "//"+host) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(allowed, func(a string) bool { return strings.Contains(a, "//"+host) })
 }

@@ -33,26 +33,21 @@ var (
 	// qualified by its package or directory name and followed by a subtest.
 	testSpan = regexp.MustCompile(`^(?:([a-z][a-z0-9_/]*)\.)?((?:Test|Benchmark|Fuzz)[A-Z0-9_][A-Za-z0-9_]*)(?:/\S*)?$`)
 	testWord = regexp.MustCompile(`(?:\b([a-z][a-z0-9_]*)\.)?\b((?:Test|Benchmark|Fuzz)[A-Z0-9_][A-Za-z0-9_]*)\b`)
-	// A path-shaped code span: segments of file-name characters, with at
-	// least one slash or a file extension.
+	// A path-shaped code span: file-name segments, a slash or an extension.
 	pathSpan = regexp.MustCompile(`^(?:\./)?[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.*…-]*)*(?:#[\w-]*)?(?::\d+)?$`)
 	extSpan  = regexp.MustCompile(`\.(?:md|go|json|env|ya?ml|py|sh|txt|mod|sum)$`)
-	// A bare file name is checked only when it is one of ours by kind: a
-	// document or Go source (a depot's .criticizer.yaml is not in this
-	// repository).
+	// A bare file name is checked only when it is a document or Go source
+	// (a depot's .criticizer.yaml is not in this repository).
 	bareSpan = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9_.-]*\.(?:md|go)$`)
-	// A segment after a directory that starts with a capital and has no
-	// extension is a benchmark or test name (integration/EndToEnd), not a
-	// path: the repository's directories and files below the root are
-	// lower case or carry an extension.
+	// A capitalized segment without extension after a directory is a test
+	// name (integration/EndToEnd), not a path: ours are lower case or have one.
 	nameSegment = regexp.MustCompile(`/[A-Z][A-Za-z0-9]*(?:=\S*)?$`)
 	// A Markdown heading's text, and an HTML anchor written into a page.
 	heading    = regexp.MustCompile(`^#{1,6}\s+(.*?)\s*#*\s*$`)
 	htmlAnchor = regexp.MustCompile(`<a\s+(?:id|name)="([^"]+)"`)
 	// Double-quoted text in a comment is an example of output or input.
 	quoted = regexp.MustCompile(`"[^"]*"`)
-	// In a Go comment: a path starting at a top-level directory, or a bare
-	// Markdown file name.
+	// In a Go comment: a bare Markdown file name.
 	mdWord   = regexp.MustCompile(`(?:^|[^/\w.-])([A-Za-z0-9_-]+\.md)\b`)
 	linkText = regexp.MustCompile(`\]\(([^)\s]+)(?:\s+"[^"]*")?\)`)
 	codeSpan = regexp.MustCompile("`([^`]+)`")
@@ -61,9 +56,9 @@ var (
 )
 
 // StaleCitations checks every test name and repository path cited in the
-// Markdown documents (README.md and docs/: code spans, and links with their
-// heading anchors) and the Go comments under root. It returns how many it checked and one line,
-// "file:line: what", for each that names nothing in the repository.
+// Markdown documents (README.md and docs/: code spans, links and their
+// anchors) and the Go comments under root: how many it checked, and
+// "file:line: what" for each that names nothing in the repository.
 func StaleCitations(root string) (checked int, stale []string, err error) {
 	r, err := scanRepo(root)
 	if err != nil {
@@ -142,14 +137,7 @@ func scanRepo(root string) (*repo, error) {
 
 // skippedDir is tool output and hidden directories: not the repository's own.
 func skippedDir(rel, name string) bool {
-	if strings.HasPrefix(name, ".") {
-		return true
-	}
-	switch rel {
-	case "build", "cdk.out", "node_modules":
-		return true
-	}
-	return false
+	return strings.HasPrefix(name, ".") || slices.Contains([]string{"build", "cdk.out", "node_modules"}, rel)
 }
 
 // readGo records the tests a file declares and the citations in its comments.
@@ -188,9 +176,8 @@ func (r *repo) readGo(rel string) error {
 	return nil
 }
 
-// commentLine takes citations from prose: Go comments cite without quotes,
-// so only words shaped like a test name, a path from a top-level directory
-// or a Markdown file name count.
+// commentLine takes citations from a comment: words shaped like a test
+// name, a path from a top-level directory or a Markdown file name.
 func (r *repo) commentLine(rel string, n int, line string) {
 	if strings.HasPrefix(line, "//go:") || strings.HasPrefix(line, "//nolint") {
 		return
@@ -212,17 +199,11 @@ func (r *repo) commentLine(rel string, n int, line string) {
 	}
 }
 
-// inForeignPath reports whether text[i:j], shaped like a test name, is a
-// segment of another project's path (Swarm's module/TestIntegration/…,
-// TestRunApi.php): a slash before or after it, or a file extension after it.
+// inForeignPath: text[i:j], shaped like a test name, is a segment of another
+// project's path (module/TestIntegration/…, TestRunApi.php).
 func inForeignPath(text string, i, j int) bool {
-	if i > 0 && text[i-1] == '/' {
-		return true
-	}
-	if j < len(text) && text[j] == '/' {
-		return true
-	}
-	return j+1 < len(text) && text[j] == '.' && text[j+1] >= 'a' && text[j+1] <= 'z'
+	return i > 0 && text[i-1] == '/' || j < len(text) && text[j] == '/' ||
+		j+1 < len(text) && text[j] == '.' && text[j+1] >= 'a' && text[j+1] <= 'z'
 }
 
 // pathWords matches a path that starts at one of the top-level directories.
@@ -235,8 +216,7 @@ func (r *repo) pathWords() *regexp.Regexp {
 }
 
 // readMarkdown records the code spans and link targets outside fenced
-// blocks (a fenced block shows commands and output, not citations), and the
-// anchors its headings get.
+// blocks (commands and output, not citations), and its headings' anchors.
 func (r *repo) readMarkdown(rel string) error {
 	f, err := os.Open(filepath.Join(r.root, rel))
 	if err != nil {
@@ -277,8 +257,8 @@ func (r *repo) readMarkdown(rel string) error {
 	return s.Err()
 }
 
-// pathShaped is a code span that reads as a repository path: it starts at
-// a top-level entry, or is a bare file name with a known extension.
+// pathShaped: a span that starts at a top-level entry, or a bare file name
+// with a known extension.
 func (r *repo) pathShaped(span string) bool {
 	span = strings.TrimPrefix(span, modulePath)
 	if !pathSpan.MatchString(span) || nameSegment.MatchString(span) {
@@ -291,8 +271,7 @@ func (r *repo) pathShaped(span string) bool {
 	return slices.Contains(r.top, strings.Split(clean, "/")[0])
 }
 
-// check says what is wrong with a citation, or "" if it names something
-// that exists.
+// check says what is wrong with a citation, or "".
 func (r *repo) check(c citation) string {
 	if t, ok := strings.CutPrefix(c.text, "link:"); ok {
 		return r.checkLink(c.file, t)
@@ -306,8 +285,8 @@ func (r *repo) check(c citation) string {
 	return r.checkPath(c)
 }
 
-// checkLink resolves a link from the linking file's directory; an anchor
-// into a Markdown file the check read must be one of its headings'.
+// checkLink resolves a link from its file's directory; an anchor into a
+// Markdown file read must be one of its headings'.
 func (r *repo) checkLink(from, link string) string {
 	target, anchor, _ := strings.Cut(link, "#")
 	file := from
@@ -323,9 +302,8 @@ func (r *repo) checkLink(from, link string) string {
 	return ""
 }
 
-// addSlug records the anchor GitHub gives a heading: its text lower-cased,
-// without punctuation (code and emphasis markers included), spaces as
-// hyphens, and "-1", "-2", … after a repeated one.
+// addSlug records GitHub's anchor for a heading: lower-cased, without
+// punctuation, spaces as hyphens, "-1", "-2", … when repeated.
 func addSlug(slugs map[string]bool, text string) {
 	var b strings.Builder
 	for _, c := range strings.ToLower(strings.TrimSpace(text)) {
@@ -360,9 +338,8 @@ func (r *repo) checkTest(cited, pkg, name string) string {
 	return ""
 }
 
-// checkPath resolves a path from the root (a bare file name anywhere in the
-// repository); a trailing anchor, line number, ellipsis or selector
-// (shared/job.Lease) is not part of the path.
+// checkPath resolves a path from the root (a bare file name anywhere); a
+// trailing anchor, line, ellipsis or selector (shared/job.Lease) is not in it.
 func (r *repo) checkPath(c citation) string {
 	p := strings.TrimPrefix(strings.TrimPrefix(c.text, modulePath), "./")
 	p, _, _ = strings.Cut(p, "#")

@@ -10,12 +10,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
-// codeIndex is what the glossary may cite, read from the Go files of a tree:
-// packages by name, the names each package declares, string literals
-// (settings, environment variables, statuses, modes), the operator tool's
-// commands, and the exported names a word rule applies to.
+// codeIndex is what the glossary may cite, read from the Go files of a tree.
 type codeIndex struct {
 	root     string
 	dirsOf   map[string][]string        // package name -> its directories
@@ -28,9 +26,8 @@ type codeIndex struct {
 	exported []exportedName             // non-test files only
 }
 
-// exportedName is one exported type, function, method, constant or
-// variable, an exported member (field or interface method) of an exported
-// type, or a package's own name (kind "package").
+// exportedName is one exported declaration or member of an exported type,
+// or a package's own name (kind "package").
 type exportedName struct {
 	at, dir, kind, name string
 }
@@ -72,9 +69,8 @@ func indexCode(root string, dirs ...string) (*codeIndex, error) {
 	return ix, err
 }
 
-// declare records f's top-level names, methods, fields and interface
-// methods; the exported ones of a non-test file are also kept for the word
-// rules.
+// declare records f's names, methods and members; a non-test file's
+// exported ones also for the word rules.
 func (ix *codeIndex) declare(f *ast.File, dir string, test bool, at func(token.Pos) string) {
 	add := func(name string, pos token.Pos, kind string, export bool) {
 		ix.names[dir][name] = true
@@ -129,7 +125,7 @@ func members(s *ast.TypeSpec) []*ast.Ident {
 	return out
 }
 
-// literals records every string literal, and each value of a struct tag
+// literals records every string literal and struct tag value
 // (`json:"review_version,omitempty"` gives review_version).
 func (ix *codeIndex) literals(f *ast.File, operatorTool bool) {
 	ast.Inspect(f, func(n ast.Node) bool {
@@ -154,9 +150,8 @@ func (ix *codeIndex) literals(f *ast.File, operatorTool bool) {
 	})
 }
 
-// usage records the command words of each "criticizer …" line of the
-// operator tool's doc comment: "dlq replay" of
-// "criticizer [--stack NAME] [--json] dlq replay --stage S …".
+// usage records the command words of each "criticizer …" doc line: "dlq
+// replay" of "criticizer [--stack NAME] [--json] dlq replay --stage S …".
 func (ix *codeIndex) usage(doc string) {
 	for _, line := range strings.Split(doc, "\n") {
 		m := usageLine.FindStringSubmatch(line)
@@ -186,12 +181,11 @@ func glossarySection(doc string) (string, bool) {
 	return section, ok
 }
 
-// GlossaryReferences checks every code span of the glossary in doc (the text
-// of docs/design.md) against the code under root: `pkg.Name` and
-// `pkg.Type.Member` are declared there, a path exists, `criticizer …` is a
-// command of the operator tool, and any other span is a declared name, a
-// package name or a string literal (a setting, environment variable, status
-// or mode). It returns one line per broken reference.
+// GlossaryReferences checks every code span of the glossary in doc (the
+// text of docs/design.md) against ix: `pkg.Name` and `pkg.Type.Member` are
+// declared, a path exists, `criticizer …` is an operator command, and any
+// other span is a declared name, a package name or a string literal. It
+// returns one line per broken reference.
 func GlossaryReferences(doc string, ix *codeIndex) []string {
 	section, ok := glossarySection(doc)
 	if !ok {
@@ -244,9 +238,8 @@ func (ix *codeIndex) reference(span string) string {
 	return "no declared name, package or string literal"
 }
 
-// packageDirs are the directories a package name in the glossary stands
-// for: the shared/ package of that name where there is one (`swarm.Review`
-// is shared/swarm's, not the Swarm stand-in's), else every package so named.
+// packageDirs are the directories a glossary package name stands for: the
+// shared/ one where there is one (`swarm.Review` is shared/swarm's), else all.
 func (ix *codeIndex) packageDirs(pkg string) []string {
 	var shared []string
 	for _, d := range ix.dirsOf[pkg] {
@@ -260,9 +253,8 @@ func (ix *codeIndex) packageDirs(pkg string) []string {
 	return ix.dirsOf[pkg]
 }
 
-// declaring returns the directories of package pkg that declare name: a
-// top-level name, a type's member (Type.Member), or, as prose cites one by
-// its package (`store.Retry` for the method Store.Retry), a method.
+// declaring returns pkg's directories that declare name: a top-level name,
+// Type.Member, or a method (`store.Retry` for Store.Retry).
 func (ix *codeIndex) declaring(pkg, name string) []string {
 	var out []string
 	for _, d := range ix.packageDirs(pkg) {
@@ -273,9 +265,8 @@ func (ix *codeIndex) declaring(pkg, name string) []string {
 	return out
 }
 
-// command returns why words are not a command of the operator tool: each
-// must begin a usage line of its doc comment and be a string literal the
-// tool dispatches on.
+// command returns why words are not an operator command: they must begin
+// a usage line and each be a string literal the tool dispatches on.
 func (ix *codeIndex) command(words []string) string {
 	for _, w := range words {
 		if !ix.cmdStrs[w] {
@@ -288,4 +279,195 @@ func (ix *codeIndex) command(words []string) string {
 		}
 	}
 	return "no such command in cmd/criticizer's usage"
+}
+
+// againWords are the glossary's words for doing something again, as they
+// appear in identWords (ReEnqueue is re_enqueue). "returns" (SQS handing a
+// message out again) has none: every function "returns".
+var againWords = map[string]*regexp.Regexp{
+	"retry":      regexp.MustCompile(`(^|_)(retry|retries|retried|retrying|retryable)(_|$)`),
+	"re-enqueue": regexp.MustCompile(`(^|_)re_?enqueue`),
+	"replay":     regexp.MustCompile(`(^|_)re_?play`),
+	"restart":    regexp.MustCompile(`(^|_)re_?start`),
+	"redeliver":  regexp.MustCompile(`(^|_)re_?deliver`),
+	"requeue":    regexp.MustCompile(`(^|_)re_?queue`),
+	"resend":     regexp.MustCompile(`(^|_)re_?sen[dt]`),
+	"settle":     regexp.MustCompile(`(^|_)settl`),
+	"reconcile":  regexp.MustCompile(`(^|_)reconcil`),
+	"rerun":      regexp.MustCompile(`(^|_)re_?run`),
+}
+
+// keptTerms are other vocabularies' names a word rule skips: the webhook's
+// replay window (the glossary's own paragraph) and HTTP's Retry-After
+// header (RFC 9110 §10.2.3).
+var keptTerms = []string{"replay_window", "retry_after"}
+
+// uncheckedAgainWords are glossary rows of the again table no name rule
+// follows (see againWords).
+var uncheckedAgainWords = []string{"returns"}
+
+// WordUse allows a word in a package the glossary's row does not cite: Dir
+// is the package's directory, Why says how the use is the word's one meaning.
+type WordUse struct {
+	Word, Dir, Why string
+}
+
+// MisusedWords checks ix's exported and package names against the glossary's
+// again table: a name may use a word only in the packages its row cites, or
+// where allowed lists it. One line per misuse, then per unneeded allowance.
+func MisusedWords(doc string, ix *codeIndex, allowed []WordUse) []string {
+	rows, err := glossaryTable(doc, 2) // the table of words for doing something again
+	if err == "" && len(rows) == 0 {
+		err = "glossary: no table of words for doing something again"
+	}
+	var out []string
+	if err != "" {
+		out = append(out, err)
+	}
+	cited := map[string][]string{} // word -> directories its row cites
+	for word, spans := range rows {
+		if againWords[word] == nil && !slices.Contains(uncheckedAgainWords, word) {
+			out = append(out, fmt.Sprintf("glossary: %q has no name rule: add it to againWords", word))
+		}
+		for _, s := range spans {
+			cited[word] = append(cited[word], ix.citedDirs(s)...)
+		}
+	}
+	for word := range againWords {
+		if _, ok := rows[word]; !ok {
+			out = append(out, fmt.Sprintf("againWords has %q, which the glossary's again table does not list", word))
+		}
+	}
+	used := map[WordUse]bool{}
+	for _, n := range ix.exported {
+		split := identWords(n.name)
+		for _, k := range keptTerms {
+			split = strings.ReplaceAll(split, k, "")
+		}
+		for word, re := range againWords {
+			if !re.MatchString(split) || slices.Contains(cited[word], n.dir) {
+				continue
+			}
+			if i := slices.IndexFunc(allowed, func(a WordUse) bool { return a.Word == word && a.Dir == n.dir }); i >= 0 {
+				used[allowed[i]] = true
+				continue
+			}
+			out = append(out, fmt.Sprintf("%s: %s %s says %q outside its glossary meaning (its row cites %s)",
+				n.at, n.kind, n.name, word, strings.Join(orNone(cited[word]), ", ")))
+		}
+	}
+	for _, a := range allowed {
+		if !used[a] {
+			out = append(out, fmt.Sprintf("allowed %q in %s, but no exported name there needs it: remove the allowance", a.Word, a.Dir))
+		}
+	}
+	return out
+}
+
+// glossaryTable reads the glossary's n-th table: each row's bold word
+// ("**review** (alone)" is review) and its meaning's code spans.
+func glossaryTable(doc string, n int) (map[string][]string, string) {
+	section, ok := glossarySection(doc)
+	if !ok {
+		return nil, `docs/design.md has no "## Words with one meaning" section`
+	}
+	rows, tables, in := map[string][]string{}, 0, false
+	for _, line := range strings.Split(section, "\n") {
+		if !strings.HasPrefix(line, "|") {
+			in = false
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "|"), "|")
+		switch {
+		case !in:
+			in, tables = true, tables+1
+		case tables == n && len(cells) >= 2 && !strings.HasPrefix(strings.TrimSpace(cells[0]), "---"):
+			_, word, _ := strings.Cut(cells[0], "**")
+			word, _, _ = strings.Cut(word, "**")
+			rows[word] = backquoted(cells[1])
+		}
+	}
+	return rows, ""
+}
+
+// reviewTypes are the type names that say "review" alone.
+var reviewTypes = []string{"Review", "Reviews"}
+
+// ReviewTypes checks that an exported type named Review or Reviews is a
+// Swarm review: declared where the glossary's "review" row cites one, or
+// where allowed lists it. One line per other such type, then per unneeded allowance.
+func ReviewTypes(doc string, ix *codeIndex, allowed []WordUse) []string {
+	rows, err := glossaryTable(doc, 1)
+	if err != "" {
+		return []string{err}
+	}
+	var swarm []string // directories the row cites a Review type in
+	for _, span := range rows["review"] {
+		if m := qualified.FindStringSubmatch(span); m != nil && slices.Contains(reviewTypes, m[2]) {
+			swarm = append(swarm, ix.declaring(m[1], m[2])...)
+		}
+	}
+	var out []string
+	used := map[WordUse]bool{}
+	for _, n := range ix.exported {
+		if n.kind != "type" || !slices.Contains(reviewTypes, n.name) || slices.Contains(swarm, n.dir) {
+			continue
+		}
+		if i := slices.IndexFunc(allowed, func(a WordUse) bool { return a.Word == "review" && a.Dir == n.dir }); i >= 0 {
+			used[allowed[i]] = true
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s: type %s is not a Swarm review (the glossary's review row cites %s): name it for what it is",
+			n.at, n.name, strings.Join(orNone(swarm), ", ")))
+	}
+	for _, a := range allowed {
+		if a.Word == "review" && !used[a] {
+			out = append(out, fmt.Sprintf("allowed type %s in %s, but there is none there: remove the allowance", strings.Join(reviewTypes, "/"), a.Dir))
+		}
+	}
+	return out
+}
+
+// citedDirs are the directories a code span of the glossary points at.
+func (ix *codeIndex) citedDirs(span string) []string {
+	if words, ok := strings.CutPrefix(span, "criticizer "); ok && ix.command(strings.Fields(words)) == "" {
+		return []string{"cmd/criticizer"}
+	}
+	if strings.Contains(span, "/") {
+		return []string{span}
+	}
+	if m := qualified.FindStringSubmatch(span); m != nil {
+		return ix.declaring(m[1], m[2])
+	}
+	if token.IsExported(span) { // not a status or mode string, which any package may hold
+		return ix.declared[span]
+	}
+	return nil
+}
+
+// identWords splits a Go name into lower-case words joined by "_":
+// RequeueReconciled is requeue_reconciled, HTTPRetryAfter http_retry_after.
+func identWords(name string) string {
+	var b strings.Builder
+	r := []rune(name)
+	for i, c := range r {
+		upper := unicode.IsUpper(c)
+		if i > 0 && (c == '_' || c == '.' ||
+			upper && (!unicode.IsUpper(r[i-1]) || i+1 < len(r) && unicode.IsLower(r[i+1]))) {
+			if r[i-1] != '_' && r[i-1] != '.' {
+				b.WriteByte('_')
+			}
+		}
+		if c != '_' && c != '.' {
+			b.WriteRune(unicode.ToLower(c))
+		}
+	}
+	return b.String()
+}
+
+func orNone(s []string) []string {
+	if len(s) == 0 {
+		return []string{"no package"}
+	}
+	return s
 }

@@ -13,9 +13,8 @@ type Package struct {
 	Imports []string
 }
 
-// layerMap is docs/design.md's "Package map": which layers each layer may
-// import, what it may import from outside the module, and which layer each
-// package is in.
+// layerMap is docs/design.md's "Package map": what each layer may import,
+// inside and outside the module, and each package's layer.
 type layerMap struct {
 	may      map[string][]string // layer -> the layers it may import
 	outside  map[string][]string // layer -> import path prefixes; nil: any
@@ -25,9 +24,8 @@ type layerMap struct {
 }
 
 // MapViolations checks packages against the package map in doc (the text
-// of docs/design.md): every package is in the map, every row of the map
-// names a package, and every import stays inside what the importer's layer
-// may import. It returns one line per violation.
+// of docs/design.md): every package is in it, every row names a package,
+// and every import is one its layer may make. One line per violation.
 func MapViolations(doc string, pkgs []Package) []string {
 	m := parseLayerMap(doc)
 	out := m.problems
@@ -48,7 +46,8 @@ func MapViolations(doc string, pkgs []Package) []string {
 				}
 				continue
 			}
-			if allowed := m.outside[layer]; allowed != nil && !standard(imp) && !hasAnyPrefix(imp, allowed) {
+			if allowed := m.outside[layer]; allowed != nil && !standard(imp) &&
+				!slices.ContainsFunc(allowed, func(p string) bool { return strings.HasPrefix(imp, p) }) {
 				out = append(out, fmt.Sprintf("%s (%s) imports %s: outside the module %s may import only the standard library and %s", p.Path, layer, imp, layer, strings.Join(allowed, ", ")))
 			}
 		}
@@ -61,8 +60,7 @@ func MapViolations(doc string, pkgs []Package) []string {
 	return out
 }
 
-// row is the map row a package falls under: its own, else the longest
-// pattern that covers it.
+// row is a package's map row: its own, else the longest pattern covering it.
 func (m *layerMap) row(pkg string) string {
 	if _, ok := m.layerOf[pkg]; ok {
 		return pkg
@@ -76,8 +74,7 @@ func (m *layerMap) row(pkg string) string {
 	return best
 }
 
-// covers reports whether a pattern row holds pkg: "dir/*" the packages one
-// level below dir, "dir/..." dir and everything below it.
+// covers: "dir/*" holds the packages one level below dir, "dir/..." dir and all below.
 func covers(pattern, pkg string) bool {
 	if dir, ok := strings.CutSuffix(pattern, "/*"); ok {
 		rest, below := strings.CutPrefix(pkg, dir+"/")
@@ -89,9 +86,8 @@ func covers(pattern, pkg string) bool {
 	return false
 }
 
-// parseLayerMap reads the two tables of the "## Package map" section: the
-// layer table (layer | may import | outside the module) and the package
-// table (package | layer | owns).
+// parseLayerMap reads the "## Package map" section's layer table (layer |
+// may import | outside the module) and package table (package | layer | owns).
 func parseLayerMap(doc string) *layerMap {
 	m := &layerMap{may: map[string][]string{}, outside: map[string][]string{}, layerOf: map[string]string{}}
 	_, section, ok := strings.Cut(doc, "\n## Package map\n")
@@ -169,18 +165,8 @@ func backquoted(s string) []string {
 	return out
 }
 
-// standard is an import path of the standard library: its first element
-// has no dot.
+// standard: a standard library import path (no dot in its first element).
 func standard(imp string) bool {
 	first, _, _ := strings.Cut(imp, "/")
 	return !strings.Contains(first, ".")
-}
-
-func hasAnyPrefix(s string, prefixes []string) bool {
-	for _, p := range prefixes {
-		if strings.HasPrefix(s, p) {
-			return true
-		}
-	}
-	return false
 }

@@ -1,23 +1,27 @@
-// Package repocheck holds the repository's own hygiene rules, run by `go test
-// ./...` (and so by `make test`): no tracked file is build output (a tracked
-// binary or large blob bloats every clone forever, and a committed test
-// binary or bootstrap is code nobody reviewed); every test name and path the
-// docs and comments cite exists (StaleCitations); the imports follow
-// docs/design.md's package map (MapViolations); the glossary's references
-// exist (GlossaryReferences), its words for doing something again name
-// things only where it says (MisusedWords) and a type named Review is a
-// Swarm review (ReviewTypes); no package is named with a word of several
-// meanings (AmbiguousPackages); and no function in shared/ is over
-// MaxFuncLines (LongFunctions).
+// Package repocheck holds the repository's own hygiene rules, run by `go
+// test ./...`: no tracked file is build output (a binary bloats every clone,
+// and a committed binary is code nobody reviewed); every cited test name and
+// path exists (StaleCitations); imports follow docs/design.md's package map
+// (MapViolations); the glossary's references exist (GlossaryReferences), its
+// words for doing something again are used only where it says (MisusedWords)
+// and a type named Review is a Swarm review (ReviewTypes); no package has a
+// name of several meanings (AmbiguousPackages); and no function in shared/ is
+// over MaxFuncLines (LongFunctions).
 package repocheck
 
 import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 )
 
 // MaxFileBytes is the largest file the repository may track (1 MiB).
@@ -87,12 +91,99 @@ func isMachO(magic uint32) bool {
 	return false
 }
 
-// isPE checks the DOS stub's pointer to the "PE\0\0" signature, so a text
-// file that happens to start with "MZ" is not mistaken for a program.
+// isPE follows the DOS stub's pointer to "PE\0\0", so text starting "MZ" is no program.
 func isPE(head []byte) bool {
 	if len(head) < 0x40 || !bytes.HasPrefix(head, []byte("MZ")) {
 		return false
 	}
 	off := int(binary.LittleEndian.Uint32(head[0x3c:]))
 	return off+4 <= len(head) && bytes.Equal(head[off:off+4], []byte("PE\x00\x00"))
+}
+
+// MaxFuncLines is the longest a non-test function in shared/ may be: a
+// function reads top to bottom as named steps.
+const MaxFuncLines = 80
+
+// ambiguousNames are package names of several meanings ("review": a Swarm
+// review, a version, the result contract, the llm stage; docs/design.md).
+var ambiguousNames = []string{"review"}
+
+// AmbiguousPackages returns one line per directory under dirs whose name,
+// or package clause, has several meanings.
+func AmbiguousPackages(root string, dirs ...string) ([]string, error) {
+	var out []string
+	err := walkGo(root, dirs, func(rel string, f *ast.File, _ *token.FileSet) {
+		if dir := filepath.Base(filepath.Dir(rel)); slices.Contains(ambiguousNames, dir) {
+			out = append(out, fmt.Sprintf("%s: directory %q: name the package for the one thing it is", rel, dir))
+		} else if name := strings.TrimSuffix(f.Name.Name, "_test"); slices.Contains(ambiguousNames, name) {
+			out = append(out, fmt.Sprintf("%s: package %s: name the package for the one thing it is", rel, name))
+		}
+	})
+	return out, err
+}
+
+// LongFunctions returns one line, "file:line: name is N lines", for each
+// non-test function under dirs (relative to root) over max lines.
+func LongFunctions(root string, max int, dirs ...string) ([]string, error) {
+	var out []string
+	err := walkGo(root, dirs, func(rel string, f *ast.File, fset *token.FileSet) {
+		if strings.HasSuffix(rel, "_test.go") {
+			return
+		}
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Body == nil {
+				continue
+			}
+			start, end := fset.Position(fd.Pos()).Line, fset.Position(fd.End()).Line
+			if n := end - start + 1; n > max {
+				out = append(out, fmt.Sprintf("%s:%d: %s is %d lines", rel, start, funcName(fd), n))
+			}
+		}
+	})
+	return out, err
+}
+
+// funcName is Recv.Name for a method, Name otherwise.
+func funcName(fd *ast.FuncDecl) string {
+	if fd.Recv == nil || len(fd.Recv.List) == 0 {
+		return fd.Name.Name
+	}
+	t := fd.Recv.List[0].Type
+	if s, ok := t.(*ast.StarExpr); ok {
+		t = s.X
+	}
+	if g, ok := t.(*ast.IndexExpr); ok { // a generic receiver, T[P]
+		t = g.X
+	}
+	if id, ok := t.(*ast.Ident); ok {
+		return id.Name + "." + fd.Name.Name
+	}
+	return fd.Name.Name
+}
+
+// walkGo parses every .go file under dirs and visits it by its slash path from root.
+func walkGo(root string, dirs []string, visit func(rel string, f *ast.File, fset *token.FileSet)) error {
+	fset := token.NewFileSet()
+	for _, dir := range dirs {
+		err := filepath.WalkDir(filepath.Join(root, dir), func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") {
+				return err
+			}
+			f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution|parser.ParseComments)
+			if err != nil {
+				return err
+			}
+			rel, err := filepath.Rel(root, path)
+			if err != nil {
+				return err
+			}
+			visit(filepath.ToSlash(rel), f, fset)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

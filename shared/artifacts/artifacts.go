@@ -1,8 +1,6 @@
 // Package artifacts owns review artifacts in S3: raw changesets in the raw
-// bucket (short TTL, restricted), and everything derived from redacted input
-// (redacted changesets, model responses, review results) in the redacted
-// bucket. Keys are deterministic per job so a retried stage overwrites rather
-// than duplicates.
+// bucket (short TTL, restricted), everything derived from redacted input in
+// the redacted bucket. Keys are deterministic per job: a retry overwrites.
 package artifacts
 
 import (
@@ -50,9 +48,8 @@ func (s *Store) PutJSON(ctx context.Context, key string, v any) error {
 	return s.PutReader(ctx, key, bytes.NewReader(b))
 }
 
-// PutReader stores body, a JSON document written elsewhere (a file spooled
-// to local disk), at key, encrypted at rest. body is read from its start;
-// it must be seekable so that the request can be signed and retried.
+// PutReader stores the JSON document body (seekable, to sign and retry) at
+// key, encrypted at rest.
 func (s *Store) PutReader(ctx context.Context, key string, body io.ReadSeeker) error {
 	size, err := body.Seek(0, io.SeekEnd)
 	if err == nil {

@@ -1,9 +1,6 @@
-// Package awserr is the one classifier of DynamoDB and SQS errors: every
-// package that talks to the jobs table or the queues (store, outbox, queue,
-// evidence) maps an AWS error to a failure class here, so throttling is
-// RATE_LIMITED, a transaction conflict CONFLICT and a rejected request
-// INTERNAL_BUG whichever package met it. It matches the service's error code
-// (smithy.APIError), so it needs no service package.
+// Package awserr is the one classifier of DynamoDB and SQS errors (store,
+// outbox, queue, evidence), by the service's error code (smithy.APIError),
+// so throttling is RATE_LIMITED whichever package met it.
 package awserr
 
 import (

@@ -34,9 +34,8 @@ func (p Policy) Cap(attempt int) time.Duration {
 	return time.Duration(c)
 }
 
-// Delay computes the delay before the next attempt after the given failed
-// attempt. It draws a fresh full-jitter value each call (never a precomputed
-// schedule) and honours retryAfter (0 when the upstream sent none).
+// Delay is the wait after failed attempt, a fresh full-jitter draw each call,
+// honouring retryAfter (0: none sent).
 func (p Policy) Delay(attempt int, retryAfter time.Duration) time.Duration {
 	return p.delay(attempt, retryAfter, rand.Int64N)
 }

@@ -1,8 +1,6 @@
 // Package coldstart owns what every function does once per execution
-// environment: read and validate the common configuration, build the JSON
-// logger and metrics, and load the AWS SDK configuration. It builds no
-// clients: each function's main package builds the stores it uses, so a
-// binary links only what it calls and starts no faster than it must.
+// environment: the common configuration, the logger and metrics, the AWS
+// SDK configuration. It builds no clients, so a binary links only what it calls.
 package coldstart
 
 import (
@@ -30,9 +28,8 @@ type Env struct {
 	AWS     aws.Config
 }
 
-// Load builds the Env for the named function from its environment. Its
-// logger passes every attribute through logs (sanitize.Logs in every
-// function); without one Load fails, so no function logs unvetted text.
+// Load builds the named function's Env. Its logger passes every attribute
+// through logs (sanitize.Logs); without one Load fails.
 func Load(ctx context.Context, function string, logs obs.Sanitizer) (*Env, error) {
 	if logs == nil {
 		return nil, errors.New("no log sanitizer: wire sanitize.Logs")
@@ -47,8 +44,7 @@ func Load(ctx context.Context, function string, logs obs.Sanitizer) (*Env, error
 	if err != nil {
 		return &Env{Log: log}, err
 	}
-	// "app/<function>" in every AWS request's User-Agent: CloudTrail, and
-	// make bench's request count, tell which function made a request.
+	// "app/<function>" in the User-Agent tells CloudTrail (and make bench) who asked.
 	cfg.AppID = function
 	return &Env{Config: common, Vars: vars, Log: log, Metrics: obs.NewMetrics(os.Stdout, common.Env), AWS: cfg}, nil
 }

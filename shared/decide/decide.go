@@ -1,10 +1,8 @@
 // Package decide decides what a review says before it is delivered: the
-// findings the team's dismissal policy withholds, the comparison with the
-// previous version (new, still open, resolved), the Swarm run's gate
-// verdict, the review's entry in the weekly digest. The llm stage calls Decide once the
-// result is validated and stored, and stores the decided review beside
-// it; the notify stage only delivers that one decided review, so a retry
-// or a replay of notify tells the same thing and never decides again.
+// findings the dismissal policy withholds, the comparison with the previous
+// version, the Swarm gate verdict, the weekly digest entry. The llm stage
+// calls Decide and stores the decided review beside the result; notify only
+// delivers it, so a retry or replay tells the same and never decides again.
 package decide
 
 import (
@@ -96,10 +94,9 @@ func (w *Weeks) Record(ctx context.Context, d *Decided) error {
 	return nil
 }
 
-// Decide decides j's review over its redacted changeset, records what the
-// decision records (withheld and resolved fates: each write conditional,
-// so deciding again writes nothing twice) and
-// stores the decided review at Key(j.ID).
+// Decide decides j's review over its redacted changeset, records withheld
+// and resolved fates (conditional writes: deciding again writes nothing
+// twice) and stores the decided review at Key(j.ID).
 func (d *Decider) Decide(ctx context.Context, j *job.Job, review domain.ReviewResult, cs *domain.Changeset) error {
 	found := len(review.Findings)
 	swarmReview := d.Outcomes != nil && j.Swarm != nil && j.Swarm.Review > 0

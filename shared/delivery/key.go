@@ -1,10 +1,8 @@
 // Package delivery owns the identity of one e-mail delivery: the Key tuple
-// (changelist, recipient, review version) and what is derived from it — the
-// idempotency token and the deterministic Message-ID; and the one interface
-// every channel implements (Channel: send, lookup, classify). The outbox
-// row, the composed message and the provider's delivery records all carry
-// the Key, and the package depends on no outside system, so storing a row
-// never links a mail library.
+// (changelist, recipient, review version) and what derives from it (the
+// idempotency token, the deterministic Message-ID), and the one interface
+// every channel implements (Channel: send, lookup, classify). It depends on
+// no outside system, so storing a row never links a mail library.
 package delivery
 
 import (
@@ -17,11 +15,9 @@ import (
 	"strings"
 )
 
-// Key is the outbox identity tuple (changelist_id, recipient, review_version):
-// the unique intent "this recipient has been told about this changelist
-// version". Everything deterministic about a delivery — the idempotency token,
-// the Message-ID, the MIME boundary — is derived from it, so that a retry of
-// the same intent produces the same e-mail.
+// Key is the outbox identity (changelist_id, recipient, review_version):
+// "this recipient has been told about this version". The token, Message-ID
+// and MIME boundary derive from it, so a retry produces the same e-mail.
 type Key struct {
 	Changelist    int64
 	Recipient     string
@@ -32,10 +28,8 @@ type Key struct {
 // make in-flight retries look like new intents, so a change must bump this.
 const KeyScheme = "criticizer.notify.v1"
 
-// String returns the canonical form "<changelist>/v<review_version>/<recipient>".
-// The recipient is trimmed and lower-cased: two spellings of one mailbox are
-// one intent, and a duplicate e-mail is exactly what the key guards against.
-// The recipient comes last because it is the only part that may contain '/'.
+// String returns the canonical form "<changelist>/v<review_version>/<recipient>",
+// the recipient canonical (Canonical) and last: only it may contain '/'.
 func (k Key) String() string {
 	return strconv.FormatInt(k.Changelist, 10) + "/v" + strconv.Itoa(k.ReviewVersion) + "/" + Canonical(k.Recipient)
 }
@@ -50,13 +44,11 @@ func (k Key) IdempotencyToken() string {
 }
 
 // MessageID returns the deterministic RFC 5322 Message-ID for k, angle
-// brackets included, e.g. "<cl12345.v1.3f2a…@example.com>". It carries the
-// first 128 bits of the token: ample for uniqueness, and short enough that
-// the header is not folded. SMTP offers no
-// idempotency header, so the Message-ID is the provider idempotency token of
-// rule OB-3: receiving systems and the settle and reconcile paths can recognise a
-// re-send of the same intent by it. An empty domain falls back to
-// "criticizer.invalid" (RFC 2606) rather than leaking the host name.
+// brackets included ("<cl12345.v1.3f2a…@example.com>"), with the token's
+// first 128 bits: unique, and the header is not folded. SMTP has no
+// idempotency header, so it is rule OB-3's provider token: settle and
+// reconcile recognise a re-send by it. An empty domain is
+// "criticizer.invalid" (RFC 2606), not the host name.
 func (k Key) MessageID(domain string) string {
 	return MessageIDOf(k.Changelist, k.ReviewVersion, k.IdempotencyToken(), domain)
 }
@@ -82,11 +74,9 @@ func (k Key) Validate() error {
 	return nil
 }
 
-// Canonical is the one rule that canonicalizes a recipient address: trimmed
-// and lower-cased, so two spellings of one mailbox are one delivery. Every
-// place that compares, stores or keys recipients uses it (the outbox row key,
-// the fetch stage's recipient list, the webhook's request), because a second
-// spelling that slipped past it would be a second e-mail to one mailbox.
+// Canonical is the one rule for a recipient address, trimmed and
+// lower-cased, used wherever recipients are compared, stored or keyed: a
+// second spelling past it would be a second e-mail to one mailbox.
 func Canonical(addr string) string { return strings.ToLower(strings.TrimSpace(addr)) }
 
 // Canonical returns k with its recipient canonicalized.

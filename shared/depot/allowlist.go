@@ -1,24 +1,19 @@
 // Package depot owns the depot path allow-list: which Perforce depot paths
-// Criticizer may read at all. The list is parsed and validated once, at
-// startup, from configuration; every candidate path is normalized and checked
-// against it before any p4 command names it, and a denial fails closed with a
-// failure.PolicyRejected error and a structured security event.
+// Criticizer may read at all. It is parsed and validated once at startup;
+// every candidate path is normalized and checked against it before any p4
+// command names it, and a denial fails closed (failure.PolicyRejected and a
+// security event).
 //
-// Entry syntax (validated by NewAllowList):
+// An entry is "//depot/projectA/..." (everything under it) or
+// "//depot/tools/build.sh" (that file): it starts with "//", names at least a
+// depot, has no empty, "." or ".." segments, and its only wildcard is a
+// trailing "/..."; "*", "...", "@", "#" and "%" elsewhere would broaden the
+// scope or smuggle in a revision specifier or an escape.
 //
-//	//depot/projectA/...     every file under //depot/projectA/
-//	//depot/tools/build.sh   exactly that file
-//
-// An entry starts with "//", names at least a depot, and has no empty, "." or
-// ".." segments. The only wildcard is a trailing "/..."; "*", "...", "@",
-// "#" and "%" anywhere else are rejected because each would either broaden the
-// approved scope or smuggle a revision specifier or an escape into a prefix.
-//
-// Candidate paths are compared case-sensitively after decoding Perforce's
-// escapes for the reserved characters (%40 @, %23 #, %25 %, %2A *). Raw
-// wildcards, revision specifiers, doubled slashes and "."/".." segments in a
-// candidate are denied rather than cleaned up: a path that needs repair did
-// not come from Perforce and is not worth the risk of guessing what it meant.
+// Candidates are compared case-sensitively after decoding Perforce's escapes
+// (%40 @, %23 #, %25 %, %2A *). Raw wildcards, revision specifiers, doubled
+// slashes and "."/".." segments are denied, never cleaned up: a path that
+// needs repair did not come from Perforce.
 package depot
 
 import (
@@ -35,12 +30,11 @@ import (
 	"github.com/criticizer/criticizer/shared/failure"
 )
 
-// ErrDenied is wrapped by every error Check returns, so callers can tell an
-// allow-list denial from other policy rejections with errors.Is.
+// ErrDenied is wrapped by every error Check returns (errors.Is).
 var ErrDenied = errors.New("depot path not allowed")
 
-// maxPathLen bounds what is checked and logged; real depot paths are far
-// shorter, and an unbounded attacker-supplied string has no business in a log.
+// maxPathLen bounds what is checked and logged: an unbounded
+// attacker-supplied string has no business in a log.
 const maxPathLen = 1024
 
 // entry is one validated allow-list entry.
@@ -50,17 +44,15 @@ type entry struct {
 	file   string // "//depot/tools/build.sh" for a file entry, "" for a subtree
 }
 
-// AllowList is the validated set of depot paths the service may read. It is
-// immutable after construction and safe for concurrent use.
+// AllowList is the validated set of depot paths the service may read; immutable.
 type AllowList struct {
 	entries []entry
 	digest  string
 	log     *slog.Logger
 }
 
-// ParseAllowList parses an allow-list as it appears in configuration (an
-// environment variable or a config file): entries separated by commas or
-// newlines, surrounding blanks ignored, lines starting with '#' skipped.
+// ParseAllowList parses an allow-list as configured: entries separated by
+// commas or newlines, blanks around ignored, lines starting with '#' skipped.
 func ParseAllowList(spec string, log *slog.Logger) (*AllowList, error) {
 	var entries []string
 	for _, line := range strings.Split(spec, "\n") {
@@ -77,10 +69,9 @@ func ParseAllowList(spec string, log *slog.Logger) (*AllowList, error) {
 }
 
 // NewAllowList validates entries and builds the allow-list. Any invalid entry
-// fails the whole list: a half-loaded policy is worse than none, because the
-// service must refuse to start rather than run with a scope nobody approved.
-// It logs the loaded entries and their digest (event=depot_allowlist_loaded)
-// so that every change of the list is visible in the audit trail.
+// fails the whole list: the service must refuse to start rather than run
+// with a scope nobody approved. It logs the entries and their digest
+// (event=depot_allowlist_loaded), so every change is in the audit trail.
 func NewAllowList(entries []string, log *slog.Logger) (*AllowList, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -109,15 +100,12 @@ func NewAllowList(entries []string, log *slog.Logger) (*AllowList, error) {
 		h.Write([]byte{'\n'})
 	}
 	al.digest = hex.EncodeToString(h.Sum(nil))
-	log.Info("depot allow-list loaded",
-		"event", "depot_allowlist_loaded",
-		"entries", al.Entries(),
-		"digest", al.digest)
+	log.Info("depot allow-list loaded", "event", "depot_allowlist_loaded", "entries", al.Entries(), "digest", al.digest)
 	return al, nil
 }
 
 func parseEntry(raw string) (entry, error) {
-	if raw == "" || strings.TrimSpace(raw) == "" {
+	if strings.TrimSpace(raw) == "" {
 		return entry{}, errors.New("empty entry")
 	}
 	if raw != strings.TrimSpace(raw) {
@@ -162,14 +150,12 @@ func (a *AllowList) Entries() []string {
 	return out
 }
 
-// Digest is a SHA-256 over the canonical entries: two processes with the same
-// digest enforce the same policy. It is logged at load time for auditing.
+// Digest is a SHA-256 over the canonical entries: equal digests, equal policies.
 func (a *AllowList) Digest() string { return a.digest }
 
-// Check reports whether path may be read. It returns nil when the normalized
-// path is inside an entry, otherwise a failure.PolicyRejected error wrapping
-// ErrDenied, after logging a security event (event=depot_access_denied) with
-// the path and the reason.
+// Check returns nil when the normalized path is inside an entry, else a
+// failure.PolicyRejected error wrapping ErrDenied, after logging a security
+// event (event=depot_access_denied) with the path and the reason.
 func (a *AllowList) Check(path string) error {
 	norm, reason := Normalize(path)
 	if reason == "" {
@@ -178,11 +164,8 @@ func (a *AllowList) Check(path string) error {
 		}
 		reason = "outside the allow-list"
 	}
-	a.log.Warn("depot access denied",
-		"event", "depot_access_denied",
-		"path", truncate(path),
-		"reason", reason,
-		"allowlist_digest", a.digest)
+	a.log.Warn("depot access denied", "event", "depot_access_denied", "path", truncate(path),
+		"reason", reason, "allowlist_digest", a.digest)
 	return failure.Wrap(failure.PolicyRejected, fmt.Errorf("%w: %q: %s", ErrDenied, truncate(path), reason))
 }
 
@@ -198,9 +181,8 @@ func (a *AllowList) allows(norm string) bool {
 	return false
 }
 
-// Normalize validates a candidate depot file path and returns its canonical
-// form with Perforce's %40 %23 %25 %2A escapes decoded. When the path cannot
-// be trusted it returns a non-empty reason instead; it never repairs a path.
+// Normalize validates a candidate depot file path and returns it with
+// Perforce's escapes decoded, or why it cannot be trusted; it never repairs one.
 func Normalize(path string) (norm, reason string) {
 	switch {
 	case path == "":
@@ -230,9 +212,8 @@ func Normalize(path string) (norm, reason string) {
 	return "//" + decoded, ""
 }
 
-// ValidSyntax reports whether path is a well-formed depot file path, without
-// consulting any allow-list. It is for deciding what may be logged, not what
-// may be read.
+// ValidSyntax reports whether path is a well-formed depot file path, for
+// deciding what may be logged, not what may be read.
 func ValidSyntax(path string) bool {
 	_, reason := Normalize(path)
 	return reason == ""
@@ -263,9 +244,8 @@ func badChars(s string) string {
 	return ""
 }
 
-// unescape decodes the four escapes Perforce uses for reserved characters in
-// depot syntax. Any other % sequence is refused: Perforce never produces one,
-// so it can only be an attempt to sneak something past the comparison.
+// unescape decodes Perforce's four escapes; any other % sequence is refused:
+// Perforce never writes one, so it can only be an attempt to sneak past.
 func unescape(s string) (string, bool) {
 	if !strings.Contains(s, "%") {
 		return s, true
@@ -279,22 +259,17 @@ func unescape(s string) (string, bool) {
 		if i+2 >= len(s) {
 			return "", false
 		}
-		switch strings.ToUpper(s[i+1 : i+3]) {
-		case "40":
-			b.WriteByte('@')
-		case "23":
-			b.WriteByte('#')
-		case "25":
-			b.WriteByte('%')
-		case "2A":
-			b.WriteByte('*')
-		default:
+		c, ok := escapes[strings.ToUpper(s[i+1:i+3])]
+		if !ok {
 			return "", false
 		}
+		b.WriteByte(c)
 		i += 2
 	}
 	return b.String(), true
 }
+
+var escapes = map[string]byte{"40": '@', "23": '#', "25": '%', "2A": '*'}
 
 // truncate keeps untrusted paths bounded in errors and logs.
 func truncate(s string) string {
@@ -302,4 +277,51 @@ func truncate(s string) string {
 		return s
 	}
 	return s[:maxPathLen] + "…"
+}
+
+// A Perforce path pattern (a protections or view line) may hold "...", "*"
+// and "%%n" anywhere. Covers and MayOverlap judge by its literal prefix and
+// err on the side that keeps a security check closed: Covers says yes only
+// for a sole trailing "...", MayOverlap no only when no file could match both.
+
+// literal returns the pattern's text before its first wildcard, and whether it has one.
+func literal(pattern string) (string, bool) {
+	i := strings.IndexAny(pattern, "*%")
+	if j := strings.Index(pattern, "..."); j >= 0 && (i < 0 || j < i) {
+		i = j
+	}
+	if i < 0 {
+		return pattern, false
+	}
+	return pattern[:i], true
+}
+
+// Covers reports whether pattern matches every file the allow-list entry
+// (a "//x/..." subtree or one file) names.
+func Covers(pattern, entry string) bool {
+	lit, wild := literal(pattern)
+	if !wild {
+		return pattern == entry
+	}
+	if lit+"..." != pattern {
+		return false // a wildcard before the end: not provably everything
+	}
+	e, _ := literal(entry)
+	return strings.HasPrefix(e, lit)
+}
+
+// MayOverlap reports whether some file could match both pattern and the
+// allow-list entry.
+func MayOverlap(pattern, entry string) bool {
+	lit, wild := literal(pattern)
+	e, subtree := literal(entry)
+	switch {
+	case wild && subtree:
+		return strings.HasPrefix(e, lit) || strings.HasPrefix(lit, e)
+	case wild:
+		return strings.HasPrefix(entry, lit)
+	case subtree:
+		return strings.HasPrefix(pattern, e)
+	}
+	return pattern == entry
 }

@@ -12,13 +12,13 @@ package digest
 import (
 	"context"
 	"fmt"
-	"github.com/criticizer/criticizer/shared/weekly"
 	"slices"
 	"strings"
 
 	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/outcome"
+	"github.com/criticizer/criticizer/shared/weekly"
 )
 
 // Owner is one owner of depot paths who opted in to the digest.

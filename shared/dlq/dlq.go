@@ -1,10 +1,9 @@
-// Package dlq owns operator work on the dead-letter queues: listing items
-// with their diagnostics, replaying them (moving the body unchanged to the
-// stage's source queue, so the stage resumes with a fresh budget) and
-// requesting a full restart. Moving is receive → send → delete, which works
-// on every SQS implementation; on AWS, `aws sqs start-message-move-task`
-// (or the console's redrive) does the same thing and is equally valid, since
-// a DLQ message is always a valid input of its stage.
+// Package dlq owns operator work on the dead-letter queues: listing items with
+// diagnostics, replaying (the body moved unchanged to the stage's queue,
+// resuming with a fresh budget) and requesting a full restart. Moving is receive
+// → send → delete, which works on every SQS; on AWS `aws sqs
+// start-message-move-task` does the same, since a DLQ message is always a valid
+// stage input.
 package dlq
 
 import (
@@ -72,9 +71,8 @@ type Client struct {
 	Hold time.Duration
 }
 
-// List returns up to max items of a stage's DLQ. Listing receives the
-// messages and lets them become visible again after Hold, so it is safe to
-// run next to other operators (who see fewer items meanwhile).
+// List returns up to max items; received messages become visible again after
+// Hold, so it is safe beside other operators.
 func (c *Client) List(ctx context.Context, stage domain.Stage, max int) ([]Item, error) {
 	q, ok := c.Queues[stage]
 	if !ok || q.DLQ == "" {
@@ -130,9 +128,8 @@ func (f Filter) match(i Item) bool {
 		(f.ErrorClass == "" || f.ErrorClass == i.ErrorClass())
 }
 
-// Replay moves the matching items of a stage's DLQ back to the stage queue,
-// unchanged, and returns them. Items that are not envelopes are skipped: a
-// malformed message would only dead-letter again.
+// Replay moves the matching items back to the stage queue unchanged;
+// non-envelopes are skipped (they would only dead-letter again).
 func (c *Client) Replay(ctx context.Context, stage domain.Stage, f Filter, max int) ([]Item, error) {
 	items, err := c.List(ctx, stage, max)
 	if err != nil {
@@ -150,8 +147,8 @@ func (c *Client) Replay(ctx context.Context, stage domain.Stage, f Filter, max i
 			untouched = append(untouched, items[i:]...)
 			return moved, fmt.Errorf("replay %s: send to %s queue: %w", it.MessageID, stage, err)
 		}
-		// Sent before deleted: a crash here leaves a duplicate, which the
-		// stage's replay guard (dead-letter id) absorbs; never a loss.
+		// Sent before deleted: a crash leaves a duplicate, which the replay
+		// guard absorbs; never a loss.
 		if _, err := c.API.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &q.DLQ, ReceiptHandle: &it.receipt}); err != nil {
 			untouched = append(untouched, items[i+1:]...)
 			return moved, fmt.Errorf("replay %s: delete from DLQ: %w", it.MessageID, err)
@@ -161,8 +158,8 @@ func (c *Client) Replay(ctx context.Context, stage domain.Stage, f Filter, max i
 	return moved, nil
 }
 
-// Restart asks for a full restart of a dead-lettered job from fetch, and
-// removes the job's items from every DLQ so they cannot be replayed on top.
+// Restart requests a full restart from fetch and removes the job's items from
+// every DLQ, so none is replayed on top.
 func (c *Client) Restart(ctx context.Context, env envelope.Envelope, actor, note string) error {
 	env.Stage, env.DeadLetter, env.Attempt = domain.StageFetch, nil, 0
 	env.SentAt = job.FormatTime(job.Now())

@@ -1,16 +1,12 @@
-// Package doctor is the pre-flight: it proves, before a deployment's first
-// review, that the systems outside AWS answer the functions the way the
-// pipeline needs them to — Perforce (connection, trust, login, the
-// protections proof, a sample changelist fetched whole), P4 Code Review
-// (reachable, its release, the service user's login), the model endpoint
-// (the structured-output form the llm stage sends, the context window) and
-// the e-mail identity — and names the fix for every check that fails.
-//
-// It runs inside the doctor function (functions/doctor), which the stack
-// places on the fetch function's network: an answer from the laptop's
-// network would prove nothing about the VPC's. `criticizer doctor` invokes
-// it and prints the report. Each check is small and independent; a check
-// whose prerequisite failed is skipped, saying which.
+// Package doctor is the pre-flight: before a deployment's first review it proves
+// that the systems outside AWS answer the functions as the pipeline needs —
+// Perforce (connection, trust, login, protections proof, a sample changelist),
+// P4 Code Review (reach, release, login), the model endpoint (the llm stage's
+// structured-output form, the context window) and the e-mail identity — and
+// names the fix for every failure. It runs in the doctor function, on the fetch
+// function's network (an answer from a laptop would prove nothing about the
+// VPC's); `criticizer doctor` invokes it. A check whose prerequisite failed is
+// skipped, saying which.
 package doctor
 
 import (
@@ -21,8 +17,8 @@ import (
 // Status is a check's verdict.
 type Status string
 
-// The verdicts. Only Fail makes the report fail: Warn is a risk the
-// operator should know of, Skip a check that could not run here.
+// The verdicts: only Fail fails the report; Warn is a risk to know of, Skip a
+// check that could not run here.
 const (
 	OK   Status = "ok"
 	Warn Status = "warn"
@@ -30,8 +26,7 @@ const (
 	Skip Status = "skip"
 )
 
-// Verdict is one check's outcome: what was checked, what was found and,
-// unless it passed, what to do about it.
+// Verdict is one check's outcome and, unless it passed, the fix.
 type Verdict struct {
 	Check  string `json:"check"`
 	Status Status `json:"status"`
@@ -44,6 +39,11 @@ func ok(check, format string, args ...any) Verdict {
 }
 
 func skip(check, detail string) Verdict { return Verdict{Check: check, Status: Skip, Detail: detail} }
+
+// bad is a verdict that did not pass, with its fix.
+func bad(s Status, check, detail, fix string) Verdict {
+	return Verdict{Check: check, Status: s, Detail: detail, Fix: fix}
+}
 
 // Report is every verdict of one run, in the order the checks ran.
 type Report struct {
@@ -60,22 +60,19 @@ func (r Report) Failed() bool {
 	return false
 }
 
-// Request is what an invocation may add: a sample changelist to fetch
-// whole and a Swarm review to read, both optional.
+// Request optionally names a sample changelist and a Swarm review.
 type Request struct {
 	Change int64 `json:"change,omitempty"`
 	Review int64 `json:"review,omitempty"`
 }
 
-// Doctor is the pre-flight of one deployment. A nil part is one the wiring
-// could not build: Broken says why, as failed verdicts.
+// Doctor is one deployment's pre-flight; a part the wiring could not build is
+// nil, and Broken says why.
 type Doctor struct {
-	P4    *P4
-	Swarm *Swarm // nil: Swarm is off (no swarmUrl)
-	Model *Model
-	Mail  *Mail
-	// Broken are the verdicts of parts that could not be built (a secret
-	// that cannot be read, a p4 executable missing), reported first.
+	P4     *P4
+	Swarm  *Swarm // nil: Swarm is off (no swarmUrl)
+	Model  *Model
+	Mail   *Mail
 	Broken []Verdict
 }
 
@@ -100,8 +97,8 @@ func (d *Doctor) Run(ctx context.Context, req Request) Report {
 	return r
 }
 
-// Handle is the doctor function's handler: the report is the answer; a
-// failed check is a verdict, not an error.
+// Handle is the doctor function's handler: a failed check is a verdict, not an
+// error.
 func (d *Doctor) Handle(ctx context.Context, req Request) (Report, error) {
 	return d.Run(ctx, req), nil
 }

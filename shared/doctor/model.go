@@ -10,24 +10,20 @@ import (
 	"github.com/criticizer/criticizer/shared/llm"
 )
 
-// Model checks the model endpoint as the llm stage meets it: the same
-// provider client, with the result schema in the same structured-output
-// form, so a form the endpoint refuses shows here and not on the first job.
+// Model checks the model endpoint with the llm stage's client and
+// structured-output form, so a refused form shows here, not on the first job.
 type Model struct {
 	Complete func(ctx context.Context, p llm.Prompt) (llm.Completion, error)
 	Provider string
 	Model    string
-	// Form is the structured-output form the client sends: json_schema or
-	// json_object (openai), the tool form of anthropic and bedrock.
+	// Form is the structured-output form sent (json_schema, json_object, or a
+	// tool form).
 	Form string
-	// ContextTokens is the context window the llm stage plans chunks for,
-	// and ContextSource where it comes from (configured, the model family
-	// table; a detecting client says "detected"). 0: unknown.
+	// ContextTokens is the window chunks are planned for, ContextSource where it
+	// comes from; 0: unknown.
 	ContextTokens int
 	ContextSource string
-	// Found, when set, reports what a detecting client found on the probe's
-	// call: the structured-output form it uses and the window the server
-	// reports; false when the client finds nothing.
+	// Found reports what a detecting client found on the probe's call.
 	Found func(ctx context.Context) (llm.Capabilities, bool)
 }
 
@@ -37,8 +33,8 @@ const (
 	CheckModelContext = "model context window"
 )
 
-// elsewhere qualifies a network failure of a check whose function may run
-// on another network than the doctor, which runs where fetch runs.
+// elsewhere qualifies a network failure: the doctor runs where fetch runs, which
+// may not be the llm's or notify's network.
 const elsewhere = "the doctor runs in fetch's network: where vpc.allFunctions is false the llm and notify functions run outside the VPC, and a network failure here may not be theirs"
 
 // probe is a one-line review: a short answer, enough to see the form work.
@@ -67,26 +63,21 @@ func (c *Model) answer(ctx context.Context) Verdict {
 	switch failure.Classify(err) {
 	case "":
 	case failure.AuthDenied:
-		return Verdict{Check: CheckModel, Status: Fail, Detail: err.Error(),
-			Fix: "the model endpoint refuses the credential: put a valid {\"api_key\": …} in LLM_SECRET_ID (output LlmSecretArn), or for bedrock enable the model and check the function's role (docs/network-and-iam.md, The LLM provider)"}
+		return bad(Fail, CheckModel, err.Error(), "the model endpoint refuses the credential: put a valid {\"api_key\": …} in LLM_SECRET_ID (output LlmSecretArn), or for bedrock enable the model and check the function's role (docs/network-and-iam.md, The LLM provider)")
 	case failure.SchemaInvalid, failure.NotFound, failure.InternalBug:
-		return Verdict{Check: CheckModel, Status: Fail, Detail: err.Error(),
-			Fix: fmt.Sprintf("the endpoint refuses the request the llm stage sends (model %s, structured output %s): check llmEndpoint (a base URL, no path) and llmModel; llmResponseFormat auto (the default) falls back from json_schema to json_object_schema and json_object; a pinned form the server refuses is this error", c.Model, c.Form)}
+		return bad(Fail, CheckModel, err.Error(), fmt.Sprintf("the endpoint refuses the request the llm stage sends (model %s, structured output %s): check llmEndpoint (a base URL, no path) and llmModel; llmResponseFormat auto (the default) falls back from json_schema to json_object_schema and json_object; a pinned form the server refuses is this error", c.Model, c.Form))
 	default:
-		return Verdict{Check: CheckModel, Status: Fail, Detail: err.Error(),
-			Fix: "check llmEndpoint and that the functions' network reaches it (egress or a VPC endpoint: docs/network-and-iam.md); " + elsewhere}
+		return bad(Fail, CheckModel, err.Error(), "check llmEndpoint and that the functions' network reaches it (egress or a VPC endpoint: docs/network-and-iam.md); "+elsewhere)
 	}
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(comp.Content, &obj) != nil {
-		return Verdict{Check: CheckModel, Status: Warn, Detail: fmt.Sprintf("%s answered in %s, but not with a JSON object: the structured-output form %s is not honoured", c.Model, took, c.Form),
-			Fix: "choose a model or llmResponseFormat the endpoint honours: answers that are not the schema's JSON dead-letter as SCHEMA_INVALID"}
+		return bad(Warn, CheckModel, fmt.Sprintf("%s answered in %s, but not with a JSON object: the structured-output form %s is not honoured", c.Model, took, c.Form), "choose a model or llmResponseFormat the endpoint honours: answers that are not the schema's JSON dead-letter as SCHEMA_INVALID")
 	}
 	return ok(CheckModel, "%s (%s) answered in %s with a JSON object (structured output %s; %d input, %d output tokens)",
 		c.Model, c.Provider, took, c.Form, comp.Usage.InputTokens, comp.Usage.OutputTokens)
 }
 
-// found takes what a detecting client found on the probe's call in place of
-// what the settings say.
+// found prefers what a detecting client found to the settings.
 func (c *Model) found(ctx context.Context) bool {
 	if c.Found == nil {
 		return false

@@ -19,15 +19,13 @@ type P4Fetcher interface {
 	Fetch(ctx context.Context, changelist int64, shelved bool) (domain.Changeset, error)
 }
 
-// P4 checks Perforce as the fetch function meets it: the same runner
-// (credentials, trust, timeouts) and the same fetcher (allow-list,
-// protections proof).
+// P4 checks Perforce through the fetch function's runner and fetcher.
 type P4 struct {
 	Runner  p4.CommandRunner
 	Fetcher P4Fetcher
 	Port    string
-	// Ticket: the credential is a long-lived ticket, which nothing renews
-	// (a password logs in again whenever a ticket expires).
+	// Ticket: the credential is a ticket nothing renews (a password logs in
+	// again).
 	Ticket bool
 }
 
@@ -42,8 +40,8 @@ const (
 // ticketWarning: a ticket credential that expires sooner needs rotating.
 const ticketWarning = 7 * 24 * time.Hour
 
-// checks runs the Perforce checks in order: nothing after a connection
-// that failed can say more than it did.
+// checks runs the Perforce checks in order; after a failed connection nothing
+// can say more.
 func (c *P4) checks(ctx context.Context, change int64) []Verdict {
 	conn := c.connection(ctx)
 	if conn.Status == Fail {
@@ -57,9 +55,8 @@ func (c *P4) checks(ctx context.Context, change int64) []Verdict {
 	return append(out, c.sample(ctx, change))
 }
 
-// connection runs "p4 info". The runner installs the pinned fingerprint and
-// logs in first, as before any fetch, so a refused login is a server that
-// answered: the login check says more.
+// connection runs "p4 info" (after the runner's trust and login, as before any
+// fetch): a refused login is a server that answered.
 func (c *P4) connection(ctx context.Context) Verdict {
 	recs, err := c.Runner.Run(ctx, "info")
 	switch failure.Classify(err) {
@@ -74,20 +71,16 @@ func (c *P4) connection(ctx context.Context) Verdict {
 	case failure.AuthDenied:
 		return ok(CheckP4Connection, "%s answers; it refused the login (see %q)", c.Port, CheckP4Login)
 	case failure.SecurityFailure:
-		return Verdict{Check: CheckP4Connection, Status: Fail, Detail: err.Error(),
-			Fix: "the server presents another key than p4TrustFingerprint pins: compare with `p4 -p " + c.Port + " trust -l` run on a trusted host (or ask the Perforce admin), set p4TrustFingerprint and deploy; until then treat it as a possible interception"}
+		return bad(Fail, CheckP4Connection, err.Error(), "the server presents another key than p4TrustFingerprint pins: compare with `p4 -p "+c.Port+" trust -l` run on a trusted host (or ask the Perforce admin), set p4TrustFingerprint and deploy; until then treat it as a possible interception")
 	}
-	return Verdict{Check: CheckP4Connection, Status: Fail, Detail: err.Error(),
-		Fix: "check p4Port (" + c.Port + "), that the server runs, and that the functions' network reaches it: vpc subnets, route tables and security groups (docs/network-and-iam.md)"}
+	return bad(Fail, CheckP4Connection, err.Error(), "check p4Port ("+c.Port+"), that the server runs, and that the functions' network reaches it: vpc subnets, route tables and security groups (docs/network-and-iam.md)")
 }
 
-// login runs "p4 login -s": the session the runner established and how
-// long its ticket lives.
+// login runs "p4 login -s": the session and its ticket's lifetime.
 func (c *P4) login(ctx context.Context) Verdict {
 	recs, err := c.Runner.Run(ctx, "login", "-s")
 	if err != nil {
-		return Verdict{Check: CheckP4Login, Status: Fail, Detail: err.Error(),
-			Fix: "the service user's credential in P4_SECRET_ID (output P4SecretArn) is refused: put {\"password\": …} or a current {\"ticket\": …} there (docs/perforce-and-swarm.md, The service user)"}
+		return bad(Fail, CheckP4Login, err.Error(), "the service user's credential in P4_SECRET_ID (output P4SecretArn) is refused: put {\"password\": …} or a current {\"ticket\": …} there (docs/perforce-and-swarm.md, The service user)")
 	}
 	secs := -1
 	for _, r := range recs {
@@ -98,27 +91,23 @@ func (c *P4) login(ctx context.Context) Verdict {
 	if secs < 0 {
 		// Unverified: login -s under a ticket credential (P4PASSWD) may
 		// report no expiry; the session itself was accepted.
-		return Verdict{Check: CheckP4Login, Status: Warn, Detail: "logged in; the server reported no ticket expiry",
-			Fix: "check the ticket's lifetime with `p4 login -s` as the service user"}
+		return bad(Warn, CheckP4Login, "logged in; the server reported no ticket expiry", "check the ticket's lifetime with `p4 login -s` as the service user")
 	}
 	left := time.Duration(secs) * time.Second
 	if !c.Ticket {
 		return ok(CheckP4Login, "logged in with the password; ticket valid for %s (renewed by logging in again when it expires)", left)
 	}
 	if left < ticketWarning {
-		return Verdict{Check: CheckP4Login, Status: Warn, Detail: fmt.Sprintf("the ticket credential expires in %s; nothing renews it", left),
-			Fix: "put a new ticket (`p4 login -a -p` as the service user, on a group with a long Timeout) in P4_SECRET_ID, or a password, before it expires"}
+		return bad(Warn, CheckP4Login, fmt.Sprintf("the ticket credential expires in %s; nothing renews it", left), "put a new ticket (`p4 login -a -p` as the service user, on a group with a long Timeout) in P4_SECRET_ID, or a password, before it expires")
 	}
 	return ok(CheckP4Login, "logged in with the ticket credential; valid for %s", left)
 }
 
-// protections runs the proof the fetch function makes before every fetch
-// (p4.Fetcher.CheckProtections) and names the lines it read.
+// protections runs the fetch function's proof (p4.Fetcher.CheckProtections).
 func (c *P4) protections(ctx context.Context) Verdict {
 	lines, err := c.Fetcher.ProveProtections(ctx)
 	if err != nil {
-		return Verdict{Check: CheckP4Protections, Status: Fail, Detail: err.Error(),
-			Fix: "give the service user read (no more) on every depotAllowList path from any host, with no exclusionary line beneath them, in `p4 protect` (docs/perforce-and-swarm.md, The service user); every fetch is refused until then"}
+		return bad(Fail, CheckP4Protections, err.Error(), "give the service user read (no more) on every depotAllowList path from any host, with no exclusionary line beneath them, in `p4 protect` (docs/perforce-and-swarm.md, The service user); every fetch is refused until then")
 	}
 	return ok(CheckP4Protections, "every allow-listed path is readable whole; lines read: %s", strings.Join(lines, "; "))
 }
@@ -139,11 +128,9 @@ func (c *P4) sample(ctx context.Context, change int64) Verdict {
 		}
 		return ok(CheckP4Sample, "change %d: %d files, %d with a diff", change, len(cs.Files), diffed)
 	case failure.PolicyRejected:
-		return Verdict{Check: CheckP4Sample, Status: Warn, Detail: err.Error(),
-			Fix: "the allow-list refused the change as it would refuse a job: give a change whose files are all under depotAllowList"}
+		return bad(Warn, CheckP4Sample, err.Error(), "the allow-list refused the change as it would refuse a job: give a change whose files are all under depotAllowList")
 	}
-	return Verdict{Check: CheckP4Sample, Status: Fail, Detail: err.Error(),
-		Fix: "a job for this change would fail the same way: see the error class in docs/operating.md (FetchDlqAlarm)"}
+	return bad(Fail, CheckP4Sample, err.Error(), "a job for this change would fail the same way: see the error class in docs/operating.md (FetchDlqAlarm)")
 }
 
 func orUnknown(s string) string {

@@ -11,9 +11,8 @@ import (
 	"github.com/criticizer/criticizer/shared/swarm"
 )
 
-// Settings are the doctor function's: the settings of the functions whose
-// outside systems it checks, read by their own loaders, so the checks meet
-// each system as those functions do.
+// Settings are those of the functions whose systems the doctor checks, read by
+// their own loaders, so the checks meet each system as they do.
 type Settings struct {
 	P4        p4.Settings // the fetch function's
 	AllowList *depot.AllowList
@@ -21,8 +20,8 @@ type Settings struct {
 	LLM       llm.Settings   // the llm function's
 	// ContextTokens is LLM_CONTEXT_TOKENS (0: the model family table's).
 	ContextTokens int
-	// Provider and From are EMAIL_PROVIDER and SMTP_FROM; SMTP and
-	// SMTPSecretID the relay (smtp only), as the notify function reads them.
+	// Provider, From: EMAIL_PROVIDER, SMTP_FROM; SMTP, SMTPSecretID: the relay
+	// (smtp only).
 	Provider, From string
 	SMTP           smtpmail.Config
 	SMTPSecretID   string

@@ -15,8 +15,8 @@ type SwarmAPI interface {
 	GetReview(ctx context.Context, id int64) (swarm.Review, error)
 }
 
-// Swarm checks P4 Code Review as the fetch and notify functions meet it:
-// the same URL and API login.
+// Swarm checks P4 Code Review with the fetch and notify functions' URL and
+// login.
 type Swarm struct {
 	API SwarmAPI
 	URL string
@@ -31,9 +31,9 @@ const (
 
 func (c *Swarm) checks(ctx context.Context, review int64) []Verdict {
 	reach := c.reach(ctx)
-	// Swarm's API publishes neither its external_url nor a way to start a
-	// test run on demand: what the first run's callbacks carry is the
-	// proof (docs/reference/swarm.md, callbacks' origin).
+	// Swarm's API shows neither external_url nor a test run on demand: the first
+	// run's callbacks are the proof (docs/reference/swarm.md, callbacks'
+	// origin).
 	callback := skip(CheckSwarmCallback, "not provable from here: Swarm's callbacks use its environment.external_url (else http://localhost from the queue worker); the webhook accepts either, and the first test run's job shows the callback it got (`criticizer job ID`)")
 	if reach.Status == Fail {
 		return []Verdict{reach, skip(CheckSwarmReview, "needs "+CheckSwarmReach), callback}
@@ -48,14 +48,11 @@ func (c *Swarm) reach(ctx context.Context) Verdict {
 	case err == nil:
 		return ok(CheckSwarmReach, "%s answers with the API login; release %s", c.URL, v)
 	case code == http.StatusNotFound || failure.Classify(err) == failure.SchemaInvalid:
-		return Verdict{Check: CheckSwarmReach, Status: Warn, Detail: fmt.Sprintf("%s answers, but not with its release (%v)", c.URL, err),
-			Fix: "check that swarmUrl is Swarm's base URL (no /api suffix, no proxy path it does not serve)"}
+		return bad(Warn, CheckSwarmReach, fmt.Sprintf("%s answers, but not with its release (%v)", c.URL, err), "check that swarmUrl is Swarm's base URL (no /api suffix, no proxy path it does not serve)")
 	case failure.Classify(err) == failure.AuthDenied:
-		return Verdict{Check: CheckSwarmReach, Status: Fail, Detail: err.Error(),
-			Fix: "the API login in SWARM_API_SECRET_ID (output SwarmApiSecretArn) is refused: put {\"user\": …, \"ticket\": …} of the service user there, a ticket valid from all hosts (`p4 login -a -p`) (docs/perforce-and-swarm.md)"}
+		return bad(Fail, CheckSwarmReach, err.Error(), "the API login in SWARM_API_SECRET_ID (output SwarmApiSecretArn) is refused: put {\"user\": …, \"ticket\": …} of the service user there, a ticket valid from all hosts (`p4 login -a -p`) (docs/perforce-and-swarm.md)")
 	}
-	return Verdict{Check: CheckSwarmReach, Status: Fail, Detail: err.Error(),
-		Fix: "check swarmUrl and that the functions' network reaches it: a Swarm inside the studio needs swarmPrivate and vpc (docs/network-and-iam.md)"}
+	return bad(Fail, CheckSwarmReach, err.Error(), "check swarmUrl and that the functions' network reaches it: a Swarm inside the studio needs swarmPrivate and vpc (docs/network-and-iam.md)")
 }
 
 func (c *Swarm) review(ctx context.Context, id int64) Verdict {
@@ -64,8 +61,7 @@ func (c *Swarm) review(ctx context.Context, id int64) Verdict {
 	}
 	r, err := c.API.GetReview(ctx, id)
 	if err != nil {
-		return Verdict{Check: CheckSwarmReview, Status: Fail, Detail: err.Error(),
-			Fix: "the service user must see the review's project and branches in Swarm and Perforce (its protections); a Swarm run of this review would fail the same way"}
+		return bad(Fail, CheckSwarmReview, err.Error(), "the service user must see the review's project and branches in Swarm and Perforce (its protections); a Swarm run of this review would fail the same way")
 	}
 	return ok(CheckSwarmReview, "review %d: author %s, %d version(s)", id, r.Author, len(r.Versions))
 }

@@ -1,6 +1,7 @@
 package doctor
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -27,10 +28,9 @@ type Deps struct {
 	Log     *slog.Logger
 }
 
-// New builds the pre-flight for set the way the pipeline's functions build
-// their clients. A part that cannot be built (the p4 executable missing, a
-// setting refused) becomes a failed verdict naming the fix, not a failed
-// cold start: the doctor is where a broken deployment is diagnosed.
+// New builds the pre-flight as the pipeline's functions build their clients; a
+// part that cannot be built is a failed verdict naming the fix, not a failed
+// cold start.
 func New(ctx context.Context, set Settings, d Deps) *Doctor {
 	doc := &Doctor{Model: newModel(set, d), Mail: newMail(set, d)}
 	var broken *Verdict
@@ -83,7 +83,7 @@ func newModel(set Settings, d Deps) *Model {
 	m := &Model{Provider: set.LLM.Provider, Model: cfg.Model, Form: "the prompt's instructions (no schema parameter)",
 		ContextTokens: set.ContextTokens, ContextSource: "llmContextTokens"}
 	if m.Provider == llm.OpenAI || m.Provider == "" {
-		m.Form = "response_format " + firstOf(cfg.ResponseFormat, llm.FormatJSONSchema)
+		m.Form = "response_format " + cmp.Or(cfg.ResponseFormat, llm.FormatJSONSchema)
 	}
 	if m.ContextTokens <= 0 {
 		m.ContextTokens, m.ContextSource = result.Budget{}.For(cfg.Model).ContextTokens, "the model family table; llmContextTokens overrides it"
@@ -110,8 +110,8 @@ func newModel(set Settings, d Deps) *Model {
 	m.Complete = func(ctx context.Context, p llm.Prompt) (llm.Completion, error) {
 		return secrets.Do(ctx, key, func(c llm.Provider) (llm.Completion, error) { return c.Complete(ctx, p) })
 	}
-	// A detecting client (openai) says which form it found and the window
-	// the server reports, after the probe's call.
+	// A detecting client (openai) reports its form and the server's window after
+	// the probe.
 	m.Found = func(ctx context.Context) (llm.Capabilities, bool) {
 		caps, err := secrets.Do(ctx, key, func(c llm.Provider) (llm.Capabilities, error) {
 			d, ok := c.(capable)
@@ -141,11 +141,4 @@ func newMail(set Settings, d Deps) *Mail {
 	m.Relay = fmt.Sprintf("%s:%d", set.SMTP.Host, set.SMTP.Port)
 	m.Probe = func(ctx context.Context) error { return smtpmail.Probe(ctx, d.Secrets, set.SMTPSecretID, set.SMTP) }
 	return m
-}
-
-func firstOf(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

@@ -12,20 +12,20 @@ func (m ReviewMeta) Complete() bool {
 	return m.WithoutModel == "" && len(m.SkippedFiles) == 0 && len(m.TruncatedFiles) == 0 && m.FilesReviewed == m.FilesTotal
 }
 
-// Coverage states how much of the changelist was reviewed, e.g. "reviewed
-// 38 of 40 files; partly reviewed 1 (cut to fit); skipped 1: 1 binary".
-// It is "" for a result written before coverage was recorded.
+// Coverage says how much was reviewed ("reviewed 38 of 40 files; partly reviewed
+// 1 (cut to fit); skipped 1: 1 binary"); "" for a result from before coverage
+// was recorded.
 func (m ReviewMeta) Coverage() string {
 	if m.FilesTotal == 0 && m.FilesReviewed == 0 && len(m.SkippedFiles) == 0 {
 		return ""
 	}
-	s := fmt.Sprintf("reviewed %d of %d %s", m.FilesReviewed, m.FilesTotal, plural(m.FilesTotal, "file"))
+	s := fmt.Sprintf("reviewed %d of %d %s", m.FilesReviewed, m.FilesTotal, Plural(m.FilesTotal, "file"))
 	var since []string
 	if m.CarriedOver > 0 {
-		since = append(since, fmt.Sprintf("%d unchanged since version %d, %s carried over", m.CarriedOver, m.CarriedFrom, plural2(m.CarriedOver, "its findings", "their findings")))
+		since = append(since, fmt.Sprintf("%d unchanged since version %d, %s carried over", m.CarriedOver, m.CarriedFrom, PluralOf(m.CarriedOver, "its findings", "their findings")))
 	}
 	if m.Interdiffs > 0 {
-		since = append(since, fmt.Sprintf("%d reviewed as %s since version %d", m.Interdiffs, plural2(m.Interdiffs, "its change", "their changes"), m.CarriedFrom))
+		since = append(since, fmt.Sprintf("%d reviewed as %s since version %d", m.Interdiffs, PluralOf(m.Interdiffs, "its change", "their changes"), m.CarriedFrom))
 	}
 	if len(since) > 0 {
 		s += " (" + strings.Join(since, "; ") + ")"
@@ -55,28 +55,24 @@ func (m ReviewMeta) Coverage() string {
 	return s
 }
 
-func plural2(n int, one, many string) string {
+// Plural is word for one and word+"s" for any other count.
+func Plural(n int, word string) string { return PluralOf(n, word, word+"s") }
+
+// PluralOf is one for a count of one, many otherwise.
+func PluralOf(n int, one, many string) string {
 	if n == 1 {
 		return one
 	}
 	return many
 }
 
-func plural(n int, word string) string {
-	if n == 1 {
-		return word
-	}
-	return word + "s"
-}
-
-// Usage is what the review cost, as the e-mail's footer and the Swarm
-// summary both state it: tokens, model calls, the prompt cache's share and,
-// where prices are configured, the estimate; "" when no model ran.
+// Usage is the review's cost as the e-mail and the Swarm summary state it; ""
+// when no model ran.
 func (m ReviewMeta) Usage() string {
 	if m.InputTokens == 0 && m.OutputTokens == 0 {
 		return ""
 	}
-	s := fmt.Sprintf("tokens %d in, %d out, %d model %s", m.InputTokens, m.OutputTokens, m.ModelCalls, plural(m.ModelCalls, "call"))
+	s := fmt.Sprintf("tokens %d in, %d out, %d model %s", m.InputTokens, m.OutputTokens, m.ModelCalls, Plural(m.ModelCalls, "call"))
 	if m.CachedInputTokens > 0 {
 		s += fmt.Sprintf(", %d input from the prompt cache", m.CachedInputTokens)
 	}
@@ -86,16 +82,14 @@ func (m ReviewMeta) Usage() string {
 	return s
 }
 
-// DismissedWithheld is what the e-mail and the Swarm summary both say of
-// the findings the notify stage withheld as a kind reviewers here dismissed
-// repeatedly (never silently: each medium adds how to list and lift them);
-// "" when none was withheld.
+// DismissedWithheld is what the e-mail and Swarm summary say of findings
+// withheld as repeatedly dismissed (never silently); "" when none.
 func (m ReviewMeta) DismissedWithheld() string {
 	w := m.WithheldAsDismissed
 	if w <= 0 {
 		return ""
 	}
-	s := fmt.Sprintf("%d %s withheld as repeatedly dismissed here", w, plural(w, "finding"))
+	s := fmt.Sprintf("%d %s withheld as repeatedly dismissed here", w, Plural(w, "finding"))
 	for i, k := range m.WithheldKinds {
 		sep := ": "
 		if i > 0 {

@@ -5,10 +5,11 @@ package domain
 
 import (
 	"fmt"
+	"slices"
 )
 
-// Stage is one step of the pipeline. The names are the stages of rule LC-3 and
-// appear in queue names, metrics, dead-letter payloads and the job record.
+// Stage is one step of the pipeline (rule LC-3); its name appears in queue
+// names, metrics, dead letters and the job record.
 type Stage string
 
 const (
@@ -22,23 +23,14 @@ var Stages = []Stage{StageFetch, StageLLM, StageNotify}
 
 // Next returns the stage after s, or false when s is the last one.
 func (s Stage) Next() (Stage, bool) {
-	for i, st := range Stages {
-		if st == s && i+1 < len(Stages) {
-			return Stages[i+1], true
-		}
+	if i := slices.Index(Stages, s); i >= 0 && i+1 < len(Stages) {
+		return Stages[i+1], true
 	}
 	return "", false
 }
 
 // Valid reports whether s names a pipeline stage.
-func (s Stage) Valid() bool {
-	for _, st := range Stages {
-		if st == s {
-			return true
-		}
-	}
-	return false
-}
+func (s Stage) Valid() bool { return slices.Contains(Stages, s) }
 
 // ParseStage converts a string into a Stage, rejecting unknown names.
 func ParseStage(v string) (Stage, error) {
@@ -59,41 +51,35 @@ type FileChange struct {
 	// Digest is the content's MD5 as p4 describe reports it (digestN);
 	// empty when p4 gave none.
 	Digest string `json:"digest,omitempty"`
-	// CarriedFrom is the earlier review version of the same thread whose
-	// findings this file, unchanged since and reviewed in full there,
-	// carries over (Changeset.Previous): the llm stage does not send it
-	// to the model. 0: reviewed as usual.
+	// CarriedFrom is the earlier review version (Changeset.Previous) whose
+	// findings this file, unchanged since and reviewed in full there, carries
+	// over; it is not sent to the model. 0: reviewed as usual.
 	CarriedFrom int `json:"carried_from,omitempty"`
-	// Interdiff, set when InterdiffFrom is, is the unified diff from this
-	// file in the shelf of that earlier review version of the thread (where
-	// it was reviewed in full) to this version's: what changed between the
-	// two versions, and all the model is shown of the file. The earlier
-	// findings on lines it leaves alone carry over. Diff stays the change
-	// against the base, which the e-mail and comments quote. "" with
-	// InterdiffFrom set: the content did not change.
+	// Interdiff is the diff from this file in that earlier version's shelf
+	// (reviewed in full there) to this one: all the model is shown of it;
+	// earlier findings on lines it leaves alone carry over. Diff stays the
+	// change against the base, which e-mail and comments quote. "" with
+	// InterdiffFrom set: unchanged.
 	Interdiff     string `json:"interdiff,omitempty"`
 	InterdiffFrom int    `json:"interdiff_from,omitempty"`
-	// NotDiffed says why fetch gave a text file no diff: OverFileBytes.
-	// "" for a diffed file, and for one with nothing to diff (binary,
-	// deleted), which the llm stage tells apart by action and type.
+	// NotDiffed says why a text file has no diff (OverFileBytes); "" also for
+	// binaries and deletes, told apart by action and type.
 	NotDiffed string `json:"not_diffed,omitempty"`
 }
 
-// OverFileBytes is FileChange.NotDiffed for a file larger than the fetch
-// stage's per-file limit (P4_MAX_FILE_BYTES, p4MaxFileBytes: 2 MiB by
-// default): listed, never printed, and never reviewed.
+// OverFileBytes marks that the file exceeds P4_MAX_FILE_BYTES (p4MaxFileBytes, 2 MiB by
+// default): listed, never printed or reviewed.
 const OverFileBytes = "over_file_bytes"
 
-// PreviousReview is the earlier version a changeset's carried files come
-// from: its review version and the job that reviewed it (whose result holds
-// their findings).
+// PreviousReview is the version carried files come from, and the job whose
+// result holds their findings.
 type PreviousReview struct {
 	Version int    `json:"version"`
 	JobID   string `json:"job_id"`
 }
 
-// Changeset is a changelist with its diffs: the fetch stage's output and the
-// llm stage's input (after redaction).
+// Changeset is a changelist with its diffs: fetch's output, llm's input (after
+// redaction).
 type Changeset struct {
 	Changelist  int64  `json:"changelist"`
 	User        string `json:"user"`
@@ -101,8 +87,7 @@ type Changeset struct {
 	Client      string `json:"client"`
 	Status      string `json:"status"` // submitted, shelved, pending
 	Description string `json:"description"`
-	// Previous is set when files were carried over from an earlier
-	// version, or are reviewed as their interdiff since it.
+	// Previous is set when files carry over or are reviewed as interdiffs.
 	Previous *PreviousReview `json:"previous,omitempty"`
 	// Files stays the last field: the fetch stage streams it (fetchstage's spool).
 	Files []FileChange `json:"files"`
@@ -110,27 +95,25 @@ type Changeset struct {
 
 // Carried returns the files carried over from Previous, by path.
 func (c Changeset) Carried() map[string]bool {
-	out := map[string]bool{}
-	if c.Previous == nil {
-		return out
-	}
-	for _, f := range c.Files {
-		if f.CarriedFrom == c.Previous.Version && f.CarriedFrom > 0 {
-			out[f.DepotPath] = true
-		}
-	}
-	return out
+	return c.since(func(f FileChange) int { return f.CarriedFrom })
 }
 
 // Interdiffs returns the files reviewed as their interdiff since
 // Previous, by path.
 func (c Changeset) Interdiffs() map[string]bool {
+	return c.since(func(f FileChange) int {
+		if f.CarriedFrom > 0 {
+			return 0 // carried whole: not an interdiff
+		}
+		return f.InterdiffFrom
+	})
+}
+
+// since returns the files whose from is Previous's version, by path.
+func (c Changeset) since(from func(FileChange) int) map[string]bool {
 	out := map[string]bool{}
-	if c.Previous == nil {
-		return out
-	}
 	for _, f := range c.Files {
-		if f.InterdiffFrom == c.Previous.Version && f.InterdiffFrom > 0 && f.CarriedFrom == 0 {
+		if c.Previous != nil && from(f) > 0 && from(f) == c.Previous.Version {
 			out[f.DepotPath] = true
 		}
 	}

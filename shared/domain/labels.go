@@ -6,22 +6,18 @@ import (
 	"unicode"
 )
 
-// The one label table: the words every reader-facing medium (e-mail,
-// digest, job page, Swarm comments, the coverage line) uses for a finding's
-// severity and category and for a file's skip reason. Rendering them is
-// shared/render's.
+// The one label table: the words every medium uses for severity, category and
+// skip reasons; rendering is shared/render's.
 
-// Severities is the one order of a finding's severity, most severe first
-// (the ReviewResult schema's enum): ranking, grouping, gates and tasks all
-// follow it.
+// Severities is the one order of severity, most severe first (the ReviewResult
+// schema's enum).
 var Severities = []string{"critical", "high", "medium", "low", "info"}
 
-// SeverityOther is the word for a severity not in Severities (validation
-// should have dropped it): such a finding is still shown, never hidden.
+// SeverityOther names an unknown severity: such a finding is still shown.
 const SeverityOther = "other"
 
-// SeverityRank is s's place in Severities, 0 the most severe, ignoring case
-// and surrounding space; an unknown word ranks last, len(Severities).
+// SeverityRank is s's place in Severities (case and space ignored); unknown
+// ranks last.
 func SeverityRank(s string) int {
 	if i := slices.Index(Severities, strings.ToLower(strings.TrimSpace(s))); i >= 0 {
 		return i
@@ -29,8 +25,8 @@ func SeverityRank(s string) int {
 	return len(Severities)
 }
 
-// SeverityWord is s as a known lower-case word, SeverityOther otherwise: it
-// may name a CSS class or a heading, so it is never the model's free text.
+// SeverityWord is s as a known word, else SeverityOther: it may name a CSS
+// class, so never free text.
 func SeverityWord(s string) string {
 	if r := SeverityRank(s); r < len(Severities) {
 		return Severities[r]
@@ -50,9 +46,8 @@ func CategoryWord(s string) string {
 	return s[:min(len(s), 24)]
 }
 
-// skipReasons are the words for each reason a file was not reviewed
-// (shared/result's Skip* reasons): short for the coverage line's counts
-// ("skipped 2: 1 binary, …"), long where a file is listed with its reason.
+// skipReasons are each skip reason's words (shared/result's Skip*): short for
+// coverage counts, long where a file is listed.
 var skipReasons = map[string]struct{ short, long string }{
 	"no_textual_diff":   {"no textual diff", "no textual diff: binary, deleted or empty"},
 	OverFileBytes:       {"larger than the per-file limit (p4MaxFileBytes)", "larger than the per-file limit (p4MaxFileBytes, 2 MiB by default): not fetched"},
@@ -84,9 +79,8 @@ func SkipReason(r string) string {
 	return strings.Join(strings.Fields(r), " ")
 }
 
-// OneLine is s as one line of plain words, for a mail header, a label or
-// a log field: control characters (CR and LF included: header injection)
-// become spaces and runs of white space collapse.
+// OneLine is s as one line of plain words (a header, label or log field):
+// control characters, CR and LF included (header injection), become spaces.
 func OneLine(s string) string {
 	s = strings.Map(func(r rune) rune {
 		if unicode.IsControl(r) {

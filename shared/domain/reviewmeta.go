@@ -2,25 +2,22 @@ package domain
 
 import "encoding/json"
 
-// ReviewMeta is what the llm stage records in ReviewResult.Meta about how
-// the changelist was reviewed: what was not reviewed and why, what the
-// models cost. The e-mail and the job record read it; it lives here so the
-// writer (shared/result) and the readers agree on one shape.
+// ReviewMeta is what the llm stage records in ReviewResult.Meta about how the
+// changelist was reviewed and what it cost, here so writer (shared/result) and
+// readers agree.
 type ReviewMeta struct {
 	PromptVersion string `json:"prompt_version,omitempty"`
 	// Model is the model the review asked (LLM model id); the acceptance
 	// report groups outcomes by it.
 	Model string `json:"model,omitempty"`
-	// ResponseFormat is the structured-output form the model was asked in
-	// (json_schema, json_object_schema, json_object; "" for providers
-	// without one), as found for the endpoint (shared/llm Capabilities).
+	// ResponseFormat is the structured-output form used (shared/llm
+	// Capabilities).
 	ResponseFormat string `json:"response_format,omitempty"`
 	Chunks         int    `json:"chunks"`
 	ModelCalls     int    `json:"model_calls"`
 	ReusedChunks   int    `json:"reused_chunks"`
-	// FilesTotal is every file of the changelist; each is in exactly one
-	// of: reviewed in full (FilesReviewed), reviewed in part
-	// (TruncatedFiles) or not reviewed (SkippedFiles). See Coverage.
+	// FilesTotal files are each reviewed in full, in part (TruncatedFiles) or
+	// not at all (SkippedFiles).
 	FilesTotal      int             `json:"files_total"`
 	FilesReviewed   int             `json:"files_reviewed"`
 	SkippedFiles    []SkippedFile   `json:"skipped_files,omitempty"`
@@ -41,20 +38,16 @@ type ReviewMeta struct {
 	// Withheld holds the fingerprints of those filtered and hidden findings:
 	// found, not shown. A rerun does not call them resolved.
 	Withheld []string `json:"withheld,omitempty"`
-	// WithheldAsDismissed counts the distinct findings withheld by the
-	// notify stage as a kind reviewers under their path repeatedly
+	// WithheldAsDismissed counts findings notify withheld as repeatedly
 	// dismissed (package outcome); their fingerprints are in Withheld.
 	WithheldAsDismissed int `json:"withheld_as_dismissed,omitempty"`
-	// WithheldKinds name each kind withheld so (its category, kind and
-	// scope), which the summary and the e-mail say with how to lift it.
+	// WithheldKinds name each such kind, said with how to lift it.
 	WithheldKinds []WithheldKind `json:"withheld_kinds,omitempty"`
-	// RulesDigest identifies the review rules in play (result.RuleSet
-	// Digest): a later version carries this one's findings over only under
+	// RulesDigest identifies the rules in play: findings carry over only under
 	// the same rules.
 	RulesDigest string `json:"rules_digest,omitempty"`
-	// WithoutModel says why the model was not called at all (e.g. the
-	// daily token budget is spent); the review then holds only what the
-	// pipeline knows for certain.
+	// WithoutModel says why the model was not called (the daily budget spent);
+	// the review holds only what is certain.
 	WithoutModel string `json:"without_model,omitempty"`
 	// Rules names the review rules files applied, and RulesRejected what
 	// in them was rejected and why (the defaults applied instead).
@@ -66,23 +59,18 @@ type ReviewMeta struct {
 	// EstimatedCostUSD is the review's tokens at the model's configured list
 	// prices (LLM_PRICES_PER_MTOK); 0 when none are configured.
 	EstimatedCostUSD float64 `json:"estimated_cost_usd,omitempty"`
-	// CarriedOver counts the files, unchanged since review version
-	// CarriedFrom and reviewed in full there, whose findings were carried
-	// over instead of sent to the model; they count as reviewed in full.
+	// CarriedOver counts files unchanged since CarriedFrom whose findings were
+	// carried over; they count as reviewed in full.
 	CarriedOver int `json:"carried_over,omitempty"`
 	CarriedFrom int `json:"carried_from,omitempty"`
-	// Interdiffs counts the files that changed since version CarriedFrom
-	// (reviewed in full there) and were shown to the model only as that
-	// change, their earlier findings on untouched lines carried over.
+	// Interdiffs counts files shown to the model only as their change since
+	// CarriedFrom.
 	Interdiffs int `json:"interdiffs,omitempty"`
-	// Gates holds, by finding ID, the gate severity the rules of its file
-	// set (review rules gate_severity: a severity or "off"); the
-	// environment's gate applies to the others.
+	// Gates holds by finding ID the gate_severity its rules set; the
+	// environment's applies to the others.
 	Gates map[string]string `json:"gates,omitempty"`
-	// SuppressAfter holds, by finding ID, the N the review rules of its
-	// file set for withholding a repeatedly dismissed kind
-	// (dismissal_suppression; 0: never withheld there); the environment's
-	// DISMISS_THRESHOLD applies to the others.
+	// SuppressAfter holds by finding ID the rules' dismissal_suppression (0:
+	// never withheld); DISMISS_THRESHOLD applies to the others.
 	SuppressAfter map[string]int `json:"suppress_after,omitempty"`
 }
 

@@ -1,7 +1,6 @@
-// Package envelope owns the stage message: the one versioned JSON schema every
-// stage queue and every dead-letter queue carries. A dead-lettered message is
-// the original envelope plus a dead_letter block, so it is always a valid input
-// of its stage and can be redriven unchanged.
+// Package envelope owns the stage message: the one versioned JSON schema of
+// every stage queue and DLQ. A dead letter is the envelope plus a
+// dead_letter block, so it can be redriven unchanged.
 package envelope
 
 import (
@@ -21,15 +20,12 @@ import (
 // Version is the schema version this build writes and reads.
 const Version = 1
 
-// Modes of a Request: which way of doing the work again it asks for
-// (docs/design.md, "Words with one meaning"): an operator's replay, an
-// operator's restart, or a redelivery (the reconciler's or an operator's).
+// Modes of a Request (docs/design.md, "Words with one meaning").
 const (
 	ModeResume      = "resume"       // replay: redo the failed stage only, fresh budget
 	ModeFullRestart = "full_restart" // restart: redo the whole pipeline from fetch
-	// ModeRedeliver asks the notify stage of a succeeded job to deliver
-	// the rows left pending (a delivery the ordering contract repaired),
-	// each under its existing outbox key, without reopening the job.
+	// ModeRedeliver asks a succeeded job's notify stage to deliver its
+	// pending rows under their existing keys, without reopening the job.
 	ModeRedeliver = "redeliver"
 )
 
@@ -49,9 +45,8 @@ type Envelope struct {
 	Replay     *Request    `json:"replay,omitempty"` // the wire keeps its first name
 }
 
-// DeadLetter is the diagnostic block the failing stage attaches before it
-// sends the envelope to the stage's DLQ. It never carries secrets, prompts or
-// raw PII: only classes, counts, ids and hashes.
+// DeadLetter is the failing stage's diagnostic block: classes, counts, ids
+// and hashes, never secrets, prompts or raw PII.
 type DeadLetter struct {
 	ID               string         `json:"id"` // unique per dead-lettering, guards double replays
 	ErrorClass       failure.Class  `json:"error_class"`
@@ -67,10 +62,8 @@ type DeadLetter struct {
 	ReplayCount      int            `json:"replay_count,omitempty"`
 }
 
-// Request marks a message sent to do a job's work again explicitly, in one
-// of the modes above, and says who asked and why; on the wire it is the
-// envelope's "replay" block. A redriven DLQ message needs no Request: its
-// dead_letter block says it.
+// Request marks a message doing a job's work again (the "replay" block on
+// the wire), with who asked and why; a redriven dead letter needs none.
 type Request struct {
 	Mode        string `json:"mode"`
 	RequestedBy string `json:"requested_by,omitempty"`
@@ -138,9 +131,8 @@ func (e Envelope) Encode() (string, error) {
 	return string(b), nil
 }
 
-// Redeliver is the message that asks the notify stage of succeeded job j to
-// deliver its pending rows (rule OB-5): who asked and why travel with it and
-// end up in the job's history.
+// Redeliver asks succeeded job j's notify stage to deliver its pending rows
+// (rule OB-5); who asked and why end up in the job's history.
 func Redeliver(j *job.Job, actor, note string, now time.Time) Envelope {
 	e := ForJob(j, domain.StageNotify, now)
 	e.Replay = &Request{Mode: ModeRedeliver, RequestedBy: actor, RequestedAt: e.SentAt, Note: note}

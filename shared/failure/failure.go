@@ -1,7 +1,7 @@
-// Package failure owns error classification: the classification table of rules CL-1..CL-3 (docs/guarantees.md) as stable
-// error classes, whether each is retryable, and the Retry-After an upstream asked
-// for. Packages that talk to the outside world wrap their errors with a class
-// (failure.Wrap); the stage runtime classifies once, at its edge, with Classify.
+// Package failure owns error classification: rules CL-1..CL-3
+// (docs/guarantees.md) as stable classes, whether each is retryable, and an
+// upstream's Retry-After. Packages wrap their errors with a class (Wrap);
+// the stage runtime classifies once, at its edge (Classify).
 package failure
 
 import (
@@ -31,14 +31,11 @@ const (
 	PolicyRejected Class = "POLICY_REJECTED" // moderation block, allow-list deny, business rule
 	InternalBug    Class = "INTERNAL_BUG"    // nil dereference, invariant violation, bad config
 	LeaseLost      Class = "LEASE_LOST"      // another worker owns the stage now; stop quietly
-	// DeliveryUnconfirmed: an e-mail send may have happened and the provider
-	// offers no lookup to tell. Resending could e-mail twice, so an operator
-	// decides (at-most-once wins over at-least-once for e-mail).
+	// DeliveryUnconfirmed: a send may have happened, with no lookup to tell;
+	// an operator decides (at-most-once wins for e-mail).
 	DeliveryUnconfirmed Class = "DELIVERY_UNCONFIRMED"
-	// SecurityFailure: a safeguard of a security promise cannot hold and only
-	// an operator can settle why: the Perforce server's key differs from the
-	// pinned fingerprint (a possible interception), or the service user's
-	// protections cannot prove that a changelist is seen whole. Pages.
+	// SecurityFailure: a security safeguard cannot hold (the p4 server's key
+	// changed, protections cannot prove changes are seen whole). Pages.
 	SecurityFailure Class = "SECURITY_FAILURE"
 	// ShelfNotPromoted: on a commit server, a shelved change whose shelf was
 	// made on an edge server and never promoted to the commit server.
@@ -54,10 +51,9 @@ func (c Class) Retryable() bool {
 	return false
 }
 
-// Error is an error with a class and, optionally, the delay an upstream asked
-// for (Retry-After) and the upstream's status code for diagnostics.
-// UpstreamStatus is a structured status beside the code (SMTP's RFC 3463
-// enhanced code, "5.7.1"): machine-made, so safe to store, unlike reply text.
+// Error is an error with a class and, optionally, an upstream's Retry-After
+// and status code. UpstreamStatus is a structured status beside it (SMTP's
+// RFC 3463 enhanced code): machine-made, so safe to store.
 type Error struct {
 	Class          Class
 	RetryAfter     time.Duration
@@ -88,9 +84,8 @@ func Errorf(c Class, format string, args ...any) error {
 	return &Error{Class: c, Err: fmt.Errorf(format, args...)}
 }
 
-// Upstream builds the error for an upstream HTTP-style answer: status code
-// decides the class (429 rate limited, 401/403 auth, 404 not found, 408/502/
-// 503/504 network, other 5xx upstream, other 4xx schema) and retryAfter is kept.
+// Upstream builds the error for an upstream HTTP-style answer, classed by
+// its status code.
 func Upstream(status int, retryAfter time.Duration, err error) error {
 	var c Class
 	switch {
@@ -112,9 +107,8 @@ func Upstream(status int, retryAfter time.Duration, err error) error {
 	return &Error{Class: c, RetryAfter: retryAfter, UpstreamCode: status, Err: err}
 }
 
-// Classify returns the class of err: the class of the outermost *Error in its
-// chain, else a class derived from well-known transport errors, else
-// InternalBug (an unclassified error is a bug in the classification).
+// Classify returns the outermost *Error's class in err's chain, else one
+// from well-known transport errors, else InternalBug.
 func Classify(err error) Class {
 	if err == nil {
 		return ""
@@ -123,57 +117,38 @@ func Classify(err error) Class {
 	if errors.As(err, &fe) {
 		return fe.Class
 	}
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) {
-		return NetworkTimeout
-	}
-	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
-		errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ETIMEDOUT) {
-		return NetworkTimeout
-	}
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		return NetworkTimeout
-	}
-	var dnsErr *net.DNSError
-	if errors.As(err, &dnsErr) {
-		return NetworkTimeout
-	}
-	var opErr *net.OpError
-	if errors.As(err, &opErr) {
-		return NetworkTimeout
-	}
-	// An HTTP client's request that met a closed connection ("Post …: EOF"):
-	// the server or a proxy hung up before answering, a transport failure.
-	var urlErr *url.Error
-	if errors.As(err, &urlErr) && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) {
+	var (
+		ne     net.Error
+		dnsErr *net.DNSError
+		opErr  *net.OpError
+		urlErr *url.Error
+	)
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded),
+		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET),
+		errors.Is(err, syscall.EPIPE), errors.Is(err, syscall.ETIMEDOUT),
+		errors.As(err, &ne) && ne.Timeout(), errors.As(err, &dnsErr), errors.As(err, &opErr),
+		// An HTTP request that met a closed connection ("Post …: EOF").
+		errors.As(err, &urlErr) && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)):
 		return NetworkTimeout
 	}
 	return InternalBug
 }
 
-// RetryAfter returns the upstream-requested delay carried by err, if any.
-func RetryAfter(err error) time.Duration {
+// outer is the outermost *Error in err's chain, or a zero one.
+func outer(err error) *Error {
 	var fe *Error
 	if errors.As(err, &fe) {
-		return fe.RetryAfter
+		return fe
 	}
-	return 0
+	return &Error{}
 }
+
+// RetryAfter returns the upstream-requested delay carried by err, if any.
+func RetryAfter(err error) time.Duration { return outer(err).RetryAfter }
 
 // UpstreamStatus returns the structured upstream status carried by err, if any.
-func UpstreamStatus(err error) string {
-	var fe *Error
-	if errors.As(err, &fe) {
-		return fe.UpstreamStatus
-	}
-	return ""
-}
+func UpstreamStatus(err error) string { return outer(err).UpstreamStatus }
 
 // UpstreamCode returns the upstream status code carried by err, if any.
-func UpstreamCode(err error) int {
-	var fe *Error
-	if errors.As(err, &fe) {
-		return fe.UpstreamCode
-	}
-	return 0
-}
+func UpstreamCode(err error) int { return outer(err).UpstreamCode }

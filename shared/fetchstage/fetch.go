@@ -1,9 +1,7 @@
 // Package fetchstage is the fetch stage's stage.Processor: it reads the
 // changelist through p4 inside the depot allow-list and stores the raw and
-// redacted changeset artifacts and the recipient list. A changeset streams
-// through it file by file (spool), so its size costs disk, not memory.
-// Leases, retries and dead letters are the stage runtime's business, not its
-// own.
+// redacted changeset and the recipient list. A changeset streams through it
+// file by file (spool), so its size costs disk, not memory.
 package fetchstage
 
 import (
@@ -30,22 +28,20 @@ import (
 	"github.com/criticizer/criticizer/shared/swarm"
 )
 
-// ChangeFetcher reads a changelist from Perforce inside the depot allow-list,
-// handing each file's diff (and, for the files since picks, its interdiff
-// from an earlier shelf) to sink as it arrives (p4.Fetcher.FetchSince).
+// ChangeFetcher reads a changelist inside the depot allow-list, handing each
+// file's diff (and interdiff) to sink as it arrives (p4.Fetcher.FetchSince).
 type ChangeFetcher interface {
 	FetchSince(ctx context.Context, changelist int64, shelved bool, since p4.Since, sink func(index int, file domain.FileChange) error) (domain.Changeset, error)
 }
 
-// Redactor removes secrets from text before it goes anywhere but the raw
-// bucket, and seals what it redacted (redact.Redactor).
+// Redactor removes secrets from text bound anywhere but the raw bucket, and
+// seals what it redacted (redact.Redactor).
 type Redactor interface {
 	Redact(text string) (string, []redact.Match, error)
 	SealDigest(sum [sha256.Size]byte) string
 }
 
-// ReviewReader reads a Helix Swarm review: its author, participants and
-// versions (swarm.Client).
+// ReviewReader reads a Helix Swarm review (swarm.Client).
 type ReviewReader interface {
 	GetReview(ctx context.Context, review int64) (swarm.Review, error)
 }
@@ -55,9 +51,8 @@ type UserEmails interface {
 	UserEmail(ctx context.Context, user string) (string, error)
 }
 
-// FirstReviewed keeps who was on a Swarm review when it was first fetched,
-// before any comment of ours existed: the noise filter's standing
-// (outcome.Store.FirstFetched; written once per review).
+// FirstReviewed keeps who was on a Swarm review when first fetched, before
+// any comment of ours: the noise filter's standing (outcome.Store).
 type FirstReviewed interface {
 	FirstFetched(ctx context.Context, review swarm.Review) error
 }
@@ -67,9 +62,8 @@ type SwarmUpdater interface {
 	Update(ctx context.Context, j *job.Job) error
 }
 
-// RulesReader reads the review rules files (domain.RulesFileName) at the
-// allow-listed roots above the change's files, as the submitted depot held
-// them before the change (p4.Fetcher).
+// RulesReader reads the review rules files at the allow-listed roots above
+// the change's files, as of before the change (p4.Fetcher).
 type RulesReader interface {
 	RulesFiles(ctx context.Context, changelist int64, shelved bool, files []string, name string) ([]domain.RulesFile, error)
 }
@@ -81,29 +75,22 @@ type Fetch struct {
 	Raw      *artifacts.Store // raw namespace: short TTL, restricted
 	Redacted *artifacts.Store // everything downstream reads from here only
 	Log      *slog.Logger
-	// SpoolDir holds the changeset on local disk while it is fetched (see
-	// spool); empty means os.TempDir(), Lambda's /tmp.
-	SpoolDir string
-	// For Helix Swarm jobs; nil when SWARM_URL is not configured, and then
-	// a Swarm job fails rather than e-mail Swarm's service user.
-	Reviews ReviewReader
-	Users   UserEmails
-	Swarm   SwarmUpdater
-	// Standing, when set, records the review as first fetched (nil: tests).
-	Standing FirstReviewed
-	// Rules, when set, reads the teams' review rules files; they are stored
-	// beside the changeset (domain.RulesArtifact) for the llm stage,
-	// which parses them (the fetch binary links no schema validator).
+	SpoolDir string // local disk for the changeset while fetched; "": os.TempDir()
+	// For Helix Swarm jobs; nil without SWARM_URL, and then a Swarm job
+	// fails rather than e-mail Swarm's service user.
+	Reviews  ReviewReader
+	Users    UserEmails
+	Swarm    SwarmUpdater
+	Standing FirstReviewed // nil: tests
+	// Rules reads the review rules files, stored beside the changeset
+	// (domain.RulesArtifact) for the llm stage to parse.
 	Rules RulesReader
-	// Recipients is the recipient policy the resolved recipients are held
-	// against (recipients.Load); nil checks nothing (tests only: the
-	// function always sets it). Metrics counts its refusals.
+	// Recipients holds the resolved recipients against the policy; nil
+	// (tests only) checks nothing. Metrics counts its refusals.
 	Recipients *recipientpolicy.Policy
 	Metrics    *obs.Metrics
-	// Ledger, when set, is the rerun ledger (ledger.Store): a job at a
-	// higher version marks the files unchanged since the thread's previous
-	// reviewed version, where they were reviewed in full, as carried over
-	// (see carry). nil carries nothing.
+	// Ledger (the rerun ledger) marks files unchanged since the thread's
+	// previous reviewed version as carried over; nil carries nothing.
 	Ledger ledger.Entries
 }
 
@@ -114,8 +101,6 @@ func (f *Fetch) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	if err != nil {
 		return job.Result{}, err
 	}
-	// Each file is spooled raw and redacted as its diff arrives, so a
-	// changelist of any size is fetched in bounded memory.
 	raw, err := newSpool(f.SpoolDir)
 	if err != nil {
 		return job.Result{}, failure.Wrap(failure.InternalBug, err)
@@ -139,16 +124,14 @@ func (f *Fetch) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	}
 	author, authorEmail, named := fx.cs.User, fx.cs.UserEmail, j.RequestedRecipients
 	if j.Swarm != nil {
-		// Swarm's archive change belongs to its service user: the review's
-		// author and participants come from Swarm, their addresses from
-		// their user specs, never from the request.
+		// Swarm's archive change belongs to its service user: author and
+		// participants come from Swarm, addresses from their user specs.
 		author = review.Author
 		if authorEmail, named, err = f.participantEmails(ctx, review); err != nil {
 			return job.Result{}, err
 		}
 	}
-	// Recipients are settled before anything is stored: a job left with no
-	// recipient the policy allows ends here, with no artifact written.
+	// Settled before anything is stored: no allowed recipient, no artifact.
 	recipients, refused, err := f.recipients(ctx, j, named, author, authorEmail)
 	if err != nil {
 		return job.Result{}, err
@@ -166,10 +149,8 @@ func (f *Fetch) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	return res, nil
 }
 
-// swarmStart holds a Swarm run to its own review before anything is
-// fetched, and links the run to the job (best effort: a run not yet linked
-// still gets {pass}/{fail} at the end). It returns the run's review (zero
-// for a job not from Swarm).
+// swarmStart holds a Swarm run to its own review before anything is fetched
+// and links the run to the job (best effort); zero for a non-Swarm job.
 func (f *Fetch) swarmStart(ctx context.Context, j *job.Job) (swarm.Review, error) {
 	if j.Swarm == nil {
 		return swarm.Review{}, nil
@@ -186,8 +167,7 @@ func (f *Fetch) swarmStart(ctx context.Context, j *job.Job) (swarm.Review, error
 	return review, nil
 }
 
-// fetched is one Process call's changeset: its files spooled raw and
-// redacted, the thread's previous version, and what was counted on the way.
+// fetched is one Process call's changeset, spooled, and its counts.
 type fetched struct {
 	cs       domain.Changeset
 	raw, red *spool
@@ -196,14 +176,13 @@ type fetched struct {
 	redactions, carried, interdiffs atomic.Int64
 }
 
-// fetch fetches the changelist into fx, each file spooled raw, then
-// redacted (both its diffs: either may reach the model) and spooled again;
-// files unchanged since the previous version are marked carried over.
+// fetch fetches the changelist into fx, each file spooled raw, then redacted
+// (both diffs may reach the model) and spooled again; files unchanged since
+// the previous version are marked carried over.
 func (f *Fetch) fetch(ctx context.Context, j *job.Job, fx *fetched) error {
 	carryable := fx.prev.Carryable()
 	cs, err := f.P4.FetchSince(ctx, j.Changelist, j.Shelved, interdiffSince(j, fx.prev, carryable), func(i int, fc domain.FileChange) error {
-		// Only a file fetched with its diff is carried: the diff is what
-		// its findings' fingerprints (and the e-mail's code) are read from.
+		// Only a file with its diff is carried: fingerprints are read from it.
 		if pf, ok := carryable[fc.DepotPath]; ok && pf.Unchanged(fc) {
 			fc.CarriedFrom = fx.prev.Version
 			fx.carried.Add(1)
@@ -217,8 +196,7 @@ func (f *Fetch) fetch(ctx context.Context, j *job.Job, fx *fetched) error {
 		for _, d := range []*string{&fc.Diff, &fc.Interdiff} {
 			text, ms, err := f.Redactor.Redact(*d)
 			if err != nil {
-				// Fail closed: nothing un-redacted may move on. The path
-				// is not secret; the content is not included.
+				// Fail closed; the path is not secret, the content not included.
 				return failure.Errorf(failure.InternalBug, "redaction of %s failed: %w", fc.DepotPath, err)
 			}
 			fx.redactions.Add(int64(len(ms)))
@@ -230,8 +208,7 @@ func (f *Fetch) fetch(ctx context.Context, j *job.Job, fx *fetched) error {
 	return err
 }
 
-// notePrevious links the changeset to the previous version when any file
-// was carried over from it or diffed against it.
+// notePrevious links the changeset to the previous version it used.
 func (f *Fetch) notePrevious(ctx context.Context, fx *fetched) {
 	if n, m := fx.carried.Load(), fx.interdiffs.Load(); n+m > 0 {
 		fx.cs.Previous = &domain.PreviousReview{Version: fx.prev.Version, JobID: fx.prev.JobID}
@@ -240,10 +217,9 @@ func (f *Fetch) notePrevious(ctx context.Context, fx *fetched) {
 	}
 }
 
-// storeChangeset stores the raw changeset, then the redacted one (its
-// description redacted, no author address, the review's author as its
-// user for a Swarm run), and seals the redacted one's digest: the llm stage
-// verifies this proof instead of scanning the diffs again.
+// storeChangeset stores the raw changeset, then the redacted one (no author
+// address; a Swarm run's user is the review's author), and seals its digest:
+// the llm stage verifies this proof instead of scanning the diffs again.
 func (f *Fetch) storeChangeset(ctx context.Context, j *job.Job, fx *fetched, author string) (job.Result, error) {
 	cs := fx.cs
 	rawKey := artifacts.Key(j.ID, "changeset.raw.json")
@@ -269,8 +245,7 @@ func (f *Fetch) storeChangeset(ctx context.Context, j *job.Job, fx *fetched, aut
 	return job.Result{Artifacts: job.Artifacts{Raw: rawKey, Redacted: redKey, RedactedProof: f.Redactor.SealDigest(sum)}}, nil
 }
 
-// detail is the job history's line for the fetch: its counts, what was
-// carried over, and what was adjusted or refused.
+// detail is the job history's line for the fetch.
 func (fx *fetched) detail(authorEmail string, refused []recipientpolicy.Refusal) string {
 	detail := fmt.Sprintf("files %d, redactions %d", len(fx.cs.Files), fx.redactions.Load())
 	if n := fx.carried.Load(); n > 0 {
@@ -280,20 +255,17 @@ func (fx *fetched) detail(authorEmail string, refused []recipientpolicy.Refusal)
 		detail += fmt.Sprintf(", %d diffed against version %d's shelf", n, fx.prev.Version)
 	}
 	if authorEmail != "" && delivery.Canonical(authorEmail) != authorEmail {
-		// The user spec's address was trimmed or lower-cased: the history
-		// says so (reason code, never the address).
+		// The address was trimmed or lower-cased (a reason code, never the address).
 		detail += "; adjusted: " + ReasonAuthorAddressCanonicalized
 	}
 	if len(refused) > 0 {
-		// The job's history keeps who was not e-mailed and why.
 		detail += "; not e-mailed, outside the recipient policy: " + recipientpolicy.Describe(refused)
 	}
 	return detail
 }
 
-// previous is the thread's latest ledger entry below the job's version
-// (nil when there is none, or no ledger). A failed read fails the attempt
-// like any dependency: the stage's retry reads again.
+// previous is the thread's latest ledger entry below the job's version (nil:
+// none); a failed read fails the attempt like any dependency.
 func (f *Fetch) previous(ctx context.Context, j *job.Job) (*ledger.Version, error) {
 	if f.Ledger == nil || j.ReviewVersion <= 1 {
 		return nil, nil
@@ -305,11 +277,10 @@ func (f *Fetch) previous(ctx context.Context, j *job.Job) (*ledger.Version, erro
 	return prev, nil
 }
 
-// interdiffSince says which files to diff against the previous version's
-// shelf: for a Swarm review, whose versions are distinct archive changes,
-// the files that changed since a version where they were reviewed in full,
-// against the same base. A changelist rerun has one shelf, overwritten:
-// nothing earlier to diff against.
+// interdiffSince picks the files to diff against the previous version's
+// shelf: for a Swarm review (distinct archive changes), those changed since
+// a version that reviewed them in full, same base. A changelist rerun's one
+// shelf is overwritten: nothing to diff against.
 func interdiffSince(j *job.Job, prev *ledger.Version, carryable map[string]ledger.File) p4.Since {
 	if prev == nil || j.Swarm == nil || !j.Shelved || prev.Thread.Kind != ledger.KindReview {
 		return p4.Since{}
@@ -320,17 +291,14 @@ func interdiffSince(j *job.Job, prev *ledger.Version, carryable map[string]ledge
 	}}
 }
 
-// ReasonAuthorAddressCanonicalized is the history's note that the author's
-// address (from the Perforce user spec or Swarm) was trimmed or lower-cased
-// before it became a recipient.
+// ReasonAuthorAddressCanonicalized says the author's address was trimmed or
+// lower-cased before it became a recipient.
 const ReasonAuthorAddressCanonicalized = "coercion_applied/author_address_canonicalized"
 
-// recipients settles who gets the review: the addresses the webhook named
-// and the author's (from the Perforce user spec, or Swarm's review author),
-// canonicalized, then held against the recipient policy. An address outside
-// it is never e-mailed: it is reported as a security event and returned for
-// the job's history. No allowed recipient left is POLICY_REJECTED (some were
-// refused) or NOT_FOUND (there were none).
+// recipients settles who gets the review: the named addresses and the
+// author's, canonicalized, held against the recipient policy (one outside it
+// is a security event, never e-mailed). None allowed is POLICY_REJECTED
+// (some refused) or NOT_FOUND (none at all).
 func (f *Fetch) recipients(ctx context.Context, j *job.Job, named []string, author, authorEmail string) (allowed []string, refused []recipientpolicy.Refusal, err error) {
 	candidates := make([]string, 0, len(named)+1)
 	for _, r := range named {
@@ -355,9 +323,8 @@ func (f *Fetch) recipients(ctx context.Context, j *job.Job, named []string, auth
 	return nil, nil, failure.Errorf(failure.NotFound, "no recipients: the author %q has no e-mail address and the webhook named none", author)
 }
 
-// store writes the changeset artifact from sp at key, through a file on
-// local disk (S3 wants a length and a body it can re-read on a retry), and
-// returns the SHA-256 of the bytes stored.
+// store writes the changeset artifact from sp at key through a local file
+// (S3 wants a length and a re-readable body) and returns its SHA-256.
 func (f *Fetch) store(ctx context.Context, dst *artifacts.Store, key string, sp *spool, cs domain.Changeset) ([sha256.Size]byte, error) {
 	var sum [sha256.Size]byte
 	tmp, err := os.CreateTemp(f.SpoolDir, "criticizer-artifact-*")
@@ -368,10 +335,11 @@ func (f *Fetch) store(ctx context.Context, dst *artifacts.Store, key string, sp 
 	defer tmp.Close()
 	h := sha256.New()
 	buf := bufio.NewWriterSize(io.MultiWriter(tmp, h), 256<<10)
-	if err := sp.writeArtifact(buf, cs); err != nil {
-		return sum, failure.Wrap(failure.InternalBug, fmt.Errorf("artifact %s: %w", key, err))
+	err = sp.writeArtifact(buf, cs)
+	if err == nil {
+		err = buf.Flush()
 	}
-	if err := buf.Flush(); err != nil {
+	if err != nil {
 		return sum, failure.Wrap(failure.InternalBug, fmt.Errorf("artifact %s: %w", key, err))
 	}
 	if err := dst.PutReader(ctx, key, tmp); err != nil {
@@ -381,10 +349,8 @@ func (f *Fetch) store(ctx context.Context, dst *artifacts.Store, key string, sp 
 	return sum, nil
 }
 
-// storeRules reads the review rules files that apply to cs and stores
-// them redacted, like everything else downstream reads: their text enters
-// the prompt, and a rejection message may quote it. Only a failure to read
-// is an error; what the files say is the llm stage's business.
+// storeRules stores the rules files that apply to cs, redacted (their text
+// enters the prompt); what they say is the llm stage's business.
 func (f *Fetch) storeRules(ctx context.Context, j *job.Job, cs domain.Changeset) error {
 	if f.Rules == nil {
 		return nil
@@ -407,10 +373,9 @@ func (f *Fetch) storeRules(ctx context.Context, j *job.Job, cs domain.Changeset)
 	return f.Redacted.PutJSON(ctx, artifacts.Key(j.ID, domain.RulesArtifact), files)
 }
 
-// swarmReview reads the job's Swarm review and holds the run to it: the
-// changelist must hold one of the review's versions, or whoever can start
-// a run could have any allowed change reviewed, commented on and e-mailed
-// under any review. Refused before anything is fetched.
+// swarmReview holds the run to its review: the changelist must be one of its
+// versions, or anyone starting a run could have any change reviewed and
+// e-mailed under any review.
 func (f *Fetch) swarmReview(ctx context.Context, j *job.Job) (swarm.Review, error) {
 	if f.Reviews == nil || f.Users == nil {
 		return swarm.Review{}, failure.Errorf(failure.InternalBug, "job from Helix Swarm but SWARM_URL / SWARM_API_SECRET_ID are not configured on the fetch function")
@@ -425,9 +390,8 @@ func (f *Fetch) swarmReview(ctx context.Context, j *job.Job) (swarm.Review, erro
 	return review, nil
 }
 
-// recordStanding keeps who is on the review as this first fetch of it reads
-// it (Standing), before any comment of ours exists. A version after one the
-// ledger holds was not the first: its fetch recorded it, so nothing is sent.
+// recordStanding keeps who is on the review at its first fetch (a version
+// after one the ledger holds was not the first).
 func (f *Fetch) recordStanding(ctx context.Context, review swarm.Review, prev *ledger.Version) error {
 	if f.Standing == nil || review.ID == 0 || prev != nil {
 		return nil
@@ -449,8 +413,6 @@ func (f *Fetch) participantEmails(ctx context.Context, review swarm.Review) (aut
 		if u == review.Author {
 			continue
 		}
-		// A user the server does not know, or whose spec has no address,
-		// answers "" (p4.Fetcher.UserEmail), not an error.
 		email, err := f.Users.UserEmail(ctx, u)
 		switch {
 		case err != nil:

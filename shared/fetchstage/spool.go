@@ -12,11 +12,9 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 )
 
-// spool keeps one changeset artifact's files on local disk as their diffs
-// arrive, in any order and from several goroutines, and writes the artifact
-// in changeset order at the end. Memory holds one file at a time, not the
-// changelist; disk (Lambda's /tmp) holds it twice at most, the spool and the
-// artifact being written from it.
+// spool keeps a changeset artifact's files on local disk as they arrive (any
+// order, concurrently) and writes the artifact in changeset order at the
+// end: memory holds one file, disk the changelist twice at most.
 type spool struct {
 	mu    sync.Mutex
 	f     *os.File
@@ -50,9 +48,8 @@ func (s *spool) add(i int, fc domain.FileChange) error {
 	return nil
 }
 
-// writeArtifact writes cs as JSON to w, byte for byte what json.Marshal(cs)
-// would write with each file's Diff taken from the spool (files that were
-// never added, deletes and binaries, keep cs's own).
+// writeArtifact writes what json.Marshal(cs) would, each added file's Diff
+// taken from the spool.
 func (s *spool) writeArtifact(w io.Writer, cs domain.Changeset) error {
 	files := cs.Files
 	cs.Files = []domain.FileChange{}

@@ -1,13 +1,9 @@
 // Package finding owns the identity of a review finding: the one
-// fingerprint definition (docs/guarantees.md RC-11) that the
-// review's merge, the e-mail's grouping, rerun comparison and comment
-// identity all use, for the model's findings and the pipeline's own alike.
-//
-// A fingerprint is the SHA-256 of the file, the rule (the finding's rule_id,
-// or its normalized title when it has none) and the normalized code around
-// the finding's line. Line numbers are not part of it, so the same finding
-// on code that moved keeps its fingerprint; whitespace is normalized, so a
-// re-indent does not change it either.
+// fingerprint (docs/guarantees.md RC-11) that the review's merge, the
+// e-mail's grouping, rerun comparison and comment identity all use. It is
+// the SHA-256 of the file, the rule (rule_id, or the normalized title) and
+// the whitespace-normalized code around the finding's line, not the line
+// number: a finding on code that moved or was re-indented keeps it.
 package finding
 
 import (
@@ -20,21 +16,19 @@ import (
 	"github.com/criticizer/criticizer/shared/udiff"
 )
 
-// Scheme versions the definition: a change to what is hashed changes it, so
-// fingerprints of different schemes never compare equal by accident.
+// Scheme versions the definition, so fingerprints of different schemes never compare equal.
 const Scheme = "fp1"
 
-// Around is how many lines either side of the finding's range are part of
-// its code: enough to tell two identical lines in one file apart.
+// Around is the lines either side of a finding's range in its code: enough
+// to tell two identical lines apart.
 const Around = 1
 
 // maxRange bounds the lines of a long range that are hashed.
 const maxRange = 8
 
-// Fingerprint returns f's fingerprint. code maps new-revision line numbers
-// of f.File to their text, as far as the diff shows them
-// (udiff.LineMap); nil or a map without the finding's line falls back to
-// the line number, the only location then known.
+// Fingerprint returns f's fingerprint. code maps f.File's new-revision lines
+// to their text as the diff shows them (udiff.LineMap); without the
+// finding's line, the line number stands in.
 func Fingerprint(f domain.Finding, code map[int]string) string {
 	h := sha256.New()
 	for _, s := range []string{Scheme, f.File, Rule(f), Code(f, code)} {
@@ -44,8 +38,7 @@ func Fingerprint(f domain.Finding, code map[int]string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// ID is the short id a finding carries in results and e-mails, derived from
-// its fingerprint, never from the model's numbering.
+// ID is a finding's short id in results and e-mails, from its fingerprint.
 func ID(fingerprint string) string {
 	if len(fingerprint) > 10 {
 		fingerprint = fingerprint[:10]
@@ -53,9 +46,7 @@ func ID(fingerprint string) string {
 	return "F-" + fingerprint
 }
 
-// Rule is the part of the fingerprint that says what was found: the rule id
-// when the finding has one, else its title, lower-cased with whitespace
-// collapsed.
+// Rule says what was found: the rule id, else the title lower-cased, whitespace collapsed.
 func Rule(f domain.Finding) string {
 	if r := strings.TrimSpace(f.RuleID); r != "" {
 		return "rule:" + normalize(r)
@@ -63,10 +54,8 @@ func Rule(f domain.Finding) string {
 	return "title:" + strings.ToLower(normalize(f.Title))
 }
 
-// Code is the normalized code around f's range: the lines from Around
-// before to Around after it that code holds, each with its whitespace
-// collapsed. When code does not hold the finding's own line it is
-// "line:<n>".
+// Code is the code around f's range (Around lines either side), whitespace
+// collapsed; "line:<n>" when code does not hold the finding's line.
 func Code(f domain.Finding, code map[int]string) string {
 	end := max(f.EndLine, f.Line)
 	end = min(end, f.Line+maxRange-1)
@@ -85,9 +74,8 @@ func Code(f domain.Finding, code map[int]string) string {
 
 func normalize(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// Lines returns the new-revision lines of fc that a finding's code is read
-// from: those its diff shows, and those its interdiff shows (the same
-// revision's lines, numbered alike) where the diff does not.
+// Lines returns the new-revision lines of fc its diff shows, and its
+// interdiff's (numbered alike) where the diff does not.
 func Lines(fc domain.FileChange) map[int]string {
 	m := udiff.LineMap(fc.Diff)
 	if fc.Interdiff == "" {
@@ -104,8 +92,7 @@ func Lines(fc domain.FileChange) map[int]string {
 	return m
 }
 
-// CodeOf returns Lines of each file of cs, by depot path, read once per
-// file; nil cs knows no file.
+// CodeOf returns Lines of each file of cs by depot path, read once; nil cs knows none.
 func CodeOf(cs *domain.Changeset) func(file string) map[int]string {
 	files := map[string]domain.FileChange{}
 	if cs != nil {

@@ -1,9 +1,8 @@
-// Package job is the job state machine: a review job, its lifecycle states
-// and per-stage status, the operations that move it (Transitions), the lease
-// a worker holds on a stage, why a claim is refused, and the one clock every
-// timestamp comes from. It has no I/O and no storage mapping: shared/store
-// maps these types onto the DynamoDB table, and every conditional write
-// there takes its expected states from Transitions.
+// Package job is the job state machine: a review job, its states and
+// per-stage status, the operations that move it (Transitions), a stage's
+// lease, why a claim is refused, and the one clock. No I/O: shared/store
+// maps these types onto DynamoDB, its conditional writes expecting the
+// states Transitions names.
 package job
 
 import (
@@ -26,9 +25,7 @@ const (
 	Failed    State = "failed"     // dead-lettered at its current stage; an operator may replay
 )
 
-// Getter reads a job by id (store.Store): all that a stage or handler
-// which only looks jobs up needs of the store. An unknown id is
-// ErrNotFound.
+// Getter reads a job by id (store.Store); an unknown id is ErrNotFound.
 type Getter interface {
 	Get(ctx context.Context, id string) (*Job, error)
 }
@@ -50,16 +47,14 @@ const (
 	OpRestart    Op = "restart"     // an operator restarts the job from fetch
 )
 
-// Transition is one operation of the state machine: the states it applies to
-// and the state it leads to.
+// Transition is one operation: the states it applies to and leads to.
 type Transition struct {
 	From []State
 	To   State
 }
 
-// Transitions is the job state machine. Every conditional write in
-// shared/store takes its expected states from here (Expect), so a state the
-// table does not allow can never be written.
+// Transitions is the job state machine: shared/store's conditional writes
+// expect its states (Expect), so no other transition can be written.
 var Transitions = map[Op]Transition{
 	OpClaim:      {From: []State{Queued, Running, RetryWait}, To: Running}, // Running→Running: a lease taken over after expiry
 	OpRenew:      {From: []State{Running}, To: Running},
@@ -124,11 +119,9 @@ type StageRecord struct {
 
 // Artifacts are the S3 keys a job's stages wrote.
 type Artifacts struct {
-	Raw      string `json:"raw,omitempty"`
-	Redacted string `json:"redacted,omitempty"`
-	// RedactedProof is the fetch stage's proof of redaction of Redacted
-	// (redact.Redactor.Seal), verified by the llm stage's guard.
-	RedactedProof string `json:"redacted_proof,omitempty"`
+	Raw           string `json:"raw,omitempty"`
+	Redacted      string `json:"redacted,omitempty"`
+	RedactedProof string `json:"redacted_proof,omitempty"` // fetch's proof of redaction (redact.Redactor.Seal)
 	Result        string `json:"result,omitempty"`
 }
 
@@ -144,8 +137,7 @@ const (
 	EventReplayed       EventType = "replayed"
 	EventRestarted      EventType = "full_restart"
 	EventSwept          EventType = "swept"
-	// EventWebhookDiagnostic records a coercion or de-duplication the
-	// webhook applied to the request that created the job.
+	// EventWebhookDiagnostic: a coercion or de-duplication the webhook applied.
 	EventWebhookDiagnostic EventType = "webhook_diagnostic"
 )
 
@@ -184,13 +176,12 @@ type Job struct {
 	SweepShard          string                        `json:"-"`
 	SweepAt             string                        `json:"sweep_at,omitempty"`
 	ExpiresAt           int64                         `json:"expires_at,omitempty"` // retention (DynamoDB TTL), epoch seconds
-	// Swarm is set for a Helix Swarm test run (source "swarm"). Its callback
-	// URLs carry Swarm's per-run token, so it never leaves the table.
+	// Swarm is a Helix Swarm test run's; its callback URLs carry Swarm's
+	// per-run token, so it never leaves the table.
 	Swarm *SwarmRun `json:"-"`
 }
 
-// ReviewStats is what the llm stage records on the job: the prompt version
-// it used (rollout), the tokens it cost, and how much was not reviewed.
+// ReviewStats is what the llm stage records on the job.
 type ReviewStats struct {
 	PromptVersion  string `json:"prompt_version"`
 	Model          string `json:"model,omitempty"` // the model that reviewed it (a model canary's, or the stable one)
@@ -200,47 +191,38 @@ type ReviewStats struct {
 	Chunks         int    `json:"chunks"`
 	SkippedFiles   int    `json:"skipped_files"`
 	TruncatedFiles int    `json:"truncated_files"`
-	// Coverage states what was reviewed ("reviewed 38 of 40 files; skipped
-	// 2: …"); WithoutModel why the model was not called at all.
+	// Coverage states what was reviewed; WithoutModel why the model was not called.
 	FilesTotal    int    `json:"files_total"`
 	FilesReviewed int    `json:"files_reviewed"`
 	Coverage      string `json:"coverage,omitempty"`
 	WithoutModel  string `json:"without_model,omitempty"`
-	// Of InputTokens, those the provider billed as read from its prompt
-	// cache (at a fraction of the price) and as written to it.
+	// Of InputTokens, those read from and written to the prompt cache.
 	CachedInputTokens     int `json:"cached_input_tokens"`
 	CacheWriteInputTokens int `json:"cache_write_input_tokens"`
-	// The provider's 429s the attempt waited out, and the time it waited
-	// for its rate limits (rule BO-4).
-	RateLimitedCalls int   `json:"rate_limited_calls"`
-	RateLimitWaitMS  int64 `json:"rate_limit_wait_ms"`
-	// ResponseFormat is the structured-output form the model was asked in
-	// (openai-compatible servers: json_schema, json_object_schema or
-	// json_object, as found for the endpoint; shared/llm Capabilities).
-	ResponseFormat string `json:"response_format,omitempty"`
+	// The 429s waited out, and the time waited for rate limits (rule BO-4).
+	RateLimitedCalls int    `json:"rate_limited_calls"`
+	RateLimitWaitMS  int64  `json:"rate_limit_wait_ms"`
+	ResponseFormat   string `json:"response_format,omitempty"` // structured-output form (shared/llm Capabilities)
 }
 
-// SweepShard is the single partition of the sweep index. One shard is
-// plenty for review traffic (a few thousand live jobs); shard by hash if
-// that ever changes.
+// SweepShard is the sweep index's one partition: plenty for a few thousand
+// live jobs; shard by hash if that ever changes.
 const SweepShard = "jobs"
 
 // New fills in a job's initial state: queued at fetch, every stage pending,
 // due for the sweeper after sweepAfter unless its first message is consumed.
 func New(id, idemKey string, cl int64, version int, now time.Time, sweepAfter time.Duration) *Job {
 	at := FormatTime(now)
-	j := &Job{
+	return &Job{
 		ID: id, IdempotencyKey: idemKey, Changelist: cl, ReviewVersion: version,
 		State: Queued, Stage: domain.StageFetch, CreatedAt: at, UpdatedAt: at, Seq: 1,
 		Stages: PendingStages(), RequestedRecipients: []string{}, Recipients: []string{},
 		History:    []Event{{At: at, Type: EventCreated, To: string(Queued)}},
 		SweepShard: SweepShard, SweepAt: FormatTime(now.Add(sweepAfter)),
 	}
-	return j
 }
 
-// PendingStages returns a record for every stage, each pending: a new job's,
-// and a restarted job's.
+// PendingStages returns a pending record for every stage.
 func PendingStages() map[domain.Stage]*StageRecord {
 	out := map[domain.Stage]*StageRecord{}
 	for _, s := range domain.Stages {
@@ -260,9 +242,8 @@ func (j *Job) StageRecord(s domain.Stage) *StageRecord {
 // Terminal reports whether the job will not move without an operator.
 func (j *Job) Terminal() bool { return j.State == Succeeded || j.State == Failed }
 
-// SwarmRun is the Helix Swarm test run a job reports to: the review whose
-// author gets the e-mail, the callback URLs, and when each callback was made
-// (set once, so a returned message or a replayed job does not call back twice).
+// SwarmRun is the Helix Swarm test run a job reports to: the review, the
+// callback URLs, and when each was made (set once: never called back twice).
 type SwarmRun struct {
 	Review    int64
 	JobURL    string // the link {update} gives Swarm

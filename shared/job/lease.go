@@ -34,11 +34,9 @@ func (c Clock) Now() time.Time {
 // Now reads the system clock the way every persisted timestamp is taken.
 func Now() time.Time { return Clock(nil).Now() }
 
-// DefaultClockSkew is the clock-skew budget between function hosts when
-// CLOCK_SKEW_SECONDS is unset. DynamoDB has no server-side clock, so a lease
-// expiry written by one host is compared with another host's clock: a lease
-// counts as expired only once it is older than the budget, and a worker
-// stops trusting its own lease that much before it ends.
+// DefaultClockSkew is the clock-skew budget between hosts (DynamoDB has no
+// server clock): a lease counts as expired only once older than it, and a
+// worker stops trusting its own that much early.
 const DefaultClockSkew = 2 * time.Second
 
 // Lease describes who claims a stage and until when.
@@ -52,9 +50,8 @@ type Lease struct {
 // Expires is when the lease ends, as written.
 func (l Lease) Expires() string { return FormatTime(l.Now.Add(l.TTL)) }
 
-// ExpiredBefore is the cut-off for taking over another owner's lease: only a
-// lease that ended at least Skew ago on this host's clock is surely over on
-// the owner's clock too.
+// ExpiredBefore is the cut-off for taking over another owner's lease (ended
+// at least Skew ago here).
 func (l Lease) ExpiredBefore() string { return FormatTime(l.Now.Add(-l.Skew)) }
 
 // Live reports whether a stage's lease, as recorded, may still be held by its

@@ -20,18 +20,15 @@ func FileOf(fc domain.FileChange) File {
 	return File{Path: fc.DepotPath, Action: fc.Action, Digest: fc.Digest, Rev: fc.Rev, Type: fc.Type}
 }
 
-// Unchanged reports whether fc is, for review, the same file as prev: same
-// path, action, type, revision (the base of its diff) and content digest,
-// so its diff, and every finding's fingerprint on it, is the same. A file
-// without a digest is never the same.
+// Unchanged reports whether fc is, for review, prev (same path, action, type, base
+// revision and digest: the same diff and fingerprints). No digest: never.
 func (prev File) Unchanged(fc domain.FileChange) bool {
 	return prev.Digest != "" && prev.Digest == fc.Digest && prev.Comparable(fc)
 }
 
-// Comparable reports whether fc is the same file as prev with, perhaps,
-// other content: same path, action, type and base revision, so the earlier
-// findings' lines are lines of the same change, and the interdiff between
-// the two versions' shelves says which of them the new content touched.
+// Comparable reports whether fc is prev with, perhaps, other content (same path, action,
+// type and base revision), so the interdiff says which earlier findings'
+// lines the new content touched.
 func (prev File) Comparable(fc domain.FileChange) bool {
 	return prev.Path == fc.DepotPath && prev.Action == fc.Action && prev.Rev == fc.Rev && prev.Type == fc.Type
 }

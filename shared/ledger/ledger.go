@@ -1,15 +1,12 @@
 // Package ledger owns what each reviewed version of a changelist or Swarm
-// review held and was found to contain: per version, the files with their
-// Perforce digests and the findings by fingerprint. A rerun (a higher
-// review_version) reads the previous version's entry to carry over files
-// that did not change (fetch and llm stages) and to group findings as
-// new, still open and resolved (notify stage: e-mail and Swarm summary).
+// review held and was found to contain: its files with their Perforce
+// digests and its findings by fingerprint. A rerun reads the previous
+// version's entry to carry over unchanged files (fetch, llm) and to group
+// findings as new, still open and resolved (notify).
 //
-// Entries are uniqueness, not data (docs/guarantees.md RT-2): they hold paths, digests,
-// fingerprints, lines and severities, never code or model text, and live
-// as long as delivery identities do (uniquenessRetentionDays). The text of
-// an earlier finding is read from that version's job result while the
-// job's data is kept.
+// Entries are uniqueness, not data (docs/guarantees.md RT-2): paths,
+// digests, fingerprints, lines and severities, never code or model text,
+// kept as long as delivery identities (uniquenessRetentionDays).
 package ledger
 
 import (
@@ -18,8 +15,7 @@ import (
 )
 
 // Thread names the series of versions a rerun is compared within: a Swarm
-// review (its versions are different archive changes) or a changelist
-// reviewed again at a higher review_version.
+// review or a changelist reviewed again.
 type Thread struct {
 	Kind string // KindReview or KindChangelist
 	ID   int64
@@ -39,13 +35,10 @@ type File struct {
 	// Digest is the file's content digest as p4 describe reports it
 	// (digestN); empty when p4 gave none (then it never matches).
 	Digest string `dynamodbav:"digest,omitempty" json:"digest,omitempty"`
-	// FullyReviewed: the file was reviewed in full in this version (or
-	// carried over from a version where it was), so its findings are
-	// complete and an unchanged file can reuse them.
+	// FullyReviewed: reviewed in full here (or carried from where it was):
+	// its findings are complete, for an unchanged file to reuse.
 	FullyReviewed bool `dynamodbav:"fully_reviewed" json:"fully_reviewed"`
-	// Rev is the revision describe named (for a shelved file, the base it
-	// was shelved against) and Type its file type: the diff a file is
-	// reviewed as depends on both, not on its content alone.
+	// Rev (a shelved file's base) and Type: the diff depends on both.
 	Rev  int    `dynamodbav:"rev,omitempty" json:"rev,omitempty"`
 	Type string `dynamodbav:"type,omitempty" json:"type,omitempty"`
 }
@@ -68,9 +61,8 @@ type Version struct {
 	Findings []Finding `dynamodbav:"findings"`
 }
 
-// Entries is what readers of the ledger use: the latest entry below a
-// version (nil, nil when there is none: a first version, or the earlier
-// one was never reviewed or has expired).
+// Entries is what readers use: the latest entry below a version (nil, nil:
+// none, never reviewed, or expired).
 type Entries interface {
 	Previous(ctx context.Context, t Thread, version int) (*Version, error)
 }

@@ -26,17 +26,13 @@ import (
 //	pk  LEDGER#<kind>#<id>      (LEDGER#review#885, LEDGER#cl#12345)
 //	sk  V#<version, 10 digits>  (V#0000000002: versions sort as numbers)
 //
-// so Previous is one Query (sk < V#<version>, descending, limit 1). Files
-// and findings are stored as one gzip-compressed JSON attribute ("body"):
-// a changelist of thousands of files fits DynamoDB's 400 KB item limit.
-// An entry whose body would not fit anyway is stored without its files
-// (see Put).
+// so Previous is one Query. Files and findings are one gzip-compressed JSON
+// attribute ("body"), so thousands of files fit DynamoDB's 400 KB item; one
+// that would not fit anyway is stored without its files (Put).
 const (
 	itemPrefix = "LEDGER#"
 	sortPrefix = "V#"
-	// maxBody bounds the compressed body, leaving room for the other
-	// attributes under DynamoDB's 400 KB item limit.
-	maxBody = 350 << 10
+	maxBody    = 350 << 10 // leaves room for the other attributes in 400 KB
 )
 
 func partition(t Thread) string  { return itemPrefix + t.Kind + "#" + strconv.FormatInt(t.ID, 10) }
@@ -58,9 +54,8 @@ func NewStore(api store.LogAPI, table string) *Store {
 	return &Store{api: api, table: table, retention: DefaultRetention}
 }
 
-// WithUniquenessRetention sets how long new entries are kept: as long as the
-// delivery identities they sit beside (UNIQUENESS_RETENTION_DAYS); 0 keeps
-// them forever (no expires_at).
+// WithUniquenessRetention keeps new entries as long as the delivery
+// identities beside them (UNIQUENESS_RETENTION_DAYS); 0 forever.
 func (s *Store) WithUniquenessRetention(d time.Duration) *Store {
 	if d >= 0 {
 		s.retention = d
@@ -90,13 +85,11 @@ type body struct {
 	FilesOmitted bool `json:"files_omitted,omitempty"`
 }
 
-// Put records v. It is idempotent per job: the same job writing its
-// version again (a retried write, a returned message or a replayed review) replaces
-// its own entry, which then agrees with that job's result. The first job to
-// record a version keeps it: another job's Put of the same version (Swarm's
-// test re-run on demand for an unchanged version) changes nothing and
-// returns a *VersionTakenError, so an entry a later version already compared
-// against (or carried files from) never changes under it.
+// Put records v, idempotent per job: the same job writing again replaces its
+// own entry. The first job to record a version keeps it: another job's Put
+// (Swarm re-running an unchanged version) changes nothing and returns a
+// *VersionTakenError, so an entry a later version compared against never
+// changes under it.
 func (s *Store) Put(ctx context.Context, v Version) error {
 	if err := validate(v); err != nil {
 		return err
@@ -147,9 +140,8 @@ func (s *Store) Put(ctx context.Context, v Version) error {
 	return nil
 }
 
-// Previous returns the latest entry of t below version (nil when none).
-// An entry past its expires_at that DynamoDB has not yet deleted counts as
-// gone.
+// Previous returns the latest entry of t below version (nil when none); one
+// past its expires_at counts as gone.
 func (s *Store) Previous(ctx context.Context, t Thread, version int) (*Version, error) {
 	if version <= 1 {
 		return nil, nil

@@ -14,10 +14,9 @@ import (
 // DefaultAnthropicVersion is the anthropic-version header sent by default.
 const DefaultAnthropicVersion = "2023-06-01"
 
-// AnthropicClient speaks the Anthropic Messages API (POST
-// {Endpoint}/v1/messages, x-api-key, anthropic-version). Anthropic has no
-// response_format: JSON output is asked for by the prompt and validated by the
-// parser. It is safe for concurrent use.
+// AnthropicClient speaks the Anthropic Messages API (x-api-key,
+// anthropic-version); no response_format: the prompt asks for JSON. It is
+// safe for concurrent use.
 type AnthropicClient struct{ base }
 
 // NewAnthropic returns an Anthropic Messages client authenticating with apiKey.
@@ -88,8 +87,7 @@ func (c *AnthropicClient) Complete(ctx context.Context, p Prompt) (Completion, e
 		Messages:  []anthropicMessage{{Role: "user", Content: []anthropicBlock{{Type: "text", Text: p.User}}}},
 	}
 	if p.System != "" {
-		// The system prompt is the static part, byte-identical across a
-		// review's chunks: marked as the cacheable prefix.
+		// The static part, identical across chunks: the cacheable prefix.
 		req.System = []anthropicBlock{{Type: "text", Text: p.System, CacheControl: &cacheControl{Type: "ephemeral"}}}
 	}
 	return c.call(ctx, p, c.cfg.Timeout, req, map[string]string{"X-Api-Key": c.apiKey, "Anthropic-Version": c.cfg.AnthropicVersion}, c.read)
@@ -115,20 +113,18 @@ func (c *AnthropicClient) read(a answer) (Completion, error) {
 		}
 	}
 	e := &Error{Provider: Anthropic, Status: status, RequestID: reqID, Code: Clip(r.StopReason, 64)}
-	switch r.StopReason {
-	case "refusal":
+	switch {
+	case r.StopReason == "refusal":
 		e.Reason, e.Refusal, e.Detail = ReasonRefusal, sanitizeRefusal(text.String()), "the model refused"
-		return Completion{RequestID: reqID}, Classed(failure.PolicyRejected, 0, e)
-	case "max_tokens":
+	case r.StopReason == "max_tokens":
 		e.Reason, e.Detail = ReasonTruncated, fmt.Sprintf("output cut at max_tokens (%d output tokens)", r.Usage.OutputTokens)
-		return Completion{RequestID: reqID}, Classed(failure.SchemaInvalid, 0, e)
-	case "tool_use":
+	case r.StopReason == "tool_use":
 		e.Reason, e.Detail = ReasonBadResponse, "the model asked for a tool; none was offered"
-		return Completion{RequestID: reqID}, Classed(failure.SchemaInvalid, 0, e)
-	}
-	if text.Len() == 0 {
+	case text.Len() == 0:
 		e.Reason, e.Detail = ReasonBadResponse, "no text content block"
-		return Completion{RequestID: reqID}, Classed(failure.SchemaInvalid, 0, e)
+	}
+	if e.Reason != "" {
+		return Completion{RequestID: reqID}, Classed(ClassFor(e.Reason), 0, e)
 	}
 	return Completion{
 		Content: []byte(text.String()), RequestID: reqID, Model: r.Model, FinishReason: r.StopReason,

@@ -27,26 +27,20 @@ const (
 // formsBestFirst is the order FormatAuto tries.
 var formsBestFirst = []string{FormatJSONSchema, FormatJSONObjectSchema, FormatJSONObject}
 
-// Capabilities are what was found about an endpoint: the structured-output
-// form in use and the context window the server states. Found, not
-// assumed (docs/design.md, "Capabilities are found, not assumed"): a refusal or the server's own listing says.
+// Capabilities are what was found about an endpoint, not assumed
+// (docs/design.md, "Capabilities are found, not assumed").
 type Capabilities struct {
-	// ResponseFormat is the form calls use now (one of formsBestFirst).
-	ResponseFormat string `json:"response_format"`
-	// Detected is true when ResponseFormat was found from the server's
-	// answers (FormatAuto), false when configured.
-	Detected bool `json:"detected"`
-	// ContextTokens is the context window the server reports (0: it
-	// reports none; configure llmContextTokens), and ContextSource where
-	// it was read ("/v1/models max_model_len", "/props n_ctx", …).
+	ResponseFormat string `json:"response_format"` // in use now (one of formsBestFirst)
+	Detected       bool   `json:"detected"`        // found from answers (FormatAuto), not configured
+	// ContextTokens is the window the server reports (0: none; configure
+	// llmContextTokens), ContextSource where ("/props n_ctx", …).
 	ContextTokens int    `json:"context_tokens,omitempty"`
 	ContextSource string `json:"context_source,omitempty"`
 }
 
-// endpointState is what one cold start remembers per endpoint and model:
-// the form the server accepted and the rates its answers came at. It is
-// shared by every client for the same endpoint and model, so a client
-// rebuilt for a rotated key keeps what the old one found.
+// endpointState is what one cold start remembers per endpoint and model (the
+// accepted form, the answer rates), shared so a client rebuilt for a rotated
+// key keeps what the old one found.
 type endpointState struct {
 	mu       sync.Mutex
 	form     string // the form in use
@@ -75,9 +69,8 @@ func (s *endpointState) current() string {
 	return s.form
 }
 
-// stepDown moves from the refused form to the next one, once: concurrent
-// calls refused for the same form step down one place together. It
-// reports whether there is a form left to try.
+// stepDown moves from the refused form to the next, once for all concurrent
+// refusals of it; false when no form is left.
 func (s *endpointState) stepDown(refused string) (string, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -96,24 +89,20 @@ func (s *endpointState) stepDown(refused string) (string, bool) {
 	return s.form, true // another call already stepped down
 }
 
-// refusesFormat reports whether err is the server refusing the request's
-// response_format as invalid (not the model's answer, not a fault).
+// refusesFormat: the server refused the request's response_format as invalid.
 func refusesFormat(err error) bool {
 	e, ok := Details(err)
 	return ok && e.Reason == ReasonInvalidRequest && e.namesFormat
 }
 
-// Probe finds the endpoint's capabilities: the structured-output form, by
-// one tiny completion (max_tokens 1) that steps down as the server refuses
-// forms, and the context window from the server's own listing. For
-// `criticizer doctor` and cold starts; it costs one or a few calls.
+// Probe finds the endpoint's capabilities: the form, by a max_tokens 1
+// completion stepping down as forms are refused, and the context window from
+// the server's listing (`criticizer doctor`, cold starts).
 func (c *Client) Probe(ctx context.Context) (Capabilities, error) {
 	_, err := c.Complete(ctx, Prompt{System: "Answer with the JSON object {}.", User: "{}", MaxTokens: 1})
 	caps := c.Capabilities()
 	if err != nil && !NeedsSmallerInput(err) {
-		// A 1-token answer is cut ("length") or empty: either way the form
-		// was accepted. Anything else (every form refused, a bad key, a
-		// server down) is the probe's answer.
+		// A 1-token answer is cut or empty: the form was accepted.
 		if e, ok := Details(err); !ok || e.Reason != ReasonBadResponse {
 			return caps, err
 		}
@@ -129,12 +118,10 @@ func (c *Client) Capabilities() Capabilities {
 	return Capabilities{ResponseFormat: c.state.form, Detected: c.state.detected}
 }
 
-// ContextTokens reads the context window the server reports for the model:
-// vLLM's /v1/models max_model_len, a context_length or n_ctx field there
-// (LM Studio, llama.cpp forks), else llama.cpp llama-server's /props
-// n_ctx. 0 when none says (OpenAI, Ollama, llama-cpp-python 0.3.36: their
-// listings carry no window; configure llmContextTokens). Errors are not
-// returned: a server without these paths simply reports nothing.
+// ContextTokens reads the model's context window the server reports: vLLM's
+// /v1/models max_model_len, context_length or n_ctx there (LM Studio,
+// llama.cpp forks), else llama-server's /props n_ctx; 0 when none says
+// (OpenAI, Ollama, llama-cpp-python 0.3.36). Errors report nothing.
 func (c *Client) ContextTokens(ctx context.Context) (int, string) {
 	ctx, cancel := context.WithTimeout(ctx, min(c.cfg.Timeout, 5*time.Second))
 	defer cancel()
@@ -189,13 +176,10 @@ func (c *Client) getJSON(ctx context.Context, url string, v any) bool {
 	return json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(v) == nil
 }
 
-// grammarSchema is schema with every escaped dot in its "pattern"
-// keywords written as the class [.], for FormatJSONObjectSchema:
-// llama-cpp-python 0.3.36 turns the schema into a llama.cpp grammar, and
-// "\." (the ReviewResult's version fields, ^[0-9]+\.[0-9]+$) reaches it
-// as an escape llama.cpp's grammar parser refuses ("unknown escape",
-// "failed to parse grammar"), dropping the connection; "[.]" is the same
-// pattern and parses (both observed here on 2026-12-01).
+// grammarSchema writes every "\." in schema's "pattern" keywords as "[.]",
+// for FormatJSONObjectSchema: llama-cpp-python 0.3.36's llama.cpp grammar
+// parser refuses the escape ("unknown escape", "failed to parse grammar")
+// and drops the connection; "[.]" parses (both observed here on 2026-12-01).
 func grammarSchema(schema json.RawMessage) json.RawMessage {
 	var v any
 	if json.Unmarshal(schema, &v) != nil {
@@ -208,8 +192,7 @@ func grammarSchema(schema json.RawMessage) json.RawMessage {
 	return out
 }
 
-// classDots rewrites the "pattern" keyword of every schema in v; under
-// "properties" the keys are property names, never keywords.
+// classDots rewrites every schema's "pattern" in v ("properties" keys are names).
 func classDots(v any) any {
 	switch t := v.(type) {
 	case map[string]any:

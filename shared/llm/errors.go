@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -13,9 +14,8 @@ import (
 	"github.com/criticizer/criticizer/shared/failure"
 )
 
-// Reason says what a provider answer meant, beyond its failure class. The
-// llm stage acts on it: Truncated and ContextLength are answered by a
-// smaller chunk, not by a blind retry.
+// Reason says what a provider answer meant beyond its failure class:
+// Truncated and ContextLength are answered by a smaller chunk, not a retry.
 type Reason string
 
 const (
@@ -28,10 +28,8 @@ const (
 	ReasonAuth          Reason = "auth"
 	ReasonUpstream      Reason = "upstream"
 	ReasonBadRequest    Reason = "bad_request" // the provider says our request is wrong
-	// ReasonInvalidRequest: the server says the request itself is invalid
-	// (a validation error, an unsupported parameter or response format),
-	// whatever status it sent it with: a configuration error, never an
-	// upstream fault to retry.
+	// ReasonInvalidRequest: the server says the request is invalid, whatever
+	// the status: a configuration error, never retried.
 	ReasonInvalidRequest Reason = "invalid_request"
 	// ReasonBusy: 503, the server's queue is full (Ollama: "server busy,
 	// please try again", ollama/ollama PR 4144): waited out with backoff.
@@ -39,12 +37,10 @@ const (
 	ReasonBadResponse Reason = "bad_response" // the answer is not the provider's documented shape
 )
 
-// Error is what a failed call tells: the provider's own code and type
-// (clipped), its request id, and for a refusal the model's sanitized text.
-// It never holds the provider's error message: a 401 message quotes part of
-// the API key; only an invalid request's validation reason is kept
-// (ServerReason: the field and rule, sanitized). It is always wrapped in a
-// *failure.Error that carries the class.
+// Error is what a failed call tells: the provider's code and type (clipped),
+// its request id, a refusal's sanitized text. Never the provider's message
+// (a 401's quotes part of the key), only an invalid request's validation
+// reason. It is always wrapped in a *failure.Error carrying the class.
 type Error struct {
 	Provider  string
 	Reason    Reason
@@ -52,21 +48,16 @@ type Error struct {
 	Code      string
 	Type      string
 	RequestID string
-	// Refusal is the model's refusal text, one line, clipped (diagnostics).
-	Refusal string
-	// Detail is our own wording, never upstream text.
-	Detail string
-	// ServerReason is, for ReasonInvalidRequest, what the server said was
-	// invalid: the validation messages without the values they quote,
-	// one line, clipped and passed through shared/sanitize.
+	Refusal   string // the model's refusal, one line, clipped
+	Detail    string // our own wording, never upstream text
+	// ServerReason (ReasonInvalidRequest) is the validation messages without
+	// the values they quote, one line, clipped.
 	ServerReason string
-	// namesFormat: the invalid request's reason names the response format.
-	namesFormat bool
-	// RateLimit is what the answer's headers said about the limits.
-	RateLimit RateLimit
-	// RetryAfterHeader is the wait the answer's Retry-After (or
-	// retry-after-ms) header asked for, 0 when it sent none: a limiter obeys
-	// it, while a reset header only says when a limit is full again.
+	namesFormat  bool      // the invalid request's reason names the response format
+	RateLimit    RateLimit // what the answer's headers said
+	// RetryAfterHeader is the Retry-After (or retry-after-ms) wait, 0 when
+	// none was sent: a limiter obeys it; a reset header only says when a
+	// limit is full again.
 	RetryAfterHeader time.Duration
 }
 
@@ -111,22 +102,19 @@ func Details(err error) (*Error, bool) {
 	return e, ok
 }
 
-// NeedsSmallerInput reports whether err says the request or its answer did
-// not fit the model: truncated output or an over-long prompt. A smaller chunk
-// (or, for truncation, a higher max_tokens) may succeed where a retry cannot.
+// NeedsSmallerInput reports whether the request or its answer did not fit the model; a
+// smaller chunk may succeed where a retry cannot.
 func NeedsSmallerInput(err error) bool {
 	e, ok := Details(err)
 	return ok && (e.Reason == ReasonTruncated || e.Reason == ReasonContextLength)
 }
 
-// Classed wraps e in a *failure.Error of class (the form every provider
-// family returns).
+// Classed wraps e in a *failure.Error of class.
 func Classed(class failure.Class, retryAfter time.Duration, e *Error) error {
 	return &failure.Error{Class: class, RetryAfter: retryAfter, UpstreamCode: e.Status, Err: e}
 }
 
-// ClassFor is the failure class every provider's reason maps to, unless the
-// provider's own code says more (rate limits vs quota, 5xx vs network).
+// ClassFor is the class a reason maps to unless the provider's code says more.
 func ClassFor(r Reason) failure.Class {
 	switch r {
 	case ReasonRefusal, ReasonContentFilter:
@@ -142,14 +130,12 @@ func ClassFor(r Reason) failure.Class {
 	case ReasonInvalidRequest:
 		return failure.InternalBug
 	}
-	// Truncated, ContextLength, BadRequest, BadResponse: retrying the same
-	// request cannot help; the llm stage re-chunks the first two.
+	// Truncated, ContextLength, BadRequest, BadResponse: a retry cannot help.
 	return failure.SchemaInvalid
 }
 
-// openAIError is the OpenAI-compatible error envelope:
-// {"error":{"code","type","message","param"}}. code is a string for OpenAI, a
-// number for some compatibles, null for rate limits; type is null on Azure.
+// openAIError is {"error":{"code","type","message","param"}}: code a string
+// (OpenAI), a number (some compatibles) or null; type null on Azure.
 type openAIError struct {
 	Error struct {
 		Code    json.RawMessage `json:"code"`
@@ -192,9 +178,7 @@ func (e openAIError) typ() string {
 //	other 4xx                                      SCHEMA_INVALID
 //
 // The message is read only to recognise a context-length look-alike and an
-// invalid request; only the latter's validation reason is kept
-// (ServerReason), never the message of any other answer (for 401 it quotes
-// part of the key).
+// invalid request, whose validation reason alone is kept.
 func openAIStatusError(provider string, resp *http.Response, body []byte, reqID string) error {
 	var ae openAIError
 	_ = json.Unmarshal(body, &ae) // a non-JSON body leaves code and type empty
@@ -221,9 +205,7 @@ func openAIStatusError(provider string, resp *http.Response, body []byte, reqID 
 		e.Reason = ReasonRateLimited
 		var explicit bool
 		e.RetryAfterHeader, explicit = explicitRetryAfter(resp.Header, time.Now())
-		// Without Retry-After, type names the limit that was hit: its reset is
-		// the hint (the other limit's reset is when that one is full again,
-		// which may be much later).
+		// Without Retry-After, type names the limit hit: its reset is the hint.
 		if !explicit && (typ == "tokens" || typ == "requests") {
 			if d, err := time.ParseDuration(strings.TrimSpace(resp.Header.Get("X-Ratelimit-Reset-" + typ))); err == nil {
 				retryAfter = min(max(d, 0), maxRetryAfter)
@@ -257,26 +239,19 @@ func openAIStatusError(provider string, resp *http.Response, body []byte, reqID 
 	return Classed(ClassFor(e.Reason), retryAfter, e)
 }
 
-// MentionsContextLength recognises the wording providers use when the prompt
-// is too long but the code does not say so (DeepSeek: invalid_request_error,
-// "This model's maximum context length is 65536 tokens ..."; Anthropic:
-// "prompt is too long"; Bedrock: "Input is too long for requested model").
+// MentionsContextLength recognises a too-long prompt the code does not name
+// (DeepSeek: "This model's maximum context length is 65536 tokens ...";
+// Anthropic: "prompt is too long"; Bedrock: "Input is too long for requested model").
 func MentionsContextLength(msg string) bool {
 	m := strings.ToLower(msg)
-	for _, s := range []string{"context length", "context_length", "context window", "prompt is too long",
-		"input is too long", "too many tokens", "too many input tokens", "reduce the length"} {
-		if strings.Contains(m, s) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc([]string{"context length", "context_length", "context window", "prompt is too long",
+		"input is too long", "too many tokens", "too many input tokens", "reduce the length"},
+		func(s string) bool { return strings.Contains(m, s) })
 }
 
-// parseRetryAfter reads how long the provider asks us to wait: Retry-After
-// (delay-seconds or HTTP date), retry-after-ms, then OpenAI's
-// x-ratelimit-reset-requests / x-ratelimit-reset-tokens, which are Go-style
-// durations ("12ms", "1s", "6m0s"); with both, the longer wins, since either
-// limit blocks the request. Unparseable or past values give 0 (backoff decides).
+// parseRetryAfter reads how long the provider asks us to wait: Retry-After,
+// retry-after-ms, then the longer of OpenAI's x-ratelimit-reset-requests /
+// -tokens (Go durations: "6m0s"). Unparseable or past values give 0.
 func parseRetryAfter(h http.Header, now time.Time) time.Duration {
 	if d, ok := explicitRetryAfter(h, now); ok {
 		return d
@@ -290,8 +265,7 @@ func parseRetryAfter(h http.Header, now time.Time) time.Duration {
 	return min(longest, maxRetryAfter)
 }
 
-// explicitRetryAfter reads Retry-After (delay-seconds or HTTP date), then
-// retry-after-ms; ok is false when neither is sent or parses.
+// explicitRetryAfter reads Retry-After (seconds or HTTP date), then retry-after-ms.
 func explicitRetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
 		if secs, err := strconv.ParseFloat(v, 64); err == nil {
@@ -312,8 +286,7 @@ func explicitRetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 	return 0, false
 }
 
-// maxRetryAfter only guards the conversion against overflow; the stage's
-// retry policy applies rule BO-2's 5-minute ceiling.
+// maxRetryAfter only guards against overflow; rule BO-2's ceiling is the stage's.
 const maxRetryAfter = 24 * time.Hour
 
 func clampRetryAfter(secs float64) time.Duration {
@@ -326,9 +299,7 @@ func clampRetryAfter(secs float64) time.Duration {
 	return time.Duration(secs * float64(time.Second))
 }
 
-// requestID is the first request-id header the provider sets: OpenAI
-// x-request-id, Anthropic request-id, Azure apim-request-id / x-ms-request-id,
-// AWS x-amzn-requestid.
+// requestID is the first request-id header set (OpenAI, Anthropic, Azure, AWS).
 func requestID(h http.Header) string {
 	for _, name := range []string{"X-Request-Id", "Request-Id", "Apim-Request-Id", "X-Ms-Request-Id", "X-Amzn-Requestid"} {
 		if v := h.Get(name); v != "" {
@@ -338,8 +309,7 @@ func requestID(h http.Header) string {
 	return ""
 }
 
-// sanitizeRefusal keeps a refusal readable in diagnostics: one line, no
-// control characters, at most 500 bytes.
+// sanitizeRefusal: one line, no control characters, at most 500 bytes.
 func sanitizeRefusal(s string) string { return Clip(domain.OneLine(s), 500) }
 
 // Clip cuts s to at most n bytes at a UTF-8 boundary.

@@ -18,9 +18,8 @@ type answer struct {
 	requestID string
 }
 
-// call sends body as JSON with headers within timeout, reads the answer
-// with read (the family's), and writes the call's log record. A transport
-// failure or an over-long body is returned classed.
+// call posts body within timeout, reads the answer with the family's read
+// and logs the call.
 func (b *base) call(ctx context.Context, p Prompt, timeout time.Duration, body any, headers map[string]string,
 	read func(answer) (Completion, error)) (Completion, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)

@@ -3,27 +3,25 @@ package llm
 import (
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/criticizer/criticizer/shared/domain"
 )
 
-// invalidMarkers are the words servers use when the request itself is
-// invalid, lower-cased: pydantic v2 validation errors (llama-cpp-python and
-// vLLM are FastAPI servers: "Input should be 'text' or 'json_object'",
-// literal_error, extra_forbidden, "Field required"), OpenAI's
-// invalid_request_error type and unsupported-parameter wording, and any
-// complaint that names the response format.
+// invalidMarkers are the words servers use for an invalid request: pydantic
+// v2 validation errors (llama-cpp-python and vLLM are FastAPI servers),
+// OpenAI's invalid_request_error and unsupported-parameter wording, and any
+// complaint naming the response format.
 var invalidMarkers = []string{"input should be", "validation error", "literal_error", "extra_forbidden",
 	"field required", "missing required parameter", "unrecognized request argument", "unsupported parameter",
 	"unknown parameter", "invalid_request_error", "response_format", "json_schema", "not supported"}
 
-// InvalidRequest reports whether an error answer says the request itself
-// was invalid, whatever its status: llama-cpp-python 0.3.36 answers an
+// InvalidRequest reports whether an error answer says the request was
+// invalid, whatever its status: llama-cpp-python 0.3.36 answers an
 // unsupported response_format with HTTP 500 (../shared/reference/
-// llm-providers.md), which is no upstream fault. Callers check context
-// length, rate limits, content filters and auth first: those are invalid
-// requests of their own kinds.
+// llm-providers.md). Callers check context length, rate limits, filters and
+// auth first.
 func InvalidRequest(status int, code, typ, msg string, body []byte) bool {
 	if status < 400 {
 		return false
@@ -35,27 +33,18 @@ func InvalidRequest(status int, code, typ, msg string, body []byte) bool {
 	if text == "" {
 		text = strings.ToLower(string(body[:min(len(body), 4096)]))
 	}
-	for _, m := range invalidMarkers {
-		if strings.Contains(text, m) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(invalidMarkers, func(m string) bool { return strings.Contains(text, m) })
 }
 
-// pydanticError matches one entry of a pydantic error list printed with
-// Python's repr, as llama-cpp-python puts it in error.message:
+// pydanticError matches one entry of a pydantic error list in Python's repr
+// (llama-cpp-python's error.message):
 // {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': "Input should be …", 'input': …}.
 var pydanticError = regexp.MustCompile(`'loc': \(([^)]*)\), 'msg': (?:'([^']*)'|"([^"]*)")`)
 
-// invalidReason is what the server said was wrong, without the values its
-// messages quote (pydantic's 'input' repeats what we sent, which may be
-// prompt text): "loc: msg" per validation error, else the message's first
-// line, clipped. It is upstream text all the same: every place it leaves
-// through (logs, the job's error, chunk diagnostics) passes it through
-// shared/sanitize, which masks secrets in it (sanitize imports this
-// package's tests, so the masking is theirs). namesFormat reports whether
-// it names the response format.
+// invalidReason is what the server said was wrong without the values it
+// quotes (pydantic's 'input' may be prompt text): "loc: msg" per error,
+// else the message's first line. Still upstream text: everywhere it leaves
+// it passes shared/sanitize. namesFormat: it names the response format.
 func invalidReason(msg string, body []byte) (reason string, namesFormat bool) {
 	var parts []string
 	for _, m := range pydanticError.FindAllStringSubmatch(msg, 8) {

@@ -12,27 +12,21 @@ import (
 	"github.com/criticizer/criticizer/shared/failure"
 )
 
-// Limiter keeps a provider's rate limits per model for one function instance
-// and paces calls to them, so that a provider asking to slow down is waited
-// out inside the attempt instead of failing it (rule BO-4, "waiting is not
-// failing"):
+// Limiter paces one instance's calls to a provider's per-model rate limits,
+// so a provider asking to slow down is waited out inside the attempt (rule
+// BO-4, "waiting is not failing"):
 //
-//   - limits come from configuration (requests and tokens per minute) and
-//     from the rate-limit headers of every answer (ParseRateLimit), which
-//     describe the limit shared by all callers and so correct this
-//     instance's view; each is a token bucket refilling continuously;
-//   - a call waits until both buckets hold its cost (prompt tokens,
-//     estimated from bytes with the ratio the provider's usage reports, plus
-//     its output reservation), and until any provider-requested pause ends;
-//   - a 429 (RATE_LIMITED), or a 503 from a busy server (at most
-//     maxBusyRetries per call), is retried after the provider's Retry-After
-//     or reset hint (full-jitter backoff when there is none, as Bedrock and
-//     self-hosted servers send), and halves the calls allowed in flight;
-//     each success raises it again by one per window of calls (AIMD);
-//   - a wait that cannot end Reserve before the context's deadline, or that
-//     is longer than MaxWait (the spec's 5-minute ceiling), is not waited:
-//     the call fails RATE_LIMITED with the wait as its Retry-After, and the
-//     stage ends the attempt with its finished work stored.
+//   - limits come from configuration and from every answer's rate-limit
+//     headers (the limit all callers share); each is a continuously
+//     refilling token bucket;
+//   - a call waits until both buckets hold its cost (prompt bytes over the
+//     bytes-per-token ratio usage reports, plus its output reservation) and
+//     any provider-requested pause ends;
+//   - a 429, or a busy server's 503 (at most maxBusyRetries per call), is
+//     retried after the provider's hint (full-jitter backoff without one)
+//     and halves the calls allowed in flight; successes raise it again (AIMD);
+//   - a wait that cannot end Reserve before the deadline, or longer than
+//     MaxWait, fails RATE_LIMITED with the wait as its Retry-After.
 //
 // It is safe for concurrent use.
 type Limiter struct {
@@ -42,52 +36,38 @@ type Limiter struct {
 	models map[string]*modelLimits
 }
 
-// Shared is a token budget per model and minute that every instance of the
-// llm function draws from (shared/store's MinuteTokens): each instance
-// paces itself, and together they keep to the provider's limit, which is
-// the account's, not the instance's.
+// Shared is a per-model, per-minute token budget all llm instances draw from
+// (shared/store's MinuteTokens): the provider's limit is the account's.
 type Shared interface {
-	// Take reserves tokens of model's current minute; a zero wait says
-	// they were reserved, a positive one how long until a minute with room.
+	// Take reserves tokens of model's current minute, or says how long
+	// until a minute with room.
 	Take(ctx context.Context, model string, tokens int, now time.Time) (wait time.Duration, err error)
 }
 
 // LimiterConfig configures a Limiter. Zero fields take the defaults noted.
 type LimiterConfig struct {
-	// Shared, when set, is drawn from after this instance's own pacing: the
-	// limit across concurrent reviews (nil: this instance's pacing only).
-	Shared Shared
-	// RequestsPerMinute and TokensPerMinute are the configured limits; 0
-	// means unknown until the provider's headers say (Bedrock never does).
+	Shared Shared // drawn from after this instance's own pacing; nil: none
+	// RequestsPerMinute and TokensPerMinute: 0 is unknown until the
+	// provider's headers say (Bedrock never does).
 	RequestsPerMinute, TokensPerMinute int
-	// MaxConcurrency is the most calls in flight per model; 0 means 4.
-	MaxConcurrency int
-	// OutputTokens is the output reservation of a call whose Prompt sets no
-	// MaxTokens (the client's max_tokens); it counts against the token
-	// limit, as providers count it. 0 means DefaultMaxTokens.
-	OutputTokens int
-	// BytesPerToken is the first estimate of prompt bytes per token, refined
-	// from the usage answers report; 0 means 4.
-	BytesPerToken float64
-	// Reserve is the time a call needs after its wait: a wait is only taken
-	// if it ends Reserve before the context's deadline. Set it to the
-	// client's timeout.
+	MaxConcurrency                     int // calls in flight per model; 0 means 4
+	// OutputTokens reserves a call's output when its Prompt sets no
+	// MaxTokens (providers count it); 0 means DefaultMaxTokens.
+	OutputTokens  int
+	BytesPerToken float64 // first estimate, refined from usage; 0 means 4
+	// Reserve is the time a call needs after its wait, before the deadline:
+	// the client's timeout.
 	Reserve time.Duration
-	// MaxWait is the longest single wait; longer ones end the attempt. 0
-	// means 5 minutes (rule BO-2's ceiling).
-	MaxWait time.Duration
-	// Clock is the time source; nil means the system clock.
-	Clock Clock
-	// Backoff draws the wait after the nth consecutive 429 (a fresh
-	// full-jitter draw per call); nil means backoff.Default.Delay(n, 0).
+	MaxWait time.Duration // longest single wait; 0 means DefaultMaxWait
+	Clock   Clock         // nil: the system clock
+	// Backoff draws the wait after the nth consecutive 429; nil means
+	// backoff.Default.Delay(n, 0).
 	Backoff func(n int) time.Duration
-	// Logger gets a record per rate-limited answer; nil discards.
-	Logger *slog.Logger
+	Logger  *slog.Logger // a record per rate-limited answer; nil discards
 }
 
-// Clock is the Limiter's time source. A waiter asks for the time it waits
-// until, not a duration: waiters that computed the same end from the same
-// now then end together, on a virtual clock as on the wall clock.
+// Clock is the Limiter's time source. Waiters ask for an end time, not a
+// duration, so those computing the same end wake together on any clock.
 type Clock interface {
 	Now() time.Time
 	At(t time.Time) <-chan time.Time
@@ -167,7 +147,6 @@ func (l *Limiter) model(name string) *modelLimits {
 	return m
 }
 
-// modelLimits is one model's state.
 type modelLimits struct {
 	mu           sync.Mutex
 	tokens       bucket
@@ -193,9 +172,8 @@ func (m *modelLimits) broadcast() {
 	m.changed = make(chan struct{})
 }
 
-// bucket is a token bucket of a per-minute limit, refilled continuously
-// (the way Anthropic documents its limits; OpenAI's behave alike). A zero
-// capacity is an unknown limit: no pacing.
+// bucket is a per-minute limit refilled continuously (as Anthropic documents
+// its limits; OpenAI's behave alike). Zero capacity: unknown, no pacing.
 type bucket struct {
 	capacity float64
 	level    float64
@@ -237,9 +215,8 @@ func (b *bucket) take(n float64) {
 	}
 }
 
-// learn takes the provider's view: its limit, and what it has left as of
-// the answer, aged by the refill since and the reservations made since
-// (spentSince) by this instance.
+// learn takes the provider's limit and what it had left, less this
+// instance's reservations since (spentSince).
 func (b *bucket) learn(limit int, remaining int, hasRemaining bool, spentSince float64, now time.Time) {
 	if limit > 0 && float64(limit) != b.capacity {
 		if b.capacity <= 0 {
@@ -281,7 +258,7 @@ func (l *Limiter) complete(ctx context.Context, model string, m *modelLimits, ne
 		if err != nil {
 			return Completion{}, err
 		}
-		comp, err := next.Complete(ctx, p)
+		comp, err := next.Complete(ctx, p) // release sets the pause a slow-down asks for
 		l.release(m, p, comp, err, mark)
 		if !slowDown(err) || (busy(err) && limited >= maxBusyRetries) {
 			if err == nil {
@@ -290,13 +267,10 @@ func (l *Limiter) complete(ctx context.Context, model string, m *modelLimits, ne
 			return comp, err
 		}
 		limited++
-		// The provider asked us to slow down: the pause is set (release);
-		// the loop waits it out, or ends the attempt if it cannot.
 	}
 }
 
-// shared waits until the shared budget holds the call's cost, and reserves
-// it; it returns how long it waited.
+// shared waits for and reserves the call's cost in the shared budget.
 func (l *Limiter) shared(ctx context.Context, model string, cost float64) (time.Duration, error) {
 	if l.cfg.Shared == nil {
 		return 0, nil
@@ -319,8 +293,7 @@ func (l *Limiter) shared(ctx context.Context, model string, cost float64) (time.
 	}
 }
 
-// spentMark is where the reservation counters stood right after a call's
-// own, and how long the call waited for it.
+// spentMark is the reservation counters right after a call's own, and its wait.
 type spentMark struct {
 	tokens, calls float64
 	waited        time.Duration
@@ -373,8 +346,7 @@ func (l *Limiter) acquire(ctx context.Context, m *modelLimits, cost float64) (sp
 	}
 }
 
-// fits refuses a wait that is longer than MaxWait or that would not leave
-// Reserve before ctx's deadline.
+// fits refuses a wait over MaxWait or not leaving Reserve before the deadline.
 func (l *Limiter) fits(ctx context.Context, now time.Time, wait time.Duration) error {
 	e := &Error{Provider: "limiter", Reason: ReasonRateLimited}
 	if wait > l.cfg.MaxWait {
@@ -396,8 +368,8 @@ func (l *Limiter) free(m *modelLimits) {
 	m.broadcast()
 }
 
-// release ends a call: it frees the slot, learns from the answer's headers
-// and usage, and on a 429 pauses the model and lowers its concurrency.
+// release frees the slot, learns from headers and usage, and on a slow-down
+// pauses the model and lowers its concurrency.
 func (l *Limiter) release(m *modelLimits, p Prompt, comp Completion, err error, mark spentMark) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -409,8 +381,7 @@ func (l *Limiter) release(m *modelLimits, p Prompt, comp Completion, err error, 
 	if hasDetails {
 		rl = d.RateLimit
 	}
-	// The headers are as of this call's admission: what this instance
-	// reserved after it is not in them yet.
+	// The headers predate what this instance reserved after this call.
 	m.tokens.learn(rl.TokensLimit, rl.TokensRemaining, rl.HasTokens, m.spentTokens-mark.tokens, now)
 	m.requests.learn(rl.RequestsLimit, rl.RequestsRemaining, rl.HasRequests, m.spentCalls-mark.calls, now)
 
@@ -429,13 +400,11 @@ func (l *Limiter) release(m *modelLimits, p Prompt, comp Completion, err error, 
 	}
 	m.stats.RateLimited++
 	m.consecutive++
-	// The wait: what the provider's Retry-After asks; else, when its headers
-	// told what is left, what the buckets need for this call (a reset header
-	// is when a limit is full again, longer than needed); else the reset
-	// hint; else backoff.
+	// The wait: Retry-After; else, with headers, what the buckets need (a
+	// reset header is when a limit is full again, longer than needed); else
+	// the reset hint; else backoff.
 	if !rl.HasTokens && !rl.HasRequests {
-		// No headers (Bedrock): as far as the provider is concerned the
-		// buckets are empty; a configured limit then paces the retry.
+		// No headers (Bedrock): the buckets are empty; a configured limit paces the retry.
 		m.tokens.level = math.Min(m.tokens.level, 0)
 		m.requests.level = math.Min(m.requests.level, 0)
 	}
@@ -450,15 +419,14 @@ func (l *Limiter) release(m *modelLimits, p Prompt, comp Completion, err error, 
 		hint = failure.RetryAfter(err)
 	}
 	if hint > 0 || paced <= 0 {
-		// The retry policy's full-jitter backoff per consecutive 429 (rule
-		// BO-1), and a Retry-After never shortens it (spec §8.2: max of the
-		// two); with no hint at all (Bedrock's ThrottlingException) the
-		// backoff alone.
+		// Full-jitter backoff per consecutive 429 (rule BO-1), never
+		// shortened by a Retry-After (spec §8.2: max of the two).
 		hint = max(hint, l.backoff(m.consecutive))
 	}
-	m.pausedUntil = maxTime(m.pausedUntil, now.Add(hint))
-	// Multiplicative decrease, once per pause: the 429s of calls that were
-	// in flight together are one signal.
+	if until := now.Add(hint); until.After(m.pausedUntil) {
+		m.pausedUntil = until
+	}
+	// Multiplicative decrease once per pause: concurrent 429s are one signal.
 	if !now.Before(m.lastDecrease) {
 		m.concurrency = math.Max(1, m.concurrency/2)
 		m.lastDecrease = now.Add(max(hint, paced))
@@ -471,15 +439,12 @@ func (l *Limiter) release(m *modelLimits, p Prompt, comp Completion, err error, 
 		slog.Int("consecutive", m.consecutive), slog.String("reason", string(reason)))
 }
 
-// maxBusyRetries bounds the 503s one call waits out: a server whose queue
-// stays full (or a gateway answering 503 for a server that is gone) ends
-// the attempt, retryable, instead of spending the invocation on it.
+// maxBusyRetries bounds the 503s one call waits out: a queue that stays full
+// (or a gateway for a server that is gone) ends the attempt, retryable.
 const maxBusyRetries = 5
 
-// slowDown reports whether err asks the caller to wait and send again: a
-// rate limit (429) or a busy server (503, Ollama's full queue). Servers
-// without rate-limit headers (llama.cpp, vLLM, Ollama) pace by the
-// configured limits and these answers' backoff.
+// slowDown: err asks to wait and send again (a 429, or a 503 busy server
+// such as Ollama's full queue).
 func slowDown(err error) bool {
 	return failure.Classify(err) == failure.RateLimited || busy(err)
 }
@@ -494,11 +459,4 @@ func (l *Limiter) backoff(n int) time.Duration {
 		return l.cfg.Backoff(n)
 	}
 	return backoff.Default.Delay(n, 0)
-}
-
-func maxTime(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
 }

@@ -1,16 +1,11 @@
 // Package llm owns the conversation with the LLM provider: one call per
-// review chunk through one small interface (Provider) with three families
-// behind it — OpenAI-compatible Chat Completions (OpenAI, Azure OpenAI, vLLM,
+// review chunk through one interface (Provider) with three families behind
+// it — OpenAI-compatible Chat Completions (OpenAI, Azure OpenAI, vLLM,
 // Ollama, DeepSeek gateways), Anthropic Messages, and Amazon Bedrock Converse
-// through the AWS SDK with IAM. Each has an explicit timeout, a bounded
-// response, and every answer mapped onto the error classes of rule RC-6
-// (shared/failure) plus a Reason (truncated, context length, refusal, quota…)
-// so the llm stage can re-chunk instead of failing.
-//
-// The package knows nothing about reviews: it sends a Prompt and returns the
-// model's content bytes. It never logs or returns the prompt, the content,
-// the API key or the provider's error message; logs carry sizes, hashes,
-// status codes and request ids.
+// (AWS SDK, IAM). Each has an explicit timeout, a bounded response, and
+// every answer mapped onto rule RC-6's error classes plus a Reason, so the
+// llm stage can re-chunk instead of failing. It never logs or returns the
+// prompt, the content, the API key or the provider's error message.
 package llm
 
 import (
@@ -31,13 +26,12 @@ import (
 	"github.com/criticizer/criticizer/shared/failure"
 )
 
-// DefaultMaxResponseBytes bounds the HTTP response body read from the provider.
-const DefaultMaxResponseBytes = 4 << 20
-
-// DefaultMaxTokens is the output budget sent when Config.MaxTokens is unset.
-// Anthropic and Bedrock require one; a ReviewResult for one chunk fits well
-// inside it.
-const DefaultMaxTokens = 4096
+const (
+	DefaultMaxResponseBytes = 4 << 20 // response body read from the provider
+	// DefaultMaxTokens is the output budget when Config.MaxTokens is unset
+	// (Anthropic and Bedrock require one).
+	DefaultMaxTokens = 4096
+)
 
 // Provider family names (LLM_PROVIDER).
 const (
@@ -49,19 +43,15 @@ const (
 // Response formats for OpenAI-compatible endpoints (LLM_RESPONSE_FORMAT;
 // FormatAuto and FormatJSONObjectSchema are in capabilities.go).
 const (
-	// FormatJSONSchema sends response_format json_schema with the ReviewResult
-	// schema (OpenAI, Azure OpenAI, vLLM, Ollama).
+	// FormatJSONSchema sends the ReviewResult schema (OpenAI, Azure, vLLM, Ollama).
 	FormatJSONSchema = "json_schema"
-	// FormatJSONObject sends response_format json_object (DeepSeek and older
-	// servers): valid JSON is enforced, the shape only by the prompt, whose
-	// text states the output contract in every prompt version (1.2.0 carries
-	// the schema verbatim). The client never adds to the prompt's text: that
-	// would be a new prompt_version.
+	// FormatJSONObject (DeepSeek, older servers) enforces valid JSON; the
+	// shape only the prompt states (the client never adds to its text: that
+	// would be a new prompt_version).
 	FormatJSONObject = "json_object"
 )
 
-// Provider is what the llm stage needs from a model: one completion. Each
-// family's client, the Limiter's wrapper and the tests' fakes implement it.
+// Provider is what the llm stage needs from a model: one completion.
 type Provider interface {
 	Complete(ctx context.Context, p Prompt) (Completion, error)
 }
@@ -74,59 +64,41 @@ func (f ProviderFunc) Complete(ctx context.Context, p Prompt) (Completion, error
 
 // Config is the non-secret configuration of a provider client.
 type Config struct {
-	// Endpoint is the provider's BASE URL (scheme and host, optionally a
-	// path prefix such as an Azure deployment or a gateway prefix); the
-	// client appends the API path: /v1/chat/completions (openai),
-	// /v1/messages (anthropic). For bedrock it overrides the SDK's regional
-	// endpoint and is usually empty.
+	// Endpoint is the provider's base URL (an Azure deployment or gateway
+	// prefix allowed); the client appends the API path (apiPaths). For
+	// bedrock it overrides the SDK's regional endpoint.
 	Endpoint string
-	// Model is the model (or Bedrock model id / inference profile).
-	Model string
+	Model    string // or Bedrock model id / inference profile
 	// Timeout bounds one Complete call, connection to last byte. Required:
-	// the llm stage must never wait on the provider longer than its lease.
-	Timeout time.Duration
-	// MaxTokens is the output budget; 0 means DefaultMaxTokens.
-	MaxTokens int
-	// ResponseFormat is FormatAuto (default), FormatJSONSchema,
-	// FormatJSONObjectSchema or FormatJSONObject; openai only.
-	ResponseFormat string
-	// Schema is the JSON schema sent with FormatJSONSchema and FormatJSONObjectSchema.
-	Schema json.RawMessage
-	// AnthropicVersion is the anthropic-version header; empty means 2023-06-01.
-	AnthropicVersion string
-	// MaxResponseBytes bounds the response body; 0 means DefaultMaxResponseBytes.
-	MaxResponseBytes int64
-	// HTTPClient sends the requests; nil means a client with no timeout of
-	// its own (Timeout applies through the request context).
+	// the stage must never wait on the provider longer than its lease.
+	Timeout          time.Duration
+	MaxTokens        int             // 0 means DefaultMaxTokens
+	ResponseFormat   string          // openai only: FormatAuto (default) or a form
+	Schema           json.RawMessage // sent with FormatJSONSchema and FormatJSONObjectSchema
+	AnthropicVersion string          // "" means DefaultAnthropicVersion
+	MaxResponseBytes int64           // 0 means DefaultMaxResponseBytes
+	// HTTPClient nil: a client with no timeout of its own (Timeout applies
+	// through the request context).
 	HTTPClient *http.Client
-	// Logger receives one record per call; nil means slog.Default().
-	Logger *slog.Logger
+	Logger     *slog.Logger // one record per call; nil means slog.Default()
 }
 
-// Prompt is the request: a system and a user message. It has the same fields
-// as result.Prompt, which converts to it directly.
+// Prompt is the request (result.Prompt converts to it directly).
 type Prompt struct {
-	System string
-	User   string
-	// MaxTokens, when positive, overrides Config.MaxTokens for this call (the
-	// llm stage raises it after a truncated answer).
-	MaxTokens int
+	System, User string
+	MaxTokens    int // when positive, overrides Config.MaxTokens
 }
 
-// Usage is the provider's token accounting for one call, normalized across
-// families: InputTokens counts every input token, cached or not (OpenAI's
-// prompt_tokens already does; Anthropic's and Bedrock's input tokens exclude
-// the cache reads and writes, which are added in).
+// Usage is one call's token accounting, normalized: InputTokens counts every
+// input token, cached or not (Anthropic's and Bedrock's cache reads and
+// writes are added in).
 type Usage struct {
 	InputTokens  int `json:"input_tokens"`
 	OutputTokens int `json:"output_tokens"`
-	// CachedInputTokens were read from the provider's prompt cache, billed at
-	// a fraction of the base price (OpenAI prompt_tokens_details.cached_tokens,
-	// Anthropic cache_read_input_tokens, Bedrock cacheReadInputTokens).
+	// CachedInputTokens were read from the prompt cache, billed at a fraction.
 	CachedInputTokens int `json:"cached_input_tokens,omitempty"`
-	// CacheWriteInputTokens were written to the cache (Anthropic
-	// cache_creation_input_tokens, Bedrock cacheWriteInputTokens), billed at
-	// or above the base price; they are part of the uncached input.
+	// CacheWriteInputTokens were written to it, billed at or above the base
+	// price; part of the uncached input.
 	CacheWriteInputTokens int `json:"cache_write_input_tokens,omitempty"`
 }
 
@@ -142,23 +114,16 @@ func (u Usage) Add(v Usage) Usage {
 
 // Completion is a successful answer.
 type Completion struct {
-	// Content is the model's text answer, unparsed.
-	Content []byte
-	// RequestID is the provider's request id, for support tickets and
-	// dead-letter context.
+	Content      []byte // the model's text answer, unparsed
 	RequestID    string
 	Model        string
 	FinishReason string
 	Usage        Usage
-	// RateLimit is what the answer's headers said about the limits.
-	RateLimit RateLimit
-	// RateLimited and Waited are what a Limiter met on the way to this
-	// answer: the provider's 429s it waited out, and the time it waited.
-	RateLimited int
-	Waited      time.Duration
-	// ResponseFormat is the structured-output form the answer was asked in
-	// (openai: one of formsBestFirst; empty for the other families).
-	ResponseFormat string
+	RateLimit    RateLimit // what the answer's headers said
+	// RateLimited and Waited: the 429s a Limiter waited out, and how long.
+	RateLimited    int
+	Waited         time.Duration
+	ResponseFormat string // openai: the form asked in (formsBestFirst)
 }
 
 // Family is one provider family (an LLM_PROVIDER value): how its client
@@ -169,14 +134,19 @@ type Family struct {
 	// overrides it); otherwise it sends an API key read from LLM_SECRET_ID
 	// to the required LLM_ENDPOINT.
 	AWS bool
+	// For an AWS family, what infra grants its callers: the service's VPC
+	// interface endpoint (Endpoint), the IAM action a model call needs
+	// (Invoke) and the ARNs of a model it is granted on (ModelARNs, as
+	// CloudFormation ${AWS::…} templates).
+	Endpoint, Invoke string
+	ModelARNs        func(model string) []string
 	// build returns the client; nil until the family's package registers
 	// it (Register).
 	build func(cfg Config, cred Credentials) (Provider, error)
 }
 
-// Credentials are what a client authenticates with: the API key (read by
-// the caller from Secrets Manager) or the AWS configuration (region and the
-// role's credentials), as its Family says.
+// Credentials are the API key (from Secrets Manager) or the AWS
+// configuration, as the Family says.
 type Credentials struct {
 	APIKey string
 	AWS    aws.Config
@@ -189,7 +159,25 @@ var families = map[string]*Family{
 	Anthropic: {build: func(cfg Config, c Credentials) (Provider, error) { return NewAnthropic(cfg, c.APIKey) }},
 	// Built by shared/llm/bedrock, which registers itself: only binaries
 	// that import it link the Bedrock SDK.
-	Bedrock: {AWS: true},
+	// Converse is authorized as bedrock:InvokeModel.
+	Bedrock: {AWS: true, Endpoint: "bedrock-runtime", Invoke: "bedrock:InvokeModel", ModelARNs: bedrockModelARNs},
+}
+
+// bedrockModelARNs: the foundation model (in any region, for inference
+// profiles that route across regions) and, for a geographic inference
+// profile id ("eu.…"), the profile itself.
+func bedrockModelARNs(model string) []string {
+	base, profile := model, false
+	for _, geo := range []string{"us.", "eu.", "apac.", "us-gov.", "global."} {
+		if rest, ok := strings.CutPrefix(model, geo); ok {
+			base, profile = rest, true
+		}
+	}
+	out := []string{"arn:${AWS::Partition}:bedrock:*::foundation-model/" + base}
+	if profile {
+		out = append(out, "arn:${AWS::Partition}:bedrock:${AWS::Region}:${AWS::AccountId}:inference-profile/"+model)
+	}
+	return out
 }
 
 // FamilyOf is provider's family ("" is openai, the default).
@@ -204,8 +192,7 @@ func FamilyOf(provider string) (Family, bool) {
 	return *f, true
 }
 
-// Register sets how a family declared in families is built, for a family
-// in its own package (called from its init).
+// Register sets how a family declared in families is built (from its init).
 func Register(provider string, build func(cfg Config, cred Credentials) (Provider, error)) {
 	families[provider].build = build
 }
@@ -255,8 +242,7 @@ func newBase(provider string, cfg Config, apiKey, path string) (base, error) {
 		apiKey: apiKey, http: hc, log: cfg.Logger}, nil
 }
 
-// WithDefaults checks what every family requires (a timeout, a model) and
-// fills in MaxTokens and Logger.
+// WithDefaults checks a timeout and a model and fills in MaxTokens and Logger.
 func (cfg Config) WithDefaults() (Config, error) {
 	if cfg.Timeout <= 0 {
 		return cfg, failure.Errorf(failure.InternalBug, "llm: config: Timeout must be positive")
@@ -276,10 +262,9 @@ func (cfg Config) WithDefaults() (Config, error) {
 // apiPaths are what each family appends to the base URL.
 var apiPaths = map[string]string{OpenAI: "/v1/chat/completions", Anthropic: "/v1/messages"}
 
-// ValidateEndpoint checks that endpoint is a base URL for provider: http(s),
-// no credentials, no query, and not already ending in the API path the
-// client appends (an endpoint of ".../v1/chat/completions" would be doubled).
-// Errors never echo the endpoint: a URL with credentials is a secret.
+// ValidateEndpoint checks endpoint is a base URL: http(s), no credentials or
+// query, not ending in the API path the client appends. Errors never echo
+// it: a URL with credentials is a secret.
 func ValidateEndpoint(provider, endpoint string) (*url.URL, error) {
 	u, err := url.Parse(endpoint)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil || u.RawQuery != "" {
@@ -351,15 +336,13 @@ func LogCall(ctx context.Context, lg *slog.Logger, provider, model string, p Pro
 			slog.Int("output_tokens", comp.Usage.OutputTokens))...)
 }
 
-// TransportError classes a failure to get a full response. A caller's
-// cancellation is returned as its cause, unclassed; everything else (our
-// timeout, DNS, refused or reset connections) is NETWORK_TIMEOUT.
+// TransportError classes a failure to get a full response: NETWORK_TIMEOUT,
+// except a caller's cancellation, returned as its cause, unclassed.
 func TransportError(ctx context.Context, timeout time.Duration, err error) error {
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return fmt.Errorf("llm: request cancelled: %w", context.Cause(ctx))
 	}
-	// *url.Error repeats the URL; drop it so no endpoint detail leaks and
-	// keep the underlying error for errors.Is checks.
+	// *url.Error repeats the URL: keep only the underlying error.
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err
@@ -370,8 +353,7 @@ func TransportError(ctx context.Context, timeout time.Duration, err error) error
 	return failure.Errorf(failure.NetworkTimeout, "llm: transport: %w", err)
 }
 
-// errSyntax reduces a JSON error to its position: the decoder's message can
-// quote response bytes.
+// errSyntax reduces a JSON error to its position (the message may quote bytes).
 func errSyntax(err error) error {
 	var se *json.SyntaxError
 	if errors.As(err, &se) {

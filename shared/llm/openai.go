@@ -10,19 +10,17 @@ import (
 	"github.com/criticizer/criticizer/shared/failure"
 )
 
-// Client speaks OpenAI-compatible Chat Completions (POST
-// {Endpoint}/v1/chat/completions, Authorization: Bearer). It is safe for
-// concurrent use.
+// Client speaks OpenAI-compatible Chat Completions (Authorization: Bearer).
+// It is safe for concurrent use.
 type Client struct {
 	base
 	state         *endpointState
 	grammarSchema json.RawMessage // the schema as FormatJSONObjectSchema sends it
 }
 
-// NewOpenAI returns an OpenAI-compatible client authenticating with apiKey.
-// Its structured-output form is cfg.ResponseFormat, or with FormatAuto
-// (the default) the best one the server accepts, found on the first calls
-// and remembered for the endpoint while the process lives.
+// NewOpenAI returns an OpenAI-compatible client. Its structured-output form
+// is cfg.ResponseFormat, or with FormatAuto the best the server accepts,
+// found on the first calls and remembered per endpoint.
 func NewOpenAI(cfg Config, apiKey string) (*Client, error) {
 	switch cfg.ResponseFormat {
 	case "":
@@ -61,9 +59,8 @@ type responseFormat struct {
 	Schema json.RawMessage `json:"schema,omitempty"`
 }
 
-// jsonSchema is sent non-strict: strict mode requires every property to be
-// required and forbids open objects, and the ReviewResult schema has optional
-// fields and an open "meta". The parser validates either way.
+// jsonSchema is sent non-strict: strict mode forbids optional fields and the
+// open "meta" the ReviewResult schema has. The parser validates either way.
 type jsonSchema struct {
 	Name   string          `json:"name"`
 	Strict bool            `json:"strict"`
@@ -89,11 +86,9 @@ type chatResponse struct {
 	} `json:"usage"`
 }
 
-// Complete sends p and returns the model's answer. Errors are classed with
-// shared/failure and carry an *Error; a cancelled ctx returns its cause
-// unclassed, so a lost lease stays a lost lease. With FormatAuto a refusal
-// of the response format is answered at once with the next form (at most
-// len(formsBestFirst)-1 times): the request was ours to fix, not a fault.
+// Complete sends p and returns the model's answer; errors are classed and
+// carry an *Error (a cancelled ctx returns its cause unclassed). With
+// FormatAuto a refused response format is retried at once with the next form.
 func (c *Client) Complete(ctx context.Context, p Prompt) (Completion, error) {
 	form := c.state.current()
 	for {
@@ -127,8 +122,7 @@ func (c *Client) completeAs(ctx context.Context, p Prompt, form string) (Complet
 		ResponseFormat: rf,
 	}
 	c.state.mu.Lock()
-	// Prompt tokens estimated at 4 bytes each: the rate's own estimate of a
-	// slow model's time needs no more precision than that.
+	// Prompt tokens at 4 bytes each: precise enough for a timeout.
 	timeout := c.state.pace.timeout(c.cfg.Timeout, (len(p.System)+len(p.User))/4, req.MaxTokens)
 	c.state.mu.Unlock()
 	start := time.Now()
@@ -171,23 +165,22 @@ func (c *Client) read(a answer) (Completion, error) {
 	switch {
 	case ch.Message.Refusal != nil && *ch.Message.Refusal != "":
 		e.Reason, e.Refusal, e.Detail = ReasonRefusal, sanitizeRefusal(*ch.Message.Refusal), "the model refused"
-		return Completion{RequestID: reqID}, Classed(failure.PolicyRejected, 0, e)
 	case ch.FinishReason == "content_filter":
 		e.Reason, e.Detail = ReasonContentFilter, "completion stopped by the provider's content filter"
-		return Completion{RequestID: reqID}, Classed(failure.PolicyRejected, 0, e)
 	case ch.FinishReason == "length":
 		e.Reason, e.Detail = ReasonTruncated, fmt.Sprintf("output cut at max_tokens (%d completion tokens)", cr.Usage.CompletionTokens)
-		return Completion{RequestID: reqID}, Classed(failure.SchemaInvalid, 0, e)
 	case ch.Message.Content == nil || *ch.Message.Content == "":
 		return Completion{RequestID: reqID}, bad(fmt.Sprintf("no message content (finish_reason %q)", Clip(ch.FinishReason, 64)))
+	}
+	if e.Reason != "" {
+		return Completion{RequestID: reqID}, Classed(ClassFor(e.Reason), 0, e)
 	}
 	return Completion{
 		Content:      []byte(*ch.Message.Content),
 		RequestID:    reqID,
 		Model:        cr.Model,
 		FinishReason: ch.FinishReason,
-		// prompt_tokens includes the cached ones; caching is automatic for a
-		// stable prefix of 1,024 tokens or more (the system message first).
+		// prompt_tokens includes the cached ones (automatic for a stable prefix).
 		Usage: Usage{InputTokens: cr.Usage.PromptTokens, OutputTokens: cr.Usage.CompletionTokens,
 			CachedInputTokens: min(cr.Usage.PromptTokensDetails.CachedTokens, cr.Usage.PromptTokens)},
 	}, nil

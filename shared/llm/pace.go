@@ -4,12 +4,10 @@ import (
 	"time"
 )
 
-// pace is the speed an endpoint's answers came at, measured per call: a
-// model on two CPU cores answers in tens of seconds where a hosted one
-// answers in a few, so a fixed call timeout is either too short for the
-// one or too long for the other. The rate is tokens per second of the
-// whole call (prompt processing included), an exponentially weighted mean
-// of the calls so far; the first call has none and gets Config.Timeout.
+// pace is the speed an endpoint's answers came at (a model on two CPU cores
+// takes tens of seconds, a hosted one a few, so no fixed timeout fits both):
+// an exponentially weighted mean of tokens per second of whole calls; the
+// first call gets Config.Timeout.
 type pace struct {
 	tokensPerSec float64 // input+output tokens per second of a call
 	outPerSec    float64 // output tokens per second, prompt time included
@@ -40,12 +38,9 @@ func (p *pace) observe(u Usage, d time.Duration) {
 	p.calls++
 }
 
-// timeout is the call timeout for a call of inputTokens (estimated) and
-// maxTokens: twice what the measured rate says it takes, for an answer up
-// to twice the longest one seen (at most maxTokens), never less than the
-// configured floor. The caller's context (the function's deadline, less
-// its reserve) bounds it in any case; an answer cut at max_tokens is
-// retried with a smaller chunk, not waited for.
+// timeout is twice what the rate says a call takes, for an answer up to
+// twice the longest seen (at most maxTokens), never under floor; the
+// caller's deadline bounds it anyway.
 func (p *pace) timeout(floor time.Duration, inputTokens, maxTokens int) time.Duration {
 	if p.calls == 0 || p.tokensPerSec <= 0 || p.outPerSec <= 0 {
 		return floor

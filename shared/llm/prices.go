@@ -6,10 +6,8 @@ import (
 	"strings"
 )
 
-// Prices are a model's list prices in US dollars per million tokens, as
-// the providers publish them: the uncached input, the input read from the
-// prompt cache, the input written to it, and the output. The zero Prices
-// means none are configured: no cost is estimated.
+// Prices are a model's list prices in US dollars per million tokens; the
+// zero Prices estimates no cost.
 type Prices struct {
 	Input, CachedInput, CacheWrite, Output float64
 }

@@ -7,11 +7,8 @@ import (
 	"time"
 )
 
-// RateLimit is what one provider answer said about the caller's limits, read
-// from its rate-limit headers (docs/reference/llm-providers.md). Zero
-// limits mean "not sent". The headers describe the limit shared by every
-// caller of the account and model, so they correct what one function
-// instance believes it has left.
+// RateLimit is what an answer's rate-limit headers said of the account's
+// limits (docs/reference/llm-providers.md); zero limits: not sent.
 type RateLimit struct {
 	// RequestsLimit and TokensLimit are the per-minute limits.
 	RequestsLimit, TokensLimit int
@@ -29,10 +26,9 @@ func (r RateLimit) Known() bool {
 	return r.RequestsLimit > 0 || r.TokensLimit > 0 || r.HasRequests || r.HasTokens
 }
 
-// ParseRateLimit reads OpenAI's x-ratelimit-* headers (resets as Go-style
-// durations: "12ms", "1s", "6m0s") and Anthropic's anthropic-ratelimit-*
-// headers (resets as RFC 3339 times; the combined -tokens- limit, else the
-// input-tokens one). Bedrock sends none.
+// ParseRateLimit reads OpenAI's x-ratelimit-* (resets as Go durations) and
+// Anthropic's anthropic-ratelimit-* (RFC 3339 resets; -tokens-, else
+// input-tokens). Bedrock sends none.
 func ParseRateLimit(h http.Header, now time.Time) RateLimit {
 	var r RateLimit
 	intHeader := func(name string) (int, bool) {

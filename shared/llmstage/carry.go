@@ -20,10 +20,9 @@ type LedgerWriter interface {
 	Put(ctx context.Context, v ledger.Version) error
 }
 
-// carryOver is what a changeset's carried and interdiff files bring from
-// the previous version: the files (by path) and their findings as that
-// job's result holds them, an interdiff file's moved to where its lines
-// are now. The zero value carries nothing.
+// carryOver is what carried and interdiff files bring from the previous
+// version: the files and their findings (an interdiff file's moved to where
+// its lines are now). The zero value carries nothing.
 type carryOver struct {
 	from      *domain.PreviousReview
 	files     map[string]bool // unchanged: not shown to the model
@@ -41,12 +40,9 @@ func (c carryOver) paths(cs domain.Changeset) []string {
 	return out
 }
 
-// carried reads the findings of the files the fetch stage marked carried
-// over or diffed against the previous version's shelf (it compared them
-// with the ledger; the changeset names the previous job). When the previous
-// job or its result is gone (expired, never stored), nothing is carried and
-// every file is reviewed whole: why is logged. A failure to read that may
-// pass (a throttled table) fails the attempt.
+// carried reads the findings of the files fetch marked carried or diffed
+// against the previous shelf. With the previous job or result gone, every
+// file is reviewed whole (logged); a transient read failure fails the attempt.
 func (r *LLM) carried(ctx context.Context, cs domain.Changeset, rulesDigest string) (carryOver, error) {
 	files, inter := cs.Carried(), cs.Interdiffs()
 	if len(files)+len(inter) == 0 {
@@ -85,13 +81,10 @@ func (r *LLM) carried(ctx context.Context, cs domain.Changeset, rulesDigest stri
 	return carryOver{from: prev, files: files, interdiff: inter, findings: kept}, nil
 }
 
-// across carries a previous version's finding across its file's interdiff
-// to where its lines are now, when the interdiff left its lines alone (none
-// changed, nothing inserted between them). A finding whose lines changed is
-// not carried: the model is shown them as changed and says again whatever
-// still holds, and a finding it does not repeat is resolved. A carried
-// finding next to changed lines is fingerprinted again on the new code
-// (Merge), as a whole review would: the same finding only if that code is.
+// across moves a previous finding across its file's interdiff when its lines
+// were left alone. One whose lines changed is not carried: the model sees
+// them and repeats what still holds. A carried finding is fingerprinted
+// again on the new code (Merge), as a whole review would.
 func across(f domain.Finding, s udiff.Shift) (domain.Finding, bool) {
 	from, to := f.Line, max(f.EndLine, f.Line)
 	now, ok := s.Map(from, to)
@@ -106,11 +99,9 @@ func across(f domain.Finding, s udiff.Shift) (domain.Finding, bool) {
 	return f, true
 }
 
-// previousFindings returns the previous job's findings on files; why says
-// why they cannot be had ("" when they can). They stand for this version's
-// only when that result lists every finding this version's rules would
-// show: reviewed under the same rules (older results do not say: not
-// carried), none hidden by the rules' cap.
+// previousFindings returns the previous job's findings on files, or why
+// not: they stand only if reviewed under the same rules with none hidden by
+// the cap.
 func (r *LLM) previousFindings(ctx context.Context, prev *domain.PreviousReview, files map[string]bool, rulesDigest string) ([]domain.Finding, string, error) {
 	if r.Jobs == nil {
 		return nil, "no job store configured", nil
@@ -148,9 +139,7 @@ func (r *LLM) previousFindings(ctx context.Context, prev *domain.PreviousReview,
 	return out, "", nil
 }
 
-// shownToModel is what the model is shown of cs: not the carried files,
-// and of an interdiff file only its interdiff (none when its content did
-// not change at all).
+// shownToModel is cs without the carried files, interdiff files as their interdiff.
 func shownToModel(cs domain.Changeset, c carryOver) domain.Changeset {
 	if len(c.files)+len(c.interdiff) == 0 {
 		return cs
@@ -172,9 +161,7 @@ func shownToModel(cs domain.Changeset, c carryOver) domain.Changeset {
 	return out
 }
 
-// ledgerEntry is what the ledger keeps of this version: every file with
-// its digest and whether it was reviewed in full (by the model now or
-// carried over), and every finding by fingerprint.
+// ledgerEntry is what the ledger keeps of this version.
 func ledgerEntry(j *job.Job, cs domain.Changeset, result domain.ReviewResult, skipped []result.SkippedFile, truncated []result.TruncatedFile, codeOf result.CodeOf) ledger.Version {
 	partial := map[string]bool{}
 	for _, s := range skipped {
@@ -196,10 +183,8 @@ func ledgerEntry(j *job.Job, cs domain.Changeset, result domain.ReviewResult, sk
 	return v
 }
 
-// record writes the version's ledger entry before the stage completes, so
-// the notify stage of this job and the fetch of the next version read it.
-// A failed write fails the attempt (retried like any dependency); the
-// version recorded by another job first is kept, and said.
+// record writes the ledger entry before the stage completes (notify and the
+// next fetch read it); a version another job recorded first is kept, and said.
 func (r *LLM) record(ctx context.Context, v ledger.Version) (string, error) {
 	if r.Ledger == nil {
 		return "", nil

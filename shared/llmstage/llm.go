@@ -1,10 +1,8 @@
 // Package llmstage is the llm stage's stage.Processor: redacted changeset
-// → prompt → LLM → validated ReviewResult artifact. On the way it verifies
-// the fetch stage's proof of redaction and guards every prompt (guard), keeps
-// the environment's daily token budget (dailyGate), carries a rerun's
-// unchanged files over instead of asking the model (carry.go), and records
-// the version in the rerun ledger. Leases, retries and dead letters are the
-// stage runtime's business, not its own.
+// → prompt → LLM → validated ReviewResult artifact. It verifies fetch's
+// proof of redaction and guards every prompt, keeps the daily token budget,
+// carries a rerun's unchanged files over (carry.go) and records the version
+// in the rerun ledger; leases, retries and dead letters are package stage's.
 package llmstage
 
 import (
@@ -41,76 +39,57 @@ type TextRedactor interface {
 	GuardPrompt(prompt string, proven *redact.Proven) ([]redact.Match, error)
 }
 
-// DefaultParallelism bounds the chunks reviewed at once.
-const DefaultParallelism = 4
+const (
+	DefaultParallelism   = 4                // chunks reviewed at once
+	DefaultFinishReserve = 10 * time.Second // kept before the deadline to finish an attempt
+	// maxSplitDepth bounds the halvings of one chunk after a truncated or
+	// over-long answer: 2^8 pieces is far past any real model's limit.
+	maxSplitDepth = 8
+)
 
-// DefaultFinishReserve is the time kept before the deadline to finish an attempt.
-const DefaultFinishReserve = 10 * time.Second
-
-// maxSplitDepth bounds how often one chunk is halved after a truncated or
-// over-long answer: 2^8 pieces is far past any real model's limit.
-const maxSplitDepth = 8
-
-// LLM is the llm stage: it plans the redacted changeset into chunks that
-// fit the model, reviews them with bounded parallelism, stores each chunk's
-// result as it finishes (so a retry or replay redoes only unfinished chunks),
-// and merges them into one ReviewResult.
+// LLM is the llm stage: it plans the changeset into chunks that fit the
+// model, reviews them with bounded parallelism, stores each chunk's result
+// as it finishes (a retry redoes only unfinished chunks) and merges them.
 type LLM struct {
 	Redacted *artifacts.Store // reads the redacted changeset, writes chunk results and the result
 	Guard    TextRedactor
 	LLM      llm.Provider
-	// Model names the model; it is part of each chunk's cache key, so a
-	// chunk reviewed by another model is not reused.
-	Model string
-	// Budget sizes chunks and states the limits; zero fields take the
-	// model family's defaults.
+	Model    string // part of each chunk's cache key: another model's chunk is not reused
+	// Budget sizes chunks; zero fields take the model family's defaults.
 	Budget  result.Budget
 	Rollout result.Rollout
-	// ModelRollout serves the candidate model, through CandidateLLM, to its
-	// share of jobs (result.ModelRollout); the rest get LLM and Model. A
-	// job's model is what its chunk keys, result meta, stats and metrics
-	// name, so its findings' outcomes count for the model that found them.
+	// ModelRollout serves the candidate model (through CandidateLLM, at
+	// Candidate's terms) to its share of jobs; a job's chunk keys, meta,
+	// stats and metrics name the model it got.
 	ModelRollout result.ModelRollout
 	CandidateLLM llm.Provider
-	// Candidate is the candidate model's prices and limits, as Terms are
-	// the stable model's.
-	Candidate ModelTerms
-	// AllowPromptPatchDrift accepts an answer whose prompt_version differs
-	// from the one sent only in its patch segment (rule RC-4's configured
-	// drift; PROMPT_PATCH_DRIFT per environment).
+	Candidate    ModelTerms
+	// AllowPromptPatchDrift: rule RC-4's configured drift (PROMPT_PATCH_DRIFT).
 	AllowPromptPatchDrift bool
-	// Parallelism bounds concurrent model calls; 0 means DefaultParallelism.
-	Parallelism int
-	// Terms are the stable model's: its Prices estimate each review's cost
-	// (ReviewMeta.EstimatedCostUSD; zero: none), and its TokensPerMinute,
-	// when set, is the provider's token limit: no chunk is planned larger
-	// than it, or the provider could never admit it.
+	Parallelism           int // 0 means DefaultParallelism
+	// Terms are the stable model's: Prices estimate each review's cost;
+	// TokensPerMinute, when set, caps a chunk (the provider could never
+	// admit a larger one).
 	Terms   ModelTerms
 	Metrics *obs.Metrics
 	Log     *slog.Logger
-	// Rules are the environment's default review rules (REVIEW_RULES);
-	// the rules files the fetch stage read (domain.RulesArtifact) override
-	// them for the files under their roots.
+	// Rules are REVIEW_RULES; the depot's rules files (domain.RulesArtifact)
+	// override them under their roots.
 	Rules result.Rules
 	// Daily counts the environment's model tokens per UTC day; with
-	// DailyTokenBudget > 0, a review that starts with the day's budget
-	// spent runs without the model (store.DailyTokens).
+	// DailyTokenBudget > 0 a review starting with it spent runs without
+	// the model.
 	Daily            DailyCounter
 	DailyTokenBudget int64
-
-	// FinishReserve is the time kept, before the invocation's deadline, to
-	// store the result and record the attempt; chunks still in flight then
-	// are stopped. 0 means DefaultFinishReserve.
+	// FinishReserve is kept before the deadline to store the result and
+	// record the attempt; chunks still in flight then are stopped.
 	FinishReserve time.Duration
-
-	// Jobs reads the previous version's job when the changeset carries
-	// files over from it (carry.go); Ledger records each reviewed version.
-	// Either nil: nothing carried over / nothing recorded.
+	// Jobs reads the previous version's job (carry.go); Ledger records each
+	// reviewed version. Nil: nothing carried over / recorded.
 	Jobs   job.Getter
 	Ledger LedgerWriter
-	// Decide decides what the stored review says before it is delivered
-	// (package decide) and stores the decided review notify delivers; nil
-	// decides with nothing withheld, compared or gated.
+	// Decide decides and stores the review notify delivers; nil decides
+	// with nothing withheld, compared or gated.
 	Decide *decide.Decider
 }
 
@@ -123,19 +102,17 @@ type DailyCounter interface {
 // chunkArtifact is a finished chunk as stored, keyed by job and prompt digest.
 type chunkArtifact struct {
 	result.ChunkResult
-	// Split marks a chunk that was answered by reviewing smaller pieces; a
-	// replay goes straight to them.
-	Split         bool                   `json:"split,omitempty"`
-	Truncated     []result.TruncatedFile `json:"truncated,omitempty"`
-	PromptVersion string                 `json:"prompt_version"`
-	Model         string                 `json:"model,omitempty"`
-	RequestID     string                 `json:"request_id,omitempty"`
-	FinishReason  string                 `json:"finish_reason,omitempty"`
-	// ResponseFormat is the structured-output form the answer was asked in.
-	ResponseFormat string    `json:"response_format,omitempty"`
-	Usage          llm.Usage `json:"usage"`
-	// Content is the model's raw answer (derived from redacted input only),
-	// kept for debugging dropped findings.
+	// Split: answered by reviewing smaller pieces; a replay goes straight to them.
+	Split          bool                   `json:"split,omitempty"`
+	Truncated      []result.TruncatedFile `json:"truncated,omitempty"`
+	PromptVersion  string                 `json:"prompt_version"`
+	Model          string                 `json:"model,omitempty"`
+	RequestID      string                 `json:"request_id,omitempty"`
+	FinishReason   string                 `json:"finish_reason,omitempty"`
+	ResponseFormat string                 `json:"response_format,omitempty"`
+	Usage          llm.Usage              `json:"usage"`
+	// Content is the raw answer (from redacted input only), for debugging
+	// dropped findings.
 	Content string `json:"content,omitempty"`
 }
 
@@ -146,10 +123,10 @@ type run struct {
 	cs      domain.Changeset
 	proven  *redact.Proven // lines covered by a verified proof of redaction
 	plan    result.Plan
-	budget  result.Budget // the model's: its OutputFor bounds each call's max_tokens
+	budget  result.Budget // its OutputFor bounds each call's max_tokens
 	version string
-	model   string       // the model this job is reviewed by
-	llm     llm.Provider // its client
+	model   string
+	llm     llm.Provider
 
 	mu        sync.Mutex
 	results   []leaf
@@ -157,16 +134,13 @@ type run struct {
 	skipped   []result.SkippedFile // decided while reviewing (refusals, budget)
 	calls     int
 	reused    int
-	usage     llm.Usage
 	// usage is of every chunk in the result, reused ones included; fresh
-	// of this attempt's own model calls (what was billed now, and the daily
-	// counter's share).
-	fresh llm.Usage
-	diags map[string]int
-
-	limited int             // 429s waited out
-	waited  time.Duration   // time waited for rate limits
-	forms   map[string]bool // structured-output forms the answers were asked in
+	// only of this attempt's own calls (what was billed now).
+	usage, fresh llm.Usage
+	diags        map[string]int
+	limited      int             // 429s waited out
+	waited       time.Duration   // time waited for rate limits
+	forms        map[string]bool // structured-output forms asked in
 }
 
 type leaf struct {
@@ -187,8 +161,7 @@ func (r *LLM) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 		return job.Result{}, err
 	}
 	budget := r.budget(model)
-	// Files the fetch stage found unchanged since the previous version are
-	// not sent to the model: their findings are that version's. Files that
+	// Files unchanged since the previous version keep its findings; files
 	// changed since are sent as that change only (their interdiff).
 	carry, err := r.carried(ctx, cs, rules.Digest())
 	if err != nil {
@@ -200,9 +173,12 @@ func (r *LLM) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	if n := len(run.plan.Skipped); n > 0 {
 		r.Log.WarnContext(ctx, "files not reviewed", "skipped_files", n, "prompt_version", version, "model", model)
 	}
-	withoutModel, err := r.modelGate(ctx, run, carry)
-	if err != nil {
-		return job.Result{}, err
+	// A version whose every file is carried over needs no model.
+	withoutModel := ""
+	if len(run.plan.Chunks) > 0 || len(carry.files)+len(carry.interdiff) == 0 {
+		if withoutModel, err = r.dailyGate(ctx); err != nil {
+			return job.Result{}, err
+		}
 	}
 	if err := run.callModel(ctx, withoutModel, budget.MaxReviewTokens); err != nil {
 		return job.Result{}, err
@@ -216,10 +192,10 @@ func (r *LLM) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	return out.jobResult(key, run, ledgerNote), nil
 }
 
-// changeset reads the job's redacted changeset and verifies fetch's proof of
-// redaction over its diffs: verified once here, they are not scanned again
-// for every prompt (proven nil: prompts are scanned whole). An artifact that
-// does not match its proof means redaction was bypassed: blocked.
+// changeset reads the redacted changeset and verifies fetch's proof over its
+// diffs: verified once, they are not scanned again per prompt (proven nil:
+// prompts are scanned whole). An artifact not matching its proof means
+// redaction was bypassed: blocked.
 func (r *LLM) changeset(ctx context.Context, j *job.Job) (domain.Changeset, *redact.Proven, error) {
 	var cs domain.Changeset
 	if j.Artifacts.Redacted == "" {
@@ -239,16 +215,14 @@ func (r *LLM) changeset(ctx context.Context, j *job.Job) (domain.Changeset, *red
 		}
 		return cs, redact.NewProven(diffs...), nil
 	case errors.Is(err, redact.ErrNoProof), errors.Is(err, redact.ErrStaleProof):
-		// Fetched before proofs or under other rules: prompts are scanned whole.
-		return cs, nil, nil
+		return cs, nil, nil // fetched before proofs or under other rules
 	default:
 		return cs, nil, failure.Errorf(failure.PolicyRejected, "pre-submit redaction guard: %w; LLM call blocked", err)
 	}
 }
 
-// pickModel is the model and client for job id: the candidate's for a job
-// in the model canary's share, else the stable ones. A candidate without a
-// client (a wiring fault) serves nobody: the job names the model it got.
+// pickModel is the model and client for job id. A candidate without a
+// client (a wiring fault) serves nobody.
 func (r *LLM) pickModel(id string) (string, llm.Provider) {
 	if m := r.ModelRollout.Pick(id, r.Model); m != r.Model && r.CandidateLLM != nil {
 		return m, r.CandidateLLM
@@ -266,8 +240,7 @@ func (r *LLM) budget(model string) result.Budget {
 	return budget
 }
 
-// terms are model's prices and limits: the candidate's for the model
-// canary's model, else the stable model's.
+// terms are model's prices and limits (the candidate's or the stable model's).
 func (r *LLM) terms(model string) ModelTerms {
 	if model != r.Model && model == r.ModelRollout.Candidate {
 		return r.Candidate
@@ -275,21 +248,10 @@ func (r *LLM) terms(model string) ModelTerms {
 	return r.Terms
 }
 
-// modelGate is why the run reviews without the model ("" when it may call
-// it): the daily token budget is spent. A version whose every file is
-// carried over needs no model, spent budget or not.
-func (r *LLM) modelGate(ctx context.Context, run *run, carry carryOver) (string, error) {
-	if len(run.plan.Chunks) > 0 || len(carry.files)+len(carry.interdiff) == 0 {
-		return r.dailyGate(ctx)
-	}
-	return "", nil
-}
-
-// callModel reviews the planned chunks with the model, or marks them all
-// skipped when withoutModel gives a reason, and counts the tokens spent
-// against the daily budget. Model calls (and their rate-limit waits) stop
-// FinishReserve before the invocation ends, so a stopped attempt still
-// stores what finished and records itself.
+// callModel reviews the planned chunks, or marks them skipped when
+// withoutModel gives a reason, and counts the tokens on the daily budget.
+// Calls stop FinishReserve before the invocation ends, so a stopped attempt
+// still stores what finished.
 func (run *run) callModel(ctx context.Context, withoutModel string, maxTokens int) error {
 	r := run.r
 	work := ctx
@@ -318,31 +280,27 @@ func (run *run) callModel(ctx context.Context, withoutModel string, maxTokens in
 // merged is a run's chunks merged into one result, and what the job and
 // the rerun ledger record about it.
 type merged struct {
-	res       domain.ReviewResult
-	meta      domain.ReviewMeta
-	adjusted  result.Diagnostics // what merging adjusted
-	codeOf    result.CodeOf
-	skipped   []result.SkippedFile
-	truncated []result.TruncatedFile
-	chunks    int
-	secrets   int
-	hidden    int
+	res                     domain.ReviewResult
+	meta                    domain.ReviewMeta
+	adjusted                result.Diagnostics // what merging adjusted
+	codeOf                  result.CodeOf
+	skipped                 []result.SkippedFile
+	truncated               []result.TruncatedFile
+	chunks, secrets, hidden int
 }
 
-// merge merges the run's chunk results, the findings carried over and the
-// pipeline's own (committed secrets: certain, so stated whatever the model
-// answered, or whether it was called at all), applies the review rules and
-// describes the whole in the result's meta.
+// merge merges the chunk results, the findings carried over and the
+// pipeline's own (committed secrets: stated whatever the model answered, or
+// whether it was called), applies the review rules and fills the meta.
 func (run *run) merge(ctx context.Context, cs domain.Changeset, carry carryOver, rules result.RuleSet, withoutModel string) merged {
 	leaves := run.results
-	sortLeaves(leaves)
+	slices.SortStableFunc(leaves, func(a, b leaf) int { return slices.Compare(a.order, b.order) })
 	parts := make([]result.ChunkResult, len(leaves))
 	for i, l := range leaves {
 		parts[i] = l.res
 	}
 	if carry.from != nil {
-		// Merge fingerprints them again: on the same diffs (carried
-		// files), on the same code moved (interdiff files): the same ids.
+		// Merge fingerprints them again: same diffs or same code moved, same ids.
 		parts = append(parts, result.ChunkResult{Files: carry.paths(cs), Findings: carry.findings})
 	}
 	secrets := result.SecretFindings(cs)
@@ -382,8 +340,7 @@ func (run *run) merge(ctx context.Context, cs domain.Changeset, carry carryOver,
 }
 
 // store writes the result artifact, records the version in the rerun
-// ledger, then decides the review (Decide); it returns the artifact's key
-// and the ledger's note for the job.
+// ledger and decides the review; it returns the key and the ledger's note.
 func (r *LLM) store(ctx context.Context, j *job.Job, cs domain.Changeset, out merged) (key, ledgerNote string, err error) {
 	key = artifacts.Key(j.ID, "review.json")
 	if err := r.Redacted.PutJSON(ctx, key, out.res); err != nil {
@@ -403,8 +360,7 @@ func (r *LLM) store(ctx context.Context, j *job.Job, cs domain.Changeset, out me
 	return key, ledgerNote, nil
 }
 
-// jobResult is what the job records of the stage: the result's key, its
-// counts and the history's one-line detail.
+// jobResult is what the job records of the stage.
 func (out merged) jobResult(key string, run *run, ledgerNote string) job.Result {
 	n, version, meta := len(out.res.Findings), run.version, out.meta
 	coverage := meta.Coverage()
@@ -418,8 +374,7 @@ func (out merged) jobResult(key string, run *run, ledgerNote string) job.Result 
 			n, out.secrets, out.hidden, coverage, out.chunks, run.calls, version, run.model) + adjusted(out.adjusted) + ledgerNote}
 }
 
-// adjusted is the job history's note of what merging the chunks adjusted
-// (duplicates merged, model ids replaced), by reason code.
+// adjusted is the history's note of what merging adjusted, by reason code.
 func adjusted(ds result.Diagnostics) string {
 	if len(ds) == 0 {
 		return ""
@@ -430,8 +385,8 @@ func adjusted(ds result.Diagnostics) string {
 // outOfViewKey is the diagnostics count of findings dropped as out of view.
 const outOfViewKey = result.KindFindingDropped + "/" + result.ReasonLineNotShown
 
-// ruleSet is the environment's defaults, overridden per root by the rules
-// files fetch read from the depot (as of before the change).
+// ruleSet is the environment's defaults, overridden per root by the depot's
+// rules files fetch read (as of before the change).
 func (r *LLM) ruleSet(ctx context.Context, j *job.Job) (result.RuleSet, error) {
 	var files []domain.RulesFile
 	switch err := r.Redacted.GetJSON(ctx, artifacts.Key(j.ID, domain.RulesArtifact), &files); {
@@ -445,8 +400,7 @@ func (r *LLM) ruleSet(ctx context.Context, j *job.Job) (result.RuleSet, error) {
 	return rs, nil
 }
 
-// dailyGate returns why the model must not be called ("" to call it): the
-// environment's daily token budget is spent.
+// dailyGate says why the model must not be called ("": call it).
 func (r *LLM) dailyGate(ctx context.Context) (string, error) {
 	if r.Daily == nil || r.DailyTokenBudget <= 0 {
 		return "", nil
@@ -462,9 +416,8 @@ func (r *LLM) dailyGate(ctx context.Context) (string, error) {
 	return "", nil
 }
 
-// countDaily adds this run's own model tokens to the day's counter. A
-// failure is logged, not returned: the review is done, and redoing it to
-// count it would spend the tokens twice.
+// countDaily adds this run's own tokens to the day's counter. A failure is
+// only logged: redoing the review to count it would spend them twice.
 func (r *LLM) countDaily(ctx context.Context, u llm.Usage) {
 	n := int64(u.InputTokens + u.OutputTokens)
 	if r.Daily == nil || n == 0 {
@@ -478,8 +431,7 @@ func (r *LLM) countDaily(ctx context.Context, u llm.Usage) {
 	r.putDailyUsed(total)
 }
 
-// putDailyUsed emits the share of the daily budget used, in percent: the
-// metric the DailyTokenBudgetAlarm watches (80 %).
+// putDailyUsed emits the percentage DailyTokenBudgetAlarm watches (80 %).
 func (r *LLM) putDailyUsed(spent int64) {
 	if r.DailyTokenBudget <= 0 {
 		return
@@ -493,9 +445,7 @@ func dedupeTruncated(ts []result.TruncatedFile) []result.TruncatedFile {
 	var out []result.TruncatedFile
 	for _, t := range ts {
 		if i, ok := idx[t.File]; ok {
-			if t.ReviewedBytes < out[i].ReviewedBytes {
-				out[i].ReviewedBytes = t.ReviewedBytes
-			}
+			out[i].ReviewedBytes = min(out[i].ReviewedBytes, t.ReviewedBytes)
 			continue
 		}
 		idx[t.File] = len(out)
@@ -511,13 +461,7 @@ func dropSkipped(ts []result.TruncatedFile, skipped []result.SkippedFile) []resu
 	for _, s := range skipped {
 		gone[s.File] = true
 	}
-	out := ts[:0]
-	for _, t := range ts {
-		if !gone[t.File] {
-			out = append(out, t)
-		}
-	}
-	return out
+	return slices.DeleteFunc(ts, func(t result.TruncatedFile) bool { return gone[t.File] })
 }
 
 func (run *run) skip(files []string, reason string) {
@@ -528,9 +472,8 @@ func (run *run) skip(files []string, reason string) {
 	}
 }
 
-// reviewAll reviews the plan's chunks, at most Parallelism at once. After the
-// first failure no new chunk starts; chunks in flight finish and are stored,
-// so the stage's retry redoes only what did not finish.
+// reviewAll reviews the chunks, at most Parallelism at once. After the first
+// failure no chunk starts; those in flight finish and are stored.
 func (run *run) reviewAll(ctx context.Context, maxTokens int) error {
 	par := run.r.Parallelism
 	if par <= 0 {
@@ -552,8 +495,7 @@ func (run *run) reviewAll(ctx context.Context, maxTokens int) error {
 		if ctx.Err() != nil || isClosed(failed) {
 			break
 		}
-		// The plan's token estimate is an estimate: once what was actually
-		// spent reaches the review's budget, the chunks left are not sent.
+		// Once what was actually spent reaches the budget, the rest wait.
 		if maxTokens > 0 && run.spent() >= maxTokens {
 			<-sem
 			run.skip(c.Files(), result.SkipOverBudget)
@@ -593,9 +535,8 @@ func isClosed(ch chan struct{}) bool {
 	}
 }
 
-// reviewChunk reviews one chunk, reusing its stored result when there is
-// one. A truncated or over-long answer splits the chunk and reviews the
-// pieces; the split is stored too, so a replay never asks again.
+// reviewChunk reviews one chunk, or reuses its stored result. A truncated or
+// over-long answer splits it; the split is stored, so a replay never asks again.
 func (run *run) reviewChunk(ctx context.Context, c result.Chunk, order []int, depth int) error {
 	r := run.r
 	prompt := run.plan.Prompt(run.cs, c, run.version)
@@ -615,8 +556,7 @@ func (run *run) reviewChunk(ctx context.Context, c result.Chunk, order []int, de
 		return err
 	}
 
-	// The answer gets what the window leaves after this prompt (a small
-	// self-hosted model's window holds both, or the server refuses).
+	// The answer gets what the window leaves after this prompt.
 	lp := llm.Prompt(prompt)
 	lp.MaxTokens = max(lp.MaxTokens, run.budget.OutputFor(prompt))
 	comp, err := run.llm.Complete(ctx, lp)
@@ -640,9 +580,7 @@ func (run *run) reviewChunk(ctx context.Context, c result.Chunk, order []int, de
 		}
 		r.recordError(ctx, key, err)
 		if refused(err) {
-			// A refusal is the model's answer for these files, not a
-			// fault a retry fixes: they are stated as not reviewed, and
-			// the pipeline's own findings are still reported.
+			// The model's answer, not a fault: the files are not reviewed.
 			d, _ := llm.Details(err)
 			r.Log.WarnContext(ctx, "model refused a chunk; its files are reported as not reviewed", "reason", d.Reason,
 				"files", len(c.Files()), "request_id", d.RequestID)
@@ -705,11 +643,11 @@ func (run *run) finish(order []int, a chunkArtifact, fresh bool) {
 	}
 	if fresh {
 		run.fresh = run.fresh.Add(a.Usage)
-	}
-	if !fresh {
+	} else {
 		run.reused++
 		for k, v := range a.Diagnostics {
-			run.diags[kindOf(k)] += v
+			kind, _, _ := strings.Cut(k, "/")
+			run.diags[kind] += v
 			if k == outOfViewKey {
 				run.diags[k] += v
 			}
@@ -717,14 +655,11 @@ func (run *run) finish(order []int, a chunkArtifact, fresh bool) {
 	}
 }
 
-// responseFormats names the structured-output forms the job's answers were
-// asked in ("json_object_schema"; several, comma-separated, when the form
-// was found part-way through), "" for providers without one.
+// responseFormats names the structured-output forms asked in, comma-separated.
 func (run *run) responseFormats() string {
 	run.mu.Lock()
 	defer run.mu.Unlock()
-	forms := slices.Sorted(maps.Keys(run.forms))
-	return strings.Join(forms, ",")
+	return strings.Join(slices.Sorted(maps.Keys(run.forms)), ",")
 }
 
 func (run *run) countDiags(ds result.Diagnostics) {
@@ -738,15 +673,6 @@ func (run *run) countDiags(ds result.Diagnostics) {
 	}
 }
 
-func kindOf(kindReason string) string {
-	for i := 0; i < len(kindReason); i++ {
-		if kindReason[i] == '/' {
-			return kindReason[:i]
-		}
-	}
-	return kindReason
-}
-
 // emitMetrics writes the per-prompt-version metrics the canary and rollback
 // alarms watch. res is nil when the job failed.
 func (run *run) emitMetrics(res *domain.ReviewResult, secrets int) {
@@ -758,23 +684,18 @@ func (run *run) emitMetrics(res *domain.ReviewResult, secrets int) {
 	m.Put("ReviewFindingsDropped", float64(run.diags[result.KindFindingDropped]), obs.Count, dims)
 	m.Put("ReviewResponsesRejected", float64(run.diags[result.KindRejected]), obs.Count, dims)
 	m.Put("ReviewModelCalls", float64(run.calls), obs.Count, dims)
-	// Findings naming a line the model was not shown, per prompt version.
 	m.Put("ReviewFindingsOutOfView", float64(run.diags[outOfViewKey]), obs.Count, dims)
-	// Tokens billed by this attempt's model calls (reused chunks cost nothing
-	// now): uncached input at the base price, cached input at a fraction.
+	// Billed by this attempt's calls: uncached input at the base price, cached at a fraction.
 	m.Put("ReviewInputTokens", float64(run.fresh.UncachedInputTokens()), obs.Count, dims)
 	m.Put("ReviewCachedInputTokens", float64(run.fresh.CachedInputTokens), obs.Count, dims)
 	m.Put("ReviewOutputTokens", float64(run.fresh.OutputTokens), obs.Count, dims)
-	// Rate limits waited out inside the attempt instead of failing it.
 	m.Put("ReviewRateLimited", float64(run.limited), obs.Count, dims)
 	m.Put("ReviewRateLimitWait", float64(run.waited.Milliseconds()), obs.Milliseconds, dims)
 	if res != nil {
 		m.Put("ReviewValidFindings", float64(len(res.Findings)), obs.Count, dims)
 		m.Put("ReviewSecretFindings", float64(secrets), obs.Count, dims)
 	}
-	// The canary SLO metrics again by model, so promote can judge a
-	// candidate model (cmd/criticizer promote --model); the ones above keep
-	// the dimensions the alarms watch.
+	// The canary SLO metrics again by model, for promote --model.
 	byModel := map[string]string{"Stage": string(domain.StageLLM), "PromptVersion": run.version, "Model": run.model}
 	m.Put("ReviewFindingsDropped", float64(run.diags[result.KindFindingDropped]), obs.Count, byModel)
 	if res != nil {
@@ -782,18 +703,15 @@ func (run *run) emitMetrics(res *domain.ReviewResult, secrets int) {
 	}
 }
 
-// refused reports whether err is the model declining to review the input
-// (a refusal or a content filter).
+// refused: the model declined the input (a refusal or a content filter).
 func refused(err error) bool {
 	d, ok := llm.Details(err)
 	return ok && (d.Reason == llm.ReasonRefusal || d.Reason == llm.ReasonContentFilter)
 }
 
-// guard is the pre-submit check: every prompt is built from redacted text
-// only, so a scan of what the proof does not cover (instructions, headers,
-// the description, any line not in the proven diffs) must find nothing. A
-// failure or a match means redaction was bypassed or broken, and the
-// request is blocked.
+// guard is the pre-submit check: a scan of what the proof does not cover
+// (instructions, headers, description, lines outside the proven diffs) must
+// find nothing; a failure or a match blocks the request.
 func (r *LLM) guard(p result.Prompt, proven *redact.Proven) error {
 	matches, err := r.Guard.GuardPrompt(p.System+"\n"+p.User, proven)
 	if err != nil {
@@ -809,8 +727,7 @@ func (r *LLM) guard(p result.Prompt, proven *redact.Proven) error {
 	return nil
 }
 
-// recordError keeps what the provider said about a failed chunk (reason,
-// request id, sanitized refusal text) beside the chunk, for diagnosis.
+// recordError stores what the provider said about a failed chunk beside it.
 func (r *LLM) recordError(ctx context.Context, key string, err error) {
 	d, ok := llm.Details(err)
 	if !ok {
@@ -826,8 +743,7 @@ func (r *LLM) recordError(ctx context.Context, key string, err error) {
 	}
 }
 
-// chunkDigest keys a chunk's stored result: the same prompt to the same model
-// under the same prompt version is the same question.
+// chunkDigest keys a chunk's stored result: same version, model and prompt.
 func chunkDigest(version, model string, p result.Prompt) string {
 	h := sha256.New()
 	for _, s := range []string{version, model, p.System, p.User} {
@@ -835,20 +751,4 @@ func chunkDigest(version, model string, p result.Prompt) string {
 		h.Write([]byte{0})
 	}
 	return hex.EncodeToString(h.Sum(nil)[:16])
-}
-
-func sortLeaves(ls []leaf) {
-	less := func(a, b []int) bool {
-		for i := 0; i < len(a) && i < len(b); i++ {
-			if a[i] != b[i] {
-				return a[i] < b[i]
-			}
-		}
-		return len(a) < len(b)
-	}
-	for i := 1; i < len(ls); i++ {
-		for j := i; j > 0 && less(ls[j].order, ls[j-1].order); j-- {
-			ls[j], ls[j-1] = ls[j-1], ls[j]
-		}
-	}
 }

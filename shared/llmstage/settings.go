@@ -17,57 +17,43 @@ import (
 // Settings are what the llm function reads beyond the common settings.
 type Settings struct {
 	LLM llm.Settings
-	// Budget sizes the chunks and bounds what one changelist gets
-	// reviewed; zero fields take the model family's defaults
-	// (result.Budget). OutputTokens is the provider's max_tokens.
+	// Budget sizes the chunks and bounds a review; zero fields take the
+	// model family's defaults. OutputTokens is the provider's max_tokens.
 	Budget  result.Budget
 	Rollout result.Rollout
-	// ModelRollout is the model canary: a share of jobs reviewed by
-	// another model at the same provider (LLM_MODEL_CANDIDATE[_PERCENT]).
+	// ModelRollout is the model canary (LLM_MODEL_CANDIDATE[_PERCENT]).
 	ModelRollout result.ModelRollout
 	Parallelism  int // LLM_PARALLELISM: chunks reviewed at once
-	// DailyTokenBudget bounds the environment's model tokens per UTC day
-	// (REVIEW_DAILY_TOKEN_BUDGET); 0 for none.
+	// DailyTokenBudget: model tokens per UTC day (REVIEW_DAILY_TOKEN_BUDGET); 0 none.
 	DailyTokenBudget int64
-	// Rules are the environment's default review rules (REVIEW_RULES, JSON
-	// in the schema of the depot's .criticizer.yaml).
+	// Rules are REVIEW_RULES (JSON in the depot's .criticizer.yaml schema).
 	Rules result.Rules
-	// Terms are the model's list prices (LLM_PRICES_PER_MTOK; each review's
-	// estimated cost is recorded when they are set) and the provider's
-	// limits for it (LLM_REQUESTS_PER_MINUTE, LLM_TOKENS_PER_MINUTE; 0 =
-	// learnt from its rate-limit headers). TokensPerMinute also caps a
-	// chunk's size.
+	// Terms are the model's prices (LLM_PRICES_PER_MTOK) and limits
+	// (LLM_REQUESTS_PER_MINUTE, LLM_TOKENS_PER_MINUTE; 0: from headers).
 	Terms ModelTerms
-	// QueueVisibility is the llm queue's visibility timeout (the function's
-	// timeout) when longer than the lease (QUEUE_VISIBILITY_SECONDS); 0 = the lease.
+	// QueueVisibility (QUEUE_VISIBILITY_SECONDS) when longer than the lease.
 	QueueVisibility time.Duration
-	// AllowPromptPatchDrift accepts a model answering with another patch of
-	// the prompt version (PROMPT_PATCH_DRIFT, rule RC-4).
+	// AllowPromptPatchDrift: PROMPT_PATCH_DRIFT, rule RC-4.
 	AllowPromptPatchDrift bool
-	// Redaction must equal the fetch stage's, or its proofs of redaction
-	// cannot vouch for the changeset.
+	// Redaction must equal fetch's, or its proofs cannot vouch for the changeset.
 	Redaction redact.Policy
-	// Candidate is the model canary's own prices and limits: providers
-	// price and limit each model apart (docs/reference/llm-providers.md,
-	// "Rate-limit headers"). Its limits are the stable model's unless set.
+	// Candidate is the canary's own terms (providers price and limit each
+	// model apart: docs/reference/llm-providers.md, "Rate-limit headers");
+	// its limits are the stable model's unless set.
 	Candidate ModelTerms
-	// Decide is what deciding a review reads: the gate and the dismissal
-	// policy (package decide).
+	// Decide is the gate and the dismissal policy (package decide).
 	Decide decide.Settings
 }
 
-// ModelTerms are what one model costs and how fast the provider admits
-// its calls: its list prices and its per-minute limits (0: learnt from
-// the provider's rate-limit headers).
+// ModelTerms are a model's list prices and per-minute limits (0: learnt
+// from the provider's headers).
 type ModelTerms struct {
 	Prices                             llm.Prices
 	RequestsPerMinute, TokensPerMinute int
 }
 
-// SettingsFromEnv reads the llm function's settings: llm.SettingsFromEnv,
-// the redaction policy, the review decision's (decide.SettingsFromEnv) and
-// its own, each described, with its default and range, by its declaration
-// (shared/settings; docs/configuration.md's LLM table).
+// SettingsFromEnv reads the llm function's settings, each declared with its
+// default and range in shared/settings (docs/configuration.md's LLM table).
 func SettingsFromEnv(r *config.Reader) Settings {
 	s := Settings{LLM: llm.SettingsFromEnv(r), Redaction: redact.PolicyFromConfig(r), Decide: decide.SettingsFromEnv(r)}
 	s.Budget = result.Budget{
@@ -108,8 +94,7 @@ func SettingsFromEnv(r *config.Reader) Settings {
 	return s
 }
 
-// WindowReporter is a client that can ask its server for the model's
-// context window (llm.Client.ContextTokens).
+// WindowReporter asks its server for the model's window (llm.Client.ContextTokens).
 type WindowReporter interface {
 	ContextTokens(ctx context.Context) (int, string)
 }

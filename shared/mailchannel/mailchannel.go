@@ -1,10 +1,8 @@
-// Package mailchannel owns the choice of e-mail channel a function sends
-// through (EMAIL_PROVIDER): SES, with IAM credentials and its published
-// events as the evidence (shared/ses), or SMTP, with its login from Secrets
-// Manager and the relay's lookup when SMTP_LOOKUP_URL names one
-// (shared/smtpmail). The notify and digest functions build their channel
-// here, so both send, look up and classify the same way; smtpmail and ses
-// know nothing of each other.
+// Package mailchannel owns the e-mail channel choice (EMAIL_PROVIDER): SES with
+// its events as evidence (shared/ses), or SMTP with its Secrets Manager login
+// and the relay's lookup (shared/smtpmail). Notify and digest build their
+// channel here, so both behave alike; smtpmail and ses know nothing of each
+// other.
 package mailchannel
 
 import (
@@ -35,9 +33,7 @@ type Settings struct {
 	SESConfigurationSet string
 }
 
-// SettingsFromEnv reads the channel's settings: the evidence settings
-// (evidence.SettingsFromEnv), then for smtp the relay and its login
-// (smtpmail.SettingsFromEnv), for ses SES_CONFIGURATION_SET.
+// SettingsFromEnv reads the evidence settings, then the provider's own.
 func SettingsFromEnv(r *config.Reader) Settings {
 	s := Settings{Evidence: evidence.SettingsFromEnv(r)}
 	switch s.Evidence.Provider {
@@ -49,9 +45,8 @@ func SettingsFromEnv(r *config.Reader) Settings {
 	return s
 }
 
-// Deps are what the channel is built over: the AWS configuration (SES),
-// the jobs table that holds SES's evidence, the Secrets Manager store (the
-// SMTP login) and the log.
+// Deps are AWS config (SES), the jobs table (SES evidence), Secrets Manager (SMTP
+// login), the log.
 type Deps struct {
 	AWS     aws.Config
 	Jobs    store.LogAPI

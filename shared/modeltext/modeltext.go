@@ -1,30 +1,18 @@
 // Package modeltext neutralises text a language model wrote before a
-// reader sees it. A prompt injection inside a changelist can steer what the
-// model writes, so nothing it writes may become a live link, an image,
-// HTML or an @mention: the only links a reader gets are the ones the
-// service makes (the job page, the Swarm review).
+// reader sees it. A prompt injection in a changelist can steer what the model
+// writes, so nothing it writes may become a live link, an image, HTML or an
+// @mention: the only links a reader gets are the service's own.
 //
-// The text is judged as the reader's software reads the assembled body
-// (docs/reference/swarm.md, "How P4 Code Review renders a comment, and reads its mentions"): Swarm
-// runs its Linkify pass (which links URLs, addresses, @names and "change N",
-// and guesses at code by backticks), then Parsedown 1.7.4 with raw HTML
-// allowed, and reads @mentions from the raw body split on white space, code
-// or not; mail clients autolink the text part. So every fragment is made
-// inert whatever the renderer takes it for, code included:
-//
-//   - Line is a one-line field (title, file, rule, category, a list entry):
-//     nothing in it is code, it opens and closes nothing.
-//   - Markdown is a message: its prose as Line's, each code block the model
-//     wrote moved into a fence the service writes (Code).
-//   - Code is a fence the service writes around code (a suggestion): a
-//     marker no line inside can close, on its own lines.
-//   - Plain is for e-mail (text and HTML parts, the HTML template escapes
-//     after it) and the digest.
-//
-// All four drop invisible format characters (zero-width, bidi), write every
-// URL scheme and host inert ("https[:]//evil[.]example", "www[.]x") and
-// every "@" as a full-width "＠" (U+FF20), which Swarm's callout pattern
-// (a literal "@") never matches.
+// Text is judged as the reader's software reads the assembled body
+// (docs/reference/swarm.md, "How P4 Code Review renders a comment, and reads its mentions"):
+// Swarm's Linkify pass, then Parsedown 1.7.4 with raw HTML allowed, @mentions
+// read from the raw body, code or not; mail clients autolink the text part.
+// Line is a one-line field (title, file, rule); Markdown a message, its code
+// blocks moved into fences the service writes (Code); Code a fence no line
+// inside can close; Plain is for e-mail and the digest. All four drop
+// invisible format characters, write every URL scheme and host inert
+// ("https[:]//evil[.]example", "www[.]x") and every "@" as a full-width "＠"
+// (U+FF20), which Swarm's callout pattern (a literal "@") never matches.
 package modeltext
 
 import (
@@ -38,14 +26,12 @@ import (
 func Plain(s string) string { return inert(clean(s)) }
 
 // Line neutralises a one-line field for a Markdown body: white space
-// collapsed to single spaces, then every character Markdown or Swarm's
-// Linkify would act on written as text (prose).
+// collapsed, then written as prose.
 func Line(s string) string { return prose(strings.Join(strings.Fields(clean(s)), " ")) }
 
 // Markdown neutralises a model's message for a Markdown body: its lines are
-// prose (as Line's, line breaks kept), and each fenced code block the model
-// wrote (a line opening with ``` or ~~~, to its closing line or the end) is
-// written again in a fence of the service's own (Code), on its own lines.
+// prose (as Line's), and each fenced block the model wrote (``` or ~~~, to
+// its closing line or the end) is written again in the service's own (Code).
 func Markdown(s string) string {
 	lines := strings.Split(clean(s), "\n")
 	var out []string
@@ -64,9 +50,8 @@ func Markdown(s string) string {
 	return strings.Trim(strings.Join(out, "\n"), "\n")
 }
 
-// fenceOpener returns the run of ``` or ~~~ (three or more) a line opens a
-// model's code block with, "" for none. Lenient on purpose: whatever a
-// renderer might take for a fence is treated as one.
+// fenceOpener returns the run of three or more ` or ~ a line opens a code
+// block with, "" for none; lenient: whatever a renderer might take for a fence.
 func fenceOpener(line string) string {
 	t := strings.TrimLeft(line, " \t")
 	if len(t) < 3 || (t[0] != '`' && t[0] != '~') {
@@ -83,16 +68,12 @@ func closes(line, marker string) bool {
 	return len(t) >= len(marker) && strings.Trim(t, marker[:1]) == ""
 }
 
-// Code writes s as a fenced code block of the service's own, opening and
-// closing lines included (no blank lines around it: the caller puts it on
-// its own lines). The marker is the character, ~ or `, of which no line of
-// s consists (Parsedown 1.7.4 closes a fence on any line of three or more
-// of its character, whatever its length or indentation), longer than any
-// run of it in s (CommonMark closes on one at least as long). When both
-// characters have such a line, s is an indented code block instead, which
-// only an unindented line ends. Inside, "@" and URLs are inert too: Swarm
-// reads mentions from the raw body, code or not, and its e-mails carry
-// the raw body.
+// Code writes s as a fenced code block of the service's own, fence lines
+// included. The marker is the character, ~ or `, of which no line of s
+// consists (Parsedown 1.7.4 closes a fence on any line of three or more of
+// it), longer than any run of it in s (CommonMark closes on one as long);
+// when both have such a line, s is indented code instead. "@" and URLs are
+// inert inside too: Swarm reads mentions from the raw body, code or not.
 func Code(s string) string {
 	s = inertCode(clean(s))
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
@@ -109,8 +90,7 @@ func Code(s string) string {
 	return strings.Join(lines, "\n")
 }
 
-// closerIn reports whether a line of lines is only c, three or more times,
-// with white space around (Parsedown's closing fence).
+// closerIn: a line is c three or more times, with white space (Parsedown's closer).
 func closerIn(lines []string, c byte) bool {
 	for _, l := range lines {
 		t := strings.TrimSpace(l)
@@ -134,11 +114,9 @@ func longestRun(s string, c byte) int {
 	return best
 }
 
-// clean drops what no reader sees but a pattern would (format characters:
-// zero-width spaces and joiners, bidi controls, the soft hyphen, BOM), so
-// "ht\u200btps://" is matched as the URL a renderer that drops it shows;
-// line ends become "\n" (Parsedown reads a lone CR as one) and other
-// control characters but the tab become spaces.
+// clean drops format characters (zero-width, bidi, soft hyphen, BOM), so
+// "ht\u200btps://" is matched as the URL a renderer shows; line ends become
+// "\n" (Parsedown reads a lone CR as one), other controls but tab spaces.
 func clean(s string) string {
 	s = strings.NewReplacer("\r\n", "\n", "\r", "\n").Replace(s)
 	return strings.Map(func(r rune) rune {
@@ -155,8 +133,8 @@ func clean(s string) string {
 }
 
 // scheme matches a URL scheme and its colon, with no word boundary before
-// it ("_https://x_" is a link to Swarm's Linkify, which strips the "_"): any
-// scheme followed by "//", and the schemes that act without one.
+// it (Linkify strips the "_" of "_https://x_"): any scheme before "//", and
+// the schemes that act without one.
 var scheme = regexp.MustCompile(`(?i)[a-z][a-z0-9+.-]*://|(?:javascript|vbscript|data|mailto|file|tel|sms|blob|about):`)
 
 // www matches a "www." host start, which GFM's autolink extension links.
@@ -165,13 +143,11 @@ var www = regexp.MustCompile(`(?i)www\.`)
 // dotted matches a run that may be a host name: labels joined by dots.
 var dotted = regexp.MustCompile(`(?i)[a-z0-9_-]+(?:\.[a-z0-9_-]+)+`)
 
-// tlds are the top-level domains a bare host is recognised by (mail
-// clients link "evil.example/x" and "evil.com" by their known TLDs). Left
-// out on purpose: ones that are common file extensions or member names
-// (rs, py, sh, md, pl, pm, mk, ml, cc, so, ps, in, id, name, info, app,
-// top, store, local, test, page, link, click), so "main.py" and
-// "user.name" stay readable; such a host is still defanged after a scheme
-// or before a path.
+// tlds are the top-level domains a bare host is recognised by, as mail
+// clients link "evil.com". Left out on purpose, so "main.py" and "user.name"
+// stay readable: file extensions and member names (rs, py, sh, md, pl, pm,
+// mk, ml, cc, so, ps, in, id, name, info, app, top, store, local, test,
+// page, link, click); such a host is still defanged after a scheme or before a path.
 var tlds = map[string]bool{}
 
 func init() {
@@ -183,16 +159,13 @@ func init() {
 	}
 }
 
-// linkifyWord matches "change 12", "changelist 12", "review 12" and
-// "job 12", which Swarm's Linkify links to its own pages, and "job123456",
-// a job id it links.
+// linkifyWord matches what Swarm's Linkify links to its pages: "change 12",
+// "changelist 12", "review 12", "job 12" and the job id "job123456".
 var linkifyWord = regexp.MustCompile(`(?i)(change(?:list)?|review|job)([ \t]+)([0-9])|(job)([0-9]{6})`)
 
-// inert writes every URL, host and mention of s so that nothing links it:
-// "https://x.example" becomes "https[:]//x[.]example", "www.x" "www[.]x",
-// a bare host with a known TLD (or before a path) has its dots as "[.]",
-// "@" is "＠", and Swarm's "change 12" has a no-break space, one word to
-// its Linkify. The text stays readable.
+// inert writes every URL, host and mention of s so nothing links it (see
+// the package comment), and Swarm's "change 12" with a no-break space, one
+// word to its Linkify.
 func inert(s string) string {
 	s = inertCode(s)
 	return linkifyWord.ReplaceAllStringFunc(s, func(m string) string {
@@ -204,8 +177,8 @@ func inert(s string) string {
 	})
 }
 
-// inertCode is inert without the rewording of Swarm's "change 12": inside a
-// fence Parsedown writes Linkify's link as text, and code keeps its spaces.
+// inertCode is inert without the "change 12" rewording: in a fence Linkify's
+// link is text, and code keeps its spaces.
 func inertCode(s string) string {
 	s = scheme.ReplaceAllStringFunc(s, func(m string) string {
 		i := strings.IndexByte(m, ':')
@@ -216,9 +189,8 @@ func inertCode(s string) string {
 	return strings.ReplaceAll(s, "@", "＠")
 }
 
-// defangHosts writes the dots of every run that a linker could take for a
-// host as "[.]": after "//" (a scheme's), before a "/" or ":port", with a
-// known TLD, or an IPv4 address.
+// defangHosts writes as "[.]" the dots of every run a linker could take for
+// a host: after "//", before a "/", with a known TLD, or an IPv4 address.
 func defangHosts(s string) string {
 	idx := dotted.FindAllStringIndex(s, -1)
 	if idx == nil {
@@ -264,21 +236,18 @@ func allDigits(s string) bool {
 	return strings.Trim(s, "0123456789") == ""
 }
 
-// mdEscaper escapes what Markdown (Parsedown and CommonMark alike) would
-// turn into links, images, code, HTML or reference definitions: "\", "`",
-// "[", "]" and "!" by backslash (both renderers take these escapes; Swarm's
-// Linkify leaves them as they are); "<" as the full-width "＜" (U+FF1C):
-// Parsedown has no backslash escape for it, and an entity would be escaped
-// again by Linkify and shown as "&lt;".
+// mdEscaper escapes what Markdown would turn into links, images, code, HTML
+// or reference definitions: "\", "`", "[", "]" and "!" by backslash (both
+// renderers take it, Linkify leaves it); "<" as the full-width "＜"
+// (U+FF1C): Parsedown has no escape for it, and Linkify would show an
+// entity as "&lt;".
 var mdEscaper = strings.NewReplacer(`\`, `\\`, "`", "\\`", `[`, `\[`, `]`, `\]`, `!`, `\!`, `<`, "＜")
 
-// tildes matches a run of three or more tildes, a fence marker at a
-// line's start.
+// tildes matches a fence marker of three or more tildes.
 var tildes = regexp.MustCompile(`~~~+`)
 
-// prose neutralises one line of model text outside any code: URLs, hosts
-// and mentions inert, Markdown's active characters escaped, a run of
-// tildes with its first escaped so it never opens or closes a fence.
+// prose neutralises one line outside code: inert, Markdown's active
+// characters escaped, a tilde run's first escaped so it is no fence.
 func prose(s string) string {
 	s = mdEscaper.Replace(inert(s))
 	return tildes.ReplaceAllStringFunc(s, func(m string) string { return `\` + m })

@@ -36,49 +36,39 @@ const (
 	maxSubjectSuffix = 60 // runes of the description kept in the subject
 )
 
-// Content is what a review e-mail says. The changelist and review version are
-// not repeated here: they come from the Key, so the e-mail can never describe
-// a different version than the outbox row it is sent for.
+// Content is what a review e-mail says; changelist and version come from
+// the Key, so it cannot describe another version than its outbox row.
 type Content struct {
 	Author string
-	// Description is the changelist description; only its first line is
-	// used. Pass the redacted description: the e-mail leaves the system.
+	// Description is the redacted changelist description (first line used).
 	Description string
 	JobID       string
 	Review      domain.ReviewResult
-	// From is the RFC 5322 From, e.g. "Criticizer <criticizer@example.com>".
-	// Its domain is the right-hand side of the Message-ID.
+	// From is the RFC 5322 From ("Criticizer <criticizer@example.com>"),
+	// whose domain ends the Message-ID.
 	From string
 	// HTML adds a text/html alternative to the text/plain body.
 	HTML bool
-	// Secret is the delivery key: the token (Message-ID, X-Criticizer-Key,
-	// the reference line) is keyed by it, as the outbox row keeps it. Nil
-	// only where no outbox keys rows (tests, previews): the unkeyed token.
+	// Secret keys the token (Message-ID, X-Criticizer-Key, the reference
+	// line) as the outbox row does; nil (tests, previews): the unkeyed token.
 	Secret *delivery.Secret
-	// Changeset is the REDACTED changeset the review was made from; when
-	// set, each finding shows the few lines of code it points at.
-	Changeset *domain.Changeset
-	// ReviewURL links the Swarm review, when the job came from one.
-	ReviewURL string
-	// JobPageURL is the job's read-only page ("View this review"), when the
-	// environment turns the page on.
-	JobPageURL string
-	// Date is the Date header. Zero means job.Now(). It is the only
-	// input not derived from the review, so tests fix it to compare bytes.
+	// Changeset is the REDACTED changeset: each finding shows its lines of code.
+	Changeset  *domain.Changeset
+	ReviewURL  string // the Swarm review, when the job came from one
+	JobPageURL string // the job's read-only page ("View this review"), when on
+	// Date is the Date header (zero: job.Now()), the only input not derived
+	// from the review: tests fix it to compare bytes.
 	Date time.Time
-	// Rerun is the comparison with the previous version (package rerun);
-	// nil for a first version, which the e-mail shows as it always has.
-	// On a rerun the findings are grouped new / still open / resolved.
+	// Rerun is the comparison with the previous version (nil for a first):
+	// the findings are grouped new / still open / resolved.
 	Rerun *rerun.Groups
-	// Current is the review's findings by fingerprint (rerun.Distinct of
-	// Review and Changeset), when the caller has them already; nil: worked
-	// out here.
+	// Current is the findings by fingerprint (rerun.Distinct of Review and
+	// Changeset) when the caller has them; nil: worked out here.
 	Current []rerun.Current
 }
 
 // Message is a composed review e-mail. Rendering it (WriteTo, Bytes) is
-// deterministic: the same Message always yields the same bytes, because the
-// Message-ID and MIME boundary come from the Key and nothing is randomised.
+// deterministic: Message-ID and MIME boundary come from the Key.
 type Message struct {
 	Key       delivery.Key
 	From      string // RFC 5322 From header value
@@ -93,8 +83,7 @@ type Message struct {
 }
 
 // Compose builds the review e-mail for k from in. A malformed key or
-// recipient is SCHEMA_INVALID (the data needs correcting); a malformed From is
-// INTERNAL_BUG (it comes from configuration).
+// recipient is SCHEMA_INVALID, a malformed From (configuration) INTERNAL_BUG.
 func Compose(k delivery.Key, in Content) (*Message, error) {
 	if err := k.Validate(); err != nil {
 		return nil, failure.Wrap(failure.SchemaInvalid, err)
@@ -178,9 +167,9 @@ func (m *Message) Bytes() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// Mail converts m into a fresh go-mail message. A fresh one per send keeps
-// go-mail's per-message delivery state from leaking between attempts.
-// envelopeFrom, when set, is the SMTP MAIL FROM (bounce address).
+// Mail converts m into a fresh go-mail message (its per-message delivery
+// state must not leak between attempts); envelopeFrom, when set, is the
+// SMTP MAIL FROM (bounce address).
 func (m *Message) Mail(envelopeFrom string) (*gomail.Msg, error) {
 	g := gomail.NewMsg(gomail.WithBoundary(boundary(m.Key)), gomail.WithNoDefaultUserAgent())
 	if err := g.From(m.From); err != nil {
@@ -219,28 +208,24 @@ func (m *Message) DeliveryToken() string {
 	return m.Key.IdempotencyToken()
 }
 
-// boundary is derived from the key (go-mail's default is random) so that the
-// rendered bytes are reproducible. It hashes a different input than the
-// token, which the body quotes, so the boundary cannot occur in the body.
+// boundary is derived from the key (go-mail's is random) so the bytes are
+// reproducible; from another input than the token the body quotes, so it
+// cannot occur in the body.
 func boundary(k delivery.Key) string {
 	sum := sha256.Sum256([]byte(delivery.KeyScheme + "\x00boundary\x00" + k.String()))
 	return "criticizer-" + hex.EncodeToString(sum[:16])
 }
 
-// subject is e.g. "[Criticizer] CL 12345 v1: 3 findings (1 high) - Fix login".
-// Only critical and high are counted in the subject: they are what decides
-// whether the reader opens the mail now. A rerun adds what changed since the
-// version it was compared with ("; since v1: 1 new, 2 resolved").
+// subject is e.g. "[Criticizer] CL 12345 v1: 3 findings (1 high) - Fix login":
+// only critical and high counted (they decide whether it is opened now); a
+// rerun adds what changed ("; since v1: 1 new, 2 resolved").
 func subject(k delivery.Key, cs []render.Count, total int, desc string, meta domain.ReviewMeta, rr *rerunView) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[Criticizer] CL %d v%d: ", k.Changelist, k.ReviewVersion)
-	switch total {
-	case 0:
+	if total == 0 {
 		b.WriteString("no findings")
-	case 1:
-		b.WriteString("1 finding")
-	default:
-		fmt.Fprintf(&b, "%d findings", total)
+	} else {
+		fmt.Fprintf(&b, "%d %s", total, domain.Plural(total, "finding"))
 	}
 	var urgent []string
 	for _, c := range cs {
@@ -265,13 +250,6 @@ func subject(k delivery.Key, cs []render.Count, total int, desc string, meta dom
 		b.WriteString(" - " + desc)
 	}
 	return b.String()
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return word
-	}
-	return word + "s"
 }
 
 // firstLine returns the first non-blank line of s, cleaned for a header.

@@ -73,7 +73,7 @@ func (v view) status() []string {
 // a review that saw every file.
 func (v view) verdict() string {
 	if v.Total > 0 {
-		return fmt.Sprintf("%d %s: %s.", v.Total, plural(v.Total, "finding"), v.Counts)
+		return fmt.Sprintf("%d %s: %s.", v.Total, domain.Plural(v.Total, "finding"), v.Counts)
 	}
 	if v.Meta.Coverage() == "" || v.Meta.Complete() {
 		return "No findings."
@@ -81,30 +81,64 @@ func (v view) verdict() string {
 	return "No findings in the part that was reviewed. This is not a full review: see the coverage above and the files listed below."
 }
 
-// hidden says what the review rules, and reviewers' repeated dismissals,
-// kept out of the e-mail.
+// section is a list of files the e-mail names: (file, why) each, and the
+// line for those past maxNamed.
+type section struct {
+	title string
+	items [][2]string
+	more  string
+}
+
+// coverage is what both parts say of files not reviewed or reviewed in part.
+func (v view) coverage() []section {
+	m := v.Meta
+	var out []section
+	if n := len(m.SkippedFiles); n > 0 {
+		sec := section{title: fmt.Sprintf("Not reviewed: %d %s", n, domain.Plural(n, "file"))}
+		for _, s := range m.SkippedFiles[:min(n, maxNamed)] {
+			sec.items = append(sec.items, [2]string{s.File, domain.SkipReason(s.Reason)})
+		}
+		if n > maxNamed {
+			sec.more = fmt.Sprintf("and %d more (listed in the job's review result)", n-maxNamed)
+		}
+		out = append(out, sec)
+	}
+	if n := len(m.TruncatedFiles); n > 0 {
+		sec := section{title: fmt.Sprintf("Reviewed in part: %d %s", n, domain.Plural(n, "file"))}
+		for _, t := range m.TruncatedFiles[:min(n, maxNamed)] {
+			sec.items = append(sec.items, [2]string{t.File, fmt.Sprintf("first %d of %d bytes", t.ReviewedBytes, t.OriginalBytes)})
+		}
+		if n > maxNamed {
+			sec.more = fmt.Sprintf("and %d more", n-maxNamed)
+		}
+		out = append(out, sec)
+	}
+	return out
+}
+
+// hidden says what the review rules, reviewers' repeated dismissals and
+// validation kept out of the e-mail.
 func (v view) hidden() []string {
 	m := v.Meta
 	var out []string
 	if m.HiddenByCap > 0 {
-		out = append(out, fmt.Sprintf("%d more %s not shown: the review rules cap the findings of one e-mail (the most severe are shown).", m.HiddenByCap, plural(m.HiddenByCap, "finding")))
+		out = append(out, fmt.Sprintf("%d more %s not shown: the review rules cap the findings of one e-mail (the most severe are shown).", m.HiddenByCap, domain.Plural(m.HiddenByCap, "finding")))
 	}
 	if m.FilteredByRules > 0 {
-		out = append(out, fmt.Sprintf("%d %s below the rules' severity threshold or in a disabled category not shown.", m.FilteredByRules, plural(m.FilteredByRules, "finding")))
+		out = append(out, fmt.Sprintf("%d %s below the rules' severity threshold or in a disabled category not shown.", m.FilteredByRules, domain.Plural(m.FilteredByRules, "finding")))
 	}
 	if w := m.DismissedWithheld(); w != "" {
 		// As the Swarm summary says it: withheld, never silently.
 		out = append(out, w+" (criticizer outcomes suppressions lists them; criticizer outcomes allow reports them again).")
 	}
-	return out
-}
-
-func droppedWhy(m domain.ReviewMeta) string {
-	s := "the model's answer did not pass validation"
-	if m.OutOfView > 0 {
-		s += fmt.Sprintf("; %d named a line the model was not shown", m.OutOfView)
+	if m.DroppedFindings > 0 {
+		why := "the model's answer did not pass validation"
+		if m.OutOfView > 0 {
+			why += fmt.Sprintf("; %d named a line the model was not shown", m.OutOfView)
+		}
+		out = append(out, fmt.Sprintf("Dropped findings: %d (%s).", m.DroppedFindings, why))
 	}
-	return s
+	return out
 }
 
 // footer is the signature line's details.
@@ -146,79 +180,92 @@ func renderText(v view) string {
 	}
 	b.WriteString(v.verdict() + "\n")
 	if r := v.Rerun; r != nil {
-		textRerun(&b, r)
+		writeRerun(&b, r, false)
 	} else {
 		render.Text(&b, v.Files)
 	}
-	textCoverage(&b, v)
+	for _, sec := range v.coverage() {
+		fmt.Fprintf(&b, "\n%s\n", sec.title)
+		for _, it := range sec.items {
+			fmt.Fprintf(&b, "  %s (%s)\n", domain.OneLine(it[0]), it[1])
+		}
+		if sec.more != "" {
+			b.WriteString("  ... " + sec.more + "\n")
+		}
+	}
+	for _, l := range v.hidden() {
+		b.WriteString("\n" + l + "\n")
+	}
 	// "-- " with the trailing space is the RFC 3676 signature separator.
 	b.WriteString("\n-- \nCriticizer" + v.footer())
 	b.WriteString("\nReference: " + v.Token + "\n")
 	return b.String()
 }
 
-// textRerun is a rerun's findings in the text part: new, still open,
-// resolved, and what was not re-checked.
-func textRerun(b *strings.Builder, r *rerunView) {
-	b.WriteString(r.line() + "\n")
-	section := func(title string, n int) {
-		head := fmt.Sprintf("%s (%d)", title, n)
+// writeRerun is a rerun's findings in the text or HTML part: new, still
+// open, resolved, and what was not re-checked.
+func writeRerun(b *strings.Builder, r *rerunView, asHTML bool) {
+	e := html.EscapeString
+	para := func(s string) {
+		if asHTML {
+			fmt.Fprintf(b, "<p>%s</p>\n", e(s))
+		} else {
+			b.WriteString(s + "\n")
+		}
+	}
+	heading := func(title string, n int) {
+		if asHTML {
+			fmt.Fprintf(b, "<h2>%s (%d)</h2>\n", title, n)
+			return
+		}
+		head := fmt.Sprintf("%s (%d)", strings.ToUpper(title), n)
 		b.WriteString("\n" + head + "\n" + strings.Repeat("#", len(head)) + "\n")
 	}
-	if r.NNew > 0 {
-		section("NEW", r.NNew)
-		render.Text(b, r.New)
-	}
-	if r.NOpen > 0 {
-		section("STILL OPEN", r.NOpen)
-		render.Text(b, r.Open)
+	para(r.line())
+	for _, g := range []struct {
+		title string
+		n     int
+		files []render.File
+	}{{"New", r.NNew, r.New}, {"Still open", r.NOpen, r.Open}} {
+		switch {
+		case g.n == 0:
+		case asHTML:
+			heading(g.title, g.n)
+			render.HTML(b, g.files, true)
+		default:
+			heading(g.title, g.n)
+			render.Text(b, g.files)
+		}
 	}
 	if len(r.Resolved) > 0 {
-		section("RESOLVED", len(r.Resolved))
-		b.WriteString(resolvedNote + "\n\n")
+		heading("Resolved", len(r.Resolved))
+		if asHTML {
+			fmt.Fprintf(b, "<p>%s</p>\n<ul>\n", e(resolvedNote))
+		} else {
+			b.WriteString(resolvedNote + "\n\n")
+		}
 		for _, f := range r.Resolved {
 			where, sev, title := resolvedText(f)
-			fmt.Fprintf(b, "  [%s] %s", sev, where)
-			if title != "" {
-				b.WriteString("  " + title)
+			switch {
+			case asHTML && title != "":
+				fmt.Fprintf(b, "<li><b style=\"color:#2e7d32\">&#10003;</b> <small>%s</small> <code>%s</code> %s</li>\n", e(sev), e(where), e(title))
+			case asHTML:
+				fmt.Fprintf(b, "<li><b style=\"color:#2e7d32\">&#10003;</b> <small>%s</small> <code>%s</code></li>\n", e(sev), e(where))
+			case title != "":
+				fmt.Fprintf(b, "  [%s] %s  %s\n", sev, where, title)
+			default:
+				fmt.Fprintf(b, "  [%s] %s\n", sev, where)
 			}
-			b.WriteString("\n")
+		}
+		if asHTML {
+			b.WriteString("</ul>\n")
 		}
 	}
 	if s := r.notRechecked(); s != "" {
-		b.WriteString("\n" + s + "\n")
-	}
-}
-
-// textCoverage is what the text part says of the review's coverage: files
-// not reviewed, reviewed in part, findings hidden or dropped.
-func textCoverage(b *strings.Builder, v view) {
-	m := v.Meta
-	if len(m.SkippedFiles) > 0 {
-		fmt.Fprintf(b, "\nNot reviewed: %d %s\n", len(m.SkippedFiles), plural(len(m.SkippedFiles), "file"))
-		for i, s := range m.SkippedFiles {
-			if i == maxNamed {
-				fmt.Fprintf(b, "  ... and %d more (listed in the job's review result)\n", len(m.SkippedFiles)-maxNamed)
-				break
-			}
-			fmt.Fprintf(b, "  %s (%s)\n", domain.OneLine(s.File), domain.SkipReason(s.Reason))
+		if !asHTML {
+			b.WriteString("\n")
 		}
-	}
-	if len(m.TruncatedFiles) > 0 {
-		fmt.Fprintf(b, "\nReviewed in part: %d %s\n", len(m.TruncatedFiles), plural(len(m.TruncatedFiles), "file"))
-		for i, t := range m.TruncatedFiles {
-			if i == maxNamed {
-				fmt.Fprintf(b, "  ... and %d more\n", len(m.TruncatedFiles)-maxNamed)
-				break
-			}
-			fmt.Fprintf(b, "  %s (first %d of %d bytes)\n", domain.OneLine(t.File), t.ReviewedBytes, t.OriginalBytes)
-		}
-	}
-	for _, l := range v.hidden() {
-		b.WriteString("\n" + l + "\n")
-	}
-	if m.DroppedFindings > 0 {
-		fmt.Fprintf(b, "\nDropped findings: %d (%s).\n", m.DroppedFindings, droppedWhy(m))
+		para(s)
 	}
 }
 
@@ -252,76 +299,23 @@ func renderHTML(v view) string {
 	}
 	fmt.Fprintf(&b, "<p>%s</p>\n", e(v.verdict()))
 	if r := v.Rerun; r != nil {
-		htmlRerun(&b, r)
+		writeRerun(&b, r, true)
 	} else {
 		render.HTML(&b, v.Files, true)
 	}
-	htmlCoverage(&b, v)
-	fmt.Fprintf(&b, "<hr><p><small>Criticizer%s &middot; Reference: %s</small></p>\n</body></html>\n", e(v.footer()), e(v.Token))
-	return b.String()
-}
-
-// htmlRerun is a rerun's findings in the HTML part: new, still open,
-// resolved, and what was not re-checked.
-func htmlRerun(b *strings.Builder, r *rerunView) {
-	e := html.EscapeString
-	fmt.Fprintf(b, "<p>%s</p>\n", e(r.line()))
-	if r.NNew > 0 {
-		fmt.Fprintf(b, "<h2>New (%d)</h2>\n", r.NNew)
-		render.HTML(b, r.New, true)
-	}
-	if r.NOpen > 0 {
-		fmt.Fprintf(b, "<h2>Still open (%d)</h2>\n", r.NOpen)
-		render.HTML(b, r.Open, true)
-	}
-	if len(r.Resolved) > 0 {
-		fmt.Fprintf(b, "<h2>Resolved (%d)</h2>\n<p>%s</p>\n<ul>\n", len(r.Resolved), e(resolvedNote))
-		for _, f := range r.Resolved {
-			where, sev, title := resolvedText(f)
-			fmt.Fprintf(b, "<li><b style=\"color:#2e7d32\">&#10003;</b> <small>%s</small> <code>%s</code>", e(sev), e(where))
-			if title != "" {
-				fmt.Fprintf(b, " %s", e(title))
-			}
-			b.WriteString("</li>\n")
+	for _, sec := range v.coverage() {
+		fmt.Fprintf(&b, "<h3>%s</h3>\n<ul>\n", sec.title)
+		for _, it := range sec.items {
+			fmt.Fprintf(&b, "<li><code>%s</code> (%s)</li>\n", e(it[0]), e(it[1]))
 		}
-		b.WriteString("</ul>\n")
-	}
-	if s := r.notRechecked(); s != "" {
-		fmt.Fprintf(b, "<p>%s</p>\n", e(s))
-	}
-}
-
-// htmlCoverage is what the HTML part says of the review's coverage: files
-// not reviewed, reviewed in part, findings hidden or dropped.
-func htmlCoverage(b *strings.Builder, v view) {
-	e := html.EscapeString
-	m := v.Meta
-	if len(m.SkippedFiles) > 0 {
-		fmt.Fprintf(b, "<h3>Not reviewed: %d %s</h3>\n<ul>\n", len(m.SkippedFiles), plural(len(m.SkippedFiles), "file"))
-		for i, s := range m.SkippedFiles {
-			if i == maxNamed {
-				fmt.Fprintf(b, "<li>&hellip; and %d more (listed in the job's review result)</li>\n", len(m.SkippedFiles)-maxNamed)
-				break
-			}
-			fmt.Fprintf(b, "<li><code>%s</code> (%s)</li>\n", e(s.File), e(domain.SkipReason(s.Reason)))
-		}
-		b.WriteString("</ul>\n")
-	}
-	if len(m.TruncatedFiles) > 0 {
-		fmt.Fprintf(b, "<h3>Reviewed in part: %d %s</h3>\n<ul>\n", len(m.TruncatedFiles), plural(len(m.TruncatedFiles), "file"))
-		for i, t := range m.TruncatedFiles {
-			if i == maxNamed {
-				fmt.Fprintf(b, "<li>&hellip; and %d more</li>\n", len(m.TruncatedFiles)-maxNamed)
-				break
-			}
-			fmt.Fprintf(b, "<li><code>%s</code> (first %d of %d bytes)</li>\n", e(t.File), t.ReviewedBytes, t.OriginalBytes)
+		if sec.more != "" {
+			fmt.Fprintf(&b, "<li>&hellip; %s</li>\n", sec.more)
 		}
 		b.WriteString("</ul>\n")
 	}
 	for _, l := range v.hidden() {
-		fmt.Fprintf(b, "<p>%s</p>\n", e(l))
+		fmt.Fprintf(&b, "<p>%s</p>\n", e(l))
 	}
-	if m.DroppedFindings > 0 {
-		fmt.Fprintf(b, "<p>Dropped findings: %d (%s).</p>\n", m.DroppedFindings, e(droppedWhy(m)))
-	}
+	fmt.Fprintf(&b, "<hr><p><small>Criticizer%s &middot; Reference: %s</small></p>\n</body></html>\n", e(v.footer()), e(v.Token))
+	return b.String()
 }

@@ -17,12 +17,10 @@ import (
 )
 
 // Swarm review comments are the notify stage's second channel
-// (docs/swarm-comments.md). This file plans them: one inline comment per
-// finding, keyed (review, finding fingerprint), and one summary per review
-// version, keyed (review, version), each an outbox row run through the one
-// protocol (outbox.Deliver) and the comments channel (comments.Channel,
-// which settles a create whose answer was lost by the marker each comment
-// carries: never posted again blind).
+// (docs/swarm-comments.md): one inline comment per finding, keyed (review,
+// fingerprint), and one summary per version, keyed (review, version), each
+// an outbox row run through outbox.Deliver and comments.Channel (which
+// settles a lost answer by the comment's marker).
 
 // SwarmComments configures the comments channel; nil on Notify turns it off.
 type SwarmComments struct {
@@ -68,9 +66,8 @@ type commentDelivery struct {
 }
 
 // postComments posts the job's findings and summary on its Swarm review. A
-// retryable failure is returned (the stage's backoff retries it, and the
-// e-mails already sent are skipped by their rows); a permanent refusal is
-// recorded on the comment's row and in the outcome, and never fails the job.
+// retryable failure is returned (the e-mails sent are skipped by their rows
+// on the retry); a permanent refusal is recorded on its row, never failing the job.
 func (n *Notify) postComments(ctx context.Context, j *job.Job, in *input) (commentOutcome, error) {
 	var out commentOutcome
 	pr, err := n.loadPrior(ctx, j.Swarm.Review, j.ReviewVersion)
@@ -140,12 +137,10 @@ var commentWords = outbox.Words{
 }
 
 // commentDeliveries are the comments a job's review gets: one per distinct
-// finding (by the one fingerprint) not commented on in an earlier version,
-// in the review's order, the notes on resolved plain comments, then the
-// version's summary; and the resolved tasks to set addressed. The rerun's
-// comparison (in.Groups, nil for a first version) gives the summary's
-// counts and what is resolved, the e-mail's grouping too; pr (the review's
-// rows) only says what was commented on before.
+// finding not commented on in an earlier version, in the review's order,
+// the notes on resolved plain comments, then the version's summary; and the
+// resolved tasks to set addressed. in.Groups (nil for a first version)
+// gives the counts and what is resolved; pr only what was commented before.
 func commentDeliveries(j *job.Job, in *input, pr *prior) ([]commentDelivery, []taskChange) {
 	rv := j.Swarm.Review
 	version := max(j.ReviewVersion, 1)

@@ -30,44 +30,35 @@ import (
 type Notify struct {
 	Outbox    outbox.Rows
 	Artifacts Artifacts // the redacted bucket (*artifacts.Store)
-	// Email is the e-mail channel (smtpmail.Channel, ses.Channel): it sends
-	// each recipient's e-mail and settles an uncertain send by the
-	// provider's evidence (without any, it refuses to guess:
-	// DELIVERY_UNCONFIRMED for an operator).
+	// Email is the e-mail channel (smtpmail.Channel, ses.Channel): it settles
+	// an uncertain send by the provider's evidence, or refuses to guess
+	// (DELIVERY_UNCONFIRMED for an operator).
 	Email delivery.Channel[*notify.Message]
 	From  string
 	HTML  bool
-	// Secret is the delivery key the e-mail's token is keyed by (the outbox
-	// keys its rows by the same key); nil only in tests without one.
+	// Secret keys the e-mail's token, as the outbox keys its rows; nil in tests only.
 	Secret *delivery.Secret
-	// JobPage mints the job page link the e-mail carries (jobpage.Links);
-	// nil when the environment has no job page.
+	// JobPage mints the e-mail's job page link (jobpage.Links); nil: no page.
 	JobPage JobPageLinks
-	// SwarmLinks links a Swarm review in the e-mail of a job that came
-	// from one (SWARM_URL/reviews/{id}); zero for none.
+	// SwarmLinks links a Swarm job's review in its e-mail (SWARM_URL/reviews/{id}).
 	SwarmLinks swarm.Settings
 	Log        *slog.Logger
-	// Swarm is the test-run channel (swarm.RunReport): it reports the
-	// outcome to the job's Helix Swarm test run once every recipient is
-	// e-mailed, kept once by the job record; nil for none.
+	// Swarm is the test-run channel (swarm.RunReport): the outcome, once
+	// every recipient is e-mailed, kept once by the job record; nil: none.
 	Swarm delivery.Channel[swarm.Finished]
 	// EmailParticipants (SWARM_EMAIL_PARTICIPANTS) e-mails a Swarm review's
-	// participants its findings beside the comments; false (the default)
-	// leaves them to Swarm's own notification of the comments, so nobody
-	// hears of a finding twice.
+	// participants beside the comments; false leaves them to Swarm's own
+	// notification, so nobody hears of a finding twice.
 	EmailParticipants bool
-	// Window is how long after a send started the provider may still
-	// complete it (SEND_COMPLETION_WINDOW_SECONDS): a send that may have
-	// happened is resent only after it, and only if the provider evidence still
-	// has no record. Zero means the channel's outcome is final when its call
-	// returns (tests with a synchronous fake).
+	// Window is how long the provider may still complete a started send
+	// (SEND_COMPLETION_WINDOW_SECONDS): a send that may have happened is
+	// resent only after it, and only if the evidence has no record. Zero:
+	// final when the call returns (synchronous test fakes).
 	Window time.Duration
-	// Now is the time source (the system clock when nil).
-	Now job.Clock
+	Now    job.Clock // the system clock when nil
 	// Recipients is the recipient policy (recipients.Gate), checked again
-	// before every send (the policy may have tightened since fetch, a
-	// replayed job may carry an old list); nil checks nothing (tests only:
-	// the function always sets it).
+	// before every send (it may have tightened since fetch, a replayed job
+	// may carry an old list); nil checks nothing (tests only).
 	Recipients RecipientPolicy
 	// Comments posts the findings on the job's Swarm review, after the
 	// e-mails (NOTIFY_CHANNELS has swarm-comments); nil: e-mail only.
@@ -97,9 +88,8 @@ type Outcomes interface {
 	EmailOnly(ctx context.Context, j *job.Job, d *decide.Decided) error
 }
 
-// RecipientPolicy splits addresses into those the recipient policy allows
-// and a description of those it refused ("" for none), reporting each
-// refusal.
+// RecipientPolicy splits addresses into those allowed and a description of
+// those refused ("" for none), reporting each refusal.
 type RecipientPolicy interface {
 	Allow(ctx context.Context, source string, addrs []string) (allowed []string, refused string)
 }
@@ -107,14 +97,6 @@ type RecipientPolicy interface {
 // JobPageLinks mints a job's page URL.
 type JobPageLinks interface {
 	URL(ctx context.Context, jobID string) (string, error)
-}
-
-// reviewURL is the Swarm review's page, when the job came from one.
-func (n *Notify) reviewURL(j *job.Job) string {
-	if j.Swarm == nil {
-		return ""
-	}
-	return n.SwarmLinks.ReviewURL(j.Swarm.Review)
 }
 
 // Process tells every recipient and channel of j what has not been told
@@ -152,13 +134,11 @@ func (n *Notify) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 }
 
 // input is what every channel and recipient is told: the decided review
-// (package decide: less what is withheld as dismissed, its findings by
-// fingerprint, the one comparison with the previous version, the gate),
-// its changeset and the job page link.
+// (package decide), its changeset and the links.
 type input struct {
 	decide.Decided
-	cs      domain.Changeset
-	pageURL string
+	cs                 domain.Changeset
+	pageURL, reviewURL string
 }
 
 // read loads j's decided review and changeset: decided once, by the llm
@@ -168,6 +148,9 @@ func (n *Notify) read(ctx context.Context, j *job.Job) (*input, error) {
 		return nil, failure.Errorf(failure.InternalBug, "job reached notify without review artifacts")
 	}
 	in := &input{}
+	if j.Swarm != nil {
+		in.reviewURL = n.SwarmLinks.ReviewURL(j.Swarm.Review)
+	}
 	if err := n.Artifacts.GetJSON(ctx, decide.Key(j.ID), &in.Decided); err != nil {
 		return nil, err
 	}
@@ -207,7 +190,7 @@ func (n *Notify) emailAll(ctx context.Context, j *job.Job, in *input, rcpts []st
 	for _, rcpt := range rcpts {
 		k := delivery.Key{Changelist: j.Changelist, Recipient: rcpt, ReviewVersion: j.ReviewVersion}
 		msg, err := notify.Compose(k, notify.Content{Author: in.cs.User, Description: in.cs.Description, JobID: j.ID, Review: in.Result, From: n.From, HTML: n.HTML,
-			Secret: n.Secret, Changeset: &in.cs, ReviewURL: n.reviewURL(j), JobPageURL: in.pageURL, Rerun: in.Groups, Current: in.Current})
+			Secret: n.Secret, Changeset: &in.cs, ReviewURL: in.reviewURL, JobPageURL: in.pageURL, Rerun: in.Groups, Current: in.Current})
 		if err != nil {
 			return 0, nil, failure.Wrap(failure.InternalBug, err)
 		}
@@ -217,8 +200,9 @@ func (n *Notify) emailAll(ctx context.Context, j *job.Job, in *input, rcpts []st
 			if did {
 				sent++
 			}
-		case recipientLevel(failure.Classify(err)):
-			// This recipient cannot be e-mailed; the others still get theirs.
+		case slices.Contains([]failure.Class{failure.NotFound, failure.PolicyRejected}, failure.Classify(err)):
+			// This recipient cannot be e-mailed (no such mailbox, refused by
+			// policy); the others still get theirs.
 			permanent = append(permanent, fmt.Errorf("%s: %w", rcpt, err))
 		default:
 			return 0, nil, err
@@ -251,11 +235,10 @@ func (n *Notify) commentAll(ctx context.Context, j *job.Job, in *input, emailed 
 	return "; " + out.detail(), nil
 }
 
-// reportRun reports the outcome to the job's Swarm test run, after the
-// e-mails, never before: a failing callback retries this stage, whose
-// outbox skips the recipients already e-mailed. A refusal for good (the
-// run was deleted, …) is logged: the review was delivered, which is what
-// the job is for.
+// reportRun reports the outcome to the job's Swarm test run after the
+// e-mails: a failing callback retries the stage, whose outbox skips those
+// already e-mailed. A refusal for good (the run was deleted) is logged: the
+// review was delivered, which is what the job is for.
 func (n *Notify) reportRun(ctx context.Context, j *job.Job, o swarm.Outcome, commented bool) error {
 	if n.Swarm == nil || j.Swarm == nil {
 		return nil
@@ -284,13 +267,6 @@ func detail(j *job.Job, sent, rcpts int, refused string, commented string) strin
 	return d + commented
 }
 
-// recipientLevel reports whether a failure concerns one recipient only (the
-// mailbox does not exist, policy refuses it) rather than the whole send
-// (credentials, connectivity, a bug), which stops the stage at once.
-func recipientLevel(c failure.Class) bool {
-	return c == failure.NotFound || c == failure.PolicyRejected
-}
-
 // deliver runs the outbox protocol for one recipient's e-mail through the
 // e-mail channel and reports whether it sent now.
 func (n *Notify) deliver(ctx context.Context, jobID string, k delivery.Key, msg *notify.Message) (bool, error) {
@@ -311,10 +287,8 @@ var emailWords = outbox.Words{
 }
 
 // emailRecipients is who gets the e-mail: the job's recipients, sorted;
-// none for a Swarm review whose findings go to the review as comments
-// (Swarm notifies its participants, who are all a Swarm job's recipients:
-// the fetch stage reads them from the review), unless EmailParticipants.
-// A changelist from a trigger or the API keeps its e-mail.
+// none for a Swarm review commented on (Swarm notifies its participants,
+// all of a Swarm job's recipients), unless EmailParticipants.
 func (n *Notify) emailRecipients(j *job.Job) []string {
 	if j.Swarm != nil && j.Swarm.Review > 0 && n.Comments != nil && !n.EmailParticipants {
 		return nil

@@ -11,16 +11,11 @@ import (
 	"github.com/criticizer/criticizer/shared/swarm/comments"
 )
 
-// Reruns (docs/swarm-comments.md, "Reruns"): a later version of a
-// changelist or review is compared with the previous version's ledger
-// entry (shared/ledger) by package rerun, once, when the review is decided
-// (package decide); the e-mail and the Swarm summary both show that one
-// comparison. On Swarm, the review's
-// rows ("finding/<fingerprint>" → comment id) are the record of what was
-// commented on: a finding commented on in an earlier version is not
-// commented again, and of the resolved findings (gone from a file reviewed
-// in full in this version) an open task is set to addressed, a plain
-// comment gets one short note. Anything else is "not re-checked".
+// Reruns (docs/swarm-comments.md, "Reruns"): the one comparison with the
+// previous version is made when the review is decided (package decide). On
+// Swarm, the review's rows ("finding/<fingerprint>" → comment id) record
+// what was commented: not commented again; of the resolved findings an open
+// task is set to addressed, a plain comment gets one short note.
 
 // ThreadRows lists a review's rows; the outbox has it.
 type ThreadRows interface {
@@ -30,10 +25,8 @@ type ThreadRows interface {
 // prior is what earlier versions of the review were told.
 type prior struct {
 	comments map[string]swarm.Comment // by fingerprint: the finding's comment as Swarm has it now
-	// channel is the attempt's comments channel: it holds the listing
-	// comments came from (none when none was needed), the attempt's one
-	// listing, which also settles its in-flight rows, and the highest
-	// comment id the rows name.
+	// channel is the attempt's comments channel: its one listing (which also
+	// settles in-flight rows) and the highest comment id the rows name.
 	channel *comments.Channel
 }
 
@@ -47,9 +40,9 @@ func since(in *input) string {
 	return render.SinceLine(g.PreviousVersion, len(g.New), len(g.StillOpen), len(g.Resolved), len(g.NotRechecked))
 }
 
-// loadPrior reads the review's finding rows and the comments they name
-// (one listing, every page from the first of them on). It is nil for a first version or when the
-// outbox cannot list a thread.
+// loadPrior reads the review's finding rows and the comments they name (one
+// listing from the first of them on); nil for a first version, or an
+// outbox that cannot list a thread.
 func (n *Notify) loadPrior(ctx context.Context, review int64, version int) (*prior, error) {
 	tr, ok := n.Comments.Rows.(ThreadRows)
 	if version <= 1 || !ok {
@@ -78,9 +71,6 @@ func (n *Notify) loadPrior(ctx context.Context, review int64, version int) (*pri
 	if len(byID) == 0 {
 		return p, nil
 	}
-	// The comments to read are ours from earlier versions: the listing
-	// starts just before the first of them, not at the review's first
-	// comment.
 	marked, err := p.channel.MarkedSince(ctx, review, first-1)
 	if err != nil {
 		return nil, err
@@ -130,10 +120,9 @@ type taskChange struct {
 	comment int64
 }
 
-// address sets a resolved finding's task to addressed through its row, the
-// one protocol and the task-change channel (comments.Tasks; no window: a
-// row left in flight is reset and the PATCH done again). A Swarm client
-// without task changes sets none.
+// address sets a resolved finding's task to addressed through its row and
+// comments.Tasks (no window: a row left in flight is reset and the PATCH
+// done again); a Swarm client without task changes sets none.
 func (n *Notify) address(ctx context.Context, jobID string, tc taskChange) error {
 	setter, ok := n.Comments.API.(comments.TaskSetter)
 	if !ok {

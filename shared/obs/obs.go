@@ -19,9 +19,7 @@ import (
 	"time"
 )
 
-// Masker replaces known secret values and secret-looking attributes in log
-// records. Secrets are registered when they are loaded from Secrets Manager,
-// so even a value that slips into an error message is masked.
+// Masker replaces known secret values (registered as loaded) in log records.
 type Masker struct {
 	mu     sync.RWMutex
 	values []string
@@ -58,9 +56,8 @@ func (m *Masker) String(s string) string {
 	return s
 }
 
-// addressKey matches attribute names that hold an e-mail address. The
-// address is PII: it is logged as a stable pseudonym, so one recipient's
-// lines can still be followed without naming them.
+// addressKey matches attributes holding an e-mail address (PII): logged as a
+// stable pseudonym.
 var addressKey = regexp.MustCompile(`(?i)^(recipient|rcpt|to|email|address)$`)
 
 // Pseudonym returns a stable, non-reversible stand-in for an address.
@@ -69,10 +66,8 @@ func Pseudonym(addr string) string {
 	return "rcpt-" + hex.EncodeToString(sum[:6])
 }
 
-// Sanitizer vets the text of a log attribute after the masker: package
-// sanitize provides it (sanitize.Logs). It is passed to NewLogger by each
-// function's wiring rather than installed globally, so no binary can log
-// unvetted text by forgetting an import.
+// Sanitizer vets a log attribute's text after the masker (sanitize.Logs),
+// passed to NewLogger rather than installed globally, so no binary forgets it.
 type Sanitizer interface {
 	Text(string) string
 	Error(error) string
@@ -85,7 +80,6 @@ type vetter struct {
 }
 
 func (v vetter) replaceAttr(groups []string, a slog.Attr) slog.Attr {
-	m := v.m
 	if a.Value.Kind() == slog.KindGroup {
 		return a
 	}
@@ -95,10 +89,12 @@ func (v vetter) replaceAttr(groups []string, a slog.Attr) slog.Attr {
 	if len(groups) == 0 && (a.Key == slog.TimeKey || a.Key == slog.LevelKey) {
 		return a
 	}
-	var text func(string) string
-	var errText func(error) string
-	if v.s != nil {
-		text, errText = v.s.Text, v.s.Error
+	vet := func(s string) string {
+		s = v.m.String(s)
+		if v.s != nil {
+			s = v.s.Text(s)
+		}
+		return s
 	}
 	switch a.Value.Kind() {
 	case slog.KindString:
@@ -106,34 +102,23 @@ func (v vetter) replaceAttr(groups []string, a slog.Attr) slog.Attr {
 		if addressKey.MatchString(a.Key) && strings.Contains(s, "@") {
 			return slog.String(a.Key, Pseudonym(s))
 		}
-		s = m.String(s)
-		if text != nil {
-			s = text(s)
-		}
-		return slog.String(a.Key, s)
+		return slog.String(a.Key, vet(s))
 	case slog.KindAny:
 		if err, ok := a.Value.Any().(error); ok {
-			if errText != nil {
-				return slog.String(a.Key, errText(err))
+			if v.s != nil {
+				return slog.String(a.Key, v.s.Error(err))
 			}
-			return slog.String(a.Key, m.String(err.Error()))
+			return slog.String(a.Key, v.m.String(err.Error()))
 		}
 		if st, ok := a.Value.Any().(fmt.Stringer); ok {
-			s := m.String(st.String())
-			if text != nil {
-				s = text(s)
-			}
-			return slog.String(a.Key, s)
+			return slog.String(a.Key, vet(st.String()))
 		}
 		// Slices, maps, structs: vetted as the JSON they are logged as.
 		b, err := json.Marshal(a.Value.Any())
 		if err != nil {
 			return slog.String(a.Key, Mask)
 		}
-		s := m.String(string(b))
-		if text != nil {
-			s = text(s)
-		}
+		s := vet(string(b))
 		if json.Valid([]byte(s)) {
 			return slog.Any(a.Key, json.RawMessage(s))
 		}
@@ -170,10 +155,9 @@ func (h ctxHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 
 func (h ctxHandler) WithGroup(name string) slog.Handler { return ctxHandler{h.Handler.WithGroup(name)} }
 
-// NewLogger returns a JSON logger writing to w at the given level ("debug",
-// "info", "warn", "error"), tagged with the function name, that masks secrets
-// and passes every string and error attribute through s. A nil s leaves only
-// the masker: coldstart.Load refuses it, so every function's logger has one.
+// NewLogger returns a JSON logger at level, tagged with the function name,
+// masking secrets and passing every string and error attribute through s
+// (coldstart.Load refuses a nil s).
 func NewLogger(w io.Writer, level, function string, s Sanitizer) *slog.Logger {
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(level)); err != nil {

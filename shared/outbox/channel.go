@@ -12,33 +12,29 @@ import (
 	"github.com/criticizer/criticizer/shared/job"
 )
 
-// Deliveries have channels (docs/swarm-comments.md): an e-mail to a recipient and a
-// comment on a P4 Code Review are the same promise, "this has been told
-// once", kept by the same rows, protocol (Begin, MarkSent, Release, Reset),
-// write tokens and event history. A channel supplies send, lookup and
-// classification; the outbox only needs to tell its rows apart. An e-mail
-// row is identified by its delivery.Key, exactly as before channels; another
-// channel's row by an Item.
+// Deliveries have channels (docs/swarm-comments.md): an e-mail and a Swarm
+// comment keep the same promise, "told once", by the same rows, protocol, write
+// tokens and history. A channel supplies send, lookup and classification; the
+// outbox only tells its rows apart: an e-mail row by its delivery.Key, another
+// channel's by an Item.
 
 // ChannelSwarmComments is the channel of comments on a Helix Swarm review
 // (docs/swarm-comments.md).
 const ChannelSwarmComments = "swarm-comments"
 
-// ChannelDigest is the channel of the weekly digest e-mail (shared/digest):
-// one per owner and ISO week. Its item has no thread; its ID is
-// "<ISO week>/<keyed hash of the owner's address>" (DigestItem).
+// ChannelDigest is the weekly digest's channel (shared/digest), one per owner
+// and ISO week: ID "<ISO week>/<owner's keyed hash>" (DigestItem).
 const ChannelDigest = "digest"
 
-// DigestItem is the Item of owner's digest for week ("2026-W48"); owner is
-// the keyed hash of the address, never the address.
+// DigestItem is owner's (keyed hash, never the address) digest for week
+// ("2026-W48").
 func DigestItem(week, owner string) Item {
 	return Item{Channel: ChannelDigest, ID: week + "/" + owner}
 }
 
-// Item is the identity of a delivery on a channel other than e-mail: the
-// thread it is said in (a Swarm review) and what is said there, e.g.
-// "finding/<fingerprint>" or "summary/v1". The version is not part of a
-// finding's identity: a finding said once on a review is not said again.
+// Item identifies a non-e-mail delivery: its thread (a Swarm review) and what is
+// said there ("finding/<fingerprint>", "summary/v1"). The version is not part of
+// it: a finding said once on a review is not said again.
 type Item struct {
 	Channel string
 	Thread  int64
@@ -53,8 +49,8 @@ func (it Item) String() string {
 	return it.Channel + "/reviews/" + strconv.FormatInt(it.Thread, 10) + "/" + it.ID
 }
 
-// Ref is what a row is keyed by: an e-mail's delivery.Key (Email) or an
-// Item. The reconciler and the operator resolve any channel's row by it.
+// Ref is what a row is keyed by: Email(key) or an Item; the reconciler and
+// operator resolve any row by it.
 type Ref interface {
 	fmt.Stringer
 	keys() (pk, sk string)
@@ -62,10 +58,9 @@ type Ref interface {
 	created(set string, values map[string]types.AttributeValue) string
 }
 
-// emailID is an e-mail row's identity. An outbox with a delivery key
-// (WithSecret) keys the row by the keyed hash of the canonical recipient
-// ("RCPTH#<hmac>") and keeps the keyed token on it; without one (unit
-// tests) by the address itself ("RCPT#<addr>").
+// emailID is an e-mail row's identity: keyed by the recipient's keyed hash
+// ("RCPTH#<hmac>", with the keyed token) under WithSecret, else by address
+// ("RCPT#<addr>", unit tests).
 type emailID struct {
 	k     delivery.Key
 	hash  string // keyed hash of the recipient; "" for the address key
@@ -96,26 +91,23 @@ func (e emailID) created(set string, values map[string]types.AttributeValue) str
 		values[":dtok"] = sv(e.token)
 		set += ", delivery_token = if_not_exists(delivery_token, :dtok)"
 	}
-	// A row sent again after its data scrub holds the address again: the
-	// next scan scrubs it again.
+	// A row sent again after its scrub holds the address again: the next scan
+	// scrubs it.
 	return set + " REMOVE scrubbed_at"
 }
 
-// stored is the identity of a row as read (its own pk and sk): the
-// reconciler and the operator resolve a row whose address is gone by it.
+// stored is a row's identity as read (its pk and sk), so a row whose address is
+// gone is still resolved.
 type stored struct{ pk, sk, name string }
 
 func (s stored) String() string                                               { return s.name }
 func (s stored) keys() (string, string)                                       { return s.pk, s.sk }
 func (s stored) created(set string, _ map[string]types.AttributeValue) string { return set }
 
-// A Swarm item's row is keyed per review, not per changelist (a review's
-// versions are different changes): one query yields everything the service
-// has said on a review, which reruns need.
-//
-// A digest's row is keyed per ISO week and owner ("DIGEST#sent#<week>" /
-// "OWNER#<hash>"): the data scrub, which reads only "OUTBOX" rows, has no
-// address to look for in it.
+// A Swarm item's row is keyed per review, not changelist: one query yields all
+// said on a review, which reruns need. A digest's row is "DIGEST#sent#<week>" /
+// "OWNER#<hash>": the scrub, which reads only OUTBOX rows, has nothing to find
+// in it.
 func (it Item) keys() (string, string) {
 	if it.Channel == ChannelDigest {
 		week, owner, _ := strings.Cut(it.ID, "/")
@@ -130,13 +122,11 @@ func (it Item) created(set string, values map[string]types.AttributeValue) strin
 	return set + ", delivery_channel = :ch, channel_thread = :th, channel_item = :it"
 }
 
-// Email is the Ref of the e-mail row of k. An outbox with a delivery key
-// keys it by the recipient's keyed hash (own), so every caller names an
-// e-mail row the same way.
+// Email is the Ref of k's e-mail row; the outbox keys it by its secret (own), so
+// every caller names it the same way.
 func Email(k delivery.Key) Ref { return emailID{k: k} }
 
-// own is k as this outbox keys it: an e-mail row by the recipient's keyed
-// hash when the outbox has a delivery key.
+// own is k as this outbox keys it (by keyed hash under a delivery key).
 func (o *Outbox) own(k Ref) Ref {
 	switch e := k.(type) {
 	case emailID:
@@ -149,11 +139,10 @@ func (o *Outbox) own(k Ref) Ref {
 	return k
 }
 
-// Ref returns the row's identity: the keys it was read with, so a row whose
-// address is gone is still named.
+// Ref returns the row's identity by the keys it was read with.
 func (r *Row) Ref() Ref {
-	if r.Channel != "" {
-		return Item{Channel: r.Channel, Thread: r.Thread, ID: r.Item}
+	if it, ok := r.ChannelItem(); ok {
+		return it
 	}
 	if r.SK != "" && strings.HasPrefix(r.SK, hashedSK) {
 		return stored{pk: r.PK, sk: r.SK, name: fmt.Sprintf("%d/v%d/~%s", r.Changelist, r.ReviewVersion, truncate(strings.TrimPrefix(r.SK, hashedSK), 16))}
@@ -161,9 +150,8 @@ func (r *Row) Ref() Ref {
 	return emailID{k: r.Key()}
 }
 
-// Addressee names an e-mail row to an operator: its recipient, or once the
-// data scrub removed it, "~" and the start of the recipient's keyed hash (as
-// the row's Ref prints it).
+// Addressee names an e-mail row to an operator: its recipient, or after the
+// scrub "~" and the start of its keyed hash.
 func (r *Row) Addressee() string {
 	if !strings.HasPrefix(r.SK, hashedSK) {
 		return r.Key().Recipient
@@ -174,17 +162,11 @@ func (r *Row) Addressee() string {
 	return "~" + truncate(strings.TrimPrefix(r.SK, hashedSK), 16)
 }
 
-func truncate(s string, n int) string {
-	if len(s) > n {
-		return s[:n]
-	}
-	return s
-}
+func truncate(s string, n int) string { return s[:min(len(s), n)] }
 
-// Bounded is ref whose Begin also records after as the row's LookupAfter,
-// unless the row has one: the first send's bound holds for every later one
-// (a later send follows a lookup that proved the earlier absent, or a reset
-// after its window), so the lowest is kept. after ≤ 0: ref itself.
+// Bounded is ref whose Begin also records after as LookupAfter unless the row
+// has one: the first send's bound holds for every later one, so the lowest is
+// kept. after ≤ 0: ref itself.
 func Bounded(ref Ref, after int64) Ref {
 	if after <= 0 {
 		return ref
@@ -219,15 +201,14 @@ func ItemOf(ref Ref) (Item, bool) {
 	return it, ok
 }
 
-// KeyOf is the delivery key ref names, canonical; ok is false for a
-// channel item or a row named by its stored keys.
+// KeyOf is the canonical delivery key ref names; ok is false for any other Ref.
 func KeyOf(ref Ref) (delivery.Key, bool) {
 	e, ok := ref.(emailID)
 	return e.k.Canonical(), ok
 }
 
-// ListThread returns every row of a channel's thread: all a Swarm review
-// has been told, whatever the version (reruns match findings against it).
+// ListThread returns every row of a channel's thread, whatever the version
+// (reruns match findings against it).
 func (o *Outbox) ListThread(ctx context.Context, channel string, thread int64) ([]Row, error) {
 	p, _ := Item{Channel: channel, Thread: thread}.keys()
 	return o.query(ctx, p)
@@ -241,10 +222,8 @@ func (r *Row) ChannelItem() (Item, bool) {
 	return Item{Channel: r.Channel, Thread: r.Thread, ID: r.Item}, true
 }
 
-// ItemKind is what a channel row says, in an operator's words: for a Swarm
-// comment "finding", "summary", "resolved note" or "task addressed" (the
-// part of its item before the slash); "digest" for a digest's row; "" for
-// an e-mail row.
+// ItemKind names what a channel row says to an operator: "finding", "summary",
+// "resolved note", "task addressed", "digest"; "" for e-mail.
 func (r *Row) ItemKind() string {
 	if r.Channel == "" || r.Channel == ChannelDigest {
 		return r.Channel
@@ -259,10 +238,8 @@ func (r *Row) ItemKind() string {
 	return kind
 }
 
-// JobRows returns a job's delivery rows: its e-mails (the rows of its
-// changelist version) and, for a job of a Swarm review, the comment rows it
-// began (the review's rows are shared by its versions' jobs; a finding
-// commented on by an earlier version's job is that job's delivery).
+// JobRows returns a job's e-mail rows and, for a Swarm review, the comment rows
+// it began (a review's rows are shared by its versions' jobs).
 func (o *Outbox) JobRows(ctx context.Context, j *job.Job) (emails, comments []Row, err error) {
 	emails, err = o.List(ctx, j.Changelist, j.ReviewVersion)
 	if err != nil || j.Swarm == nil || j.Swarm.Review <= 0 {

@@ -12,17 +12,13 @@ import (
 	"github.com/criticizer/criticizer/shared/job"
 )
 
-// The one delivery protocol, run for every channel (docs/swarm-comments.md,
-// "Comments are a channel of the one outbox"): begin the row (skipping a
-// sent one, settling one in flight by the channel's Lookup), send through
-// the channel, then mark the row sent. The channel (a delivery.Channel)
-// supplies send, lookup and classification; the row operations are Rows,
-// each naming its row by its Ref. A delivery goes caller → Deliver →
-// channel, row, and back to the caller, never up. Every channel passes the
-// one conformance suite (outboxtest.RunChannelSuite).
+// The one delivery protocol, for every channel (docs/swarm-comments.md,
+// "Comments are a channel of the one outbox"): begin the row (skip a sent one,
+// settle one in flight by the channel's Lookup), send through the channel, mark
+// it sent. Every channel passes one conformance suite
+// (outboxtest.RunChannelSuite).
 
-// Rows are the row operations the protocol runs on (*Outbox; a test's
-// fake), each naming its row by its Ref.
+// Rows are the row operations the protocol runs on (*Outbox; a test's fake).
 type Rows interface {
 	Begin(ctx context.Context, k Ref, jobID string, now time.Time) (*Send, error)
 	MarkSent(ctx context.Context, k Ref, evidence string, now time.Time) error
@@ -30,9 +26,8 @@ type Rows interface {
 	Reset(ctx context.Context, k Ref, sendToken string, now time.Time) error
 }
 
-// Bound is the id a row's lookup may start after, read at each Begin: a
-// channel that learns of later ids during an attempt (comments.Channel)
-// raises it; After is a fixed one.
+// Bound is the id a row's lookup may start after, read at each Begin: a channel
+// that learns later ids (comments.Channel) raises it.
 type Bound interface{ Known() int64 }
 
 // After is a fixed Bound.
@@ -41,21 +36,19 @@ type After int64
 // Known returns a.
 func (a After) Known() int64 { return int64(a) }
 
-// Protocol is one delivery: its row, its name in errors, its log, its
-// channel's completion window and log lines, and the clock.
+// Protocol is one delivery: its row, name in errors, log, channel window and log
+// lines, and the clock.
 type Protocol struct {
 	Ref   Ref    // the delivery's row: Email(key) or an Item
 	JobID string // the job a created row names
 	After Bound  // the id the row's lookup starts after; nil: none
-	// KeepPending releases every refused send pending, never failed for
-	// good: a digest has no job whose operator would requeue it, so a
-	// refusal that is the service's own (a rotated SMTP login) is fixed and
-	// the week run again.
+	// KeepPending releases a refused send pending, never failed: a digest has no
+	// job to requeue, so a refusal of our own (a rotated SMTP login) is fixed
+	// and the week run again.
 	KeepPending bool
 	Name        string // the delivery in errors: an idempotency token, a comment's identity
 	Log         *slog.Logger
-	// Window is how long after a send started the provider may still
-	// complete it: before it, "not found" proves nothing.
+	// Window: before it ends, "not found" proves nothing.
 	Window time.Duration
 	Words  Words
 	Now    func() time.Time
@@ -75,8 +68,8 @@ type Words struct {
 	Found, MayComplete, NotFound                                            string
 }
 
-// Deliver runs the protocol for m through ch, recorded on rows, and reports
-// whether it sent now.
+// Deliver runs the protocol for m through ch on rows and says whether it sent
+// now.
 func Deliver[M any](ctx context.Context, p Protocol, rows Rows, ch delivery.Channel[M], m M) (bool, error) {
 	send, err := p.begin(ctx, rows)
 	var inflight *InFlightError
@@ -111,10 +104,9 @@ func Deliver[M any](ctx context.Context, p Protocol, rows Rows, ch delivery.Chan
 	return true, nil
 }
 
-// refused records a failed send on its row and returns err: a send that may
-// have happened leaves the row sending for the next attempt to settle; one
-// that certainly did not releases it (failed for good when its class is not
-// retryable).
+// refused records a failed send: one that may have happened leaves the row
+// sending for the next attempt to settle; one that did not releases it (failed
+// for good unless retryable).
 func refused(ctx context.Context, p Protocol, rows Rows, send *Send, v delivery.Verdict, err error) error {
 	if v.MaybeSent {
 		p.Log.WarnContext(ctx, p.Words.MaybeSent, "error_class", v.Class)
@@ -122,24 +114,22 @@ func refused(ctx context.Context, p Protocol, rows Rows, send *Send, v delivery.
 	}
 	permanent := !v.Class.Retryable() && !p.KeepPending
 	if rerr := rows.Release(context.WithoutCancel(ctx), p.Ref, send.Token, v.Class, rowError(v.Class, err), permanent, p.Now()); rerr != nil {
-		// The row stays "sending": the next attempt settles it (the
-		// provider has no record, so after the window it is resent).
+		// The row stays sending: the next attempt settles it and, past the
+		// window, resends.
 		p.Log.WarnContext(ctx, p.Words.ReleaseFailed, "err", rerr)
 	}
 	return err
 }
 
-// settle decides a row whose send may have happened, before any resend
-// (lookup before resend, rule OB-4; the sweeper's reconciler audits rows
-// after the fact, shared/reconcile):
+// settle decides a row whose send may have happened, before any resend (rule
+// OB-4; the reconciler audits after the fact, shared/reconcile):
 //
 //	no lookup                → the channel's error (DELIVERY_UNCONFIRMED: an operator decides)
 //	the provider has it      → backfill the row as sent (ErrAlreadySent)
 //	no record, within window → retry later (the provider may still complete the send)
 //	no record, window over   → reset the row so the caller sends again
 //
-// The window starts at the row's send_started_at: only after it can the
-// provider no longer complete that send, so "not found" is proof.
+// The window starts at send_started_at.
 func settle[M any](ctx context.Context, p Protocol, rows Rows, ch delivery.Channel[M], m M, row *Row) error {
 	evidence, ok, err := ch.Lookup(ctx, m, row.LookupAfter)
 	if err != nil {
@@ -166,10 +156,9 @@ func settle[M any](ctx context.Context, p Protocol, rows Rows, ch delivery.Chann
 	return rows.Reset(ctx, p.Ref, row.SendToken, now)
 }
 
-// rowError is what a row keeps of a refused send: the class and the
-// provider's reply codes ("reply 550 5.7.1"). The reply text is untrusted (a
-// relay may quote the message, an address or a credential back), so it is
-// never stored.
+// rowError is what a row keeps of a refusal: the class and reply codes ("reply
+// 550 5.7.1"), never the untrusted reply text (a relay may quote addresses or
+// credentials).
 func rowError(class failure.Class, err error) string {
 	if code := failure.UpstreamCode(err); code != 0 {
 		if st := failure.UpstreamStatus(err); st != "" {

@@ -15,17 +15,14 @@ import (
 	"github.com/criticizer/criticizer/shared/awserr"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/store"
 )
 
-// The doubt index is a sparse global secondary index over the rows whose
-// delivery is in doubt: a send in flight ("sending"), a send marked sent and
-// not yet verified against the provider ("sent"), and a row reconciling. A
-// row carries DoubtAttr (its status) and DoubtAtAttr (when that state began)
-// only while it is in one of those states; the same conditional write that
-// moves a row into or out of them sets or removes the pair, so the index
-// never disagrees with the row for longer than the index's own propagation.
-// The reconciler Queries it instead of scanning the table: a pass reads the
-// rows in doubt, never the delivery history
+// The doubt index is a sparse GSI over the rows in doubt: sending, sent and not
+// yet verified, reconciling. A row carries DoubtAttr (its status) and
+// DoubtAtAttr (since when) only in those states, set and removed by the same
+// write that moves it, so the reconciler Queries the rows in doubt instead of
+// scanning the history
 // (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/bp-indexes-general-sparse-indexes.html).
 const (
 	DoubtIndex  = "doubt"
@@ -33,15 +30,13 @@ const (
 	DoubtAtAttr = "doubt_at"
 )
 
-// inDoubt adds to an update expression the SET of the row's doubt pair:
-// state (a status) since at.
+// inDoubt adds the SET of the row's doubt pair: state since at.
 func inDoubt(set string, values map[string]types.AttributeValue, state Status, at string) string {
 	values[":doubt"], values[":doubtat"] = sv(string(state)), sv(at)
 	return addSet(set, DoubtAttr+" = :doubt, "+DoubtAtAttr+" = :doubtat")
 }
 
-// outOfDoubt adds to an update expression the REMOVE of the row's doubt pair:
-// the row leaves the index.
+// outOfDoubt adds the REMOVE of the doubt pair: the row leaves the index.
 func outOfDoubt(update string) string {
 	const rm = DoubtAttr + ", " + DoubtAtAttr
 	if i := strings.Index(update, " REMOVE "); i >= 0 {
@@ -50,13 +45,10 @@ func outOfDoubt(update string) string {
 	return update + " REMOVE " + rm
 }
 
-// sentDoubt adds to an update expression that marks row k sent (at) its
-// doubt pair: sent, awaiting the reconciler's verification, for an e-mail
-// or a Swarm comment (shared/reconcile verifies those); out of the index
-// for a weekly digest, which nothing verifies (its own runs settle it by
-// the channel's lookup, rule DG-1): left in, every reconciler pass of its
-// lookback would read each owner's sent digest and skip it, and the index
-// would keep it until the row expires.
+// sentDoubt keeps a row marked sent in the index for the reconciler's
+// verification — except a digest, which nothing verifies (its runs settle it by
+// lookup, rule DG-1): left in, every pass would read and skip it until it
+// expired.
 func sentDoubt(k Ref, set string, values map[string]types.AttributeValue, at string) string {
 	if it, ok := ItemOf(k); ok && it.Channel == ChannelDigest {
 		return outOfDoubt(set)
@@ -64,9 +56,8 @@ func sentDoubt(k Ref, set string, values map[string]types.AttributeValue, at str
 	return inDoubt(set, values, Sent, at)
 }
 
-// doubtQuery reads every page of one state of the doubt index whose doubt_at
-// satisfies cond (a key condition on :at1 and :at2; "" for all of it),
-// oldest first.
+// doubtQuery reads one state of the doubt index whose doubt_at satisfies cond
+// (on :at1, :at2; "": all), oldest first.
 func (o *Outbox) doubtQuery(ctx context.Context, state Status, cond string, at ...time.Time) ([]Suspect, error) {
 	key := "#d = :state"
 	values := map[string]types.AttributeValue{":state": sv(string(state))}
@@ -82,61 +73,18 @@ func (o *Outbox) doubtQuery(ctx context.Context, state Status, cond string, at .
 	if cond == "" {
 		delete(in.ExpressionAttributeNames, "#at")
 	}
-	rows, err := queryAll[Suspect](ctx, o.api, in, "query the doubt index")
+	rows, err := decodeAll[Suspect](store.QueryAll(ctx, o.api, in, "query the doubt index"))
 	if err != nil {
 		return nil, err
 	}
-	// The index is eventually consistent: a row whose status moved on is not
-	// a suspect of this state (every repair is conditional anyway).
+	// The index is eventually consistent: drop rows that moved on.
 	return slices.DeleteFunc(rows, func(r Suspect) bool { return r.Status != state }), nil
 }
 
-// passRow is where a scheduled pass keeps its progress: one item per pass,
-// in the outbox's key space (the sweeper may read and write OUTBOX# items).
-// It carries a TTL, refreshed by every save, so the retention check never
-// counts it as a row that lives forever.
-func passKey(name string) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{"pk": sv("OUTBOX#PASS"), "sk": sv(name)}
-}
-
-// passKeep is how long a pass's position outlives its last save (a lost
-// position only restarts the pass).
-const passKeep = 30 * 24 * time.Hour
-
-// Progress is a scheduled pass's saved position: Cursor names where the
-// pass stopped (empty: start at the beginning).
-type Progress struct {
-	Cursor string `dynamodbav:"cursor,omitempty"`
-}
-
-// Progress reads the named pass's saved position (zero when none).
-func (o *Outbox) Progress(ctx context.Context, name string) (Progress, error) {
-	out, err := o.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &o.table, Key: passKey(name), ConsistentRead: aws.Bool(true)})
-	if err != nil {
-		return Progress{}, awserr.Wrap("read pass progress", err)
-	}
-	var p Progress
-	if err := attributevalue.UnmarshalMap(out.Item, &p); err != nil {
-		return Progress{}, failure.Wrap(failure.InternalBug, err)
-	}
-	return p, nil
-}
-
-// SaveProgress records the named pass's position for its next run.
-func (o *Outbox) SaveProgress(ctx context.Context, name string, p Progress, now time.Time) error {
-	_, err := o.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &o.table, Key: passKey(name),
-		UpdateExpression:         aws.String("SET #c = :c, updated_at = :now, expires_at = :exp"),
-		ExpressionAttributeNames: map[string]string{"#c": "cursor"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":c": sv(p.Cursor),
-			":now": sv(job.FormatTime(now)), ":exp": &types.AttributeValueMemberN{Value: fmt.Sprint(now.Add(passKeep).Unix())}}})
-	if err != nil {
-		return awserr.Wrap("save pass progress", err)
-	}
-	return nil
-}
-
-// Pass is one scheduled pass's saved position as a string (the retention
-// check's round).
+// Pass is a scheduled pass's saved position (the reconciler's cursor, the
+// retention check's round): one item per pass in the outbox's key space (the
+// sweeper may read and write OUTBOX# items), with a TTL refreshed by every
+// save, so the retention check never counts it as living forever.
 type Pass struct {
 	o    *Outbox
 	name string
@@ -145,13 +93,39 @@ type Pass struct {
 // Pass returns the named pass's saved position.
 func (o *Outbox) Pass(name string) Pass { return Pass{o: o, name: name} }
 
-// Load reads the position ("" when none).
-func (p Pass) Load(ctx context.Context) (string, error) {
-	pr, err := p.o.Progress(ctx, p.name)
-	return pr.Cursor, err
+// passKeep is how long a pass's position outlives its last save (a lost
+// position only restarts the pass).
+const passKeep = 30 * 24 * time.Hour
+
+func (p Pass) key() map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{"pk": sv("OUTBOX#PASS"), "sk": sv(p.name)}
 }
 
-// Save records the position.
+// Load reads the position ("" when none).
+func (p Pass) Load(ctx context.Context) (string, error) {
+	out, err := p.o.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &p.o.table, Key: p.key(), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return "", awserr.Wrap("read pass progress", err)
+	}
+	var pr struct {
+		Cursor string `dynamodbav:"cursor,omitempty"`
+	}
+	if err := attributevalue.UnmarshalMap(out.Item, &pr); err != nil {
+		return "", failure.Wrap(failure.InternalBug, err)
+	}
+	return pr.Cursor, nil
+}
+
+// Save records the position for the pass's next run.
 func (p Pass) Save(ctx context.Context, cursor string) error {
-	return p.o.SaveProgress(ctx, p.name, Progress{Cursor: cursor}, job.Now())
+	now := job.Now()
+	_, err := p.o.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &p.o.table, Key: p.key(),
+		UpdateExpression:         aws.String("SET #c = :c, updated_at = :now, expires_at = :exp"),
+		ExpressionAttributeNames: map[string]string{"#c": "cursor"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":c": sv(cursor),
+			":now": sv(job.FormatTime(now)), ":exp": &types.AttributeValueMemberN{Value: fmt.Sprint(now.Add(passKeep).Unix())}}})
+	if err != nil {
+		return awserr.Wrap("save pass progress", err)
+	}
+	return nil
 }

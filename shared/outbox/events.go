@@ -10,9 +10,8 @@ import (
 	"github.com/criticizer/criticizer/shared/job"
 )
 
-// RowEvent is one entry of a delivery row's event history (rule OB-8):
-// when, who (the notify stage, the reconciler, an operator), which write,
-// from which status (the ones the write's condition allowed) to which.
+// RowEvent is one entry of a row's history (rule OB-8): when, who, which write,
+// from which statuses to which.
 type RowEvent struct {
 	At    string `dynamodbav:"at" json:"at"`
 	Actor string `dynamodbav:"actor" json:"actor"`
@@ -21,8 +20,8 @@ type RowEvent struct {
 	To    string `dynamodbav:"to" json:"to"`
 }
 
-// WithActor names who writes through this Outbox in the rows' event
-// history: "notify", "reconciler", "operator <name>".
+// WithActor names the writer in the rows' history ("notify", "reconciler",
+// "operator <name>").
 func (o *Outbox) WithActor(actor string) *Outbox {
 	o.actor = actor
 	return o
@@ -38,10 +37,8 @@ func (o *Outbox) who() string {
 // statusSet finds the status a write sets, and a condition's expected one.
 var statusSet = regexp.MustCompile(`#s = (:\w+)`)
 
-// withEvent adds to the update expression set the append of this write's
-// event to the row's history, in the same conditional write (so an event
-// is recorded exactly when the change is). from names the statuses the
-// write applies to; to is read from set (unchanged when set keeps it).
+// withEvent appends this write's event to the row's history in the same write,
+// so an event is recorded exactly when the change is; to is read from set.
 func (o *Outbox) withEvent(set string, values map[string]types.AttributeValue, op string, from []string) string {
 	fromText := strings.Join(from, "|")
 	to := fromText

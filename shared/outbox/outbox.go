@@ -1,23 +1,17 @@
-// Package outbox owns the delivery rows: one row per delivery, keyed by its
-// identity (Ref: an e-mail's delivery.Key, the tuple (changelist_id,
-// recipient, review_version); any other channel's Item, such as a Swarm
-// comment's) so each is unique, and the send-then-mark protocol around it.
-// A row moves
+// Package outbox owns the delivery rows — one per delivery, keyed by its
+// identity (Ref: an e-mail's delivery.Key, or another channel's Item) — and the
+// send-then-mark protocol around them. A row moves
 //
-//	(none) → sending → sent                  (Begin creates the row and marks it sending in one
-//	                                          write; the send confirmed, marked in one write)
+//	(none) → sending → sent                  (Begin creates and marks it sending in one
+//	                                          write; the confirmed send is marked in one)
 //	pending → sending → pending              (provider refused before accepting: safe to retry)
 //	pending → sending → (crash/timeout)      (send may have happened: settle before any resend)
 //	        → failed                         (permanent: invalid recipient, policy)
 //
-// notified_at is set only after the provider accepted the message, so a row
-// with notified_at is never sent again. Every write records a token
-// (last_write); a retried write whose first attempt was applied but
-// unanswered finds its token in the returned old row and succeeds.
-//
-// Deliver runs that protocol for one delivery through its channel
-// (delivery.Channel), the same for e-mail, Swarm comments and the weekly
-// digest, whose rows are keyed by an Item instead (channel.go, deliver.go).
+// notified_at is set only after the provider accepted, so such a row is never
+// sent again. Every write records a token (last_write): a retried write whose
+// first attempt was applied but unanswered finds it and succeeds. Deliver runs
+// the protocol for one delivery through its delivery.Channel (deliver.go).
 package outbox
 
 import (
@@ -76,26 +70,24 @@ type Row struct {
 	CreatedAt      string `dynamodbav:"created_at" json:"created_at"`
 	UpdatedAt      string `dynamodbav:"updated_at" json:"updated_at"`
 	ExpiresAt      int64  `dynamodbav:"expires_at,omitempty" json:"-"` // retention (DynamoDB TTL), epoch seconds
-	// DeliveryToken is the keyed token the e-mail's Message-ID and SES tag
-	// carry (delivery.Secret.Token): the evidence is found by it after the
-	// recipient is scrubbed. Empty on a row written without a delivery key.
+	// DeliveryToken is the keyed token of the Message-ID and SES tag
+	// (delivery.Secret.Token): evidence is found by it after the scrub. Empty on
+	// an unkeyed row.
 	DeliveryToken string `dynamodbav:"delivery_token,omitempty" json:"-"`
-	// SendToken identifies the send attempt that marked the row sending; a
-	// release or reset names it, so it never settles a later attempt.
+	// SendToken names the attempt that marked the row sending, so a release or
+	// reset never settles a later one.
 	SendToken string `dynamodbav:"send_token,omitempty" json:"-"`
 	// LastWrite is the token of the last write applied to the row.
 	LastWrite string `dynamodbav:"last_write,omitempty" json:"-"`
 	// Events is the row's history: every write that changed it (OB-8).
 	Events []RowEvent `dynamodbav:"events,omitempty" json:"events,omitempty"`
-	// Channel, Thread and Item identify a row of a channel other than e-mail
-	// (an Item); e-mail rows have none of them.
+	// Channel, Thread and Item identify a non-e-mail row (an Item).
 	Channel string `dynamodbav:"delivery_channel,omitempty" json:"channel,omitempty"`
 	Thread  int64  `dynamodbav:"channel_thread,omitempty" json:"thread,omitempty"`
 	Item    string `dynamodbav:"channel_item,omitempty" json:"item,omitempty"`
-	// LookupAfter is a channel id that existed before the row's first send
-	// began (a Swarm comment id, Bounded): whatever that send made
-	// has a higher id, so its lookup reads only what came after. 0: none
-	// known, the lookup reads everything.
+	// LookupAfter is a channel id older than the row's first send (a Swarm
+	// comment id, Bounded): that send's lookup reads only later ids. 0: reads
+	// everything.
 	LookupAfter int64 `dynamodbav:"lookup_after,omitempty" json:"lookup_after,omitempty"`
 }
 
@@ -113,17 +105,17 @@ type Outbox struct {
 	secret    *delivery.Secret
 }
 
-// WithSecret sets the delivery key: e-mail rows are keyed by the keyed hash
-// of their recipient and keep the keyed token, so they hold no address once
-// the data scrub has run. Every deployment has one (DELIVERY_KEY_SECRET_ID,
-// required); an outbox without one (unit tests) keys rows by the address.
+// WithSecret sets the delivery key: e-mail rows are keyed by the keyed hash of
+// their recipient, so none holds an address after the scrub. Every deployment
+// has one (DELIVERY_KEY_SECRET_ID); without one (unit tests) rows are keyed by
+// address.
 func (o *Outbox) WithSecret(s *delivery.Secret) *Outbox {
 	o.secret = s
 	return o
 }
 
-// MessageID is the Message-ID of an e-mail row's message: from its stored
-// token, or for a row written without a delivery key from its address.
+// MessageID is an e-mail row's Message-ID: from its stored token, else from its
+// address.
 func (r *Row) MessageID(domain string) string {
 	if r.DeliveryToken != "" {
 		return delivery.MessageIDOf(r.Changelist, r.ReviewVersion, r.DeliveryToken, domain)
@@ -131,9 +123,8 @@ func (r *Row) MessageID(domain string) string {
 	return r.Key().MessageID(domain)
 }
 
-// DefaultRetention is how long a row is kept (expires_at) when
-// UNIQUENESS_RETENTION_DAYS is unset: a row is a delivery's identity, kept
-// as long as the uniqueness promise, not the data.
+// DefaultRetention is a row's expires_at when UNIQUENESS_RETENTION_DAYS is
+// unset: a row is a delivery's identity, kept as long as the uniqueness promise.
 const DefaultRetention = 365 * 24 * time.Hour
 
 // New returns an Outbox over the table.
@@ -141,10 +132,8 @@ func New(api store.API, table string) *Outbox {
 	return &Outbox{api: api, table: table, retention: DefaultRetention}
 }
 
-// WithUniquenessRetention sets how long new rows are kept: a row is the
-// delivery's identity, so it lives as long as the uniqueness promise
-// (UNIQUENESS_RETENTION_DAYS), not the data; 0 keeps rows forever (no
-// expires_at).
+// WithUniquenessRetention sets how long new rows live
+// (UNIQUENESS_RETENTION_DAYS); 0 keeps them forever.
 func (o *Outbox) WithUniquenessRetention(d time.Duration) *Outbox {
 	if d >= 0 {
 		o.retention = d
@@ -163,8 +152,8 @@ func (o *Outbox) expiresAt(now time.Time) int64 {
 // ErrAlreadySent means the row has notified_at: never send again.
 var ErrAlreadySent = errors.New("already notified")
 
-// ErrFailed is in the chain of Begin's NOT_FOUND error for a row that
-// failed for good in an earlier attempt: its refusal is on the row already.
+// ErrFailed is in the chain of Begin's NOT_FOUND error for a row already failed
+// for good.
 var ErrFailed = errors.New("delivery failed permanently")
 
 // failedRow is that error, naming the class the row failed with.
@@ -179,8 +168,8 @@ func (failedRow) Is(target error) bool { return target == ErrFailed }
 // happened, so the row must be settled before any resend.
 var ErrInFlight = errors.New("send may have happened")
 
-// InFlightError is ErrInFlight with the row as it is: when its send
-// started, and the token a reset must name.
+// InFlightError is ErrInFlight with the row: when its send started and the token
+// a reset must name.
 type InFlightError struct{ Row *Row }
 
 func (e *InFlightError) Error() string {
@@ -222,63 +211,39 @@ func (o *Outbox) List(ctx context.Context, changelist int64, version int) ([]Row
 // query reads every page of a partition: a review's thread can outgrow one
 // answer (1 MB), and a rerun that missed a row would comment a finding twice.
 func (o *Outbox) query(ctx context.Context, partition string) ([]Row, error) {
-	return queryAll[Row](ctx, o.api, &dynamodb.QueryInput{TableName: &o.table, ConsistentRead: aws.Bool(true),
-		KeyConditionExpression:    aws.String("pk = :pk"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": sv(partition)}}, "list outbox rows")
+	return decodeAll[Row](store.Partition(ctx, o.api, o.table, partition, "list outbox rows"))
 }
 
-// queryAll reads every page of in as T.
-func queryAll[T any](ctx context.Context, api dynamodb.QueryAPIClient, in *dynamodb.QueryInput, what string) ([]T, error) {
+func decodeAll[T any](items []map[string]types.AttributeValue, err error) ([]T, error) {
 	var out []T
-	for pages := dynamodb.NewQueryPaginator(api, in); pages.HasMorePages(); {
-		page, err := pages.NextPage(ctx)
-		if err != nil {
-			return nil, awserr.Wrap(what, err)
-		}
-		var items []T
-		if err := attributevalue.UnmarshalListOfMaps(page.Items, &items); err != nil {
+	if err == nil {
+		if err = attributevalue.UnmarshalListOfMaps(items, &out); err != nil {
 			return nil, failure.Wrap(failure.InternalBug, err)
 		}
-		out = append(out, items...)
 	}
-	return out, nil
+	return out, err
 }
 
-// transition applies set to a row that is unsent (no notified_at) and in one
-// of the from states (any state when from is empty), as one owned write
-// (write) recording tok. ok is false when the condition did not hold; old is
-// then the row as it was (nil if missing).
+// transition applies set to an unsent row in one of the from states (any when
+// empty), as one owned write recording tok; see write.
 func (o *Outbox) transition(ctx context.Context, k Ref, op, tok, set string, from []Status, extra string, values map[string]types.AttributeValue) (old *Row, ok bool, err error) {
 	cond := "attribute_exists(pk) AND attribute_not_exists(notified_at)"
+	fromNames := []string{"unsent"}
 	if len(from) > 0 {
-		cond += " AND #s IN ("
-		for i, s := range from {
-			ph := fmt.Sprintf(":from%d", i)
-			values[ph] = sv(string(s))
-			if i > 0 {
-				cond += ", "
-			}
-			cond += ph
-		}
-		cond += ")"
+		cond += " AND " + store.In("#s", ":from", from, values)
+		fromNames = statusNames(from)
 	}
 	if extra != "" {
 		cond += " AND " + extra
 	}
-	fromNames := statusNames(from)
-	if len(fromNames) == 0 {
-		fromNames = []string{"unsent"}
-	}
 	return o.write(ctx, k, op, tok, set, cond, fromNames, values)
 }
 
-// write applies set under cond as one conditional write that records tok as
-// last_write and the row event op (from the states named). ok is false when
-// the condition did not hold; old is then the row as it was (nil if missing).
-// A row whose last_write is tok was written by an earlier, unanswered attempt
-// of this very write (the SDK retried it after its answer was lost): that is
-// ok, not a row that moved on. Every owned write of the outbox — the send
-// protocol's and the reconciler's — comes through here.
+// write applies set under cond as one conditional write recording tok
+// (last_write) and the row event op. ok is false when cond did not hold; old is
+// then the row (nil if missing). A row whose last_write is tok was written by an
+// unanswered earlier attempt of this write: ok. Every owned write of the outbox
+// comes through here.
 func (o *Outbox) write(ctx context.Context, k Ref, op, tok, set, cond string, from []string, values map[string]types.AttributeValue) (old *Row, ok bool, err error) {
 	k = o.own(k)
 	set = addSet(set, "last_write = :wtoken")
@@ -320,11 +285,10 @@ type Send struct {
 	Row   *Row   // the row as Begin left it (sending)
 }
 
-// Begin records the intent to send — creating the row if it does not exist
-// and marking it sending, in one conditional write — only if the row is not
-// sent and no other send is in flight. It returns ErrAlreadySent, an
-// *InFlightError, or a NOT_FOUND error for a row that failed for good.
-// It is the only way a row comes to exist.
+// Begin records the intent to send — creating the row if needed and marking it
+// sending, in one conditional write — only if it is unsent with no send in
+// flight. It returns ErrAlreadySent, an *InFlightError, or NOT_FOUND for a row
+// failed for good. It is the only way a row comes to exist.
 func (o *Outbox) Begin(ctx context.Context, k Ref, jobID string, now time.Time) (*Send, error) {
 	k = o.own(k)
 	tok := uuid.NewString()
@@ -379,9 +343,8 @@ func (o *Outbox) Begin(ctx context.Context, k Ref, jobID string, now time.Time) 
 	return nil, failure.Errorf(failure.Conflict, "outbox row in unexpected state %q", old.Status)
 }
 
-// MarkSent records the provider's acceptance in a single write: notification
-// id, notified_at and status together. A row already marked (by an earlier,
-// unanswered attempt of this write, or by a reconciliation) stays as it is.
+// MarkSent records the provider's acceptance (notification id, notified_at,
+// status) in one write; a row already marked stays as it is.
 func (o *Outbox) MarkSent(ctx context.Context, k Ref, notificationID string, now time.Time) error {
 	values := map[string]types.AttributeValue{":sent": sv(string(Sent)), ":nid": sv(notificationID), ":now": sv(job.FormatTime(now))}
 	// Sent, awaiting the reconciler's verification: still in the doubt index.
@@ -397,9 +360,8 @@ func (o *Outbox) MarkSent(ctx context.Context, k Ref, notificationID string, now
 	return nil // notified already: the row says sent, which is the point
 }
 
-// Release records that the send attempt named by sendToken certainly did not
-// happen (the provider refused it): permanent failures end the row,
-// transient ones make it pending again. It settles only that attempt.
+// Release records that the attempt named by sendToken certainly did not happen:
+// permanent failures end the row, transient ones make it pending.
 func (o *Outbox) Release(ctx context.Context, k Ref, sendToken string, class failure.Class, msg string, permanent bool, now time.Time) error {
 	to := Pending
 	if permanent {
@@ -417,11 +379,7 @@ func (o *Outbox) Release(ctx context.Context, k Ref, sendToken string, class fai
 // Reset returns an in-flight row to pending after settling proved the
 // earlier send (named by its token) did not happen.
 func (o *Outbox) Reset(ctx context.Context, k Ref, sendToken string, now time.Time) error {
-	guard := "send_token = :stok"
-	if sendToken == "" {
-		guard = "attribute_not_exists(send_token)" // a row begun before sends carried tokens
-	}
-	old, ok, err := o.transition(ctx, k, "reset outbox row", sendToken+"/reset", outOfDoubt("SET #s = :pending, updated_at = :now"), []Status{Sending}, guard,
+	old, ok, err := o.transition(ctx, k, "reset outbox row", sendToken+"/reset", outOfDoubt("SET #s = :pending, updated_at = :now"), []Status{Sending}, "send_token = :stok",
 		map[string]types.AttributeValue{":pending": sv(string(Pending)), ":now": sv(job.FormatTime(now)), ":stok": sv(sendToken)})
 	if err == nil && !ok {
 		return fmt.Errorf("reset %s: the row moved on (%s): %w", k, statusOf(old), ErrConflict)
@@ -442,28 +400,20 @@ func statusOf(r *Row) string {
 	return string(r.Status)
 }
 
-// Requeue makes an unsent row pending again: the operator's "this was not
-// delivered, send it" after checking the provider (an uncertain send) or
-// after fixing the recipient (a permanent failure). A sent row is never
-// requeued: that would e-mail twice. Any channel's row: a Swarm comment
-// refused for good (401/403/404) is posted again once the login's rights
-// are fixed.
+// Requeue makes an unsent row pending again: the operator's "send it" after
+// checking the provider or fixing the recipient, for any channel. A sent row is
+// never requeued: that would deliver twice.
 func (o *Outbox) Requeue(ctx context.Context, k Ref, now time.Time) error {
-	_, ok, err := o.toPending(ctx, k, "requeue outbox row", []Status{Sending, Failed}, now)
+	_, ok, err := o.transition(ctx, k, "requeue outbox row", "requeue/"+uuid.NewString(), outOfDoubt("SET #s = :pending, updated_at = :now"),
+		[]Status{Sending, Failed}, "", map[string]types.AttributeValue{":pending": sv(string(Pending)), ":now": sv(job.FormatTime(now))})
 	if err == nil && !ok {
 		return fmt.Errorf("requeue %s: the row is sent, pending already, or missing", k)
 	}
 	return err
 }
 
-func (o *Outbox) toPending(ctx context.Context, k Ref, op string, from []Status, now time.Time) (*Row, bool, error) {
-	return o.transition(ctx, k, op, "requeue/"+uuid.NewString(), outOfDoubt("SET #s = :pending, updated_at = :now"), from, "",
-		map[string]types.AttributeValue{":pending": sv(string(Pending)), ":now": sv(job.FormatTime(now))})
-}
-
-// Confirm marks an unsent row sent on an operator's word that the provider
-// delivered it (an uncertain send checked by hand, or a comment found in
-// the review), so it is never resent.
+// Confirm marks a sending row sent on an operator's word that the provider
+// delivered it, so it is never resent.
 func (o *Outbox) Confirm(ctx context.Context, k Ref, evidence string, now time.Time) error {
 	values := map[string]types.AttributeValue{":sent": sv(string(Sent)), ":nid": sv("operator-confirmed: " + evidence), ":now": sv(job.FormatTime(now))}
 	set := sentDoubt(k, "SET #s = :sent, notification_id = :nid, notified_at = :now, updated_at = :now", values, job.FormatTime(now))

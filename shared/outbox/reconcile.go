@@ -14,10 +14,8 @@ import (
 	"github.com/criticizer/criticizer/shared/job"
 )
 
-// Reconciling is a row whose delivery is in doubt: stuck "sending" past the
-// provider's completion window, or marked sent with no provider evidence
-// (the ordering contract broken). Begin refuses it, so nothing is sent
-// for the key until the reconciler or an operator resolves it.
+// Reconciling is a row in doubt (stuck sending past the window, or sent without
+// evidence): Begin refuses it until the reconciler or an operator resolves it.
 const Reconciling Status = "reconciling"
 
 // Suspect is a row the reconciler looks at, with its reconciliation state.
@@ -29,14 +27,11 @@ type Suspect struct {
 	VerifiedAt string `dynamodbav:"verified_at,omitempty" json:"verified_at,omitempty"`
 }
 
-// Suspects returns up to limit rows that need reconciling: "sending" since
-// before stuckBefore, "sent" with notified_at in [sentFrom, sentTo) and not
-// yet verified against the provider (only when verifySent), and rows already
-// "reconciling", in that order, each oldest first (a limit ≤ 0 takes them
-// all). It Queries the sparse doubt index (doubt.go), one key range per
-// state, with eventually consistent reads (every repair is a conditional
-// write, so a stale row only costs a refused write): a pass reads the rows
-// in doubt, never the table's history.
+// Suspects returns up to limit (≤ 0: all) rows needing reconciling, ranked:
+// sending since before stuckBefore; sent in [sentFrom, sentTo) and unverified
+// (only when verifySent); reconciling — each oldest first. It Queries the doubt
+// index with eventually consistent reads (every repair is conditional, so a
+// stale row costs only a refused write).
 func (o *Outbox) Suspects(ctx context.Context, stuckBefore, sentFrom, sentTo time.Time, verifySent bool, limit int) ([]Suspect, error) {
 	out, err := o.doubtQuery(ctx, Sending, "#at < :at1", stuckBefore)
 	if err != nil {
@@ -60,8 +55,8 @@ func (o *Outbox) Suspects(ctx context.Context, stuckBefore, sentFrom, sentTo tim
 		return nil, err
 	}
 	out = append(out, reconciling...)
-	// Ranked before the limit: a backlog of rows left reconciling for an
-	// operator (seen again every pass) must not take every pass's places.
+	// Ranked before the limit: an operator's backlog must not take every pass's
+	// places.
 	slices.SortStableFunc(out, func(a, b Suspect) int {
 		if d := suspectRank(a) - suspectRank(b); d != 0 {
 			return d
@@ -74,8 +69,6 @@ func (o *Outbox) Suspects(ctx context.Context, stuckBefore, sentFrom, sentTo tim
 	return out, nil
 }
 
-// suspectRank orders a pass's suspects: sends stuck in doubt first, then
-// sends awaiting verification, then rows already reconciling.
 func suspectRank(s Suspect) int {
 	switch s.Status {
 	case Sending:
@@ -86,7 +79,6 @@ func suspectRank(s Suspect) int {
 	return 2
 }
 
-// since is when the suspect's state began, oldest first within a rank.
 func (s Suspect) since() string {
 	switch s.Status {
 	case Sending:
@@ -97,20 +89,16 @@ func (s Suspect) since() string {
 	return s.Since
 }
 
-// update applies set under cond to an existing row, as an owned write (see
-// write); ok is false when cond did not hold. Without its own token the
-// reconciler read its own MarkReconciling, applied but unanswered, as a row
-// that moved on: the violation went uncounted and the row unrepaired.
+// update is an owned write (write) to an existing row under cond. Its own token
+// matters: without it the reconciler read its applied but unanswered
+// MarkReconciling as a row that moved on.
 func (o *Outbox) update(ctx context.Context, op string, k Ref, set, cond string, values map[string]types.AttributeValue) (bool, error) {
 	_, ok, err := o.write(ctx, k, op, "reconcile/"+uuid.NewString(), set, "attribute_exists(pk) AND "+cond, expected(cond, values), values)
 	return ok, err
 }
 
-// The reconciler's and the operator's writes name a row by its Ref, so a
-// Swarm comment's row is resolved exactly like an e-mail's.
-
-// MarkReconciling moves a row from the observed status to Reconciling,
-// blocking further sends for its key. ok is false when the row moved on.
+// MarkReconciling moves a row from observed to Reconciling, blocking sends; ok
+// is false when it moved on.
 func (o *Outbox) MarkReconciling(ctx context.Context, k Ref, observed Status, reason string, now time.Time) (bool, error) {
 	values := map[string]types.AttributeValue{":reconciling": sv(string(Reconciling)), ":observed": sv(string(observed)),
 		":why": sv(reason), ":now": sv(job.FormatTime(now))}
@@ -125,8 +113,8 @@ func (o *Outbox) Verified(ctx context.Context, k Ref, now time.Time) error {
 	return err
 }
 
-// Backfill resolves a reconciling row the provider has evidence of: sent,
-// verified, with the evidence as its notification id when it had none.
+// Backfill resolves a reconciling row the provider has: sent, verified, the
+// evidence as notification id when it had none.
 func (o *Outbox) Backfill(ctx context.Context, k Ref, evidence string, now time.Time) (bool, error) {
 	at := sv(job.FormatTime(now))
 	return o.update(ctx, "backfill outbox row", k,
@@ -136,9 +124,9 @@ func (o *Outbox) Backfill(ctx context.Context, k Ref, evidence string, now time.
 			":now": at, ":nid": sv(evidence)})
 }
 
-// RequeueReconciled resolves a reconciling row the provider has no record of:
-// the sent markers are cleared and the row is pending again, once. ok is
-// false when it was requeued before (or moved on): an operator decides then.
+// RequeueReconciled makes a reconciling row the provider has no record of
+// pending again, markers cleared, once; ok is false after that (an operator
+// decides).
 func (o *Outbox) RequeueReconciled(ctx context.Context, k Ref, now time.Time) (bool, error) {
 	return o.update(ctx, "requeue reconciled outbox row", k,
 		outOfDoubt("SET #s = :pending, updated_at = :now, reconcile_requeues = if_not_exists(reconcile_requeues, :zero) + :one"+
@@ -148,9 +136,8 @@ func (o *Outbox) RequeueReconciled(ctx context.Context, k Ref, now time.Time) (b
 			":now": sv(job.FormatTime(now)), ":zero": &types.AttributeValueMemberN{Value: "0"}, ":one": &types.AttributeValueMemberN{Value: "1"}})
 }
 
-// Resolve is the operator's settlement of a reconciling row: delivered
-// (checked with the provider; evidence says how) marks it sent and never
-// resends; not delivered makes it pending for the next notify run.
+// Resolve is the operator's settlement of a reconciling row: delivered marks it
+// sent; not delivered makes it pending.
 func (o *Outbox) Resolve(ctx context.Context, k Ref, delivered bool, evidence string, now time.Time) error {
 	var ok bool
 	var err error

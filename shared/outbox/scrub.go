@@ -14,19 +14,16 @@ import (
 	"github.com/criticizer/criticizer/shared/job"
 )
 
-// dataFields are what a delivery row holds beyond the uniqueness promise:
-// the last error text, the event history (operator names among it), the
-// reconciliation note and the recipient's address (a keyed row is named by
-// the address's keyed hash and keeps the keyed token: delivery.Secret). They keep the data retention; the row itself — its
-// key, status, notified_at, the provider's message id — keeps the
-// uniqueness retention, so a delivery is still never repeated.
+// dataFields are what a row holds beyond the uniqueness promise — error text,
+// history, reconcile note, address — and keep the data retention; the key,
+// status, notified_at and message id keep the uniqueness retention, so a
+// delivery is never repeated.
 const dataFields = "last_error, events, reconcile_reason, recipient"
 
-// Scrub is the data scrub as work on the retention check's scan (so the
-// table is read once a day for both; it satisfies retention.Also): outbox
-// rows created before the cutoff (now − RETENTION_DAYS) and not yet scrubbed
-// lose their data fields, once per row (scrubbed_at), each by a conditional
-// write that never touches status or notified_at.
+// Scrub is the data scrub riding the retention scan (retention.Also), so the
+// table is read once a day: rows created before the cutoff lose their data
+// fields once (scrubbed_at), by a conditional write that never touches status or
+// notified_at.
 type Scrub struct {
 	o       *Outbox
 	cutoff  string

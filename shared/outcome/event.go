@@ -9,17 +9,12 @@ import (
 	"github.com/criticizer/criticizer/shared/swarm"
 )
 
-// An event is one reaction P4 Code Review pushed to us (package
-// swarmevents). It only points: the review it names is read back from
-// Swarm's API (Point), and fates are raised from the comments as Swarm
-// lists them, by the same precedence as every read (Decide), so an event
-// that lies about a comment's body, user or task state changes nothing
-// Swarm does not show, and events late, twice or out of order record the
-// same.
+// An event (package swarmevents) only points: the review is read back from
+// Swarm's API and fates raised by Decide, so an event that lies changes nothing
+// Swarm does not show, and late, repeated or reordered events record the same.
 
-// Point reads review again because an event said something happened on
-// it: a full Read. found is false when none of our findings is recorded
-// on it (a review we never commented on).
+// Point reads review again because an event named it; found is false when none
+// of our findings is recorded on it.
 func (r *Reader) Point(ctx context.Context, review int64) (written, found bool, err error) {
 	if r.Comments == nil {
 		return false, false, nil // no Swarm login to read back with: the sweeper's pass reads it

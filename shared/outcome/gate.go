@@ -5,9 +5,8 @@ import (
 	"fmt"
 )
 
-// The rollout gate's defaults (cdk.json acceptanceMargin and
-// acceptanceMinSample): a candidate may be at most 5 points of acceptance
-// below the stable version, measured on at least 30 judged findings each.
+// The rollout gate's defaults (cdk.json acceptanceMargin, acceptanceMinSample):
+// at most 5 points below stable, on at least 30 judged findings each.
 const (
 	DefaultMargin    = 0.05
 	DefaultMinSample = 30
@@ -30,10 +29,8 @@ type Gate struct {
 // ErrWorseAcceptance is the refusal of Promotable.
 var ErrWorseAcceptance = errors.New("candidate acceptance not promotable")
 
-// Promotable refuses a candidate with too few judged findings to judge
-// by, a stable version with too few to compare against, or a candidate
-// whose share is below the stable share by more than the margin. The error
-// gives both shares, both counts, the margin and the minimum.
+// Promotable refuses too few judged findings on either side, or a share below
+// stable's by more than the margin; the error gives both.
 func (g Gate) Promotable(candidate, stable Measured) error {
 	minimum := max(g.MinSample, 1)
 	both := fmt.Sprintf("candidate %s, current %s", candidate, stable)

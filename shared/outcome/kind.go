@@ -16,12 +16,11 @@ import (
 	"github.com/criticizer/criticizer/shared/store"
 )
 
-// A finding kind is what "the same finding again" means for a team: its
-// rule id, or (a model's finding without one) its normalised title,
-// hashed so no model text is stored; with its category, under a depot path
-// scope. Reviewers with a say who dismiss a kind under a scope often
-// enough and never accept it have it withheld there (Policy, WithheldBy),
-// listed in the review summary and reversible (Allow).
+// A finding kind is what "the same finding again" means for a team: its rule id,
+// or its normalised title hashed (no model text stored), with its category,
+// under a depot path scope. A kind dismissed often enough there by people with a
+// say, and never accepted, is withheld there (Policy, WithheldBy), listed in the
+// summary and reversible (Allow).
 
 // Kind is f's kind: its rule id, else "title:" and a hash of its
 // lower-cased, space-normalised title.
@@ -33,10 +32,9 @@ func Kind(f domain.Finding) string {
 	return "title:" + hex.EncodeToString(sum[:8])
 }
 
-// SecretRulePrefix is result.SecretRulePrefix, the rule id prefix of a
-// committed-secret finding, restated so the notify function does not link
-// the result package and its schema validator (repocheck.TestFunctionDeps);
-// TestSecretRulePrefix keeps the two equal.
+// SecretRulePrefix restates result.SecretRulePrefix so notify does not link the
+// result package and its validator (repocheck.TestFunctionDeps);
+// TestSecretRulePrefix keeps them equal.
 const SecretRulePrefix = "secret/"
 
 // committedSecret: a committed secret is always reported, whatever a team
@@ -49,8 +47,8 @@ func committedSecret(f domain.Finding) bool { return strings.HasPrefix(f.RuleID,
 //	sk  <category>#<kind>                         the counts (accepted, dismissed), allowed, confirmed
 //	sk  <category>#<kind>#by#<review>#<fp>         one dismissal with standing: logins, review, date
 //
-// both updated in one transaction with the record whose fate moved, so
-// they agree with the records, and read by one Query of the scope.
+// updated in the transaction that moves a record, so they agree, and read by one
+// Query.
 const (
 	tallyPrefix  = "OUTCOME#kind#"
 	dismissalSep = "#by#"
@@ -66,8 +64,7 @@ func dismissalKey(scope, category, kind string, review int64, fp string) map[str
 }
 
 // Suppression is one kind's tally under a scope. Dismissed counts every
-// dismissal (a measurement, whoever made it); Dismissals are those by
-// people with a say on their review, which alone can withhold it (Policy).
+// dismissal; Dismissals only those with standing, which alone can withhold it.
 type Suppression struct {
 	Scope     string `json:"scope"`
 	Category  string `json:"category"`
@@ -89,8 +86,8 @@ type Dismissal struct {
 	At          string   `json:"at"`
 }
 
-// Standing counts the dismissals with standing, the distinct people who
-// made them and the distinct reviews they are on.
+// Standing counts the dismissals with standing, and the distinct people and
+// reviews behind them.
 func (s Suppression) Standing() (count, people, reviews int) {
 	who, where := map[string]bool{}, map[int64]bool{}
 	for _, d := range s.Dismissals {
@@ -104,7 +101,7 @@ func (s Suppression) Standing() (count, people, reviews int) {
 
 // Tallies returns the kinds counted under scope.
 func (s *Store) Tallies(ctx context.Context, scope string) ([]Suppression, error) {
-	items, err := s.partitionItems(ctx, tallyPrefix+scope, "outcome tallies")
+	items, err := store.Partition(ctx, s.api, s.table, tallyPrefix+scope, "outcome tallies")
 	return tallies(items), err
 }
 
@@ -149,9 +146,8 @@ func flag(av types.AttributeValue) bool {
 	return ok && b.Value
 }
 
-// WithheldBy splits findings into those to report and those withheld by
-// p (Policy.Withholds) under their scope; each scope's tallies are read
-// once, and only for findings that could be withheld at all.
+// WithheldBy splits findings into kept and withheld by p; each scope's tallies
+// are read once, and only for findings that could be withheld.
 func (s *Store) WithheldBy(ctx context.Context, findings []domain.Finding, p Policy) (keep, withheld []domain.Finding, err error) {
 	tallied := map[string]map[string]Suppression{} // scope → category#kind
 	for _, f := range findings {
@@ -182,23 +178,21 @@ func (s *Store) WithheldBy(ctx context.Context, findings []domain.Finding, p Pol
 // Allow lifts a kind's suppression under scope for good (the operator's
 // `criticizer outcomes allow`); its tally is kept, so the lift is visible.
 func (s *Store) Allow(ctx context.Context, scope, category, kind string) error {
-	values := map[string]types.AttributeValue{":t": &types.AttributeValueMemberBOOL{Value: true}, ":c": sv(category), ":k": sv(kind)}
-	_, err := s.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &s.table, Key: tallyKey(scope, category, kind),
-		UpdateExpression: aws.String(s.keep("SET allowed = :t, category = :c, kind = :k", values)), ExpressionAttributeValues: values})
-	if err != nil {
-		return awserr.Wrap("outcome allow", err)
-	}
-	return nil
+	return s.flagTally(ctx, scope, category, kind, "allowed")
 }
 
 // Confirm makes a kind's suppression under scope apply where the policy
 // waits for confirmation (DISMISS_CONFIRM; `criticizer outcomes confirm`).
 func (s *Store) Confirm(ctx context.Context, scope, category, kind string) error {
+	return s.flagTally(ctx, scope, category, kind, "confirmed")
+}
+
+func (s *Store) flagTally(ctx context.Context, scope, category, kind, flag string) error {
 	values := map[string]types.AttributeValue{":t": &types.AttributeValueMemberBOOL{Value: true}, ":c": sv(category), ":k": sv(kind)}
 	_, err := s.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &s.table, Key: tallyKey(scope, category, kind),
-		UpdateExpression: aws.String(s.keep("SET confirmed = :t, category = :c, kind = :k", values)), ExpressionAttributeValues: values})
+		UpdateExpression: aws.String(s.keep("SET "+flag+" = :t, category = :c, kind = :k", values)), ExpressionAttributeValues: values})
 	if err != nil {
-		return awserr.Wrap("outcome confirm", err)
+		return awserr.Wrap("outcome "+flag, err)
 	}
 	return nil
 }
@@ -221,10 +215,9 @@ func delta(from, to Fate) (acc, dis int64) {
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
-// AllTallies reads every kind's tally (a scan for OUTCOME#kind# items, every
-// page), for the operator's list of suppressions.
+// AllTallies scans every tally, for the operator's list of suppressions.
 func AllTallies(ctx context.Context, api store.ScanAPI, table string) ([]Suppression, error) {
-	items, err := scanPrefix(ctx, api, table, tallyPrefix, "outcome tallies scan")
+	items, err := store.ScanPrefix(ctx, api, table, tallyPrefix, "outcome tallies scan")
 	if err != nil {
 		return nil, err
 	}

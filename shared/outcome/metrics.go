@@ -2,30 +2,20 @@ package outcome
 
 import "github.com/criticizer/criticizer/shared/obs"
 
-// The acceptance metrics a fate's move between classes emits (CloudWatch
-// EMF, via obs.Metrics), as deltas, so that over any period
-// Sum(AcceptanceMetric) / Sum(JudgedMetric) is the share of findings
-// accepted and Sum(JudgedMetric) the findings judged, each finding
-// counted once however often it flips:
+// The acceptance metrics a fate's move between classes emits (CloudWatch EMF),
+// as deltas, so over any period Sum(AcceptanceMetric) / Sum(JudgedMetric) is the
+// share accepted, each finding counted once however often it flips:
 //
-//   - JudgedMetric: +1 when a finding enters a judged class (accepted or
-//     dismissed) from neither, -1 when it leaves both, 0 on a flip between
-//     them;
-//   - AcceptanceMetric: +1 entering accepted, -1 leaving it, 0 otherwise.
+//   - JudgedMetric: +1 entering a judged class (accepted or dismissed) from neither, -1 leaving both, 0 between them;
+//   - AcceptanceMetric: +1 entering accepted, -1 leaving it.
 //
-// Archived then liked is one judged finding, accepted: (+1, 0) then
-// (0, +1); fates follow the one precedence (Decide), under which a judged
-// finding returns to neither only when a person retracts their dismissal
-// (-1, 0), and an accepted one never leaves accepted. A flip lands in the period it happens in, so a period's sum is
-// the net change of that period, and sums over adjacent periods add up to
-// the sum over their union (a flip across them counts once).
+// Archived then liked is (+1, 0) then (0, +1). A flip lands in its period, so
+// adjacent periods' sums add up.
 //
-// Both are put twice: with PromptVersion and Model (what `criticizer
-// promote` compares the canary by) and with Environment only (what the
-// rollback alarm, AcceptanceAlarm, watches). Depot path, rule and category
-// stay out of the dimensions: each distinct value would be a metric of its
-// own (CloudWatch bills and lists per dimension combination); the report
-// reads those from the records instead.
+// Both are put with PromptVersion and Model (what `criticizer promote` compares)
+// and with Environment only (AcceptanceAlarm). Path, rule and category stay out:
+// each value would be a billed metric of its own; the report reads them from the
+// records.
 const (
 	AcceptanceMetric = "FindingAccepted"
 	JudgedMetric     = "FindingJudged"
@@ -36,18 +26,16 @@ type Metrics interface {
 	Put(name string, value float64, unit string, dims map[string]string)
 }
 
-// FateMoved emits rec's move from one fate to another as the deltas of the
-// acceptance metrics. A move within a class (liked, then addressed), or
-// between two unjudged fates, emits nothing.
+// FateMoved emits rec's move as the metrics' deltas; a move within a class emits
+// nothing.
 func FateMoved(m Metrics, rec Record, from, to Fate) {
 	judged, accepted := count(to.judged())-count(from.judged()), count(to.Accepted())-count(from.Accepted())
 	if m == nil || judged == 0 && accepted == 0 {
 		return
 	}
 	byVersion := map[string]string{"PromptVersion": orNone(rec.PromptVersion), "Model": orNone(rec.Model)}
-	// The names are spelled out (they are JudgedMetric and
-	// AcceptanceMetric) so infra's TestAlarmMetricsAreEmitted finds the Put
-	// of what the alarm watches.
+	// Spelled out so infra's TestAlarmMetricsAreEmitted finds the alarm's
+	// metric.
 	m.Put("FindingJudged", judged, obs.Count, byVersion)
 	m.Put("FindingAccepted", accepted, obs.Count, byVersion)
 	m.Put("FindingJudged", judged, obs.Count, nil)

@@ -1,9 +1,7 @@
-// Package outcome owns what reviewers did with each finding the service
-// posted (issue 32): its fate, derived by fingerprint from what Swarm keeps
-// on our comment (task state, archived flag, likes, replies) and from our
-// own reruns (resolved by a later version), and the record of that fate,
-// one per (review, fingerprint). A finding told by e-mail only has no
-// comment to react to: its fate is unknown, never accepted.
+// Package outcome owns what reviewers did with each posted finding (issue 32):
+// its fate, derived by fingerprint from our comment in Swarm (task state,
+// archive, likes, replies) and our own reruns, and its record, one per (review,
+// fingerprint). An e-mail-only finding's fate is unknown, never accepted.
 package outcome
 
 import (
@@ -38,24 +36,21 @@ func (f Fate) Accepted() bool { return f == Addressed || f == Verified || f == R
 // Dismissive reports whether f counts as the finding rejected.
 func (f Fate) Dismissive() bool { return f == Disliked || f == Dismissed || f == Archived }
 
-// archivedFlags are the flags that mark a comment archived: Swarm archives
-// by the flag "closed" (its 2022.1 source, IComment::FLAG_CLOSED; the
-// reference names only "an archived flag"), and "archived" is tolerated.
+// archivedFlags mark an archived comment: Swarm uses "closed" (2022.1 source,
+// IComment::FLAG_CLOSED; the reference says only "an archived flag"); "archived"
+// is tolerated.
 var archivedFlags = []string{"closed", "archived"}
 
-// Derive reads the finding whose comment is ours, given every comment on
-// the review (all pages) and our login; resolved says whether a later
-// version resolved it (rerun.Compare's Resolved). Its fate is the highest
-// by Rank of what the comment shows: verified, resolved, addressed, liked
-// by someone other than us (what people did), then the standing replies
-// (what people said: Dismissed or Disliked), archived, open. Replies are
-// the comments whose context.comment names ours or a reply in its thread,
-// never a comment of ours (byUs) and never a top-level comment elsewhere
-// on the same line (docs/swarm-comments.md "Reactions").
+// Derive reads our finding's comment given every comment on the review and our
+// login; resolved: a later version resolved it (rerun.Compare). The fate is the
+// highest by Rank shown: verified, resolved, addressed, liked by another (what
+// people did), then standing replies (what they said), archived, open. Replies
+// are comments whose context.comment names ours or a reply in its thread, never
+// ours (byUs), never a top-level comment on the same line
+// (docs/swarm-comments.md "Reactions").
 func Derive(ours swarm.Comment, all []swarm.Comment, self string, resolved bool) Verdict {
 	v := replyVerdict(ours, all, self)
-	// Our own rerun sets a resolved finding's open task to addressed: that
-	// is the rerun's verdict, not a person's (resolved outranks addressed).
+	// Our rerun sets a resolved finding's task addressed: resolved outranks it.
 	switch {
 	case ours.TaskState == swarm.TaskVerified:
 		v.Fate = Verified
@@ -74,17 +69,15 @@ func Derive(ours swarm.Comment, all []swarm.Comment, self string, resolved bool)
 	return v
 }
 
-// replyVerdict is what the people's replies in our thread say, oldest
-// first (ReadReply): each person's last dismissal or dislike stands
-// unless that person retracted it since; a dismissal by anyone outweighs a
-// dislike. Fate is empty when none stands.
+// replyVerdict is what people's replies in our thread say, oldest first: each
+// person's last dismissal or dislike stands unless retracted since; a dismissal
+// outweighs a dislike. Fate is empty when none stands.
 func replyVerdict(ours swarm.Comment, all []swarm.Comment, self string) Verdict {
 	sorted := slices.SortedFunc(slices.Values(all), func(a, b swarm.Comment) int { return cmp.Compare(a.ID, b.ID) })
-	// Our thread: ours and, oldest first, every reply to one in it (whether
-	// Swarm names the thread's first comment or the one answered in
-	// context.comment is unverified: both are read). A comment of ours is
-	// never part of it, so a second finding of ours on the same line, or
-	// our note on a reply, never pulls its own replies in.
+	// Our thread: ours and every reply to one in it (whether Swarm names the
+	// thread's first comment or the one answered is unverified: both are read);
+	// never a comment of ours, so our other findings on the line never pull
+	// their replies in.
 	thread := map[int64]bool{ours.ID: true}
 	said := map[string]Fate{}
 	var v Verdict
@@ -115,8 +108,8 @@ func replyVerdict(ours swarm.Comment, all []swarm.Comment, self string) Verdict 
 	return v
 }
 
-// byUs: the service wrote c, as self or under any login it has used
-// since (credentials rotate): everything it posts carries its marker.
+// byUs: the service wrote c, under any login it has used (all it posts is
+// marked).
 func byUs(c swarm.Comment, self string) bool {
 	_, marked := swarm.MarkerOf(c.Body)
 	return c.User == self || marked

@@ -8,8 +8,8 @@ import (
 	"github.com/criticizer/criticizer/shared/job"
 )
 
-// DefaultLimit is how many due reviews one pass reads: each costs one
-// listing of its comments (every page) and a write per changed fate.
+// DefaultLimit is how many due reviews a pass reads (each a listing and a write
+// per changed fate).
 const DefaultLimit = 50
 
 // Pass is the sweeper's read of reactions: the reviews whose read is due
@@ -34,8 +34,7 @@ type PassReport struct {
 	Backlog int `json:"backlog,omitempty"`
 }
 
-// Run makes one pass. A review whose read fails stays due (the next pass
-// retries it); one bad review does not stop the others.
+// Run makes one pass; a failed review stays due and does not stop the others.
 func (p *Pass) Run(ctx context.Context) (PassReport, error) {
 	now := p.Now.Now()
 	limit, every := p.Limit, p.Interval

@@ -10,50 +10,40 @@ import (
 	"github.com/criticizer/criticizer/shared/swarm"
 )
 
-// Policy is the noise filter, stated once and read by everything that
-// withholds or lists a withheld kind (the notify stage, the digest,
-// `criticizer outcomes`, the job page, the report): built from the
-// environment by PolicyFromEnv alone, with per finding what the review
-// rules file of its path says (WithRules: dismissal_suppression, the gate).
+// Policy is the noise filter, stated once and read by everything that withholds
+// or lists a withheld kind, built by PolicyFromEnv alone, with per finding what
+// its review rules say (WithRules).
 //
-// A kind is withheld under its scope when, with none of its findings
-// accepted there, its dismissals by people with standing on their review
-// (Standing) number at least Threshold, come from at least MinPeople
-// distinct people across at least MinReviews reviews, and, under Confirm,
-// an operator confirmed it. Never withheld, whatever was dismissed: a
-// finding at or above its gate severity (high when no gate is set), one
-// in the security category, a committed secret.
+// A kind is withheld under its scope when, with none accepted there, its
+// dismissals with standing number at least Threshold, by at least MinPeople
+// people across MinReviews reviews, and under Confirm an operator confirmed it.
+// Never withheld: a finding at or above its gate severity (high when off),
+// security, a committed secret.
 type Policy struct {
 	// Threshold is N (DISMISS_THRESHOLD): dismissals with standing.
 	Threshold int
-	// Depth is how many directories below the depot make a scope
-	// (DISMISS_SCOPE_DEPTH; 1 is //depot/<first dir>/...).
+	// Depth (DISMISS_SCOPE_DEPTH): directories below the depot making a scope.
 	Depth int
-	// MinPeople and MinReviews (DISMISS_MIN_PEOPLE, DISMISS_MIN_REVIEWS):
-	// one person, or one review, never withholds a kind alone.
+	// MinPeople, MinReviews (DISMISS_MIN_PEOPLE, DISMISS_MIN_REVIEWS): one
+	// person or review never withholds alone.
 	MinPeople, MinReviews int
-	// Gate is the environment's gate severity (SWARM_GATE_SEVERITY; ""
-	// when off): findings at or above it, or at or above high when it is
-	// off, are never withheld, so withholding never changes a gate result.
+	// Gate (SWARM_GATE_SEVERITY; "" when off): findings at or above it (or high)
+	// are never withheld, so withholding never changes a gate result.
 	Gate string
-	// Confirm (DISMISS_CONFIRM): a new suppression waits for `criticizer
-	// outcomes confirm` instead of applying at once.
+	// Confirm (DISMISS_CONFIRM): a suppression waits for `criticizer outcomes
+	// confirm`.
 	Confirm bool
-	// Bots are logins whose reactions never count toward withholding
-	// (DISMISS_BOT_LOGINS), besides the service's own.
+	// Bots (DISMISS_BOT_LOGINS): logins whose reactions never count.
 	Bots []string
-	// Deciders may decide on every review besides the people Swarm lists
-	// on it (DISMISS_DECIDERS: leads, QA): logins, and groups written as
-	// Swarm lists them among participants, swarm-group-<name>, whose
-	// members (subgroups too) count.
+	// Deciders (DISMISS_DECIDERS) may decide on every review: logins, and groups
+	// as swarm-group-<name> whose members (subgroups too) count.
 	Deciders []string
 	// rules and gates are the review rules' per finding (WithRules).
 	rules map[string]int
 	gates map[string]string
 }
 
-// PolicyFromEnv reads the noise filter's settings (their defaults and
-// ranges are the declaration's, shared/settings): the one loader.
+// PolicyFromEnv is the one loader (defaults and ranges: shared/settings).
 func PolicyFromEnv(r *config.Reader) Policy {
 	p := Policy{Threshold: r.Int("DISMISS_THRESHOLD"), Depth: r.Int("DISMISS_SCOPE_DEPTH"),
 		MinPeople: r.Int("DISMISS_MIN_PEOPLE"), MinReviews: r.Int("DISMISS_MIN_REVIEWS"),
@@ -72,23 +62,20 @@ func PolicyFromEnv(r *config.Reader) Policy {
 // DefaultPolicy is the policy of an environment that sets none of it.
 func DefaultPolicy() Policy { return PolicyFromEnv(config.NewReaderFrom(nil)) }
 
-// WithRules is p for one review: a finding's N where its review rules
-// file sets dismissal_suppression (0: never withheld there), and its gate
-// where the rules set gate_severity (ReviewMeta.SuppressAfter, Gates).
+// WithRules is p for one review: per finding the rules file's
+// dismissal_suppression (0: never withheld) and gate_severity.
 func (p Policy) WithRules(meta domain.ReviewMeta) Policy {
 	p.rules, p.gates = meta.SuppressAfter, meta.Gates
 	return p
 }
 
-// ScopeAt is the scope of a finding on file at depth directories below the
-// depot (depth 1: //depot/<first dir>/...).
+// ScopeAt is file's scope at depth directories below the depot.
 func ScopeAt(file string, depth int) string { return PathGroup(file, depth+1) }
 
 // Scope is the depot path pattern a finding on file counts under.
 func (p Policy) Scope(file string) string { return ScopeAt(file, max(p.Depth, 1)) }
 
-// PathDepth is the depth a report groups depot paths by so that a group
-// is a scope (PathGroup counts the depot itself).
+// PathDepth is the report's PathGroup depth that makes a group a scope.
 func (p Policy) PathDepth() int { return max(p.Depth, 1) + 1 }
 
 // threshold is N for f: its rules', else the environment's.
@@ -99,8 +86,8 @@ func (p Policy) threshold(f domain.Finding) int {
 	return p.Threshold
 }
 
-// Floor is the severity at and above which f is never withheld: its
-// rules' gate, else the environment's, else high.
+// Floor is the severity at and above which f is never withheld: its rules' gate,
+// else the environment's, else high.
 func (p Policy) Floor(f domain.Finding) string {
 	g, set := p.gates[f.ID]
 	if !set {
@@ -112,8 +99,7 @@ func (p Policy) Floor(f domain.Finding) string {
 	return g
 }
 
-// NeverWithheld reports whether f is always reported (at or above its floor, security,
-// a committed secret).
+// NeverWithheld reports whether f is at or above its floor, security, or a committed secret.
 func (p Policy) NeverWithheld(f domain.Finding) bool {
 	floor := slices.Index(domain.Severities, p.Floor(f))
 	return committedSecret(f) || strings.EqualFold(f.Category, "security") ||
@@ -125,12 +111,10 @@ func (p Policy) Withholds(s Suppression, f domain.Finding) bool {
 	return !p.NeverWithheld(f) && p.activeAt(s, p.threshold(f))
 }
 
-// Active reports whether s withholds its kind at the environment's N
-// (a rules file may set another for its paths).
+// Active reports whether s withholds at the environment's N.
 func (p Policy) Active(s Suppression) bool { return p.activeAt(s, p.Threshold) }
 
-// Awaiting reports whether s would withhold its kind but waits for an
-// operator's confirmation (Confirm).
+// Awaiting reports whether s would withhold but waits for confirmation.
 func (p Policy) Awaiting(s Suppression) bool {
 	return p.Confirm && !s.Confirmed && p.meets(s, p.Threshold)
 }
@@ -148,9 +132,8 @@ func (p Policy) meets(s Suppression, n int) bool {
 	return count >= n && people >= max(p.MinPeople, 1) && reviews >= max(p.MinReviews, 1)
 }
 
-// Standing filters who dismissed a finding on a review to the people who
-// may decide there (deciders: decidersOf); never the service (self) or a
-// configured bot.
+// Standing keeps of by the deciders (decidersOf), never the service (self) or a
+// bot.
 func (p Policy) Standing(by []string, self string, deciders []string) []string {
 	var out []string
 	for _, u := range by {
@@ -176,7 +159,7 @@ func (p Policy) decidersNamed() (users, groups []string) {
 // Describe says the policy in one sentence, for listings and digests.
 func (p Policy) Describe() string {
 	s := fmt.Sprintf("a kind is withheld under its scope (%d director%s below the depot) after %d dismissals, with none accepted, by at least %d people with a say on their review across at least %d reviews",
-		max(p.Depth, 1), plural(max(p.Depth, 1), "y", "ies"), p.Threshold, max(p.MinPeople, 1), max(p.MinReviews, 1))
+		max(p.Depth, 1), domain.PluralOf(max(p.Depth, 1), "y", "ies"), p.Threshold, max(p.MinPeople, 1), max(p.MinReviews, 1))
 	if p.Confirm {
 		s += ", once an operator confirms it (criticizer outcomes confirm)"
 	}
@@ -185,11 +168,4 @@ func (p Policy) Describe() string {
 		floor = p.Gate
 	}
 	return s + fmt.Sprintf("; findings at or above %s, security findings and committed secrets are never withheld", floor)
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

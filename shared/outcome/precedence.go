@@ -1,42 +1,31 @@
 package outcome
 
-// The precedence of fates, stated once: every reader (a full read of the
-// review, the sweeper's pass, an event, the notify stage's read at a later
-// version, the report and the digest) records a fate through Decide and
-// orders fates by Rank. What people did outranks what anyone said: a
-// finding verified, resolved by a later version, addressed or liked stays
-// accepted whatever is replied after, and a dismissal counts only for a
-// finding never accepted; a dismissal outranks an archive, which outranks
-// a finding withheld (never posted again, not judged), which outranks open.
+// The precedence of fates, stated once: every reader records through Decide and
+// orders by Rank. What people did outranks what anyone said: verified, resolved,
+// addressed or liked stays accepted whatever is replied; a dismissal counts only
+// if never accepted and outranks archived, then withheld, then open.
 
-// rank is each fate's place: higher replaces lower. Disliked ranks with
-// Dismissed (neither replaces the other); the accepted fates rank above
-// every dismissive one.
+// rank: higher replaces lower; Disliked ties Dismissed.
 var rank = map[Fate]int{
 	Unknown: 0, Open: 1, Withheld: 2, Archived: 3, Disliked: 4, Dismissed: 4,
 	Liked: 5, Addressed: 6, Resolved: 7, Verified: 8,
 }
 
-// Rank orders fates by the precedence; equal ranks do not replace each
-// other, an unknown fate ranks lowest.
+// Rank orders fates; equal ranks do not replace each other.
 func Rank(f Fate) int { return rank[f] }
 
-// Verdict is what one read of a finding's comment shows: the fate the
-// precedence gives it now, who stands dismissing it (the logins whose
-// last reply dismisses or dislikes it, our own never), and whether a
-// person withdrew a dismissal of theirs (Retracts).
+// Verdict is one read of a comment: the fate now, who stands dismissing it
+// (never us), and whether someone retracted a dismissal.
 type Verdict struct {
 	Fate      Fate
 	By        []string
 	Retracted bool
 }
 
-// Decide is the fate to record given the one recorded and what a read
-// shows now: the higher by Rank, so a recorded acceptance is never turned
-// into a dismissal and a judgement is not taken back by a reopened task,
-// a withdrawn like or an unarchive; except that a dismissal its people
-// withdrew (a retraction, whenever it is read) gives way to what the
-// comment shows without it.
+// Decide is the fate to record: the higher by Rank, so an acceptance never
+// becomes a dismissal and a judgement is not undone by a reopened task or
+// unliking — except that a retracted dismissal gives way to what the comment
+// shows without it.
 func Decide(recorded Fate, now Verdict) Fate {
 	switch {
 	case Rank(now.Fate) > Rank(recorded):

@@ -15,22 +15,20 @@ type Comments interface {
 	List(ctx context.Context, review int64) ([]swarm.Comment, error)
 }
 
-// Deciders reads, as Swarm lists them (the Swarm client), the moderators
-// of the project branches a review touches and the members of groups.
+// Deciders reads the moderators of a review's project branches and group members
+// (the Swarm client).
 type Deciders interface {
 	GetModerators(ctx context.Context, project string, branches []string) (swarm.Moderators, error)
 	GetGroup(ctx context.Context, id string) (swarm.Group, bool, error)
 }
 
-// Rows lists a review's comment rows in the outbox: which comment holds
-// each finding we posted (its notification id).
+// Rows lists a review's comment rows: which comment holds each posted finding.
 type Rows interface {
 	ListThread(ctx context.Context, channel string, thread int64) ([]outbox.Row, error)
 }
 
-// Reader reads a review's reactions and changes the fates they decide.
-// Reviews nil: nobody has standing (fates are still recorded; nothing
-// counts toward withholding).
+// Reader reads a review's reactions and changes the fates they decide. Reviews
+// nil: nobody has standing.
 type Reader struct {
 	Store    *Store
 	Rows     Rows
@@ -46,14 +44,11 @@ type Tally struct {
 	Unknown      int `json:"unknown"`       // posted findings whose comment could not be read
 }
 
-// Read derives the fate of every finding posted on review, as Swarm's API
-// lists its comments now, and records the ones that changed by the one
-// precedence (Decide). resolved holds the fingerprints a later version
-// resolved (rerun.Compare's Resolved); a fate recorded as Resolved stays
-// resolved, a withheld finding is never resolved (it was not posted
-// again). Who stands dismissing a finding is kept only for the people
-// with a say on the review (Policy.Standing). Reading twice writes
-// nothing the second time.
+// Read derives the fate of every finding posted on review from Swarm's comments
+// now and records those that changed (Decide). resolved: fingerprints a later
+// version resolved; Resolved stays resolved, a withheld finding never is.
+// Dismissers are kept only if they have a say (Policy.Standing). Reading twice
+// writes nothing the second time.
 func (r *Reader) Read(ctx context.Context, review int64, resolved []string) (Tally, error) {
 	var t Tally
 	recs, first, err := r.Store.review(ctx, review)
@@ -105,8 +100,7 @@ func (r *Reader) Read(ctx context.Context, review int64, resolved []string) (Tal
 	return t, nil
 }
 
-// lazyDeciders reads who may decide on the review once, and only when a
-// dismissal needs it (cost follows work).
+// lazyDeciders reads the deciders once, only when a dismissal needs them.
 type lazyDeciders struct {
 	reviews Deciders
 	first   swarm.Review // who was on it when first fetched (Store.FirstFetched)
@@ -124,14 +118,11 @@ func (l *lazyDeciders) get(ctx context.Context) ([]string, error) {
 	return who, err
 }
 
-// decidersOf is everyone who may decide on a review, first as the fetch
-// stage first read it (a review nothing recorded has only the policy's
-// deciders): its author, its participants then (reviewers, required
-// reviewers; not whoever joined later by commenting), the moderators of
-// the project branches it touched (Project::getModerators), the policy's
-// deciders, and every member of a group among them, subgroups followed
-// once each as Swarm follows them (GroupDAO::fetchAllMembers; a group that
-// does not exist has none).
+// decidersOf is everyone who may decide on a review as first fetched: author,
+// participants then (not later commenters), the moderators of its project
+// branches (Project::getModerators), the policy's deciders, and members of
+// groups among them, subgroups followed once as Swarm does
+// (GroupDAO::fetchAllMembers).
 func decidersOf(ctx context.Context, sw Deciders, first swarm.Review, p Policy) ([]string, error) {
 	users, groups := p.decidersNamed()
 	if first.Author != "" {

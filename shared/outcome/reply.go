@@ -11,12 +11,11 @@ import (
 type Reaction int
 
 const (
-	// Says is a reply that neither dismisses nor retracts: an argument, a
-	// question, a thank-you, a sentence that starts like a dismissal and
-	// goes on to say the opposite.
+	// Says neither dismisses nor retracts: an argument, question, thanks, or a
+	// sentence that starts like a dismissal and says the opposite.
 	Says Reaction = iota
-	// Dismisses: the reply's first meaningful line IS a dismissal phrase,
-	// alone or followed by a reason that does not take it back.
+	// Dismisses: the first meaningful line is a dismissal phrase, alone or with
+	// a reason that does not take it back.
 	Dismisses
 	// Dislikes: our 👎 convention (Swarm has likes and no dislike).
 	Dislikes
@@ -24,8 +23,7 @@ const (
 	Retracts
 )
 
-// The grammar's vocabulary. Each is matched against the first meaningful
-// line (meaningful), lower-cased, whole.
+// The grammar's vocabulary, matched against the first meaningful line.
 var (
 	// dismissPhrase must be the whole line, or be followed by a separator
 	// and a reason, or by one of the neutral tails.
@@ -85,11 +83,9 @@ func dismisses(line string) bool {
 	return !takesBack.MatchString(strings.TrimLeft(rest, " .!,:;)(—–-"))
 }
 
-// meaningful is a reply's first line that says something, as a reader
-// reads it: blank lines, quoted lines ("> …", the comment answered) and
-// lines of only @mentions skipped; struck-through text (~~…~~) dropped as
-// withdrawn; leading @mentions and emphasis on both sides stripped;
-// typographic apostrophes made plain; lower-cased, spaces collapsed.
+// meaningful is a reply's first line that says something: blank, quoted ("> …")
+// and mention-only lines skipped; struck text (~~…~~) dropped; leading mentions
+// and emphasis stripped; apostrophes plain; lower-cased, spaces collapsed.
 func meaningful(body string) string {
 	for line := range strings.SplitSeq(body, "\n") {
 		line = strings.TrimSpace(line)

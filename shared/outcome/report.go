@@ -25,11 +25,8 @@ const (
 // Dimensions are every grouping, in the report's order.
 var Dimensions = []Dimension{ByPromptVersion, ByModel, ByCategory, BySeverity, ByRule, ByPath}
 
-// Row is one group of the report. Share is Accepted / (Accepted +
-// Dismissed): a finding nobody reacted to (open), withheld as its kind was
-// repeatedly dismissed, or whose reaction cannot be read (unknown: e-mail
-// only, comment gone) counts in neither, and
-// Share is -1 while nothing was accepted or dismissed.
+// Row is one group of the report. Share is Accepted / (Accepted + Dismissed), -1
+// while both are 0: open, withheld and unknown findings count in neither.
 type Row struct {
 	Dimension Dimension `json:"dimension"`
 	Key       string    `json:"key"`
@@ -42,9 +39,8 @@ type Row struct {
 	Share     float64   `json:"share"`
 }
 
-// Acceptance groups records by d. pathDepth is how many directory levels
-// of a depot path name its group (//depot/engine/… at 2); it matters for
-// ByPath only.
+// Acceptance groups records by d; pathDepth is the directory depth of ByPath
+// groups.
 func Acceptance(recs []Record, d Dimension, pathDepth int) []Row {
 	by := map[string]*Row{}
 	for _, r := range recs {
@@ -118,11 +114,10 @@ func PathGroup(file string, depth int) string {
 	return "//" + strings.Join(dirs, "/") + "/..."
 }
 
-// All reads every outcome record, posted or e-mail only (a scan of the
-// jobs table for OUTCOME# items, every page): the report is an operator's occasional question,
-// not a path any review waits on.
+// All scans every outcome record: an operator's occasional question, not a
+// review's path.
 func All(ctx context.Context, api store.ScanAPI, table string) ([]Record, error) {
-	items, err := scanPrefix(ctx, api, table, "OUTCOME#", "outcome scan")
+	items, err := store.ScanPrefix(ctx, api, table, "OUTCOME#", "outcome scan")
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -20,11 +21,9 @@ import (
 	"github.com/criticizer/criticizer/shared/swarm"
 )
 
-// Record is the fate of one posted finding with what the acceptance report
-// groups by. Like the ledger it holds identities, never code or model text
-// (docs/guarantees.md RT-2): fingerprint, path, severity, category, rule id,
-// prompt version and model. Its JSON is `criticizer outcomes export`'s,
-// which `make eval -outcomes` replays.
+// Record is one posted finding's fate with what the acceptance report groups by:
+// identities only, never code or model text (docs/guarantees.md RT-2). Its JSON
+// is `criticizer outcomes export`'s, which `make eval -outcomes` replays.
 type Record struct {
 	Review        int64  `dynamodbav:"review" json:"review"`
 	Fingerprint   string `dynamodbav:"fp" json:"fp"`
@@ -36,23 +35,22 @@ type Record struct {
 	PromptVersion string `dynamodbav:"prompt_version" json:"prompt_version"`
 	Model         string `dynamodbav:"model" json:"model"`
 	JobID         string `dynamodbav:"job_id" json:"job_id"` // the job that posted the finding
-	// Kind is the finding's kind (Kind: rule id or hashed title); with
-	// Category and Scope it names the tally its fate counts in.
+	// Kind (rule id or hashed title), Category and Scope name the tally its fate
+	// counts in.
 	Kind string `dynamodbav:"kind" json:"kind"`
-	// Scope is the depot path pattern its fate counts under (Policy.Scope
-	// when posted: the environment's DISMISS_SCOPE_DEPTH then).
+	// Scope is the depot path pattern it counts under (Policy.Scope when
+	// posted).
 	Scope string `dynamodbav:"scope" json:"scope"`
-	// By are the people with a say on the review who stand dismissing it
-	// (Policy.Standing): only their dismissals can withhold its kind.
+	// By are the people with a say on the review dismissing it
+	// (Policy.Standing): only theirs can withhold its kind.
 	By []string `dynamodbav:"dismissed_by,omitempty" json:"by,omitempty"`
 }
 
-// An outcome is one item of the jobs table, beside the ledger:
+// An outcome is one item beside the ledger, so a review's outcomes are one Query
+// and a fingerprint has one item:
 //
 //	pk  OUTCOME#review#<id>
 //	sk  FP#<fingerprint>
-//
-// so a review's outcomes are one Query, and a fingerprint has one item.
 const (
 	itemPrefix  = "OUTCOME#review#"
 	emailPrefix = "OUTCOME#cl#" // a changelist's e-mail-only findings (EmailOnly)
@@ -69,15 +67,14 @@ type Store struct {
 	metrics   Metrics // told each fate that judges (FateMoved); nil: nobody
 }
 
-// NewStore returns the outcome store over the jobs table, keeping records
-// as long as the job store keeps uniqueness records by default
-// (store.DefaultUniquenessRetention: UNIQUENESS_RETENTION_DAYS unset).
+// NewStore returns the outcome store, keeping records
+// store.DefaultUniquenessRetention by default.
 func NewStore(api store.API, table string) *Store {
 	return &Store{api: api, table: table, retention: store.DefaultUniquenessRetention}
 }
 
-// WithUniquenessRetention keeps new records as long as delivery identities
-// (UNIQUENESS_RETENTION_DAYS); 0 keeps them forever.
+// WithUniquenessRetention keeps new records for UNIQUENESS_RETENTION_DAYS; 0:
+// forever.
 func (s *Store) WithUniquenessRetention(d time.Duration) *Store {
 	if d >= 0 {
 		s.retention = d
@@ -85,33 +82,27 @@ func (s *Store) WithUniquenessRetention(d time.Duration) *Store {
 	return s
 }
 
-// WithMetrics tells m each fate ChangeFate judges (FateMoved), whoever read
-// it: the next version, the sweeper, a webhook.
+// WithMetrics tells m each fate ChangeFate judges (FateMoved), whoever read it.
 func (s *Store) WithMetrics(m Metrics) *Store {
 	s.metrics = m
 	return s
 }
 
-// Posted records a finding the service commented on, as Open, with what
-// the report groups by. Only the first write of a (review, fingerprint)
-// lands: a retried notify, or the same finding posted again in a later
-// version, changes nothing (written is false).
+// Posted records a commented finding as Open. Only the first write of a (review,
+// fingerprint) lands (written false otherwise), except over a Withheld one.
 func (s *Store) Posted(ctx context.Context, r Record) (written bool, err error) {
-	// A finding withheld before (MarkWithheld) and posted now is open.
 	return s.putOnReview(ctx, r, Open, Withheld, "outcome posted")
 }
 
-// MarkWithheld records a finding withheld as its kind is repeatedly
-// dismissed: Withheld, neither accepted nor dismissed, so a later version
-// never calls it resolved and the acceptance never counts it. A record
-// already judged keeps its fate; an open one (posted at an earlier
-// version) becomes withheld.
+// MarkWithheld records a finding withheld as its kind is repeatedly dismissed:
+// neither accepted nor dismissed, so it is never called resolved nor counted. A
+// judged record keeps its fate; an open one becomes withheld.
 func (s *Store) MarkWithheld(ctx context.Context, r Record) (written bool, err error) {
 	return s.putOnReview(ctx, r, Withheld, Open, "outcome withheld")
 }
 
-// putOnReview writes r's record on its review with fate, where none is yet
-// or the one there has the fate over (so a judged record keeps its fate).
+// putOnReview writes r with fate where no record is yet or the one there has
+// fate over.
 func (s *Store) putOnReview(ctx context.Context, r Record, fate, over Fate, what string) (bool, error) {
 	if r.Review <= 0 || r.Fingerprint == "" {
 		return false, failure.Errorf(failure.InternalBug, "outcome: a record needs a review and a fingerprint (%d %q)", r.Review, r.Fingerprint)
@@ -124,10 +115,9 @@ func (s *Store) putOnReview(ctx context.Context, r Record, fate, over Fate, what
 	return landed(err, what)
 }
 
-// EmailOnly records a finding told by e-mail only (a changelist with no
-// Swarm review): nobody can react to it where we read reactions, so its fate
-// is unknown for good, and the report counts it so, never as accepted. One
-// record per (changelist, fingerprint), written once.
+// EmailOnly records a finding told by e-mail only (no Swarm review): nobody can
+// react where we read, so its fate is unknown for good, never accepted. Written
+// once per (changelist, fingerprint).
 func (s *Store) EmailOnly(ctx context.Context, changelist int64, r Record) (written bool, err error) {
 	if changelist <= 0 || r.Fingerprint == "" {
 		return false, failure.Errorf(failure.InternalBug, "outcome: an e-mail-only record needs a changelist and a fingerprint (%d %q)", changelist, r.Fingerprint)
@@ -135,8 +125,7 @@ func (s *Store) EmailOnly(ctx context.Context, changelist int64, r Record) (writ
 	return s.putOnce(ctx, s.item(emailPrefix+strconv.FormatInt(changelist, 10), r, Unknown), "outcome e-mail only")
 }
 
-// item is r as a record item under pk with fate, kept for the uniqueness
-// retention from now.
+// item is r as a record under pk with fate.
 func (s *Store) item(pk string, r Record, fate Fate) map[string]types.AttributeValue {
 	now := job.Now()
 	item := map[string]types.AttributeValue{
@@ -156,14 +145,11 @@ func (s *Store) putOnce(ctx context.Context, item map[string]types.AttributeValu
 	return landed(err, what)
 }
 
-// ChangeFate moves a posted finding's fate from the one read (rec.Fate) to
-// fate, with who stands dismissing it (by, people with standing), and its
-// kind's tally with it, in one transaction (and tells the store's metrics
-// when that judges it): reading the same reactions again (the next
-// version, the sweeper twice, a retry) writes nothing, and a record
-// another reader moved meanwhile is left to the next read. written says
-// whether anything moved. Unknown is the absence of a fate and is never
-// written.
+// ChangeFate moves a finding's fate from the one read (rec.Fate) to fate, with
+// who with standing dismisses it, and its kind's tally, in one transaction
+// (telling the metrics when it judges). Reading the same reactions again writes
+// nothing, and a record another reader moved meanwhile is left to the next read.
+// Unknown is never written.
 func (s *Store) ChangeFate(ctx context.Context, rec Record, fate Fate, by []string) (written bool, err error) {
 	by = slices.Sorted(slices.Values(by))
 	if !fate.Dismissive() {
@@ -198,9 +184,8 @@ func (s *Store) ChangeFate(ctx context.Context, rec Record, fate Fate, by []stri
 	return written, err
 }
 
-// tallyMoves are the tally writes of rec's move to fate: the counts by
-// class, and its dismissal item put (people with standing stand
-// dismissing it) or deleted (none do any more).
+// tallyMoves are the tally writes of rec's move: the class counts, and its
+// dismissal item put (people with standing dismiss it) or deleted.
 func (s *Store) tallyMoves(rec Record, fate Fate, by []string) []types.TransactWriteItem {
 	var items []types.TransactWriteItem
 	scope := rec.Scope
@@ -223,8 +208,7 @@ func (s *Store) tallyMoves(rec Record, fate Fate, by []string) []types.TransactW
 	return items
 }
 
-// kept is item with its expires_at, the uniqueness retention from now
-// (none when kept forever).
+// kept adds expires_at (the uniqueness retention) to item, unless kept forever.
 func (s *Store) kept(item map[string]types.AttributeValue) map[string]types.AttributeValue {
 	if s.retention > 0 {
 		item["expires_at"] = nv(job.Now().Add(s.retention).Unix())
@@ -232,10 +216,9 @@ func (s *Store) kept(item map[string]types.AttributeValue) map[string]types.Attr
 	return item
 }
 
-// keep adds to an update's SET the item's expires_at, the uniqueness
-// retention from now (nothing when kept forever): a tally lives as long as
-// the last record that moved it, so the retention check (RT-3) never finds
-// one that lives forever.
+// keep adds the same expires_at to an update's SET: a tally lives as long as the
+// last record that moved it, so the retention check (RT-3) never finds one
+// living forever.
 func (s *Store) keep(set string, values map[string]types.AttributeValue) string {
 	if s.retention <= 0 {
 		return set
@@ -244,8 +227,7 @@ func (s *Store) keep(set string, values map[string]types.AttributeValue) string 
 	return set + ", expires_at = :exp"
 }
 
-// landed maps a conditional write's answer: a failed condition is "already
-// so", not an error.
+// landed maps a conditional write's answer: a failed condition is "already so".
 func landed(err error, what string) (bool, error) {
 	var ccf *types.ConditionalCheckFailedException
 	switch {
@@ -263,11 +245,11 @@ func (s *Store) Review(ctx context.Context, review int64) ([]Record, error) {
 	return recs, err
 }
 
-// review is Review with who was on the review when it was first fetched
-// (FirstFetched; zero when nothing recorded it), read by the same query.
+// review is Review with who was on the review at its first fetch (FirstFetched;
+// zero when unrecorded), from the same query.
 func (s *Store) review(ctx context.Context, review int64) ([]Record, swarm.Review, error) {
 	var first swarm.Review
-	items, err := s.partitionItems(ctx, partition(review), "outcome list")
+	items, err := store.Partition(ctx, s.api, s.table, partition(review), "outcome list")
 	if err != nil {
 		return nil, first, err
 	}
@@ -279,17 +261,14 @@ func (s *Store) review(ctx context.Context, review int64) ([]Record, swarm.Revie
 	return records(items), first, nil
 }
 
-// Who was on a review when the service first fetched it for a review,
-// before any comment of ours could exist, is one more item of its
-// partition (sk FIRST): Swarm makes every commenter a participant
-// (CommentListener::commentCreated), so participants listed later include
-// whoever replied to a finding; these are the ones who were not there
-// only because they did.
+// Who was on a review at its first fetch, before any comment of ours, is one
+// more item of its partition (sk FIRST): Swarm makes every commenter a
+// participant (CommentListener::commentCreated), so later lists include whoever
+// replied to a finding.
 const firstSort = "FIRST"
 
-// FirstFetched records rv's author, participants, groups and project
-// branches as the fetch stage read them, once per review: a later version's
-// fetch changes nothing.
+// FirstFetched records rv's author, participants, groups and project branches as
+// first fetched; later versions change nothing.
 func (s *Store) FirstFetched(ctx context.Context, rv swarm.Review) error {
 	projects := map[string]types.AttributeValue{}
 	for p, branches := range rv.Projects {
@@ -313,19 +292,10 @@ func decodeFirst(review int64, it map[string]types.AttributeValue) swarm.Review 
 	return rv
 }
 
-// EmailOnlyRecords returns the recorded e-mail-only findings of a
-// changelist (EmailOnly), every page read: their fate is unknown.
+// EmailOnlyRecords returns a changelist's e-mail-only records (fate unknown).
 func (s *Store) EmailOnlyRecords(ctx context.Context, changelist int64) ([]Record, error) {
-	return s.partitionRecords(ctx, emailPrefix+strconv.FormatInt(changelist, 10), "outcome e-mail-only list")
-}
-
-// partitionRecords decodes the unexpired records of one partition.
-func (s *Store) partitionRecords(ctx context.Context, pk, what string) ([]Record, error) {
-	items, err := s.partitionItems(ctx, pk, what)
-	if err != nil {
-		return nil, err
-	}
-	return records(items), nil
+	items, err := store.Partition(ctx, s.api, s.table, emailPrefix+strconv.FormatInt(changelist, 10), "outcome e-mail-only list")
+	return records(items), err
 }
 
 // records decodes the unexpired finding records among items.
@@ -340,51 +310,18 @@ func records(items []map[string]types.AttributeValue) []Record {
 	return out
 }
 
-// partitionItems reads every item of one partition, every page.
-func (s *Store) partitionItems(ctx context.Context, pk, what string) ([]map[string]types.AttributeValue, error) {
-	var out []map[string]types.AttributeValue
-	pages := dynamodb.NewQueryPaginator(s.api, &dynamodb.QueryInput{TableName: &s.table, ConsistentRead: aws.Bool(true),
-		KeyConditionExpression:    aws.String("pk = :pk"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": sv(pk)}})
-	for pages.HasMorePages() {
-		page, err := pages.NextPage(ctx)
-		if err != nil {
-			return nil, awserr.Wrap(what, err)
-		}
-		out = append(out, page.Items...)
-	}
-	return out, nil
-}
-
-// scanPrefix reads every item of the table whose pk begins with prefix (a
-// scan, every page): for the operator's occasional questions only.
-func scanPrefix(ctx context.Context, api store.ScanAPI, table, prefix, what string) ([]map[string]types.AttributeValue, error) {
-	var out []map[string]types.AttributeValue
-	pages := dynamodb.NewScanPaginator(api, &dynamodb.ScanInput{TableName: &table, ConsistentRead: aws.Bool(true),
-		FilterExpression:          aws.String("begins_with(pk, :p)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":p": sv(prefix)}})
-	for pages.HasMorePages() {
-		page, err := pages.NextPage(ctx)
-		if err != nil {
-			return nil, awserr.Wrap(what, err)
-		}
-		out = append(out, page.Items...)
-	}
-	return out, nil
-}
-
-// expired: the item's expires_at has passed and DynamoDB has not yet
-// deleted it; it counts as gone.
+// expired: past expires_at but not yet deleted by DynamoDB; counts as gone.
 func expired(it map[string]types.AttributeValue, now int64) bool {
 	exp, ok := num(it["expires_at"])
 	return ok && exp > 0 && exp <= now
 }
 
+// decode reads a record item by Record's dynamodbav tags (the attributes item
+// writes).
 func decode(it map[string]types.AttributeValue) Record {
-	review, _ := num(it["review"])
-	return Record{Review: review, Fingerprint: str(it["fp"]), Fate: Fate(str(it["fate"])), File: str(it["file"]),
-		Severity: str(it["severity"]), Category: str(it["category"]), RuleID: str(it["rule_id"]),
-		PromptVersion: str(it["prompt_version"]), Model: str(it["model"]), JobID: str(it["job_id"]), Kind: str(it["kind"]), Scope: str(it["scope"]), By: list(it["dismissed_by"])}
+	var r Record
+	_ = attributevalue.UnmarshalMap(it, &r)
+	return r
 }
 
 func lv(ss []string) types.AttributeValue {

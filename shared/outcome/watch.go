@@ -16,27 +16,24 @@ import (
 	"github.com/criticizer/criticizer/shared/job"
 )
 
-// The watch list says which reviews the sweeper still reads reactions of,
-// and when next: one item per (review, next read),
+// The watch list says which reviews the sweeper still reads reactions of, and
+// when: one item per (review, next read),
 //
 //	pk  OUTCOME#watch
 //	sk  <next read, RFC 3339 UTC>#<review>
 //
-// with the end of its window (until). A pass takes the entries due (sk <=
-// now, oldest first, at most a limit), so it costs what is due, not what is
-// watched. Reads are rare (one per review per interval), so the one
-// partition stays far below DynamoDB's per-partition rate.
+// with its window's end (until). A pass takes the entries due, oldest first, so
+// it costs what is due, not what is watched; one partition is far below
+// DynamoDB's per-partition rate.
 //
-// Each review's current entry is named by its pointer, sk review#<review>
-// (after every timestamp, so never due), which each Watch moves to the
-// entry it writes: an entry a later version (or a retried notify) has
-// superseded is read once more and then dropped, not read every interval
-// for the rest of its window, so a review costs one read per interval
-// however many versions it had.
+// A review's current entry is named by its pointer (sk review#<review>, after
+// every timestamp, never due), which each Watch moves: a superseded entry is
+// read once more and dropped, so a review costs one read per interval however
+// many versions it had.
 const watchPartition = "OUTCOME#watch"
 
-// DefaultWindow is how long after a review's last notified version the
-// sweeper keeps reading its reactions; DefaultInterval how often.
+// DefaultWindow: how long after a review's last notified version its reactions
+// are read; DefaultInterval: how often.
 const (
 	DefaultWindow   = 14 * 24 * time.Hour
 	DefaultInterval = 24 * time.Hour
@@ -60,10 +57,8 @@ func entry(sk string, review int64, until time.Time) (item map[string]types.Attr
 	return item, pointer
 }
 
-// Watch schedules review's reactions to be read at next and then every
-// interval until until. Called at each version's notify, it extends the
-// window from that version and supersedes the entries of earlier ones
-// (moves the review's pointer: Done drops them at their next read).
+// Watch schedules review's reads at next and every interval until until; each
+// version's notify extends the window and supersedes earlier entries.
 func (s *Store) Watch(ctx context.Context, review int64, next, until time.Time) error {
 	item, pointer := entry(watchKey(next, review), review, until)
 	if _, err := s.api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
@@ -105,9 +100,8 @@ func (s *Store) Due(ctx context.Context, now time.Time, limit int32) ([]Due, err
 	return due, nil
 }
 
-// Done moves a read entry on: to its next read when that is still inside
-// its window and the entry is still its review's current one (its pointer
-// names it), else off the list.
+// Done moves a read entry to its next read, if still in its window and current
+// (its pointer names it), else drops it.
 func (s *Store) Done(ctx context.Context, d Due, next time.Time) error {
 	drop := types.TransactWriteItem{Delete: &types.Delete{TableName: &s.table,
 		Key: map[string]types.AttributeValue{"pk": sv(watchPartition), "sk": sv(d.sk)}}}

@@ -8,10 +8,8 @@ import (
 	"github.com/criticizer/criticizer/shared/failure"
 )
 
-// Credential is the service user's secret, from Secrets Manager (P4_SECRET_ID):
-// a password, with which the runner logs in (p4 login, password on stdin,
-// ticket kept in the P4TICKETS file under /tmp), or a long-lived ticket,
-// passed to the client as P4PASSWD in its environment. Never in argv.
+// Credential is the service user's secret (P4_SECRET_ID): a password for p4
+// login on stdin, or a long-lived ticket for P4PASSWD. Never in argv.
 type Credential struct {
 	Password string `json:"password"`
 	Ticket   string `json:"ticket"`
@@ -38,22 +36,19 @@ type CredentialSource interface {
 }
 
 // SetCredentials makes the runner authenticate with src before its first
-// command, and again whenever the server rejects the session (an expired
-// ticket, or a host-locked one presented from a new address): read the
-// secret afresh, log in again, retry the command once. At most one re-login
-// per command, never a loop: a second rejection of the same command is
-// AUTH_DENIED. A password logs in with "p4 login -a", a ticket valid from
-// every host, because a Lambda's outbound address may change between
-// commands (reference, "Keywords, trust, tickets, edge servers").
+// command, and whenever the server rejects the session read the secret
+// afresh, log in again and retry the command once (a second rejection is
+// AUTH_DENIED). A password uses "p4 login -a", valid from every host: a
+// Lambda's address may change (reference, "Keywords, trust, tickets, edge
+// servers").
 func (r *Runner) SetCredentials(src CredentialSource) {
 	r.auth.mu.Lock()
 	defer r.auth.mu.Unlock()
 	r.auth.src = src
 }
 
-// session returns the environment additions for a command (P4PASSWD for a
-// ticket credential) and the login generation it was made under, logging in
-// first when nothing has been established yet.
+// session returns a command's environment additions and its login
+// generation, logging in first when needed.
 func (r *Runner) session(ctx context.Context) ([]string, int, error) {
 	r.auth.mu.Lock()
 	defer r.auth.mu.Unlock()
@@ -91,9 +86,7 @@ func (r *Runner) reauthenticate(ctx context.Context, gen int) bool {
 	return r.authenticate(ctx, true) == nil
 }
 
-// authenticate (with r.auth.mu held) reads the credential and establishes a
-// session: a ticket goes into the child's environment, a password through
-// "p4 login" on stdin into the tickets file.
+// authenticate (r.auth.mu held) reads the credential and establishes a session.
 func (r *Runner) authenticate(ctx context.Context, fresh bool) error {
 	c, changed, err := r.auth.src.Get(ctx, fresh)
 	if err != nil {
@@ -122,9 +115,8 @@ func (r *Runner) authenticate(ctx context.Context, fresh bool) error {
 // NoHostlessTickets).
 const hostlessDisabled = "'p4 login -a' has been disabled on this server"
 
-// login logs in with password on stdin: "login -a" for a ticket valid from
-// every host; where the server disables that, a host-locked "login", which
-// the re-login on every rejection keeps working when the address changes.
+// login logs in with password on stdin: "login -a", else (disabled) a
+// host-locked "login", which re-login on rejection keeps working.
 func (r *Runner) login(ctx context.Context, password string) error {
 	if !r.auth.hostLocked {
 		_, err := r.exec(ctx, nil, password+"\n", "login", "-a")

@@ -2,6 +2,7 @@ package p4
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -9,8 +10,7 @@ import (
 	"github.com/criticizer/criticizer/shared/failure"
 )
 
-// p4's generic error codes (EV_*), from the client API. They back up the
-// text patterns when a marshalled error record carries one.
+// p4's generic error codes (EV_*, client API): a fallback for the patterns.
 const (
 	evIllegal = 0x04 // no permission
 	evProtect = 0x06 // protections prevented the operation
@@ -19,31 +19,30 @@ const (
 	evComm    = 0x26 // communications error
 )
 
-// Patterns are matched against the lower-cased message, in this order: a
-// changed server key (a security failure), a protections refusal is a policy matter (fail closed, never retried), then
-// credentials, then client-side connection trouble, then our own
-// configuration, then things that do not exist. The rows come from
-// docs/reference/p4-cli.md.
-var (
-	// The server's key differs from the fingerprint pinned in P4TRUST: a
-	// possible interception, never a network fault to retry (the client
-	// source's msgs/msgrpc.cc, HostKeyMismatch; reference, "Keywords, trust,
-	// tickets, edge servers").
-	securityPatterns = []string{
+// patterns are matched against the lower-cased message, in this order: a
+// changed server key, a protections refusal, credentials, connection
+// trouble, our own configuration, things that do not exist. The rows come
+// from docs/reference/p4-cli.md.
+var patterns = []struct {
+	class failure.Class
+	texts []string
+	re    *regexp.Regexp
+}{
+	// The server's key differs from the one pinned in P4TRUST: possible
+	// interception, never retried (msgs/msgrpc.cc, HostKeyMismatch;
+	// reference, "Keywords, trust, tickets, edge servers").
+	{failure.SecurityFailure, []string{
 		"p4port identification has changed",
 		"someone is intercepting your connection",
-	}
-	// The server's protections refused a file: fail closed, never retried
-	// (a re-login cannot change protections). Both are E_WARN / EV_EMPTY
-	// (severity 2, generic 17): "protected namespace" as the reference's
-	// message table records it, and the client source's message catalog
-	// msgs/msgdm.cc ExPROTECT / ExPROTECT2 ("[%argc% - no|No] permission
-	// for operation on file(s).").
-	policyPatterns = []string{
+	}, nil},
+	// Protections refused a file: fail closed, never retried. Both E_WARN /
+	// EV_EMPTY: the reference's message table, and msgs/msgdm.cc ExPROTECT /
+	// ExPROTECT2 ("[%argc% - no|No] permission for operation on file(s).").
+	{failure.PolicyRejected, []string{
 		"protected namespace - access denied",
 		"no permission for operation on file(s)",
-	}
-	authPatterns = []string{
+	}, nil},
+	{failure.AuthDenied, []string{
 		"password (p4passwd) invalid or unset",
 		"perforce password",
 		"session has expired",
@@ -51,8 +50,8 @@ var (
 		"access for user",
 		"password invalid",
 		"please login again",
-	}
-	networkPatterns = []string{
+	}, regexp.MustCompile(`user \S+ doesn't exist`)},
+	{failure.NetworkTimeout, []string{
 		"perforce client error:",
 		"can't be established", // ssl: server not (yet) in P4TRUST
 		"tcp connect",
@@ -70,46 +69,32 @@ var (
 		"network is unreachable",
 		"name or service not known",
 		"temporary failure in name resolution",
-	}
-	// The service's P4CLIENT or its view is wrong: an operator must fix the
-	// deployment, a retry cannot.
-	configPatterns = []string{
+	}, nil},
+	// P4CLIENT or its view is wrong: an operator must fix the deployment.
+	{failure.InternalBug, []string{
 		"use 'client' command to create it",
 		"must refer to client",
 		"file(s) not in client view",
 		"file(s) not on client",
-	}
-	// msgs/msgdm.cc: ExATREVISION ("[%argc% - no|No] file(s) at that
-	// revision.", E_WARN / EV_EMPTY), what a file deleted at the revision
-	// asked for may answer (a removed rules file: none is read).
-	notFoundPatterns = []string{
+	}, nil},
+	// msgs/msgdm.cc ExATREVISION ("[%argc% - no|No] file(s) at that
+	// revision."): a file deleted at that revision (a removed rules file).
+	{failure.NotFound, []string{
 		"no such changelist",
 		"no such file(s)",
 		"no file(s) at that changelist number",
 		"file(s) at that revision",
-	}
-	notFoundRe = regexp.MustCompile(`change \d+ unknown`)
-	noUserRe   = regexp.MustCompile(`user \S+ doesn't exist`)
-)
+	}, regexp.MustCompile(`change \d+ unknown`)},
+}
 
-// classify maps a failed command to an error class from what p4 said (a
-// server message's text, or the client's stderr), its exit status (-1 when
-// killed by a signal) and the message's generic code, if any.
+// classify maps a failed command to a class from what p4 said, its exit
+// status (-1: killed) and the message's generic code, if any.
 func classify(msg string, exitCode, generic int) failure.Class {
 	m := strings.ToLower(msg)
-	switch {
-	case containsAny(m, securityPatterns):
-		return failure.SecurityFailure
-	case containsAny(m, policyPatterns):
-		return failure.PolicyRejected
-	case containsAny(m, authPatterns) || noUserRe.MatchString(m):
-		return failure.AuthDenied
-	case containsAny(m, networkPatterns):
-		return failure.NetworkTimeout
-	case containsAny(m, configPatterns):
-		return failure.InternalBug
-	case containsAny(m, notFoundPatterns) || notFoundRe.MatchString(m):
-		return failure.NotFound
+	for _, p := range patterns {
+		if slices.ContainsFunc(p.texts, func(t string) bool { return strings.Contains(m, t) }) || (p.re != nil && p.re.MatchString(m)) {
+			return p.class
+		}
 	}
 	switch generic {
 	case evIllegal, evProtect:
@@ -119,26 +104,16 @@ func classify(msg string, exitCode, generic int) failure.Class {
 	case evFault, evAdmin:
 		return failure.Upstream5xx
 	}
-	// p4 exits 1 for any failed command; a crash, a signal or an exit status
-	// it never uses points at the server or the client install, not at our
-	// arguments. So does an error the client explicitly attributes to the server.
+	// p4 exits 1 for any failed command; a crash, a signal, another status
+	// or a "server error" points at the server or the install, not at us.
 	if exitCode < 0 || exitCode > 1 || strings.Contains(m, "perforce server error") {
 		return failure.Upstream5xx
 	}
 	return failure.InternalBug
 }
 
-func containsAny(s string, subs []string) bool {
-	for _, sub := range subs {
-		if strings.Contains(s, sub) {
-			return true
-		}
-	}
-	return false
-}
-
-// maxMessage bounds the p4 text carried in an error: enough to diagnose,
-// not enough to smuggle a file's content into a dead-letter payload.
+// maxMessage bounds p4 text in an error: enough to diagnose, too little to
+// smuggle a file's content into a dead letter.
 const maxMessage = 512
 
 var (
@@ -148,10 +123,9 @@ var (
 	credentialRe = regexp.MustCompile(`(?i)\b(passw(?:or)?d|p4passwd|ticket|token)(\s*[=:]\s*)\S+`)
 )
 
-// sanitize makes p4's stderr (or error records) fit for an error message and
-// a log: the configured password and ticket-like strings masked, control
-// characters other than newline and tab replaced, whitespace runs folded, and
-// the result truncated.
+// sanitize makes p4's text fit for an error and a log: password and
+// ticket-like strings masked, control characters replaced, whitespace
+// folded, truncated.
 func sanitize(text, password string) string {
 	if password != "" {
 		text = strings.ReplaceAll(text, password, "[REDACTED]")

@@ -21,15 +21,12 @@ type filePlan struct {
 	index            int // into Changeset.Files
 	oldPath, oldSpec string
 	path, newSpec    string
-	size             int64 // describe's fileSize, -1 when unknown
-	// prevSpec, when set, is the same path in an earlier shelf (Since):
-	// printed too, for the interdiff to newSpec.
-	prevSpec    string
-	prevVersion int
+	size             int64  // describe's fileSize, -1 when unknown
+	prevSpec         string // the path in an earlier shelf (Since), for the interdiff
+	prevVersion      int
 }
 
-// specs lists the file specs the plan prints, old side first, the new
-// side last.
+// specs lists the file specs the plan prints, the new side last.
 func (p filePlan) specs() []string {
 	out := make([]string, 0, 3)
 	for _, s := range []string{p.oldSpec, p.prevSpec, p.newSpec} {
@@ -40,7 +37,7 @@ func (p filePlan) specs() []string {
 	return out
 }
 
-// paths lists the depot path each of specs names, in the same order.
+// paths lists the depot path each of specs names.
 func (p filePlan) paths() []string {
 	out := make([]string, 0, 3)
 	if p.oldSpec != "" {
@@ -100,15 +97,12 @@ type origin struct {
 	rev  int
 }
 
-// moveOrigins finds where each move/add came from, so that a rename is
-// reviewed as the diff from the old path#rev, not as a new file. For a
-// submitted change, filelog -m1 says so exactly ("moved from"); a shelved
-// move/add is paired with the change's move/delete of the same base name
-// (or the only one), whose rev is its base revision. An origin outside the
-// allow-list is not read: the file is then reviewed as added.
+// moveOrigins finds where each move/add came from, so a rename is reviewed
+// as a diff: submitted, filelog -m1 says ("moved from"); shelved, it pairs
+// with the move/delete of the same base name (or the only one). An origin
+// outside the allow-list is not read: the file is reviewed as added.
 func (f *Fetcher) moveOrigins(ctx context.Context, shelved bool, files []domain.FileChange) (map[string]origin, error) {
-	var adds []domain.FileChange
-	var dels []domain.FileChange
+	var adds, dels []domain.FileChange
 	for _, fc := range files {
 		switch fc.Action {
 		case "move/add":
@@ -170,14 +164,12 @@ func (f *Fetcher) moveOrigins(ctx context.Context, shelved bool, files []domain.
 	return out, nil
 }
 
-// movedFrom reads where a filelog -m1 record's revision was moved from.
-// The revision's integration records are how0,<n>, file0,<n>, srev0,<n>,
-// erev0,<n> (the tagged form of P4Python's revisions[0].integrations[n]);
-// "moved from" is not always record 0: a move/add that was also
-// integrated lists "copy from" or "ignored" first (perforce/p4transfer
-// test/TestP4Transfer.py, testMoveCopyCombo: index 1,
-// testMoveCopyIgnoreCombo: index 2, against a real p4d; reference,
-// Changelists). So every record of the revision is read.
+// movedFrom reads where a filelog -m1 record's revision was moved from: its
+// integration records how0,<n>, file0,<n>, erev0,<n> (P4Python's
+// revisions[0].integrations[n]). "moved from" is not always record 0: an
+// integrated move/add lists "copy from" or "ignored" first (perforce/p4transfer
+// test/TestP4Transfer.py, testMoveCopyCombo: index 1, testMoveCopyIgnoreCombo:
+// index 2, against a real p4d; reference, Changelists).
 func movedFrom(r Record) (origin, bool, error) {
 	for n := 0; n < len(r); n++ {
 		k := "0," + strconv.Itoa(n)
@@ -197,9 +189,8 @@ func movedFrom(r Record) (origin, bool, error) {
 	return origin{}, false, nil
 }
 
-// fetchDiffs prints the planned files in batches on a bounded pool of p4
-// processes and hands each file with its Diff to sink. The first failure,
-// the p4 server's or the sink's, cancels the rest.
+// fetchDiffs prints the planned batches on a bounded pool of p4 processes
+// and hands each file with its Diff to sink; the first failure cancels the rest.
 func (f *Fetcher) fetchDiffs(ctx context.Context, plans []filePlan, files []domain.FileChange, sink func(int, domain.FileChange) error) error {
 	batches := f.batches(plans)
 	if len(batches) == 0 {
@@ -260,8 +251,7 @@ feed:
 // unknownSize is what a file without a fileSize counts for in a batch.
 const unknownSize = 64 << 10
 
-// batches cuts the plans into print commands of at most BatchFiles specs and
-// about BatchBytes of content.
+// batches cuts the plans into print commands of BatchFiles specs, ~BatchBytes.
 func (f *Fetcher) batches(plans []filePlan) [][]filePlan {
 	var (
 		out   [][]filePlan
@@ -298,14 +288,11 @@ type printed struct {
 	notDiffed       string // domain.OverFileBytes: found too large only once printed
 }
 
-// printBatch prints every spec of the batch in one command and returns each
-// plan's diffs. The allow-list is checked again next to the command, for
-// every path it names (defense in depth: no code path reaches print
-// unchecked). When a batch naming an earlier shelf for interdiffs fails
-// for good (the shelf deleted since, not visible, an answer not understood),
-// it is printed again without it: those files are then reviewed whole, and
-// the interdiff, a saving, never fails a fetch that works without it. A
-// failure that may pass is returned as it is, for the stage to retry.
+// printBatch prints the batch in one command (printSpecs re-checks the
+// allow-list next to it: no code path reaches print unchecked). A batch
+// naming an earlier shelf that fails for good (shelf deleted or hidden, an
+// answer not understood) is printed again without it: the interdiff, a
+// saving, never fails a fetch. A retryable failure is returned as it is.
 func (f *Fetcher) printBatch(ctx context.Context, batch []filePlan) ([]printed, error) {
 	out, err := f.printSpecs(ctx, batch)
 	if err == nil || failure.Classify(err).Retryable() || ctx.Err() != nil || errors.Is(err, depot.ErrDenied) {
@@ -329,8 +316,7 @@ func (f *Fetcher) printBatch(ctx context.Context, batch []filePlan) ([]printed, 
 }
 
 func (f *Fetcher) printSpecs(ctx context.Context, batch []filePlan) ([]printed, error) {
-	var args []string
-	var paths []string
+	var args, paths []string
 	for _, p := range batch {
 		for _, pth := range p.paths() {
 			if err := f.allow.Check(pth); err != nil {
@@ -340,10 +326,8 @@ func (f *Fetcher) printSpecs(ctx context.Context, batch []filePlan) ([]printed, 
 		args = append(args, p.specs()...)
 		paths = append(paths, p.paths()...)
 	}
-	// -k: keywords unexpanded, as describe shows a change ("keyword
-	// differences tend to obscure real differences"), or every +k file
-	// would show its $Id$/$Change$/$DateTime$ lines changed (reference,
-	// "Keywords, trust, tickets, edge servers").
+	// -k: keywords unexpanded, as describe shows a change, or every +k file's
+	// $Id$ lines would differ (reference, "Keywords, trust, tickets, edge servers").
 	recs, err := f.p4.Run(ctx, "print", append([]string{"-k"}, args...)...)
 	if err != nil {
 		return nil, err
@@ -360,7 +344,6 @@ func (f *Fetcher) printSpecs(ctx context.Context, batch []filePlan) ([]printed, 
 		k += n
 		newContent := got[n-1]
 		if len(newContent) > int(f.opt.MaxFileBytes) {
-			// Only now known to be huge (describe gave no size): listed only.
 			out[i].notDiffed = domain.OverFileBytes
 			continue
 		}
@@ -377,11 +360,9 @@ func (f *Fetcher) printSpecs(ctx context.Context, batch []filePlan) ([]printed, 
 	return out, nil
 }
 
-// printedFiles splits print output into one content per spec: each file is a
-// header record followed by {"data"} records (reference, "Output channel and
-// record shapes": print's tagged header {depotFile, rev, change, action,
-// type, …}, then data records, the last empty). The answer must name the files
-// asked for, in order; anything else is not trusted.
+// printedFiles splits print output into one content per spec: a header record
+// then {"data"} records (reference, "Output channel and record shapes"). The
+// answer must name the files asked for, in order.
 func printedFiles(recs []Record, specs, paths []string) ([]string, error) {
 	var (
 		out []string
@@ -414,8 +395,7 @@ func printedFiles(recs []Record, specs, paths []string) ([]string, error) {
 	return out, nil
 }
 
-// editDiff renders the change from old to new content as a unified diff
-// with file headers naming both revisions.
+// editDiff renders old → new as a unified diff with headers naming both.
 func editDiff(oldSpec, newSpec, old, new string) string {
 	body := udiff.Unified(old, new, 3)
 	if body == "" {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/criticizer/criticizer/shared/depot"
@@ -29,20 +30,17 @@ const (
 
 // Options tune how a Fetcher talks to the server. The zero value is usable.
 type Options struct {
-	// Parallelism bounds the p4 processes run at once (P4_PARALLELISM).
-	Parallelism int
+	Parallelism int // p4 processes at once (P4_PARALLELISM)
 	// BatchFiles and BatchBytes bound one print command: a few large round
-	// trips instead of one per file, each answer small enough to hold.
+	// trips, each answer small enough to hold.
 	BatchFiles int
 	BatchBytes int64
-	// MaxFileBytes (P4_MAX_FILE_BYTES): a file larger than this is listed
-	// without a diff, marked domain.OverFileBytes so the review names the
-	// limit as the reason it was not reviewed.
+	// MaxFileBytes (P4_MAX_FILE_BYTES): a larger file is listed without a
+	// diff, marked domain.OverFileBytes.
 	MaxFileBytes int64
-	// ServerRole is the role of the server P4PORT names (P4_SERVER_ROLE):
-	// RoleStandard (default), or RoleCommit / RoleEdge in a commit-edge
-	// installation, where a shelf made on an edge server is visible
-	// elsewhere only once promoted.
+	// ServerRole (P4_SERVER_ROLE): RoleStandard, or RoleCommit / RoleEdge in
+	// a commit-edge installation, where an edge's shelf is visible elsewhere
+	// only once promoted.
 	ServerRole string
 }
 
@@ -80,8 +78,8 @@ type Fetcher struct {
 	log   *slog.Logger
 	opt   Options
 
-	checkProtects bool // CheckProtections
-	protects      protectionsVerified
+	checkProtects bool         // CheckProtections
+	protects      atomic.Value // digest of the last table judged sound
 }
 
 // NewFetcher returns a Fetcher that runs commands with p4 and admits only
@@ -102,29 +100,23 @@ func (f *Fetcher) WithOptions(o Options) *Fetcher {
 	return f
 }
 
-// Fetch retrieves a changelist and the diff of each of its files in a few
-// round trips:
+// Fetch retrieves a changelist and the diff of each of its files:
 //
-//  0. with CheckProtections: p4 protects, the proof that the allow-list sees whole changes (see there)
+//  0. with CheckProtections: p4 protects (the allow-list sees whole changes)
 //  1. p4 -ztag -Mj describe -s [-S] <cl>
-//  2. allow-list check of every file; one denied file rejects the whole
-//     changelist before any other command runs, and so does a describe
-//     that lists no file at all
-//  3. for a submitted change with moves: filelog -m1 <new>#<rev>… (batched)
-//     for where each move/add came from
-//  4. print -k <spec>… (keywords unexpanded) in batches, at most
-//     Options.Parallelism at once, each batch re-checking the allow-list
-//     of every path it names; the diffs are
-//     computed here (shared/udiff) and each batch's content dropped:
+//  2. allow-list check of every file: one denied file, or none listed,
+//     rejects the changelist before any other command
+//  3. submitted moves: filelog -m1 <new>#<rev>… (batched) for their origin
+//  4. print -k <spec>… in batches, Options.Parallelism at once, each
+//     re-checking the allow-list; diffs computed here (shared/udiff):
 //     edit/integrate:  <path>#<rev-1> → <path>#<rev>
 //     move/add:        <old path>#<old rev> → <path>#<rev>
 //     add/branch:      nothing → <path>#<rev>
-//     delete, move/delete, binary or larger than MaxFileBytes: listed only
-//     For shelved changes the new side is <path>@=<cl> and the old side the
-//     shelved file's base revision <path>#<rev>.
+//     delete, move/delete, binary or over MaxFileBytes: listed only
+//     (shelved: new side <path>@=<cl>, old side the base revision)
 //  5. p4 -ztag -Mj user -o <user> for the author's Email
 //
-// Any failure returns no changeset at all: a partial fetch is never handed on.
+// Any failure returns no changeset: a partial fetch is never handed on.
 func (f *Fetcher) Fetch(ctx context.Context, changelist int64, shelved bool) (domain.Changeset, error) {
 	var (
 		mu    sync.Mutex
@@ -145,38 +137,31 @@ func (f *Fetcher) Fetch(ctx context.Context, changelist int64, shelved bool) (do
 	return cs, nil
 }
 
-// FetchEach is Fetch for changelists too large to hold: each diff goes to
-// sink as its print batch arrives and is not kept, so memory holds the
-// batches in flight, not the changelist. sink receives a file by its index
-// in Files, with its Diff; it is called from several goroutines at once,
-// once per diffed file, in no particular order, and its error stops the
-// fetch. The returned changeset lists every file with an empty Diff. An
-// error, as Fetch's, means that whatever sink received must be discarded.
+// FetchEach is Fetch for changelists too large to hold: each diffed file
+// goes to sink (by its index in Files, concurrently, in no order) as its
+// batch arrives; sink's error stops the fetch. The returned changeset has
+// empty Diffs. On an error, whatever sink received must be discarded.
 func (f *Fetcher) FetchEach(ctx context.Context, changelist int64, shelved bool, sink func(index int, file domain.FileChange) error) (domain.Changeset, error) {
 	return f.FetchSince(ctx, changelist, shelved, Since{}, sink)
 }
 
-// Since names an earlier shelf of the same review (a Helix Swarm review's
-// previous version: its archive change) that the shelved files Wants picks
-// are also diffed against, as `p4 diff2 -du FILE@=Change FILE@=changelist`
-// would: the file's Interdiff, labelled InterdiffFrom = Version. The zero
-// value diffs nothing more.
+// Since names an earlier shelf of the same review (a Swarm review's previous
+// version) that the files Wants picks are also diffed against, as `p4 diff2
+// -du FILE@=Change FILE@=changelist` would: their Interdiff, labelled
+// InterdiffFrom = Version. The zero value diffs nothing more.
 type Since struct {
 	Change  int64
 	Version int
-	// Wants picks the files to diff, as describe lists them.
-	Wants func(domain.FileChange) bool
+	Wants   func(domain.FileChange) bool
 }
 
 func (s Since) wants(changelist int64, shelved bool, fc domain.FileChange) bool {
 	return shelved && s.Change > 0 && s.Change != changelist && s.Version > 0 && s.Wants != nil && s.Wants(fc)
 }
 
-// FetchSince is FetchEach that also gives the files since picks their
-// interdiff from the earlier shelf (step 4 prints <path>@=<since.Change>
-// beside the other two sides, in the same batches, through the same
-// allow-list re-check). An earlier shelf that cannot be read any more
-// costs only the interdiffs: those files come without one.
+// FetchSince is FetchEach plus the interdiffs since picks (step 4 prints
+// <path>@=<since.Change> in the same batches, through the same allow-list
+// re-check). An unreadable earlier shelf costs only the interdiffs.
 func (f *Fetcher) FetchSince(ctx context.Context, changelist int64, shelved bool, since Since, sink func(index int, file domain.FileChange) error) (domain.Changeset, error) {
 	start := time.Now()
 	if changelist <= 0 {
@@ -194,10 +179,8 @@ func (f *Fetcher) FetchSince(ctx context.Context, changelist int64, shelved bool
 			return domain.Changeset{}, err
 		}
 	}
-	// Perforce leaves out of describe, without a word, the files the
-	// service user may not list: no file at all may mean "all hidden". The
-	// allow-list cannot vouch for what it cannot see, so the changelist is
-	// rejected whole; its description goes nowhere.
+	// describe silently omits files the service user may not list: none at
+	// all may mean "all hidden", which the allow-list cannot vouch for.
 	if len(cs.Files) == 0 {
 		f.log.Warn("changelist rejected: describe lists no file the service user may see",
 			"event", "changelist_no_visible_files", "security_event", true,
@@ -206,8 +189,7 @@ func (f *Fetcher) FetchSince(ctx context.Context, changelist int64, shelved bool
 			"changelist %d: describe lists no files (all hidden from the service user by protections, or none shelved); rejected, nothing is reviewed", changelist)
 	}
 
-	// Every file is checked before any of them is fetched: a changelist that
-	// touches a denied path is rejected whole.
+	// Every file is checked before any is fetched.
 	denied := 0
 	var firstErr error
 	for _, fc := range cs.Files {
@@ -325,9 +307,7 @@ func describeFiles(rec Record) ([]domain.FileChange, []int64, error) {
 			DepotPath: path,
 			Action:    rec["action"+idx],
 			Type:      rec["type"+idx],
-			// The server's MD5 of the content: what tells an unchanged
-			// file of a rerun (shared/ledger). Only a well-formed one is
-			// kept; anything else is as if none was given.
+			// The server's MD5: tells a rerun's unchanged file (shared/ledger).
 			Digest: digestOf(rec["digest"+idx]),
 		}
 		if fc.Action == "" || fc.Type == "" {
@@ -369,22 +349,15 @@ func describeFiles(rec Record) ([]domain.FileChange, []int64, error) {
 	return files, sizes, nil
 }
 
-// digestOf returns d when it is an MD5 in hex as p4 prints it (32 hex
-// digits), upper-cased; "" otherwise.
+// digestOf is d upper-cased when it is an MD5 in hex, "" otherwise.
 func digestOf(d string) string {
-	if len(d) != 32 {
+	if len(d) != 32 || strings.Trim(d, "0123456789abcdefABCDEF") != "" {
 		return ""
-	}
-	for _, c := range d {
-		if !strings.ContainsRune("0123456789abcdefABCDEF", c) {
-			return ""
-		}
 	}
 	return strings.ToUpper(d)
 }
 
-// addedDiff renders content as a unified diff from nothing: every line
-// prefixed with "+", so that line numbers in review findings match the file.
+// addedDiff renders content as a unified diff from nothing.
 func addedDiff(spec, content string) string {
 	if content == "" {
 		return ""
@@ -410,10 +383,9 @@ func addedDiff(spec, content string) string {
 	return b.String()
 }
 
-// UserEmail returns the e-mail address of a Perforce user from its user spec
-// (p4 user -o), "" for a user the server does not know. Besides the change's
-// owner, the fetch stage asks it for the author of a Helix Swarm review, who
-// is not the owner of the archive change Swarm hands over.
+// UserEmail is a Perforce user's e-mail from its spec (p4 user -o), "" for a
+// user the server does not know (the change's owner, or a Swarm review's
+// author, who does not own the archive change).
 func (f *Fetcher) UserEmail(ctx context.Context, user string) (string, error) {
 	if !validUser(user) {
 		return "", failure.Errorf(failure.SchemaInvalid, "p4 describe: implausible user name (%d bytes)", len(user))
@@ -422,10 +394,9 @@ func (f *Fetcher) UserEmail(ctx context.Context, user string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	// The user spec's fields as "p4 user -o" names them (User, Email,
-	// FullName, Update, Access; reference, Changelists: Email defaults to
-	// user@client). That an unknown user's default spec has no Update is
-	// *unverified*; such a spec is taken for an unknown user (no address).
+	// The spec's fields (User, Email, FullName, Update, Access; reference,
+	// Changelists). That an unknown user's default spec has no Update is
+	// *unverified*; such a spec is taken for an unknown user.
 	for _, r := range recs {
 		if _, ok := r["User"]; !ok {
 			continue
@@ -453,8 +424,7 @@ func validUser(u string) bool {
 	return true
 }
 
-// isBinary reports whether a Perforce file type stores binary content, whose
-// bytes are neither reviewable nor safe to hand to a text pipeline.
+// isBinary: the file type stores binary content, not reviewable as text.
 func isBinary(fileType string) bool {
 	base, _, _ := strings.Cut(fileType, "+")
 	switch base {
@@ -477,14 +447,11 @@ func isAdd(action string) bool {
 }
 
 // shelfNotVisible explains a shelved change the server does not show (err,
-// its "unknown" answer, or nil for a pending change that lists no shelved
-// file). On a commit or edge server that is, first of all, a shelf made on
-// another (edge) server and never promoted (p4 shelve -p, or
-// dm.shelve.promote=1): SHELF_NOT_PROMOTED, for an operator, instead of a
-// bare NOT_FOUND. On a standard server it is what it says (err), or nil to
-// let the caller judge an empty change. Which of the two answers a real
-// commit server gives is unverified (reference, "Keywords, trust, tickets,
-// edge servers"), so both are read.
+// its "unknown" answer, or nil for one listing no shelved file). On a commit
+// or edge server that is first of all an unpromoted edge shelf:
+// SHELF_NOT_PROMOTED rather than NOT_FOUND; on a standard server, err. Which
+// answer a real commit server gives is unverified (reference, "Keywords,
+// trust, tickets, edge servers"), so both are read.
 func (f *Fetcher) shelfNotVisible(changelist int64, err error) error {
 	if f.opt.ServerRole == RoleStandard {
 		return err

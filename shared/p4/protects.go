@@ -5,10 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/criticizer/criticizer/shared/depot"
 	"github.com/criticizer/criticizer/shared/failure"
@@ -19,13 +20,10 @@ import (
 var accessRank = map[string]int{"list": 1, "read": 2, "open": 3, "write": 4, "review": 4, "admin": 5, "owner": 5, "super": 6}
 
 // CheckProtections makes the Fetcher prove, before every fetch, that the
-// service user sees every file of a change inside the allow-list, so that a
-// change is never reviewed without some of its files while saying it was
-// reviewed (reference, "Protections: what p4 protects can and cannot
-// prove"). Perforce leaves files a user may not list out of describe without
-// a word, and "p4 protects -m" ignores the path and every exclusion, so it
-// proves nothing; the proof is the user's own protection lines ("p4
-// protects", exclusionary lines included):
+// service user sees every file of a change inside the allow-list (reference,
+// "Protections: what p4 protects can and cannot prove"): describe silently
+// omits files a user may not list, and "p4 protects -m" ignores the path and
+// every exclusion. The proof is the user's own lines ("p4 protects"):
 //
 //   - every allow-listed path lies under a line granting at least read from
 //     any host;
@@ -35,32 +33,13 @@ var accessRank = map[string]int{"list": 1, "read": 2, "open": 3, "write": 4, "re
 //     with dm.protects.hide=1 hides exclusions from the listing but not from
 //     its own evaluation, so an exclusion of a whole entry still shows here.
 //
-// The table is read on every fetch and judged again whenever it differs
-// from the last one judged sound, and -M is asked for every entry on every
-// fetch (hidden lines do not change the listing), so a changed protections
-// table takes effect at the next fetch: 1 + (allow-list entries) commands. A refusal is SECURITY_FAILURE with a
+// The table is read, and judged again when it changed, and -M asked per
+// entry, on every fetch (1 + entries commands): a changed table takes effect
+// at the next fetch. A refusal is SECURITY_FAILURE with a
 // p4_protections_refused security event; nothing is described.
 func (f *Fetcher) CheckProtections() *Fetcher {
 	f.checkProtects = true
 	return f
-}
-
-// protectionsVerified remembers the digest of the last table judged sound.
-type protectionsVerified struct {
-	mu     sync.Mutex
-	digest string
-}
-
-func (v *protectionsVerified) is(d string) bool {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	return v.digest == d
-}
-
-func (v *protectionsVerified) set(d string) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	v.digest = d
 }
 
 // protectionLine is one line of "p4 protects" as it applies to the caller.
@@ -84,19 +63,15 @@ func (l protectionLine) String() string {
 	return fmt.Sprintf("line %d: %s %s %s %s %s%s", l.number, l.perm, kind, l.name, l.host, ex, l.path)
 }
 
-// readProtections reads the tagged table of "p4 protects": one record per
-// line, {perm, host, user, line, depotFile}, with "isgroup" (empty value)
-// on a group's line and "unmap" (empty value) on an exclusionary one.
-// "line" is the line's number in the protections table, the path is
-// depotFile, and an exclusion's depotFile carries no "-" (the "-" belongs
-// to the text form). Sources: github.com/brettbates/p4access
+// readProtections reads "p4 protects" tagged: per line {perm, host, user,
+// line, depotFile}, "isgroup" on a group's line, "unmap" on an exclusion
+// (whose depotFile has no "-"). Sources: github.com/brettbates/p4access
 // prots/prots_test.go (records captured from a real server) and
-// prots/prots.go; a P4Python administration tool that prints "-" +
-// depotFile exactly when "unmap" is present (reference, "Tagged output of
-// p4 protects"). A leading "-" on depotFile is also read as an exclusion:
-// no source shows it, but misreading one as a grant would open the proof.
-// A record that is not such a line is SCHEMA_INVALID: the proof fails
-// closed rather than judge a table it cannot read.
+// prots/prots.go; a P4Python administration tool printing "-" + depotFile
+// exactly when "unmap" is present (reference, "Tagged output of p4
+// protects"). A leading "-" is read as an exclusion too (no source shows
+// it; a grant misread would open the proof). Any other record is
+// SCHEMA_INVALID: the proof fails closed.
 func readProtections(recs []Record) ([]protectionLine, error) {
 	out := make([]protectionLine, 0, len(recs))
 	numbered := true
@@ -104,7 +79,8 @@ func readProtections(recs []Record) ([]protectionLine, error) {
 		path, okPath := r["depotFile"]
 		perm, okPerm := r["perm"]
 		if !okPath || !okPerm || path == "" || perm == "" {
-			return nil, failure.Errorf(failure.SchemaInvalid, "p4 protects: record %d has no perm or depotFile (fields %s)", i, fieldNames(r))
+			return nil, failure.Errorf(failure.SchemaInvalid, "p4 protects: record %d has no perm or depotFile (fields %s)", i,
+				strings.Join(slices.Sorted(maps.Keys(r)), ",")) // names, never values
 		}
 		l := protectionLine{perm: perm, host: r["host"], name: r["user"]}
 		_, l.group = r["isgroup"]
@@ -126,32 +102,18 @@ func readProtections(recs []Record) ([]protectionLine, error) {
 		out = append(out, l)
 	}
 	if numbered {
-		// The table's order decides which line wins; "line" says it.
 		sort.SliceStable(out, func(a, b int) bool { return out[a].number < out[b].number })
 	}
 	return out, nil
 }
 
-// fieldNames lists a record's keys (never its values) for an error.
-func fieldNames(r Record) string {
-	keys := make([]string, 0, len(r))
-	for k := range r {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return strings.Join(keys, ",")
-}
-
-// anyHost reports whether a line applies from every host. Only "*" does:
-// a host pattern (an address, a wildcard, a CIDR block) names the hosts a
-// line applies from, and a Lambda's outbound address is not fixed, so a
-// host-restricted grant cannot be proven to apply to the service. A
-// host-restricted exclusion is still taken as excluding (it may apply).
+// anyHost: only "*" applies from every host; a Lambda's address is not
+// fixed, so a host-restricted grant proves nothing (a host-restricted
+// exclusion still excludes).
 func (l protectionLine) anyHost() bool { return l.host == "*" }
 
-// grantsRead reports whether an include line grants at least the read
-// level. A right ("=read", "=open", …) grants one right, not a level
-// (command reference, p4 protect), so "=read" is never a read-level grant:
+// grantsRead: an include line granting at least the read level. A right
+// ("=read") is one right, not a level (command reference, p4 protect);
 // whether it alone lets a user list files is unverified.
 func (l protectionLine) grantsRead() bool {
 	return !l.exclude && !strings.HasPrefix(l.perm, "=") && accessRank[l.perm] >= accessRank["read"]
@@ -165,9 +127,8 @@ type refusal struct {
 	detail string
 }
 
-// judgeProtections returns why lines fail to prove that every file under
-// entries is readable, or nil when they prove it. Later lines override
-// earlier ones, as in Perforce's protections table.
+// judgeProtections says why lines fail to prove every file under entries
+// readable (nil: they prove it); later lines override earlier ones.
 func judgeProtections(lines []protectionLine, entries []string) *refusal {
 	for _, l := range lines {
 		if !l.exclude && accessRank[strings.TrimPrefix(l.perm, "=")] > accessRank["read"] {
@@ -228,13 +189,12 @@ func (f *Fetcher) verifyProtections(ctx context.Context) error {
 	}
 	digest := tableDigest(lines)
 	entries := f.allow.Entries()
-	if !f.protects.is(digest) {
+	if f.protects.Load() != digest {
 		if r := judgeProtections(lines, entries); r != nil {
 			return f.refuse(r)
 		}
 	}
-	// Every time: an exclusion the server hides leaves the listed table,
-	// and so its digest, unchanged.
+	// Every time: a hidden exclusion leaves the listing's digest unchanged.
 	for _, e := range entries {
 		perm, err := f.permMax(ctx, e)
 		if err != nil {
@@ -245,8 +205,7 @@ func (f *Fetcher) verifyProtections(ctx context.Context) error {
 				detail: fmt.Sprintf("the listed lines grant read on %s but the server answers %q for it: exclusionary lines are hidden (dm.protects.hide)", e, perm)})
 		}
 	}
-	if !f.protects.is(digest) {
-		f.protects.set(digest)
+	if f.protects.Swap(digest) != digest {
 		f.log.Info("p4 service user protections verified", "event", "p4_protections_verified", "lines", len(lines), "digest", digest)
 	}
 	return nil
@@ -259,9 +218,9 @@ func (f *Fetcher) refuse(r *refusal) error {
 		"p4 protections refused (%s): %s; the service user needs read on every allow-listed path and no exclusion beneath them (docs/perforce-and-swarm.md, The service user)", r.reason, r.detail)
 }
 
-// permMax runs "p4 protects -M path" and returns its permMax, the one field
-// of its record (command reference for p4 protects -m/-M; the .NET API's
-// GetMaxProtectionAccessCmdFlags; reference, Protections).
+// permMax is "p4 protects -M path"'s one field (command reference for p4
+// protects -m/-M; the .NET API's GetMaxProtectionAccessCmdFlags; reference,
+// Protections).
 func (f *Fetcher) permMax(ctx context.Context, path string) (string, error) {
 	recs, err := f.p4.Run(ctx, "protects", "-M", path)
 	if err != nil {

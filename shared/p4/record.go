@@ -50,14 +50,9 @@ type message struct {
 	generic  int // p4's EV_* generic code, 0 when not given
 }
 
-// parseRecords decodes -ztag -Mj output. Every line is one of three shapes:
-//   - a server message {"data","generic","severity"} (numbers, no "code"):
-//     severity 2 is a warning, 3 and 4 errors, 0 and 1 informational;
-//   - an info line {"data","level"}: informational, dropped;
-//   - anything else is a data record (a tagged record or a {"data"} chunk).
-//
-// Messages are returned apart from the data, so that a warning printed with
-// exit status 0 is inspected by the caller instead of read as content.
+// parseRecords decodes -ztag -Mj output (shapes: doc.go). Messages are
+// returned apart from the data, so a warning with exit status 0 is not read
+// as content.
 func parseRecords(out []byte) ([]Record, []message, error) {
 	var (
 		recs []Record
@@ -94,10 +89,9 @@ func parseRecords(out []byte) ([]Record, []message, error) {
 	}
 }
 
-// asMessage recognises a server message by its shape: "data" and a numeric
-// "severity" (and usually "generic") and nothing else. A "code" key of
-// "error"/"warning" is the -G (marshal) spelling, accepted in case a wrapper
-// translates it.
+// asMessage recognises a server message: "data", a numeric "severity",
+// usually "generic", nothing else (a "code" of "error"/"warning", the -G
+// spelling, is accepted too).
 func asMessage(raw map[string]any) (message, bool) {
 	text, ok := raw["data"].(string)
 	if !ok {

@@ -10,13 +10,10 @@ import (
 	"github.com/criticizer/criticizer/shared/failure"
 )
 
-// RulesFiles reads the file name at the root of every allow-listed subtree
-// that holds one of files, as the submitted depot was before the change, so
-// that a change cannot rewrite the rules it is reviewed under: for a
-// submitted change N the revision at @N-1; for a shelved change (and a Swarm
-// review, which is one) the submitted head, never the shelved copy. A root
-// without the file is left out. Each path passes the allow-list check
-// before it is printed.
+// RulesFiles reads name at the root of every allow-listed subtree holding
+// one of files, as of before the change (submitted N: @N-1; shelved: the
+// submitted head), so a change cannot rewrite its own rules. Each path
+// passes the allow-list check before it is printed.
 func (f *Fetcher) RulesFiles(ctx context.Context, changelist int64, shelved bool, files []string, name string) ([]domain.RulesFile, error) {
 	rev := "#head"
 	if !shelved {

@@ -2,6 +2,7 @@ package p4
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -25,9 +26,7 @@ const (
 	DefaultMaxOutput = 32 << 20 // bytes of stdout per command
 )
 
-// maxStderr bounds what is kept of stderr; only a sanitized prefix of it is
-// ever reported.
-const maxStderr = 64 << 10
+const maxStderr = 64 << 10 // kept of stderr; only a sanitized prefix is reported
 
 // Config says how to run p4. Only Path, Port and User are required.
 type Config struct {
@@ -40,9 +39,8 @@ type Config struct {
 	Home     string // HOME for the child; default os.TempDir()
 	TmpDir   string // TMPDIR for the child; default os.TempDir()
 	Charset  string // P4CHARSET, for a unicode-mode server or faithful non-UTF-8 text; optional
-	// Trust is the path of the P4TRUST file; TrustFingerprint, when set, is
-	// installed into it ("p4 trust -i") before the first command, for an
-	// ssl: P4PORT.
+	// Trust is the P4TRUST file; TrustFingerprint, when set, is installed
+	// into it ("p4 trust -i") before the first command (ssl: P4PORT).
 	Trust            string
 	TrustFingerprint string
 
@@ -73,8 +71,7 @@ type Runner struct {
 	password string // masked out of every message
 }
 
-// NewRunner validates cfg and returns a Runner. An invalid configuration is
-// a failure.InternalBug: the deployment is broken, retrying will not help.
+// NewRunner validates cfg; an invalid configuration is an InternalBug.
 func NewRunner(cfg Config, log *slog.Logger) (*Runner, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -94,13 +91,7 @@ func NewRunner(cfg Config, log *slog.Logger) (*Runner, error) {
 	if cfg.Port == "" || cfg.User == "" {
 		return nil, failure.Errorf(failure.InternalBug, "p4 config needs Port and User")
 	}
-	home, tmp := cfg.Home, cfg.TmpDir
-	if home == "" {
-		home = os.TempDir()
-	}
-	if tmp == "" {
-		tmp = os.TempDir()
-	}
+	home, tmp := cmp.Or(cfg.Home, os.TempDir()), cmp.Or(cfg.TmpDir, os.TempDir())
 	vars := []struct{ name, value string }{
 		{"P4PORT", cfg.Port},
 		{"P4USER", cfg.User},
@@ -151,9 +142,8 @@ var (
 	fingerprintRe = regexp.MustCompile(`^[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){15,63}$`)
 )
 
-// CheckTrustFingerprint reports whether fp has the shape "p4 trust -i"
-// accepts: 16 to 64 colon-separated hex bytes (the stack checks it at synth
-// with this same function).
+// CheckTrustFingerprint checks fp has the shape "p4 trust -i" accepts (the stack
+// checks it at synth with this same function).
 func CheckTrustFingerprint(fp string) error {
 	if !fingerprintRe.MatchString(fp) {
 		return errors.New("p4 trust fingerprint must be 16 to 64 colon-separated hex bytes, e.g. AB:CD:…")
@@ -162,9 +152,8 @@ func CheckTrustFingerprint(fp string) error {
 }
 
 // Run executes "p4 -ztag -Mj <command> <args...>" and returns its records.
-// The caller is responsible for what the arguments mean (Fetcher only passes
-// allow-listed depot paths); Run only refuses arguments that cannot be
-// meaningful tokens.
+// What the arguments mean is the caller's (Fetcher passes only allow-listed
+// paths); Run refuses those that cannot be meaningful tokens.
 func (r *Runner) Run(ctx context.Context, command string, args ...string) ([]Record, error) {
 	if !commandRe.MatchString(command) {
 		return nil, failure.Errorf(failure.InternalBug, "p4: invalid command name %q", command)
@@ -188,11 +177,9 @@ func (r *Runner) Run(ctx context.Context, command string, args ...string) ([]Rec
 	return recs, err
 }
 
-// exec runs one p4 process: extraEnv is added to the configured environment
-// and stdin, when not empty, is its standard input (the password for login).
+// exec runs one p4 process with extraEnv and stdin (login's password).
 func (r *Runner) exec(ctx context.Context, extraEnv []string, stdin, command string, args ...string) ([]Record, error) {
 	argv := append([]string{"-ztag", "-Mj", command}, args...)
-
 	runCtx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 	cmd := exec.CommandContext(runCtx, r.path, argv...)
@@ -238,8 +225,7 @@ func (r *Runner) outcome(ctx, runCtx context.Context, command string, runErr err
 	case stdout.overflow:
 		return nil, failure.Errorf(failure.PolicyRejected, "p4 %s: output exceeds %d bytes", command, r.maxOutput)
 	case ctx.Err() != nil:
-		// The caller gave up (deadline or cancellation, e.g. a lost lease).
-		// The error still satisfies errors.Is(err, ctx.Err()).
+		// The caller gave up (e.g. a lost lease); errors.Is(err, ctx.Err()) holds.
 		return nil, failure.Wrap(failure.NetworkTimeout, fmt.Errorf("p4 %s: %w", command, ctx.Err()))
 	case errors.Is(runCtx.Err(), context.DeadlineExceeded):
 		return nil, failure.Wrap(failure.NetworkTimeout, fmt.Errorf("p4 %s: timed out after %s: %w", command, r.timeout, context.DeadlineExceeded))
@@ -265,13 +251,10 @@ func (r *Runner) outcome(ctx, runCtx context.Context, command string, runErr err
 		}
 	}
 	if stderrText != "" {
-		// Client-side failures ("Perforce client error: …") never reach the
-		// JSON layer; they are the only thing on stderr.
-		texts = append(texts, stderrText)
+		texts = append(texts, stderrText) // client-side failures never reach the JSON layer
 	}
-	// Success is decided per record, not only by the exit status: a warning
-	// (severity 2: no such file, protected namespace, not in client view)
-	// comes with exit status 0 and means the answer is incomplete.
+	// A warning (no such file, protected namespace, not in client view)
+	// exits 0 but means the answer is incomplete.
 	if exitCode != 0 || len(texts) > 0 {
 		raw := strings.Join(texts, "\n")
 		class := classify(raw, exitCode, generic)
@@ -287,8 +270,6 @@ func (r *Runner) outcome(ctx, runCtx context.Context, command string, runErr err
 				"event", "p4_trust_mismatch", "security_event", true, "command", command)
 		}
 		if class == failure.PolicyRejected {
-			// The server's protections refused a path: a security event, and
-			// the fetch fails closed.
 			r.log.Warn("p4 refused a protected path", "event", "p4_protected_namespace",
 				"command", command, "exit_code", exitCode)
 		}
@@ -300,12 +281,11 @@ func (r *Runner) outcome(ctx, runCtx context.Context, command string, runErr err
 	return recs, nil
 }
 
-// clientSide commands run (partly) in the client, which may print plain
-// text such as login's "Enter password:" prompt among the JSON lines.
+// clientSide commands may print plain text (login's "Enter password:")
+// among the JSON lines.
 var clientSide = map[string]bool{"login": true, "trust": true}
 
-// jsonLines keeps only the lines that are JSON objects: every -Mj record is
-// exactly one line starting with "{" (newlines in values are escaped).
+// jsonLines keeps only JSON object lines: every -Mj record is one line.
 func jsonLines(out []byte) []byte {
 	var keep []byte
 	for line := range bytes.Lines(out) {
@@ -316,9 +296,8 @@ func jsonLines(out []byte) []byte {
 	return keep
 }
 
-// capWriter keeps at most limit bytes. Past the limit it calls onOverflow
-// (which kills the process) and discards the rest, so the child never blocks
-// on a full pipe while the kill is on its way.
+// capWriter keeps at most limit bytes; past it, it calls onOverflow (the
+// kill) and discards the rest, so the child never blocks on a full pipe.
 type capWriter struct {
 	buf        bytes.Buffer
 	limit      int64
@@ -342,8 +321,7 @@ func (w *capWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// maxLoggedArgs bounds the arguments shown in a log line: a batched print
-// names hundreds of files, arg_count tells how many.
+// maxLoggedArgs bounds the arguments logged (a batched print names hundreds).
 const maxLoggedArgs = 8
 
 var (
@@ -352,19 +330,14 @@ var (
 	revisionRe = regexp.MustCompile(`(#[0-9]+|#head|#none|@=[0-9]+|@[0-9]+)$`)
 )
 
-// loggableArgs shows argument values that are flags, numbers or depot file
-// specs in valid depot syntax; anything else (user names, free text) is
-// replaced by a placeholder that only tells its length.
+// loggableArgs shows flags, numbers and valid depot specs; anything else
+// (user names, free text) only by its length.
 func loggableArgs(args []string) []string {
 	out := make([]string, len(args))
 	for i, a := range args {
 		path := revisionRe.ReplaceAllString(a, "")
-		switch {
-		case flagArgRe.MatchString(a), numberRe.MatchString(a):
-			out[i] = a
-		case depot.ValidSyntax(path):
-			out[i] = a
-		default:
+		out[i] = a
+		if !flagArgRe.MatchString(a) && !numberRe.MatchString(a) && !depot.ValidSyntax(path) {
 			out[i] = fmt.Sprintf("<redacted len=%d>", len(a))
 		}
 	}

@@ -1,6 +1,5 @@
-// Package queue owns the SQS side of the pipeline: sending stage envelopes to
-// a stage's queue or DLQ, and moving a message's visibility, which is how a
-// lease is extended and how a retry is delayed.
+// Package queue owns the SQS side: sending envelopes to a stage's queue or
+// DLQ, and moving a message's visibility (lease extension, retry delay).
 package queue
 
 import (
@@ -45,10 +44,8 @@ func (q *Queues) Send(ctx context.Context, e envelope.Envelope) error {
 	return q.SendRaw(ctx, e.Stage, false, body, map[string]string{"job_id": e.JobID, "stage": string(e.Stage)})
 }
 
-// SendRaw puts an already-encoded body on a stage's queue or DLQ, with the
-// given message attributes. Dead letters travel this way so the body sent is
-// exactly the body the job record keeps for a resend; so do messages too
-// malformed to be envelopes (their diagnostics ride in the attributes).
+// SendRaw puts an encoded body on a stage's queue or DLQ with attributes:
+// dead letters (byte-identical resends) and malformed messages.
 func (q *Queues) SendRaw(ctx context.Context, stage domain.Stage, dlq bool, body string, attributes map[string]string) error {
 	url := q.urls[stage]
 	if dlq {
@@ -79,7 +76,6 @@ func (q *Queues) SetVisibility(ctx context.Context, stage domain.Stage, receipt 
 	return nil
 }
 
-// classify maps an SQS error through the one AWS classifier: throttling is
-// RATE_LIMITED, a receipt handle that is no longer valid LEASE_LOST (the
-// message's visibility, our lease on it, is gone), a missing queue INTERNAL_BUG.
+// classify maps an SQS error through the one AWS classifier (an invalid
+// receipt handle is LEASE_LOST).
 func classify(err error) error { return failure.Wrap(awserr.Class(err), err) }

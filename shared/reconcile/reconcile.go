@@ -1,21 +1,16 @@
 // Package reconcile enforces the outbox ordering contract after the fact: a
-// periodic pass (run by the sweeper function) finds delivery rows whose
-// outcome is in doubt — stuck "sending" past the provider's completion
-// window, or marked sent while the provider has no record of the message —
-// moves them to "reconciling" (which blocks any send for the key), counts
-// every such violation in the paging OutboxViolations metric (repaired or
-// not), and repairs them: the provider has the message → backfill the row as
-// sent; the provider has no record → clear the sent markers and make the row
-// pending, once — for a job that already succeeded, together with a
-// redelivery message that has the notify stage deliver that one row under
-// its existing key without reopening the job. A row requeued before, or of a
+// periodic pass (the sweeper) finds delivery rows in doubt — "sending" past the
+// provider's completion window, or sent with no provider record — moves them to
+// "reconciling" (no send for the key), counts each in the paging
+// OutboxViolations metric, and repairs them: provider has it → backfill as sent;
+// no record → clear the sent markers and requeue once (a succeeded job's row
+// with a redelivery message for notify). A row requeued before, or of a
 // dead-lettered or missing job, stays reconciling (OutboxReconciling, paging)
 // for an operator (criticizer outbox reconcile).
 //
-// Swarm review comments are rows of the same outbox and are reconciled the
-// same way; their provider evidence is the review's comments (every page)
-// matched by the marker each comment carries (shared/swarm), and their
-// completion window is the comment window.
+// Swarm comment rows are reconciled the same way: their evidence is the review's
+// comments matched by each comment's marker (shared/swarm), their window the
+// comment window.
 package reconcile
 
 import (
@@ -42,45 +37,40 @@ type Rows interface {
 	RequeueReconciled(ctx context.Context, k outbox.Ref, now time.Time) (bool, error)
 }
 
-// Progress keeps where a pass stopped (shared/outbox's pass rows).
+// Progress keeps where a pass stopped (outbox.Pass).
 type Progress interface {
-	Progress(ctx context.Context, name string) (outbox.Progress, error)
-	SaveProgress(ctx context.Context, name string, p outbox.Progress, now time.Time) error
+	Load(ctx context.Context) (string, error)
+	Save(ctx context.Context, cursor string) error
 }
-
-// progressName names the reconciler's saved position.
-const progressName = "reconcile"
 
 // Enqueuer sends a stage message (the notify redelivery of a succeeded job).
 type Enqueuer interface {
 	Send(ctx context.Context, e envelope.Envelope) error
 }
 
-// Evidence answers whether the provider accepted the message with this
-// Message-ID (the notify stage's lookup: SES events, an SMTP relay's log).
+// Evidence says whether the provider accepted the message with this Message-ID
+// (SES events, an SMTP relay's log).
 type Evidence interface {
 	Delivered(ctx context.Context, messageID string) (bool, error)
 }
 
 // Comments is the Swarm comments channel's evidence: the service's marked
-// comments on a review, every page of them read (swarm.Client.Marked, as
-// the login the notify stage posts with).
+// comments on a review, every page (swarm.Client.Marked).
 type Comments interface {
 	Marked(ctx context.Context, review int64) (map[swarm.Marker]swarm.Comment, error)
 }
 
-// MarkedAfter is the lookup over the comments stored after a known id
-// (swarm.Client.MarkedAfter): a comment row records the id its send came
-// after (outbox.Row.LookupAfter), so its lookup reads the comments since,
-// not the review's history. Comments without it are listed whole.
+// MarkedAfter lists only the comments after a known id
+// (swarm.Client.MarkedAfter): a comment row records the id its send came after
+// (outbox.Row.LookupAfter), so its lookup skips the review's history.
 type MarkedAfter interface {
 	MarkedAfter(ctx context.Context, review, after int64) (map[swarm.Marker]swarm.Comment, error)
 }
 
 var _ MarkedAfter = (*swarm.Client)(nil) // the deployed reconciler's lookups read the comments since
 
-// listing is a pass's listing of one review's marked comments, from the
-// comment id it started after (0: all of them).
+// listing is one review's marked comments, from the id it started after (0:
+// all).
 type listing struct {
 	from   int64
 	marked map[swarm.Marker]swarm.Comment
@@ -95,42 +85,36 @@ const (
 // Reconciler makes reconciliation passes.
 type Reconciler struct {
 	Rows Rows
-	// Evidence is the provider's record of accepted messages (shared/evidence);
-	// nil when it has none: stuck rows
-	// then wait in reconciling for an operator, and sent rows are not checked.
+	// Evidence is the provider's record (shared/evidence); nil: stuck rows wait
+	// for an operator and sent rows are not checked.
 	Evidence Evidence
-	// Jobs tells whether the row's job will run its notify stage again: a
-	// requeued row is only sent by a later notify attempt, so the row of a
-	// finished (or missing) job is left reconciling for an operator. Nil
-	// requeues without asking.
+	// Jobs tells whether the row's job will notify again: a finished or missing
+	// job's row is left reconciling for an operator. Nil requeues without
+	// asking.
 	Jobs job.Getter
-	// Redeliver sends the notify stage the redelivery of a succeeded job's
-	// requeued row; nil leaves such rows reconciling for an operator.
+	// Redeliver hands a succeeded job's requeued row to notify; nil leaves it
+	// reconciling.
 	Redeliver Enqueuer
-	// FromDomain is the domain of the notify stage's From address, which the
-	// deterministic Message-ID of every message carries.
+	// FromDomain is the From address's domain, which every deterministic
+	// Message-ID carries.
 	FromDomain string
-	// Window is how long after a send started the provider may still
-	// complete it (and publish its events).
+	// Window is how long after a send started the provider may still complete
+	// it.
 	Window time.Duration
-	// Comments is the Swarm comments channel's evidence; nil when the
-	// environment posts no comments: comment rows are then left to the
-	// notify stage, which settles them by the same lookup.
+	// Comments is the Swarm comments evidence; nil: comment rows are left to the
+	// notify stage's lookup.
 	Comments Comments
-	// CommentWindow is how long after a create started Swarm may still be
-	// storing the comment (SWARM_COMMENT_WINDOW_SECONDS); zero: Window.
+	// CommentWindow is SWARM_COMMENT_WINDOW_SECONDS; zero: Window.
 	CommentWindow time.Duration
 	// Lookback bounds how far back sent rows are verified.
 	Lookback time.Duration
 	Limit    int
-	// Budget bounds how long a pass judges rows (0: unbounded): the sweeper
-	// sets it well inside its function's timeout. Rows not reached are
-	// counted as the backlog (ReconcileBacklog) and judged by the next pass.
+	// Budget bounds how long a pass judges rows (0: unbounded); rows not reached
+	// are the backlog (ReconcileBacklog).
 	Budget time.Duration
-	// Progress keeps the position in the rows already reconciling, the one
-	// rank whose rows stay in doubt pass after pass (an operator's backlog):
-	// a pass cut short by its limit or Budget resumes after the last row it
-	// judged, so every such row is looked at in turn. Nil: from the start.
+	// Progress keeps the position among rows already reconciling (they stay in
+	// doubt pass after pass), so a pass cut short resumes after the last one
+	// judged. Nil: from the start.
 	Progress Progress
 	Log      *slog.Logger
 	Metrics  *obs.Metrics
@@ -145,33 +129,31 @@ type Report struct {
 	Backfilled  int `json:"backfilled"`
 	Requeued    int `json:"requeued"`
 	Redelivered int `json:"redelivered"` // requeued rows of succeeded jobs handed to notify's redelivery
-	// Violations counts the ordering-contract violations detected in this
-	// pass (rows moved to reconciling), whether repaired or not.
+	// Violations counts rows moved to reconciling in this pass, repaired or not.
 	Violations int `json:"violations"`
 	Errors     int `json:"errors"`
 	// Comments counts the examined rows that are Swarm comments.
 	Comments int `json:"comments"`
-	// Backlog counts the rows this pass would judge but did not reach (its
-	// limit or Budget ran out); Stopped says which ("limit", "time").
+	// Backlog counts rows this pass would judge but did not reach; Stopped says
+	// why ("limit", "time").
 	Backlog int    `json:"backlog,omitempty"`
 	Stopped string `json:"stopped,omitempty"`
 }
 
-// Run makes one pass. Errors on single rows are logged and counted; a row
-// left reconciling is retried by the next pass.
+// Run makes one pass. A row's error is logged and counted; the next pass retries
+// it.
 func (r *Reconciler) Run(ctx context.Context) (Report, error) {
 	now := r.Now.Now()
 	limit := r.Limit
 	if limit <= 0 {
 		limit = 200
 	}
-	// The scan takes the shorter window; each row is then held to its own
-	// channel's (subject).
+	// The scan takes the shorter window; each row is held to its own channel's
+	// (subject).
 	pastWindow := now.Add(-min(r.Window, r.commentWindow()))
 	verify := r.Evidence != nil || r.Comments != nil
-	// Every suspect, ranked (outbox.Suspects); the limit counts the rows
-	// this pass judges, so rows it skips (inside their window, a channel
-	// without evidence here) never take a place from one it would judge.
+	// The limit counts judged rows, so skipped ones never take a judged row's
+	// place.
 	suspects, err := r.Rows.Suspects(ctx, pastWindow, pastWindow.Add(-r.Lookback), pastWindow, verify, 0)
 	if err != nil {
 		return Report{}, err
@@ -202,18 +184,21 @@ func (r *Reconciler) Run(ctx context.Context) (Report, error) {
 		r.judge(ctx, sub, s, now, &rep)
 	}
 	if err := r.saveCursor(ctx, cursor, last, rep.Stopped != ""); err != nil {
-		r.Log.WarnContext(ctx, "reconcile: saving the pass's position failed; the next pass starts from the oldest row", "err", err)
-		rep.Errors++
+		rep.failed(ctx, r.Log, "reconcile: saving the pass's position failed; the next pass starts from the oldest row", err)
 	}
-	// Emitted every pass, zero included, so the alarm sees the row count
-	// fall back when rows are resolved.
+	// Every pass emits all three, zeros too, so alarms see rows resolved; every
+	// violation pages, repaired or not (the contract should never break).
 	r.Metrics.Put("OutboxReconciling", float64(rep.Reconciling), obs.Count, nil)
-	// A backlog the passes cannot drain pages (ReconcileBacklogAlarm).
 	r.Metrics.Put("ReconcileBacklog", float64(rep.Backlog), obs.Count, nil)
-	// Every detected violation pages, also the ones repaired here: the
-	// ordering contract should never be broken, so each one is looked at.
 	r.Metrics.Put("OutboxViolations", float64(rep.Violations), obs.Count, nil)
 	return rep, nil
+}
+
+// failed logs a row's error and counts it; the next pass retries the row.
+func (rep *Report) failed(ctx context.Context, log *slog.Logger, msg string, err error) bool {
+	log.WarnContext(ctx, msg, "err", err)
+	rep.Errors++
+	return false
 }
 
 // judge verifies, marks reconciling and repairs one suspect.
@@ -223,14 +208,12 @@ func (r *Reconciler) judge(ctx context.Context, sub subject, s outbox.Suspect, n
 	if status == outbox.Sent {
 		_, ok, err := sub.evidence(ctx, true)
 		if err != nil {
-			log.WarnContext(ctx, "reconcile: delivery lookup failed", "err", err)
-			rep.Errors++
+			rep.failed(ctx, log, "reconcile: delivery lookup failed", err)
 			return
 		}
 		if ok {
 			if err := r.Rows.Verified(ctx, sub.ref, now); err != nil {
-				log.WarnContext(ctx, "reconcile: recording verification failed", "err", err)
-				rep.Errors++
+				rep.failed(ctx, log, "reconcile: recording verification failed", err)
 			}
 			rep.Verified++
 			return
@@ -245,8 +228,7 @@ func (r *Reconciler) judge(ctx context.Context, sub subject, s outbox.Suspect, n
 		moved, err := r.Rows.MarkReconciling(ctx, sub.ref, status, reason, now)
 		if err != nil || !moved {
 			if err != nil {
-				log.WarnContext(ctx, "reconcile: marking reconciling failed", "err", err)
-				rep.Errors++
+				rep.failed(ctx, log, "reconcile: marking reconciling failed", err)
 			}
 			return // moved on meanwhile (a send completed): not ours
 		}
@@ -258,8 +240,7 @@ func (r *Reconciler) judge(ctx context.Context, sub subject, s outbox.Suspect, n
 	}
 }
 
-// stop says why the pass takes no further row: its limit of judged rows,
-// or its time budget; "" to go on.
+// stop says why the pass takes no further row ("limit", "time"), or "".
 func (r *Reconciler) stop(examined, limit int, start time.Time) string {
 	switch {
 	case examined >= limit:
@@ -284,15 +265,15 @@ func (r *Reconciler) judgeable(rows []outbox.Suspect, now time.Time) int {
 // position orders the reconciling rows for the saved cursor.
 func position(s outbox.Suspect) string { return s.Since + "\x00" + s.Ref().String() }
 
-// resume rotates the reconciling rows (the last rank) to start after the
-// saved position: the rows after it first, then those from the start.
+// resume rotates the reconciling rows (the last rank) to start after the saved
+// position.
 func (r *Reconciler) resume(ctx context.Context, suspects []outbox.Suspect) ([]outbox.Suspect, string, error) {
 	if r.Progress == nil {
 		return suspects, "", nil
 	}
-	p, err := r.Progress.Progress(ctx, progressName)
-	if err != nil || p.Cursor == "" {
-		return suspects, p.Cursor, err
+	cursor, err := r.Progress.Load(ctx)
+	if err != nil || cursor == "" {
+		return suspects, cursor, err
 	}
 	first := len(suspects)
 	for i, s := range suspects {
@@ -304,17 +285,16 @@ func (r *Reconciler) resume(ctx context.Context, suspects []outbox.Suspect) ([]o
 	head, recon := suspects[:first:first], suspects[first:]
 	cut := len(recon)
 	for i, s := range recon {
-		if position(s) > p.Cursor {
+		if position(s) > cursor {
 			cut = i
 			break
 		}
 	}
 	out := append(head, recon[cut:]...)
-	return append(out, recon[:cut]...), p.Cursor, nil
+	return append(out, recon[:cut]...), cursor, nil
 }
 
-// saveCursor records where a pass cut short stopped in the reconciling rows;
-// a pass that judged every row starts the next from the oldest again.
+// saveCursor records where a cut-short pass stopped; a complete pass resets it.
 func (r *Reconciler) saveCursor(ctx context.Context, old, last string, cut bool) error {
 	next := old
 	switch {
@@ -328,7 +308,7 @@ func (r *Reconciler) saveCursor(ctx context.Context, old, last string, cut bool)
 	if next == old {
 		return nil
 	}
-	return r.Progress.SaveProgress(ctx, progressName, outbox.Progress{Cursor: next}, r.Now.Now())
+	return r.Progress.Save(ctx, next)
 }
 
 func (r *Reconciler) commentWindow() time.Duration {
@@ -343,24 +323,20 @@ type subject struct {
 	ref     outbox.Ref
 	comment bool
 	log     *slog.Logger
-	// evidence asks the provider for the row's delivery: the evidence to
-	// backfill with (a Message-ID, a comment id) and whether it was found;
-	// sent says the row is marked sent (verification, not settlement). nil:
-	// the channel has no evidence, so an operator decides.
+	// evidence asks the provider for the row: what to backfill with and whether
+	// found; sent: verifying a sent row. nil: no evidence, an operator decides.
 	evidence func(ctx context.Context, sent bool) (string, bool, error)
 }
 
-// subject returns s with its channel's evidence; ok is false for a row this
-// pass does not judge: its channel has no evidence here, or its own window
-// has not passed.
+// subject returns s with its evidence; ok is false when this pass does not judge
+// it (no evidence here, or within its window).
 func (r *Reconciler) subject(s outbox.Suspect, now time.Time, marked map[int64]listing) (subject, bool) {
 	it, isItem := s.ChannelItem()
 	window := r.Window
 	if isItem {
 		if r.Comments == nil || it.Channel != outbox.ChannelSwarmComments {
-			// Without the channel's own lookup the row is not judged here:
-			// asking the mail provider would requeue it, and post it twice.
-			// The notify stage settles it by the channel's lookup.
+			// Asking the mail provider would requeue it and post it twice: the
+			// notify stage settles it by the channel's lookup.
 			return subject{}, false
 		}
 		window = r.commentWindow()
@@ -378,8 +354,8 @@ func (r *Reconciler) subject(s outbox.Suspect, now time.Time, marked map[int64]l
 		log := r.Log.With("review", it.Thread, "comment", it.ID, "job_id", s.JobID)
 		return subject{ref: it, comment: true, log: log, evidence: r.commentEvidence(it, s.LookupAfter, marked)}, true
 	}
-	// Named by its own keys and its stored token: a row whose recipient the
-	// data scrub removed is resolved exactly like one that still has it.
+	// Named by its stored keys and token, so a scrubbed row resolves like any
+	// other.
 	sub := subject{ref: s.Row.Ref(), log: r.Log.With("changelist", s.Changelist, "review_version", s.ReviewVersion, "job_id", s.JobID)}
 	if r.Evidence != nil {
 		messageID := s.Row.MessageID(r.FromDomain)
@@ -391,13 +367,11 @@ func (r *Reconciler) subject(s outbox.Suspect, now time.Time, marked map[int64]l
 	return sub, true
 }
 
-// commentEvidence looks a comment row up on its review by the marker its
-// comment carries, listing the review (every page after the row's
-// LookupAfter) once per pass, again only for a row that needs an earlier
-// start. A task
-// change ("addressed/<fingerprint>") has no comment of its own: its evidence
-// is the finding's comment no longer open — for a row already sent, that
-// the comment exists (a reviewer who reopened the task is not overruled).
+// commentEvidence finds a comment row's comment by its marker, listing the
+// review (after LookupAfter) once per pass. A task change
+// ("addressed/<fingerprint>") has no comment of its own: its evidence is the
+// finding's comment no longer open — or, for a sent row, that it exists (a
+// reopened task is not overruled).
 func (r *Reconciler) commentEvidence(it outbox.Item, after int64, marked map[int64]listing) func(context.Context, bool) (string, bool, error) {
 	kind, id, _ := strings.Cut(it.ID, "/")
 	return func(ctx context.Context, sent bool) (string, bool, error) {
@@ -440,16 +414,12 @@ func (r *Reconciler) repair(ctx context.Context, sub subject, s outbox.Suspect, 
 	}
 	evidence, delivered, err := sub.evidence(ctx, false)
 	if err != nil {
-		log.WarnContext(ctx, "reconcile: delivery lookup failed", "err", err)
-		rep.Errors++
-		return false
+		return rep.failed(ctx, log, "reconcile: delivery lookup failed", err)
 	}
 	if delivered {
 		ok, err := r.Rows.Backfill(ctx, k, evidence, now)
 		if err != nil {
-			log.WarnContext(ctx, "reconcile: backfill failed", "err", err)
-			rep.Errors++
-			return false
+			return rep.failed(ctx, log, "reconcile: backfill failed", err)
 		}
 		if ok {
 			log.WarnContext(ctx, "reconciled: the provider has the message; row backfilled as sent")
@@ -467,26 +437,19 @@ func (r *Reconciler) repair(ctx context.Context, sub subject, s outbox.Suspect, 
 			log.WarnContext(ctx, "reconcile: the provider has no record, and the job will not notify again; an operator resolves it")
 			return false
 		case err != nil:
-			log.WarnContext(ctx, "reconcile: reading the job failed", "err", err)
-			rep.Errors++
-			return false
+			return rep.failed(ctx, log, "reconcile: reading the job failed", err)
 		}
 	}
 	ok, err := r.Rows.RequeueReconciled(ctx, k, now)
 	if err != nil {
-		log.WarnContext(ctx, "reconcile: requeue failed", "err", err)
-		rep.Errors++
-		return false
+		return rep.failed(ctx, log, "reconcile: requeue failed", err)
 	}
 	if !ok {
 		return false
 	}
 	if succeeded != nil {
-		// The row is pending again; the redelivery message makes the notify
-		// stage attempt that one delivery under the row's key. If it cannot
-		// be sent, the row goes back to reconciling (it was requeued once,
-		// so an operator settles it) rather than waiting for a run that
-		// never comes.
+		// The redelivery has notify deliver this one row under its key; if it
+		// cannot be sent the row goes back to reconciling for an operator.
 		msg := envelope.Redeliver(succeeded, "reconciler", reason+"; the provider has no record of the message", now)
 		if err := r.Redeliver.Send(ctx, msg); err != nil {
 			log.ErrorContext(ctx, "reconcile: sending the redelivery failed; the row goes back to reconciling", "err", err)

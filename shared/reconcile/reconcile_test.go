@@ -427,11 +427,11 @@ func TestLimitCountsJudgedRows(t *testing.T) {
 }
 
 // savedProgress is the pass row of shared/outbox, in memory.
-type savedProgress struct{ p outbox.Progress }
+type savedProgress struct{ cursor string }
 
-func (s *savedProgress) Progress(context.Context, string) (outbox.Progress, error) { return s.p, nil }
-func (s *savedProgress) SaveProgress(_ context.Context, _ string, p outbox.Progress, _ time.Time) error {
-	s.p = p
+func (s *savedProgress) Load(context.Context) (string, error) { return s.cursor, nil }
+func (s *savedProgress) Save(_ context.Context, cursor string) error {
+	s.cursor = cursor
 	return nil
 }
 

@@ -3,16 +3,15 @@ package redact
 import (
 	"encoding/base64"
 	"encoding/hex"
+	"math"
 	"net/url"
 	"strings"
 )
 
-// Encoded secrets (a Kubernetes Secret's base64 data, a hex-encoded config
-// blob, a percent-encoded query) are found by decoding what looks encoded
-// and scanning the result with every rule; a hit redacts the whole encoded
-// run, whose bytes cannot be cut more precisely. Unlike gitleaks, which
-// tries every run of 16 word characters, a run is only decoded when it
-// looks like an encoding: identifiers and words are not.
+// Encoded secrets (a Kubernetes Secret's base64, a hex blob, a percent-
+// encoded query) are found by decoding what looks encoded (unlike gitleaks,
+// not every run of 16 word characters) and scanning it with every rule; a
+// hit redacts the whole encoded run.
 
 // minEncoded is the shortest run worth decoding (12 decoded bytes).
 const minEncoded = 16
@@ -41,15 +40,7 @@ func (r *Redactor) decoded(line string, depth int) ([]span, error) {
 		spans = append(spans, span{start: start, end: end, rule: found[0].rule})
 		return nil
 	}
-	for i := 0; i < len(line); {
-		if !b64Class[line[i]] {
-			i++
-			continue
-		}
-		j := i
-		for j < len(line) && b64Class[line[j]] {
-			j++
-		}
+	for i, j := nextRun(line, 0, &b64Class); i < len(line); i, j = nextRun(line, i, &b64Class) {
 		end := j
 		for end < len(line) && end-j < 2 && line[end] == '=' {
 			end++
@@ -59,7 +50,7 @@ func (r *Redactor) decoded(line string, depth int) ([]span, error) {
 				return nil, err
 			}
 		}
-		i = max(end, i+1)
+		i = end
 	}
 	if strings.IndexByte(line, '%') >= 0 {
 		for _, f := range percentRuns(line) {
@@ -107,23 +98,19 @@ func looksEncoded(run string) bool {
 
 // decodeRun decodes a hex or base64 run; "" unless it yields printable text.
 func decodeRun(run string) string {
+	b, err := []byte(nil), hex.ErrLength
 	if len(run) >= 32 && len(run)%2 == 0 {
-		if b, err := hex.DecodeString(run); err == nil {
-			if printable(string(b)) {
-				return string(b)
-			}
-			return ""
-		}
+		b, err = hex.DecodeString(run)
 	}
 	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
-		if b, err := enc.DecodeString(run); err == nil {
-			if printable(string(b)) {
-				return string(b)
-			}
-			return ""
+		if err != nil {
+			b, err = enc.DecodeString(run)
 		}
 	}
-	return ""
+	if err != nil || !printable(string(b)) {
+		return ""
+	}
+	return string(b)
 }
 
 // printable: at least 8 bytes, all printable ASCII or whitespace.
@@ -170,4 +157,108 @@ func countEscapes(s string) int {
 
 func isHex(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// bare-secret (Policy.BareSecrets): a secret in an error message without its
+// usual context (a lone AWS secret key, a PEM body line, an echoed token): a
+// base64/base64url run of 20+ bytes mixing upper case, lower case and digits
+// with near-random entropy. Hex, paths, identifiers, words and numbers do not
+// qualify; see TestBareSecrets for both sides.
+
+const minBare = 20
+
+var bareClass = func() (t [256]bool) {
+	for _, c := range "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_-" {
+		t[c] = true
+	}
+	return
+}()
+
+func findBareSecrets(line string) []span {
+	var spans []span
+	for i, j := nextRun(line, 0, &bareClass); i < len(line); i, j = nextRun(line, j, &bareClass) {
+		if j-i >= minBare && bareSecret(line[i:j]) {
+			spans = append(spans, span{start: i, end: j})
+		}
+	}
+	return spans
+}
+
+// nextRun is the first run of class bytes at or after from: [i, j), or
+// i = len(line) when none is left.
+func nextRun(line string, from int, class *[256]bool) (i, j int) {
+	for i = from; i < len(line) && !class[line[i]]; i++ {
+	}
+	for j = i; j < len(line) && class[line[j]]; j++ {
+	}
+	return i, j
+}
+
+func bareSecret(run string) bool {
+	core := strings.TrimRight(strings.Trim(run, "-_/"), "=")
+	if len(core) < minBare || strings.Contains(core, "=") {
+		return false
+	}
+	var upper, lower, digit int
+	for i := 0; i < len(core); i++ {
+		switch c := core[i]; {
+		case c >= 'A' && c <= 'Z':
+			upper++
+		case c >= 'a' && c <= 'z':
+			lower++
+		case c >= '0' && c <= '9':
+			digit++
+		}
+	}
+	if upper == 0 || lower == 0 || digit == 0 {
+		return false
+	}
+	// Path-like runs (a/b/c) are only secrets when their parts are not words.
+	if strings.Contains(core, "/") && wordish(core) {
+		return false
+	}
+	// Identifiers (App2ConfigLoader, aws4_request) are mostly words; random
+	// text has few runs of three lower-case letters.
+	if 3*wordChars(core) >= 2*len(core) {
+		return false
+	}
+	// Random text of n symbols drawn from 64 has entropy close to
+	// log2(min(n, 64)); repetitive strings fall short of it.
+	return shannon(core) >= 0.7*math.Log2(math.Min(float64(len(core)), 64))
+}
+
+// wordChars counts the bytes in word-like runs: an optional capital
+// followed by three or more lower-case letters.
+func wordChars(s string) int {
+	n := 0
+	for i := 0; i < len(s); {
+		j := i
+		if s[j] >= 'A' && s[j] <= 'Z' {
+			j++
+		}
+		k := j
+		for k < len(s) && s[k] >= 'a' && s[k] <= 'z' {
+			k++
+		}
+		if k-j >= 3 {
+			n += k - i
+			i = k
+			continue
+		}
+		i++
+	}
+	return n
+}
+
+// wordish reports whether a slash-separated run reads as a path: two or
+// more, and at least half, of its segments are lower-case words.
+func wordish(s string) bool {
+	segs := strings.Split(s, "/")
+	words := 0
+	for _, seg := range segs {
+		if len(seg) >= 2 && strings.Trim(seg, "abcdefghijklmnopqrstuvwxyz-_") == "" {
+			words++
+		}
+	}
+	return words >= 2 && 2*words >= len(segs)
 }

@@ -6,10 +6,8 @@ import (
 	"strings"
 )
 
-// What the redactor removed is known for certain before any model is
-// called: a secret committed to the depot is a finding the pipeline states
-// itself (shared/result turns these into findings). Only the rule id and the
-// place are exported, never the secret or any part of it.
+// A secret committed to the depot is a finding the pipeline states itself
+// (shared/result): only the rule id and place leave, never the secret.
 
 // tokenRE matches the token writeToken leaves in place of a secret.
 var tokenRE = regexp.MustCompile(`\[REDACTED:([a-z0-9][a-z0-9._-]*)\]`)
@@ -29,9 +27,8 @@ func TokenRules(line string) []string {
 	return out
 }
 
-// notSecret are the rules that remove confidential but non-secret text
-// (de-identification, internal names): redacted, but nothing was leaked
-// that rotating a credential would fix.
+// notSecret are the rules for confidential but non-secret text: nothing
+// leaked that rotating a credential would fix.
 var notSecret = map[string]bool{"email": true, "internal-host": true, "internal-ip": true}
 
 // criticalPrefixes name the classes whose leak gives direct access to
@@ -44,10 +41,8 @@ var criticalPrefixes = []string{
 }
 
 // SecretSeverity is the severity of a committed secret found by rule:
-// "critical" for private keys and infrastructure, source-control and
-// registry credentials, "high" for every other secret. ok is false for the
-// rules that redact non-secret confidential text (e-mail addresses,
-// internal host names and addresses), which are not findings.
+// "critical" for private keys and criticalPrefixes, "high" otherwise; ok is
+// false for notSecret rules, which are not findings.
 func SecretSeverity(rule string) (severity string, ok bool) {
 	if notSecret[rule] {
 		return "", false

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,25 +14,18 @@ import (
 )
 
 // The gitleaks rule set is read from the TOML the gitleaks module embeds
-// (config.DefaultConfig) and evaluated here, not through gitleaks' detector:
+// (config.DefaultConfig) and evaluated here, not by gitleaks' detector:
+// nothing is compiled at start-up (a rule's regexp, and its allowlists', on
+// the first line holding one of its keywords, so a cold start pays nothing
+// for ~220 rules), and the keyword prefilter works per line, not per fragment.
 //
-//   - Nothing is compiled at start-up. Parsing the TOML is cheap; each
-//     rule's regular expression, and each allowlist's, is compiled the first
-//     time a line holding one of the rule's keywords is seen. A function's
-//     cold start pays nothing for ~220 rules, and a typical diff compiles a
-//     few dozen of them once per process.
-//   - The keyword prefilter works per line (gitleaks' works per fragment,
-//     then runs the rule's regexp over the whole fragment), so a rule's
-//     regexp only ever sees the lines that hold one of its keywords.
-//
-// The semantics follow gitleaks' detector for content without a path: the
-// secret is the rule's secretGroup (or the first non-empty group), its
-// Shannon entropy must exceed the rule's minimum, and a finding the global
-// or the rule's allowlists allow (regexes on secret, match or line;
-// stopwords on the secret; AND/OR conditions) is dropped. Path-only rules
-// and path/commit allowlist conditions never apply: there is no file path
-// in what is redacted. The in-band "gitleaks:allow" opt-out is ignored.
-// TestRecallAtLeastGitleaks holds this engine to gitleaks' own findings.
+// The semantics are gitleaks' for content without a path: the secret is the
+// rule's secretGroup (or the first non-empty group), its Shannon entropy must
+// exceed the rule's minimum, and a finding the global or the rule's
+// allowlists allow (regexes on secret, match or line; stopwords; AND/OR) is
+// dropped. Path-only rules and path/commit conditions never apply, and
+// "gitleaks:allow" is ignored. TestRecallAtLeastGitleaks holds this engine
+// to gitleaks' own findings.
 
 // glRule is one gitleaks rule, compiled on first use.
 type glRule struct {
@@ -44,10 +38,9 @@ type glRule struct {
 	allow       []*glAllowlist
 
 	// back is N when the pattern starts with a lazy [\w.-]{0,N}? prefix
-	// (about 100 of gitleaks' rules do): the prefix is left out of the
-	// compiled expression, which makes the search several times faster,
-	// and the match start is found by extending back over [\w.-] — the
-	// same start leftmost-first matching gives.
+	// (~100 rules do): it is left out of the compiled expression (several
+	// times faster) and the match start found by extending back over [\w.-],
+	// the start leftmost-first matching gives.
 	back int
 
 	once sync.Once
@@ -231,40 +224,17 @@ func (a *glAllowlist) allows(secret, match, line string) (bool, error) {
 		target = line
 	}
 	regexOK := re != nil && target != "" && re.MatchString(target)
-	stopOK := false
-	if len(a.stopwords) > 0 && secret != "" {
-		lower := strings.ToLower(secret)
-		for _, w := range a.stopwords {
-			if strings.Contains(lower, w) {
-				stopOK = true
-				break
-			}
-		}
-	}
+	lower := strings.ToLower(secret)
+	stopOK := secret != "" && slices.ContainsFunc(a.stopwords, func(w string) bool { return strings.Contains(lower, w) })
 	if !a.and {
 		return regexOK || stopOK, nil
 	}
-	var checks []bool
-	if len(a.patterns) > 0 {
-		checks = append(checks, regexOK)
-	}
-	if len(a.stopwords) > 0 {
-		checks = append(checks, stopOK)
-	}
-	if len(checks) == 0 {
-		return false, nil
-	}
-	for _, c := range checks {
-		if !c {
-			return false, nil
-		}
-	}
-	return true, nil
+	hasRe, hasStop := len(a.patterns) > 0, len(a.stopwords) > 0
+	return (hasRe || hasStop) && (regexOK || !hasRe) && (stopOK || !hasStop), nil
 }
 
-// find returns the secrets the rule finds in text (one line, or a window
-// starting at a line for multiline rules). A span covers the secret group,
-// not the whole match, so the context that named the secret stays.
+// find returns the secrets the rule finds in text (a line, or a multiline
+// rule's window): the secret group, so the context naming it stays.
 func (r *glRule) find(set *glSet, text string) ([]span, error) {
 	re, err := r.compiled()
 	if err != nil {
@@ -281,14 +251,13 @@ func (r *glRule) find(set *glSet, text string) ([]span, error) {
 		}
 		prevEnd = m[1]
 		start, end := m[0], m[1]
-		// As gitleaks does: the secret is the chosen group, or the first
-		// non-empty one, or the whole match.
-		if len(m) > 2 {
-			if r.secretGroup > 0 {
-				if 2*r.secretGroup+1 >= len(m) || m[2*r.secretGroup] < 0 {
+		// As gitleaks: the chosen group, or the first non-empty one, or the match.
+		if g := r.secretGroup; len(m) > 2 {
+			if g > 0 {
+				if 2*g+1 >= len(m) || m[2*g] < 0 {
 					continue
 				}
-				start, end = m[2*r.secretGroup], m[2*r.secretGroup+1]
+				start, end = m[2*g], m[2*g+1]
 			} else {
 				for g := 1; 2*g+1 < len(m); g++ {
 					if m[2*g] >= 0 && m[2*g+1] > m[2*g] {
@@ -312,18 +281,12 @@ func (r *glRule) find(set *glSet, text string) ([]span, error) {
 		}
 		line := text[ls:le]
 		allowed := false
-		for _, lists := range [][]*glAllowlist{set.global, r.allow} {
-			for _, a := range lists {
-				ok, err := a.allows(secret, match, line)
-				if err != nil {
-					return nil, fmt.Errorf("gitleaks rule %s allowlist: %w", r.id, err)
-				}
-				if ok {
-					allowed = true
-					break
-				}
+		for _, a := range slices.Concat(set.global, r.allow) {
+			ok, err := a.allows(secret, match, line)
+			if err != nil {
+				return nil, fmt.Errorf("gitleaks rule %s allowlist: %w", r.id, err)
 			}
-			if allowed {
+			if allowed = ok; ok {
 				break
 			}
 		}
@@ -336,8 +299,7 @@ func (r *glRule) find(set *glSet, text string) ([]span, error) {
 
 func isWordDotDash(c byte) bool { return isAlnum(c) || c == '_' || c == '.' || c == '-' }
 
-// shannon is gitleaks' entropy measure: rune frequencies over the byte
-// length, so thresholds in its rules mean the same here.
+// shannon is gitleaks' entropy (rune frequencies over the byte length), so its thresholds hold.
 func shannon(s string) float64 {
 	if s == "" {
 		return 0

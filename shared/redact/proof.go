@@ -12,19 +12,13 @@ import (
 	"github.com/zricethezav/gitleaks/v8/config"
 )
 
-// Proof of redaction: the fetch stage redacts a changeset once, stores it
-// and records, with the artifact's key in the job record, a proof naming the
-// rule set that redacted it and the SHA-256 of the artifact's JSON. The
-// llm stage's pre-submit guard then verifies the proof against what it
-// read instead of re-scanning megabytes of diff (GuardPrompt), and scans
-// only what else enters the prompt. The proof needs no key: its integrity is
-// the job record's (owner-guarded conditional writes by the stage that holds
-// the lease); it proves that what review is about to send is, byte for
-// byte, what fetch redacted, and with which rules.
-//
-// Format: "rv1.<fingerprint of rule set and policy>.<sha256 hex>". A proof
-// made under another policy (say, fetch not de-identifying e-mail while
-// review must) does not vouch for the artifact: it is scanned.
+// Proof of redaction: fetch redacts a changeset once and records in the job
+// record a proof naming the rule set and the SHA-256 of the artifact's JSON;
+// the llm stage's guard verifies it instead of re-scanning megabytes of diff
+// (GuardPrompt), and scans only what else enters the prompt. It needs no key:
+// its integrity is the job record's (owner-guarded conditional writes).
+// Format: "rv1.<fingerprint of rule set and policy>.<sha256 hex>"; a proof
+// made under another policy does not vouch for the artifact: it is scanned.
 
 const proofScheme = "rv1"
 
@@ -39,8 +33,7 @@ var (
 	ErrProofMismatch = errors.New("redact: artifact does not match its proof of redaction")
 )
 
-// ownRulesVersion changes whenever this package's own rules change in a
-// way that matters for what they redact.
+// ownRulesVersion changes whenever this package's own rules redact differently.
 const ownRulesVersion = "2"
 
 var (
@@ -48,8 +41,7 @@ var (
 	fp     string
 )
 
-// rulesFingerprint names the rule set: gitleaks' default config and this
-// package's own rules.
+// rulesFingerprint names the rule set: gitleaks' config and ours.
 func rulesFingerprint() string {
 	fpOnce.Do(func() {
 		sum := sha256.Sum256([]byte(ownRulesVersion + "\x00" + config.DefaultConfig))
@@ -76,16 +68,14 @@ func (r *Redactor) Seal(v any) (string, error) {
 }
 
 // SealDigest is Seal for an artifact written as a stream: sum is the
-// SHA-256 of exactly the bytes stored, which must be v's JSON encoding for
-// Verify to accept it.
+// SHA-256 of the bytes stored, which must be v's JSON for Verify to accept.
 func (r *Redactor) SealDigest(sum [sha256.Size]byte) string {
 	return proofScheme + "." + r.fingerprint() + "." + hex.EncodeToString(sum[:])
 }
 
-// Verify checks proof against the artifact v as read back: nil when it is
-// what was sealed under r's rules and policy; ErrNoProof or ErrStaleProof
-// when the proof cannot vouch for it (scan it); ErrProofMismatch when it
-// differs from what was sealed (block).
+// Verify checks proof against the artifact v as read back: nil when sealed
+// under r's rules and policy; ErrNoProof or ErrStaleProof when the proof
+// cannot vouch (scan it); ErrProofMismatch when v differs (block).
 func (r *Redactor) Verify(proof string, v any) error {
 	if proof == "" {
 		return ErrNoProof
@@ -107,8 +97,7 @@ func (r *Redactor) Verify(proof string, v any) error {
 	return nil
 }
 
-// Proven is the set of lines of texts covered by a verified proof of
-// redaction. Build it once per artifact; it serves every prompt made from it.
+// Proven is the lines covered by a verified proof, built once per artifact.
 type Proven struct{ lines map[string]struct{} }
 
 // NewProven indexes the lines of texts whose proof verified.
@@ -131,10 +120,9 @@ func (p *Proven) has(line string) bool {
 }
 
 // GuardPrompt is the pre-submit guard: it scans prompt for secrets, except
-// the lines that appear verbatim in proven, which were redacted once already
-// and are not scanned twice. Everything else — instructions, headers, a
-// description re-encoded as JSON, any line not in the artifact — is
-// scanned. Matches carry prompt line numbers. A nil proven scans it all.
+// lines verbatim in proven (redacted once already). Everything else
+// (instructions, headers, a description re-encoded as JSON) is scanned;
+// matches carry prompt line numbers. A nil proven scans it all.
 func (r *Redactor) GuardPrompt(prompt string, proven *Proven) ([]Match, error) {
 	if proven == nil {
 		_, ms, err := r.Redact(prompt)

@@ -2,17 +2,14 @@
 // a deterministic pass that replaces secrets and confidential identifiers in
 // changelist descriptions and diffs with "[REDACTED:<rule-id>]" tokens.
 //
-// Detection combines the default rule set of gitleaks
-// (github.com/zricethezav/gitleaks/v8, used as a library: about 220 rules for
-// known token formats and generic high-entropy keys) with the classes the
-// rule RD-1 (docs/guarantees.md) requires that gitleaks does not cover, or not reliably:
+// Detection combines gitleaks' default rule set (github.com/zricethezav/gitleaks/v8,
+// about 220 rules, evaluated by gitleaks.go) with the classes rule RD-1
+// (docs/guarantees.md) requires that gitleaks does not cover reliably:
 //
-//	password-assignment  password/passphrase/secret assignments in code and
-//	                     config: quoted literals after = : := == => and bare
-//	                     config values (password=hunter2), XML elements, SQL
-//	                     IDENTIFIED BY '…'
-//	pem-private-key      PEM/PGP private key blocks, also when truncated (a
-//	                     BEGIN line with no END)
+//	password-assignment  password/passphrase/secret assignments: quoted literals
+//	                     after = : := == =>, bare config values (password=hunter2),
+//	                     XML elements, SQL IDENTIFIED BY '…'
+//	pem-private-key      PEM/PGP private key blocks, also when truncated
 //	uri-credentials      user:password@ in any URI (smtp://, postgres://, …)
 //	smtp-auth            AUTH PLAIN/LOGIN/XOAUTH2 payloads in SMTP transcripts
 //	bearer-token         Authorization headers and Bearer/Basic credentials
@@ -20,39 +17,28 @@
 //	internal-host        host names under Policy.ConfidentialDomains
 //	internal-ip          addresses inside Policy.ConfidentialCIDRs
 //
-// What is deliberately not redacted (each has a negative test): code that
-// only names a password (password := flag.String("password", "", "…"),
-// Password: cfg.Password, def login(password: str)), placeholders
-// (${DB_PASSWORD}, {{ .Values.pw }}, %s, <password>), UUIDs, version strings,
-// commit hashes and lockfile integrity hashes that gitleaks itself does not
-// flag, and prose such as "uses Bearer authentication". Depot paths are not
-// redacted either: review findings are matched against them.
+// Deliberately not redacted (each has a negative test): code that only names
+// a password (password := flag.String("password", "", "…")), placeholders
+// (${DB_PASSWORD}, {{ .Values.pw }}, %s, <password>), UUIDs, versions, commit
+// and lockfile hashes gitleaks does not flag, prose ("uses Bearer
+// authentication"), and depot paths, which findings are matched against.
 //
-// Output keeps the line structure: a replacement never removes or adds a
-// newline, so line numbers in a redacted diff are the original ones. A secret
-// spanning lines (a PEM block) becomes one token per line, keeping each
-// line's leading diff marker (+, - or space) and indentation. Every
-// occurrence of a detected secret value of eight or more bytes is redacted,
-// not just the one a rule matched, so a key repeated elsewhere in the diff
-// does not survive. Redaction runs to a fixed point: the lines it changed
-// are rescanned and must come back clean, so Redact(Redact(x)) == Redact(x).
+// A replacement never adds or removes a newline, so line numbers survive; a
+// multi-line secret becomes one token per line, keeping each line's diff
+// marker and indentation. Every occurrence of a detected value of eight or
+// more bytes is redacted, not just the one a rule matched. Redaction runs to
+// a fixed point (changed lines are rescanned), so Redact(Redact(x)) == Redact(x).
 //
-// Speed: every line is read once. One Aho-Corasick pass over the lower-cased
-// text finds the keywords of all rules (gitleaks' and ours); a rule's regular
-// expression runs only on the lines holding one of its keywords (the few
-// rules that can span lines run on a bounded window around such a line).
-// Decoding (base64, hex, percent) is tried only on runs that look encoded,
-// and a hit in the decoded text redacts the encoded run. Large inputs are
-// split at line boundaries over the available cores, and Changeset spreads
-// files over them. Nothing is compiled before it is needed (gitleaks.go).
+// Speed: one Aho-Corasick pass over the lower-cased text finds every rule's
+// keywords; a rule's regexp runs only on lines holding one (multiline rules on
+// a bounded window). Only runs that look encoded (base64, hex, percent) are
+// decoded, and a hit in the decoded text redacts the encoded run. Large inputs
+// are split over the cores; nothing is compiled before it is needed.
 //
-// Policy.BareSecrets adds secrets seen without their usual context (a lone
-// AWS secret key, one line of a PEM body, a bare high-entropy token). It is
-// meant for diagnostics (package sanitize), where over-redaction costs
-// nothing, not for diffs, where it would hide hashes and test data.
-//
-// gitleaks' in-band opt-out ("gitleaks:allow" comments) is ignored: whether
-// a secret leaves the building is not the author's call.
+// Policy.BareSecrets adds secrets seen without context (a lone AWS secret
+// key, a bare high-entropy token): for diagnostics (package sanitize), where
+// over-redaction costs nothing, not for diffs. gitleaks' in-band opt-out
+// ("gitleaks:allow") is ignored: whether a secret leaves is not the author's call.
 package redact
 
 import (
@@ -60,13 +46,16 @@ import (
 	"fmt"
 	"math/bits"
 	"net/netip"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	ahocorasick "github.com/BobuSumisu/aho-corasick"
 
+	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 )
 
@@ -80,8 +69,8 @@ type Policy struct {
 	BareSecrets bool
 }
 
-// Match records one redaction: which rule fired and on which line (1-based,
-// of the input). It never carries the redacted text.
+// Match records one redaction: the rule and the input's line (1-based),
+// never the redacted text.
 type Match struct {
 	Rule string
 	Line int
@@ -89,9 +78,8 @@ type Match struct {
 
 // Redactor applies a Policy. It is safe for concurrent use.
 type Redactor struct {
-	policy       Policy
-	own          []detector // the policy's own rules; gitleaks' are added on first use
-	redactEmails bool
+	policy Policy
+	own    []detector // the policy's own rules; gitleaks' are added on first use
 
 	once  sync.Once
 	ix    *index
@@ -102,8 +90,7 @@ type Redactor struct {
 type detector struct {
 	id       string
 	keywords []string // lower-case; the rule runs on lines holding one of them
-	// line, for rules without keywords, is a cheap test of the original
-	// line; nil means every line.
+	// line, for rules without keywords, is a cheap test of the line; nil: every line.
 	line      func(line string) bool
 	multiline bool // runs on a window around the line rather than the line
 	find      func(text string) ([]span, error)
@@ -117,49 +104,39 @@ type index struct {
 	keywordless []int
 }
 
-// span is a byte range [start, end) of text to replace, and the rule that
-// asked for it. multiline spans are never searched for elsewhere.
+// span is a byte range [start, end) of text to replace, and its rule.
 type span struct {
 	start, end int
 	rule       string
 }
 
 const (
-	// maxPasses bounds the fixed-point iteration; real input converges
-	// after one rescan, and hitting the bound means a rule misbehaves,
-	// which must block.
+	// maxPasses bounds the fixed-point iteration; real input converges after
+	// one rescan, so hitting it means a rule misbehaves, which must block.
 	maxPasses = 4
-	// A multiline rule sees this much text around a line holding its
-	// keyword: before it (a YAML Secret's data: may precede its kind:) and
-	// after it (a 4096-bit RSA key in PEM is about 3.3 KB).
+	// A multiline rule's window around its keyword's line: before it (a YAML
+	// Secret's data: may precede its kind:), after it (a 4096-bit PEM key is ~3.3 KB).
 	windowBefore = 1 << 10
 	windowAfter  = 16 << 10
 	// maxDecodeDepth: encoded text inside encoded text is decoded once more.
 	maxDecodeDepth = 2
 	// Inputs above parallelMin bytes are split over the cores.
 	parallelMin = 256 << 10
-	// On lines longer than longLine, a rule runs on the keywordReach bytes
-	// either side of its keywords (more than any single-line secret and
-	// the key naming it).
+	// On lines over longLine, a rule runs on keywordReach bytes either side
+	// of its keywords (more than any single-line secret and its key).
 	longLine     = 2 << 10
 	keywordReach = 512
 	maxWindow    = 2 << 10
 )
 
-// New builds a Redactor for p. It fails on an invalid policy entry. The
-// gitleaks rule set is loaded on first use; a failure to load it makes
-// Redact fail, never pass text through.
+// New builds a Redactor for p; it fails on an invalid policy entry. The
+// gitleaks rules load on first use; a failure makes Redact fail, never pass.
 func New(p Policy) (*Redactor, error) {
-	r := &Redactor{policy: p, redactEmails: p.RedactEmails, own: []detector{
+	r := &Redactor{policy: p, own: []detector{
 		lineRule("password-assignment", []string{"pass", "pwd", "secret", "identified"}, findPasswordAssignments),
 		lineRule("credential-assignment", []string{"secret", "token", "key", "credential", "auth"}, findCredentialAssignments),
 		{id: "pem-private-key", keywords: []string{"-----begin"}, multiline: true, find: noErr(findPEMKeys)},
-		lineRule("uri-credentials", []string{"://"}, func(l string) []span {
-			if !strings.Contains(l, "@") {
-				return nil
-			}
-			return findURICredentials(l)
-		}),
+		lineRule("uri-credentials", []string{"://"}, findURICredentials),
 		lineRule("smtp-auth", []string{"auth"}, findSMTPAuth),
 		lineRule("bearer-token", []string{"bearer", "basic", "authorization"}, findBearerTokens),
 	}}
@@ -202,8 +179,7 @@ func noErr(f func(string) []span) func(string) ([]span, error) {
 	return func(s string) ([]span, error) { return f(s), nil }
 }
 
-// index builds the keyword automaton over the gitleaks rules and the
-// policy's own, once.
+// index builds the keyword automaton over all rules, once.
 func (r *Redactor) index() (*index, error) {
 	r.once.Do(func() {
 		gl, err := gitleaksRules()
@@ -244,7 +220,7 @@ func (r *Redactor) index() (*index, error) {
 
 // Redact returns text with every detected secret replaced by
 // "[REDACTED:<rule-id>]", and what was replaced where. An error means the
-// text could not be vetted and must not be sent anywhere.
+// text was not vetted and must not be sent anywhere.
 func (r *Redactor) Redact(text string) (string, []Match, error) {
 	if text == "" {
 		return "", nil, nil
@@ -263,8 +239,7 @@ func (r *Redactor) Redact(text string) (string, []Match, error) {
 		if pass == maxPasses {
 			return "", nil, failure.Errorf(failure.InternalBug, "redact: output still matches after %d passes", maxPasses)
 		}
-		// Replacements keep every newline, so line numbers of later
-		// passes are still the input's.
+		// Replacements keep every newline: later passes' lines are the input's.
 		touched := map[int]bool{}
 		for _, s := range spans {
 			first, last := lineOf(starts, s.start), lineOf(starts, max(s.start, s.end-1))
@@ -304,9 +279,7 @@ func (r *Redactor) Redact(text string) (string, []Match, error) {
 
 // scan returns the spans to replace in text, merged and sorted.
 func (r *Redactor) scan(text string, depth int) (spans []span, err error) {
-	defer func() {
-		// A detector that panics on hostile input must block the
-		// submission, not crash the stage.
+	defer func() { // a detector panic on hostile input blocks, not crashes
 		if p := recover(); p != nil {
 			spans, err = nil, fmt.Errorf("detector panic: %v", p)
 		}
@@ -351,16 +324,14 @@ func (r *Redactor) scanParallel(ix *index, text string, lower []byte) ([]span, e
 	errs := make([]error, len(bounds)-1)
 	var wg sync.WaitGroup
 	for i := 0; i+1 < len(bounds); i++ {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
+		wg.Go(func() {
 			defer func() {
 				if p := recover(); p != nil {
 					errs[i] = fmt.Errorf("detector panic: %v", p)
 				}
 			}()
 			results[i], errs[i] = r.scanLines(ix, text, lower, bounds[i], bounds[i+1], 0)
-		}(i)
+		})
 	}
 	wg.Wait()
 	var spans []span
@@ -373,8 +344,8 @@ func (r *Redactor) scanParallel(ix *index, text string, lower []byte) ([]span, e
 	return spans, nil
 }
 
-// scanLines runs the rules over the lines in text[from:to], which start and
-// end at line boundaries. Multiline windows may reach outside it.
+// scanLines runs the rules over the whole lines of text[from:to];
+// multiline windows may reach outside it.
 func (r *Redactor) scanLines(ix *index, text string, lower []byte, from, to, depth int) ([]span, error) {
 	s := &lineScan{r: r, ix: ix, text: text, lower: lower, depth: depth, hits: make([]uint64, (len(ix.dets)+63)/64)}
 	s.markHit = s.mark // one func value for every line's trie walk
@@ -399,8 +370,7 @@ func (r *Redactor) scanLines(ix *index, text string, lower []byte, from, to, dep
 	return s.spans, nil
 }
 
-// lineScan is one scanLines call: the text, its lower-cased bytes, the
-// spans found so far, and the scratch space reused from line to line.
+// lineScan is one scanLines call and its scratch space.
 type lineScan struct {
 	r     *Redactor
 	ix    *index
@@ -422,8 +392,7 @@ func (s *lineScan) mark(_, _, pattern int64) bool {
 	return true
 }
 
-// run runs rule d on text[ls:le] (a multiline rule: on the window around
-// it) and keeps what it finds.
+// run runs rule d on text[ls:le] (a multiline rule on its window).
 func (s *lineScan) run(d int, ls, le int) error {
 	det := &s.ix.dets[d]
 	off, t := ls, s.text[ls:le]
@@ -444,8 +413,7 @@ func (s *lineScan) run(d int, ls, le int) error {
 	return nil
 }
 
-// decodeLine runs the rules on what text[ls:le] hides encoded (base64,
-// hex, percent-encoding), down to maxDecodeDepth.
+// decodeLine runs the rules on what text[ls:le] hides encoded, to maxDecodeDepth.
 func (s *lineScan) decodeLine(ls, le int) error {
 	if s.depth >= maxDecodeDepth {
 		return nil
@@ -460,9 +428,8 @@ func (s *lineScan) decodeLine(ls, le int) error {
 	return nil
 }
 
-// segment scans a line of at most longLine bytes: every rule whose keyword
-// it holds, and every rule without keywords that accepts it, runs on the
-// whole line.
+// segment scans a line of at most longLine bytes with every rule whose
+// keyword it holds, and every keywordless rule that accepts it.
 func (s *lineScan) segment(ls, le int) error {
 	clear(s.hits)
 	s.ix.trie.Walk(s.lower[ls:le], s.markHit)
@@ -484,10 +451,9 @@ func (s *lineScan) segment(ls, le int) error {
 	return s.decodeLine(ls, le)
 }
 
-// long scans a long line (minified code, a serialized blob), which has
-// keywords all over it: a rule runs only on windows of keywordReach bytes
-// around each of its keywords, not on the whole line. Rules without
-// keywords and the decoder still see the whole line.
+// long scans a long line (minified code, a blob): a rule runs only on
+// windows of keywordReach bytes around its keywords; keywordless rules and
+// the decoder still see the whole line.
 func (s *lineScan) long(ls, le int) error {
 	if s.wins == nil {
 		s.wins = make([][][2]int, len(s.ix.dets))
@@ -499,8 +465,7 @@ func (s *lineScan) long(ls, le int) error {
 	s.ix.trie.Walk(s.lower[ls:le], func(end, n, pattern int64) bool {
 		ws, we := max(ls, ls+int(end-n+1)-keywordReach), min(le, ls+int(end)+1+keywordReach)
 		for _, d := range s.ix.byPattern[pattern] {
-			// Windows stay short (the regexp engine is much faster on
-			// short inputs); each keyword's own reach lies whole in one.
+			// Windows stay short (regexps are much faster on short inputs).
 			if k := len(wins[d]); k > 0 && wins[d][k-1][1] >= ws && we-wins[d][k-1][0] <= maxWindow {
 				wins[d][k-1][1] = we
 			} else {
@@ -527,21 +492,17 @@ func (s *lineScan) long(ls, le int) error {
 	return s.decodeLine(ls, le)
 }
 
-// windowStart is where a multiline rule's window around offset ls begins:
-// windowBefore bytes back, at a line start when one is that near.
+// windowStart is windowBefore bytes before ls, at a line start if one is that near.
 func windowStart(text string, ls int) int {
 	off := max(0, ls-windowBefore)
-	if off == 0 {
-		return 0
-	}
 	if nl := strings.IndexByte(text[off:ls], '\n'); nl >= 0 && off > 0 && text[off-1] != '\n' {
 		return off + nl + 1
 	}
 	return off
 }
 
-// minRepeat is the shortest secret value searched for elsewhere in the text;
-// shorter values are too likely to be ordinary substrings.
+// minRepeat is the shortest secret value searched for elsewhere in the
+// text; shorter ones are too likely ordinary substrings.
 const minRepeat = 8
 
 // repeats finds further occurrences of single-line secret values.
@@ -567,8 +528,7 @@ func repeats(text string, spans []span) []span {
 	}
 	var out []span
 	if len(values) <= 16 {
-		// A few values: a substring search each beats building an
-		// automaton (one 2 KB table per state).
+		// A few values: a search each beats an automaton (2 KB per state).
 		for k, v := range values {
 			for i := 0; ; {
 				j := strings.Index(text[i:], v)
@@ -581,9 +541,8 @@ func repeats(text string, spans []span) []span {
 		}
 		return out
 	}
-	// Many values (a large input full of secrets): index them by their
-	// first eight bytes, and look at the positions whose first two bytes
-	// start some value.
+	// Many values: index them by their first eight bytes, and look at the
+	// positions whose first two bytes start some value.
 	byPrefix := map[uint64][]int{}
 	var first [(1 << 16) / 64]uint64
 	for k, v := range values {
@@ -606,8 +565,8 @@ func repeats(text string, spans []span) []span {
 	return out
 }
 
-// fallback rules catch what the specific rules miss; where they overlap a
-// specific rule's span, the specific one decides what is cut and its name.
+// fallback rules catch what specific rules miss; where they overlap, the
+// specific one decides what is cut and its name.
 func fallback(rule string) bool {
 	return strings.HasPrefix(rule, "generic-") || rule == "credential-assignment"
 }
@@ -635,8 +594,8 @@ func dropFallbackOverlaps(spans []span) []span {
 // tokenRe matches the replacement tokens this package writes.
 var tokenRe = lazy(`\[REDACTED:[a-z0-9-]+\]`)
 
-// dropInsideTokens discards spans that lie entirely within an existing
-// token, so a rescan of redacted text does not redact the redaction.
+// dropInsideTokens discards spans inside an existing token, so a rescan
+// does not redact the redaction.
 func dropInsideTokens(text string, spans []span) []span {
 	if len(spans) == 0 || !strings.Contains(text, "[REDACTED:") {
 		return spans
@@ -669,9 +628,9 @@ func trim(text string, s span) span {
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
-// merge sorts spans and joins overlapping ones. The earliest, then longest,
-// then non-generic, then alphabetically first rule names the merged span, so the result does
-// not depend on the order rules ran in.
+// merge sorts spans and joins overlapping ones, named by the earliest, then
+// longest, then non-generic, then alphabetically first rule: the result
+// does not depend on the order rules ran in.
 func merge(spans []span) []span {
 	if len(spans) == 0 {
 		return nil
@@ -721,9 +680,8 @@ func apply(text string, spans []span) string {
 	return b.String()
 }
 
-// What a line inside a multiline span keeps: indentation and, when the span
-// starts on a diff line, the line's diff marker; neither is secret. Telling
-// the two cases apart matters because a PEM armor line also starts with "-".
+// A line inside a multiline span keeps its indentation and, when the span
+// starts on a diff line, its diff marker (a PEM armor line also starts "-").
 var (
 	indentPrefix   = lazy(`^[ \t]*`)
 	diffLinePrefix = lazy(`^[+\- ]?[ \t]*`)
@@ -787,8 +745,7 @@ func mayHoldIP(line string) bool {
 	return strings.Count(line, ".") >= 3 || strings.Count(line, ":") >= 2
 }
 
-// asciiLower lower-cases ASCII letters only, so that byte offsets stay
-// those of the original text (strings.ToLower may change lengths).
+// asciiLower lower-cases ASCII only, so byte offsets stay the text's.
 func asciiLower(s string) []byte {
 	b := []byte(s)
 	for i, c := range b {
@@ -799,10 +756,8 @@ func asciiLower(s string) []byte {
 	return b
 }
 
-// Sanitize redacts s for text that leaves the system as diagnostics. If
-// redaction fails, the text is withheld rather than passed through. Package
-// sanitize is the one place diagnostics pass; this applies a function's own
-// policy (confidential hosts, say) on top of it.
+// Sanitize redacts diagnostic text under r's own policy (confidential hosts,
+// say) on top of package sanitize; if redaction fails, the text is withheld.
 func (r *Redactor) Sanitize(s string) string {
 	out, _, err := r.Redact(s)
 	if err != nil {
@@ -818,11 +773,87 @@ type ConfigReader interface {
 	List(name string) []string
 }
 
-// PolicyFromConfig reads the redaction policy both the fetch and the review
-// stage use: REDACT_EMAILS (true|false), CONFIDENTIAL_DOMAINS and
-// CONFIDENTIAL_CIDRS (comma-separated). The two must agree: a proof of
-// redaction made under one policy does not vouch for the other.
+// PolicyFromConfig reads the policy fetch and review share (a proof made
+// under one policy does not vouch for another): REDACT_EMAILS,
+// CONFIDENTIAL_DOMAINS and CONFIDENTIAL_CIDRS (comma-separated).
 func PolicyFromConfig(c ConfigReader) Policy {
 	return Policy{RedactEmails: c.Bool("REDACT_EMAILS"),
 		ConfidentialDomains: c.List("CONFIDENTIAL_DOMAINS"), ConfidentialCIDRs: c.List("CONFIDENTIAL_CIDRS")}
+}
+
+// lazy returns a package-level regular expression compiled on first use, so
+// a function's cold start pays for none of this package's expressions (every
+// function links the package through the sanitizer).
+func lazy(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
+
+// Report lists what Changeset redacted (rule ids and lines only), for the audit trail.
+type Report struct {
+	Description []Match      // lines of the description
+	Files       []FileReport // files with at least one match, in changeset order
+	UserEmail   bool         // the author's address was removed (Policy.RedactEmails)
+}
+
+// FileReport is what was redacted in one file's diff, by diff line.
+type FileReport struct {
+	DepotPath string
+	Matches   []Match
+}
+
+// Total is the number of redactions in the report.
+func (r Report) Total() int {
+	n := len(r.Description)
+	for _, f := range r.Files {
+		n += len(f.Matches)
+	}
+	if r.UserEmail {
+		n++
+	}
+	return n
+}
+
+// Changeset returns a copy of cs fit for an LLM: the description and every
+// diff redacted, the author's address removed under RedactEmails; depot
+// paths, actions, types and revisions kept (findings are matched against
+// them). On error the returned changeset is empty and must not be used.
+func (r *Redactor) Changeset(cs domain.Changeset) (domain.Changeset, Report, error) {
+	var rep Report
+	out := cs
+	desc, ms, err := r.Redact(cs.Description)
+	if err != nil {
+		return domain.Changeset{}, Report{}, failure.Wrap(failure.Classify(err), fmt.Errorf("changelist %d description: %w", cs.Changelist, err))
+	}
+	out.Description, rep.Description = desc, ms
+
+	// Files are independent: spread them over the cores, keep their order.
+	out.Files = make([]domain.FileChange, len(cs.Files))
+	fileMatches := make([][]Match, len(cs.Files))
+	errs := make([]error, len(cs.Files))
+	next := atomic.Int64{}
+	var wg sync.WaitGroup
+	for w := min(runtime.GOMAXPROCS(0), len(cs.Files)); w > 0; w-- {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(cs.Files); i = int(next.Add(1) - 1) {
+				f := cs.Files[i]
+				f.Diff, fileMatches[i], errs[i] = r.Redact(f.Diff)
+				out.Files[i] = f
+			}
+		})
+	}
+	wg.Wait()
+	for i, f := range cs.Files {
+		if err := errs[i]; err != nil {
+			// The path is not secret; the content that failed is not included.
+			return domain.Changeset{}, Report{}, failure.Wrap(failure.Classify(err), fmt.Errorf("changelist %d file %s: %w", cs.Changelist, f.DepotPath, err))
+		}
+		if len(fileMatches[i]) > 0 {
+			rep.Files = append(rep.Files, FileReport{DepotPath: f.DepotPath, Matches: fileMatches[i]})
+		}
+	}
+	if r.policy.RedactEmails && out.UserEmail != "" {
+		out.UserEmail = "[REDACTED:email]"
+		rep.UserEmail = true
+	}
+	return out, rep, nil
 }

@@ -11,19 +11,16 @@ import (
 // ---- password-assignment ----
 
 var (
-	// key [annotation] operator value. The optional annotation lets
-	// `password: str = "x"` reach its literal. Values: a double-, single- or
-	// back-quoted literal on one line (its closing quote optional, for a
-	// line cut short), or a bare config value.
+	// key [annotation] operator value (`password: str = "x"`): a quoted
+	// literal on one line (closing quote optional), or a bare config value.
 	assignRe = lazy(`([A-Za-z_][A-Za-z0-9_.\-]*)["']?[ \t]*(?::[ \t]*[A-Za-z_][A-Za-z0-9_.\[\]]*[ \t]*)?(:=|==|!=|=>|=|:)[ \t]*(?:"((?:[^"\\\n]|\\.)*)"?|'((?:[^'\\\n]|\\.)*)'?|` + "`([^`\\n]*)`?" + `|([^\s"'` + "`" + `,;&)\]}<>]+))`)
 	// <password>hunter2</password>
 	xmlRe = lazy(`<([A-Za-z_][A-Za-z0-9_.:\-]*)>([^<\n]{1,256})</`)
 	// CREATE USER … IDENTIFIED BY 'x', ALTER ROLE … WITH PASSWORD 'x'
 	sqlRe = lazy(`(?i)\b(?:identified\s+by|with\s+(?:encrypted\s+)?password)\s+'([^'\n]{1,256})'`)
 
-	// The secret-naming word must end the key (apart from a few suffixes
-	// that still hold the secret), so passwordLabel or password_file are
-	// not password assignments.
+	// The secret-naming word must end the key (but for suffixes that still
+	// hold it): passwordLabel or password_file are not assignments.
 	passwordKeyRe = lazy(`(passw(?:or)?d|passwort|passwd|passphrase|passcode|pwd|pass|secret)(?:[_.\-]?(?:hash|value|val|str|string|plain|plaintext|enc|encrypted|b64|base64))?[_.\-]?[0-9]*$`)
 
 	placeholderRe = lazy(`^(?:\$\{[^}]*\}|\$\([^)]*\)|\$[A-Za-z_][A-Za-z0-9_]*|\{\{.*\}\}|%\(?[A-Za-z_]*\)?[sdv]|%[sdvq]|%\[[0-9]+\][sdvq]|\{[0-9]*\}|<[^>]*>|\*+|%[A-Za-z_][A-Za-z0-9_]*%|@[A-Za-z_]+@)$`)
@@ -52,8 +49,7 @@ func isPasswordKey(key string) bool {
 	return unicode.IsUpper(rune(key[i])) && !unicode.IsUpper(rune(key[i-1]))
 }
 
-// plausibleSecret reports whether a quoted literal is a value rather than a
-// placeholder, a format verb or an earlier redaction.
+// plausibleSecret: a literal that is no placeholder, format verb or redaction.
 func plausibleSecret(v string) bool {
 	v = strings.TrimSpace(v)
 	return v != "" && !placeholderRe().MatchString(v) && !strings.Contains(v, "[REDACTED:")
@@ -66,9 +62,8 @@ var codeTypes = map[string]bool{
 	"on": true, "off": true, "required": true, "char": true, "text": true,
 }
 
-// plausibleBareValue reports whether an unquoted value after = or : is a
-// configured secret (password=hunter2) rather than code that passes a
-// variable along.
+// plausibleBareValue: an unquoted value after = or : that is a configured
+// secret (password=hunter2), not code passing a variable along.
 func plausibleBareValue(v, key, op, rest string) bool {
 	if op != "=" && op != ":" {
 		return false // :=, ==, => with a bare value is code, not configuration
@@ -82,9 +77,7 @@ func plausibleBareValue(v, key, op, rest string) bool {
 	if isPasswordKey(v) || strings.EqualFold(v, strings.Trim(key, `"'`)) {
 		return false // Password: password, password = db_password
 	}
-	// An expression continues: password = a + b, password = x[0],
-	// password = f(x). A parenthesis after a space is prose instead:
-	// "password=hunter2 (rotated)".
+	// An expression continues (a + b, x[0], f(x)); "hunter2 (rotated)" is prose.
 	if rest != "" && strings.ContainsRune("([.", rune(rest[0])) {
 		return false
 	}
@@ -115,20 +108,13 @@ func findPasswordAssignments(text string) []span {
 		}
 		pos = m[1]
 		op := text[m[4]:m[5]]
-		switch {
-		case m[6] >= 0: // "…"
-			if plausibleSecret(text[m[6]:m[7]]) {
-				spans = append(spans, span{start: m[6], end: m[7]})
+		if m[12] < 0 { // a quoted literal: "…", '…' or `…`
+			for g := 6; g <= 10; g += 2 {
+				if m[g] >= 0 && plausibleSecret(text[m[g]:m[g+1]]) {
+					spans = append(spans, span{start: m[g], end: m[g+1]})
+				}
 			}
-		case m[8] >= 0: // '…'
-			if plausibleSecret(text[m[8]:m[9]]) {
-				spans = append(spans, span{start: m[8], end: m[9]})
-			}
-		case m[10] >= 0: // `…`
-			if plausibleSecret(text[m[10]:m[11]]) {
-				spans = append(spans, span{start: m[10], end: m[11]})
-			}
-		case m[12] >= 0:
+		} else {
 			end := m[13]
 			if end < len(text) && text[end] == '&' && !(m[2] > 0 && (text[m[2]-1] == '?' || text[m[2]-1] == '&')) {
 				// Outside a URL query, '&' is part of the value
@@ -160,16 +146,14 @@ func findPasswordAssignments(text string) []span {
 var (
 	pemBeginRe = lazy(`(?i)-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----`)
 	pemEndRe   = lazy(`(?i)-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----`)
-	// A line of a key body once the diff marker, indentation, quoting and
-	// string concatenation around it are taken off.
+	// A key body line, without diff marker, indentation, quotes, concatenation.
 	pemBodyRe   = lazy(`^["']?[A-Za-z0-9+/=]+(?:\\n)*["']?[ \t]*[+,;]?$`)
 	pemHeaderRe = lazy(`^(?:Proc-Type|DEK-Info|Comment|Version|Hash|Charset):`)
 )
 
-// findPEMKeys redacts private key blocks from BEGIN to END. Without a usable
-// END (a truncated block, or one whose END is separated by lines that are not
-// key material) it redacts the BEGIN line and every following line that
-// looks like key material or a PEM header.
+// findPEMKeys redacts private key blocks from BEGIN to END; without a usable
+// END (truncated, or separated by other lines) the BEGIN line and every
+// following line of key material or PEM header.
 func findPEMKeys(text string) []span {
 	var spans []span
 	begins := pemBeginRe().FindAllStringIndex(text, -1)
@@ -210,8 +194,7 @@ func findPEMKeys(text string) []span {
 	return spans
 }
 
-// allKeyLines reports whether the text between BEGIN and END holds nothing
-// but key material (whole lines after the BEGIN line).
+// allKeyLines: the lines between BEGIN and END are key material only.
 func allKeyLines(between string) bool {
 	lines := strings.Split(between, "\n")
 	for i, l := range lines {
@@ -236,10 +219,8 @@ func isBlank(s string) bool { return strings.Trim(s, "+- \t\r") == "" }
 // ---- uri-credentials, smtp-auth, bearer-token ----
 
 var (
-	// scheme://user:password@host — the password may contain '@' (people do
-	// write them unescaped), so the userinfo runs to the last '@' before the
-	// host. The host is not required: a URI cut right after the '@' still
-	// carries the password.
+	// scheme://user:password@host: the userinfo runs to the last '@' (people
+	// write '@' unescaped), and no host is needed (a cut URI keeps the password).
 	uriCredRe  = lazy(`(?i)\b[a-z][a-z0-9+.\-]{0,30}://([^\s/?#@"'<>` + "`" + `:]*:([^\s/?#"'<>` + "`" + `]+))@`)
 	smtpAuthRe = lazy(`(?i)\bAUTH[ \t]+(?:PLAIN|LOGIN|XOAUTH2|CRAM-MD5)[ \t]+([A-Za-z0-9+/=]{8,})`)
 	authHdrRe  = lazy(`(?i)\b(?:proxy-)?authorization["']?[ \t]*[:=][ \t]*["']?[ \t]*(?:(?:bearer|basic|token|digest|negotiate|apikey|api-key|sso-key)[ \t]+)?([A-Za-z0-9\-._~+/=:%]{8,})`)
@@ -247,6 +228,9 @@ var (
 )
 
 func findURICredentials(text string) []span {
+	if !strings.Contains(text, "@") {
+		return nil
+	}
 	var spans []span
 	for _, m := range uriCredRe().FindAllStringSubmatchIndex(text, -1) {
 		if plausibleSecret(text[m[4]:m[5]]) {
@@ -278,9 +262,8 @@ func findBearerTokens(text string) []span {
 	return spans
 }
 
-// looksLikeToken tells a credential from a word: "Bearer authentication" is
-// prose, "Bearer eyJhbGciOi…" is not. A token has a digit or a token
-// punctuation character, or mixes several upper- and lower-case letters.
+// looksLikeToken tells "Bearer eyJhbGciOi…" from "Bearer authentication": a
+// token has a digit or token punctuation, or mixes cases.
 func looksLikeToken(v string) bool {
 	if strings.Count(v, v[:1]) == len(v) {
 		return false // xxxxxxxx
@@ -314,8 +297,8 @@ func findEmails(text string) []span {
 	return spans
 }
 
-// inURIAuthority reports whether offset i lies in the authority part of a
-// URI (after "://", before any path, query or fragment) on the same token.
+// inURIAuthority: offset i lies in a URI's authority (after "://", before
+// any path, query or fragment) on the same token.
 func inURIAuthority(text string, i int) bool {
 	start := strings.LastIndexAny(text[:i], " \t\r\n\"'`<>(")
 	tok := text[start+1 : i]
@@ -325,9 +308,8 @@ func inURIAuthority(text string, i int) bool {
 
 var domainRe = lazy(`^[a-z0-9](?:[a-z0-9\-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9\-]{0,61}[a-z0-9])?)*$`)
 
-// hostFinder matches host names equal to or under the confidential
-// suffixes. A single-label suffix ("internal") only matches with a label in
-// front of it, or every use of the word would go.
+// hostFinder matches host names equal to or under the suffixes; a
+// single-label one ("internal") needs a label in front, or every use would go.
 func hostFinder(suffixes []string) (func(string) []span, error) {
 	var alts []string
 	for _, s := range suffixes {
@@ -369,9 +351,8 @@ var (
 	ipv6Re = lazy(`(?:[0-9A-Fa-f]{1,4}|:):[0-9A-Fa-f:.]*`)
 )
 
-// ipFinder matches IPv4 and IPv6 addresses inside the prefixes. A dotted
-// quad that is part of a longer dotted number (a version 1.2.3.4.5) is not an
-// address.
+// ipFinder matches IPv4 and IPv6 addresses inside the prefixes; a dotted
+// quad inside a longer dotted number (a version 1.2.3.4.5) is not one.
 func ipFinder(prefixes []netip.Prefix) func(string) []span {
 	inside := func(s string) bool {
 		a, err := netip.ParseAddr(s)
@@ -420,11 +401,9 @@ func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 // password: aws_secret_access_key, client_secret, api_key, auth_token, …
 var credentialKeyRe = lazy(`(?i)(?:secret|token|api[_.\-]?key|access[_.\-]?key|private[_.\-]?key|credential|auth)s?[_.\-]?[0-9]*$`)
 
-// findCredentialAssignments redacts random-looking values assigned to
-// credential-named keys. gitleaks' generic rule covers most of them, but it
-// lets a random value through when it happens to contain one of ~1,400
-// English stopwords ("the", "aws", …); a value that looks random (see
-// bareSecret) is a credential whatever substrings it has.
+// findCredentialAssignments redacts random-looking values (bareSecret)
+// assigned to credential-named keys: gitleaks' generic rule lets one through
+// when it contains one of ~1,400 stopwords ("the", "aws", …).
 func findCredentialAssignments(text string) []span {
 	if !hasRun(text, minBare) {
 		return nil // no value long enough to qualify: skip the regexp

@@ -16,7 +16,8 @@
 package render
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -92,23 +93,11 @@ func ByFile(fs []domain.Finding, cs *domain.Changeset, n int) []File {
 	files := make([]string, 0, len(by))
 	for file, list := range by {
 		files = append(files, file)
-		sort.SliceStable(list, func(i, j int) bool {
-			a, b := list[i], list[j]
-			if ra, rb := domain.SeverityRank(a.Severity), domain.SeverityRank(b.Severity); ra != rb {
-				return ra < rb
-			}
-			if a.Line != b.Line {
-				return a.Line < b.Line
-			}
-			return a.ID < b.ID
+		slices.SortStableFunc(list, func(a, b domain.Finding) int {
+			return cmp.Or(domain.SeverityRank(a.Severity)-domain.SeverityRank(b.Severity), a.Line-b.Line, strings.Compare(a.ID, b.ID))
 		})
 	}
-	sort.Slice(files, func(i, j int) bool {
-		if worst[files[i]] != worst[files[j]] {
-			return worst[files[i]] < worst[files[j]]
-		}
-		return files[i] < files[j]
-	})
+	slices.SortFunc(files, func(a, b string) int { return cmp.Or(worst[a]-worst[b], strings.Compare(a, b)) })
 	code := finding.CodeOf(cs)
 	out := make([]File, 0, len(files))
 	for _, file := range files {

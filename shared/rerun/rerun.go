@@ -1,15 +1,11 @@
-// Package rerun owns the one comparison of a reviewed version with the
-// version before it (issue 22, docs/swarm-comments.md "Reruns"): which of
-// this version's findings are new and which still open, which earlier ones
-// are resolved and which were not re-checked. The e-mail and the Swarm
-// summary both show this comparison, so they cannot disagree.
+// Package rerun owns the one comparison of a reviewed version with the one
+// before (issue 22, docs/swarm-comments.md "Reruns"): new, still open, resolved,
+// not re-checked. E-mail and Swarm summary both show it, so they cannot
+// disagree.
 //
-// Findings are matched by the one fingerprint (package finding), never by
-// line, so a finding whose code moved is still the same finding. "Resolved"
-// is a claim about the code, so it needs evidence: the file was reviewed in
-// full in the new version and the fingerprint is gone. Anything else (the
-// file skipped, cut to fit, deleted, not part of the version) is "not
-// re-checked".
+// Findings match by fingerprint (package finding), never line. "Resolved" needs
+// evidence: the file reviewed in full now and the fingerprint gone; otherwise
+// "not re-checked".
 package rerun
 
 import (
@@ -28,17 +24,14 @@ type Current struct {
 	domain.Finding
 }
 
-// Earlier is a finding of the previous version. Title is the finding's
-// title while that version's job result can still be read, else empty:
-// the ledger keeps only identities (file, line, severity).
+// Earlier is a previous version's finding; Title is empty once that job's result
+// is gone (the ledger keeps identities only).
 type Earlier struct {
 	ledger.Finding
 	Title string
 }
 
-// Groups is the comparison. It is nil for a first version (no previous
-// entry): there is nothing to compare with, and the e-mail and the summary
-// look as they do for any first review.
+// Groups is the comparison; nil for a first version.
 type Groups struct {
 	// Previous is the version compared with.
 	PreviousVersion int
@@ -52,12 +45,9 @@ type Groups struct {
 // notified.
 type Coverage func(file string) bool
 
-// Compare groups current (distinct findings, as Distinct returns them)
-// against prev, the previous version's ledger entry. full says which files
-// were reviewed in full in this version; withheld lists the fingerprints
-// this version found but its review rules did not show (below the
-// threshold, a disabled category, past the cap: ReviewMeta.Withheld),
-// which are not resolved however full their file. A nil prev yields nil.
+// Compare groups current (Distinct) against prev's ledger entry. full: files
+// reviewed in full now; withheld: fingerprints found but not shown
+// (ReviewMeta.Withheld), never resolved. A nil prev yields nil.
 func Compare(prev *ledger.Version, current []Current, full Coverage, withheld []string) *Groups {
 	if prev == nil {
 		return nil
@@ -120,9 +110,8 @@ func (g *Groups) IsStillOpen(fp string) bool {
 	return false
 }
 
-// Name gives resolved and not re-checked findings their titles from the
-// previous version's result (its findings carry finding.ID of their
-// fingerprint). Findings the result does not hold keep an empty title.
+// Name titles resolved and not re-checked findings from the previous result (by
+// finding.ID); others keep an empty title.
 func (g *Groups) Name(previous domain.ReviewResult) {
 	if g == nil {
 		return
@@ -138,9 +127,7 @@ func (g *Groups) Name(previous domain.ReviewResult) {
 	}
 }
 
-// Distinct fingerprints a review's findings against the changeset they
-// were made from and keeps the first of each fingerprint, in the review's
-// order: one finding, one entry, whoever reported it.
+// Distinct keeps the first finding of each fingerprint, in the review's order.
 func Distinct(fs []domain.Finding, cs *domain.Changeset) []Current {
 	code := finding.CodeOf(cs)
 	seen := map[string]bool{}
@@ -156,13 +143,10 @@ func Distinct(fs []domain.Finding, cs *domain.Changeset) []Current {
 	return out
 }
 
-// FullyReviewed is the coverage a review's meta states for cs: a file of
-// the changeset that was neither skipped nor cut to fit, and either the
-// model was called or the file was carried over unchanged from a version
-// where it was reviewed in full (its findings are that version's, complete).
-// When the review rules' cap hid findings (HiddenByCap) and the result does
-// not list which (Withheld, recorded since), it does not list every finding
-// of any file, so a gone fingerprint proves nothing and no file counts.
+// FullyReviewed counts a file as reviewed in full when neither skipped nor cut, and the model called or the
+// file carried over from a full review. When the cap hid findings (HiddenByCap)
+// without listing them (Withheld), a gone fingerprint proves nothing and no file
+// counts.
 func FullyReviewed(cs *domain.Changeset, meta domain.ReviewMeta) Coverage {
 	in := map[string]bool{}
 	if cs != nil && (meta.HiddenByCap == 0 || len(meta.Withheld) >= meta.FilteredByRules+meta.HiddenByCap) {

@@ -8,32 +8,20 @@ import (
 	"github.com/criticizer/criticizer/shared/udiff"
 )
 
-// Budget sizes the chunks a changelist is reviewed in, and states the
-// per-changelist limits. Zero fields take the model family's defaults
-// (BudgetFor); every field is configurable (see functions/llm).
+// Budget sizes the chunks a changelist is reviewed in and its limits. Zero
+// fields take the model family's defaults (For); all are configurable.
 type Budget struct {
-	// ContextTokens is the model's context window.
-	ContextTokens int
-	// OutputTokens is reserved for the answer (the request's max_tokens).
-	OutputTokens int
-	// BytesPerToken estimates how many prompt bytes make one token for the
-	// model family's tokenizer; lower is more conservative.
-	BytesPerToken float64
-	// MaxChunkFiles bounds the files in one chunk, so one answer's findings
-	// stay well inside OutputTokens.
-	MaxChunkFiles int
-	// MaxFiles and MaxBytes bound what one changelist gets reviewed at all;
-	// files beyond them are named as skipped, never dropped silently.
-	MaxFiles int
-	MaxBytes int
-	// MaxFileBytes bounds one file's diff; longer diffs are cut at a line
-	// boundary and named as truncated.
-	MaxFileBytes int
-	// MaxDescriptionBytes bounds the description repeated in every chunk.
-	MaxDescriptionBytes int
-	// MaxReviewTokens bounds the tokens (input, estimated from bytes, plus
-	// the output reserved) one changelist's review may spend; files past it
-	// are skipped "over_budget". 0 means no bound.
+	ContextTokens int     // the model's context window.
+	OutputTokens  int     // reserved for the answer (the request's max_tokens).
+	BytesPerToken float64 // estimates prompt bytes per token; lower is more conservative.
+	MaxChunkFiles int     // bounds a chunk's files, so its answer fits OutputTokens.
+	// MaxFiles and MaxBytes bound a changelist's review; files beyond are named skipped.
+	MaxFiles            int
+	MaxBytes            int
+	MaxFileBytes        int // bounds one file's diff; longer ones are cut at a line, named truncated.
+	MaxDescriptionBytes int // bounds the description repeated in every chunk.
+	// MaxReviewTokens bounds the tokens (estimated input plus reserved output)
+	// a review may spend; files past it are skipped "over_budget". 0: no bound.
 	MaxReviewTokens int
 }
 
@@ -45,8 +33,8 @@ type family struct {
 }
 
 // families are matched by model-name prefix, after any Bedrock region or
-// vendor prefix ("us.", "anthropic."). The numbers are the published context
-// windows; bytes per token is a conservative estimate for code and diffs.
+// vendor prefix ("us.", "anthropic."): published context windows, and a
+// conservative bytes-per-token estimate for code.
 var families = []family{
 	{[]string{"gpt-4o", "gpt-4.1", "gpt-5", "o1", "o3", "o4"}, 128000, 3.6},
 	{[]string{"gpt-4-turbo"}, 128000, 3.6},
@@ -89,20 +77,14 @@ func (b Budget) For(model string) Budget {
 		}
 	}
 	def := DefaultBudget
-	set := func(v *int, d int) {
-		if *v <= 0 {
-			*v = d
-		}
-	}
+	set := orDefault
 	set(&b.ContextTokens, f.contextTokens)
 	if b.BytesPerToken <= 0 {
 		b.BytesPerToken = f.bytesPerToken
 	}
 	set(&b.OutputTokens, def.OutputTokens)
-	// A small window (a self-hosted model's 2,048 or 4,096 tokens) cannot
-	// hold a 4,096-token answer and a prompt: the answer gets at most a
-	// quarter, the prompt (its ~800-token system part and the diffs) the
-	// rest, so the request always fits.
+	// A small window (a self-hosted model's 2,048 tokens) cannot hold a
+	// 4,096-token answer and a prompt: the answer gets at most a quarter.
 	b.OutputTokens = max(min(b.OutputTokens, b.ContextTokens/4), min(b.OutputTokens, MinOutputTokens))
 	set(&b.MaxChunkFiles, def.MaxChunkFiles)
 	set(&b.MaxFiles, def.MaxFiles)
@@ -116,10 +98,9 @@ func (b Budget) For(model string) Budget {
 // review's JSON fits.
 const MinOutputTokens = 256
 
-// OutputFor is the max_tokens for prompt p: the budget's output, less
-// whatever the prompt (estimated from its bytes, with the safety margin)
-// leaves short of the context window, so prompt and answer fit together;
-// never below MinOutputTokens (the plan keeps prompts well inside that).
+// OutputFor is the max_tokens for prompt p: the budget's output, less what
+// the prompt (estimated, with the safety margin) leaves short of the
+// context window; never below MinOutputTokens.
 func (b Budget) OutputFor(p Prompt) int {
 	if b.ContextTokens <= 0 || b.BytesPerToken <= 0 {
 		return b.OutputTokens
@@ -132,8 +113,7 @@ func (b Budget) OutputFor(p Prompt) int {
 // an estimate.
 const safetyMargin = 0.9
 
-// perFileOverhead is what a file costs beyond its diff: its header line, its
-// entry in the changed-files list and a possible NOTE line.
+// perFileOverhead is a file's header, changed-files entry and NOTE line.
 func perFileOverhead(path string) int { return 2*len(path) + 200 }
 
 // inputBytes is how many prompt bytes one chunk may hold.
@@ -169,7 +149,7 @@ func noDiffReason(f domain.FileChange) string {
 	return SkipNoTextualDiff
 }
 
-// SkippedFile and TruncatedFile are the shapes ReviewMeta records.
+// SkippedFile and TruncatedFile are what ReviewMeta records.
 type (
 	SkippedFile   = domain.SkippedFile
 	TruncatedFile = domain.TruncatedFile
@@ -198,9 +178,8 @@ func (c Chunk) Bytes() int {
 	return n
 }
 
-// Split halves the chunk: by files when it has several, else by cutting the
-// one file's diff in half at a line boundary (reported as truncation). ok is
-// false when nothing smaller is possible.
+// Split halves the chunk: by files, or by cutting its one file's diff in
+// half at a line (a truncation); ok is false when nothing smaller is possible.
 func (c Chunk) Split() (parts []Chunk, truncated *TruncatedFile, ok bool) {
 	if len(c.blocks) > 1 {
 		h := len(c.blocks) / 2
@@ -234,15 +213,14 @@ type Plan struct {
 }
 
 // Plan splits cs into chunks that fit b (call b.For(model) first) for the
-// prompt version's system prompt. Files keep the changeset's order; each
-// chunk is filled greedily up to the input budget and MaxChunkFiles.
+// prompt version, in the changeset's order, each filled greedily up to the
+// input budget and MaxChunkFiles.
 func (b Budget) Plan(cs domain.Changeset, version string) Plan {
 	return b.PlanWith(cs, version, RuleSet{})
 }
 
-// PlanWith is Plan under review rules: files the rules ignore are skipped,
-// and the per-path instructions are added to the prompts of the files they
-// name (prompt versions that carry them, see RulesPromptVersion).
+// PlanWith is Plan under review rules: ignored files are skipped, and
+// per-path instructions go into the prompts of their files (RulesPromptVersion).
 func (b Budget) PlanWith(cs domain.Changeset, version string, rules RuleSet) Plan {
 	var p Plan
 	p.rules = rules
@@ -251,13 +229,11 @@ func (b Budget) PlanWith(cs domain.Changeset, version string, rules RuleSet) Pla
 		p.description = cutUTF8(p.description, b.MaxDescriptionBytes)
 		p.DescriptionTruncated = true
 	}
-	// Room for the diffs: the input budget minus the system prompt and the
-	// user message's fixed parts (header, description, notes).
+	// Room for the diffs: the input budget less the fixed parts.
 	room := b.inputBytes() - len(SystemPrompt(version)) - len(marshalLine(p.description)) - 1024
 	var cur Chunk
 	curBytes, total, files := 0, 0, 0
-	// The token estimate of the review so far: each chunk costs its fixed
-	// part (system prompt, header, description) and the output reserved.
+	// The review's token estimate: each chunk costs its fixed part and the output reserved.
 	bpt := max(b.BytesPerToken, 1)
 	chunkTokens := int(float64(len(SystemPrompt(version))+len(marshalLine(p.description))+1024)/bpt) + b.OutputTokens
 	tokens := 0

@@ -4,23 +4,21 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 )
 
-// Diagnostic kinds. The first three are the parser diagnostics rule
-// RC-3 requires; FieldDropped and Warning extend them.
+// Diagnostic kinds: the first three rule RC-3 requires.
 const (
 	KindCoercion       = "coercion_applied"
 	KindFindingDropped = "finding_dropped"
 	KindRejected       = "response_rejected"
-	// KindFieldDropped records an unknown key removed from a response that
-	// declares a newer compatible schema minor (additive fields we cannot use).
+	// KindFieldDropped: an unknown key removed under a newer compatible minor.
 	KindFieldDropped = "field_dropped"
 	// KindWarning is a top-level warning that does not fail the review.
 	KindWarning = "warning"
-	// KindFindingMerged records two findings with one fingerprint kept as
-	// one by Merge.
+	// KindFindingMerged: two findings with one fingerprint kept as one (Merge).
 	KindFindingMerged = "finding_merged"
 )
 
@@ -44,28 +42,24 @@ const (
 	ReasonIntegralNumber = "integral_number_canonicalized" // e.g. 12.0 -> 12
 	ReasonPathMatched    = "path_reconciled"               // finding path matched to (rewritten as) its changed_files entry; the logged value keeps the spec's "file-path reconciliation" (RC-5)
 
-	// Merge's reasons: a duplicate merged, a finding id replaced by the
-	// fingerprint's (the one identity of a finding, rule RC-11).
+	// Merge's reasons; the fingerprint is a finding's one identity (RC-11).
 	ReasonDuplicateFinding  = "duplicate_finding"
 	ReasonFindingIDReplaced = "finding_id_replaced"
 )
 
-// Diagnostic is one machine-readable parser event. Old and New never hold
-// free text from the model (title, message, suggestion, summary): those are
-// replaced by a length and short hash, so diagnostics are safe to log.
+// Diagnostic is one machine-readable parser event, safe to log: Old and New
+// hold a length and short hash instead of the model's free text.
 type Diagnostic struct {
 	Kind      string `json:"kind"`
 	Reason    string `json:"reason"`
 	FindingID string `json:"finding_id,omitempty"`
-	// Index is the finding's position in the response's findings array, -1
-	// for top-level diagnostics; it locates findings that have no usable id.
-	Index  int    `json:"index"`
-	Field  string `json:"field,omitempty"`
-	Old    string `json:"old,omitempty"`
-	New    string `json:"new,omitempty"`
-	File   string `json:"file,omitempty"`
-	Line   int    `json:"line,omitempty"`
-	Detail string `json:"detail,omitempty"`
+	Index     int    `json:"index"` // the finding's position in findings, -1 for the top level.
+	Field     string `json:"field,omitempty"`
+	Old       string `json:"old,omitempty"`
+	New       string `json:"new,omitempty"`
+	File      string `json:"file,omitempty"`
+	Line      int    `json:"line,omitempty"`
+	Detail    string `json:"detail,omitempty"`
 }
 
 // Level is the log level the diagnostic is worth.
@@ -133,11 +127,7 @@ func (ds Diagnostics) Counts() map[string]int {
 // job's history; "" when there are none.
 func (ds Diagnostics) Summary() string {
 	counts := ds.Counts()
-	keys := make([]string, 0, len(counts))
-	for k := range counts {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	keys := slices.Sorted(maps.Keys(counts))
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		parts[i] = fmt.Sprintf("%s %d", k, counts[k])
@@ -155,8 +145,8 @@ func (ds Diagnostics) Has(kind, reason string) bool {
 	return false
 }
 
-// RejectError is the cause of a rejected response. Parse returns it wrapped
-// in a failure.SchemaInvalid error; use errors.As to read the reason.
+// RejectError is why a response was rejected, wrapped by Parse in a
+// failure.SchemaInvalid error.
 type RejectError struct {
 	Reason string
 	Field  string

@@ -13,67 +13,53 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/criticizer/criticizer/shared/domain"
-	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+
+	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/failure"
 )
 
-// DefaultMaxResponseBytes bounds the model output Parse accepts. A ReviewResult
-// far larger than this is a runaway generation, not a review.
+// DefaultMaxResponseBytes bounds the model output Parse accepts: more is a
+// runaway generation, not a review.
 const DefaultMaxResponseBytes = 1 << 20
 
-// maxLine bounds line numbers: far beyond any real file, and it keeps the
-// value in range of int on every platform.
+// maxLine bounds line numbers: beyond any real file, and an int everywhere.
 const maxLine = math.MaxInt32
 
 // Options tune Parse. The zero value is the strict default.
 type Options struct {
-	// PromptVersion is the prompt_version the request was built with; empty
-	// means this build's StablePromptVersion. A rollout slice on a newer prompt sets it.
-	PromptVersion string
+	PromptVersion string // the request's prompt_version; "" is StablePromptVersion.
 	// AllowPromptPatchDrift accepts a prompt_version differing from
 	// PromptVersion only in its patch segment (rule RC-4's configured drift).
 	AllowPromptPatchDrift bool
-	// MaxBytes caps len(raw); 0 means DefaultMaxResponseBytes.
-	MaxBytes int
+	MaxBytes              int // caps len(raw); 0 means DefaultMaxResponseBytes.
 }
 
-// Parse validates a model response and returns the ReviewResult to use, in the
-// order of rule RC-2: (1) parse JSON, (2) validate the top level, including version
-// compatibility, (3) validate each finding, (4) match each finding's file
-// with changedFiles.
+// Parse validates a model response and returns the ReviewResult to use, in
+// the order of rule RC-2: (1) parse JSON, (2) validate the top level and the
+// version compatibility, (3) validate each finding, (4) match each finding's
+// file with changedFiles.
 //
-// A response that fails (1) or (2) is rejected: the error is classed
-// failure.SchemaInvalid, wraps a *RejectError, and the diagnostics end with a
-// response_rejected entry. A finding that fails (3) or (4) is dropped on its
-// own with a finding_dropped diagnostic; if findings were dropped and none
-// remain, the result has an empty findings list and an all_findings_dropped
-// warning, and err is nil.
+// Failing (1) or (2) rejects the response: the error is classed
+// failure.SchemaInvalid, wraps a *RejectError, and the diagnostics end with
+// response_rejected. Failing (3) or (4) drops the finding alone
+// (finding_dropped); if all were dropped, the findings list is empty, an
+// all_findings_dropped warning is added, and err is nil.
 //
-// Before each check, only the safe coercions of rule RC-3 are applied, each
-// recorded as coercion_applied: surrounding whitespace is trimmed from string
-// fields, `\` in file becomes `/`, and integral numeric strings (and integral
-// numbers written as 12.0) in line/end_line become integers.
+// Only rule RC-3's safe coercions are applied, each a coercion_applied:
+// whitespace trimmed from strings, `\` in file as `/`, integral numeric
+// strings and numbers (12.0) in line/end_line as integers. Unknown keys
+// reject (top level) or drop (finding) as schema_mismatch under
+// SchemaVersion; under a newer compatible minor (RC-4) they are removed as
+// field_dropped/unknown_field.
 //
-// Unknown keys: with schema_version equal to SchemaVersion, the schema's
-// additionalProperties:false applies, so an unknown top-level key rejects the
-// response and an unknown key in a finding drops that finding
-// (schema_mismatch). A newer compatible minor may add fields by the
-// compatibility policy of rule RC-4, so for such a response unknown keys are removed
-// instead, each recorded as field_dropped/unknown_field.
-//
-// File matching (the spec's "file-path reconciliation", rule RC-5): a finding's
-// file matches a changed file if equal to it, or if both are equal after
-// removing leading "./" segments and leading slashes, so that "./src/a.c"
-// matches "src/a.c" and "depot/main/a.c" or "/depot/main/a.c" match the depot
-// path "//depot/main/a.c". A normalized match rewrites file to the changed
-// path exactly as given (coercion_applied/path_reconciled). Models also write
-// paths relative to some root ("src/net/buffer.c" for
-// "//depot/projectA/src/net/buffer.c"): a file that is a whole-segment suffix
-// of exactly one changed path is reconciled to it the same way. A suffix
-// shared by two changed paths, or a normalized form shared by two, is
-// ambiguous and dropped as file_not_in_changed_files.
+// File matching (RC-5, "file-path reconciliation"): a file matches a changed
+// path equal to it, or equal after removing leading "./" and slashes
+// ("depot/main/a.c" matches "//depot/main/a.c"), or of which it is a
+// whole-segment suffix ("src/a.c"); the file is rewritten to the changed path
+// (coercion_applied/path_reconciled). A form two changed paths share is
+// ambiguous: file_not_in_changed_files.
 func Parse(raw []byte, changedFiles []string, opts Options) (domain.ReviewResult, Diagnostics, error) {
 	if opts.PromptVersion == "" {
 		opts.PromptVersion = StablePromptVersion
@@ -88,9 +74,6 @@ func Parse(raw []byte, changedFiles []string, opts Options) (domain.ReviewResult
 	}
 	return res, p.diags, nil
 }
-
-func topSchemaV() *jsonschema.Schema     { t, _ := schemas(); return t }
-func findingSchemaV() *jsonschema.Schema { _, f := schemas(); return f }
 
 type parser struct {
 	opts  Options
@@ -134,11 +117,9 @@ func (p *parser) parse(raw []byte, changed []string) (domain.ReviewResult, error
 	return res, nil
 }
 
-// topLevel checks the answer's top level: an object whose versions are
-// compatible (newerMinor: a newer minor schema, whose unknown fields are
-// dropped) and which matches the schema. Findings are validated one by one
-// later; here the top level is checked with an empty list so one bad
-// finding cannot reject the response.
+// topLevel checks the answer's top level: an object with compatible versions
+// (newerMinor: its unknown fields are dropped) that matches the schema, with
+// an empty findings list so one bad finding cannot reject the response.
 func (p *parser) topLevel(doc any) (top map[string]any, newerMinor bool, err error) {
 	top, ok := doc.(map[string]any)
 	if !ok {
@@ -159,14 +140,11 @@ func (p *parser) topLevel(doc any) (top map[string]any, newerMinor bool, err err
 			}
 		}
 	}
-	shallow := make(map[string]any, len(top))
-	for k, v := range top {
-		shallow[k] = v
-	}
+	shallow := maps.Clone(top)
 	if _, isArr := top["findings"].([]any); isArr {
 		shallow["findings"] = []any{}
 	}
-	if vs := violations(topSchemaV().Validate(shallow)); len(vs) > 0 {
+	if vs := violations(topSchema().Validate(shallow)); len(vs) > 0 {
 		v := vs[0]
 		return nil, false, p.reject(v.reason, v.field, v.detail)
 	}
@@ -174,8 +152,7 @@ func (p *parser) topLevel(doc any) (top map[string]any, newerMinor bool, err err
 }
 
 // findings validates each finding on its own, then reconciles its file
-// with the changed files (RC-5): a finding whose file matches none is
-// dropped, one that matches another spelling takes the changed file's.
+// with the changed files (RC-5).
 func (p *parser) findings(items []any, changed []string, newerMinor bool) []domain.Finding {
 	type candidate struct {
 		index int
@@ -208,9 +185,8 @@ func (p *parser) findings(items []any, changed []string, newerMinor bool) []doma
 	return kept
 }
 
-// checkVersions runs the compatibility rules on version literals that are
-// well-formed; malformed or missing ones are left to the schema check, which
-// reports them as schema_mismatch or missing_required_field.
+// checkVersions runs the compatibility rules on well-formed version
+// literals; the schema check reports malformed or missing ones.
 func (p *parser) checkVersions(top map[string]any) (newerMinor bool, err error) {
 	if sv, ok := top["schema_version"].(string); ok && schemaVersionRE.MatchString(sv) {
 		n, verr := checkSchemaVersion(sv)
@@ -227,8 +203,7 @@ func (p *parser) checkVersions(top map[string]any) (newerMinor bool, err error) 
 	return newerMinor, nil
 }
 
-// finding coerces and validates one finding. It reports false, after
-// recording why, when the finding must be dropped.
+// finding coerces and validates one finding; false (after saying why) drops it.
 func (p *parser) finding(i int, item any, newerMinor bool) (domain.Finding, bool) {
 	obj, ok := item.(map[string]any)
 	if !ok {
@@ -262,9 +237,9 @@ func (p *parser) finding(i int, item any, newerMinor bool) (domain.Finding, bool
 		}
 	}
 
-	if vs := violations(findingSchemaV().Validate(obj)); len(vs) > 0 {
+	if vs := violations(findingSchema().Validate(obj)); len(vs) > 0 {
 		v := vs[0]
-		p.drop(i, id, v.reason, v.field, locFile(obj), locLine(obj), v.detail)
+		p.drop(i, id, v.reason, v.field, str(obj, "file"), locLine(obj), v.detail)
 		return domain.Finding{}, false
 	}
 
@@ -300,11 +275,10 @@ func (p *parser) finding(i int, item any, newerMinor bool) (domain.Finding, bool
 	return f, true
 }
 
-// coerceLine turns an integral numeric string ("12", " 12 ", "12.0") or an
-// integral number written in another form (12.0, 1.2e1) into a canonical
-// integer. Anything else is left for the schema to judge, except a number
-// that does not fit a float64, which is dropped here (reported false) so the
-// validator never does arbitrary-precision work on it.
+// coerceLine turns an integral numeric string ("12", "12.0") or number
+// (12.0, 1.2e1) into a canonical integer; anything else is the schema's,
+// except a number beyond float64, dropped here (false) so the validator never
+// does arbitrary-precision work on it.
 func (p *parser) coerceLine(obj map[string]any, name string, i int, id string) bool {
 	switch v := obj[name].(type) {
 	case string:
@@ -321,7 +295,7 @@ func (p *parser) coerceLine(obj map[string]any, name string, i int, id string) b
 	case json.Number:
 		f, err := strconv.ParseFloat(string(v), 64)
 		if err != nil {
-			p.drop(i, id, ReasonInvalidLineRange, name, locFile(obj), 0, "number out of range")
+			p.drop(i, id, ReasonInvalidLineRange, name, str(obj, "file"), 0, "number out of range")
 			return false
 		}
 		if f != math.Trunc(f) || math.Abs(f) > maxLine {
@@ -354,8 +328,7 @@ func (p *parser) trim(obj map[string]any, name string, i int, id string) {
 	p.coerced(i, id, name, ReasonTrimmed, old, nw)
 }
 
-// sensitiveFields hold free text written by the model, which may quote code;
-// their values never appear in diagnostics.
+// sensitiveFields hold the model's free text, which may quote code: never in diagnostics.
 var sensitiveFields = map[string]bool{"title": true, "message": true, "suggestion": true, "summary": true}
 
 func redacted(s string) string {
@@ -381,9 +354,8 @@ func (p *parser) reject(reason, field, detail string) error {
 // violation is one schema failure mapped onto a reason code.
 type violation struct{ reason, field, detail string }
 
-// reasonRank orders violations so the reported reason is deterministic and
-// the most basic problem wins: a missing field before a wrong type, a wrong
-// type before a bad enum value, a bad enum before a bad range.
+// reasonRank orders violations so the most basic problem is reported:
+// missing field, wrong type, bad enum value, bad range.
 var reasonRank = map[string]int{
 	ReasonMissingRequiredField: 0,
 	ReasonSchemaMismatch:       1,
@@ -391,8 +363,8 @@ var reasonRank = map[string]int{
 	ReasonInvalidLineRange:     3,
 }
 
-// violations flattens a validation error into its leaf failures, sorted by
-// reasonRank then field order. Details name keywords and types, never values.
+// violations flattens a validation error into its leaf failures, by
+// reasonRank then field order; details never name values.
 func violations(err error) []violation {
 	if err == nil {
 		return nil
@@ -499,21 +471,14 @@ func (c changedSet) match(file string) (string, bool) {
 	return hit, hit != ""
 }
 
-// repoKey is the repository-normalized form of a path: separators as "/",
-// leading "./" segments and leading slashes removed. It is never used to
-// resolve ".." or case: Perforce paths are compared as written.
+// repoKey is a path with "/" separators and no leading "./" or slashes;
+// never ".." or case: Perforce paths are compared as written.
 func repoKey(p string) string {
 	p = strings.ReplaceAll(p, `\`, "/")
-	for {
-		switch {
-		case strings.HasPrefix(p, "./"):
-			p = p[2:]
-		case strings.HasPrefix(p, "/"):
-			p = p[1:]
-		default:
-			return p
-		}
+	for strings.HasPrefix(p, "./") || strings.HasPrefix(p, "/") {
+		p = strings.TrimPrefix(strings.TrimPrefix(p, "./"), "/")
 	}
+	return p
 }
 
 func toLine(v any) (int, bool) {
@@ -532,8 +497,6 @@ func str(obj map[string]any, name string) string {
 	s, _ := obj[name].(string)
 	return s
 }
-
-func locFile(obj map[string]any) string { return str(obj, "file") }
 
 func locLine(obj map[string]any) int {
 	n, _ := toLine(obj["line"])
@@ -568,17 +531,11 @@ func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	cut := n
-	for cut > 0 && !utf8RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
+	return cutUTF8(s, n) + "…"
 }
 
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
-
-// jsonErrorDetail describes a decode failure by position only: the decoder's
-// own message quotes the offending character, which is model output.
+// jsonErrorDetail describes a decode failure by position only: the
+// decoder's message quotes model output.
 func jsonErrorDetail(err error) string {
 	var se *json.SyntaxError
 	switch {
@@ -590,4 +547,65 @@ func jsonErrorDetail(err error) string {
 		return "truncated JSON"
 	}
 	return "data after the top-level value"
+}
+
+// version is a parsed x.y or x.y.z literal. A missing patch reads as 0, so
+// prompt_version "1.0" and "1.0.0" name the same contract.
+type version struct{ major, minor, patch uint64 }
+
+func parseVersion(s string, maxParts int) (version, bool) {
+	parts := strings.Split(s, ".")
+	if len(parts) < 2 || len(parts) > maxParts {
+		return version{}, false
+	}
+	var n [3]uint64
+	for i, p := range parts {
+		if p == "" || strings.TrimLeft(p, "0123456789") != "" {
+			return version{}, false
+		}
+		v, err := strconv.ParseUint(p, 10, 32)
+		if err != nil {
+			return version{}, false
+		}
+		n[i] = v
+	}
+	return version{n[0], n[1], n[2]}, true
+}
+
+// checkSchemaVersion applies rule RC-4: exact match, or a newer
+// minor in the same major (minor updates are additive). It reports whether
+// the response is a newer minor, whose unknown fields the parser must ignore.
+func checkSchemaVersion(got string) (newerMinor bool, err error) {
+	want, _ := parseVersion(SchemaVersion, 2)
+	v, ok := parseVersion(got, 2)
+	if !ok {
+		return false, fmt.Errorf("schema_version %q is not major.minor", got)
+	}
+	if v.major != want.major || v.minor < want.minor {
+		return false, fmt.Errorf("schema_version %s is not compatible with %s (same major, minor >= %d)",
+			got, SchemaVersion, want.minor)
+	}
+	return v.minor > want.minor, nil
+}
+
+// checkPromptVersion accepts the exact prompt version the request was built
+// with, or, when allowed, any patch of the same major.minor.
+func checkPromptVersion(got, expected string, allowPatchDrift bool) error {
+	want, ok := parseVersion(expected, 3)
+	if !ok {
+		return fmt.Errorf("configured prompt version %q is not x.y[.z]", expected)
+	}
+	v, ok := parseVersion(got, 3)
+	if !ok {
+		return fmt.Errorf("prompt_version %q is not x.y[.z]", got)
+	}
+	switch {
+	case v == want:
+		return nil
+	case allowPatchDrift && v.major == want.major && v.minor == want.minor:
+		return nil
+	case allowPatchDrift:
+		return fmt.Errorf("prompt_version %s is outside %d.%d.x", got, want.major, want.minor)
+	}
+	return fmt.Errorf("prompt_version %s does not match %s", got, expected)
 }

@@ -14,8 +14,8 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 )
 
-// Markers in the user message. Each stands alone on its line; the LLM
-// stand-in (and any tool reading stored prompts) locates the data by them.
+// Markers in the user message, each alone on its line: the LLM stand-in and
+// tools reading stored prompts locate the data by them.
 const (
 	// ChangedFilesMarker is followed by one line: the changed depot paths as a JSON array.
 	ChangedFilesMarker = "CHANGED_FILES_JSON:"
@@ -31,17 +31,14 @@ const (
 	NotePrefix = "NOTE: "
 )
 
-// Prompt is one chat request: a system and a user message. Its fields match
-// llm.Prompt, so llm.Prompt(p) converts without copying field by field.
+// Prompt is one chat request. Its fields match llm.Prompt, so llm.Prompt(p) converts.
 type Prompt struct {
-	System string
-	User   string
-	// MaxTokens, when positive, raises the output budget for this request.
-	MaxTokens int
+	System    string
+	User      string
+	MaxTokens int // when positive, raises the output budget for this request.
 }
 
-// Digest is a short sha256 of the prompt for logs and artifact ids; the
-// prompt itself is never logged.
+// Digest is a short sha256 of the prompt for logs and artifact ids.
 func (p Prompt) Digest() string {
 	h := sha256.New()
 	h.Write([]byte(p.System))
@@ -55,25 +52,20 @@ func (p Prompt) Size() int { return len(p.System) + len(p.User) }
 
 // FileHeader describes one file block under DiffsMarker.
 type FileHeader struct {
-	Path      string `json:"path"`
-	Action    string `json:"action,omitempty"`
-	Type      string `json:"type,omitempty"`
-	Rev       int    `json:"rev,omitempty"`
-	DiffBytes int    `json:"diff_bytes"`
-	// OriginalBytes is set when the diff was cut: the size before cutting.
-	OriginalBytes int `json:"original_bytes,omitempty"`
+	Path          string `json:"path"`
+	Action        string `json:"action,omitempty"`
+	Type          string `json:"type,omitempty"`
+	Rev           int    `json:"rev,omitempty"`
+	DiffBytes     int    `json:"diff_bytes"`
+	OriginalBytes int    `json:"original_bytes,omitempty"` // set when the diff was cut: the size before cutting.
 }
 
-// PromptLimits bound what a prompt carries. Diffs beyond the limits are cut
-// at a line boundary and the cut is stated in the prompt (NotePrefix lines)
-// and in PromptInfo; nothing is dropped silently.
+// PromptLimits bound what a prompt carries. Diffs beyond them are cut at a
+// line, and the cut is stated in the prompt (NotePrefix) and in PromptInfo.
 type PromptLimits struct {
-	// MaxDiffBytes bounds the diff text of all files together.
-	MaxDiffBytes int
-	// MaxFileDiffBytes bounds one file's diff text.
-	MaxFileDiffBytes int
-	// MaxDescriptionBytes bounds the changelist description.
-	MaxDescriptionBytes int
+	MaxDiffBytes        int // bounds the diff text of all files together.
+	MaxFileDiffBytes    int // bounds one file's diff text.
+	MaxDescriptionBytes int // bounds the changelist description.
 }
 
 // DefaultPromptLimits keep a prompt well inside common context windows.
@@ -207,22 +199,22 @@ func marshalLine(v any) string {
 }
 
 func (l PromptLimits) withDefaults() PromptLimits {
-	if l.MaxDiffBytes <= 0 {
-		l.MaxDiffBytes = DefaultPromptLimits.MaxDiffBytes
-	}
-	if l.MaxFileDiffBytes <= 0 {
-		l.MaxFileDiffBytes = DefaultPromptLimits.MaxFileDiffBytes
-	}
-	if l.MaxDescriptionBytes <= 0 {
-		l.MaxDescriptionBytes = DefaultPromptLimits.MaxDescriptionBytes
-	}
+	orDefault(&l.MaxDiffBytes, DefaultPromptLimits.MaxDiffBytes)
+	orDefault(&l.MaxFileDiffBytes, DefaultPromptLimits.MaxFileDiffBytes)
+	orDefault(&l.MaxDescriptionBytes, DefaultPromptLimits.MaxDescriptionBytes)
 	return l
 }
 
-// allowances shares budget among files by water-filling: files smaller than
-// an equal share keep their whole diff and the rest split what remains, each
-// capped at perFile. A changelist with one huge file and many small ones thus
-// still shows every small file in full.
+// orDefault sets a zero or negative *v to d.
+func orDefault(v *int, d int) {
+	if *v <= 0 {
+		*v = d
+	}
+}
+
+// allowances shares budget among files by water-filling: files under an
+// equal share keep their whole diff, the rest split what remains (each at
+// most perFile), so one huge file does not hide the small ones.
 func allowances(sizes []int, budget, perFile int) []int {
 	order := make([]int, len(sizes))
 	for i := range order {
@@ -239,9 +231,8 @@ func allowances(sizes []int, budget, perFile int) []int {
 	return out
 }
 
-// cutAtLine returns the longest prefix of s of at most n bytes that ends at a
-// line break, so the model never sees half a line (and misreads it as code);
-// when even the first line does not fit, nothing is shown.
+// cutAtLine returns the longest prefix of s of at most n bytes that ends at
+// a line break, so the model never sees half a line; "" if no line fits.
 func cutAtLine(s string, n int) string {
 	if len(s) <= n {
 		return s
@@ -278,22 +269,18 @@ func KnownPromptVersion(version string) bool {
 	return ok
 }
 
-// systemPrompts are the templates by version, each rendered once on first
-// use. 1.1.0 adds guidance the 1.0.0 parser already tolerates (the parser
-// changes first, then the prompt: the rollout order of rule RC-1).
+// systemPrompts are the templates by version, each rendered once. The parser
+// changes first, then the prompt: the rollout order of rule RC-1.
 var systemPrompts = map[string]func() string{
 	StablePromptVersion:     sync.OnceValue(func() string { return buildSystemPrompt(StablePromptVersion, false) }),
 	ChunkAwarePromptVersion: sync.OnceValue(func() string { return buildSystemPrompt(ChunkAwarePromptVersion, true) }),
-	// the team-rules guidance and the schema
-	// verbatim, which lifts the static part above providers' cache minimum.
 	RulesPromptVersion: sync.OnceValue(func() string {
 		return buildSystemPrompt(RulesPromptVersion, true) + rulesGuidance + schemaSection()
 	}),
 }
 
-// buildSystemPrompt states the output contract (rules RC-1..RC-3): the prompt
-// construction rules, with field lists and enum sets taken from the
-// embedded schema.
+// buildSystemPrompt states the output contract (rules RC-1..RC-3), field
+// lists and enum sets taken from the embedded schema.
 func buildSystemPrompt(version string, chunkAware bool) string {
 	facts := factsOnce()
 	q := func(names []string) string {
@@ -303,10 +290,10 @@ func buildSystemPrompt(version string, chunkAware bool) string {
 		}
 		return strings.Join(out, ", ")
 	}
-	req := slices.Clone(facts.findingRequired)
-	slices.SortFunc(req, func(a, b string) int { return fieldRank(a) - fieldRank(b) })
-	topReq := slices.Clone(facts.topRequired)
-	slices.SortFunc(topReq, func(a, b string) int { return fieldRank(a) - fieldRank(b) })
+	ranked := func(names []string) []string {
+		return slices.SortedFunc(slices.Values(names), func(a, b string) int { return fieldRank(a) - fieldRank(b) })
+	}
+	req, topReq := ranked(facts.findingRequired), ranked(facts.topRequired)
 
 	var b strings.Builder
 	b.WriteString("You are Criticizer, a senior code reviewer for Perforce changelists. ")
@@ -341,4 +328,15 @@ func buildSystemPrompt(version string, chunkAware bool) string {
 		b.WriteString("- Order findings by severity, most severe first, and give \"suggestion\" as a concrete change where you can.\n")
 	}
 	return b.String()
+}
+
+// schemaSection closes RulesPromptVersion's system prompt with the canonical
+// schema, verbatim: the system prompt is the static prefix of every request
+// (rules and diffs come after it), and providers cache a prefix once it
+// reaches their minimum (1,024 tokens for OpenAI and most Anthropic and
+// Bedrock models), which the instructions alone stay under. The schema also
+// states the contract the parser enforces, exactly.
+func schemaSection() string {
+	return "\nThe response must validate against this JSON schema (the canonical ReviewResult schema, verbatim):\n" +
+		strings.TrimRight(string(schemaJSON), "\n") + "\n"
 }

@@ -2,13 +2,11 @@ package result
 
 import "strings"
 
-// A team's per-path instructions (review rules, RulesFileName) reach the
-// model from RulesPromptVersion on: its system prompt has the guidance below
-// (prompt.go, systemPrompts), and the instructions go in a RulesMarker
-// section of the user message after the static system prompt, so the
-// cacheable prefix is unchanged across chunks. Earlier versions ignore
-// instructions (their text is fixed); ignore patterns, thresholds and caps
-// apply to every version.
+// A team's per-path instructions (RulesFileName) reach the model from
+// RulesPromptVersion on: the system prompt has rulesGuidance, and the
+// instructions go in a RulesMarker section of the user message, so the
+// cacheable prefix is unchanged. Ignore patterns, thresholds and caps apply
+// to every version.
 
 // RulesMarker is followed by one line: a JSON array of {"files", "text"}
 // instructions for the files of this request.
@@ -28,9 +26,8 @@ type ruleLine struct {
 	Text  string   `json:"text"`
 }
 
-// rulesSection renders the instructions that apply to c's files, grouped by
-// text in the order first seen, or "" when none apply or version does not
-// carry them.
+// rulesSection renders the instructions for c's files, grouped by text in
+// first-seen order; "" when none apply or version does not carry them.
 func (p Plan) rulesSection(c Chunk, version string) string {
 	if !carriesRules(version) {
 		return ""

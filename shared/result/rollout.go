@@ -13,10 +13,8 @@ import (
 // retry or replay of a job gets the version it had; rollback is setting
 // Percent to 0 (PROMPT_CANDIDATE_PERCENT), a configuration change.
 type Rollout struct {
-	// Candidate is the prompt version on trial; empty means none.
-	Candidate string
-	// Percent is the share of jobs, 0-100, that get Candidate.
-	Percent int
+	Candidate string // the prompt version on trial; empty means none.
+	Percent   int    // the share of jobs, 0-100, that get Candidate.
 }
 
 // Validate checks that the candidate has a template in this build.
@@ -45,27 +43,20 @@ func (r Rollout) Pick(jobID string) string {
 // Bucket maps a job id onto 0-99, uniformly: the prompt rollout's bucket.
 func Bucket(jobID string) int { return bucket("prompt-rollout", jobID) }
 
-// bucket maps a job id onto 0-99 under salt: each rollout has its own
-// salt, so which jobs get a candidate model says nothing about which get a
-// candidate prompt (the two shares are independent).
+// bucket maps a job id onto 0-99 under salt: each rollout has its own, so
+// the model and prompt shares are independent.
 func bucket(salt, jobID string) int {
 	sum := sha256.Sum256([]byte(salt + "\x00" + jobID))
 	return int(binary.BigEndian.Uint64(sum[:8]) % 100)
 }
 
 // ModelRollout serves a candidate model to a share of jobs
-// (llmModelCandidate, llmModelCandidatePercent), as Rollout does a prompt
-// version: the choice is a pure function of the job id, under its own
-// salt, so a job's model and its prompt version are drawn independently.
-// With both canaries on, a share of jobs gets both candidates; promotion
-// compares like with like: a candidate model against the stable model
-// under the stable prompt version, a candidate prompt against the stable
-// prompt at the stable model (cmd/criticizer promote).
+// (llmModelCandidate, llmModelCandidatePercent) as Rollout does a prompt
+// version, under its own salt, so a job's model and prompt are drawn
+// independently; promotion compares like with like (cmd/criticizer promote).
 type ModelRollout struct {
-	// Candidate is the model on trial; empty means none.
-	Candidate string
-	// Percent is the share of jobs, 0-100, that get Candidate.
-	Percent int
+	Candidate string // the model on trial; empty means none.
+	Percent   int    // the share of jobs, 0-100, that get Candidate.
 }
 
 // Validate checks the share, that a share has a model to serve, and that
@@ -118,10 +109,9 @@ type Canary struct {
 // ErrNotPromotable is the refusal of Promotable.
 var ErrNotPromotable = errors.New("candidate prompt not promotable")
 
-// Promotable judges a candidate's canary against its SLO: enough jobs
-// (minJobs, at least 1) to judge by, valid findings per job at or above the
-// floor, dropped findings per job at or below the ceiling. The error names
-// every check that failed, with the numbers.
+// Promotable judges a candidate's canary against its SLO: at least minJobs
+// (and 1) jobs, valid findings per job at or above the floor, dropped ones at
+// or below the ceiling. The error names every failed check, with the numbers.
 func (s SLO) Promotable(c Canary, minJobs int) error {
 	var failed []string
 	if c.Jobs < max(minJobs, 1) {

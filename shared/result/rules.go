@@ -44,16 +44,13 @@ var rulesSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
 // paths, which files not to review, and which findings to report. The zero
 // value reports everything the model finds.
 type Rules struct {
-	Instructions []Instruction `json:"instructions,omitempty"`
-	// Ignore lists path patterns of files not to review ("ignored by rule").
-	Ignore []string `json:"ignore,omitempty"`
-	// SeverityThreshold drops model findings less severe than it.
-	SeverityThreshold string `json:"severity_threshold,omitempty"`
+	Instructions      []Instruction `json:"instructions,omitempty"`
+	Ignore            []string      `json:"ignore,omitempty"`             // lists path patterns of files not to review ("ignored by rule").
+	SeverityThreshold string        `json:"severity_threshold,omitempty"` // drops model findings less severe than it.
 	// MaxFindings caps the findings of one e-mail (most severe kept); 0
 	// means no cap.
-	MaxFindings int `json:"max_findings,omitempty"`
-	// DisabledCategories drops model findings in these categories.
-	DisabledCategories []string `json:"disabled_categories,omitempty"`
+	MaxFindings        int      `json:"max_findings,omitempty"`
+	DisabledCategories []string `json:"disabled_categories,omitempty"` // drops model findings in these categories.
 	// GateSeverity: findings at or above it, in the files under these
 	// rules, fail the review's Swarm test run; "off" never does; "" leaves
 	// it to the environment (SWARM_GATE_SEVERITY).
@@ -63,9 +60,8 @@ type Rules struct {
 	DismissalSuppression *DismissalSuppression `json:"dismissal_suppression,omitempty"`
 }
 
-// DismissalSuppression is a team's say over what it dismissed: After is N
-// (nil: the environment's DISMISS_THRESHOLD; 0: nothing is withheld
-// here); Never lists finding kinds always reported here.
+// DismissalSuppression is a team's say over what it dismissed: After is N (nil:
+// the environment's DISMISS_THRESHOLD; 0: nothing withheld); Never lists kinds always reported.
 type DismissalSuppression struct {
 	After *int     `json:"after,omitempty"`
 	Never []string `json:"never,omitempty"`
@@ -78,12 +74,10 @@ type Instruction struct {
 	Text  string   `json:"text"`
 }
 
-// Path patterns are matched against a file's depot path relative to the
-// root its rules file sits in (for the environment's defaults, the depot
-// path without its leading "//"): "*" and "?" match within one path
-// segment, "**" and Perforce's "..." across segments ("**/" also matches no
-// segment at all), and a pattern without "/" matches the file name at any
-// depth ("*.generated.cs").
+// Path patterns are matched against a file's path relative to its rules
+// file's root (for the defaults, the depot path without "//"): "*" and "?"
+// within a segment, "**" and Perforce's "..." across segments ("**/" also
+// none), and a pattern without "/" matches the file name at any depth.
 func matchPattern(pattern, rel string) bool {
 	re, err := patternRE(pattern)
 	if err != nil {
@@ -133,8 +127,7 @@ func patternRE(p string) (*regexp.Regexp, error) {
 }
 
 // ParseRules reads a rules file (YAML or JSON) and validates it against the
-// embedded schema. An invalid file yields the zero Rules and errors saying
-// which rule was rejected and why; the caller applies its defaults.
+// embedded schema; an invalid file yields the zero Rules and why.
 func ParseRules(data []byte) (Rules, []string) {
 	if len(data) > MaxRulesFileBytes {
 		return Rules{}, []string{fmt.Sprintf("file is %d bytes, limit %d", len(data), MaxRulesFileBytes)}
@@ -219,10 +212,9 @@ func oneLineErr(v any) string {
 	return s
 }
 
-// RuleSet is the rules that apply to one changelist: the rules file
-// (domain.RulesFileName) of each allow-listed root, as the submitted depot
-// held it before the change (read by the fetch stage, shared/p4), and the
-// environment's defaults for files under no root with a valid rules file.
+// RuleSet is the rules of one changelist: each allow-listed root's rules
+// file (domain.RulesFileName) as the depot held it before the change (read
+// by shared/p4), and the environment's defaults for files under none.
 type RuleSet struct {
 	Defaults Rules       `json:"defaults"`
 	Roots    []RootRules `json:"roots,omitempty"`
@@ -230,19 +222,16 @@ type RuleSet struct {
 
 // RootRules is one allow-listed root's rules file.
 type RootRules struct {
-	// Root is the depot path prefix, ending in "/", e.g. "//depot/game/".
-	Root string `json:"root"`
-	// Source names the file and revision read, e.g. "//depot/game/.criticizer.yaml@41".
-	Source string `json:"source"`
+	Root   string `json:"root"`   // the depot path prefix, ending in "/", e.g. "//depot/game/".
+	Source string `json:"source"` // names the file and revision read, e.g. "//depot/game/.criticizer.yaml@41".
 	Rules  Rules  `json:"rules"`
 	// Rejected says why the file was rejected (Rules is then unused and the
 	// defaults apply to the root's files).
 	Rejected []string `json:"rejected,omitempty"`
 }
 
-// For returns the rules of file and the path relative to their root: those
-// of the nearest (longest) root above file whose rules file was accepted,
-// else the defaults.
+// For returns the rules of file (its nearest root's if accepted, else the
+// defaults) and the path relative to their root.
 func (s RuleSet) For(file string) (Rules, string) {
 	best := -1
 	for i, r := range s.Roots {
@@ -250,17 +239,14 @@ func (s RuleSet) For(file string) (Rules, string) {
 			best = i
 		}
 	}
-	if best < 0 || len(s.Roots[best].Rejected) > 0 {
-		root := ""
-		if best >= 0 {
-			root = s.Roots[best].Root
-		}
-		if root == "" {
-			return s.Defaults, strings.TrimPrefix(file, "//")
-		}
-		return s.Defaults, strings.TrimPrefix(file, root)
+	if best >= 0 && len(s.Roots[best].Rejected) == 0 {
+		return s.Roots[best].Rules, strings.TrimPrefix(file, s.Roots[best].Root)
 	}
-	return s.Roots[best].Rules, strings.TrimPrefix(file, s.Roots[best].Root)
+	root := "//"
+	if best >= 0 && s.Roots[best].Root != "" {
+		root = s.Roots[best].Root
+	}
+	return s.Defaults, strings.TrimPrefix(file, root)
 }
 
 // Gates maps each finding's ID to the gate severity its file's rules set
@@ -278,10 +264,9 @@ func (s RuleSet) Gates(fs []domain.Finding) map[string]string {
 	return out
 }
 
-// SuppressAfter maps each finding's ID to the N its file's rules set for
-// it (dismissal_suppression: 0 when its kind, by kind, is listed in never
-// or after is 0), for the findings whose rules say anything; the others
-// follow the environment.
+// SuppressAfter maps each finding's ID to the N its file's
+// dismissal_suppression sets (0 when its kind is in never), for the
+// findings whose rules say anything; the others follow the environment.
 func (s RuleSet) SuppressAfter(fs []domain.Finding, kind func(domain.Finding) string) map[string]int {
 	var out map[string]int
 	for _, f := range fs {
@@ -350,12 +335,10 @@ func (s RuleSet) Describe() (applied, rejected []string) {
 	return applied, rejected
 }
 
-// Filter applies the rules of each finding's file to the model's findings
-// (pipeline findings, such as committed secrets, are never filtered: they
-// are certain), then orders them most severe first and applies the smallest
-// max_findings that any rules in play set. It returns the findings kept,
-// those the threshold and disabled categories removed, and those the cap
-// hid.
+// Filter applies each file's rules to the model's findings (the pipeline's,
+// committed secrets, are certain and never filtered), orders them most
+// severe first and applies the smallest max_findings in play. It returns
+// the findings kept, those threshold and categories removed, and those the cap hid.
 func (s RuleSet) Filter(fs []domain.Finding) (kept, filtered, hidden []domain.Finding) {
 	for _, f := range fs {
 		if !strings.HasPrefix(f.RuleID, SecretRulePrefix) {
@@ -382,18 +365,16 @@ func (s RuleSet) Filter(fs []domain.Finding) (kept, filtered, hidden []domain.Fi
 	return kept, filtered, hidden
 }
 
-// Digest identifies the rules in play (defaults and every root's file,
-// rejected parts included): two reviews under equal digests keep and
-// withhold findings alike, so one's findings can stand for the other's.
+// Digest identifies the rules in play, rejected parts included: reviews
+// under equal digests keep and withhold findings alike.
 func (s RuleSet) Digest() string {
 	b, _ := json.Marshal(s) // plain fields always marshal
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
 
-// ResolveRules parses each rules file into the RuleSet's roots; a file that
-// is unreadable or invalid is kept with the reasons it was rejected, so the
-// e-mail can say so while the defaults apply.
+// ResolveRules parses each rules file into the RuleSet's roots; an
+// unreadable or invalid one is kept with why, for the e-mail.
 func ResolveRules(files []domain.RulesFile) RuleSet {
 	var rs RuleSet
 	for _, f := range files {

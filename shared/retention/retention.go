@@ -1,21 +1,20 @@
-// Package retention owns the periodic verification of rule RT-3: nothing
-// outlives its TTL. DynamoDB TTL and S3 lifecycle rules delete on their own,
-// but silently and late; this check looks for what they missed — a row whose
-// expires_at passed longer ago than DynamoDB's deletion lag, a row with no
-// expires_at at all (it would live forever), an artifact older than its
-// bucket's expiry plus the lifecycle's lag — and reports counts as metrics an
-// alarm pages on. It reads keys and dates only, never item or object content.
+// Package retention verifies rule RT-3, nothing outlives its TTL: DynamoDB TTL
+// and S3 lifecycle rules delete silently and late, so this check counts what
+// they missed — a row past expires_at by more than DynamoDB's lag, a row with no
+// expires_at (it would live forever), an artifact older than its bucket's expiry
+// plus the lifecycle's lag — as metrics an alarm pages on. It reads keys and
+// dates only.
 //
-// The table check is a round of a parallel scan (Segments segments at
-// once) that may span invocations: each run scans until its Budget, saves
-// every segment's position (State) and the counts so far, and the next run
-// continues; the metrics are emitted when a round completes, and a new
-// round starts a day after the last one began. Every run also emits the
-// age of the last complete round, so a round that stops completing pages. At 10 million items a round
-// reads each item once a day, whatever the function's timeout.
+// The table check is a round of a parallel scan (Segments at once) that may span
+// runs: each run scans until its Budget and saves every segment's position and
+// the counts (State); the metrics go out when a round completes, a new round
+// starts a day after the last began, and every run emits the last complete
+// round's age, so a round that stops completing pages. At 10 million items a
+// round reads each item once a day, whatever the timeout.
 package retention
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -38,9 +37,8 @@ import (
 // Attribute is the jobs table's TTL attribute (epoch seconds).
 const Attribute = "expires_at"
 
-// Default lags: DynamoDB deletes expired items "typically within a few days"
-// and S3 applies lifecycle expiry about once a day, so only what is older
-// than these past its expiry is overdue.
+// Default lags: DynamoDB deletes expired items "typically within a few days", S3
+// applies lifecycle expiry about daily.
 const (
 	DefaultTableGrace  = 72 * time.Hour
 	DefaultBucketGrace = 48 * time.Hour
@@ -66,21 +64,18 @@ type Checker struct {
 	TableGrace  time.Duration // default DefaultTableGrace
 	BucketGrace time.Duration // default DefaultBucketGrace
 	Now         func() time.Time
-	// UniquenessForever is set when UNIQUENESS_RETENTION_DAYS is 0: the
-	// records that make a promise unique (idempotency records, changelist
-	// gates, delivery rows) are then kept without a TTL by design, and
-	// only they are exempt from the "no TTL" count.
+	// UniquenessForever (UNIQUENESS_RETENTION_DAYS 0): the uniqueness records
+	// are kept without TTL by design and exempt from the "no TTL" count.
 	UniquenessForever bool
-	// Segments is how many segments of the table are scanned at once
-	// (DefaultSegments when zero).
+	// Segments scanned at once (DefaultSegments when zero).
 	Segments int
 	// Budget bounds how long one run scans (0: until the round is done).
 	Budget time.Duration
-	// State keeps a round's progress between runs; nil: every run is a
-	// whole round.
+	// State keeps a round's progress between runs; nil: every run is a whole
+	// round.
 	State State
-	// Also is other work done on the same scan (the outbox's data scrub), so
-	// the table is read once a day, not once per concern.
+	// Also rides the same scan (the outbox's data scrub), so the table is read
+	// once a day.
 	Also    Also
 	Log     *slog.Logger
 	Metrics *obs.Metrics
@@ -98,13 +93,12 @@ type State interface {
 	Save(ctx context.Context, state string) error
 }
 
-// Also is work done on the retention scan (the outbox's data scrub): the
-// items its filter matches are scanned too, and those it Matches are passed
-// to Visit. An interface, so the service that owns the work (shared/outbox)
-// need not import this runtime package.
+// Also is work on the retention scan: items its filter matches are scanned too,
+// those it Matches passed to Visit. An interface, so shared/outbox need not
+// import this package.
 type Also interface {
-	// ScanFilter is OR-ed into the scan's filter, with its attribute names
-	// and values; project names the attributes Match and Visit read.
+	// ScanFilter is OR-ed into the scan's filter; project names what Match and
+	// Visit read.
 	ScanFilter() (filter string, names map[string]string, values map[string]types.AttributeValue, project []string)
 	Match(item map[string]types.AttributeValue) bool
 	Visit(ctx context.Context, item map[string]types.AttributeValue) error
@@ -115,8 +109,7 @@ type Report struct {
 	RowsOverdue    int `json:"rows_overdue"`     // expires_at passed more than the grace ago
 	RowsWithoutTTL int `json:"rows_without_ttl"` // no expires_at: would never expire
 	ObjectsOverdue int `json:"objects_overdue"`  // older than the bucket's expiry plus the grace
-	// Pending says the round goes on in the next run (its counts so far);
-	// Idle that no round was due.
+	// Pending: the round goes on next run (counts so far); Idle: none was due.
 	Pending bool `json:"pending,omitempty"`
 	Idle    bool `json:"idle,omitempty"`
 	Visited int  `json:"visited,omitempty"` // items handed to Also in this round
@@ -125,14 +118,11 @@ type Report struct {
 // Clean reports whether nothing outlived its TTL.
 func (r Report) Clean() bool { return r.RowsOverdue+r.RowsWithoutTTL+r.ObjectsOverdue == 0 }
 
-// Run checks the table and every bucket, emits the counts as the metrics
-// RetentionRowsOverdue, RetentionRowsWithoutTTL and RetentionObjectsOverdue
-// (zeros too, so the alarm sees data), and logs the first offending keys.
+// Run checks the table and buckets, emits RetentionRowsOverdue,
+// RetentionRowsWithoutTTL and RetentionObjectsOverdue (zeros too) and logs the
+// first offending keys.
 func (c *Checker) Run(ctx context.Context) (Report, error) {
-	now := time.Now().UTC()
-	if c.Now != nil {
-		now = c.Now().UTC()
-	}
+	now := c.now().UTC()
 	tableGrace, bucketGrace := c.TableGrace, c.BucketGrace
 	if tableGrace <= 0 {
 		tableGrace = DefaultTableGrace
@@ -156,8 +146,8 @@ func (c *Checker) Run(ctx context.Context) (Report, error) {
 		c.putAge(r, now)
 		return r.Report, c.save(ctx, r)
 	}
-	// The buckets hold only their lifecycle's window of objects: listed
-	// once, at the end of the round.
+	// The buckets hold only their lifecycle's window: listed once, at the
+	// round's end.
 	rep := r.Report
 	rep.Pending = false
 	for _, b := range c.Buckets {
@@ -173,16 +163,12 @@ func (c *Checker) Run(ctx context.Context) (Report, error) {
 	return rep, c.save(ctx, done)
 }
 
-// putAge emits RetentionRoundAgeHours: the hours since the last complete round began (since the
-// round in progress began while none has completed), emitted by every run
-// that reads its state, due or not: a round that stops completing raises it past the alarm's threshold
-// instead of going quiet, and runs that stop altogether leave it missing,
-// which the alarm treats as breaching too.
+// putAge emits RetentionRoundAgeHours, the hours since the last complete round
+// began (or the current one, before any completed), from every run: a round that
+// stops completing raises it past the alarm, and runs that stop leave it
+// missing, which the alarm treats as breaching.
 func (c *Checker) putAge(r *round, now time.Time) {
-	from := r.Last
-	if from == "" {
-		from = r.Started
-	}
+	from := cmp.Or(r.Last, r.Started)
 	age := 0.0
 	if t, err := time.Parse(time.RFC3339, from); err == nil {
 		age = now.Sub(t).Hours()
@@ -213,9 +199,8 @@ func (r *round) done() bool {
 	return true
 }
 
-// load returns the round to work on: the one in progress, or a new one
-// when the last began a day ago or more; due is false (and the round the
-// saved state) when none is.
+// load returns the round in progress, or a new one when the last began a day
+// ago; due is false when none is.
 func (c *Checker) load(ctx context.Context, now time.Time) (r *round, due bool, err error) {
 	r = &round{}
 	if c.State != nil {
@@ -250,8 +235,8 @@ func (c *Checker) save(ctx context.Context, r *round) error {
 	return c.State.Save(ctx, string(b))
 }
 
-// scan runs every unfinished segment of the round in parallel until it
-// ends or the budget does.
+// scan runs the unfinished segments in parallel until they end or the budget
+// does.
 func (c *Checker) scan(ctx context.Context, r *round, cutoff, now time.Time) error {
 	var deadline time.Time
 	if c.Budget > 0 {
@@ -279,9 +264,7 @@ func (c *Checker) scan(ctx context.Context, r *round, cutoff, now time.Time) err
 	return nil
 }
 
-// segment scans one segment from its saved position: items whose
-// expires_at is missing or before cutoff are counted, the ones Also wants
-// visited.
+// segment scans one segment from its saved position, counting and visiting.
 func (c *Checker) segment(ctx context.Context, i int, r *round, cutoff, deadline time.Time, mu *sync.Mutex) error {
 	in := c.scanInput(cutoff)
 	in.Segment, in.TotalSegments = aws.Int32(int32(i)), aws.Int32(int32(len(r.Segments)))
@@ -341,8 +324,8 @@ func (c *Checker) item(ctx context.Context, item map[string]types.AttributeValue
 	return nil
 }
 
-// scanInput filters for rows whose expires_at is missing or before cutoff,
-// and the ones Also wants; it projects keys and dates only.
+// scanInput filters for rows whose expires_at is missing or before cutoff, and
+// Also's; it projects keys and dates only.
 func (c *Checker) scanInput(cutoff time.Time) *dynamodb.ScanInput {
 	in := &dynamodb.ScanInput{
 		TableName:                aws.String(c.TableName),
@@ -405,20 +388,17 @@ func (c *Checker) objects(ctx context.Context, b Bucket, cutoff time.Time, rep *
 	return nil
 }
 
-// report logs the first few offenders by key: enough to start from, not a
-// flood when a rule is missing altogether.
+// report logs the first few offenders: enough to start from, not a flood.
 func (c *Checker) report(ctx context.Context, msg, key string, n int) {
 	if n <= 5 && c.Log != nil {
 		c.Log.WarnContext(ctx, msg, "key", key, "event", "retention_violation")
 	}
 }
 
-// uniquenessPrefixes are the partition-key prefixes of the records that
-// make a promise unique: idempotency records, changelist version gates and
-// outbox rows (delivery identities), and the rerun ledger and the findings'
-// outcomes (shared/outcome) kept beside them, with their kinds' tallies,
-// the P4 Code Review webhook deliveries received (shared/swarmevents) and the
-// weekly digest's once-per-owner-and-week rows (shared/digest).
+// uniquenessPrefixes are the pk prefixes of the records that make a promise
+// unique: idempotency records, version gates, delivery rows, and beside them the
+// rerun ledger, outcomes and tallies (shared/outcome), received webhook
+// deliveries (shared/swarmevents) and the weekly digest's rows (shared/digest).
 var uniquenessPrefixes = []string{"IDEM#", "CL#", "OUTBOX#", "LEDGER#", "OUTCOME#review#", "OUTCOME#cl#", "OUTCOME#kind#", "SWARMEVENT#", "DIGEST#sent#"}
 
 func uniquenessRecord(item map[string]types.AttributeValue) bool {

@@ -2,22 +2,13 @@
 // a stage: error reasons and stacks in the job record, an outbox row's
 // last_error, dead-letter payloads, and every string or error field of a log
 // record (each function builds its logger with Logs, see coldstart.Load).
-//
-// Three things happen, in this order:
-//
-//  1. Upstream replies are untrusted. The free text of a remote party's
-//     reply (an SMTP server's reply line, which may quote the message; an
-//     HTTP error body) is replaced by its codes: reply code, enhanced status
-//     code. Errors are recognised by type anywhere in the chain (net/textproto
-//     replies, go-mail's SendError), so callers pass the error, not its text.
-//  2. Registered secrets (obs.DefaultMasker: every value read from Secrets
-//     Manager) are masked wherever they appear, whatever their shape.
-//  3. The redaction rules run with e-mail de-identification and bare-secret
-//     detection on (redact.Policy.BareSecrets): a lone AWS secret key, a
-//     line of a PEM body or a random token is caught without the context
-//     that usually gives it away; recipient addresses go too.
-//
-// If redaction itself fails, the text is withheld, never passed through.
+// In order: (1) the free text of an upstream reply (an SMTP reply line, which
+// may quote the message) is replaced by its codes, recognised by error type
+// anywhere in the chain (net/textproto, go-mail's SendError), so callers pass
+// the error, not its text; (2) registered secrets (obs.DefaultMasker: every
+// value read from Secrets Manager) are masked; (3) the redaction rules run
+// with e-mail de-identification and bare-secret detection on
+// (redact.Policy.BareSecrets). If redaction fails, the text is withheld.
 package sanitize
 
 import (
@@ -31,8 +22,7 @@ import (
 	"github.com/criticizer/criticizer/shared/redact"
 )
 
-// MaxInput bounds the text that is redacted; diagnostics longer than this
-// are cut first (a stack or reason that long helps nobody).
+// MaxInput bounds the text redacted; longer diagnostics are cut first.
 const MaxInput = 64 << 10
 
 // Withheld replaces text that could not be vetted.
@@ -45,8 +35,7 @@ var (
 )
 
 // Logs is the sanitizer every function's logger is built with
-// (coldstart.Load(ctx, name, sanitize.Logs)): Text for string attributes,
-// Error for errors.
+// (coldstart.Load): Text for string attributes, Error for errors.
 var Logs obs.Sanitizer = logs{}
 
 type logs struct{}
@@ -79,8 +68,7 @@ func Text(s string) string {
 	return out
 }
 
-// Error returns err's text fit to store or log: upstream reply text
-// replaced by its codes, then Text.
+// Error returns err's text fit to store or log (About err's own text).
 func Error(err error) string {
 	if err == nil {
 		return ""
@@ -88,9 +76,8 @@ func Error(err error) string {
 	return About(err, err.Error())
 }
 
-// About returns s fit to store or log, where s is text about err (a dump of
-// its chain, a stack): the reply text of err's chain is withheld as in
-// Error, then Text.
+// About returns s, text about err (a dump, a stack), fit to store or log:
+// the reply text of err's chain replaced by its codes, then Text.
 func About(err error, s string) string {
 	for _, r := range replies(err, nil) {
 		s = strings.ReplaceAll(s, r[0], r[1])
@@ -98,8 +85,7 @@ func About(err error, s string) string {
 	return Text(s)
 }
 
-// smtpReplier is go-mail's SendError, recognised by its methods so that
-// binaries without go-mail do not link it.
+// smtpReplier is go-mail's SendError, by its methods so others do not link go-mail.
 type smtpReplier interface {
 	error
 	ErrorCode() int
@@ -120,8 +106,7 @@ func replies(err error, out [][2]string) [][2]string {
 	case smtpReplier:
 		if code := e.ErrorCode(); code != 0 {
 			text := e.Error()
-			// go-mail's text starts with a fixed description of the step
-			// that failed ("sending SMTP RCPT TO command"), safe to keep.
+			// go-mail's text starts with the failed step ("sending SMTP RCPT TO command"), safe.
 			step, _, _ := strings.Cut(text, ":")
 			return append(out, [2]string{text, strings.TrimSpace(fmt.Sprintf("%s: SMTP %d %s [reply text withheld]", step, code, e.EnhancedStatusCode()))})
 		}

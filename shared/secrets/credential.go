@@ -17,11 +17,9 @@ import (
 	"github.com/criticizer/criticizer/shared/failure"
 )
 
-// DefaultOverlap is how long the previous version of a caller credential
-// (the webhook's HMAC key, Swarm's bearer token) keeps verifying after a
-// rotation when the secret records no deadline of its own: long enough to
-// roll the new value out to every trigger, short enough that a leaked old
-// value does not stay useful.
+// DefaultOverlap is how long a caller credential's previous version keeps
+// verifying after a rotation that records no deadline: time to roll the new
+// value out, not enough for a leaked old one to stay useful.
 const DefaultOverlap = 24 * time.Hour
 
 // CallerCredential is a credential callers present to us. Its secret holds
@@ -32,9 +30,8 @@ const DefaultOverlap = 24 * time.Hour
 //	{"key": "<value>", "previous_valid_until": "2026-11-26T09:00:00Z"}
 //
 // With the bare form the previous version verifies until DefaultOverlap
-// after the current version was created (Secrets Manager records that at
-// rotation). A deadline in the past (revocation) or an absent previous
-// version means only the current value verifies.
+// after the current one was created; a past deadline (revocation) or no
+// previous version: only the current value.
 type CallerCredential struct {
 	Key                string    `json:"key"`
 	PreviousValidUntil time.Time `json:"previous_valid_until,omitzero"`
@@ -60,8 +57,7 @@ func ParseCallerCredential(value string) (CallerCredential, error) {
 }
 
 // PreviousDeadline is until when the previous version verifies, given the
-// current version v: the recorded deadline, else DefaultOverlap after v was
-// created. A zero result (creation time unknown) admits no previous version.
+// current v (zero: creation unknown, no previous version).
 func (c CallerCredential) PreviousDeadline(v Version) time.Time {
 	if !c.PreviousValidUntil.IsZero() {
 		return c.PreviousValidUntil
@@ -109,8 +105,7 @@ func RotateCallerCredential(ctx context.Context, api AdminAPI, id, key string, o
 }
 
 // RevokePrevious takes the AWSPREVIOUS label off secret id's previous
-// version, so only the current value verifies from the functions' next read
-// (their cache bound). It reports the version revoked, "" when there was none.
+// version and reports it ("" when none).
 func RevokePrevious(ctx context.Context, api AdminAPI, id string) (string, error) {
 	out, err := api.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(id), VersionStage: aws.String(Previous)})
 	var nf *smtypes.ResourceNotFoundException

@@ -7,9 +7,8 @@ import (
 	"github.com/criticizer/criticizer/shared/failure"
 )
 
-// Unmarshal decodes the JSON secret value of id into dst and checks that
-// each field named in required (by its JSON name) is a non-empty string.
-// The error names the secret and the fields, never the value.
+// Unmarshal decodes id's JSON secret into dst, each required field (JSON
+// name) a non-empty string; errors never carry the value.
 func Unmarshal(id, value string, dst any, required ...string) error {
 	var fields map[string]any
 	if err := json.Unmarshal([]byte(value), &fields); err != nil {

@@ -8,9 +8,8 @@ import (
 )
 
 // Rotating holds a client built from a secret and rebuilds it when the
-// secret's current value changes, so an emergency rotation reaches warm
-// functions without a redeploy: callers ask for a fresh read after the
-// credential was rejected (Get with fresh=true).
+// value changes, so an emergency rotation reaches warm functions (after a
+// rejection, Get with fresh=true).
 type Rotating[T any] struct {
 	store *Store
 	id    string
@@ -53,10 +52,8 @@ func (r *Rotating[T]) Get(ctx context.Context, fresh bool) (client T, changed bo
 	return c, changed, nil
 }
 
-// Do runs call with the current client. If the credential is rejected
-// (AUTH_DENIED), it reads the secret afresh and, when it has changed, runs
-// call once more with the rebuilt client. An unchanged secret means the
-// rejection stands, and its error is returned.
+// Do runs call with the current client; on AUTH_DENIED it reads the secret
+// afresh and, when it changed, runs call once more.
 func Do[T, R any](ctx context.Context, r *Rotating[T], call func(T) (R, error)) (R, error) {
 	c, _, err := r.Get(ctx, false)
 	if err != nil {

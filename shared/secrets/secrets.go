@@ -31,9 +31,8 @@ const (
 	Previous = "AWSPREVIOUS"
 )
 
-// CacheTTL is how long the functions cache a secret value: a rotation
-// reaches every warm function within it, and a rejected credential forces a
-// fresh read at once (see Rotating).
+// CacheTTL bounds how long a rotation takes to reach warm functions (a
+// rejected credential re-reads at once: Rotating).
 const CacheTTL = 5 * time.Minute
 
 // Store reads secrets with a short cache, so a rotation is picked up within TTL.
@@ -71,9 +70,8 @@ func (s *Store) WithClock(now func() time.Time) *Store {
 	return s
 }
 
-// Get returns the secret string of id at the version stage (Current or
-// Previous). found is false when that stage does not exist (no previous
-// version yet).
+// Get returns id's secret string at stage (Current or Previous); found is
+// false when that stage does not exist.
 func (s *Store) Get(ctx context.Context, id, stage string) (value string, found bool, err error) {
 	v, found, err := s.Version(ctx, id, stage)
 	return v.Value, found, err
@@ -127,11 +125,9 @@ func (s *Store) Forget(id string) {
 	}
 }
 
-// ForgetOlderThan drops the cached versions of id read more than age ago and
-// reports whether it dropped any. It bounds how often failed requests can
-// force fresh reads: a value read within age is as fresh as a re-read
-// would be, give or take a rotation in that moment, so an unauthenticated
-// caller cannot turn each bad request into a Secrets Manager call.
+// ForgetOlderThan drops id's cached versions read more than age ago, and
+// reports whether any: an unauthenticated caller cannot turn each bad
+// request into a Secrets Manager call.
 func (s *Store) ForgetOlderThan(id string, age time.Duration) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -1,10 +1,7 @@
-// Package ses is the SES e-mail channel (Channel): it sends the review
-// e-mail through Amazon SES v2 with IAM credentials (no SMTP password),
-// classifies SES's errors, and settles a send whose answer was lost by the
-// delivery events SES published for it. Every message carries its outbox
-// tag as a message tag, so those events (see shared/evidence) can be found
-// from the outbox row, and it keeps the deterministic Message-ID of the
-// composed message.
+// Package ses is the SES e-mail channel: it sends through SES v2 with IAM
+// credentials, classifies SES's errors and settles a send whose answer was lost
+// by SES's published events (shared/evidence), found by the outbox tag every
+// message carries; the composed Message-ID is kept.
 package ses
 
 import (
@@ -32,9 +29,8 @@ type API interface {
 	SendEmail(ctx context.Context, in *sesv2.SendEmailInput, opts ...func(*sesv2.Options)) (*sesv2.SendEmailOutput, error)
 }
 
-// NewClient returns an SES v2 client that never retries on its own:
-// SendEmail is not idempotent, so a retry after a lost reply could send
-// twice. The stage retries instead, after looking the message up.
+// NewClient returns an SES v2 client that never retries: SendEmail is not
+// idempotent. The stage retries after looking the message up.
 func NewClient(cfg aws.Config) *sesv2.Client {
 	return sesv2.NewFromConfig(cfg, func(o *sesv2.Options) { o.Retryer = aws.NopRetryer{} })
 }
@@ -46,9 +42,8 @@ type Sender struct {
 	log       *slog.Logger
 }
 
-// New returns a Sender using configurationSet, whose event destination
-// publishes the delivery events the outbox lookup reads: without one a send
-// leaves no evidence, so it is required.
+// New returns a Sender over configurationSet, required: its event destination
+// publishes the evidence.
 func New(api API, configurationSet string, log *slog.Logger) (*Sender, error) {
 	if configurationSet == "" {
 		return nil, failure.Errorf(failure.InternalBug, "ses: SES_CONFIGURATION_SET is required (its events are the delivery evidence)")
@@ -71,8 +66,8 @@ func (s *Sender) Send(ctx context.Context, k delivery.Key, m *notify.Message) (s
 	}
 	start := time.Now()
 	out, err := s.api.SendEmail(ctx, &sesv2.SendEmailInput{
-		// Explicit, though the raw message carries it too: SES checks this
-		// identity (verified, sending authorization) before it accepts.
+		// Explicit, though the raw message has it: SES checks this identity
+		// before accepting.
 		FromEmailAddress:     aws.String(m.From),
 		Destination:          &types.Destination{ToAddresses: []string{m.To}},
 		Content:              &types.EmailContent{Raw: &types.RawMessage{Data: raw}},
@@ -89,9 +84,9 @@ func (s *Sender) Send(ctx context.Context, k delivery.Key, m *notify.Message) (s
 	return aws.ToString(out.MessageId), nil
 }
 
-// Classify maps an SES v2 error to the failure taxonomy. A request that got
-// no reply, or a server error, may have been accepted: it carries
-// delivery.ErrOutcomeUnknown so the outbox row is settled, not resent.
+// Classify maps an SES v2 error to the taxonomy; no reply or a server error may
+// have been accepted: delivery.ErrOutcomeUnknown, so the row is settled, not
+// resent.
 func Classify(err error) error {
 	var api smithy.APIError
 	if errors.As(err, &api) {

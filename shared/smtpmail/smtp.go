@@ -52,10 +52,9 @@ const DefaultTimeout = 10 * time.Second
 // MaxSendDuration is the longest one send can take with the given timeout.
 func MaxSendDuration(timeout time.Duration) time.Duration { return 3 * timeout }
 
-// Config configures an Sender. Password comes from the secret
-// source (Secrets Manager or an injected environment variable), never from a
-// default or a file; String, GoString and LogValue mask it, so the config can
-// be logged or printed with %v/%+v/%#v safely.
+// Config configures a Sender. Password comes from the secret source, never
+// a default or a file; String, GoString and LogValue mask it, so the config
+// prints safely with %v/%+v/%#v and slog.
 type Config struct {
 	Host string
 	// Port defaults by TLS mode: 587 starttls, 465 tls, 25 none.
@@ -151,16 +150,11 @@ func New(cfg Config, log *slog.Logger) (*Sender, error) {
 }
 
 // Send delivers m, which must have been composed for k, and returns its
-// notification id.
-//
-// The notification id is the message's deterministic Message-ID. SMTP has no
-// provider-side message lookup, so the only identifier that settling
-// can search for — in the recipient's mailbox, a provider's logs, or the test
-// stand-in — is the one Criticizer chose itself. A queue id from the 250
-// reply would be provider-specific and unrecoverable after a lost reply.
-//
-// Errors carry a failure class and the SMTP reply code (failure.UpstreamCode);
-// see classifyReply for the table.
+// notification id: the deterministic Message-ID. SMTP has no provider-side
+// lookup, so the only id settling can search for (a mailbox, a provider's
+// logs, the stand-in) is one Criticizer chose; a queue id from the 250
+// reply would be lost with the reply. Errors carry a failure class and the
+// reply code (failure.UpstreamCode; classifyReply's table).
 func (s *Sender) Send(ctx context.Context, k delivery.Key, m *notify.Message) (string, error) {
 	if m == nil || m.Key.String() != k.String() {
 		return "", failure.Errorf(failure.InternalBug, "smtpmail: message was composed for another key than %s", k)
@@ -263,9 +257,7 @@ func classify(k delivery.Key, err error) error {
 			return failure.Wrap(failure.InternalBug, wrapped)
 		case gomail.ErrSMTPDataClose:
 			// The body and its final "." were written; only the reply was
-			// lost. go-mail flattens the cause into text, so this is
-			// the one place the stage of the failure tells us more than
-			// the error chain does.
+			// lost (go-mail flattens the cause into text: the stage tells more).
 			return failure.Wrap(failure.NetworkTimeout, fmt.Errorf("%w: %w", delivery.ErrOutcomeUnknown, wrapped))
 		}
 		// No reply code and no local cause: the connection broke mid

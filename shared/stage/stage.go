@@ -1,15 +1,12 @@
 // Package stage owns the runtime every pipeline stage (fetch, llm, notify)
 // runs inside: it turns an SQS batch into leased, budgeted, classified work.
 //
-// Per message: decode the envelope (malformed → DLQ with diagnostics), apply
-// a replay or full restart if the message asks for one, claim the stage lease
-// in the job record (one conditional write), keep the lease alive with a
-// heartbeat (SQS visibility + owner-guarded renewal; a failed renewal cancels
-// the work), run the stage's Processor, then complete (and enqueue the next
-// stage), schedule a retry with full-jitter backoff through the message's
-// visibility, or dead-letter to the stage's DLQ. Errors are classified once,
-// here. A panic is recovered and classified INTERNAL_BUG; it never fails the
-// batch. Results are reported as a partial batch response.
+// Per message: decode the envelope (malformed → DLQ), apply a replay or
+// restart, claim the stage lease (one conditional write), keep it alive with
+// a heartbeat (a failed renewal cancels the work), run the Processor, then
+// complete and enqueue the next stage, retry with full-jitter backoff through
+// the message's visibility, or dead-letter. Errors are classified once, here;
+// a panic is an INTERNAL_BUG, never a failed batch.
 package stage
 
 import (
@@ -36,9 +33,8 @@ import (
 	"github.com/criticizer/criticizer/shared/sanitize"
 )
 
-// Processor does one stage's work for a job. It must be idempotent: after a
-// crash the same job is processed again. It must stop side effects when ctx
-// is cancelled (the lease was lost).
+// Processor does one stage's work for a job. It must be idempotent (a crash
+// reprocesses the job) and stop side effects when ctx is cancelled.
 type Processor interface {
 	Process(ctx context.Context, j *job.Job) (job.Result, error)
 }
@@ -61,8 +57,7 @@ type Jobs interface {
 	MarkDeadLetterSent(ctx context.Context, id string, stage domain.Stage, dlID string, now time.Time) error
 	Replay(ctx context.Context, id string, stage domain.Stage, dlID string, dlClass failure.Class, now time.Time, sweepAfter time.Duration) (*job.Job, error)
 	Restart(ctx context.Context, id, actor, requestID string, now time.Time, sweepAfter time.Duration) (*job.Job, error)
-	// RecordOperator appends an entry to the job's history without
-	// changing its state (a redelivery of a succeeded job).
+	// RecordOperator appends to the job's history without changing its state.
 	RecordOperator(ctx context.Context, id, action, actor, note string, now time.Time) error
 }
 
@@ -87,37 +82,26 @@ type Runtime struct {
 	// Sanitize removes secrets from error text before it is stored or
 	// dead-lettered (the redaction rules plus the log masker).
 	Sanitize func(string) string
-	// Now is the single time source for this runtime's writes (the system
-	// clock when nil).
-	Now job.Clock
-	// Skew is the clock-skew budget between function hosts
-	// (CLOCK_SKEW_SECONDS): another owner's lease counts as expired only
-	// once it ended that long ago on this host's clock.
+	Now      job.Clock // the one time source for writes; nil: the system clock
+	// Skew is the clock-skew budget between hosts (CLOCK_SKEW_SECONDS):
+	// another owner's lease expires only once it ended that long ago here.
 	Skew time.Duration
-	// AfterDeadLetter, when set, is told about a job once its stage is
-	// dead-lettered (Helix Swarm's {fail} callback). Best effort: the dead
-	// letter is already recorded and sent.
+	// AfterDeadLetter, best effort, is told of a dead-lettered job (Helix
+	// Swarm's {fail} callback).
 	AfterDeadLetter func(ctx context.Context, j *job.Job, class failure.Class)
-	// QueueVisibility is the queue's visibility timeout when it is longer
-	// than Lease (which is then the lease alone): AWS requires it to be at
-	// least the consuming function's timeout, and the llm function may
-	// run far longer than a lease (rate limits are waited out inside an
-	// attempt). The runtime then sets a claimed message's visibility to
-	// Lease at once, and the heartbeat extends it, so a crashed worker's
-	// message returns within the lease.
+	// QueueVisibility is the queue's visibility timeout when longer than
+	// Lease (AWS wants at least the function's timeout, and the llm function
+	// may outlive a lease): a claimed message's visibility is cut to Lease at
+	// once, so a crashed worker's message returns within the lease.
 	QueueVisibility time.Duration
-	// Redeliver, when set (the notify stage), runs for a succeeded job whose
-	// message asks for a redelivery (envelope.ModeRedeliver): it delivers
-	// the rows left pending under their existing keys. The job is not
-	// reopened; the outcome goes into its history.
+	// Redeliver (notify) runs for a succeeded job whose message asks for a
+	// redelivery: it delivers the pending rows under their existing keys;
+	// the job is not reopened, the outcome goes into its history.
 	Redeliver Processor
-	// Defer, when set (the notify stage: store.Defer), gives each attempt's
-	// Processor a context whose rows are written by the stage's completion,
-	// in the same request, instead of one request each.
+	// Defer (notify: store.Defer) gives each attempt a context whose rows
+	// the stage's completion writes in the same request.
 	Defer func(context.Context) context.Context
-	// tick starts the heartbeat's ticker (time.NewTicker when nil); tests
-	// drive the heartbeat with their own channel.
-	tick func(d time.Duration) (<-chan time.Time, func())
+	tick  func(d time.Duration) (<-chan time.Time, func()) // tests' heartbeat ticker; nil: time.NewTicker
 }
 
 func (r *Runtime) now() time.Time { return r.Now.Now() }
@@ -129,9 +113,8 @@ func (r *Runtime) lease(owner string) job.Lease {
 
 func (r *Runtime) sanitize(s string) string { return r.sanitizeAbout(nil, s) }
 
-// sanitizeAbout passes text about err through the one sanitizer (package
-// sanitize: upstream reply text in err's chain withheld, registered secrets,
-// redaction rules), then the function's own policy.
+// sanitizeAbout passes text about err through package sanitize (upstream
+// text in err's chain withheld), then the function's own policy.
 func (r *Runtime) sanitizeAbout(err error, s string) string {
 	s = sanitize.About(err, s)
 	if r.Sanitize != nil {
@@ -144,14 +127,12 @@ func (r *Runtime) sanitizeAbout(err error, s string) string {
 	return s
 }
 
-// Handle is the Lambda handler for the stage's SQS event source mapping. The
-// records of a batch are processed concurrently, each under its own lease;
-// failed ones are reported in BatchItemFailures so the others are deleted.
+// Handle is the SQS handler: records are processed concurrently, each under
+// its own lease; failed ones are reported in BatchItemFailures.
 func (r *Runtime) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 	var (
 		mu sync.Mutex
-		// An empty list, not null: both mean "all succeeded" to AWS, and
-		// some emulators mishandle null.
+		// An empty list, not null: some emulators mishandle null.
 		resp = events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{}}
 		wg   sync.WaitGroup
 	)
@@ -180,7 +161,6 @@ const (
 func (r *Runtime) handleRecord(ctx context.Context, rec events.SQSMessage) (out outcome) {
 	ctx = obs.WithAttrs(ctx, slog.String("message_id", rec.MessageId), slog.String("stage", string(r.Stage)))
 	defer func() {
-		// A panic here is a runtime bug, not a stage failure: keep the message.
 		if p := recover(); p != nil {
 			r.Log.ErrorContext(ctx, "stage runtime panicked", "panic", fmt.Sprint(p), "stack", r.sanitize(string(debug.Stack())))
 			out = leave
@@ -219,8 +199,7 @@ func (r *Runtime) handleRecord(ctx context.Context, rec events.SQSMessage) (out 
 
 	if r.QueueVisibility > r.Lease {
 		if err := r.Queues.SetVisibility(ctx, r.Stage, rec.ReceiptHandle, backoff.Seconds(r.Lease)); err != nil {
-			// Not fatal: the message then comes back only after the queue's
-			// visibility timeout if this worker crashes; the heartbeat retries.
+			// Not fatal: the heartbeat retries.
 			r.Log.WarnContext(ctx, "shortening the message's visibility to the lease failed", "err", err)
 		}
 	}
@@ -243,9 +222,8 @@ func (r *Runtime) handleRecord(ctx context.Context, rec events.SQSMessage) (out 
 	return r.fail(ctx, env, rec, j, lease, perr, stack)
 }
 
-// applyReplay turns a redriven dead letter or a full-restart request into a
-// state the claim accepts. A replay that already happened (the same DLQ
-// message redriven twice) is not an error: the claim then decides.
+// applyReplay turns a redriven dead letter or a restart request into a state
+// the claim accepts; a replay already made is left to the claim.
 func (r *Runtime) applyReplay(ctx context.Context, env envelope.Envelope, messageID string) error {
 	now := r.now()
 	var err error
@@ -275,10 +253,9 @@ func (r *Runtime) refused(ctx context.Context, env envelope.Envelope, rec events
 	srec := j.StageRecord(r.Stage)
 	switch refused.Reason {
 	case job.RefusedStageDone:
-		// A completed stage's message returned (SQS delivers at least once). If its completion's answer was
-		// lost, the next stage's message may never have been sent: send it
-		// again while the next stage is still unclaimed (its claim makes a
-		// duplicate harmless).
+		// A completed stage's message returned: if the completion's answer
+		// was lost, the next stage's message may not have been sent; resend
+		// it while that stage is unclaimed (its claim makes duplicates harmless).
 		if next, ok := r.Stage.Next(); ok && j.Stage == next && j.State == job.Queued {
 			r.sendNext(ctx, env, j, next)
 		}
@@ -301,8 +278,7 @@ func (r *Runtime) refused(ctx context.Context, env envelope.Envelope, rec events
 		}
 		return ack
 	case job.RefusedLeaseHeld:
-		// Another delivery (a sweeper duplicate) is being worked on: look again
-		// when that lease would expire, skew budget included.
+		// Another delivery is being worked on: look again when its lease ends.
 		if exp, err := job.ParseTime(srec.LeaseExpiresAt); err == nil {
 			if err := r.Queues.SetVisibility(ctx, r.Stage, rec.ReceiptHandle, backoff.Seconds(exp.Sub(r.now())+r.Skew+time.Second)); err != nil {
 				r.Log.WarnContext(ctx, "delaying a message whose lease is held failed; it comes back at its visibility timeout", "err", err)
@@ -322,13 +298,10 @@ func (r *Runtime) refused(ctx context.Context, env envelope.Envelope, rec events
 	return leave
 }
 
-// redeliver runs Redeliver for succeeded job j (rule OB-5): the delivery
-// the reconciler or an operator repaired is attempted under its existing
-// outbox key — the outbox, not a lease, makes it at most once — and the
-// outcome, with who asked and why, is appended to the job's history. A
-// retryable failure comes back with backoff; any other is recorded and
-// counted (RedeliveryFailed, alarmed), the row keeps its class for the
-// operator.
+// redeliver runs Redeliver for succeeded job j (rule OB-5) under the rows'
+// existing outbox keys (the outbox makes it at most once) and records who
+// asked and why in the history. A retryable failure comes back with
+// backoff; any other is recorded and counted (RedeliveryFailed, alarmed).
 func (r *Runtime) redeliver(ctx context.Context, env envelope.Envelope, rec events.SQSMessage, j *job.Job) outcome {
 	actor, note := env.Replay.RequestedBy, env.Replay.Note
 	if strings.TrimSpace(actor) == "" {
@@ -371,8 +344,7 @@ func (r *Runtime) redeliver(ctx context.Context, env envelope.Envelope, rec even
 	return ack
 }
 
-// markDeadLetterSent clears the kept DLQ body. A failure only means the body
-// is kept longer (a later claim resends an identical one), so it is logged.
+// markDeadLetterSent clears the kept DLQ body; a failure only keeps it longer.
 func (r *Runtime) markDeadLetterSent(ctx context.Context, jobID, dlID string) {
 	if err := r.Jobs.MarkDeadLetterSent(context.WithoutCancel(ctx), jobID, r.Stage, dlID, r.now()); err != nil {
 		r.Log.WarnContext(ctx, "clearing the sent dead letter failed; a redelivery may resend it", "err", err, "dead_letter_id", dlID)
@@ -391,9 +363,8 @@ func (r *Runtime) ticker(d time.Duration) (<-chan time.Time, func()) {
 	return t.C, t.Stop
 }
 
-// heartbeat renews the lease every third of its duration until stop is
-// called. A failed renewal cancels the returned context. stop returns the
-// cause when the lease was lost.
+// heartbeat renews the lease until stop; a failed renewal cancels the
+// returned context, and stop returns the cause.
 func (r *Runtime) heartbeat(ctx context.Context, jobID, receipt, owner string) (context.Context, func() error) {
 	work, cancel := context.WithCancelCause(ctx)
 	done := make(chan struct{})
@@ -432,8 +403,7 @@ func (r *Runtime) heartbeat(ctx context.Context, jobID, receipt, owner string) (
 	}
 }
 
-// process runs proc (the Processor, or Redeliver), turning a panic into an
-// INTERNAL_BUG error.
+// process runs proc, turning a panic into an INTERNAL_BUG error.
 func (r *Runtime) process(ctx context.Context, proc Processor, j *job.Job) (res job.Result, stack string, err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -445,10 +415,8 @@ func (r *Runtime) process(ctx context.Context, proc Processor, j *job.Job) (res 
 	return res, "", err
 }
 
-// completeAttempts is how often the runtime writes a completion whose
-// answer was lost to a transient error before it treats the attempt as
-// failed. Each retry carries the same write token (the lease owner), so one
-// that meets its own applied write succeeds.
+// completeAttempts bounds the writes of a completion whose answer was lost to
+// a transient error; each carries the same write token (the lease owner).
 const completeAttempts = 3
 
 func (r *Runtime) complete(ctx context.Context, env envelope.Envelope, rec events.SQSMessage, j *job.Job, lease job.Lease, res job.Result) outcome {
@@ -468,9 +436,7 @@ func (r *Runtime) complete(ctx context.Context, env envelope.Envelope, rec event
 		return leave
 	}
 	if err != nil {
-		// The work is done but not recorded. Stages are idempotent, so this is
-		// an ordinary failure of the attempt: retried if the cause is transient,
-		// dead-lettered with its class if not.
+		// Done but not recorded: stages are idempotent, so an ordinary failure.
 		r.Log.ErrorContext(ctx, "recording stage completion failed", "err", err, "error_class", failure.Classify(err))
 		return r.fail(ctx, env, rec, j, lease, err, "")
 	}
@@ -487,8 +453,6 @@ func (r *Runtime) complete(ctx context.Context, env envelope.Envelope, rec event
 // sendNext enqueues the next stage of a job whose stage completed.
 func (r *Runtime) sendNext(ctx context.Context, env envelope.Envelope, j *job.Job, next domain.Stage) {
 	if err := r.Queues.Send(context.WithoutCancel(ctx), envelope.ForJob(j, next, r.now())); err != nil {
-		// Not fatal: the job is queued at the next stage and the sweeper
-		// re-enqueues it when its sweep deadline passes.
 		r.Log.ErrorContext(ctx, "enqueueing the next stage failed; the sweeper re-enqueues it", "next_stage", next, "err", err)
 	}
 }
@@ -516,8 +480,8 @@ func (r *Runtime) fail(ctx context.Context, env envelope.Envelope, rec events.SQ
 	return r.deadLetter(ctx, env, rec, j, lease, class, perr, stack)
 }
 
-// deadLetter records the failure in the job, sends the original envelope plus
-// its dead_letter block to the stage DLQ, and acknowledges the source message.
+// deadLetter records the failure, sends the envelope plus its dead_letter
+// block to the stage DLQ, and acknowledges the message.
 func (r *Runtime) deadLetter(ctx context.Context, env envelope.Envelope, rec events.SQSMessage, j *job.Job, lease job.Lease, class failure.Class, perr error, stack string) outcome {
 	now := job.FormatTime(lease.Now)
 	srec := j.StageRecord(r.Stage)
@@ -568,15 +532,14 @@ func (r *Runtime) deadLetter(ctx context.Context, env envelope.Envelope, rec eve
 	return ack
 }
 
-// sendDeadLetter sends the dead-letter body exactly as the job record keeps
-// it, so a resend after an interrupted send is byte-identical; the
-// attributes let operators filter in the console without decoding bodies.
+// sendDeadLetter sends the body as the job keeps it (a resend is
+// byte-identical), with attributes to filter on.
 func (r *Runtime) sendDeadLetter(ctx context.Context, jobID string, class failure.Class, body string) error {
 	return r.Queues.SendRaw(ctx, r.Stage, true, body, map[string]string{"job_id": jobID, "stage": string(r.Stage), "error_class": string(class)})
 }
 
-// rejectMalformed moves a message that is not a usable envelope to the DLQ
-// unchanged, with the diagnostics in message attributes, and acknowledges it.
+// rejectMalformed moves an unusable message to the DLQ unchanged, with
+// diagnostics in its attributes, and acknowledges it.
 func (r *Runtime) rejectMalformed(ctx context.Context, rec events.SQSMessage, err error) outcome {
 	class := failure.Classify(err)
 	now := job.FormatTime(r.now())

@@ -13,10 +13,9 @@ import (
 	"github.com/criticizer/criticizer/shared/awserr"
 )
 
-// DailyTokens is the per-environment, per-day token counter of the LLM
-// spend (REVIEW_DAILY_TOKEN_BUDGET): one item per UTC day in the jobs
-// table, incremented with an atomic ADD, so every concurrent review
-// function counts into the same total without reading first.
+// DailyTokens counts the LLM tokens per UTC day (REVIEW_DAILY_TOKEN_BUDGET): one
+// item a day, incremented by atomic ADD, so concurrent reviews count into one
+// total without reading.
 type DailyTokens struct {
 	st *Store
 }
@@ -24,8 +23,8 @@ type DailyTokens struct {
 // DailyTokens returns the counter over st's table.
 func (st *Store) DailyTokens() *DailyTokens { return &DailyTokens{st: st} }
 
-// budgetPK is the counter's partition key; its prefix is the item type
-// the llm function's IAM grant names (infra: itemBudget).
+// budgetPK's prefix is the item type the llm function's IAM grant names (infra:
+// itemBudget).
 const budgetPK = "BUDGET#tokens"
 
 func budgetKey(day time.Time) map[string]types.AttributeValue {
@@ -41,8 +40,7 @@ func (d *DailyTokens) Spent(ctx context.Context, day time.Time) (int64, error) {
 	return tokensOf(out.Item)
 }
 
-// Add counts tokens on day (UTC) and returns the new total. The ADD is
-// atomic: concurrent reviews never lose each other's counts.
+// Add counts tokens on day (UTC) atomically and returns the new total.
 func (d *DailyTokens) Add(ctx context.Context, day time.Time, tokens int64) (int64, error) {
 	out, err := d.st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:        aws.String(d.st.table),

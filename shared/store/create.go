@@ -15,8 +15,8 @@ import (
 	"github.com/criticizer/criticizer/shared/job"
 )
 
-// SavedResponse is the HTTP response given to the request that created a job;
-// duplicates of that request get it back byte for byte.
+// SavedResponse is the creating request's HTTP response; duplicates get it back
+// byte for byte.
 type SavedResponse struct {
 	Status  int               `dynamodbav:"status" json:"status"`
 	Headers map[string]string `dynamodbav:"headers" json:"headers"`
@@ -58,11 +58,10 @@ func (e *StaleVersionError) Error() string {
 }
 func (e *StaleVersionError) Unwrap() error { return ErrStaleVersion }
 
-// Create stores a new job, its idempotency record and the changelist's new
-// latest version in one transaction: either all three are written or none.
-// It fails with *DuplicateKeyError when the key exists (whatever the payload;
-// the caller compares hashes) and *StaleVersionError when review_version is
-// not higher than the changelist's latest.
+// Create writes a new job, its idempotency record and the changelist's new
+// latest version in one transaction. It fails with *DuplicateKeyError when the
+// key exists (the caller compares hashes) and *StaleVersionError when
+// review_version is not above the latest.
 func (st *Store) Create(ctx context.Context, j *job.Job, idem *Idempotency) error {
 	now, err := job.ParseTime(j.CreatedAt)
 	if err != nil {
@@ -75,7 +74,7 @@ func (st *Store) Create(ctx context.Context, j *job.Job, idem *Idempotency) erro
 		idem.ExpiresAt = st.UniquenessExpiresAt(now)
 	}
 	// The version gate lives as long as the idempotency record: both are
-	// uniqueness, not data (the job item keeps the data retention).
+	// uniqueness, not data.
 	gate := "SET changelist_id = :cl, latest_version = :v, latest_job_id = :id, updated_at = :now, expires_at = :exp"
 	gateValues := map[string]types.AttributeValue{":cl": n(j.Changelist), ":v": n(int64(j.ReviewVersion)), ":id": s(j.ID), ":now": s(j.CreatedAt), ":exp": n(idem.ExpiresAt)}
 	if idem.ExpiresAt == 0 {
@@ -111,11 +110,9 @@ func (st *Store) Create(ctx context.Context, j *job.Job, idem *Idempotency) erro
 	return st.createFailed(ctx, j, idem, err)
 }
 
-// createFailed classifies Create's failed transaction by its cancellation
-// reasons: the idempotency key taken (*DuplicateKeyError, or success when
-// the record is this job's own earlier attempt), the version not above the
-// changelist's latest (*StaleVersionError), a conflict or throttling
-// (retryable), else the AWS error's class.
+// createFailed classifies Create's cancelled transaction: key taken
+// (*DuplicateKeyError, or success when it is this job's own earlier attempt),
+// version stale (*StaleVersionError), else cancelled.
 func (st *Store) createFailed(ctx context.Context, j *job.Job, idem *Idempotency, err error) error {
 	var tce *types.TransactionCanceledException
 	if !errors.As(err, &tce) {
@@ -129,8 +126,8 @@ func (st *Store) createFailed(ctx context.Context, j *job.Job, idem *Idempotency
 			return err
 		}
 		if existing.JobID == j.ID {
-			// Our own earlier attempt was applied and its answer lost: the
-			// transaction wrote all three items, so this is success.
+			// Our own earlier attempt was applied (all three items) and its
+			// answer lost.
 			return nil
 		}
 		return &DuplicateKeyError{Existing: existing}
@@ -145,12 +142,11 @@ func (st *Store) createFailed(ctx context.Context, j *job.Job, idem *Idempotency
 	return cancelled("create job", err, reasons)
 }
 
-// cancelled classifies a cancelled transaction that no failed condition
-// explains: a conflict or throttling (retryable), else the AWS error's class.
+// cancelled classifies a cancelled transaction no failed condition explains:
+// conflict or throttling (retryable), else the AWS class.
 func cancelled(op string, err error, reasons []types.CancellationReason) error {
 	for _, r := range reasons {
 		if aws.ToString(r.Code) == "TransactionConflict" {
-			// Another transaction on the same items was in flight: retryable.
 			return failure.Wrap(failure.Conflict, fmt.Errorf("%s: %w", op, err))
 		}
 		if aws.ToString(r.Code) == "ThrottlingError" || aws.ToString(r.Code) == "ProvisionedThroughputExceeded" {
@@ -160,8 +156,8 @@ func cancelled(op string, err error, reasons []types.CancellationReason) error {
 	return classifyAWS(op, err)
 }
 
-// fromReason decodes the item a cancelled transaction returned for a failed
-// condition, reading it only when the reason carries no image.
+// fromReason decodes a cancellation reason's item, reading it when the reason
+// has none.
 func (st *Store) fromReason(ctx context.Context, r types.CancellationReason, pk, sk string, into any) error {
 	if r.Item != nil {
 		if err := attributevalue.UnmarshalMap(r.Item, into); err != nil {
@@ -174,17 +170,17 @@ func (st *Store) fromReason(ctx context.Context, r types.CancellationReason, pk,
 
 // GetIdempotency reads the record holding an idempotency key.
 func (st *Store) GetIdempotency(ctx context.Context, idemKey string) (*Idempotency, error) {
-	var rec Idempotency
-	if err := st.getItem(ctx, idemPK(idemKey), skIdem, &rec); err != nil {
-		return nil, err
-	}
-	return &rec, nil
+	return getAs[Idempotency](ctx, st, idemPK(idemKey), skIdem)
 }
 
 // GetChangelist reads a changelist's version gate.
 func (st *Store) GetChangelist(ctx context.Context, cl int64) (*Changelist, error) {
-	var rec Changelist
-	if err := st.getItem(ctx, changelistPK(cl), skChangelist, &rec); err != nil {
+	return getAs[Changelist](ctx, st, changelistPK(cl), skChangelist)
+}
+
+func getAs[T any](ctx context.Context, st *Store, pk, sk string) (*T, error) {
+	var rec T
+	if err := st.getItem(ctx, pk, sk, &rec); err != nil {
 		return nil, err
 	}
 	return &rec, nil
@@ -204,8 +200,8 @@ func (st *Store) getItem(ctx context.Context, pk, sk string, into any) error {
 	return nil
 }
 
-// Due lists jobs whose sweep deadline has passed: stored but never enqueued,
-// a stage message lost, or a lease expired with nothing in flight.
+// Due lists jobs past their sweep deadline: never enqueued, a message lost, or a
+// lease expired with nothing in flight.
 func (st *Store) Due(ctx context.Context, now time.Time, limit int32) ([]*job.Job, error) {
 	out, err := st.api.Query(ctx, &dynamodb.QueryInput{
 		TableName: &st.table, IndexName: aws.String("sweep"), Limit: aws.Int32(limit),

@@ -10,13 +10,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// Rows a stage attempt records (the notify stage's outcome records and
-// digest entry) need not cost a request each: put through Deferring under
-// a context from Defer, they are held and written by the attempt's
-// completion (Complete), in the one transaction that finishes the job. An
-// attempt that fails writes them with its retry or dead letter, one by
-// one, as before; one whose lease was lost writes none (its successor
-// records them again).
+// Rows a stage attempt records (notify's outcome records, digest entry) need not
+// cost a request each: put through Deferring under a Defer context, they are
+// written in the one transaction that finishes the job (Complete). A failed
+// attempt writes them one by one with its retry or dead letter; one whose lease
+// was lost writes none (its successor records them again).
 
 type deferKey struct{}
 
@@ -26,8 +24,8 @@ type deferred struct {
 	puts []*dynamodb.PutItemInput
 }
 
-// Defer returns ctx holding the puts made through Deferring under it until
-// the stage's completion writes them (stage.Runtime.Defer).
+// Defer returns ctx holding the puts made through Deferring until completion
+// (stage.Runtime.Defer).
 func Defer(ctx context.Context) context.Context {
 	return context.WithValue(ctx, deferKey{}, &deferred{})
 }
@@ -42,10 +40,9 @@ func deferredPuts(ctx context.Context) []*dynamodb.PutItemInput {
 	return d.puts
 }
 
-// Deferring is an API whose PutItem, under a context from Defer, is held
-// for the completion and answers at once; its outcome (a condition that
-// fails, such as a key already taken) is the completion's to settle, so
-// its callers must not need it. Without such a context it writes at once.
+// Deferring is an API whose PutItem under a Defer context is held and answers at
+// once, so its callers must not need its outcome (a taken key is the
+// completion's to settle). Without one it writes at once.
 type Deferring struct{ API }
 
 // PutItem holds in under a context from Defer, else puts it.
@@ -60,10 +57,8 @@ func (d Deferring) PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts 
 	return &dynamodb.PutItemOutput{}, nil
 }
 
-// putDeferred writes the rows an attempt that failed had deferred, one by
-// one, as they were written before they were deferred: what it recorded
-// before failing (a digest entry before a recipient refused for good)
-// stays recorded. A taken key leaves its row as it is.
+// putDeferred writes a failed attempt's deferred rows one by one, so what it
+// recorded before failing stays; a taken key leaves its row.
 func (st *Store) putDeferred(ctx context.Context) error {
 	for _, p := range deferredPuts(ctx) {
 		if _, err := st.api.PutItem(ctx, p); err != nil && !errors.As(err, new(*types.ConditionalCheckFailedException)) {
@@ -76,11 +71,10 @@ func (st *Store) putDeferred(ctx context.Context) error {
 // maxTransact is DynamoDB's limit of items in one transaction.
 const maxTransact = 100
 
-// transact applies the job's update in with puts in one TransactWriteItems.
-// A put whose own condition fails is dropped and the rest written again, as
-// that PutItem alone would have failed; a failed condition of the job's
-// update returns the job as it was (ccf), as UpdateItem does. Puts past the
-// transaction's limit are written first, one by one (putDeferred).
+// transact applies the job's update with puts in one transaction. A put whose
+// condition fails is dropped and the rest retried, as that PutItem alone would
+// fail; a failed job condition returns the old job (ccf) as UpdateItem does.
+// Puts past the limit are written first, one by one.
 func (st *Store) transact(ctx context.Context, in *dynamodb.UpdateItemInput, puts []*dynamodb.PutItemInput) error {
 	if len(puts) > maxTransact-1 {
 		if err := st.putDeferred(context.WithValue(ctx, deferKey{}, &deferred{puts: puts[maxTransact-1:]})); err != nil {

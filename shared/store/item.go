@@ -8,9 +8,9 @@ import (
 	"github.com/criticizer/criticizer/shared/job"
 )
 
-// The attribute mapping of a job item. The field lists mirror shared/job's
-// types one to one (Go converts between structs that differ only in tags);
-// the job package stays free of storage concerns.
+// The attribute mapping of a job item, mirroring shared/job's types field for
+// field (Go converts between structs differing only in tags), so the job package
+// stays free of storage.
 
 type stageItem struct {
 	Status         job.StageStatus `dynamodbav:"status"`
@@ -106,9 +106,8 @@ type jobItem struct {
 	SweepAt             string                      `dynamodbav:"sweep_at,omitempty"`
 	ExpiresAt           int64                       `dynamodbav:"expires_at,omitempty"`
 	Swarm               *swarmItem                  `dynamodbav:"swarm,omitempty"`
-	// LastWrite is the token of the last conditional write applied to the
-	// item: a retry whose condition fails finds its own token here and
-	// knows its earlier, unanswered attempt was applied.
+	// LastWrite is the last applied write's token: a retry whose condition fails
+	// finds its own here.
 	LastWrite string `dynamodbav:"last_write,omitempty"`
 }
 

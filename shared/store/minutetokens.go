@@ -13,11 +13,10 @@ import (
 	"github.com/criticizer/criticizer/shared/awserr"
 )
 
-// MinuteTokens is the provider's tokens-per-minute limit shared by every
-// concurrent review (llm.Shared): one item per model and UTC minute in the
-// jobs table, reserved by a conditional ADD that holds the total to the
-// limit, so instances that each pace themselves cannot together exceed it.
-// One write per model call; the items expire after an hour.
+// MinuteTokens is the provider's tokens-per-minute limit shared by every review
+// (llm.Shared): one item per model and UTC minute, reserved by a conditional ADD
+// that holds the total to the limit, so self-pacing instances cannot together
+// exceed it. One write per call; items expire after an hour.
 type MinuteTokens struct {
 	st    *Store
 	limit int
@@ -26,9 +25,8 @@ type MinuteTokens struct {
 // MinuteTokens returns the budget of limit tokens a minute over st's table.
 func (st *Store) MinuteTokens(limit int) *MinuteTokens { return &MinuteTokens{st: st, limit: limit} }
 
-// Take reserves tokens in model's current minute, or says how long until
-// the next one when this one has no room. A call larger than the whole
-// limit takes a minute to itself.
+// Take reserves tokens in model's minute, or says how long until the next; a
+// call above the limit takes a minute to itself.
 func (m *MinuteTokens) Take(ctx context.Context, model string, tokens int, now time.Time) (time.Duration, error) {
 	minute := now.UTC().Truncate(time.Minute)
 	n := min(tokens, m.limit)

@@ -1,12 +1,11 @@
 // Package store is the jobs table: it maps shared/job's types onto DynamoDB
-// items (job records with their per-stage leases and event history,
-// idempotency records with saved responses, changelist records that gate
-// versioned reruns) and performs every state change as one conditional write
-// (never read-then-write) whose expected states come from job.Transitions,
-// guarded for stage work by the lease owner. Every change bumps seq, sets
-// updated_at, appends an event and records its write token (last_write), so
-// a retried write whose first attempt was applied but unanswered recognises
-// itself in the returned old item and succeeds.
+// items (jobs with per-stage leases and history, idempotency records with saved
+// responses, changelist version gates) and makes every state change one
+// conditional write (never read-then-write) whose expected states come from
+// job.Transitions, owner-guarded for stage work. Every change bumps seq, sets
+// updated_at, appends an event and records its write token (last_write), so a
+// retried write whose first attempt was applied but unanswered recognises itself
+// and succeeds.
 package store
 
 import (
@@ -15,6 +14,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -38,16 +38,15 @@ type API interface {
 	Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
 }
 
-// LogAPI is the part of the DynamoDB client a log kept in the jobs table
-// uses: put a record, query a key's records (the rerun ledger, provider
+// LogAPI is what a log kept in the jobs table uses (the rerun ledger, provider
 // evidence).
 type LogAPI interface {
 	PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
 	Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
 }
 
-// ScanAPI is the one call a pass over the whole jobs table makes (the
-// retention check, the outcome report, the outbox's one-off passes).
+// ScanAPI is what a pass over the whole table uses (the retention check, the
+// outcome report).
 type ScanAPI interface {
 	Scan(context.Context, *dynamodb.ScanInput, ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
 }
@@ -65,8 +64,8 @@ type Store struct {
 	api       API
 	table     string
 	retention time.Duration
-	// uniqueness is the TTL of the records that make a job unique
-	// (idempotency record, changelist gate); 0 keeps them forever.
+	// uniqueness is the TTL of the idempotency record and changelist gate; 0
+	// keeps them forever.
 	uniqueness time.Duration
 }
 
@@ -76,12 +75,11 @@ func New(api API, table string) *Store {
 	return &Store{api: api, table: table, retention: DefaultRetention, uniqueness: DefaultUniquenessRetention}
 }
 
-// WithUniquenessRetention sets how long idempotency records and changelist
-// version gates are kept (UNIQUENESS_RETENTION_DAYS); 0 keeps them forever.
-// They hold keys, hashes, the job id and the saved response, no code or
-// findings, so they outlive the job they point to: a webhook re-sent after
-// the job expired still gets the original job, and a version already
-// reviewed is never reviewed (nor e-mailed) again.
+// WithUniquenessRetention sets how long idempotency records and version gates
+// live (UNIQUENESS_RETENTION_DAYS; 0: forever). They hold no code or findings,
+// so they outlive their job: a webhook re-sent after the job expired still gets
+// the original job, and a reviewed version is never reviewed (nor e-mailed)
+// again.
 func (st *Store) WithUniquenessRetention(d time.Duration) *Store {
 	if d >= 0 {
 		st.uniqueness = d
@@ -89,8 +87,8 @@ func (st *Store) WithUniquenessRetention(d time.Duration) *Store {
 	return st
 }
 
-// UniquenessExpiresAt is the TTL value (epoch seconds) of a uniqueness
-// record created at now; 0 means none (kept forever).
+// UniquenessExpiresAt is the TTL (epoch seconds) of a uniqueness record created
+// at now; 0: none.
 func (st *Store) UniquenessExpiresAt(now time.Time) int64 {
 	if st.uniqueness == 0 {
 		return 0
@@ -109,9 +107,8 @@ func (st *Store) WithRetention(d time.Duration) *Store {
 // ExpiresAt is the TTL value (epoch seconds) of an item created at now.
 func (st *Store) ExpiresAt(now time.Time) int64 { return now.Add(st.retention).Unix() }
 
-// Errors of the idempotency record. The job's own write errors
-// (job.ErrNotFound, job.ErrLeaseLost, job.ErrNotReplayable, job.ErrConflict) live in
-// shared/job so callers need not import the store for them.
+// Errors of the idempotency record; the job's own write errors live in
+// shared/job, so callers need not import the store.
 var (
 	ErrStaleVersion   = errors.New("review_version is not higher than the changelist's latest")
 	ErrDuplicateKey   = errors.New("idempotency key already used")
@@ -133,8 +130,8 @@ func event(at string, typ job.EventType, stage domain.Stage, from, to job.State,
 	return av
 }
 
-// classifyAWS maps a DynamoDB error: a failed condition is the caller's to
-// interpret, anything else goes through the one AWS classifier.
+// classifyAWS leaves a failed condition to the caller and classifies anything
+// else.
 func classifyAWS(op string, err error) error {
 	if awserr.ConditionFailed(err) {
 		return fmt.Errorf("%s: %w", op, errConditionCheck)
@@ -158,8 +155,7 @@ func (st *Store) Get(ctx context.Context, id string) (*job.Job, error) {
 	return it.job(), nil
 }
 
-// Put writes j as it is, with no condition: a unit test's starting point
-// (the pipeline changes a job only through the conditional writes below).
+// Put writes j unconditionally: a unit test's starting point.
 func (st *Store) Put(ctx context.Context, j *job.Job) error {
 	it := toItem(j)
 	if it.History == nil {
@@ -191,22 +187,21 @@ type write struct {
 	cond   string
 	names  map[string]string
 	values map[string]types.AttributeValue
-	// token identifies this write (the same on every retry of it); it is
-	// stored as last_write.
+	// token identifies this write across its retries (last_write).
 	token string
-	// finish: the job's last stage completes (finishAt), writing with it
-	// the rows its attempt deferred (Defer).
+	// finish: the last stage completes at finishAt, writing the rows its attempt
+	// deferred (Defer).
 	finish   bool
 	finishAt domain.Stage
-	// applied recognises, in the item as it was when the condition failed,
-	// that this write had been applied already (its answer was lost). nil
-	// means: last_write equals token.
+	// applied recognises in the old item that this write was applied already
+	// (its answer lost); nil: last_write equals token.
 	applied func(old *jobItem) bool
+	// refused, when set, is the error of a condition that did not hold.
+	refused error
 }
 
-// update runs w and returns the new image; when the condition failed it
-// returns the old image with errConditionCheck, unless the old image shows
-// the write was applied already, which is success.
+// update runs w and returns the new image; on a failed condition the old image
+// with errConditionCheck, unless it shows w applied already.
 func (st *Store) update(ctx context.Context, id string, w write) (*job.Job, error) {
 	cond := "attribute_exists(pk) AND (" + w.cond + ")"
 	upd := w.update
@@ -229,8 +224,8 @@ func (st *Store) update(ctx context.Context, id string, w write) (*job.Job, erro
 	if puts := deferredPuts(ctx); len(puts) > 0 && w.finish {
 		err := st.transact(ctx, in, puts)
 		if err == nil {
-			// A transaction returns no image: the job as its finish left it
-			// is all the runtime reads of it after the last stage.
+			// A transaction returns no image; the runtime reads only this of the
+			// job after its last stage.
 			return &job.Job{ID: id, Stage: w.finishAt, State: job.Target(job.OpFinish)}, nil
 		}
 		return st.failed(ctx, id, w, err)
@@ -246,9 +241,8 @@ func (st *Store) update(ctx context.Context, id string, w write) (*job.Job, erro
 	return st.failed(ctx, id, w, err)
 }
 
-// failed settles an update whose write failed: the old image of a failed
-// condition shows whether w had been applied already (success) or not
-// (errConditionCheck).
+// failed settles a failed update by the old image: w applied already (success)
+// or errConditionCheck.
 func (st *Store) failed(ctx context.Context, id string, w write, err error) (*job.Job, error) {
 	var ccf *types.ConditionalCheckFailedException
 	if !errors.As(err, &ccf) {
@@ -268,56 +262,44 @@ func (st *Store) failed(ctx context.Context, id string, w write, err error) (*jo
 	if applied(old) {
 		return old.job(), nil
 	}
+	if w.refused != nil {
+		return old.job(), w.refused
+	}
 	return old.job(), fmt.Errorf("%s: job %s: %w", w.op, id, errConditionCheck)
 }
 
 // addSet adds a SET action to an update expression that has one.
 func addSet(update, action string) string {
-	if i := indexWord(update, " REMOVE "); i >= 0 {
+	if i := strings.Index(update, " REMOVE "); i >= 0 {
 		return update[:i] + ", " + action + update[i:]
 	}
 	return update + ", " + action
-}
-
-func indexWord(s, w string) int {
-	for i := 0; i+len(w) <= len(s); i++ {
-		if s[i:i+len(w)] == w {
-			return i
-		}
-	}
-	return -1
 }
 
 // placeholder matches expression attribute names (#x) and values (:x).
 var placeholder = regexp.MustCompile(`[#:][A-Za-z0-9_]+`)
 
 // used keeps only the names and values the expressions reference: DynamoDB
-// rejects a request that defines one it does not use, and the shared name
-// set below is a superset.
+// rejects unused ones, and names() is a superset.
 func used(expr string, names map[string]string, values map[string]types.AttributeValue) (map[string]string, map[string]types.AttributeValue) {
 	refs := map[string]bool{}
 	for _, p := range placeholder.FindAllString(expr, -1) {
 		refs[p] = true
 	}
-	var nm map[string]string
-	for k, v := range names {
+	return pick(refs, names), pick(refs, values)
+}
+
+func pick[V any](refs map[string]bool, m map[string]V) map[string]V {
+	var out map[string]V
+	for k, v := range m {
 		if refs[k] {
-			if nm == nil {
-				nm = map[string]string{}
+			if out == nil {
+				out = map[string]V{}
 			}
-			nm[k] = v
+			out[k] = v
 		}
 	}
-	var vals map[string]types.AttributeValue
-	for k, v := range values {
-		if refs[k] {
-			if vals == nil {
-				vals = map[string]types.AttributeValue{}
-			}
-			vals[k] = v
-		}
-	}
-	return nm, vals
+	return out
 }
 
 // Names used by every job update. #stg is bound to the stage being written.
@@ -328,48 +310,34 @@ func names(stage domain.Stage) map[string]string {
 // expect renders "#state IN (...)" for the states op applies to, from
 // job.Transitions.
 func expect(op job.Op, values map[string]types.AttributeValue) string {
-	out := "#state IN ("
-	for i, stt := range job.Expect(op) {
-		k := fmt.Sprintf(":from_%s_%d", op, i)
-		values[k] = s(string(stt))
-		if i > 0 {
-			out += ", "
-		}
-		out += k
-	}
-	return out + ")"
+	return In("#state", ":from_"+string(op)+"_", job.Expect(op), values)
 }
 
-// stageStatuses renders "stages.#stg.#st IN (...)".
-func stageStatuses(prefix string, st []job.StageStatus, values map[string]types.AttributeValue) string {
-	out := "stages.#stg.#st IN ("
-	for i, x := range st {
-		k := fmt.Sprintf(":%s%d", prefix, i)
-		values[k] = s(string(x))
-		if i > 0 {
-			out += ", "
-		}
-		out += k
+// In renders "lhs IN (:prefix0, ...)", binding each x in values.
+func In[T ~string](lhs, prefix string, xs []T, values map[string]types.AttributeValue) string {
+	phs := make([]string, len(xs))
+	for i, x := range xs {
+		phs[i] = prefix + strconv.Itoa(i)
+		values[phs[i]] = s(string(x))
 	}
-	return out + ")"
+	return lhs + " IN (" + strings.Join(phs, ", ") + ")"
 }
 
-// token is the write token of an owner's write: the owner is unique per
-// delivery, so owner+op names one logical write across its retries.
+// token is an owner's write token: owners are unique per delivery, so owner+op
+// names one write across retries.
 func token(owner string, op job.Op) string { return owner + "/" + string(op) }
 
-// ownerGuard is the condition of every owner's write: the job is at the
-// stage, in a state op applies to, and the stage is running under owner.
+// ownerGuard: the job is at the stage, in a state op applies to, and the stage
+// runs under owner.
 func ownerGuard(op job.Op, l job.Lease, v map[string]types.AttributeValue) string {
 	v[":owner"], v[":srunning"] = s(l.Owner), s(string(job.StageRunning))
 	return "#stage = :s AND " + expect(op, v) + " AND stages.#stg.#st = :srunning AND stages.#stg.#owner = :owner"
 }
 
-// Claim atomically takes the lease of a job's stage and counts the attempt:
-// the queued → running claim of rule LS-1, as one conditional update. It is refused when the stage
-// is done, dead-lettered, leased by a live owner (live within the clock-skew
-// budget), or out of budget; the returned *job.ClaimRefused says which. A
-// retried claim that finds its own lease recognises it and succeeds.
+// Claim takes a stage's lease and counts the attempt in one conditional update
+// (rule LS-1). It is refused — *job.ClaimRefused says why — when the stage is
+// done, dead-lettered, leased by a live owner (within the skew budget) or out of
+// budget; a retried claim that finds its own lease succeeds.
 func (st *Store) Claim(ctx context.Context, id string, stage domain.Stage, l job.Lease, maxAttempts int) (*job.Job, error) {
 	now := job.FormatTime(l.Now)
 	v := map[string]types.AttributeValue{
@@ -378,7 +346,7 @@ func (st *Store) Claim(ctx context.Context, id string, stage domain.Stage, l job
 		":one": n(1), ":ev": event(now, job.EventClaimed, stage, "", job.Running, "owner "+l.Owner), ":empty": &types.AttributeValueMemberL{},
 		":sweep": s(job.FormatTime(l.Now.Add(2 * l.TTL))),
 	}
-	cond := "#stage = :s AND " + expect(job.OpClaim, v) + " AND " + stageStatuses("claimable", job.Claimable, v) +
+	cond := "#stage = :s AND " + expect(job.OpClaim, v) + " AND " + In("stages.#stg.#st", ":claimable", job.Claimable, v) +
 		" AND stages.#stg.attempts < :max" +
 		" AND (stages.#stg.#st <> :srunning OR stages.#stg.lease_expires_at <= :expired)"
 	upd := "SET #state = :running, stages.#stg.#st = :srunning, stages.#stg.attempts = stages.#stg.attempts + :one," +
@@ -396,24 +364,20 @@ func (st *Store) Claim(ctx context.Context, id string, stage domain.Stage, l job
 	return nil, &job.ClaimRefused{Reason: job.Refuse(j, stage, l, maxAttempts), Job: j}
 }
 
-// Renew extends the lease; only the current owner of a running stage can.
-// Renewing is idempotent, so a retry of an applied renewal passes the same
-// condition again.
+// Renew extends the lease; only the running stage's owner can, and a retry
+// passes the same condition.
 func (st *Store) Renew(ctx context.Context, id string, stage domain.Stage, l job.Lease) error {
 	v := map[string]types.AttributeValue{":exp": s(l.Expires()), ":now": s(job.FormatTime(l.Now)), ":s": s(string(stage))}
 	_, err := st.update(ctx, id, write{op: "renew lease", update: "SET stages.#stg.lease_expires_at = :exp, updated_at = :now",
-		cond: ownerGuard(job.OpRenew, l, v), names: names(stage), values: v, token: token(l.Owner, job.OpRenew)})
-	if errors.Is(err, errConditionCheck) {
-		return fmt.Errorf("renew: %w", job.ErrLeaseLost)
-	}
+		cond: ownerGuard(job.OpRenew, l, v), names: names(stage), values: v, token: token(l.Owner, job.OpRenew),
+		refused: fmt.Errorf("renew: %w", job.ErrLeaseLost)})
 	return err
 }
 
-// Complete marks the owner's stage done and moves the job to the next stage
-// (queued) or, after the last stage, to succeeded. sweepAfter is when the
-// sweeper should re-enqueue the next stage if its message never arrives. The
-// stage records who completed it, so a retry whose first attempt was applied
-// but unanswered recognises it (even after later writes) and succeeds.
+// Complete marks the owner's stage done and queues the next (or, after the last,
+// succeeds the job); sweepAfter is when the sweeper re-enqueues a next stage
+// whose message never came. completed_by lets a retry of an applied completion
+// succeed, even after later writes.
 func (st *Store) Complete(ctx context.Context, id string, stage domain.Stage, l job.Lease, r job.Result, sweepAfter time.Duration) (*job.Job, error) {
 	now := job.FormatTime(l.Now)
 	next, hasNext := stage.Next()
@@ -429,21 +393,11 @@ func (st *Store) Complete(ctx context.Context, id string, stage domain.Stage, l 
 	upd := "SET stages.#stg.#st = :sdone, stages.#stg.completed_at = :now, stages.#stg.completed_by = :by, #state = :to, #stage = :next, updated_at = :now," +
 		" seq = seq + :one, history = list_append(if_not_exists(history, :empty), :ev)"
 	nm := names(stage)
-	if r.Artifacts.Raw != "" {
-		upd += ", artifacts.#raw = :raw"
-		v[":raw"], nm["#raw"] = s(r.Artifacts.Raw), "raw" // RAW and RESULT are DynamoDB reserved words
-	}
-	if r.Artifacts.Redacted != "" {
-		upd += ", artifacts.#redacted = :redacted"
-		v[":redacted"], nm["#redacted"] = s(r.Artifacts.Redacted), "redacted"
-	}
-	if r.Artifacts.RedactedProof != "" {
-		upd += ", artifacts.redacted_proof = :rproof"
-		v[":rproof"] = s(r.Artifacts.RedactedProof)
-	}
-	if r.Artifacts.Result != "" {
-		upd += ", artifacts.#result = :result"
-		v[":result"], nm["#result"] = s(r.Artifacts.Result), "result"
+	for _, a := range [...][2]string{{"raw", r.Artifacts.Raw}, {"redacted", r.Artifacts.Redacted}, {"redacted_proof", r.Artifacts.RedactedProof}, {"result", r.Artifacts.Result}} {
+		if a[1] != "" { // RAW and RESULT are DynamoDB reserved words: every artifact goes by a name
+			upd += ", artifacts.#" + a[0] + " = :" + a[0]
+			v[":"+a[0]], nm["#"+a[0]] = s(a[1]), a[0]
+		}
 	}
 	if r.Recipients != nil {
 		upd += ", recipients = :rcpts"
@@ -466,18 +420,15 @@ func (st *Store) Complete(ctx context.Context, id string, stage domain.Stage, l 
 		upd += " REMOVE stages.#stg.#owner, stages.#stg.lease_expires_at, sweep_at, sweep_shard"
 	}
 	j, err := st.update(ctx, id, write{op: "complete stage", update: upd, cond: ownerGuard(op, l, v), names: nm, values: v,
-		token: token(l.Owner, op), finish: !hasNext, finishAt: stage, applied: func(o *jobItem) bool {
+		token: token(l.Owner, op), finish: !hasNext, finishAt: stage, refused: fmt.Errorf("complete: %w", job.ErrLeaseLost), applied: func(o *jobItem) bool {
 			r := o.Stages[stage]
 			return r != nil && r.Status == job.StageDone && r.CompletedBy == l.Owner
 		}})
-	if errors.Is(err, errConditionCheck) {
-		return j, fmt.Errorf("complete: %w", job.ErrLeaseLost)
-	}
 	return j, err
 }
 
-// Retry records a retryable failure by the owner and releases the lease; the
-// job waits in retry_wait until the delayed message comes back.
+// Retry records the owner's retryable failure and releases the lease; the job
+// waits in retry_wait for the delayed message.
 func (st *Store) Retry(ctx context.Context, id string, stage domain.Stage, l job.Lease, f job.FailureInfo, delay time.Duration) (*job.Job, error) {
 	if err := st.putDeferred(ctx); err != nil {
 		return nil, err
@@ -494,18 +445,14 @@ func (st *Store) Retry(ctx context.Context, id string, stage domain.Stage, l job
 		" updated_at = :now, seq = seq + :one, sweep_at = :sweep, history = list_append(if_not_exists(history, :empty), :ev)" +
 		" REMOVE stages.#stg.#owner, stages.#stg.lease_expires_at"
 	j, err := st.update(ctx, id, write{op: "schedule retry", update: upd, cond: ownerGuard(job.OpRetry, l, v), names: names(stage), values: v,
-		token: token(l.Owner, job.OpRetry)})
-	if errors.Is(err, errConditionCheck) {
-		return j, fmt.Errorf("retry: %w", job.ErrLeaseLost)
-	}
+		token: token(l.Owner, job.OpRetry), refused: fmt.Errorf("retry: %w", job.ErrLeaseLost)})
 	return j, err
 }
 
-// DeadLetter records that the stage is being dead-lettered and keeps the DLQ
-// body until MarkDeadLetterSent confirms the send, so a crash between the two
-// resends rather than loses it. With an owner the write is owner-guarded;
-// without one (budget exhausted by crashed workers) it requires that no live
-// lease exists. dlID (unique per dead letter) is its write token.
+// DeadLetter fails the stage and keeps the DLQ body until MarkDeadLetterSent, so
+// a crash between them resends rather than loses it. Owner-guarded with an
+// owner; without one (budget spent by crashed workers) it needs no live lease.
+// dlID is its write token.
 func (st *Store) DeadLetter(ctx context.Context, id string, stage domain.Stage, l job.Lease, f job.FailureInfo, dlID, body string) (*job.Job, error) {
 	if err := st.putDeferred(ctx); err != nil {
 		return nil, err
@@ -530,13 +477,10 @@ func (st *Store) DeadLetter(ctx context.Context, id string, stage domain.Stage, 
 		" updated_at = :now, seq = seq + :one, history = list_append(if_not_exists(history, :empty), :ev)" +
 		" REMOVE stages.#stg.#owner, stages.#stg.lease_expires_at, sweep_at, sweep_shard"
 	j, err := st.update(ctx, id, write{op: "dead-letter stage", update: upd, cond: cond, names: names(stage), values: v,
-		token: "dead_letter/" + dlID, applied: func(o *jobItem) bool {
+		token: "dead_letter/" + dlID, refused: fmt.Errorf("dead-letter: %w", job.ErrLeaseLost), applied: func(o *jobItem) bool {
 			r := o.Stages[stage]
 			return r != nil && r.DeadLetterID == dlID && o.State == job.Failed
 		}})
-	if errors.Is(err, errConditionCheck) {
-		return j, fmt.Errorf("dead-letter: %w", job.ErrLeaseLost)
-	}
 	return j, err
 }
 
@@ -551,10 +495,9 @@ func (st *Store) MarkDeadLetterSent(ctx context.Context, id string, stage domain
 	return err
 }
 
-// Replay resumes a dead-lettered stage with a fresh attempt budget. It is
-// keyed by the dead-letter id so that a DLQ message redriven twice replays
-// once; the class it was dead-lettered with is kept to detect a repeat
-// failure (escalation).
+// Replay resumes a dead-lettered stage with a fresh budget, once per dead-letter
+// id (a DLQ message redriven twice replays once), keeping its class to detect a
+// repeat failure.
 func (st *Store) Replay(ctx context.Context, id string, stage domain.Stage, dlID string, dlClass failure.Class, now time.Time, sweepAfter time.Duration) (*job.Job, error) {
 	at := job.FormatTime(now)
 	v := map[string]types.AttributeValue{
@@ -576,9 +519,8 @@ func (st *Store) Replay(ctx context.Context, id string, stage domain.Stage, dlID
 	return j, err
 }
 
-// Restart sends a dead-lettered job back to fetch with every stage reset: the
-// operator's explicit full restart. Succeeded jobs are never restarted.
-// requestID (the restart message's id) is its write token.
+// Restart sends a failed job back to fetch with every stage reset (never a
+// succeeded one); requestID is its write token.
 func (st *Store) Restart(ctx context.Context, id, actor, requestID string, now time.Time, sweepAfter time.Duration) (*job.Job, error) {
 	at := job.FormatTime(now)
 	v := map[string]types.AttributeValue{":queued": s(string(job.Target(job.OpRestart))), ":fetch": s(string(domain.StageFetch)),
@@ -594,23 +536,19 @@ func (st *Store) Restart(ctx context.Context, id, actor, requestID string, now t
 	return j, err
 }
 
-// Reschedule moves a job's sweep deadline, only if nobody changed the job
-// since it was read (seq unchanged).
+// Reschedule moves a job's sweep deadline if nobody changed it since it was read
+// (seq).
 func (st *Store) Reschedule(ctx context.Context, j *job.Job, now, next time.Time, note string) error {
 	at := job.FormatTime(now)
 	v := map[string]types.AttributeValue{":seq": n(j.Seq), ":sweep": s(job.FormatTime(next)), ":now": s(at), ":one": n(1),
 		":ev": event(at, job.EventSwept, j.Stage, j.State, j.State, note), ":empty": &types.AttributeValueMemberL{}}
 	_, err := st.update(ctx, j.ID, write{op: "reschedule", update: "SET sweep_at = :sweep, updated_at = :now, seq = seq + :one, history = list_append(if_not_exists(history, :empty), :ev)",
-		cond: "seq = :seq", values: v, token: fmt.Sprintf("sweep/%d/%s", j.Seq, at)})
-	if errors.Is(err, errConditionCheck) {
-		return fmt.Errorf("reschedule: %w", job.ErrConflict)
-	}
+		cond: "seq = :seq", values: v, token: fmt.Sprintf("sweep/%d/%s", j.Seq, at), refused: fmt.Errorf("reschedule: %w", job.ErrConflict)})
 	return err
 }
 
-// RecordCallback records that the Swarm callback c of job id was made, once:
-// the write is conditional on it not being recorded yet, and a second
-// recording (or a job without a Swarm run) gets job.ErrConflict.
+// RecordCallback records Swarm callback c of job id once; a second recording, or
+// a job without a Swarm run, is job.ErrConflict.
 func (st *Store) RecordCallback(ctx context.Context, id string, c job.Callback, now time.Time) error {
 	switch c {
 	case job.CallbackUpdate, job.CallbackPass, job.CallbackFail:
@@ -625,4 +563,39 @@ func (st *Store) RecordCallback(ctx context.Context, id string, c job.Callback, 
 		return fmt.Errorf("swarm %s callback of job %s already recorded: %w", c, id, job.ErrConflict)
 	}
 	return err
+}
+
+// Partition reads every item of partition pk, every page, consistently: a
+// list that missed a page would act on half of it.
+func Partition(ctx context.Context, api dynamodb.QueryAPIClient, table, pk, what string) ([]map[string]types.AttributeValue, error) {
+	return QueryAll(ctx, api, &dynamodb.QueryInput{TableName: &table, ConsistentRead: aws.Bool(true),
+		KeyConditionExpression: aws.String("pk = :pk"), ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(pk)}}, what)
+}
+
+// QueryAll reads every page of in.
+func QueryAll(ctx context.Context, api dynamodb.QueryAPIClient, in *dynamodb.QueryInput, what string) ([]map[string]types.AttributeValue, error) {
+	var out []map[string]types.AttributeValue
+	for pages := dynamodb.NewQueryPaginator(api, in); pages.HasMorePages(); {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return nil, awserr.Wrap(what, err)
+		}
+		out = append(out, page.Items...)
+	}
+	return out, nil
+}
+
+// ScanPrefix reads every item of the table whose pk begins with prefix (a
+// scan, every page): for the operator's occasional questions only.
+func ScanPrefix(ctx context.Context, api ScanAPI, table, prefix, what string) ([]map[string]types.AttributeValue, error) {
+	var out []map[string]types.AttributeValue
+	for pages := dynamodb.NewScanPaginator(api, &dynamodb.ScanInput{TableName: &table, ConsistentRead: aws.Bool(true),
+		FilterExpression: aws.String("begins_with(pk, :p)"), ExpressionAttributeValues: map[string]types.AttributeValue{":p": s(prefix)}}); pages.HasMorePages(); {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return nil, awserr.Wrap(what, err)
+		}
+		out = append(out, page.Items...)
+	}
+	return out, nil
 }

@@ -1,13 +1,12 @@
 package swarm
 
 // Review comments in P4 Code Review (Helix Swarm), as a delivery channel
-// needs them (docs/swarm-comments.md): send (Create), lookup (List and
-// FindByMarker over every page) and classification (errors carry failure
-// classes; MaybeCreated tells a create that may have landed from one that
-// certainly did not). Swarm's create has no idempotency key, so every
-// comment the service posts ends with a marker derived from its delivery
-// identity, and a create whose answer was lost is settled by listing the
-// review's comments and finding that marker, never by posting again blind.
+// needs them (docs/swarm-comments.md): send (Create), lookup (List, Marked
+// over every page) and classification (failure classes; MaybeCreated tells
+// a create that may have landed). Swarm's create has no idempotency key, so
+// every comment the service posts ends with a marker derived from its
+// delivery identity, and a lost answer is settled by finding that marker,
+// never by posting again blind.
 
 import (
 	"bytes"
@@ -31,8 +30,7 @@ import (
 	"github.com/criticizer/criticizer/shared/failure"
 )
 
-// Task states of a comment: a plain comment, or a task that is open, then
-// addressed, then verified.
+// Task states: a plain comment, or a task open, then addressed, then verified.
 const (
 	TaskComment   = "comment"
 	TaskOpen      = "open"
@@ -47,27 +45,25 @@ const (
 	KindResolved = "resolved" // the note on a resolved plain comment, one per (review, fingerprint)
 )
 
-// CommentKey is the delivery identity of a comment the service posts on a
-// review: the promise "this review has been told this" that must hold once.
+// CommentKey is the delivery identity of a comment the service posts: "this
+// review has been told this", once.
 type CommentKey struct {
 	Review int64
 	Kind   string
 	ID     string // the finding fingerprint, or "v<version>" for a summary
 }
 
-// FindingKey is the identity of a finding's comment: a finding commented on
-// in one version of a review is not commented again in a later one.
+// FindingKey is a finding's comment: commented once per review, whatever the version.
 func FindingKey(review int64, fingerprint string) CommentKey {
 	return CommentKey{Review: review, Kind: KindFinding, ID: fingerprint}
 }
 
-// SummaryKey is the identity of a review version's summary comment.
+// SummaryKey is a review version's summary comment.
 func SummaryKey(review int64, version int) CommentKey {
 	return CommentKey{Review: review, Kind: KindSummary, ID: "v" + strconv.Itoa(version)}
 }
 
-// ResolvedKey is the identity of the note that a plain finding comment was
-// resolved.
+// ResolvedKey is the note that a plain finding comment was resolved.
 func ResolvedKey(review int64, fingerprint string) CommentKey {
 	return CommentKey{Review: review, Kind: KindResolved, ID: fingerprint}
 }
@@ -77,13 +73,12 @@ func (k CommentKey) String() string {
 	return reviewTopic(k.Review) + "/" + k.Kind + "/" + k.ID
 }
 
-// MarkerScheme versions the marker's hash input. Changing it makes every
-// comment already posted unrecognisable, and its finding commented again.
+// MarkerScheme versions the marker's hash input: changing it makes every
+// posted comment unrecognisable, and its finding commented again.
 const MarkerScheme = "criticizer.swarm.comment.v1"
 
-// Marker is the token a posted comment carries: "criticizer:" and the first
-// 128 bits of the SHA-256 of its key, in hex. It says nothing about the
-// finding or the code.
+// Marker is a posted comment's token: "criticizer:" and the first 128 bits
+// of its key's SHA-256, in hex; nothing about the finding or the code.
 type Marker string
 
 // Marker returns k's marker.
@@ -92,10 +87,9 @@ func (k CommentKey) Marker() Marker {
 	return Marker("criticizer:" + hex.EncodeToString(sum[:16]))
 }
 
-// markerLine is a Markdown link reference definition: Swarm renders
-// comments as Markdown (GFM or Parsedown), where a definition shows
-// nothing, and its safe mode would print an HTML comment as text. A
-// renderer without Markdown shows one short line.
+// markerLine is a Markdown link reference definition: Swarm's Markdown (GFM
+// or Parsedown) shows nothing for it, where safe mode would print an HTML
+// comment as text; without Markdown it is one short line.
 var markerLine = regexp.MustCompile(`^\[//\]: # \((criticizer:[0-9a-f]{32})\)$`)
 
 // Line is the marker as the last line of a comment body.
@@ -106,9 +100,8 @@ func (m Marker) Sign(body string) string {
 	return strings.TrimRight(body, " \t\r\n") + "\n\n" + m.Line()
 }
 
-// MarkerOf returns the marker on body's last non-blank line, if any. Only
-// the last line counts: a marker quoted inside a body (a finding's text that
-// happens to hold one) is not the comment's identity.
+// MarkerOf returns the marker on body's last non-blank line, if any: a
+// marker quoted inside a body is not the comment's identity.
 func MarkerOf(body string) (Marker, bool) {
 	body = strings.TrimRight(body, " \t\r\n")
 	last := body[strings.LastIndexByte(body, '\n')+1:]
@@ -134,13 +127,12 @@ type Comment struct {
 	// webhooks", reactions readable without webhooks).
 	Likes []string
 	// ReplyTo is the comment this one answers, from context.comment
-	// (*unverified* field name, per a third-party capture); 0 when the
-	// answer names none, and readers must tolerate that (package outcome).
+	// (*unverified* field name, per a third-party capture); 0 when none,
+	// which readers must tolerate (package outcome).
 	ReplyTo int64
 }
 
-// CommentContext anchors an inline comment to a file and line of a review
-// version.
+// CommentContext anchors an inline comment to a file and line of a version.
 type CommentContext struct {
 	File      string // depot path
 	LeftLine  int    // line in the old revision; 0: none
@@ -159,16 +151,14 @@ type NewComment struct {
 	Silent, Delay bool
 	Flags         []string
 	Context       *CommentContext // nil: a comment on the whole review
-	// Unanchored is the body posted instead, on the review as a whole and
-	// under the same marker, when Swarm refuses Context (ErrContextRefused);
-	// empty: the refusal stands.
+	// Unanchored is the body posted instead, on the whole review under the
+	// same marker, when Swarm refuses Context; empty: the refusal stands.
 	Unanchored string
 }
 
-// ErrContextRefused marks a create Swarm refused (400, nothing stored)
-// because of its context: the file is not in the version's change, or the
-// review has no such version (reference: "Review comments"). The reasons
-// below wrap it; no reply text is kept.
+// ErrContextRefused marks a create Swarm refused (400, nothing stored) for
+// its context: the file is not in the version's change, or there is no such
+// version (reference: "Review comments"). No reply text is kept.
 var ErrContextRefused = errors.New("the comment's context was refused")
 
 // The reasons a context is refused.
@@ -177,29 +167,23 @@ var (
 	ErrNotInVersion    = fmt.Errorf("the file or line is not in the version's change: %w", ErrContextRefused)
 )
 
-// ErrMaybeCreated marks a failed create that Swarm may have carried out:
-// the answer was lost (connection reset, timeout), was a 5xx, or was not
-// readable. Settle it with FindByMarker before any new attempt.
+// ErrMaybeCreated marks a failed create Swarm may have carried out (answer
+// lost, a 5xx, unreadable): settle it by marker before any new attempt.
 var ErrMaybeCreated = errors.New("the comment may have been created")
 
 // MaybeCreated reports whether err is a create that may have landed.
 func MaybeCreated(err error) bool { return errors.Is(err, ErrMaybeCreated) }
 
-// pageSize is the list page asked for: Swarm's default and the most it
-// documents.
-const pageSize = 100
-
-// maxPages bounds a listing (100,000 comments): past it the review cannot
-// be read whole, and a lookup that cannot read it whole must not answer
-// "not there".
-const maxPages = 1000
-
-// maxAnswer bounds one answer's size.
-const maxAnswer = 16 << 20
+const (
+	pageSize = 100 // the list page asked for: Swarm's default and the most it documents
+	// maxPages bounds a listing (100,000 comments): a lookup that cannot
+	// read the review whole must not answer "not there".
+	maxPages  = 1000
+	maxAnswer = 16 << 20 // one answer's size
+)
 
 // Create posts a comment (POST /api/v9/comments, form fields) and returns
-// it as Swarm stored it. A failed create wraps ErrMaybeCreated when it may
-// have happened anyway; otherwise it certainly did not.
+// it as stored. A failure wraps ErrMaybeCreated when it may have happened.
 func (c *Client) Create(ctx context.Context, n NewComment) (Comment, error) {
 	if !markerLine.MatchString(n.Marker.Line()) {
 		return Comment{}, failure.Errorf(failure.InternalBug, "swarm comment on review %d: no marker", n.Review)
@@ -211,25 +195,21 @@ func (c *Client) Create(ctx context.Context, n NewComment) (Comment, error) {
 	if n.Task {
 		f.Set("taskState", TaskOpen)
 	}
-	if n.Silent {
-		f.Set("silenceNotification", "true")
-	}
-	if n.Delay {
-		f.Set("delayNotification", "true")
+	for k, on := range map[string]bool{"silenceNotification": n.Silent, "delayNotification": n.Delay} {
+		if on {
+			f.Set(k, "true")
+		}
 	}
 	for _, fl := range n.Flags {
 		f.Add("flags[]", fl)
 	}
 	if x := n.Context; x != nil {
 		f.Set("context[file]", x.File)
-		setLine := func(k string, v int) {
+		for k, v := range map[string]int{"leftLine": x.LeftLine, "rightLine": x.RightLine, "version": x.Version} {
 			if v > 0 {
-				f.Set(k, strconv.Itoa(v))
+				f.Set("context["+k+"]", strconv.Itoa(v))
 			}
 		}
-		setLine("context[leftLine]", x.LeftLine)
-		setLine("context[rightLine]", x.RightLine)
-		setLine("context[version]", x.Version)
 		for _, l := range x.Content {
 			f.Add("context[content][]", l)
 		}
@@ -250,8 +230,7 @@ func (c *Client) Create(ctx context.Context, n NewComment) (Comment, error) {
 }
 
 // taskTransitions is Swarm's table of task-state changes; anything else,
-// the state a comment already has included, is a 400 (reference: "Review
-// comments", task-state transitions).
+// the current state included, is a 400 (reference: "Review comments").
 var taskTransitions = map[string][]string{
 	TaskComment:   {TaskOpen},
 	TaskOpen:      {TaskAddressed, TaskComment},
@@ -259,17 +238,15 @@ var taskTransitions = map[string][]string{
 	TaskVerified:  {TaskOpen},
 }
 
-// ErrNoTransition marks a task change Swarm's table does not offer from
-// the comment's current state (someone moved it meanwhile): nothing was
-// changed, and trying again cannot change that.
+// ErrNoTransition marks a task change the table does not offer from the
+// current state (someone moved it): nothing changed, nor will a retry.
 var ErrNoTransition = errors.New("no such task-state transition in Swarm")
 
 // SetTaskState moves comment id of review to state (PATCH
-// /api/v9/comments/{id}; any user who can see the review may). It reads
-// the comment's current state first: already there is done (Swarm answers
-// the same state with a 400, so a retry whose first PATCH landed must not
-// send it again), a move the table does not offer is ErrNoTransition, and
-// a refused PATCH is read again, done if the state landed after all.
+// /api/v9/comments/{id}), reading the current state first: already there
+// is done (Swarm answers the same state with a 400), a move the table does
+// not offer is ErrNoTransition, and a refused PATCH is read again, done if
+// the state landed after all.
 func (c *Client) SetTaskState(ctx context.Context, review, id int64, state string) (Comment, error) {
 	if _, ok := taskTransitions[state]; !ok {
 		return Comment{}, failure.Errorf(failure.InternalBug, "swarm comment %d: unknown task state %q", id, state)
@@ -301,8 +278,7 @@ func (c *Client) SetTaskState(ctx context.Context, review, id int64, state strin
 
 // comment reads one comment of review by id from the listing (every page).
 func (c *Client) comment(ctx context.Context, review, id int64) (Comment, error) {
-	// Pages run oldest first by id: the comment is on the first page that
-	// reaches its id, listed from just before it (not the whole review).
+	// Pages run oldest first: listed from just before its id.
 	list, _, err := c.pages(ctx, review, id-1, id)
 	if err != nil {
 		return Comment{}, err
@@ -317,29 +293,18 @@ func (c *Client) comment(ctx context.Context, review, id int64) (Comment, error)
 
 // List returns every comment on a review, oldest first, reading page after
 // page (GET /api/v11/comments/reviews/{id}, max and after=lastSeen) until
-// Swarm has none left: a review with more than one page of comments is read
-// whole, or the listing fails.
+// Swarm has none left: a review is read whole, or the listing fails.
 func (c *Client) List(ctx context.Context, review int64) ([]Comment, error) {
-	list, _, err := c.list(ctx, review)
+	list, _, err := c.pages(ctx, review, 0, 0)
 	return list, err
 }
 
-// list also returns the login the listing was made as.
-func (c *Client) list(ctx context.Context, review int64) ([]Comment, string, error) {
-	return c.listAfter(ctx, review, 0)
-}
-
-// listAfter is list over the comments with ids above from (0: all). Swarm
-// numbers comments as it stores them and pages oldest first, after=<id>
-// starting past that id (reference "Review comments"), so the comments
-// stored since a comment existed are exactly those listed after its id.
-func (c *Client) listAfter(ctx context.Context, review, from int64) ([]Comment, string, error) {
-	return c.pages(ctx, review, from, 0)
-}
-
-// pages reads the pages after from, stopping early, when until > 0, at the
-// first page that holds a comment with an id of at least until (then a page
-// is one comment: the one wanted, unless protections hide it).
+// pages lists the comments with ids above from (0: all) and the login it
+// listed as. Swarm numbers comments as it stores them and pages oldest
+// first, after=<id> starting past that id (reference "Review comments"), so
+// the comments stored since a comment existed are those listed after its
+// id. until > 0 stops at the first page holding an id of at least until
+// (then a page is one comment).
 func (c *Client) pages(ctx context.Context, review, from, until int64) ([]Comment, string, error) {
 	var out []Comment
 	seen := map[int64]bool{}
@@ -366,13 +331,11 @@ func (c *Client) pages(ctx context.Context, review, from, until int64) ([]Commen
 			return nil, "", err
 		}
 		if user != "" && u != user {
-			// Credentials rotated to another login mid-listing: whose
-			// comments are "ours" would change between pages.
+			// Rotated to another login mid-listing: "ours" would change.
 			return nil, "", failure.Errorf(failure.Conflict, "%s: the login changed during the listing", what)
 		}
 		user = u
-		// An answer without data.comments is not an empty review: a lookup
-		// that took it for one would post a second comment.
+		// No data.comments is not an empty review (a second comment would follow).
 		if page.Data == nil || page.Data.Comments == nil {
 			return nil, "", failure.Errorf(failure.SchemaInvalid, "%s: the answer has no data.comments", what)
 		}
@@ -397,63 +360,45 @@ func (c *Client) pages(ctx context.Context, review, from, until int64) ([]Commen
 
 // Marked lists a review's comments (all pages) and returns those the
 // service posted, by marker: each comment of the listing's login whose last
-// line is a marker. Where a marker appears more than once, the first
-// comment holds it. One listing settles any number of uncertain creates.
+// line is a marker (a reviewer quoting ours is not ours); a marker held
+// twice is the first comment's. One listing settles any number of
+// uncertain creates.
 func (c *Client) Marked(ctx context.Context, review int64) (map[Marker]Comment, error) {
-	list, user, err := c.list(ctx, review)
+	return c.MarkedAfter(ctx, review, 0)
+}
+
+// MarkedAfter is Marked over the comments stored after comment id after
+// only: a create that began once that comment existed can only have made a
+// comment with a higher id. A marker missing still means the whole listing
+// was read (to a null lastSeen) without it.
+func (c *Client) MarkedAfter(ctx context.Context, review, after int64) (map[Marker]Comment, error) {
+	list, user, err := c.pages(ctx, review, max(after, 0), 0)
 	if err != nil {
 		return nil, err
 	}
-	return marked(list, user), nil
-}
-
-// marked picks the service's comments out of a listing, by marker.
-func marked(list []Comment, user string) map[Marker]Comment {
 	out := map[Marker]Comment{}
 	for _, cm := range list {
-		if cm.User != user {
-			continue // a reviewer quoting our comment is not our comment
-		}
-		if m, ok := MarkerOf(cm.Body); ok {
+		if m, ok := MarkerOf(cm.Body); ok && cm.User == user {
 			if _, dup := out[m]; !dup {
 				out[m] = cm
 			}
 		}
 	}
-	return out
+	return out, nil
 }
 
-// MarkedAfter is Marked over the comments stored after comment id after
-// only: a create that began once that comment existed can only have made a
-// comment with a higher id, so the lookup of its marker reads the comments
-// since, not the review's history. As with Marked, a marker missing means
-// the whole listing was read (every page, to a null lastSeen) without it.
-func (c *Client) MarkedAfter(ctx context.Context, review, after int64) (map[Marker]Comment, error) {
-	list, user, err := c.listAfter(ctx, review, max(after, 0))
-	if err != nil {
-		return nil, err
-	}
-	return marked(list, user), nil
-}
-
-// FindByMarker looks for the service's comment carrying m on a review,
-// across all pages of its comments. found is false only when the whole
-// listing was read and holds no such comment.
+// FindByMarker looks for the service's comment carrying m on a review:
+// found is false only when the whole listing holds none.
 func (c *Client) FindByMarker(ctx context.Context, review int64, m Marker) (cm Comment, found bool, err error) {
 	marked, err := c.Marked(ctx, review)
-	if err != nil {
-		return Comment{}, false, err
-	}
 	cm, found = marked[m]
-	return cm, found, nil
+	return cm, found, err
 }
 
-// api makes one Swarm API call, decoding a 2xx answer into out,
-// and returns the login it was made as. A refused login is retried once
-// with fresh credentials (the ticket may have been rotated); Swarm did
-// nothing with the refused request. create marks failures that may have
-// been carried out with ErrMaybeCreated. No reply text is kept: only
-// statuses reach the error.
+// api makes one Swarm API call, decoding a 2xx answer into out, and
+// returns the login it was made as. A refused login is retried once with
+// fresh credentials (a rotated ticket). create marks failures that may have
+// been carried out with ErrMaybeCreated. Only statuses reach the error.
 func (c *Client) api(ctx context.Context, method, path string, q, form url.Values, out any, what string, create bool) (string, error) {
 	user, err := c.apiOnce(ctx, method, path, q, form, out, what, create, false)
 	if failure.Classify(err) == failure.AuthDenied && !MaybeCreated(err) {
@@ -462,9 +407,11 @@ func (c *Client) api(ctx context.Context, method, path string, q, form url.Value
 	return user, err
 }
 
-// newRequest is an API call to path with query q and, when form is set, a
-// form body, authenticated by creds.
-func (c *Client) newRequest(ctx context.Context, method, path string, q, form url.Values, creds Credentials) (*http.Request, error) {
+func (c *Client) apiOnce(ctx context.Context, method, path string, q, form url.Values, out any, what string, create, fresh bool) (string, error) {
+	creds, err := c.Credentials(ctx, fresh)
+	if err != nil {
+		return "", err
+	}
 	u := strings.TrimSuffix(c.BaseURL, "/") + path
 	if len(q) > 0 {
 		u += "?" + q.Encode()
@@ -475,30 +422,12 @@ func (c *Client) newRequest(ctx context.Context, method, path string, q, form ur
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u, body)
 	if err != nil {
-		return nil, err
+		return "", failure.Wrap(failure.InternalBug, err)
 	}
 	req.Header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(creds.User+":"+creds.Ticket)))
 	req.Header.Set("Accept", "application/json")
 	if form != nil {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	}
-	return req, nil
-}
-
-func (c *Client) apiOnce(ctx context.Context, method, path string, q, form url.Values, out any, what string, create, fresh bool) (string, error) {
-	creds, err := c.Credentials(ctx, fresh)
-	if err != nil {
-		return "", err
-	}
-	req, err := c.newRequest(ctx, method, path, q, form, creds)
-	if err != nil {
-		return "", failure.Wrap(failure.InternalBug, err)
-	}
-	maybe := func(err error) error {
-		if create {
-			return fmt.Errorf("%w (%w)", err, ErrMaybeCreated)
-		}
-		return err
 	}
 	resp, err := c.http().Do(req)
 	if err != nil {
@@ -506,12 +435,12 @@ func (c *Client) apiOnce(ctx context.Context, method, path string, q, form url.V
 			return "", failure.Errorf(failure.NetworkTimeout, "%s: %w", what, err)
 		}
 		// Sent, and the answer lost: reset, closed, timed out.
-		return "", failure.Errorf(failure.NetworkTimeout, "%s: %w", what, maybe(err))
+		return "", failure.Errorf(failure.NetworkTimeout, "%s: %w", what, maybe(create, err))
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
 	if err != nil {
-		return "", failure.Errorf(failure.NetworkTimeout, "%s: reading the answer: %w", what, maybe(err))
+		return "", failure.Errorf(failure.NetworkTimeout, "%s: reading the answer: %w", what, maybe(create, err))
 	}
 	var refusal error // a create's context refused: nothing stored
 	if create && resp.StatusCode == http.StatusBadRequest {
@@ -520,13 +449,12 @@ func (c *Client) apiOnce(ctx context.Context, method, path string, q, form url.V
 	switch {
 	case resp.StatusCode >= 500 || resp.StatusCode == http.StatusRequestTimeout:
 		// Swarm (or a proxy in front of it) may have done the work first.
-		return "", failure.Upstream(resp.StatusCode, retryAfter(resp), maybe(fmt.Errorf("%s: HTTP %d", what, resp.StatusCode)))
+		return "", failure.Upstream(resp.StatusCode, retryAfter(resp), maybe(create, fmt.Errorf("%s: HTTP %d", what, resp.StatusCode)))
 	case create && resp.StatusCode == http.StatusNotFound:
 		// A create can answer 404 with the comment stored (helix-swarm
-		// issue #2; reference: "Review comments"): an uncertain outcome,
-		// retried and settled by lookup (a review that is gone fails the
-		// lookup's listing with its own 404).
-		return "", &failure.Error{Class: failure.Conflict, UpstreamCode: resp.StatusCode, Err: maybe(fmt.Errorf("%s: HTTP %d", what, resp.StatusCode))}
+		// issue #2; reference: "Review comments"): settled by lookup, whose
+		// listing fails with its own 404 if the review is gone.
+		return "", &failure.Error{Class: failure.Conflict, UpstreamCode: resp.StatusCode, Err: maybe(create, fmt.Errorf("%s: HTTP %d", what, resp.StatusCode))}
 	case refusal != nil:
 		return "", failure.Upstream(resp.StatusCode, 0, fmt.Errorf("%s: HTTP %d: %w", what, resp.StatusCode, refusal))
 	case resp.StatusCode/100 != 2:
@@ -534,32 +462,39 @@ func (c *Client) apiOnce(ctx context.Context, method, path string, q, form url.V
 		// any work.
 		return "", failure.Upstream(resp.StatusCode, retryAfter(resp), fmt.Errorf("%s: HTTP %d", what, resp.StatusCode))
 	case len(b) > maxAnswer:
-		return "", failure.Errorf(failure.SchemaInvalid, "%s: answer over %d bytes: %w", what, maxAnswer, maybe(errors.New("unread")))
+		return "", failure.Errorf(failure.SchemaInvalid, "%s: answer over %d bytes: %w", what, maxAnswer, maybe(create, errors.New("unread")))
 	}
 	// Some releases answer a refused login with 200 and {"error": "Unauthorized"}.
 	var env struct {
 		Error json.RawMessage `json:"error"`
 	}
 	if err := json.Unmarshal(b, &env); err != nil {
-		return "", failure.Errorf(failure.SchemaInvalid, "%s: answer is not JSON: %w", what, maybe(errors.New("unreadable")))
+		return "", failure.Errorf(failure.SchemaInvalid, "%s: answer is not JSON: %w", what, maybe(create, errors.New("unreadable")))
 	}
 	if e := bytes.TrimSpace(env.Error); len(e) > 0 && !bytes.Equal(e, []byte("null")) {
 		if bytes.EqualFold(e, []byte(`"Unauthorized"`)) {
 			return "", failure.Errorf(failure.AuthDenied, "%s: HTTP %d with error Unauthorized", what, resp.StatusCode)
 		}
-		return "", failure.Errorf(failure.SchemaInvalid, "%s: HTTP %d with an error: %w", what, resp.StatusCode, maybe(errors.New("error set")))
+		return "", failure.Errorf(failure.SchemaInvalid, "%s: HTTP %d with an error: %w", what, resp.StatusCode, maybe(create, errors.New("error set")))
 	}
 	if err := json.Unmarshal(b, out); err != nil {
-		return "", failure.Errorf(failure.SchemaInvalid, "%s: answer does not fit: %w", what, maybe(errors.New("unreadable")))
+		return "", failure.Errorf(failure.SchemaInvalid, "%s: answer does not fit: %w", what, maybe(create, errors.New("unreadable")))
 	}
 	return creds.User, nil
 }
 
-// contextRefusal is the reason a create's 400 answer b gives for refusing
-// its context, nil for any other 400. The reference names the messages;
-// that they come keyed by the form field in "details" is the stand-in's
-// reading of Swarm's form errors, *unverified*: a key "context" or
-// "context[…]", or either message anywhere in the answer, is accepted.
+// maybe marks a create's failure as one that may have created the comment.
+func maybe(create bool, err error) error {
+	if create {
+		return fmt.Errorf("%w (%w)", err, ErrMaybeCreated)
+	}
+	return err
+}
+
+// contextRefusal is why a create's 400 answer b refuses its context, nil
+// for any other 400. The reference names the messages; their keying by
+// form field in "details" is the stand-in's reading, *unverified*: a key
+// "context" or "context[…]", or either message anywhere, is accepted.
 func contextRefusal(b []byte) error {
 	var a struct {
 		Details map[string]json.RawMessage `json:"details"`
@@ -584,8 +519,7 @@ func contextRefusal(b []byte) error {
 	return nil
 }
 
-// notSent reports whether a transport error came before the request left:
-// no connection was made, so nothing can have been created.
+// notSent reports whether a transport error came before any connection.
 func notSent(err error) bool {
 	var op *net.OpError
 	if errors.As(err, &op) && op.Op == "dial" {
@@ -597,8 +531,7 @@ func notSent(err error) bool {
 
 func reviewTopic(id int64) string { return "reviews/" + strconv.FormatInt(id, 10) }
 
-// flexInt reads a number Swarm may send as a number, a numeric string
-// (form values stored as given) or null.
+// flexInt is a number Swarm may send as a number, a numeric string or null.
 type flexInt int64
 
 func (n *flexInt) UnmarshalJSON(b []byte) error {
@@ -637,9 +570,8 @@ func (w wireComment) comment() Comment {
 		TaskState: w.TaskState, Flags: w.Flags, Context: w.Context.ctx, Likes: w.Likes, ReplyTo: w.Context.replyTo}
 }
 
-// likeList is likes as a list of logins; an object keyed by login (PHP's
-// associative array) is read too, and anything else as none: reactions
-// are a signal, never a reason to fail a listing.
+// likeList is likes as logins, from a list or an object keyed by login
+// (PHP's associative array); anything else is none: never a failed listing.
 type likeList []string
 
 func (l *likeList) UnmarshalJSON(b []byte) error {
@@ -706,21 +638,13 @@ func (w *wireContext) UnmarshalJSON(b []byte) error {
 type wireCommentList []wireComment
 
 func (l *wireCommentList) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if len(b) > 0 && b[0] == '{' {
+	if b = bytes.TrimSpace(b); len(b) > 0 && b[0] == '{' {
 		var m map[string]wireComment
-		if err := json.Unmarshal(b, &m); err != nil {
-			return err
-		}
+		err := json.Unmarshal(b, &m)
 		for _, c := range m {
 			*l = append(*l, c)
 		}
-		return nil
-	}
-	var a []wireComment
-	if err := json.Unmarshal(b, &a); err != nil {
 		return err
 	}
-	*l = a
-	return nil
+	return json.Unmarshal(b, (*[]wireComment)(l))
 }

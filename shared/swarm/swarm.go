@@ -22,9 +22,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/criticizer/criticizer/shared/secrets"
-
 	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/secrets"
 )
 
 // Statuses Swarm substitutes for {status}. The guide calls a submitted
@@ -132,8 +131,8 @@ func (c *Client) GetReview(ctx context.Context, id int64) (Review, error) {
 	if w == nil || strings.TrimSpace(w.Author) == "" {
 		return Review{}, failure.Errorf(failure.SchemaInvalid, "%s: no author in the answer", what)
 	}
-	r := Review{ID: id, Author: strings.TrimSpace(w.Author), Participants: w.Participants.without(GroupPrefix),
-		Groups: w.Participants.with(GroupPrefix), Projects: w.Projects}
+	r := Review{ID: id, Author: strings.TrimSpace(w.Author), Projects: w.Projects}
+	r.Participants, r.Groups = w.Participants.split(GroupPrefix)
 	for _, n := range append(w.Changes, w.Commits...) {
 		r.Changes = append(r.Changes, int64(n))
 	}
@@ -182,24 +181,17 @@ type wireVersion struct {
 type wireUsers []string
 
 func (u *wireUsers) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if len(b) > 0 && b[0] == '{' {
+	switch b = bytes.TrimSpace(b); {
+	case len(b) > 0 && b[0] == '{':
 		var m map[string]json.RawMessage
-		if err := json.Unmarshal(b, &m); err != nil {
-			return err
-		}
+		err := json.Unmarshal(b, &m)
 		for k := range m {
 			*u = append(*u, k)
 		}
-		return nil
+		return err
+	case len(b) > 0 && b[0] == '[':
+		return json.Unmarshal(b, (*[]string)(u))
 	}
-	var l []string
-	if len(b) > 0 && b[0] == '[' {
-		if err := json.Unmarshal(b, &l); err != nil {
-			return err
-		}
-	}
-	*u = l
 	return nil
 }
 
@@ -207,28 +199,20 @@ func (u *wireUsers) UnmarshalJSON(b []byte) error {
 // (Groups\Model\Config::KEY_PREFIX, Swarm 2022.1).
 const GroupPrefix = "swarm-group-"
 
-// without is the ids not starting with prefix, sorted.
-func (u wireUsers) without(prefix string) []string {
-	out := make([]string, 0, len(u))
+// split is the ids not starting with prefix and, cut from it, those that
+// do: each sorted, once.
+func (u wireUsers) split(prefix string) (users, groups []string) {
+	users = make([]string, 0, len(u))
 	for _, s := range u {
-		if s = strings.TrimSpace(s); s != "" && !strings.HasPrefix(s, prefix) {
-			out = append(out, s)
+		if g, ok := strings.CutPrefix(strings.TrimSpace(s), prefix); ok && g != "" {
+			groups = append(groups, g)
+		} else if s = strings.TrimSpace(s); s != "" && !ok {
+			users = append(users, s)
 		}
 	}
-	slices.Sort(out)
-	return slices.Compact(out)
-}
-
-// with is the ids starting with prefix, without it, sorted.
-func (u wireUsers) with(prefix string) []string {
-	var out []string
-	for _, s := range u {
-		if s, ok := strings.CutPrefix(strings.TrimSpace(s), prefix); ok && s != "" {
-			out = append(out, s)
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
+	slices.Sort(users)
+	slices.Sort(groups)
+	return slices.Compact(users), slices.Compact(groups)
 }
 
 // Report is the body of {update}, the only callback that reads messages:

@@ -15,14 +15,8 @@ import (
 	"github.com/criticizer/criticizer/shared/store"
 )
 
-// A delivery's claim is one item of the jobs table,
-//
-//	pk  SWARMEVENT#<delivery id>
-//	sk  DELIVERY
-//
-// written only if absent, and kept as long as the other uniqueness
-// records (UNIQUENESS_RETENTION_DAYS): a retry P4 Code Review sends within
-// that time finds it and changes nothing.
+// A delivery's claim (pk SWARMEVENT#<id>, sk DELIVERY) is written only if absent
+// and kept as long as the other uniqueness records, so a retry finds it.
 const itemPrefix = "SWARMEVENT#"
 
 // DeliveryAPI is the part of the DynamoDB client the claims use.

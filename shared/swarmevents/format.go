@@ -1,21 +1,16 @@
-// Package swarmevents owns the receiver of P4 Code Review's signed outbound
-// webhooks (P4 Code Review 2025 and later; docs/reference/swarm.md
-// "Outbound webhooks"): the signature check, the deduplication of
-// deliveries by their id, and the turning of comment events (a like, a task
-// state moved, an archive, a reply) into the outcome records package
-// outcome keeps, the same ones a read of the comments API produces. It is
-// off unless the deployment enables it.
+// Package swarmevents receives P4 Code Review's signed outbound webhooks (2025
+// and later; docs/reference/swarm.md "Outbound webhooks"): signature check,
+// deduplication by delivery id, and comment events turned into outcome reads.
+// Off unless enabled.
 //
-// *Unverified*: P4 Code Review documents that a webhook carries a JSON
-// payload and headers that name the event, sign the request and identify
-// the delivery, but not their names, the signature scheme nor the payload
-// schema. Everything that guesses at them is in this file, behind Scheme,
-// with the header names configurable (Format), so that reading the
-// instance's own documentation page changes one place.
+// *Unverified*: the documentation names neither headers, signature scheme nor
+// payload schema. Every guess at them is here, behind Scheme, with configurable
+// header names, so the instance's own page changes one place.
 package swarmevents
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -59,15 +54,11 @@ const (
 	DefaultEventHeader     = "X-Swarm-Event"
 )
 
-// HMAC is the signature scheme of the common webhook senders, assumed
-// here (*unverified*): HMAC-SHA256 of the raw body with the shared secret,
-// hex or base64, optionally prefixed "sha256=". With TimestampHeader set,
-// the delivery must also carry a Unix-seconds timestamp within Tolerance
-// of now (the signature covers the body only): no older than Tolerance
-// (the window P4 Code Review delivers and retries in) and no later than
-// Skew ahead of our clock (CLOCK_SKEW_SECONDS), so a delivery stamped in
-// the future cannot be replayed for as long as it likes. A key that is
-// empty never verifies anything.
+// HMAC is the common webhook senders' scheme, assumed (*unverified*):
+// HMAC-SHA256 of the raw body, hex or base64, maybe "sha256="-prefixed. With
+// TimestampHeader, a Unix-seconds timestamp must be no older than Tolerance and
+// no more than Skew (CLOCK_SKEW_SECONDS) ahead, so a future stamp cannot be
+// replayed at will. An empty key never verifies.
 type HMAC struct {
 	SignatureHeader, DeliveryHeader, EventHeader string
 	TimestampHeader                              string // "": no timestamp check
@@ -124,11 +115,9 @@ func Sign(key, body []byte) []byte {
 // maxDeliveryID bounds a delivery id (it becomes a DynamoDB key).
 const maxDeliveryID = 200
 
-// Parse reads the delivery. The payload schema is *unverified*: it is read
-// as an object with the event ("event" or "type", when no event header
-// names it), the review ("review" as an id or an object with "id", else
-// the comment's topic reviews/<id>) and the comment ("comment", in the
-// comments API's own shape, swarm.DecodeComment).
+// Parse reads the delivery; the payload schema is *unverified*: "event" or
+// "type", the review ("review" id or object with "id", else the comment topic
+// reviews/<id>) and "comment" in the comments API's shape.
 func (s HMAC) Parse(h Header, body []byte) (Delivery, error) {
 	d := Delivery{ID: strings.TrimSpace(h(s.DeliveryHeader)), Event: strings.TrimSpace(h(s.EventHeader))}
 	if d.ID == "" || len(d.ID) > maxDeliveryID || strings.ContainsFunc(d.ID, func(r rune) bool { return r < 0x21 || r > 0x7e }) {
@@ -143,9 +132,7 @@ func (s HMAC) Parse(h Header, body []byte) (Delivery, error) {
 	if err := json.Unmarshal(body, &p); err != nil {
 		return Delivery{}, errors.New("body is not a JSON object")
 	}
-	if d.Event == "" {
-		d.Event = firstNonEmpty(p.Event, p.Type)
-	}
+	d.Event = cmp.Or(d.Event, p.Event, p.Type)
 	if c := bytes.TrimSpace(p.Comment); len(c) > 0 && c[0] == '{' {
 		cm, err := swarm.DecodeComment(c)
 		if err != nil {
@@ -179,13 +166,4 @@ func reviewID(raw json.RawMessage) int64 {
 	}
 	id, _ := n.Int64()
 	return id
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }

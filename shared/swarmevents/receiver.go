@@ -45,11 +45,9 @@ type Answer struct {
 	Result        string
 }
 
-// Receive verifies, deduplicates and applies one delivery. A bad signature
-// is a 401 and records nothing; a retried delivery (same id) is answered
-// 200 "duplicate" and changes nothing; a failure of ours is a 503 with the
-// claim released, so P4 Code Review's retry does the work. Neither the
-// signature nor the body is ever logged.
+// Receive verifies, deduplicates and applies one delivery: a bad signature is
+// 401, a retry 200 "duplicate", our failure 503 with the claim released for the
+// retry. Signature and body are never logged.
 func (r *Receiver) Receive(ctx context.Context, h Header, body []byte) Answer {
 	if a, ok := r.verify(ctx, h, body); !ok {
 		return a
@@ -119,10 +117,8 @@ var rejections = map[error]string{
 	ErrStaleTimestamp:   "the delivery's timestamp is outside the accepted tolerance",
 }
 
-// apply reads back the review a comment event names: the fate is raised
-// from the comments as Swarm's API lists them, never from the event's own
-// copy of the comment (which only says where to look). An event about no
-// comment, or on a review none of our findings is recorded on, is ignored.
+// apply reads back the review a comment event names, never trusting the event's
+// copy; other events, or reviews without our findings, are ignored.
 func (r *Receiver) apply(ctx context.Context, d Delivery) (string, error) {
 	if d.Comment == nil || d.Review <= 0 {
 		return "ignored", nil

@@ -1,10 +1,7 @@
-// Package sweep owns the safety net that makes "no job is lost" hold: a
-// scheduled pass over jobs whose sweep deadline has passed. A job is due when
-// it was stored but its first message never got sent (a crash between the
-// write and the enqueue), when a stage completed but the next stage's message
-// was lost, or when a stage lease expired with no message in flight. The
-// sweeper re-enqueues the job's current stage; the stage runtime's claim makes
-// a duplicate message harmless.
+// Package sweep owns the safety net behind "no job is lost": a scheduled pass
+// over jobs past their sweep deadline — stored but never enqueued, a next-stage
+// message lost, a lease expired with nothing in flight — re-enqueuing the
+// current stage; the stage's claim makes a duplicate harmless.
 package sweep
 
 import (
@@ -29,9 +26,8 @@ type Enqueuer interface {
 	Send(ctx context.Context, e envelope.Envelope) error
 }
 
-// DefaultLimit is how many due jobs one pass takes. A pass runs every few
-// minutes and handles each job with two requests, so 200 finishes well
-// inside the function's timeout while draining a backlog after an outage.
+// DefaultLimit is how many due jobs a pass takes: two requests a job, so 200 finish well inside the timeout while
+// draining a backlog.
 const DefaultLimit = 200
 
 // Sweeper re-enqueues due jobs.
@@ -44,10 +40,8 @@ type Sweeper struct {
 	Metrics *obs.Metrics
 	Now     job.Clock
 	Skew    time.Duration // the clock-skew budget between hosts (CLOCK_SKEW_SECONDS)
-	// Budget bounds how long a pass handles jobs (0: unbounded): the
-	// sweeper sets it well inside its function's timeout. The jobs it does
-	// not reach stay due, oldest first on the sweep index, so the next pass
-	// starts with them.
+	// Budget bounds a pass (0: unbounded); jobs not reached stay due, oldest
+	// first, for the next.
 	Budget time.Duration
 }
 
@@ -57,13 +51,12 @@ type Report struct {
 	Enqueued   int `json:"enqueued"`
 	Postponed  int `json:"postponed"`
 	Conflicted int `json:"conflicted"`
-	// Backlog counts the due jobs this pass did not reach (its limit or
-	// Budget ran out; at the limit, at least one more is due).
+	// Backlog counts due jobs not reached.
 	Backlog int `json:"backlog,omitempty"`
 }
 
-// Run makes one pass. Errors on single jobs are logged and counted, not
-// returned: one bad job must not stop the others from being swept.
+// Run makes one pass; a job's error is logged and counted, never stopping the
+// others.
 func (s *Sweeper) Run(ctx context.Context) (Report, error) {
 	now := s.Now.Now()
 	limit := s.Limit
@@ -95,8 +88,8 @@ func (s *Sweeper) Run(ctx context.Context) (Report, error) {
 			rep.Postponed++
 			continue
 		}
-		// Reschedule first (guarded by seq): if the job moved meanwhile, it is
-		// not ours to enqueue and the conditional write says so.
+		// Reschedule first (seq-guarded): a job that moved is not ours to
+		// enqueue.
 		if err := s.Jobs.Reschedule(ctx, j, now, now.Add(2*s.Lease), "re-enqueued "+string(j.Stage)); err != nil {
 			if errors.Is(err, job.ErrConflict) {
 				rep.Conflicted++

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Line is one line of the new revision as a diff shows it: context or added.
@@ -17,27 +18,30 @@ type Line struct {
 // length (submatches 1-4; a length is "" when the header leaves it out).
 var hunkRE = regexp.MustCompile(`^@@ -([0-9]+)(?:,([0-9]+))? \+([0-9]+)(?:,([0-9]+))? @@`)
 
-// NewLines returns the new-revision lines a unified diff shows (context and
-// added lines of each hunk), numbered. A diff without hunk headers is taken
-// as the whole text of an added file. Removed lines have no new-revision
-// number and are not returned.
-func NewLines(diff string) []Line {
+// hunkLines calls f with each line of diff's hunks, marker included, and
+// its new-revision number (0 for a removed line), and with ("", 0) at the
+// start of each hunk, until f returns false. A diff without hunk headers is
+// the whole text of an added file: one hunk, every line "+".
+func hunkLines(diff string, f func(l string, n int) bool) {
 	if diff == "" {
-		return nil
+		return
 	}
 	lines := strings.Split(strings.TrimSuffix(diff, "\n"), "\n")
-	var out []Line
 	if !strings.HasPrefix(diff, "@@ ") && !strings.Contains(diff, "\n@@ ") {
 		for i, l := range lines {
-			out = append(out, Line{N: i + 1, Text: l, Added: true})
+			if (i == 0 && !f("", 0)) || !f("+"+l, i+1) {
+				return
+			}
 		}
-		return out
+		return
 	}
 	next, in := 0, false
 	for _, l := range lines {
 		if m := hunkRE.FindStringSubmatch(l); m != nil {
 			next, _ = strconv.Atoi(m[3])
-			in = true
+			if in = true; !f("", 0) {
+				return
+			}
 			continue
 		}
 		if !in || l == "" {
@@ -45,14 +49,32 @@ func NewLines(diff string) []Line {
 		}
 		switch l[0] {
 		case '+', ' ':
-			out = append(out, Line{N: next, Text: l[1:], Added: l[0] == '+'})
+			if !f(l, next) {
+				return
+			}
 			next++
-		case '-', '\\':
-			// removed line, or "\ No newline at end of file"
+		case '-':
+			if !f(l, 0) {
+				return
+			}
+		case '\\': // "\ No newline at end of file": not a line of either side
 		default:
 			in = false // a file header ends the hunk
 		}
 	}
+}
+
+// NewLines returns the new-revision lines a unified diff shows (context and
+// added lines of each hunk), numbered; removed lines have no new-revision
+// number and are not returned.
+func NewLines(diff string) []Line {
+	var out []Line
+	hunkLines(diff, func(l string, n int) bool {
+		if n > 0 {
+			out = append(out, Line{N: n, Text: l[1:], Added: l[0] == '+'})
+		}
+		return true
+	})
 	return out
 }
 
@@ -67,4 +89,43 @@ func LineMap(diff string) map[int]string {
 		out[l.N] = l.Text
 	}
 	return out
+}
+
+// Around returns the diff lines a review comment on new-revision line
+// shows with it (Swarm's context[content]): up to n lines of line's hunk,
+// ending with line itself, each with its marker as the diff has it and cut
+// to maxLine bytes. nil when the diff does not show line (the comment is
+// then anchored by file and line alone).
+func Around(diff string, line, n, maxLine int) []string {
+	if line <= 0 || n <= 0 {
+		return nil
+	}
+	var hunk, out []string // the current hunk's lines up to here
+	hunkLines(diff, func(l string, at int) bool {
+		if l == "" {
+			hunk = hunk[:0]
+			return true
+		}
+		hunk = append(hunk, l)
+		if at != line {
+			return true
+		}
+		for _, h := range hunk[max(0, len(hunk)-n):] {
+			out = append(out, cut(h, maxLine))
+		}
+		return false
+	})
+	return out
+}
+
+// cut shortens s to at most max bytes without splitting a character.
+func cut(s string, max int) string {
+	if max <= 0 || len(s) <= max {
+		return s
+	}
+	s = s[:max]
+	for len(s) > 0 && !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s
 }

@@ -5,20 +5,19 @@ package udiff
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
-// Unified renders the hunks of a unified diff from a to b with ctx lines
-// of context, the way `p4 diff2 -du` prints them: hunk headers and lines, no
-// file header (p4 puts the file names in the tagged header record instead).
-// It returns "" when the contents are identical.
+// Unified renders the hunks of a unified diff from a to b with ctx lines of
+// context as `p4 diff2 -du` prints them (no file header: p4 puts the names
+// in the tagged header record); "" when the contents are identical.
 func Unified(a, b string, ctx int) string {
 	al, bl := splitLines(a), splitLines(b)
 	ops := editScript(al, bl)
 	var out strings.Builder
-	// Walk the script, cutting it into hunks: a hunk spans from ctx lines
-	// before a change to ctx lines after the last change that is within 2*ctx
-	// unchanged lines of the previous one.
+	// A hunk spans from ctx lines before a change to ctx lines after the last
+	// change within 2*ctx unchanged lines of the previous one.
 	i := 0
 	for i < len(ops) {
 		for i < len(ops) && ops[i].kind == ' ' {
@@ -71,8 +70,8 @@ func writeHunk(out *strings.Builder, ops []op) {
 	}
 }
 
-// hunkRange formats one side of a hunk header: a 0-based start index becomes
-// the 1-based line number, and an empty range names the line before it.
+// hunkRange formats one side of a hunk header: 1-based, an empty range
+// naming the line before it.
 func hunkRange(start, n int) string {
 	switch n {
 	case 0:
@@ -83,16 +82,14 @@ func hunkRange(start, n int) string {
 	return fmt.Sprintf("%d,%d", start+1, n)
 }
 
-// op is one line of an edit script, with the 0-based positions in a and b
-// where it occurs (for '+' lines, a is where the insertion happens).
+// op is one line of an edit script, at 0-based positions in a and b.
 type op struct {
 	kind byte // ' ', '-' or '+'
 	text string
 	a, b int
 }
 
-// splitLines splits s into lines that keep their "\n"; a last line without
-// one stays distinct from the same text with one, so that a missing final
+// splitLines splits s into lines that keep their "\n", so a missing final
 // newline shows up in the diff.
 func splitLines(s string) []string {
 	if s == "" {
@@ -105,12 +102,11 @@ func splitLines(s string) []string {
 	return lines
 }
 
-// maxCells bounds the LCS table; the fixtures are small, and a fixture that
-// is not gets a correct (if unhelpful) replace-everything diff instead.
+// maxCells bounds the LCS table; past it the diff replaces everything.
 const maxCells = 1 << 22
 
-// editScript computes a shortest edit script from a to b by longest common
-// subsequence, after trimming the common prefix and suffix.
+// editScript computes a shortest edit script from a to b by LCS, after
+// trimming the common prefix and suffix.
 func editScript(a, b []string) []op {
 	pre := 0
 	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
@@ -169,4 +165,109 @@ func editScript(a, b []string) []op {
 		ops = append(ops, op{' ', a[ai], ai, bi})
 	}
 	return ops
+}
+
+// Shift maps a diff's old-revision lines the diff left alone to the new
+// revision: a rerun carries earlier findings across the interdiff with it.
+type Shift struct {
+	hunks []shiftHunk
+}
+
+type shiftHunk struct {
+	oldStart, oldEnd int          // old lines oldStart..oldEnd-1 are inside the hunk
+	delta            int          // new minus old, after the hunk
+	context          map[int]int  // old line -> new line, for the hunk's context lines
+	removed          map[int]bool // old lines the hunk removes
+	inserted         map[int]bool // lines are inserted right before this old line
+}
+
+// NewShift reads the hunks of a unified diff; "" maps every line to itself.
+func NewShift(diff string) Shift {
+	var s Shift
+	var h *shiftHunk
+	oldN, newN := 0, 0
+	for _, l := range strings.Split(strings.TrimSuffix(diff, "\n"), "\n") {
+		if m := hunkRE.FindStringSubmatch(l); m != nil {
+			s.close(h, oldN, newN)
+			oldN, _ = strconv.Atoi(m[1])
+			newN, _ = strconv.Atoi(m[3])
+			if m[2] == "0" { // "-k,0": an insertion after old line k
+				oldN++
+			}
+			if m[4] == "0" {
+				newN++
+			}
+			h = &shiftHunk{oldStart: oldN, context: map[int]int{}, removed: map[int]bool{}, inserted: map[int]bool{}}
+			continue
+		}
+		if h == nil || l == "" {
+			continue
+		}
+		switch l[0] {
+		case ' ':
+			h.context[oldN] = newN
+			oldN++
+			newN++
+		case '-':
+			h.removed[oldN] = true
+			oldN++
+		case '+':
+			h.inserted[oldN] = true
+			newN++
+		case '\\':
+		default:
+			s.close(h, oldN, newN)
+			h = nil
+		}
+	}
+	s.close(h, oldN, newN)
+	return s
+}
+
+func (s *Shift) close(h *shiftHunk, oldN, newN int) {
+	if h == nil {
+		return
+	}
+	h.oldEnd, h.delta = oldN, newN-oldN
+	s.hunks = append(s.hunks, *h)
+}
+
+// Map returns the new line number of old line `from` when the diff leaves
+// old lines from..to alone (none removed, nothing inserted between); else false.
+func (s Shift) Map(from, to int) (line int, ok bool) {
+	if from < 1 || to < from {
+		return 0, false
+	}
+	first := 0
+	for n := from; n <= to; n++ {
+		m, ok := s.line(n, n > from)
+		if !ok {
+			return 0, false
+		}
+		if n == from {
+			first = m
+		}
+	}
+	return first, true
+}
+
+// line maps one old line; inner: an insertion right before it breaks the range.
+func (s Shift) line(n int, inner bool) (int, bool) {
+	delta := 0
+	for _, h := range s.hunks {
+		if n < h.oldStart {
+			break
+		}
+		if n < h.oldEnd || (n == h.oldEnd && h.inserted[n]) {
+			if h.removed[n] || (inner && h.inserted[n]) {
+				return 0, false
+			}
+			if m, ok := h.context[n]; ok {
+				return m, true
+			}
+			return n + h.delta, true // an insertion at the hunk's end, before a line it does not show
+		}
+		delta = h.delta
+	}
+	return n + delta, true
 }

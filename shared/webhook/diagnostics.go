@@ -9,10 +9,9 @@ import (
 )
 
 // Diagnostic is one adjustment Parse made to a request it accepted: a
-// coercion (a numeric string read as a number, whitespace trimmed, an
-// address canonicalised) or a de-duplication. Each is recorded in the new
-// job's history, so that what was asked and what was reviewed can be told
-// apart. It names fields and counts, never values (addresses are personal).
+// coercion (numeric string, whitespace, address canonicalised) or a
+// de-duplication, recorded in the job's history so what was asked and what
+// was reviewed can be told apart. Fields and counts, never values.
 type Diagnostic struct {
 	Kind   string // coercion_applied | duplicates_removed
 	Field  string
@@ -42,14 +41,17 @@ func diagnose(raw map[string]json.RawMessage, r Request) []Diagnostic {
 			out = append(out, Diagnostic{Kind: DiagCoercion, Field: name, Detail: "numeric string read as an integer"})
 		}
 	}
-	numeric(raw, "changelist_id", "changelist_id")
-	numeric(raw, "review_version", "review_version")
-	for _, f := range []string{"idempotency_key", "source", "requested_by"} {
-		var s string
-		if json.Unmarshal(raw[f], &s) == nil && s != strings.TrimSpace(s) {
-			out = append(out, Diagnostic{Kind: DiagCoercion, Field: f, Detail: "surrounding whitespace trimmed"})
+	trimmed := func(obj map[string]json.RawMessage, prefix string, fields []string) {
+		for _, f := range fields {
+			var s string
+			if json.Unmarshal(obj[f], &s) == nil && s != strings.TrimSpace(s) {
+				out = append(out, Diagnostic{Kind: DiagCoercion, Field: prefix + f, Detail: "surrounding whitespace trimmed"})
+			}
 		}
 	}
+	numeric(raw, "changelist_id", "changelist_id")
+	numeric(raw, "review_version", "review_version")
+	trimmed(raw, "", []string{"idempotency_key", "source", "requested_by"})
 	var rcpts []string
 	if json.Unmarshal(raw["recipients"], &rcpts) == nil && len(rcpts) > 0 {
 		changed := 0
@@ -72,12 +74,7 @@ func diagnose(raw map[string]json.RawMessage, r Request) []Diagnostic {
 		if json.Unmarshal(sw["status"], &status) == nil && r.Swarm != nil && status != r.Swarm.Status {
 			out = append(out, Diagnostic{Kind: DiagCoercion, Field: "swarm.status", Detail: "normalised to " + r.Swarm.Status})
 		}
-		for _, f := range []string{"update", "pass", "fail"} {
-			var u string
-			if json.Unmarshal(sw[f], &u) == nil && u != strings.TrimSpace(u) {
-				out = append(out, Diagnostic{Kind: DiagCoercion, Field: "swarm." + f, Detail: "surrounding whitespace trimmed"})
-			}
-		}
+		trimmed(sw, "swarm.", []string{"update", "pass", "fail"})
 	}
 	return out
 }

@@ -5,15 +5,12 @@
 // which can send only static headers), request validation, and idempotent
 // job creation with saved responses.
 //
-// Idempotency semantics (the ones AWS users know from Powertools, with its
-// gap closed): the job, its idempotency record and the saved response are
-// written in one transaction, so there is no "in progress" window. A
-// duplicate key with the same payload (compared by hash on every path,
-// including the optimistic-write path) gets the saved response byte for
-// byte; with a different payload it gets 422. A concurrent duplicate arriving
-// while the first is still running either loses the transaction race and
-// reads the saved response, or retries on a transaction conflict: there is no
-// third outcome.
+// Idempotency (Powertools' semantics, its gap closed): the job, its
+// idempotency record and the saved response are written in one
+// transaction, so there is no "in progress" window. A duplicate key with the
+// same payload (by hash, on every path) gets the saved response byte for
+// byte, with a different one 422; a concurrent duplicate loses the
+// transaction race and reads the saved response, or retries on a conflict.
 package webhook
 
 import (
@@ -49,10 +46,9 @@ import (
 	"github.com/criticizer/criticizer/shared/swarmevents"
 )
 
-// Keys returns the HMAC keys that currently verify: the current secret
-// version first, then the previous one during a rotation. fresh asks for a
-// read that bypasses any cache (after a mismatch, in case a rotation just
-// happened).
+// Keys returns the HMAC keys that verify now: the current secret version,
+// then the previous one during a rotation; fresh bypasses any cache (after
+// a mismatch, in case a rotation just happened).
 type Keys func(ctx context.Context, fresh bool) ([][]byte, error)
 
 // Enqueuer sends a job's first stage message.
@@ -89,27 +85,24 @@ type Handler struct {
 	// made on it, whatever origin Swarm put on them (swarm.RunCallbacks).
 	SwarmURL string
 	// Recipients is the recipient policy (recipients.Load): a request naming
-	// an address outside it, or more than its maximum, is refused with 422
-	// and nothing is stored. nil checks nothing (unit tests only; the
-	// function always sets it).
+	// an address outside it, or more than its maximum, is refused with 422.
+	// nil checks nothing (unit tests only).
 	Recipients *recipients.Policy
-	// Reviews reads a Swarm review (swarm.Client) to hold a run to it: a
-	// changelist that is none of the review's versions, or a review Swarm
-	// does not have, is refused with 422 and nothing is stored. nil (no
-	// SWARM_API_SECRET_ID, or a private Swarm) leaves the check to the fetch
-	// stage, which makes it in any case.
+	// Reviews reads a Swarm review (swarm.Client) to hold a run to it
+	// (checkReview); nil (no SWARM_API_SECRET_ID, or a private Swarm) leaves
+	// the check to the fetch stage, which makes it in any case.
 	Reviews ReviewReader
 	// JobPage returns a job's page link (jobpage.Links): a full URL, or a
-	// path (/view/…) placed on the API address the caller used. nil (the
-	// page is off) links a Swarm run to GET /jobs/{id}.
+	// path (/view/…) on the API address the caller used; nil (no page)
+	// links a Swarm run to GET /jobs/{id}.
 	JobPage      func(ctx context.Context, jobID string) (string, error)
 	Log          *slog.Logger
 	Metrics      *obs.Metrics  // WebhookResponses by Route and Status; nil emits none
 	ReplayWindow time.Duration // accepted clock difference of signed timestamps
 	SweepAfter   time.Duration // when the sweeper enqueues a job whose first message was lost
 	Now          job.Clock     // the system clock when nil
-	// SwarmEvents receives P4 Code Review's signed outbound webhooks on POST
-	// /webhooks/swarm-events (package swarmevents); nil (the default: no
+	// SwarmEvents receives P4 Code Review's signed webhooks on POST
+	// /webhooks/swarm-events (package swarmevents); nil (no
 	// SWARM_EVENTS_SECRET_ID) answers that route 404.
 	SwarmEvents *swarmevents.Receiver
 }
@@ -155,8 +148,7 @@ func (h *Handler) handle(ctx context.Context, req events.APIGatewayProxyRequest,
 	}
 	if route == "job" {
 		if !jobIDPattern.MatchString(jobID) {
-			// Anything but a job id cannot name a job: answered without a read
-			// (DynamoDB would reject an over-long key, which is not "retry").
+			// Answered without a read: DynamoDB would reject an over-long key.
 			return errorResponse(http.StatusNotFound, "job_not_found", "no job with this id"), nil
 		}
 		return h.status(ctx, jobID), nil
@@ -164,8 +156,7 @@ func (h *Handler) handle(ctx context.Context, req events.APIGatewayProxyRequest,
 	return h.create(ctx, req, body, mode), nil
 }
 
-// swarmEvent hands a P4 Code Review delivery to its receiver, which
-// authenticates it with its own secret and scheme.
+// swarmEvent hands a P4 Code Review delivery to its receiver (its own secret and scheme).
 func (h *Handler) swarmEvent(ctx context.Context, req events.APIGatewayProxyRequest, body []byte) events.APIGatewayProxyResponse {
 	if h.SwarmEvents == nil {
 		return errorResponse(http.StatusNotFound, "not_enabled", "P4 Code Review webhooks are not enabled here (swarmEvents)")
@@ -177,8 +168,7 @@ func (h *Handler) swarmEvent(ctx context.Context, req events.APIGatewayProxyRequ
 	return jsonResponse(a.Status, map[string]string{"result": a.Result})
 }
 
-// jobIDPattern is the form of the job ids this service creates (a UUID, as
-// uuid.NewString writes it).
+// jobIDPattern is a job id as uuid.NewString writes it.
 var jobIDPattern = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
 
 // authMode is how a request was authenticated.
@@ -262,9 +252,9 @@ func bearer(v string) (string, bool) {
 }
 
 // authenticateBearer checks Swarm's token against the current and previous
-// secret versions, re-reading the secret once on a mismatch (it may have
-// just rotated). Tokens are compared as SHA-256 digests in constant time, so
-// neither their content nor their length leaks through timing.
+// secret versions, re-read once on a mismatch (a rotation). Tokens are
+// compared as SHA-256 digests in constant time: neither content nor length
+// leaks through timing.
 func (h *Handler) authenticateBearer(ctx context.Context, req events.APIGatewayProxyRequest, route, token string) (events.APIGatewayProxyResponse, bool) {
 	reject := func(code, msg string) (events.APIGatewayProxyResponse, bool) {
 		h.Log.WarnContext(ctx, "webhook authentication failed", "reason", code, "source_ip", req.RequestContext.Identity.SourceIP)
@@ -332,19 +322,15 @@ type jobView struct {
 	StatusURL      string `json:"status_url"`
 }
 
-// jsonContent reports whether a Content-Type is application/json, with
-// parameters (charset) or none; other subtypes (application/jsonp, …) are not.
-func jsonContent(ct string) bool {
-	mt, _, err := mime.ParseMediaType(ct)
-	return err == nil && mt == "application/json"
-}
-
 // create is POST /webhooks/changelist once authenticated: the request is
 // parsed and checked, the job and its idempotency record are stored
 // together, and the job is enqueued for the fetch stage.
 func (h *Handler) create(ctx context.Context, req events.APIGatewayProxyRequest, body []byte, mode authMode) events.APIGatewayProxyResponse {
-	if ct := header(req, "Content-Type"); ct != "" && !jsonContent(ct) {
-		return errorResponse(http.StatusUnsupportedMediaType, "unsupported_media_type", "Content-Type must be application/json")
+	// application/json with parameters (charset) or none; not application/jsonp.
+	if ct := header(req, "Content-Type"); ct != "" {
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+			return errorResponse(http.StatusUnsupportedMediaType, "unsupported_media_type", "Content-Type must be application/json")
+		}
 	}
 	r, err := Parse(body)
 	if err != nil {
@@ -386,10 +372,9 @@ func (h *Handler) create(ctx context.Context, req events.APIGatewayProxyRequest,
 	return resp
 }
 
-// checkSwarm checks a Swarm run's callbacks and that the run names a change
-// of its own review; it returns the callbacks (update, pass, fail) rebuilt
-// on SWARM_URL, or the response refusing the request (ok false). A request
-// not from Swarm passes with none.
+// checkSwarm checks a Swarm run's callbacks and that it names a change of
+// its own review; it returns the callbacks (update, pass, fail) rebuilt on
+// SWARM_URL, or the refusal (ok false). A request not from Swarm has none.
 func (h *Handler) checkSwarm(ctx context.Context, r Request) (callbacks [3]string, resp events.APIGatewayProxyResponse, ok bool) {
 	if r.Swarm == nil {
 		return callbacks, resp, true
@@ -435,10 +420,9 @@ func (h *Handler) newJob(ctx context.Context, req events.APIGatewayProxyRequest,
 	return j
 }
 
-// storeJob stores the job with its idempotency record. When it is not
-// stored (ok false) the response says why: a duplicate gets the saved
-// response, or 422 if its payload differs; an older version than the
-// changelist's latest, the stale-version answer; a store failure, 503.
+// storeJob stores the job with its idempotency record, or answers why not
+// (ok false): a duplicate the saved response (422 if its payload differs),
+// an older version than the latest the stale-version answer, a failure 503.
 func (h *Handler) storeJob(ctx context.Context, r Request, j *job.Job, idem *store.Idempotency) (events.APIGatewayProxyResponse, bool) {
 	err := h.createWithRetry(ctx, j, idem)
 	var dup *store.DuplicateKeyError
@@ -460,9 +444,8 @@ func (h *Handler) storeJob(ctx context.Context, r Request, j *job.Job, idem *sto
 	return events.APIGatewayProxyResponse{}, true
 }
 
-// checkRecipients applies the recipient policy to the addresses a request
-// names, before anything is stored: a refusal is a 422 naming each address
-// and the reason, and a security event.
+// checkRecipients applies the recipient policy before anything is stored: a
+// refusal is a 422 naming each address and why, and a security event.
 func (h *Handler) checkRecipients(ctx context.Context, r Request) (events.APIGatewayProxyResponse, bool) {
 	if h.Recipients == nil {
 		return events.APIGatewayProxyResponse{}, true
@@ -483,9 +466,8 @@ func (h *Handler) checkRecipients(ctx context.Context, r Request) (events.APIGat
 }
 
 // createWithRetry retries a transaction cancelled by a conflict: DynamoDB
-// cancels concurrent transactions on the same items (TransactionConflict)
-// instead of queueing them, so a duplicate racing the original must try
-// again to read the original's outcome rather than answer 503.
+// cancels concurrent transactions on the same items instead of queueing
+// them, so a duplicate racing the original tries again to read its outcome.
 func (h *Handler) createWithRetry(ctx context.Context, j *job.Job, idem *store.Idempotency) error {
 	var err error
 	for attempt := 1; attempt <= 4; attempt++ {
@@ -502,9 +484,9 @@ func (h *Handler) createWithRetry(ctx context.Context, j *job.Job, idem *store.I
 	return err
 }
 
-// runLink is the link a Swarm run shows: the job page when it is on (a
-// reviewer can open it without signing), else GET /jobs/{id}. A page key
-// that cannot be read costs the run its page link, not the job.
+// runLink is the link a Swarm run shows: the job page when it is on
+// (opened without signing), else GET /jobs/{id}. An unreadable page key
+// costs the run its page link, not the job.
 func (h *Handler) runLink(ctx context.Context, req events.APIGatewayProxyRequest, id string) string {
 	if h.JobPage != nil {
 		link, err := h.JobPage(ctx, id)
@@ -520,10 +502,8 @@ func (h *Handler) runLink(ctx context.Context, req events.APIGatewayProxyRequest
 	return publicURL(req, "/jobs/"+id)
 }
 
-// publicURL is the address of path on this API as the caller reached it:
-// the API Gateway domain and stage prefix (or a custom domain's base path)
-// come from the request, so the link Swarm shows works without configuring
-// the API's own URL.
+// publicURL is path on this API as the caller reached it (domain and stage
+// prefix or base path from the request): no API URL to configure.
 func publicURL(req events.APIGatewayProxyRequest, path string) string {
 	host := req.RequestContext.DomainName
 	if host == "" {
@@ -544,9 +524,8 @@ func publicURL(req events.APIGatewayProxyRequest, path string) string {
 	return scheme + "://" + host + prefix + path
 }
 
-// staleVersion answers a request whose review_version is not higher than
-// the changelist's latest: the same version is a no-op that returns the
-// existing job; a lower one is a conflict.
+// staleVersion answers a review_version not above the changelist's latest:
+// the same one returns the existing job, a lower one is a conflict.
 func (h *Handler) staleVersion(ctx context.Context, r Request, cur *store.Changelist) events.APIGatewayProxyResponse {
 	if r.ReviewVersion == cur.LatestVersion {
 		j, err := h.Jobs.Get(ctx, cur.LatestJobID)
@@ -632,14 +611,12 @@ func savedResponse(s store.SavedResponse) events.APIGatewayProxyResponse {
 	return events.APIGatewayProxyResponse{StatusCode: s.Status, Headers: s.Headers, Body: s.Body}
 }
 
-// reviewLookupTimeout bounds the review lookup: Swarm waits for our answer
-// (its test timeout, 10 s by default), and the fetch stage checks again.
+// reviewLookupTimeout: Swarm waits for our answer (10 s by default), and the fetch stage checks again.
 const reviewLookupTimeout = 4 * time.Second
 
-// checkReview holds a Swarm run to its review: refused (422, nothing
-// stored) when Swarm has no such review or the changelist is none of its
-// versions. A lookup that fails otherwise (Swarm down, a refused login)
-// refuses nothing: the fetch stage checks again before anything is fetched
+// checkReview holds a Swarm run to its review: 422, nothing stored, when
+// Swarm has no such review or the changelist is none of its versions. A
+// lookup that fails otherwise refuses nothing: the fetch stage checks again
 // and retries, so no run is lost to the door's lookup.
 func (h *Handler) checkReview(ctx context.Context, review, change int64) (events.APIGatewayProxyResponse, bool) {
 	if h.Reviews == nil {

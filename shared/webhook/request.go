@@ -209,18 +209,19 @@ func parseSwarm(raw map[string]json.RawMessage, r *Request) error {
 		}
 	}
 	out := &SwarmRequest{}
-	review, err := positiveInt(sw, "review", 1<<53)
-	if err != nil {
+	// inSwarm names a field of the swarm object.
+	inSwarm := func(err error) error {
 		fe, _ := IsFieldError(err)
-		fe.Field = "swarm.review"
+		fe.Field = "swarm." + fe.Field
 		return fe
 	}
-	out.Review = review
+	var err error
+	if out.Review, err = positiveInt(sw, "review", 1<<53); err != nil {
+		return inSwarm(err)
+	}
 	var status string
 	if err := str(sw, "status", true, &status); err != nil {
-		fe, _ := IsFieldError(err)
-		fe.Field = "swarm.status"
-		return fe
+		return inSwarm(err)
 	}
 	shelved, ok := swarm.Shelved(status)
 	if !ok {
@@ -244,9 +245,7 @@ func parseSwarm(raw map[string]json.RawMessage, r *Request) error {
 		into *string
 	}{{"update", &out.Update}, {"pass", &out.Pass}, {"fail", &out.Fail}} {
 		if err := str(sw, f.name, false, f.into); err != nil {
-			fe, _ := IsFieldError(err)
-			fe.Field = "swarm." + f.name
-			return fe
+			return inSwarm(err)
 		}
 		if u, err := url.Parse(*f.into); *f.into != "" && (err != nil || !u.IsAbs() || u.Host == "" || len(*f.into) > 2048) {
 			// An unsubstituted "{pass}" lands here too.

@@ -4,17 +4,14 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/base64"
-	"fmt"
 	"io"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/outcome"
-	"github.com/criticizer/criticizer/shared/render"
 )
 
 // The page is written by html.go, every value escaped. The stylesheet is a
@@ -64,59 +61,6 @@ type Page struct {
 	Dismissals outcome.Policy
 }
 
-type view struct {
-	CSS        string // the constant stylesheet, written raw
-	JobID      string
-	Changelist int64
-	Version    int
-	State      string
-	Stage      string
-	Created    string
-	Updated    string
-	Expires    string
-	Stages     []stageView
-	Reviewed   bool
-	Summary    string
-	Total      int
-	Counts     []render.Count
-	Files      []render.File
-	Coverage   coverageView
-	Deliveries []deliveryView
-	// Acceptance: one table per outcome.Dimensions grouping; nil hides the
-	// section, empty says nothing is recorded yet.
-	Acceptance   []acceptanceView
-	OutcomesRead bool
-	Reacted      int // findings accepted or dismissed
-	Recorded     int
-}
-
-// acceptanceView is one grouping of the acceptance section.
-type acceptanceView struct {
-	Dimension string
-	Rows      []acceptanceRow
-}
-
-type acceptanceRow struct {
-	Key                                       string
-	Findings, Accepted, Dismissed, Open, None int
-	Share                                     string
-}
-
-type stageView struct{ Name, Status, ErrorClass, Attempts string }
-
-type coverageView struct {
-	FilesReviewed, ModelCalls, Dropped int
-	Prompt                             string
-	Skipped                            []skippedView
-	Truncated                          []truncatedView
-}
-
-type skippedView struct{ File, Reason string }
-type truncatedView struct {
-	File               string
-	Reviewed, Original int
-}
-
 // deliveryView is one delivery: Ref is the provider's id a reader can check
 // (a Swarm comment id); a refused delivery's Status carries its class.
 type deliveryView struct{ Channel, To, Status, At, Ref string }
@@ -124,82 +68,31 @@ type deliveryView struct{ Channel, To, Status, At, Ref string }
 // Render writes p as HTML.
 func Render(w io.Writer, p Page) error {
 	var h writer
-	h.page(build(p))
+	h.page(p)
 	_, err := io.WriteString(w, h.String())
 	return err
 }
 
-func build(p Page) view {
-	j := p.Job
-	v := view{CSS: pageCSS, JobID: j.ID, Changelist: j.Changelist, Version: j.ReviewVersion,
-		State: string(j.State), Stage: string(j.Stage), Created: j.CreatedAt, Updated: j.UpdatedAt}
-	if j.ExpiresAt > 0 {
-		v.Expires = job.FormatTime(time.Unix(j.ExpiresAt, 0))
-	}
-	for _, s := range domain.Stages {
-		r := j.StageRecord(s)
-		v.Stages = append(v.Stages, stageView{Name: string(s), Status: string(r.Status), ErrorClass: string(r.LastErrorClass), Attempts: strconv.Itoa(r.Attempts)})
-	}
-	if p.Result != nil {
-		v.Reviewed = true
-		v.Summary = strings.TrimSpace(p.Result.Summary)
-		v.Total = len(p.Result.Findings)
-		v.Files, v.Counts = render.ByFile(p.Result.Findings, nil, 0), render.Counts(p.Result.Findings)
-		m := domain.ReadReviewMeta(p.Result.Meta)
-		v.Coverage = coverageView{FilesReviewed: m.FilesReviewed, ModelCalls: m.ModelCalls, Dropped: m.DroppedFindings, Prompt: p.Result.PromptVersion}
-		for _, s := range m.SkippedFiles {
-			v.Coverage.Skipped = append(v.Coverage.Skipped, skippedView{File: s.File, Reason: domain.SkipReason(s.Reason)})
-		}
-		for _, t := range m.TruncatedFiles {
-			v.Coverage.Truncated = append(v.Coverage.Truncated, truncatedView{File: t.File, Reviewed: t.ReviewedBytes, Original: t.OriginalBytes})
-		}
-	}
+// deliveries are p's e-mails, Swarm comments and test-run callbacks.
+func deliveries(p Page) []deliveryView {
+	var out []deliveryView
 	for _, r := range p.Deliveries {
-		v.Deliveries = append(v.Deliveries, deliveryView{Channel: "e-mail", To: maskAddress(r.Recipient), Status: rowStatus(r), At: r.NotifiedAt})
+		out = append(out, deliveryView{Channel: "e-mail", To: maskAddress(r.Recipient), Status: rowStatus(r), At: r.NotifiedAt})
 	}
 	for _, r := range p.Comments {
 		// The kind and the comment id, never the item: a fingerprint is no
 		// reader's business.
-		v.Deliveries = append(v.Deliveries, deliveryView{Channel: "Swarm comment", To: "review " + strconv.FormatInt(r.Thread, 10) + ": " + r.ItemKind(),
+		out = append(out, deliveryView{Channel: "Swarm comment", To: "review " + strconv.FormatInt(r.Thread, 10) + ": " + r.ItemKind(),
 			Status: rowStatus(r), At: r.NotifiedAt, Ref: commentRef(r)})
 	}
-	if sw := j.Swarm; sw != nil {
+	if sw := p.Job.Swarm; sw != nil {
 		for _, c := range []job.Callback{job.CallbackUpdate, job.CallbackPass, job.CallbackFail} {
 			if at := sw.Called(c); at != "" {
-				v.Deliveries = append(v.Deliveries, deliveryView{Channel: "Swarm test run", To: "review " + strconv.FormatInt(sw.Review, 10), Status: string(c), At: at})
+				out = append(out, deliveryView{Channel: "Swarm test run", To: "review " + strconv.FormatInt(sw.Review, 10), Status: string(c), At: at})
 			}
 		}
 	}
-	v.OutcomesRead, v.Recorded = p.OutcomesRead, len(p.Outcomes)
-	if len(p.Outcomes) > 0 {
-		v.Acceptance, v.Reacted = acceptance(p.Outcomes, p.Dismissals)
-	}
-	return v
-}
-
-// acceptance groups a review's outcome records by every dimension of the
-// report (outcome.Acceptance, as `criticizer outcomes report`), depot paths
-// by the scope a kind is withheld under, and counts those reacted to.
-func acceptance(recs []outcome.Record, pol outcome.Policy) ([]acceptanceView, int) {
-	var out []acceptanceView
-	reacted := 0
-	for _, r := range recs {
-		if r.Fate.Accepted() || r.Fate.Dismissive() {
-			reacted++
-		}
-	}
-	for _, d := range outcome.Dimensions {
-		a := acceptanceView{Dimension: strings.ReplaceAll(string(d), "_", " ")}
-		for _, r := range outcome.Acceptance(recs, d, pol.PathDepth()) {
-			share := "–"
-			if r.Share >= 0 {
-				share = fmt.Sprintf("%.0f%% (%d of %d)", 100*r.Share, r.Accepted, r.Accepted+r.Dismissed)
-			}
-			a.Rows = append(a.Rows, acceptanceRow{Key: r.Key, Findings: r.Findings, Accepted: r.Accepted, Dismissed: r.Dismissed, Open: r.Open, None: r.Unknown, Share: share})
-		}
-		out = append(out, a)
-	}
-	return out, reacted
+	return out
 }
 
 // rowStatus is a row's state, with the failure class of a refusal

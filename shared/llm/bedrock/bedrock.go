@@ -1,10 +1,10 @@
-// Package bedrock is the Amazon Bedrock Converse family of llm.Provider: the
-// AWS SDK with the function's IAM role (SigV4, no API key). It is its own
-// package so that binaries which only share shared/llm's types do not link
-// the Bedrock SDK.
+// Package bedrock is the Amazon Bedrock Converse family of llm.Provider (AWS
+// SDK, the function's IAM role), its own package so only binaries that
+// import it link the Bedrock SDK.
 package bedrock
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -33,18 +33,16 @@ type ConverseAPI interface {
 	Converse(ctx context.Context, in *bedrockruntime.ConverseInput, optFns ...func(*bedrockruntime.Options)) (*bedrockruntime.ConverseOutput, error)
 }
 
-// Client speaks Amazon Bedrock Converse through the AWS SDK: SigV4
-// with the function's IAM role, no API key. It is safe for concurrent use.
+// Client speaks Amazon Bedrock Converse. It is safe for concurrent use.
 type Client struct {
 	cfg llm.Config
 	api ConverseAPI
 	log *slog.Logger
 }
 
-// New returns a Bedrock Converse client using awsCfg's region and
-// credentials. cfg.Endpoint, when set, replaces the regional endpoint (a VPC
-// endpoint, or the local stand-in). The SDK's own retries are off: the stage's
-// retry policy decides, with the class this client returns.
+// New returns a Converse client with awsCfg's region and credentials;
+// cfg.Endpoint replaces the regional endpoint. The SDK's retries are off:
+// the stage's retry policy decides.
 func New(cfg llm.Config, awsCfg aws.Config) (*Client, error) {
 	cfg, err := cfg.WithDefaults()
 	if err != nil {
@@ -76,10 +74,7 @@ func (c *Client) String() string {
 func (c *Client) Complete(ctx context.Context, p llm.Prompt) (llm.Completion, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
-	maxTokens := c.cfg.MaxTokens
-	if p.MaxTokens > 0 {
-		maxTokens = p.MaxTokens
-	}
+	maxTokens := cmp.Or(max(p.MaxTokens, 0), c.cfg.MaxTokens)
 	in := &bedrockruntime.ConverseInput{
 		ModelId: aws.String(c.cfg.Model),
 		System:  c.system(p.System),
@@ -106,9 +101,8 @@ func (c *Client) Complete(ctx context.Context, p llm.Prompt) (llm.Completion, er
 	return comp, nil
 }
 
-// system is the system prompt, followed by a cache point on the models
-// that support prompt caching: the system prompt is the static part,
-// byte-identical across a review's chunks.
+// system is the system prompt (the static part), with a cache point on
+// models that cache prompts.
 func (c *Client) system(text string) []types.SystemContentBlock {
 	blocks := []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: text}}
 	if CachesPrompts(c.cfg.Model) {
@@ -139,20 +133,19 @@ func (c *Client) read(out *bedrockruntime.ConverseOutput) (llm.Completion, error
 	switch out.StopReason {
 	case types.StopReasonGuardrailIntervened, types.StopReasonContentFiltered:
 		e.Reason, e.Detail = llm.ReasonContentFilter, "stopped by a Bedrock guardrail or content filter ("+sr+")"
-		return llm.Completion{RequestID: reqID}, llm.Classed(failure.PolicyRejected, 0, e)
 	case types.StopReasonMaxTokens:
 		e.Reason, e.Detail = llm.ReasonTruncated, "output cut at maxTokens"
-		return llm.Completion{RequestID: reqID}, llm.Classed(failure.SchemaInvalid, 0, e)
 	case types.StopReasonModelContextWindowExceeded:
 		e.Reason = llm.ReasonContextLength
-		return llm.Completion{RequestID: reqID}, llm.Classed(failure.SchemaInvalid, 0, e)
 	case types.StopReasonToolUse, types.StopReasonMalformedModelOutput, types.StopReasonMalformedToolUse:
 		e.Reason, e.Detail = llm.ReasonBadResponse, "unexpected stopReason "+sr
-		return llm.Completion{RequestID: reqID}, llm.Classed(failure.SchemaInvalid, 0, e)
+	default:
+		if text.Len() == 0 {
+			e.Reason, e.Detail = llm.ReasonBadResponse, "no text content block"
+		}
 	}
-	if text.Len() == 0 {
-		e.Reason, e.Detail = llm.ReasonBadResponse, "no text content block"
-		return llm.Completion{RequestID: reqID}, llm.Classed(failure.SchemaInvalid, 0, e)
+	if e.Reason != "" {
+		return llm.Completion{RequestID: reqID}, llm.Classed(llm.ClassFor(e.Reason), 0, e)
 	}
 	comp := llm.Completion{Content: []byte(text.String()), RequestID: reqID, Model: c.cfg.Model, FinishReason: sr}
 	if u := out.Usage; u != nil {

@@ -1,11 +1,10 @@
-// Package outboxtest is the conformance suite every delivery channel passes,
-// as one driver suite runs over every driver: each channel's own package
-// test runs RunChannelSuite against the channel over its provider's stand-in,
-// through the one protocol (outbox.Deliver) and real outbox rows on the
-// in-memory table. It checks what a user would notice: a delivery arrives
-// once however often it is retried, a crash between the send and the row's
-// mark is settled by the channel's lookup and never sent twice, a permanent
-// refusal is told from a transient one, and no upstream text lands in a row.
+// Package outboxtest is the conformance suite every delivery channel passes, as
+// one driver suite runs over every driver: each channel's test runs
+// RunChannelSuite over its provider's stand-in, through outbox.Deliver and real
+// rows on the in-memory table. It checks what a user would notice: one delivery
+// however often retried, a crash between send and mark settled by lookup and
+// never sent twice, permanent refusals told from transient ones, no upstream
+// text in a row.
 package outboxtest
 
 import (

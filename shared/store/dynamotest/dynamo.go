@@ -1,11 +1,9 @@
-// Package dynamotest is an in-process DynamoDB for unit tests: one table
-// with the jobs table's key schema and sweep index, which evaluates the
-// condition, update, key-condition and filter expressions it is sent the way
-// DynamoDB does (DynamoDB Developer Guide: "Condition and filter
-// expressions", "Update expressions", "TransactWriteItems"). It lets the
-// store's and the outbox's own requests decide what a unit test sees; the
-// jobs table's contract suite (shared/store/storetest) runs the same
-// scenarios on the emulator to show the two agree.
+// Package dynamotest is an in-process DynamoDB for unit tests that evaluates the
+// condition, update, key-condition and filter expressions it is sent as DynamoDB
+// does (DynamoDB Developer Guide: "Condition and filter expressions", "Update
+// expressions", "TransactWriteItems"), so the store's and outbox's own requests
+// decide what a test sees; the contract suite (shared/store/storetest) runs the
+// same scenarios on the emulator to show the two agree.
 package dynamotest
 
 import (
@@ -24,15 +22,10 @@ import (
 // Table is the in-process table's name.
 const Table = "jobs"
 
-// Dynamo is an in-process DynamoDB holding one table with the jobs table's
-// key schema and sweep and doubt indexes (infra/stack.go: pk/sk; sweep on
-// sweep_shard/sweep_at, doubt on doubt/doubt_at). It evaluates the condition, update, key-condition
-// and filter expressions the store and the outbox send (expr.go), answers
-// a failed condition the way DynamoDB does (ConditionalCheckFailedException
-// with the old item when asked for ALL_OLD; a cancelled transaction with a
-// reason per item) and rejects a request that defines a placeholder it does
-// not use. It is the unit-speed stand-in for the table: the emulator run of
-// the suite checks that the two agree.
+// Dynamo holds one table with the jobs table's key schema and its sweep and
+// doubt indexes (infra/stack.go). It answers a failed condition as DynamoDB does
+// (ConditionalCheckFailedException with the old item under ALL_OLD; a cancelled
+// transaction with a reason per item) and rejects an unused placeholder.
 type Dynamo struct {
 	mu    sync.Mutex
 	items map[[2]string]map[string]types.AttributeValue
@@ -117,57 +110,66 @@ func (d *Dynamo) GetItem(_ context.Context, in *dynamodb.GetItemInput, _ ...func
 
 // PutItem writes a whole item under its condition.
 func (d *Dynamo) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	put := &types.Put{Item: in.Item, ConditionExpression: in.ConditionExpression, ExpressionAttributeNames: in.ExpressionAttributeNames,
-		ExpressionAttributeValues: in.ExpressionAttributeValues, ReturnValuesOnConditionCheckFailure: in.ReturnValuesOnConditionCheckFailure}
-	apply, err := d.preparePut(put)
-	if err != nil {
-		return nil, err
-	}
-	apply()
-	return &dynamodb.PutItemOutput{}, nil
+	_, err := d.one(types.TransactWriteItem{Put: &types.Put{Item: in.Item, ConditionExpression: in.ConditionExpression, ExpressionAttributeNames: in.ExpressionAttributeNames,
+		ExpressionAttributeValues: in.ExpressionAttributeValues, ReturnValuesOnConditionCheckFailure: in.ReturnValuesOnConditionCheckFailure}})
+	return &dynamodb.PutItemOutput{}, err
 }
 
 // DeleteItem removes an item under its condition.
 func (d *Dynamo) DeleteItem(_ context.Context, in *dynamodb.DeleteItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
+	_, err := d.one(types.TransactWriteItem{Delete: &types.Delete{Key: in.Key, ConditionExpression: in.ConditionExpression,
+		ExpressionAttributeNames: in.ExpressionAttributeNames, ExpressionAttributeValues: in.ExpressionAttributeValues}})
+	return &dynamodb.DeleteItemOutput{}, err
+}
+
+// UpdateItem changes (or creates) one item under its condition.
+func (d *Dynamo) UpdateItem(_ context.Context, in *dynamodb.UpdateItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	item, err := d.one(types.TransactWriteItem{Update: &types.Update{Key: in.Key, UpdateExpression: in.UpdateExpression, ConditionExpression: in.ConditionExpression,
+		ExpressionAttributeNames: in.ExpressionAttributeNames, ExpressionAttributeValues: in.ExpressionAttributeValues,
+		ReturnValuesOnConditionCheckFailure: in.ReturnValuesOnConditionCheckFailure}})
+	if err != nil {
+		return nil, err
+	}
+	out := &dynamodb.UpdateItemOutput{}
+	if in.ReturnValues == types.ReturnValueAllNew || in.ReturnValues == types.ReturnValueUpdatedNew {
+		out.Attributes = clone(item) // UPDATED_NEW: the whole item, a superset of what the callers read
+	}
+	return out, nil
+}
+
+// one applies a single write.
+func (d *Dynamo) one(w types.TransactWriteItem) (map[string]types.AttributeValue, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	apply, err := d.prepareDelete(&types.Delete{Key: in.Key, ConditionExpression: in.ConditionExpression,
-		ExpressionAttributeNames: in.ExpressionAttributeNames, ExpressionAttributeValues: in.ExpressionAttributeValues})
+	_, apply, err := d.prepare(w)
 	if err != nil {
 		return nil, err
 	}
-	apply()
-	return &dynamodb.DeleteItemOutput{}, nil
+	return apply(), nil
 }
 
-func (d *Dynamo) preparePut(in *types.Put) (func(), error) {
-	k, _, err := d.admit(in.Item, in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues, in.ReturnValuesOnConditionCheckFailure)
-	if err != nil {
-		return nil, err
+// prepare is what every write does before changing anything: find the key,
+// refuse unused placeholders, check the condition and compute the new item;
+// apply stores (or deletes) it.
+func (d *Dynamo) prepare(w types.TransactWriteItem) (k [2]string, apply func() map[string]types.AttributeValue, err error) {
+	var key map[string]types.AttributeValue
+	var cond *string
+	var names map[string]string
+	var values map[string]types.AttributeValue
+	var rv types.ReturnValuesOnConditionCheckFailure
+	var upd []*string
+	switch {
+	case w.Put != nil:
+		key, cond, names, values, rv = w.Put.Item, w.Put.ConditionExpression, w.Put.ExpressionAttributeNames, w.Put.ExpressionAttributeValues, w.Put.ReturnValuesOnConditionCheckFailure
+	case w.Delete != nil:
+		key, cond, names, values, rv = w.Delete.Key, w.Delete.ConditionExpression, w.Delete.ExpressionAttributeNames, w.Delete.ExpressionAttributeValues, w.Delete.ReturnValuesOnConditionCheckFailure
+	case w.Update != nil:
+		key, cond, names, values, rv = w.Update.Key, w.Update.ConditionExpression, w.Update.ExpressionAttributeNames, w.Update.ExpressionAttributeValues, w.Update.ReturnValuesOnConditionCheckFailure
+		upd = []*string{w.Update.UpdateExpression}
+	default:
+		return k, nil, validation("unsupported transaction item")
 	}
-	item := clone(in.Item)
-	return func() { d.items[k] = item }, nil
-}
-
-// prepareDelete checks a delete's condition; the item goes when applied.
-func (d *Dynamo) prepareDelete(in *types.Delete) (func(), error) {
-	k, _, err := d.admit(in.Key, in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues, in.ReturnValuesOnConditionCheckFailure)
-	if err != nil {
-		return nil, err
-	}
-	return func() { delete(d.items, k) }, nil
-}
-
-// admit is what every write does before it changes anything: find the
-// item's key, refuse an unused placeholder (in the condition or in the
-// update expression, when there is one) and check the condition on the
-// stored item, which it returns.
-func (d *Dynamo) admit(key map[string]types.AttributeValue, cond *string, names map[string]string, values map[string]types.AttributeValue,
-	rv types.ReturnValuesOnConditionCheckFailure, upd ...*string) ([2]string, map[string]types.AttributeValue, error) {
-	k, err := keyOf(key)
-	if err != nil {
+	if k, err = keyOf(key); err != nil {
 		return k, nil, err
 	}
 	if err := unused(names, values, append(upd, cond)...); err != nil {
@@ -181,92 +183,40 @@ func (d *Dynamo) admit(key map[string]types.AttributeValue, cond *string, names 
 	if !ok {
 		return k, nil, conditionFailed(old, rv)
 	}
-	return k, old, nil
+	item := clone(key)
+	switch {
+	case w.Delete != nil:
+		return k, func() map[string]types.AttributeValue { delete(d.items, k); return nil }, nil
+	case w.Update != nil:
+		if old != nil {
+			item = clone(old)
+		}
+		if err := update(aws.ToString(w.Update.UpdateExpression), names, values, item); err != nil {
+			return k, nil, validation("%v", err)
+		}
+	}
+	return k, func() map[string]types.AttributeValue { d.items[k] = item; return item }, nil
 }
 
-// UpdateItem changes (or creates) one item under its condition.
-func (d *Dynamo) UpdateItem(_ context.Context, in *dynamodb.UpdateItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	upd := &types.Update{Key: in.Key, UpdateExpression: in.UpdateExpression, ConditionExpression: in.ConditionExpression,
-		ExpressionAttributeNames: in.ExpressionAttributeNames, ExpressionAttributeValues: in.ExpressionAttributeValues,
-		ReturnValuesOnConditionCheckFailure: in.ReturnValuesOnConditionCheckFailure}
-	apply, err := d.prepareUpdate(upd)
-	if err != nil {
-		return nil, err
-	}
-	item := apply()
-	out := &dynamodb.UpdateItemOutput{}
-	if in.ReturnValues == types.ReturnValueAllNew || in.ReturnValues == types.ReturnValueUpdatedNew {
-		out.Attributes = clone(item) // UPDATED_NEW: the whole item, a superset of what the callers read
-	}
-	return out, nil
-}
-
-func (d *Dynamo) prepareUpdate(in *types.Update) (func() map[string]types.AttributeValue, error) {
-	k, old, err := d.admit(in.Key, in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues,
-		in.ReturnValuesOnConditionCheckFailure, in.UpdateExpression)
-	if err != nil {
-		return nil, err
-	}
-	item := clone(old)
-	if item == nil {
-		item = clone(in.Key)
-	}
-	if err := update(aws.ToString(in.UpdateExpression), in.ExpressionAttributeNames, in.ExpressionAttributeValues, item); err != nil {
-		return nil, validation("%v", err)
-	}
-	return func() map[string]types.AttributeValue { d.items[k] = item; return item }, nil
-}
-
-// TransactWriteItems applies every write or none: each condition is
-// checked first, and a failed one cancels the transaction with a reason per
-// item (DynamoDB's TransactionCanceledException).
+// TransactWriteItems applies every write or none (TransactionCanceledException
+// with a reason per item).
 func (d *Dynamo) TransactWriteItems(_ context.Context, in *dynamodb.TransactWriteItemsInput, _ ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	reasons := make([]types.CancellationReason, len(in.TransactItems))
-	var applies []func()
+	var applies []func() map[string]types.AttributeValue
 	cancelled := false
 	seen := map[[2]string]bool{}
 	for i, it := range in.TransactItems {
+		k, apply, err := d.prepare(it)
 		// One item, one operation per transaction (API reference,
 		// TransactWriteItems: "You can't target the same item with multiple
 		// operations within the same transaction").
-		var key map[string]types.AttributeValue
-		switch {
-		case it.Put != nil:
-			key = it.Put.Item
-		case it.Update != nil:
-			key = it.Update.Key
-		case it.Delete != nil:
-			key = it.Delete.Key
-		}
-		if k, err := keyOf(key); err == nil {
+		if k != ([2]string{}) {
 			if seen[k] {
 				return nil, validation("Transaction request cannot include multiple operations on one item")
 			}
 			seen[k] = true
-		}
-		var err error
-		switch {
-		case it.Put != nil:
-			var a func()
-			if a, err = d.preparePut(it.Put); err == nil {
-				applies = append(applies, a)
-			}
-		case it.Update != nil:
-			var a func() map[string]types.AttributeValue
-			if a, err = d.prepareUpdate(it.Update); err == nil {
-				applies = append(applies, func() { a() })
-			}
-		case it.Delete != nil:
-			var a func()
-			if a, err = d.prepareDelete(it.Delete); err == nil {
-				applies = append(applies, a)
-			}
-		default:
-			return nil, validation("unsupported transaction item")
 		}
 		reasons[i].Code = aws.String("None")
 		if ccf, ok := err.(*types.ConditionalCheckFailedException); ok {
@@ -275,6 +225,7 @@ func (d *Dynamo) TransactWriteItems(_ context.Context, in *dynamodb.TransactWrit
 		} else if err != nil {
 			return nil, err
 		}
+		applies = append(applies, apply)
 	}
 	if cancelled {
 		return nil, &types.TransactionCanceledException{Message: aws.String("Transaction cancelled"), CancellationReasons: reasons}
@@ -285,10 +236,9 @@ func (d *Dynamo) TransactWriteItems(_ context.Context, in *dynamodb.TransactWrit
 	return &dynamodb.TransactWriteItemsOutput{}, nil
 }
 
-// Query reads the items of a key condition, on the table (sorted by sk)
-// or an index (sorted by its range key; descending when ScanIndexForward
-// is false), up to Limit. Every answer is one page: a request that starts
-// after a page's key is refused rather than answered from the start.
+// Query reads a key condition's items in range-key order (reversed when
+// ScanIndexForward is false), up to Limit, in one page: a request starting after
+// a key is refused, not answered from the start.
 func (d *Dynamo) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
 	if in.ExclusiveStartKey != nil {
 		return nil, validation("dynamotest answers every query in one page; ExclusiveStartKey is not modelled")

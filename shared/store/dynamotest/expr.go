@@ -8,16 +8,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// The expression language of DynamoDB's condition, key-condition, filter
-// and update expressions, as far as the store and the outbox write it:
-// comparisons (= <> < <= > >=), IN, BETWEEN, AND/OR/NOT, parentheses,
-// attribute_exists, attribute_not_exists, begins_with; SET with
-// if_not_exists, list_append and +/-, REMOVE and ADD. Semantics follow the
-// DynamoDB Developer Guide, "Comparison operator and function reference"
-// and "Update expressions": a comparison with a missing attribute or a
-// value of another type is false (but <> true), every SET value is computed from the
-// item as it was before the update, and a SET into a map that does not
-// exist is a ValidationException.
+// The expression language as far as the store and outbox write it: = <> < <= >
+// >=, IN, BETWEEN, AND/OR/NOT, parentheses, attribute_exists,
+// attribute_not_exists, begins_with; SET with if_not_exists, list_append and
+// +/-, REMOVE, ADD. Semantics per the DynamoDB Developer Guide, "Comparison
+// operator and function reference" and "Update expressions": a comparison with a
+// missing or other-typed value is false (<> true), SET values are computed from
+// the item before the update, and a SET into a missing map is a
+// ValidationException.
 
 type token struct {
 	kind string // "name", "ref", "val", "num", "op", "kw"
@@ -73,8 +71,7 @@ func isWord(c byte) bool {
 	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
-// parser walks one expression's tokens; names and values resolve the
-// placeholders.
+// parser walks one expression's tokens, resolving placeholders.
 type parser struct {
 	toks   []token
 	pos    int
@@ -176,8 +173,7 @@ func get(item map[string]types.AttributeValue, pth path) types.AttributeValue {
 	return cur
 }
 
-// operand is a value in a condition or update: a path's value in the
-// item, or a placeholder's.
+// operand is a path's value in the item, or a placeholder's.
 func (p *parser) operand(item map[string]types.AttributeValue) (types.AttributeValue, error) {
 	t := p.peek()
 	if t.kind == "val" {
@@ -213,23 +209,21 @@ func condition(expr string, names map[string]string, values map[string]types.Att
 }
 
 func (p *parser) or(item map[string]types.AttributeValue) (bool, error) {
-	v, err := p.and(item)
-	for err == nil && p.is("kw", "OR") {
-		p.next()
-		var r bool
-		r, err = p.and(item)
-		v = v || r
-	}
-	return v, err
+	return p.binary(item, "OR", p.and, func(a, b bool) bool { return a || b })
 }
 
 func (p *parser) and(item map[string]types.AttributeValue) (bool, error) {
-	v, err := p.not(item)
-	for err == nil && p.is("kw", "AND") {
+	return p.binary(item, "AND", p.not, func(a, b bool) bool { return a && b })
+}
+
+// binary folds operands of the next precedence joined by the keyword op.
+func (p *parser) binary(item map[string]types.AttributeValue, op string, operand func(map[string]types.AttributeValue) (bool, error), join func(a, b bool) bool) (bool, error) {
+	v, err := operand(item)
+	for err == nil && p.is("kw", op) {
 		p.next()
 		var r bool
-		r, err = p.not(item)
-		v = v && r
+		r, err = operand(item)
+		v = join(v, r)
 	}
 	return v, err
 }

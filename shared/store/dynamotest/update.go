@@ -7,8 +7,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// action is one SET, REMOVE or ADD of an update expression, its value
-// already computed from the item as it was.
+// action is one SET, REMOVE or ADD, its value computed from the item as it was.
 type action struct {
 	verb  string
 	path  path
@@ -180,8 +179,7 @@ func apply(item map[string]types.AttributeValue, a action) error {
 	return nil
 }
 
-// clone deep-copies an item so the table never shares a map or list with
-// a caller.
+// clone deep-copies an item: the table never shares a map or list with a caller.
 func clone(item map[string]types.AttributeValue) map[string]types.AttributeValue {
 	if item == nil {
 		return nil

@@ -134,9 +134,7 @@ func createNew(f *fixture) {
 
 func createKeyGate(f *fixture) {
 	first := job.New(f.n.id("a"), f.n.id("key"), changelist(), 1, f.t0, time.Minute)
-	if err := f.jobs.Create(f.ctx, first, f.idem(first)); err != nil {
-		f.t.Fatal(err)
-	}
+	f.ok(f.jobs.Create(f.ctx, first, f.idem(first)))
 	// The same create retried (its answer lost) succeeds and creates nothing new.
 	if err := f.jobs.Create(f.ctx, first, f.idem(first)); err != nil {
 		f.t.Fatalf("a retried create: %v", err)
@@ -165,9 +163,7 @@ func createVersionGate(f *fixture) {
 		j := job.New(f.n.id(name), f.n.id("key-"+name), cl, v, f.t0, time.Minute)
 		return j, f.jobs.Create(f.ctx, j, f.idem(j))
 	}
-	if _, err := mk("v2", 2); err != nil {
-		f.t.Fatal(err)
-	}
+	f.must(mk("v2", 2))
 	for _, v := range []int{1, 2} {
 		j, err := mk("stale", v)
 		var stale *store.StaleVersionError
@@ -234,13 +230,9 @@ func claimBudget(f *fixture) {
 func claimBudgetPerStage(f *fixture) {
 	id := f.create("budget-stage")
 	f.claim(id, domain.StageFetch, "o1", f.t0, 2)
-	if _, err := f.jobs.Retry(f.ctx, id, domain.StageFetch, lease("o1", f.t0), upstream, time.Second); err != nil {
-		f.t.Fatal(err)
-	}
+	f.must(f.jobs.Retry(f.ctx, id, domain.StageFetch, lease("o1", f.t0), upstream, time.Second))
 	f.claim(id, domain.StageFetch, "o2", f.t0, 2)
-	if _, err := f.jobs.Complete(f.ctx, id, domain.StageFetch, lease("o2", f.t0), job.Result{}, time.Minute); err != nil {
-		f.t.Fatal(err)
-	}
+	f.must(f.jobs.Complete(f.ctx, id, domain.StageFetch, lease("o2", f.t0), job.Result{}, time.Minute))
 	if j := f.claim(id, domain.StageLLM, "o3", f.t0, 1); j.StageRecord(domain.StageLLM).Attempts != 1 || j.StageRecord(domain.StageFetch).Attempts != 2 {
 		f.t.Fatalf("attempts: llm %d fetch %d", j.StageRecord(domain.StageLLM).Attempts, j.StageRecord(domain.StageFetch).Attempts)
 	}
@@ -250,9 +242,7 @@ func claimStale(f *fixture) {
 	id := f.create("stale")
 	f.refused(id, domain.StageLLM, "o1", f.t0, 5, job.RefusedStaleStage)
 	f.claim(id, domain.StageFetch, "o1", f.t0, 5)
-	if _, err := f.jobs.Complete(f.ctx, id, domain.StageFetch, lease("o1", f.t0), job.Result{}, time.Minute); err != nil {
-		f.t.Fatal(err)
-	}
+	f.must(f.jobs.Complete(f.ctx, id, domain.StageFetch, lease("o1", f.t0), job.Result{}, time.Minute))
 	f.refused(id, domain.StageFetch, "o2", f.t0.Add(time.Hour), 5, job.RefusedStageDone)
 }
 
@@ -283,9 +273,7 @@ func ownerWrites(f *fixture) {
 func ownerNeedsRunning(f *fixture) {
 	id := f.create("released")
 	f.claim(id, domain.StageFetch, "o1", f.t0, 5)
-	if _, err := f.jobs.Retry(f.ctx, id, domain.StageFetch, lease("o1", f.t0), upstream, time.Second); err != nil {
-		f.t.Fatal(err)
-	}
+	f.must(f.jobs.Retry(f.ctx, id, domain.StageFetch, lease("o1", f.t0), upstream, time.Second))
 	before := f.get(id)
 	l := lease("o1", f.t0.Add(time.Second))
 	f.lost(id, "renew of a released lease", f.jobs.Renew(f.ctx, id, domain.StageFetch, l), before)
@@ -299,9 +287,7 @@ func renewExtends(f *fixture) {
 	id := f.create("renew")
 	f.claim(id, domain.StageFetch, "o1", f.t0, 5)
 	later := f.t0.Add(40 * time.Second)
-	if err := f.jobs.Renew(f.ctx, id, domain.StageFetch, lease("o1", later)); err != nil {
-		f.t.Fatal(err)
-	}
+	f.ok(f.jobs.Renew(f.ctx, id, domain.StageFetch, lease("o1", later)))
 	if got := f.get(id).StageRecord(domain.StageFetch).LeaseExpiresAt; got != job.FormatTime(later.Add(ttl)) {
 		f.t.Fatalf("lease ends %s after renewal, want %s", got, job.FormatTime(later.Add(ttl)))
 	}
@@ -406,15 +392,11 @@ func deadLetterOwner(f *fixture) {
 		f.t.Fatalf("a retried dead letter: %v", err)
 	}
 	// Another dead letter's confirmation clears nothing of this one.
-	if err := f.jobs.MarkDeadLetterSent(f.ctx, id, domain.StageFetch, f.n.id("other-dl"), f.t0); err != nil {
-		f.t.Fatal(err)
-	}
+	f.ok(f.jobs.MarkDeadLetterSent(f.ctx, id, domain.StageFetch, f.n.id("other-dl"), f.t0))
 	if r := f.get(id).StageRecord(domain.StageFetch); !r.DLQPending || r.DeadLetter == "" {
 		f.t.Fatalf("another dead letter's confirmation cleared this one: %+v", *r)
 	}
-	if err := f.jobs.MarkDeadLetterSent(f.ctx, id, domain.StageFetch, dl, f.t0); err != nil {
-		f.t.Fatal(err)
-	}
+	f.ok(f.jobs.MarkDeadLetterSent(f.ctx, id, domain.StageFetch, dl, f.t0))
 	if r := f.get(id).StageRecord(domain.StageFetch); r.DLQPending || r.DeadLetter != "" {
 		f.t.Fatalf("the sent dead letter is still kept: %+v", *r)
 	}
@@ -441,9 +423,7 @@ func deadLetterOwnerless(f *fixture) {
 	// A stage waiting for its retry (no lease) needs no expiry.
 	id2 := f.create("ownerless-wait")
 	f.claim(id2, domain.StageFetch, "o1", f.t0, 5)
-	if _, err := f.jobs.Retry(f.ctx, id2, domain.StageFetch, lease("o1", f.t0), upstream, time.Second); err != nil {
-		f.t.Fatal(err)
-	}
+	f.must(f.jobs.Retry(f.ctx, id2, domain.StageFetch, lease("o1", f.t0), upstream, time.Second))
 	if _, err := f.jobs.DeadLetter(f.ctx, id2, domain.StageFetch, lease("", f.t0), upstream, f.n.id("dl2"), "{}"); err != nil {
 		f.t.Fatalf("an ownerless dead letter of a stage waiting for its retry: %v", err)
 	}
@@ -453,9 +433,7 @@ func replayOnce(f *fixture) {
 	id := f.create("replay")
 	dl := f.n.id("dl")
 	f.claim(id, domain.StageFetch, "o1", f.t0, 1)
-	if _, err := f.jobs.DeadLetter(f.ctx, id, domain.StageFetch, lease("o1", f.t0), upstream, dl, "{}"); err != nil {
-		f.t.Fatal(err)
-	}
+	f.must(f.jobs.DeadLetter(f.ctx, id, domain.StageFetch, lease("o1", f.t0), upstream, dl, "{}"))
 	if _, err := f.jobs.Replay(f.ctx, id, domain.StageFetch, f.n.id("other"), failure.Upstream5xx, f.t0, time.Minute); !errors.Is(err, job.ErrNotReplayable) {
 		f.t.Fatalf("a replay of another dead letter: %v", err)
 	}
@@ -493,9 +471,7 @@ func restartFailed(f *fixture) {
 		f.t.Fatalf("restart of a running job: %v", err)
 	}
 	f.unchanged(id, before)
-	if _, err := f.jobs.DeadLetter(f.ctx, id, domain.StageFetch, lease("o1", f.t0), upstream, f.n.id("dl"), "{}"); err != nil {
-		f.t.Fatal(err)
-	}
+	f.must(f.jobs.DeadLetter(f.ctx, id, domain.StageFetch, lease("o1", f.t0), upstream, f.n.id("dl"), "{}"))
 	j, err := f.jobs.Restart(f.ctx, id, "ops", f.n.id("r1"), f.t0.Add(time.Second), time.Minute)
 	if err != nil {
 		f.t.Fatal(err)
@@ -567,10 +543,21 @@ func rescheduleSeq(f *fixture) {
 		f.t.Fatalf("a reschedule from a stale read: %v", err)
 	}
 	cur := f.get(id)
-	if err := f.jobs.Reschedule(f.ctx, cur, f.t0, f.t0.Add(time.Hour), "fresh"); err != nil {
-		f.t.Fatal(err)
-	}
+	f.ok(f.jobs.Reschedule(f.ctx, cur, f.t0, f.t0.Add(time.Hour), "fresh"))
 	if got := f.get(id); got.SweepAt != job.FormatTime(f.t0.Add(time.Hour)) || got.Seq != cur.Seq+1 {
 		f.t.Fatalf("rescheduled to %s seq %d", got.SweepAt, got.Seq)
 	}
+}
+
+// ok fails the scenario on err; must does for a write that also returns a value.
+func (f *fixture) ok(err error) {
+	f.t.Helper()
+	if err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func (f *fixture) must(_ any, err error) {
+	f.t.Helper()
+	f.ok(err)
 }

@@ -72,17 +72,13 @@ func beginMark(f *rowFixture) {
 	if s.Row.Status != outbox.Sending || s.Row.Attempts != 1 {
 		f.t.Fatalf("begun row %s attempts %d", s.Row.Status, s.Row.Attempts)
 	}
-	if err := f.o.MarkSent(f.ctx, outbox.Email(f.k), "msg-1", f.t0); err != nil {
-		f.t.Fatal(err)
-	}
+	f.ok(f.o.MarkSent(f.ctx, outbox.Email(f.k), "msg-1", f.t0))
 	f.status(outbox.Sent, true)
 	if _, err := f.o.Begin(f.ctx, outbox.Email(f.k), "job-2", f.t0.Add(time.Hour)); !errors.Is(err, outbox.ErrAlreadySent) {
 		f.t.Fatalf("begin of a sent row: %v, want already sent", err)
 	}
 	// Marked again (a retry, or a reconciliation): stays sent with its id.
-	if err := f.o.MarkSent(f.ctx, outbox.Email(f.k), "msg-2", f.t0.Add(time.Minute)); err != nil {
-		f.t.Fatal(err)
-	}
+	f.ok(f.o.MarkSent(f.ctx, outbox.Email(f.k), "msg-2", f.t0.Add(time.Minute)))
 	if r := f.row(); r.NotificationID != "msg-1" {
 		f.t.Fatalf("a sent row's notification id changed to %s", r.NotificationID)
 	}
@@ -102,9 +98,7 @@ func beginInFlight(f *rowFixture) {
 
 func releaseOwn(f *rowFixture) {
 	first := f.begin(f.t0)
-	if err := f.o.Release(f.ctx, outbox.Email(f.k), first.Token, failure.RateLimited, "slow down", false, f.t0); err != nil {
-		f.t.Fatal(err)
-	}
+	f.ok(f.o.Release(f.ctx, outbox.Email(f.k), first.Token, failure.RateLimited, "slow down", false, f.t0))
 	f.status(outbox.Pending, false)
 	second := f.begin(f.t0.Add(time.Minute))
 	if r := f.row(); r.Attempts != 2 {
@@ -115,9 +109,7 @@ func releaseOwn(f *rowFixture) {
 		f.t.Fatalf("a stale release: %v, want a conflict", err)
 	}
 	f.status(outbox.Sending, false)
-	if err := f.o.MarkSent(f.ctx, outbox.Email(f.k), "msg-2", f.t0.Add(2*time.Minute)); err != nil {
-		f.t.Fatal(err)
-	}
+	f.ok(f.o.MarkSent(f.ctx, outbox.Email(f.k), "msg-2", f.t0.Add(2*time.Minute)))
 	// Nor does a release after the send was marked.
 	if err := f.o.Release(f.ctx, outbox.Email(f.k), second.Token, failure.RateLimited, "late", false, f.t0.Add(3*time.Minute)); err == nil {
 		f.t.Fatal("a sent row was released")
@@ -127,9 +119,7 @@ func releaseOwn(f *rowFixture) {
 
 func releasePermanent(f *rowFixture) {
 	s := f.begin(f.t0)
-	if err := f.o.Release(f.ctx, outbox.Email(f.k), s.Token, failure.SchemaInvalid, "mailbox does not exist", true, f.t0); err != nil {
-		f.t.Fatal(err)
-	}
+	f.ok(f.o.Release(f.ctx, outbox.Email(f.k), s.Token, failure.SchemaInvalid, "mailbox does not exist", true, f.t0))
 	f.status(outbox.Failed, false)
 	if _, err := f.o.Begin(f.ctx, outbox.Email(f.k), "job-1", f.t0.Add(time.Minute)); err == nil || failure.Classify(err) != failure.NotFound {
 		f.t.Fatalf("begin of a row that failed for good: %v", err)
@@ -142,9 +132,7 @@ func resetSettled(f *rowFixture) {
 		f.t.Fatalf("a reset naming another attempt: %v", err)
 	}
 	f.status(outbox.Sending, false)
-	if err := f.o.Reset(f.ctx, outbox.Email(f.k), s.Token, f.t0); err != nil {
-		f.t.Fatal(err)
-	}
+	f.ok(f.o.Reset(f.ctx, outbox.Email(f.k), s.Token, f.t0))
 	f.status(outbox.Pending, false)
 	f.begin(f.t0.Add(time.Minute))
 }
@@ -185,9 +173,7 @@ func reconcileBackfill(f *rowFixture) {
 // its sent markers go with it, or the resend would be refused as sent.
 func reconcileRequeue(f *rowFixture) {
 	f.begin(f.t0)
-	if err := f.o.MarkSent(f.ctx, outbox.Email(f.k), "msg-1", f.t0); err != nil {
-		f.t.Fatal(err)
-	}
+	f.ok(f.o.MarkSent(f.ctx, outbox.Email(f.k), "msg-1", f.t0))
 	ref := outbox.Email(f.k)
 	// Sent with no evidence at the provider: in doubt.
 	if ok, err := f.o.MarkReconciling(f.ctx, ref, outbox.Sent, "no evidence", f.t0.Add(time.Hour)); err != nil || !ok {
@@ -208,9 +194,7 @@ func reconcileRequeue(f *rowFixture) {
 	}
 	f.status(outbox.Reconciling, false)
 	// The operator's word settles it.
-	if err := f.o.Resolve(f.ctx, ref, false, "checked the provider", f.t0.Add(6*time.Hour)); err != nil {
-		f.t.Fatal(err)
-	}
+	f.ok(f.o.Resolve(f.ctx, ref, false, "checked the provider", f.t0.Add(6*time.Hour)))
 	f.status(outbox.Pending, false)
 }
 
@@ -223,17 +207,13 @@ func reconcileMovedOn(f *rowFixture) {
 		f.t.Fatalf("backfill of a row that is not reconciling: %v %v, want refused", ok, err)
 	}
 	f.status(outbox.Sending, false)
-	if err := f.o.Release(f.ctx, outbox.Email(f.k), s.Token, failure.RateLimited, "slow down", false, f.t0); err != nil {
-		f.t.Fatal(err)
-	}
+	f.ok(f.o.Release(f.ctx, outbox.Email(f.k), s.Token, failure.RateLimited, "slow down", false, f.t0))
 	if ok, err := f.o.Backfill(f.ctx, ref, "ses:evidence", f.t0); err != nil || ok {
 		f.t.Fatalf("backfill of a pending row: %v %v, want refused", ok, err)
 	}
 	f.status(outbox.Pending, false)
 	f.begin(f.t0)
-	if err := f.o.MarkSent(f.ctx, outbox.Email(f.k), "msg-1", f.t0); err != nil {
-		f.t.Fatal(err)
-	}
+	f.ok(f.o.MarkSent(f.ctx, outbox.Email(f.k), "msg-1", f.t0))
 	// The reconciler saw the row sending; it was marked sent since.
 	if ok, err := f.o.MarkReconciling(f.ctx, ref, outbox.Sending, "stuck", f.t0.Add(time.Hour)); err != nil || ok {
 		f.t.Fatalf("mark reconciling of a row that moved on: %v %v, want refused", ok, err)
@@ -245,4 +225,12 @@ func reconcileMovedOn(f *rowFixture) {
 		f.t.Fatal("resolve of a row not reconciling was applied")
 	}
 	f.status(outbox.Sent, true)
+}
+
+// ok fails the scenario on err.
+func (f *rowFixture) ok(err error) {
+	f.t.Helper()
+	if err != nil {
+		f.t.Fatal(err)
+	}
 }

@@ -1,15 +1,11 @@
-// Package storetest is the contract of the jobs table: the operations the
-// stages, the sweeper and the webhook rely on (create with its key and
-// version gates, claim, renew, complete, retry, dead-letter with and without
-// an owner, replay, sweep due, and the outbox's begin/mark/release/reset/
-// reconcile) written once as scenarios that every implementation must pass.
-// It runs against shared/store over dynamotest, the in-process DynamoDB
-// that evaluates the real condition expressions (plain go test), and on the
-// emulator (integration build tag), which shows the two agree — one suite,
-// two drivers, the way riverqueue/river's driver tests run. Scenarios assert
-// outcomes seen through the exported API (the job or row after each
-// operation, the error's meaning), never a request's text, so a change of a
-// condition that changes what the table admits fails here at unit speed.
+// Package storetest is the jobs table's contract: what the stages, sweeper and
+// webhook rely on (create with its gates, claim, renew, complete, retry,
+// dead-letter with and without owner, replay, due, and the outbox's
+// begin/mark/release/reset/reconcile), written once as scenarios every
+// implementation passes — over dynamotest (plain go test) and on the emulator
+// (integration tag), one suite, two drivers, as riverqueue/river's driver tests
+// run. Scenarios assert what the exported API shows, never a request's text, so
+// a condition that changes what the table admits fails at unit speed.
 package storetest
 
 import (
