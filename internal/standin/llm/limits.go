@@ -39,12 +39,10 @@ type wireBlock struct {
 	CachePoint   json.RawMessage `json:"cachePoint"`
 }
 
-// promptText is a request's text in the order a provider reads it (an
-// OpenAI structured-output schema, the system prompt, then the messages),
-// and the length of the prefix its last cache marker ends (-1: none).
-// Anthropic's cache_control ends the prefix after its block; Bedrock's
-// cachePoint block ends it where it stands. The schema counts as prompt
-// tokens and is cached with the prefix, as OpenAI does.
+// promptText is a request's text as a provider reads it (OpenAI's schema,
+// counted and cached as OpenAI does, the system prompt, the messages) and
+// the length of the prefix its last cache marker ends (-1: none): after
+// Anthropic's cache_control block, at Bedrock's cachePoint.
 func promptText(req wireRequest) (string, int) {
 	var b strings.Builder
 	marker := -1
@@ -81,9 +79,6 @@ type cacheUse struct{ read, write int }
 
 // cache looks up and records a request's cacheable prefix. Call with s.mu held.
 func (s *Server) cache(format, model, text string, marker int, now time.Time) cacheUse {
-	if s.cacheSeen == nil {
-		s.cacheSeen = map[uint64]time.Time{}
-	}
 	minTokens := minCacheTokens
 	if strings.Contains(strings.ToLower(model), "haiku") {
 		minTokens = minCacheTokensHaiku
@@ -98,24 +93,18 @@ func (s *Server) cache(format, model, text string, marker int, now time.Time) ca
 		hashed = n
 		return h.Sum64()
 	}
-	hit := func(k uint64) bool {
+	hit := func(k uint64) bool { // and (re)starts k's life
 		exp, ok := s.cacheSeen[k]
-		if ok && now.Before(exp) {
-			s.cacheSeen[k] = now.Add(cacheTTL)
-			return true
-		}
-		return false
+		s.cacheSeen[k] = now.Add(cacheTTL)
+		return ok && now.Before(exp)
 	}
 	if format == FormatOpenAI {
 		// Automatic: the longest previously seen prefix, in 128-token steps
 		// from 1,024 tokens. Every step of this prompt is remembered.
 		read := 0
 		for n := minTokens * bytesPerToken; n <= len(text); n += cacheStepTokens * bytesPerToken {
-			k := key(n)
-			if hit(k) {
+			if hit(key(n)) {
 				read = tokens(n)
-			} else {
-				s.cacheSeen[k] = now.Add(cacheTTL)
 			}
 		}
 		return cacheUse{read: read}
@@ -123,11 +112,9 @@ func (s *Server) cache(format, model, text string, marker int, now time.Time) ca
 	if marker < 0 || tokens(marker) < minTokens {
 		return cacheUse{}
 	}
-	k := key(marker)
-	if hit(k) {
+	if hit(key(marker)) {
 		return cacheUse{read: tokens(marker)}
 	}
-	s.cacheSeen[k] = now.Add(cacheTTL)
 	return cacheUse{write: tokens(marker)}
 }
 
@@ -162,12 +149,10 @@ func (b *limitBucket) need(n float64) time.Duration {
 // full is how long until the bucket is full again (OpenAI's reset).
 func (b *limitBucket) full() time.Duration { return b.need(b.capacity) }
 
-// SetLimits replaces the limits a running stand-in enforces (as
-// Options.TokensPerMinute, RequestsPerMinute and RateLimitBurst; 0 turns a
-// limit off), each bucket starting full, as a provider's limit does when a
-// quota is first applied (docs/reference/llm-providers.md, "Rate-limit
-// headers": token buckets refilled continuously). A test run against the
-// shared local stack turns a limit on for its own span and off after it.
+// SetLimits replaces the limits a running stand-in enforces (as Options; 0
+// turns one off), each bucket starting full (docs/reference/llm-providers.md,
+// "Rate-limit headers": token buckets refilled continuously), so a test on
+// the shared stack can limit its own span.
 func (s *Server) SetLimits(tokensPerMinute, requestsPerMinute int, burst time.Duration) {
 	if burst <= 0 {
 		burst = time.Minute
@@ -185,42 +170,46 @@ func (s *Server) SetLimits(tokensPerMinute, requestsPerMinute int, burst time.Du
 
 // admission is the outcome of the rate-limit check for one request.
 type admission struct {
-	limited  string        // "tokens" or "requests" when refused
-	wait     time.Duration // until the request would fit
-	headers  http.Header   // the rate-limit headers of the answer
-	charged  int           // tokens charged to the limit
-	anything bool          // limits are configured
+	limited string        // "tokens" or "requests" when refused
+	wait    time.Duration // until the request would fit
+	headers http.Header   // the rate-limit headers of the answer
+	charged int           // tokens charged to the limit
+}
+
+// limit is a configured bucket and what one request of cost takes from it.
+type limit struct {
+	kind string
+	b    *limitBucket
+	n    float64
+}
+
+func (s *Server) limits(cost int) []limit {
+	var out []limit
+	for _, l := range []limit{{"requests", &s.rpm, 1}, {"tokens", &s.tpm, math.Min(float64(cost), s.tpm.capacity)}} {
+		if l.b.configured() {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // admit charges a request of cost tokens to the configured limits, or
 // refuses it. Call with s.mu held.
 func (s *Server) admit(format string, cost int, now time.Time) admission {
-	if !s.tpm.configured() && !s.rpm.configured() {
-		return admission{}
-	}
-	a := admission{anything: true, headers: http.Header{}}
-	for _, b := range []*limitBucket{&s.tpm, &s.rpm} {
-		if b.configured() {
-			b.refill(now)
+	a := admission{headers: http.Header{}}
+	ls := s.limits(cost)
+	for _, l := range ls {
+		l.b.refill(now)
+		if w := l.b.need(l.n); w > 0 && a.limited == "" {
+			a.limited, a.wait = l.kind, w
 		}
 	}
-	if s.rpm.configured() {
-		if w := s.rpm.need(1); w > 0 {
-			a.limited, a.wait = "requests", w
-		}
-	}
-	if s.tpm.configured() && a.limited == "" {
-		if w := s.tpm.need(float64(cost)); w > 0 {
-			a.limited, a.wait = "tokens", w
-		}
-	}
-	if a.limited == "" {
-		if s.rpm.configured() {
-			s.rpm.level--
-		}
-		if s.tpm.configured() {
-			s.tpm.level -= math.Min(float64(cost), s.tpm.capacity)
-			a.charged = cost
+	for _, l := range ls {
+		if a.limited == "" {
+			l.b.level -= l.n
+			if l.kind == "tokens" {
+				a.charged = cost
+			}
 		}
 	}
 	s.rateHeaders(format, a.headers, now)
@@ -229,13 +218,7 @@ func (s *Server) admit(format string, cost int, now time.Time) admission {
 
 // rateHeaders writes each provider's rate-limit headers (Bedrock sends none).
 func (s *Server) rateHeaders(format string, h http.Header, now time.Time) {
-	for _, l := range []struct {
-		kind string
-		b    *limitBucket
-	}{{"requests", &s.rpm}, {"tokens", &s.tpm}} {
-		if !l.b.configured() {
-			continue
-		}
+	for _, l := range s.limits(0) {
 		remaining := strconv.Itoa(max(0, int(l.b.level)))
 		switch format {
 		case FormatOpenAI:

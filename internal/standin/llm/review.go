@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -44,10 +45,9 @@ type Finding struct {
 	RuleID     string `json:"rule_id"`
 }
 
-// rule is one deterministic "insight": a substring on an added line.
-// Without a message, the message is the rest of the line after the needle:
-// a model that obeys an instruction planted in the change writes what the
-// change tells it to (prompt injection), which the channels must neutralise.
+// rule is one deterministic "insight": a substring on an added line. Without
+// a message, the rest of the line is the message: a model obeying a planted
+// instruction (prompt injection), which the channels must neutralise.
 type rule struct {
 	needle, id, severity, category, title, message, suggestion string
 }
@@ -73,22 +73,18 @@ var rules = []rule{
 	{"REVIEWER-NOTE:", "standin.injected", "medium", "maintainability", "Note for the reviewer", "", ""},
 }
 
-// severityMark on an added line sets its findings' severity, so a test can
-// have a finding of one kind at another severity (a real model grades the
-// same kind of problem differently by context; this is ours, not an
-// upstream's, behaviour).
+// severityMark on an added line sets its findings' severity, as a real
+// model grades by context (our convention, not an upstream's).
 var severityMark = regexp.MustCompile(`standin-severity: (critical|high|medium|low|info)\b`)
 
-// Review answers a review prompt's user message: it reads the changed files
-// and the diffs by their markers and reports one finding per rule match on
-// each added line, numbered in the new revision, at the rule's severity or
-// the line's severityMark. promptVersion and
-// schemaVersion, when non-empty, override the versions read from the prompt.
+// Review answers a review prompt's user message: one finding per rule match
+// on each added line, numbered in the new revision. promptVersion and
+// schemaVersion, when set, override the prompt's.
 func Review(user, promptVersion, schemaVersion string) ReviewResult {
 	p := readPrompt(user)
 	res := ReviewResult{
-		SchemaVersion: firstNonEmpty(schemaVersion, p.schemaVersion, defaultSchemaVersion),
-		PromptVersion: firstNonEmpty(promptVersion, p.promptVersion, defaultPromptVersion),
+		SchemaVersion: cmp.Or(schemaVersion, p.schemaVersion, defaultSchemaVersion),
+		PromptVersion: cmp.Or(promptVersion, p.promptVersion, defaultPromptVersion),
 		Findings:      []Finding{},
 		Meta:          map[string]any{"reviewer": "llm-standin", "changed_files": len(p.changed)},
 	}
@@ -106,18 +102,9 @@ func Review(user, promptVersion, schemaVersion string) ReviewResult {
 				if m := severityMark.FindStringSubmatch(l.text); m != nil {
 					sev = m[1]
 				}
-				res.Findings = append(res.Findings, Finding{
-					ID:         fmt.Sprintf("SI-%03d", len(res.Findings)+1),
-					Severity:   sev,
-					Category:   r.category,
-					Title:      r.title,
-					File:       fd.path,
-					Line:       l.n,
-					Message:    msg,
-					Suggestion: r.suggestion,
-					Confidence: "high",
-					RuleID:     r.id,
-				})
+				res.Findings = append(res.Findings, Finding{ID: fmt.Sprintf("SI-%03d", len(res.Findings)+1), Severity: sev,
+					Category: r.category, Title: r.title, File: fd.path, Line: l.n, Message: msg, Suggestion: r.suggestion,
+					Confidence: "high", RuleID: r.id})
 				files[fd.path] = true
 			}
 		}
@@ -138,10 +125,9 @@ type promptData struct {
 
 type fileDiff struct{ path, diff string }
 
-// readPrompt extracts what the stand-in needs. Everything before the
-// changed-files marker is the prompt's own header; everything after DIFFS:
-// is file blocks, each a FILE: header line with its JSON, then exactly
-// diff_bytes bytes of diff, so diff text cannot forge a header.
+// readPrompt reads the header, the changed files, and after DIFFS: the file
+// blocks: a FILE: line with its JSON, then exactly diff_bytes of diff, so
+// diff text cannot forge a header.
 func readPrompt(user string) promptData {
 	var p promptData
 	rest := user
@@ -196,8 +182,8 @@ type numberedLine struct {
 
 var hunkRE = regexp.MustCompile(`^@@ -[0-9]+(?:,[0-9]+)? \+([0-9]+)(?:,[0-9]+)? @@`)
 
-// addedLines returns the lines a unified diff adds, numbered in the new
-// revision. A diff without hunks is taken as the full text of an added file.
+// addedLines are the lines a unified diff adds, numbered in the new
+// revision; a diff without hunks is an added file's text.
 func addedLines(diff string) []numberedLine {
 	lines := strings.Split(strings.TrimSuffix(diff, "\n"), "\n")
 	if diff == "" {
@@ -233,13 +219,4 @@ func addedLines(diff string) []numberedLine {
 		}
 	}
 	return out
-}
-
-func firstNonEmpty(vs ...string) string {
-	for _, v := range vs {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }

@@ -1,24 +1,20 @@
-// Package llm is the LLM provider's stand-in for tests and local runs: an
-// HTTP server on the loopback interface that speaks the three wire formats
-// the llm stage supports — OpenAI-compatible Chat Completions, Anthropic
-// Messages and Amazon Bedrock Converse (point the AWS SDK's BaseEndpoint at
-// it; it checks the SigV4 scheme, not the signature) — answers review prompts with deterministic,
-// schema-valid ReviewResult JSON derived from the diffs, and lets tests inject
-// the provider answers of docs/reference/llm-providers.md (429 with
-// Retry-After or x-ratelimit-reset-*, 5xx, refusals, truncation, content
-// filters, Bedrock exceptions, malformed output, delays), and count and
-// inspect exactly what reached "the LLM". Options add a provider's economics
-// (limits.go): a time per call, requests- and tokens-per-minute limits
-// enforced with 429s and each provider's rate-limit headers, and prompt
-// caching with each provider's markers and usage fields.
+// Package llm is the LLM provider's stand-in for tests and local runs: a
+// loopback HTTP server speaking OpenAI-compatible Chat Completions,
+// Anthropic Messages and Amazon Bedrock Converse (SigV4 scheme checked, not
+// the signature). It answers review prompts with deterministic, schema-valid
+// ReviewResult JSON from the diffs, injects the provider answers of
+// docs/reference/llm-providers.md (429s, 5xx, refusals, truncation, Bedrock
+// exceptions, malformed output, delays), records what reached "the LLM",
+// and models a provider's economics (limits.go: latency, rate limits with
+// each provider's headers, prompt caching).
 //
-// It reads the prompt the way a model would read text, by the markers the
-// prompt documents (CHANGED_FILES_JSON:, DIFFS:, FILE: headers), and does not
-// import the prompt builder, so a drift in the prompt format fails the
-// end-to-end tests instead of being followed silently.
+// It reads the prompt by its documented markers (CHANGED_FILES_JSON:,
+// DIFFS:, FILE: headers), not by importing the prompt builder, so a drift in
+// the prompt format fails the end-to-end tests.
 package llm
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -38,33 +34,23 @@ const maxRequestBytes = 16 << 20
 
 // Options configure a Server.
 type Options struct {
-	// APIKey, when set, is the only bearer key accepted; otherwise any
-	// non-empty key is. Either way a missing key answers 401.
+	// APIKey, when set, is the only key accepted; else any non-empty one.
 	APIKey string
 	// Model is reported in responses when the request names none.
 	Model string
 	// PromptVersion and SchemaVersion, when set, are echoed instead of the
-	// literals found in the prompt (to test version rejection).
-	PromptVersion string
-	SchemaVersion string
-	// Logger receives one record per request (sizes and status only);
-	// nil discards.
-	Logger *slog.Logger
-	// Latency is how long every completion takes to answer (a model's
-	// generation time); 0 answers at once.
-	Latency time.Duration
-	// TokensPerMinute and RequestsPerMinute, when set, are enforced the way
-	// providers enforce theirs: token buckets refilled continuously; a
-	// request is charged its input tokens plus its max_tokens (the output
-	// reservation) when admitted; one that does not fit is answered 429 in
-	// its format's shape, and every answer carries the provider's
-	// rate-limit headers (OpenAI x-ratelimit-*, Anthropic
-	// anthropic-ratelimit-*; Bedrock sends none).
+	// prompt's (to test version rejection).
+	PromptVersion, SchemaVersion string
+	Logger                       *slog.Logger  // one record per request; nil discards
+	Latency                      time.Duration // every completion's generation time
+	// TokensPerMinute and RequestsPerMinute are enforced as providers do:
+	// continuously refilled buckets, a request charged its input tokens plus
+	// max_tokens, a 429 in its format's shape when it does not fit, and each
+	// provider's rate-limit headers on every answer.
 	TokensPerMinute, RequestsPerMinute int
-	// RateLimitBurst is how much of a minute's limit a bucket holds: a full
-	// minute by default (Anthropic's documented bucket); shorter, as OpenAI
-	// enforces limits over shorter periods, so a short benchmark meets the
-	// limit.
+	// RateLimitBurst is how much of a minute's limit a bucket holds: a
+	// minute by default (Anthropic's documented bucket), shorter as OpenAI
+	// enforces over shorter periods.
 	RateLimitBurst time.Duration
 }
 
@@ -96,36 +82,22 @@ type Fault struct {
 	Refusal      string            `json:"refusal,omitempty"`
 	Headers      map[string]string `json:"headers,omitempty"`
 	DelayMS      int               `json:"delay_ms,omitempty"`
-	// Match, when set, limits the fault to requests whose user message
-	// contains it (e.g. one file's depot path: one chunk of a changelist).
-	Match string `json:"match,omitempty"`
+	Match        string            `json:"match,omitempty"` // only requests whose user message contains it
 }
 
+// String names the fault for the request record; "" for the zero Fault.
 func (f Fault) String() string {
 	var parts []string
-	if f.Status != 0 {
-		parts = append(parts, "status="+strconv.Itoa(f.Status))
-	}
-	if f.Body != nil {
-		parts = append(parts, "body")
-	}
-	if f.Malformed {
-		parts = append(parts, "malformed")
-	}
-	if f.Content != nil {
-		parts = append(parts, "content")
-	}
-	if f.DelayMS > 0 {
-		parts = append(parts, "delay_ms="+strconv.Itoa(f.DelayMS))
-	}
-	if f.ErrorType != "" {
-		parts = append(parts, "error_type="+f.ErrorType)
-	}
-	if f.FinishReason != "" {
-		parts = append(parts, "finish_reason="+f.FinishReason)
-	}
-	if f.Refusal != "" {
-		parts = append(parts, "refusal")
+	for _, p := range []struct {
+		on   bool
+		name string
+	}{{f.Status != 0, "status=" + strconv.Itoa(f.Status)}, {f.Body != nil, "body"}, {f.Malformed, "malformed"},
+		{f.Content != nil, "content"}, {f.DelayMS > 0, "delay_ms=" + strconv.Itoa(f.DelayMS)},
+		{f.ErrorType != "", "error_type=" + f.ErrorType}, {f.FinishReason != "", "finish_reason=" + f.FinishReason},
+		{f.Refusal != "", "refusal"}} {
+		if p.on {
+			parts = append(parts, p.name)
+		}
 	}
 	return strings.Join(parts, ",")
 }
@@ -136,10 +108,8 @@ type Message struct {
 	Content string `json:"content"`
 }
 
-// Request is one recorded request to a provider endpoint. No credential is
-// kept: Authorization says "absent", "present sha256:<prefix>" of the API key
-// (bearer or x-api-key), so tests can tell keys apart, or "sigv4 <access key
-// id>" for Bedrock.
+// Request is one recorded request. Authorization keeps no credential:
+// "absent", "present sha256:<prefix>" of the key, or "sigv4 <access key id>".
 type Request struct {
 	Time           time.Time   `json:"time"`
 	Format         string      `json:"format"`
@@ -155,16 +125,13 @@ type Request struct {
 	BodyBytes      int         `json:"body_bytes"`
 	Status         int         `json:"status"`
 	Fault          string      `json:"fault,omitempty"`
-	// Usage as answered (200 only): input tokens in all, of which read from
-	// and written to the prompt cache, and output tokens.
-	InputTokens      int `json:"input_tokens,omitempty"`
-	CachedTokens     int `json:"cached_tokens,omitempty"`
-	CacheWriteTokens int `json:"cache_write_tokens,omitempty"`
-	OutputTokens     int `json:"output_tokens,omitempty"`
-	// ChargedTokens is what the request cost against TokensPerMinute.
-	ChargedTokens int `json:"charged_tokens,omitempty"`
-	// RateLimited names the limit ("tokens", "requests") a 429 enforced.
-	RateLimited string `json:"rate_limited,omitempty"`
+	// Usage as answered (200 only); the cache's tokens are part of input.
+	InputTokens      int    `json:"input_tokens,omitempty"`
+	CachedTokens     int    `json:"cached_tokens,omitempty"`
+	CacheWriteTokens int    `json:"cache_write_tokens,omitempty"`
+	OutputTokens     int    `json:"output_tokens,omitempty"`
+	ChargedTokens    int    `json:"charged_tokens,omitempty"` // against TokensPerMinute
+	RateLimited      string `json:"rate_limited,omitempty"`   // the limit a 429 enforced
 }
 
 // Server is the stand-in. The zero value is not usable; call NewServer.
@@ -185,25 +152,20 @@ type Server struct {
 
 // NewServer returns a stopped Server; Start or Handler puts it to work.
 func NewServer(opts Options) *Server {
-	if opts.Model == "" {
-		opts.Model = "standin-reviewer-1"
-	}
+	opts.Model = cmp.Or(opts.Model, "standin-reviewer-1")
 	lg := opts.Logger
 	if lg == nil {
 		lg = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{opts: opts, log: lg}
+	s := &Server{opts: opts, log: lg, cacheSeen: map[uint64]time.Time{}}
 	s.SetLimits(opts.TokensPerMinute, opts.RequestsPerMinute, opts.RateLimitBurst)
 	return s
 }
 
-// Start listens on addr, which must be a loopback address ("127.0.0.1:0"
-// when empty, port 0 picks a free port), and serves until Close. It returns
-// the base URL, e.g. "http://127.0.0.1:39211".
+// Start serves on addr, a loopback address ("127.0.0.1:0" when empty),
+// until Close, and returns the base URL.
 func (s *Server) Start(addr string) (string, error) {
-	if addr == "" {
-		addr = "127.0.0.1:0"
-	}
+	addr = cmp.Or(addr, "127.0.0.1:0")
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return "", fmt.Errorf("llm standin: address %q: %w", addr, err)
@@ -270,9 +232,7 @@ func (s *Server) QueueFault(f Fault) {
 func (s *Server) Requests() []Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]Request, len(s.requests))
-	copy(out, s.requests)
-	return out
+	return append([]Request{}, s.requests...)
 }
 
 // Reset clears queued faults and recorded requests.
@@ -304,16 +264,12 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /v1/messages", func(w http.ResponseWriter, r *http.Request) { s.complete(w, r, FormatAnthropic) })
 	mux.HandleFunc("POST /model/{model}/converse", func(w http.ResponseWriter, r *http.Request) { s.complete(w, r, FormatBedrock) })
 	mux.HandleFunc("POST /_standin/faults", s.queueFaults)
-	mux.HandleFunc("GET /_standin/requests", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, s.Requests())
-	})
+	mux.HandleFunc("GET /_standin/requests", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, s.Requests()) })
 	mux.HandleFunc("POST /_standin/reset", func(w http.ResponseWriter, r *http.Request) {
 		s.Reset()
 		w.WriteHeader(http.StatusNoContent)
 	})
-	mux.HandleFunc("GET /_standin/health", func(w http.ResponseWriter, r *http.Request) {
-		io.WriteString(w, "ok\n")
-	})
+	mux.HandleFunc("GET /_standin/health", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "invalid_request_error", "unknown path")
 	})
@@ -345,8 +301,8 @@ func (s *Server) queueFaults(w http.ResponseWriter, r *http.Request) {
 }
 
 // nextFault pops one use of the first queued fault that applies to a
-// request with this user message.
-func (s *Server) nextFault(user string) (Fault, bool) {
+// request with this user message; none is the zero Fault.
+func (s *Server) nextFault(user string) Fault {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i, f := range s.faults {
@@ -357,9 +313,9 @@ func (s *Server) nextFault(user string) (Fault, bool) {
 		if s.faults[i].Count <= 0 {
 			s.faults = append(s.faults[:i:i], s.faults[i+1:]...)
 		}
-		return f, true
+		return f
 	}
-	return Fault{}, false
+	return Fault{}
 }
 
 func bearer(h string) (string, bool) {
@@ -380,8 +336,8 @@ func userMessage(msgs []Message) string {
 	return ""
 }
 
-// defaultErrorBody is what the provider sends for status when a fault names
-// no body: the error code is the one the client classifies on.
+// defaultErrorBody is OpenAI's body for status, with the code the client
+// classifies on.
 func defaultErrorBody(status int) []byte {
 	code, typ := "invalid_request_error", "invalid_request_error"
 	switch {

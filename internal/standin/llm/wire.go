@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -21,8 +22,7 @@ const (
 	FormatBedrock   = "bedrock"
 )
 
-// wireRequest is the union of the three request shapes, as far as the
-// stand-in reads them.
+// wireRequest is the union of the three request shapes, as far as read.
 type wireRequest struct {
 	Model          string          `json:"model"`
 	Messages       []wireMessage   `json:"messages"`
@@ -84,27 +84,25 @@ func keyDigest(key string) string {
 	return "present sha256:" + hex.EncodeToString(sum[:6])
 }
 
+// complete answers one completion request and records it with its outcome.
 func (s *Server) complete(w http.ResponseWriter, r *http.Request, format string) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBytes+1))
+	body, readErr := io.ReadAll(io.LimitReader(r.Body, maxRequestBytes+1))
 	rec := Request{
 		Time: time.Now().UTC(), Format: format, Method: r.Method, Path: r.URL.Path,
 		Header: r.Header.Clone(), BodyBytes: len(body), Authorization: "absent",
 	}
 	rec.Header.Del("Authorization")
 	rec.Header.Del("X-Api-Key")
-	var key string
-	var hasKey bool
+	key, hasKey := "", false
 	switch format {
 	case FormatOpenAI:
 		key, hasKey = bearer(r.Header.Get("Authorization"))
 	case FormatAnthropic:
 		key = strings.TrimSpace(r.Header.Get("X-Api-Key"))
 		hasKey = key != ""
-	case FormatBedrock:
-		// SigV4: the stand-in checks the scheme and credential scope, not
-		// the signature (it has no secret key to check against).
-		if a := r.Header.Get("Authorization"); strings.HasPrefix(a, "AWS4-HMAC-SHA256 Credential=") {
-			cred, _, _ := strings.Cut(strings.TrimPrefix(a, "AWS4-HMAC-SHA256 Credential="), "/")
+	case FormatBedrock: // SigV4: the scheme and credential scope, not the signature (no secret to check)
+		if cred, ok := strings.CutPrefix(r.Header.Get("Authorization"), "AWS4-HMAC-SHA256 Credential="); ok {
+			cred, _, _ = strings.Cut(cred, "/")
 			rec.Authorization, hasKey = "sigv4 "+cred, true
 		}
 	}
@@ -119,42 +117,42 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, format string)
 			rec.Model = r.PathValue("model")
 		}
 	}
-	status := s.serve(w, r, format, rec, req, err, jsonErr, key, hasKey)
-	s.log.Info("llm standin request", slog.String("format", format), slog.Int("status", status),
-		slog.Int("body_bytes", len(body)), slog.String("authorization", rec.Authorization))
-}
-
-// serve answers one completion request and records it with its outcome.
-func (s *Server) serve(w http.ResponseWriter, r *http.Request, format string, rec Request, req wireRequest,
-	readErr, jsonErr error, key string, hasKey bool) int {
-	record := func(status int, fault string) int {
+	record := func(status int, fault string) {
 		rec.Status, rec.Fault = status, fault
 		s.mu.Lock()
 		s.requests = append(s.requests, rec)
 		s.mu.Unlock()
-		return status
+		s.log.Info("llm standin request", slog.String("format", format), slog.Int("status", status),
+			slog.Int("body_bytes", len(body)), slog.String("authorization", rec.Authorization))
 	}
-	fail := func(status int, msg string) int {
+	fail := func(status int, msg string) {
 		writeFormatError(w, format, status, "", msg, "")
-		return record(status, "")
+		record(status, "")
 	}
 	switch {
 	case !hasKey:
-		return fail(http.StatusUnauthorized, "missing credentials")
+		fail(http.StatusUnauthorized, "missing credentials")
+		return
 	case format != FormatBedrock && s.opts.APIKey != "" && subtle.ConstantTimeCompare([]byte(key), []byte(s.opts.APIKey)) != 1:
 		// Real providers quote part of the key here; so does the stand-in,
 		// so tests prove the client never repeats the message.
-		return fail(http.StatusUnauthorized, "Incorrect API key provided: "+quoteKey(key))
+		fail(http.StatusUnauthorized, "Incorrect API key provided: "+quoteKey(key))
+		return
 	case format == FormatAnthropic && r.Header.Get("Anthropic-Version") == "":
-		return fail(http.StatusBadRequest, "anthropic-version header is required")
+		fail(http.StatusBadRequest, "anthropic-version header is required")
+		return
 	case readErr != nil || rec.BodyBytes > maxRequestBytes:
-		return fail(http.StatusRequestEntityTooLarge, "request body too large")
+		fail(http.StatusRequestEntityTooLarge, "request body too large")
+		return
 	case jsonErr != nil:
-		return fail(http.StatusBadRequest, "request body is not JSON")
+		fail(http.StatusBadRequest, "request body is not JSON")
+		return
 	case format == FormatAnthropic && req.MaxTokens <= 0:
-		return fail(http.StatusBadRequest, "max_tokens: field required")
+		fail(http.StatusBadRequest, "max_tokens: field required")
+		return
 	case userMessage(rec.Messages) == "":
-		return fail(http.StatusBadRequest, "a user message is required")
+		fail(http.StatusBadRequest, "a user message is required")
+		return
 	}
 
 	text, marker := promptText(req)
@@ -165,45 +163,34 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, format string, re
 	adm := s.admit(format, pt+rec.MaxTokens, time.Now())
 	s.mu.Unlock()
 	reqID := fmt.Sprintf("req_standin_%d", seq)
-	switch format {
-	case FormatOpenAI:
-		w.Header().Set("X-Request-Id", reqID)
-	case FormatAnthropic:
-		w.Header().Set("Request-Id", reqID)
-	case FormatBedrock:
-		w.Header().Set("X-Amzn-Requestid", reqID)
-	}
+	w.Header().Set(map[string]string{FormatOpenAI: "X-Request-Id", FormatAnthropic: "Request-Id", FormatBedrock: "X-Amzn-Requestid"}[format], reqID)
 	if adm.limited != "" {
 		rec.RateLimited = adm.limited
 		writeRateLimited(w, format, adm, reqID)
-		return record(http.StatusTooManyRequests, "")
+		record(http.StatusTooManyRequests, "")
+		return
 	}
 	rec.ChargedTokens = adm.charged
 	for k, v := range adm.headers {
 		w.Header()[k] = v
 	}
-	fault, faulted := s.nextFault(userMessage(rec.Messages))
+	fault := s.nextFault(userMessage(rec.Messages))
 	for k, v := range fault.Headers {
 		w.Header().Set(k, v)
 	}
 
 	if !wait(r.Context(), time.Duration(fault.DelayMS)*time.Millisecond+s.opts.Latency) {
-		return record(499, fault.String()) // client gave up; nginx's convention
+		record(499, fault.String()) // client gave up; nginx's convention
+		return
 	}
 	if fault.RetryAfter != "" {
 		w.Header().Set("Retry-After", fault.RetryAfter)
 	}
-	model := rec.Model
-	if model == "" {
-		model = s.opts.Model
-	}
+	model := cmp.Or(rec.Model, s.opts.Model)
 	a := reply{seq: seq, reqID: reqID, model: model, finish: fault.FinishReason, promptTokens: pt}
 	switch {
 	case fault.Body != nil || (fault.Status != 0 && fault.Status != http.StatusOK):
-		st := fault.Status
-		if st == 0 {
-			st = http.StatusOK
-		}
+		st := cmp.Or(fault.Status, http.StatusOK)
 		if fault.Body != nil {
 			if format == FormatBedrock && fault.ErrorType != "" {
 				w.Header().Set("X-Amzn-Errortype", fault.ErrorType)
@@ -214,7 +201,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, format string, re
 		} else {
 			writeFormatError(w, format, st, fault.ErrorType, http.StatusText(st), reqID)
 		}
-		return record(st, fault.String())
+		record(st, fault.String())
+		return
 	case fault.Refusal != "":
 		a.refusal = fault.Refusal
 	case fault.Malformed:
@@ -226,7 +214,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, format string, re
 		content, _ := json.Marshal(res) // plain structs always marshal
 		a.content = string(content)
 	}
-	if truncating(a.finish) {
+	if a.finish == "length" || a.finish == "max_tokens" {
 		a.content = a.content[:len(a.content)/2] // cut mid-JSON, as a real token limit does
 	}
 	s.mu.Lock()
@@ -235,13 +223,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, format string, re
 	rec.InputTokens, rec.CachedTokens, rec.CacheWriteTokens = pt, a.cache.read, a.cache.write
 	rec.OutputTokens = tokens(len(a.content) + len(a.refusal))
 	a.write(w, format)
-	if faulted {
-		return record(http.StatusOK, fault.String())
-	}
-	return record(http.StatusOK, "")
+	record(http.StatusOK, fault.String()) // "" without a fault
 }
-
-func truncating(reason string) bool { return reason == "length" || reason == "max_tokens" }
 
 // quoteKey is how providers quote a rejected key: a prefix and the last four
 // (docs/reference/llm-providers.md: a 401's message "quotes part of the key").
@@ -262,12 +245,11 @@ type reply struct {
 }
 
 func (a reply) write(w http.ResponseWriter, format string) {
-	// Tokens are approximated at four bytes each; tests only need plausible usage.
 	pt, ct := a.promptTokens, tokens(len(a.content)+len(a.refusal))
 	uncached := pt - a.cache.read - a.cache.write // Anthropic's and Bedrock's input_tokens
+	text := cmp.Or(a.refusal, a.content)          // Anthropic's and Bedrock's
 	switch format {
 	case FormatOpenAI:
-		finish := firstNonEmpty(a.finish, "stop")
 		msg := map[string]any{"role": "assistant", "content": a.content, "refusal": nil}
 		if a.refusal != "" {
 			msg["content"], msg["refusal"] = nil, a.refusal
@@ -275,14 +257,14 @@ func (a reply) write(w http.ResponseWriter, format string) {
 		writeJSON(w, http.StatusOK, map[string]any{
 			"id": fmt.Sprintf("chatcmpl-standin-%d", a.seq), "object": "chat.completion",
 			"created": time.Now().Unix(), "model": a.model,
-			"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
+			"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": cmp.Or(a.finish, "stop")}},
 			"usage": map[string]any{"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct,
 				"prompt_tokens_details": map[string]int{"cached_tokens": a.cache.read}},
 		})
 	case FormatAnthropic:
-		stop, text := firstNonEmpty(a.finish, "end_turn"), a.content
+		stop := cmp.Or(a.finish, "end_turn")
 		if a.refusal != "" {
-			stop, text = "refusal", a.refusal
+			stop = "refusal"
 		}
 		writeJSON(w, http.StatusOK, map[string]any{
 			"id": fmt.Sprintf("msg_standin_%d", a.seq), "type": "message", "role": "assistant", "model": a.model,
@@ -292,13 +274,9 @@ func (a reply) write(w http.ResponseWriter, format string) {
 				"cache_creation_input_tokens": a.cache.write, "cache_read_input_tokens": a.cache.read},
 		})
 	case FormatBedrock:
-		text := a.content
-		if a.refusal != "" {
-			text = a.refusal
-		}
 		writeJSON(w, http.StatusOK, map[string]any{
 			"output":     map[string]any{"message": map[string]any{"role": "assistant", "content": []any{map[string]any{"text": text}}}},
-			"stopReason": firstNonEmpty(a.finish, "end_turn"),
+			"stopReason": cmp.Or(a.finish, "end_turn"),
 			"usage": map[string]int{"inputTokens": uncached, "outputTokens": ct, "totalTokens": pt + ct,
 				"cacheReadInputTokens": a.cache.read, "cacheWriteInputTokens": a.cache.write},
 			"metrics": map[string]int{"latencyMs": 1},
@@ -306,11 +284,10 @@ func (a reply) write(w http.ResponseWriter, format string) {
 	}
 }
 
-// writeFormatError writes status in format's error shape. errType, when set,
-// names the Anthropic error.type or the Bedrock exception; otherwise the
-// status picks the one the provider uses for it (docs/reference/llm-providers.md:
-// the OpenAI table, Anthropic's {"type":"error",…,"request_id"} and Bedrock's
-// exceptions).
+// writeFormatError writes status in format's error shape, errType (default:
+// the status's) the Anthropic error.type or Bedrock exception
+// (docs/reference/llm-providers.md: the OpenAI table, Anthropic's
+// {"type":"error",…,"request_id"} and Bedrock's exceptions).
 func writeFormatError(w http.ResponseWriter, format string, status int, errType, msg, reqID string) {
 	switch format {
 	case FormatOpenAI:
@@ -322,24 +299,14 @@ func writeFormatError(w http.ResponseWriter, format string, status int, errType,
 		w.WriteHeader(status)
 		w.Write(defaultErrorBody(status))
 	case FormatAnthropic:
-		if errType == "" {
-			errType = map[int]string{400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
-				404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error", 500: "api_error", 529: "overloaded_error"}[status]
-			if errType == "" {
-				errType = "api_error"
-			}
-		}
+		errType = cmp.Or(errType, map[int]string{400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
+			404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error", 500: "api_error", 529: "overloaded_error"}[status], "api_error")
 		writeJSON(w, status, map[string]any{"type": "error",
 			"error": map[string]any{"type": errType, "message": msg}, "request_id": reqID})
 	case FormatBedrock:
-		if errType == "" {
-			errType = map[int]string{400: "ValidationException", 401: "UnrecognizedClientException", 403: "AccessDeniedException",
-				404: "ResourceNotFoundException", 424: "ModelErrorException", 429: "ThrottlingException",
-				500: "InternalServerException", 503: "ServiceUnavailableException"}[status]
-			if errType == "" {
-				errType = "InternalServerException"
-			}
-		}
+		errType = cmp.Or(errType, map[int]string{400: "ValidationException", 401: "UnrecognizedClientException", 403: "AccessDeniedException",
+			404: "ResourceNotFoundException", 424: "ModelErrorException", 429: "ThrottlingException",
+			500: "InternalServerException", 503: "ServiceUnavailableException"}[status], "InternalServerException")
 		w.Header().Set("X-Amzn-Errortype", errType)
 		writeJSON(w, status, map[string]any{"message": msg})
 	}

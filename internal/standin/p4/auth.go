@@ -14,14 +14,10 @@ import (
 	"time"
 )
 
-// Tickets the stand-in issued live in <depot>/.state/tickets/<ticket>, each
-// holding its expiry (Unix milliseconds) and the host it is valid from ("*"
-// for all hosts), so that successive processes agree and a test can expire
-// one by rewriting or deleting it.
-//
-// The host a command comes from is what the server sees as the client's
-// address: <depot>/.state/client_address (default 127.0.0.1), which a test
-// rewrites to stand for a Lambda whose outbound address changed.
+// Issued tickets live in <depot>/.state/tickets/<ticket>: "<expiry Unix ms>
+// <host>" ("*": all hosts), shared by successive processes; a test expires
+// one by rewriting it. The client's address is .state/client_address
+// (default 127.0.0.1), rewritten to stand for a Lambda whose address changed.
 
 const defaultTicketTTL = 12 * time.Hour
 
@@ -35,14 +31,11 @@ const (
 	ticketOtherHost
 )
 
-// authenticated checks the session's credentials when server.json sets a
-// password, answering like the real server when they fail: an expired
-// ticket gets LoginExpired (msgs/msgserver.cc: "Your session has expired,
-// please login again.", E_FAILED / EV_ILLEGAL = 4), anything else
-// BadPassword (3 / 36). A ticket presented from a host it was not issued
-// for (no "login -a": reference, "Tickets from p4 login are host-locked
-// unless -a is given") gets BadPassword too (*unverified*: the server's
-// text for this case is not in the reference).
+// authenticated checks credentials when server.json sets a password: an
+// expired ticket gets LoginExpired (msgs/msgserver.cc, E_FAILED /
+// EV_ILLEGAL), anything else BadPassword (3 / 36), also a ticket from
+// another host (reference: "Tickets from p4 login are host-locked unless -a
+// is given"; the text for that case *unverified*).
 func (s *session) authenticated() bool {
 	pw := s.d.server.Password
 	if pw == "" || s.passwd == pw {
@@ -63,9 +56,8 @@ func (s *session) authenticated() bool {
 	return false
 }
 
-// login reads the password from stdin and stores a new ticket in the
-// tickets file ("p4 login"; "-a": valid from all hosts); "login -s"
-// reports whether the session holds a valid ticket.
+// login reads the password from stdin and stores a new ticket ("-a": for
+// all hosts); "login -s" reports whether the session holds a valid one.
 func (s *session) login(args []string) {
 	opts, _ := flags(args)
 	if len(opts) == 1 && opts[0] == "-s" {
@@ -86,10 +78,8 @@ func (s *session) login(args []string) {
 		s.msg(sevError, evIllegal, "'p4 login -a' has been disabled on this server.")
 		return
 	}
-	// The text client prompts even when the password comes from a pipe;
-	// under -Mj no prompt is printed (issue 36, from a capture; the prompt
-	// is MsgServer::PasswordPrompt, an E_INFO message the client's JSON
-	// writer does not print as text).
+	// The text client prompts even for a pipe; -Mj does not (issue 36, a
+	// capture: MsgServer::PasswordPrompt is E_INFO, not printed as JSON).
 	if !s.json {
 		io.WriteString(s.stdout, "Enter password: \n")
 	}
@@ -108,7 +98,7 @@ func (s *session) login(args []string) {
 		err = s.storeTicket(ticket)
 	}
 	if err != nil {
-		s.msg(4, 0, "Perforce server error:\n\tstandin: tickets: %v", err)
+		s.serverError("tickets", err)
 		return
 	}
 	ttl := s.d.ticketTTL()
@@ -124,7 +114,6 @@ func (d *depot) ticketTTL() time.Duration {
 
 func (d *depot) ticketDir() string { return filepath.Join(d.root, ".state", "tickets") }
 
-// clientAddress is the address the server sees the command come from.
 func (d *depot) clientAddress() string {
 	b, err := os.ReadFile(filepath.Join(d.root, ".state", "client_address"))
 	if err != nil || strings.TrimSpace(string(b)) == "" {
@@ -168,14 +157,14 @@ func (d *depot) ticket(ticket string) ticketState {
 }
 
 // ticketsFile is P4TICKETS, or ~/.p4tickets as with the real client.
-func (s *session) ticketsFile() string {
-	if s.tickets != "" {
-		return s.tickets
+func (s *session) ticketsFile() string { return s.clientFile(s.tickets, ".p4tickets") }
+
+// clientFile is the file env names, or ~/name; "" without HOME.
+func (s *session) clientFile(env, name string) string {
+	if env == "" && s.home != "" {
+		return filepath.Join(s.home, name)
 	}
-	if s.home != "" {
-		return filepath.Join(s.home, ".p4tickets")
-	}
-	return ""
+	return env
 }
 
 // ticketFromFile finds "<port>=<user>:<ticket>" in the tickets file.

@@ -11,11 +11,9 @@ import (
 	"syscall"
 )
 
-// takeFault returns the first fault of faults that applies to command and has
-// not been served its "times" yet, counting it as served. The counts live in
-// <depot>/.state/ so that successive p4 processes (one per command, as with
-// the real client) see them; an flock on .state/lock makes the
-// read-increment-write atomic when a test runs commands concurrently.
+// takeFault returns, counting it served, the first fault for command not yet
+// served its "times". Counts live in <depot>/.state/ for the processes that
+// follow, updated under an flock on .state/lock.
 func (d *depot) takeFault(owner, command string, faults []fault) (*fault, error) {
 	var candidates []int
 	for i, f := range faults {

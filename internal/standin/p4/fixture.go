@@ -27,12 +27,10 @@ type change struct {
 	Files   []file  `json:"files"`
 	Faults  []fault `json:"faults"`
 	SleepMS int     `json:"sleep_ms"`
-	// EdgeShelf: shelved on an edge server of a commit-edge installation
-	// and not promoted; the stand-in plays the commit server, which does not
-	// see it (reference, "Keywords, trust, tickets, edge servers": a shelf
-	// "exists on the commit server only if it was promoted"). It answers
-	// "Change N unknown." (*unverified*: the reference leaves the commit
-	// server's exact text open).
+	// EdgeShelf: shelved on an edge server, not promoted, so the commit
+	// server the stand-in plays answers "Change N unknown." (reference,
+	// "Keywords, trust, tickets, edge servers": a shelf "exists on the commit
+	// server only if it was promoted"; the text *unverified*).
 	EdgeShelf bool `json:"edge_shelf"`
 }
 
@@ -41,8 +39,7 @@ type file struct {
 	Path   string `json:"path"`
 	Action string `json:"action"`
 	Type   string `json:"type"`
-	// Rev is the revision the change created; for a shelved change it is the
-	// revision the shelved file is based on (0 for an add).
+	// Rev is the revision the change created; shelved, the base one (add: 0).
 	Rev int `json:"rev"`
 
 	Before       *string `json:"before"`
@@ -52,17 +49,13 @@ type file struct {
 	AfterBase64  string  `json:"after_base64"`
 	BeforeBase64 string  `json:"before_base64"`
 	Diff         *string `json:"diff"` // printed verbatim by diff2 instead of a computed diff
-	// A move/add names the file it was moved from and that file's last
-	// revision; filelog reports them as "moved from".
+	// A move/add's source and its last revision: filelog's "moved from".
 	MovedFrom    string `json:"moved_from"`
 	MovedFromRev int    `json:"moved_from_rev"`
-	// Integrations, when set, are filelog's integration records of this
-	// revision in the order the server lists them (how<rev>,<n>,
-	// file<rev>,<n>, srev<rev>,<n>, erev<rev>,<n>): a move/add that was
-	// also integrated lists "copy from" or "ignored" before "moved from"
+	// Integrations are filelog's "how" records in the server's order: an
+	// integrated move/add lists "copy from" or "ignored" before "moved from"
 	// (perforce/p4transfer test/TestP4Transfer.py, testMoveCopyCombo and
-	// testMoveCopyIgnoreCombo, against a real p4d). Without them a move/add
-	// has one record, "moved from" MovedFrom#MovedFromRev.
+	// testMoveCopyIgnoreCombo, against a real p4d).
 	Integrations []integration `json:"integrations"`
 }
 
@@ -88,8 +81,7 @@ type fault struct {
 	Command string `json:"command"`
 	Stderr  string `json:"stderr"`
 	Stdout  string `json:"stdout"`
-	// Message, when set, is sent as a server message record on stdout with
-	// this severity and generic code (the real shape of server errors).
+	// Message is sent as a server message with Severity and Generic.
 	Message  string `json:"message"`
 	Severity int    `json:"severity"`
 	Generic  int    `json:"generic"`
@@ -98,54 +90,34 @@ type fault struct {
 	SleepMS  int    `json:"sleep_ms"`
 }
 
-// server is the optional server.json at the depot's root: how the "server"
-// behaves beyond its changes.
+// server is the optional server.json at the depot's root (depot/README.md).
 type server struct {
-	// Password, when set, makes every command but info and login need
-	// credentials: P4PASSWD holding the password or a ticket, or a ticket
-	// from "p4 login" in the tickets file.
-	Password    string `json:"password"`
-	TicketTTLMS int64  `json:"ticket_ttl_ms"` // default 12 h
-	// NoHostlessTickets: "login -a" is disabled on this server.
-	NoHostlessTickets bool `json:"no_hostless_tickets"`
-	// Protect lists depot paths (a trailing "..." matches everything below)
-	// the user may not read: print, diff2 and filelog answer "protected
-	// namespace", describe omits the files.
-	Protect []string `json:"protect"`
-	// ListOnly lists depot paths the user may list but not read: describe
-	// shows their files, print and diff2 answer "protected namespace".
+	// Password makes every command but info and login need P4PASSWD (the
+	// password or a ticket) or a ticket from "p4 login".
+	Password          string `json:"password"`
+	TicketTTLMS       int64  `json:"ticket_ttl_ms"`       // default 12 h
+	NoHostlessTickets bool   `json:"no_hostless_tickets"` // "login -a" disabled
+	// Protect: paths ("..." matches below) the user may not see; ListOnly:
+	// may list, not read. Access: the level elsewhere (default "read").
+	Protect  []string `json:"protect"`
 	ListOnly []string `json:"list_only"`
-	// Access is the level the user holds everywhere else (what "p4
-	// protects -m" reports); default "read".
-	Access string `json:"access"`
-	// HideExclusions is dm.protects.hide=1: plain "p4 protects" leaves the
-	// exclusionary lines out for a user without super access (server
-	// configurables catalog: "Hide exclusionary protections (protects)";
-	// docs/reference/p4-cli.md, Protections).
+	Access   string   `json:"access"`
+	// HideExclusions is dm.protects.hide=1 (server configurables catalog:
+	// "Hide exclusionary protections (protects)"; docs/reference/p4-cli.md,
+	// Protections).
 	HideExclusions bool `json:"hide_exclusions"`
-	// Protections, when set, is the server's protections table, one line
-	// each as "p4 protect" spells it: "mode user|group name host path",
-	// an exclusion's path starting with "-" (command reference, p4
-	// protect). "protects" then lists the lines that apply to the caller
-	// (its own user lines, lines of user "*", and every group line: list
-	// only the groups the caller belongs to), numbered by their place in
-	// this table. It shapes the listing only: "protects -M", describe and
-	// print still follow Protect, ListOnly and Access.
+	// Protections is the table as "p4 protect" spells it, "mode user|group
+	// name host path" (command reference, p4 protect); it shapes the
+	// listing only, every group line counting as the caller's.
 	Protections []string `json:"protections"`
-	// TrustFailureStderr makes a refused ssl: key (HostKeyUnknown,
-	// HostKeyMismatch) print as plain text on stderr under "Perforce client
-	// error:", as the reference describes it, instead of as a -Mj message
-	// on stdout; the client must read both.
-	TrustFailureStderr bool `json:"trust_failure_stderr"`
-	// LatencyMS is slept once per command: a simulated network round trip.
-	LatencyMS int `json:"latency_ms"`
-	// Fingerprint makes the server an ssl: one: the client refuses to talk
-	// to it until the trust file (P4TRUST) holds this fingerprint.
-	Fingerprint string `json:"fingerprint"`
+	// TrustFailureStderr prints a refused ssl: key as "Perforce client
+	// error:" text on stderr, as the reference describes it, not as -Mj.
+	TrustFailureStderr bool   `json:"trust_failure_stderr"`
+	LatencyMS          int    `json:"latency_ms"`  // slept once per command
+	Fingerprint        string `json:"fingerprint"` // an ssl: server's key, checked against P4TRUST
 }
 
-// depot is the fixture "server". Changes are read when first asked for and
-// content when printed, so a command costs what it asks, not the depot's size.
+// depot is the fixture "server", read lazily: a command costs what it asks.
 type depot struct {
 	root    string
 	server  server
@@ -198,8 +170,7 @@ func (d *depot) change(cl int64) (*change, error) {
 	return &c, nil
 }
 
-// index loads every change once and maps each depot path to the revisions
-// the fixtures define for it (content stays on disk).
+// index maps each depot path to its fixture revisions (content stays on disk).
 func (d *depot) index() error {
 	if d.paths != nil {
 		return nil
@@ -235,13 +206,9 @@ func (d *depot) index() error {
 	return nil
 }
 
-// size is the length of a file's content without reading it when it is a
-// file on disk.
-func (d *depot) size(f *file, after bool) (int64, bool) {
+// size is the length of a file's new content, without reading a file.
+func (d *depot) size(f *file) (int64, bool) {
 	inline, name, b64 := f.After, f.AfterFile, f.AfterBase64
-	if !after {
-		inline, name, b64 = f.Before, f.BeforeFile, f.BeforeBase64
-	}
 	switch {
 	case inline != nil:
 		return int64(len(*inline)), true
@@ -257,8 +224,7 @@ func (d *depot) size(f *file, after bool) (int64, bool) {
 	return 0, false
 }
 
-// digest is the MD5 of a file's new content in upper-case hex, as real p4
-// reports a revision's digest.
+// digest is the MD5 of a file's new content in upper-case hex.
 func (d *depot) digest(f *file) (string, error) {
 	content, err := d.content(f.After, f.AfterFile, f.AfterBase64)
 	if err != nil {
@@ -273,12 +239,9 @@ func has(inline *string, name, b64 string) bool { return inline != nil || name !
 func (f *file) hasBefore() bool { return has(f.Before, f.BeforeFile, f.BeforeBase64) }
 func (f *file) hasAfter() bool  { return has(f.After, f.AfterFile, f.AfterBase64) }
 
-// protected reports whether server.json's protections hide path (no list
-// access): describe leaves it out without a message.
+// protected: server.json hides path; unreadable: hidden or list-only.
 func (d *depot) protected(path string) bool { return matchAny(d.server.Protect, path) }
 
-// unreadable reports whether the user may not read path's content: hidden,
-// or list-only.
 func (d *depot) unreadable(path string) bool {
 	return d.protected(path) || matchAny(d.server.ListOnly, path)
 }
@@ -296,8 +259,7 @@ func matchAny(patterns []string, path string) bool {
 	return false
 }
 
-// protectLine is one line of the protections table as it applies to the
-// stand-in's one user.
+// protectLine is one line of the protections table.
 type protectLine struct {
 	number     int
 	perm, path string
@@ -306,11 +268,9 @@ type protectLine struct {
 	exclude    bool
 }
 
-// table is the user's protections as server.json implies them: access on
-// //..., then one exclusionary line per list_only path ("=read": the read
-// right removed, list kept) and per protect path ("list": every right
-// removed). An exclusionary line takes away access whatever its level, a
-// "=right" line only that right (command reference, p4 protect).
+// table is the protections server.json implies: access on //..., then an
+// exclusion per list_only path ("=read": only that right removed) and per
+// protect path ("list": every right) (command reference, p4 protect).
 func (d *depot) table() []protectLine {
 	out := []protectLine{{perm: d.access(), path: "//..."}}
 	for _, p := range d.server.ListOnly {
@@ -325,8 +285,7 @@ func (d *depot) table() []protectLine {
 	return out
 }
 
-// explicitTable reads server.json's "protections" lines ("mode user|group
-// name host path") and keeps those that apply to user.
+// explicitTable is server.json's "protections" lines that apply to user.
 func (d *depot) explicitTable(user string) ([]protectLine, error) {
 	var out []protectLine
 	for i, spec := range d.server.Protections {
@@ -350,13 +309,10 @@ func (d *depot) access() string {
 	return d.server.Access
 }
 
-// maxAccess answers "p4 protects -M path": the highest level the user holds
-// somewhere under path, exclusions taken into account (reference,
-// Protections: "-M takes the path and exclusions into account but still
-// reports a maximum"). Only an exclusion covering all of path lowers it.
-// Hidden exclusions (dm.protects.hide) still count: they hide lines from
-// the listing, not from the server's own evaluation (*unverified*: the
-// catalog says only that the lines are hidden).
+// maxAccess answers "protects -M path" (reference, Protections: "-M takes
+// the path and exclusions into account but still reports a maximum"): only
+// an exclusion covering all of path lowers it, hidden ones too
+// (*unverified*: the catalog says only that the lines are hidden).
 func (d *depot) maxAccess(path string) string {
 	switch {
 	case coversAll(d.server.Protect, path):
@@ -367,8 +323,7 @@ func (d *depot) maxAccess(path string) string {
 	return d.access()
 }
 
-// coversAll reports whether one of patterns matches every file path spec
-// can name.
+// coversAll: one of patterns matches every path spec can name.
 func coversAll(patterns []string, spec string) bool {
 	sp, specDir := strings.CutSuffix(spec, "...")
 	for _, p := range patterns {
@@ -420,8 +375,7 @@ func (d *depot) user(name string) (*user, error) {
 	return &u, err
 }
 
-// lookup resolves a file spec: path#rev, path@=shelvedChange, or path#head
-// / a bare path for the head revision.
+// lookup resolves path#rev, path@=shelf, path@change, path#head or path.
 func (d *depot) lookup(spec string) (*revision, error) {
 	if path, cl, ok := strings.Cut(spec, "@="); ok {
 		n, err := strconv.ParseInt(cl, 10, 64)
@@ -462,8 +416,7 @@ func (d *depot) lookup(spec string) (*revision, error) {
 	if err := d.index(); err != nil {
 		return nil, err
 	}
-	// Submitted changes in changelist order: a change that created rev N also
-	// tells us rev N-1 (its "before"), which is how edits get their base.
+	// A change that created rev N also gives rev N-1 (its "before").
 	var best *revision
 	for _, r := range d.paths[path] {
 		c, f := r.change, r.file
@@ -493,11 +446,9 @@ func (d *depot) lookup(spec string) (*revision, error) {
 	return best, nil
 }
 
-// asOf resolves path@n, the file as of changelist n: the revision made by
-// the last submitted change at or before n (none if that change deleted
-// it). When no fixture change at or before n touched the path, the first
-// later change's "before" is the revision that was current at n (the depot
-// held it before that change, which is all the fixtures say about it).
+// asOf resolves path@n: the revision of the last submitted change at or
+// before n (none if it deleted the file), else the first later change's
+// "before", all the fixtures say of the file at n.
 func (d *depot) asOf(path string, n int64) (*revision, error) {
 	if err := d.index(); err != nil {
 		return nil, err

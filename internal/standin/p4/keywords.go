@@ -11,12 +11,10 @@ import (
 // expansion left it ($Id: … $): print expands both.
 var keywordRe = regexp.MustCompile(`\$(Id|Header|Date|DateTime|Change|File|Revision|Author)(?::[^$\n]*)?\$`)
 
-// expandKeywords is what "p4 print" does, without -k, to a file whose type
-// has the +k modifier (ktext, kxtext, text+k) or +ko (only $Id$ and
-// $Header$): reference, "Keywords, trust, tickets, edge servers" ("p4 print
-// expands RCS keywords … in files of type +k by default; -k suppresses the
-// expansion"), keyword forms from the command reference's file types page.
-// The time is shown in UTC here; a real server uses its own time zone.
+// expandKeywords is "p4 print" without -k on a +k file (ktext, text+k) or
+// +ko (only $Id$ and $Header$) (reference, "Keywords, trust, tickets, edge
+// servers": "p4 print expands RCS keywords … in files of type +k by
+// default"; forms from the command reference's file types page), in UTC.
 func expandKeywords(content, fileType, path string, rev int, change int64, user string, at time.Time) string {
 	base, mods, _ := strings.Cut(fileType, "+")
 	onlyID := strings.Contains(mods, "ko")

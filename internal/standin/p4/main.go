@@ -1,25 +1,23 @@
 // Command p4 is a stand-in for the Perforce command-line client, for tests.
 // It answers the commands Criticizer issues (describe, print, diff2, filelog,
-// user, protects [-m | -M], login [-a], trust -i, info) the way the real client does with -ztag -Mj, as
-// docs/reference/p4-cli.md describes it: one JSON object per line on
-// stdout with sorted keys, for data records and server messages alike;
-// server messages are {"data","generic","severity"} with numbers, a warning
-// (severity 2) leaves the exit status 0, an error (3, 4) makes it 1; only
-// client-side failures (cannot connect) are plain text on stderr.
-//
-// The "server" is a fixture depot directory named by P4PORT (or -p), which
-// must be an absolute path; anything else fails like an unreachable server.
-// The fixture format, including fault injection, authentication, protections
-// and simulated latency, is documented in depot/README.md beside this file.
+// user, protects [-m | -M], login [-a], trust -i, info) as the real client
+// does with -ztag -Mj (docs/reference/p4-cli.md): one JSON object per line,
+// keys sorted; server messages are {"data","generic","severity"}, a warning
+// (2) leaves exit 0, an error (3, 4) makes it 1; only client-side failures
+// are plain text on stderr. The "server" is the fixture depot directory
+// P4PORT (or -p) names, an absolute path (else: unreachable); depot/README.md
+// documents the fixtures, faults, authentication, protections and latency.
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -61,18 +59,8 @@ const (
 )
 
 func run(args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
-	s := &session{
-		port:    getenv("P4PORT"),
-		user:    getenv("P4USER"),
-		client:  getenv("P4CLIENT"),
-		passwd:  getenv("P4PASSWD"),
-		tickets: getenv("P4TICKETS"),
-		trust:   getenv("P4TRUST"),
-		home:    getenv("HOME"),
-		stdin:   stdin,
-		stdout:  stdout,
-		stderr:  stderr,
-	}
+	s := &session{port: getenv("P4PORT"), user: getenv("P4USER"), client: getenv("P4CLIENT"), passwd: getenv("P4PASSWD"),
+		tickets: getenv("P4TICKETS"), trust: getenv("P4TRUST"), home: getenv("HOME"), stdin: stdin, stdout: stdout, stderr: stderr}
 	i := 0
 	for ; i < len(args) && strings.HasPrefix(args[i], "-") && len(args[i]) > 1; i++ {
 		flag, val := args[i][1], args[i][2:]
@@ -83,15 +71,11 @@ func run(args []string, getenv func(string) string, stdin io.Reader, stdout, std
 			i++
 			val = args[i]
 		}
+		if p, ok := map[byte]*string{'p': &s.port, 'u': &s.user, 'c': &s.client, 'P': &s.passwd}[flag]; ok {
+			*p = val
+			continue
+		}
 		switch flag {
-		case 'p':
-			s.port = val
-		case 'u':
-			s.user = val
-		case 'c':
-			s.client = val
-		case 'P':
-			s.passwd = val
 		case 'z':
 			if val != "tag" && !strings.HasPrefix(val, "prog=") && !strings.HasPrefix(val, "version=") {
 				return s.clientError("Invalid -z option: " + val + ".")
@@ -109,8 +93,7 @@ func run(args []string, getenv func(string) string, stdin io.Reader, stdout, std
 		case 'V':
 			fmt.Fprintln(stdout, "Perforce - The Fast Software Configuration Management System.\nRev. P4/STANDIN/2024.2/0000000 (criticizer stand-in).")
 			return 0
-		case 'H', 'C', 'd', 'L', 'Q', 'r', 'v', 'b', 'q', 's', 'I':
-			// Accepted and ignored: they change nothing the fixtures model.
+		case 'H', 'C', 'd', 'L', 'Q', 'r', 'v', 'b', 'q', 's', 'I': // change nothing the fixtures model
 		default:
 			return s.clientError("Invalid option: " + args[i] + ".")
 		}
@@ -132,42 +115,25 @@ func run(args []string, getenv func(string) string, stdin io.Reader, stdout, std
 	if code := s.checkTrust(); code != 0 {
 		return code
 	}
-	if ms := s.d.server.LatencyMS; ms > 0 {
-		// One simulated network round trip per command (benchmarks).
-		time.Sleep(time.Duration(ms) * time.Millisecond)
-	}
-	switch cmd {
-	case "info":
-		s.info()
-		return s.exit
-	case "login":
-		s.login(cmdArgs)
-		return s.exit
-	}
-	if !s.authenticated() {
-		return s.exit
-	}
-	switch cmd {
-	case "describe":
-		s.describe(cmdArgs)
-	case "diff2":
-		s.diff2(cmdArgs)
-	case "print":
-		s.print(cmdArgs)
-	case "filelog":
-		s.filelog(cmdArgs)
-	case "user":
-		s.userSpec(cmdArgs)
-	case "protects":
-		s.protects(cmdArgs)
-	default:
-		s.msg(sevError, evUsage, "Unknown command.  Try 'p4 help' for info.")
+	time.Sleep(time.Duration(s.d.server.LatencyMS) * time.Millisecond) // one simulated round trip
+	if cmd == "info" || cmd == "login" || s.authenticated() {
+		if f, ok := commands[cmd]; ok {
+			f(s, cmdArgs)
+		} else {
+			s.msg(sevError, evUsage, "Unknown command.  Try 'p4 help' for info.")
+		}
 	}
 	return s.exit
 }
 
-// connect opens the fixture depot, failing the way the real client fails
-// when no server answers at P4PORT: plain text on stderr, exit 1.
+// commands are the server commands; all but info and login need credentials.
+var commands = map[string]func(*session, []string){
+	"info": (*session).info, "login": (*session).login, "describe": (*session).describe, "diff2": (*session).diff2,
+	"print": (*session).print, "filelog": (*session).filelog, "user": (*session).userSpec, "protects": (*session).protects,
+}
+
+// connect opens the fixture depot, failing as the real client does when no
+// server answers at P4PORT.
 func (s *session) connect() int {
 	port := s.port
 	if port == "" {
@@ -179,15 +145,15 @@ func (s *session) connect() int {
 	}
 	d, err := loadDepot(port)
 	if err != nil {
-		s.msg(4, 0, "Perforce server error:\n\tstandin: broken fixture depot: %v", err)
+		s.serverError("broken fixture depot", err)
 		return s.exit
 	}
 	s.d = d
 	return 0
 }
 
-// flags splits a command's arguments into its options (as given) and its
-// operands. Options with a value are attached (-m5) or not supported.
+// flags splits a command's arguments into options (values attached: -m5)
+// and operands.
 func flags(args []string) (opts []string, operands []string) {
 	i := 0
 	for ; i < len(args) && strings.HasPrefix(args[i], "-") && len(args[i]) > 1; i++ {
@@ -204,24 +170,36 @@ func (s *session) usage(usage, detail string) {
 	s.msg(sevError, evUsage, "%s\n%s", usage, detail)
 }
 
-func (s *session) describe(args []string) {
-	const usage = "Usage: describe [ -d<flags> -m -s -S -f -O -I ] changelist# ..."
+// parseArgs is flags, answering the usage error for an option valid refuses
+// or for other than n operands (n 0: at least one).
+func (s *session) parseArgs(args []string, usage string, n int, valid func(string) bool) ([]string, []string, bool) {
 	opts, operands := flags(args)
-	shelved := false
 	for _, o := range opts {
-		switch {
-		case o == "-s", o == "-f", o == "-O", o == "-I", strings.HasPrefix(o, "-m"):
-		case o == "-S":
-			shelved = true
-		default:
+		if !valid(o) {
 			s.usage(usage, "Invalid option: "+o+".")
-			return
+			return nil, nil, false
 		}
 	}
-	if len(operands) == 0 {
+	if len(operands) == 0 || (n > 0 && len(operands) != n) {
 		s.usage(usage, "Missing/wrong number of arguments.")
+		return nil, nil, false
+	}
+	return opts, operands, true
+}
+
+// serverError is a fixture the stand-in cannot serve: a severity 4 message.
+func (s *session) serverError(what string, err error) {
+	s.msg(4, 0, "Perforce server error:\n\tstandin: %s: %v", what, err)
+}
+
+func (s *session) describe(args []string) {
+	opts, operands, ok := s.parseArgs(args, "Usage: describe [ -d<flags> -m -s -S -f -O -I ] changelist# ...", 0, func(o string) bool {
+		return slices.Contains([]string{"-s", "-f", "-O", "-I", "-S"}, o) || strings.HasPrefix(o, "-m")
+	})
+	if !ok {
 		return
 	}
+	shelved := slices.Contains(opts, "-S")
 	for _, arg := range operands {
 		cl, err := strconv.ParseInt(arg, 10, 64)
 		if err != nil || cl <= 0 {
@@ -230,7 +208,7 @@ func (s *session) describe(args []string) {
 		}
 		c, err := s.d.change(cl)
 		if err != nil {
-			s.msg(4, 0, "Perforce server error:\n\tstandin: broken fixture: %v", err)
+			s.serverError("broken fixture", err)
 			return
 		}
 		if c == nil || c.EdgeShelf {
@@ -240,20 +218,12 @@ func (s *session) describe(args []string) {
 		if done := s.serveFaults(fmt.Sprintf("change-%d", cl), "describe", c.Faults, c.SleepMS); done {
 			return
 		}
-		rec := map[string]any{
-			"change":     strconv.FormatInt(c.Change, 10),
-			"user":       c.User,
-			"client":     c.Client,
-			"time":       strconv.FormatInt(c.Time, 10),
-			"desc":       c.Desc,
-			"status":     c.Status,
-			"changeType": "public",
-		}
-		showFiles := !shelved || c.Shelved
+		rec := map[string]any{"change": strconv.FormatInt(c.Change, 10), "user": c.User, "client": c.Client,
+			"time": strconv.FormatInt(c.Time, 10), "desc": c.Desc, "status": c.Status, "changeType": "public"}
 		if shelved && c.Shelved {
 			rec["shelved"] = ""
 		}
-		if showFiles && len(c.Files) > 0 {
+		if (!shelved || c.Shelved) && len(c.Files) > 0 {
 			rec["path"] = commonDir(c.Files) + "..."
 			n := 0
 			for _, f := range c.Files {
@@ -266,17 +236,12 @@ func (s *session) describe(args []string) {
 				if c.Shelved && rev == 0 {
 					rev = 1 // an opened add shows as #1
 				}
-				rec["depotFile"+idx] = f.Path
-				rec["action"+idx] = f.Action
-				rec["type"+idx] = f.Type
-				rec["rev"+idx] = strconv.Itoa(rev)
+				rec["depotFile"+idx], rec["action"+idx], rec["type"+idx], rec["rev"+idx] = f.Path, f.Action, f.Type, strconv.Itoa(rev)
 				if !isDelete(f.Action) {
-					if size, ok := s.d.size(&f, true); ok {
+					if size, ok := s.d.size(&f); ok {
 						rec["fileSize"+idx] = strconv.FormatInt(size, 10)
 					}
-					// The server keeps each revision's MD5 and describe
-					// reports it, upper-case hex, as digestN (a shelved
-					// file's: the shelved content's).
+					// Each revision's MD5, upper-case hex (a shelved file's: the shelved content's).
 					if f.hasAfter() {
 						if sum, err := s.d.digest(&f); err == nil {
 							rec["digest"+idx] = sum
@@ -289,8 +254,8 @@ func (s *session) describe(args []string) {
 	}
 }
 
-// resolved is one operand of a file command, looked up before any output so
-// that an injected fault replaces the whole answer.
+// resolved is a file command's operand, looked up before any output so an
+// injected fault replaces the whole answer.
 type resolved struct {
 	spec string
 	rev  *revision
@@ -339,25 +304,13 @@ func (s *session) fileWarning(r resolved) bool {
 }
 
 func (s *session) print(args []string) {
-	const usage = "Usage: print [-a -A -k -o localFile -q -m max -U] files..."
-	opts, operands := flags(args)
-	quiet, expand := false, true
-	for _, o := range opts {
-		switch o {
-		case "-q":
-			quiet = true
-		case "-k":
-			expand = false
-		case "-a":
-		default:
-			s.usage(usage, "Invalid option: "+o+".")
-			return
-		}
-	}
-	if len(operands) == 0 {
-		s.usage(usage, "Missing/wrong number of arguments.")
+	opts, operands, ok := s.parseArgs(args, "Usage: print [-a -A -k -o localFile -q -m max -U] files...", 0, func(o string) bool {
+		return o == "-q" || o == "-k" || o == "-a"
+	})
+	if !ok {
 		return
 	}
+	quiet, expand := slices.Contains(opts, "-q"), !slices.Contains(opts, "-k")
 	files, ok := s.resolveAll("print", operands)
 	if !ok {
 		return
@@ -369,7 +322,7 @@ func (s *session) print(args []string) {
 		r := f.rev
 		content, err := r.read(s.d)
 		if err != nil {
-			s.msg(4, 0, "Perforce server error:\n\tstandin: broken fixture: %v", err)
+			s.serverError("broken fixture", err)
 			return
 		}
 		if expand {
@@ -382,15 +335,8 @@ func (s *session) print(args []string) {
 			content = expandKeywords(content, r.file.Type, r.file.Path, r.rev, change, r.change.User, at)
 		}
 		if !quiet {
-			s.emit(map[string]any{
-				"depotFile": r.file.Path,
-				"rev":       strconv.Itoa(r.rev),
-				"change":    strconv.FormatInt(r.change.Change, 10),
-				"action":    r.file.Action,
-				"type":      r.file.Type,
-				"time":      strconv.FormatInt(r.change.Time, 10),
-				"fileSize":  strconv.Itoa(len(content)),
-			})
+			s.emit(map[string]any{"depotFile": r.file.Path, "rev": strconv.Itoa(r.rev), "change": strconv.FormatInt(r.change.Change, 10),
+				"action": r.file.Action, "type": r.file.Type, "time": strconv.FormatInt(r.change.Time, 10), "fileSize": strconv.Itoa(len(content))})
 		}
 		for _, chunk := range chunks(content, 4096) {
 			s.emit(map[string]any{"data": chunk})
@@ -400,29 +346,17 @@ func (s *session) print(args []string) {
 }
 
 func (s *session) diff2(args []string) {
-	const usage = "Usage: diff2 [ -d<flags> -Od -q -t -u ] [ -b branch ] [ -S stream ] [ -P parent ] file file2"
-	opts, operands := flags(args)
 	ctx := -1
-	for _, o := range opts {
-		switch {
-		case strings.HasPrefix(o, "-du"):
-			n := 3
-			if v := o[3:]; v != "" {
-				var err error
-				if n, err = strconv.Atoi(v); err != nil || n < 0 {
-					s.usage(usage, "Invalid option: "+o+".")
-					return
-				}
-			}
-			ctx = n
-		case o == "-q", o == "-t":
-		default:
-			s.usage(usage, "Invalid option: "+o+".")
-			return
+	_, operands, ok := s.parseArgs(args, "Usage: diff2 [ -d<flags> -Od -q -t -u ] [ -b branch ] [ -S stream ] [ -P parent ] file file2", 2, func(o string) bool {
+		v, du := strings.CutPrefix(o, "-du")
+		if !du {
+			return o == "-q" || o == "-t"
 		}
-	}
-	if len(operands) != 2 {
-		s.usage(usage, "Missing/wrong number of arguments.")
+		n, err := strconv.Atoi(cmp.Or(v, "3"))
+		ctx = n
+		return err == nil && n >= 0
+	})
+	if !ok {
 		return
 	}
 	if ctx < 0 {
@@ -455,33 +389,19 @@ func (s *session) diff2(args []string) {
 	if body == "" {
 		status = "identical"
 	}
-	s.emit(map[string]any{
-		"status":     status,
-		"depotFile":  left.file.Path,
-		"rev":        strconv.Itoa(left.rev),
-		"type":       left.file.Type,
-		"depotFile2": right.file.Path,
-		"rev2":       strconv.Itoa(right.rev),
-		"type2":      right.file.Type,
-	})
+	s.emit(map[string]any{"status": status, "depotFile": left.file.Path, "rev": strconv.Itoa(left.rev), "type": left.file.Type,
+		"depotFile2": right.file.Path, "rev2": strconv.Itoa(right.rev), "type2": right.file.Type})
 	for _, chunk := range chunks(body, 4096) {
 		s.emit(map[string]any{"data": chunk})
 	}
 }
 
-// filelog [-m1] answers, per file revision, the revision's record and its
-// integration ("how") records; a move/add says where it was moved from.
+// filelog [-m1] answers each revision's record with its "how" records.
 func (s *session) filelog(args []string) {
-	const usage = "Usage: filelog [ -c changelist# -h -i -l -L -t -m maxRevs -p -s ] files..."
-	opts, operands := flags(args)
-	for _, o := range opts {
-		if o != "-m1" && o != "-s" && o != "-l" && o != "-L" && o != "-t" {
-			s.usage(usage, "Invalid option: "+o+".")
-			return
-		}
-	}
-	if len(operands) == 0 {
-		s.usage(usage, "Missing/wrong number of arguments.")
+	_, operands, ok := s.parseArgs(args, "Usage: filelog [ -c changelist# -h -i -l -L -t -m maxRevs -p -s ] files...", 0, func(o string) bool {
+		return slices.Contains([]string{"-m1", "-s", "-l", "-L", "-t"}, o)
+	})
+	if !ok {
 		return
 	}
 	files, ok := s.resolveAll("filelog", operands)
@@ -493,17 +413,9 @@ func (s *session) filelog(args []string) {
 			continue
 		}
 		r := f.rev
-		rec := map[string]any{
-			"depotFile": r.file.Path,
-			"rev0":      strconv.Itoa(r.rev),
-			"change0":   strconv.FormatInt(r.change.Change, 10),
-			"action0":   r.file.Action,
-			"type0":     r.file.Type,
-			"user0":     r.change.User,
-			"client0":   r.change.Client,
-			"time0":     strconv.FormatInt(r.change.Time, 10),
-			"desc0":     r.change.Desc,
-		}
+		rec := map[string]any{"depotFile": r.file.Path, "rev0": strconv.Itoa(r.rev), "change0": strconv.FormatInt(r.change.Change, 10),
+			"action0": r.file.Action, "type0": r.file.Type, "user0": r.change.User, "client0": r.change.Client,
+			"time0": strconv.FormatInt(r.change.Time, 10), "desc0": r.change.Desc}
 		for n, in := range integrations(r.file) {
 			// how<rev>,<n>: every integration record of revision 0, in the
 			// server's order (perforce/p4transfer test/TestP4Transfer.py).
@@ -514,8 +426,7 @@ func (s *session) filelog(args []string) {
 	}
 }
 
-// integrations are a revision's filelog "how" records: the fixture's, or
-// for a move/add without them its one "moved from".
+// integrations are the fixture's "how" records, or a move/add's "moved from".
 func integrations(f *file) []integration {
 	if len(f.Integrations) > 0 || f.MovedFrom == "" {
 		return f.Integrations
@@ -547,50 +458,28 @@ func (s *session) userSpec(args []string) {
 	}
 	u, err := s.d.user(name)
 	if err != nil {
-		s.msg(4, 0, "Perforce server error:\n\tstandin: broken user fixture: %v", err)
+		s.serverError("broken user fixture", err)
 		return
 	}
 	if u == nil {
-		// The real server answers with a default spec for an unknown user:
-		// no Update or Access dates, and an Email made up from the names.
-		s.emit(map[string]any{
-			"User":       name,
-			"Email":      name + "@" + s.client,
-			"FullName":   name,
-			"Type":       "standard",
-			"AuthMethod": "perforce",
-		})
+		// An unknown user's default spec: no dates, a made-up Email.
+		s.emit(map[string]any{"User": name, "Email": name + "@" + s.client, "FullName": name, "Type": "standard", "AuthMethod": "perforce"})
 		return
 	}
 	if s.serveFaults("user-"+name, "user", u.Faults, u.SleepMS) {
 		return
 	}
-	s.emit(map[string]any{
-		"User":       u.User,
-		"Email":      u.Email,
-		"Update":     "2024/01/15 09:30:00",
-		"Access":     "2024/06/01 12:00:00",
-		"FullName":   u.FullName,
-		"Type":       "standard",
-		"AuthMethod": "perforce",
-	})
+	s.emit(map[string]any{"User": u.User, "Email": u.Email, "Update": "2024/01/15 09:30:00", "Access": "2024/06/01 12:00:00",
+		"FullName": u.FullName, "Type": "standard", "AuthMethod": "perforce"})
 }
 
-// protects answers the caller's own protections, as the command reference
-// for "p4 protects" describes it (docs/reference/p4-cli.md, Protections):
-//
-//   - "protects -m [path]": {"permMax"}, the user's highest level anywhere;
-//     the path and every exclusionary line are ignored, so a user who cannot
-//     see half the depot still gets "read" (the .NET API's
-//     GetMaxProtectionAccessCmdFlags: "-m … does not take exclusions or the
-//     specified file path into account");
-//   - "protects -M path": {"permMax"} with the path and exclusions taken
-//     into account, still a maximum (see depot.maxAccess);
-//   - "protects": one record per line of the table that applies to the
-//     user (see protectsTable); with dm.protects.hide (hide_exclusions)
-//     the exclusionary lines are left out.
-//
-// Other users' lines (-a, -g, -u) need super access and are not modelled.
+// protects answers the caller's own protections (docs/reference/p4-cli.md,
+// Protections): "-m [path]" {"permMax"}, the highest level anywhere, path
+// and exclusions ignored (the .NET API's GetMaxProtectionAccessCmdFlags:
+// "-m … does not take exclusions or the specified file path into
+// account"); "-M path" the same with both taken into account
+// (depot.maxAccess); none, the table's lines (protectsTable). Other users'
+// lines (-a, -g, -u) need super access and are not modelled.
 func (s *session) protects(args []string) {
 	const usage = "Usage: protects [ -s spec ] [ -a | -g group | -u user ] [ -h host ] [ -m | -M ] [ file ... ]"
 	opts, operands := flags(args)
@@ -622,13 +511,12 @@ func (s *session) protects(args []string) {
 	}
 }
 
-// protectsTable prints the caller's lines in the shape real servers send:
-// {perm, host, user, line, depotFile}, "isgroup" (empty value) on a group's
-// line, "unmap" (empty value) on an exclusionary one, "line" the line's
-// number in the table, depotFile without "-" (github.com/brettbates/p4access
-// prots/prots_test.go, records captured from a real server; reference,
-// "Tagged output of p4 protects"; testdata/realshapes/protects.json pins
-// every shape).
+// protectsTable prints the caller's lines as real servers do: {perm, host,
+// user, line, depotFile}, empty "isgroup" on a group's line, empty "unmap"
+// on an exclusionary one, depotFile without "-"; hide_exclusions leaves
+// those out (github.com/brettbates/p4access prots/prots_test.go, captured
+// from a real server; reference, "Tagged output of p4 protects";
+// testdata/realshapes/protects.json).
 func (s *session) protectsTable() {
 	lines := s.d.table()
 	if len(s.d.server.Protections) > 0 {
@@ -660,26 +548,20 @@ func (s *session) protectsTable() {
 	}
 }
 
-func (s *session) info() {
-	s.emit(map[string]any{
-		"userName":      s.user,
-		"clientName":    s.client,
-		"serverAddress": s.port,
-		"serverVersion": "P4D/STANDIN/2024.2/0000000",
-		"serverLicense": "none",
-		"caseHandling":  "sensitive",
-	})
+func (s *session) info([]string) {
+	s.emit(map[string]any{"userName": s.user, "clientName": s.client, "serverAddress": s.port,
+		"serverVersion": "P4D/STANDIN/2024.2/0000000", "serverLicense": "none", "caseHandling": "sensitive"})
 }
 
-// serveFaults applies the fixture's delay and the first pending fault for
-// command. It reports whether the fault replaced the command's normal output.
+// serveFaults sleeps the fixture's delay and serves the first pending fault
+// for command, reporting whether it replaced the normal output.
 func (s *session) serveFaults(owner, command string, faults []fault, sleepMS int) (done bool) {
 	if sleepMS > 0 {
 		time.Sleep(time.Duration(sleepMS) * time.Millisecond)
 	}
 	f, err := s.d.takeFault(owner, command, faults)
 	if err != nil {
-		s.msg(4, 0, "Perforce server error:\n\tstandin: fault state: %v", err)
+		s.serverError("fault state", err)
 		return true
 	}
 	if f == nil {
@@ -706,8 +588,7 @@ func (s *session) serveFaults(owner, command string, faults []fault, sleepMS int
 	return true
 }
 
-// clientError is a usage error the client itself reports: plain text on
-// stderr, exit 1.
+// clientError is a usage error of the client itself: text on stderr, exit 1.
 func (s *session) clientError(detail string) int {
 	msg := "Usage: p4 [ options ] command [ arg ... ]\n    Try 'p4 help' for info."
 	if detail != "" {
@@ -721,8 +602,8 @@ func (s *session) clientFailure(text string) int {
 	return 1
 }
 
-// msg sends a server message: {"data","generic","severity"} on stdout, the
-// text ending in a newline; severity 3 and above make the exit status 1.
+// msg sends a server message, {"data","generic","severity"}; severity 3 and
+// above make the exit status 1.
 func (s *session) msg(severity, generic int, format string, args ...any) {
 	text := fmt.Sprintf(format, args...) + "\n"
 	if severity >= sevError {
@@ -735,16 +616,11 @@ func (s *session) msg(severity, generic int, format string, args ...any) {
 	s.emit(map[string]any{"data": text, "generic": generic, "severity": severity})
 }
 
-// emit writes one record. encoding/json sorts map keys, as -Mj does, and
-// replaces invalid UTF-8 with U+FFFD, as -Mj does.
+// emit writes one record; encoding/json sorts keys and replaces invalid
+// UTF-8 with U+FFFD, as -Mj does.
 func (s *session) emit(r map[string]any) {
 	if !s.json {
-		keys := make([]string, 0, len(r))
-		for k := range r {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(r)) {
 			if k == "data" {
 				fmt.Fprint(s.stdout, r[k])
 				continue
@@ -759,8 +635,7 @@ func (s *session) emit(r map[string]any) {
 	_ = enc.Encode(r)
 }
 
-// chunks splits s into pieces of at most n bytes on rune boundaries, as the
-// server streams large content in several data records.
+// chunks splits s into data records of at most n bytes, on rune boundaries.
 func chunks(s string, n int) []string {
 	var out []string
 	for len(s) > n {
@@ -782,11 +657,11 @@ func chunks(s string, n int) []string {
 
 // commonDir is the longest directory prefix (ending in "/") of the files.
 func commonDir(files []file) string {
-	paths := make([]string, len(files))
-	for i, f := range files {
-		paths[i] = f.Path
+	var paths []string
+	for _, f := range files {
+		paths = append(paths, f.Path)
 	}
-	sort.Strings(paths)
+	slices.Sort(paths)
 	first, last := paths[0], paths[len(paths)-1]
 	n := 0
 	for n < len(first) && n < len(last) && first[n] == last[n] {

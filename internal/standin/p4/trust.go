@@ -2,24 +2,14 @@ package main
 
 import (
 	"os"
-	"path/filepath"
 	"strings"
 )
 
 // trustFile is P4TRUST, or ~/.p4trust as with the real client.
-func (s *session) trustFile() string {
-	if s.trust != "" {
-		return s.trust
-	}
-	if s.home != "" {
-		return filepath.Join(s.home, ".p4trust")
-	}
-	return ""
-}
+func (s *session) trustFile() string { return s.clientFile(s.trust, ".p4trust") }
 
-// trustCmd is "p4 trust -i <fingerprint>": install a fingerprint for P4PORT
-// (client-side, no JSON). Only -i is modelled; "-y" is refused so that no
-// test can come to rely on accepting any key.
+// trustCmd is "p4 trust -i <fingerprint>" (client-side); "-y" is refused so
+// that no test can come to rely on accepting any key.
 func (s *session) trustCmd(args []string) int {
 	if len(args) != 2 || args[0] != "-i" {
 		return s.clientFailure("standin: only 'trust -i <fingerprint>' is supported.")
@@ -36,19 +26,14 @@ func (s *session) trustCmd(args []string) int {
 	return 0
 }
 
-// checkTrust fails like the real client talking to an ssl: server whose
-// key is not the one in the trust file, exit 1. The texts are the client's
-// message catalog (msgs/msgrpc.cc: HostKeyUnknown when the trust file
-// holds nothing for P4PORT, HostKeyMismatch when it holds another
-// fingerprint; both E_FAILED / EV_COMM, generic 38). The check fails while
-// the command is dispatched, and the client hands the connection's error
-// to its ClientUser (client/client.cc WaitTag: ui->Message(IoError())),
-// which under -Mj writes it as a JSON message on stdout
-// (client/clientusermsh.cc HandleError: data, severity, generic); issue 36
-// reports it there. The reference describes it as "Perforce client error:"
-// text on stderr (trust_failure_stderr), so the client reads both
-// (reference, "Keywords, trust, tickets, edge servers": "a later mismatch
-// fails every command").
+// checkTrust fails like the real client when an ssl: server's key is not
+// the trust file's: msgs/msgrpc.cc HostKeyUnknown (nothing for P4PORT) or
+// HostKeyMismatch, E_FAILED / EV_COMM. Under -Mj the client writes it as a
+// JSON message (client/client.cc WaitTag; client/clientusermsh.cc
+// HandleError; issue 36); the reference has "Perforce client error:" text
+// on stderr (trust_failure_stderr), so the client reads both (reference,
+// "Keywords, trust, tickets, edge servers": "a later mismatch fails every
+// command").
 func (s *session) checkTrust() int {
 	fp := s.d.server.Fingerprint
 	if fp == "" {

@@ -81,15 +81,15 @@ func Generate(dir string, s Spec) error {
 		if s.Shelved {
 			f.Rev-- // the base revision; 0 for an add
 		}
-		if before != "" {
-			f.BeforeFile = fmt.Sprintf("files/gen/%05d.before", i)
-			if err := os.WriteFile(filepath.Join(dir, f.BeforeFile), []byte(before), 0o644); err != nil {
-				return err
+		for _, c := range []struct {
+			name, text string
+			field      *string
+		}{{"before", before, &f.BeforeFile}, {"after", after, &f.AfterFile}} {
+			if c.text == "" {
+				continue
 			}
-		}
-		if after != "" {
-			f.AfterFile = fmt.Sprintf("files/gen/%05d.after", i)
-			if err := os.WriteFile(filepath.Join(dir, f.AfterFile), []byte(after), 0o644); err != nil {
+			*c.field = fmt.Sprintf("files/gen/%05d.%s", i, c.name)
+			if err := os.WriteFile(filepath.Join(dir, *c.field), []byte(c.text), 0o644); err != nil {
 				return err
 			}
 		}

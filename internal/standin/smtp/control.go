@@ -5,19 +5,18 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 )
 
-// messageJSON is the wire form of a Message: Raw as text, since the
-// consumers are shell scripts and tests in other processes.
+// messageJSON is a Message on the wire: Raw as text, for scripts.
 type messageJSON struct {
 	Message
 	Raw string `json:"raw"`
 }
 
-// faultJSON is the wire form of a Fault: delay as a Go duration string
-// ("2s"), friendlier to curl than nanoseconds.
+// faultJSON is a Fault on the wire, delay a Go duration ("2s") for curl.
 type faultJSON struct {
 	Stage    Stage  `json:"stage"`
 	Code     int    `json:"code,omitempty"`
@@ -71,7 +70,7 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 		if id != "" && m.MessageID != id && m.MessageID != "<"+strings.Trim(id, "<>")+">" {
 			continue
 		}
-		if to != "" && !containsFold(m.To, to) {
+		if to != "" && !slices.ContainsFunc(m.To, func(x string) bool { return strings.EqualFold(x, to) }) {
 			continue
 		}
 		out = append(out, messageJSON{Message: m, Raw: string(m.Raw)})
@@ -106,28 +105,16 @@ func (s *Server) handleQueueFaults(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
-		faults = append(faults, f)
-	}
-	// Validate all before queueing any, so a bad array queues nothing.
-	for _, f := range faults {
 		if err := validateFault(f); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
+		faults = append(faults, f)
 	}
-	for _, f := range faults {
+	for _, f := range faults { // all valid: a bad array queues nothing
 		_ = s.QueueFault(f) // validated above
 	}
 	w.WriteHeader(http.StatusNoContent)
-}
-
-func containsFold(list []string, v string) bool {
-	for _, x := range list {
-		if strings.EqualFold(x, v) {
-			return true
-		}
-	}
-	return false
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

@@ -13,10 +13,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"mime"
 	"net"
 	"net/http"
 	"net/mail"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,26 +28,18 @@ import (
 	gosmtp "github.com/emersion/go-smtp"
 )
 
-// Options configures a Server. The zero value is a usable open relay on a
-// random loopback port without the HTTP API.
+// Options configures a Server. The zero value is an open relay on a random
+// loopback port without the HTTP API.
 type Options struct {
-	// Port is the SMTP port on 127.0.0.1; 0 picks a free one.
-	Port int
-	// Domain is the name in the greeting; default "smtp.standin.local".
-	Domain string
-	// Username and Password, when Username is set, make AUTH PLAIN
-	// mandatory before MAIL and the only accepted credentials. Pass them in
-	// from the test or the environment, never from source.
-	Username string
-	Password string
-	// Control enables the HTTP control API on 127.0.0.1:ControlPort
-	// (0 picks a free port); see Server.ControlAddr.
-	Control     bool
-	ControlPort int
-	// TLSConfig, when set, enables STARTTLS.
-	TLSConfig *tls.Config
-	// Logger receives connection-level diagnostics; default slog.Default().
-	Logger *slog.Logger
+	Port   int    // on 127.0.0.1; 0 picks a free one
+	Domain string // in the greeting; default "smtp.standin.local"
+	// Username, when set, makes AUTH PLAIN with Username and Password
+	// mandatory before MAIL (from the test or the environment, never source).
+	Username, Password string
+	Control            bool // serve the HTTP control API on 127.0.0.1:ControlPort (0: any)
+	ControlPort        int
+	TLSConfig          *tls.Config  // enables STARTTLS
+	Logger             *slog.Logger // default slog.Default()
 }
 
 // Message is one accepted message.
@@ -68,42 +62,28 @@ const (
 	StageAuth Stage = "auth"
 	StageMail Stage = "mail"
 	StageRcpt Stage = "rcpt"
-	// StageData is the reply to the end of the message body, the reply
-	// that decides whether the message was accepted.
-	StageData Stage = "data"
+	StageData Stage = "data" // the reply to the final dot, which decides acceptance
 )
 
 func (s Stage) valid() bool {
-	switch s {
-	case StageAuth, StageMail, StageRcpt, StageData:
-		return true
-	}
-	return false
+	return slices.Contains([]Stage{StageAuth, StageMail, StageRcpt, StageData}, s)
 }
 
 // Fault is an injected failure, consumed in queue order by the next Count
 // commands of its Stage.
 type Fault struct {
-	Stage Stage `json:"stage"`
-	// Code is the SMTP reply, e.g. 451, 550; 0 answers normally (after
-	// Delay), which with Delay alone simulates a slow provider.
-	Code int `json:"code,omitempty"`
-	// Enhanced is the RFC 3463 status, e.g. "5.1.1"; default "<class>.0.0".
-	Enhanced string `json:"enhanced,omitempty"`
+	Stage    Stage  `json:"stage"`
+	Code     int    `json:"code,omitempty"`     // the reply, e.g. 451; 0 answers normally (after Delay)
+	Enhanced string `json:"enhanced,omitempty"` // RFC 3463, e.g. "5.1.1"; default "<class>.0.0"
 	Message  string `json:"message,omitempty"`
-	// Count is how many commands the fault hits: 0 means 1, negative means
-	// until Reset.
-	Count int `json:"count,omitempty"`
-	// Delay is waited before answering: longer than the client's timeout
-	// simulates a hung provider. At StageData with Code 0 it is the stalled
-	// reply to the final dot: the server holds the message for Delay and
-	// then accepts it, also when the client gave up meanwhile (RFC 5321
-	// §4.5.3.2.6 gives a server 10 minutes there) — until then a lookup by
-	// Message-ID finds nothing. Held reports such transactions.
+	Count    int    `json:"count,omitempty"` // commands hit: 0 means 1, negative until Reset
+	// Delay is waited before answering. At StageData with Code 0 it is the
+	// stalled reply to the final dot: the message is accepted after Delay,
+	// also if the client gave up (RFC 5321 §4.5.3.2.6 gives a server 10
+	// minutes there), and not found by Message-ID before; Held counts them.
 	Delay time.Duration `json:"delay,omitempty"`
-	// Drop closes the connection instead of replying. At StageData the
-	// message is stored first: the provider accepted it but the client sees
-	// a broken connection — the "send may have happened" case.
+	// Drop closes the connection instead of replying; at StageData after
+	// storing the message: the "send may have happened" case.
 	Drop bool `json:"drop,omitempty"`
 }
 
@@ -141,21 +121,14 @@ func NewServer(opts Options) *Server {
 // Start listens on 127.0.0.1 and serves in the background. It returns the
 // SMTP address ("127.0.0.1:port").
 func (s *Server) Start() (addr string, err error) {
-	// Loopback only: AllowInsecureAuth below is acceptable because the
-	// credentials never leave the machine.
+	// Loopback only, so AllowInsecureAuth never sends credentials off the machine.
 	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(s.opts.Port)))
 	if err != nil {
 		return "", fmt.Errorf("smtp standin: listen: %w", err)
 	}
-	srv := gosmtp.NewServer(gosmtp.BackendFunc(s.newSession))
-	srv.Domain = s.opts.Domain
-	srv.AllowInsecureAuth = true
-	srv.TLSConfig = s.opts.TLSConfig
-	srv.MaxMessageBytes = 10 << 20
-	srv.MaxRecipients = 100
-	srv.ReadTimeout = time.Minute
-	srv.WriteTimeout = time.Minute
-	srv.ErrorLog = errorLog{s.log}
+	srv := gosmtp.NewServer(gosmtp.BackendFunc(func(c *gosmtp.Conn) (gosmtp.Session, error) { return &session{srv: s, conn: c}, nil }))
+	srv.Domain, srv.AllowInsecureAuth, srv.TLSConfig, srv.ErrorLog = s.opts.Domain, true, s.opts.TLSConfig, errorLog{s.log}
+	srv.MaxMessageBytes, srv.MaxRecipients, srv.ReadTimeout, srv.WriteTimeout = 10<<20, 100, time.Minute, time.Minute
 	s.smtp = srv
 	s.addr = ln.Addr().String()
 
@@ -209,7 +182,7 @@ func (s *Server) Close() {
 func (s *Server) Messages() []Message {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]Message(nil), s.msgs...)
+	return slices.Clone(s.msgs)
 }
 
 // WaitFor blocks until at least n messages have been accepted since the last
@@ -266,23 +239,19 @@ func validateFault(f Fault) error {
 	return nil
 }
 
-// Held is the number of DATA transactions the server is holding under a
-// fault's delay: messages that may still be accepted.
+// Held is the number of DATA transactions held by a fault's delay.
 func (s *Server) Held() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.held
 }
 
-// Served returns how many fault hits each stage has served since the server
-// started (Reset does not clear it): the faults a test actually injected.
+// Served is the fault hits served per stage since Start (Reset keeps them).
 func (s *Server) Served() map[Stage]int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := map[Stage]int{}
-	for k, v := range s.served {
-		out[k] = v
-	}
+	maps.Copy(out, s.served)
 	return out
 }
 
@@ -322,8 +291,8 @@ func (s *Server) takeFault(stage Stage) (Fault, bool) {
 	return Fault{}, false
 }
 
-// apply waits out the fault's delay and turns it into a reply error. drop
-// reports that the caller must close the connection instead of replying.
+// apply waits out the fault's delay and turns it into a reply error, or a
+// drop: the caller closes the connection instead of replying.
 func (s *Server) apply(f Fault) (drop bool, err error) {
 	if f.Delay > 0 {
 		t := time.NewTimer(f.Delay)
@@ -333,11 +302,8 @@ func (s *Server) apply(f Fault) (drop bool, err error) {
 			t.Stop()
 		}
 	}
-	if f.Drop {
-		return true, nil
-	}
-	if f.Code == 0 {
-		return false, nil
+	if f.Drop || f.Code == 0 {
+		return f.Drop, nil
 	}
 	return false, f.smtpError()
 }
@@ -374,14 +340,9 @@ func (s *Server) store(from string, to []string, user string, raw []byte) Messag
 	close(s.arrived)
 	s.arrived = make(chan struct{})
 	s.mu.Unlock()
-	// Logged without the body: it is the review, and tests may put secrets
-	// in it on purpose to prove they do not leak elsewhere.
+	// Not the body: tests put secrets in it to prove they do not leak.
 	s.log.Info("message accepted", "seq", m.Seq, "message_id", m.MessageID, "rcpt_count", len(to), "bytes", len(raw))
 	return m
-}
-
-func (s *Server) newSession(c *gosmtp.Conn) (gosmtp.Session, error) {
-	return &session{srv: s, conn: c}, nil
 }
 
 // session is one SMTP connection's transaction state.
@@ -403,13 +364,8 @@ func (ss *session) Auth(mech string) (sasl.Server, error) {
 		return nil, gosmtp.ErrAuthUnknownMechanism
 	}
 	return sasl.NewPlainServer(func(identity, username, password string) error {
-		if f, ok := ss.srv.takeFault(StageAuth); ok {
-			if drop, err := ss.srv.apply(f); drop {
-				ss.drop()
-				return errors.New("connection dropped")
-			} else if err != nil {
-				return err
-			}
+		if err := ss.fault(StageAuth); err != nil {
+			return err
 		}
 		if identity != "" && identity != username {
 			return gosmtp.ErrAuthFailed
@@ -447,20 +403,19 @@ func (ss *session) Data(r io.Reader) error {
 	if err != nil {
 		return err
 	}
+	drop := false
 	if f, ok := ss.srv.takeFault(StageData); ok {
 		ss.srv.hold(1)
-		drop, ferr := ss.srv.apply(f)
+		drop, err = ss.srv.apply(f)
 		ss.srv.hold(-1)
-		if drop {
-			ss.srv.store(ss.from, append([]string(nil), ss.to...), ss.user, raw)
-			ss.drop()
-			return nil
-		}
-		if ferr != nil {
-			return ferr
+		if err != nil {
+			return err
 		}
 	}
-	ss.srv.store(ss.from, append([]string(nil), ss.to...), ss.user, raw)
+	ss.srv.store(ss.from, slices.Clone(ss.to), ss.user, raw)
+	if drop {
+		ss.drop() // stored first: the provider accepted it, the client cannot know
+	}
 	return nil
 }
 
@@ -478,8 +433,7 @@ func (ss *session) fault(stage Stage) error {
 	return err
 }
 
-// drop closes the socket under go-smtp, so the pending reply is never
-// written; go-smtp then sees the closed connection and ends the session.
+// drop closes the socket under go-smtp: the pending reply is never written.
 func (ss *session) drop() { _ = ss.conn.Conn().Close() }
 
 func (ss *session) Reset()        { ss.from, ss.to = "", nil }

@@ -1,17 +1,12 @@
 package swarm
 
-import (
-	"net/http"
-	"slices"
-)
+import "net/http"
 
 // Accounts: the users, groups and projects Swarm knows, which decide whose
-// callouts change a review (callouts.go) and who moderates a review's
-// project branches. Served in Swarm 2022.1's shapes (docs/reference/swarm.md,
-// "Who may decide on a review").
+// callouts count (callouts.go) and who moderates a branch, in Swarm 2022.1's
+// shapes (docs/reference/swarm.md, "Who may decide on a review").
 
-// Group is a Perforce group: its users and subgroups (p4 group's Users
-// and Subgroups, as GET /api/v9/groups/{id} lists them).
+// Group is a Perforce group (p4 group's Users and Subgroups).
 type Group struct {
 	ID               string
 	Users, Subgroups []string
@@ -23,8 +18,8 @@ type Project struct {
 	Branches []Branch
 }
 
-// Branch is a project branch: its moderators, users and groups
-// (Projects\Model\Project branches' moderators and moderators-groups).
+// Branch is a project branch (Projects\Model\Project branches' moderators
+// and moderators-groups).
 type Branch struct {
 	ID, Name        string
 	Paths           []string
@@ -37,9 +32,7 @@ func (s *Server) AddUsers(users ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, u := range users {
-		if !slices.Contains(s.users, u) {
-			s.users = append(s.users, u)
-		}
+		s.users = appendNew(s.users, u)
 	}
 }
 
@@ -58,11 +51,9 @@ func (s *Server) AddProject(p Project) {
 }
 
 // groupAPI answers GET /api/v9/groups/{id}: {"group": {p4 group's fields,
-// sorted, then "config"}} (Api\Controller\GroupsController::get and
-// normalizeGroup; Groups\Controller\IndexController::groupAction, which
-// answers 404 for a group that does not exist). Abridged to the spec's
-// lists; mentions' exclude list is not kept (every group is served as
-// under ignoreExcludeList=true).
+// then "config"}}, abridged, as under ignoreExcludeList=true
+// (Api\Controller\GroupsController::get and normalizeGroup;
+// Groups\Controller\IndexController::groupAction).
 func (s *Server) groupAPI(w http.ResponseWriter, r *http.Request) {
 	serveAccount(s, w, r, s.groups, func(g Group) map[string]any {
 		return map[string]any{"group": map[string]any{"Group": g.ID, "Owners": []string{},
@@ -70,12 +61,10 @@ func (s *Server) groupAPI(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// projectAPI answers GET /api/v9/projects/{id}: {"project": {…,
-// "branches": [{"id", "name", "paths", "moderators", "moderators-groups",
-// "defaults"}]}} (Projects\Controller\IndexController::projectAction,
-// branch defaults from Projects\Model\Project::getBranches;
-// moderators-groups listed from API v7 on, ProjectsController
-// normalizeProject), 404 for a project that does not exist.
+// projectAPI answers GET /api/v9/projects/{id}: {"project": {…, "branches":
+// [...]}} (Projects\Controller\IndexController::projectAction;
+// Projects\Model\Project::getBranches; ProjectsController normalizeProject,
+// moderators-groups from API v7 on).
 func (s *Server) projectAPI(w http.ResponseWriter, r *http.Request) {
 	serveAccount(s, w, r, s.projects, func(p Project) map[string]any {
 		branches := []any{}
@@ -88,8 +77,8 @@ func (s *Server) projectAPI(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// serveAccount answers GET …/{id} for one of known, as Swarm answers its
-// groups and projects: 401 without a login, 404 for an id it does not know.
+// serveAccount answers GET …/{id} for one of known: 401 without a login,
+// 404 for an unknown id.
 func serveAccount[T any](s *Server, w http.ResponseWriter, r *http.Request, known map[string]T, body func(T) map[string]any) {
 	if _, ok := s.login(r); !ok {
 		apiError(w, r, http.StatusUnauthorized, "Unauthorized")
@@ -105,8 +94,7 @@ func serveAccount[T any](s *Server, w http.ResponseWriter, r *http.Request, know
 	writeJSON(w, http.StatusOK, body(v))
 }
 
-// projectsWire is a review's projects as the reviews API lists them:
-// project id to its branch ids, or [] for none (PHP's empty array;
+// projectsWire is a review's projects, or [] (PHP's empty array;
 // Reviews\Model\Review 'projects').
 func projectsWire(r Review) any {
 	if len(r.Projects) == 0 {

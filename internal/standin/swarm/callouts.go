@@ -9,14 +9,13 @@ import (
 )
 
 // Callouts: what Swarm does with a comment's @mentions
-// (docs/reference/swarm.md, "How P4 Code Review renders a comment, and reads its mentions"). On every comment create and edit,
-// CommentListener::commentCreated reads the comment's raw body with
-// Linkify::getCallouts — split on white space and < > { }, leading and
-// trailing quotes and brackets trimmed, Markdown and code not known — and
-// changes the review: @name and @@name make the user or group a
-// participant, @*name and @@*name a required reviewer (a required reviewer
-// blocks approval), @@!name a required group of which one member must vote
-// (Swarm 2022.1 module/Application/src/Filter/Linkify.php getCallouts;
+// (docs/reference/swarm.md, "How P4 Code Review renders a comment, and reads
+// its mentions"). On every create and edit, CommentListener reads the raw
+// body with Linkify::getCallouts (split on white space and < > { }, quotes
+// and brackets trimmed, Markdown unknown): @name and @@name add a
+// participant, @*name and @@*name a required reviewer, @@!name a group one
+// member of which must vote (Swarm 2022.1
+// module/Application/src/Filter/Linkify.php getCallouts;
 // module/Comments/src/Listener/CommentListener.php; Reviews\Model\Review
 // addRequired, addParticipant, setParticipantsData).
 
@@ -74,21 +73,17 @@ func appendNew(s []string, v string) []string {
 // groupPrefix names a group among a review's participants (Groups\Model\Config::KEY_PREFIX).
 const groupPrefix = "swarm-group-"
 
-// Participant is one of a review's participants as the reviews API lists
-// it: its id (a user, or swarm-group-<name>) and its required value (""
-// not required, "true" required, "1" one member of the group required).
+// Participant is a review's participant: a user or swarm-group-<name>, and
+// Required "", "true", or "1" (one member of the group).
 type Participant struct {
 	ID       string
 	Required string
 }
 
-// applyCallouts changes review's participants by the callouts of body as
-// CommentListener does: each name is kept when it is a known user (added
-// as is) or group (swarm-group-<name>), starred ones made required, @@!
-// ones required "1"; a name Swarm does not know changes nothing
-// (CommentListener adds only users and groups that exist:
-// Users\Model\User::exists, Groups\Model\Group::exists). Names are
-// checked against AddUsers and AddGroup. Called with s.mu held.
+// applyCallouts changes review's participants by body's callouts as
+// CommentListener does, for known users and groups only (AddUsers,
+// AddGroup; Users\Model\User::exists, Groups\Model\Group::exists).
+// Called with s.mu held.
 func (s *Server) applyCallouts(review int64, body string) {
 	rev, ok := s.revs[review]
 	if !ok {
@@ -102,8 +97,8 @@ func (s *Server) applyCallouts(review int64, body string) {
 		rev.Required = map[string]string{}
 	}
 	for _, id := range s.known(c.Plain) {
-		if id != rev.Author && !slices.Contains(rev.Reviewers, id) {
-			rev.Reviewers = append(rev.Reviewers, id)
+		if id != rev.Author {
+			rev.Reviewers = appendNew(rev.Reviewers, id)
 		}
 	}
 	for _, id := range s.known(c.Starred) {
@@ -118,12 +113,10 @@ func (s *Server) applyCallouts(review int64, body string) {
 	s.log.Info("swarm callouts applied", "review", review, "participants", len(rev.Reviewers), "required", len(rev.Required))
 }
 
-// commented makes a comment's author a participant of its review, as
-// Swarm 2022.1 does for every comment created or changed on a review
-// (Comments\Listener\CommentListener::commentCreated:
-// "$review->addParticipant($comment->get('user'))", unfiltered, before the
-// mentions): whoever replies to a finding is then listed among the
-// review's participants. Called with s.mu held.
+// commented makes a comment's author a participant of its review, as Swarm
+// 2022.1 does for every comment (Comments\Listener\CommentListener::
+// commentCreated: "$review->addParticipant($comment->get('user'))").
+// Called with s.mu held.
 func (s *Server) commented(topic, user string) {
 	review, err := strconv.ParseInt(strings.TrimPrefix(topic, "reviews/"), 10, 64)
 	rev, ok := s.revs[review]
@@ -148,8 +141,7 @@ func (s *Server) known(names []string) []string {
 	return out
 }
 
-// Participants are review's participants as the reviews API lists them,
-// sorted by id: the author, reviewers, and everyone a comment called out.
+// Participants are review's participants, sorted by id.
 func (s *Server) Participants(review int64) []Participant {
 	s.mu.Lock()
 	rev := s.revs[review]

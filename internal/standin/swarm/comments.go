@@ -1,13 +1,10 @@
 package swarm
 
-// Review comments, as docs/reference/swarm.md ("Review comments",
-// checked against Swarm 2022.1's source) describes P4 Code Review's
-// comments API: list (v11 and v9 shapes, max/after/lastSeen pagination,
-// oldest first), create (v9 form fields, not idempotent; a 404 after the
-// store is a fault a test injects: Fault{Status: 404, AfterStore: true}),
-// edit (body by the author only, task state by anyone, along Swarm's
-// transition table with the same state a 400), with fault injection and a
-// record of every request.
+// Review comments, as docs/reference/swarm.md ("Review comments", checked
+// against Swarm 2022.1's source) describes the API: list (v11 and v9 shapes,
+// max/after/lastSeen pagination, oldest first), create (v9 form fields, not
+// idempotent), edit (body by the author, task state by anyone), with fault
+// injection and a record of every request.
 
 import (
 	"cmp"
@@ -20,8 +17,7 @@ import (
 	"time"
 )
 
-// Task states of a comment: a plain comment, or a task that is open, then
-// addressed, then verified.
+// Task states of a comment: a plain comment, or a task.
 const (
 	TaskComment   = "comment"
 	TaskOpen      = "open"
@@ -30,9 +26,9 @@ const (
 )
 
 // taskTransitions is Swarm's table of task-state changes; anything else,
-// the state a comment already has included, is a 400 (reference: "Review
-// comments", task-state transitions; Swarm 2022.1 Comments\Model\Comment).
-// verified:archive is a move to verified that also archives.
+// the current state included, is a 400 (reference: "Review comments",
+// task-state transitions; Swarm 2022.1 Comments\Model\Comment).
+// verified:archive also archives.
 var taskTransitions = map[string][]string{
 	TaskComment:   {TaskOpen},
 	TaskOpen:      {TaskAddressed, TaskComment},
@@ -54,11 +50,9 @@ type Comment struct {
 	Edited    int64 // 0: never edited (null)
 	TaskState string
 	Flags     []string
-	Likes     []string
+	Likes     []string        // the users who liked
 	Context   *CommentContext // nil: a comment on the whole review (context [])
-	// ReplyTo is the comment this one answers, shown as context.comment
-	// (reactions.go); 0: not a reply.
-	ReplyTo int64
+	ReplyTo   int64           // the comment this one answers (context.comment); 0: none
 	// What the create asked of notifications; not part of the API's answer.
 	Silenced, Delayed bool
 }
@@ -72,8 +66,8 @@ type CommentContext struct {
 	Version   int // the review version; 0: absent
 }
 
-// wire is the comment as the API shows it: context is [] for a comment on
-// the whole review (PHP's empty array), an object for an inline one.
+// wire is the comment as the API shows it; context [] (PHP's empty array)
+// on the whole review.
 func (c Comment) wire() map[string]any {
 	var ctx any = []any{}
 	if x := c.Context; x != nil {
@@ -140,12 +134,10 @@ type Fault struct {
 	// AfterStore handles the request first (a create stores its comment),
 	// then loses the answer: Swarm did the work and the caller cannot know.
 	AfterStore bool
-	// Drop closes the connection without any answer.
-	Drop bool
-	// Hold keeps the request this long before any of the above, whatever
-	// the caller does meanwhile (Swarm's PHP request runs on after the
-	// client gave up); alone, the request is then handled normally: a
-	// create stalled past the caller's timeout is stored late.
+	Drop       bool // close the connection without any answer
+	// Hold keeps the request this long first, whatever the caller does (a
+	// PHP request runs on after the client gave up); alone, the request is
+	// then handled normally: a create past the caller's timeout is stored late.
 	Hold time.Duration
 }
 
@@ -163,40 +155,31 @@ func (f Fault) String() string {
 		s = strconv.Itoa(f.Status)
 	}
 	if f.Hold > 0 {
-		if s == "" {
-			return "held"
-		}
-		return "held+" + s
+		return strings.TrimSuffix("held+"+s, "+")
 	}
 	return s
 }
 
-// normal reports whether f, once its hold is over, leaves the request to
-// be handled and answered as usual.
+// normal: once its hold is over, f leaves the request to be answered as usual.
 func (f Fault) normal() bool { return f.Status == 0 && !f.Drop }
 
 // Request is one comments API request the stand-in received.
 type Request struct {
-	Op     Op
-	Method string
-	Path   string
-	Query  url.Values
-	Form   url.Values
-	User   string // the authenticated login; "" when refused
-	Status int    // the status answered; 0 when the connection was dropped
-	Fault  string // the fault the request met (Fault.String); "" none
-	Listed int    // a list: how many comments its page held
-	Remote string // the caller's address
-	At     time.Time
+	Op           Op
+	Method, Path string
+	Query, Form  url.Values
+	User         string // the authenticated login; "" when refused
+	Status       int    // the status answered; 0 when the connection was dropped
+	Fault        string // the fault the request met (Fault.String); "" none
+	Listed       int    // a list: how many comments its page held
+	Remote       string // the caller's address
+	At           time.Time
 }
 
 // AddLogin adds an API login besides Options' (a reviewer, say).
 func (s *Server) AddLogin(user, ticket string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.logins == nil {
-		s.logins = map[string]string{}
-	}
 	s.logins[user] = ticket
 }
 
@@ -237,9 +220,9 @@ func (s *Server) ClearFaults() int {
 	return n
 }
 
-// OnFault calls fn with each request that meets a fault, once it has been
-// handled and before its answer is given or lost: what a test makes happen
-// meanwhile (reviewers commenting, say) is there before the caller can look.
+// OnFault calls fn with each request that meets a fault, once handled and
+// before its answer is given or lost: what fn does is there before the
+// caller can look.
 func (s *Server) OnFault(fn func(Request)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -263,9 +246,6 @@ func (s *Server) Held() []string {
 // hold keeps a request for d, or until the server closes.
 func (s *Server) hold(remote string, d time.Duration) {
 	s.mu.Lock()
-	if s.held == nil {
-		s.held = map[string]int{}
-	}
 	s.held[remote]++
 	s.mu.Unlock()
 	defer func() {
@@ -290,8 +270,7 @@ func (s *Server) Requests() []Request {
 	return slices.Clone(s.requests)
 }
 
-// AddComment stores c as if a user had posted it (an id and times are
-// given when unset) and returns it.
+// AddComment stores c as if a user had posted it and returns it.
 func (s *Server) AddComment(c Comment) Comment {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -307,12 +286,7 @@ func (s *Server) store(c Comment) Comment {
 	if c.Updated == 0 {
 		c.Updated = c.Time
 	}
-	if c.TaskState == "" {
-		c.TaskState = TaskComment
-	}
-	if s.comments == nil {
-		s.comments = map[int64]*Comment{}
-	}
+	c.TaskState = cmp.Or(c.TaskState, TaskComment)
 	s.comments[c.ID] = &c
 	return c.clone()
 }
@@ -341,16 +315,15 @@ type answer struct {
 	listed int // a list: the comments on the page
 }
 
-// badRequest is a refused form: the messages are the reference's, their
-// shape ("details" keyed by form field) *unverified*; the client matches a
-// context refusal by its message anywhere in the answer too
-// (swarm.contextRefusal), so it reads either shape.
+// badRequest is a refused form: the reference's messages, their shape
+// ("details" by field) *unverified*; the client matches a context refusal by
+// its message anywhere (swarm.contextRefusal).
 func badRequest(field, msg string) answer {
 	return answer{status: http.StatusBadRequest, body: map[string]any{"error": "Bad Request", "details": map[string]string{field: msg}}}
 }
 
 func notFound(msg string) answer {
-	return answer{status: http.StatusNotFound, body: map[string]any{"error": msg, "messages": []any{map[string]string{"code": "404", "text": msg}}, "data": nil}}
+	return answer{status: http.StatusNotFound, body: errorBody(http.StatusNotFound, msg)}
 }
 
 // commentsAPI wraps a comments API handler with the login check, faults and
@@ -361,10 +334,9 @@ func (s *Server) commentsAPI(op Op, h func(r *http.Request, user string) answer)
 		rec := Request{Op: op, Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(), Form: r.PostForm, Remote: r.RemoteAddr, At: time.Now()}
 		user, ok := s.login(r)
 		if !ok {
-			w.Header().Set("WWW-Authenticate", `Basic realm="swarm"`)
 			rec.Status = http.StatusUnauthorized
 			s.record(rec)
-			apiError(w, r, http.StatusUnauthorized, "Unauthorized")
+			unauthorized(w, r)
 			return
 		}
 		rec.User = user
@@ -385,31 +357,28 @@ func (s *Server) commentsAPI(op Op, h func(r *http.Request, user string) answer)
 				a.body = errorCode(r, a.status, body)
 			}
 		}
+		rec.Status, rec.Listed = a.status, a.listed
 		if f != nil {
 			rec.Fault = f.String()
-			rec.Status, rec.Listed = a.status, a.listed
 			if !f.normal() {
 				rec.Status = f.Status
 				if f.Drop {
 					rec.Status = 0
 				}
 			}
-			// Recorded first: once the connection drops, the caller may look.
-			s.record(rec)
+		}
+		s.record(rec) // first: once the connection drops, the caller may look
+		if f != nil {
 			s.log.Info("swarm comments fault", "op", op, "fault", rec.Fault, "status", rec.Status)
 			if onFault != nil {
 				onFault(rec)
 			}
-			if f.normal() {
-				writeJSON(w, a.status, a.body) // to a caller that may be gone
+			if !f.normal() {
+				s.answerFault(w, r, *f)
 				return
 			}
-			s.answerFault(w, r, *f)
-			return
 		}
-		rec.Status, rec.Listed = a.status, a.listed
-		s.record(rec)
-		writeJSON(w, a.status, a.body)
+		writeJSON(w, a.status, a.body) // with a fault, to a caller that may be gone
 	}
 }
 
@@ -444,8 +413,8 @@ func dropConn(conn net.Conn) {
 	_ = conn.Close()
 }
 
-// listComments answers GET /api/v11/comments/reviews/{id} (v11 shape) and
-// GET /api/v9/comments?topic=… (v9 shape).
+// listComments answers GET /api/v11/comments/reviews/{id} and
+// /api/v9/comments?topic=….
 func (s *Server) listComments(v11 bool) func(r *http.Request, user string) answer {
 	return func(r *http.Request, _ string) answer {
 		q := r.URL.Query()
@@ -460,34 +429,30 @@ func (s *Server) listComments(v11 bool) func(r *http.Request, user string) answe
 			}
 			topic = reviewTopic(id)
 		}
-		limit, after := defaultMax, int64(0)
-		if v := q.Get("max"); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 {
-				return badRequest("max", "must be a positive integer")
+		var bad *answer
+		num := func(field, msg string, def int64) int64 {
+			v := q.Get(field)
+			if v == "" || bad != nil {
+				return def
 			}
-			limit = n
-		}
-		if v := q.Get("after"); v != "" {
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil || n < 1 {
-				return badRequest("after", "must be a comment id")
+				a := badRequest(field, msg)
+				bad = &a
 			}
-			after = n
+			return n
 		}
-		version := 0
-		if v := q.Get("context[version]"); v != "" && !v11 {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 {
-				return badRequest("context[version]", "must be a review version")
-			}
-			version = n
+		limit, after, version := num("max", "must be a positive integer", defaultMax), num("after", "must be a comment id", 0), 0
+		if !v11 {
+			version = int(num("context[version]", "must be a review version", 0))
 		}
-		page, lastSeen := s.page(topic, after, limit)
+		if bad != nil {
+			return *bad
+		}
+		page, lastSeen := s.page(topic, after, int(limit))
 		if version > 0 {
-			// Filtered after the page is taken, so a page may hold fewer
-			// than max (even none) while more remain: "max does not
-			// guarantee that max comments are returned".
+			// Filtered after paging: "max does not guarantee that max
+			// comments are returned".
 			page = slices.DeleteFunc(page, func(c Comment) bool { return c.Context == nil || c.Context.Version != version })
 		}
 		var last any
@@ -514,10 +479,9 @@ func (s *Server) listComments(v11 bool) func(r *http.Request, user string) answe
 	}
 }
 
-// page returns up to limit comments of topic ("" for all), oldest first
-// (ids ascending: the code's order, whatever the v11 docs say; reference:
-// "Review comments", pagination), those after the id after, and the id of
-// the last one taken (0: none).
+// page returns up to limit comments of topic ("" all) after the id after,
+// ids ascending (the code's order, whatever the v11 docs say; reference:
+// "Review comments", pagination), and the last one's id (0: none).
 func (s *Server) page(topic string, after int64, limit int) ([]Comment, int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -537,9 +501,8 @@ func (s *Server) page(topic string, after int64, limit int) ([]Comment, int64) {
 	return all, all[len(all)-1].ID
 }
 
-// truthy: silenceNotification (and delayNotification) take effect only for
-// the exact string "true", and silence implies delay (reference: "Review
-// comments").
+// truthy: silenceNotification and delayNotification need the exact "true";
+// silence implies delay (reference: "Review comments").
 func truthy(v string) bool { return v == "true" }
 
 // createComment answers POST /api/v9/comments. Every accepted request makes
@@ -589,32 +552,26 @@ func (s *Server) createComment(r *http.Request, user string) answer {
 	return answer{status: http.StatusOK, body: map[string]any{"comment": c.wire()}}
 }
 
-// commentContext reads the context[…] fields; nil when there are none. An
-// inline comment without a version is made on the review's head version.
-// A version the review does not have, or a file its change does not hold,
-// is a 400 (docs/reference/swarm.md, "Review comments": "Specified version
-// was not found", "Provided context could not be filtered"); the files are
-// checked where the review's versions list them (Version.Files).
+// commentContext reads the context[…] fields (nil: none), an inline
+// comment's version defaulting to the head. A version the review lacks, or
+// a file its change does not hold (where known), is a 400
+// (docs/reference/swarm.md, "Review comments": "Specified version was not
+// found", "Provided context could not be filtered").
 func commentContext(f url.Values, rev Review) (*CommentContext, *answer) {
 	head := headVersion(rev)
 	var ctx CommentContext
 	given := false
-	num := func(field string, dst *int) *answer {
-		v := strings.TrimSpace(f.Get(field))
-		if v == "" {
-			return nil
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			a := badRequest(field, "must be a positive integer")
-			return &a
-		}
-		*dst, given = n, true
-		return nil
+	bad := func(field, msg string) (*CommentContext, *answer) {
+		a := badRequest(field, msg)
+		return nil, &a
 	}
 	for field, dst := range map[string]*int{"context[leftLine]": &ctx.LeftLine, "context[rightLine]": &ctx.RightLine, "context[version]": &ctx.Version} {
-		if a := num(field, dst); a != nil {
-			return nil, a
+		if v := strings.TrimSpace(f.Get(field)); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return bad(field, "must be a positive integer")
+			}
+			*dst, given = n, true
 		}
 	}
 	ctx.File = strings.TrimSpace(f.Get("context[file]"))
@@ -626,31 +583,26 @@ func commentContext(f url.Values, rev Review) (*CommentContext, *answer) {
 		return nil, nil
 	}
 	if ctx.File == "" && (ctx.LeftLine > 0 || ctx.RightLine > 0 || len(ctx.Content) > 0) {
-		a := badRequest("context[file]", "A comment on a line names its file")
-		return nil, &a
+		return bad("context[file]", "A comment on a line names its file")
 	}
 	if ctx.File != "" && !strings.HasPrefix(ctx.File, "//") {
-		a := badRequest("context[file]", "must be a depot path")
-		return nil, &a
+		return bad("context[file]", "must be a depot path")
 	}
 	if ctx.File != "" && ctx.Version == 0 {
 		ctx.Version = head
 	}
 	if ctx.Version > head {
-		a := badRequest("context[version]", "Specified version was not found")
-		return nil, &a
+		return bad("context[version]", "Specified version was not found")
 	}
 	if files := versionFiles(rev, ctx.Version); ctx.File != "" && files != nil && !slices.Contains(files, ctx.File) {
-		a := badRequest("context[file]", "Provided context could not be filtered")
-		return nil, &a
+		return bad("context[file]", "Provided context could not be filtered")
 	}
 	return &ctx, nil
 }
 
-// editComment answers PATCH /api/v9/comments/{id}: the author only may
-// change the body or flags; any user who can see the review may change the
-// task state, along taskTransitions, where naming the current state again
-// is a 400 (reference: "Review comments").
+// editComment answers PATCH /api/v9/comments/{id}: body and flags by the
+// author only, the task state by anyone along taskTransitions (reference:
+// "Review comments").
 func (s *Server) editComment(r *http.Request, user string) answer {
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	f := r.PostForm
@@ -673,9 +625,7 @@ func (s *Server) editComment(r *http.Request, user string) answer {
 		}
 		var archive bool
 		next.TaskState, archive = strings.CutSuffix(to, ":archive")
-		if archive && !slices.Contains(next.Flags, ArchivedFlag) {
-			// Verified and archived in one move; the flag's value is
-			// *unverified* (ArchivedFlag).
+		if archive && !slices.Contains(next.Flags, ArchivedFlag) { // the flag *unverified*
 			next.Flags = append(slices.Clone(next.Flags), ArchivedFlag)
 		}
 	}

@@ -14,38 +14,34 @@ import (
 	"time"
 )
 
-// Outbound webhooks, as P4 Code Review 2025 and later sends them to an
-// external service "when selected review activity occurs", with headers
-// that "identify the event, verify the request signature, and deduplicate
-// retries" (reference "Outbound webhooks"; help.perforce.com
-// …/integrations.webhooks.html). *Unverified*, as the reference says: the
-// header names, the signature scheme (taken here as HMAC-SHA256 of the raw
-// body, hex) and the payload's shape ({"event", "review": {"id"},
-// "comment": the comment as the comments API shows it}). They are the
-// receiver's defaults (shared/swarmevents), which a deployment can rename.
+// Outbound webhooks, as P4 Code Review 2025 and later sends them "when
+// selected review activity occurs", with headers that "identify the event,
+// verify the request signature, and deduplicate retries" (reference
+// "Outbound webhooks"; help.perforce.com …/integrations.webhooks.html).
+// *Unverified*: the header names, the signature (HMAC-SHA256 of the body,
+// hex) and the payload ({"event", "review": {"id"}, "comment"}); they are
+// the receiver's defaults (shared/swarmevents).
 const (
 	EventSignatureHeader = "X-Swarm-Signature"
 	EventDeliveryHeader  = "X-Swarm-Delivery"
 	EventHeader          = "X-Swarm-Event"
 )
 
-// The events the stand-in sends: a comment changed (liked, its task state
-// moved, archived), and the "specialized event for replies to reviewer
-// comments" the reference names. The names are *unverified*.
+// The events sent: a comment changed, and the reference's "specialized event
+// for replies to reviewer comments". The names are *unverified*.
 const (
 	EventCommentUpdated = "comment.updated"
 	EventCommentReply   = "comment.reply"
 )
 
-// EventTarget is where the stand-in's webhook posts, with the shared
-// secret it signs with.
+// EventTarget is where the webhook posts, with the secret it signs with.
 type EventTarget struct {
 	URL    string
 	Secret []byte
 }
 
-// EventAttempt is one POST of a delivery and the answer it got (Status
-// 0: no answer; Body: its first KiB).
+// EventAttempt is one POST of a delivery and its answer (Status 0: none;
+// Body: the first KiB).
 type EventAttempt struct {
 	ID, Event string
 	Status    int
@@ -58,8 +54,7 @@ type pendingEvent struct {
 	body      []byte
 }
 
-// SetEventTarget turns the webhook on: from now on each reaction (reactions.go)
-// queues a delivery for DeliverEvents.
+// SetEventTarget turns the webhook on: each reaction queues a delivery.
 func (s *Server) SetEventTarget(t EventTarget) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -76,17 +71,11 @@ func (s *Server) queueEvent(event string, c Comment) {
 	s.pending = append(s.pending, pendingEvent{id: deliveryID(), event: event, review: review, body: body})
 }
 
-// DeliverOptions say how DeliverEvents sends: SendTwice posts every
-// delivery that was answered 2xx once more, with the same delivery id, as
-// a sender does whose answer was lost; Key signs in place of the target's
-// secret (a forged delivery).
+// DeliverOptions say how DeliverEvents sends.
 type DeliverOptions struct {
-	SendTwice bool // Swarm's retry of a webhook; not the notify stage's redeliver
-	Key       []byte
-	// Review, when set, sends only that review's deliveries; the others
-	// stay queued (tests share one stand-in, and each test's reactions are
-	// its own).
-	Review int64
+	SendTwice bool   // post each 2xx delivery again, same id: Swarm's retry after a lost answer
+	Key       []byte // signs in place of the target's secret (a forged delivery)
+	Review    int64  // only that review's deliveries; the others stay queued
 }
 
 // DeliverEvents posts the queued deliveries, oldest first. A delivery not
@@ -151,8 +140,7 @@ func (s *Server) post(ctx context.Context, url string, key []byte, e pendingEven
 	return a
 }
 
-// deliveryID is a fresh delivery id: unique across runs, as the
-// deduplication a receiver keeps outlives one.
+// deliveryID is unique across runs, as a receiver's deduplication outlives one.
 func deliveryID() string {
 	b := make([]byte, 12)
 	_, _ = rand.Read(b)

@@ -7,24 +7,18 @@ import (
 	"time"
 )
 
-// What reviewers do with a comment, for tests to act as people in Swarm's
-// UI (issue 32). Each follows docs/reference/swarm.md: "Review
-// comments" (likes, task states and their transition table) and "Outbound
-// webhooks" (reactions readable without webhooks: likes, task-state moves,
-// an archived flag, replies).
+// What reviewers do with a comment in Swarm's UI, for tests (issue 32),
+// after docs/reference/swarm.md "Review comments" and "Outbound webhooks".
 
-// ArchivedFlag is the flag an archived comment carries. The reference names
-// "an archived flag" without its value; Swarm's UI archives by the flag
-// "closed" (*unverified*: the client reads "closed" and "archived").
+// ArchivedFlag is an archived comment's flag: the reference names "an
+// archived flag" without its value; the UI uses "closed" (*unverified*: the
+// client reads "closed" and "archived").
 const ArchivedFlag = "closed"
 
-// Like adds user to the comment's likes (reference "Review comments":
-// `likes`, the users who liked). Liking twice is one like.
+// Like adds user to the comment's likes (reference "Review comments"), once.
 func (s *Server) Like(id int64, user string) error {
 	return s.react(id, func(c *Comment) error {
-		if !slices.Contains(c.Likes, user) {
-			c.Likes = append(c.Likes, user)
-		}
+		c.Likes = appendNew(c.Likes, user)
 		return nil
 	})
 }
@@ -36,11 +30,9 @@ func (s *Server) Dislike(id int64, user string) (Comment, error) {
 	return s.Reply(id, user, "👎", true)
 }
 
-// Reply adds user's reply to comment id. linked shows the reply's
-// context.comment naming the comment it answers, the field a third-party
-// capture reports (reference "Outbound webhooks", *unverified*); without
-// it the reply is an inline comment on the same file and line, which the
-// client must read as a reply too.
+// Reply adds user's reply to comment id: linked, with context.comment (a
+// third-party capture's field: reference "Outbound webhooks",
+// *unverified*); else an inline comment on the same file and line.
 func (s *Server) Reply(id int64, user, body string, linked bool) (Comment, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -52,33 +44,24 @@ func (s *Server) Reply(id int64, user, body string, linked bool) (Comment, error
 	if linked {
 		r.ReplyTo = id
 	}
-	if c.Context != nil {
-		x := *c.Context
-		x.Content = slices.Clone(x.Content)
-		r.Context = &x
-	}
+	r.Context = c.clone().Context
 	stored := s.store(r)
 	s.commented(r.Topic, user)
 	s.queueEvent(EventCommentReply, stored)
 	return stored, nil
 }
 
-// Address moves a comment to addressed as a reviewer does in the UI, along
-// Swarm's transition table (reference "Review comments"): a plain comment
-// is made a task first (comment → open), as the UI's "make task" does, then
-// open → addressed.
+// Address moves a comment to addressed along the transition table, a
+// plain comment made a task first, as in the UI (reference "Review comments").
 func (s *Server) Address(id int64) error { return s.moveTo(id, TaskAddressed) }
 
-// Verify addresses the task if it is not yet, then verifies it (addressed →
-// verified).
+// Verify addresses the task if need be, then verifies it.
 func (s *Server) Verify(id int64) error { return s.moveTo(id, TaskVerified) }
 
 // Archive sets the comment's archived flag.
 func (s *Server) Archive(id int64) error {
 	return s.react(id, func(c *Comment) error {
-		if !slices.Contains(c.Flags, ArchivedFlag) {
-			c.Flags = append(c.Flags, ArchivedFlag)
-		}
+		c.Flags = appendNew(c.Flags, ArchivedFlag)
 		return nil
 	})
 }

@@ -1,18 +1,14 @@
-// Package swarm is a stand-in for Helix Swarm (P4 Code Review), built from
-// docs/reference/swarm.md (checked against Swarm 2022.1's source),
-// for the integration suite: the reviews API (GET /api/v9 and /api/v11
-// /reviews/{id}, HTTP Basic login, field author, the versions array), the
-// review comments API (comments.go: list, create, edit, with fault
-// injection) and a workflow test run's callbacks ({update}, {pass},
-// {fail}) as Swarm builds and serves them: on the origin of its
-// external_url, or http://localhost without one; {update} JSON only,
-// {pass}/{fail} reading only a url. It records the calls and shows the run
-// as a reviewer sees it (RunView). It also does what Swarm does when a test
-// runs: Substitute fills a test definition's body template with string
-// placeholders, JSON-escaped.
+// Package swarm is a stand-in for Helix Swarm (P4 Code Review) for the
+// integration suite, built from docs/reference/swarm.md (checked against
+// Swarm 2022.1's source): the reviews API (v9 and v11, HTTP Basic login),
+// the comments API (comments.go, with fault injection), accounts, webhooks,
+// and a workflow test run's callbacks ({update}, {pass}, {fail}) as Swarm
+// builds, serves and records them, and its test request (RunTest,
+// Substitute).
 package swarm
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -24,6 +20,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,16 +31,14 @@ import (
 type Options struct {
 	User, Ticket string       // the API login the reviews API accepts
 	Logger       *slog.Logger // default discards
-	// ExternalURL is Swarm's environment.external_url, the origin it puts
-	// on callback URLs. Empty is a default installation: the callbacks
-	// carry the origin of the queue worker's request, which Swarm's cron
-	// script makes to http://localhost (reference: "Test-run callbacks";
-	// QualifiedUrl view helper, p4-bin/scripts/swarm-cron.sh).
+	// ExternalURL is Swarm's environment.external_url, the callbacks'
+	// origin; empty, http://localhost, where Swarm's cron script sends the
+	// queue worker's request (reference: "Test-run callbacks"; QualifiedUrl
+	// view helper, p4-bin/scripts/swarm-cron.sh).
 	ExternalURL string
-	// ChangeFiles are the depot paths change holds, asked for a review or
-	// version added without Files (the harness reads the p4 stand-in's
-	// depot), so an inline comment on a file the change lacks is refused
-	// as Swarm refuses it; nil, or a nil answer: not known, any file goes.
+	// ChangeFiles are the depot paths a change holds, for reviews and
+	// versions without Files: an inline comment on another file is refused
+	// as Swarm refuses it. nil, or a nil answer: any file goes.
 	ChangeFiles func(change int64) []string
 }
 
@@ -54,36 +49,25 @@ type Review struct {
 	Change  int64 // the head archive change: pending, shelved, owned by Swarm's service user
 	Version int
 	// Versions, oldest first (AddVersion); empty shows Change as the only one.
-	Versions []Version
-	// Reviewers are participants besides the author.
-	Reviewers []string
-	// Files are the depot paths shelved in Change, for a review added
-	// without Versions; nil: asked of Options.ChangeFiles (Version.Files).
-	Files []string
+	Versions  []Version
+	Reviewers []string // participants besides the author
+	Files     []string // Change's files without Versions; nil: Options.ChangeFiles
 	// Required are the required reviewers by participant id ("true", or
-	// "1" for a group one member of which must vote), as comments' callouts
-	// set them (callouts.go); Reviewers gains the participants they add.
+	// "1": one member of the group must vote), as callouts set them.
 	Required map[string]string
-	// Projects are the project branches the review touches, by project id
-	// (AddProject: their moderators).
-	Projects map[string][]string
+	Projects map[string][]string // project id → branches touched
 }
 
-// Run is one test run of a review version, with its callback URLs as
-// Swarm substitutes them for {update}, {pass} and {fail}.
+// Run is one test run of a review version, with its callback URLs.
 type Run struct {
-	ID      int64
-	Review  int64
-	Version int
-	Update  string
-	Pass    string
-	Fail    string
-	token   string
-	view    RunView
+	ID, Review         int64
+	Version            int
+	Update, Pass, Fail string
+	token              string
+	view               RunView
 }
 
-// RunView is a test run as a reviewer sees it on the review: its status,
-// the messages the last {update} set, its link, and whether it completed.
+// RunView is a test run as a reviewer sees it on the review.
 type RunView struct {
 	Status    string // notstarted, running, pass, fail
 	Messages  []string
@@ -93,14 +77,13 @@ type RunView struct {
 
 // Call is one callback Swarm received.
 type Call struct {
-	Run         int64
-	Kind        string // update, pass or fail
-	Method      string
-	ContentType string
-	Status      string   // {update}'s status
-	Messages    []string // as sent
-	URL         string   // the link sent
-	At          time.Time
+	Run                 int64
+	Kind                string // update, pass or fail
+	Method, ContentType string
+	Status              string   // {update}'s status
+	Messages            []string // as sent
+	URL                 string   // the link sent
+	At                  time.Time
 }
 
 // Server is the stand-in.
@@ -116,8 +99,7 @@ type Server struct {
 	fail  map[string][]int // kind → statuses to answer next, in order
 	seq   int64
 	// tokens are the reviews' raw tokens (Review::getToken before ".v").
-	tokens map[int64]string
-	// The comments API (comments.go).
+	tokens     map[int64]string
 	logins     map[string]string // user → ticket, besides Options'
 	comments   map[int64]*Comment
 	commentSeq int64
@@ -127,13 +109,11 @@ type Server struct {
 	held       map[string]int // caller address → requests held
 	closing    chan struct{}  // closed by Close: held requests end
 	closeOnce  sync.Once
-	// Outbound webhooks (events.go): nil until SetEventTarget.
-	events  *EventTarget
-	pending []pendingEvent
-	// Accounts (accounts.go).
-	users    []string
-	groups   map[string]Group
-	projects map[string]Project
+	events     *EventTarget // nil until SetEventTarget
+	pending    []pendingEvent
+	users      []string
+	groups     map[string]Group
+	projects   map[string]Project
 }
 
 // NewServer returns a stopped stand-in.
@@ -143,7 +123,7 @@ func NewServer(o Options) *Server {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	return &Server{opts: o, log: log, revs: map[int64]Review{}, runs: map[int64]*Run{}, fail: map[string][]int{}, seq: 700, tokens: map[int64]string{}, closing: make(chan struct{}),
-		groups: map[string]Group{}, projects: map[string]Project{}}
+		groups: map[string]Group{}, projects: map[string]Project{}, logins: map[string]string{}, comments: map[int64]*Comment{}, held: map[string]int{}}
 }
 
 // Start listens on addr ("127.0.0.1:0" for any port) and returns the base URL.
@@ -155,8 +135,8 @@ func (s *Server) Start(addr string) (string, error) {
 	mux := http.NewServeMux()
 	// v11 from 2022.1 on; v9 on every supported release (docs/reference/swarm.md,
 	// "Test-run callbacks": the review's author bullet).
-	mux.HandleFunc("GET /api/v11/reviews/{id}", s.review(true))
-	mux.HandleFunc("GET /api/v9/reviews/{id}", s.review(false))
+	mux.HandleFunc("GET /api/v11/reviews/{id}", s.reviewAPI(true))
+	mux.HandleFunc("GET /api/v9/reviews/{id}", s.reviewAPI(false))
 	mux.HandleFunc("GET /api/v9/groups/{id}", s.groupAPI)
 	mux.HandleFunc("GET /api/v9/projects/{id}", s.projectAPI)
 	// Swarm 2022.1 module/TestIntegration/config/module.config.php: the
@@ -200,10 +180,8 @@ func (s *Server) AddReview(r Review) {
 }
 
 // StartRun creates a test run for a review version, as Swarm does before it
-// calls the test's URL, and returns it with its callback URLs. Their uuid
-// is Review::getToken(): the review's token, an upper-case UUID made once
-// per review (strtoupper(new Uuid)), then ".v" and the head version, e.g.
-// FAE4501C-1E7B-4C65-9A5F-FF710601BC3F.v3 (Swarm 2022.1
+// calls the test's URL. The callbacks' uuid is Review::getToken(): the
+// review's upper-case UUID, ".v", the version (Swarm 2022.1
 // module/Reviews/src/Model/Review.php getToken; TestExecutor.php
 // generateCallbackUrls; docs/reference/swarm.md, test-run callbacks).
 func (s *Server) StartRun(review int64, version int) Run {
@@ -220,11 +198,7 @@ func (s *Server) StartRun(review int64, version int) Run {
 	}
 	r := &Run{ID: s.seq, Review: review, Version: version, token: tok + ".v" + strconv.Itoa(version),
 		view: RunView{Status: "notstarted"}}
-	origin := strings.TrimRight(s.opts.ExternalURL, "/")
-	if origin == "" {
-		origin = "http://localhost"
-	}
-	prefix := fmt.Sprintf("%s/api/v10/testruns/%d/", origin, r.ID)
+	prefix := fmt.Sprintf("%s/api/v10/testruns/%d/", cmp.Or(strings.TrimRight(s.opts.ExternalURL, "/"), "http://localhost"), r.ID)
 	r.Update, r.Pass, r.Fail = prefix+r.token, prefix+"pass/"+r.token, prefix+"fail/"+r.token
 	s.runs[r.ID] = r
 	return *r
@@ -255,13 +229,7 @@ func (s *Server) FailNext(kind string, statuses ...int) {
 func (s *Server) Calls(run int64) []Call {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []Call
-	for _, c := range s.calls {
-		if c.Run == run {
-			out = append(out, c)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(s.calls), func(c Call) bool { return c.Run != run })
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -272,7 +240,17 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // apiError answers an API error as Swarm does for r's API version.
 func apiError(w http.ResponseWriter, r *http.Request, status int, msg string) {
-	writeJSON(w, status, errorCode(r, status, map[string]any{"error": msg, "messages": []any{map[string]string{"code": strconv.Itoa(status), "text": msg}}, "data": nil}))
+	writeJSON(w, status, errorCode(r, status, errorBody(status, msg)))
+}
+
+func errorBody(status int, msg string) map[string]any {
+	return map[string]any{"error": msg, "messages": []any{map[string]string{"code": strconv.Itoa(status), "text": msg}}, "data": nil}
+}
+
+// unauthorized refuses a request without a login Swarm knows.
+func unauthorized(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("WWW-Authenticate", `Basic realm="swarm"`)
+	apiError(w, r, http.StatusUnauthorized, "Unauthorized")
 }
 
 // errorCode gives an error body of a v11 request the numeric status as its
@@ -285,48 +263,40 @@ func errorCode(r *http.Request, status int, body map[string]any) map[string]any 
 	return body
 }
 
-// review answers the reviews API: v11 as {"data": {"reviews": [...]}},
-// v9 as {"review": {...}} (docs/reference/swarm.md: the review's author
-// under "Test-run callbacks", "Review versions", and the answer shapes under
-// "Added by this project").
-func (s *Server) review(v11 bool) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) { s.reviewAPI(w, r, v11) }
+// reviewAPI answers the reviews API, abridged to what is read: v11 as
+// {"data": {"reviews": [...]}}, v9 as {"review": {...}}
+// (docs/reference/swarm.md: the review's author under "Test-run callbacks",
+// "Review versions", and the answer shapes under "Added by this project").
+func (s *Server) reviewAPI(v11 bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := s.login(r); !ok {
+			unauthorized(w, r)
+			return
+		}
+		id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+		s.mu.Lock()
+		rev, found := s.revs[id]
+		s.mu.Unlock()
+		if err != nil || !found {
+			apiError(w, r, http.StatusNotFound, "Cannot fetch entry. Id does not exist.")
+			return
+		}
+		doc := map[string]any{"id": rev.ID, "type": "default", "author": rev.Author, "changes": changesOf(rev), "state": "needsReview",
+			"versions": versionsWire(rev), "participants": participantsWire(rev), "projects": projectsWire(rev)}
+		if !v11 {
+			writeJSON(w, http.StatusOK, map[string]any{"review": doc})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"error": nil, "messages": []any{}, "data": map[string]any{"reviews": []any{doc}}})
+	}
 }
 
-func (s *Server) reviewAPI(w http.ResponseWriter, r *http.Request, v11 bool) {
-	if _, ok := s.login(r); !ok {
-		w.Header().Set("WWW-Authenticate", `Basic realm="swarm"`)
-		apiError(w, r, http.StatusUnauthorized, "Unauthorized")
-		return
-	}
-	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
-	s.mu.Lock()
-	rev, found := s.revs[id]
-	s.mu.Unlock()
-	if err != nil || !found {
-		apiError(w, r, http.StatusNotFound, "Cannot fetch entry. Id does not exist.")
-		return
-	}
-	// Abridged to what is read.
-	doc := map[string]any{"id": rev.ID, "type": "default", "author": rev.Author, "changes": changesOf(rev), "state": "needsReview",
-		"versions": versionsWire(rev), "participants": participantsWire(rev), "projects": projectsWire(rev)}
-	if !v11 {
-		writeJSON(w, http.StatusOK, map[string]any{"review": doc})
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"error": nil, "messages": []any{}, "data": map[string]any{"reviews": []any{doc}}})
-}
-
-// participantsWire is the review's participants keyed by user, as Swarm
-// lists them (the author is one): Swarm's reviews API docs show
-// "participants": {"swarm_admin": []} (help.perforce.com, Swarm 2024.1,
-// swarm-apidoc_endpoint_reviews.html); docs/reference/swarm.md
-// does not describe the field.
-// A required participant carries "required": true, or "1" for a group
-// one member of which must vote (Reviews\Model\Review::addRequired).
-// Who has a say on a review for the noise filter is read from these keys
-// (the client reads every key whatever its value: *unverified* shapes count
-// the same).
+// participantsWire is the review's participants keyed by user, the author
+// included, as Swarm's API docs show them: "participants": {"swarm_admin":
+// []} (help.perforce.com, Swarm 2024.1, swarm-apidoc_endpoint_reviews.html;
+// not in docs/reference/swarm.md); a required one {"required": true}, or
+// "1" for a group (Reviews\Model\Review::addRequired). The client reads
+// every key whatever its value: *unverified* shapes count the same.
 func participantsWire(r Review) map[string]any {
 	out := map[string]any{}
 	for _, p := range participantsOf(r) {
@@ -368,10 +338,9 @@ func (s *Server) failed(w http.ResponseWriter, r *http.Request, kind string) boo
 	return false
 }
 
-// update is {update}: POST only, a JSON body with messages, status and url
-// and nothing else (another key is a 400); status one of pass, fail,
-// running, notstarted; Swarm keeps 10 messages of 80 characters; url at
-// most 1024 characters (reference: "Test-run callbacks"; Swarm 2022.1
+// update is {update}: POST only, JSON with only messages, status (pass,
+// fail, running, notstarted) and url (≤ 1024 characters); Swarm keeps 10
+// messages of 80 characters (reference: "Test-run callbacks"; Swarm 2022.1
 // src/Filter/TestRun.php).
 func (s *Server) update(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
@@ -393,24 +362,22 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request) {
 		apiError(w, r, http.StatusBadRequest, "Invalid JSON body")
 		return
 	}
-	var rep struct {
-		Status   string   `json:"status"`
-		Messages []string `json:"messages"`
-		URL      string   `json:"url"`
-	}
 	for k := range raw {
 		if k != "status" && k != "messages" && k != "url" {
 			apiError(w, r, http.StatusBadRequest, "Unknown field "+k)
 			return
 		}
 	}
+	var rep struct {
+		Status   string   `json:"status"`
+		Messages []string `json:"messages"`
+		URL      string   `json:"url"`
+	}
 	if err := json.Unmarshal(body, &rep); err != nil || len(rep.URL) > 1024 {
 		apiError(w, r, http.StatusBadRequest, "Invalid messages, status or url")
 		return
 	}
-	switch rep.Status {
-	case "", "pass", "fail", "running", "notstarted":
-	default:
+	if !slices.Contains([]string{"", "pass", "fail", "running", "notstarted"}, rep.Status) {
 		apiError(w, r, http.StatusBadRequest, "Invalid status")
 		return
 	}
@@ -432,10 +399,9 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request) {
 	s.recordCall(w, r, run, Call{Kind: "update", Status: rep.Status, Messages: rep.Messages, URL: rep.URL})
 }
 
-// finish is {pass} or {fail}: GET or POST; it reads only a url, from form
-// parameters or the query, never messages (a JSON body is ignored); it
-// sets the status and completion and leaves the last {update}'s messages
-// (reference: "Test-run callbacks"; Swarm 2022.1 TestRunApi.php).
+// finish is {pass} or {fail}, GET or POST: it reads only a url (form or
+// query; a JSON body is ignored) and leaves {update}'s messages (reference:
+// "Test-run callbacks"; Swarm 2022.1 TestRunApi.php).
 func (s *Server) finish(kind string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		var link string
@@ -478,9 +444,8 @@ func (s *Server) Values(run Run, change int64, status string) map[string]string 
 }
 
 // Substitute fills a json-encoded test definition body as Swarm does: each
-// {placeholder} inside the template is replaced by its value JSON-escaped
-// (so a placeholder must sit inside a JSON string to yield valid JSON), and
-// the result must be valid JSON.
+// {placeholder} becomes its value JSON-escaped (so it must sit in a JSON
+// string), and the result must be valid JSON.
 func Substitute(template string, values map[string]string) (string, error) {
 	out := template
 	for k, v := range values {
@@ -501,9 +466,8 @@ type TestDefinition struct {
 	Timeout time.Duration     // default 10 s
 }
 
-// Outcome is how a run's request ended, as Swarm judges it: a non-2xx
-// answer or no answer fails the run with the status line; a 2xx leaves it
-// running until a callback arrives.
+// Outcome is how a run's request ended: a non-2xx or no answer fails the
+// run; a 2xx leaves it running until a callback arrives.
 type Outcome struct {
 	Status     int
 	StatusLine string
@@ -536,11 +500,7 @@ func (s *Server) RunTest(ctx context.Context, def TestDefinition, run Run, chang
 	for k, v := range def.Headers {
 		req.Header.Set(k, v)
 	}
-	timeout := def.Timeout
-	if timeout == 0 {
-		timeout = 10 * time.Second
-	}
-	resp, err := (&http.Client{Timeout: timeout}).Do(req)
+	resp, err := (&http.Client{Timeout: cmp.Or(def.Timeout, 10*time.Second)}).Do(req)
 	if err != nil {
 		return Outcome{Failed: true, StatusLine: err.Error()}, nil
 	}

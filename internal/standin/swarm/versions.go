@@ -6,36 +6,24 @@ import (
 	"time"
 )
 
-// Version is one version of a review, as the reviews API lists it: the
-// change that holds its files (for a pre-commit review the shelved archive
-// change), who made it and when, whether it is still shelved, and whether
-// it differs from the version before.
+// Version is one version of a review, as the reviews API lists it.
 type Version struct {
-	Change int64
-	// ArchiveChange is the field recent releases add beside change; 0 leaves
-	// it out, as older releases do (readers must take either).
-	ArchiveChange int64
+	Change        int64
+	ArchiveChange int64  // recent releases' field; 0 leaves it out, as older ones do
 	User          string // default "swarm"
 	Time          int64  // Unix seconds; default now
 	Pending       bool
 	Difference    bool
-	// Files are the depot paths shelved in the version's change; nil: asked
-	// of Options.ChangeFiles, and where that does not know either, an inline
-	// comment on any file is accepted (kinder than Swarm, which refuses a
-	// file the change does not hold).
-	Files []string
+	Files         []string // the change's files; nil: Options.ChangeFiles's
 }
 
-// AddVersion appends a version to a review (its head change and version
-// follow) and returns the version's number, 1 for the first.
+// AddVersion appends a version to a review and returns its number (from 1).
 func (s *Server) AddVersion(review int64, v Version) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rev := s.revs[review]
 	rev.ID = review
-	if v.User == "" {
-		v.User = "swarm"
-	}
+	v.User = cmp.Or(v.User, "swarm")
 	if v.Time == 0 {
 		v.Time = time.Now().Unix()
 	}
@@ -53,9 +41,7 @@ func headVersion(r Review) int {
 	return max(r.Version, 1)
 }
 
-// versionFiles are the files of the review's version n (1 for the first);
-// nil when not known. A review added without versions knows its head's
-// (Review.Files) only.
+// versionFiles are the files of the review's version n; nil: not known.
 func versionFiles(r Review, n int) []string {
 	if len(r.Versions) == 0 {
 		if n == headVersion(r) {
@@ -69,9 +55,8 @@ func versionFiles(r Review, n int) []string {
 	return nil
 }
 
-// withFiles is rev with the files of each version added without them
-// asked of Options.ChangeFiles: the archive change's (the version's change
-// when there is none), which holds every file of the review at that version.
+// withFiles is rev with missing files asked of Options.ChangeFiles: each
+// version's archive change's, which holds every file at that version.
 func (s *Server) withFiles(rev Review) Review {
 	cf := s.opts.ChangeFiles
 	if cf == nil {
@@ -93,10 +78,9 @@ func (s *Server) withFiles(rev Review) Review {
 	return rev
 }
 
-// versionsWire is the review's versions array, oldest first. A review
-// added without versions shows its head as a single pending version the way
-// Swarm 2022.1 shows a pre-commit review's head: change is the review id
-// (the canonical shelf) and archiveChange the archive change
+// versionsWire is the review's versions, oldest first; without versions its
+// head is one pending version, change the review id (the canonical shelf),
+// archiveChange the archive change, as Swarm 2022.1 shows a pre-commit head
 // (docs/reference/swarm.md, "Review versions": Review::normalizeVersions).
 func versionsWire(r Review) []any {
 	vs := r.Versions
