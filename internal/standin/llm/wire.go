@@ -93,22 +93,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, format string)
 	}
 	rec.Header.Del("Authorization")
 	rec.Header.Del("X-Api-Key")
-	key, hasKey := "", false
-	switch format {
-	case FormatOpenAI:
-		key, hasKey = bearer(r.Header.Get("Authorization"))
-	case FormatAnthropic:
-		key = strings.TrimSpace(r.Header.Get("X-Api-Key"))
-		hasKey = key != ""
-	case FormatBedrock: // SigV4: the scheme and credential scope, not the signature (no secret to check)
-		if cred, ok := strings.CutPrefix(r.Header.Get("Authorization"), "AWS4-HMAC-SHA256 Credential="); ok {
-			cred, _, _ = strings.Cut(cred, "/")
-			rec.Authorization, hasKey = "sigv4 "+cred, true
-		}
-	}
-	if hasKey && format != FormatBedrock {
-		rec.Authorization = keyDigest(key)
-	}
+	key, hasKey := credentials(r, format, &rec)
 	var req wireRequest
 	jsonErr := json.Unmarshal(body, &req)
 	if jsonErr == nil {
@@ -125,33 +110,9 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, format string)
 		s.log.Info("llm standin request", slog.String("format", format), slog.Int("status", status),
 			slog.Int("body_bytes", len(body)), slog.String("authorization", rec.Authorization))
 	}
-	fail := func(status int, msg string) {
+	if status, msg := s.refuse(r, format, key, hasKey, readErr, jsonErr, &rec, &req); status != 0 {
 		writeFormatError(w, format, status, "", msg, "")
 		record(status, "")
-	}
-	switch {
-	case !hasKey:
-		fail(http.StatusUnauthorized, "missing credentials")
-		return
-	case format != FormatBedrock && s.opts.APIKey != "" && subtle.ConstantTimeCompare([]byte(key), []byte(s.opts.APIKey)) != 1:
-		// Real providers quote part of the key here; so does the stand-in,
-		// so tests prove the client never repeats the message.
-		fail(http.StatusUnauthorized, "Incorrect API key provided: "+quoteKey(key))
-		return
-	case format == FormatAnthropic && r.Header.Get("Anthropic-Version") == "":
-		fail(http.StatusBadRequest, "anthropic-version header is required")
-		return
-	case readErr != nil || rec.BodyBytes > maxRequestBytes:
-		fail(http.StatusRequestEntityTooLarge, "request body too large")
-		return
-	case jsonErr != nil:
-		fail(http.StatusBadRequest, "request body is not JSON")
-		return
-	case format == FormatAnthropic && req.MaxTokens <= 0:
-		fail(http.StatusBadRequest, "max_tokens: field required")
-		return
-	case userMessage(rec.Messages) == "":
-		fail(http.StatusBadRequest, "a user message is required")
 		return
 	}
 
@@ -224,6 +185,52 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, format string)
 	rec.OutputTokens = tokens(len(a.content) + len(a.refusal))
 	a.write(w, format)
 	record(http.StatusOK, fault.String()) // "" without a fault
+}
+
+// credentials are the request's key as its format carries it (with whether
+// it has one), recording only a digest of it (SigV4: the scheme and
+// credential scope, not the signature: no secret to check).
+func credentials(r *http.Request, format string, rec *Request) (key string, hasKey bool) {
+	switch format {
+	case FormatOpenAI:
+		key, hasKey = bearer(r.Header.Get("Authorization"))
+	case FormatAnthropic:
+		key = strings.TrimSpace(r.Header.Get("X-Api-Key"))
+		hasKey = key != ""
+	case FormatBedrock:
+		if cred, ok := strings.CutPrefix(r.Header.Get("Authorization"), "AWS4-HMAC-SHA256 Credential="); ok {
+			cred, _, _ = strings.Cut(cred, "/")
+			rec.Authorization, hasKey = "sigv4 "+cred, true
+		}
+	}
+	if hasKey && format != FormatBedrock {
+		rec.Authorization = keyDigest(key)
+	}
+	return key, hasKey
+}
+
+// refuse is the status and message a provider refuses the request with
+// before any work (0: none).
+func (s *Server) refuse(r *http.Request, format, key string, hasKey bool, readErr, jsonErr error, rec *Request, req *wireRequest) (int, string) {
+	switch {
+	case !hasKey:
+		return http.StatusUnauthorized, "missing credentials"
+	case format != FormatBedrock && s.opts.APIKey != "" && subtle.ConstantTimeCompare([]byte(key), []byte(s.opts.APIKey)) != 1:
+		// Real providers quote part of the key here; so does the stand-in,
+		// so tests prove the client never repeats the message.
+		return http.StatusUnauthorized, "Incorrect API key provided: " + quoteKey(key)
+	case format == FormatAnthropic && r.Header.Get("Anthropic-Version") == "":
+		return http.StatusBadRequest, "anthropic-version header is required"
+	case readErr != nil || rec.BodyBytes > maxRequestBytes:
+		return http.StatusRequestEntityTooLarge, "request body too large"
+	case jsonErr != nil:
+		return http.StatusBadRequest, "request body is not JSON"
+	case format == FormatAnthropic && req.MaxTokens <= 0:
+		return http.StatusBadRequest, "max_tokens: field required"
+	case userMessage(rec.Messages) == "":
+		return http.StatusBadRequest, "a user message is required"
+	}
+	return 0, ""
 }
 
 // quoteKey is how providers quote a rejected key: a prefix and the last four
