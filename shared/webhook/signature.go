@@ -4,10 +4,11 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/criticizer/criticizer/shared/swarmevents"
 )
 
 // Signature headers. A caller signs every request (POST and GET) with
@@ -33,12 +34,13 @@ func mac(key []byte, ts int64, method, path string, body []byte) []byte {
 	return h.Sum(nil)
 }
 
-// Reasons a signature check fails; each maps to a 401 with this code.
+// Reasons a signature check fails; each maps to a 401 with this code, the
+// same codes a Swarm event delivery is refused with (one home: swarmevents).
 var (
-	ErrMissingSignature = errors.New("missing_signature")
-	ErrBadTimestamp     = errors.New("invalid_timestamp")
-	ErrStaleTimestamp   = errors.New("stale_timestamp")
-	ErrBadSignature     = errors.New("invalid_signature")
+	ErrMissingSignature = swarmevents.ErrMissingSignature
+	ErrBadTimestamp     = swarmevents.ErrBadTimestamp
+	ErrStaleTimestamp   = swarmevents.ErrStaleTimestamp
+	ErrBadSignature     = swarmevents.ErrBadSignature
 )
 
 // Verify checks a request's signature against every key given (the current
