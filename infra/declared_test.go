@@ -182,6 +182,7 @@ func TestDeclaredRangesRefusedInEveryEnvironment(t *testing.T) {
 		{"smtpTLS", "ssl", "smtpTLS ssl (SMTP_TLS): must be one of starttls, tls, none"},
 		{"swarmMaxInlineComments", 501, "swarmMaxInlineComments 501 (SWARM_MAX_INLINE_COMMENTS): must be an integer in 1–500"},
 		{"dismissThreshold", 101, "dismissThreshold 101 (DISMISS_THRESHOLD): must be an integer in 1–100"},
+		{"llmModelCandidatePercent", 101, "llmModelCandidatePercent 101 (LLM_MODEL_CANDIDATE_PERCENT): must be an integer in 0–100"},
 		{"dismissScopeDepth", -1, "dismissScopeDepth -1 (DISMISS_SCOPE_DEPTH): must be an integer in 1–5"},
 		{"acceptanceAlarmThreshold", 1, "acceptanceAlarmThreshold 1: must be a number from 0 to below 1"},
 		{"acceptanceMargin", 1, "acceptanceMargin 1: must be a number from 0 to below 1"},

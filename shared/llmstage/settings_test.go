@@ -52,6 +52,7 @@ func TestSettingsFromEnv(t *testing.T) {
 		}},
 		{name: "bad candidate prices", env: env("LLM_MODEL_CANDIDATE_PRICES_PER_MTOK", "input=cheap"), wantErr: "LLM_MODEL_CANDIDATE_PRICES_PER_MTOK"},
 		{name: "candidate token limit too small for one chunk", env: env("LLM_MODEL_CANDIDATE_TOKENS_PER_MINUTE", "500"), wantErr: "LLM_MODEL_CANDIDATE_TOKENS_PER_MINUTE"},
+		{name: "prompt candidate percent out of range", env: env("PROMPT_CANDIDATE_VERSION", "1.1.0", "PROMPT_CANDIDATE_PERCENT", "101"), wantErr: "PROMPT_CANDIDATE_PERCENT"},
 		{name: "model candidate percent out of range", env: env("LLM_MODEL_CANDIDATE", "gpt-4.1-mini", "LLM_MODEL_CANDIDATE_PERCENT", "101"), wantErr: "LLM_MODEL_CANDIDATE_PERCENT"},
 		{name: "model candidate is the stable model", env: env("LLM_MODEL_CANDIDATE", "gpt-4o-mini", "LLM_MODEL_CANDIDATE_PERCENT", "10"), wantErr: "stable model"},
 		{name: "provider problem surfaces", env: map[string]string{"LLM_MODEL": "m"}, wantErr: "LLM_ENDPOINT is required"},

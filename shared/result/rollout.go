@@ -17,11 +17,9 @@ type Rollout struct {
 	Percent   int    // the share of jobs, 0-100, that get Candidate.
 }
 
-// Validate checks that the candidate has a template in this build.
+// Validate checks that the candidate has a template in this build (the
+// share's range is the declaration's: PROMPT_CANDIDATE_PERCENT).
 func (r Rollout) Validate() error {
-	if r.Percent < 0 || r.Percent > 100 {
-		return fmt.Errorf("prompt candidate percent %d is outside 0-100", r.Percent)
-	}
 	if r.Candidate != "" && !KnownPromptVersion(r.Candidate) {
 		return fmt.Errorf("prompt candidate version %q has no template in this build", r.Candidate)
 	}
@@ -56,12 +54,10 @@ type ModelRollout struct {
 	Percent   int    // the share of jobs, 0-100, that get Candidate.
 }
 
-// Validate checks the share, that a share has a model to serve, and that
-// the model is not the stable one. infra and the llm function both call it.
+// Validate checks that a share has a model to serve and that the model is
+// not the stable one (the share's range is the declaration's). infra and
+// the llm function both call it.
 func (r ModelRollout) Validate(stable string) error {
-	if r.Percent < 0 || r.Percent > 100 {
-		return fmt.Errorf("model candidate percent %d is outside 0-100", r.Percent)
-	}
 	if r.Percent > 0 && r.Candidate == "" {
 		return fmt.Errorf("model candidate percent %d has no candidate model to serve", r.Percent)
 	}
