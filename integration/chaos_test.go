@@ -518,7 +518,9 @@ func deadLetters(t *testing.T) map[string][]dlq.Item {
 		if err != nil {
 			t.Fatal(err)
 		}
-		op.Release(context.Background(), items)
+		if err := op.Release(context.Background(), items); err != nil {
+			t.Fatal(err) // a held item would be missing from the next reader's list
+		}
 		for _, it := range items {
 			out[it.JobID()] = append(out[it.JobID()], it)
 		}
@@ -537,7 +539,9 @@ func waitDeadLetter(t *testing.T, stage domain.Stage, id string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		op.Release(context.Background(), items)
+		if err := op.Release(context.Background(), items); err != nil {
+			t.Fatal(err) // a held item would be missing from the next reader's list
+		}
 		for _, it := range items {
 			if it.JobID() == id {
 				return

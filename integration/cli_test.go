@@ -63,7 +63,8 @@ func TestOperatorCLI(t *testing.T) {
 			} `json:"dead_letter"`
 		} `json:"envelope"`
 	}
-	out := criticizer(t, "--json", "dlq", "list", "--stage", "llm")
+	// --max beyond the suite's dead letters: the job's item is among the newest.
+	out := criticizer(t, "--json", "dlq", "list", "--stage", "llm", "--max", "1000")
 	if err := json.Unmarshal([]byte(out), &items); err != nil {
 		t.Fatalf("dlq list --json: %v\n%s", err, out)
 	}
@@ -79,7 +80,7 @@ func TestOperatorCLI(t *testing.T) {
 	if msg == "" {
 		t.Fatalf("job %s not in `dlq list` output: %s", id, out)
 	}
-	table := criticizer(t, "dlq", "list", "--stage", "llm")
+	table := criticizer(t, "dlq", "list", "--stage", "llm", "--max", "1000")
 	if !strings.Contains(table, "ERROR_CLASS") || !strings.Contains(table, id) {
 		t.Fatalf("table output lacks the item:\n%s", table)
 	}

@@ -535,11 +535,13 @@ func TestFullRestartFromFetch(t *testing.T) {
 	if !restarted || fetchClaims != 2 || j.StageRecord(domain.StageFetch).Attempts != 1 {
 		t.Fatalf("restart: history has full_restart=%v, %d fetch claims; fetch %+v", restarted, fetchClaims, j.StageRecord(domain.StageFetch))
 	}
-	items, err := operator().List(context.Background(), domain.StageLLM, 100)
+	items, err := operator().List(context.Background(), domain.StageLLM, 1000) // every item: the suite's DLQ holds many
 	if err != nil {
 		t.Fatal(err)
 	}
-	operator().Release(context.Background(), items)
+	if err := operator().Release(context.Background(), items); err != nil {
+		t.Fatal(err)
+	}
 	for _, it := range items {
 		if it.JobID() == id {
 			t.Fatal("the restarted job's dead letter is still on the DLQ")

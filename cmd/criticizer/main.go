@@ -139,8 +139,10 @@ func stackOutputs(ctx context.Context, cf *cloudformation.Client, name string) (
 }
 
 // dlqItems lists up to max items of the DLQ of stage ("all": every stage),
-// released at once for the next reader.
-func (a *app) dlqItems(ctx context.Context, stage string, max int) ([]dlq.Item, error) {
+// released at once for the next reader. A failed release is returned beside
+// the items: they are real, but the next list may not show them until the
+// hold ends, and the operator should know why.
+func (a *app) dlqItems(ctx context.Context, stage string, max int) (all []dlq.Item, released error) {
 	ss := domain.Stages
 	if stage != "all" && stage != "" {
 		s, err := domain.ParseStage(stage)
@@ -149,16 +151,15 @@ func (a *app) dlqItems(ctx context.Context, stage string, max int) ([]dlq.Item, 
 		}
 		ss = []domain.Stage{s}
 	}
-	var all []dlq.Item
 	for _, s := range ss {
 		items, err := a.dlq.List(ctx, s, max)
 		if err != nil {
-			return nil, err
+			return nil, errors.Join(err, released)
 		}
-		a.dlq.Release(ctx, items)
+		released = errors.Join(released, a.dlq.Release(ctx, items))
 		all = append(all, items...)
 	}
-	return all, nil
+	return all, released
 }
 
 func (a *app) dlqList(ctx context.Context, args []string) error {
@@ -169,11 +170,12 @@ func (a *app) dlqList(ctx context.Context, args []string) error {
 		return err
 	}
 	all, err := a.dlqItems(ctx, *stage, *max)
-	if err != nil {
+	if err != nil && all == nil {
 		return err
 	}
+	// What was listed is printed even when its release failed; the error follows.
 	if a.json {
-		return json.NewEncoder(a.out).Encode(all)
+		return errors.Join(json.NewEncoder(a.out).Encode(all), err)
 	}
 	tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "STAGE\tMESSAGE\tJOB\tERROR_CLASS\tATTEMPTS\tFIRST_FAILURE\tLAST_FAILURE\tESCALATED\tREASON")
@@ -188,10 +190,10 @@ func (a *app) dlqList(ctx context.Context, args []string) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", it.Stage, it.MessageID, it.JobID(), it.ErrorClass(), attempts, first, last, esc, truncate(reason, 80))
 	}
-	return tw.Flush()
+	return errors.Join(tw.Flush(), err)
 }
 
-func (a *app) dlqShow(ctx context.Context, args []string) error {
+func (a *app) dlqShow(ctx context.Context, args []string) (rerr error) {
 	fs := flag.NewFlagSet("dlq show", flag.ContinueOnError)
 	stage := fs.String("stage", "all", "fetch, llm, notify or all")
 	if err := fs.Parse(reorder(args)); err != nil {
@@ -201,9 +203,10 @@ func (a *app) dlqShow(ctx context.Context, args []string) error {
 		return errors.New("usage: criticizer dlq show MESSAGE_ID [--stage S]")
 	}
 	items, err := a.dlqItems(ctx, *stage, 1000)
-	if err != nil {
+	if err != nil && items == nil {
 		return err
 	}
+	defer func() { rerr = errors.Join(rerr, err) }() // a failed release is reported after the item
 	for _, it := range items {
 		if it.MessageID != fs.Arg(0) {
 			continue

@@ -8,6 +8,7 @@ package dlq
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -82,7 +83,7 @@ func (c *Client) List(ctx context.Context, stage domain.Stage, max int) ([]Item,
 	if hold < 1 {
 		hold = 30
 	}
-	seen := map[string]bool{}
+	seen := map[string]int{} // message id → index in items
 	var items []Item
 	for empty := 0; len(items) < max && empty < 2; {
 		out, err := c.API.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
@@ -98,10 +99,13 @@ func (c *Client) List(ctx context.Context, stage domain.Stage, max int) ([]Item,
 		}
 		for _, m := range out.Messages {
 			id := aws.ToString(m.MessageId)
-			if seen[id] {
+			if i, ok := seen[id]; ok {
+				// Received again (SQS delivers at least once): only the newest
+				// receipt handle can release or delete it.
+				items[i].receipt = aws.ToString(m.ReceiptHandle)
 				continue
 			}
-			seen[id] = true
+			seen[id] = len(items)
 			it := Item{MessageID: id, Stage: stage, Body: aws.ToString(m.Body), receipt: aws.ToString(m.ReceiptHandle), Attributes: map[string]string{}}
 			for k, v := range m.MessageAttributes {
 				it.Attributes[k] = aws.ToString(v.StringValue)
@@ -130,14 +134,15 @@ func (f Filter) match(i Item) bool {
 
 // Replay moves the matching items back to the stage queue unchanged;
 // non-envelopes are skipped (they would only dead-letter again).
-func (c *Client) Replay(ctx context.Context, stage domain.Stage, f Filter, max int) ([]Item, error) {
+func (c *Client) Replay(ctx context.Context, stage domain.Stage, f Filter, max int) (moved []Item, err error) {
 	items, err := c.List(ctx, stage, max)
 	if err != nil {
 		return nil, err
 	}
 	q := c.Queues[stage]
-	var moved, untouched []Item
-	defer func() { c.Release(ctx, untouched) }() // what was listed but not moved is visible again at once
+	var untouched []Item
+	// What was listed but not moved is visible again at once.
+	defer func() { err = errors.Join(err, c.Release(ctx, untouched)) }()
 	for i, it := range items {
 		if !f.match(it) || it.Envelope == nil {
 			untouched = append(untouched, it)
@@ -185,21 +190,26 @@ func (c *Client) Restart(ctx context.Context, env envelope.Envelope, actor, note
 			}
 			q := c.Queues[stage]
 			if _, err := c.API.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &q.DLQ, ReceiptHandle: &it.receipt}); err != nil {
-				c.Release(ctx, others)
-				return fmt.Errorf("remove %s's dead letter %s: %w", env.JobID, it.MessageID, err)
+				return errors.Join(fmt.Errorf("remove %s's dead letter %s: %w", env.JobID, it.MessageID, err), c.Release(ctx, others))
 			}
 		}
-		c.Release(ctx, others)
+		if err := c.Release(ctx, others); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
 // Release makes listed items visible again at once (after a read-only list).
-func (c *Client) Release(ctx context.Context, items []Item) {
+// Every item is tried; an item whose release fails loses nothing but stays
+// hidden from other readers until Hold ends, so the error names each one.
+func (c *Client) Release(ctx context.Context, items []Item) error {
+	var errs []error
 	for _, it := range items {
 		q := c.Queues[it.Stage]
-		// Best effort: an item whose release fails is visible again when
-		// its visibility timeout ends; nothing is lost.
-		_, _ = c.API.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &q.DLQ, ReceiptHandle: &it.receipt, VisibilityTimeout: 0})
+		if _, err := c.API.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &q.DLQ, ReceiptHandle: &it.receipt, VisibilityTimeout: 0}); err != nil {
+			errs = append(errs, fmt.Errorf("release %s DLQ message %s (hidden until its hold ends): %w", it.Stage, it.MessageID, err))
+		}
 	}
+	return errors.Join(errs...)
 }

@@ -3,6 +3,8 @@ package dlq
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -20,11 +22,23 @@ type memSQS struct {
 	msgs    map[string][]types.Message // queue URL → messages
 	sendErr error
 	deleted []string
+	// twice delivers each message a second time, with a new receipt
+	// handle, as SQS's at-least-once delivery may; releaseErr fails releases.
+	twice      bool
+	releaseErr error
+	receives   int
 }
 
 func (m *memSQS) ReceiveMessage(_ context.Context, in *sqs.ReceiveMessageInput, _ ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
 	out := m.msgs[*in.QueueUrl]
 	m.msgs[*in.QueueUrl] = nil // invisible until released or deleted
+	if m.twice {
+		out = append(out, out...)
+	}
+	for i := range out {
+		m.receives++
+		out[i].ReceiptHandle = aws.String(fmt.Sprintf("r-%s-%d", *out[i].MessageId, m.receives)) // only the newest is valid
+	}
 	m.msgs["held:"+*in.QueueUrl] = append(m.msgs["held:"+*in.QueueUrl], out...)
 	return &sqs.ReceiveMessageOutput{Messages: out}, nil
 }
@@ -39,8 +53,27 @@ func (m *memSQS) DeleteMessage(_ context.Context, in *sqs.DeleteMessageInput, _ 
 	m.deleted = append(m.deleted, *in.ReceiptHandle)
 	return &sqs.DeleteMessageOutput{}, nil
 }
-func (m *memSQS) ChangeMessageVisibility(context.Context, *sqs.ChangeMessageVisibilityInput, ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error) {
-	return &sqs.ChangeMessageVisibilityOutput{}, nil
+// ChangeMessageVisibility to 0 makes a held message visible again, given the
+// receipt handle of its newest receive.
+func (m *memSQS) ChangeMessageVisibility(_ context.Context, in *sqs.ChangeMessageVisibilityInput, _ ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error) {
+	if m.releaseErr != nil {
+		return nil, m.releaseErr
+	}
+	held := m.msgs["held:"+*in.QueueUrl]
+	for i := len(held) - 1; i >= 0; i-- {
+		if *held[i].ReceiptHandle != *in.ReceiptHandle {
+			continue
+		}
+		for j := range held { // the newest receive of that message, or the handle is stale
+			if j > i && *held[j].MessageId == *held[i].MessageId {
+				return nil, errors.New("ReceiptHandleIsInvalid")
+			}
+		}
+		m.msgs[*in.QueueUrl] = append(m.msgs[*in.QueueUrl], held[i])
+		m.msgs["held:"+*in.QueueUrl] = append(held[:i:i], held[i+1:]...)
+		return &sqs.ChangeMessageVisibilityOutput{}, nil
+	}
+	return nil, errors.New("ReceiptHandleIsInvalid")
 }
 
 func deadLetter(t *testing.T, id, jobID string, class failure.Class) types.Message {
@@ -71,7 +104,7 @@ func TestReplay(t *testing.T) {
 		if got := m.msgs["llm"]; len(got) != 1 || *got[0].Body != *deadLetter(t, "a", "j1", failure.RateLimited).Body {
 			t.Fatalf("source queue %v: want a's body unchanged", got)
 		}
-		if len(m.deleted) != 1 || m.deleted[0] != "r-a" {
+			if len(m.deleted) != 1 || m.deleted[0] != "r-a-1" {
 			t.Fatalf("deleted %v: want a's receipt only", m.deleted)
 		}
 	})
@@ -98,8 +131,47 @@ func TestReplay(t *testing.T) {
 		if err != nil || req.Stage != domain.StageFetch || req.Replay == nil || req.Replay.Mode != envelope.ModeFullRestart || req.DeadLetter != nil {
 			t.Fatalf("restart request %+v, %v", req, err)
 		}
-		if len(m.deleted) != 1 || m.deleted[0] != "r-a" {
+		if len(m.deleted) != 1 || !strings.HasPrefix(m.deleted[0], "r-a-") {
 			t.Fatalf("deleted %v: want j1's dead letter only", m.deleted)
+		}
+	})
+}
+
+// A list is read-only: what one operator listed, the next one lists too.
+func TestListThenReleaseShowsTheSameItems(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name  string
+		twice bool
+	}{{"each message received once", false}, {"a message received twice keeps its newest receipt", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := &memSQS{twice: tc.twice, msgs: map[string][]types.Message{"llm-dlq": {deadLetter(t, "a", "j1", failure.AuthDenied), deadLetter(t, "b", "j2", failure.AuthDenied)}}}
+			c := &Client{API: m, Queues: map[domain.Stage]Queues{domain.StageLLM: {Source: "llm", DLQ: "llm-dlq"}}}
+			for round := 1; round <= 2; round++ {
+				items, err := c.List(ctx, domain.StageLLM, 10)
+				if err != nil || len(items) != 2 {
+					t.Fatalf("list %d: %d items, %v; want a and b", round, len(items), err)
+				}
+				if err := c.Release(ctx, items); err != nil {
+					t.Fatalf("release %d: %v", round, err)
+				}
+			}
+		})
+	}
+	t.Run("a failed release names each held item", func(t *testing.T) {
+		m := &memSQS{releaseErr: errors.New("throttled"), msgs: map[string][]types.Message{"llm-dlq": {deadLetter(t, "a", "j1", failure.AuthDenied), deadLetter(t, "b", "j2", failure.AuthDenied)}}}
+		c := &Client{API: m, Queues: map[domain.Stage]Queues{domain.StageLLM: {Source: "llm", DLQ: "llm-dlq"}}}
+		items, err := c.List(ctx, domain.StageLLM, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = c.Release(ctx, items)
+		if err == nil || !strings.Contains(err.Error(), "message a") || !strings.Contains(err.Error(), "message b") {
+			t.Fatalf("release error %v: want both items named", err)
+		}
+		m.msgs["llm-dlq"], m.msgs["held:llm-dlq"] = m.msgs["held:llm-dlq"], nil // the holds end
+		if _, err := c.Replay(ctx, domain.StageLLM, Filter{JobID: "none"}, 10); err == nil {
+			t.Fatal("replay hid its failed release of the untouched items")
 		}
 	})
 }
