@@ -53,6 +53,7 @@ func (m *memSQS) DeleteMessage(_ context.Context, in *sqs.DeleteMessageInput, _ 
 	m.deleted = append(m.deleted, *in.ReceiptHandle)
 	return &sqs.DeleteMessageOutput{}, nil
 }
+
 // ChangeMessageVisibility to 0 makes a held message visible again, given the
 // receipt handle of its newest receive.
 func (m *memSQS) ChangeMessageVisibility(_ context.Context, in *sqs.ChangeMessageVisibilityInput, _ ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error) {
@@ -104,7 +105,7 @@ func TestReplay(t *testing.T) {
 		if got := m.msgs["llm"]; len(got) != 1 || *got[0].Body != *deadLetter(t, "a", "j1", failure.RateLimited).Body {
 			t.Fatalf("source queue %v: want a's body unchanged", got)
 		}
-			if len(m.deleted) != 1 || m.deleted[0] != "r-a-1" {
+		if len(m.deleted) != 1 || m.deleted[0] != "r-a-1" {
 			t.Fatalf("deleted %v: want a's receipt only", m.deleted)
 		}
 	})
