@@ -1,16 +1,12 @@
 package redact
 
 import (
-	"regexp"
 	"slices"
 	"strings"
 )
 
 // A secret committed to the depot is a finding the pipeline states itself
 // (shared/result): only the rule id and place leave, never the secret.
-
-// tokenRE matches the token writeToken leaves in place of a secret.
-var tokenRE = regexp.MustCompile(`\[REDACTED:([a-z0-9][a-z0-9._-]*)\]`)
 
 // TokenRules returns the rule ids of the redaction tokens in line of
 // redacted text, in order, each once.
@@ -19,7 +15,7 @@ func TokenRules(line string) []string {
 		return nil
 	}
 	var out []string
-	for _, m := range tokenRE.FindAllStringSubmatch(line, -1) {
+	for _, m := range tokenRe().FindAllStringSubmatch(line, -1) {
 		if !slices.Contains(out, m[1]) {
 			out = append(out, m[1])
 		}

@@ -592,8 +592,9 @@ func dropFallbackOverlaps(spans []span) []span {
 	})
 }
 
-// tokenRe matches the replacement tokens this package writes.
-var tokenRe = lazy(`\[REDACTED:[a-z0-9-]+\]`)
+// tokenRe matches the token writeToken leaves in place of a secret, its
+// rule id the first group: the one form, rescans and TokenRules alike.
+var tokenRe = lazy(`\[REDACTED:([a-z0-9][a-z0-9._-]*)\]`)
 
 // dropInsideTokens discards spans inside an existing token, so a rescan
 // does not redact the redaction.
