@@ -594,7 +594,9 @@ func dropFallbackOverlaps(spans []span) []span {
 
 // tokenRe matches the token writeToken leaves in place of a secret, its
 // rule id the first group: the one form, rescans and TokenRules alike.
-var tokenRe = lazy(`\[REDACTED:([a-z0-9][a-z0-9._-]*)\]`)
+// Every rule id, ours and gitleaks', is lower-case kebab; a wider class
+// would let more text that only looks like a token shield a secret.
+var tokenRe = lazy(`\[REDACTED:([a-z0-9-]+)\]`)
 
 // dropInsideTokens discards spans inside an existing token, so a rescan
 // does not redact the redaction.
