@@ -91,10 +91,7 @@ func (r *Receiver) verify(ctx context.Context, h Header, body []byte) (Answer, b
 		}
 		return r.Scheme.Verify(h, body, keys, r.Now.Now())
 	}
-	err := check(false)
-	if errors.Is(err, ErrBadSignature) {
-		err = check(true)
-	}
+	err := WithFreshKeys(check)
 	switch {
 	case err == nil:
 		return Answer{}, true
@@ -104,6 +101,18 @@ func (r *Receiver) verify(ctx context.Context, h Header, body []byte) (Answer, b
 	}
 	r.Log.ErrorContext(ctx, "loading the Swarm events secret failed", "err", err, "error_class", failure.Classify(err))
 	return unavailable(), false
+}
+
+// WithFreshKeys runs check with the cached secret and, on ErrBadSignature,
+// once more with it re-read: it may have just rotated. Every receiver that
+// verifies a caller against a secret (these events, the webhook's HMAC and
+// bearer token) retries this one way.
+func WithFreshKeys(check func(fresh bool) error) error {
+	err := check(false)
+	if errors.Is(err, ErrBadSignature) {
+		err = check(true)
+	}
+	return err
 }
 
 // ErrEmptyKey is the refusal of an events secret that holds no key: every delivery is refused

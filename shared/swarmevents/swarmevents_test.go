@@ -210,3 +210,35 @@ func TestReceiverRefusesAnEmptyKey(t *testing.T) {
 		t.Fatalf("empty key: %+v, want 503", a)
 	}
 }
+
+// A mismatch re-reads the secret once (it may have just rotated); nothing
+// else does, and a second mismatch is the caller's.
+func TestWithFreshKeys(t *testing.T) {
+	unavailable := errors.New("secrets manager down")
+	for _, tc := range []struct {
+		name         string
+		cached, read error // check's answer with the cached and the re-read secret
+		want         error
+		reads        int
+	}{
+		{"cached secret verifies", nil, nil, nil, 1},
+		{"rotated: the re-read verifies", swarmevents.ErrBadSignature, nil, nil, 2},
+		{"still a mismatch", swarmevents.ErrBadSignature, swarmevents.ErrBadSignature, swarmevents.ErrBadSignature, 2},
+		{"secret unreadable: not read again", unavailable, nil, unavailable, 1},
+		{"stale timestamp: not read again", swarmevents.ErrStaleTimestamp, nil, swarmevents.ErrStaleTimestamp, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reads := 0
+			err := swarmevents.WithFreshKeys(func(fresh bool) error {
+				reads++
+				if fresh {
+					return tc.read
+				}
+				return tc.cached
+			})
+			if !errors.Is(err, tc.want) || (tc.want == nil && err != nil) || reads != tc.reads {
+				t.Fatalf("err %v after %d reads; want %v after %d", err, reads, tc.want, tc.reads)
+			}
+		})
+	}
+}

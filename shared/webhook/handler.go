@@ -224,10 +224,7 @@ func (h *Handler) authenticate(ctx context.Context, req events.APIGatewayProxyRe
 		}
 		return Verify(keys, header(req, HeaderTimestamp), header(req, HeaderSignature), req.HTTPMethod, path, body, h.now(), h.ReplayWindow)
 	}
-	err := verify(false)
-	if errors.Is(err, ErrBadSignature) {
-		err = verify(true) // the secret may have rotated since it was cached
-	}
+	err := swarmevents.WithFreshKeys(verify)
 	if msg, rejected := authRejections[err]; rejected {
 		// Neither the signature nor the body is logged: only the reason.
 		h.Log.WarnContext(ctx, "webhook authentication failed", "reason", err.Error(), "source_ip", req.RequestContext.Identity.SourceIP)
@@ -269,10 +266,10 @@ func (h *Handler) authenticateBearer(ctx context.Context, req events.APIGatewayP
 		return reject("bearer_not_accepted", "the Swarm token is accepted only on POST /webhooks/changelist")
 	}
 	got := sha256.Sum256([]byte(token))
-	match := func(fresh bool) (bool, error) {
+	err := swarmevents.WithFreshKeys(func(fresh bool) error {
 		tokens, err := h.SwarmTokens(ctx, fresh)
 		if err != nil {
-			return false, err
+			return err
 		}
 		ok := 0
 		for _, t := range tokens {
@@ -281,20 +278,19 @@ func (h *Handler) authenticateBearer(ctx context.Context, req events.APIGatewayP
 				ok |= subtle.ConstantTimeCompare(got[:], want[:])
 			}
 		}
-		return ok == 1, nil
-	}
-	ok, err := match(false)
-	if err == nil && !ok {
-		ok, err = match(true)
-	}
-	if err != nil {
-		h.Log.ErrorContext(ctx, "loading the Swarm token failed", "err", err, "error_class", failure.Classify(err))
-		return unavailable(), false
-	}
-	if !ok {
+		if ok != 1 {
+			return ErrBadSignature
+		}
+		return nil
+	})
+	switch {
+	case err == nil:
+		return events.APIGatewayProxyResponse{}, true
+	case errors.Is(err, ErrBadSignature):
 		return reject("invalid_token", "bearer token does not match")
 	}
-	return events.APIGatewayProxyResponse{}, true
+	h.Log.ErrorContext(ctx, "loading the Swarm token failed", "err", err, "error_class", failure.Classify(err))
+	return unavailable(), false
 }
 
 // authRejections are the answers to a request that fails authentication.
