@@ -132,20 +132,13 @@ func (s jobStatus) stages() string {
 		if !ok {
 			continue
 		}
-		p := fmt.Sprintf("%s %s (%d attempt%s", name, st.Status, st.Attempts, plural(st.Attempts))
+		p := fmt.Sprintf("%s %s (%d %s", name, st.Status, st.Attempts, domain.Plural(st.Attempts, "attempt"))
 		if st.LastErrorClass != "" {
 			p += ", last_error_class " + st.LastErrorClass
 		}
 		parts = append(parts, p+")")
 	}
 	return strings.Join(parts, ", ")
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }
 
 func runDemo(ctx context.Context, l *devstack.Local, body []byte, hook webhook.Request) error {
@@ -172,7 +165,7 @@ func runDemo(ctx context.Context, l *devstack.Local, body []byte, hook webhook.R
 	}
 	fmt.Printf("\n===== job %s =====\n", id)
 	printJSON(raw)
-	fmt.Printf("job %s %s: %d finding%s, %d e-mail%s\n", id, st.State, st.FindingCount, plural(st.FindingCount), len(mails), plural(len(mails)))
+	fmt.Printf("job %s %s: %d %s, %d %s\n", id, st.State, st.FindingCount, domain.Plural(st.FindingCount, "finding"), len(mails), domain.Plural(len(mails), "e-mail"))
 
 	switch {
 	case unusableAnswer(st):

@@ -9,6 +9,7 @@ import (
 
 	"github.com/criticizer/criticizer/internal/devstack"
 	swarmstandin "github.com/criticizer/criticizer/internal/standin/swarm"
+	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/swarm"
 )
@@ -91,8 +92,8 @@ func runSwarmDemo(ctx context.Context, l *devstack.Local) error {
 			runCalls = append(runCalls, c.Kind)
 		}
 		fmt.Printf("\ntest run %d callbacks: %s\n", run.ID, strings.Join(runCalls, ", "))
-		fmt.Printf("review %d version %d: %d finding%s, %d new comment%s\n", demoSwarmReview, v.version, st.FindingCount, plural(st.FindingCount),
-			len(all)-before, plural(len(all)-before))
+		fmt.Printf("review %d version %d: %d %s, %d new %s\n", demoSwarmReview, v.version, st.FindingCount, domain.Plural(st.FindingCount, "finding"),
+			len(all)-before, domain.Plural(len(all)-before, "comment"))
 		if summary == nil {
 			return fmt.Errorf("job %s succeeded but Swarm received no summary comment for version %d on review %d", id, v.version, demoSwarmReview)
 		}
