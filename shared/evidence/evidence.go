@@ -17,7 +17,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -133,20 +132,13 @@ func (l *Table) Record(ctx context.Context, e Event) error {
 
 // Events returns every recorded event of the message with this Message-ID.
 func (l *Table) Events(ctx context.Context, messageID string) ([]Event, error) {
-	in := &dynamodb.QueryInput{TableName: &l.table, ConsistentRead: aws.Bool(true),
-		KeyConditionExpression:    aws.String("pk = :pk"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: pk(Tag(messageID))}}}
+	items, err := store.Partition(ctx, l.api, l.table, pk(Tag(messageID)), "read delivery events")
+	if err != nil {
+		return nil, err
+	}
 	var events []Event
-	for pages := dynamodb.NewQueryPaginator(l.api, in); pages.HasMorePages(); {
-		out, err := pages.NextPage(ctx)
-		if err != nil {
-			return nil, awserr.Wrap("read delivery events", err)
-		}
-		var page []Event
-		if err := attributevalue.UnmarshalListOfMaps(out.Items, &page); err != nil {
-			return nil, failure.Wrap(failure.InternalBug, err)
-		}
-		events = append(events, page...)
+	if err := attributevalue.UnmarshalListOfMaps(items, &events); err != nil {
+		return nil, failure.Wrap(failure.InternalBug, err)
 	}
 	return events, nil
 }

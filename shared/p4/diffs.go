@@ -352,7 +352,8 @@ func (f *Fetcher) printSpecs(ctx context.Context, batch []filePlan) ([]printed, 
 			out[i].interdiff, out[i].since = editDiff(p.prevSpec, p.newSpec, prev, newContent), p.prevVersion
 		}
 		if p.oldSpec == "" {
-			out[i].diff = addedDiff(p.newSpec, newContent)
+			// An add is a diff from nothing.
+			out[i].diff = editDiff("/dev/null", p.newSpec, "", newContent)
 			continue
 		}
 		out[i].diff = editDiff(p.oldSpec, p.newSpec, got[0], newContent)

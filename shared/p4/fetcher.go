@@ -346,32 +346,6 @@ func digestOf(d string) string {
 	return strings.ToUpper(d)
 }
 
-// addedDiff renders content as a unified diff from nothing.
-func addedDiff(spec, content string) string {
-	if content == "" {
-		return ""
-	}
-	lines := strings.SplitAfter(content, "\n")
-	if lines[len(lines)-1] == "" {
-		lines = lines[:len(lines)-1]
-	}
-	var b strings.Builder
-	b.WriteString("--- /dev/null\n+++ " + spec + "\n")
-	if len(lines) == 1 {
-		b.WriteString("@@ -0,0 +1 @@\n")
-	} else {
-		fmt.Fprintf(&b, "@@ -0,0 +1,%d @@\n", len(lines))
-	}
-	for _, l := range lines {
-		b.WriteByte('+')
-		b.WriteString(l)
-	}
-	if !strings.HasSuffix(content, "\n") {
-		b.WriteString("\n\\ No newline at end of file\n")
-	}
-	return b.String()
-}
-
 // UserEmail is a Perforce user's e-mail from its spec (p4 user -o), "" for a
 // user the server does not know (the change's owner, or a Swarm review's
 // author, who does not own the archive change).

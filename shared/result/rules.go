@@ -201,11 +201,7 @@ func rulesViolations(err error) []string {
 }
 
 func oneLineErr(v any) string {
-	s := fmt.Sprint(v)
-	if err, ok := v.(error); ok {
-		s = err.Error()
-	}
-	s = strings.Join(strings.Fields(s), " ")
+	s := strings.Join(strings.Fields(fmt.Sprint(v)), " ") // an error's Sprint is its Error()
 	if len(s) > 300 {
 		s = s[:300] + "…"
 	}
