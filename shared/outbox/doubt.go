@@ -33,7 +33,7 @@ const (
 // inDoubt adds the SET of the row's doubt pair: state since at.
 func inDoubt(set string, values map[string]types.AttributeValue, state Status, at string) string {
 	values[":doubt"], values[":doubtat"] = sv(string(state)), sv(at)
-	return addSet(set, DoubtAttr+" = :doubt, "+DoubtAtAttr+" = :doubtat")
+	return store.AddSet(set, DoubtAttr+" = :doubt, "+DoubtAtAttr+" = :doubtat")
 }
 
 // outOfDoubt adds the REMOVE of the doubt pair: the row leaves the index.

@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/store"
 )
 
 // RowEvent is one entry of a row's history (rule OB-8): when, who, which write,
@@ -53,7 +54,7 @@ func (o *Outbox) withEvent(set string, values map[string]types.AttributeValue, o
 	}
 	ev, _ := attributevalue.Marshal([]RowEvent{{At: at, Actor: o.who(), Op: op, From: fromText, To: to}}) // strings only: cannot fail
 	values[":rowev"], values[":noev"] = ev, &types.AttributeValueMemberL{}
-	return addSet(set, "events = list_append(if_not_exists(events, :noev), :rowev)")
+	return store.AddSet(set, "events = list_append(if_not_exists(events, :noev), :rowev)")
 }
 
 // expected returns the status a condition names with `#s = :x`, if any.

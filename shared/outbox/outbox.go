@@ -18,7 +18,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -245,7 +244,7 @@ func (o *Outbox) transition(ctx context.Context, k Ref, op, tok, set string, fro
 // comes through here.
 func (o *Outbox) write(ctx context.Context, k Ref, op, tok, set, cond string, from []string, values map[string]types.AttributeValue) (old *Row, ok bool, err error) {
 	k = o.own(k)
-	set = addSet(set, "last_write = :wtoken")
+	set = store.AddSet(set, "last_write = :wtoken")
 	values[":wtoken"] = sv(tok)
 	set = o.withEvent(set, values, op, from)
 	_, err = o.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &o.table, Key: itemKey(k),
@@ -270,14 +269,6 @@ func (o *Outbox) write(ctx context.Context, k Ref, op, tok, set, cond string, fr
 	return nil, true, nil
 }
 
-// addSet adds a SET action to an update expression that starts with SET.
-func addSet(update, action string) string {
-	if i := strings.Index(update, " REMOVE "); i >= 0 {
-		return update[:i] + ", " + action + update[i:]
-	}
-	return update + ", " + action
-}
-
 // Send is a send attempt recorded by Begin.
 type Send struct {
 	Token string // names this attempt in Release and Reset
@@ -295,10 +286,10 @@ func (o *Outbox) Begin(ctx context.Context, k Ref, jobID string, now time.Time) 
 		":one": &types.AttributeValueMemberN{Value: "1"}, ":zero": &types.AttributeValueMemberN{Value: "0"}, ":tok": sv(tok)}
 	set := "SET #s = :sending, send_started_at = :now, updated_at = :now, attempts = if_not_exists(attempts, :zero) + :one," +
 		" send_token = :tok, last_write = :tok"
-	set = addSet(k.created(set, values), "job_id = if_not_exists(job_id, :job), created_at = if_not_exists(created_at, :now)")
+	set = store.AddSet(k.created(set, values), "job_id = if_not_exists(job_id, :job), created_at = if_not_exists(created_at, :now)")
 	values[":job"] = sv(jobID)
 	if exp := o.expiresAt(now); exp != 0 {
-		set = addSet(set, "expires_at = if_not_exists(expires_at, :exp)")
+		set = store.AddSet(set, "expires_at = if_not_exists(expires_at, :exp)")
 		values[":exp"] = &types.AttributeValueMemberN{Value: fmt.Sprint(exp)}
 	}
 	cond := "attribute_not_exists(pk) OR (#s = :pending AND attribute_not_exists(notified_at))"

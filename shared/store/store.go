@@ -207,7 +207,7 @@ func (st *Store) update(ctx context.Context, id string, w write) (*job.Job, erro
 	upd := w.update
 	values := w.values
 	if w.token != "" {
-		upd = addSet(upd, "last_write = :wtoken")
+		upd = AddSet(upd, "last_write = :wtoken")
 		values[":wtoken"] = s(w.token)
 	}
 	names, values := used(upd+" "+cond, w.names, values)
@@ -268,8 +268,9 @@ func (st *Store) failed(ctx context.Context, id string, w write, err error) (*jo
 	return old.job(), fmt.Errorf("%s: job %s: %w", w.op, id, errConditionCheck)
 }
 
-// addSet adds a SET action to an update expression that has one.
-func addSet(update, action string) string {
+// AddSet adds a SET action to an update expression that has one (before
+// its REMOVE clause, if any).
+func AddSet(update, action string) string {
 	if i := strings.Index(update, " REMOVE "); i >= 0 {
 		return update[:i] + ", " + action + update[i:]
 	}
