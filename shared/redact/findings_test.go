@@ -32,3 +32,25 @@ func TestTokenRulesAndSecretSeverity(t *testing.T) {
 		}
 	}
 }
+
+// Every rule's token reads back as its rule: the token regexp's character
+// class holds every id, ours and gitleaks', so a committed secret is never
+// lost as a finding because its rule id has a character the class lacks.
+func TestEveryRuleTokenReadsBack(t *testing.T) {
+	red, err := New(Policy{RedactEmails: true, ConfidentialDomains: []string{"corp.example.com"}, ConfidentialCIDRs: []string{"10.0.0.0/8"}, BareSecrets: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := red.index()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ix.dets) < 200 {
+		t.Fatalf("%d rules: want gitleaks' as well as ours", len(ix.dets))
+	}
+	for _, d := range ix.dets {
+		if got := TokenRules("x [REDACTED:" + d.id + "] y"); !slices.Equal(got, []string{d.id}) {
+			t.Errorf("rule %q: its token reads back as %v", d.id, got)
+		}
+	}
+}
