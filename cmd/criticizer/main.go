@@ -202,7 +202,7 @@ func (a *app) dlqShow(ctx context.Context, args []string) (rerr error) {
 	if fs.NArg() != 1 {
 		return errors.New("usage: criticizer dlq show MESSAGE_ID [--stage S]")
 	}
-	items, err := a.dlqItems(ctx, *stage, 1000)
+	items, err := a.dlqItems(ctx, *stage, dlq.Searched)
 	if err != nil && items == nil {
 		return err
 	}

@@ -119,6 +119,11 @@ func (c *Client) List(ctx context.Context, stage domain.Stage, max int) ([]Item,
 	return items, nil
 }
 
+// Searched is how many items of a DLQ a command looking for some of them
+// reads (show, replay, restart): a match is found however many others were
+// dead-lettered before it, up to this many.
+const Searched = 1000
+
 // Filter selects items for a replay.
 type Filter struct {
 	MessageID  string
@@ -132,10 +137,10 @@ func (f Filter) match(i Item) bool {
 		(f.ErrorClass == "" || f.ErrorClass == i.ErrorClass())
 }
 
-// Replay moves the matching items back to the stage queue unchanged;
-// non-envelopes are skipped (they would only dead-letter again).
+// Replay moves up to max of the matching items back to the stage queue
+// unchanged; non-envelopes are skipped (they would only dead-letter again).
 func (c *Client) Replay(ctx context.Context, stage domain.Stage, f Filter, max int) (moved []Item, err error) {
-	items, err := c.List(ctx, stage, max)
+	items, err := c.List(ctx, stage, Searched) // max bounds what is moved, not where a match is looked for
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +149,7 @@ func (c *Client) Replay(ctx context.Context, stage domain.Stage, f Filter, max i
 	// What was listed but not moved is visible again at once.
 	defer func() { err = errors.Join(err, c.Release(ctx, untouched)) }()
 	for i, it := range items {
-		if !f.match(it) || it.Envelope == nil {
+		if !f.match(it) || it.Envelope == nil || len(moved) >= max {
 			untouched = append(untouched, it)
 			continue
 		}
@@ -178,7 +183,7 @@ func (c *Client) Restart(ctx context.Context, env envelope.Envelope, actor, note
 		return fmt.Errorf("send restart: %w", err)
 	}
 	for stage := range c.Queues {
-		items, err := c.List(ctx, stage, 100)
+		items, err := c.List(ctx, stage, Searched)
 		if err != nil {
 			return err
 		}

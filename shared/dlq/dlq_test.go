@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -16,8 +17,9 @@ import (
 	"github.com/criticizer/criticizer/shared/failure"
 )
 
-// memSQS is an in-memory pair of queues per stage: receive hands out every
-// visible message once, send appends, delete removes.
+// memSQS is an in-memory pair of queues per stage: receive hands out up to
+// MaxNumberOfMessages visible messages, oldest first, send appends, delete
+// removes.
 type memSQS struct {
 	msgs    map[string][]types.Message // queue URL → messages
 	sendErr error
@@ -30,8 +32,10 @@ type memSQS struct {
 }
 
 func (m *memSQS) ReceiveMessage(_ context.Context, in *sqs.ReceiveMessageInput, _ ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
-	out := m.msgs[*in.QueueUrl]
-	m.msgs[*in.QueueUrl] = nil // invisible until released or deleted
+	all := m.msgs[*in.QueueUrl]
+	n := min(len(all), int(max(in.MaxNumberOfMessages, 1))) // SQS hands out at most MaxNumberOfMessages
+	out := slices.Clone(all[:n])
+	m.msgs[*in.QueueUrl] = all[n:] // invisible until released or deleted
 	if m.twice {
 		out = append(out, out...)
 	}
@@ -107,6 +111,21 @@ func TestReplay(t *testing.T) {
 		}
 		if len(m.deleted) != 1 || m.deleted[0] != "r-a-1" {
 			t.Fatalf("deleted %v: want a's receipt only", m.deleted)
+		}
+	})
+	t.Run("max bounds what is moved, not where a match is looked for", func(t *testing.T) {
+		m := &memSQS{msgs: map[string][]types.Message{}}
+		for i := range 25 { // the job's two dead letters come after 23 others'
+			m.msgs["llm-dlq"] = append(m.msgs["llm-dlq"], deadLetter(t, fmt.Sprint("o", i), "other", failure.AuthDenied))
+		}
+		m.msgs["llm-dlq"] = append(m.msgs["llm-dlq"], deadLetter(t, "x", "mine", failure.AuthDenied), deadLetter(t, "y", "mine", failure.AuthDenied))
+		c := &Client{API: m, Queues: map[domain.Stage]Queues{domain.StageLLM: {Source: "llm", DLQ: "llm-dlq"}}}
+		moved, err := c.Replay(ctx, domain.StageLLM, Filter{JobID: "mine"}, 1)
+		if err != nil || len(moved) != 1 || moved[0].MessageID != "x" {
+			t.Fatalf("moved %+v, err %v: want x only", moved, err)
+		}
+		if n := len(m.msgs["llm-dlq"]); n != 26 {
+			t.Fatalf("%d items visible on the DLQ after the replay, want the 26 not moved", n)
 		}
 	})
 	t.Run("a failed send deletes nothing: never a loss", func(t *testing.T) {
