@@ -514,7 +514,7 @@ func deadLetters(t *testing.T) map[string][]dlq.Item {
 	out := map[string][]dlq.Item{}
 	op := operator()
 	for _, s := range domain.Stages {
-		items, err := op.List(context.Background(), s, 1000)
+		items, err := op.List(context.Background(), s, dlq.Searched)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -535,7 +535,7 @@ func waitDeadLetter(t *testing.T, stage domain.Stage, id string) {
 	deadline := time.Now().Add(untilDeadLettered())
 	op := operator()
 	for {
-		items, err := op.List(context.Background(), stage, 1000)
+		items, err := op.List(context.Background(), stage, dlq.Searched)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,12 +9,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 
 	llmstandin "github.com/criticizer/criticizer/internal/standin/llm"
+	"github.com/criticizer/criticizer/shared/dlq"
 	"github.com/criticizer/criticizer/shared/domain"
 )
 
@@ -64,7 +66,7 @@ func TestOperatorCLI(t *testing.T) {
 		} `json:"envelope"`
 	}
 	// --max beyond the suite's dead letters: the job's item is among the newest.
-	out := criticizer(t, "--json", "dlq", "list", "--stage", "llm", "--max", "1000")
+	out := criticizer(t, "--json", "dlq", "list", "--stage", "llm", "--max", strconv.Itoa(dlq.Searched))
 	if err := json.Unmarshal([]byte(out), &items); err != nil {
 		t.Fatalf("dlq list --json: %v\n%s", err, out)
 	}
@@ -80,7 +82,7 @@ func TestOperatorCLI(t *testing.T) {
 	if msg == "" {
 		t.Fatalf("job %s not in `dlq list` output: %s", id, out)
 	}
-	table := criticizer(t, "dlq", "list", "--stage", "llm", "--max", "1000")
+	table := criticizer(t, "dlq", "list", "--stage", "llm", "--max", strconv.Itoa(dlq.Searched))
 	if !strings.Contains(table, "ERROR_CLASS") || !strings.Contains(table, id) {
 		t.Fatalf("table output lacks the item:\n%s", table)
 	}

@@ -535,7 +535,7 @@ func TestFullRestartFromFetch(t *testing.T) {
 	if !restarted || fetchClaims != 2 || j.StageRecord(domain.StageFetch).Attempts != 1 {
 		t.Fatalf("restart: history has full_restart=%v, %d fetch claims; fetch %+v", restarted, fetchClaims, j.StageRecord(domain.StageFetch))
 	}
-	items, err := operator().List(context.Background(), domain.StageLLM, 1000) // every item: the suite's DLQ holds many
+	items, err := operator().List(context.Background(), domain.StageLLM, dlq.Searched) // every item: the suite's DLQ holds many
 	if err != nil {
 		t.Fatal(err)
 	}
