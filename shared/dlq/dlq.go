@@ -101,7 +101,10 @@ func (c *Client) List(ctx context.Context, stage domain.Stage, max int) ([]Item,
 			id := aws.ToString(m.MessageId)
 			if i, ok := seen[id]; ok {
 				// Received again (SQS delivers at least once): only the newest
-				// receipt handle can release or delete it.
+				// receipt handle can release or delete it (DeleteMessage, API
+				// reference: "You must provide the most recently received
+				// receipt handle"; docs.aws.amazon.com/AWSSimpleQueueService/
+				// latest/APIReference/API_DeleteMessage.html).
 				items[i].receipt = aws.ToString(m.ReceiptHandle)
 				continue
 			}
