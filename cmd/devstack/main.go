@@ -91,11 +91,7 @@ func (s *synthFlags) options() (devstack.SynthOptions, error) {
 			return o, fmt.Errorf("-overrides: %w", err)
 		}
 	}
-	root, err := devstack.RepoRoot()
-	if err != nil {
-		return o, err
-	}
-	run, err := devstack.RunDir(root)
+	run, err := devstack.RunDir()
 	if err != nil {
 		return o, err
 	}
