@@ -130,15 +130,13 @@ func runReview(ctx context.Context, l *devstack.Local, cl int64, key string, rec
 	if err != nil {
 		return nil, err
 	}
-	var created struct {
-		JobID string `json:"job_id"`
-	}
-	if err := json.Unmarshal(b, &created); err != nil || created.JobID == "" {
+	id := devstack.CreatedJob(b)
+	if id == "" {
 		return nil, fmt.Errorf("webhook answer %s: no job id", b)
 	}
 	jobs := store.New(dynamodb.NewFromConfig(l.AWS), l.Outputs["JobsTableName"])
 	for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) { // polling an external process
-		j, err := jobs.Get(ctx, created.JobID)
+		j, err := jobs.Get(ctx, id)
 		if err != nil {
 			return nil, err
 		}
@@ -149,7 +147,7 @@ func runReview(ctx context.Context, l *devstack.Local, cl int64, key string, rec
 			return nil, fmt.Errorf("job %s failed at %s", j.ID, j.Stage)
 		}
 	}
-	return nil, fmt.Errorf("job %s did not finish in 3 minutes", created.JobID)
+	return nil, fmt.Errorf("job %s did not finish in 3 minutes", id)
 }
 
 // scanAll reads every item of the table (the bench's own client, not counted).

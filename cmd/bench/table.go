@@ -55,10 +55,8 @@ func Render(w io.Writer, results []Result) error {
 		row := []string{shortPkg(r.Pkg), r.Name}
 		for _, c := range cols {
 			cell := ""
-			for _, m := range r.Metrics {
-				if m.Unit == c {
-					cell = formatValue(m.Value, m.Unit)
-				}
+			if v, ok := metric(r, c); ok {
+				cell = formatValue(v, c)
 			}
 			row = append(row, cell)
 		}
@@ -70,8 +68,15 @@ func Render(w io.Writer, results []Result) error {
 			width[i] = max(width[i], len(cell))
 		}
 	}
+	rule := make([]string, len(width)) // as wide as its column, so it is written as a row
+	for i, n := range width {
+		rule[i] = strings.Repeat("-", n)
+		if i >= 2 {
+			rule[i] = rule[i][1:] + ":"
+		}
+	}
 	var b strings.Builder
-	for ri, row := range rows {
+	for _, row := range slices.Insert(rows, 1, rule) {
 		b.WriteString("|")
 		for i, cell := range row {
 			if i < 2 { // names left, numbers right
@@ -81,17 +86,6 @@ func Render(w io.Writer, results []Result) error {
 			}
 		}
 		b.WriteString("\n")
-		if ri == 0 {
-			b.WriteString("|")
-			for i := range row {
-				if i < 2 {
-					b.WriteString(" " + strings.Repeat("-", width[i]) + " |")
-				} else {
-					b.WriteString(" " + strings.Repeat("-", width[i]-1) + ": |")
-				}
-			}
-			b.WriteString("\n")
-		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -149,7 +149,7 @@ func runDemo(ctx context.Context, l *devstack.Local, body []byte, hook webhook.R
 	}
 	fmt.Printf("POST %s (changelist %d v%d): HTTP %d\n", post, hook.ChangelistID, hook.ReviewVersion, code)
 	printJSON(answer)
-	id := createdJob(answer)
+	id := devstack.CreatedJob(answer)
 	if code/100 != 2 || id == "" {
 		return fmt.Errorf("the webhook was not accepted (HTTP %d)", code)
 	}
@@ -175,15 +175,6 @@ func runDemo(ctx context.Context, l *devstack.Local, body []byte, hook webhook.R
 		return fmt.Errorf("job %s succeeded but the SMTP stand-in received no e-mail for CL %d v%d: %s", id, hook.ChangelistID, hook.ReviewVersion, st.stages())
 	}
 	return runSwarmDemo(ctx, l)
-}
-
-// createdJob is the job id of the webhook's answer, "" if none.
-func createdJob(answer []byte) string {
-	var created struct {
-		JobID string `json:"job_id"`
-	}
-	_ = json.Unmarshal(answer, &created)
-	return created.JobID
 }
 
 // followJob polls GET /jobs/{id} until the job ends, printing each change of

@@ -50,7 +50,7 @@ func runSwarmDemo(ctx context.Context, l *devstack.Local) error {
 		fmt.Printf("\n===== Swarm review %d, version %d (archive change %d) =====\n", demoSwarmReview, v.version, v.change)
 		fmt.Printf("Swarm's test run POSTs /webhooks/changelist with its bearer token: %s\n", out.StatusLine)
 		printJSON(out.Body)
-		id := createdJob(out.Body)
+		id := devstack.CreatedJob(out.Body)
 		if out.Failed || id == "" {
 			return fmt.Errorf("the Swarm test run's request was not accepted (%s)", out.StatusLine)
 		}

@@ -81,11 +81,7 @@ func printMail(jobID string, i, n int, from string, to []string, raw []byte) err
 	if !strings.HasSuffix(parts.text, "\n") {
 		fmt.Println()
 	}
-	root, err := devstack.RepoRoot()
-	if err != nil {
-		return err
-	}
-	dir, err := devstack.RunDir(root)
+	dir, err := devstack.RunDir()
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -66,13 +67,6 @@ func usage() {
 	os.Exit(2)
 }
 
-func defaultEndpoint() string {
-	if v := os.Getenv("AWS_ENDPOINT_URL"); v != "" {
-		return v
-	}
-	return "http://127.0.0.1:4566"
-}
-
 type synthFlags struct {
 	env, overrides, assetRoot, format string
 }
@@ -91,11 +85,7 @@ func (s *synthFlags) options() (devstack.SynthOptions, error) {
 			return o, fmt.Errorf("-overrides: %w", err)
 		}
 	}
-	root, err := devstack.RepoRoot()
-	if err != nil {
-		return o, err
-	}
-	run, err := devstack.RunDir(root)
+	run, err := devstack.RunDir()
 	if err != nil {
 		return o, err
 	}
@@ -105,7 +95,7 @@ func (s *synthFlags) options() (devstack.SynthOptions, error) {
 
 func deploy(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("deploy", flag.ExitOnError)
-	endpoint := fs.String("endpoint", defaultEndpoint(), "emulator endpoint")
+	endpoint := fs.String("endpoint", cmp.Or(os.Getenv("AWS_ENDPOINT_URL"), "http://127.0.0.1:4566"), "emulator endpoint")
 	var sf synthFlags
 	sf.register(fs)
 	_ = fs.Parse(args)

@@ -27,11 +27,7 @@ type runState struct {
 }
 
 func statePath() (string, error) {
-	root, err := devstack.RepoRoot()
-	if err != nil {
-		return "", err
-	}
-	dir, err := devstack.RunDir(root)
+	dir, err := devstack.RunDir()
 	if err != nil {
 		return "", err
 	}

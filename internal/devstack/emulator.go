@@ -70,7 +70,7 @@ func startOnce(ctx context.Context, root, bin string, port int, opts EmulatorOpt
 	if Healthy(endpoint) {
 		return nil, fmt.Errorf("%s: %w by another process", endpoint, errPortInUse)
 	}
-	logDir, err := logDir(root)
+	logDir, err := logDir()
 	if err != nil {
 		return nil, err
 	}
@@ -136,9 +136,13 @@ func emulatorEnv(env []string) []string {
 	return out
 }
 
-// RunDir returns <root>/.run, the untracked directory for pid files, logs and
-// cloud assemblies, creating it with a .gitignore that ignores everything.
-func RunDir(root string) (string, error) {
+// RunDir returns <RepoRoot>/.run, the untracked directory for pid files, logs
+// and cloud assemblies, creating it with a .gitignore that ignores everything.
+func RunDir() (string, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
 	dir := filepath.Join(root, ".run")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
@@ -152,9 +156,9 @@ func RunDir(root string) (string, error) {
 	return dir, nil
 }
 
-// logDir is <root>/.run/logs, its files older than a day pruned.
-func logDir(root string) (string, error) {
-	run, err := RunDir(root)
+// logDir is .run/logs, its files older than a day pruned.
+func logDir() (string, error) {
+	run, err := RunDir()
 	if err != nil {
 		return "", err
 	}

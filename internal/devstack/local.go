@@ -338,6 +338,15 @@ func (l *Local) Call(ctx context.Context, method, path string, body []byte) (int
 	return resp.StatusCode, b, err
 }
 
+// CreatedJob is the job id of a POST /webhooks/changelist answer, "" if none.
+func CreatedJob(answer []byte) string {
+	var created struct {
+		JobID string `json:"job_id"`
+	}
+	_ = json.Unmarshal(answer, &created)
+	return created.JobID
+}
+
 // setFunctionEnv lets edit change the environment of the function the stack
 // output names (and sets its timeout, when given); it returns the
 // environment set.

@@ -72,7 +72,7 @@ func StartModelServer(ctx context.Context, opts ModelServerOptions) (*ModelServe
 		Logf("model server installed in %s (cached for the next run)", d.Round(time.Second))
 	}
 	model := strings.TrimSpace(string(out))
-	logs, err := logDir(root)
+	logs, err := logDir()
 	if err != nil {
 		return nil, err
 	}

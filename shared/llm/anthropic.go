@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 )
 
@@ -101,7 +102,7 @@ func (c *AnthropicClient) read(a answer) (Completion, error) {
 			Reason: ReasonBadResponse, Status: status, RequestID: reqID, Detail: "not a message: " + errSyntax(err).Error()})
 	}
 	if reqID == "" {
-		reqID = Clip(r.ID, 128)
+		reqID = domain.Clip(r.ID, 128)
 	}
 	var text strings.Builder
 	for _, b := range r.Content {
@@ -109,7 +110,7 @@ func (c *AnthropicClient) read(a answer) (Completion, error) {
 			text.WriteString(b.Text)
 		}
 	}
-	e := &Error{Provider: Anthropic, Status: status, RequestID: reqID, Code: Clip(r.StopReason, 64)}
+	e := &Error{Provider: Anthropic, Status: status, RequestID: reqID, Code: domain.Clip(r.StopReason, 64)}
 	switch {
 	case r.StopReason == "refusal":
 		e.Reason, e.Refusal, e.Detail = ReasonRefusal, sanitizeRefusal(text.String()), "the model refused"
@@ -145,9 +146,9 @@ func (c *AnthropicClient) read(a answer) (Completion, error) {
 func anthropicStatusError(resp *http.Response, body []byte, reqID string) error {
 	var ae anthropicError
 	_ = json.Unmarshal(body, &ae)
-	typ, status := Clip(ae.Error.Type, 64), resp.StatusCode
+	typ, status := domain.Clip(ae.Error.Type, 64), resp.StatusCode
 	if reqID == "" {
-		reqID = Clip(ae.RequestID, 128)
+		reqID = domain.Clip(ae.RequestID, 128)
 	}
 	e := &Error{Provider: Anthropic, Status: status, Type: typ, RequestID: reqID}
 	retryAfter := parseRetryAfter(resp.Header, time.Now())

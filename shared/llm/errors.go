@@ -187,7 +187,7 @@ func openAIStatusError(provider string, resp *http.Response, body []byte, reqID 
 			ae.Error.Message, ae.Error.Type, ae.Error.Code = flat.Message, flat.Type, flat.Code
 		}
 	}
-	code, typ := Clip(ae.code(), 64), Clip(ae.typ(), 64)
+	code, typ := domain.Clip(ae.code(), 64), domain.Clip(ae.typ(), 64)
 	status := resp.StatusCode
 	e := &Error{Provider: provider, Status: status, Code: code, Type: typ, RequestID: reqID}
 	retryAfter := parseRetryAfter(resp.Header, time.Now())
@@ -297,22 +297,11 @@ func clampRetryAfter(secs float64) time.Duration {
 func requestID(h http.Header) string {
 	for _, name := range []string{"X-Request-Id", "Request-Id", "Apim-Request-Id", "X-Ms-Request-Id", "X-Amzn-Requestid"} {
 		if v := h.Get(name); v != "" {
-			return Clip(domain.OneLine(v), 128)
+			return domain.Clip(domain.OneLine(v), 128)
 		}
 	}
 	return ""
 }
 
 // sanitizeRefusal: one line, no control characters, at most 500 bytes.
-func sanitizeRefusal(s string) string { return Clip(domain.OneLine(s), 500) }
-
-// Clip cuts s to at most n bytes at a UTF-8 boundary.
-func Clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n]
-}
+func sanitizeRefusal(s string) string { return domain.Clip(domain.OneLine(s), 500) }

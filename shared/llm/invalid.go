@@ -74,7 +74,7 @@ func invalidReason(msg string, body []byte) (reason string, namesFormat bool) {
 		first, _, _ := strings.Cut(msg, "\n")
 		parts = append(parts, first)
 	}
-	reason = Clip(domain.OneLine(strings.Join(parts, "; ")), 300)
+	reason = domain.Clip(domain.OneLine(strings.Join(parts, "; ")), 300)
 	lower := strings.ToLower(reason + " " + msg)
 	namesFormat = strings.Contains(lower, "response_format") || strings.Contains(lower, "json_schema") || strings.Contains(lower, "json_object")
 	return reason, namesFormat

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 )
 
@@ -150,7 +151,7 @@ func (c *Client) read(a answer) (Completion, error) {
 		return Completion{RequestID: reqID}, bad("not a chat completion: " + errSyntax(err).Error())
 	}
 	if reqID == "" {
-		reqID = Clip(cr.ID, 128)
+		reqID = domain.Clip(cr.ID, 128)
 	}
 	if len(cr.Choices) == 0 {
 		// Some compatible servers answer 200 with an error envelope.
@@ -161,7 +162,7 @@ func (c *Client) read(a answer) (Completion, error) {
 		return Completion{RequestID: reqID}, bad("no choices")
 	}
 	ch := cr.Choices[0]
-	e := &Error{Provider: OpenAI, Status: a.resp.StatusCode, RequestID: reqID, Code: Clip(ch.FinishReason, 64)}
+	e := &Error{Provider: OpenAI, Status: a.resp.StatusCode, RequestID: reqID, Code: domain.Clip(ch.FinishReason, 64)}
 	switch {
 	case ch.Message.Refusal != nil && *ch.Message.Refusal != "":
 		e.Reason, e.Refusal, e.Detail = ReasonRefusal, sanitizeRefusal(*ch.Message.Refusal), "the model refused"
@@ -170,7 +171,7 @@ func (c *Client) read(a answer) (Completion, error) {
 	case ch.FinishReason == "length":
 		e.Reason, e.Detail = ReasonTruncated, fmt.Sprintf("output cut at max_tokens (%d completion tokens)", cr.Usage.CompletionTokens)
 	case ch.Message.Content == nil || *ch.Message.Content == "":
-		return Completion{RequestID: reqID}, bad(fmt.Sprintf("no message content (finish_reason %q)", Clip(ch.FinishReason, 64)))
+		return Completion{RequestID: reqID}, bad(fmt.Sprintf("no message content (finish_reason %q)", domain.Clip(ch.FinishReason, 64)))
 	}
 	if e.Reason != "" {
 		return Completion{RequestID: reqID}, Classed(ClassFor(e.Reason), 0, e)

@@ -7,6 +7,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 )
 
@@ -143,11 +144,7 @@ func sanitize(text, password string) string {
 	}, text)
 	text = strings.Join(strings.Fields(text), " ")
 	if len(text) > maxMessage {
-		cut := maxMessage
-		for cut > 0 && !utf8.RuneStart(text[cut]) {
-			cut--
-		}
-		text = text[:cut] + "…(truncated)"
+		text = domain.Clip(text, maxMessage) + "…(truncated)"
 	}
 	return text
 }

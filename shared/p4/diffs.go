@@ -7,7 +7,8 @@ import (
 	"path"
 	"strconv"
 	"strings"
-	"sync"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/criticizer/criticizer/shared/depot"
 	"github.com/criticizer/criticizer/shared/domain"
@@ -196,56 +197,37 @@ func (f *Fetcher) fetchDiffs(ctx context.Context, plans []filePlan, files []doma
 	if len(batches) == 0 {
 		return nil
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	work := make(chan []filePlan)
-	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		firstErr error
-	)
-	for range min(f.opt.Parallelism, len(batches)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for b := range work {
-				diffs, err := f.printBatch(ctx, b)
-				for i, p := range b {
-					if err != nil {
-						break
-					}
-					fc := files[p.index] // a copy: files is only read here
-					fc.Diff, fc.NotDiffed = diffs[i].diff, diffs[i].notDiffed
-					if diffs[i].since > 0 {
-						fc.Interdiff, fc.InterdiffFrom = diffs[i].interdiff, diffs[i].since
-					}
-					err = sink(p.index, fc)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(f.opt.Parallelism)
+	for _, b := range batches {
+		if gctx.Err() != nil {
+			break
+		}
+		g.Go(func() error {
+			diffs, err := f.printBatch(gctx, b)
+			if err != nil {
+				return err
+			}
+			for i, p := range b {
+				fc := files[p.index] // a copy: files is only read here
+				fc.Diff, fc.NotDiffed = diffs[i].diff, diffs[i].notDiffed
+				if diffs[i].since > 0 {
+					fc.Interdiff, fc.InterdiffFrom = diffs[i].interdiff, diffs[i].since
 				}
-				if err != nil {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = err
-						cancel()
-					}
-					mu.Unlock()
+				if err := sink(p.index, fc); err != nil {
+					return err
 				}
 			}
-		}()
+			return nil
+		})
 	}
-feed:
-	for _, b := range batches {
-		select {
-		case work <- b:
-		case <-ctx.Done():
-			break feed
-		}
+	if err := g.Wait(); err != nil {
+		return err
 	}
-	close(work)
-	wg.Wait()
-	if firstErr == nil && ctx.Err() != nil {
-		firstErr = failure.Wrap(failure.NetworkTimeout, fmt.Errorf("p4 print: %w", ctx.Err()))
+	if ctx.Err() != nil {
+		return failure.Wrap(failure.NetworkTimeout, fmt.Errorf("p4 print: %w", ctx.Err()))
 	}
-	return firstErr
+	return nil
 }
 
 // unknownSize is what a file without a fileSize counts for in a batch.

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/criticizer/criticizer/internal/standin/p4depot"
@@ -271,5 +273,64 @@ func TestFetchListsHugeFilesAndShelvedMoves(t *testing.T) {
 	}
 	if cs.Files[0].Diff != "" || cs.Files[0].NotDiffed != domain.OverFileBytes {
 		t.Errorf("file found huge by print = %+v: want no diff, marked over the per-file limit", cs.Files[0])
+	}
+}
+
+// concurrentRunner counts the print commands running at once.
+type concurrentRunner struct {
+	next          CommandRunner
+	mu            sync.Mutex
+	running, most int
+	prints        int
+}
+
+func (r *concurrentRunner) Run(ctx context.Context, command string, args ...string) ([]Record, error) {
+	if command != "print" {
+		return r.next.Run(ctx, command, args...)
+	}
+	r.mu.Lock()
+	r.running++
+	r.prints++
+	r.most = max(r.most, r.running)
+	r.mu.Unlock()
+	defer func() { r.mu.Lock(); r.running--; r.mu.Unlock() }()
+	return r.next.Run(ctx, command, args...)
+}
+
+// TestFetchDiffsPool: the print batches run at most Parallelism at once,
+// and the first failure is the fetch's error and stops the batches not yet
+// started.
+func TestFetchDiffsPool(t *testing.T) {
+	depotDir := t.TempDir()
+	if err := p4depot.Generate(depotDir, p4depot.Spec{Change: 777, Files: 60}); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := newTestRunner(t, depotDir, nil)
+	fetcher := func() (*Fetcher, *concurrentRunner) {
+		cr := &concurrentRunner{next: r}
+		f, err := NewFetcher(cr, testAllowList(t, nil), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f.WithOptions(Options{Parallelism: 3, BatchFiles: 1}), cr
+	}
+
+	f, cr := fetcher()
+	if _, err := f.Fetch(context.Background(), 777, false); err != nil {
+		t.Fatal(err)
+	}
+	if cr.most > 3 || cr.most < 2 {
+		t.Errorf("%d prints at once, want 2 or 3 of Parallelism 3", cr.most)
+	}
+	all := cr.prints
+
+	f, cr = fetcher()
+	stop := errors.New("sink refused")
+	_, err := f.FetchSince(context.Background(), 777, false, Since{}, func(int, domain.FileChange) error { return stop })
+	if !errors.Is(err, stop) {
+		t.Errorf("err = %v, want the sink's", err)
+	}
+	if cr.prints >= all {
+		t.Errorf("%d of %d prints ran after the first failure", cr.prints, all)
 	}
 }

@@ -219,7 +219,7 @@ func (b Budget) Plan(cs domain.Changeset, version string, rules RuleSet) Plan {
 	p.rules = rules
 	p.description = cs.Description
 	if len(p.description) > b.MaxDescriptionBytes {
-		p.description = cutUTF8(p.description, b.MaxDescriptionBytes)
+		p.description = domain.Clip(p.description, b.MaxDescriptionBytes)
 		p.DescriptionTruncated = true
 	}
 	// Room for the diffs: the input budget less the fixed parts.

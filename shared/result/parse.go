@@ -526,7 +526,7 @@ func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return cutUTF8(s, n) + "…"
+	return domain.Clip(s, n) + "…"
 }
 
 // jsonErrorDetail describes a decode failure by position only: the

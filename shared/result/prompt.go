@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/criticizer/criticizer/shared/domain"
 )
@@ -122,17 +121,6 @@ func cutAtLine(s string, n int) string {
 		return ""
 	}
 	return s[:strings.LastIndexByte(s[:n], '\n')+1]
-}
-
-// cutUTF8 returns a prefix of s of at most n bytes that is valid UTF-8 where s is.
-func cutUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }
 
 // SystemPrompt returns the system message of a prompt version, or "" for a

@@ -4,7 +4,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/criticizer/criticizer/shared/domain"
 )
 
 // Line is one line of the new revision as a diff shows it: context or added.
@@ -111,21 +112,12 @@ func Around(diff string, line, n, maxLine int) []string {
 			return true
 		}
 		for _, h := range hunk[max(0, len(hunk)-n):] {
-			out = append(out, cut(h, maxLine))
+			if maxLine > 0 {
+				h = domain.Clip(h, maxLine)
+			}
+			out = append(out, h)
 		}
 		return false
 	})
 	return out
-}
-
-// cut shortens s to at most max bytes without splitting a character.
-func cut(s string, max int) string {
-	if max <= 0 || len(s) <= max {
-		return s
-	}
-	s = s[:max]
-	for len(s) > 0 && !utf8.ValidString(s) {
-		s = s[:len(s)-1]
-	}
-	return s
 }

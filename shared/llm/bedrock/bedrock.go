@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/llm"
 )
@@ -129,7 +130,7 @@ func (c *Client) read(out *bedrockruntime.ConverseOutput) (llm.Completion, error
 		}
 	}
 	sr := string(out.StopReason)
-	e := &llm.Error{Provider: llm.Bedrock, Status: http.StatusOK, RequestID: reqID, Code: llm.Clip(sr, 64)}
+	e := &llm.Error{Provider: llm.Bedrock, Status: http.StatusOK, RequestID: reqID, Code: domain.Clip(sr, 64)}
 	switch out.StopReason {
 	case types.StopReasonGuardrailIntervened, types.StopReasonContentFiltered:
 		e.Reason, e.Detail = llm.ReasonContentFilter, "stopped by a Bedrock guardrail or content filter ("+sr+")"
@@ -175,14 +176,14 @@ func (c *Client) classify(ctx context.Context, err error) error {
 	e := &llm.Error{Provider: llm.Bedrock}
 	var re *awshttp.ResponseError
 	if errors.As(err, &re) {
-		e.RequestID = llm.Clip(re.ServiceRequestID(), 128)
+		e.RequestID = domain.Clip(re.ServiceRequestID(), 128)
 		e.Status = re.HTTPStatusCode()
 	}
 	var ae smithy.APIError
 	if !errors.As(err, &ae) {
 		return llm.TransportError(ctx, c.cfg.Timeout, err)
 	}
-	e.Code = llm.Clip(ae.ErrorCode(), 64)
+	e.Code = domain.Clip(ae.ErrorCode(), 64)
 	var (
 		throttle *types.ThrottlingException
 		quota    *types.ServiceQuotaExceededException
