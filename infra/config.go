@@ -3,10 +3,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -298,7 +298,7 @@ func LoadConfig(node constructs.Node) (string, EnvConfig, error) {
 	if v, ok := node.TryGetContext(strPtr(ctxEnv)).(string); ok && v != "" {
 		name = v
 	}
-	if !contains(knownEnvs, name) {
+	if !slices.Contains(knownEnvs, name) {
 		return "", EnvConfig{}, fmt.Errorf("context %q: unknown environment %q (want one of %s)", ctxEnv, name, strings.Join(knownEnvs, ", "))
 	}
 	cfg := DefaultConfig(name)
@@ -309,7 +309,7 @@ func LoadConfig(node constructs.Node) (string, EnvConfig, error) {
 			return "", cfg, fmt.Errorf("context %q: %w", ctxEnvironments, err)
 		}
 		for k := range envs {
-			if !contains(knownEnvs, k) {
+			if !slices.Contains(knownEnvs, k) {
 				return "", cfg, fmt.Errorf("context %q: unknown environment %q", ctxEnvironments, k)
 			}
 		}
@@ -325,7 +325,7 @@ func LoadConfig(node constructs.Node) (string, EnvConfig, error) {
 		}
 	}
 	cfg.isLocal = isLocal(name)
-	return name, cfg, errors.Join(cfg.Validate(), cfg.validateReview(), cfg.validateLLM())
+	return name, cfg, cfg.Validate()
 }
 
 var retentionDays = map[int]awslogs.RetentionDays{
@@ -381,15 +381,6 @@ func validSchedule(s string) bool {
 		return (m[1] == "1") == !strings.HasSuffix(m[2], "s")
 	}
 	return cronRe.MatchString(s)
-}
-
-func contains(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 func strPtr(s string) *string { return &s }

@@ -29,7 +29,7 @@ var validators = []func(EnvConfig, *problems){
 	validateRuntime, validateQueues, validateP4, validateLLM, validateEmail, validateSwarm,
 	validateRedaction, validateAPI, validateAlarms, validateLogs, validateNetwork, validateEncryption,
 	validateRecipients, validateJobPage, validateRateLimits, validateGuarantees, validateNotifyChannels,
-	validateSwarmNetwork, validateDeclared, validateSwarmEvents, validatePlaceholders, validateDigest,
+	validateSwarmNetwork, validateDeclared, validateSwarmEvents, validatePlaceholders, validateDigest, validateReview,
 }
 
 // Validate rejects settings AWS would reject at deploy time, or that would make
@@ -116,14 +116,18 @@ func validateP4(c EnvConfig, p *problems) {
 	}
 }
 
-// validateLLM: the provider, its endpoint and model, the call timeout and the
-// prompt canary.
+// validateLLM: the provider, its endpoint, model and response format, the
+// call timeout and the prompt canary.
 func validateLLM(c EnvConfig, p *problems) {
+	f, known := llm.FamilyOf(c.LLMProvider) // an unknown provider: validateDeclared
+	if rf, ok := c.Passed["llmResponseFormat"]; ok && rf != "" && known && !f.ResponseFormat {
+		p.add("llmResponseFormat %v: llmProvider %s takes no response format", rf, c.LLMProvider)
+	}
 	if c.LLMTimeoutSeconds < 1 || c.LLMTimeoutSeconds >= c.LeaseSeconds {
 		p.add("llmTimeoutSeconds %d: want 1..leaseSeconds-1 (%d)", c.LLMTimeoutSeconds, c.LeaseSeconds-1)
 	}
 	// An AWS family's SDK resolves the regional endpoint; llmEndpoint only overrides it.
-	if f, ok := llm.FamilyOf(c.LLMProvider); ok && !f.AWS && c.LLMEndpoint == "" {
+	if known && !f.AWS && c.LLMEndpoint == "" {
 		p.add("llmEndpoint is empty: llmProvider %s needs the provider's base URL, e.g. https://api.openai.com", c.LLMProvider)
 	}
 	if c.LLMEndpoint != "" {
