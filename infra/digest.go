@@ -81,7 +81,7 @@ func newDigest(f *functionFactory, p functionsProps, notify awslambda.Function) 
 	}
 	f.items(notify, p).grant(jsii.Strings("dynamodb:PutItem"), itemDigest)
 	fn := f.newFn(fnSpec{id: "DigestFunction", asset: "digest", memory: 256, timeout: 300, env: map[string]*string{
-		settings.SMTPSecretID.Name: p.secrets.smtp.SecretArn(), settings.DeliveryKeySecretID.Name: p.secrets.delivery.SecretArn(),
+		settings.SMTPSecretID.Name: p.secrets.smtp.SecretArn(),
 	}})
 	g := f.items(fn, p)
 	// The week's entries (one partition), the once-per-week rows; the
@@ -99,12 +99,12 @@ func newDigest(f *functionFactory, p functionsProps, notify awslambda.Function) 
 	pinID(rule, "DigestSchedule")
 }
 
-// grantMail lets fn read the delivery key (the outbox rows' recipients are
-// named by it) and send: through the SMTP relay's login, or with SES only as
+// grantMail gives fn the delivery key (the outbox rows' recipients are
+// named by its keyed hash) and lets it send: through the SMTP relay's login, or with SES only as
 // the configured identity, only through the configuration set whose events
 // feed the provider evidence (SES authorizes SendEmail on both resources).
 func grantMail(fn awslambda.Function, cfg EnvConfig, sec stackSecrets) {
-	sec.delivery.GrantRead(fn, nil)
+	readSecret(fn, settings.DeliveryKeySecretID.Name, sec.delivery)
 	if cfg.EmailProvider != "ses" {
 		sec.smtp.GrantRead(fn, nil)
 		return

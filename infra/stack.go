@@ -163,6 +163,13 @@ func newSecret(stack awscdk.Stack, cfg EnvConfig, removal awscdk.RemovalPolicy, 
 	return s
 }
 
+// readSecret gives fn a secret's ARN as the variable named (its handle's
+// Name) and read access to it.
+func readSecret(fn awslambda.Function, name string, s awssecretsmanager.Secret) {
+	fn.AddEnvironment(jsii.String(name), s.SecretArn(), nil)
+	s.GrantRead(fn, nil)
+}
+
 // pinID gives an L2 construct's CloudFormation resource a fixed logical id.
 func pinID(c constructs.IConstruct, id string) {
 	c.Node().DefaultChild().(awscdk.CfnResource).OverrideLogicalId(jsii.String(id))
