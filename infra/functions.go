@@ -176,7 +176,7 @@ func (f *functionFactory) newFn(s fnSpec) awslambda.Function {
 		Environment:           &vars,
 		LogGroup:              logs,
 		LoggingFormat:         awslambda.LoggingFormat_JSON,
-		ApplicationLogLevelV2: appLogLevel(f.cfg.LogLevel),
+		ApplicationLogLevelV2: awslambda.ApplicationLogLevel(strings.ToUpper(f.cfg.LogLevel)), // Lambda's names: LOG_LEVEL's in capitals
 		SystemLogLevelV2:      awslambda.SystemLogLevel_INFO,
 		Description:           jsii.String("Criticizer " + s.asset + " (" + f.env + ")"),
 		EnvironmentEncryption: key,

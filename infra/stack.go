@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"strconv"
-	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
@@ -173,11 +172,6 @@ func readSecret(fn awslambda.Function, name string, s awssecretsmanager.Secret) 
 // pinID gives an L2 construct's CloudFormation resource a fixed logical id.
 func pinID(c constructs.IConstruct, id string) {
 	c.Node().DefaultChild().(awscdk.CfnResource).OverrideLogicalId(jsii.String(id))
-}
-
-// appLogLevel: Lambda's level names are LOG_LEVEL's values (its Enum) in capitals.
-func appLogLevel(l string) awslambda.ApplicationLogLevel {
-	return awslambda.ApplicationLogLevel(strings.ToUpper(cmp.Or(l, "info")))
 }
 
 func itoa(n int) *string { return jsii.String(strconv.Itoa(n)) }

@@ -100,7 +100,7 @@ func validateP4(c EnvConfig, p *problems) {
 			p.add("p4TrustFingerprint: %v", err)
 		}
 	}
-	if c.P4TimeoutSeconds < 1 || c.P4TimeoutSeconds >= c.LeaseSeconds {
+	if c.P4TimeoutSeconds >= c.LeaseSeconds { // below 1: validateDeclared
 		p.add("p4TimeoutSeconds %d: want 1..leaseSeconds-1 (%d)", c.P4TimeoutSeconds, c.LeaseSeconds-1)
 	}
 	if c.P4LayerPath != "" { // required outside local: validateDeclared
@@ -123,7 +123,7 @@ func validateLLM(c EnvConfig, p *problems) {
 	if rf, ok := c.Passed["llmResponseFormat"]; ok && rf != "" && known && !f.ResponseFormat {
 		p.add("llmResponseFormat %v: llmProvider %s takes no response format", rf, c.LLMProvider)
 	}
-	if c.LLMTimeoutSeconds < 1 || c.LLMTimeoutSeconds >= c.LeaseSeconds {
+	if c.LLMTimeoutSeconds >= c.LeaseSeconds { // below 1: validateDeclared
 		p.add("llmTimeoutSeconds %d: want 1..leaseSeconds-1 (%d)", c.LLMTimeoutSeconds, c.LeaseSeconds-1)
 	}
 	// An AWS family's SDK resolves the regional endpoint; llmEndpoint only overrides it.
@@ -175,7 +175,7 @@ func validateEmail(c EnvConfig, p *problems) {
 	// One SMTP send takes at most 3 × smtpTimeoutSeconds (smtpmail.MaxSendDuration):
 	// it must end before the notify function does (leaseSeconds), and the
 	// provider's completion window must outlast it.
-	if c.SMTPTimeoutSeconds < 1 || 3*c.SMTPTimeoutSeconds >= c.LeaseSeconds {
+	if 3*c.SMTPTimeoutSeconds >= c.LeaseSeconds { // below 1: validateDeclared
 		p.add("smtpTimeoutSeconds %d: want 1..%d: a send takes up to 3 × smtpTimeoutSeconds and must end before the notify function times out at leaseSeconds (%d)",
 			c.SMTPTimeoutSeconds, (c.LeaseSeconds-1)/3, c.LeaseSeconds)
 	}
