@@ -4,15 +4,16 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
 
 	"github.com/criticizer/criticizer/shared/result"
 	"github.com/criticizer/criticizer/shared/settings"
@@ -286,7 +287,7 @@ func declaredDefaults(c *EnvConfig) {
 // construct tree's context: Go defaults < cdk.json environments.<env> < overrides.
 func LoadConfig(node constructs.Node) (string, EnvConfig, error) {
 	name := defaultEnv
-	if v, ok := node.TryGetContext(strPtr(ctxEnv)).(string); ok && v != "" {
+	if v, ok := node.TryGetContext(jsii.String(ctxEnv)).(string); ok && v != "" {
 		name = v
 	}
 	if !slices.Contains(knownEnvs, name) {
@@ -294,7 +295,7 @@ func LoadConfig(node constructs.Node) (string, EnvConfig, error) {
 	}
 	cfg := DefaultConfig(name)
 
-	if raw := node.TryGetContext(strPtr(ctxEnvironments)); raw != nil {
+	if raw := node.TryGetContext(jsii.String(ctxEnvironments)); raw != nil {
 		envs := map[string]json.RawMessage{}
 		if err := decodeContext(raw, &envs); err != nil {
 			return "", cfg, fmt.Errorf("context %q: %w", ctxEnvironments, err)
@@ -310,7 +311,7 @@ func LoadConfig(node constructs.Node) (string, EnvConfig, error) {
 			}
 		}
 	}
-	if raw := node.TryGetContext(strPtr(ctxOverrides)); raw != nil {
+	if raw := node.TryGetContext(jsii.String(ctxOverrides)); raw != nil {
 		if err := decodeContext(raw, &cfg); err != nil {
 			return "", cfg, fmt.Errorf("context %q: %w", ctxOverrides, err)
 		}
@@ -331,12 +332,7 @@ var retentionDays = map[int]awslogs.RetentionDays{
 }
 
 func allowedRetentions() string {
-	ks := make([]int, 0, len(retentionDays))
-	for k := range retentionDays {
-		ks = append(ks, k)
-	}
-	sort.Ints(ks)
-	return strings.Trim(fmt.Sprint(ks), "[]")
+	return strings.Trim(fmt.Sprint(slices.Sorted(maps.Keys(retentionDays))), "[]")
 }
 
 // decodeContext lays a context value (a JSON object, or a string holding one,
@@ -373,8 +369,6 @@ func validSchedule(s string) bool {
 	}
 	return cronRe.MatchString(s)
 }
-
-func strPtr(s string) *string { return &s }
 
 // modelRollout is the model canary as the llm function reads it
 // (LLM_MODEL_CANDIDATE[_PERCENT]): validated, and granted to, the same way.

@@ -330,8 +330,8 @@ func newNotifyFunction(f *functionFactory, p functionsProps) awslambda.Function 
 func newSweeperFunction(f *functionFactory, p functionsProps) awslambda.Function {
 	fn := f.newFn(fnSpec{id: "SweeperFunction", swarmCaller: true, asset: "sweeper", memory: 256, timeout: 60, env: map[string]*string{
 		// The daily retention check (rule RT-3) compares artifacts with these.
-		settings.RawArtifactTTLDays.Name:      itoa(rawArtifactDays),
-		settings.RedactedArtifactTTLDays.Name: itoa(redactedArtifactDays),
+		settings.RawArtifactTTLDays.Name:      jsii.String(settings.RawArtifactTTLDays.Accepts.Default),
+		settings.RedactedArtifactTTLDays.Name: jsii.String(settings.RedactedArtifactTTLDays.Accepts.Default),
 	}})
 	// The reconciler names e-mail rows by the recipient's keyed hash.
 	readSecret(fn, settings.DeliveryKeySecretID.Name, p.secrets.delivery)
