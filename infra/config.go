@@ -3,16 +3,17 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
 
 	"github.com/criticizer/criticizer/shared/result"
 	"github.com/criticizer/criticizer/shared/settings"
@@ -69,7 +70,7 @@ type EnvConfig struct {
 	P4User                         string             `json:"p4User"`
 	P4TimeoutSeconds               int                `json:"p4TimeoutSeconds"`
 	P4LayerPath                    string             `json:"p4LayerPath"`
-	P4ServerRole                   string             `json:"p4ServerRole,omitempty"` // always set: fetch names an unpromoted edge shelf by it
+	P4ServerRole                   string             `json:"p4ServerRole"` // always set: fetch names an unpromoted edge shelf by it
 	P4LayerSHA256                  string             `json:"p4LayerSha256,omitempty"`
 	P4TrustFingerprint             string             `json:"p4TrustFingerprint,omitempty"`
 	LLMProvider                    string             `json:"llmProvider"`
@@ -206,38 +207,28 @@ func isLocal(name string) bool { return name == "local" }
 
 // DefaultConfig returns the Go defaults of an environment before cdk.json and
 // overrides are applied.
-// The default rollout SLOs (see DefaultConfig): at least DefaultValidFindingsSLO
-// valid findings per job, at most DefaultDroppedFindingsSLO dropped findings
-// per job, each averaged over an hour.
-const (
-	DefaultValidFindingsSLO   = 0.1
-	DefaultDroppedFindingsSLO = 0.5
-)
-
 func DefaultConfig(name string) EnvConfig {
 	c := EnvConfig{
-		MaxConcurrency:           StageConcurrency{Fetch: 2, LLM: 2, Notify: 2},
-		DepotAllowList:           []string{},
-		P4Bin:                    "/opt/bin/p4",
-		P4User:                   "criticizer",
-		P4ServerRole:             "standard",
-		LLMModel:                 "gpt-4o-mini",
-		ReviewTimeoutSeconds:     900,
-		SMTPFrom:                 "criticizer@example.com",
-		APIRateLimit:             50,
-		APIBurstLimit:            100,
-		LogRetentionDays:         30,
-		SweepSchedule:            "rate(1 minute)",
-		APIGatewayCloudWatchRole: "create",
+		MaxConcurrency:       StageConcurrency{Fetch: 2, LLM: 2, Notify: 2},
+		DepotAllowList:       []string{},
+		P4Bin:                "/opt/bin/p4",
+		P4User:               "criticizer",
+		LLMModel:             "gpt-4o-mini",
+		ReviewTimeoutSeconds: 900,
+		SMTPFrom:             "criticizer@example.com",
+		APIRateLimit:         50,
+		APIBurstLimit:        100,
+		LogRetentionDays:     30,
 	}
 	declaredDefaults(&c)
 	if name != "local" {
 		// The rollout SLOs of the stable prompt (cdk.json states them per
 		// environment too): placeholders from the stand-in eval (`make eval`:
 		// 0.21 valid and 0.00 dropped findings per review), to tune with
-		// real traffic (docs/operating.md#rollout-slos).
-		c.ValidFindingsSLO = map[string]float64{result.StablePromptVersion: DefaultValidFindingsSLO}
-		c.DroppedFindingsSLO = map[string]float64{result.StablePromptVersion: DefaultDroppedFindingsSLO}
+		// real traffic (docs/operating.md#rollout-slos): at least 0.1 valid
+		// and at most 0.5 dropped findings per job, averaged over an hour.
+		c.ValidFindingsSLO = map[string]float64{result.StablePromptVersion: 0.1}
+		c.DroppedFindingsSLO = map[string]float64{result.StablePromptVersion: 0.5}
 	}
 	switch name {
 	case "local":
@@ -271,17 +262,18 @@ func DefaultConfig(name string) EnvConfig {
 
 // declaredDefaults sets each key c always holds (no omitempty) and leaves
 // zero to its declared default (shared/settings), where the declaration
-// has one value of its own: a number, flag or choice of a one-key setting.
+// has one value of its own: a number, flag or choice of a one-key setting,
+// or the text a stack-only one (sweepSchedule) takes when cdk.json gives none.
 func declaredDefaults(c *EnvConfig) {
 	have, _ := jsonKeys(*c)
 	defaults := map[string]json.RawMessage{}
 	for _, s := range settings.Declared {
-		if len(s.Keys) != 1 || s.Accepts.Kind == settings.Text {
+		if len(s.Keys) != 1 || s.Accepts.Default == "" {
 			continue
 		}
 		if v, ok := have[s.Keys[0]]; ok && (v == 0.0 || v == "" || v == false) {
 			defaults[s.Keys[0]] = json.RawMessage(s.Accepts.Default)
-			if s.Accepts.Kind == settings.Choice {
+			if s.Accepts.Kind == settings.Choice || s.Accepts.Kind == settings.Text {
 				defaults[s.Keys[0]] = json.RawMessage(strconv.Quote(s.Accepts.Default))
 			}
 		}
@@ -295,21 +287,21 @@ func declaredDefaults(c *EnvConfig) {
 // construct tree's context: Go defaults < cdk.json environments.<env> < overrides.
 func LoadConfig(node constructs.Node) (string, EnvConfig, error) {
 	name := defaultEnv
-	if v, ok := node.TryGetContext(strPtr(ctxEnv)).(string); ok && v != "" {
+	if v, ok := node.TryGetContext(jsii.String(ctxEnv)).(string); ok && v != "" {
 		name = v
 	}
-	if !contains(knownEnvs, name) {
+	if !slices.Contains(knownEnvs, name) {
 		return "", EnvConfig{}, fmt.Errorf("context %q: unknown environment %q (want one of %s)", ctxEnv, name, strings.Join(knownEnvs, ", "))
 	}
 	cfg := DefaultConfig(name)
 
-	if raw := node.TryGetContext(strPtr(ctxEnvironments)); raw != nil {
+	if raw := node.TryGetContext(jsii.String(ctxEnvironments)); raw != nil {
 		envs := map[string]json.RawMessage{}
 		if err := decodeContext(raw, &envs); err != nil {
 			return "", cfg, fmt.Errorf("context %q: %w", ctxEnvironments, err)
 		}
 		for k := range envs {
-			if !contains(knownEnvs, k) {
+			if !slices.Contains(knownEnvs, k) {
 				return "", cfg, fmt.Errorf("context %q: unknown environment %q", ctxEnvironments, k)
 			}
 		}
@@ -319,13 +311,13 @@ func LoadConfig(node constructs.Node) (string, EnvConfig, error) {
 			}
 		}
 	}
-	if raw := node.TryGetContext(strPtr(ctxOverrides)); raw != nil {
+	if raw := node.TryGetContext(jsii.String(ctxOverrides)); raw != nil {
 		if err := decodeContext(raw, &cfg); err != nil {
 			return "", cfg, fmt.Errorf("context %q: %w", ctxOverrides, err)
 		}
 	}
 	cfg.isLocal = isLocal(name)
-	return name, cfg, errors.Join(cfg.Validate(), cfg.validateReview(), cfg.validateLLM())
+	return name, cfg, cfg.Validate()
 }
 
 var retentionDays = map[int]awslogs.RetentionDays{
@@ -340,12 +332,7 @@ var retentionDays = map[int]awslogs.RetentionDays{
 }
 
 func allowedRetentions() string {
-	ks := make([]int, 0, len(retentionDays))
-	for k := range retentionDays {
-		ks = append(ks, k)
-	}
-	sort.Ints(ks)
-	return strings.Trim(fmt.Sprint(ks), "[]")
+	return strings.Trim(fmt.Sprint(slices.Sorted(maps.Keys(retentionDays))), "[]")
 }
 
 // decodeContext lays a context value (a JSON object, or a string holding one,
@@ -382,17 +369,6 @@ func validSchedule(s string) bool {
 	}
 	return cronRe.MatchString(s)
 }
-
-func contains(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
-}
-
-func strPtr(s string) *string { return &s }
 
 // modelRollout is the model canary as the llm function reads it
 // (LLM_MODEL_CANDIDATE[_PERCENT]): validated, and granted to, the same way.

@@ -24,21 +24,11 @@ type DigestConfig struct {
 	WeeklyDigest   bool                `json:"weeklyDigest,omitempty"`
 	DigestOwners   map[string][]string `json:"digestOwners,omitempty"`
 	DigestOptIn    []string            `json:"digestOptIn,omitempty"`
-	DigestSchedule string              `json:"digestSchedule,omitempty"`
+	DigestSchedule string              `json:"digestSchedule"` // its declared default when cdk.json gives none
 }
-
-// defaultDigestSchedule: Mondays 06:00 UTC, the week just ended.
-const defaultDigestSchedule = "cron(0 6 ? * MON *)"
 
 // itemDigest: shared/digest's week entries and once-per-week rows.
 const itemDigest = "DIGEST#"
-
-func (c DigestConfig) digestSchedule() string {
-	if c.DigestSchedule == "" {
-		return defaultDigestSchedule
-	}
-	return c.DigestSchedule
-}
 
 // validateDigest: the owners' paths are depot path patterns, everyone who
 // opted in owns a path and may receive e-mail under the recipient policy,
@@ -66,7 +56,7 @@ func validateDigest(c EnvConfig, p *problems) {
 			p.add("digestOptIn %q is outside recipientDomains", a)
 		}
 	}
-	if s := c.digestSchedule(); !strings.HasPrefix(s, "cron(") && !strings.HasPrefix(s, "rate(") {
+	if s := c.DigestSchedule; !strings.HasPrefix(s, "cron(") && !strings.HasPrefix(s, "rate(") {
 		p.add("digestSchedule %q: want an EventBridge cron(...) or rate(...) expression", s)
 	}
 }
@@ -81,7 +71,7 @@ func newDigest(f *functionFactory, p functionsProps, notify awslambda.Function) 
 	}
 	f.items(notify, p).grant(jsii.Strings("dynamodb:PutItem"), itemDigest)
 	fn := f.newFn(fnSpec{id: "DigestFunction", asset: "digest", memory: 256, timeout: 300, env: map[string]*string{
-		settings.SMTPSecretID.Name: p.secrets.smtp.SecretArn(), settings.DeliveryKeySecretID.Name: p.secrets.delivery.SecretArn(),
+		settings.SMTPSecretID.Name: p.secrets.smtp.SecretArn(),
 	}})
 	g := f.items(fn, p)
 	// The week's entries (one partition), the once-per-week rows; the
@@ -93,18 +83,18 @@ func newDigest(f *functionFactory, p functionsProps, notify awslambda.Function) 
 	// the same week; the pass sends nothing twice (shared/digest).
 	rule := awsevents.NewRule(f.stack, jsii.String("DigestSchedule"), &awsevents.RuleProps{
 		Description: jsii.String("The weekly digest to depot path owners who opted in (the ISO week before the run)"),
-		Schedule:    awsevents.Schedule_Expression(jsii.String(cfg.digestSchedule())),
+		Schedule:    awsevents.Schedule_Expression(jsii.String(cfg.DigestSchedule)),
 		Targets:     &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(fn, nil)},
 	})
 	pinID(rule, "DigestSchedule")
 }
 
-// grantMail lets fn read the delivery key (the outbox rows' recipients are
-// named by it) and send: through the SMTP relay's login, or with SES only as
+// grantMail gives fn the delivery key (the outbox rows' recipients are
+// named by its keyed hash) and lets it send: through the SMTP relay's login, or with SES only as
 // the configured identity, only through the configuration set whose events
 // feed the provider evidence (SES authorizes SendEmail on both resources).
 func grantMail(fn awslambda.Function, cfg EnvConfig, sec stackSecrets) {
-	sec.delivery.GrantRead(fn, nil)
+	readSecret(fn, settings.DeliveryKeySecretID.Name, sec.delivery)
 	if cfg.EmailProvider != "ses" {
 		sec.smtp.GrantRead(fn, nil)
 		return

@@ -49,8 +49,8 @@ func TestDigestOnlyWhereEnabled(t *testing.T) {
 				}
 				p := props(m, "DigestSchedule")
 				targets, _ := json.Marshal(p["Targets"])
-				if p["ScheduleExpression"] != defaultDigestSchedule || !strings.Contains(string(targets), "DigestFunction") {
-					t.Errorf("schedule %v targets %s: want %s on the digest function", p["ScheduleExpression"], targets, defaultDigestSchedule)
+				if p["ScheduleExpression"] != "cron(0 6 ? * MON *)" || !strings.Contains(string(targets), "DigestFunction") {
+					t.Errorf("schedule %v targets %s: want %s on the digest function", p["ScheduleExpression"], targets, "cron(0 6 ? * MON *)")
 				}
 				vars := envVars(m, "DigestFunction")
 				if vars["DIGEST_OPT_IN"] != "lead@studio.test" || !strings.Contains(vars["DIGEST_OWNERS"].(string), `"//depot/engine/..."`) {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/criticizer/criticizer/shared/settings"
@@ -17,21 +16,15 @@ import (
 // to the functions').
 func newDoctorFunction(f *functionFactory, p functionsProps) {
 	cfg, sec := f.cfg, p.secrets
-	env := map[string]*string{settings.P4SecretID.Name: sec.p4.SecretArn()}
-	grantRead := []awssecretsmanager.Secret{sec.p4}
-	if cfg.EmailProvider != "ses" {
-		env[settings.SMTPSecretID.Name] = sec.smtp.SecretArn()
-		grantRead = append(grantRead, sec.smtp)
-	}
-	if cfg.SwarmURL != "" {
-		env[settings.SwarmAPISecretID.Name] = sec.swarmAPI.SecretArn()
-		grantRead = append(grantRead, sec.swarmAPI)
-	}
 	// A few commands per system, each bounded by its own timeout.
 	fn := f.newFn(fnSpec{id: "DoctorFunction", asset: "doctor", memory: 256, timeout: 300,
-		perforce: true, swarmCaller: true, noAlarms: true, env: env})
-	for _, s := range grantRead {
-		s.GrantRead(fn, nil)
+		perforce: true, swarmCaller: true, noAlarms: true})
+	readSecret(fn, settings.P4SecretID.Name, sec.p4)
+	if cfg.EmailProvider != "ses" {
+		readSecret(fn, settings.SMTPSecretID.Name, sec.smtp)
+	}
+	if cfg.SwarmURL != "" {
+		readSecret(fn, settings.SwarmAPISecretID.Name, sec.swarmAPI)
 	}
 	if key := dataKey(f.stack, cfg); key != nil {
 		key.GrantDecrypt(fn) // its environment is encrypted with the data key

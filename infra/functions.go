@@ -176,7 +176,7 @@ func (f *functionFactory) newFn(s fnSpec) awslambda.Function {
 		Environment:           &vars,
 		LogGroup:              logs,
 		LoggingFormat:         awslambda.LoggingFormat_JSON,
-		ApplicationLogLevelV2: appLogLevel(f.cfg.LogLevel),
+		ApplicationLogLevelV2: awslambda.ApplicationLogLevel(strings.ToUpper(f.cfg.LogLevel)), // Lambda's names: LOG_LEVEL's in capitals
 		SystemLogLevelV2:      awslambda.SystemLogLevel_INFO,
 		Description:           jsii.String("Criticizer " + s.asset + " (" + f.env + ")"),
 		EnvironmentEncryption: key,
@@ -219,19 +219,15 @@ func newP4Layer(stack awscdk.Stack, cfg EnvConfig, arch awslambda.Architecture, 
 // newWebhookFunction: the internet-facing intake and status endpoint.
 func newWebhookFunction(f *functionFactory, p functionsProps) awslambda.Function {
 	cfg, sec := f.cfg, p.secrets
-	fn := f.newFn(fnSpec{id: "WebhookFunction", asset: "webhook", memory: 256, timeout: 15, env: map[string]*string{
-		settings.WebhookSecretID.Name: sec.webhook.SecretArn(),
-	}})
+	fn := f.newFn(fnSpec{id: "WebhookFunction", asset: "webhook", memory: 256, timeout: 15})
 	if cfg.SwarmURL != "" {
-		fn.AddEnvironment(jsii.String(settings.SwarmTokenSecretID.Name), sec.swarmToken.SecretArn(), nil)
-		sec.swarmToken.GrantRead(fn, nil)
+		readSecret(fn, settings.SwarmTokenSecretID.Name, sec.swarmToken)
 		if !cfg.swarmIsPrivate() || cfg.isLocal {
 			// The run is held to its review at the door (422); a private
 			// Swarm is out of the internet-facing function's reach (the
 			// emulator's stand-in is not), and the fetch stage makes the
 			// same check inside the VPC in any case.
-			fn.AddEnvironment(jsii.String(settings.SwarmAPISecretID.Name), sec.swarmAPI.SecretArn(), nil)
-			sec.swarmAPI.GrantRead(fn, nil)
+			readSecret(fn, settings.SwarmAPISecretID.Name, sec.swarmAPI)
 		}
 	}
 	// Internet-facing: it creates a job (the job, its idempotency record, the
@@ -243,7 +239,7 @@ func newWebhookFunction(f *functionFactory, p functionsProps) awslambda.Function
 	g.grant(jsii.Strings("dynamodb:GetItem"), itemJob, itemIdempotency, itemChangelist)
 	g.grant(jsii.Strings("dynamodb:Query"), itemOutbox)
 	p.fetch.queue.GrantSendMessages(fn)
-	sec.webhook.GrantRead(fn, nil)
+	readSecret(fn, settings.WebhookSecretID.Name, sec.webhook)
 	wireSwarmEvents(f, p, fn)
 	return fn
 }
@@ -253,13 +249,10 @@ func newFetchFunction(f *functionFactory, p functionsProps) awslambda.Function {
 	cfg, sec := f.cfg, p.secrets
 	// fetch spools the raw and the redacted changeset to /tmp as it arrives
 	// (about three times the changelist's diffs at the peak, see fetchstage).
-	fn := f.newFn(fnSpec{id: "FetchFunction", swarmCaller: true, asset: "fetch", memory: 256, tmpMiB: 2048, timeout: cfg.LeaseSeconds, perforce: true, env: map[string]*string{
-		settings.P4SecretID.Name: sec.p4.SecretArn(),
-	}})
+	fn := f.newFn(fnSpec{id: "FetchFunction", swarmCaller: true, asset: "fetch", memory: 256, tmpMiB: 2048, timeout: cfg.LeaseSeconds, perforce: true})
 	if cfg.SwarmURL != "" {
 		// Fetch asks Swarm for the review's author (as the local harness wires it).
-		fn.AddEnvironment(jsii.String(settings.SwarmAPISecretID.Name), sec.swarmAPI.SecretArn(), nil)
-		sec.swarmAPI.GrantRead(fn, nil)
+		readSecret(fn, settings.SwarmAPISecretID.Name, sec.swarmAPI)
 	}
 	f.items(fn, p).grant(jsii.Strings("dynamodb:GetItem", "dynamodb:UpdateItem"), itemJob)
 	// The rerun ledger's previous version: which files are unchanged.
@@ -272,7 +265,7 @@ func newFetchFunction(f *functionFactory, p functionsProps) awslambda.Function {
 	p.raw.GrantPut(fn, jsii.String(artifactRawChangeset))
 	p.redacted.GrantPut(fn, jsii.String(artifactChangeset))
 	p.redacted.GrantPut(fn, jsii.String(artifactRules))
-	sec.p4.GrantRead(fn, nil)
+	readSecret(fn, settings.P4SecretID.Name, sec.p4)
 	return fn
 }
 
@@ -316,8 +309,6 @@ func newLLMFunction(f *functionFactory, p functionsProps) awslambda.Function {
 func newNotifyFunction(f *functionFactory, p functionsProps) awslambda.Function {
 	fn := f.newFn(fnSpec{id: "NotifyFunction", swarmCaller: true, asset: "notify", memory: 256, timeout: f.cfg.LeaseSeconds, env: map[string]*string{
 		settings.SMTPSecretID.Name: p.secrets.smtp.SecretArn(),
-		// Outbox rows are keyed by the keyed hash of the recipient.
-		settings.DeliveryKeySecretID.Name: p.secrets.delivery.SecretArn(),
 	}})
 	// The job, its outbox rows; the SES events recorded for lookup-before-resend.
 	g := f.items(fn, p)
@@ -339,12 +330,11 @@ func newNotifyFunction(f *functionFactory, p functionsProps) awslambda.Function 
 func newSweeperFunction(f *functionFactory, p functionsProps) awslambda.Function {
 	fn := f.newFn(fnSpec{id: "SweeperFunction", swarmCaller: true, asset: "sweeper", memory: 256, timeout: 60, env: map[string]*string{
 		// The daily retention check (rule RT-3) compares artifacts with these.
-		settings.RawArtifactTTLDays.Name:      itoa(rawArtifactDays),
-		settings.RedactedArtifactTTLDays.Name: itoa(redactedArtifactDays),
-		// The reconciler names e-mail rows by the recipient's keyed hash.
-		settings.DeliveryKeySecretID.Name: p.secrets.delivery.SecretArn(),
+		settings.RawArtifactTTLDays.Name:      jsii.String(settings.RawArtifactTTLDays.Accepts.Default),
+		settings.RedactedArtifactTTLDays.Name: jsii.String(settings.RedactedArtifactTTLDays.Accepts.Default),
 	}})
-	p.secrets.delivery.GrantRead(fn, nil)
+	// The reconciler names e-mail rows by the recipient's keyed hash.
+	readSecret(fn, settings.DeliveryKeySecretID.Name, p.secrets.delivery)
 	g := f.items(fn, p)
 	// Sweep: due jobs from the sweep index, then the job rows themselves.
 	g.grantIndex(jsii.Strings("dynamodb:Query"), "sweep")
@@ -555,8 +545,7 @@ func (g itemGrants) grantTable(actions *[]*string) {
 func grantModel(fn awslambda.Function, cfg EnvConfig, llmSecret awssecretsmanager.Secret, models ...string) {
 	f, _ := llm.FamilyOf(cfg.LLMProvider)
 	if !f.AWS {
-		fn.AddEnvironment(jsii.String(settings.LLMSecretID.Name), llmSecret.SecretArn(), nil)
-		llmSecret.GrantRead(fn, nil)
+		readSecret(fn, settings.LLMSecretID.Name, llmSecret)
 		return
 	}
 	var resources []*string

@@ -48,7 +48,6 @@ func newJobPage(f *functionFactory, p functionsProps, api awsapigateway.RestApi,
 	// Only what it reads: no queue, no raw bucket, no other secret.
 	fn := f.newFn(fnSpec{id: "JobPageFunction", asset: "jobpage", memory: 128, timeout: 10, page: true, env: map[string]*string{
 		settings.CriticizerEnv.Name: jsii.String(f.env), settings.JobsTable.Name: p.table.TableName(), settings.RedactedBucket.Name: p.redacted.BucketName(),
-		settings.JobPageSecretID.Name: secret.SecretArn(),
 	}})
 	// Read-only and scoped: one job item or one job's delivery rows per
 	// request (dynamodb:LeadingKeys); what reviewers did with the findings of
@@ -62,7 +61,7 @@ func newJobPage(f *functionFactory, p functionsProps, api awsapigateway.RestApi,
 	fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Actions: jsii.Strings("s3:GetObject"), Resources: &[]*string{p.redacted.ArnForObjects(jsii.String(reviewResultKeys))},
 	}))
-	secret.GrantRead(fn, nil)
+	readSecret(fn, settings.JobPageSecretID.Name, secret)
 	// With a customer-managed key the table and the artifacts are encrypted
 	// with it: reading them takes kms:Decrypt, and nothing more.
 	if key := dataKey(f.stack, f.cfg); key != nil {
@@ -81,11 +80,9 @@ func newJobPage(f *functionFactory, p functionsProps, api awsapigateway.RestApi,
 		base = jsii.String(f.cfg.PublicBaseURL)
 		webhook.AddEnvironment(jsii.String(settings.JobPageBaseURL.Name), base, nil)
 	}
-	webhook.AddEnvironment(jsii.String(settings.JobPageSecretID.Name), secret.SecretArn(), nil)
-	notify.AddEnvironment(jsii.String(settings.JobPageSecretID.Name), secret.SecretArn(), nil)
+	readSecret(webhook, settings.JobPageSecretID.Name, secret)
+	readSecret(notify, settings.JobPageSecretID.Name, secret)
 	notify.AddEnvironment(jsii.String(settings.JobPageBaseURL.Name), base, nil)
-	secret.GrantRead(webhook, nil)
-	secret.GrantRead(notify, nil)
 
 	awscdk.NewCfnOutput(f.stack, jsii.String("JobPageSecretArn"), &awscdk.CfnOutputProps{Value: secret.SecretArn()})
 }

@@ -4,7 +4,6 @@ import (
 	"slices"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
-	"github.com/aws/jsii-runtime-go"
 
 	"github.com/criticizer/criticizer/shared/settings"
 )
@@ -56,7 +55,6 @@ func wireNotifyChannels(cfg EnvConfig, sec stackSecrets, notify, sweeper awslamb
 		return
 	}
 	for _, fn := range []awslambda.Function{notify, sweeper} {
-		fn.AddEnvironment(jsii.String(settings.SwarmAPISecretID.Name), sec.swarmAPI.SecretArn(), nil)
-		sec.swarmAPI.GrantRead(fn, nil)
+		readSecret(fn, settings.SwarmAPISecretID.Name, sec.swarmAPI)
 	}
 }

@@ -12,7 +12,7 @@ func validateRateLimits(c EnvConfig, p *problems) {
 	if _, err := llm.ParsePrices(c.LLMModelCandidatePricesPerMTok); err != nil {
 		p.add("llmModelCandidatePricesPerMTok %q: %v", c.LLMModelCandidatePricesPerMTok, err)
 	}
-	if c.ReviewTimeoutSeconds < c.LeaseSeconds || c.ReviewTimeoutSeconds > 900 {
+	if c.ReviewTimeoutSeconds < c.LeaseSeconds { // above 900: validateDeclared
 		p.add("reviewTimeoutSeconds %d: want leaseSeconds (%d)..900 (the llm function's timeout and its queue's visibility timeout)",
 			c.ReviewTimeoutSeconds, c.LeaseSeconds)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -82,7 +83,7 @@ func TestReviewSizedToWaitOutRateLimits(t *testing.T) {
 	}
 }
 
-func itoaStr(n int) string { return *itoa(n) }
+func itoaStr(n int) string { return strconv.Itoa(n) }
 
 // TestModelCandidateHasItsOwnPricesAndLimits: in every environment, the
 // model canary's own prices and limits reach the llm function beside the

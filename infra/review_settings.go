@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 
 	"github.com/criticizer/criticizer/shared/result"
@@ -28,18 +27,13 @@ type ReviewSettings struct {
 // validateReview checks what no one declaration's range can (those
 // validateDeclared checks): one review's budget within the day's, and
 // the default rules, so a bad value fails the synth, not a cold start.
-func (s ReviewSettings) validateReview() error {
-	var errs []string
-	if s.DailyTokenBudget > 0 && s.ReviewMaxTokens > 0 && int64(s.ReviewMaxTokens) > s.DailyTokenBudget {
-		errs = append(errs, fmt.Sprintf("reviewMaxTokens %d is above dailyTokenBudget %d", s.ReviewMaxTokens, s.DailyTokenBudget))
+func validateReview(c EnvConfig, p *problems) {
+	if c.DailyTokenBudget > 0 && c.ReviewMaxTokens > 0 && int64(c.ReviewMaxTokens) > c.DailyTokenBudget {
+		p.add("reviewMaxTokens %d is above dailyTokenBudget %d", c.ReviewMaxTokens, c.DailyTokenBudget)
 	}
-	if len(s.ReviewRules) > 0 {
-		if _, rejected := result.ParseRules(s.ReviewRules); len(rejected) > 0 {
-			errs = append(errs, "reviewRules: "+strings.Join(rejected, "; "))
+	if len(c.ReviewRules) > 0 {
+		if _, rejected := result.ParseRules(c.ReviewRules); len(rejected) > 0 {
+			p.add("reviewRules: %s", strings.Join(rejected, "; "))
 		}
 	}
-	if len(errs) > 0 {
-		return fmt.Errorf("invalid review settings: %s", strings.Join(errs, "; "))
-	}
-	return nil
 }

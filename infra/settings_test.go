@@ -145,7 +145,7 @@ func TestLLMSettingsValidatedAtSynth(t *testing.T) {
 		{"parallelism too high", map[string]any{"llmParallelism": 1000}, "openai", "LLM_PARALLELISM"},
 		{"output tokens too few", map[string]any{"llmMaxOutputTokens": 10}, "anthropic", "LLM_MAX_OUTPUT_TOKENS"},
 		{"unknown response format", map[string]any{"llmResponseFormat": "text"}, "openai", "LLM_RESPONSE_FORMAT"},
-		{"response format for anthropic", map[string]any{"llmResponseFormat": "json_object"}, "anthropic", "openai only"},
+		{"response format for anthropic", map[string]any{"llmResponseFormat": "json_object"}, "anthropic", "takes no response format"},
 		{"negative context window", map[string]any{"llmContextTokens": -1}, "bedrock", "LLM_CONTEXT_TOKENS"},
 	}
 	for _, tt := range tests {

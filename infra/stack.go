@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"strconv"
-	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
@@ -18,6 +17,8 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/criticizer/criticizer/shared/settings"
 )
 
 // StackProps configures NewCriticizerStack.
@@ -163,24 +164,17 @@ func newSecret(stack awscdk.Stack, cfg EnvConfig, removal awscdk.RemovalPolicy, 
 	return s
 }
 
+// readSecret gives fn a secret's ARN as the variable named (its handle's
+// Name) and read access to it.
+func readSecret(fn awslambda.Function, name string, s awssecretsmanager.Secret) {
+	fn.AddEnvironment(jsii.String(name), s.SecretArn(), nil)
+	s.GrantRead(fn, nil)
+}
+
 // pinID gives an L2 construct's CloudFormation resource a fixed logical id.
 func pinID(c constructs.IConstruct, id string) {
 	c.Node().DefaultChild().(awscdk.CfnResource).OverrideLogicalId(jsii.String(id))
 }
-
-// appLogLevel: Lambda's level names are LOG_LEVEL's values (its Enum) in capitals.
-func appLogLevel(l string) awslambda.ApplicationLogLevel {
-	return awslambda.ApplicationLogLevel(strings.ToUpper(cmp.Or(l, "info")))
-}
-
-func itoa(n int) *string { return jsii.String(strconv.Itoa(n)) }
-
-// Artifact expiry (rule RT-1): raw content at most 7 days, redacted 30. The
-// sweeper's retention check is told the same numbers.
-const (
-	rawArtifactDays      = 7
-	redactedArtifactDays = 30
-)
 
 // newData is the state section: the jobs table (TTL on expires_at, sweep
 // index) and the raw and redacted artifact buckets (lifecycle expiry, access
@@ -229,7 +223,10 @@ func newData(stack awscdk.Stack, cfg EnvConfig, local bool, removal awscdk.Remov
 			RemovalPolicy: removal,
 		})
 	}
-	artifactBucket := func(id string, days int, logPrefix string) awss3.Bucket {
+	// Artifact expiry (rule RT-1): raw content at most 7 days, redacted 30,
+	// as declared; the sweeper's retention check is told the same (newSweeperFunction).
+	artifactBucket := func(id string, ttl settings.IntVar, logPrefix string) awss3.Bucket {
+		days, _ := strconv.Atoi(ttl.Accepts.Default)
 		bp := &awss3.BucketProps{
 			LifecycleRules: &[]*awss3.LifecycleRule{{
 				Id:                                  jsii.String("expire-artifacts"),
@@ -248,8 +245,8 @@ func newData(stack awscdk.Stack, cfg EnvConfig, local bool, removal awscdk.Remov
 		}
 		return newBucket(stack, id, bp)
 	}
-	raw := artifactBucket("RawArtifacts", rawArtifactDays, "raw/")
-	redacted := artifactBucket("RedactedArtifacts", redactedArtifactDays, "redacted/")
+	raw := artifactBucket("RawArtifacts", settings.RawArtifactTTLDays, "raw/")
+	redacted := artifactBucket("RedactedArtifacts", settings.RedactedArtifactTTLDays, "redacted/")
 	return table, raw, redacted
 }
 

@@ -92,8 +92,7 @@ func wireSwarmEvents(f *functionFactory, p functionsProps, fn awslambda.Function
 	}
 	secret := newSecret(f.stack, f.cfg, f.removal, "SwarmEventsSecret", "Shared secret P4 Code Review signs its outbound webhooks with (swarmEvents)",
 		&awssecretsmanager.SecretStringGenerator{PasswordLength: jsii.Number(48), ExcludePunctuation: jsii.Bool(true)})
-	secret.GrantRead(fn, nil)
-	fn.AddEnvironment(jsii.String(settings.SwarmEventsSecretID.Name), secret.SecretArn(), nil)
+	readSecret(fn, settings.SwarmEventsSecretID.Name, secret)
 	for _, v := range swarmEventsVars(e) {
 		if v.val == "" {
 			v.val = v.accepts.Default

@@ -29,7 +29,7 @@ var validators = []func(EnvConfig, *problems){
 	validateRuntime, validateQueues, validateP4, validateLLM, validateEmail, validateSwarm,
 	validateRedaction, validateAPI, validateAlarms, validateLogs, validateNetwork, validateEncryption,
 	validateRecipients, validateJobPage, validateRateLimits, validateGuarantees, validateNotifyChannels,
-	validateSwarmNetwork, validateDeclared, validateSwarmEvents, validatePlaceholders, validateDigest,
+	validateSwarmNetwork, validateDeclared, validateSwarmEvents, validatePlaceholders, validateDigest, validateReview,
 }
 
 // Validate rejects settings AWS would reject at deploy time, or that would make
@@ -100,7 +100,7 @@ func validateP4(c EnvConfig, p *problems) {
 			p.add("p4TrustFingerprint: %v", err)
 		}
 	}
-	if c.P4TimeoutSeconds < 1 || c.P4TimeoutSeconds >= c.LeaseSeconds {
+	if c.P4TimeoutSeconds >= c.LeaseSeconds { // below 1: validateDeclared
 		p.add("p4TimeoutSeconds %d: want 1..leaseSeconds-1 (%d)", c.P4TimeoutSeconds, c.LeaseSeconds-1)
 	}
 	if c.P4LayerPath != "" { // required outside local: validateDeclared
@@ -116,14 +116,18 @@ func validateP4(c EnvConfig, p *problems) {
 	}
 }
 
-// validateLLM: the provider, its endpoint and model, the call timeout and the
-// prompt canary.
+// validateLLM: the provider, its endpoint, model and response format, the
+// call timeout and the prompt canary.
 func validateLLM(c EnvConfig, p *problems) {
-	if c.LLMTimeoutSeconds < 1 || c.LLMTimeoutSeconds >= c.LeaseSeconds {
+	f, known := llm.FamilyOf(c.LLMProvider) // an unknown provider: validateDeclared
+	if rf, ok := c.Passed["llmResponseFormat"]; ok && rf != "" && known && !f.ResponseFormat {
+		p.add("llmResponseFormat %v: llmProvider %s takes no response format", rf, c.LLMProvider)
+	}
+	if c.LLMTimeoutSeconds >= c.LeaseSeconds { // below 1: validateDeclared
 		p.add("llmTimeoutSeconds %d: want 1..leaseSeconds-1 (%d)", c.LLMTimeoutSeconds, c.LeaseSeconds-1)
 	}
 	// An AWS family's SDK resolves the regional endpoint; llmEndpoint only overrides it.
-	if f, ok := llm.FamilyOf(c.LLMProvider); ok && !f.AWS && c.LLMEndpoint == "" {
+	if known && !f.AWS && c.LLMEndpoint == "" {
 		p.add("llmEndpoint is empty: llmProvider %s needs the provider's base URL, e.g. https://api.openai.com", c.LLMProvider)
 	}
 	if c.LLMEndpoint != "" {
@@ -171,7 +175,7 @@ func validateEmail(c EnvConfig, p *problems) {
 	// One SMTP send takes at most 3 × smtpTimeoutSeconds (smtpmail.MaxSendDuration):
 	// it must end before the notify function does (leaseSeconds), and the
 	// provider's completion window must outlast it.
-	if c.SMTPTimeoutSeconds < 1 || 3*c.SMTPTimeoutSeconds >= c.LeaseSeconds {
+	if 3*c.SMTPTimeoutSeconds >= c.LeaseSeconds { // below 1: validateDeclared
 		p.add("smtpTimeoutSeconds %d: want 1..%d: a send takes up to 3 × smtpTimeoutSeconds and must end before the notify function times out at leaseSeconds (%d)",
 			c.SMTPTimeoutSeconds, (c.LeaseSeconds-1)/3, c.LeaseSeconds)
 	}

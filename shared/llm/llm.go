@@ -138,6 +138,9 @@ type Family struct {
 	// CloudFormation ${AWS::…} templates).
 	Endpoint, Invoke string
 	ModelARNs        func(model string) []string
+	// ResponseFormat: the family takes LLM_RESPONSE_FORMAT (the structured
+	// output forms of an OpenAI-compatible server); synth refuses it for others.
+	ResponseFormat bool
 	// build returns the client; nil until the family's package registers
 	// it (Register).
 	build func(cfg Config, cred Credentials) (Provider, error)
@@ -153,7 +156,7 @@ type Credentials struct {
 // families are the provider families by name: adding a provider is its
 // client and a row here (docs/development.md, "Add an LLM provider").
 var families = map[string]*Family{
-	OpenAI:    {build: func(cfg Config, c Credentials) (Provider, error) { return NewOpenAI(cfg, c.APIKey) }},
+	OpenAI:    {ResponseFormat: true, build: func(cfg Config, c Credentials) (Provider, error) { return NewOpenAI(cfg, c.APIKey) }},
 	Anthropic: {build: func(cfg Config, c Credentials) (Provider, error) { return NewAnthropic(cfg, c.APIKey) }},
 	// Built by shared/llm/bedrock, which registers itself: only binaries
 	// that import it link the Bedrock SDK.
