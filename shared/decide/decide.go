@@ -41,6 +41,9 @@ type Decided struct {
 	// policy (by fingerprint), which their outcome records are kept under
 	// when they are posted (Outcomes.Posted).
 	Scopes map[string]string `json:"scopes,omitempty"`
+	// PageURL is the job page's link (jobpage.Links), minted with the
+	// review so delivery reads no page key; "" with no job page.
+	PageURL string `json:"page_url,omitempty"`
 	// Week is the weekly digest's entry of the review (nil: the digest is
 	// off), in the week its job was created in; notify records it (Weeks)
 	// with the job's finish, so it costs no request of its own.
@@ -73,6 +76,14 @@ type Decider struct {
 	Policy outcome.Policy
 	// WeeklyDigest (WEEKLY_DIGEST) decides each review's week entry.
 	WeeklyDigest bool
+	// Page mints the job page link the e-mail and Swarm summary carry
+	// (jobpage.Links); nil: no page.
+	Page PageLinks
+}
+
+// PageLinks mints a job's page URL.
+type PageLinks interface {
+	URL(ctx context.Context, jobID string) (string, error)
 }
 
 // WeekEntries keeps the weekly digest's entries (weekly.Entries).
@@ -124,6 +135,13 @@ func (d *Decider) Decide(ctx context.Context, j *job.Job, review domain.ReviewRe
 	}
 	dr.Gate = gate(found, review.Findings, domain.ReadReviewMeta(review.Meta).Gates, d.Policy.Gate)
 	d.weekEntry(j, &dr, cs)
+	if d.Page != nil {
+		// Unreadable key: retried like any dependency, so the review is never
+		// delivered without the link the environment promises.
+		if dr.PageURL, err = d.Page.URL(ctx, j.ID); err != nil {
+			return fmt.Errorf("job page link: %w", err)
+		}
+	}
 	return d.Artifacts.PutJSON(ctx, Key(j.ID), dr)
 }
 

@@ -189,7 +189,7 @@ func commentDeliveries(j *job.Job, in *input, pr *prior) ([]commentDelivery, []t
 	k := swarm.SummaryKey(rv, version)
 	out = append(out, commentDelivery{
 		item:    commentItem(k),
-		comment: swarm.NewComment{Review: rv, Body: render.SwarmSummary(version, len(in.Current), counts, meta, in.pageURL, since(in)), Marker: k.Marker()},
+		comment: swarm.NewComment{Review: rv, Body: render.SwarmSummary(version, len(in.Current), counts, meta, in.PageURL, since(in)), Marker: k.Marker()},
 	})
 	return out, tasks
 }

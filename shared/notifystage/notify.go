@@ -38,8 +38,6 @@ type Notify struct {
 	HTML  bool
 	// Secret keys the e-mail's token, as the outbox keys its rows; nil in tests only.
 	Secret *delivery.Secret
-	// JobPage mints the e-mail's job page link (jobpage.Links); nil: no page.
-	JobPage JobPageLinks
 	// SwarmLinks links a Swarm job's review in its e-mail (SWARM_URL/reviews/{id}).
 	SwarmLinks swarm.Settings
 	Log        *slog.Logger
@@ -93,11 +91,6 @@ type RecipientPolicy interface {
 	Allow(ctx context.Context, source string, addrs []string) (allowed []string, refused string)
 }
 
-// JobPageLinks mints a job's page URL.
-type JobPageLinks interface {
-	URL(ctx context.Context, jobID string) (string, error)
-}
-
 // Process tells every recipient and channel of j what it has not been told yet.
 func (n *Notify) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	in, err := n.read(ctx, j)
@@ -133,12 +126,13 @@ func (n *Notify) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 // input is what every channel and recipient is told.
 type input struct {
 	decide.Decided
-	cs                 domain.Changeset
-	pageURL, reviewURL string
+	cs        domain.Changeset
+	reviewURL string
 }
 
-// read loads j's decided review and changeset: decided once, by the llm
-// stage, so every attempt of this stage delivers the same review.
+// read loads j's decided review (its job page link included) and
+// changeset: decided once, by the llm stage, so every attempt of this stage
+// delivers the same review.
 func (n *Notify) read(ctx context.Context, j *job.Job) (*input, error) {
 	if j.Artifacts.Result == "" || j.Artifacts.Redacted == "" {
 		return nil, failure.Errorf(failure.InternalBug, "job reached notify without review artifacts")
@@ -152,14 +146,6 @@ func (n *Notify) read(ctx context.Context, j *job.Job) (*input, error) {
 	}
 	if err := n.Artifacts.GetJSON(ctx, j.Artifacts.Redacted, &in.cs); err != nil {
 		return nil, err
-	}
-	if n.JobPage != nil {
-		// Unreadable key: retried like any dependency, so the e-mail never
-		// goes out without the link the environment promises.
-		var err error
-		if in.pageURL, err = n.JobPage.URL(ctx, j.ID); err != nil {
-			return nil, fmt.Errorf("job page link: %w", err)
-		}
 	}
 	return in, nil
 }
@@ -186,7 +172,7 @@ func (n *Notify) emailAll(ctx context.Context, j *job.Job, in *input, rcpts []st
 	for _, rcpt := range rcpts {
 		k := delivery.Key{Changelist: j.Changelist, Recipient: rcpt, ReviewVersion: j.ReviewVersion}
 		msg, err := notify.Compose(k, notify.Content{Author: in.cs.User, Description: in.cs.Description, JobID: j.ID, Review: in.Result, From: n.From, HTML: n.HTML,
-			Secret: n.Secret, Changeset: &in.cs, ReviewURL: in.reviewURL, JobPageURL: in.pageURL, Rerun: in.Groups, Current: in.Current})
+			Secret: n.Secret, Changeset: &in.cs, ReviewURL: in.reviewURL, JobPageURL: in.PageURL, Rerun: in.Groups, Current: in.Current})
 		if err != nil {
 			return 0, nil, failure.Wrap(failure.InternalBug, err)
 		}
