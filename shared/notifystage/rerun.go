@@ -25,16 +25,6 @@ type prior struct {
 	channel *comments.Channel
 }
 
-// since is what the summary says about a rerun: the comparison's counts,
-// the same the e-mail shows ("" for a first version).
-func since(in *input) string {
-	g := in.Groups
-	if g == nil {
-		return ""
-	}
-	return render.SinceLine(g.PreviousVersion, len(g.New), len(g.StillOpen), len(g.Resolved), len(g.NotRechecked))
-}
-
 // loadPrior reads the review's finding rows and the comments they name (one
 // listing from the first of them on); nil for a first version.
 func (n *Notify) loadPrior(ctx context.Context, review int64, version int) (*prior, error) {
