@@ -76,7 +76,7 @@ func main() {
 	proc.Jobs, proc.Ledger = jobs, led
 	// What the review says is decided here, once, before notify delivers it.
 	fates := outcome.NewStore(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention).WithMetrics(env.Metrics)
-	proc.Decide = &decide.Decider{Artifacts: proc.Redacted, Ledger: led, Jobs: jobs, Outcomes: fates, Policy: set.Decide.Dismissals}
+	proc.Decide = &decide.Decider{Artifacts: proc.Redacted, Ledger: led, Jobs: jobs, Outcomes: fates, Policy: set.Decide.Dismissals, SwarmLinks: set.Decide.SwarmLinks}
 	proc.Decide.WeeklyDigest = set.Decide.WeeklyDigest // each review's week entry, recorded by notify
 	if page := set.Decide.Page; page.SecretID != "" {
 		// The job page link the review is delivered with (e-mail, Swarm summary).

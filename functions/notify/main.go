@@ -50,8 +50,8 @@ func main() {
 	rows := outbox.New(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention).WithActor("notify").WithSecret(key)
 	n := &notifystage.Notify{Outbox: rows,
 		Secret: key, From: mail.Evidence.From, Log: env.Log, Swarm: swarm.RunReport{Reporter: reporter}, EmailParticipants: set.EmailParticipants, Window: mail.Evidence.Window,
-		Artifacts: artifacts.New(artifacts.NewS3Client(env.AWS), env.Config.RedactedBkt),
-		HTML:      true, SwarmLinks: set.SwarmLinks, // HTML + text alternatives; Swarm review link when known
+		Artifacts:  artifacts.New(artifacts.NewS3Client(env.AWS), env.Config.RedactedBkt),
+		HTML:       true, // HTML + text alternatives
 		Recipients: &recipients.Gate{Policy: set.Recipients, Log: env.Log, Metrics: env.Metrics, Stage: string(domain.StageNotify)}}
 	if c := set.Comments; c.On {
 		// Findings as comments on the job's Swarm review (NOTIFY_CHANNELS, docs/swarm-comments.md).

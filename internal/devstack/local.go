@@ -299,8 +299,9 @@ func (l *Local) startSwarm(ctx context.Context, logger *slog.Logger) error {
 		// participants e-mailed too, so the suite reads every finding in
 		// the e-mail (TestSwarmParticipantsHearOnce runs the default).
 		"NotifyFunctionName": with("NOTIFY_CHANNELS", "email,swarm-comments", "SWARM_COMMENT_WINDOW_SECONDS", "31", "SWARM_EMAIL_PARTICIPANTS", "true"),
-		// The review function mints the job page link with the decided review.
-		"LlmFunctionName": nil,
+		// The review function links the Swarm review and the job page in the
+		// decided e-mail.
+		"LlmFunctionName": {"SWARM_URL": base},
 	} {
 		edit := func(env map[string]string) {
 			maps.Copy(env, vars)

@@ -19,6 +19,7 @@ import (
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/ledger"
+	"github.com/criticizer/criticizer/shared/letter"
 	"github.com/criticizer/criticizer/shared/outcome"
 	"github.com/criticizer/criticizer/shared/render"
 	"github.com/criticizer/criticizer/shared/rerun"
@@ -45,6 +46,9 @@ type Decided struct {
 	// PageURL is the job page's link (jobpage.Links), minted with the
 	// review so delivery reads no page key; "" with no job page.
 	PageURL string `json:"page_url,omitempty"`
+	// Email is the review e-mail's letter, the same for every recipient
+	// (notify adds each one's envelope and reference line).
+	Email letter.Letter `json:"email"`
 	// Comments is a Swarm review's comments as decided (nil with no Swarm
 	// review): which an earlier version already has, the inline cap and
 	// the notes on resolved findings are settled at delivery, by the
@@ -107,6 +111,8 @@ type Decider struct {
 	// Page mints the job page link the e-mail and Swarm summary carry
 	// (jobpage.Links); nil: no page.
 	Page PageLinks
+	// SwarmLinks links a Swarm job's review in its e-mail (SWARM_URL/reviews/{id}).
+	SwarmLinks swarm.Settings
 }
 
 // PageLinks mints a job's page URL.
@@ -173,7 +179,19 @@ func (d *Decider) Decide(ctx context.Context, j *job.Job, review domain.ReviewRe
 	if j.Swarm != nil && j.Swarm.Review > 0 {
 		dr.Comments = comments(j, &dr, cs)
 	}
+	dr.Email = d.email(j, &dr, cs)
 	return d.Artifacts.PutJSON(ctx, Key(j.ID), dr)
+}
+
+// email is j's e-mail letter: what it found, as decided, and the links to
+// its Swarm review and job page.
+func (d *Decider) email(j *job.Job, dr *Decided, cs *domain.Changeset) letter.Letter {
+	reviewURL := ""
+	if j.Swarm != nil {
+		reviewURL = d.SwarmLinks.ReviewURL(j.Swarm.Review)
+	}
+	return letter.Write(j.Changelist, j.ReviewVersion, letter.Content{Author: cs.User, Description: cs.Description, JobID: j.ID, Review: dr.Result,
+		Changeset: cs, ReviewURL: reviewURL, JobPageURL: dr.PageURL, Rerun: dr.Groups, Current: dr.Current})
 }
 
 // comments are j's comments on its Swarm review: each distinct finding's,

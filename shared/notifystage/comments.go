@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/criticizer/criticizer/shared/decide"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
@@ -75,7 +76,7 @@ type commentDelivery struct {
 // postComments posts the job's findings and summary on its Swarm review. A
 // retryable failure is returned (the e-mails sent are skipped by their rows
 // on the retry); a permanent refusal is recorded on its row, never failing the job.
-func (n *Notify) postComments(ctx context.Context, j *job.Job, in *input) (commentOutcome, error) {
+func (n *Notify) postComments(ctx context.Context, j *job.Job, in *decide.Decided) (commentOutcome, error) {
 	var out commentOutcome
 	pr, err := n.loadPrior(ctx, j.Swarm.Review, j.ReviewVersion)
 	if err != nil {
@@ -152,7 +153,7 @@ var commentWords = outbox.Words{
 // comments, then the version's summary; and the resolved tasks to set
 // addressed. in.Groups (nil for a first version) gives what is resolved;
 // pr only what was commented before.
-func commentDeliveries(j *job.Job, in *input, pr *prior) ([]commentDelivery, []taskChange, error) {
+func commentDeliveries(j *job.Job, in *decide.Decided, pr *prior) ([]commentDelivery, []taskChange, error) {
 	plan := in.Comments
 	if plan == nil || len(plan.Findings) != len(in.Current) {
 		return nil, nil, failure.Errorf(failure.InternalBug, "the decided review has no comments for its Swarm review: restart the job from fetch")

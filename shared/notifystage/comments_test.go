@@ -561,7 +561,7 @@ func TestSwarmCommentsRerunSaysWhatChanged(t *testing.T) {
 func TestSwarmReviewWithoutDecidedComments(t *testing.T) {
 	j := &job.Job{ID: "j", ReviewVersion: 1, Swarm: &job.SwarmRun{Review: swarmReview}}
 	review := domain.ReviewResult{Findings: []domain.Finding{{Severity: "low", Category: "style", Title: "t", File: "//depot/a.c", Line: 3, Message: "m"}}}
-	in := &input{Decided: decide.Decided{Result: review, Current: rerun.Distinct(review.Findings, nil)}}
+	in := &decide.Decided{Result: review, Current: rerun.Distinct(review.Findings, nil)}
 	if ds, _, err := commentDeliveries(j, in, nil); failure.Classify(err) != failure.InternalBug || len(ds) != 0 {
 		t.Fatalf("deliveries %+v, err %v: want none and INTERNAL_BUG", ds, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/criticizer/criticizer/shared/decide"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/render"
 	"github.com/criticizer/criticizer/shared/swarm"
@@ -70,7 +71,7 @@ func (n *Notify) loadPrior(ctx context.Context, review int64, version int) (*pri
 // (review, fingerprint, resolved); the open tasks to set addressed are
 // returned beside them. Only findings commented on earlier (p) have a
 // comment to mark.
-func resolvedDeliveries(review int64, version int, p *prior, in *input) (notes []commentDelivery, tasks []taskChange) {
+func resolvedDeliveries(review int64, version int, p *prior, in *decide.Decided) (notes []commentDelivery, tasks []taskChange) {
 	g := in.Groups
 	for _, r := range g.Resolved {
 		fp := r.Fingerprint
