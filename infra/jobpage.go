@@ -32,7 +32,7 @@ const (
 
 // newJobPage adds the job page when cfg.JobPage is set, on the API, and
 // lets the webhook and notify functions mint its links.
-func newJobPage(f *functionFactory, p functionsProps, api awsapigateway.RestApi, webhook, notify awslambda.Function) {
+func newJobPage(f *functionFactory, p functionsProps, api awsapigateway.RestApi, webhook, review awslambda.Function) {
 	if !f.cfg.JobPage {
 		return
 	}
@@ -73,16 +73,17 @@ func newJobPage(f *functionFactory, p functionsProps, api awsapigateway.RestApi,
 		AddMethod(jsii.String("GET"), awsapigateway.NewLambdaIntegration(fn, &awsapigateway.LambdaIntegrationOptions{Proxy: jsii.Bool(true)}), noKey)
 
 	// The functions that mint links read the key. The webhook places its
-	// link on the API address Swarm called (or publicBaseUrl); the e-mail
-	// has no request to take it from: publicBaseUrl, else the API's URL.
+	// link on the API address Swarm called (or publicBaseUrl); the review
+	// (llm) function mints the e-mail's and summary's link with the decided
+	// review, with no request to take it from: publicBaseUrl, else the API's URL.
 	base := api.Url()
 	if f.cfg.PublicBaseURL != "" {
 		base = jsii.String(f.cfg.PublicBaseURL)
 		webhook.AddEnvironment(jsii.String(settings.JobPageBaseURL.Name), base, nil)
 	}
 	readSecret(webhook, settings.JobPageSecretID.Name, secret)
-	readSecret(notify, settings.JobPageSecretID.Name, secret)
-	notify.AddEnvironment(jsii.String(settings.JobPageBaseURL.Name), base, nil)
+	readSecret(review, settings.JobPageSecretID.Name, secret)
+	review.AddEnvironment(jsii.String(settings.JobPageBaseURL.Name), base, nil)
 
 	awscdk.NewCfnOutput(f.stack, jsii.String("JobPageSecretArn"), &awscdk.CfnOutputProps{Value: secret.SecretArn()})
 }

@@ -53,7 +53,7 @@ func TestJobPageOnlyWhereEnabled(t *testing.T) {
 			if fn != tc.want || secret != tc.want || route != tc.want {
 				t.Fatalf("function %v, secret %v, /view route %v; want all %v", fn, secret, route, tc.want)
 			}
-			for _, minter := range []string{"WebhookFunction", "NotifyFunction"} {
+			for _, minter := range []string{"WebhookFunction", "ReviewFunction"} {
 				_, hasKey := envVars(m, minter)["JOB_PAGE_SECRET_ID"]
 				reads := allowed(grants(t, m, minter), "secretsmanager:GetSecretValue", "JobPageSecret")
 				if hasKey != tc.want || reads != tc.want {
@@ -63,11 +63,14 @@ func TestJobPageOnlyWhereEnabled(t *testing.T) {
 			if !tc.want {
 				return
 			}
-			base, _ := json.Marshal(envVars(m, "NotifyFunction")["JOB_PAGE_BASE_URL"])
+			if _, reads := envVars(m, "NotifyFunction")["JOB_PAGE_SECRET_ID"]; reads {
+				t.Error("notify reads the page key: the link is minted with the decided review")
+			}
+			base, _ := json.Marshal(envVars(m, "ReviewFunction")["JOB_PAGE_BASE_URL"])
 			if want := tc.over["publicBaseUrl"]; want != nil && string(base) != `"`+want.(string)+`"` {
-				t.Errorf("notify JOB_PAGE_BASE_URL = %s, want %v", base, want)
+				t.Errorf("review JOB_PAGE_BASE_URL = %s, want %v", base, want)
 			} else if want == nil && !strings.Contains(string(base), `"Api"`) {
-				t.Errorf("notify JOB_PAGE_BASE_URL = %s, want the API's own URL", base)
+				t.Errorf("review JOB_PAGE_BASE_URL = %s, want the API's own URL", base)
 			}
 			assertPageFunctionReadOnly(t, m)
 			// prod encrypts the table and the artifacts with its own key:

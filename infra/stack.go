@@ -82,7 +82,7 @@ func NewCriticizerStack(scope constructs.Construct, props *StackProps) awscdk.St
 	fns := newFunctions(stack, fp)
 	wireNotifyChannels(cfg, sec, fns.notify, fns.sweeper)
 	api := newAPI(stack, env, cfg, removal, fns.webhook)
-	newJobPage(fns.factory, fp, api, fns.webhook, fns.notify)
+	newJobPage(fns.factory, fp, api, fns.webhook, fns.llm)
 	topic := newAlarms(stack, env, cfg, props.MetricMathAlarms, stages, fns)
 	newOutputs(stack, api, table, raw, redacted, stages, fns.sesEventsDLQ, topic)
 	return stack

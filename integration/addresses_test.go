@@ -20,6 +20,7 @@ import (
 	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/evidence"
 	"github.com/criticizer/criticizer/shared/job"
+	"github.com/criticizer/criticizer/shared/letter"
 	"github.com/criticizer/criticizer/shared/notify"
 	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/outbox"
@@ -131,7 +132,7 @@ func TestScrubbedDoubtfulSendIsSettledByTheRelayLookup(t *testing.T) {
 	}
 	cl := changeSeq.Add(1)
 	k := delivery.Key{Changelist: cl, Recipient: "Erin@example.com", ReviewVersion: 1}
-	msg, err := notify.Compose(k, notify.Content{From: nv["SMTP_FROM"], JobID: "doubt", Secret: env.deliveryKey})
+	msg, err := notify.Compose(k, letter.Content{JobID: "doubt"}, notify.Envelope{From: nv["SMTP_FROM"], Secret: env.deliveryKey})
 	if err != nil {
 		t.Fatal(err)
 	}

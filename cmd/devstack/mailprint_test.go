@@ -7,17 +7,17 @@ import (
 
 	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/letter"
 	"github.com/criticizer/criticizer/shared/notify"
 )
 
 // TestDecodeMail: the demo prints the text part decoded, not raw
 // quoted-printable MIME, and finds the HTML part.
 func TestDecodeMail(t *testing.T) {
-	m, err := notify.Compose(delivery.Key{Changelist: 7, Recipient: "a@example.com", ReviewVersion: 1}, notify.Content{
-		From: "Criticizer <c@example.com>", HTML: true, Date: time.Unix(0, 0),
+	m, err := notify.Compose(delivery.Key{Changelist: 7, Recipient: "a@example.com", ReviewVersion: 1}, letter.Content{
 		Review: domain.ReviewResult{SchemaVersion: "1.0", PromptVersion: "1.0.0", Summary: "Größe = " + strings.Repeat("long line ", 20),
 			Findings: []domain.Finding{{ID: "F-1", Severity: "high", Category: "security", Title: "x=1", File: "//d/a.c", Line: 1, Message: "m"}}},
-	})
+	}, notify.Envelope{From: "Criticizer <c@example.com>", HTML: true, Date: time.Unix(0, 0)})
 	if err != nil {
 		t.Fatal(err)
 	}

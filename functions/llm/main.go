@@ -15,6 +15,7 @@ import (
 	"github.com/criticizer/criticizer/shared/coldstart"
 	"github.com/criticizer/criticizer/shared/decide"
 	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/jobpage"
 	"github.com/criticizer/criticizer/shared/ledger"
 	"github.com/criticizer/criticizer/shared/llm"
 	_ "github.com/criticizer/criticizer/shared/llm/bedrock" // the bedrock family
@@ -75,8 +76,12 @@ func main() {
 	proc.Jobs, proc.Ledger = jobs, led
 	// What the review says is decided here, once, before notify delivers it.
 	fates := outcome.NewStore(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention).WithMetrics(env.Metrics)
-	proc.Decide = &decide.Decider{Artifacts: proc.Redacted, Ledger: led, Jobs: jobs, Outcomes: fates, Policy: set.Decide.Dismissals}
+	proc.Decide = &decide.Decider{Artifacts: proc.Redacted, Ledger: led, Jobs: jobs, Outcomes: fates, Policy: set.Decide.Dismissals, SwarmLinks: set.Decide.SwarmLinks}
 	proc.Decide.WeeklyDigest = set.Decide.WeeklyDigest // each review's week entry, recorded by notify
+	if page := set.Decide.Page; page.SecretID != "" {
+		// The job page link the review is delivered with (e-mail, Swarm summary).
+		proc.Decide.Page = &jobpage.Links{Key: &jobpage.Key{Secrets: sm, SecretID: page.SecretID}, Base: page.BaseURL}
+	}
 	if set.DailyTokenBudget > 0 {
 		proc.Daily = jobs.DailyTokens()
 	}

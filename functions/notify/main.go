@@ -15,7 +15,6 @@ import (
 	"github.com/criticizer/criticizer/shared/coldstart"
 	"github.com/criticizer/criticizer/shared/decide"
 	"github.com/criticizer/criticizer/shared/domain"
-	"github.com/criticizer/criticizer/shared/jobpage"
 	"github.com/criticizer/criticizer/shared/mailchannel"
 	"github.com/criticizer/criticizer/shared/notifysettings"
 	"github.com/criticizer/criticizer/shared/notifystage"
@@ -36,7 +35,6 @@ func main() {
 	env := coldstart.Must(coldstart.Load(ctx, "notify", sanitize.Logs))
 	set := notifysettings.SettingsFromEnv(env.Vars)
 	mail := mailchannel.SettingsFromEnv(env.Vars)
-	page := jobpage.LinkSettingsFromEnv(env.Vars, true) // the job page link in the e-mail (optional; a full URL)
 	coldstart.Must(env, env.Vars.Err())
 
 	ddb := dynamodb.NewFromConfig(env.AWS)
@@ -52,12 +50,9 @@ func main() {
 	rows := outbox.New(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention).WithActor("notify").WithSecret(key)
 	n := &notifystage.Notify{Outbox: rows,
 		Secret: key, From: mail.Evidence.From, Log: env.Log, Swarm: swarm.RunReport{Reporter: reporter}, EmailParticipants: set.EmailParticipants, Window: mail.Evidence.Window,
-		Artifacts: artifacts.New(artifacts.NewS3Client(env.AWS), env.Config.RedactedBkt),
-		HTML:      true, SwarmLinks: set.SwarmLinks, // HTML + text alternatives; Swarm review link when known
+		Artifacts:  artifacts.New(artifacts.NewS3Client(env.AWS), env.Config.RedactedBkt),
+		HTML:       true, // HTML + text alternatives
 		Recipients: &recipients.Gate{Policy: set.Recipients, Log: env.Log, Metrics: env.Metrics, Stage: string(domain.StageNotify)}}
-	if page.SecretID != "" {
-		n.JobPage = &jobpage.Links{Key: &jobpage.Key{Secrets: sm, SecretID: page.SecretID}, Base: page.BaseURL}
-	}
 	if c := set.Comments; c.On {
 		// Findings as comments on the job's Swarm review (NOTIFY_CHANNELS, docs/swarm-comments.md).
 		api := &swarm.Client{BaseURL: set.SwarmLinks.URL, Credentials: swarm.SecretCredentials(sm, c.APISecretID)}

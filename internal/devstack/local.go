@@ -299,10 +299,13 @@ func (l *Local) startSwarm(ctx context.Context, logger *slog.Logger) error {
 		// participants e-mailed too, so the suite reads every finding in
 		// the e-mail (TestSwarmParticipantsHearOnce runs the default).
 		"NotifyFunctionName": with("NOTIFY_CHANNELS", "email,swarm-comments", "SWARM_COMMENT_WINDOW_SECONDS", "31", "SWARM_EMAIL_PARTICIPANTS", "true"),
+		// The review function links the Swarm review and the job page in the
+		// decided e-mail.
+		"LlmFunctionName": {"SWARM_URL": base},
 	} {
 		edit := func(env map[string]string) {
 			maps.Copy(env, vars)
-			if fn == "NotifyFunctionName" && env["JOB_PAGE_SECRET_ID"] != "" {
+			if fn == "LlmFunctionName" && env["JOB_PAGE_SECRET_ID"] != "" {
 				// The stack links the API's AWS address; here it is the emulator's.
 				env["JOB_PAGE_BASE_URL"] = l.APIURL
 			}

@@ -29,7 +29,7 @@ var againAllowed = []WordUse{
 	{"restart", "shared/envelope", "ModeFullRestart is the restart's mode on the wire"},
 	{"redeliver", "shared/envelope", "ModeRedeliver is the redelivery's mode on the wire; Redeliver builds that message"},
 	{"redeliver", "shared/reconcile", "the reconciler sends the redeliveries its row names (Reconciler.Redeliver, Report.Redelivered)"},
-	{"rerun", "shared/notify", "an e-mail says whether it reports a rerun (Content.Rerun)"},
+	{"rerun", "shared/letter", "an e-mail says whether it reports a rerun (Content.Rerun)"},
 	{"reconcile", "shared/outbox", "the row status reconciling the reconciler sets and an operator resolves (Reconciling, MarkReconciling, RequeueReconciled)"},
 }
 

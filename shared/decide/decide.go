@@ -19,7 +19,9 @@ import (
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/ledger"
+	"github.com/criticizer/criticizer/shared/letter"
 	"github.com/criticizer/criticizer/shared/outcome"
+	"github.com/criticizer/criticizer/shared/render"
 	"github.com/criticizer/criticizer/shared/rerun"
 	"github.com/criticizer/criticizer/shared/swarm"
 	"github.com/criticizer/criticizer/shared/weekly"
@@ -41,6 +43,17 @@ type Decided struct {
 	// policy (by fingerprint), which their outcome records are kept under
 	// when they are posted (Outcomes.Posted).
 	Scopes map[string]string `json:"scopes,omitempty"`
+	// PageURL is the job page's link (jobpage.Links), minted with the
+	// review so delivery reads no page key; "" with no job page.
+	PageURL string `json:"page_url,omitempty"`
+	// Email is the review e-mail's letter, the same for every recipient
+	// (notify adds each one's envelope and reference line).
+	Email letter.Letter `json:"email"`
+	// Comments is a Swarm review's comments as decided (nil with no Swarm
+	// review): which an earlier version already has, the inline cap and
+	// the notes on resolved findings are settled at delivery, by the
+	// review's rows (package notifystage).
+	Comments *Comments `json:"comments,omitempty"`
 	// Week is the weekly digest's entry of the review (nil: the digest is
 	// off), in the week its job was created in; notify records it (Weeks)
 	// with the job's finish, so it costs no request of its own.
@@ -51,6 +64,28 @@ type Decided struct {
 type WeekEntry struct {
 	Week  weekly.Week  `json:"week"`
 	Entry weekly.Entry `json:"entry"`
+}
+
+// Comments are a version's comments on its Swarm review.
+type Comments struct {
+	// Findings are Current's comments, one each, in its order.
+	Findings []FindingComment `json:"findings"`
+	// Summary is the version's summary: its counts, the comparison with
+	// the previous version, the job page link.
+	Summary string `json:"summary"`
+}
+
+// FindingComment is one finding's comment.
+type FindingComment struct {
+	Body string `json:"body"`
+	// Context anchors it on its file and line (nil: a finding on no file,
+	// said on the review as a whole).
+	Context *swarm.CommentContext `json:"context,omitempty"`
+	// Unanchored is its body on the review as a whole, naming file and
+	// line, should Swarm refuse the context.
+	Unanchored string `json:"unanchored,omitempty"`
+	// Task: findings of high severity and above are open tasks.
+	Task bool `json:"task,omitempty"`
 }
 
 // Key is where a job's decided review is stored, beside its result.
@@ -73,6 +108,16 @@ type Decider struct {
 	Policy outcome.Policy
 	// WeeklyDigest (WEEKLY_DIGEST) decides each review's week entry.
 	WeeklyDigest bool
+	// Page mints the job page link the e-mail and Swarm summary carry
+	// (jobpage.Links); nil: no page.
+	Page PageLinks
+	// SwarmLinks links a Swarm job's review in its e-mail (SWARM_URL/reviews/{id}).
+	SwarmLinks swarm.Settings
+}
+
+// PageLinks mints a job's page URL.
+type PageLinks interface {
+	URL(ctx context.Context, jobID string) (string, error)
 }
 
 // WeekEntries keeps the weekly digest's entries (weekly.Entries).
@@ -124,7 +169,58 @@ func (d *Decider) Decide(ctx context.Context, j *job.Job, review domain.ReviewRe
 	}
 	dr.Gate = gate(found, review.Findings, domain.ReadReviewMeta(review.Meta).Gates, d.Policy.Gate)
 	d.weekEntry(j, &dr, cs)
+	if d.Page != nil {
+		// Unreadable key: retried like any dependency, so the review is never
+		// delivered without the link the environment promises.
+		if dr.PageURL, err = d.Page.URL(ctx, j.ID); err != nil {
+			return fmt.Errorf("job page link: %w", err)
+		}
+	}
+	if j.Swarm != nil && j.Swarm.Review > 0 {
+		dr.Comments = comments(j, &dr, cs)
+	}
+	dr.Email = d.email(j, &dr, cs)
 	return d.Artifacts.PutJSON(ctx, Key(j.ID), dr)
+}
+
+// email is j's e-mail letter: what it found, as decided, and the links to
+// its Swarm review and job page.
+func (d *Decider) email(j *job.Job, dr *Decided, cs *domain.Changeset) letter.Letter {
+	reviewURL := ""
+	if j.Swarm != nil {
+		reviewURL = d.SwarmLinks.ReviewURL(j.Swarm.Review)
+	}
+	return letter.Write(j.Changelist, j.ReviewVersion, letter.Content{Author: cs.User, Description: cs.Description, JobID: j.ID, Review: dr.Result,
+		Changeset: cs, ReviewURL: reviewURL, JobPageURL: dr.PageURL, Rerun: dr.Groups, Current: dr.Current})
+}
+
+// comments are j's comments on its Swarm review: each distinct finding's,
+// anchored on its file and line with the lines around it, and the summary.
+func comments(j *job.Job, dr *Decided, cs *domain.Changeset) *Comments {
+	version := max(j.ReviewVersion, 1)
+	files := map[string]domain.FileChange{}
+	for _, f := range cs.Files {
+		files[f.DepotPath] = f
+	}
+	out := &Comments{}
+	counts := map[string]int{}
+	for _, c := range dr.Current {
+		f := c.Finding
+		counts[strings.ToLower(f.Severity)]++
+		fc := FindingComment{Body: render.Markdown(f), Unanchored: render.MarkdownUnanchored(f, version),
+			Task: domain.SeverityRank(f.Severity) <= domain.SeverityRank("high")}
+		if f.File != "" { // a finding on no file is said on the review as a whole
+			fc.Context = &swarm.CommentContext{File: f.File, RightLine: max(f.Line, 0), Version: version, Content: render.CommentContext(files[f.File], f.Line)}
+		}
+		out.Findings = append(out.Findings, fc)
+	}
+	since := ""
+	if g := dr.Groups; g != nil {
+		// The comparison's counts, the same the e-mail shows.
+		since = render.SinceLine(g.PreviousVersion, len(g.New), len(g.StillOpen), len(g.Resolved), len(g.NotRechecked))
+	}
+	out.Summary = render.SwarmSummary(version, len(dr.Current), counts, domain.ReadReviewMeta(dr.Result.Meta), dr.PageURL, since)
+	return out
 }
 
 // weekEntry decides the job's entry in the weekly digest of the week it

@@ -10,6 +10,7 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/job"
 	fates "github.com/criticizer/criticizer/shared/outcome"
+	"github.com/criticizer/criticizer/shared/rerun"
 	"github.com/criticizer/criticizer/shared/store/dynamotest"
 )
 
@@ -108,5 +109,30 @@ func TestWithholdFollowsRulesAndSettings(t *testing.T) {
 				t.Errorf("summary %q does not name the kind, scope and how to lift it", meta.DismissedWithheld())
 			}
 		})
+	}
+}
+
+// A finding on no file (said of the change as a whole) is a review-level
+// comment: an inline context without a file would be refused by Swarm. A
+// filed one is anchored on its line of the version, with the lines around
+// it; findings of high severity and above are tasks.
+func TestSwarmComments(t *testing.T) {
+	j := &job.Job{ID: "j", ReviewVersion: 2, Swarm: &job.SwarmRun{Review: 7}}
+	review := domain.ReviewResult{Findings: []domain.Finding{
+		{Severity: "info", Category: "coverage", Title: "Binary file not reviewed", Message: "m"},
+		{Severity: "high", Category: "style", Title: "t", File: "//depot/a.c", Line: 3, Message: "m"},
+	}}
+	cs := &domain.Changeset{Files: []domain.FileChange{{DepotPath: "//depot/a.c", Action: "edit", Diff: "@@ -1,3 +1,3 @@\n a\n b\n-c\n+C\n"}}}
+	dr := &Decided{Result: review, Current: rerun.Distinct(review.Findings, cs)}
+	c := comments(j, dr, cs)
+	if len(c.Findings) != 2 || c.Findings[0].Context != nil || c.Findings[0].Task || c.Findings[0].Unanchored != "" {
+		t.Fatalf("the file-less finding's comment %+v: want one on the review, no task", c.Findings)
+	}
+	at := c.Findings[1].Context
+	if at == nil || at.File != "//depot/a.c" || at.RightLine != 3 || at.Version != 2 || len(at.Content) == 0 || !c.Findings[1].Task || c.Findings[1].Unanchored == "" {
+		t.Fatalf("the filed finding's comment %+v (context %+v): want it on line 3 of version 2 with its lines, a task, and an unanchored body", c.Findings[1], at)
+	}
+	if !strings.Contains(c.Summary, "version 2") {
+		t.Errorf("summary %q: want the version", c.Summary)
 	}
 }

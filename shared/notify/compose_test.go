@@ -16,6 +16,7 @@ import (
 	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/letter"
 )
 
 var fixedDate = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
@@ -27,14 +28,20 @@ func newFinding(id, sev, file string, line int) domain.Finding {
 		File: file, Line: line, Message: "message " + id}
 }
 
-func testContent() Content {
-	return Content{
+// content is a letter's content and its envelope, as the tests compose them.
+type content struct {
+	letter.Content
+	Envelope
+}
+
+// compose is Compose of c.
+func compose(k delivery.Key, c content) (*Message, error) { return Compose(k, c.Content, c.Envelope) }
+
+func testContent() content {
+	return content{Envelope: Envelope{From: "Criticizer <criticizer@example.com>", HTML: true, Date: fixedDate}, Content: letter.Content{
 		Author:      "alice",
 		Description: "Fix login bug\n\nLonger explanation that stays out of the mail.",
 		JobID:       "job-0001",
-		From:        "Criticizer <criticizer@example.com>",
-		HTML:        true,
-		Date:        fixedDate,
 		Review: domain.ReviewResult{
 			SchemaVersion: "1.0", PromptVersion: "1.2.0",
 			Summary: "Two issues in the login path.",
@@ -48,7 +55,7 @@ func testContent() Content {
 					Message: "No test covers this."},
 			},
 		},
-	}
+	}}
 }
 
 // parsed is a rendered message read back the way a mail client would.
@@ -102,9 +109,9 @@ func parse(t *testing.T, raw []byte) parsed {
 	return p
 }
 
-func renderMail(t *testing.T, k delivery.Key, c Content) ([]byte, *Message) {
+func renderMail(t *testing.T, k delivery.Key, c content) ([]byte, *Message) {
 	t.Helper()
-	m, err := Compose(k, c)
+	m, err := compose(k, c)
 	if err != nil {
 		t.Fatalf("Compose: %v", err)
 	}
@@ -125,7 +132,7 @@ func TestComposeDeterministic(t *testing.T) {
 
 	tests := []struct {
 		name      string
-		a, b      Content
+		a, b      content
 		ignoreDay bool // compare without the Date header
 	}{
 		{"same input", testContent(), testContent(), false},
@@ -323,7 +330,7 @@ func TestComposeErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := testContent()
 			c.From = tt.from
-			_, err := Compose(tt.key, c)
+			_, err := compose(tt.key, c)
 			if err == nil {
 				t.Fatal("Compose succeeded")
 			}
@@ -377,7 +384,7 @@ func TestEmailSaysWhatWasWithheldAsDismissed(t *testing.T) {
 	} {
 		c := testContent()
 		c.Review.Meta = domain.ReviewMeta{WithheldAsDismissed: tc.withheld}.Map()
-		m, err := Compose(testKey, c)
+		m, err := compose(testKey, c)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -40,7 +40,7 @@ func TestCoverageIsNeverACleanBill(t *testing.T) {
 			c := testContent()
 			c.Review.Findings = nil
 			c.Review.Meta = tc.meta.Map()
-			m, err := Compose(testKey, c)
+			m, err := compose(testKey, c)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -73,7 +73,7 @@ func TestEmailGroupsByFingerprint(t *testing.T) {
 	g := f
 	g.Line = 6
 	c.Review.Findings = []domain.Finding{f, g}
-	m, err := Compose(testKey, c)
+	m, err := compose(testKey, c)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 // goldenContent is a review as the pipeline hands it over: findings from
 // several files, the redacted changeset they point into, what was skipped or
 // cut, token usage, and a Swarm review link.
-func goldenContent() Content {
+func goldenContent() content {
 	c := testContent()
 	c.ReviewURL = "https://swarm.example.com/reviews/4711"
 	c.Changeset = &domain.Changeset{Changelist: 12345, Files: []domain.FileChange{
@@ -49,7 +49,7 @@ func goldenContent() Content {
 // TestComposeGolden pins both parts of the e-mail byte for byte. Run with
 // -update after an intended change and review the diff.
 func TestComposeGolden(t *testing.T) {
-	m, err := Compose(testKey, goldenContent())
+	m, err := compose(testKey, goldenContent())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestComposeGolden(t *testing.T) {
 // by version 1's result), one from a file whose result has expired
 // (resolved, by file, line and severity), and one was in a file skipped
 // this time (not re-checked).
-func rerunContent(t *testing.T) (delivery.Key, Content) {
+func rerunContent(t *testing.T) (delivery.Key, content) {
 	t.Helper()
 	c := goldenContent()
 	meta := domain.ReadReviewMeta(c.Review.Meta)
@@ -140,7 +140,7 @@ func rerunContent(t *testing.T) (delivery.Key, Content) {
 // version compared with.
 func TestComposeRerunGolden(t *testing.T) {
 	k, c := rerunContent(t)
-	m, err := Compose(k, c)
+	m, err := compose(k, c)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ func TestEmailPartsRenderInert(t *testing.T) {
 		c.Review.Summary = h
 		c.Review.Findings = append(c.Review.Findings, domain.Finding{ID: "F9", Severity: "medium", Category: h, Title: h,
 			File: "//depot/app/c.go", Line: 5, Message: h, Suggestion: h, Confidence: h, RuleID: h})
-		m, err := Compose(testKey, c)
+		m, err := compose(testKey, c)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,11 +7,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/criticizer/criticizer/shared/decide"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/outbox"
-	"github.com/criticizer/criticizer/shared/render"
 	"github.com/criticizer/criticizer/shared/swarm"
 	"github.com/criticizer/criticizer/shared/swarm/comments"
 )
@@ -76,13 +76,16 @@ type commentDelivery struct {
 // postComments posts the job's findings and summary on its Swarm review. A
 // retryable failure is returned (the e-mails sent are skipped by their rows
 // on the retry); a permanent refusal is recorded on its row, never failing the job.
-func (n *Notify) postComments(ctx context.Context, j *job.Job, in *input) (commentOutcome, error) {
+func (n *Notify) postComments(ctx context.Context, j *job.Job, in *decide.Decided) (commentOutcome, error) {
 	var out commentOutcome
 	pr, err := n.loadPrior(ctx, j.Swarm.Review, j.ReviewVersion)
 	if err != nil {
 		return out, err
 	}
-	ds, tasks := commentDeliveries(j, in, pr)
+	ds, tasks, err := commentDeliveries(j, in, pr)
+	if err != nil {
+		return out, err
+	}
 	for _, tc := range tasks {
 		if err := n.address(ctx, j.ID, tc); refused(err) {
 			out.refused = append(out.refused, tc.item.ID+": "+string(failure.Classify(err)))
@@ -144,59 +147,42 @@ var commentWords = outbox.Words{
 	NotFound:    "settled by lookup: the earlier create never landed; posting",
 }
 
-// commentDeliveries are the comments a job's review gets: one per distinct
-// finding not commented on in an earlier version, in the review's order,
-// the notes on resolved plain comments, then the version's summary; and the
-// resolved tasks to set addressed. in.Groups (nil for a first version)
-// gives the counts and what is resolved; pr only what was commented before.
-func commentDeliveries(j *job.Job, in *input, pr *prior) ([]commentDelivery, []taskChange) {
-	rv := j.Swarm.Review
-	version := max(j.ReviewVersion, 1)
-	files := map[string]domain.FileChange{}
-	for _, f := range in.cs.Files {
-		files[f.DepotPath] = f
+// commentDeliveries are the comments a job's review gets, as decided
+// (decide.Comments): one per distinct finding not commented on in an
+// earlier version, in the review's order, the notes on resolved plain
+// comments, then the version's summary; and the resolved tasks to set
+// addressed. in.Groups (nil for a first version) gives what is resolved;
+// pr only what was commented before.
+func commentDeliveries(j *job.Job, in *decide.Decided, pr *prior) ([]commentDelivery, []taskChange, error) {
+	plan := in.Comments
+	if plan == nil || len(plan.Findings) != len(in.Current) {
+		return nil, nil, failure.Errorf(failure.InternalBug, "the decided review has no comments for its Swarm review: restart the job from fetch")
 	}
+	rv := j.Swarm.Review
 	var out []commentDelivery
-	counts := map[string]int{}
-	for _, c := range in.Current {
-		f, fp := c.Finding, c.Fingerprint
-		counts[strings.ToLower(f.Severity)]++
+	for i, c := range in.Current {
 		if pr != nil {
-			if _, ok := pr.comments[fp]; ok {
+			if _, ok := pr.comments[c.Fingerprint]; ok {
 				continue // commented on in an earlier version: not again
 			}
 		}
-		k := swarm.FindingKey(rv, fp)
-		var at *swarm.CommentContext
-		if f.File != "" { // a finding on no file is said on the review as a whole
-			at = &swarm.CommentContext{File: f.File, RightLine: max(f.Line, 0), Version: version,
-				Content: render.CommentContext(files[f.File], f.Line)}
-		}
+		k, fc := swarm.FindingKey(rv, c.Fingerprint), plan.Findings[i]
 		out = append(out, commentDelivery{
 			item: commentItem(k),
-			comment: swarm.NewComment{Review: rv, Body: render.Markdown(f), Marker: k.Marker(), Silent: true, Task: taskSeverity(f.Severity),
-				Context: at, Unanchored: render.MarkdownUnanchored(f, version)},
-			finding: &f,
+			comment: swarm.NewComment{Review: rv, Body: fc.Body, Marker: k.Marker(), Silent: true, Task: fc.Task,
+				Context: fc.Context, Unanchored: fc.Unanchored},
+			finding: &in.Current[i].Finding,
 		})
 	}
-	meta := domain.ReadReviewMeta(in.Result.Meta)
 	var tasks []taskChange
 	if pr != nil && in.Groups != nil {
 		var notes []commentDelivery
-		notes, tasks = resolvedDeliveries(rv, version, pr, in)
+		notes, tasks = resolvedDeliveries(rv, max(j.ReviewVersion, 1), pr, in)
 		out = append(out, notes...)
 	}
-	k := swarm.SummaryKey(rv, version)
-	out = append(out, commentDelivery{
-		item:    commentItem(k),
-		comment: swarm.NewComment{Review: rv, Body: render.SwarmSummary(version, len(in.Current), counts, meta, in.pageURL, since(in)), Marker: k.Marker()},
-	})
-	return out, tasks
-}
-
-// taskSeverity: findings of high severity and above are open tasks.
-func taskSeverity(sev string) bool {
-	return domain.SeverityRank(sev) <= domain.SeverityRank("high")
+	k := swarm.SummaryKey(rv, max(j.ReviewVersion, 1))
+	out = append(out, commentDelivery{item: commentItem(k), comment: swarm.NewComment{Review: rv, Body: plan.Summary, Marker: k.Marker()}})
+	return out, tasks, nil
 }
 
 // commentItem is the outbox row key of the comment k identifies. A

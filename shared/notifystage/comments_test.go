@@ -556,18 +556,14 @@ func TestSwarmCommentsRerunSaysWhatChanged(t *testing.T) {
 	}
 }
 
-// A finding on no file (said of the change as a whole) is a review-level
-// comment: an inline context without a file would be refused by Swarm.
-func TestFindingWithoutFileIsAReviewComment(t *testing.T) {
+// A decided review without its comments (decided before they were part of
+// it) posts nothing and fails as a bug, never as a silent success.
+func TestSwarmReviewWithoutDecidedComments(t *testing.T) {
 	j := &job.Job{ID: "j", ReviewVersion: 1, Swarm: &job.SwarmRun{Review: swarmReview}}
-	review := domain.ReviewResult{Findings: []domain.Finding{
-		{Severity: "info", Category: "coverage", Title: "Binary file not reviewed", Message: "m"},
-		{Severity: "low", Category: "style", Title: "t", File: "//depot/a.c", Line: 3, Message: "m"},
-	}}
-	in := &input{Decided: decide.Decided{Result: review, Current: rerun.Distinct(review.Findings, nil)}}
-	ds, _ := commentDeliveries(j, in, nil)
-	if len(ds) != 3 || ds[0].comment.Context != nil || ds[1].comment.Context == nil || ds[1].comment.Context.RightLine != 3 {
-		t.Fatalf("deliveries %+v: want the file-less finding on the review, the other inline, then the summary", ds)
+	review := domain.ReviewResult{Findings: []domain.Finding{{Severity: "low", Category: "style", Title: "t", File: "//depot/a.c", Line: 3, Message: "m"}}}
+	in := &decide.Decided{Result: review, Current: rerun.Distinct(review.Findings, nil)}
+	if ds, _, err := commentDeliveries(j, in, nil); failure.Classify(err) != failure.InternalBug || len(ds) != 0 {
+		t.Fatalf("deliveries %+v, err %v: want none and INTERNAL_BUG", ds, err)
 	}
 }
 

@@ -18,7 +18,6 @@ import (
 
 	"github.com/criticizer/criticizer/shared/decide"
 	"github.com/criticizer/criticizer/shared/delivery"
-	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/notify"
@@ -38,11 +37,7 @@ type Notify struct {
 	HTML  bool
 	// Secret keys the e-mail's token, as the outbox keys its rows; nil in tests only.
 	Secret *delivery.Secret
-	// JobPage mints the e-mail's job page link (jobpage.Links); nil: no page.
-	JobPage JobPageLinks
-	// SwarmLinks links a Swarm job's review in its e-mail (SWARM_URL/reviews/{id}).
-	SwarmLinks swarm.Settings
-	Log        *slog.Logger
+	Log    *slog.Logger
 	// Swarm is the test-run channel (swarm.RunReport): the outcome, once
 	// every recipient is e-mailed, kept once by the job record; nil: none.
 	Swarm delivery.Channel[swarm.Finished]
@@ -93,11 +88,6 @@ type RecipientPolicy interface {
 	Allow(ctx context.Context, source string, addrs []string) (allowed []string, refused string)
 }
 
-// JobPageLinks mints a job's page URL.
-type JobPageLinks interface {
-	URL(ctx context.Context, jobID string) (string, error)
-}
-
 // Process tells every recipient and channel of j what it has not been told yet.
 func (n *Notify) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	in, err := n.read(ctx, j)
@@ -117,7 +107,7 @@ func (n *Notify) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 		return job.Result{}, err
 	}
 	if n.Weeks != nil {
-		if err := n.Weeks.Record(ctx, &in.Decided); err != nil {
+		if err := n.Weeks.Record(ctx, in); err != nil {
 			return job.Result{}, err
 		}
 	}
@@ -130,36 +120,19 @@ func (n *Notify) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	return job.Result{Detail: detail(j, sent, len(rcpts), refused, commented)}, nil
 }
 
-// input is what every channel and recipient is told.
-type input struct {
-	decide.Decided
-	cs                 domain.Changeset
-	pageURL, reviewURL string
-}
-
-// read loads j's decided review and changeset: decided once, by the llm
-// stage, so every attempt of this stage delivers the same review.
-func (n *Notify) read(ctx context.Context, j *job.Job) (*input, error) {
+// read loads j's decided review (its job page link included) and
+// changeset: decided once, by the llm stage, so every attempt of this stage
+// delivers the same review.
+func (n *Notify) read(ctx context.Context, j *job.Job) (*decide.Decided, error) {
 	if j.Artifacts.Result == "" || j.Artifacts.Redacted == "" {
 		return nil, failure.Errorf(failure.InternalBug, "job reached notify without review artifacts")
 	}
-	in := &input{}
-	if j.Swarm != nil {
-		in.reviewURL = n.SwarmLinks.ReviewURL(j.Swarm.Review)
-	}
-	if err := n.Artifacts.GetJSON(ctx, decide.Key(j.ID), &in.Decided); err != nil {
+	in := &decide.Decided{}
+	if err := n.Artifacts.GetJSON(ctx, decide.Key(j.ID), in); err != nil {
 		return nil, err
 	}
-	if err := n.Artifacts.GetJSON(ctx, j.Artifacts.Redacted, &in.cs); err != nil {
-		return nil, err
-	}
-	if n.JobPage != nil {
-		// Unreadable key: retried like any dependency, so the e-mail never
-		// goes out without the link the environment promises.
-		var err error
-		if in.pageURL, err = n.JobPage.URL(ctx, j.ID); err != nil {
-			return nil, fmt.Errorf("job page link: %w", err)
-		}
+	if in.Email.Text == "" {
+		return nil, failure.Errorf(failure.InternalBug, "the decided review has no e-mail: restart the job from fetch")
 	}
 	return in, nil
 }
@@ -182,11 +155,10 @@ func (n *Notify) recipients(ctx context.Context, j *job.Job) ([]string, string, 
 // emailAll e-mails each recipient once and counts the e-mails sent now. A
 // failure of one recipient only is collected in permanent (the others still
 // get theirs); any other failure stops the stage at once.
-func (n *Notify) emailAll(ctx context.Context, j *job.Job, in *input, rcpts []string) (sent int, permanent []error, err error) {
+func (n *Notify) emailAll(ctx context.Context, j *job.Job, in *decide.Decided, rcpts []string) (sent int, permanent []error, err error) {
 	for _, rcpt := range rcpts {
 		k := delivery.Key{Changelist: j.Changelist, Recipient: rcpt, ReviewVersion: j.ReviewVersion}
-		msg, err := notify.Compose(k, notify.Content{Author: in.cs.User, Description: in.cs.Description, JobID: j.ID, Review: in.Result, From: n.From, HTML: n.HTML,
-			Secret: n.Secret, Changeset: &in.cs, ReviewURL: in.reviewURL, JobPageURL: in.pageURL, Rerun: in.Groups, Current: in.Current})
+		msg, err := notify.New(in.Email, k, notify.Envelope{From: n.From, HTML: n.HTML, Secret: n.Secret})
 		if err != nil {
 			return 0, nil, failure.Wrap(failure.InternalBug, err)
 		}
@@ -208,10 +180,10 @@ func (n *Notify) emailAll(ctx context.Context, j *job.Job, in *input, rcpts []st
 // commentAll posts the findings on the job's Swarm review and records
 // their outcomes (or, with no comments, the e-mailed findings' outcomes).
 // It returns what the job's detail says of the comments ("" for none).
-func (n *Notify) commentAll(ctx context.Context, j *job.Job, in *input, emailed bool) (string, error) {
+func (n *Notify) commentAll(ctx context.Context, j *job.Job, in *decide.Decided, emailed bool) (string, error) {
 	if n.Comments == nil || j.Swarm == nil || j.Swarm.Review <= 0 {
 		if n.Outcomes != nil && emailed {
-			return "", n.Outcomes.EmailOnly(ctx, j, &in.Decided)
+			return "", n.Outcomes.EmailOnly(ctx, j, in)
 		}
 		return "", nil
 	}
@@ -222,7 +194,7 @@ func (n *Notify) commentAll(ctx context.Context, j *job.Job, in *input, emailed 
 		return "", err
 	}
 	if n.Outcomes != nil {
-		if err := n.Outcomes.Posted(ctx, j, &in.Decided, out.findings); err != nil {
+		if err := n.Outcomes.Posted(ctx, j, in, out.findings); err != nil {
 			return "", err
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/criticizer/criticizer/shared/decide"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/render"
 	"github.com/criticizer/criticizer/shared/swarm"
@@ -23,16 +24,6 @@ type prior struct {
 	// channel is the attempt's comments channel: its one listing (which also
 	// settles in-flight rows) and the highest comment id the rows name.
 	channel *comments.Channel
-}
-
-// since is what the summary says about a rerun: the comparison's counts,
-// the same the e-mail shows ("" for a first version).
-func since(in *input) string {
-	g := in.Groups
-	if g == nil {
-		return ""
-	}
-	return render.SinceLine(g.PreviousVersion, len(g.New), len(g.StillOpen), len(g.Resolved), len(g.NotRechecked))
 }
 
 // loadPrior reads the review's finding rows and the comments they name (one
@@ -80,7 +71,7 @@ func (n *Notify) loadPrior(ctx context.Context, review int64, version int) (*pri
 // (review, fingerprint, resolved); the open tasks to set addressed are
 // returned beside them. Only findings commented on earlier (p) have a
 // comment to mark.
-func resolvedDeliveries(review int64, version int, p *prior, in *input) (notes []commentDelivery, tasks []taskChange) {
+func resolvedDeliveries(review int64, version int, p *prior, in *decide.Decided) (notes []commentDelivery, tasks []taskChange) {
 	g := in.Groups
 	for _, r := range g.Resolved {
 		fp := r.Fingerprint

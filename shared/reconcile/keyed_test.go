@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/criticizer/criticizer/shared/delivery"
+	"github.com/criticizer/criticizer/shared/letter"
 	"github.com/criticizer/criticizer/shared/notify"
 	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/outbox"
@@ -32,7 +33,7 @@ func TestScrubbedDoubtfulSendSettledByItsMessageID(t *testing.T) {
 	d := dynamotest.New()
 	rows := outbox.New(d, dynamotest.Table).WithSecret(key)
 	k := delivery.Key{Changelist: 77, Recipient: "dana@example.com", ReviewVersion: 1}
-	msg, err := notify.Compose(k, notify.Content{From: "Criticizer <criticizer@example.com>", JobID: "job-1", Secret: key, Date: now})
+	msg, err := notify.Compose(k, letter.Content{JobID: "job-1"}, notify.Envelope{From: "Criticizer <criticizer@example.com>", Secret: key, Date: now})
 	if err != nil {
 		t.Fatal(err)
 	}

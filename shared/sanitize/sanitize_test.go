@@ -22,6 +22,7 @@ import (
 	smtpstandin "github.com/criticizer/criticizer/internal/standin/smtp"
 	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/letter"
 	"github.com/criticizer/criticizer/shared/llm"
 	"github.com/criticizer/criticizer/shared/notify"
 	"github.com/criticizer/criticizer/shared/obs"
@@ -111,7 +112,7 @@ func TestSMTPReplyEchoingSecrets(t *testing.T) {
 				t.Fatal(err)
 			}
 			k := delivery.Key{Changelist: 7, Recipient: p.recipient, ReviewVersion: 1}
-			m, err := notify.Compose(k, notify.Content{Author: "bob", Description: "fix", JobID: "j-1", From: "Criticizer <c@example.com>"})
+			m, err := notify.Compose(k, letter.Content{Author: "bob", Description: "fix", JobID: "j-1"}, notify.Envelope{From: "Criticizer <c@example.com>"})
 			if err != nil {
 				t.Fatal(err)
 			}

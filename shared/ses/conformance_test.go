@@ -13,6 +13,7 @@ import (
 
 	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/domain"
+	"github.com/criticizer/criticizer/shared/letter"
 	"github.com/criticizer/criticizer/shared/notify"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/outbox/outboxtest"
@@ -60,7 +61,7 @@ func TestSESChannelConformance(t *testing.T) {
 		message := func(i int) *notify.Message {
 			if msgs[i] == nil {
 				k := delivery.Key{Changelist: int64(4200 + i), Recipient: "alice@example.com", ReviewVersion: 1}
-				m, err := notify.Compose(k, notify.Content{From: "Criticizer <criticizer@example.com>", JobID: "job-1", Review: domain.ReviewResult{Summary: "fine"}})
+				m, err := notify.Compose(k, letter.Content{JobID: "job-1", Review: domain.ReviewResult{Summary: "fine"}}, notify.Envelope{From: "Criticizer <criticizer@example.com>"})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -18,6 +18,7 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/evidence"
 	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/letter"
 	"github.com/criticizer/criticizer/shared/notify"
 )
 
@@ -37,8 +38,8 @@ func (f *fakeSES) SendEmail(_ context.Context, in *sesv2.SendEmailInput, _ ...fu
 func compose(t *testing.T) (delivery.Key, *notify.Message) {
 	t.Helper()
 	k := delivery.Key{Changelist: 4242, Recipient: "alice@example.com", ReviewVersion: 1}
-	m, err := notify.Compose(k, notify.Content{From: "Criticizer <criticizer@example.com>", JobID: "job-1",
-		Review: domain.ReviewResult{Summary: "fine"}})
+	m, err := notify.Compose(k, letter.Content{JobID: "job-1", Review: domain.ReviewResult{Summary: "fine"}},
+		notify.Envelope{From: "Criticizer <criticizer@example.com>"})
 	if err != nil {
 		t.Fatal(err)
 	}

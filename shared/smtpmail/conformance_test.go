@@ -34,7 +34,8 @@ func TestSMTPChannelConformance(t *testing.T) {
 		message := func(i int) *notify.Message {
 			if msgs[i] == nil {
 				k := delivery.Key{Changelist: int64(100 + i), Recipient: "alice@example.com", ReviewVersion: 1}
-				m, err := notify.Compose(k, testContent())
+				c, env := testContent()
+				m, err := notify.Compose(k, c, env)
 				if err != nil {
 					t.Fatal(err)
 				}

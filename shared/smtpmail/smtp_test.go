@@ -18,6 +18,7 @@ import (
 	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
+	"github.com/criticizer/criticizer/shared/letter"
 	"github.com/criticizer/criticizer/shared/notify"
 )
 
@@ -25,14 +26,14 @@ var testKey = delivery.Key{Changelist: 12345, Recipient: "alice@example.com", Re
 
 // testContent is a review with findings, composed the way the notify stage
 // composes it.
-func testContent() notify.Content {
-	return notify.Content{
-		Author: "alice", Description: "Fix login bug", JobID: "job-0001",
-		From: "Criticizer <criticizer@example.com>", HTML: true, Date: time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC),
-		Review: domain.ReviewResult{SchemaVersion: "1.0", PromptVersion: "1.2.0", Summary: "One issue.",
-			Findings: []domain.Finding{{ID: "F1", Severity: "high", Category: "security", Title: "SQL built from input",
-				File: "//depot/app/a.go", Line: 42, Message: "The query concatenates user input."}}},
-	}
+func testContent() (letter.Content, notify.Envelope) {
+	return letter.Content{
+			Author: "alice", Description: "Fix login bug", JobID: "job-0001",
+			Review: domain.ReviewResult{SchemaVersion: "1.0", PromptVersion: "1.2.0", Summary: "One issue.",
+				Findings: []domain.Finding{{ID: "F1", Severity: "high", Category: "security", Title: "SQL built from input",
+					File: "//depot/app/a.go", Line: 42, Message: "The query concatenates user input."}}},
+		},
+		notify.Envelope{From: "Criticizer <criticizer@example.com>", HTML: true, Date: time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)}
 }
 
 // randomSecret makes a per-test credential: the spec forbids credentials
@@ -82,7 +83,8 @@ func (h *harness) sender(t *testing.T) *Sender {
 
 func composeTest(t *testing.T) *notify.Message {
 	t.Helper()
-	m, err := notify.Compose(testKey, testContent())
+	c, env := testContent()
+	m, err := notify.Compose(testKey, c, env)
 	if err != nil {
 		t.Fatal(err)
 	}

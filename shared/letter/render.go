@@ -1,4 +1,4 @@
-package notify
+package letter
 
 import (
 	"fmt"
@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/criticizer/criticizer/shared/delivery"
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/render"
 )
@@ -18,7 +17,8 @@ import (
 
 // view is the data both bodies render.
 type view struct {
-	Key         delivery.Key
+	Changelist  int64
+	Version     int
 	Author      string
 	Description string
 	JobID       string
@@ -31,7 +31,6 @@ type view struct {
 	Meta        domain.ReviewMeta
 	Schema      string
 	Prompt      string
-	Token       string
 	Rerun       *rerunView // nil for a first version
 }
 
@@ -158,7 +157,7 @@ func (v view) footer() string {
 
 func renderText(v view) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Criticizer reviewed changelist %d (review version %d).\n\n", v.Key.Changelist, v.Key.ReviewVersion)
+	fmt.Fprintf(&b, "Criticizer reviewed changelist %d (review version %d).\n\n", v.Changelist, v.Version)
 	field := func(name, val string) {
 		if val != "" {
 			fmt.Fprintf(&b, "%-13s%s\n", name+":", val)
@@ -198,8 +197,7 @@ func renderText(v view) string {
 	}
 	// "-- " with the trailing space is the RFC 3676 signature separator.
 	b.WriteString("\n-- \nCriticizer" + v.footer())
-	b.WriteString("\nReference: " + v.Token + "\n")
-	return b.String()
+	return b.String() // Letter.Ended ends it
 }
 
 // writeRerun is a rerun's findings in the text or HTML part: new, still
@@ -274,7 +272,7 @@ func renderHTML(v view) string {
 	var b strings.Builder
 	b.WriteString("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Criticizer review</title></head>\n")
 	b.WriteString("<body style=\"font-family:sans-serif;max-width:60em\">\n")
-	fmt.Fprintf(&b, "<p>Criticizer reviewed changelist <b>%d</b> (review version %d).</p>\n", v.Key.Changelist, v.Key.ReviewVersion)
+	fmt.Fprintf(&b, "<p>Criticizer reviewed changelist <b>%d</b> (review version %d).</p>\n", v.Changelist, v.Version)
 	b.WriteString("<table>\n")
 	row := func(name, val string) {
 		if val != "" {
@@ -316,6 +314,6 @@ func renderHTML(v view) string {
 	for _, l := range v.hidden() {
 		fmt.Fprintf(&b, "<p>%s</p>\n", e(l))
 	}
-	fmt.Fprintf(&b, "<hr><p><small>Criticizer%s &middot; Reference: %s</small></p>\n</body></html>\n", e(v.footer()), e(v.Token))
-	return b.String()
+	fmt.Fprintf(&b, "<hr><p><small>Criticizer%s", e(v.footer()))
+	return b.String() // Letter.Ended ends it
 }
