@@ -260,7 +260,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.forward(w, r, up, body)
 	case ResetBefore:
 		p.record(ev)
-		reset(w)
+		Reset(w)
 	case Throttle:
 		p.record(ev)
 		writeAWSError(w, throttles, op)
@@ -275,7 +275,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ev.Note = fmt.Sprintf("upstream answered %d", resp.StatusCode)
 		p.record(ev)
 		if f.Kind == LostAnswer {
-			reset(w)
+			Reset(w)
 		} else {
 			writeAWSError(w, internalErrors, op)
 		}
@@ -327,8 +327,10 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, up *url.URL, bod
 	_, _ = io.Copy(w, resp.Body)
 }
 
-// reset closes the client's connection with an RST (linger 0): "connection reset by peer".
-func reset(w http.ResponseWriter) {
+// Reset closes the client's connection with an RST (linger 0): "connection
+// reset by peer". Not hijackable, the nearest thing is an answer the client
+// cannot read.
+func Reset(w http.ResponseWriter) {
 	hj, ok := w.(http.Hijacker)
 	if !ok {
 		panic(http.ErrAbortHandler)
