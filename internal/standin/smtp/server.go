@@ -115,7 +115,7 @@ func NewServer(opts Options) *Server {
 	if lg == nil {
 		lg = slog.Default()
 	}
-	return &Server{opts: opts, log: lg.With("component", "smtp-standin"), arrived: make(chan struct{}), done: make(chan struct{})}
+	return &Server{opts: opts, log: lg.With("component", "smtp-standin"), arrived: make(chan struct{}), done: make(chan struct{}), served: map[Stage]int{}}
 }
 
 // Start listens on 127.0.0.1 and serves in the background. It returns the
@@ -250,9 +250,7 @@ func (s *Server) Held() int {
 func (s *Server) Served() map[Stage]int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := map[Stage]int{}
-	maps.Copy(out, s.served)
-	return out
+	return maps.Clone(s.served)
 }
 
 func (s *Server) hold(d int) {
@@ -275,9 +273,6 @@ func (s *Server) takeFault(stage Stage) (Fault, bool) {
 	for i, f := range s.faults {
 		if f.Stage != stage {
 			continue
-		}
-		if s.served == nil {
-			s.served = map[Stage]int{}
 		}
 		s.served[stage]++
 		if f.Count > 0 {
