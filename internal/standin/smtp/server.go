@@ -7,6 +7,7 @@ package smtp
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -108,14 +109,8 @@ type Server struct {
 
 // NewServer returns a server configured by opts; Start runs it.
 func NewServer(opts Options) *Server {
-	if opts.Domain == "" {
-		opts.Domain = "smtp.standin.local"
-	}
-	lg := opts.Logger
-	if lg == nil {
-		lg = slog.Default()
-	}
-	return &Server{opts: opts, log: lg.With("component", "smtp-standin"), arrived: make(chan struct{}), done: make(chan struct{}), served: map[Stage]int{}}
+	opts.Domain = cmp.Or(opts.Domain, "smtp.standin.local")
+	return &Server{opts: opts, log: cmp.Or(opts.Logger, slog.Default()).With("component", "smtp-standin"), arrived: make(chan struct{}), done: make(chan struct{}), served: map[Stage]int{}}
 }
 
 // Start listens on 127.0.0.1 and serves in the background. It returns the
@@ -311,11 +306,7 @@ func (f Fault) smtpError() *gosmtp.SMTPError {
 			ec = gosmtp.EnhancedCode{a, b, c}
 		}
 	}
-	msg := f.Message
-	if msg == "" {
-		msg = "injected fault"
-	}
-	return &gosmtp.SMTPError{Code: f.Code, EnhancedCode: ec, Message: msg}
+	return &gosmtp.SMTPError{Code: f.Code, EnhancedCode: ec, Message: cmp.Or(f.Message, "injected fault")}
 }
 
 func (s *Server) store(from string, to []string, user string, raw []byte) Message {

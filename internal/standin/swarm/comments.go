@@ -204,9 +204,6 @@ func (s *Server) login(r *http.Request) (string, bool) {
 func (s *Server) InjectFault(op Op, faults ...Fault) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.faults == nil {
-		s.faults = map[Op][]Fault{}
-	}
 	s.faults[op] = append(s.faults[op], faults...)
 }
 
@@ -218,7 +215,7 @@ func (s *Server) ClearFaults() int {
 	for _, q := range s.faults {
 		n += len(q)
 	}
-	s.faults = nil
+	s.faults = map[Op][]Fault{}
 	return n
 }
 
@@ -282,12 +279,8 @@ func (s *Server) AddComment(c Comment) Comment {
 func (s *Server) store(c Comment) Comment {
 	s.commentSeq++
 	c.ID = s.commentSeq
-	if c.Time == 0 {
-		c.Time = time.Now().Unix()
-	}
-	if c.Updated == 0 {
-		c.Updated = c.Time
-	}
+	c.Time = cmp.Or(c.Time, time.Now().Unix())
+	c.Updated = cmp.Or(c.Updated, c.Time)
 	c.TaskState = cmp.Or(c.TaskState, TaskComment)
 	s.comments[c.ID] = &c
 	return c.clone()

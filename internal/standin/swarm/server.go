@@ -113,12 +113,8 @@ type Server struct {
 
 // NewServer returns a stopped stand-in.
 func NewServer(o Options) *Server {
-	log := o.Logger
-	if log == nil {
-		log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	return &Server{opts: o, log: log, revs: map[int64]Review{}, runs: map[int64]*Run{}, fail: map[string][]int{}, seq: 700, tokens: map[int64]string{}, closing: make(chan struct{}),
-		groups: map[string]Group{}, projects: map[string]Project{}, logins: map[string]string{}, comments: map[int64]*Comment{}, held: map[string]int{}}
+	return &Server{opts: o, log: cmp.Or(o.Logger, slog.New(slog.DiscardHandler)), revs: map[int64]Review{}, runs: map[int64]*Run{}, fail: map[string][]int{}, seq: 700, tokens: map[int64]string{}, closing: make(chan struct{}),
+		groups: map[string]Group{}, projects: map[string]Project{}, logins: map[string]string{}, comments: map[int64]*Comment{}, held: map[string]int{}, faults: map[Op][]Fault{}}
 }
 
 // Start listens on addr ("127.0.0.1:0" for any port) and returns the base URL.
