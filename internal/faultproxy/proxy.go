@@ -255,9 +255,6 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		time.Sleep(f.Delay)
 	}
 	switch f.Kind {
-	case Delay:
-		p.record(ev)
-		p.forward(w, r, up, body)
 	case ResetBefore:
 		p.record(ev)
 		Reset(w)
@@ -279,15 +276,16 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		} else {
 			writeAWSError(w, internalErrors, op)
 		}
-	case Kill:
-		pid, err := p.killPeer(r.RemoteAddr)
-		if err != nil {
-			ev.Note = "no process killed: " + err.Error()
-		} else {
-			ev.Note = "killed pid " + pid
+	case Delay, Kill:
+		if f.Kind == Kill {
+			if pid, err := p.killPeer(r.RemoteAddr); err != nil {
+				ev.Note = "no process killed: " + err.Error()
+			} else {
+				ev.Note = "killed pid " + pid
+			}
 		}
 		p.record(ev)
-		// Forwarded anyway: a write sent before the death may still apply.
+		// Forwarded, after a kill too: a write sent before the death may still apply.
 		p.forward(w, r, up, body)
 	default:
 		p.forward(w, r, up, body)
