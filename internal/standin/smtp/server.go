@@ -32,8 +32,7 @@ import (
 // Options configures a Server. The zero value is an open relay on a random
 // loopback port without the HTTP API.
 type Options struct {
-	Port   int    // on 127.0.0.1; 0 picks a free one
-	Domain string // in the greeting; default "smtp.standin.local"
+	Port int // on 127.0.0.1; 0 picks a free one
 	// Username, when set, makes AUTH PLAIN with Username and Password
 	// mandatory before MAIL (from the test or the environment, never source).
 	Username, Password string
@@ -109,7 +108,6 @@ type Server struct {
 
 // NewServer returns a server configured by opts; Start runs it.
 func NewServer(opts Options) *Server {
-	opts.Domain = cmp.Or(opts.Domain, "smtp.standin.local")
 	return &Server{opts: opts, log: cmp.Or(opts.Logger, slog.Default()).With("component", "smtp-standin"), arrived: make(chan struct{}), done: make(chan struct{}), served: map[Stage]int{}}
 }
 
@@ -122,7 +120,7 @@ func (s *Server) Start() (addr string, err error) {
 		return "", fmt.Errorf("smtp standin: listen: %w", err)
 	}
 	srv := gosmtp.NewServer(gosmtp.BackendFunc(func(c *gosmtp.Conn) (gosmtp.Session, error) { return &session{srv: s, conn: c}, nil }))
-	srv.Domain, srv.AllowInsecureAuth, srv.TLSConfig, srv.ErrorLog = s.opts.Domain, true, s.opts.TLSConfig, errorLog{s.log}
+	srv.Domain, srv.AllowInsecureAuth, srv.TLSConfig, srv.ErrorLog = "smtp.standin.local", true, s.opts.TLSConfig, errorLog{s.log}
 	srv.MaxMessageBytes, srv.MaxRecipients, srv.ReadTimeout, srv.WriteTimeout = 10<<20, 100, time.Minute, time.Minute
 	s.smtp = srv
 	s.addr = ln.Addr().String()
