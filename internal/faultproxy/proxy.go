@@ -251,9 +251,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ev := Event{At: time.Now(), Job: job, Op: op, N: n, Kind: f.Kind}
-	if f.Delay > 0 {
-		time.Sleep(f.Delay)
-	}
+	time.Sleep(f.Delay) // 0: none
 	switch f.Kind {
 	case ResetBefore:
 		p.record(ev)

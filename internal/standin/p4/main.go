@@ -546,9 +546,7 @@ func (s *session) info([]string) {
 // serveFaults sleeps the fixture's delay and serves the first pending fault
 // for command, reporting whether it replaced the normal output.
 func (s *session) serveFaults(owner, command string, faults []fault, sleepMS int) (done bool) {
-	if sleepMS > 0 {
-		time.Sleep(time.Duration(sleepMS) * time.Millisecond)
-	}
+	time.Sleep(time.Duration(sleepMS) * time.Millisecond) // 0: none
 	f, err := s.d.takeFault(owner, command, faults)
 	if err != nil {
 		s.serverError("fault state", err)
@@ -557,9 +555,7 @@ func (s *session) serveFaults(owner, command string, faults []fault, sleepMS int
 	if f == nil {
 		return false
 	}
-	if f.SleepMS > 0 {
-		time.Sleep(time.Duration(f.SleepMS) * time.Millisecond)
-	}
+	time.Sleep(time.Duration(f.SleepMS) * time.Millisecond)
 	if f.Stdout != "" {
 		io.WriteString(s.stdout, f.Stdout)
 	}
