@@ -179,11 +179,7 @@ type Request struct {
 }
 
 // AddLogin adds an API login besides Options' (a reviewer, say).
-func (s *Server) AddLogin(user, ticket string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.logins[user] = ticket
-}
+func (s *Server) AddLogin(user, ticket string) { set(s, s.logins, user, ticket) }
 
 // login returns the user of r's HTTP Basic login, if it is one Swarm knows.
 func (s *Server) login(r *http.Request) (string, bool) {

@@ -164,10 +164,13 @@ func (s *Server) Close() error {
 }
 
 // AddReview adds or replaces a review.
-func (s *Server) AddReview(r Review) {
+func (s *Server) AddReview(r Review) { set(s, s.revs, r.ID, r) }
+
+// set stores v under k in one of s's maps, under s.mu.
+func set[K comparable, V any](s *Server, m map[K]V, k K, v V) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.revs[r.ID] = r
+	m[k] = v
 }
 
 // StartRun creates a test run for a review version, as Swarm does before it
