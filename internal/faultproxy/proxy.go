@@ -251,16 +251,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ev := Event{At: time.Now(), Job: job, Op: op, N: n, Kind: f.Kind}
-	if f.Delay > 0 {
-		time.Sleep(f.Delay)
-	}
+	time.Sleep(f.Delay) // 0: none
 	switch f.Kind {
-	case Delay:
-		p.record(ev)
-		p.forward(w, r, up, body)
 	case ResetBefore:
 		p.record(ev)
-		reset(w)
+		Reset(w)
 	case Throttle:
 		p.record(ev)
 		writeAWSError(w, throttles, op)
@@ -275,19 +270,20 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ev.Note = fmt.Sprintf("upstream answered %d", resp.StatusCode)
 		p.record(ev)
 		if f.Kind == LostAnswer {
-			reset(w)
+			Reset(w)
 		} else {
 			writeAWSError(w, internalErrors, op)
 		}
-	case Kill:
-		pid, err := p.killPeer(r.RemoteAddr)
-		if err != nil {
-			ev.Note = "no process killed: " + err.Error()
-		} else {
-			ev.Note = "killed pid " + pid
+	case Delay, Kill:
+		if f.Kind == Kill {
+			if pid, err := p.killPeer(r.RemoteAddr); err != nil {
+				ev.Note = "no process killed: " + err.Error()
+			} else {
+				ev.Note = "killed pid " + pid
+			}
 		}
 		p.record(ev)
-		// Forwarded anyway: a write sent before the death may still apply.
+		// Forwarded, after a kill too: a write sent before the death may still apply.
 		p.forward(w, r, up, body)
 	default:
 		p.forward(w, r, up, body)
@@ -327,8 +323,10 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, up *url.URL, bod
 	_, _ = io.Copy(w, resp.Body)
 }
 
-// reset closes the client's connection with an RST (linger 0): "connection reset by peer".
-func reset(w http.ResponseWriter) {
+// Reset closes the client's connection with an RST (linger 0): "connection
+// reset by peer". Not hijackable, the nearest thing is an answer the client
+// cannot read.
+func Reset(w http.ResponseWriter) {
 	hj, ok := w.(http.Hijacker)
 	if !ok {
 		panic(http.ErrAbortHandler)

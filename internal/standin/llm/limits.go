@@ -244,8 +244,7 @@ func writeRateLimited(w http.ResponseWriter, format string, a admission, reqID s
 	msg := fmt.Sprintf("Rate limit reached on %s per min. Please try again in %s.", a.limited, a.wait.Round(time.Millisecond))
 	switch format {
 	case FormatOpenAI:
-		writeJSON(w, http.StatusTooManyRequests, map[string]any{"error": map[string]any{
-			"message": msg, "type": a.limited, "param": nil, "code": "rate_limit_exceeded"}})
+		writeError(w, http.StatusTooManyRequests, "rate_limit_exceeded", a.limited, msg)
 	case FormatAnthropic:
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(a.wait.Seconds()))))
 		writeFormatError(w, format, http.StatusTooManyRequests, "rate_limit_error", msg, reqID)

@@ -153,11 +153,7 @@ type Server struct {
 // NewServer returns a stopped Server; Start or Handler puts it to work.
 func NewServer(opts Options) *Server {
 	opts.Model = cmp.Or(opts.Model, "standin-reviewer-1")
-	lg := opts.Logger
-	if lg == nil {
-		lg = slog.New(slog.DiscardHandler)
-	}
-	s := &Server{opts: opts, log: lg, cacheSeen: map[uint64]time.Time{}}
+	s := &Server{opts: opts, log: cmp.Or(opts.Logger, slog.New(slog.DiscardHandler)), cacheSeen: map[uint64]time.Time{}}
 	s.SetLimits(opts.TokensPerMinute, opts.RequestsPerMinute, opts.RateLimitBurst)
 	return s
 }
@@ -220,9 +216,7 @@ func (s *Server) Close() error {
 
 // QueueFault appends f to the fault queue.
 func (s *Server) QueueFault(f Fault) {
-	if f.Count <= 0 {
-		f.Count = 1
-	}
+	f.Count = max(f.Count, 1)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.faults = append(s.faults, f)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -115,11 +116,8 @@ func (d *depot) ticketTTL() time.Duration {
 func (d *depot) ticketDir() string { return filepath.Join(d.root, ".state", "tickets") }
 
 func (d *depot) clientAddress() string {
-	b, err := os.ReadFile(filepath.Join(d.root, ".state", "client_address"))
-	if err != nil || strings.TrimSpace(string(b)) == "" {
-		return "127.0.0.1"
-	}
-	return strings.TrimSpace(string(b))
+	b, _ := os.ReadFile(filepath.Join(d.root, ".state", "client_address"))
+	return cmp.Or(strings.TrimSpace(string(b)), "127.0.0.1")
 }
 
 func (d *depot) issueTicket(host string) (string, error) {
@@ -169,11 +167,7 @@ func (s *session) clientFile(env, name string) string {
 
 // ticketFromFile finds "<port>=<user>:<ticket>" in the tickets file.
 func (s *session) ticketFromFile() string {
-	name := s.ticketsFile()
-	if name == "" {
-		return ""
-	}
-	b, err := os.ReadFile(name)
+	b, err := os.ReadFile(s.ticketsFile()) // "" fails: no tickets file
 	if err != nil {
 		return ""
 	}

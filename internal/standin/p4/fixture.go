@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"crypto/md5"
 	"encoding/base64"
 	"encoding/hex"
@@ -10,7 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -191,7 +192,7 @@ func (d *depot) index() error {
 		}
 		cls = append(cls, cl)
 	}
-	sort.Slice(cls, func(i, j int) bool { return cls[i] < cls[j] })
+	slices.Sort(cls)
 	d.paths = map[string][]*revision{}
 	for _, cl := range cls {
 		c, err := d.change(cl)
@@ -302,12 +303,7 @@ func (d *depot) explicitTable(user string) ([]protectLine, error) {
 	return out, nil
 }
 
-func (d *depot) access() string {
-	if d.server.Access == "" {
-		return "read"
-	}
-	return d.server.Access
-}
+func (d *depot) access() string { return cmp.Or(d.server.Access, "read") }
 
 // maxAccess answers "protects -M path" (reference, Protections: "-M takes
 // the path and exclusions into account but still reports a maximum"): only

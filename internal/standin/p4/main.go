@@ -135,10 +135,7 @@ var commands = map[string]func(*session, []string){
 // connect opens the fixture depot, failing as the real client does when no
 // server answers at P4PORT.
 func (s *session) connect() int {
-	port := s.port
-	if port == "" {
-		port = "perforce:1666"
-	}
+	port := cmp.Or(s.port, "perforce:1666")
 	st, err := os.Stat(port)
 	if !filepath.IsAbs(port) || err != nil || !st.IsDir() {
 		return s.clientFailure(fmt.Sprintf("Perforce client error:\n\tConnect to server failed; check $P4PORT.\n\tTCP connect to %s failed.\n\tconnect: %s: Connection refused", port, port))
@@ -530,14 +527,7 @@ func (s *session) protectsTable() {
 		if l.exclude && s.d.server.HideExclusions {
 			continue
 		}
-		host, name := l.host, l.name
-		if host == "" {
-			host = "*"
-		}
-		if name == "" {
-			name = s.user
-		}
-		rec := map[string]any{"perm": l.perm, "host": host, "user": name, "line": strconv.Itoa(l.number), "depotFile": l.path}
+		rec := map[string]any{"perm": l.perm, "host": cmp.Or(l.host, "*"), "user": cmp.Or(l.name, s.user), "line": strconv.Itoa(l.number), "depotFile": l.path}
 		if l.group {
 			rec["isgroup"] = ""
 		}
@@ -556,9 +546,7 @@ func (s *session) info([]string) {
 // serveFaults sleeps the fixture's delay and serves the first pending fault
 // for command, reporting whether it replaced the normal output.
 func (s *session) serveFaults(owner, command string, faults []fault, sleepMS int) (done bool) {
-	if sleepMS > 0 {
-		time.Sleep(time.Duration(sleepMS) * time.Millisecond)
-	}
+	time.Sleep(time.Duration(sleepMS) * time.Millisecond) // 0: none
 	f, err := s.d.takeFault(owner, command, faults)
 	if err != nil {
 		s.serverError("fault state", err)
@@ -567,9 +555,7 @@ func (s *session) serveFaults(owner, command string, faults []fault, sleepMS int
 	if f == nil {
 		return false
 	}
-	if f.SleepMS > 0 {
-		time.Sleep(time.Duration(f.SleepMS) * time.Millisecond)
-	}
+	time.Sleep(time.Duration(f.SleepMS) * time.Millisecond)
 	if f.Stdout != "" {
 		io.WriteString(s.stdout, f.Stdout)
 	}

@@ -40,12 +40,10 @@ func (s *session) checkTrust() int {
 		return 0
 	}
 	trusted := ""
-	if name := s.trustFile(); name != "" {
-		if b, err := os.ReadFile(name); err == nil {
-			for _, l := range strings.Split(string(b), "\n") {
-				if v, ok := strings.CutPrefix(l, s.port+"="); ok {
-					trusted = v
-				}
+	if b, err := os.ReadFile(s.trustFile()); err == nil { // "" fails: no trust file
+		for _, l := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(l, s.port+"="); ok {
+				trusted = v
 			}
 		}
 	}

@@ -7,6 +7,7 @@ package smtp
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -31,8 +32,7 @@ import (
 // Options configures a Server. The zero value is an open relay on a random
 // loopback port without the HTTP API.
 type Options struct {
-	Port   int    // on 127.0.0.1; 0 picks a free one
-	Domain string // in the greeting; default "smtp.standin.local"
+	Port int // on 127.0.0.1; 0 picks a free one
 	// Username, when set, makes AUTH PLAIN with Username and Password
 	// mandatory before MAIL (from the test or the environment, never source).
 	Username, Password string
@@ -108,14 +108,7 @@ type Server struct {
 
 // NewServer returns a server configured by opts; Start runs it.
 func NewServer(opts Options) *Server {
-	if opts.Domain == "" {
-		opts.Domain = "smtp.standin.local"
-	}
-	lg := opts.Logger
-	if lg == nil {
-		lg = slog.Default()
-	}
-	return &Server{opts: opts, log: lg.With("component", "smtp-standin"), arrived: make(chan struct{}), done: make(chan struct{})}
+	return &Server{opts: opts, log: cmp.Or(opts.Logger, slog.Default()).With("component", "smtp-standin"), arrived: make(chan struct{}), done: make(chan struct{}), served: map[Stage]int{}}
 }
 
 // Start listens on 127.0.0.1 and serves in the background. It returns the
@@ -127,7 +120,7 @@ func (s *Server) Start() (addr string, err error) {
 		return "", fmt.Errorf("smtp standin: listen: %w", err)
 	}
 	srv := gosmtp.NewServer(gosmtp.BackendFunc(func(c *gosmtp.Conn) (gosmtp.Session, error) { return &session{srv: s, conn: c}, nil }))
-	srv.Domain, srv.AllowInsecureAuth, srv.TLSConfig, srv.ErrorLog = s.opts.Domain, true, s.opts.TLSConfig, errorLog{s.log}
+	srv.Domain, srv.AllowInsecureAuth, srv.TLSConfig, srv.ErrorLog = "smtp.standin.local", true, s.opts.TLSConfig, errorLog{s.log}
 	srv.MaxMessageBytes, srv.MaxRecipients, srv.ReadTimeout, srv.WriteTimeout = 10<<20, 100, time.Minute, time.Minute
 	s.smtp = srv
 	s.addr = ln.Addr().String()
@@ -250,9 +243,7 @@ func (s *Server) Held() int {
 func (s *Server) Served() map[Stage]int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := map[Stage]int{}
-	maps.Copy(out, s.served)
-	return out
+	return maps.Clone(s.served)
 }
 
 func (s *Server) hold(d int) {
@@ -275,9 +266,6 @@ func (s *Server) takeFault(stage Stage) (Fault, bool) {
 	for i, f := range s.faults {
 		if f.Stage != stage {
 			continue
-		}
-		if s.served == nil {
-			s.served = map[Stage]int{}
 		}
 		s.served[stage]++
 		if f.Count > 0 {
@@ -316,11 +304,7 @@ func (f Fault) smtpError() *gosmtp.SMTPError {
 			ec = gosmtp.EnhancedCode{a, b, c}
 		}
 	}
-	msg := f.Message
-	if msg == "" {
-		msg = "injected fault"
-	}
-	return &gosmtp.SMTPError{Code: f.Code, EnhancedCode: ec, Message: msg}
+	return &gosmtp.SMTPError{Code: f.Code, EnhancedCode: ec, Message: cmp.Or(f.Message, "injected fault")}
 }
 
 func (s *Server) store(from string, to []string, user string, raw []byte) Message {

@@ -37,18 +37,10 @@ func (s *Server) AddUsers(users ...string) {
 }
 
 // AddGroup adds or replaces a group.
-func (s *Server) AddGroup(g Group) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.groups[g.ID] = g
-}
+func (s *Server) AddGroup(g Group) { set(s, s.groups, g.ID, g) }
 
 // AddProject adds or replaces a project.
-func (s *Server) AddProject(p Project) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.projects[p.ID] = p
-}
+func (s *Server) AddProject(p Project) { set(s, s.projects, p.ID, p) }
 
 // groupAPI answers GET /api/v9/groups/{id}: {"group": {p4 group's fields,
 // then "config"}}, abridged, as under ignoreExcludeList=true

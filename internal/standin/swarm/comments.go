@@ -8,13 +8,15 @@ package swarm
 
 import (
 	"cmp"
-	"net"
+	"math"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/criticizer/criticizer/internal/faultproxy"
 )
 
 // Task states of a comment: a plain comment, or a task.
@@ -177,11 +179,7 @@ type Request struct {
 }
 
 // AddLogin adds an API login besides Options' (a reviewer, say).
-func (s *Server) AddLogin(user, ticket string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.logins[user] = ticket
-}
+func (s *Server) AddLogin(user, ticket string) { set(s, s.logins, user, ticket) }
 
 // login returns the user of r's HTTP Basic login, if it is one Swarm knows.
 func (s *Server) login(r *http.Request) (string, bool) {
@@ -202,9 +200,6 @@ func (s *Server) login(r *http.Request) (string, bool) {
 func (s *Server) InjectFault(op Op, faults ...Fault) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.faults == nil {
-		s.faults = map[Op][]Fault{}
-	}
 	s.faults[op] = append(s.faults[op], faults...)
 }
 
@@ -216,7 +211,7 @@ func (s *Server) ClearFaults() int {
 	for _, q := range s.faults {
 		n += len(q)
 	}
-	s.faults = nil
+	s.faults = map[Op][]Fault{}
 	return n
 }
 
@@ -280,12 +275,8 @@ func (s *Server) AddComment(c Comment) Comment {
 func (s *Server) store(c Comment) Comment {
 	s.commentSeq++
 	c.ID = s.commentSeq
-	if c.Time == 0 {
-		c.Time = time.Now().Unix()
-	}
-	if c.Updated == 0 {
-		c.Updated = c.Time
-	}
+	c.Time = cmp.Or(c.Time, time.Now().Unix())
+	c.Updated = cmp.Or(c.Updated, c.Time)
 	c.TaskState = cmp.Or(c.TaskState, TaskComment)
 	s.comments[c.ID] = &c
 	return c.clone()
@@ -293,17 +284,8 @@ func (s *Server) store(c Comment) Comment {
 
 // Comments returns the comments on a review, oldest first.
 func (s *Server) Comments(review int64) []Comment {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	topic := reviewTopic(review)
-	var out []Comment
-	for _, c := range s.comments {
-		if c.Topic == topic {
-			out = append(out, c.clone())
-		}
-	}
-	slices.SortFunc(out, func(a, b Comment) int { return cmp.Compare(a.ID, b.ID) })
-	return out
+	all, _ := s.page(reviewTopic(review), 0, math.MaxInt)
+	return all
 }
 
 func reviewTopic(id int64) string { return "reviews/" + strconv.FormatInt(id, 10) }
@@ -391,26 +373,13 @@ func (s *Server) record(r Request) {
 // answerFault answers f: its status, or no answer at all.
 func (s *Server) answerFault(w http.ResponseWriter, r *http.Request, f Fault) {
 	if f.Drop {
-		if hj, ok := w.(http.Hijacker); ok {
-			if conn, _, err := hj.Hijack(); err == nil {
-				dropConn(conn)
-				return
-			}
-		}
-		// Not hijackable: the nearest thing is an answer the client cannot read.
-		panic(http.ErrAbortHandler)
+		faultproxy.Reset(w) // a reset, as a crashed or cut-off server gives
+		return
 	}
 	if f.RetryAfter != "" {
 		w.Header().Set("Retry-After", f.RetryAfter)
 	}
 	apiError(w, r, f.Status, http.StatusText(f.Status))
-}
-
-func dropConn(conn net.Conn) {
-	if tc, ok := conn.(*net.TCPConn); ok {
-		_ = tc.SetLinger(0) // a reset, as a crashed or cut-off server gives
-	}
-	_ = conn.Close()
 }
 
 // listComments answers GET /api/v11/comments/reviews/{id} and

@@ -10,8 +10,6 @@ package swarm
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,17 +23,14 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // Options configures the stand-in.
 type Options struct {
 	User, Ticket string       // the API login the reviews API accepts
 	Logger       *slog.Logger // default discards
-	// ExternalURL is Swarm's environment.external_url, the callbacks'
-	// origin; empty, http://localhost, where Swarm's cron script sends the
-	// queue worker's request (reference: "Test-run callbacks"; QualifiedUrl
-	// view helper, p4-bin/scripts/swarm-cron.sh).
-	ExternalURL string
 	// ChangeFiles are the depot paths a change holds, for reviews and
 	// versions without Files: an inline comment on another file is refused
 	// as Swarm refuses it. nil, or a nil answer: any file goes.
@@ -118,12 +113,8 @@ type Server struct {
 
 // NewServer returns a stopped stand-in.
 func NewServer(o Options) *Server {
-	log := o.Logger
-	if log == nil {
-		log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	return &Server{opts: o, log: log, revs: map[int64]Review{}, runs: map[int64]*Run{}, fail: map[string][]int{}, seq: 700, tokens: map[int64]string{}, closing: make(chan struct{}),
-		groups: map[string]Group{}, projects: map[string]Project{}, logins: map[string]string{}, comments: map[int64]*Comment{}, held: map[string]int{}}
+	return &Server{opts: o, log: cmp.Or(o.Logger, slog.New(slog.DiscardHandler)), revs: map[int64]Review{}, runs: map[int64]*Run{}, fail: map[string][]int{}, seq: 700, tokens: map[int64]string{}, closing: make(chan struct{}),
+		groups: map[string]Group{}, projects: map[string]Project{}, logins: map[string]string{}, comments: map[int64]*Comment{}, held: map[string]int{}, faults: map[Op][]Fault{}}
 }
 
 // Start listens on addr ("127.0.0.1:0" for any port) and returns the base URL.
@@ -173,32 +164,35 @@ func (s *Server) Close() error {
 }
 
 // AddReview adds or replaces a review.
-func (s *Server) AddReview(r Review) {
+func (s *Server) AddReview(r Review) { set(s, s.revs, r.ID, r) }
+
+// set stores v under k in one of s's maps, under s.mu.
+func set[K comparable, V any](s *Server, m map[K]V, k K, v V) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.revs[r.ID] = r
+	m[k] = v
 }
 
 // StartRun creates a test run for a review version, as Swarm does before it
 // calls the test's URL. The callbacks' uuid is Review::getToken(): the
 // review's upper-case UUID, ".v", the version (Swarm 2022.1
 // module/Reviews/src/Model/Review.php getToken; TestExecutor.php
-// generateCallbackUrls; docs/reference/swarm.md, test-run callbacks).
+// generateCallbackUrls; docs/reference/swarm.md, test-run callbacks). Their
+// origin is http://localhost, Swarm's environment.external_url left empty:
+// where its cron script sends the queue worker's request (reference:
+// "Test-run callbacks"; QualifiedUrl view helper, p4-bin/scripts/swarm-cron.sh).
 func (s *Server) StartRun(review int64, version int) Run {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.seq++
 	tok, ok := s.tokens[review]
 	if !ok {
-		b := make([]byte, 16)
-		_, _ = rand.Read(b)
-		h := strings.ToUpper(hex.EncodeToString(b))
-		tok = h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+		tok = strings.ToUpper(uuid.NewString())
 		s.tokens[review] = tok
 	}
 	r := &Run{ID: s.seq, Review: review, Version: version, token: tok + ".v" + strconv.Itoa(version),
 		view: RunView{Status: "notstarted"}}
-	prefix := fmt.Sprintf("%s/api/v10/testruns/%d/", cmp.Or(strings.TrimRight(s.opts.ExternalURL, "/"), "http://localhost"), r.ID)
+	prefix := fmt.Sprintf("http://localhost/api/v10/testruns/%d/", r.ID)
 	r.Update, r.Pass, r.Fail = prefix+r.token, prefix+"pass/"+r.token, prefix+"fail/"+r.token
 	s.runs[r.ID] = r
 	return *r

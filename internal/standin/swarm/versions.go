@@ -24,9 +24,7 @@ func (s *Server) AddVersion(review int64, v Version) int {
 	rev := s.revs[review]
 	rev.ID = review
 	v.User = cmp.Or(v.User, "swarm")
-	if v.Time == 0 {
-		v.Time = time.Now().Unix()
-	}
+	v.Time = cmp.Or(v.Time, time.Now().Unix())
 	rev.Versions = append(rev.Versions, v)
 	rev.Change, rev.Version = v.Change, len(rev.Versions)
 	s.revs[review] = rev
