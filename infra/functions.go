@@ -319,7 +319,8 @@ func newNotifyFunction(f *functionFactory, p functionsProps) awslambda.Function 
 	// dismissal item put or deleted in the same transaction), the review watched.
 	g.grant(jsii.Strings("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:Query"), itemOutcome)
 	p.notify.dlq.GrantSendMessages(fn)
-	p.redacted.GrantRead(fn, nil)
+	// Only the decided review: notify delivers it and reads no code.
+	p.redacted.GrantRead(fn, jsii.String(artifactDecided))
 	grantMail(fn, f.cfg, p.secrets) // digest.go
 	return fn
 }

@@ -1054,3 +1054,34 @@ func TestFunctionsSection(t *testing.T) {
 	check(t, "the sweep and retention schedules", func() { tmpl.ResourceCountIs(jsii.String("AWS::Events::Rule"), jsii.Number(2)) })
 	check(t, "the p4 layer", func() { tmpl.ResourceCountIs(jsii.String("AWS::Lambda::LayerVersion"), jsii.Number(1)) })
 }
+
+// TestNotifyReadsOnlyTheDecidedReview: notify delivers the review decided
+// by the llm stage (shared/decide) and reads no code: of the artifacts, its
+// role may read the decided reviews only, in every environment.
+func TestNotifyReadsOnlyTheDecidedReview(t *testing.T) {
+	for _, env := range []string{"dev", "staging", "prod"} {
+		t.Run(env, func(t *testing.T) {
+			ctx := cdkContext(t)
+			ctx[ctxEnv] = env
+			delete(ctx, ctxAssetRoot) // dummy bootstraps
+			ctx[ctxOverrides] = map[string]any{"p4LayerPath": fakeLayer(t), "p4LayerSha256": fakeLayerSHA256}
+			_, m := synth(t, ctx)
+			reads := 0
+			for _, st := range policyStatements(t, m, "NotifyFunction") {
+				res, _ := json.Marshal(st["Resource"])
+				for _, a := range stringsOf(st["Action"]) {
+					if !strings.HasPrefix(a, "s3:") {
+						continue
+					}
+					reads++
+					if strings.Contains(string(res), `"RawArtifacts"`) || !strings.Contains(string(res), "/jobs/*/decided.json") {
+						t.Errorf("notify %s on %s: want the redacted bucket's decided reviews only", a, res)
+					}
+				}
+			}
+			if reads == 0 {
+				t.Error("notify reads no artifact: it could not read the decided review")
+			}
+		})
+	}
+}
