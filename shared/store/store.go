@@ -575,29 +575,28 @@ func Partition(ctx context.Context, api dynamodb.QueryAPIClient, table, pk, what
 
 // QueryAll reads every page of in.
 func QueryAll(ctx context.Context, api dynamodb.QueryAPIClient, in *dynamodb.QueryInput, what string) ([]map[string]types.AttributeValue, error) {
-	return allPages(ctx, dynamodb.NewQueryPaginator(api, in), func(o *dynamodb.QueryOutput) []map[string]types.AttributeValue { return o.Items }, what)
+	var out []map[string]types.AttributeValue
+	for pages := dynamodb.NewQueryPaginator(api, in); pages.HasMorePages(); {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return nil, awserr.Wrap(what, err)
+		}
+		out = append(out, page.Items...)
+	}
+	return out, nil
 }
 
 // ScanPrefix reads every item of the table whose pk begins with prefix (a
 // scan, every page): for the operator's occasional questions only.
 func ScanPrefix(ctx context.Context, api ScanAPI, table, prefix, what string) ([]map[string]types.AttributeValue, error) {
-	return allPages(ctx, dynamodb.NewScanPaginator(api, &dynamodb.ScanInput{TableName: &table, ConsistentRead: aws.Bool(true),
-		FilterExpression: aws.String("begins_with(pk, :p)"), ExpressionAttributeValues: map[string]types.AttributeValue{":p": s(prefix)}}),
-		func(o *dynamodb.ScanOutput) []map[string]types.AttributeValue { return o.Items }, what)
-}
-
-// allPages is the one paging loop, over a Query or a Scan paginator.
-func allPages[O any](ctx context.Context, pages interface {
-	HasMorePages() bool
-	NextPage(context.Context, ...func(*dynamodb.Options)) (O, error)
-}, items func(O) []map[string]types.AttributeValue, what string) ([]map[string]types.AttributeValue, error) {
 	var out []map[string]types.AttributeValue
-	for pages.HasMorePages() {
+	for pages := dynamodb.NewScanPaginator(api, &dynamodb.ScanInput{TableName: &table, ConsistentRead: aws.Bool(true),
+		FilterExpression: aws.String("begins_with(pk, :p)"), ExpressionAttributeValues: map[string]types.AttributeValue{":p": s(prefix)}}); pages.HasMorePages(); {
 		page, err := pages.NextPage(ctx)
 		if err != nil {
 			return nil, awserr.Wrap(what, err)
 		}
-		out = append(out, items(page)...)
+		out = append(out, page.Items...)
 	}
 	return out, nil
 }
