@@ -120,9 +120,9 @@ func (n *Notify) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	return job.Result{Detail: detail(j, sent, len(rcpts), refused, commented)}, nil
 }
 
-// read loads j's decided review (its job page link included) and
-// changeset: decided once, by the llm stage, so every attempt of this stage
-// delivers the same review.
+// read loads j's decided review — its letter, comments and links: decided
+// once, by the llm stage, so every attempt of this stage delivers the same
+// review, and reads no code.
 func (n *Notify) read(ctx context.Context, j *job.Job) (*decide.Decided, error) {
 	if j.Artifacts.Result == "" || j.Artifacts.Redacted == "" {
 		return nil, failure.Errorf(failure.InternalBug, "job reached notify without review artifacts")
