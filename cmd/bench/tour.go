@@ -29,6 +29,8 @@ import (
 //	climbs: moves from one stay to the next whose package imports (directly
 //	        or not) the one left — up the import layering, as a callback or
 //	        a return into a caller's helper does
+//	detours: stays between two stays of one package (a → b → a): a call
+//	        out to a helper of another package and back
 //
 // Targets (issue 40): at most 12 rooms, 25 stays, 3 climbs.
 const (
@@ -41,8 +43,8 @@ var tourTargets = Tour{Rooms: 12, Stays: 25, Climbs: 3}
 
 // Tour is the measure; Path the stays in order.
 type Tour struct {
-	Rooms, Stays, Climbs int
-	Path                 []string
+	Rooms, Stays, Climbs, Detours int
+	Path                          []string
 }
 
 // runTour measures the tour and prints it with its verdict.
@@ -57,7 +59,7 @@ func runTour(out io.Writer) []string {
 	}
 	fmt.Fprintf(out, "\nThe tour of one job into notifystage.(*Notify).Process (targets: <= %d rooms, %d stays, %d climbs):\n\n",
 		tourTargets.Rooms, tourTargets.Stays, tourTargets.Climbs)
-	fmt.Fprintf(out, "%d rooms, %d stays, %d climbs: %s\n%s\n", t.Rooms, t.Stays, t.Climbs, verdict, strings.Join(t.Path, " → "))
+	fmt.Fprintf(out, "%d rooms, %d stays (%d of them detours a → b → a), %d climbs: %s\n%s\n", t.Rooms, t.Stays, t.Detours, t.Climbs, verdict, strings.Join(t.Path, " → "))
 	return nil
 }
 
@@ -186,6 +188,11 @@ func tourOf(entered []string, imports map[string][]string) Tour {
 				t.Climbs++
 			}
 			t.Path = append(t.Path, p)
+		}
+	}
+	for i := 1; i+1 < len(t.Path); i++ {
+		if t.Path[i-1] == t.Path[i+1] {
+			t.Detours++
 		}
 	}
 	t.Rooms, t.Stays = len(rooms), len(t.Path)
