@@ -36,27 +36,13 @@ import (
 )
 
 func main() {
-	if len(os.Args) < 2 {
+	commands := map[string]func(context.Context, []string) error{"demo": demo, "run": run, "invoke": invoke, "deploy": deploy, "down": down}
+	if len(os.Args) < 2 || commands[os.Args[1]] == nil {
 		usage()
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	var err error
-	switch cmd, args := os.Args[1], os.Args[2:]; cmd {
-	case "demo":
-		err = demo(ctx, args)
-	case "run":
-		err = run(ctx, args)
-	case "invoke":
-		err = invoke(ctx, args)
-	case "deploy":
-		err = deploy(ctx, args)
-	case "down":
-		err = down(args)
-	default:
-		usage()
-	}
-	if err != nil {
+	if err := commands[os.Args[1]](ctx, os.Args[2:]); err != nil {
 		fmt.Fprintln(os.Stderr, "devstack:", err)
 		os.Exit(1)
 	}
@@ -100,7 +86,7 @@ func deploy(ctx context.Context, args []string) error {
 	return printOutputs(out, *endpoint, *format)
 }
 
-func down(args []string) error {
+func down(_ context.Context, args []string) error {
 	fs := flag.NewFlagSet("down", flag.ExitOnError)
 	port := fs.Int("port", 4566, "emulator port")
 	_ = fs.Parse(args)
