@@ -36,12 +36,11 @@ func StackName(env string) string { return "Criticizer-" + env }
 
 // stage is one pipeline stage: its queue, its DLQ and the function consuming it.
 type stage struct {
-	name        string // spec stage name: fetch, llm, notify
-	id          string // logical id prefix: Fetch, Llm, Notify
-	queue       awssqs.Queue
-	dlq         awssqs.Queue
-	consumer    awslambda.Function
-	concurrency int
+	name     string // spec stage name: fetch, llm, notify
+	id       string // logical id prefix: Fetch, Llm, Notify
+	queue    awssqs.Queue
+	dlq      awssqs.Queue
+	consumer awslambda.Function
 }
 
 // NewCriticizerStack defines the whole Criticizer deployment of one environment.
