@@ -68,9 +68,7 @@ func (a alarmer) add(spec alarm) {
 // obs.Metrics adds the Environment dimension to every one.
 func (a alarmer) metric(name, stat string, period awscdk.Duration, dims map[string]*string) awscloudwatch.IMetric {
 	d := map[string]*string{"Environment": jsii.String(a.env)}
-	for k, v := range dims {
-		d[k] = v
-	}
+	maps.Copy(d, dims)
 	return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
 		Namespace: jsii.String("Criticizer"), MetricName: jsii.String(name), DimensionsMap: &d,
 		Period: period, Statistic: jsii.String(stat),

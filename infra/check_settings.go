@@ -3,8 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
-	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
@@ -63,15 +61,11 @@ func checkFunctionSettings(stack awscdk.Stack) error {
 	if err != nil {
 		return err
 	}
-	var errs []string
+	var p problems
 	for dir, env := range envs {
 		if _, err := fnsettings.Read(dir, env); err != nil {
-			errs = append(errs, fmt.Sprintf("function %s: %v", dir, err))
+			p.add("function %s: %v", dir, err)
 		}
 	}
-	if len(errs) > 0 {
-		sort.Strings(errs)
-		return fmt.Errorf("invalid environment config: %s", strings.Join(errs, "; "))
-	}
-	return nil
+	return p.err()
 }

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/jsii-runtime-go"
@@ -81,12 +80,8 @@ func newDigest(f *functionFactory, p functionsProps, notify awslambda.Function) 
 	grantMail(fn, cfg, p.secrets)
 	// A retried delivery of the schedule's event carries the same time, so
 	// the same week; the pass sends nothing twice (shared/digest).
-	rule := awsevents.NewRule(f.stack, jsii.String("DigestSchedule"), &awsevents.RuleProps{
-		Description: jsii.String("The weekly digest to depot path owners who opted in (the ISO week before the run)"),
-		Schedule:    awsevents.Schedule_Expression(jsii.String(cfg.DigestSchedule)),
-		Targets:     &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(fn, nil)},
-	})
-	pinID(rule, "DigestSchedule")
+	newSchedule(f.stack, "DigestSchedule", "The weekly digest to depot path owners who opted in (the ISO week before the run)",
+		awsevents.Schedule_Expression(jsii.String(cfg.DigestSchedule)), fn, nil)
 }
 
 // grantMail gives fn the delivery key (the outbox rows' recipients are

@@ -66,10 +66,21 @@ func newFunctions(stack awscdk.Stack, p functionsProps) stackFunctions {
 		fns.sesEventsDLQ = newSESEvents(f, p)
 	}
 	restrictRawBucket(stack, p.cfg, p.raw, fns.fetch)
-	p.fetch.consumer, p.fetch.concurrency = fns.fetch, p.cfg.MaxConcurrency.Fetch
-	p.llm.consumer, p.llm.concurrency = fns.llm, p.cfg.MaxConcurrency.LLM
-	p.notify.consumer, p.notify.concurrency = fns.notify, p.cfg.MaxConcurrency.Notify
-	consumeStages(p.cfg, []*stage{p.fetch, p.llm, p.notify})
+	// Each stage's consumer reads its queue (the consume grant comes with
+	// the event source mapping), W of rule LC-5 at a time.
+	for _, c := range []struct {
+		s  *stage
+		fn awslambda.Function
+		w  int
+	}{{p.fetch, fns.fetch, p.cfg.MaxConcurrency.Fetch}, {p.llm, fns.llm, p.cfg.MaxConcurrency.LLM}, {p.notify, fns.notify, p.cfg.MaxConcurrency.Notify}} {
+		c.s.consumer = c.fn
+		c.fn.AddEventSource(awslambdaeventsources.NewSqsEventSource(c.s.queue, &awslambdaeventsources.SqsEventSourceProps{
+			BatchSize:               jsii.Number(p.cfg.BatchSize),
+			ReportBatchItemFailures: jsii.Bool(true),
+			// W = MaximumConcurrency × BatchSize: a batch is worked concurrently.
+			MaxConcurrency: jsii.Number(c.w / p.cfg.BatchSize),
+		}))
+	}
 	newSchedules(stack, p.cfg, fns.sweeper)
 	newDigest(f, p, fns.notify)
 	newDoctorFunction(f, p) // doctor.go
@@ -452,38 +463,27 @@ func restrictRawBucket(stack awscdk.Stack, cfg EnvConfig, raw awss3.Bucket, fetc
 	})
 }
 
-// consumeStages: each stage's consumer reads its queue (the consume grant
-// comes with the event source mapping).
-func consumeStages(cfg EnvConfig, stages []*stage) {
-	for _, s := range stages {
-		s.consumer.AddEventSource(awslambdaeventsources.NewSqsEventSource(s.queue, &awslambdaeventsources.SqsEventSourceProps{
-			BatchSize:               jsii.Number(cfg.BatchSize),
-			ReportBatchItemFailures: jsii.Bool(true),
-			// W = MaximumConcurrency × BatchSize: a batch is worked concurrently.
-			MaxConcurrency: jsii.Number(s.concurrency / cfg.BatchSize),
-		}))
-	}
-}
-
 // newSchedules: the sweeper's sweep schedule and the hourly retention check
 // runs (a round a day).
 func newSchedules(stack awscdk.Stack, cfg EnvConfig, sweeperFn awslambda.Function) {
-	rule := awsevents.NewRule(stack, jsii.String("SweepSchedule"), &awsevents.RuleProps{
-		Description: jsii.String("Re-enqueue jobs whose stage lease expired with no message in flight"),
-		Schedule:    awsevents.Schedule_Expression(jsii.String(cfg.SweepSchedule)),
-		Targets:     &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(sweeperFn, nil)},
+	newSchedule(stack, "SweepSchedule", "Re-enqueue jobs whose stage lease expired with no message in flight",
+		awsevents.Schedule_Expression(jsii.String(cfg.SweepSchedule)), sweeperFn, nil)
+	// Hourly runs: a day's round of the table scan goes on over as many
+	// runs as it takes (shared/retention); runs without a round due are a read.
+	newSchedule(stack, "RetentionCheck", "Verify that no row or artifact outlived its TTL (rule RT-3)",
+		awsevents.Schedule_Rate(awscdk.Duration_Hours(jsii.Number(1))), sweeperFn,
+		&awseventstargets.LambdaFunctionProps{Event: awsevents.RuleTargetInput_FromObject(map[string]any{"check": "retention"})})
+}
+
+// newSchedule is an EventBridge rule invoking fn on schedule (with target's
+// event, when given).
+func newSchedule(stack awscdk.Stack, id, desc string, schedule awsevents.Schedule, fn awslambda.Function, target *awseventstargets.LambdaFunctionProps) {
+	rule := awsevents.NewRule(stack, jsii.String(id), &awsevents.RuleProps{
+		Description: jsii.String(desc),
+		Schedule:    schedule,
+		Targets:     &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(fn, target)},
 	})
-	pinID(rule, "SweepSchedule")
-	check := awsevents.NewRule(stack, jsii.String("RetentionCheck"), &awsevents.RuleProps{
-		// Hourly runs: a day's round of the table scan goes on over as many
-		// runs as it takes (shared/retention); runs without a round due are a read.
-		Description: jsii.String("Verify that no row or artifact outlived its TTL (rule RT-3)"),
-		Schedule:    awsevents.Schedule_Rate(awscdk.Duration_Hours(jsii.Number(1))),
-		Targets: &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(sweeperFn, &awseventstargets.LambdaFunctionProps{
-			Event: awsevents.RuleTargetInput_FromObject(map[string]any{"check": "retention"}),
-		})},
-	})
-	pinID(check, "RetentionCheck")
+	pinID(rule, id)
 }
 
 // Item types of the jobs table, by partition-key prefix. Their homes are the

@@ -14,6 +14,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"os"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -38,13 +39,8 @@ var featureFlags = map[string]any{
 // empty outdir is the CLI's (CDK_OUTDIR); tests give their own, else every app
 // leaves an empty cdk.out* directory in the temp dir.
 func newApp(outdir string, extraContext map[string]any) (awscdk.App, awscdk.Stack, error) {
-	ctx := map[string]any{}
-	for k, v := range featureFlags {
-		ctx[k] = v
-	}
-	for k, v := range extraContext {
-		ctx[k] = v
-	}
+	ctx := maps.Clone(featureFlags)
+	maps.Copy(ctx, extraContext)
 	props := &awscdk.AppProps{Context: &ctx}
 	if outdir != "" {
 		props.Outdir = jsii.String(outdir)

@@ -36,12 +36,11 @@ func StackName(env string) string { return "Criticizer-" + env }
 
 // stage is one pipeline stage: its queue, its DLQ and the function consuming it.
 type stage struct {
-	name        string // spec stage name: fetch, llm, notify
-	id          string // logical id prefix: Fetch, Llm, Notify
-	queue       awssqs.Queue
-	dlq         awssqs.Queue
-	consumer    awslambda.Function
-	concurrency int
+	name     string // spec stage name: fetch, llm, notify
+	id       string // logical id prefix: Fetch, Llm, Notify
+	queue    awssqs.Queue
+	dlq      awssqs.Queue
+	consumer awslambda.Function
 }
 
 // NewCriticizerStack defines the whole Criticizer deployment of one environment.
@@ -194,21 +193,18 @@ func newData(stack awscdk.Stack, cfg EnvConfig, local bool, removal awscdk.Remov
 		tp.Encryption, tp.EncryptionKey = awsdynamodb.TableEncryption_CUSTOMER_MANAGED, key
 	}
 	table := awsdynamodb.NewTable(stack, jsii.String("JobsTable"), tp)
-	table.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
-		IndexName:      jsii.String("sweep"),
-		PartitionKey:   &awsdynamodb.Attribute{Name: jsii.String("sweep_shard"), Type: awsdynamodb.AttributeType_STRING},
-		SortKey:        &awsdynamodb.Attribute{Name: jsii.String("sweep_at"), Type: awsdynamodb.AttributeType_STRING},
-		ProjectionType: awsdynamodb.ProjectionType_ALL,
-	})
-	// Sparse: only delivery rows in doubt (sending, sent awaiting
-	// verification, reconciling) carry doubt/doubt_at (shared/outbox), so
-	// the reconciler reads what needs it, never the delivery history.
-	table.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
-		IndexName:      jsii.String("doubt"),
-		PartitionKey:   &awsdynamodb.Attribute{Name: jsii.String("doubt"), Type: awsdynamodb.AttributeType_STRING},
-		SortKey:        &awsdynamodb.Attribute{Name: jsii.String("doubt_at"), Type: awsdynamodb.AttributeType_STRING},
-		ProjectionType: awsdynamodb.ProjectionType_ALL,
-	})
+	// The sweep index, and the doubt index, sparse: only delivery rows in
+	// doubt (sending, sent awaiting verification, reconciling) carry
+	// doubt/doubt_at (shared/outbox), so the reconciler reads what needs
+	// it, never the delivery history.
+	for _, ix := range [][3]string{{"sweep", "sweep_shard", "sweep_at"}, {"doubt", "doubt", "doubt_at"}} {
+		table.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
+			IndexName:      jsii.String(ix[0]),
+			PartitionKey:   &awsdynamodb.Attribute{Name: jsii.String(ix[1]), Type: awsdynamodb.AttributeType_STRING},
+			SortKey:        &awsdynamodb.Attribute{Name: jsii.String(ix[2]), Type: awsdynamodb.AttributeType_STRING},
+			ProjectionType: awsdynamodb.ProjectionType_ALL,
+		})
+	}
 	pinID(table, "JobsTable")
 
 	var accessLogs awss3.Bucket

@@ -39,11 +39,16 @@ func (c EnvConfig) Validate() error {
 	for _, v := range validators {
 		v(c, &p)
 	}
-	if len(p) > 0 {
-		sort.Strings(p)
-		return fmt.Errorf("invalid environment config: %s", strings.Join(p, "; "))
+	return p.err()
+}
+
+// err is every problem, sorted, in one error; nil for none.
+func (p problems) err() error {
+	if len(p) == 0 {
+		return nil
 	}
-	return nil
+	sort.Strings(p)
+	return fmt.Errorf("invalid environment config: %s", strings.Join(p, "; "))
 }
 
 // validateRuntime: the clock skew that depends on the lease, and the sweep

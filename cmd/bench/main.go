@@ -15,6 +15,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -72,11 +73,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		results = append(results, rows...)
 		fnErrs = errs
 	}
-	cpu := parsed.CPU
-	if cpu == "" {
-		cpu = cpuModel()
-	}
-	fmt.Fprintf(out, "Machine: %s, %d cores, %s/%s, %s, %s\n\n", cpu, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH,
+	fmt.Fprintf(out, "Machine: %s, %d cores, %s/%s, %s, %s\n\n", cmp.Or(parsed.CPU, cpuModel()), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH,
 		runtime.Version(), time.Now().UTC().Format("2006-01-02 15:04 MST"))
 	results, large := splitLargeReview(results)
 	if len(results) > 0 {

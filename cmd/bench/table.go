@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -18,31 +19,22 @@ var (
 
 // Columns returns the table's metric columns: every unit any result has.
 func Columns(results []Result) []string {
-	seen := map[string]bool{}
-	var custom []string
+	var units []string // in the order they first appear
 	for _, r := range results {
 		for _, m := range r.Metrics {
-			if !seen[m.Unit] {
-				seen[m.Unit] = true
-				if !slices.Contains(leadUnits, m.Unit) && !slices.Contains(trailUnits, m.Unit) {
-					custom = append(custom, m.Unit)
-				}
+			if !slices.Contains(units, m.Unit) {
+				units = append(units, m.Unit)
 			}
 		}
 	}
-	var cols []string
-	for _, u := range leadUnits {
-		if seen[u] {
-			cols = append(cols, u)
+	rank := func(u string) int {
+		if i := slices.Index(leadUnits, u); i >= 0 {
+			return i - len(leadUnits)
 		}
+		return slices.Index(trailUnits, u) + 1 // custom units 0
 	}
-	cols = append(cols, custom...)
-	for _, u := range trailUnits {
-		if seen[u] {
-			cols = append(cols, u)
-		}
-	}
-	return cols
+	slices.SortStableFunc(units, func(a, b string) int { return cmp.Compare(rank(a), rank(b)) })
+	return units
 }
 
 // Render writes one aligned Markdown table: a row per result, a column per

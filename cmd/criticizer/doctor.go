@@ -41,11 +41,10 @@ func doctorCmd(ctx context.Context, out io.Writer, stack string, stackGiven, asJ
 	}
 	var opts []func(*awsconfig.LoadOptions) error
 	if *local {
-		lo, err := localAWS()
-		if err != nil {
+		var err error
+		if opts, err = localAWS(); err != nil {
 			return err
 		}
-		opts = lo
 		if !stackGiven {
 			stack = "Criticizer-local"
 		}

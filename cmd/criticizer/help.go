@@ -1,5 +1,7 @@
 package main
 
+import "slices"
+
 // usage is what `criticizer`, `criticizer help` and `criticizer -h` print:
 // every command, read from nothing but this text (no AWS call).
 const usage = `criticizer: operate a Criticizer deployment (docs/operating.md)
@@ -33,10 +35,4 @@ Commands that change state record the actor (CRITICIZER_ACTOR or the login name)
 AWS credentials, region and AWS_ENDPOINT_URL come from the usual SDK sources.
 `
 
-func isHelp(arg string) bool {
-	switch arg {
-	case "help", "-h", "-help", "--help":
-		return true
-	}
-	return false
-}
+func isHelp(arg string) bool { return slices.Contains([]string{"help", "-h", "-help", "--help"}, arg) }

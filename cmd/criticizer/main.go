@@ -12,6 +12,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -60,7 +61,7 @@ type app struct {
 func run(ctx context.Context, args []string, out io.Writer) error {
 	global := flag.NewFlagSet("criticizer", flag.ContinueOnError)
 	global.SetOutput(io.Discard)
-	stack := global.String("stack", envOr("CRITICIZER_STACK", "Criticizer-"+envOr("CRITICIZER_ENV", "local")), "CloudFormation stack to operate on")
+	stack := global.String("stack", cmp.Or(os.Getenv("CRITICIZER_STACK"), "Criticizer-"+cmp.Or(os.Getenv("CRITICIZER_ENV"), "local")), "CloudFormation stack to operate on")
 	asJSON := global.Bool("json", false, "print JSON instead of tables")
 	err := global.Parse(args)
 	if rest := global.Args(); errors.Is(err, flag.ErrHelp) || err == nil && (len(rest) == 0 || isHelp(rest[0])) {
@@ -114,13 +115,6 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return cmd(ctx, rest[1:])
 	}
 	return fmt.Errorf("unknown command %q", rest[0])
-}
-
-func envOr(k, def string) string {
-	if v := os.Getenv(k); v != "" {
-		return v
-	}
-	return def
 }
 
 func stackOutputs(ctx context.Context, cf *cloudformation.Client, name string) (map[string]string, error) {
@@ -356,6 +350,16 @@ func (a *app) job(ctx context.Context, args []string) error {
 		return fmt.Errorf("listing job %s's deliveries: %w", j.ID, err)
 	}
 	fmt.Fprintln(a.out, "\nDeliveries")
+	return a.writeDeliveries(j, emails, comments)
+}
+
+// writeDeliveries lists job j's delivery rows: as one JSON list, e-mails
+// first (a comment row carries channel, thread and item), or as the
+// e-mail table and the Swarm comment table.
+func (a *app) writeDeliveries(j *job.Job, emails, comments []outbox.Row) error {
+	if a.json {
+		return json.NewEncoder(a.out).Encode(append(emails, comments...))
+	}
 	if err := writeEmails(a.out, emails); err != nil {
 		return err
 	}
@@ -394,14 +398,7 @@ func (a *app) outboxCmd(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if a.json {
-		// One list, e-mails first; a comment row carries channel, thread and item.
-		return json.NewEncoder(a.out).Encode(append(emails, comments...))
-	}
-	if err := writeEmails(a.out, emails); err != nil {
-		return err
-	}
-	return writeComments(a.out, j, comments)
+	return a.writeDeliveries(j, emails, comments)
 }
 
 // settleRow requeues (not delivered: send again) or confirms (delivered,

@@ -36,27 +36,13 @@ import (
 )
 
 func main() {
-	if len(os.Args) < 2 {
+	commands := map[string]func(context.Context, []string) error{"demo": demo, "run": run, "invoke": invoke, "deploy": deploy, "down": down}
+	if len(os.Args) < 2 || commands[os.Args[1]] == nil {
 		usage()
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	var err error
-	switch cmd, args := os.Args[1], os.Args[2:]; cmd {
-	case "demo":
-		err = demo(ctx, args)
-	case "run":
-		err = run(ctx, args)
-	case "invoke":
-		err = invoke(ctx, args)
-	case "deploy":
-		err = deploy(ctx, args)
-	case "down":
-		err = down(args)
-	default:
-		usage()
-	}
-	if err != nil {
+	if err := commands[os.Args[1]](ctx, os.Args[2:]); err != nil {
 		fmt.Fprintln(os.Stderr, "devstack:", err)
 		os.Exit(1)
 	}
@@ -67,42 +53,25 @@ func usage() {
 	os.Exit(2)
 }
 
-type synthFlags struct {
-	env, overrides, assetRoot, format string
-}
-
-func (s *synthFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&s.env, "env", "local", "environment (cdk.json context environments.<env>)")
-	fs.StringVar(&s.overrides, "overrides", os.Getenv("CRITICIZER_OVERRIDES"), `JSON object laid over the environment, e.g. {"llmEndpoint":"http://127.0.0.1:5001"} (default $CRITICIZER_OVERRIDES)`)
-	fs.StringVar(&s.assetRoot, "asset-root", "", "directory with <function>/bootstrap (default build/lambda)")
-	fs.StringVar(&s.format, "format", "json", "output format: json or env")
-}
-
-func (s *synthFlags) options() (devstack.SynthOptions, error) {
-	o := devstack.SynthOptions{Env: s.env, AssetRoot: s.assetRoot}
-	if s.overrides != "" {
-		if err := json.Unmarshal([]byte(s.overrides), &o.Overrides); err != nil {
-			return o, fmt.Errorf("-overrides: %w", err)
+func deploy(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("deploy", flag.ExitOnError)
+	endpoint := fs.String("endpoint", cmp.Or(os.Getenv("AWS_ENDPOINT_URL"), "http://127.0.0.1:4566"), "emulator endpoint")
+	env := fs.String("env", "local", "environment (cdk.json context environments.<env>)")
+	overrides := fs.String("overrides", os.Getenv("CRITICIZER_OVERRIDES"), `JSON object laid over the environment, e.g. {"llmEndpoint":"http://127.0.0.1:5001"} (default $CRITICIZER_OVERRIDES)`)
+	assetRoot := fs.String("asset-root", "", "directory with <function>/bootstrap (default build/lambda)")
+	format := fs.String("format", "json", "output format: json or env")
+	_ = fs.Parse(args)
+	so := devstack.SynthOptions{Env: *env, AssetRoot: *assetRoot}
+	if *overrides != "" {
+		if err := json.Unmarshal([]byte(*overrides), &so.Overrides); err != nil {
+			return fmt.Errorf("-overrides: %w", err)
 		}
 	}
 	run, err := devstack.RunDir()
 	if err != nil {
-		return o, err
-	}
-	o.OutDir = filepath.Join(run, "cdk.out-"+s.env)
-	return o, nil
-}
-
-func deploy(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("deploy", flag.ExitOnError)
-	endpoint := fs.String("endpoint", cmp.Or(os.Getenv("AWS_ENDPOINT_URL"), "http://127.0.0.1:4566"), "emulator endpoint")
-	var sf synthFlags
-	sf.register(fs)
-	_ = fs.Parse(args)
-	so, err := sf.options()
-	if err != nil {
 		return err
 	}
+	so.OutDir = filepath.Join(run, "cdk.out-"+*env)
 	if !devstack.Healthy(*endpoint) {
 		return fmt.Errorf("no emulator answering on %s (start one with localstack/start.sh or devstack up)", *endpoint)
 	}
@@ -114,10 +83,10 @@ func deploy(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return printOutputs(out, *endpoint, sf.format)
+	return printOutputs(out, *endpoint, *format)
 }
 
-func down(args []string) error {
+func down(_ context.Context, args []string) error {
 	fs := flag.NewFlagSet("down", flag.ExitOnError)
 	port := fs.Int("port", 4566, "emulator port")
 	_ = fs.Parse(args)

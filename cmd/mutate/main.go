@@ -178,12 +178,7 @@ func Check(root string, muts []Mutation) error {
 // command identifies a test run (baselines are shared between mutations
 // that run the same tests).
 func (m Mutation) command() string {
-	keys := make([]string, 0, len(m.Env))
-	for k, v := range m.Env {
-		keys = append(keys, k+"="+v)
-	}
-	slices.Sort(keys)
-	return strings.Join(keys, " ") + "|" + m.Run + "|" + strings.Join(m.Packages, " ")
+	return fmt.Sprint(m.Env) + "|" + m.Run + "|" + strings.Join(m.Packages, " ") // fmt prints a map sorted by key
 }
 
 // mutated applies m in work, runs its tests and restores the file.

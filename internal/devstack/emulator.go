@@ -113,8 +113,20 @@ func (e *Emulator) Stop() error {
 
 // Healthy reports whether an emulator answers its health endpoint.
 func Healthy(endpoint string) bool {
-	c := http.Client{Timeout: 2 * time.Second}
-	resp, err := c.Get(strings.TrimRight(endpoint, "/") + "/_ministack/health")
+	return answersOK(strings.TrimRight(endpoint, "/")+"/_ministack/health", "")
+}
+
+// answersOK reports whether a GET of url (with bearer, when set) answers
+// 200 within 2 s: a server started here is ready.
+func answersOK(url, bearer string) bool {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return false
+	}
+	if bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+bearer)
+	}
+	resp, err := (&http.Client{Timeout: 2 * time.Second}).Do(req)
 	if err != nil {
 		return false
 	}

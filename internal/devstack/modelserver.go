@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -92,27 +91,11 @@ func startModelOnce(ctx context.Context, root, model string, port int, logDir st
 	cmd := exec.Command(filepath.Join(root, ".venv", "llama", "bin", "python"), args...)
 	cmd.Dir = root
 	var err error
-	if s.proc, err = startLogged(ctx, "model server", cmd, s.LogFile, 200*time.Millisecond, "address already in use", func() bool { return s.listsModels(opts.APIKey) }); err != nil {
+	if s.proc, err = startLogged(ctx, "model server", cmd, s.LogFile, 200*time.Millisecond, "address already in use", func() bool { return answersOK(s.Endpoint+"/v1/models", opts.APIKey) }); err != nil {
 		return nil, fmt.Errorf("%s: %w", s.Endpoint, err)
 	}
 	Logf("model server (llama-cpp-python, %s) ready on %s (pid %d, n_ctx %d, log %s)", filepath.Base(model), s.Endpoint, s.proc.pid, s.ContextTokens, s.LogFile)
 	return s, nil
-}
-
-func (s *ModelServer) listsModels(key string) bool {
-	req, err := http.NewRequest(http.MethodGet, s.Endpoint+"/v1/models", nil)
-	if err != nil {
-		return false
-	}
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	resp, err := (&http.Client{Timeout: 2 * time.Second}).Do(req)
-	if err != nil {
-		return false
-	}
-	resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
 }
 
 // Stop ends the server's process group (see group.stop).
