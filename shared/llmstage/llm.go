@@ -501,14 +501,12 @@ func (run *run) reviewAll(ctx context.Context, maxTokens int) error {
 			run.skip(c.Files(), result.SkipOverBudget)
 			continue
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			defer func() { <-sem }()
 			if err := run.reviewChunk(ctx, c, []int{i}, 0); err != nil {
 				errOnce.Do(func() { firstErr = err; close(failed) })
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if firstErr != nil {

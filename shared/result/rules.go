@@ -292,12 +292,7 @@ func (s RuleSet) SuppressAfter(fs []domain.Finding, kind func(domain.Finding) st
 // Ignored reports whether file matches an ignore pattern of its rules.
 func (s RuleSet) Ignored(file string) bool {
 	r, rel := s.For(file)
-	for _, p := range r.Ignore {
-		if matchPattern(p, rel) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(r.Ignore, func(p string) bool { return matchPattern(p, rel) })
 }
 
 // InstructionsFor returns the instruction texts that apply to file, in the

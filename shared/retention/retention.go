@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -182,12 +183,7 @@ type segment struct {
 }
 
 func (r *round) done() bool {
-	for _, s := range r.Segments {
-		if !s.Done {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(r.Segments, func(s segment) bool { return !s.Done })
 }
 
 // load returns the round in progress, or a new one when the last began a day
@@ -240,11 +236,7 @@ func (c *Checker) scan(ctx context.Context, r *round, cutoff, now time.Time) err
 		if r.Segments[i].Done {
 			continue
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = c.segment(ctx, i, r, cutoff, deadline, &mu)
-		}()
+		wg.Go(func() { errs[i] = c.segment(ctx, i, r, cutoff, deadline, &mu) })
 	}
 	wg.Wait()
 	for _, err := range errs {
@@ -397,12 +389,7 @@ func uniquenessRecord(item map[string]types.AttributeValue) bool {
 	if !ok {
 		return false
 	}
-	for _, p := range uniquenessPrefixes {
-		if strings.HasPrefix(v.Value, p) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(uniquenessPrefixes, func(p string) bool { return strings.HasPrefix(v.Value, p) })
 }
 
 func itemKey(item map[string]types.AttributeValue) string {

@@ -137,15 +137,13 @@ func (r *Runtime) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 		wg   sync.WaitGroup
 	)
 	for _, rec := range ev.Records {
-		wg.Add(1)
-		go func(rec events.SQSMessage) {
-			defer wg.Done()
+		wg.Go(func() {
 			if r.handleRecord(ctx, rec) == leave {
 				mu.Lock()
 				resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: rec.MessageId})
 				mu.Unlock()
 			}
-		}(rec)
+		})
 	}
 	wg.Wait()
 	return resp, nil
