@@ -369,14 +369,7 @@ func violations(err error) []violation {
 		return []violation{{ReasonSchemaMismatch, "", "validation failed"}}
 	}
 	var out []violation
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) > 0 {
-			for _, c := range e.Causes {
-				walk(c)
-			}
-			return
-		}
+	for _, e := range leafErrors(ve) {
 		field := ""
 		if n := len(e.InstanceLocation); n > 0 {
 			field = clip(e.InstanceLocation[0], 64)
@@ -404,7 +397,6 @@ func violations(err error) []violation {
 				"failed " + strings.Join(e.ErrorKind.KeywordPath(), "/")})
 		}
 	}
-	walk(ve)
 	slices.SortStableFunc(out, func(a, b violation) int {
 		if d := reasonRank[a.reason] - reasonRank[b.reason]; d != 0 {
 			return d
@@ -414,6 +406,18 @@ func violations(err error) []violation {
 		}
 		return strings.Compare(a.field, b.field)
 	})
+	return out
+}
+
+// leafErrors are the failures at the leaves of a validation error's tree, in order.
+func leafErrors(e *jsonschema.ValidationError) []*jsonschema.ValidationError {
+	if len(e.Causes) == 0 {
+		return []*jsonschema.ValidationError{e}
+	}
+	var out []*jsonschema.ValidationError
+	for _, c := range e.Causes {
+		out = append(out, leafErrors(c)...)
+	}
 	return out
 }
 
