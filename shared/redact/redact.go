@@ -42,8 +42,10 @@
 package redact
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"math/bits"
 	"net/netip"
 	"regexp"
@@ -190,7 +192,6 @@ func (r *Redactor) index() (*index, error) {
 		}
 		ix := &index{}
 		for _, g := range gl.rules {
-			g := g
 			ix.dets = append(ix.dets, detector{id: g.id, keywords: g.keywords, multiline: g.multiline,
 				find: func(text string) ([]span, error) { return g.find(gl, text) }})
 		}
@@ -253,12 +254,7 @@ func (r *Redactor) Redact(text string) (string, []Match, error) {
 		starts = lineStarts(out)
 		// Only the changed lines can hold something new.
 		spans = nil
-		lines := make([]int, 0, len(touched))
-		for l := range touched {
-			lines = append(lines, l)
-		}
-		slices.Sort(lines)
-		for _, l := range lines {
+		for _, l := range slices.Sorted(maps.Keys(touched)) {
 			ls, le := starts[l], len(out)
 			if l+1 < len(starts) {
 				le = starts[l+1] - 1
@@ -640,11 +636,8 @@ func merge(spans []span) []span {
 		return nil
 	}
 	slices.SortFunc(spans, func(a, b span) int {
-		if a.start != b.start {
-			return a.start - b.start
-		}
-		if a.end != b.end {
-			return b.end - a.end
+		if c := cmp.Or(a.start-b.start, b.end-a.end); c != 0 {
+			return c
 		}
 		// As in gitleaks' report: a specific rule names the secret rather
 		// than the generic one that also matched it.
@@ -736,12 +729,7 @@ func lineOf(starts []int, off int) int {
 }
 
 func dedupe(ms []Match) []Match {
-	slices.SortFunc(ms, func(a, b Match) int {
-		if a.Line != b.Line {
-			return a.Line - b.Line
-		}
-		return strings.Compare(a.Rule, b.Rule)
-	})
+	slices.SortFunc(ms, func(a, b Match) int { return cmp.Or(a.Line-b.Line, strings.Compare(a.Rule, b.Rule)) })
 	return slices.Compact(ms)
 }
 

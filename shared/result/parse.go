@@ -2,6 +2,7 @@ package result
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -398,13 +399,7 @@ func violations(err error) []violation {
 		}
 	}
 	slices.SortStableFunc(out, func(a, b violation) int {
-		if d := reasonRank[a.reason] - reasonRank[b.reason]; d != 0 {
-			return d
-		}
-		if d := fieldRank(a.field) - fieldRank(b.field); d != 0 {
-			return d
-		}
-		return strings.Compare(a.field, b.field)
+		return cmp.Or(reasonRank[a.reason]-reasonRank[b.reason], fieldRank(a.field)-fieldRank(b.field), strings.Compare(a.field, b.field))
 	})
 	return out
 }
