@@ -480,19 +480,17 @@ func (run *run) reviewAll(ctx context.Context, maxTokens int) error {
 		par = DefaultParallelism
 	}
 	sem := make(chan struct{}, par)
-	var (
-		wg       sync.WaitGroup
-		errOnce  sync.Once
-		firstErr error
-		failed   = make(chan struct{})
-	)
+	var wg sync.WaitGroup
+	// failed ends at the first chunk failure, with that error as its cause.
+	failed, fail := context.WithCancelCause(context.Background())
+	defer fail(nil)
 	for i, c := range run.plan.Chunks {
 		select {
 		case sem <- struct{}{}:
 		case <-ctx.Done():
-		case <-failed:
+		case <-failed.Done():
 		}
-		if ctx.Err() != nil || isClosed(failed) {
+		if ctx.Err() != nil || failed.Err() != nil {
 			break
 		}
 		// Once what was actually spent reaches the budget, the rest wait.
@@ -504,13 +502,13 @@ func (run *run) reviewAll(ctx context.Context, maxTokens int) error {
 		wg.Go(func() {
 			defer func() { <-sem }()
 			if err := run.reviewChunk(ctx, c, []int{i}, 0); err != nil {
-				errOnce.Do(func() { firstErr = err; close(failed) })
+				fail(err)
 			}
 		})
 	}
 	wg.Wait()
-	if firstErr != nil {
-		return firstErr
+	if err := context.Cause(failed); err != nil {
+		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("review stopped: %w", context.Cause(ctx))
@@ -522,15 +520,6 @@ func (run *run) spent() int {
 	run.mu.Lock()
 	defer run.mu.Unlock()
 	return run.usage.InputTokens + run.usage.OutputTokens
-}
-
-func isClosed(ch chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
 }
 
 // reviewChunk reviews one chunk, or reuses its stored result. A truncated or
