@@ -365,7 +365,7 @@ func (r *Runtime) ticker(d time.Duration) (<-chan time.Time, func()) {
 // returned context, and stop returns the cause.
 func (r *Runtime) heartbeat(ctx context.Context, jobID, receipt, owner string) (context.Context, func() error) {
 	work, cancel := context.WithCancelCause(ctx)
-	done := make(chan struct{})
+	beat, stopBeat := context.WithCancel(work) // ends with the work or at stop
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
@@ -373,9 +373,7 @@ func (r *Runtime) heartbeat(ctx context.Context, jobID, receipt, owner string) (
 		defer stopTicker()
 		for {
 			select {
-			case <-done:
-				return
-			case <-work.Done():
+			case <-beat.Done():
 				return
 			case <-ticks:
 				if err := r.Queues.SetVisibility(work, r.Stage, receipt, backoff.Seconds(r.Lease)); err != nil {
@@ -390,7 +388,7 @@ func (r *Runtime) heartbeat(ctx context.Context, jobID, receipt, owner string) (
 		}
 	}()
 	return work, func() error {
-		close(done)
+		stopBeat()
 		<-finished
 		cause := context.Cause(work)
 		cancel(nil)
