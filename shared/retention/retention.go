@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -323,12 +324,8 @@ func (c *Checker) scanInput(cutoff time.Time) *dynamodb.ScanInput {
 		filter, names, values, project := c.Also.ScanFilter()
 		in.FilterExpression = aws.String(*in.FilterExpression + " OR (" + filter + ")")
 		in.ProjectionExpression = aws.String(*in.ProjectionExpression + ", " + strings.Join(project, ", "))
-		for k, v := range names {
-			in.ExpressionAttributeNames[k] = v
-		}
-		for k, v := range values {
-			in.ExpressionAttributeValues[k] = v
-		}
+		maps.Copy(in.ExpressionAttributeNames, names)
+		maps.Copy(in.ExpressionAttributeValues, values)
 	}
 	return in
 }
