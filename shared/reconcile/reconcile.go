@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -269,20 +270,14 @@ func (r *Reconciler) resume(ctx context.Context, suspects []outbox.Suspect) ([]o
 	if err != nil || cursor == "" {
 		return suspects, cursor, err
 	}
-	first := len(suspects)
-	for i, s := range suspects {
-		if s.Status == outbox.Reconciling {
-			first = i
-			break
-		}
+	first := slices.IndexFunc(suspects, func(s outbox.Suspect) bool { return s.Status == outbox.Reconciling })
+	if first < 0 {
+		first = len(suspects)
 	}
 	head, recon := suspects[:first:first], suspects[first:]
-	cut := len(recon)
-	for i, s := range recon {
-		if position(s) > cursor {
-			cut = i
-			break
-		}
+	cut := slices.IndexFunc(recon, func(s outbox.Suspect) bool { return position(s) > cursor })
+	if cut < 0 {
+		cut = len(recon)
 	}
 	out := append(head, recon[cut:]...)
 	return append(out, recon[:cut]...), cursor, nil
