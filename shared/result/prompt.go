@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 
@@ -159,10 +158,6 @@ func buildSystemPrompt(version string, chunkAware bool) string {
 		}
 		return strings.Join(out, ", ")
 	}
-	ranked := func(names []string) []string {
-		return slices.SortedFunc(slices.Values(names), func(a, b string) int { return fieldRank(a) - fieldRank(b) })
-	}
-	req, topReq := ranked(facts.findingRequired), ranked(facts.topRequired)
 
 	var b strings.Builder
 	b.WriteString("You are Criticizer, a senior code reviewer for Perforce changelists. ")
@@ -173,10 +168,10 @@ func buildSystemPrompt(version string, chunkAware bool) string {
 	fmt.Fprintf(&b, "Set \"prompt_version\" to %q and \"schema_version\" to %q exactly.\n\n", version, SchemaVersion)
 
 	b.WriteString("Top-level fields:\n")
-	fmt.Fprintf(&b, "- required: %s. \"findings\" is an array of finding objects; use [] when there is nothing to report.\n", q(topReq))
+	fmt.Fprintf(&b, "- required: %s. \"findings\" is an array of finding objects; use [] when there is nothing to report.\n", q(facts.topRequired))
 	fmt.Fprintf(&b, "- optional: %s. \"summary\" is a short string; \"meta\" is an object.\n", q(facts.topOptional))
 	b.WriteString("Finding fields:\n")
-	fmt.Fprintf(&b, "- required: %s.\n", q(req))
+	fmt.Fprintf(&b, "- required: %s.\n", q(facts.findingRequired))
 	fmt.Fprintf(&b, "- optional: %s.\n", q(facts.findingOptional))
 	b.WriteString("- \"id\", \"title\", \"file\" and \"message\" are non-empty strings; \"id\" is unique within the response.\n")
 	b.WriteString("- \"line\" is an integer >= 1: the line number in the new revision of the file (the + side of the diff). \"end_line\", when given, is an integer >= \"line\".\n")

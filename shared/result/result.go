@@ -108,8 +108,8 @@ func mustFacts() schemaFacts {
 		panic(fmt.Sprintf("result: embedded schema: %v", err))
 	}
 	f := schemaFacts{
-		topRequired:     s.Required,
-		findingRequired: s.Properties["findings"].Items.Required,
+		topRequired:     byFieldOrder(s.Required),
+		findingRequired: byFieldOrder(s.Properties["findings"].Items.Required),
 		findingFields:   map[string]bool{},
 		enums:           map[string][]string{},
 	}
@@ -127,16 +127,14 @@ func mustFacts() schemaFacts {
 	return f
 }
 
-// optional returns the names in all not in required, in fieldOrder.
+// optional returns the names in all (which it reuses) not in required, in fieldOrder.
 func optional(all, required []string) []string {
-	var out []string
-	for _, n := range all {
-		if !slices.Contains(required, n) {
-			out = append(out, n)
-		}
-	}
-	slices.SortFunc(out, func(a, b string) int { return fieldRank(a) - fieldRank(b) })
-	return out
+	return byFieldOrder(slices.DeleteFunc(all, func(n string) bool { return slices.Contains(required, n) }))
+}
+
+// byFieldOrder returns names sorted in fieldOrder.
+func byFieldOrder(names []string) []string {
+	return slices.SortedFunc(slices.Values(names), func(a, b string) int { return fieldRank(a) - fieldRank(b) })
 }
 
 // fieldOrder is the schema's field order (rule RC-1), which prompts keep.
