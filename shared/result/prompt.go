@@ -1,8 +1,6 @@
 package result
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -33,15 +31,6 @@ type Prompt struct {
 	System    string
 	User      string
 	MaxTokens int // when positive, raises the output budget for this request.
-}
-
-// Digest is a short sha256 of the prompt for logs and artifact ids.
-func (p Prompt) Digest() string {
-	h := sha256.New()
-	h.Write([]byte(p.System))
-	h.Write([]byte{0})
-	h.Write([]byte(p.User))
-	return hex.EncodeToString(h.Sum(nil)[:8])
 }
 
 // Size is the prompt's length in bytes.
