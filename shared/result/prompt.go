@@ -140,13 +140,7 @@ var systemPrompts = map[string]func() string{
 // lists and enum sets taken from the embedded schema.
 func buildSystemPrompt(version string, chunkAware bool) string {
 	facts := factsOnce()
-	q := func(names []string) string {
-		out := make([]string, len(names))
-		for i, n := range names {
-			out[i] = `"` + n + `"`
-		}
-		return strings.Join(out, ", ")
-	}
+	q := func(names []string) string { return `"` + strings.Join(names, `", "`) + `"` } // each list has a name
 
 	var b strings.Builder
 	b.WriteString("You are Criticizer, a senior code reviewer for Perforce changelists. ")
