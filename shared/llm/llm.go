@@ -9,6 +9,7 @@
 package llm
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -232,10 +233,7 @@ func newBase(provider string, cfg Config, apiKey, path string) (base, error) {
 	if err != nil {
 		return base{}, err
 	}
-	hc := cfg.HTTPClient
-	if hc == nil {
-		hc = &http.Client{}
-	}
+	hc := cmp.Or(cfg.HTTPClient, &http.Client{})
 	return base{cfg: cfg, provider: provider, url: strings.TrimRight(u.String(), "/") + path,
 		apiKey: apiKey, http: hc, log: cfg.Logger}, nil
 }

@@ -6,6 +6,7 @@
 package llmstage
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -350,10 +351,7 @@ func (r *LLM) store(ctx context.Context, j *job.Job, cs domain.Changeset, out me
 	if err != nil {
 		return "", "", err
 	}
-	d := r.Decide
-	if d == nil {
-		d = &decide.Decider{Artifacts: r.Redacted}
-	}
+	d := cmp.Or(r.Decide, &decide.Decider{Artifacts: r.Redacted})
 	if err := d.Decide(ctx, j, out.res, &cs); err != nil {
 		return "", "", fmt.Errorf("deciding the review: %w", err)
 	}

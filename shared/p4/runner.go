@@ -254,10 +254,7 @@ func (r *Runner) outcome(ctx, runCtx context.Context, command string, runErr err
 		r.maskMu.Lock()
 		password := r.password
 		r.maskMu.Unlock()
-		msg := sanitize(raw, password)
-		if msg == "" {
-			msg = "no message"
-		}
+		msg := cmp.Or(sanitize(raw, password), "no message")
 		if class == failure.SecurityFailure {
 			r.log.Error("the p4 server's key differs from the pinned fingerprint: possible interception; the client refused the connection",
 				"event", "p4_trust_mismatch", "security_event", true, "command", command)

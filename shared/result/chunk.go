@@ -1,6 +1,7 @@
 package result
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -191,10 +192,7 @@ func (c Chunk) Split() (parts []Chunk, truncated *domain.TruncatedFile, ok bool)
 	if cut == "" || len(cut) == len(b.diff) {
 		return nil, nil, false
 	}
-	orig := b.original
-	if orig == 0 {
-		orig = len(b.file.Diff)
-	}
+	orig := cmp.Or(b.original, len(b.file.Diff))
 	nb := block{file: b.file, diff: cut, original: orig}
 	return []Chunk{{blocks: []block{nb}}}, &domain.TruncatedFile{File: b.file.DepotPath, ReviewedBytes: len(cut), OriginalBytes: orig}, true
 }

@@ -10,6 +10,7 @@
 package stage
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -285,10 +286,7 @@ func (r *Runtime) refused(ctx context.Context, env envelope.Envelope, rec events
 		return leave
 	case job.RefusedBudget:
 		// Every attempt ended without a verdict: workers crashed or timed out.
-		class := srec.LastErrorClass
-		if class == "" {
-			class = failure.InternalBug
-		}
+		class := cmp.Or(srec.LastErrorClass, failure.InternalBug)
 		err := failure.Errorf(class, "attempt budget of %d exhausted: the last attempt's worker crashed or timed out without reporting", r.MaxAttempts)
 		return r.deadLetter(ctx, env, rec, j, r.lease(""), class, err, "")
 	}
@@ -481,10 +479,7 @@ func (r *Runtime) fail(ctx context.Context, env envelope.Envelope, rec events.SQ
 func (r *Runtime) deadLetter(ctx context.Context, env envelope.Envelope, rec events.SQSMessage, j *job.Job, lease job.Lease, class failure.Class, perr error, stack string) outcome {
 	now := job.FormatTime(lease.Now)
 	srec := j.StageRecord(r.Stage)
-	first := srec.FirstFailureAt
-	if first == "" {
-		first = now
-	}
+	first := cmp.Or(srec.FirstFailureAt, now)
 	escalated := !class.Retryable() && srec.ReplayedClass == class
 	dl := envelope.DeadLetter{
 		ID: uuid.NewString(), ErrorClass: class, Retryable: class.Retryable(),
