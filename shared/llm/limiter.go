@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -91,12 +92,8 @@ func NewLimiter(cfg LimiterConfig) *Limiter {
 	if cfg.BytesPerToken <= 0 {
 		cfg.BytesPerToken = 4
 	}
-	if cfg.Clock == nil {
-		cfg.Clock = systemClock{}
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
+	cfg.Clock = cmp.Or[Clock](cfg.Clock, systemClock{})
+	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	return &Limiter{cfg: cfg, models: map[string]*modelLimits{}}
 }
 

@@ -184,9 +184,7 @@ func bedrockModelARNs(model string) []string {
 
 // FamilyOf is provider's family ("" is openai, the default).
 func FamilyOf(provider string) (Family, bool) {
-	if provider == "" {
-		provider = OpenAI
-	}
+	provider = cmp.Or(provider, OpenAI)
 	f, ok := families[provider]
 	if !ok {
 		return Family{}, false
@@ -249,9 +247,7 @@ func (cfg Config) WithDefaults() (Config, error) {
 	if cfg.MaxTokens <= 0 {
 		cfg.MaxTokens = DefaultMaxTokens
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
+	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
 	return cfg, nil
 }
 

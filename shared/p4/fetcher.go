@@ -87,9 +87,7 @@ func NewFetcher(p4 CommandRunner, allow *depot.AllowList, log *slog.Logger) (*Fe
 	if p4 == nil || allow == nil {
 		return nil, failure.Errorf(failure.InternalBug, "p4.NewFetcher needs a runner and an allow-list")
 	}
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log = cmp.Or(log, slog.New(slog.DiscardHandler))
 	return &Fetcher{p4: p4, allow: allow, log: log, opt: Options{}.withDefaults()}, nil
 }
 

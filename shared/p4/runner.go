@@ -73,9 +73,7 @@ type Runner struct {
 
 // NewRunner validates cfg; an invalid configuration is an InternalBug.
 func NewRunner(cfg Config, log *slog.Logger) (*Runner, error) {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log = cmp.Or(log, slog.New(slog.DiscardHandler))
 	if cfg.Path == "" || !filepath.IsAbs(cfg.Path) || filepath.Clean(cfg.Path) != cfg.Path {
 		// A fixed absolute path is rule AL-3's trusted resolver: a bare name
 		// would be looked up in PATH, which an attacker may influence.
@@ -239,9 +237,7 @@ func (r *Runner) outcome(ctx, runCtx context.Context, command string, runErr err
 	generic := 0
 	for _, m := range msgs {
 		texts = append(texts, m.text)
-		if generic == 0 {
-			generic = m.generic
-		}
+		generic = cmp.Or(generic, m.generic)
 	}
 	if stderrText != "" {
 		texts = append(texts, stderrText) // client-side failures never reach the JSON layer

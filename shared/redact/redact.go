@@ -402,9 +402,7 @@ func (s *lineScan) run(d int, ls, le int) error {
 		return err
 	}
 	for _, sp := range found {
-		if sp.rule == "" {
-			sp.rule = det.id
-		}
+		sp.rule = cmp.Or(sp.rule, det.id)
 		s.spans = append(s.spans, span{sp.start + off, sp.end + off, sp.rule})
 	}
 	return nil

@@ -61,9 +61,7 @@ type Options struct {
 // (coercion_applied/path_reconciled). A form two changed paths share is
 // ambiguous: file_not_in_changed_files.
 func Parse(raw []byte, changedFiles []string, opts Options) (domain.ReviewResult, Diagnostics, error) {
-	if opts.PromptVersion == "" {
-		opts.PromptVersion = StablePromptVersion
-	}
+	opts.PromptVersion = cmp.Or(opts.PromptVersion, StablePromptVersion)
 	p := &parser{opts: opts}
 	res, err := p.parse(raw, changedFiles)
 	if err != nil {
