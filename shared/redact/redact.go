@@ -567,12 +567,7 @@ func fallback(rule string) bool {
 }
 
 func dropFallbackOverlaps(spans []span) []span {
-	var specific []span
-	for _, s := range spans {
-		if !fallback(s.rule) {
-			specific = append(specific, s)
-		}
-	}
+	specific := slices.DeleteFunc(slices.Clone(spans), func(s span) bool { return fallback(s.rule) })
 	if len(specific) == 0 || len(specific) == len(spans) {
 		return spans
 	}
