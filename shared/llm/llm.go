@@ -335,8 +335,7 @@ func TransportError(ctx context.Context, timeout time.Duration, err error) error
 		return fmt.Errorf("llm: request cancelled: %w", context.Cause(ctx))
 	}
 	// *url.Error repeats the URL: keep only the underlying error.
-	var ue *url.Error
-	if errors.As(err, &ue) {
+	if ue, ok := errors.AsType[*url.Error](err); ok {
 		err = ue.Err
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -347,12 +346,10 @@ func TransportError(ctx context.Context, timeout time.Duration, err error) error
 
 // errSyntax reduces a JSON error to its position (the message may quote bytes).
 func errSyntax(err error) error {
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
+	if se, ok := errors.AsType[*json.SyntaxError](err); ok {
 		return fmt.Errorf("invalid JSON at byte offset %d", se.Offset)
 	}
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
+	if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
 		return fmt.Errorf("unexpected %s for field %s", te.Value, te.Field)
 	}
 	return errors.New("invalid JSON")

@@ -221,8 +221,7 @@ func (r *Runner) outcome(ctx, runCtx context.Context, command string, runErr err
 	case errors.Is(runCtx.Err(), context.DeadlineExceeded):
 		return nil, failure.Wrap(failure.NetworkTimeout, fmt.Errorf("p4 %s: timed out after %s: %w", command, r.timeout, context.DeadlineExceeded))
 	}
-	var exitErr *exec.ExitError
-	if runErr != nil && !errors.As(runErr, &exitErr) {
+	if _, exited := errors.AsType[*exec.ExitError](runErr); runErr != nil && !exited {
 		// The client could not be started at all: the install is broken.
 		return nil, failure.Errorf(failure.InternalBug, "p4 %s: %w", command, runErr)
 	}

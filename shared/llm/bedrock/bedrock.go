@@ -174,8 +174,7 @@ func (c *Client) classify(ctx context.Context, err error) error {
 		return fmt.Errorf("llm: request cancelled: %w", context.Cause(ctx))
 	}
 	e := &llm.Error{Provider: llm.Bedrock}
-	var re *awshttp.ResponseError
-	if errors.As(err, &re) {
+	if re, ok := errors.AsType[*awshttp.ResponseError](err); ok {
 		e.RequestID = domain.Clip(re.ServiceRequestID(), 128)
 		e.Status = re.HTTPStatusCode()
 	}
