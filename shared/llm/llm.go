@@ -244,9 +244,7 @@ func (cfg Config) WithDefaults() (Config, error) {
 	if cfg.Model == "" {
 		return cfg, failure.Errorf(failure.InternalBug, "llm: config: Model is empty")
 	}
-	if cfg.MaxTokens <= 0 {
-		cfg.MaxTokens = DefaultMaxTokens
-	}
+	cfg.MaxTokens = cmp.Or(max(cfg.MaxTokens, 0), DefaultMaxTokens)
 	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
 	return cfg, nil
 }

@@ -257,10 +257,7 @@ func (run *run) callModel(ctx context.Context, withoutModel string, maxTokens in
 	r := run.r
 	work := ctx
 	if dl, ok := ctx.Deadline(); ok {
-		reserve := r.FinishReserve
-		if reserve <= 0 {
-			reserve = DefaultFinishReserve
-		}
+		reserve := cmp.Or(max(r.FinishReserve, 0), DefaultFinishReserve)
 		var cancel context.CancelFunc
 		work, cancel = context.WithDeadline(ctx, dl.Add(-reserve))
 		defer cancel()
@@ -473,10 +470,7 @@ func (run *run) skip(files []string, reason string) {
 // reviewAll reviews the chunks, at most Parallelism at once. After the first
 // failure no chunk starts; those in flight finish and are stored.
 func (run *run) reviewAll(ctx context.Context, maxTokens int) error {
-	par := run.r.Parallelism
-	if par <= 0 {
-		par = DefaultParallelism
-	}
+	par := cmp.Or(max(run.r.Parallelism, 0), DefaultParallelism)
 	sem := make(chan struct{}, par)
 	var wg sync.WaitGroup
 	// failed ends at the first chunk failure, with that error as its cause.

@@ -53,20 +53,12 @@ const (
 )
 
 func (o Options) withDefaults() Options {
-	o.Parallelism = positiveOr(o.Parallelism, DefaultParallelism)
-	o.BatchFiles = positiveOr(o.BatchFiles, DefaultBatchFiles)
-	o.BatchBytes = positiveOr(o.BatchBytes, DefaultBatchBytes)
-	o.MaxFileBytes = positiveOr(o.MaxFileBytes, DefaultMaxFileBytes)
+	o.Parallelism = cmp.Or(max(o.Parallelism, 0), DefaultParallelism)
+	o.BatchFiles = cmp.Or(max(o.BatchFiles, 0), DefaultBatchFiles)
+	o.BatchBytes = cmp.Or(max(o.BatchBytes, 0), DefaultBatchBytes)
+	o.MaxFileBytes = cmp.Or(max(o.MaxFileBytes, 0), DefaultMaxFileBytes)
 	o.ServerRole = cmp.Or(o.ServerRole, RoleStandard)
 	return o
-}
-
-// positiveOr is v, or def when v is not positive.
-func positiveOr[T int | int64 | time.Duration](v, def T) T {
-	if v <= 0 {
-		return def
-	}
-	return v
 }
 
 // Fetcher is the ChangeFetcher of rule AL-2: the single enforcement point of the

@@ -121,8 +121,8 @@ func NewRunner(cfg Config, log *slog.Logger) (*Runner, error) {
 		env:              env,
 		dir:              home,
 		password:         cfg.Password,
-		timeout:          positiveOr(cfg.Timeout, DefaultTimeout),
-		maxOutput:        positiveOr(cfg.MaxOutput, DefaultMaxOutput),
+		timeout:          cmp.Or(max(cfg.Timeout, 0), DefaultTimeout),
+		maxOutput:        cmp.Or(max(cfg.MaxOutput, 0), DefaultMaxOutput),
 		trustFingerprint: cfg.TrustFingerprint,
 		log:              log,
 	}, nil

@@ -14,6 +14,7 @@
 package reconcile
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -139,10 +140,7 @@ type Report struct {
 // it.
 func (r *Reconciler) Run(ctx context.Context) (Report, error) {
 	now := r.Now.Now()
-	limit := r.Limit
-	if limit <= 0 {
-		limit = 200
-	}
+	limit := cmp.Or(max(r.Limit, 0), 200)
 	// The scan takes the shorter window; each row is held to its own channel's
 	// (subject).
 	pastWindow := now.Add(-min(r.Window, r.commentWindow()))

@@ -84,9 +84,7 @@ func (b Budget) For(model string) Budget {
 		}
 	}
 	set(&b.ContextTokens, f.contextTokens)
-	if b.BytesPerToken <= 0 {
-		b.BytesPerToken = f.bytesPerToken
-	}
+	b.BytesPerToken = cmp.Or(max(b.BytesPerToken, 0), f.bytesPerToken)
 	set(&b.OutputTokens, def.OutputTokens)
 	// A small window (a self-hosted model's 2,048 tokens) cannot hold a
 	// 4,096-token answer and a prompt: the answer gets at most a quarter.

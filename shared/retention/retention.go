@@ -208,10 +208,7 @@ func (c *Checker) load(ctx context.Context, now time.Time) (r *round, due bool, 
 	if last, err := time.Parse(time.RFC3339, r.Last); err == nil && now.Sub(last) < Every-time.Hour {
 		return r, false, nil // a little under a day: an hourly trigger starts it on time
 	}
-	n := c.Segments
-	if n <= 0 {
-		n = DefaultSegments
-	}
+	n := cmp.Or(max(c.Segments, 0), DefaultSegments)
 	return &round{Last: r.Last, Started: now.Format(time.RFC3339), Segments: make([]segment, n)}, true, nil
 }
 
