@@ -367,12 +367,7 @@ func validUser(u string) bool {
 	if u == "" || len(u) > 256 || strings.HasPrefix(u, "-") || strings.Contains(u, "...") {
 		return false
 	}
-	for _, r := range u {
-		if r <= ' ' || r == 0x7f || strings.ContainsRune("@#%*/\\\"'", r) {
-			return false
-		}
-	}
-	return true
+	return !strings.ContainsFunc(u, func(r rune) bool { return r <= ' ' || r == 0x7f || strings.ContainsRune("@#%*/\\\"'", r) })
 }
 
 // isBinary: the file type stores binary content, not reviewable as text.
