@@ -182,7 +182,7 @@ func (r *Reader) Err() error {
 
 // LoadCommon reads the settings shared by every function.
 func LoadCommon(r *Reader) Common {
-	c := Common{
+	return Common{
 		// The stack always sets CRITICIZER_ENV; a function run by hand is dev.
 		Env:                 cmp.Or(r.Stack(settings.CriticizerEnv), "dev"),
 		LogLevel:            r.OneOf(settings.LogLevel),
@@ -199,7 +199,6 @@ func LoadCommon(r *Reader) Common {
 		DLQURLs: map[domain.Stage]string{domain.StageFetch: r.Stack(settings.FetchDLQURL),
 			domain.StageLLM: r.Stack(settings.LLMDLQURL), domain.StageNotify: r.Stack(settings.NotifyDLQURL)},
 	}
-	return c
 }
 
 // AWS builds the SDK configuration from what the Lambda runtime gives every
@@ -212,10 +211,7 @@ func LoadCommon(r *Reader) Common {
 // function never uses: linking it costs every bootstrap about a megabyte.
 // The operator CLI, which runs on people's machines, uses the default chain.
 func AWS(context.Context) (aws.Config, error) {
-	region := os.Getenv("AWS_REGION")
-	if region == "" {
-		region = os.Getenv("AWS_DEFAULT_REGION")
-	}
+	region := cmp.Or(os.Getenv("AWS_REGION"), os.Getenv("AWS_DEFAULT_REGION"))
 	id, secret := os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY")
 	var missing []string
 	for name, v := range map[string]string{"AWS_REGION": region, "AWS_ACCESS_KEY_ID": id, "AWS_SECRET_ACCESS_KEY": secret} {

@@ -12,6 +12,7 @@ package digest
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -145,7 +146,7 @@ func Build(ctx context.Context, fates Fates, pol outcome.Policy, owner Owner, we
 	d.Severity = outcome.Acceptance(recs, outcome.BySeverity, 0)
 	slices.SortStableFunc(d.Severity, func(a, b outcome.Row) int { return domain.SeverityRank(a.Key) - domain.SeverityRank(b.Key) })
 	d.Total = total(d.Severity)
-	for _, sc := range sortedKeys(scopes) {
+	for _, sc := range slices.Sorted(maps.Keys(scopes)) {
 		ts, err := c.Tallies(ctx, sc)
 		if err != nil {
 			return Digest{}, err
@@ -230,13 +231,4 @@ func total(rows []outcome.Row) outcome.Row {
 		t.Share = float64(t.Accepted) / float64(n)
 	}
 	return t
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }

@@ -12,6 +12,7 @@ package doctor
 import (
 	"context"
 	"fmt"
+	"slices"
 )
 
 // Status is a check's verdict.
@@ -52,12 +53,7 @@ type Report struct {
 
 // Failed reports whether any check failed.
 func (r Report) Failed() bool {
-	for _, v := range r.Verdicts {
-		if v.Status == Fail {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(r.Verdicts, func(v Verdict) bool { return v.Status == Fail })
 }
 
 // Request optionally names a sample changelist and a Swarm review.

@@ -1,6 +1,7 @@
 package doctor
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strconv"
@@ -67,7 +68,7 @@ func (c *P4) connection(ctx context.Context) Verdict {
 				version = v
 			}
 		}
-		return ok(CheckP4Connection, "%s answers (server %s)", c.Port, orUnknown(version))
+		return ok(CheckP4Connection, "%s answers (server %s)", c.Port, cmp.Or(version, "version unknown"))
 	case failure.AuthDenied:
 		return ok(CheckP4Connection, "%s answers; it refused the login (see %q)", c.Port, CheckP4Login)
 	case failure.SecurityFailure:
@@ -131,11 +132,4 @@ func (c *P4) sample(ctx context.Context, change int64) Verdict {
 		return bad(Warn, CheckP4Sample, err.Error(), "the allow-list refused the change as it would refuse a job: give a change whose files are all under depotAllowList")
 	}
 	return bad(Fail, CheckP4Sample, err.Error(), "a job for this change would fail the same way: see the error class in docs/operating.md (FetchDlqAlarm)")
-}
-
-func orUnknown(s string) string {
-	if s == "" {
-		return "version unknown"
-	}
-	return s
 }

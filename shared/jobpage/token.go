@@ -9,6 +9,7 @@
 package jobpage
 
 import (
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -90,10 +91,7 @@ var ErrNoKey = errors.New("jobpage: the page secret is empty")
 // reports whether a fresh read happened.
 func (k *Key) Current(ctx context.Context, fresh bool) (key []byte, refreshed bool, err error) {
 	if fresh {
-		every := k.RefreshEvery
-		if every <= 0 {
-			every = 30 * time.Second
-		}
+		every := cmp.Or(max(k.RefreshEvery, 0), 30*time.Second)
 		k.mu.Lock()
 		if time.Since(k.refreshed) >= every {
 			k.refreshed = time.Now()

@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -101,9 +102,7 @@ func (c *AnthropicClient) read(a answer) (Completion, error) {
 		return Completion{RequestID: reqID}, Classed(failure.SchemaInvalid, 0, &Error{Provider: Anthropic,
 			Reason: ReasonBadResponse, Status: status, RequestID: reqID, Detail: "not a message: " + errSyntax(err).Error()})
 	}
-	if reqID == "" {
-		reqID = domain.Clip(r.ID, 128)
-	}
+	reqID = cmp.Or(reqID, domain.Clip(r.ID, 128))
 	var text strings.Builder
 	for _, b := range r.Content {
 		if b.Type == "text" {
@@ -147,9 +146,7 @@ func anthropicStatusError(resp *http.Response, body []byte, reqID string) error 
 	var ae anthropicError
 	_ = json.Unmarshal(body, &ae)
 	typ, status := domain.Clip(ae.Error.Type, 64), resp.StatusCode
-	if reqID == "" {
-		reqID = domain.Clip(ae.RequestID, 128)
-	}
+	reqID = cmp.Or(reqID, domain.Clip(ae.RequestID, 128))
 	e := &Error{Provider: Anthropic, Status: status, Type: typ, RequestID: reqID}
 	retryAfter := parseRetryAfter(resp.Header, time.Now())
 	switch {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -78,13 +79,12 @@ func (s *endpointState) stepDown(refused string) (string, bool) {
 		return s.form, false
 	}
 	if s.form == refused {
-		for i, f := range formsBestFirst {
-			if f == refused && i+1 < len(formsBestFirst) {
-				s.form = formsBestFirst[i+1]
-				return s.form, true
-			}
+		i := slices.Index(formsBestFirst, refused)
+		if i < 0 || i+1 == len(formsBestFirst) {
+			return s.form, false
 		}
-		return s.form, false
+		s.form = formsBestFirst[i+1]
+		return s.form, true
 	}
 	return s.form, true // another call already stepped down
 }

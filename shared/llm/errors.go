@@ -91,9 +91,7 @@ func (e *Error) Error() string {
 
 // Details returns the *Error in err's chain, if any.
 func Details(err error) (*Error, bool) {
-	var e *Error
-	ok := errors.As(err, &e)
-	return e, ok
+	return errors.AsType[*Error](err)
 }
 
 // NeedsSmallerInput reports whether the request or its answer did not fit the model; a

@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"cmp"
 	"encoding/json"
 	"regexp"
 	"slices"
@@ -29,10 +30,7 @@ func InvalidRequest(status int, code, typ, msg string, body []byte) bool {
 	if status == 422 || code == "invalid_request_error" || typ == "invalid_request_error" {
 		return true
 	}
-	text := strings.ToLower(msg)
-	if text == "" {
-		text = strings.ToLower(string(body[:min(len(body), 4096)]))
-	}
+	text := cmp.Or(strings.ToLower(msg), strings.ToLower(string(body[:min(len(body), 4096)])))
 	return slices.ContainsFunc(invalidMarkers, func(m string) bool { return strings.Contains(text, m) })
 }
 

@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -82,21 +83,11 @@ const MaxWait = 5 * time.Minute
 
 // NewLimiter returns a Limiter with cfg's defaults filled in.
 func NewLimiter(cfg LimiterConfig) *Limiter {
-	if cfg.MaxConcurrency <= 0 {
-		cfg.MaxConcurrency = 4
-	}
-	if cfg.OutputTokens <= 0 {
-		cfg.OutputTokens = DefaultMaxTokens
-	}
-	if cfg.BytesPerToken <= 0 {
-		cfg.BytesPerToken = 4
-	}
-	if cfg.Clock == nil {
-		cfg.Clock = systemClock{}
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
+	cfg.MaxConcurrency = cmp.Or(max(cfg.MaxConcurrency, 0), 4)
+	cfg.OutputTokens = cmp.Or(max(cfg.OutputTokens, 0), DefaultMaxTokens)
+	cfg.BytesPerToken = cmp.Or(max(cfg.BytesPerToken, 0), 4)
+	cfg.Clock = cmp.Or[Clock](cfg.Clock, systemClock{})
+	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	return &Limiter{cfg: cfg, models: map[string]*modelLimits{}}
 }
 
@@ -209,10 +200,7 @@ func (b *bucket) learn(limit int, remaining int, hasRemaining bool, spentSince f
 }
 
 func (l *Limiter) cost(m *modelLimits, p Prompt) float64 {
-	out := p.MaxTokens
-	if out <= 0 {
-		out = l.cfg.OutputTokens
-	}
+	out := cmp.Or(max(p.MaxTokens, 0), l.cfg.OutputTokens)
 	return float64(len(p.System)+len(p.User))/m.bpt + float64(out)
 }
 

@@ -9,6 +9,7 @@
 package llm
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -183,9 +184,7 @@ func bedrockModelARNs(model string) []string {
 
 // FamilyOf is provider's family ("" is openai, the default).
 func FamilyOf(provider string) (Family, bool) {
-	if provider == "" {
-		provider = OpenAI
-	}
+	provider = cmp.Or(provider, OpenAI)
 	f, ok := families[provider]
 	if !ok {
 		return Family{}, false
@@ -232,10 +231,7 @@ func newBase(provider string, cfg Config, apiKey, path string) (base, error) {
 	if err != nil {
 		return base{}, err
 	}
-	hc := cfg.HTTPClient
-	if hc == nil {
-		hc = &http.Client{}
-	}
+	hc := cmp.Or(cfg.HTTPClient, &http.Client{})
 	return base{cfg: cfg, provider: provider, url: strings.TrimRight(u.String(), "/") + path,
 		apiKey: apiKey, http: hc, log: cfg.Logger}, nil
 }
@@ -248,12 +244,8 @@ func (cfg Config) WithDefaults() (Config, error) {
 	if cfg.Model == "" {
 		return cfg, failure.Errorf(failure.InternalBug, "llm: config: Model is empty")
 	}
-	if cfg.MaxTokens <= 0 {
-		cfg.MaxTokens = DefaultMaxTokens
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
+	cfg.MaxTokens = cmp.Or(max(cfg.MaxTokens, 0), DefaultMaxTokens)
+	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
 	return cfg, nil
 }
 
@@ -341,8 +333,7 @@ func TransportError(ctx context.Context, timeout time.Duration, err error) error
 		return fmt.Errorf("llm: request cancelled: %w", context.Cause(ctx))
 	}
 	// *url.Error repeats the URL: keep only the underlying error.
-	var ue *url.Error
-	if errors.As(err, &ue) {
+	if ue, ok := errors.AsType[*url.Error](err); ok {
 		err = ue.Err
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -353,12 +344,10 @@ func TransportError(ctx context.Context, timeout time.Duration, err error) error
 
 // errSyntax reduces a JSON error to its position (the message may quote bytes).
 func errSyntax(err error) error {
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
+	if se, ok := errors.AsType[*json.SyntaxError](err); ok {
 		return fmt.Errorf("invalid JSON at byte offset %d", se.Offset)
 	}
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
+	if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
 		return fmt.Errorf("unexpected %s for field %s", te.Value, te.Field)
 	}
 	return errors.New("invalid JSON")

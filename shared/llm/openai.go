@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -150,9 +151,7 @@ func (c *Client) read(a answer) (Completion, error) {
 	if err := json.Unmarshal(a.body, &cr); err != nil {
 		return Completion{RequestID: reqID}, bad("not a chat completion: " + errSyntax(err).Error())
 	}
-	if reqID == "" {
-		reqID = domain.Clip(cr.ID, 128)
-	}
+	reqID = cmp.Or(reqID, domain.Clip(cr.ID, 128))
 	if len(cr.Choices) == 0 {
 		// Some compatible servers answer 200 with an error envelope.
 		var ae openAIError

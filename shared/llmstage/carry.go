@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
@@ -130,13 +131,7 @@ func (r *LLM) previousFindings(ctx context.Context, prev *domain.PreviousReview,
 	case meta.HiddenByCap > 0:
 		return nil, "the previous version's result is capped: the review rules hid some of its findings", nil
 	}
-	var out []domain.Finding
-	for _, f := range res.Findings {
-		if files[f.File] {
-			out = append(out, f)
-		}
-	}
-	return out, "", nil
+	return slices.DeleteFunc(res.Findings, func(f domain.Finding) bool { return !files[f.File] }), "", nil
 }
 
 // shownToModel is cs without the carried files, interdiff files as their interdiff.

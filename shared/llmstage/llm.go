@@ -6,6 +6,7 @@
 package llmstage
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -256,10 +257,7 @@ func (run *run) callModel(ctx context.Context, withoutModel string, maxTokens in
 	r := run.r
 	work := ctx
 	if dl, ok := ctx.Deadline(); ok {
-		reserve := r.FinishReserve
-		if reserve <= 0 {
-			reserve = DefaultFinishReserve
-		}
+		reserve := cmp.Or(max(r.FinishReserve, 0), DefaultFinishReserve)
 		var cancel context.CancelFunc
 		work, cancel = context.WithDeadline(ctx, dl.Add(-reserve))
 		defer cancel()
@@ -350,10 +348,7 @@ func (r *LLM) store(ctx context.Context, j *job.Job, cs domain.Changeset, out me
 	if err != nil {
 		return "", "", err
 	}
-	d := r.Decide
-	if d == nil {
-		d = &decide.Decider{Artifacts: r.Redacted}
-	}
+	d := cmp.Or(r.Decide, &decide.Decider{Artifacts: r.Redacted})
 	if err := d.Decide(ctx, j, out.res, &cs); err != nil {
 		return "", "", fmt.Errorf("deciding the review: %w", err)
 	}
@@ -475,24 +470,19 @@ func (run *run) skip(files []string, reason string) {
 // reviewAll reviews the chunks, at most Parallelism at once. After the first
 // failure no chunk starts; those in flight finish and are stored.
 func (run *run) reviewAll(ctx context.Context, maxTokens int) error {
-	par := run.r.Parallelism
-	if par <= 0 {
-		par = DefaultParallelism
-	}
+	par := cmp.Or(max(run.r.Parallelism, 0), DefaultParallelism)
 	sem := make(chan struct{}, par)
-	var (
-		wg       sync.WaitGroup
-		errOnce  sync.Once
-		firstErr error
-		failed   = make(chan struct{})
-	)
+	var wg sync.WaitGroup
+	// failed ends at the first chunk failure, with that error as its cause.
+	failed, fail := context.WithCancelCause(context.Background())
+	defer fail(nil)
 	for i, c := range run.plan.Chunks {
 		select {
 		case sem <- struct{}{}:
 		case <-ctx.Done():
-		case <-failed:
+		case <-failed.Done():
 		}
-		if ctx.Err() != nil || isClosed(failed) {
+		if ctx.Err() != nil || failed.Err() != nil {
 			break
 		}
 		// Once what was actually spent reaches the budget, the rest wait.
@@ -501,18 +491,16 @@ func (run *run) reviewAll(ctx context.Context, maxTokens int) error {
 			run.skip(c.Files(), result.SkipOverBudget)
 			continue
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			defer func() { <-sem }()
 			if err := run.reviewChunk(ctx, c, []int{i}, 0); err != nil {
-				errOnce.Do(func() { firstErr = err; close(failed) })
+				fail(err)
 			}
-		}()
+		})
 	}
 	wg.Wait()
-	if firstErr != nil {
-		return firstErr
+	if err := context.Cause(failed); err != nil {
+		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("review stopped: %w", context.Cause(ctx))
@@ -524,15 +512,6 @@ func (run *run) spent() int {
 	run.mu.Lock()
 	defer run.mu.Unlock()
 	return run.usage.InputTokens + run.usage.OutputTokens
-}
-
-func isClosed(ch chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
 }
 
 // reviewChunk reviews one chunk, or reuses its stored result. A truncated or

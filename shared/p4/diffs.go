@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -29,13 +30,7 @@ type filePlan struct {
 
 // specs lists the file specs the plan prints, the new side last.
 func (p filePlan) specs() []string {
-	out := make([]string, 0, 3)
-	for _, s := range []string{p.oldSpec, p.prevSpec, p.newSpec} {
-		if s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
+	return slices.DeleteFunc([]string{p.oldSpec, p.prevSpec, p.newSpec}, func(s string) bool { return s == "" })
 }
 
 // paths lists the depot path each of specs names.

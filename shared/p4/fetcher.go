@@ -53,20 +53,12 @@ const (
 )
 
 func (o Options) withDefaults() Options {
-	o.Parallelism = positiveOr(o.Parallelism, DefaultParallelism)
-	o.BatchFiles = positiveOr(o.BatchFiles, DefaultBatchFiles)
-	o.BatchBytes = positiveOr(o.BatchBytes, DefaultBatchBytes)
-	o.MaxFileBytes = positiveOr(o.MaxFileBytes, DefaultMaxFileBytes)
+	o.Parallelism = cmp.Or(max(o.Parallelism, 0), DefaultParallelism)
+	o.BatchFiles = cmp.Or(max(o.BatchFiles, 0), DefaultBatchFiles)
+	o.BatchBytes = cmp.Or(max(o.BatchBytes, 0), DefaultBatchBytes)
+	o.MaxFileBytes = cmp.Or(max(o.MaxFileBytes, 0), DefaultMaxFileBytes)
 	o.ServerRole = cmp.Or(o.ServerRole, RoleStandard)
 	return o
-}
-
-// positiveOr is v, or def when v is not positive.
-func positiveOr[T int | int64 | time.Duration](v, def T) T {
-	if v <= 0 {
-		return def
-	}
-	return v
 }
 
 // Fetcher is the ChangeFetcher of rule AL-2: the single enforcement point of the
@@ -87,9 +79,7 @@ func NewFetcher(p4 CommandRunner, allow *depot.AllowList, log *slog.Logger) (*Fe
 	if p4 == nil || allow == nil {
 		return nil, failure.Errorf(failure.InternalBug, "p4.NewFetcher needs a runner and an allow-list")
 	}
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log = cmp.Or(log, slog.New(slog.DiscardHandler))
 	return &Fetcher{p4: p4, allow: allow, log: log, opt: Options{}.withDefaults()}, nil
 }
 
@@ -377,12 +367,7 @@ func validUser(u string) bool {
 	if u == "" || len(u) > 256 || strings.HasPrefix(u, "-") || strings.Contains(u, "...") {
 		return false
 	}
-	for _, r := range u {
-		if r <= ' ' || r == 0x7f || strings.ContainsRune("@#%*/\\\"'", r) {
-			return false
-		}
-	}
-	return true
+	return !strings.ContainsFunc(u, func(r rune) bool { return r <= ' ' || r == 0x7f || strings.ContainsRune("@#%*/\\\"'", r) })
 }
 
 // isBinary: the file type stores binary content, not reviewable as text.

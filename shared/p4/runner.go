@@ -73,9 +73,7 @@ type Runner struct {
 
 // NewRunner validates cfg; an invalid configuration is an InternalBug.
 func NewRunner(cfg Config, log *slog.Logger) (*Runner, error) {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log = cmp.Or(log, slog.New(slog.DiscardHandler))
 	if cfg.Path == "" || !filepath.IsAbs(cfg.Path) || filepath.Clean(cfg.Path) != cfg.Path {
 		// A fixed absolute path is rule AL-3's trusted resolver: a bare name
 		// would be looked up in PATH, which an attacker may influence.
@@ -123,8 +121,8 @@ func NewRunner(cfg Config, log *slog.Logger) (*Runner, error) {
 		env:              env,
 		dir:              home,
 		password:         cfg.Password,
-		timeout:          positiveOr(cfg.Timeout, DefaultTimeout),
-		maxOutput:        positiveOr(cfg.MaxOutput, DefaultMaxOutput),
+		timeout:          cmp.Or(max(cfg.Timeout, 0), DefaultTimeout),
+		maxOutput:        cmp.Or(max(cfg.MaxOutput, 0), DefaultMaxOutput),
 		trustFingerprint: cfg.TrustFingerprint,
 		log:              log,
 	}, nil
@@ -223,8 +221,7 @@ func (r *Runner) outcome(ctx, runCtx context.Context, command string, runErr err
 	case errors.Is(runCtx.Err(), context.DeadlineExceeded):
 		return nil, failure.Wrap(failure.NetworkTimeout, fmt.Errorf("p4 %s: timed out after %s: %w", command, r.timeout, context.DeadlineExceeded))
 	}
-	var exitErr *exec.ExitError
-	if runErr != nil && !errors.As(runErr, &exitErr) {
+	if _, exited := errors.AsType[*exec.ExitError](runErr); runErr != nil && !exited {
 		// The client could not be started at all: the install is broken.
 		return nil, failure.Errorf(failure.InternalBug, "p4 %s: %w", command, runErr)
 	}
@@ -239,9 +236,7 @@ func (r *Runner) outcome(ctx, runCtx context.Context, command string, runErr err
 	generic := 0
 	for _, m := range msgs {
 		texts = append(texts, m.text)
-		if generic == 0 {
-			generic = m.generic
-		}
+		generic = cmp.Or(generic, m.generic)
 	}
 	if stderrText != "" {
 		texts = append(texts, stderrText) // client-side failures never reach the JSON layer
@@ -254,10 +249,7 @@ func (r *Runner) outcome(ctx, runCtx context.Context, command string, runErr err
 		r.maskMu.Lock()
 		password := r.password
 		r.maskMu.Unlock()
-		msg := sanitize(raw, password)
-		if msg == "" {
-			msg = "no message"
-		}
+		msg := cmp.Or(sanitize(raw, password), "no message")
 		if class == failure.SecurityFailure {
 			r.log.Error("the p4 server's key differs from the pinned fingerprint: possible interception; the client refused the connection",
 				"event", "p4_trust_mismatch", "security_event", true, "command", command)

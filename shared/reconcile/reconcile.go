@@ -14,9 +14,11 @@
 package reconcile
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -138,10 +140,7 @@ type Report struct {
 // it.
 func (r *Reconciler) Run(ctx context.Context) (Report, error) {
 	now := r.Now.Now()
-	limit := r.Limit
-	if limit <= 0 {
-		limit = 200
-	}
+	limit := cmp.Or(max(r.Limit, 0), 200)
 	// The scan takes the shorter window; each row is held to its own channel's
 	// (subject).
 	pastWindow := now.Add(-min(r.Window, r.commentWindow()))
@@ -269,20 +268,14 @@ func (r *Reconciler) resume(ctx context.Context, suspects []outbox.Suspect) ([]o
 	if err != nil || cursor == "" {
 		return suspects, cursor, err
 	}
-	first := len(suspects)
-	for i, s := range suspects {
-		if s.Status == outbox.Reconciling {
-			first = i
-			break
-		}
+	first := slices.IndexFunc(suspects, func(s outbox.Suspect) bool { return s.Status == outbox.Reconciling })
+	if first < 0 {
+		first = len(suspects)
 	}
 	head, recon := suspects[:first:first], suspects[first:]
-	cut := len(recon)
-	for i, s := range recon {
-		if position(s) > cursor {
-			cut = i
-			break
-		}
+	cut := slices.IndexFunc(recon, func(s outbox.Suspect) bool { return position(s) > cursor })
+	if cut < 0 {
+		cut = len(recon)
 	}
 	out := append(head, recon[cut:]...)
 	return append(out, recon[:cut]...), cursor, nil

@@ -115,16 +115,10 @@ func decodeRun(run string) string {
 
 // printable: at least 8 bytes, all printable ASCII or whitespace.
 func printable(s string) bool {
-	if len(s) < 8 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if (c < 0x20 || c > 0x7e) && c != '\n' && c != '\r' && c != '\t' {
-			return false
-		}
-	}
-	return true
+	// Every byte outside ASCII decodes to a rune above 0x7e.
+	return len(s) >= 8 && !strings.ContainsFunc(s, func(r rune) bool {
+		return (r < 0x20 || r > 0x7e) && r != '\n' && r != '\r' && r != '\t'
+	})
 }
 
 // percentRuns returns the whitespace- and quote-delimited runs of a line

@@ -42,8 +42,10 @@
 package redact
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"math/bits"
 	"net/netip"
 	"regexp"
@@ -190,7 +192,6 @@ func (r *Redactor) index() (*index, error) {
 		}
 		ix := &index{}
 		for _, g := range gl.rules {
-			g := g
 			ix.dets = append(ix.dets, detector{id: g.id, keywords: g.keywords, multiline: g.multiline,
 				find: func(text string) ([]span, error) { return g.find(gl, text) }})
 		}
@@ -253,12 +254,7 @@ func (r *Redactor) Redact(text string) (string, []Match, error) {
 		starts = lineStarts(out)
 		// Only the changed lines can hold something new.
 		spans = nil
-		lines := make([]int, 0, len(touched))
-		for l := range touched {
-			lines = append(lines, l)
-		}
-		slices.Sort(lines)
-		for _, l := range lines {
+		for _, l := range slices.Sorted(maps.Keys(touched)) {
 			ls, le := starts[l], len(out)
 			if l+1 < len(starts) {
 				le = starts[l+1] - 1
@@ -406,9 +402,7 @@ func (s *lineScan) run(d int, ls, le int) error {
 		return err
 	}
 	for _, sp := range found {
-		if sp.rule == "" {
-			sp.rule = det.id
-		}
+		sp.rule = cmp.Or(sp.rule, det.id)
 		s.spans = append(s.spans, span{sp.start + off, sp.end + off, sp.rule})
 	}
 	return nil
@@ -573,12 +567,7 @@ func fallback(rule string) bool {
 }
 
 func dropFallbackOverlaps(spans []span) []span {
-	var specific []span
-	for _, s := range spans {
-		if !fallback(s.rule) {
-			specific = append(specific, s)
-		}
-	}
+	specific := slices.DeleteFunc(slices.Clone(spans), func(s span) bool { return fallback(s.rule) })
 	if len(specific) == 0 || len(specific) == len(spans) {
 		return spans
 	}
@@ -640,11 +629,8 @@ func merge(spans []span) []span {
 		return nil
 	}
 	slices.SortFunc(spans, func(a, b span) int {
-		if a.start != b.start {
-			return a.start - b.start
-		}
-		if a.end != b.end {
-			return b.end - a.end
+		if c := cmp.Or(a.start-b.start, b.end-a.end); c != 0 {
+			return c
 		}
 		// As in gitleaks' report: a specific rule names the secret rather
 		// than the generic one that also matched it.
@@ -736,12 +722,7 @@ func lineOf(starts []int, off int) int {
 }
 
 func dedupe(ms []Match) []Match {
-	slices.SortFunc(ms, func(a, b Match) int {
-		if a.Line != b.Line {
-			return a.Line - b.Line
-		}
-		return strings.Compare(a.Rule, b.Rule)
-	})
+	slices.SortFunc(ms, func(a, b Match) int { return cmp.Or(a.Line-b.Line, strings.Compare(a.Rule, b.Rule)) })
 	return slices.Compact(ms)
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -360,12 +361,7 @@ func ipFinder(prefixes []netip.Prefix) func(string) []span {
 			return false
 		}
 		a = a.Unmap()
-		for _, p := range prefixes {
-			if p.Contains(a) {
-				return true
-			}
-		}
-		return false
+		return slices.ContainsFunc(prefixes, func(p netip.Prefix) bool { return p.Contains(a) })
 	}
 	return func(text string) []span {
 		var spans []span

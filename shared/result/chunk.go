@@ -1,6 +1,7 @@
 package result
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -77,24 +78,17 @@ func (b Budget) For(model string) Budget {
 		}
 	}
 	def := DefaultBudget
-	set := func(v *int, d int) {
-		if *v <= 0 {
-			*v = d
-		}
-	}
-	set(&b.ContextTokens, f.contextTokens)
-	if b.BytesPerToken <= 0 {
-		b.BytesPerToken = f.bytesPerToken
-	}
-	set(&b.OutputTokens, def.OutputTokens)
+	b.ContextTokens = cmp.Or(max(b.ContextTokens, 0), f.contextTokens)
+	b.BytesPerToken = cmp.Or(max(b.BytesPerToken, 0), f.bytesPerToken)
+	b.OutputTokens = cmp.Or(max(b.OutputTokens, 0), def.OutputTokens)
 	// A small window (a self-hosted model's 2,048 tokens) cannot hold a
 	// 4,096-token answer and a prompt: the answer gets at most a quarter.
 	b.OutputTokens = max(min(b.OutputTokens, b.ContextTokens/4), min(b.OutputTokens, MinOutputTokens))
-	set(&b.MaxChunkFiles, def.MaxChunkFiles)
-	set(&b.MaxFiles, def.MaxFiles)
-	set(&b.MaxBytes, def.MaxBytes)
-	set(&b.MaxFileBytes, def.MaxFileBytes)
-	set(&b.MaxDescriptionBytes, def.MaxDescriptionBytes)
+	b.MaxChunkFiles = cmp.Or(max(b.MaxChunkFiles, 0), def.MaxChunkFiles)
+	b.MaxFiles = cmp.Or(max(b.MaxFiles, 0), def.MaxFiles)
+	b.MaxBytes = cmp.Or(max(b.MaxBytes, 0), def.MaxBytes)
+	b.MaxFileBytes = cmp.Or(max(b.MaxFileBytes, 0), def.MaxFileBytes)
+	b.MaxDescriptionBytes = cmp.Or(max(b.MaxDescriptionBytes, 0), def.MaxDescriptionBytes)
 	return b
 }
 
@@ -191,10 +185,7 @@ func (c Chunk) Split() (parts []Chunk, truncated *domain.TruncatedFile, ok bool)
 	if cut == "" || len(cut) == len(b.diff) {
 		return nil, nil, false
 	}
-	orig := b.original
-	if orig == 0 {
-		orig = len(b.file.Diff)
-	}
+	orig := cmp.Or(b.original, len(b.file.Diff))
 	nb := block{file: b.file, diff: cut, original: orig}
 	return []Chunk{{blocks: []block{nb}}}, &domain.TruncatedFile{File: b.file.DepotPath, ReviewedBytes: len(cut), OriginalBytes: orig}, true
 }

@@ -1,6 +1,7 @@
 package result
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -106,9 +107,7 @@ type Diagnostics []Diagnostic
 
 // Log writes one record per diagnostic to l (slog.Default when nil).
 func (ds Diagnostics) Log(ctx context.Context, l *slog.Logger) {
-	if l == nil {
-		l = slog.Default()
-	}
+	l = cmp.Or(l, slog.Default())
 	for _, d := range ds {
 		l.LogAttrs(ctx, d.Level(), "review diagnostic", slog.Any("diagnostic", d))
 	}

@@ -1,6 +1,7 @@
 package result
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -98,29 +99,17 @@ func Merge(parts []ChunkResult, version string, code CodeOf, pipeline ...domain.
 // SortFindings orders findings most severe first, then by file, line and id.
 func SortFindings(findings []domain.Finding) {
 	slices.SortFunc(findings, func(a, b domain.Finding) int {
-		if d := domain.SeverityRank(a.Severity) - domain.SeverityRank(b.Severity); d != 0 {
-			return d
-		}
-		if c := strings.Compare(a.File, b.File); c != 0 {
-			return c
-		}
-		if a.Line != b.Line {
-			return a.Line - b.Line
-		}
-		return strings.Compare(a.ID, b.ID)
+		return cmp.Or(domain.SeverityRank(a.Severity)-domain.SeverityRank(b.Severity), strings.Compare(a.File, b.File),
+			a.Line-b.Line, strings.Compare(a.ID, b.ID))
 	})
 }
 
 // better reports whether a should replace b as the merged finding.
 func better(a, b domain.Finding) bool {
-	if d := domain.SeverityRank(a.Severity) - domain.SeverityRank(b.Severity); d != 0 {
+	// A longer message is better.
+	if d := cmp.Or(domain.SeverityRank(a.Severity)-domain.SeverityRank(b.Severity),
+		confidenceRank[a.Confidence]-confidenceRank[b.Confidence], len(b.Message)-len(a.Message)); d != 0 {
 		return d < 0
-	}
-	if d := confidenceRank[a.Confidence] - confidenceRank[b.Confidence]; d != 0 {
-		return d < 0
-	}
-	if len(a.Message) != len(b.Message) {
-		return len(a.Message) > len(b.Message)
 	}
 	return a.Message+a.Suggestion < b.Message+b.Suggestion
 }

@@ -2,6 +2,7 @@ package result
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -60,9 +61,7 @@ type Options struct {
 // (coercion_applied/path_reconciled). A form two changed paths share is
 // ambiguous: file_not_in_changed_files.
 func Parse(raw []byte, changedFiles []string, opts Options) (domain.ReviewResult, Diagnostics, error) {
-	if opts.PromptVersion == "" {
-		opts.PromptVersion = StablePromptVersion
-	}
+	opts.PromptVersion = cmp.Or(opts.PromptVersion, StablePromptVersion)
 	p := &parser{opts: opts}
 	res, err := p.parse(raw, changedFiles)
 	if err != nil {
@@ -369,14 +368,7 @@ func violations(err error) []violation {
 		return []violation{{ReasonSchemaMismatch, "", "validation failed"}}
 	}
 	var out []violation
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) > 0 {
-			for _, c := range e.Causes {
-				walk(c)
-			}
-			return
-		}
+	for _, e := range leafErrors(ve) {
 		field := ""
 		if n := len(e.InstanceLocation); n > 0 {
 			field = clip(e.InstanceLocation[0], 64)
@@ -404,16 +396,21 @@ func violations(err error) []violation {
 				"failed " + strings.Join(e.ErrorKind.KeywordPath(), "/")})
 		}
 	}
-	walk(ve)
 	slices.SortStableFunc(out, func(a, b violation) int {
-		if d := reasonRank[a.reason] - reasonRank[b.reason]; d != 0 {
-			return d
-		}
-		if d := fieldRank(a.field) - fieldRank(b.field); d != 0 {
-			return d
-		}
-		return strings.Compare(a.field, b.field)
+		return cmp.Or(reasonRank[a.reason]-reasonRank[b.reason], fieldRank(a.field)-fieldRank(b.field), strings.Compare(a.field, b.field))
 	})
+	return out
+}
+
+// leafErrors are the failures at the leaves of a validation error's tree, in order.
+func leafErrors(e *jsonschema.ValidationError) []*jsonschema.ValidationError {
+	if len(e.Causes) == 0 {
+		return []*jsonschema.ValidationError{e}
+	}
+	var out []*jsonschema.ValidationError
+	for _, c := range e.Causes {
+		out = append(out, leafErrors(c)...)
+	}
 	return out
 }
 

@@ -1,11 +1,8 @@
 package result
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 
@@ -34,15 +31,6 @@ type Prompt struct {
 	System    string
 	User      string
 	MaxTokens int // when positive, raises the output budget for this request.
-}
-
-// Digest is a short sha256 of the prompt for logs and artifact ids.
-func (p Prompt) Digest() string {
-	h := sha256.New()
-	h.Write([]byte(p.System))
-	h.Write([]byte{0})
-	h.Write([]byte(p.User))
-	return hex.EncodeToString(h.Sum(nil)[:8])
 }
 
 // Size is the prompt's length in bytes.
@@ -152,17 +140,7 @@ var systemPrompts = map[string]func() string{
 // lists and enum sets taken from the embedded schema.
 func buildSystemPrompt(version string, chunkAware bool) string {
 	facts := factsOnce()
-	q := func(names []string) string {
-		out := make([]string, len(names))
-		for i, n := range names {
-			out[i] = `"` + n + `"`
-		}
-		return strings.Join(out, ", ")
-	}
-	ranked := func(names []string) []string {
-		return slices.SortedFunc(slices.Values(names), func(a, b string) int { return fieldRank(a) - fieldRank(b) })
-	}
-	req, topReq := ranked(facts.findingRequired), ranked(facts.topRequired)
+	q := func(names []string) string { return `"` + strings.Join(names, `", "`) + `"` } // each list has a name
 
 	var b strings.Builder
 	b.WriteString("You are Criticizer, a senior code reviewer for Perforce changelists. ")
@@ -173,10 +151,10 @@ func buildSystemPrompt(version string, chunkAware bool) string {
 	fmt.Fprintf(&b, "Set \"prompt_version\" to %q and \"schema_version\" to %q exactly.\n\n", version, SchemaVersion)
 
 	b.WriteString("Top-level fields:\n")
-	fmt.Fprintf(&b, "- required: %s. \"findings\" is an array of finding objects; use [] when there is nothing to report.\n", q(topReq))
+	fmt.Fprintf(&b, "- required: %s. \"findings\" is an array of finding objects; use [] when there is nothing to report.\n", q(facts.topRequired))
 	fmt.Fprintf(&b, "- optional: %s. \"summary\" is a short string; \"meta\" is an object.\n", q(facts.topOptional))
 	b.WriteString("Finding fields:\n")
-	fmt.Fprintf(&b, "- required: %s.\n", q(req))
+	fmt.Fprintf(&b, "- required: %s.\n", q(facts.findingRequired))
 	fmt.Fprintf(&b, "- optional: %s.\n", q(facts.findingOptional))
 	b.WriteString("- \"id\", \"title\", \"file\" and \"message\" are non-empty strings; \"id\" is unique within the response.\n")
 	b.WriteString("- \"line\" is an integer >= 1: the line number in the new revision of the file (the + side of the diff). \"end_line\", when given, is an integer >= \"line\".\n")

@@ -53,27 +53,33 @@ const schemaURL = "urn:criticizer:reviewresult.schema.json"
 // never parses does not pay for it. The findings item schema validates each
 // finding on its own, which lets the parser drop a bad finding instead of
 // failing the whole response.
-var schemas = sync.OnceValues(func() (top, finding *jsonschema.Schema) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schemaJSON))
+var schemas = sync.OnceValue(func() []*jsonschema.Schema {
+	return compileSchema("schema", schemaJSON, schemaURL, "", "#/properties/findings/items")
+})
+
+func topSchema() *jsonschema.Schema     { return schemas()[0] }
+func findingSchema() *jsonschema.Schema { return schemas()[1] }
+
+// compileSchema compiles the embedded schema raw, registered at url, at
+// each of the fragments of it; name says which schema a panic is about.
+func compileSchema(name string, raw []byte, url string, fragments ...string) []*jsonschema.Schema {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	if err == nil {
-		err = c.AddResource(schemaURL, doc)
+		err = c.AddResource(url, doc)
 	}
-	if err == nil {
-		top, err = c.Compile(schemaURL)
-	}
-	if err == nil {
-		finding, err = c.Compile(schemaURL + "#/properties/findings/items")
+	out := make([]*jsonschema.Schema, len(fragments))
+	for i, f := range fragments {
+		if err == nil {
+			out[i], err = c.Compile(url + f)
+		}
 	}
 	if err != nil { // embedded at build time: a build defect
-		panic(fmt.Sprintf("result: embedded schema does not compile: %v", err))
+		panic(fmt.Sprintf("result: embedded %s does not compile: %v", name, err))
 	}
-	return top, finding
-})
-
-func topSchema() *jsonschema.Schema     { t, _ := schemas(); return t }
-func findingSchema() *jsonschema.Schema { _, f := schemas(); return f }
+	return out
+}
 
 // schemaFacts are the parts of the schema the prompt and parser need by
 // name, read from it so they cannot drift.
@@ -102,8 +108,8 @@ func mustFacts() schemaFacts {
 		panic(fmt.Sprintf("result: embedded schema: %v", err))
 	}
 	f := schemaFacts{
-		topRequired:     s.Required,
-		findingRequired: s.Properties["findings"].Items.Required,
+		topRequired:     byFieldOrder(s.Required),
+		findingRequired: byFieldOrder(s.Properties["findings"].Items.Required),
 		findingFields:   map[string]bool{},
 		enums:           map[string][]string{},
 	}
@@ -121,16 +127,14 @@ func mustFacts() schemaFacts {
 	return f
 }
 
-// optional returns the names in all not in required, in fieldOrder.
+// optional returns the names in all (which it reuses) not in required, in fieldOrder.
 func optional(all, required []string) []string {
-	var out []string
-	for _, n := range all {
-		if !slices.Contains(required, n) {
-			out = append(out, n)
-		}
-	}
-	slices.SortFunc(out, func(a, b string) int { return fieldRank(a) - fieldRank(b) })
-	return out
+	return byFieldOrder(slices.DeleteFunc(all, func(n string) bool { return slices.Contains(required, n) }))
+}
+
+// byFieldOrder returns names sorted in fieldOrder.
+func byFieldOrder(names []string) []string {
+	return slices.SortedFunc(slices.Values(names), func(a, b string) int { return fieldRank(a) - fieldRank(b) })
 }
 
 // fieldOrder is the schema's field order (rule RC-1), which prompts keep.

@@ -27,17 +27,8 @@ const MaxRulesFileBytes = 64 << 10
 //go:embed rules.schema.json
 var rulesSchemaJSON []byte
 
-var rulesSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(rulesSchemaJSON))
-	if err != nil {
-		return nil, err
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	if err := c.AddResource("urn:criticizer:rules.schema.json", doc); err != nil {
-		return nil, err
-	}
-	return c.Compile("urn:criticizer:rules.schema.json")
+var rulesSchema = sync.OnceValue(func() *jsonschema.Schema {
+	return compileSchema("rules schema", rulesSchemaJSON, "urn:criticizer:rules.schema.json", "")[0]
 })
 
 // Rules are a team's review rules: what to tell the model about which
@@ -148,11 +139,7 @@ func ParseRules(data []byte) (Rules, []string) {
 	if err != nil {
 		return Rules{}, []string{oneLineErr(err)}
 	}
-	sch, err := rulesSchema()
-	if err != nil {
-		panic(fmt.Sprintf("result: embedded rules schema does not compile: %v", err)) // build defect
-	}
-	if err := sch.Validate(inst); err != nil {
+	if err := rulesSchema().Validate(inst); err != nil {
 		return Rules{}, rulesViolations(err)
 	}
 	var r Rules
@@ -184,18 +171,10 @@ func rulesViolations(err error) []string {
 		return []string{oneLineErr(err)}
 	}
 	var out []string
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) == 0 {
-			loc := "/" + strings.Join(e.InstanceLocation, "/")
-			out = append(out, fmt.Sprintf("%s: %s", loc, oneLineErr(e.ErrorKind.LocalizedString(englishPrinter))))
-			return
-		}
-		for _, c := range e.Causes {
-			walk(c)
-		}
+	for _, e := range leafErrors(ve) {
+		loc := "/" + strings.Join(e.InstanceLocation, "/")
+		out = append(out, fmt.Sprintf("%s: %s", loc, oneLineErr(e.ErrorKind.LocalizedString(englishPrinter))))
 	}
-	walk(ve)
 	slices.Sort(out)
 	return slices.Compact(out)
 }
@@ -292,12 +271,7 @@ func (s RuleSet) SuppressAfter(fs []domain.Finding, kind func(domain.Finding) st
 // Ignored reports whether file matches an ignore pattern of its rules.
 func (s RuleSet) Ignored(file string) bool {
 	r, rel := s.For(file)
-	for _, p := range r.Ignore {
-		if matchPattern(p, rel) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(r.Ignore, func(p string) bool { return matchPattern(p, rel) })
 }
 
 // InstructionsFor returns the instruction texts that apply to file, in the

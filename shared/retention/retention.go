@@ -19,6 +19,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -182,12 +184,7 @@ type segment struct {
 }
 
 func (r *round) done() bool {
-	for _, s := range r.Segments {
-		if !s.Done {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(r.Segments, func(s segment) bool { return !s.Done })
 }
 
 // load returns the round in progress, or a new one when the last began a day
@@ -211,10 +208,7 @@ func (c *Checker) load(ctx context.Context, now time.Time) (r *round, due bool, 
 	if last, err := time.Parse(time.RFC3339, r.Last); err == nil && now.Sub(last) < Every-time.Hour {
 		return r, false, nil // a little under a day: an hourly trigger starts it on time
 	}
-	n := c.Segments
-	if n <= 0 {
-		n = DefaultSegments
-	}
+	n := cmp.Or(max(c.Segments, 0), DefaultSegments)
 	return &round{Last: r.Last, Started: now.Format(time.RFC3339), Segments: make([]segment, n)}, true, nil
 }
 
@@ -240,11 +234,7 @@ func (c *Checker) scan(ctx context.Context, r *round, cutoff, now time.Time) err
 		if r.Segments[i].Done {
 			continue
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = c.segment(ctx, i, r, cutoff, deadline, &mu)
-		}()
+		wg.Go(func() { errs[i] = c.segment(ctx, i, r, cutoff, deadline, &mu) })
 	}
 	wg.Wait()
 	for _, err := range errs {
@@ -331,12 +321,8 @@ func (c *Checker) scanInput(cutoff time.Time) *dynamodb.ScanInput {
 		filter, names, values, project := c.Also.ScanFilter()
 		in.FilterExpression = aws.String(*in.FilterExpression + " OR (" + filter + ")")
 		in.ProjectionExpression = aws.String(*in.ProjectionExpression + ", " + strings.Join(project, ", "))
-		for k, v := range names {
-			in.ExpressionAttributeNames[k] = v
-		}
-		for k, v := range values {
-			in.ExpressionAttributeValues[k] = v
-		}
+		maps.Copy(in.ExpressionAttributeNames, names)
+		maps.Copy(in.ExpressionAttributeValues, values)
 	}
 	return in
 }
@@ -397,12 +383,7 @@ func uniquenessRecord(item map[string]types.AttributeValue) bool {
 	if !ok {
 		return false
 	}
-	for _, p := range uniquenessPrefixes {
-		if strings.HasPrefix(v.Value, p) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(uniquenessPrefixes, func(p string) bool { return strings.HasPrefix(v.Value, p) })
 }
 
 func itemKey(item map[string]types.AttributeValue) string {

@@ -182,12 +182,7 @@ func Variable(name string) (a Accepts, ok bool) {
 // StackName reports whether name is a variable the stack sets itself (a
 // table, queue, bucket or secret name): listed in a *stack* row's Names.
 func StackName(name string) bool {
-	for _, s := range Declared {
-		if slices.Contains(s.Names, name) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(Declared, func(s Setting) bool { return slices.Contains(s.Names, name) })
 }
 
 // Key reports whether a setting declares top-level cdk.json key k (an
@@ -196,14 +191,12 @@ func Key(k string) bool {
 	if strings.Contains(k, ".") {
 		return false
 	}
-	for _, s := range Declared {
-		for _, d := range s.Keys {
-			if d, _, _ = strings.Cut(d, "."); d == k {
-				return true
-			}
-		}
-	}
-	return false
+	return slices.ContainsFunc(Declared, func(s Setting) bool {
+		return slices.ContainsFunc(s.Keys, func(d string) bool {
+			top, _, _ := strings.Cut(d, ".")
+			return top == k
+		})
+	})
 }
 
 // Var is a declared variable: its name and what its setting accepts. Each

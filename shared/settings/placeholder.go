@@ -1,8 +1,9 @@
 package settings
 
 import (
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -47,7 +48,7 @@ func Check(value func(key string) []string) []string {
 			}
 		}
 	}
-	sort.Strings(out)
+	slices.Sort(out)
 	return out
 }
 
@@ -66,8 +67,6 @@ func SamplesUnder(overrides map[string]any) map[string]any {
 			out[s.Keys[0]] = s.Sample
 		}
 	}
-	for k, v := range overrides {
-		out[k] = v
-	}
+	maps.Copy(out, overrides)
 	return out
 }

@@ -39,11 +39,10 @@ func Markdown(t Table) string {
 }
 
 func ticks(xs []string) string {
-	q := make([]string, len(xs))
-	for i, x := range xs {
-		q[i] = "`" + x + "`"
+	if len(xs) == 0 {
+		return ""
 	}
-	return strings.Join(q, ", ")
+	return "`" + strings.Join(xs, "`, `") + "`"
 }
 
 // variables is the "variable (functions)" cell.

@@ -10,6 +10,7 @@
 package stage
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -137,15 +138,13 @@ func (r *Runtime) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 		wg   sync.WaitGroup
 	)
 	for _, rec := range ev.Records {
-		wg.Add(1)
-		go func(rec events.SQSMessage) {
-			defer wg.Done()
+		wg.Go(func() {
 			if r.handleRecord(ctx, rec) == leave {
 				mu.Lock()
 				resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: rec.MessageId})
 				mu.Unlock()
 			}
-		}(rec)
+		})
 	}
 	wg.Wait()
 	return resp, nil
@@ -287,10 +286,7 @@ func (r *Runtime) refused(ctx context.Context, env envelope.Envelope, rec events
 		return leave
 	case job.RefusedBudget:
 		// Every attempt ended without a verdict: workers crashed or timed out.
-		class := srec.LastErrorClass
-		if class == "" {
-			class = failure.InternalBug
-		}
+		class := cmp.Or(srec.LastErrorClass, failure.InternalBug)
 		err := failure.Errorf(class, "attempt budget of %d exhausted: the last attempt's worker crashed or timed out without reporting", r.MaxAttempts)
 		return r.deadLetter(ctx, env, rec, j, r.lease(""), class, err, "")
 	}
@@ -367,7 +363,7 @@ func (r *Runtime) ticker(d time.Duration) (<-chan time.Time, func()) {
 // returned context, and stop returns the cause.
 func (r *Runtime) heartbeat(ctx context.Context, jobID, receipt, owner string) (context.Context, func() error) {
 	work, cancel := context.WithCancelCause(ctx)
-	done := make(chan struct{})
+	beat, stopBeat := context.WithCancel(work) // ends with the work or at stop
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
@@ -375,9 +371,7 @@ func (r *Runtime) heartbeat(ctx context.Context, jobID, receipt, owner string) (
 		defer stopTicker()
 		for {
 			select {
-			case <-done:
-				return
-			case <-work.Done():
+			case <-beat.Done():
 				return
 			case <-ticks:
 				if err := r.Queues.SetVisibility(work, r.Stage, receipt, backoff.Seconds(r.Lease)); err != nil {
@@ -392,7 +386,7 @@ func (r *Runtime) heartbeat(ctx context.Context, jobID, receipt, owner string) (
 		}
 	}()
 	return work, func() error {
-		close(done)
+		stopBeat()
 		<-finished
 		cause := context.Cause(work)
 		cancel(nil)
@@ -485,10 +479,7 @@ func (r *Runtime) fail(ctx context.Context, env envelope.Envelope, rec events.SQ
 func (r *Runtime) deadLetter(ctx context.Context, env envelope.Envelope, rec events.SQSMessage, j *job.Job, lease job.Lease, class failure.Class, perr error, stack string) outcome {
 	now := job.FormatTime(lease.Now)
 	srec := j.StageRecord(r.Stage)
-	first := srec.FirstFailureAt
-	if first == "" {
-		first = now
-	}
+	first := cmp.Or(srec.FirstFailureAt, now)
 	escalated := !class.Retryable() && srec.ReplayedClass == class
 	dl := envelope.DeadLetter{
 		ID: uuid.NewString(), ErrorClass: class, Retryable: class.Retryable(),

@@ -15,6 +15,7 @@ package webhook
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -189,10 +190,7 @@ func canonicalPath(req events.APIGatewayProxyRequest) (path, route, jobID string
 	case req.Resource == "/webhooks/swarm-events" || strings.HasSuffix(p, "/webhooks/swarm-events"):
 		return "/webhooks/swarm-events", "swarmevents", ""
 	case req.Resource == "/jobs/{id}" || strings.Contains(p, "/jobs/"):
-		id := req.PathParameters["id"]
-		if id == "" {
-			id = p[strings.LastIndex(p, "/")+1:]
-		}
+		id := cmp.Or(req.PathParameters["id"], p[strings.LastIndex(p, "/")+1:])
 		return "/jobs/" + id, "job", id
 	}
 	return "", "", ""
@@ -495,18 +493,12 @@ func (h *Handler) runLink(ctx context.Context, req events.APIGatewayProxyRequest
 // publicURL is path on this API as the caller reached it (domain and stage
 // prefix or base path from the request): no API URL to configure.
 func publicURL(req events.APIGatewayProxyRequest, path string) string {
-	host := req.RequestContext.DomainName
-	if host == "" {
-		host = header(req, "Host")
-	}
+	host := cmp.Or(req.RequestContext.DomainName, header(req, "Host"))
 	scheme := strings.ToLower(header(req, "X-Forwarded-Proto"))
 	if scheme != "http" {
 		scheme = "https"
 	}
-	full := req.RequestContext.Path
-	if full == "" {
-		full = req.Path
-	}
+	full := cmp.Or(req.RequestContext.Path, req.Path)
 	prefix, _, _ := strings.Cut(full, "/webhooks/changelist")
 	if host == "" {
 		return prefix + path

@@ -328,7 +328,5 @@ func (r Request) Hash() string {
 
 // IsFieldError reports whether err is a validation error.
 func IsFieldError(err error) (*FieldError, bool) {
-	var fe *FieldError
-	ok := errors.As(err, &fe)
-	return fe, ok
+	return errors.AsType[*FieldError](err)
 }

@@ -2,7 +2,7 @@ package page
 
 import (
 	"crypto/sha256"
-	"embed"
+	_ "embed"
 	"encoding/base64"
 	"io"
 	"strconv"
@@ -19,22 +19,11 @@ import (
 // needs no 'unsafe-inline' and carries no script at all.
 
 //go:embed page.css
-var files embed.FS
+var pageCSS string
 
-var (
-	pageCSS = mustRead("page.css")
-	// CSP is the page's Content-Security-Policy: nothing may load, the one
-	// inline stylesheet by its hash, no framing, no form posts, no base.
-	CSP = "default-src 'none'; style-src '" + styleHash(pageCSS) + "'; img-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
-)
-
-func mustRead(name string) string {
-	b, err := files.ReadFile(name)
-	if err != nil {
-		panic(err) // embedded at build time: cannot fail
-	}
-	return string(b)
-}
+// CSP is the page's Content-Security-Policy: nothing may load, the one
+// inline stylesheet by its hash, no framing, no form posts, no base.
+var CSP = "default-src 'none'; style-src '" + styleHash(pageCSS) + "'; img-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 func styleHash(css string) string {
 	sum := sha256.Sum256([]byte(css))

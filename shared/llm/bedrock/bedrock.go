@@ -174,8 +174,7 @@ func (c *Client) classify(ctx context.Context, err error) error {
 		return fmt.Errorf("llm: request cancelled: %w", context.Cause(ctx))
 	}
 	e := &llm.Error{Provider: llm.Bedrock}
-	var re *awshttp.ResponseError
-	if errors.As(err, &re) {
+	if re, ok := errors.AsType[*awshttp.ResponseError](err); ok {
 		e.RequestID = domain.Clip(re.ServiceRequestID(), 128)
 		e.Status = re.HTTPStatusCode()
 	}
@@ -184,26 +183,17 @@ func (c *Client) classify(ctx context.Context, err error) error {
 		return llm.TransportError(ctx, c.cfg.Timeout, err)
 	}
 	e.Code = domain.Clip(ae.ErrorCode(), 64)
-	var (
-		throttle *types.ThrottlingException
-		quota    *types.ServiceQuotaExceededException
-		notReady *types.ModelNotReadyException
-		unavail  *types.ServiceUnavailableException
-		internal *types.InternalServerException
-		modelErr *types.ModelErrorException
-		timeout  *types.ModelTimeoutException
-		denied   *types.AccessDeniedException
-		invalid  *types.ValidationException
-	)
+	var invalid *types.ValidationException
 	switch {
-	case errors.As(err, &throttle), errors.As(err, &quota):
+	case is[*types.ThrottlingException](err), is[*types.ServiceQuotaExceededException](err):
 		e.Reason = llm.ReasonRateLimited
-	case errors.As(err, &notReady), errors.As(err, &unavail), errors.As(err, &internal), errors.As(err, &modelErr):
+	case is[*types.ModelNotReadyException](err), is[*types.ServiceUnavailableException](err),
+		is[*types.InternalServerException](err), is[*types.ModelErrorException](err):
 		e.Reason = llm.ReasonUpstream
-	case errors.As(err, &timeout):
+	case is[*types.ModelTimeoutException](err):
 		e.Reason = llm.ReasonUpstream
 		return llm.Classed(failure.NetworkTimeout, 0, e)
-	case errors.As(err, &denied):
+	case is[*types.AccessDeniedException](err):
 		e.Reason, e.Detail = llm.ReasonAuth, "the function's IAM role may not invoke this model (or model access is not granted)"
 	case errors.As(err, &invalid) && llm.MentionsContextLength(invalid.ErrorMessage()):
 		e.Reason = llm.ReasonContextLength
@@ -213,4 +203,10 @@ func (c *Client) classify(ctx context.Context, err error) error {
 		e.Reason = llm.ReasonBadRequest
 	}
 	return llm.Classed(llm.ClassFor(e.Reason), 0, e)
+}
+
+// is reports whether err's chain holds a T.
+func is[T error](err error) bool {
+	_, ok := errors.AsType[T](err)
+	return ok
 }
