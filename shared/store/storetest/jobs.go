@@ -14,15 +14,14 @@ import (
 
 // fixture is one scenario's table, clock and names.
 type fixture struct {
-	t    *testing.T
-	ctx  context.Context
+	scenario
 	jobs *store.Store
 	t0   time.Time
 	n    names
 }
 
 func newFixture(t *testing.T, jobs *store.Store) *fixture {
-	return &fixture{t: t, ctx: context.Background(), jobs: jobs, t0: start(), n: newNames()}
+	return &fixture{scenario: scenario{t, context.Background()}, jobs: jobs, t0: start(), n: newNames()}
 }
 
 // create stores a new job queued at fetch (as the webhook does) and
@@ -98,7 +97,7 @@ func (f *fixture) lost(id, what string, err error, before *job.Job) {
 var upstream = job.FailureInfo{Class: failure.Upstream5xx, Message: "502 from the model"}
 
 func runJobs(t *testing.T, jobs *store.Store) {
-	for name, scenario := range map[string]func(f *fixture){
+	for name, run := range map[string]func(f *fixture){
 		"create/new job is queued at fetch":         createNew,
 		"create/key gate":                           createKeyGate,
 		"create/version gate":                       createVersionGate,
@@ -120,7 +119,7 @@ func runJobs(t *testing.T, jobs *store.Store) {
 		"due/lists passed deadlines oldest first":   dueLists,
 		"reschedule/refused after a change":         rescheduleSeq,
 	} {
-		t.Run(name, func(t *testing.T) { scenario(newFixture(t, jobs)) })
+		t.Run(name, func(t *testing.T) { run(newFixture(t, jobs)) })
 	}
 }
 
@@ -136,9 +135,7 @@ func createKeyGate(f *fixture) {
 	first := job.New(f.n.id("a"), f.n.id("key"), changelist(), 1, f.t0, time.Minute)
 	f.ok(f.jobs.Create(f.ctx, first, f.idem(first)))
 	// The same create retried (its answer lost) succeeds and creates nothing new.
-	if err := f.jobs.Create(f.ctx, first, f.idem(first)); err != nil {
-		f.t.Fatalf("a retried create: %v", err)
-	}
+	f.is("a retried create", nil, f.jobs.Create(f.ctx, first, f.idem(first)))
 	// Another job under the same key, even for another changelist, is refused
 	// with the record that holds the key, and is not stored.
 	other := job.New(f.n.id("b"), first.IdempotencyKey, changelist(), 1, f.t0, time.Minute)
@@ -147,14 +144,10 @@ func createKeyGate(f *fixture) {
 	if !errors.As(err, &dup) || dup.Existing.JobID != first.ID || dup.Existing.RequestHash != "hash-"+first.ID {
 		f.t.Fatalf("a reused key: %v, want the key held by %s", err, first.ID)
 	}
-	if _, err := f.jobs.Get(f.ctx, other.ID); !errors.Is(err, job.ErrNotFound) {
-		f.t.Fatalf("the refused job was stored: %v", err)
-	}
+	f.answers("the refused job was stored", job.ErrNotFound)(f.jobs.Get(f.ctx, other.ID))
 	// Nor did it move its changelist's gate: version 1 of it is still new.
 	again := job.New(f.n.id("c"), f.n.id("key-c"), other.Changelist, 1, f.t0, time.Minute)
-	if err := f.jobs.Create(f.ctx, again, f.idem(again)); err != nil {
-		f.t.Fatalf("the refused create moved the version gate: %v", err)
-	}
+	f.is("the refused create moved the version gate", nil, f.jobs.Create(f.ctx, again, f.idem(again)))
 }
 
 func createVersionGate(f *fixture) {
@@ -170,15 +163,11 @@ func createVersionGate(f *fixture) {
 		if !errors.As(err, &stale) || stale.Current.LatestVersion != 2 {
 			f.t.Fatalf("version %d after 2: %v, want refused as stale", v, err)
 		}
-		if _, err := f.jobs.Get(f.ctx, j.ID); !errors.Is(err, job.ErrNotFound) {
-			f.t.Fatalf("the stale job was stored: %v", err)
-		}
+		f.answers("the stale job was stored", job.ErrNotFound)(f.jobs.Get(f.ctx, j.ID))
 		// Its key was not taken either: the key is usable for a newer version.
 		if v == 2 {
 			newer := job.New(f.n.id("v3"), j.IdempotencyKey, cl, 3, f.t0, time.Minute)
-			if err := f.jobs.Create(f.ctx, newer, f.idem(newer)); err != nil {
-				f.t.Fatalf("version 3 under the stale job's key: %v", err)
-			}
+			f.is("version 3 under the stale job's key", nil, f.jobs.Create(f.ctx, newer, f.idem(newer)))
 		}
 	}
 }
@@ -191,9 +180,7 @@ func claimTakes(f *fixture) {
 		f.t.Fatalf("claimed job %s, fetch %+v", j.State, *r)
 	}
 	// The same claim retried (its answer lost) recognises itself.
-	if _, err := f.jobs.Claim(f.ctx, id, domain.StageFetch, lease("o1", f.t0), 3); err != nil {
-		f.t.Fatalf("a retried claim: %v", err)
-	}
+	f.answers("a retried claim", nil)(f.jobs.Claim(f.ctx, id, domain.StageFetch, lease("o1", f.t0), 3))
 }
 
 func claimLiveLease(f *fixture) {
@@ -313,9 +300,7 @@ func completeNext(f *fixture) {
 	}
 	// Retried after it was applied (and after the next stage was claimed).
 	f.claim(id, domain.StageLLM, "o2", f.t0, 5)
-	if _, err := f.jobs.Complete(f.ctx, id, domain.StageFetch, lease("o1", f.t0), res, time.Minute); err != nil {
-		f.t.Fatalf("a retried complete: %v", err)
-	}
+	f.answers("a retried complete", nil)(f.jobs.Complete(f.ctx, id, domain.StageFetch, lease("o1", f.t0), res, time.Minute))
 	if got := f.get(id); got.Stage != domain.StageLLM || got.StageRecord(domain.StageLLM).Owner != "o2" {
 		f.t.Fatalf("the retried complete changed the job: %s, llm %+v", got.Stage, *got.StageRecord(domain.StageLLM))
 	}
@@ -352,9 +337,7 @@ func retryReleases(f *fixture) {
 	// The same retry again (its answer lost) recognises its own write and
 	// changes nothing (rule LS-6) ...
 	before := f.get(id)
-	if _, err := f.jobs.Retry(f.ctx, id, domain.StageFetch, lease("o1", t1), upstream, time.Second); err != nil {
-		f.t.Fatalf("a retried retry: %v", err)
-	}
+	f.answers("a retried retry", nil)(f.jobs.Retry(f.ctx, id, domain.StageFetch, lease("o1", t1), upstream, time.Second))
 	f.unchanged(id, before)
 	// The lease is released: the retry's claim need not wait for it to end.
 	f.claim(id, domain.StageFetch, "o2", t2, 5)
@@ -388,9 +371,7 @@ func deadLetterOwner(f *fixture) {
 		f.t.Fatal("a dead-lettered job is still due for the sweeper")
 	}
 	// Retried (answer lost): success, nothing more.
-	if _, err := f.jobs.DeadLetter(f.ctx, id, domain.StageFetch, lease("o1", f.t0), upstream, dl, `{"body":1}`); err != nil {
-		f.t.Fatalf("a retried dead letter: %v", err)
-	}
+	f.answers("a retried dead letter", nil)(f.jobs.DeadLetter(f.ctx, id, domain.StageFetch, lease("o1", f.t0), upstream, dl, `{"body":1}`))
 	// Another dead letter's confirmation clears nothing of this one.
 	f.ok(f.jobs.MarkDeadLetterSent(f.ctx, id, domain.StageFetch, f.n.id("other-dl"), f.t0))
 	if r := f.get(id).StageRecord(domain.StageFetch); !r.DLQPending || r.DeadLetter == "" {
@@ -424,9 +405,7 @@ func deadLetterOwnerless(f *fixture) {
 	id2 := f.create("ownerless-wait")
 	f.claim(id2, domain.StageFetch, "o1", f.t0, 5)
 	f.must(f.jobs.Retry(f.ctx, id2, domain.StageFetch, lease("o1", f.t0), upstream, time.Second))
-	if _, err := f.jobs.DeadLetter(f.ctx, id2, domain.StageFetch, lease("", f.t0), upstream, f.n.id("dl2"), "{}"); err != nil {
-		f.t.Fatalf("an ownerless dead letter of a stage waiting for its retry: %v", err)
-	}
+	f.answers("an ownerless dead letter of a stage waiting for its retry", nil)(f.jobs.DeadLetter(f.ctx, id2, domain.StageFetch, lease("", f.t0), upstream, f.n.id("dl2"), "{}"))
 }
 
 func replayOnce(f *fixture) {
@@ -434,9 +413,7 @@ func replayOnce(f *fixture) {
 	dl := f.n.id("dl")
 	f.claim(id, domain.StageFetch, "o1", f.t0, 1)
 	f.must(f.jobs.DeadLetter(f.ctx, id, domain.StageFetch, lease("o1", f.t0), upstream, dl, "{}"))
-	if _, err := f.jobs.Replay(f.ctx, id, domain.StageFetch, f.n.id("other"), failure.Upstream5xx, f.t0, time.Minute); !errors.Is(err, job.ErrNotReplayable) {
-		f.t.Fatalf("a replay of another dead letter: %v", err)
-	}
+	f.answers("a replay of another dead letter", job.ErrNotReplayable)(f.jobs.Replay(f.ctx, id, domain.StageFetch, f.n.id("other"), failure.Upstream5xx, f.t0, time.Minute))
 	j, err := f.jobs.Replay(f.ctx, id, domain.StageFetch, dl, failure.Upstream5xx, f.t0.Add(time.Second), time.Minute)
 	if err != nil {
 		f.t.Fatal(err)
@@ -446,18 +423,14 @@ func replayOnce(f *fixture) {
 		f.t.Fatalf("after replay: %s, fetch %+v", j.State, *r)
 	}
 	// The same replay again (a redrive, or its answer lost) replays nothing.
-	if _, err := f.jobs.Replay(f.ctx, id, domain.StageFetch, dl, failure.Upstream5xx, f.t0.Add(2*time.Second), time.Minute); err != nil {
-		f.t.Fatalf("the same replay retried: %v", err)
-	}
+	f.answers("the same replay retried", nil)(f.jobs.Replay(f.ctx, id, domain.StageFetch, dl, failure.Upstream5xx, f.t0.Add(2*time.Second), time.Minute))
 	if r := f.get(id).StageRecord(domain.StageFetch); r.Replays != 1 {
 		f.t.Fatalf("one dead letter replayed %d times", r.Replays)
 	}
 	// The fresh budget admits a claim again, and once the stage moved on
 	// the dead letter is no longer replayable.
 	f.claim(id, domain.StageFetch, "o2", f.t0.Add(3*time.Second), 1)
-	if _, err := f.jobs.Replay(f.ctx, id, domain.StageFetch, dl, failure.Upstream5xx, f.t0.Add(4*time.Second), time.Minute); !errors.Is(err, job.ErrNotReplayable) {
-		f.t.Fatalf("a replay of a running stage: %v", err)
-	}
+	f.answers("a replay of a running stage", job.ErrNotReplayable)(f.jobs.Replay(f.ctx, id, domain.StageFetch, dl, failure.Upstream5xx, f.t0.Add(4*time.Second), time.Minute))
 }
 
 // restartFailed: the operator's full restart takes a dead-lettered job back
@@ -467,9 +440,7 @@ func restartFailed(f *fixture) {
 	id := f.create("restart")
 	f.claim(id, domain.StageFetch, "o1", f.t0, 5)
 	before := f.get(id)
-	if _, err := f.jobs.Restart(f.ctx, id, "ops", f.n.id("r0"), f.t0, time.Minute); !errors.Is(err, job.ErrNotReplayable) {
-		f.t.Fatalf("restart of a running job: %v", err)
-	}
+	f.answers("restart of a running job", job.ErrNotReplayable)(f.jobs.Restart(f.ctx, id, "ops", f.n.id("r0"), f.t0, time.Minute))
 	f.unchanged(id, before)
 	f.must(f.jobs.DeadLetter(f.ctx, id, domain.StageFetch, lease("o1", f.t0), upstream, f.n.id("dl"), "{}"))
 	j, err := f.jobs.Restart(f.ctx, id, "ops", f.n.id("r1"), f.t0.Add(time.Second), time.Minute)
@@ -482,9 +453,7 @@ func restartFailed(f *fixture) {
 	}
 	seq := j.Seq
 	// The same request again (its answer lost) restarts nothing more.
-	if _, err := f.jobs.Restart(f.ctx, id, "ops", f.n.id("r1"), f.t0.Add(2*time.Second), time.Minute); err != nil {
-		f.t.Fatalf("a retried restart: %v", err)
-	}
+	f.answers("a retried restart", nil)(f.jobs.Restart(f.ctx, id, "ops", f.n.id("r1"), f.t0.Add(2*time.Second), time.Minute))
 	if got := f.get(id); got.Seq != seq {
 		f.t.Fatalf("a retried restart wrote again: seq %d → %d", seq, got.Seq)
 	}
@@ -539,25 +508,10 @@ func rescheduleSeq(f *fixture) {
 	id := f.create("reschedule")
 	read := f.get(id)
 	f.claim(id, domain.StageFetch, "o1", f.t0, 5)
-	if err := f.jobs.Reschedule(f.ctx, read, f.t0, f.t0.Add(time.Hour), "stale"); !errors.Is(err, job.ErrConflict) {
-		f.t.Fatalf("a reschedule from a stale read: %v", err)
-	}
+	f.is("a reschedule from a stale read", job.ErrConflict, f.jobs.Reschedule(f.ctx, read, f.t0, f.t0.Add(time.Hour), "stale"))
 	cur := f.get(id)
 	f.ok(f.jobs.Reschedule(f.ctx, cur, f.t0, f.t0.Add(time.Hour), "fresh"))
 	if got := f.get(id); got.SweepAt != job.FormatTime(f.t0.Add(time.Hour)) || got.Seq != cur.Seq+1 {
 		f.t.Fatalf("rescheduled to %s seq %d", got.SweepAt, got.Seq)
 	}
-}
-
-// ok fails the scenario on err; must does for a write that also returns a value.
-func (f *fixture) ok(err error) {
-	f.t.Helper()
-	if err != nil {
-		f.t.Fatal(err)
-	}
-}
-
-func (f *fixture) must(_ any, err error) {
-	f.t.Helper()
-	f.ok(err)
 }
