@@ -288,9 +288,7 @@ func completeNext(f *fixture) {
 	count := 3
 	res := job.Result{Detail: "fetched", Recipients: []string{"a@example.com"}, FindingCount: &count}
 	j, err := f.jobs.Complete(f.ctx, id, domain.StageFetch, lease("o1", f.t0), res, time.Minute)
-	if err != nil {
-		f.t.Fatal(err)
-	}
+	f.ok(err)
 	r := j.StageRecord(domain.StageFetch)
 	if j.State != job.Queued || j.Stage != domain.StageLLM || r.Status != job.StageDone || r.CompletedBy != "o1" || r.Owner != "" {
 		f.t.Fatalf("after complete: %s/%s, fetch %+v", j.State, j.Stage, *r)
@@ -328,9 +326,7 @@ func retryReleases(f *fixture) {
 	t1, t2 := f.t0, f.t0.Add(10*time.Second)
 	f.claim(id, domain.StageFetch, "o1", t1, 5)
 	j, err := f.jobs.Retry(f.ctx, id, domain.StageFetch, lease("o1", t1), upstream, time.Second)
-	if err != nil {
-		f.t.Fatal(err)
-	}
+	f.ok(err)
 	if r := j.StageRecord(domain.StageFetch); j.State != job.RetryWait || r.Status != job.StageRetryWait || r.Owner != "" {
 		f.t.Fatalf("after retry: %s, fetch %+v", j.State, *r)
 	}
@@ -346,9 +342,7 @@ func retryReleases(f *fixture) {
 	_, err = f.jobs.Retry(f.ctx, id, domain.StageFetch, lease("o1", t1), upstream, time.Second)
 	f.lost(id, "a retry retried after another owner's claim", err, before)
 	j, err = f.jobs.Retry(f.ctx, id, domain.StageFetch, lease("o2", t2), job.FailureInfo{Class: failure.NetworkTimeout, Message: "slow"}, time.Second)
-	if err != nil {
-		f.t.Fatal(err)
-	}
+	f.ok(err)
 	r := j.StageRecord(domain.StageFetch)
 	if r.FirstFailureAt != job.FormatTime(t1) || r.LastFailureAt != job.FormatTime(t2) || r.LastErrorClass != failure.NetworkTimeout {
 		f.t.Fatalf("failures: first %s last %s (%s), want first %s last %s", r.FirstFailureAt, r.LastFailureAt, r.LastErrorClass, job.FormatTime(t1), job.FormatTime(t2))
@@ -360,9 +354,7 @@ func deadLetterOwner(f *fixture) {
 	dl := f.n.id("dl")
 	f.claim(id, domain.StageFetch, "o1", f.t0, 5)
 	j, err := f.jobs.DeadLetter(f.ctx, id, domain.StageFetch, lease("o1", f.t0), upstream, dl, `{"body":1}`)
-	if err != nil {
-		f.t.Fatal(err)
-	}
+	f.ok(err)
 	r := j.StageRecord(domain.StageFetch)
 	if j.State != job.Failed || r.Status != job.StageFailed || !r.DLQPending || r.DeadLetter != `{"body":1}` || r.FirstFailureAt != job.FormatTime(f.t0) {
 		f.t.Fatalf("after dead letter: %s, fetch %+v", j.State, *r)
@@ -395,9 +387,7 @@ func deadLetterOwnerless(f *fixture) {
 		f.lost(id, "an ownerless dead letter under a live lease", err, before)
 	}
 	j, err := f.jobs.DeadLetter(f.ctx, id, domain.StageFetch, lease("", f.t0.Add(ttl+skew)), upstream, f.n.id("dl"), "{}")
-	if err != nil {
-		f.t.Fatalf("an ownerless dead letter after the lease ended: %v", err)
-	}
+	f.is("an ownerless dead letter after the lease ended", nil, err)
 	if j.State != job.Failed || j.StageRecord(domain.StageFetch).Status != job.StageFailed {
 		f.t.Fatalf("after the ownerless dead letter: %s", j.State)
 	}
@@ -415,9 +405,7 @@ func replayOnce(f *fixture) {
 	f.must(f.jobs.DeadLetter(f.ctx, id, domain.StageFetch, lease("o1", f.t0), upstream, dl, "{}"))
 	f.answers("a replay of another dead letter", job.ErrNotReplayable)(f.jobs.Replay(f.ctx, id, domain.StageFetch, f.n.id("other"), failure.Upstream5xx, f.t0, time.Minute))
 	j, err := f.jobs.Replay(f.ctx, id, domain.StageFetch, dl, failure.Upstream5xx, f.t0.Add(time.Second), time.Minute)
-	if err != nil {
-		f.t.Fatal(err)
-	}
+	f.ok(err)
 	r := j.StageRecord(domain.StageFetch)
 	if j.State != job.Queued || r.Status != job.StagePending || r.Attempts != 0 || r.Replays != 1 || r.FirstFailureAt != "" {
 		f.t.Fatalf("after replay: %s, fetch %+v", j.State, *r)
@@ -444,9 +432,7 @@ func restartFailed(f *fixture) {
 	f.unchanged(id, before)
 	f.must(f.jobs.DeadLetter(f.ctx, id, domain.StageFetch, lease("o1", f.t0), upstream, f.n.id("dl"), "{}"))
 	j, err := f.jobs.Restart(f.ctx, id, "ops", f.n.id("r1"), f.t0.Add(time.Second), time.Minute)
-	if err != nil {
-		f.t.Fatal(err)
-	}
+	f.ok(err)
 	r := j.StageRecord(domain.StageFetch)
 	if j.State != job.Queued || j.Stage != domain.StageFetch || r.Status != job.StagePending || r.Attempts != 0 || r.DeadLetterID != "" {
 		f.t.Fatalf("after restart: %s/%s, fetch %+v", j.State, j.Stage, *r)
@@ -463,9 +449,7 @@ func restartFailed(f *fixture) {
 func (f *fixture) due(id string, now time.Time) bool {
 	f.t.Helper()
 	jobs, err := f.jobs.Due(f.ctx, now, 10000)
-	if err != nil {
-		f.t.Fatal(err)
-	}
+	f.ok(err)
 	for _, j := range jobs {
 		if j.ID == id {
 			return true
@@ -485,9 +469,7 @@ func dueLists(f *fixture) {
 		f.t.Fatal("the sweep deadline is not inclusive, or the later job is due early")
 	}
 	jobs, err := f.jobs.Due(f.ctx, f.t0.Add(time.Hour), 10000)
-	if err != nil {
-		f.t.Fatal(err)
-	}
+	f.ok(err)
 	var order []string
 	for _, j := range jobs {
 		if j.ID == a || j.ID == b {

@@ -22,9 +22,7 @@ type rowFixture struct {
 func (f *rowFixture) row() *outbox.Row {
 	f.t.Helper()
 	r, err := f.o.Get(f.ctx, outbox.Email(f.k))
-	if err != nil {
-		f.t.Fatal(err)
-	}
+	f.ok(err)
 	return r
 }
 
@@ -41,9 +39,7 @@ func (f *rowFixture) settled(what string, want bool) func(bool, error) {
 func (f *rowFixture) begin(at time.Time) *outbox.Send {
 	f.t.Helper()
 	s, err := f.o.Begin(f.ctx, outbox.Email(f.k), "job-1", at)
-	if err != nil {
-		f.t.Fatalf("begin: %v", err)
-	}
+	f.is("begin", nil, err)
 	return s
 }
 
