@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -450,12 +451,7 @@ func (f *fixture) due(id string, now time.Time) bool {
 	f.t.Helper()
 	jobs, err := f.jobs.Due(f.ctx, now, 10000)
 	f.ok(err)
-	for _, j := range jobs {
-		if j.ID == id {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(jobs, func(j *job.Job) bool { return j.ID == id })
 }
 
 func dueLists(f *fixture) {
