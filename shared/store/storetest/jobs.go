@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -31,9 +32,7 @@ func (f *fixture) create(name string) string {
 	f.t.Helper()
 	id := f.n.id(name)
 	j := job.New(id, f.n.id("key-"+name), changelist(), 1, f.t0, time.Minute)
-	if err := f.jobs.Create(f.ctx, j, f.idem(j)); err != nil {
-		f.t.Fatalf("create %s: %v", id, err)
-	}
+	f.is(fmt.Sprintf("create %s", id), nil, f.jobs.Create(f.ctx, j, f.idem(j)))
 	return id
 }
 
@@ -45,9 +44,7 @@ func (f *fixture) idem(j *job.Job) *store.Idempotency {
 func (f *fixture) get(id string) *job.Job {
 	f.t.Helper()
 	j, err := f.jobs.Get(f.ctx, id)
-	if err != nil {
-		f.t.Fatalf("get %s: %v", id, err)
-	}
+	f.is(fmt.Sprintf("get %s", id), nil, err)
 	return j
 }
 
@@ -55,9 +52,7 @@ func (f *fixture) get(id string) *job.Job {
 func (f *fixture) claim(id string, stage domain.Stage, owner string, now time.Time, budget int) *job.Job {
 	f.t.Helper()
 	j, err := f.jobs.Claim(f.ctx, id, stage, lease(owner, now), budget)
-	if err != nil {
-		f.t.Fatalf("claim %s by %s: %v", stage, owner, err)
-	}
+	f.is(fmt.Sprintf("claim %s by %s", stage, owner), nil, err)
 	return j
 }
 
@@ -201,9 +196,7 @@ func claimBudget(f *fixture) {
 	now := f.t0
 	for i, owner := range []string{"o1", "o2"} {
 		f.claim(id, domain.StageFetch, owner, now, 2)
-		if _, err := f.jobs.Retry(f.ctx, id, domain.StageFetch, lease(owner, now), upstream, time.Second); err != nil {
-			f.t.Fatalf("retry %d: %v", i+1, err)
-		}
+		f.answers(fmt.Sprintf("retry %d", i+1), nil)(f.jobs.Retry(f.ctx, id, domain.StageFetch, lease(owner, now), upstream, time.Second))
 		now = now.Add(time.Second)
 	}
 	f.refused(id, domain.StageFetch, "o3", now, 2, job.RefusedBudget)
@@ -310,9 +303,7 @@ func completeFinish(f *fixture) {
 	now := f.t0
 	for _, st := range domain.Stages {
 		f.claim(id, st, "o-"+string(st), now, 5)
-		if _, err := f.jobs.Complete(f.ctx, id, st, lease("o-"+string(st), now), job.Result{}, time.Minute); err != nil {
-			f.t.Fatalf("complete %s: %v", st, err)
-		}
+		f.answers(fmt.Sprintf("complete %s", st), nil)(f.jobs.Complete(f.ctx, id, st, lease("o-"+string(st), now), job.Result{}, time.Minute))
 	}
 	if j := f.get(id); j.State != job.Succeeded {
 		f.t.Fatalf("after the last stage: %s", j.State)
