@@ -39,38 +39,26 @@ var (
 	installScript []byte
 )
 
-var setup struct {
-	once sync.Once
-	dir  string
-	err  error
-}
-
 // prepare installs php-cli and php-parsedown when missing and writes the
 // renderer to a temporary directory, once.
-func prepare() (string, error) {
-	setup.once.Do(func() {
-		dir, err := os.MkdirTemp("", "rendercheck-")
-		if err != nil {
-			setup.err = err
-			return
+var prepare = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "rendercheck-")
+	if err != nil {
+		return "", err
+	}
+	for name, b := range map[string][]byte{"swarmrender.php": swarmRender, "install.sh": installScript} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o755); err != nil {
+			return "", err
 		}
-		for name, b := range map[string][]byte{"swarmrender.php": swarmRender, "install.sh": installScript} {
-			if err := os.WriteFile(filepath.Join(dir, name), b, 0o755); err != nil {
-				setup.err = err
-				return
-			}
-		}
-		cmd := exec.Command("bash", filepath.Join(dir, "install.sh"))
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Run(); err != nil {
-			setup.err = fmt.Errorf("rendercheck: Parsedown 1.7.4 (php-cli, php-parsedown) is not available and could not be installed: %w\n%s", err, stderr.String())
-			return
-		}
-		setup.dir = dir
-	})
-	return setup.dir, setup.err
-}
+	}
+	cmd := exec.Command("bash", filepath.Join(dir, "install.sh"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("rendercheck: Parsedown 1.7.4 (php-cli, php-parsedown) is not available and could not be installed: %w\n%s", err, stderr.String())
+	}
+	return dir, nil
+})
 
 // SwarmHTML renders bodies as P4 Code Review shows a comment: its Linkify
 // pass, then Parsedown 1.7.4 with line breaks on (swarmrender.php).

@@ -50,14 +50,7 @@ func promptText(req wireRequest) (string, int) {
 		b.Write(rf.JSONSchema)
 	}
 	add := func(raw json.RawMessage) {
-		var s string
-		if json.Unmarshal(raw, &s) == nil {
-			b.WriteString(s)
-			return
-		}
-		var blocks []wireBlock
-		_ = json.Unmarshal(raw, &blocks)
-		for _, bl := range blocks {
+		for _, bl := range blocks(raw) {
 			if bl.CachePoint != nil {
 				marker = b.Len()
 			}

@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
+
+	"github.com/criticizer/criticizer/shared/udiff"
 )
 
 // The prompt's documented markers, as a model would read them.
@@ -90,20 +91,20 @@ func Review(user, promptVersion, schemaVersion string) ReviewResult {
 	}
 	files := map[string]bool{}
 	for _, fd := range p.files {
-		for _, l := range addedLines(fd.diff) {
+		for _, l := range udiff.NewLines(fd.diff) {
 			for _, r := range rules {
-				if !strings.Contains(l.text, r.needle) {
+				if !l.Added || !strings.Contains(l.Text, r.needle) {
 					continue
 				}
 				msg, sev := r.message, r.severity
 				if msg == "" {
-					msg = strings.TrimSpace(l.text[strings.Index(l.text, r.needle)+len(r.needle):])
+					msg = strings.TrimSpace(l.Text[strings.Index(l.Text, r.needle)+len(r.needle):])
 				}
-				if m := severityMark.FindStringSubmatch(l.text); m != nil {
+				if m := severityMark.FindStringSubmatch(l.Text); m != nil {
 					sev = m[1]
 				}
 				res.Findings = append(res.Findings, Finding{ID: fmt.Sprintf("SI-%03d", len(res.Findings)+1), Severity: sev,
-					Category: r.category, Title: r.title, File: fd.path, Line: l.n, Message: msg, Suggestion: r.suggestion,
+					Category: r.category, Title: r.title, File: fd.path, Line: l.N, Message: msg, Suggestion: r.suggestion,
 					Confidence: "high", RuleID: r.id})
 				files[fd.path] = true
 			}
@@ -171,52 +172,6 @@ func readFiles(s string) []fileDiff {
 		n := min(h.DiffBytes, len(s))
 		out = append(out, fileDiff{path: h.Path, diff: s[:n]})
 		s = s[n:]
-	}
-	return out
-}
-
-type numberedLine struct {
-	n    int
-	text string
-}
-
-var hunkRE = regexp.MustCompile(`^@@ -[0-9]+(?:,[0-9]+)? \+([0-9]+)(?:,[0-9]+)? @@`)
-
-// addedLines are the lines a unified diff adds, numbered in the new
-// revision; a diff without hunks is an added file's text.
-func addedLines(diff string) []numberedLine {
-	lines := strings.Split(strings.TrimSuffix(diff, "\n"), "\n")
-	if diff == "" {
-		return nil
-	}
-	var out []numberedLine
-	if !strings.Contains(diff, "\n@@ ") && !strings.HasPrefix(diff, "@@ ") {
-		for i, l := range lines {
-			out = append(out, numberedLine{i + 1, l})
-		}
-		return out
-	}
-	next, inHunk := 0, false
-	for _, l := range lines {
-		if m := hunkRE.FindStringSubmatch(l); m != nil {
-			next, _ = strconv.Atoi(m[1])
-			inHunk = true
-			continue
-		}
-		if !inHunk || l == "" {
-			continue
-		}
-		switch l[0] {
-		case '+':
-			out = append(out, numberedLine{next, l[1:]})
-			next++
-		case ' ':
-			next++
-		case '-', '\\':
-			// removed line, or "\ No newline at end of file"
-		default:
-			inHunk = false // a new file header (==== or ---) ends the hunk
-		}
 	}
 	return out
 }

@@ -4,9 +4,16 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/criticizer/criticizer/shared/udiff"
 )
 
+// TestAddedLines pins the lines Review reads a rule in: udiff.NewLines' added ones.
 func TestAddedLines(t *testing.T) {
+	type numberedLine struct {
+		n    int
+		text string
+	}
 	tests := []struct {
 		name string
 		diff string
@@ -20,7 +27,12 @@ func TestAddedLines(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := addedLines(tt.diff)
+			var got []numberedLine
+			for _, l := range udiff.NewLines(tt.diff) {
+				if l.Added {
+					got = append(got, numberedLine{l.N, l.Text})
+				}
+			}
 			if len(got) != len(tt.want) {
 				t.Fatalf("got %+v, want %+v", got, tt.want)
 			}

@@ -46,17 +46,20 @@ type wireMessage struct {
 	Content json.RawMessage `json:"content"`
 }
 
-func blocksText(raw json.RawMessage) string {
+// blocks reads a content or system field: a string is one text block.
+func blocks(raw json.RawMessage) []wireBlock {
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
-		return s
+		return []wireBlock{{Text: s}}
 	}
-	var blocks []struct {
-		Text string `json:"text"`
-	}
-	_ = json.Unmarshal(raw, &blocks)
+	var out []wireBlock
+	_ = json.Unmarshal(raw, &out)
+	return out
+}
+
+func blocksText(raw json.RawMessage) string {
 	var b strings.Builder
-	for _, bl := range blocks {
+	for _, bl := range blocks(raw) {
 		b.WriteString(bl.Text)
 	}
 	return b.String()

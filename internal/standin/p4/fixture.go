@@ -248,16 +248,10 @@ func (d *depot) unreadable(path string) bool {
 }
 
 func matchAny(patterns []string, path string) bool {
-	for _, p := range patterns {
-		if prefix, ok := strings.CutSuffix(p, "..."); ok {
-			if strings.HasPrefix(path, prefix) {
-				return true
-			}
-		} else if path == p {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(patterns, func(p string) bool {
+		prefix, below := strings.CutSuffix(p, "...")
+		return below && strings.HasPrefix(path, prefix) || !below && path == p
+	})
 }
 
 // protectLine is one line of the protections table.
@@ -322,13 +316,10 @@ func (d *depot) maxAccess(path string) string {
 // coversAll: one of patterns matches every path spec can name.
 func coversAll(patterns []string, spec string) bool {
 	sp, specDir := strings.CutSuffix(spec, "...")
-	for _, p := range patterns {
+	return slices.ContainsFunc(patterns, func(p string) bool {
 		pp, patDir := strings.CutSuffix(p, "...")
-		if (patDir && strings.HasPrefix(sp, pp)) || (!patDir && !specDir && pp == sp) {
-			return true
-		}
-	}
-	return false
+		return (patDir && strings.HasPrefix(sp, pp)) || (!patDir && !specDir && pp == sp)
+	})
 }
 
 func (d *depot) content(inline *string, name, b64 string) (string, error) {

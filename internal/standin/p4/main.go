@@ -21,8 +21,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
+	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/udiff"
 )
 
@@ -624,19 +624,13 @@ func (s *session) emit(r map[string]any) {
 // chunks splits s into data records of at most n bytes, on rune boundaries.
 func chunks(s string, n int) []string {
 	var out []string
-	for len(s) > n {
-		cut := n
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
+	for s != "" {
+		c := domain.Clip(s, n)
+		if c == "" { // no character boundary in the first n bytes
+			c = s[:n]
 		}
-		if cut == 0 {
-			cut = n
-		}
-		out = append(out, s[:cut])
-		s = s[cut:]
-	}
-	if s != "" {
-		out = append(out, s)
+		out = append(out, c)
+		s = s[len(c):]
 	}
 	return out
 }

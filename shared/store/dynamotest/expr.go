@@ -246,7 +246,7 @@ func (p *parser) primary(item map[string]types.AttributeValue) (bool, error) {
 		}
 		return v, p.expect("op", ")")
 	}
-	if t := p.peek(); t.kind == "name" && p.pos+1 < len(p.toks) && p.toks[p.pos+1].text == "(" {
+	if p.call() {
 		return p.function(item)
 	}
 	left, err := p.operand(item)
@@ -339,12 +339,7 @@ func compare(op string, a, b types.AttributeValue) bool {
 		}
 		c = strings.Compare(x.Value, y.Value)
 	case *types.AttributeValueMemberN:
-		y, ok := b.(*types.AttributeValueMemberN)
-		if !ok {
-			return false
-		}
-		xr, _ := new(big.Rat).SetString(x.Value)
-		yr, _ := new(big.Rat).SetString(y.Value)
+		xr, yr := number(x), number(b)
 		if xr == nil || yr == nil {
 			return false
 		}
@@ -366,4 +361,19 @@ func compare(op string, a, b types.AttributeValue) bool {
 		return c > 0
 	}
 	return c >= 0
+}
+
+// number is an N value's number; nil for another type.
+func number(v types.AttributeValue) *big.Rat {
+	n, ok := v.(*types.AttributeValueMemberN)
+	if !ok {
+		return nil
+	}
+	r, _ := new(big.Rat).SetString(n.Value)
+	return r
+}
+
+// call: the next tokens are a function's name and its "(".
+func (p *parser) call() bool {
+	return p.peek().kind == "name" && p.pos+1 < len(p.toks) && p.toks[p.pos+1].text == "("
 }

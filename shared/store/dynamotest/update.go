@@ -2,7 +2,6 @@ package dynamotest
 
 import (
 	"fmt"
-	"math/big"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
@@ -73,13 +72,10 @@ func (p *parser) setValue(item map[string]types.AttributeValue) (types.Attribute
 	if err != nil {
 		return nil, err
 	}
-	a, aok := v.(*types.AttributeValueMemberN)
-	b, bok := w.(*types.AttributeValueMemberN)
-	if !aok || !bok {
+	x, y := number(v), number(w)
+	if x == nil || y == nil {
 		return nil, fmt.Errorf("an operand in the update expression has an incorrect data type")
 	}
-	x, _ := new(big.Rat).SetString(a.Value)
-	y, _ := new(big.Rat).SetString(b.Value)
 	if op == "+" {
 		x.Add(x, y)
 	} else {
@@ -89,18 +85,17 @@ func (p *parser) setValue(item map[string]types.AttributeValue) (types.Attribute
 }
 
 func (p *parser) setOperand(item map[string]types.AttributeValue) (types.AttributeValue, error) {
-	t := p.peek()
-	if t.kind != "name" || p.pos+1 >= len(p.toks) || p.toks[p.pos+1].text != "(" {
+	if !p.call() {
 		v, err := p.operand(item)
 		if err == nil && v == nil {
 			err = fmt.Errorf("the provided expression refers to an attribute that does not exist in the item")
 		}
 		return v, err
 	}
-	p.next()
+	fn := p.next().text
 	p.next() // (
 	var out types.AttributeValue
-	switch t.text {
+	switch fn {
 	case "if_not_exists":
 		pth, err := p.path()
 		if err != nil {
@@ -135,7 +130,7 @@ func (p *parser) setOperand(item map[string]types.AttributeValue) (types.Attribu
 		}
 		out = &types.AttributeValueMemberL{Value: append(append([]types.AttributeValue{}, la.Value...), lb.Value...)}
 	default:
-		return nil, fmt.Errorf("unsupported function %s", t.text)
+		return nil, fmt.Errorf("unsupported function %s", fn)
 	}
 	return out, p.expect("op", ")")
 }
@@ -164,15 +159,12 @@ func apply(item map[string]types.AttributeValue, a action) error {
 	case "REMOVE":
 		delete(parent, last)
 	case "ADD":
-		n, ok := a.value.(*types.AttributeValueMemberN)
-		if !ok {
+		sum := number(a.value)
+		if sum == nil {
 			return fmt.Errorf("ADD of a value that is not a number")
 		}
-		cur, _ := parent[last].(*types.AttributeValueMemberN)
-		sum, _ := new(big.Rat).SetString(n.Value)
-		if cur != nil {
-			c, _ := new(big.Rat).SetString(cur.Value)
-			sum.Add(sum, c)
+		if cur := number(parent[last]); cur != nil {
+			sum.Add(sum, cur)
 		}
 		parent[last] = &types.AttributeValueMemberN{Value: sum.RatString()}
 	}

@@ -3,6 +3,8 @@ package storetest
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -14,15 +16,14 @@ import (
 
 // fixture is one scenario's table, clock and names.
 type fixture struct {
-	t    *testing.T
-	ctx  context.Context
+	scenario
 	jobs *store.Store
 	t0   time.Time
 	n    names
 }
 
 func newFixture(t *testing.T, jobs *store.Store) *fixture {
-	return &fixture{t: t, ctx: context.Background(), jobs: jobs, t0: start(), n: newNames()}
+	return &fixture{scenario: scenario{t, context.Background()}, jobs: jobs, t0: start(), n: newNames()}
 }
 
 // create stores a new job queued at fetch (as the webhook does) and
@@ -31,9 +32,7 @@ func (f *fixture) create(name string) string {
 	f.t.Helper()
 	id := f.n.id(name)
 	j := job.New(id, f.n.id("key-"+name), changelist(), 1, f.t0, time.Minute)
-	if err := f.jobs.Create(f.ctx, j, f.idem(j)); err != nil {
-		f.t.Fatalf("create %s: %v", id, err)
-	}
+	f.is(fmt.Sprintf("create %s", id), nil, f.jobs.Create(f.ctx, j, f.idem(j)))
 	return id
 }
 
@@ -45,9 +44,7 @@ func (f *fixture) idem(j *job.Job) *store.Idempotency {
 func (f *fixture) get(id string) *job.Job {
 	f.t.Helper()
 	j, err := f.jobs.Get(f.ctx, id)
-	if err != nil {
-		f.t.Fatalf("get %s: %v", id, err)
-	}
+	f.is(fmt.Sprintf("get %s", id), nil, err)
 	return j
 }
 
@@ -55,9 +52,7 @@ func (f *fixture) get(id string) *job.Job {
 func (f *fixture) claim(id string, stage domain.Stage, owner string, now time.Time, budget int) *job.Job {
 	f.t.Helper()
 	j, err := f.jobs.Claim(f.ctx, id, stage, lease(owner, now), budget)
-	if err != nil {
-		f.t.Fatalf("claim %s by %s: %v", stage, owner, err)
-	}
+	f.is(fmt.Sprintf("claim %s by %s", stage, owner), nil, err)
 	return j
 }
 
@@ -98,7 +93,7 @@ func (f *fixture) lost(id, what string, err error, before *job.Job) {
 var upstream = job.FailureInfo{Class: failure.Upstream5xx, Message: "502 from the model"}
 
 func runJobs(t *testing.T, jobs *store.Store) {
-	for name, scenario := range map[string]func(f *fixture){
+	for name, run := range map[string]func(f *fixture){
 		"create/new job is queued at fetch":         createNew,
 		"create/key gate":                           createKeyGate,
 		"create/version gate":                       createVersionGate,
@@ -120,7 +115,7 @@ func runJobs(t *testing.T, jobs *store.Store) {
 		"due/lists passed deadlines oldest first":   dueLists,
 		"reschedule/refused after a change":         rescheduleSeq,
 	} {
-		t.Run(name, func(t *testing.T) { scenario(newFixture(t, jobs)) })
+		t.Run(name, func(t *testing.T) { run(newFixture(t, jobs)) })
 	}
 }
 
@@ -136,9 +131,7 @@ func createKeyGate(f *fixture) {
 	first := job.New(f.n.id("a"), f.n.id("key"), changelist(), 1, f.t0, time.Minute)
 	f.ok(f.jobs.Create(f.ctx, first, f.idem(first)))
 	// The same create retried (its answer lost) succeeds and creates nothing new.
-	if err := f.jobs.Create(f.ctx, first, f.idem(first)); err != nil {
-		f.t.Fatalf("a retried create: %v", err)
-	}
+	f.is("a retried create", nil, f.jobs.Create(f.ctx, first, f.idem(first)))
 	// Another job under the same key, even for another changelist, is refused
 	// with the record that holds the key, and is not stored.
 	other := job.New(f.n.id("b"), first.IdempotencyKey, changelist(), 1, f.t0, time.Minute)
@@ -147,14 +140,10 @@ func createKeyGate(f *fixture) {
 	if !errors.As(err, &dup) || dup.Existing.JobID != first.ID || dup.Existing.RequestHash != "hash-"+first.ID {
 		f.t.Fatalf("a reused key: %v, want the key held by %s", err, first.ID)
 	}
-	if _, err := f.jobs.Get(f.ctx, other.ID); !errors.Is(err, job.ErrNotFound) {
-		f.t.Fatalf("the refused job was stored: %v", err)
-	}
+	f.answers("the refused job was stored", job.ErrNotFound)(f.jobs.Get(f.ctx, other.ID))
 	// Nor did it move its changelist's gate: version 1 of it is still new.
 	again := job.New(f.n.id("c"), f.n.id("key-c"), other.Changelist, 1, f.t0, time.Minute)
-	if err := f.jobs.Create(f.ctx, again, f.idem(again)); err != nil {
-		f.t.Fatalf("the refused create moved the version gate: %v", err)
-	}
+	f.is("the refused create moved the version gate", nil, f.jobs.Create(f.ctx, again, f.idem(again)))
 }
 
 func createVersionGate(f *fixture) {
@@ -170,15 +159,11 @@ func createVersionGate(f *fixture) {
 		if !errors.As(err, &stale) || stale.Current.LatestVersion != 2 {
 			f.t.Fatalf("version %d after 2: %v, want refused as stale", v, err)
 		}
-		if _, err := f.jobs.Get(f.ctx, j.ID); !errors.Is(err, job.ErrNotFound) {
-			f.t.Fatalf("the stale job was stored: %v", err)
-		}
+		f.answers("the stale job was stored", job.ErrNotFound)(f.jobs.Get(f.ctx, j.ID))
 		// Its key was not taken either: the key is usable for a newer version.
 		if v == 2 {
 			newer := job.New(f.n.id("v3"), j.IdempotencyKey, cl, 3, f.t0, time.Minute)
-			if err := f.jobs.Create(f.ctx, newer, f.idem(newer)); err != nil {
-				f.t.Fatalf("version 3 under the stale job's key: %v", err)
-			}
+			f.is("version 3 under the stale job's key", nil, f.jobs.Create(f.ctx, newer, f.idem(newer)))
 		}
 	}
 }
@@ -191,9 +176,7 @@ func claimTakes(f *fixture) {
 		f.t.Fatalf("claimed job %s, fetch %+v", j.State, *r)
 	}
 	// The same claim retried (its answer lost) recognises itself.
-	if _, err := f.jobs.Claim(f.ctx, id, domain.StageFetch, lease("o1", f.t0), 3); err != nil {
-		f.t.Fatalf("a retried claim: %v", err)
-	}
+	f.answers("a retried claim", nil)(f.jobs.Claim(f.ctx, id, domain.StageFetch, lease("o1", f.t0), 3))
 }
 
 func claimLiveLease(f *fixture) {
@@ -213,9 +196,7 @@ func claimBudget(f *fixture) {
 	now := f.t0
 	for i, owner := range []string{"o1", "o2"} {
 		f.claim(id, domain.StageFetch, owner, now, 2)
-		if _, err := f.jobs.Retry(f.ctx, id, domain.StageFetch, lease(owner, now), upstream, time.Second); err != nil {
-			f.t.Fatalf("retry %d: %v", i+1, err)
-		}
+		f.answers(fmt.Sprintf("retry %d", i+1), nil)(f.jobs.Retry(f.ctx, id, domain.StageFetch, lease(owner, now), upstream, time.Second))
 		now = now.Add(time.Second)
 	}
 	f.refused(id, domain.StageFetch, "o3", now, 2, job.RefusedBudget)
@@ -301,9 +282,7 @@ func completeNext(f *fixture) {
 	count := 3
 	res := job.Result{Detail: "fetched", Recipients: []string{"a@example.com"}, FindingCount: &count}
 	j, err := f.jobs.Complete(f.ctx, id, domain.StageFetch, lease("o1", f.t0), res, time.Minute)
-	if err != nil {
-		f.t.Fatal(err)
-	}
+	f.ok(err)
 	r := j.StageRecord(domain.StageFetch)
 	if j.State != job.Queued || j.Stage != domain.StageLLM || r.Status != job.StageDone || r.CompletedBy != "o1" || r.Owner != "" {
 		f.t.Fatalf("after complete: %s/%s, fetch %+v", j.State, j.Stage, *r)
@@ -313,9 +292,7 @@ func completeNext(f *fixture) {
 	}
 	// Retried after it was applied (and after the next stage was claimed).
 	f.claim(id, domain.StageLLM, "o2", f.t0, 5)
-	if _, err := f.jobs.Complete(f.ctx, id, domain.StageFetch, lease("o1", f.t0), res, time.Minute); err != nil {
-		f.t.Fatalf("a retried complete: %v", err)
-	}
+	f.answers("a retried complete", nil)(f.jobs.Complete(f.ctx, id, domain.StageFetch, lease("o1", f.t0), res, time.Minute))
 	if got := f.get(id); got.Stage != domain.StageLLM || got.StageRecord(domain.StageLLM).Owner != "o2" {
 		f.t.Fatalf("the retried complete changed the job: %s, llm %+v", got.Stage, *got.StageRecord(domain.StageLLM))
 	}
@@ -326,9 +303,7 @@ func completeFinish(f *fixture) {
 	now := f.t0
 	for _, st := range domain.Stages {
 		f.claim(id, st, "o-"+string(st), now, 5)
-		if _, err := f.jobs.Complete(f.ctx, id, st, lease("o-"+string(st), now), job.Result{}, time.Minute); err != nil {
-			f.t.Fatalf("complete %s: %v", st, err)
-		}
+		f.answers(fmt.Sprintf("complete %s", st), nil)(f.jobs.Complete(f.ctx, id, st, lease("o-"+string(st), now), job.Result{}, time.Minute))
 	}
 	if j := f.get(id); j.State != job.Succeeded {
 		f.t.Fatalf("after the last stage: %s", j.State)
@@ -343,18 +318,14 @@ func retryReleases(f *fixture) {
 	t1, t2 := f.t0, f.t0.Add(10*time.Second)
 	f.claim(id, domain.StageFetch, "o1", t1, 5)
 	j, err := f.jobs.Retry(f.ctx, id, domain.StageFetch, lease("o1", t1), upstream, time.Second)
-	if err != nil {
-		f.t.Fatal(err)
-	}
+	f.ok(err)
 	if r := j.StageRecord(domain.StageFetch); j.State != job.RetryWait || r.Status != job.StageRetryWait || r.Owner != "" {
 		f.t.Fatalf("after retry: %s, fetch %+v", j.State, *r)
 	}
 	// The same retry again (its answer lost) recognises its own write and
 	// changes nothing (rule LS-6) ...
 	before := f.get(id)
-	if _, err := f.jobs.Retry(f.ctx, id, domain.StageFetch, lease("o1", t1), upstream, time.Second); err != nil {
-		f.t.Fatalf("a retried retry: %v", err)
-	}
+	f.answers("a retried retry", nil)(f.jobs.Retry(f.ctx, id, domain.StageFetch, lease("o1", t1), upstream, time.Second))
 	f.unchanged(id, before)
 	// The lease is released: the retry's claim need not wait for it to end.
 	f.claim(id, domain.StageFetch, "o2", t2, 5)
@@ -363,9 +334,7 @@ func retryReleases(f *fixture) {
 	_, err = f.jobs.Retry(f.ctx, id, domain.StageFetch, lease("o1", t1), upstream, time.Second)
 	f.lost(id, "a retry retried after another owner's claim", err, before)
 	j, err = f.jobs.Retry(f.ctx, id, domain.StageFetch, lease("o2", t2), job.FailureInfo{Class: failure.NetworkTimeout, Message: "slow"}, time.Second)
-	if err != nil {
-		f.t.Fatal(err)
-	}
+	f.ok(err)
 	r := j.StageRecord(domain.StageFetch)
 	if r.FirstFailureAt != job.FormatTime(t1) || r.LastFailureAt != job.FormatTime(t2) || r.LastErrorClass != failure.NetworkTimeout {
 		f.t.Fatalf("failures: first %s last %s (%s), want first %s last %s", r.FirstFailureAt, r.LastFailureAt, r.LastErrorClass, job.FormatTime(t1), job.FormatTime(t2))
@@ -377,9 +346,7 @@ func deadLetterOwner(f *fixture) {
 	dl := f.n.id("dl")
 	f.claim(id, domain.StageFetch, "o1", f.t0, 5)
 	j, err := f.jobs.DeadLetter(f.ctx, id, domain.StageFetch, lease("o1", f.t0), upstream, dl, `{"body":1}`)
-	if err != nil {
-		f.t.Fatal(err)
-	}
+	f.ok(err)
 	r := j.StageRecord(domain.StageFetch)
 	if j.State != job.Failed || r.Status != job.StageFailed || !r.DLQPending || r.DeadLetter != `{"body":1}` || r.FirstFailureAt != job.FormatTime(f.t0) {
 		f.t.Fatalf("after dead letter: %s, fetch %+v", j.State, *r)
@@ -388,9 +355,7 @@ func deadLetterOwner(f *fixture) {
 		f.t.Fatal("a dead-lettered job is still due for the sweeper")
 	}
 	// Retried (answer lost): success, nothing more.
-	if _, err := f.jobs.DeadLetter(f.ctx, id, domain.StageFetch, lease("o1", f.t0), upstream, dl, `{"body":1}`); err != nil {
-		f.t.Fatalf("a retried dead letter: %v", err)
-	}
+	f.answers("a retried dead letter", nil)(f.jobs.DeadLetter(f.ctx, id, domain.StageFetch, lease("o1", f.t0), upstream, dl, `{"body":1}`))
 	// Another dead letter's confirmation clears nothing of this one.
 	f.ok(f.jobs.MarkDeadLetterSent(f.ctx, id, domain.StageFetch, f.n.id("other-dl"), f.t0))
 	if r := f.get(id).StageRecord(domain.StageFetch); !r.DLQPending || r.DeadLetter == "" {
@@ -414,9 +379,7 @@ func deadLetterOwnerless(f *fixture) {
 		f.lost(id, "an ownerless dead letter under a live lease", err, before)
 	}
 	j, err := f.jobs.DeadLetter(f.ctx, id, domain.StageFetch, lease("", f.t0.Add(ttl+skew)), upstream, f.n.id("dl"), "{}")
-	if err != nil {
-		f.t.Fatalf("an ownerless dead letter after the lease ended: %v", err)
-	}
+	f.is("an ownerless dead letter after the lease ended", nil, err)
 	if j.State != job.Failed || j.StageRecord(domain.StageFetch).Status != job.StageFailed {
 		f.t.Fatalf("after the ownerless dead letter: %s", j.State)
 	}
@@ -424,9 +387,7 @@ func deadLetterOwnerless(f *fixture) {
 	id2 := f.create("ownerless-wait")
 	f.claim(id2, domain.StageFetch, "o1", f.t0, 5)
 	f.must(f.jobs.Retry(f.ctx, id2, domain.StageFetch, lease("o1", f.t0), upstream, time.Second))
-	if _, err := f.jobs.DeadLetter(f.ctx, id2, domain.StageFetch, lease("", f.t0), upstream, f.n.id("dl2"), "{}"); err != nil {
-		f.t.Fatalf("an ownerless dead letter of a stage waiting for its retry: %v", err)
-	}
+	f.answers("an ownerless dead letter of a stage waiting for its retry", nil)(f.jobs.DeadLetter(f.ctx, id2, domain.StageFetch, lease("", f.t0), upstream, f.n.id("dl2"), "{}"))
 }
 
 func replayOnce(f *fixture) {
@@ -434,30 +395,22 @@ func replayOnce(f *fixture) {
 	dl := f.n.id("dl")
 	f.claim(id, domain.StageFetch, "o1", f.t0, 1)
 	f.must(f.jobs.DeadLetter(f.ctx, id, domain.StageFetch, lease("o1", f.t0), upstream, dl, "{}"))
-	if _, err := f.jobs.Replay(f.ctx, id, domain.StageFetch, f.n.id("other"), failure.Upstream5xx, f.t0, time.Minute); !errors.Is(err, job.ErrNotReplayable) {
-		f.t.Fatalf("a replay of another dead letter: %v", err)
-	}
+	f.answers("a replay of another dead letter", job.ErrNotReplayable)(f.jobs.Replay(f.ctx, id, domain.StageFetch, f.n.id("other"), failure.Upstream5xx, f.t0, time.Minute))
 	j, err := f.jobs.Replay(f.ctx, id, domain.StageFetch, dl, failure.Upstream5xx, f.t0.Add(time.Second), time.Minute)
-	if err != nil {
-		f.t.Fatal(err)
-	}
+	f.ok(err)
 	r := j.StageRecord(domain.StageFetch)
 	if j.State != job.Queued || r.Status != job.StagePending || r.Attempts != 0 || r.Replays != 1 || r.FirstFailureAt != "" {
 		f.t.Fatalf("after replay: %s, fetch %+v", j.State, *r)
 	}
 	// The same replay again (a redrive, or its answer lost) replays nothing.
-	if _, err := f.jobs.Replay(f.ctx, id, domain.StageFetch, dl, failure.Upstream5xx, f.t0.Add(2*time.Second), time.Minute); err != nil {
-		f.t.Fatalf("the same replay retried: %v", err)
-	}
+	f.answers("the same replay retried", nil)(f.jobs.Replay(f.ctx, id, domain.StageFetch, dl, failure.Upstream5xx, f.t0.Add(2*time.Second), time.Minute))
 	if r := f.get(id).StageRecord(domain.StageFetch); r.Replays != 1 {
 		f.t.Fatalf("one dead letter replayed %d times", r.Replays)
 	}
 	// The fresh budget admits a claim again, and once the stage moved on
 	// the dead letter is no longer replayable.
 	f.claim(id, domain.StageFetch, "o2", f.t0.Add(3*time.Second), 1)
-	if _, err := f.jobs.Replay(f.ctx, id, domain.StageFetch, dl, failure.Upstream5xx, f.t0.Add(4*time.Second), time.Minute); !errors.Is(err, job.ErrNotReplayable) {
-		f.t.Fatalf("a replay of a running stage: %v", err)
-	}
+	f.answers("a replay of a running stage", job.ErrNotReplayable)(f.jobs.Replay(f.ctx, id, domain.StageFetch, dl, failure.Upstream5xx, f.t0.Add(4*time.Second), time.Minute))
 }
 
 // restartFailed: the operator's full restart takes a dead-lettered job back
@@ -467,24 +420,18 @@ func restartFailed(f *fixture) {
 	id := f.create("restart")
 	f.claim(id, domain.StageFetch, "o1", f.t0, 5)
 	before := f.get(id)
-	if _, err := f.jobs.Restart(f.ctx, id, "ops", f.n.id("r0"), f.t0, time.Minute); !errors.Is(err, job.ErrNotReplayable) {
-		f.t.Fatalf("restart of a running job: %v", err)
-	}
+	f.answers("restart of a running job", job.ErrNotReplayable)(f.jobs.Restart(f.ctx, id, "ops", f.n.id("r0"), f.t0, time.Minute))
 	f.unchanged(id, before)
 	f.must(f.jobs.DeadLetter(f.ctx, id, domain.StageFetch, lease("o1", f.t0), upstream, f.n.id("dl"), "{}"))
 	j, err := f.jobs.Restart(f.ctx, id, "ops", f.n.id("r1"), f.t0.Add(time.Second), time.Minute)
-	if err != nil {
-		f.t.Fatal(err)
-	}
+	f.ok(err)
 	r := j.StageRecord(domain.StageFetch)
 	if j.State != job.Queued || j.Stage != domain.StageFetch || r.Status != job.StagePending || r.Attempts != 0 || r.DeadLetterID != "" {
 		f.t.Fatalf("after restart: %s/%s, fetch %+v", j.State, j.Stage, *r)
 	}
 	seq := j.Seq
 	// The same request again (its answer lost) restarts nothing more.
-	if _, err := f.jobs.Restart(f.ctx, id, "ops", f.n.id("r1"), f.t0.Add(2*time.Second), time.Minute); err != nil {
-		f.t.Fatalf("a retried restart: %v", err)
-	}
+	f.answers("a retried restart", nil)(f.jobs.Restart(f.ctx, id, "ops", f.n.id("r1"), f.t0.Add(2*time.Second), time.Minute))
 	if got := f.get(id); got.Seq != seq {
 		f.t.Fatalf("a retried restart wrote again: seq %d → %d", seq, got.Seq)
 	}
@@ -494,15 +441,8 @@ func restartFailed(f *fixture) {
 func (f *fixture) due(id string, now time.Time) bool {
 	f.t.Helper()
 	jobs, err := f.jobs.Due(f.ctx, now, 10000)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	for _, j := range jobs {
-		if j.ID == id {
-			return true
-		}
-	}
-	return false
+	f.ok(err)
+	return slices.ContainsFunc(jobs, func(j *job.Job) bool { return j.ID == id })
 }
 
 func dueLists(f *fixture) {
@@ -516,9 +456,7 @@ func dueLists(f *fixture) {
 		f.t.Fatal("the sweep deadline is not inclusive, or the later job is due early")
 	}
 	jobs, err := f.jobs.Due(f.ctx, f.t0.Add(time.Hour), 10000)
-	if err != nil {
-		f.t.Fatal(err)
-	}
+	f.ok(err)
 	var order []string
 	for _, j := range jobs {
 		if j.ID == a || j.ID == b {
@@ -539,25 +477,10 @@ func rescheduleSeq(f *fixture) {
 	id := f.create("reschedule")
 	read := f.get(id)
 	f.claim(id, domain.StageFetch, "o1", f.t0, 5)
-	if err := f.jobs.Reschedule(f.ctx, read, f.t0, f.t0.Add(time.Hour), "stale"); !errors.Is(err, job.ErrConflict) {
-		f.t.Fatalf("a reschedule from a stale read: %v", err)
-	}
+	f.is("a reschedule from a stale read", job.ErrConflict, f.jobs.Reschedule(f.ctx, read, f.t0, f.t0.Add(time.Hour), "stale"))
 	cur := f.get(id)
 	f.ok(f.jobs.Reschedule(f.ctx, cur, f.t0, f.t0.Add(time.Hour), "fresh"))
 	if got := f.get(id); got.SweepAt != job.FormatTime(f.t0.Add(time.Hour)) || got.Seq != cur.Seq+1 {
 		f.t.Fatalf("rescheduled to %s seq %d", got.SweepAt, got.Seq)
 	}
-}
-
-// ok fails the scenario on err; must does for a write that also returns a value.
-func (f *fixture) ok(err error) {
-	f.t.Helper()
-	if err != nil {
-		f.t.Fatal(err)
-	}
-}
-
-func (f *fixture) must(_ any, err error) {
-	f.t.Helper()
-	f.ok(err)
 }

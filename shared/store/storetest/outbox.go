@@ -13,28 +13,33 @@ import (
 
 // rowFixture is one outbox scenario's rows and clock.
 type rowFixture struct {
-	t   *testing.T
-	ctx context.Context
-	o   *outbox.Outbox
-	t0  time.Time
-	k   delivery.Key
+	scenario
+	o  *outbox.Outbox
+	t0 time.Time
+	k  delivery.Key
 }
 
 func (f *rowFixture) row() *outbox.Row {
 	f.t.Helper()
 	r, err := f.o.Get(f.ctx, outbox.Email(f.k))
-	if err != nil {
-		f.t.Fatal(err)
-	}
+	f.ok(err)
 	return r
+}
+
+// settled checks a reconciler's write: applied or refused as want says.
+func (f *rowFixture) settled(what string, want bool) func(bool, error) {
+	return func(ok bool, err error) {
+		f.t.Helper()
+		if err != nil || ok != want {
+			f.t.Fatalf("%s: applied %v, %v; want applied %v", what, ok, err, want)
+		}
+	}
 }
 
 func (f *rowFixture) begin(at time.Time) *outbox.Send {
 	f.t.Helper()
 	s, err := f.o.Begin(f.ctx, outbox.Email(f.k), "job-1", at)
-	if err != nil {
-		f.t.Fatalf("begin: %v", err)
-	}
+	f.is("begin", nil, err)
 	return s
 }
 
@@ -48,7 +53,7 @@ func (f *rowFixture) status(want outbox.Status, notified bool) {
 }
 
 func runOutbox(t *testing.T, rows *outbox.Outbox) {
-	for name, scenario := range map[string]func(f *rowFixture){
+	for name, run := range map[string]func(f *rowFixture){
 		"outbox/begin then mark sent":              beginMark,
 		"outbox/one send in flight":                beginInFlight,
 		"outbox/release settles only its attempt":  releaseOwn,
@@ -60,9 +65,9 @@ func runOutbox(t *testing.T, rows *outbox.Outbox) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			n := newNames()
-			f := &rowFixture{t: t, ctx: context.Background(), o: rows, t0: start(),
+			f := &rowFixture{scenario: scenario{t, context.Background()}, o: rows, t0: start(),
 				k: delivery.Key{Changelist: changelist(), Recipient: n.id("dev") + "@example.com", ReviewVersion: 1}}
-			scenario(f)
+			run(f)
 		})
 	}
 }
@@ -74,9 +79,7 @@ func beginMark(f *rowFixture) {
 	}
 	f.ok(f.o.MarkSent(f.ctx, outbox.Email(f.k), "msg-1", f.t0))
 	f.status(outbox.Sent, true)
-	if _, err := f.o.Begin(f.ctx, outbox.Email(f.k), "job-2", f.t0.Add(time.Hour)); !errors.Is(err, outbox.ErrAlreadySent) {
-		f.t.Fatalf("begin of a sent row: %v, want already sent", err)
-	}
+	f.answers("begin of a sent row", outbox.ErrAlreadySent)(f.o.Begin(f.ctx, outbox.Email(f.k), "job-2", f.t0.Add(time.Hour)))
 	// Marked again (a retry, or a reconciliation): stays sent with its id.
 	f.ok(f.o.MarkSent(f.ctx, outbox.Email(f.k), "msg-2", f.t0.Add(time.Minute)))
 	if r := f.row(); r.NotificationID != "msg-1" {
@@ -128,9 +131,7 @@ func releasePermanent(f *rowFixture) {
 
 func resetSettled(f *rowFixture) {
 	s := f.begin(f.t0)
-	if err := f.o.Reset(f.ctx, outbox.Email(f.k), "another-token", f.t0); !errors.Is(err, outbox.ErrConflict) {
-		f.t.Fatalf("a reset naming another attempt: %v", err)
-	}
+	f.is("a reset naming another attempt", outbox.ErrConflict, f.o.Reset(f.ctx, outbox.Email(f.k), "another-token", f.t0))
 	f.status(outbox.Sending, false)
 	f.ok(f.o.Reset(f.ctx, outbox.Email(f.k), s.Token, f.t0))
 	f.status(outbox.Pending, false)
@@ -143,10 +144,7 @@ func (f *rowFixture) inDoubt() outbox.Ref {
 	f.t.Helper()
 	f.begin(f.t0)
 	ref := outbox.Email(f.k)
-	ok, err := f.o.MarkReconciling(f.ctx, ref, outbox.Sending, "stuck", f.t0.Add(time.Hour))
-	if err != nil || !ok {
-		f.t.Fatalf("mark reconciling: %v %v", ok, err)
-	}
+	f.settled("mark reconciling", true)(f.o.MarkReconciling(f.ctx, ref, outbox.Sending, "stuck", f.t0.Add(time.Hour)))
 	f.status(outbox.Reconciling, false)
 	if _, err := f.o.Begin(f.ctx, outbox.Email(f.k), "job-1", f.t0.Add(time.Hour)); err == nil {
 		f.t.Fatal("a row in doubt was begun again")
@@ -156,17 +154,12 @@ func (f *rowFixture) inDoubt() outbox.Ref {
 
 func reconcileBackfill(f *rowFixture) {
 	ref := f.inDoubt()
-	ok, err := f.o.Backfill(f.ctx, ref, "ses:evidence", f.t0.Add(2*time.Hour))
-	if err != nil || !ok {
-		f.t.Fatalf("backfill: %v %v", ok, err)
-	}
+	f.settled("backfill", true)(f.o.Backfill(f.ctx, ref, "ses:evidence", f.t0.Add(2*time.Hour)))
 	f.status(outbox.Sent, true)
 	if r := f.row(); r.NotificationID != "ses:evidence" {
 		f.t.Fatalf("backfilled notification id %q", r.NotificationID)
 	}
-	if _, err := f.o.Begin(f.ctx, outbox.Email(f.k), "job-1", f.t0.Add(3*time.Hour)); !errors.Is(err, outbox.ErrAlreadySent) {
-		f.t.Fatalf("begin after backfill: %v", err)
-	}
+	f.answers("begin after backfill", outbox.ErrAlreadySent)(f.o.Begin(f.ctx, outbox.Email(f.k), "job-1", f.t0.Add(3*time.Hour)))
 }
 
 // reconcileRequeue: a row in doubt with no evidence is sent again, once;
@@ -176,22 +169,13 @@ func reconcileRequeue(f *rowFixture) {
 	f.ok(f.o.MarkSent(f.ctx, outbox.Email(f.k), "msg-1", f.t0))
 	ref := outbox.Email(f.k)
 	// Sent with no evidence at the provider: in doubt.
-	if ok, err := f.o.MarkReconciling(f.ctx, ref, outbox.Sent, "no evidence", f.t0.Add(time.Hour)); err != nil || !ok {
-		f.t.Fatalf("mark reconciling: %v %v", ok, err)
-	}
-	ok, err := f.o.RequeueReconciled(f.ctx, ref, f.t0.Add(2*time.Hour))
-	if err != nil || !ok {
-		f.t.Fatalf("requeue: %v %v", ok, err)
-	}
+	f.settled("mark reconciling", true)(f.o.MarkReconciling(f.ctx, ref, outbox.Sent, "no evidence", f.t0.Add(time.Hour)))
+	f.settled("requeue", true)(f.o.RequeueReconciled(f.ctx, ref, f.t0.Add(2*time.Hour)))
 	f.status(outbox.Pending, false)
 	f.begin(f.t0.Add(3 * time.Hour))
 	// In doubt a second time: the reconciler leaves it to an operator.
-	if ok, err := f.o.MarkReconciling(f.ctx, ref, outbox.Sending, "stuck again", f.t0.Add(4*time.Hour)); err != nil || !ok {
-		f.t.Fatalf("mark reconciling: %v %v", ok, err)
-	}
-	if ok, err := f.o.RequeueReconciled(f.ctx, ref, f.t0.Add(5*time.Hour)); err != nil || ok {
-		f.t.Fatalf("a second automatic requeue: %v %v, want refused", ok, err)
-	}
+	f.settled("mark reconciling", true)(f.o.MarkReconciling(f.ctx, ref, outbox.Sending, "stuck again", f.t0.Add(4*time.Hour)))
+	f.settled("a second automatic requeue", false)(f.o.RequeueReconciled(f.ctx, ref, f.t0.Add(5*time.Hour)))
 	f.status(outbox.Reconciling, false)
 	// The operator's word settles it.
 	f.ok(f.o.Resolve(f.ctx, ref, false, "checked the provider", f.t0.Add(6*time.Hour)))
@@ -203,34 +187,18 @@ func reconcileMovedOn(f *rowFixture) {
 	ref := outbox.Email(f.k)
 	// Only a row in doubt is settled: a send in flight is not backfilled
 	// as sent, nor a pending row (never sent) marked so.
-	if ok, err := f.o.Backfill(f.ctx, ref, "ses:evidence", f.t0); err != nil || ok {
-		f.t.Fatalf("backfill of a row that is not reconciling: %v %v, want refused", ok, err)
-	}
+	f.settled("backfill of a row that is not reconciling", false)(f.o.Backfill(f.ctx, ref, "ses:evidence", f.t0))
 	f.status(outbox.Sending, false)
 	f.ok(f.o.Release(f.ctx, outbox.Email(f.k), s.Token, failure.RateLimited, "slow down", false, f.t0))
-	if ok, err := f.o.Backfill(f.ctx, ref, "ses:evidence", f.t0); err != nil || ok {
-		f.t.Fatalf("backfill of a pending row: %v %v, want refused", ok, err)
-	}
+	f.settled("backfill of a pending row", false)(f.o.Backfill(f.ctx, ref, "ses:evidence", f.t0))
 	f.status(outbox.Pending, false)
 	f.begin(f.t0)
 	f.ok(f.o.MarkSent(f.ctx, outbox.Email(f.k), "msg-1", f.t0))
 	// The reconciler saw the row sending; it was marked sent since.
-	if ok, err := f.o.MarkReconciling(f.ctx, ref, outbox.Sending, "stuck", f.t0.Add(time.Hour)); err != nil || ok {
-		f.t.Fatalf("mark reconciling of a row that moved on: %v %v, want refused", ok, err)
-	}
-	if ok, err := f.o.RequeueReconciled(f.ctx, ref, f.t0.Add(time.Hour)); err != nil || ok {
-		f.t.Fatalf("requeue of a row not reconciling: %v %v", ok, err)
-	}
+	f.settled("mark reconciling of a row that moved on", false)(f.o.MarkReconciling(f.ctx, ref, outbox.Sending, "stuck", f.t0.Add(time.Hour)))
+	f.settled("requeue of a row not reconciling", false)(f.o.RequeueReconciled(f.ctx, ref, f.t0.Add(time.Hour)))
 	if err := f.o.Resolve(f.ctx, ref, false, "x", f.t0.Add(time.Hour)); err == nil {
 		f.t.Fatal("resolve of a row not reconciling was applied")
 	}
 	f.status(outbox.Sent, true)
-}
-
-// ok fails the scenario on err.
-func (f *rowFixture) ok(err error) {
-	f.t.Helper()
-	if err != nil {
-		f.t.Fatal(err)
-	}
 }

@@ -9,6 +9,8 @@
 package storetest
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -51,4 +53,40 @@ const (
 
 func lease(owner string, now time.Time) job.Lease {
 	return job.Lease{Owner: owner, Now: now, TTL: ttl, Skew: skew}
+}
+
+// scenario is what the jobs' and the rows' fixtures share: the test, its
+// context, and the checks of a write's answer.
+type scenario struct {
+	t   *testing.T
+	ctx context.Context
+}
+
+// ok fails the scenario on err; must does for a write that also returns a value.
+func (s scenario) ok(err error) {
+	s.t.Helper()
+	if err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+func (s scenario) must(_ any, err error) {
+	s.t.Helper()
+	s.ok(err)
+}
+
+// is fails the scenario unless the write named what answered target (nil:
+// success); answers does for a write that also returns a value.
+func (s scenario) is(what string, target, err error) {
+	s.t.Helper()
+	if !errors.Is(err, target) {
+		s.t.Fatalf("%s: %v, want %v", what, err, target)
+	}
+}
+
+func (s scenario) answers(what string, target error) func(any, error) {
+	return func(_ any, err error) {
+		s.t.Helper()
+		s.is(what, target, err)
+	}
 }
