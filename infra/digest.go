@@ -16,7 +16,7 @@ import (
 )
 
 // DigestConfig is the weekly digest (shared/digest): off unless
-// WeeklyDigest; then the notify function records each job's week entry and
+// WeeklyDigest; then the review function records each job's week entry and
 // the digest function e-mails each owner in DigestOptIn about the paths
 // DigestOwners gives them, on DigestSchedule.
 type DigestConfig struct {
@@ -61,14 +61,14 @@ func validateDigest(c EnvConfig, p *problems) {
 }
 
 // newDigest adds the digest function and its weekly schedule, and lets the
-// notify function record week entries (decided with the review by the llm
-// function, shared/decide; written with notify's finish).
-func newDigest(f *functionFactory, p functionsProps, notify awslambda.Function) {
+// review function record each review's week entry as it decides it
+// (shared/decide).
+func newDigest(f *functionFactory, p functionsProps, review awslambda.Function) {
 	cfg := f.cfg
 	if !cfg.WeeklyDigest {
 		return
 	}
-	f.items(notify, p).grant(jsii.Strings("dynamodb:PutItem"), itemDigest)
+	f.items(review, p).grant(jsii.Strings("dynamodb:PutItem"), itemDigest)
 	fn := f.newFn(fnSpec{id: "DigestFunction", asset: "digest", memory: 256, timeout: 300, env: map[string]*string{
 		settings.SMTPSecretID.Name: p.secrets.smtp.SecretArn(),
 	}})

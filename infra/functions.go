@@ -82,7 +82,7 @@ func newFunctions(stack awscdk.Stack, p functionsProps) stackFunctions {
 		}))
 	}
 	newSchedules(stack, p.cfg, fns.sweeper)
-	newDigest(f, p, fns.notify)
+	newDigest(f, p, fns.llm)
 	newDoctorFunction(f, p) // doctor.go
 	fns.factory = f
 	return fns

@@ -145,10 +145,10 @@ func TestTableItemAccess(t *testing.T) {
 			"SesEventsFunction": {"dynamodb:PutItem": {"DELIVERY#"}},
 		}
 		if env == "local" { // the weekly digest is on there (cdk.json)
-			// DIGEST#: review decides each job's week entry, notify writes it
-			// with its finish; the digest reads one week's entries and the
-			// reviews' outcomes, and moves its once-per-week rows.
-			want["NotifyFunction"]["dynamodb:PutItem"] = []string{"DIGEST#", "OUTBOX#", "OUTCOME#"}
+			// DIGEST#: review decides and writes each job's week entry; the
+			// digest reads one week's entries and the reviews' outcomes, and
+			// moves its once-per-week rows.
+			want["ReviewFunction"]["dynamodb:PutItem"] = []string{"DIGEST#", "LEDGER#", "OUTCOME#"}
 			want["DigestFunction"] = map[string][]string{"dynamodb:Query": {"DELIVERY#", "DIGEST#", "OUTCOME#"}, "dynamodb:UpdateItem": {"DIGEST#"}}
 		}
 		for fn, w := range want {

@@ -28,6 +28,7 @@ import (
 	"github.com/criticizer/criticizer/shared/secrets"
 	"github.com/criticizer/criticizer/shared/store"
 	"github.com/criticizer/criticizer/shared/swarm"
+	"github.com/criticizer/criticizer/shared/weekly"
 )
 
 func main() {
@@ -77,7 +78,10 @@ func main() {
 	// What the review says is decided here, once, before notify delivers it.
 	fates := outcome.NewStore(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention).WithMetrics(env.Metrics)
 	proc.Decide = &decide.Decider{Artifacts: proc.Redacted, Ledger: led, Jobs: jobs, Outcomes: fates, Policy: set.Decide.Dismissals, SwarmLinks: set.Decide.SwarmLinks}
-	proc.Decide.WeeklyDigest = set.Decide.WeeklyDigest // each review's week entry, recorded by notify
+	if set.Decide.WeeklyDigest {
+		// Each review's week entry, recorded as it is decided (one PutItem).
+		proc.Decide.Weeks = &weekly.Entries{API: ddb, Table: env.Config.JobsTable}
+	}
 	if page := set.Decide.Page; page.SecretID != "" {
 		// The job page link the review is delivered with (e-mail, Swarm summary).
 		proc.Decide.Page = &jobpage.Links{Key: &jobpage.Key{Secrets: sm, SecretID: page.SecretID}, Base: page.BaseURL}

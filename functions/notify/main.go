@@ -27,7 +27,6 @@ import (
 	"github.com/criticizer/criticizer/shared/secrets"
 	"github.com/criticizer/criticizer/shared/store"
 	"github.com/criticizer/criticizer/shared/swarm"
-	"github.com/criticizer/criticizer/shared/weekly"
 )
 
 func main() {
@@ -71,9 +70,7 @@ func main() {
 	coldstart.Must(env, err)
 	rt := env.Runtime(domain.StageNotify, jobs, queues, n, scrub.Sanitize)
 	rt.AfterDeadLetter = reporter.DeadLettered
-	rt.Redeliver = n // a succeeded job's repaired delivery (rule OB-5)
-	// Each review's weekly digest entry, as decided (none when the digest is off).
-	n.Weeks = &decide.Weeks{Entries: &weekly.Entries{API: store.Deferring{API: ddb}, Table: env.Config.JobsTable}}
+	rt.Redeliver = n       // a succeeded job's repaired delivery (rule OB-5)
 	rt.Defer = store.Defer // the outcome records land with the job's finish
 	lambda.Start(rt.Handle)
 }

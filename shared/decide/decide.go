@@ -54,16 +54,6 @@ type Decided struct {
 	// the notes on resolved findings are settled at delivery, by the
 	// review's rows (package notifystage).
 	Comments *Comments `json:"comments,omitempty"`
-	// Week is the weekly digest's entry of the review (nil: the digest is
-	// off), in the week its job was created in; notify records it (Weeks)
-	// with the job's finish, so it costs no request of its own.
-	Week *WeekEntry `json:"week,omitempty"`
-}
-
-// WeekEntry is a review's entry in the weekly digest's week.
-type WeekEntry struct {
-	Week  weekly.Week  `json:"week"`
-	Entry weekly.Entry `json:"entry"`
 }
 
 // Comments are a version's comments on its Swarm review.
@@ -106,8 +96,9 @@ type Decider struct {
 	// Policy is the noise filter (outcome.PolicyFromEnv); its Gate
 	// (SWARM_GATE_SEVERITY, "" off) is the run's gate too.
 	Policy outcome.Policy
-	// WeeklyDigest (WEEKLY_DIGEST) decides each review's week entry.
-	WeeklyDigest bool
+	// Weeks keeps each review's weekly digest entry (weekly.Entries, with
+	// WEEKLY_DIGEST); nil: the digest is off.
+	Weeks WeekEntries
 	// Page mints the job page link the e-mail and Swarm summary carry
 	// (jobpage.Links); nil: no page.
 	Page PageLinks
@@ -125,23 +116,9 @@ type WeekEntries interface {
 	Record(ctx context.Context, week weekly.Week, e weekly.Entry) error
 }
 
-// Weeks records a decided review's week entry (notify's, with its finish).
-type Weeks struct{ Entries WeekEntries }
-
-// Record keeps d's week entry, if it has one.
-func (w *Weeks) Record(ctx context.Context, d *Decided) error {
-	if d.Week == nil {
-		return nil
-	}
-	if err := w.Entries.Record(ctx, d.Week.Week, d.Week.Entry); err != nil {
-		return fmt.Errorf("weekly digest entry: %w", err)
-	}
-	return nil
-}
-
 // Decide decides j's review, records withheld and resolved fates
-// (conditional writes: deciding again writes nothing twice) and stores it
-// at Key(j.ID).
+// (conditional writes: deciding again writes nothing twice) and its week
+// entry, and stores it at Key(j.ID).
 func (d *Decider) Decide(ctx context.Context, j *job.Job, review domain.ReviewResult, cs *domain.Changeset) error {
 	found := len(review.Findings)
 	swarmReview := d.Outcomes != nil && j.Swarm != nil && j.Swarm.Review > 0
@@ -168,7 +145,9 @@ func (d *Decider) Decide(ctx context.Context, j *job.Job, review domain.ReviewRe
 		}
 	}
 	dr.Gate = gate(found, review.Findings, domain.ReadReviewMeta(review.Meta).Gates, d.Policy.Gate)
-	d.weekEntry(j, &dr, cs)
+	if err := d.recordWeek(ctx, j, &dr, cs); err != nil {
+		return err
+	}
 	if d.Page != nil {
 		// Unreadable key: retried like any dependency, so the review is never
 		// delivered without the link the environment promises.
@@ -223,18 +202,21 @@ func comments(j *job.Job, dr *Decided, cs *domain.Changeset) *Comments {
 	return out
 }
 
-// weekEntry decides the job's entry in the weekly digest of the week it
-// was created in (so deciding again gives the same entry): what it
-// reports, after any withheld, its tokens and estimated cost.
-func (d *Decider) weekEntry(j *job.Job, dr *Decided, cs *domain.Changeset) {
-	if !d.WeeklyDigest {
-		return
+// recordWeek keeps the job's entry in the weekly digest of the week it
+// was created in: what it reports, after any withheld, its tokens and
+// estimated cost. Deciding again writes the same item.
+func (d *Decider) recordWeek(ctx context.Context, j *job.Job, dr *Decided, cs *domain.Changeset) error {
+	if d.Weeks == nil {
+		return nil
 	}
 	created, err := job.ParseTime(j.CreatedAt)
 	if err != nil {
 		created = time.Now()
 	}
-	dr.Week = &WeekEntry{Week: weekly.WeekOf(created), Entry: weekly.EntryOf(j, dr.Result, dr.Current, cs)}
+	if err := d.Weeks.Record(ctx, weekly.WeekOf(created), weekly.EntryOf(j, dr.Result, dr.Current, cs)); err != nil {
+		return fmt.Errorf("weekly digest entry: %w", err)
+	}
+	return nil
 }
 
 // withholdDismissed drops the findings of a kind people with a say under

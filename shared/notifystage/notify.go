@@ -61,14 +61,6 @@ type Notify struct {
 	// Outcomes records what was told of each finding (decide.Outcomes):
 	// commented on a Swarm review, or e-mailed only; nil: not recorded.
 	Outcomes Outcomes
-	// Weeks records the review's weekly digest entry as decided
-	// (decide.Weeks), whatever the channels did; nil: not recorded.
-	Weeks Weeks
-}
-
-// Weeks records a decided review's weekly digest entry.
-type Weeks interface {
-	Record(ctx context.Context, d *decide.Decided) error
 }
 
 // Artifacts reads the decided review and the redacted changeset.
@@ -105,11 +97,6 @@ func (n *Notify) Process(ctx context.Context, j *job.Job) (job.Result, error) {
 	commented, err := n.commentAll(ctx, j, in, len(rcpts) > 0)
 	if err != nil {
 		return job.Result{}, err
-	}
-	if n.Weeks != nil {
-		if err := n.Weeks.Record(ctx, in); err != nil {
-			return job.Result{}, err
-		}
 	}
 	if len(permanent) > 0 {
 		return job.Result{}, errors.Join(permanent...)
