@@ -13,11 +13,11 @@ import (
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/ledger"
-	"github.com/criticizer/criticizer/shared/ledger/ledgertest"
 	"github.com/criticizer/criticizer/shared/obs"
 	"github.com/criticizer/criticizer/shared/p4"
 	"github.com/criticizer/criticizer/shared/recipients"
 	"github.com/criticizer/criticizer/shared/redact"
+	"github.com/criticizer/criticizer/shared/store/dynamotest"
 	"github.com/criticizer/criticizer/shared/swarm"
 )
 
@@ -205,7 +205,7 @@ func TestStandingIsTheReviewAtItsFirstFetch(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			led := &ledgertest.Memory{}
+			led := ledger.NewStore(dynamotest.New(), dynamotest.Table)
 			if err := led.Put(context.Background(), earlier); err != nil {
 				t.Fatal(err)
 			}

@@ -5,78 +5,34 @@ import (
 	"crypto/md5"
 	"encoding/hex"
 	"fmt"
-	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/ledger"
 	"github.com/criticizer/criticizer/shared/ledger/ledgertest"
+	"github.com/criticizer/criticizer/shared/store/dynamotest"
 )
 
-// fakeTable is the part of DynamoDB the ledger uses: PutItem with the
-// ledger's one condition, Query on pk with sk <, descending, limit.
-type fakeTable struct {
-	mu    sync.Mutex
-	items map[string]map[string]types.AttributeValue // pk \x00 sk
-	puts  []*dynamodb.PutItemInput
-}
-
-func s(av types.AttributeValue) string {
-	if v, ok := av.(*types.AttributeValueMemberS); ok {
-		return v.Value
+// item reads the table's item at pk, sk (nil when none).
+func item(t *testing.T, d *dynamotest.Dynamo, pk, sk string) map[string]types.AttributeValue {
+	t.Helper()
+	out, err := d.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(dynamotest.Table),
+		Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: pk}, "sk": &types.AttributeValueMemberS{Value: sk}}})
+	if err != nil {
+		t.Fatal(err)
 	}
-	return ""
-}
-
-func (f *fakeTable) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.items == nil {
-		f.items = map[string]map[string]types.AttributeValue{}
-	}
-	f.puts = append(f.puts, in)
-	k := s(in.Item["pk"]) + "\x00" + s(in.Item["sk"])
-	if *in.ConditionExpression != "attribute_not_exists(pk) OR job_id = :job" {
-		return nil, fmt.Errorf("unexpected condition %q", *in.ConditionExpression)
-	}
-	if old, ok := f.items[k]; ok && s(old["job_id"]) != s(in.ExpressionAttributeValues[":job"]) {
-		return nil, &types.ConditionalCheckFailedException{Item: old}
-	}
-	f.items[k] = in.Item
-	return &dynamodb.PutItemOutput{}, nil
-}
-
-func (f *fakeTable) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if *in.KeyConditionExpression != "pk = :pk AND sk < :sk" || *in.ScanIndexForward || *in.Limit != 1 {
-		return nil, fmt.Errorf("unexpected query %q", *in.KeyConditionExpression)
-	}
-	pk, below := s(in.ExpressionAttributeValues[":pk"]), s(in.ExpressionAttributeValues[":sk"])
-	var keys []string
-	for k := range f.items {
-		p, sk, _ := strings.Cut(k, "\x00")
-		if p == pk && sk < below {
-			keys = append(keys, k)
-		}
-	}
-	sort.Sort(sort.Reverse(sort.StringSlice(keys)))
-	out := &dynamodb.QueryOutput{}
-	if len(keys) > 0 {
-		out.Items = append(out.Items, f.items[keys[0]])
-	}
-	return out, nil
+	return out.Item
 }
 
 func TestStoreContract(t *testing.T) {
 	var n int64
-	ledgertest.Contract(t, ledger.NewStore(&fakeTable{}, "jobs"), func(kind string) ledger.Thread { n++; return ledger.Thread{Kind: kind, ID: n} })
+	ledgertest.Contract(t, ledger.NewStore(dynamotest.New(), dynamotest.Table), func(kind string) ledger.Thread { n++; return ledger.Thread{Kind: kind, ID: n} })
 }
 
 // TestStoreItem: the item's keys and retention, as the IAM grants
@@ -95,14 +51,14 @@ func TestStoreItem(t *testing.T) {
 		{"kept forever", 0, ledger.Thread{Kind: ledger.KindReview, ID: 1}, 1, "LEDGER#review#1", "V#0000000001", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			ft := &fakeTable{}
-			st := ledger.NewStore(ft, "jobs").WithUniquenessRetention(tt.retention)
+			d := dynamotest.New()
+			st := ledger.NewStore(d, dynamotest.Table).WithUniquenessRetention(tt.retention)
 			if err := st.Put(context.Background(), ledger.Version{Thread: tt.thread, Version: tt.version, JobID: "j"}); err != nil {
 				t.Fatal(err)
 			}
-			it := ft.puts[0].Item
-			if s(it["pk"]) != tt.pk || s(it["sk"]) != tt.sk {
-				t.Errorf("keys %q %q, want %q %q", s(it["pk"]), s(it["sk"]), tt.pk, tt.sk)
+			it := item(t, d, tt.pk, tt.sk)
+			if it == nil {
+				t.Fatalf("no item at keys %q %q", tt.pk, tt.sk)
 			}
 			exp, ok := it["expires_at"].(*types.AttributeValueMemberN)
 			if ok != tt.expires {
@@ -130,8 +86,8 @@ func TestStoreLargeEntry(t *testing.T) {
 		wantFiles bool
 	}{{5000, true}, {40000, false}} {
 		t.Run(fmt.Sprint(tt.files), func(t *testing.T) {
-			ft := &fakeTable{}
-			st := ledger.NewStore(ft, "jobs")
+			d := dynamotest.New()
+			st := ledger.NewStore(d, dynamotest.Table)
 			v := ledger.Version{Thread: th, Version: 1, JobID: "j", Findings: []ledger.Finding{{Fingerprint: "fp", File: "//depot/x.c", Line: 1, Severity: "low"}}}
 			for i := range tt.files {
 				sum := md5.Sum([]byte(fmt.Sprint(i)))
@@ -141,7 +97,7 @@ func TestStoreLargeEntry(t *testing.T) {
 			if err := st.Put(context.Background(), v); err != nil {
 				t.Fatal(err)
 			}
-			if b := len(ft.puts[0].Item["body"].(*types.AttributeValueMemberB).Value); b > 350<<10 {
+			if b := len(item(t, d, "LEDGER#cl#7", "V#0000000001")["body"].(*types.AttributeValueMemberB).Value); b > 350<<10 {
 				t.Errorf("body of %d bytes: over the item limit", b)
 			}
 			got, err := st.Previous(context.Background(), th, 2)
@@ -159,7 +115,7 @@ func TestStoreLargeEntry(t *testing.T) {
 // deleted is gone for readers, as its TTL says.
 func TestStoreExpired(t *testing.T) {
 	th := ledger.Thread{Kind: ledger.KindReview, ID: 3}
-	st := ledger.NewStore(&fakeTable{}, "jobs").WithUniquenessRetention(time.Nanosecond)
+	st := ledger.NewStore(dynamotest.New(), dynamotest.Table).WithUniquenessRetention(time.Nanosecond)
 	if err := st.Put(context.Background(), ledger.Version{Thread: th, Version: 1, JobID: "j"}); err != nil {
 		t.Fatal(err)
 	}
@@ -177,9 +133,14 @@ func TestStorePutRejectsIncomplete(t *testing.T) {
 		{Thread: ledger.Thread{Kind: ledger.KindReview, ID: 1}, JobID: "j"},
 		{Thread: ledger.Thread{Kind: ledger.KindReview, ID: 1}, Version: 1},
 	} {
-		ft := &fakeTable{}
-		if err := ledger.NewStore(ft, "jobs").Put(context.Background(), v); failure.Classify(err) != failure.InternalBug || len(ft.puts) != 0 {
-			t.Errorf("Put(%+v) = %v (%d writes), want INTERNAL_BUG and no write", v, err, len(ft.puts))
+		d := dynamotest.New()
+		err := ledger.NewStore(d, dynamotest.Table).Put(context.Background(), v)
+		written, serr := d.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(dynamotest.Table)})
+		if serr != nil {
+			t.Fatal(serr)
+		}
+		if failure.Classify(err) != failure.InternalBug || len(written.Items) != 0 {
+			t.Errorf("Put(%+v) = %v (%d writes), want INTERNAL_BUG and no write", v, err, len(written.Items))
 		}
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/ledger"
-	"github.com/criticizer/criticizer/shared/ledger/ledgertest"
 	"github.com/criticizer/criticizer/shared/llmstage"
 	"github.com/criticizer/criticizer/shared/result"
 	"github.com/criticizer/criticizer/shared/store"
@@ -42,13 +41,37 @@ func (t jobsTable) seed(j *job.Job) {
 	}
 }
 
+// putFailing is the ledger over an in-process table whose next Put fails
+// with fault when one is set.
+type putFailing struct {
+	*ledger.Store
+	fault error
+}
+
+func (l *putFailing) Put(ctx context.Context, v ledger.Version) error {
+	if err := l.fault; err != nil {
+		l.fault = nil
+		return err
+	}
+	return l.Store.Put(ctx, v)
+}
+
+// get returns the entry of t at version, if any.
+func (l *putFailing) get(t ledger.Thread, version int) (ledger.Version, bool) {
+	v, err := l.Previous(context.Background(), t, version+1)
+	if err != nil || v == nil || v.Version != version {
+		return ledger.Version{}, false
+	}
+	return *v, true
+}
+
 // rerun is a review thread's version 1 (reviewed, recorded) and the
 // version 2 changeset the fetch stage would make of it: copy.c and
 // clean.c unchanged (carried over), other.c changed.
 type rerun struct {
 	h      *harness
 	jobs   jobsTable
-	ledger *ledgertest.Memory
+	ledger *putFailing
 	v1     domain.ReviewResult
 	v1Job  *job.Job
 	cs2    domain.Changeset
@@ -56,7 +79,7 @@ type rerun struct {
 
 func newRerun(t *testing.T) *rerun {
 	t.Helper()
-	r := &rerun{jobs: newJobs(), ledger: &ledgertest.Memory{}}
+	r := &rerun{jobs: newJobs(), ledger: &putFailing{Store: ledger.NewStore(dynamotest.New(), dynamotest.Table)}}
 	r.h = newHarness(t, func(s *llmstage.LLM) { s.Jobs, s.Ledger = r.jobs, r.ledger })
 	clean := domain.FileChange{DepotPath: "//depot/main/clean.c", Action: "edit", Type: "text", Rev: 2, Digest: digest3,
 		Diff: "@@ -1,2 +1,3 @@\n int f(void) {\n+    return 1;\n }\n"}
@@ -128,8 +151,8 @@ func TestReviewCarriesUnchangedFiles(t *testing.T) {
 		t.Errorf("coverage %q", c)
 	}
 
-	e1, ok1 := r.ledger.Get(ledger.Thread{Kind: ledger.KindReview, ID: 885}, 1)
-	e2, ok2 := r.ledger.Get(ledger.Thread{Kind: ledger.KindReview, ID: 885}, 2)
+	e1, ok1 := r.ledger.get(ledger.Thread{Kind: ledger.KindReview, ID: 885}, 1)
+	e2, ok2 := r.ledger.get(ledger.Thread{Kind: ledger.KindReview, ID: 885}, 2)
 	if !ok1 || !ok2 || e2.JobID != "job-v2" || e2.Change != 102 {
 		t.Fatalf("ledger entries: v1 %v, v2 %v %+v", ok1, ok2, e2)
 	}
@@ -225,7 +248,7 @@ func (f failingJobs) Get(context.Context, string) (*job.Job, error) { return nil
 // another job recorded first is kept, and the job's detail says so.
 func TestReviewLedgerWrite(t *testing.T) {
 	r := newRerun(t)
-	r.ledger.Inject("put", failure.Errorf(failure.RateLimited, "throttled"))
+	r.ledger.fault = failure.Errorf(failure.RateLimited, "throttled")
 	before := len(r.h.standin.Requests())
 	if _, err := r.h.stage.Process(context.Background(), r.job2(t)); failure.Classify(err) != failure.RateLimited {
 		t.Fatalf("err %v, want the ledger's RATE_LIMITED", err)
@@ -237,7 +260,7 @@ func TestReviewLedgerWrite(t *testing.T) {
 	if len(r.h.standin.Requests()) != calls || calls-before != 1 {
 		t.Errorf("model calls: %d on the first attempt, %d on the retry; want 1 and 0", calls-before, len(r.h.standin.Requests())-calls)
 	}
-	if _, ok := r.ledger.Get(ledger.Thread{Kind: ledger.KindReview, ID: 885}, 2); !ok {
+	if _, ok := r.ledger.get(ledger.Thread{Kind: ledger.KindReview, ID: 885}, 2); !ok {
 		t.Error("the retry did not record version 2")
 	}
 
@@ -248,7 +271,7 @@ func TestReviewLedgerWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e, _ := r.ledger.Get(ledger.Thread{Kind: ledger.KindReview, ID: 885}, 2); e.JobID != "job-v2" || !strings.Contains(res.Detail, "rerun ledger keeps version 2 of job job-v2") {
+	if e, _ := r.ledger.get(ledger.Thread{Kind: ledger.KindReview, ID: 885}, 2); e.JobID != "job-v2" || !strings.Contains(res.Detail, "rerun ledger keeps version 2 of job job-v2") {
 		t.Errorf("entry of %s, detail %q", e.JobID, res.Detail)
 	}
 }
@@ -336,7 +359,7 @@ func TestReviewShowsTheInterdiff(t *testing.T) {
 		!strings.Contains(meta.Coverage(), "reviewed 1 of 1 file (1 reviewed as its change since version 1)") {
 		t.Errorf("meta %+v, coverage %q", meta, meta.Coverage())
 	}
-	e2, ok := r.ledger.Get(ledger.Thread{Kind: ledger.KindReview, ID: 886}, 2)
+	e2, ok := r.ledger.get(ledger.Thread{Kind: ledger.KindReview, ID: 886}, 2)
 	if !ok || len(e2.Files) != 1 || !e2.Files[0].FullyReviewed || len(e2.Findings) != 2 {
 		t.Fatalf("ledger version 2: %v %+v", ok, e2)
 	}

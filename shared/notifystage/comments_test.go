@@ -16,7 +16,6 @@ import (
 	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/job"
-	"github.com/criticizer/criticizer/shared/ledger/ledgertest"
 	"github.com/criticizer/criticizer/shared/outbox"
 	"github.com/criticizer/criticizer/shared/rerun"
 	"github.com/criticizer/criticizer/shared/smtpmail"
@@ -107,7 +106,7 @@ type commentRig struct {
 	job    *job.Job
 	now    time.Time
 	window time.Duration
-	ledger *ledgertest.Memory
+	ledger *readFailing
 	jobs   fakeJobs
 	arts   *artifacts.Store // what n.Artifacts reads
 	// decider decides each version before it is delivered, as the llm stage does.
@@ -136,7 +135,7 @@ func newCommentRig(t testing.TB) *commentRig {
 	}
 	r := &commentRig{mail: &fakeSender{}, rows: &fakeRows{rows: map[string]*outbox.Row{}}, items: &fakeItemRows{rows: map[string]*outbox.Row{}},
 		swarm: s, now: t0, window: 2 * time.Minute, arts: arts}
-	r.ledger, r.jobs = &ledgertest.Memory{}, fakeJobs{}
+	r.ledger, r.jobs = newLedger(), fakeJobs{}
 	r.decider = &decide.Decider{Artifacts: arts, Ledger: r.ledger, Jobs: r.jobs}
 	r.n = &Notify{Outbox: r.rows, Email: smtpmail.NewChannel(r.mail.Send, &fakeLog{}), Window: 5 * time.Minute, Artifacts: arts, From: "criticizer@example.com",
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return r.now },

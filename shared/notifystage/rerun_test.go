@@ -10,13 +10,32 @@ import (
 	"github.com/criticizer/criticizer/shared/finding"
 	"github.com/criticizer/criticizer/shared/job"
 	"github.com/criticizer/criticizer/shared/ledger"
-	"github.com/criticizer/criticizer/shared/ledger/ledgertest"
 	"github.com/criticizer/criticizer/shared/rerun"
+	"github.com/criticizer/criticizer/shared/store/dynamotest"
 )
+
+// readFailing is the ledger over an in-process table whose next Previous
+// fails with fault when one is set.
+type readFailing struct {
+	*ledger.Store
+	fault error
+}
+
+func newLedger() *readFailing {
+	return &readFailing{Store: ledger.NewStore(dynamotest.New(), dynamotest.Table)}
+}
+
+func (l *readFailing) Previous(ctx context.Context, t ledger.Thread, version int) (*ledger.Version, error) {
+	if err := l.fault; err != nil {
+		l.fault = nil
+		return nil, err
+	}
+	return l.Store.Previous(ctx, t, version)
+}
 
 // record puts what the review stage writes for j in l: every file
 // reviewed in full, the distinct findings by fingerprint.
-func record(t testing.TB, l *ledgertest.Memory, j *job.Job, fs []domain.Finding, files []domain.FileChange) {
+func record(t testing.TB, l *readFailing, j *job.Job, fs []domain.Finding, files []domain.FileChange) {
 	t.Helper()
 	v := ledger.Version{Thread: ledger.ThreadOf(j), Version: j.ReviewVersion, JobID: j.ID, Change: j.Changelist}
 	for _, f := range files {
@@ -119,7 +138,7 @@ func TestRerunEmailGroupsWithoutSwarm(t *testing.T) {
 func TestRerunLedgerErrorIsRetried(t *testing.T) {
 	r := newCommentRig(t)
 	r.job.ReviewVersion = 2
-	r.ledger.Inject("previous", fmt.Errorf("throttled"))
+	r.ledger.fault = fmt.Errorf("throttled")
 	if _, err := r.process(t); err == nil || len(r.mail.sent) != 0 {
 		t.Fatalf("err %v, %d e-mails; want an error and none sent", err, len(r.mail.sent))
 	}

@@ -1,3 +1,6 @@
+// Package ledgertest is the rerun ledger's contract: the table of Put and
+// Previous behaviours ledger.Store keeps, run over the in-process table
+// (shared/ledger) and over the emulator (integration).
 package ledgertest
 
 import (
@@ -9,15 +12,9 @@ import (
 	"github.com/criticizer/criticizer/shared/ledger"
 )
 
-// Ledger is what Contract exercises: ledger.Store and Memory.
-type Ledger interface {
-	ledger.Entries
-	Put(ctx context.Context, v ledger.Version) error
-}
-
 // Contract runs the ledger's table of behaviours against l. thread returns
 // a thread no earlier case used (a store may be shared across runs).
-func Contract(t *testing.T, l Ledger, thread func(kind string) ledger.Thread) {
+func Contract(t *testing.T, l *ledger.Store, thread func(kind string) ledger.Thread) {
 	ctx := context.Background()
 	entry := func(th ledger.Thread, version int, jobID string) ledger.Version {
 		return ledger.Version{Thread: th, Version: version, JobID: jobID, Change: int64(1000 + version),
