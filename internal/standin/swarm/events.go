@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -61,12 +62,15 @@ func (s *Server) SetEventTarget(t EventTarget) {
 	s.events = &t
 }
 
-// queueEvent records a delivery of c after event; s.mu is held.
+// queueEvent records a delivery of c after event; s.mu is held. Only a
+// review's comments are delivered: the receiver reads review reactions
+// (a comment on a change, topic "changes/<id>", is not modelled).
 func (s *Server) queueEvent(event string, c Comment) {
-	if s.events == nil {
+	id, onReview := strings.CutPrefix(c.Topic, "reviews/")
+	review, err := strconv.ParseInt(id, 10, 64)
+	if s.events == nil || !onReview || err != nil {
 		return
 	}
-	review, _ := strconv.ParseInt(c.Topic[len("reviews/"):], 10, 64)
 	body, _ := json.Marshal(map[string]any{"event": event, "review": map[string]any{"id": review}, "comment": c.wire()})
 	s.pending = append(s.pending, pendingEvent{id: deliveryID(), event: event, review: review, body: body})
 }

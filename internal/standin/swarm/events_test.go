@@ -76,3 +76,22 @@ func TestEventsAreSignedDeliveriesWithRetries(t *testing.T) {
 		t.Errorf("received %v", seen)
 	}
 }
+
+// A reaction to a comment that is not on a review (a change's, or a topic
+// too short to name one) queues no delivery and never takes the server down.
+func TestReactionsOffAReviewQueueNothing(t *testing.T) {
+	s := NewServer(Options{})
+	s.SetEventTarget(EventTarget{URL: "http://127.0.0.1:1", Secret: []byte("k")})
+	for _, topic := range []string{"changes/7", "r/1", ""} {
+		c := s.AddComment(Comment{Topic: topic, User: "criticizer", Body: "finding"})
+		if err := s.Like(c.ID, "alice"); err != nil {
+			t.Fatalf("topic %q: %v", topic, err)
+		}
+		if _, err := s.Reply(c.ID, "bob", "thanks", false); err != nil {
+			t.Fatalf("topic %q: %v", topic, err)
+		}
+	}
+	if got := s.DeliverEvents(context.Background(), DeliverOptions{}); len(got) != 0 {
+		t.Fatalf("%d deliveries for comments off a review, want none", len(got))
+	}
+}
