@@ -214,7 +214,8 @@ func (d *depot) size(f *file) (int64, bool) {
 	case inline != nil:
 		return int64(len(*inline)), true
 	case b64 != "":
-		return int64(base64.StdEncoding.DecodedLen(len(b64))), true
+		b, err := base64.StdEncoding.DecodeString(b64)
+		return int64(len(b)), err == nil
 	case name != "":
 		st, err := os.Stat(filepath.Join(d.root, filepath.FromSlash(name)))
 		if err != nil {

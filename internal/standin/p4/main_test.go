@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -176,6 +177,28 @@ func TestLargeContentIsChunked(t *testing.T) {
 	}
 	if last := lines[len(lines)-1]; len(last) != 1 || last.s("data") != "" {
 		t.Errorf("print does not end with an empty data record: %v", last)
+	}
+}
+
+// describe's fileSize is the file's size in bytes, as the server stores
+// it: a fixture given as base64 counts its decoded bytes, not its padding.
+func TestDescribeFileSizeOfBase64Content(t *testing.T) {
+	port := t.TempDir()
+	os.MkdirAll(filepath.Join(port, "changes"), 0o755)
+	c := change{Change: 6, Status: "submitted", User: "u", Files: []file{
+		{Path: "//depot/a/one.bin", Action: "add", Type: "binary", Rev: 1, AfterBase64: "YQ=="},
+		{Path: "//depot/a/two.bin", Action: "add", Type: "binary", Rev: 1, AfterBase64: "YWI="},
+		{Path: "//depot/a/three.bin", Action: "add", Type: "binary", Rev: 1, AfterBase64: "YWJj"}}}
+	b, _ := json.Marshal(c)
+	os.WriteFile(filepath.Join(port, "changes", "6.json"), b, 0o644)
+	lines, stderr, exit := p4(t, port, "-ztag", "-Mj", "describe", "-s", "6")
+	if exit != 0 || stderr != "" || len(lines) != 1 {
+		t.Fatalf("exit %d, stderr %q, %d records", exit, stderr, len(lines))
+	}
+	for i, want := range []string{"1", "2", "3"} {
+		if got := lines[0].s("fileSize" + strconv.Itoa(i)); got != want {
+			t.Errorf("fileSize%d = %q, want %s", i, got, want)
+		}
 	}
 }
 
