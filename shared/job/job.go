@@ -7,6 +7,7 @@ package job
 
 import (
 	"context"
+	"regexp"
 	"slices"
 	"time"
 
@@ -24,6 +25,13 @@ const (
 	Succeeded State = "succeeded"  // every stage done, every recipient notified (terminal)
 	Failed    State = "failed"     // dead-lettered at its current stage; an operator may replay
 )
+
+// idPattern is a job id as uuid.NewString writes it (the webhook's).
+var idPattern = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+
+// ValidID reports whether id has the form of the job ids the webhook
+// creates: a path naming anything else is refused before any read.
+func ValidID(id string) bool { return idPattern.MatchString(id) }
 
 // Getter reads a job by id (store.Store); an unknown id is ErrNotFound.
 type Getter interface {

@@ -26,7 +26,6 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -148,7 +147,7 @@ func (h *Handler) handle(ctx context.Context, req events.APIGatewayProxyRequest,
 		return resp, nil
 	}
 	if route == "job" {
-		if !jobIDPattern.MatchString(jobID) {
+		if !job.ValidID(jobID) {
 			// Answered without a read: DynamoDB would reject an over-long key.
 			return errorResponse(http.StatusNotFound, "job_not_found", "no job with this id"), nil
 		}
@@ -168,9 +167,6 @@ func (h *Handler) swarmEvent(ctx context.Context, req events.APIGatewayProxyRequ
 	}
 	return jsonResponse(a.Status, map[string]string{"result": a.Result})
 }
-
-// jobIDPattern is a job id as uuid.NewString writes it.
-var jobIDPattern = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
 
 // authMode is how a request was authenticated.
 type authMode int

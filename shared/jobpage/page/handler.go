@@ -12,7 +12,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"regexp"
 	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -59,9 +58,6 @@ type Handler struct {
 	Now        job.Clock
 }
 
-// jobIDPattern is the form of the job ids the webhook creates (a UUID).
-var jobIDPattern = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
-
 // Headers every answer carries: no caching anywhere (the link is a
 // credential; a shared cache must not keep the page), no referrer (the URL
 // would leak to any site the page linked to), no MIME sniffing, no framing.
@@ -100,7 +96,7 @@ func (h *Handler) handle(ctx context.Context, req events.APIGatewayProxyRequest)
 		r.Body = "method not allowed\n"
 		return r
 	}
-	if !jobIDPattern.MatchString(id) {
+	if !job.ValidID(id) {
 		return h.denied(ctx, req, "malformed_job_id", "")
 	}
 	ctx = obs.WithAttrs(ctx, slog.String("job_id", id))
