@@ -196,19 +196,12 @@ func (h *Handler) verify(ctx context.Context, id, token string) (bool, error) {
 // user agent) and why, never the token.
 func (h *Handler) denied(ctx context.Context, req events.APIGatewayProxyRequest, reason, id string) events.APIGatewayProxyResponse {
 	attrs := []any{"security_event", "jobpage_denied", "reason", reason, "source_ip", req.RequestContext.Identity.SourceIP,
-		"user_agent", truncate(req.RequestContext.Identity.UserAgent, 200)}
+		"user_agent", domain.Clip(req.RequestContext.Identity.UserAgent, 200)}
 	if id != "" {
 		attrs = append(attrs, "job_id", id)
 	}
 	h.Log.WarnContext(ctx, "job page request denied", attrs...)
 	return notFound()
-}
-
-func truncate(s string, n int) string {
-	if len(s) > n {
-		return s[:n]
-	}
-	return s
 }
 
 func unavailable() events.APIGatewayProxyResponse {
