@@ -78,12 +78,7 @@ func demo(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer func() {
-		progress("stopping the local environment…")
-		if err := l.Close(); err != nil {
-			progress("stopping: %v", err)
-		}
-	}()
+	defer stopLocal(l)
 	if *model == "local" {
 		ms, err := devstack.StartModelServer(ctx, devstack.ModelServerOptions{APIKey: l.Secrets["LLM API key"]})
 		if err != nil {
