@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +23,7 @@ type SynthOptions struct {
 	Env       string         // the environment to synthesize (context "env"); default "local"
 	Overrides map[string]any // laid over the environment's settings (context "overrides")
 	AssetRoot string         // holds <function>/bootstrap (context "assetRoot"); default <repo>/build/lambda
+	Context   map[string]any // further context keys; they win over cdk.json's context
 	OutDir    string         // receives the cloud assembly; default a new temporary directory
 	Output    io.Writer      // the app's stdout/stderr; default os.Stderr
 }
@@ -71,6 +73,7 @@ func Synth(ctx context.Context, opts SynthOptions) (string, error) {
 	if len(opts.Overrides) > 0 {
 		cdkCtx["overrides"] = opts.Overrides
 	}
+	maps.Copy(cdkCtx, opts.Context)
 	ctxJSON, err := json.Marshal(cdkCtx)
 	if err != nil {
 		return "", fmt.Errorf("context: %w", err)
