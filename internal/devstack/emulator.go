@@ -104,9 +104,7 @@ func (e *Emulator) Stop() error {
 		return nil
 	}
 	err := e.proc.stop("emulator")
-	if e.tmpDir != "" {
-		_ = os.RemoveAll(e.tmpDir)
-	}
+	_ = os.RemoveAll(e.tmpDir)
 	e.proc = nil
 	return err
 }
