@@ -271,10 +271,8 @@ func (ix *codeIndex) command(words []string) string {
 			return fmt.Sprintf("cmd/criticizer never reads %q", w)
 		}
 	}
-	for _, c := range ix.commands {
-		if len(c) >= len(words) && slices.Equal(c[:len(words)], words) {
-			return ""
-		}
+	if slices.ContainsFunc(ix.commands, func(c []string) bool { return len(c) >= len(words) && slices.Equal(c[:len(words)], words) }) {
+		return ""
 	}
 	return "no such command in cmd/criticizer's usage"
 }
