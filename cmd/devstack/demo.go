@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -220,12 +221,7 @@ func followJob(ctx context.Context, l *devstack.Local, id string) (*job.Job, []b
 func mailsFor(ctx context.Context, srv *smtpstandin.Server, subject string, wait bool) []smtpstandin.Message {
 	deadline := time.Now().Add(3 * time.Second)
 	for {
-		var out []smtpstandin.Message
-		for _, m := range srv.Messages() {
-			if strings.Contains(m.Subject, subject) {
-				out = append(out, m)
-			}
-		}
+		out := slices.DeleteFunc(srv.Messages(), func(m smtpstandin.Message) bool { return !strings.Contains(m.Subject, subject) })
 		if len(out) > 0 || !wait || time.Now().After(deadline) || ctx.Err() != nil {
 			return out
 		}
