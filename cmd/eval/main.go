@@ -219,7 +219,7 @@ func provider(ctx context.Context, o options) (llm.Provider, string, any, func()
 	var window any
 	switch o.provider {
 	case "standin":
-		srv := llmstandin.NewServer(llmstandin.Options{APIKey: o.provider}) // the key the client sends
+		srv := llmstandin.NewServer(llmstandin.Options{APIKey: o.provider})
 		url, err := srv.Start("")
 		if err != nil {
 			return nil, "", nil, nil, err
@@ -234,7 +234,7 @@ func provider(ctx context.Context, o options) (llm.Provider, string, any, func()
 		cfg.Endpoint, cfg.Model, stop, window = ms.Endpoint, devstack.LocalModel, ms.Stop, staticWindow(ms.ContextTokens)
 	}
 	if stop != nil {
-		c, err := llm.NewOpenAI(cfg, o.provider) // the local server was started without one
+		c, err := llm.NewOpenAI(cfg, o.provider) // the API key: the stand-in's; the local server takes none
 		if err != nil {
 			_ = stop()
 			return nil, "", nil, nil, err
