@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
@@ -66,7 +65,7 @@ func runLocalModel(ctx context.Context, out io.Writer) error {
 	// Prompt processing: a 1-token answer to the review prompt, behind a
 	// fresh nonce so the server's prompt cache cannot serve it. It also
 	// finds the response format (the server refuses json_schema).
-	system := nonce() + "\n" + p.System
+	system := "run " + rand.Text() + "\n" + p.System
 	start := time.Now()
 	comp, err := c.Complete(ctx, llm.Prompt{System: system, User: p.User, MaxTokens: 1})
 	row.promptDur = time.Since(start)
@@ -140,10 +139,4 @@ func renderLocalModel(w io.Writer, r localModelRow) {
 		outRate = fmt.Sprintf("%.1f", r.outputPerSec)
 	}
 	fmt.Fprintf(w, "| %s | %.0f | %s | %s | %d / %d | %s |\n", r.form, r.promptPerSec, outRate, r.review.Round(10*time.Millisecond), r.in, r.out, r.outcome)
-}
-
-func nonce() string {
-	b := make([]byte, 8)
-	_, _ = rand.Read(b)
-	return "run " + hex.EncodeToString(b)
 }

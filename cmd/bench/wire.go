@@ -1,13 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
-	"io"
-	"net"
 	"net/http"
-	"net/http/httputil"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -24,69 +19,40 @@ import (
 // application id every function's SDK client puts in its User-Agent
 // (coldstart.Load sets it).
 type wireCounter struct {
-	mu       sync.Mutex
-	upstream *url.URL
-	calls    map[call]int
-	read     int
-	last     time.Time // of the last request counted
-	ln       net.Listener
-	srv      *http.Server
+	*faultproxy.Proxy // with no Decider: forwards everything
+	mu                sync.Mutex
+	calls             map[call]int
+	read              int
+	last              time.Time // of the last request counted
 }
 
 // call is a function's request kind: Fn "fetch", Op "dynamodb.GetItem".
 type call struct{ Fn, Op string }
 
 func newWireCounter() (*wireCounter, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	w := &wireCounter{calls: map[call]int{}, ln: ln}
-	rp := &httputil.ReverseProxy{
-		Rewrite: func(r *httputil.ProxyRequest) {
-			w.mu.Lock()
-			up := w.upstream
-			w.mu.Unlock()
-			r.SetURL(up)
-			r.Out.Host = r.In.Host // the emulator routes (and signatures cover) the host the function addressed
-			r.Out.Header.Del("Accept-Encoding")
-		},
-		ModifyResponse: w.count,
-	}
-	w.srv = &http.Server{Handler: rp}
-	go func() { _ = w.srv.Serve(ln) }()
-	return w, nil
+	w := &wireCounter{Proxy: faultproxy.New(), calls: map[call]int{}}
+	w.Answered = w.count
+	return w, w.Start()
 }
-
-func (w *wireCounter) URL() string { return "http://" + w.ln.Addr().String() }
 
 // setUpstream is the emulator's endpoint, known once it runs.
 func (w *wireCounter) setUpstream(endpoint string) string {
-	u, _ := url.Parse(endpoint) // an address the emulator built itself
-	w.mu.Lock()
-	w.upstream = u
-	w.mu.Unlock()
+	_ = w.SetUpstream(endpoint) // an address the emulator built itself
 	return w.URL()
 }
 
-func (w *wireCounter) count(resp *http.Response) error {
-	op := string(faultproxy.Classify(resp.Request))
+func (w *wireCounter) count(r *http.Request, _ int, answer []byte) {
+	op := string(faultproxy.Classify(r))
 	if !strings.HasPrefix(op, "dynamodb.") && !strings.HasPrefix(op, "sqs.") {
-		return nil
+		return
 	}
-	c := call{Fn: appID(resp.Request.Header.Get("User-Agent")), Op: op}
+	c := call{Fn: appID(r.Header.Get("User-Agent")), Op: op}
 	var out struct {
 		ScannedCount *int
 		Item         map[string]any
 	}
 	if strings.HasPrefix(op, "dynamodb.") {
-		body, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			return err
-		}
-		resp.Body = io.NopCloser(bytes.NewReader(body))
-		_ = json.Unmarshal(body, &out) // an error answer counts as a request only
+		_ = json.Unmarshal(answer, &out) // an error answer counts as a request only
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -98,7 +64,6 @@ func (w *wireCounter) count(resp *http.Response) error {
 	case out.Item != nil:
 		w.read++
 	}
-	return nil
 }
 
 // appID is the "app/<id>" of an SDK User-Agent, "?" without one.
@@ -126,5 +91,3 @@ func (w *wireCounter) idle() time.Duration {
 	defer w.mu.Unlock()
 	return time.Since(w.last)
 }
-
-func (w *wireCounter) Close() error { return w.srv.Close() }

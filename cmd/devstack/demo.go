@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -32,8 +33,8 @@ var tinyModel bool
 // unusableAnswer reports, with the local model, a job the model's answer
 // failed (SCHEMA_INVALID: stated once, not retried): the demo says so and
 // goes on, as the suite's TestReviewByARealModelServer accepts it.
-func unusableAnswer(st jobStatus) bool {
-	if !tinyModel || st.State != string(job.Failed) || st.Stages[string(domain.StageLLM)].LastErrorClass != string(failure.SchemaInvalid) {
+func unusableAnswer(st *job.Job) bool {
+	if !tinyModel || st.State != job.Failed || st.StageRecord(domain.StageLLM).LastErrorClass != failure.SchemaInvalid {
 		return false
 	}
 	progress("the 135M model's answer was unusable: SCHEMA_INVALID, stated once and not retried; a real model answers these")
@@ -78,12 +79,7 @@ func demo(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer func() {
-		progress("stopping the local environment…")
-		if err := l.Close(); err != nil {
-			progress("stopping: %v", err)
-		}
-	}()
+	defer stopLocal(l)
 	if *model == "local" {
 		ms, err := devstack.StartModelServer(ctx, devstack.ModelServerOptions{APIKey: l.Secrets["LLM API key"]})
 		if err != nil {
@@ -108,33 +104,17 @@ func demo(ctx context.Context, args []string) error {
 	return result
 }
 
-// jobStatus is the part of GET /jobs/{id} the demo follows.
-type jobStatus struct {
-	State        string `json:"state"`
-	Stage        string `json:"stage"`
-	FindingCount int    `json:"finding_count"`
-	Stages       map[string]struct {
-		Status         string `json:"status"`
-		Attempts       int    `json:"attempts"`
-		LastErrorClass string `json:"last_error_class"`
-	} `json:"stages"`
-}
-
-func (s jobStatus) done() bool {
-	return s.State == string(job.Succeeded) || s.State == string(job.Failed)
-}
-
 // stages is e.g. "fetch succeeded (1 attempt), llm failed (5 attempts, last_error_class llm_timeout), …".
-func (s jobStatus) stages() string {
+func stages(j *job.Job) string {
 	var parts []string
 	for _, name := range domain.Stages {
-		st, ok := s.Stages[string(name)]
+		st, ok := j.Stages[name]
 		if !ok {
 			continue
 		}
 		p := fmt.Sprintf("%s %s (%d %s", name, st.Status, st.Attempts, domain.Plural(st.Attempts, "attempt"))
 		if st.LastErrorClass != "" {
-			p += ", last_error_class " + st.LastErrorClass
+			p += ", last_error_class " + string(st.LastErrorClass)
 		}
 		parts = append(parts, p+")")
 	}
@@ -157,7 +137,7 @@ func runDemo(ctx context.Context, l *devstack.Local, body []byte, hook webhook.R
 	if err != nil {
 		return err
 	}
-	mails := mailsFor(ctx, l.SMTP, fmt.Sprintf("CL %d v%d", hook.ChangelistID, hook.ReviewVersion), st.State == string(job.Succeeded))
+	mails := mailsFor(ctx, l.SMTP, fmt.Sprintf("CL %d v%d", hook.ChangelistID, hook.ReviewVersion), st.State == job.Succeeded)
 	for i, m := range mails {
 		if err := printMail(id, i, len(mails), m.From, m.To, m.Raw); err != nil {
 			return err
@@ -169,17 +149,17 @@ func runDemo(ctx context.Context, l *devstack.Local, body []byte, hook webhook.R
 
 	switch {
 	case unusableAnswer(st):
-	case st.State != string(job.Succeeded):
-		return fmt.Errorf("job %s %s: %s", id, st.State, st.stages())
+	case st.State != job.Succeeded:
+		return fmt.Errorf("job %s %s: %s", id, st.State, stages(st))
 	case len(mails) == 0:
-		return fmt.Errorf("job %s succeeded but the SMTP stand-in received no e-mail for CL %d v%d: %s", id, hook.ChangelistID, hook.ReviewVersion, st.stages())
+		return fmt.Errorf("job %s succeeded but the SMTP stand-in received no e-mail for CL %d v%d: %s", id, hook.ChangelistID, hook.ReviewVersion, stages(st))
 	}
 	return runSwarmDemo(ctx, l)
 }
 
 // followJob polls GET /jobs/{id} until the job ends, printing each change of
 // state, stage or attempt once. It returns the last status and its JSON.
-func followJob(ctx context.Context, l *devstack.Local, id string) (jobStatus, []byte, error) {
+func followJob(ctx context.Context, l *devstack.Local, id string) (*job.Job, []byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, demoJobTimeout)
 	defer cancel()
 	path := "/jobs/" + id
@@ -187,14 +167,14 @@ func followJob(ctx context.Context, l *devstack.Local, id string) (jobStatus, []
 	tick := time.NewTicker(demoPoll)
 	defer tick.Stop()
 	var (
-		st      jobStatus
+		st      = &job.Job{}
 		raw     []byte
 		last    string
 		lastErr error
 	)
 	for {
 		code, b, err := l.Call(ctx, http.MethodGet, path, nil)
-		var cur jobStatus
+		var cur job.Job
 		switch {
 		case err != nil:
 			lastErr = err
@@ -203,10 +183,10 @@ func followJob(ctx context.Context, l *devstack.Local, id string) (jobStatus, []
 		case json.Unmarshal(b, &cur) != nil:
 			lastErr = fmt.Errorf("GET %s: not a job status: %s", path, bytes.TrimSpace(b))
 		default:
-			st, raw, lastErr = cur, b, nil
+			st, raw, lastErr = &cur, b, nil
 			line := fmt.Sprintf("state %s, stage %s", st.State, st.Stage)
-			if s, ok := st.Stages[st.Stage]; ok && !st.done() {
-				line += " (" + s.Status
+			if s, ok := st.Stages[st.Stage]; ok && !st.Terminal() {
+				line += " (" + string(s.Status)
 				if s.Attempts > 0 {
 					line += fmt.Sprintf(", attempt %d", s.Attempts)
 				}
@@ -216,14 +196,14 @@ func followJob(ctx context.Context, l *devstack.Local, id string) (jobStatus, []
 				fmt.Printf("%6s  %s\n", since(start), line)
 				last = line
 			}
-			if st.done() {
+			if st.Terminal() {
 				return st, raw, nil
 			}
 		}
 		select {
 		case <-ctx.Done():
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				why := "last state " + st.State + ": " + st.stages()
+				why := "last state " + string(st.State) + ": " + stages(st)
 				if raw == nil {
 					why = fmt.Sprint("no status: ", lastErr)
 				}
@@ -241,12 +221,7 @@ func followJob(ctx context.Context, l *devstack.Local, id string) (jobStatus, []
 func mailsFor(ctx context.Context, srv *smtpstandin.Server, subject string, wait bool) []smtpstandin.Message {
 	deadline := time.Now().Add(3 * time.Second)
 	for {
-		var out []smtpstandin.Message
-		for _, m := range srv.Messages() {
-			if strings.Contains(m.Subject, subject) {
-				out = append(out, m)
-			}
-		}
+		out := slices.DeleteFunc(srv.Messages(), func(m smtpstandin.Message) bool { return !strings.Contains(m.Subject, subject) })
 		if len(out) > 0 || !wait || time.Now().After(deadline) || ctx.Err() != nil {
 			return out
 		}

@@ -61,8 +61,8 @@ func runSwarmDemo(ctx context.Context, l *devstack.Local) error {
 		if unusableAnswer(st) {
 			continue
 		}
-		if st.State != string(job.Succeeded) {
-			return fmt.Errorf("job %s %s: %s", id, st.State, st.stages())
+		if st.State != job.Succeeded {
+			return fmt.Errorf("job %s %s: %s", id, st.State, stages(st))
 		}
 
 		all, summary := ourComments(sw.Comments(demoSwarmReview), sw.Requests(), v.version)

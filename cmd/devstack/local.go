@@ -51,6 +51,14 @@ func startLocal(ctx context.Context, port int) (*devstack.Local, error) {
 	return l, nil
 }
 
+// stopLocal stops the environment startLocal started, saying so.
+func stopLocal(l *devstack.Local) {
+	progress("stopping the local environment…")
+	if err := l.Close(); err != nil {
+		progress("stopping: %v", err)
+	}
+}
+
 // printEnv prints where the environment is and how to point the AWS CLI or
 // criticizer at it.
 func printEnv(endpoint, apiURL, stack string) {

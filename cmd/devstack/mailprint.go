@@ -2,16 +2,12 @@ package main
 
 import (
 	"bytes"
-	"encoding/base64"
 	"fmt"
-	"io"
-	"mime"
-	"mime/multipart"
-	"mime/quotedprintable"
-	"net/mail"
 	"os"
 	"path/filepath"
 	"strings"
+
+	gomail "github.com/wneessen/go-mail"
 
 	"github.com/criticizer/criticizer/internal/devstack"
 )
@@ -19,53 +15,27 @@ import (
 // mailParts are an e-mail's decoded text and HTML bodies.
 type mailParts struct{ text, html string }
 
-// decodeMail reads a MIME message as a mail client would: multipart
-// alternatives split, quoted-printable and base64 decoded.
+// decodeMail reads a MIME message as a mail client would (go-mail's EML
+// parser): multipart alternatives split, quoted-printable and base64 decoded.
 func decodeMail(raw []byte) (mailParts, error) {
 	var out mailParts
-	msg, err := mail.ReadMessage(bytes.NewReader(raw))
+	msg, err := gomail.EMLToMsgFromReader(bytes.NewReader(raw))
 	if err != nil {
 		return out, err
 	}
-	mt, params, err := mime.ParseMediaType(msg.Header.Get("Content-Type"))
-	if err != nil {
-		return out, err
-	}
-	take := func(ct, cte string, r io.Reader) error {
-		switch strings.ToLower(cte) {
-		case "quoted-printable":
-			r = quotedprintable.NewReader(r)
-		case "base64":
-			r = base64.NewDecoder(base64.StdEncoding, r) // it skips the line breaks
-		}
-		b, err := io.ReadAll(r)
+	for _, p := range msg.GetParts() {
+		b, err := p.GetContent()
 		if err != nil {
-			return err
+			return out, err
 		}
-		switch {
-		case strings.HasPrefix(ct, "text/plain"):
+		switch p.GetContentType() {
+		case gomail.TypeTextPlain:
 			out.text = string(b)
-		case strings.HasPrefix(ct, "text/html"):
+		case gomail.TypeTextHTML:
 			out.html = string(b)
 		}
-		return nil
 	}
-	if !strings.HasPrefix(mt, "multipart/") {
-		return out, take(mt, msg.Header.Get("Content-Transfer-Encoding"), msg.Body)
-	}
-	mr := multipart.NewReader(msg.Body, params["boundary"])
-	for {
-		p, err := mr.NextRawPart()
-		if err == io.EOF {
-			return out, nil
-		}
-		if err != nil {
-			return out, err
-		}
-		if err := take(p.Header.Get("Content-Type"), p.Header.Get("Content-Transfer-Encoding"), p); err != nil {
-			return out, err
-		}
-	}
+	return out, nil
 }
 
 // printMail prints the decoded text part of an e-mail and writes the message

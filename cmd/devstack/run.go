@@ -90,13 +90,8 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer func() {
-		progress("stopping the local environment…")
-		_ = os.Remove(path)
-		if err := l.Close(); err != nil {
-			progress("stopping: %v", err)
-		}
-	}()
+	defer stopLocal(l)
+	defer os.Remove(path)
 	if err := writeState(path, runState{
 		Endpoint: l.Emulator.Endpoint, Stack: l.StackName, APIURL: l.APIURL, Outputs: l.Outputs,
 		WebhookKeyHex: hex.EncodeToString(l.WebhookKey), PID: os.Getpid(), EmulatorLog: l.Emulator.LogFile,

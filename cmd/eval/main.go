@@ -215,33 +215,31 @@ const providerLocal = "local"
 func provider(ctx context.Context, o options) (llm.Provider, string, any, func(), error) {
 	cfg := llm.Config{Endpoint: o.endpoint, Model: o.model, Timeout: o.timeout, Schema: result.SchemaJSON(),
 		ResponseFormat: o.responseFormat, MaxTokens: o.maxTokens, Logger: slog.New(slog.DiscardHandler)}
+	var stop func() error
+	var window any
 	switch o.provider {
 	case "standin":
-		srv := llmstandin.NewServer(llmstandin.Options{APIKey: "eval"})
+		srv := llmstandin.NewServer(llmstandin.Options{APIKey: o.provider})
 		url, err := srv.Start("")
 		if err != nil {
 			return nil, "", nil, nil, err
 		}
-		cfg.Endpoint, cfg.Model = url, "standin-reviewer-1"
-		c, err := llm.NewOpenAI(cfg, "eval")
-		if err != nil {
-			srv.Close()
-			return nil, "", nil, nil, err
-		}
-		return c, cfg.Model, nil, func() { srv.Close() }, nil
+		cfg.Endpoint, cfg.Model, stop = url, "standin-reviewer-1", srv.Close
 	case providerLocal:
 		ms, err := devstack.StartModelServer(ctx, devstack.ModelServerOptions{})
 		if err != nil {
 			return nil, "", nil, nil, err
 		}
-		cfg.Endpoint, cfg.Model = ms.Endpoint, devstack.LocalModel
-		c, err := llm.NewOpenAI(cfg, "local") // the server was started without a key
+		// llama-cpp-python reports no window: the one it was started with.
+		cfg.Endpoint, cfg.Model, stop, window = ms.Endpoint, devstack.LocalModel, ms.Stop, staticWindow(ms.ContextTokens)
+	}
+	if stop != nil {
+		c, err := llm.NewOpenAI(cfg, o.provider) // the API key: the stand-in's; the local server takes none
 		if err != nil {
-			_ = ms.Stop()
+			_ = stop()
 			return nil, "", nil, nil, err
 		}
-		// llama-cpp-python reports no window: the one it was started with.
-		return c, cfg.Model, staticWindow(ms.ContextTokens), func() { _ = ms.Stop() }, nil
+		return c, cfg.Model, window, func() { _ = stop() }, nil
 	}
 	f, ok := llm.FamilyOf(o.provider)
 	switch {

@@ -40,17 +40,6 @@ func EmulatorConfig(endpoint string) aws.Config {
 	}
 }
 
-// CDKCommand is the stock aws-cdk CLI at the version pinned in versions.env,
-// run through npx as the Makefile does (--yes: a clean clone installs it
-// without a prompt).
-func CDKCommand(root string) ([]string, error) {
-	v, err := pinnedVersion(root, "AWS_CDK_CLI_VERSION")
-	if err != nil {
-		return nil, err
-	}
-	return []string{"npx", "--yes", "aws-cdk@" + v}, nil
-}
-
 func pinnedVersion(root, key string) (string, error) {
 	f, err := os.Open(filepath.Join(root, "versions.env"))
 	if err != nil {
@@ -77,7 +66,10 @@ func Deploy(ctx context.Context, cfg aws.Config, assemblyDir, stackName string, 
 	if err != nil {
 		return nil, err
 	}
-	cdk, err := CDKCommand(root)
+	// The stock aws-cdk CLI at the version pinned in versions.env, run
+	// through npx as the Makefile does (--yes: a clean clone installs it
+	// without a prompt).
+	cdkVersion, err := pinnedVersion(root, "AWS_CDK_CLI_VERSION")
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +84,7 @@ func Deploy(ctx context.Context, cfg aws.Config, assemblyDir, stackName string, 
 	)
 	run := func(args ...string) error {
 		var tail strings.Builder
-		cmd := exec.CommandContext(ctx, cdk[0], slices.Concat(cdk[1:], args)...)
+		cmd := exec.CommandContext(ctx, "npx", slices.Concat([]string{"--yes", "aws-cdk@" + cdkVersion}, args)...)
 		cmd.Dir, cmd.Env = root, env // no Stdin: /dev/null, the CLI never waits on a prompt
 		w := io.Writer(&tail)
 		if out != nil {

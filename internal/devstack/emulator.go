@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -104,9 +105,7 @@ func (e *Emulator) Stop() error {
 		return nil
 	}
 	err := e.proc.stop("emulator")
-	if e.tmpDir != "" {
-		_ = os.RemoveAll(e.tmpDir)
-	}
+	_ = os.RemoveAll(e.tmpDir)
 	e.proc = nil
 	return err
 }
@@ -137,15 +136,10 @@ func answersOK(url, bearer string) bool {
 // emulatorEnv drops the caller's AWS settings: Lambda processes inherit the
 // emulator's environment and must never see real credentials or profiles.
 func emulatorEnv(env []string) []string {
-	out := env[:0:0]
-	for _, kv := range env {
+	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
 		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "AWS_") || k == "GATEWAY_PORT" || k == "EDGE_PORT" || k == "TMPDIR" {
-			continue
-		}
-		out = append(out, kv)
-	}
-	return out
+		return strings.HasPrefix(k, "AWS_") || k == "GATEWAY_PORT" || k == "EDGE_PORT" || k == "TMPDIR"
+	})
 }
 
 // RunDir returns <RepoRoot>/.run, the untracked directory for pid files, logs

@@ -14,7 +14,6 @@ import (
 	"maps"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -30,6 +29,7 @@ import (
 
 	"github.com/criticizer/criticizer/internal/p4layer"
 	llmstandin "github.com/criticizer/criticizer/internal/standin/llm"
+	"github.com/criticizer/criticizer/internal/standin/p4depot"
 	smtpstandin "github.com/criticizer/criticizer/internal/standin/smtp"
 	swarmstandin "github.com/criticizer/criticizer/internal/standin/swarm"
 	"github.com/criticizer/criticizer/shared/secrets"
@@ -82,7 +82,7 @@ func StartLocal(ctx context.Context, opts LocalOptions) (l *Local, err error) {
 		}
 	}()
 	logger := slog.New(slog.DiscardHandler)
-	p4Sum, err := l.stageP4(ctx, root)
+	p4Sum, err := l.stageP4(root)
 	if err != nil {
 		return nil, err
 	}
@@ -175,13 +175,11 @@ func StartLocal(ctx context.Context, opts LocalOptions) (l *Local, err error) {
 // stageP4 builds the p4 stand-in and stages it as `make p4-layer` stages the
 // real client (that folder is the staging shape's p4 layer), pinned by its
 // own checksum as an operator pins theirs; and copies the fixture depot.
-func (l *Local) stageP4(ctx context.Context, root string) (sum string, err error) {
+func (l *Local) stageP4(root string) (sum string, err error) {
 	l.P4Bin = filepath.Join(l.workDir, "p4-layer", "bin", "p4")
-	built := filepath.Join(l.workDir, "p4-standin")
-	build := exec.CommandContext(ctx, "go", "build", "-o", built, "./internal/standin/p4")
-	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return "", fmt.Errorf("build the p4 stand-in: %w", err)
+	built, err := p4depot.BuildStandin(l.workDir)
+	if err != nil {
+		return "", err
 	}
 	if sum, err = p4layer.FileSHA256(built); err == nil {
 		_, err = p4layer.Stage(built, hostArch(), sum, filepath.Dir(filepath.Dir(l.P4Bin)))

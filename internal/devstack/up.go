@@ -1,6 +1,7 @@
 package devstack
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"os"
@@ -29,9 +30,6 @@ type Deployment struct {
 // Up starts an emulator, synthesizes the CDK app and deploys it: what an
 // integration test's TestMain needs. The caller must Close the Deployment.
 func Up(ctx context.Context, opts UpOptions) (*Deployment, error) {
-	if opts.Synth.Env == "" {
-		opts.Synth.Env = "local"
-	}
 	// Synthesize first: it is the slow, failure-prone step and needs no emulator.
 	dir, err := Synth(ctx, opts.Synth)
 	if err != nil {
@@ -48,7 +46,7 @@ func Up(ctx context.Context, opts UpOptions) (*Deployment, error) {
 		return nil, err
 	}
 	cfg := EmulatorConfig(em.Endpoint)
-	name := StackName(opts.Synth.Env)
+	name := StackName(cmp.Or(opts.Synth.Env, "local"))
 	out, err := Deploy(ctx, cfg, dir, name, opts.Synth.Output)
 	cleanup()
 	if err != nil {

@@ -103,6 +103,10 @@ type Event struct {
 // Proxy is the fault proxy: New, Start, then SetUpstream once the emulator
 // is up. It is safe for concurrent use.
 type Proxy struct {
+	// Answered, when set (before Start), is given every forwarded request
+	// and its answer's status and body before the caller gets them.
+	Answered func(r *http.Request, status int, body []byte)
+
 	srv      *http.Server
 	ln       net.Listener
 	client   *http.Client
@@ -316,11 +320,21 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, up *url.URL, bod
 		return
 	}
 	defer resp.Body.Close()
+	answer := io.Reader(resp.Body)
+	if p.Answered != nil {
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			http.Error(w, "faultproxy: upstream: "+err.Error(), http.StatusBadGateway)
+			return
+		}
+		p.Answered(r, resp.StatusCode, b)
+		answer = bytes.NewReader(b)
+	}
 	for k, v := range resp.Header {
 		w.Header()[k] = v
 	}
 	w.WriteHeader(resp.StatusCode)
-	_, _ = io.Copy(w, resp.Body)
+	_, _ = io.Copy(w, answer)
 }
 
 // Reset closes the client's connection with an RST (linger 0): "connection

@@ -3,6 +3,7 @@ package faultproxy
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -283,5 +285,29 @@ func TestKillBootstrapsConnectedTo(t *testing.T) {
 	err = cmd.Wait()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
 		t.Fatalf("the bootstrap ended with %v, want SIGKILL", err)
+	}
+}
+
+// Answered sees each forwarded request's answer before the caller does, and
+// the caller still gets it whole.
+func TestAnsweredSeesTheAnswerFirst(t *testing.T) {
+	var hits atomic.Int32
+	p := New()
+	var seen []string
+	p.Answered = func(r *http.Request, status int, body []byte) {
+		seen = append(seen, fmt.Sprintf("%s %d %s", Classify(r), status, body))
+	}
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	if err := p.SetUpstream(upstream(t, &hits)); err != nil {
+		t.Fatal(err)
+	}
+	if err := updateJob(context.Background(), dynamodb.NewFromConfig(awsConfig(p.URL()))); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"dynamodb.UpdateItem 200 {}"}; !slices.Equal(seen, want) || hits.Load() != 1 {
+		t.Errorf("Answered saw %q (%d upstream hits), want %q", seen, hits.Load(), want)
 	}
 }

@@ -244,8 +244,10 @@ func walk(h string, element func(*html.Node), text func(string)) {
 		element(&html.Node{Type: html.ElementNode, Data: "unparsable"})
 		return
 	}
-	var visit func(*html.Node)
-	visit = func(n *html.Node) {
+	for _, n := range nodes {
+		ctx.AppendChild(n)
+	}
+	for n := range ctx.Descendants() {
 		switch n.Type {
 		case html.ElementNode:
 			element(n)
@@ -254,12 +256,6 @@ func walk(h string, element func(*html.Node), text func(string)) {
 				text(n.Data)
 			}
 		}
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			visit(c)
-		}
-	}
-	for _, n := range nodes {
-		visit(n)
 	}
 }
 

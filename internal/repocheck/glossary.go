@@ -239,12 +239,7 @@ func (ix *codeIndex) reference(span string) string {
 // packageDirs are the directories a glossary package name stands for: the
 // shared/ one where there is one (`swarm.Review` is shared/swarm's), else all.
 func (ix *codeIndex) packageDirs(pkg string) []string {
-	var shared []string
-	for _, d := range ix.dirsOf[pkg] {
-		if strings.HasPrefix(d, "shared/") {
-			shared = append(shared, d)
-		}
-	}
+	shared := slices.DeleteFunc(slices.Clone(ix.dirsOf[pkg]), func(d string) bool { return !strings.HasPrefix(d, "shared/") })
 	if len(shared) > 0 {
 		return shared
 	}
@@ -254,13 +249,7 @@ func (ix *codeIndex) packageDirs(pkg string) []string {
 // declaring returns pkg's directories that declare name: a top-level name,
 // Type.Member, or a method (`store.Retry` for Store.Retry).
 func (ix *codeIndex) declaring(pkg, name string) []string {
-	var out []string
-	for _, d := range ix.packageDirs(pkg) {
-		if ix.names[d][name] || ix.methods[d][name] {
-			out = append(out, d)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(ix.packageDirs(pkg)), func(d string) bool { return !ix.names[d][name] && !ix.methods[d][name] })
 }
 
 // command returns why words are not an operator command: they must begin
@@ -271,10 +260,8 @@ func (ix *codeIndex) command(words []string) string {
 			return fmt.Sprintf("cmd/criticizer never reads %q", w)
 		}
 	}
-	for _, c := range ix.commands {
-		if len(c) >= len(words) && slices.Equal(c[:len(words)], words) {
-			return ""
-		}
+	if slices.ContainsFunc(ix.commands, func(c []string) bool { return len(c) >= len(words) && slices.Equal(c[:len(words)], words) }) {
+		return ""
 	}
 	return "no such command in cmd/criticizer's usage"
 }
