@@ -21,7 +21,6 @@ import (
 	"net/mail"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -120,7 +119,8 @@ func (s *Server) Start() (addr string, err error) {
 		return "", fmt.Errorf("smtp standin: listen: %w", err)
 	}
 	srv := gosmtp.NewServer(gosmtp.BackendFunc(func(c *gosmtp.Conn) (gosmtp.Session, error) { return &session{srv: s, conn: c}, nil }))
-	srv.Domain, srv.AllowInsecureAuth, srv.TLSConfig, srv.ErrorLog = "smtp.standin.local", true, s.opts.TLSConfig, errorLog{s.log}
+	// ErrorLog: go-smtp's diagnostics, as warnings.
+	srv.Domain, srv.AllowInsecureAuth, srv.TLSConfig, srv.ErrorLog = "smtp.standin.local", true, s.opts.TLSConfig, slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)
 	srv.MaxMessageBytes, srv.MaxRecipients, srv.ReadTimeout, srv.WriteTimeout = 10<<20, 100, time.Minute, time.Minute
 	s.smtp = srv
 	s.addr = ln.Addr().String()
@@ -422,9 +422,3 @@ func (ss *session) drop() { _ = ss.conn.Conn().Close() }
 
 func (ss *session) Reset()        { ss.from, ss.to = "", nil }
 func (ss *session) Logout() error { return nil }
-
-// errorLog routes go-smtp's diagnostics into slog.
-type errorLog struct{ l *slog.Logger }
-
-func (e errorLog) Printf(format string, v ...any) { e.l.Warn(fmt.Sprintf(format, v...)) }
-func (e errorLog) Println(v ...any)               { e.l.Warn(strings.TrimSpace(fmt.Sprintln(v...))) }
