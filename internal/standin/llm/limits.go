@@ -120,8 +120,6 @@ type limitBucket struct {
 	at        time.Time
 }
 
-func (b *limitBucket) configured() bool { return b.perMinute > 0 }
-
 func (b *limitBucket) refill(now time.Time) {
 	if dt := now.Sub(b.at).Seconds(); dt > 0 {
 		b.level = math.Min(b.capacity, b.level+dt*float64(b.perMinute)/60)
@@ -179,7 +177,7 @@ type limit struct {
 func (s *Server) limits(cost int) []limit {
 	var out []limit
 	for _, l := range []limit{{"requests", &s.rpm, 1}, {"tokens", &s.tpm, math.Min(float64(cost), s.tpm.capacity)}} {
-		if l.b.configured() {
+		if l.b.perMinute > 0 {
 			out = append(out, l)
 		}
 	}
