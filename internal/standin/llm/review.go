@@ -74,10 +74,7 @@ func Review(user, promptVersion, schemaVersion string) domain.ReviewResult {
 				if !l.Added || !strings.Contains(l.Text, r.needle) {
 					continue
 				}
-				msg, sev := r.message, r.severity
-				if msg == "" {
-					msg = strings.TrimSpace(l.Text[strings.Index(l.Text, r.needle)+len(r.needle):])
-				}
+				msg, sev := cmp.Or(r.message, strings.TrimSpace(l.Text[strings.Index(l.Text, r.needle)+len(r.needle):])), r.severity
 				if m := severityMark.FindStringSubmatch(l.Text); m != nil {
 					sev = m[1]
 				}

@@ -210,9 +210,7 @@ func (s *Server) QueueFault(f Fault) error {
 	if err := validateFault(f); err != nil {
 		return err
 	}
-	if f.Count == 0 {
-		f.Count = 1
-	}
+	f.Count = cmp.Or(f.Count, 1)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.faults = append(s.faults, f)
