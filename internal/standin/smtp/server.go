@@ -280,13 +280,9 @@ func (s *Server) takeFault(stage Stage) (Fault, bool) {
 // apply waits out the fault's delay and turns it into a reply error, or a
 // drop: the caller closes the connection instead of replying.
 func (s *Server) apply(f Fault) (drop bool, err error) {
-	if f.Delay > 0 {
-		t := time.NewTimer(f.Delay)
-		select {
-		case <-t.C:
-		case <-s.done:
-			t.Stop()
-		}
+	select {
+	case <-time.After(f.Delay): // at once for none
+	case <-s.done:
 	}
 	if f.Drop || f.Code == 0 {
 		return f.Drop, nil

@@ -250,10 +250,8 @@ func (s *Server) hold(remote string, d time.Duration) {
 		}
 		s.mu.Unlock()
 	}()
-	t := time.NewTimer(d)
-	defer t.Stop()
 	select {
-	case <-t.C:
+	case <-time.After(d):
 	case <-s.closing:
 	}
 }
