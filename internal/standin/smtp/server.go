@@ -64,10 +64,6 @@ const (
 	StageData Stage = "data" // the reply to the final dot, which decides acceptance
 )
 
-func (s Stage) valid() bool {
-	return slices.Contains([]Stage{StageAuth, StageMail, StageRcpt, StageData}, s)
-}
-
 // Fault is an injected failure, consumed in queue order by the next Count
 // commands of its Stage.
 type Fault struct {
@@ -218,7 +214,7 @@ func (s *Server) QueueFault(f Fault) error {
 }
 
 func validateFault(f Fault) error {
-	if !f.Stage.valid() {
+	if !slices.Contains([]Stage{StageAuth, StageMail, StageRcpt, StageData}, f.Stage) {
 		return fmt.Errorf("smtp standin: unknown fault stage %q (want auth, mail, rcpt or data)", f.Stage)
 	}
 	if f.Code != 0 && (f.Code < 400 || f.Code > 599) {
