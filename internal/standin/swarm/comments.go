@@ -71,31 +71,26 @@ type CommentContext struct {
 // wire is the comment as the API shows it; context [] (PHP's empty array)
 // on the whole review.
 func (c Comment) wire() map[string]any {
-	var ctx any = []any{}
+	m := map[string]any{}
 	if x := c.Context; x != nil {
-		m := map[string]any{"file": x.File, "leftLine": nullInt(x.LeftLine), "rightLine": nullInt(x.RightLine), "content": orEmpty(x.Content)}
+		m = map[string]any{"file": x.File, "leftLine": orNull(x.LeftLine), "rightLine": orNull(x.RightLine), "content": orEmpty(x.Content)}
 		if x.Version > 0 {
 			m["version"] = x.Version
 		}
-		ctx = m
 	}
 	if c.ReplyTo > 0 {
-		m, _ := ctx.(map[string]any)
-		if m == nil {
-			m = map[string]any{}
-		}
 		m["comment"] = c.ReplyTo
-		ctx = m
 	}
-	var edited any
-	if c.Edited > 0 {
-		edited = c.Edited
+	var ctx any = m
+	if len(m) == 0 {
+		ctx = []any{}
 	}
 	return map[string]any{"id": c.ID, "topic": c.Topic, "body": c.Body, "user": c.User, "time": c.Time, "updated": c.Updated,
-		"edited": edited, "taskState": c.TaskState, "flags": orEmpty(c.Flags), "likes": orEmpty(c.Likes), "attachments": []any{}, "context": ctx}
+		"edited": orNull(c.Edited), "taskState": c.TaskState, "flags": orEmpty(c.Flags), "likes": orEmpty(c.Likes), "attachments": []any{}, "context": ctx}
 }
 
-func nullInt(n int) any {
+// orNull is n, or null for 0.
+func orNull[N int | int64](n N) any {
 	if n == 0 {
 		return nil
 	}
