@@ -81,12 +81,16 @@ func (c Comment) wire() map[string]any {
 	if c.ReplyTo > 0 {
 		m["comment"] = c.ReplyTo
 	}
-	var ctx any = m
-	if len(m) == 0 {
-		ctx = []any{}
-	}
 	return map[string]any{"id": c.ID, "topic": c.Topic, "body": c.Body, "user": c.User, "time": c.Time, "updated": c.Updated,
-		"edited": orNull(c.Edited), "taskState": c.TaskState, "flags": orEmpty(c.Flags), "likes": orEmpty(c.Likes), "attachments": []any{}, "context": ctx}
+		"edited": orNull(c.Edited), "taskState": c.TaskState, "flags": orEmpty(c.Flags), "likes": orEmpty(c.Likes), "attachments": []any{}, "context": orPHPArray(m)}
+}
+
+// orPHPArray is m, or [] (PHP's empty array) for an empty m.
+func orPHPArray[M ~map[K]V, K comparable, V any](m M) any {
+	if len(m) == 0 {
+		return []any{}
+	}
+	return m
 }
 
 // orNull is n, or null for 0.
@@ -417,10 +421,7 @@ func (s *Server) listComments(v11 bool) func(r *http.Request, user string) answe
 			// comments are returned".
 			page = slices.DeleteFunc(page, func(c Comment) bool { return c.Context == nil || c.Context.Version != version })
 		}
-		var last any
-		if lastSeen > 0 {
-			last = lastSeen
-		}
+		last := orNull(lastSeen)
 		if v11 {
 			list := make([]any, 0, len(page))
 			for _, c := range page {
@@ -429,15 +430,11 @@ func (s *Server) listComments(v11 bool) func(r *http.Request, user string) answe
 			return answer{status: http.StatusOK, body: map[string]any{"error": nil, "messages": []any{}, "data": map[string]any{"comments": list, "lastSeen": last}}, listed: len(page)}
 		}
 		// v9 keys comments by id; an empty set is PHP's empty array, [].
-		var set any = []any{}
-		if len(page) > 0 {
-			m := map[string]any{}
-			for _, c := range page {
-				m[strconv.FormatInt(c.ID, 10)] = c.wire()
-			}
-			set = m
+		set := map[string]any{}
+		for _, c := range page {
+			set[strconv.FormatInt(c.ID, 10)] = c.wire()
 		}
-		return answer{status: http.StatusOK, body: map[string]any{"topic": topic, "comments": set, "lastSeen": last}, listed: len(page)}
+		return answer{status: http.StatusOK, body: map[string]any{"topic": topic, "comments": orPHPArray(set), "lastSeen": last}, listed: len(page)}
 	}
 }
 
