@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -120,8 +121,6 @@ type limitBucket struct {
 	at        time.Time
 }
 
-func (b *limitBucket) configured() bool { return b.perMinute > 0 }
-
 func (b *limitBucket) refill(now time.Time) {
 	if dt := now.Sub(b.at).Seconds(); dt > 0 {
 		b.level = math.Min(b.capacity, b.level+dt*float64(b.perMinute)/60)
@@ -177,13 +176,8 @@ type limit struct {
 }
 
 func (s *Server) limits(cost int) []limit {
-	var out []limit
-	for _, l := range []limit{{"requests", &s.rpm, 1}, {"tokens", &s.tpm, math.Min(float64(cost), s.tpm.capacity)}} {
-		if l.b.configured() {
-			out = append(out, l)
-		}
-	}
-	return out
+	return slices.DeleteFunc([]limit{{"requests", &s.rpm, 1}, {"tokens", &s.tpm, math.Min(float64(cost), s.tpm.capacity)}},
+		func(l limit) bool { return l.b.perMinute <= 0 })
 }
 
 // admit charges a request of cost tokens to the configured limits, or

@@ -312,15 +312,6 @@ func (s *Server) nextFault(user string) Fault {
 	return Fault{}
 }
 
-func bearer(h string) (string, bool) {
-	scheme, token, ok := strings.Cut(strings.TrimSpace(h), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return "", false
-	}
-	token = strings.TrimSpace(token)
-	return token, token != ""
-}
-
 func userMessage(msgs []Message) string {
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if msgs[i].Role == "user" {

@@ -82,11 +82,6 @@ func (req wireRequest) normalize(rec *Request) {
 	}
 }
 
-func keyDigest(key string) string {
-	sum := sha256.Sum256([]byte(key))
-	return "present sha256:" + hex.EncodeToString(sum[:6])
-}
-
 // complete answers one completion request and records it with its outcome.
 func (s *Server) complete(w http.ResponseWriter, r *http.Request, format string) {
 	body, readErr := io.ReadAll(io.LimitReader(r.Body, maxRequestBytes+1))
@@ -196,7 +191,9 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, format string)
 func credentials(r *http.Request, format string, rec *Request) (key string, hasKey bool) {
 	switch format {
 	case FormatOpenAI:
-		key, hasKey = bearer(r.Header.Get("Authorization"))
+		scheme, token, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+		key = strings.TrimSpace(token)
+		hasKey = ok && strings.EqualFold(scheme, "Bearer") && key != ""
 	case FormatAnthropic:
 		key = strings.TrimSpace(r.Header.Get("X-Api-Key"))
 		hasKey = key != ""
@@ -207,7 +204,8 @@ func credentials(r *http.Request, format string, rec *Request) (key string, hasK
 		}
 	}
 	if hasKey && format != FormatBedrock {
-		rec.Authorization = keyDigest(key)
+		sum := sha256.Sum256([]byte(key))
+		rec.Authorization = "present sha256:" + hex.EncodeToString(sum[:6])
 	}
 	return key, hasKey
 }
@@ -327,10 +325,8 @@ func wait(ctx context.Context, d time.Duration) bool {
 	if d <= 0 {
 		return true
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
 	select {
-	case <-t.C:
+	case <-time.After(d):
 		return true
 	case <-ctx.Done():
 		return false

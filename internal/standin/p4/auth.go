@@ -42,11 +42,7 @@ func (s *session) authenticated() bool {
 	if pw == "" || s.passwd == pw {
 		return true
 	}
-	ticket := s.passwd
-	if ticket == "" {
-		ticket = s.ticketFromFile()
-	}
-	switch s.d.ticket(ticket) {
+	switch s.d.ticket(cmp.Or(s.passwd, s.ticketFromFile())) {
 	case ticketValid:
 		return true
 	case ticketExpired:

@@ -207,23 +207,18 @@ func (d *depot) index() error {
 	return nil
 }
 
-// size is the length of a file's new content, without reading a file.
+// size is the length of a file's new content, a content file's without
+// reading it.
 func (d *depot) size(f *file) (int64, bool) {
-	inline, name, b64 := f.After, f.AfterFile, f.AfterBase64
-	switch {
-	case inline != nil:
-		return int64(len(*inline)), true
-	case b64 != "":
-		b, err := base64.StdEncoding.DecodeString(b64)
-		return int64(len(b)), err == nil
-	case name != "":
-		st, err := os.Stat(filepath.Join(d.root, filepath.FromSlash(name)))
-		if err != nil {
-			return 0, false
-		}
-		return st.Size(), true
+	if f.After != nil || f.AfterBase64 != "" {
+		content, err := d.content(f.After, "", f.AfterBase64)
+		return int64(len(content)), err == nil
 	}
-	return 0, false
+	st, err := os.Stat(filepath.Join(d.root, filepath.FromSlash(f.AfterFile)))
+	if err != nil || f.AfterFile == "" {
+		return 0, false
+	}
+	return st.Size(), true
 }
 
 // digest is the MD5 of a file's new content in upper-case hex.

@@ -259,7 +259,8 @@ type resolved struct {
 	deny bool
 }
 
-func (s *session) resolveAll(command string, specs []string) ([]resolved, bool) {
+// resolveAll resolves specs; nil when an error or an injected fault answered.
+func (s *session) resolveAll(command string, specs []string) []resolved {
 	out := make([]resolved, len(specs))
 	seen := map[*change]bool{}
 	for i, spec := range specs {
@@ -272,17 +273,27 @@ func (s *session) resolveAll(command string, specs []string) ([]resolved, bool) 
 		r, err := s.d.lookup(spec)
 		if err != nil {
 			s.msg(sevError, evUsage, "Invalid revision number '%s'.", spec)
-			return nil, false
+			return nil
 		}
 		out[i].rev = r
 		if r != nil && !seen[r.change] {
 			seen[r.change] = true
 			if s.serveFaults(fmt.Sprintf("change-%d", r.change.Change), command, r.change.Faults, r.change.SleepMS) {
-				return nil, false
+				return nil
 			}
 		}
 	}
-	return out, true
+	return out
+}
+
+// eachFile hands fn the revision of each spec print and filelog answer, in
+// order, a missing or hidden file's warning sent in its place; false stops.
+func (s *session) eachFile(command string, specs []string, fn func(*revision) bool) {
+	for _, f := range s.resolveAll(command, specs) {
+		if !s.fileWarning(f) && !fn(f.rev) {
+			return
+		}
+	}
 }
 
 // fileWarning sends the per-file warnings of print, diff2 and filelog.
@@ -308,19 +319,11 @@ func (s *session) print(args []string) {
 		return
 	}
 	quiet, expand := slices.Contains(opts, "-q"), !slices.Contains(opts, "-k")
-	files, ok := s.resolveAll("print", operands)
-	if !ok {
-		return
-	}
-	for _, f := range files {
-		if s.fileWarning(f) {
-			continue
-		}
-		r := f.rev
+	s.eachFile("print", operands, func(r *revision) bool {
 		content, err := r.read(s.d)
 		if err != nil {
 			s.serverError("broken fixture", err)
-			return
+			return false
 		}
 		if expand {
 			change, at := r.change.Change, time.Unix(r.change.Time, 0)
@@ -339,7 +342,8 @@ func (s *session) print(args []string) {
 			s.emit(map[string]any{"data": chunk})
 		}
 		s.emit(map[string]any{"data": ""}) // the real client ends each file so
-	}
+		return true
+	})
 }
 
 func (s *session) diff2(args []string) {
@@ -360,8 +364,8 @@ func (s *session) diff2(args []string) {
 		s.msg(sevError, evUsage, "standin: diff2 supports only unified output (-du[n]).")
 		return
 	}
-	files, ok := s.resolveAll("diff2", operands)
-	if !ok {
+	files := s.resolveAll("diff2", operands)
+	if files == nil {
 		return
 	}
 	missing := false
@@ -401,15 +405,7 @@ func (s *session) filelog(args []string) {
 	if !ok {
 		return
 	}
-	files, ok := s.resolveAll("filelog", operands)
-	if !ok {
-		return
-	}
-	for _, f := range files {
-		if s.fileWarning(f) {
-			continue
-		}
-		r := f.rev
+	s.eachFile("filelog", operands, func(r *revision) bool {
 		rec := map[string]any{"depotFile": r.file.Path, "rev0": strconv.Itoa(r.rev), "change0": strconv.FormatInt(r.change.Change, 10),
 			"action0": r.file.Action, "type0": r.file.Type, "user0": r.change.User, "client0": r.change.Client,
 			"time0": strconv.FormatInt(r.change.Time, 10), "desc0": r.change.Desc}
@@ -420,7 +416,8 @@ func (s *session) filelog(args []string) {
 			rec["how"+k], rec["file"+k], rec["srev"+k], rec["erev"+k] = in.How, in.File, in.SRev, in.ERev
 		}
 		s.emit(rec)
-	}
+		return true
+	})
 }
 
 // integrations are the fixture's "how" records, or a move/add's "moved from".

@@ -5,6 +5,7 @@
 package p4depot
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/base32"
 	"encoding/json"
@@ -52,9 +53,7 @@ type Spec struct {
 // Go-like text, and every hundredth file plants a fake credential so that
 // redaction has work to do.
 func Generate(dir string, s Spec) error {
-	if s.Root == "" {
-		s.Root = "//depot/projectA/gen/"
-	}
+	s.Root = cmp.Or(s.Root, "//depot/projectA/gen/")
 	for _, d := range []string{"changes", "users", filepath.Join("files", "gen")} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			return err

@@ -18,13 +18,8 @@ type messageJSON struct {
 
 // faultJSON is a Fault on the wire, delay a Go duration ("2s") for curl.
 type faultJSON struct {
-	Stage    Stage  `json:"stage"`
-	Code     int    `json:"code,omitempty"`
-	Enhanced string `json:"enhanced,omitempty"`
-	Message  string `json:"message,omitempty"`
-	Count    int    `json:"count,omitempty"`
-	Delay    string `json:"delay,omitempty"`
-	Drop     bool   `json:"drop,omitempty"`
+	Fault
+	Delay string `json:"delay,omitempty"` // in place of Fault's
 }
 
 // Handler is the control API:
@@ -47,7 +42,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /faults", func(w http.ResponseWriter, _ *http.Request) {
 		out := []faultJSON{}
 		for _, f := range s.Faults() {
-			fj := faultJSON{Stage: f.Stage, Code: f.Code, Enhanced: f.Enhanced, Message: f.Message, Count: f.Count, Drop: f.Drop}
+			fj := faultJSON{Fault: f}
 			if f.Delay > 0 {
 				fj.Delay = f.Delay.String()
 			}
@@ -98,7 +93,7 @@ func (s *Server) handleQueueFaults(w http.ResponseWriter, r *http.Request) {
 	}
 	faults := make([]Fault, 0, len(list))
 	for _, fj := range list {
-		f := Fault{Stage: fj.Stage, Code: fj.Code, Enhanced: fj.Enhanced, Message: fj.Message, Count: fj.Count, Drop: fj.Drop}
+		f := fj.Fault
 		if fj.Delay != "" {
 			if f.Delay, err = time.ParseDuration(fj.Delay); err != nil {
 				http.Error(w, fmt.Sprintf("bad delay %q: %v", fj.Delay, err), http.StatusBadRequest)

@@ -21,7 +21,6 @@ import (
 	"net/mail"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -64,10 +63,6 @@ const (
 	StageRcpt Stage = "rcpt"
 	StageData Stage = "data" // the reply to the final dot, which decides acceptance
 )
-
-func (s Stage) valid() bool {
-	return slices.Contains([]Stage{StageAuth, StageMail, StageRcpt, StageData}, s)
-}
 
 // Fault is an injected failure, consumed in queue order by the next Count
 // commands of its Stage.
@@ -120,7 +115,8 @@ func (s *Server) Start() (addr string, err error) {
 		return "", fmt.Errorf("smtp standin: listen: %w", err)
 	}
 	srv := gosmtp.NewServer(gosmtp.BackendFunc(func(c *gosmtp.Conn) (gosmtp.Session, error) { return &session{srv: s, conn: c}, nil }))
-	srv.Domain, srv.AllowInsecureAuth, srv.TLSConfig, srv.ErrorLog = "smtp.standin.local", true, s.opts.TLSConfig, errorLog{s.log}
+	// ErrorLog: go-smtp's diagnostics, as warnings.
+	srv.Domain, srv.AllowInsecureAuth, srv.TLSConfig, srv.ErrorLog = "smtp.standin.local", true, s.opts.TLSConfig, slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)
 	srv.MaxMessageBytes, srv.MaxRecipients, srv.ReadTimeout, srv.WriteTimeout = 10<<20, 100, time.Minute, time.Minute
 	s.smtp = srv
 	s.addr = ln.Addr().String()
@@ -210,9 +206,7 @@ func (s *Server) QueueFault(f Fault) error {
 	if err := validateFault(f); err != nil {
 		return err
 	}
-	if f.Count == 0 {
-		f.Count = 1
-	}
+	f.Count = cmp.Or(f.Count, 1)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.faults = append(s.faults, f)
@@ -220,7 +214,7 @@ func (s *Server) QueueFault(f Fault) error {
 }
 
 func validateFault(f Fault) error {
-	if !f.Stage.valid() {
+	if !slices.Contains([]Stage{StageAuth, StageMail, StageRcpt, StageData}, f.Stage) {
 		return fmt.Errorf("smtp standin: unknown fault stage %q (want auth, mail, rcpt or data)", f.Stage)
 	}
 	if f.Code != 0 && (f.Code < 400 || f.Code > 599) {
@@ -282,13 +276,9 @@ func (s *Server) takeFault(stage Stage) (Fault, bool) {
 // apply waits out the fault's delay and turns it into a reply error, or a
 // drop: the caller closes the connection instead of replying.
 func (s *Server) apply(f Fault) (drop bool, err error) {
-	if f.Delay > 0 {
-		t := time.NewTimer(f.Delay)
-		select {
-		case <-t.C:
-		case <-s.done:
-			t.Stop()
-		}
+	select {
+	case <-time.After(f.Delay): // at once for none
+	case <-s.done:
 	}
 	if f.Drop || f.Code == 0 {
 		return f.Drop, nil
@@ -422,9 +412,3 @@ func (ss *session) drop() { _ = ss.conn.Conn().Close() }
 
 func (ss *session) Reset()        { ss.from, ss.to = "", nil }
 func (ss *session) Logout() error { return nil }
-
-// errorLog routes go-smtp's diagnostics into slog.
-type errorLog struct{ l *slog.Logger }
-
-func (e errorLog) Printf(format string, v ...any) { e.l.Warn(fmt.Sprintf(format, v...)) }
-func (e errorLog) Println(v ...any)               { e.l.Warn(strings.TrimSpace(fmt.Sprintln(v...))) }

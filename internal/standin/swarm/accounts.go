@@ -85,12 +85,3 @@ func serveAccount[T any](s *Server, w http.ResponseWriter, r *http.Request, know
 	}
 	writeJSON(w, http.StatusOK, body(v))
 }
-
-// projectsWire is a review's projects, or [] (PHP's empty array;
-// Reviews\Model\Review 'projects').
-func projectsWire(r Review) any {
-	if len(r.Projects) == 0 {
-		return []any{}
-	}
-	return r.Projects
-}

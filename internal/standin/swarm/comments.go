@@ -71,31 +71,30 @@ type CommentContext struct {
 // wire is the comment as the API shows it; context [] (PHP's empty array)
 // on the whole review.
 func (c Comment) wire() map[string]any {
-	var ctx any = []any{}
+	m := map[string]any{}
 	if x := c.Context; x != nil {
-		m := map[string]any{"file": x.File, "leftLine": nullInt(x.LeftLine), "rightLine": nullInt(x.RightLine), "content": orEmpty(x.Content)}
+		m = map[string]any{"file": x.File, "leftLine": orNull(x.LeftLine), "rightLine": orNull(x.RightLine), "content": orEmpty(x.Content)}
 		if x.Version > 0 {
 			m["version"] = x.Version
 		}
-		ctx = m
 	}
 	if c.ReplyTo > 0 {
-		m, _ := ctx.(map[string]any)
-		if m == nil {
-			m = map[string]any{}
-		}
 		m["comment"] = c.ReplyTo
-		ctx = m
-	}
-	var edited any
-	if c.Edited > 0 {
-		edited = c.Edited
 	}
 	return map[string]any{"id": c.ID, "topic": c.Topic, "body": c.Body, "user": c.User, "time": c.Time, "updated": c.Updated,
-		"edited": edited, "taskState": c.TaskState, "flags": orEmpty(c.Flags), "likes": orEmpty(c.Likes), "attachments": []any{}, "context": ctx}
+		"edited": orNull(c.Edited), "taskState": c.TaskState, "flags": orEmpty(c.Flags), "likes": orEmpty(c.Likes), "attachments": []any{}, "context": orPHPArray(m)}
 }
 
-func nullInt(n int) any {
+// orPHPArray is m, or [] (PHP's empty array) for an empty m.
+func orPHPArray[M ~map[K]V, K comparable, V any](m M) any {
+	if len(m) == 0 {
+		return []any{}
+	}
+	return m
+}
+
+// orNull is n, or null for 0.
+func orNull[N int | int64](n N) any {
 	if n == 0 {
 		return nil
 	}
@@ -250,10 +249,8 @@ func (s *Server) hold(remote string, d time.Duration) {
 		}
 		s.mu.Unlock()
 	}()
-	t := time.NewTimer(d)
-	defer t.Stop()
 	select {
-	case <-t.C:
+	case <-time.After(d):
 	case <-s.closing:
 	}
 }
@@ -424,10 +421,7 @@ func (s *Server) listComments(v11 bool) func(r *http.Request, user string) answe
 			// comments are returned".
 			page = slices.DeleteFunc(page, func(c Comment) bool { return c.Context == nil || c.Context.Version != version })
 		}
-		var last any
-		if lastSeen > 0 {
-			last = lastSeen
-		}
+		last := orNull(lastSeen)
 		if v11 {
 			list := make([]any, 0, len(page))
 			for _, c := range page {
@@ -436,15 +430,11 @@ func (s *Server) listComments(v11 bool) func(r *http.Request, user string) answe
 			return answer{status: http.StatusOK, body: map[string]any{"error": nil, "messages": []any{}, "data": map[string]any{"comments": list, "lastSeen": last}}, listed: len(page)}
 		}
 		// v9 keys comments by id; an empty set is PHP's empty array, [].
-		var set any = []any{}
-		if len(page) > 0 {
-			m := map[string]any{}
-			for _, c := range page {
-				m[strconv.FormatInt(c.ID, 10)] = c.wire()
-			}
-			set = m
+		set := map[string]any{}
+		for _, c := range page {
+			set[strconv.FormatInt(c.ID, 10)] = c.wire()
 		}
-		return answer{status: http.StatusOK, body: map[string]any{"topic": topic, "comments": set, "lastSeen": last}, listed: len(page)}
+		return answer{status: http.StatusOK, body: map[string]any{"topic": topic, "comments": orPHPArray(set), "lastSeen": last}, listed: len(page)}
 	}
 }
 

@@ -275,8 +275,9 @@ func (s *Server) reviewAPI(v11 bool) http.HandlerFunc {
 			apiError(w, r, http.StatusNotFound, "Cannot fetch entry. Id does not exist.")
 			return
 		}
+		// projects: [] without any (Reviews\Model\Review 'projects').
 		doc := map[string]any{"id": rev.ID, "type": "default", "author": rev.Author, "changes": changesOf(rev), "state": "needsReview",
-			"versions": versionsWire(rev), "participants": participantsWire(rev), "projects": projectsWire(rev)}
+			"versions": versionsWire(rev), "participants": participantsWire(rev), "projects": orPHPArray(rev.Projects)}
 		if !v11 {
 			writeJSON(w, http.StatusOK, map[string]any{"review": doc})
 			return

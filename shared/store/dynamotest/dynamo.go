@@ -73,16 +73,13 @@ func unused(names map[string]string, values map[string]types.AttributeValue, exp
 	return nil
 }
 
-// check evaluates a write's condition on the stored item (nil: none).
+// check evaluates a write's condition on the stored item (nil: none, as
+// an empty one).
 func check(cond *string, names map[string]string, values map[string]types.AttributeValue, old map[string]types.AttributeValue) (bool, error) {
 	if cond == nil {
 		return true, nil
 	}
-	item := old
-	if item == nil {
-		item = map[string]types.AttributeValue{}
-	}
-	ok, err := condition(*cond, names, values, item)
+	ok, err := condition(*cond, names, values, old)
 	if err != nil {
 		return false, validation("%v", err)
 	}
