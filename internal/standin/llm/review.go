@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/udiff"
 )
 
@@ -23,6 +22,29 @@ const (
 	defaultPromptVersion = "1.0.0"
 	defaultSchemaVersion = "1.0"
 )
+
+// ReviewResult is the stand-in's answer, in the schema's field order.
+type ReviewResult struct {
+	SchemaVersion string         `json:"schema_version"`
+	PromptVersion string         `json:"prompt_version"`
+	Summary       string         `json:"summary"`
+	Findings      []Finding      `json:"findings"`
+	Meta          map[string]any `json:"meta,omitempty"`
+}
+
+// Finding is one stand-in finding.
+type Finding struct {
+	ID         string `json:"id"`
+	Severity   string `json:"severity"`
+	Category   string `json:"category"`
+	Title      string `json:"title"`
+	File       string `json:"file"`
+	Line       int    `json:"line"`
+	Message    string `json:"message"`
+	Suggestion string `json:"suggestion,omitempty"`
+	Confidence string `json:"confidence"`
+	RuleID     string `json:"rule_id"`
+}
 
 // rule is one deterministic "insight": a substring on an added line. Without
 // a message, the rest of the line is the message: a model obeying a planted
@@ -59,12 +81,12 @@ var severityMark = regexp.MustCompile(`standin-severity: (critical|high|medium|l
 // Review answers a review prompt's user message: one finding per rule match
 // on each added line, numbered in the new revision. promptVersion and
 // schemaVersion, when set, override the prompt's.
-func Review(user, promptVersion, schemaVersion string) domain.ReviewResult {
+func Review(user, promptVersion, schemaVersion string) ReviewResult {
 	p := readPrompt(user)
-	res := domain.ReviewResult{
+	res := ReviewResult{
 		SchemaVersion: cmp.Or(schemaVersion, p.schemaVersion, defaultSchemaVersion),
 		PromptVersion: cmp.Or(promptVersion, p.promptVersion, defaultPromptVersion),
-		Findings:      []domain.Finding{},
+		Findings:      []Finding{},
 		Meta:          map[string]any{"reviewer": "llm-standin", "changed_files": len(p.changed)},
 	}
 	files := map[string]bool{}
@@ -78,7 +100,7 @@ func Review(user, promptVersion, schemaVersion string) domain.ReviewResult {
 				if m := severityMark.FindStringSubmatch(l.Text); m != nil {
 					sev = m[1]
 				}
-				res.Findings = append(res.Findings, domain.Finding{ID: fmt.Sprintf("SI-%03d", len(res.Findings)+1), Severity: sev,
+				res.Findings = append(res.Findings, Finding{ID: fmt.Sprintf("SI-%03d", len(res.Findings)+1), Severity: sev,
 					Category: r.category, Title: r.title, File: fd.path, Line: l.N, Message: msg, Suggestion: r.suggestion,
 					Confidence: "high", RuleID: r.id})
 				files[fd.path] = true
