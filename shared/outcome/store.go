@@ -255,7 +255,8 @@ func (s *Store) review(ctx context.Context, review int64) ([]Record, swarm.Revie
 	}
 	for _, it := range items {
 		if str(it["sk"]) == firstSort && !expired(it, job.Now().Unix()) {
-			first = decodeFirst(review, it)
+			_ = attributevalue.UnmarshalMap(it, &first) // by field name: author, participants, groups, projects
+			first.ID = review
 		}
 	}
 	return records(items), first, nil
@@ -279,17 +280,6 @@ func (s *Store) FirstFetched(ctx context.Context, rv swarm.Review) error {
 		"recorded_at": sv(job.FormatTime(job.Now()))}
 	_, err := s.putOnce(ctx, s.kept(item), "outcome first fetched")
 	return err
-}
-
-func decodeFirst(review int64, it map[string]types.AttributeValue) swarm.Review {
-	rv := swarm.Review{ID: review, Author: str(it["author"]), Participants: list(it["participants"]), Groups: list(it["groups"]),
-		Projects: map[string][]string{}}
-	if m, ok := it["projects"].(*types.AttributeValueMemberM); ok {
-		for p, branches := range m.Value {
-			rv.Projects[p] = list(branches)
-		}
-	}
-	return rv
 }
 
 // EmailOnlyRecords returns a changelist's e-mail-only records (fate unknown).
@@ -330,18 +320,6 @@ func lv(ss []string) types.AttributeValue {
 		l = append(l, sv(s))
 	}
 	return &types.AttributeValueMemberL{Value: l}
-}
-
-func list(av types.AttributeValue) []string {
-	l, ok := av.(*types.AttributeValueMemberL)
-	if !ok {
-		return nil
-	}
-	out := make([]string, 0, len(l.Value))
-	for _, v := range l.Value {
-		out = append(out, str(v))
-	}
-	return out
 }
 
 func sv(s string) types.AttributeValue { return &types.AttributeValueMemberS{Value: s} }
