@@ -294,7 +294,9 @@ func records(items []map[string]types.AttributeValue) []Record {
 	now := job.Now().Unix()
 	for _, it := range items {
 		if strings.HasPrefix(str(it["sk"]), sortPrefix) && !expired(it, now) {
-			out = append(out, decode(it))
+			var r Record
+			_ = attributevalue.UnmarshalMap(it, &r) // by Record's dynamodbav tags (the attributes item writes)
+			out = append(out, r)
 		}
 	}
 	return out
@@ -304,14 +306,6 @@ func records(items []map[string]types.AttributeValue) []Record {
 func expired(it map[string]types.AttributeValue, now int64) bool {
 	exp, ok := num(it["expires_at"])
 	return ok && exp > 0 && exp <= now
-}
-
-// decode reads a record item by Record's dynamodbav tags (the attributes item
-// writes).
-func decode(it map[string]types.AttributeValue) Record {
-	var r Record
-	_ = attributevalue.UnmarshalMap(it, &r)
-	return r
 }
 
 func lv(ss []string) types.AttributeValue {
