@@ -37,10 +37,7 @@ func main() {
 		// One row per owner and week, through the one delivery protocol.
 		Rows:   outbox.New(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention).WithActor("digest"),
 		Owners: set.Owners, From: set.Mail.Evidence.From, Policy: set.Recipients, Dismissals: set.Dismissals, Window: set.Mail.Evidence.Window,
-		Log: env.Log,
-	}
-	if key != nil {
-		p.Hash = key.Recipient
+		Hash: key.Recipient, Log: env.Log,
 	}
 	p.Channel, err = mailchannel.New(ctx, set.Mail, mailchannel.Deps{AWS: env.AWS, Jobs: ddb, Table: env.Config.JobsTable, Secrets: sm, Log: env.Log})
 	coldstart.Must(env, err)

@@ -55,7 +55,7 @@ func TestDigestConformance(t *testing.T) {
 		msgs := map[int]*notify.Message{}
 		delivery := func(i int) (outbox.Ref, *notify.Message) {
 			owner := fmt.Sprintf("owner%d@example.com", i)
-			id := digest.IdentityOf(owner, week, nil)
+			id := digest.IdentityOf(owner, week, testHash)
 			if msgs[i] == nil {
 				m, err := digest.Compose(digest.Digest{Owner: owner, Week: week, Paths: []string{"//depot/app/..."}, Reviews: 1},
 					id, "Criticizer <criticizer@example.com>", time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC))

@@ -18,17 +18,11 @@ type Identity struct {
 	Token string // hex; the Message-ID and the X-Criticizer-Key header carry it
 }
 
-// Hasher keys an address (delivery.Secret.Recipient); nil: SHA-256.
+// Hasher keys an address (delivery.Secret.Recipient).
 type Hasher func(addr string) string
 
 // IdentityOf is (owner, week)'s identity under h.
 func IdentityOf(owner string, week weekly.Week, h Hasher) Identity {
-	if h == nil {
-		h = func(a string) string {
-			sum := sha256.Sum256([]byte("criticizer.digest.v1\x00" + a))
-			return hex.EncodeToString(sum[:])
-		}
-	}
 	o := h(delivery.Canonical(owner))
 	sum := sha256.Sum256([]byte("criticizer.digest.v1\x00" + week.String() + "\x00" + o))
 	return Identity{Week: week, Owner: o, Token: hex.EncodeToString(sum[:])}

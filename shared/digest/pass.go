@@ -31,7 +31,7 @@ type Pass struct {
 	Channel delivery.Channel[*notify.Message]
 	Owners  []Owner
 	From    string
-	Hash    Hasher             // keys an owner's address in its row; nil: SHA-256
+	Hash    Hasher             // keys an owner's address in its row
 	Policy  *recipients.Policy // an owner outside it is refused; nil: none
 	// Dismissals is the noise filter (outcome.PolicyFromEnv), the one the
 	// notify stage withholds by: the suppressions listed are its.

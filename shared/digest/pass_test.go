@@ -92,9 +92,19 @@ func pass(t *testing.T, s *sender) (*digest.Pass, weekly.Week, *clock, *channel)
 	}
 	ch := &channel{sender: s}
 	return &digest.Pass{Entries: entries, Fates: outcome.NewStore(db, dynamotest.Table), Rows: outbox.New(db, dynamotest.Table).WithActor("digest"),
-		Channel: ch, Owners: owners, From: "Criticizer <criticizer@example.com>", Window: 10 * time.Minute,
+		Channel: ch, Hash: testHash, Owners: owners, From: "Criticizer <criticizer@example.com>", Window: 10 * time.Minute,
 		Now: job.Clock(c.Now), Log: slog.New(slog.DiscardHandler)}, w, c, ch
 }
+
+// testHash keys an owner's address as the deployed pass does, under a test
+// delivery key.
+var testHash = func() digest.Hasher {
+	k, err := delivery.NewSecret(strings.Repeat("k", 32))
+	if err != nil {
+		panic(err)
+	}
+	return k.Recipient
+}()
 
 // A retried schedule sends nothing twice; an owner not opted in gets nothing.
 func TestPassSendsOncePerOwnerAndWeek(t *testing.T) {
@@ -177,7 +187,7 @@ func TestPassMarksDeliveredInDoubt(t *testing.T) {
 	if _, err := p.Run(ctx, w); !errors.Is(err, digest.ErrInDoubt) {
 		t.Fatalf("a run leaving a send in doubt = %v, want ErrInDoubt", err)
 	}
-	id := digest.IdentityOf("lead@example.com", w, nil)
+	id := digest.IdentityOf("lead@example.com", w, testHash)
 	ch.ev, s.fail = evidence{id.MessageID(p.From): true}, nil
 	c.t = c.t.Add(time.Hour)
 	for range 2 {

@@ -10,7 +10,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"io"
 	"net/mail"
 	"strings"
 	"time"
@@ -30,7 +29,7 @@ const (
 	userAgent = "Criticizer"
 )
 
-// Message is a composed review e-mail. Rendering it (WriteTo, Bytes) is
+// Message is a composed review e-mail. Rendering it (Bytes) is
 // deterministic: Message-ID and MIME boundary come from the Key.
 type Message struct {
 	Key       delivery.Key
@@ -101,20 +100,15 @@ func New(l letter.Letter, k delivery.Key, env Envelope) (*Message, error) {
 	return m, nil
 }
 
-// WriteTo writes m as an RFC 5322 message (CRLF line endings, MIME,
+// Bytes returns m rendered as an RFC 5322 message (CRLF line endings, MIME,
 // quoted-printable UTF-8 parts).
-func (m *Message) WriteTo(w io.Writer) (int64, error) {
+func (m *Message) Bytes() ([]byte, error) {
 	g, err := m.Mail("")
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return g.WriteTo(w)
-}
-
-// Bytes returns the rendered message.
-func (m *Message) Bytes() ([]byte, error) {
 	var b bytes.Buffer
-	if _, err := m.WriteTo(&b); err != nil {
+	if _, err := g.WriteTo(&b); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil

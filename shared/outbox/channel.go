@@ -153,10 +153,7 @@ func (r *Row) Ref() Ref {
 // Addressee names an e-mail row to an operator: its recipient, or after the
 // scrub "~" and the start of its keyed hash.
 func (r *Row) Addressee() string {
-	if !strings.HasPrefix(r.SK, hashedSK) {
-		return r.Key().Recipient
-	}
-	if r.Recipient != "" {
+	if r.Recipient != "" || !strings.HasPrefix(r.SK, hashedSK) {
 		return r.Recipient
 	}
 	return "~" + truncate(strings.TrimPrefix(r.SK, hashedSK), 16)

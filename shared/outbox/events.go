@@ -43,10 +43,8 @@ var statusSet = regexp.MustCompile(`#s = (:\w+)`)
 func (o *Outbox) withEvent(set string, values map[string]types.AttributeValue, op string, from []string) string {
 	fromText := strings.Join(from, "|")
 	to := fromText
-	if m := statusSet.FindStringSubmatch(set); m != nil {
-		if v, ok := values[m[1]].(*types.AttributeValueMemberS); ok {
-			to = v.Value
-		}
+	if st := expected(set, values); st != nil {
+		to = st[0]
 	}
 	at := job.FormatTime(job.Now())
 	if v, ok := values[":now"].(*types.AttributeValueMemberS); ok {
@@ -57,7 +55,8 @@ func (o *Outbox) withEvent(set string, values map[string]types.AttributeValue, o
 	return store.AddSet(set, "events = list_append(if_not_exists(events, :noev), :rowev)")
 }
 
-// expected returns the status a condition names with `#s = :x`, if any.
+// expected returns the status a condition names with `#s = :x` (or an
+// update sets), if any.
 func expected(cond string, values map[string]types.AttributeValue) []string {
 	if m := statusSet.FindStringSubmatch(cond); m != nil {
 		if v, ok := values[m[1]].(*types.AttributeValueMemberS); ok {

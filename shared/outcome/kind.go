@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -81,7 +82,7 @@ type Suppression struct {
 // Dismissal is who dismissed one finding of the kind, with standing.
 type Dismissal struct {
 	Review      int64    `json:"review"`
-	Fingerprint string   `json:"fp"`
+	Fingerprint string   `json:"fp" dynamodbav:"fp"`
 	By          []string `json:"by"`
 	At          string   `json:"at"`
 }
@@ -122,15 +123,15 @@ func tallies(items []map[string]types.AttributeValue) []Suppression {
 		pk, sk := str(it["pk"]), str(it["sk"])
 		key, _, isDismissal := strings.Cut(sk, dismissalSep)
 		t := get(pk, key)
+		// Both items are read by field name (Scope and Dismissals are no
+		// attribute's, so they are kept).
 		if isDismissal {
-			review, _ := num(it["review"])
-			t.Dismissals = append(t.Dismissals, Dismissal{Review: review, Fingerprint: str(it["fp"]), By: list(it["by"]), At: str(it["at"])})
+			var d Dismissal
+			_ = attributevalue.UnmarshalMap(it, &d)
+			t.Dismissals = append(t.Dismissals, d)
 			continue
 		}
-		t.Category, t.Kind = str(it["category"]), str(it["kind"])
-		t.Accepted, _ = num(it["accepted"])
-		t.Dismissed, _ = num(it["dismissed"])
-		t.Allowed, t.Confirmed = flag(it["allowed"]), flag(it["confirmed"])
+		_ = attributevalue.UnmarshalMap(it, t)
 	}
 	out := make([]Suppression, 0, len(order))
 	for _, k := range order {
@@ -139,11 +140,6 @@ func tallies(items []map[string]types.AttributeValue) []Suppression {
 		}
 	}
 	return out
-}
-
-func flag(av types.AttributeValue) bool {
-	b, ok := av.(*types.AttributeValueMemberBOOL)
-	return ok && b.Value
 }
 
 // WithheldBy splits findings into kept and withheld by p; each scope's tallies

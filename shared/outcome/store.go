@@ -255,7 +255,8 @@ func (s *Store) review(ctx context.Context, review int64) ([]Record, swarm.Revie
 	}
 	for _, it := range items {
 		if str(it["sk"]) == firstSort && !expired(it, job.Now().Unix()) {
-			first = decodeFirst(review, it)
+			_ = attributevalue.UnmarshalMap(it, &first) // by field name: author, participants, groups, projects
+			first.ID = review
 		}
 	}
 	return records(items), first, nil
@@ -281,17 +282,6 @@ func (s *Store) FirstFetched(ctx context.Context, rv swarm.Review) error {
 	return err
 }
 
-func decodeFirst(review int64, it map[string]types.AttributeValue) swarm.Review {
-	rv := swarm.Review{ID: review, Author: str(it["author"]), Participants: list(it["participants"]), Groups: list(it["groups"]),
-		Projects: map[string][]string{}}
-	if m, ok := it["projects"].(*types.AttributeValueMemberM); ok {
-		for p, branches := range m.Value {
-			rv.Projects[p] = list(branches)
-		}
-	}
-	return rv
-}
-
 // EmailOnlyRecords returns a changelist's e-mail-only records (fate unknown).
 func (s *Store) EmailOnlyRecords(ctx context.Context, changelist int64) ([]Record, error) {
 	items, err := store.Partition(ctx, s.api, s.table, emailPrefix+strconv.FormatInt(changelist, 10), "outcome e-mail-only list")
@@ -304,7 +294,9 @@ func records(items []map[string]types.AttributeValue) []Record {
 	now := job.Now().Unix()
 	for _, it := range items {
 		if strings.HasPrefix(str(it["sk"]), sortPrefix) && !expired(it, now) {
-			out = append(out, decode(it))
+			var r Record
+			_ = attributevalue.UnmarshalMap(it, &r) // by Record's dynamodbav tags (the attributes item writes)
+			out = append(out, r)
 		}
 	}
 	return out
@@ -316,32 +308,12 @@ func expired(it map[string]types.AttributeValue, now int64) bool {
 	return ok && exp > 0 && exp <= now
 }
 
-// decode reads a record item by Record's dynamodbav tags (the attributes item
-// writes).
-func decode(it map[string]types.AttributeValue) Record {
-	var r Record
-	_ = attributevalue.UnmarshalMap(it, &r)
-	return r
-}
-
 func lv(ss []string) types.AttributeValue {
 	l := make([]types.AttributeValue, 0, len(ss))
 	for _, s := range ss {
 		l = append(l, sv(s))
 	}
 	return &types.AttributeValueMemberL{Value: l}
-}
-
-func list(av types.AttributeValue) []string {
-	l, ok := av.(*types.AttributeValueMemberL)
-	if !ok {
-		return nil
-	}
-	out := make([]string, 0, len(l.Value))
-	for _, v := range l.Value {
-		out = append(out, str(v))
-	}
-	return out
 }
 
 func sv(s string) types.AttributeValue { return &types.AttributeValueMemberS{Value: s} }

@@ -4,7 +4,7 @@
 // Off unless enabled.
 //
 // *Unverified*: the documentation names neither headers, signature scheme nor
-// payload schema. Every guess at them is here, behind Scheme, with configurable
+// payload schema. Every guess at them is here, in HMAC, with configurable
 // header names, so the instance's own page changes one place.
 package swarmevents
 
@@ -27,14 +27,6 @@ import (
 
 // Header returns a request header by name, case-insensitively.
 type Header func(name string) string
-
-// Scheme verifies one delivery's signature and reads it. HMAC is the one
-// implementation; another scheme, once P4 Code Review's is known, is
-// another implementation.
-type Scheme interface {
-	Verify(h Header, body []byte, keys [][]byte, now time.Time) error
-	Parse(h Header, body []byte) (Delivery, error)
-}
 
 // Delivery is one webhook POST as we use it.
 type Delivery struct {

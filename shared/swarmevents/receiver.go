@@ -29,7 +29,7 @@ type Outcomes interface {
 
 // Receiver turns P4 Code Review's deliveries into outcome records.
 type Receiver struct {
-	Scheme   Scheme
+	Scheme   HMAC // verifies a delivery's signature and reads it
 	Keys     Keys
 	Claims   Claims
 	Outcomes Outcomes

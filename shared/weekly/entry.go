@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -154,23 +153,18 @@ func fit(e Entry) ([]byte, error) {
 
 // Week reads every entry of week, every page of its one partition.
 func (s *Entries) Week(ctx context.Context, week Week) ([]Entry, error) {
-	pages := dynamodb.NewQueryPaginator(s.API, &dynamodb.QueryInput{TableName: &s.Table,
-		KeyConditionExpression:    aws.String("pk = :pk"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": sv(weekPrefix + week.String())}})
+	items, err := store.Partition(ctx, s.API, s.Table, weekPrefix+week.String(), "digest week")
+	if err != nil {
+		return nil, err
+	}
 	var out []Entry
-	for pages.HasMorePages() {
-		page, err := pages.NextPage(ctx)
-		if err != nil {
-			return nil, awserr.Wrap("digest week", err)
+	for _, it := range items {
+		var e Entry
+		data, _ := it["data"].(*types.AttributeValueMemberS)
+		if data == nil || json.Unmarshal([]byte(data.Value), &e) != nil {
+			return nil, failure.Errorf(failure.SchemaInvalid, "digest: week entry %v is malformed", it["sk"])
 		}
-		for _, it := range page.Items {
-			var e Entry
-			data, _ := it["data"].(*types.AttributeValueMemberS)
-			if data == nil || json.Unmarshal([]byte(data.Value), &e) != nil {
-				return nil, failure.Errorf(failure.SchemaInvalid, "digest: week entry %v is malformed", it["sk"])
-			}
-			out = append(out, e)
-		}
+		out = append(out, e)
 	}
 	return out, nil
 }
