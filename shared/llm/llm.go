@@ -76,10 +76,7 @@ type Config struct {
 	MaxTokens      int             // 0 means DefaultMaxTokens
 	ResponseFormat string          // openai only: FormatAuto (default) or a form
 	Schema         json.RawMessage // sent with FormatJSONSchema and FormatJSONObjectSchema
-	// HTTPClient nil: a client with no timeout of its own (Timeout applies
-	// through the request context).
-	HTTPClient *http.Client
-	Logger     *slog.Logger // one record per call; nil means slog.Default()
+	Logger         *slog.Logger    // one record per call; nil means slog.Default()
 }
 
 // Prompt is the request (result.Prompt converts to it directly).
@@ -231,9 +228,9 @@ func newBase(provider string, cfg Config, apiKey, path string) (base, error) {
 	if err != nil {
 		return base{}, err
 	}
-	hc := cmp.Or(cfg.HTTPClient, &http.Client{})
+	// No timeout of its own: Timeout applies through the request context.
 	return base{cfg: cfg, provider: provider, url: strings.TrimRight(u.String(), "/") + path,
-		apiKey: apiKey, http: hc, log: cfg.Logger}, nil
+		apiKey: apiKey, http: &http.Client{}, log: cfg.Logger}, nil
 }
 
 // WithDefaults checks a timeout and a model and fills in MaxTokens and Logger.

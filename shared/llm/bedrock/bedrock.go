@@ -58,9 +58,6 @@ func New(cfg llm.Config, awsCfg aws.Config) (*Client, error) {
 		if cfg.Endpoint != "" {
 			o.BaseEndpoint = aws.String(strings.TrimRight(cfg.Endpoint, "/"))
 		}
-		if cfg.HTTPClient != nil {
-			o.HTTPClient = cfg.HTTPClient
-		}
 		o.Retryer = aws.NopRetryer{}
 	})
 	return &Client{cfg: cfg, api: api, log: cfg.Logger}, nil
