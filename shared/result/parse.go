@@ -552,10 +552,7 @@ func parseVersion(s string, maxParts int) (version, bool) {
 	}
 	var n [3]uint64
 	for i, p := range parts {
-		if p == "" || strings.TrimLeft(p, "0123456789") != "" {
-			return version{}, false
-		}
-		v, err := strconv.ParseUint(p, 10, 32)
+		v, err := strconv.ParseUint(p, 10, 32) // digits only: no sign, no "_"
 		if err != nil {
 			return version{}, false
 		}
