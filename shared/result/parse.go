@@ -363,8 +363,8 @@ func violations(err error) []violation {
 	if err == nil {
 		return nil
 	}
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
+	ve, ok := errors.AsType[*jsonschema.ValidationError](err)
+	if !ok {
 		return []violation{{ReasonSchemaMismatch, "", "validation failed"}}
 	}
 	var out []violation

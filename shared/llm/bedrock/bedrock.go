@@ -175,8 +175,8 @@ func (c *Client) classify(ctx context.Context, err error) error {
 		e.RequestID = domain.Clip(re.ServiceRequestID(), 128)
 		e.Status = re.HTTPStatusCode()
 	}
-	var ae smithy.APIError
-	if !errors.As(err, &ae) {
+	ae, ok := errors.AsType[smithy.APIError](err)
+	if !ok {
 		return llm.TransportError(ctx, c.cfg.Timeout, err)
 	}
 	e.Code = domain.Clip(ae.ErrorCode(), 64)
