@@ -211,6 +211,7 @@ type base struct {
 	cfg      Config
 	provider string
 	url      string
+	host     string // the endpoint's, for logs
 	apiKey   string
 	http     *http.Client
 	log      *slog.Logger
@@ -229,7 +230,7 @@ func newBase(provider string, cfg Config, apiKey, path string) (base, error) {
 		return base{}, err
 	}
 	// No timeout of its own: Timeout applies through the request context.
-	return base{cfg: cfg, provider: provider, url: strings.TrimRight(u.String(), "/") + path,
+	return base{cfg: cfg, provider: provider, url: strings.TrimRight(u.String(), "/") + path, host: u.Host,
 		apiKey: apiKey, http: &http.Client{}, log: cfg.Logger}, nil
 }
 
@@ -277,14 +278,7 @@ func (b *base) String() string {
 
 // LogValue keeps the key out of logs when a client is logged.
 func (b *base) LogValue() slog.Value {
-	return slog.GroupValue(slog.String("provider", b.provider), slog.String("model", b.cfg.Model), slog.String("endpoint_host", b.host()))
-}
-
-func (b *base) host() string {
-	if u, err := url.Parse(b.url); err == nil {
-		return u.Host
-	}
-	return ""
+	return slog.GroupValue(slog.String("provider", b.provider), slog.String("model", b.cfg.Model), slog.String("endpoint_host", b.host))
 }
 
 func (b *base) maxTokens(p Prompt) int {

@@ -103,7 +103,7 @@ func (c *Client) Complete(ctx context.Context, p Prompt) (Completion, error) {
 			return comp, err
 		}
 		c.log.WarnContext(ctx, "llm server refused the response format; using the next form", "refused", form, "next", next,
-			"endpoint_host", c.host())
+			"endpoint_host", c.host)
 		form = next
 	}
 }
