@@ -281,12 +281,7 @@ func (b *base) LogValue() slog.Value {
 	return slog.GroupValue(slog.String("provider", b.provider), slog.String("model", b.cfg.Model), slog.String("endpoint_host", b.host))
 }
 
-func (b *base) maxTokens(p Prompt) int {
-	if p.MaxTokens > 0 {
-		return p.MaxTokens
-	}
-	return b.cfg.MaxTokens
-}
+func (b *base) maxTokens(p Prompt) int { return cmp.Or(max(p.MaxTokens, 0), b.cfg.MaxTokens) }
 
 // LogCall writes the one record per call. Never the prompt, content or key.
 func LogCall(ctx context.Context, lg *slog.Logger, provider, model string, p Prompt, start time.Time, comp Completion, status int, err error) {
