@@ -108,9 +108,6 @@ func (f *Fetcher) moveOrigins(ctx context.Context, shelved bool, files []domain.
 		}
 	}
 	out := map[string]origin{}
-	if len(adds) == 0 {
-		return out, nil
-	}
 	if shelved {
 		for _, a := range adds {
 			var match []domain.FileChange
