@@ -236,7 +236,7 @@ func (f *Fetcher) describe(ctx context.Context, changelist int64, shelved bool) 
 	if rec == nil {
 		return domain.Changeset{}, nil, failure.Errorf(failure.SchemaInvalid, "p4 describe %d: no change record in output", changelist)
 	}
-	if got, err := rec.Int("change"); err != nil || got != changelist {
+	if got, err := strconv.ParseInt(rec["change"], 10, 64); err != nil || got != changelist {
 		return domain.Changeset{}, nil, failure.Errorf(failure.SchemaInvalid, "p4 describe %d: answered for change %q", changelist, rec["change"])
 	}
 	cs := domain.Changeset{
