@@ -99,21 +99,15 @@ func (c *Client) Complete(ctx context.Context, p llm.Prompt) (llm.Completion, er
 	return comp, nil
 }
 
-// system is the system prompt (the static part), with a cache point on
-// models that cache prompts.
+// system is the system prompt (the static part), with a cache point when
+// the model id (or inference profile) names a family that supports cache
+// points; other models reject them.
 func (c *Client) system(text string) []types.SystemContentBlock {
 	blocks := []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: text}}
-	if CachesPrompts(c.cfg.Model) {
+	if m := strings.ToLower(c.cfg.Model); strings.Contains(m, "anthropic.claude") || strings.Contains(m, "amazon.nova") {
 		blocks = append(blocks, &types.SystemContentBlockMemberCachePoint{Value: types.CachePointBlock{Type: types.CachePointTypeDefault}})
 	}
 	return blocks
-}
-
-// CachesPrompts reports whether a Bedrock model id (or inference profile)
-// names a family that supports cache points; other models reject them.
-func CachesPrompts(model string) bool {
-	m := strings.ToLower(model)
-	return strings.Contains(m, "anthropic.claude") || strings.Contains(m, "amazon.nova")
 }
 
 func (c *Client) read(out *bedrockruntime.ConverseOutput) (llm.Completion, error) {
