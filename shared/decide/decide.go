@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -249,12 +250,8 @@ func (d *Decider) withholdDismissed(ctx context.Context, j *job.Job, review doma
 	}
 	meta.WithheldAsDismissed += len(gone)
 	merged := map[string]any{}
-	for k, v := range review.Meta {
-		merged[k] = v // a model's own meta keys are kept
-	}
-	for k, v := range meta.Map() {
-		merged[k] = v
-	}
+	maps.Copy(merged, review.Meta) // a model's own meta keys are kept
+	maps.Copy(merged, meta.Map())
 	review.Findings, review.Meta = keep, merged
 	return review, nil
 }

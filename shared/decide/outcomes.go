@@ -1,6 +1,7 @@
 package decide
 
 import (
+	"cmp"
 	"context"
 	"strings"
 
@@ -26,10 +27,7 @@ type Outcomes struct {
 // model text.
 func record(j *job.Job, d *Decided, c int) outcome.Record {
 	meta := domain.ReadReviewMeta(d.Result.Meta)
-	pv := meta.PromptVersion
-	if pv == "" {
-		pv = d.Result.PromptVersion
-	}
+	pv := cmp.Or(meta.PromptVersion, d.Result.PromptVersion)
 	f := d.Current[c].Finding
 	return outcome.Record{Fingerprint: d.Current[c].Fingerprint, File: f.File, Severity: strings.ToLower(f.Severity),
 		Category: f.Category, RuleID: f.RuleID, PromptVersion: pv, Model: meta.Model, JobID: j.ID, Kind: outcome.Kind(f)}

@@ -56,7 +56,6 @@ type cacheControl struct {
 
 type anthropicResponse struct {
 	ID         string           `json:"id"`
-	Type       string           `json:"type"`
 	Model      string           `json:"model"`
 	Content    []anthropicBlock `json:"content"`
 	StopReason string           `json:"stop_reason"`
@@ -70,7 +69,6 @@ type anthropicResponse struct {
 
 // anthropicError is {"type":"error","error":{"type","message"},"request_id"}.
 type anthropicError struct {
-	Type  string `json:"type"`
 	Error struct {
 		Type    string `json:"type"`
 		Message string `json:"message"`

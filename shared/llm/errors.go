@@ -127,11 +127,11 @@ func ClassFor(r Reason) failure.Class {
 }
 
 // openAIError is {"error":{"code","type","message","param"}}: code a string
-// (OpenAI), a number (some compatibles) or null; type null on Azure.
+// (OpenAI), a number (some compatibles) or null; type null on Azure (read as "").
 type openAIError struct {
 	Error struct {
 		Code    json.RawMessage `json:"code"`
-		Type    *string         `json:"type"`
+		Type    string          `json:"type"`
 		Message string          `json:"message"`
 	} `json:"error"`
 }
@@ -145,13 +145,6 @@ func (e openAIError) code() string {
 		return ""
 	}
 	return strings.Trim(string(e.Error.Code), `"`)
-}
-
-func (e openAIError) typ() string {
-	if e.Error.Type == nil {
-		return ""
-	}
-	return *e.Error.Type
 }
 
 // openAIStatusError classes a non-2xx OpenAI-compatible answer:
@@ -178,14 +171,14 @@ func openAIStatusError(provider string, resp *http.Response, body []byte, reqID 
 		// vLLM's envelope is flat: {"object":"error","message","type","code"}.
 		var flat struct {
 			Message string          `json:"message"`
-			Type    *string         `json:"type"`
+			Type    string          `json:"type"`
 			Code    json.RawMessage `json:"code"`
 		}
 		if json.Unmarshal(body, &flat) == nil && flat.Message != "" {
 			ae.Error.Message, ae.Error.Type, ae.Error.Code = flat.Message, flat.Type, flat.Code
 		}
 	}
-	code, typ := domain.Clip(ae.code(), 64), domain.Clip(ae.typ(), 64)
+	code, typ := domain.Clip(ae.code(), 64), domain.Clip(ae.Error.Type, 64)
 	status := resp.StatusCode
 	e := &Error{Provider: provider, Status: status, Code: code, Type: typ, RequestID: reqID}
 	retryAfter := parseRetryAfter(resp.Header, time.Now())

@@ -88,6 +88,9 @@ func NewLimiter(cfg LimiterConfig) *Limiter {
 	cfg.BytesPerToken = cmp.Or(max(cfg.BytesPerToken, 0), 4)
 	cfg.Clock = cmp.Or[Clock](cfg.Clock, systemClock{})
 	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
+	if cfg.Backoff == nil {
+		cfg.Backoff = func(n int) time.Duration { return backoff.Default.Delay(n, 0) }
+	}
 	return &Limiter{cfg: cfg, models: map[string]*modelLimits{}}
 }
 
@@ -382,7 +385,7 @@ func (l *Limiter) release(m *modelLimits, p Prompt, comp Completion, err error, 
 	if hint > 0 || paced <= 0 {
 		// Full-jitter backoff per consecutive 429 (rule BO-1), never
 		// shortened by a Retry-After (spec §8.2: max of the two).
-		hint = max(hint, l.backoff(m.consecutive))
+		hint = max(hint, l.cfg.Backoff(m.consecutive))
 	}
 	if until := now.Add(hint); until.After(m.pausedUntil) {
 		m.pausedUntil = until
@@ -413,11 +416,4 @@ func slowDown(err error) bool {
 func busy(err error) bool {
 	d, ok := Details(err)
 	return ok && d.Reason == ReasonBusy
-}
-
-func (l *Limiter) backoff(n int) time.Duration {
-	if l.cfg.Backoff != nil {
-		return l.cfg.Backoff(n)
-	}
-	return backoff.Default.Delay(n, 0)
 }

@@ -76,10 +76,7 @@ type Config struct {
 	MaxTokens      int             // 0 means DefaultMaxTokens
 	ResponseFormat string          // openai only: FormatAuto (default) or a form
 	Schema         json.RawMessage // sent with FormatJSONSchema and FormatJSONObjectSchema
-	// HTTPClient nil: a client with no timeout of its own (Timeout applies
-	// through the request context).
-	HTTPClient *http.Client
-	Logger     *slog.Logger // one record per call; nil means slog.Default()
+	Logger         *slog.Logger    // one record per call; nil means slog.Default()
 }
 
 // Prompt is the request (result.Prompt converts to it directly).
@@ -214,6 +211,7 @@ type base struct {
 	cfg      Config
 	provider string
 	url      string
+	host     string // the endpoint's, for logs
 	apiKey   string
 	http     *http.Client
 	log      *slog.Logger
@@ -231,9 +229,9 @@ func newBase(provider string, cfg Config, apiKey, path string) (base, error) {
 	if err != nil {
 		return base{}, err
 	}
-	hc := cmp.Or(cfg.HTTPClient, &http.Client{})
-	return base{cfg: cfg, provider: provider, url: strings.TrimRight(u.String(), "/") + path,
-		apiKey: apiKey, http: hc, log: cfg.Logger}, nil
+	// No timeout of its own: Timeout applies through the request context.
+	return base{cfg: cfg, provider: provider, url: strings.TrimRight(u.String(), "/") + path, host: u.Host,
+		apiKey: apiKey, http: &http.Client{}, log: cfg.Logger}, nil
 }
 
 // WithDefaults checks a timeout and a model and fills in MaxTokens and Logger.
@@ -280,22 +278,10 @@ func (b *base) String() string {
 
 // LogValue keeps the key out of logs when a client is logged.
 func (b *base) LogValue() slog.Value {
-	return slog.GroupValue(slog.String("provider", b.provider), slog.String("model", b.cfg.Model), slog.String("endpoint_host", b.host()))
+	return slog.GroupValue(slog.String("provider", b.provider), slog.String("model", b.cfg.Model), slog.String("endpoint_host", b.host))
 }
 
-func (b *base) host() string {
-	if u, err := url.Parse(b.url); err == nil {
-		return u.Host
-	}
-	return ""
-}
-
-func (b *base) maxTokens(p Prompt) int {
-	if p.MaxTokens > 0 {
-		return p.MaxTokens
-	}
-	return b.cfg.MaxTokens
-}
+func (b *base) maxTokens(p Prompt) int { return cmp.Or(max(p.MaxTokens, 0), b.cfg.MaxTokens) }
 
 // LogCall writes the one record per call. Never the prompt, content or key.
 func LogCall(ctx context.Context, lg *slog.Logger, provider, model string, p Prompt, start time.Time, comp Completion, status int, err error) {

@@ -103,7 +103,7 @@ func (c *Client) Complete(ctx context.Context, p Prompt) (Completion, error) {
 			return comp, err
 		}
 		c.log.WarnContext(ctx, "llm server refused the response format; using the next form", "refused", form, "next", next,
-			"endpoint_host", c.host())
+			"endpoint_host", c.host)
 		form = next
 	}
 }
@@ -155,7 +155,7 @@ func (c *Client) read(a answer) (Completion, error) {
 	if len(cr.Choices) == 0 {
 		// Some compatible servers answer 200 with an error envelope.
 		var ae openAIError
-		if json.Unmarshal(a.body, &ae) == nil && (ae.code() != "" || ae.typ() != "") {
+		if json.Unmarshal(a.body, &ae) == nil && (ae.code() != "" || ae.Error.Type != "") {
 			return Completion{RequestID: reqID}, openAIStatusError(OpenAI, &http.Response{StatusCode: http.StatusBadRequest, Header: a.resp.Header}, a.body, reqID)
 		}
 		return Completion{RequestID: reqID}, bad("no choices")

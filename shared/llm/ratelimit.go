@@ -27,21 +27,14 @@ type RateLimit struct {
 func ParseRateLimit(h http.Header, now time.Time) RateLimit {
 	var r RateLimit
 	intHeader := func(name string) (int, bool) {
-		v := strings.TrimSpace(h.Get(name))
-		if v == "" {
-			return 0, false
-		}
-		n, err := strconv.ParseInt(v, 10, 64)
+		n, err := strconv.ParseInt(strings.TrimSpace(h.Get(name)), 10, 64)
 		if err != nil || n < 0 {
 			return 0, false
 		}
 		return int(min(n, 1<<40)), true
 	}
 	durHeader := func(name string) time.Duration {
-		v := strings.TrimSpace(h.Get(name))
-		if v == "" {
-			return 0
-		}
+		v := strings.TrimSpace(h.Get(name)) // "" parses as neither
 		if d, err := time.ParseDuration(v); err == nil && d > 0 {
 			return min(d, maxRetryAfter)
 		}

@@ -185,9 +185,8 @@ func (r *LLM) record(ctx context.Context, v ledger.Version) (string, error) {
 		return "", nil
 	}
 	err := r.Ledger.Put(ctx, v)
-	var taken *ledger.VersionTakenError
-	switch {
-	case errors.As(err, &taken):
+	switch taken, isTaken := errors.AsType[*ledger.VersionTakenError](err); {
+	case isTaken:
 		r.Log.WarnContext(ctx, "this version is already in the rerun ledger from another job; its entry is kept",
 			"thread", v.Thread.String(), "version", v.Version, "ledger_job", taken.JobID)
 		return fmt.Sprintf("; rerun ledger keeps version %d of job %s", v.Version, taken.JobID), nil

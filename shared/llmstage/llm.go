@@ -104,14 +104,13 @@ type DailyCounter interface {
 type chunkArtifact struct {
 	result.ChunkResult
 	// Split: answered by reviewing smaller pieces; a replay goes straight to them.
-	Split          bool                   `json:"split,omitempty"`
-	Truncated      []domain.TruncatedFile `json:"truncated,omitempty"`
-	PromptVersion  string                 `json:"prompt_version"`
-	Model          string                 `json:"model,omitempty"`
-	RequestID      string                 `json:"request_id,omitempty"`
-	FinishReason   string                 `json:"finish_reason,omitempty"`
-	ResponseFormat string                 `json:"response_format,omitempty"`
-	Usage          llm.Usage              `json:"usage"`
+	Split          bool      `json:"split,omitempty"`
+	PromptVersion  string    `json:"prompt_version"`
+	Model          string    `json:"model,omitempty"`
+	RequestID      string    `json:"request_id,omitempty"`
+	FinishReason   string    `json:"finish_reason,omitempty"`
+	ResponseFormat string    `json:"response_format,omitempty"`
+	Usage          llm.Usage `json:"usage"`
 	// Content is the raw answer (from redacted input only), for debugging
 	// dropped findings.
 	Content string `json:"content,omitempty"`
@@ -526,7 +525,6 @@ func (run *run) reviewChunk(ctx context.Context, c result.Chunk, order []int, de
 	var stored chunkArtifact
 	switch err := r.Redacted.GetJSON(ctx, key, &stored); {
 	case err == nil && stored.Split:
-		run.addTruncated(stored.Truncated)
 		return run.split(ctx, c, order, depth)
 	case err == nil:
 		run.finish(order, stored, false)
@@ -596,7 +594,9 @@ func (run *run) reviewChunk(ctx context.Context, c result.Chunk, order []int, de
 func (run *run) split(ctx context.Context, c result.Chunk, order []int, depth int) error {
 	parts, trunc, _ := c.Split()
 	if trunc != nil {
-		run.addTruncated([]domain.TruncatedFile{*trunc})
+		run.mu.Lock()
+		run.truncated = append(run.truncated, *trunc)
+		run.mu.Unlock()
 	}
 	for i, p := range parts {
 		if err := run.reviewChunk(ctx, p, append(append([]int{}, order...), i), depth+1); err != nil {
@@ -604,12 +604,6 @@ func (run *run) split(ctx context.Context, c result.Chunk, order []int, depth in
 		}
 	}
 	return nil
-}
-
-func (run *run) addTruncated(t []domain.TruncatedFile) {
-	run.mu.Lock()
-	defer run.mu.Unlock()
-	run.truncated = append(run.truncated, t...)
 }
 
 func (run *run) finish(order []int, a chunkArtifact, fresh bool) {

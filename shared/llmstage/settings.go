@@ -95,18 +95,15 @@ func SettingsFromEnv(r *config.Reader) Settings {
 	return s
 }
 
-// WindowReporter asks its server for the model's window (llm.Client.ContextTokens).
-type WindowReporter interface {
-	ContextTokens(ctx context.Context) (int, string)
-}
-
 // DiscoverWindow sets b's context window from what client's server reports,
-// when none is configured (LLM_CONTEXT_TOKENS) and the client can ask: a
-// self-hosted model's window is whatever its operator started it with, not
-// its family's. Once per cold start; a server that reports none leaves the
-// family's default.
+// when none is configured (LLM_CONTEXT_TOKENS) and the client can ask
+// (llm.Client.ContextTokens): a self-hosted model's window is whatever its
+// operator started it with, not its family's. Once per cold start; a server
+// that reports none leaves the family's default.
 func DiscoverWindow(ctx context.Context, b *result.Budget, client any, log *slog.Logger) {
-	wr, ok := client.(WindowReporter)
+	wr, ok := client.(interface {
+		ContextTokens(ctx context.Context) (int, string)
+	})
 	if !ok || b.ContextTokens > 0 {
 		return
 	}

@@ -17,6 +17,7 @@ package modeltext
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -92,13 +93,10 @@ func Code(s string) string {
 
 // closerIn: a line is c three or more times, with white space (Parsedown's closer).
 func closerIn(lines []string, c byte) bool {
-	for _, l := range lines {
+	return slices.ContainsFunc(lines, func(l string) bool {
 		t := strings.TrimSpace(l)
-		if len(t) >= 3 && strings.Trim(t, string(c)) == "" {
-			return true
-		}
-	}
-	return false
+		return len(t) >= 3 && strings.Trim(t, string(c)) == ""
+	})
 }
 
 func longestRun(s string, c byte) int {
@@ -221,15 +219,7 @@ func hostLike(s string, from, to int, run string) bool {
 }
 
 func ipv4(labels []string) bool {
-	if len(labels) != 4 {
-		return false
-	}
-	for _, l := range labels {
-		if l == "" || !allDigits(l) {
-			return false
-		}
-	}
-	return true
+	return len(labels) == 4 && !slices.ContainsFunc(labels, func(l string) bool { return l == "" || !allDigits(l) })
 }
 
 func allDigits(s string) bool {

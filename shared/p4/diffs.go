@@ -108,9 +108,6 @@ func (f *Fetcher) moveOrigins(ctx context.Context, shelved bool, files []domain.
 		}
 	}
 	out := map[string]origin{}
-	if len(adds) == 0 {
-		return out, nil
-	}
 	if shelved {
 		for _, a := range adds {
 			var match []domain.FileChange
@@ -228,7 +225,7 @@ func (f *Fetcher) fetchDiffs(ctx context.Context, plans []filePlan, files []doma
 // unknownSize is what a file without a fileSize counts for in a batch.
 const unknownSize = 64 << 10
 
-// batches cuts the plans into print commands of BatchFiles specs, ~BatchBytes.
+// batches cuts the plans into print commands of BatchFiles specs, ~DefaultBatchBytes.
 func (f *Fetcher) batches(plans []filePlan) [][]filePlan {
 	var (
 		out   [][]filePlan
@@ -243,7 +240,7 @@ func (f *Fetcher) batches(plans []filePlan) [][]filePlan {
 			size = unknownSize
 		}
 		size *= int64(n)
-		if len(cur) > 0 && (specs+n > f.opt.BatchFiles || bytes+size > f.opt.BatchBytes) {
+		if len(cur) > 0 && (specs+n > f.opt.BatchFiles || bytes+size > DefaultBatchBytes) {
 			out = append(out, cur)
 			cur, specs, bytes = nil, 0, 0
 		}

@@ -32,10 +32,9 @@ const (
 // Options tune how a Fetcher talks to the server. The zero value is usable.
 type Options struct {
 	Parallelism int // p4 processes at once (P4_PARALLELISM)
-	// BatchFiles and BatchBytes bound one print command: a few large round
-	// trips, each answer small enough to hold.
+	// BatchFiles bounds one print command (and DefaultBatchBytes its
+	// content): a few large round trips, each answer small enough to hold.
 	BatchFiles int
-	BatchBytes int64
 	// MaxFileBytes (P4_MAX_FILE_BYTES): a larger file is listed without a
 	// diff, marked domain.OverFileBytes.
 	MaxFileBytes int64
@@ -55,7 +54,6 @@ const (
 func (o Options) withDefaults() Options {
 	o.Parallelism = cmp.Or(max(o.Parallelism, 0), DefaultParallelism)
 	o.BatchFiles = cmp.Or(max(o.BatchFiles, 0), DefaultBatchFiles)
-	o.BatchBytes = cmp.Or(max(o.BatchBytes, 0), DefaultBatchBytes)
 	o.MaxFileBytes = cmp.Or(max(o.MaxFileBytes, 0), DefaultMaxFileBytes)
 	o.ServerRole = cmp.Or(o.ServerRole, RoleStandard)
 	return o
@@ -238,7 +236,7 @@ func (f *Fetcher) describe(ctx context.Context, changelist int64, shelved bool) 
 	if rec == nil {
 		return domain.Changeset{}, nil, failure.Errorf(failure.SchemaInvalid, "p4 describe %d: no change record in output", changelist)
 	}
-	if got, err := rec.Int("change"); err != nil || got != changelist {
+	if got, err := strconv.ParseInt(rec["change"], 10, 64); err != nil || got != changelist {
 		return domain.Changeset{}, nil, failure.Errorf(failure.SchemaInvalid, "p4 describe %d: answered for change %q", changelist, rec["change"])
 	}
 	cs := domain.Changeset{

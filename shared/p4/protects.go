@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -102,7 +101,7 @@ func readProtections(recs []Record) ([]protectionLine, error) {
 		out = append(out, l)
 	}
 	if numbered {
-		sort.SliceStable(out, func(a, b int) bool { return out[a].number < out[b].number })
+		slices.SortStableFunc(out, func(a, b protectionLine) int { return a.number - b.number })
 	}
 	return out, nil
 }

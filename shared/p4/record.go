@@ -13,19 +13,6 @@ import (
 // Record is one tagged object of -ztag -Mj output: field name to value.
 type Record map[string]string
 
-// Int returns field key parsed as a decimal integer.
-func (r Record) Int(key string) (int64, error) {
-	v, ok := r[key]
-	if !ok {
-		return 0, fmt.Errorf("missing field %q", key)
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("field %q: %w", key, err)
-	}
-	return n, nil
-}
-
 // first is the first of recs holding field key, nil when none does.
 func first(recs []Record, key string) Record {
 	for _, r := range recs {

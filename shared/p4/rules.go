@@ -25,14 +25,8 @@ func (f *Fetcher) RulesFiles(ctx context.Context, changelist int64, shelved bool
 	var roots []string
 	for _, e := range f.allow.Entries() {
 		root, ok := strings.CutSuffix(e, "...")
-		if !ok || slices.Contains(roots, root) {
-			continue
-		}
-		for _, file := range files {
-			if strings.HasPrefix(file, root) {
-				roots = append(roots, root)
-				break
-			}
+		if ok && !slices.Contains(roots, root) && slices.ContainsFunc(files, func(file string) bool { return strings.HasPrefix(file, root) }) {
+			roots = append(roots, root)
 		}
 	}
 	var out []domain.RulesFile

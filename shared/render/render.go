@@ -155,9 +155,7 @@ func snippet(lines map[int]string, line, end int) []CodeLine {
 	if len(lines) == 0 || line <= 0 {
 		return nil
 	}
-	if end < line {
-		end = line
-	}
+	end = max(end, line)
 	from, to := line-codeContext, min(end+codeContext, line+maxCode-1-codeContext)
 	var out []CodeLine
 	hit := false

@@ -3,6 +3,7 @@ package result
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -83,10 +84,7 @@ func Merge(parts []ChunkResult, version string, code CodeOf, pipeline ...domain.
 			add(f)
 		}
 	}
-	findings := make([]domain.Finding, 0, len(byKey))
-	for _, f := range byKey {
-		findings = append(findings, f)
-	}
+	findings := slices.AppendSeq(make([]domain.Finding, 0, len(byKey)), maps.Values(byKey)) // [] when none, never null
 	SortFindings(findings)
 	return domain.ReviewResult{
 		SchemaVersion: SchemaVersion,

@@ -139,7 +139,7 @@ func (p *parser) topLevel(doc any) (top map[string]any, newerMinor bool, err err
 	if _, isArr := top["findings"].([]any); isArr {
 		shallow["findings"] = []any{}
 	}
-	if vs := violations(topSchema().Validate(shallow)); len(vs) > 0 {
+	if vs := violations(schemas()[0].Validate(shallow)); len(vs) > 0 {
 		v := vs[0]
 		return nil, false, p.reject(v.reason, v.field, v.detail)
 	}
@@ -232,7 +232,7 @@ func (p *parser) finding(i int, item any, newerMinor bool) (domain.Finding, bool
 		}
 	}
 
-	if vs := violations(findingSchema().Validate(obj)); len(vs) > 0 {
+	if vs := violations(schemas()[1].Validate(obj)); len(vs) > 0 {
 		v := vs[0]
 		p.drop(i, id, v.reason, v.field, str(obj, "file"), locLine(obj), v.detail)
 		return domain.Finding{}, false
@@ -363,8 +363,8 @@ func violations(err error) []violation {
 	if err == nil {
 		return nil
 	}
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
+	ve, ok := errors.AsType[*jsonschema.ValidationError](err)
+	if !ok {
 		return []violation{{ReasonSchemaMismatch, "", "validation failed"}}
 	}
 	var out []violation
@@ -552,10 +552,7 @@ func parseVersion(s string, maxParts int) (version, bool) {
 	}
 	var n [3]uint64
 	for i, p := range parts {
-		if p == "" || strings.TrimLeft(p, "0123456789") != "" {
-			return version{}, false
-		}
-		v, err := strconv.ParseUint(p, 10, 32)
+		v, err := strconv.ParseUint(p, 10, 32) // digits only: no sign, no "_"
 		if err != nil {
 			return version{}, false
 		}

@@ -58,9 +58,6 @@ func New(cfg llm.Config, awsCfg aws.Config) (*Client, error) {
 		if cfg.Endpoint != "" {
 			o.BaseEndpoint = aws.String(strings.TrimRight(cfg.Endpoint, "/"))
 		}
-		if cfg.HTTPClient != nil {
-			o.HTTPClient = cfg.HTTPClient
-		}
 		o.Retryer = aws.NopRetryer{}
 	})
 	return &Client{cfg: cfg, api: api, log: cfg.Logger}, nil
@@ -102,21 +99,15 @@ func (c *Client) Complete(ctx context.Context, p llm.Prompt) (llm.Completion, er
 	return comp, nil
 }
 
-// system is the system prompt (the static part), with a cache point on
-// models that cache prompts.
+// system is the system prompt (the static part), with a cache point when
+// the model id (or inference profile) names a family that supports cache
+// points; other models reject them.
 func (c *Client) system(text string) []types.SystemContentBlock {
 	blocks := []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: text}}
-	if CachesPrompts(c.cfg.Model) {
+	if m := strings.ToLower(c.cfg.Model); strings.Contains(m, "anthropic.claude") || strings.Contains(m, "amazon.nova") {
 		blocks = append(blocks, &types.SystemContentBlockMemberCachePoint{Value: types.CachePointBlock{Type: types.CachePointTypeDefault}})
 	}
 	return blocks
-}
-
-// CachesPrompts reports whether a Bedrock model id (or inference profile)
-// names a family that supports cache points; other models reject them.
-func CachesPrompts(model string) bool {
-	m := strings.ToLower(model)
-	return strings.Contains(m, "anthropic.claude") || strings.Contains(m, "amazon.nova")
 }
 
 func (c *Client) read(out *bedrockruntime.ConverseOutput) (llm.Completion, error) {
@@ -178,8 +169,8 @@ func (c *Client) classify(ctx context.Context, err error) error {
 		e.RequestID = domain.Clip(re.ServiceRequestID(), 128)
 		e.Status = re.HTTPStatusCode()
 	}
-	var ae smithy.APIError
-	if !errors.As(err, &ae) {
+	ae, ok := errors.AsType[smithy.APIError](err)
+	if !ok {
 		return llm.TransportError(ctx, c.cfg.Timeout, err)
 	}
 	e.Code = domain.Clip(ae.ErrorCode(), 64)
