@@ -110,7 +110,7 @@ func TestEveryVariableDeclared(t *testing.T) {
 				case ok && (slices.Contains(r, "all") || slices.Contains(r, fn)):
 				case ok:
 					t.Errorf("%s reads %s; its declaration names readers %v", fn, k, r)
-				case !settings.StackName(k):
+				case !slices.ContainsFunc(settings.Declared, func(s settings.Setting) bool { return slices.Contains(s.Names, k) }): // not a stack name either
 					t.Errorf("%s reads %s, which no setting declares", fn, k)
 				}
 			}

@@ -179,12 +179,6 @@ func Variable(name string) (a Accepts, ok bool) {
 	return Accepts{}, false
 }
 
-// StackName reports whether name is a variable the stack sets itself (a
-// table, queue, bucket or secret name): listed in a *stack* row's Names.
-func StackName(name string) bool {
-	return slices.ContainsFunc(Declared, func(s Setting) bool { return slices.Contains(s.Names, name) })
-}
-
 // Key reports whether a setting declares top-level cdk.json key k (an
 // object's too: maxConcurrency for maxConcurrency.{fetch,llm,notify}).
 func Key(k string) bool {
