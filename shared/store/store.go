@@ -116,7 +116,7 @@ var (
 )
 
 func key(pk, sk string) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: pk}, "sk": &types.AttributeValueMemberS{Value: sk}}
+	return map[string]types.AttributeValue{"pk": s(pk), "sk": s(sk)}
 }
 
 func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
