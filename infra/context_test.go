@@ -19,7 +19,7 @@ func cdkContext(t *testing.T) map[string]any {
 		if name == "local" {
 			continue
 		}
-		for k, v := range settings.Samples() {
+		for k, v := range settings.SamplesUnder(nil) {
 			env.(map[string]any)[k] = v
 		}
 	}

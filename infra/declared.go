@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/aws/jsii-runtime-go"
 
@@ -46,8 +44,8 @@ func validateDeclared(c EnvConfig, p *problems) {
 			if i < len(s.Vars) { // the variable the functions read it as, named too
 				as = " (" + s.Vars[i] + ")"
 			}
-			if err := s.Accepts.Check(jsonText(v)); err != nil {
-				p.add("%s %s%s: %v (docs/configuration.md)", k, jsonText(v), as, err)
+			if err := s.Accepts.Check(settings.JSONText(v)); err != nil {
+				p.add("%s %s%s: %v (docs/configuration.md)", k, settings.JSONText(v), as, err)
 			}
 		}
 	}
@@ -62,20 +60,6 @@ func jsonKeys(c EnvConfig) (map[string]any, error) {
 	}
 	keys := maps.Clone(c.Passed)
 	return keys, json.Unmarshal(b, &keys)
-}
-
-// jsonText is a JSON scalar as a variable would hold it.
-func jsonText(v any) string {
-	switch v := v.(type) {
-	case string:
-		return v
-	case float64:
-		return strconv.FormatFloat(v, 'f', -1, 64)
-	case bool:
-		return strconv.FormatBool(v)
-	}
-	b, _ := json.Marshal(v)
-	return string(b)
 }
 
 // declaredEnv is function dir's settings environment, derived from the
@@ -94,34 +78,10 @@ func declaredEnv(values map[string]any, dir string) map[string]*string {
 			if i >= len(s.Keys) {
 				break
 			}
-			if v := envText(values[s.Keys[i]]); v != "" {
+			if v := settings.EnvText(values[s.Keys[i]]); v != "" {
 				env[name] = jsii.String(v)
 			}
 		}
 	}
 	return env
-}
-
-// envText is a cdk.json value as its variable holds it: a scalar as text,
-// a list of strings comma-separated, an object as JSON; "" for none.
-func envText(v any) string {
-	switch v := v.(type) {
-	case nil:
-		return ""
-	case []any:
-		parts := make([]string, 0, len(v))
-		for _, e := range v {
-			s, ok := e.(string)
-			if !ok {
-				return jsonText(v)
-			}
-			parts = append(parts, s)
-		}
-		return strings.Join(parts, ",")
-	case map[string]any:
-		if len(v) == 0 {
-			return ""
-		}
-	}
-	return jsonText(v)
 }

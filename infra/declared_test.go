@@ -110,7 +110,7 @@ func TestEveryVariableDeclared(t *testing.T) {
 				case ok && (slices.Contains(r, "all") || slices.Contains(r, fn)):
 				case ok:
 					t.Errorf("%s reads %s; its declaration names readers %v", fn, k, r)
-				case !settings.StackName(k):
+				case !slices.ContainsFunc(settings.Declared, func(s settings.Setting) bool { return slices.Contains(s.Names, k) }): // not a stack name either
 					t.Errorf("%s reads %s, which no setting declares", fn, k)
 				}
 			}
@@ -298,8 +298,8 @@ func TestStackDefaultsAreTheDeclared(t *testing.T) {
 			continue // left out when zero: the function's default applies
 		}
 		checked++
-		if jsonText(v) != s.Accepts.Default {
-			t.Errorf("%s: DefaultConfig gives %s, the declaration's default is %s", s.Keys[0], jsonText(v), s.Accepts.Default)
+		if settings.JSONText(v) != s.Accepts.Default {
+			t.Errorf("%s: DefaultConfig gives %s, the declaration's default is %s", s.Keys[0], settings.JSONText(v), s.Accepts.Default)
 		}
 	}
 	if checked < 15 {
@@ -438,7 +438,7 @@ func TestEachFunctionGetsExactlyItsSettings(t *testing.T) {
 					}
 					for i, v := range s.Vars {
 						got, set := env[v]
-						want := envText(values[s.Keys[i]])
+						want := settings.EnvText(values[s.Keys[i]])
 						switch {
 						case !reads(s, fn) && set:
 							t.Errorf("%s has %s, but its declaration names readers %v", fn, v, s.ReadBy)

@@ -50,7 +50,7 @@ func swarmEventsVars(e SwarmEventsConfig) (vars []swarmEventVar) {
 			continue
 		}
 		if key, ok := strings.CutPrefix(s.Keys[0], "swarmEvents."); ok {
-			vars = append(vars, swarmEventVar{key, s.Vars[0], envText(given[key]), s.Accepts})
+			vars = append(vars, swarmEventVar{key, s.Vars[0], settings.EnvText(given[key]), s.Accepts})
 		}
 	}
 	return vars

@@ -125,29 +125,15 @@ func policyOf(args []string) (outcome.Policy, error) {
 // envVars maps an environment's cdk.json keys to the variables the
 // functions read them as (shared/settings: one key, one variable).
 func envVars(raw []byte, env string) (map[string]string, error) {
-	var e map[string]json.RawMessage
+	var e map[string]any
 	if err := cdkEnvironment(raw, env, &e); err != nil {
 		return nil, err
 	}
 	vars := map[string]string{}
 	for _, d := range settings.Declared {
-		if len(d.Keys) != 1 || len(d.Vars) != 1 {
-			continue
+		if len(d.Keys) == 1 && len(d.Vars) == 1 && e[d.Keys[0]] != nil {
+			vars[d.Vars[0]] = settings.EnvText(e[d.Keys[0]])
 		}
-		v, ok := e[d.Keys[0]]
-		if !ok {
-			continue
-		}
-		var text string
-		if json.Unmarshal(v, &text) != nil {
-			var list []string
-			if json.Unmarshal(v, &list) == nil {
-				text = strings.Join(list, ",")
-			} else {
-				text = string(v)
-			}
-		}
-		vars[d.Vars[0]] = text
 	}
 	return vars, nil
 }

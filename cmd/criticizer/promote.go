@@ -361,35 +361,20 @@ func editEnvironment(raw []byte, env, anchor string, edits []modelEdit, ok func(
 }
 
 // objectSpan finds the object value of the environments entry named env:
-// the bytes from its '{' to just past its '}'.
+// the bytes from its '{' to just past its '}' (its decoded bytes, verbatim,
+// found after its key).
 func objectSpan(raw []byte, env string) (int, int, error) {
-	envs := bytes.Index(raw, []byte(`"environments"`))
-	key := bytes.Index(raw[max(envs, 0):], []byte(`"`+env+`"`))
-	if envs < 0 || key < 0 {
-		return 0, 0, fmt.Errorf("cdk.json has no environment %q", env)
+	var e json.RawMessage
+	if err := cdkEnvironment(raw, env, &e); err != nil {
+		return 0, 0, err
 	}
-	open := bytes.IndexByte(raw[envs+key:], '{')
-	if open < 0 {
+	if e[0] != '{' {
 		return 0, 0, fmt.Errorf("cdk.json environment %q is not an object", env)
 	}
-	start := envs + key + open
-	depth, inString := 0, false
-	for i := start; i < len(raw); i++ {
-		switch c := raw[i]; {
-		case inString && c == '\\':
-			i++
-		case c == '"':
-			inString = !inString
-		case inString:
-		case c == '{':
-			depth++
-		case c == '}':
-			if depth--; depth == 0 {
-				return start, i + 1, nil
-			}
-		}
-	}
-	return 0, 0, fmt.Errorf("cdk.json environment %q is not closed", env)
+	envs := bytes.Index(raw, []byte(`"environments"`))
+	key := envs + bytes.Index(raw[envs:], []byte(`"`+env+`"`))
+	start := key + bytes.Index(raw[key:], e)
+	return start, start + len(e), nil
 }
 
 // sayTerms says what promoting set's candidate did to the environment's

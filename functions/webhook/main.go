@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -38,12 +39,12 @@ func main() {
 		Jobs:       store.New(ddb, env.Config.JobsTable).WithRetention(env.Config.Retention).WithUniquenessRetention(env.Config.UniquenessRetention),
 		Deliveries: deliveries,
 		Queue:      queue.New(sqs.NewFromConfig(env.AWS), env.Config.QueueURLs, env.Config.DLQURLs),
-		Keys:       webhook.SecretKeys(sm, set.SecretID, nil), Log: env.Log, Metrics: env.Metrics,
+		Keys:       webhook.SecretKeys(sm, set.SecretID, time.Now), Log: env.Log, Metrics: env.Metrics,
 		ReplayWindow: set.ReplayWindow, SweepAfter: 2 * env.Config.Lease,
 		SwarmURL: set.Swarm.URL, Recipients: set.Recipients,
 	}
 	if set.Swarm.TokenSecretID != "" { // unset: bearer authentication off
-		h.SwarmTokens = webhook.SecretKeys(sm, set.Swarm.TokenSecretID, nil)
+		h.SwarmTokens = webhook.SecretKeys(sm, set.Swarm.TokenSecretID, time.Now)
 	}
 	var api *swarm.Client
 	if set.Swarm.URL != "" && set.Swarm.APISecretID != "" { // unset: the fetch stage alone holds a run to its review
@@ -59,7 +60,7 @@ func main() {
 	}
 	if ev := set.SwarmEvents; ev.SecretID != "" { // unset: P4 Code Review webhooks off
 		fates := outcome.NewStore(ddb, env.Config.JobsTable).WithUniquenessRetention(env.Config.UniquenessRetention).WithMetrics(env.Metrics)
-		h.SwarmEvents = &swarmevents.Receiver{Scheme: ev.Scheme, Keys: swarmevents.Keys(webhook.SecretKeys(sm, ev.SecretID, nil)),
+		h.SwarmEvents = &swarmevents.Receiver{Scheme: ev.Scheme, Keys: swarmevents.Keys(webhook.SecretKeys(sm, ev.SecretID, time.Now)),
 			Claims:   swarmevents.NewDeliveries(ddb, env.Config.JobsTable, env.Config.UniquenessRetention),
 			Outcomes: eventReader(fates, deliveries, api, dismissals), Log: env.Log}
 	}

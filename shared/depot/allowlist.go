@@ -79,21 +79,18 @@ func NewAllowList(entries []string, log *slog.Logger) (*AllowList, error) {
 	if len(entries) == 0 {
 		return nil, failure.Errorf(failure.InternalBug, "depot allow-list is empty")
 	}
-	seen := make(map[string]bool, len(entries))
 	al := &AllowList{log: log}
 	for i, raw := range entries {
 		e, err := parseEntry(raw)
 		if err != nil {
 			return nil, failure.Errorf(failure.InternalBug, "depot allow-list entry %d %q: %w", i, truncate(raw), err)
 		}
-		if seen[e.raw] {
-			continue
-		}
-		seen[e.raw] = true
 		al.entries = append(al.entries, e)
 	}
-	// Sorted so that the digest identifies the policy, not the order it was typed in.
+	// Sorted and without repeats, so that the digest identifies the policy,
+	// not the order it was typed in.
 	slices.SortFunc(al.entries, func(a, b entry) int { return strings.Compare(a.raw, b.raw) })
+	al.entries = slices.CompactFunc(al.entries, func(a, b entry) bool { return a.raw == b.raw })
 	h := sha256.New()
 	for _, e := range al.entries {
 		h.Write([]byte(e.raw))

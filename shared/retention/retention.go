@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -250,15 +251,12 @@ func (c *Checker) segment(ctx context.Context, i int, r *round, cutoff, deadline
 	in := c.scanInput(cutoff)
 	in.Segment, in.TotalSegments = aws.Int32(int32(i)), aws.Int32(int32(len(r.Segments)))
 	mu.Lock()
-	for k, v := range r.Segments[i].After {
-		if in.ExclusiveStartKey == nil {
-			in.ExclusiveStartKey = map[string]types.AttributeValue{}
-		}
-		in.ExclusiveStartKey[k] = &types.AttributeValueMemberS{Value: v}
+	if after := r.Segments[i].After; len(after) > 0 {
+		in.ExclusiveStartKey, _ = attributevalue.MarshalMap(after) // strings: cannot fail
 	}
 	mu.Unlock()
-	for {
-		out, err := c.Table.Scan(ctx, in)
+	for pages := dynamodb.NewScanPaginator(c.Table, in); pages.HasMorePages(); {
+		out, err := pages.NextPage(ctx)
 		if err != nil {
 			return awserr.Wrap("retention scan", err)
 		}
@@ -267,15 +265,16 @@ func (c *Checker) segment(ctx context.Context, i int, r *round, cutoff, deadline
 				return err
 			}
 		}
+		var after map[string]string
+		_ = attributevalue.UnmarshalMap(out.LastEvaluatedKey, &after) // the table's keys are strings
 		mu.Lock()
-		seg := &r.Segments[i]
-		seg.After, seg.Done = keyStrings(out.LastEvaluatedKey), len(out.LastEvaluatedKey) == 0
+		r.Segments[i].After, r.Segments[i].Done = after, len(after) == 0
 		mu.Unlock()
-		if seg.Done || (!deadline.IsZero() && !c.now().Before(deadline)) {
+		if !deadline.IsZero() && !c.now().Before(deadline) {
 			return nil
 		}
-		in.ExclusiveStartKey = out.LastEvaluatedKey
 	}
+	return nil
 }
 
 // item counts one scanned item and hands it to Also when it wants it.
@@ -325,19 +324,6 @@ func (c *Checker) scanInput(cutoff time.Time) *dynamodb.ScanInput {
 		maps.Copy(in.ExpressionAttributeValues, values)
 	}
 	return in
-}
-
-func keyStrings(k map[string]types.AttributeValue) map[string]string {
-	if len(k) == 0 {
-		return nil
-	}
-	out := map[string]string{}
-	for n, v := range k {
-		if s, ok := v.(*types.AttributeValueMemberS); ok {
-			out[n] = s.Value
-		}
-	}
-	return out
 }
 
 func (c *Checker) now() time.Time {

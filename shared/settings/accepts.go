@@ -1,6 +1,7 @@
 package settings
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -179,12 +180,6 @@ func Variable(name string) (a Accepts, ok bool) {
 	return Accepts{}, false
 }
 
-// StackName reports whether name is a variable the stack sets itself (a
-// table, queue, bucket or secret name): listed in a *stack* row's Names.
-func StackName(name string) bool {
-	return slices.ContainsFunc(Declared, func(s Setting) bool { return slices.Contains(s.Names, name) })
-}
-
 // Key reports whether a setting declares top-level cdk.json key k (an
 // object's too: maxConcurrency for maxConcurrency.{fetch,llm,notify}).
 func Key(k string) bool {
@@ -231,3 +226,41 @@ func flagVar(n string) FlagVar     { return FlagVar{declare(n)} }
 func choiceVar(n string) ChoiceVar { return ChoiceVar{declare(n)} }
 func textVar(n string) TextVar     { return TextVar{declare(n)} }
 func nameVar(n string) NameVar     { return NameVar{declare(n)} }
+
+// JSONText is a JSON scalar as a variable would hold it.
+func JSONText(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	case bool:
+		return strconv.FormatBool(v)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// EnvText is a cdk.json value as its variable holds it: a scalar as text,
+// a list of strings comma-separated, an object as JSON; "" for none.
+func EnvText(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return ""
+	case []any:
+		parts := make([]string, 0, len(v))
+		for _, e := range v {
+			s, ok := e.(string)
+			if !ok {
+				return JSONText(v)
+			}
+			parts = append(parts, s)
+		}
+		return strings.Join(parts, ",")
+	case map[string]any:
+		if len(v) == 0 {
+			return ""
+		}
+	}
+	return JSONText(v)
+}

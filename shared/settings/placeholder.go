@@ -52,14 +52,10 @@ func Check(value func(key string) []string) []string {
 	return out
 }
 
-// Samples are the declared real-shaped values, by key: laid over a checked-in
-// environment, they replace its placeholders so tests can synthesize it.
-func Samples() map[string]any {
-	return SamplesUnder(nil)
-}
-
-// SamplesUnder is overrides with the declared samples under them: a sample
-// for every key overrides does not give.
+// SamplesUnder is overrides with the declared samples under them (the
+// declared real-shaped values, by key): laid over a checked-in environment,
+// they replace its placeholders so tests can synthesize it; a sample for
+// every key overrides does not give.
 func SamplesUnder(overrides map[string]any) map[string]any {
 	out := map[string]any{}
 	for _, s := range Declared {

@@ -112,8 +112,6 @@ func (r *Runtime) lease(owner string) job.Lease {
 	return job.Lease{Owner: owner, Now: r.now(), TTL: r.Lease, Skew: r.Skew}
 }
 
-func (r *Runtime) sanitize(s string) string { return r.sanitizeAbout(nil, s) }
-
 // sanitizeAbout passes text about err through package sanitize (upstream
 // text in err's chain withheld), then the function's own policy.
 func (r *Runtime) sanitizeAbout(err error, s string) string {
@@ -161,7 +159,7 @@ func (r *Runtime) handleRecord(ctx context.Context, rec events.SQSMessage) (out 
 	ctx = obs.WithAttrs(ctx, slog.String("message_id", rec.MessageId), slog.String("stage", string(r.Stage)))
 	defer func() {
 		if p := recover(); p != nil {
-			r.Log.ErrorContext(ctx, "stage runtime panicked", "panic", fmt.Sprint(p), "stack", r.sanitize(string(debug.Stack())))
+			r.Log.ErrorContext(ctx, "stage runtime panicked", "panic", fmt.Sprint(p), "stack", r.sanitizeAbout(nil, string(debug.Stack())))
 			out = leave
 		}
 	}()

@@ -47,8 +47,8 @@ func (d *DailyTokens) Add(ctx context.Context, day time.Time, tokens int64) (int
 		Key:              budgetKey(day),
 		UpdateExpression: aws.String("ADD tokens :n SET expires_at = if_not_exists(expires_at, :exp)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":n":   &types.AttributeValueMemberN{Value: strconv.FormatInt(tokens, 10)},
-			":exp": &types.AttributeValueMemberN{Value: strconv.FormatInt(day.UTC().Add(8*24*time.Hour).Unix(), 10)},
+			":n":   n(tokens),
+			":exp": n(day.UTC().Add(8 * 24 * time.Hour).Unix()),
 		},
 		ReturnValues: types.ReturnValueUpdatedNew,
 	})

@@ -119,8 +119,7 @@ func (st *Store) createFailed(ctx context.Context, j *job.Job, idem *Idempotency
 		return classifyAWS("create job", err)
 	}
 	reasons := tce.CancellationReasons
-	failed := func(i int) bool { return len(reasons) > i && aws.ToString(reasons[i].Code) == "ConditionalCheckFailed" }
-	if failed(0) {
+	if len(reasons) > 0 && failedCondition(reasons[0]) {
 		existing := &Idempotency{}
 		if err := st.fromReason(ctx, reasons[0], idemPK(idem.Key), skIdem, existing); err != nil {
 			return err
@@ -132,7 +131,7 @@ func (st *Store) createFailed(ctx context.Context, j *job.Job, idem *Idempotency
 		}
 		return &DuplicateKeyError{Existing: existing}
 	}
-	if failed(2) {
+	if len(reasons) > 2 && failedCondition(reasons[2]) {
 		cur := &Changelist{}
 		if err := st.fromReason(ctx, reasons[2], changelistPK(j.Changelist), skChangelist, cur); err != nil {
 			return err

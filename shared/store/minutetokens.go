@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -29,16 +28,16 @@ func (st *Store) MinuteTokens(limit int) *MinuteTokens { return &MinuteTokens{st
 // call above the limit takes a minute to itself.
 func (m *MinuteTokens) Take(ctx context.Context, model string, tokens int, now time.Time) (time.Duration, error) {
 	minute := now.UTC().Truncate(time.Minute)
-	n := min(tokens, m.limit)
+	take := int64(min(tokens, m.limit))
 	_, err := m.st.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:           aws.String(m.st.table),
 		Key:                 key(budgetPK+"#minute#"+model, minute.Format("2006-01-02T15:04")),
 		UpdateExpression:    aws.String("ADD tokens :n SET expires_at = if_not_exists(expires_at, :exp)"),
 		ConditionExpression: aws.String("attribute_not_exists(tokens) OR tokens <= :room"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":n":    &types.AttributeValueMemberN{Value: strconv.Itoa(n)},
-			":room": &types.AttributeValueMemberN{Value: strconv.Itoa(m.limit - n)},
-			":exp":  &types.AttributeValueMemberN{Value: strconv.FormatInt(minute.Add(time.Hour).Unix(), 10)},
+			":n":    n(take),
+			":room": n(int64(m.limit) - take),
+			":exp":  n(minute.Add(time.Hour).Unix()),
 		},
 	})
 	var ccf *types.ConditionalCheckFailedException

@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"strconv"
 	"strings"
@@ -116,7 +117,7 @@ var (
 )
 
 func key(pk, sk string) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: pk}, "sk": &types.AttributeValueMemberS{Value: sk}}
+	return map[string]types.AttributeValue{"pk": s(pk), "sk": s(sk)}
 }
 
 func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
@@ -291,14 +292,10 @@ func used(expr string, names map[string]string, values map[string]types.Attribut
 }
 
 func pick[V any](refs map[string]bool, m map[string]V) map[string]V {
-	var out map[string]V
-	for k, v := range m {
-		if refs[k] {
-			if out == nil {
-				out = map[string]V{}
-			}
-			out[k] = v
-		}
+	out := maps.Clone(m)
+	maps.DeleteFunc(out, func(k string, _ V) bool { return !refs[k] })
+	if len(out) == 0 {
+		return nil // DynamoDB refuses an empty map
 	}
 	return out
 }

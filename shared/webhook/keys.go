@@ -35,9 +35,6 @@ const RefreshEvery = 10 * time.Second
 // or unreadable previous version is not fatal: the current key alone is a
 // correct answer.
 func SecretKeys(s SecretVersions, id string, now func() time.Time) Keys {
-	if now == nil {
-		now = time.Now
-	}
 	return func(ctx context.Context, fresh bool) ([][]byte, error) {
 		if fresh {
 			s.ForgetOlderThan(id, RefreshEvery)
