@@ -376,7 +376,7 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request) {
 		apiError(w, r, http.StatusBadRequest, "Invalid status")
 		return
 	}
-	msgs := rep.Messages[:min(len(rep.Messages), 10)]
+	msgs := slices.Clone(rep.Messages[:min(len(rep.Messages), 10)]) // the call records them as sent
 	for i, m := range msgs {
 		if rs := []rune(m); len(rs) > 80 {
 			msgs[i] = string(rs[:80])

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -139,6 +140,12 @@ func TestReviewsAPIAndCallbacks(t *testing.T) {
 	v := s.RunView(run.ID)
 	if v.Status != "pass" || !v.Completed || v.URL != "https://x/view/1" || len(v.Messages) != 1 || v.Messages[0] != strings.Repeat("x", 80) {
 		t.Fatalf("run shows %+v: want passed, the final update's message cut to 80 characters, the form's url", v)
+	}
+	// The call records the messages as sent; only the run shows them cut.
+	if calls := s.Calls(run.ID); !slices.ContainsFunc(calls, func(c Call) bool {
+		return c.Kind == "update" && slices.Equal(c.Messages, []string{strings.Repeat("x", 90)})
+	}) {
+		t.Fatalf("calls %+v: want the final update's message recorded as sent, 90 characters", calls)
 	}
 	// A {fail} with a JSON body: the message is never read.
 	run2 := s.StartRun(40, 1)
