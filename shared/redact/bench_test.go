@@ -1,7 +1,6 @@
 package redact
 
 import (
-	"fmt"
 	"os"
 	"runtime"
 	"sort"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/zricethezav/gitleaks/v8/detect"
 	"github.com/zricethezav/gitleaks/v8/logging"
 )
@@ -167,38 +165,6 @@ func BenchmarkRedactCorpus(b *testing.B) {
 	}
 	b.Run("project", func(b *testing.B) { run(b, 0) })
 	b.Run("project-1cpu", func(b *testing.B) { run(b, 1) })
-	// The same corpus as a changelist of ~200-line files, as fetch has it.
-	b.Run("project-changeset", func(b *testing.B) {
-		var cs domain.Changeset
-		lines := strings.SplitAfter(in, "\n")
-		isFiller := map[string]bool{}
-		for _, f := range filler {
-			isFiller[f+"\n"] = true
-		}
-		for i := 0; i < len(lines); {
-			j := min(i+200, len(lines))
-			for j < len(lines) && !isFiller[lines[j-1]] {
-				j++ // never cut a planted block in two: files do not
-			}
-			cs.Files = append(cs.Files, domain.FileChange{DepotPath: fmt.Sprintf("//depot/f%d.go", i), Diff: strings.Join(lines[i:j], "")})
-			i = j
-		}
-		r := newRedactor(b, corpusPolicy)
-		var got domain.Changeset
-		b.ResetTimer()
-		start := time.Now()
-		for i := 0; i < b.N; i++ {
-			var err error
-			if got, _, err = r.Changeset(cs); err != nil {
-				b.Fatal(err)
-			}
-		}
-		var out strings.Builder
-		for _, f := range got.Files {
-			out.WriteString(f.Diff)
-		}
-		report(b, start, out.String())
-	})
 	b.Run("gitleaks", func(b *testing.B) {
 		g := newGitleaksBaseline(b)
 		var out string

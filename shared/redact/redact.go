@@ -53,11 +53,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	ahocorasick "github.com/BobuSumisu/aho-corasick"
 
-	"github.com/criticizer/criticizer/shared/domain"
 	"github.com/criticizer/criticizer/shared/failure"
 	"github.com/criticizer/criticizer/shared/settings"
 )
@@ -771,74 +769,4 @@ func PolicyFromConfig(c ConfigReader) Policy {
 // function links the package through the sanitizer).
 func lazy(expr string) func() *regexp.Regexp {
 	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
-}
-
-// Report lists what Changeset redacted (rule ids and lines only), for the audit trail.
-type Report struct {
-	Description []Match      // lines of the description
-	Files       []FileReport // files with at least one match, in changeset order
-	UserEmail   bool         // the author's address was removed (Policy.RedactEmails)
-}
-
-// FileReport is what was redacted in one file's diff, by diff line.
-type FileReport struct {
-	DepotPath string
-	Matches   []Match
-}
-
-// Total is the number of redactions in the report.
-func (r Report) Total() int {
-	n := len(r.Description)
-	for _, f := range r.Files {
-		n += len(f.Matches)
-	}
-	if r.UserEmail {
-		n++
-	}
-	return n
-}
-
-// Changeset returns a copy of cs fit for an LLM: the description and every
-// diff redacted, the author's address removed under RedactEmails; depot
-// paths, actions, types and revisions kept (findings are matched against
-// them). On error the returned changeset is empty and must not be used.
-func (r *Redactor) Changeset(cs domain.Changeset) (domain.Changeset, Report, error) {
-	var rep Report
-	out := cs
-	desc, ms, err := r.Redact(cs.Description)
-	if err != nil {
-		return domain.Changeset{}, Report{}, failure.Wrap(failure.Classify(err), fmt.Errorf("changelist %d description: %w", cs.Changelist, err))
-	}
-	out.Description, rep.Description = desc, ms
-
-	// Files are independent: spread them over the cores, keep their order.
-	out.Files = make([]domain.FileChange, len(cs.Files))
-	fileMatches := make([][]Match, len(cs.Files))
-	errs := make([]error, len(cs.Files))
-	next := atomic.Int64{}
-	var wg sync.WaitGroup
-	for w := min(runtime.GOMAXPROCS(0), len(cs.Files)); w > 0; w-- {
-		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < len(cs.Files); i = int(next.Add(1) - 1) {
-				f := cs.Files[i]
-				f.Diff, fileMatches[i], errs[i] = r.Redact(f.Diff)
-				out.Files[i] = f
-			}
-		})
-	}
-	wg.Wait()
-	for i, f := range cs.Files {
-		if err := errs[i]; err != nil {
-			// The path is not secret; the content that failed is not included.
-			return domain.Changeset{}, Report{}, failure.Wrap(failure.Classify(err), fmt.Errorf("changelist %d file %s: %w", cs.Changelist, f.DepotPath, err))
-		}
-		if len(fileMatches[i]) > 0 {
-			rep.Files = append(rep.Files, FileReport{DepotPath: f.DepotPath, Matches: fileMatches[i]})
-		}
-	}
-	if r.policy.RedactEmails && out.UserEmail != "" {
-		out.UserEmail = "[REDACTED:email]"
-		rep.UserEmail = true
-	}
-	return out, rep, nil
 }
