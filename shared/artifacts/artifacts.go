@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
+	"github.com/criticizer/criticizer/shared/awserr"
 	"github.com/criticizer/criticizer/shared/failure"
 )
 
@@ -63,7 +63,7 @@ func (s *Store) PutReader(ctx context.Context, key string, body io.ReadSeeker) e
 		ServerSideEncryption: types.ServerSideEncryptionAes256,
 	})
 	if err != nil {
-		return classify(fmt.Errorf("put s3://%s/%s: %w", s.bucket, key, err))
+		return awserr.Wrap(fmt.Sprintf("put s3://%s/%s", s.bucket, key), err)
 	}
 	return nil
 }
@@ -72,33 +72,15 @@ func (s *Store) PutReader(ctx context.Context, key string, body io.ReadSeeker) e
 func (s *Store) GetJSON(ctx context.Context, key string, v any) error {
 	out, err := s.api.GetObject(ctx, &s3.GetObjectInput{Bucket: &s.bucket, Key: &key})
 	if err != nil {
-		return classify(fmt.Errorf("get s3://%s/%s: %w", s.bucket, key, err))
+		return awserr.Wrap(fmt.Sprintf("get s3://%s/%s", s.bucket, key), err)
 	}
 	defer out.Body.Close()
 	b, err := io.ReadAll(out.Body)
 	if err != nil {
-		return classify(fmt.Errorf("read s3://%s/%s: %w", s.bucket, key, err))
+		return awserr.Wrap(fmt.Sprintf("read s3://%s/%s", s.bucket, key), err)
 	}
 	if err := json.Unmarshal(b, v); err != nil {
 		return failure.Wrap(failure.SchemaInvalid, fmt.Errorf("decode artifact %s: %w", key, err))
 	}
 	return nil
-}
-
-func classify(err error) error {
-	var nsk *types.NoSuchKey
-	var nb *types.NoSuchBucket
-	switch {
-	case errors.As(err, &nsk):
-		return failure.Wrap(failure.NotFound, err)
-	case errors.As(err, &nb):
-		return failure.Wrap(failure.InternalBug, err)
-	case failure.Classify(err) == failure.NetworkTimeout:
-		return err
-	}
-	var ae interface{ ErrorCode() string }
-	if errors.As(err, &ae) && (ae.ErrorCode() == "AccessDenied" || ae.ErrorCode() == "Forbidden") {
-		return failure.Wrap(failure.AuthDenied, err)
-	}
-	return failure.Wrap(failure.Upstream5xx, err)
 }

@@ -1,6 +1,6 @@
-// Package awserr is the one classifier of DynamoDB and SQS errors (store,
-// outbox, queue, evidence), by the service's error code (smithy.APIError),
-// so throttling is RATE_LIMITED whichever package met it.
+// Package awserr is the one classifier of DynamoDB, SQS and S3 errors
+// (store, outbox, queue, evidence, artifacts), by the service's error code
+// (smithy.APIError), so throttling is RATE_LIMITED whichever package met it.
 package awserr
 
 import (
@@ -38,8 +38,12 @@ func Class(err error) failure.Class {
 		return failure.InternalBug
 	case "ReceiptHandleIsInvalid", "MessageNotInflight", "AWS.SimpleQueueService.MessageNotInflight":
 		return failure.LeaseLost // the message's visibility (our lease on it) is gone
-	case "AccessDenied", "AccessDeniedException", "KMS.AccessDeniedException", "UnrecognizedClientException":
+	case "AccessDenied", "AccessDeniedException", "KMS.AccessDeniedException", "UnrecognizedClientException", "Forbidden":
 		return failure.AuthDenied
+	case "NoSuchKey": // S3: an artifact not (yet) written
+		return failure.NotFound
+	case "NoSuchBucket": // S3: our configuration names a bucket that is not there
+		return failure.InternalBug
 	}
 	if c := failure.Classify(err); c == failure.NetworkTimeout {
 		return c

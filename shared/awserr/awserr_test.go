@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
 
 	"github.com/criticizer/criticizer/shared/failure"
@@ -27,6 +28,12 @@ func TestClass(t *testing.T) {
 		{api("ReceiptHandleIsInvalid"), failure.LeaseLost},
 		{api("AccessDeniedException"), failure.AuthDenied},
 		{api("InternalServerError"), failure.Upstream5xx},
+		// S3, as the SDK types them (artifacts).
+		{fmt.Errorf("get: %w", &types.NoSuchKey{}), failure.NotFound},
+		{fmt.Errorf("put: %w", &types.NoSuchBucket{}), failure.InternalBug},
+		{api("AccessDenied"), failure.AuthDenied},
+		{api("Forbidden"), failure.AuthDenied},
+		{api("SlowDown"), failure.Upstream5xx},
 		{context.DeadlineExceeded, failure.NetworkTimeout},
 	}
 	for _, tt := range tests {
