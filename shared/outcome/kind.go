@@ -66,25 +66,28 @@ func dismissalKey(scope, category, kind string, review int64, fp string) map[str
 
 // Suppression is one kind's tally under a scope. Dismissed counts every
 // dismissal; Dismissals only those with standing, which alone can withhold it.
+// The dynamodbav tags name the tally item's attributes, as the writes in
+// store.go and flagTally spell them, so a renamed field cannot stop its read.
 type Suppression struct {
-	Scope     string `json:"scope"`
-	Category  string `json:"category"`
-	Kind      string `json:"kind"`
-	Accepted  int64  `json:"accepted"`
-	Dismissed int64  `json:"dismissed"`
+	Scope     string `json:"scope" dynamodbav:"-"` // the partition's, not an attribute
+	Category  string `json:"category" dynamodbav:"category"`
+	Kind      string `json:"kind" dynamodbav:"kind"`
+	Accepted  int64  `json:"accepted" dynamodbav:"accepted"`
+	Dismissed int64  `json:"dismissed" dynamodbav:"dismissed"`
 	// Allowed: an operator lifted the suppression (Allow); it stays lifted.
-	Allowed bool `json:"allowed,omitempty"`
+	Allowed bool `json:"allowed,omitempty" dynamodbav:"allowed"`
 	// Confirmed: an operator confirmed it (Confirm; Policy.Confirm).
-	Confirmed  bool        `json:"confirmed,omitempty"`
-	Dismissals []Dismissal `json:"dismissals,omitempty"`
+	Confirmed  bool        `json:"confirmed,omitempty" dynamodbav:"confirmed"`
+	Dismissals []Dismissal `json:"dismissals,omitempty" dynamodbav:"-"` // items of their own
 }
 
-// Dismissal is who dismissed one finding of the kind, with standing.
+// Dismissal is who dismissed one finding of the kind, with standing; the
+// dynamodbav tags name its item's attributes.
 type Dismissal struct {
-	Review      int64    `json:"review"`
+	Review      int64    `json:"review" dynamodbav:"review"`
 	Fingerprint string   `json:"fp" dynamodbav:"fp"`
-	By          []string `json:"by"`
-	At          string   `json:"at"`
+	By          []string `json:"by" dynamodbav:"by"`
+	At          string   `json:"at" dynamodbav:"at"`
 }
 
 // Standing counts the dismissals with standing, and the distinct people and
@@ -123,8 +126,7 @@ func tallies(items []map[string]types.AttributeValue) []Suppression {
 		pk, sk := str(it["pk"]), str(it["sk"])
 		key, _, isDismissal := strings.Cut(sk, dismissalSep)
 		t := get(pk, key)
-		// Both items are read by field name (Scope and Dismissals are no
-		// attribute's, so they are kept).
+		// Both items are read by their tags.
 		if isDismissal {
 			var d Dismissal
 			_ = attributevalue.UnmarshalMap(it, &d)

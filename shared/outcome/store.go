@@ -255,8 +255,14 @@ func (s *Store) review(ctx context.Context, review int64) ([]Record, swarm.Revie
 	}
 	for _, it := range items {
 		if str(it["sk"]) == firstSort && !expired(it, job.Now().Unix()) {
-			_ = attributevalue.UnmarshalMap(it, &first) // by field name: author, participants, groups, projects
-			first.ID = review
+			var f struct { // the attributes FirstFetched writes
+				Author       string              `dynamodbav:"author"`
+				Participants []string            `dynamodbav:"participants"`
+				Groups       []string            `dynamodbav:"groups"`
+				Projects     map[string][]string `dynamodbav:"projects"`
+			}
+			_ = attributevalue.UnmarshalMap(it, &f)
+			first = swarm.Review{ID: review, Author: f.Author, Participants: f.Participants, Groups: f.Groups, Projects: f.Projects}
 		}
 	}
 	return records(items), first, nil
