@@ -27,7 +27,8 @@ func Code(err error) string {
 func Class(err error) failure.Class {
 	switch Code(err) {
 	case "ProvisionedThroughputExceededException", "RequestLimitExceeded", "ThrottlingException", "Throttling",
-		"RequestThrottled", "AWS.SimpleQueueService.RequestThrottled", "LimitExceededException":
+		"RequestThrottled", "AWS.SimpleQueueService.RequestThrottled", "LimitExceededException",
+		"SlowDown": // S3's 503 for a request rate over a prefix's (S3 User Guide, "Amazon S3 error best practices")
 		return failure.RateLimited
 	case "TransactionConflictException", "TransactionInProgressException":
 		return failure.Conflict

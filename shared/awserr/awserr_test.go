@@ -33,7 +33,8 @@ func TestClass(t *testing.T) {
 		{fmt.Errorf("put: %w", &types.NoSuchBucket{}), failure.InternalBug},
 		{api("AccessDenied"), failure.AuthDenied},
 		{api("Forbidden"), failure.AuthDenied},
-		{api("SlowDown"), failure.Upstream5xx},
+		{api("SlowDown"), failure.RateLimited},
+		{api("InternalError"), failure.Upstream5xx},
 		{context.DeadlineExceeded, failure.NetworkTimeout},
 	}
 	for _, tt := range tests {
