@@ -139,7 +139,7 @@ func (p *parser) topLevel(doc any) (top map[string]any, newerMinor bool, err err
 	if _, isArr := top["findings"].([]any); isArr {
 		shallow["findings"] = []any{}
 	}
-	if vs := violations(schemas()[0].Validate(shallow)); len(vs) > 0 {
+	if vs := violations(topSchema().Validate(shallow)); len(vs) > 0 {
 		v := vs[0]
 		return nil, false, p.reject(v.reason, v.field, v.detail)
 	}
@@ -232,7 +232,7 @@ func (p *parser) finding(i int, item any, newerMinor bool) (domain.Finding, bool
 		}
 	}
 
-	if vs := violations(schemas()[1].Validate(obj)); len(vs) > 0 {
+	if vs := violations(findingSchema().Validate(obj)); len(vs) > 0 {
 		v := vs[0]
 		p.drop(i, id, v.reason, v.field, str(obj, "file"), locLine(obj), v.detail)
 		return domain.Finding{}, false

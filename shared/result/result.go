@@ -50,12 +50,15 @@ func SchemaJSON() []byte { return bytes.Clone(schemaJSON) }
 const schemaURL = "urn:criticizer:reviewresult.schema.json"
 
 // The schema is compiled on first use, not at init, so a cold start that
-// never parses does not pay for it. Its [1], the findings item schema, validates each
+// never parses does not pay for it. The findings item schema validates each
 // finding on its own, which lets the parser drop a bad finding instead of
 // failing the whole response.
 var schemas = sync.OnceValue(func() []*jsonschema.Schema {
 	return compileSchema("schema", schemaJSON, schemaURL, "", "#/properties/findings/items")
 })
+
+func topSchema() *jsonschema.Schema     { return schemas()[0] }
+func findingSchema() *jsonschema.Schema { return schemas()[1] }
 
 // compileSchema compiles the embedded schema raw, registered at url, at
 // each of the fragments of it; name says which schema a panic is about.
