@@ -18,9 +18,13 @@ import (
 // built to <assetRoot>/<name>/bootstrap).
 var FunctionNames = []string{"webhook", "fetch", "llm", "notify", "sweeper", "sesevents", "jobpage", "digest", "doctor"}
 
+// DefaultEnv is the environment Synth (and so Up) synthesizes when none is
+// named: the emulator's.
+const DefaultEnv = "local"
+
 // SynthOptions configures Synth.
 type SynthOptions struct {
-	Env       string         // the environment to synthesize (context "env"); default "local"
+	Env       string         // the environment to synthesize (context "env"); default DefaultEnv
 	Overrides map[string]any // laid over the environment's settings (context "overrides")
 	AssetRoot string         // holds <function>/bootstrap (context "assetRoot"); default <repo>/build/lambda
 	Context   map[string]any // further context keys; they win over cdk.json's context
@@ -36,7 +40,7 @@ func Synth(ctx context.Context, opts SynthOptions) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	opts.Env = cmp.Or(opts.Env, "local")
+	opts.Env = cmp.Or(opts.Env, DefaultEnv)
 	if opts.AssetRoot, err = filepath.Abs(cmp.Or(opts.AssetRoot, filepath.Join(root, "build", "lambda"))); err != nil {
 		return "", err
 	}

@@ -46,7 +46,7 @@ func Up(ctx context.Context, opts UpOptions) (*Deployment, error) {
 		return nil, err
 	}
 	cfg := EmulatorConfig(em.Endpoint)
-	name := StackName(cmp.Or(opts.Synth.Env, "local"))
+	name := StackName(cmp.Or(opts.Synth.Env, DefaultEnv))
 	out, err := Deploy(ctx, cfg, dir, name, opts.Synth.Output)
 	cleanup()
 	if err != nil {
